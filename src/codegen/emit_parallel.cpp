@@ -37,15 +37,10 @@ std::vector<const ir::Load*> chunk_reads(const ir::For& f, const std::vector<int
     };
     std::function<void(const ir::StmtPtr&)> walk = [&](const ir::StmtPtr& s) {
         if (!s) return;
-        if (auto* st = s->as<ir::Store>()) written.insert(st->buffer.get());
         ir::for_each_child(*s, {.expr = scan,
                                 .region = [&](const ir::Region& r, ir::Access) { ir::for_each_region_expr(r, scan); },
-                                .store = {},
+                                .store = [&](const ir::Store& st) { written.insert(st.buffer.get()); },
                                 .stmt = walk});
-        if (auto* st = s->as<ir::Store>()) {
-            for (auto& i : st->indices) scan(i);
-            scan(st->value);
-        }
     };
     walk(f.body);
     auto fits = [&](const ir::Load& l) {

@@ -178,11 +178,8 @@ std::optional<std::string> Checker::instantiate(const ast::Kernel& k, const ast:
     if (auto it = instances_.find(key); it != instances_.end()) return it->second;
 
     // The launch's values override `-D` and the defaults, for this kernel only.
-    size_t defines_before = defines_.size();
-    defines_.insert(defines_.end(), given.begin(), given.end());
     size_t diags_before = diags_.diagnostics().size();
-    std::vector<ir::Kernel> variants = check_kernel_variants(k);
-    defines_.resize(defines_before);
+    std::vector<ir::Kernel> variants = check_kernel_variants_with(k, given);
     if (variants.empty()) {
         std::string which = given.empty() ? "its defaults" : values_text(given);
         diags_.note_errors_since(diags_before, DiagKind::NoteInstantiatedWith, l.kernel_range, k.name,

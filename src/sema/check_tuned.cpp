@@ -49,11 +49,8 @@ std::vector<ir::Kernel> Checker::check_tuned_kernel(const ast::Kernel& k) {
             diags_.report(DiagKind::TunedCaseIgnored, k.name_range, k.name, dims_text, problem);
             continue;
         }
-        size_t defines_before = defines_.size();
-        defines_.insert(defines_.end(), given.begin(), given.end());
         size_t diags_before = diags_.diagnostics().size();
-        std::vector<ir::Kernel> variants = check_kernel_variants(k);
-        defines_.resize(defines_before);
+        std::vector<ir::Kernel> variants = check_kernel_variants_with(k, given);
         if (variants.empty()) {
             diags_.note_errors_since(diags_before, DiagKind::NoteInstantiatedWith, k.name_range, k.name, describe(c));
             continue;

@@ -118,6 +118,14 @@ std::vector<ir::Kernel> Checker::check_kernel_variants(const ast::Kernel& k) {
     return launchable_variants(k, std::move(variants));
 }
 
+std::vector<ir::Kernel> Checker::check_kernel_variants_with(const ast::Kernel& k, const std::vector<Define>& given) {
+    size_t defines_before = defines_.size();
+    defines_.insert(defines_.end(), given.begin(), given.end());
+    std::vector<ir::Kernel> variants = check_kernel_variants(k);
+    defines_.resize(defines_before);
+    return variants;
+}
+
 // Drops, with a warning, the variants no launch can take: a `when` that never holds, one that an
 // earlier variant's `when` already decides the same way, or any after a `when` that always holds.
 // Numbers the rest in launch order.

@@ -181,6 +181,9 @@ public:
     // launched only at its dims; SemaOptions::tuned).
     std::vector<ir::Kernel> check_tuned_kernel(const ast::Kernel& k);
     std::vector<ir::Kernel> check_kernel_variants(const ast::Kernel& k);
+    // check_kernel_variants with `given` in force over `-D` and the defaults, for this kernel only
+    // (a program's launch values, a tuned configuration).
+    std::vector<ir::Kernel> check_kernel_variants_with(const ast::Kernel& k, const std::vector<Define>& given);
     std::vector<ir::Kernel> launchable_variants(const ast::Kernel& k, std::vector<ir::Kernel> variants);
 
     // ---- check_kernel.cpp: kernels

@@ -5,6 +5,7 @@
 #include "tune/tune_command.h"
 
 #include "driver/pipeline.h"
+#include "ir/dtype.h"
 #include "support/diagnostics.h"
 #include "tune/cost_model.h"
 #include "tune/database.h"
@@ -129,11 +130,9 @@ std::vector<OutputTensor> output_tensors(const json& manifest_kernel) {
     return out;
 }
 
-int dtype_bytes(const std::string& d) {
-    if (d == "f64" || d == "i64" || d == "u64") return 8;
-    if (d == "f32" || d == "i32" || d == "u32") return 4;
-    if (d == "f16" || d == "bf16" || d == "i16" || d == "u16") return 2;
-    return 1;
+int element_bytes(const std::string& dtype) {
+    std::optional<Dtype> t = dtype_from_name(dtype);
+    return t ? std::max(1, dtype_bytes(*t)) : 1;
 }
 
 double decode(const unsigned char* p, const std::string& d) {
@@ -177,7 +176,7 @@ std::optional<double> output_difference(const std::string& candidate, const std:
         int64_t n = 1;
         for (const json& e : p["shape"]) n *= e.is_number() ? e.get<int64_t>() : dim_values[e.get<std::string>()];
         const std::string dtype = p["dtype"];
-        int b = dtype_bytes(dtype);
+        int b = element_bytes(dtype);
         double max_diff = 0, max_ref = 0;
         for (int64_t i = 0; i < n && offset + size_t(b) <= reference.size(); ++i, offset += size_t(b)) {
             double x = decode(reinterpret_cast<const unsigned char*>(candidate.data()) + offset, dtype);
@@ -388,13 +387,22 @@ private:
         }
     }
 
+    // The harness's arguments for `dims` (and the --scalar values), and the file its outputs go to.
+    std::string harness_args(const Dims& dims) const {
+        std::string args;
+        for (const auto& [name, value] : dims) args += fmt::format(" {}={}", name, value);
+        for (const auto& [name, value] : o_.run_scalars) args += fmt::format(" {}", shell_quote(name + "=" + value));
+        return args;
+    }
+    fs::path outputs_file(const Candidate& c, const Dims& dims) const {
+        return c.dir / fmt::format("outputs-{}.bin", fnv1a_hex(harness_args(dims)));
+    }
+
     // One timed run of a built candidate; the median ms, or nullopt with `record` saying why.
     std::optional<double> time_candidate(const Candidate& c, const Dims& dims, int iters, CandidateRecord& record,
                                          const std::optional<fs::path>& reference) {
-        std::string args;
-        for (const auto& [name, value] : dims) args += fmt::format(" {}={}", name, value);
-        for (const auto& [name, value] : o_.run_scalars) args += " " + shell_quote(name + "=" + value);
-        fs::path outputs = c.dir / fmt::format("outputs-{}.bin", fnv1a_hex(args));
+        std::string args = harness_args(dims);
+        fs::path outputs = outputs_file(c, dims);
         fs::path result = c.dir / "result.json";
         auto [rc, log] = run_shell(shell_quote((c.dir / "bench").string()) + args + fmt::format(" --iters {} --warmup {}", iters, std::min(iters, 10)) +
                                    " --seed 1 --outputs " + shell_quote(outputs.string()) + " --json " + shell_quote(result.string()));
@@ -544,12 +552,8 @@ private:
                 const Candidate& c = *by_config.at(config_text(config));
                 bool is_reference = reference && c.dir / "reference.bin" == *reference;
                 ms = time_candidate(c, dims, iters, record, is_reference ? std::nullopt : reference);
-                if (ms && is_reference && !fs::exists(*reference)) {
-                    std::string args;
-                    for (const auto& [name, value] : dims) args += fmt::format(" {}={}", name, value);
-                    for (const auto& [name, value] : o_.run_scalars) args += " " + shell_quote(name + "=" + value);
-                    fs::copy_file(c.dir / fmt::format("outputs-{}.bin", fnv1a_hex(args)), *reference, fs::copy_options::overwrite_existing);
-                }
+                if (ms && is_reference && !fs::exists(*reference))
+                    fs::copy_file(outputs_file(c, dims), *reference, fs::copy_options::overwrite_existing);
                 if (ms) record.status = "ok";
             }
             if (ms) {
