@@ -2,7 +2,7 @@
 # Installs the Debian packages tlc needs (idempotent; run as root or with sudo).
 #   scripts/install-deps.sh          what building and running tlc needs (no test suite)
 #   scripts/install-deps.sh --test   also the test suite's tools: doctest, clang (sanitizer and
-#                                    fuzzing builds), make, Vim, Node.js and npm
+#                                    fuzzing builds), make, Vim, Node.js and npm, Chromium
 # apt-get runs only when a package is missing; `apt-get update` only then, too.
 set -euo pipefail
 with_tests=0
@@ -13,8 +13,9 @@ case "${1:-}" in
 esac
 # A plain build (-DTLC_BUILD_TESTS=OFF). pkg-config: src/CMakeLists.txt does
 # find_package(PkgConfig REQUIRED); nothing above pulls it in.
+# libdtl-dev: the line diffs of `tlc tune --report` (header-only).
 PKGS=(cmake ninja-build g++ pkg-config antlr4 libantlr4-runtime-dev libcli11-dev libspdlog-dev libfmt-dev
-      nlohmann-json3-dev)
+      nlohmann-json3-dev libdtl-dev)
 if ((with_tests)); then
     # doctest: the unit tests; python3: every test runner.
     PKGS+=(doctest-dev python3)
@@ -24,6 +25,8 @@ if ((with_tests)); then
     # make: the CMake-package test also builds samples/cmake-consumer with Unix Makefiles; vim: the
     # editors.vim test loads editors/vim in a headless Vim.
     PKGS+=(make vim)
+    # chromium: the report_browser test renders `tlc tune --report` pages in headless Chromium.
+    PKGS+=(chromium)
 fi
 missing=()
 for p in "${PKGS[@]}"; do

@@ -620,7 +620,49 @@ def main():
     expect("--tuning skips what does not fit the kernel", r, 0,
            stderr_has=("the tuned configuration of kernel `scale` at N = 8 is not used: the kernel has no compile-time parameter `Q` [W0006]",
                        "the tuned configuration of kernel `scale` at Z = 8 is not used: the kernel has no dim `Z` [W0006]"))
-    expect("tune --help", tlc("tune", "--help"), 0, stdout_has=("--dims", "--param", "--cost-model", "--no-run", "--db"))
+    expect("tune --help", tlc("tune", "--help"), 0, stdout_has=("--dims", "--param", "--cost-model", "--no-run", "--db",
+                                                              "--switch", "--report", "--peer"))
+    # Schedule switches in the space, a peer's times and the HTML report.
+    r = tlc("tune", "scale.tl", "--kernel", "scale", "--dims", "N=1000", "--dims", "N=5000", "--param", "B=32,128",
+            "--switch", "pipeline", *cost, "--db", "report.json", "--peer", "cuBLAS=20,90", "--report", "report.html")
+    expect("tune with a switch, a peer and a report", r, 0,
+           stdout_has=("scale at N=1000 on synthetic (sm_90a), cuBLAS 20.0000 ms:",
+                       "| params | ms | vs default | vs cuBLAS | registers |",
+                       "| B=128 @pipeline=on | 15.8125 | 1.24x | 1.26x |",
+                       "| B=128 @pipeline=off | — | — | — |"),
+           stderr_has=("tlc tune: report written to report.html",))
+    res.check("a configuration with the switch off whose code is the default's is a duplicate",
+              "| duplicate: the same code as B=128 @pipeline=on |" in r.stdout, r.stdout)
+    page = open(os.path.join(tmp, "report.html")).read() if os.path.exists(os.path.join(tmp, "report.html")) else ""
+    data_match = re.search(r'<script type="application/json" id="tlc-tune-data">\s*(.*?)\s*</script>', page, re.S)
+    data = json.loads(data_match.group(1)) if data_match else {}
+    cases = data.get("cases", [])
+    res.check("the report embeds both cases with the space, the peer and every candidate",
+              len(cases) == 2 and cases[0]["params"] == [{"name": "B", "values": ["default", "32", "128"]},
+                                                         {"name": "@pipeline", "values": ["on", "off"]}] and
+              cases[1]["peer"] == {"name": "cuBLAS", "ms": 90.0} and len(cases[0]["candidates"]) == 6 and
+              cases[0]["evaluations"] and cases[0]["best"] is not None, json.dumps(data)[:3000])
+    res.check("the report diffs each candidate's CUDA against the default's",
+              any((c.get("diff") or "").startswith("--- default\n+++ B=128 @pipeline=on\n@@") for c in cases[0]["candidates"]),
+              json.dumps(cases[0]["candidates"] if cases else [])[:3000])
+    expect("a switch tuned and disabled at once",
+           tlc("tune", "scale.tl", "--kernel", "scale", "--dims", "N=8", "--switch", "tma", "--disable", "tma", *cost), 2,
+           stderr_has=("`tma` is tuned (--switch) and switched off (--disable) at once",))
+    expect("an unknown switch", tlc("tune", "scale.tl", "--kernel", "scale", "--dims", "N=8", "--switch", "unroll", *cost), 2,
+           stderr_has=("--switch",))
+    expect("a peer time per case", tlc("tune", "scale.tl", "--kernel", "scale", "--dims", "N=8", "--param", "B=32",
+                                       "--peer", "cuBLAS=1,2", *cost), 2,
+           stderr_has=("`--peer cuBLAS=1,2` gives 2 time(s) for 1 case(s) (--dims)",))
+    expect("a malformed peer", tlc("tune", "scale.tl", "--kernel", "scale", "--dims", "N=8", "--param", "B=32",
+                                   "--peer", "cuBLAS=fast", *cost), 2, stderr_has=("bad `--peer cuBLAS=fast`",))
+    write("switched.json", json.dumps({"format": "tlc-tune", "version": 1, "entries": {"k": {
+        "kernel": "scale", "dims": {"N": 4096}, "arch": "sm_90a", "best": {"params": {"B": "default", "@tma": "off"}}}}}))
+    r = tlc("tunable.tl", "--tuning", "switched.json", "-o", "switched.cu")
+    with open(os.path.join(tmp, "switched.cu")) if r.returncode == 0 else open(os.devnull) as f:
+        switched_cu = f.read()
+    res.check("--tuning compiles a best configuration with a switch off as a variant",
+              r.returncode == 0 and "if (N == 4096)\n        return scale_variant0(A, C, N, stream);  // @tma = off" in switched_cu,
+              r.stderr + switched_cu[:3000])
     nvcc = os.environ.get("NVCC") or shutil.which("nvcc") or ("/usr/local/cuda/bin/nvcc" if os.path.exists("/usr/local/cuda/bin/nvcc") else None)
     if nvcc:
         r = tlc("tune", "scale.tl", "--kernel", "scale", "--dims", "N=1000", "--param", "B=32", "--no-run", "--arch", "sm_80",

@@ -4,6 +4,7 @@
 #include "codegen/cuda_names.h"
 #include "driver/help_formats.h"
 #include "driver/pipeline.h"
+#include "ir/ir.h"
 #include "support/diagnostics.h"
 
 #include <CLI/CLI.hpp>
@@ -113,6 +114,7 @@ struct RawOptions {
     std::vector<std::string> defines;
     std::vector<std::string> run_dims, run_scalars, run_tensors;
     std::vector<std::string> tune_dims, tune_params;
+    std::string tune_peer;
     std::string emit;
     std::string diagnostics_format = "text";
     std::string werror;
@@ -216,8 +218,8 @@ void add_common_options(CLI::App& app, Options& o, RawOptions& raw) {
     app.add_option("--disable", o.disabled,
                    "Switch an automatic transformation off in every kernel, like the matching "
                    "@no_... attribute (repeatable)")
-        ->check(one_of({"pipeline", "async-copy", "tma", "warp-specialize", "persistent"}))
-        ->type_name("pipeline|async-copy|tma|warp-specialize|persistent")
+        ->check(one_of(ir::transformation_switches()))
+        ->type_name(join(ir::transformation_switches(), "|"))
         ->allow_extra_args(false);
     app.add_option("--color", raw.color, "Colour diagnostics (default: when stderr is a terminal)")
         ->check(one_of({"auto", "always", "never"}))
@@ -285,6 +287,29 @@ std::optional<std::string> parse_tune_lists(const RawOptions& raw, Options& o) {
         for (const std::string& v : values)
             if (v.empty()) return fmt::format("bad `--param {}`: an empty candidate", text);
         o.tune_params.emplace_back(split->first, std::move(values));
+    }
+    for (const std::string& name : o.tune_switches) {
+        if (std::count(o.tune_switches.begin(), o.tune_switches.end(), name) > 1)
+            return fmt::format("`--switch {}` is given twice", name);
+        if (std::find(o.disabled.begin(), o.disabled.end(), name) != o.disabled.end())
+            return fmt::format("`{}` is tuned (--switch) and switched off (--disable) at once; drop one", name);
+    }
+    if (!raw.tune_peer.empty()) {
+        auto split = split_define(raw.tune_peer);
+        std::vector<std::string> times = split ? split_list(split->second) : std::vector<std::string>{};
+        for (const std::string& t : times) {
+            char* end = nullptr;
+            double ms = std::strtod(t.c_str(), &end);
+            if (t.empty() || !end || *end != '\0' || !(ms > 0))
+                return fmt::format("bad `--peer {}`: expected NAME=MS,... with positive times in milliseconds", raw.tune_peer);
+            o.tune_peer_ms.push_back(ms);
+        }
+        if (!split || times.empty())
+            return fmt::format("bad `--peer {}`: expected NAME=MS,... with positive times in milliseconds", raw.tune_peer);
+        if (o.tune_peer_ms.size() != o.tune_dims.size())
+            return fmt::format("`--peer {}` gives {} time(s) for {} case(s) (--dims): one per case, in order", raw.tune_peer,
+                               o.tune_peer_ms.size(), o.tune_dims.size());
+        o.tune_peer_name = split->first;
     }
     std::set<std::string> seen;
     for (const std::string& text : raw.run_scalars) {
@@ -415,6 +440,11 @@ ParsedCommandLine parse_command_line(int argc, const char* const* argv) {
                      "kernel's tuning candidates, `BM: int in [64, 128] = 128`)")
         ->type_name("NAME=V,...")
         ->allow_extra_args(false);
+    tune->add_option("--switch", tune_o.tune_switches,
+                     "Also tune an automatic transformation: each configuration with it on and off (repeatable)")
+        ->check(one_of(ir::transformation_switches()))
+        ->type_name(join(ir::transformation_switches(), "|"))
+        ->allow_extra_args(false);
     tune->add_option("--scalar", tune_raw.run_scalars, "A scalar argument of the kernel: NAME=VALUE (repeatable)")
         ->type_name("NAME=VALUE")
         ->allow_extra_args(false);
@@ -431,6 +461,13 @@ ParsedCommandLine parse_command_line(int argc, const char* const* argv) {
     tune->add_option("--rounds", tune_o.tune_rounds, "Rounds of successive halving (default 4)")->type_name("N")->check(CLI::PositiveNumber);
     tune->add_option("--jobs", tune_o.tune_jobs, "Parallel nvcc builds (default: one per core)")->type_name("N")->check(CLI::NonNegativeNumber);
     tune->add_option("--nvcc", tune_o.tune_nvcc, "nvcc to use (default: $NVCC, nvcc on PATH, /usr/local/cuda/bin/nvcc)")->type_name("PATH");
+    tune->add_option("--report", tune_o.tune_report,
+                     "Write a self-contained HTML report of the run: best-so-far curve, time against each parameter, the "
+                     "search tree, every candidate with its generated CUDA as a diff against the default")
+        ->type_name("FILE.html");
+    tune->add_option("--peer", tune_raw.tune_peer,
+                     "A peer's time for each case, in --dims order, for the report and the table: cuBLAS=0.51,0.12 (ms)")
+        ->type_name("NAME=MS,...");
     tune->add_flag("--no-run", tune_o.tune_no_run, "Generate, build and check statically (registers, spills, occupancy); run nothing");
     tune->add_option("--cost-model", tune_o.tune_cost_model,
                      "Rank by this expression over the parameters and dims instead of GPU times, building nothing "

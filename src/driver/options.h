@@ -69,6 +69,10 @@ struct Options {
     int tune_rounds = 4;
     int tune_jobs = 0;            // parallel nvcc (0: one per core)
     bool tune_no_run = false;     // compile and check statically only
+    std::vector<std::string> tune_switches; // --switch: transformations tried on and off (ir::transformation_switches())
+    std::string tune_peer_name;   // --peer NAME=MS,...: a peer's time per case, for the report's ratios
+    std::vector<double> tune_peer_ms;
+    std::string tune_report;      // --report FILE.html: the self-contained report of the run
     ColorMode color = ColorMode::Auto;
     bool verbose = false;
     bool internal_error_for_testing = false; // hidden: makes the run fail with an internal error

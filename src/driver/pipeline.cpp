@@ -120,15 +120,8 @@ PipelineResult run_pipeline(const Options& o, const std::string& header_name,
 
     // `--disable`: the same switches as the kernel attributes (warp-specialize gives a fallback
     // kernel its kernel's switches).
-    for (ir::Kernel& k : module->kernels) {
-        for (const std::string& d : o.disabled) {
-            if (d == "pipeline") k.options.pipeline = false;
-            if (d == "async-copy") k.options.async_copy = false;
-            if (d == "tma") k.options.tma = false;
-            if (d == "warp-specialize") k.options.warp_specialize = false;
-            if (d == "persistent") k.options.persistent = false;
-        }
-    }
+    for (ir::Kernel& k : module->kernels)
+        for (const std::string& d : o.disabled) ir::disable_transformation(k.options, d);
 
     // 3. The scheduling passes, in order, stopping after `--stop-after`.
     {

@@ -74,6 +74,21 @@ Region whole(const BufferPtr& buffer) {
     return r;
 }
 
+const std::vector<std::string>& transformation_switches() {
+    static const std::vector<std::string> names{"pipeline", "async-copy", "tma", "warp-specialize", "persistent"};
+    return names;
+}
+
+bool disable_transformation(KernelOptions& options, const std::string& name) {
+    if (name == "pipeline") options.pipeline = false;
+    else if (name == "async-copy") options.async_copy = false;
+    else if (name == "tma") options.tma = false;
+    else if (name == "warp-specialize") options.warp_specialize = false;
+    else if (name == "persistent") options.persistent = false;
+    else return false;
+    return true;
+}
+
 std::string KernelVariant::values_text() const {
     std::string text;
     for (const auto& [name, value] : values) text += (text.empty() ? "" : ", ") + name + " = " + value;

@@ -412,6 +412,13 @@ struct KernelOptions {
     bool fast_math = false;         // @fast_math: exp, log, tanh, sigmoid and f32 division approximated
 };
 
+// The automatic transformations a kernel can switch off (`@no_...`, `--disable NAME`), by the
+// name `--disable` takes: pipeline, async-copy, tma, warp-specialize, persistent.
+const std::vector<std::string>& transformation_switches();
+// Switches the transformation `name` (one of transformation_switches()) off in `options`; false
+// when `name` is not a switch.
+bool disable_transformation(KernelOptions& options, const std::string& name);
+
 // A runtime parameter in declaration order: a tensor (buffer) or a scalar (var).
 struct Param {
     BufferPtr tensor; // set for tensors

@@ -19,6 +19,7 @@ ir::ExprPtr both(ir::ExprPtr a, ir::ExprPtr b) {
 std::string describe(const TunedCase& c) {
     std::string params, dims;
     for (const auto& [name, value] : c.params) params += (params.empty() ? "" : ", ") + name + " = " + value;
+    for (const std::string& name : c.disabled) params += (params.empty() ? "" : ", ") + ("@" + name) + " = off";
     for (const auto& [name, value] : c.dims) dims += (dims.empty() ? "" : ", ") + name + " = " + std::to_string(value);
     return fmt::format("the tuned configuration {} for {} (--tuning)", params, dims);
 }
@@ -44,7 +45,11 @@ std::vector<ir::Kernel> Checker::check_tuned_kernel(const ast::Kernel& k) {
             d.from_launch = true;
             given.push_back(std::move(d));
         }
-        if (problem.empty() && given.empty()) problem = "it is the kernel's defaults";
+        for (const std::string& name : c.disabled) {
+            ir::KernelOptions probe;
+            if (!ir::disable_transformation(probe, name)) problem = fmt::format("`{}` is not a transformation tlc can switch off", name);
+        }
+        if (problem.empty() && given.empty() && c.disabled.empty()) problem = "it is the kernel's defaults";
         if (!problem.empty()) {
             diags_.report(DiagKind::TunedCaseIgnored, k.name_range, k.name, dims_text, problem);
             continue;
@@ -57,7 +62,9 @@ std::vector<ir::Kernel> Checker::check_tuned_kernel(const ast::Kernel& k) {
         }
         for (ir::Kernel& v : variants) {
             ir::ExprPtr at_dims;
-            for (const auto& [name, value] : c.dims) {
+            for (const auto& dim : c.dims) {
+                const std::string& name = dim.first;
+                const auto value = dim.second;
                 auto var = std::find_if(v.dims.begin(), v.dims.end(), [&](const ir::VarPtr& d) { return d->name == name; });
                 if (var == v.dims.end()) {
                     problem = fmt::format("the kernel has no dim `{}`", name);
@@ -69,7 +76,9 @@ std::vector<ir::Kernel> Checker::check_tuned_kernel(const ast::Kernel& k) {
             if (!problem.empty()) break;
             v.variant.when_text = fmt::format("tuned: {}{}", dims_text, v.variant.when ? " && (" + v.variant.when_text + ")" : "");
             v.variant.when = v.variant.when ? both(at_dims, v.variant.when) : at_dims;
+            for (const std::string& name : c.disabled) ir::disable_transformation(v.options, name);
             std::vector<std::pair<std::string, std::string>> values = c.params;
+            for (const std::string& name : c.disabled) values.emplace_back("@" + name, "off");
             for (const auto& value : v.variant.values)
                 if (std::none_of(values.begin(), values.end(), [&](const auto& p) { return p.first == value.first; })) values.push_back(value);
             v.variant.values = std::move(values);

@@ -30,6 +30,7 @@ struct TunedCase {
     std::string kernel;
     std::vector<std::pair<std::string, int64_t>> dims;
     std::vector<std::pair<std::string, std::string>> params;
+    std::vector<std::string> disabled; // transformations switched off (ir::transformation_switches())
 };
 
 struct SemaOptions {

@@ -55,6 +55,7 @@ json record_json(const CandidateRecord& r) {
         j["ms_by_iters"] = t;
     }
     if (r.error) j["error"] = *r.error;
+    if (!r.code_hash.empty()) j["code"] = r.code_hash;
     return j;
 }
 
@@ -71,6 +72,7 @@ CandidateRecord record_from(const json& j) {
         for (auto it = j["ms_by_iters"].begin(); it != j["ms_by_iters"].end(); ++it)
             r.ms_by_iters[std::stoi(it.key())] = it.value().get<double>();
     if (j.contains("error")) r.error = j["error"].get<double>();
+    r.code_hash = j.value("code", "");
     return r;
 }
 
@@ -136,12 +138,41 @@ void Database::set_best(const TuningKey& key, const Config& best, double ms) {
     save();
 }
 
+void Database::add_evaluation(const TuningKey& key, const Evaluation& evaluation) {
+    json& log = entry(key)["evaluations"];
+    if (log.is_null()) log = json::array();
+    log.push_back(json{{"params", config_json(evaluation.config)},
+                       {"iters", evaluation.iters},
+                       {"ms", evaluation.ms ? json(*evaluation.ms) : json(nullptr)}});
+    save();
+}
+
+const json* Database::find_entry(const TuningKey& key) const {
+    auto e = root_["entries"].find(key.key());
+    return e == root_["entries"].end() ? nullptr : &e.value();
+}
+
 std::vector<CandidateRecord> Database::records(const TuningKey& key) const {
     std::vector<CandidateRecord> out;
-    auto e = root_["entries"].find(key.key());
-    if (e == root_["entries"].end()) return out;
-    for (const json& c : e.value().value("candidates", json::array())) out.push_back(record_from(c));
+    if (const json* e = find_entry(key))
+        for (const json& c : e->value("candidates", json::array())) out.push_back(record_from(c));
     return out;
+}
+
+std::vector<Evaluation> Database::evaluations(const TuningKey& key) const {
+    std::vector<Evaluation> out;
+    if (const json* e = find_entry(key))
+        for (const json& v : e->value("evaluations", json::array()))
+            out.push_back(Evaluation{config_from(v.at("params")), v.value("iters", 0),
+                                     v.contains("ms") && v["ms"].is_number() ? std::optional<double>(v["ms"].get<double>()) : std::nullopt});
+    return out;
+}
+
+std::optional<std::pair<Config, double>> Database::best(const TuningKey& key) const {
+    const json* e = find_entry(key);
+    if (!e || !e->contains("best")) return std::nullopt;
+    const json& b = e->at("best");
+    return std::make_pair(config_from(b.at("params")), b.value("ms", 0.0));
 }
 
 std::vector<sema::TunedCase> tuned_cases(const std::string& path, const std::string& arch, std::string* error) {
@@ -161,9 +192,15 @@ std::vector<sema::TunedCase> tuned_cases(const std::string& path, const std::str
             sema::TunedCase c;
             c.kernel = entry.value("kernel", "");
             for (const auto& [name, value] : entry.at("dims").items()) c.dims.emplace_back(name, value.get<int64_t>());
-            for (const auto& [name, value] : entry.at("best").at("params").items())
-                if (value != "default") c.params.emplace_back(name, value.get<std::string>());
-            if (c.params.empty()) continue; // the defaults are best: nothing to add
+            for (const auto& [name, value] : entry.at("best").at("params").items()) {
+                const std::string text = value.get<std::string>();
+                if (name.starts_with(kSwitchPrefix)) { // a schedule switch: "on" is the default
+                    if (text == kSwitchOff) c.disabled.push_back(name.substr(1));
+                } else if (text != kDefaultValue) {
+                    c.params.emplace_back(name, text);
+                }
+            }
+            if (c.params.empty() && c.disabled.empty()) continue; // the defaults are best: nothing to add
             std::erase_if(cases, [&](const sema::TunedCase& old) { return old.kernel == c.kernel && old.dims == c.dims; });
             cases.push_back(std::move(c));
         }

@@ -33,6 +33,14 @@ struct CandidateRecord {
     std::optional<int> registers, spill_bytes, shared_bytes, blocks_per_sm;
     std::map<int, double> ms_by_iters; // median ms per launch, by timed launches
     std::optional<double> error;       // largest difference from the default's outputs (relative)
+    std::string code_hash;             // fnv1a_hex of its generated CUDA (its build directory's suffix); empty: none
+};
+
+// One timing, in the order the search made them (the report's best-so-far curve).
+struct Evaluation {
+    Config config;
+    int iters = 0;
+    std::optional<double> ms; // nullopt: the measurement failed
 };
 
 class Database {
@@ -46,13 +54,18 @@ public:
     // an interrupted run leaves the last complete database).
     void put(const TuningKey& key, const CandidateRecord& record);
     void set_best(const TuningKey& key, const Config& best, double ms);
+    // Appends a new timing of `key`'s entry to its evaluation log.
+    void add_evaluation(const TuningKey& key, const Evaluation& evaluation);
     std::vector<CandidateRecord> records(const TuningKey& key) const;
+    std::vector<Evaluation> evaluations(const TuningKey& key) const;
+    std::optional<std::pair<Config, double>> best(const TuningKey& key) const;
     bool save(std::string* error = nullptr) const;
     // Every entry, by key, in the order they were added.
     const nlohmann::ordered_json& entries() const { return root_["entries"]; }
 
 private:
     nlohmann::ordered_json& entry(const TuningKey& key);
+    const nlohmann::ordered_json* find_entry(const TuningKey& key) const;
     std::string path_;
     std::string error_;
     nlohmann::ordered_json root_;

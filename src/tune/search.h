@@ -11,6 +11,14 @@
 
 namespace tlc::tune {
 
+// The value of a tuned parameter that keeps the kernel's own default (no -D).
+inline constexpr const char* kDefaultValue = "default";
+// A schedule switch in a configuration: `@NAME` (a transformation of ir::transformation_switches())
+// with the value "on" (the default) or "off" (as `--disable NAME`).
+inline constexpr const char* kSwitchPrefix = "@";
+inline constexpr const char* kSwitchOn = "on";
+inline constexpr const char* kSwitchOff = "off";
+
 // One assignment of the tuned parameters, in the order the space lists them: {{"BM", "128"}, ...}.
 using Config = std::vector<std::pair<std::string, std::string>>;
 

@@ -6,16 +6,19 @@
 
 #include "driver/pipeline.h"
 #include "ir/dtype.h"
+#include "ir/ir.h"
 #include "support/diagnostics.h"
 #include "tune/cost_model.h"
 #include "tune/database.h"
 #include "tune/harness.h"
+#include "tune/report.h"
 #include "tune/search.h"
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
 #include <chrono>
+#include <ctime>
 #include <cmath>
 #include <cstdio>
 #include <cstring>
@@ -36,8 +39,8 @@ using Dims = std::vector<std::pair<std::string, int64_t>>;
 
 namespace {
 
-// The value of a tuned parameter that keeps the kernel's own default (no -D).
-constexpr const char* kDefault = "default";
+// The reason of a configuration whose generated CUDA equals an earlier one's (status `duplicate`).
+constexpr const char* kSameCode = "the same code as ";
 
 std::string read_file(const fs::path& p) {
     std::ifstream in(p, std::ios::binary);
@@ -269,19 +272,46 @@ public:
                 return fail(fmt::format("kernel `{}` declares no tuning candidates (a parameter such as `BM: int in [64, 128] = 128`); "
                                         "name what to tune with --param NAME=V1,V2,...", o_.kernel));
         }
-        Config defaults;
-        for (const ParamCandidates& p : params) defaults.emplace_back(p.name, kDefault);
-        std::vector<Config> space = enumerate_space(params);
-        std::vector<Config> chosen = sample_space(space, size_t(std::max(1, o_.tune_budget - 1)), Config{}, 1);
-        chosen.insert(chosen.begin(), defaults);
+        for (const std::string& name : o_.tune_switches) params.push_back({kSwitchPrefix + name, {kSwitchOn, kSwitchOff}});
+        for (const ParamCandidates& p : params) defaults_.emplace_back(p.name, is_switch(p.name) ? kSwitchOn : kDefaultValue);
+        for (const ParamCandidates& p : params) { // the report's space: each parameter's default first
+            ParamCandidates shown{p.name, {}};
+            if (!is_switch(p.name)) shown.values.push_back(kDefaultValue);
+            shown.values.insert(shown.values.end(), p.values.begin(), p.values.end());
+            space_.push_back(std::move(shown));
+        }
+        // The space: every assignment of the parameters, and the defaults, each with every setting
+        // of the switches (so the kernel as written is also tried with each transformation off).
+        std::vector<ParamCandidates> values, switches;
+        for (const ParamCandidates& p : params) (is_switch(p.name) ? switches : values).push_back(p);
+        std::vector<Config> value_space = enumerate_space(values);
+        Config value_defaults(defaults_.begin(), defaults_.begin() + std::ptrdiff_t(values.size()));
+        std::erase(value_space, value_defaults);
+        value_space.insert(value_space.begin(), value_defaults);
+        std::vector<Config> space;
+        for (const Config& v : value_space)
+            for (const Config& w : enumerate_space(switches)) {
+                Config c = v;
+                c.insert(c.end(), w.begin(), w.end());
+                space.push_back(std::move(c));
+            }
+        std::vector<Config> chosen = sample_space(space, size_t(std::max(1, o_.tune_budget - 1)), defaults_, 1);
+        std::erase(chosen, defaults_);
+        chosen.insert(chosen.begin(), defaults_);
 
         int failed_cases = 0;
-        for (const Dims& dims : o_.tune_dims)
-            if (!tune_case(dims, chosen)) ++failed_cases;
+        for (size_t i = 0; i < o_.tune_dims.size(); ++i) {
+            std::optional<std::pair<std::string, double>> peer;
+            if (i < o_.tune_peer_ms.size()) peer = std::make_pair(o_.tune_peer_name, o_.tune_peer_ms[i]);
+            if (!tune_case(o_.tune_dims[i], chosen, peer)) ++failed_cases;
+        }
+        if (!o_.tune_report.empty() && !write_report()) return driver::kExitInputErrors;
         return failed_cases ? driver::kExitInputErrors : driver::kExitOk;
     }
 
 private:
+    static bool is_switch(const std::string& name) { return name.starts_with(kSwitchPrefix); }
+
     static std::string database_path(const driver::Options& o) {
         return o.tune_db.empty() ? fs::path(o.input).stem().string() + ".tune.json" : o.tune_db;
     }
@@ -301,8 +331,13 @@ private:
     std::optional<std::string> generate(const Config& config, Candidate& c, std::vector<std::string>* files_read) {
         driver::Options o = o_;
         o.command = driver::Command::Compile;
-        for (const auto& [name, value] : config)
-            if (value != kDefault) o.defines.emplace_back(name, value);
+        for (const auto& [name, value] : config) {
+            if (is_switch(name)) {
+                if (value == kSwitchOff) o.disabled.push_back(name.substr(1));
+            } else if (value != kDefaultValue) {
+                o.defines.emplace_back(name, value);
+            }
+        }
         std::string text[2];
         for (int pass = 0; pass < 2; ++pass) {
             o.emit = pass == 0 ? driver::Emit::Cuda : driver::Emit::Manifest;
@@ -433,7 +468,7 @@ private:
         return r.value("median_ms", 0.0);
     }
 
-    bool tune_case(const Dims& dims, const std::vector<Config>& configs) {
+    bool tune_case(const Dims& dims, const std::vector<Config>& configs, const std::optional<std::pair<std::string, double>>& peer) {
         std::string dims_text;
         for (const auto& [name, value] : dims) dims_text += (dims_text.empty() ? "" : ",") + name + "=" + std::to_string(value);
         std::cerr << fmt::format("tlc tune: {} at {} ({} configurations, {})\n", o_.kernel, dims_text, configs.size(),
@@ -456,7 +491,7 @@ private:
                 continue;
             }
             if (auto same = by_code.find(c.code_hash); same != by_code.end()) {
-                failures.emplace_back(config, "duplicate: the same code as " + config_text(same->second));
+                failures.emplace_back(config, kSameCode + config_text(same->second));
                 continue;
             }
             by_code[c.code_hash] = config;
@@ -465,7 +500,7 @@ private:
         if (!candidates.empty() && candidates.front().config == configs.front()) {
             const json& compiled = candidates.front().manifest_kernel["variants"][0]["compile_params"];
             for (const auto& [name, value] : configs.front())
-                if (!compiled.contains(name)) {
+                if (!is_switch(name) && !compiled.contains(name)) {
                     std::cerr << fmt::format("tlc tune: error: kernel `{}` has no compile-time parameter `{}`\n", o_.kernel, name);
                     return false;
                 }
@@ -473,8 +508,13 @@ private:
         std::string sources_text;
         for (const std::string& f : files_read.empty() ? std::vector<std::string>{o_.input} : files_read) sources_text += read_file(f);
         key = TuningKey{fnv1a_hex(sources_text), o_.kernel, dims, o_.arch, gpu_, TLC_VERSION};
+        cases_.push_back(ReportCase{key, dims_text, space_, defaults_, peer});
+        for (Candidate& c : candidates) code_dirs_[c.code_hash] = c.dir;
         for (const auto& [config, why] : failures) {
-            CandidateRecord r{config, why.starts_with("duplicate") ? "duplicate" : "failed", why, {}, {}, {}, {}, {}, {}};
+            CandidateRecord r;
+            r.config = config;
+            r.status = why.starts_with(kSameCode) ? "duplicate" : "failed";
+            r.reason = why;
             db_.put(key, r);
             progress.step(fmt::format("{}: {}", config_text(config), why), best_);
         }
@@ -488,6 +528,7 @@ private:
                 for (size_t i = start; i < std::min(candidates.size(), start + size_t(jobs)); ++i) {
                     records[i].config = candidates[i].config;
                     if (CandidateRecord* known = db_.find(key, candidates[i].config); known && known->registers) records[i] = *known;
+                    records[i].code_hash = candidates[i].code_hash;
                     running.push_back(std::async(std::launch::async, [&, i] {
                         if (!records[i].registers || !fs::exists(candidates[i].dir / "bench")) build(candidates[i], records[i]);
                         else candidates[i].built = true;
@@ -504,7 +545,7 @@ private:
                 if (records[i].status == "ok") kept.push_back(std::move(candidates[i]));
             candidates = std::move(kept);
         }
-        if (o_.tune_no_run) return report(key, dims_text);
+        if (o_.tune_no_run) return print_table(key, dims_text, peer);
 
         // Successive halving over what is left; measurements already in the database are reused.
         std::map<std::string, const Candidate*> by_config;
@@ -514,13 +555,13 @@ private:
             order.push_back(c.config);
         }
         std::optional<fs::path> reference;
-        if (!candidates.empty() && candidates.front().config.size() && candidates.front().config.front().second == kDefault)
-            reference = candidates.front().dir / "reference.bin";
+        if (!candidates.empty() && candidates.front().config == defaults_) reference = candidates.front().dir / "reference.bin";
         progress.grow(order.size() * 2);
         Measure measure = [&](const Config& config, int iters) -> std::optional<double> {
             CandidateRecord record;
             if (CandidateRecord* known = db_.find(key, config)) record = *known;
             record.config = config;
+            record.code_hash = by_config.at(config_text(config))->code_hash;
             if (auto t = record.ms_by_iters.find(iters); t != record.ms_by_iters.end() && record.status == "ok") {
                 note_time(t->second);
                 progress.step(fmt::format("{}: {:.4f} ms ({} launches, from the database)", config_text(config), t->second, iters), best_);
@@ -535,8 +576,9 @@ private:
                 const json& compiled = by_config.at(config_text(config))->manifest_kernel["variants"][0]["compile_params"];
                 for (const auto& [name, value] : config) {
                     // A default takes the value the kernel compiled with (its first variant's).
-                    std::string text = value == kDefault && compiled.contains(name) ? compiled[name].dump() : value;
-                    if (text == "true" || text == "false") text = text == "true" ? "1" : "0";
+                    std::string text = value == kDefaultValue && compiled.contains(name) ? compiled[name].dump() : value;
+                    if (text == "true" || text == kSwitchOn) text = "1";
+                    if (text == "false" || text == kSwitchOff) text = "0";
                     char* end = nullptr;
                     double v = std::strtod(text.c_str(), &end);
                     if (text.empty() || !end || *end) {
@@ -561,6 +603,7 @@ private:
                 note_time(*ms);
             }
             db_.put(key, record);
+            db_.add_evaluation(key, Evaluation{config, iters, ms});
             progress.step(ms ? fmt::format("{}: {:.4f} ms ({} launches)", config_text(config), *ms, iters)
                              : fmt::format("{}: {} ({})", config_text(config), record.status, record.reason),
                           best_);
@@ -570,7 +613,7 @@ private:
         std::vector<Ranked> ranked = successive_halving(order, measure, h);
         if (!ranked.empty()) db_.set_best(key, ranked.front().config, ranked.front().ms);
         best_.reset();
-        report(key, dims_text);
+        print_table(key, dims_text, peer);
         return !ranked.empty();
     }
 
@@ -582,33 +625,62 @@ private:
                            r.shared_bytes.value_or(0), r.blocks_per_sm.value_or(0));
     }
 
-    // The case's candidates as a table on stdout, best first.
-    bool report(const TuningKey& key, const std::string& dims_text) {
+    // The case's candidates as a table on stdout, best first (with a column for the peer's time
+    // over each one's when a peer is given).
+    bool print_table(const TuningKey& key, const std::string& dims_text, const std::optional<std::pair<std::string, double>>& peer) {
         std::vector<CandidateRecord> records = db_.records(key);
         auto best_time = [](const CandidateRecord& r) {
             return r.ms_by_iters.empty() ? INFINITY : r.ms_by_iters.rbegin()->second;
         };
         std::optional<double> default_ms;
         for (const CandidateRecord& r : records)
-            if (!r.config.empty() && r.config.front().second == kDefault && r.status == "ok") default_ms = best_time(r);
+            if (r.config == defaults_ && r.status == "ok") default_ms = best_time(r);
         std::stable_sort(records.begin(), records.end(), [&](const CandidateRecord& a, const CandidateRecord& b) {
             bool ao = a.status == "ok", bo = b.status == "ok";
             if (ao != bo) return ao;
             return best_time(a) < best_time(b);
         });
-        std::cout << fmt::format("{} at {} on {} ({}):\n", o_.kernel, dims_text, key.gpu, o_.arch);
-        std::cout << "| params | ms | vs default | registers | spills | shared bytes | blocks/SM | status |\n";
-        std::cout << "|---|---|---|---|---|---|---|---|\n";
+        auto ratio = [](std::optional<double> num, double t) {
+            return std::isfinite(t) && num ? fmt::format("{:.2f}x", *num / t) : std::string("—");
+        };
+        std::cout << fmt::format("{} at {} on {} ({}){}:\n", o_.kernel, dims_text, key.gpu, o_.arch,
+                                 peer ? fmt::format(", {} {:.4f} ms", peer->first, peer->second) : "");
+        std::string peer_head = peer ? fmt::format(" vs {} |", peer->first) : "";
+        std::cout << "| params | ms | vs default |" << peer_head << " registers | spills | shared bytes | blocks/SM | status |\n";
+        std::cout << "|---|---|---|" << (peer ? "---|" : "") << "---|---|---|---|---|\n";
         for (const CandidateRecord& r : records) {
             double t = best_time(r);
-            std::cout << fmt::format("| {} | {} | {} | {} | {} | {} | {} | {} |\n", config_text(r.config),
-                                     std::isfinite(t) ? fmt::format("{:.4f}", t) : "—",
-                                     std::isfinite(t) && default_ms ? fmt::format("{:.2f}x", *default_ms / t) : "—",
+            std::string peer_cell = peer ? " " + ratio(peer->second, t) + " |" : "";
+            std::cout << fmt::format("| {} | {} | {} |{} {} | {} | {} | {} | {} |\n", config_text(r.config),
+                                     std::isfinite(t) ? fmt::format("{:.4f}", t) : "—", ratio(default_ms, t), peer_cell,
                                      r.registers ? std::to_string(*r.registers) : "—", r.spill_bytes ? std::to_string(*r.spill_bytes) : "—",
                                      r.shared_bytes ? std::to_string(*r.shared_bytes) : "—",
                                      r.blocks_per_sm ? std::to_string(*r.blocks_per_sm) : "—",
                                      r.status + (r.reason.empty() ? "" : ": " + r.reason));
         }
+        return true;
+    }
+
+    // --report: every case of this run on one page; a candidate's code is read from its build
+    // directory.
+    bool write_report() {
+        json cases = json::array();
+        CodeLookup code = [&](const std::string& hash) -> std::optional<std::string> {
+            fs::path dir = code_dirs_.count(hash) ? code_dirs_[hash] : work_ / (o_.kernel + "-" + hash);
+            if (!fs::exists(dir / "kernel.cu")) return std::nullopt;
+            return read_file(dir / "kernel.cu");
+        };
+        for (const ReportCase& c : cases_) cases.push_back(report_case_json(db_, c, code));
+        std::time_t now = std::time(nullptr);
+        char stamp[32];
+        std::strftime(stamp, sizeof stamp, "%Y-%m-%dT%H:%M:%SZ", std::gmtime(&now));
+        json data{{"title", fmt::format("tlc tune: {}", o_.kernel)},
+                  {"tlc_version", TLC_VERSION},
+                  {"source", o_.input},
+                  {"generated", stamp},
+                  {"cases", cases}};
+        if (!write_file(o_.tune_report, report_page(data))) return fail(fmt::format("cannot write the report `{}`", o_.tune_report)) == 0;
+        std::cerr << fmt::format("tlc tune: report written to {}\n", o_.tune_report);
         return true;
     }
 
@@ -619,6 +691,10 @@ private:
     std::string nvcc_, gpu_;
     fs::path work_;
     std::optional<double> best_;
+    Config defaults_;                          // the baseline: every parameter's default, every switch on
+    std::vector<ParamCandidates> space_;       // the space as the report shows it
+    std::vector<ReportCase> cases_;            // this run's cases, for the report
+    std::map<std::string, fs::path> code_dirs_; // code hash -> build directory
 };
 
 } // namespace
