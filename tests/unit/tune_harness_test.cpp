@@ -11,7 +11,9 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <future>
 #include <iterator>
+#include <thread>
 #include <string>
 #include <utility>
 #include <vector>
@@ -128,14 +130,18 @@ std::string find_nvcc() {
     return fs::exists(nvcc) ? nvcc : "";
 }
 
-// Compiles `dir`/harness.cu (not linked) for sm_80 as tlc tune's users would, warnings as errors.
-void check_compiles(const TempDir& dir, const std::string& nvcc) {
+// Compiles `dir`/`name`.cu (not linked) for sm_80 as tlc tune's users would, warnings as errors;
+// nvcc's exit status, its output in `dir`/`name`.log.
+int nvcc_compile(const TempDir& dir, const std::string& nvcc, const std::string& name) {
     const std::string command = "'" + nvcc + "' -std=c++17 -O3 -Xcompiler -Wall,-Wextra -Werror all-warnings " +
                                 "-gencode=arch=compute_80,code=sm_80 -I '" + TLC_RUNTIME_DIR + "' -I '" + dir.path.string() +
-                                "' -c '" + (dir.path / "harness.cu").string() + "' -o '" + (dir.path / "harness.o").string() +
-                                "' > '" + (dir.path / "nvcc.log").string() + "' 2>&1";
-    const int rc = std::system(command.c_str());
-    CHECK_MESSAGE(rc == 0, "nvcc failed:\n" << dir.read("nvcc.log"));
+                                "' -c '" + (dir.path / (name + ".cu")).string() + "' -o '" + (dir.path / (name + ".o")).string() +
+                                "' > '" + (dir.path / (name + ".log")).string() + "' 2>&1";
+    return std::system(command.c_str());
+}
+
+void check_compiles(const TempDir& dir, const std::string& nvcc) {
+    CHECK_MESSAGE(nvcc_compile(dir, nvcc, "harness") == 0, "nvcc failed:\n" << dir.read("harness.log"));
 }
 
 } // namespace
@@ -228,4 +234,49 @@ TEST_CASE("the harness compiles warning-free with nvcc (stdlib layernorm, and a 
         dir.write("harness.cu", harness(kernel, "every_dtype.h"));
         check_compiles(dir, nvcc);
     }
+}
+
+TEST_CASE("every kernel of every stdlib module gets a harness that nvcc compiles (programs are refused)") {
+    const std::string nvcc = find_nvcc();
+    TempDir dir;
+    std::vector<std::string> harnesses; // file stems in `dir`
+    int programs = 0;
+    for (const auto& entry : fs::directory_iterator(TLC_STDLIB_DIR)) {
+        if (entry.path().extension() != ".tl") continue;
+        const std::string file = entry.path().filename().string(), module = entry.path().stem().string();
+        CAPTURE(file);
+        const json manifest = json::parse(compile_stdlib(file, driver::Emit::Manifest));
+        if (manifest["kernels"].empty()) continue;
+        dir.write(module + ".h", compile_stdlib(file, driver::Emit::Cuda, module + ".h"));
+        for (const json& kernel : manifest["kernels"]) {
+            const std::string name = kernel["name"];
+            CAPTURE(name);
+            auto result = tune::harness_source(kernel, module + ".h");
+            if (kernel.contains("program")) {
+                ++programs;
+                CHECK(std::holds_alternative<tune::HarnessError>(result));
+                continue;
+            }
+            REQUIRE_MESSAGE(std::holds_alternative<std::string>(result), std::get<tune::HarnessError>(result).message);
+            dir.write(module + "_" + name + ".cu", std::get<std::string>(result));
+            harnesses.push_back(module + "_" + name);
+        }
+    }
+    CHECK(harnesses.size() >= 30);
+    CHECK(programs >= 1);
+    if (nvcc.empty()) {
+        MESSAGE("no nvcc ($NVCC or /usr/local/cuda/bin/nvcc): the harnesses are not compiled");
+        return;
+    }
+    // nvcc in parallel, one per core.
+    const size_t jobs = std::max(1u, std::thread::hardware_concurrency());
+    std::vector<int> status(harnesses.size(), -1);
+    for (size_t start = 0; start < harnesses.size(); start += jobs) {
+        std::vector<std::future<void>> running;
+        for (size_t i = start; i < std::min(harnesses.size(), start + jobs); ++i)
+            running.push_back(std::async(std::launch::async, [&, i] { status[i] = nvcc_compile(dir, nvcc, harnesses[i]); }));
+        for (auto& f : running) f.get();
+    }
+    for (size_t i = 0; i < harnesses.size(); ++i)
+        CHECK_MESSAGE(status[i] == 0, harnesses[i] << ": nvcc failed:\n" << dir.read(harnesses[i] + ".log"));
 }
