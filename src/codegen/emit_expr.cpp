@@ -240,22 +240,26 @@ std::string KernelEmitter::cast_to(const std::string& value, Dtype from, Dtype t
     return cast_prefix(from, to) + value + ")";
 }
 
+std::string KernelEmitter::distributed_element(const ir::Buffer& b, const std::vector<ir::ExprPtr>& indices,
+                                               const ElementContext& ctx) const {
+    // Indexed by the loop's variables: the anchor's slot; by some of them (a broadcast read, an
+    // accumulation into partial results: the fragment a slice of the anchor's layout): the slice's
+    // register for it.
+    std::vector<int> kept;
+    for (auto& i : indices) {
+        auto* v = i->as<ir::VarRef>();
+        auto at = v ? std::find(ctx.loop_vars.begin(), ctx.loop_vars.end(), v->var.get()) : ctx.loop_vars.end();
+        TLC_CHECK(at != ctx.loop_vars.end(), "a distributed fragment indexed by other than the loop's variables");
+        kept.push_back(static_cast<int>(at - ctx.loop_vars.begin()));
+    }
+    if (kept.size() == ctx.loop_vars.size()) return identifier(b.name) + "[" + ctx.slot + "]";
+    return identifier(b.name) + "[" + sliced_register_index(ctx.layout->layout, kept, ctx.slot) + "]";
+}
+
 std::string KernelEmitter::expr(const ir::ExprPtr& e, const ElementContext& ctx) {
     std::function<std::string(const ir::Load&)> load = [&](const ir::Load& l) {
         if (auto read = ctx.chunk_reads.find(&l); read != ctx.chunk_reads.end()) return read->second;
-        if (ctx.layout && is_distributed(*l.buffer)) {
-            // Indexed by the loop's variables: the anchor's slot; by some of them (a broadcast
-            // read, the fragment a slice of the anchor's layout): the slice's register for it.
-            std::vector<int> kept;
-            for (auto& i : l.indices) {
-                auto* v = i->as<ir::VarRef>();
-                auto at = v ? std::find(ctx.loop_vars.begin(), ctx.loop_vars.end(), v->var.get()) : ctx.loop_vars.end();
-                TLC_CHECK(at != ctx.loop_vars.end(), "a distributed fragment indexed by other than the loop's variables");
-                kept.push_back(static_cast<int>(at - ctx.loop_vars.begin()));
-            }
-            if (kept.size() == ctx.loop_vars.size()) return identifier(l.buffer->name) + "[" + ctx.slot + "]";
-            return identifier(l.buffer->name) + "[" + sliced_register_index(ctx.layout->layout, kept, ctx.slot) + "]";
-        }
+        if (ctx.layout && is_distributed(*l.buffer)) return distributed_element(*l.buffer, l.indices, ctx);
         std::vector<std::string> idx;
         for (auto& i : l.indices) idx.push_back(expr(i, ctx));
         return element(*l.buffer, idx);

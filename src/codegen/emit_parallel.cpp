@@ -1,6 +1,7 @@
 // Lowering of `parallel` loops. Three modes, chosen from the fragments the body touches:
-//  - anchored: the body uses a distributed fragment; each thread visits the slots it holds and
-//    every fragment of that layout is indexed by slot;
+//  - anchored: the body uses a distributed fragment (or accumulates partial results, and
+//    infer-layouts laid out its iterations); each thread visits the slots it holds and every
+//    fragment of that layout is indexed by slot;
 //  - spread: no distributed fragment and no write to a replicated one; iterations are dealt
 //    round-robin to the threads;
 //  - redundant: the body writes a replicated fragment, so every thread runs every iteration and
@@ -157,6 +158,10 @@ void KernelEmitter::emit_parallel(const ir::For& f) {
                                   var_name(*f.vars[i]), coords[i]));
     };
 
+    // A loop that accumulates partial results but touches no distributed fragment of its own runs
+    // over the layout infer-layouts gave its iterations.
+    const bool iterations_anchor = !uses.distributed && layouts_.loop_anchors.count(&f);
+    if (iterations_anchor) uses.distributed = layouts_.loop_anchors.at(&f).get();
     if (uses.distributed) {
         if (uses.replicated_write) {
             error(f.range, fmt::format("this parallel loop runs over the elements of fragment `{}`, which are spread over the "
@@ -167,8 +172,13 @@ void KernelEmitter::emit_parallel(const ir::For& f) {
         }
         const FragmentLayout* l = layout_of(*uses.distributed);
         source_comment(f, "");
-        out_.line(fmt::format("// for {} in parallel({}): each thread visits the elements of `{}` it holds", vars, ext,
-                              uses.distributed->name));
+        if (iterations_anchor)
+            out_.line(fmt::format("// for {} in parallel({}): each thread runs its share of the iterations, accumulating "
+                                  "partial results",
+                                  vars, ext));
+        else
+            out_.line(fmt::format("// for {} in parallel({}): each thread visits the elements of `{}` it holds", vars, ext,
+                                  uses.distributed->name));
         std::string slot = fresh("s");
         ctx.layout = l;
         ctx.slot = slot;

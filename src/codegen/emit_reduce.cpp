@@ -58,7 +58,7 @@ bool KernelEmitter::emit_sliced_reduce(const ir::Reduce& r) {
                     out_.line(fmt::format("tl_part[tl_i] = tl::xor_combine<{}, {}>(tl_part[tl_i]);", op, m));
             });
         }
-        if (plan->warps > 1) emit_cross_warp_reduce(r, *plan, outs, acc_type);
+        if (plan->warps > 1) emit_cross_warp_reduce(from.layout, to, r.axis, r.op, *plan, outs, acc_type);
         out_.line("#pragma unroll");
         out_.block(fmt::format("for (int tl_i = 0; tl_i < {}; ++tl_i)", outs), [&] {
             std::string target = identifier(dst.name) + "[tl_i]";
@@ -74,17 +74,16 @@ bool KernelEmitter::emit_sliced_reduce(const ir::Reduce& r) {
 // (all 32 lanes of a warp hold the same rows) and the warps are a power of two, lane l reads part
 // l % warps and log2(warps) butterfly shuffles combine them (every lane ends with the same value,
 // the combine being commutative): one shared load per row instead of one per warp.
-void KernelEmitter::emit_cross_warp_reduce(const ir::Reduce& r, const ir::ReductionPlan& plan, int64_t outs,
-                                           const std::string& acc_type) {
-    const FragmentLayout &from = *layout_of(*r.src.buffer), &to = *layout_of(*r.dst.buffer);
-    std::string op = op_type(r.op);
+void KernelEmitter::emit_cross_warp_reduce(const ir::Layout& from, const FragmentLayout& to, int reduced_axis, ir::ReduceOp reduce_op,
+                                           const ir::ReductionPlan& plan, int64_t outs, const std::string& acc_type) {
+    std::string op = op_type(reduce_op);
     // This thread's place among the warps of its row, and whether it writes for its warp: the first
     // lane of the row's lanes, the first replica of the source.
-    std::string warp_index, writer = first_replica_condition(from.layout);
+    std::string warp_index, writer = first_replica_condition(from);
     int64_t place = 1, row_lanes = 1;
     int axis = 0;
-    for (const ir::Layout::Mode& m : from.layout.modes) {
-        if (axis++ != r.axis) continue;
+    for (const ir::Layout::Mode& m : from.modes) {
+        if (axis++ != reduced_axis) continue;
         for (ir::LayoutFactor f : m.factors) {
             if (f.axis != ir::LayoutAxis::Thread || f.extent == 1) continue;
             int64_t lanes = f.stride >= 32 ? 1 : std::min<int64_t>(f.extent, 32 / f.stride);
@@ -104,7 +103,7 @@ void KernelEmitter::emit_cross_warp_reduce(const ir::Reduce& r, const ir::Reduct
     TLC_CHECK(place == plan.warps, "cross-warp reduce: the warp digits do not multiply to the plan's warps");
     std::string scratch = fmt::format("reinterpret_cast<{}*>(tl_scratch)", acc_type);
     auto flat_of = [&](const std::string& reg) {
-        return flatten(layout_coordinates(to.layout, reg), r.dst.buffer->const_shape);
+        return flatten(layout_coordinates(to.layout, reg), to.layout.shape);
     };
     std::string valid = slot_valid(to, "tl_i");
     out_.line(fmt::format("if ({}) {{", writer.empty() ? "true" : writer));
@@ -133,6 +132,39 @@ void KernelEmitter::emit_cross_warp_reduce(const ir::Reduce& r, const ir::Reduct
                               plan.warps, op, scratch, flat_of("tl_i"), plan.warps));
     });
     out_.line(block_sync() + ";  // the scratch is free again");
+}
+
+// The partial results of a fragment accumulated in `parallel` loops (ir::PartialCombine): the
+// threads that ran different iterations of one element combine their registers — xor shuffles,
+// then at most one exchange across warps — so that every thread holding the element holds the
+// result, as after a reduce.
+void KernelEmitter::emit_combine_partials(const ir::PartialCombine& c) {
+    const ir::Buffer& b = *c.buffer;
+    const FragmentLayout& to = *layout_of(b);
+    auto op_kind = static_cast<ir::ReduceOp>(c.op);
+    auto plan = c.loop.reduction_plan(c.axis);
+    TLC_CHECK(plan && plan->shuffles_only, "infer-layouts combines partial results only over a power-of-two lane group");
+    std::string op = op_type(op_kind);
+    Dtype acc = schedule::reduce_partial_dtype(b.dtype);
+    std::string acc_type = cuda_type(acc);
+    const int64_t outs = to.layout.registers();
+    std::string masks;
+    for (int m : plan->shuffle_xor) masks += (masks.empty() ? "" : ", ") + std::to_string(m);
+    out_.line(fmt::format("// combine the partial results of `{}` ({}): {}{}", b.name, op_kind == ir::ReduceOp::Sum ? "sum" : op_kind == ir::ReduceOp::Max ? "max" : "min",
+                          masks.empty() ? "no shuffles" : "xor shuffles " + masks + " among the lanes that share an element",
+                          plan->warps > 1 ? fmt::format(", then across the {} warps that do", plan->warps) : ""));
+    out_.block("", [&] {
+        out_.line(fmt::format("{} tl_part[{}];", acc_type, outs));
+        out_.line("#pragma unroll");
+        out_.block(fmt::format("for (int tl_i = 0; tl_i < {}; ++tl_i)", outs), [&] {
+            out_.line(fmt::format("tl_part[tl_i] = {};", cast_to(identifier(b.name) + "[tl_i]", b.dtype, acc)));
+            for (int m : plan->shuffle_xor) out_.line(fmt::format("tl_part[tl_i] = tl::xor_combine<{}, {}>(tl_part[tl_i]);", op, m));
+        });
+        if (plan->warps > 1) emit_cross_warp_reduce(c.loop, to, c.axis, op_kind, *plan, outs, acc_type);
+        out_.line("#pragma unroll");
+        out_.line(fmt::format("for (int tl_i = 0; tl_i < {}; ++tl_i) {}[tl_i] = {};", outs, identifier(b.name),
+                              cast_to("tl_part[tl_i]", acc, b.dtype)));
+    });
 }
 
 void KernelEmitter::emit_reduce(const ir::Reduce& r) {

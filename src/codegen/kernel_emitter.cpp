@@ -191,6 +191,8 @@ bool declares_names(const ir::StmtPtr& s) {
 
 void KernelEmitter::stmt(const ir::StmtPtr& s, const ElementContext& ctx) {
     if (!s) return;
+    if (auto combines = layouts_.combines.find(s.get()); combines != layouts_.combines.end())
+        for (const ir::PartialCombine& c : combines->second) emit_combine_partials(c);
     switch (s->kind) {
     case ir::StmtKind::Seq:
         for (auto& c : s->as<ir::Seq>()->stmts) {
@@ -235,7 +237,7 @@ void KernelEmitter::stmt(const ir::StmtPtr& s, const ElementContext& ctx) {
         auto* st = s->as<ir::Store>();
         std::string target;
         if (ctx.layout && is_distributed(*st->buffer)) {
-            target = identifier(st->buffer->name) + "[" + ctx.slot + "]";
+            target = distributed_element(*st->buffer, st->indices, ctx);
         } else {
             std::vector<std::string> idx;
             for (auto& i : st->indices) idx.push_back(expr(i, ctx));

@@ -74,6 +74,8 @@ public:
 
     // ---- expressions (emit_expr.cpp)
     std::string expr(const ir::ExprPtr& e, const ElementContext& ctx = {});
+    // Element `indices` of a distributed fragment inside a loop anchored on ctx.layout.
+    std::string distributed_element(const ir::Buffer& b, const std::vector<ir::ExprPtr>& indices, const ElementContext& ctx) const;
     std::string var_name(const ir::Var& v) const;
     std::string cast_to(const std::string& value, Dtype from, Dtype to) const;
     // Inside a warp-specialized kernel, block.* name the current tile and thread.x / block.x
@@ -128,7 +130,10 @@ private:
     // Reduce along an axis into a fragment that holds the source's layout with the axis dropped:
     // a fold over registers, xor shuffles among the lanes of a row, at most one cross-warp step.
     bool emit_sliced_reduce(const ir::Reduce& r);
-    void emit_cross_warp_reduce(const ir::Reduce& r, const ir::ReductionPlan& plan, int64_t outs, const std::string& acc_type);
+    // The warps that share a row of `to` (a slice of `from` along `axis`) combine their `tl_part`.
+    void emit_cross_warp_reduce(const ir::Layout& from, const FragmentLayout& to, int axis, ir::ReduceOp op,
+                                const ir::ReductionPlan& plan, int64_t outs, const std::string& acc_type);
+    void emit_combine_partials(const ir::PartialCombine& c);
 
     // ---- tile operations (emit_copy.cpp, emit_gemm.cpp, emit_reduce.cpp, emit_parallel.cpp)
     void emit_copy(const ir::Copy& c);

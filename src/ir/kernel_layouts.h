@@ -6,6 +6,7 @@
 #include "ir/layout.h"
 
 #include <map>
+#include <memory>
 #include <string>
 
 namespace tlc::ir {
@@ -38,9 +39,25 @@ struct GemmPlan {
     bool a_in_registers = false;
 };
 
+// The partial results of a fragment accumulated in `parallel` loops (`r[i] += e` in a loop over
+// more axes than `r` has): each thread accumulates the iterations the loops' layout gives it into
+// its own registers, and before a statement that reads `r` the threads that shared an element
+// combine their partials (xor shuffles, at most one exchange across warps).
+struct PartialCombine {
+    const Buffer* buffer = nullptr;
+    int op = 0;    // the ir::ReduceOp that accumulates (Sum, Max, Min)
+    int axis = 0;  // the loops' axis that `buffer` drops: its threads hold the partials
+    Layout loop;   // the loops' layout; `buffer`'s is its slice along `axis`
+};
+
 struct KernelLayouts {
     std::map<const Buffer*, FragmentLayout> fragments;
     std::map<const Stmt*, GemmPlan> gemms;
+    // `parallel` loops that touch no distributed fragment but accumulate into one: a fragment
+    // standing for the loop's iterations, whose layout (in `fragments`) spreads them over the threads.
+    std::map<const Stmt*, std::shared_ptr<const Buffer>> loop_anchors;
+    // Partial results combined just before each statement.
+    std::map<const Stmt*, std::vector<PartialCombine>> combines;
     bool inferred = false; // set by infer-layouts
     // The warp-specialized loop's accumulator has the wgmma layout (warp w owns rows 16w .. 16w + 15),
     // so the kernel's Hopper version can be emitted; false without such a loop.

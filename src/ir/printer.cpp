@@ -137,6 +137,14 @@ public:
 
     void stmt(const StmtPtr& s, int indent) {
         if (!s) return;
+        if (layouts && layouts->inferred)
+            if (auto it = layouts->combines.find(s.get()); it != layouts->combines.end())
+                for (const PartialCombine& c : it->second)
+                    line(indent, fmt::format("// combine the partial results of {} ({} over the threads of loop axis {})", c.buffer->name,
+                                             c.op == static_cast<int>(ReduceOp::Sum)   ? "sum"
+                                             : c.op == static_cast<int>(ReduceOp::Max) ? "max"
+                                                                                       : "min",
+                                             c.axis));
         switch (s->kind) {
         case StmtKind::Seq:
             line(indent, "{");

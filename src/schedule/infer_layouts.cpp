@@ -3,6 +3,7 @@
 #include "schedule/infer_layouts.h"
 
 #include "ir/walk.h"
+#include "schedule/partial_reductions.h"
 #include "support/check.h"
 
 #include <fmt/format.h>
@@ -37,6 +38,9 @@ struct Groups {
 
 class UseCollector {
 public:
+    // Accumulating stores that run as per-thread partial results (partial_reductions.h): for
+    // layouts, the fragment is read like a broadcast operand, a slice of the loop's layout.
+    std::map<const ir::Store*, const Accumulation*> accumulations;
     std::set<const ir::Buffer*> replicated;
     std::map<const ir::Buffer*, std::vector<const ir::Gemm*>> accumulators; // every gemm into each
     std::vector<std::pair<const ir::Buffer*, const ir::Buffer*>> same_layout;
@@ -71,7 +75,10 @@ public:
             .region = [&](const ir::Region& r, ir::Access) { region(r); },
             .store = [&](const ir::Store& st) {
                 if (parallel && is_fragment(st.buffer)) loop_writes[parallel].insert(st.buffer.get());
-                access(st.buffer, st.indices, parallel, false);
+                if (auto acc = accumulations.find(&st); acc != accumulations.end())
+                    broadcasts.push_back({parallel, st.buffer.get(), acc->second->kept, true});
+                else
+                    access(st.buffer, st.indices, parallel, false);
             },
             .stmt = [&](const ir::StmtPtr& c) { stmt(c, inner); },
         });
@@ -96,6 +103,7 @@ public:
         const ir::For* loop;
         const ir::Buffer* buffer;
         std::vector<int> kept;
+        bool accumulated = false; // an accumulation into partial results, not a read
         // The loop axes it is not indexed by (what slicing the loop's layout drops).
         std::vector<int> dropped() const {
             std::vector<int> out;
@@ -312,6 +320,24 @@ void report_replicated_fragments(const ir::Kernel& kernel, const std::map<const 
     }
 }
 
+// Remark R0008 for each fragment accumulated in a `parallel` loop that every thread runs whole, in
+// source order.
+void report_unpartitioned_accumulations(const PartialReductions& partials, DiagnosticEngine& diags) {
+    std::vector<std::pair<const ir::Buffer*, const PartialReductions::Rejection*>> sorted;
+    for (auto& [b, r] : partials.rejected) sorted.emplace_back(b, &r);
+    std::sort(sorted.begin(), sorted.end(), [](const auto& x, const auto& y) {
+        const SourceLoc &a = x.second->at.begin, &b = y.second->at.begin;
+        return std::tie(a.file, a.offset) < std::tie(b.file, b.offset);
+    });
+    for (auto& [b, r] : sorted) {
+        diags.report(DiagKind::AccumulationNotPartial, r->at, b->name, r->why);
+        diags.note(DiagKind::NoteFix, r->at,
+                   fmt::format("start `{0}` at 0 (a sum), accumulate it only as `{0}[i] += e` (or max, min) over one axis more "
+                               "than it has, and read it only after its last accumulation",
+                               b->name));
+    }
+}
+
 // One round of layout choice over the current set of replicated fragments. Fragments that turn
 // out to need replication (a broadcast or reduce whose layouts cannot agree) are returned in
 // `demote` with the reason; the caller replicates them and runs another round.
@@ -360,7 +386,8 @@ std::pair<int, int> accumulator_warps(int64_t m, int64_t n, int warps, bool rows
     return choose_warp_grid(m, n, warps);
 }
 
-Choice choose_layouts(const ir::Kernel& kernel, UseCollector& uses) {
+Choice choose_layouts(const ir::Kernel& kernel, UseCollector& uses, const PartialReductions& partials,
+                      const std::map<const ir::For*, ir::BufferPtr>& iteration_anchors) {
     Choice choice;
     ir::KernelLayouts& out = choice.layouts;
     out.inferred = true;
@@ -588,8 +615,14 @@ Choice choose_layouts(const ir::Kernel& kernel, UseCollector& uses) {
                 waiting.insert(root);
                 continue;
             }
-            if (auto sliced = a->layout.slice(b.dropped()))
-                candidates[root].emplace_back(*sliced, fmt::format("slice of `{}` (broadcast)", anchor_buffer->name));
+            if (auto sliced = a->layout.slice(b.dropped())) {
+                // An accumulation names the layout (its fragment's reads in the loop agree with it).
+                auto& list = candidates[root];
+                std::pair<ir::Layout, std::string> c{*sliced, fmt::format("slice of `{}` ({})", anchor_buffer->name,
+                                                                          b.accumulated ? "partial results" : "broadcast")};
+                if (b.accumulated) list.insert(list.begin(), std::move(c));
+                else list.push_back(std::move(c));
+            }
             else
                 choice.demote[b.buffer] = fmt::format("the layout of `{}` keeps the broadcast axes flattened with others",
                                                       anchor_buffer->name);
@@ -641,6 +674,34 @@ Choice choose_layouts(const ir::Kernel& kernel, UseCollector& uses) {
                                                   "with those axes dropped is not its own",
                                                   anchor == uses.loop_anchor.end() ? "?" : anchor->second->name);
     }
+    // Accumulated fragments: every accumulating loop must have the same layout (the partials of one
+    // element sit in the same register of the threads that combine them), and the threads that
+    // share an element must form a power-of-two group of lanes (xor shuffles) and warps.
+    std::map<const ir::Buffer*, const FragmentLayout*> accumulation_loop;
+    for (const AccumulatedFragment& acc : partials.fragments) {
+        if (replicated(acc.buffer)) continue;
+        const FragmentLayout* loop = nullptr;
+        for (const Accumulation& u : acc.updates) {
+            auto anchor = uses.loop_anchor.find(u.loop);
+            const FragmentLayout* a = anchor == uses.loop_anchor.end() ? nullptr : known(anchor->second);
+            if (!a) {
+                choice.demote[acc.buffer] = "it is accumulated in a `parallel` loop whose layout could not be decided";
+            } else if (loop && (!(a->layout == loop->layout) || u.dropped != acc.updates.front().dropped)) {
+                choice.demote[acc.buffer] = "it is accumulated in `parallel` loops with different layouts";
+            } else {
+                loop = a;
+                continue;
+            }
+            break;
+        }
+        if (!loop || choice.demote.count(acc.buffer)) continue;
+        auto plan = loop->layout.reduction_plan(acc.updates.front().dropped);
+        if (!plan || !plan->shuffles_only)
+            choice.demote[acc.buffer] = "the threads that hold partial results of one element are not a power-of-two group of "
+                                        "lanes, so no xor shuffles combine them";
+        else
+            accumulation_loop[acc.buffer] = loop;
+    }
     if (!choice.demote.empty()) return choice;
 
     for (auto* f : uses.fragments) {
@@ -656,6 +717,19 @@ Choice choose_layouts(const ir::Kernel& kernel, UseCollector& uses) {
         TLC_CHECK(l.layout.valid(), "infer-layouts built an invalid layout for `" + f->name + "`");
         out.fragments[f] = l;
     }
+    // The loops laid out by their iterations, and the combines of the partial results.
+    for (auto& [loop, anchor] : iteration_anchors) {
+        if (out.fragments.at(anchor.get()).distributed())
+            out.loop_anchors[loop] = anchor;
+        else
+            out.fragments.erase(anchor.get()); // the loop runs every iteration in every thread
+    }
+    for (const AccumulatedFragment& acc : partials.fragments) {
+        auto loop = accumulation_loop.find(acc.buffer);
+        if (loop == accumulation_loop.end() || !acc.combine_before) continue;
+        out.combines[acc.combine_before].push_back(
+            ir::PartialCombine{acc.buffer, static_cast<int>(acc.op), acc.updates.front().dropped, loop->second->layout});
+    }
     plan_register_operands(out, choice.staged_operands);
     return choice;
 }
@@ -663,13 +737,36 @@ Choice choose_layouts(const ir::Kernel& kernel, UseCollector& uses) {
 } // namespace
 
 bool infer_layouts(ir::Kernel& kernel, DiagnosticEngine& diags) {
+    PartialReductions partials = find_partial_reductions(kernel);
     UseCollector uses;
+    for (const AccumulatedFragment& acc : partials.fragments)
+        for (const Accumulation& u : acc.updates) uses.accumulations[u.store] = &u;
     uses.stmt(kernel.body, nullptr);
+    // A loop that accumulates but touches no distributed fragment of its own is laid out by a
+    // fragment standing for its iterations (distributed like any fragment of that shape).
+    std::map<const ir::For*, ir::BufferPtr> iteration_anchors;
+    for (const AccumulatedFragment& acc : partials.fragments)
+        for (const Accumulation& u : acc.updates) {
+            if (uses.loop_anchor.count(u.loop)) continue;
+            auto b = std::make_shared<ir::Buffer>();
+            b->name = fmt::format("(iterations of the loop at line {})", u.loop->range.begin.line);
+            b->scope = ir::Scope::Fragment;
+            b->dtype = Dtype::F32;
+            for (const ir::ExprPtr& e : u.loop->extents) {
+                b->const_shape.push_back(*ir::const_int(e));
+                b->shape.push_back(e);
+            }
+            b->range = u.loop->range;
+            uses.fragments.insert(b.get());
+            uses.loop_anchor[u.loop] = b.get();
+            uses.loop_exact[u.loop].insert(b.get());
+            iteration_anchors[u.loop] = b;
+        }
     uses.propagate_replication();
     // Why each fragment that a reduce or broadcast could have distributed is replicated instead.
     std::map<const ir::Buffer*, std::string> replicated_because;
     for (;;) {
-        Choice choice = choose_layouts(kernel, uses);
+        Choice choice = choose_layouts(kernel, uses, partials, iteration_anchors);
         if (choice.demote.empty()) {
             kernel.layouts = std::move(choice.layouts);
             report_fma_gemms(choice.misses, diags);
@@ -683,6 +780,7 @@ bool infer_layouts(ir::Kernel& kernel, DiagnosticEngine& diags) {
         uses.propagate_replication();
     }
     report_replicated_fragments(kernel, replicated_because, diags);
+    report_unpartitioned_accumulations(partials, diags);
     kernel.layouts.wgmma_accumulator = wgmma_layout_holds(kernel);
     return true;
 }

@@ -132,6 +132,20 @@ ir::SharedMemoryPlan compute_shared_memory_plan(const ir::Kernel& kernel) {
             if (use->bytes > plan.scratch_bytes) plan.scratch_bytes = use->bytes, plan.largest_scratch_use = s.get();
             plan.scratch[s.get()] = std::move(*use);
         }
+        // Partial results combined before the statement, across warps: one value per element and warp.
+        if (auto combines = kernel.layouts.combines.find(s.get()); combines != kernel.layouts.combines.end())
+            for (const ir::PartialCombine& c : combines->second) {
+                auto reduction = c.loop.reduction_plan(c.axis);
+                if (!reduction || reduction->warps == 1) continue;
+                int64_t bytes = c.buffer->num_elements() * reduction->warps * dtype_bytes(reduce_partial_dtype(c.buffer->dtype));
+                if (bytes > plan.scratch_bytes && !plan.scratch.count(s.get())) {
+                    plan.scratch_bytes = bytes;
+                    plan.largest_scratch_use = s.get();
+                    plan.scratch[s.get()] = ir::ScratchUse{fmt::format("combine of the partial results of `{}`", c.buffer->name), bytes, {}, {}};
+                } else {
+                    plan.scratch_bytes = std::max(plan.scratch_bytes, bytes);
+                }
+            }
         if (auto* seq = s->as<ir::Seq>())
             for (auto& c : seq->stmts) visit(c);
         if (auto* f = s->as<ir::For>()) visit(f->body);
