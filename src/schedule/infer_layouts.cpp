@@ -780,6 +780,16 @@ bool infer_layouts(ir::Kernel& kernel, DiagnosticEngine& diags) {
         uses.propagate_replication();
     }
     report_replicated_fragments(kernel, replicated_because, diags);
+    // An accumulated fragment that another use keeps whole in every thread (R0006 said why when a
+    // layout conflict did).
+    for (const AccumulatedFragment& acc : partials.fragments) {
+        auto l = kernel.layouts.fragments.find(acc.buffer);
+        if (l != kernel.layouts.fragments.end() && !l->second.distributed() && !replicated_because.count(acc.buffer))
+            partials.rejected[acc.buffer] = {"another use needs every thread to hold all of it (it is indexed outside a "
+                                             "`parallel` loop over its whole shape, written there at fewer indices, or copied "
+                                             "into per-thread storage)",
+                                             acc.updates.front().store->range};
+    }
     report_unpartitioned_accumulations(partials, diags);
     kernel.layouts.wgmma_accumulator = wgmma_layout_holds(kernel);
     return true;

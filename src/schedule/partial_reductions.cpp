@@ -114,13 +114,10 @@ private:
         if (auto* st = s->as<ir::Store>(); st && parallel && st->buffer->scope == ir::Scope::Fragment) {
             const ir::Buffer* r = st->buffer.get();
             if (auto kept = kept_axes(*r, st->indices, *parallel)) {
+                // A plain store is no accumulation (should the fragment be accumulated elsewhere, the
+                // checks below see it as another use).
                 std::optional<ir::ReduceOp> op = accumulating_op(*st);
                 if (!op) {
-                    rejected_.emplace(r, PartialReductions::Rejection{
-                                             fmt::format("it is written at fewer indices than its `parallel` loop has other "
-                                                         "than as an accumulation (`{0}[i] += e`, `{0}[i] = max({0}[i], e)`, min)",
-                                                         r->name),
-                                             st->range});
                 } else if (kept->size() + 1 != parallel->vars.size()) {
                     rejected_.emplace(r, PartialReductions::Rejection{
                                              fmt::format("it is accumulated over {} axes of its `parallel` loop; partial "
