@@ -295,7 +295,7 @@ public:
                 c.insert(c.end(), w.begin(), w.end());
                 space.push_back(std::move(c));
             }
-        std::vector<Config> chosen = sample_space(space, size_t(std::max(1, o_.tune_budget - 1)), defaults_, 1);
+        std::vector<Config> chosen = sample_space(space, size_t(std::max(1, o_.tune_budget)), defaults_, 1);
         std::erase(chosen, defaults_);
         chosen.insert(chosen.begin(), defaults_);
 

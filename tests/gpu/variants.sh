@@ -77,6 +77,7 @@ fragment_gemm|tests/gpu/fragment_gemm|.|-|-
 regressions|tests/gpu/regressions|.|-|-
 regressions_debug|tests/gpu/regressions|debug|-|-G
 layout_reduce|tests/gpu/layout_reduce|.|-|-
+partial_reductions|tests/gpu/partial_reductions|.|-|-
 "
 TLC_GPU_ARCHS="sm_90a sm_80"
 
