@@ -83,8 +83,8 @@ __global__ void __launch_bounds__(128) flash_attention_kernel(
                 const tl::f16* tl_src9 = &K[((int64_t(b) * H + h) * S + ((0 * 64) + ((tl_chunk7 * 8) / 64))) * 64 + ((tl_chunk7 * 8) % 64)];
                 tl::f16* tl_dst10 = &k[(0 * 64 + ((tl_chunk7 * 8) / 64)) * 72 + ((tl_chunk7 * 8) % 64)];
                 const int tl_valid11 = !(tl::in_bounds(b, B) && tl::in_bounds(h, H) && tl::in_bounds((0 * 64) + ((tl_chunk7 * 8) / 64), S)) ? 0 : max(0, min(8, 64 - ((tl_chunk7 * 8) % 64)));
-                if (tl_valid11 == 8 && (tl_chunk7 * 8) % 64 >= 0 && tl::is_aligned(tl_src9, 16)) {
-                    tl::cp_async_16(tl_dst10, tl_src9);
+                if (tl_valid11 == 8 && (tl_chunk7 * 8) % 64 >= 0 && tl::is_aligned(tl_src9, 4)) {
+                    tl::cp_async_chunk(tl_dst10, tl_src9);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
                 } else {
                     #pragma unroll
                     for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst10[tl_v] = tl::in_bounds(b, B) && tl::in_bounds(h, H) && tl::in_bounds((0 * 64) + ((tl_chunk7 * 8) / 64), S) && tl::in_bounds(((tl_chunk7 * 8) % 64) + tl_v, 64) ? tl_src9[tl_v] : tl::convert<tl::f16>(0.0f);
@@ -105,8 +105,8 @@ __global__ void __launch_bounds__(128) flash_attention_kernel(
                 const tl::f16* tl_src16 = &V[((int64_t(b) * H + h) * S + ((0 * 64) + ((tl_chunk14 * 8) / 64))) * 64 + ((tl_chunk14 * 8) % 64)];
                 tl::f16* tl_dst17 = &v[(0 * 64 + ((tl_chunk14 * 8) / 64)) * 72 + ((tl_chunk14 * 8) % 64)];
                 const int tl_valid18 = !(tl::in_bounds(b, B) && tl::in_bounds(h, H) && tl::in_bounds((0 * 64) + ((tl_chunk14 * 8) / 64), S)) ? 0 : max(0, min(8, 64 - ((tl_chunk14 * 8) % 64)));
-                if (tl_valid18 == 8 && (tl_chunk14 * 8) % 64 >= 0 && tl::is_aligned(tl_src16, 16)) {
-                    tl::cp_async_16(tl_dst17, tl_src16);
+                if (tl_valid18 == 8 && (tl_chunk14 * 8) % 64 >= 0 && tl::is_aligned(tl_src16, 4)) {
+                    tl::cp_async_chunk(tl_dst17, tl_src16);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
                 } else {
                     #pragma unroll
                     for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst17[tl_v] = tl::in_bounds(b, B) && tl::in_bounds(h, H) && tl::in_bounds((0 * 64) + ((tl_chunk14 * 8) / 64), S) && tl::in_bounds(((tl_chunk14 * 8) % 64) + tl_v, 64) ? tl_src16[tl_v] : tl::convert<tl::f16>(0.0f);
@@ -134,8 +134,8 @@ __global__ void __launch_bounds__(128) flash_attention_kernel(
                     const tl::f16* tl_src23 = &K[((int64_t(b) * H + h) * S + (((t + 1) * 64) + ((tl_chunk21 * 8) / 64))) * 64 + ((tl_chunk21 * 8) % 64)];
                     tl::f16* tl_dst24 = &k[(((t + 1) % 2) * 64 + ((tl_chunk21 * 8) / 64)) * 72 + ((tl_chunk21 * 8) % 64)];
                     const int tl_valid25 = !(tl::in_bounds(b, B) && tl::in_bounds(h, H) && tl::in_bounds(((t + 1) * 64) + ((tl_chunk21 * 8) / 64), S)) ? 0 : max(0, min(8, 64 - ((tl_chunk21 * 8) % 64)));
-                    if (tl_valid25 == 8 && (tl_chunk21 * 8) % 64 >= 0 && tl::is_aligned(tl_src23, 16)) {
-                        tl::cp_async_16(tl_dst24, tl_src23);
+                    if (tl_valid25 == 8 && (tl_chunk21 * 8) % 64 >= 0 && tl::is_aligned(tl_src23, 4)) {
+                        tl::cp_async_chunk(tl_dst24, tl_src23);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
                     } else {
                         #pragma unroll
                         for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst24[tl_v] = tl::in_bounds(b, B) && tl::in_bounds(h, H) && tl::in_bounds(((t + 1) * 64) + ((tl_chunk21 * 8) / 64), S) && tl::in_bounds(((tl_chunk21 * 8) % 64) + tl_v, 64) ? tl_src23[tl_v] : tl::convert<tl::f16>(0.0f);
@@ -156,8 +156,8 @@ __global__ void __launch_bounds__(128) flash_attention_kernel(
                     const tl::f16* tl_src30 = &V[((int64_t(b) * H + h) * S + (((t + 1) * 64) + ((tl_chunk28 * 8) / 64))) * 64 + ((tl_chunk28 * 8) % 64)];
                     tl::f16* tl_dst31 = &v[(((t + 1) % 2) * 64 + ((tl_chunk28 * 8) / 64)) * 72 + ((tl_chunk28 * 8) % 64)];
                     const int tl_valid32 = !(tl::in_bounds(b, B) && tl::in_bounds(h, H) && tl::in_bounds(((t + 1) * 64) + ((tl_chunk28 * 8) / 64), S)) ? 0 : max(0, min(8, 64 - ((tl_chunk28 * 8) % 64)));
-                    if (tl_valid32 == 8 && (tl_chunk28 * 8) % 64 >= 0 && tl::is_aligned(tl_src30, 16)) {
-                        tl::cp_async_16(tl_dst31, tl_src30);
+                    if (tl_valid32 == 8 && (tl_chunk28 * 8) % 64 >= 0 && tl::is_aligned(tl_src30, 4)) {
+                        tl::cp_async_chunk(tl_dst31, tl_src30);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
                     } else {
                         #pragma unroll
                         for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst31[tl_v] = tl::in_bounds(b, B) && tl::in_bounds(h, H) && tl::in_bounds(((t + 1) * 64) + ((tl_chunk28 * 8) / 64), S) && tl::in_bounds(((tl_chunk28 * 8) % 64) + tl_v, 64) ? tl_src30[tl_v] : tl::convert<tl::f16>(0.0f);

@@ -109,8 +109,8 @@ __global__ void __launch_bounds__(128) flash_decode_split_kernel_variant0(
                 const tl::f16* tl_src9 = &K[((int64_t(b) * HKV + hkv) * PS + ((k_begin + 0 * 64) + ((tl_chunk7 * 8) / 128))) * 128 + ((tl_chunk7 * 8) % 128)];
                 tl::f16* tl_dst10 = &k[(0 * 64 + ((tl_chunk7 * 8) / 128)) * 136 + ((tl_chunk7 * 8) % 128)];
                 const int tl_valid11 = !(tl::in_bounds(b, NP) && tl::in_bounds(hkv, HKV) && tl::in_bounds((k_begin + 0 * 64) + ((tl_chunk7 * 8) / 128), PS)) ? 0 : max(0, min(8, 128 - ((tl_chunk7 * 8) % 128)));
-                if (tl_valid11 == 8 && (tl_chunk7 * 8) % 128 >= 0 && tl::is_aligned(tl_src9, 16)) {
-                    tl::cp_async_16(tl_dst10, tl_src9);
+                if (tl_valid11 == 8 && (tl_chunk7 * 8) % 128 >= 0 && tl::is_aligned(tl_src9, 4)) {
+                    tl::cp_async_chunk(tl_dst10, tl_src9);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
                 } else {
                     #pragma unroll
                     for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst10[tl_v] = tl::in_bounds(b, NP) && tl::in_bounds(hkv, HKV) && tl::in_bounds((k_begin + 0 * 64) + ((tl_chunk7 * 8) / 128), PS) && tl::in_bounds(((tl_chunk7 * 8) % 128) + tl_v, 128) ? tl_src9[tl_v] : tl::convert<tl::f16>(0.0f);
@@ -131,8 +131,8 @@ __global__ void __launch_bounds__(128) flash_decode_split_kernel_variant0(
                 const tl::f16* tl_src16 = &V[((int64_t(b) * HKV + hkv) * PS + ((k_begin + 0 * 64) + ((tl_chunk14 * 8) / 128))) * 128 + ((tl_chunk14 * 8) % 128)];
                 tl::f16* tl_dst17 = &v[(0 * 64 + ((tl_chunk14 * 8) / 128)) * 136 + ((tl_chunk14 * 8) % 128)];
                 const int tl_valid18 = !(tl::in_bounds(b, NP) && tl::in_bounds(hkv, HKV) && tl::in_bounds((k_begin + 0 * 64) + ((tl_chunk14 * 8) / 128), PS)) ? 0 : max(0, min(8, 128 - ((tl_chunk14 * 8) % 128)));
-                if (tl_valid18 == 8 && (tl_chunk14 * 8) % 128 >= 0 && tl::is_aligned(tl_src16, 16)) {
-                    tl::cp_async_16(tl_dst17, tl_src16);
+                if (tl_valid18 == 8 && (tl_chunk14 * 8) % 128 >= 0 && tl::is_aligned(tl_src16, 4)) {
+                    tl::cp_async_chunk(tl_dst17, tl_src16);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
                 } else {
                     #pragma unroll
                     for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst17[tl_v] = tl::in_bounds(b, NP) && tl::in_bounds(hkv, HKV) && tl::in_bounds((k_begin + 0 * 64) + ((tl_chunk14 * 8) / 128), PS) && tl::in_bounds(((tl_chunk14 * 8) % 128) + tl_v, 128) ? tl_src16[tl_v] : tl::convert<tl::f16>(0.0f);
@@ -160,8 +160,8 @@ __global__ void __launch_bounds__(128) flash_decode_split_kernel_variant0(
                     const tl::f16* tl_src23 = &K[((int64_t(b) * HKV + hkv) * PS + ((k_begin + (t + 1) * 64) + ((tl_chunk21 * 8) / 128))) * 128 + ((tl_chunk21 * 8) % 128)];
                     tl::f16* tl_dst24 = &k[(((t + 1) % 2) * 64 + ((tl_chunk21 * 8) / 128)) * 136 + ((tl_chunk21 * 8) % 128)];
                     const int tl_valid25 = !(tl::in_bounds(b, NP) && tl::in_bounds(hkv, HKV) && tl::in_bounds((k_begin + (t + 1) * 64) + ((tl_chunk21 * 8) / 128), PS)) ? 0 : max(0, min(8, 128 - ((tl_chunk21 * 8) % 128)));
-                    if (tl_valid25 == 8 && (tl_chunk21 * 8) % 128 >= 0 && tl::is_aligned(tl_src23, 16)) {
-                        tl::cp_async_16(tl_dst24, tl_src23);
+                    if (tl_valid25 == 8 && (tl_chunk21 * 8) % 128 >= 0 && tl::is_aligned(tl_src23, 4)) {
+                        tl::cp_async_chunk(tl_dst24, tl_src23);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
                     } else {
                         #pragma unroll
                         for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst24[tl_v] = tl::in_bounds(b, NP) && tl::in_bounds(hkv, HKV) && tl::in_bounds((k_begin + (t + 1) * 64) + ((tl_chunk21 * 8) / 128), PS) && tl::in_bounds(((tl_chunk21 * 8) % 128) + tl_v, 128) ? tl_src23[tl_v] : tl::convert<tl::f16>(0.0f);
@@ -182,8 +182,8 @@ __global__ void __launch_bounds__(128) flash_decode_split_kernel_variant0(
                     const tl::f16* tl_src30 = &V[((int64_t(b) * HKV + hkv) * PS + ((k_begin + (t + 1) * 64) + ((tl_chunk28 * 8) / 128))) * 128 + ((tl_chunk28 * 8) % 128)];
                     tl::f16* tl_dst31 = &v[(((t + 1) % 2) * 64 + ((tl_chunk28 * 8) / 128)) * 136 + ((tl_chunk28 * 8) % 128)];
                     const int tl_valid32 = !(tl::in_bounds(b, NP) && tl::in_bounds(hkv, HKV) && tl::in_bounds((k_begin + (t + 1) * 64) + ((tl_chunk28 * 8) / 128), PS)) ? 0 : max(0, min(8, 128 - ((tl_chunk28 * 8) % 128)));
-                    if (tl_valid32 == 8 && (tl_chunk28 * 8) % 128 >= 0 && tl::is_aligned(tl_src30, 16)) {
-                        tl::cp_async_16(tl_dst31, tl_src30);
+                    if (tl_valid32 == 8 && (tl_chunk28 * 8) % 128 >= 0 && tl::is_aligned(tl_src30, 4)) {
+                        tl::cp_async_chunk(tl_dst31, tl_src30);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
                     } else {
                         #pragma unroll
                         for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst31[tl_v] = tl::in_bounds(b, NP) && tl::in_bounds(hkv, HKV) && tl::in_bounds((k_begin + (t + 1) * 64) + ((tl_chunk28 * 8) / 128), PS) && tl::in_bounds(((tl_chunk28 * 8) % 128) + tl_v, 128) ? tl_src30[tl_v] : tl::convert<tl::f16>(0.0f);
@@ -472,8 +472,8 @@ __global__ void __launch_bounds__(128) flash_decode_split_kernel_variant1(
                 const tl::f16* tl_src9 = &K[((int64_t(b) * HKV + hkv) * PS + ((k_begin + 0 * 64) + ((tl_chunk7 * 8) / 128))) * 128 + ((tl_chunk7 * 8) % 128)];
                 tl::f16* tl_dst10 = &k[(0 * 64 + ((tl_chunk7 * 8) / 128)) * 136 + ((tl_chunk7 * 8) % 128)];
                 const int tl_valid11 = !(tl::in_bounds(b, NP) && tl::in_bounds(hkv, HKV) && tl::in_bounds((k_begin + 0 * 64) + ((tl_chunk7 * 8) / 128), PS)) ? 0 : max(0, min(8, 128 - ((tl_chunk7 * 8) % 128)));
-                if (tl_valid11 == 8 && (tl_chunk7 * 8) % 128 >= 0 && tl::is_aligned(tl_src9, 16)) {
-                    tl::cp_async_16(tl_dst10, tl_src9);
+                if (tl_valid11 == 8 && (tl_chunk7 * 8) % 128 >= 0 && tl::is_aligned(tl_src9, 4)) {
+                    tl::cp_async_chunk(tl_dst10, tl_src9);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
                 } else {
                     #pragma unroll
                     for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst10[tl_v] = tl::in_bounds(b, NP) && tl::in_bounds(hkv, HKV) && tl::in_bounds((k_begin + 0 * 64) + ((tl_chunk7 * 8) / 128), PS) && tl::in_bounds(((tl_chunk7 * 8) % 128) + tl_v, 128) ? tl_src9[tl_v] : tl::convert<tl::f16>(0.0f);
@@ -494,8 +494,8 @@ __global__ void __launch_bounds__(128) flash_decode_split_kernel_variant1(
                 const tl::f16* tl_src16 = &V[((int64_t(b) * HKV + hkv) * PS + ((k_begin + 0 * 64) + ((tl_chunk14 * 8) / 128))) * 128 + ((tl_chunk14 * 8) % 128)];
                 tl::f16* tl_dst17 = &v[(0 * 64 + ((tl_chunk14 * 8) / 128)) * 136 + ((tl_chunk14 * 8) % 128)];
                 const int tl_valid18 = !(tl::in_bounds(b, NP) && tl::in_bounds(hkv, HKV) && tl::in_bounds((k_begin + 0 * 64) + ((tl_chunk14 * 8) / 128), PS)) ? 0 : max(0, min(8, 128 - ((tl_chunk14 * 8) % 128)));
-                if (tl_valid18 == 8 && (tl_chunk14 * 8) % 128 >= 0 && tl::is_aligned(tl_src16, 16)) {
-                    tl::cp_async_16(tl_dst17, tl_src16);
+                if (tl_valid18 == 8 && (tl_chunk14 * 8) % 128 >= 0 && tl::is_aligned(tl_src16, 4)) {
+                    tl::cp_async_chunk(tl_dst17, tl_src16);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
                 } else {
                     #pragma unroll
                     for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst17[tl_v] = tl::in_bounds(b, NP) && tl::in_bounds(hkv, HKV) && tl::in_bounds((k_begin + 0 * 64) + ((tl_chunk14 * 8) / 128), PS) && tl::in_bounds(((tl_chunk14 * 8) % 128) + tl_v, 128) ? tl_src16[tl_v] : tl::convert<tl::f16>(0.0f);
@@ -523,8 +523,8 @@ __global__ void __launch_bounds__(128) flash_decode_split_kernel_variant1(
                     const tl::f16* tl_src23 = &K[((int64_t(b) * HKV + hkv) * PS + ((k_begin + (t + 1) * 64) + ((tl_chunk21 * 8) / 128))) * 128 + ((tl_chunk21 * 8) % 128)];
                     tl::f16* tl_dst24 = &k[(((t + 1) % 2) * 64 + ((tl_chunk21 * 8) / 128)) * 136 + ((tl_chunk21 * 8) % 128)];
                     const int tl_valid25 = !(tl::in_bounds(b, NP) && tl::in_bounds(hkv, HKV) && tl::in_bounds((k_begin + (t + 1) * 64) + ((tl_chunk21 * 8) / 128), PS)) ? 0 : max(0, min(8, 128 - ((tl_chunk21 * 8) % 128)));
-                    if (tl_valid25 == 8 && (tl_chunk21 * 8) % 128 >= 0 && tl::is_aligned(tl_src23, 16)) {
-                        tl::cp_async_16(tl_dst24, tl_src23);
+                    if (tl_valid25 == 8 && (tl_chunk21 * 8) % 128 >= 0 && tl::is_aligned(tl_src23, 4)) {
+                        tl::cp_async_chunk(tl_dst24, tl_src23);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
                     } else {
                         #pragma unroll
                         for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst24[tl_v] = tl::in_bounds(b, NP) && tl::in_bounds(hkv, HKV) && tl::in_bounds((k_begin + (t + 1) * 64) + ((tl_chunk21 * 8) / 128), PS) && tl::in_bounds(((tl_chunk21 * 8) % 128) + tl_v, 128) ? tl_src23[tl_v] : tl::convert<tl::f16>(0.0f);
@@ -545,8 +545,8 @@ __global__ void __launch_bounds__(128) flash_decode_split_kernel_variant1(
                     const tl::f16* tl_src30 = &V[((int64_t(b) * HKV + hkv) * PS + ((k_begin + (t + 1) * 64) + ((tl_chunk28 * 8) / 128))) * 128 + ((tl_chunk28 * 8) % 128)];
                     tl::f16* tl_dst31 = &v[(((t + 1) % 2) * 64 + ((tl_chunk28 * 8) / 128)) * 136 + ((tl_chunk28 * 8) % 128)];
                     const int tl_valid32 = !(tl::in_bounds(b, NP) && tl::in_bounds(hkv, HKV) && tl::in_bounds((k_begin + (t + 1) * 64) + ((tl_chunk28 * 8) / 128), PS)) ? 0 : max(0, min(8, 128 - ((tl_chunk28 * 8) % 128)));
-                    if (tl_valid32 == 8 && (tl_chunk28 * 8) % 128 >= 0 && tl::is_aligned(tl_src30, 16)) {
-                        tl::cp_async_16(tl_dst31, tl_src30);
+                    if (tl_valid32 == 8 && (tl_chunk28 * 8) % 128 >= 0 && tl::is_aligned(tl_src30, 4)) {
+                        tl::cp_async_chunk(tl_dst31, tl_src30);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
                     } else {
                         #pragma unroll
                         for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst31[tl_v] = tl::in_bounds(b, NP) && tl::in_bounds(hkv, HKV) && tl::in_bounds((k_begin + (t + 1) * 64) + ((tl_chunk28 * 8) / 128), PS) && tl::in_bounds(((tl_chunk28 * 8) % 128) + tl_v, 128) ? tl_src30[tl_v] : tl::convert<tl::f16>(0.0f);
@@ -978,8 +978,8 @@ __global__ void __launch_bounds__(128) flash_decode_varlen_flash_decode_split_ke
                 const tl::f16* tl_src9 = &K[((int64_t(b) * HKV + hkv) * PS + ((k_begin + 0 * 64) + ((tl_chunk7 * 8) / 128))) * 128 + ((tl_chunk7 * 8) % 128)];
                 tl::f16* tl_dst10 = &k[(0 * 64 + ((tl_chunk7 * 8) / 128)) * 136 + ((tl_chunk7 * 8) % 128)];
                 const int tl_valid11 = !(tl::in_bounds(b, NP) && tl::in_bounds(hkv, HKV) && tl::in_bounds((k_begin + 0 * 64) + ((tl_chunk7 * 8) / 128), PS)) ? 0 : max(0, min(8, 128 - ((tl_chunk7 * 8) % 128)));
-                if (tl_valid11 == 8 && (tl_chunk7 * 8) % 128 >= 0 && tl::is_aligned(tl_src9, 16)) {
-                    tl::cp_async_16(tl_dst10, tl_src9);
+                if (tl_valid11 == 8 && (tl_chunk7 * 8) % 128 >= 0 && tl::is_aligned(tl_src9, 4)) {
+                    tl::cp_async_chunk(tl_dst10, tl_src9);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
                 } else {
                     #pragma unroll
                     for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst10[tl_v] = tl::in_bounds(b, NP) && tl::in_bounds(hkv, HKV) && tl::in_bounds((k_begin + 0 * 64) + ((tl_chunk7 * 8) / 128), PS) && tl::in_bounds(((tl_chunk7 * 8) % 128) + tl_v, 128) ? tl_src9[tl_v] : tl::convert<tl::f16>(0.0f);
@@ -1000,8 +1000,8 @@ __global__ void __launch_bounds__(128) flash_decode_varlen_flash_decode_split_ke
                 const tl::f16* tl_src16 = &V[((int64_t(b) * HKV + hkv) * PS + ((k_begin + 0 * 64) + ((tl_chunk14 * 8) / 128))) * 128 + ((tl_chunk14 * 8) % 128)];
                 tl::f16* tl_dst17 = &v[(0 * 64 + ((tl_chunk14 * 8) / 128)) * 136 + ((tl_chunk14 * 8) % 128)];
                 const int tl_valid18 = !(tl::in_bounds(b, NP) && tl::in_bounds(hkv, HKV) && tl::in_bounds((k_begin + 0 * 64) + ((tl_chunk14 * 8) / 128), PS)) ? 0 : max(0, min(8, 128 - ((tl_chunk14 * 8) % 128)));
-                if (tl_valid18 == 8 && (tl_chunk14 * 8) % 128 >= 0 && tl::is_aligned(tl_src16, 16)) {
-                    tl::cp_async_16(tl_dst17, tl_src16);
+                if (tl_valid18 == 8 && (tl_chunk14 * 8) % 128 >= 0 && tl::is_aligned(tl_src16, 4)) {
+                    tl::cp_async_chunk(tl_dst17, tl_src16);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
                 } else {
                     #pragma unroll
                     for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst17[tl_v] = tl::in_bounds(b, NP) && tl::in_bounds(hkv, HKV) && tl::in_bounds((k_begin + 0 * 64) + ((tl_chunk14 * 8) / 128), PS) && tl::in_bounds(((tl_chunk14 * 8) % 128) + tl_v, 128) ? tl_src16[tl_v] : tl::convert<tl::f16>(0.0f);
@@ -1029,8 +1029,8 @@ __global__ void __launch_bounds__(128) flash_decode_varlen_flash_decode_split_ke
                     const tl::f16* tl_src23 = &K[((int64_t(b) * HKV + hkv) * PS + ((k_begin + (t + 1) * 64) + ((tl_chunk21 * 8) / 128))) * 128 + ((tl_chunk21 * 8) % 128)];
                     tl::f16* tl_dst24 = &k[(((t + 1) % 2) * 64 + ((tl_chunk21 * 8) / 128)) * 136 + ((tl_chunk21 * 8) % 128)];
                     const int tl_valid25 = !(tl::in_bounds(b, NP) && tl::in_bounds(hkv, HKV) && tl::in_bounds((k_begin + (t + 1) * 64) + ((tl_chunk21 * 8) / 128), PS)) ? 0 : max(0, min(8, 128 - ((tl_chunk21 * 8) % 128)));
-                    if (tl_valid25 == 8 && (tl_chunk21 * 8) % 128 >= 0 && tl::is_aligned(tl_src23, 16)) {
-                        tl::cp_async_16(tl_dst24, tl_src23);
+                    if (tl_valid25 == 8 && (tl_chunk21 * 8) % 128 >= 0 && tl::is_aligned(tl_src23, 4)) {
+                        tl::cp_async_chunk(tl_dst24, tl_src23);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
                     } else {
                         #pragma unroll
                         for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst24[tl_v] = tl::in_bounds(b, NP) && tl::in_bounds(hkv, HKV) && tl::in_bounds((k_begin + (t + 1) * 64) + ((tl_chunk21 * 8) / 128), PS) && tl::in_bounds(((tl_chunk21 * 8) % 128) + tl_v, 128) ? tl_src23[tl_v] : tl::convert<tl::f16>(0.0f);
@@ -1051,8 +1051,8 @@ __global__ void __launch_bounds__(128) flash_decode_varlen_flash_decode_split_ke
                     const tl::f16* tl_src30 = &V[((int64_t(b) * HKV + hkv) * PS + ((k_begin + (t + 1) * 64) + ((tl_chunk28 * 8) / 128))) * 128 + ((tl_chunk28 * 8) % 128)];
                     tl::f16* tl_dst31 = &v[(((t + 1) % 2) * 64 + ((tl_chunk28 * 8) / 128)) * 136 + ((tl_chunk28 * 8) % 128)];
                     const int tl_valid32 = !(tl::in_bounds(b, NP) && tl::in_bounds(hkv, HKV) && tl::in_bounds((k_begin + (t + 1) * 64) + ((tl_chunk28 * 8) / 128), PS)) ? 0 : max(0, min(8, 128 - ((tl_chunk28 * 8) % 128)));
-                    if (tl_valid32 == 8 && (tl_chunk28 * 8) % 128 >= 0 && tl::is_aligned(tl_src30, 16)) {
-                        tl::cp_async_16(tl_dst31, tl_src30);
+                    if (tl_valid32 == 8 && (tl_chunk28 * 8) % 128 >= 0 && tl::is_aligned(tl_src30, 4)) {
+                        tl::cp_async_chunk(tl_dst31, tl_src30);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
                     } else {
                         #pragma unroll
                         for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst31[tl_v] = tl::in_bounds(b, NP) && tl::in_bounds(hkv, HKV) && tl::in_bounds((k_begin + (t + 1) * 64) + ((tl_chunk28 * 8) / 128), PS) && tl::in_bounds(((tl_chunk28 * 8) % 128) + tl_v, 128) ? tl_src30[tl_v] : tl::convert<tl::f16>(0.0f);
@@ -1345,8 +1345,8 @@ __global__ void __launch_bounds__(128) flash_decode_varlen_flash_decode_split_ke
                 const tl::f16* tl_src9 = &K[((int64_t(b) * HKV + hkv) * PS + ((k_begin + 0 * 64) + ((tl_chunk7 * 8) / 128))) * 128 + ((tl_chunk7 * 8) % 128)];
                 tl::f16* tl_dst10 = &k[(0 * 64 + ((tl_chunk7 * 8) / 128)) * 136 + ((tl_chunk7 * 8) % 128)];
                 const int tl_valid11 = !(tl::in_bounds(b, NP) && tl::in_bounds(hkv, HKV) && tl::in_bounds((k_begin + 0 * 64) + ((tl_chunk7 * 8) / 128), PS)) ? 0 : max(0, min(8, 128 - ((tl_chunk7 * 8) % 128)));
-                if (tl_valid11 == 8 && (tl_chunk7 * 8) % 128 >= 0 && tl::is_aligned(tl_src9, 16)) {
-                    tl::cp_async_16(tl_dst10, tl_src9);
+                if (tl_valid11 == 8 && (tl_chunk7 * 8) % 128 >= 0 && tl::is_aligned(tl_src9, 4)) {
+                    tl::cp_async_chunk(tl_dst10, tl_src9);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
                 } else {
                     #pragma unroll
                     for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst10[tl_v] = tl::in_bounds(b, NP) && tl::in_bounds(hkv, HKV) && tl::in_bounds((k_begin + 0 * 64) + ((tl_chunk7 * 8) / 128), PS) && tl::in_bounds(((tl_chunk7 * 8) % 128) + tl_v, 128) ? tl_src9[tl_v] : tl::convert<tl::f16>(0.0f);
@@ -1367,8 +1367,8 @@ __global__ void __launch_bounds__(128) flash_decode_varlen_flash_decode_split_ke
                 const tl::f16* tl_src16 = &V[((int64_t(b) * HKV + hkv) * PS + ((k_begin + 0 * 64) + ((tl_chunk14 * 8) / 128))) * 128 + ((tl_chunk14 * 8) % 128)];
                 tl::f16* tl_dst17 = &v[(0 * 64 + ((tl_chunk14 * 8) / 128)) * 136 + ((tl_chunk14 * 8) % 128)];
                 const int tl_valid18 = !(tl::in_bounds(b, NP) && tl::in_bounds(hkv, HKV) && tl::in_bounds((k_begin + 0 * 64) + ((tl_chunk14 * 8) / 128), PS)) ? 0 : max(0, min(8, 128 - ((tl_chunk14 * 8) % 128)));
-                if (tl_valid18 == 8 && (tl_chunk14 * 8) % 128 >= 0 && tl::is_aligned(tl_src16, 16)) {
-                    tl::cp_async_16(tl_dst17, tl_src16);
+                if (tl_valid18 == 8 && (tl_chunk14 * 8) % 128 >= 0 && tl::is_aligned(tl_src16, 4)) {
+                    tl::cp_async_chunk(tl_dst17, tl_src16);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
                 } else {
                     #pragma unroll
                     for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst17[tl_v] = tl::in_bounds(b, NP) && tl::in_bounds(hkv, HKV) && tl::in_bounds((k_begin + 0 * 64) + ((tl_chunk14 * 8) / 128), PS) && tl::in_bounds(((tl_chunk14 * 8) % 128) + tl_v, 128) ? tl_src16[tl_v] : tl::convert<tl::f16>(0.0f);
@@ -1396,8 +1396,8 @@ __global__ void __launch_bounds__(128) flash_decode_varlen_flash_decode_split_ke
                     const tl::f16* tl_src23 = &K[((int64_t(b) * HKV + hkv) * PS + ((k_begin + (t + 1) * 64) + ((tl_chunk21 * 8) / 128))) * 128 + ((tl_chunk21 * 8) % 128)];
                     tl::f16* tl_dst24 = &k[(((t + 1) % 2) * 64 + ((tl_chunk21 * 8) / 128)) * 136 + ((tl_chunk21 * 8) % 128)];
                     const int tl_valid25 = !(tl::in_bounds(b, NP) && tl::in_bounds(hkv, HKV) && tl::in_bounds((k_begin + (t + 1) * 64) + ((tl_chunk21 * 8) / 128), PS)) ? 0 : max(0, min(8, 128 - ((tl_chunk21 * 8) % 128)));
-                    if (tl_valid25 == 8 && (tl_chunk21 * 8) % 128 >= 0 && tl::is_aligned(tl_src23, 16)) {
-                        tl::cp_async_16(tl_dst24, tl_src23);
+                    if (tl_valid25 == 8 && (tl_chunk21 * 8) % 128 >= 0 && tl::is_aligned(tl_src23, 4)) {
+                        tl::cp_async_chunk(tl_dst24, tl_src23);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
                     } else {
                         #pragma unroll
                         for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst24[tl_v] = tl::in_bounds(b, NP) && tl::in_bounds(hkv, HKV) && tl::in_bounds((k_begin + (t + 1) * 64) + ((tl_chunk21 * 8) / 128), PS) && tl::in_bounds(((tl_chunk21 * 8) % 128) + tl_v, 128) ? tl_src23[tl_v] : tl::convert<tl::f16>(0.0f);
@@ -1418,8 +1418,8 @@ __global__ void __launch_bounds__(128) flash_decode_varlen_flash_decode_split_ke
                     const tl::f16* tl_src30 = &V[((int64_t(b) * HKV + hkv) * PS + ((k_begin + (t + 1) * 64) + ((tl_chunk28 * 8) / 128))) * 128 + ((tl_chunk28 * 8) % 128)];
                     tl::f16* tl_dst31 = &v[(((t + 1) % 2) * 64 + ((tl_chunk28 * 8) / 128)) * 136 + ((tl_chunk28 * 8) % 128)];
                     const int tl_valid32 = !(tl::in_bounds(b, NP) && tl::in_bounds(hkv, HKV) && tl::in_bounds((k_begin + (t + 1) * 64) + ((tl_chunk28 * 8) / 128), PS)) ? 0 : max(0, min(8, 128 - ((tl_chunk28 * 8) % 128)));
-                    if (tl_valid32 == 8 && (tl_chunk28 * 8) % 128 >= 0 && tl::is_aligned(tl_src30, 16)) {
-                        tl::cp_async_16(tl_dst31, tl_src30);
+                    if (tl_valid32 == 8 && (tl_chunk28 * 8) % 128 >= 0 && tl::is_aligned(tl_src30, 4)) {
+                        tl::cp_async_chunk(tl_dst31, tl_src30);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
                     } else {
                         #pragma unroll
                         for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst31[tl_v] = tl::in_bounds(b, NP) && tl::in_bounds(hkv, HKV) && tl::in_bounds((k_begin + (t + 1) * 64) + ((tl_chunk28 * 8) / 128), PS) && tl::in_bounds(((tl_chunk28 * 8) % 128) + tl_v, 128) ? tl_src30[tl_v] : tl::convert<tl::f16>(0.0f);
@@ -1677,8 +1677,8 @@ __global__ void __launch_bounds__(128) flash_decode_paged_flash_decode_split_ker
                 const tl::f16* tl_src9 = &K[((int64_t(tl::gather_index(pages, b * MAXP + (k_begin + 0 * 64) / PS, B * MAXP)) * HKV + hkv) * PS + (((k_begin + 0 * 64) % PS) + ((tl_chunk7 * 8) / 128))) * 128 + ((tl_chunk7 * 8) % 128)];
                 tl::f16* tl_dst10 = &k[(0 * 64 + ((tl_chunk7 * 8) / 128)) * 136 + ((tl_chunk7 * 8) % 128)];
                 const int tl_valid11 = !(tl::in_bounds(tl::gather_index(pages, b * MAXP + (k_begin + 0 * 64) / PS, B * MAXP), NP) && tl::in_bounds(hkv, HKV) && tl::in_bounds(((k_begin + 0 * 64) % PS) + ((tl_chunk7 * 8) / 128), PS)) ? 0 : max(0, min(8, 128 - ((tl_chunk7 * 8) % 128)));
-                if (tl_valid11 == 8 && (tl_chunk7 * 8) % 128 >= 0 && tl::is_aligned(tl_src9, 16)) {
-                    tl::cp_async_16(tl_dst10, tl_src9);
+                if (tl_valid11 == 8 && (tl_chunk7 * 8) % 128 >= 0 && tl::is_aligned(tl_src9, 4)) {
+                    tl::cp_async_chunk(tl_dst10, tl_src9);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
                 } else {
                     #pragma unroll
                     for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst10[tl_v] = tl::in_bounds(tl::gather_index(pages, b * MAXP + (k_begin + 0 * 64) / PS, B * MAXP), NP) && tl::in_bounds(hkv, HKV) && tl::in_bounds(((k_begin + 0 * 64) % PS) + ((tl_chunk7 * 8) / 128), PS) && tl::in_bounds(((tl_chunk7 * 8) % 128) + tl_v, 128) ? tl_src9[tl_v] : tl::convert<tl::f16>(0.0f);
@@ -1699,8 +1699,8 @@ __global__ void __launch_bounds__(128) flash_decode_paged_flash_decode_split_ker
                 const tl::f16* tl_src16 = &V[((int64_t(tl::gather_index(pages, b * MAXP + (k_begin + 0 * 64) / PS, B * MAXP)) * HKV + hkv) * PS + (((k_begin + 0 * 64) % PS) + ((tl_chunk14 * 8) / 128))) * 128 + ((tl_chunk14 * 8) % 128)];
                 tl::f16* tl_dst17 = &v[(0 * 64 + ((tl_chunk14 * 8) / 128)) * 136 + ((tl_chunk14 * 8) % 128)];
                 const int tl_valid18 = !(tl::in_bounds(tl::gather_index(pages, b * MAXP + (k_begin + 0 * 64) / PS, B * MAXP), NP) && tl::in_bounds(hkv, HKV) && tl::in_bounds(((k_begin + 0 * 64) % PS) + ((tl_chunk14 * 8) / 128), PS)) ? 0 : max(0, min(8, 128 - ((tl_chunk14 * 8) % 128)));
-                if (tl_valid18 == 8 && (tl_chunk14 * 8) % 128 >= 0 && tl::is_aligned(tl_src16, 16)) {
-                    tl::cp_async_16(tl_dst17, tl_src16);
+                if (tl_valid18 == 8 && (tl_chunk14 * 8) % 128 >= 0 && tl::is_aligned(tl_src16, 4)) {
+                    tl::cp_async_chunk(tl_dst17, tl_src16);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
                 } else {
                     #pragma unroll
                     for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst17[tl_v] = tl::in_bounds(tl::gather_index(pages, b * MAXP + (k_begin + 0 * 64) / PS, B * MAXP), NP) && tl::in_bounds(hkv, HKV) && tl::in_bounds(((k_begin + 0 * 64) % PS) + ((tl_chunk14 * 8) / 128), PS) && tl::in_bounds(((tl_chunk14 * 8) % 128) + tl_v, 128) ? tl_src16[tl_v] : tl::convert<tl::f16>(0.0f);
@@ -1728,8 +1728,8 @@ __global__ void __launch_bounds__(128) flash_decode_paged_flash_decode_split_ker
                     const tl::f16* tl_src23 = &K[((int64_t(tl::gather_index(pages, b * MAXP + (k_begin + (t + 1) * 64) / PS, B * MAXP)) * HKV + hkv) * PS + (((k_begin + (t + 1) * 64) % PS) + ((tl_chunk21 * 8) / 128))) * 128 + ((tl_chunk21 * 8) % 128)];
                     tl::f16* tl_dst24 = &k[(((t + 1) % 2) * 64 + ((tl_chunk21 * 8) / 128)) * 136 + ((tl_chunk21 * 8) % 128)];
                     const int tl_valid25 = !(tl::in_bounds(tl::gather_index(pages, b * MAXP + (k_begin + (t + 1) * 64) / PS, B * MAXP), NP) && tl::in_bounds(hkv, HKV) && tl::in_bounds(((k_begin + (t + 1) * 64) % PS) + ((tl_chunk21 * 8) / 128), PS)) ? 0 : max(0, min(8, 128 - ((tl_chunk21 * 8) % 128)));
-                    if (tl_valid25 == 8 && (tl_chunk21 * 8) % 128 >= 0 && tl::is_aligned(tl_src23, 16)) {
-                        tl::cp_async_16(tl_dst24, tl_src23);
+                    if (tl_valid25 == 8 && (tl_chunk21 * 8) % 128 >= 0 && tl::is_aligned(tl_src23, 4)) {
+                        tl::cp_async_chunk(tl_dst24, tl_src23);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
                     } else {
                         #pragma unroll
                         for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst24[tl_v] = tl::in_bounds(tl::gather_index(pages, b * MAXP + (k_begin + (t + 1) * 64) / PS, B * MAXP), NP) && tl::in_bounds(hkv, HKV) && tl::in_bounds(((k_begin + (t + 1) * 64) % PS) + ((tl_chunk21 * 8) / 128), PS) && tl::in_bounds(((tl_chunk21 * 8) % 128) + tl_v, 128) ? tl_src23[tl_v] : tl::convert<tl::f16>(0.0f);
@@ -1750,8 +1750,8 @@ __global__ void __launch_bounds__(128) flash_decode_paged_flash_decode_split_ker
                     const tl::f16* tl_src30 = &V[((int64_t(tl::gather_index(pages, b * MAXP + (k_begin + (t + 1) * 64) / PS, B * MAXP)) * HKV + hkv) * PS + (((k_begin + (t + 1) * 64) % PS) + ((tl_chunk28 * 8) / 128))) * 128 + ((tl_chunk28 * 8) % 128)];
                     tl::f16* tl_dst31 = &v[(((t + 1) % 2) * 64 + ((tl_chunk28 * 8) / 128)) * 136 + ((tl_chunk28 * 8) % 128)];
                     const int tl_valid32 = !(tl::in_bounds(tl::gather_index(pages, b * MAXP + (k_begin + (t + 1) * 64) / PS, B * MAXP), NP) && tl::in_bounds(hkv, HKV) && tl::in_bounds(((k_begin + (t + 1) * 64) % PS) + ((tl_chunk28 * 8) / 128), PS)) ? 0 : max(0, min(8, 128 - ((tl_chunk28 * 8) % 128)));
-                    if (tl_valid32 == 8 && (tl_chunk28 * 8) % 128 >= 0 && tl::is_aligned(tl_src30, 16)) {
-                        tl::cp_async_16(tl_dst31, tl_src30);
+                    if (tl_valid32 == 8 && (tl_chunk28 * 8) % 128 >= 0 && tl::is_aligned(tl_src30, 4)) {
+                        tl::cp_async_chunk(tl_dst31, tl_src30);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
                     } else {
                         #pragma unroll
                         for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst31[tl_v] = tl::in_bounds(tl::gather_index(pages, b * MAXP + (k_begin + (t + 1) * 64) / PS, B * MAXP), NP) && tl::in_bounds(hkv, HKV) && tl::in_bounds(((k_begin + (t + 1) * 64) % PS) + ((tl_chunk28 * 8) / 128), PS) && tl::in_bounds(((tl_chunk28 * 8) % 128) + tl_v, 128) ? tl_src30[tl_v] : tl::convert<tl::f16>(0.0f);
@@ -2044,8 +2044,8 @@ __global__ void __launch_bounds__(128) flash_decode_paged_flash_decode_split_ker
                 const tl::f16* tl_src9 = &K[((int64_t(tl::gather_index(pages, b * MAXP + (k_begin + 0 * 64) / PS, B * MAXP)) * HKV + hkv) * PS + (((k_begin + 0 * 64) % PS) + ((tl_chunk7 * 8) / 128))) * 128 + ((tl_chunk7 * 8) % 128)];
                 tl::f16* tl_dst10 = &k[(0 * 64 + ((tl_chunk7 * 8) / 128)) * 136 + ((tl_chunk7 * 8) % 128)];
                 const int tl_valid11 = !(tl::in_bounds(tl::gather_index(pages, b * MAXP + (k_begin + 0 * 64) / PS, B * MAXP), NP) && tl::in_bounds(hkv, HKV) && tl::in_bounds(((k_begin + 0 * 64) % PS) + ((tl_chunk7 * 8) / 128), PS)) ? 0 : max(0, min(8, 128 - ((tl_chunk7 * 8) % 128)));
-                if (tl_valid11 == 8 && (tl_chunk7 * 8) % 128 >= 0 && tl::is_aligned(tl_src9, 16)) {
-                    tl::cp_async_16(tl_dst10, tl_src9);
+                if (tl_valid11 == 8 && (tl_chunk7 * 8) % 128 >= 0 && tl::is_aligned(tl_src9, 4)) {
+                    tl::cp_async_chunk(tl_dst10, tl_src9);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
                 } else {
                     #pragma unroll
                     for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst10[tl_v] = tl::in_bounds(tl::gather_index(pages, b * MAXP + (k_begin + 0 * 64) / PS, B * MAXP), NP) && tl::in_bounds(hkv, HKV) && tl::in_bounds(((k_begin + 0 * 64) % PS) + ((tl_chunk7 * 8) / 128), PS) && tl::in_bounds(((tl_chunk7 * 8) % 128) + tl_v, 128) ? tl_src9[tl_v] : tl::convert<tl::f16>(0.0f);
@@ -2066,8 +2066,8 @@ __global__ void __launch_bounds__(128) flash_decode_paged_flash_decode_split_ker
                 const tl::f16* tl_src16 = &V[((int64_t(tl::gather_index(pages, b * MAXP + (k_begin + 0 * 64) / PS, B * MAXP)) * HKV + hkv) * PS + (((k_begin + 0 * 64) % PS) + ((tl_chunk14 * 8) / 128))) * 128 + ((tl_chunk14 * 8) % 128)];
                 tl::f16* tl_dst17 = &v[(0 * 64 + ((tl_chunk14 * 8) / 128)) * 136 + ((tl_chunk14 * 8) % 128)];
                 const int tl_valid18 = !(tl::in_bounds(tl::gather_index(pages, b * MAXP + (k_begin + 0 * 64) / PS, B * MAXP), NP) && tl::in_bounds(hkv, HKV) && tl::in_bounds(((k_begin + 0 * 64) % PS) + ((tl_chunk14 * 8) / 128), PS)) ? 0 : max(0, min(8, 128 - ((tl_chunk14 * 8) % 128)));
-                if (tl_valid18 == 8 && (tl_chunk14 * 8) % 128 >= 0 && tl::is_aligned(tl_src16, 16)) {
-                    tl::cp_async_16(tl_dst17, tl_src16);
+                if (tl_valid18 == 8 && (tl_chunk14 * 8) % 128 >= 0 && tl::is_aligned(tl_src16, 4)) {
+                    tl::cp_async_chunk(tl_dst17, tl_src16);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
                 } else {
                     #pragma unroll
                     for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst17[tl_v] = tl::in_bounds(tl::gather_index(pages, b * MAXP + (k_begin + 0 * 64) / PS, B * MAXP), NP) && tl::in_bounds(hkv, HKV) && tl::in_bounds(((k_begin + 0 * 64) % PS) + ((tl_chunk14 * 8) / 128), PS) && tl::in_bounds(((tl_chunk14 * 8) % 128) + tl_v, 128) ? tl_src16[tl_v] : tl::convert<tl::f16>(0.0f);
@@ -2095,8 +2095,8 @@ __global__ void __launch_bounds__(128) flash_decode_paged_flash_decode_split_ker
                     const tl::f16* tl_src23 = &K[((int64_t(tl::gather_index(pages, b * MAXP + (k_begin + (t + 1) * 64) / PS, B * MAXP)) * HKV + hkv) * PS + (((k_begin + (t + 1) * 64) % PS) + ((tl_chunk21 * 8) / 128))) * 128 + ((tl_chunk21 * 8) % 128)];
                     tl::f16* tl_dst24 = &k[(((t + 1) % 2) * 64 + ((tl_chunk21 * 8) / 128)) * 136 + ((tl_chunk21 * 8) % 128)];
                     const int tl_valid25 = !(tl::in_bounds(tl::gather_index(pages, b * MAXP + (k_begin + (t + 1) * 64) / PS, B * MAXP), NP) && tl::in_bounds(hkv, HKV) && tl::in_bounds(((k_begin + (t + 1) * 64) % PS) + ((tl_chunk21 * 8) / 128), PS)) ? 0 : max(0, min(8, 128 - ((tl_chunk21 * 8) % 128)));
-                    if (tl_valid25 == 8 && (tl_chunk21 * 8) % 128 >= 0 && tl::is_aligned(tl_src23, 16)) {
-                        tl::cp_async_16(tl_dst24, tl_src23);
+                    if (tl_valid25 == 8 && (tl_chunk21 * 8) % 128 >= 0 && tl::is_aligned(tl_src23, 4)) {
+                        tl::cp_async_chunk(tl_dst24, tl_src23);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
                     } else {
                         #pragma unroll
                         for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst24[tl_v] = tl::in_bounds(tl::gather_index(pages, b * MAXP + (k_begin + (t + 1) * 64) / PS, B * MAXP), NP) && tl::in_bounds(hkv, HKV) && tl::in_bounds(((k_begin + (t + 1) * 64) % PS) + ((tl_chunk21 * 8) / 128), PS) && tl::in_bounds(((tl_chunk21 * 8) % 128) + tl_v, 128) ? tl_src23[tl_v] : tl::convert<tl::f16>(0.0f);
@@ -2117,8 +2117,8 @@ __global__ void __launch_bounds__(128) flash_decode_paged_flash_decode_split_ker
                     const tl::f16* tl_src30 = &V[((int64_t(tl::gather_index(pages, b * MAXP + (k_begin + (t + 1) * 64) / PS, B * MAXP)) * HKV + hkv) * PS + (((k_begin + (t + 1) * 64) % PS) + ((tl_chunk28 * 8) / 128))) * 128 + ((tl_chunk28 * 8) % 128)];
                     tl::f16* tl_dst31 = &v[(((t + 1) % 2) * 64 + ((tl_chunk28 * 8) / 128)) * 136 + ((tl_chunk28 * 8) % 128)];
                     const int tl_valid32 = !(tl::in_bounds(tl::gather_index(pages, b * MAXP + (k_begin + (t + 1) * 64) / PS, B * MAXP), NP) && tl::in_bounds(hkv, HKV) && tl::in_bounds(((k_begin + (t + 1) * 64) % PS) + ((tl_chunk28 * 8) / 128), PS)) ? 0 : max(0, min(8, 128 - ((tl_chunk28 * 8) % 128)));
-                    if (tl_valid32 == 8 && (tl_chunk28 * 8) % 128 >= 0 && tl::is_aligned(tl_src30, 16)) {
-                        tl::cp_async_16(tl_dst31, tl_src30);
+                    if (tl_valid32 == 8 && (tl_chunk28 * 8) % 128 >= 0 && tl::is_aligned(tl_src30, 4)) {
+                        tl::cp_async_chunk(tl_dst31, tl_src30);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
                     } else {
                         #pragma unroll
                         for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst31[tl_v] = tl::in_bounds(tl::gather_index(pages, b * MAXP + (k_begin + (t + 1) * 64) / PS, B * MAXP), NP) && tl::in_bounds(hkv, HKV) && tl::in_bounds(((k_begin + (t + 1) * 64) % PS) + ((tl_chunk28 * 8) / 128), PS) && tl::in_bounds(((tl_chunk28 * 8) % 128) + tl_v, 128) ? tl_src30[tl_v] : tl::convert<tl::f16>(0.0f);

@@ -51,8 +51,8 @@ __global__ void __launch_bounds__(256) gemm_kernel(
                 const tl::f16* tl_src4 = &A[int64_t(row0 + ((tl_chunk2 * 8) / 64)) * K + ((0 * 64) + ((tl_chunk2 * 8) % 64))];
                 tl::f16* tl_dst5 = &a[(0 * 128 + ((tl_chunk2 * 8) / 64)) * 72 + ((tl_chunk2 * 8) % 64)];
                 const int tl_valid6 = !(tl::in_bounds(row0 + ((tl_chunk2 * 8) / 64), M)) ? 0 : max(0, min(8, K - ((0 * 64) + ((tl_chunk2 * 8) % 64))));
-                if (tl_valid6 == 8 && (0 * 64) + ((tl_chunk2 * 8) % 64) >= 0 && tl::is_aligned(tl_src4, 16)) {
-                    tl::cp_async_16(tl_dst5, tl_src4);
+                if (tl_valid6 == 8 && (0 * 64) + ((tl_chunk2 * 8) % 64) >= 0 && tl::is_aligned(tl_src4, 4)) {
+                    tl::cp_async_chunk(tl_dst5, tl_src4);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
                 } else {
                     #pragma unroll
                     for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst5[tl_v] = tl::in_bounds(row0 + ((tl_chunk2 * 8) / 64), M) && tl::in_bounds(((0 * 64) + ((tl_chunk2 * 8) % 64)) + tl_v, K) ? tl_src4[tl_v] : tl::convert<tl::f16>(0.0f);
@@ -73,8 +73,8 @@ __global__ void __launch_bounds__(256) gemm_kernel(
                 const tl::f16* tl_src11 = &B[int64_t((0 * 64) + ((tl_chunk9 * 8) / 128)) * N + (col0 + ((tl_chunk9 * 8) % 128))];
                 tl::f16* tl_dst12 = &b[(0 * 64 + ((tl_chunk9 * 8) / 128)) * 136 + ((tl_chunk9 * 8) % 128)];
                 const int tl_valid13 = !(tl::in_bounds((0 * 64) + ((tl_chunk9 * 8) / 128), K)) ? 0 : max(0, min(8, N - (col0 + ((tl_chunk9 * 8) % 128))));
-                if (tl_valid13 == 8 && col0 + ((tl_chunk9 * 8) % 128) >= 0 && tl::is_aligned(tl_src11, 16)) {
-                    tl::cp_async_16(tl_dst12, tl_src11);
+                if (tl_valid13 == 8 && col0 + ((tl_chunk9 * 8) % 128) >= 0 && tl::is_aligned(tl_src11, 4)) {
+                    tl::cp_async_chunk(tl_dst12, tl_src11);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
                 } else {
                     #pragma unroll
                     for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst12[tl_v] = tl::in_bounds((0 * 64) + ((tl_chunk9 * 8) / 128), K) && tl::in_bounds((col0 + ((tl_chunk9 * 8) % 128)) + tl_v, N) ? tl_src11[tl_v] : tl::convert<tl::f16>(0.0f);
@@ -98,8 +98,8 @@ __global__ void __launch_bounds__(256) gemm_kernel(
                 const tl::f16* tl_src18 = &A[int64_t(row0 + ((tl_chunk16 * 8) / 64)) * K + ((1 * 64) + ((tl_chunk16 * 8) % 64))];
                 tl::f16* tl_dst19 = &a[(1 * 128 + ((tl_chunk16 * 8) / 64)) * 72 + ((tl_chunk16 * 8) % 64)];
                 const int tl_valid20 = !(tl::in_bounds(row0 + ((tl_chunk16 * 8) / 64), M)) ? 0 : max(0, min(8, K - ((1 * 64) + ((tl_chunk16 * 8) % 64))));
-                if (tl_valid20 == 8 && (1 * 64) + ((tl_chunk16 * 8) % 64) >= 0 && tl::is_aligned(tl_src18, 16)) {
-                    tl::cp_async_16(tl_dst19, tl_src18);
+                if (tl_valid20 == 8 && (1 * 64) + ((tl_chunk16 * 8) % 64) >= 0 && tl::is_aligned(tl_src18, 4)) {
+                    tl::cp_async_chunk(tl_dst19, tl_src18);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
                 } else {
                     #pragma unroll
                     for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst19[tl_v] = tl::in_bounds(row0 + ((tl_chunk16 * 8) / 64), M) && tl::in_bounds(((1 * 64) + ((tl_chunk16 * 8) % 64)) + tl_v, K) ? tl_src18[tl_v] : tl::convert<tl::f16>(0.0f);
@@ -120,8 +120,8 @@ __global__ void __launch_bounds__(256) gemm_kernel(
                 const tl::f16* tl_src25 = &B[int64_t((1 * 64) + ((tl_chunk23 * 8) / 128)) * N + (col0 + ((tl_chunk23 * 8) % 128))];
                 tl::f16* tl_dst26 = &b[(1 * 64 + ((tl_chunk23 * 8) / 128)) * 136 + ((tl_chunk23 * 8) % 128)];
                 const int tl_valid27 = !(tl::in_bounds((1 * 64) + ((tl_chunk23 * 8) / 128), K)) ? 0 : max(0, min(8, N - (col0 + ((tl_chunk23 * 8) % 128))));
-                if (tl_valid27 == 8 && col0 + ((tl_chunk23 * 8) % 128) >= 0 && tl::is_aligned(tl_src25, 16)) {
-                    tl::cp_async_16(tl_dst26, tl_src25);
+                if (tl_valid27 == 8 && col0 + ((tl_chunk23 * 8) % 128) >= 0 && tl::is_aligned(tl_src25, 4)) {
+                    tl::cp_async_chunk(tl_dst26, tl_src25);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
                 } else {
                     #pragma unroll
                     for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst26[tl_v] = tl::in_bounds((1 * 64) + ((tl_chunk23 * 8) / 128), K) && tl::in_bounds((col0 + ((tl_chunk23 * 8) % 128)) + tl_v, N) ? tl_src25[tl_v] : tl::convert<tl::f16>(0.0f);
@@ -149,8 +149,8 @@ __global__ void __launch_bounds__(256) gemm_kernel(
                     const tl::f16* tl_src32 = &A[int64_t(row0 + ((tl_chunk30 * 8) / 64)) * K + (((k + 2) * 64) + ((tl_chunk30 * 8) % 64))];
                     tl::f16* tl_dst33 = &a[(((k + 2) % 3) * 128 + ((tl_chunk30 * 8) / 64)) * 72 + ((tl_chunk30 * 8) % 64)];
                     const int tl_valid34 = !(tl::in_bounds(row0 + ((tl_chunk30 * 8) / 64), M)) ? 0 : max(0, min(8, K - (((k + 2) * 64) + ((tl_chunk30 * 8) % 64))));
-                    if (tl_valid34 == 8 && ((k + 2) * 64) + ((tl_chunk30 * 8) % 64) >= 0 && tl::is_aligned(tl_src32, 16)) {
-                        tl::cp_async_16(tl_dst33, tl_src32);
+                    if (tl_valid34 == 8 && ((k + 2) * 64) + ((tl_chunk30 * 8) % 64) >= 0 && tl::is_aligned(tl_src32, 4)) {
+                        tl::cp_async_chunk(tl_dst33, tl_src32);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
                     } else {
                         #pragma unroll
                         for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst33[tl_v] = tl::in_bounds(row0 + ((tl_chunk30 * 8) / 64), M) && tl::in_bounds((((k + 2) * 64) + ((tl_chunk30 * 8) % 64)) + tl_v, K) ? tl_src32[tl_v] : tl::convert<tl::f16>(0.0f);
@@ -171,8 +171,8 @@ __global__ void __launch_bounds__(256) gemm_kernel(
                     const tl::f16* tl_src39 = &B[int64_t(((k + 2) * 64) + ((tl_chunk37 * 8) / 128)) * N + (col0 + ((tl_chunk37 * 8) % 128))];
                     tl::f16* tl_dst40 = &b[(((k + 2) % 3) * 64 + ((tl_chunk37 * 8) / 128)) * 136 + ((tl_chunk37 * 8) % 128)];
                     const int tl_valid41 = !(tl::in_bounds(((k + 2) * 64) + ((tl_chunk37 * 8) / 128), K)) ? 0 : max(0, min(8, N - (col0 + ((tl_chunk37 * 8) % 128))));
-                    if (tl_valid41 == 8 && col0 + ((tl_chunk37 * 8) % 128) >= 0 && tl::is_aligned(tl_src39, 16)) {
-                        tl::cp_async_16(tl_dst40, tl_src39);
+                    if (tl_valid41 == 8 && col0 + ((tl_chunk37 * 8) % 128) >= 0 && tl::is_aligned(tl_src39, 4)) {
+                        tl::cp_async_chunk(tl_dst40, tl_src39);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
                     } else {
                         #pragma unroll
                         for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst40[tl_v] = tl::in_bounds(((k + 2) * 64) + ((tl_chunk37 * 8) / 128), K) && tl::in_bounds((col0 + ((tl_chunk37 * 8) % 128)) + tl_v, N) ? tl_src39[tl_v] : tl::convert<tl::f16>(0.0f);
@@ -369,8 +369,8 @@ __global__ void __launch_bounds__(256) gemm_nt_kernel(
                 const tl::f16* tl_src4 = &A[int64_t(row0 + ((tl_chunk2 * 8) / 64)) * K + ((0 * 64) + ((tl_chunk2 * 8) % 64))];
                 tl::f16* tl_dst5 = &a[(0 * 128 + ((tl_chunk2 * 8) / 64)) * 72 + ((tl_chunk2 * 8) % 64)];
                 const int tl_valid6 = !(tl::in_bounds(row0 + ((tl_chunk2 * 8) / 64), M)) ? 0 : max(0, min(8, K - ((0 * 64) + ((tl_chunk2 * 8) % 64))));
-                if (tl_valid6 == 8 && (0 * 64) + ((tl_chunk2 * 8) % 64) >= 0 && tl::is_aligned(tl_src4, 16)) {
-                    tl::cp_async_16(tl_dst5, tl_src4);
+                if (tl_valid6 == 8 && (0 * 64) + ((tl_chunk2 * 8) % 64) >= 0 && tl::is_aligned(tl_src4, 4)) {
+                    tl::cp_async_chunk(tl_dst5, tl_src4);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
                 } else {
                     #pragma unroll
                     for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst5[tl_v] = tl::in_bounds(row0 + ((tl_chunk2 * 8) / 64), M) && tl::in_bounds(((0 * 64) + ((tl_chunk2 * 8) % 64)) + tl_v, K) ? tl_src4[tl_v] : tl::convert<tl::f16>(0.0f);
@@ -391,8 +391,8 @@ __global__ void __launch_bounds__(256) gemm_nt_kernel(
                 const tl::f16* tl_src11 = &B[int64_t(col0 + ((tl_chunk9 * 8) / 64)) * K + ((0 * 64) + ((tl_chunk9 * 8) % 64))];
                 tl::f16* tl_dst12 = &b[(0 * 128 + ((tl_chunk9 * 8) / 64)) * 72 + ((tl_chunk9 * 8) % 64)];
                 const int tl_valid13 = !(tl::in_bounds(col0 + ((tl_chunk9 * 8) / 64), N)) ? 0 : max(0, min(8, K - ((0 * 64) + ((tl_chunk9 * 8) % 64))));
-                if (tl_valid13 == 8 && (0 * 64) + ((tl_chunk9 * 8) % 64) >= 0 && tl::is_aligned(tl_src11, 16)) {
-                    tl::cp_async_16(tl_dst12, tl_src11);
+                if (tl_valid13 == 8 && (0 * 64) + ((tl_chunk9 * 8) % 64) >= 0 && tl::is_aligned(tl_src11, 4)) {
+                    tl::cp_async_chunk(tl_dst12, tl_src11);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
                 } else {
                     #pragma unroll
                     for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst12[tl_v] = tl::in_bounds(col0 + ((tl_chunk9 * 8) / 64), N) && tl::in_bounds(((0 * 64) + ((tl_chunk9 * 8) % 64)) + tl_v, K) ? tl_src11[tl_v] : tl::convert<tl::f16>(0.0f);
@@ -416,8 +416,8 @@ __global__ void __launch_bounds__(256) gemm_nt_kernel(
                 const tl::f16* tl_src18 = &A[int64_t(row0 + ((tl_chunk16 * 8) / 64)) * K + ((1 * 64) + ((tl_chunk16 * 8) % 64))];
                 tl::f16* tl_dst19 = &a[(1 * 128 + ((tl_chunk16 * 8) / 64)) * 72 + ((tl_chunk16 * 8) % 64)];
                 const int tl_valid20 = !(tl::in_bounds(row0 + ((tl_chunk16 * 8) / 64), M)) ? 0 : max(0, min(8, K - ((1 * 64) + ((tl_chunk16 * 8) % 64))));
-                if (tl_valid20 == 8 && (1 * 64) + ((tl_chunk16 * 8) % 64) >= 0 && tl::is_aligned(tl_src18, 16)) {
-                    tl::cp_async_16(tl_dst19, tl_src18);
+                if (tl_valid20 == 8 && (1 * 64) + ((tl_chunk16 * 8) % 64) >= 0 && tl::is_aligned(tl_src18, 4)) {
+                    tl::cp_async_chunk(tl_dst19, tl_src18);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
                 } else {
                     #pragma unroll
                     for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst19[tl_v] = tl::in_bounds(row0 + ((tl_chunk16 * 8) / 64), M) && tl::in_bounds(((1 * 64) + ((tl_chunk16 * 8) % 64)) + tl_v, K) ? tl_src18[tl_v] : tl::convert<tl::f16>(0.0f);
@@ -438,8 +438,8 @@ __global__ void __launch_bounds__(256) gemm_nt_kernel(
                 const tl::f16* tl_src25 = &B[int64_t(col0 + ((tl_chunk23 * 8) / 64)) * K + ((1 * 64) + ((tl_chunk23 * 8) % 64))];
                 tl::f16* tl_dst26 = &b[(1 * 128 + ((tl_chunk23 * 8) / 64)) * 72 + ((tl_chunk23 * 8) % 64)];
                 const int tl_valid27 = !(tl::in_bounds(col0 + ((tl_chunk23 * 8) / 64), N)) ? 0 : max(0, min(8, K - ((1 * 64) + ((tl_chunk23 * 8) % 64))));
-                if (tl_valid27 == 8 && (1 * 64) + ((tl_chunk23 * 8) % 64) >= 0 && tl::is_aligned(tl_src25, 16)) {
-                    tl::cp_async_16(tl_dst26, tl_src25);
+                if (tl_valid27 == 8 && (1 * 64) + ((tl_chunk23 * 8) % 64) >= 0 && tl::is_aligned(tl_src25, 4)) {
+                    tl::cp_async_chunk(tl_dst26, tl_src25);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
                 } else {
                     #pragma unroll
                     for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst26[tl_v] = tl::in_bounds(col0 + ((tl_chunk23 * 8) / 64), N) && tl::in_bounds(((1 * 64) + ((tl_chunk23 * 8) % 64)) + tl_v, K) ? tl_src25[tl_v] : tl::convert<tl::f16>(0.0f);
@@ -467,8 +467,8 @@ __global__ void __launch_bounds__(256) gemm_nt_kernel(
                     const tl::f16* tl_src32 = &A[int64_t(row0 + ((tl_chunk30 * 8) / 64)) * K + (((k + 2) * 64) + ((tl_chunk30 * 8) % 64))];
                     tl::f16* tl_dst33 = &a[(((k + 2) % 3) * 128 + ((tl_chunk30 * 8) / 64)) * 72 + ((tl_chunk30 * 8) % 64)];
                     const int tl_valid34 = !(tl::in_bounds(row0 + ((tl_chunk30 * 8) / 64), M)) ? 0 : max(0, min(8, K - (((k + 2) * 64) + ((tl_chunk30 * 8) % 64))));
-                    if (tl_valid34 == 8 && ((k + 2) * 64) + ((tl_chunk30 * 8) % 64) >= 0 && tl::is_aligned(tl_src32, 16)) {
-                        tl::cp_async_16(tl_dst33, tl_src32);
+                    if (tl_valid34 == 8 && ((k + 2) * 64) + ((tl_chunk30 * 8) % 64) >= 0 && tl::is_aligned(tl_src32, 4)) {
+                        tl::cp_async_chunk(tl_dst33, tl_src32);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
                     } else {
                         #pragma unroll
                         for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst33[tl_v] = tl::in_bounds(row0 + ((tl_chunk30 * 8) / 64), M) && tl::in_bounds((((k + 2) * 64) + ((tl_chunk30 * 8) % 64)) + tl_v, K) ? tl_src32[tl_v] : tl::convert<tl::f16>(0.0f);
@@ -489,8 +489,8 @@ __global__ void __launch_bounds__(256) gemm_nt_kernel(
                     const tl::f16* tl_src39 = &B[int64_t(col0 + ((tl_chunk37 * 8) / 64)) * K + (((k + 2) * 64) + ((tl_chunk37 * 8) % 64))];
                     tl::f16* tl_dst40 = &b[(((k + 2) % 3) * 128 + ((tl_chunk37 * 8) / 64)) * 72 + ((tl_chunk37 * 8) % 64)];
                     const int tl_valid41 = !(tl::in_bounds(col0 + ((tl_chunk37 * 8) / 64), N)) ? 0 : max(0, min(8, K - (((k + 2) * 64) + ((tl_chunk37 * 8) % 64))));
-                    if (tl_valid41 == 8 && ((k + 2) * 64) + ((tl_chunk37 * 8) % 64) >= 0 && tl::is_aligned(tl_src39, 16)) {
-                        tl::cp_async_16(tl_dst40, tl_src39);
+                    if (tl_valid41 == 8 && ((k + 2) * 64) + ((tl_chunk37 * 8) % 64) >= 0 && tl::is_aligned(tl_src39, 4)) {
+                        tl::cp_async_chunk(tl_dst40, tl_src39);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
                     } else {
                         #pragma unroll
                         for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst40[tl_v] = tl::in_bounds(col0 + ((tl_chunk37 * 8) / 64), N) && tl::in_bounds((((k + 2) * 64) + ((tl_chunk37 * 8) % 64)) + tl_v, K) ? tl_src39[tl_v] : tl::convert<tl::f16>(0.0f);
@@ -686,8 +686,8 @@ __global__ void __launch_bounds__(256) gemm_scaled_kernel(
                 const tl::f16* tl_src4 = &A[int64_t(row0 + ((tl_chunk2 * 8) / 64)) * K + ((0 * 64) + ((tl_chunk2 * 8) % 64))];
                 tl::f16* tl_dst5 = &a[(0 * 128 + ((tl_chunk2 * 8) / 64)) * 72 + ((tl_chunk2 * 8) % 64)];
                 const int tl_valid6 = !(tl::in_bounds(row0 + ((tl_chunk2 * 8) / 64), M)) ? 0 : max(0, min(8, K - ((0 * 64) + ((tl_chunk2 * 8) % 64))));
-                if (tl_valid6 == 8 && (0 * 64) + ((tl_chunk2 * 8) % 64) >= 0 && tl::is_aligned(tl_src4, 16)) {
-                    tl::cp_async_16(tl_dst5, tl_src4);
+                if (tl_valid6 == 8 && (0 * 64) + ((tl_chunk2 * 8) % 64) >= 0 && tl::is_aligned(tl_src4, 4)) {
+                    tl::cp_async_chunk(tl_dst5, tl_src4);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
                 } else {
                     #pragma unroll
                     for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst5[tl_v] = tl::in_bounds(row0 + ((tl_chunk2 * 8) / 64), M) && tl::in_bounds(((0 * 64) + ((tl_chunk2 * 8) % 64)) + tl_v, K) ? tl_src4[tl_v] : tl::convert<tl::f16>(0.0f);
@@ -708,8 +708,8 @@ __global__ void __launch_bounds__(256) gemm_scaled_kernel(
                 const tl::f16* tl_src11 = &B[int64_t((0 * 64) + ((tl_chunk9 * 8) / 128)) * N + (col0 + ((tl_chunk9 * 8) % 128))];
                 tl::f16* tl_dst12 = &b[(0 * 64 + ((tl_chunk9 * 8) / 128)) * 136 + ((tl_chunk9 * 8) % 128)];
                 const int tl_valid13 = !(tl::in_bounds((0 * 64) + ((tl_chunk9 * 8) / 128), K)) ? 0 : max(0, min(8, N - (col0 + ((tl_chunk9 * 8) % 128))));
-                if (tl_valid13 == 8 && col0 + ((tl_chunk9 * 8) % 128) >= 0 && tl::is_aligned(tl_src11, 16)) {
-                    tl::cp_async_16(tl_dst12, tl_src11);
+                if (tl_valid13 == 8 && col0 + ((tl_chunk9 * 8) % 128) >= 0 && tl::is_aligned(tl_src11, 4)) {
+                    tl::cp_async_chunk(tl_dst12, tl_src11);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
                 } else {
                     #pragma unroll
                     for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst12[tl_v] = tl::in_bounds((0 * 64) + ((tl_chunk9 * 8) / 128), K) && tl::in_bounds((col0 + ((tl_chunk9 * 8) % 128)) + tl_v, N) ? tl_src11[tl_v] : tl::convert<tl::f16>(0.0f);
@@ -733,8 +733,8 @@ __global__ void __launch_bounds__(256) gemm_scaled_kernel(
                 const tl::f16* tl_src18 = &A[int64_t(row0 + ((tl_chunk16 * 8) / 64)) * K + ((1 * 64) + ((tl_chunk16 * 8) % 64))];
                 tl::f16* tl_dst19 = &a[(1 * 128 + ((tl_chunk16 * 8) / 64)) * 72 + ((tl_chunk16 * 8) % 64)];
                 const int tl_valid20 = !(tl::in_bounds(row0 + ((tl_chunk16 * 8) / 64), M)) ? 0 : max(0, min(8, K - ((1 * 64) + ((tl_chunk16 * 8) % 64))));
-                if (tl_valid20 == 8 && (1 * 64) + ((tl_chunk16 * 8) % 64) >= 0 && tl::is_aligned(tl_src18, 16)) {
-                    tl::cp_async_16(tl_dst19, tl_src18);
+                if (tl_valid20 == 8 && (1 * 64) + ((tl_chunk16 * 8) % 64) >= 0 && tl::is_aligned(tl_src18, 4)) {
+                    tl::cp_async_chunk(tl_dst19, tl_src18);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
                 } else {
                     #pragma unroll
                     for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst19[tl_v] = tl::in_bounds(row0 + ((tl_chunk16 * 8) / 64), M) && tl::in_bounds(((1 * 64) + ((tl_chunk16 * 8) % 64)) + tl_v, K) ? tl_src18[tl_v] : tl::convert<tl::f16>(0.0f);
@@ -755,8 +755,8 @@ __global__ void __launch_bounds__(256) gemm_scaled_kernel(
                 const tl::f16* tl_src25 = &B[int64_t((1 * 64) + ((tl_chunk23 * 8) / 128)) * N + (col0 + ((tl_chunk23 * 8) % 128))];
                 tl::f16* tl_dst26 = &b[(1 * 64 + ((tl_chunk23 * 8) / 128)) * 136 + ((tl_chunk23 * 8) % 128)];
                 const int tl_valid27 = !(tl::in_bounds((1 * 64) + ((tl_chunk23 * 8) / 128), K)) ? 0 : max(0, min(8, N - (col0 + ((tl_chunk23 * 8) % 128))));
-                if (tl_valid27 == 8 && col0 + ((tl_chunk23 * 8) % 128) >= 0 && tl::is_aligned(tl_src25, 16)) {
-                    tl::cp_async_16(tl_dst26, tl_src25);
+                if (tl_valid27 == 8 && col0 + ((tl_chunk23 * 8) % 128) >= 0 && tl::is_aligned(tl_src25, 4)) {
+                    tl::cp_async_chunk(tl_dst26, tl_src25);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
                 } else {
                     #pragma unroll
                     for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst26[tl_v] = tl::in_bounds((1 * 64) + ((tl_chunk23 * 8) / 128), K) && tl::in_bounds((col0 + ((tl_chunk23 * 8) % 128)) + tl_v, N) ? tl_src25[tl_v] : tl::convert<tl::f16>(0.0f);
@@ -784,8 +784,8 @@ __global__ void __launch_bounds__(256) gemm_scaled_kernel(
                     const tl::f16* tl_src32 = &A[int64_t(row0 + ((tl_chunk30 * 8) / 64)) * K + (((k + 2) * 64) + ((tl_chunk30 * 8) % 64))];
                     tl::f16* tl_dst33 = &a[(((k + 2) % 3) * 128 + ((tl_chunk30 * 8) / 64)) * 72 + ((tl_chunk30 * 8) % 64)];
                     const int tl_valid34 = !(tl::in_bounds(row0 + ((tl_chunk30 * 8) / 64), M)) ? 0 : max(0, min(8, K - (((k + 2) * 64) + ((tl_chunk30 * 8) % 64))));
-                    if (tl_valid34 == 8 && ((k + 2) * 64) + ((tl_chunk30 * 8) % 64) >= 0 && tl::is_aligned(tl_src32, 16)) {
-                        tl::cp_async_16(tl_dst33, tl_src32);
+                    if (tl_valid34 == 8 && ((k + 2) * 64) + ((tl_chunk30 * 8) % 64) >= 0 && tl::is_aligned(tl_src32, 4)) {
+                        tl::cp_async_chunk(tl_dst33, tl_src32);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
                     } else {
                         #pragma unroll
                         for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst33[tl_v] = tl::in_bounds(row0 + ((tl_chunk30 * 8) / 64), M) && tl::in_bounds((((k + 2) * 64) + ((tl_chunk30 * 8) % 64)) + tl_v, K) ? tl_src32[tl_v] : tl::convert<tl::f16>(0.0f);
@@ -806,8 +806,8 @@ __global__ void __launch_bounds__(256) gemm_scaled_kernel(
                     const tl::f16* tl_src39 = &B[int64_t(((k + 2) * 64) + ((tl_chunk37 * 8) / 128)) * N + (col0 + ((tl_chunk37 * 8) % 128))];
                     tl::f16* tl_dst40 = &b[(((k + 2) % 3) * 64 + ((tl_chunk37 * 8) / 128)) * 136 + ((tl_chunk37 * 8) % 128)];
                     const int tl_valid41 = !(tl::in_bounds(((k + 2) * 64) + ((tl_chunk37 * 8) / 128), K)) ? 0 : max(0, min(8, N - (col0 + ((tl_chunk37 * 8) % 128))));
-                    if (tl_valid41 == 8 && col0 + ((tl_chunk37 * 8) % 128) >= 0 && tl::is_aligned(tl_src39, 16)) {
-                        tl::cp_async_16(tl_dst40, tl_src39);
+                    if (tl_valid41 == 8 && col0 + ((tl_chunk37 * 8) % 128) >= 0 && tl::is_aligned(tl_src39, 4)) {
+                        tl::cp_async_chunk(tl_dst40, tl_src39);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
                     } else {
                         #pragma unroll
                         for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst40[tl_v] = tl::in_bounds(((k + 2) * 64) + ((tl_chunk37 * 8) / 128), K) && tl::in_bounds((col0 + ((tl_chunk37 * 8) % 128)) + tl_v, N) ? tl_src39[tl_v] : tl::convert<tl::f16>(0.0f);
@@ -1034,8 +1034,8 @@ __global__ void __launch_bounds__(256) gemm_bias_kernel(
                 const tl::f16* tl_src4 = &A[int64_t(row0 + ((tl_chunk2 * 8) / 64)) * K + ((0 * 64) + ((tl_chunk2 * 8) % 64))];
                 tl::f16* tl_dst5 = &a[(0 * 128 + ((tl_chunk2 * 8) / 64)) * 72 + ((tl_chunk2 * 8) % 64)];
                 const int tl_valid6 = !(tl::in_bounds(row0 + ((tl_chunk2 * 8) / 64), M)) ? 0 : max(0, min(8, K - ((0 * 64) + ((tl_chunk2 * 8) % 64))));
-                if (tl_valid6 == 8 && (0 * 64) + ((tl_chunk2 * 8) % 64) >= 0 && tl::is_aligned(tl_src4, 16)) {
-                    tl::cp_async_16(tl_dst5, tl_src4);
+                if (tl_valid6 == 8 && (0 * 64) + ((tl_chunk2 * 8) % 64) >= 0 && tl::is_aligned(tl_src4, 4)) {
+                    tl::cp_async_chunk(tl_dst5, tl_src4);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
                 } else {
                     #pragma unroll
                     for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst5[tl_v] = tl::in_bounds(row0 + ((tl_chunk2 * 8) / 64), M) && tl::in_bounds(((0 * 64) + ((tl_chunk2 * 8) % 64)) + tl_v, K) ? tl_src4[tl_v] : tl::convert<tl::f16>(0.0f);
@@ -1056,8 +1056,8 @@ __global__ void __launch_bounds__(256) gemm_bias_kernel(
                 const tl::f16* tl_src11 = &B[int64_t((0 * 64) + ((tl_chunk9 * 8) / 128)) * N + (col0 + ((tl_chunk9 * 8) % 128))];
                 tl::f16* tl_dst12 = &b[(0 * 64 + ((tl_chunk9 * 8) / 128)) * 136 + ((tl_chunk9 * 8) % 128)];
                 const int tl_valid13 = !(tl::in_bounds((0 * 64) + ((tl_chunk9 * 8) / 128), K)) ? 0 : max(0, min(8, N - (col0 + ((tl_chunk9 * 8) % 128))));
-                if (tl_valid13 == 8 && col0 + ((tl_chunk9 * 8) % 128) >= 0 && tl::is_aligned(tl_src11, 16)) {
-                    tl::cp_async_16(tl_dst12, tl_src11);
+                if (tl_valid13 == 8 && col0 + ((tl_chunk9 * 8) % 128) >= 0 && tl::is_aligned(tl_src11, 4)) {
+                    tl::cp_async_chunk(tl_dst12, tl_src11);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
                 } else {
                     #pragma unroll
                     for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst12[tl_v] = tl::in_bounds((0 * 64) + ((tl_chunk9 * 8) / 128), K) && tl::in_bounds((col0 + ((tl_chunk9 * 8) % 128)) + tl_v, N) ? tl_src11[tl_v] : tl::convert<tl::f16>(0.0f);
@@ -1081,8 +1081,8 @@ __global__ void __launch_bounds__(256) gemm_bias_kernel(
                 const tl::f16* tl_src18 = &A[int64_t(row0 + ((tl_chunk16 * 8) / 64)) * K + ((1 * 64) + ((tl_chunk16 * 8) % 64))];
                 tl::f16* tl_dst19 = &a[(1 * 128 + ((tl_chunk16 * 8) / 64)) * 72 + ((tl_chunk16 * 8) % 64)];
                 const int tl_valid20 = !(tl::in_bounds(row0 + ((tl_chunk16 * 8) / 64), M)) ? 0 : max(0, min(8, K - ((1 * 64) + ((tl_chunk16 * 8) % 64))));
-                if (tl_valid20 == 8 && (1 * 64) + ((tl_chunk16 * 8) % 64) >= 0 && tl::is_aligned(tl_src18, 16)) {
-                    tl::cp_async_16(tl_dst19, tl_src18);
+                if (tl_valid20 == 8 && (1 * 64) + ((tl_chunk16 * 8) % 64) >= 0 && tl::is_aligned(tl_src18, 4)) {
+                    tl::cp_async_chunk(tl_dst19, tl_src18);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
                 } else {
                     #pragma unroll
                     for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst19[tl_v] = tl::in_bounds(row0 + ((tl_chunk16 * 8) / 64), M) && tl::in_bounds(((1 * 64) + ((tl_chunk16 * 8) % 64)) + tl_v, K) ? tl_src18[tl_v] : tl::convert<tl::f16>(0.0f);
@@ -1103,8 +1103,8 @@ __global__ void __launch_bounds__(256) gemm_bias_kernel(
                 const tl::f16* tl_src25 = &B[int64_t((1 * 64) + ((tl_chunk23 * 8) / 128)) * N + (col0 + ((tl_chunk23 * 8) % 128))];
                 tl::f16* tl_dst26 = &b[(1 * 64 + ((tl_chunk23 * 8) / 128)) * 136 + ((tl_chunk23 * 8) % 128)];
                 const int tl_valid27 = !(tl::in_bounds((1 * 64) + ((tl_chunk23 * 8) / 128), K)) ? 0 : max(0, min(8, N - (col0 + ((tl_chunk23 * 8) % 128))));
-                if (tl_valid27 == 8 && col0 + ((tl_chunk23 * 8) % 128) >= 0 && tl::is_aligned(tl_src25, 16)) {
-                    tl::cp_async_16(tl_dst26, tl_src25);
+                if (tl_valid27 == 8 && col0 + ((tl_chunk23 * 8) % 128) >= 0 && tl::is_aligned(tl_src25, 4)) {
+                    tl::cp_async_chunk(tl_dst26, tl_src25);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
                 } else {
                     #pragma unroll
                     for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst26[tl_v] = tl::in_bounds((1 * 64) + ((tl_chunk23 * 8) / 128), K) && tl::in_bounds((col0 + ((tl_chunk23 * 8) % 128)) + tl_v, N) ? tl_src25[tl_v] : tl::convert<tl::f16>(0.0f);
@@ -1132,8 +1132,8 @@ __global__ void __launch_bounds__(256) gemm_bias_kernel(
                     const tl::f16* tl_src32 = &A[int64_t(row0 + ((tl_chunk30 * 8) / 64)) * K + (((k + 2) * 64) + ((tl_chunk30 * 8) % 64))];
                     tl::f16* tl_dst33 = &a[(((k + 2) % 3) * 128 + ((tl_chunk30 * 8) / 64)) * 72 + ((tl_chunk30 * 8) % 64)];
                     const int tl_valid34 = !(tl::in_bounds(row0 + ((tl_chunk30 * 8) / 64), M)) ? 0 : max(0, min(8, K - (((k + 2) * 64) + ((tl_chunk30 * 8) % 64))));
-                    if (tl_valid34 == 8 && ((k + 2) * 64) + ((tl_chunk30 * 8) % 64) >= 0 && tl::is_aligned(tl_src32, 16)) {
-                        tl::cp_async_16(tl_dst33, tl_src32);
+                    if (tl_valid34 == 8 && ((k + 2) * 64) + ((tl_chunk30 * 8) % 64) >= 0 && tl::is_aligned(tl_src32, 4)) {
+                        tl::cp_async_chunk(tl_dst33, tl_src32);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
                     } else {
                         #pragma unroll
                         for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst33[tl_v] = tl::in_bounds(row0 + ((tl_chunk30 * 8) / 64), M) && tl::in_bounds((((k + 2) * 64) + ((tl_chunk30 * 8) % 64)) + tl_v, K) ? tl_src32[tl_v] : tl::convert<tl::f16>(0.0f);
@@ -1154,8 +1154,8 @@ __global__ void __launch_bounds__(256) gemm_bias_kernel(
                     const tl::f16* tl_src39 = &B[int64_t(((k + 2) * 64) + ((tl_chunk37 * 8) / 128)) * N + (col0 + ((tl_chunk37 * 8) % 128))];
                     tl::f16* tl_dst40 = &b[(((k + 2) % 3) * 64 + ((tl_chunk37 * 8) / 128)) * 136 + ((tl_chunk37 * 8) % 128)];
                     const int tl_valid41 = !(tl::in_bounds(((k + 2) * 64) + ((tl_chunk37 * 8) / 128), K)) ? 0 : max(0, min(8, N - (col0 + ((tl_chunk37 * 8) % 128))));
-                    if (tl_valid41 == 8 && col0 + ((tl_chunk37 * 8) % 128) >= 0 && tl::is_aligned(tl_src39, 16)) {
-                        tl::cp_async_16(tl_dst40, tl_src39);
+                    if (tl_valid41 == 8 && col0 + ((tl_chunk37 * 8) % 128) >= 0 && tl::is_aligned(tl_src39, 4)) {
+                        tl::cp_async_chunk(tl_dst40, tl_src39);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
                     } else {
                         #pragma unroll
                         for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst40[tl_v] = tl::in_bounds(((k + 2) * 64) + ((tl_chunk37 * 8) / 128), K) && tl::in_bounds((col0 + ((tl_chunk37 * 8) % 128)) + tl_v, N) ? tl_src39[tl_v] : tl::convert<tl::f16>(0.0f);
@@ -1413,8 +1413,8 @@ __global__ void __launch_bounds__(256) gemm_bias_gelu_kernel(
                 const tl::f16* tl_src4 = &A[int64_t(row0 + ((tl_chunk2 * 8) / 64)) * K + ((0 * 64) + ((tl_chunk2 * 8) % 64))];
                 tl::f16* tl_dst5 = &a[(0 * 128 + ((tl_chunk2 * 8) / 64)) * 72 + ((tl_chunk2 * 8) % 64)];
                 const int tl_valid6 = !(tl::in_bounds(row0 + ((tl_chunk2 * 8) / 64), M)) ? 0 : max(0, min(8, K - ((0 * 64) + ((tl_chunk2 * 8) % 64))));
-                if (tl_valid6 == 8 && (0 * 64) + ((tl_chunk2 * 8) % 64) >= 0 && tl::is_aligned(tl_src4, 16)) {
-                    tl::cp_async_16(tl_dst5, tl_src4);
+                if (tl_valid6 == 8 && (0 * 64) + ((tl_chunk2 * 8) % 64) >= 0 && tl::is_aligned(tl_src4, 4)) {
+                    tl::cp_async_chunk(tl_dst5, tl_src4);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
                 } else {
                     #pragma unroll
                     for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst5[tl_v] = tl::in_bounds(row0 + ((tl_chunk2 * 8) / 64), M) && tl::in_bounds(((0 * 64) + ((tl_chunk2 * 8) % 64)) + tl_v, K) ? tl_src4[tl_v] : tl::convert<tl::f16>(0.0f);
@@ -1435,8 +1435,8 @@ __global__ void __launch_bounds__(256) gemm_bias_gelu_kernel(
                 const tl::f16* tl_src11 = &B[int64_t((0 * 64) + ((tl_chunk9 * 8) / 128)) * N + (col0 + ((tl_chunk9 * 8) % 128))];
                 tl::f16* tl_dst12 = &b[(0 * 64 + ((tl_chunk9 * 8) / 128)) * 136 + ((tl_chunk9 * 8) % 128)];
                 const int tl_valid13 = !(tl::in_bounds((0 * 64) + ((tl_chunk9 * 8) / 128), K)) ? 0 : max(0, min(8, N - (col0 + ((tl_chunk9 * 8) % 128))));
-                if (tl_valid13 == 8 && col0 + ((tl_chunk9 * 8) % 128) >= 0 && tl::is_aligned(tl_src11, 16)) {
-                    tl::cp_async_16(tl_dst12, tl_src11);
+                if (tl_valid13 == 8 && col0 + ((tl_chunk9 * 8) % 128) >= 0 && tl::is_aligned(tl_src11, 4)) {
+                    tl::cp_async_chunk(tl_dst12, tl_src11);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
                 } else {
                     #pragma unroll
                     for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst12[tl_v] = tl::in_bounds((0 * 64) + ((tl_chunk9 * 8) / 128), K) && tl::in_bounds((col0 + ((tl_chunk9 * 8) % 128)) + tl_v, N) ? tl_src11[tl_v] : tl::convert<tl::f16>(0.0f);
@@ -1460,8 +1460,8 @@ __global__ void __launch_bounds__(256) gemm_bias_gelu_kernel(
                 const tl::f16* tl_src18 = &A[int64_t(row0 + ((tl_chunk16 * 8) / 64)) * K + ((1 * 64) + ((tl_chunk16 * 8) % 64))];
                 tl::f16* tl_dst19 = &a[(1 * 128 + ((tl_chunk16 * 8) / 64)) * 72 + ((tl_chunk16 * 8) % 64)];
                 const int tl_valid20 = !(tl::in_bounds(row0 + ((tl_chunk16 * 8) / 64), M)) ? 0 : max(0, min(8, K - ((1 * 64) + ((tl_chunk16 * 8) % 64))));
-                if (tl_valid20 == 8 && (1 * 64) + ((tl_chunk16 * 8) % 64) >= 0 && tl::is_aligned(tl_src18, 16)) {
-                    tl::cp_async_16(tl_dst19, tl_src18);
+                if (tl_valid20 == 8 && (1 * 64) + ((tl_chunk16 * 8) % 64) >= 0 && tl::is_aligned(tl_src18, 4)) {
+                    tl::cp_async_chunk(tl_dst19, tl_src18);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
                 } else {
                     #pragma unroll
                     for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst19[tl_v] = tl::in_bounds(row0 + ((tl_chunk16 * 8) / 64), M) && tl::in_bounds(((1 * 64) + ((tl_chunk16 * 8) % 64)) + tl_v, K) ? tl_src18[tl_v] : tl::convert<tl::f16>(0.0f);
@@ -1482,8 +1482,8 @@ __global__ void __launch_bounds__(256) gemm_bias_gelu_kernel(
                 const tl::f16* tl_src25 = &B[int64_t((1 * 64) + ((tl_chunk23 * 8) / 128)) * N + (col0 + ((tl_chunk23 * 8) % 128))];
                 tl::f16* tl_dst26 = &b[(1 * 64 + ((tl_chunk23 * 8) / 128)) * 136 + ((tl_chunk23 * 8) % 128)];
                 const int tl_valid27 = !(tl::in_bounds((1 * 64) + ((tl_chunk23 * 8) / 128), K)) ? 0 : max(0, min(8, N - (col0 + ((tl_chunk23 * 8) % 128))));
-                if (tl_valid27 == 8 && col0 + ((tl_chunk23 * 8) % 128) >= 0 && tl::is_aligned(tl_src25, 16)) {
-                    tl::cp_async_16(tl_dst26, tl_src25);
+                if (tl_valid27 == 8 && col0 + ((tl_chunk23 * 8) % 128) >= 0 && tl::is_aligned(tl_src25, 4)) {
+                    tl::cp_async_chunk(tl_dst26, tl_src25);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
                 } else {
                     #pragma unroll
                     for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst26[tl_v] = tl::in_bounds((1 * 64) + ((tl_chunk23 * 8) / 128), K) && tl::in_bounds((col0 + ((tl_chunk23 * 8) % 128)) + tl_v, N) ? tl_src25[tl_v] : tl::convert<tl::f16>(0.0f);
@@ -1511,8 +1511,8 @@ __global__ void __launch_bounds__(256) gemm_bias_gelu_kernel(
                     const tl::f16* tl_src32 = &A[int64_t(row0 + ((tl_chunk30 * 8) / 64)) * K + (((k + 2) * 64) + ((tl_chunk30 * 8) % 64))];
                     tl::f16* tl_dst33 = &a[(((k + 2) % 3) * 128 + ((tl_chunk30 * 8) / 64)) * 72 + ((tl_chunk30 * 8) % 64)];
                     const int tl_valid34 = !(tl::in_bounds(row0 + ((tl_chunk30 * 8) / 64), M)) ? 0 : max(0, min(8, K - (((k + 2) * 64) + ((tl_chunk30 * 8) % 64))));
-                    if (tl_valid34 == 8 && ((k + 2) * 64) + ((tl_chunk30 * 8) % 64) >= 0 && tl::is_aligned(tl_src32, 16)) {
-                        tl::cp_async_16(tl_dst33, tl_src32);
+                    if (tl_valid34 == 8 && ((k + 2) * 64) + ((tl_chunk30 * 8) % 64) >= 0 && tl::is_aligned(tl_src32, 4)) {
+                        tl::cp_async_chunk(tl_dst33, tl_src32);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
                     } else {
                         #pragma unroll
                         for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst33[tl_v] = tl::in_bounds(row0 + ((tl_chunk30 * 8) / 64), M) && tl::in_bounds((((k + 2) * 64) + ((tl_chunk30 * 8) % 64)) + tl_v, K) ? tl_src32[tl_v] : tl::convert<tl::f16>(0.0f);
@@ -1533,8 +1533,8 @@ __global__ void __launch_bounds__(256) gemm_bias_gelu_kernel(
                     const tl::f16* tl_src39 = &B[int64_t(((k + 2) * 64) + ((tl_chunk37 * 8) / 128)) * N + (col0 + ((tl_chunk37 * 8) % 128))];
                     tl::f16* tl_dst40 = &b[(((k + 2) % 3) * 64 + ((tl_chunk37 * 8) / 128)) * 136 + ((tl_chunk37 * 8) % 128)];
                     const int tl_valid41 = !(tl::in_bounds(((k + 2) * 64) + ((tl_chunk37 * 8) / 128), K)) ? 0 : max(0, min(8, N - (col0 + ((tl_chunk37 * 8) % 128))));
-                    if (tl_valid41 == 8 && col0 + ((tl_chunk37 * 8) % 128) >= 0 && tl::is_aligned(tl_src39, 16)) {
-                        tl::cp_async_16(tl_dst40, tl_src39);
+                    if (tl_valid41 == 8 && col0 + ((tl_chunk37 * 8) % 128) >= 0 && tl::is_aligned(tl_src39, 4)) {
+                        tl::cp_async_chunk(tl_dst40, tl_src39);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
                     } else {
                         #pragma unroll
                         for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst40[tl_v] = tl::in_bounds(((k + 2) * 64) + ((tl_chunk37 * 8) / 128), K) && tl::in_bounds((col0 + ((tl_chunk37 * 8) % 128)) + tl_v, N) ? tl_src39[tl_v] : tl::convert<tl::f16>(0.0f);
@@ -1792,8 +1792,8 @@ __global__ void __launch_bounds__(256) gemm_bias_silu_kernel(
                 const tl::f16* tl_src4 = &A[int64_t(row0 + ((tl_chunk2 * 8) / 64)) * K + ((0 * 64) + ((tl_chunk2 * 8) % 64))];
                 tl::f16* tl_dst5 = &a[(0 * 128 + ((tl_chunk2 * 8) / 64)) * 72 + ((tl_chunk2 * 8) % 64)];
                 const int tl_valid6 = !(tl::in_bounds(row0 + ((tl_chunk2 * 8) / 64), M)) ? 0 : max(0, min(8, K - ((0 * 64) + ((tl_chunk2 * 8) % 64))));
-                if (tl_valid6 == 8 && (0 * 64) + ((tl_chunk2 * 8) % 64) >= 0 && tl::is_aligned(tl_src4, 16)) {
-                    tl::cp_async_16(tl_dst5, tl_src4);
+                if (tl_valid6 == 8 && (0 * 64) + ((tl_chunk2 * 8) % 64) >= 0 && tl::is_aligned(tl_src4, 4)) {
+                    tl::cp_async_chunk(tl_dst5, tl_src4);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
                 } else {
                     #pragma unroll
                     for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst5[tl_v] = tl::in_bounds(row0 + ((tl_chunk2 * 8) / 64), M) && tl::in_bounds(((0 * 64) + ((tl_chunk2 * 8) % 64)) + tl_v, K) ? tl_src4[tl_v] : tl::convert<tl::f16>(0.0f);
@@ -1814,8 +1814,8 @@ __global__ void __launch_bounds__(256) gemm_bias_silu_kernel(
                 const tl::f16* tl_src11 = &B[int64_t((0 * 64) + ((tl_chunk9 * 8) / 128)) * N + (col0 + ((tl_chunk9 * 8) % 128))];
                 tl::f16* tl_dst12 = &b[(0 * 64 + ((tl_chunk9 * 8) / 128)) * 136 + ((tl_chunk9 * 8) % 128)];
                 const int tl_valid13 = !(tl::in_bounds((0 * 64) + ((tl_chunk9 * 8) / 128), K)) ? 0 : max(0, min(8, N - (col0 + ((tl_chunk9 * 8) % 128))));
-                if (tl_valid13 == 8 && col0 + ((tl_chunk9 * 8) % 128) >= 0 && tl::is_aligned(tl_src11, 16)) {
-                    tl::cp_async_16(tl_dst12, tl_src11);
+                if (tl_valid13 == 8 && col0 + ((tl_chunk9 * 8) % 128) >= 0 && tl::is_aligned(tl_src11, 4)) {
+                    tl::cp_async_chunk(tl_dst12, tl_src11);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
                 } else {
                     #pragma unroll
                     for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst12[tl_v] = tl::in_bounds((0 * 64) + ((tl_chunk9 * 8) / 128), K) && tl::in_bounds((col0 + ((tl_chunk9 * 8) % 128)) + tl_v, N) ? tl_src11[tl_v] : tl::convert<tl::f16>(0.0f);
@@ -1839,8 +1839,8 @@ __global__ void __launch_bounds__(256) gemm_bias_silu_kernel(
                 const tl::f16* tl_src18 = &A[int64_t(row0 + ((tl_chunk16 * 8) / 64)) * K + ((1 * 64) + ((tl_chunk16 * 8) % 64))];
                 tl::f16* tl_dst19 = &a[(1 * 128 + ((tl_chunk16 * 8) / 64)) * 72 + ((tl_chunk16 * 8) % 64)];
                 const int tl_valid20 = !(tl::in_bounds(row0 + ((tl_chunk16 * 8) / 64), M)) ? 0 : max(0, min(8, K - ((1 * 64) + ((tl_chunk16 * 8) % 64))));
-                if (tl_valid20 == 8 && (1 * 64) + ((tl_chunk16 * 8) % 64) >= 0 && tl::is_aligned(tl_src18, 16)) {
-                    tl::cp_async_16(tl_dst19, tl_src18);
+                if (tl_valid20 == 8 && (1 * 64) + ((tl_chunk16 * 8) % 64) >= 0 && tl::is_aligned(tl_src18, 4)) {
+                    tl::cp_async_chunk(tl_dst19, tl_src18);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
                 } else {
                     #pragma unroll
                     for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst19[tl_v] = tl::in_bounds(row0 + ((tl_chunk16 * 8) / 64), M) && tl::in_bounds(((1 * 64) + ((tl_chunk16 * 8) % 64)) + tl_v, K) ? tl_src18[tl_v] : tl::convert<tl::f16>(0.0f);
@@ -1861,8 +1861,8 @@ __global__ void __launch_bounds__(256) gemm_bias_silu_kernel(
                 const tl::f16* tl_src25 = &B[int64_t((1 * 64) + ((tl_chunk23 * 8) / 128)) * N + (col0 + ((tl_chunk23 * 8) % 128))];
                 tl::f16* tl_dst26 = &b[(1 * 64 + ((tl_chunk23 * 8) / 128)) * 136 + ((tl_chunk23 * 8) % 128)];
                 const int tl_valid27 = !(tl::in_bounds((1 * 64) + ((tl_chunk23 * 8) / 128), K)) ? 0 : max(0, min(8, N - (col0 + ((tl_chunk23 * 8) % 128))));
-                if (tl_valid27 == 8 && col0 + ((tl_chunk23 * 8) % 128) >= 0 && tl::is_aligned(tl_src25, 16)) {
-                    tl::cp_async_16(tl_dst26, tl_src25);
+                if (tl_valid27 == 8 && col0 + ((tl_chunk23 * 8) % 128) >= 0 && tl::is_aligned(tl_src25, 4)) {
+                    tl::cp_async_chunk(tl_dst26, tl_src25);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
                 } else {
                     #pragma unroll
                     for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst26[tl_v] = tl::in_bounds((1 * 64) + ((tl_chunk23 * 8) / 128), K) && tl::in_bounds((col0 + ((tl_chunk23 * 8) % 128)) + tl_v, N) ? tl_src25[tl_v] : tl::convert<tl::f16>(0.0f);
@@ -1890,8 +1890,8 @@ __global__ void __launch_bounds__(256) gemm_bias_silu_kernel(
                     const tl::f16* tl_src32 = &A[int64_t(row0 + ((tl_chunk30 * 8) / 64)) * K + (((k + 2) * 64) + ((tl_chunk30 * 8) % 64))];
                     tl::f16* tl_dst33 = &a[(((k + 2) % 3) * 128 + ((tl_chunk30 * 8) / 64)) * 72 + ((tl_chunk30 * 8) % 64)];
                     const int tl_valid34 = !(tl::in_bounds(row0 + ((tl_chunk30 * 8) / 64), M)) ? 0 : max(0, min(8, K - (((k + 2) * 64) + ((tl_chunk30 * 8) % 64))));
-                    if (tl_valid34 == 8 && ((k + 2) * 64) + ((tl_chunk30 * 8) % 64) >= 0 && tl::is_aligned(tl_src32, 16)) {
-                        tl::cp_async_16(tl_dst33, tl_src32);
+                    if (tl_valid34 == 8 && ((k + 2) * 64) + ((tl_chunk30 * 8) % 64) >= 0 && tl::is_aligned(tl_src32, 4)) {
+                        tl::cp_async_chunk(tl_dst33, tl_src32);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
                     } else {
                         #pragma unroll
                         for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst33[tl_v] = tl::in_bounds(row0 + ((tl_chunk30 * 8) / 64), M) && tl::in_bounds((((k + 2) * 64) + ((tl_chunk30 * 8) % 64)) + tl_v, K) ? tl_src32[tl_v] : tl::convert<tl::f16>(0.0f);
@@ -1912,8 +1912,8 @@ __global__ void __launch_bounds__(256) gemm_bias_silu_kernel(
                     const tl::f16* tl_src39 = &B[int64_t(((k + 2) * 64) + ((tl_chunk37 * 8) / 128)) * N + (col0 + ((tl_chunk37 * 8) % 128))];
                     tl::f16* tl_dst40 = &b[(((k + 2) % 3) * 64 + ((tl_chunk37 * 8) / 128)) * 136 + ((tl_chunk37 * 8) % 128)];
                     const int tl_valid41 = !(tl::in_bounds(((k + 2) * 64) + ((tl_chunk37 * 8) / 128), K)) ? 0 : max(0, min(8, N - (col0 + ((tl_chunk37 * 8) % 128))));
-                    if (tl_valid41 == 8 && col0 + ((tl_chunk37 * 8) % 128) >= 0 && tl::is_aligned(tl_src39, 16)) {
-                        tl::cp_async_16(tl_dst40, tl_src39);
+                    if (tl_valid41 == 8 && col0 + ((tl_chunk37 * 8) % 128) >= 0 && tl::is_aligned(tl_src39, 4)) {
+                        tl::cp_async_chunk(tl_dst40, tl_src39);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
                     } else {
                         #pragma unroll
                         for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst40[tl_v] = tl::in_bounds(((k + 2) * 64) + ((tl_chunk37 * 8) / 128), K) && tl::in_bounds((col0 + ((tl_chunk37 * 8) % 128)) + tl_v, N) ? tl_src39[tl_v] : tl::convert<tl::f16>(0.0f);

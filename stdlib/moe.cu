@@ -907,8 +907,8 @@ __global__ void __launch_bounds__(128) moe_gather_rows_kernel(
             const tl::bf16* tl_src2 = &X[int64_t(tl::gather_index(Src, r0 + ((tl_chunk0 * 8) / 512), MK)) * D + ((0 * 512) + ((tl_chunk0 * 8) % 512))];
             tl::bf16* tl_dst3 = &xs[(0 * 16 + ((tl_chunk0 * 8) / 512)) * 520 + ((tl_chunk0 * 8) % 512)];
             const int tl_valid4 = !(tl::in_bounds(tl::gather_index(Src, r0 + ((tl_chunk0 * 8) / 512), MK), M)) ? 0 : max(0, min(8, D - ((0 * 512) + ((tl_chunk0 * 8) % 512))));
-            if (tl_valid4 == 8 && (0 * 512) + ((tl_chunk0 * 8) % 512) >= 0 && tl::is_aligned(tl_src2, 16)) {
-                tl::cp_async_16(tl_dst3, tl_src2);
+            if (tl_valid4 == 8 && (0 * 512) + ((tl_chunk0 * 8) % 512) >= 0 && tl::is_aligned(tl_src2, 4)) {
+                tl::cp_async_chunk(tl_dst3, tl_src2);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
             } else {
                 #pragma unroll
                 for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst3[tl_v] = tl::in_bounds(tl::gather_index(Src, r0 + ((tl_chunk0 * 8) / 512), MK), M) && tl::in_bounds(((0 * 512) + ((tl_chunk0 * 8) % 512)) + tl_v, D) ? tl_src2[tl_v] : tl::convert<tl::bf16>(0.0f);
@@ -928,8 +928,8 @@ __global__ void __launch_bounds__(128) moe_gather_rows_kernel(
                 const tl::bf16* tl_src7 = &X[int64_t(tl::gather_index(Src, r0 + ((tl_chunk5 * 8) / 512), MK)) * D + (((t + 1) * 512) + ((tl_chunk5 * 8) % 512))];
                 tl::bf16* tl_dst8 = &xs[(((t + 1) % 2) * 16 + ((tl_chunk5 * 8) / 512)) * 520 + ((tl_chunk5 * 8) % 512)];
                 const int tl_valid9 = !(tl::in_bounds(tl::gather_index(Src, r0 + ((tl_chunk5 * 8) / 512), MK), M)) ? 0 : max(0, min(8, D - (((t + 1) * 512) + ((tl_chunk5 * 8) % 512))));
-                if (tl_valid9 == 8 && ((t + 1) * 512) + ((tl_chunk5 * 8) % 512) >= 0 && tl::is_aligned(tl_src7, 16)) {
-                    tl::cp_async_16(tl_dst8, tl_src7);
+                if (tl_valid9 == 8 && ((t + 1) * 512) + ((tl_chunk5 * 8) % 512) >= 0 && tl::is_aligned(tl_src7, 4)) {
+                    tl::cp_async_chunk(tl_dst8, tl_src7);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
                 } else {
                     #pragma unroll
                     for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst8[tl_v] = tl::in_bounds(tl::gather_index(Src, r0 + ((tl_chunk5 * 8) / 512), MK), M) && tl::in_bounds((((t + 1) * 512) + ((tl_chunk5 * 8) % 512)) + tl_v, D) ? tl_src7[tl_v] : tl::convert<tl::bf16>(0.0f);
@@ -1195,8 +1195,8 @@ __global__ void __launch_bounds__(128) moe_grouped_gemm_kernel(
             const tl::bf16* tl_src2 = &Xp[int64_t(tl::gather_index(rows, (t * 64) + ((tl_chunk0 * 8) / 64), MAXT * 64)) * D + ((0 * 64) + ((tl_chunk0 * 8) % 64))];
             tl::bf16* tl_dst3 = &a[(0 * 64 + ((tl_chunk0 * 8) / 64)) * 72 + ((tl_chunk0 * 8) % 64)];
             const int tl_valid4 = !(tl::in_bounds(tl::gather_index(rows, (t * 64) + ((tl_chunk0 * 8) / 64), MAXT * 64), MK)) ? 0 : max(0, min(8, D - ((0 * 64) + ((tl_chunk0 * 8) % 64))));
-            if (tl_valid4 == 8 && (0 * 64) + ((tl_chunk0 * 8) % 64) >= 0 && tl::is_aligned(tl_src2, 16)) {
-                tl::cp_async_16(tl_dst3, tl_src2);
+            if (tl_valid4 == 8 && (0 * 64) + ((tl_chunk0 * 8) % 64) >= 0 && tl::is_aligned(tl_src2, 4)) {
+                tl::cp_async_chunk(tl_dst3, tl_src2);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
             } else {
                 #pragma unroll
                 for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst3[tl_v] = tl::in_bounds(tl::gather_index(rows, (t * 64) + ((tl_chunk0 * 8) / 64), MAXT * 64), MK) && tl::in_bounds(((0 * 64) + ((tl_chunk0 * 8) % 64)) + tl_v, D) ? tl_src2[tl_v] : tl::convert<tl::bf16>(0.0f);
@@ -1216,8 +1216,8 @@ __global__ void __launch_bounds__(128) moe_grouped_gemm_kernel(
                 const tl::bf16* tl_src9 = &W[(int64_t(tl::gather_index(TileExpert, t, MAXT)) * N + (col0 + ((tl_chunk7 * 8) / 64))) * D + ((0 * 64) + ((tl_chunk7 * 8) % 64))];
                 tl::bf16* tl_dst10 = &b[(0 * 128 + ((tl_chunk7 * 8) / 64)) * 72 + ((tl_chunk7 * 8) % 64)];
                 const int tl_valid11 = !(tl::in_bounds(tl::gather_index(TileExpert, t, MAXT), E) && tl::in_bounds(col0 + ((tl_chunk7 * 8) / 64), N)) ? 0 : max(0, min(8, D - ((0 * 64) + ((tl_chunk7 * 8) % 64))));
-                if (tl_valid11 == 8 && (0 * 64) + ((tl_chunk7 * 8) % 64) >= 0 && tl::is_aligned(tl_src9, 16)) {
-                    tl::cp_async_16(tl_dst10, tl_src9);
+                if (tl_valid11 == 8 && (0 * 64) + ((tl_chunk7 * 8) % 64) >= 0 && tl::is_aligned(tl_src9, 4)) {
+                    tl::cp_async_chunk(tl_dst10, tl_src9);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
                 } else {
                     #pragma unroll
                     for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst10[tl_v] = tl::in_bounds(tl::gather_index(TileExpert, t, MAXT), E) && tl::in_bounds(col0 + ((tl_chunk7 * 8) / 64), N) && tl::in_bounds(((0 * 64) + ((tl_chunk7 * 8) % 64)) + tl_v, D) ? tl_src9[tl_v] : tl::convert<tl::bf16>(0.0f);
@@ -1234,8 +1234,8 @@ __global__ void __launch_bounds__(128) moe_grouped_gemm_kernel(
             const tl::bf16* tl_src14 = &Xp[int64_t(tl::gather_index(rows, (t * 64) + ((tl_chunk12 * 8) / 64), MAXT * 64)) * D + ((1 * 64) + ((tl_chunk12 * 8) % 64))];
             tl::bf16* tl_dst15 = &a[(1 * 64 + ((tl_chunk12 * 8) / 64)) * 72 + ((tl_chunk12 * 8) % 64)];
             const int tl_valid16 = !(tl::in_bounds(tl::gather_index(rows, (t * 64) + ((tl_chunk12 * 8) / 64), MAXT * 64), MK)) ? 0 : max(0, min(8, D - ((1 * 64) + ((tl_chunk12 * 8) % 64))));
-            if (tl_valid16 == 8 && (1 * 64) + ((tl_chunk12 * 8) % 64) >= 0 && tl::is_aligned(tl_src14, 16)) {
-                tl::cp_async_16(tl_dst15, tl_src14);
+            if (tl_valid16 == 8 && (1 * 64) + ((tl_chunk12 * 8) % 64) >= 0 && tl::is_aligned(tl_src14, 4)) {
+                tl::cp_async_chunk(tl_dst15, tl_src14);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
             } else {
                 #pragma unroll
                 for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst15[tl_v] = tl::in_bounds(tl::gather_index(rows, (t * 64) + ((tl_chunk12 * 8) / 64), MAXT * 64), MK) && tl::in_bounds(((1 * 64) + ((tl_chunk12 * 8) % 64)) + tl_v, D) ? tl_src14[tl_v] : tl::convert<tl::bf16>(0.0f);
@@ -1255,8 +1255,8 @@ __global__ void __launch_bounds__(128) moe_grouped_gemm_kernel(
                 const tl::bf16* tl_src21 = &W[(int64_t(tl::gather_index(TileExpert, t, MAXT)) * N + (col0 + ((tl_chunk19 * 8) / 64))) * D + ((1 * 64) + ((tl_chunk19 * 8) % 64))];
                 tl::bf16* tl_dst22 = &b[(1 * 128 + ((tl_chunk19 * 8) / 64)) * 72 + ((tl_chunk19 * 8) % 64)];
                 const int tl_valid23 = !(tl::in_bounds(tl::gather_index(TileExpert, t, MAXT), E) && tl::in_bounds(col0 + ((tl_chunk19 * 8) / 64), N)) ? 0 : max(0, min(8, D - ((1 * 64) + ((tl_chunk19 * 8) % 64))));
-                if (tl_valid23 == 8 && (1 * 64) + ((tl_chunk19 * 8) % 64) >= 0 && tl::is_aligned(tl_src21, 16)) {
-                    tl::cp_async_16(tl_dst22, tl_src21);
+                if (tl_valid23 == 8 && (1 * 64) + ((tl_chunk19 * 8) % 64) >= 0 && tl::is_aligned(tl_src21, 4)) {
+                    tl::cp_async_chunk(tl_dst22, tl_src21);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
                 } else {
                     #pragma unroll
                     for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst22[tl_v] = tl::in_bounds(tl::gather_index(TileExpert, t, MAXT), E) && tl::in_bounds(col0 + ((tl_chunk19 * 8) / 64), N) && tl::in_bounds(((1 * 64) + ((tl_chunk19 * 8) % 64)) + tl_v, D) ? tl_src21[tl_v] : tl::convert<tl::bf16>(0.0f);
@@ -1277,8 +1277,8 @@ __global__ void __launch_bounds__(128) moe_grouped_gemm_kernel(
                 const tl::bf16* tl_src26 = &Xp[int64_t(tl::gather_index(rows, (t * 64) + ((tl_chunk24 * 8) / 64), MAXT * 64)) * D + (((k + 2) * 64) + ((tl_chunk24 * 8) % 64))];
                 tl::bf16* tl_dst27 = &a[(((k + 2) % 3) * 64 + ((tl_chunk24 * 8) / 64)) * 72 + ((tl_chunk24 * 8) % 64)];
                 const int tl_valid28 = !(tl::in_bounds(tl::gather_index(rows, (t * 64) + ((tl_chunk24 * 8) / 64), MAXT * 64), MK)) ? 0 : max(0, min(8, D - (((k + 2) * 64) + ((tl_chunk24 * 8) % 64))));
-                if (tl_valid28 == 8 && ((k + 2) * 64) + ((tl_chunk24 * 8) % 64) >= 0 && tl::is_aligned(tl_src26, 16)) {
-                    tl::cp_async_16(tl_dst27, tl_src26);
+                if (tl_valid28 == 8 && ((k + 2) * 64) + ((tl_chunk24 * 8) % 64) >= 0 && tl::is_aligned(tl_src26, 4)) {
+                    tl::cp_async_chunk(tl_dst27, tl_src26);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
                 } else {
                     #pragma unroll
                     for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst27[tl_v] = tl::in_bounds(tl::gather_index(rows, (t * 64) + ((tl_chunk24 * 8) / 64), MAXT * 64), MK) && tl::in_bounds((((k + 2) * 64) + ((tl_chunk24 * 8) % 64)) + tl_v, D) ? tl_src26[tl_v] : tl::convert<tl::bf16>(0.0f);
@@ -1298,8 +1298,8 @@ __global__ void __launch_bounds__(128) moe_grouped_gemm_kernel(
                     const tl::bf16* tl_src33 = &W[(int64_t(tl::gather_index(TileExpert, t, MAXT)) * N + (col0 + ((tl_chunk31 * 8) / 64))) * D + (((k + 2) * 64) + ((tl_chunk31 * 8) % 64))];
                     tl::bf16* tl_dst34 = &b[(((k + 2) % 3) * 128 + ((tl_chunk31 * 8) / 64)) * 72 + ((tl_chunk31 * 8) % 64)];
                     const int tl_valid35 = !(tl::in_bounds(tl::gather_index(TileExpert, t, MAXT), E) && tl::in_bounds(col0 + ((tl_chunk31 * 8) / 64), N)) ? 0 : max(0, min(8, D - (((k + 2) * 64) + ((tl_chunk31 * 8) % 64))));
-                    if (tl_valid35 == 8 && ((k + 2) * 64) + ((tl_chunk31 * 8) % 64) >= 0 && tl::is_aligned(tl_src33, 16)) {
-                        tl::cp_async_16(tl_dst34, tl_src33);
+                    if (tl_valid35 == 8 && ((k + 2) * 64) + ((tl_chunk31 * 8) % 64) >= 0 && tl::is_aligned(tl_src33, 4)) {
+                        tl::cp_async_chunk(tl_dst34, tl_src33);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
                     } else {
                         #pragma unroll
                         for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst34[tl_v] = tl::in_bounds(tl::gather_index(TileExpert, t, MAXT), E) && tl::in_bounds(col0 + ((tl_chunk31 * 8) / 64), N) && tl::in_bounds((((k + 2) * 64) + ((tl_chunk31 * 8) % 64)) + tl_v, D) ? tl_src33[tl_v] : tl::convert<tl::bf16>(0.0f);

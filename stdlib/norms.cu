@@ -103,8 +103,8 @@ __global__ void __launch_bounds__(128, 8) layernorm_kernel_variant0(
                     const tl::f16* tl_src14 = &X[int64_t(((int(blockIdx.x) + 0 * int(gridDim.x)) * 16) + ((tl_chunk12 * 8) / 128)) * N + ((tl_chunk12 * 8) % 128)];
                     tl::f16* tl_dst15 = &xs[(0 * 16 + ((tl_chunk12 * 8) / 128)) * 136 + ((tl_chunk12 * 8) % 128)];
                     const int tl_valid16 = !(tl::in_bounds(((int(blockIdx.x) + 0 * int(gridDim.x)) * 16) + ((tl_chunk12 * 8) / 128), M)) ? 0 : max(0, min(8, N - ((tl_chunk12 * 8) % 128)));
-                    if (tl_valid16 == 8 && (tl_chunk12 * 8) % 128 >= 0 && tl::is_aligned(tl_src14, 16)) {
-                        tl::cp_async_16(tl_dst15, tl_src14);
+                    if (tl_valid16 == 8 && (tl_chunk12 * 8) % 128 >= 0 && tl::is_aligned(tl_src14, 4)) {
+                        tl::cp_async_chunk(tl_dst15, tl_src14);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
                     } else {
                         #pragma unroll
                         for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst15[tl_v] = tl::in_bounds(((int(blockIdx.x) + 0 * int(gridDim.x)) * 16) + ((tl_chunk12 * 8) / 128), M) && tl::in_bounds(((tl_chunk12 * 8) % 128) + tl_v, N) ? tl_src14[tl_v] : tl::convert<tl::f16>(0.0f);
@@ -132,8 +132,8 @@ __global__ void __launch_bounds__(128, 8) layernorm_kernel_variant0(
                         const tl::f16* tl_src21 = &X[int64_t(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 16) + ((tl_chunk19 * 8) / 128)) * N + ((tl_chunk19 * 8) % 128)];
                         tl::f16* tl_dst22 = &xs[(((g + 1) % 2) * 16 + ((tl_chunk19 * 8) / 128)) * 136 + ((tl_chunk19 * 8) % 128)];
                         const int tl_valid23 = !(tl::in_bounds(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 16) + ((tl_chunk19 * 8) / 128), M)) ? 0 : max(0, min(8, N - ((tl_chunk19 * 8) % 128)));
-                        if (tl_valid23 == 8 && (tl_chunk19 * 8) % 128 >= 0 && tl::is_aligned(tl_src21, 16)) {
-                            tl::cp_async_16(tl_dst22, tl_src21);
+                        if (tl_valid23 == 8 && (tl_chunk19 * 8) % 128 >= 0 && tl::is_aligned(tl_src21, 4)) {
+                            tl::cp_async_chunk(tl_dst22, tl_src21);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst22[tl_v] = tl::in_bounds(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 16) + ((tl_chunk19 * 8) / 128), M) && tl::in_bounds(((tl_chunk19 * 8) % 128) + tl_v, N) ? tl_src21[tl_v] : tl::convert<tl::f16>(0.0f);
@@ -512,8 +512,8 @@ __global__ void __launch_bounds__(128, 8) layernorm_kernel_variant1(
                     const tl::f16* tl_src14 = &X[int64_t(((int(blockIdx.x) + 0 * int(gridDim.x)) * 8) + ((tl_chunk12 * 8) / 256)) * N + ((tl_chunk12 * 8) % 256)];
                     tl::f16* tl_dst15 = &xs[(0 * 8 + ((tl_chunk12 * 8) / 256)) * 264 + ((tl_chunk12 * 8) % 256)];
                     const int tl_valid16 = !(tl::in_bounds(((int(blockIdx.x) + 0 * int(gridDim.x)) * 8) + ((tl_chunk12 * 8) / 256), M)) ? 0 : max(0, min(8, N - ((tl_chunk12 * 8) % 256)));
-                    if (tl_valid16 == 8 && (tl_chunk12 * 8) % 256 >= 0 && tl::is_aligned(tl_src14, 16)) {
-                        tl::cp_async_16(tl_dst15, tl_src14);
+                    if (tl_valid16 == 8 && (tl_chunk12 * 8) % 256 >= 0 && tl::is_aligned(tl_src14, 4)) {
+                        tl::cp_async_chunk(tl_dst15, tl_src14);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
                     } else {
                         #pragma unroll
                         for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst15[tl_v] = tl::in_bounds(((int(blockIdx.x) + 0 * int(gridDim.x)) * 8) + ((tl_chunk12 * 8) / 256), M) && tl::in_bounds(((tl_chunk12 * 8) % 256) + tl_v, N) ? tl_src14[tl_v] : tl::convert<tl::f16>(0.0f);
@@ -541,8 +541,8 @@ __global__ void __launch_bounds__(128, 8) layernorm_kernel_variant1(
                         const tl::f16* tl_src21 = &X[int64_t(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 8) + ((tl_chunk19 * 8) / 256)) * N + ((tl_chunk19 * 8) % 256)];
                         tl::f16* tl_dst22 = &xs[(((g + 1) % 2) * 8 + ((tl_chunk19 * 8) / 256)) * 264 + ((tl_chunk19 * 8) % 256)];
                         const int tl_valid23 = !(tl::in_bounds(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 8) + ((tl_chunk19 * 8) / 256), M)) ? 0 : max(0, min(8, N - ((tl_chunk19 * 8) % 256)));
-                        if (tl_valid23 == 8 && (tl_chunk19 * 8) % 256 >= 0 && tl::is_aligned(tl_src21, 16)) {
-                            tl::cp_async_16(tl_dst22, tl_src21);
+                        if (tl_valid23 == 8 && (tl_chunk19 * 8) % 256 >= 0 && tl::is_aligned(tl_src21, 4)) {
+                            tl::cp_async_chunk(tl_dst22, tl_src21);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst22[tl_v] = tl::in_bounds(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 8) + ((tl_chunk19 * 8) / 256), M) && tl::in_bounds(((tl_chunk19 * 8) % 256) + tl_v, N) ? tl_src21[tl_v] : tl::convert<tl::f16>(0.0f);
@@ -923,8 +923,8 @@ __global__ void __launch_bounds__(128, 8) layernorm_kernel_variant2(
                     const tl::f16* tl_src14 = &X[int64_t(((int(blockIdx.x) + 0 * int(gridDim.x)) * 4) + ((tl_chunk12 * 8) / 512)) * N + ((tl_chunk12 * 8) % 512)];
                     tl::f16* tl_dst15 = &xs[(0 * 4 + ((tl_chunk12 * 8) / 512)) * 520 + ((tl_chunk12 * 8) % 512)];
                     const int tl_valid16 = !(tl::in_bounds(((int(blockIdx.x) + 0 * int(gridDim.x)) * 4) + ((tl_chunk12 * 8) / 512), M)) ? 0 : max(0, min(8, N - ((tl_chunk12 * 8) % 512)));
-                    if (tl_valid16 == 8 && (tl_chunk12 * 8) % 512 >= 0 && tl::is_aligned(tl_src14, 16)) {
-                        tl::cp_async_16(tl_dst15, tl_src14);
+                    if (tl_valid16 == 8 && (tl_chunk12 * 8) % 512 >= 0 && tl::is_aligned(tl_src14, 4)) {
+                        tl::cp_async_chunk(tl_dst15, tl_src14);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
                     } else {
                         #pragma unroll
                         for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst15[tl_v] = tl::in_bounds(((int(blockIdx.x) + 0 * int(gridDim.x)) * 4) + ((tl_chunk12 * 8) / 512), M) && tl::in_bounds(((tl_chunk12 * 8) % 512) + tl_v, N) ? tl_src14[tl_v] : tl::convert<tl::f16>(0.0f);
@@ -952,8 +952,8 @@ __global__ void __launch_bounds__(128, 8) layernorm_kernel_variant2(
                         const tl::f16* tl_src21 = &X[int64_t(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 4) + ((tl_chunk19 * 8) / 512)) * N + ((tl_chunk19 * 8) % 512)];
                         tl::f16* tl_dst22 = &xs[(((g + 1) % 2) * 4 + ((tl_chunk19 * 8) / 512)) * 520 + ((tl_chunk19 * 8) % 512)];
                         const int tl_valid23 = !(tl::in_bounds(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 4) + ((tl_chunk19 * 8) / 512), M)) ? 0 : max(0, min(8, N - ((tl_chunk19 * 8) % 512)));
-                        if (tl_valid23 == 8 && (tl_chunk19 * 8) % 512 >= 0 && tl::is_aligned(tl_src21, 16)) {
-                            tl::cp_async_16(tl_dst22, tl_src21);
+                        if (tl_valid23 == 8 && (tl_chunk19 * 8) % 512 >= 0 && tl::is_aligned(tl_src21, 4)) {
+                            tl::cp_async_chunk(tl_dst22, tl_src21);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst22[tl_v] = tl::in_bounds(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 4) + ((tl_chunk19 * 8) / 512), M) && tl::in_bounds(((tl_chunk19 * 8) % 512) + tl_v, N) ? tl_src21[tl_v] : tl::convert<tl::f16>(0.0f);
@@ -1330,8 +1330,8 @@ __global__ void __launch_bounds__(128, 8) layernorm_kernel_variant3(
                     const tl::f16* tl_src14 = &X[int64_t(((int(blockIdx.x) + 0 * int(gridDim.x)) * 2) + ((tl_chunk12 * 8) / 1024)) * N + ((tl_chunk12 * 8) % 1024)];
                     tl::f16* tl_dst15 = &xs[(0 * 2 + ((tl_chunk12 * 8) / 1024)) * 1032 + ((tl_chunk12 * 8) % 1024)];
                     const int tl_valid16 = !(tl::in_bounds(((int(blockIdx.x) + 0 * int(gridDim.x)) * 2) + ((tl_chunk12 * 8) / 1024), M)) ? 0 : max(0, min(8, N - ((tl_chunk12 * 8) % 1024)));
-                    if (tl_valid16 == 8 && (tl_chunk12 * 8) % 1024 >= 0 && tl::is_aligned(tl_src14, 16)) {
-                        tl::cp_async_16(tl_dst15, tl_src14);
+                    if (tl_valid16 == 8 && (tl_chunk12 * 8) % 1024 >= 0 && tl::is_aligned(tl_src14, 4)) {
+                        tl::cp_async_chunk(tl_dst15, tl_src14);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
                     } else {
                         #pragma unroll
                         for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst15[tl_v] = tl::in_bounds(((int(blockIdx.x) + 0 * int(gridDim.x)) * 2) + ((tl_chunk12 * 8) / 1024), M) && tl::in_bounds(((tl_chunk12 * 8) % 1024) + tl_v, N) ? tl_src14[tl_v] : tl::convert<tl::f16>(0.0f);
@@ -1359,8 +1359,8 @@ __global__ void __launch_bounds__(128, 8) layernorm_kernel_variant3(
                         const tl::f16* tl_src21 = &X[int64_t(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 2) + ((tl_chunk19 * 8) / 1024)) * N + ((tl_chunk19 * 8) % 1024)];
                         tl::f16* tl_dst22 = &xs[(((g + 1) % 2) * 2 + ((tl_chunk19 * 8) / 1024)) * 1032 + ((tl_chunk19 * 8) % 1024)];
                         const int tl_valid23 = !(tl::in_bounds(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 2) + ((tl_chunk19 * 8) / 1024), M)) ? 0 : max(0, min(8, N - ((tl_chunk19 * 8) % 1024)));
-                        if (tl_valid23 == 8 && (tl_chunk19 * 8) % 1024 >= 0 && tl::is_aligned(tl_src21, 16)) {
-                            tl::cp_async_16(tl_dst22, tl_src21);
+                        if (tl_valid23 == 8 && (tl_chunk19 * 8) % 1024 >= 0 && tl::is_aligned(tl_src21, 4)) {
+                            tl::cp_async_chunk(tl_dst22, tl_src21);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst22[tl_v] = tl::in_bounds(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 2) + ((tl_chunk19 * 8) / 1024), M) && tl::in_bounds(((tl_chunk19 * 8) % 1024) + tl_v, N) ? tl_src21[tl_v] : tl::convert<tl::f16>(0.0f);
@@ -1763,8 +1763,8 @@ __global__ void __launch_bounds__(128, 8) layernorm_kernel_variant4(
                     const tl::f16* tl_src14 = &X[int64_t(((int(blockIdx.x) + 0 * int(gridDim.x)) * 1) + ((tl_chunk12 * 8) / 2048)) * N + ((tl_chunk12 * 8) % 2048)];
                     tl::f16* tl_dst15 = &xs[(0 * 1 + ((tl_chunk12 * 8) / 2048)) * 2056 + ((tl_chunk12 * 8) % 2048)];
                     const int tl_valid16 = !(tl::in_bounds(((int(blockIdx.x) + 0 * int(gridDim.x)) * 1) + ((tl_chunk12 * 8) / 2048), M)) ? 0 : max(0, min(8, N - ((tl_chunk12 * 8) % 2048)));
-                    if (tl_valid16 == 8 && (tl_chunk12 * 8) % 2048 >= 0 && tl::is_aligned(tl_src14, 16)) {
-                        tl::cp_async_16(tl_dst15, tl_src14);
+                    if (tl_valid16 == 8 && (tl_chunk12 * 8) % 2048 >= 0 && tl::is_aligned(tl_src14, 4)) {
+                        tl::cp_async_chunk(tl_dst15, tl_src14);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
                     } else {
                         #pragma unroll
                         for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst15[tl_v] = tl::in_bounds(((int(blockIdx.x) + 0 * int(gridDim.x)) * 1) + ((tl_chunk12 * 8) / 2048), M) && tl::in_bounds(((tl_chunk12 * 8) % 2048) + tl_v, N) ? tl_src14[tl_v] : tl::convert<tl::f16>(0.0f);
@@ -1792,8 +1792,8 @@ __global__ void __launch_bounds__(128, 8) layernorm_kernel_variant4(
                         const tl::f16* tl_src21 = &X[int64_t(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 1) + ((tl_chunk19 * 8) / 2048)) * N + ((tl_chunk19 * 8) % 2048)];
                         tl::f16* tl_dst22 = &xs[(((g + 1) % 2) * 1 + ((tl_chunk19 * 8) / 2048)) * 2056 + ((tl_chunk19 * 8) % 2048)];
                         const int tl_valid23 = !(tl::in_bounds(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 1) + ((tl_chunk19 * 8) / 2048), M)) ? 0 : max(0, min(8, N - ((tl_chunk19 * 8) % 2048)));
-                        if (tl_valid23 == 8 && (tl_chunk19 * 8) % 2048 >= 0 && tl::is_aligned(tl_src21, 16)) {
-                            tl::cp_async_16(tl_dst22, tl_src21);
+                        if (tl_valid23 == 8 && (tl_chunk19 * 8) % 2048 >= 0 && tl::is_aligned(tl_src21, 4)) {
+                            tl::cp_async_chunk(tl_dst22, tl_src21);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst22[tl_v] = tl::in_bounds(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 1) + ((tl_chunk19 * 8) / 2048), M) && tl::in_bounds(((tl_chunk19 * 8) % 2048) + tl_v, N) ? tl_src21[tl_v] : tl::convert<tl::f16>(0.0f);
@@ -2198,8 +2198,8 @@ __global__ void __launch_bounds__(256, 4) layernorm_kernel_variant5(
                     const tl::f16* tl_src14 = &X[int64_t(((int(blockIdx.x) + 0 * int(gridDim.x)) * 1) + ((tl_chunk12 * 8) / 4096)) * N + ((tl_chunk12 * 8) % 4096)];
                     tl::f16* tl_dst15 = &xs[(0 * 1 + ((tl_chunk12 * 8) / 4096)) * 4104 + ((tl_chunk12 * 8) % 4096)];
                     const int tl_valid16 = !(tl::in_bounds(((int(blockIdx.x) + 0 * int(gridDim.x)) * 1) + ((tl_chunk12 * 8) / 4096), M)) ? 0 : max(0, min(8, N - ((tl_chunk12 * 8) % 4096)));
-                    if (tl_valid16 == 8 && (tl_chunk12 * 8) % 4096 >= 0 && tl::is_aligned(tl_src14, 16)) {
-                        tl::cp_async_16(tl_dst15, tl_src14);
+                    if (tl_valid16 == 8 && (tl_chunk12 * 8) % 4096 >= 0 && tl::is_aligned(tl_src14, 4)) {
+                        tl::cp_async_chunk(tl_dst15, tl_src14);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
                     } else {
                         #pragma unroll
                         for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst15[tl_v] = tl::in_bounds(((int(blockIdx.x) + 0 * int(gridDim.x)) * 1) + ((tl_chunk12 * 8) / 4096), M) && tl::in_bounds(((tl_chunk12 * 8) % 4096) + tl_v, N) ? tl_src14[tl_v] : tl::convert<tl::f16>(0.0f);
@@ -2227,8 +2227,8 @@ __global__ void __launch_bounds__(256, 4) layernorm_kernel_variant5(
                         const tl::f16* tl_src21 = &X[int64_t(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 1) + ((tl_chunk19 * 8) / 4096)) * N + ((tl_chunk19 * 8) % 4096)];
                         tl::f16* tl_dst22 = &xs[(((g + 1) % 2) * 1 + ((tl_chunk19 * 8) / 4096)) * 4104 + ((tl_chunk19 * 8) % 4096)];
                         const int tl_valid23 = !(tl::in_bounds(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 1) + ((tl_chunk19 * 8) / 4096), M)) ? 0 : max(0, min(8, N - ((tl_chunk19 * 8) % 4096)));
-                        if (tl_valid23 == 8 && (tl_chunk19 * 8) % 4096 >= 0 && tl::is_aligned(tl_src21, 16)) {
-                            tl::cp_async_16(tl_dst22, tl_src21);
+                        if (tl_valid23 == 8 && (tl_chunk19 * 8) % 4096 >= 0 && tl::is_aligned(tl_src21, 4)) {
+                            tl::cp_async_chunk(tl_dst22, tl_src21);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst22[tl_v] = tl::in_bounds(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 1) + ((tl_chunk19 * 8) / 4096), M) && tl::in_bounds(((tl_chunk19 * 8) % 4096) + tl_v, N) ? tl_src21[tl_v] : tl::convert<tl::f16>(0.0f);
@@ -2635,8 +2635,8 @@ __global__ void __launch_bounds__(512, 2) layernorm_kernel_variant6(
                     const tl::f16* tl_src14 = &X[int64_t(((int(blockIdx.x) + 0 * int(gridDim.x)) * 1) + ((tl_chunk12 * 8) / 8192)) * N + ((tl_chunk12 * 8) % 8192)];
                     tl::f16* tl_dst15 = &xs[(0 * 1 + ((tl_chunk12 * 8) / 8192)) * 8200 + ((tl_chunk12 * 8) % 8192)];
                     const int tl_valid16 = !(tl::in_bounds(((int(blockIdx.x) + 0 * int(gridDim.x)) * 1) + ((tl_chunk12 * 8) / 8192), M)) ? 0 : max(0, min(8, N - ((tl_chunk12 * 8) % 8192)));
-                    if (tl_valid16 == 8 && (tl_chunk12 * 8) % 8192 >= 0 && tl::is_aligned(tl_src14, 16)) {
-                        tl::cp_async_16(tl_dst15, tl_src14);
+                    if (tl_valid16 == 8 && (tl_chunk12 * 8) % 8192 >= 0 && tl::is_aligned(tl_src14, 4)) {
+                        tl::cp_async_chunk(tl_dst15, tl_src14);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
                     } else {
                         #pragma unroll
                         for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst15[tl_v] = tl::in_bounds(((int(blockIdx.x) + 0 * int(gridDim.x)) * 1) + ((tl_chunk12 * 8) / 8192), M) && tl::in_bounds(((tl_chunk12 * 8) % 8192) + tl_v, N) ? tl_src14[tl_v] : tl::convert<tl::f16>(0.0f);
@@ -2664,8 +2664,8 @@ __global__ void __launch_bounds__(512, 2) layernorm_kernel_variant6(
                         const tl::f16* tl_src21 = &X[int64_t(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 1) + ((tl_chunk19 * 8) / 8192)) * N + ((tl_chunk19 * 8) % 8192)];
                         tl::f16* tl_dst22 = &xs[(((g + 1) % 2) * 1 + ((tl_chunk19 * 8) / 8192)) * 8200 + ((tl_chunk19 * 8) % 8192)];
                         const int tl_valid23 = !(tl::in_bounds(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 1) + ((tl_chunk19 * 8) / 8192), M)) ? 0 : max(0, min(8, N - ((tl_chunk19 * 8) % 8192)));
-                        if (tl_valid23 == 8 && (tl_chunk19 * 8) % 8192 >= 0 && tl::is_aligned(tl_src21, 16)) {
-                            tl::cp_async_16(tl_dst22, tl_src21);
+                        if (tl_valid23 == 8 && (tl_chunk19 * 8) % 8192 >= 0 && tl::is_aligned(tl_src21, 4)) {
+                            tl::cp_async_chunk(tl_dst22, tl_src21);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst22[tl_v] = tl::in_bounds(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 1) + ((tl_chunk19 * 8) / 8192), M) && tl::in_bounds(((tl_chunk19 * 8) % 8192) + tl_v, N) ? tl_src21[tl_v] : tl::convert<tl::f16>(0.0f);
@@ -3052,8 +3052,8 @@ __global__ void __launch_bounds__(128, 8) rmsnorm_kernel_variant0(
                     const tl::f16* tl_src9 = &X[int64_t(((int(blockIdx.x) + 0 * int(gridDim.x)) * 16) + ((tl_chunk7 * 8) / 128)) * N + ((tl_chunk7 * 8) % 128)];
                     tl::f16* tl_dst10 = &xs[(0 * 16 + ((tl_chunk7 * 8) / 128)) * 136 + ((tl_chunk7 * 8) % 128)];
                     const int tl_valid11 = !(tl::in_bounds(((int(blockIdx.x) + 0 * int(gridDim.x)) * 16) + ((tl_chunk7 * 8) / 128), M)) ? 0 : max(0, min(8, N - ((tl_chunk7 * 8) % 128)));
-                    if (tl_valid11 == 8 && (tl_chunk7 * 8) % 128 >= 0 && tl::is_aligned(tl_src9, 16)) {
-                        tl::cp_async_16(tl_dst10, tl_src9);
+                    if (tl_valid11 == 8 && (tl_chunk7 * 8) % 128 >= 0 && tl::is_aligned(tl_src9, 4)) {
+                        tl::cp_async_chunk(tl_dst10, tl_src9);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
                     } else {
                         #pragma unroll
                         for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst10[tl_v] = tl::in_bounds(((int(blockIdx.x) + 0 * int(gridDim.x)) * 16) + ((tl_chunk7 * 8) / 128), M) && tl::in_bounds(((tl_chunk7 * 8) % 128) + tl_v, N) ? tl_src9[tl_v] : tl::convert<tl::f16>(0.0f);
@@ -3081,8 +3081,8 @@ __global__ void __launch_bounds__(128, 8) rmsnorm_kernel_variant0(
                         const tl::f16* tl_src16 = &X[int64_t(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 16) + ((tl_chunk14 * 8) / 128)) * N + ((tl_chunk14 * 8) % 128)];
                         tl::f16* tl_dst17 = &xs[(((g + 1) % 2) * 16 + ((tl_chunk14 * 8) / 128)) * 136 + ((tl_chunk14 * 8) % 128)];
                         const int tl_valid18 = !(tl::in_bounds(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 16) + ((tl_chunk14 * 8) / 128), M)) ? 0 : max(0, min(8, N - ((tl_chunk14 * 8) % 128)));
-                        if (tl_valid18 == 8 && (tl_chunk14 * 8) % 128 >= 0 && tl::is_aligned(tl_src16, 16)) {
-                            tl::cp_async_16(tl_dst17, tl_src16);
+                        if (tl_valid18 == 8 && (tl_chunk14 * 8) % 128 >= 0 && tl::is_aligned(tl_src16, 4)) {
+                            tl::cp_async_chunk(tl_dst17, tl_src16);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst17[tl_v] = tl::in_bounds(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 16) + ((tl_chunk14 * 8) / 128), M) && tl::in_bounds(((tl_chunk14 * 8) % 128) + tl_v, N) ? tl_src16[tl_v] : tl::convert<tl::f16>(0.0f);
@@ -3355,8 +3355,8 @@ __global__ void __launch_bounds__(128, 8) rmsnorm_kernel_variant1(
                     const tl::f16* tl_src9 = &X[int64_t(((int(blockIdx.x) + 0 * int(gridDim.x)) * 8) + ((tl_chunk7 * 8) / 256)) * N + ((tl_chunk7 * 8) % 256)];
                     tl::f16* tl_dst10 = &xs[(0 * 8 + ((tl_chunk7 * 8) / 256)) * 264 + ((tl_chunk7 * 8) % 256)];
                     const int tl_valid11 = !(tl::in_bounds(((int(blockIdx.x) + 0 * int(gridDim.x)) * 8) + ((tl_chunk7 * 8) / 256), M)) ? 0 : max(0, min(8, N - ((tl_chunk7 * 8) % 256)));
-                    if (tl_valid11 == 8 && (tl_chunk7 * 8) % 256 >= 0 && tl::is_aligned(tl_src9, 16)) {
-                        tl::cp_async_16(tl_dst10, tl_src9);
+                    if (tl_valid11 == 8 && (tl_chunk7 * 8) % 256 >= 0 && tl::is_aligned(tl_src9, 4)) {
+                        tl::cp_async_chunk(tl_dst10, tl_src9);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
                     } else {
                         #pragma unroll
                         for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst10[tl_v] = tl::in_bounds(((int(blockIdx.x) + 0 * int(gridDim.x)) * 8) + ((tl_chunk7 * 8) / 256), M) && tl::in_bounds(((tl_chunk7 * 8) % 256) + tl_v, N) ? tl_src9[tl_v] : tl::convert<tl::f16>(0.0f);
@@ -3384,8 +3384,8 @@ __global__ void __launch_bounds__(128, 8) rmsnorm_kernel_variant1(
                         const tl::f16* tl_src16 = &X[int64_t(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 8) + ((tl_chunk14 * 8) / 256)) * N + ((tl_chunk14 * 8) % 256)];
                         tl::f16* tl_dst17 = &xs[(((g + 1) % 2) * 8 + ((tl_chunk14 * 8) / 256)) * 264 + ((tl_chunk14 * 8) % 256)];
                         const int tl_valid18 = !(tl::in_bounds(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 8) + ((tl_chunk14 * 8) / 256), M)) ? 0 : max(0, min(8, N - ((tl_chunk14 * 8) % 256)));
-                        if (tl_valid18 == 8 && (tl_chunk14 * 8) % 256 >= 0 && tl::is_aligned(tl_src16, 16)) {
-                            tl::cp_async_16(tl_dst17, tl_src16);
+                        if (tl_valid18 == 8 && (tl_chunk14 * 8) % 256 >= 0 && tl::is_aligned(tl_src16, 4)) {
+                            tl::cp_async_chunk(tl_dst17, tl_src16);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst17[tl_v] = tl::in_bounds(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 8) + ((tl_chunk14 * 8) / 256), M) && tl::in_bounds(((tl_chunk14 * 8) % 256) + tl_v, N) ? tl_src16[tl_v] : tl::convert<tl::f16>(0.0f);
@@ -3659,8 +3659,8 @@ __global__ void __launch_bounds__(128, 8) rmsnorm_kernel_variant2(
                     const tl::f16* tl_src9 = &X[int64_t(((int(blockIdx.x) + 0 * int(gridDim.x)) * 4) + ((tl_chunk7 * 8) / 512)) * N + ((tl_chunk7 * 8) % 512)];
                     tl::f16* tl_dst10 = &xs[(0 * 4 + ((tl_chunk7 * 8) / 512)) * 520 + ((tl_chunk7 * 8) % 512)];
                     const int tl_valid11 = !(tl::in_bounds(((int(blockIdx.x) + 0 * int(gridDim.x)) * 4) + ((tl_chunk7 * 8) / 512), M)) ? 0 : max(0, min(8, N - ((tl_chunk7 * 8) % 512)));
-                    if (tl_valid11 == 8 && (tl_chunk7 * 8) % 512 >= 0 && tl::is_aligned(tl_src9, 16)) {
-                        tl::cp_async_16(tl_dst10, tl_src9);
+                    if (tl_valid11 == 8 && (tl_chunk7 * 8) % 512 >= 0 && tl::is_aligned(tl_src9, 4)) {
+                        tl::cp_async_chunk(tl_dst10, tl_src9);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
                     } else {
                         #pragma unroll
                         for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst10[tl_v] = tl::in_bounds(((int(blockIdx.x) + 0 * int(gridDim.x)) * 4) + ((tl_chunk7 * 8) / 512), M) && tl::in_bounds(((tl_chunk7 * 8) % 512) + tl_v, N) ? tl_src9[tl_v] : tl::convert<tl::f16>(0.0f);
@@ -3688,8 +3688,8 @@ __global__ void __launch_bounds__(128, 8) rmsnorm_kernel_variant2(
                         const tl::f16* tl_src16 = &X[int64_t(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 4) + ((tl_chunk14 * 8) / 512)) * N + ((tl_chunk14 * 8) % 512)];
                         tl::f16* tl_dst17 = &xs[(((g + 1) % 2) * 4 + ((tl_chunk14 * 8) / 512)) * 520 + ((tl_chunk14 * 8) % 512)];
                         const int tl_valid18 = !(tl::in_bounds(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 4) + ((tl_chunk14 * 8) / 512), M)) ? 0 : max(0, min(8, N - ((tl_chunk14 * 8) % 512)));
-                        if (tl_valid18 == 8 && (tl_chunk14 * 8) % 512 >= 0 && tl::is_aligned(tl_src16, 16)) {
-                            tl::cp_async_16(tl_dst17, tl_src16);
+                        if (tl_valid18 == 8 && (tl_chunk14 * 8) % 512 >= 0 && tl::is_aligned(tl_src16, 4)) {
+                            tl::cp_async_chunk(tl_dst17, tl_src16);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst17[tl_v] = tl::in_bounds(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 4) + ((tl_chunk14 * 8) / 512), M) && tl::in_bounds(((tl_chunk14 * 8) % 512) + tl_v, N) ? tl_src16[tl_v] : tl::convert<tl::f16>(0.0f);
@@ -3961,8 +3961,8 @@ __global__ void __launch_bounds__(128, 8) rmsnorm_kernel_variant3(
                     const tl::f16* tl_src9 = &X[int64_t(((int(blockIdx.x) + 0 * int(gridDim.x)) * 2) + ((tl_chunk7 * 8) / 1024)) * N + ((tl_chunk7 * 8) % 1024)];
                     tl::f16* tl_dst10 = &xs[(0 * 2 + ((tl_chunk7 * 8) / 1024)) * 1032 + ((tl_chunk7 * 8) % 1024)];
                     const int tl_valid11 = !(tl::in_bounds(((int(blockIdx.x) + 0 * int(gridDim.x)) * 2) + ((tl_chunk7 * 8) / 1024), M)) ? 0 : max(0, min(8, N - ((tl_chunk7 * 8) % 1024)));
-                    if (tl_valid11 == 8 && (tl_chunk7 * 8) % 1024 >= 0 && tl::is_aligned(tl_src9, 16)) {
-                        tl::cp_async_16(tl_dst10, tl_src9);
+                    if (tl_valid11 == 8 && (tl_chunk7 * 8) % 1024 >= 0 && tl::is_aligned(tl_src9, 4)) {
+                        tl::cp_async_chunk(tl_dst10, tl_src9);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
                     } else {
                         #pragma unroll
                         for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst10[tl_v] = tl::in_bounds(((int(blockIdx.x) + 0 * int(gridDim.x)) * 2) + ((tl_chunk7 * 8) / 1024), M) && tl::in_bounds(((tl_chunk7 * 8) % 1024) + tl_v, N) ? tl_src9[tl_v] : tl::convert<tl::f16>(0.0f);
@@ -3990,8 +3990,8 @@ __global__ void __launch_bounds__(128, 8) rmsnorm_kernel_variant3(
                         const tl::f16* tl_src16 = &X[int64_t(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 2) + ((tl_chunk14 * 8) / 1024)) * N + ((tl_chunk14 * 8) % 1024)];
                         tl::f16* tl_dst17 = &xs[(((g + 1) % 2) * 2 + ((tl_chunk14 * 8) / 1024)) * 1032 + ((tl_chunk14 * 8) % 1024)];
                         const int tl_valid18 = !(tl::in_bounds(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 2) + ((tl_chunk14 * 8) / 1024), M)) ? 0 : max(0, min(8, N - ((tl_chunk14 * 8) % 1024)));
-                        if (tl_valid18 == 8 && (tl_chunk14 * 8) % 1024 >= 0 && tl::is_aligned(tl_src16, 16)) {
-                            tl::cp_async_16(tl_dst17, tl_src16);
+                        if (tl_valid18 == 8 && (tl_chunk14 * 8) % 1024 >= 0 && tl::is_aligned(tl_src16, 4)) {
+                            tl::cp_async_chunk(tl_dst17, tl_src16);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst17[tl_v] = tl::in_bounds(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 2) + ((tl_chunk14 * 8) / 1024), M) && tl::in_bounds(((tl_chunk14 * 8) % 1024) + tl_v, N) ? tl_src16[tl_v] : tl::convert<tl::f16>(0.0f);
@@ -4276,8 +4276,8 @@ __global__ void __launch_bounds__(128, 8) rmsnorm_kernel_variant4(
                     const tl::f16* tl_src9 = &X[int64_t(((int(blockIdx.x) + 0 * int(gridDim.x)) * 1) + ((tl_chunk7 * 8) / 2048)) * N + ((tl_chunk7 * 8) % 2048)];
                     tl::f16* tl_dst10 = &xs[(0 * 1 + ((tl_chunk7 * 8) / 2048)) * 2056 + ((tl_chunk7 * 8) % 2048)];
                     const int tl_valid11 = !(tl::in_bounds(((int(blockIdx.x) + 0 * int(gridDim.x)) * 1) + ((tl_chunk7 * 8) / 2048), M)) ? 0 : max(0, min(8, N - ((tl_chunk7 * 8) % 2048)));
-                    if (tl_valid11 == 8 && (tl_chunk7 * 8) % 2048 >= 0 && tl::is_aligned(tl_src9, 16)) {
-                        tl::cp_async_16(tl_dst10, tl_src9);
+                    if (tl_valid11 == 8 && (tl_chunk7 * 8) % 2048 >= 0 && tl::is_aligned(tl_src9, 4)) {
+                        tl::cp_async_chunk(tl_dst10, tl_src9);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
                     } else {
                         #pragma unroll
                         for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst10[tl_v] = tl::in_bounds(((int(blockIdx.x) + 0 * int(gridDim.x)) * 1) + ((tl_chunk7 * 8) / 2048), M) && tl::in_bounds(((tl_chunk7 * 8) % 2048) + tl_v, N) ? tl_src9[tl_v] : tl::convert<tl::f16>(0.0f);
@@ -4305,8 +4305,8 @@ __global__ void __launch_bounds__(128, 8) rmsnorm_kernel_variant4(
                         const tl::f16* tl_src16 = &X[int64_t(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 1) + ((tl_chunk14 * 8) / 2048)) * N + ((tl_chunk14 * 8) % 2048)];
                         tl::f16* tl_dst17 = &xs[(((g + 1) % 2) * 1 + ((tl_chunk14 * 8) / 2048)) * 2056 + ((tl_chunk14 * 8) % 2048)];
                         const int tl_valid18 = !(tl::in_bounds(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 1) + ((tl_chunk14 * 8) / 2048), M)) ? 0 : max(0, min(8, N - ((tl_chunk14 * 8) % 2048)));
-                        if (tl_valid18 == 8 && (tl_chunk14 * 8) % 2048 >= 0 && tl::is_aligned(tl_src16, 16)) {
-                            tl::cp_async_16(tl_dst17, tl_src16);
+                        if (tl_valid18 == 8 && (tl_chunk14 * 8) % 2048 >= 0 && tl::is_aligned(tl_src16, 4)) {
+                            tl::cp_async_chunk(tl_dst17, tl_src16);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst17[tl_v] = tl::in_bounds(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 1) + ((tl_chunk14 * 8) / 2048), M) && tl::in_bounds(((tl_chunk14 * 8) % 2048) + tl_v, N) ? tl_src16[tl_v] : tl::convert<tl::f16>(0.0f);
@@ -4592,8 +4592,8 @@ __global__ void __launch_bounds__(256, 4) rmsnorm_kernel_variant5(
                     const tl::f16* tl_src9 = &X[int64_t(((int(blockIdx.x) + 0 * int(gridDim.x)) * 1) + ((tl_chunk7 * 8) / 4096)) * N + ((tl_chunk7 * 8) % 4096)];
                     tl::f16* tl_dst10 = &xs[(0 * 1 + ((tl_chunk7 * 8) / 4096)) * 4104 + ((tl_chunk7 * 8) % 4096)];
                     const int tl_valid11 = !(tl::in_bounds(((int(blockIdx.x) + 0 * int(gridDim.x)) * 1) + ((tl_chunk7 * 8) / 4096), M)) ? 0 : max(0, min(8, N - ((tl_chunk7 * 8) % 4096)));
-                    if (tl_valid11 == 8 && (tl_chunk7 * 8) % 4096 >= 0 && tl::is_aligned(tl_src9, 16)) {
-                        tl::cp_async_16(tl_dst10, tl_src9);
+                    if (tl_valid11 == 8 && (tl_chunk7 * 8) % 4096 >= 0 && tl::is_aligned(tl_src9, 4)) {
+                        tl::cp_async_chunk(tl_dst10, tl_src9);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
                     } else {
                         #pragma unroll
                         for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst10[tl_v] = tl::in_bounds(((int(blockIdx.x) + 0 * int(gridDim.x)) * 1) + ((tl_chunk7 * 8) / 4096), M) && tl::in_bounds(((tl_chunk7 * 8) % 4096) + tl_v, N) ? tl_src9[tl_v] : tl::convert<tl::f16>(0.0f);
@@ -4621,8 +4621,8 @@ __global__ void __launch_bounds__(256, 4) rmsnorm_kernel_variant5(
                         const tl::f16* tl_src16 = &X[int64_t(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 1) + ((tl_chunk14 * 8) / 4096)) * N + ((tl_chunk14 * 8) % 4096)];
                         tl::f16* tl_dst17 = &xs[(((g + 1) % 2) * 1 + ((tl_chunk14 * 8) / 4096)) * 4104 + ((tl_chunk14 * 8) % 4096)];
                         const int tl_valid18 = !(tl::in_bounds(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 1) + ((tl_chunk14 * 8) / 4096), M)) ? 0 : max(0, min(8, N - ((tl_chunk14 * 8) % 4096)));
-                        if (tl_valid18 == 8 && (tl_chunk14 * 8) % 4096 >= 0 && tl::is_aligned(tl_src16, 16)) {
-                            tl::cp_async_16(tl_dst17, tl_src16);
+                        if (tl_valid18 == 8 && (tl_chunk14 * 8) % 4096 >= 0 && tl::is_aligned(tl_src16, 4)) {
+                            tl::cp_async_chunk(tl_dst17, tl_src16);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst17[tl_v] = tl::in_bounds(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 1) + ((tl_chunk14 * 8) / 4096), M) && tl::in_bounds(((tl_chunk14 * 8) % 4096) + tl_v, N) ? tl_src16[tl_v] : tl::convert<tl::f16>(0.0f);
@@ -4909,8 +4909,8 @@ __global__ void __launch_bounds__(512, 2) rmsnorm_kernel_variant6(
                     const tl::f16* tl_src9 = &X[int64_t(((int(blockIdx.x) + 0 * int(gridDim.x)) * 1) + ((tl_chunk7 * 8) / 8192)) * N + ((tl_chunk7 * 8) % 8192)];
                     tl::f16* tl_dst10 = &xs[(0 * 1 + ((tl_chunk7 * 8) / 8192)) * 8200 + ((tl_chunk7 * 8) % 8192)];
                     const int tl_valid11 = !(tl::in_bounds(((int(blockIdx.x) + 0 * int(gridDim.x)) * 1) + ((tl_chunk7 * 8) / 8192), M)) ? 0 : max(0, min(8, N - ((tl_chunk7 * 8) % 8192)));
-                    if (tl_valid11 == 8 && (tl_chunk7 * 8) % 8192 >= 0 && tl::is_aligned(tl_src9, 16)) {
-                        tl::cp_async_16(tl_dst10, tl_src9);
+                    if (tl_valid11 == 8 && (tl_chunk7 * 8) % 8192 >= 0 && tl::is_aligned(tl_src9, 4)) {
+                        tl::cp_async_chunk(tl_dst10, tl_src9);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
                     } else {
                         #pragma unroll
                         for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst10[tl_v] = tl::in_bounds(((int(blockIdx.x) + 0 * int(gridDim.x)) * 1) + ((tl_chunk7 * 8) / 8192), M) && tl::in_bounds(((tl_chunk7 * 8) % 8192) + tl_v, N) ? tl_src9[tl_v] : tl::convert<tl::f16>(0.0f);
@@ -4938,8 +4938,8 @@ __global__ void __launch_bounds__(512, 2) rmsnorm_kernel_variant6(
                         const tl::f16* tl_src16 = &X[int64_t(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 1) + ((tl_chunk14 * 8) / 8192)) * N + ((tl_chunk14 * 8) % 8192)];
                         tl::f16* tl_dst17 = &xs[(((g + 1) % 2) * 1 + ((tl_chunk14 * 8) / 8192)) * 8200 + ((tl_chunk14 * 8) % 8192)];
                         const int tl_valid18 = !(tl::in_bounds(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 1) + ((tl_chunk14 * 8) / 8192), M)) ? 0 : max(0, min(8, N - ((tl_chunk14 * 8) % 8192)));
-                        if (tl_valid18 == 8 && (tl_chunk14 * 8) % 8192 >= 0 && tl::is_aligned(tl_src16, 16)) {
-                            tl::cp_async_16(tl_dst17, tl_src16);
+                        if (tl_valid18 == 8 && (tl_chunk14 * 8) % 8192 >= 0 && tl::is_aligned(tl_src16, 4)) {
+                            tl::cp_async_chunk(tl_dst17, tl_src16);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst17[tl_v] = tl::in_bounds(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 1) + ((tl_chunk14 * 8) / 8192), M) && tl::in_bounds(((tl_chunk14 * 8) % 8192) + tl_v, N) ? tl_src16[tl_v] : tl::convert<tl::f16>(0.0f);
@@ -5233,8 +5233,8 @@ __global__ void __launch_bounds__(128, 8) residual_rmsnorm_kernel_variant0(
                     const tl::f16* tl_src9 = &X[int64_t(((int(blockIdx.x) + 0 * int(gridDim.x)) * 16) + ((tl_chunk7 * 8) / 128)) * N + ((tl_chunk7 * 8) % 128)];
                     tl::f16* tl_dst10 = &xs[(0 * 16 + ((tl_chunk7 * 8) / 128)) * 136 + ((tl_chunk7 * 8) % 128)];
                     const int tl_valid11 = !(tl::in_bounds(((int(blockIdx.x) + 0 * int(gridDim.x)) * 16) + ((tl_chunk7 * 8) / 128), M)) ? 0 : max(0, min(8, N - ((tl_chunk7 * 8) % 128)));
-                    if (tl_valid11 == 8 && (tl_chunk7 * 8) % 128 >= 0 && tl::is_aligned(tl_src9, 16)) {
-                        tl::cp_async_16(tl_dst10, tl_src9);
+                    if (tl_valid11 == 8 && (tl_chunk7 * 8) % 128 >= 0 && tl::is_aligned(tl_src9, 4)) {
+                        tl::cp_async_chunk(tl_dst10, tl_src9);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
                     } else {
                         #pragma unroll
                         for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst10[tl_v] = tl::in_bounds(((int(blockIdx.x) + 0 * int(gridDim.x)) * 16) + ((tl_chunk7 * 8) / 128), M) && tl::in_bounds(((tl_chunk7 * 8) % 128) + tl_v, N) ? tl_src9[tl_v] : tl::convert<tl::f16>(0.0f);
@@ -5255,8 +5255,8 @@ __global__ void __launch_bounds__(128, 8) residual_rmsnorm_kernel_variant0(
                     const tl::f16* tl_src16 = &R[int64_t(((int(blockIdx.x) + 0 * int(gridDim.x)) * 16) + ((tl_chunk14 * 8) / 128)) * N + ((tl_chunk14 * 8) % 128)];
                     tl::f16* tl_dst17 = &rs[(0 * 16 + ((tl_chunk14 * 8) / 128)) * 136 + ((tl_chunk14 * 8) % 128)];
                     const int tl_valid18 = !(tl::in_bounds(((int(blockIdx.x) + 0 * int(gridDim.x)) * 16) + ((tl_chunk14 * 8) / 128), M)) ? 0 : max(0, min(8, N - ((tl_chunk14 * 8) % 128)));
-                    if (tl_valid18 == 8 && (tl_chunk14 * 8) % 128 >= 0 && tl::is_aligned(tl_src16, 16)) {
-                        tl::cp_async_16(tl_dst17, tl_src16);
+                    if (tl_valid18 == 8 && (tl_chunk14 * 8) % 128 >= 0 && tl::is_aligned(tl_src16, 4)) {
+                        tl::cp_async_chunk(tl_dst17, tl_src16);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
                     } else {
                         #pragma unroll
                         for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst17[tl_v] = tl::in_bounds(((int(blockIdx.x) + 0 * int(gridDim.x)) * 16) + ((tl_chunk14 * 8) / 128), M) && tl::in_bounds(((tl_chunk14 * 8) % 128) + tl_v, N) ? tl_src16[tl_v] : tl::convert<tl::f16>(0.0f);
@@ -5284,8 +5284,8 @@ __global__ void __launch_bounds__(128, 8) residual_rmsnorm_kernel_variant0(
                         const tl::f16* tl_src23 = &X[int64_t(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 16) + ((tl_chunk21 * 8) / 128)) * N + ((tl_chunk21 * 8) % 128)];
                         tl::f16* tl_dst24 = &xs[(((g + 1) % 2) * 16 + ((tl_chunk21 * 8) / 128)) * 136 + ((tl_chunk21 * 8) % 128)];
                         const int tl_valid25 = !(tl::in_bounds(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 16) + ((tl_chunk21 * 8) / 128), M)) ? 0 : max(0, min(8, N - ((tl_chunk21 * 8) % 128)));
-                        if (tl_valid25 == 8 && (tl_chunk21 * 8) % 128 >= 0 && tl::is_aligned(tl_src23, 16)) {
-                            tl::cp_async_16(tl_dst24, tl_src23);
+                        if (tl_valid25 == 8 && (tl_chunk21 * 8) % 128 >= 0 && tl::is_aligned(tl_src23, 4)) {
+                            tl::cp_async_chunk(tl_dst24, tl_src23);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst24[tl_v] = tl::in_bounds(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 16) + ((tl_chunk21 * 8) / 128), M) && tl::in_bounds(((tl_chunk21 * 8) % 128) + tl_v, N) ? tl_src23[tl_v] : tl::convert<tl::f16>(0.0f);
@@ -5306,8 +5306,8 @@ __global__ void __launch_bounds__(128, 8) residual_rmsnorm_kernel_variant0(
                         const tl::f16* tl_src30 = &R[int64_t(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 16) + ((tl_chunk28 * 8) / 128)) * N + ((tl_chunk28 * 8) % 128)];
                         tl::f16* tl_dst31 = &rs[(((g + 1) % 2) * 16 + ((tl_chunk28 * 8) / 128)) * 136 + ((tl_chunk28 * 8) % 128)];
                         const int tl_valid32 = !(tl::in_bounds(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 16) + ((tl_chunk28 * 8) / 128), M)) ? 0 : max(0, min(8, N - ((tl_chunk28 * 8) % 128)));
-                        if (tl_valid32 == 8 && (tl_chunk28 * 8) % 128 >= 0 && tl::is_aligned(tl_src30, 16)) {
-                            tl::cp_async_16(tl_dst31, tl_src30);
+                        if (tl_valid32 == 8 && (tl_chunk28 * 8) % 128 >= 0 && tl::is_aligned(tl_src30, 4)) {
+                            tl::cp_async_chunk(tl_dst31, tl_src30);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst31[tl_v] = tl::in_bounds(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 16) + ((tl_chunk28 * 8) / 128), M) && tl::in_bounds(((tl_chunk28 * 8) % 128) + tl_v, N) ? tl_src30[tl_v] : tl::convert<tl::f16>(0.0f);
@@ -5673,8 +5673,8 @@ __global__ void __launch_bounds__(128, 8) residual_rmsnorm_kernel_variant1(
                     const tl::f16* tl_src9 = &X[int64_t(((int(blockIdx.x) + 0 * int(gridDim.x)) * 8) + ((tl_chunk7 * 8) / 256)) * N + ((tl_chunk7 * 8) % 256)];
                     tl::f16* tl_dst10 = &xs[(0 * 8 + ((tl_chunk7 * 8) / 256)) * 264 + ((tl_chunk7 * 8) % 256)];
                     const int tl_valid11 = !(tl::in_bounds(((int(blockIdx.x) + 0 * int(gridDim.x)) * 8) + ((tl_chunk7 * 8) / 256), M)) ? 0 : max(0, min(8, N - ((tl_chunk7 * 8) % 256)));
-                    if (tl_valid11 == 8 && (tl_chunk7 * 8) % 256 >= 0 && tl::is_aligned(tl_src9, 16)) {
-                        tl::cp_async_16(tl_dst10, tl_src9);
+                    if (tl_valid11 == 8 && (tl_chunk7 * 8) % 256 >= 0 && tl::is_aligned(tl_src9, 4)) {
+                        tl::cp_async_chunk(tl_dst10, tl_src9);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
                     } else {
                         #pragma unroll
                         for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst10[tl_v] = tl::in_bounds(((int(blockIdx.x) + 0 * int(gridDim.x)) * 8) + ((tl_chunk7 * 8) / 256), M) && tl::in_bounds(((tl_chunk7 * 8) % 256) + tl_v, N) ? tl_src9[tl_v] : tl::convert<tl::f16>(0.0f);
@@ -5695,8 +5695,8 @@ __global__ void __launch_bounds__(128, 8) residual_rmsnorm_kernel_variant1(
                     const tl::f16* tl_src16 = &R[int64_t(((int(blockIdx.x) + 0 * int(gridDim.x)) * 8) + ((tl_chunk14 * 8) / 256)) * N + ((tl_chunk14 * 8) % 256)];
                     tl::f16* tl_dst17 = &rs[(0 * 8 + ((tl_chunk14 * 8) / 256)) * 264 + ((tl_chunk14 * 8) % 256)];
                     const int tl_valid18 = !(tl::in_bounds(((int(blockIdx.x) + 0 * int(gridDim.x)) * 8) + ((tl_chunk14 * 8) / 256), M)) ? 0 : max(0, min(8, N - ((tl_chunk14 * 8) % 256)));
-                    if (tl_valid18 == 8 && (tl_chunk14 * 8) % 256 >= 0 && tl::is_aligned(tl_src16, 16)) {
-                        tl::cp_async_16(tl_dst17, tl_src16);
+                    if (tl_valid18 == 8 && (tl_chunk14 * 8) % 256 >= 0 && tl::is_aligned(tl_src16, 4)) {
+                        tl::cp_async_chunk(tl_dst17, tl_src16);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
                     } else {
                         #pragma unroll
                         for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst17[tl_v] = tl::in_bounds(((int(blockIdx.x) + 0 * int(gridDim.x)) * 8) + ((tl_chunk14 * 8) / 256), M) && tl::in_bounds(((tl_chunk14 * 8) % 256) + tl_v, N) ? tl_src16[tl_v] : tl::convert<tl::f16>(0.0f);
@@ -5724,8 +5724,8 @@ __global__ void __launch_bounds__(128, 8) residual_rmsnorm_kernel_variant1(
                         const tl::f16* tl_src23 = &X[int64_t(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 8) + ((tl_chunk21 * 8) / 256)) * N + ((tl_chunk21 * 8) % 256)];
                         tl::f16* tl_dst24 = &xs[(((g + 1) % 2) * 8 + ((tl_chunk21 * 8) / 256)) * 264 + ((tl_chunk21 * 8) % 256)];
                         const int tl_valid25 = !(tl::in_bounds(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 8) + ((tl_chunk21 * 8) / 256), M)) ? 0 : max(0, min(8, N - ((tl_chunk21 * 8) % 256)));
-                        if (tl_valid25 == 8 && (tl_chunk21 * 8) % 256 >= 0 && tl::is_aligned(tl_src23, 16)) {
-                            tl::cp_async_16(tl_dst24, tl_src23);
+                        if (tl_valid25 == 8 && (tl_chunk21 * 8) % 256 >= 0 && tl::is_aligned(tl_src23, 4)) {
+                            tl::cp_async_chunk(tl_dst24, tl_src23);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst24[tl_v] = tl::in_bounds(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 8) + ((tl_chunk21 * 8) / 256), M) && tl::in_bounds(((tl_chunk21 * 8) % 256) + tl_v, N) ? tl_src23[tl_v] : tl::convert<tl::f16>(0.0f);
@@ -5746,8 +5746,8 @@ __global__ void __launch_bounds__(128, 8) residual_rmsnorm_kernel_variant1(
                         const tl::f16* tl_src30 = &R[int64_t(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 8) + ((tl_chunk28 * 8) / 256)) * N + ((tl_chunk28 * 8) % 256)];
                         tl::f16* tl_dst31 = &rs[(((g + 1) % 2) * 8 + ((tl_chunk28 * 8) / 256)) * 264 + ((tl_chunk28 * 8) % 256)];
                         const int tl_valid32 = !(tl::in_bounds(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 8) + ((tl_chunk28 * 8) / 256), M)) ? 0 : max(0, min(8, N - ((tl_chunk28 * 8) % 256)));
-                        if (tl_valid32 == 8 && (tl_chunk28 * 8) % 256 >= 0 && tl::is_aligned(tl_src30, 16)) {
-                            tl::cp_async_16(tl_dst31, tl_src30);
+                        if (tl_valid32 == 8 && (tl_chunk28 * 8) % 256 >= 0 && tl::is_aligned(tl_src30, 4)) {
+                            tl::cp_async_chunk(tl_dst31, tl_src30);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst31[tl_v] = tl::in_bounds(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 8) + ((tl_chunk28 * 8) / 256), M) && tl::in_bounds(((tl_chunk28 * 8) % 256) + tl_v, N) ? tl_src30[tl_v] : tl::convert<tl::f16>(0.0f);
@@ -6114,8 +6114,8 @@ __global__ void __launch_bounds__(128, 8) residual_rmsnorm_kernel_variant2(
                     const tl::f16* tl_src9 = &X[int64_t(((int(blockIdx.x) + 0 * int(gridDim.x)) * 4) + ((tl_chunk7 * 8) / 512)) * N + ((tl_chunk7 * 8) % 512)];
                     tl::f16* tl_dst10 = &xs[(0 * 4 + ((tl_chunk7 * 8) / 512)) * 520 + ((tl_chunk7 * 8) % 512)];
                     const int tl_valid11 = !(tl::in_bounds(((int(blockIdx.x) + 0 * int(gridDim.x)) * 4) + ((tl_chunk7 * 8) / 512), M)) ? 0 : max(0, min(8, N - ((tl_chunk7 * 8) % 512)));
-                    if (tl_valid11 == 8 && (tl_chunk7 * 8) % 512 >= 0 && tl::is_aligned(tl_src9, 16)) {
-                        tl::cp_async_16(tl_dst10, tl_src9);
+                    if (tl_valid11 == 8 && (tl_chunk7 * 8) % 512 >= 0 && tl::is_aligned(tl_src9, 4)) {
+                        tl::cp_async_chunk(tl_dst10, tl_src9);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
                     } else {
                         #pragma unroll
                         for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst10[tl_v] = tl::in_bounds(((int(blockIdx.x) + 0 * int(gridDim.x)) * 4) + ((tl_chunk7 * 8) / 512), M) && tl::in_bounds(((tl_chunk7 * 8) % 512) + tl_v, N) ? tl_src9[tl_v] : tl::convert<tl::f16>(0.0f);
@@ -6136,8 +6136,8 @@ __global__ void __launch_bounds__(128, 8) residual_rmsnorm_kernel_variant2(
                     const tl::f16* tl_src16 = &R[int64_t(((int(blockIdx.x) + 0 * int(gridDim.x)) * 4) + ((tl_chunk14 * 8) / 512)) * N + ((tl_chunk14 * 8) % 512)];
                     tl::f16* tl_dst17 = &rs[(0 * 4 + ((tl_chunk14 * 8) / 512)) * 520 + ((tl_chunk14 * 8) % 512)];
                     const int tl_valid18 = !(tl::in_bounds(((int(blockIdx.x) + 0 * int(gridDim.x)) * 4) + ((tl_chunk14 * 8) / 512), M)) ? 0 : max(0, min(8, N - ((tl_chunk14 * 8) % 512)));
-                    if (tl_valid18 == 8 && (tl_chunk14 * 8) % 512 >= 0 && tl::is_aligned(tl_src16, 16)) {
-                        tl::cp_async_16(tl_dst17, tl_src16);
+                    if (tl_valid18 == 8 && (tl_chunk14 * 8) % 512 >= 0 && tl::is_aligned(tl_src16, 4)) {
+                        tl::cp_async_chunk(tl_dst17, tl_src16);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
                     } else {
                         #pragma unroll
                         for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst17[tl_v] = tl::in_bounds(((int(blockIdx.x) + 0 * int(gridDim.x)) * 4) + ((tl_chunk14 * 8) / 512), M) && tl::in_bounds(((tl_chunk14 * 8) % 512) + tl_v, N) ? tl_src16[tl_v] : tl::convert<tl::f16>(0.0f);
@@ -6165,8 +6165,8 @@ __global__ void __launch_bounds__(128, 8) residual_rmsnorm_kernel_variant2(
                         const tl::f16* tl_src23 = &X[int64_t(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 4) + ((tl_chunk21 * 8) / 512)) * N + ((tl_chunk21 * 8) % 512)];
                         tl::f16* tl_dst24 = &xs[(((g + 1) % 2) * 4 + ((tl_chunk21 * 8) / 512)) * 520 + ((tl_chunk21 * 8) % 512)];
                         const int tl_valid25 = !(tl::in_bounds(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 4) + ((tl_chunk21 * 8) / 512), M)) ? 0 : max(0, min(8, N - ((tl_chunk21 * 8) % 512)));
-                        if (tl_valid25 == 8 && (tl_chunk21 * 8) % 512 >= 0 && tl::is_aligned(tl_src23, 16)) {
-                            tl::cp_async_16(tl_dst24, tl_src23);
+                        if (tl_valid25 == 8 && (tl_chunk21 * 8) % 512 >= 0 && tl::is_aligned(tl_src23, 4)) {
+                            tl::cp_async_chunk(tl_dst24, tl_src23);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst24[tl_v] = tl::in_bounds(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 4) + ((tl_chunk21 * 8) / 512), M) && tl::in_bounds(((tl_chunk21 * 8) % 512) + tl_v, N) ? tl_src23[tl_v] : tl::convert<tl::f16>(0.0f);
@@ -6187,8 +6187,8 @@ __global__ void __launch_bounds__(128, 8) residual_rmsnorm_kernel_variant2(
                         const tl::f16* tl_src30 = &R[int64_t(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 4) + ((tl_chunk28 * 8) / 512)) * N + ((tl_chunk28 * 8) % 512)];
                         tl::f16* tl_dst31 = &rs[(((g + 1) % 2) * 4 + ((tl_chunk28 * 8) / 512)) * 520 + ((tl_chunk28 * 8) % 512)];
                         const int tl_valid32 = !(tl::in_bounds(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 4) + ((tl_chunk28 * 8) / 512), M)) ? 0 : max(0, min(8, N - ((tl_chunk28 * 8) % 512)));
-                        if (tl_valid32 == 8 && (tl_chunk28 * 8) % 512 >= 0 && tl::is_aligned(tl_src30, 16)) {
-                            tl::cp_async_16(tl_dst31, tl_src30);
+                        if (tl_valid32 == 8 && (tl_chunk28 * 8) % 512 >= 0 && tl::is_aligned(tl_src30, 4)) {
+                            tl::cp_async_chunk(tl_dst31, tl_src30);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst31[tl_v] = tl::in_bounds(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 4) + ((tl_chunk28 * 8) / 512), M) && tl::in_bounds(((tl_chunk28 * 8) % 512) + tl_v, N) ? tl_src30[tl_v] : tl::convert<tl::f16>(0.0f);
@@ -6553,8 +6553,8 @@ __global__ void __launch_bounds__(128, 8) residual_rmsnorm_kernel_variant3(
                     const tl::f16* tl_src9 = &X[int64_t(((int(blockIdx.x) + 0 * int(gridDim.x)) * 2) + ((tl_chunk7 * 8) / 1024)) * N + ((tl_chunk7 * 8) % 1024)];
                     tl::f16* tl_dst10 = &xs[(0 * 2 + ((tl_chunk7 * 8) / 1024)) * 1032 + ((tl_chunk7 * 8) % 1024)];
                     const int tl_valid11 = !(tl::in_bounds(((int(blockIdx.x) + 0 * int(gridDim.x)) * 2) + ((tl_chunk7 * 8) / 1024), M)) ? 0 : max(0, min(8, N - ((tl_chunk7 * 8) % 1024)));
-                    if (tl_valid11 == 8 && (tl_chunk7 * 8) % 1024 >= 0 && tl::is_aligned(tl_src9, 16)) {
-                        tl::cp_async_16(tl_dst10, tl_src9);
+                    if (tl_valid11 == 8 && (tl_chunk7 * 8) % 1024 >= 0 && tl::is_aligned(tl_src9, 4)) {
+                        tl::cp_async_chunk(tl_dst10, tl_src9);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
                     } else {
                         #pragma unroll
                         for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst10[tl_v] = tl::in_bounds(((int(blockIdx.x) + 0 * int(gridDim.x)) * 2) + ((tl_chunk7 * 8) / 1024), M) && tl::in_bounds(((tl_chunk7 * 8) % 1024) + tl_v, N) ? tl_src9[tl_v] : tl::convert<tl::f16>(0.0f);
@@ -6575,8 +6575,8 @@ __global__ void __launch_bounds__(128, 8) residual_rmsnorm_kernel_variant3(
                     const tl::f16* tl_src16 = &R[int64_t(((int(blockIdx.x) + 0 * int(gridDim.x)) * 2) + ((tl_chunk14 * 8) / 1024)) * N + ((tl_chunk14 * 8) % 1024)];
                     tl::f16* tl_dst17 = &rs[(0 * 2 + ((tl_chunk14 * 8) / 1024)) * 1032 + ((tl_chunk14 * 8) % 1024)];
                     const int tl_valid18 = !(tl::in_bounds(((int(blockIdx.x) + 0 * int(gridDim.x)) * 2) + ((tl_chunk14 * 8) / 1024), M)) ? 0 : max(0, min(8, N - ((tl_chunk14 * 8) % 1024)));
-                    if (tl_valid18 == 8 && (tl_chunk14 * 8) % 1024 >= 0 && tl::is_aligned(tl_src16, 16)) {
-                        tl::cp_async_16(tl_dst17, tl_src16);
+                    if (tl_valid18 == 8 && (tl_chunk14 * 8) % 1024 >= 0 && tl::is_aligned(tl_src16, 4)) {
+                        tl::cp_async_chunk(tl_dst17, tl_src16);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
                     } else {
                         #pragma unroll
                         for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst17[tl_v] = tl::in_bounds(((int(blockIdx.x) + 0 * int(gridDim.x)) * 2) + ((tl_chunk14 * 8) / 1024), M) && tl::in_bounds(((tl_chunk14 * 8) % 1024) + tl_v, N) ? tl_src16[tl_v] : tl::convert<tl::f16>(0.0f);
@@ -6604,8 +6604,8 @@ __global__ void __launch_bounds__(128, 8) residual_rmsnorm_kernel_variant3(
                         const tl::f16* tl_src23 = &X[int64_t(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 2) + ((tl_chunk21 * 8) / 1024)) * N + ((tl_chunk21 * 8) % 1024)];
                         tl::f16* tl_dst24 = &xs[(((g + 1) % 2) * 2 + ((tl_chunk21 * 8) / 1024)) * 1032 + ((tl_chunk21 * 8) % 1024)];
                         const int tl_valid25 = !(tl::in_bounds(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 2) + ((tl_chunk21 * 8) / 1024), M)) ? 0 : max(0, min(8, N - ((tl_chunk21 * 8) % 1024)));
-                        if (tl_valid25 == 8 && (tl_chunk21 * 8) % 1024 >= 0 && tl::is_aligned(tl_src23, 16)) {
-                            tl::cp_async_16(tl_dst24, tl_src23);
+                        if (tl_valid25 == 8 && (tl_chunk21 * 8) % 1024 >= 0 && tl::is_aligned(tl_src23, 4)) {
+                            tl::cp_async_chunk(tl_dst24, tl_src23);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst24[tl_v] = tl::in_bounds(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 2) + ((tl_chunk21 * 8) / 1024), M) && tl::in_bounds(((tl_chunk21 * 8) % 1024) + tl_v, N) ? tl_src23[tl_v] : tl::convert<tl::f16>(0.0f);
@@ -6626,8 +6626,8 @@ __global__ void __launch_bounds__(128, 8) residual_rmsnorm_kernel_variant3(
                         const tl::f16* tl_src30 = &R[int64_t(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 2) + ((tl_chunk28 * 8) / 1024)) * N + ((tl_chunk28 * 8) % 1024)];
                         tl::f16* tl_dst31 = &rs[(((g + 1) % 2) * 2 + ((tl_chunk28 * 8) / 1024)) * 1032 + ((tl_chunk28 * 8) % 1024)];
                         const int tl_valid32 = !(tl::in_bounds(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 2) + ((tl_chunk28 * 8) / 1024), M)) ? 0 : max(0, min(8, N - ((tl_chunk28 * 8) % 1024)));
-                        if (tl_valid32 == 8 && (tl_chunk28 * 8) % 1024 >= 0 && tl::is_aligned(tl_src30, 16)) {
-                            tl::cp_async_16(tl_dst31, tl_src30);
+                        if (tl_valid32 == 8 && (tl_chunk28 * 8) % 1024 >= 0 && tl::is_aligned(tl_src30, 4)) {
+                            tl::cp_async_chunk(tl_dst31, tl_src30);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst31[tl_v] = tl::in_bounds(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 2) + ((tl_chunk28 * 8) / 1024), M) && tl::in_bounds(((tl_chunk28 * 8) % 1024) + tl_v, N) ? tl_src30[tl_v] : tl::convert<tl::f16>(0.0f);
@@ -7005,8 +7005,8 @@ __global__ void __launch_bounds__(128, 8) residual_rmsnorm_kernel_variant4(
                     const tl::f16* tl_src9 = &X[int64_t(((int(blockIdx.x) + 0 * int(gridDim.x)) * 1) + ((tl_chunk7 * 8) / 2048)) * N + ((tl_chunk7 * 8) % 2048)];
                     tl::f16* tl_dst10 = &xs[(0 * 1 + ((tl_chunk7 * 8) / 2048)) * 2056 + ((tl_chunk7 * 8) % 2048)];
                     const int tl_valid11 = !(tl::in_bounds(((int(blockIdx.x) + 0 * int(gridDim.x)) * 1) + ((tl_chunk7 * 8) / 2048), M)) ? 0 : max(0, min(8, N - ((tl_chunk7 * 8) % 2048)));
-                    if (tl_valid11 == 8 && (tl_chunk7 * 8) % 2048 >= 0 && tl::is_aligned(tl_src9, 16)) {
-                        tl::cp_async_16(tl_dst10, tl_src9);
+                    if (tl_valid11 == 8 && (tl_chunk7 * 8) % 2048 >= 0 && tl::is_aligned(tl_src9, 4)) {
+                        tl::cp_async_chunk(tl_dst10, tl_src9);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
                     } else {
                         #pragma unroll
                         for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst10[tl_v] = tl::in_bounds(((int(blockIdx.x) + 0 * int(gridDim.x)) * 1) + ((tl_chunk7 * 8) / 2048), M) && tl::in_bounds(((tl_chunk7 * 8) % 2048) + tl_v, N) ? tl_src9[tl_v] : tl::convert<tl::f16>(0.0f);
@@ -7027,8 +7027,8 @@ __global__ void __launch_bounds__(128, 8) residual_rmsnorm_kernel_variant4(
                     const tl::f16* tl_src16 = &R[int64_t(((int(blockIdx.x) + 0 * int(gridDim.x)) * 1) + ((tl_chunk14 * 8) / 2048)) * N + ((tl_chunk14 * 8) % 2048)];
                     tl::f16* tl_dst17 = &rs[(0 * 1 + ((tl_chunk14 * 8) / 2048)) * 2056 + ((tl_chunk14 * 8) % 2048)];
                     const int tl_valid18 = !(tl::in_bounds(((int(blockIdx.x) + 0 * int(gridDim.x)) * 1) + ((tl_chunk14 * 8) / 2048), M)) ? 0 : max(0, min(8, N - ((tl_chunk14 * 8) % 2048)));
-                    if (tl_valid18 == 8 && (tl_chunk14 * 8) % 2048 >= 0 && tl::is_aligned(tl_src16, 16)) {
-                        tl::cp_async_16(tl_dst17, tl_src16);
+                    if (tl_valid18 == 8 && (tl_chunk14 * 8) % 2048 >= 0 && tl::is_aligned(tl_src16, 4)) {
+                        tl::cp_async_chunk(tl_dst17, tl_src16);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
                     } else {
                         #pragma unroll
                         for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst17[tl_v] = tl::in_bounds(((int(blockIdx.x) + 0 * int(gridDim.x)) * 1) + ((tl_chunk14 * 8) / 2048), M) && tl::in_bounds(((tl_chunk14 * 8) % 2048) + tl_v, N) ? tl_src16[tl_v] : tl::convert<tl::f16>(0.0f);
@@ -7056,8 +7056,8 @@ __global__ void __launch_bounds__(128, 8) residual_rmsnorm_kernel_variant4(
                         const tl::f16* tl_src23 = &X[int64_t(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 1) + ((tl_chunk21 * 8) / 2048)) * N + ((tl_chunk21 * 8) % 2048)];
                         tl::f16* tl_dst24 = &xs[(((g + 1) % 2) * 1 + ((tl_chunk21 * 8) / 2048)) * 2056 + ((tl_chunk21 * 8) % 2048)];
                         const int tl_valid25 = !(tl::in_bounds(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 1) + ((tl_chunk21 * 8) / 2048), M)) ? 0 : max(0, min(8, N - ((tl_chunk21 * 8) % 2048)));
-                        if (tl_valid25 == 8 && (tl_chunk21 * 8) % 2048 >= 0 && tl::is_aligned(tl_src23, 16)) {
-                            tl::cp_async_16(tl_dst24, tl_src23);
+                        if (tl_valid25 == 8 && (tl_chunk21 * 8) % 2048 >= 0 && tl::is_aligned(tl_src23, 4)) {
+                            tl::cp_async_chunk(tl_dst24, tl_src23);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst24[tl_v] = tl::in_bounds(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 1) + ((tl_chunk21 * 8) / 2048), M) && tl::in_bounds(((tl_chunk21 * 8) % 2048) + tl_v, N) ? tl_src23[tl_v] : tl::convert<tl::f16>(0.0f);
@@ -7078,8 +7078,8 @@ __global__ void __launch_bounds__(128, 8) residual_rmsnorm_kernel_variant4(
                         const tl::f16* tl_src30 = &R[int64_t(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 1) + ((tl_chunk28 * 8) / 2048)) * N + ((tl_chunk28 * 8) % 2048)];
                         tl::f16* tl_dst31 = &rs[(((g + 1) % 2) * 1 + ((tl_chunk28 * 8) / 2048)) * 2056 + ((tl_chunk28 * 8) % 2048)];
                         const int tl_valid32 = !(tl::in_bounds(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 1) + ((tl_chunk28 * 8) / 2048), M)) ? 0 : max(0, min(8, N - ((tl_chunk28 * 8) % 2048)));
-                        if (tl_valid32 == 8 && (tl_chunk28 * 8) % 2048 >= 0 && tl::is_aligned(tl_src30, 16)) {
-                            tl::cp_async_16(tl_dst31, tl_src30);
+                        if (tl_valid32 == 8 && (tl_chunk28 * 8) % 2048 >= 0 && tl::is_aligned(tl_src30, 4)) {
+                            tl::cp_async_chunk(tl_dst31, tl_src30);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst31[tl_v] = tl::in_bounds(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 1) + ((tl_chunk28 * 8) / 2048), M) && tl::in_bounds(((tl_chunk28 * 8) % 2048) + tl_v, N) ? tl_src30[tl_v] : tl::convert<tl::f16>(0.0f);
@@ -7458,8 +7458,8 @@ __global__ void __launch_bounds__(256, 4) residual_rmsnorm_kernel_variant5(
                     const tl::f16* tl_src9 = &X[int64_t(((int(blockIdx.x) + 0 * int(gridDim.x)) * 1) + ((tl_chunk7 * 8) / 4096)) * N + ((tl_chunk7 * 8) % 4096)];
                     tl::f16* tl_dst10 = &xs[(0 * 1 + ((tl_chunk7 * 8) / 4096)) * 4104 + ((tl_chunk7 * 8) % 4096)];
                     const int tl_valid11 = !(tl::in_bounds(((int(blockIdx.x) + 0 * int(gridDim.x)) * 1) + ((tl_chunk7 * 8) / 4096), M)) ? 0 : max(0, min(8, N - ((tl_chunk7 * 8) % 4096)));
-                    if (tl_valid11 == 8 && (tl_chunk7 * 8) % 4096 >= 0 && tl::is_aligned(tl_src9, 16)) {
-                        tl::cp_async_16(tl_dst10, tl_src9);
+                    if (tl_valid11 == 8 && (tl_chunk7 * 8) % 4096 >= 0 && tl::is_aligned(tl_src9, 4)) {
+                        tl::cp_async_chunk(tl_dst10, tl_src9);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
                     } else {
                         #pragma unroll
                         for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst10[tl_v] = tl::in_bounds(((int(blockIdx.x) + 0 * int(gridDim.x)) * 1) + ((tl_chunk7 * 8) / 4096), M) && tl::in_bounds(((tl_chunk7 * 8) % 4096) + tl_v, N) ? tl_src9[tl_v] : tl::convert<tl::f16>(0.0f);
@@ -7480,8 +7480,8 @@ __global__ void __launch_bounds__(256, 4) residual_rmsnorm_kernel_variant5(
                     const tl::f16* tl_src16 = &R[int64_t(((int(blockIdx.x) + 0 * int(gridDim.x)) * 1) + ((tl_chunk14 * 8) / 4096)) * N + ((tl_chunk14 * 8) % 4096)];
                     tl::f16* tl_dst17 = &rs[(0 * 1 + ((tl_chunk14 * 8) / 4096)) * 4104 + ((tl_chunk14 * 8) % 4096)];
                     const int tl_valid18 = !(tl::in_bounds(((int(blockIdx.x) + 0 * int(gridDim.x)) * 1) + ((tl_chunk14 * 8) / 4096), M)) ? 0 : max(0, min(8, N - ((tl_chunk14 * 8) % 4096)));
-                    if (tl_valid18 == 8 && (tl_chunk14 * 8) % 4096 >= 0 && tl::is_aligned(tl_src16, 16)) {
-                        tl::cp_async_16(tl_dst17, tl_src16);
+                    if (tl_valid18 == 8 && (tl_chunk14 * 8) % 4096 >= 0 && tl::is_aligned(tl_src16, 4)) {
+                        tl::cp_async_chunk(tl_dst17, tl_src16);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
                     } else {
                         #pragma unroll
                         for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst17[tl_v] = tl::in_bounds(((int(blockIdx.x) + 0 * int(gridDim.x)) * 1) + ((tl_chunk14 * 8) / 4096), M) && tl::in_bounds(((tl_chunk14 * 8) % 4096) + tl_v, N) ? tl_src16[tl_v] : tl::convert<tl::f16>(0.0f);
@@ -7509,8 +7509,8 @@ __global__ void __launch_bounds__(256, 4) residual_rmsnorm_kernel_variant5(
                         const tl::f16* tl_src23 = &X[int64_t(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 1) + ((tl_chunk21 * 8) / 4096)) * N + ((tl_chunk21 * 8) % 4096)];
                         tl::f16* tl_dst24 = &xs[(((g + 1) % 2) * 1 + ((tl_chunk21 * 8) / 4096)) * 4104 + ((tl_chunk21 * 8) % 4096)];
                         const int tl_valid25 = !(tl::in_bounds(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 1) + ((tl_chunk21 * 8) / 4096), M)) ? 0 : max(0, min(8, N - ((tl_chunk21 * 8) % 4096)));
-                        if (tl_valid25 == 8 && (tl_chunk21 * 8) % 4096 >= 0 && tl::is_aligned(tl_src23, 16)) {
-                            tl::cp_async_16(tl_dst24, tl_src23);
+                        if (tl_valid25 == 8 && (tl_chunk21 * 8) % 4096 >= 0 && tl::is_aligned(tl_src23, 4)) {
+                            tl::cp_async_chunk(tl_dst24, tl_src23);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst24[tl_v] = tl::in_bounds(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 1) + ((tl_chunk21 * 8) / 4096), M) && tl::in_bounds(((tl_chunk21 * 8) % 4096) + tl_v, N) ? tl_src23[tl_v] : tl::convert<tl::f16>(0.0f);
@@ -7531,8 +7531,8 @@ __global__ void __launch_bounds__(256, 4) residual_rmsnorm_kernel_variant5(
                         const tl::f16* tl_src30 = &R[int64_t(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 1) + ((tl_chunk28 * 8) / 4096)) * N + ((tl_chunk28 * 8) % 4096)];
                         tl::f16* tl_dst31 = &rs[(((g + 1) % 2) * 1 + ((tl_chunk28 * 8) / 4096)) * 4104 + ((tl_chunk28 * 8) % 4096)];
                         const int tl_valid32 = !(tl::in_bounds(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 1) + ((tl_chunk28 * 8) / 4096), M)) ? 0 : max(0, min(8, N - ((tl_chunk28 * 8) % 4096)));
-                        if (tl_valid32 == 8 && (tl_chunk28 * 8) % 4096 >= 0 && tl::is_aligned(tl_src30, 16)) {
-                            tl::cp_async_16(tl_dst31, tl_src30);
+                        if (tl_valid32 == 8 && (tl_chunk28 * 8) % 4096 >= 0 && tl::is_aligned(tl_src30, 4)) {
+                            tl::cp_async_chunk(tl_dst31, tl_src30);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst31[tl_v] = tl::in_bounds(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 1) + ((tl_chunk28 * 8) / 4096), M) && tl::in_bounds(((tl_chunk28 * 8) % 4096) + tl_v, N) ? tl_src30[tl_v] : tl::convert<tl::f16>(0.0f);
@@ -7912,8 +7912,8 @@ __global__ void __launch_bounds__(512, 2) residual_rmsnorm_kernel_variant6(
                     const tl::f16* tl_src9 = &X[int64_t(((int(blockIdx.x) + 0 * int(gridDim.x)) * 1) + ((tl_chunk7 * 8) / 8192)) * N + ((tl_chunk7 * 8) % 8192)];
                     tl::f16* tl_dst10 = &xs[(0 * 1 + ((tl_chunk7 * 8) / 8192)) * 8200 + ((tl_chunk7 * 8) % 8192)];
                     const int tl_valid11 = !(tl::in_bounds(((int(blockIdx.x) + 0 * int(gridDim.x)) * 1) + ((tl_chunk7 * 8) / 8192), M)) ? 0 : max(0, min(8, N - ((tl_chunk7 * 8) % 8192)));
-                    if (tl_valid11 == 8 && (tl_chunk7 * 8) % 8192 >= 0 && tl::is_aligned(tl_src9, 16)) {
-                        tl::cp_async_16(tl_dst10, tl_src9);
+                    if (tl_valid11 == 8 && (tl_chunk7 * 8) % 8192 >= 0 && tl::is_aligned(tl_src9, 4)) {
+                        tl::cp_async_chunk(tl_dst10, tl_src9);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
                     } else {
                         #pragma unroll
                         for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst10[tl_v] = tl::in_bounds(((int(blockIdx.x) + 0 * int(gridDim.x)) * 1) + ((tl_chunk7 * 8) / 8192), M) && tl::in_bounds(((tl_chunk7 * 8) % 8192) + tl_v, N) ? tl_src9[tl_v] : tl::convert<tl::f16>(0.0f);
@@ -7934,8 +7934,8 @@ __global__ void __launch_bounds__(512, 2) residual_rmsnorm_kernel_variant6(
                     const tl::f16* tl_src16 = &R[int64_t(((int(blockIdx.x) + 0 * int(gridDim.x)) * 1) + ((tl_chunk14 * 8) / 8192)) * N + ((tl_chunk14 * 8) % 8192)];
                     tl::f16* tl_dst17 = &rs[(0 * 1 + ((tl_chunk14 * 8) / 8192)) * 8200 + ((tl_chunk14 * 8) % 8192)];
                     const int tl_valid18 = !(tl::in_bounds(((int(blockIdx.x) + 0 * int(gridDim.x)) * 1) + ((tl_chunk14 * 8) / 8192), M)) ? 0 : max(0, min(8, N - ((tl_chunk14 * 8) % 8192)));
-                    if (tl_valid18 == 8 && (tl_chunk14 * 8) % 8192 >= 0 && tl::is_aligned(tl_src16, 16)) {
-                        tl::cp_async_16(tl_dst17, tl_src16);
+                    if (tl_valid18 == 8 && (tl_chunk14 * 8) % 8192 >= 0 && tl::is_aligned(tl_src16, 4)) {
+                        tl::cp_async_chunk(tl_dst17, tl_src16);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
                     } else {
                         #pragma unroll
                         for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst17[tl_v] = tl::in_bounds(((int(blockIdx.x) + 0 * int(gridDim.x)) * 1) + ((tl_chunk14 * 8) / 8192), M) && tl::in_bounds(((tl_chunk14 * 8) % 8192) + tl_v, N) ? tl_src16[tl_v] : tl::convert<tl::f16>(0.0f);
@@ -7963,8 +7963,8 @@ __global__ void __launch_bounds__(512, 2) residual_rmsnorm_kernel_variant6(
                         const tl::f16* tl_src23 = &X[int64_t(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 1) + ((tl_chunk21 * 8) / 8192)) * N + ((tl_chunk21 * 8) % 8192)];
                         tl::f16* tl_dst24 = &xs[(((g + 1) % 2) * 1 + ((tl_chunk21 * 8) / 8192)) * 8200 + ((tl_chunk21 * 8) % 8192)];
                         const int tl_valid25 = !(tl::in_bounds(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 1) + ((tl_chunk21 * 8) / 8192), M)) ? 0 : max(0, min(8, N - ((tl_chunk21 * 8) % 8192)));
-                        if (tl_valid25 == 8 && (tl_chunk21 * 8) % 8192 >= 0 && tl::is_aligned(tl_src23, 16)) {
-                            tl::cp_async_16(tl_dst24, tl_src23);
+                        if (tl_valid25 == 8 && (tl_chunk21 * 8) % 8192 >= 0 && tl::is_aligned(tl_src23, 4)) {
+                            tl::cp_async_chunk(tl_dst24, tl_src23);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst24[tl_v] = tl::in_bounds(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 1) + ((tl_chunk21 * 8) / 8192), M) && tl::in_bounds(((tl_chunk21 * 8) % 8192) + tl_v, N) ? tl_src23[tl_v] : tl::convert<tl::f16>(0.0f);
@@ -7985,8 +7985,8 @@ __global__ void __launch_bounds__(512, 2) residual_rmsnorm_kernel_variant6(
                         const tl::f16* tl_src30 = &R[int64_t(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 1) + ((tl_chunk28 * 8) / 8192)) * N + ((tl_chunk28 * 8) % 8192)];
                         tl::f16* tl_dst31 = &rs[(((g + 1) % 2) * 1 + ((tl_chunk28 * 8) / 8192)) * 8200 + ((tl_chunk28 * 8) % 8192)];
                         const int tl_valid32 = !(tl::in_bounds(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 1) + ((tl_chunk28 * 8) / 8192), M)) ? 0 : max(0, min(8, N - ((tl_chunk28 * 8) % 8192)));
-                        if (tl_valid32 == 8 && (tl_chunk28 * 8) % 8192 >= 0 && tl::is_aligned(tl_src30, 16)) {
-                            tl::cp_async_16(tl_dst31, tl_src30);
+                        if (tl_valid32 == 8 && (tl_chunk28 * 8) % 8192 >= 0 && tl::is_aligned(tl_src30, 4)) {
+                            tl::cp_async_chunk(tl_dst31, tl_src30);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst31[tl_v] = tl::in_bounds(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 1) + ((tl_chunk28 * 8) / 8192), M) && tl::in_bounds(((tl_chunk28 * 8) % 8192) + tl_v, N) ? tl_src30[tl_v] : tl::convert<tl::f16>(0.0f);
@@ -8391,8 +8391,8 @@ __global__ void __launch_bounds__(128, 8) layernorm_gelu_kernel_variant0(
                     const tl::f16* tl_src14 = &X[int64_t(((int(blockIdx.x) + 0 * int(gridDim.x)) * 16) + ((tl_chunk12 * 8) / 128)) * N + ((tl_chunk12 * 8) % 128)];
                     tl::f16* tl_dst15 = &xs[(0 * 16 + ((tl_chunk12 * 8) / 128)) * 136 + ((tl_chunk12 * 8) % 128)];
                     const int tl_valid16 = !(tl::in_bounds(((int(blockIdx.x) + 0 * int(gridDim.x)) * 16) + ((tl_chunk12 * 8) / 128), M)) ? 0 : max(0, min(8, N - ((tl_chunk12 * 8) % 128)));
-                    if (tl_valid16 == 8 && (tl_chunk12 * 8) % 128 >= 0 && tl::is_aligned(tl_src14, 16)) {
-                        tl::cp_async_16(tl_dst15, tl_src14);
+                    if (tl_valid16 == 8 && (tl_chunk12 * 8) % 128 >= 0 && tl::is_aligned(tl_src14, 4)) {
+                        tl::cp_async_chunk(tl_dst15, tl_src14);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
                     } else {
                         #pragma unroll
                         for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst15[tl_v] = tl::in_bounds(((int(blockIdx.x) + 0 * int(gridDim.x)) * 16) + ((tl_chunk12 * 8) / 128), M) && tl::in_bounds(((tl_chunk12 * 8) % 128) + tl_v, N) ? tl_src14[tl_v] : tl::convert<tl::f16>(0.0f);
@@ -8420,8 +8420,8 @@ __global__ void __launch_bounds__(128, 8) layernorm_gelu_kernel_variant0(
                         const tl::f16* tl_src21 = &X[int64_t(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 16) + ((tl_chunk19 * 8) / 128)) * N + ((tl_chunk19 * 8) % 128)];
                         tl::f16* tl_dst22 = &xs[(((g + 1) % 2) * 16 + ((tl_chunk19 * 8) / 128)) * 136 + ((tl_chunk19 * 8) % 128)];
                         const int tl_valid23 = !(tl::in_bounds(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 16) + ((tl_chunk19 * 8) / 128), M)) ? 0 : max(0, min(8, N - ((tl_chunk19 * 8) % 128)));
-                        if (tl_valid23 == 8 && (tl_chunk19 * 8) % 128 >= 0 && tl::is_aligned(tl_src21, 16)) {
-                            tl::cp_async_16(tl_dst22, tl_src21);
+                        if (tl_valid23 == 8 && (tl_chunk19 * 8) % 128 >= 0 && tl::is_aligned(tl_src21, 4)) {
+                            tl::cp_async_chunk(tl_dst22, tl_src21);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst22[tl_v] = tl::in_bounds(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 16) + ((tl_chunk19 * 8) / 128), M) && tl::in_bounds(((tl_chunk19 * 8) % 128) + tl_v, N) ? tl_src21[tl_v] : tl::convert<tl::f16>(0.0f);
@@ -8800,8 +8800,8 @@ __global__ void __launch_bounds__(128, 8) layernorm_gelu_kernel_variant1(
                     const tl::f16* tl_src14 = &X[int64_t(((int(blockIdx.x) + 0 * int(gridDim.x)) * 8) + ((tl_chunk12 * 8) / 256)) * N + ((tl_chunk12 * 8) % 256)];
                     tl::f16* tl_dst15 = &xs[(0 * 8 + ((tl_chunk12 * 8) / 256)) * 264 + ((tl_chunk12 * 8) % 256)];
                     const int tl_valid16 = !(tl::in_bounds(((int(blockIdx.x) + 0 * int(gridDim.x)) * 8) + ((tl_chunk12 * 8) / 256), M)) ? 0 : max(0, min(8, N - ((tl_chunk12 * 8) % 256)));
-                    if (tl_valid16 == 8 && (tl_chunk12 * 8) % 256 >= 0 && tl::is_aligned(tl_src14, 16)) {
-                        tl::cp_async_16(tl_dst15, tl_src14);
+                    if (tl_valid16 == 8 && (tl_chunk12 * 8) % 256 >= 0 && tl::is_aligned(tl_src14, 4)) {
+                        tl::cp_async_chunk(tl_dst15, tl_src14);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
                     } else {
                         #pragma unroll
                         for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst15[tl_v] = tl::in_bounds(((int(blockIdx.x) + 0 * int(gridDim.x)) * 8) + ((tl_chunk12 * 8) / 256), M) && tl::in_bounds(((tl_chunk12 * 8) % 256) + tl_v, N) ? tl_src14[tl_v] : tl::convert<tl::f16>(0.0f);
@@ -8829,8 +8829,8 @@ __global__ void __launch_bounds__(128, 8) layernorm_gelu_kernel_variant1(
                         const tl::f16* tl_src21 = &X[int64_t(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 8) + ((tl_chunk19 * 8) / 256)) * N + ((tl_chunk19 * 8) % 256)];
                         tl::f16* tl_dst22 = &xs[(((g + 1) % 2) * 8 + ((tl_chunk19 * 8) / 256)) * 264 + ((tl_chunk19 * 8) % 256)];
                         const int tl_valid23 = !(tl::in_bounds(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 8) + ((tl_chunk19 * 8) / 256), M)) ? 0 : max(0, min(8, N - ((tl_chunk19 * 8) % 256)));
-                        if (tl_valid23 == 8 && (tl_chunk19 * 8) % 256 >= 0 && tl::is_aligned(tl_src21, 16)) {
-                            tl::cp_async_16(tl_dst22, tl_src21);
+                        if (tl_valid23 == 8 && (tl_chunk19 * 8) % 256 >= 0 && tl::is_aligned(tl_src21, 4)) {
+                            tl::cp_async_chunk(tl_dst22, tl_src21);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst22[tl_v] = tl::in_bounds(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 8) + ((tl_chunk19 * 8) / 256), M) && tl::in_bounds(((tl_chunk19 * 8) % 256) + tl_v, N) ? tl_src21[tl_v] : tl::convert<tl::f16>(0.0f);
@@ -9211,8 +9211,8 @@ __global__ void __launch_bounds__(128, 8) layernorm_gelu_kernel_variant2(
                     const tl::f16* tl_src14 = &X[int64_t(((int(blockIdx.x) + 0 * int(gridDim.x)) * 4) + ((tl_chunk12 * 8) / 512)) * N + ((tl_chunk12 * 8) % 512)];
                     tl::f16* tl_dst15 = &xs[(0 * 4 + ((tl_chunk12 * 8) / 512)) * 520 + ((tl_chunk12 * 8) % 512)];
                     const int tl_valid16 = !(tl::in_bounds(((int(blockIdx.x) + 0 * int(gridDim.x)) * 4) + ((tl_chunk12 * 8) / 512), M)) ? 0 : max(0, min(8, N - ((tl_chunk12 * 8) % 512)));
-                    if (tl_valid16 == 8 && (tl_chunk12 * 8) % 512 >= 0 && tl::is_aligned(tl_src14, 16)) {
-                        tl::cp_async_16(tl_dst15, tl_src14);
+                    if (tl_valid16 == 8 && (tl_chunk12 * 8) % 512 >= 0 && tl::is_aligned(tl_src14, 4)) {
+                        tl::cp_async_chunk(tl_dst15, tl_src14);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
                     } else {
                         #pragma unroll
                         for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst15[tl_v] = tl::in_bounds(((int(blockIdx.x) + 0 * int(gridDim.x)) * 4) + ((tl_chunk12 * 8) / 512), M) && tl::in_bounds(((tl_chunk12 * 8) % 512) + tl_v, N) ? tl_src14[tl_v] : tl::convert<tl::f16>(0.0f);
@@ -9240,8 +9240,8 @@ __global__ void __launch_bounds__(128, 8) layernorm_gelu_kernel_variant2(
                         const tl::f16* tl_src21 = &X[int64_t(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 4) + ((tl_chunk19 * 8) / 512)) * N + ((tl_chunk19 * 8) % 512)];
                         tl::f16* tl_dst22 = &xs[(((g + 1) % 2) * 4 + ((tl_chunk19 * 8) / 512)) * 520 + ((tl_chunk19 * 8) % 512)];
                         const int tl_valid23 = !(tl::in_bounds(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 4) + ((tl_chunk19 * 8) / 512), M)) ? 0 : max(0, min(8, N - ((tl_chunk19 * 8) % 512)));
-                        if (tl_valid23 == 8 && (tl_chunk19 * 8) % 512 >= 0 && tl::is_aligned(tl_src21, 16)) {
-                            tl::cp_async_16(tl_dst22, tl_src21);
+                        if (tl_valid23 == 8 && (tl_chunk19 * 8) % 512 >= 0 && tl::is_aligned(tl_src21, 4)) {
+                            tl::cp_async_chunk(tl_dst22, tl_src21);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst22[tl_v] = tl::in_bounds(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 4) + ((tl_chunk19 * 8) / 512), M) && tl::in_bounds(((tl_chunk19 * 8) % 512) + tl_v, N) ? tl_src21[tl_v] : tl::convert<tl::f16>(0.0f);
@@ -9618,8 +9618,8 @@ __global__ void __launch_bounds__(128, 8) layernorm_gelu_kernel_variant3(
                     const tl::f16* tl_src14 = &X[int64_t(((int(blockIdx.x) + 0 * int(gridDim.x)) * 2) + ((tl_chunk12 * 8) / 1024)) * N + ((tl_chunk12 * 8) % 1024)];
                     tl::f16* tl_dst15 = &xs[(0 * 2 + ((tl_chunk12 * 8) / 1024)) * 1032 + ((tl_chunk12 * 8) % 1024)];
                     const int tl_valid16 = !(tl::in_bounds(((int(blockIdx.x) + 0 * int(gridDim.x)) * 2) + ((tl_chunk12 * 8) / 1024), M)) ? 0 : max(0, min(8, N - ((tl_chunk12 * 8) % 1024)));
-                    if (tl_valid16 == 8 && (tl_chunk12 * 8) % 1024 >= 0 && tl::is_aligned(tl_src14, 16)) {
-                        tl::cp_async_16(tl_dst15, tl_src14);
+                    if (tl_valid16 == 8 && (tl_chunk12 * 8) % 1024 >= 0 && tl::is_aligned(tl_src14, 4)) {
+                        tl::cp_async_chunk(tl_dst15, tl_src14);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
                     } else {
                         #pragma unroll
                         for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst15[tl_v] = tl::in_bounds(((int(blockIdx.x) + 0 * int(gridDim.x)) * 2) + ((tl_chunk12 * 8) / 1024), M) && tl::in_bounds(((tl_chunk12 * 8) % 1024) + tl_v, N) ? tl_src14[tl_v] : tl::convert<tl::f16>(0.0f);
@@ -9647,8 +9647,8 @@ __global__ void __launch_bounds__(128, 8) layernorm_gelu_kernel_variant3(
                         const tl::f16* tl_src21 = &X[int64_t(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 2) + ((tl_chunk19 * 8) / 1024)) * N + ((tl_chunk19 * 8) % 1024)];
                         tl::f16* tl_dst22 = &xs[(((g + 1) % 2) * 2 + ((tl_chunk19 * 8) / 1024)) * 1032 + ((tl_chunk19 * 8) % 1024)];
                         const int tl_valid23 = !(tl::in_bounds(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 2) + ((tl_chunk19 * 8) / 1024), M)) ? 0 : max(0, min(8, N - ((tl_chunk19 * 8) % 1024)));
-                        if (tl_valid23 == 8 && (tl_chunk19 * 8) % 1024 >= 0 && tl::is_aligned(tl_src21, 16)) {
-                            tl::cp_async_16(tl_dst22, tl_src21);
+                        if (tl_valid23 == 8 && (tl_chunk19 * 8) % 1024 >= 0 && tl::is_aligned(tl_src21, 4)) {
+                            tl::cp_async_chunk(tl_dst22, tl_src21);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst22[tl_v] = tl::in_bounds(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 2) + ((tl_chunk19 * 8) / 1024), M) && tl::in_bounds(((tl_chunk19 * 8) % 1024) + tl_v, N) ? tl_src21[tl_v] : tl::convert<tl::f16>(0.0f);
@@ -10051,8 +10051,8 @@ __global__ void __launch_bounds__(128, 8) layernorm_gelu_kernel_variant4(
                     const tl::f16* tl_src14 = &X[int64_t(((int(blockIdx.x) + 0 * int(gridDim.x)) * 1) + ((tl_chunk12 * 8) / 2048)) * N + ((tl_chunk12 * 8) % 2048)];
                     tl::f16* tl_dst15 = &xs[(0 * 1 + ((tl_chunk12 * 8) / 2048)) * 2056 + ((tl_chunk12 * 8) % 2048)];
                     const int tl_valid16 = !(tl::in_bounds(((int(blockIdx.x) + 0 * int(gridDim.x)) * 1) + ((tl_chunk12 * 8) / 2048), M)) ? 0 : max(0, min(8, N - ((tl_chunk12 * 8) % 2048)));
-                    if (tl_valid16 == 8 && (tl_chunk12 * 8) % 2048 >= 0 && tl::is_aligned(tl_src14, 16)) {
-                        tl::cp_async_16(tl_dst15, tl_src14);
+                    if (tl_valid16 == 8 && (tl_chunk12 * 8) % 2048 >= 0 && tl::is_aligned(tl_src14, 4)) {
+                        tl::cp_async_chunk(tl_dst15, tl_src14);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
                     } else {
                         #pragma unroll
                         for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst15[tl_v] = tl::in_bounds(((int(blockIdx.x) + 0 * int(gridDim.x)) * 1) + ((tl_chunk12 * 8) / 2048), M) && tl::in_bounds(((tl_chunk12 * 8) % 2048) + tl_v, N) ? tl_src14[tl_v] : tl::convert<tl::f16>(0.0f);
@@ -10080,8 +10080,8 @@ __global__ void __launch_bounds__(128, 8) layernorm_gelu_kernel_variant4(
                         const tl::f16* tl_src21 = &X[int64_t(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 1) + ((tl_chunk19 * 8) / 2048)) * N + ((tl_chunk19 * 8) % 2048)];
                         tl::f16* tl_dst22 = &xs[(((g + 1) % 2) * 1 + ((tl_chunk19 * 8) / 2048)) * 2056 + ((tl_chunk19 * 8) % 2048)];
                         const int tl_valid23 = !(tl::in_bounds(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 1) + ((tl_chunk19 * 8) / 2048), M)) ? 0 : max(0, min(8, N - ((tl_chunk19 * 8) % 2048)));
-                        if (tl_valid23 == 8 && (tl_chunk19 * 8) % 2048 >= 0 && tl::is_aligned(tl_src21, 16)) {
-                            tl::cp_async_16(tl_dst22, tl_src21);
+                        if (tl_valid23 == 8 && (tl_chunk19 * 8) % 2048 >= 0 && tl::is_aligned(tl_src21, 4)) {
+                            tl::cp_async_chunk(tl_dst22, tl_src21);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst22[tl_v] = tl::in_bounds(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 1) + ((tl_chunk19 * 8) / 2048), M) && tl::in_bounds(((tl_chunk19 * 8) % 2048) + tl_v, N) ? tl_src21[tl_v] : tl::convert<tl::f16>(0.0f);
@@ -10486,8 +10486,8 @@ __global__ void __launch_bounds__(256, 4) layernorm_gelu_kernel_variant5(
                     const tl::f16* tl_src14 = &X[int64_t(((int(blockIdx.x) + 0 * int(gridDim.x)) * 1) + ((tl_chunk12 * 8) / 4096)) * N + ((tl_chunk12 * 8) % 4096)];
                     tl::f16* tl_dst15 = &xs[(0 * 1 + ((tl_chunk12 * 8) / 4096)) * 4104 + ((tl_chunk12 * 8) % 4096)];
                     const int tl_valid16 = !(tl::in_bounds(((int(blockIdx.x) + 0 * int(gridDim.x)) * 1) + ((tl_chunk12 * 8) / 4096), M)) ? 0 : max(0, min(8, N - ((tl_chunk12 * 8) % 4096)));
-                    if (tl_valid16 == 8 && (tl_chunk12 * 8) % 4096 >= 0 && tl::is_aligned(tl_src14, 16)) {
-                        tl::cp_async_16(tl_dst15, tl_src14);
+                    if (tl_valid16 == 8 && (tl_chunk12 * 8) % 4096 >= 0 && tl::is_aligned(tl_src14, 4)) {
+                        tl::cp_async_chunk(tl_dst15, tl_src14);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
                     } else {
                         #pragma unroll
                         for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst15[tl_v] = tl::in_bounds(((int(blockIdx.x) + 0 * int(gridDim.x)) * 1) + ((tl_chunk12 * 8) / 4096), M) && tl::in_bounds(((tl_chunk12 * 8) % 4096) + tl_v, N) ? tl_src14[tl_v] : tl::convert<tl::f16>(0.0f);
@@ -10515,8 +10515,8 @@ __global__ void __launch_bounds__(256, 4) layernorm_gelu_kernel_variant5(
                         const tl::f16* tl_src21 = &X[int64_t(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 1) + ((tl_chunk19 * 8) / 4096)) * N + ((tl_chunk19 * 8) % 4096)];
                         tl::f16* tl_dst22 = &xs[(((g + 1) % 2) * 1 + ((tl_chunk19 * 8) / 4096)) * 4104 + ((tl_chunk19 * 8) % 4096)];
                         const int tl_valid23 = !(tl::in_bounds(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 1) + ((tl_chunk19 * 8) / 4096), M)) ? 0 : max(0, min(8, N - ((tl_chunk19 * 8) % 4096)));
-                        if (tl_valid23 == 8 && (tl_chunk19 * 8) % 4096 >= 0 && tl::is_aligned(tl_src21, 16)) {
-                            tl::cp_async_16(tl_dst22, tl_src21);
+                        if (tl_valid23 == 8 && (tl_chunk19 * 8) % 4096 >= 0 && tl::is_aligned(tl_src21, 4)) {
+                            tl::cp_async_chunk(tl_dst22, tl_src21);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst22[tl_v] = tl::in_bounds(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 1) + ((tl_chunk19 * 8) / 4096), M) && tl::in_bounds(((tl_chunk19 * 8) % 4096) + tl_v, N) ? tl_src21[tl_v] : tl::convert<tl::f16>(0.0f);
@@ -10923,8 +10923,8 @@ __global__ void __launch_bounds__(512, 2) layernorm_gelu_kernel_variant6(
                     const tl::f16* tl_src14 = &X[int64_t(((int(blockIdx.x) + 0 * int(gridDim.x)) * 1) + ((tl_chunk12 * 8) / 8192)) * N + ((tl_chunk12 * 8) % 8192)];
                     tl::f16* tl_dst15 = &xs[(0 * 1 + ((tl_chunk12 * 8) / 8192)) * 8200 + ((tl_chunk12 * 8) % 8192)];
                     const int tl_valid16 = !(tl::in_bounds(((int(blockIdx.x) + 0 * int(gridDim.x)) * 1) + ((tl_chunk12 * 8) / 8192), M)) ? 0 : max(0, min(8, N - ((tl_chunk12 * 8) % 8192)));
-                    if (tl_valid16 == 8 && (tl_chunk12 * 8) % 8192 >= 0 && tl::is_aligned(tl_src14, 16)) {
-                        tl::cp_async_16(tl_dst15, tl_src14);
+                    if (tl_valid16 == 8 && (tl_chunk12 * 8) % 8192 >= 0 && tl::is_aligned(tl_src14, 4)) {
+                        tl::cp_async_chunk(tl_dst15, tl_src14);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
                     } else {
                         #pragma unroll
                         for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst15[tl_v] = tl::in_bounds(((int(blockIdx.x) + 0 * int(gridDim.x)) * 1) + ((tl_chunk12 * 8) / 8192), M) && tl::in_bounds(((tl_chunk12 * 8) % 8192) + tl_v, N) ? tl_src14[tl_v] : tl::convert<tl::f16>(0.0f);
@@ -10952,8 +10952,8 @@ __global__ void __launch_bounds__(512, 2) layernorm_gelu_kernel_variant6(
                         const tl::f16* tl_src21 = &X[int64_t(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 1) + ((tl_chunk19 * 8) / 8192)) * N + ((tl_chunk19 * 8) % 8192)];
                         tl::f16* tl_dst22 = &xs[(((g + 1) % 2) * 1 + ((tl_chunk19 * 8) / 8192)) * 8200 + ((tl_chunk19 * 8) % 8192)];
                         const int tl_valid23 = !(tl::in_bounds(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 1) + ((tl_chunk19 * 8) / 8192), M)) ? 0 : max(0, min(8, N - ((tl_chunk19 * 8) % 8192)));
-                        if (tl_valid23 == 8 && (tl_chunk19 * 8) % 8192 >= 0 && tl::is_aligned(tl_src21, 16)) {
-                            tl::cp_async_16(tl_dst22, tl_src21);
+                        if (tl_valid23 == 8 && (tl_chunk19 * 8) % 8192 >= 0 && tl::is_aligned(tl_src21, 4)) {
+                            tl::cp_async_chunk(tl_dst22, tl_src21);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst22[tl_v] = tl::in_bounds(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 1) + ((tl_chunk19 * 8) / 8192), M) && tl::in_bounds(((tl_chunk19 * 8) % 8192) + tl_v, N) ? tl_src21[tl_v] : tl::convert<tl::f16>(0.0f);

@@ -54,8 +54,8 @@ __global__ void __launch_bounds__(128) w4a16_partial_kernel_variant0(
                 const tl::f16* tl_src4 = &A[int64_t(row0 + ((tl_chunk2 * 8) / 128)) * K + ((k0 + 0 * 128) + ((tl_chunk2 * 8) % 128))];
                 tl::f16* tl_dst5 = &a[(0 * 16 + ((tl_chunk2 * 8) / 128)) * 136 + ((tl_chunk2 * 8) % 128)];
                 const int tl_valid6 = !(tl::in_bounds(row0 + ((tl_chunk2 * 8) / 128), M)) ? 0 : max(0, min(8, K - ((k0 + 0 * 128) + ((tl_chunk2 * 8) % 128))));
-                if (tl_valid6 == 8 && (k0 + 0 * 128) + ((tl_chunk2 * 8) % 128) >= 0 && tl::is_aligned(tl_src4, 16)) {
-                    tl::cp_async_16(tl_dst5, tl_src4);
+                if (tl_valid6 == 8 && (k0 + 0 * 128) + ((tl_chunk2 * 8) % 128) >= 0 && tl::is_aligned(tl_src4, 4)) {
+                    tl::cp_async_chunk(tl_dst5, tl_src4);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
                 } else {
                     #pragma unroll
                     for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst5[tl_v] = tl::in_bounds(row0 + ((tl_chunk2 * 8) / 128), M) && tl::in_bounds(((k0 + 0 * 128) + ((tl_chunk2 * 8) % 128)) + tl_v, K) ? tl_src4[tl_v] : tl::convert<tl::f16>(0.0f);
@@ -76,8 +76,8 @@ __global__ void __launch_bounds__(128) w4a16_partial_kernel_variant0(
                 const uint32_t* tl_src11 = &Wq[int64_t(col0 + ((tl_chunk9 * 4) / 16)) * KW + (((k0 + 0 * 128) / 8) + ((tl_chunk9 * 4) % 16))];
                 uint32_t* tl_dst12 = &wq[(0 * 32 + ((tl_chunk9 * 4) / 16)) * 20 + ((tl_chunk9 * 4) % 16)];
                 const int tl_valid13 = !(tl::in_bounds(col0 + ((tl_chunk9 * 4) / 16), N)) ? 0 : max(0, min(4, KW - (((k0 + 0 * 128) / 8) + ((tl_chunk9 * 4) % 16))));
-                if (tl_valid13 == 4 && ((k0 + 0 * 128) / 8) + ((tl_chunk9 * 4) % 16) >= 0 && tl::is_aligned(tl_src11, 16)) {
-                    tl::cp_async_16(tl_dst12, tl_src11);
+                if (tl_valid13 == 4 && ((k0 + 0 * 128) / 8) + ((tl_chunk9 * 4) % 16) >= 0 && tl::is_aligned(tl_src11, 4)) {
+                    tl::cp_async_chunk(tl_dst12, tl_src11);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
                 } else {
                     #pragma unroll
                     for (int tl_v = 0; tl_v < 4; ++tl_v) tl_dst12[tl_v] = tl::in_bounds(col0 + ((tl_chunk9 * 4) / 16), N) && tl::in_bounds((((k0 + 0 * 128) / 8) + ((tl_chunk9 * 4) % 16)) + tl_v, KW) ? tl_src11[tl_v] : 0u;
@@ -101,8 +101,8 @@ __global__ void __launch_bounds__(128) w4a16_partial_kernel_variant0(
                     const tl::f16* tl_src18 = &Scales[int64_t(((k0 + 0 * 128) / 128) + ((tl_chunk16 * 8) / 32)) * N + (col0 + ((tl_chunk16 * 8) % 32))];
                     tl::f16* tl_dst19 = &sc[(0 * 1 + ((tl_chunk16 * 8) / 32)) * 40 + ((tl_chunk16 * 8) % 32)];
                     const int tl_valid20 = !(tl::in_bounds(((k0 + 0 * 128) / 128) + ((tl_chunk16 * 8) / 32), KG)) ? 0 : max(0, min(8, N - (col0 + ((tl_chunk16 * 8) % 32))));
-                    if (tl_valid20 == 8 && col0 + ((tl_chunk16 * 8) % 32) >= 0 && tl::is_aligned(tl_src18, 16)) {
-                        tl::cp_async_16(tl_dst19, tl_src18);
+                    if (tl_valid20 == 8 && col0 + ((tl_chunk16 * 8) % 32) >= 0 && tl::is_aligned(tl_src18, 4)) {
+                        tl::cp_async_chunk(tl_dst19, tl_src18);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
                     } else {
                         #pragma unroll
                         for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst19[tl_v] = tl::in_bounds(((k0 + 0 * 128) / 128) + ((tl_chunk16 * 8) / 32), KG) && tl::in_bounds((col0 + ((tl_chunk16 * 8) % 32)) + tl_v, N) ? tl_src18[tl_v] : tl::convert<tl::f16>(0.0f);
@@ -127,8 +127,8 @@ __global__ void __launch_bounds__(128) w4a16_partial_kernel_variant0(
                 const tl::f16* tl_src25 = &A[int64_t(row0 + ((tl_chunk23 * 8) / 128)) * K + ((k0 + 1 * 128) + ((tl_chunk23 * 8) % 128))];
                 tl::f16* tl_dst26 = &a[(1 * 16 + ((tl_chunk23 * 8) / 128)) * 136 + ((tl_chunk23 * 8) % 128)];
                 const int tl_valid27 = !(tl::in_bounds(row0 + ((tl_chunk23 * 8) / 128), M)) ? 0 : max(0, min(8, K - ((k0 + 1 * 128) + ((tl_chunk23 * 8) % 128))));
-                if (tl_valid27 == 8 && (k0 + 1 * 128) + ((tl_chunk23 * 8) % 128) >= 0 && tl::is_aligned(tl_src25, 16)) {
-                    tl::cp_async_16(tl_dst26, tl_src25);
+                if (tl_valid27 == 8 && (k0 + 1 * 128) + ((tl_chunk23 * 8) % 128) >= 0 && tl::is_aligned(tl_src25, 4)) {
+                    tl::cp_async_chunk(tl_dst26, tl_src25);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
                 } else {
                     #pragma unroll
                     for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst26[tl_v] = tl::in_bounds(row0 + ((tl_chunk23 * 8) / 128), M) && tl::in_bounds(((k0 + 1 * 128) + ((tl_chunk23 * 8) % 128)) + tl_v, K) ? tl_src25[tl_v] : tl::convert<tl::f16>(0.0f);
@@ -149,8 +149,8 @@ __global__ void __launch_bounds__(128) w4a16_partial_kernel_variant0(
                 const uint32_t* tl_src32 = &Wq[int64_t(col0 + ((tl_chunk30 * 4) / 16)) * KW + (((k0 + 1 * 128) / 8) + ((tl_chunk30 * 4) % 16))];
                 uint32_t* tl_dst33 = &wq[(1 * 32 + ((tl_chunk30 * 4) / 16)) * 20 + ((tl_chunk30 * 4) % 16)];
                 const int tl_valid34 = !(tl::in_bounds(col0 + ((tl_chunk30 * 4) / 16), N)) ? 0 : max(0, min(4, KW - (((k0 + 1 * 128) / 8) + ((tl_chunk30 * 4) % 16))));
-                if (tl_valid34 == 4 && ((k0 + 1 * 128) / 8) + ((tl_chunk30 * 4) % 16) >= 0 && tl::is_aligned(tl_src32, 16)) {
-                    tl::cp_async_16(tl_dst33, tl_src32);
+                if (tl_valid34 == 4 && ((k0 + 1 * 128) / 8) + ((tl_chunk30 * 4) % 16) >= 0 && tl::is_aligned(tl_src32, 4)) {
+                    tl::cp_async_chunk(tl_dst33, tl_src32);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
                 } else {
                     #pragma unroll
                     for (int tl_v = 0; tl_v < 4; ++tl_v) tl_dst33[tl_v] = tl::in_bounds(col0 + ((tl_chunk30 * 4) / 16), N) && tl::in_bounds((((k0 + 1 * 128) / 8) + ((tl_chunk30 * 4) % 16)) + tl_v, KW) ? tl_src32[tl_v] : 0u;
@@ -174,8 +174,8 @@ __global__ void __launch_bounds__(128) w4a16_partial_kernel_variant0(
                     const tl::f16* tl_src39 = &Scales[int64_t(((k0 + 1 * 128) / 128) + ((tl_chunk37 * 8) / 32)) * N + (col0 + ((tl_chunk37 * 8) % 32))];
                     tl::f16* tl_dst40 = &sc[(1 * 1 + ((tl_chunk37 * 8) / 32)) * 40 + ((tl_chunk37 * 8) % 32)];
                     const int tl_valid41 = !(tl::in_bounds(((k0 + 1 * 128) / 128) + ((tl_chunk37 * 8) / 32), KG)) ? 0 : max(0, min(8, N - (col0 + ((tl_chunk37 * 8) % 32))));
-                    if (tl_valid41 == 8 && col0 + ((tl_chunk37 * 8) % 32) >= 0 && tl::is_aligned(tl_src39, 16)) {
-                        tl::cp_async_16(tl_dst40, tl_src39);
+                    if (tl_valid41 == 8 && col0 + ((tl_chunk37 * 8) % 32) >= 0 && tl::is_aligned(tl_src39, 4)) {
+                        tl::cp_async_chunk(tl_dst40, tl_src39);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
                     } else {
                         #pragma unroll
                         for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst40[tl_v] = tl::in_bounds(((k0 + 1 * 128) / 128) + ((tl_chunk37 * 8) / 32), KG) && tl::in_bounds((col0 + ((tl_chunk37 * 8) % 32)) + tl_v, N) ? tl_src39[tl_v] : tl::convert<tl::f16>(0.0f);
@@ -200,8 +200,8 @@ __global__ void __launch_bounds__(128) w4a16_partial_kernel_variant0(
                 const tl::f16* tl_src46 = &A[int64_t(row0 + ((tl_chunk44 * 8) / 128)) * K + ((k0 + 2 * 128) + ((tl_chunk44 * 8) % 128))];
                 tl::f16* tl_dst47 = &a[(2 * 16 + ((tl_chunk44 * 8) / 128)) * 136 + ((tl_chunk44 * 8) % 128)];
                 const int tl_valid48 = !(tl::in_bounds(row0 + ((tl_chunk44 * 8) / 128), M)) ? 0 : max(0, min(8, K - ((k0 + 2 * 128) + ((tl_chunk44 * 8) % 128))));
-                if (tl_valid48 == 8 && (k0 + 2 * 128) + ((tl_chunk44 * 8) % 128) >= 0 && tl::is_aligned(tl_src46, 16)) {
-                    tl::cp_async_16(tl_dst47, tl_src46);
+                if (tl_valid48 == 8 && (k0 + 2 * 128) + ((tl_chunk44 * 8) % 128) >= 0 && tl::is_aligned(tl_src46, 4)) {
+                    tl::cp_async_chunk(tl_dst47, tl_src46);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
                 } else {
                     #pragma unroll
                     for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst47[tl_v] = tl::in_bounds(row0 + ((tl_chunk44 * 8) / 128), M) && tl::in_bounds(((k0 + 2 * 128) + ((tl_chunk44 * 8) % 128)) + tl_v, K) ? tl_src46[tl_v] : tl::convert<tl::f16>(0.0f);
@@ -222,8 +222,8 @@ __global__ void __launch_bounds__(128) w4a16_partial_kernel_variant0(
                 const uint32_t* tl_src53 = &Wq[int64_t(col0 + ((tl_chunk51 * 4) / 16)) * KW + (((k0 + 2 * 128) / 8) + ((tl_chunk51 * 4) % 16))];
                 uint32_t* tl_dst54 = &wq[(2 * 32 + ((tl_chunk51 * 4) / 16)) * 20 + ((tl_chunk51 * 4) % 16)];
                 const int tl_valid55 = !(tl::in_bounds(col0 + ((tl_chunk51 * 4) / 16), N)) ? 0 : max(0, min(4, KW - (((k0 + 2 * 128) / 8) + ((tl_chunk51 * 4) % 16))));
-                if (tl_valid55 == 4 && ((k0 + 2 * 128) / 8) + ((tl_chunk51 * 4) % 16) >= 0 && tl::is_aligned(tl_src53, 16)) {
-                    tl::cp_async_16(tl_dst54, tl_src53);
+                if (tl_valid55 == 4 && ((k0 + 2 * 128) / 8) + ((tl_chunk51 * 4) % 16) >= 0 && tl::is_aligned(tl_src53, 4)) {
+                    tl::cp_async_chunk(tl_dst54, tl_src53);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
                 } else {
                     #pragma unroll
                     for (int tl_v = 0; tl_v < 4; ++tl_v) tl_dst54[tl_v] = tl::in_bounds(col0 + ((tl_chunk51 * 4) / 16), N) && tl::in_bounds((((k0 + 2 * 128) / 8) + ((tl_chunk51 * 4) % 16)) + tl_v, KW) ? tl_src53[tl_v] : 0u;
@@ -247,8 +247,8 @@ __global__ void __launch_bounds__(128) w4a16_partial_kernel_variant0(
                     const tl::f16* tl_src60 = &Scales[int64_t(((k0 + 2 * 128) / 128) + ((tl_chunk58 * 8) / 32)) * N + (col0 + ((tl_chunk58 * 8) % 32))];
                     tl::f16* tl_dst61 = &sc[(2 * 1 + ((tl_chunk58 * 8) / 32)) * 40 + ((tl_chunk58 * 8) % 32)];
                     const int tl_valid62 = !(tl::in_bounds(((k0 + 2 * 128) / 128) + ((tl_chunk58 * 8) / 32), KG)) ? 0 : max(0, min(8, N - (col0 + ((tl_chunk58 * 8) % 32))));
-                    if (tl_valid62 == 8 && col0 + ((tl_chunk58 * 8) % 32) >= 0 && tl::is_aligned(tl_src60, 16)) {
-                        tl::cp_async_16(tl_dst61, tl_src60);
+                    if (tl_valid62 == 8 && col0 + ((tl_chunk58 * 8) % 32) >= 0 && tl::is_aligned(tl_src60, 4)) {
+                        tl::cp_async_chunk(tl_dst61, tl_src60);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
                     } else {
                         #pragma unroll
                         for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst61[tl_v] = tl::in_bounds(((k0 + 2 * 128) / 128) + ((tl_chunk58 * 8) / 32), KG) && tl::in_bounds((col0 + ((tl_chunk58 * 8) % 32)) + tl_v, N) ? tl_src60[tl_v] : tl::convert<tl::f16>(0.0f);
@@ -277,8 +277,8 @@ __global__ void __launch_bounds__(128) w4a16_partial_kernel_variant0(
                     const tl::f16* tl_src67 = &A[int64_t(row0 + ((tl_chunk65 * 8) / 128)) * K + ((k0 + (k + 3) * 128) + ((tl_chunk65 * 8) % 128))];
                     tl::f16* tl_dst68 = &a[(((k + 3) % 4) * 16 + ((tl_chunk65 * 8) / 128)) * 136 + ((tl_chunk65 * 8) % 128)];
                     const int tl_valid69 = !(tl::in_bounds(row0 + ((tl_chunk65 * 8) / 128), M)) ? 0 : max(0, min(8, K - ((k0 + (k + 3) * 128) + ((tl_chunk65 * 8) % 128))));
-                    if (tl_valid69 == 8 && (k0 + (k + 3) * 128) + ((tl_chunk65 * 8) % 128) >= 0 && tl::is_aligned(tl_src67, 16)) {
-                        tl::cp_async_16(tl_dst68, tl_src67);
+                    if (tl_valid69 == 8 && (k0 + (k + 3) * 128) + ((tl_chunk65 * 8) % 128) >= 0 && tl::is_aligned(tl_src67, 4)) {
+                        tl::cp_async_chunk(tl_dst68, tl_src67);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
                     } else {
                         #pragma unroll
                         for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst68[tl_v] = tl::in_bounds(row0 + ((tl_chunk65 * 8) / 128), M) && tl::in_bounds(((k0 + (k + 3) * 128) + ((tl_chunk65 * 8) % 128)) + tl_v, K) ? tl_src67[tl_v] : tl::convert<tl::f16>(0.0f);
@@ -299,8 +299,8 @@ __global__ void __launch_bounds__(128) w4a16_partial_kernel_variant0(
                     const uint32_t* tl_src74 = &Wq[int64_t(col0 + ((tl_chunk72 * 4) / 16)) * KW + (((k0 + (k + 3) * 128) / 8) + ((tl_chunk72 * 4) % 16))];
                     uint32_t* tl_dst75 = &wq[(((k + 3) % 4) * 32 + ((tl_chunk72 * 4) / 16)) * 20 + ((tl_chunk72 * 4) % 16)];
                     const int tl_valid76 = !(tl::in_bounds(col0 + ((tl_chunk72 * 4) / 16), N)) ? 0 : max(0, min(4, KW - (((k0 + (k + 3) * 128) / 8) + ((tl_chunk72 * 4) % 16))));
-                    if (tl_valid76 == 4 && ((k0 + (k + 3) * 128) / 8) + ((tl_chunk72 * 4) % 16) >= 0 && tl::is_aligned(tl_src74, 16)) {
-                        tl::cp_async_16(tl_dst75, tl_src74);
+                    if (tl_valid76 == 4 && ((k0 + (k + 3) * 128) / 8) + ((tl_chunk72 * 4) % 16) >= 0 && tl::is_aligned(tl_src74, 4)) {
+                        tl::cp_async_chunk(tl_dst75, tl_src74);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
                     } else {
                         #pragma unroll
                         for (int tl_v = 0; tl_v < 4; ++tl_v) tl_dst75[tl_v] = tl::in_bounds(col0 + ((tl_chunk72 * 4) / 16), N) && tl::in_bounds((((k0 + (k + 3) * 128) / 8) + ((tl_chunk72 * 4) % 16)) + tl_v, KW) ? tl_src74[tl_v] : 0u;
@@ -324,8 +324,8 @@ __global__ void __launch_bounds__(128) w4a16_partial_kernel_variant0(
                         const tl::f16* tl_src81 = &Scales[int64_t(((k0 + (k + 3) * 128) / 128) + ((tl_chunk79 * 8) / 32)) * N + (col0 + ((tl_chunk79 * 8) % 32))];
                         tl::f16* tl_dst82 = &sc[(((k + 3) % 4) * 1 + ((tl_chunk79 * 8) / 32)) * 40 + ((tl_chunk79 * 8) % 32)];
                         const int tl_valid83 = !(tl::in_bounds(((k0 + (k + 3) * 128) / 128) + ((tl_chunk79 * 8) / 32), KG)) ? 0 : max(0, min(8, N - (col0 + ((tl_chunk79 * 8) % 32))));
-                        if (tl_valid83 == 8 && col0 + ((tl_chunk79 * 8) % 32) >= 0 && tl::is_aligned(tl_src81, 16)) {
-                            tl::cp_async_16(tl_dst82, tl_src81);
+                        if (tl_valid83 == 8 && col0 + ((tl_chunk79 * 8) % 32) >= 0 && tl::is_aligned(tl_src81, 4)) {
+                            tl::cp_async_chunk(tl_dst82, tl_src81);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst82[tl_v] = tl::in_bounds(((k0 + (k + 3) * 128) / 128) + ((tl_chunk79 * 8) / 32), KG) && tl::in_bounds((col0 + ((tl_chunk79 * 8) % 32)) + tl_v, N) ? tl_src81[tl_v] : tl::convert<tl::f16>(0.0f);
@@ -423,8 +423,8 @@ __global__ void __launch_bounds__(128) w4a16_partial_kernel_variant1(
                 const tl::f16* tl_src4 = &A[int64_t(row0 + ((tl_chunk2 * 8) / 128)) * K + ((k0 + 0 * 128) + ((tl_chunk2 * 8) % 128))];
                 tl::f16* tl_dst5 = &a[(0 * 64 + ((tl_chunk2 * 8) / 128)) * 136 + ((tl_chunk2 * 8) % 128)];
                 const int tl_valid6 = !(tl::in_bounds(row0 + ((tl_chunk2 * 8) / 128), M)) ? 0 : max(0, min(8, K - ((k0 + 0 * 128) + ((tl_chunk2 * 8) % 128))));
-                if (tl_valid6 == 8 && (k0 + 0 * 128) + ((tl_chunk2 * 8) % 128) >= 0 && tl::is_aligned(tl_src4, 16)) {
-                    tl::cp_async_16(tl_dst5, tl_src4);
+                if (tl_valid6 == 8 && (k0 + 0 * 128) + ((tl_chunk2 * 8) % 128) >= 0 && tl::is_aligned(tl_src4, 4)) {
+                    tl::cp_async_chunk(tl_dst5, tl_src4);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
                 } else {
                     #pragma unroll
                     for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst5[tl_v] = tl::in_bounds(row0 + ((tl_chunk2 * 8) / 128), M) && tl::in_bounds(((k0 + 0 * 128) + ((tl_chunk2 * 8) % 128)) + tl_v, K) ? tl_src4[tl_v] : tl::convert<tl::f16>(0.0f);
@@ -445,8 +445,8 @@ __global__ void __launch_bounds__(128) w4a16_partial_kernel_variant1(
                 const uint32_t* tl_src11 = &Wq[int64_t(col0 + ((tl_chunk9 * 4) / 16)) * KW + (((k0 + 0 * 128) / 8) + ((tl_chunk9 * 4) % 16))];
                 uint32_t* tl_dst12 = &wq[(0 * 128 + ((tl_chunk9 * 4) / 16)) * 20 + ((tl_chunk9 * 4) % 16)];
                 const int tl_valid13 = !(tl::in_bounds(col0 + ((tl_chunk9 * 4) / 16), N)) ? 0 : max(0, min(4, KW - (((k0 + 0 * 128) / 8) + ((tl_chunk9 * 4) % 16))));
-                if (tl_valid13 == 4 && ((k0 + 0 * 128) / 8) + ((tl_chunk9 * 4) % 16) >= 0 && tl::is_aligned(tl_src11, 16)) {
-                    tl::cp_async_16(tl_dst12, tl_src11);
+                if (tl_valid13 == 4 && ((k0 + 0 * 128) / 8) + ((tl_chunk9 * 4) % 16) >= 0 && tl::is_aligned(tl_src11, 4)) {
+                    tl::cp_async_chunk(tl_dst12, tl_src11);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
                 } else {
                     #pragma unroll
                     for (int tl_v = 0; tl_v < 4; ++tl_v) tl_dst12[tl_v] = tl::in_bounds(col0 + ((tl_chunk9 * 4) / 16), N) && tl::in_bounds((((k0 + 0 * 128) / 8) + ((tl_chunk9 * 4) % 16)) + tl_v, KW) ? tl_src11[tl_v] : 0u;
@@ -470,8 +470,8 @@ __global__ void __launch_bounds__(128) w4a16_partial_kernel_variant1(
                     const tl::f16* tl_src18 = &Scales[int64_t(((k0 + 0 * 128) / 128) + ((tl_chunk16 * 8) / 128)) * N + (col0 + ((tl_chunk16 * 8) % 128))];
                     tl::f16* tl_dst19 = &sc[(0 * 1 + ((tl_chunk16 * 8) / 128)) * 136 + ((tl_chunk16 * 8) % 128)];
                     const int tl_valid20 = !(tl::in_bounds(((k0 + 0 * 128) / 128) + ((tl_chunk16 * 8) / 128), KG)) ? 0 : max(0, min(8, N - (col0 + ((tl_chunk16 * 8) % 128))));
-                    if (tl_valid20 == 8 && col0 + ((tl_chunk16 * 8) % 128) >= 0 && tl::is_aligned(tl_src18, 16)) {
-                        tl::cp_async_16(tl_dst19, tl_src18);
+                    if (tl_valid20 == 8 && col0 + ((tl_chunk16 * 8) % 128) >= 0 && tl::is_aligned(tl_src18, 4)) {
+                        tl::cp_async_chunk(tl_dst19, tl_src18);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
                     } else {
                         #pragma unroll
                         for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst19[tl_v] = tl::in_bounds(((k0 + 0 * 128) / 128) + ((tl_chunk16 * 8) / 128), KG) && tl::in_bounds((col0 + ((tl_chunk16 * 8) % 128)) + tl_v, N) ? tl_src18[tl_v] : tl::convert<tl::f16>(0.0f);
@@ -496,8 +496,8 @@ __global__ void __launch_bounds__(128) w4a16_partial_kernel_variant1(
                 const tl::f16* tl_src25 = &A[int64_t(row0 + ((tl_chunk23 * 8) / 128)) * K + ((k0 + 1 * 128) + ((tl_chunk23 * 8) % 128))];
                 tl::f16* tl_dst26 = &a[(1 * 64 + ((tl_chunk23 * 8) / 128)) * 136 + ((tl_chunk23 * 8) % 128)];
                 const int tl_valid27 = !(tl::in_bounds(row0 + ((tl_chunk23 * 8) / 128), M)) ? 0 : max(0, min(8, K - ((k0 + 1 * 128) + ((tl_chunk23 * 8) % 128))));
-                if (tl_valid27 == 8 && (k0 + 1 * 128) + ((tl_chunk23 * 8) % 128) >= 0 && tl::is_aligned(tl_src25, 16)) {
-                    tl::cp_async_16(tl_dst26, tl_src25);
+                if (tl_valid27 == 8 && (k0 + 1 * 128) + ((tl_chunk23 * 8) % 128) >= 0 && tl::is_aligned(tl_src25, 4)) {
+                    tl::cp_async_chunk(tl_dst26, tl_src25);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
                 } else {
                     #pragma unroll
                     for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst26[tl_v] = tl::in_bounds(row0 + ((tl_chunk23 * 8) / 128), M) && tl::in_bounds(((k0 + 1 * 128) + ((tl_chunk23 * 8) % 128)) + tl_v, K) ? tl_src25[tl_v] : tl::convert<tl::f16>(0.0f);
@@ -518,8 +518,8 @@ __global__ void __launch_bounds__(128) w4a16_partial_kernel_variant1(
                 const uint32_t* tl_src32 = &Wq[int64_t(col0 + ((tl_chunk30 * 4) / 16)) * KW + (((k0 + 1 * 128) / 8) + ((tl_chunk30 * 4) % 16))];
                 uint32_t* tl_dst33 = &wq[(1 * 128 + ((tl_chunk30 * 4) / 16)) * 20 + ((tl_chunk30 * 4) % 16)];
                 const int tl_valid34 = !(tl::in_bounds(col0 + ((tl_chunk30 * 4) / 16), N)) ? 0 : max(0, min(4, KW - (((k0 + 1 * 128) / 8) + ((tl_chunk30 * 4) % 16))));
-                if (tl_valid34 == 4 && ((k0 + 1 * 128) / 8) + ((tl_chunk30 * 4) % 16) >= 0 && tl::is_aligned(tl_src32, 16)) {
-                    tl::cp_async_16(tl_dst33, tl_src32);
+                if (tl_valid34 == 4 && ((k0 + 1 * 128) / 8) + ((tl_chunk30 * 4) % 16) >= 0 && tl::is_aligned(tl_src32, 4)) {
+                    tl::cp_async_chunk(tl_dst33, tl_src32);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
                 } else {
                     #pragma unroll
                     for (int tl_v = 0; tl_v < 4; ++tl_v) tl_dst33[tl_v] = tl::in_bounds(col0 + ((tl_chunk30 * 4) / 16), N) && tl::in_bounds((((k0 + 1 * 128) / 8) + ((tl_chunk30 * 4) % 16)) + tl_v, KW) ? tl_src32[tl_v] : 0u;
@@ -543,8 +543,8 @@ __global__ void __launch_bounds__(128) w4a16_partial_kernel_variant1(
                     const tl::f16* tl_src39 = &Scales[int64_t(((k0 + 1 * 128) / 128) + ((tl_chunk37 * 8) / 128)) * N + (col0 + ((tl_chunk37 * 8) % 128))];
                     tl::f16* tl_dst40 = &sc[(1 * 1 + ((tl_chunk37 * 8) / 128)) * 136 + ((tl_chunk37 * 8) % 128)];
                     const int tl_valid41 = !(tl::in_bounds(((k0 + 1 * 128) / 128) + ((tl_chunk37 * 8) / 128), KG)) ? 0 : max(0, min(8, N - (col0 + ((tl_chunk37 * 8) % 128))));
-                    if (tl_valid41 == 8 && col0 + ((tl_chunk37 * 8) % 128) >= 0 && tl::is_aligned(tl_src39, 16)) {
-                        tl::cp_async_16(tl_dst40, tl_src39);
+                    if (tl_valid41 == 8 && col0 + ((tl_chunk37 * 8) % 128) >= 0 && tl::is_aligned(tl_src39, 4)) {
+                        tl::cp_async_chunk(tl_dst40, tl_src39);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
                     } else {
                         #pragma unroll
                         for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst40[tl_v] = tl::in_bounds(((k0 + 1 * 128) / 128) + ((tl_chunk37 * 8) / 128), KG) && tl::in_bounds((col0 + ((tl_chunk37 * 8) % 128)) + tl_v, N) ? tl_src39[tl_v] : tl::convert<tl::f16>(0.0f);
@@ -569,8 +569,8 @@ __global__ void __launch_bounds__(128) w4a16_partial_kernel_variant1(
                 const tl::f16* tl_src46 = &A[int64_t(row0 + ((tl_chunk44 * 8) / 128)) * K + ((k0 + 2 * 128) + ((tl_chunk44 * 8) % 128))];
                 tl::f16* tl_dst47 = &a[(2 * 64 + ((tl_chunk44 * 8) / 128)) * 136 + ((tl_chunk44 * 8) % 128)];
                 const int tl_valid48 = !(tl::in_bounds(row0 + ((tl_chunk44 * 8) / 128), M)) ? 0 : max(0, min(8, K - ((k0 + 2 * 128) + ((tl_chunk44 * 8) % 128))));
-                if (tl_valid48 == 8 && (k0 + 2 * 128) + ((tl_chunk44 * 8) % 128) >= 0 && tl::is_aligned(tl_src46, 16)) {
-                    tl::cp_async_16(tl_dst47, tl_src46);
+                if (tl_valid48 == 8 && (k0 + 2 * 128) + ((tl_chunk44 * 8) % 128) >= 0 && tl::is_aligned(tl_src46, 4)) {
+                    tl::cp_async_chunk(tl_dst47, tl_src46);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
                 } else {
                     #pragma unroll
                     for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst47[tl_v] = tl::in_bounds(row0 + ((tl_chunk44 * 8) / 128), M) && tl::in_bounds(((k0 + 2 * 128) + ((tl_chunk44 * 8) % 128)) + tl_v, K) ? tl_src46[tl_v] : tl::convert<tl::f16>(0.0f);
@@ -591,8 +591,8 @@ __global__ void __launch_bounds__(128) w4a16_partial_kernel_variant1(
                 const uint32_t* tl_src53 = &Wq[int64_t(col0 + ((tl_chunk51 * 4) / 16)) * KW + (((k0 + 2 * 128) / 8) + ((tl_chunk51 * 4) % 16))];
                 uint32_t* tl_dst54 = &wq[(2 * 128 + ((tl_chunk51 * 4) / 16)) * 20 + ((tl_chunk51 * 4) % 16)];
                 const int tl_valid55 = !(tl::in_bounds(col0 + ((tl_chunk51 * 4) / 16), N)) ? 0 : max(0, min(4, KW - (((k0 + 2 * 128) / 8) + ((tl_chunk51 * 4) % 16))));
-                if (tl_valid55 == 4 && ((k0 + 2 * 128) / 8) + ((tl_chunk51 * 4) % 16) >= 0 && tl::is_aligned(tl_src53, 16)) {
-                    tl::cp_async_16(tl_dst54, tl_src53);
+                if (tl_valid55 == 4 && ((k0 + 2 * 128) / 8) + ((tl_chunk51 * 4) % 16) >= 0 && tl::is_aligned(tl_src53, 4)) {
+                    tl::cp_async_chunk(tl_dst54, tl_src53);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
                 } else {
                     #pragma unroll
                     for (int tl_v = 0; tl_v < 4; ++tl_v) tl_dst54[tl_v] = tl::in_bounds(col0 + ((tl_chunk51 * 4) / 16), N) && tl::in_bounds((((k0 + 2 * 128) / 8) + ((tl_chunk51 * 4) % 16)) + tl_v, KW) ? tl_src53[tl_v] : 0u;
@@ -616,8 +616,8 @@ __global__ void __launch_bounds__(128) w4a16_partial_kernel_variant1(
                     const tl::f16* tl_src60 = &Scales[int64_t(((k0 + 2 * 128) / 128) + ((tl_chunk58 * 8) / 128)) * N + (col0 + ((tl_chunk58 * 8) % 128))];
                     tl::f16* tl_dst61 = &sc[(2 * 1 + ((tl_chunk58 * 8) / 128)) * 136 + ((tl_chunk58 * 8) % 128)];
                     const int tl_valid62 = !(tl::in_bounds(((k0 + 2 * 128) / 128) + ((tl_chunk58 * 8) / 128), KG)) ? 0 : max(0, min(8, N - (col0 + ((tl_chunk58 * 8) % 128))));
-                    if (tl_valid62 == 8 && col0 + ((tl_chunk58 * 8) % 128) >= 0 && tl::is_aligned(tl_src60, 16)) {
-                        tl::cp_async_16(tl_dst61, tl_src60);
+                    if (tl_valid62 == 8 && col0 + ((tl_chunk58 * 8) % 128) >= 0 && tl::is_aligned(tl_src60, 4)) {
+                        tl::cp_async_chunk(tl_dst61, tl_src60);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
                     } else {
                         #pragma unroll
                         for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst61[tl_v] = tl::in_bounds(((k0 + 2 * 128) / 128) + ((tl_chunk58 * 8) / 128), KG) && tl::in_bounds((col0 + ((tl_chunk58 * 8) % 128)) + tl_v, N) ? tl_src60[tl_v] : tl::convert<tl::f16>(0.0f);
@@ -646,8 +646,8 @@ __global__ void __launch_bounds__(128) w4a16_partial_kernel_variant1(
                     const tl::f16* tl_src67 = &A[int64_t(row0 + ((tl_chunk65 * 8) / 128)) * K + ((k0 + (k + 3) * 128) + ((tl_chunk65 * 8) % 128))];
                     tl::f16* tl_dst68 = &a[(((k + 3) % 4) * 64 + ((tl_chunk65 * 8) / 128)) * 136 + ((tl_chunk65 * 8) % 128)];
                     const int tl_valid69 = !(tl::in_bounds(row0 + ((tl_chunk65 * 8) / 128), M)) ? 0 : max(0, min(8, K - ((k0 + (k + 3) * 128) + ((tl_chunk65 * 8) % 128))));
-                    if (tl_valid69 == 8 && (k0 + (k + 3) * 128) + ((tl_chunk65 * 8) % 128) >= 0 && tl::is_aligned(tl_src67, 16)) {
-                        tl::cp_async_16(tl_dst68, tl_src67);
+                    if (tl_valid69 == 8 && (k0 + (k + 3) * 128) + ((tl_chunk65 * 8) % 128) >= 0 && tl::is_aligned(tl_src67, 4)) {
+                        tl::cp_async_chunk(tl_dst68, tl_src67);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
                     } else {
                         #pragma unroll
                         for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst68[tl_v] = tl::in_bounds(row0 + ((tl_chunk65 * 8) / 128), M) && tl::in_bounds(((k0 + (k + 3) * 128) + ((tl_chunk65 * 8) % 128)) + tl_v, K) ? tl_src67[tl_v] : tl::convert<tl::f16>(0.0f);
@@ -668,8 +668,8 @@ __global__ void __launch_bounds__(128) w4a16_partial_kernel_variant1(
                     const uint32_t* tl_src74 = &Wq[int64_t(col0 + ((tl_chunk72 * 4) / 16)) * KW + (((k0 + (k + 3) * 128) / 8) + ((tl_chunk72 * 4) % 16))];
                     uint32_t* tl_dst75 = &wq[(((k + 3) % 4) * 128 + ((tl_chunk72 * 4) / 16)) * 20 + ((tl_chunk72 * 4) % 16)];
                     const int tl_valid76 = !(tl::in_bounds(col0 + ((tl_chunk72 * 4) / 16), N)) ? 0 : max(0, min(4, KW - (((k0 + (k + 3) * 128) / 8) + ((tl_chunk72 * 4) % 16))));
-                    if (tl_valid76 == 4 && ((k0 + (k + 3) * 128) / 8) + ((tl_chunk72 * 4) % 16) >= 0 && tl::is_aligned(tl_src74, 16)) {
-                        tl::cp_async_16(tl_dst75, tl_src74);
+                    if (tl_valid76 == 4 && ((k0 + (k + 3) * 128) / 8) + ((tl_chunk72 * 4) % 16) >= 0 && tl::is_aligned(tl_src74, 4)) {
+                        tl::cp_async_chunk(tl_dst75, tl_src74);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
                     } else {
                         #pragma unroll
                         for (int tl_v = 0; tl_v < 4; ++tl_v) tl_dst75[tl_v] = tl::in_bounds(col0 + ((tl_chunk72 * 4) / 16), N) && tl::in_bounds((((k0 + (k + 3) * 128) / 8) + ((tl_chunk72 * 4) % 16)) + tl_v, KW) ? tl_src74[tl_v] : 0u;
@@ -693,8 +693,8 @@ __global__ void __launch_bounds__(128) w4a16_partial_kernel_variant1(
                         const tl::f16* tl_src81 = &Scales[int64_t(((k0 + (k + 3) * 128) / 128) + ((tl_chunk79 * 8) / 128)) * N + (col0 + ((tl_chunk79 * 8) % 128))];
                         tl::f16* tl_dst82 = &sc[(((k + 3) % 4) * 1 + ((tl_chunk79 * 8) / 128)) * 136 + ((tl_chunk79 * 8) % 128)];
                         const int tl_valid83 = !(tl::in_bounds(((k0 + (k + 3) * 128) / 128) + ((tl_chunk79 * 8) / 128), KG)) ? 0 : max(0, min(8, N - (col0 + ((tl_chunk79 * 8) % 128))));
-                        if (tl_valid83 == 8 && col0 + ((tl_chunk79 * 8) % 128) >= 0 && tl::is_aligned(tl_src81, 16)) {
-                            tl::cp_async_16(tl_dst82, tl_src81);
+                        if (tl_valid83 == 8 && col0 + ((tl_chunk79 * 8) % 128) >= 0 && tl::is_aligned(tl_src81, 4)) {
+                            tl::cp_async_chunk(tl_dst82, tl_src81);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst82[tl_v] = tl::in_bounds(((k0 + (k + 3) * 128) / 128) + ((tl_chunk79 * 8) / 128), KG) && tl::in_bounds((col0 + ((tl_chunk79 * 8) % 128)) + tl_v, N) ? tl_src81[tl_v] : tl::convert<tl::f16>(0.0f);

@@ -60,8 +60,8 @@ __global__ void __launch_bounds__(256, 4) fp8_per_token_kernel_variant0(
                     const tl::bf16* tl_src4 = &X[int64_t(((int(blockIdx.x) + 0 * int(gridDim.x)) * 32) + ((tl_chunk2 * 8) / 128)) * N + ((tl_chunk2 * 8) % 128)];
                     tl::bf16* tl_dst5 = &xs[(0 * 32 + ((tl_chunk2 * 8) / 128)) * 136 + ((tl_chunk2 * 8) % 128)];
                     const int tl_valid6 = !(tl::in_bounds(((int(blockIdx.x) + 0 * int(gridDim.x)) * 32) + ((tl_chunk2 * 8) / 128), M)) ? 0 : max(0, min(8, N - ((tl_chunk2 * 8) % 128)));
-                    if (tl_valid6 == 8 && (tl_chunk2 * 8) % 128 >= 0 && tl::is_aligned(tl_src4, 16)) {
-                        tl::cp_async_16(tl_dst5, tl_src4);
+                    if (tl_valid6 == 8 && (tl_chunk2 * 8) % 128 >= 0 && tl::is_aligned(tl_src4, 4)) {
+                        tl::cp_async_chunk(tl_dst5, tl_src4);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
                     } else {
                         #pragma unroll
                         for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst5[tl_v] = tl::in_bounds(((int(blockIdx.x) + 0 * int(gridDim.x)) * 32) + ((tl_chunk2 * 8) / 128), M) && tl::in_bounds(((tl_chunk2 * 8) % 128) + tl_v, N) ? tl_src4[tl_v] : tl::convert<tl::bf16>(0.0f);
@@ -89,8 +89,8 @@ __global__ void __launch_bounds__(256, 4) fp8_per_token_kernel_variant0(
                         const tl::bf16* tl_src11 = &X[int64_t(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 32) + ((tl_chunk9 * 8) / 128)) * N + ((tl_chunk9 * 8) % 128)];
                         tl::bf16* tl_dst12 = &xs[(((g + 1) % 2) * 32 + ((tl_chunk9 * 8) / 128)) * 136 + ((tl_chunk9 * 8) % 128)];
                         const int tl_valid13 = !(tl::in_bounds(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 32) + ((tl_chunk9 * 8) / 128), M)) ? 0 : max(0, min(8, N - ((tl_chunk9 * 8) % 128)));
-                        if (tl_valid13 == 8 && (tl_chunk9 * 8) % 128 >= 0 && tl::is_aligned(tl_src11, 16)) {
-                            tl::cp_async_16(tl_dst12, tl_src11);
+                        if (tl_valid13 == 8 && (tl_chunk9 * 8) % 128 >= 0 && tl::is_aligned(tl_src11, 4)) {
+                            tl::cp_async_chunk(tl_dst12, tl_src11);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst12[tl_v] = tl::in_bounds(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 32) + ((tl_chunk9 * 8) / 128), M) && tl::in_bounds(((tl_chunk9 * 8) % 128) + tl_v, N) ? tl_src11[tl_v] : tl::convert<tl::bf16>(0.0f);
@@ -319,8 +319,8 @@ __global__ void __launch_bounds__(256, 4) fp8_per_token_kernel_variant1(
                     const tl::bf16* tl_src4 = &X[int64_t(((int(blockIdx.x) + 0 * int(gridDim.x)) * 16) + ((tl_chunk2 * 8) / 256)) * N + ((tl_chunk2 * 8) % 256)];
                     tl::bf16* tl_dst5 = &xs[(0 * 16 + ((tl_chunk2 * 8) / 256)) * 264 + ((tl_chunk2 * 8) % 256)];
                     const int tl_valid6 = !(tl::in_bounds(((int(blockIdx.x) + 0 * int(gridDim.x)) * 16) + ((tl_chunk2 * 8) / 256), M)) ? 0 : max(0, min(8, N - ((tl_chunk2 * 8) % 256)));
-                    if (tl_valid6 == 8 && (tl_chunk2 * 8) % 256 >= 0 && tl::is_aligned(tl_src4, 16)) {
-                        tl::cp_async_16(tl_dst5, tl_src4);
+                    if (tl_valid6 == 8 && (tl_chunk2 * 8) % 256 >= 0 && tl::is_aligned(tl_src4, 4)) {
+                        tl::cp_async_chunk(tl_dst5, tl_src4);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
                     } else {
                         #pragma unroll
                         for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst5[tl_v] = tl::in_bounds(((int(blockIdx.x) + 0 * int(gridDim.x)) * 16) + ((tl_chunk2 * 8) / 256), M) && tl::in_bounds(((tl_chunk2 * 8) % 256) + tl_v, N) ? tl_src4[tl_v] : tl::convert<tl::bf16>(0.0f);
@@ -348,8 +348,8 @@ __global__ void __launch_bounds__(256, 4) fp8_per_token_kernel_variant1(
                         const tl::bf16* tl_src11 = &X[int64_t(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 16) + ((tl_chunk9 * 8) / 256)) * N + ((tl_chunk9 * 8) % 256)];
                         tl::bf16* tl_dst12 = &xs[(((g + 1) % 2) * 16 + ((tl_chunk9 * 8) / 256)) * 264 + ((tl_chunk9 * 8) % 256)];
                         const int tl_valid13 = !(tl::in_bounds(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 16) + ((tl_chunk9 * 8) / 256), M)) ? 0 : max(0, min(8, N - ((tl_chunk9 * 8) % 256)));
-                        if (tl_valid13 == 8 && (tl_chunk9 * 8) % 256 >= 0 && tl::is_aligned(tl_src11, 16)) {
-                            tl::cp_async_16(tl_dst12, tl_src11);
+                        if (tl_valid13 == 8 && (tl_chunk9 * 8) % 256 >= 0 && tl::is_aligned(tl_src11, 4)) {
+                            tl::cp_async_chunk(tl_dst12, tl_src11);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst12[tl_v] = tl::in_bounds(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 16) + ((tl_chunk9 * 8) / 256), M) && tl::in_bounds(((tl_chunk9 * 8) % 256) + tl_v, N) ? tl_src11[tl_v] : tl::convert<tl::bf16>(0.0f);
@@ -579,8 +579,8 @@ __global__ void __launch_bounds__(256, 4) fp8_per_token_kernel_variant2(
                     const tl::bf16* tl_src4 = &X[int64_t(((int(blockIdx.x) + 0 * int(gridDim.x)) * 8) + ((tl_chunk2 * 8) / 512)) * N + ((tl_chunk2 * 8) % 512)];
                     tl::bf16* tl_dst5 = &xs[(0 * 8 + ((tl_chunk2 * 8) / 512)) * 520 + ((tl_chunk2 * 8) % 512)];
                     const int tl_valid6 = !(tl::in_bounds(((int(blockIdx.x) + 0 * int(gridDim.x)) * 8) + ((tl_chunk2 * 8) / 512), M)) ? 0 : max(0, min(8, N - ((tl_chunk2 * 8) % 512)));
-                    if (tl_valid6 == 8 && (tl_chunk2 * 8) % 512 >= 0 && tl::is_aligned(tl_src4, 16)) {
-                        tl::cp_async_16(tl_dst5, tl_src4);
+                    if (tl_valid6 == 8 && (tl_chunk2 * 8) % 512 >= 0 && tl::is_aligned(tl_src4, 4)) {
+                        tl::cp_async_chunk(tl_dst5, tl_src4);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
                     } else {
                         #pragma unroll
                         for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst5[tl_v] = tl::in_bounds(((int(blockIdx.x) + 0 * int(gridDim.x)) * 8) + ((tl_chunk2 * 8) / 512), M) && tl::in_bounds(((tl_chunk2 * 8) % 512) + tl_v, N) ? tl_src4[tl_v] : tl::convert<tl::bf16>(0.0f);
@@ -608,8 +608,8 @@ __global__ void __launch_bounds__(256, 4) fp8_per_token_kernel_variant2(
                         const tl::bf16* tl_src11 = &X[int64_t(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 8) + ((tl_chunk9 * 8) / 512)) * N + ((tl_chunk9 * 8) % 512)];
                         tl::bf16* tl_dst12 = &xs[(((g + 1) % 2) * 8 + ((tl_chunk9 * 8) / 512)) * 520 + ((tl_chunk9 * 8) % 512)];
                         const int tl_valid13 = !(tl::in_bounds(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 8) + ((tl_chunk9 * 8) / 512), M)) ? 0 : max(0, min(8, N - ((tl_chunk9 * 8) % 512)));
-                        if (tl_valid13 == 8 && (tl_chunk9 * 8) % 512 >= 0 && tl::is_aligned(tl_src11, 16)) {
-                            tl::cp_async_16(tl_dst12, tl_src11);
+                        if (tl_valid13 == 8 && (tl_chunk9 * 8) % 512 >= 0 && tl::is_aligned(tl_src11, 4)) {
+                            tl::cp_async_chunk(tl_dst12, tl_src11);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst12[tl_v] = tl::in_bounds(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 8) + ((tl_chunk9 * 8) / 512), M) && tl::in_bounds(((tl_chunk9 * 8) % 512) + tl_v, N) ? tl_src11[tl_v] : tl::convert<tl::bf16>(0.0f);
@@ -839,8 +839,8 @@ __global__ void __launch_bounds__(256, 4) fp8_per_token_kernel_variant3(
                     const tl::bf16* tl_src4 = &X[int64_t(((int(blockIdx.x) + 0 * int(gridDim.x)) * 4) + ((tl_chunk2 * 8) / 1024)) * N + ((tl_chunk2 * 8) % 1024)];
                     tl::bf16* tl_dst5 = &xs[(0 * 4 + ((tl_chunk2 * 8) / 1024)) * 1032 + ((tl_chunk2 * 8) % 1024)];
                     const int tl_valid6 = !(tl::in_bounds(((int(blockIdx.x) + 0 * int(gridDim.x)) * 4) + ((tl_chunk2 * 8) / 1024), M)) ? 0 : max(0, min(8, N - ((tl_chunk2 * 8) % 1024)));
-                    if (tl_valid6 == 8 && (tl_chunk2 * 8) % 1024 >= 0 && tl::is_aligned(tl_src4, 16)) {
-                        tl::cp_async_16(tl_dst5, tl_src4);
+                    if (tl_valid6 == 8 && (tl_chunk2 * 8) % 1024 >= 0 && tl::is_aligned(tl_src4, 4)) {
+                        tl::cp_async_chunk(tl_dst5, tl_src4);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
                     } else {
                         #pragma unroll
                         for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst5[tl_v] = tl::in_bounds(((int(blockIdx.x) + 0 * int(gridDim.x)) * 4) + ((tl_chunk2 * 8) / 1024), M) && tl::in_bounds(((tl_chunk2 * 8) % 1024) + tl_v, N) ? tl_src4[tl_v] : tl::convert<tl::bf16>(0.0f);
@@ -868,8 +868,8 @@ __global__ void __launch_bounds__(256, 4) fp8_per_token_kernel_variant3(
                         const tl::bf16* tl_src11 = &X[int64_t(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 4) + ((tl_chunk9 * 8) / 1024)) * N + ((tl_chunk9 * 8) % 1024)];
                         tl::bf16* tl_dst12 = &xs[(((g + 1) % 2) * 4 + ((tl_chunk9 * 8) / 1024)) * 1032 + ((tl_chunk9 * 8) % 1024)];
                         const int tl_valid13 = !(tl::in_bounds(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 4) + ((tl_chunk9 * 8) / 1024), M)) ? 0 : max(0, min(8, N - ((tl_chunk9 * 8) % 1024)));
-                        if (tl_valid13 == 8 && (tl_chunk9 * 8) % 1024 >= 0 && tl::is_aligned(tl_src11, 16)) {
-                            tl::cp_async_16(tl_dst12, tl_src11);
+                        if (tl_valid13 == 8 && (tl_chunk9 * 8) % 1024 >= 0 && tl::is_aligned(tl_src11, 4)) {
+                            tl::cp_async_chunk(tl_dst12, tl_src11);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst12[tl_v] = tl::in_bounds(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 4) + ((tl_chunk9 * 8) / 1024), M) && tl::in_bounds(((tl_chunk9 * 8) % 1024) + tl_v, N) ? tl_src11[tl_v] : tl::convert<tl::bf16>(0.0f);
@@ -1112,8 +1112,8 @@ __global__ void __launch_bounds__(256, 4) fp8_per_token_kernel_variant4(
                     const tl::bf16* tl_src4 = &X[int64_t(((int(blockIdx.x) + 0 * int(gridDim.x)) * 2) + ((tl_chunk2 * 8) / 2048)) * N + ((tl_chunk2 * 8) % 2048)];
                     tl::bf16* tl_dst5 = &xs[(0 * 2 + ((tl_chunk2 * 8) / 2048)) * 2056 + ((tl_chunk2 * 8) % 2048)];
                     const int tl_valid6 = !(tl::in_bounds(((int(blockIdx.x) + 0 * int(gridDim.x)) * 2) + ((tl_chunk2 * 8) / 2048), M)) ? 0 : max(0, min(8, N - ((tl_chunk2 * 8) % 2048)));
-                    if (tl_valid6 == 8 && (tl_chunk2 * 8) % 2048 >= 0 && tl::is_aligned(tl_src4, 16)) {
-                        tl::cp_async_16(tl_dst5, tl_src4);
+                    if (tl_valid6 == 8 && (tl_chunk2 * 8) % 2048 >= 0 && tl::is_aligned(tl_src4, 4)) {
+                        tl::cp_async_chunk(tl_dst5, tl_src4);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
                     } else {
                         #pragma unroll
                         for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst5[tl_v] = tl::in_bounds(((int(blockIdx.x) + 0 * int(gridDim.x)) * 2) + ((tl_chunk2 * 8) / 2048), M) && tl::in_bounds(((tl_chunk2 * 8) % 2048) + tl_v, N) ? tl_src4[tl_v] : tl::convert<tl::bf16>(0.0f);
@@ -1141,8 +1141,8 @@ __global__ void __launch_bounds__(256, 4) fp8_per_token_kernel_variant4(
                         const tl::bf16* tl_src11 = &X[int64_t(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 2) + ((tl_chunk9 * 8) / 2048)) * N + ((tl_chunk9 * 8) % 2048)];
                         tl::bf16* tl_dst12 = &xs[(((g + 1) % 2) * 2 + ((tl_chunk9 * 8) / 2048)) * 2056 + ((tl_chunk9 * 8) % 2048)];
                         const int tl_valid13 = !(tl::in_bounds(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 2) + ((tl_chunk9 * 8) / 2048), M)) ? 0 : max(0, min(8, N - ((tl_chunk9 * 8) % 2048)));
-                        if (tl_valid13 == 8 && (tl_chunk9 * 8) % 2048 >= 0 && tl::is_aligned(tl_src11, 16)) {
-                            tl::cp_async_16(tl_dst12, tl_src11);
+                        if (tl_valid13 == 8 && (tl_chunk9 * 8) % 2048 >= 0 && tl::is_aligned(tl_src11, 4)) {
+                            tl::cp_async_chunk(tl_dst12, tl_src11);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst12[tl_v] = tl::in_bounds(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 2) + ((tl_chunk9 * 8) / 2048), M) && tl::in_bounds(((tl_chunk9 * 8) % 2048) + tl_v, N) ? tl_src11[tl_v] : tl::convert<tl::bf16>(0.0f);
@@ -1386,8 +1386,8 @@ __global__ void __launch_bounds__(256, 4) fp8_per_token_kernel_variant5(
                     const tl::bf16* tl_src4 = &X[int64_t(((int(blockIdx.x) + 0 * int(gridDim.x)) * 1) + ((tl_chunk2 * 8) / 4096)) * N + ((tl_chunk2 * 8) % 4096)];
                     tl::bf16* tl_dst5 = &xs[(0 * 1 + ((tl_chunk2 * 8) / 4096)) * 4104 + ((tl_chunk2 * 8) % 4096)];
                     const int tl_valid6 = !(tl::in_bounds(((int(blockIdx.x) + 0 * int(gridDim.x)) * 1) + ((tl_chunk2 * 8) / 4096), M)) ? 0 : max(0, min(8, N - ((tl_chunk2 * 8) % 4096)));
-                    if (tl_valid6 == 8 && (tl_chunk2 * 8) % 4096 >= 0 && tl::is_aligned(tl_src4, 16)) {
-                        tl::cp_async_16(tl_dst5, tl_src4);
+                    if (tl_valid6 == 8 && (tl_chunk2 * 8) % 4096 >= 0 && tl::is_aligned(tl_src4, 4)) {
+                        tl::cp_async_chunk(tl_dst5, tl_src4);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
                     } else {
                         #pragma unroll
                         for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst5[tl_v] = tl::in_bounds(((int(blockIdx.x) + 0 * int(gridDim.x)) * 1) + ((tl_chunk2 * 8) / 4096), M) && tl::in_bounds(((tl_chunk2 * 8) % 4096) + tl_v, N) ? tl_src4[tl_v] : tl::convert<tl::bf16>(0.0f);
@@ -1415,8 +1415,8 @@ __global__ void __launch_bounds__(256, 4) fp8_per_token_kernel_variant5(
                         const tl::bf16* tl_src11 = &X[int64_t(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 1) + ((tl_chunk9 * 8) / 4096)) * N + ((tl_chunk9 * 8) % 4096)];
                         tl::bf16* tl_dst12 = &xs[(((g + 1) % 2) * 1 + ((tl_chunk9 * 8) / 4096)) * 4104 + ((tl_chunk9 * 8) % 4096)];
                         const int tl_valid13 = !(tl::in_bounds(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 1) + ((tl_chunk9 * 8) / 4096), M)) ? 0 : max(0, min(8, N - ((tl_chunk9 * 8) % 4096)));
-                        if (tl_valid13 == 8 && (tl_chunk9 * 8) % 4096 >= 0 && tl::is_aligned(tl_src11, 16)) {
-                            tl::cp_async_16(tl_dst12, tl_src11);
+                        if (tl_valid13 == 8 && (tl_chunk9 * 8) % 4096 >= 0 && tl::is_aligned(tl_src11, 4)) {
+                            tl::cp_async_chunk(tl_dst12, tl_src11);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst12[tl_v] = tl::in_bounds(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 1) + ((tl_chunk9 * 8) / 4096), M) && tl::in_bounds(((tl_chunk9 * 8) % 4096) + tl_v, N) ? tl_src11[tl_v] : tl::convert<tl::bf16>(0.0f);
@@ -1661,8 +1661,8 @@ __global__ void __launch_bounds__(512, 2) fp8_per_token_kernel_variant6(
                     const tl::bf16* tl_src4 = &X[int64_t(((int(blockIdx.x) + 0 * int(gridDim.x)) * 1) + ((tl_chunk2 * 8) / 8192)) * N + ((tl_chunk2 * 8) % 8192)];
                     tl::bf16* tl_dst5 = &xs[(0 * 1 + ((tl_chunk2 * 8) / 8192)) * 8200 + ((tl_chunk2 * 8) % 8192)];
                     const int tl_valid6 = !(tl::in_bounds(((int(blockIdx.x) + 0 * int(gridDim.x)) * 1) + ((tl_chunk2 * 8) / 8192), M)) ? 0 : max(0, min(8, N - ((tl_chunk2 * 8) % 8192)));
-                    if (tl_valid6 == 8 && (tl_chunk2 * 8) % 8192 >= 0 && tl::is_aligned(tl_src4, 16)) {
-                        tl::cp_async_16(tl_dst5, tl_src4);
+                    if (tl_valid6 == 8 && (tl_chunk2 * 8) % 8192 >= 0 && tl::is_aligned(tl_src4, 4)) {
+                        tl::cp_async_chunk(tl_dst5, tl_src4);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
                     } else {
                         #pragma unroll
                         for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst5[tl_v] = tl::in_bounds(((int(blockIdx.x) + 0 * int(gridDim.x)) * 1) + ((tl_chunk2 * 8) / 8192), M) && tl::in_bounds(((tl_chunk2 * 8) % 8192) + tl_v, N) ? tl_src4[tl_v] : tl::convert<tl::bf16>(0.0f);
@@ -1690,8 +1690,8 @@ __global__ void __launch_bounds__(512, 2) fp8_per_token_kernel_variant6(
                         const tl::bf16* tl_src11 = &X[int64_t(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 1) + ((tl_chunk9 * 8) / 8192)) * N + ((tl_chunk9 * 8) % 8192)];
                         tl::bf16* tl_dst12 = &xs[(((g + 1) % 2) * 1 + ((tl_chunk9 * 8) / 8192)) * 8200 + ((tl_chunk9 * 8) % 8192)];
                         const int tl_valid13 = !(tl::in_bounds(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 1) + ((tl_chunk9 * 8) / 8192), M)) ? 0 : max(0, min(8, N - ((tl_chunk9 * 8) % 8192)));
-                        if (tl_valid13 == 8 && (tl_chunk9 * 8) % 8192 >= 0 && tl::is_aligned(tl_src11, 16)) {
-                            tl::cp_async_16(tl_dst12, tl_src11);
+                        if (tl_valid13 == 8 && (tl_chunk9 * 8) % 8192 >= 0 && tl::is_aligned(tl_src11, 4)) {
+                            tl::cp_async_chunk(tl_dst12, tl_src11);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst12[tl_v] = tl::in_bounds(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 1) + ((tl_chunk9 * 8) / 8192), M) && tl::in_bounds(((tl_chunk9 * 8) % 8192) + tl_v, N) ? tl_src11[tl_v] : tl::convert<tl::bf16>(0.0f);

@@ -49,8 +49,8 @@ __global__ void __launch_bounds__(128, 8) softmax_kernel_variant0(
                     const tl::f16* tl_src4 = &X[int64_t(((int(blockIdx.x) + 0 * int(gridDim.x)) * 16) + ((tl_chunk2 * 8) / 128)) * N + ((tl_chunk2 * 8) % 128)];
                     tl::f16* tl_dst5 = &xs[(0 * 16 + ((tl_chunk2 * 8) / 128)) * 136 + ((tl_chunk2 * 8) % 128)];
                     const int tl_valid6 = !(tl::in_bounds(((int(blockIdx.x) + 0 * int(gridDim.x)) * 16) + ((tl_chunk2 * 8) / 128), M)) ? 0 : max(0, min(8, N - ((tl_chunk2 * 8) % 128)));
-                    if (tl_valid6 == 8 && (tl_chunk2 * 8) % 128 >= 0 && tl::is_aligned(tl_src4, 16)) {
-                        tl::cp_async_16(tl_dst5, tl_src4);
+                    if (tl_valid6 == 8 && (tl_chunk2 * 8) % 128 >= 0 && tl::is_aligned(tl_src4, 4)) {
+                        tl::cp_async_chunk(tl_dst5, tl_src4);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
                     } else {
                         #pragma unroll
                         for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst5[tl_v] = tl::in_bounds(((int(blockIdx.x) + 0 * int(gridDim.x)) * 16) + ((tl_chunk2 * 8) / 128), M) && tl::in_bounds(((tl_chunk2 * 8) % 128) + tl_v, N) ? tl_src4[tl_v] : -tl::inf<tl::f16>();
@@ -78,8 +78,8 @@ __global__ void __launch_bounds__(128, 8) softmax_kernel_variant0(
                         const tl::f16* tl_src11 = &X[int64_t(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 16) + ((tl_chunk9 * 8) / 128)) * N + ((tl_chunk9 * 8) % 128)];
                         tl::f16* tl_dst12 = &xs[(((g + 1) % 2) * 16 + ((tl_chunk9 * 8) / 128)) * 136 + ((tl_chunk9 * 8) % 128)];
                         const int tl_valid13 = !(tl::in_bounds(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 16) + ((tl_chunk9 * 8) / 128), M)) ? 0 : max(0, min(8, N - ((tl_chunk9 * 8) % 128)));
-                        if (tl_valid13 == 8 && (tl_chunk9 * 8) % 128 >= 0 && tl::is_aligned(tl_src11, 16)) {
-                            tl::cp_async_16(tl_dst12, tl_src11);
+                        if (tl_valid13 == 8 && (tl_chunk9 * 8) % 128 >= 0 && tl::is_aligned(tl_src11, 4)) {
+                            tl::cp_async_chunk(tl_dst12, tl_src11);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst12[tl_v] = tl::in_bounds(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 16) + ((tl_chunk9 * 8) / 128), M) && tl::in_bounds(((tl_chunk9 * 8) % 128) + tl_v, N) ? tl_src11[tl_v] : -tl::inf<tl::f16>();
@@ -343,8 +343,8 @@ __global__ void __launch_bounds__(128, 8) softmax_kernel_variant1(
                     const tl::f16* tl_src4 = &X[int64_t(((int(blockIdx.x) + 0 * int(gridDim.x)) * 8) + ((tl_chunk2 * 8) / 256)) * N + ((tl_chunk2 * 8) % 256)];
                     tl::f16* tl_dst5 = &xs[(0 * 8 + ((tl_chunk2 * 8) / 256)) * 264 + ((tl_chunk2 * 8) % 256)];
                     const int tl_valid6 = !(tl::in_bounds(((int(blockIdx.x) + 0 * int(gridDim.x)) * 8) + ((tl_chunk2 * 8) / 256), M)) ? 0 : max(0, min(8, N - ((tl_chunk2 * 8) % 256)));
-                    if (tl_valid6 == 8 && (tl_chunk2 * 8) % 256 >= 0 && tl::is_aligned(tl_src4, 16)) {
-                        tl::cp_async_16(tl_dst5, tl_src4);
+                    if (tl_valid6 == 8 && (tl_chunk2 * 8) % 256 >= 0 && tl::is_aligned(tl_src4, 4)) {
+                        tl::cp_async_chunk(tl_dst5, tl_src4);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
                     } else {
                         #pragma unroll
                         for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst5[tl_v] = tl::in_bounds(((int(blockIdx.x) + 0 * int(gridDim.x)) * 8) + ((tl_chunk2 * 8) / 256), M) && tl::in_bounds(((tl_chunk2 * 8) % 256) + tl_v, N) ? tl_src4[tl_v] : -tl::inf<tl::f16>();
@@ -372,8 +372,8 @@ __global__ void __launch_bounds__(128, 8) softmax_kernel_variant1(
                         const tl::f16* tl_src11 = &X[int64_t(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 8) + ((tl_chunk9 * 8) / 256)) * N + ((tl_chunk9 * 8) % 256)];
                         tl::f16* tl_dst12 = &xs[(((g + 1) % 2) * 8 + ((tl_chunk9 * 8) / 256)) * 264 + ((tl_chunk9 * 8) % 256)];
                         const int tl_valid13 = !(tl::in_bounds(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 8) + ((tl_chunk9 * 8) / 256), M)) ? 0 : max(0, min(8, N - ((tl_chunk9 * 8) % 256)));
-                        if (tl_valid13 == 8 && (tl_chunk9 * 8) % 256 >= 0 && tl::is_aligned(tl_src11, 16)) {
-                            tl::cp_async_16(tl_dst12, tl_src11);
+                        if (tl_valid13 == 8 && (tl_chunk9 * 8) % 256 >= 0 && tl::is_aligned(tl_src11, 4)) {
+                            tl::cp_async_chunk(tl_dst12, tl_src11);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst12[tl_v] = tl::in_bounds(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 8) + ((tl_chunk9 * 8) / 256), M) && tl::in_bounds(((tl_chunk9 * 8) % 256) + tl_v, N) ? tl_src11[tl_v] : -tl::inf<tl::f16>();
@@ -639,8 +639,8 @@ __global__ void __launch_bounds__(128, 8) softmax_kernel_variant2(
                     const tl::f16* tl_src4 = &X[int64_t(((int(blockIdx.x) + 0 * int(gridDim.x)) * 4) + ((tl_chunk2 * 8) / 512)) * N + ((tl_chunk2 * 8) % 512)];
                     tl::f16* tl_dst5 = &xs[(0 * 4 + ((tl_chunk2 * 8) / 512)) * 520 + ((tl_chunk2 * 8) % 512)];
                     const int tl_valid6 = !(tl::in_bounds(((int(blockIdx.x) + 0 * int(gridDim.x)) * 4) + ((tl_chunk2 * 8) / 512), M)) ? 0 : max(0, min(8, N - ((tl_chunk2 * 8) % 512)));
-                    if (tl_valid6 == 8 && (tl_chunk2 * 8) % 512 >= 0 && tl::is_aligned(tl_src4, 16)) {
-                        tl::cp_async_16(tl_dst5, tl_src4);
+                    if (tl_valid6 == 8 && (tl_chunk2 * 8) % 512 >= 0 && tl::is_aligned(tl_src4, 4)) {
+                        tl::cp_async_chunk(tl_dst5, tl_src4);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
                     } else {
                         #pragma unroll
                         for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst5[tl_v] = tl::in_bounds(((int(blockIdx.x) + 0 * int(gridDim.x)) * 4) + ((tl_chunk2 * 8) / 512), M) && tl::in_bounds(((tl_chunk2 * 8) % 512) + tl_v, N) ? tl_src4[tl_v] : -tl::inf<tl::f16>();
@@ -668,8 +668,8 @@ __global__ void __launch_bounds__(128, 8) softmax_kernel_variant2(
                         const tl::f16* tl_src11 = &X[int64_t(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 4) + ((tl_chunk9 * 8) / 512)) * N + ((tl_chunk9 * 8) % 512)];
                         tl::f16* tl_dst12 = &xs[(((g + 1) % 2) * 4 + ((tl_chunk9 * 8) / 512)) * 520 + ((tl_chunk9 * 8) % 512)];
                         const int tl_valid13 = !(tl::in_bounds(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 4) + ((tl_chunk9 * 8) / 512), M)) ? 0 : max(0, min(8, N - ((tl_chunk9 * 8) % 512)));
-                        if (tl_valid13 == 8 && (tl_chunk9 * 8) % 512 >= 0 && tl::is_aligned(tl_src11, 16)) {
-                            tl::cp_async_16(tl_dst12, tl_src11);
+                        if (tl_valid13 == 8 && (tl_chunk9 * 8) % 512 >= 0 && tl::is_aligned(tl_src11, 4)) {
+                            tl::cp_async_chunk(tl_dst12, tl_src11);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst12[tl_v] = tl::in_bounds(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 4) + ((tl_chunk9 * 8) / 512), M) && tl::in_bounds(((tl_chunk9 * 8) % 512) + tl_v, N) ? tl_src11[tl_v] : -tl::inf<tl::f16>();
@@ -935,8 +935,8 @@ __global__ void __launch_bounds__(128, 8) softmax_kernel_variant3(
                     const tl::f16* tl_src4 = &X[int64_t(((int(blockIdx.x) + 0 * int(gridDim.x)) * 2) + ((tl_chunk2 * 8) / 1024)) * N + ((tl_chunk2 * 8) % 1024)];
                     tl::f16* tl_dst5 = &xs[(0 * 2 + ((tl_chunk2 * 8) / 1024)) * 1032 + ((tl_chunk2 * 8) % 1024)];
                     const int tl_valid6 = !(tl::in_bounds(((int(blockIdx.x) + 0 * int(gridDim.x)) * 2) + ((tl_chunk2 * 8) / 1024), M)) ? 0 : max(0, min(8, N - ((tl_chunk2 * 8) % 1024)));
-                    if (tl_valid6 == 8 && (tl_chunk2 * 8) % 1024 >= 0 && tl::is_aligned(tl_src4, 16)) {
-                        tl::cp_async_16(tl_dst5, tl_src4);
+                    if (tl_valid6 == 8 && (tl_chunk2 * 8) % 1024 >= 0 && tl::is_aligned(tl_src4, 4)) {
+                        tl::cp_async_chunk(tl_dst5, tl_src4);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
                     } else {
                         #pragma unroll
                         for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst5[tl_v] = tl::in_bounds(((int(blockIdx.x) + 0 * int(gridDim.x)) * 2) + ((tl_chunk2 * 8) / 1024), M) && tl::in_bounds(((tl_chunk2 * 8) % 1024) + tl_v, N) ? tl_src4[tl_v] : -tl::inf<tl::f16>();
@@ -964,8 +964,8 @@ __global__ void __launch_bounds__(128, 8) softmax_kernel_variant3(
                         const tl::f16* tl_src11 = &X[int64_t(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 2) + ((tl_chunk9 * 8) / 1024)) * N + ((tl_chunk9 * 8) % 1024)];
                         tl::f16* tl_dst12 = &xs[(((g + 1) % 2) * 2 + ((tl_chunk9 * 8) / 1024)) * 1032 + ((tl_chunk9 * 8) % 1024)];
                         const int tl_valid13 = !(tl::in_bounds(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 2) + ((tl_chunk9 * 8) / 1024), M)) ? 0 : max(0, min(8, N - ((tl_chunk9 * 8) % 1024)));
-                        if (tl_valid13 == 8 && (tl_chunk9 * 8) % 1024 >= 0 && tl::is_aligned(tl_src11, 16)) {
-                            tl::cp_async_16(tl_dst12, tl_src11);
+                        if (tl_valid13 == 8 && (tl_chunk9 * 8) % 1024 >= 0 && tl::is_aligned(tl_src11, 4)) {
+                            tl::cp_async_chunk(tl_dst12, tl_src11);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst12[tl_v] = tl::in_bounds(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 2) + ((tl_chunk9 * 8) / 1024), M) && tl::in_bounds(((tl_chunk9 * 8) % 1024) + tl_v, N) ? tl_src11[tl_v] : -tl::inf<tl::f16>();
@@ -1257,8 +1257,8 @@ __global__ void __launch_bounds__(128, 8) softmax_kernel_variant4(
                     const tl::f16* tl_src4 = &X[int64_t(((int(blockIdx.x) + 0 * int(gridDim.x)) * 1) + ((tl_chunk2 * 8) / 2048)) * N + ((tl_chunk2 * 8) % 2048)];
                     tl::f16* tl_dst5 = &xs[(0 * 1 + ((tl_chunk2 * 8) / 2048)) * 2056 + ((tl_chunk2 * 8) % 2048)];
                     const int tl_valid6 = !(tl::in_bounds(((int(blockIdx.x) + 0 * int(gridDim.x)) * 1) + ((tl_chunk2 * 8) / 2048), M)) ? 0 : max(0, min(8, N - ((tl_chunk2 * 8) % 2048)));
-                    if (tl_valid6 == 8 && (tl_chunk2 * 8) % 2048 >= 0 && tl::is_aligned(tl_src4, 16)) {
-                        tl::cp_async_16(tl_dst5, tl_src4);
+                    if (tl_valid6 == 8 && (tl_chunk2 * 8) % 2048 >= 0 && tl::is_aligned(tl_src4, 4)) {
+                        tl::cp_async_chunk(tl_dst5, tl_src4);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
                     } else {
                         #pragma unroll
                         for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst5[tl_v] = tl::in_bounds(((int(blockIdx.x) + 0 * int(gridDim.x)) * 1) + ((tl_chunk2 * 8) / 2048), M) && tl::in_bounds(((tl_chunk2 * 8) % 2048) + tl_v, N) ? tl_src4[tl_v] : -tl::inf<tl::f16>();
@@ -1286,8 +1286,8 @@ __global__ void __launch_bounds__(128, 8) softmax_kernel_variant4(
                         const tl::f16* tl_src11 = &X[int64_t(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 1) + ((tl_chunk9 * 8) / 2048)) * N + ((tl_chunk9 * 8) % 2048)];
                         tl::f16* tl_dst12 = &xs[(((g + 1) % 2) * 1 + ((tl_chunk9 * 8) / 2048)) * 2056 + ((tl_chunk9 * 8) % 2048)];
                         const int tl_valid13 = !(tl::in_bounds(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 1) + ((tl_chunk9 * 8) / 2048), M)) ? 0 : max(0, min(8, N - ((tl_chunk9 * 8) % 2048)));
-                        if (tl_valid13 == 8 && (tl_chunk9 * 8) % 2048 >= 0 && tl::is_aligned(tl_src11, 16)) {
-                            tl::cp_async_16(tl_dst12, tl_src11);
+                        if (tl_valid13 == 8 && (tl_chunk9 * 8) % 2048 >= 0 && tl::is_aligned(tl_src11, 4)) {
+                            tl::cp_async_chunk(tl_dst12, tl_src11);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst12[tl_v] = tl::in_bounds(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 1) + ((tl_chunk9 * 8) / 2048), M) && tl::in_bounds(((tl_chunk9 * 8) % 2048) + tl_v, N) ? tl_src11[tl_v] : -tl::inf<tl::f16>();
@@ -1581,8 +1581,8 @@ __global__ void __launch_bounds__(256, 4) softmax_kernel_variant5(
                     const tl::f16* tl_src4 = &X[int64_t(((int(blockIdx.x) + 0 * int(gridDim.x)) * 1) + ((tl_chunk2 * 8) / 4096)) * N + ((tl_chunk2 * 8) % 4096)];
                     tl::f16* tl_dst5 = &xs[(0 * 1 + ((tl_chunk2 * 8) / 4096)) * 4104 + ((tl_chunk2 * 8) % 4096)];
                     const int tl_valid6 = !(tl::in_bounds(((int(blockIdx.x) + 0 * int(gridDim.x)) * 1) + ((tl_chunk2 * 8) / 4096), M)) ? 0 : max(0, min(8, N - ((tl_chunk2 * 8) % 4096)));
-                    if (tl_valid6 == 8 && (tl_chunk2 * 8) % 4096 >= 0 && tl::is_aligned(tl_src4, 16)) {
-                        tl::cp_async_16(tl_dst5, tl_src4);
+                    if (tl_valid6 == 8 && (tl_chunk2 * 8) % 4096 >= 0 && tl::is_aligned(tl_src4, 4)) {
+                        tl::cp_async_chunk(tl_dst5, tl_src4);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
                     } else {
                         #pragma unroll
                         for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst5[tl_v] = tl::in_bounds(((int(blockIdx.x) + 0 * int(gridDim.x)) * 1) + ((tl_chunk2 * 8) / 4096), M) && tl::in_bounds(((tl_chunk2 * 8) % 4096) + tl_v, N) ? tl_src4[tl_v] : -tl::inf<tl::f16>();
@@ -1610,8 +1610,8 @@ __global__ void __launch_bounds__(256, 4) softmax_kernel_variant5(
                         const tl::f16* tl_src11 = &X[int64_t(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 1) + ((tl_chunk9 * 8) / 4096)) * N + ((tl_chunk9 * 8) % 4096)];
                         tl::f16* tl_dst12 = &xs[(((g + 1) % 2) * 1 + ((tl_chunk9 * 8) / 4096)) * 4104 + ((tl_chunk9 * 8) % 4096)];
                         const int tl_valid13 = !(tl::in_bounds(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 1) + ((tl_chunk9 * 8) / 4096), M)) ? 0 : max(0, min(8, N - ((tl_chunk9 * 8) % 4096)));
-                        if (tl_valid13 == 8 && (tl_chunk9 * 8) % 4096 >= 0 && tl::is_aligned(tl_src11, 16)) {
-                            tl::cp_async_16(tl_dst12, tl_src11);
+                        if (tl_valid13 == 8 && (tl_chunk9 * 8) % 4096 >= 0 && tl::is_aligned(tl_src11, 4)) {
+                            tl::cp_async_chunk(tl_dst12, tl_src11);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst12[tl_v] = tl::in_bounds(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 1) + ((tl_chunk9 * 8) / 4096), M) && tl::in_bounds(((tl_chunk9 * 8) % 4096) + tl_v, N) ? tl_src11[tl_v] : -tl::inf<tl::f16>();
@@ -1907,8 +1907,8 @@ __global__ void __launch_bounds__(512, 2) softmax_kernel_variant6(
                     const tl::f16* tl_src4 = &X[int64_t(((int(blockIdx.x) + 0 * int(gridDim.x)) * 1) + ((tl_chunk2 * 8) / 8192)) * N + ((tl_chunk2 * 8) % 8192)];
                     tl::f16* tl_dst5 = &xs[(0 * 1 + ((tl_chunk2 * 8) / 8192)) * 8200 + ((tl_chunk2 * 8) % 8192)];
                     const int tl_valid6 = !(tl::in_bounds(((int(blockIdx.x) + 0 * int(gridDim.x)) * 1) + ((tl_chunk2 * 8) / 8192), M)) ? 0 : max(0, min(8, N - ((tl_chunk2 * 8) % 8192)));
-                    if (tl_valid6 == 8 && (tl_chunk2 * 8) % 8192 >= 0 && tl::is_aligned(tl_src4, 16)) {
-                        tl::cp_async_16(tl_dst5, tl_src4);
+                    if (tl_valid6 == 8 && (tl_chunk2 * 8) % 8192 >= 0 && tl::is_aligned(tl_src4, 4)) {
+                        tl::cp_async_chunk(tl_dst5, tl_src4);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
                     } else {
                         #pragma unroll
                         for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst5[tl_v] = tl::in_bounds(((int(blockIdx.x) + 0 * int(gridDim.x)) * 1) + ((tl_chunk2 * 8) / 8192), M) && tl::in_bounds(((tl_chunk2 * 8) % 8192) + tl_v, N) ? tl_src4[tl_v] : -tl::inf<tl::f16>();
@@ -1936,8 +1936,8 @@ __global__ void __launch_bounds__(512, 2) softmax_kernel_variant6(
                         const tl::f16* tl_src11 = &X[int64_t(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 1) + ((tl_chunk9 * 8) / 8192)) * N + ((tl_chunk9 * 8) % 8192)];
                         tl::f16* tl_dst12 = &xs[(((g + 1) % 2) * 1 + ((tl_chunk9 * 8) / 8192)) * 8200 + ((tl_chunk9 * 8) % 8192)];
                         const int tl_valid13 = !(tl::in_bounds(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 1) + ((tl_chunk9 * 8) / 8192), M)) ? 0 : max(0, min(8, N - ((tl_chunk9 * 8) % 8192)));
-                        if (tl_valid13 == 8 && (tl_chunk9 * 8) % 8192 >= 0 && tl::is_aligned(tl_src11, 16)) {
-                            tl::cp_async_16(tl_dst12, tl_src11);
+                        if (tl_valid13 == 8 && (tl_chunk9 * 8) % 8192 >= 0 && tl::is_aligned(tl_src11, 4)) {
+                            tl::cp_async_chunk(tl_dst12, tl_src11);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst12[tl_v] = tl::in_bounds(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 1) + ((tl_chunk9 * 8) / 8192), M) && tl::in_bounds(((tl_chunk9 * 8) % 8192) + tl_v, N) ? tl_src11[tl_v] : -tl::inf<tl::f16>();
@@ -2237,8 +2237,8 @@ __global__ void __launch_bounds__(128, 8) log_softmax_kernel_variant0(
                     const tl::f16* tl_src4 = &X[int64_t(((int(blockIdx.x) + 0 * int(gridDim.x)) * 16) + ((tl_chunk2 * 8) / 128)) * N + ((tl_chunk2 * 8) % 128)];
                     tl::f16* tl_dst5 = &xs[(0 * 16 + ((tl_chunk2 * 8) / 128)) * 136 + ((tl_chunk2 * 8) % 128)];
                     const int tl_valid6 = !(tl::in_bounds(((int(blockIdx.x) + 0 * int(gridDim.x)) * 16) + ((tl_chunk2 * 8) / 128), M)) ? 0 : max(0, min(8, N - ((tl_chunk2 * 8) % 128)));
-                    if (tl_valid6 == 8 && (tl_chunk2 * 8) % 128 >= 0 && tl::is_aligned(tl_src4, 16)) {
-                        tl::cp_async_16(tl_dst5, tl_src4);
+                    if (tl_valid6 == 8 && (tl_chunk2 * 8) % 128 >= 0 && tl::is_aligned(tl_src4, 4)) {
+                        tl::cp_async_chunk(tl_dst5, tl_src4);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
                     } else {
                         #pragma unroll
                         for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst5[tl_v] = tl::in_bounds(((int(blockIdx.x) + 0 * int(gridDim.x)) * 16) + ((tl_chunk2 * 8) / 128), M) && tl::in_bounds(((tl_chunk2 * 8) % 128) + tl_v, N) ? tl_src4[tl_v] : -tl::inf<tl::f16>();
@@ -2266,8 +2266,8 @@ __global__ void __launch_bounds__(128, 8) log_softmax_kernel_variant0(
                         const tl::f16* tl_src11 = &X[int64_t(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 16) + ((tl_chunk9 * 8) / 128)) * N + ((tl_chunk9 * 8) % 128)];
                         tl::f16* tl_dst12 = &xs[(((g + 1) % 2) * 16 + ((tl_chunk9 * 8) / 128)) * 136 + ((tl_chunk9 * 8) % 128)];
                         const int tl_valid13 = !(tl::in_bounds(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 16) + ((tl_chunk9 * 8) / 128), M)) ? 0 : max(0, min(8, N - ((tl_chunk9 * 8) % 128)));
-                        if (tl_valid13 == 8 && (tl_chunk9 * 8) % 128 >= 0 && tl::is_aligned(tl_src11, 16)) {
-                            tl::cp_async_16(tl_dst12, tl_src11);
+                        if (tl_valid13 == 8 && (tl_chunk9 * 8) % 128 >= 0 && tl::is_aligned(tl_src11, 4)) {
+                            tl::cp_async_chunk(tl_dst12, tl_src11);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst12[tl_v] = tl::in_bounds(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 16) + ((tl_chunk9 * 8) / 128), M) && tl::in_bounds(((tl_chunk9 * 8) % 128) + tl_v, N) ? tl_src11[tl_v] : -tl::inf<tl::f16>();
@@ -2533,8 +2533,8 @@ __global__ void __launch_bounds__(128, 8) log_softmax_kernel_variant1(
                     const tl::f16* tl_src4 = &X[int64_t(((int(blockIdx.x) + 0 * int(gridDim.x)) * 8) + ((tl_chunk2 * 8) / 256)) * N + ((tl_chunk2 * 8) % 256)];
                     tl::f16* tl_dst5 = &xs[(0 * 8 + ((tl_chunk2 * 8) / 256)) * 264 + ((tl_chunk2 * 8) % 256)];
                     const int tl_valid6 = !(tl::in_bounds(((int(blockIdx.x) + 0 * int(gridDim.x)) * 8) + ((tl_chunk2 * 8) / 256), M)) ? 0 : max(0, min(8, N - ((tl_chunk2 * 8) % 256)));
-                    if (tl_valid6 == 8 && (tl_chunk2 * 8) % 256 >= 0 && tl::is_aligned(tl_src4, 16)) {
-                        tl::cp_async_16(tl_dst5, tl_src4);
+                    if (tl_valid6 == 8 && (tl_chunk2 * 8) % 256 >= 0 && tl::is_aligned(tl_src4, 4)) {
+                        tl::cp_async_chunk(tl_dst5, tl_src4);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
                     } else {
                         #pragma unroll
                         for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst5[tl_v] = tl::in_bounds(((int(blockIdx.x) + 0 * int(gridDim.x)) * 8) + ((tl_chunk2 * 8) / 256), M) && tl::in_bounds(((tl_chunk2 * 8) % 256) + tl_v, N) ? tl_src4[tl_v] : -tl::inf<tl::f16>();
@@ -2562,8 +2562,8 @@ __global__ void __launch_bounds__(128, 8) log_softmax_kernel_variant1(
                         const tl::f16* tl_src11 = &X[int64_t(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 8) + ((tl_chunk9 * 8) / 256)) * N + ((tl_chunk9 * 8) % 256)];
                         tl::f16* tl_dst12 = &xs[(((g + 1) % 2) * 8 + ((tl_chunk9 * 8) / 256)) * 264 + ((tl_chunk9 * 8) % 256)];
                         const int tl_valid13 = !(tl::in_bounds(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 8) + ((tl_chunk9 * 8) / 256), M)) ? 0 : max(0, min(8, N - ((tl_chunk9 * 8) % 256)));
-                        if (tl_valid13 == 8 && (tl_chunk9 * 8) % 256 >= 0 && tl::is_aligned(tl_src11, 16)) {
-                            tl::cp_async_16(tl_dst12, tl_src11);
+                        if (tl_valid13 == 8 && (tl_chunk9 * 8) % 256 >= 0 && tl::is_aligned(tl_src11, 4)) {
+                            tl::cp_async_chunk(tl_dst12, tl_src11);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst12[tl_v] = tl::in_bounds(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 8) + ((tl_chunk9 * 8) / 256), M) && tl::in_bounds(((tl_chunk9 * 8) % 256) + tl_v, N) ? tl_src11[tl_v] : -tl::inf<tl::f16>();
@@ -2831,8 +2831,8 @@ __global__ void __launch_bounds__(128, 8) log_softmax_kernel_variant2(
                     const tl::f16* tl_src4 = &X[int64_t(((int(blockIdx.x) + 0 * int(gridDim.x)) * 4) + ((tl_chunk2 * 8) / 512)) * N + ((tl_chunk2 * 8) % 512)];
                     tl::f16* tl_dst5 = &xs[(0 * 4 + ((tl_chunk2 * 8) / 512)) * 520 + ((tl_chunk2 * 8) % 512)];
                     const int tl_valid6 = !(tl::in_bounds(((int(blockIdx.x) + 0 * int(gridDim.x)) * 4) + ((tl_chunk2 * 8) / 512), M)) ? 0 : max(0, min(8, N - ((tl_chunk2 * 8) % 512)));
-                    if (tl_valid6 == 8 && (tl_chunk2 * 8) % 512 >= 0 && tl::is_aligned(tl_src4, 16)) {
-                        tl::cp_async_16(tl_dst5, tl_src4);
+                    if (tl_valid6 == 8 && (tl_chunk2 * 8) % 512 >= 0 && tl::is_aligned(tl_src4, 4)) {
+                        tl::cp_async_chunk(tl_dst5, tl_src4);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
                     } else {
                         #pragma unroll
                         for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst5[tl_v] = tl::in_bounds(((int(blockIdx.x) + 0 * int(gridDim.x)) * 4) + ((tl_chunk2 * 8) / 512), M) && tl::in_bounds(((tl_chunk2 * 8) % 512) + tl_v, N) ? tl_src4[tl_v] : -tl::inf<tl::f16>();
@@ -2860,8 +2860,8 @@ __global__ void __launch_bounds__(128, 8) log_softmax_kernel_variant2(
                         const tl::f16* tl_src11 = &X[int64_t(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 4) + ((tl_chunk9 * 8) / 512)) * N + ((tl_chunk9 * 8) % 512)];
                         tl::f16* tl_dst12 = &xs[(((g + 1) % 2) * 4 + ((tl_chunk9 * 8) / 512)) * 520 + ((tl_chunk9 * 8) % 512)];
                         const int tl_valid13 = !(tl::in_bounds(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 4) + ((tl_chunk9 * 8) / 512), M)) ? 0 : max(0, min(8, N - ((tl_chunk9 * 8) % 512)));
-                        if (tl_valid13 == 8 && (tl_chunk9 * 8) % 512 >= 0 && tl::is_aligned(tl_src11, 16)) {
-                            tl::cp_async_16(tl_dst12, tl_src11);
+                        if (tl_valid13 == 8 && (tl_chunk9 * 8) % 512 >= 0 && tl::is_aligned(tl_src11, 4)) {
+                            tl::cp_async_chunk(tl_dst12, tl_src11);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst12[tl_v] = tl::in_bounds(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 4) + ((tl_chunk9 * 8) / 512), M) && tl::in_bounds(((tl_chunk9 * 8) % 512) + tl_v, N) ? tl_src11[tl_v] : -tl::inf<tl::f16>();
@@ -3129,8 +3129,8 @@ __global__ void __launch_bounds__(128, 8) log_softmax_kernel_variant3(
                     const tl::f16* tl_src4 = &X[int64_t(((int(blockIdx.x) + 0 * int(gridDim.x)) * 2) + ((tl_chunk2 * 8) / 1024)) * N + ((tl_chunk2 * 8) % 1024)];
                     tl::f16* tl_dst5 = &xs[(0 * 2 + ((tl_chunk2 * 8) / 1024)) * 1032 + ((tl_chunk2 * 8) % 1024)];
                     const int tl_valid6 = !(tl::in_bounds(((int(blockIdx.x) + 0 * int(gridDim.x)) * 2) + ((tl_chunk2 * 8) / 1024), M)) ? 0 : max(0, min(8, N - ((tl_chunk2 * 8) % 1024)));
-                    if (tl_valid6 == 8 && (tl_chunk2 * 8) % 1024 >= 0 && tl::is_aligned(tl_src4, 16)) {
-                        tl::cp_async_16(tl_dst5, tl_src4);
+                    if (tl_valid6 == 8 && (tl_chunk2 * 8) % 1024 >= 0 && tl::is_aligned(tl_src4, 4)) {
+                        tl::cp_async_chunk(tl_dst5, tl_src4);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
                     } else {
                         #pragma unroll
                         for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst5[tl_v] = tl::in_bounds(((int(blockIdx.x) + 0 * int(gridDim.x)) * 2) + ((tl_chunk2 * 8) / 1024), M) && tl::in_bounds(((tl_chunk2 * 8) % 1024) + tl_v, N) ? tl_src4[tl_v] : -tl::inf<tl::f16>();
@@ -3158,8 +3158,8 @@ __global__ void __launch_bounds__(128, 8) log_softmax_kernel_variant3(
                         const tl::f16* tl_src11 = &X[int64_t(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 2) + ((tl_chunk9 * 8) / 1024)) * N + ((tl_chunk9 * 8) % 1024)];
                         tl::f16* tl_dst12 = &xs[(((g + 1) % 2) * 2 + ((tl_chunk9 * 8) / 1024)) * 1032 + ((tl_chunk9 * 8) % 1024)];
                         const int tl_valid13 = !(tl::in_bounds(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 2) + ((tl_chunk9 * 8) / 1024), M)) ? 0 : max(0, min(8, N - ((tl_chunk9 * 8) % 1024)));
-                        if (tl_valid13 == 8 && (tl_chunk9 * 8) % 1024 >= 0 && tl::is_aligned(tl_src11, 16)) {
-                            tl::cp_async_16(tl_dst12, tl_src11);
+                        if (tl_valid13 == 8 && (tl_chunk9 * 8) % 1024 >= 0 && tl::is_aligned(tl_src11, 4)) {
+                            tl::cp_async_chunk(tl_dst12, tl_src11);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst12[tl_v] = tl::in_bounds(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 2) + ((tl_chunk9 * 8) / 1024), M) && tl::in_bounds(((tl_chunk9 * 8) % 1024) + tl_v, N) ? tl_src11[tl_v] : -tl::inf<tl::f16>();
@@ -3453,8 +3453,8 @@ __global__ void __launch_bounds__(128, 8) log_softmax_kernel_variant4(
                     const tl::f16* tl_src4 = &X[int64_t(((int(blockIdx.x) + 0 * int(gridDim.x)) * 1) + ((tl_chunk2 * 8) / 2048)) * N + ((tl_chunk2 * 8) % 2048)];
                     tl::f16* tl_dst5 = &xs[(0 * 1 + ((tl_chunk2 * 8) / 2048)) * 2056 + ((tl_chunk2 * 8) % 2048)];
                     const int tl_valid6 = !(tl::in_bounds(((int(blockIdx.x) + 0 * int(gridDim.x)) * 1) + ((tl_chunk2 * 8) / 2048), M)) ? 0 : max(0, min(8, N - ((tl_chunk2 * 8) % 2048)));
-                    if (tl_valid6 == 8 && (tl_chunk2 * 8) % 2048 >= 0 && tl::is_aligned(tl_src4, 16)) {
-                        tl::cp_async_16(tl_dst5, tl_src4);
+                    if (tl_valid6 == 8 && (tl_chunk2 * 8) % 2048 >= 0 && tl::is_aligned(tl_src4, 4)) {
+                        tl::cp_async_chunk(tl_dst5, tl_src4);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
                     } else {
                         #pragma unroll
                         for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst5[tl_v] = tl::in_bounds(((int(blockIdx.x) + 0 * int(gridDim.x)) * 1) + ((tl_chunk2 * 8) / 2048), M) && tl::in_bounds(((tl_chunk2 * 8) % 2048) + tl_v, N) ? tl_src4[tl_v] : -tl::inf<tl::f16>();
@@ -3482,8 +3482,8 @@ __global__ void __launch_bounds__(128, 8) log_softmax_kernel_variant4(
                         const tl::f16* tl_src11 = &X[int64_t(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 1) + ((tl_chunk9 * 8) / 2048)) * N + ((tl_chunk9 * 8) % 2048)];
                         tl::f16* tl_dst12 = &xs[(((g + 1) % 2) * 1 + ((tl_chunk9 * 8) / 2048)) * 2056 + ((tl_chunk9 * 8) % 2048)];
                         const int tl_valid13 = !(tl::in_bounds(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 1) + ((tl_chunk9 * 8) / 2048), M)) ? 0 : max(0, min(8, N - ((tl_chunk9 * 8) % 2048)));
-                        if (tl_valid13 == 8 && (tl_chunk9 * 8) % 2048 >= 0 && tl::is_aligned(tl_src11, 16)) {
-                            tl::cp_async_16(tl_dst12, tl_src11);
+                        if (tl_valid13 == 8 && (tl_chunk9 * 8) % 2048 >= 0 && tl::is_aligned(tl_src11, 4)) {
+                            tl::cp_async_chunk(tl_dst12, tl_src11);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst12[tl_v] = tl::in_bounds(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 1) + ((tl_chunk9 * 8) / 2048), M) && tl::in_bounds(((tl_chunk9 * 8) % 2048) + tl_v, N) ? tl_src11[tl_v] : -tl::inf<tl::f16>();
@@ -3779,8 +3779,8 @@ __global__ void __launch_bounds__(256, 4) log_softmax_kernel_variant5(
                     const tl::f16* tl_src4 = &X[int64_t(((int(blockIdx.x) + 0 * int(gridDim.x)) * 1) + ((tl_chunk2 * 8) / 4096)) * N + ((tl_chunk2 * 8) % 4096)];
                     tl::f16* tl_dst5 = &xs[(0 * 1 + ((tl_chunk2 * 8) / 4096)) * 4104 + ((tl_chunk2 * 8) % 4096)];
                     const int tl_valid6 = !(tl::in_bounds(((int(blockIdx.x) + 0 * int(gridDim.x)) * 1) + ((tl_chunk2 * 8) / 4096), M)) ? 0 : max(0, min(8, N - ((tl_chunk2 * 8) % 4096)));
-                    if (tl_valid6 == 8 && (tl_chunk2 * 8) % 4096 >= 0 && tl::is_aligned(tl_src4, 16)) {
-                        tl::cp_async_16(tl_dst5, tl_src4);
+                    if (tl_valid6 == 8 && (tl_chunk2 * 8) % 4096 >= 0 && tl::is_aligned(tl_src4, 4)) {
+                        tl::cp_async_chunk(tl_dst5, tl_src4);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
                     } else {
                         #pragma unroll
                         for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst5[tl_v] = tl::in_bounds(((int(blockIdx.x) + 0 * int(gridDim.x)) * 1) + ((tl_chunk2 * 8) / 4096), M) && tl::in_bounds(((tl_chunk2 * 8) % 4096) + tl_v, N) ? tl_src4[tl_v] : -tl::inf<tl::f16>();
@@ -3808,8 +3808,8 @@ __global__ void __launch_bounds__(256, 4) log_softmax_kernel_variant5(
                         const tl::f16* tl_src11 = &X[int64_t(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 1) + ((tl_chunk9 * 8) / 4096)) * N + ((tl_chunk9 * 8) % 4096)];
                         tl::f16* tl_dst12 = &xs[(((g + 1) % 2) * 1 + ((tl_chunk9 * 8) / 4096)) * 4104 + ((tl_chunk9 * 8) % 4096)];
                         const int tl_valid13 = !(tl::in_bounds(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 1) + ((tl_chunk9 * 8) / 4096), M)) ? 0 : max(0, min(8, N - ((tl_chunk9 * 8) % 4096)));
-                        if (tl_valid13 == 8 && (tl_chunk9 * 8) % 4096 >= 0 && tl::is_aligned(tl_src11, 16)) {
-                            tl::cp_async_16(tl_dst12, tl_src11);
+                        if (tl_valid13 == 8 && (tl_chunk9 * 8) % 4096 >= 0 && tl::is_aligned(tl_src11, 4)) {
+                            tl::cp_async_chunk(tl_dst12, tl_src11);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst12[tl_v] = tl::in_bounds(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 1) + ((tl_chunk9 * 8) / 4096), M) && tl::in_bounds(((tl_chunk9 * 8) % 4096) + tl_v, N) ? tl_src11[tl_v] : -tl::inf<tl::f16>();
@@ -4107,8 +4107,8 @@ __global__ void __launch_bounds__(512, 2) log_softmax_kernel_variant6(
                     const tl::f16* tl_src4 = &X[int64_t(((int(blockIdx.x) + 0 * int(gridDim.x)) * 1) + ((tl_chunk2 * 8) / 8192)) * N + ((tl_chunk2 * 8) % 8192)];
                     tl::f16* tl_dst5 = &xs[(0 * 1 + ((tl_chunk2 * 8) / 8192)) * 8200 + ((tl_chunk2 * 8) % 8192)];
                     const int tl_valid6 = !(tl::in_bounds(((int(blockIdx.x) + 0 * int(gridDim.x)) * 1) + ((tl_chunk2 * 8) / 8192), M)) ? 0 : max(0, min(8, N - ((tl_chunk2 * 8) % 8192)));
-                    if (tl_valid6 == 8 && (tl_chunk2 * 8) % 8192 >= 0 && tl::is_aligned(tl_src4, 16)) {
-                        tl::cp_async_16(tl_dst5, tl_src4);
+                    if (tl_valid6 == 8 && (tl_chunk2 * 8) % 8192 >= 0 && tl::is_aligned(tl_src4, 4)) {
+                        tl::cp_async_chunk(tl_dst5, tl_src4);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
                     } else {
                         #pragma unroll
                         for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst5[tl_v] = tl::in_bounds(((int(blockIdx.x) + 0 * int(gridDim.x)) * 1) + ((tl_chunk2 * 8) / 8192), M) && tl::in_bounds(((tl_chunk2 * 8) % 8192) + tl_v, N) ? tl_src4[tl_v] : -tl::inf<tl::f16>();
@@ -4136,8 +4136,8 @@ __global__ void __launch_bounds__(512, 2) log_softmax_kernel_variant6(
                         const tl::f16* tl_src11 = &X[int64_t(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 1) + ((tl_chunk9 * 8) / 8192)) * N + ((tl_chunk9 * 8) % 8192)];
                         tl::f16* tl_dst12 = &xs[(((g + 1) % 2) * 1 + ((tl_chunk9 * 8) / 8192)) * 8200 + ((tl_chunk9 * 8) % 8192)];
                         const int tl_valid13 = !(tl::in_bounds(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 1) + ((tl_chunk9 * 8) / 8192), M)) ? 0 : max(0, min(8, N - ((tl_chunk9 * 8) % 8192)));
-                        if (tl_valid13 == 8 && (tl_chunk9 * 8) % 8192 >= 0 && tl::is_aligned(tl_src11, 16)) {
-                            tl::cp_async_16(tl_dst12, tl_src11);
+                        if (tl_valid13 == 8 && (tl_chunk9 * 8) % 8192 >= 0 && tl::is_aligned(tl_src11, 4)) {
+                            tl::cp_async_chunk(tl_dst12, tl_src11);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst12[tl_v] = tl::in_bounds(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 1) + ((tl_chunk9 * 8) / 8192), M) && tl::in_bounds(((tl_chunk9 * 8) % 8192) + tl_v, N) ? tl_src11[tl_v] : -tl::inf<tl::f16>();

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Differential test of the scheduler: random well-typed tile programs (gemm main loops, row and
-column reductions, elementwise kernels) on random inputs, from a seed. Each program must pass
+column reductions, elementwise kernels, accumulations into partial results) on random inputs, from a seed. Each program must pass
 `tlc check` for sm_80 and sm_90a, and `tlc run` must give bit-identical outputs for the IR after
 sema (the program's meaning) and for the scheduled IR (`--stop-after verify-shared-bounds`) for
 sm_80 and sm_90a, each also with `--disable pipeline` and `--disable async-copy`. A difference, a
@@ -650,7 +650,66 @@ def gen_elementwise_1d(rng, idx):
     return p
 
 
-FAMILIES = [gen_gemm, gen_gemm, gen_reduce_tiles, gen_reduce_rows, gen_elementwise_2d, gen_elementwise_1d]
+# ---- family: accumulations into partial results -------------------------------------------------
+
+def gen_accumulate(rng, idx):
+    """A fragment accumulated in a 2-d `parallel` loop at one index (`r[i] = r[i] + v`, max, min),
+    over row statistics (one block per BM rows) or column statistics (one block per BN columns),
+    the loop inside a serial loop over tiles, sometimes over a fragment of the loop's shape: per-thread
+    partial results combined before the copy out. A sum that starts at another value than 0 takes
+    the fallback (every thread runs every iteration) and must agree all the same."""
+    for _ in range(200):
+        T = rng.choice(FLOATS)
+        BM, BN = rng.choice([1, 2, 4, 8, 16, 32, 64]), rng.choice([8, 16, 32, 64, 128, 256])
+        threads = rng.choice([32, 64, 128, 256])
+        M, N = rng.choice(ODD_SIZES), rng.choice(ODD_SIZES + [200, 300, 520])
+        if BM * BN <= 8192 and M * N * 4 <= WORK_LIMIT // 2:
+            break
+    op = rng.choice(["sum", "max", "min"])
+    rows = rng.random() < 0.5          # r indexed by the loop's first axis (row statistics)
+    anchored = rng.random() < 0.3      # the loop also runs over a fragment of its own shape
+    init = identity(op) if op != "sum" or rng.random() < 0.85 else "1.0"
+    p = Program("accumulate", f"accumulate_{idx}")
+    p.tensors["X"] = (T, [M, N], False)
+    p.tensors["S"] = ("f32", [M if rows else N], True)
+    p.emit(f"// random accumulation: {op} of {'rows' if rows else 'columns'}, T={T} BM={BM} BN={BN} "
+           f"threads={threads} init={init}{' over a fragment' if anchored else ''}")
+    maybe_fast_math(p)
+    extent = "M" if rows else "N"
+    tile = BM if rows else BN
+    p.emit(f"kernel {p.kernel}(X: global {T}[M, N], S: global mut f32[{extent}])")
+    p.emit(f"grid(cdiv({extent}, {tile})) threads({threads})", 1)
+    p.emit("{")
+    p.emit(f"fragment r: f32[{tile}] = {init};", 1)
+    if anchored:
+        p.emit(f"fragment t: {T}[{BM}, {BN}];", 1)
+    # Row statistics walk the columns in tiles, column statistics the rows.
+    p.emit(f"for c in serial(cdiv({'N' if rows else 'M'}, {BN if rows else BM})) {{", 1)
+    r0 = f"block.x * {BM}" if rows else f"c * {BM}"
+    c0 = f"c * {BN}" if rows else f"block.x * {BN}"
+    if anchored:
+        p.emit(f"copy(X[{r0} +: {BM}, {c0} +: {BN}], t);", 2)
+    p.emit(f"for i, j in parallel({BM}, {BN}) {{", 2)
+    p.emit(f"if {r0} + i < M && {c0} + j < N {{", 3)
+    v = f"t[i, j]" if anchored else f"X[{r0} + i, {c0} + j]"
+    v = v if T == "f32" else f"{v} as f32"
+    if rng.random() < 0.5:
+        v = unary(rng, v)
+    k = "i" if rows else "j"
+    if op == "sum" and rng.random() < 0.5:
+        p.emit(f"r[{k}] += {v};", 4)
+    else:
+        p.emit(f"r[{k}] = {combine(op, f'r[{k}]', v)};", 4)
+    p.emit("}", 3)
+    p.emit("}", 2)
+    p.emit("}", 1)
+    p.emit(f"copy(r, S[block.x * {tile} +: {tile}]);", 1)
+    p.emit("}")
+    return p
+
+
+FAMILIES = [gen_gemm, gen_gemm, gen_reduce_tiles, gen_reduce_rows, gen_elementwise_2d, gen_elementwise_1d,
+            gen_accumulate]
 
 
 # ---- inputs ------------------------------------------------------------------------------------
@@ -760,7 +819,7 @@ def main():
     p.add_argument("--keep", default=None, help="where findings are written (default: a temp dir)")
     p.add_argument("--jobs", type=int, default=os.cpu_count() or 2, help="programs checked in parallel")
     p.add_argument("--all-variants", action="store_true", help="run all six scheduled variants per program")
-    p.add_argument("--family", default=None, help="only this family (gemm, reduce, rows, elementwise, elementwise1d)")
+    p.add_argument("--family", default=None, help="only this family (gemm, reduce, rows, elementwise, elementwise1d, accumulate)")
     p.add_argument("--print", action="store_true", help="print each generated program")
     p.add_argument("--emit-gpu", default=None, metavar="DIR",
                    help="write each checked program with its CUDA and drivers into DIR/<id>/ for "
@@ -872,7 +931,7 @@ def main():
 
 def gen_family_name(fn):
     return {gen_gemm: "gemm", gen_reduce_tiles: "reduce", gen_reduce_rows: "rows",
-            gen_elementwise_2d: "elementwise", gen_elementwise_1d: "elementwise1d"}[fn]
+            gen_elementwise_2d: "elementwise", gen_elementwise_1d: "elementwise1d", gen_accumulate: "accumulate"}[fn]
 
 
 if __name__ == "__main__":

@@ -129,15 +129,17 @@ bool KernelEmitter::emit_copy_async(const ir::Copy& c) {
         std::string row_ok;
         for (size_t dim = 0; dim + 1 < si.size(); ++dim)
             row_ok += (row_ok.empty() ? "" : " && ") + fmt::format("tl::in_bounds({}, {})", si[dim], expr(s.shape[dim]));
-        // Columns of this chunk inside the tensor, counted from its first. Only whole, aligned
-        // chunks go through cp.async: a partial one would still make a 16-byte read past the end
-        // of a small allocation (compute-sanitizer reports it), so edges are copied element by
-        // element, with the pad value outside the tensor, which is just as safe under the pipeline's waits.
+        // Columns of this chunk inside the tensor, counted from its first. Only whole chunks go
+        // through cp.async: a partial one would still make a 16-byte read past the end of a small
+        // allocation (compute-sanitizer reports it), so edges are copied element by element, with
+        // the pad value outside the tensor, which is just as safe under the pipeline's waits. A
+        // whole chunk whose source is only 8- or 4-byte aligned (rows whose pitch is not a
+        // multiple of 16 bytes) is still asynchronous: 8- or 4-byte cp.async (tl::cp_async_chunk).
         out_.line(fmt::format("const int {} = {}max(0, min({}, {} - ({})));", valid, row_ok.empty() ? "" : "!(" + row_ok + ") ? 0 : ",
                               width, last_dim, si.back()));
-        out_.line(fmt::format("if ({} == {} && {} >= 0 && tl::is_aligned({}, 16)) {{", valid, width, si.back(), sp));
+        out_.line(fmt::format("if ({} == {} && {} >= 0 && tl::is_aligned({}, 4)) {{", valid, width, si.back(), sp));
         out_.indent();
-        out_.line(fmt::format("tl::cp_async_16({}, {});", dp, sp));
+        out_.line(fmt::format("tl::cp_async_chunk({}, {});  // 16, 8 or 4 bytes per cp.async, as the source is aligned", dp, sp));
         out_.dedent();
         out_.line("} else {");
         out_.indent();

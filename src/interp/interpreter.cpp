@@ -156,10 +156,13 @@ private:
 
     // Writes value (rounded to the buffer's dtype) for the given lanes (every thread's copy of a
     // local when written at block level).
-    void write(const ir::Buffer& b, const Index& idx, double value, const std::vector<int>& lanes, const SourceRange& at) {
+    // `accumulation`: an accumulating store into a fragment (ir::accumulation_op), which many
+    // iterations of a `parallel` loop may make to one element.
+    void write(const ir::Buffer& b, const Index& idx, double value, const std::vector<int>& lanes, const SourceRange& at,
+               bool accumulation = false) {
         int64_t flat = flat_index(b, idx, at, "write");
         value = round_to_dtype(b.dtype, value);
-        note_parallel_write(&b.storage(), flat, idx, b.name); // a view and its tensor: one memory
+        if (!accumulation) note_parallel_write(&b.storage(), flat, idx, b.name); // a view and its tensor: one memory
         if (b.scope == ir::Scope::Global) {
             GlobalTensor& g = *s_.globals.at(&b).storage;
             int64_t expected = 0;
@@ -472,11 +475,14 @@ private:
     void store(const ir::Store& st, const std::vector<int>& lanes) {
         // A store to a local runs in every thread; any other store is one store of the block.
         bool per_thread = st.buffer->scope == ir::Scope::Local;
+        // Iterations of a `parallel` loop may accumulate into one fragment element (language §9.4);
+        // run one after another here, they compute the exact sum (max, min).
+        bool accumulation = st.buffer->scope == ir::Scope::Fragment && ir::accumulation_op(st).has_value();
         for (int lane : performers(per_thread, lanes)) {
             Index idx;
             for (auto& i : st.indices) idx.push_back(static_cast<int64_t>(eval(i, lane)));
             double v = eval(st.value, lane);
-            write(*st.buffer, idx, v, {lane}, st.range);
+            write(*st.buffer, idx, v, {lane}, st.range, accumulation);
         }
     }
 

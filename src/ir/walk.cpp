@@ -180,4 +180,32 @@ bool mentions(const StmtPtr& s, const Var* v) {
     return found;
 }
 
+std::optional<ReduceOp> accumulation_op(const Store& st) {
+    auto* bin = st.value->as<Binary>();
+    if (!bin) return std::nullopt;
+    std::optional<ReduceOp> op = bin->op == BinaryOp::Add   ? std::optional(ReduceOp::Sum)
+                                 : bin->op == BinaryOp::Max ? std::optional(ReduceOp::Max)
+                                 : bin->op == BinaryOp::Min ? std::optional(ReduceOp::Min)
+                                                            : std::nullopt;
+    if (!op) return std::nullopt;
+    auto same_element = [&](const ExprPtr& e) {
+        auto* l = e->as<Load>();
+        if (!l || l->buffer != st.buffer || l->indices.size() != st.indices.size()) return false;
+        for (size_t i = 0; i < st.indices.size(); ++i) {
+            auto *x = l->indices[i]->as<VarRef>(), *y = st.indices[i]->as<VarRef>();
+            if (!x || !y || x->var != y->var) return false;
+        }
+        return true;
+    };
+    auto reads_buffer = [&](const ExprPtr& e) {
+        return any_expr(e, [&](const Expr& x) {
+            auto* l = x.as<Load>();
+            return l && l->buffer == st.buffer;
+        });
+    };
+    if (same_element(bin->lhs) && !reads_buffer(bin->rhs)) return op;
+    if (same_element(bin->rhs) && !reads_buffer(bin->lhs)) return op;
+    return std::nullopt;
+}
+
 } // namespace tlc::ir

@@ -5,6 +5,7 @@
 #include "ir/ir.h"
 
 #include <functional>
+#include <optional>
 #include <set>
 #include <vector>
 
@@ -56,6 +57,11 @@ struct BufferUses {
     bool touches(const Buffer* b) const { return reads.count(b) || writes.count(b); }
 };
 BufferUses buffer_uses(const StmtPtr& s, const Stmt* skip = nullptr);
+
+// The operation of an accumulating store, `r[i] = r[i] op e` (either operand order) with op +, max or
+// min and e not reading r: many iterations of a `parallel` loop may accumulate into one element of
+// a fragment this way (docs/language.md §9.4). nullopt for any other store.
+std::optional<ReduceOp> accumulation_op(const Store& st);
 
 // True when some expression inside e satisfies pred.
 bool any_expr(const ExprPtr& e, const std::function<bool(const Expr&)>& pred);

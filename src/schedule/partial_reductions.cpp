@@ -14,15 +14,6 @@ namespace tlc::schedule {
 
 namespace {
 
-bool same_indices(const std::vector<ir::ExprPtr>& a, const std::vector<ir::ExprPtr>& b) {
-    if (a.size() != b.size()) return false;
-    for (size_t i = 0; i < a.size(); ++i) {
-        auto *x = a[i]->as<ir::VarRef>(), *y = b[i]->as<ir::VarRef>();
-        if (!x || !y || x->var != y->var) return false;
-    }
-    return true;
-}
-
 bool reads(const ir::ExprPtr& e, const ir::Buffer* b) {
     return ir::any_expr(e, [&](const ir::Expr& x) {
         auto* l = x.as<ir::Load>();
@@ -46,25 +37,6 @@ std::optional<std::vector<int>> kept_axes(const ir::Buffer& b, const std::vector
         kept.push_back(axis);
     }
     return kept;
-}
-
-// `r[i] = r[i] op e` (either order) with op +, max or min and e not reading r: the op.
-std::optional<ir::ReduceOp> accumulating_op(const ir::Store& st) {
-    auto* bin = st.value->as<ir::Binary>();
-    if (!bin) return std::nullopt;
-    std::optional<ir::ReduceOp> op = bin->op == ir::BinaryOp::Add   ? std::optional(ir::ReduceOp::Sum)
-                                      : bin->op == ir::BinaryOp::Max ? std::optional(ir::ReduceOp::Max)
-                                      : bin->op == ir::BinaryOp::Min ? std::optional(ir::ReduceOp::Min)
-                                                                     : std::nullopt;
-    if (!op) return std::nullopt;
-    auto is_self = [&](const ir::ExprPtr& e) {
-        auto* l = e->as<ir::Load>();
-        return l && l->buffer == st.buffer && same_indices(l->indices, st.indices);
-    };
-    const ir::Buffer* r = st.buffer.get();
-    if (is_self(bin->lhs) && !reads(bin->rhs, r)) return op;
-    if (is_self(bin->rhs) && !reads(bin->lhs, r)) return op;
-    return std::nullopt;
 }
 
 // The identity of `op` for the partials the other threads start from: 0 for a sum; a max or min
@@ -116,7 +88,7 @@ private:
             if (auto kept = kept_axes(*r, st->indices, *parallel)) {
                 // A plain store is no accumulation (should the fragment be accumulated elsewhere, the
                 // checks below see it as another use).
-                std::optional<ir::ReduceOp> op = accumulating_op(*st);
+                std::optional<ir::ReduceOp> op = ir::accumulation_op(*st);
                 if (!op) {
                 } else if (kept->size() + 1 != parallel->vars.size()) {
                     rejected_.emplace(r, PartialReductions::Rejection{

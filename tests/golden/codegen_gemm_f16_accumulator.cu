@@ -64,8 +64,8 @@ __global__ void __launch_bounds__(128) hgemm_kernel(
                 const tl::f16* tl_src9 = &A[int64_t((int(blockIdx.y) * 64) + ((tl_chunk7 * 8) / 32)) * K + ((0 * 32) + ((tl_chunk7 * 8) % 32))];
                 tl::f16* tl_dst10 = &a[(0 * 64 + ((tl_chunk7 * 8) / 32)) * 40 + ((tl_chunk7 * 8) % 32)];
                 const int tl_valid11 = !(tl::in_bounds((int(blockIdx.y) * 64) + ((tl_chunk7 * 8) / 32), M)) ? 0 : max(0, min(8, K - ((0 * 32) + ((tl_chunk7 * 8) % 32))));
-                if (tl_valid11 == 8 && (0 * 32) + ((tl_chunk7 * 8) % 32) >= 0 && tl::is_aligned(tl_src9, 16)) {
-                    tl::cp_async_16(tl_dst10, tl_src9);
+                if (tl_valid11 == 8 && (0 * 32) + ((tl_chunk7 * 8) % 32) >= 0 && tl::is_aligned(tl_src9, 4)) {
+                    tl::cp_async_chunk(tl_dst10, tl_src9);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
                 } else {
                     #pragma unroll
                     for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst10[tl_v] = tl::in_bounds((int(blockIdx.y) * 64) + ((tl_chunk7 * 8) / 32), M) && tl::in_bounds(((0 * 32) + ((tl_chunk7 * 8) % 32)) + tl_v, K) ? tl_src9[tl_v] : tl::convert<tl::f16>(0.0f);
@@ -86,8 +86,8 @@ __global__ void __launch_bounds__(128) hgemm_kernel(
                 const tl::f16* tl_src16 = &B[int64_t((0 * 32) + ((tl_chunk14 * 8) / 64)) * N + ((tl_chunk14 * 8) % 64)];
                 tl::f16* tl_dst17 = &b[(0 * 32 + ((tl_chunk14 * 8) / 64)) * 72 + ((tl_chunk14 * 8) % 64)];
                 const int tl_valid18 = !(tl::in_bounds((0 * 32) + ((tl_chunk14 * 8) / 64), K)) ? 0 : max(0, min(8, N - ((tl_chunk14 * 8) % 64)));
-                if (tl_valid18 == 8 && (tl_chunk14 * 8) % 64 >= 0 && tl::is_aligned(tl_src16, 16)) {
-                    tl::cp_async_16(tl_dst17, tl_src16);
+                if (tl_valid18 == 8 && (tl_chunk14 * 8) % 64 >= 0 && tl::is_aligned(tl_src16, 4)) {
+                    tl::cp_async_chunk(tl_dst17, tl_src16);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
                 } else {
                     #pragma unroll
                     for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst17[tl_v] = tl::in_bounds((0 * 32) + ((tl_chunk14 * 8) / 64), K) && tl::in_bounds(((tl_chunk14 * 8) % 64) + tl_v, N) ? tl_src16[tl_v] : tl::convert<tl::f16>(0.0f);
@@ -115,8 +115,8 @@ __global__ void __launch_bounds__(128) hgemm_kernel(
                     const tl::f16* tl_src23 = &A[int64_t((int(blockIdx.y) * 64) + ((tl_chunk21 * 8) / 32)) * K + (((k + 1) * 32) + ((tl_chunk21 * 8) % 32))];
                     tl::f16* tl_dst24 = &a[(((k + 1) % 2) * 64 + ((tl_chunk21 * 8) / 32)) * 40 + ((tl_chunk21 * 8) % 32)];
                     const int tl_valid25 = !(tl::in_bounds((int(blockIdx.y) * 64) + ((tl_chunk21 * 8) / 32), M)) ? 0 : max(0, min(8, K - (((k + 1) * 32) + ((tl_chunk21 * 8) % 32))));
-                    if (tl_valid25 == 8 && ((k + 1) * 32) + ((tl_chunk21 * 8) % 32) >= 0 && tl::is_aligned(tl_src23, 16)) {
-                        tl::cp_async_16(tl_dst24, tl_src23);
+                    if (tl_valid25 == 8 && ((k + 1) * 32) + ((tl_chunk21 * 8) % 32) >= 0 && tl::is_aligned(tl_src23, 4)) {
+                        tl::cp_async_chunk(tl_dst24, tl_src23);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
                     } else {
                         #pragma unroll
                         for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst24[tl_v] = tl::in_bounds((int(blockIdx.y) * 64) + ((tl_chunk21 * 8) / 32), M) && tl::in_bounds((((k + 1) * 32) + ((tl_chunk21 * 8) % 32)) + tl_v, K) ? tl_src23[tl_v] : tl::convert<tl::f16>(0.0f);
@@ -137,8 +137,8 @@ __global__ void __launch_bounds__(128) hgemm_kernel(
                     const tl::f16* tl_src30 = &B[int64_t(((k + 1) * 32) + ((tl_chunk28 * 8) / 64)) * N + ((tl_chunk28 * 8) % 64)];
                     tl::f16* tl_dst31 = &b[(((k + 1) % 2) * 32 + ((tl_chunk28 * 8) / 64)) * 72 + ((tl_chunk28 * 8) % 64)];
                     const int tl_valid32 = !(tl::in_bounds(((k + 1) * 32) + ((tl_chunk28 * 8) / 64), K)) ? 0 : max(0, min(8, N - ((tl_chunk28 * 8) % 64)));
-                    if (tl_valid32 == 8 && (tl_chunk28 * 8) % 64 >= 0 && tl::is_aligned(tl_src30, 16)) {
-                        tl::cp_async_16(tl_dst31, tl_src30);
+                    if (tl_valid32 == 8 && (tl_chunk28 * 8) % 64 >= 0 && tl::is_aligned(tl_src30, 4)) {
+                        tl::cp_async_chunk(tl_dst31, tl_src30);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
                     } else {
                         #pragma unroll
                         for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst31[tl_v] = tl::in_bounds(((k + 1) * 32) + ((tl_chunk28 * 8) / 64), K) && tl::in_bounds(((tl_chunk28 * 8) % 64) + tl_v, N) ? tl_src30[tl_v] : tl::convert<tl::f16>(0.0f);

@@ -38,8 +38,8 @@ __global__ void __launch_bounds__(128) gathered_gemm_kernel(
             const tl::f16* tl_src2 = &X[int64_t(tl::gather_index(Idx, r0 + ((tl_chunk0 * 8) / 32), R)) * K + ((0 * 32) + ((tl_chunk0 * 8) % 32))];
             tl::f16* tl_dst3 = &a[(0 * 64 + ((tl_chunk0 * 8) / 32)) * 40 + ((tl_chunk0 * 8) % 32)];
             const int tl_valid4 = !(tl::in_bounds(tl::gather_index(Idx, r0 + ((tl_chunk0 * 8) / 32), R), M)) ? 0 : max(0, min(8, K - ((0 * 32) + ((tl_chunk0 * 8) % 32))));
-            if (tl_valid4 == 8 && (0 * 32) + ((tl_chunk0 * 8) % 32) >= 0 && tl::is_aligned(tl_src2, 16)) {
-                tl::cp_async_16(tl_dst3, tl_src2);
+            if (tl_valid4 == 8 && (0 * 32) + ((tl_chunk0 * 8) % 32) >= 0 && tl::is_aligned(tl_src2, 4)) {
+                tl::cp_async_chunk(tl_dst3, tl_src2);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
             } else {
                 #pragma unroll
                 for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst3[tl_v] = tl::in_bounds(tl::gather_index(Idx, r0 + ((tl_chunk0 * 8) / 32), R), M) && tl::in_bounds(((0 * 32) + ((tl_chunk0 * 8) % 32)) + tl_v, K) ? tl_src2[tl_v] : tl::convert<tl::f16>(0.0f);
@@ -59,8 +59,8 @@ __global__ void __launch_bounds__(128) gathered_gemm_kernel(
                 const tl::f16* tl_src9 = &W[int64_t((0 * 32) + ((tl_chunk7 * 8) / 64)) * N + (c0 + ((tl_chunk7 * 8) % 64))];
                 tl::f16* tl_dst10 = &b[(0 * 32 + ((tl_chunk7 * 8) / 64)) * 72 + ((tl_chunk7 * 8) % 64)];
                 const int tl_valid11 = !(tl::in_bounds((0 * 32) + ((tl_chunk7 * 8) / 64), K)) ? 0 : max(0, min(8, N - (c0 + ((tl_chunk7 * 8) % 64))));
-                if (tl_valid11 == 8 && c0 + ((tl_chunk7 * 8) % 64) >= 0 && tl::is_aligned(tl_src9, 16)) {
-                    tl::cp_async_16(tl_dst10, tl_src9);
+                if (tl_valid11 == 8 && c0 + ((tl_chunk7 * 8) % 64) >= 0 && tl::is_aligned(tl_src9, 4)) {
+                    tl::cp_async_chunk(tl_dst10, tl_src9);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
                 } else {
                     #pragma unroll
                     for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst10[tl_v] = tl::in_bounds((0 * 32) + ((tl_chunk7 * 8) / 64), K) && tl::in_bounds((c0 + ((tl_chunk7 * 8) % 64)) + tl_v, N) ? tl_src9[tl_v] : tl::convert<tl::f16>(0.0f);
@@ -77,8 +77,8 @@ __global__ void __launch_bounds__(128) gathered_gemm_kernel(
             const tl::f16* tl_src14 = &X[int64_t(tl::gather_index(Idx, r0 + ((tl_chunk12 * 8) / 32), R)) * K + ((1 * 32) + ((tl_chunk12 * 8) % 32))];
             tl::f16* tl_dst15 = &a[(1 * 64 + ((tl_chunk12 * 8) / 32)) * 40 + ((tl_chunk12 * 8) % 32)];
             const int tl_valid16 = !(tl::in_bounds(tl::gather_index(Idx, r0 + ((tl_chunk12 * 8) / 32), R), M)) ? 0 : max(0, min(8, K - ((1 * 32) + ((tl_chunk12 * 8) % 32))));
-            if (tl_valid16 == 8 && (1 * 32) + ((tl_chunk12 * 8) % 32) >= 0 && tl::is_aligned(tl_src14, 16)) {
-                tl::cp_async_16(tl_dst15, tl_src14);
+            if (tl_valid16 == 8 && (1 * 32) + ((tl_chunk12 * 8) % 32) >= 0 && tl::is_aligned(tl_src14, 4)) {
+                tl::cp_async_chunk(tl_dst15, tl_src14);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
             } else {
                 #pragma unroll
                 for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst15[tl_v] = tl::in_bounds(tl::gather_index(Idx, r0 + ((tl_chunk12 * 8) / 32), R), M) && tl::in_bounds(((1 * 32) + ((tl_chunk12 * 8) % 32)) + tl_v, K) ? tl_src14[tl_v] : tl::convert<tl::f16>(0.0f);
@@ -98,8 +98,8 @@ __global__ void __launch_bounds__(128) gathered_gemm_kernel(
                 const tl::f16* tl_src21 = &W[int64_t((1 * 32) + ((tl_chunk19 * 8) / 64)) * N + (c0 + ((tl_chunk19 * 8) % 64))];
                 tl::f16* tl_dst22 = &b[(1 * 32 + ((tl_chunk19 * 8) / 64)) * 72 + ((tl_chunk19 * 8) % 64)];
                 const int tl_valid23 = !(tl::in_bounds((1 * 32) + ((tl_chunk19 * 8) / 64), K)) ? 0 : max(0, min(8, N - (c0 + ((tl_chunk19 * 8) % 64))));
-                if (tl_valid23 == 8 && c0 + ((tl_chunk19 * 8) % 64) >= 0 && tl::is_aligned(tl_src21, 16)) {
-                    tl::cp_async_16(tl_dst22, tl_src21);
+                if (tl_valid23 == 8 && c0 + ((tl_chunk19 * 8) % 64) >= 0 && tl::is_aligned(tl_src21, 4)) {
+                    tl::cp_async_chunk(tl_dst22, tl_src21);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
                 } else {
                     #pragma unroll
                     for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst22[tl_v] = tl::in_bounds((1 * 32) + ((tl_chunk19 * 8) / 64), K) && tl::in_bounds((c0 + ((tl_chunk19 * 8) % 64)) + tl_v, N) ? tl_src21[tl_v] : tl::convert<tl::f16>(0.0f);
@@ -120,8 +120,8 @@ __global__ void __launch_bounds__(128) gathered_gemm_kernel(
                 const tl::f16* tl_src26 = &X[int64_t(tl::gather_index(Idx, r0 + ((tl_chunk24 * 8) / 32), R)) * K + (((k + 2) * 32) + ((tl_chunk24 * 8) % 32))];
                 tl::f16* tl_dst27 = &a[(((k + 2) % 3) * 64 + ((tl_chunk24 * 8) / 32)) * 40 + ((tl_chunk24 * 8) % 32)];
                 const int tl_valid28 = !(tl::in_bounds(tl::gather_index(Idx, r0 + ((tl_chunk24 * 8) / 32), R), M)) ? 0 : max(0, min(8, K - (((k + 2) * 32) + ((tl_chunk24 * 8) % 32))));
-                if (tl_valid28 == 8 && ((k + 2) * 32) + ((tl_chunk24 * 8) % 32) >= 0 && tl::is_aligned(tl_src26, 16)) {
-                    tl::cp_async_16(tl_dst27, tl_src26);
+                if (tl_valid28 == 8 && ((k + 2) * 32) + ((tl_chunk24 * 8) % 32) >= 0 && tl::is_aligned(tl_src26, 4)) {
+                    tl::cp_async_chunk(tl_dst27, tl_src26);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
                 } else {
                     #pragma unroll
                     for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst27[tl_v] = tl::in_bounds(tl::gather_index(Idx, r0 + ((tl_chunk24 * 8) / 32), R), M) && tl::in_bounds((((k + 2) * 32) + ((tl_chunk24 * 8) % 32)) + tl_v, K) ? tl_src26[tl_v] : tl::convert<tl::f16>(0.0f);
@@ -141,8 +141,8 @@ __global__ void __launch_bounds__(128) gathered_gemm_kernel(
                     const tl::f16* tl_src33 = &W[int64_t(((k + 2) * 32) + ((tl_chunk31 * 8) / 64)) * N + (c0 + ((tl_chunk31 * 8) % 64))];
                     tl::f16* tl_dst34 = &b[(((k + 2) % 3) * 32 + ((tl_chunk31 * 8) / 64)) * 72 + ((tl_chunk31 * 8) % 64)];
                     const int tl_valid35 = !(tl::in_bounds(((k + 2) * 32) + ((tl_chunk31 * 8) / 64), K)) ? 0 : max(0, min(8, N - (c0 + ((tl_chunk31 * 8) % 64))));
-                    if (tl_valid35 == 8 && c0 + ((tl_chunk31 * 8) % 64) >= 0 && tl::is_aligned(tl_src33, 16)) {
-                        tl::cp_async_16(tl_dst34, tl_src33);
+                    if (tl_valid35 == 8 && c0 + ((tl_chunk31 * 8) % 64) >= 0 && tl::is_aligned(tl_src33, 4)) {
+                        tl::cp_async_chunk(tl_dst34, tl_src33);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
                     } else {
                         #pragma unroll
                         for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst34[tl_v] = tl::in_bounds(((k + 2) * 32) + ((tl_chunk31 * 8) / 64), K) && tl::in_bounds((c0 + ((tl_chunk31 * 8) % 64)) + tl_v, N) ? tl_src33[tl_v] : tl::convert<tl::f16>(0.0f);

@@ -41,8 +41,8 @@ __global__ void __launch_bounds__(128) paged_rows_kernel(
                 const tl::f16* tl_src4 = &Pages[((int64_t(tl::gather_index(flat_tbl, b * MAXP + 0 * 32 / PS, B * MAXP)) * PS + ((0 * 32 % PS) + ((tl_chunk2 * 8) / 64))) * HKV + int(blockIdx.x)) * 64 + ((tl_chunk2 * 8) % 64)];
                 tl::f16* tl_dst5 = &k[(0 * 32 + ((tl_chunk2 * 8) / 64)) * 72 + ((tl_chunk2 * 8) % 64)];
                 const int tl_valid6 = !(tl::in_bounds(tl::gather_index(flat_tbl, b * MAXP + 0 * 32 / PS, B * MAXP), NP) && tl::in_bounds((0 * 32 % PS) + ((tl_chunk2 * 8) / 64), PS) && tl::in_bounds(int(blockIdx.x), HKV)) ? 0 : max(0, min(8, 64 - ((tl_chunk2 * 8) % 64)));
-                if (tl_valid6 == 8 && (tl_chunk2 * 8) % 64 >= 0 && tl::is_aligned(tl_src4, 16)) {
-                    tl::cp_async_16(tl_dst5, tl_src4);
+                if (tl_valid6 == 8 && (tl_chunk2 * 8) % 64 >= 0 && tl::is_aligned(tl_src4, 4)) {
+                    tl::cp_async_chunk(tl_dst5, tl_src4);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
                 } else {
                     #pragma unroll
                     for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst5[tl_v] = tl::in_bounds(tl::gather_index(flat_tbl, b * MAXP + 0 * 32 / PS, B * MAXP), NP) && tl::in_bounds((0 * 32 % PS) + ((tl_chunk2 * 8) / 64), PS) && tl::in_bounds(int(blockIdx.x), HKV) && tl::in_bounds(((tl_chunk2 * 8) % 64) + tl_v, 64) ? tl_src4[tl_v] : tl::convert<tl::f16>(0.0f);
@@ -66,8 +66,8 @@ __global__ void __launch_bounds__(128) paged_rows_kernel(
                 const tl::f16* tl_src11 = &Pages[((int64_t(tl::gather_index(flat_tbl, b * MAXP + 1 * 32 / PS, B * MAXP)) * PS + ((1 * 32 % PS) + ((tl_chunk9 * 8) / 64))) * HKV + int(blockIdx.x)) * 64 + ((tl_chunk9 * 8) % 64)];
                 tl::f16* tl_dst12 = &k[(1 * 32 + ((tl_chunk9 * 8) / 64)) * 72 + ((tl_chunk9 * 8) % 64)];
                 const int tl_valid13 = !(tl::in_bounds(tl::gather_index(flat_tbl, b * MAXP + 1 * 32 / PS, B * MAXP), NP) && tl::in_bounds((1 * 32 % PS) + ((tl_chunk9 * 8) / 64), PS) && tl::in_bounds(int(blockIdx.x), HKV)) ? 0 : max(0, min(8, 64 - ((tl_chunk9 * 8) % 64)));
-                if (tl_valid13 == 8 && (tl_chunk9 * 8) % 64 >= 0 && tl::is_aligned(tl_src11, 16)) {
-                    tl::cp_async_16(tl_dst12, tl_src11);
+                if (tl_valid13 == 8 && (tl_chunk9 * 8) % 64 >= 0 && tl::is_aligned(tl_src11, 4)) {
+                    tl::cp_async_chunk(tl_dst12, tl_src11);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
                 } else {
                     #pragma unroll
                     for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst12[tl_v] = tl::in_bounds(tl::gather_index(flat_tbl, b * MAXP + 1 * 32 / PS, B * MAXP), NP) && tl::in_bounds((1 * 32 % PS) + ((tl_chunk9 * 8) / 64), PS) && tl::in_bounds(int(blockIdx.x), HKV) && tl::in_bounds(((tl_chunk9 * 8) % 64) + tl_v, 64) ? tl_src11[tl_v] : tl::convert<tl::f16>(0.0f);
@@ -95,8 +95,8 @@ __global__ void __launch_bounds__(128) paged_rows_kernel(
                     const tl::f16* tl_src18 = &Pages[((int64_t(tl::gather_index(flat_tbl, b * MAXP + (t + 2) * 32 / PS, B * MAXP)) * PS + (((t + 2) * 32 % PS) + ((tl_chunk16 * 8) / 64))) * HKV + int(blockIdx.x)) * 64 + ((tl_chunk16 * 8) % 64)];
                     tl::f16* tl_dst19 = &k[(((t + 2) % 3) * 32 + ((tl_chunk16 * 8) / 64)) * 72 + ((tl_chunk16 * 8) % 64)];
                     const int tl_valid20 = !(tl::in_bounds(tl::gather_index(flat_tbl, b * MAXP + (t + 2) * 32 / PS, B * MAXP), NP) && tl::in_bounds(((t + 2) * 32 % PS) + ((tl_chunk16 * 8) / 64), PS) && tl::in_bounds(int(blockIdx.x), HKV)) ? 0 : max(0, min(8, 64 - ((tl_chunk16 * 8) % 64)));
-                    if (tl_valid20 == 8 && (tl_chunk16 * 8) % 64 >= 0 && tl::is_aligned(tl_src18, 16)) {
-                        tl::cp_async_16(tl_dst19, tl_src18);
+                    if (tl_valid20 == 8 && (tl_chunk16 * 8) % 64 >= 0 && tl::is_aligned(tl_src18, 4)) {
+                        tl::cp_async_chunk(tl_dst19, tl_src18);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
                     } else {
                         #pragma unroll
                         for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst19[tl_v] = tl::in_bounds(tl::gather_index(flat_tbl, b * MAXP + (t + 2) * 32 / PS, B * MAXP), NP) && tl::in_bounds(((t + 2) * 32 % PS) + ((tl_chunk16 * 8) / 64), PS) && tl::in_bounds(int(blockIdx.x), HKV) && tl::in_bounds(((tl_chunk16 * 8) % 64) + tl_v, 64) ? tl_src18[tl_v] : tl::convert<tl::f16>(0.0f);

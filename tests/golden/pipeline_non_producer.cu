@@ -43,8 +43,8 @@ __global__ void __launch_bounds__(128) scaled_row_sum_kernel(
                 const float* tl_src4 = &X[int64_t((int(blockIdx.x) * 32) + ((tl_chunk2 * 4) / 64)) * N + ((0 * 64) + ((tl_chunk2 * 4) % 64))];
                 float* tl_dst5 = &x[(0 * 32 + ((tl_chunk2 * 4) / 64)) * 68 + ((tl_chunk2 * 4) % 64)];
                 const int tl_valid6 = !(tl::in_bounds((int(blockIdx.x) * 32) + ((tl_chunk2 * 4) / 64), M)) ? 0 : max(0, min(4, N - ((0 * 64) + ((tl_chunk2 * 4) % 64))));
-                if (tl_valid6 == 4 && (0 * 64) + ((tl_chunk2 * 4) % 64) >= 0 && tl::is_aligned(tl_src4, 16)) {
-                    tl::cp_async_16(tl_dst5, tl_src4);
+                if (tl_valid6 == 4 && (0 * 64) + ((tl_chunk2 * 4) % 64) >= 0 && tl::is_aligned(tl_src4, 4)) {
+                    tl::cp_async_chunk(tl_dst5, tl_src4);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
                 } else {
                     #pragma unroll
                     for (int tl_v = 0; tl_v < 4; ++tl_v) tl_dst5[tl_v] = tl::in_bounds((int(blockIdx.x) * 32) + ((tl_chunk2 * 4) / 64), M) && tl::in_bounds(((0 * 64) + ((tl_chunk2 * 4) % 64)) + tl_v, N) ? tl_src4[tl_v] : 0.0f;
@@ -72,8 +72,8 @@ __global__ void __launch_bounds__(128) scaled_row_sum_kernel(
                     const float* tl_src11 = &X[int64_t((int(blockIdx.x) * 32) + ((tl_chunk9 * 4) / 64)) * N + (((k + 1) * 64) + ((tl_chunk9 * 4) % 64))];
                     float* tl_dst12 = &x[(((k + 1) % 2) * 32 + ((tl_chunk9 * 4) / 64)) * 68 + ((tl_chunk9 * 4) % 64)];
                     const int tl_valid13 = !(tl::in_bounds((int(blockIdx.x) * 32) + ((tl_chunk9 * 4) / 64), M)) ? 0 : max(0, min(4, N - (((k + 1) * 64) + ((tl_chunk9 * 4) % 64))));
-                    if (tl_valid13 == 4 && ((k + 1) * 64) + ((tl_chunk9 * 4) % 64) >= 0 && tl::is_aligned(tl_src11, 16)) {
-                        tl::cp_async_16(tl_dst12, tl_src11);
+                    if (tl_valid13 == 4 && ((k + 1) * 64) + ((tl_chunk9 * 4) % 64) >= 0 && tl::is_aligned(tl_src11, 4)) {
+                        tl::cp_async_chunk(tl_dst12, tl_src11);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
                     } else {
                         #pragma unroll
                         for (int tl_v = 0; tl_v < 4; ++tl_v) tl_dst12[tl_v] = tl::in_bounds((int(blockIdx.x) * 32) + ((tl_chunk9 * 4) / 64), M) && tl::in_bounds((((k + 1) * 64) + ((tl_chunk9 * 4) % 64)) + tl_v, N) ? tl_src11[tl_v] : 0.0f;

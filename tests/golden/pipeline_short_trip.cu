@@ -37,8 +37,8 @@ __global__ void __launch_bounds__(128) short_trip_kernel(
                 const float* tl_src4 = &A[int64_t((int(blockIdx.x) * 32) + ((tl_chunk2 * 4) / 32)) * 64 + ((0 * 32) + ((tl_chunk2 * 4) % 32))];
                 float* tl_dst5 = &a[(0 * 32 + ((tl_chunk2 * 4) / 32)) * 36 + ((tl_chunk2 * 4) % 32)];
                 const int tl_valid6 = !(tl::in_bounds((int(blockIdx.x) * 32) + ((tl_chunk2 * 4) / 32), M)) ? 0 : max(0, min(4, 64 - ((0 * 32) + ((tl_chunk2 * 4) % 32))));
-                if (tl_valid6 == 4 && (0 * 32) + ((tl_chunk2 * 4) % 32) >= 0 && tl::is_aligned(tl_src4, 16)) {
-                    tl::cp_async_16(tl_dst5, tl_src4);
+                if (tl_valid6 == 4 && (0 * 32) + ((tl_chunk2 * 4) % 32) >= 0 && tl::is_aligned(tl_src4, 4)) {
+                    tl::cp_async_chunk(tl_dst5, tl_src4);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
                 } else {
                     #pragma unroll
                     for (int tl_v = 0; tl_v < 4; ++tl_v) tl_dst5[tl_v] = tl::in_bounds((int(blockIdx.x) * 32) + ((tl_chunk2 * 4) / 32), M) && tl::in_bounds(((0 * 32) + ((tl_chunk2 * 4) % 32)) + tl_v, 64) ? tl_src4[tl_v] : 0.0f;
@@ -62,8 +62,8 @@ __global__ void __launch_bounds__(128) short_trip_kernel(
                 const float* tl_src11 = &A[int64_t((int(blockIdx.x) * 32) + ((tl_chunk9 * 4) / 32)) * 64 + ((1 * 32) + ((tl_chunk9 * 4) % 32))];
                 float* tl_dst12 = &a[(1 * 32 + ((tl_chunk9 * 4) / 32)) * 36 + ((tl_chunk9 * 4) % 32)];
                 const int tl_valid13 = !(tl::in_bounds((int(blockIdx.x) * 32) + ((tl_chunk9 * 4) / 32), M)) ? 0 : max(0, min(4, 64 - ((1 * 32) + ((tl_chunk9 * 4) % 32))));
-                if (tl_valid13 == 4 && (1 * 32) + ((tl_chunk9 * 4) % 32) >= 0 && tl::is_aligned(tl_src11, 16)) {
-                    tl::cp_async_16(tl_dst12, tl_src11);
+                if (tl_valid13 == 4 && (1 * 32) + ((tl_chunk9 * 4) % 32) >= 0 && tl::is_aligned(tl_src11, 4)) {
+                    tl::cp_async_chunk(tl_dst12, tl_src11);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
                 } else {
                     #pragma unroll
                     for (int tl_v = 0; tl_v < 4; ++tl_v) tl_dst12[tl_v] = tl::in_bounds((int(blockIdx.x) * 32) + ((tl_chunk9 * 4) / 32), M) && tl::in_bounds(((1 * 32) + ((tl_chunk9 * 4) % 32)) + tl_v, 64) ? tl_src11[tl_v] : 0.0f;
@@ -87,8 +87,8 @@ __global__ void __launch_bounds__(128) short_trip_kernel(
                 const float* tl_src18 = &A[int64_t((int(blockIdx.x) * 32) + ((tl_chunk16 * 4) / 32)) * 64 + ((2 * 32) + ((tl_chunk16 * 4) % 32))];
                 float* tl_dst19 = &a[(2 * 32 + ((tl_chunk16 * 4) / 32)) * 36 + ((tl_chunk16 * 4) % 32)];
                 const int tl_valid20 = !(tl::in_bounds((int(blockIdx.x) * 32) + ((tl_chunk16 * 4) / 32), M)) ? 0 : max(0, min(4, 64 - ((2 * 32) + ((tl_chunk16 * 4) % 32))));
-                if (tl_valid20 == 4 && (2 * 32) + ((tl_chunk16 * 4) % 32) >= 0 && tl::is_aligned(tl_src18, 16)) {
-                    tl::cp_async_16(tl_dst19, tl_src18);
+                if (tl_valid20 == 4 && (2 * 32) + ((tl_chunk16 * 4) % 32) >= 0 && tl::is_aligned(tl_src18, 4)) {
+                    tl::cp_async_chunk(tl_dst19, tl_src18);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
                 } else {
                     #pragma unroll
                     for (int tl_v = 0; tl_v < 4; ++tl_v) tl_dst19[tl_v] = tl::in_bounds((int(blockIdx.x) * 32) + ((tl_chunk16 * 4) / 32), M) && tl::in_bounds(((2 * 32) + ((tl_chunk16 * 4) % 32)) + tl_v, 64) ? tl_src18[tl_v] : 0.0f;
@@ -116,8 +116,8 @@ __global__ void __launch_bounds__(128) short_trip_kernel(
                     const float* tl_src25 = &A[int64_t((int(blockIdx.x) * 32) + ((tl_chunk23 * 4) / 32)) * 64 + (((k + 3) * 32) + ((tl_chunk23 * 4) % 32))];
                     float* tl_dst26 = &a[(((k + 3) % 4) * 32 + ((tl_chunk23 * 4) / 32)) * 36 + ((tl_chunk23 * 4) % 32)];
                     const int tl_valid27 = !(tl::in_bounds((int(blockIdx.x) * 32) + ((tl_chunk23 * 4) / 32), M)) ? 0 : max(0, min(4, 64 - (((k + 3) * 32) + ((tl_chunk23 * 4) % 32))));
-                    if (tl_valid27 == 4 && ((k + 3) * 32) + ((tl_chunk23 * 4) % 32) >= 0 && tl::is_aligned(tl_src25, 16)) {
-                        tl::cp_async_16(tl_dst26, tl_src25);
+                    if (tl_valid27 == 4 && ((k + 3) * 32) + ((tl_chunk23 * 4) % 32) >= 0 && tl::is_aligned(tl_src25, 4)) {
+                        tl::cp_async_chunk(tl_dst26, tl_src25);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
                     } else {
                         #pragma unroll
                         for (int tl_v = 0; tl_v < 4; ++tl_v) tl_dst26[tl_v] = tl::in_bounds((int(blockIdx.x) * 32) + ((tl_chunk23 * 4) / 32), M) && tl::in_bounds((((k + 3) * 32) + ((tl_chunk23 * 4) % 32)) + tl_v, 64) ? tl_src25[tl_v] : 0.0f;

@@ -63,8 +63,8 @@ __global__ void __launch_bounds__(128) gemm_kernel(
                 const tl::f16* tl_src10 = &B[int64_t((0 * 64) + ((tl_chunk8 * 8) / 64)) * N + (col0 + ((tl_chunk8 * 8) % 64))];
                 tl::f16* tl_dst11 = &b[(0 * 64 + ((tl_chunk8 * 8) / 64)) * 72 + ((tl_chunk8 * 8) % 64)];
                 const int tl_valid12 = !(tl::in_bounds((0 * 64) + ((tl_chunk8 * 8) / 64), K)) ? 0 : max(0, min(8, N - (col0 + ((tl_chunk8 * 8) % 64))));
-                if (tl_valid12 == 8 && col0 + ((tl_chunk8 * 8) % 64) >= 0 && tl::is_aligned(tl_src10, 16)) {
-                    tl::cp_async_16(tl_dst11, tl_src10);
+                if (tl_valid12 == 8 && col0 + ((tl_chunk8 * 8) % 64) >= 0 && tl::is_aligned(tl_src10, 4)) {
+                    tl::cp_async_chunk(tl_dst11, tl_src10);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
                 } else {
                     #pragma unroll
                     for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst11[tl_v] = tl::in_bounds((0 * 64) + ((tl_chunk8 * 8) / 64), K) && tl::in_bounds((col0 + ((tl_chunk8 * 8) % 64)) + tl_v, N) ? tl_src10[tl_v] : tl::convert<tl::f16>(0.0f);
@@ -112,8 +112,8 @@ __global__ void __launch_bounds__(128) gemm_kernel(
                     const tl::f16* tl_src23 = &B[int64_t(((k + 1) * 64) + ((tl_chunk21 * 8) / 64)) * N + (col0 + ((tl_chunk21 * 8) % 64))];
                     tl::f16* tl_dst24 = &b[(((k + 1) % 2) * 64 + ((tl_chunk21 * 8) / 64)) * 72 + ((tl_chunk21 * 8) % 64)];
                     const int tl_valid25 = !(tl::in_bounds(((k + 1) * 64) + ((tl_chunk21 * 8) / 64), K)) ? 0 : max(0, min(8, N - (col0 + ((tl_chunk21 * 8) % 64))));
-                    if (tl_valid25 == 8 && col0 + ((tl_chunk21 * 8) % 64) >= 0 && tl::is_aligned(tl_src23, 16)) {
-                        tl::cp_async_16(tl_dst24, tl_src23);
+                    if (tl_valid25 == 8 && col0 + ((tl_chunk21 * 8) % 64) >= 0 && tl::is_aligned(tl_src23, 4)) {
+                        tl::cp_async_chunk(tl_dst24, tl_src23);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
                     } else {
                         #pragma unroll
                         for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst24[tl_v] = tl::in_bounds(((k + 1) * 64) + ((tl_chunk21 * 8) / 64), K) && tl::in_bounds((col0 + ((tl_chunk21 * 8) % 64)) + tl_v, N) ? tl_src23[tl_v] : tl::convert<tl::f16>(0.0f);

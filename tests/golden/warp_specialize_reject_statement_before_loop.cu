@@ -57,8 +57,8 @@ __global__ void __launch_bounds__(128) gemm_kernel(
                 const tl::f16* tl_src7 = &A[int64_t(row0 + ((tl_chunk5 * 8) / 64)) * K + ((0 * 64) + ((tl_chunk5 * 8) % 64))];
                 tl::f16* tl_dst8 = &a[(0 * 64 + ((tl_chunk5 * 8) / 64)) * 72 + ((tl_chunk5 * 8) % 64)];
                 const int tl_valid9 = !(tl::in_bounds(row0 + ((tl_chunk5 * 8) / 64), M)) ? 0 : max(0, min(8, K - ((0 * 64) + ((tl_chunk5 * 8) % 64))));
-                if (tl_valid9 == 8 && (0 * 64) + ((tl_chunk5 * 8) % 64) >= 0 && tl::is_aligned(tl_src7, 16)) {
-                    tl::cp_async_16(tl_dst8, tl_src7);
+                if (tl_valid9 == 8 && (0 * 64) + ((tl_chunk5 * 8) % 64) >= 0 && tl::is_aligned(tl_src7, 4)) {
+                    tl::cp_async_chunk(tl_dst8, tl_src7);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
                 } else {
                     #pragma unroll
                     for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst8[tl_v] = tl::in_bounds(row0 + ((tl_chunk5 * 8) / 64), M) && tl::in_bounds(((0 * 64) + ((tl_chunk5 * 8) % 64)) + tl_v, K) ? tl_src7[tl_v] : tl::convert<tl::f16>(0.0f);
@@ -79,8 +79,8 @@ __global__ void __launch_bounds__(128) gemm_kernel(
                 const tl::f16* tl_src14 = &B[int64_t((0 * 64) + ((tl_chunk12 * 8) / 64)) * N + (col0 + ((tl_chunk12 * 8) % 64))];
                 tl::f16* tl_dst15 = &b[(0 * 64 + ((tl_chunk12 * 8) / 64)) * 72 + ((tl_chunk12 * 8) % 64)];
                 const int tl_valid16 = !(tl::in_bounds((0 * 64) + ((tl_chunk12 * 8) / 64), K)) ? 0 : max(0, min(8, N - (col0 + ((tl_chunk12 * 8) % 64))));
-                if (tl_valid16 == 8 && col0 + ((tl_chunk12 * 8) % 64) >= 0 && tl::is_aligned(tl_src14, 16)) {
-                    tl::cp_async_16(tl_dst15, tl_src14);
+                if (tl_valid16 == 8 && col0 + ((tl_chunk12 * 8) % 64) >= 0 && tl::is_aligned(tl_src14, 4)) {
+                    tl::cp_async_chunk(tl_dst15, tl_src14);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
                 } else {
                     #pragma unroll
                     for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst15[tl_v] = tl::in_bounds((0 * 64) + ((tl_chunk12 * 8) / 64), K) && tl::in_bounds((col0 + ((tl_chunk12 * 8) % 64)) + tl_v, N) ? tl_src14[tl_v] : tl::convert<tl::f16>(0.0f);
@@ -108,8 +108,8 @@ __global__ void __launch_bounds__(128) gemm_kernel(
                     const tl::f16* tl_src21 = &A[int64_t(row0 + ((tl_chunk19 * 8) / 64)) * K + (((k + 1) * 64) + ((tl_chunk19 * 8) % 64))];
                     tl::f16* tl_dst22 = &a[(((k + 1) % 2) * 64 + ((tl_chunk19 * 8) / 64)) * 72 + ((tl_chunk19 * 8) % 64)];
                     const int tl_valid23 = !(tl::in_bounds(row0 + ((tl_chunk19 * 8) / 64), M)) ? 0 : max(0, min(8, K - (((k + 1) * 64) + ((tl_chunk19 * 8) % 64))));
-                    if (tl_valid23 == 8 && ((k + 1) * 64) + ((tl_chunk19 * 8) % 64) >= 0 && tl::is_aligned(tl_src21, 16)) {
-                        tl::cp_async_16(tl_dst22, tl_src21);
+                    if (tl_valid23 == 8 && ((k + 1) * 64) + ((tl_chunk19 * 8) % 64) >= 0 && tl::is_aligned(tl_src21, 4)) {
+                        tl::cp_async_chunk(tl_dst22, tl_src21);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
                     } else {
                         #pragma unroll
                         for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst22[tl_v] = tl::in_bounds(row0 + ((tl_chunk19 * 8) / 64), M) && tl::in_bounds((((k + 1) * 64) + ((tl_chunk19 * 8) % 64)) + tl_v, K) ? tl_src21[tl_v] : tl::convert<tl::f16>(0.0f);
@@ -130,8 +130,8 @@ __global__ void __launch_bounds__(128) gemm_kernel(
                     const tl::f16* tl_src28 = &B[int64_t(((k + 1) * 64) + ((tl_chunk26 * 8) / 64)) * N + (col0 + ((tl_chunk26 * 8) % 64))];
                     tl::f16* tl_dst29 = &b[(((k + 1) % 2) * 64 + ((tl_chunk26 * 8) / 64)) * 72 + ((tl_chunk26 * 8) % 64)];
                     const int tl_valid30 = !(tl::in_bounds(((k + 1) * 64) + ((tl_chunk26 * 8) / 64), K)) ? 0 : max(0, min(8, N - (col0 + ((tl_chunk26 * 8) % 64))));
-                    if (tl_valid30 == 8 && col0 + ((tl_chunk26 * 8) % 64) >= 0 && tl::is_aligned(tl_src28, 16)) {
-                        tl::cp_async_16(tl_dst29, tl_src28);
+                    if (tl_valid30 == 8 && col0 + ((tl_chunk26 * 8) % 64) >= 0 && tl::is_aligned(tl_src28, 4)) {
+                        tl::cp_async_chunk(tl_dst29, tl_src28);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
                     } else {
                         #pragma unroll
                         for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst29[tl_v] = tl::in_bounds(((k + 1) * 64) + ((tl_chunk26 * 8) / 64), K) && tl::in_bounds((col0 + ((tl_chunk26 * 8) % 64)) + tl_v, N) ? tl_src28[tl_v] : tl::convert<tl::f16>(0.0f);

@@ -2,8 +2,9 @@
 // accumulations into fragments in `parallel` loops that run as per-thread partial results combined
 // by xor shuffles and one exchange across warps (gemv, column sums over 8 warps, row and column
 // maxima and minima, sums of squares over a fragment's layout, a 3-d loop, an f16 accumulator, two
-// fragments in one loop, two loops into one fragment, a combine followed by a block reduce), and two
-// kernels that must not take that path (a sum starting at 1, 96 threads) but must still be right.
+// fragments in one loop, two loops into one fragment, a combine followed by a block reduce, a loop
+// held by 4 copies of its threads), and three kernels that must not take that path (a sum starting
+// at 1, an accumulation and its read inside one `if`, 96 threads) but must still be right.
 //
 // Maxima and minima must match exactly (they pick one input value); sums are compared by
 // ||out - ref|| / ||ref||, within 1e-5 for f32 outputs and 1e-2 for the f16 one. The shapes
@@ -17,7 +18,8 @@
 // Stubs (tensors in declaration order, then the dims in order of first appearance):
 //   gemv, gemv_pipelined (A, x, y, N, K)
 //   colsum, rowmax, rowmin_bf16, rowmax_wide, sumsq_bf16, sumsq_5x100, rowsum_12x100,
-//   rowsum_f16acc, rowsum_from_one, rowsum_t96 (X, y, M, N)
+//   rowsum_f16acc, colsum_narrow, rowsum_from_one, rowsum_t96 (X, y, M, N)
+//   rowsum_in_branch (X, y, flag, M, N)
 //   colmax_relu_colmin (X, hi, lo, M, N)
 //   colsum_3d (X, y, B, R, C)
 //   rowsum_colmax (X, rs, cs, M, N, G)     two_loops (A, B, Y, total, M, N, G)
@@ -237,6 +239,19 @@ th::Outcome check_colsum_total(int64_t M, int64_t N, uint64_t seed, size_t offse
     return c.outcome(X.guards_intact() && Y.guards_intact() && Total.guards_intact());
 }
 
+// rowsum_in_branch: y[i] = sum_j X[i, j] when flag != 0; with flag = 0 y keeps its contents.
+th::Outcome check_in_branch(int64_t M, int64_t N, int32_t flag, uint64_t seed, size_t offset) {
+    const auto x = th::random_vector<float>(th::numel({M, N}), seed);
+    const std::vector<float> before(static_cast<size_t>(M), -7.0f);
+    th::OffsetBuffer<float> X(x, offset), Y(before, offset);
+    if (flag) Y.poison();
+    th::check_launch(tlc::rowsum_in_branch(X.get(), Y.get(), flag, M, N), "rowsum_in_branch");
+    Check c;
+    if (flag) c.sums(Y.download(), line_reference(x, M, N, Along::rows, Op::sum));
+    else c.same("y", Y.download(), std::vector<double>(before.begin(), before.end()));
+    return c.outcome(X.guards_intact() && Y.guards_intact());
+}
+
 // ---- the cases ----------------------------------------------------------------------------------
 
 struct Shape {
@@ -366,6 +381,14 @@ int main() {
           {7, 250, -1, 1, 1, When::always},
           {1000, 3000, -1, 1, 0, When::full},
           {4099, 99, -1, 1, 0, When::full}}},
+        {"colsum_narrow", tlc::colsum_narrow, Along::cols, Op::sum,
+         {{1, 1, -1, 1, 0, When::always},
+          {300, 13, -1, 1, 0, When::always},
+          {128, 8, -1, 1, 0, When::always},
+          {129, 17, -1, 1, 1, When::always},
+          {0, 20, -1, 1, 0, When::always},
+          {5000, 100, -1, 1, 0, When::full},
+          {1000, 1001, -1, 1, 0, When::full}}},
         {"rowsum_from_one", tlc::rowsum_from_one, Along::rows, Op::sum_from_one,
          {{1, 1, -1, 1, 0, When::always},
           {33, 65, -1, 1, 0, When::always},
@@ -517,6 +540,26 @@ int main() {
                   s.when);
     }
 
+    // rowsum_in_branch: flag = 1 runs the accumulation (every thread runs every iteration), flag = 0
+    // writes nothing.
+    struct BranchShape {
+        int64_t M, N;
+        int32_t flag;
+        size_t offset;
+        When when;
+    };
+    const BranchShape branch_shapes[] = {
+        {1, 1, 1, 0, When::always},  {37, 300, 1, 0, When::always}, {16, 128, 1, 0, When::always},
+        {5, 200, 1, 1, When::always}, {37, 300, 0, 0, When::always}, {3, 0, 1, 0, When::always},
+        {1000, 1000, 1, 0, When::full},
+    };
+    for (const BranchShape& s : branch_shapes) {
+        const uint64_t sd = next_seed();
+        suite.run("rowsum_in_branch/" + std::to_string(s.M) + "x" + std::to_string(s.N) + "/flag=" + std::to_string(s.flag) +
+                      (s.offset ? "/unaligned" : ""),
+                  [&, s, sd] { return check_in_branch(s.M, s.N, s.flag, sd, s.offset); }, s.when);
+    }
+
     // Empty grids: nothing runs, nothing is written (the guard zones and the one spare element of
     // an empty DeviceBuffer keep the sentinel).
     suite.run("gemv/N=0", [&] { return check_gemv(tlc::gemv, "gemv", 0, 100, 1, 0); });
@@ -564,6 +607,12 @@ int main() {
     });
     suite.run("rowsum_from_one/negative-N", [&] {
         return refused([](F x, F y, F, F, H, H, BF) { return tlc::rowsum_from_one(x, y, 4, -3); });
+    });
+    suite.run("colsum_narrow/negative-N", [&] {
+        return refused([](F x, F y, F, F, H, H, BF) { return tlc::colsum_narrow(x, y, 4, -8); });
+    });
+    suite.run("rowsum_in_branch/null-X", [&] {
+        return refused([](F, F y, F, F, H, H, BF) { return tlc::rowsum_in_branch(nullptr, y, 1, 4, 4); });
     });
     suite.run("rowsum_f16acc/null-y", [&] {
         return refused([](F, F, F, F, H x, H, BF) { return tlc::rowsum_f16acc(x, nullptr, 4, 4); });

@@ -37,6 +37,24 @@ __device__ __forceinline__ void cp_async_4(void* smem_dst, const void* gmem_src,
                  : "memory");
 }
 
+// A whole 16-byte chunk from a source that is at least 4-byte aligned (a row of a tensor whose
+// row pitch is not a multiple of 16 bytes): one 16-byte cp.async, two of 8 or four of 4, by the
+// source's alignment; the destination is 16-byte aligned.
+__device__ __forceinline__ void cp_async_chunk(void* smem_dst, const void* gmem_src) {
+    char* d = static_cast<char*>(smem_dst);
+    const char* s = static_cast<const char*>(gmem_src);
+    const uintptr_t a = reinterpret_cast<uintptr_t>(gmem_src);
+    if ((a & 15) == 0) {
+        cp_async_16(d, s);
+    } else if ((a & 7) == 0) {
+        cp_async_8(d, s);
+        cp_async_8(d + 8, s + 8);
+    } else {
+#pragma unroll
+        for (int i = 0; i < 16; i += 4) cp_async_4(d + i, s + i);
+    }
+}
+
 // Closes the group of this thread's copies issued since the previous commit.
 __device__ __forceinline__ void cp_async_commit() { asm volatile("cp.async.commit_group;\n" ::: "memory"); }
 
