@@ -775,7 +775,14 @@ bool infer_layouts(ir::Kernel& kernel, DiagnosticEngine& diags) {
         }
         for (auto& [b, why] : choice.demote) {
             uses.replicated.insert(b);
-            replicated_because.emplace(b, why);
+            // An accumulated fragment is reported at its accumulation (R0008), any other at its
+            // declaration (R0006).
+            auto acc = std::find_if(partials.fragments.begin(), partials.fragments.end(),
+                                    [&](const AccumulatedFragment& a) { return a.buffer == b; });
+            if (acc != partials.fragments.end())
+                partials.rejected.emplace(b, PartialReductions::Rejection{why, acc->updates.front().store->range});
+            else
+                replicated_because.emplace(b, why);
         }
         uses.propagate_replication();
     }
@@ -784,7 +791,8 @@ bool infer_layouts(ir::Kernel& kernel, DiagnosticEngine& diags) {
     // layout conflict did).
     for (const AccumulatedFragment& acc : partials.fragments) {
         auto l = kernel.layouts.fragments.find(acc.buffer);
-        if (l != kernel.layouts.fragments.end() && !l->second.distributed() && !replicated_because.count(acc.buffer))
+        if (l != kernel.layouts.fragments.end() && !l->second.distributed() && !replicated_because.count(acc.buffer) &&
+            !partials.rejected.count(acc.buffer))
             partials.rejected[acc.buffer] = {"another use needs every thread to hold all of it (it is indexed outside a "
                                              "`parallel` loop over its whole shape, written there at fewer indices, or copied "
                                              "into per-thread storage)",

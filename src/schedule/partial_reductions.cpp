@@ -112,7 +112,7 @@ private:
 
     // What in `s` touches `r`: its accumulating stores (with their reads of r) and anything else.
     struct Touch {
-        bool update = false, other = false, alloc = false;
+        bool update = false, other = false;
     };
     Touch touch(const ir::StmtPtr& s, const AccumulatedFragment& f) const {
         Touch t;
@@ -123,7 +123,6 @@ private:
         };
         std::function<void(const ir::StmtPtr&)> visit = [&](const ir::StmtPtr& x) {
             if (!x) return;
-            if (auto* a = x->as<ir::Alloc>(); a && a->buffer.get() == r) t.alloc = true;
             if (is_update(x.get())) {
                 t.update = true;
                 for (const ir::ExprPtr& i : x->as<ir::Store>()->indices) t.other |= reads(i, r);
@@ -142,10 +141,11 @@ private:
         return t;
     }
 
-    // Where the partials are combined: in the innermost block that holds every use of `r`, the
-    // accumulations must all come before the other uses, and the combine goes before the first of
-    // those. A loop (or branch) that both accumulates and uses `r` otherwise is entered only when
-    // it declares `r` (each iteration starts afresh). Sets f.combine_before; returns why not.
+    // Where the partials are combined: in the innermost block (`{ ... }`) that holds every use of
+    // `r`, the accumulations must all come before the other uses, and the combine goes before the
+    // first of those. A loop or branch that both accumulates and otherwise uses `r` cannot hold
+    // the combine (a fragment is declared at the kernel's top level, so its next iteration would
+    // add to combined values). Sets f.combine_before; returns why not.
     std::string place(const ir::StmtPtr& block, AccumulatedFragment& f) const {
         std::vector<ir::StmtPtr> items;
         if (auto* seq = block->as<ir::Seq>()) items = seq->stmts;
@@ -154,16 +154,9 @@ private:
         for (size_t i = 0; i < items.size(); ++i) {
             Touch t = touch(items[i], f);
             if (t.update && t.other) {
-                const ir::Stmt& s = *items[i];
-                if (s.as<ir::Seq>()) return place(items[i], f);
-                if (auto* loop = s.as<ir::For>(); loop && loop->loop_kind != ir::LoopKind::Parallel && t.alloc)
-                    return place(loop->body, f);
-                if (auto* branch = s.as<ir::If>(); branch && t.alloc) {
-                    Touch then_touch = touch(branch->then_body, f), else_touch = touch(branch->else_body, f);
-                    if (!(else_touch.update || else_touch.other)) return place(branch->then_body, f);
-                    if (!(then_touch.update || then_touch.other)) return place(branch->else_body, f);
-                }
-                return fmt::format("it is read or written between its accumulations (in a loop or branch that does both)");
+                if (items[i]->as<ir::Seq>()) return place(items[i], f);
+                return items[i]->as<ir::For>() ? "it is read or written inside the loop that accumulates it"
+                                               : "it is read or written inside the branch that accumulates it";
             }
             if (t.update) last_update = i;
             if (t.other && !first_other) first_other = i;
