@@ -694,7 +694,7 @@ def gen_accumulate(rng, idx):
     v = f"t[i, j]" if anchored else f"X[{r0} + i, {c0} + j]"
     v = v if T == "f32" else f"{v} as f32"
     if rng.random() < 0.5:
-        v = unary(rng, v)
+        v = f"({unary(rng, v)})"
     k = "i" if rows else "j"
     if op == "sum" and rng.random() < 0.5:
         p.emit(f"r[{k}] += {v};", 4)

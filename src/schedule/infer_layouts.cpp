@@ -528,6 +528,9 @@ Choice choose_layouts(const ir::Kernel& kernel, UseCollector& uses, const Partia
         if (!replicated(r.dst)) follows.insert(groups.find(r.dst));
     for (auto& b : uses.broadcasts)
         if (!replicated(b.buffer)) follows.insert(groups.find(b.buffer));
+    // A loop's iterations are laid out as a fragment of their shape would be, so that fragments
+    // read or accumulated there agree with the fragments of that shape elsewhere (when the loop has
+    // fewer chunks than threads, copies of a thread run the same iterations).
     auto blocked = [&](const ir::Buffer* f) {
         FragmentLayout l;
         int64_t last = f->const_shape.empty() ? 1 : f->const_shape.back();
