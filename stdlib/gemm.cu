@@ -15,7 +15,7 @@ __device__ __forceinline__ float silu(float x) {
     return x * tl::sigmoid(x);
 }
 
-// kernel gemm<BM = 128, BN = 128, BK = 64, STAGES = 3, T = f16>  (stdlib/gemm.tl:8)
+// kernel gemm<BM = 128, BN = 128, BK = 64, STAGES = 3, T = f16>  (stdlib/gemm.tl:10)
 // 256 threads per block, 107520 bytes of shared memory
 __global__ void __launch_bounds__(256) gemm_kernel(
         const tl::f16* __restrict__ A,
@@ -37,7 +37,7 @@ __global__ void __launch_bounds__(256) gemm_kernel(
     const int32_t col0 = int(blockIdx.x) * 128;
     const int32_t k_trips = tl::cdiv(K, 64);
     if (0 < k_trips) {
-        // copy(A[row0 +: BM, k * BK +: BK], a);  (gemm.tl:20)
+        // copy(A[row0 +: BM, k * BK +: BK], a);  (gemm.tl:22)
         if (tl::is_aligned(A, 16) && K % 8 == 0 && row0 >= 0 && row0 + 128 <= M && (0 * 64) >= 0 && (0 * 64) + 64 <= K && (0 * 64) % 8 == 0) {
             #pragma unroll
             for (int tl_i1 = 0; tl_i1 < 4; ++tl_i1) {
@@ -59,7 +59,7 @@ __global__ void __launch_bounds__(256) gemm_kernel(
                 }
             }
         }
-        // copy(B[k * BK +: BK, col0 +: BN], b);  (gemm.tl:21)
+        // copy(B[k * BK +: BK, col0 +: BN], b);  (gemm.tl:23)
         if (tl::is_aligned(B, 16) && N % 8 == 0 && (0 * 64) >= 0 && (0 * 64) + 64 <= K && col0 >= 0 && col0 + 128 <= N && col0 % 8 == 0) {
             #pragma unroll
             for (int tl_i8 = 0; tl_i8 < 4; ++tl_i8) {
@@ -84,7 +84,7 @@ __global__ void __launch_bounds__(256) gemm_kernel(
     }
     tl::cp_async_commit();
     if (1 < k_trips) {
-        // copy(A[row0 +: BM, k * BK +: BK], a);  (gemm.tl:20)
+        // copy(A[row0 +: BM, k * BK +: BK], a);  (gemm.tl:22)
         if (tl::is_aligned(A, 16) && K % 8 == 0 && row0 >= 0 && row0 + 128 <= M && (1 * 64) >= 0 && (1 * 64) + 64 <= K && (1 * 64) % 8 == 0) {
             #pragma unroll
             for (int tl_i15 = 0; tl_i15 < 4; ++tl_i15) {
@@ -106,7 +106,7 @@ __global__ void __launch_bounds__(256) gemm_kernel(
                 }
             }
         }
-        // copy(B[k * BK +: BK, col0 +: BN], b);  (gemm.tl:21)
+        // copy(B[k * BK +: BK, col0 +: BN], b);  (gemm.tl:23)
         if (tl::is_aligned(B, 16) && N % 8 == 0 && (1 * 64) >= 0 && (1 * 64) + 64 <= K && col0 >= 0 && col0 + 128 <= N && col0 % 8 == 0) {
             #pragma unroll
             for (int tl_i22 = 0; tl_i22 < 4; ++tl_i22) {
@@ -130,12 +130,12 @@ __global__ void __launch_bounds__(256) gemm_kernel(
         }
     }
     tl::cp_async_commit();
-    // for k in pipelined(cdiv(K, BK), stages = STAGES) {  (gemm.tl:19)
+    // for k in pipelined(cdiv(K, BK), stages = STAGES) {  (gemm.tl:21)
     for (int k = 0; k < k_trips; ++k) {
         tl::cp_async_wait<1>();  // at most 1 copy groups of this thread still in flight
         __syncthreads();  // pipeline: stage `k % 3` has landed and the stage refilled next is no longer read
         if (k + 2 < k_trips) {
-            // copy(A[row0 +: BM, k * BK +: BK], a);  (gemm.tl:20)
+            // copy(A[row0 +: BM, k * BK +: BK], a);  (gemm.tl:22)
             if (tl::is_aligned(A, 16) && K % 8 == 0 && row0 >= 0 && row0 + 128 <= M && ((k + 2) * 64) >= 0 && ((k + 2) * 64) + 64 <= K && ((k + 2) * 64) % 8 == 0) {
                 #pragma unroll
                 for (int tl_i29 = 0; tl_i29 < 4; ++tl_i29) {
@@ -157,7 +157,7 @@ __global__ void __launch_bounds__(256) gemm_kernel(
                     }
                 }
             }
-            // copy(B[k * BK +: BK, col0 +: BN], b);  (gemm.tl:21)
+            // copy(B[k * BK +: BK, col0 +: BN], b);  (gemm.tl:23)
             if (tl::is_aligned(B, 16) && N % 8 == 0 && ((k + 2) * 64) >= 0 && ((k + 2) * 64) + 64 <= K && col0 >= 0 && col0 + 128 <= N && col0 % 8 == 0) {
                 #pragma unroll
                 for (int tl_i36 = 0; tl_i36 < 4; ++tl_i36) {
@@ -181,7 +181,7 @@ __global__ void __launch_bounds__(256) gemm_kernel(
             }
         }
         tl::cp_async_commit();
-        // gemm(a, b, acc);  (gemm.tl:22)
+        // gemm(a, b, acc);  (gemm.tl:24)
         {
             tl::warp_gemm_mma<128, 128, 64, 2, 4, tl::f16, false, false>(
                 acc, tl::SharedMatrix<tl::f16, false, 72>{&a[((k % 3) * 128 + 0) * 72 + 0]},
@@ -189,7 +189,7 @@ __global__ void __launch_bounds__(256) gemm_kernel(
         }
     }
     tl::cp_async_wait<0>();  // at most 0 copy groups of this thread still in flight
-    // copy(acc, C[row0 +: BM, col0 +: BN]);  (gemm.tl:24)
+    // copy(acc, C[row0 +: BM, col0 +: BN]);  (gemm.tl:26)
     #pragma unroll
     for (int tl_chunk42 = 0; tl_chunk42 < acc_layout::kSlots; tl_chunk42 += 2) {
         tl::f16* tl_ptr43 = &C[int64_t(row0 + (acc_layout::row(tl_tid, tl_chunk42))) * N + (col0 + (acc_layout::col(tl_tid, tl_chunk42)))];
@@ -207,7 +207,7 @@ __global__ void __launch_bounds__(256) gemm_kernel(
     }
 }
 
-// kernel gemm<BM = 128, BN = 256, BK = 64, STAGES = 4, T = f16>  (stdlib/gemm.tl:8)
+// kernel gemm<BM = 128, BN = 256, BK = 64, STAGES = 4, T = f16>  (stdlib/gemm.tl:10)
 // 256 threads per block, 230464 bytes of shared memory
 // warp-specialized: warpgroup 0 issues TMA loads, the other 256 threads run wgmma; persistent over the tiles
 __global__ void __launch_bounds__(384, 1) gemm_kernel_sm90(
@@ -262,9 +262,9 @@ __global__ void __launch_bounds__(384, 1) gemm_kernel_sm90(
                     const int tl_stage = tl_it % 4;
                     tl::sm90::mbarrier_wait(&tl_empty[tl_stage], (tl_it / 4 + 1) & 1);  // consumers released it
                     tl::sm90::mbarrier_arrive_expect_tx(&tl_full[tl_stage], 49152);
-                    // copy(A[row0 +: BM, k * BK +: BK], a);  (gemm.tl:20)
+                    // copy(A[row0 +: BM, k * BK +: BK], a);  (gemm.tl:22)
                     tl::sm90::tma_load_2d(a + tl_stage * 8192 + 0, &tl_map_A, &tl_full[tl_stage], k * 64, row0);
-                    // copy(B[k * BK +: BK, col0 +: BN], b);  (gemm.tl:21)
+                    // copy(B[k * BK +: BK, col0 +: BN], b);  (gemm.tl:23)
                     tl::sm90::tma_load_2d(b + tl_stage * 16384 + 0, &tl_map_B, &tl_full[tl_stage], col0, k * 64);
                     tl::sm90::tma_load_2d(b + tl_stage * 16384 + 4096, &tl_map_B, &tl_full[tl_stage], col0 + 64, k * 64);
                     tl::sm90::tma_load_2d(b + tl_stage * 16384 + 8192, &tl_map_B, &tl_full[tl_stage], col0 + 128, k * 64);
@@ -292,19 +292,19 @@ __global__ void __launch_bounds__(384, 1) gemm_kernel_sm90(
             for (int tl_i = 0; tl_i < acc_layout::kSlots; ++tl_i) acc[tl_i] = 0.0f;
             const int32_t row0 = tl_block_y * 128;
             const int32_t col0 = tl_block_x * 256;
-            // for k in pipelined(cdiv(K, BK), stages = STAGES) {  (gemm.tl:19)
+            // for k in pipelined(cdiv(K, BK), stages = STAGES) {  (gemm.tl:21)
             const int tl_trips0 = tl::cdiv(K, 64);
             for (int k = 0; k < tl_trips0; ++k, ++tl_it) {
                 const int tl_stage = tl_it % 4;
                 tl::sm90::mbarrier_wait(&tl_full[tl_stage], (tl_it / 4 + 0) & 1);  // the stage's TMA loads landed
-                // gemm(a, b, acc);  (gemm.tl:22)
+                // gemm(a, b, acc);  (gemm.tl:24)
                 tl::sm90::warpgroup_gemm<tl::f16, 128, 256, 64, false, false>(acc, a + tl_stage * 8192, b + tl_stage * 16384, 64 * (tl_tid / 128));
                 tl::sm90::wgmma_wait<1>();  // at most 1 trip(s) of wgmmas still in flight
                 if (k >= 1 && tl_tid % 32 == 0) tl::sm90::mbarrier_arrive(&tl_empty[(tl_it + 3) % 4]);  // release trip it - 1
             }
             tl::sm90::wgmma_wait<0>();
             if (tl_trips0 >= 1 && tl_tid % 32 == 0) tl::sm90::mbarrier_arrive(&tl_empty[(tl_it + 3) % 4]);  // release the tile's last trips
-            // copy(acc, C[row0 +: BM, col0 +: BN]);  (gemm.tl:24)
+            // copy(acc, C[row0 +: BM, col0 +: BN]);  (gemm.tl:26)
             {
                 const int tl_wg = tl_tid / 128;
                 tl::f16* tl_boxes = reinterpret_cast<tl::f16*>(tl_smem + 196608) + tl_wg * 2 * 64 * 64;  // this warpgroup's staging boxes
@@ -333,7 +333,7 @@ __global__ void __launch_bounds__(384, 1) gemm_kernel_sm90(
     #endif
 }
 
-// kernel gemm_nt<BM = 128, BN = 128, BK = 64, STAGES = 3, T = f16>  (stdlib/gemm.tl:28)
+// kernel gemm_nt<BM = 128, BN = 128, BK = 64, STAGES = 3, T = f16>  (stdlib/gemm.tl:30)
 // 256 threads per block, 110592 bytes of shared memory
 __global__ void __launch_bounds__(256) gemm_nt_kernel(
         const tl::f16* __restrict__ A,
@@ -355,7 +355,7 @@ __global__ void __launch_bounds__(256) gemm_nt_kernel(
     const int32_t col0 = int(blockIdx.x) * 128;
     const int32_t k_trips = tl::cdiv(K, 64);
     if (0 < k_trips) {
-        // copy(A[row0 +: BM, k * BK +: BK], a);  (gemm.tl:40)
+        // copy(A[row0 +: BM, k * BK +: BK], a);  (gemm.tl:42)
         if (tl::is_aligned(A, 16) && K % 8 == 0 && row0 >= 0 && row0 + 128 <= M && (0 * 64) >= 0 && (0 * 64) + 64 <= K && (0 * 64) % 8 == 0) {
             #pragma unroll
             for (int tl_i1 = 0; tl_i1 < 4; ++tl_i1) {
@@ -377,7 +377,7 @@ __global__ void __launch_bounds__(256) gemm_nt_kernel(
                 }
             }
         }
-        // copy(B[col0 +: BN, k * BK +: BK], b);  (gemm.tl:41)
+        // copy(B[col0 +: BN, k * BK +: BK], b);  (gemm.tl:43)
         if (tl::is_aligned(B, 16) && K % 8 == 0 && col0 >= 0 && col0 + 128 <= N && (0 * 64) >= 0 && (0 * 64) + 64 <= K && (0 * 64) % 8 == 0) {
             #pragma unroll
             for (int tl_i8 = 0; tl_i8 < 4; ++tl_i8) {
@@ -402,7 +402,7 @@ __global__ void __launch_bounds__(256) gemm_nt_kernel(
     }
     tl::cp_async_commit();
     if (1 < k_trips) {
-        // copy(A[row0 +: BM, k * BK +: BK], a);  (gemm.tl:40)
+        // copy(A[row0 +: BM, k * BK +: BK], a);  (gemm.tl:42)
         if (tl::is_aligned(A, 16) && K % 8 == 0 && row0 >= 0 && row0 + 128 <= M && (1 * 64) >= 0 && (1 * 64) + 64 <= K && (1 * 64) % 8 == 0) {
             #pragma unroll
             for (int tl_i15 = 0; tl_i15 < 4; ++tl_i15) {
@@ -424,7 +424,7 @@ __global__ void __launch_bounds__(256) gemm_nt_kernel(
                 }
             }
         }
-        // copy(B[col0 +: BN, k * BK +: BK], b);  (gemm.tl:41)
+        // copy(B[col0 +: BN, k * BK +: BK], b);  (gemm.tl:43)
         if (tl::is_aligned(B, 16) && K % 8 == 0 && col0 >= 0 && col0 + 128 <= N && (1 * 64) >= 0 && (1 * 64) + 64 <= K && (1 * 64) % 8 == 0) {
             #pragma unroll
             for (int tl_i22 = 0; tl_i22 < 4; ++tl_i22) {
@@ -448,12 +448,12 @@ __global__ void __launch_bounds__(256) gemm_nt_kernel(
         }
     }
     tl::cp_async_commit();
-    // for k in pipelined(cdiv(K, BK), stages = STAGES) {  (gemm.tl:39)
+    // for k in pipelined(cdiv(K, BK), stages = STAGES) {  (gemm.tl:41)
     for (int k = 0; k < k_trips; ++k) {
         tl::cp_async_wait<1>();  // at most 1 copy groups of this thread still in flight
         __syncthreads();  // pipeline: stage `k % 3` has landed and the stage refilled next is no longer read
         if (k + 2 < k_trips) {
-            // copy(A[row0 +: BM, k * BK +: BK], a);  (gemm.tl:40)
+            // copy(A[row0 +: BM, k * BK +: BK], a);  (gemm.tl:42)
             if (tl::is_aligned(A, 16) && K % 8 == 0 && row0 >= 0 && row0 + 128 <= M && ((k + 2) * 64) >= 0 && ((k + 2) * 64) + 64 <= K && ((k + 2) * 64) % 8 == 0) {
                 #pragma unroll
                 for (int tl_i29 = 0; tl_i29 < 4; ++tl_i29) {
@@ -475,7 +475,7 @@ __global__ void __launch_bounds__(256) gemm_nt_kernel(
                     }
                 }
             }
-            // copy(B[col0 +: BN, k * BK +: BK], b);  (gemm.tl:41)
+            // copy(B[col0 +: BN, k * BK +: BK], b);  (gemm.tl:43)
             if (tl::is_aligned(B, 16) && K % 8 == 0 && col0 >= 0 && col0 + 128 <= N && ((k + 2) * 64) >= 0 && ((k + 2) * 64) + 64 <= K && ((k + 2) * 64) % 8 == 0) {
                 #pragma unroll
                 for (int tl_i36 = 0; tl_i36 < 4; ++tl_i36) {
@@ -499,7 +499,7 @@ __global__ void __launch_bounds__(256) gemm_nt_kernel(
             }
         }
         tl::cp_async_commit();
-        // gemm(a, b, acc, transpose_b = true);  (gemm.tl:42)
+        // gemm(a, b, acc, transpose_b = true);  (gemm.tl:44)
         {
             tl::warp_gemm_mma<128, 128, 64, 2, 4, tl::f16, false, true>(
                 acc, tl::SharedMatrix<tl::f16, false, 72>{&a[((k % 3) * 128 + 0) * 72 + 0]},
@@ -507,7 +507,7 @@ __global__ void __launch_bounds__(256) gemm_nt_kernel(
         }
     }
     tl::cp_async_wait<0>();  // at most 0 copy groups of this thread still in flight
-    // copy(acc, C[row0 +: BM, col0 +: BN]);  (gemm.tl:44)
+    // copy(acc, C[row0 +: BM, col0 +: BN]);  (gemm.tl:46)
     #pragma unroll
     for (int tl_chunk42 = 0; tl_chunk42 < acc_layout::kSlots; tl_chunk42 += 2) {
         tl::f16* tl_ptr43 = &C[int64_t(row0 + (acc_layout::row(tl_tid, tl_chunk42))) * N + (col0 + (acc_layout::col(tl_tid, tl_chunk42)))];
@@ -525,7 +525,7 @@ __global__ void __launch_bounds__(256) gemm_nt_kernel(
     }
 }
 
-// kernel gemm_nt<BM = 128, BN = 256, BK = 64, STAGES = 4, T = f16>  (stdlib/gemm.tl:28)
+// kernel gemm_nt<BM = 128, BN = 256, BK = 64, STAGES = 4, T = f16>  (stdlib/gemm.tl:30)
 // 256 threads per block, 230464 bytes of shared memory
 // warp-specialized: warpgroup 0 issues TMA loads, the other 256 threads run wgmma; persistent over the tiles
 __global__ void __launch_bounds__(384, 1) gemm_nt_kernel_sm90(
@@ -580,9 +580,9 @@ __global__ void __launch_bounds__(384, 1) gemm_nt_kernel_sm90(
                     const int tl_stage = tl_it % 4;
                     tl::sm90::mbarrier_wait(&tl_empty[tl_stage], (tl_it / 4 + 1) & 1);  // consumers released it
                     tl::sm90::mbarrier_arrive_expect_tx(&tl_full[tl_stage], 49152);
-                    // copy(A[row0 +: BM, k * BK +: BK], a);  (gemm.tl:40)
+                    // copy(A[row0 +: BM, k * BK +: BK], a);  (gemm.tl:42)
                     tl::sm90::tma_load_2d(a + tl_stage * 8192 + 0, &tl_map_A, &tl_full[tl_stage], k * 64, row0);
-                    // copy(B[col0 +: BN, k * BK +: BK], b);  (gemm.tl:41)
+                    // copy(B[col0 +: BN, k * BK +: BK], b);  (gemm.tl:43)
                     tl::sm90::tma_load_2d(b + tl_stage * 16384 + 0, &tl_map_B, &tl_full[tl_stage], k * 64, col0);
                 }
             }
@@ -607,19 +607,19 @@ __global__ void __launch_bounds__(384, 1) gemm_nt_kernel_sm90(
             for (int tl_i = 0; tl_i < acc_layout::kSlots; ++tl_i) acc[tl_i] = 0.0f;
             const int32_t row0 = tl_block_y * 128;
             const int32_t col0 = tl_block_x * 256;
-            // for k in pipelined(cdiv(K, BK), stages = STAGES) {  (gemm.tl:39)
+            // for k in pipelined(cdiv(K, BK), stages = STAGES) {  (gemm.tl:41)
             const int tl_trips0 = tl::cdiv(K, 64);
             for (int k = 0; k < tl_trips0; ++k, ++tl_it) {
                 const int tl_stage = tl_it % 4;
                 tl::sm90::mbarrier_wait(&tl_full[tl_stage], (tl_it / 4 + 0) & 1);  // the stage's TMA loads landed
-                // gemm(a, b, acc, transpose_b = true);  (gemm.tl:42)
+                // gemm(a, b, acc, transpose_b = true);  (gemm.tl:44)
                 tl::sm90::warpgroup_gemm<tl::f16, 128, 256, 64, false, true>(acc, a + tl_stage * 8192, b + tl_stage * 16384, 64 * (tl_tid / 128));
                 tl::sm90::wgmma_wait<1>();  // at most 1 trip(s) of wgmmas still in flight
                 if (k >= 1 && tl_tid % 32 == 0) tl::sm90::mbarrier_arrive(&tl_empty[(tl_it + 3) % 4]);  // release trip it - 1
             }
             tl::sm90::wgmma_wait<0>();
             if (tl_trips0 >= 1 && tl_tid % 32 == 0) tl::sm90::mbarrier_arrive(&tl_empty[(tl_it + 3) % 4]);  // release the tile's last trips
-            // copy(acc, C[row0 +: BM, col0 +: BN]);  (gemm.tl:44)
+            // copy(acc, C[row0 +: BM, col0 +: BN]);  (gemm.tl:46)
             {
                 const int tl_wg = tl_tid / 128;
                 tl::f16* tl_boxes = reinterpret_cast<tl::f16*>(tl_smem + 196608) + tl_wg * 2 * 64 * 64;  // this warpgroup's staging boxes
@@ -648,7 +648,7 @@ __global__ void __launch_bounds__(384, 1) gemm_nt_kernel_sm90(
     #endif
 }
 
-// kernel gemm_scaled<BM = 128, BN = 128, BK = 64, STAGES = 3, T = f16>  (stdlib/gemm.tl:48)
+// kernel gemm_scaled<BM = 128, BN = 128, BK = 64, STAGES = 3, T = f16>  (stdlib/gemm.tl:50)
 // 256 threads per block, 107520 bytes of shared memory
 __global__ void __launch_bounds__(256) gemm_scaled_kernel(
         const tl::f16* __restrict__ A,
@@ -672,7 +672,7 @@ __global__ void __launch_bounds__(256) gemm_scaled_kernel(
     const int32_t col0 = int(blockIdx.x) * 128;
     const int32_t k_trips = tl::cdiv(K, 64);
     if (0 < k_trips) {
-        // copy(A[row0 +: BM, k * BK +: BK], a);  (gemm.tl:60)
+        // copy(A[row0 +: BM, k * BK +: BK], a);  (gemm.tl:62)
         if (tl::is_aligned(A, 16) && K % 8 == 0 && row0 >= 0 && row0 + 128 <= M && (0 * 64) >= 0 && (0 * 64) + 64 <= K && (0 * 64) % 8 == 0) {
             #pragma unroll
             for (int tl_i1 = 0; tl_i1 < 4; ++tl_i1) {
@@ -694,7 +694,7 @@ __global__ void __launch_bounds__(256) gemm_scaled_kernel(
                 }
             }
         }
-        // copy(B[k * BK +: BK, col0 +: BN], b);  (gemm.tl:61)
+        // copy(B[k * BK +: BK, col0 +: BN], b);  (gemm.tl:63)
         if (tl::is_aligned(B, 16) && N % 8 == 0 && (0 * 64) >= 0 && (0 * 64) + 64 <= K && col0 >= 0 && col0 + 128 <= N && col0 % 8 == 0) {
             #pragma unroll
             for (int tl_i8 = 0; tl_i8 < 4; ++tl_i8) {
@@ -719,7 +719,7 @@ __global__ void __launch_bounds__(256) gemm_scaled_kernel(
     }
     tl::cp_async_commit();
     if (1 < k_trips) {
-        // copy(A[row0 +: BM, k * BK +: BK], a);  (gemm.tl:60)
+        // copy(A[row0 +: BM, k * BK +: BK], a);  (gemm.tl:62)
         if (tl::is_aligned(A, 16) && K % 8 == 0 && row0 >= 0 && row0 + 128 <= M && (1 * 64) >= 0 && (1 * 64) + 64 <= K && (1 * 64) % 8 == 0) {
             #pragma unroll
             for (int tl_i15 = 0; tl_i15 < 4; ++tl_i15) {
@@ -741,7 +741,7 @@ __global__ void __launch_bounds__(256) gemm_scaled_kernel(
                 }
             }
         }
-        // copy(B[k * BK +: BK, col0 +: BN], b);  (gemm.tl:61)
+        // copy(B[k * BK +: BK, col0 +: BN], b);  (gemm.tl:63)
         if (tl::is_aligned(B, 16) && N % 8 == 0 && (1 * 64) >= 0 && (1 * 64) + 64 <= K && col0 >= 0 && col0 + 128 <= N && col0 % 8 == 0) {
             #pragma unroll
             for (int tl_i22 = 0; tl_i22 < 4; ++tl_i22) {
@@ -765,12 +765,12 @@ __global__ void __launch_bounds__(256) gemm_scaled_kernel(
         }
     }
     tl::cp_async_commit();
-    // for k in pipelined(cdiv(K, BK), stages = STAGES) {  (gemm.tl:59)
+    // for k in pipelined(cdiv(K, BK), stages = STAGES) {  (gemm.tl:61)
     for (int k = 0; k < k_trips; ++k) {
         tl::cp_async_wait<1>();  // at most 1 copy groups of this thread still in flight
         __syncthreads();  // pipeline: stage `k % 3` has landed and the stage refilled next is no longer read
         if (k + 2 < k_trips) {
-            // copy(A[row0 +: BM, k * BK +: BK], a);  (gemm.tl:60)
+            // copy(A[row0 +: BM, k * BK +: BK], a);  (gemm.tl:62)
             if (tl::is_aligned(A, 16) && K % 8 == 0 && row0 >= 0 && row0 + 128 <= M && ((k + 2) * 64) >= 0 && ((k + 2) * 64) + 64 <= K && ((k + 2) * 64) % 8 == 0) {
                 #pragma unroll
                 for (int tl_i29 = 0; tl_i29 < 4; ++tl_i29) {
@@ -792,7 +792,7 @@ __global__ void __launch_bounds__(256) gemm_scaled_kernel(
                     }
                 }
             }
-            // copy(B[k * BK +: BK, col0 +: BN], b);  (gemm.tl:61)
+            // copy(B[k * BK +: BK, col0 +: BN], b);  (gemm.tl:63)
             if (tl::is_aligned(B, 16) && N % 8 == 0 && ((k + 2) * 64) >= 0 && ((k + 2) * 64) + 64 <= K && col0 >= 0 && col0 + 128 <= N && col0 % 8 == 0) {
                 #pragma unroll
                 for (int tl_i36 = 0; tl_i36 < 4; ++tl_i36) {
@@ -816,7 +816,7 @@ __global__ void __launch_bounds__(256) gemm_scaled_kernel(
             }
         }
         tl::cp_async_commit();
-        // gemm(a, b, acc);  (gemm.tl:62)
+        // gemm(a, b, acc);  (gemm.tl:64)
         {
             tl::warp_gemm_mma<128, 128, 64, 2, 4, tl::f16, false, false>(
                 acc, tl::SharedMatrix<tl::f16, false, 72>{&a[((k % 3) * 128 + 0) * 72 + 0]},
@@ -824,7 +824,7 @@ __global__ void __launch_bounds__(256) gemm_scaled_kernel(
         }
     }
     tl::cp_async_wait<0>();  // at most 0 copy groups of this thread still in flight
-    // for i, j in parallel(BM, BN) {  (gemm.tl:66)
+    // for i, j in parallel(BM, BN) {  (gemm.tl:68)
     // for i, j in parallel(128, 128): each thread visits the elements of `acc` it holds
     #pragma unroll
     for (int tl_s42 = 0; tl_s42 < acc_layout::kSlots; ++tl_s42) {
@@ -837,7 +837,7 @@ __global__ void __launch_bounds__(256) gemm_scaled_kernel(
         }
     }
     __syncthreads();  // WAR on `C`
-    // copy(acc, C[row0 +: BM, col0 +: BN]);  (gemm.tl:73)
+    // copy(acc, C[row0 +: BM, col0 +: BN]);  (gemm.tl:75)
     #pragma unroll
     for (int tl_chunk43 = 0; tl_chunk43 < acc_layout::kSlots; tl_chunk43 += 2) {
         tl::f16* tl_ptr44 = &C[int64_t(row0 + (acc_layout::row(tl_tid, tl_chunk43))) * N + (col0 + (acc_layout::col(tl_tid, tl_chunk43)))];
@@ -855,7 +855,7 @@ __global__ void __launch_bounds__(256) gemm_scaled_kernel(
     }
 }
 
-// kernel gemm_scaled<BM = 128, BN = 256, BK = 64, STAGES = 4, T = f16>  (stdlib/gemm.tl:48)
+// kernel gemm_scaled<BM = 128, BN = 256, BK = 64, STAGES = 4, T = f16>  (stdlib/gemm.tl:50)
 // 256 threads per block, 230464 bytes of shared memory
 // warp-specialized: warpgroup 0 issues TMA loads, the other 256 threads run wgmma; persistent over the tiles
 __global__ void __launch_bounds__(384, 1) gemm_scaled_kernel_sm90(
@@ -912,9 +912,9 @@ __global__ void __launch_bounds__(384, 1) gemm_scaled_kernel_sm90(
                     const int tl_stage = tl_it % 4;
                     tl::sm90::mbarrier_wait(&tl_empty[tl_stage], (tl_it / 4 + 1) & 1);  // consumers released it
                     tl::sm90::mbarrier_arrive_expect_tx(&tl_full[tl_stage], 49152);
-                    // copy(A[row0 +: BM, k * BK +: BK], a);  (gemm.tl:60)
+                    // copy(A[row0 +: BM, k * BK +: BK], a);  (gemm.tl:62)
                     tl::sm90::tma_load_2d(a + tl_stage * 8192 + 0, &tl_map_A, &tl_full[tl_stage], k * 64, row0);
-                    // copy(B[k * BK +: BK, col0 +: BN], b);  (gemm.tl:61)
+                    // copy(B[k * BK +: BK, col0 +: BN], b);  (gemm.tl:63)
                     tl::sm90::tma_load_2d(b + tl_stage * 16384 + 0, &tl_map_B, &tl_full[tl_stage], col0, k * 64);
                     tl::sm90::tma_load_2d(b + tl_stage * 16384 + 4096, &tl_map_B, &tl_full[tl_stage], col0 + 64, k * 64);
                     tl::sm90::tma_load_2d(b + tl_stage * 16384 + 8192, &tl_map_B, &tl_full[tl_stage], col0 + 128, k * 64);
@@ -942,19 +942,19 @@ __global__ void __launch_bounds__(384, 1) gemm_scaled_kernel_sm90(
             for (int tl_i = 0; tl_i < acc_layout::kSlots; ++tl_i) acc[tl_i] = 0.0f;
             const int32_t row0 = tl_block_y * 128;
             const int32_t col0 = tl_block_x * 256;
-            // for k in pipelined(cdiv(K, BK), stages = STAGES) {  (gemm.tl:59)
+            // for k in pipelined(cdiv(K, BK), stages = STAGES) {  (gemm.tl:61)
             const int tl_trips0 = tl::cdiv(K, 64);
             for (int k = 0; k < tl_trips0; ++k, ++tl_it) {
                 const int tl_stage = tl_it % 4;
                 tl::sm90::mbarrier_wait(&tl_full[tl_stage], (tl_it / 4 + 0) & 1);  // the stage's TMA loads landed
-                // gemm(a, b, acc);  (gemm.tl:62)
+                // gemm(a, b, acc);  (gemm.tl:64)
                 tl::sm90::warpgroup_gemm<tl::f16, 128, 256, 64, false, false>(acc, a + tl_stage * 8192, b + tl_stage * 16384, 64 * (tl_tid / 128));
                 tl::sm90::wgmma_wait<1>();  // at most 1 trip(s) of wgmmas still in flight
                 if (k >= 1 && tl_tid % 32 == 0) tl::sm90::mbarrier_arrive(&tl_empty[(tl_it + 3) % 4]);  // release trip it - 1
             }
             tl::sm90::wgmma_wait<0>();
             if (tl_trips0 >= 1 && tl_tid % 32 == 0) tl::sm90::mbarrier_arrive(&tl_empty[(tl_it + 3) % 4]);  // release the tile's last trips
-            // for i, j in parallel(BM, BN) {  (gemm.tl:66)
+            // for i, j in parallel(BM, BN) {  (gemm.tl:68)
             // for i, j in parallel(128, 256): each thread visits the elements of `acc` it holds
             #pragma unroll
             for (int tl_s1 = 0; tl_s1 < acc_layout::kSlots; ++tl_s1) {
@@ -967,7 +967,7 @@ __global__ void __launch_bounds__(384, 1) gemm_scaled_kernel_sm90(
                 }
             }
             tl::sm90::named_barrier_sync(1, 256);  // WAR on `C`
-            // copy(acc, C[row0 +: BM, col0 +: BN]);  (gemm.tl:73)
+            // copy(acc, C[row0 +: BM, col0 +: BN]);  (gemm.tl:75)
             {
                 const int tl_wg = tl_tid / 128;
                 tl::f16* tl_boxes = reinterpret_cast<tl::f16*>(tl_smem + 196608) + tl_wg * 2 * 64 * 64;  // this warpgroup's staging boxes
@@ -996,7 +996,7 @@ __global__ void __launch_bounds__(384, 1) gemm_scaled_kernel_sm90(
     #endif
 }
 
-// kernel gemm_bias<BM = 128, BN = 128, BK = 64, STAGES = 3, T = f16>  (stdlib/gemm.tl:77)
+// kernel gemm_bias<BM = 128, BN = 128, BK = 64, STAGES = 3, T = f16>  (stdlib/gemm.tl:79)
 // 256 threads per block, 107776 bytes of shared memory
 __global__ void __launch_bounds__(256) gemm_bias_kernel(
         const tl::f16* __restrict__ A,
@@ -1020,7 +1020,7 @@ __global__ void __launch_bounds__(256) gemm_bias_kernel(
     const int32_t col0 = int(blockIdx.x) * 128;
     const int32_t k_trips = tl::cdiv(K, 64);
     if (0 < k_trips) {
-        // copy(A[row0 +: BM, k * BK +: BK], a);  (gemm.tl:90)
+        // copy(A[row0 +: BM, k * BK +: BK], a);  (gemm.tl:92)
         if (tl::is_aligned(A, 16) && K % 8 == 0 && row0 >= 0 && row0 + 128 <= M && (0 * 64) >= 0 && (0 * 64) + 64 <= K && (0 * 64) % 8 == 0) {
             #pragma unroll
             for (int tl_i1 = 0; tl_i1 < 4; ++tl_i1) {
@@ -1042,7 +1042,7 @@ __global__ void __launch_bounds__(256) gemm_bias_kernel(
                 }
             }
         }
-        // copy(B[k * BK +: BK, col0 +: BN], b);  (gemm.tl:91)
+        // copy(B[k * BK +: BK, col0 +: BN], b);  (gemm.tl:93)
         if (tl::is_aligned(B, 16) && N % 8 == 0 && (0 * 64) >= 0 && (0 * 64) + 64 <= K && col0 >= 0 && col0 + 128 <= N && col0 % 8 == 0) {
             #pragma unroll
             for (int tl_i8 = 0; tl_i8 < 4; ++tl_i8) {
@@ -1067,7 +1067,7 @@ __global__ void __launch_bounds__(256) gemm_bias_kernel(
     }
     tl::cp_async_commit();
     if (1 < k_trips) {
-        // copy(A[row0 +: BM, k * BK +: BK], a);  (gemm.tl:90)
+        // copy(A[row0 +: BM, k * BK +: BK], a);  (gemm.tl:92)
         if (tl::is_aligned(A, 16) && K % 8 == 0 && row0 >= 0 && row0 + 128 <= M && (1 * 64) >= 0 && (1 * 64) + 64 <= K && (1 * 64) % 8 == 0) {
             #pragma unroll
             for (int tl_i15 = 0; tl_i15 < 4; ++tl_i15) {
@@ -1089,7 +1089,7 @@ __global__ void __launch_bounds__(256) gemm_bias_kernel(
                 }
             }
         }
-        // copy(B[k * BK +: BK, col0 +: BN], b);  (gemm.tl:91)
+        // copy(B[k * BK +: BK, col0 +: BN], b);  (gemm.tl:93)
         if (tl::is_aligned(B, 16) && N % 8 == 0 && (1 * 64) >= 0 && (1 * 64) + 64 <= K && col0 >= 0 && col0 + 128 <= N && col0 % 8 == 0) {
             #pragma unroll
             for (int tl_i22 = 0; tl_i22 < 4; ++tl_i22) {
@@ -1113,12 +1113,12 @@ __global__ void __launch_bounds__(256) gemm_bias_kernel(
         }
     }
     tl::cp_async_commit();
-    // for k in pipelined(cdiv(K, BK), stages = STAGES) {  (gemm.tl:89)
+    // for k in pipelined(cdiv(K, BK), stages = STAGES) {  (gemm.tl:91)
     for (int k = 0; k < k_trips; ++k) {
         tl::cp_async_wait<1>();  // at most 1 copy groups of this thread still in flight
         __syncthreads();  // pipeline: stage `k % 3` has landed and the stage refilled next is no longer read
         if (k + 2 < k_trips) {
-            // copy(A[row0 +: BM, k * BK +: BK], a);  (gemm.tl:90)
+            // copy(A[row0 +: BM, k * BK +: BK], a);  (gemm.tl:92)
             if (tl::is_aligned(A, 16) && K % 8 == 0 && row0 >= 0 && row0 + 128 <= M && ((k + 2) * 64) >= 0 && ((k + 2) * 64) + 64 <= K && ((k + 2) * 64) % 8 == 0) {
                 #pragma unroll
                 for (int tl_i29 = 0; tl_i29 < 4; ++tl_i29) {
@@ -1140,7 +1140,7 @@ __global__ void __launch_bounds__(256) gemm_bias_kernel(
                     }
                 }
             }
-            // copy(B[k * BK +: BK, col0 +: BN], b);  (gemm.tl:91)
+            // copy(B[k * BK +: BK, col0 +: BN], b);  (gemm.tl:93)
             if (tl::is_aligned(B, 16) && N % 8 == 0 && ((k + 2) * 64) >= 0 && ((k + 2) * 64) + 64 <= K && col0 >= 0 && col0 + 128 <= N && col0 % 8 == 0) {
                 #pragma unroll
                 for (int tl_i36 = 0; tl_i36 < 4; ++tl_i36) {
@@ -1164,7 +1164,7 @@ __global__ void __launch_bounds__(256) gemm_bias_kernel(
             }
         }
         tl::cp_async_commit();
-        // gemm(a, b, acc);  (gemm.tl:92)
+        // gemm(a, b, acc);  (gemm.tl:94)
         {
             tl::warp_gemm_mma<128, 128, 64, 2, 4, tl::f16, false, false>(
                 acc, tl::SharedMatrix<tl::f16, false, 72>{&a[((k % 3) * 128 + 0) * 72 + 0]},
@@ -1172,7 +1172,7 @@ __global__ void __launch_bounds__(256) gemm_bias_kernel(
         }
     }
     tl::cp_async_wait<0>();  // at most 0 copy groups of this thread still in flight
-    // copy(Bias[col0 +: BN], bias);  (gemm.tl:94)
+    // copy(Bias[col0 +: BN], bias);  (gemm.tl:96)
     #pragma unroll
     for (int tl_i43 = 0; tl_i43 < 1; ++tl_i43) {
         const int tl_chunk42 = tl_tid + tl_i43 * 256;
@@ -1192,7 +1192,7 @@ __global__ void __launch_bounds__(256) gemm_bias_kernel(
         }
     }
     __syncthreads();  // RAW on `bias`
-    // for i, j in parallel(BM, BN) {  (gemm.tl:95)
+    // for i, j in parallel(BM, BN) {  (gemm.tl:97)
     // for i, j in parallel(128, 128): each thread visits the elements of `acc` it holds
     #pragma unroll
     for (int tl_s47 = 0; tl_s47 < acc_layout::kSlots; ++tl_s47) {
@@ -1200,7 +1200,7 @@ __global__ void __launch_bounds__(256) gemm_bias_kernel(
         const int j = acc_layout::col(tl_tid, tl_s47);
         acc[tl_s47] = acc[tl_s47] + tl::convert<float>(bias[j]);
     }
-    // copy(acc, C[row0 +: BM, col0 +: BN]);  (gemm.tl:98)
+    // copy(acc, C[row0 +: BM, col0 +: BN]);  (gemm.tl:100)
     #pragma unroll
     for (int tl_chunk49 = 0; tl_chunk49 < acc_layout::kSlots; tl_chunk49 += 2) {
         tl::f16* tl_ptr50 = &C[int64_t(row0 + (acc_layout::row(tl_tid, tl_chunk49))) * N + (col0 + (acc_layout::col(tl_tid, tl_chunk49)))];
@@ -1218,7 +1218,7 @@ __global__ void __launch_bounds__(256) gemm_bias_kernel(
     }
 }
 
-// kernel gemm_bias<BM = 128, BN = 256, BK = 64, STAGES = 4, T = f16>  (stdlib/gemm.tl:77)
+// kernel gemm_bias<BM = 128, BN = 256, BK = 64, STAGES = 4, T = f16>  (stdlib/gemm.tl:79)
 // 256 threads per block, 231488 bytes of shared memory
 // warp-specialized: warpgroup 0 issues TMA loads, the other 256 threads run wgmma; persistent over the tiles
 __global__ void __launch_bounds__(384, 1) gemm_bias_kernel_sm90(
@@ -1275,9 +1275,9 @@ __global__ void __launch_bounds__(384, 1) gemm_bias_kernel_sm90(
                     const int tl_stage = tl_it % 4;
                     tl::sm90::mbarrier_wait(&tl_empty[tl_stage], (tl_it / 4 + 1) & 1);  // consumers released it
                     tl::sm90::mbarrier_arrive_expect_tx(&tl_full[tl_stage], 49152);
-                    // copy(A[row0 +: BM, k * BK +: BK], a);  (gemm.tl:90)
+                    // copy(A[row0 +: BM, k * BK +: BK], a);  (gemm.tl:92)
                     tl::sm90::tma_load_2d(a + tl_stage * 8192 + 0, &tl_map_A, &tl_full[tl_stage], k * 64, row0);
-                    // copy(B[k * BK +: BK, col0 +: BN], b);  (gemm.tl:91)
+                    // copy(B[k * BK +: BK, col0 +: BN], b);  (gemm.tl:93)
                     tl::sm90::tma_load_2d(b + tl_stage * 16384 + 0, &tl_map_B, &tl_full[tl_stage], col0, k * 64);
                     tl::sm90::tma_load_2d(b + tl_stage * 16384 + 4096, &tl_map_B, &tl_full[tl_stage], col0 + 64, k * 64);
                     tl::sm90::tma_load_2d(b + tl_stage * 16384 + 8192, &tl_map_B, &tl_full[tl_stage], col0 + 128, k * 64);
@@ -1305,19 +1305,19 @@ __global__ void __launch_bounds__(384, 1) gemm_bias_kernel_sm90(
             for (int tl_i = 0; tl_i < acc_layout::kSlots; ++tl_i) acc[tl_i] = 0.0f;
             const int32_t row0 = tl_block_y * 128;
             const int32_t col0 = tl_block_x * 256;
-            // for k in pipelined(cdiv(K, BK), stages = STAGES) {  (gemm.tl:89)
+            // for k in pipelined(cdiv(K, BK), stages = STAGES) {  (gemm.tl:91)
             const int tl_trips0 = tl::cdiv(K, 64);
             for (int k = 0; k < tl_trips0; ++k, ++tl_it) {
                 const int tl_stage = tl_it % 4;
                 tl::sm90::mbarrier_wait(&tl_full[tl_stage], (tl_it / 4 + 0) & 1);  // the stage's TMA loads landed
-                // gemm(a, b, acc);  (gemm.tl:92)
+                // gemm(a, b, acc);  (gemm.tl:94)
                 tl::sm90::warpgroup_gemm<tl::f16, 128, 256, 64, false, false>(acc, a + tl_stage * 8192, b + tl_stage * 16384, 64 * (tl_tid / 128));
                 tl::sm90::wgmma_wait<1>();  // at most 1 trip(s) of wgmmas still in flight
                 if (k >= 1 && tl_tid % 32 == 0) tl::sm90::mbarrier_arrive(&tl_empty[(tl_it + 3) % 4]);  // release trip it - 1
             }
             tl::sm90::wgmma_wait<0>();
             if (tl_trips0 >= 1 && tl_tid % 32 == 0) tl::sm90::mbarrier_arrive(&tl_empty[(tl_it + 3) % 4]);  // release the tile's last trips
-            // copy(Bias[col0 +: BN], bias);  (gemm.tl:94)
+            // copy(Bias[col0 +: BN], bias);  (gemm.tl:96)
             #pragma unroll
             for (int tl_i2 = 0; tl_i2 < 1; ++tl_i2) {
                 const int tl_chunk1 = tl_tid + tl_i2 * 256;
@@ -1337,7 +1337,7 @@ __global__ void __launch_bounds__(384, 1) gemm_bias_kernel_sm90(
                 }
             }
             tl::sm90::named_barrier_sync(1, 256);  // RAW on `bias`
-            // for i, j in parallel(BM, BN) {  (gemm.tl:95)
+            // for i, j in parallel(BM, BN) {  (gemm.tl:97)
             // for i, j in parallel(128, 256): each thread visits the elements of `acc` it holds
             #pragma unroll
             for (int tl_s6 = 0; tl_s6 < acc_layout::kSlots; ++tl_s6) {
@@ -1345,7 +1345,7 @@ __global__ void __launch_bounds__(384, 1) gemm_bias_kernel_sm90(
                 const int j = acc_layout::col(tl_tid, tl_s6);
                 acc[tl_s6] = acc[tl_s6] + tl::convert<float>(bias[j]);
             }
-            // copy(acc, C[row0 +: BM, col0 +: BN]);  (gemm.tl:98)
+            // copy(acc, C[row0 +: BM, col0 +: BN]);  (gemm.tl:100)
             {
                 const int tl_wg = tl_tid / 128;
                 tl::f16* tl_boxes = reinterpret_cast<tl::f16*>(tl_smem + 197632) + tl_wg * 2 * 64 * 64;  // this warpgroup's staging boxes
@@ -1375,7 +1375,7 @@ __global__ void __launch_bounds__(384, 1) gemm_bias_kernel_sm90(
     #endif
 }
 
-// kernel gemm_bias_gelu<BM = 128, BN = 128, BK = 64, STAGES = 3, T = f16>  (stdlib/gemm.tl:102)
+// kernel gemm_bias_gelu<BM = 128, BN = 128, BK = 64, STAGES = 3, T = f16>  (stdlib/gemm.tl:104)
 // 256 threads per block, 107776 bytes of shared memory
 __global__ void __launch_bounds__(256) gemm_bias_gelu_kernel(
         const tl::f16* __restrict__ A,
@@ -1399,7 +1399,7 @@ __global__ void __launch_bounds__(256) gemm_bias_gelu_kernel(
     const int32_t col0 = int(blockIdx.x) * 128;
     const int32_t k_trips = tl::cdiv(K, 64);
     if (0 < k_trips) {
-        // copy(A[row0 +: BM, k * BK +: BK], a);  (gemm.tl:115)
+        // copy(A[row0 +: BM, k * BK +: BK], a);  (gemm.tl:117)
         if (tl::is_aligned(A, 16) && K % 8 == 0 && row0 >= 0 && row0 + 128 <= M && (0 * 64) >= 0 && (0 * 64) + 64 <= K && (0 * 64) % 8 == 0) {
             #pragma unroll
             for (int tl_i1 = 0; tl_i1 < 4; ++tl_i1) {
@@ -1421,7 +1421,7 @@ __global__ void __launch_bounds__(256) gemm_bias_gelu_kernel(
                 }
             }
         }
-        // copy(B[k * BK +: BK, col0 +: BN], b);  (gemm.tl:116)
+        // copy(B[k * BK +: BK, col0 +: BN], b);  (gemm.tl:118)
         if (tl::is_aligned(B, 16) && N % 8 == 0 && (0 * 64) >= 0 && (0 * 64) + 64 <= K && col0 >= 0 && col0 + 128 <= N && col0 % 8 == 0) {
             #pragma unroll
             for (int tl_i8 = 0; tl_i8 < 4; ++tl_i8) {
@@ -1446,7 +1446,7 @@ __global__ void __launch_bounds__(256) gemm_bias_gelu_kernel(
     }
     tl::cp_async_commit();
     if (1 < k_trips) {
-        // copy(A[row0 +: BM, k * BK +: BK], a);  (gemm.tl:115)
+        // copy(A[row0 +: BM, k * BK +: BK], a);  (gemm.tl:117)
         if (tl::is_aligned(A, 16) && K % 8 == 0 && row0 >= 0 && row0 + 128 <= M && (1 * 64) >= 0 && (1 * 64) + 64 <= K && (1 * 64) % 8 == 0) {
             #pragma unroll
             for (int tl_i15 = 0; tl_i15 < 4; ++tl_i15) {
@@ -1468,7 +1468,7 @@ __global__ void __launch_bounds__(256) gemm_bias_gelu_kernel(
                 }
             }
         }
-        // copy(B[k * BK +: BK, col0 +: BN], b);  (gemm.tl:116)
+        // copy(B[k * BK +: BK, col0 +: BN], b);  (gemm.tl:118)
         if (tl::is_aligned(B, 16) && N % 8 == 0 && (1 * 64) >= 0 && (1 * 64) + 64 <= K && col0 >= 0 && col0 + 128 <= N && col0 % 8 == 0) {
             #pragma unroll
             for (int tl_i22 = 0; tl_i22 < 4; ++tl_i22) {
@@ -1492,12 +1492,12 @@ __global__ void __launch_bounds__(256) gemm_bias_gelu_kernel(
         }
     }
     tl::cp_async_commit();
-    // for k in pipelined(cdiv(K, BK), stages = STAGES) {  (gemm.tl:114)
+    // for k in pipelined(cdiv(K, BK), stages = STAGES) {  (gemm.tl:116)
     for (int k = 0; k < k_trips; ++k) {
         tl::cp_async_wait<1>();  // at most 1 copy groups of this thread still in flight
         __syncthreads();  // pipeline: stage `k % 3` has landed and the stage refilled next is no longer read
         if (k + 2 < k_trips) {
-            // copy(A[row0 +: BM, k * BK +: BK], a);  (gemm.tl:115)
+            // copy(A[row0 +: BM, k * BK +: BK], a);  (gemm.tl:117)
             if (tl::is_aligned(A, 16) && K % 8 == 0 && row0 >= 0 && row0 + 128 <= M && ((k + 2) * 64) >= 0 && ((k + 2) * 64) + 64 <= K && ((k + 2) * 64) % 8 == 0) {
                 #pragma unroll
                 for (int tl_i29 = 0; tl_i29 < 4; ++tl_i29) {
@@ -1519,7 +1519,7 @@ __global__ void __launch_bounds__(256) gemm_bias_gelu_kernel(
                     }
                 }
             }
-            // copy(B[k * BK +: BK, col0 +: BN], b);  (gemm.tl:116)
+            // copy(B[k * BK +: BK, col0 +: BN], b);  (gemm.tl:118)
             if (tl::is_aligned(B, 16) && N % 8 == 0 && ((k + 2) * 64) >= 0 && ((k + 2) * 64) + 64 <= K && col0 >= 0 && col0 + 128 <= N && col0 % 8 == 0) {
                 #pragma unroll
                 for (int tl_i36 = 0; tl_i36 < 4; ++tl_i36) {
@@ -1543,7 +1543,7 @@ __global__ void __launch_bounds__(256) gemm_bias_gelu_kernel(
             }
         }
         tl::cp_async_commit();
-        // gemm(a, b, acc);  (gemm.tl:117)
+        // gemm(a, b, acc);  (gemm.tl:119)
         {
             tl::warp_gemm_mma<128, 128, 64, 2, 4, tl::f16, false, false>(
                 acc, tl::SharedMatrix<tl::f16, false, 72>{&a[((k % 3) * 128 + 0) * 72 + 0]},
@@ -1551,7 +1551,7 @@ __global__ void __launch_bounds__(256) gemm_bias_gelu_kernel(
         }
     }
     tl::cp_async_wait<0>();  // at most 0 copy groups of this thread still in flight
-    // copy(Bias[col0 +: BN], bias);  (gemm.tl:119)
+    // copy(Bias[col0 +: BN], bias);  (gemm.tl:121)
     #pragma unroll
     for (int tl_i43 = 0; tl_i43 < 1; ++tl_i43) {
         const int tl_chunk42 = tl_tid + tl_i43 * 256;
@@ -1571,7 +1571,7 @@ __global__ void __launch_bounds__(256) gemm_bias_gelu_kernel(
         }
     }
     __syncthreads();  // RAW on `bias`
-    // for i, j in parallel(BM, BN) {  (gemm.tl:120)
+    // for i, j in parallel(BM, BN) {  (gemm.tl:122)
     // for i, j in parallel(128, 128): each thread visits the elements of `acc` it holds
     #pragma unroll
     for (int tl_s47 = 0; tl_s47 < acc_layout::kSlots; ++tl_s47) {
@@ -1579,7 +1579,7 @@ __global__ void __launch_bounds__(256) gemm_bias_gelu_kernel(
         const int j = acc_layout::col(tl_tid, tl_s47);
         acc[tl_s47] = gelu(acc[tl_s47] + tl::convert<float>(bias[j]));
     }
-    // copy(acc, C[row0 +: BM, col0 +: BN]);  (gemm.tl:123)
+    // copy(acc, C[row0 +: BM, col0 +: BN]);  (gemm.tl:125)
     #pragma unroll
     for (int tl_chunk49 = 0; tl_chunk49 < acc_layout::kSlots; tl_chunk49 += 2) {
         tl::f16* tl_ptr50 = &C[int64_t(row0 + (acc_layout::row(tl_tid, tl_chunk49))) * N + (col0 + (acc_layout::col(tl_tid, tl_chunk49)))];
@@ -1597,7 +1597,7 @@ __global__ void __launch_bounds__(256) gemm_bias_gelu_kernel(
     }
 }
 
-// kernel gemm_bias_gelu<BM = 128, BN = 256, BK = 64, STAGES = 4, T = f16>  (stdlib/gemm.tl:102)
+// kernel gemm_bias_gelu<BM = 128, BN = 256, BK = 64, STAGES = 4, T = f16>  (stdlib/gemm.tl:104)
 // 256 threads per block, 231488 bytes of shared memory
 // warp-specialized: warpgroup 0 issues TMA loads, the other 256 threads run wgmma; persistent over the tiles
 __global__ void __launch_bounds__(384, 1) gemm_bias_gelu_kernel_sm90(
@@ -1654,9 +1654,9 @@ __global__ void __launch_bounds__(384, 1) gemm_bias_gelu_kernel_sm90(
                     const int tl_stage = tl_it % 4;
                     tl::sm90::mbarrier_wait(&tl_empty[tl_stage], (tl_it / 4 + 1) & 1);  // consumers released it
                     tl::sm90::mbarrier_arrive_expect_tx(&tl_full[tl_stage], 49152);
-                    // copy(A[row0 +: BM, k * BK +: BK], a);  (gemm.tl:115)
+                    // copy(A[row0 +: BM, k * BK +: BK], a);  (gemm.tl:117)
                     tl::sm90::tma_load_2d(a + tl_stage * 8192 + 0, &tl_map_A, &tl_full[tl_stage], k * 64, row0);
-                    // copy(B[k * BK +: BK, col0 +: BN], b);  (gemm.tl:116)
+                    // copy(B[k * BK +: BK, col0 +: BN], b);  (gemm.tl:118)
                     tl::sm90::tma_load_2d(b + tl_stage * 16384 + 0, &tl_map_B, &tl_full[tl_stage], col0, k * 64);
                     tl::sm90::tma_load_2d(b + tl_stage * 16384 + 4096, &tl_map_B, &tl_full[tl_stage], col0 + 64, k * 64);
                     tl::sm90::tma_load_2d(b + tl_stage * 16384 + 8192, &tl_map_B, &tl_full[tl_stage], col0 + 128, k * 64);
@@ -1684,19 +1684,19 @@ __global__ void __launch_bounds__(384, 1) gemm_bias_gelu_kernel_sm90(
             for (int tl_i = 0; tl_i < acc_layout::kSlots; ++tl_i) acc[tl_i] = 0.0f;
             const int32_t row0 = tl_block_y * 128;
             const int32_t col0 = tl_block_x * 256;
-            // for k in pipelined(cdiv(K, BK), stages = STAGES) {  (gemm.tl:114)
+            // for k in pipelined(cdiv(K, BK), stages = STAGES) {  (gemm.tl:116)
             const int tl_trips0 = tl::cdiv(K, 64);
             for (int k = 0; k < tl_trips0; ++k, ++tl_it) {
                 const int tl_stage = tl_it % 4;
                 tl::sm90::mbarrier_wait(&tl_full[tl_stage], (tl_it / 4 + 0) & 1);  // the stage's TMA loads landed
-                // gemm(a, b, acc);  (gemm.tl:117)
+                // gemm(a, b, acc);  (gemm.tl:119)
                 tl::sm90::warpgroup_gemm<tl::f16, 128, 256, 64, false, false>(acc, a + tl_stage * 8192, b + tl_stage * 16384, 64 * (tl_tid / 128));
                 tl::sm90::wgmma_wait<1>();  // at most 1 trip(s) of wgmmas still in flight
                 if (k >= 1 && tl_tid % 32 == 0) tl::sm90::mbarrier_arrive(&tl_empty[(tl_it + 3) % 4]);  // release trip it - 1
             }
             tl::sm90::wgmma_wait<0>();
             if (tl_trips0 >= 1 && tl_tid % 32 == 0) tl::sm90::mbarrier_arrive(&tl_empty[(tl_it + 3) % 4]);  // release the tile's last trips
-            // copy(Bias[col0 +: BN], bias);  (gemm.tl:119)
+            // copy(Bias[col0 +: BN], bias);  (gemm.tl:121)
             #pragma unroll
             for (int tl_i2 = 0; tl_i2 < 1; ++tl_i2) {
                 const int tl_chunk1 = tl_tid + tl_i2 * 256;
@@ -1716,7 +1716,7 @@ __global__ void __launch_bounds__(384, 1) gemm_bias_gelu_kernel_sm90(
                 }
             }
             tl::sm90::named_barrier_sync(1, 256);  // RAW on `bias`
-            // for i, j in parallel(BM, BN) {  (gemm.tl:120)
+            // for i, j in parallel(BM, BN) {  (gemm.tl:122)
             // for i, j in parallel(128, 256): each thread visits the elements of `acc` it holds
             #pragma unroll
             for (int tl_s6 = 0; tl_s6 < acc_layout::kSlots; ++tl_s6) {
@@ -1724,7 +1724,7 @@ __global__ void __launch_bounds__(384, 1) gemm_bias_gelu_kernel_sm90(
                 const int j = acc_layout::col(tl_tid, tl_s6);
                 acc[tl_s6] = gelu(acc[tl_s6] + tl::convert<float>(bias[j]));
             }
-            // copy(acc, C[row0 +: BM, col0 +: BN]);  (gemm.tl:123)
+            // copy(acc, C[row0 +: BM, col0 +: BN]);  (gemm.tl:125)
             {
                 const int tl_wg = tl_tid / 128;
                 tl::f16* tl_boxes = reinterpret_cast<tl::f16*>(tl_smem + 197632) + tl_wg * 2 * 64 * 64;  // this warpgroup's staging boxes
@@ -1754,7 +1754,7 @@ __global__ void __launch_bounds__(384, 1) gemm_bias_gelu_kernel_sm90(
     #endif
 }
 
-// kernel gemm_bias_silu<BM = 128, BN = 128, BK = 64, STAGES = 3, T = f16>  (stdlib/gemm.tl:127)
+// kernel gemm_bias_silu<BM = 128, BN = 128, BK = 64, STAGES = 3, T = f16>  (stdlib/gemm.tl:129)
 // 256 threads per block, 107776 bytes of shared memory
 __global__ void __launch_bounds__(256) gemm_bias_silu_kernel(
         const tl::f16* __restrict__ A,
@@ -1778,7 +1778,7 @@ __global__ void __launch_bounds__(256) gemm_bias_silu_kernel(
     const int32_t col0 = int(blockIdx.x) * 128;
     const int32_t k_trips = tl::cdiv(K, 64);
     if (0 < k_trips) {
-        // copy(A[row0 +: BM, k * BK +: BK], a);  (gemm.tl:140)
+        // copy(A[row0 +: BM, k * BK +: BK], a);  (gemm.tl:142)
         if (tl::is_aligned(A, 16) && K % 8 == 0 && row0 >= 0 && row0 + 128 <= M && (0 * 64) >= 0 && (0 * 64) + 64 <= K && (0 * 64) % 8 == 0) {
             #pragma unroll
             for (int tl_i1 = 0; tl_i1 < 4; ++tl_i1) {
@@ -1800,7 +1800,7 @@ __global__ void __launch_bounds__(256) gemm_bias_silu_kernel(
                 }
             }
         }
-        // copy(B[k * BK +: BK, col0 +: BN], b);  (gemm.tl:141)
+        // copy(B[k * BK +: BK, col0 +: BN], b);  (gemm.tl:143)
         if (tl::is_aligned(B, 16) && N % 8 == 0 && (0 * 64) >= 0 && (0 * 64) + 64 <= K && col0 >= 0 && col0 + 128 <= N && col0 % 8 == 0) {
             #pragma unroll
             for (int tl_i8 = 0; tl_i8 < 4; ++tl_i8) {
@@ -1825,7 +1825,7 @@ __global__ void __launch_bounds__(256) gemm_bias_silu_kernel(
     }
     tl::cp_async_commit();
     if (1 < k_trips) {
-        // copy(A[row0 +: BM, k * BK +: BK], a);  (gemm.tl:140)
+        // copy(A[row0 +: BM, k * BK +: BK], a);  (gemm.tl:142)
         if (tl::is_aligned(A, 16) && K % 8 == 0 && row0 >= 0 && row0 + 128 <= M && (1 * 64) >= 0 && (1 * 64) + 64 <= K && (1 * 64) % 8 == 0) {
             #pragma unroll
             for (int tl_i15 = 0; tl_i15 < 4; ++tl_i15) {
@@ -1847,7 +1847,7 @@ __global__ void __launch_bounds__(256) gemm_bias_silu_kernel(
                 }
             }
         }
-        // copy(B[k * BK +: BK, col0 +: BN], b);  (gemm.tl:141)
+        // copy(B[k * BK +: BK, col0 +: BN], b);  (gemm.tl:143)
         if (tl::is_aligned(B, 16) && N % 8 == 0 && (1 * 64) >= 0 && (1 * 64) + 64 <= K && col0 >= 0 && col0 + 128 <= N && col0 % 8 == 0) {
             #pragma unroll
             for (int tl_i22 = 0; tl_i22 < 4; ++tl_i22) {
@@ -1871,12 +1871,12 @@ __global__ void __launch_bounds__(256) gemm_bias_silu_kernel(
         }
     }
     tl::cp_async_commit();
-    // for k in pipelined(cdiv(K, BK), stages = STAGES) {  (gemm.tl:139)
+    // for k in pipelined(cdiv(K, BK), stages = STAGES) {  (gemm.tl:141)
     for (int k = 0; k < k_trips; ++k) {
         tl::cp_async_wait<1>();  // at most 1 copy groups of this thread still in flight
         __syncthreads();  // pipeline: stage `k % 3` has landed and the stage refilled next is no longer read
         if (k + 2 < k_trips) {
-            // copy(A[row0 +: BM, k * BK +: BK], a);  (gemm.tl:140)
+            // copy(A[row0 +: BM, k * BK +: BK], a);  (gemm.tl:142)
             if (tl::is_aligned(A, 16) && K % 8 == 0 && row0 >= 0 && row0 + 128 <= M && ((k + 2) * 64) >= 0 && ((k + 2) * 64) + 64 <= K && ((k + 2) * 64) % 8 == 0) {
                 #pragma unroll
                 for (int tl_i29 = 0; tl_i29 < 4; ++tl_i29) {
@@ -1898,7 +1898,7 @@ __global__ void __launch_bounds__(256) gemm_bias_silu_kernel(
                     }
                 }
             }
-            // copy(B[k * BK +: BK, col0 +: BN], b);  (gemm.tl:141)
+            // copy(B[k * BK +: BK, col0 +: BN], b);  (gemm.tl:143)
             if (tl::is_aligned(B, 16) && N % 8 == 0 && ((k + 2) * 64) >= 0 && ((k + 2) * 64) + 64 <= K && col0 >= 0 && col0 + 128 <= N && col0 % 8 == 0) {
                 #pragma unroll
                 for (int tl_i36 = 0; tl_i36 < 4; ++tl_i36) {
@@ -1922,7 +1922,7 @@ __global__ void __launch_bounds__(256) gemm_bias_silu_kernel(
             }
         }
         tl::cp_async_commit();
-        // gemm(a, b, acc);  (gemm.tl:142)
+        // gemm(a, b, acc);  (gemm.tl:144)
         {
             tl::warp_gemm_mma<128, 128, 64, 2, 4, tl::f16, false, false>(
                 acc, tl::SharedMatrix<tl::f16, false, 72>{&a[((k % 3) * 128 + 0) * 72 + 0]},
@@ -1930,7 +1930,7 @@ __global__ void __launch_bounds__(256) gemm_bias_silu_kernel(
         }
     }
     tl::cp_async_wait<0>();  // at most 0 copy groups of this thread still in flight
-    // copy(Bias[col0 +: BN], bias);  (gemm.tl:144)
+    // copy(Bias[col0 +: BN], bias);  (gemm.tl:146)
     #pragma unroll
     for (int tl_i43 = 0; tl_i43 < 1; ++tl_i43) {
         const int tl_chunk42 = tl_tid + tl_i43 * 256;
@@ -1950,7 +1950,7 @@ __global__ void __launch_bounds__(256) gemm_bias_silu_kernel(
         }
     }
     __syncthreads();  // RAW on `bias`
-    // for i, j in parallel(BM, BN) {  (gemm.tl:145)
+    // for i, j in parallel(BM, BN) {  (gemm.tl:147)
     // for i, j in parallel(128, 128): each thread visits the elements of `acc` it holds
     #pragma unroll
     for (int tl_s47 = 0; tl_s47 < acc_layout::kSlots; ++tl_s47) {
@@ -1958,7 +1958,7 @@ __global__ void __launch_bounds__(256) gemm_bias_silu_kernel(
         const int j = acc_layout::col(tl_tid, tl_s47);
         acc[tl_s47] = silu(acc[tl_s47] + tl::convert<float>(bias[j]));
     }
-    // copy(acc, C[row0 +: BM, col0 +: BN]);  (gemm.tl:148)
+    // copy(acc, C[row0 +: BM, col0 +: BN]);  (gemm.tl:150)
     #pragma unroll
     for (int tl_chunk49 = 0; tl_chunk49 < acc_layout::kSlots; tl_chunk49 += 2) {
         tl::f16* tl_ptr50 = &C[int64_t(row0 + (acc_layout::row(tl_tid, tl_chunk49))) * N + (col0 + (acc_layout::col(tl_tid, tl_chunk49)))];
@@ -1976,7 +1976,7 @@ __global__ void __launch_bounds__(256) gemm_bias_silu_kernel(
     }
 }
 
-// kernel gemm_bias_silu<BM = 128, BN = 256, BK = 64, STAGES = 4, T = f16>  (stdlib/gemm.tl:127)
+// kernel gemm_bias_silu<BM = 128, BN = 256, BK = 64, STAGES = 4, T = f16>  (stdlib/gemm.tl:129)
 // 256 threads per block, 231488 bytes of shared memory
 // warp-specialized: warpgroup 0 issues TMA loads, the other 256 threads run wgmma; persistent over the tiles
 __global__ void __launch_bounds__(384, 1) gemm_bias_silu_kernel_sm90(
@@ -2033,9 +2033,9 @@ __global__ void __launch_bounds__(384, 1) gemm_bias_silu_kernel_sm90(
                     const int tl_stage = tl_it % 4;
                     tl::sm90::mbarrier_wait(&tl_empty[tl_stage], (tl_it / 4 + 1) & 1);  // consumers released it
                     tl::sm90::mbarrier_arrive_expect_tx(&tl_full[tl_stage], 49152);
-                    // copy(A[row0 +: BM, k * BK +: BK], a);  (gemm.tl:140)
+                    // copy(A[row0 +: BM, k * BK +: BK], a);  (gemm.tl:142)
                     tl::sm90::tma_load_2d(a + tl_stage * 8192 + 0, &tl_map_A, &tl_full[tl_stage], k * 64, row0);
-                    // copy(B[k * BK +: BK, col0 +: BN], b);  (gemm.tl:141)
+                    // copy(B[k * BK +: BK, col0 +: BN], b);  (gemm.tl:143)
                     tl::sm90::tma_load_2d(b + tl_stage * 16384 + 0, &tl_map_B, &tl_full[tl_stage], col0, k * 64);
                     tl::sm90::tma_load_2d(b + tl_stage * 16384 + 4096, &tl_map_B, &tl_full[tl_stage], col0 + 64, k * 64);
                     tl::sm90::tma_load_2d(b + tl_stage * 16384 + 8192, &tl_map_B, &tl_full[tl_stage], col0 + 128, k * 64);
@@ -2063,19 +2063,19 @@ __global__ void __launch_bounds__(384, 1) gemm_bias_silu_kernel_sm90(
             for (int tl_i = 0; tl_i < acc_layout::kSlots; ++tl_i) acc[tl_i] = 0.0f;
             const int32_t row0 = tl_block_y * 128;
             const int32_t col0 = tl_block_x * 256;
-            // for k in pipelined(cdiv(K, BK), stages = STAGES) {  (gemm.tl:139)
+            // for k in pipelined(cdiv(K, BK), stages = STAGES) {  (gemm.tl:141)
             const int tl_trips0 = tl::cdiv(K, 64);
             for (int k = 0; k < tl_trips0; ++k, ++tl_it) {
                 const int tl_stage = tl_it % 4;
                 tl::sm90::mbarrier_wait(&tl_full[tl_stage], (tl_it / 4 + 0) & 1);  // the stage's TMA loads landed
-                // gemm(a, b, acc);  (gemm.tl:142)
+                // gemm(a, b, acc);  (gemm.tl:144)
                 tl::sm90::warpgroup_gemm<tl::f16, 128, 256, 64, false, false>(acc, a + tl_stage * 8192, b + tl_stage * 16384, 64 * (tl_tid / 128));
                 tl::sm90::wgmma_wait<1>();  // at most 1 trip(s) of wgmmas still in flight
                 if (k >= 1 && tl_tid % 32 == 0) tl::sm90::mbarrier_arrive(&tl_empty[(tl_it + 3) % 4]);  // release trip it - 1
             }
             tl::sm90::wgmma_wait<0>();
             if (tl_trips0 >= 1 && tl_tid % 32 == 0) tl::sm90::mbarrier_arrive(&tl_empty[(tl_it + 3) % 4]);  // release the tile's last trips
-            // copy(Bias[col0 +: BN], bias);  (gemm.tl:144)
+            // copy(Bias[col0 +: BN], bias);  (gemm.tl:146)
             #pragma unroll
             for (int tl_i2 = 0; tl_i2 < 1; ++tl_i2) {
                 const int tl_chunk1 = tl_tid + tl_i2 * 256;
@@ -2095,7 +2095,7 @@ __global__ void __launch_bounds__(384, 1) gemm_bias_silu_kernel_sm90(
                 }
             }
             tl::sm90::named_barrier_sync(1, 256);  // RAW on `bias`
-            // for i, j in parallel(BM, BN) {  (gemm.tl:145)
+            // for i, j in parallel(BM, BN) {  (gemm.tl:147)
             // for i, j in parallel(128, 256): each thread visits the elements of `acc` it holds
             #pragma unroll
             for (int tl_s6 = 0; tl_s6 < acc_layout::kSlots; ++tl_s6) {
@@ -2103,7 +2103,7 @@ __global__ void __launch_bounds__(384, 1) gemm_bias_silu_kernel_sm90(
                 const int j = acc_layout::col(tl_tid, tl_s6);
                 acc[tl_s6] = silu(acc[tl_s6] + tl::convert<float>(bias[j]));
             }
-            // copy(acc, C[row0 +: BM, col0 +: BN]);  (gemm.tl:148)
+            // copy(acc, C[row0 +: BM, col0 +: BN]);  (gemm.tl:150)
             {
                 const int tl_wg = tl_tid / 128;
                 tl::f16* tl_boxes = reinterpret_cast<tl::f16*>(tl_smem + 197632) + tl_wg * 2 * 64 * 64;  // this warpgroup's staging boxes
@@ -2131,6 +2131,418 @@ __global__ void __launch_bounds__(384, 1) gemm_bias_silu_kernel_sm90(
         if (tl_tid % 128 == 0) tl::sm90::bulk_wait<0>();  // the last TMA stores are complete
     }
     #endif
+}
+
+// kernel gemm_splitk_partial<BM = 128, BN = 128, BK = 64, STAGES = 3, T = f16>  (stdlib/gemm.tl:158)
+// 256 threads per block, 107520 bytes of shared memory
+__global__ void __launch_bounds__(256) gemm_splitk_partial_kernel(
+        const tl::f16* __restrict__ A,
+        const tl::f16* __restrict__ B,
+        float* __restrict__ Part,
+        int32_t k_len,
+        int32_t M,
+        int32_t K,
+        int32_t N,
+        int32_t SPLITS)
+{
+    using acc_layout = tl::MmaAccLayout<128, 128, 2, 4>;  // fragment acc: f32[128, 128], mma.sync accumulators
+    const int tl_tid = tl::thread_index<256>();
+    extern __shared__ __align__(128) unsigned char tl_smem[];
+    tl::f16* a = reinterpret_cast<tl::f16*>(tl_smem + 0);  // shared a: f16[3, 128, 64], row pitch 72
+    tl::f16* b = reinterpret_cast<tl::f16*>(tl_smem + 55296);  // shared b: f16[3, 64, 128], row pitch 136
+    float acc[acc_layout::kSlots];  // fragment acc: f32[128, 128]
+    #pragma unroll
+    for (int tl_i = 0; tl_i < acc_layout::kSlots; ++tl_i) acc[tl_i] = 0.0f;
+    const int32_t row0 = int(blockIdx.y) * 128;
+    const int32_t col0 = int(blockIdx.x) * 128;
+    const int32_t k0 = int(blockIdx.z) * k_len;
+    const int32_t k_trips = tl::cdiv(tl::min(k_len, K - k0), 64);
+    if (0 < k_trips) {
+        // copy(A[row0 +: BM, kk +: BK], a);      // a slice ends on a k step: past K, zeros  (gemm.tl:173)
+        if (tl::is_aligned(A, 16) && K % 8 == 0 && row0 >= 0 && row0 + 128 <= M && (k0 + 0 * 64) >= 0 && (k0 + 0 * 64) + 64 <= K && (k0 + 0 * 64) % 8 == 0) {
+            #pragma unroll
+            for (int tl_i1 = 0; tl_i1 < 4; ++tl_i1) {
+                const int tl_chunk0 = tl_tid + tl_i1 * 256;
+                tl::cp_async_16(&a[(0 * 128 + ((tl_chunk0 * 8) / 64)) * 72 + ((tl_chunk0 * 8) % 64)], &A[int64_t(row0 + ((tl_chunk0 * 8) / 64)) * K + ((k0 + 0 * 64) + ((tl_chunk0 * 8) % 64))]);
+            }
+        } else {
+            #pragma unroll
+            for (int tl_i3 = 0; tl_i3 < 4; ++tl_i3) {
+                const int tl_chunk2 = tl_tid + tl_i3 * 256;
+                const tl::f16* tl_src4 = &A[int64_t(row0 + ((tl_chunk2 * 8) / 64)) * K + ((k0 + 0 * 64) + ((tl_chunk2 * 8) % 64))];
+                tl::f16* tl_dst5 = &a[(0 * 128 + ((tl_chunk2 * 8) / 64)) * 72 + ((tl_chunk2 * 8) % 64)];
+                const int tl_valid6 = !(tl::in_bounds(row0 + ((tl_chunk2 * 8) / 64), M)) ? 0 : max(0, min(8, K - ((k0 + 0 * 64) + ((tl_chunk2 * 8) % 64))));
+                if (tl_valid6 == 8 && (k0 + 0 * 64) + ((tl_chunk2 * 8) % 64) >= 0 && tl::is_aligned(tl_src4, 4)) {
+                    tl::cp_async_chunk(tl_dst5, tl_src4);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
+                } else {
+                    #pragma unroll
+                    for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst5[tl_v] = tl::in_bounds(row0 + ((tl_chunk2 * 8) / 64), M) && tl::in_bounds(((k0 + 0 * 64) + ((tl_chunk2 * 8) % 64)) + tl_v, K) ? tl_src4[tl_v] : tl::convert<tl::f16>(0.0f);
+                }
+            }
+        }
+        // copy(B[kk +: BK, col0 +: BN], b);  (gemm.tl:174)
+        if (tl::is_aligned(B, 16) && N % 8 == 0 && (k0 + 0 * 64) >= 0 && (k0 + 0 * 64) + 64 <= K && col0 >= 0 && col0 + 128 <= N && col0 % 8 == 0) {
+            #pragma unroll
+            for (int tl_i8 = 0; tl_i8 < 4; ++tl_i8) {
+                const int tl_chunk7 = tl_tid + tl_i8 * 256;
+                tl::cp_async_16(&b[(0 * 64 + ((tl_chunk7 * 8) / 128)) * 136 + ((tl_chunk7 * 8) % 128)], &B[int64_t((k0 + 0 * 64) + ((tl_chunk7 * 8) / 128)) * N + (col0 + ((tl_chunk7 * 8) % 128))]);
+            }
+        } else {
+            #pragma unroll
+            for (int tl_i10 = 0; tl_i10 < 4; ++tl_i10) {
+                const int tl_chunk9 = tl_tid + tl_i10 * 256;
+                const tl::f16* tl_src11 = &B[int64_t((k0 + 0 * 64) + ((tl_chunk9 * 8) / 128)) * N + (col0 + ((tl_chunk9 * 8) % 128))];
+                tl::f16* tl_dst12 = &b[(0 * 64 + ((tl_chunk9 * 8) / 128)) * 136 + ((tl_chunk9 * 8) % 128)];
+                const int tl_valid13 = !(tl::in_bounds((k0 + 0 * 64) + ((tl_chunk9 * 8) / 128), K)) ? 0 : max(0, min(8, N - (col0 + ((tl_chunk9 * 8) % 128))));
+                if (tl_valid13 == 8 && col0 + ((tl_chunk9 * 8) % 128) >= 0 && tl::is_aligned(tl_src11, 4)) {
+                    tl::cp_async_chunk(tl_dst12, tl_src11);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
+                } else {
+                    #pragma unroll
+                    for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst12[tl_v] = tl::in_bounds((k0 + 0 * 64) + ((tl_chunk9 * 8) / 128), K) && tl::in_bounds((col0 + ((tl_chunk9 * 8) % 128)) + tl_v, N) ? tl_src11[tl_v] : tl::convert<tl::f16>(0.0f);
+                }
+            }
+        }
+    }
+    tl::cp_async_commit();
+    if (1 < k_trips) {
+        // copy(A[row0 +: BM, kk +: BK], a);      // a slice ends on a k step: past K, zeros  (gemm.tl:173)
+        if (tl::is_aligned(A, 16) && K % 8 == 0 && row0 >= 0 && row0 + 128 <= M && (k0 + 1 * 64) >= 0 && (k0 + 1 * 64) + 64 <= K && (k0 + 1 * 64) % 8 == 0) {
+            #pragma unroll
+            for (int tl_i15 = 0; tl_i15 < 4; ++tl_i15) {
+                const int tl_chunk14 = tl_tid + tl_i15 * 256;
+                tl::cp_async_16(&a[(1 * 128 + ((tl_chunk14 * 8) / 64)) * 72 + ((tl_chunk14 * 8) % 64)], &A[int64_t(row0 + ((tl_chunk14 * 8) / 64)) * K + ((k0 + 1 * 64) + ((tl_chunk14 * 8) % 64))]);
+            }
+        } else {
+            #pragma unroll
+            for (int tl_i17 = 0; tl_i17 < 4; ++tl_i17) {
+                const int tl_chunk16 = tl_tid + tl_i17 * 256;
+                const tl::f16* tl_src18 = &A[int64_t(row0 + ((tl_chunk16 * 8) / 64)) * K + ((k0 + 1 * 64) + ((tl_chunk16 * 8) % 64))];
+                tl::f16* tl_dst19 = &a[(1 * 128 + ((tl_chunk16 * 8) / 64)) * 72 + ((tl_chunk16 * 8) % 64)];
+                const int tl_valid20 = !(tl::in_bounds(row0 + ((tl_chunk16 * 8) / 64), M)) ? 0 : max(0, min(8, K - ((k0 + 1 * 64) + ((tl_chunk16 * 8) % 64))));
+                if (tl_valid20 == 8 && (k0 + 1 * 64) + ((tl_chunk16 * 8) % 64) >= 0 && tl::is_aligned(tl_src18, 4)) {
+                    tl::cp_async_chunk(tl_dst19, tl_src18);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
+                } else {
+                    #pragma unroll
+                    for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst19[tl_v] = tl::in_bounds(row0 + ((tl_chunk16 * 8) / 64), M) && tl::in_bounds(((k0 + 1 * 64) + ((tl_chunk16 * 8) % 64)) + tl_v, K) ? tl_src18[tl_v] : tl::convert<tl::f16>(0.0f);
+                }
+            }
+        }
+        // copy(B[kk +: BK, col0 +: BN], b);  (gemm.tl:174)
+        if (tl::is_aligned(B, 16) && N % 8 == 0 && (k0 + 1 * 64) >= 0 && (k0 + 1 * 64) + 64 <= K && col0 >= 0 && col0 + 128 <= N && col0 % 8 == 0) {
+            #pragma unroll
+            for (int tl_i22 = 0; tl_i22 < 4; ++tl_i22) {
+                const int tl_chunk21 = tl_tid + tl_i22 * 256;
+                tl::cp_async_16(&b[(1 * 64 + ((tl_chunk21 * 8) / 128)) * 136 + ((tl_chunk21 * 8) % 128)], &B[int64_t((k0 + 1 * 64) + ((tl_chunk21 * 8) / 128)) * N + (col0 + ((tl_chunk21 * 8) % 128))]);
+            }
+        } else {
+            #pragma unroll
+            for (int tl_i24 = 0; tl_i24 < 4; ++tl_i24) {
+                const int tl_chunk23 = tl_tid + tl_i24 * 256;
+                const tl::f16* tl_src25 = &B[int64_t((k0 + 1 * 64) + ((tl_chunk23 * 8) / 128)) * N + (col0 + ((tl_chunk23 * 8) % 128))];
+                tl::f16* tl_dst26 = &b[(1 * 64 + ((tl_chunk23 * 8) / 128)) * 136 + ((tl_chunk23 * 8) % 128)];
+                const int tl_valid27 = !(tl::in_bounds((k0 + 1 * 64) + ((tl_chunk23 * 8) / 128), K)) ? 0 : max(0, min(8, N - (col0 + ((tl_chunk23 * 8) % 128))));
+                if (tl_valid27 == 8 && col0 + ((tl_chunk23 * 8) % 128) >= 0 && tl::is_aligned(tl_src25, 4)) {
+                    tl::cp_async_chunk(tl_dst26, tl_src25);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
+                } else {
+                    #pragma unroll
+                    for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst26[tl_v] = tl::in_bounds((k0 + 1 * 64) + ((tl_chunk23 * 8) / 128), K) && tl::in_bounds((col0 + ((tl_chunk23 * 8) % 128)) + tl_v, N) ? tl_src25[tl_v] : tl::convert<tl::f16>(0.0f);
+                }
+            }
+        }
+    }
+    tl::cp_async_commit();
+    // for k in pipelined(cdiv(min(k_len, K - k0), BK), stages = STAGES) {  (gemm.tl:171)
+    for (int k = 0; k < k_trips; ++k) {
+        tl::cp_async_wait<1>();  // at most 1 copy groups of this thread still in flight
+        __syncthreads();  // pipeline: stage `k % 3` has landed and the stage refilled next is no longer read
+        if (k + 2 < k_trips) {
+            // copy(A[row0 +: BM, kk +: BK], a);      // a slice ends on a k step: past K, zeros  (gemm.tl:173)
+            if (tl::is_aligned(A, 16) && K % 8 == 0 && row0 >= 0 && row0 + 128 <= M && (k0 + (k + 2) * 64) >= 0 && (k0 + (k + 2) * 64) + 64 <= K && (k0 + (k + 2) * 64) % 8 == 0) {
+                #pragma unroll
+                for (int tl_i29 = 0; tl_i29 < 4; ++tl_i29) {
+                    const int tl_chunk28 = tl_tid + tl_i29 * 256;
+                    tl::cp_async_16(&a[(((k + 2) % 3) * 128 + ((tl_chunk28 * 8) / 64)) * 72 + ((tl_chunk28 * 8) % 64)], &A[int64_t(row0 + ((tl_chunk28 * 8) / 64)) * K + ((k0 + (k + 2) * 64) + ((tl_chunk28 * 8) % 64))]);
+                }
+            } else {
+                #pragma unroll
+                for (int tl_i31 = 0; tl_i31 < 4; ++tl_i31) {
+                    const int tl_chunk30 = tl_tid + tl_i31 * 256;
+                    const tl::f16* tl_src32 = &A[int64_t(row0 + ((tl_chunk30 * 8) / 64)) * K + ((k0 + (k + 2) * 64) + ((tl_chunk30 * 8) % 64))];
+                    tl::f16* tl_dst33 = &a[(((k + 2) % 3) * 128 + ((tl_chunk30 * 8) / 64)) * 72 + ((tl_chunk30 * 8) % 64)];
+                    const int tl_valid34 = !(tl::in_bounds(row0 + ((tl_chunk30 * 8) / 64), M)) ? 0 : max(0, min(8, K - ((k0 + (k + 2) * 64) + ((tl_chunk30 * 8) % 64))));
+                    if (tl_valid34 == 8 && (k0 + (k + 2) * 64) + ((tl_chunk30 * 8) % 64) >= 0 && tl::is_aligned(tl_src32, 4)) {
+                        tl::cp_async_chunk(tl_dst33, tl_src32);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
+                    } else {
+                        #pragma unroll
+                        for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst33[tl_v] = tl::in_bounds(row0 + ((tl_chunk30 * 8) / 64), M) && tl::in_bounds(((k0 + (k + 2) * 64) + ((tl_chunk30 * 8) % 64)) + tl_v, K) ? tl_src32[tl_v] : tl::convert<tl::f16>(0.0f);
+                    }
+                }
+            }
+            // copy(B[kk +: BK, col0 +: BN], b);  (gemm.tl:174)
+            if (tl::is_aligned(B, 16) && N % 8 == 0 && (k0 + (k + 2) * 64) >= 0 && (k0 + (k + 2) * 64) + 64 <= K && col0 >= 0 && col0 + 128 <= N && col0 % 8 == 0) {
+                #pragma unroll
+                for (int tl_i36 = 0; tl_i36 < 4; ++tl_i36) {
+                    const int tl_chunk35 = tl_tid + tl_i36 * 256;
+                    tl::cp_async_16(&b[(((k + 2) % 3) * 64 + ((tl_chunk35 * 8) / 128)) * 136 + ((tl_chunk35 * 8) % 128)], &B[int64_t((k0 + (k + 2) * 64) + ((tl_chunk35 * 8) / 128)) * N + (col0 + ((tl_chunk35 * 8) % 128))]);
+                }
+            } else {
+                #pragma unroll
+                for (int tl_i38 = 0; tl_i38 < 4; ++tl_i38) {
+                    const int tl_chunk37 = tl_tid + tl_i38 * 256;
+                    const tl::f16* tl_src39 = &B[int64_t((k0 + (k + 2) * 64) + ((tl_chunk37 * 8) / 128)) * N + (col0 + ((tl_chunk37 * 8) % 128))];
+                    tl::f16* tl_dst40 = &b[(((k + 2) % 3) * 64 + ((tl_chunk37 * 8) / 128)) * 136 + ((tl_chunk37 * 8) % 128)];
+                    const int tl_valid41 = !(tl::in_bounds((k0 + (k + 2) * 64) + ((tl_chunk37 * 8) / 128), K)) ? 0 : max(0, min(8, N - (col0 + ((tl_chunk37 * 8) % 128))));
+                    if (tl_valid41 == 8 && col0 + ((tl_chunk37 * 8) % 128) >= 0 && tl::is_aligned(tl_src39, 4)) {
+                        tl::cp_async_chunk(tl_dst40, tl_src39);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
+                    } else {
+                        #pragma unroll
+                        for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst40[tl_v] = tl::in_bounds((k0 + (k + 2) * 64) + ((tl_chunk37 * 8) / 128), K) && tl::in_bounds((col0 + ((tl_chunk37 * 8) % 128)) + tl_v, N) ? tl_src39[tl_v] : tl::convert<tl::f16>(0.0f);
+                    }
+                }
+            }
+        }
+        tl::cp_async_commit();
+        // gemm(a, b, acc);  (gemm.tl:175)
+        {
+            tl::warp_gemm_mma<128, 128, 64, 2, 4, tl::f16, false, false>(
+                acc, tl::SharedMatrix<tl::f16, false, 72>{&a[((k % 3) * 128 + 0) * 72 + 0]},
+                tl::SharedMatrix<tl::f16, false, 136>{&b[((k % 3) * 64 + 0) * 136 + 0]}, tl_tid);
+        }
+    }
+    tl::cp_async_wait<0>();  // at most 0 copy groups of this thread still in flight
+    // copy(acc, Part[block.z, row0 +: BM, col0 +: BN]);  (gemm.tl:177)
+    #pragma unroll
+    for (int tl_chunk42 = 0; tl_chunk42 < acc_layout::kSlots; tl_chunk42 += 2) {
+        float* tl_ptr43 = &Part[(int64_t(int(blockIdx.z)) * M + (row0 + (acc_layout::row(tl_tid, tl_chunk42)))) * N + (col0 + (acc_layout::col(tl_tid, tl_chunk42)))];
+        if (tl::in_bounds(int(blockIdx.z), SPLITS) && tl::in_bounds(row0 + (acc_layout::row(tl_tid, tl_chunk42)), M) && tl::in_bounds(col0 + (acc_layout::col(tl_tid, tl_chunk42)), N) && tl::in_bounds(int(blockIdx.z), SPLITS) && tl::in_bounds(row0 + (acc_layout::row(tl_tid, tl_chunk42)), M) && tl::in_bounds((col0 + (acc_layout::col(tl_tid, tl_chunk42))) + 1, N) && tl::is_aligned(tl_ptr43, 8)) {
+            float tl_vec44[2];
+            #pragma unroll
+            for (int tl_v = 0; tl_v < 2; ++tl_v) tl_vec44[tl_v] = acc[tl_chunk42 + tl_v];
+            tl::store_vector<float, 2>(tl_ptr43, tl_vec44);
+        } else {
+            #pragma unroll
+            for (int tl_v = 0; tl_v < 2; ++tl_v) {
+                if (tl::in_bounds(int(blockIdx.z), SPLITS) && tl::in_bounds(row0 + (acc_layout::row(tl_tid, tl_chunk42 + tl_v)), M) && tl::in_bounds(col0 + (acc_layout::col(tl_tid, tl_chunk42 + tl_v)), N)) Part[(int64_t(int(blockIdx.z)) * M + (row0 + (acc_layout::row(tl_tid, tl_chunk42 + tl_v)))) * N + (col0 + (acc_layout::col(tl_tid, tl_chunk42 + tl_v)))] = acc[tl_chunk42 + tl_v];
+            }
+        }
+    }
+}
+
+// kernel gemm_splitk_partial<BM = 128, BN = 256, BK = 64, STAGES = 4, T = f16>  (stdlib/gemm.tl:158)
+// 256 threads per block, 197696 bytes of shared memory
+// warp-specialized: warpgroup 0 issues TMA loads, the other 256 threads run wgmma; persistent over the tiles
+__global__ void __launch_bounds__(384, 1) gemm_splitk_partial_kernel_sm90(
+        const __grid_constant__ CUtensorMap tl_map_A,
+        const __grid_constant__ CUtensorMap tl_map_B,
+        const tl::f16* __restrict__ A,
+        const tl::f16* __restrict__ B,
+        float* __restrict__ Part,
+        int32_t k_len,
+        int32_t M,
+        int32_t K,
+        int32_t N,
+        int32_t SPLITS)
+{
+    #if defined(__CUDA_ARCH__) && !TL_SM90A_DEVICE
+    __trap();  // built for another arch; the launch stub runs this kernel only on sm_90 devices
+    #else
+    using acc_layout = tl::MmaAccLayout<128, 256, 8, 1>;  // fragment acc: f32[128, 256], wgmma accumulators
+    extern __shared__ __align__(1024) unsigned char tl_smem_raw[];
+    unsigned char* tl_smem = tl_smem_raw + ((1024 - tl::sm90::smem_address(tl_smem_raw) % 1024) % 1024);
+    tl::f16* a = reinterpret_cast<tl::f16*>(tl_smem + 0);  // shared a: f16[128, 64], 4 stages, 128-byte swizzled (TMA)
+    tl::f16* b = reinterpret_cast<tl::f16*>(tl_smem + 65536);  // shared b: f16[64, 256], 4 stages, 128-byte swizzled (TMA)
+    uint64_t* tl_full = reinterpret_cast<uint64_t*>(tl_smem + 196608);   // per stage: its TMA loads landed
+    uint64_t* tl_empty = tl_full + 4;  // per stage: every consumer warp finished reading it
+    if (threadIdx.x == 0) {
+        for (int tl_s = 0; tl_s < 4; ++tl_s) {
+            tl::sm90::mbarrier_init(&tl_full[tl_s], 1);
+            tl::sm90::mbarrier_init(&tl_empty[tl_s], 8);  // one arrival per consumer warp
+        }
+        tl::sm90::mbarrier_init_fence();
+    }
+    __syncthreads();
+    const int tl_tiles_x = tl::cdiv(N, 256), tl_tiles_y = tl::cdiv(M, 128), tl_tiles_z = SPLITS;
+    const int tl_tiles = tl_tiles_x * tl_tiles_y * tl_tiles_z;
+    if (threadIdx.x < 128) {
+        // Producer warpgroup: one thread issues every TMA load.
+        tl::sm90::release_registers<40>();
+        if (threadIdx.x == 0) {
+            tl::sm90::tma_prefetch_descriptor(&tl_map_A);
+            tl::sm90::tma_prefetch_descriptor(&tl_map_B);
+            int tl_it = 0;  // trips issued so far, across tiles: stage tl_it % stages, round tl_it / stages
+            for (int tl_tile = blockIdx.x; tl_tile < tl_tiles; tl_tile += gridDim.x) {
+                const int tl_block_z = tl_tile / (tl_tiles_x * tl_tiles_y);
+                const int tl_in_plane = tl_tile % (tl_tiles_x * tl_tiles_y);
+                const int tl_group_first_y = tl_in_plane / (8 * tl_tiles_x) * 8;
+                const int tl_group_rows = min(tl_tiles_y - tl_group_first_y, 8);
+                const int tl_block_y = tl_group_first_y + tl_in_plane % (8 * tl_tiles_x) % tl_group_rows;
+                const int tl_block_x = tl_in_plane % (8 * tl_tiles_x) / tl_group_rows;
+                (void)tl_block_x, (void)tl_block_y, (void)tl_block_z;
+                const int32_t row0 = tl_block_y * 128;
+                const int32_t col0 = tl_block_x * 256;
+                const int32_t k0 = tl_block_z * k_len;
+                for (int k = 0; k < tl::cdiv(tl::min(k_len, K - k0), 64); ++k, ++tl_it) {
+                    const int tl_stage = tl_it % 4;
+                    tl::sm90::mbarrier_wait(&tl_empty[tl_stage], (tl_it / 4 + 1) & 1);  // consumers released it
+                    tl::sm90::mbarrier_arrive_expect_tx(&tl_full[tl_stage], 49152);
+                    const int32_t kk = k0 + k * 64;
+                    // copy(A[row0 +: BM, kk +: BK], a);      // a slice ends on a k step: past K, zeros  (gemm.tl:173)
+                    tl::sm90::tma_load_2d(a + tl_stage * 8192 + 0, &tl_map_A, &tl_full[tl_stage], kk, row0);
+                    // copy(B[kk +: BK, col0 +: BN], b);  (gemm.tl:174)
+                    tl::sm90::tma_load_2d(b + tl_stage * 16384 + 0, &tl_map_B, &tl_full[tl_stage], col0, kk);
+                    tl::sm90::tma_load_2d(b + tl_stage * 16384 + 4096, &tl_map_B, &tl_full[tl_stage], col0 + 64, kk);
+                    tl::sm90::tma_load_2d(b + tl_stage * 16384 + 8192, &tl_map_B, &tl_full[tl_stage], col0 + 128, kk);
+                    tl::sm90::tma_load_2d(b + tl_stage * 16384 + 12288, &tl_map_B, &tl_full[tl_stage], col0 + 192, kk);
+                }
+            }
+        }
+    }
+    else {
+        // Consumer warpgroups: the kernel's 256 threads.
+        tl::sm90::claim_registers<232>();
+        const int tl_tid = tl::thread_index<256>(128);
+        int tl_it = 0;  // trips consumed so far, across tiles
+        for (int tl_tile = blockIdx.x; tl_tile < tl_tiles; tl_tile += gridDim.x) {
+            const int tl_block_z = tl_tile / (tl_tiles_x * tl_tiles_y);
+            const int tl_in_plane = tl_tile % (tl_tiles_x * tl_tiles_y);
+            const int tl_group_first_y = tl_in_plane / (8 * tl_tiles_x) * 8;
+            const int tl_group_rows = min(tl_tiles_y - tl_group_first_y, 8);
+            const int tl_block_y = tl_group_first_y + tl_in_plane % (8 * tl_tiles_x) % tl_group_rows;
+            const int tl_block_x = tl_in_plane % (8 * tl_tiles_x) / tl_group_rows;
+            (void)tl_block_x, (void)tl_block_y, (void)tl_block_z;
+            float acc[acc_layout::kSlots];  // fragment acc: f32[128, 256]
+            #pragma unroll
+            for (int tl_i = 0; tl_i < acc_layout::kSlots; ++tl_i) acc[tl_i] = 0.0f;
+            const int32_t row0 = tl_block_y * 128;
+            const int32_t col0 = tl_block_x * 256;
+            const int32_t k0 = tl_block_z * k_len;
+            // for k in pipelined(cdiv(min(k_len, K - k0), BK), stages = STAGES) {  (gemm.tl:171)
+            const int tl_trips0 = tl::cdiv(tl::min(k_len, K - k0), 64);
+            for (int k = 0; k < tl_trips0; ++k, ++tl_it) {
+                const int tl_stage = tl_it % 4;
+                tl::sm90::mbarrier_wait(&tl_full[tl_stage], (tl_it / 4 + 0) & 1);  // the stage's TMA loads landed
+                // gemm(a, b, acc);  (gemm.tl:175)
+                tl::sm90::warpgroup_gemm<tl::f16, 128, 256, 64, false, false>(acc, a + tl_stage * 8192, b + tl_stage * 16384, 64 * (tl_tid / 128));
+                tl::sm90::wgmma_wait<1>();  // at most 1 trip(s) of wgmmas still in flight
+                if (k >= 1 && tl_tid % 32 == 0) tl::sm90::mbarrier_arrive(&tl_empty[(tl_it + 3) % 4]);  // release trip it - 1
+            }
+            tl::sm90::wgmma_wait<0>();
+            if (tl_trips0 >= 1 && tl_tid % 32 == 0) tl::sm90::mbarrier_arrive(&tl_empty[(tl_it + 3) % 4]);  // release the tile's last trips
+            // copy(acc, Part[block.z, row0 +: BM, col0 +: BN]);  (gemm.tl:177)
+            #pragma unroll
+            for (int tl_chunk1 = 0; tl_chunk1 < acc_layout::kSlots; tl_chunk1 += 2) {
+                float* tl_ptr2 = &Part[(int64_t(tl_block_z) * M + (row0 + (acc_layout::row(tl_tid, tl_chunk1)))) * N + (col0 + (acc_layout::col(tl_tid, tl_chunk1)))];
+                if (tl::in_bounds(tl_block_z, SPLITS) && tl::in_bounds(row0 + (acc_layout::row(tl_tid, tl_chunk1)), M) && tl::in_bounds(col0 + (acc_layout::col(tl_tid, tl_chunk1)), N) && tl::in_bounds(tl_block_z, SPLITS) && tl::in_bounds(row0 + (acc_layout::row(tl_tid, tl_chunk1)), M) && tl::in_bounds((col0 + (acc_layout::col(tl_tid, tl_chunk1))) + 1, N) && tl::is_aligned(tl_ptr2, 8)) {
+                    float tl_vec3[2];
+                    #pragma unroll
+                    for (int tl_v = 0; tl_v < 2; ++tl_v) tl_vec3[tl_v] = acc[tl_chunk1 + tl_v];
+                    tl::store_vector<float, 2>(tl_ptr2, tl_vec3);
+                } else {
+                    #pragma unroll
+                    for (int tl_v = 0; tl_v < 2; ++tl_v) {
+                        if (tl::in_bounds(tl_block_z, SPLITS) && tl::in_bounds(row0 + (acc_layout::row(tl_tid, tl_chunk1 + tl_v)), M) && tl::in_bounds(col0 + (acc_layout::col(tl_tid, tl_chunk1 + tl_v)), N)) Part[(int64_t(tl_block_z) * M + (row0 + (acc_layout::row(tl_tid, tl_chunk1 + tl_v)))) * N + (col0 + (acc_layout::col(tl_tid, tl_chunk1 + tl_v)))] = acc[tl_chunk1 + tl_v];
+                    }
+                }
+            }
+        }
+    }
+    #endif
+}
+
+// kernel gemm_splitk_splitk_combine<SC = 8, BC = 256, T = f16>  (stdlib/splitk.tl:7)
+// 128 threads per block, 4096 bytes of shared memory
+__global__ void __launch_bounds__(128) gemm_splitk_splitk_combine_kernel(
+        const float* __restrict__ Part,
+        tl::f16* __restrict__ C,
+        int32_t SPLITS,
+        int32_t M,
+        int32_t N)
+{
+    // fragment p: f32[8, 256], blocked per axis, vector 8: [8, 256] over 128 threads: (4:t32 2:r8, 8:r1 32:t1) 16 registers
+    // fragment part: f32[256], slice of `p` (reduce over axis 0): [256] over 128 threads: (8:r1 32:t1) 8 registers, 4 replicas
+    // fragment acc: f32[256], slice of `p` (reduce over axis 0): [256] over 128 threads: (8:r1 32:t1) 8 registers, 4 replicas
+    const int tl_tid = tl::thread_index<128>();
+    extern __shared__ __align__(128) unsigned char tl_smem[];
+    unsigned char* tl_scratch = tl_smem + 0;  // 4096 bytes for reductions and staging
+    float p[16];  // fragment p: f32[8, 256]
+    float part[8];  // fragment part: f32[256]
+    float acc[8];  // fragment acc: f32[256]
+    #pragma unroll
+    for (int tl_i = 0; tl_i < 8; ++tl_i) acc[tl_i] = 0.0f;
+    const int32_t row = int(blockIdx.y);
+    const int32_t col0 = int(blockIdx.x) * 256;
+    for (int c = 0; c < tl::cdiv(SPLITS, 8); ++c) {
+        // copy(Part[c * SC +: SC, row, col0 +: BC], p);      // past SPLITS: zeros  (splitk.tl:16)
+        #pragma unroll
+        for (int tl_chunk0 = 0; tl_chunk0 < 16; tl_chunk0 += 4) {
+            const float* tl_ptr1 = &Part[(int64_t((c * 8) + ((tl_tid / 32) + (tl_chunk0 / 8) * 4)) * M + row) * N + (col0 + ((tl_chunk0 % 8) + (tl_tid % 32) * 8))];
+            if (tl::in_bounds((c * 8) + ((tl_tid / 32) + (tl_chunk0 / 8) * 4), SPLITS) && tl::in_bounds(row, M) && tl::in_bounds(col0 + ((tl_chunk0 % 8) + (tl_tid % 32) * 8), N) && tl::in_bounds((c * 8) + ((tl_tid / 32) + (tl_chunk0 / 8) * 4), SPLITS) && tl::in_bounds(row, M) && tl::in_bounds((col0 + ((tl_chunk0 % 8) + (tl_tid % 32) * 8)) + 3, N) && tl::is_aligned(tl_ptr1, 16)) {
+                float tl_vec2[4];
+                tl::load_vector<float, 4>(tl_vec2, tl_ptr1);
+                #pragma unroll
+                for (int tl_v = 0; tl_v < 4; ++tl_v) p[tl_chunk0 + tl_v] = tl_vec2[tl_v];
+            } else {
+                #pragma unroll
+                for (int tl_v = 0; tl_v < 4; ++tl_v) {
+                    p[tl_chunk0 + tl_v] = tl::in_bounds((c * 8) + ((tl_tid / 32) + ((tl_chunk0 + tl_v) / 8) * 4), SPLITS) && tl::in_bounds(row, M) && tl::in_bounds(col0 + (((tl_chunk0 + tl_v) % 8) + (tl_tid % 32) * 8), N) ? Part[(int64_t((c * 8) + ((tl_tid / 32) + ((tl_chunk0 + tl_v) / 8) * 4)) * M + row) * N + (col0 + (((tl_chunk0 + tl_v) % 8) + (tl_tid % 32) * 8))] : 0.0f;
+                }
+            }
+        }
+        // reduce(sum, p, part, axis = 0);  (splitk.tl:17)
+        // each thread folds its 2 values of each of its 8 results; then across the 4 warps that do
+        {
+            float tl_part[8];
+            #pragma unroll
+            for (int tl_i = 0; tl_i < 8; ++tl_i) tl_part[tl_i] = tl::SumOp::identity<float>();
+            #pragma unroll
+            for (int tl_s3 = 0; tl_s3 < 16; ++tl_s3) {
+                tl_part[(tl_s3 % 8)] = tl::SumOp::combine(tl_part[(tl_s3 % 8)], tl::SumOp::element(p[tl_s3]));
+            }
+            if (true) {
+                #pragma unroll
+                for (int tl_i = 0; tl_i < 8; ++tl_i) {
+                    reinterpret_cast<float*>(tl_scratch)[(((tl_i) + (tl_tid % 32) * 8)) * 4 + (tl_tid / 32 % 4)] = tl_part[tl_i];
+                }
+            }
+            __syncthreads();
+            #pragma unroll
+            for (int tl_i = 0; tl_i < 8; ++tl_i) {
+                tl_part[tl_i] = reinterpret_cast<float*>(tl_scratch)[(((tl_i) + (tl_tid % 32) * 8)) * 4];
+                #pragma unroll
+                for (int tl_w = 1; tl_w < 4; ++tl_w) tl_part[tl_i] = tl::SumOp::combine(tl_part[tl_i], reinterpret_cast<float*>(tl_scratch)[(((tl_i) + (tl_tid % 32) * 8)) * 4 + tl_w]);
+            }
+            __syncthreads();  // the scratch is free again
+            #pragma unroll
+            for (int tl_i = 0; tl_i < 8; ++tl_i) {
+                part[tl_i] = tl_part[tl_i];
+            }
+        }
+        // for i in parallel(BC) {  (splitk.tl:18)
+        // for i in parallel(256): each thread visits the elements of `acc` it holds
+        #pragma unroll
+        for (int tl_s4 = 0; tl_s4 < 8; ++tl_s4) {
+            [[maybe_unused]] const int i = ((tl_s4) + (tl_tid % 32) * 8);
+            acc[tl_s4] = acc[tl_s4] + part[tl_s4];
+        }
+    }
+    // copy(acc, C[row, col0 +: BC]);  (splitk.tl:22)
+    if ((tl_tid / 32) == 0) {  // one copy of each replicated element is stored
+        #pragma unroll
+        for (int tl_chunk5 = 0; tl_chunk5 < 8; tl_chunk5 += 8) {
+            tl::f16* tl_ptr6 = &C[int64_t(row) * N + (col0 + ((tl_chunk5) + (tl_tid % 32) * 8))];
+            if (tl::in_bounds(row, M) && tl::in_bounds(col0 + ((tl_chunk5) + (tl_tid % 32) * 8), N) && tl::in_bounds(row, M) && tl::in_bounds((col0 + ((tl_chunk5) + (tl_tid % 32) * 8)) + 7, N) && tl::is_aligned(tl_ptr6, 16)) {
+                tl::f16 tl_vec7[8];
+                #pragma unroll
+                for (int tl_v = 0; tl_v < 8; tl_v += 2) tl::convert_pair(&tl_vec7[tl_v], acc[tl_chunk5 + tl_v], acc[tl_chunk5 + tl_v + 1]);
+                tl::store_vector<tl::f16, 8>(tl_ptr6, tl_vec7);
+            } else {
+                #pragma unroll
+                for (int tl_v = 0; tl_v < 8; ++tl_v) {
+                    if (tl::in_bounds(row, M) && tl::in_bounds(col0 + (((tl_chunk5 + tl_v)) + (tl_tid % 32) * 8), N)) C[int64_t(row) * N + (col0 + (((tl_chunk5 + tl_v)) + (tl_tid % 32) * 8))] = tl::convert<tl::f16>(acc[tl_chunk5 + tl_v]);
+                }
+            }
+        }
+    }
 }
 
 }  // namespace
@@ -2464,6 +2876,137 @@ cudaError_t gemm_bias_silu(const __half* A, const __half* B, const __half* Bias,
     return tl::host::record(cudaGetLastError(), tl_name, "launch");
 }
 
+cudaError_t gemm_splitk_partial(const __half* A, const __half* B, float* Part, int32_t k_len, int64_t M, int64_t K, int64_t N, int64_t SPLITS, cudaStream_t stream) {
+    constexpr const char* tl_name = "gemm_splitk_partial";
+    if (cudaError_t tl_err = tl::host::check_pointer(A, tl_name, "A", 2); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_pointer(B, tl_name, "B", 2); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_pointer(Part, tl_name, "Part", 4); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_dim(M, tl_name, "M"); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_dim(K, tl_name, "K"); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_dim(N, tl_name, "N"); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_dim(SPLITS, tl_name, "SPLITS"); tl_err != cudaSuccess) return tl_err;
+    if (!(k_len > 0))
+        return tl::host::invalid_argument(std::string(tl_name) + ": requirement `k_len > 0` does not hold" + " (" + "k_len = " + std::to_string(k_len) + ")");
+    if (!((64) != 0 && (k_len % 64 == 0)))
+        return tl::host::invalid_argument(std::string(tl_name) + ": requirement `(k_len % BK) == 0` does not hold" + " (" + "k_len = " + std::to_string(k_len) + ")");
+    const int64_t tl_grid_x = int64_t(tl::cdiv(N, 128)), tl_grid_y = int64_t(tl::cdiv(M, 128)), tl_grid_z = int64_t(SPLITS);
+    if (tl_grid_x <= 0 || tl_grid_y <= 0 || tl_grid_z <= 0) return cudaSuccess;  // nothing to compute
+    if (tl_grid_x > INT32_MAX || tl_grid_y > 65535 || tl_grid_z > 65535)
+        return tl::host::invalid_argument(std::string(tl_name) + ": the grid is larger than CUDA allows");
+    const tl::host::DeviceTraits tl_device = tl::host::current_device_traits();
+    if (tl_device.major == 9) {
+        // TMA needs 16-byte-aligned tensors whose rows are a multiple of 16 bytes.
+        CUtensorMap tl_map_A;
+        CUtensorMap tl_map_B;
+        const bool tl_tma =
+            tl::host::tma_compatible(A, int64_t(M), int64_t(K), 2) &&
+            tl::host::make_tensor_map_2d(&tl_map_A, A, CU_TENSOR_MAP_DATA_TYPE_FLOAT16, 2, int64_t(M), int64_t(K), 128, 64) &&
+            tl::host::tma_compatible(B, int64_t(K), int64_t(N), 2) &&
+            tl::host::make_tensor_map_2d(&tl_map_B, B, CU_TENSOR_MAP_DATA_TYPE_FLOAT16, 2, int64_t(K), int64_t(N), 64, 64);
+        if (tl_tma) {
+            static const cudaError_t tl_attributes_sm90 = [] {
+                cudaError_t tl_err = cudaSuccess;
+                tl_err = cudaFuncSetAttribute(::gemm_splitk_partial_kernel_sm90, cudaFuncAttributeMaxDynamicSharedMemorySize, 197696);
+                if (tl_err == cudaSuccess)
+                    tl_err = cudaFuncSetAttribute(::gemm_splitk_partial_kernel_sm90, cudaFuncAttributePreferredSharedMemoryCarveout, cudaSharedmemCarveoutMaxShared);
+                return tl_err;
+            }();
+            if (tl_attributes_sm90 != cudaSuccess) return tl::host::record(tl_attributes_sm90, tl_name, "setting the shared-memory attributes");
+            const int64_t tl_tiles = int64_t(tl::cdiv(N, 256)) * int64_t(tl::cdiv(M, 128)) * int64_t(SPLITS);  // the warp-specialized kernel's own tiles
+            const int64_t tl_blocks = tl_tiles < tl_device.sm_count ? tl_tiles : tl_device.sm_count;  // persistent: one block per SM
+            if (tl_blocks <= INT32_MAX) {
+                ::gemm_splitk_partial_kernel_sm90<<<unsigned(tl_blocks), 384, 197696, stream>>>(tl_map_A, tl_map_B, A, B, Part, k_len, static_cast<int32_t>(M), static_cast<int32_t>(K), static_cast<int32_t>(N), static_cast<int32_t>(SPLITS));
+                return tl::host::record(cudaGetLastError(), tl_name, "launch");
+            }
+        }
+    }
+    static const cudaError_t tl_attributes = [] {
+        cudaError_t tl_err = cudaSuccess;
+        tl_err = cudaFuncSetAttribute(::gemm_splitk_partial_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, 107520);
+        if (tl_err == cudaSuccess)
+            tl_err = cudaFuncSetAttribute(::gemm_splitk_partial_kernel, cudaFuncAttributePreferredSharedMemoryCarveout, cudaSharedmemCarveoutMaxShared);
+        return tl_err;
+    }();
+    if (tl_attributes != cudaSuccess) return tl::host::record(tl_attributes, tl_name, "setting the shared-memory attributes");
+    ::gemm_splitk_partial_kernel<<<dim3(unsigned(tl_grid_x), unsigned(tl_grid_y), unsigned(tl_grid_z)), 256, 107520, stream>>>(A, B, Part, k_len, static_cast<int32_t>(M), static_cast<int32_t>(K), static_cast<int32_t>(N), static_cast<int32_t>(SPLITS));
+    return tl::host::record(cudaGetLastError(), tl_name, "launch");
+}
+
+// Kernel `gemm_splitk_splitk_combine` as program `gemm_splitk` launches it.
+static cudaError_t gemm_splitk_splitk_combine(const float* Part, __half* C, int64_t SPLITS, int64_t M, int64_t N, cudaStream_t stream) {
+    constexpr const char* tl_name = "gemm_splitk_splitk_combine";
+    if (cudaError_t tl_err = tl::host::check_pointer(Part, tl_name, "Part", 4); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_pointer(C, tl_name, "C", 2); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_dim(SPLITS, tl_name, "SPLITS"); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_dim(M, tl_name, "M"); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_dim(N, tl_name, "N"); tl_err != cudaSuccess) return tl_err;
+    const int64_t tl_grid_x = int64_t(tl::cdiv(N, 256)), tl_grid_y = int64_t(M), tl_grid_z = int64_t(1);
+    if (tl_grid_x <= 0 || tl_grid_y <= 0 || tl_grid_z <= 0) return cudaSuccess;  // nothing to compute
+    if (tl_grid_x > INT32_MAX || tl_grid_y > 65535 || tl_grid_z > 65535)
+        return tl::host::invalid_argument(std::string(tl_name) + ": the grid is larger than CUDA allows");
+    static const cudaError_t tl_attributes = [] {
+        cudaError_t tl_err = cudaSuccess;
+        if (tl_err == cudaSuccess)
+            tl_err = cudaFuncSetAttribute(::gemm_splitk_splitk_combine_kernel, cudaFuncAttributePreferredSharedMemoryCarveout, cudaSharedmemCarveoutMaxShared);
+        return tl_err;
+    }();
+    if (tl_attributes != cudaSuccess) return tl::host::record(tl_attributes, tl_name, "setting the shared-memory attributes");
+    ::gemm_splitk_splitk_combine_kernel<<<dim3(unsigned(tl_grid_x), unsigned(tl_grid_y), unsigned(tl_grid_z)), 128, 4096, stream>>>(Part, C, static_cast<int32_t>(SPLITS), static_cast<int32_t>(M), static_cast<int32_t>(N));
+    return tl::host::record(cudaGetLastError(), tl_name, "launch");
+}
+
+// The workspaces of program `gemm_splitk`, each 256-byte aligned in one allocation: their offsets, and the total size.
+static int64_t gemm_splitk_workspace_layout(int64_t M, int64_t K, int64_t N, size_t* tl_offsets) {
+    [[maybe_unused]] const int32_t tiles = tl::cdiv(M, 128) * tl::cdiv(N, 256);
+    [[maybe_unused]] const int32_t slices = tl::max(1, tl::min(tl::cdiv(264, tl::max(tiles, 1)), tl::cdiv(K, 256)));
+    [[maybe_unused]] const int32_t k_len = tl::max(1, tl::cdiv(tl::cdiv(K, slices), 64)) * 64;
+    [[maybe_unused]] const int32_t splits = tl::max(1, tl::cdiv(K, k_len));
+    int64_t tl_bytes = 0;
+    if (int64_t(splits) < 0) return -1;  // workspace `Part`
+    if (int64_t(M) < 0) return -1;  // workspace `Part`
+    if (int64_t(N) < 0) return -1;  // workspace `Part`
+    tl_offsets[0] = size_t(tl_bytes);
+    tl_bytes += tl::host::workspace_align(int64_t(splits) * int64_t(M) * int64_t(N) * 4);  // Part: f32[splits, M, N]
+    return tl_bytes;
+}
+
+size_t gemm_splitk_workspace_size(int64_t M, int64_t K, int64_t N) {
+    size_t tl_offsets[1];
+    const int64_t tl_bytes = gemm_splitk_workspace_layout(M, K, N, tl_offsets);
+    return tl_bytes < 0 ? 0 : size_t(tl_bytes);
+}
+
+// Program `gemm_splitk`: launches gemm_splitk_partial and gemm_splitk_splitk_combine on `stream`, in order.
+cudaError_t gemm_splitk(const __half* A, const __half* B, __half* C, int64_t M, int64_t K, int64_t N, cudaStream_t stream, void* workspace, size_t workspace_bytes) {
+    constexpr const char* tl_name = "gemm_splitk";
+    if (cudaError_t tl_err = tl::host::check_pointer(A, tl_name, "A", 2); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_pointer(B, tl_name, "B", 2); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_pointer(C, tl_name, "C", 2); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_dim(M, tl_name, "M"); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_dim(K, tl_name, "K"); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_dim(N, tl_name, "N"); tl_err != cudaSuccess) return tl_err;
+    [[maybe_unused]] const int32_t tiles = tl::cdiv(M, 128) * tl::cdiv(N, 256);
+    [[maybe_unused]] const int32_t slices = tl::max(1, tl::min(tl::cdiv(264, tl::max(tiles, 1)), tl::cdiv(K, 256)));
+    [[maybe_unused]] const int32_t k_len = tl::max(1, tl::cdiv(tl::cdiv(K, slices), 64)) * 64;
+    [[maybe_unused]] const int32_t splits = tl::max(1, tl::cdiv(K, k_len));
+    size_t tl_offsets[1];
+    const int64_t tl_bytes = gemm_splitk_workspace_layout(M, K, N, tl_offsets);
+    if (tl_bytes < 0)
+        return tl::host::invalid_argument(std::string(tl_name) + ": a workspace extent is negative");
+    if (workspace == nullptr) {
+        if (cudaError_t tl_err = tl::host::stream_workspace(size_t(tl_bytes), stream, &workspace); tl_err != cudaSuccess)
+            return tl::host::record(tl_err, tl_name, "allocating the workspace");
+    } else if (workspace_bytes < size_t(tl_bytes) || reinterpret_cast<uintptr_t>(workspace) % 256 != 0) {
+        return tl::host::invalid_argument(std::string(tl_name) + ": the workspace must be 256-byte aligned and hold " + std::to_string(tl_bytes) + " bytes (gemm_splitk_workspace_size), but has " + std::to_string(workspace_bytes));
+    }
+    float* const Part = reinterpret_cast<float*>(static_cast<char*>(workspace) + tl_offsets[0]);
+    // launch gemm_splitk_partial<BM = BM, BN = BN, BK = BK, T = T>(A, B, Part, k_len);
+    if (cudaError_t tl_err = gemm_splitk_partial(A, B, Part, k_len, int64_t(M), int64_t(K), int64_t(N), int64_t(splits), stream); tl_err != cudaSuccess) return tl_err;
+    // launch splitk_combine<T = T>(Part, C);
+    if (cudaError_t tl_err = gemm_splitk_splitk_combine(Part, C, int64_t(splits), int64_t(M), int64_t(N), stream); tl_err != cudaSuccess) return tl_err;
+    return cudaSuccess;
+}
+
 }  // namespace tlc
 
 extern "C" {
@@ -2473,4 +3016,7 @@ cudaError_t tlc_gemm_scaled(const void* A, const void* B, void* C, float alpha, 
 cudaError_t tlc_gemm_bias(const void* A, const void* B, const void* Bias, void* C, int64_t M, int64_t K, int64_t N, cudaStream_t stream) { return tlc::gemm_bias(static_cast<const __half*>(A), static_cast<const __half*>(B), static_cast<const __half*>(Bias), static_cast<__half*>(C), M, K, N, stream); }
 cudaError_t tlc_gemm_bias_gelu(const void* A, const void* B, const void* Bias, void* C, int64_t M, int64_t K, int64_t N, cudaStream_t stream) { return tlc::gemm_bias_gelu(static_cast<const __half*>(A), static_cast<const __half*>(B), static_cast<const __half*>(Bias), static_cast<__half*>(C), M, K, N, stream); }
 cudaError_t tlc_gemm_bias_silu(const void* A, const void* B, const void* Bias, void* C, int64_t M, int64_t K, int64_t N, cudaStream_t stream) { return tlc::gemm_bias_silu(static_cast<const __half*>(A), static_cast<const __half*>(B), static_cast<const __half*>(Bias), static_cast<__half*>(C), M, K, N, stream); }
+cudaError_t tlc_gemm_splitk_partial(const void* A, const void* B, void* Part, int32_t k_len, int64_t M, int64_t K, int64_t N, int64_t SPLITS, cudaStream_t stream) { return tlc::gemm_splitk_partial(static_cast<const __half*>(A), static_cast<const __half*>(B), static_cast<float*>(Part), k_len, M, K, N, SPLITS, stream); }
+cudaError_t tlc_gemm_splitk(const void* A, const void* B, void* C, int64_t M, int64_t K, int64_t N, cudaStream_t stream, void* workspace, size_t workspace_bytes) { return tlc::gemm_splitk(static_cast<const __half*>(A), static_cast<const __half*>(B), static_cast<__half*>(C), M, K, N, stream, workspace, workspace_bytes); }
+size_t tlc_gemm_splitk_workspace_size(int64_t M, int64_t K, int64_t N) { return tlc::gemm_splitk_workspace_size(M, K, N); }
 }

@@ -30,6 +30,15 @@ cudaError_t gemm_bias_gelu(const __half* A, const __half* B, const __half* Bias,
 // Launches kernel `gemm_bias_silu`; returns cudaErrorInvalidValue (see tlc::last_error_message()) for bad arguments.
 cudaError_t gemm_bias_silu(const __half* A, const __half* B, const __half* Bias, __half* C, int64_t M, int64_t K, int64_t N, cudaStream_t stream = 0);
 
+// Launches kernel `gemm_splitk_partial`; returns cudaErrorInvalidValue (see tlc::last_error_message()) for bad arguments.
+cudaError_t gemm_splitk_partial(const __half* A, const __half* B, float* Part, int32_t k_len, int64_t M, int64_t K, int64_t N, int64_t SPLITS, cudaStream_t stream = 0);
+
+// Launches program `gemm_splitk` (gemm_splitk_partial and gemm_splitk_splitk_combine in order on `stream`); returns cudaErrorInvalidValue (see
+// tlc::last_error_message()) for bad arguments. Its workspaces live in `workspace` (256-byte aligned, at
+// least gemm_splitk_workspace_size(...) bytes), or, when it is null, in a buffer kept for `stream` and reused.
+cudaError_t gemm_splitk(const __half* A, const __half* B, __half* C, int64_t M, int64_t K, int64_t N, cudaStream_t stream = 0, void* workspace = nullptr, size_t workspace_bytes = 0);
+size_t gemm_splitk_workspace_size(int64_t M, int64_t K, int64_t N);
+
 }  // namespace tlc
 
 extern "C" {
@@ -39,4 +48,7 @@ cudaError_t tlc_gemm_scaled(const void* A, const void* B, void* C, float alpha, 
 cudaError_t tlc_gemm_bias(const void* A, const void* B, const void* Bias, void* C, int64_t M, int64_t K, int64_t N, cudaStream_t stream);
 cudaError_t tlc_gemm_bias_gelu(const void* A, const void* B, const void* Bias, void* C, int64_t M, int64_t K, int64_t N, cudaStream_t stream);
 cudaError_t tlc_gemm_bias_silu(const void* A, const void* B, const void* Bias, void* C, int64_t M, int64_t K, int64_t N, cudaStream_t stream);
+cudaError_t tlc_gemm_splitk_partial(const void* A, const void* B, void* Part, int32_t k_len, int64_t M, int64_t K, int64_t N, int64_t SPLITS, cudaStream_t stream);
+cudaError_t tlc_gemm_splitk(const void* A, const void* B, void* C, int64_t M, int64_t K, int64_t N, cudaStream_t stream, void* workspace, size_t workspace_bytes);
+size_t tlc_gemm_splitk_workspace_size(int64_t M, int64_t K, int64_t N);
 }

@@ -8,7 +8,7 @@
 
 namespace {
 
-// kernel w4a16_partial<BM = 16, BN = 32, BK = 128, G = 128, STAGES = 4, T = f16>  (stdlib/qgemm.tl:24)
+// kernel w4a16_partial<BM = 16, BN = 32, BK = 128, G = 128, STAGES = 4, T = f16>  (stdlib/qgemm.tl:26)
 // 128 threads per block, 36736 bytes of shared memory
 __global__ void __launch_bounds__(128) w4a16_partial_kernel_variant0(
         const tl::f16* __restrict__ A,
@@ -40,7 +40,7 @@ __global__ void __launch_bounds__(128) w4a16_partial_kernel_variant0(
     const int32_t k0 = int(blockIdx.z) * k_len;
     const int32_t k_trips = tl::cdiv(tl::min(k_len, K - k0), 128);
     if (0 < k_trips) {
-        // copy(A[row0 +: BM, kk +: BK], a);                  // past K: zeros, so the padded  (qgemm.tl:43)
+        // copy(A[row0 +: BM, kk +: BK], a);                  // past K: zeros, so the padded  (qgemm.tl:45)
         if (tl::is_aligned(A, 16) && K % 8 == 0 && row0 >= 0 && row0 + 16 <= M && (k0 + 0 * 128) >= 0 && (k0 + 0 * 128) + 128 <= K && (k0 + 0 * 128) % 8 == 0) {
             #pragma unroll
             for (int tl_i1 = 0; tl_i1 < 2; ++tl_i1) {
@@ -62,7 +62,7 @@ __global__ void __launch_bounds__(128) w4a16_partial_kernel_variant0(
                 }
             }
         }
-        // copy(Wq[col0 +: BN, kk / 8 +: BK / 8], wq);        // weights add nothing  (qgemm.tl:44)
+        // copy(Wq[col0 +: BN, kk / 8 +: BK / 8], wq);        // weights add nothing  (qgemm.tl:46)
         if (tl::is_aligned(Wq, 16) && KW % 4 == 0 && col0 >= 0 && col0 + 32 <= N && ((k0 + 0 * 128) / 8) >= 0 && ((k0 + 0 * 128) / 8) + 16 <= KW && ((k0 + 0 * 128) / 8) % 4 == 0) {
             #pragma unroll
             for (int tl_i8 = 0; tl_i8 < 1; ++tl_i8) {
@@ -84,7 +84,7 @@ __global__ void __launch_bounds__(128) w4a16_partial_kernel_variant0(
                 }
             }
         }
-        // copy(Scales[kk / G +: BK / G, col0 +: BN], sc);     // a row of the step's group: cp.async  (qgemm.tl:45)
+        // copy(Scales[kk / G +: BK / G, col0 +: BN], sc);     // a row of the step's group: cp.async  (qgemm.tl:47)
         if (tl::is_aligned(Scales, 16) && N % 8 == 0 && ((k0 + 0 * 128) / 128) >= 0 && ((k0 + 0 * 128) / 128) + 1 <= KG && col0 >= 0 && col0 + 32 <= N && col0 % 8 == 0) {
             #pragma unroll
             for (int tl_i15 = 0; tl_i15 < 1; ++tl_i15) {
@@ -113,7 +113,7 @@ __global__ void __launch_bounds__(128) w4a16_partial_kernel_variant0(
     }
     tl::cp_async_commit();
     if (1 < k_trips) {
-        // copy(A[row0 +: BM, kk +: BK], a);                  // past K: zeros, so the padded  (qgemm.tl:43)
+        // copy(A[row0 +: BM, kk +: BK], a);                  // past K: zeros, so the padded  (qgemm.tl:45)
         if (tl::is_aligned(A, 16) && K % 8 == 0 && row0 >= 0 && row0 + 16 <= M && (k0 + 1 * 128) >= 0 && (k0 + 1 * 128) + 128 <= K && (k0 + 1 * 128) % 8 == 0) {
             #pragma unroll
             for (int tl_i22 = 0; tl_i22 < 2; ++tl_i22) {
@@ -135,7 +135,7 @@ __global__ void __launch_bounds__(128) w4a16_partial_kernel_variant0(
                 }
             }
         }
-        // copy(Wq[col0 +: BN, kk / 8 +: BK / 8], wq);        // weights add nothing  (qgemm.tl:44)
+        // copy(Wq[col0 +: BN, kk / 8 +: BK / 8], wq);        // weights add nothing  (qgemm.tl:46)
         if (tl::is_aligned(Wq, 16) && KW % 4 == 0 && col0 >= 0 && col0 + 32 <= N && ((k0 + 1 * 128) / 8) >= 0 && ((k0 + 1 * 128) / 8) + 16 <= KW && ((k0 + 1 * 128) / 8) % 4 == 0) {
             #pragma unroll
             for (int tl_i29 = 0; tl_i29 < 1; ++tl_i29) {
@@ -157,7 +157,7 @@ __global__ void __launch_bounds__(128) w4a16_partial_kernel_variant0(
                 }
             }
         }
-        // copy(Scales[kk / G +: BK / G, col0 +: BN], sc);     // a row of the step's group: cp.async  (qgemm.tl:45)
+        // copy(Scales[kk / G +: BK / G, col0 +: BN], sc);     // a row of the step's group: cp.async  (qgemm.tl:47)
         if (tl::is_aligned(Scales, 16) && N % 8 == 0 && ((k0 + 1 * 128) / 128) >= 0 && ((k0 + 1 * 128) / 128) + 1 <= KG && col0 >= 0 && col0 + 32 <= N && col0 % 8 == 0) {
             #pragma unroll
             for (int tl_i36 = 0; tl_i36 < 1; ++tl_i36) {
@@ -186,7 +186,7 @@ __global__ void __launch_bounds__(128) w4a16_partial_kernel_variant0(
     }
     tl::cp_async_commit();
     if (2 < k_trips) {
-        // copy(A[row0 +: BM, kk +: BK], a);                  // past K: zeros, so the padded  (qgemm.tl:43)
+        // copy(A[row0 +: BM, kk +: BK], a);                  // past K: zeros, so the padded  (qgemm.tl:45)
         if (tl::is_aligned(A, 16) && K % 8 == 0 && row0 >= 0 && row0 + 16 <= M && (k0 + 2 * 128) >= 0 && (k0 + 2 * 128) + 128 <= K && (k0 + 2 * 128) % 8 == 0) {
             #pragma unroll
             for (int tl_i43 = 0; tl_i43 < 2; ++tl_i43) {
@@ -208,7 +208,7 @@ __global__ void __launch_bounds__(128) w4a16_partial_kernel_variant0(
                 }
             }
         }
-        // copy(Wq[col0 +: BN, kk / 8 +: BK / 8], wq);        // weights add nothing  (qgemm.tl:44)
+        // copy(Wq[col0 +: BN, kk / 8 +: BK / 8], wq);        // weights add nothing  (qgemm.tl:46)
         if (tl::is_aligned(Wq, 16) && KW % 4 == 0 && col0 >= 0 && col0 + 32 <= N && ((k0 + 2 * 128) / 8) >= 0 && ((k0 + 2 * 128) / 8) + 16 <= KW && ((k0 + 2 * 128) / 8) % 4 == 0) {
             #pragma unroll
             for (int tl_i50 = 0; tl_i50 < 1; ++tl_i50) {
@@ -230,7 +230,7 @@ __global__ void __launch_bounds__(128) w4a16_partial_kernel_variant0(
                 }
             }
         }
-        // copy(Scales[kk / G +: BK / G, col0 +: BN], sc);     // a row of the step's group: cp.async  (qgemm.tl:45)
+        // copy(Scales[kk / G +: BK / G, col0 +: BN], sc);     // a row of the step's group: cp.async  (qgemm.tl:47)
         if (tl::is_aligned(Scales, 16) && N % 8 == 0 && ((k0 + 2 * 128) / 128) >= 0 && ((k0 + 2 * 128) / 128) + 1 <= KG && col0 >= 0 && col0 + 32 <= N && col0 % 8 == 0) {
             #pragma unroll
             for (int tl_i57 = 0; tl_i57 < 1; ++tl_i57) {
@@ -258,12 +258,12 @@ __global__ void __launch_bounds__(128) w4a16_partial_kernel_variant0(
         }
     }
     tl::cp_async_commit();
-    // for k in pipelined(cdiv(min(k_len, K - k0), BK), stages = STAGES) {  (qgemm.tl:41)
+    // for k in pipelined(cdiv(min(k_len, K - k0), BK), stages = STAGES) {  (qgemm.tl:43)
     for (int k = 0; k < k_trips; ++k) {
         tl::cp_async_wait<2>();  // at most 2 copy groups of this thread still in flight
         __syncthreads();  // pipeline: stage `k % 4` has landed and the stage refilled next is no longer read
         if (k + 3 < k_trips) {
-            // copy(A[row0 +: BM, kk +: BK], a);                  // past K: zeros, so the padded  (qgemm.tl:43)
+            // copy(A[row0 +: BM, kk +: BK], a);                  // past K: zeros, so the padded  (qgemm.tl:45)
             if (tl::is_aligned(A, 16) && K % 8 == 0 && row0 >= 0 && row0 + 16 <= M && (k0 + (k + 3) * 128) >= 0 && (k0 + (k + 3) * 128) + 128 <= K && (k0 + (k + 3) * 128) % 8 == 0) {
                 #pragma unroll
                 for (int tl_i64 = 0; tl_i64 < 2; ++tl_i64) {
@@ -285,7 +285,7 @@ __global__ void __launch_bounds__(128) w4a16_partial_kernel_variant0(
                     }
                 }
             }
-            // copy(Wq[col0 +: BN, kk / 8 +: BK / 8], wq);        // weights add nothing  (qgemm.tl:44)
+            // copy(Wq[col0 +: BN, kk / 8 +: BK / 8], wq);        // weights add nothing  (qgemm.tl:46)
             if (tl::is_aligned(Wq, 16) && KW % 4 == 0 && col0 >= 0 && col0 + 32 <= N && ((k0 + (k + 3) * 128) / 8) >= 0 && ((k0 + (k + 3) * 128) / 8) + 16 <= KW && ((k0 + (k + 3) * 128) / 8) % 4 == 0) {
                 #pragma unroll
                 for (int tl_i71 = 0; tl_i71 < 1; ++tl_i71) {
@@ -307,7 +307,7 @@ __global__ void __launch_bounds__(128) w4a16_partial_kernel_variant0(
                     }
                 }
             }
-            // copy(Scales[kk / G +: BK / G, col0 +: BN], sc);     // a row of the step's group: cp.async  (qgemm.tl:45)
+            // copy(Scales[kk / G +: BK / G, col0 +: BN], sc);     // a row of the step's group: cp.async  (qgemm.tl:47)
             if (tl::is_aligned(Scales, 16) && N % 8 == 0 && ((k0 + (k + 3) * 128) / 128) >= 0 && ((k0 + (k + 3) * 128) / 128) + 1 <= KG && col0 >= 0 && col0 + 32 <= N && col0 % 8 == 0) {
                 #pragma unroll
                 for (int tl_i78 = 0; tl_i78 < 1; ++tl_i78) {
@@ -335,7 +335,7 @@ __global__ void __launch_bounds__(128) w4a16_partial_kernel_variant0(
             }
         }
         tl::cp_async_commit();
-        // for n, j in parallel(BN, BK) {  (qgemm.tl:46)
+        // for n, j in parallel(BN, BK) {  (qgemm.tl:48)
         // for n, j in parallel(32, 128): each thread visits the elements of `w` it holds
         #pragma unroll
         for (int tl_s84 = 0; tl_s84 < w_layout::kSlots; ++tl_s84) {
@@ -344,7 +344,7 @@ __global__ void __launch_bounds__(128) w4a16_partial_kernel_variant0(
             const int j = tl_c85 + tl_s84 % 8;
             w[tl_s84] = tl::convert<tl::f16>(tlc_stdlib::s4_unpack(wq[((k % 4) * 32 + n) * 20 + (tl_c85 / 8 + (tl_s84 % 8) / 8)], static_cast<uint32_t>((tl_s84 % 8) % 8)) * tl::convert<float>(sc[((k % 4) * 1 + (j / 128)) * 40 + n]));
         }
-        // gemm(a, w, acc, transpose_b = true);  (qgemm.tl:49)
+        // gemm(a, w, acc, transpose_b = true);  (qgemm.tl:51)
         {
             tl::f16* tl_staged86 = reinterpret_cast<tl::f16*>(tl_scratch + 0);  // 32 x 128, row pitch 136
             __syncthreads();  // the staging buffer may still be read by a previous gemm
@@ -359,7 +359,7 @@ __global__ void __launch_bounds__(128) w4a16_partial_kernel_variant0(
         }
     }
     tl::cp_async_wait<0>();  // at most 0 copy groups of this thread still in flight
-    // copy(acc, Part[block.z, row0 +: BM, col0 +: BN]);  (qgemm.tl:51)
+    // copy(acc, Part[block.z, row0 +: BM, col0 +: BN]);  (qgemm.tl:53)
     #pragma unroll
     for (int tl_chunk88 = 0; tl_chunk88 < acc_layout::kSlots; tl_chunk88 += 2) {
         float* tl_ptr89 = &Part[(int64_t(int(blockIdx.z)) * M + (row0 + (acc_layout::row(tl_tid, tl_chunk88)))) * N + (col0 + (acc_layout::col(tl_tid, tl_chunk88)))];
@@ -377,7 +377,7 @@ __global__ void __launch_bounds__(128) w4a16_partial_kernel_variant0(
     }
 }
 
-// kernel w4a16_partial<BM = 64, BN = 128, BK = 128, G = 128, STAGES = 4, T = f16>  (stdlib/qgemm.tl:24)
+// kernel w4a16_partial<BM = 64, BN = 128, BK = 128, G = 128, STAGES = 4, T = f16>  (stdlib/qgemm.tl:26)
 // 128 threads per block, 146560 bytes of shared memory
 __global__ void __launch_bounds__(128) w4a16_partial_kernel_variant1(
         const tl::f16* __restrict__ A,
@@ -409,7 +409,7 @@ __global__ void __launch_bounds__(128) w4a16_partial_kernel_variant1(
     const int32_t k0 = int(blockIdx.z) * k_len;
     const int32_t k_trips = tl::cdiv(tl::min(k_len, K - k0), 128);
     if (0 < k_trips) {
-        // copy(A[row0 +: BM, kk +: BK], a);                  // past K: zeros, so the padded  (qgemm.tl:43)
+        // copy(A[row0 +: BM, kk +: BK], a);                  // past K: zeros, so the padded  (qgemm.tl:45)
         if (tl::is_aligned(A, 16) && K % 8 == 0 && row0 >= 0 && row0 + 64 <= M && (k0 + 0 * 128) >= 0 && (k0 + 0 * 128) + 128 <= K && (k0 + 0 * 128) % 8 == 0) {
             #pragma unroll
             for (int tl_i1 = 0; tl_i1 < 8; ++tl_i1) {
@@ -431,7 +431,7 @@ __global__ void __launch_bounds__(128) w4a16_partial_kernel_variant1(
                 }
             }
         }
-        // copy(Wq[col0 +: BN, kk / 8 +: BK / 8], wq);        // weights add nothing  (qgemm.tl:44)
+        // copy(Wq[col0 +: BN, kk / 8 +: BK / 8], wq);        // weights add nothing  (qgemm.tl:46)
         if (tl::is_aligned(Wq, 16) && KW % 4 == 0 && col0 >= 0 && col0 + 128 <= N && ((k0 + 0 * 128) / 8) >= 0 && ((k0 + 0 * 128) / 8) + 16 <= KW && ((k0 + 0 * 128) / 8) % 4 == 0) {
             #pragma unroll
             for (int tl_i8 = 0; tl_i8 < 4; ++tl_i8) {
@@ -453,7 +453,7 @@ __global__ void __launch_bounds__(128) w4a16_partial_kernel_variant1(
                 }
             }
         }
-        // copy(Scales[kk / G +: BK / G, col0 +: BN], sc);     // a row of the step's group: cp.async  (qgemm.tl:45)
+        // copy(Scales[kk / G +: BK / G, col0 +: BN], sc);     // a row of the step's group: cp.async  (qgemm.tl:47)
         if (tl::is_aligned(Scales, 16) && N % 8 == 0 && ((k0 + 0 * 128) / 128) >= 0 && ((k0 + 0 * 128) / 128) + 1 <= KG && col0 >= 0 && col0 + 128 <= N && col0 % 8 == 0) {
             #pragma unroll
             for (int tl_i15 = 0; tl_i15 < 1; ++tl_i15) {
@@ -482,7 +482,7 @@ __global__ void __launch_bounds__(128) w4a16_partial_kernel_variant1(
     }
     tl::cp_async_commit();
     if (1 < k_trips) {
-        // copy(A[row0 +: BM, kk +: BK], a);                  // past K: zeros, so the padded  (qgemm.tl:43)
+        // copy(A[row0 +: BM, kk +: BK], a);                  // past K: zeros, so the padded  (qgemm.tl:45)
         if (tl::is_aligned(A, 16) && K % 8 == 0 && row0 >= 0 && row0 + 64 <= M && (k0 + 1 * 128) >= 0 && (k0 + 1 * 128) + 128 <= K && (k0 + 1 * 128) % 8 == 0) {
             #pragma unroll
             for (int tl_i22 = 0; tl_i22 < 8; ++tl_i22) {
@@ -504,7 +504,7 @@ __global__ void __launch_bounds__(128) w4a16_partial_kernel_variant1(
                 }
             }
         }
-        // copy(Wq[col0 +: BN, kk / 8 +: BK / 8], wq);        // weights add nothing  (qgemm.tl:44)
+        // copy(Wq[col0 +: BN, kk / 8 +: BK / 8], wq);        // weights add nothing  (qgemm.tl:46)
         if (tl::is_aligned(Wq, 16) && KW % 4 == 0 && col0 >= 0 && col0 + 128 <= N && ((k0 + 1 * 128) / 8) >= 0 && ((k0 + 1 * 128) / 8) + 16 <= KW && ((k0 + 1 * 128) / 8) % 4 == 0) {
             #pragma unroll
             for (int tl_i29 = 0; tl_i29 < 4; ++tl_i29) {
@@ -526,7 +526,7 @@ __global__ void __launch_bounds__(128) w4a16_partial_kernel_variant1(
                 }
             }
         }
-        // copy(Scales[kk / G +: BK / G, col0 +: BN], sc);     // a row of the step's group: cp.async  (qgemm.tl:45)
+        // copy(Scales[kk / G +: BK / G, col0 +: BN], sc);     // a row of the step's group: cp.async  (qgemm.tl:47)
         if (tl::is_aligned(Scales, 16) && N % 8 == 0 && ((k0 + 1 * 128) / 128) >= 0 && ((k0 + 1 * 128) / 128) + 1 <= KG && col0 >= 0 && col0 + 128 <= N && col0 % 8 == 0) {
             #pragma unroll
             for (int tl_i36 = 0; tl_i36 < 1; ++tl_i36) {
@@ -555,7 +555,7 @@ __global__ void __launch_bounds__(128) w4a16_partial_kernel_variant1(
     }
     tl::cp_async_commit();
     if (2 < k_trips) {
-        // copy(A[row0 +: BM, kk +: BK], a);                  // past K: zeros, so the padded  (qgemm.tl:43)
+        // copy(A[row0 +: BM, kk +: BK], a);                  // past K: zeros, so the padded  (qgemm.tl:45)
         if (tl::is_aligned(A, 16) && K % 8 == 0 && row0 >= 0 && row0 + 64 <= M && (k0 + 2 * 128) >= 0 && (k0 + 2 * 128) + 128 <= K && (k0 + 2 * 128) % 8 == 0) {
             #pragma unroll
             for (int tl_i43 = 0; tl_i43 < 8; ++tl_i43) {
@@ -577,7 +577,7 @@ __global__ void __launch_bounds__(128) w4a16_partial_kernel_variant1(
                 }
             }
         }
-        // copy(Wq[col0 +: BN, kk / 8 +: BK / 8], wq);        // weights add nothing  (qgemm.tl:44)
+        // copy(Wq[col0 +: BN, kk / 8 +: BK / 8], wq);        // weights add nothing  (qgemm.tl:46)
         if (tl::is_aligned(Wq, 16) && KW % 4 == 0 && col0 >= 0 && col0 + 128 <= N && ((k0 + 2 * 128) / 8) >= 0 && ((k0 + 2 * 128) / 8) + 16 <= KW && ((k0 + 2 * 128) / 8) % 4 == 0) {
             #pragma unroll
             for (int tl_i50 = 0; tl_i50 < 4; ++tl_i50) {
@@ -599,7 +599,7 @@ __global__ void __launch_bounds__(128) w4a16_partial_kernel_variant1(
                 }
             }
         }
-        // copy(Scales[kk / G +: BK / G, col0 +: BN], sc);     // a row of the step's group: cp.async  (qgemm.tl:45)
+        // copy(Scales[kk / G +: BK / G, col0 +: BN], sc);     // a row of the step's group: cp.async  (qgemm.tl:47)
         if (tl::is_aligned(Scales, 16) && N % 8 == 0 && ((k0 + 2 * 128) / 128) >= 0 && ((k0 + 2 * 128) / 128) + 1 <= KG && col0 >= 0 && col0 + 128 <= N && col0 % 8 == 0) {
             #pragma unroll
             for (int tl_i57 = 0; tl_i57 < 1; ++tl_i57) {
@@ -627,12 +627,12 @@ __global__ void __launch_bounds__(128) w4a16_partial_kernel_variant1(
         }
     }
     tl::cp_async_commit();
-    // for k in pipelined(cdiv(min(k_len, K - k0), BK), stages = STAGES) {  (qgemm.tl:41)
+    // for k in pipelined(cdiv(min(k_len, K - k0), BK), stages = STAGES) {  (qgemm.tl:43)
     for (int k = 0; k < k_trips; ++k) {
         tl::cp_async_wait<2>();  // at most 2 copy groups of this thread still in flight
         __syncthreads();  // pipeline: stage `k % 4` has landed and the stage refilled next is no longer read
         if (k + 3 < k_trips) {
-            // copy(A[row0 +: BM, kk +: BK], a);                  // past K: zeros, so the padded  (qgemm.tl:43)
+            // copy(A[row0 +: BM, kk +: BK], a);                  // past K: zeros, so the padded  (qgemm.tl:45)
             if (tl::is_aligned(A, 16) && K % 8 == 0 && row0 >= 0 && row0 + 64 <= M && (k0 + (k + 3) * 128) >= 0 && (k0 + (k + 3) * 128) + 128 <= K && (k0 + (k + 3) * 128) % 8 == 0) {
                 #pragma unroll
                 for (int tl_i64 = 0; tl_i64 < 8; ++tl_i64) {
@@ -654,7 +654,7 @@ __global__ void __launch_bounds__(128) w4a16_partial_kernel_variant1(
                     }
                 }
             }
-            // copy(Wq[col0 +: BN, kk / 8 +: BK / 8], wq);        // weights add nothing  (qgemm.tl:44)
+            // copy(Wq[col0 +: BN, kk / 8 +: BK / 8], wq);        // weights add nothing  (qgemm.tl:46)
             if (tl::is_aligned(Wq, 16) && KW % 4 == 0 && col0 >= 0 && col0 + 128 <= N && ((k0 + (k + 3) * 128) / 8) >= 0 && ((k0 + (k + 3) * 128) / 8) + 16 <= KW && ((k0 + (k + 3) * 128) / 8) % 4 == 0) {
                 #pragma unroll
                 for (int tl_i71 = 0; tl_i71 < 4; ++tl_i71) {
@@ -676,7 +676,7 @@ __global__ void __launch_bounds__(128) w4a16_partial_kernel_variant1(
                     }
                 }
             }
-            // copy(Scales[kk / G +: BK / G, col0 +: BN], sc);     // a row of the step's group: cp.async  (qgemm.tl:45)
+            // copy(Scales[kk / G +: BK / G, col0 +: BN], sc);     // a row of the step's group: cp.async  (qgemm.tl:47)
             if (tl::is_aligned(Scales, 16) && N % 8 == 0 && ((k0 + (k + 3) * 128) / 128) >= 0 && ((k0 + (k + 3) * 128) / 128) + 1 <= KG && col0 >= 0 && col0 + 128 <= N && col0 % 8 == 0) {
                 #pragma unroll
                 for (int tl_i78 = 0; tl_i78 < 1; ++tl_i78) {
@@ -704,7 +704,7 @@ __global__ void __launch_bounds__(128) w4a16_partial_kernel_variant1(
             }
         }
         tl::cp_async_commit();
-        // for n, j in parallel(BN, BK) {  (qgemm.tl:46)
+        // for n, j in parallel(BN, BK) {  (qgemm.tl:48)
         // for n, j in parallel(128, 128): each thread visits the elements of `w` it holds
         #pragma unroll
         for (int tl_s84 = 0; tl_s84 < w_layout::kSlots; ++tl_s84) {
@@ -713,7 +713,7 @@ __global__ void __launch_bounds__(128) w4a16_partial_kernel_variant1(
             const int j = tl_c85 + tl_s84 % 8;
             w[tl_s84] = tl::convert<tl::f16>(tlc_stdlib::s4_unpack(wq[((k % 4) * 128 + n) * 20 + (tl_c85 / 8 + (tl_s84 % 8) / 8)], static_cast<uint32_t>((tl_s84 % 8) % 8)) * tl::convert<float>(sc[((k % 4) * 1 + (j / 128)) * 136 + n]));
         }
-        // gemm(a, w, acc, transpose_b = true);  (qgemm.tl:49)
+        // gemm(a, w, acc, transpose_b = true);  (qgemm.tl:51)
         {
             tl::f16* tl_staged86 = reinterpret_cast<tl::f16*>(tl_scratch + 0);  // 128 x 128, row pitch 136
             __syncthreads();  // the staging buffer may still be read by a previous gemm
@@ -728,7 +728,7 @@ __global__ void __launch_bounds__(128) w4a16_partial_kernel_variant1(
         }
     }
     tl::cp_async_wait<0>();  // at most 0 copy groups of this thread still in flight
-    // copy(acc, Part[block.z, row0 +: BM, col0 +: BN]);  (qgemm.tl:51)
+    // copy(acc, Part[block.z, row0 +: BM, col0 +: BN]);  (qgemm.tl:53)
     #pragma unroll
     for (int tl_chunk88 = 0; tl_chunk88 < acc_layout::kSlots; tl_chunk88 += 2) {
         float* tl_ptr89 = &Part[(int64_t(int(blockIdx.z)) * M + (row0 + (acc_layout::row(tl_tid, tl_chunk88)))) * N + (col0 + (acc_layout::col(tl_tid, tl_chunk88)))];
@@ -746,9 +746,9 @@ __global__ void __launch_bounds__(128) w4a16_partial_kernel_variant1(
     }
 }
 
-// kernel w4a16_combine<SC = 8, BC = 256, T = f16>  (stdlib/qgemm.tl:56)
+// kernel w4a16_gemm_splitk_combine<SC = 8, BC = 256, T = f16>  (stdlib/splitk.tl:7)
 // 128 threads per block, 4096 bytes of shared memory
-__global__ void __launch_bounds__(128) w4a16_combine_kernel(
+__global__ void __launch_bounds__(128) w4a16_gemm_splitk_combine_kernel(
         const float* __restrict__ Part,
         tl::f16* __restrict__ C,
         int32_t SPLITS,
@@ -769,7 +769,7 @@ __global__ void __launch_bounds__(128) w4a16_combine_kernel(
     const int32_t row = int(blockIdx.y);
     const int32_t col0 = int(blockIdx.x) * 256;
     for (int c = 0; c < tl::cdiv(SPLITS, 8); ++c) {
-        // copy(Part[c * SC +: SC, row, col0 +: BC], p);      // past SPLITS: zeros  (qgemm.tl:65)
+        // copy(Part[c * SC +: SC, row, col0 +: BC], p);      // past SPLITS: zeros  (splitk.tl:16)
         #pragma unroll
         for (int tl_chunk0 = 0; tl_chunk0 < 16; tl_chunk0 += 4) {
             const float* tl_ptr1 = &Part[(int64_t((c * 8) + ((tl_tid / 32) + (tl_chunk0 / 8) * 4)) * M + row) * N + (col0 + ((tl_chunk0 % 8) + (tl_tid % 32) * 8))];
@@ -785,7 +785,7 @@ __global__ void __launch_bounds__(128) w4a16_combine_kernel(
                 }
             }
         }
-        // reduce(sum, p, part, axis = 0);  (qgemm.tl:66)
+        // reduce(sum, p, part, axis = 0);  (splitk.tl:17)
         // each thread folds its 2 values of each of its 8 results; then across the 4 warps that do
         {
             float tl_part[8];
@@ -814,7 +814,7 @@ __global__ void __launch_bounds__(128) w4a16_combine_kernel(
                 part[tl_i] = tl_part[tl_i];
             }
         }
-        // for i in parallel(BC) {  (qgemm.tl:67)
+        // for i in parallel(BC) {  (splitk.tl:18)
         // for i in parallel(256): each thread visits the elements of `acc` it holds
         #pragma unroll
         for (int tl_s4 = 0; tl_s4 < 8; ++tl_s4) {
@@ -822,7 +822,7 @@ __global__ void __launch_bounds__(128) w4a16_combine_kernel(
             acc[tl_s4] = acc[tl_s4] + part[tl_s4];
         }
     }
-    // copy(acc, C[row, col0 +: BC]);  (qgemm.tl:71)
+    // copy(acc, C[row, col0 +: BC]);  (splitk.tl:22)
     if ((tl_tid / 32) == 0) {  // one copy of each replicated element is stored
         #pragma unroll
         for (int tl_chunk5 = 0; tl_chunk5 < 8; tl_chunk5 += 8) {
@@ -930,8 +930,9 @@ cudaError_t w4a16_partial(const __half* A, const uint32_t* Wq, const __half* Sca
     return w4a16_partial_variant1(A, Wq, Scales, Part, k_len, M, K, N, KW, KG, SPLITS, stream);  // BM = 64
 }
 
-cudaError_t w4a16_combine(const float* Part, __half* C, int64_t SPLITS, int64_t M, int64_t N, cudaStream_t stream) {
-    constexpr const char* tl_name = "w4a16_combine";
+// Kernel `w4a16_gemm_splitk_combine` as program `w4a16_gemm` launches it.
+static cudaError_t w4a16_gemm_splitk_combine(const float* Part, __half* C, int64_t SPLITS, int64_t M, int64_t N, cudaStream_t stream) {
+    constexpr const char* tl_name = "w4a16_gemm_splitk_combine";
     if (cudaError_t tl_err = tl::host::check_pointer(Part, tl_name, "Part", 4); tl_err != cudaSuccess) return tl_err;
     if (cudaError_t tl_err = tl::host::check_pointer(C, tl_name, "C", 2); tl_err != cudaSuccess) return tl_err;
     if (cudaError_t tl_err = tl::host::check_dim(SPLITS, tl_name, "SPLITS"); tl_err != cudaSuccess) return tl_err;
@@ -944,11 +945,11 @@ cudaError_t w4a16_combine(const float* Part, __half* C, int64_t SPLITS, int64_t 
     static const cudaError_t tl_attributes = [] {
         cudaError_t tl_err = cudaSuccess;
         if (tl_err == cudaSuccess)
-            tl_err = cudaFuncSetAttribute(::w4a16_combine_kernel, cudaFuncAttributePreferredSharedMemoryCarveout, cudaSharedmemCarveoutMaxShared);
+            tl_err = cudaFuncSetAttribute(::w4a16_gemm_splitk_combine_kernel, cudaFuncAttributePreferredSharedMemoryCarveout, cudaSharedmemCarveoutMaxShared);
         return tl_err;
     }();
     if (tl_attributes != cudaSuccess) return tl::host::record(tl_attributes, tl_name, "setting the shared-memory attributes");
-    ::w4a16_combine_kernel<<<dim3(unsigned(tl_grid_x), unsigned(tl_grid_y), unsigned(tl_grid_z)), 128, 4096, stream>>>(Part, C, static_cast<int32_t>(SPLITS), static_cast<int32_t>(M), static_cast<int32_t>(N));
+    ::w4a16_gemm_splitk_combine_kernel<<<dim3(unsigned(tl_grid_x), unsigned(tl_grid_y), unsigned(tl_grid_z)), 128, 4096, stream>>>(Part, C, static_cast<int32_t>(SPLITS), static_cast<int32_t>(M), static_cast<int32_t>(N));
     return tl::host::record(cudaGetLastError(), tl_name, "launch");
 }
 
@@ -973,7 +974,7 @@ size_t w4a16_gemm_workspace_size(int64_t M, int64_t K, int64_t N, int64_t KW, in
     return tl_bytes < 0 ? 0 : size_t(tl_bytes);
 }
 
-// Program `w4a16_gemm`: launches w4a16_partial and w4a16_combine on `stream`, in order.
+// Program `w4a16_gemm`: launches w4a16_partial and w4a16_gemm_splitk_combine on `stream`, in order.
 cudaError_t w4a16_gemm(const __half* A, const uint32_t* Wq, const __half* Scales, __half* C, int64_t M, int64_t K, int64_t N, int64_t KW, int64_t KG, cudaStream_t stream, void* workspace, size_t workspace_bytes) {
     constexpr const char* tl_name = "w4a16_gemm";
     if (cudaError_t tl_err = tl::host::check_pointer(A, tl_name, "A", 2); tl_err != cudaSuccess) return tl_err;
@@ -1002,8 +1003,8 @@ cudaError_t w4a16_gemm(const __half* A, const uint32_t* Wq, const __half* Scales
     float* const Part = reinterpret_cast<float*>(static_cast<char*>(workspace) + tl_offsets[0]);
     // launch w4a16_partial<G = G, T = T, BK = BK>(A, Wq, Scales, Part, k_len);
     if (cudaError_t tl_err = w4a16_partial(A, Wq, Scales, Part, k_len, int64_t(M), int64_t(K), int64_t(N), int64_t(KW), int64_t(KG), int64_t(splits), stream); tl_err != cudaSuccess) return tl_err;
-    // launch w4a16_combine<T = T>(Part, C);
-    if (cudaError_t tl_err = w4a16_combine(Part, C, int64_t(splits), int64_t(M), int64_t(N), stream); tl_err != cudaSuccess) return tl_err;
+    // launch splitk_combine<T = T>(Part, C);
+    if (cudaError_t tl_err = w4a16_gemm_splitk_combine(Part, C, int64_t(splits), int64_t(M), int64_t(N), stream); tl_err != cudaSuccess) return tl_err;
     return cudaSuccess;
 }
 
@@ -1011,7 +1012,6 @@ cudaError_t w4a16_gemm(const __half* A, const uint32_t* Wq, const __half* Scales
 
 extern "C" {
 cudaError_t tlc_w4a16_partial(const void* A, const void* Wq, const void* Scales, void* Part, int32_t k_len, int64_t M, int64_t K, int64_t N, int64_t KW, int64_t KG, int64_t SPLITS, cudaStream_t stream) { return tlc::w4a16_partial(static_cast<const __half*>(A), static_cast<const uint32_t*>(Wq), static_cast<const __half*>(Scales), static_cast<float*>(Part), k_len, M, K, N, KW, KG, SPLITS, stream); }
-cudaError_t tlc_w4a16_combine(const void* Part, void* C, int64_t SPLITS, int64_t M, int64_t N, cudaStream_t stream) { return tlc::w4a16_combine(static_cast<const float*>(Part), static_cast<__half*>(C), SPLITS, M, N, stream); }
 cudaError_t tlc_w4a16_gemm(const void* A, const void* Wq, const void* Scales, void* C, int64_t M, int64_t K, int64_t N, int64_t KW, int64_t KG, cudaStream_t stream, void* workspace, size_t workspace_bytes) { return tlc::w4a16_gemm(static_cast<const __half*>(A), static_cast<const uint32_t*>(Wq), static_cast<const __half*>(Scales), static_cast<__half*>(C), M, K, N, KW, KG, stream, workspace, workspace_bytes); }
 size_t tlc_w4a16_gemm_workspace_size(int64_t M, int64_t K, int64_t N, int64_t KW, int64_t KG) { return tlc::w4a16_gemm_workspace_size(M, K, N, KW, KG); }
 }

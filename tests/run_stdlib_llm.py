@@ -8,7 +8,8 @@ step), fp8_per_group, fp8_per_block and swiglu_fp8_per_group (each element withi
 step of its block's exact quotient), cross_entropy and its backward (ignored targets included; several tiles per row), the batched
 transpose (values equal), topk_gating (softmax or sigmoid scores, renormalised or not, ties), flash decoding
 (flash_decode_split then flash_decode_combine: O, and each split's log2 Lse, -inf where a row sees no key),
-w4a16_gemm (4-bit weights: both tile variants, K past the k step and the groups), moe_permute and
+w4a16_gemm (4-bit weights: both tile variants, K past the k step and the groups), gemm_splitk
+(several K slices, one, K = 0), moe_permute and
 moe_unpermute (a stable sort by expert, ids routed nowhere), moe_expert_gemm (the grouped GEMM over
 the experts' row slabs, empty experts). The GPU tests (tests/gpu/stdlib_*_test.cu) run the same kernels as compiled."""
 import argparse
@@ -586,6 +587,24 @@ for M, N, K, G, t, d in ((3, 45, 200, 64, "f32", ["BK=64"]), (1, 33, 136, 32, "f
                          (5, 40, 520, 64, "f16", ["TARGET_BLOCKS=1"])):
     check(f"w4a16_gemm M={M} N={N} K={K} G={G} {t} {' '.join(d)}", lambda: w4a16(M, N, K, G, t, d),
           bound=1e-5 if t == "f32" else 1e-2)
+
+# ---- gemm_splitk --------------------------------------------------------------------------------
+def gemm_splitk(M, N, K, t, defines):
+    """C = A · B through K slices summed by splitk_combine."""
+    A, B = rnd(M * K), rnd(K * N)
+    out = run("gemm.tl", "gemm_splitk", [f"T={t}"] + defines,
+              {"A": (t, [M, K], A), "B": (t, [K, N], B), "C": (t, [M, N], [0.0] * (M * N))}, outputs=("C",))
+    ref = [sum(A[m * K + k] * B[k * N + n] for k in range(K)) for m in range(M) for n in range(N)]
+    return rel(out["C"], ref)
+
+
+# Several slices (K 300 in k steps of 16, four steps a slice at least: up to five slices), the last one
+# short, and K past its last step; one slice (TARGET_BLOCKS=1); M, N not tile multiples; K = 0 (C = 0).
+for M, N, K, t, d in ((5, 33, 300, "f16", ["BM=16", "BN=32", "BK=16"]), (17, 8, 129, "bf16", ["BM=16", "BN=8", "BK=16", "MIN_STEPS=1"]),
+                      (3, 40, 200, "f16", ["BM=16", "BN=32", "BK=16", "TARGET_BLOCKS=1"]),
+                      (2, 9, 0, "f16", ["BM=16", "BN=16", "BK=16"])):
+    check(f"gemm_splitk M={M} N={N} K={K} {t} {' '.join(d)}", lambda: gemm_splitk(M, N, K, t, d),
+          bound=1e-2)
 
 bad = results.count(False)
 print(f"stdlib llm: {len(results) - bad}/{len(results)} passed")

@@ -211,7 +211,7 @@ void add_common_options(CLI::App& app, Options& o, RawOptions& raw) {
     app.add_flag("-w", o.suppress_warnings, "Suppress all warnings");
     app.add_option("-R", raw.remarks,
                    "-Rfallback: remark on every fast path not taken (tensor cores, TMA + wgmma, "
-                   "cp.async, pipelining, vector width, spread fragments, register gemm operands), with the reason "
+                   "cp.async, pipelining, vector width, spread fragments, register gemm operands, partial results), with the reason "
                    "and the fix")
         ->check(one_of({"fallback"}))
         ->type_name("fallback");

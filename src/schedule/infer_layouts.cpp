@@ -147,32 +147,13 @@ private:
         if (is_fragment(r.buffer) && !whole(r)) replicated.insert(r.buffer.get());
     }
 
-    // The loop axes `indices` name, when they are distinct loop variables in ascending order whose
-    // extents are the buffer's: a broadcast read.
-    static std::optional<std::vector<int>> broadcast_axes(const ir::Buffer& b, const std::vector<ir::ExprPtr>& indices,
-                                                          const ir::For& loop) {
-        if (indices.empty() || indices.size() >= loop.vars.size()) return std::nullopt;
-        std::vector<int> kept;
-        for (size_t d = 0; d < indices.size(); ++d) {
-            auto* v = indices[d]->as<ir::VarRef>();
-            if (!v) return std::nullopt;
-            auto it = std::find(loop.vars.begin(), loop.vars.end(), v->var);
-            if (it == loop.vars.end()) return std::nullopt;
-            int axis = static_cast<int>(it - loop.vars.begin());
-            auto extent = ir::const_int(loop.extents[axis]);
-            if ((!kept.empty() && axis <= kept.back()) || !extent || *extent != b.const_shape[d]) return std::nullopt;
-            kept.push_back(axis);
-        }
-        return kept;
-    }
-
     // An element access `buf[indices]`: distributed when indexed by the parallel loop's variables
     // in order over exactly the loop's extents, or (a read) by some of them (a broadcast);
     // otherwise every thread needs every element.
     void access(const ir::BufferPtr& b, const std::vector<ir::ExprPtr>& indices, const ir::For* parallel, bool read = true) {
         if (!is_fragment(b)) return;
         if (parallel && read)
-            if (auto kept = broadcast_axes(*b, indices, *parallel)) {
+            if (auto kept = subset_axes(*b, indices, *parallel)) {
                 broadcasts.push_back({parallel, b.get(), std::move(*kept)});
                 return;
             }
@@ -776,7 +757,10 @@ bool infer_layouts(ir::Kernel& kernel, DiagnosticEngine& diags) {
             report_staged_operands(choice.staged_operands, diags);
             break;
         }
-        for (auto& [b, why] : choice.demote) {
+        for (const auto& demoted : choice.demote) {
+            // Named, not a structured binding: the lambda below captures it.
+            const ir::Buffer* b = demoted.first;
+            const std::string& why = demoted.second;
             uses.replicated.insert(b);
             // An accumulated fragment is reported at its accumulation (R0008), any other at its
             // declaration (R0006).

@@ -21,24 +21,6 @@ bool reads(const ir::ExprPtr& e, const ir::Buffer* b) {
     });
 }
 
-// The loop axes `indices` name when they are distinct loop variables in ascending order over
-// exactly the buffer's extents, fewer than the loop has.
-std::optional<std::vector<int>> kept_axes(const ir::Buffer& b, const std::vector<ir::ExprPtr>& indices, const ir::For& loop) {
-    if (indices.empty() || indices.size() >= loop.vars.size()) return std::nullopt;
-    std::vector<int> kept;
-    for (size_t d = 0; d < indices.size(); ++d) {
-        auto* v = indices[d]->as<ir::VarRef>();
-        if (!v) return std::nullopt;
-        auto it = std::find(loop.vars.begin(), loop.vars.end(), v->var);
-        if (it == loop.vars.end()) return std::nullopt;
-        int axis = static_cast<int>(it - loop.vars.begin());
-        auto extent = ir::const_int(loop.extents[axis]);
-        if ((!kept.empty() && axis <= kept.back()) || !extent || *extent != b.const_shape[d]) return std::nullopt;
-        kept.push_back(axis);
-    }
-    return kept;
-}
-
 // The identity of `op` for the partials the other threads start from: 0 for a sum; a max or min
 // is idempotent, so any start value is exact.
 bool starts_at_identity(const ir::Alloc& a, ir::ReduceOp op) {
@@ -85,7 +67,7 @@ private:
         if (auto* a = s->as<ir::Alloc>(); a && a->buffer->scope == ir::Scope::Fragment) allocs_[a->buffer.get()] = a;
         if (auto* st = s->as<ir::Store>(); st && parallel && st->buffer->scope == ir::Scope::Fragment) {
             const ir::Buffer* r = st->buffer.get();
-            if (auto kept = kept_axes(*r, st->indices, *parallel)) {
+            if (auto kept = subset_axes(*r, st->indices, *parallel)) {
                 // A plain store is no accumulation (should the fragment be accumulated elsewhere, the
                 // checks below see it as another use).
                 std::optional<ir::ReduceOp> op = ir::accumulation_op(*st);
@@ -141,11 +123,12 @@ private:
         return t;
     }
 
-    // Where the partials are combined: in the innermost block (`{ ... }`) that holds every use of
-    // `r`, the accumulations must all come before the other uses, and the combine goes before the
-    // first of those. A loop or branch that both accumulates and otherwise uses `r` cannot hold
-    // the combine (a fragment is declared at the kernel's top level, so its next iteration would
-    // add to combined values). Sets f.combine_before; returns why not.
+    // Where the partials are combined: in the innermost block (`{ ... }`, or the one branch of an
+    // `if` that touches `r`) that holds every use of `r`, the accumulations must all come before
+    // the other uses, and the combine goes before the first of those. (The `if` is block-uniform:
+    // it holds a `parallel` loop, E0612.) A loop that both accumulates and otherwise uses `r`
+    // cannot hold the combine: a fragment is declared at the kernel's top level, so its next
+    // iteration would add to combined values. Sets f.combine_before; returns why not.
     std::string place(const ir::StmtPtr& block, AccumulatedFragment& f) const {
         std::vector<ir::StmtPtr> items;
         if (auto* seq = block->as<ir::Seq>()) items = seq->stmts;
@@ -155,8 +138,13 @@ private:
             Touch t = touch(items[i], f);
             if (t.update && t.other) {
                 if (items[i]->as<ir::Seq>()) return place(items[i], f);
-                return items[i]->as<ir::For>() ? "it is read or written inside the loop that accumulates it"
-                                               : "it is read or written inside the branch that accumulates it";
+                if (auto* branch = items[i]->as<ir::If>()) {
+                    Touch then_touch = touch(branch->then_body, f), else_touch = touch(branch->else_body, f);
+                    if (!(else_touch.update || else_touch.other)) return place(branch->then_body, f);
+                    if (!(then_touch.update || then_touch.other)) return place(branch->else_body, f);
+                    return "both branches of an `if` use it";
+                }
+                return "it is read or written inside the loop that accumulates it";
             }
             if (t.update) last_update = i;
             if (t.other && !first_other) first_other = i;
@@ -196,5 +184,21 @@ private:
 } // namespace
 
 PartialReductions find_partial_reductions(const ir::Kernel& kernel) { return Finder(kernel).run(); }
+
+std::optional<std::vector<int>> subset_axes(const ir::Buffer& b, const std::vector<ir::ExprPtr>& indices, const ir::For& loop) {
+    if (indices.empty() || indices.size() >= loop.vars.size()) return std::nullopt;
+    std::vector<int> kept;
+    for (size_t d = 0; d < indices.size(); ++d) {
+        auto* v = indices[d]->as<ir::VarRef>();
+        if (!v) return std::nullopt;
+        auto it = std::find(loop.vars.begin(), loop.vars.end(), v->var);
+        if (it == loop.vars.end()) return std::nullopt;
+        int axis = static_cast<int>(it - loop.vars.begin());
+        auto extent = ir::const_int(loop.extents[axis]);
+        if ((!kept.empty() && axis <= kept.back()) || !extent || *extent != b.const_shape[d]) return std::nullopt;
+        kept.push_back(axis);
+    }
+    return kept;
+}
 
 } // namespace tlc::schedule

@@ -17,6 +17,7 @@
 #include "ir/ir.h"
 
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -50,5 +51,10 @@ struct PartialReductions {
 };
 
 PartialReductions find_partial_reductions(const ir::Kernel& kernel);
+
+// The axes of `loop` that `indices` (an access to `b` inside it) name, when they are distinct loop
+// variables in ascending order over exactly `b`'s extents, fewer than the loop has: a broadcast
+// read (`m[i]` in `for i, j in parallel(...)`) or an accumulation's element.
+std::optional<std::vector<int>> subset_axes(const ir::Buffer& b, const std::vector<ir::ExprPtr>& indices, const ir::For& loop);
 
 } // namespace tlc::schedule

@@ -7,7 +7,7 @@
 
 namespace {
 
-// kernel gemv<BN = 64, BK = 64>  (partial_reductions.tl:10)
+// kernel gemv<BN = 64, BK = 64>  (partial_reductions.tl:11)
 // 128 threads per block, 0 bytes of shared memory
 __global__ void __launch_bounds__(128) gemv_kernel(
         const tl::f16* __restrict__ A,
@@ -16,13 +16,13 @@ __global__ void __launch_bounds__(128) gemv_kernel(
         int32_t N,
         int32_t K)
 {
-    // fragment r: f32[64], slice of `(iterations of the loop at line 13)` (partial results): [64] over 128 threads: (16:t8 4:r1) 4 registers, 8 replicas
+    // fragment r: f32[64], slice of `(iterations of the loop at line 14)` (partial results): [64] over 128 threads: (16:t8 4:r1) 4 registers, 8 replicas
     const int tl_tid = tl::thread_index<128>();
     float r[4];  // fragment r: f32[64]
     #pragma unroll
     for (int tl_i = 0; tl_i < 4; ++tl_i) r[tl_i] = 0.0f;
     for (int k = 0; k < tl::cdiv(K, 64); ++k) {
-        // for n, kk in parallel(BN, BK) {  (partial_reductions.tl:13)
+        // for n, kk in parallel(BN, BK) {  (partial_reductions.tl:14)
         // for n, kk in parallel(64, 64): each thread runs its share of the iterations, accumulating partial results
         #pragma unroll
         for (int tl_s0 = 0; tl_s0 < 32; ++tl_s0) {
@@ -47,7 +47,7 @@ __global__ void __launch_bounds__(128) gemv_kernel(
         #pragma unroll
         for (int tl_i = 0; tl_i < 4; ++tl_i) r[tl_i] = tl_part[tl_i];
     }
-    // copy(r, y[block.x * BN +: BN]);  (partial_reductions.tl:19)
+    // copy(r, y[block.x * BN +: BN]);  (partial_reductions.tl:20)
     if ((tl_tid % 8) == 0) {
         #pragma unroll
         for (int tl_s2 = 0; tl_s2 < 4; ++tl_s2) {
@@ -56,14 +56,14 @@ __global__ void __launch_bounds__(128) gemv_kernel(
     }
 }
 
-// kernel colsum  (partial_reductions.tl:22)
+// kernel colsum  (partial_reductions.tl:23)
 // 256 threads per block, 2048 bytes of shared memory
 __global__ void __launch_bounds__(256) colsum_kernel(
         const float* __restrict__ X,
         float* __restrict__ y,
         int32_t M)
 {
-    // fragment r: f32[64], slice of `(iterations of the loop at line 25)` (partial results): [64] over 256 threads: (8:r1 8:t1) 8 registers, 32 replicas
+    // fragment r: f32[64], slice of `(iterations of the loop at line 26)` (partial results): [64] over 256 threads: (8:r1 8:t1) 8 registers, 32 replicas
     const int tl_tid = tl::thread_index<256>();
     extern __shared__ __align__(128) unsigned char tl_smem[];
     unsigned char* tl_scratch = tl_smem + 0;  // 2048 bytes for reductions and staging
@@ -71,7 +71,7 @@ __global__ void __launch_bounds__(256) colsum_kernel(
     #pragma unroll
     for (int tl_i = 0; tl_i < 8; ++tl_i) r[tl_i] = 0.0f;
     for (int m = 0; m < tl::cdiv(M, 32); ++m) {
-        // for i, j in parallel(32, 64) {  (partial_reductions.tl:25)
+        // for i, j in parallel(32, 64) {  (partial_reductions.tl:26)
         // for i, j in parallel(32, 64): each thread runs its share of the iterations, accumulating partial results
         #pragma unroll
         for (int tl_s0 = 0; tl_s0 < 8; ++tl_s0) {
@@ -109,7 +109,7 @@ __global__ void __launch_bounds__(256) colsum_kernel(
         #pragma unroll
         for (int tl_i = 0; tl_i < 8; ++tl_i) r[tl_i] = tl_part[tl_i];
     }
-    // copy(r, y[0 +: 64]);  (partial_reductions.tl:31)
+    // copy(r, y[0 +: 64]);  (partial_reductions.tl:32)
     if ((tl_tid / 8) == 0) {  // one copy of each replicated element is stored
         #pragma unroll
         for (int tl_chunk2 = 0; tl_chunk2 < 8; tl_chunk2 += 4) {
@@ -129,7 +129,7 @@ __global__ void __launch_bounds__(256) colsum_kernel(
     }
 }
 
-// kernel rowmax  (partial_reductions.tl:34)
+// kernel rowmax  (partial_reductions.tl:35)
 // 128 threads per block, 0 bytes of shared memory
 __global__ void __launch_bounds__(128) rowmax_kernel(
         const float* __restrict__ X,
@@ -137,13 +137,13 @@ __global__ void __launch_bounds__(128) rowmax_kernel(
         int32_t M,
         int32_t N)
 {
-    // fragment r: f32[16], slice of `(iterations of the loop at line 37)` (partial results): [16] over 128 threads: (8:t16 2:r1) 2 registers, 16 replicas
+    // fragment r: f32[16], slice of `(iterations of the loop at line 38)` (partial results): [16] over 128 threads: (8:t16 2:r1) 2 registers, 16 replicas
     const int tl_tid = tl::thread_index<128>();
     float r[2];  // fragment r: f32[16]
     #pragma unroll
     for (int tl_i = 0; tl_i < 2; ++tl_i) r[tl_i] = -tl::inf<float>();
     for (int k = 0; k < tl::cdiv(N, 128); ++k) {
-        // for i, j in parallel(16, 128) {  (partial_reductions.tl:37)
+        // for i, j in parallel(16, 128) {  (partial_reductions.tl:38)
         // for i, j in parallel(16, 128): each thread runs its share of the iterations, accumulating partial results
         #pragma unroll
         for (int tl_s0 = 0; tl_s0 < 16; ++tl_s0) {
@@ -167,7 +167,7 @@ __global__ void __launch_bounds__(128) rowmax_kernel(
         #pragma unroll
         for (int tl_i = 0; tl_i < 2; ++tl_i) r[tl_i] = tl_part[tl_i];
     }
-    // copy(r, y[block.x * 16 +: 16]);  (partial_reductions.tl:41)
+    // copy(r, y[block.x * 16 +: 16]);  (partial_reductions.tl:42)
     if ((tl_tid % 16) == 0) {
         #pragma unroll
         for (int tl_s2 = 0; tl_s2 < 2; ++tl_s2) {
@@ -176,7 +176,7 @@ __global__ void __launch_bounds__(128) rowmax_kernel(
     }
 }
 
-// kernel sumsq  (partial_reductions.tl:44)
+// kernel sumsq  (partial_reductions.tl:45)
 // 128 threads per block, 0 bytes of shared memory
 __global__ void __launch_bounds__(128) sumsq_kernel(
         const float* __restrict__ X,
@@ -190,7 +190,7 @@ __global__ void __launch_bounds__(128) sumsq_kernel(
     float r[2];  // fragment r: f32[32]
     #pragma unroll
     for (int tl_i = 0; tl_i < 2; ++tl_i) r[tl_i] = 0.0f;
-    // copy(X[block.x * 32 +: 32, 0 +: 64], t);  (partial_reductions.tl:47)
+    // copy(X[block.x * 32 +: 32, 0 +: 64], t);  (partial_reductions.tl:48)
     #pragma unroll
     for (int tl_chunk0 = 0; tl_chunk0 < 16; tl_chunk0 += 4) {
         const float* tl_ptr1 = &X[int64_t((int(blockIdx.x) * 32) + ((tl_tid / 8) + (tl_chunk0 / 8) * 16)) * 64 + ((tl_chunk0 % 8) + (tl_tid % 8) * 8)];
@@ -206,7 +206,7 @@ __global__ void __launch_bounds__(128) sumsq_kernel(
             }
         }
     }
-    // for i, j in parallel(32, 64) {  (partial_reductions.tl:48)
+    // for i, j in parallel(32, 64) {  (partial_reductions.tl:49)
     // for i, j in parallel(32, 64): each thread visits the elements of `t` it holds
     #pragma unroll
     for (int tl_s3 = 0; tl_s3 < 16; ++tl_s3) {
@@ -227,11 +227,57 @@ __global__ void __launch_bounds__(128) sumsq_kernel(
         #pragma unroll
         for (int tl_i = 0; tl_i < 2; ++tl_i) r[tl_i] = tl_part[tl_i];
     }
-    // copy(r, y[block.x * 32 +: 32]);  (partial_reductions.tl:51)
+    // copy(r, y[block.x * 32 +: 32]);  (partial_reductions.tl:52)
     if ((tl_tid % 8) == 0) {
         #pragma unroll
         for (int tl_s4 = 0; tl_s4 < 2; ++tl_s4) {
             if (tl::in_bounds((int(blockIdx.x) * 32) + ((tl_tid / 8) + (tl_s4) * 16), M)) y[(int(blockIdx.x) * 32) + ((tl_tid / 8) + (tl_s4) * 16)] = r[tl_s4];
+        }
+    }
+}
+
+// kernel flagged  (partial_reductions.tl:55)
+// 128 threads per block, 0 bytes of shared memory
+__global__ void __launch_bounds__(128) flagged_kernel(
+        const float* __restrict__ X,
+        float* __restrict__ y,
+        int32_t flag,
+        int32_t M)
+{
+    // fragment r: f32[32], slice of `(iterations of the loop at line 58)` (partial results): [32] over 128 threads: (16:t8 2:r1) 2 registers, 8 replicas
+    const int tl_tid = tl::thread_index<128>();
+    float r[2];  // fragment r: f32[32]
+    #pragma unroll
+    for (int tl_i = 0; tl_i < 2; ++tl_i) r[tl_i] = 0.0f;
+    if (flag != 0) {
+        // for i, j in parallel(32, 64) {  (partial_reductions.tl:58)
+        // for i, j in parallel(32, 64): each thread runs its share of the iterations, accumulating partial results
+        #pragma unroll
+        for (int tl_s0 = 0; tl_s0 < 16; ++tl_s0) {
+            const int tl_c1 = (((tl_s0 / 8 * 8) % 8) + (tl_tid % 8) * 8);  // the chunk's first column
+            const int i = ((tl_tid / 8) + (tl_s0 / 8) * 16);
+            const int j = tl_c1 + tl_s0 % 8;
+            r[(tl_s0 / 8)] = r[(tl_s0 / 8)] + X[int64_t(int(blockIdx.x) * 32 + i) * 64 + j];
+        }
+        // combine the partial results of `r` (sum): xor shuffles 1, 2, 4 among the lanes that share an element
+        {
+            float tl_part[2];
+            #pragma unroll
+            for (int tl_i = 0; tl_i < 2; ++tl_i) {
+                tl_part[tl_i] = r[tl_i];
+                tl_part[tl_i] = tl::xor_combine<tl::SumOp, 1>(tl_part[tl_i]);
+                tl_part[tl_i] = tl::xor_combine<tl::SumOp, 2>(tl_part[tl_i]);
+                tl_part[tl_i] = tl::xor_combine<tl::SumOp, 4>(tl_part[tl_i]);
+            }
+            #pragma unroll
+            for (int tl_i = 0; tl_i < 2; ++tl_i) r[tl_i] = tl_part[tl_i];
+        }
+        // copy(r, y[block.x * 32 +: 32]);  (partial_reductions.tl:61)
+        if ((tl_tid % 8) == 0) {
+            #pragma unroll
+            for (int tl_s2 = 0; tl_s2 < 2; ++tl_s2) {
+                if (tl::in_bounds((int(blockIdx.x) * 32) + ((tl_tid / 8) + (tl_s2) * 16), M)) y[(int(blockIdx.x) * 32) + ((tl_tid / 8) + (tl_s2) * 16)] = r[tl_s2];
+            }
         }
     }
 }
@@ -302,6 +348,19 @@ cudaError_t sumsq(const float* X, float* y, int64_t M, cudaStream_t stream) {
     return tl::host::record(cudaGetLastError(), tl_name, "launch");
 }
 
+cudaError_t flagged(const float* X, float* y, int32_t flag, int64_t M, cudaStream_t stream) {
+    constexpr const char* tl_name = "flagged";
+    if (cudaError_t tl_err = tl::host::check_pointer(X, tl_name, "X", 4); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_pointer(y, tl_name, "y", 4); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_dim(M, tl_name, "M"); tl_err != cudaSuccess) return tl_err;
+    const int64_t tl_grid_x = int64_t(tl::cdiv(M, 32)), tl_grid_y = int64_t(1), tl_grid_z = int64_t(1);
+    if (tl_grid_x <= 0 || tl_grid_y <= 0 || tl_grid_z <= 0) return cudaSuccess;  // nothing to compute
+    if (tl_grid_x > INT32_MAX || tl_grid_y > 65535 || tl_grid_z > 65535)
+        return tl::host::invalid_argument(std::string(tl_name) + ": the grid is larger than CUDA allows");
+    ::flagged_kernel<<<dim3(unsigned(tl_grid_x), unsigned(tl_grid_y), unsigned(tl_grid_z)), 128, 0, stream>>>(X, y, flag, static_cast<int32_t>(M));
+    return tl::host::record(cudaGetLastError(), tl_name, "launch");
+}
+
 }  // namespace tlc
 
 extern "C" {
@@ -309,4 +368,5 @@ cudaError_t tlc_gemv(const void* A, const void* x, void* y, int64_t N, int64_t K
 cudaError_t tlc_colsum(const void* X, void* y, int64_t M, cudaStream_t stream) { return tlc::colsum(static_cast<const float*>(X), static_cast<float*>(y), M, stream); }
 cudaError_t tlc_rowmax(const void* X, void* y, int64_t M, int64_t N, cudaStream_t stream) { return tlc::rowmax(static_cast<const float*>(X), static_cast<float*>(y), M, N, stream); }
 cudaError_t tlc_sumsq(const void* X, void* y, int64_t M, cudaStream_t stream) { return tlc::sumsq(static_cast<const float*>(X), static_cast<float*>(y), M, stream); }
+cudaError_t tlc_flagged(const void* X, void* y, int32_t flag, int64_t M, cudaStream_t stream) { return tlc::flagged(static_cast<const float*>(X), static_cast<float*>(y), flag, M, stream); }
 }

@@ -24,6 +24,9 @@ cudaError_t rowmax(const float* X, float* y, int64_t M, int64_t N, cudaStream_t 
 // Launches kernel `sumsq`; returns cudaErrorInvalidValue (see tlc::last_error_message()) for bad arguments.
 cudaError_t sumsq(const float* X, float* y, int64_t M, cudaStream_t stream = 0);
 
+// Launches kernel `flagged`; returns cudaErrorInvalidValue (see tlc::last_error_message()) for bad arguments.
+cudaError_t flagged(const float* X, float* y, int32_t flag, int64_t M, cudaStream_t stream = 0);
+
 }  // namespace tlc
 
 extern "C" {
@@ -31,4 +34,5 @@ cudaError_t tlc_gemv(const void* A, const void* x, void* y, int64_t N, int64_t K
 cudaError_t tlc_colsum(const void* X, void* y, int64_t M, cudaStream_t stream);
 cudaError_t tlc_rowmax(const void* X, void* y, int64_t M, int64_t N, cudaStream_t stream);
 cudaError_t tlc_sumsq(const void* X, void* y, int64_t M, cudaStream_t stream);
+cudaError_t tlc_flagged(const void* X, void* y, int32_t flag, int64_t M, cudaStream_t stream);
 }

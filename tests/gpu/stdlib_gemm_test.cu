@@ -9,6 +9,8 @@
 //                                                beta == 0 (tested with C poisoned with NaN)
 //   gemm_bias(A, B, Bias, C, M, K, N)            C = A · B + Bias (Bias: [N], broadcast over rows)
 //   gemm_bias_gelu(...), gemm_bias_silu(...)     C = gelu / silu(A · B + Bias); exact (erf) GELU
+//   gemm_splitk(A, B, C, M, K, N)                C = A · B by split-K (a program: K slices into a
+//                                                workspace, summed; the workspace kept per stream)
 //
 // Shapes: whole tiles (BM = BN = 128, BK = 64), odd sizes, K and N not multiples of 8 (the
 // 16-byte copies fall back to element-wise ones), K = 0, and base pointers one element off a
@@ -16,7 +18,9 @@
 #include "gemm.h"
 #include "harness.h"
 
+#include <algorithm>
 #include <cmath>
+#include <iterator>
 
 #ifndef TLC_T
 #define TLC_T __half
@@ -25,7 +29,7 @@ using T = TLC_T;
 
 namespace {
 
-enum class Op { gemm, gemm_nt, scaled, bias, bias_gelu, bias_silu };
+enum class Op { gemm, gemm_nt, scaled, bias, bias_gelu, bias_silu, splitk };
 
 struct Kernel {
     Op op;
@@ -42,6 +46,7 @@ const Kernel kKernels[] = {
     {Op::bias, "gemm_bias", "gemm_bias", 1.0f, 0.0f},
     {Op::bias_gelu, "gemm_bias_gelu", "gemm_bias_gelu", 1.0f, 0.0f},
     {Op::bias_silu, "gemm_bias_silu", "gemm_bias_silu", 1.0f, 0.0f},
+    {Op::splitk, "gemm_splitk", "gemm_splitk", 1.0f, 0.0f},
 };
 
 bool has_bias(Op op) { return op == Op::bias || op == Op::bias_gelu || op == Op::bias_silu; }
@@ -55,6 +60,7 @@ cudaError_t launch(const Kernel& k, const T* A, const T* B, const T* Bias, T* C,
     case Op::bias: return tlc::gemm_bias(A, B, Bias, C, M, K, N);
     case Op::bias_gelu: return tlc::gemm_bias_gelu(A, B, Bias, C, M, K, N);
     case Op::bias_silu: return tlc::gemm_bias_silu(A, B, Bias, C, M, K, N);
+    case Op::splitk: return tlc::gemm_splitk(A, B, C, M, K, N);
     }
     return cudaErrorUnknown;
 }
@@ -96,7 +102,8 @@ th::Outcome check(const Kernel& k, int64_t M, int64_t N, int64_t K, uint64_t see
             double v = row[j];
             switch (k.op) {
             case Op::gemm:
-            case Op::gemm_nt: break;
+            case Op::gemm_nt:
+            case Op::splitk: break;
             case Op::scaled: v = k.alpha * v + (k.beta != 0.0f ? k.beta * c0d[i * N + j] : 0.0); break;
             case Op::bias: v += biasd[j]; break;
             case Op::bias_gelu: v = gelu(v + biasd[j]); break;
@@ -144,6 +151,17 @@ int main() {
         suite.run(std::string(k.name) + "/" + shape_name(65, 136, 72) + "_offset1",
                   [&] { return check(k, 65, 136, 72, seed, 1); },
                   k.op == Op::gemm ? th::When::always : th::When::full);
+        seed += 10;
+    }
+
+    // Split-K at decoding shapes (few tiles of C, a long K: several slices, the last one short) and
+    // with a K that is not a multiple of the k step.
+    const Shape splitk_shapes[] = {{5, 300, 2000, th::When::always}, {1, 1000, 3000, th::When::always},
+                                   {16, 4096, 4096, th::When::full}, {64, 11008, 4096, th::When::full},
+                                   {33, 200, 1037, th::When::full}};
+    const Kernel& splitk = *std::find_if(std::begin(kKernels), std::end(kKernels), [](const Kernel& k) { return k.op == Op::splitk; });
+    for (const Shape& s : splitk_shapes) {
+        suite.run("gemm_splitk/" + shape_name(s.M, s.N, s.K), [&] { return check(splitk, s.M, s.N, s.K, seed); }, s.when);
         seed += 10;
     }
 
