@@ -6,6 +6,7 @@
 #   arch in sm_90a sm_80 and dtype in f16 bf16, plus GEN_DIR/INFO (commit, tlc version, date, commands).
 #   TLC defaults to build-bench/src/tlc, else build/src/tlc.
 #   TLC_ARGS adds tlc options to every command (e.g. TLC_ARGS="-D BN=256 -D STAGES=4" for a variant).
+#   KERNEL picks what tlc_gemm.{cu,h} hold: gemm (default) or gemm_splitk (the split-K program).
 #   COMMIT is recorded in INFO and passed by run_gemm_bench.sh to the JSON results (this script runs
 #   no git itself: give it COMMIT=$(git rev-parse HEAD)).
 set -euo pipefail
@@ -34,14 +35,14 @@ for arch in sm_90a sm_80; do
         d="$GEN/$arch/$dtype"
         mkdir -p "$d"
         cmd=("$TLC" stdlib/gemm.tl -I stdlib -o "$d/tlc_gemm.cu" --header "$d/tlc_gemm.h"
-             --arch "$arch" -D "T=$dtype" --kernel gemm ${TLC_ARGS:-})
+             --arch "$arch" -D "T=$dtype" --kernel "${KERNEL:-gemm}" ${TLC_ARGS:-})
         t0=$(date +%s%N)
         "${cmd[@]}"
         t1=$(date +%s%N)
         echo "cmd[$arch/$dtype]=${cmd[*]}  # $(( (t1 - t0) / 1000000 )) ms" >> "$GEN/INFO"
-        # The stub's signature the bench relies on: tlc::gemm(A, B, C, M, K, N, stream).
-        if ! grep -qE 'cudaError_t gemm\(const [_a-z0-9]+\* A, const [_a-z0-9]+\* B, [_a-z0-9]+\* C, int64_t M, int64_t K, int64_t N, cudaStream_t stream' "$d/tlc_gemm.h"; then
-            echo "unexpected tlc::gemm signature in $d/tlc_gemm.h:" >&2
+        # The stub's signature the bench relies on: tlc::<KERNEL>(A, B, C, M, K, N, stream).
+        if ! grep -qE "cudaError_t ${KERNEL:-gemm}\\(const [_a-z0-9]+\\* A, const [_a-z0-9]+\\* B, [_a-z0-9]+\\* C, int64_t M, int64_t K, int64_t N, cudaStream_t stream" "$d/tlc_gemm.h"; then
+            echo "unexpected tlc::${KERNEL:-gemm} signature in $d/tlc_gemm.h:" >&2
             grep -n 'gemm(' "$d/tlc_gemm.h" >&2 || true
             exit 1
         fi

@@ -4,6 +4,7 @@
 # Usage: [OUT=dir] [COMMIT=sha] [CONFIGS="sm_90a/f16 ..."] [BENCH_ARGS="--iters 100"] [BUILD_JOBS=1] \
 #        bench/run_gemm_bench.sh [GEN_DIR]
 #   GEN_DIR (default bench/gen) holds <arch>/<dtype>/tlc_gemm.{cu,h} from bench/generate.sh.
+#   KERNEL=gemm_splitk times the split-K program (generate with the same KERNEL).
 #   Needs bash, nvcc (cuBLAS in the CUDA toolkit), cuobjdump and the GPU; no python, no cmake.
 #   For each configuration (arch sm_90a and sm_80 x dtype f16 and bf16; the sm_80 build runs on a
 #   Hopper GPU by JIT from its compute_80 PTX) it builds bench/gemm_bench.cu with the generated file,
@@ -65,7 +66,7 @@ build_one() {  # $1 = arch, $2 = dtype; writes $BUILD/<arch>_<dtype>/{tlc_gemm.o
         timeout 300 $NVCC -O3 -std=c++17 -I runtime -I "$g" $gc -Xptxas -v -c "$g/tlc_gemm.cu" -o "$b/tlc_gemm.o" 2> "$b/ptxas.txt" \
             || { set +x; cat "$b/ptxas.txt"; return 1; }
         # shellcheck disable=SC2086
-        timeout 300 $NVCC -O3 -std=c++17 -I runtime -I "$g" $gc -D$macro "-DBENCH_ARCH=\"$arch\"" \
+        timeout 300 $NVCC -O3 -std=c++17 -I runtime -I "$g" $gc -D$macro "-DBENCH_ARCH=\"$arch\"" "-DBENCH_TLC_GEMM=${KERNEL:-gemm}" \
             -c bench/gemm_bench.cu -o "$b/bench.o" || return 1
         # shellcheck disable=SC2086
         timeout 120 $NVCC $gc "$b/bench.o" "$b/tlc_gemm.o" -o "$b/gemm_bench" -lcublas || return 1
