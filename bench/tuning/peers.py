@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """The peers of bench/tuning/cases.json timed with PyTorch on the GPU, for `tlc tune --peer`: cuBLAS
-(torch.matmul) for gemm, scaled_dot_product_attention (PyTorch picks cuDNN or FlashAttention) for
+(torch.matmul) for gemm and gemm_splitk, scaled_dot_product_attention (PyTorch picks cuDNN or FlashAttention) for
 flash_attention, and the eager operators for the row kernels (softmax, rms_norm, layer_norm), all
 f16. Timed like tlc tune's harness: inputs in as many copies as exceed three times the L2 cache,
 rotated between launches, each launch between its own pair of CUDA events after warm-up launches;
@@ -41,7 +41,7 @@ def define_of(case, name, default):
 def make_op(case, d):
     """(inputs for one copy, a function of those inputs), f16 on the GPU."""
     kernel, dev, t = case["kernel"], "cuda", torch.float16
-    if kernel == "gemm":
+    if kernel in ("gemm", "gemm_splitk"):
         return (lambda: (torch.randn(d["M"], d["K"], device=dev, dtype=t), torch.randn(d["K"], d["N"], device=dev, dtype=t)),
                 lambda a, b: torch.matmul(a, b))
     if kernel == "flash_attention":

@@ -1,4 +1,6 @@
-// The benchmark program of one kernel, generated from the kernel's manifest entry (`tlc tune`).
+// The benchmark program of one kernel, generated from the kernel's manifest entry (`tlc tune`). A
+// program (several kernels behind one launch function) is timed the same way, whole, with the
+// workspace its launch function keeps for the stream.
 //
 // The program includes the kernel's header, calls its extern "C" launch function and is linked
 // with the kernel's .cu:
@@ -57,6 +59,7 @@ struct KernelInterface {
     std::string launch_function; // the extern "C" one
     std::vector<std::string> dims;
     std::vector<Param> params; // in parameter order: tensors and scalars interleaved
+    bool program = false;      // a program: its launch function also takes a workspace (null: its own)
 };
 
 // A reason to reject the kernel, thrown while reading its entry.
@@ -109,22 +112,25 @@ Param read_param(const json& entry, const std::vector<std::string>& dims, const 
 KernelInterface read_kernel(const json& entry) {
     KernelInterface k;
     k.name = read_name(entry.at("name"), "kernel");
-    if (entry.contains("program"))
-        throw Rejected{fmt::format("`{}` is a program (it launches kernels of its own), not a kernel: the harness "
-                                   "benchmarks kernels only",
-                                   k.name)};
+    k.program = entry.contains("program");
     const json& launch = entry.at("launch");
     k.launch_function = read_name(launch.at("c"), "launch function");
     for (const json& d : entry.at("dims")) k.dims.push_back(read_name(d, "dim"));
     for (const json& p : entry.at("params")) k.params.push_back(read_param(p, k.dims, k.name));
-    // The launch function takes the params, the dims, then the stream: the program relies on it.
+    // The launch function takes the params, the dims, then the stream (and a program's workspace
+    // and its size): the harness relies on it.
     json expected = json::array();
     for (const Param& p : k.params) expected.push_back(p.name);
     for (const std::string& d : k.dims) expected.push_back(d);
     expected.push_back("stream");
+    if (k.program) {
+        expected.push_back("workspace");
+        expected.push_back("workspace_bytes");
+    }
     if (launch.at("arguments") != expected)
-        throw Rejected{fmt::format("kernel `{}`: the launch arguments {} are not its params, its dims and the stream",
-                                   k.name, launch.at("arguments").dump())};
+        throw Rejected{fmt::format("{} `{}`: the launch arguments {} are not its params, its dims and the stream{}",
+                                   k.program ? "program" : "kernel", k.name, launch.at("arguments").dump(),
+                                   k.program ? " and a workspace" : "")};
     return k;
 }
 
@@ -233,10 +239,11 @@ const std::vector<TensorSpec> kTensors = {{
 // One launch of the kernel on `tensors` (a set's device pointers, in kTensors' order).
 cudaError_t launch_kernel(const TensorSet& tensors, const Settings& settings, cudaStream_t stream) {{
 {5}    return {6}(
-{7}        stream);
+{7}        stream{8});{9}
 }}
 )",
-                       k.name, c_string(k.name), dims, scalars, tensors, unused, k.launch_function, arguments);
+                       k.name, c_string(k.name), dims, scalars, tensors, unused, k.launch_function, arguments,
+                       k.program ? ", nullptr, 0" : "", k.program ? "  // the program's own workspace, kept for the stream" : "");
 }
 
 // The includes and the types that the kernel section uses.

@@ -122,6 +122,16 @@ int blocks_per_sm(const json& manifest_kernel, int registers, const std::string&
     return blocks;
 }
 
+// The compile-time parameters a kernel (its first variant) or a program was compiled with.
+const json& compile_params(const json& k) {
+    static const json none = json::object();
+    const json* holder = nullptr;
+    if (k.contains("program")) holder = &k.at("program");
+    else if (k.contains("variants") && k.at("variants").is_array() && !k.at("variants").empty()) holder = &k.at("variants").at(0);
+    if (!holder || !holder->contains("compile_params")) return none;
+    return holder->at("compile_params");
+}
+
 // The mutable tensors of a kernel, in parameter order: the harness's outputs.
 struct OutputTensor {
     std::string name, dtype;
@@ -407,14 +417,18 @@ private:
         PtxasFacts facts = parse_ptxas(read_file(c.dir / "ptxas.txt"));
         record.registers = facts.registers;
         record.spill_bytes = facts.spill_bytes;
-        int smem = 0;
-        for (const json& v : c.manifest_kernel.value("variants", json::array())) smem = std::max(smem, v.value("shared_memory_bytes", 0));
-        record.shared_bytes = smem;
-        record.blocks_per_sm = blocks_per_sm(c.manifest_kernel, facts.registers, o_.arch);
+        // A program's kernels are not in its manifest entry: its shared memory and occupancy stay
+        // unknown (ptxas still reports every kernel's registers and spills).
+        if (!c.manifest_kernel.contains("program")) {
+            int smem = 0;
+            for (const json& v : c.manifest_kernel.value("variants", json::array())) smem = std::max(smem, v.value("shared_memory_bytes", 0));
+            record.shared_bytes = smem;
+            record.blocks_per_sm = blocks_per_sm(c.manifest_kernel, facts.registers, o_.arch);
+        }
         if (facts.spill_bytes > 0) {
             record.status = "rejected";
             record.reason = fmt::format("spills {} bytes (ptxas)", facts.spill_bytes);
-        } else if (*record.blocks_per_sm < 1) {
+        } else if (record.blocks_per_sm && *record.blocks_per_sm < 1) {
             record.status = "rejected";
             record.reason = "no block fits an SM (registers or shared memory)";
         } else {
@@ -498,7 +512,7 @@ private:
             candidates.push_back(std::move(c));
         }
         if (!candidates.empty() && candidates.front().config == configs.front()) {
-            const json& compiled = candidates.front().manifest_kernel["variants"][0]["compile_params"];
+            const json& compiled = compile_params(candidates.front().manifest_kernel);
             for (const auto& [name, value] : configs.front())
                 if (!is_switch(name) && !compiled.contains(name)) {
                     std::cerr << fmt::format("tlc tune: error: kernel `{}` has no compile-time parameter `{}`\n", o_.kernel, name);
@@ -573,7 +587,7 @@ private:
                 for (const auto& [name, value] : dims) values[name] = double(value);
                 std::string error;
                 bool numeric = true;
-                const json& compiled = by_config.at(config_text(config))->manifest_kernel["variants"][0]["compile_params"];
+                const json& compiled = compile_params(by_config.at(config_text(config))->manifest_kernel);
                 for (const auto& [name, value] : config) {
                     // A default takes the value the kernel compiled with (its first variant's).
                     std::string text = value == kDefaultValue && compiled.contains(name) ? compiled[name].dump() : value;
