@@ -67,12 +67,11 @@ private:
         if (auto* a = s->as<ir::Alloc>(); a && a->buffer->scope == ir::Scope::Fragment) allocs_[a->buffer.get()] = a;
         if (auto* st = s->as<ir::Store>(); st && parallel && st->buffer->scope == ir::Scope::Fragment) {
             const ir::Buffer* r = st->buffer.get();
-            if (auto kept = subset_axes(*r, st->indices, *parallel)) {
-                // A plain store is no accumulation (should the fragment be accumulated elsewhere, the
-                // checks below see it as another use).
-                std::optional<ir::ReduceOp> op = ir::accumulation_op(*st);
-                if (!op) {
-                } else if (kept->size() + 1 != parallel->vars.size()) {
+            // A plain store is no accumulation (should the fragment be accumulated elsewhere, the
+            // checks below see it as another use).
+            std::optional<ir::ReduceOp> op = ir::accumulation_op(*st);
+            if (auto kept = subset_axes(*r, st->indices, *parallel); kept && op) {
+                if (kept->size() + 1 != parallel->vars.size()) {
                     rejected_.emplace(r, PartialReductions::Rejection{
                                              fmt::format("it is accumulated over {} axes of its `parallel` loop; partial "
                                                          "results are combined over one",
