@@ -58,7 +58,7 @@ bool KernelEmitter::emit_sliced_reduce(const ir::Reduce& r) {
                     out_.line(fmt::format("tl_part[tl_i] = tl::xor_combine<{}, {}>(tl_part[tl_i]);", op, m));
             });
         }
-        if (plan->warps > 1) emit_cross_warp_reduce(from.layout, to, r.axis, r.op, *plan, outs, acc_type);
+        if (plan->warps > 1) emit_cross_warp_reduce(from.layout, to, {r.axis}, r.op, *plan, outs, acc_type);
         out_.line("#pragma unroll");
         out_.block(fmt::format("for (int tl_i = 0; tl_i < {}; ++tl_i)", outs), [&] {
             std::string target = identifier(dst.name) + "[tl_i]";
@@ -74,8 +74,9 @@ bool KernelEmitter::emit_sliced_reduce(const ir::Reduce& r) {
 // (all 32 lanes of a warp hold the same rows) and the warps are a power of two, lane l reads part
 // l % warps and log2(warps) butterfly shuffles combine them (every lane ends with the same value,
 // the combine being commutative): one shared load per row instead of one per warp.
-void KernelEmitter::emit_cross_warp_reduce(const ir::Layout& from, const FragmentLayout& to, int reduced_axis, ir::ReduceOp reduce_op,
-                                           const ir::ReductionPlan& plan, int64_t outs, const std::string& acc_type) {
+void KernelEmitter::emit_cross_warp_reduce(const ir::Layout& from, const FragmentLayout& to, const std::vector<int>& reduced_axes,
+                                           ir::ReduceOp reduce_op, const ir::ReductionPlan& plan, int64_t outs,
+                                           const std::string& acc_type) {
     std::string op = op_type(reduce_op);
     // This thread's place among the warps of its row, and whether it writes for its warp: the first
     // lane of the row's lanes, the first replica of the source.
@@ -83,7 +84,7 @@ void KernelEmitter::emit_cross_warp_reduce(const ir::Layout& from, const Fragmen
     int64_t place = 1, row_lanes = 1;
     int axis = 0;
     for (const ir::Layout::Mode& m : from.modes) {
-        if (axis++ != reduced_axis) continue;
+        if (!std::count(reduced_axes.begin(), reduced_axes.end(), axis++)) continue;
         for (ir::LayoutFactor f : m.factors) {
             if (f.axis != ir::LayoutAxis::Thread || f.extent == 1) continue;
             int64_t lanes = f.stride >= 32 ? 1 : std::min<int64_t>(f.extent, 32 / f.stride);
@@ -142,7 +143,7 @@ void KernelEmitter::emit_combine_partials(const ir::PartialCombine& c) {
     const ir::Buffer& b = *c.buffer;
     const FragmentLayout& to = *layout_of(b);
     auto op_kind = static_cast<ir::ReduceOp>(c.op);
-    auto plan = c.loop.reduction_plan(c.axis);
+    auto plan = c.loop.reduction_plan(c.axes);
     TLC_CHECK(plan && plan->shuffles_only, "infer-layouts combines partial results only over a power-of-two lane group");
     std::string op = op_type(op_kind);
     Dtype acc = schedule::reduce_partial_dtype(b.dtype);
@@ -160,7 +161,7 @@ void KernelEmitter::emit_combine_partials(const ir::PartialCombine& c) {
             out_.line(fmt::format("tl_part[tl_i] = {};", cast_to(identifier(b.name) + "[tl_i]", b.dtype, acc)));
             for (int m : plan->shuffle_xor) out_.line(fmt::format("tl_part[tl_i] = tl::xor_combine<{}, {}>(tl_part[tl_i]);", op, m));
         });
-        if (plan->warps > 1) emit_cross_warp_reduce(c.loop, to, c.axis, op_kind, *plan, outs, acc_type);
+        if (plan->warps > 1) emit_cross_warp_reduce(c.loop, to, c.axes, op_kind, *plan, outs, acc_type);
         out_.line("#pragma unroll");
         out_.line(fmt::format("for (int tl_i = 0; tl_i < {}; ++tl_i) {}[tl_i] = {};", outs, identifier(b.name),
                               cast_to("tl_part[tl_i]", acc, b.dtype)));

@@ -8,6 +8,7 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <vector>
 
 namespace tlc::ir {
 
@@ -45,9 +46,9 @@ struct GemmPlan {
 // combine their partials (xor shuffles, at most one exchange across warps).
 struct PartialCombine {
     const Buffer* buffer = nullptr;
-    int op = 0;    // the ir::ReduceOp that accumulates (Sum, Max, Min)
-    int axis = 0;  // the loops' axis that `buffer` drops: its threads hold the partials
-    Layout loop;   // the loops' layout; `buffer`'s is its slice along `axis`
+    int op = 0;             // the ir::ReduceOp that accumulates (Sum, Max, Min)
+    std::vector<int> axes;  // the loops' axes that `buffer` drops (ascending): their threads hold the partials
+    Layout loop;            // the loops' layout; `buffer`'s is its slice along `axes`
 };
 
 struct KernelLayouts {

@@ -378,6 +378,19 @@ std::optional<ReductionPlan> Layout::reduction_plan(int axis) const {
     return plan;
 }
 
+std::optional<ReductionPlan> Layout::reduction_plan(const std::vector<int>& axes) const {
+    ReductionPlan plan;
+    for (int axis : axes) {
+        std::optional<ReductionPlan> one = reduction_plan(axis);
+        if (!one) return std::nullopt;
+        plan.registers *= one->registers;
+        plan.shuffle_xor.insert(plan.shuffle_xor.end(), one->shuffle_xor.begin(), one->shuffle_xor.end());
+        plan.warps *= one->warps;
+        plan.shuffles_only = plan.shuffles_only && one->shuffles_only;
+    }
+    return plan;
+}
+
 Layout Layout::normalized() const {
     Layout out = *this;
     for (auto& m : out.modes) {

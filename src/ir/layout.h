@@ -124,6 +124,8 @@ struct Layout {
     std::optional<Layout> permute(const std::vector<int>& order) const;
     // How a reduce along `axis` runs (per-axis layouts only).
     std::optional<ReductionPlan> reduction_plan(int axis) const;
+    // Along several axes at once: their registers folded, their lanes' shuffles, their warps.
+    std::optional<ReductionPlan> reduction_plan(const std::vector<int>& axes) const;
 
     // Factors merged where one continues the other, extent-1 factors dropped: equal layouts have
     // equal normal forms.

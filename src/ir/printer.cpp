@@ -2,6 +2,7 @@
 #include "ir/printer.h"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
 #include <cmath>
@@ -144,7 +145,7 @@ public:
                                              c.op == static_cast<int>(ReduceOp::Sum)   ? "sum"
                                              : c.op == static_cast<int>(ReduceOp::Max) ? "max"
                                                                                        : "min",
-                                             c.axis));
+                                             fmt::join(c.axes, " and ")));
         switch (s->kind) {
         case StmtKind::Seq:
             line(indent, "{");

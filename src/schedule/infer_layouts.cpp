@@ -313,8 +313,8 @@ void report_unpartitioned_accumulations(const PartialReductions& partials, Diagn
     for (auto& [b, r] : sorted) {
         diags.report(DiagKind::AccumulationNotPartial, r->at, b->name, r->why);
         diags.note(DiagKind::NoteFix, r->at,
-                   fmt::format("start `{0}` at 0 (a sum), accumulate it only as `{0}[i] += e` (or max, min) over one axis more "
-                               "than it has, and read it only after its last accumulation",
+                   fmt::format("start `{0}` at 0 (a sum), accumulate it only as `{0}[i] += e` (or max, min) in a `parallel` loop "
+                               "over more axes than it has, and read it only after its last accumulation",
                                b->name));
     }
 }
@@ -659,8 +659,8 @@ Choice choose_layouts(const ir::Kernel& kernel, UseCollector& uses, const Partia
                                                   anchor == uses.loop_anchor.end() ? "?" : anchor->second->name);
     }
     // Accumulated fragments: every accumulating loop must have the same layout (the partials of one
-    // element sit in the same register of the threads that combine them), and the threads that
-    // share an element must form a power-of-two group of lanes (xor shuffles) and warps.
+    // element sit in the same register of the threads that combine them), and along each dropped
+    // axis the threads that share an element must form a power-of-two group of lanes (xor shuffles).
     std::map<const ir::Buffer*, const FragmentLayout*> accumulation_loop;
     for (const AccumulatedFragment& acc : partials.fragments) {
         if (replicated(acc.buffer)) continue;

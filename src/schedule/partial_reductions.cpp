@@ -71,18 +71,11 @@ private:
             // checks below see it as another use).
             std::optional<ir::ReduceOp> op = ir::accumulation_op(*st);
             if (auto kept = subset_axes(*r, st->indices, *parallel); kept && op) {
-                if (kept->size() + 1 != parallel->vars.size()) {
-                    rejected_.emplace(r, PartialReductions::Rejection{
-                                             fmt::format("it is accumulated over {} axes of its `parallel` loop; partial "
-                                                         "results are combined over one",
-                                                         parallel->vars.size() - kept->size()),
-                                             st->range});
-                } else {
-                    int dropped = 0;
-                    while (std::count(kept->begin(), kept->end(), dropped)) ++dropped;
-                    updates_[r].push_back(Accumulation{st, parallel, *kept, dropped});
-                    ops_[r].push_back(*op);
-                }
+                std::vector<int> dropped;
+                for (int a = 0; a < static_cast<int>(parallel->vars.size()); ++a)
+                    if (!std::count(kept->begin(), kept->end(), a)) dropped.push_back(a);
+                updates_[r].push_back(Accumulation{st, parallel, *kept, dropped});
+                ops_[r].push_back(*op);
             }
         }
         const ir::For* inner = parallel;

@@ -27,8 +27,8 @@ namespace tlc::schedule {
 struct Accumulation {
     const ir::Store* store = nullptr;
     const ir::For* loop = nullptr;
-    std::vector<int> kept; // the loop axes that index the fragment, ascending
-    int dropped = 0;       // the loop axis that does not
+    std::vector<int> kept;    // the loop axes that index the fragment, ascending
+    std::vector<int> dropped; // the loop axes that do not, ascending
 };
 
 struct AccumulatedFragment {

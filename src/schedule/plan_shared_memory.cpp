@@ -141,7 +141,7 @@ ir::SharedMemoryPlan compute_shared_memory_plan(const ir::Kernel& kernel) {
         // Partial results combined before the statement, across warps: one value per element and warp.
         if (auto combines = kernel.layouts.combines.find(s.get()); combines != kernel.layouts.combines.end())
             for (const ir::PartialCombine& c : combines->second) {
-                auto reduction = c.loop.reduction_plan(c.axis);
+                auto reduction = c.loop.reduction_plan(c.axes);
                 if (!reduction || reduction->warps == 1) continue;
                 int64_t bytes = c.buffer->num_elements() * reduction->warps * dtype_bytes(reduce_partial_dtype(c.buffer->dtype));
                 if (bytes > plan.scratch_bytes && !plan.scratch.count(s.get())) {

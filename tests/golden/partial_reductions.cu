@@ -7,7 +7,7 @@
 
 namespace {
 
-// kernel gemv<BN = 64, BK = 64>  (partial_reductions.tl:11)
+// kernel gemv<BN = 64, BK = 64>  (partial_reductions.tl:13)
 // 128 threads per block, 0 bytes of shared memory
 __global__ void __launch_bounds__(128) gemv_kernel(
         const tl::f16* __restrict__ A,
@@ -16,13 +16,13 @@ __global__ void __launch_bounds__(128) gemv_kernel(
         int32_t N,
         int32_t K)
 {
-    // fragment r: f32[64], slice of `(iterations of the loop at line 14)` (partial results): [64] over 128 threads: (16:t8 4:r1) 4 registers, 8 replicas
+    // fragment r: f32[64], slice of `(iterations of the loop at line 16)` (partial results): [64] over 128 threads: (16:t8 4:r1) 4 registers, 8 replicas
     const int tl_tid = tl::thread_index<128>();
     float r[4];  // fragment r: f32[64]
     #pragma unroll
     for (int tl_i = 0; tl_i < 4; ++tl_i) r[tl_i] = 0.0f;
     for (int k = 0; k < tl::cdiv(K, 64); ++k) {
-        // for n, kk in parallel(BN, BK) {  (partial_reductions.tl:14)
+        // for n, kk in parallel(BN, BK) {  (partial_reductions.tl:16)
         // for n, kk in parallel(64, 64): each thread runs its share of the iterations, accumulating partial results
         #pragma unroll
         for (int tl_s0 = 0; tl_s0 < 32; ++tl_s0) {
@@ -47,7 +47,7 @@ __global__ void __launch_bounds__(128) gemv_kernel(
         #pragma unroll
         for (int tl_i = 0; tl_i < 4; ++tl_i) r[tl_i] = tl_part[tl_i];
     }
-    // copy(r, y[block.x * BN +: BN]);  (partial_reductions.tl:20)
+    // copy(r, y[block.x * BN +: BN]);  (partial_reductions.tl:22)
     if ((tl_tid % 8) == 0) {
         #pragma unroll
         for (int tl_s2 = 0; tl_s2 < 4; ++tl_s2) {
@@ -56,14 +56,14 @@ __global__ void __launch_bounds__(128) gemv_kernel(
     }
 }
 
-// kernel colsum  (partial_reductions.tl:23)
+// kernel colsum  (partial_reductions.tl:25)
 // 256 threads per block, 2048 bytes of shared memory
 __global__ void __launch_bounds__(256) colsum_kernel(
         const float* __restrict__ X,
         float* __restrict__ y,
         int32_t M)
 {
-    // fragment r: f32[64], slice of `(iterations of the loop at line 26)` (partial results): [64] over 256 threads: (8:r1 8:t1) 8 registers, 32 replicas
+    // fragment r: f32[64], slice of `(iterations of the loop at line 28)` (partial results): [64] over 256 threads: (8:r1 8:t1) 8 registers, 32 replicas
     const int tl_tid = tl::thread_index<256>();
     extern __shared__ __align__(128) unsigned char tl_smem[];
     unsigned char* tl_scratch = tl_smem + 0;  // 2048 bytes for reductions and staging
@@ -71,7 +71,7 @@ __global__ void __launch_bounds__(256) colsum_kernel(
     #pragma unroll
     for (int tl_i = 0; tl_i < 8; ++tl_i) r[tl_i] = 0.0f;
     for (int m = 0; m < tl::cdiv(M, 32); ++m) {
-        // for i, j in parallel(32, 64) {  (partial_reductions.tl:26)
+        // for i, j in parallel(32, 64) {  (partial_reductions.tl:28)
         // for i, j in parallel(32, 64): each thread runs its share of the iterations, accumulating partial results
         #pragma unroll
         for (int tl_s0 = 0; tl_s0 < 8; ++tl_s0) {
@@ -109,7 +109,7 @@ __global__ void __launch_bounds__(256) colsum_kernel(
         #pragma unroll
         for (int tl_i = 0; tl_i < 8; ++tl_i) r[tl_i] = tl_part[tl_i];
     }
-    // copy(r, y[0 +: 64]);  (partial_reductions.tl:32)
+    // copy(r, y[0 +: 64]);  (partial_reductions.tl:34)
     if ((tl_tid / 8) == 0) {  // one copy of each replicated element is stored
         #pragma unroll
         for (int tl_chunk2 = 0; tl_chunk2 < 8; tl_chunk2 += 4) {
@@ -129,7 +129,7 @@ __global__ void __launch_bounds__(256) colsum_kernel(
     }
 }
 
-// kernel rowmax  (partial_reductions.tl:35)
+// kernel rowmax  (partial_reductions.tl:37)
 // 128 threads per block, 0 bytes of shared memory
 __global__ void __launch_bounds__(128) rowmax_kernel(
         const float* __restrict__ X,
@@ -137,13 +137,13 @@ __global__ void __launch_bounds__(128) rowmax_kernel(
         int32_t M,
         int32_t N)
 {
-    // fragment r: f32[16], slice of `(iterations of the loop at line 38)` (partial results): [16] over 128 threads: (8:t16 2:r1) 2 registers, 16 replicas
+    // fragment r: f32[16], slice of `(iterations of the loop at line 40)` (partial results): [16] over 128 threads: (8:t16 2:r1) 2 registers, 16 replicas
     const int tl_tid = tl::thread_index<128>();
     float r[2];  // fragment r: f32[16]
     #pragma unroll
     for (int tl_i = 0; tl_i < 2; ++tl_i) r[tl_i] = -tl::inf<float>();
     for (int k = 0; k < tl::cdiv(N, 128); ++k) {
-        // for i, j in parallel(16, 128) {  (partial_reductions.tl:38)
+        // for i, j in parallel(16, 128) {  (partial_reductions.tl:40)
         // for i, j in parallel(16, 128): each thread runs its share of the iterations, accumulating partial results
         #pragma unroll
         for (int tl_s0 = 0; tl_s0 < 16; ++tl_s0) {
@@ -167,7 +167,7 @@ __global__ void __launch_bounds__(128) rowmax_kernel(
         #pragma unroll
         for (int tl_i = 0; tl_i < 2; ++tl_i) r[tl_i] = tl_part[tl_i];
     }
-    // copy(r, y[block.x * 16 +: 16]);  (partial_reductions.tl:42)
+    // copy(r, y[block.x * 16 +: 16]);  (partial_reductions.tl:44)
     if ((tl_tid % 16) == 0) {
         #pragma unroll
         for (int tl_s2 = 0; tl_s2 < 2; ++tl_s2) {
@@ -176,7 +176,7 @@ __global__ void __launch_bounds__(128) rowmax_kernel(
     }
 }
 
-// kernel sumsq  (partial_reductions.tl:45)
+// kernel sumsq  (partial_reductions.tl:47)
 // 128 threads per block, 0 bytes of shared memory
 __global__ void __launch_bounds__(128) sumsq_kernel(
         const float* __restrict__ X,
@@ -190,7 +190,7 @@ __global__ void __launch_bounds__(128) sumsq_kernel(
     float r[2];  // fragment r: f32[32]
     #pragma unroll
     for (int tl_i = 0; tl_i < 2; ++tl_i) r[tl_i] = 0.0f;
-    // copy(X[block.x * 32 +: 32, 0 +: 64], t);  (partial_reductions.tl:48)
+    // copy(X[block.x * 32 +: 32, 0 +: 64], t);  (partial_reductions.tl:50)
     #pragma unroll
     for (int tl_chunk0 = 0; tl_chunk0 < 16; tl_chunk0 += 4) {
         const float* tl_ptr1 = &X[int64_t((int(blockIdx.x) * 32) + ((tl_tid / 8) + (tl_chunk0 / 8) * 16)) * 64 + ((tl_chunk0 % 8) + (tl_tid % 8) * 8)];
@@ -206,7 +206,7 @@ __global__ void __launch_bounds__(128) sumsq_kernel(
             }
         }
     }
-    // for i, j in parallel(32, 64) {  (partial_reductions.tl:49)
+    // for i, j in parallel(32, 64) {  (partial_reductions.tl:51)
     // for i, j in parallel(32, 64): each thread visits the elements of `t` it holds
     #pragma unroll
     for (int tl_s3 = 0; tl_s3 < 16; ++tl_s3) {
@@ -227,7 +227,7 @@ __global__ void __launch_bounds__(128) sumsq_kernel(
         #pragma unroll
         for (int tl_i = 0; tl_i < 2; ++tl_i) r[tl_i] = tl_part[tl_i];
     }
-    // copy(r, y[block.x * 32 +: 32]);  (partial_reductions.tl:52)
+    // copy(r, y[block.x * 32 +: 32]);  (partial_reductions.tl:54)
     if ((tl_tid % 8) == 0) {
         #pragma unroll
         for (int tl_s4 = 0; tl_s4 < 2; ++tl_s4) {
@@ -236,7 +236,7 @@ __global__ void __launch_bounds__(128) sumsq_kernel(
     }
 }
 
-// kernel flagged  (partial_reductions.tl:55)
+// kernel flagged  (partial_reductions.tl:57)
 // 128 threads per block, 0 bytes of shared memory
 __global__ void __launch_bounds__(128) flagged_kernel(
         const float* __restrict__ X,
@@ -244,13 +244,13 @@ __global__ void __launch_bounds__(128) flagged_kernel(
         int32_t flag,
         int32_t M)
 {
-    // fragment r: f32[32], slice of `(iterations of the loop at line 58)` (partial results): [32] over 128 threads: (16:t8 2:r1) 2 registers, 8 replicas
+    // fragment r: f32[32], slice of `(iterations of the loop at line 60)` (partial results): [32] over 128 threads: (16:t8 2:r1) 2 registers, 8 replicas
     const int tl_tid = tl::thread_index<128>();
     float r[2];  // fragment r: f32[32]
     #pragma unroll
     for (int tl_i = 0; tl_i < 2; ++tl_i) r[tl_i] = 0.0f;
     if (flag != 0) {
-        // for i, j in parallel(32, 64) {  (partial_reductions.tl:58)
+        // for i, j in parallel(32, 64) {  (partial_reductions.tl:60)
         // for i, j in parallel(32, 64): each thread runs its share of the iterations, accumulating partial results
         #pragma unroll
         for (int tl_s0 = 0; tl_s0 < 16; ++tl_s0) {
@@ -272,11 +272,86 @@ __global__ void __launch_bounds__(128) flagged_kernel(
             #pragma unroll
             for (int tl_i = 0; tl_i < 2; ++tl_i) r[tl_i] = tl_part[tl_i];
         }
-        // copy(r, y[block.x * 32 +: 32]);  (partial_reductions.tl:61)
+        // copy(r, y[block.x * 32 +: 32]);  (partial_reductions.tl:63)
         if ((tl_tid % 8) == 0) {
             #pragma unroll
             for (int tl_s2 = 0; tl_s2 < 2; ++tl_s2) {
                 if (tl::in_bounds((int(blockIdx.x) * 32) + ((tl_tid / 8) + (tl_s2) * 16), M)) y[(int(blockIdx.x) * 32) + ((tl_tid / 8) + (tl_s2) * 16)] = r[tl_s2];
+            }
+        }
+    }
+}
+
+// kernel chansum  (partial_reductions.tl:67)
+// 256 threads per block, 2048 bytes of shared memory
+__global__ void __launch_bounds__(256) chansum_kernel(
+        const float* __restrict__ X,
+        float* __restrict__ y,
+        int32_t B,
+        int32_t T)
+{
+    // fragment r: f32[64], slice of `(iterations of the loop at line 70)` (partial results): [64] over 256 threads: (8:r1 8:t1) 8 registers, 32 replicas
+    const int tl_tid = tl::thread_index<256>();
+    extern __shared__ __align__(128) unsigned char tl_smem[];
+    unsigned char* tl_scratch = tl_smem + 0;  // 2048 bytes for reductions and staging
+    float r[8];  // fragment r: f32[64]
+    #pragma unroll
+    for (int tl_i = 0; tl_i < 8; ++tl_i) r[tl_i] = 0.0f;
+    for (int b0 = 0; b0 < tl::cdiv(B, 4); ++b0) {
+        // for b, t, c in parallel(4, 16, 64) {  (partial_reductions.tl:70)
+        // for b, t, c in parallel(4, 16, 64): each thread runs its share of the iterations, accumulating partial results
+        #pragma unroll
+        for (int tl_s0 = 0; tl_s0 < 16; ++tl_s0) {
+            const int tl_c1 = (((tl_s0 / 8 * 8) % 8) + (tl_tid % 8) * 8);  // the chunk's first column
+            const int b = ((tl_tid / 128) + (tl_s0 / 8) * 2);
+            const int t = (tl_tid / 8 % 16);
+            const int c = tl_c1 + tl_s0 % 8;
+            if (b0 * 4 + b < B && t < T) {
+                r[(tl_s0 % 8)] = r[(tl_s0 % 8)] + X[(int64_t(b0 * 4 + b) * T + t) * 64 + c];
+            }
+        }
+    }
+    // combine the partial results of `r` (sum): xor shuffles 8, 16 among the lanes that share an element, then across the 8 warps that do
+    {
+        float tl_part[8];
+        #pragma unroll
+        for (int tl_i = 0; tl_i < 8; ++tl_i) {
+            tl_part[tl_i] = r[tl_i];
+            tl_part[tl_i] = tl::xor_combine<tl::SumOp, 8>(tl_part[tl_i]);
+            tl_part[tl_i] = tl::xor_combine<tl::SumOp, 16>(tl_part[tl_i]);
+        }
+        if ((tl_tid / 8 % 4) == 0) {
+            #pragma unroll
+            for (int tl_i = 0; tl_i < 8; ++tl_i) {
+                reinterpret_cast<float*>(tl_scratch)[(((tl_i) + (tl_tid % 8) * 8)) * 8 + (tl_tid / 128 % 2) + (tl_tid / 32 % 4) * 2] = tl_part[tl_i];
+            }
+        }
+        __syncthreads();
+        #pragma unroll
+        for (int tl_i = 0; tl_i < 8; ++tl_i) {
+            tl_part[tl_i] = reinterpret_cast<float*>(tl_scratch)[(((tl_i) + (tl_tid % 8) * 8)) * 8];
+            #pragma unroll
+            for (int tl_w = 1; tl_w < 8; ++tl_w) tl_part[tl_i] = tl::SumOp::combine(tl_part[tl_i], reinterpret_cast<float*>(tl_scratch)[(((tl_i) + (tl_tid % 8) * 8)) * 8 + tl_w]);
+        }
+        __syncthreads();  // the scratch is free again
+        #pragma unroll
+        for (int tl_i = 0; tl_i < 8; ++tl_i) r[tl_i] = tl_part[tl_i];
+    }
+    // copy(r, y[0 +: 64]);  (partial_reductions.tl:76)
+    if ((tl_tid / 8) == 0) {  // one copy of each replicated element is stored
+        #pragma unroll
+        for (int tl_chunk2 = 0; tl_chunk2 < 8; tl_chunk2 += 4) {
+            float* tl_ptr3 = &y[((tl_chunk2) + (tl_tid % 8) * 8)];
+            if (tl::in_bounds(((tl_chunk2) + (tl_tid % 8) * 8), 64) && tl::in_bounds((((tl_chunk2) + (tl_tid % 8) * 8)) + 3, 64) && tl::is_aligned(tl_ptr3, 16)) {
+                float tl_vec4[4];
+                #pragma unroll
+                for (int tl_v = 0; tl_v < 4; ++tl_v) tl_vec4[tl_v] = r[tl_chunk2 + tl_v];
+                tl::store_vector<float, 4>(tl_ptr3, tl_vec4);
+            } else {
+                #pragma unroll
+                for (int tl_v = 0; tl_v < 4; ++tl_v) {
+                    if (tl::in_bounds((((tl_chunk2 + tl_v)) + (tl_tid % 8) * 8), 64)) y[(((tl_chunk2 + tl_v)) + (tl_tid % 8) * 8)] = r[tl_chunk2 + tl_v];
+                }
             }
         }
     }
@@ -361,6 +436,27 @@ cudaError_t flagged(const float* X, float* y, int32_t flag, int64_t M, cudaStrea
     return tl::host::record(cudaGetLastError(), tl_name, "launch");
 }
 
+cudaError_t chansum(const float* X, float* y, int64_t B, int64_t T, cudaStream_t stream) {
+    constexpr const char* tl_name = "chansum";
+    if (cudaError_t tl_err = tl::host::check_pointer(X, tl_name, "X", 4); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_pointer(y, tl_name, "y", 4); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_dim(B, tl_name, "B"); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_dim(T, tl_name, "T"); tl_err != cudaSuccess) return tl_err;
+    const int64_t tl_grid_x = int64_t(1), tl_grid_y = int64_t(1), tl_grid_z = int64_t(1);
+    if (tl_grid_x <= 0 || tl_grid_y <= 0 || tl_grid_z <= 0) return cudaSuccess;  // nothing to compute
+    if (tl_grid_x > INT32_MAX || tl_grid_y > 65535 || tl_grid_z > 65535)
+        return tl::host::invalid_argument(std::string(tl_name) + ": the grid is larger than CUDA allows");
+    static const cudaError_t tl_attributes = [] {
+        cudaError_t tl_err = cudaSuccess;
+        if (tl_err == cudaSuccess)
+            tl_err = cudaFuncSetAttribute(::chansum_kernel, cudaFuncAttributePreferredSharedMemoryCarveout, cudaSharedmemCarveoutMaxShared);
+        return tl_err;
+    }();
+    if (tl_attributes != cudaSuccess) return tl::host::record(tl_attributes, tl_name, "setting the shared-memory attributes");
+    ::chansum_kernel<<<dim3(unsigned(tl_grid_x), unsigned(tl_grid_y), unsigned(tl_grid_z)), 256, 2048, stream>>>(X, y, static_cast<int32_t>(B), static_cast<int32_t>(T));
+    return tl::host::record(cudaGetLastError(), tl_name, "launch");
+}
+
 }  // namespace tlc
 
 extern "C" {
@@ -369,4 +465,5 @@ cudaError_t tlc_colsum(const void* X, void* y, int64_t M, cudaStream_t stream) {
 cudaError_t tlc_rowmax(const void* X, void* y, int64_t M, int64_t N, cudaStream_t stream) { return tlc::rowmax(static_cast<const float*>(X), static_cast<float*>(y), M, N, stream); }
 cudaError_t tlc_sumsq(const void* X, void* y, int64_t M, cudaStream_t stream) { return tlc::sumsq(static_cast<const float*>(X), static_cast<float*>(y), M, stream); }
 cudaError_t tlc_flagged(const void* X, void* y, int32_t flag, int64_t M, cudaStream_t stream) { return tlc::flagged(static_cast<const float*>(X), static_cast<float*>(y), flag, M, stream); }
+cudaError_t tlc_chansum(const void* X, void* y, int64_t B, int64_t T, cudaStream_t stream) { return tlc::chansum(static_cast<const float*>(X), static_cast<float*>(y), B, T, stream); }
 }

@@ -27,6 +27,9 @@ cudaError_t sumsq(const float* X, float* y, int64_t M, cudaStream_t stream = 0);
 // Launches kernel `flagged`; returns cudaErrorInvalidValue (see tlc::last_error_message()) for bad arguments.
 cudaError_t flagged(const float* X, float* y, int32_t flag, int64_t M, cudaStream_t stream = 0);
 
+// Launches kernel `chansum`; returns cudaErrorInvalidValue (see tlc::last_error_message()) for bad arguments.
+cudaError_t chansum(const float* X, float* y, int64_t B, int64_t T, cudaStream_t stream = 0);
+
 }  // namespace tlc
 
 extern "C" {
@@ -35,4 +38,5 @@ cudaError_t tlc_colsum(const void* X, void* y, int64_t M, cudaStream_t stream);
 cudaError_t tlc_rowmax(const void* X, void* y, int64_t M, int64_t N, cudaStream_t stream);
 cudaError_t tlc_sumsq(const void* X, void* y, int64_t M, cudaStream_t stream);
 cudaError_t tlc_flagged(const void* X, void* y, int32_t flag, int64_t M, cudaStream_t stream);
+cudaError_t tlc_chansum(const void* X, void* y, int64_t B, int64_t T, cudaStream_t stream);
 }

@@ -328,3 +328,21 @@ TEST_CASE("slice over several axes, and the register map of a broadcast read") {
             }
     CHECK_FALSE(l3.slice(std::vector<int>{2, 0})); // axes ascending
 }
+
+TEST_CASE("a reduction plan along several axes: their registers, their lanes' shuffles, their warps") {
+    // [4, 16, 64] over 256 threads, per axis: b over 2 warps (stride 128) and 2 registers, t over
+    // 4 lanes (stride 8) and 4 warps, c over 8 lanes and 8 registers.
+    Layout l = Layout::blocked_rows({4, 16, 64}, 256, 8);
+    auto b = l.reduction_plan(0), t = l.reduction_plan(1), both = l.reduction_plan(std::vector<int>{0, 1});
+    REQUIRE(b);
+    REQUIRE(t);
+    REQUIRE(both);
+    CHECK(both->registers == b->registers * t->registers);
+    CHECK(both->warps == b->warps * t->warps);
+    std::vector<int> masks = b->shuffle_xor;
+    masks.insert(masks.end(), t->shuffle_xor.begin(), t->shuffle_xor.end());
+    CHECK(both->shuffle_xor == masks);
+    CHECK(both->shuffles_only);
+    CHECK(both->warps == 8);
+    CHECK(!Layout::mma_accumulator(64, 64, 4, 1).reduction_plan(std::vector<int>{0, 2}));  // no axis 2
+}
