@@ -142,16 +142,15 @@ void KernelEmitter::emit_cross_warp_reduce(const ir::Layout& from, const Fragmen
 void KernelEmitter::emit_combine_partials(const ir::PartialCombine& c) {
     const ir::Buffer& b = *c.buffer;
     const FragmentLayout& to = *layout_of(b);
-    auto op_kind = static_cast<ir::ReduceOp>(c.op);
     auto plan = c.loop.reduction_plan(c.axes);
     TLC_CHECK(plan && plan->shuffles_only, "infer-layouts combines partial results only over a power-of-two lane group");
-    std::string op = op_type(op_kind);
+    std::string op = op_type(c.op);
     Dtype acc = schedule::reduce_partial_dtype(b.dtype);
     std::string acc_type = cuda_type(acc);
     const int64_t outs = to.layout.registers();
     std::string masks;
     for (int m : plan->shuffle_xor) masks += (masks.empty() ? "" : ", ") + std::to_string(m);
-    out_.line(fmt::format("// combine the partial results of `{}` ({}): {}{}", b.name, op_kind == ir::ReduceOp::Sum ? "sum" : op_kind == ir::ReduceOp::Max ? "max" : "min",
+    out_.line(fmt::format("// combine the partial results of `{}` ({}): {}{}", b.name, ir::reduce_op_name(c.op),
                           masks.empty() ? "no shuffles" : "xor shuffles " + masks + " among the lanes that share an element",
                           plan->warps > 1 ? fmt::format(", then across the {} warps that do", plan->warps) : ""));
     out_.block("", [&] {
@@ -161,7 +160,7 @@ void KernelEmitter::emit_combine_partials(const ir::PartialCombine& c) {
             out_.line(fmt::format("tl_part[tl_i] = {};", cast_to(identifier(b.name) + "[tl_i]", b.dtype, acc)));
             for (int m : plan->shuffle_xor) out_.line(fmt::format("tl_part[tl_i] = tl::xor_combine<{}, {}>(tl_part[tl_i]);", op, m));
         });
-        if (plan->warps > 1) emit_cross_warp_reduce(c.loop, to, c.axes, op_kind, *plan, outs, acc_type);
+        if (plan->warps > 1) emit_cross_warp_reduce(c.loop, to, c.axes, c.op, *plan, outs, acc_type);
         out_.line("#pragma unroll");
         out_.line(fmt::format("for (int tl_i = 0; tl_i < {}; ++tl_i) {}[tl_i] = {};", outs, identifier(b.name),
                               cast_to("tl_part[tl_i]", acc, b.dtype)));

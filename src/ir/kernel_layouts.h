@@ -14,6 +14,7 @@ namespace tlc::ir {
 
 struct Buffer;
 struct Stmt;
+enum class ReduceOp; // ir.h
 
 // How a fragment's layout is lowered: with a runtime layout type (runtime/tl/layout.cuh) for the
 // blocked and mma accumulator layouts; `General` from the ir::Layout's digits themselves (the
@@ -46,7 +47,7 @@ struct GemmPlan {
 // combine their partials (xor shuffles, at most one exchange across warps).
 struct PartialCombine {
     const Buffer* buffer = nullptr;
-    int op = 0;             // the ir::ReduceOp that accumulates (Sum, Max, Min)
+    ReduceOp op{};          // the operation that accumulates (Sum, Max, Min)
     std::vector<int> axes;  // the loops' axes that `buffer` drops (ascending): their threads hold the partials
     Layout loop;            // the loops' layout; `buffer`'s is its slice along `axes`
 };

@@ -142,10 +142,7 @@ public:
             if (auto it = layouts->combines.find(s.get()); it != layouts->combines.end())
                 for (const PartialCombine& c : it->second)
                     line(indent, fmt::format("// combine the partial results of {} ({} over the threads of loop axis {})", c.buffer->name,
-                                             c.op == static_cast<int>(ReduceOp::Sum)   ? "sum"
-                                             : c.op == static_cast<int>(ReduceOp::Max) ? "max"
-                                                                                       : "min",
-                                             fmt::join(c.axes, " and ")));
+                                             reduce_op_name(c.op), fmt::join(c.axes, " and ")));
         switch (s->kind) {
         case StmtKind::Seq:
             line(indent, "{");

@@ -712,7 +712,7 @@ Choice choose_layouts(const ir::Kernel& kernel, UseCollector& uses, const Partia
         auto loop = accumulation_loop.find(acc.buffer);
         if (loop == accumulation_loop.end() || !acc.combine_before) continue;
         out.combines[acc.combine_before].push_back(
-            ir::PartialCombine{acc.buffer, static_cast<int>(acc.op), acc.updates.front().dropped, loop->second->layout});
+            ir::PartialCombine{acc.buffer, acc.op, acc.updates.front().dropped, loop->second->layout});
     }
     plan_register_operands(out, choice.staged_operands);
     return choice;

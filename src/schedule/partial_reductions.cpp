@@ -33,9 +33,6 @@ bool starts_at_identity(const ir::Alloc& a, ir::ReduceOp op) {
     return false;
 }
 
-const char* op_word(ir::ReduceOp op) {
-    return op == ir::ReduceOp::Sum ? "sum" : op == ir::ReduceOp::Max ? "max" : op == ir::ReduceOp::Min ? "min" : "absmax";
-}
 
 class Finder {
 public:
@@ -157,7 +154,7 @@ private:
         if (!starts_at_identity(*alloc->second, f.op))
             return fmt::format("it starts at a value other than 0, and a {} over partial results would count that value once "
                                "per thread",
-                               op_word(f.op));
+                               ir::reduce_op_name(f.op));
         // In each loop, nothing but the accumulations touches r.
         for (const Accumulation& u : f.updates) {
             Touch t = touch(u.loop->body, f);

@@ -144,13 +144,13 @@ ir::SharedMemoryPlan compute_shared_memory_plan(const ir::Kernel& kernel) {
                 auto reduction = c.loop.reduction_plan(c.axes);
                 if (!reduction || reduction->warps == 1) continue;
                 int64_t bytes = c.buffer->num_elements() * reduction->warps * dtype_bytes(reduce_partial_dtype(c.buffer->dtype));
-                if (bytes > plan.scratch_bytes && !plan.scratch.count(s.get())) {
-                    plan.scratch_bytes = bytes;
+                if (bytes <= plan.scratch_bytes) continue;
+                plan.scratch_bytes = bytes;
+                // The statement's own scratch use, if any, keeps its entry (the combine runs before it).
+                if (plan.scratch.try_emplace(s.get(), ir::ScratchUse{fmt::format("combine of the partial results of `{}`", c.buffer->name),
+                                                                      bytes, {}, {}})
+                        .second)
                     plan.largest_scratch_use = s.get();
-                    plan.scratch[s.get()] = ir::ScratchUse{fmt::format("combine of the partial results of `{}`", c.buffer->name), bytes, {}, {}};
-                } else {
-                    plan.scratch_bytes = std::max(plan.scratch_bytes, bytes);
-                }
             }
         if (auto* seq = s->as<ir::Seq>())
             for (auto& c : seq->stmts) visit(c);

@@ -22,6 +22,11 @@ std::string fnv1a_hex(const std::string& text) {
     return buf;
 }
 
+std::optional<std::pair<int, double>> final_time(const CandidateRecord& r) {
+    if (r.ms_by_iters.empty()) return std::nullopt;
+    return *r.ms_by_iters.rbegin();
+}
+
 std::string TuningKey::key() const {
     std::string dims_text;
     for (const auto& [name, value] : dims) dims_text += (dims_text.empty() ? "" : ",") + name + "=" + std::to_string(value);

@@ -36,6 +36,9 @@ struct CandidateRecord {
     std::string code_hash;             // fnv1a_hex of its generated CUDA (its build directory's suffix); empty: none
 };
 
+// The launch count and time a record reached last (its highest launch count), if it was timed.
+std::optional<std::pair<int, double>> final_time(const CandidateRecord& r);
+
 // One timing, in the order the search made them (the report's best-so-far curve).
 struct Evaluation {
     Config config;

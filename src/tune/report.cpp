@@ -30,12 +30,6 @@ json config_pairs(const Config& c) {
     return out;
 }
 
-// The time of a record at the highest launch count it reached.
-std::optional<std::pair<int, double>> final_time(const CandidateRecord& r) {
-    if (r.ms_by_iters.empty()) return std::nullopt;
-    return *r.ms_by_iters.rbegin();
-}
-
 } // namespace
 
 json report_case_json(const Database& db, const ReportCase& c, const CodeLookup& code) {

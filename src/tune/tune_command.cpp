@@ -644,7 +644,8 @@ private:
     bool print_table(const TuningKey& key, const std::string& dims_text, const std::optional<std::pair<std::string, double>>& peer) {
         std::vector<CandidateRecord> records = db_.records(key);
         auto best_time = [](const CandidateRecord& r) {
-            return r.ms_by_iters.empty() ? INFINITY : r.ms_by_iters.rbegin()->second;
+            auto t = final_time(r);
+            return t ? t->second : INFINITY;
         };
         std::optional<double> default_ms;
         for (const CandidateRecord& r : records)
