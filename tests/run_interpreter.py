@@ -4,8 +4,8 @@ at small shapes that are not tile multiples, on random inputs (fixed seed), and 
 must match a float64 reference computed here within a tolerance for its dtype. Each case runs on
 the IR after sema and on the scheduled program (`--stop-after verify-shared-bounds --arch sm_80`;
 the gemm kernels also for sm_90a); tests/interpreter/dtypes.tl checks every element encoding
-exactly, and tests/interpreter/variants.tl that a kernel with variants runs the one its `when`
-chooses. Then:
+exactly, tests/interpreter/variants.tl that a kernel with variants runs the one its `when`
+chooses, and tests/interpreter/sm_count.tl that `--sm-count` sets the builtin `sm_count`. Then:
   - argument errors of `tlc run` (E090x, usage), each with its exit code and code on stderr;
   - tests/interpreter/fault_*.tl: faults inside a kernel, expected as `// CHECK-FAULT: <line>
     <CODE>` at that .tl line, run with the extra arguments of a `// RUN: ...` line on random
@@ -41,7 +41,7 @@ SEED = 1234
 class Case:
     """One kernel launch: inputs, the expected `mut` outputs and how to run it."""
 
-    def __init__(self, file, kernel, tensors, expected, scalars=None, defines=(), variants=None, tol=None):
+    def __init__(self, file, kernel, tensors, expected, scalars=None, defines=(), variants=None, tol=None, options=()):
         self.file = file                    # relative to the repository root
         self.kernel = kernel
         self.tensors = tensors              # name -> (dtype, shape, flat values), in parameter order
@@ -50,11 +50,12 @@ class Case:
         self.defines = list(defines)        # "NAME=VALUE"
         self.variants = variants or [AFTER_SEMA, SCHEDULED_SM80]
         self.tol = tol or {}                # name -> (rtol, atol), overriding TOLERANCE
+        self.options = list(options)        # more `tlc run` options, e.g. ["--sm-count", "7"]
 
     def label(self):
         shapes = " ".join(f"{n}={d}{list(s)}" for n, (d, s, _) in self.tensors.items())
         scalars = " ".join(f"{n}={v!r}" for n, v in self.scalars.items())
-        parts = [f"{self.file}:{self.kernel}", *(f"-D {d}" for d in self.defines), shapes, scalars]
+        parts = [f"{self.file}:{self.kernel}", *(f"-D {d}" for d in self.defines), *self.options, shapes, scalars]
         return " ".join(p for p in parts if p)
 
 
@@ -333,6 +334,19 @@ def build_cases():
         cases.append(Case("tests/interpreter/variants.tl", "row_double",
                           {"X": ("f32", (5, n), x), "Y": ("f32", (5, n), nan_filled("f32", 5 * n))},
                           {"Y": [2 * v for v in x]}))
+    # The builtin `sm_count`: the grid is min(M, 2 * sm_count) blocks, which every row of G records;
+    # a program sizes its workspace by it (one partial column sum per block).
+    m, n = 300, 50
+    x = uniform(rng, "f32", m * n)
+    for sm_count in (None, 7, 200):
+        grid = min(m, 2 * (sm_count or 132))
+        options = ["--sm-count", str(sm_count)] if sm_count else []
+        cases.append(Case("tests/interpreter/sm_count.tl", "rows_per_grid",
+                          {"X": ("f32", (m, n), x), "G": ("f32", (m, n), nan_filled("f32", m * n))},
+                          {"G": [v + grid for v in x]}, options=options))
+        cases.append(Case("tests/interpreter/sm_count.tl", "column_sums",
+                          {"X": ("f32", (m, n), x), "Y": ("f32", (n,), nan_filled("f32", n))},
+                          {"Y": [sum(x[i * n + c] for i in range(m)) for c in range(n)]}, options=options))
     return cases
 
 
@@ -384,7 +398,7 @@ def run_case(args, case, variant, tmp, source=None):
     os.makedirs(tmp)
     paths = write_inputs(case, tmp)
     cmd = [args.tlc, "run", source or os.path.join(args.root, case.file), "--kernel", case.kernel,
-           "--jobs", str(args.jobs), *variant]
+           "--jobs", str(args.jobs), *variant, *case.options]
     for d in case.defines:
         cmd += ["-D", d]
     for name, path in paths.items():

@@ -84,6 +84,7 @@ public:
             case ir::BuiltinKind::GridDimY: out += k_.tile_coordinates() ? "tl_tiles_y" : "int(gridDim.y)"; return 16;
             case ir::BuiltinKind::GridDimZ: out += k_.tile_coordinates() ? "tl_tiles_z" : "int(gridDim.z)"; return 16;
             case ir::BuiltinKind::BlockDimX: out += k_.tile_coordinates() ? std::to_string(k_.threads()) : "int(blockDim.x)"; return 16;
+            case ir::BuiltinKind::SmCount: out += "tl::host::sm_count()"; return 16;  // launch expressions only
             }
             break;
         }

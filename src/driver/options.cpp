@@ -415,6 +415,10 @@ ParsedCommandLine parse_command_line(int argc, const char* const* argv) {
     run->add_option("--jobs", run_o.run_jobs, "Blocks run in parallel (default: one per core)")
         ->type_name("N")
         ->check(CLI::NonNegativeNumber);
+    run->add_option("--sm-count", run_o.run_sm_count,
+                    "The value of the builtin `sm_count` in launch expressions (default: 132, an H100's or an H200's)")
+        ->type_name("N")
+        ->check(CLI::PositiveNumber);
     run->add_option("--stop-after", run_o.stop_after,
                     "Run the IR after this pass instead of after sema (the scheduled program: "
                     "async copies land at their waits)")

@@ -56,6 +56,7 @@ struct Options {
     // --stop-after the IR that runs: after sema unless given), and the worker threads (0: all).
     std::vector<std::pair<std::string, std::string>> run_dims, run_scalars, run_tensors;
     int run_jobs = 0;
+    int run_sm_count = 0; // tlc run --sm-count (0: the interpreter's default)
     // `tlc tune`: the dims of each case (--dims, one set each), the tuned parameters and their
     // candidates (--param NAME=V1,V2,...), and how to search and measure.
     std::vector<std::vector<std::pair<std::string, int64_t>>> tune_dims;

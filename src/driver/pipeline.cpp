@@ -143,6 +143,7 @@ PipelineResult run_pipeline(const Options& o, const std::string& header_name,
         args.scalars = o.run_scalars;
         args.tensors = o.run_tensors;
         args.workers = o.run_jobs;
+        if (o.run_sm_count > 0) args.sm_count = o.run_sm_count;
         if (interp::run_command(*module, args, diags)) result.artifacts = Artifacts{};
         return result;
     }

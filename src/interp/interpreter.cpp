@@ -51,6 +51,7 @@ struct LaunchState {
     std::map<const ir::Buffer*, GlobalTensor> globals;
     std::map<const ir::Var*, double> params; // dims and scalars
     int64_t grid[3] = {1, 1, 1};
+    int64_t sm_count = kDefaultSmCount;      // the builtin `sm_count` of launch expressions
 };
 
 // An on-chip buffer of one block: shared and fragment buffers once, locals once per thread.
@@ -261,6 +262,7 @@ private:
         case ir::BuiltinKind::GridDimY: return static_cast<double>(s_.grid[1]);
         case ir::BuiltinKind::GridDimZ: return static_cast<double>(s_.grid[2]);
         case ir::BuiltinKind::BlockDimX: return threads_;
+        case ir::BuiltinKind::SmCount: return static_cast<double>(s_.sm_count);
         }
         return 0;
     }
@@ -773,6 +775,7 @@ private:
 namespace {
 // The launch's scalars and dims, as the values of the kernel's parameter variables.
 void bind_scalars_and_dims(const ir::Kernel& kernel, const Launch& launch, LaunchState& state) {
+    state.sm_count = launch.sm_count;
     for (const ir::Param& p : kernel.params)
         if (p.scalar) state.params[p.scalar.get()] = launch.scalars.at(p.scalar->name);
     for (const ir::VarPtr& d : kernel.dims) state.params[d.get()] = static_cast<double>(launch.dims.at(d->name));
@@ -795,10 +798,11 @@ std::optional<bool> variant_chosen(const ir::Kernel& variant, const Launch& laun
 }
 
 std::optional<double> evaluate_on_host(const ir::ExprPtr& e, const std::map<const ir::Var*, double>& values,
-                                       DiagnosticEngine& diags) {
+                                       int64_t sm_count, DiagnosticEngine& diags) {
     static const ir::Kernel no_kernel;
     LaunchState state(no_kernel, diags);
     state.params = values;
+    state.sm_count = sm_count;
     try {
         BlockRunner runner(state, 0, 0, 0);
         return runner.evaluate(e);

@@ -21,12 +21,17 @@ struct TensorData {
     std::vector<double> values; // C order
 };
 
+// The SM count `tlc run` gives the builtin `sm_count` unless told otherwise: an H100 SXM's and an
+// H200's.
+inline constexpr int64_t kDefaultSmCount = 132;
+
 // Everything a launch needs, by parameter name.
 struct Launch {
     std::map<std::string, int64_t> dims;
     std::map<std::string, double> scalars;
     std::map<std::string, TensorData> tensors; // every tensor parameter; `mut` ones are updated
     int workers = 0;                           // blocks run in parallel (0: one per hardware thread)
+    int64_t sm_count = kDefaultSmCount;        // the value of the builtin `sm_count` (tlc run --sm-count)
 };
 
 // Whether a launch with these dims and scalars takes this variant of a kernel (its `when(...)`
@@ -36,7 +41,7 @@ std::optional<bool> variant_chosen(const ir::Kernel& variant, const Launch& laun
 // A value the launch function computes on the host (a program's `let`, a workspace extent, an
 // argument), from the values of the variables it reads; nullopt after reporting a fault.
 std::optional<double> evaluate_on_host(const ir::ExprPtr& e, const std::map<const ir::Var*, double>& values,
-                                       DiagnosticEngine& diags);
+                                       int64_t sm_count, DiagnosticEngine& diags);
 
 // Runs every block of `kernel`'s grid. Returns false after reporting a fault (E091x) or a launch
 // problem (E090x); the tensors then hold whatever the blocks wrote before the fault.

@@ -138,6 +138,7 @@ bool run_command(const ir::Module& module, const RunArguments& args, DiagnosticE
     }
     Launch launch;
     launch.workers = args.workers;
+    launch.sm_count = args.sm_count;
     std::map<std::string, std::string> dim_source; // where each dim's value came from
     for (auto& [name, text] : args.dims) {
         bool known = false;

@@ -3,6 +3,7 @@
 // rewrites the .npy file of every `mut` tensor with the result.
 #pragma once
 
+#include "interp/interpreter.h"
 #include "ir/ir.h"
 #include "support/diagnostics.h"
 
@@ -18,6 +19,7 @@ struct RunArguments {
     std::vector<std::pair<std::string, std::string>> scalars; // --scalar NAME=VALUE
     std::vector<std::pair<std::string, std::string>> tensors; // --tensor NAME=FILE.npy
     int workers = 0;                                          // --jobs (0: every hardware thread)
+    int64_t sm_count = kDefaultSmCount;                       // --sm-count: the builtin `sm_count`
 };
 
 // Returns false after reporting (E0209 unknown kernel, E090x arguments, E091x faults).

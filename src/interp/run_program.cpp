@@ -24,9 +24,9 @@ std::string values_text(const ir::ExprPtr& cond, const std::map<const ir::Var*, 
 
 // Evaluates each condition; false after reporting the first that does not hold.
 bool conditions_hold(const std::vector<std::pair<ir::ExprPtr, std::string>>& conditions,
-                     const std::map<const ir::Var*, double>& values, DiagnosticEngine& diags) {
+                     const std::map<const ir::Var*, double>& values, int64_t sm_count, DiagnosticEngine& diags) {
     for (const auto& [cond, text] : conditions) {
-        std::optional<double> v = evaluate_on_host(cond, values, diags);
+        std::optional<double> v = evaluate_on_host(cond, values, sm_count, diags);
         if (!v) return false;
         if (*v == 0) {
             diags.report(DiagKind::FaultRequires, cond->range, text, values_text(cond, values));
@@ -43,9 +43,9 @@ bool execute_program(const ir::Module& module, const ir::Program& program, Launc
     for (const ir::VarPtr& d : program.dims) values[d.get()] = static_cast<double>(launch.dims.at(d->name));
     for (const ir::Param& p : program.params)
         if (p.scalar) values[p.scalar.get()] = launch.scalars.at(p.scalar->name);
-    if (!conditions_hold(program.requires_, values, diags)) return false;
+    if (!conditions_hold(program.requires_, values, launch.sm_count, diags)) return false;
     for (const auto& [var, value] : program.lets) {
-        std::optional<double> v = evaluate_on_host(value, values, diags);
+        std::optional<double> v = evaluate_on_host(value, values, launch.sm_count, diags);
         if (!v) return false;
         values[var.get()] = *v;
     }
@@ -55,7 +55,7 @@ bool execute_program(const ir::Module& module, const ir::Program& program, Launc
         TensorData t;
         int64_t elements = 1;
         for (const ir::ExprPtr& e : w->shape) {
-            std::optional<double> v = evaluate_on_host(e, values, diags);
+            std::optional<double> v = evaluate_on_host(e, values, launch.sm_count, diags);
             if (!v) return false;
             if (*v < 0) {
                 diags.report(DiagKind::RunBadLaunch, program.name_range, program.name,
@@ -75,7 +75,7 @@ bool execute_program(const ir::Module& module, const ir::Program& program, Launc
 
     for (const ir::ProgramLaunch& l : program.launches) {
         spdlog::debug("program `{}`: {}", program.name, l.text);
-        if (!conditions_hold(l.checks, values, diags)) return false;
+        if (!conditions_hold(l.checks, values, launch.sm_count, diags)) return false;
         const ir::Kernel* kernel = find_kernel(module, l.kernel);
         if (!kernel) {
             diags.report(DiagKind::RunBadLaunch, l.range, l.kernel, "it was not compiled (a `--kernel` selection?)");
@@ -83,18 +83,19 @@ bool execute_program(const ir::Module& module, const ir::Program& program, Launc
         }
         Launch sub;
         sub.workers = launch.workers;
+        sub.sm_count = launch.sm_count;
         for (size_t i = 0; i < l.args.size(); ++i) {
             const ir::Param& p = kernel->params[i];
             if (l.args[i].tensor) {
                 sub.tensors[p.tensor->name] = tensor(l.args[i].tensor->name);
                 continue;
             }
-            std::optional<double> v = evaluate_on_host(l.args[i].value, values, diags);
+            std::optional<double> v = evaluate_on_host(l.args[i].value, values, launch.sm_count, diags);
             if (!v) return false;
             sub.scalars[p.scalar->name] = *v;
         }
         for (size_t i = 0; i < l.dims.size(); ++i) {
-            std::optional<double> v = evaluate_on_host(l.dims[i], values, diags);
+            std::optional<double> v = evaluate_on_host(l.dims[i], values, launch.sm_count, diags);
             if (!v) return false;
             sub.dims[kernel->dims[i]->name] = static_cast<int64_t>(*v);
         }

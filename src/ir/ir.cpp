@@ -20,7 +20,7 @@ const char* op_name(BinaryOp op) {
 }
 
 const char* builtin_name(BuiltinKind k) {
-    static const char* names[] = {"block.x", "block.y", "block.z", "thread.x", "grid.x", "grid.y", "grid.z", "threads"};
+    static const char* names[] = {"block.x", "block.y", "block.z", "thread.x", "grid.x", "grid.y", "grid.z", "threads", "sm_count"};
     return names[static_cast<int>(k)];
 }
 

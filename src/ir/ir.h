@@ -77,8 +77,9 @@ enum class BinaryOp {
 const char* op_name(UnaryOp op);
 const char* op_name(BinaryOp op);
 
-// Launch builtins: block.x, thread.x, ...
-enum class BuiltinKind { BlockIdxX, BlockIdxY, BlockIdxZ, ThreadIdxX, GridDimX, GridDimY, GridDimZ, BlockDimX };
+// Launch builtins: block.x, thread.x, ... (device values), and sm_count (a host value: the SM count
+// of the device a launch runs on, only in launch expressions).
+enum class BuiltinKind { BlockIdxX, BlockIdxY, BlockIdxZ, ThreadIdxX, GridDimX, GridDimY, GridDimZ, BlockDimX, SmCount };
 const char* builtin_name(BuiltinKind k);
 
 struct Expr {

@@ -103,6 +103,7 @@ MaybeTyped Checker::check_name(const ast::Name& e) {
         if (n == "inf")
             return Typed{make_fimm(Dtype::F32, std::numeric_limits<double>::infinity(), e.range),
                          true};
+        if (n == "sm_count") return check_sm_count(e);
         if (dtype_from_name(n))
             diags_.report(DiagKind::NotAValue, e.range, n, "a dtype");
         else if (n == "block" || n == "thread" || n == "grid")
@@ -146,6 +147,21 @@ MaybeTyped Checker::check_name(const ast::Name& e) {
         diags_.report(DiagKind::WholeTileInExpr, e.range, n);
         return std::nullopt;
     }
+    return std::nullopt;
+}
+
+// `sm_count`, a host value known at launch: the launch expressions evaluate it, nothing compiled can.
+// A declaration of the same name hides it (it is predeclared, not reserved).
+MaybeTyped Checker::check_sm_count(const ast::Name& e) {
+    const char* where = nullptr;
+    switch (st_.place) {
+    case Place::Launch: return Typed{std::make_shared<ir::Builtin>(ir::BuiltinKind::SmCount, e.range), false};
+    case Place::KernelBody: where = "in a kernel body (use `grid.x`, or pass it as a scalar parameter)"; break;
+    case Place::FnBody: where = "in a function"; break;
+    case Place::Signature: where = "in a parameter's type"; break;
+    case Place::Const: where = "in a compile-time value"; break;
+    }
+    diags_.report(DiagKind::HostBuiltinOutsideLaunch, e.range, e.name, where);
     return std::nullopt;
 }
 

@@ -185,7 +185,7 @@ std::string not_launch_value(const ir::ExprPtr& e) {
     ir::walk_expr(e, [&](const ir::Expr& x) {
         if (!what.empty()) return;
         if (x.kind == ir::ExprKind::Load) what = "a tensor element";
-        if (auto* b = x.as<ir::Builtin>())
+        if (auto* b = x.as<ir::Builtin>(); b && b->builtin != ir::BuiltinKind::SmCount)
             what = fmt::format("the builtin `{}`", ir::builtin_name(b->builtin));
         if (auto* c = x.as<ir::Call>(); c && c->function)
             what = fmt::format("a call of `{}`", c->function->name);

@@ -97,6 +97,7 @@ public:
     // ---- check_expr.cpp: expressions
     MaybeTyped check_expr(const ast::Expr& e);
     MaybeTyped check_name(const ast::Name& e);
+    MaybeTyped check_sm_count(const ast::Name& e);
     MaybeTyped check_member(const ast::Member& e);
     MaybeTyped check_index(const ast::Index& e);
     MaybeTyped check_unary(const ast::Unary& e);

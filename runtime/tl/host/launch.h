@@ -40,6 +40,34 @@ inline cudaError_t record(cudaError_t err, const char* kernel, const char* what)
     return err;
 }
 
+// Compute capability major of the current device and its SM count (cached per device).
+struct DeviceTraits {
+    int major = 0;
+    int sm_count = 0;
+};
+inline DeviceTraits current_device_traits() {
+    static thread_local int cached_device = -1;
+    static thread_local DeviceTraits cached{};
+    int dev = 0;
+    if (cudaGetDevice(&dev) != cudaSuccess) return {};
+    if (dev != cached_device) {
+        DeviceTraits t{};
+        if (cudaDeviceGetAttribute(&t.major, cudaDevAttrComputeCapabilityMajor, dev) != cudaSuccess ||
+            cudaDeviceGetAttribute(&t.sm_count, cudaDevAttrMultiProcessorCount, dev) != cudaSuccess)
+            return {};
+        cached = t;
+        cached_device = dev;
+    }
+    return cached;
+}
+
+// The builtin `sm_count` of launch expressions (grid, requires, when, a program's lets): the SM
+// count of the current device; 1 when the device cannot be queried (the launch then reports why).
+inline int sm_count() {
+    const int n = current_device_traits().sm_count;
+    return n > 0 ? n : 1;
+}
+
 } // namespace tl::host
 
 namespace tlc {

@@ -103,25 +103,4 @@ inline bool make_tensor_map_2d(CUtensorMap* map, const void* base, CUtensorMapDa
     });
 }
 
-// Compute capability major of the current device and its SM count (cached per device).
-struct DeviceTraits {
-    int major = 0;
-    int sm_count = 0;
-};
-inline DeviceTraits current_device_traits() {
-    static thread_local int cached_device = -1;
-    static thread_local DeviceTraits cached{};
-    int dev = 0;
-    if (cudaGetDevice(&dev) != cudaSuccess) return {};
-    if (dev != cached_device) {
-        DeviceTraits t{};
-        if (cudaDeviceGetAttribute(&t.major, cudaDevAttrComputeCapabilityMajor, dev) != cudaSuccess ||
-            cudaDeviceGetAttribute(&t.sm_count, cudaDevAttrMultiProcessorCount, dev) != cudaSuccess)
-            return {};
-        cached = t;
-        cached_device = dev;
-    }
-    return cached;
-}
-
 } // namespace tl::host
