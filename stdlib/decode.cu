@@ -229,15 +229,15 @@ __global__ void __launch_bounds__(128) flash_decode_split_kernel_variant0(
             if ((tl_tid / 1 % 4) == 0) {
                 #pragma unroll
                 for (int tl_i = 0; tl_i < 2; ++tl_i) {
-                    reinterpret_cast<float*>(tl_scratch)[(((tl_tid / 4 % 8) + (tl_i) * 8)) * 4 + (tl_tid / 32 % 4)] = tl_part[tl_i];
+                    reinterpret_cast<float*>(tl_scratch)[((tl_tid / 32 % 4)) * 16 + ((tl_tid / 4 % 8) + (tl_i) * 8)] = tl_part[tl_i];
                 }
             }
             __syncthreads();
             #pragma unroll
             for (int tl_i = 0; tl_i < 2; ++tl_i) {
-                tl_part[tl_i] = reinterpret_cast<float*>(tl_scratch)[(((tl_tid / 4 % 8) + (tl_i) * 8)) * 4];
+                tl_part[tl_i] = reinterpret_cast<float*>(tl_scratch)[(0) * 16 + ((tl_tid / 4 % 8) + (tl_i) * 8)];
                 #pragma unroll
-                for (int tl_w = 1; tl_w < 4; ++tl_w) tl_part[tl_i] = tl::MaxOp::combine(tl_part[tl_i], reinterpret_cast<float*>(tl_scratch)[(((tl_tid / 4 % 8) + (tl_i) * 8)) * 4 + tl_w]);
+                for (int tl_w = 1; tl_w < 4; ++tl_w) tl_part[tl_i] = tl::MaxOp::combine(tl_part[tl_i], reinterpret_cast<float*>(tl_scratch)[(tl_w) * 16 + ((tl_tid / 4 % 8) + (tl_i) * 8)]);
             }
             __syncthreads();  // the scratch is free again
             #pragma unroll
@@ -282,15 +282,15 @@ __global__ void __launch_bounds__(128) flash_decode_split_kernel_variant0(
             if ((tl_tid / 1 % 4) == 0) {
                 #pragma unroll
                 for (int tl_i = 0; tl_i < 2; ++tl_i) {
-                    reinterpret_cast<float*>(tl_scratch)[(((tl_tid / 4 % 8) + (tl_i) * 8)) * 4 + (tl_tid / 32 % 4)] = tl_part[tl_i];
+                    reinterpret_cast<float*>(tl_scratch)[((tl_tid / 32 % 4)) * 16 + ((tl_tid / 4 % 8) + (tl_i) * 8)] = tl_part[tl_i];
                 }
             }
             __syncthreads();
             #pragma unroll
             for (int tl_i = 0; tl_i < 2; ++tl_i) {
-                tl_part[tl_i] = reinterpret_cast<float*>(tl_scratch)[(((tl_tid / 4 % 8) + (tl_i) * 8)) * 4];
+                tl_part[tl_i] = reinterpret_cast<float*>(tl_scratch)[(0) * 16 + ((tl_tid / 4 % 8) + (tl_i) * 8)];
                 #pragma unroll
-                for (int tl_w = 1; tl_w < 4; ++tl_w) tl_part[tl_i] = tl::SumOp::combine(tl_part[tl_i], reinterpret_cast<float*>(tl_scratch)[(((tl_tid / 4 % 8) + (tl_i) * 8)) * 4 + tl_w]);
+                for (int tl_w = 1; tl_w < 4; ++tl_w) tl_part[tl_i] = tl::SumOp::combine(tl_part[tl_i], reinterpret_cast<float*>(tl_scratch)[(tl_w) * 16 + ((tl_tid / 4 % 8) + (tl_i) * 8)]);
             }
             __syncthreads();  // the scratch is free again
             #pragma unroll
@@ -827,15 +827,15 @@ __global__ void __launch_bounds__(128) flash_decode_combine_kernel(
             if ((tl_tid / 16 % 2) == 0) {
                 #pragma unroll
                 for (int tl_i = 0; tl_i < 8; ++tl_i) {
-                    reinterpret_cast<float*>(tl_scratch)[(((tl_i) + (tl_tid % 16) * 8)) * 4 + (tl_tid / 32 % 4)] = tl_part[tl_i];
+                    reinterpret_cast<float*>(tl_scratch)[((tl_tid / 32 % 4)) * 128 + tl::bank_swizzle(((tl_i) + (tl_tid % 16) * 8))] = tl_part[tl_i];
                 }
             }
             __syncthreads();
             #pragma unroll
             for (int tl_i = 0; tl_i < 8; ++tl_i) {
-                tl_part[tl_i] = reinterpret_cast<float*>(tl_scratch)[(((tl_i) + (tl_tid % 16) * 8)) * 4];
+                tl_part[tl_i] = reinterpret_cast<float*>(tl_scratch)[(0) * 128 + tl::bank_swizzle(((tl_i) + (tl_tid % 16) * 8))];
                 #pragma unroll
-                for (int tl_w = 1; tl_w < 4; ++tl_w) tl_part[tl_i] = tl::SumOp::combine(tl_part[tl_i], reinterpret_cast<float*>(tl_scratch)[(((tl_i) + (tl_tid % 16) * 8)) * 4 + tl_w]);
+                for (int tl_w = 1; tl_w < 4; ++tl_w) tl_part[tl_i] = tl::SumOp::combine(tl_part[tl_i], reinterpret_cast<float*>(tl_scratch)[(tl_w) * 128 + tl::bank_swizzle(((tl_i) + (tl_tid % 16) * 8))]);
             }
             __syncthreads();  // the scratch is free again
             #pragma unroll
@@ -1098,15 +1098,15 @@ __global__ void __launch_bounds__(128) flash_decode_varlen_flash_decode_split_ke
             if ((tl_tid / 1 % 4) == 0) {
                 #pragma unroll
                 for (int tl_i = 0; tl_i < 2; ++tl_i) {
-                    reinterpret_cast<float*>(tl_scratch)[(((tl_tid / 4 % 8) + (tl_i) * 8)) * 4 + (tl_tid / 32 % 4)] = tl_part[tl_i];
+                    reinterpret_cast<float*>(tl_scratch)[((tl_tid / 32 % 4)) * 16 + ((tl_tid / 4 % 8) + (tl_i) * 8)] = tl_part[tl_i];
                 }
             }
             __syncthreads();
             #pragma unroll
             for (int tl_i = 0; tl_i < 2; ++tl_i) {
-                tl_part[tl_i] = reinterpret_cast<float*>(tl_scratch)[(((tl_tid / 4 % 8) + (tl_i) * 8)) * 4];
+                tl_part[tl_i] = reinterpret_cast<float*>(tl_scratch)[(0) * 16 + ((tl_tid / 4 % 8) + (tl_i) * 8)];
                 #pragma unroll
-                for (int tl_w = 1; tl_w < 4; ++tl_w) tl_part[tl_i] = tl::MaxOp::combine(tl_part[tl_i], reinterpret_cast<float*>(tl_scratch)[(((tl_tid / 4 % 8) + (tl_i) * 8)) * 4 + tl_w]);
+                for (int tl_w = 1; tl_w < 4; ++tl_w) tl_part[tl_i] = tl::MaxOp::combine(tl_part[tl_i], reinterpret_cast<float*>(tl_scratch)[(tl_w) * 16 + ((tl_tid / 4 % 8) + (tl_i) * 8)]);
             }
             __syncthreads();  // the scratch is free again
             #pragma unroll
@@ -1151,15 +1151,15 @@ __global__ void __launch_bounds__(128) flash_decode_varlen_flash_decode_split_ke
             if ((tl_tid / 1 % 4) == 0) {
                 #pragma unroll
                 for (int tl_i = 0; tl_i < 2; ++tl_i) {
-                    reinterpret_cast<float*>(tl_scratch)[(((tl_tid / 4 % 8) + (tl_i) * 8)) * 4 + (tl_tid / 32 % 4)] = tl_part[tl_i];
+                    reinterpret_cast<float*>(tl_scratch)[((tl_tid / 32 % 4)) * 16 + ((tl_tid / 4 % 8) + (tl_i) * 8)] = tl_part[tl_i];
                 }
             }
             __syncthreads();
             #pragma unroll
             for (int tl_i = 0; tl_i < 2; ++tl_i) {
-                tl_part[tl_i] = reinterpret_cast<float*>(tl_scratch)[(((tl_tid / 4 % 8) + (tl_i) * 8)) * 4];
+                tl_part[tl_i] = reinterpret_cast<float*>(tl_scratch)[(0) * 16 + ((tl_tid / 4 % 8) + (tl_i) * 8)];
                 #pragma unroll
-                for (int tl_w = 1; tl_w < 4; ++tl_w) tl_part[tl_i] = tl::SumOp::combine(tl_part[tl_i], reinterpret_cast<float*>(tl_scratch)[(((tl_tid / 4 % 8) + (tl_i) * 8)) * 4 + tl_w]);
+                for (int tl_w = 1; tl_w < 4; ++tl_w) tl_part[tl_i] = tl::SumOp::combine(tl_part[tl_i], reinterpret_cast<float*>(tl_scratch)[(tl_w) * 16 + ((tl_tid / 4 % 8) + (tl_i) * 8)]);
             }
             __syncthreads();  // the scratch is free again
             #pragma unroll
@@ -1797,15 +1797,15 @@ __global__ void __launch_bounds__(128) flash_decode_paged_flash_decode_split_ker
             if ((tl_tid / 1 % 4) == 0) {
                 #pragma unroll
                 for (int tl_i = 0; tl_i < 2; ++tl_i) {
-                    reinterpret_cast<float*>(tl_scratch)[(((tl_tid / 4 % 8) + (tl_i) * 8)) * 4 + (tl_tid / 32 % 4)] = tl_part[tl_i];
+                    reinterpret_cast<float*>(tl_scratch)[((tl_tid / 32 % 4)) * 16 + ((tl_tid / 4 % 8) + (tl_i) * 8)] = tl_part[tl_i];
                 }
             }
             __syncthreads();
             #pragma unroll
             for (int tl_i = 0; tl_i < 2; ++tl_i) {
-                tl_part[tl_i] = reinterpret_cast<float*>(tl_scratch)[(((tl_tid / 4 % 8) + (tl_i) * 8)) * 4];
+                tl_part[tl_i] = reinterpret_cast<float*>(tl_scratch)[(0) * 16 + ((tl_tid / 4 % 8) + (tl_i) * 8)];
                 #pragma unroll
-                for (int tl_w = 1; tl_w < 4; ++tl_w) tl_part[tl_i] = tl::MaxOp::combine(tl_part[tl_i], reinterpret_cast<float*>(tl_scratch)[(((tl_tid / 4 % 8) + (tl_i) * 8)) * 4 + tl_w]);
+                for (int tl_w = 1; tl_w < 4; ++tl_w) tl_part[tl_i] = tl::MaxOp::combine(tl_part[tl_i], reinterpret_cast<float*>(tl_scratch)[(tl_w) * 16 + ((tl_tid / 4 % 8) + (tl_i) * 8)]);
             }
             __syncthreads();  // the scratch is free again
             #pragma unroll
@@ -1850,15 +1850,15 @@ __global__ void __launch_bounds__(128) flash_decode_paged_flash_decode_split_ker
             if ((tl_tid / 1 % 4) == 0) {
                 #pragma unroll
                 for (int tl_i = 0; tl_i < 2; ++tl_i) {
-                    reinterpret_cast<float*>(tl_scratch)[(((tl_tid / 4 % 8) + (tl_i) * 8)) * 4 + (tl_tid / 32 % 4)] = tl_part[tl_i];
+                    reinterpret_cast<float*>(tl_scratch)[((tl_tid / 32 % 4)) * 16 + ((tl_tid / 4 % 8) + (tl_i) * 8)] = tl_part[tl_i];
                 }
             }
             __syncthreads();
             #pragma unroll
             for (int tl_i = 0; tl_i < 2; ++tl_i) {
-                tl_part[tl_i] = reinterpret_cast<float*>(tl_scratch)[(((tl_tid / 4 % 8) + (tl_i) * 8)) * 4];
+                tl_part[tl_i] = reinterpret_cast<float*>(tl_scratch)[(0) * 16 + ((tl_tid / 4 % 8) + (tl_i) * 8)];
                 #pragma unroll
-                for (int tl_w = 1; tl_w < 4; ++tl_w) tl_part[tl_i] = tl::SumOp::combine(tl_part[tl_i], reinterpret_cast<float*>(tl_scratch)[(((tl_tid / 4 % 8) + (tl_i) * 8)) * 4 + tl_w]);
+                for (int tl_w = 1; tl_w < 4; ++tl_w) tl_part[tl_i] = tl::SumOp::combine(tl_part[tl_i], reinterpret_cast<float*>(tl_scratch)[(tl_w) * 16 + ((tl_tid / 4 % 8) + (tl_i) * 8)]);
             }
             __syncthreads();  // the scratch is free again
             #pragma unroll

@@ -2501,15 +2501,15 @@ __global__ void __launch_bounds__(128) gemm_splitk_splitk_combine_kernel(
             if (true) {
                 #pragma unroll
                 for (int tl_i = 0; tl_i < 8; ++tl_i) {
-                    reinterpret_cast<float*>(tl_scratch)[(((tl_i) + (tl_tid % 32) * 8)) * 4 + (tl_tid / 32 % 4)] = tl_part[tl_i];
+                    reinterpret_cast<float*>(tl_scratch)[((tl_tid / 32 % 4)) * 256 + tl::bank_swizzle(((tl_i) + (tl_tid % 32) * 8))] = tl_part[tl_i];
                 }
             }
             __syncthreads();
             #pragma unroll
             for (int tl_i = 0; tl_i < 8; ++tl_i) {
-                tl_part[tl_i] = reinterpret_cast<float*>(tl_scratch)[(((tl_i) + (tl_tid % 32) * 8)) * 4];
+                tl_part[tl_i] = reinterpret_cast<float*>(tl_scratch)[(0) * 256 + tl::bank_swizzle(((tl_i) + (tl_tid % 32) * 8))];
                 #pragma unroll
-                for (int tl_w = 1; tl_w < 4; ++tl_w) tl_part[tl_i] = tl::SumOp::combine(tl_part[tl_i], reinterpret_cast<float*>(tl_scratch)[(((tl_i) + (tl_tid % 32) * 8)) * 4 + tl_w]);
+                for (int tl_w = 1; tl_w < 4; ++tl_w) tl_part[tl_i] = tl::SumOp::combine(tl_part[tl_i], reinterpret_cast<float*>(tl_scratch)[(tl_w) * 256 + tl::bank_swizzle(((tl_i) + (tl_tid % 32) * 8))]);
             }
             __syncthreads();  // the scratch is free again
             #pragma unroll

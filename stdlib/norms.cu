@@ -11,7 +11,7 @@ __device__ __forceinline__ float gelu(float x) {
     return 0.5f * x * (1.0f + tl::erf(x * 0.7071067690849304f));
 }
 
-// kernel layernorm<ROW = 128, THREADS = 128, RB = 16, BN = 1024, MAX_BLOCKS = 1024, T = f16>  (stdlib/norms.tl:20)
+// kernel layernorm<ROW = 128, THREADS = 128, RB = 16, BN = 1024, WAVES = 1, T = f16>  (stdlib/norms.tl:21)
 // 128 threads per block, 9232 bytes of shared memory
 __global__ void __launch_bounds__(128, 8) layernorm_kernel_variant0(
         const tl::f16* __restrict__ X,
@@ -49,7 +49,7 @@ __global__ void __launch_bounds__(128, 8) layernorm_kernel_variant0(
     const float n = static_cast<float>(N);
     const float inv_n = tl::rsqrt(n * n);
     if (N <= 128) {
-        // copy(W[0 +: ROW], ws);  (norms.tl:45)
+        // copy(W[0 +: ROW], ws);  (norms.tl:46)
         #pragma unroll
         for (int tl_i1 = 0; tl_i1 < 1; ++tl_i1) {
             const int tl_chunk0 = tl_tid + tl_i1 * 128;
@@ -68,7 +68,7 @@ __global__ void __launch_bounds__(128, 8) layernorm_kernel_variant0(
                 }
             }
         }
-        // copy(Bias[0 +: ROW], bs);  (norms.tl:46)
+        // copy(Bias[0 +: ROW], bs);  (norms.tl:47)
         #pragma unroll
         for (int tl_i6 = 0; tl_i6 < 1; ++tl_i6) {
             const int tl_chunk5 = tl_tid + tl_i6 * 128;
@@ -89,7 +89,7 @@ __global__ void __launch_bounds__(128, 8) layernorm_kernel_variant0(
         }
         const int32_t g_trips = groups;
         if (0 < g_trips) {
-            // copy(X[row0 +: RB, 0 +: ROW], xs);  (norms.tl:49)
+            // copy(X[row0 +: RB, 0 +: ROW], xs);  (norms.tl:50)
             if (tl::is_aligned(X, 16) && N % 8 == 0 && ((int(blockIdx.x) + 0 * int(gridDim.x)) * 16) >= 0 && ((int(blockIdx.x) + 0 * int(gridDim.x)) * 16) + 16 <= M && 0 >= 0 && 0 + 128 <= N && 0 % 8 == 0) {
                 #pragma unroll
                 for (int tl_i11 = 0; tl_i11 < 2; ++tl_i11) {
@@ -113,12 +113,12 @@ __global__ void __launch_bounds__(128, 8) layernorm_kernel_variant0(
             }
         }
         tl::cp_async_commit();
-        // for g in pipelined(groups, stages = 2) {  (norms.tl:47)
+        // for g in pipelined(groups, stages = 2) {  (norms.tl:48)
         for (int g = 0; g < g_trips; ++g) {
             tl::cp_async_wait<0>();  // at most 0 copy groups of this thread still in flight
             __syncthreads();  // pipeline: stage `g % 2` has landed and the stage refilled next is no longer read
             if (g + 1 < g_trips) {
-                // copy(X[row0 +: RB, 0 +: ROW], xs);  (norms.tl:49)
+                // copy(X[row0 +: RB, 0 +: ROW], xs);  (norms.tl:50)
                 if (tl::is_aligned(X, 16) && N % 8 == 0 && ((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 16) >= 0 && ((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 16) + 16 <= M && 0 >= 0 && 0 + 128 <= N && 0 % 8 == 0) {
                     #pragma unroll
                     for (int tl_i18 = 0; tl_i18 < 2; ++tl_i18) {
@@ -143,7 +143,7 @@ __global__ void __launch_bounds__(128, 8) layernorm_kernel_variant0(
             }
             tl::cp_async_commit();
             const int32_t row0 = (int(blockIdx.x) + g * int(gridDim.x)) * 16;
-            // copy(xs, s);  (norms.tl:50)
+            // copy(xs, s);  (norms.tl:51)
             #pragma unroll
             for (int tl_chunk24 = 0; tl_chunk24 < 16; tl_chunk24 += 8) {
                 const tl::f16* tl_ptr25 = &xs[((g % 2) * 16 + ((tl_tid / 16) + (tl_chunk24 / 8) * 8)) * 136 + ((tl_chunk24 % 8) + (tl_tid % 16) * 8)];
@@ -159,7 +159,7 @@ __global__ void __launch_bounds__(128, 8) layernorm_kernel_variant0(
                     }
                 }
             }
-            // reduce(sum, s, s_mean, axis = 1);  (norms.tl:51)
+            // reduce(sum, s, s_mean, axis = 1);  (norms.tl:52)
             // each thread folds its 8 values of each of its 2 results; xor shuffles 1, 2, 4, 8 among the lanes that share one
             {
                 float tl_part[2];
@@ -181,7 +181,7 @@ __global__ void __launch_bounds__(128, 8) layernorm_kernel_variant0(
                     s_mean[tl_i] = tl_part[tl_i];
                 }
             }
-            // for i, j in parallel(RB, ROW) {  (norms.tl:52)
+            // for i, j in parallel(RB, ROW) {  (norms.tl:53)
             // for i, j in parallel(16, 128): each thread visits the elements of `s` it holds
             #pragma unroll
             for (int tl_s28 = 0; tl_s28 < 16; ++tl_s28) {
@@ -192,7 +192,7 @@ __global__ void __launch_bounds__(128, 8) layernorm_kernel_variant0(
                 s[tl_s28] = d;
                 sd[tl_s28] = j < N ? d * d : 0.0f;
             }
-            // reduce(sum, sd, s_rstd, axis = 1);  (norms.tl:57)
+            // reduce(sum, sd, s_rstd, axis = 1);  (norms.tl:58)
             // each thread folds its 8 values of each of its 2 results; xor shuffles 1, 2, 4, 8 among the lanes that share one
             {
                 float tl_part[2];
@@ -214,14 +214,14 @@ __global__ void __launch_bounds__(128, 8) layernorm_kernel_variant0(
                     s_rstd[tl_i] = tl_part[tl_i];
                 }
             }
-            // for i in parallel(RB) {  (norms.tl:58)
+            // for i in parallel(RB) {  (norms.tl:59)
             // for i in parallel(16): each thread visits the elements of `s_rstd` it holds
             #pragma unroll
             for (int tl_s31 = 0; tl_s31 < 2; ++tl_s31) {
                 [[maybe_unused]] const int i = ((tl_tid / 16) + (tl_s31) * 8);
                 s_rstd[tl_s31] = tl::rsqrt(s_rstd[tl_s31] * inv_n + eps);
             }
-            // for i, j in parallel(RB, ROW) {  (norms.tl:61)
+            // for i, j in parallel(RB, ROW) {  (norms.tl:62)
             // for i, j in parallel(16, 128): each thread visits the elements of `s` it holds
             #pragma unroll
             for (int tl_k33 = 0; tl_k33 < 16; tl_k33 += 8) {
@@ -238,7 +238,7 @@ __global__ void __launch_bounds__(128, 8) layernorm_kernel_variant0(
                     s[tl_s38] = s[tl_s38] * s_rstd[(tl_s38 / 8)] * tl::convert<float>(tl_chunk36[tl_o35]) + tl::convert<float>(tl_chunk37[tl_o35]);
                 }
             }
-            // copy(s, Y[row0 +: RB, 0 +: ROW]);  (norms.tl:64)
+            // copy(s, Y[row0 +: RB, 0 +: ROW]);  (norms.tl:65)
             #pragma unroll
             for (int tl_chunk39 = 0; tl_chunk39 < 16; tl_chunk39 += 8) {
                 tl::f16* tl_ptr40 = &Y[int64_t(row0 + ((tl_tid / 16) + (tl_chunk39 / 8) * 8)) * N + ((tl_chunk39 % 8) + (tl_tid % 16) * 8)];
@@ -264,7 +264,7 @@ __global__ void __launch_bounds__(128, 8) layernorm_kernel_variant0(
                 const int32_t row = row0 + rr;
                 sum_x = 0.0f;
                 for (int t = 0; t < n_tiles; ++t) {
-                    // copy(X[row, t * BN +: BN], x);  (norms.tl:74)
+                    // copy(X[row, t * BN +: BN], x);  (norms.tl:75)
                     #pragma unroll
                     for (int tl_chunk42 = 0; tl_chunk42 < x_layout::kSlots; tl_chunk42 += 8) {
                         const tl::f16* tl_ptr43 = &X[int64_t(row) * N + ((t * 1024) + (((x_layout::flat(tl_tid, (tl_chunk42 / 8) * 8)) % 1024) + tl_chunk42 % 8))];
@@ -280,7 +280,7 @@ __global__ void __launch_bounds__(128, 8) layernorm_kernel_variant0(
                             }
                         }
                     }
-                    // reduce(sum, x, part);  (norms.tl:75)
+                    // reduce(sum, x, part);  (norms.tl:76)
                     {
                         float tl_part[1];
                         #pragma unroll
@@ -299,7 +299,7 @@ __global__ void __launch_bounds__(128, 8) layernorm_kernel_variant0(
                 const float mean = sum_x * inv_n;
                 sum_d2 = 0.0f;
                 for (int t = 0; t < n_tiles; ++t) {
-                    // copy(X[row, t * BN +: BN], x);  (norms.tl:81)
+                    // copy(X[row, t * BN +: BN], x);  (norms.tl:82)
                     #pragma unroll
                     for (int tl_chunk46 = 0; tl_chunk46 < x_layout::kSlots; tl_chunk46 += 8) {
                         const tl::f16* tl_ptr47 = &X[int64_t(row) * N + ((t * 1024) + (((x_layout::flat(tl_tid, (tl_chunk46 / 8) * 8)) % 1024) + tl_chunk46 % 8))];
@@ -315,7 +315,7 @@ __global__ void __launch_bounds__(128, 8) layernorm_kernel_variant0(
                             }
                         }
                     }
-                    // for j in parallel(BN) {  (norms.tl:82)
+                    // for j in parallel(BN) {  (norms.tl:83)
                     // for j in parallel(1024): each thread visits the elements of `x` it holds
                     #pragma unroll
                     for (int tl_s49 = 0; tl_s49 < x_layout::kSlots; ++tl_s49) {
@@ -324,7 +324,7 @@ __global__ void __launch_bounds__(128, 8) layernorm_kernel_variant0(
                         const float d = x[tl_s49] - mean;
                         x[tl_s49] = t * 1024 + j < N ? d * d : 0.0f;
                     }
-                    // reduce(sum, x, part);  (norms.tl:86)
+                    // reduce(sum, x, part);  (norms.tl:87)
                     {
                         float tl_part[1];
                         #pragma unroll
@@ -343,7 +343,7 @@ __global__ void __launch_bounds__(128, 8) layernorm_kernel_variant0(
                 const float rstd = tl::rsqrt(sum_d2 * inv_n + eps);
                 for (int t = 0; t < n_tiles; ++t) {
                     const int32_t c0 = t * 1024;
-                    // copy(X[row, c0 +: BN], x);  (norms.tl:92)
+                    // copy(X[row, c0 +: BN], x);  (norms.tl:93)
                     #pragma unroll
                     for (int tl_chunk52 = 0; tl_chunk52 < x_layout::kSlots; tl_chunk52 += 8) {
                         const tl::f16* tl_ptr53 = &X[int64_t(row) * N + (c0 + (((x_layout::flat(tl_tid, (tl_chunk52 / 8) * 8)) % 1024) + tl_chunk52 % 8))];
@@ -359,7 +359,7 @@ __global__ void __launch_bounds__(128, 8) layernorm_kernel_variant0(
                             }
                         }
                     }
-                    // copy(W[c0 +: BN], w);  (norms.tl:93)
+                    // copy(W[c0 +: BN], w);  (norms.tl:94)
                     #pragma unroll
                     for (int tl_chunk55 = 0; tl_chunk55 < w_layout::kSlots; tl_chunk55 += 8) {
                         const tl::f16* tl_ptr56 = &W[c0 + (((w_layout::flat(tl_tid, (tl_chunk55 / 8) * 8)) % 1024) + tl_chunk55 % 8)];
@@ -375,7 +375,7 @@ __global__ void __launch_bounds__(128, 8) layernorm_kernel_variant0(
                             }
                         }
                     }
-                    // copy(Bias[c0 +: BN], b);  (norms.tl:94)
+                    // copy(Bias[c0 +: BN], b);  (norms.tl:95)
                     #pragma unroll
                     for (int tl_chunk58 = 0; tl_chunk58 < b_layout::kSlots; tl_chunk58 += 8) {
                         const tl::f16* tl_ptr59 = &Bias[c0 + (((b_layout::flat(tl_tid, (tl_chunk58 / 8) * 8)) % 1024) + tl_chunk58 % 8)];
@@ -391,14 +391,14 @@ __global__ void __launch_bounds__(128, 8) layernorm_kernel_variant0(
                             }
                         }
                     }
-                    // for j in parallel(BN) {  (norms.tl:95)
+                    // for j in parallel(BN) {  (norms.tl:96)
                     // for j in parallel(1024): each thread visits the elements of `x` it holds
                     #pragma unroll
                     for (int tl_s61 = 0; tl_s61 < x_layout::kSlots; ++tl_s61) {
                         [[maybe_unused]] const int j = ((x_layout::flat(tl_tid, (tl_s61 / 8) * 8)) % 1024) + tl_s61 % 8;
                         x[tl_s61] = (x[tl_s61] - mean) * rstd * w[tl_s61] + b[tl_s61];
                     }
-                    // copy(x, Y[row, c0 +: BN]);  (norms.tl:98)
+                    // copy(x, Y[row, c0 +: BN]);  (norms.tl:99)
                     #pragma unroll
                     for (int tl_chunk62 = 0; tl_chunk62 < x_layout::kSlots; tl_chunk62 += 8) {
                         tl::f16* tl_ptr63 = &Y[int64_t(row) * N + (c0 + (((x_layout::flat(tl_tid, (tl_chunk62 / 8) * 8)) % 1024) + tl_chunk62 % 8))];
@@ -420,7 +420,7 @@ __global__ void __launch_bounds__(128, 8) layernorm_kernel_variant0(
     }
 }
 
-// kernel layernorm<ROW = 256, THREADS = 128, RB = 8, BN = 1024, MAX_BLOCKS = 1024, T = f16>  (stdlib/norms.tl:20)
+// kernel layernorm<ROW = 256, THREADS = 128, RB = 8, BN = 1024, WAVES = 1, T = f16>  (stdlib/norms.tl:21)
 // 128 threads per block, 9488 bytes of shared memory
 __global__ void __launch_bounds__(128, 8) layernorm_kernel_variant1(
         const tl::f16* __restrict__ X,
@@ -458,7 +458,7 @@ __global__ void __launch_bounds__(128, 8) layernorm_kernel_variant1(
     const float n = static_cast<float>(N);
     const float inv_n = tl::rsqrt(n * n);
     if (N <= 256) {
-        // copy(W[0 +: ROW], ws);  (norms.tl:45)
+        // copy(W[0 +: ROW], ws);  (norms.tl:46)
         #pragma unroll
         for (int tl_i1 = 0; tl_i1 < 1; ++tl_i1) {
             const int tl_chunk0 = tl_tid + tl_i1 * 128;
@@ -477,7 +477,7 @@ __global__ void __launch_bounds__(128, 8) layernorm_kernel_variant1(
                 }
             }
         }
-        // copy(Bias[0 +: ROW], bs);  (norms.tl:46)
+        // copy(Bias[0 +: ROW], bs);  (norms.tl:47)
         #pragma unroll
         for (int tl_i6 = 0; tl_i6 < 1; ++tl_i6) {
             const int tl_chunk5 = tl_tid + tl_i6 * 128;
@@ -498,7 +498,7 @@ __global__ void __launch_bounds__(128, 8) layernorm_kernel_variant1(
         }
         const int32_t g_trips = groups;
         if (0 < g_trips) {
-            // copy(X[row0 +: RB, 0 +: ROW], xs);  (norms.tl:49)
+            // copy(X[row0 +: RB, 0 +: ROW], xs);  (norms.tl:50)
             if (tl::is_aligned(X, 16) && N % 8 == 0 && ((int(blockIdx.x) + 0 * int(gridDim.x)) * 8) >= 0 && ((int(blockIdx.x) + 0 * int(gridDim.x)) * 8) + 8 <= M && 0 >= 0 && 0 + 256 <= N && 0 % 8 == 0) {
                 #pragma unroll
                 for (int tl_i11 = 0; tl_i11 < 2; ++tl_i11) {
@@ -522,12 +522,12 @@ __global__ void __launch_bounds__(128, 8) layernorm_kernel_variant1(
             }
         }
         tl::cp_async_commit();
-        // for g in pipelined(groups, stages = 2) {  (norms.tl:47)
+        // for g in pipelined(groups, stages = 2) {  (norms.tl:48)
         for (int g = 0; g < g_trips; ++g) {
             tl::cp_async_wait<0>();  // at most 0 copy groups of this thread still in flight
             __syncthreads();  // pipeline: stage `g % 2` has landed and the stage refilled next is no longer read
             if (g + 1 < g_trips) {
-                // copy(X[row0 +: RB, 0 +: ROW], xs);  (norms.tl:49)
+                // copy(X[row0 +: RB, 0 +: ROW], xs);  (norms.tl:50)
                 if (tl::is_aligned(X, 16) && N % 8 == 0 && ((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 8) >= 0 && ((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 8) + 8 <= M && 0 >= 0 && 0 + 256 <= N && 0 % 8 == 0) {
                     #pragma unroll
                     for (int tl_i18 = 0; tl_i18 < 2; ++tl_i18) {
@@ -552,7 +552,7 @@ __global__ void __launch_bounds__(128, 8) layernorm_kernel_variant1(
             }
             tl::cp_async_commit();
             const int32_t row0 = (int(blockIdx.x) + g * int(gridDim.x)) * 8;
-            // copy(xs, s);  (norms.tl:50)
+            // copy(xs, s);  (norms.tl:51)
             #pragma unroll
             for (int tl_chunk24 = 0; tl_chunk24 < 16; tl_chunk24 += 8) {
                 const tl::f16* tl_ptr25 = &xs[((g % 2) * 8 + ((tl_tid / 32) + (tl_chunk24 / 8) * 4)) * 264 + ((tl_chunk24 % 8) + (tl_tid % 32) * 8)];
@@ -568,7 +568,7 @@ __global__ void __launch_bounds__(128, 8) layernorm_kernel_variant1(
                     }
                 }
             }
-            // reduce(sum, s, s_mean, axis = 1);  (norms.tl:51)
+            // reduce(sum, s, s_mean, axis = 1);  (norms.tl:52)
             // each thread folds its 8 values of each of its 2 results; xor shuffles 1, 2, 4, 8, 16 among the lanes that share one
             {
                 float tl_part[2];
@@ -591,7 +591,7 @@ __global__ void __launch_bounds__(128, 8) layernorm_kernel_variant1(
                     s_mean[tl_i] = tl_part[tl_i];
                 }
             }
-            // for i, j in parallel(RB, ROW) {  (norms.tl:52)
+            // for i, j in parallel(RB, ROW) {  (norms.tl:53)
             // for i, j in parallel(8, 256): each thread visits the elements of `s` it holds
             #pragma unroll
             for (int tl_s28 = 0; tl_s28 < 16; ++tl_s28) {
@@ -602,7 +602,7 @@ __global__ void __launch_bounds__(128, 8) layernorm_kernel_variant1(
                 s[tl_s28] = d;
                 sd[tl_s28] = j < N ? d * d : 0.0f;
             }
-            // reduce(sum, sd, s_rstd, axis = 1);  (norms.tl:57)
+            // reduce(sum, sd, s_rstd, axis = 1);  (norms.tl:58)
             // each thread folds its 8 values of each of its 2 results; xor shuffles 1, 2, 4, 8, 16 among the lanes that share one
             {
                 float tl_part[2];
@@ -625,14 +625,14 @@ __global__ void __launch_bounds__(128, 8) layernorm_kernel_variant1(
                     s_rstd[tl_i] = tl_part[tl_i];
                 }
             }
-            // for i in parallel(RB) {  (norms.tl:58)
+            // for i in parallel(RB) {  (norms.tl:59)
             // for i in parallel(8): each thread visits the elements of `s_rstd` it holds
             #pragma unroll
             for (int tl_s31 = 0; tl_s31 < 2; ++tl_s31) {
                 [[maybe_unused]] const int i = ((tl_tid / 32) + (tl_s31) * 4);
                 s_rstd[tl_s31] = tl::rsqrt(s_rstd[tl_s31] * inv_n + eps);
             }
-            // for i, j in parallel(RB, ROW) {  (norms.tl:61)
+            // for i, j in parallel(RB, ROW) {  (norms.tl:62)
             // for i, j in parallel(8, 256): each thread visits the elements of `s` it holds
             #pragma unroll
             for (int tl_k33 = 0; tl_k33 < 16; tl_k33 += 8) {
@@ -649,7 +649,7 @@ __global__ void __launch_bounds__(128, 8) layernorm_kernel_variant1(
                     s[tl_s38] = s[tl_s38] * s_rstd[(tl_s38 / 8)] * tl::convert<float>(tl_chunk36[tl_o35]) + tl::convert<float>(tl_chunk37[tl_o35]);
                 }
             }
-            // copy(s, Y[row0 +: RB, 0 +: ROW]);  (norms.tl:64)
+            // copy(s, Y[row0 +: RB, 0 +: ROW]);  (norms.tl:65)
             #pragma unroll
             for (int tl_chunk39 = 0; tl_chunk39 < 16; tl_chunk39 += 8) {
                 tl::f16* tl_ptr40 = &Y[int64_t(row0 + ((tl_tid / 32) + (tl_chunk39 / 8) * 4)) * N + ((tl_chunk39 % 8) + (tl_tid % 32) * 8)];
@@ -675,7 +675,7 @@ __global__ void __launch_bounds__(128, 8) layernorm_kernel_variant1(
                 const int32_t row = row0 + rr;
                 sum_x = 0.0f;
                 for (int t = 0; t < n_tiles; ++t) {
-                    // copy(X[row, t * BN +: BN], x);  (norms.tl:74)
+                    // copy(X[row, t * BN +: BN], x);  (norms.tl:75)
                     #pragma unroll
                     for (int tl_chunk42 = 0; tl_chunk42 < x_layout::kSlots; tl_chunk42 += 8) {
                         const tl::f16* tl_ptr43 = &X[int64_t(row) * N + ((t * 1024) + (((x_layout::flat(tl_tid, (tl_chunk42 / 8) * 8)) % 1024) + tl_chunk42 % 8))];
@@ -691,7 +691,7 @@ __global__ void __launch_bounds__(128, 8) layernorm_kernel_variant1(
                             }
                         }
                     }
-                    // reduce(sum, x, part);  (norms.tl:75)
+                    // reduce(sum, x, part);  (norms.tl:76)
                     {
                         float tl_part[1];
                         #pragma unroll
@@ -710,7 +710,7 @@ __global__ void __launch_bounds__(128, 8) layernorm_kernel_variant1(
                 const float mean = sum_x * inv_n;
                 sum_d2 = 0.0f;
                 for (int t = 0; t < n_tiles; ++t) {
-                    // copy(X[row, t * BN +: BN], x);  (norms.tl:81)
+                    // copy(X[row, t * BN +: BN], x);  (norms.tl:82)
                     #pragma unroll
                     for (int tl_chunk46 = 0; tl_chunk46 < x_layout::kSlots; tl_chunk46 += 8) {
                         const tl::f16* tl_ptr47 = &X[int64_t(row) * N + ((t * 1024) + (((x_layout::flat(tl_tid, (tl_chunk46 / 8) * 8)) % 1024) + tl_chunk46 % 8))];
@@ -726,7 +726,7 @@ __global__ void __launch_bounds__(128, 8) layernorm_kernel_variant1(
                             }
                         }
                     }
-                    // for j in parallel(BN) {  (norms.tl:82)
+                    // for j in parallel(BN) {  (norms.tl:83)
                     // for j in parallel(1024): each thread visits the elements of `x` it holds
                     #pragma unroll
                     for (int tl_s49 = 0; tl_s49 < x_layout::kSlots; ++tl_s49) {
@@ -735,7 +735,7 @@ __global__ void __launch_bounds__(128, 8) layernorm_kernel_variant1(
                         const float d = x[tl_s49] - mean;
                         x[tl_s49] = t * 1024 + j < N ? d * d : 0.0f;
                     }
-                    // reduce(sum, x, part);  (norms.tl:86)
+                    // reduce(sum, x, part);  (norms.tl:87)
                     {
                         float tl_part[1];
                         #pragma unroll
@@ -754,7 +754,7 @@ __global__ void __launch_bounds__(128, 8) layernorm_kernel_variant1(
                 const float rstd = tl::rsqrt(sum_d2 * inv_n + eps);
                 for (int t = 0; t < n_tiles; ++t) {
                     const int32_t c0 = t * 1024;
-                    // copy(X[row, c0 +: BN], x);  (norms.tl:92)
+                    // copy(X[row, c0 +: BN], x);  (norms.tl:93)
                     #pragma unroll
                     for (int tl_chunk52 = 0; tl_chunk52 < x_layout::kSlots; tl_chunk52 += 8) {
                         const tl::f16* tl_ptr53 = &X[int64_t(row) * N + (c0 + (((x_layout::flat(tl_tid, (tl_chunk52 / 8) * 8)) % 1024) + tl_chunk52 % 8))];
@@ -770,7 +770,7 @@ __global__ void __launch_bounds__(128, 8) layernorm_kernel_variant1(
                             }
                         }
                     }
-                    // copy(W[c0 +: BN], w);  (norms.tl:93)
+                    // copy(W[c0 +: BN], w);  (norms.tl:94)
                     #pragma unroll
                     for (int tl_chunk55 = 0; tl_chunk55 < w_layout::kSlots; tl_chunk55 += 8) {
                         const tl::f16* tl_ptr56 = &W[c0 + (((w_layout::flat(tl_tid, (tl_chunk55 / 8) * 8)) % 1024) + tl_chunk55 % 8)];
@@ -786,7 +786,7 @@ __global__ void __launch_bounds__(128, 8) layernorm_kernel_variant1(
                             }
                         }
                     }
-                    // copy(Bias[c0 +: BN], b);  (norms.tl:94)
+                    // copy(Bias[c0 +: BN], b);  (norms.tl:95)
                     #pragma unroll
                     for (int tl_chunk58 = 0; tl_chunk58 < b_layout::kSlots; tl_chunk58 += 8) {
                         const tl::f16* tl_ptr59 = &Bias[c0 + (((b_layout::flat(tl_tid, (tl_chunk58 / 8) * 8)) % 1024) + tl_chunk58 % 8)];
@@ -802,14 +802,14 @@ __global__ void __launch_bounds__(128, 8) layernorm_kernel_variant1(
                             }
                         }
                     }
-                    // for j in parallel(BN) {  (norms.tl:95)
+                    // for j in parallel(BN) {  (norms.tl:96)
                     // for j in parallel(1024): each thread visits the elements of `x` it holds
                     #pragma unroll
                     for (int tl_s61 = 0; tl_s61 < x_layout::kSlots; ++tl_s61) {
                         [[maybe_unused]] const int j = ((x_layout::flat(tl_tid, (tl_s61 / 8) * 8)) % 1024) + tl_s61 % 8;
                         x[tl_s61] = (x[tl_s61] - mean) * rstd * w[tl_s61] + b[tl_s61];
                     }
-                    // copy(x, Y[row, c0 +: BN]);  (norms.tl:98)
+                    // copy(x, Y[row, c0 +: BN]);  (norms.tl:99)
                     #pragma unroll
                     for (int tl_chunk62 = 0; tl_chunk62 < x_layout::kSlots; tl_chunk62 += 8) {
                         tl::f16* tl_ptr63 = &Y[int64_t(row) * N + (c0 + (((x_layout::flat(tl_tid, (tl_chunk62 / 8) * 8)) % 1024) + tl_chunk62 % 8))];
@@ -831,7 +831,7 @@ __global__ void __launch_bounds__(128, 8) layernorm_kernel_variant1(
     }
 }
 
-// kernel layernorm<ROW = 512, THREADS = 128, RB = 4, BN = 1024, MAX_BLOCKS = 1024, T = f16>  (stdlib/norms.tl:20)
+// kernel layernorm<ROW = 512, THREADS = 128, RB = 4, BN = 1024, WAVES = 1, T = f16>  (stdlib/norms.tl:21)
 // 128 threads per block, 10384 bytes of shared memory
 __global__ void __launch_bounds__(128, 8) layernorm_kernel_variant2(
         const tl::f16* __restrict__ X,
@@ -869,7 +869,7 @@ __global__ void __launch_bounds__(128, 8) layernorm_kernel_variant2(
     const float n = static_cast<float>(N);
     const float inv_n = tl::rsqrt(n * n);
     if (N <= 512) {
-        // copy(W[0 +: ROW], ws);  (norms.tl:45)
+        // copy(W[0 +: ROW], ws);  (norms.tl:46)
         #pragma unroll
         for (int tl_i1 = 0; tl_i1 < 1; ++tl_i1) {
             const int tl_chunk0 = tl_tid + tl_i1 * 128;
@@ -888,7 +888,7 @@ __global__ void __launch_bounds__(128, 8) layernorm_kernel_variant2(
                 }
             }
         }
-        // copy(Bias[0 +: ROW], bs);  (norms.tl:46)
+        // copy(Bias[0 +: ROW], bs);  (norms.tl:47)
         #pragma unroll
         for (int tl_i6 = 0; tl_i6 < 1; ++tl_i6) {
             const int tl_chunk5 = tl_tid + tl_i6 * 128;
@@ -909,7 +909,7 @@ __global__ void __launch_bounds__(128, 8) layernorm_kernel_variant2(
         }
         const int32_t g_trips = groups;
         if (0 < g_trips) {
-            // copy(X[row0 +: RB, 0 +: ROW], xs);  (norms.tl:49)
+            // copy(X[row0 +: RB, 0 +: ROW], xs);  (norms.tl:50)
             if (tl::is_aligned(X, 16) && N % 8 == 0 && ((int(blockIdx.x) + 0 * int(gridDim.x)) * 4) >= 0 && ((int(blockIdx.x) + 0 * int(gridDim.x)) * 4) + 4 <= M && 0 >= 0 && 0 + 512 <= N && 0 % 8 == 0) {
                 #pragma unroll
                 for (int tl_i11 = 0; tl_i11 < 2; ++tl_i11) {
@@ -933,12 +933,12 @@ __global__ void __launch_bounds__(128, 8) layernorm_kernel_variant2(
             }
         }
         tl::cp_async_commit();
-        // for g in pipelined(groups, stages = 2) {  (norms.tl:47)
+        // for g in pipelined(groups, stages = 2) {  (norms.tl:48)
         for (int g = 0; g < g_trips; ++g) {
             tl::cp_async_wait<0>();  // at most 0 copy groups of this thread still in flight
             __syncthreads();  // pipeline: stage `g % 2` has landed and the stage refilled next is no longer read
             if (g + 1 < g_trips) {
-                // copy(X[row0 +: RB, 0 +: ROW], xs);  (norms.tl:49)
+                // copy(X[row0 +: RB, 0 +: ROW], xs);  (norms.tl:50)
                 if (tl::is_aligned(X, 16) && N % 8 == 0 && ((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 4) >= 0 && ((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 4) + 4 <= M && 0 >= 0 && 0 + 512 <= N && 0 % 8 == 0) {
                     #pragma unroll
                     for (int tl_i18 = 0; tl_i18 < 2; ++tl_i18) {
@@ -963,7 +963,7 @@ __global__ void __launch_bounds__(128, 8) layernorm_kernel_variant2(
             }
             tl::cp_async_commit();
             const int32_t row0 = (int(blockIdx.x) + g * int(gridDim.x)) * 4;
-            // copy(xs, s);  (norms.tl:50)
+            // copy(xs, s);  (norms.tl:51)
             #pragma unroll
             for (int tl_chunk24 = 0; tl_chunk24 < 16; tl_chunk24 += 8) {
                 const tl::f16* tl_ptr25 = &xs[((g % 2) * 4 + (tl_tid / 32)) * 520 + ((tl_chunk24 % 8) + (tl_tid % 32) * 8 + (tl_chunk24 / 8) * 256)];
@@ -979,7 +979,7 @@ __global__ void __launch_bounds__(128, 8) layernorm_kernel_variant2(
                     }
                 }
             }
-            // reduce(sum, s, s_mean, axis = 1);  (norms.tl:51)
+            // reduce(sum, s, s_mean, axis = 1);  (norms.tl:52)
             // each thread folds its 16 values of each of its 1 results; xor shuffles 1, 2, 4, 8, 16 among the lanes that share one
             {
                 float tl_part[1];
@@ -1002,7 +1002,7 @@ __global__ void __launch_bounds__(128, 8) layernorm_kernel_variant2(
                     s_mean[tl_i] = tl_part[tl_i];
                 }
             }
-            // for i, j in parallel(RB, ROW) {  (norms.tl:52)
+            // for i, j in parallel(RB, ROW) {  (norms.tl:53)
             // for i, j in parallel(4, 512): each thread visits the elements of `s` it holds
             #pragma unroll
             for (int tl_s28 = 0; tl_s28 < 16; ++tl_s28) {
@@ -1013,7 +1013,7 @@ __global__ void __launch_bounds__(128, 8) layernorm_kernel_variant2(
                 s[tl_s28] = d;
                 sd[tl_s28] = j < N ? d * d : 0.0f;
             }
-            // reduce(sum, sd, s_rstd, axis = 1);  (norms.tl:57)
+            // reduce(sum, sd, s_rstd, axis = 1);  (norms.tl:58)
             // each thread folds its 16 values of each of its 1 results; xor shuffles 1, 2, 4, 8, 16 among the lanes that share one
             {
                 float tl_part[1];
@@ -1036,14 +1036,14 @@ __global__ void __launch_bounds__(128, 8) layernorm_kernel_variant2(
                     s_rstd[tl_i] = tl_part[tl_i];
                 }
             }
-            // for i in parallel(RB) {  (norms.tl:58)
+            // for i in parallel(RB) {  (norms.tl:59)
             // for i in parallel(4): each thread visits the elements of `s_rstd` it holds
             #pragma unroll
             for (int tl_s31 = 0; tl_s31 < 1; ++tl_s31) {
                 [[maybe_unused]] const int i = (tl_tid / 32);
                 s_rstd[tl_s31] = tl::rsqrt(s_rstd[tl_s31] * inv_n + eps);
             }
-            // for i, j in parallel(RB, ROW) {  (norms.tl:61)
+            // for i, j in parallel(RB, ROW) {  (norms.tl:62)
             // for i, j in parallel(4, 512): each thread visits the elements of `s` it holds
             #pragma unroll
             for (int tl_k33 = 0; tl_k33 < 16; tl_k33 += 8) {
@@ -1060,7 +1060,7 @@ __global__ void __launch_bounds__(128, 8) layernorm_kernel_variant2(
                     s[tl_s38] = s[tl_s38] * s_rstd[0] * tl::convert<float>(tl_chunk36[tl_o35]) + tl::convert<float>(tl_chunk37[tl_o35]);
                 }
             }
-            // copy(s, Y[row0 +: RB, 0 +: ROW]);  (norms.tl:64)
+            // copy(s, Y[row0 +: RB, 0 +: ROW]);  (norms.tl:65)
             #pragma unroll
             for (int tl_chunk39 = 0; tl_chunk39 < 16; tl_chunk39 += 8) {
                 tl::f16* tl_ptr40 = &Y[int64_t(row0 + (tl_tid / 32)) * N + ((tl_chunk39 % 8) + (tl_tid % 32) * 8 + (tl_chunk39 / 8) * 256)];
@@ -1086,7 +1086,7 @@ __global__ void __launch_bounds__(128, 8) layernorm_kernel_variant2(
                 const int32_t row = row0 + rr;
                 sum_x = 0.0f;
                 for (int t = 0; t < n_tiles; ++t) {
-                    // copy(X[row, t * BN +: BN], x);  (norms.tl:74)
+                    // copy(X[row, t * BN +: BN], x);  (norms.tl:75)
                     #pragma unroll
                     for (int tl_chunk42 = 0; tl_chunk42 < x_layout::kSlots; tl_chunk42 += 8) {
                         const tl::f16* tl_ptr43 = &X[int64_t(row) * N + ((t * 1024) + (((x_layout::flat(tl_tid, (tl_chunk42 / 8) * 8)) % 1024) + tl_chunk42 % 8))];
@@ -1102,7 +1102,7 @@ __global__ void __launch_bounds__(128, 8) layernorm_kernel_variant2(
                             }
                         }
                     }
-                    // reduce(sum, x, part);  (norms.tl:75)
+                    // reduce(sum, x, part);  (norms.tl:76)
                     {
                         float tl_part[1];
                         #pragma unroll
@@ -1121,7 +1121,7 @@ __global__ void __launch_bounds__(128, 8) layernorm_kernel_variant2(
                 const float mean = sum_x * inv_n;
                 sum_d2 = 0.0f;
                 for (int t = 0; t < n_tiles; ++t) {
-                    // copy(X[row, t * BN +: BN], x);  (norms.tl:81)
+                    // copy(X[row, t * BN +: BN], x);  (norms.tl:82)
                     #pragma unroll
                     for (int tl_chunk46 = 0; tl_chunk46 < x_layout::kSlots; tl_chunk46 += 8) {
                         const tl::f16* tl_ptr47 = &X[int64_t(row) * N + ((t * 1024) + (((x_layout::flat(tl_tid, (tl_chunk46 / 8) * 8)) % 1024) + tl_chunk46 % 8))];
@@ -1137,7 +1137,7 @@ __global__ void __launch_bounds__(128, 8) layernorm_kernel_variant2(
                             }
                         }
                     }
-                    // for j in parallel(BN) {  (norms.tl:82)
+                    // for j in parallel(BN) {  (norms.tl:83)
                     // for j in parallel(1024): each thread visits the elements of `x` it holds
                     #pragma unroll
                     for (int tl_s49 = 0; tl_s49 < x_layout::kSlots; ++tl_s49) {
@@ -1146,7 +1146,7 @@ __global__ void __launch_bounds__(128, 8) layernorm_kernel_variant2(
                         const float d = x[tl_s49] - mean;
                         x[tl_s49] = t * 1024 + j < N ? d * d : 0.0f;
                     }
-                    // reduce(sum, x, part);  (norms.tl:86)
+                    // reduce(sum, x, part);  (norms.tl:87)
                     {
                         float tl_part[1];
                         #pragma unroll
@@ -1165,7 +1165,7 @@ __global__ void __launch_bounds__(128, 8) layernorm_kernel_variant2(
                 const float rstd = tl::rsqrt(sum_d2 * inv_n + eps);
                 for (int t = 0; t < n_tiles; ++t) {
                     const int32_t c0 = t * 1024;
-                    // copy(X[row, c0 +: BN], x);  (norms.tl:92)
+                    // copy(X[row, c0 +: BN], x);  (norms.tl:93)
                     #pragma unroll
                     for (int tl_chunk52 = 0; tl_chunk52 < x_layout::kSlots; tl_chunk52 += 8) {
                         const tl::f16* tl_ptr53 = &X[int64_t(row) * N + (c0 + (((x_layout::flat(tl_tid, (tl_chunk52 / 8) * 8)) % 1024) + tl_chunk52 % 8))];
@@ -1181,7 +1181,7 @@ __global__ void __launch_bounds__(128, 8) layernorm_kernel_variant2(
                             }
                         }
                     }
-                    // copy(W[c0 +: BN], w);  (norms.tl:93)
+                    // copy(W[c0 +: BN], w);  (norms.tl:94)
                     #pragma unroll
                     for (int tl_chunk55 = 0; tl_chunk55 < w_layout::kSlots; tl_chunk55 += 8) {
                         const tl::f16* tl_ptr56 = &W[c0 + (((w_layout::flat(tl_tid, (tl_chunk55 / 8) * 8)) % 1024) + tl_chunk55 % 8)];
@@ -1197,7 +1197,7 @@ __global__ void __launch_bounds__(128, 8) layernorm_kernel_variant2(
                             }
                         }
                     }
-                    // copy(Bias[c0 +: BN], b);  (norms.tl:94)
+                    // copy(Bias[c0 +: BN], b);  (norms.tl:95)
                     #pragma unroll
                     for (int tl_chunk58 = 0; tl_chunk58 < b_layout::kSlots; tl_chunk58 += 8) {
                         const tl::f16* tl_ptr59 = &Bias[c0 + (((b_layout::flat(tl_tid, (tl_chunk58 / 8) * 8)) % 1024) + tl_chunk58 % 8)];
@@ -1213,14 +1213,14 @@ __global__ void __launch_bounds__(128, 8) layernorm_kernel_variant2(
                             }
                         }
                     }
-                    // for j in parallel(BN) {  (norms.tl:95)
+                    // for j in parallel(BN) {  (norms.tl:96)
                     // for j in parallel(1024): each thread visits the elements of `x` it holds
                     #pragma unroll
                     for (int tl_s61 = 0; tl_s61 < x_layout::kSlots; ++tl_s61) {
                         [[maybe_unused]] const int j = ((x_layout::flat(tl_tid, (tl_s61 / 8) * 8)) % 1024) + tl_s61 % 8;
                         x[tl_s61] = (x[tl_s61] - mean) * rstd * w[tl_s61] + b[tl_s61];
                     }
-                    // copy(x, Y[row, c0 +: BN]);  (norms.tl:98)
+                    // copy(x, Y[row, c0 +: BN]);  (norms.tl:99)
                     #pragma unroll
                     for (int tl_chunk62 = 0; tl_chunk62 < x_layout::kSlots; tl_chunk62 += 8) {
                         tl::f16* tl_ptr63 = &Y[int64_t(row) * N + (c0 + (((x_layout::flat(tl_tid, (tl_chunk62 / 8) * 8)) % 1024) + tl_chunk62 % 8))];
@@ -1242,7 +1242,7 @@ __global__ void __launch_bounds__(128, 8) layernorm_kernel_variant2(
     }
 }
 
-// kernel layernorm<ROW = 1024, THREADS = 128, RB = 2, BN = 1024, MAX_BLOCKS = 1024, T = f16>  (stdlib/norms.tl:20)
+// kernel layernorm<ROW = 1024, THREADS = 128, RB = 2, BN = 1024, WAVES = 1, T = f16>  (stdlib/norms.tl:21)
 // 128 threads per block, 12432 bytes of shared memory
 __global__ void __launch_bounds__(128, 8) layernorm_kernel_variant3(
         const tl::f16* __restrict__ X,
@@ -1280,7 +1280,7 @@ __global__ void __launch_bounds__(128, 8) layernorm_kernel_variant3(
     const float n = static_cast<float>(N);
     const float inv_n = tl::rsqrt(n * n);
     if (N <= 1024) {
-        // copy(W[0 +: ROW], ws);  (norms.tl:45)
+        // copy(W[0 +: ROW], ws);  (norms.tl:46)
         #pragma unroll
         for (int tl_i1 = 0; tl_i1 < 1; ++tl_i1) {
             const int tl_chunk0 = tl_tid + tl_i1 * 128;
@@ -1297,7 +1297,7 @@ __global__ void __launch_bounds__(128, 8) layernorm_kernel_variant3(
                 }
             }
         }
-        // copy(Bias[0 +: ROW], bs);  (norms.tl:46)
+        // copy(Bias[0 +: ROW], bs);  (norms.tl:47)
         #pragma unroll
         for (int tl_i6 = 0; tl_i6 < 1; ++tl_i6) {
             const int tl_chunk5 = tl_tid + tl_i6 * 128;
@@ -1316,7 +1316,7 @@ __global__ void __launch_bounds__(128, 8) layernorm_kernel_variant3(
         }
         const int32_t g_trips = groups;
         if (0 < g_trips) {
-            // copy(X[row0 +: RB, 0 +: ROW], xs);  (norms.tl:49)
+            // copy(X[row0 +: RB, 0 +: ROW], xs);  (norms.tl:50)
             if (tl::is_aligned(X, 16) && N % 8 == 0 && ((int(blockIdx.x) + 0 * int(gridDim.x)) * 2) >= 0 && ((int(blockIdx.x) + 0 * int(gridDim.x)) * 2) + 2 <= M && 0 >= 0 && 0 + 1024 <= N && 0 % 8 == 0) {
                 #pragma unroll
                 for (int tl_i11 = 0; tl_i11 < 2; ++tl_i11) {
@@ -1340,12 +1340,12 @@ __global__ void __launch_bounds__(128, 8) layernorm_kernel_variant3(
             }
         }
         tl::cp_async_commit();
-        // for g in pipelined(groups, stages = 2) {  (norms.tl:47)
+        // for g in pipelined(groups, stages = 2) {  (norms.tl:48)
         for (int g = 0; g < g_trips; ++g) {
             tl::cp_async_wait<0>();  // at most 0 copy groups of this thread still in flight
             __syncthreads();  // pipeline: stage `g % 2` has landed and the stage refilled next is no longer read
             if (g + 1 < g_trips) {
-                // copy(X[row0 +: RB, 0 +: ROW], xs);  (norms.tl:49)
+                // copy(X[row0 +: RB, 0 +: ROW], xs);  (norms.tl:50)
                 if (tl::is_aligned(X, 16) && N % 8 == 0 && ((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 2) >= 0 && ((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 2) + 2 <= M && 0 >= 0 && 0 + 1024 <= N && 0 % 8 == 0) {
                     #pragma unroll
                     for (int tl_i18 = 0; tl_i18 < 2; ++tl_i18) {
@@ -1370,7 +1370,7 @@ __global__ void __launch_bounds__(128, 8) layernorm_kernel_variant3(
             }
             tl::cp_async_commit();
             const int32_t row0 = (int(blockIdx.x) + g * int(gridDim.x)) * 2;
-            // copy(xs, s);  (norms.tl:50)
+            // copy(xs, s);  (norms.tl:51)
             #pragma unroll
             for (int tl_chunk24 = 0; tl_chunk24 < 16; tl_chunk24 += 8) {
                 const tl::f16* tl_ptr25 = &xs[((g % 2) * 2 + (tl_tid / 64)) * 1032 + ((tl_chunk24 % 8) + (tl_tid % 64) * 8 + (tl_chunk24 / 8) * 512)];
@@ -1386,7 +1386,7 @@ __global__ void __launch_bounds__(128, 8) layernorm_kernel_variant3(
                     }
                 }
             }
-            // reduce(sum, s, s_mean, axis = 1);  (norms.tl:51)
+            // reduce(sum, s, s_mean, axis = 1);  (norms.tl:52)
             // each thread folds its 16 values of each of its 1 results; xor shuffles 1, 2, 4, 8, 16 among the lanes that share one; then across the 2 warps that do
             {
                 float tl_part[1];
@@ -1407,13 +1407,13 @@ __global__ void __launch_bounds__(128, 8) layernorm_kernel_variant3(
                 if ((tl_tid / 1 % 32) == 0) {
                     #pragma unroll
                     for (int tl_i = 0; tl_i < 1; ++tl_i) {
-                        reinterpret_cast<float*>(tl_scratch)[((tl_tid / 64)) * 2 + (tl_tid / 32 % 2)] = tl_part[tl_i];
+                        reinterpret_cast<float*>(tl_scratch)[((tl_tid / 32 % 2)) * 2 + (tl_tid / 64)] = tl_part[tl_i];
                     }
                 }
                 __syncthreads();
                 #pragma unroll
                 for (int tl_i = 0; tl_i < 1; ++tl_i) {
-                    tl_part[tl_i] = reinterpret_cast<float*>(tl_scratch)[((tl_tid / 64)) * 2 + tl_tid % 2];
+                    tl_part[tl_i] = reinterpret_cast<float*>(tl_scratch)[(tl_tid % 2) * 2 + (tl_tid / 64)];
                     tl_part[tl_i] = tl::xor_combine<tl::SumOp, 1>(tl_part[tl_i]);
                 }
                 __syncthreads();  // the scratch is free again
@@ -1422,7 +1422,7 @@ __global__ void __launch_bounds__(128, 8) layernorm_kernel_variant3(
                     s_mean[tl_i] = tl_part[tl_i];
                 }
             }
-            // for i, j in parallel(RB, ROW) {  (norms.tl:52)
+            // for i, j in parallel(RB, ROW) {  (norms.tl:53)
             // for i, j in parallel(2, 1024): each thread visits the elements of `s` it holds
             #pragma unroll
             for (int tl_s28 = 0; tl_s28 < 16; ++tl_s28) {
@@ -1433,7 +1433,7 @@ __global__ void __launch_bounds__(128, 8) layernorm_kernel_variant3(
                 s[tl_s28] = d;
                 sd[tl_s28] = j < N ? d * d : 0.0f;
             }
-            // reduce(sum, sd, s_rstd, axis = 1);  (norms.tl:57)
+            // reduce(sum, sd, s_rstd, axis = 1);  (norms.tl:58)
             // each thread folds its 16 values of each of its 1 results; xor shuffles 1, 2, 4, 8, 16 among the lanes that share one; then across the 2 warps that do
             {
                 float tl_part[1];
@@ -1454,13 +1454,13 @@ __global__ void __launch_bounds__(128, 8) layernorm_kernel_variant3(
                 if ((tl_tid / 1 % 32) == 0) {
                     #pragma unroll
                     for (int tl_i = 0; tl_i < 1; ++tl_i) {
-                        reinterpret_cast<float*>(tl_scratch)[((tl_tid / 64)) * 2 + (tl_tid / 32 % 2)] = tl_part[tl_i];
+                        reinterpret_cast<float*>(tl_scratch)[((tl_tid / 32 % 2)) * 2 + (tl_tid / 64)] = tl_part[tl_i];
                     }
                 }
                 __syncthreads();
                 #pragma unroll
                 for (int tl_i = 0; tl_i < 1; ++tl_i) {
-                    tl_part[tl_i] = reinterpret_cast<float*>(tl_scratch)[((tl_tid / 64)) * 2 + tl_tid % 2];
+                    tl_part[tl_i] = reinterpret_cast<float*>(tl_scratch)[(tl_tid % 2) * 2 + (tl_tid / 64)];
                     tl_part[tl_i] = tl::xor_combine<tl::SumOp, 1>(tl_part[tl_i]);
                 }
                 __syncthreads();  // the scratch is free again
@@ -1469,14 +1469,14 @@ __global__ void __launch_bounds__(128, 8) layernorm_kernel_variant3(
                     s_rstd[tl_i] = tl_part[tl_i];
                 }
             }
-            // for i in parallel(RB) {  (norms.tl:58)
+            // for i in parallel(RB) {  (norms.tl:59)
             // for i in parallel(2): each thread visits the elements of `s_rstd` it holds
             #pragma unroll
             for (int tl_s31 = 0; tl_s31 < 1; ++tl_s31) {
                 [[maybe_unused]] const int i = (tl_tid / 64);
                 s_rstd[tl_s31] = tl::rsqrt(s_rstd[tl_s31] * inv_n + eps);
             }
-            // for i, j in parallel(RB, ROW) {  (norms.tl:61)
+            // for i, j in parallel(RB, ROW) {  (norms.tl:62)
             // for i, j in parallel(2, 1024): each thread visits the elements of `s` it holds
             #pragma unroll
             for (int tl_k33 = 0; tl_k33 < 16; tl_k33 += 8) {
@@ -1493,7 +1493,7 @@ __global__ void __launch_bounds__(128, 8) layernorm_kernel_variant3(
                     s[tl_s38] = s[tl_s38] * s_rstd[0] * tl::convert<float>(tl_chunk36[tl_o35]) + tl::convert<float>(tl_chunk37[tl_o35]);
                 }
             }
-            // copy(s, Y[row0 +: RB, 0 +: ROW]);  (norms.tl:64)
+            // copy(s, Y[row0 +: RB, 0 +: ROW]);  (norms.tl:65)
             #pragma unroll
             for (int tl_chunk39 = 0; tl_chunk39 < 16; tl_chunk39 += 8) {
                 tl::f16* tl_ptr40 = &Y[int64_t(row0 + (tl_tid / 64)) * N + ((tl_chunk39 % 8) + (tl_tid % 64) * 8 + (tl_chunk39 / 8) * 512)];
@@ -1519,7 +1519,7 @@ __global__ void __launch_bounds__(128, 8) layernorm_kernel_variant3(
                 const int32_t row = row0 + rr;
                 sum_x = 0.0f;
                 for (int t = 0; t < n_tiles; ++t) {
-                    // copy(X[row, t * BN +: BN], x);  (norms.tl:74)
+                    // copy(X[row, t * BN +: BN], x);  (norms.tl:75)
                     #pragma unroll
                     for (int tl_chunk42 = 0; tl_chunk42 < x_layout::kSlots; tl_chunk42 += 8) {
                         const tl::f16* tl_ptr43 = &X[int64_t(row) * N + ((t * 1024) + (((x_layout::flat(tl_tid, (tl_chunk42 / 8) * 8)) % 1024) + tl_chunk42 % 8))];
@@ -1535,7 +1535,7 @@ __global__ void __launch_bounds__(128, 8) layernorm_kernel_variant3(
                             }
                         }
                     }
-                    // reduce(sum, x, part);  (norms.tl:75)
+                    // reduce(sum, x, part);  (norms.tl:76)
                     {
                         float tl_part[1];
                         #pragma unroll
@@ -1554,7 +1554,7 @@ __global__ void __launch_bounds__(128, 8) layernorm_kernel_variant3(
                 const float mean = sum_x * inv_n;
                 sum_d2 = 0.0f;
                 for (int t = 0; t < n_tiles; ++t) {
-                    // copy(X[row, t * BN +: BN], x);  (norms.tl:81)
+                    // copy(X[row, t * BN +: BN], x);  (norms.tl:82)
                     #pragma unroll
                     for (int tl_chunk46 = 0; tl_chunk46 < x_layout::kSlots; tl_chunk46 += 8) {
                         const tl::f16* tl_ptr47 = &X[int64_t(row) * N + ((t * 1024) + (((x_layout::flat(tl_tid, (tl_chunk46 / 8) * 8)) % 1024) + tl_chunk46 % 8))];
@@ -1570,7 +1570,7 @@ __global__ void __launch_bounds__(128, 8) layernorm_kernel_variant3(
                             }
                         }
                     }
-                    // for j in parallel(BN) {  (norms.tl:82)
+                    // for j in parallel(BN) {  (norms.tl:83)
                     // for j in parallel(1024): each thread visits the elements of `x` it holds
                     #pragma unroll
                     for (int tl_s49 = 0; tl_s49 < x_layout::kSlots; ++tl_s49) {
@@ -1579,7 +1579,7 @@ __global__ void __launch_bounds__(128, 8) layernorm_kernel_variant3(
                         const float d = x[tl_s49] - mean;
                         x[tl_s49] = t * 1024 + j < N ? d * d : 0.0f;
                     }
-                    // reduce(sum, x, part);  (norms.tl:86)
+                    // reduce(sum, x, part);  (norms.tl:87)
                     {
                         float tl_part[1];
                         #pragma unroll
@@ -1598,7 +1598,7 @@ __global__ void __launch_bounds__(128, 8) layernorm_kernel_variant3(
                 const float rstd = tl::rsqrt(sum_d2 * inv_n + eps);
                 for (int t = 0; t < n_tiles; ++t) {
                     const int32_t c0 = t * 1024;
-                    // copy(X[row, c0 +: BN], x);  (norms.tl:92)
+                    // copy(X[row, c0 +: BN], x);  (norms.tl:93)
                     #pragma unroll
                     for (int tl_chunk52 = 0; tl_chunk52 < x_layout::kSlots; tl_chunk52 += 8) {
                         const tl::f16* tl_ptr53 = &X[int64_t(row) * N + (c0 + (((x_layout::flat(tl_tid, (tl_chunk52 / 8) * 8)) % 1024) + tl_chunk52 % 8))];
@@ -1614,7 +1614,7 @@ __global__ void __launch_bounds__(128, 8) layernorm_kernel_variant3(
                             }
                         }
                     }
-                    // copy(W[c0 +: BN], w);  (norms.tl:93)
+                    // copy(W[c0 +: BN], w);  (norms.tl:94)
                     #pragma unroll
                     for (int tl_chunk55 = 0; tl_chunk55 < w_layout::kSlots; tl_chunk55 += 8) {
                         const tl::f16* tl_ptr56 = &W[c0 + (((w_layout::flat(tl_tid, (tl_chunk55 / 8) * 8)) % 1024) + tl_chunk55 % 8)];
@@ -1630,7 +1630,7 @@ __global__ void __launch_bounds__(128, 8) layernorm_kernel_variant3(
                             }
                         }
                     }
-                    // copy(Bias[c0 +: BN], b);  (norms.tl:94)
+                    // copy(Bias[c0 +: BN], b);  (norms.tl:95)
                     #pragma unroll
                     for (int tl_chunk58 = 0; tl_chunk58 < b_layout::kSlots; tl_chunk58 += 8) {
                         const tl::f16* tl_ptr59 = &Bias[c0 + (((b_layout::flat(tl_tid, (tl_chunk58 / 8) * 8)) % 1024) + tl_chunk58 % 8)];
@@ -1646,14 +1646,14 @@ __global__ void __launch_bounds__(128, 8) layernorm_kernel_variant3(
                             }
                         }
                     }
-                    // for j in parallel(BN) {  (norms.tl:95)
+                    // for j in parallel(BN) {  (norms.tl:96)
                     // for j in parallel(1024): each thread visits the elements of `x` it holds
                     #pragma unroll
                     for (int tl_s61 = 0; tl_s61 < x_layout::kSlots; ++tl_s61) {
                         [[maybe_unused]] const int j = ((x_layout::flat(tl_tid, (tl_s61 / 8) * 8)) % 1024) + tl_s61 % 8;
                         x[tl_s61] = (x[tl_s61] - mean) * rstd * w[tl_s61] + b[tl_s61];
                     }
-                    // copy(x, Y[row, c0 +: BN]);  (norms.tl:98)
+                    // copy(x, Y[row, c0 +: BN]);  (norms.tl:99)
                     #pragma unroll
                     for (int tl_chunk62 = 0; tl_chunk62 < x_layout::kSlots; tl_chunk62 += 8) {
                         tl::f16* tl_ptr63 = &Y[int64_t(row) * N + (c0 + (((x_layout::flat(tl_tid, (tl_chunk62 / 8) * 8)) % 1024) + tl_chunk62 % 8))];
@@ -1675,7 +1675,7 @@ __global__ void __launch_bounds__(128, 8) layernorm_kernel_variant3(
     }
 }
 
-// kernel layernorm<ROW = 2048, THREADS = 128, RB = 1, BN = 1024, MAX_BLOCKS = 1024, T = f16>  (stdlib/norms.tl:20)
+// kernel layernorm<ROW = 2048, THREADS = 128, RB = 1, BN = 1024, WAVES = 1, T = f16>  (stdlib/norms.tl:21)
 // 128 threads per block, 16528 bytes of shared memory
 __global__ void __launch_bounds__(128, 8) layernorm_kernel_variant4(
         const tl::f16* __restrict__ X,
@@ -1713,7 +1713,7 @@ __global__ void __launch_bounds__(128, 8) layernorm_kernel_variant4(
     const float n = static_cast<float>(N);
     const float inv_n = tl::rsqrt(n * n);
     if (N <= 2048) {
-        // copy(W[0 +: ROW], ws);  (norms.tl:45)
+        // copy(W[0 +: ROW], ws);  (norms.tl:46)
         #pragma unroll
         for (int tl_i1 = 0; tl_i1 < 2; ++tl_i1) {
             const int tl_chunk0 = tl_tid + tl_i1 * 128;
@@ -1730,7 +1730,7 @@ __global__ void __launch_bounds__(128, 8) layernorm_kernel_variant4(
                 }
             }
         }
-        // copy(Bias[0 +: ROW], bs);  (norms.tl:46)
+        // copy(Bias[0 +: ROW], bs);  (norms.tl:47)
         #pragma unroll
         for (int tl_i6 = 0; tl_i6 < 2; ++tl_i6) {
             const int tl_chunk5 = tl_tid + tl_i6 * 128;
@@ -1749,7 +1749,7 @@ __global__ void __launch_bounds__(128, 8) layernorm_kernel_variant4(
         }
         const int32_t g_trips = groups;
         if (0 < g_trips) {
-            // copy(X[row0 +: RB, 0 +: ROW], xs);  (norms.tl:49)
+            // copy(X[row0 +: RB, 0 +: ROW], xs);  (norms.tl:50)
             if (tl::is_aligned(X, 16) && N % 8 == 0 && ((int(blockIdx.x) + 0 * int(gridDim.x)) * 1) >= 0 && ((int(blockIdx.x) + 0 * int(gridDim.x)) * 1) + 1 <= M && 0 >= 0 && 0 + 2048 <= N && 0 % 8 == 0) {
                 #pragma unroll
                 for (int tl_i11 = 0; tl_i11 < 2; ++tl_i11) {
@@ -1773,12 +1773,12 @@ __global__ void __launch_bounds__(128, 8) layernorm_kernel_variant4(
             }
         }
         tl::cp_async_commit();
-        // for g in pipelined(groups, stages = 2) {  (norms.tl:47)
+        // for g in pipelined(groups, stages = 2) {  (norms.tl:48)
         for (int g = 0; g < g_trips; ++g) {
             tl::cp_async_wait<0>();  // at most 0 copy groups of this thread still in flight
             __syncthreads();  // pipeline: stage `g % 2` has landed and the stage refilled next is no longer read
             if (g + 1 < g_trips) {
-                // copy(X[row0 +: RB, 0 +: ROW], xs);  (norms.tl:49)
+                // copy(X[row0 +: RB, 0 +: ROW], xs);  (norms.tl:50)
                 if (tl::is_aligned(X, 16) && N % 8 == 0 && ((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 1) >= 0 && ((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 1) + 1 <= M && 0 >= 0 && 0 + 2048 <= N && 0 % 8 == 0) {
                     #pragma unroll
                     for (int tl_i18 = 0; tl_i18 < 2; ++tl_i18) {
@@ -1803,7 +1803,7 @@ __global__ void __launch_bounds__(128, 8) layernorm_kernel_variant4(
             }
             tl::cp_async_commit();
             const int32_t row0 = (int(blockIdx.x) + g * int(gridDim.x)) * 1;
-            // copy(xs, s);  (norms.tl:50)
+            // copy(xs, s);  (norms.tl:51)
             #pragma unroll
             for (int tl_chunk24 = 0; tl_chunk24 < 16; tl_chunk24 += 8) {
                 const tl::f16* tl_ptr25 = &xs[((g % 2) * 1 + 0) * 2056 + ((tl_chunk24 % 8) + (tl_tid) * 8 + (tl_chunk24 / 8) * 1024)];
@@ -1819,7 +1819,7 @@ __global__ void __launch_bounds__(128, 8) layernorm_kernel_variant4(
                     }
                 }
             }
-            // reduce(sum, s, s_mean, axis = 1);  (norms.tl:51)
+            // reduce(sum, s, s_mean, axis = 1);  (norms.tl:52)
             // each thread folds its 16 values of each of its 1 results; xor shuffles 1, 2, 4, 8, 16 among the lanes that share one; then across the 4 warps that do
             {
                 float tl_part[1];
@@ -1840,13 +1840,13 @@ __global__ void __launch_bounds__(128, 8) layernorm_kernel_variant4(
                 if ((tl_tid / 1 % 32) == 0) {
                     #pragma unroll
                     for (int tl_i = 0; tl_i < 1; ++tl_i) {
-                        reinterpret_cast<float*>(tl_scratch)[(0) * 4 + (tl_tid / 32 % 4)] = tl_part[tl_i];
+                        reinterpret_cast<float*>(tl_scratch)[((tl_tid / 32 % 4)) * 1 + 0] = tl_part[tl_i];
                     }
                 }
                 __syncthreads();
                 #pragma unroll
                 for (int tl_i = 0; tl_i < 1; ++tl_i) {
-                    tl_part[tl_i] = reinterpret_cast<float*>(tl_scratch)[(0) * 4 + tl_tid % 4];
+                    tl_part[tl_i] = reinterpret_cast<float*>(tl_scratch)[(tl_tid % 4) * 1 + 0];
                     tl_part[tl_i] = tl::xor_combine<tl::SumOp, 1>(tl_part[tl_i]);
                     tl_part[tl_i] = tl::xor_combine<tl::SumOp, 2>(tl_part[tl_i]);
                 }
@@ -1856,7 +1856,7 @@ __global__ void __launch_bounds__(128, 8) layernorm_kernel_variant4(
                     s_mean[tl_i] = tl_part[tl_i];
                 }
             }
-            // for i, j in parallel(RB, ROW) {  (norms.tl:52)
+            // for i, j in parallel(RB, ROW) {  (norms.tl:53)
             // for i, j in parallel(1, 2048): each thread visits the elements of `s` it holds
             #pragma unroll
             for (int tl_s28 = 0; tl_s28 < 16; ++tl_s28) {
@@ -1867,7 +1867,7 @@ __global__ void __launch_bounds__(128, 8) layernorm_kernel_variant4(
                 s[tl_s28] = d;
                 sd[tl_s28] = j < N ? d * d : 0.0f;
             }
-            // reduce(sum, sd, s_rstd, axis = 1);  (norms.tl:57)
+            // reduce(sum, sd, s_rstd, axis = 1);  (norms.tl:58)
             // each thread folds its 16 values of each of its 1 results; xor shuffles 1, 2, 4, 8, 16 among the lanes that share one; then across the 4 warps that do
             {
                 float tl_part[1];
@@ -1888,13 +1888,13 @@ __global__ void __launch_bounds__(128, 8) layernorm_kernel_variant4(
                 if ((tl_tid / 1 % 32) == 0) {
                     #pragma unroll
                     for (int tl_i = 0; tl_i < 1; ++tl_i) {
-                        reinterpret_cast<float*>(tl_scratch)[(0) * 4 + (tl_tid / 32 % 4)] = tl_part[tl_i];
+                        reinterpret_cast<float*>(tl_scratch)[((tl_tid / 32 % 4)) * 1 + 0] = tl_part[tl_i];
                     }
                 }
                 __syncthreads();
                 #pragma unroll
                 for (int tl_i = 0; tl_i < 1; ++tl_i) {
-                    tl_part[tl_i] = reinterpret_cast<float*>(tl_scratch)[(0) * 4 + tl_tid % 4];
+                    tl_part[tl_i] = reinterpret_cast<float*>(tl_scratch)[(tl_tid % 4) * 1 + 0];
                     tl_part[tl_i] = tl::xor_combine<tl::SumOp, 1>(tl_part[tl_i]);
                     tl_part[tl_i] = tl::xor_combine<tl::SumOp, 2>(tl_part[tl_i]);
                 }
@@ -1904,14 +1904,14 @@ __global__ void __launch_bounds__(128, 8) layernorm_kernel_variant4(
                     s_rstd[tl_i] = tl_part[tl_i];
                 }
             }
-            // for i in parallel(RB) {  (norms.tl:58)
+            // for i in parallel(RB) {  (norms.tl:59)
             // for i in parallel(1): each thread visits the elements of `s_rstd` it holds
             #pragma unroll
             for (int tl_s31 = 0; tl_s31 < 1; ++tl_s31) {
                 [[maybe_unused]] const int i = 0;
                 s_rstd[tl_s31] = tl::rsqrt(s_rstd[tl_s31] * inv_n + eps);
             }
-            // for i, j in parallel(RB, ROW) {  (norms.tl:61)
+            // for i, j in parallel(RB, ROW) {  (norms.tl:62)
             // for i, j in parallel(1, 2048): each thread visits the elements of `s` it holds
             #pragma unroll
             for (int tl_k33 = 0; tl_k33 < 16; tl_k33 += 8) {
@@ -1928,7 +1928,7 @@ __global__ void __launch_bounds__(128, 8) layernorm_kernel_variant4(
                     s[tl_s38] = s[tl_s38] * s_rstd[0] * tl::convert<float>(tl_chunk36[tl_o35]) + tl::convert<float>(tl_chunk37[tl_o35]);
                 }
             }
-            // copy(s, Y[row0 +: RB, 0 +: ROW]);  (norms.tl:64)
+            // copy(s, Y[row0 +: RB, 0 +: ROW]);  (norms.tl:65)
             #pragma unroll
             for (int tl_chunk39 = 0; tl_chunk39 < 16; tl_chunk39 += 8) {
                 tl::f16* tl_ptr40 = &Y[int64_t(row0 + 0) * N + ((tl_chunk39 % 8) + (tl_tid) * 8 + (tl_chunk39 / 8) * 1024)];
@@ -1954,7 +1954,7 @@ __global__ void __launch_bounds__(128, 8) layernorm_kernel_variant4(
                 const int32_t row = row0 + rr;
                 sum_x = 0.0f;
                 for (int t = 0; t < n_tiles; ++t) {
-                    // copy(X[row, t * BN +: BN], x);  (norms.tl:74)
+                    // copy(X[row, t * BN +: BN], x);  (norms.tl:75)
                     #pragma unroll
                     for (int tl_chunk42 = 0; tl_chunk42 < x_layout::kSlots; tl_chunk42 += 8) {
                         const tl::f16* tl_ptr43 = &X[int64_t(row) * N + ((t * 1024) + (((x_layout::flat(tl_tid, (tl_chunk42 / 8) * 8)) % 1024) + tl_chunk42 % 8))];
@@ -1970,7 +1970,7 @@ __global__ void __launch_bounds__(128, 8) layernorm_kernel_variant4(
                             }
                         }
                     }
-                    // reduce(sum, x, part);  (norms.tl:75)
+                    // reduce(sum, x, part);  (norms.tl:76)
                     {
                         float tl_part[1];
                         #pragma unroll
@@ -1989,7 +1989,7 @@ __global__ void __launch_bounds__(128, 8) layernorm_kernel_variant4(
                 const float mean = sum_x * inv_n;
                 sum_d2 = 0.0f;
                 for (int t = 0; t < n_tiles; ++t) {
-                    // copy(X[row, t * BN +: BN], x);  (norms.tl:81)
+                    // copy(X[row, t * BN +: BN], x);  (norms.tl:82)
                     #pragma unroll
                     for (int tl_chunk46 = 0; tl_chunk46 < x_layout::kSlots; tl_chunk46 += 8) {
                         const tl::f16* tl_ptr47 = &X[int64_t(row) * N + ((t * 1024) + (((x_layout::flat(tl_tid, (tl_chunk46 / 8) * 8)) % 1024) + tl_chunk46 % 8))];
@@ -2005,7 +2005,7 @@ __global__ void __launch_bounds__(128, 8) layernorm_kernel_variant4(
                             }
                         }
                     }
-                    // for j in parallel(BN) {  (norms.tl:82)
+                    // for j in parallel(BN) {  (norms.tl:83)
                     // for j in parallel(1024): each thread visits the elements of `x` it holds
                     #pragma unroll
                     for (int tl_s49 = 0; tl_s49 < x_layout::kSlots; ++tl_s49) {
@@ -2014,7 +2014,7 @@ __global__ void __launch_bounds__(128, 8) layernorm_kernel_variant4(
                         const float d = x[tl_s49] - mean;
                         x[tl_s49] = t * 1024 + j < N ? d * d : 0.0f;
                     }
-                    // reduce(sum, x, part);  (norms.tl:86)
+                    // reduce(sum, x, part);  (norms.tl:87)
                     {
                         float tl_part[1];
                         #pragma unroll
@@ -2033,7 +2033,7 @@ __global__ void __launch_bounds__(128, 8) layernorm_kernel_variant4(
                 const float rstd = tl::rsqrt(sum_d2 * inv_n + eps);
                 for (int t = 0; t < n_tiles; ++t) {
                     const int32_t c0 = t * 1024;
-                    // copy(X[row, c0 +: BN], x);  (norms.tl:92)
+                    // copy(X[row, c0 +: BN], x);  (norms.tl:93)
                     #pragma unroll
                     for (int tl_chunk52 = 0; tl_chunk52 < x_layout::kSlots; tl_chunk52 += 8) {
                         const tl::f16* tl_ptr53 = &X[int64_t(row) * N + (c0 + (((x_layout::flat(tl_tid, (tl_chunk52 / 8) * 8)) % 1024) + tl_chunk52 % 8))];
@@ -2049,7 +2049,7 @@ __global__ void __launch_bounds__(128, 8) layernorm_kernel_variant4(
                             }
                         }
                     }
-                    // copy(W[c0 +: BN], w);  (norms.tl:93)
+                    // copy(W[c0 +: BN], w);  (norms.tl:94)
                     #pragma unroll
                     for (int tl_chunk55 = 0; tl_chunk55 < w_layout::kSlots; tl_chunk55 += 8) {
                         const tl::f16* tl_ptr56 = &W[c0 + (((w_layout::flat(tl_tid, (tl_chunk55 / 8) * 8)) % 1024) + tl_chunk55 % 8)];
@@ -2065,7 +2065,7 @@ __global__ void __launch_bounds__(128, 8) layernorm_kernel_variant4(
                             }
                         }
                     }
-                    // copy(Bias[c0 +: BN], b);  (norms.tl:94)
+                    // copy(Bias[c0 +: BN], b);  (norms.tl:95)
                     #pragma unroll
                     for (int tl_chunk58 = 0; tl_chunk58 < b_layout::kSlots; tl_chunk58 += 8) {
                         const tl::f16* tl_ptr59 = &Bias[c0 + (((b_layout::flat(tl_tid, (tl_chunk58 / 8) * 8)) % 1024) + tl_chunk58 % 8)];
@@ -2081,14 +2081,14 @@ __global__ void __launch_bounds__(128, 8) layernorm_kernel_variant4(
                             }
                         }
                     }
-                    // for j in parallel(BN) {  (norms.tl:95)
+                    // for j in parallel(BN) {  (norms.tl:96)
                     // for j in parallel(1024): each thread visits the elements of `x` it holds
                     #pragma unroll
                     for (int tl_s61 = 0; tl_s61 < x_layout::kSlots; ++tl_s61) {
                         [[maybe_unused]] const int j = ((x_layout::flat(tl_tid, (tl_s61 / 8) * 8)) % 1024) + tl_s61 % 8;
                         x[tl_s61] = (x[tl_s61] - mean) * rstd * w[tl_s61] + b[tl_s61];
                     }
-                    // copy(x, Y[row, c0 +: BN]);  (norms.tl:98)
+                    // copy(x, Y[row, c0 +: BN]);  (norms.tl:99)
                     #pragma unroll
                     for (int tl_chunk62 = 0; tl_chunk62 < x_layout::kSlots; tl_chunk62 += 8) {
                         tl::f16* tl_ptr63 = &Y[int64_t(row) * N + (c0 + (((x_layout::flat(tl_tid, (tl_chunk62 / 8) * 8)) % 1024) + tl_chunk62 % 8))];
@@ -2110,7 +2110,7 @@ __global__ void __launch_bounds__(128, 8) layernorm_kernel_variant4(
     }
 }
 
-// kernel layernorm<ROW = 4096, THREADS = 256, RB = 1, BN = 2048, MAX_BLOCKS = 1024, T = f16>  (stdlib/norms.tl:20)
+// kernel layernorm<ROW = 4096, THREADS = 256, RB = 1, BN = 2048, WAVES = 1, T = f16>  (stdlib/norms.tl:21)
 // 256 threads per block, 32928 bytes of shared memory
 __global__ void __launch_bounds__(256, 4) layernorm_kernel_variant5(
         const tl::f16* __restrict__ X,
@@ -2148,7 +2148,7 @@ __global__ void __launch_bounds__(256, 4) layernorm_kernel_variant5(
     const float n = static_cast<float>(N);
     const float inv_n = tl::rsqrt(n * n);
     if (N <= 4096) {
-        // copy(W[0 +: ROW], ws);  (norms.tl:45)
+        // copy(W[0 +: ROW], ws);  (norms.tl:46)
         #pragma unroll
         for (int tl_i1 = 0; tl_i1 < 2; ++tl_i1) {
             const int tl_chunk0 = tl_tid + tl_i1 * 256;
@@ -2165,7 +2165,7 @@ __global__ void __launch_bounds__(256, 4) layernorm_kernel_variant5(
                 }
             }
         }
-        // copy(Bias[0 +: ROW], bs);  (norms.tl:46)
+        // copy(Bias[0 +: ROW], bs);  (norms.tl:47)
         #pragma unroll
         for (int tl_i6 = 0; tl_i6 < 2; ++tl_i6) {
             const int tl_chunk5 = tl_tid + tl_i6 * 256;
@@ -2184,7 +2184,7 @@ __global__ void __launch_bounds__(256, 4) layernorm_kernel_variant5(
         }
         const int32_t g_trips = groups;
         if (0 < g_trips) {
-            // copy(X[row0 +: RB, 0 +: ROW], xs);  (norms.tl:49)
+            // copy(X[row0 +: RB, 0 +: ROW], xs);  (norms.tl:50)
             if (tl::is_aligned(X, 16) && N % 8 == 0 && ((int(blockIdx.x) + 0 * int(gridDim.x)) * 1) >= 0 && ((int(blockIdx.x) + 0 * int(gridDim.x)) * 1) + 1 <= M && 0 >= 0 && 0 + 4096 <= N && 0 % 8 == 0) {
                 #pragma unroll
                 for (int tl_i11 = 0; tl_i11 < 2; ++tl_i11) {
@@ -2208,12 +2208,12 @@ __global__ void __launch_bounds__(256, 4) layernorm_kernel_variant5(
             }
         }
         tl::cp_async_commit();
-        // for g in pipelined(groups, stages = 2) {  (norms.tl:47)
+        // for g in pipelined(groups, stages = 2) {  (norms.tl:48)
         for (int g = 0; g < g_trips; ++g) {
             tl::cp_async_wait<0>();  // at most 0 copy groups of this thread still in flight
             __syncthreads();  // pipeline: stage `g % 2` has landed and the stage refilled next is no longer read
             if (g + 1 < g_trips) {
-                // copy(X[row0 +: RB, 0 +: ROW], xs);  (norms.tl:49)
+                // copy(X[row0 +: RB, 0 +: ROW], xs);  (norms.tl:50)
                 if (tl::is_aligned(X, 16) && N % 8 == 0 && ((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 1) >= 0 && ((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 1) + 1 <= M && 0 >= 0 && 0 + 4096 <= N && 0 % 8 == 0) {
                     #pragma unroll
                     for (int tl_i18 = 0; tl_i18 < 2; ++tl_i18) {
@@ -2238,7 +2238,7 @@ __global__ void __launch_bounds__(256, 4) layernorm_kernel_variant5(
             }
             tl::cp_async_commit();
             const int32_t row0 = (int(blockIdx.x) + g * int(gridDim.x)) * 1;
-            // copy(xs, s);  (norms.tl:50)
+            // copy(xs, s);  (norms.tl:51)
             #pragma unroll
             for (int tl_chunk24 = 0; tl_chunk24 < 16; tl_chunk24 += 8) {
                 const tl::f16* tl_ptr25 = &xs[((g % 2) * 1 + 0) * 4104 + ((tl_chunk24 % 8) + (tl_tid) * 8 + (tl_chunk24 / 8) * 2048)];
@@ -2254,7 +2254,7 @@ __global__ void __launch_bounds__(256, 4) layernorm_kernel_variant5(
                     }
                 }
             }
-            // reduce(sum, s, s_mean, axis = 1);  (norms.tl:51)
+            // reduce(sum, s, s_mean, axis = 1);  (norms.tl:52)
             // each thread folds its 16 values of each of its 1 results; xor shuffles 1, 2, 4, 8, 16 among the lanes that share one; then across the 8 warps that do
             {
                 float tl_part[1];
@@ -2275,13 +2275,13 @@ __global__ void __launch_bounds__(256, 4) layernorm_kernel_variant5(
                 if ((tl_tid / 1 % 32) == 0) {
                     #pragma unroll
                     for (int tl_i = 0; tl_i < 1; ++tl_i) {
-                        reinterpret_cast<float*>(tl_scratch)[(0) * 8 + (tl_tid / 32 % 8)] = tl_part[tl_i];
+                        reinterpret_cast<float*>(tl_scratch)[((tl_tid / 32 % 8)) * 1 + 0] = tl_part[tl_i];
                     }
                 }
                 __syncthreads();
                 #pragma unroll
                 for (int tl_i = 0; tl_i < 1; ++tl_i) {
-                    tl_part[tl_i] = reinterpret_cast<float*>(tl_scratch)[(0) * 8 + tl_tid % 8];
+                    tl_part[tl_i] = reinterpret_cast<float*>(tl_scratch)[(tl_tid % 8) * 1 + 0];
                     tl_part[tl_i] = tl::xor_combine<tl::SumOp, 1>(tl_part[tl_i]);
                     tl_part[tl_i] = tl::xor_combine<tl::SumOp, 2>(tl_part[tl_i]);
                     tl_part[tl_i] = tl::xor_combine<tl::SumOp, 4>(tl_part[tl_i]);
@@ -2292,7 +2292,7 @@ __global__ void __launch_bounds__(256, 4) layernorm_kernel_variant5(
                     s_mean[tl_i] = tl_part[tl_i];
                 }
             }
-            // for i, j in parallel(RB, ROW) {  (norms.tl:52)
+            // for i, j in parallel(RB, ROW) {  (norms.tl:53)
             // for i, j in parallel(1, 4096): each thread visits the elements of `s` it holds
             #pragma unroll
             for (int tl_s28 = 0; tl_s28 < 16; ++tl_s28) {
@@ -2303,7 +2303,7 @@ __global__ void __launch_bounds__(256, 4) layernorm_kernel_variant5(
                 s[tl_s28] = d;
                 sd[tl_s28] = j < N ? d * d : 0.0f;
             }
-            // reduce(sum, sd, s_rstd, axis = 1);  (norms.tl:57)
+            // reduce(sum, sd, s_rstd, axis = 1);  (norms.tl:58)
             // each thread folds its 16 values of each of its 1 results; xor shuffles 1, 2, 4, 8, 16 among the lanes that share one; then across the 8 warps that do
             {
                 float tl_part[1];
@@ -2324,13 +2324,13 @@ __global__ void __launch_bounds__(256, 4) layernorm_kernel_variant5(
                 if ((tl_tid / 1 % 32) == 0) {
                     #pragma unroll
                     for (int tl_i = 0; tl_i < 1; ++tl_i) {
-                        reinterpret_cast<float*>(tl_scratch)[(0) * 8 + (tl_tid / 32 % 8)] = tl_part[tl_i];
+                        reinterpret_cast<float*>(tl_scratch)[((tl_tid / 32 % 8)) * 1 + 0] = tl_part[tl_i];
                     }
                 }
                 __syncthreads();
                 #pragma unroll
                 for (int tl_i = 0; tl_i < 1; ++tl_i) {
-                    tl_part[tl_i] = reinterpret_cast<float*>(tl_scratch)[(0) * 8 + tl_tid % 8];
+                    tl_part[tl_i] = reinterpret_cast<float*>(tl_scratch)[(tl_tid % 8) * 1 + 0];
                     tl_part[tl_i] = tl::xor_combine<tl::SumOp, 1>(tl_part[tl_i]);
                     tl_part[tl_i] = tl::xor_combine<tl::SumOp, 2>(tl_part[tl_i]);
                     tl_part[tl_i] = tl::xor_combine<tl::SumOp, 4>(tl_part[tl_i]);
@@ -2341,14 +2341,14 @@ __global__ void __launch_bounds__(256, 4) layernorm_kernel_variant5(
                     s_rstd[tl_i] = tl_part[tl_i];
                 }
             }
-            // for i in parallel(RB) {  (norms.tl:58)
+            // for i in parallel(RB) {  (norms.tl:59)
             // for i in parallel(1): each thread visits the elements of `s_rstd` it holds
             #pragma unroll
             for (int tl_s31 = 0; tl_s31 < 1; ++tl_s31) {
                 [[maybe_unused]] const int i = 0;
                 s_rstd[tl_s31] = tl::rsqrt(s_rstd[tl_s31] * inv_n + eps);
             }
-            // for i, j in parallel(RB, ROW) {  (norms.tl:61)
+            // for i, j in parallel(RB, ROW) {  (norms.tl:62)
             // for i, j in parallel(1, 4096): each thread visits the elements of `s` it holds
             #pragma unroll
             for (int tl_k33 = 0; tl_k33 < 16; tl_k33 += 8) {
@@ -2365,7 +2365,7 @@ __global__ void __launch_bounds__(256, 4) layernorm_kernel_variant5(
                     s[tl_s38] = s[tl_s38] * s_rstd[0] * tl::convert<float>(tl_chunk36[tl_o35]) + tl::convert<float>(tl_chunk37[tl_o35]);
                 }
             }
-            // copy(s, Y[row0 +: RB, 0 +: ROW]);  (norms.tl:64)
+            // copy(s, Y[row0 +: RB, 0 +: ROW]);  (norms.tl:65)
             #pragma unroll
             for (int tl_chunk39 = 0; tl_chunk39 < 16; tl_chunk39 += 8) {
                 tl::f16* tl_ptr40 = &Y[int64_t(row0 + 0) * N + ((tl_chunk39 % 8) + (tl_tid) * 8 + (tl_chunk39 / 8) * 2048)];
@@ -2391,7 +2391,7 @@ __global__ void __launch_bounds__(256, 4) layernorm_kernel_variant5(
                 const int32_t row = row0 + rr;
                 sum_x = 0.0f;
                 for (int t = 0; t < n_tiles; ++t) {
-                    // copy(X[row, t * BN +: BN], x);  (norms.tl:74)
+                    // copy(X[row, t * BN +: BN], x);  (norms.tl:75)
                     #pragma unroll
                     for (int tl_chunk42 = 0; tl_chunk42 < x_layout::kSlots; tl_chunk42 += 8) {
                         const tl::f16* tl_ptr43 = &X[int64_t(row) * N + ((t * 2048) + (((x_layout::flat(tl_tid, (tl_chunk42 / 8) * 8)) % 2048) + tl_chunk42 % 8))];
@@ -2407,7 +2407,7 @@ __global__ void __launch_bounds__(256, 4) layernorm_kernel_variant5(
                             }
                         }
                     }
-                    // reduce(sum, x, part);  (norms.tl:75)
+                    // reduce(sum, x, part);  (norms.tl:76)
                     {
                         float tl_part[1];
                         #pragma unroll
@@ -2426,7 +2426,7 @@ __global__ void __launch_bounds__(256, 4) layernorm_kernel_variant5(
                 const float mean = sum_x * inv_n;
                 sum_d2 = 0.0f;
                 for (int t = 0; t < n_tiles; ++t) {
-                    // copy(X[row, t * BN +: BN], x);  (norms.tl:81)
+                    // copy(X[row, t * BN +: BN], x);  (norms.tl:82)
                     #pragma unroll
                     for (int tl_chunk46 = 0; tl_chunk46 < x_layout::kSlots; tl_chunk46 += 8) {
                         const tl::f16* tl_ptr47 = &X[int64_t(row) * N + ((t * 2048) + (((x_layout::flat(tl_tid, (tl_chunk46 / 8) * 8)) % 2048) + tl_chunk46 % 8))];
@@ -2442,7 +2442,7 @@ __global__ void __launch_bounds__(256, 4) layernorm_kernel_variant5(
                             }
                         }
                     }
-                    // for j in parallel(BN) {  (norms.tl:82)
+                    // for j in parallel(BN) {  (norms.tl:83)
                     // for j in parallel(2048): each thread visits the elements of `x` it holds
                     #pragma unroll
                     for (int tl_s49 = 0; tl_s49 < x_layout::kSlots; ++tl_s49) {
@@ -2451,7 +2451,7 @@ __global__ void __launch_bounds__(256, 4) layernorm_kernel_variant5(
                         const float d = x[tl_s49] - mean;
                         x[tl_s49] = t * 2048 + j < N ? d * d : 0.0f;
                     }
-                    // reduce(sum, x, part);  (norms.tl:86)
+                    // reduce(sum, x, part);  (norms.tl:87)
                     {
                         float tl_part[1];
                         #pragma unroll
@@ -2470,7 +2470,7 @@ __global__ void __launch_bounds__(256, 4) layernorm_kernel_variant5(
                 const float rstd = tl::rsqrt(sum_d2 * inv_n + eps);
                 for (int t = 0; t < n_tiles; ++t) {
                     const int32_t c0 = t * 2048;
-                    // copy(X[row, c0 +: BN], x);  (norms.tl:92)
+                    // copy(X[row, c0 +: BN], x);  (norms.tl:93)
                     #pragma unroll
                     for (int tl_chunk52 = 0; tl_chunk52 < x_layout::kSlots; tl_chunk52 += 8) {
                         const tl::f16* tl_ptr53 = &X[int64_t(row) * N + (c0 + (((x_layout::flat(tl_tid, (tl_chunk52 / 8) * 8)) % 2048) + tl_chunk52 % 8))];
@@ -2486,7 +2486,7 @@ __global__ void __launch_bounds__(256, 4) layernorm_kernel_variant5(
                             }
                         }
                     }
-                    // copy(W[c0 +: BN], w);  (norms.tl:93)
+                    // copy(W[c0 +: BN], w);  (norms.tl:94)
                     #pragma unroll
                     for (int tl_chunk55 = 0; tl_chunk55 < w_layout::kSlots; tl_chunk55 += 8) {
                         const tl::f16* tl_ptr56 = &W[c0 + (((w_layout::flat(tl_tid, (tl_chunk55 / 8) * 8)) % 2048) + tl_chunk55 % 8)];
@@ -2502,7 +2502,7 @@ __global__ void __launch_bounds__(256, 4) layernorm_kernel_variant5(
                             }
                         }
                     }
-                    // copy(Bias[c0 +: BN], b);  (norms.tl:94)
+                    // copy(Bias[c0 +: BN], b);  (norms.tl:95)
                     #pragma unroll
                     for (int tl_chunk58 = 0; tl_chunk58 < b_layout::kSlots; tl_chunk58 += 8) {
                         const tl::f16* tl_ptr59 = &Bias[c0 + (((b_layout::flat(tl_tid, (tl_chunk58 / 8) * 8)) % 2048) + tl_chunk58 % 8)];
@@ -2518,14 +2518,14 @@ __global__ void __launch_bounds__(256, 4) layernorm_kernel_variant5(
                             }
                         }
                     }
-                    // for j in parallel(BN) {  (norms.tl:95)
+                    // for j in parallel(BN) {  (norms.tl:96)
                     // for j in parallel(2048): each thread visits the elements of `x` it holds
                     #pragma unroll
                     for (int tl_s61 = 0; tl_s61 < x_layout::kSlots; ++tl_s61) {
                         [[maybe_unused]] const int j = ((x_layout::flat(tl_tid, (tl_s61 / 8) * 8)) % 2048) + tl_s61 % 8;
                         x[tl_s61] = (x[tl_s61] - mean) * rstd * w[tl_s61] + b[tl_s61];
                     }
-                    // copy(x, Y[row, c0 +: BN]);  (norms.tl:98)
+                    // copy(x, Y[row, c0 +: BN]);  (norms.tl:99)
                     #pragma unroll
                     for (int tl_chunk62 = 0; tl_chunk62 < x_layout::kSlots; tl_chunk62 += 8) {
                         tl::f16* tl_ptr63 = &Y[int64_t(row) * N + (c0 + (((x_layout::flat(tl_tid, (tl_chunk62 / 8) * 8)) % 2048) + tl_chunk62 % 8))];
@@ -2547,7 +2547,7 @@ __global__ void __launch_bounds__(256, 4) layernorm_kernel_variant5(
     }
 }
 
-// kernel layernorm<ROW = 8192, THREADS = 512, RB = 1, BN = 4096, MAX_BLOCKS = 1024, T = f16>  (stdlib/norms.tl:20)
+// kernel layernorm<ROW = 8192, THREADS = 512, RB = 1, BN = 4096, WAVES = 1, T = f16>  (stdlib/norms.tl:21)
 // 512 threads per block, 65728 bytes of shared memory
 __global__ void __launch_bounds__(512, 2) layernorm_kernel_variant6(
         const tl::f16* __restrict__ X,
@@ -2585,7 +2585,7 @@ __global__ void __launch_bounds__(512, 2) layernorm_kernel_variant6(
     const float n = static_cast<float>(N);
     const float inv_n = tl::rsqrt(n * n);
     if (N <= 8192) {
-        // copy(W[0 +: ROW], ws);  (norms.tl:45)
+        // copy(W[0 +: ROW], ws);  (norms.tl:46)
         #pragma unroll
         for (int tl_i1 = 0; tl_i1 < 2; ++tl_i1) {
             const int tl_chunk0 = tl_tid + tl_i1 * 512;
@@ -2602,7 +2602,7 @@ __global__ void __launch_bounds__(512, 2) layernorm_kernel_variant6(
                 }
             }
         }
-        // copy(Bias[0 +: ROW], bs);  (norms.tl:46)
+        // copy(Bias[0 +: ROW], bs);  (norms.tl:47)
         #pragma unroll
         for (int tl_i6 = 0; tl_i6 < 2; ++tl_i6) {
             const int tl_chunk5 = tl_tid + tl_i6 * 512;
@@ -2621,7 +2621,7 @@ __global__ void __launch_bounds__(512, 2) layernorm_kernel_variant6(
         }
         const int32_t g_trips = groups;
         if (0 < g_trips) {
-            // copy(X[row0 +: RB, 0 +: ROW], xs);  (norms.tl:49)
+            // copy(X[row0 +: RB, 0 +: ROW], xs);  (norms.tl:50)
             if (tl::is_aligned(X, 16) && N % 8 == 0 && ((int(blockIdx.x) + 0 * int(gridDim.x)) * 1) >= 0 && ((int(blockIdx.x) + 0 * int(gridDim.x)) * 1) + 1 <= M && 0 >= 0 && 0 + 8192 <= N && 0 % 8 == 0) {
                 #pragma unroll
                 for (int tl_i11 = 0; tl_i11 < 2; ++tl_i11) {
@@ -2645,12 +2645,12 @@ __global__ void __launch_bounds__(512, 2) layernorm_kernel_variant6(
             }
         }
         tl::cp_async_commit();
-        // for g in pipelined(groups, stages = 2) {  (norms.tl:47)
+        // for g in pipelined(groups, stages = 2) {  (norms.tl:48)
         for (int g = 0; g < g_trips; ++g) {
             tl::cp_async_wait<0>();  // at most 0 copy groups of this thread still in flight
             __syncthreads();  // pipeline: stage `g % 2` has landed and the stage refilled next is no longer read
             if (g + 1 < g_trips) {
-                // copy(X[row0 +: RB, 0 +: ROW], xs);  (norms.tl:49)
+                // copy(X[row0 +: RB, 0 +: ROW], xs);  (norms.tl:50)
                 if (tl::is_aligned(X, 16) && N % 8 == 0 && ((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 1) >= 0 && ((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 1) + 1 <= M && 0 >= 0 && 0 + 8192 <= N && 0 % 8 == 0) {
                     #pragma unroll
                     for (int tl_i18 = 0; tl_i18 < 2; ++tl_i18) {
@@ -2675,7 +2675,7 @@ __global__ void __launch_bounds__(512, 2) layernorm_kernel_variant6(
             }
             tl::cp_async_commit();
             const int32_t row0 = (int(blockIdx.x) + g * int(gridDim.x)) * 1;
-            // copy(xs, s);  (norms.tl:50)
+            // copy(xs, s);  (norms.tl:51)
             #pragma unroll
             for (int tl_chunk24 = 0; tl_chunk24 < 16; tl_chunk24 += 8) {
                 const tl::f16* tl_ptr25 = &xs[((g % 2) * 1 + 0) * 8200 + ((tl_chunk24 % 8) + (tl_tid) * 8 + (tl_chunk24 / 8) * 4096)];
@@ -2691,7 +2691,7 @@ __global__ void __launch_bounds__(512, 2) layernorm_kernel_variant6(
                     }
                 }
             }
-            // reduce(sum, s, s_mean, axis = 1);  (norms.tl:51)
+            // reduce(sum, s, s_mean, axis = 1);  (norms.tl:52)
             // each thread folds its 16 values of each of its 1 results; xor shuffles 1, 2, 4, 8, 16 among the lanes that share one; then across the 16 warps that do
             {
                 float tl_part[1];
@@ -2712,13 +2712,13 @@ __global__ void __launch_bounds__(512, 2) layernorm_kernel_variant6(
                 if ((tl_tid / 1 % 32) == 0) {
                     #pragma unroll
                     for (int tl_i = 0; tl_i < 1; ++tl_i) {
-                        reinterpret_cast<float*>(tl_scratch)[(0) * 16 + (tl_tid / 32 % 16)] = tl_part[tl_i];
+                        reinterpret_cast<float*>(tl_scratch)[((tl_tid / 32 % 16)) * 1 + 0] = tl_part[tl_i];
                     }
                 }
                 __syncthreads();
                 #pragma unroll
                 for (int tl_i = 0; tl_i < 1; ++tl_i) {
-                    tl_part[tl_i] = reinterpret_cast<float*>(tl_scratch)[(0) * 16 + tl_tid % 16];
+                    tl_part[tl_i] = reinterpret_cast<float*>(tl_scratch)[(tl_tid % 16) * 1 + 0];
                     tl_part[tl_i] = tl::xor_combine<tl::SumOp, 1>(tl_part[tl_i]);
                     tl_part[tl_i] = tl::xor_combine<tl::SumOp, 2>(tl_part[tl_i]);
                     tl_part[tl_i] = tl::xor_combine<tl::SumOp, 4>(tl_part[tl_i]);
@@ -2730,7 +2730,7 @@ __global__ void __launch_bounds__(512, 2) layernorm_kernel_variant6(
                     s_mean[tl_i] = tl_part[tl_i];
                 }
             }
-            // for i, j in parallel(RB, ROW) {  (norms.tl:52)
+            // for i, j in parallel(RB, ROW) {  (norms.tl:53)
             // for i, j in parallel(1, 8192): each thread visits the elements of `s` it holds
             #pragma unroll
             for (int tl_s28 = 0; tl_s28 < 16; ++tl_s28) {
@@ -2741,7 +2741,7 @@ __global__ void __launch_bounds__(512, 2) layernorm_kernel_variant6(
                 s[tl_s28] = d;
                 sd[tl_s28] = j < N ? d * d : 0.0f;
             }
-            // reduce(sum, sd, s_rstd, axis = 1);  (norms.tl:57)
+            // reduce(sum, sd, s_rstd, axis = 1);  (norms.tl:58)
             // each thread folds its 16 values of each of its 1 results; xor shuffles 1, 2, 4, 8, 16 among the lanes that share one; then across the 16 warps that do
             {
                 float tl_part[1];
@@ -2762,13 +2762,13 @@ __global__ void __launch_bounds__(512, 2) layernorm_kernel_variant6(
                 if ((tl_tid / 1 % 32) == 0) {
                     #pragma unroll
                     for (int tl_i = 0; tl_i < 1; ++tl_i) {
-                        reinterpret_cast<float*>(tl_scratch)[(0) * 16 + (tl_tid / 32 % 16)] = tl_part[tl_i];
+                        reinterpret_cast<float*>(tl_scratch)[((tl_tid / 32 % 16)) * 1 + 0] = tl_part[tl_i];
                     }
                 }
                 __syncthreads();
                 #pragma unroll
                 for (int tl_i = 0; tl_i < 1; ++tl_i) {
-                    tl_part[tl_i] = reinterpret_cast<float*>(tl_scratch)[(0) * 16 + tl_tid % 16];
+                    tl_part[tl_i] = reinterpret_cast<float*>(tl_scratch)[(tl_tid % 16) * 1 + 0];
                     tl_part[tl_i] = tl::xor_combine<tl::SumOp, 1>(tl_part[tl_i]);
                     tl_part[tl_i] = tl::xor_combine<tl::SumOp, 2>(tl_part[tl_i]);
                     tl_part[tl_i] = tl::xor_combine<tl::SumOp, 4>(tl_part[tl_i]);
@@ -2780,14 +2780,14 @@ __global__ void __launch_bounds__(512, 2) layernorm_kernel_variant6(
                     s_rstd[tl_i] = tl_part[tl_i];
                 }
             }
-            // for i in parallel(RB) {  (norms.tl:58)
+            // for i in parallel(RB) {  (norms.tl:59)
             // for i in parallel(1): each thread visits the elements of `s_rstd` it holds
             #pragma unroll
             for (int tl_s31 = 0; tl_s31 < 1; ++tl_s31) {
                 [[maybe_unused]] const int i = 0;
                 s_rstd[tl_s31] = tl::rsqrt(s_rstd[tl_s31] * inv_n + eps);
             }
-            // for i, j in parallel(RB, ROW) {  (norms.tl:61)
+            // for i, j in parallel(RB, ROW) {  (norms.tl:62)
             // for i, j in parallel(1, 8192): each thread visits the elements of `s` it holds
             #pragma unroll
             for (int tl_k33 = 0; tl_k33 < 16; tl_k33 += 8) {
@@ -2804,7 +2804,7 @@ __global__ void __launch_bounds__(512, 2) layernorm_kernel_variant6(
                     s[tl_s38] = s[tl_s38] * s_rstd[0] * tl::convert<float>(tl_chunk36[tl_o35]) + tl::convert<float>(tl_chunk37[tl_o35]);
                 }
             }
-            // copy(s, Y[row0 +: RB, 0 +: ROW]);  (norms.tl:64)
+            // copy(s, Y[row0 +: RB, 0 +: ROW]);  (norms.tl:65)
             #pragma unroll
             for (int tl_chunk39 = 0; tl_chunk39 < 16; tl_chunk39 += 8) {
                 tl::f16* tl_ptr40 = &Y[int64_t(row0 + 0) * N + ((tl_chunk39 % 8) + (tl_tid) * 8 + (tl_chunk39 / 8) * 4096)];
@@ -2830,7 +2830,7 @@ __global__ void __launch_bounds__(512, 2) layernorm_kernel_variant6(
                 const int32_t row = row0 + rr;
                 sum_x = 0.0f;
                 for (int t = 0; t < n_tiles; ++t) {
-                    // copy(X[row, t * BN +: BN], x);  (norms.tl:74)
+                    // copy(X[row, t * BN +: BN], x);  (norms.tl:75)
                     #pragma unroll
                     for (int tl_chunk42 = 0; tl_chunk42 < x_layout::kSlots; tl_chunk42 += 8) {
                         const tl::f16* tl_ptr43 = &X[int64_t(row) * N + ((t * 4096) + (((x_layout::flat(tl_tid, (tl_chunk42 / 8) * 8)) % 4096) + tl_chunk42 % 8))];
@@ -2846,7 +2846,7 @@ __global__ void __launch_bounds__(512, 2) layernorm_kernel_variant6(
                             }
                         }
                     }
-                    // reduce(sum, x, part);  (norms.tl:75)
+                    // reduce(sum, x, part);  (norms.tl:76)
                     {
                         float tl_part[1];
                         #pragma unroll
@@ -2865,7 +2865,7 @@ __global__ void __launch_bounds__(512, 2) layernorm_kernel_variant6(
                 const float mean = sum_x * inv_n;
                 sum_d2 = 0.0f;
                 for (int t = 0; t < n_tiles; ++t) {
-                    // copy(X[row, t * BN +: BN], x);  (norms.tl:81)
+                    // copy(X[row, t * BN +: BN], x);  (norms.tl:82)
                     #pragma unroll
                     for (int tl_chunk46 = 0; tl_chunk46 < x_layout::kSlots; tl_chunk46 += 8) {
                         const tl::f16* tl_ptr47 = &X[int64_t(row) * N + ((t * 4096) + (((x_layout::flat(tl_tid, (tl_chunk46 / 8) * 8)) % 4096) + tl_chunk46 % 8))];
@@ -2881,7 +2881,7 @@ __global__ void __launch_bounds__(512, 2) layernorm_kernel_variant6(
                             }
                         }
                     }
-                    // for j in parallel(BN) {  (norms.tl:82)
+                    // for j in parallel(BN) {  (norms.tl:83)
                     // for j in parallel(4096): each thread visits the elements of `x` it holds
                     #pragma unroll
                     for (int tl_s49 = 0; tl_s49 < x_layout::kSlots; ++tl_s49) {
@@ -2890,7 +2890,7 @@ __global__ void __launch_bounds__(512, 2) layernorm_kernel_variant6(
                         const float d = x[tl_s49] - mean;
                         x[tl_s49] = t * 4096 + j < N ? d * d : 0.0f;
                     }
-                    // reduce(sum, x, part);  (norms.tl:86)
+                    // reduce(sum, x, part);  (norms.tl:87)
                     {
                         float tl_part[1];
                         #pragma unroll
@@ -2909,7 +2909,7 @@ __global__ void __launch_bounds__(512, 2) layernorm_kernel_variant6(
                 const float rstd = tl::rsqrt(sum_d2 * inv_n + eps);
                 for (int t = 0; t < n_tiles; ++t) {
                     const int32_t c0 = t * 4096;
-                    // copy(X[row, c0 +: BN], x);  (norms.tl:92)
+                    // copy(X[row, c0 +: BN], x);  (norms.tl:93)
                     #pragma unroll
                     for (int tl_chunk52 = 0; tl_chunk52 < x_layout::kSlots; tl_chunk52 += 8) {
                         const tl::f16* tl_ptr53 = &X[int64_t(row) * N + (c0 + (((x_layout::flat(tl_tid, (tl_chunk52 / 8) * 8)) % 4096) + tl_chunk52 % 8))];
@@ -2925,7 +2925,7 @@ __global__ void __launch_bounds__(512, 2) layernorm_kernel_variant6(
                             }
                         }
                     }
-                    // copy(W[c0 +: BN], w);  (norms.tl:93)
+                    // copy(W[c0 +: BN], w);  (norms.tl:94)
                     #pragma unroll
                     for (int tl_chunk55 = 0; tl_chunk55 < w_layout::kSlots; tl_chunk55 += 8) {
                         const tl::f16* tl_ptr56 = &W[c0 + (((w_layout::flat(tl_tid, (tl_chunk55 / 8) * 8)) % 4096) + tl_chunk55 % 8)];
@@ -2941,7 +2941,7 @@ __global__ void __launch_bounds__(512, 2) layernorm_kernel_variant6(
                             }
                         }
                     }
-                    // copy(Bias[c0 +: BN], b);  (norms.tl:94)
+                    // copy(Bias[c0 +: BN], b);  (norms.tl:95)
                     #pragma unroll
                     for (int tl_chunk58 = 0; tl_chunk58 < b_layout::kSlots; tl_chunk58 += 8) {
                         const tl::f16* tl_ptr59 = &Bias[c0 + (((b_layout::flat(tl_tid, (tl_chunk58 / 8) * 8)) % 4096) + tl_chunk58 % 8)];
@@ -2957,14 +2957,14 @@ __global__ void __launch_bounds__(512, 2) layernorm_kernel_variant6(
                             }
                         }
                     }
-                    // for j in parallel(BN) {  (norms.tl:95)
+                    // for j in parallel(BN) {  (norms.tl:96)
                     // for j in parallel(4096): each thread visits the elements of `x` it holds
                     #pragma unroll
                     for (int tl_s61 = 0; tl_s61 < x_layout::kSlots; ++tl_s61) {
                         [[maybe_unused]] const int j = ((x_layout::flat(tl_tid, (tl_s61 / 8) * 8)) % 4096) + tl_s61 % 8;
                         x[tl_s61] = (x[tl_s61] - mean) * rstd * w[tl_s61] + b[tl_s61];
                     }
-                    // copy(x, Y[row, c0 +: BN]);  (norms.tl:98)
+                    // copy(x, Y[row, c0 +: BN]);  (norms.tl:99)
                     #pragma unroll
                     for (int tl_chunk62 = 0; tl_chunk62 < x_layout::kSlots; tl_chunk62 += 8) {
                         tl::f16* tl_ptr63 = &Y[int64_t(row) * N + (c0 + (((x_layout::flat(tl_tid, (tl_chunk62 / 8) * 8)) % 4096) + tl_chunk62 % 8))];
@@ -2986,7 +2986,7 @@ __global__ void __launch_bounds__(512, 2) layernorm_kernel_variant6(
     }
 }
 
-// kernel rmsnorm<ROW = 128, THREADS = 128, RB = 16, BN = 1024, MAX_BLOCKS = 1024, T = f16>  (stdlib/norms.tl:107)
+// kernel rmsnorm<ROW = 128, THREADS = 128, RB = 16, BN = 1024, WAVES = 1, T = f16>  (stdlib/norms.tl:108)
 // 128 threads per block, 8976 bytes of shared memory
 __global__ void __launch_bounds__(128, 8) rmsnorm_kernel_variant0(
         const tl::f16* __restrict__ X,
@@ -3017,7 +3017,7 @@ __global__ void __launch_bounds__(128, 8) rmsnorm_kernel_variant0(
     const float n = static_cast<float>(N);
     const float inv_n = tl::rsqrt(n * n);
     if (N <= 128) {
-        // copy(W[0 +: ROW], ws);  (norms.tl:128)
+        // copy(W[0 +: ROW], ws);  (norms.tl:129)
         #pragma unroll
         for (int tl_i1 = 0; tl_i1 < 1; ++tl_i1) {
             const int tl_chunk0 = tl_tid + tl_i1 * 128;
@@ -3038,7 +3038,7 @@ __global__ void __launch_bounds__(128, 8) rmsnorm_kernel_variant0(
         }
         const int32_t g_trips = groups;
         if (0 < g_trips) {
-            // copy(X[row0 +: RB, 0 +: ROW], xs);  (norms.tl:131)
+            // copy(X[row0 +: RB, 0 +: ROW], xs);  (norms.tl:132)
             if (tl::is_aligned(X, 16) && N % 8 == 0 && ((int(blockIdx.x) + 0 * int(gridDim.x)) * 16) >= 0 && ((int(blockIdx.x) + 0 * int(gridDim.x)) * 16) + 16 <= M && 0 >= 0 && 0 + 128 <= N && 0 % 8 == 0) {
                 #pragma unroll
                 for (int tl_i6 = 0; tl_i6 < 2; ++tl_i6) {
@@ -3062,12 +3062,12 @@ __global__ void __launch_bounds__(128, 8) rmsnorm_kernel_variant0(
             }
         }
         tl::cp_async_commit();
-        // for g in pipelined(groups, stages = 2) {  (norms.tl:129)
+        // for g in pipelined(groups, stages = 2) {  (norms.tl:130)
         for (int g = 0; g < g_trips; ++g) {
             tl::cp_async_wait<0>();  // at most 0 copy groups of this thread still in flight
             __syncthreads();  // pipeline: stage `g % 2` has landed and the stage refilled next is no longer read
             if (g + 1 < g_trips) {
-                // copy(X[row0 +: RB, 0 +: ROW], xs);  (norms.tl:131)
+                // copy(X[row0 +: RB, 0 +: ROW], xs);  (norms.tl:132)
                 if (tl::is_aligned(X, 16) && N % 8 == 0 && ((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 16) >= 0 && ((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 16) + 16 <= M && 0 >= 0 && 0 + 128 <= N && 0 % 8 == 0) {
                     #pragma unroll
                     for (int tl_i13 = 0; tl_i13 < 2; ++tl_i13) {
@@ -3092,7 +3092,7 @@ __global__ void __launch_bounds__(128, 8) rmsnorm_kernel_variant0(
             }
             tl::cp_async_commit();
             const int32_t row0 = (int(blockIdx.x) + g * int(gridDim.x)) * 16;
-            // copy(xs, s);  (norms.tl:132)
+            // copy(xs, s);  (norms.tl:133)
             #pragma unroll
             for (int tl_chunk19 = 0; tl_chunk19 < 16; tl_chunk19 += 8) {
                 const tl::f16* tl_ptr20 = &xs[((g % 2) * 16 + ((tl_tid / 16) + (tl_chunk19 / 8) * 8)) * 136 + ((tl_chunk19 % 8) + (tl_tid % 16) * 8)];
@@ -3108,7 +3108,7 @@ __global__ void __launch_bounds__(128, 8) rmsnorm_kernel_variant0(
                     }
                 }
             }
-            // for i, j in parallel(RB, ROW) {  (norms.tl:133)
+            // for i, j in parallel(RB, ROW) {  (norms.tl:134)
             // for i, j in parallel(16, 128): each thread visits the elements of `sq` it holds
             #pragma unroll
             for (int tl_s22 = 0; tl_s22 < 16; ++tl_s22) {
@@ -3116,7 +3116,7 @@ __global__ void __launch_bounds__(128, 8) rmsnorm_kernel_variant0(
                 [[maybe_unused]] const int j = ((tl_s22 % 8) + (tl_tid % 16) * 8);
                 sq[tl_s22] = s[tl_s22] * s[tl_s22];
             }
-            // reduce(sum, sq, s_rrms, axis = 1);  (norms.tl:136)
+            // reduce(sum, sq, s_rrms, axis = 1);  (norms.tl:137)
             // each thread folds its 8 values of each of its 2 results; xor shuffles 1, 2, 4, 8 among the lanes that share one
             {
                 float tl_part[2];
@@ -3138,14 +3138,14 @@ __global__ void __launch_bounds__(128, 8) rmsnorm_kernel_variant0(
                     s_rrms[tl_i] = tl_part[tl_i];
                 }
             }
-            // for i in parallel(RB) {  (norms.tl:137)
+            // for i in parallel(RB) {  (norms.tl:138)
             // for i in parallel(16): each thread visits the elements of `s_rrms` it holds
             #pragma unroll
             for (int tl_s24 = 0; tl_s24 < 2; ++tl_s24) {
                 [[maybe_unused]] const int i = ((tl_tid / 16) + (tl_s24) * 8);
                 s_rrms[tl_s24] = tl::rsqrt(s_rrms[tl_s24] * inv_n + eps);
             }
-            // for i, j in parallel(RB, ROW) {  (norms.tl:140)
+            // for i, j in parallel(RB, ROW) {  (norms.tl:141)
             // for i, j in parallel(16, 128): each thread visits the elements of `s` it holds
             #pragma unroll
             for (int tl_k26 = 0; tl_k26 < 16; tl_k26 += 8) {
@@ -3160,7 +3160,7 @@ __global__ void __launch_bounds__(128, 8) rmsnorm_kernel_variant0(
                     s[tl_s30] = s[tl_s30] * s_rrms[(tl_s30 / 8)] * tl::convert<float>(tl_chunk29[tl_o28]);
                 }
             }
-            // copy(s, Y[row0 +: RB, 0 +: ROW]);  (norms.tl:143)
+            // copy(s, Y[row0 +: RB, 0 +: ROW]);  (norms.tl:144)
             #pragma unroll
             for (int tl_chunk31 = 0; tl_chunk31 < 16; tl_chunk31 += 8) {
                 tl::f16* tl_ptr32 = &Y[int64_t(row0 + ((tl_tid / 16) + (tl_chunk31 / 8) * 8)) * N + ((tl_chunk31 % 8) + (tl_tid % 16) * 8)];
@@ -3186,7 +3186,7 @@ __global__ void __launch_bounds__(128, 8) rmsnorm_kernel_variant0(
                 const int32_t row = row0 + rr;
                 sum_x2 = 0.0f;
                 for (int t = 0; t < n_tiles; ++t) {
-                    // copy(X[row, t * BN +: BN], x);  (norms.tl:153)
+                    // copy(X[row, t * BN +: BN], x);  (norms.tl:154)
                     #pragma unroll
                     for (int tl_chunk34 = 0; tl_chunk34 < x_layout::kSlots; tl_chunk34 += 8) {
                         const tl::f16* tl_ptr35 = &X[int64_t(row) * N + ((t * 1024) + (((x_layout::flat(tl_tid, (tl_chunk34 / 8) * 8)) % 1024) + tl_chunk34 % 8))];
@@ -3202,14 +3202,14 @@ __global__ void __launch_bounds__(128, 8) rmsnorm_kernel_variant0(
                             }
                         }
                     }
-                    // for j in parallel(BN) {  (norms.tl:154)
+                    // for j in parallel(BN) {  (norms.tl:155)
                     // for j in parallel(1024): each thread visits the elements of `x` it holds
                     #pragma unroll
                     for (int tl_s37 = 0; tl_s37 < x_layout::kSlots; ++tl_s37) {
                         [[maybe_unused]] const int j = ((x_layout::flat(tl_tid, (tl_s37 / 8) * 8)) % 1024) + tl_s37 % 8;
                         x[tl_s37] = x[tl_s37] * x[tl_s37];
                     }
-                    // reduce(sum, x, part);  (norms.tl:157)
+                    // reduce(sum, x, part);  (norms.tl:158)
                     {
                         float tl_part[1];
                         #pragma unroll
@@ -3228,7 +3228,7 @@ __global__ void __launch_bounds__(128, 8) rmsnorm_kernel_variant0(
                 const float rrms = tl::rsqrt(sum_x2 * inv_n + eps);
                 for (int t = 0; t < n_tiles; ++t) {
                     const int32_t c0 = t * 1024;
-                    // copy(X[row, c0 +: BN], x);  (norms.tl:163)
+                    // copy(X[row, c0 +: BN], x);  (norms.tl:164)
                     #pragma unroll
                     for (int tl_chunk39 = 0; tl_chunk39 < x_layout::kSlots; tl_chunk39 += 8) {
                         const tl::f16* tl_ptr40 = &X[int64_t(row) * N + (c0 + (((x_layout::flat(tl_tid, (tl_chunk39 / 8) * 8)) % 1024) + tl_chunk39 % 8))];
@@ -3244,7 +3244,7 @@ __global__ void __launch_bounds__(128, 8) rmsnorm_kernel_variant0(
                             }
                         }
                     }
-                    // copy(W[c0 +: BN], w);  (norms.tl:164)
+                    // copy(W[c0 +: BN], w);  (norms.tl:165)
                     #pragma unroll
                     for (int tl_chunk42 = 0; tl_chunk42 < w_layout::kSlots; tl_chunk42 += 8) {
                         const tl::f16* tl_ptr43 = &W[c0 + (((w_layout::flat(tl_tid, (tl_chunk42 / 8) * 8)) % 1024) + tl_chunk42 % 8)];
@@ -3260,14 +3260,14 @@ __global__ void __launch_bounds__(128, 8) rmsnorm_kernel_variant0(
                             }
                         }
                     }
-                    // for j in parallel(BN) {  (norms.tl:165)
+                    // for j in parallel(BN) {  (norms.tl:166)
                     // for j in parallel(1024): each thread visits the elements of `x` it holds
                     #pragma unroll
                     for (int tl_s45 = 0; tl_s45 < x_layout::kSlots; ++tl_s45) {
                         [[maybe_unused]] const int j = ((x_layout::flat(tl_tid, (tl_s45 / 8) * 8)) % 1024) + tl_s45 % 8;
                         x[tl_s45] = x[tl_s45] * rrms * w[tl_s45];
                     }
-                    // copy(x, Y[row, c0 +: BN]);  (norms.tl:168)
+                    // copy(x, Y[row, c0 +: BN]);  (norms.tl:169)
                     #pragma unroll
                     for (int tl_chunk46 = 0; tl_chunk46 < x_layout::kSlots; tl_chunk46 += 8) {
                         tl::f16* tl_ptr47 = &Y[int64_t(row) * N + (c0 + (((x_layout::flat(tl_tid, (tl_chunk46 / 8) * 8)) % 1024) + tl_chunk46 % 8))];
@@ -3289,7 +3289,7 @@ __global__ void __launch_bounds__(128, 8) rmsnorm_kernel_variant0(
     }
 }
 
-// kernel rmsnorm<ROW = 256, THREADS = 128, RB = 8, BN = 1024, MAX_BLOCKS = 1024, T = f16>  (stdlib/norms.tl:107)
+// kernel rmsnorm<ROW = 256, THREADS = 128, RB = 8, BN = 1024, WAVES = 1, T = f16>  (stdlib/norms.tl:108)
 // 128 threads per block, 8976 bytes of shared memory
 __global__ void __launch_bounds__(128, 8) rmsnorm_kernel_variant1(
         const tl::f16* __restrict__ X,
@@ -3320,7 +3320,7 @@ __global__ void __launch_bounds__(128, 8) rmsnorm_kernel_variant1(
     const float n = static_cast<float>(N);
     const float inv_n = tl::rsqrt(n * n);
     if (N <= 256) {
-        // copy(W[0 +: ROW], ws);  (norms.tl:128)
+        // copy(W[0 +: ROW], ws);  (norms.tl:129)
         #pragma unroll
         for (int tl_i1 = 0; tl_i1 < 1; ++tl_i1) {
             const int tl_chunk0 = tl_tid + tl_i1 * 128;
@@ -3341,7 +3341,7 @@ __global__ void __launch_bounds__(128, 8) rmsnorm_kernel_variant1(
         }
         const int32_t g_trips = groups;
         if (0 < g_trips) {
-            // copy(X[row0 +: RB, 0 +: ROW], xs);  (norms.tl:131)
+            // copy(X[row0 +: RB, 0 +: ROW], xs);  (norms.tl:132)
             if (tl::is_aligned(X, 16) && N % 8 == 0 && ((int(blockIdx.x) + 0 * int(gridDim.x)) * 8) >= 0 && ((int(blockIdx.x) + 0 * int(gridDim.x)) * 8) + 8 <= M && 0 >= 0 && 0 + 256 <= N && 0 % 8 == 0) {
                 #pragma unroll
                 for (int tl_i6 = 0; tl_i6 < 2; ++tl_i6) {
@@ -3365,12 +3365,12 @@ __global__ void __launch_bounds__(128, 8) rmsnorm_kernel_variant1(
             }
         }
         tl::cp_async_commit();
-        // for g in pipelined(groups, stages = 2) {  (norms.tl:129)
+        // for g in pipelined(groups, stages = 2) {  (norms.tl:130)
         for (int g = 0; g < g_trips; ++g) {
             tl::cp_async_wait<0>();  // at most 0 copy groups of this thread still in flight
             __syncthreads();  // pipeline: stage `g % 2` has landed and the stage refilled next is no longer read
             if (g + 1 < g_trips) {
-                // copy(X[row0 +: RB, 0 +: ROW], xs);  (norms.tl:131)
+                // copy(X[row0 +: RB, 0 +: ROW], xs);  (norms.tl:132)
                 if (tl::is_aligned(X, 16) && N % 8 == 0 && ((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 8) >= 0 && ((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 8) + 8 <= M && 0 >= 0 && 0 + 256 <= N && 0 % 8 == 0) {
                     #pragma unroll
                     for (int tl_i13 = 0; tl_i13 < 2; ++tl_i13) {
@@ -3395,7 +3395,7 @@ __global__ void __launch_bounds__(128, 8) rmsnorm_kernel_variant1(
             }
             tl::cp_async_commit();
             const int32_t row0 = (int(blockIdx.x) + g * int(gridDim.x)) * 8;
-            // copy(xs, s);  (norms.tl:132)
+            // copy(xs, s);  (norms.tl:133)
             #pragma unroll
             for (int tl_chunk19 = 0; tl_chunk19 < 16; tl_chunk19 += 8) {
                 const tl::f16* tl_ptr20 = &xs[((g % 2) * 8 + ((tl_tid / 32) + (tl_chunk19 / 8) * 4)) * 264 + ((tl_chunk19 % 8) + (tl_tid % 32) * 8)];
@@ -3411,7 +3411,7 @@ __global__ void __launch_bounds__(128, 8) rmsnorm_kernel_variant1(
                     }
                 }
             }
-            // for i, j in parallel(RB, ROW) {  (norms.tl:133)
+            // for i, j in parallel(RB, ROW) {  (norms.tl:134)
             // for i, j in parallel(8, 256): each thread visits the elements of `sq` it holds
             #pragma unroll
             for (int tl_s22 = 0; tl_s22 < 16; ++tl_s22) {
@@ -3419,7 +3419,7 @@ __global__ void __launch_bounds__(128, 8) rmsnorm_kernel_variant1(
                 [[maybe_unused]] const int j = ((tl_s22 % 8) + (tl_tid % 32) * 8);
                 sq[tl_s22] = s[tl_s22] * s[tl_s22];
             }
-            // reduce(sum, sq, s_rrms, axis = 1);  (norms.tl:136)
+            // reduce(sum, sq, s_rrms, axis = 1);  (norms.tl:137)
             // each thread folds its 8 values of each of its 2 results; xor shuffles 1, 2, 4, 8, 16 among the lanes that share one
             {
                 float tl_part[2];
@@ -3442,14 +3442,14 @@ __global__ void __launch_bounds__(128, 8) rmsnorm_kernel_variant1(
                     s_rrms[tl_i] = tl_part[tl_i];
                 }
             }
-            // for i in parallel(RB) {  (norms.tl:137)
+            // for i in parallel(RB) {  (norms.tl:138)
             // for i in parallel(8): each thread visits the elements of `s_rrms` it holds
             #pragma unroll
             for (int tl_s24 = 0; tl_s24 < 2; ++tl_s24) {
                 [[maybe_unused]] const int i = ((tl_tid / 32) + (tl_s24) * 4);
                 s_rrms[tl_s24] = tl::rsqrt(s_rrms[tl_s24] * inv_n + eps);
             }
-            // for i, j in parallel(RB, ROW) {  (norms.tl:140)
+            // for i, j in parallel(RB, ROW) {  (norms.tl:141)
             // for i, j in parallel(8, 256): each thread visits the elements of `s` it holds
             #pragma unroll
             for (int tl_k26 = 0; tl_k26 < 16; tl_k26 += 8) {
@@ -3464,7 +3464,7 @@ __global__ void __launch_bounds__(128, 8) rmsnorm_kernel_variant1(
                     s[tl_s30] = s[tl_s30] * s_rrms[(tl_s30 / 8)] * tl::convert<float>(tl_chunk29[tl_o28]);
                 }
             }
-            // copy(s, Y[row0 +: RB, 0 +: ROW]);  (norms.tl:143)
+            // copy(s, Y[row0 +: RB, 0 +: ROW]);  (norms.tl:144)
             #pragma unroll
             for (int tl_chunk31 = 0; tl_chunk31 < 16; tl_chunk31 += 8) {
                 tl::f16* tl_ptr32 = &Y[int64_t(row0 + ((tl_tid / 32) + (tl_chunk31 / 8) * 4)) * N + ((tl_chunk31 % 8) + (tl_tid % 32) * 8)];
@@ -3490,7 +3490,7 @@ __global__ void __launch_bounds__(128, 8) rmsnorm_kernel_variant1(
                 const int32_t row = row0 + rr;
                 sum_x2 = 0.0f;
                 for (int t = 0; t < n_tiles; ++t) {
-                    // copy(X[row, t * BN +: BN], x);  (norms.tl:153)
+                    // copy(X[row, t * BN +: BN], x);  (norms.tl:154)
                     #pragma unroll
                     for (int tl_chunk34 = 0; tl_chunk34 < x_layout::kSlots; tl_chunk34 += 8) {
                         const tl::f16* tl_ptr35 = &X[int64_t(row) * N + ((t * 1024) + (((x_layout::flat(tl_tid, (tl_chunk34 / 8) * 8)) % 1024) + tl_chunk34 % 8))];
@@ -3506,14 +3506,14 @@ __global__ void __launch_bounds__(128, 8) rmsnorm_kernel_variant1(
                             }
                         }
                     }
-                    // for j in parallel(BN) {  (norms.tl:154)
+                    // for j in parallel(BN) {  (norms.tl:155)
                     // for j in parallel(1024): each thread visits the elements of `x` it holds
                     #pragma unroll
                     for (int tl_s37 = 0; tl_s37 < x_layout::kSlots; ++tl_s37) {
                         [[maybe_unused]] const int j = ((x_layout::flat(tl_tid, (tl_s37 / 8) * 8)) % 1024) + tl_s37 % 8;
                         x[tl_s37] = x[tl_s37] * x[tl_s37];
                     }
-                    // reduce(sum, x, part);  (norms.tl:157)
+                    // reduce(sum, x, part);  (norms.tl:158)
                     {
                         float tl_part[1];
                         #pragma unroll
@@ -3532,7 +3532,7 @@ __global__ void __launch_bounds__(128, 8) rmsnorm_kernel_variant1(
                 const float rrms = tl::rsqrt(sum_x2 * inv_n + eps);
                 for (int t = 0; t < n_tiles; ++t) {
                     const int32_t c0 = t * 1024;
-                    // copy(X[row, c0 +: BN], x);  (norms.tl:163)
+                    // copy(X[row, c0 +: BN], x);  (norms.tl:164)
                     #pragma unroll
                     for (int tl_chunk39 = 0; tl_chunk39 < x_layout::kSlots; tl_chunk39 += 8) {
                         const tl::f16* tl_ptr40 = &X[int64_t(row) * N + (c0 + (((x_layout::flat(tl_tid, (tl_chunk39 / 8) * 8)) % 1024) + tl_chunk39 % 8))];
@@ -3548,7 +3548,7 @@ __global__ void __launch_bounds__(128, 8) rmsnorm_kernel_variant1(
                             }
                         }
                     }
-                    // copy(W[c0 +: BN], w);  (norms.tl:164)
+                    // copy(W[c0 +: BN], w);  (norms.tl:165)
                     #pragma unroll
                     for (int tl_chunk42 = 0; tl_chunk42 < w_layout::kSlots; tl_chunk42 += 8) {
                         const tl::f16* tl_ptr43 = &W[c0 + (((w_layout::flat(tl_tid, (tl_chunk42 / 8) * 8)) % 1024) + tl_chunk42 % 8)];
@@ -3564,14 +3564,14 @@ __global__ void __launch_bounds__(128, 8) rmsnorm_kernel_variant1(
                             }
                         }
                     }
-                    // for j in parallel(BN) {  (norms.tl:165)
+                    // for j in parallel(BN) {  (norms.tl:166)
                     // for j in parallel(1024): each thread visits the elements of `x` it holds
                     #pragma unroll
                     for (int tl_s45 = 0; tl_s45 < x_layout::kSlots; ++tl_s45) {
                         [[maybe_unused]] const int j = ((x_layout::flat(tl_tid, (tl_s45 / 8) * 8)) % 1024) + tl_s45 % 8;
                         x[tl_s45] = x[tl_s45] * rrms * w[tl_s45];
                     }
-                    // copy(x, Y[row, c0 +: BN]);  (norms.tl:168)
+                    // copy(x, Y[row, c0 +: BN]);  (norms.tl:169)
                     #pragma unroll
                     for (int tl_chunk46 = 0; tl_chunk46 < x_layout::kSlots; tl_chunk46 += 8) {
                         tl::f16* tl_ptr47 = &Y[int64_t(row) * N + (c0 + (((x_layout::flat(tl_tid, (tl_chunk46 / 8) * 8)) % 1024) + tl_chunk46 % 8))];
@@ -3593,7 +3593,7 @@ __global__ void __launch_bounds__(128, 8) rmsnorm_kernel_variant1(
     }
 }
 
-// kernel rmsnorm<ROW = 512, THREADS = 128, RB = 4, BN = 1024, MAX_BLOCKS = 1024, T = f16>  (stdlib/norms.tl:107)
+// kernel rmsnorm<ROW = 512, THREADS = 128, RB = 4, BN = 1024, WAVES = 1, T = f16>  (stdlib/norms.tl:108)
 // 128 threads per block, 9360 bytes of shared memory
 __global__ void __launch_bounds__(128, 8) rmsnorm_kernel_variant2(
         const tl::f16* __restrict__ X,
@@ -3624,7 +3624,7 @@ __global__ void __launch_bounds__(128, 8) rmsnorm_kernel_variant2(
     const float n = static_cast<float>(N);
     const float inv_n = tl::rsqrt(n * n);
     if (N <= 512) {
-        // copy(W[0 +: ROW], ws);  (norms.tl:128)
+        // copy(W[0 +: ROW], ws);  (norms.tl:129)
         #pragma unroll
         for (int tl_i1 = 0; tl_i1 < 1; ++tl_i1) {
             const int tl_chunk0 = tl_tid + tl_i1 * 128;
@@ -3645,7 +3645,7 @@ __global__ void __launch_bounds__(128, 8) rmsnorm_kernel_variant2(
         }
         const int32_t g_trips = groups;
         if (0 < g_trips) {
-            // copy(X[row0 +: RB, 0 +: ROW], xs);  (norms.tl:131)
+            // copy(X[row0 +: RB, 0 +: ROW], xs);  (norms.tl:132)
             if (tl::is_aligned(X, 16) && N % 8 == 0 && ((int(blockIdx.x) + 0 * int(gridDim.x)) * 4) >= 0 && ((int(blockIdx.x) + 0 * int(gridDim.x)) * 4) + 4 <= M && 0 >= 0 && 0 + 512 <= N && 0 % 8 == 0) {
                 #pragma unroll
                 for (int tl_i6 = 0; tl_i6 < 2; ++tl_i6) {
@@ -3669,12 +3669,12 @@ __global__ void __launch_bounds__(128, 8) rmsnorm_kernel_variant2(
             }
         }
         tl::cp_async_commit();
-        // for g in pipelined(groups, stages = 2) {  (norms.tl:129)
+        // for g in pipelined(groups, stages = 2) {  (norms.tl:130)
         for (int g = 0; g < g_trips; ++g) {
             tl::cp_async_wait<0>();  // at most 0 copy groups of this thread still in flight
             __syncthreads();  // pipeline: stage `g % 2` has landed and the stage refilled next is no longer read
             if (g + 1 < g_trips) {
-                // copy(X[row0 +: RB, 0 +: ROW], xs);  (norms.tl:131)
+                // copy(X[row0 +: RB, 0 +: ROW], xs);  (norms.tl:132)
                 if (tl::is_aligned(X, 16) && N % 8 == 0 && ((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 4) >= 0 && ((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 4) + 4 <= M && 0 >= 0 && 0 + 512 <= N && 0 % 8 == 0) {
                     #pragma unroll
                     for (int tl_i13 = 0; tl_i13 < 2; ++tl_i13) {
@@ -3699,7 +3699,7 @@ __global__ void __launch_bounds__(128, 8) rmsnorm_kernel_variant2(
             }
             tl::cp_async_commit();
             const int32_t row0 = (int(blockIdx.x) + g * int(gridDim.x)) * 4;
-            // copy(xs, s);  (norms.tl:132)
+            // copy(xs, s);  (norms.tl:133)
             #pragma unroll
             for (int tl_chunk19 = 0; tl_chunk19 < 16; tl_chunk19 += 8) {
                 const tl::f16* tl_ptr20 = &xs[((g % 2) * 4 + (tl_tid / 32)) * 520 + ((tl_chunk19 % 8) + (tl_tid % 32) * 8 + (tl_chunk19 / 8) * 256)];
@@ -3715,7 +3715,7 @@ __global__ void __launch_bounds__(128, 8) rmsnorm_kernel_variant2(
                     }
                 }
             }
-            // for i, j in parallel(RB, ROW) {  (norms.tl:133)
+            // for i, j in parallel(RB, ROW) {  (norms.tl:134)
             // for i, j in parallel(4, 512): each thread visits the elements of `sq` it holds
             #pragma unroll
             for (int tl_s22 = 0; tl_s22 < 16; ++tl_s22) {
@@ -3723,7 +3723,7 @@ __global__ void __launch_bounds__(128, 8) rmsnorm_kernel_variant2(
                 [[maybe_unused]] const int j = ((tl_s22 % 8) + (tl_tid % 32) * 8 + (tl_s22 / 8) * 256);
                 sq[tl_s22] = s[tl_s22] * s[tl_s22];
             }
-            // reduce(sum, sq, s_rrms, axis = 1);  (norms.tl:136)
+            // reduce(sum, sq, s_rrms, axis = 1);  (norms.tl:137)
             // each thread folds its 16 values of each of its 1 results; xor shuffles 1, 2, 4, 8, 16 among the lanes that share one
             {
                 float tl_part[1];
@@ -3746,14 +3746,14 @@ __global__ void __launch_bounds__(128, 8) rmsnorm_kernel_variant2(
                     s_rrms[tl_i] = tl_part[tl_i];
                 }
             }
-            // for i in parallel(RB) {  (norms.tl:137)
+            // for i in parallel(RB) {  (norms.tl:138)
             // for i in parallel(4): each thread visits the elements of `s_rrms` it holds
             #pragma unroll
             for (int tl_s24 = 0; tl_s24 < 1; ++tl_s24) {
                 [[maybe_unused]] const int i = (tl_tid / 32);
                 s_rrms[tl_s24] = tl::rsqrt(s_rrms[tl_s24] * inv_n + eps);
             }
-            // for i, j in parallel(RB, ROW) {  (norms.tl:140)
+            // for i, j in parallel(RB, ROW) {  (norms.tl:141)
             // for i, j in parallel(4, 512): each thread visits the elements of `s` it holds
             #pragma unroll
             for (int tl_k26 = 0; tl_k26 < 16; tl_k26 += 8) {
@@ -3768,7 +3768,7 @@ __global__ void __launch_bounds__(128, 8) rmsnorm_kernel_variant2(
                     s[tl_s30] = s[tl_s30] * s_rrms[0] * tl::convert<float>(tl_chunk29[tl_o28]);
                 }
             }
-            // copy(s, Y[row0 +: RB, 0 +: ROW]);  (norms.tl:143)
+            // copy(s, Y[row0 +: RB, 0 +: ROW]);  (norms.tl:144)
             #pragma unroll
             for (int tl_chunk31 = 0; tl_chunk31 < 16; tl_chunk31 += 8) {
                 tl::f16* tl_ptr32 = &Y[int64_t(row0 + (tl_tid / 32)) * N + ((tl_chunk31 % 8) + (tl_tid % 32) * 8 + (tl_chunk31 / 8) * 256)];
@@ -3794,7 +3794,7 @@ __global__ void __launch_bounds__(128, 8) rmsnorm_kernel_variant2(
                 const int32_t row = row0 + rr;
                 sum_x2 = 0.0f;
                 for (int t = 0; t < n_tiles; ++t) {
-                    // copy(X[row, t * BN +: BN], x);  (norms.tl:153)
+                    // copy(X[row, t * BN +: BN], x);  (norms.tl:154)
                     #pragma unroll
                     for (int tl_chunk34 = 0; tl_chunk34 < x_layout::kSlots; tl_chunk34 += 8) {
                         const tl::f16* tl_ptr35 = &X[int64_t(row) * N + ((t * 1024) + (((x_layout::flat(tl_tid, (tl_chunk34 / 8) * 8)) % 1024) + tl_chunk34 % 8))];
@@ -3810,14 +3810,14 @@ __global__ void __launch_bounds__(128, 8) rmsnorm_kernel_variant2(
                             }
                         }
                     }
-                    // for j in parallel(BN) {  (norms.tl:154)
+                    // for j in parallel(BN) {  (norms.tl:155)
                     // for j in parallel(1024): each thread visits the elements of `x` it holds
                     #pragma unroll
                     for (int tl_s37 = 0; tl_s37 < x_layout::kSlots; ++tl_s37) {
                         [[maybe_unused]] const int j = ((x_layout::flat(tl_tid, (tl_s37 / 8) * 8)) % 1024) + tl_s37 % 8;
                         x[tl_s37] = x[tl_s37] * x[tl_s37];
                     }
-                    // reduce(sum, x, part);  (norms.tl:157)
+                    // reduce(sum, x, part);  (norms.tl:158)
                     {
                         float tl_part[1];
                         #pragma unroll
@@ -3836,7 +3836,7 @@ __global__ void __launch_bounds__(128, 8) rmsnorm_kernel_variant2(
                 const float rrms = tl::rsqrt(sum_x2 * inv_n + eps);
                 for (int t = 0; t < n_tiles; ++t) {
                     const int32_t c0 = t * 1024;
-                    // copy(X[row, c0 +: BN], x);  (norms.tl:163)
+                    // copy(X[row, c0 +: BN], x);  (norms.tl:164)
                     #pragma unroll
                     for (int tl_chunk39 = 0; tl_chunk39 < x_layout::kSlots; tl_chunk39 += 8) {
                         const tl::f16* tl_ptr40 = &X[int64_t(row) * N + (c0 + (((x_layout::flat(tl_tid, (tl_chunk39 / 8) * 8)) % 1024) + tl_chunk39 % 8))];
@@ -3852,7 +3852,7 @@ __global__ void __launch_bounds__(128, 8) rmsnorm_kernel_variant2(
                             }
                         }
                     }
-                    // copy(W[c0 +: BN], w);  (norms.tl:164)
+                    // copy(W[c0 +: BN], w);  (norms.tl:165)
                     #pragma unroll
                     for (int tl_chunk42 = 0; tl_chunk42 < w_layout::kSlots; tl_chunk42 += 8) {
                         const tl::f16* tl_ptr43 = &W[c0 + (((w_layout::flat(tl_tid, (tl_chunk42 / 8) * 8)) % 1024) + tl_chunk42 % 8)];
@@ -3868,14 +3868,14 @@ __global__ void __launch_bounds__(128, 8) rmsnorm_kernel_variant2(
                             }
                         }
                     }
-                    // for j in parallel(BN) {  (norms.tl:165)
+                    // for j in parallel(BN) {  (norms.tl:166)
                     // for j in parallel(1024): each thread visits the elements of `x` it holds
                     #pragma unroll
                     for (int tl_s45 = 0; tl_s45 < x_layout::kSlots; ++tl_s45) {
                         [[maybe_unused]] const int j = ((x_layout::flat(tl_tid, (tl_s45 / 8) * 8)) % 1024) + tl_s45 % 8;
                         x[tl_s45] = x[tl_s45] * rrms * w[tl_s45];
                     }
-                    // copy(x, Y[row, c0 +: BN]);  (norms.tl:168)
+                    // copy(x, Y[row, c0 +: BN]);  (norms.tl:169)
                     #pragma unroll
                     for (int tl_chunk46 = 0; tl_chunk46 < x_layout::kSlots; tl_chunk46 += 8) {
                         tl::f16* tl_ptr47 = &Y[int64_t(row) * N + (c0 + (((x_layout::flat(tl_tid, (tl_chunk46 / 8) * 8)) % 1024) + tl_chunk46 % 8))];
@@ -3897,7 +3897,7 @@ __global__ void __launch_bounds__(128, 8) rmsnorm_kernel_variant2(
     }
 }
 
-// kernel rmsnorm<ROW = 1024, THREADS = 128, RB = 2, BN = 1024, MAX_BLOCKS = 1024, T = f16>  (stdlib/norms.tl:107)
+// kernel rmsnorm<ROW = 1024, THREADS = 128, RB = 2, BN = 1024, WAVES = 1, T = f16>  (stdlib/norms.tl:108)
 // 128 threads per block, 10384 bytes of shared memory
 __global__ void __launch_bounds__(128, 8) rmsnorm_kernel_variant3(
         const tl::f16* __restrict__ X,
@@ -3928,7 +3928,7 @@ __global__ void __launch_bounds__(128, 8) rmsnorm_kernel_variant3(
     const float n = static_cast<float>(N);
     const float inv_n = tl::rsqrt(n * n);
     if (N <= 1024) {
-        // copy(W[0 +: ROW], ws);  (norms.tl:128)
+        // copy(W[0 +: ROW], ws);  (norms.tl:129)
         #pragma unroll
         for (int tl_i1 = 0; tl_i1 < 1; ++tl_i1) {
             const int tl_chunk0 = tl_tid + tl_i1 * 128;
@@ -3947,7 +3947,7 @@ __global__ void __launch_bounds__(128, 8) rmsnorm_kernel_variant3(
         }
         const int32_t g_trips = groups;
         if (0 < g_trips) {
-            // copy(X[row0 +: RB, 0 +: ROW], xs);  (norms.tl:131)
+            // copy(X[row0 +: RB, 0 +: ROW], xs);  (norms.tl:132)
             if (tl::is_aligned(X, 16) && N % 8 == 0 && ((int(blockIdx.x) + 0 * int(gridDim.x)) * 2) >= 0 && ((int(blockIdx.x) + 0 * int(gridDim.x)) * 2) + 2 <= M && 0 >= 0 && 0 + 1024 <= N && 0 % 8 == 0) {
                 #pragma unroll
                 for (int tl_i6 = 0; tl_i6 < 2; ++tl_i6) {
@@ -3971,12 +3971,12 @@ __global__ void __launch_bounds__(128, 8) rmsnorm_kernel_variant3(
             }
         }
         tl::cp_async_commit();
-        // for g in pipelined(groups, stages = 2) {  (norms.tl:129)
+        // for g in pipelined(groups, stages = 2) {  (norms.tl:130)
         for (int g = 0; g < g_trips; ++g) {
             tl::cp_async_wait<0>();  // at most 0 copy groups of this thread still in flight
             __syncthreads();  // pipeline: stage `g % 2` has landed and the stage refilled next is no longer read
             if (g + 1 < g_trips) {
-                // copy(X[row0 +: RB, 0 +: ROW], xs);  (norms.tl:131)
+                // copy(X[row0 +: RB, 0 +: ROW], xs);  (norms.tl:132)
                 if (tl::is_aligned(X, 16) && N % 8 == 0 && ((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 2) >= 0 && ((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 2) + 2 <= M && 0 >= 0 && 0 + 1024 <= N && 0 % 8 == 0) {
                     #pragma unroll
                     for (int tl_i13 = 0; tl_i13 < 2; ++tl_i13) {
@@ -4001,7 +4001,7 @@ __global__ void __launch_bounds__(128, 8) rmsnorm_kernel_variant3(
             }
             tl::cp_async_commit();
             const int32_t row0 = (int(blockIdx.x) + g * int(gridDim.x)) * 2;
-            // copy(xs, s);  (norms.tl:132)
+            // copy(xs, s);  (norms.tl:133)
             #pragma unroll
             for (int tl_chunk19 = 0; tl_chunk19 < 16; tl_chunk19 += 8) {
                 const tl::f16* tl_ptr20 = &xs[((g % 2) * 2 + (tl_tid / 64)) * 1032 + ((tl_chunk19 % 8) + (tl_tid % 64) * 8 + (tl_chunk19 / 8) * 512)];
@@ -4017,7 +4017,7 @@ __global__ void __launch_bounds__(128, 8) rmsnorm_kernel_variant3(
                     }
                 }
             }
-            // for i, j in parallel(RB, ROW) {  (norms.tl:133)
+            // for i, j in parallel(RB, ROW) {  (norms.tl:134)
             // for i, j in parallel(2, 1024): each thread visits the elements of `sq` it holds
             #pragma unroll
             for (int tl_s22 = 0; tl_s22 < 16; ++tl_s22) {
@@ -4025,7 +4025,7 @@ __global__ void __launch_bounds__(128, 8) rmsnorm_kernel_variant3(
                 [[maybe_unused]] const int j = ((tl_s22 % 8) + (tl_tid % 64) * 8 + (tl_s22 / 8) * 512);
                 sq[tl_s22] = s[tl_s22] * s[tl_s22];
             }
-            // reduce(sum, sq, s_rrms, axis = 1);  (norms.tl:136)
+            // reduce(sum, sq, s_rrms, axis = 1);  (norms.tl:137)
             // each thread folds its 16 values of each of its 1 results; xor shuffles 1, 2, 4, 8, 16 among the lanes that share one; then across the 2 warps that do
             {
                 float tl_part[1];
@@ -4046,13 +4046,13 @@ __global__ void __launch_bounds__(128, 8) rmsnorm_kernel_variant3(
                 if ((tl_tid / 1 % 32) == 0) {
                     #pragma unroll
                     for (int tl_i = 0; tl_i < 1; ++tl_i) {
-                        reinterpret_cast<float*>(tl_scratch)[((tl_tid / 64)) * 2 + (tl_tid / 32 % 2)] = tl_part[tl_i];
+                        reinterpret_cast<float*>(tl_scratch)[((tl_tid / 32 % 2)) * 2 + (tl_tid / 64)] = tl_part[tl_i];
                     }
                 }
                 __syncthreads();
                 #pragma unroll
                 for (int tl_i = 0; tl_i < 1; ++tl_i) {
-                    tl_part[tl_i] = reinterpret_cast<float*>(tl_scratch)[((tl_tid / 64)) * 2 + tl_tid % 2];
+                    tl_part[tl_i] = reinterpret_cast<float*>(tl_scratch)[(tl_tid % 2) * 2 + (tl_tid / 64)];
                     tl_part[tl_i] = tl::xor_combine<tl::SumOp, 1>(tl_part[tl_i]);
                 }
                 __syncthreads();  // the scratch is free again
@@ -4061,14 +4061,14 @@ __global__ void __launch_bounds__(128, 8) rmsnorm_kernel_variant3(
                     s_rrms[tl_i] = tl_part[tl_i];
                 }
             }
-            // for i in parallel(RB) {  (norms.tl:137)
+            // for i in parallel(RB) {  (norms.tl:138)
             // for i in parallel(2): each thread visits the elements of `s_rrms` it holds
             #pragma unroll
             for (int tl_s24 = 0; tl_s24 < 1; ++tl_s24) {
                 [[maybe_unused]] const int i = (tl_tid / 64);
                 s_rrms[tl_s24] = tl::rsqrt(s_rrms[tl_s24] * inv_n + eps);
             }
-            // for i, j in parallel(RB, ROW) {  (norms.tl:140)
+            // for i, j in parallel(RB, ROW) {  (norms.tl:141)
             // for i, j in parallel(2, 1024): each thread visits the elements of `s` it holds
             #pragma unroll
             for (int tl_k26 = 0; tl_k26 < 16; tl_k26 += 8) {
@@ -4083,7 +4083,7 @@ __global__ void __launch_bounds__(128, 8) rmsnorm_kernel_variant3(
                     s[tl_s30] = s[tl_s30] * s_rrms[0] * tl::convert<float>(tl_chunk29[tl_o28]);
                 }
             }
-            // copy(s, Y[row0 +: RB, 0 +: ROW]);  (norms.tl:143)
+            // copy(s, Y[row0 +: RB, 0 +: ROW]);  (norms.tl:144)
             #pragma unroll
             for (int tl_chunk31 = 0; tl_chunk31 < 16; tl_chunk31 += 8) {
                 tl::f16* tl_ptr32 = &Y[int64_t(row0 + (tl_tid / 64)) * N + ((tl_chunk31 % 8) + (tl_tid % 64) * 8 + (tl_chunk31 / 8) * 512)];
@@ -4109,7 +4109,7 @@ __global__ void __launch_bounds__(128, 8) rmsnorm_kernel_variant3(
                 const int32_t row = row0 + rr;
                 sum_x2 = 0.0f;
                 for (int t = 0; t < n_tiles; ++t) {
-                    // copy(X[row, t * BN +: BN], x);  (norms.tl:153)
+                    // copy(X[row, t * BN +: BN], x);  (norms.tl:154)
                     #pragma unroll
                     for (int tl_chunk34 = 0; tl_chunk34 < x_layout::kSlots; tl_chunk34 += 8) {
                         const tl::f16* tl_ptr35 = &X[int64_t(row) * N + ((t * 1024) + (((x_layout::flat(tl_tid, (tl_chunk34 / 8) * 8)) % 1024) + tl_chunk34 % 8))];
@@ -4125,14 +4125,14 @@ __global__ void __launch_bounds__(128, 8) rmsnorm_kernel_variant3(
                             }
                         }
                     }
-                    // for j in parallel(BN) {  (norms.tl:154)
+                    // for j in parallel(BN) {  (norms.tl:155)
                     // for j in parallel(1024): each thread visits the elements of `x` it holds
                     #pragma unroll
                     for (int tl_s37 = 0; tl_s37 < x_layout::kSlots; ++tl_s37) {
                         [[maybe_unused]] const int j = ((x_layout::flat(tl_tid, (tl_s37 / 8) * 8)) % 1024) + tl_s37 % 8;
                         x[tl_s37] = x[tl_s37] * x[tl_s37];
                     }
-                    // reduce(sum, x, part);  (norms.tl:157)
+                    // reduce(sum, x, part);  (norms.tl:158)
                     {
                         float tl_part[1];
                         #pragma unroll
@@ -4151,7 +4151,7 @@ __global__ void __launch_bounds__(128, 8) rmsnorm_kernel_variant3(
                 const float rrms = tl::rsqrt(sum_x2 * inv_n + eps);
                 for (int t = 0; t < n_tiles; ++t) {
                     const int32_t c0 = t * 1024;
-                    // copy(X[row, c0 +: BN], x);  (norms.tl:163)
+                    // copy(X[row, c0 +: BN], x);  (norms.tl:164)
                     #pragma unroll
                     for (int tl_chunk39 = 0; tl_chunk39 < x_layout::kSlots; tl_chunk39 += 8) {
                         const tl::f16* tl_ptr40 = &X[int64_t(row) * N + (c0 + (((x_layout::flat(tl_tid, (tl_chunk39 / 8) * 8)) % 1024) + tl_chunk39 % 8))];
@@ -4167,7 +4167,7 @@ __global__ void __launch_bounds__(128, 8) rmsnorm_kernel_variant3(
                             }
                         }
                     }
-                    // copy(W[c0 +: BN], w);  (norms.tl:164)
+                    // copy(W[c0 +: BN], w);  (norms.tl:165)
                     #pragma unroll
                     for (int tl_chunk42 = 0; tl_chunk42 < w_layout::kSlots; tl_chunk42 += 8) {
                         const tl::f16* tl_ptr43 = &W[c0 + (((w_layout::flat(tl_tid, (tl_chunk42 / 8) * 8)) % 1024) + tl_chunk42 % 8)];
@@ -4183,14 +4183,14 @@ __global__ void __launch_bounds__(128, 8) rmsnorm_kernel_variant3(
                             }
                         }
                     }
-                    // for j in parallel(BN) {  (norms.tl:165)
+                    // for j in parallel(BN) {  (norms.tl:166)
                     // for j in parallel(1024): each thread visits the elements of `x` it holds
                     #pragma unroll
                     for (int tl_s45 = 0; tl_s45 < x_layout::kSlots; ++tl_s45) {
                         [[maybe_unused]] const int j = ((x_layout::flat(tl_tid, (tl_s45 / 8) * 8)) % 1024) + tl_s45 % 8;
                         x[tl_s45] = x[tl_s45] * rrms * w[tl_s45];
                     }
-                    // copy(x, Y[row, c0 +: BN]);  (norms.tl:168)
+                    // copy(x, Y[row, c0 +: BN]);  (norms.tl:169)
                     #pragma unroll
                     for (int tl_chunk46 = 0; tl_chunk46 < x_layout::kSlots; tl_chunk46 += 8) {
                         tl::f16* tl_ptr47 = &Y[int64_t(row) * N + (c0 + (((x_layout::flat(tl_tid, (tl_chunk46 / 8) * 8)) % 1024) + tl_chunk46 % 8))];
@@ -4212,7 +4212,7 @@ __global__ void __launch_bounds__(128, 8) rmsnorm_kernel_variant3(
     }
 }
 
-// kernel rmsnorm<ROW = 2048, THREADS = 128, RB = 1, BN = 1024, MAX_BLOCKS = 1024, T = f16>  (stdlib/norms.tl:107)
+// kernel rmsnorm<ROW = 2048, THREADS = 128, RB = 1, BN = 1024, WAVES = 1, T = f16>  (stdlib/norms.tl:108)
 // 128 threads per block, 12432 bytes of shared memory
 __global__ void __launch_bounds__(128, 8) rmsnorm_kernel_variant4(
         const tl::f16* __restrict__ X,
@@ -4243,7 +4243,7 @@ __global__ void __launch_bounds__(128, 8) rmsnorm_kernel_variant4(
     const float n = static_cast<float>(N);
     const float inv_n = tl::rsqrt(n * n);
     if (N <= 2048) {
-        // copy(W[0 +: ROW], ws);  (norms.tl:128)
+        // copy(W[0 +: ROW], ws);  (norms.tl:129)
         #pragma unroll
         for (int tl_i1 = 0; tl_i1 < 2; ++tl_i1) {
             const int tl_chunk0 = tl_tid + tl_i1 * 128;
@@ -4262,7 +4262,7 @@ __global__ void __launch_bounds__(128, 8) rmsnorm_kernel_variant4(
         }
         const int32_t g_trips = groups;
         if (0 < g_trips) {
-            // copy(X[row0 +: RB, 0 +: ROW], xs);  (norms.tl:131)
+            // copy(X[row0 +: RB, 0 +: ROW], xs);  (norms.tl:132)
             if (tl::is_aligned(X, 16) && N % 8 == 0 && ((int(blockIdx.x) + 0 * int(gridDim.x)) * 1) >= 0 && ((int(blockIdx.x) + 0 * int(gridDim.x)) * 1) + 1 <= M && 0 >= 0 && 0 + 2048 <= N && 0 % 8 == 0) {
                 #pragma unroll
                 for (int tl_i6 = 0; tl_i6 < 2; ++tl_i6) {
@@ -4286,12 +4286,12 @@ __global__ void __launch_bounds__(128, 8) rmsnorm_kernel_variant4(
             }
         }
         tl::cp_async_commit();
-        // for g in pipelined(groups, stages = 2) {  (norms.tl:129)
+        // for g in pipelined(groups, stages = 2) {  (norms.tl:130)
         for (int g = 0; g < g_trips; ++g) {
             tl::cp_async_wait<0>();  // at most 0 copy groups of this thread still in flight
             __syncthreads();  // pipeline: stage `g % 2` has landed and the stage refilled next is no longer read
             if (g + 1 < g_trips) {
-                // copy(X[row0 +: RB, 0 +: ROW], xs);  (norms.tl:131)
+                // copy(X[row0 +: RB, 0 +: ROW], xs);  (norms.tl:132)
                 if (tl::is_aligned(X, 16) && N % 8 == 0 && ((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 1) >= 0 && ((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 1) + 1 <= M && 0 >= 0 && 0 + 2048 <= N && 0 % 8 == 0) {
                     #pragma unroll
                     for (int tl_i13 = 0; tl_i13 < 2; ++tl_i13) {
@@ -4316,7 +4316,7 @@ __global__ void __launch_bounds__(128, 8) rmsnorm_kernel_variant4(
             }
             tl::cp_async_commit();
             const int32_t row0 = (int(blockIdx.x) + g * int(gridDim.x)) * 1;
-            // copy(xs, s);  (norms.tl:132)
+            // copy(xs, s);  (norms.tl:133)
             #pragma unroll
             for (int tl_chunk19 = 0; tl_chunk19 < 16; tl_chunk19 += 8) {
                 const tl::f16* tl_ptr20 = &xs[((g % 2) * 1 + 0) * 2056 + ((tl_chunk19 % 8) + (tl_tid) * 8 + (tl_chunk19 / 8) * 1024)];
@@ -4332,7 +4332,7 @@ __global__ void __launch_bounds__(128, 8) rmsnorm_kernel_variant4(
                     }
                 }
             }
-            // for i, j in parallel(RB, ROW) {  (norms.tl:133)
+            // for i, j in parallel(RB, ROW) {  (norms.tl:134)
             // for i, j in parallel(1, 2048): each thread visits the elements of `sq` it holds
             #pragma unroll
             for (int tl_s22 = 0; tl_s22 < 16; ++tl_s22) {
@@ -4340,7 +4340,7 @@ __global__ void __launch_bounds__(128, 8) rmsnorm_kernel_variant4(
                 [[maybe_unused]] const int j = ((tl_s22 % 8) + (tl_tid) * 8 + (tl_s22 / 8) * 1024);
                 sq[tl_s22] = s[tl_s22] * s[tl_s22];
             }
-            // reduce(sum, sq, s_rrms, axis = 1);  (norms.tl:136)
+            // reduce(sum, sq, s_rrms, axis = 1);  (norms.tl:137)
             // each thread folds its 16 values of each of its 1 results; xor shuffles 1, 2, 4, 8, 16 among the lanes that share one; then across the 4 warps that do
             {
                 float tl_part[1];
@@ -4361,13 +4361,13 @@ __global__ void __launch_bounds__(128, 8) rmsnorm_kernel_variant4(
                 if ((tl_tid / 1 % 32) == 0) {
                     #pragma unroll
                     for (int tl_i = 0; tl_i < 1; ++tl_i) {
-                        reinterpret_cast<float*>(tl_scratch)[(0) * 4 + (tl_tid / 32 % 4)] = tl_part[tl_i];
+                        reinterpret_cast<float*>(tl_scratch)[((tl_tid / 32 % 4)) * 1 + 0] = tl_part[tl_i];
                     }
                 }
                 __syncthreads();
                 #pragma unroll
                 for (int tl_i = 0; tl_i < 1; ++tl_i) {
-                    tl_part[tl_i] = reinterpret_cast<float*>(tl_scratch)[(0) * 4 + tl_tid % 4];
+                    tl_part[tl_i] = reinterpret_cast<float*>(tl_scratch)[(tl_tid % 4) * 1 + 0];
                     tl_part[tl_i] = tl::xor_combine<tl::SumOp, 1>(tl_part[tl_i]);
                     tl_part[tl_i] = tl::xor_combine<tl::SumOp, 2>(tl_part[tl_i]);
                 }
@@ -4377,14 +4377,14 @@ __global__ void __launch_bounds__(128, 8) rmsnorm_kernel_variant4(
                     s_rrms[tl_i] = tl_part[tl_i];
                 }
             }
-            // for i in parallel(RB) {  (norms.tl:137)
+            // for i in parallel(RB) {  (norms.tl:138)
             // for i in parallel(1): each thread visits the elements of `s_rrms` it holds
             #pragma unroll
             for (int tl_s24 = 0; tl_s24 < 1; ++tl_s24) {
                 [[maybe_unused]] const int i = 0;
                 s_rrms[tl_s24] = tl::rsqrt(s_rrms[tl_s24] * inv_n + eps);
             }
-            // for i, j in parallel(RB, ROW) {  (norms.tl:140)
+            // for i, j in parallel(RB, ROW) {  (norms.tl:141)
             // for i, j in parallel(1, 2048): each thread visits the elements of `s` it holds
             #pragma unroll
             for (int tl_k26 = 0; tl_k26 < 16; tl_k26 += 8) {
@@ -4399,7 +4399,7 @@ __global__ void __launch_bounds__(128, 8) rmsnorm_kernel_variant4(
                     s[tl_s30] = s[tl_s30] * s_rrms[0] * tl::convert<float>(tl_chunk29[tl_o28]);
                 }
             }
-            // copy(s, Y[row0 +: RB, 0 +: ROW]);  (norms.tl:143)
+            // copy(s, Y[row0 +: RB, 0 +: ROW]);  (norms.tl:144)
             #pragma unroll
             for (int tl_chunk31 = 0; tl_chunk31 < 16; tl_chunk31 += 8) {
                 tl::f16* tl_ptr32 = &Y[int64_t(row0 + 0) * N + ((tl_chunk31 % 8) + (tl_tid) * 8 + (tl_chunk31 / 8) * 1024)];
@@ -4425,7 +4425,7 @@ __global__ void __launch_bounds__(128, 8) rmsnorm_kernel_variant4(
                 const int32_t row = row0 + rr;
                 sum_x2 = 0.0f;
                 for (int t = 0; t < n_tiles; ++t) {
-                    // copy(X[row, t * BN +: BN], x);  (norms.tl:153)
+                    // copy(X[row, t * BN +: BN], x);  (norms.tl:154)
                     #pragma unroll
                     for (int tl_chunk34 = 0; tl_chunk34 < x_layout::kSlots; tl_chunk34 += 8) {
                         const tl::f16* tl_ptr35 = &X[int64_t(row) * N + ((t * 1024) + (((x_layout::flat(tl_tid, (tl_chunk34 / 8) * 8)) % 1024) + tl_chunk34 % 8))];
@@ -4441,14 +4441,14 @@ __global__ void __launch_bounds__(128, 8) rmsnorm_kernel_variant4(
                             }
                         }
                     }
-                    // for j in parallel(BN) {  (norms.tl:154)
+                    // for j in parallel(BN) {  (norms.tl:155)
                     // for j in parallel(1024): each thread visits the elements of `x` it holds
                     #pragma unroll
                     for (int tl_s37 = 0; tl_s37 < x_layout::kSlots; ++tl_s37) {
                         [[maybe_unused]] const int j = ((x_layout::flat(tl_tid, (tl_s37 / 8) * 8)) % 1024) + tl_s37 % 8;
                         x[tl_s37] = x[tl_s37] * x[tl_s37];
                     }
-                    // reduce(sum, x, part);  (norms.tl:157)
+                    // reduce(sum, x, part);  (norms.tl:158)
                     {
                         float tl_part[1];
                         #pragma unroll
@@ -4467,7 +4467,7 @@ __global__ void __launch_bounds__(128, 8) rmsnorm_kernel_variant4(
                 const float rrms = tl::rsqrt(sum_x2 * inv_n + eps);
                 for (int t = 0; t < n_tiles; ++t) {
                     const int32_t c0 = t * 1024;
-                    // copy(X[row, c0 +: BN], x);  (norms.tl:163)
+                    // copy(X[row, c0 +: BN], x);  (norms.tl:164)
                     #pragma unroll
                     for (int tl_chunk39 = 0; tl_chunk39 < x_layout::kSlots; tl_chunk39 += 8) {
                         const tl::f16* tl_ptr40 = &X[int64_t(row) * N + (c0 + (((x_layout::flat(tl_tid, (tl_chunk39 / 8) * 8)) % 1024) + tl_chunk39 % 8))];
@@ -4483,7 +4483,7 @@ __global__ void __launch_bounds__(128, 8) rmsnorm_kernel_variant4(
                             }
                         }
                     }
-                    // copy(W[c0 +: BN], w);  (norms.tl:164)
+                    // copy(W[c0 +: BN], w);  (norms.tl:165)
                     #pragma unroll
                     for (int tl_chunk42 = 0; tl_chunk42 < w_layout::kSlots; tl_chunk42 += 8) {
                         const tl::f16* tl_ptr43 = &W[c0 + (((w_layout::flat(tl_tid, (tl_chunk42 / 8) * 8)) % 1024) + tl_chunk42 % 8)];
@@ -4499,14 +4499,14 @@ __global__ void __launch_bounds__(128, 8) rmsnorm_kernel_variant4(
                             }
                         }
                     }
-                    // for j in parallel(BN) {  (norms.tl:165)
+                    // for j in parallel(BN) {  (norms.tl:166)
                     // for j in parallel(1024): each thread visits the elements of `x` it holds
                     #pragma unroll
                     for (int tl_s45 = 0; tl_s45 < x_layout::kSlots; ++tl_s45) {
                         [[maybe_unused]] const int j = ((x_layout::flat(tl_tid, (tl_s45 / 8) * 8)) % 1024) + tl_s45 % 8;
                         x[tl_s45] = x[tl_s45] * rrms * w[tl_s45];
                     }
-                    // copy(x, Y[row, c0 +: BN]);  (norms.tl:168)
+                    // copy(x, Y[row, c0 +: BN]);  (norms.tl:169)
                     #pragma unroll
                     for (int tl_chunk46 = 0; tl_chunk46 < x_layout::kSlots; tl_chunk46 += 8) {
                         tl::f16* tl_ptr47 = &Y[int64_t(row) * N + (c0 + (((x_layout::flat(tl_tid, (tl_chunk46 / 8) * 8)) % 1024) + tl_chunk46 % 8))];
@@ -4528,7 +4528,7 @@ __global__ void __launch_bounds__(128, 8) rmsnorm_kernel_variant4(
     }
 }
 
-// kernel rmsnorm<ROW = 4096, THREADS = 256, RB = 1, BN = 2048, MAX_BLOCKS = 1024, T = f16>  (stdlib/norms.tl:107)
+// kernel rmsnorm<ROW = 4096, THREADS = 256, RB = 1, BN = 2048, WAVES = 1, T = f16>  (stdlib/norms.tl:108)
 // 256 threads per block, 24736 bytes of shared memory
 __global__ void __launch_bounds__(256, 4) rmsnorm_kernel_variant5(
         const tl::f16* __restrict__ X,
@@ -4559,7 +4559,7 @@ __global__ void __launch_bounds__(256, 4) rmsnorm_kernel_variant5(
     const float n = static_cast<float>(N);
     const float inv_n = tl::rsqrt(n * n);
     if (N <= 4096) {
-        // copy(W[0 +: ROW], ws);  (norms.tl:128)
+        // copy(W[0 +: ROW], ws);  (norms.tl:129)
         #pragma unroll
         for (int tl_i1 = 0; tl_i1 < 2; ++tl_i1) {
             const int tl_chunk0 = tl_tid + tl_i1 * 256;
@@ -4578,7 +4578,7 @@ __global__ void __launch_bounds__(256, 4) rmsnorm_kernel_variant5(
         }
         const int32_t g_trips = groups;
         if (0 < g_trips) {
-            // copy(X[row0 +: RB, 0 +: ROW], xs);  (norms.tl:131)
+            // copy(X[row0 +: RB, 0 +: ROW], xs);  (norms.tl:132)
             if (tl::is_aligned(X, 16) && N % 8 == 0 && ((int(blockIdx.x) + 0 * int(gridDim.x)) * 1) >= 0 && ((int(blockIdx.x) + 0 * int(gridDim.x)) * 1) + 1 <= M && 0 >= 0 && 0 + 4096 <= N && 0 % 8 == 0) {
                 #pragma unroll
                 for (int tl_i6 = 0; tl_i6 < 2; ++tl_i6) {
@@ -4602,12 +4602,12 @@ __global__ void __launch_bounds__(256, 4) rmsnorm_kernel_variant5(
             }
         }
         tl::cp_async_commit();
-        // for g in pipelined(groups, stages = 2) {  (norms.tl:129)
+        // for g in pipelined(groups, stages = 2) {  (norms.tl:130)
         for (int g = 0; g < g_trips; ++g) {
             tl::cp_async_wait<0>();  // at most 0 copy groups of this thread still in flight
             __syncthreads();  // pipeline: stage `g % 2` has landed and the stage refilled next is no longer read
             if (g + 1 < g_trips) {
-                // copy(X[row0 +: RB, 0 +: ROW], xs);  (norms.tl:131)
+                // copy(X[row0 +: RB, 0 +: ROW], xs);  (norms.tl:132)
                 if (tl::is_aligned(X, 16) && N % 8 == 0 && ((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 1) >= 0 && ((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 1) + 1 <= M && 0 >= 0 && 0 + 4096 <= N && 0 % 8 == 0) {
                     #pragma unroll
                     for (int tl_i13 = 0; tl_i13 < 2; ++tl_i13) {
@@ -4632,7 +4632,7 @@ __global__ void __launch_bounds__(256, 4) rmsnorm_kernel_variant5(
             }
             tl::cp_async_commit();
             const int32_t row0 = (int(blockIdx.x) + g * int(gridDim.x)) * 1;
-            // copy(xs, s);  (norms.tl:132)
+            // copy(xs, s);  (norms.tl:133)
             #pragma unroll
             for (int tl_chunk19 = 0; tl_chunk19 < 16; tl_chunk19 += 8) {
                 const tl::f16* tl_ptr20 = &xs[((g % 2) * 1 + 0) * 4104 + ((tl_chunk19 % 8) + (tl_tid) * 8 + (tl_chunk19 / 8) * 2048)];
@@ -4648,7 +4648,7 @@ __global__ void __launch_bounds__(256, 4) rmsnorm_kernel_variant5(
                     }
                 }
             }
-            // for i, j in parallel(RB, ROW) {  (norms.tl:133)
+            // for i, j in parallel(RB, ROW) {  (norms.tl:134)
             // for i, j in parallel(1, 4096): each thread visits the elements of `sq` it holds
             #pragma unroll
             for (int tl_s22 = 0; tl_s22 < 16; ++tl_s22) {
@@ -4656,7 +4656,7 @@ __global__ void __launch_bounds__(256, 4) rmsnorm_kernel_variant5(
                 [[maybe_unused]] const int j = ((tl_s22 % 8) + (tl_tid) * 8 + (tl_s22 / 8) * 2048);
                 sq[tl_s22] = s[tl_s22] * s[tl_s22];
             }
-            // reduce(sum, sq, s_rrms, axis = 1);  (norms.tl:136)
+            // reduce(sum, sq, s_rrms, axis = 1);  (norms.tl:137)
             // each thread folds its 16 values of each of its 1 results; xor shuffles 1, 2, 4, 8, 16 among the lanes that share one; then across the 8 warps that do
             {
                 float tl_part[1];
@@ -4677,13 +4677,13 @@ __global__ void __launch_bounds__(256, 4) rmsnorm_kernel_variant5(
                 if ((tl_tid / 1 % 32) == 0) {
                     #pragma unroll
                     for (int tl_i = 0; tl_i < 1; ++tl_i) {
-                        reinterpret_cast<float*>(tl_scratch)[(0) * 8 + (tl_tid / 32 % 8)] = tl_part[tl_i];
+                        reinterpret_cast<float*>(tl_scratch)[((tl_tid / 32 % 8)) * 1 + 0] = tl_part[tl_i];
                     }
                 }
                 __syncthreads();
                 #pragma unroll
                 for (int tl_i = 0; tl_i < 1; ++tl_i) {
-                    tl_part[tl_i] = reinterpret_cast<float*>(tl_scratch)[(0) * 8 + tl_tid % 8];
+                    tl_part[tl_i] = reinterpret_cast<float*>(tl_scratch)[(tl_tid % 8) * 1 + 0];
                     tl_part[tl_i] = tl::xor_combine<tl::SumOp, 1>(tl_part[tl_i]);
                     tl_part[tl_i] = tl::xor_combine<tl::SumOp, 2>(tl_part[tl_i]);
                     tl_part[tl_i] = tl::xor_combine<tl::SumOp, 4>(tl_part[tl_i]);
@@ -4694,14 +4694,14 @@ __global__ void __launch_bounds__(256, 4) rmsnorm_kernel_variant5(
                     s_rrms[tl_i] = tl_part[tl_i];
                 }
             }
-            // for i in parallel(RB) {  (norms.tl:137)
+            // for i in parallel(RB) {  (norms.tl:138)
             // for i in parallel(1): each thread visits the elements of `s_rrms` it holds
             #pragma unroll
             for (int tl_s24 = 0; tl_s24 < 1; ++tl_s24) {
                 [[maybe_unused]] const int i = 0;
                 s_rrms[tl_s24] = tl::rsqrt(s_rrms[tl_s24] * inv_n + eps);
             }
-            // for i, j in parallel(RB, ROW) {  (norms.tl:140)
+            // for i, j in parallel(RB, ROW) {  (norms.tl:141)
             // for i, j in parallel(1, 4096): each thread visits the elements of `s` it holds
             #pragma unroll
             for (int tl_k26 = 0; tl_k26 < 16; tl_k26 += 8) {
@@ -4716,7 +4716,7 @@ __global__ void __launch_bounds__(256, 4) rmsnorm_kernel_variant5(
                     s[tl_s30] = s[tl_s30] * s_rrms[0] * tl::convert<float>(tl_chunk29[tl_o28]);
                 }
             }
-            // copy(s, Y[row0 +: RB, 0 +: ROW]);  (norms.tl:143)
+            // copy(s, Y[row0 +: RB, 0 +: ROW]);  (norms.tl:144)
             #pragma unroll
             for (int tl_chunk31 = 0; tl_chunk31 < 16; tl_chunk31 += 8) {
                 tl::f16* tl_ptr32 = &Y[int64_t(row0 + 0) * N + ((tl_chunk31 % 8) + (tl_tid) * 8 + (tl_chunk31 / 8) * 2048)];
@@ -4742,7 +4742,7 @@ __global__ void __launch_bounds__(256, 4) rmsnorm_kernel_variant5(
                 const int32_t row = row0 + rr;
                 sum_x2 = 0.0f;
                 for (int t = 0; t < n_tiles; ++t) {
-                    // copy(X[row, t * BN +: BN], x);  (norms.tl:153)
+                    // copy(X[row, t * BN +: BN], x);  (norms.tl:154)
                     #pragma unroll
                     for (int tl_chunk34 = 0; tl_chunk34 < x_layout::kSlots; tl_chunk34 += 8) {
                         const tl::f16* tl_ptr35 = &X[int64_t(row) * N + ((t * 2048) + (((x_layout::flat(tl_tid, (tl_chunk34 / 8) * 8)) % 2048) + tl_chunk34 % 8))];
@@ -4758,14 +4758,14 @@ __global__ void __launch_bounds__(256, 4) rmsnorm_kernel_variant5(
                             }
                         }
                     }
-                    // for j in parallel(BN) {  (norms.tl:154)
+                    // for j in parallel(BN) {  (norms.tl:155)
                     // for j in parallel(2048): each thread visits the elements of `x` it holds
                     #pragma unroll
                     for (int tl_s37 = 0; tl_s37 < x_layout::kSlots; ++tl_s37) {
                         [[maybe_unused]] const int j = ((x_layout::flat(tl_tid, (tl_s37 / 8) * 8)) % 2048) + tl_s37 % 8;
                         x[tl_s37] = x[tl_s37] * x[tl_s37];
                     }
-                    // reduce(sum, x, part);  (norms.tl:157)
+                    // reduce(sum, x, part);  (norms.tl:158)
                     {
                         float tl_part[1];
                         #pragma unroll
@@ -4784,7 +4784,7 @@ __global__ void __launch_bounds__(256, 4) rmsnorm_kernel_variant5(
                 const float rrms = tl::rsqrt(sum_x2 * inv_n + eps);
                 for (int t = 0; t < n_tiles; ++t) {
                     const int32_t c0 = t * 2048;
-                    // copy(X[row, c0 +: BN], x);  (norms.tl:163)
+                    // copy(X[row, c0 +: BN], x);  (norms.tl:164)
                     #pragma unroll
                     for (int tl_chunk39 = 0; tl_chunk39 < x_layout::kSlots; tl_chunk39 += 8) {
                         const tl::f16* tl_ptr40 = &X[int64_t(row) * N + (c0 + (((x_layout::flat(tl_tid, (tl_chunk39 / 8) * 8)) % 2048) + tl_chunk39 % 8))];
@@ -4800,7 +4800,7 @@ __global__ void __launch_bounds__(256, 4) rmsnorm_kernel_variant5(
                             }
                         }
                     }
-                    // copy(W[c0 +: BN], w);  (norms.tl:164)
+                    // copy(W[c0 +: BN], w);  (norms.tl:165)
                     #pragma unroll
                     for (int tl_chunk42 = 0; tl_chunk42 < w_layout::kSlots; tl_chunk42 += 8) {
                         const tl::f16* tl_ptr43 = &W[c0 + (((w_layout::flat(tl_tid, (tl_chunk42 / 8) * 8)) % 2048) + tl_chunk42 % 8)];
@@ -4816,14 +4816,14 @@ __global__ void __launch_bounds__(256, 4) rmsnorm_kernel_variant5(
                             }
                         }
                     }
-                    // for j in parallel(BN) {  (norms.tl:165)
+                    // for j in parallel(BN) {  (norms.tl:166)
                     // for j in parallel(2048): each thread visits the elements of `x` it holds
                     #pragma unroll
                     for (int tl_s45 = 0; tl_s45 < x_layout::kSlots; ++tl_s45) {
                         [[maybe_unused]] const int j = ((x_layout::flat(tl_tid, (tl_s45 / 8) * 8)) % 2048) + tl_s45 % 8;
                         x[tl_s45] = x[tl_s45] * rrms * w[tl_s45];
                     }
-                    // copy(x, Y[row, c0 +: BN]);  (norms.tl:168)
+                    // copy(x, Y[row, c0 +: BN]);  (norms.tl:169)
                     #pragma unroll
                     for (int tl_chunk46 = 0; tl_chunk46 < x_layout::kSlots; tl_chunk46 += 8) {
                         tl::f16* tl_ptr47 = &Y[int64_t(row) * N + (c0 + (((x_layout::flat(tl_tid, (tl_chunk46 / 8) * 8)) % 2048) + tl_chunk46 % 8))];
@@ -4845,7 +4845,7 @@ __global__ void __launch_bounds__(256, 4) rmsnorm_kernel_variant5(
     }
 }
 
-// kernel rmsnorm<ROW = 8192, THREADS = 512, RB = 1, BN = 4096, MAX_BLOCKS = 1024, T = f16>  (stdlib/norms.tl:107)
+// kernel rmsnorm<ROW = 8192, THREADS = 512, RB = 1, BN = 4096, WAVES = 1, T = f16>  (stdlib/norms.tl:108)
 // 512 threads per block, 49344 bytes of shared memory
 __global__ void __launch_bounds__(512, 2) rmsnorm_kernel_variant6(
         const tl::f16* __restrict__ X,
@@ -4876,7 +4876,7 @@ __global__ void __launch_bounds__(512, 2) rmsnorm_kernel_variant6(
     const float n = static_cast<float>(N);
     const float inv_n = tl::rsqrt(n * n);
     if (N <= 8192) {
-        // copy(W[0 +: ROW], ws);  (norms.tl:128)
+        // copy(W[0 +: ROW], ws);  (norms.tl:129)
         #pragma unroll
         for (int tl_i1 = 0; tl_i1 < 2; ++tl_i1) {
             const int tl_chunk0 = tl_tid + tl_i1 * 512;
@@ -4895,7 +4895,7 @@ __global__ void __launch_bounds__(512, 2) rmsnorm_kernel_variant6(
         }
         const int32_t g_trips = groups;
         if (0 < g_trips) {
-            // copy(X[row0 +: RB, 0 +: ROW], xs);  (norms.tl:131)
+            // copy(X[row0 +: RB, 0 +: ROW], xs);  (norms.tl:132)
             if (tl::is_aligned(X, 16) && N % 8 == 0 && ((int(blockIdx.x) + 0 * int(gridDim.x)) * 1) >= 0 && ((int(blockIdx.x) + 0 * int(gridDim.x)) * 1) + 1 <= M && 0 >= 0 && 0 + 8192 <= N && 0 % 8 == 0) {
                 #pragma unroll
                 for (int tl_i6 = 0; tl_i6 < 2; ++tl_i6) {
@@ -4919,12 +4919,12 @@ __global__ void __launch_bounds__(512, 2) rmsnorm_kernel_variant6(
             }
         }
         tl::cp_async_commit();
-        // for g in pipelined(groups, stages = 2) {  (norms.tl:129)
+        // for g in pipelined(groups, stages = 2) {  (norms.tl:130)
         for (int g = 0; g < g_trips; ++g) {
             tl::cp_async_wait<0>();  // at most 0 copy groups of this thread still in flight
             __syncthreads();  // pipeline: stage `g % 2` has landed and the stage refilled next is no longer read
             if (g + 1 < g_trips) {
-                // copy(X[row0 +: RB, 0 +: ROW], xs);  (norms.tl:131)
+                // copy(X[row0 +: RB, 0 +: ROW], xs);  (norms.tl:132)
                 if (tl::is_aligned(X, 16) && N % 8 == 0 && ((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 1) >= 0 && ((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 1) + 1 <= M && 0 >= 0 && 0 + 8192 <= N && 0 % 8 == 0) {
                     #pragma unroll
                     for (int tl_i13 = 0; tl_i13 < 2; ++tl_i13) {
@@ -4949,7 +4949,7 @@ __global__ void __launch_bounds__(512, 2) rmsnorm_kernel_variant6(
             }
             tl::cp_async_commit();
             const int32_t row0 = (int(blockIdx.x) + g * int(gridDim.x)) * 1;
-            // copy(xs, s);  (norms.tl:132)
+            // copy(xs, s);  (norms.tl:133)
             #pragma unroll
             for (int tl_chunk19 = 0; tl_chunk19 < 16; tl_chunk19 += 8) {
                 const tl::f16* tl_ptr20 = &xs[((g % 2) * 1 + 0) * 8200 + ((tl_chunk19 % 8) + (tl_tid) * 8 + (tl_chunk19 / 8) * 4096)];
@@ -4965,7 +4965,7 @@ __global__ void __launch_bounds__(512, 2) rmsnorm_kernel_variant6(
                     }
                 }
             }
-            // for i, j in parallel(RB, ROW) {  (norms.tl:133)
+            // for i, j in parallel(RB, ROW) {  (norms.tl:134)
             // for i, j in parallel(1, 8192): each thread visits the elements of `sq` it holds
             #pragma unroll
             for (int tl_s22 = 0; tl_s22 < 16; ++tl_s22) {
@@ -4973,7 +4973,7 @@ __global__ void __launch_bounds__(512, 2) rmsnorm_kernel_variant6(
                 [[maybe_unused]] const int j = ((tl_s22 % 8) + (tl_tid) * 8 + (tl_s22 / 8) * 4096);
                 sq[tl_s22] = s[tl_s22] * s[tl_s22];
             }
-            // reduce(sum, sq, s_rrms, axis = 1);  (norms.tl:136)
+            // reduce(sum, sq, s_rrms, axis = 1);  (norms.tl:137)
             // each thread folds its 16 values of each of its 1 results; xor shuffles 1, 2, 4, 8, 16 among the lanes that share one; then across the 16 warps that do
             {
                 float tl_part[1];
@@ -4994,13 +4994,13 @@ __global__ void __launch_bounds__(512, 2) rmsnorm_kernel_variant6(
                 if ((tl_tid / 1 % 32) == 0) {
                     #pragma unroll
                     for (int tl_i = 0; tl_i < 1; ++tl_i) {
-                        reinterpret_cast<float*>(tl_scratch)[(0) * 16 + (tl_tid / 32 % 16)] = tl_part[tl_i];
+                        reinterpret_cast<float*>(tl_scratch)[((tl_tid / 32 % 16)) * 1 + 0] = tl_part[tl_i];
                     }
                 }
                 __syncthreads();
                 #pragma unroll
                 for (int tl_i = 0; tl_i < 1; ++tl_i) {
-                    tl_part[tl_i] = reinterpret_cast<float*>(tl_scratch)[(0) * 16 + tl_tid % 16];
+                    tl_part[tl_i] = reinterpret_cast<float*>(tl_scratch)[(tl_tid % 16) * 1 + 0];
                     tl_part[tl_i] = tl::xor_combine<tl::SumOp, 1>(tl_part[tl_i]);
                     tl_part[tl_i] = tl::xor_combine<tl::SumOp, 2>(tl_part[tl_i]);
                     tl_part[tl_i] = tl::xor_combine<tl::SumOp, 4>(tl_part[tl_i]);
@@ -5012,14 +5012,14 @@ __global__ void __launch_bounds__(512, 2) rmsnorm_kernel_variant6(
                     s_rrms[tl_i] = tl_part[tl_i];
                 }
             }
-            // for i in parallel(RB) {  (norms.tl:137)
+            // for i in parallel(RB) {  (norms.tl:138)
             // for i in parallel(1): each thread visits the elements of `s_rrms` it holds
             #pragma unroll
             for (int tl_s24 = 0; tl_s24 < 1; ++tl_s24) {
                 [[maybe_unused]] const int i = 0;
                 s_rrms[tl_s24] = tl::rsqrt(s_rrms[tl_s24] * inv_n + eps);
             }
-            // for i, j in parallel(RB, ROW) {  (norms.tl:140)
+            // for i, j in parallel(RB, ROW) {  (norms.tl:141)
             // for i, j in parallel(1, 8192): each thread visits the elements of `s` it holds
             #pragma unroll
             for (int tl_k26 = 0; tl_k26 < 16; tl_k26 += 8) {
@@ -5034,7 +5034,7 @@ __global__ void __launch_bounds__(512, 2) rmsnorm_kernel_variant6(
                     s[tl_s30] = s[tl_s30] * s_rrms[0] * tl::convert<float>(tl_chunk29[tl_o28]);
                 }
             }
-            // copy(s, Y[row0 +: RB, 0 +: ROW]);  (norms.tl:143)
+            // copy(s, Y[row0 +: RB, 0 +: ROW]);  (norms.tl:144)
             #pragma unroll
             for (int tl_chunk31 = 0; tl_chunk31 < 16; tl_chunk31 += 8) {
                 tl::f16* tl_ptr32 = &Y[int64_t(row0 + 0) * N + ((tl_chunk31 % 8) + (tl_tid) * 8 + (tl_chunk31 / 8) * 4096)];
@@ -5060,7 +5060,7 @@ __global__ void __launch_bounds__(512, 2) rmsnorm_kernel_variant6(
                 const int32_t row = row0 + rr;
                 sum_x2 = 0.0f;
                 for (int t = 0; t < n_tiles; ++t) {
-                    // copy(X[row, t * BN +: BN], x);  (norms.tl:153)
+                    // copy(X[row, t * BN +: BN], x);  (norms.tl:154)
                     #pragma unroll
                     for (int tl_chunk34 = 0; tl_chunk34 < x_layout::kSlots; tl_chunk34 += 8) {
                         const tl::f16* tl_ptr35 = &X[int64_t(row) * N + ((t * 4096) + (((x_layout::flat(tl_tid, (tl_chunk34 / 8) * 8)) % 4096) + tl_chunk34 % 8))];
@@ -5076,14 +5076,14 @@ __global__ void __launch_bounds__(512, 2) rmsnorm_kernel_variant6(
                             }
                         }
                     }
-                    // for j in parallel(BN) {  (norms.tl:154)
+                    // for j in parallel(BN) {  (norms.tl:155)
                     // for j in parallel(4096): each thread visits the elements of `x` it holds
                     #pragma unroll
                     for (int tl_s37 = 0; tl_s37 < x_layout::kSlots; ++tl_s37) {
                         [[maybe_unused]] const int j = ((x_layout::flat(tl_tid, (tl_s37 / 8) * 8)) % 4096) + tl_s37 % 8;
                         x[tl_s37] = x[tl_s37] * x[tl_s37];
                     }
-                    // reduce(sum, x, part);  (norms.tl:157)
+                    // reduce(sum, x, part);  (norms.tl:158)
                     {
                         float tl_part[1];
                         #pragma unroll
@@ -5102,7 +5102,7 @@ __global__ void __launch_bounds__(512, 2) rmsnorm_kernel_variant6(
                 const float rrms = tl::rsqrt(sum_x2 * inv_n + eps);
                 for (int t = 0; t < n_tiles; ++t) {
                     const int32_t c0 = t * 4096;
-                    // copy(X[row, c0 +: BN], x);  (norms.tl:163)
+                    // copy(X[row, c0 +: BN], x);  (norms.tl:164)
                     #pragma unroll
                     for (int tl_chunk39 = 0; tl_chunk39 < x_layout::kSlots; tl_chunk39 += 8) {
                         const tl::f16* tl_ptr40 = &X[int64_t(row) * N + (c0 + (((x_layout::flat(tl_tid, (tl_chunk39 / 8) * 8)) % 4096) + tl_chunk39 % 8))];
@@ -5118,7 +5118,7 @@ __global__ void __launch_bounds__(512, 2) rmsnorm_kernel_variant6(
                             }
                         }
                     }
-                    // copy(W[c0 +: BN], w);  (norms.tl:164)
+                    // copy(W[c0 +: BN], w);  (norms.tl:165)
                     #pragma unroll
                     for (int tl_chunk42 = 0; tl_chunk42 < w_layout::kSlots; tl_chunk42 += 8) {
                         const tl::f16* tl_ptr43 = &W[c0 + (((w_layout::flat(tl_tid, (tl_chunk42 / 8) * 8)) % 4096) + tl_chunk42 % 8)];
@@ -5134,14 +5134,14 @@ __global__ void __launch_bounds__(512, 2) rmsnorm_kernel_variant6(
                             }
                         }
                     }
-                    // for j in parallel(BN) {  (norms.tl:165)
+                    // for j in parallel(BN) {  (norms.tl:166)
                     // for j in parallel(4096): each thread visits the elements of `x` it holds
                     #pragma unroll
                     for (int tl_s45 = 0; tl_s45 < x_layout::kSlots; ++tl_s45) {
                         [[maybe_unused]] const int j = ((x_layout::flat(tl_tid, (tl_s45 / 8) * 8)) % 4096) + tl_s45 % 8;
                         x[tl_s45] = x[tl_s45] * rrms * w[tl_s45];
                     }
-                    // copy(x, Y[row, c0 +: BN]);  (norms.tl:168)
+                    // copy(x, Y[row, c0 +: BN]);  (norms.tl:169)
                     #pragma unroll
                     for (int tl_chunk46 = 0; tl_chunk46 < x_layout::kSlots; tl_chunk46 += 8) {
                         tl::f16* tl_ptr47 = &Y[int64_t(row) * N + (c0 + (((x_layout::flat(tl_tid, (tl_chunk46 / 8) * 8)) % 4096) + tl_chunk46 % 8))];
@@ -5163,7 +5163,7 @@ __global__ void __launch_bounds__(512, 2) rmsnorm_kernel_variant6(
     }
 }
 
-// kernel residual_rmsnorm<ROW = 128, THREADS = 128, RB = 16, BN = 1024, MAX_BLOCKS = 1024, T = f16>  (stdlib/norms.tl:177)
+// kernel residual_rmsnorm<ROW = 128, THREADS = 128, RB = 16, BN = 1024, WAVES = 1, T = f16>  (stdlib/norms.tl:178)
 // 128 threads per block, 17680 bytes of shared memory
 __global__ void __launch_bounds__(128, 8) residual_rmsnorm_kernel_variant0(
         const tl::f16* __restrict__ X,
@@ -5198,7 +5198,7 @@ __global__ void __launch_bounds__(128, 8) residual_rmsnorm_kernel_variant0(
     const float n = static_cast<float>(N);
     const float inv_n = tl::rsqrt(n * n);
     if (N <= 128) {
-        // copy(W[0 +: ROW], ws);  (norms.tl:200)
+        // copy(W[0 +: ROW], ws);  (norms.tl:201)
         #pragma unroll
         for (int tl_i1 = 0; tl_i1 < 1; ++tl_i1) {
             const int tl_chunk0 = tl_tid + tl_i1 * 128;
@@ -5219,7 +5219,7 @@ __global__ void __launch_bounds__(128, 8) residual_rmsnorm_kernel_variant0(
         }
         const int32_t g_trips = groups;
         if (0 < g_trips) {
-            // copy(X[row0 +: RB, 0 +: ROW], xs);  (norms.tl:203)
+            // copy(X[row0 +: RB, 0 +: ROW], xs);  (norms.tl:204)
             if (tl::is_aligned(X, 16) && N % 8 == 0 && ((int(blockIdx.x) + 0 * int(gridDim.x)) * 16) >= 0 && ((int(blockIdx.x) + 0 * int(gridDim.x)) * 16) + 16 <= M && 0 >= 0 && 0 + 128 <= N && 0 % 8 == 0) {
                 #pragma unroll
                 for (int tl_i6 = 0; tl_i6 < 2; ++tl_i6) {
@@ -5241,7 +5241,7 @@ __global__ void __launch_bounds__(128, 8) residual_rmsnorm_kernel_variant0(
                     }
                 }
             }
-            // copy(R[row0 +: RB, 0 +: ROW], rs);  (norms.tl:204)
+            // copy(R[row0 +: RB, 0 +: ROW], rs);  (norms.tl:205)
             if (tl::is_aligned(R, 16) && N % 8 == 0 && ((int(blockIdx.x) + 0 * int(gridDim.x)) * 16) >= 0 && ((int(blockIdx.x) + 0 * int(gridDim.x)) * 16) + 16 <= M && 0 >= 0 && 0 + 128 <= N && 0 % 8 == 0) {
                 #pragma unroll
                 for (int tl_i13 = 0; tl_i13 < 2; ++tl_i13) {
@@ -5265,12 +5265,12 @@ __global__ void __launch_bounds__(128, 8) residual_rmsnorm_kernel_variant0(
             }
         }
         tl::cp_async_commit();
-        // for g in pipelined(groups, stages = 2) {  (norms.tl:201)
+        // for g in pipelined(groups, stages = 2) {  (norms.tl:202)
         for (int g = 0; g < g_trips; ++g) {
             tl::cp_async_wait<0>();  // at most 0 copy groups of this thread still in flight
             __syncthreads();  // pipeline: stage `g % 2` has landed and the stage refilled next is no longer read
             if (g + 1 < g_trips) {
-                // copy(X[row0 +: RB, 0 +: ROW], xs);  (norms.tl:203)
+                // copy(X[row0 +: RB, 0 +: ROW], xs);  (norms.tl:204)
                 if (tl::is_aligned(X, 16) && N % 8 == 0 && ((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 16) >= 0 && ((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 16) + 16 <= M && 0 >= 0 && 0 + 128 <= N && 0 % 8 == 0) {
                     #pragma unroll
                     for (int tl_i20 = 0; tl_i20 < 2; ++tl_i20) {
@@ -5292,7 +5292,7 @@ __global__ void __launch_bounds__(128, 8) residual_rmsnorm_kernel_variant0(
                         }
                     }
                 }
-                // copy(R[row0 +: RB, 0 +: ROW], rs);  (norms.tl:204)
+                // copy(R[row0 +: RB, 0 +: ROW], rs);  (norms.tl:205)
                 if (tl::is_aligned(R, 16) && N % 8 == 0 && ((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 16) >= 0 && ((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 16) + 16 <= M && 0 >= 0 && 0 + 128 <= N && 0 % 8 == 0) {
                     #pragma unroll
                     for (int tl_i27 = 0; tl_i27 < 2; ++tl_i27) {
@@ -5317,7 +5317,7 @@ __global__ void __launch_bounds__(128, 8) residual_rmsnorm_kernel_variant0(
             }
             tl::cp_async_commit();
             const int32_t row0 = (int(blockIdx.x) + g * int(gridDim.x)) * 16;
-            // copy(xs, s);  (norms.tl:205)
+            // copy(xs, s);  (norms.tl:206)
             #pragma unroll
             for (int tl_chunk33 = 0; tl_chunk33 < 16; tl_chunk33 += 8) {
                 const tl::f16* tl_ptr34 = &xs[((g % 2) * 16 + ((tl_tid / 16) + (tl_chunk33 / 8) * 8)) * 136 + ((tl_chunk33 % 8) + (tl_tid % 16) * 8)];
@@ -5333,7 +5333,7 @@ __global__ void __launch_bounds__(128, 8) residual_rmsnorm_kernel_variant0(
                     }
                 }
             }
-            // copy(rs, sq);  (norms.tl:206)
+            // copy(rs, sq);  (norms.tl:207)
             #pragma unroll
             for (int tl_chunk36 = 0; tl_chunk36 < 16; tl_chunk36 += 8) {
                 const tl::f16* tl_ptr37 = &rs[((g % 2) * 16 + ((tl_tid / 16) + (tl_chunk36 / 8) * 8)) * 136 + ((tl_chunk36 % 8) + (tl_tid % 16) * 8)];
@@ -5349,7 +5349,7 @@ __global__ void __launch_bounds__(128, 8) residual_rmsnorm_kernel_variant0(
                     }
                 }
             }
-            // for i, j in parallel(RB, ROW) {  (norms.tl:207)
+            // for i, j in parallel(RB, ROW) {  (norms.tl:208)
             // for i, j in parallel(16, 128): each thread visits the elements of `s` it holds
             #pragma unroll
             for (int tl_s39 = 0; tl_s39 < 16; ++tl_s39) {
@@ -5360,7 +5360,7 @@ __global__ void __launch_bounds__(128, 8) residual_rmsnorm_kernel_variant0(
                 sq[tl_s39] = h * h;
             }
             __syncthreads();  // WAR on `R`
-            // copy(s, R[row0 +: RB, 0 +: ROW]);  (norms.tl:212)
+            // copy(s, R[row0 +: RB, 0 +: ROW]);  (norms.tl:213)
             #pragma unroll
             for (int tl_chunk40 = 0; tl_chunk40 < 16; tl_chunk40 += 8) {
                 tl::f16* tl_ptr41 = &R[int64_t(row0 + ((tl_tid / 16) + (tl_chunk40 / 8) * 8)) * N + ((tl_chunk40 % 8) + (tl_tid % 16) * 8)];
@@ -5376,7 +5376,7 @@ __global__ void __launch_bounds__(128, 8) residual_rmsnorm_kernel_variant0(
                     }
                 }
             }
-            // reduce(sum, sq, s_rrms, axis = 1);  (norms.tl:213)
+            // reduce(sum, sq, s_rrms, axis = 1);  (norms.tl:214)
             // each thread folds its 8 values of each of its 2 results; xor shuffles 1, 2, 4, 8 among the lanes that share one
             {
                 float tl_part[2];
@@ -5398,14 +5398,14 @@ __global__ void __launch_bounds__(128, 8) residual_rmsnorm_kernel_variant0(
                     s_rrms[tl_i] = tl_part[tl_i];
                 }
             }
-            // for i in parallel(RB) {  (norms.tl:214)
+            // for i in parallel(RB) {  (norms.tl:215)
             // for i in parallel(16): each thread visits the elements of `s_rrms` it holds
             #pragma unroll
             for (int tl_s44 = 0; tl_s44 < 2; ++tl_s44) {
                 [[maybe_unused]] const int i = ((tl_tid / 16) + (tl_s44) * 8);
                 s_rrms[tl_s44] = tl::rsqrt(s_rrms[tl_s44] * inv_n + eps);
             }
-            // for i, j in parallel(RB, ROW) {  (norms.tl:217)
+            // for i, j in parallel(RB, ROW) {  (norms.tl:218)
             // for i, j in parallel(16, 128): each thread visits the elements of `s` it holds
             #pragma unroll
             for (int tl_k46 = 0; tl_k46 < 16; tl_k46 += 8) {
@@ -5420,7 +5420,7 @@ __global__ void __launch_bounds__(128, 8) residual_rmsnorm_kernel_variant0(
                     s[tl_s50] = s[tl_s50] * s_rrms[(tl_s50 / 8)] * tl::convert<float>(tl_chunk49[tl_o48]);
                 }
             }
-            // copy(s, Y[row0 +: RB, 0 +: ROW]);  (norms.tl:220)
+            // copy(s, Y[row0 +: RB, 0 +: ROW]);  (norms.tl:221)
             #pragma unroll
             for (int tl_chunk51 = 0; tl_chunk51 < 16; tl_chunk51 += 8) {
                 tl::f16* tl_ptr52 = &Y[int64_t(row0 + ((tl_tid / 16) + (tl_chunk51 / 8) * 8)) * N + ((tl_chunk51 % 8) + (tl_tid % 16) * 8)];
@@ -5446,7 +5446,7 @@ __global__ void __launch_bounds__(128, 8) residual_rmsnorm_kernel_variant0(
                 const int32_t row = row0 + rr;
                 sum_x2 = 0.0f;
                 for (int t = 0; t < n_tiles; ++t) {
-                    // copy(X[row, t * BN +: BN], x);  (norms.tl:230)
+                    // copy(X[row, t * BN +: BN], x);  (norms.tl:231)
                     #pragma unroll
                     for (int tl_chunk54 = 0; tl_chunk54 < x_layout::kSlots; tl_chunk54 += 8) {
                         const tl::f16* tl_ptr55 = &X[int64_t(row) * N + ((t * 1024) + (((x_layout::flat(tl_tid, (tl_chunk54 / 8) * 8)) % 1024) + tl_chunk54 % 8))];
@@ -5463,7 +5463,7 @@ __global__ void __launch_bounds__(128, 8) residual_rmsnorm_kernel_variant0(
                         }
                     }
                     __syncthreads();  // RAW on `R`
-                    // copy(R[row, t * BN +: BN], r);  (norms.tl:231)
+                    // copy(R[row, t * BN +: BN], r);  (norms.tl:232)
                     #pragma unroll
                     for (int tl_chunk57 = 0; tl_chunk57 < r_layout::kSlots; tl_chunk57 += 8) {
                         const tl::f16* tl_ptr58 = &R[int64_t(row) * N + ((t * 1024) + (((r_layout::flat(tl_tid, (tl_chunk57 / 8) * 8)) % 1024) + tl_chunk57 % 8))];
@@ -5479,7 +5479,7 @@ __global__ void __launch_bounds__(128, 8) residual_rmsnorm_kernel_variant0(
                             }
                         }
                     }
-                    // for j in parallel(BN) {  (norms.tl:232)
+                    // for j in parallel(BN) {  (norms.tl:233)
                     // for j in parallel(1024): each thread visits the elements of `x` it holds
                     #pragma unroll
                     for (int tl_s60 = 0; tl_s60 < x_layout::kSlots; ++tl_s60) {
@@ -5487,7 +5487,7 @@ __global__ void __launch_bounds__(128, 8) residual_rmsnorm_kernel_variant0(
                         const float h = tl::convert<float>(tl::convert<tl::f16>(x[tl_s60] + r[tl_s60]));
                         x[tl_s60] = h * h;
                     }
-                    // reduce(sum, x, part);  (norms.tl:236)
+                    // reduce(sum, x, part);  (norms.tl:237)
                     {
                         float tl_part[1];
                         #pragma unroll
@@ -5506,7 +5506,7 @@ __global__ void __launch_bounds__(128, 8) residual_rmsnorm_kernel_variant0(
                 const float rrms = tl::rsqrt(sum_x2 * inv_n + eps);
                 for (int t = 0; t < n_tiles; ++t) {
                     const int32_t c0 = t * 1024;
-                    // copy(X[row, c0 +: BN], x);  (norms.tl:242)
+                    // copy(X[row, c0 +: BN], x);  (norms.tl:243)
                     #pragma unroll
                     for (int tl_chunk62 = 0; tl_chunk62 < x_layout::kSlots; tl_chunk62 += 8) {
                         const tl::f16* tl_ptr63 = &X[int64_t(row) * N + (c0 + (((x_layout::flat(tl_tid, (tl_chunk62 / 8) * 8)) % 1024) + tl_chunk62 % 8))];
@@ -5523,7 +5523,7 @@ __global__ void __launch_bounds__(128, 8) residual_rmsnorm_kernel_variant0(
                         }
                     }
                     __syncthreads();  // RAW on `R`
-                    // copy(R[row, c0 +: BN], r);  (norms.tl:243)
+                    // copy(R[row, c0 +: BN], r);  (norms.tl:244)
                     #pragma unroll
                     for (int tl_chunk65 = 0; tl_chunk65 < r_layout::kSlots; tl_chunk65 += 8) {
                         const tl::f16* tl_ptr66 = &R[int64_t(row) * N + (c0 + (((r_layout::flat(tl_tid, (tl_chunk65 / 8) * 8)) % 1024) + tl_chunk65 % 8))];
@@ -5539,7 +5539,7 @@ __global__ void __launch_bounds__(128, 8) residual_rmsnorm_kernel_variant0(
                             }
                         }
                     }
-                    // copy(W[c0 +: BN], w);  (norms.tl:244)
+                    // copy(W[c0 +: BN], w);  (norms.tl:245)
                     #pragma unroll
                     for (int tl_chunk68 = 0; tl_chunk68 < w_layout::kSlots; tl_chunk68 += 8) {
                         const tl::f16* tl_ptr69 = &W[c0 + (((w_layout::flat(tl_tid, (tl_chunk68 / 8) * 8)) % 1024) + tl_chunk68 % 8)];
@@ -5555,7 +5555,7 @@ __global__ void __launch_bounds__(128, 8) residual_rmsnorm_kernel_variant0(
                             }
                         }
                     }
-                    // for j in parallel(BN) {  (norms.tl:245)
+                    // for j in parallel(BN) {  (norms.tl:246)
                     // for j in parallel(1024): each thread visits the elements of `x` it holds
                     #pragma unroll
                     for (int tl_s71 = 0; tl_s71 < x_layout::kSlots; ++tl_s71) {
@@ -5565,7 +5565,7 @@ __global__ void __launch_bounds__(128, 8) residual_rmsnorm_kernel_variant0(
                         x[tl_s71] = h * rrms * w[tl_s71];
                     }
                     __syncthreads();  // WAR on `R`
-                    // copy(r, R[row, c0 +: BN]);  (norms.tl:250)
+                    // copy(r, R[row, c0 +: BN]);  (norms.tl:251)
                     #pragma unroll
                     for (int tl_chunk72 = 0; tl_chunk72 < r_layout::kSlots; tl_chunk72 += 8) {
                         tl::f16* tl_ptr73 = &R[int64_t(row) * N + (c0 + (((r_layout::flat(tl_tid, (tl_chunk72 / 8) * 8)) % 1024) + tl_chunk72 % 8))];
@@ -5581,7 +5581,7 @@ __global__ void __launch_bounds__(128, 8) residual_rmsnorm_kernel_variant0(
                             }
                         }
                     }
-                    // copy(x, Y[row, c0 +: BN]);  (norms.tl:251)
+                    // copy(x, Y[row, c0 +: BN]);  (norms.tl:252)
                     #pragma unroll
                     for (int tl_chunk75 = 0; tl_chunk75 < x_layout::kSlots; tl_chunk75 += 8) {
                         tl::f16* tl_ptr76 = &Y[int64_t(row) * N + (c0 + (((x_layout::flat(tl_tid, (tl_chunk75 / 8) * 8)) % 1024) + tl_chunk75 % 8))];
@@ -5603,7 +5603,7 @@ __global__ void __launch_bounds__(128, 8) residual_rmsnorm_kernel_variant0(
     }
 }
 
-// kernel residual_rmsnorm<ROW = 256, THREADS = 128, RB = 8, BN = 1024, MAX_BLOCKS = 1024, T = f16>  (stdlib/norms.tl:177)
+// kernel residual_rmsnorm<ROW = 256, THREADS = 128, RB = 8, BN = 1024, WAVES = 1, T = f16>  (stdlib/norms.tl:178)
 // 128 threads per block, 17424 bytes of shared memory
 __global__ void __launch_bounds__(128, 8) residual_rmsnorm_kernel_variant1(
         const tl::f16* __restrict__ X,
@@ -5638,7 +5638,7 @@ __global__ void __launch_bounds__(128, 8) residual_rmsnorm_kernel_variant1(
     const float n = static_cast<float>(N);
     const float inv_n = tl::rsqrt(n * n);
     if (N <= 256) {
-        // copy(W[0 +: ROW], ws);  (norms.tl:200)
+        // copy(W[0 +: ROW], ws);  (norms.tl:201)
         #pragma unroll
         for (int tl_i1 = 0; tl_i1 < 1; ++tl_i1) {
             const int tl_chunk0 = tl_tid + tl_i1 * 128;
@@ -5659,7 +5659,7 @@ __global__ void __launch_bounds__(128, 8) residual_rmsnorm_kernel_variant1(
         }
         const int32_t g_trips = groups;
         if (0 < g_trips) {
-            // copy(X[row0 +: RB, 0 +: ROW], xs);  (norms.tl:203)
+            // copy(X[row0 +: RB, 0 +: ROW], xs);  (norms.tl:204)
             if (tl::is_aligned(X, 16) && N % 8 == 0 && ((int(blockIdx.x) + 0 * int(gridDim.x)) * 8) >= 0 && ((int(blockIdx.x) + 0 * int(gridDim.x)) * 8) + 8 <= M && 0 >= 0 && 0 + 256 <= N && 0 % 8 == 0) {
                 #pragma unroll
                 for (int tl_i6 = 0; tl_i6 < 2; ++tl_i6) {
@@ -5681,7 +5681,7 @@ __global__ void __launch_bounds__(128, 8) residual_rmsnorm_kernel_variant1(
                     }
                 }
             }
-            // copy(R[row0 +: RB, 0 +: ROW], rs);  (norms.tl:204)
+            // copy(R[row0 +: RB, 0 +: ROW], rs);  (norms.tl:205)
             if (tl::is_aligned(R, 16) && N % 8 == 0 && ((int(blockIdx.x) + 0 * int(gridDim.x)) * 8) >= 0 && ((int(blockIdx.x) + 0 * int(gridDim.x)) * 8) + 8 <= M && 0 >= 0 && 0 + 256 <= N && 0 % 8 == 0) {
                 #pragma unroll
                 for (int tl_i13 = 0; tl_i13 < 2; ++tl_i13) {
@@ -5705,12 +5705,12 @@ __global__ void __launch_bounds__(128, 8) residual_rmsnorm_kernel_variant1(
             }
         }
         tl::cp_async_commit();
-        // for g in pipelined(groups, stages = 2) {  (norms.tl:201)
+        // for g in pipelined(groups, stages = 2) {  (norms.tl:202)
         for (int g = 0; g < g_trips; ++g) {
             tl::cp_async_wait<0>();  // at most 0 copy groups of this thread still in flight
             __syncthreads();  // pipeline: stage `g % 2` has landed and the stage refilled next is no longer read
             if (g + 1 < g_trips) {
-                // copy(X[row0 +: RB, 0 +: ROW], xs);  (norms.tl:203)
+                // copy(X[row0 +: RB, 0 +: ROW], xs);  (norms.tl:204)
                 if (tl::is_aligned(X, 16) && N % 8 == 0 && ((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 8) >= 0 && ((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 8) + 8 <= M && 0 >= 0 && 0 + 256 <= N && 0 % 8 == 0) {
                     #pragma unroll
                     for (int tl_i20 = 0; tl_i20 < 2; ++tl_i20) {
@@ -5732,7 +5732,7 @@ __global__ void __launch_bounds__(128, 8) residual_rmsnorm_kernel_variant1(
                         }
                     }
                 }
-                // copy(R[row0 +: RB, 0 +: ROW], rs);  (norms.tl:204)
+                // copy(R[row0 +: RB, 0 +: ROW], rs);  (norms.tl:205)
                 if (tl::is_aligned(R, 16) && N % 8 == 0 && ((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 8) >= 0 && ((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 8) + 8 <= M && 0 >= 0 && 0 + 256 <= N && 0 % 8 == 0) {
                     #pragma unroll
                     for (int tl_i27 = 0; tl_i27 < 2; ++tl_i27) {
@@ -5757,7 +5757,7 @@ __global__ void __launch_bounds__(128, 8) residual_rmsnorm_kernel_variant1(
             }
             tl::cp_async_commit();
             const int32_t row0 = (int(blockIdx.x) + g * int(gridDim.x)) * 8;
-            // copy(xs, s);  (norms.tl:205)
+            // copy(xs, s);  (norms.tl:206)
             #pragma unroll
             for (int tl_chunk33 = 0; tl_chunk33 < 16; tl_chunk33 += 8) {
                 const tl::f16* tl_ptr34 = &xs[((g % 2) * 8 + ((tl_tid / 32) + (tl_chunk33 / 8) * 4)) * 264 + ((tl_chunk33 % 8) + (tl_tid % 32) * 8)];
@@ -5773,7 +5773,7 @@ __global__ void __launch_bounds__(128, 8) residual_rmsnorm_kernel_variant1(
                     }
                 }
             }
-            // copy(rs, sq);  (norms.tl:206)
+            // copy(rs, sq);  (norms.tl:207)
             #pragma unroll
             for (int tl_chunk36 = 0; tl_chunk36 < 16; tl_chunk36 += 8) {
                 const tl::f16* tl_ptr37 = &rs[((g % 2) * 8 + ((tl_tid / 32) + (tl_chunk36 / 8) * 4)) * 264 + ((tl_chunk36 % 8) + (tl_tid % 32) * 8)];
@@ -5789,7 +5789,7 @@ __global__ void __launch_bounds__(128, 8) residual_rmsnorm_kernel_variant1(
                     }
                 }
             }
-            // for i, j in parallel(RB, ROW) {  (norms.tl:207)
+            // for i, j in parallel(RB, ROW) {  (norms.tl:208)
             // for i, j in parallel(8, 256): each thread visits the elements of `s` it holds
             #pragma unroll
             for (int tl_s39 = 0; tl_s39 < 16; ++tl_s39) {
@@ -5800,7 +5800,7 @@ __global__ void __launch_bounds__(128, 8) residual_rmsnorm_kernel_variant1(
                 sq[tl_s39] = h * h;
             }
             __syncthreads();  // WAR on `R`
-            // copy(s, R[row0 +: RB, 0 +: ROW]);  (norms.tl:212)
+            // copy(s, R[row0 +: RB, 0 +: ROW]);  (norms.tl:213)
             #pragma unroll
             for (int tl_chunk40 = 0; tl_chunk40 < 16; tl_chunk40 += 8) {
                 tl::f16* tl_ptr41 = &R[int64_t(row0 + ((tl_tid / 32) + (tl_chunk40 / 8) * 4)) * N + ((tl_chunk40 % 8) + (tl_tid % 32) * 8)];
@@ -5816,7 +5816,7 @@ __global__ void __launch_bounds__(128, 8) residual_rmsnorm_kernel_variant1(
                     }
                 }
             }
-            // reduce(sum, sq, s_rrms, axis = 1);  (norms.tl:213)
+            // reduce(sum, sq, s_rrms, axis = 1);  (norms.tl:214)
             // each thread folds its 8 values of each of its 2 results; xor shuffles 1, 2, 4, 8, 16 among the lanes that share one
             {
                 float tl_part[2];
@@ -5839,14 +5839,14 @@ __global__ void __launch_bounds__(128, 8) residual_rmsnorm_kernel_variant1(
                     s_rrms[tl_i] = tl_part[tl_i];
                 }
             }
-            // for i in parallel(RB) {  (norms.tl:214)
+            // for i in parallel(RB) {  (norms.tl:215)
             // for i in parallel(8): each thread visits the elements of `s_rrms` it holds
             #pragma unroll
             for (int tl_s44 = 0; tl_s44 < 2; ++tl_s44) {
                 [[maybe_unused]] const int i = ((tl_tid / 32) + (tl_s44) * 4);
                 s_rrms[tl_s44] = tl::rsqrt(s_rrms[tl_s44] * inv_n + eps);
             }
-            // for i, j in parallel(RB, ROW) {  (norms.tl:217)
+            // for i, j in parallel(RB, ROW) {  (norms.tl:218)
             // for i, j in parallel(8, 256): each thread visits the elements of `s` it holds
             #pragma unroll
             for (int tl_k46 = 0; tl_k46 < 16; tl_k46 += 8) {
@@ -5861,7 +5861,7 @@ __global__ void __launch_bounds__(128, 8) residual_rmsnorm_kernel_variant1(
                     s[tl_s50] = s[tl_s50] * s_rrms[(tl_s50 / 8)] * tl::convert<float>(tl_chunk49[tl_o48]);
                 }
             }
-            // copy(s, Y[row0 +: RB, 0 +: ROW]);  (norms.tl:220)
+            // copy(s, Y[row0 +: RB, 0 +: ROW]);  (norms.tl:221)
             #pragma unroll
             for (int tl_chunk51 = 0; tl_chunk51 < 16; tl_chunk51 += 8) {
                 tl::f16* tl_ptr52 = &Y[int64_t(row0 + ((tl_tid / 32) + (tl_chunk51 / 8) * 4)) * N + ((tl_chunk51 % 8) + (tl_tid % 32) * 8)];
@@ -5887,7 +5887,7 @@ __global__ void __launch_bounds__(128, 8) residual_rmsnorm_kernel_variant1(
                 const int32_t row = row0 + rr;
                 sum_x2 = 0.0f;
                 for (int t = 0; t < n_tiles; ++t) {
-                    // copy(X[row, t * BN +: BN], x);  (norms.tl:230)
+                    // copy(X[row, t * BN +: BN], x);  (norms.tl:231)
                     #pragma unroll
                     for (int tl_chunk54 = 0; tl_chunk54 < x_layout::kSlots; tl_chunk54 += 8) {
                         const tl::f16* tl_ptr55 = &X[int64_t(row) * N + ((t * 1024) + (((x_layout::flat(tl_tid, (tl_chunk54 / 8) * 8)) % 1024) + tl_chunk54 % 8))];
@@ -5904,7 +5904,7 @@ __global__ void __launch_bounds__(128, 8) residual_rmsnorm_kernel_variant1(
                         }
                     }
                     __syncthreads();  // RAW on `R`
-                    // copy(R[row, t * BN +: BN], r);  (norms.tl:231)
+                    // copy(R[row, t * BN +: BN], r);  (norms.tl:232)
                     #pragma unroll
                     for (int tl_chunk57 = 0; tl_chunk57 < r_layout::kSlots; tl_chunk57 += 8) {
                         const tl::f16* tl_ptr58 = &R[int64_t(row) * N + ((t * 1024) + (((r_layout::flat(tl_tid, (tl_chunk57 / 8) * 8)) % 1024) + tl_chunk57 % 8))];
@@ -5920,7 +5920,7 @@ __global__ void __launch_bounds__(128, 8) residual_rmsnorm_kernel_variant1(
                             }
                         }
                     }
-                    // for j in parallel(BN) {  (norms.tl:232)
+                    // for j in parallel(BN) {  (norms.tl:233)
                     // for j in parallel(1024): each thread visits the elements of `x` it holds
                     #pragma unroll
                     for (int tl_s60 = 0; tl_s60 < x_layout::kSlots; ++tl_s60) {
@@ -5928,7 +5928,7 @@ __global__ void __launch_bounds__(128, 8) residual_rmsnorm_kernel_variant1(
                         const float h = tl::convert<float>(tl::convert<tl::f16>(x[tl_s60] + r[tl_s60]));
                         x[tl_s60] = h * h;
                     }
-                    // reduce(sum, x, part);  (norms.tl:236)
+                    // reduce(sum, x, part);  (norms.tl:237)
                     {
                         float tl_part[1];
                         #pragma unroll
@@ -5947,7 +5947,7 @@ __global__ void __launch_bounds__(128, 8) residual_rmsnorm_kernel_variant1(
                 const float rrms = tl::rsqrt(sum_x2 * inv_n + eps);
                 for (int t = 0; t < n_tiles; ++t) {
                     const int32_t c0 = t * 1024;
-                    // copy(X[row, c0 +: BN], x);  (norms.tl:242)
+                    // copy(X[row, c0 +: BN], x);  (norms.tl:243)
                     #pragma unroll
                     for (int tl_chunk62 = 0; tl_chunk62 < x_layout::kSlots; tl_chunk62 += 8) {
                         const tl::f16* tl_ptr63 = &X[int64_t(row) * N + (c0 + (((x_layout::flat(tl_tid, (tl_chunk62 / 8) * 8)) % 1024) + tl_chunk62 % 8))];
@@ -5964,7 +5964,7 @@ __global__ void __launch_bounds__(128, 8) residual_rmsnorm_kernel_variant1(
                         }
                     }
                     __syncthreads();  // RAW on `R`
-                    // copy(R[row, c0 +: BN], r);  (norms.tl:243)
+                    // copy(R[row, c0 +: BN], r);  (norms.tl:244)
                     #pragma unroll
                     for (int tl_chunk65 = 0; tl_chunk65 < r_layout::kSlots; tl_chunk65 += 8) {
                         const tl::f16* tl_ptr66 = &R[int64_t(row) * N + (c0 + (((r_layout::flat(tl_tid, (tl_chunk65 / 8) * 8)) % 1024) + tl_chunk65 % 8))];
@@ -5980,7 +5980,7 @@ __global__ void __launch_bounds__(128, 8) residual_rmsnorm_kernel_variant1(
                             }
                         }
                     }
-                    // copy(W[c0 +: BN], w);  (norms.tl:244)
+                    // copy(W[c0 +: BN], w);  (norms.tl:245)
                     #pragma unroll
                     for (int tl_chunk68 = 0; tl_chunk68 < w_layout::kSlots; tl_chunk68 += 8) {
                         const tl::f16* tl_ptr69 = &W[c0 + (((w_layout::flat(tl_tid, (tl_chunk68 / 8) * 8)) % 1024) + tl_chunk68 % 8)];
@@ -5996,7 +5996,7 @@ __global__ void __launch_bounds__(128, 8) residual_rmsnorm_kernel_variant1(
                             }
                         }
                     }
-                    // for j in parallel(BN) {  (norms.tl:245)
+                    // for j in parallel(BN) {  (norms.tl:246)
                     // for j in parallel(1024): each thread visits the elements of `x` it holds
                     #pragma unroll
                     for (int tl_s71 = 0; tl_s71 < x_layout::kSlots; ++tl_s71) {
@@ -6006,7 +6006,7 @@ __global__ void __launch_bounds__(128, 8) residual_rmsnorm_kernel_variant1(
                         x[tl_s71] = h * rrms * w[tl_s71];
                     }
                     __syncthreads();  // WAR on `R`
-                    // copy(r, R[row, c0 +: BN]);  (norms.tl:250)
+                    // copy(r, R[row, c0 +: BN]);  (norms.tl:251)
                     #pragma unroll
                     for (int tl_chunk72 = 0; tl_chunk72 < r_layout::kSlots; tl_chunk72 += 8) {
                         tl::f16* tl_ptr73 = &R[int64_t(row) * N + (c0 + (((r_layout::flat(tl_tid, (tl_chunk72 / 8) * 8)) % 1024) + tl_chunk72 % 8))];
@@ -6022,7 +6022,7 @@ __global__ void __launch_bounds__(128, 8) residual_rmsnorm_kernel_variant1(
                             }
                         }
                     }
-                    // copy(x, Y[row, c0 +: BN]);  (norms.tl:251)
+                    // copy(x, Y[row, c0 +: BN]);  (norms.tl:252)
                     #pragma unroll
                     for (int tl_chunk75 = 0; tl_chunk75 < x_layout::kSlots; tl_chunk75 += 8) {
                         tl::f16* tl_ptr76 = &Y[int64_t(row) * N + (c0 + (((x_layout::flat(tl_tid, (tl_chunk75 / 8) * 8)) % 1024) + tl_chunk75 % 8))];
@@ -6044,7 +6044,7 @@ __global__ void __launch_bounds__(128, 8) residual_rmsnorm_kernel_variant1(
     }
 }
 
-// kernel residual_rmsnorm<ROW = 512, THREADS = 128, RB = 4, BN = 1024, MAX_BLOCKS = 1024, T = f16>  (stdlib/norms.tl:177)
+// kernel residual_rmsnorm<ROW = 512, THREADS = 128, RB = 4, BN = 1024, WAVES = 1, T = f16>  (stdlib/norms.tl:178)
 // 128 threads per block, 17680 bytes of shared memory
 __global__ void __launch_bounds__(128, 8) residual_rmsnorm_kernel_variant2(
         const tl::f16* __restrict__ X,
@@ -6079,7 +6079,7 @@ __global__ void __launch_bounds__(128, 8) residual_rmsnorm_kernel_variant2(
     const float n = static_cast<float>(N);
     const float inv_n = tl::rsqrt(n * n);
     if (N <= 512) {
-        // copy(W[0 +: ROW], ws);  (norms.tl:200)
+        // copy(W[0 +: ROW], ws);  (norms.tl:201)
         #pragma unroll
         for (int tl_i1 = 0; tl_i1 < 1; ++tl_i1) {
             const int tl_chunk0 = tl_tid + tl_i1 * 128;
@@ -6100,7 +6100,7 @@ __global__ void __launch_bounds__(128, 8) residual_rmsnorm_kernel_variant2(
         }
         const int32_t g_trips = groups;
         if (0 < g_trips) {
-            // copy(X[row0 +: RB, 0 +: ROW], xs);  (norms.tl:203)
+            // copy(X[row0 +: RB, 0 +: ROW], xs);  (norms.tl:204)
             if (tl::is_aligned(X, 16) && N % 8 == 0 && ((int(blockIdx.x) + 0 * int(gridDim.x)) * 4) >= 0 && ((int(blockIdx.x) + 0 * int(gridDim.x)) * 4) + 4 <= M && 0 >= 0 && 0 + 512 <= N && 0 % 8 == 0) {
                 #pragma unroll
                 for (int tl_i6 = 0; tl_i6 < 2; ++tl_i6) {
@@ -6122,7 +6122,7 @@ __global__ void __launch_bounds__(128, 8) residual_rmsnorm_kernel_variant2(
                     }
                 }
             }
-            // copy(R[row0 +: RB, 0 +: ROW], rs);  (norms.tl:204)
+            // copy(R[row0 +: RB, 0 +: ROW], rs);  (norms.tl:205)
             if (tl::is_aligned(R, 16) && N % 8 == 0 && ((int(blockIdx.x) + 0 * int(gridDim.x)) * 4) >= 0 && ((int(blockIdx.x) + 0 * int(gridDim.x)) * 4) + 4 <= M && 0 >= 0 && 0 + 512 <= N && 0 % 8 == 0) {
                 #pragma unroll
                 for (int tl_i13 = 0; tl_i13 < 2; ++tl_i13) {
@@ -6146,12 +6146,12 @@ __global__ void __launch_bounds__(128, 8) residual_rmsnorm_kernel_variant2(
             }
         }
         tl::cp_async_commit();
-        // for g in pipelined(groups, stages = 2) {  (norms.tl:201)
+        // for g in pipelined(groups, stages = 2) {  (norms.tl:202)
         for (int g = 0; g < g_trips; ++g) {
             tl::cp_async_wait<0>();  // at most 0 copy groups of this thread still in flight
             __syncthreads();  // pipeline: stage `g % 2` has landed and the stage refilled next is no longer read
             if (g + 1 < g_trips) {
-                // copy(X[row0 +: RB, 0 +: ROW], xs);  (norms.tl:203)
+                // copy(X[row0 +: RB, 0 +: ROW], xs);  (norms.tl:204)
                 if (tl::is_aligned(X, 16) && N % 8 == 0 && ((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 4) >= 0 && ((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 4) + 4 <= M && 0 >= 0 && 0 + 512 <= N && 0 % 8 == 0) {
                     #pragma unroll
                     for (int tl_i20 = 0; tl_i20 < 2; ++tl_i20) {
@@ -6173,7 +6173,7 @@ __global__ void __launch_bounds__(128, 8) residual_rmsnorm_kernel_variant2(
                         }
                     }
                 }
-                // copy(R[row0 +: RB, 0 +: ROW], rs);  (norms.tl:204)
+                // copy(R[row0 +: RB, 0 +: ROW], rs);  (norms.tl:205)
                 if (tl::is_aligned(R, 16) && N % 8 == 0 && ((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 4) >= 0 && ((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 4) + 4 <= M && 0 >= 0 && 0 + 512 <= N && 0 % 8 == 0) {
                     #pragma unroll
                     for (int tl_i27 = 0; tl_i27 < 2; ++tl_i27) {
@@ -6198,7 +6198,7 @@ __global__ void __launch_bounds__(128, 8) residual_rmsnorm_kernel_variant2(
             }
             tl::cp_async_commit();
             const int32_t row0 = (int(blockIdx.x) + g * int(gridDim.x)) * 4;
-            // copy(xs, s);  (norms.tl:205)
+            // copy(xs, s);  (norms.tl:206)
             #pragma unroll
             for (int tl_chunk33 = 0; tl_chunk33 < 16; tl_chunk33 += 8) {
                 const tl::f16* tl_ptr34 = &xs[((g % 2) * 4 + (tl_tid / 32)) * 520 + ((tl_chunk33 % 8) + (tl_tid % 32) * 8 + (tl_chunk33 / 8) * 256)];
@@ -6214,7 +6214,7 @@ __global__ void __launch_bounds__(128, 8) residual_rmsnorm_kernel_variant2(
                     }
                 }
             }
-            // copy(rs, sq);  (norms.tl:206)
+            // copy(rs, sq);  (norms.tl:207)
             #pragma unroll
             for (int tl_chunk36 = 0; tl_chunk36 < 16; tl_chunk36 += 8) {
                 const tl::f16* tl_ptr37 = &rs[((g % 2) * 4 + (tl_tid / 32)) * 520 + ((tl_chunk36 % 8) + (tl_tid % 32) * 8 + (tl_chunk36 / 8) * 256)];
@@ -6230,7 +6230,7 @@ __global__ void __launch_bounds__(128, 8) residual_rmsnorm_kernel_variant2(
                     }
                 }
             }
-            // for i, j in parallel(RB, ROW) {  (norms.tl:207)
+            // for i, j in parallel(RB, ROW) {  (norms.tl:208)
             // for i, j in parallel(4, 512): each thread visits the elements of `s` it holds
             #pragma unroll
             for (int tl_s39 = 0; tl_s39 < 16; ++tl_s39) {
@@ -6241,7 +6241,7 @@ __global__ void __launch_bounds__(128, 8) residual_rmsnorm_kernel_variant2(
                 sq[tl_s39] = h * h;
             }
             __syncthreads();  // WAR on `R`
-            // copy(s, R[row0 +: RB, 0 +: ROW]);  (norms.tl:212)
+            // copy(s, R[row0 +: RB, 0 +: ROW]);  (norms.tl:213)
             #pragma unroll
             for (int tl_chunk40 = 0; tl_chunk40 < 16; tl_chunk40 += 8) {
                 tl::f16* tl_ptr41 = &R[int64_t(row0 + (tl_tid / 32)) * N + ((tl_chunk40 % 8) + (tl_tid % 32) * 8 + (tl_chunk40 / 8) * 256)];
@@ -6257,7 +6257,7 @@ __global__ void __launch_bounds__(128, 8) residual_rmsnorm_kernel_variant2(
                     }
                 }
             }
-            // reduce(sum, sq, s_rrms, axis = 1);  (norms.tl:213)
+            // reduce(sum, sq, s_rrms, axis = 1);  (norms.tl:214)
             // each thread folds its 16 values of each of its 1 results; xor shuffles 1, 2, 4, 8, 16 among the lanes that share one
             {
                 float tl_part[1];
@@ -6280,14 +6280,14 @@ __global__ void __launch_bounds__(128, 8) residual_rmsnorm_kernel_variant2(
                     s_rrms[tl_i] = tl_part[tl_i];
                 }
             }
-            // for i in parallel(RB) {  (norms.tl:214)
+            // for i in parallel(RB) {  (norms.tl:215)
             // for i in parallel(4): each thread visits the elements of `s_rrms` it holds
             #pragma unroll
             for (int tl_s44 = 0; tl_s44 < 1; ++tl_s44) {
                 [[maybe_unused]] const int i = (tl_tid / 32);
                 s_rrms[tl_s44] = tl::rsqrt(s_rrms[tl_s44] * inv_n + eps);
             }
-            // for i, j in parallel(RB, ROW) {  (norms.tl:217)
+            // for i, j in parallel(RB, ROW) {  (norms.tl:218)
             // for i, j in parallel(4, 512): each thread visits the elements of `s` it holds
             #pragma unroll
             for (int tl_k46 = 0; tl_k46 < 16; tl_k46 += 8) {
@@ -6302,7 +6302,7 @@ __global__ void __launch_bounds__(128, 8) residual_rmsnorm_kernel_variant2(
                     s[tl_s50] = s[tl_s50] * s_rrms[0] * tl::convert<float>(tl_chunk49[tl_o48]);
                 }
             }
-            // copy(s, Y[row0 +: RB, 0 +: ROW]);  (norms.tl:220)
+            // copy(s, Y[row0 +: RB, 0 +: ROW]);  (norms.tl:221)
             #pragma unroll
             for (int tl_chunk51 = 0; tl_chunk51 < 16; tl_chunk51 += 8) {
                 tl::f16* tl_ptr52 = &Y[int64_t(row0 + (tl_tid / 32)) * N + ((tl_chunk51 % 8) + (tl_tid % 32) * 8 + (tl_chunk51 / 8) * 256)];
@@ -6328,7 +6328,7 @@ __global__ void __launch_bounds__(128, 8) residual_rmsnorm_kernel_variant2(
                 const int32_t row = row0 + rr;
                 sum_x2 = 0.0f;
                 for (int t = 0; t < n_tiles; ++t) {
-                    // copy(X[row, t * BN +: BN], x);  (norms.tl:230)
+                    // copy(X[row, t * BN +: BN], x);  (norms.tl:231)
                     #pragma unroll
                     for (int tl_chunk54 = 0; tl_chunk54 < x_layout::kSlots; tl_chunk54 += 8) {
                         const tl::f16* tl_ptr55 = &X[int64_t(row) * N + ((t * 1024) + (((x_layout::flat(tl_tid, (tl_chunk54 / 8) * 8)) % 1024) + tl_chunk54 % 8))];
@@ -6345,7 +6345,7 @@ __global__ void __launch_bounds__(128, 8) residual_rmsnorm_kernel_variant2(
                         }
                     }
                     __syncthreads();  // RAW on `R`
-                    // copy(R[row, t * BN +: BN], r);  (norms.tl:231)
+                    // copy(R[row, t * BN +: BN], r);  (norms.tl:232)
                     #pragma unroll
                     for (int tl_chunk57 = 0; tl_chunk57 < r_layout::kSlots; tl_chunk57 += 8) {
                         const tl::f16* tl_ptr58 = &R[int64_t(row) * N + ((t * 1024) + (((r_layout::flat(tl_tid, (tl_chunk57 / 8) * 8)) % 1024) + tl_chunk57 % 8))];
@@ -6361,7 +6361,7 @@ __global__ void __launch_bounds__(128, 8) residual_rmsnorm_kernel_variant2(
                             }
                         }
                     }
-                    // for j in parallel(BN) {  (norms.tl:232)
+                    // for j in parallel(BN) {  (norms.tl:233)
                     // for j in parallel(1024): each thread visits the elements of `x` it holds
                     #pragma unroll
                     for (int tl_s60 = 0; tl_s60 < x_layout::kSlots; ++tl_s60) {
@@ -6369,7 +6369,7 @@ __global__ void __launch_bounds__(128, 8) residual_rmsnorm_kernel_variant2(
                         const float h = tl::convert<float>(tl::convert<tl::f16>(x[tl_s60] + r[tl_s60]));
                         x[tl_s60] = h * h;
                     }
-                    // reduce(sum, x, part);  (norms.tl:236)
+                    // reduce(sum, x, part);  (norms.tl:237)
                     {
                         float tl_part[1];
                         #pragma unroll
@@ -6388,7 +6388,7 @@ __global__ void __launch_bounds__(128, 8) residual_rmsnorm_kernel_variant2(
                 const float rrms = tl::rsqrt(sum_x2 * inv_n + eps);
                 for (int t = 0; t < n_tiles; ++t) {
                     const int32_t c0 = t * 1024;
-                    // copy(X[row, c0 +: BN], x);  (norms.tl:242)
+                    // copy(X[row, c0 +: BN], x);  (norms.tl:243)
                     #pragma unroll
                     for (int tl_chunk62 = 0; tl_chunk62 < x_layout::kSlots; tl_chunk62 += 8) {
                         const tl::f16* tl_ptr63 = &X[int64_t(row) * N + (c0 + (((x_layout::flat(tl_tid, (tl_chunk62 / 8) * 8)) % 1024) + tl_chunk62 % 8))];
@@ -6405,7 +6405,7 @@ __global__ void __launch_bounds__(128, 8) residual_rmsnorm_kernel_variant2(
                         }
                     }
                     __syncthreads();  // RAW on `R`
-                    // copy(R[row, c0 +: BN], r);  (norms.tl:243)
+                    // copy(R[row, c0 +: BN], r);  (norms.tl:244)
                     #pragma unroll
                     for (int tl_chunk65 = 0; tl_chunk65 < r_layout::kSlots; tl_chunk65 += 8) {
                         const tl::f16* tl_ptr66 = &R[int64_t(row) * N + (c0 + (((r_layout::flat(tl_tid, (tl_chunk65 / 8) * 8)) % 1024) + tl_chunk65 % 8))];
@@ -6421,7 +6421,7 @@ __global__ void __launch_bounds__(128, 8) residual_rmsnorm_kernel_variant2(
                             }
                         }
                     }
-                    // copy(W[c0 +: BN], w);  (norms.tl:244)
+                    // copy(W[c0 +: BN], w);  (norms.tl:245)
                     #pragma unroll
                     for (int tl_chunk68 = 0; tl_chunk68 < w_layout::kSlots; tl_chunk68 += 8) {
                         const tl::f16* tl_ptr69 = &W[c0 + (((w_layout::flat(tl_tid, (tl_chunk68 / 8) * 8)) % 1024) + tl_chunk68 % 8)];
@@ -6437,7 +6437,7 @@ __global__ void __launch_bounds__(128, 8) residual_rmsnorm_kernel_variant2(
                             }
                         }
                     }
-                    // for j in parallel(BN) {  (norms.tl:245)
+                    // for j in parallel(BN) {  (norms.tl:246)
                     // for j in parallel(1024): each thread visits the elements of `x` it holds
                     #pragma unroll
                     for (int tl_s71 = 0; tl_s71 < x_layout::kSlots; ++tl_s71) {
@@ -6447,7 +6447,7 @@ __global__ void __launch_bounds__(128, 8) residual_rmsnorm_kernel_variant2(
                         x[tl_s71] = h * rrms * w[tl_s71];
                     }
                     __syncthreads();  // WAR on `R`
-                    // copy(r, R[row, c0 +: BN]);  (norms.tl:250)
+                    // copy(r, R[row, c0 +: BN]);  (norms.tl:251)
                     #pragma unroll
                     for (int tl_chunk72 = 0; tl_chunk72 < r_layout::kSlots; tl_chunk72 += 8) {
                         tl::f16* tl_ptr73 = &R[int64_t(row) * N + (c0 + (((r_layout::flat(tl_tid, (tl_chunk72 / 8) * 8)) % 1024) + tl_chunk72 % 8))];
@@ -6463,7 +6463,7 @@ __global__ void __launch_bounds__(128, 8) residual_rmsnorm_kernel_variant2(
                             }
                         }
                     }
-                    // copy(x, Y[row, c0 +: BN]);  (norms.tl:251)
+                    // copy(x, Y[row, c0 +: BN]);  (norms.tl:252)
                     #pragma unroll
                     for (int tl_chunk75 = 0; tl_chunk75 < x_layout::kSlots; tl_chunk75 += 8) {
                         tl::f16* tl_ptr76 = &Y[int64_t(row) * N + (c0 + (((x_layout::flat(tl_tid, (tl_chunk75 / 8) * 8)) % 1024) + tl_chunk75 % 8))];
@@ -6485,7 +6485,7 @@ __global__ void __launch_bounds__(128, 8) residual_rmsnorm_kernel_variant2(
     }
 }
 
-// kernel residual_rmsnorm<ROW = 1024, THREADS = 128, RB = 2, BN = 1024, MAX_BLOCKS = 1024, T = f16>  (stdlib/norms.tl:177)
+// kernel residual_rmsnorm<ROW = 1024, THREADS = 128, RB = 2, BN = 1024, WAVES = 1, T = f16>  (stdlib/norms.tl:178)
 // 128 threads per block, 18704 bytes of shared memory
 __global__ void __launch_bounds__(128, 8) residual_rmsnorm_kernel_variant3(
         const tl::f16* __restrict__ X,
@@ -6520,7 +6520,7 @@ __global__ void __launch_bounds__(128, 8) residual_rmsnorm_kernel_variant3(
     const float n = static_cast<float>(N);
     const float inv_n = tl::rsqrt(n * n);
     if (N <= 1024) {
-        // copy(W[0 +: ROW], ws);  (norms.tl:200)
+        // copy(W[0 +: ROW], ws);  (norms.tl:201)
         #pragma unroll
         for (int tl_i1 = 0; tl_i1 < 1; ++tl_i1) {
             const int tl_chunk0 = tl_tid + tl_i1 * 128;
@@ -6539,7 +6539,7 @@ __global__ void __launch_bounds__(128, 8) residual_rmsnorm_kernel_variant3(
         }
         const int32_t g_trips = groups;
         if (0 < g_trips) {
-            // copy(X[row0 +: RB, 0 +: ROW], xs);  (norms.tl:203)
+            // copy(X[row0 +: RB, 0 +: ROW], xs);  (norms.tl:204)
             if (tl::is_aligned(X, 16) && N % 8 == 0 && ((int(blockIdx.x) + 0 * int(gridDim.x)) * 2) >= 0 && ((int(blockIdx.x) + 0 * int(gridDim.x)) * 2) + 2 <= M && 0 >= 0 && 0 + 1024 <= N && 0 % 8 == 0) {
                 #pragma unroll
                 for (int tl_i6 = 0; tl_i6 < 2; ++tl_i6) {
@@ -6561,7 +6561,7 @@ __global__ void __launch_bounds__(128, 8) residual_rmsnorm_kernel_variant3(
                     }
                 }
             }
-            // copy(R[row0 +: RB, 0 +: ROW], rs);  (norms.tl:204)
+            // copy(R[row0 +: RB, 0 +: ROW], rs);  (norms.tl:205)
             if (tl::is_aligned(R, 16) && N % 8 == 0 && ((int(blockIdx.x) + 0 * int(gridDim.x)) * 2) >= 0 && ((int(blockIdx.x) + 0 * int(gridDim.x)) * 2) + 2 <= M && 0 >= 0 && 0 + 1024 <= N && 0 % 8 == 0) {
                 #pragma unroll
                 for (int tl_i13 = 0; tl_i13 < 2; ++tl_i13) {
@@ -6585,12 +6585,12 @@ __global__ void __launch_bounds__(128, 8) residual_rmsnorm_kernel_variant3(
             }
         }
         tl::cp_async_commit();
-        // for g in pipelined(groups, stages = 2) {  (norms.tl:201)
+        // for g in pipelined(groups, stages = 2) {  (norms.tl:202)
         for (int g = 0; g < g_trips; ++g) {
             tl::cp_async_wait<0>();  // at most 0 copy groups of this thread still in flight
             __syncthreads();  // pipeline: stage `g % 2` has landed and the stage refilled next is no longer read
             if (g + 1 < g_trips) {
-                // copy(X[row0 +: RB, 0 +: ROW], xs);  (norms.tl:203)
+                // copy(X[row0 +: RB, 0 +: ROW], xs);  (norms.tl:204)
                 if (tl::is_aligned(X, 16) && N % 8 == 0 && ((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 2) >= 0 && ((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 2) + 2 <= M && 0 >= 0 && 0 + 1024 <= N && 0 % 8 == 0) {
                     #pragma unroll
                     for (int tl_i20 = 0; tl_i20 < 2; ++tl_i20) {
@@ -6612,7 +6612,7 @@ __global__ void __launch_bounds__(128, 8) residual_rmsnorm_kernel_variant3(
                         }
                     }
                 }
-                // copy(R[row0 +: RB, 0 +: ROW], rs);  (norms.tl:204)
+                // copy(R[row0 +: RB, 0 +: ROW], rs);  (norms.tl:205)
                 if (tl::is_aligned(R, 16) && N % 8 == 0 && ((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 2) >= 0 && ((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 2) + 2 <= M && 0 >= 0 && 0 + 1024 <= N && 0 % 8 == 0) {
                     #pragma unroll
                     for (int tl_i27 = 0; tl_i27 < 2; ++tl_i27) {
@@ -6637,7 +6637,7 @@ __global__ void __launch_bounds__(128, 8) residual_rmsnorm_kernel_variant3(
             }
             tl::cp_async_commit();
             const int32_t row0 = (int(blockIdx.x) + g * int(gridDim.x)) * 2;
-            // copy(xs, s);  (norms.tl:205)
+            // copy(xs, s);  (norms.tl:206)
             #pragma unroll
             for (int tl_chunk33 = 0; tl_chunk33 < 16; tl_chunk33 += 8) {
                 const tl::f16* tl_ptr34 = &xs[((g % 2) * 2 + (tl_tid / 64)) * 1032 + ((tl_chunk33 % 8) + (tl_tid % 64) * 8 + (tl_chunk33 / 8) * 512)];
@@ -6653,7 +6653,7 @@ __global__ void __launch_bounds__(128, 8) residual_rmsnorm_kernel_variant3(
                     }
                 }
             }
-            // copy(rs, sq);  (norms.tl:206)
+            // copy(rs, sq);  (norms.tl:207)
             #pragma unroll
             for (int tl_chunk36 = 0; tl_chunk36 < 16; tl_chunk36 += 8) {
                 const tl::f16* tl_ptr37 = &rs[((g % 2) * 2 + (tl_tid / 64)) * 1032 + ((tl_chunk36 % 8) + (tl_tid % 64) * 8 + (tl_chunk36 / 8) * 512)];
@@ -6669,7 +6669,7 @@ __global__ void __launch_bounds__(128, 8) residual_rmsnorm_kernel_variant3(
                     }
                 }
             }
-            // for i, j in parallel(RB, ROW) {  (norms.tl:207)
+            // for i, j in parallel(RB, ROW) {  (norms.tl:208)
             // for i, j in parallel(2, 1024): each thread visits the elements of `s` it holds
             #pragma unroll
             for (int tl_s39 = 0; tl_s39 < 16; ++tl_s39) {
@@ -6680,7 +6680,7 @@ __global__ void __launch_bounds__(128, 8) residual_rmsnorm_kernel_variant3(
                 sq[tl_s39] = h * h;
             }
             __syncthreads();  // WAR on `R`
-            // copy(s, R[row0 +: RB, 0 +: ROW]);  (norms.tl:212)
+            // copy(s, R[row0 +: RB, 0 +: ROW]);  (norms.tl:213)
             #pragma unroll
             for (int tl_chunk40 = 0; tl_chunk40 < 16; tl_chunk40 += 8) {
                 tl::f16* tl_ptr41 = &R[int64_t(row0 + (tl_tid / 64)) * N + ((tl_chunk40 % 8) + (tl_tid % 64) * 8 + (tl_chunk40 / 8) * 512)];
@@ -6696,7 +6696,7 @@ __global__ void __launch_bounds__(128, 8) residual_rmsnorm_kernel_variant3(
                     }
                 }
             }
-            // reduce(sum, sq, s_rrms, axis = 1);  (norms.tl:213)
+            // reduce(sum, sq, s_rrms, axis = 1);  (norms.tl:214)
             // each thread folds its 16 values of each of its 1 results; xor shuffles 1, 2, 4, 8, 16 among the lanes that share one; then across the 2 warps that do
             {
                 float tl_part[1];
@@ -6717,13 +6717,13 @@ __global__ void __launch_bounds__(128, 8) residual_rmsnorm_kernel_variant3(
                 if ((tl_tid / 1 % 32) == 0) {
                     #pragma unroll
                     for (int tl_i = 0; tl_i < 1; ++tl_i) {
-                        reinterpret_cast<float*>(tl_scratch)[((tl_tid / 64)) * 2 + (tl_tid / 32 % 2)] = tl_part[tl_i];
+                        reinterpret_cast<float*>(tl_scratch)[((tl_tid / 32 % 2)) * 2 + (tl_tid / 64)] = tl_part[tl_i];
                     }
                 }
                 __syncthreads();
                 #pragma unroll
                 for (int tl_i = 0; tl_i < 1; ++tl_i) {
-                    tl_part[tl_i] = reinterpret_cast<float*>(tl_scratch)[((tl_tid / 64)) * 2 + tl_tid % 2];
+                    tl_part[tl_i] = reinterpret_cast<float*>(tl_scratch)[(tl_tid % 2) * 2 + (tl_tid / 64)];
                     tl_part[tl_i] = tl::xor_combine<tl::SumOp, 1>(tl_part[tl_i]);
                 }
                 __syncthreads();  // the scratch is free again
@@ -6732,14 +6732,14 @@ __global__ void __launch_bounds__(128, 8) residual_rmsnorm_kernel_variant3(
                     s_rrms[tl_i] = tl_part[tl_i];
                 }
             }
-            // for i in parallel(RB) {  (norms.tl:214)
+            // for i in parallel(RB) {  (norms.tl:215)
             // for i in parallel(2): each thread visits the elements of `s_rrms` it holds
             #pragma unroll
             for (int tl_s44 = 0; tl_s44 < 1; ++tl_s44) {
                 [[maybe_unused]] const int i = (tl_tid / 64);
                 s_rrms[tl_s44] = tl::rsqrt(s_rrms[tl_s44] * inv_n + eps);
             }
-            // for i, j in parallel(RB, ROW) {  (norms.tl:217)
+            // for i, j in parallel(RB, ROW) {  (norms.tl:218)
             // for i, j in parallel(2, 1024): each thread visits the elements of `s` it holds
             #pragma unroll
             for (int tl_k46 = 0; tl_k46 < 16; tl_k46 += 8) {
@@ -6754,7 +6754,7 @@ __global__ void __launch_bounds__(128, 8) residual_rmsnorm_kernel_variant3(
                     s[tl_s50] = s[tl_s50] * s_rrms[0] * tl::convert<float>(tl_chunk49[tl_o48]);
                 }
             }
-            // copy(s, Y[row0 +: RB, 0 +: ROW]);  (norms.tl:220)
+            // copy(s, Y[row0 +: RB, 0 +: ROW]);  (norms.tl:221)
             #pragma unroll
             for (int tl_chunk51 = 0; tl_chunk51 < 16; tl_chunk51 += 8) {
                 tl::f16* tl_ptr52 = &Y[int64_t(row0 + (tl_tid / 64)) * N + ((tl_chunk51 % 8) + (tl_tid % 64) * 8 + (tl_chunk51 / 8) * 512)];
@@ -6780,7 +6780,7 @@ __global__ void __launch_bounds__(128, 8) residual_rmsnorm_kernel_variant3(
                 const int32_t row = row0 + rr;
                 sum_x2 = 0.0f;
                 for (int t = 0; t < n_tiles; ++t) {
-                    // copy(X[row, t * BN +: BN], x);  (norms.tl:230)
+                    // copy(X[row, t * BN +: BN], x);  (norms.tl:231)
                     #pragma unroll
                     for (int tl_chunk54 = 0; tl_chunk54 < x_layout::kSlots; tl_chunk54 += 8) {
                         const tl::f16* tl_ptr55 = &X[int64_t(row) * N + ((t * 1024) + (((x_layout::flat(tl_tid, (tl_chunk54 / 8) * 8)) % 1024) + tl_chunk54 % 8))];
@@ -6797,7 +6797,7 @@ __global__ void __launch_bounds__(128, 8) residual_rmsnorm_kernel_variant3(
                         }
                     }
                     __syncthreads();  // RAW on `R`
-                    // copy(R[row, t * BN +: BN], r);  (norms.tl:231)
+                    // copy(R[row, t * BN +: BN], r);  (norms.tl:232)
                     #pragma unroll
                     for (int tl_chunk57 = 0; tl_chunk57 < r_layout::kSlots; tl_chunk57 += 8) {
                         const tl::f16* tl_ptr58 = &R[int64_t(row) * N + ((t * 1024) + (((r_layout::flat(tl_tid, (tl_chunk57 / 8) * 8)) % 1024) + tl_chunk57 % 8))];
@@ -6813,7 +6813,7 @@ __global__ void __launch_bounds__(128, 8) residual_rmsnorm_kernel_variant3(
                             }
                         }
                     }
-                    // for j in parallel(BN) {  (norms.tl:232)
+                    // for j in parallel(BN) {  (norms.tl:233)
                     // for j in parallel(1024): each thread visits the elements of `x` it holds
                     #pragma unroll
                     for (int tl_s60 = 0; tl_s60 < x_layout::kSlots; ++tl_s60) {
@@ -6821,7 +6821,7 @@ __global__ void __launch_bounds__(128, 8) residual_rmsnorm_kernel_variant3(
                         const float h = tl::convert<float>(tl::convert<tl::f16>(x[tl_s60] + r[tl_s60]));
                         x[tl_s60] = h * h;
                     }
-                    // reduce(sum, x, part);  (norms.tl:236)
+                    // reduce(sum, x, part);  (norms.tl:237)
                     {
                         float tl_part[1];
                         #pragma unroll
@@ -6840,7 +6840,7 @@ __global__ void __launch_bounds__(128, 8) residual_rmsnorm_kernel_variant3(
                 const float rrms = tl::rsqrt(sum_x2 * inv_n + eps);
                 for (int t = 0; t < n_tiles; ++t) {
                     const int32_t c0 = t * 1024;
-                    // copy(X[row, c0 +: BN], x);  (norms.tl:242)
+                    // copy(X[row, c0 +: BN], x);  (norms.tl:243)
                     #pragma unroll
                     for (int tl_chunk62 = 0; tl_chunk62 < x_layout::kSlots; tl_chunk62 += 8) {
                         const tl::f16* tl_ptr63 = &X[int64_t(row) * N + (c0 + (((x_layout::flat(tl_tid, (tl_chunk62 / 8) * 8)) % 1024) + tl_chunk62 % 8))];
@@ -6857,7 +6857,7 @@ __global__ void __launch_bounds__(128, 8) residual_rmsnorm_kernel_variant3(
                         }
                     }
                     __syncthreads();  // RAW on `R`
-                    // copy(R[row, c0 +: BN], r);  (norms.tl:243)
+                    // copy(R[row, c0 +: BN], r);  (norms.tl:244)
                     #pragma unroll
                     for (int tl_chunk65 = 0; tl_chunk65 < r_layout::kSlots; tl_chunk65 += 8) {
                         const tl::f16* tl_ptr66 = &R[int64_t(row) * N + (c0 + (((r_layout::flat(tl_tid, (tl_chunk65 / 8) * 8)) % 1024) + tl_chunk65 % 8))];
@@ -6873,7 +6873,7 @@ __global__ void __launch_bounds__(128, 8) residual_rmsnorm_kernel_variant3(
                             }
                         }
                     }
-                    // copy(W[c0 +: BN], w);  (norms.tl:244)
+                    // copy(W[c0 +: BN], w);  (norms.tl:245)
                     #pragma unroll
                     for (int tl_chunk68 = 0; tl_chunk68 < w_layout::kSlots; tl_chunk68 += 8) {
                         const tl::f16* tl_ptr69 = &W[c0 + (((w_layout::flat(tl_tid, (tl_chunk68 / 8) * 8)) % 1024) + tl_chunk68 % 8)];
@@ -6889,7 +6889,7 @@ __global__ void __launch_bounds__(128, 8) residual_rmsnorm_kernel_variant3(
                             }
                         }
                     }
-                    // for j in parallel(BN) {  (norms.tl:245)
+                    // for j in parallel(BN) {  (norms.tl:246)
                     // for j in parallel(1024): each thread visits the elements of `x` it holds
                     #pragma unroll
                     for (int tl_s71 = 0; tl_s71 < x_layout::kSlots; ++tl_s71) {
@@ -6899,7 +6899,7 @@ __global__ void __launch_bounds__(128, 8) residual_rmsnorm_kernel_variant3(
                         x[tl_s71] = h * rrms * w[tl_s71];
                     }
                     __syncthreads();  // WAR on `R`
-                    // copy(r, R[row, c0 +: BN]);  (norms.tl:250)
+                    // copy(r, R[row, c0 +: BN]);  (norms.tl:251)
                     #pragma unroll
                     for (int tl_chunk72 = 0; tl_chunk72 < r_layout::kSlots; tl_chunk72 += 8) {
                         tl::f16* tl_ptr73 = &R[int64_t(row) * N + (c0 + (((r_layout::flat(tl_tid, (tl_chunk72 / 8) * 8)) % 1024) + tl_chunk72 % 8))];
@@ -6915,7 +6915,7 @@ __global__ void __launch_bounds__(128, 8) residual_rmsnorm_kernel_variant3(
                             }
                         }
                     }
-                    // copy(x, Y[row, c0 +: BN]);  (norms.tl:251)
+                    // copy(x, Y[row, c0 +: BN]);  (norms.tl:252)
                     #pragma unroll
                     for (int tl_chunk75 = 0; tl_chunk75 < x_layout::kSlots; tl_chunk75 += 8) {
                         tl::f16* tl_ptr76 = &Y[int64_t(row) * N + (c0 + (((x_layout::flat(tl_tid, (tl_chunk75 / 8) * 8)) % 1024) + tl_chunk75 % 8))];
@@ -6937,7 +6937,7 @@ __global__ void __launch_bounds__(128, 8) residual_rmsnorm_kernel_variant3(
     }
 }
 
-// kernel residual_rmsnorm<ROW = 2048, THREADS = 128, RB = 1, BN = 1024, MAX_BLOCKS = 1024, T = f16>  (stdlib/norms.tl:177)
+// kernel residual_rmsnorm<ROW = 2048, THREADS = 128, RB = 1, BN = 1024, WAVES = 1, T = f16>  (stdlib/norms.tl:178)
 // 128 threads per block, 20752 bytes of shared memory
 __global__ void __launch_bounds__(128, 8) residual_rmsnorm_kernel_variant4(
         const tl::f16* __restrict__ X,
@@ -6972,7 +6972,7 @@ __global__ void __launch_bounds__(128, 8) residual_rmsnorm_kernel_variant4(
     const float n = static_cast<float>(N);
     const float inv_n = tl::rsqrt(n * n);
     if (N <= 2048) {
-        // copy(W[0 +: ROW], ws);  (norms.tl:200)
+        // copy(W[0 +: ROW], ws);  (norms.tl:201)
         #pragma unroll
         for (int tl_i1 = 0; tl_i1 < 2; ++tl_i1) {
             const int tl_chunk0 = tl_tid + tl_i1 * 128;
@@ -6991,7 +6991,7 @@ __global__ void __launch_bounds__(128, 8) residual_rmsnorm_kernel_variant4(
         }
         const int32_t g_trips = groups;
         if (0 < g_trips) {
-            // copy(X[row0 +: RB, 0 +: ROW], xs);  (norms.tl:203)
+            // copy(X[row0 +: RB, 0 +: ROW], xs);  (norms.tl:204)
             if (tl::is_aligned(X, 16) && N % 8 == 0 && ((int(blockIdx.x) + 0 * int(gridDim.x)) * 1) >= 0 && ((int(blockIdx.x) + 0 * int(gridDim.x)) * 1) + 1 <= M && 0 >= 0 && 0 + 2048 <= N && 0 % 8 == 0) {
                 #pragma unroll
                 for (int tl_i6 = 0; tl_i6 < 2; ++tl_i6) {
@@ -7013,7 +7013,7 @@ __global__ void __launch_bounds__(128, 8) residual_rmsnorm_kernel_variant4(
                     }
                 }
             }
-            // copy(R[row0 +: RB, 0 +: ROW], rs);  (norms.tl:204)
+            // copy(R[row0 +: RB, 0 +: ROW], rs);  (norms.tl:205)
             if (tl::is_aligned(R, 16) && N % 8 == 0 && ((int(blockIdx.x) + 0 * int(gridDim.x)) * 1) >= 0 && ((int(blockIdx.x) + 0 * int(gridDim.x)) * 1) + 1 <= M && 0 >= 0 && 0 + 2048 <= N && 0 % 8 == 0) {
                 #pragma unroll
                 for (int tl_i13 = 0; tl_i13 < 2; ++tl_i13) {
@@ -7037,12 +7037,12 @@ __global__ void __launch_bounds__(128, 8) residual_rmsnorm_kernel_variant4(
             }
         }
         tl::cp_async_commit();
-        // for g in pipelined(groups, stages = 2) {  (norms.tl:201)
+        // for g in pipelined(groups, stages = 2) {  (norms.tl:202)
         for (int g = 0; g < g_trips; ++g) {
             tl::cp_async_wait<0>();  // at most 0 copy groups of this thread still in flight
             __syncthreads();  // pipeline: stage `g % 2` has landed and the stage refilled next is no longer read
             if (g + 1 < g_trips) {
-                // copy(X[row0 +: RB, 0 +: ROW], xs);  (norms.tl:203)
+                // copy(X[row0 +: RB, 0 +: ROW], xs);  (norms.tl:204)
                 if (tl::is_aligned(X, 16) && N % 8 == 0 && ((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 1) >= 0 && ((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 1) + 1 <= M && 0 >= 0 && 0 + 2048 <= N && 0 % 8 == 0) {
                     #pragma unroll
                     for (int tl_i20 = 0; tl_i20 < 2; ++tl_i20) {
@@ -7064,7 +7064,7 @@ __global__ void __launch_bounds__(128, 8) residual_rmsnorm_kernel_variant4(
                         }
                     }
                 }
-                // copy(R[row0 +: RB, 0 +: ROW], rs);  (norms.tl:204)
+                // copy(R[row0 +: RB, 0 +: ROW], rs);  (norms.tl:205)
                 if (tl::is_aligned(R, 16) && N % 8 == 0 && ((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 1) >= 0 && ((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 1) + 1 <= M && 0 >= 0 && 0 + 2048 <= N && 0 % 8 == 0) {
                     #pragma unroll
                     for (int tl_i27 = 0; tl_i27 < 2; ++tl_i27) {
@@ -7089,7 +7089,7 @@ __global__ void __launch_bounds__(128, 8) residual_rmsnorm_kernel_variant4(
             }
             tl::cp_async_commit();
             const int32_t row0 = (int(blockIdx.x) + g * int(gridDim.x)) * 1;
-            // copy(xs, s);  (norms.tl:205)
+            // copy(xs, s);  (norms.tl:206)
             #pragma unroll
             for (int tl_chunk33 = 0; tl_chunk33 < 16; tl_chunk33 += 8) {
                 const tl::f16* tl_ptr34 = &xs[((g % 2) * 1 + 0) * 2056 + ((tl_chunk33 % 8) + (tl_tid) * 8 + (tl_chunk33 / 8) * 1024)];
@@ -7105,7 +7105,7 @@ __global__ void __launch_bounds__(128, 8) residual_rmsnorm_kernel_variant4(
                     }
                 }
             }
-            // copy(rs, sq);  (norms.tl:206)
+            // copy(rs, sq);  (norms.tl:207)
             #pragma unroll
             for (int tl_chunk36 = 0; tl_chunk36 < 16; tl_chunk36 += 8) {
                 const tl::f16* tl_ptr37 = &rs[((g % 2) * 1 + 0) * 2056 + ((tl_chunk36 % 8) + (tl_tid) * 8 + (tl_chunk36 / 8) * 1024)];
@@ -7121,7 +7121,7 @@ __global__ void __launch_bounds__(128, 8) residual_rmsnorm_kernel_variant4(
                     }
                 }
             }
-            // for i, j in parallel(RB, ROW) {  (norms.tl:207)
+            // for i, j in parallel(RB, ROW) {  (norms.tl:208)
             // for i, j in parallel(1, 2048): each thread visits the elements of `s` it holds
             #pragma unroll
             for (int tl_s39 = 0; tl_s39 < 16; ++tl_s39) {
@@ -7132,7 +7132,7 @@ __global__ void __launch_bounds__(128, 8) residual_rmsnorm_kernel_variant4(
                 sq[tl_s39] = h * h;
             }
             __syncthreads();  // WAR on `R`
-            // copy(s, R[row0 +: RB, 0 +: ROW]);  (norms.tl:212)
+            // copy(s, R[row0 +: RB, 0 +: ROW]);  (norms.tl:213)
             #pragma unroll
             for (int tl_chunk40 = 0; tl_chunk40 < 16; tl_chunk40 += 8) {
                 tl::f16* tl_ptr41 = &R[int64_t(row0 + 0) * N + ((tl_chunk40 % 8) + (tl_tid) * 8 + (tl_chunk40 / 8) * 1024)];
@@ -7148,7 +7148,7 @@ __global__ void __launch_bounds__(128, 8) residual_rmsnorm_kernel_variant4(
                     }
                 }
             }
-            // reduce(sum, sq, s_rrms, axis = 1);  (norms.tl:213)
+            // reduce(sum, sq, s_rrms, axis = 1);  (norms.tl:214)
             // each thread folds its 16 values of each of its 1 results; xor shuffles 1, 2, 4, 8, 16 among the lanes that share one; then across the 4 warps that do
             {
                 float tl_part[1];
@@ -7169,13 +7169,13 @@ __global__ void __launch_bounds__(128, 8) residual_rmsnorm_kernel_variant4(
                 if ((tl_tid / 1 % 32) == 0) {
                     #pragma unroll
                     for (int tl_i = 0; tl_i < 1; ++tl_i) {
-                        reinterpret_cast<float*>(tl_scratch)[(0) * 4 + (tl_tid / 32 % 4)] = tl_part[tl_i];
+                        reinterpret_cast<float*>(tl_scratch)[((tl_tid / 32 % 4)) * 1 + 0] = tl_part[tl_i];
                     }
                 }
                 __syncthreads();
                 #pragma unroll
                 for (int tl_i = 0; tl_i < 1; ++tl_i) {
-                    tl_part[tl_i] = reinterpret_cast<float*>(tl_scratch)[(0) * 4 + tl_tid % 4];
+                    tl_part[tl_i] = reinterpret_cast<float*>(tl_scratch)[(tl_tid % 4) * 1 + 0];
                     tl_part[tl_i] = tl::xor_combine<tl::SumOp, 1>(tl_part[tl_i]);
                     tl_part[tl_i] = tl::xor_combine<tl::SumOp, 2>(tl_part[tl_i]);
                 }
@@ -7185,14 +7185,14 @@ __global__ void __launch_bounds__(128, 8) residual_rmsnorm_kernel_variant4(
                     s_rrms[tl_i] = tl_part[tl_i];
                 }
             }
-            // for i in parallel(RB) {  (norms.tl:214)
+            // for i in parallel(RB) {  (norms.tl:215)
             // for i in parallel(1): each thread visits the elements of `s_rrms` it holds
             #pragma unroll
             for (int tl_s44 = 0; tl_s44 < 1; ++tl_s44) {
                 [[maybe_unused]] const int i = 0;
                 s_rrms[tl_s44] = tl::rsqrt(s_rrms[tl_s44] * inv_n + eps);
             }
-            // for i, j in parallel(RB, ROW) {  (norms.tl:217)
+            // for i, j in parallel(RB, ROW) {  (norms.tl:218)
             // for i, j in parallel(1, 2048): each thread visits the elements of `s` it holds
             #pragma unroll
             for (int tl_k46 = 0; tl_k46 < 16; tl_k46 += 8) {
@@ -7207,7 +7207,7 @@ __global__ void __launch_bounds__(128, 8) residual_rmsnorm_kernel_variant4(
                     s[tl_s50] = s[tl_s50] * s_rrms[0] * tl::convert<float>(tl_chunk49[tl_o48]);
                 }
             }
-            // copy(s, Y[row0 +: RB, 0 +: ROW]);  (norms.tl:220)
+            // copy(s, Y[row0 +: RB, 0 +: ROW]);  (norms.tl:221)
             #pragma unroll
             for (int tl_chunk51 = 0; tl_chunk51 < 16; tl_chunk51 += 8) {
                 tl::f16* tl_ptr52 = &Y[int64_t(row0 + 0) * N + ((tl_chunk51 % 8) + (tl_tid) * 8 + (tl_chunk51 / 8) * 1024)];
@@ -7233,7 +7233,7 @@ __global__ void __launch_bounds__(128, 8) residual_rmsnorm_kernel_variant4(
                 const int32_t row = row0 + rr;
                 sum_x2 = 0.0f;
                 for (int t = 0; t < n_tiles; ++t) {
-                    // copy(X[row, t * BN +: BN], x);  (norms.tl:230)
+                    // copy(X[row, t * BN +: BN], x);  (norms.tl:231)
                     #pragma unroll
                     for (int tl_chunk54 = 0; tl_chunk54 < x_layout::kSlots; tl_chunk54 += 8) {
                         const tl::f16* tl_ptr55 = &X[int64_t(row) * N + ((t * 1024) + (((x_layout::flat(tl_tid, (tl_chunk54 / 8) * 8)) % 1024) + tl_chunk54 % 8))];
@@ -7250,7 +7250,7 @@ __global__ void __launch_bounds__(128, 8) residual_rmsnorm_kernel_variant4(
                         }
                     }
                     __syncthreads();  // RAW on `R`
-                    // copy(R[row, t * BN +: BN], r);  (norms.tl:231)
+                    // copy(R[row, t * BN +: BN], r);  (norms.tl:232)
                     #pragma unroll
                     for (int tl_chunk57 = 0; tl_chunk57 < r_layout::kSlots; tl_chunk57 += 8) {
                         const tl::f16* tl_ptr58 = &R[int64_t(row) * N + ((t * 1024) + (((r_layout::flat(tl_tid, (tl_chunk57 / 8) * 8)) % 1024) + tl_chunk57 % 8))];
@@ -7266,7 +7266,7 @@ __global__ void __launch_bounds__(128, 8) residual_rmsnorm_kernel_variant4(
                             }
                         }
                     }
-                    // for j in parallel(BN) {  (norms.tl:232)
+                    // for j in parallel(BN) {  (norms.tl:233)
                     // for j in parallel(1024): each thread visits the elements of `x` it holds
                     #pragma unroll
                     for (int tl_s60 = 0; tl_s60 < x_layout::kSlots; ++tl_s60) {
@@ -7274,7 +7274,7 @@ __global__ void __launch_bounds__(128, 8) residual_rmsnorm_kernel_variant4(
                         const float h = tl::convert<float>(tl::convert<tl::f16>(x[tl_s60] + r[tl_s60]));
                         x[tl_s60] = h * h;
                     }
-                    // reduce(sum, x, part);  (norms.tl:236)
+                    // reduce(sum, x, part);  (norms.tl:237)
                     {
                         float tl_part[1];
                         #pragma unroll
@@ -7293,7 +7293,7 @@ __global__ void __launch_bounds__(128, 8) residual_rmsnorm_kernel_variant4(
                 const float rrms = tl::rsqrt(sum_x2 * inv_n + eps);
                 for (int t = 0; t < n_tiles; ++t) {
                     const int32_t c0 = t * 1024;
-                    // copy(X[row, c0 +: BN], x);  (norms.tl:242)
+                    // copy(X[row, c0 +: BN], x);  (norms.tl:243)
                     #pragma unroll
                     for (int tl_chunk62 = 0; tl_chunk62 < x_layout::kSlots; tl_chunk62 += 8) {
                         const tl::f16* tl_ptr63 = &X[int64_t(row) * N + (c0 + (((x_layout::flat(tl_tid, (tl_chunk62 / 8) * 8)) % 1024) + tl_chunk62 % 8))];
@@ -7310,7 +7310,7 @@ __global__ void __launch_bounds__(128, 8) residual_rmsnorm_kernel_variant4(
                         }
                     }
                     __syncthreads();  // RAW on `R`
-                    // copy(R[row, c0 +: BN], r);  (norms.tl:243)
+                    // copy(R[row, c0 +: BN], r);  (norms.tl:244)
                     #pragma unroll
                     for (int tl_chunk65 = 0; tl_chunk65 < r_layout::kSlots; tl_chunk65 += 8) {
                         const tl::f16* tl_ptr66 = &R[int64_t(row) * N + (c0 + (((r_layout::flat(tl_tid, (tl_chunk65 / 8) * 8)) % 1024) + tl_chunk65 % 8))];
@@ -7326,7 +7326,7 @@ __global__ void __launch_bounds__(128, 8) residual_rmsnorm_kernel_variant4(
                             }
                         }
                     }
-                    // copy(W[c0 +: BN], w);  (norms.tl:244)
+                    // copy(W[c0 +: BN], w);  (norms.tl:245)
                     #pragma unroll
                     for (int tl_chunk68 = 0; tl_chunk68 < w_layout::kSlots; tl_chunk68 += 8) {
                         const tl::f16* tl_ptr69 = &W[c0 + (((w_layout::flat(tl_tid, (tl_chunk68 / 8) * 8)) % 1024) + tl_chunk68 % 8)];
@@ -7342,7 +7342,7 @@ __global__ void __launch_bounds__(128, 8) residual_rmsnorm_kernel_variant4(
                             }
                         }
                     }
-                    // for j in parallel(BN) {  (norms.tl:245)
+                    // for j in parallel(BN) {  (norms.tl:246)
                     // for j in parallel(1024): each thread visits the elements of `x` it holds
                     #pragma unroll
                     for (int tl_s71 = 0; tl_s71 < x_layout::kSlots; ++tl_s71) {
@@ -7352,7 +7352,7 @@ __global__ void __launch_bounds__(128, 8) residual_rmsnorm_kernel_variant4(
                         x[tl_s71] = h * rrms * w[tl_s71];
                     }
                     __syncthreads();  // WAR on `R`
-                    // copy(r, R[row, c0 +: BN]);  (norms.tl:250)
+                    // copy(r, R[row, c0 +: BN]);  (norms.tl:251)
                     #pragma unroll
                     for (int tl_chunk72 = 0; tl_chunk72 < r_layout::kSlots; tl_chunk72 += 8) {
                         tl::f16* tl_ptr73 = &R[int64_t(row) * N + (c0 + (((r_layout::flat(tl_tid, (tl_chunk72 / 8) * 8)) % 1024) + tl_chunk72 % 8))];
@@ -7368,7 +7368,7 @@ __global__ void __launch_bounds__(128, 8) residual_rmsnorm_kernel_variant4(
                             }
                         }
                     }
-                    // copy(x, Y[row, c0 +: BN]);  (norms.tl:251)
+                    // copy(x, Y[row, c0 +: BN]);  (norms.tl:252)
                     #pragma unroll
                     for (int tl_chunk75 = 0; tl_chunk75 < x_layout::kSlots; tl_chunk75 += 8) {
                         tl::f16* tl_ptr76 = &Y[int64_t(row) * N + (c0 + (((x_layout::flat(tl_tid, (tl_chunk75 / 8) * 8)) % 1024) + tl_chunk75 % 8))];
@@ -7390,7 +7390,7 @@ __global__ void __launch_bounds__(128, 8) residual_rmsnorm_kernel_variant4(
     }
 }
 
-// kernel residual_rmsnorm<ROW = 4096, THREADS = 256, RB = 1, BN = 2048, MAX_BLOCKS = 1024, T = f16>  (stdlib/norms.tl:177)
+// kernel residual_rmsnorm<ROW = 4096, THREADS = 256, RB = 1, BN = 2048, WAVES = 1, T = f16>  (stdlib/norms.tl:178)
 // 256 threads per block, 41248 bytes of shared memory
 __global__ void __launch_bounds__(256, 4) residual_rmsnorm_kernel_variant5(
         const tl::f16* __restrict__ X,
@@ -7425,7 +7425,7 @@ __global__ void __launch_bounds__(256, 4) residual_rmsnorm_kernel_variant5(
     const float n = static_cast<float>(N);
     const float inv_n = tl::rsqrt(n * n);
     if (N <= 4096) {
-        // copy(W[0 +: ROW], ws);  (norms.tl:200)
+        // copy(W[0 +: ROW], ws);  (norms.tl:201)
         #pragma unroll
         for (int tl_i1 = 0; tl_i1 < 2; ++tl_i1) {
             const int tl_chunk0 = tl_tid + tl_i1 * 256;
@@ -7444,7 +7444,7 @@ __global__ void __launch_bounds__(256, 4) residual_rmsnorm_kernel_variant5(
         }
         const int32_t g_trips = groups;
         if (0 < g_trips) {
-            // copy(X[row0 +: RB, 0 +: ROW], xs);  (norms.tl:203)
+            // copy(X[row0 +: RB, 0 +: ROW], xs);  (norms.tl:204)
             if (tl::is_aligned(X, 16) && N % 8 == 0 && ((int(blockIdx.x) + 0 * int(gridDim.x)) * 1) >= 0 && ((int(blockIdx.x) + 0 * int(gridDim.x)) * 1) + 1 <= M && 0 >= 0 && 0 + 4096 <= N && 0 % 8 == 0) {
                 #pragma unroll
                 for (int tl_i6 = 0; tl_i6 < 2; ++tl_i6) {
@@ -7466,7 +7466,7 @@ __global__ void __launch_bounds__(256, 4) residual_rmsnorm_kernel_variant5(
                     }
                 }
             }
-            // copy(R[row0 +: RB, 0 +: ROW], rs);  (norms.tl:204)
+            // copy(R[row0 +: RB, 0 +: ROW], rs);  (norms.tl:205)
             if (tl::is_aligned(R, 16) && N % 8 == 0 && ((int(blockIdx.x) + 0 * int(gridDim.x)) * 1) >= 0 && ((int(blockIdx.x) + 0 * int(gridDim.x)) * 1) + 1 <= M && 0 >= 0 && 0 + 4096 <= N && 0 % 8 == 0) {
                 #pragma unroll
                 for (int tl_i13 = 0; tl_i13 < 2; ++tl_i13) {
@@ -7490,12 +7490,12 @@ __global__ void __launch_bounds__(256, 4) residual_rmsnorm_kernel_variant5(
             }
         }
         tl::cp_async_commit();
-        // for g in pipelined(groups, stages = 2) {  (norms.tl:201)
+        // for g in pipelined(groups, stages = 2) {  (norms.tl:202)
         for (int g = 0; g < g_trips; ++g) {
             tl::cp_async_wait<0>();  // at most 0 copy groups of this thread still in flight
             __syncthreads();  // pipeline: stage `g % 2` has landed and the stage refilled next is no longer read
             if (g + 1 < g_trips) {
-                // copy(X[row0 +: RB, 0 +: ROW], xs);  (norms.tl:203)
+                // copy(X[row0 +: RB, 0 +: ROW], xs);  (norms.tl:204)
                 if (tl::is_aligned(X, 16) && N % 8 == 0 && ((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 1) >= 0 && ((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 1) + 1 <= M && 0 >= 0 && 0 + 4096 <= N && 0 % 8 == 0) {
                     #pragma unroll
                     for (int tl_i20 = 0; tl_i20 < 2; ++tl_i20) {
@@ -7517,7 +7517,7 @@ __global__ void __launch_bounds__(256, 4) residual_rmsnorm_kernel_variant5(
                         }
                     }
                 }
-                // copy(R[row0 +: RB, 0 +: ROW], rs);  (norms.tl:204)
+                // copy(R[row0 +: RB, 0 +: ROW], rs);  (norms.tl:205)
                 if (tl::is_aligned(R, 16) && N % 8 == 0 && ((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 1) >= 0 && ((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 1) + 1 <= M && 0 >= 0 && 0 + 4096 <= N && 0 % 8 == 0) {
                     #pragma unroll
                     for (int tl_i27 = 0; tl_i27 < 2; ++tl_i27) {
@@ -7542,7 +7542,7 @@ __global__ void __launch_bounds__(256, 4) residual_rmsnorm_kernel_variant5(
             }
             tl::cp_async_commit();
             const int32_t row0 = (int(blockIdx.x) + g * int(gridDim.x)) * 1;
-            // copy(xs, s);  (norms.tl:205)
+            // copy(xs, s);  (norms.tl:206)
             #pragma unroll
             for (int tl_chunk33 = 0; tl_chunk33 < 16; tl_chunk33 += 8) {
                 const tl::f16* tl_ptr34 = &xs[((g % 2) * 1 + 0) * 4104 + ((tl_chunk33 % 8) + (tl_tid) * 8 + (tl_chunk33 / 8) * 2048)];
@@ -7558,7 +7558,7 @@ __global__ void __launch_bounds__(256, 4) residual_rmsnorm_kernel_variant5(
                     }
                 }
             }
-            // copy(rs, sq);  (norms.tl:206)
+            // copy(rs, sq);  (norms.tl:207)
             #pragma unroll
             for (int tl_chunk36 = 0; tl_chunk36 < 16; tl_chunk36 += 8) {
                 const tl::f16* tl_ptr37 = &rs[((g % 2) * 1 + 0) * 4104 + ((tl_chunk36 % 8) + (tl_tid) * 8 + (tl_chunk36 / 8) * 2048)];
@@ -7574,7 +7574,7 @@ __global__ void __launch_bounds__(256, 4) residual_rmsnorm_kernel_variant5(
                     }
                 }
             }
-            // for i, j in parallel(RB, ROW) {  (norms.tl:207)
+            // for i, j in parallel(RB, ROW) {  (norms.tl:208)
             // for i, j in parallel(1, 4096): each thread visits the elements of `s` it holds
             #pragma unroll
             for (int tl_s39 = 0; tl_s39 < 16; ++tl_s39) {
@@ -7585,7 +7585,7 @@ __global__ void __launch_bounds__(256, 4) residual_rmsnorm_kernel_variant5(
                 sq[tl_s39] = h * h;
             }
             __syncthreads();  // WAR on `R`
-            // copy(s, R[row0 +: RB, 0 +: ROW]);  (norms.tl:212)
+            // copy(s, R[row0 +: RB, 0 +: ROW]);  (norms.tl:213)
             #pragma unroll
             for (int tl_chunk40 = 0; tl_chunk40 < 16; tl_chunk40 += 8) {
                 tl::f16* tl_ptr41 = &R[int64_t(row0 + 0) * N + ((tl_chunk40 % 8) + (tl_tid) * 8 + (tl_chunk40 / 8) * 2048)];
@@ -7601,7 +7601,7 @@ __global__ void __launch_bounds__(256, 4) residual_rmsnorm_kernel_variant5(
                     }
                 }
             }
-            // reduce(sum, sq, s_rrms, axis = 1);  (norms.tl:213)
+            // reduce(sum, sq, s_rrms, axis = 1);  (norms.tl:214)
             // each thread folds its 16 values of each of its 1 results; xor shuffles 1, 2, 4, 8, 16 among the lanes that share one; then across the 8 warps that do
             {
                 float tl_part[1];
@@ -7622,13 +7622,13 @@ __global__ void __launch_bounds__(256, 4) residual_rmsnorm_kernel_variant5(
                 if ((tl_tid / 1 % 32) == 0) {
                     #pragma unroll
                     for (int tl_i = 0; tl_i < 1; ++tl_i) {
-                        reinterpret_cast<float*>(tl_scratch)[(0) * 8 + (tl_tid / 32 % 8)] = tl_part[tl_i];
+                        reinterpret_cast<float*>(tl_scratch)[((tl_tid / 32 % 8)) * 1 + 0] = tl_part[tl_i];
                     }
                 }
                 __syncthreads();
                 #pragma unroll
                 for (int tl_i = 0; tl_i < 1; ++tl_i) {
-                    tl_part[tl_i] = reinterpret_cast<float*>(tl_scratch)[(0) * 8 + tl_tid % 8];
+                    tl_part[tl_i] = reinterpret_cast<float*>(tl_scratch)[(tl_tid % 8) * 1 + 0];
                     tl_part[tl_i] = tl::xor_combine<tl::SumOp, 1>(tl_part[tl_i]);
                     tl_part[tl_i] = tl::xor_combine<tl::SumOp, 2>(tl_part[tl_i]);
                     tl_part[tl_i] = tl::xor_combine<tl::SumOp, 4>(tl_part[tl_i]);
@@ -7639,14 +7639,14 @@ __global__ void __launch_bounds__(256, 4) residual_rmsnorm_kernel_variant5(
                     s_rrms[tl_i] = tl_part[tl_i];
                 }
             }
-            // for i in parallel(RB) {  (norms.tl:214)
+            // for i in parallel(RB) {  (norms.tl:215)
             // for i in parallel(1): each thread visits the elements of `s_rrms` it holds
             #pragma unroll
             for (int tl_s44 = 0; tl_s44 < 1; ++tl_s44) {
                 [[maybe_unused]] const int i = 0;
                 s_rrms[tl_s44] = tl::rsqrt(s_rrms[tl_s44] * inv_n + eps);
             }
-            // for i, j in parallel(RB, ROW) {  (norms.tl:217)
+            // for i, j in parallel(RB, ROW) {  (norms.tl:218)
             // for i, j in parallel(1, 4096): each thread visits the elements of `s` it holds
             #pragma unroll
             for (int tl_k46 = 0; tl_k46 < 16; tl_k46 += 8) {
@@ -7661,7 +7661,7 @@ __global__ void __launch_bounds__(256, 4) residual_rmsnorm_kernel_variant5(
                     s[tl_s50] = s[tl_s50] * s_rrms[0] * tl::convert<float>(tl_chunk49[tl_o48]);
                 }
             }
-            // copy(s, Y[row0 +: RB, 0 +: ROW]);  (norms.tl:220)
+            // copy(s, Y[row0 +: RB, 0 +: ROW]);  (norms.tl:221)
             #pragma unroll
             for (int tl_chunk51 = 0; tl_chunk51 < 16; tl_chunk51 += 8) {
                 tl::f16* tl_ptr52 = &Y[int64_t(row0 + 0) * N + ((tl_chunk51 % 8) + (tl_tid) * 8 + (tl_chunk51 / 8) * 2048)];
@@ -7687,7 +7687,7 @@ __global__ void __launch_bounds__(256, 4) residual_rmsnorm_kernel_variant5(
                 const int32_t row = row0 + rr;
                 sum_x2 = 0.0f;
                 for (int t = 0; t < n_tiles; ++t) {
-                    // copy(X[row, t * BN +: BN], x);  (norms.tl:230)
+                    // copy(X[row, t * BN +: BN], x);  (norms.tl:231)
                     #pragma unroll
                     for (int tl_chunk54 = 0; tl_chunk54 < x_layout::kSlots; tl_chunk54 += 8) {
                         const tl::f16* tl_ptr55 = &X[int64_t(row) * N + ((t * 2048) + (((x_layout::flat(tl_tid, (tl_chunk54 / 8) * 8)) % 2048) + tl_chunk54 % 8))];
@@ -7704,7 +7704,7 @@ __global__ void __launch_bounds__(256, 4) residual_rmsnorm_kernel_variant5(
                         }
                     }
                     __syncthreads();  // RAW on `R`
-                    // copy(R[row, t * BN +: BN], r);  (norms.tl:231)
+                    // copy(R[row, t * BN +: BN], r);  (norms.tl:232)
                     #pragma unroll
                     for (int tl_chunk57 = 0; tl_chunk57 < r_layout::kSlots; tl_chunk57 += 8) {
                         const tl::f16* tl_ptr58 = &R[int64_t(row) * N + ((t * 2048) + (((r_layout::flat(tl_tid, (tl_chunk57 / 8) * 8)) % 2048) + tl_chunk57 % 8))];
@@ -7720,7 +7720,7 @@ __global__ void __launch_bounds__(256, 4) residual_rmsnorm_kernel_variant5(
                             }
                         }
                     }
-                    // for j in parallel(BN) {  (norms.tl:232)
+                    // for j in parallel(BN) {  (norms.tl:233)
                     // for j in parallel(2048): each thread visits the elements of `x` it holds
                     #pragma unroll
                     for (int tl_s60 = 0; tl_s60 < x_layout::kSlots; ++tl_s60) {
@@ -7728,7 +7728,7 @@ __global__ void __launch_bounds__(256, 4) residual_rmsnorm_kernel_variant5(
                         const float h = tl::convert<float>(tl::convert<tl::f16>(x[tl_s60] + r[tl_s60]));
                         x[tl_s60] = h * h;
                     }
-                    // reduce(sum, x, part);  (norms.tl:236)
+                    // reduce(sum, x, part);  (norms.tl:237)
                     {
                         float tl_part[1];
                         #pragma unroll
@@ -7747,7 +7747,7 @@ __global__ void __launch_bounds__(256, 4) residual_rmsnorm_kernel_variant5(
                 const float rrms = tl::rsqrt(sum_x2 * inv_n + eps);
                 for (int t = 0; t < n_tiles; ++t) {
                     const int32_t c0 = t * 2048;
-                    // copy(X[row, c0 +: BN], x);  (norms.tl:242)
+                    // copy(X[row, c0 +: BN], x);  (norms.tl:243)
                     #pragma unroll
                     for (int tl_chunk62 = 0; tl_chunk62 < x_layout::kSlots; tl_chunk62 += 8) {
                         const tl::f16* tl_ptr63 = &X[int64_t(row) * N + (c0 + (((x_layout::flat(tl_tid, (tl_chunk62 / 8) * 8)) % 2048) + tl_chunk62 % 8))];
@@ -7764,7 +7764,7 @@ __global__ void __launch_bounds__(256, 4) residual_rmsnorm_kernel_variant5(
                         }
                     }
                     __syncthreads();  // RAW on `R`
-                    // copy(R[row, c0 +: BN], r);  (norms.tl:243)
+                    // copy(R[row, c0 +: BN], r);  (norms.tl:244)
                     #pragma unroll
                     for (int tl_chunk65 = 0; tl_chunk65 < r_layout::kSlots; tl_chunk65 += 8) {
                         const tl::f16* tl_ptr66 = &R[int64_t(row) * N + (c0 + (((r_layout::flat(tl_tid, (tl_chunk65 / 8) * 8)) % 2048) + tl_chunk65 % 8))];
@@ -7780,7 +7780,7 @@ __global__ void __launch_bounds__(256, 4) residual_rmsnorm_kernel_variant5(
                             }
                         }
                     }
-                    // copy(W[c0 +: BN], w);  (norms.tl:244)
+                    // copy(W[c0 +: BN], w);  (norms.tl:245)
                     #pragma unroll
                     for (int tl_chunk68 = 0; tl_chunk68 < w_layout::kSlots; tl_chunk68 += 8) {
                         const tl::f16* tl_ptr69 = &W[c0 + (((w_layout::flat(tl_tid, (tl_chunk68 / 8) * 8)) % 2048) + tl_chunk68 % 8)];
@@ -7796,7 +7796,7 @@ __global__ void __launch_bounds__(256, 4) residual_rmsnorm_kernel_variant5(
                             }
                         }
                     }
-                    // for j in parallel(BN) {  (norms.tl:245)
+                    // for j in parallel(BN) {  (norms.tl:246)
                     // for j in parallel(2048): each thread visits the elements of `x` it holds
                     #pragma unroll
                     for (int tl_s71 = 0; tl_s71 < x_layout::kSlots; ++tl_s71) {
@@ -7806,7 +7806,7 @@ __global__ void __launch_bounds__(256, 4) residual_rmsnorm_kernel_variant5(
                         x[tl_s71] = h * rrms * w[tl_s71];
                     }
                     __syncthreads();  // WAR on `R`
-                    // copy(r, R[row, c0 +: BN]);  (norms.tl:250)
+                    // copy(r, R[row, c0 +: BN]);  (norms.tl:251)
                     #pragma unroll
                     for (int tl_chunk72 = 0; tl_chunk72 < r_layout::kSlots; tl_chunk72 += 8) {
                         tl::f16* tl_ptr73 = &R[int64_t(row) * N + (c0 + (((r_layout::flat(tl_tid, (tl_chunk72 / 8) * 8)) % 2048) + tl_chunk72 % 8))];
@@ -7822,7 +7822,7 @@ __global__ void __launch_bounds__(256, 4) residual_rmsnorm_kernel_variant5(
                             }
                         }
                     }
-                    // copy(x, Y[row, c0 +: BN]);  (norms.tl:251)
+                    // copy(x, Y[row, c0 +: BN]);  (norms.tl:252)
                     #pragma unroll
                     for (int tl_chunk75 = 0; tl_chunk75 < x_layout::kSlots; tl_chunk75 += 8) {
                         tl::f16* tl_ptr76 = &Y[int64_t(row) * N + (c0 + (((x_layout::flat(tl_tid, (tl_chunk75 / 8) * 8)) % 2048) + tl_chunk75 % 8))];
@@ -7844,7 +7844,7 @@ __global__ void __launch_bounds__(256, 4) residual_rmsnorm_kernel_variant5(
     }
 }
 
-// kernel residual_rmsnorm<ROW = 8192, THREADS = 512, RB = 1, BN = 4096, MAX_BLOCKS = 1024, T = f16>  (stdlib/norms.tl:177)
+// kernel residual_rmsnorm<ROW = 8192, THREADS = 512, RB = 1, BN = 4096, WAVES = 1, T = f16>  (stdlib/norms.tl:178)
 // 512 threads per block, 82240 bytes of shared memory
 __global__ void __launch_bounds__(512, 2) residual_rmsnorm_kernel_variant6(
         const tl::f16* __restrict__ X,
@@ -7879,7 +7879,7 @@ __global__ void __launch_bounds__(512, 2) residual_rmsnorm_kernel_variant6(
     const float n = static_cast<float>(N);
     const float inv_n = tl::rsqrt(n * n);
     if (N <= 8192) {
-        // copy(W[0 +: ROW], ws);  (norms.tl:200)
+        // copy(W[0 +: ROW], ws);  (norms.tl:201)
         #pragma unroll
         for (int tl_i1 = 0; tl_i1 < 2; ++tl_i1) {
             const int tl_chunk0 = tl_tid + tl_i1 * 512;
@@ -7898,7 +7898,7 @@ __global__ void __launch_bounds__(512, 2) residual_rmsnorm_kernel_variant6(
         }
         const int32_t g_trips = groups;
         if (0 < g_trips) {
-            // copy(X[row0 +: RB, 0 +: ROW], xs);  (norms.tl:203)
+            // copy(X[row0 +: RB, 0 +: ROW], xs);  (norms.tl:204)
             if (tl::is_aligned(X, 16) && N % 8 == 0 && ((int(blockIdx.x) + 0 * int(gridDim.x)) * 1) >= 0 && ((int(blockIdx.x) + 0 * int(gridDim.x)) * 1) + 1 <= M && 0 >= 0 && 0 + 8192 <= N && 0 % 8 == 0) {
                 #pragma unroll
                 for (int tl_i6 = 0; tl_i6 < 2; ++tl_i6) {
@@ -7920,7 +7920,7 @@ __global__ void __launch_bounds__(512, 2) residual_rmsnorm_kernel_variant6(
                     }
                 }
             }
-            // copy(R[row0 +: RB, 0 +: ROW], rs);  (norms.tl:204)
+            // copy(R[row0 +: RB, 0 +: ROW], rs);  (norms.tl:205)
             if (tl::is_aligned(R, 16) && N % 8 == 0 && ((int(blockIdx.x) + 0 * int(gridDim.x)) * 1) >= 0 && ((int(blockIdx.x) + 0 * int(gridDim.x)) * 1) + 1 <= M && 0 >= 0 && 0 + 8192 <= N && 0 % 8 == 0) {
                 #pragma unroll
                 for (int tl_i13 = 0; tl_i13 < 2; ++tl_i13) {
@@ -7944,12 +7944,12 @@ __global__ void __launch_bounds__(512, 2) residual_rmsnorm_kernel_variant6(
             }
         }
         tl::cp_async_commit();
-        // for g in pipelined(groups, stages = 2) {  (norms.tl:201)
+        // for g in pipelined(groups, stages = 2) {  (norms.tl:202)
         for (int g = 0; g < g_trips; ++g) {
             tl::cp_async_wait<0>();  // at most 0 copy groups of this thread still in flight
             __syncthreads();  // pipeline: stage `g % 2` has landed and the stage refilled next is no longer read
             if (g + 1 < g_trips) {
-                // copy(X[row0 +: RB, 0 +: ROW], xs);  (norms.tl:203)
+                // copy(X[row0 +: RB, 0 +: ROW], xs);  (norms.tl:204)
                 if (tl::is_aligned(X, 16) && N % 8 == 0 && ((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 1) >= 0 && ((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 1) + 1 <= M && 0 >= 0 && 0 + 8192 <= N && 0 % 8 == 0) {
                     #pragma unroll
                     for (int tl_i20 = 0; tl_i20 < 2; ++tl_i20) {
@@ -7971,7 +7971,7 @@ __global__ void __launch_bounds__(512, 2) residual_rmsnorm_kernel_variant6(
                         }
                     }
                 }
-                // copy(R[row0 +: RB, 0 +: ROW], rs);  (norms.tl:204)
+                // copy(R[row0 +: RB, 0 +: ROW], rs);  (norms.tl:205)
                 if (tl::is_aligned(R, 16) && N % 8 == 0 && ((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 1) >= 0 && ((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 1) + 1 <= M && 0 >= 0 && 0 + 8192 <= N && 0 % 8 == 0) {
                     #pragma unroll
                     for (int tl_i27 = 0; tl_i27 < 2; ++tl_i27) {
@@ -7996,7 +7996,7 @@ __global__ void __launch_bounds__(512, 2) residual_rmsnorm_kernel_variant6(
             }
             tl::cp_async_commit();
             const int32_t row0 = (int(blockIdx.x) + g * int(gridDim.x)) * 1;
-            // copy(xs, s);  (norms.tl:205)
+            // copy(xs, s);  (norms.tl:206)
             #pragma unroll
             for (int tl_chunk33 = 0; tl_chunk33 < 16; tl_chunk33 += 8) {
                 const tl::f16* tl_ptr34 = &xs[((g % 2) * 1 + 0) * 8200 + ((tl_chunk33 % 8) + (tl_tid) * 8 + (tl_chunk33 / 8) * 4096)];
@@ -8012,7 +8012,7 @@ __global__ void __launch_bounds__(512, 2) residual_rmsnorm_kernel_variant6(
                     }
                 }
             }
-            // copy(rs, sq);  (norms.tl:206)
+            // copy(rs, sq);  (norms.tl:207)
             #pragma unroll
             for (int tl_chunk36 = 0; tl_chunk36 < 16; tl_chunk36 += 8) {
                 const tl::f16* tl_ptr37 = &rs[((g % 2) * 1 + 0) * 8200 + ((tl_chunk36 % 8) + (tl_tid) * 8 + (tl_chunk36 / 8) * 4096)];
@@ -8028,7 +8028,7 @@ __global__ void __launch_bounds__(512, 2) residual_rmsnorm_kernel_variant6(
                     }
                 }
             }
-            // for i, j in parallel(RB, ROW) {  (norms.tl:207)
+            // for i, j in parallel(RB, ROW) {  (norms.tl:208)
             // for i, j in parallel(1, 8192): each thread visits the elements of `s` it holds
             #pragma unroll
             for (int tl_s39 = 0; tl_s39 < 16; ++tl_s39) {
@@ -8039,7 +8039,7 @@ __global__ void __launch_bounds__(512, 2) residual_rmsnorm_kernel_variant6(
                 sq[tl_s39] = h * h;
             }
             __syncthreads();  // WAR on `R`
-            // copy(s, R[row0 +: RB, 0 +: ROW]);  (norms.tl:212)
+            // copy(s, R[row0 +: RB, 0 +: ROW]);  (norms.tl:213)
             #pragma unroll
             for (int tl_chunk40 = 0; tl_chunk40 < 16; tl_chunk40 += 8) {
                 tl::f16* tl_ptr41 = &R[int64_t(row0 + 0) * N + ((tl_chunk40 % 8) + (tl_tid) * 8 + (tl_chunk40 / 8) * 4096)];
@@ -8055,7 +8055,7 @@ __global__ void __launch_bounds__(512, 2) residual_rmsnorm_kernel_variant6(
                     }
                 }
             }
-            // reduce(sum, sq, s_rrms, axis = 1);  (norms.tl:213)
+            // reduce(sum, sq, s_rrms, axis = 1);  (norms.tl:214)
             // each thread folds its 16 values of each of its 1 results; xor shuffles 1, 2, 4, 8, 16 among the lanes that share one; then across the 16 warps that do
             {
                 float tl_part[1];
@@ -8076,13 +8076,13 @@ __global__ void __launch_bounds__(512, 2) residual_rmsnorm_kernel_variant6(
                 if ((tl_tid / 1 % 32) == 0) {
                     #pragma unroll
                     for (int tl_i = 0; tl_i < 1; ++tl_i) {
-                        reinterpret_cast<float*>(tl_scratch)[(0) * 16 + (tl_tid / 32 % 16)] = tl_part[tl_i];
+                        reinterpret_cast<float*>(tl_scratch)[((tl_tid / 32 % 16)) * 1 + 0] = tl_part[tl_i];
                     }
                 }
                 __syncthreads();
                 #pragma unroll
                 for (int tl_i = 0; tl_i < 1; ++tl_i) {
-                    tl_part[tl_i] = reinterpret_cast<float*>(tl_scratch)[(0) * 16 + tl_tid % 16];
+                    tl_part[tl_i] = reinterpret_cast<float*>(tl_scratch)[(tl_tid % 16) * 1 + 0];
                     tl_part[tl_i] = tl::xor_combine<tl::SumOp, 1>(tl_part[tl_i]);
                     tl_part[tl_i] = tl::xor_combine<tl::SumOp, 2>(tl_part[tl_i]);
                     tl_part[tl_i] = tl::xor_combine<tl::SumOp, 4>(tl_part[tl_i]);
@@ -8094,14 +8094,14 @@ __global__ void __launch_bounds__(512, 2) residual_rmsnorm_kernel_variant6(
                     s_rrms[tl_i] = tl_part[tl_i];
                 }
             }
-            // for i in parallel(RB) {  (norms.tl:214)
+            // for i in parallel(RB) {  (norms.tl:215)
             // for i in parallel(1): each thread visits the elements of `s_rrms` it holds
             #pragma unroll
             for (int tl_s44 = 0; tl_s44 < 1; ++tl_s44) {
                 [[maybe_unused]] const int i = 0;
                 s_rrms[tl_s44] = tl::rsqrt(s_rrms[tl_s44] * inv_n + eps);
             }
-            // for i, j in parallel(RB, ROW) {  (norms.tl:217)
+            // for i, j in parallel(RB, ROW) {  (norms.tl:218)
             // for i, j in parallel(1, 8192): each thread visits the elements of `s` it holds
             #pragma unroll
             for (int tl_k46 = 0; tl_k46 < 16; tl_k46 += 8) {
@@ -8116,7 +8116,7 @@ __global__ void __launch_bounds__(512, 2) residual_rmsnorm_kernel_variant6(
                     s[tl_s50] = s[tl_s50] * s_rrms[0] * tl::convert<float>(tl_chunk49[tl_o48]);
                 }
             }
-            // copy(s, Y[row0 +: RB, 0 +: ROW]);  (norms.tl:220)
+            // copy(s, Y[row0 +: RB, 0 +: ROW]);  (norms.tl:221)
             #pragma unroll
             for (int tl_chunk51 = 0; tl_chunk51 < 16; tl_chunk51 += 8) {
                 tl::f16* tl_ptr52 = &Y[int64_t(row0 + 0) * N + ((tl_chunk51 % 8) + (tl_tid) * 8 + (tl_chunk51 / 8) * 4096)];
@@ -8142,7 +8142,7 @@ __global__ void __launch_bounds__(512, 2) residual_rmsnorm_kernel_variant6(
                 const int32_t row = row0 + rr;
                 sum_x2 = 0.0f;
                 for (int t = 0; t < n_tiles; ++t) {
-                    // copy(X[row, t * BN +: BN], x);  (norms.tl:230)
+                    // copy(X[row, t * BN +: BN], x);  (norms.tl:231)
                     #pragma unroll
                     for (int tl_chunk54 = 0; tl_chunk54 < x_layout::kSlots; tl_chunk54 += 8) {
                         const tl::f16* tl_ptr55 = &X[int64_t(row) * N + ((t * 4096) + (((x_layout::flat(tl_tid, (tl_chunk54 / 8) * 8)) % 4096) + tl_chunk54 % 8))];
@@ -8159,7 +8159,7 @@ __global__ void __launch_bounds__(512, 2) residual_rmsnorm_kernel_variant6(
                         }
                     }
                     __syncthreads();  // RAW on `R`
-                    // copy(R[row, t * BN +: BN], r);  (norms.tl:231)
+                    // copy(R[row, t * BN +: BN], r);  (norms.tl:232)
                     #pragma unroll
                     for (int tl_chunk57 = 0; tl_chunk57 < r_layout::kSlots; tl_chunk57 += 8) {
                         const tl::f16* tl_ptr58 = &R[int64_t(row) * N + ((t * 4096) + (((r_layout::flat(tl_tid, (tl_chunk57 / 8) * 8)) % 4096) + tl_chunk57 % 8))];
@@ -8175,7 +8175,7 @@ __global__ void __launch_bounds__(512, 2) residual_rmsnorm_kernel_variant6(
                             }
                         }
                     }
-                    // for j in parallel(BN) {  (norms.tl:232)
+                    // for j in parallel(BN) {  (norms.tl:233)
                     // for j in parallel(4096): each thread visits the elements of `x` it holds
                     #pragma unroll
                     for (int tl_s60 = 0; tl_s60 < x_layout::kSlots; ++tl_s60) {
@@ -8183,7 +8183,7 @@ __global__ void __launch_bounds__(512, 2) residual_rmsnorm_kernel_variant6(
                         const float h = tl::convert<float>(tl::convert<tl::f16>(x[tl_s60] + r[tl_s60]));
                         x[tl_s60] = h * h;
                     }
-                    // reduce(sum, x, part);  (norms.tl:236)
+                    // reduce(sum, x, part);  (norms.tl:237)
                     {
                         float tl_part[1];
                         #pragma unroll
@@ -8202,7 +8202,7 @@ __global__ void __launch_bounds__(512, 2) residual_rmsnorm_kernel_variant6(
                 const float rrms = tl::rsqrt(sum_x2 * inv_n + eps);
                 for (int t = 0; t < n_tiles; ++t) {
                     const int32_t c0 = t * 4096;
-                    // copy(X[row, c0 +: BN], x);  (norms.tl:242)
+                    // copy(X[row, c0 +: BN], x);  (norms.tl:243)
                     #pragma unroll
                     for (int tl_chunk62 = 0; tl_chunk62 < x_layout::kSlots; tl_chunk62 += 8) {
                         const tl::f16* tl_ptr63 = &X[int64_t(row) * N + (c0 + (((x_layout::flat(tl_tid, (tl_chunk62 / 8) * 8)) % 4096) + tl_chunk62 % 8))];
@@ -8219,7 +8219,7 @@ __global__ void __launch_bounds__(512, 2) residual_rmsnorm_kernel_variant6(
                         }
                     }
                     __syncthreads();  // RAW on `R`
-                    // copy(R[row, c0 +: BN], r);  (norms.tl:243)
+                    // copy(R[row, c0 +: BN], r);  (norms.tl:244)
                     #pragma unroll
                     for (int tl_chunk65 = 0; tl_chunk65 < r_layout::kSlots; tl_chunk65 += 8) {
                         const tl::f16* tl_ptr66 = &R[int64_t(row) * N + (c0 + (((r_layout::flat(tl_tid, (tl_chunk65 / 8) * 8)) % 4096) + tl_chunk65 % 8))];
@@ -8235,7 +8235,7 @@ __global__ void __launch_bounds__(512, 2) residual_rmsnorm_kernel_variant6(
                             }
                         }
                     }
-                    // copy(W[c0 +: BN], w);  (norms.tl:244)
+                    // copy(W[c0 +: BN], w);  (norms.tl:245)
                     #pragma unroll
                     for (int tl_chunk68 = 0; tl_chunk68 < w_layout::kSlots; tl_chunk68 += 8) {
                         const tl::f16* tl_ptr69 = &W[c0 + (((w_layout::flat(tl_tid, (tl_chunk68 / 8) * 8)) % 4096) + tl_chunk68 % 8)];
@@ -8251,7 +8251,7 @@ __global__ void __launch_bounds__(512, 2) residual_rmsnorm_kernel_variant6(
                             }
                         }
                     }
-                    // for j in parallel(BN) {  (norms.tl:245)
+                    // for j in parallel(BN) {  (norms.tl:246)
                     // for j in parallel(4096): each thread visits the elements of `x` it holds
                     #pragma unroll
                     for (int tl_s71 = 0; tl_s71 < x_layout::kSlots; ++tl_s71) {
@@ -8261,7 +8261,7 @@ __global__ void __launch_bounds__(512, 2) residual_rmsnorm_kernel_variant6(
                         x[tl_s71] = h * rrms * w[tl_s71];
                     }
                     __syncthreads();  // WAR on `R`
-                    // copy(r, R[row, c0 +: BN]);  (norms.tl:250)
+                    // copy(r, R[row, c0 +: BN]);  (norms.tl:251)
                     #pragma unroll
                     for (int tl_chunk72 = 0; tl_chunk72 < r_layout::kSlots; tl_chunk72 += 8) {
                         tl::f16* tl_ptr73 = &R[int64_t(row) * N + (c0 + (((r_layout::flat(tl_tid, (tl_chunk72 / 8) * 8)) % 4096) + tl_chunk72 % 8))];
@@ -8277,7 +8277,7 @@ __global__ void __launch_bounds__(512, 2) residual_rmsnorm_kernel_variant6(
                             }
                         }
                     }
-                    // copy(x, Y[row, c0 +: BN]);  (norms.tl:251)
+                    // copy(x, Y[row, c0 +: BN]);  (norms.tl:252)
                     #pragma unroll
                     for (int tl_chunk75 = 0; tl_chunk75 < x_layout::kSlots; tl_chunk75 += 8) {
                         tl::f16* tl_ptr76 = &Y[int64_t(row) * N + (c0 + (((x_layout::flat(tl_tid, (tl_chunk75 / 8) * 8)) % 4096) + tl_chunk75 % 8))];
@@ -8299,7 +8299,7 @@ __global__ void __launch_bounds__(512, 2) residual_rmsnorm_kernel_variant6(
     }
 }
 
-// kernel layernorm_gelu<ROW = 128, THREADS = 128, RB = 16, BN = 1024, MAX_BLOCKS = 1024, T = f16>  (stdlib/norms.tl:260)
+// kernel layernorm_gelu<ROW = 128, THREADS = 128, RB = 16, BN = 1024, WAVES = 1, T = f16>  (stdlib/norms.tl:261)
 // 128 threads per block, 9232 bytes of shared memory
 __global__ void __launch_bounds__(128, 8) layernorm_gelu_kernel_variant0(
         const tl::f16* __restrict__ X,
@@ -8337,7 +8337,7 @@ __global__ void __launch_bounds__(128, 8) layernorm_gelu_kernel_variant0(
     const float n = static_cast<float>(N);
     const float inv_n = tl::rsqrt(n * n);
     if (N <= 128) {
-        // copy(W[0 +: ROW], ws);  (norms.tl:285)
+        // copy(W[0 +: ROW], ws);  (norms.tl:286)
         #pragma unroll
         for (int tl_i1 = 0; tl_i1 < 1; ++tl_i1) {
             const int tl_chunk0 = tl_tid + tl_i1 * 128;
@@ -8356,7 +8356,7 @@ __global__ void __launch_bounds__(128, 8) layernorm_gelu_kernel_variant0(
                 }
             }
         }
-        // copy(Bias[0 +: ROW], bs);  (norms.tl:286)
+        // copy(Bias[0 +: ROW], bs);  (norms.tl:287)
         #pragma unroll
         for (int tl_i6 = 0; tl_i6 < 1; ++tl_i6) {
             const int tl_chunk5 = tl_tid + tl_i6 * 128;
@@ -8377,7 +8377,7 @@ __global__ void __launch_bounds__(128, 8) layernorm_gelu_kernel_variant0(
         }
         const int32_t g_trips = groups;
         if (0 < g_trips) {
-            // copy(X[row0 +: RB, 0 +: ROW], xs);  (norms.tl:289)
+            // copy(X[row0 +: RB, 0 +: ROW], xs);  (norms.tl:290)
             if (tl::is_aligned(X, 16) && N % 8 == 0 && ((int(blockIdx.x) + 0 * int(gridDim.x)) * 16) >= 0 && ((int(blockIdx.x) + 0 * int(gridDim.x)) * 16) + 16 <= M && 0 >= 0 && 0 + 128 <= N && 0 % 8 == 0) {
                 #pragma unroll
                 for (int tl_i11 = 0; tl_i11 < 2; ++tl_i11) {
@@ -8401,12 +8401,12 @@ __global__ void __launch_bounds__(128, 8) layernorm_gelu_kernel_variant0(
             }
         }
         tl::cp_async_commit();
-        // for g in pipelined(groups, stages = 2) {  (norms.tl:287)
+        // for g in pipelined(groups, stages = 2) {  (norms.tl:288)
         for (int g = 0; g < g_trips; ++g) {
             tl::cp_async_wait<0>();  // at most 0 copy groups of this thread still in flight
             __syncthreads();  // pipeline: stage `g % 2` has landed and the stage refilled next is no longer read
             if (g + 1 < g_trips) {
-                // copy(X[row0 +: RB, 0 +: ROW], xs);  (norms.tl:289)
+                // copy(X[row0 +: RB, 0 +: ROW], xs);  (norms.tl:290)
                 if (tl::is_aligned(X, 16) && N % 8 == 0 && ((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 16) >= 0 && ((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 16) + 16 <= M && 0 >= 0 && 0 + 128 <= N && 0 % 8 == 0) {
                     #pragma unroll
                     for (int tl_i18 = 0; tl_i18 < 2; ++tl_i18) {
@@ -8431,7 +8431,7 @@ __global__ void __launch_bounds__(128, 8) layernorm_gelu_kernel_variant0(
             }
             tl::cp_async_commit();
             const int32_t row0 = (int(blockIdx.x) + g * int(gridDim.x)) * 16;
-            // copy(xs, s);  (norms.tl:290)
+            // copy(xs, s);  (norms.tl:291)
             #pragma unroll
             for (int tl_chunk24 = 0; tl_chunk24 < 16; tl_chunk24 += 8) {
                 const tl::f16* tl_ptr25 = &xs[((g % 2) * 16 + ((tl_tid / 16) + (tl_chunk24 / 8) * 8)) * 136 + ((tl_chunk24 % 8) + (tl_tid % 16) * 8)];
@@ -8447,7 +8447,7 @@ __global__ void __launch_bounds__(128, 8) layernorm_gelu_kernel_variant0(
                     }
                 }
             }
-            // reduce(sum, s, s_mean, axis = 1);  (norms.tl:291)
+            // reduce(sum, s, s_mean, axis = 1);  (norms.tl:292)
             // each thread folds its 8 values of each of its 2 results; xor shuffles 1, 2, 4, 8 among the lanes that share one
             {
                 float tl_part[2];
@@ -8469,7 +8469,7 @@ __global__ void __launch_bounds__(128, 8) layernorm_gelu_kernel_variant0(
                     s_mean[tl_i] = tl_part[tl_i];
                 }
             }
-            // for i, j in parallel(RB, ROW) {  (norms.tl:292)
+            // for i, j in parallel(RB, ROW) {  (norms.tl:293)
             // for i, j in parallel(16, 128): each thread visits the elements of `s` it holds
             #pragma unroll
             for (int tl_s28 = 0; tl_s28 < 16; ++tl_s28) {
@@ -8480,7 +8480,7 @@ __global__ void __launch_bounds__(128, 8) layernorm_gelu_kernel_variant0(
                 s[tl_s28] = d;
                 sd[tl_s28] = j < N ? d * d : 0.0f;
             }
-            // reduce(sum, sd, s_rstd, axis = 1);  (norms.tl:297)
+            // reduce(sum, sd, s_rstd, axis = 1);  (norms.tl:298)
             // each thread folds its 8 values of each of its 2 results; xor shuffles 1, 2, 4, 8 among the lanes that share one
             {
                 float tl_part[2];
@@ -8502,14 +8502,14 @@ __global__ void __launch_bounds__(128, 8) layernorm_gelu_kernel_variant0(
                     s_rstd[tl_i] = tl_part[tl_i];
                 }
             }
-            // for i in parallel(RB) {  (norms.tl:298)
+            // for i in parallel(RB) {  (norms.tl:299)
             // for i in parallel(16): each thread visits the elements of `s_rstd` it holds
             #pragma unroll
             for (int tl_s31 = 0; tl_s31 < 2; ++tl_s31) {
                 [[maybe_unused]] const int i = ((tl_tid / 16) + (tl_s31) * 8);
                 s_rstd[tl_s31] = tl::rsqrt(s_rstd[tl_s31] * inv_n + eps);
             }
-            // for i, j in parallel(RB, ROW) {  (norms.tl:301)
+            // for i, j in parallel(RB, ROW) {  (norms.tl:302)
             // for i, j in parallel(16, 128): each thread visits the elements of `s` it holds
             #pragma unroll
             for (int tl_k33 = 0; tl_k33 < 16; tl_k33 += 8) {
@@ -8526,7 +8526,7 @@ __global__ void __launch_bounds__(128, 8) layernorm_gelu_kernel_variant0(
                     s[tl_s38] = gelu(s[tl_s38] * s_rstd[(tl_s38 / 8)] * tl::convert<float>(tl_chunk36[tl_o35]) + tl::convert<float>(tl_chunk37[tl_o35]));
                 }
             }
-            // copy(s, Y[row0 +: RB, 0 +: ROW]);  (norms.tl:304)
+            // copy(s, Y[row0 +: RB, 0 +: ROW]);  (norms.tl:305)
             #pragma unroll
             for (int tl_chunk39 = 0; tl_chunk39 < 16; tl_chunk39 += 8) {
                 tl::f16* tl_ptr40 = &Y[int64_t(row0 + ((tl_tid / 16) + (tl_chunk39 / 8) * 8)) * N + ((tl_chunk39 % 8) + (tl_tid % 16) * 8)];
@@ -8552,7 +8552,7 @@ __global__ void __launch_bounds__(128, 8) layernorm_gelu_kernel_variant0(
                 const int32_t row = row0 + rr;
                 sum_x = 0.0f;
                 for (int t = 0; t < n_tiles; ++t) {
-                    // copy(X[row, t * BN +: BN], x);  (norms.tl:314)
+                    // copy(X[row, t * BN +: BN], x);  (norms.tl:315)
                     #pragma unroll
                     for (int tl_chunk42 = 0; tl_chunk42 < x_layout::kSlots; tl_chunk42 += 8) {
                         const tl::f16* tl_ptr43 = &X[int64_t(row) * N + ((t * 1024) + (((x_layout::flat(tl_tid, (tl_chunk42 / 8) * 8)) % 1024) + tl_chunk42 % 8))];
@@ -8568,7 +8568,7 @@ __global__ void __launch_bounds__(128, 8) layernorm_gelu_kernel_variant0(
                             }
                         }
                     }
-                    // reduce(sum, x, part);  (norms.tl:315)
+                    // reduce(sum, x, part);  (norms.tl:316)
                     {
                         float tl_part[1];
                         #pragma unroll
@@ -8587,7 +8587,7 @@ __global__ void __launch_bounds__(128, 8) layernorm_gelu_kernel_variant0(
                 const float mean = sum_x * inv_n;
                 sum_d2 = 0.0f;
                 for (int t = 0; t < n_tiles; ++t) {
-                    // copy(X[row, t * BN +: BN], x);  (norms.tl:321)
+                    // copy(X[row, t * BN +: BN], x);  (norms.tl:322)
                     #pragma unroll
                     for (int tl_chunk46 = 0; tl_chunk46 < x_layout::kSlots; tl_chunk46 += 8) {
                         const tl::f16* tl_ptr47 = &X[int64_t(row) * N + ((t * 1024) + (((x_layout::flat(tl_tid, (tl_chunk46 / 8) * 8)) % 1024) + tl_chunk46 % 8))];
@@ -8603,7 +8603,7 @@ __global__ void __launch_bounds__(128, 8) layernorm_gelu_kernel_variant0(
                             }
                         }
                     }
-                    // for j in parallel(BN) {  (norms.tl:322)
+                    // for j in parallel(BN) {  (norms.tl:323)
                     // for j in parallel(1024): each thread visits the elements of `x` it holds
                     #pragma unroll
                     for (int tl_s49 = 0; tl_s49 < x_layout::kSlots; ++tl_s49) {
@@ -8612,7 +8612,7 @@ __global__ void __launch_bounds__(128, 8) layernorm_gelu_kernel_variant0(
                         const float d = x[tl_s49] - mean;
                         x[tl_s49] = t * 1024 + j < N ? d * d : 0.0f;
                     }
-                    // reduce(sum, x, part);  (norms.tl:326)
+                    // reduce(sum, x, part);  (norms.tl:327)
                     {
                         float tl_part[1];
                         #pragma unroll
@@ -8631,7 +8631,7 @@ __global__ void __launch_bounds__(128, 8) layernorm_gelu_kernel_variant0(
                 const float rstd = tl::rsqrt(sum_d2 * inv_n + eps);
                 for (int t = 0; t < n_tiles; ++t) {
                     const int32_t c0 = t * 1024;
-                    // copy(X[row, c0 +: BN], x);  (norms.tl:332)
+                    // copy(X[row, c0 +: BN], x);  (norms.tl:333)
                     #pragma unroll
                     for (int tl_chunk52 = 0; tl_chunk52 < x_layout::kSlots; tl_chunk52 += 8) {
                         const tl::f16* tl_ptr53 = &X[int64_t(row) * N + (c0 + (((x_layout::flat(tl_tid, (tl_chunk52 / 8) * 8)) % 1024) + tl_chunk52 % 8))];
@@ -8647,7 +8647,7 @@ __global__ void __launch_bounds__(128, 8) layernorm_gelu_kernel_variant0(
                             }
                         }
                     }
-                    // copy(W[c0 +: BN], w);  (norms.tl:333)
+                    // copy(W[c0 +: BN], w);  (norms.tl:334)
                     #pragma unroll
                     for (int tl_chunk55 = 0; tl_chunk55 < w_layout::kSlots; tl_chunk55 += 8) {
                         const tl::f16* tl_ptr56 = &W[c0 + (((w_layout::flat(tl_tid, (tl_chunk55 / 8) * 8)) % 1024) + tl_chunk55 % 8)];
@@ -8663,7 +8663,7 @@ __global__ void __launch_bounds__(128, 8) layernorm_gelu_kernel_variant0(
                             }
                         }
                     }
-                    // copy(Bias[c0 +: BN], b);  (norms.tl:334)
+                    // copy(Bias[c0 +: BN], b);  (norms.tl:335)
                     #pragma unroll
                     for (int tl_chunk58 = 0; tl_chunk58 < b_layout::kSlots; tl_chunk58 += 8) {
                         const tl::f16* tl_ptr59 = &Bias[c0 + (((b_layout::flat(tl_tid, (tl_chunk58 / 8) * 8)) % 1024) + tl_chunk58 % 8)];
@@ -8679,14 +8679,14 @@ __global__ void __launch_bounds__(128, 8) layernorm_gelu_kernel_variant0(
                             }
                         }
                     }
-                    // for j in parallel(BN) {  (norms.tl:335)
+                    // for j in parallel(BN) {  (norms.tl:336)
                     // for j in parallel(1024): each thread visits the elements of `x` it holds
                     #pragma unroll
                     for (int tl_s61 = 0; tl_s61 < x_layout::kSlots; ++tl_s61) {
                         [[maybe_unused]] const int j = ((x_layout::flat(tl_tid, (tl_s61 / 8) * 8)) % 1024) + tl_s61 % 8;
                         x[tl_s61] = gelu((x[tl_s61] - mean) * rstd * w[tl_s61] + b[tl_s61]);
                     }
-                    // copy(x, Y[row, c0 +: BN]);  (norms.tl:338)
+                    // copy(x, Y[row, c0 +: BN]);  (norms.tl:339)
                     #pragma unroll
                     for (int tl_chunk62 = 0; tl_chunk62 < x_layout::kSlots; tl_chunk62 += 8) {
                         tl::f16* tl_ptr63 = &Y[int64_t(row) * N + (c0 + (((x_layout::flat(tl_tid, (tl_chunk62 / 8) * 8)) % 1024) + tl_chunk62 % 8))];
@@ -8708,7 +8708,7 @@ __global__ void __launch_bounds__(128, 8) layernorm_gelu_kernel_variant0(
     }
 }
 
-// kernel layernorm_gelu<ROW = 256, THREADS = 128, RB = 8, BN = 1024, MAX_BLOCKS = 1024, T = f16>  (stdlib/norms.tl:260)
+// kernel layernorm_gelu<ROW = 256, THREADS = 128, RB = 8, BN = 1024, WAVES = 1, T = f16>  (stdlib/norms.tl:261)
 // 128 threads per block, 9488 bytes of shared memory
 __global__ void __launch_bounds__(128, 8) layernorm_gelu_kernel_variant1(
         const tl::f16* __restrict__ X,
@@ -8746,7 +8746,7 @@ __global__ void __launch_bounds__(128, 8) layernorm_gelu_kernel_variant1(
     const float n = static_cast<float>(N);
     const float inv_n = tl::rsqrt(n * n);
     if (N <= 256) {
-        // copy(W[0 +: ROW], ws);  (norms.tl:285)
+        // copy(W[0 +: ROW], ws);  (norms.tl:286)
         #pragma unroll
         for (int tl_i1 = 0; tl_i1 < 1; ++tl_i1) {
             const int tl_chunk0 = tl_tid + tl_i1 * 128;
@@ -8765,7 +8765,7 @@ __global__ void __launch_bounds__(128, 8) layernorm_gelu_kernel_variant1(
                 }
             }
         }
-        // copy(Bias[0 +: ROW], bs);  (norms.tl:286)
+        // copy(Bias[0 +: ROW], bs);  (norms.tl:287)
         #pragma unroll
         for (int tl_i6 = 0; tl_i6 < 1; ++tl_i6) {
             const int tl_chunk5 = tl_tid + tl_i6 * 128;
@@ -8786,7 +8786,7 @@ __global__ void __launch_bounds__(128, 8) layernorm_gelu_kernel_variant1(
         }
         const int32_t g_trips = groups;
         if (0 < g_trips) {
-            // copy(X[row0 +: RB, 0 +: ROW], xs);  (norms.tl:289)
+            // copy(X[row0 +: RB, 0 +: ROW], xs);  (norms.tl:290)
             if (tl::is_aligned(X, 16) && N % 8 == 0 && ((int(blockIdx.x) + 0 * int(gridDim.x)) * 8) >= 0 && ((int(blockIdx.x) + 0 * int(gridDim.x)) * 8) + 8 <= M && 0 >= 0 && 0 + 256 <= N && 0 % 8 == 0) {
                 #pragma unroll
                 for (int tl_i11 = 0; tl_i11 < 2; ++tl_i11) {
@@ -8810,12 +8810,12 @@ __global__ void __launch_bounds__(128, 8) layernorm_gelu_kernel_variant1(
             }
         }
         tl::cp_async_commit();
-        // for g in pipelined(groups, stages = 2) {  (norms.tl:287)
+        // for g in pipelined(groups, stages = 2) {  (norms.tl:288)
         for (int g = 0; g < g_trips; ++g) {
             tl::cp_async_wait<0>();  // at most 0 copy groups of this thread still in flight
             __syncthreads();  // pipeline: stage `g % 2` has landed and the stage refilled next is no longer read
             if (g + 1 < g_trips) {
-                // copy(X[row0 +: RB, 0 +: ROW], xs);  (norms.tl:289)
+                // copy(X[row0 +: RB, 0 +: ROW], xs);  (norms.tl:290)
                 if (tl::is_aligned(X, 16) && N % 8 == 0 && ((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 8) >= 0 && ((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 8) + 8 <= M && 0 >= 0 && 0 + 256 <= N && 0 % 8 == 0) {
                     #pragma unroll
                     for (int tl_i18 = 0; tl_i18 < 2; ++tl_i18) {
@@ -8840,7 +8840,7 @@ __global__ void __launch_bounds__(128, 8) layernorm_gelu_kernel_variant1(
             }
             tl::cp_async_commit();
             const int32_t row0 = (int(blockIdx.x) + g * int(gridDim.x)) * 8;
-            // copy(xs, s);  (norms.tl:290)
+            // copy(xs, s);  (norms.tl:291)
             #pragma unroll
             for (int tl_chunk24 = 0; tl_chunk24 < 16; tl_chunk24 += 8) {
                 const tl::f16* tl_ptr25 = &xs[((g % 2) * 8 + ((tl_tid / 32) + (tl_chunk24 / 8) * 4)) * 264 + ((tl_chunk24 % 8) + (tl_tid % 32) * 8)];
@@ -8856,7 +8856,7 @@ __global__ void __launch_bounds__(128, 8) layernorm_gelu_kernel_variant1(
                     }
                 }
             }
-            // reduce(sum, s, s_mean, axis = 1);  (norms.tl:291)
+            // reduce(sum, s, s_mean, axis = 1);  (norms.tl:292)
             // each thread folds its 8 values of each of its 2 results; xor shuffles 1, 2, 4, 8, 16 among the lanes that share one
             {
                 float tl_part[2];
@@ -8879,7 +8879,7 @@ __global__ void __launch_bounds__(128, 8) layernorm_gelu_kernel_variant1(
                     s_mean[tl_i] = tl_part[tl_i];
                 }
             }
-            // for i, j in parallel(RB, ROW) {  (norms.tl:292)
+            // for i, j in parallel(RB, ROW) {  (norms.tl:293)
             // for i, j in parallel(8, 256): each thread visits the elements of `s` it holds
             #pragma unroll
             for (int tl_s28 = 0; tl_s28 < 16; ++tl_s28) {
@@ -8890,7 +8890,7 @@ __global__ void __launch_bounds__(128, 8) layernorm_gelu_kernel_variant1(
                 s[tl_s28] = d;
                 sd[tl_s28] = j < N ? d * d : 0.0f;
             }
-            // reduce(sum, sd, s_rstd, axis = 1);  (norms.tl:297)
+            // reduce(sum, sd, s_rstd, axis = 1);  (norms.tl:298)
             // each thread folds its 8 values of each of its 2 results; xor shuffles 1, 2, 4, 8, 16 among the lanes that share one
             {
                 float tl_part[2];
@@ -8913,14 +8913,14 @@ __global__ void __launch_bounds__(128, 8) layernorm_gelu_kernel_variant1(
                     s_rstd[tl_i] = tl_part[tl_i];
                 }
             }
-            // for i in parallel(RB) {  (norms.tl:298)
+            // for i in parallel(RB) {  (norms.tl:299)
             // for i in parallel(8): each thread visits the elements of `s_rstd` it holds
             #pragma unroll
             for (int tl_s31 = 0; tl_s31 < 2; ++tl_s31) {
                 [[maybe_unused]] const int i = ((tl_tid / 32) + (tl_s31) * 4);
                 s_rstd[tl_s31] = tl::rsqrt(s_rstd[tl_s31] * inv_n + eps);
             }
-            // for i, j in parallel(RB, ROW) {  (norms.tl:301)
+            // for i, j in parallel(RB, ROW) {  (norms.tl:302)
             // for i, j in parallel(8, 256): each thread visits the elements of `s` it holds
             #pragma unroll
             for (int tl_k33 = 0; tl_k33 < 16; tl_k33 += 8) {
@@ -8937,7 +8937,7 @@ __global__ void __launch_bounds__(128, 8) layernorm_gelu_kernel_variant1(
                     s[tl_s38] = gelu(s[tl_s38] * s_rstd[(tl_s38 / 8)] * tl::convert<float>(tl_chunk36[tl_o35]) + tl::convert<float>(tl_chunk37[tl_o35]));
                 }
             }
-            // copy(s, Y[row0 +: RB, 0 +: ROW]);  (norms.tl:304)
+            // copy(s, Y[row0 +: RB, 0 +: ROW]);  (norms.tl:305)
             #pragma unroll
             for (int tl_chunk39 = 0; tl_chunk39 < 16; tl_chunk39 += 8) {
                 tl::f16* tl_ptr40 = &Y[int64_t(row0 + ((tl_tid / 32) + (tl_chunk39 / 8) * 4)) * N + ((tl_chunk39 % 8) + (tl_tid % 32) * 8)];
@@ -8963,7 +8963,7 @@ __global__ void __launch_bounds__(128, 8) layernorm_gelu_kernel_variant1(
                 const int32_t row = row0 + rr;
                 sum_x = 0.0f;
                 for (int t = 0; t < n_tiles; ++t) {
-                    // copy(X[row, t * BN +: BN], x);  (norms.tl:314)
+                    // copy(X[row, t * BN +: BN], x);  (norms.tl:315)
                     #pragma unroll
                     for (int tl_chunk42 = 0; tl_chunk42 < x_layout::kSlots; tl_chunk42 += 8) {
                         const tl::f16* tl_ptr43 = &X[int64_t(row) * N + ((t * 1024) + (((x_layout::flat(tl_tid, (tl_chunk42 / 8) * 8)) % 1024) + tl_chunk42 % 8))];
@@ -8979,7 +8979,7 @@ __global__ void __launch_bounds__(128, 8) layernorm_gelu_kernel_variant1(
                             }
                         }
                     }
-                    // reduce(sum, x, part);  (norms.tl:315)
+                    // reduce(sum, x, part);  (norms.tl:316)
                     {
                         float tl_part[1];
                         #pragma unroll
@@ -8998,7 +8998,7 @@ __global__ void __launch_bounds__(128, 8) layernorm_gelu_kernel_variant1(
                 const float mean = sum_x * inv_n;
                 sum_d2 = 0.0f;
                 for (int t = 0; t < n_tiles; ++t) {
-                    // copy(X[row, t * BN +: BN], x);  (norms.tl:321)
+                    // copy(X[row, t * BN +: BN], x);  (norms.tl:322)
                     #pragma unroll
                     for (int tl_chunk46 = 0; tl_chunk46 < x_layout::kSlots; tl_chunk46 += 8) {
                         const tl::f16* tl_ptr47 = &X[int64_t(row) * N + ((t * 1024) + (((x_layout::flat(tl_tid, (tl_chunk46 / 8) * 8)) % 1024) + tl_chunk46 % 8))];
@@ -9014,7 +9014,7 @@ __global__ void __launch_bounds__(128, 8) layernorm_gelu_kernel_variant1(
                             }
                         }
                     }
-                    // for j in parallel(BN) {  (norms.tl:322)
+                    // for j in parallel(BN) {  (norms.tl:323)
                     // for j in parallel(1024): each thread visits the elements of `x` it holds
                     #pragma unroll
                     for (int tl_s49 = 0; tl_s49 < x_layout::kSlots; ++tl_s49) {
@@ -9023,7 +9023,7 @@ __global__ void __launch_bounds__(128, 8) layernorm_gelu_kernel_variant1(
                         const float d = x[tl_s49] - mean;
                         x[tl_s49] = t * 1024 + j < N ? d * d : 0.0f;
                     }
-                    // reduce(sum, x, part);  (norms.tl:326)
+                    // reduce(sum, x, part);  (norms.tl:327)
                     {
                         float tl_part[1];
                         #pragma unroll
@@ -9042,7 +9042,7 @@ __global__ void __launch_bounds__(128, 8) layernorm_gelu_kernel_variant1(
                 const float rstd = tl::rsqrt(sum_d2 * inv_n + eps);
                 for (int t = 0; t < n_tiles; ++t) {
                     const int32_t c0 = t * 1024;
-                    // copy(X[row, c0 +: BN], x);  (norms.tl:332)
+                    // copy(X[row, c0 +: BN], x);  (norms.tl:333)
                     #pragma unroll
                     for (int tl_chunk52 = 0; tl_chunk52 < x_layout::kSlots; tl_chunk52 += 8) {
                         const tl::f16* tl_ptr53 = &X[int64_t(row) * N + (c0 + (((x_layout::flat(tl_tid, (tl_chunk52 / 8) * 8)) % 1024) + tl_chunk52 % 8))];
@@ -9058,7 +9058,7 @@ __global__ void __launch_bounds__(128, 8) layernorm_gelu_kernel_variant1(
                             }
                         }
                     }
-                    // copy(W[c0 +: BN], w);  (norms.tl:333)
+                    // copy(W[c0 +: BN], w);  (norms.tl:334)
                     #pragma unroll
                     for (int tl_chunk55 = 0; tl_chunk55 < w_layout::kSlots; tl_chunk55 += 8) {
                         const tl::f16* tl_ptr56 = &W[c0 + (((w_layout::flat(tl_tid, (tl_chunk55 / 8) * 8)) % 1024) + tl_chunk55 % 8)];
@@ -9074,7 +9074,7 @@ __global__ void __launch_bounds__(128, 8) layernorm_gelu_kernel_variant1(
                             }
                         }
                     }
-                    // copy(Bias[c0 +: BN], b);  (norms.tl:334)
+                    // copy(Bias[c0 +: BN], b);  (norms.tl:335)
                     #pragma unroll
                     for (int tl_chunk58 = 0; tl_chunk58 < b_layout::kSlots; tl_chunk58 += 8) {
                         const tl::f16* tl_ptr59 = &Bias[c0 + (((b_layout::flat(tl_tid, (tl_chunk58 / 8) * 8)) % 1024) + tl_chunk58 % 8)];
@@ -9090,14 +9090,14 @@ __global__ void __launch_bounds__(128, 8) layernorm_gelu_kernel_variant1(
                             }
                         }
                     }
-                    // for j in parallel(BN) {  (norms.tl:335)
+                    // for j in parallel(BN) {  (norms.tl:336)
                     // for j in parallel(1024): each thread visits the elements of `x` it holds
                     #pragma unroll
                     for (int tl_s61 = 0; tl_s61 < x_layout::kSlots; ++tl_s61) {
                         [[maybe_unused]] const int j = ((x_layout::flat(tl_tid, (tl_s61 / 8) * 8)) % 1024) + tl_s61 % 8;
                         x[tl_s61] = gelu((x[tl_s61] - mean) * rstd * w[tl_s61] + b[tl_s61]);
                     }
-                    // copy(x, Y[row, c0 +: BN]);  (norms.tl:338)
+                    // copy(x, Y[row, c0 +: BN]);  (norms.tl:339)
                     #pragma unroll
                     for (int tl_chunk62 = 0; tl_chunk62 < x_layout::kSlots; tl_chunk62 += 8) {
                         tl::f16* tl_ptr63 = &Y[int64_t(row) * N + (c0 + (((x_layout::flat(tl_tid, (tl_chunk62 / 8) * 8)) % 1024) + tl_chunk62 % 8))];
@@ -9119,7 +9119,7 @@ __global__ void __launch_bounds__(128, 8) layernorm_gelu_kernel_variant1(
     }
 }
 
-// kernel layernorm_gelu<ROW = 512, THREADS = 128, RB = 4, BN = 1024, MAX_BLOCKS = 1024, T = f16>  (stdlib/norms.tl:260)
+// kernel layernorm_gelu<ROW = 512, THREADS = 128, RB = 4, BN = 1024, WAVES = 1, T = f16>  (stdlib/norms.tl:261)
 // 128 threads per block, 10384 bytes of shared memory
 __global__ void __launch_bounds__(128, 8) layernorm_gelu_kernel_variant2(
         const tl::f16* __restrict__ X,
@@ -9157,7 +9157,7 @@ __global__ void __launch_bounds__(128, 8) layernorm_gelu_kernel_variant2(
     const float n = static_cast<float>(N);
     const float inv_n = tl::rsqrt(n * n);
     if (N <= 512) {
-        // copy(W[0 +: ROW], ws);  (norms.tl:285)
+        // copy(W[0 +: ROW], ws);  (norms.tl:286)
         #pragma unroll
         for (int tl_i1 = 0; tl_i1 < 1; ++tl_i1) {
             const int tl_chunk0 = tl_tid + tl_i1 * 128;
@@ -9176,7 +9176,7 @@ __global__ void __launch_bounds__(128, 8) layernorm_gelu_kernel_variant2(
                 }
             }
         }
-        // copy(Bias[0 +: ROW], bs);  (norms.tl:286)
+        // copy(Bias[0 +: ROW], bs);  (norms.tl:287)
         #pragma unroll
         for (int tl_i6 = 0; tl_i6 < 1; ++tl_i6) {
             const int tl_chunk5 = tl_tid + tl_i6 * 128;
@@ -9197,7 +9197,7 @@ __global__ void __launch_bounds__(128, 8) layernorm_gelu_kernel_variant2(
         }
         const int32_t g_trips = groups;
         if (0 < g_trips) {
-            // copy(X[row0 +: RB, 0 +: ROW], xs);  (norms.tl:289)
+            // copy(X[row0 +: RB, 0 +: ROW], xs);  (norms.tl:290)
             if (tl::is_aligned(X, 16) && N % 8 == 0 && ((int(blockIdx.x) + 0 * int(gridDim.x)) * 4) >= 0 && ((int(blockIdx.x) + 0 * int(gridDim.x)) * 4) + 4 <= M && 0 >= 0 && 0 + 512 <= N && 0 % 8 == 0) {
                 #pragma unroll
                 for (int tl_i11 = 0; tl_i11 < 2; ++tl_i11) {
@@ -9221,12 +9221,12 @@ __global__ void __launch_bounds__(128, 8) layernorm_gelu_kernel_variant2(
             }
         }
         tl::cp_async_commit();
-        // for g in pipelined(groups, stages = 2) {  (norms.tl:287)
+        // for g in pipelined(groups, stages = 2) {  (norms.tl:288)
         for (int g = 0; g < g_trips; ++g) {
             tl::cp_async_wait<0>();  // at most 0 copy groups of this thread still in flight
             __syncthreads();  // pipeline: stage `g % 2` has landed and the stage refilled next is no longer read
             if (g + 1 < g_trips) {
-                // copy(X[row0 +: RB, 0 +: ROW], xs);  (norms.tl:289)
+                // copy(X[row0 +: RB, 0 +: ROW], xs);  (norms.tl:290)
                 if (tl::is_aligned(X, 16) && N % 8 == 0 && ((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 4) >= 0 && ((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 4) + 4 <= M && 0 >= 0 && 0 + 512 <= N && 0 % 8 == 0) {
                     #pragma unroll
                     for (int tl_i18 = 0; tl_i18 < 2; ++tl_i18) {
@@ -9251,7 +9251,7 @@ __global__ void __launch_bounds__(128, 8) layernorm_gelu_kernel_variant2(
             }
             tl::cp_async_commit();
             const int32_t row0 = (int(blockIdx.x) + g * int(gridDim.x)) * 4;
-            // copy(xs, s);  (norms.tl:290)
+            // copy(xs, s);  (norms.tl:291)
             #pragma unroll
             for (int tl_chunk24 = 0; tl_chunk24 < 16; tl_chunk24 += 8) {
                 const tl::f16* tl_ptr25 = &xs[((g % 2) * 4 + (tl_tid / 32)) * 520 + ((tl_chunk24 % 8) + (tl_tid % 32) * 8 + (tl_chunk24 / 8) * 256)];
@@ -9267,7 +9267,7 @@ __global__ void __launch_bounds__(128, 8) layernorm_gelu_kernel_variant2(
                     }
                 }
             }
-            // reduce(sum, s, s_mean, axis = 1);  (norms.tl:291)
+            // reduce(sum, s, s_mean, axis = 1);  (norms.tl:292)
             // each thread folds its 16 values of each of its 1 results; xor shuffles 1, 2, 4, 8, 16 among the lanes that share one
             {
                 float tl_part[1];
@@ -9290,7 +9290,7 @@ __global__ void __launch_bounds__(128, 8) layernorm_gelu_kernel_variant2(
                     s_mean[tl_i] = tl_part[tl_i];
                 }
             }
-            // for i, j in parallel(RB, ROW) {  (norms.tl:292)
+            // for i, j in parallel(RB, ROW) {  (norms.tl:293)
             // for i, j in parallel(4, 512): each thread visits the elements of `s` it holds
             #pragma unroll
             for (int tl_s28 = 0; tl_s28 < 16; ++tl_s28) {
@@ -9301,7 +9301,7 @@ __global__ void __launch_bounds__(128, 8) layernorm_gelu_kernel_variant2(
                 s[tl_s28] = d;
                 sd[tl_s28] = j < N ? d * d : 0.0f;
             }
-            // reduce(sum, sd, s_rstd, axis = 1);  (norms.tl:297)
+            // reduce(sum, sd, s_rstd, axis = 1);  (norms.tl:298)
             // each thread folds its 16 values of each of its 1 results; xor shuffles 1, 2, 4, 8, 16 among the lanes that share one
             {
                 float tl_part[1];
@@ -9324,14 +9324,14 @@ __global__ void __launch_bounds__(128, 8) layernorm_gelu_kernel_variant2(
                     s_rstd[tl_i] = tl_part[tl_i];
                 }
             }
-            // for i in parallel(RB) {  (norms.tl:298)
+            // for i in parallel(RB) {  (norms.tl:299)
             // for i in parallel(4): each thread visits the elements of `s_rstd` it holds
             #pragma unroll
             for (int tl_s31 = 0; tl_s31 < 1; ++tl_s31) {
                 [[maybe_unused]] const int i = (tl_tid / 32);
                 s_rstd[tl_s31] = tl::rsqrt(s_rstd[tl_s31] * inv_n + eps);
             }
-            // for i, j in parallel(RB, ROW) {  (norms.tl:301)
+            // for i, j in parallel(RB, ROW) {  (norms.tl:302)
             // for i, j in parallel(4, 512): each thread visits the elements of `s` it holds
             #pragma unroll
             for (int tl_k33 = 0; tl_k33 < 16; tl_k33 += 8) {
@@ -9348,7 +9348,7 @@ __global__ void __launch_bounds__(128, 8) layernorm_gelu_kernel_variant2(
                     s[tl_s38] = gelu(s[tl_s38] * s_rstd[0] * tl::convert<float>(tl_chunk36[tl_o35]) + tl::convert<float>(tl_chunk37[tl_o35]));
                 }
             }
-            // copy(s, Y[row0 +: RB, 0 +: ROW]);  (norms.tl:304)
+            // copy(s, Y[row0 +: RB, 0 +: ROW]);  (norms.tl:305)
             #pragma unroll
             for (int tl_chunk39 = 0; tl_chunk39 < 16; tl_chunk39 += 8) {
                 tl::f16* tl_ptr40 = &Y[int64_t(row0 + (tl_tid / 32)) * N + ((tl_chunk39 % 8) + (tl_tid % 32) * 8 + (tl_chunk39 / 8) * 256)];
@@ -9374,7 +9374,7 @@ __global__ void __launch_bounds__(128, 8) layernorm_gelu_kernel_variant2(
                 const int32_t row = row0 + rr;
                 sum_x = 0.0f;
                 for (int t = 0; t < n_tiles; ++t) {
-                    // copy(X[row, t * BN +: BN], x);  (norms.tl:314)
+                    // copy(X[row, t * BN +: BN], x);  (norms.tl:315)
                     #pragma unroll
                     for (int tl_chunk42 = 0; tl_chunk42 < x_layout::kSlots; tl_chunk42 += 8) {
                         const tl::f16* tl_ptr43 = &X[int64_t(row) * N + ((t * 1024) + (((x_layout::flat(tl_tid, (tl_chunk42 / 8) * 8)) % 1024) + tl_chunk42 % 8))];
@@ -9390,7 +9390,7 @@ __global__ void __launch_bounds__(128, 8) layernorm_gelu_kernel_variant2(
                             }
                         }
                     }
-                    // reduce(sum, x, part);  (norms.tl:315)
+                    // reduce(sum, x, part);  (norms.tl:316)
                     {
                         float tl_part[1];
                         #pragma unroll
@@ -9409,7 +9409,7 @@ __global__ void __launch_bounds__(128, 8) layernorm_gelu_kernel_variant2(
                 const float mean = sum_x * inv_n;
                 sum_d2 = 0.0f;
                 for (int t = 0; t < n_tiles; ++t) {
-                    // copy(X[row, t * BN +: BN], x);  (norms.tl:321)
+                    // copy(X[row, t * BN +: BN], x);  (norms.tl:322)
                     #pragma unroll
                     for (int tl_chunk46 = 0; tl_chunk46 < x_layout::kSlots; tl_chunk46 += 8) {
                         const tl::f16* tl_ptr47 = &X[int64_t(row) * N + ((t * 1024) + (((x_layout::flat(tl_tid, (tl_chunk46 / 8) * 8)) % 1024) + tl_chunk46 % 8))];
@@ -9425,7 +9425,7 @@ __global__ void __launch_bounds__(128, 8) layernorm_gelu_kernel_variant2(
                             }
                         }
                     }
-                    // for j in parallel(BN) {  (norms.tl:322)
+                    // for j in parallel(BN) {  (norms.tl:323)
                     // for j in parallel(1024): each thread visits the elements of `x` it holds
                     #pragma unroll
                     for (int tl_s49 = 0; tl_s49 < x_layout::kSlots; ++tl_s49) {
@@ -9434,7 +9434,7 @@ __global__ void __launch_bounds__(128, 8) layernorm_gelu_kernel_variant2(
                         const float d = x[tl_s49] - mean;
                         x[tl_s49] = t * 1024 + j < N ? d * d : 0.0f;
                     }
-                    // reduce(sum, x, part);  (norms.tl:326)
+                    // reduce(sum, x, part);  (norms.tl:327)
                     {
                         float tl_part[1];
                         #pragma unroll
@@ -9453,7 +9453,7 @@ __global__ void __launch_bounds__(128, 8) layernorm_gelu_kernel_variant2(
                 const float rstd = tl::rsqrt(sum_d2 * inv_n + eps);
                 for (int t = 0; t < n_tiles; ++t) {
                     const int32_t c0 = t * 1024;
-                    // copy(X[row, c0 +: BN], x);  (norms.tl:332)
+                    // copy(X[row, c0 +: BN], x);  (norms.tl:333)
                     #pragma unroll
                     for (int tl_chunk52 = 0; tl_chunk52 < x_layout::kSlots; tl_chunk52 += 8) {
                         const tl::f16* tl_ptr53 = &X[int64_t(row) * N + (c0 + (((x_layout::flat(tl_tid, (tl_chunk52 / 8) * 8)) % 1024) + tl_chunk52 % 8))];
@@ -9469,7 +9469,7 @@ __global__ void __launch_bounds__(128, 8) layernorm_gelu_kernel_variant2(
                             }
                         }
                     }
-                    // copy(W[c0 +: BN], w);  (norms.tl:333)
+                    // copy(W[c0 +: BN], w);  (norms.tl:334)
                     #pragma unroll
                     for (int tl_chunk55 = 0; tl_chunk55 < w_layout::kSlots; tl_chunk55 += 8) {
                         const tl::f16* tl_ptr56 = &W[c0 + (((w_layout::flat(tl_tid, (tl_chunk55 / 8) * 8)) % 1024) + tl_chunk55 % 8)];
@@ -9485,7 +9485,7 @@ __global__ void __launch_bounds__(128, 8) layernorm_gelu_kernel_variant2(
                             }
                         }
                     }
-                    // copy(Bias[c0 +: BN], b);  (norms.tl:334)
+                    // copy(Bias[c0 +: BN], b);  (norms.tl:335)
                     #pragma unroll
                     for (int tl_chunk58 = 0; tl_chunk58 < b_layout::kSlots; tl_chunk58 += 8) {
                         const tl::f16* tl_ptr59 = &Bias[c0 + (((b_layout::flat(tl_tid, (tl_chunk58 / 8) * 8)) % 1024) + tl_chunk58 % 8)];
@@ -9501,14 +9501,14 @@ __global__ void __launch_bounds__(128, 8) layernorm_gelu_kernel_variant2(
                             }
                         }
                     }
-                    // for j in parallel(BN) {  (norms.tl:335)
+                    // for j in parallel(BN) {  (norms.tl:336)
                     // for j in parallel(1024): each thread visits the elements of `x` it holds
                     #pragma unroll
                     for (int tl_s61 = 0; tl_s61 < x_layout::kSlots; ++tl_s61) {
                         [[maybe_unused]] const int j = ((x_layout::flat(tl_tid, (tl_s61 / 8) * 8)) % 1024) + tl_s61 % 8;
                         x[tl_s61] = gelu((x[tl_s61] - mean) * rstd * w[tl_s61] + b[tl_s61]);
                     }
-                    // copy(x, Y[row, c0 +: BN]);  (norms.tl:338)
+                    // copy(x, Y[row, c0 +: BN]);  (norms.tl:339)
                     #pragma unroll
                     for (int tl_chunk62 = 0; tl_chunk62 < x_layout::kSlots; tl_chunk62 += 8) {
                         tl::f16* tl_ptr63 = &Y[int64_t(row) * N + (c0 + (((x_layout::flat(tl_tid, (tl_chunk62 / 8) * 8)) % 1024) + tl_chunk62 % 8))];
@@ -9530,7 +9530,7 @@ __global__ void __launch_bounds__(128, 8) layernorm_gelu_kernel_variant2(
     }
 }
 
-// kernel layernorm_gelu<ROW = 1024, THREADS = 128, RB = 2, BN = 1024, MAX_BLOCKS = 1024, T = f16>  (stdlib/norms.tl:260)
+// kernel layernorm_gelu<ROW = 1024, THREADS = 128, RB = 2, BN = 1024, WAVES = 1, T = f16>  (stdlib/norms.tl:261)
 // 128 threads per block, 12432 bytes of shared memory
 __global__ void __launch_bounds__(128, 8) layernorm_gelu_kernel_variant3(
         const tl::f16* __restrict__ X,
@@ -9568,7 +9568,7 @@ __global__ void __launch_bounds__(128, 8) layernorm_gelu_kernel_variant3(
     const float n = static_cast<float>(N);
     const float inv_n = tl::rsqrt(n * n);
     if (N <= 1024) {
-        // copy(W[0 +: ROW], ws);  (norms.tl:285)
+        // copy(W[0 +: ROW], ws);  (norms.tl:286)
         #pragma unroll
         for (int tl_i1 = 0; tl_i1 < 1; ++tl_i1) {
             const int tl_chunk0 = tl_tid + tl_i1 * 128;
@@ -9585,7 +9585,7 @@ __global__ void __launch_bounds__(128, 8) layernorm_gelu_kernel_variant3(
                 }
             }
         }
-        // copy(Bias[0 +: ROW], bs);  (norms.tl:286)
+        // copy(Bias[0 +: ROW], bs);  (norms.tl:287)
         #pragma unroll
         for (int tl_i6 = 0; tl_i6 < 1; ++tl_i6) {
             const int tl_chunk5 = tl_tid + tl_i6 * 128;
@@ -9604,7 +9604,7 @@ __global__ void __launch_bounds__(128, 8) layernorm_gelu_kernel_variant3(
         }
         const int32_t g_trips = groups;
         if (0 < g_trips) {
-            // copy(X[row0 +: RB, 0 +: ROW], xs);  (norms.tl:289)
+            // copy(X[row0 +: RB, 0 +: ROW], xs);  (norms.tl:290)
             if (tl::is_aligned(X, 16) && N % 8 == 0 && ((int(blockIdx.x) + 0 * int(gridDim.x)) * 2) >= 0 && ((int(blockIdx.x) + 0 * int(gridDim.x)) * 2) + 2 <= M && 0 >= 0 && 0 + 1024 <= N && 0 % 8 == 0) {
                 #pragma unroll
                 for (int tl_i11 = 0; tl_i11 < 2; ++tl_i11) {
@@ -9628,12 +9628,12 @@ __global__ void __launch_bounds__(128, 8) layernorm_gelu_kernel_variant3(
             }
         }
         tl::cp_async_commit();
-        // for g in pipelined(groups, stages = 2) {  (norms.tl:287)
+        // for g in pipelined(groups, stages = 2) {  (norms.tl:288)
         for (int g = 0; g < g_trips; ++g) {
             tl::cp_async_wait<0>();  // at most 0 copy groups of this thread still in flight
             __syncthreads();  // pipeline: stage `g % 2` has landed and the stage refilled next is no longer read
             if (g + 1 < g_trips) {
-                // copy(X[row0 +: RB, 0 +: ROW], xs);  (norms.tl:289)
+                // copy(X[row0 +: RB, 0 +: ROW], xs);  (norms.tl:290)
                 if (tl::is_aligned(X, 16) && N % 8 == 0 && ((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 2) >= 0 && ((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 2) + 2 <= M && 0 >= 0 && 0 + 1024 <= N && 0 % 8 == 0) {
                     #pragma unroll
                     for (int tl_i18 = 0; tl_i18 < 2; ++tl_i18) {
@@ -9658,7 +9658,7 @@ __global__ void __launch_bounds__(128, 8) layernorm_gelu_kernel_variant3(
             }
             tl::cp_async_commit();
             const int32_t row0 = (int(blockIdx.x) + g * int(gridDim.x)) * 2;
-            // copy(xs, s);  (norms.tl:290)
+            // copy(xs, s);  (norms.tl:291)
             #pragma unroll
             for (int tl_chunk24 = 0; tl_chunk24 < 16; tl_chunk24 += 8) {
                 const tl::f16* tl_ptr25 = &xs[((g % 2) * 2 + (tl_tid / 64)) * 1032 + ((tl_chunk24 % 8) + (tl_tid % 64) * 8 + (tl_chunk24 / 8) * 512)];
@@ -9674,7 +9674,7 @@ __global__ void __launch_bounds__(128, 8) layernorm_gelu_kernel_variant3(
                     }
                 }
             }
-            // reduce(sum, s, s_mean, axis = 1);  (norms.tl:291)
+            // reduce(sum, s, s_mean, axis = 1);  (norms.tl:292)
             // each thread folds its 16 values of each of its 1 results; xor shuffles 1, 2, 4, 8, 16 among the lanes that share one; then across the 2 warps that do
             {
                 float tl_part[1];
@@ -9695,13 +9695,13 @@ __global__ void __launch_bounds__(128, 8) layernorm_gelu_kernel_variant3(
                 if ((tl_tid / 1 % 32) == 0) {
                     #pragma unroll
                     for (int tl_i = 0; tl_i < 1; ++tl_i) {
-                        reinterpret_cast<float*>(tl_scratch)[((tl_tid / 64)) * 2 + (tl_tid / 32 % 2)] = tl_part[tl_i];
+                        reinterpret_cast<float*>(tl_scratch)[((tl_tid / 32 % 2)) * 2 + (tl_tid / 64)] = tl_part[tl_i];
                     }
                 }
                 __syncthreads();
                 #pragma unroll
                 for (int tl_i = 0; tl_i < 1; ++tl_i) {
-                    tl_part[tl_i] = reinterpret_cast<float*>(tl_scratch)[((tl_tid / 64)) * 2 + tl_tid % 2];
+                    tl_part[tl_i] = reinterpret_cast<float*>(tl_scratch)[(tl_tid % 2) * 2 + (tl_tid / 64)];
                     tl_part[tl_i] = tl::xor_combine<tl::SumOp, 1>(tl_part[tl_i]);
                 }
                 __syncthreads();  // the scratch is free again
@@ -9710,7 +9710,7 @@ __global__ void __launch_bounds__(128, 8) layernorm_gelu_kernel_variant3(
                     s_mean[tl_i] = tl_part[tl_i];
                 }
             }
-            // for i, j in parallel(RB, ROW) {  (norms.tl:292)
+            // for i, j in parallel(RB, ROW) {  (norms.tl:293)
             // for i, j in parallel(2, 1024): each thread visits the elements of `s` it holds
             #pragma unroll
             for (int tl_s28 = 0; tl_s28 < 16; ++tl_s28) {
@@ -9721,7 +9721,7 @@ __global__ void __launch_bounds__(128, 8) layernorm_gelu_kernel_variant3(
                 s[tl_s28] = d;
                 sd[tl_s28] = j < N ? d * d : 0.0f;
             }
-            // reduce(sum, sd, s_rstd, axis = 1);  (norms.tl:297)
+            // reduce(sum, sd, s_rstd, axis = 1);  (norms.tl:298)
             // each thread folds its 16 values of each of its 1 results; xor shuffles 1, 2, 4, 8, 16 among the lanes that share one; then across the 2 warps that do
             {
                 float tl_part[1];
@@ -9742,13 +9742,13 @@ __global__ void __launch_bounds__(128, 8) layernorm_gelu_kernel_variant3(
                 if ((tl_tid / 1 % 32) == 0) {
                     #pragma unroll
                     for (int tl_i = 0; tl_i < 1; ++tl_i) {
-                        reinterpret_cast<float*>(tl_scratch)[((tl_tid / 64)) * 2 + (tl_tid / 32 % 2)] = tl_part[tl_i];
+                        reinterpret_cast<float*>(tl_scratch)[((tl_tid / 32 % 2)) * 2 + (tl_tid / 64)] = tl_part[tl_i];
                     }
                 }
                 __syncthreads();
                 #pragma unroll
                 for (int tl_i = 0; tl_i < 1; ++tl_i) {
-                    tl_part[tl_i] = reinterpret_cast<float*>(tl_scratch)[((tl_tid / 64)) * 2 + tl_tid % 2];
+                    tl_part[tl_i] = reinterpret_cast<float*>(tl_scratch)[(tl_tid % 2) * 2 + (tl_tid / 64)];
                     tl_part[tl_i] = tl::xor_combine<tl::SumOp, 1>(tl_part[tl_i]);
                 }
                 __syncthreads();  // the scratch is free again
@@ -9757,14 +9757,14 @@ __global__ void __launch_bounds__(128, 8) layernorm_gelu_kernel_variant3(
                     s_rstd[tl_i] = tl_part[tl_i];
                 }
             }
-            // for i in parallel(RB) {  (norms.tl:298)
+            // for i in parallel(RB) {  (norms.tl:299)
             // for i in parallel(2): each thread visits the elements of `s_rstd` it holds
             #pragma unroll
             for (int tl_s31 = 0; tl_s31 < 1; ++tl_s31) {
                 [[maybe_unused]] const int i = (tl_tid / 64);
                 s_rstd[tl_s31] = tl::rsqrt(s_rstd[tl_s31] * inv_n + eps);
             }
-            // for i, j in parallel(RB, ROW) {  (norms.tl:301)
+            // for i, j in parallel(RB, ROW) {  (norms.tl:302)
             // for i, j in parallel(2, 1024): each thread visits the elements of `s` it holds
             #pragma unroll
             for (int tl_k33 = 0; tl_k33 < 16; tl_k33 += 8) {
@@ -9781,7 +9781,7 @@ __global__ void __launch_bounds__(128, 8) layernorm_gelu_kernel_variant3(
                     s[tl_s38] = gelu(s[tl_s38] * s_rstd[0] * tl::convert<float>(tl_chunk36[tl_o35]) + tl::convert<float>(tl_chunk37[tl_o35]));
                 }
             }
-            // copy(s, Y[row0 +: RB, 0 +: ROW]);  (norms.tl:304)
+            // copy(s, Y[row0 +: RB, 0 +: ROW]);  (norms.tl:305)
             #pragma unroll
             for (int tl_chunk39 = 0; tl_chunk39 < 16; tl_chunk39 += 8) {
                 tl::f16* tl_ptr40 = &Y[int64_t(row0 + (tl_tid / 64)) * N + ((tl_chunk39 % 8) + (tl_tid % 64) * 8 + (tl_chunk39 / 8) * 512)];
@@ -9807,7 +9807,7 @@ __global__ void __launch_bounds__(128, 8) layernorm_gelu_kernel_variant3(
                 const int32_t row = row0 + rr;
                 sum_x = 0.0f;
                 for (int t = 0; t < n_tiles; ++t) {
-                    // copy(X[row, t * BN +: BN], x);  (norms.tl:314)
+                    // copy(X[row, t * BN +: BN], x);  (norms.tl:315)
                     #pragma unroll
                     for (int tl_chunk42 = 0; tl_chunk42 < x_layout::kSlots; tl_chunk42 += 8) {
                         const tl::f16* tl_ptr43 = &X[int64_t(row) * N + ((t * 1024) + (((x_layout::flat(tl_tid, (tl_chunk42 / 8) * 8)) % 1024) + tl_chunk42 % 8))];
@@ -9823,7 +9823,7 @@ __global__ void __launch_bounds__(128, 8) layernorm_gelu_kernel_variant3(
                             }
                         }
                     }
-                    // reduce(sum, x, part);  (norms.tl:315)
+                    // reduce(sum, x, part);  (norms.tl:316)
                     {
                         float tl_part[1];
                         #pragma unroll
@@ -9842,7 +9842,7 @@ __global__ void __launch_bounds__(128, 8) layernorm_gelu_kernel_variant3(
                 const float mean = sum_x * inv_n;
                 sum_d2 = 0.0f;
                 for (int t = 0; t < n_tiles; ++t) {
-                    // copy(X[row, t * BN +: BN], x);  (norms.tl:321)
+                    // copy(X[row, t * BN +: BN], x);  (norms.tl:322)
                     #pragma unroll
                     for (int tl_chunk46 = 0; tl_chunk46 < x_layout::kSlots; tl_chunk46 += 8) {
                         const tl::f16* tl_ptr47 = &X[int64_t(row) * N + ((t * 1024) + (((x_layout::flat(tl_tid, (tl_chunk46 / 8) * 8)) % 1024) + tl_chunk46 % 8))];
@@ -9858,7 +9858,7 @@ __global__ void __launch_bounds__(128, 8) layernorm_gelu_kernel_variant3(
                             }
                         }
                     }
-                    // for j in parallel(BN) {  (norms.tl:322)
+                    // for j in parallel(BN) {  (norms.tl:323)
                     // for j in parallel(1024): each thread visits the elements of `x` it holds
                     #pragma unroll
                     for (int tl_s49 = 0; tl_s49 < x_layout::kSlots; ++tl_s49) {
@@ -9867,7 +9867,7 @@ __global__ void __launch_bounds__(128, 8) layernorm_gelu_kernel_variant3(
                         const float d = x[tl_s49] - mean;
                         x[tl_s49] = t * 1024 + j < N ? d * d : 0.0f;
                     }
-                    // reduce(sum, x, part);  (norms.tl:326)
+                    // reduce(sum, x, part);  (norms.tl:327)
                     {
                         float tl_part[1];
                         #pragma unroll
@@ -9886,7 +9886,7 @@ __global__ void __launch_bounds__(128, 8) layernorm_gelu_kernel_variant3(
                 const float rstd = tl::rsqrt(sum_d2 * inv_n + eps);
                 for (int t = 0; t < n_tiles; ++t) {
                     const int32_t c0 = t * 1024;
-                    // copy(X[row, c0 +: BN], x);  (norms.tl:332)
+                    // copy(X[row, c0 +: BN], x);  (norms.tl:333)
                     #pragma unroll
                     for (int tl_chunk52 = 0; tl_chunk52 < x_layout::kSlots; tl_chunk52 += 8) {
                         const tl::f16* tl_ptr53 = &X[int64_t(row) * N + (c0 + (((x_layout::flat(tl_tid, (tl_chunk52 / 8) * 8)) % 1024) + tl_chunk52 % 8))];
@@ -9902,7 +9902,7 @@ __global__ void __launch_bounds__(128, 8) layernorm_gelu_kernel_variant3(
                             }
                         }
                     }
-                    // copy(W[c0 +: BN], w);  (norms.tl:333)
+                    // copy(W[c0 +: BN], w);  (norms.tl:334)
                     #pragma unroll
                     for (int tl_chunk55 = 0; tl_chunk55 < w_layout::kSlots; tl_chunk55 += 8) {
                         const tl::f16* tl_ptr56 = &W[c0 + (((w_layout::flat(tl_tid, (tl_chunk55 / 8) * 8)) % 1024) + tl_chunk55 % 8)];
@@ -9918,7 +9918,7 @@ __global__ void __launch_bounds__(128, 8) layernorm_gelu_kernel_variant3(
                             }
                         }
                     }
-                    // copy(Bias[c0 +: BN], b);  (norms.tl:334)
+                    // copy(Bias[c0 +: BN], b);  (norms.tl:335)
                     #pragma unroll
                     for (int tl_chunk58 = 0; tl_chunk58 < b_layout::kSlots; tl_chunk58 += 8) {
                         const tl::f16* tl_ptr59 = &Bias[c0 + (((b_layout::flat(tl_tid, (tl_chunk58 / 8) * 8)) % 1024) + tl_chunk58 % 8)];
@@ -9934,14 +9934,14 @@ __global__ void __launch_bounds__(128, 8) layernorm_gelu_kernel_variant3(
                             }
                         }
                     }
-                    // for j in parallel(BN) {  (norms.tl:335)
+                    // for j in parallel(BN) {  (norms.tl:336)
                     // for j in parallel(1024): each thread visits the elements of `x` it holds
                     #pragma unroll
                     for (int tl_s61 = 0; tl_s61 < x_layout::kSlots; ++tl_s61) {
                         [[maybe_unused]] const int j = ((x_layout::flat(tl_tid, (tl_s61 / 8) * 8)) % 1024) + tl_s61 % 8;
                         x[tl_s61] = gelu((x[tl_s61] - mean) * rstd * w[tl_s61] + b[tl_s61]);
                     }
-                    // copy(x, Y[row, c0 +: BN]);  (norms.tl:338)
+                    // copy(x, Y[row, c0 +: BN]);  (norms.tl:339)
                     #pragma unroll
                     for (int tl_chunk62 = 0; tl_chunk62 < x_layout::kSlots; tl_chunk62 += 8) {
                         tl::f16* tl_ptr63 = &Y[int64_t(row) * N + (c0 + (((x_layout::flat(tl_tid, (tl_chunk62 / 8) * 8)) % 1024) + tl_chunk62 % 8))];
@@ -9963,7 +9963,7 @@ __global__ void __launch_bounds__(128, 8) layernorm_gelu_kernel_variant3(
     }
 }
 
-// kernel layernorm_gelu<ROW = 2048, THREADS = 128, RB = 1, BN = 1024, MAX_BLOCKS = 1024, T = f16>  (stdlib/norms.tl:260)
+// kernel layernorm_gelu<ROW = 2048, THREADS = 128, RB = 1, BN = 1024, WAVES = 1, T = f16>  (stdlib/norms.tl:261)
 // 128 threads per block, 16528 bytes of shared memory
 __global__ void __launch_bounds__(128, 8) layernorm_gelu_kernel_variant4(
         const tl::f16* __restrict__ X,
@@ -10001,7 +10001,7 @@ __global__ void __launch_bounds__(128, 8) layernorm_gelu_kernel_variant4(
     const float n = static_cast<float>(N);
     const float inv_n = tl::rsqrt(n * n);
     if (N <= 2048) {
-        // copy(W[0 +: ROW], ws);  (norms.tl:285)
+        // copy(W[0 +: ROW], ws);  (norms.tl:286)
         #pragma unroll
         for (int tl_i1 = 0; tl_i1 < 2; ++tl_i1) {
             const int tl_chunk0 = tl_tid + tl_i1 * 128;
@@ -10018,7 +10018,7 @@ __global__ void __launch_bounds__(128, 8) layernorm_gelu_kernel_variant4(
                 }
             }
         }
-        // copy(Bias[0 +: ROW], bs);  (norms.tl:286)
+        // copy(Bias[0 +: ROW], bs);  (norms.tl:287)
         #pragma unroll
         for (int tl_i6 = 0; tl_i6 < 2; ++tl_i6) {
             const int tl_chunk5 = tl_tid + tl_i6 * 128;
@@ -10037,7 +10037,7 @@ __global__ void __launch_bounds__(128, 8) layernorm_gelu_kernel_variant4(
         }
         const int32_t g_trips = groups;
         if (0 < g_trips) {
-            // copy(X[row0 +: RB, 0 +: ROW], xs);  (norms.tl:289)
+            // copy(X[row0 +: RB, 0 +: ROW], xs);  (norms.tl:290)
             if (tl::is_aligned(X, 16) && N % 8 == 0 && ((int(blockIdx.x) + 0 * int(gridDim.x)) * 1) >= 0 && ((int(blockIdx.x) + 0 * int(gridDim.x)) * 1) + 1 <= M && 0 >= 0 && 0 + 2048 <= N && 0 % 8 == 0) {
                 #pragma unroll
                 for (int tl_i11 = 0; tl_i11 < 2; ++tl_i11) {
@@ -10061,12 +10061,12 @@ __global__ void __launch_bounds__(128, 8) layernorm_gelu_kernel_variant4(
             }
         }
         tl::cp_async_commit();
-        // for g in pipelined(groups, stages = 2) {  (norms.tl:287)
+        // for g in pipelined(groups, stages = 2) {  (norms.tl:288)
         for (int g = 0; g < g_trips; ++g) {
             tl::cp_async_wait<0>();  // at most 0 copy groups of this thread still in flight
             __syncthreads();  // pipeline: stage `g % 2` has landed and the stage refilled next is no longer read
             if (g + 1 < g_trips) {
-                // copy(X[row0 +: RB, 0 +: ROW], xs);  (norms.tl:289)
+                // copy(X[row0 +: RB, 0 +: ROW], xs);  (norms.tl:290)
                 if (tl::is_aligned(X, 16) && N % 8 == 0 && ((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 1) >= 0 && ((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 1) + 1 <= M && 0 >= 0 && 0 + 2048 <= N && 0 % 8 == 0) {
                     #pragma unroll
                     for (int tl_i18 = 0; tl_i18 < 2; ++tl_i18) {
@@ -10091,7 +10091,7 @@ __global__ void __launch_bounds__(128, 8) layernorm_gelu_kernel_variant4(
             }
             tl::cp_async_commit();
             const int32_t row0 = (int(blockIdx.x) + g * int(gridDim.x)) * 1;
-            // copy(xs, s);  (norms.tl:290)
+            // copy(xs, s);  (norms.tl:291)
             #pragma unroll
             for (int tl_chunk24 = 0; tl_chunk24 < 16; tl_chunk24 += 8) {
                 const tl::f16* tl_ptr25 = &xs[((g % 2) * 1 + 0) * 2056 + ((tl_chunk24 % 8) + (tl_tid) * 8 + (tl_chunk24 / 8) * 1024)];
@@ -10107,7 +10107,7 @@ __global__ void __launch_bounds__(128, 8) layernorm_gelu_kernel_variant4(
                     }
                 }
             }
-            // reduce(sum, s, s_mean, axis = 1);  (norms.tl:291)
+            // reduce(sum, s, s_mean, axis = 1);  (norms.tl:292)
             // each thread folds its 16 values of each of its 1 results; xor shuffles 1, 2, 4, 8, 16 among the lanes that share one; then across the 4 warps that do
             {
                 float tl_part[1];
@@ -10128,13 +10128,13 @@ __global__ void __launch_bounds__(128, 8) layernorm_gelu_kernel_variant4(
                 if ((tl_tid / 1 % 32) == 0) {
                     #pragma unroll
                     for (int tl_i = 0; tl_i < 1; ++tl_i) {
-                        reinterpret_cast<float*>(tl_scratch)[(0) * 4 + (tl_tid / 32 % 4)] = tl_part[tl_i];
+                        reinterpret_cast<float*>(tl_scratch)[((tl_tid / 32 % 4)) * 1 + 0] = tl_part[tl_i];
                     }
                 }
                 __syncthreads();
                 #pragma unroll
                 for (int tl_i = 0; tl_i < 1; ++tl_i) {
-                    tl_part[tl_i] = reinterpret_cast<float*>(tl_scratch)[(0) * 4 + tl_tid % 4];
+                    tl_part[tl_i] = reinterpret_cast<float*>(tl_scratch)[(tl_tid % 4) * 1 + 0];
                     tl_part[tl_i] = tl::xor_combine<tl::SumOp, 1>(tl_part[tl_i]);
                     tl_part[tl_i] = tl::xor_combine<tl::SumOp, 2>(tl_part[tl_i]);
                 }
@@ -10144,7 +10144,7 @@ __global__ void __launch_bounds__(128, 8) layernorm_gelu_kernel_variant4(
                     s_mean[tl_i] = tl_part[tl_i];
                 }
             }
-            // for i, j in parallel(RB, ROW) {  (norms.tl:292)
+            // for i, j in parallel(RB, ROW) {  (norms.tl:293)
             // for i, j in parallel(1, 2048): each thread visits the elements of `s` it holds
             #pragma unroll
             for (int tl_s28 = 0; tl_s28 < 16; ++tl_s28) {
@@ -10155,7 +10155,7 @@ __global__ void __launch_bounds__(128, 8) layernorm_gelu_kernel_variant4(
                 s[tl_s28] = d;
                 sd[tl_s28] = j < N ? d * d : 0.0f;
             }
-            // reduce(sum, sd, s_rstd, axis = 1);  (norms.tl:297)
+            // reduce(sum, sd, s_rstd, axis = 1);  (norms.tl:298)
             // each thread folds its 16 values of each of its 1 results; xor shuffles 1, 2, 4, 8, 16 among the lanes that share one; then across the 4 warps that do
             {
                 float tl_part[1];
@@ -10176,13 +10176,13 @@ __global__ void __launch_bounds__(128, 8) layernorm_gelu_kernel_variant4(
                 if ((tl_tid / 1 % 32) == 0) {
                     #pragma unroll
                     for (int tl_i = 0; tl_i < 1; ++tl_i) {
-                        reinterpret_cast<float*>(tl_scratch)[(0) * 4 + (tl_tid / 32 % 4)] = tl_part[tl_i];
+                        reinterpret_cast<float*>(tl_scratch)[((tl_tid / 32 % 4)) * 1 + 0] = tl_part[tl_i];
                     }
                 }
                 __syncthreads();
                 #pragma unroll
                 for (int tl_i = 0; tl_i < 1; ++tl_i) {
-                    tl_part[tl_i] = reinterpret_cast<float*>(tl_scratch)[(0) * 4 + tl_tid % 4];
+                    tl_part[tl_i] = reinterpret_cast<float*>(tl_scratch)[(tl_tid % 4) * 1 + 0];
                     tl_part[tl_i] = tl::xor_combine<tl::SumOp, 1>(tl_part[tl_i]);
                     tl_part[tl_i] = tl::xor_combine<tl::SumOp, 2>(tl_part[tl_i]);
                 }
@@ -10192,14 +10192,14 @@ __global__ void __launch_bounds__(128, 8) layernorm_gelu_kernel_variant4(
                     s_rstd[tl_i] = tl_part[tl_i];
                 }
             }
-            // for i in parallel(RB) {  (norms.tl:298)
+            // for i in parallel(RB) {  (norms.tl:299)
             // for i in parallel(1): each thread visits the elements of `s_rstd` it holds
             #pragma unroll
             for (int tl_s31 = 0; tl_s31 < 1; ++tl_s31) {
                 [[maybe_unused]] const int i = 0;
                 s_rstd[tl_s31] = tl::rsqrt(s_rstd[tl_s31] * inv_n + eps);
             }
-            // for i, j in parallel(RB, ROW) {  (norms.tl:301)
+            // for i, j in parallel(RB, ROW) {  (norms.tl:302)
             // for i, j in parallel(1, 2048): each thread visits the elements of `s` it holds
             #pragma unroll
             for (int tl_k33 = 0; tl_k33 < 16; tl_k33 += 8) {
@@ -10216,7 +10216,7 @@ __global__ void __launch_bounds__(128, 8) layernorm_gelu_kernel_variant4(
                     s[tl_s38] = gelu(s[tl_s38] * s_rstd[0] * tl::convert<float>(tl_chunk36[tl_o35]) + tl::convert<float>(tl_chunk37[tl_o35]));
                 }
             }
-            // copy(s, Y[row0 +: RB, 0 +: ROW]);  (norms.tl:304)
+            // copy(s, Y[row0 +: RB, 0 +: ROW]);  (norms.tl:305)
             #pragma unroll
             for (int tl_chunk39 = 0; tl_chunk39 < 16; tl_chunk39 += 8) {
                 tl::f16* tl_ptr40 = &Y[int64_t(row0 + 0) * N + ((tl_chunk39 % 8) + (tl_tid) * 8 + (tl_chunk39 / 8) * 1024)];
@@ -10242,7 +10242,7 @@ __global__ void __launch_bounds__(128, 8) layernorm_gelu_kernel_variant4(
                 const int32_t row = row0 + rr;
                 sum_x = 0.0f;
                 for (int t = 0; t < n_tiles; ++t) {
-                    // copy(X[row, t * BN +: BN], x);  (norms.tl:314)
+                    // copy(X[row, t * BN +: BN], x);  (norms.tl:315)
                     #pragma unroll
                     for (int tl_chunk42 = 0; tl_chunk42 < x_layout::kSlots; tl_chunk42 += 8) {
                         const tl::f16* tl_ptr43 = &X[int64_t(row) * N + ((t * 1024) + (((x_layout::flat(tl_tid, (tl_chunk42 / 8) * 8)) % 1024) + tl_chunk42 % 8))];
@@ -10258,7 +10258,7 @@ __global__ void __launch_bounds__(128, 8) layernorm_gelu_kernel_variant4(
                             }
                         }
                     }
-                    // reduce(sum, x, part);  (norms.tl:315)
+                    // reduce(sum, x, part);  (norms.tl:316)
                     {
                         float tl_part[1];
                         #pragma unroll
@@ -10277,7 +10277,7 @@ __global__ void __launch_bounds__(128, 8) layernorm_gelu_kernel_variant4(
                 const float mean = sum_x * inv_n;
                 sum_d2 = 0.0f;
                 for (int t = 0; t < n_tiles; ++t) {
-                    // copy(X[row, t * BN +: BN], x);  (norms.tl:321)
+                    // copy(X[row, t * BN +: BN], x);  (norms.tl:322)
                     #pragma unroll
                     for (int tl_chunk46 = 0; tl_chunk46 < x_layout::kSlots; tl_chunk46 += 8) {
                         const tl::f16* tl_ptr47 = &X[int64_t(row) * N + ((t * 1024) + (((x_layout::flat(tl_tid, (tl_chunk46 / 8) * 8)) % 1024) + tl_chunk46 % 8))];
@@ -10293,7 +10293,7 @@ __global__ void __launch_bounds__(128, 8) layernorm_gelu_kernel_variant4(
                             }
                         }
                     }
-                    // for j in parallel(BN) {  (norms.tl:322)
+                    // for j in parallel(BN) {  (norms.tl:323)
                     // for j in parallel(1024): each thread visits the elements of `x` it holds
                     #pragma unroll
                     for (int tl_s49 = 0; tl_s49 < x_layout::kSlots; ++tl_s49) {
@@ -10302,7 +10302,7 @@ __global__ void __launch_bounds__(128, 8) layernorm_gelu_kernel_variant4(
                         const float d = x[tl_s49] - mean;
                         x[tl_s49] = t * 1024 + j < N ? d * d : 0.0f;
                     }
-                    // reduce(sum, x, part);  (norms.tl:326)
+                    // reduce(sum, x, part);  (norms.tl:327)
                     {
                         float tl_part[1];
                         #pragma unroll
@@ -10321,7 +10321,7 @@ __global__ void __launch_bounds__(128, 8) layernorm_gelu_kernel_variant4(
                 const float rstd = tl::rsqrt(sum_d2 * inv_n + eps);
                 for (int t = 0; t < n_tiles; ++t) {
                     const int32_t c0 = t * 1024;
-                    // copy(X[row, c0 +: BN], x);  (norms.tl:332)
+                    // copy(X[row, c0 +: BN], x);  (norms.tl:333)
                     #pragma unroll
                     for (int tl_chunk52 = 0; tl_chunk52 < x_layout::kSlots; tl_chunk52 += 8) {
                         const tl::f16* tl_ptr53 = &X[int64_t(row) * N + (c0 + (((x_layout::flat(tl_tid, (tl_chunk52 / 8) * 8)) % 1024) + tl_chunk52 % 8))];
@@ -10337,7 +10337,7 @@ __global__ void __launch_bounds__(128, 8) layernorm_gelu_kernel_variant4(
                             }
                         }
                     }
-                    // copy(W[c0 +: BN], w);  (norms.tl:333)
+                    // copy(W[c0 +: BN], w);  (norms.tl:334)
                     #pragma unroll
                     for (int tl_chunk55 = 0; tl_chunk55 < w_layout::kSlots; tl_chunk55 += 8) {
                         const tl::f16* tl_ptr56 = &W[c0 + (((w_layout::flat(tl_tid, (tl_chunk55 / 8) * 8)) % 1024) + tl_chunk55 % 8)];
@@ -10353,7 +10353,7 @@ __global__ void __launch_bounds__(128, 8) layernorm_gelu_kernel_variant4(
                             }
                         }
                     }
-                    // copy(Bias[c0 +: BN], b);  (norms.tl:334)
+                    // copy(Bias[c0 +: BN], b);  (norms.tl:335)
                     #pragma unroll
                     for (int tl_chunk58 = 0; tl_chunk58 < b_layout::kSlots; tl_chunk58 += 8) {
                         const tl::f16* tl_ptr59 = &Bias[c0 + (((b_layout::flat(tl_tid, (tl_chunk58 / 8) * 8)) % 1024) + tl_chunk58 % 8)];
@@ -10369,14 +10369,14 @@ __global__ void __launch_bounds__(128, 8) layernorm_gelu_kernel_variant4(
                             }
                         }
                     }
-                    // for j in parallel(BN) {  (norms.tl:335)
+                    // for j in parallel(BN) {  (norms.tl:336)
                     // for j in parallel(1024): each thread visits the elements of `x` it holds
                     #pragma unroll
                     for (int tl_s61 = 0; tl_s61 < x_layout::kSlots; ++tl_s61) {
                         [[maybe_unused]] const int j = ((x_layout::flat(tl_tid, (tl_s61 / 8) * 8)) % 1024) + tl_s61 % 8;
                         x[tl_s61] = gelu((x[tl_s61] - mean) * rstd * w[tl_s61] + b[tl_s61]);
                     }
-                    // copy(x, Y[row, c0 +: BN]);  (norms.tl:338)
+                    // copy(x, Y[row, c0 +: BN]);  (norms.tl:339)
                     #pragma unroll
                     for (int tl_chunk62 = 0; tl_chunk62 < x_layout::kSlots; tl_chunk62 += 8) {
                         tl::f16* tl_ptr63 = &Y[int64_t(row) * N + (c0 + (((x_layout::flat(tl_tid, (tl_chunk62 / 8) * 8)) % 1024) + tl_chunk62 % 8))];
@@ -10398,7 +10398,7 @@ __global__ void __launch_bounds__(128, 8) layernorm_gelu_kernel_variant4(
     }
 }
 
-// kernel layernorm_gelu<ROW = 4096, THREADS = 256, RB = 1, BN = 2048, MAX_BLOCKS = 1024, T = f16>  (stdlib/norms.tl:260)
+// kernel layernorm_gelu<ROW = 4096, THREADS = 256, RB = 1, BN = 2048, WAVES = 1, T = f16>  (stdlib/norms.tl:261)
 // 256 threads per block, 32928 bytes of shared memory
 __global__ void __launch_bounds__(256, 4) layernorm_gelu_kernel_variant5(
         const tl::f16* __restrict__ X,
@@ -10436,7 +10436,7 @@ __global__ void __launch_bounds__(256, 4) layernorm_gelu_kernel_variant5(
     const float n = static_cast<float>(N);
     const float inv_n = tl::rsqrt(n * n);
     if (N <= 4096) {
-        // copy(W[0 +: ROW], ws);  (norms.tl:285)
+        // copy(W[0 +: ROW], ws);  (norms.tl:286)
         #pragma unroll
         for (int tl_i1 = 0; tl_i1 < 2; ++tl_i1) {
             const int tl_chunk0 = tl_tid + tl_i1 * 256;
@@ -10453,7 +10453,7 @@ __global__ void __launch_bounds__(256, 4) layernorm_gelu_kernel_variant5(
                 }
             }
         }
-        // copy(Bias[0 +: ROW], bs);  (norms.tl:286)
+        // copy(Bias[0 +: ROW], bs);  (norms.tl:287)
         #pragma unroll
         for (int tl_i6 = 0; tl_i6 < 2; ++tl_i6) {
             const int tl_chunk5 = tl_tid + tl_i6 * 256;
@@ -10472,7 +10472,7 @@ __global__ void __launch_bounds__(256, 4) layernorm_gelu_kernel_variant5(
         }
         const int32_t g_trips = groups;
         if (0 < g_trips) {
-            // copy(X[row0 +: RB, 0 +: ROW], xs);  (norms.tl:289)
+            // copy(X[row0 +: RB, 0 +: ROW], xs);  (norms.tl:290)
             if (tl::is_aligned(X, 16) && N % 8 == 0 && ((int(blockIdx.x) + 0 * int(gridDim.x)) * 1) >= 0 && ((int(blockIdx.x) + 0 * int(gridDim.x)) * 1) + 1 <= M && 0 >= 0 && 0 + 4096 <= N && 0 % 8 == 0) {
                 #pragma unroll
                 for (int tl_i11 = 0; tl_i11 < 2; ++tl_i11) {
@@ -10496,12 +10496,12 @@ __global__ void __launch_bounds__(256, 4) layernorm_gelu_kernel_variant5(
             }
         }
         tl::cp_async_commit();
-        // for g in pipelined(groups, stages = 2) {  (norms.tl:287)
+        // for g in pipelined(groups, stages = 2) {  (norms.tl:288)
         for (int g = 0; g < g_trips; ++g) {
             tl::cp_async_wait<0>();  // at most 0 copy groups of this thread still in flight
             __syncthreads();  // pipeline: stage `g % 2` has landed and the stage refilled next is no longer read
             if (g + 1 < g_trips) {
-                // copy(X[row0 +: RB, 0 +: ROW], xs);  (norms.tl:289)
+                // copy(X[row0 +: RB, 0 +: ROW], xs);  (norms.tl:290)
                 if (tl::is_aligned(X, 16) && N % 8 == 0 && ((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 1) >= 0 && ((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 1) + 1 <= M && 0 >= 0 && 0 + 4096 <= N && 0 % 8 == 0) {
                     #pragma unroll
                     for (int tl_i18 = 0; tl_i18 < 2; ++tl_i18) {
@@ -10526,7 +10526,7 @@ __global__ void __launch_bounds__(256, 4) layernorm_gelu_kernel_variant5(
             }
             tl::cp_async_commit();
             const int32_t row0 = (int(blockIdx.x) + g * int(gridDim.x)) * 1;
-            // copy(xs, s);  (norms.tl:290)
+            // copy(xs, s);  (norms.tl:291)
             #pragma unroll
             for (int tl_chunk24 = 0; tl_chunk24 < 16; tl_chunk24 += 8) {
                 const tl::f16* tl_ptr25 = &xs[((g % 2) * 1 + 0) * 4104 + ((tl_chunk24 % 8) + (tl_tid) * 8 + (tl_chunk24 / 8) * 2048)];
@@ -10542,7 +10542,7 @@ __global__ void __launch_bounds__(256, 4) layernorm_gelu_kernel_variant5(
                     }
                 }
             }
-            // reduce(sum, s, s_mean, axis = 1);  (norms.tl:291)
+            // reduce(sum, s, s_mean, axis = 1);  (norms.tl:292)
             // each thread folds its 16 values of each of its 1 results; xor shuffles 1, 2, 4, 8, 16 among the lanes that share one; then across the 8 warps that do
             {
                 float tl_part[1];
@@ -10563,13 +10563,13 @@ __global__ void __launch_bounds__(256, 4) layernorm_gelu_kernel_variant5(
                 if ((tl_tid / 1 % 32) == 0) {
                     #pragma unroll
                     for (int tl_i = 0; tl_i < 1; ++tl_i) {
-                        reinterpret_cast<float*>(tl_scratch)[(0) * 8 + (tl_tid / 32 % 8)] = tl_part[tl_i];
+                        reinterpret_cast<float*>(tl_scratch)[((tl_tid / 32 % 8)) * 1 + 0] = tl_part[tl_i];
                     }
                 }
                 __syncthreads();
                 #pragma unroll
                 for (int tl_i = 0; tl_i < 1; ++tl_i) {
-                    tl_part[tl_i] = reinterpret_cast<float*>(tl_scratch)[(0) * 8 + tl_tid % 8];
+                    tl_part[tl_i] = reinterpret_cast<float*>(tl_scratch)[(tl_tid % 8) * 1 + 0];
                     tl_part[tl_i] = tl::xor_combine<tl::SumOp, 1>(tl_part[tl_i]);
                     tl_part[tl_i] = tl::xor_combine<tl::SumOp, 2>(tl_part[tl_i]);
                     tl_part[tl_i] = tl::xor_combine<tl::SumOp, 4>(tl_part[tl_i]);
@@ -10580,7 +10580,7 @@ __global__ void __launch_bounds__(256, 4) layernorm_gelu_kernel_variant5(
                     s_mean[tl_i] = tl_part[tl_i];
                 }
             }
-            // for i, j in parallel(RB, ROW) {  (norms.tl:292)
+            // for i, j in parallel(RB, ROW) {  (norms.tl:293)
             // for i, j in parallel(1, 4096): each thread visits the elements of `s` it holds
             #pragma unroll
             for (int tl_s28 = 0; tl_s28 < 16; ++tl_s28) {
@@ -10591,7 +10591,7 @@ __global__ void __launch_bounds__(256, 4) layernorm_gelu_kernel_variant5(
                 s[tl_s28] = d;
                 sd[tl_s28] = j < N ? d * d : 0.0f;
             }
-            // reduce(sum, sd, s_rstd, axis = 1);  (norms.tl:297)
+            // reduce(sum, sd, s_rstd, axis = 1);  (norms.tl:298)
             // each thread folds its 16 values of each of its 1 results; xor shuffles 1, 2, 4, 8, 16 among the lanes that share one; then across the 8 warps that do
             {
                 float tl_part[1];
@@ -10612,13 +10612,13 @@ __global__ void __launch_bounds__(256, 4) layernorm_gelu_kernel_variant5(
                 if ((tl_tid / 1 % 32) == 0) {
                     #pragma unroll
                     for (int tl_i = 0; tl_i < 1; ++tl_i) {
-                        reinterpret_cast<float*>(tl_scratch)[(0) * 8 + (tl_tid / 32 % 8)] = tl_part[tl_i];
+                        reinterpret_cast<float*>(tl_scratch)[((tl_tid / 32 % 8)) * 1 + 0] = tl_part[tl_i];
                     }
                 }
                 __syncthreads();
                 #pragma unroll
                 for (int tl_i = 0; tl_i < 1; ++tl_i) {
-                    tl_part[tl_i] = reinterpret_cast<float*>(tl_scratch)[(0) * 8 + tl_tid % 8];
+                    tl_part[tl_i] = reinterpret_cast<float*>(tl_scratch)[(tl_tid % 8) * 1 + 0];
                     tl_part[tl_i] = tl::xor_combine<tl::SumOp, 1>(tl_part[tl_i]);
                     tl_part[tl_i] = tl::xor_combine<tl::SumOp, 2>(tl_part[tl_i]);
                     tl_part[tl_i] = tl::xor_combine<tl::SumOp, 4>(tl_part[tl_i]);
@@ -10629,14 +10629,14 @@ __global__ void __launch_bounds__(256, 4) layernorm_gelu_kernel_variant5(
                     s_rstd[tl_i] = tl_part[tl_i];
                 }
             }
-            // for i in parallel(RB) {  (norms.tl:298)
+            // for i in parallel(RB) {  (norms.tl:299)
             // for i in parallel(1): each thread visits the elements of `s_rstd` it holds
             #pragma unroll
             for (int tl_s31 = 0; tl_s31 < 1; ++tl_s31) {
                 [[maybe_unused]] const int i = 0;
                 s_rstd[tl_s31] = tl::rsqrt(s_rstd[tl_s31] * inv_n + eps);
             }
-            // for i, j in parallel(RB, ROW) {  (norms.tl:301)
+            // for i, j in parallel(RB, ROW) {  (norms.tl:302)
             // for i, j in parallel(1, 4096): each thread visits the elements of `s` it holds
             #pragma unroll
             for (int tl_k33 = 0; tl_k33 < 16; tl_k33 += 8) {
@@ -10653,7 +10653,7 @@ __global__ void __launch_bounds__(256, 4) layernorm_gelu_kernel_variant5(
                     s[tl_s38] = gelu(s[tl_s38] * s_rstd[0] * tl::convert<float>(tl_chunk36[tl_o35]) + tl::convert<float>(tl_chunk37[tl_o35]));
                 }
             }
-            // copy(s, Y[row0 +: RB, 0 +: ROW]);  (norms.tl:304)
+            // copy(s, Y[row0 +: RB, 0 +: ROW]);  (norms.tl:305)
             #pragma unroll
             for (int tl_chunk39 = 0; tl_chunk39 < 16; tl_chunk39 += 8) {
                 tl::f16* tl_ptr40 = &Y[int64_t(row0 + 0) * N + ((tl_chunk39 % 8) + (tl_tid) * 8 + (tl_chunk39 / 8) * 2048)];
@@ -10679,7 +10679,7 @@ __global__ void __launch_bounds__(256, 4) layernorm_gelu_kernel_variant5(
                 const int32_t row = row0 + rr;
                 sum_x = 0.0f;
                 for (int t = 0; t < n_tiles; ++t) {
-                    // copy(X[row, t * BN +: BN], x);  (norms.tl:314)
+                    // copy(X[row, t * BN +: BN], x);  (norms.tl:315)
                     #pragma unroll
                     for (int tl_chunk42 = 0; tl_chunk42 < x_layout::kSlots; tl_chunk42 += 8) {
                         const tl::f16* tl_ptr43 = &X[int64_t(row) * N + ((t * 2048) + (((x_layout::flat(tl_tid, (tl_chunk42 / 8) * 8)) % 2048) + tl_chunk42 % 8))];
@@ -10695,7 +10695,7 @@ __global__ void __launch_bounds__(256, 4) layernorm_gelu_kernel_variant5(
                             }
                         }
                     }
-                    // reduce(sum, x, part);  (norms.tl:315)
+                    // reduce(sum, x, part);  (norms.tl:316)
                     {
                         float tl_part[1];
                         #pragma unroll
@@ -10714,7 +10714,7 @@ __global__ void __launch_bounds__(256, 4) layernorm_gelu_kernel_variant5(
                 const float mean = sum_x * inv_n;
                 sum_d2 = 0.0f;
                 for (int t = 0; t < n_tiles; ++t) {
-                    // copy(X[row, t * BN +: BN], x);  (norms.tl:321)
+                    // copy(X[row, t * BN +: BN], x);  (norms.tl:322)
                     #pragma unroll
                     for (int tl_chunk46 = 0; tl_chunk46 < x_layout::kSlots; tl_chunk46 += 8) {
                         const tl::f16* tl_ptr47 = &X[int64_t(row) * N + ((t * 2048) + (((x_layout::flat(tl_tid, (tl_chunk46 / 8) * 8)) % 2048) + tl_chunk46 % 8))];
@@ -10730,7 +10730,7 @@ __global__ void __launch_bounds__(256, 4) layernorm_gelu_kernel_variant5(
                             }
                         }
                     }
-                    // for j in parallel(BN) {  (norms.tl:322)
+                    // for j in parallel(BN) {  (norms.tl:323)
                     // for j in parallel(2048): each thread visits the elements of `x` it holds
                     #pragma unroll
                     for (int tl_s49 = 0; tl_s49 < x_layout::kSlots; ++tl_s49) {
@@ -10739,7 +10739,7 @@ __global__ void __launch_bounds__(256, 4) layernorm_gelu_kernel_variant5(
                         const float d = x[tl_s49] - mean;
                         x[tl_s49] = t * 2048 + j < N ? d * d : 0.0f;
                     }
-                    // reduce(sum, x, part);  (norms.tl:326)
+                    // reduce(sum, x, part);  (norms.tl:327)
                     {
                         float tl_part[1];
                         #pragma unroll
@@ -10758,7 +10758,7 @@ __global__ void __launch_bounds__(256, 4) layernorm_gelu_kernel_variant5(
                 const float rstd = tl::rsqrt(sum_d2 * inv_n + eps);
                 for (int t = 0; t < n_tiles; ++t) {
                     const int32_t c0 = t * 2048;
-                    // copy(X[row, c0 +: BN], x);  (norms.tl:332)
+                    // copy(X[row, c0 +: BN], x);  (norms.tl:333)
                     #pragma unroll
                     for (int tl_chunk52 = 0; tl_chunk52 < x_layout::kSlots; tl_chunk52 += 8) {
                         const tl::f16* tl_ptr53 = &X[int64_t(row) * N + (c0 + (((x_layout::flat(tl_tid, (tl_chunk52 / 8) * 8)) % 2048) + tl_chunk52 % 8))];
@@ -10774,7 +10774,7 @@ __global__ void __launch_bounds__(256, 4) layernorm_gelu_kernel_variant5(
                             }
                         }
                     }
-                    // copy(W[c0 +: BN], w);  (norms.tl:333)
+                    // copy(W[c0 +: BN], w);  (norms.tl:334)
                     #pragma unroll
                     for (int tl_chunk55 = 0; tl_chunk55 < w_layout::kSlots; tl_chunk55 += 8) {
                         const tl::f16* tl_ptr56 = &W[c0 + (((w_layout::flat(tl_tid, (tl_chunk55 / 8) * 8)) % 2048) + tl_chunk55 % 8)];
@@ -10790,7 +10790,7 @@ __global__ void __launch_bounds__(256, 4) layernorm_gelu_kernel_variant5(
                             }
                         }
                     }
-                    // copy(Bias[c0 +: BN], b);  (norms.tl:334)
+                    // copy(Bias[c0 +: BN], b);  (norms.tl:335)
                     #pragma unroll
                     for (int tl_chunk58 = 0; tl_chunk58 < b_layout::kSlots; tl_chunk58 += 8) {
                         const tl::f16* tl_ptr59 = &Bias[c0 + (((b_layout::flat(tl_tid, (tl_chunk58 / 8) * 8)) % 2048) + tl_chunk58 % 8)];
@@ -10806,14 +10806,14 @@ __global__ void __launch_bounds__(256, 4) layernorm_gelu_kernel_variant5(
                             }
                         }
                     }
-                    // for j in parallel(BN) {  (norms.tl:335)
+                    // for j in parallel(BN) {  (norms.tl:336)
                     // for j in parallel(2048): each thread visits the elements of `x` it holds
                     #pragma unroll
                     for (int tl_s61 = 0; tl_s61 < x_layout::kSlots; ++tl_s61) {
                         [[maybe_unused]] const int j = ((x_layout::flat(tl_tid, (tl_s61 / 8) * 8)) % 2048) + tl_s61 % 8;
                         x[tl_s61] = gelu((x[tl_s61] - mean) * rstd * w[tl_s61] + b[tl_s61]);
                     }
-                    // copy(x, Y[row, c0 +: BN]);  (norms.tl:338)
+                    // copy(x, Y[row, c0 +: BN]);  (norms.tl:339)
                     #pragma unroll
                     for (int tl_chunk62 = 0; tl_chunk62 < x_layout::kSlots; tl_chunk62 += 8) {
                         tl::f16* tl_ptr63 = &Y[int64_t(row) * N + (c0 + (((x_layout::flat(tl_tid, (tl_chunk62 / 8) * 8)) % 2048) + tl_chunk62 % 8))];
@@ -10835,7 +10835,7 @@ __global__ void __launch_bounds__(256, 4) layernorm_gelu_kernel_variant5(
     }
 }
 
-// kernel layernorm_gelu<ROW = 8192, THREADS = 512, RB = 1, BN = 4096, MAX_BLOCKS = 1024, T = f16>  (stdlib/norms.tl:260)
+// kernel layernorm_gelu<ROW = 8192, THREADS = 512, RB = 1, BN = 4096, WAVES = 1, T = f16>  (stdlib/norms.tl:261)
 // 512 threads per block, 65728 bytes of shared memory
 __global__ void __launch_bounds__(512, 2) layernorm_gelu_kernel_variant6(
         const tl::f16* __restrict__ X,
@@ -10873,7 +10873,7 @@ __global__ void __launch_bounds__(512, 2) layernorm_gelu_kernel_variant6(
     const float n = static_cast<float>(N);
     const float inv_n = tl::rsqrt(n * n);
     if (N <= 8192) {
-        // copy(W[0 +: ROW], ws);  (norms.tl:285)
+        // copy(W[0 +: ROW], ws);  (norms.tl:286)
         #pragma unroll
         for (int tl_i1 = 0; tl_i1 < 2; ++tl_i1) {
             const int tl_chunk0 = tl_tid + tl_i1 * 512;
@@ -10890,7 +10890,7 @@ __global__ void __launch_bounds__(512, 2) layernorm_gelu_kernel_variant6(
                 }
             }
         }
-        // copy(Bias[0 +: ROW], bs);  (norms.tl:286)
+        // copy(Bias[0 +: ROW], bs);  (norms.tl:287)
         #pragma unroll
         for (int tl_i6 = 0; tl_i6 < 2; ++tl_i6) {
             const int tl_chunk5 = tl_tid + tl_i6 * 512;
@@ -10909,7 +10909,7 @@ __global__ void __launch_bounds__(512, 2) layernorm_gelu_kernel_variant6(
         }
         const int32_t g_trips = groups;
         if (0 < g_trips) {
-            // copy(X[row0 +: RB, 0 +: ROW], xs);  (norms.tl:289)
+            // copy(X[row0 +: RB, 0 +: ROW], xs);  (norms.tl:290)
             if (tl::is_aligned(X, 16) && N % 8 == 0 && ((int(blockIdx.x) + 0 * int(gridDim.x)) * 1) >= 0 && ((int(blockIdx.x) + 0 * int(gridDim.x)) * 1) + 1 <= M && 0 >= 0 && 0 + 8192 <= N && 0 % 8 == 0) {
                 #pragma unroll
                 for (int tl_i11 = 0; tl_i11 < 2; ++tl_i11) {
@@ -10933,12 +10933,12 @@ __global__ void __launch_bounds__(512, 2) layernorm_gelu_kernel_variant6(
             }
         }
         tl::cp_async_commit();
-        // for g in pipelined(groups, stages = 2) {  (norms.tl:287)
+        // for g in pipelined(groups, stages = 2) {  (norms.tl:288)
         for (int g = 0; g < g_trips; ++g) {
             tl::cp_async_wait<0>();  // at most 0 copy groups of this thread still in flight
             __syncthreads();  // pipeline: stage `g % 2` has landed and the stage refilled next is no longer read
             if (g + 1 < g_trips) {
-                // copy(X[row0 +: RB, 0 +: ROW], xs);  (norms.tl:289)
+                // copy(X[row0 +: RB, 0 +: ROW], xs);  (norms.tl:290)
                 if (tl::is_aligned(X, 16) && N % 8 == 0 && ((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 1) >= 0 && ((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 1) + 1 <= M && 0 >= 0 && 0 + 8192 <= N && 0 % 8 == 0) {
                     #pragma unroll
                     for (int tl_i18 = 0; tl_i18 < 2; ++tl_i18) {
@@ -10963,7 +10963,7 @@ __global__ void __launch_bounds__(512, 2) layernorm_gelu_kernel_variant6(
             }
             tl::cp_async_commit();
             const int32_t row0 = (int(blockIdx.x) + g * int(gridDim.x)) * 1;
-            // copy(xs, s);  (norms.tl:290)
+            // copy(xs, s);  (norms.tl:291)
             #pragma unroll
             for (int tl_chunk24 = 0; tl_chunk24 < 16; tl_chunk24 += 8) {
                 const tl::f16* tl_ptr25 = &xs[((g % 2) * 1 + 0) * 8200 + ((tl_chunk24 % 8) + (tl_tid) * 8 + (tl_chunk24 / 8) * 4096)];
@@ -10979,7 +10979,7 @@ __global__ void __launch_bounds__(512, 2) layernorm_gelu_kernel_variant6(
                     }
                 }
             }
-            // reduce(sum, s, s_mean, axis = 1);  (norms.tl:291)
+            // reduce(sum, s, s_mean, axis = 1);  (norms.tl:292)
             // each thread folds its 16 values of each of its 1 results; xor shuffles 1, 2, 4, 8, 16 among the lanes that share one; then across the 16 warps that do
             {
                 float tl_part[1];
@@ -11000,13 +11000,13 @@ __global__ void __launch_bounds__(512, 2) layernorm_gelu_kernel_variant6(
                 if ((tl_tid / 1 % 32) == 0) {
                     #pragma unroll
                     for (int tl_i = 0; tl_i < 1; ++tl_i) {
-                        reinterpret_cast<float*>(tl_scratch)[(0) * 16 + (tl_tid / 32 % 16)] = tl_part[tl_i];
+                        reinterpret_cast<float*>(tl_scratch)[((tl_tid / 32 % 16)) * 1 + 0] = tl_part[tl_i];
                     }
                 }
                 __syncthreads();
                 #pragma unroll
                 for (int tl_i = 0; tl_i < 1; ++tl_i) {
-                    tl_part[tl_i] = reinterpret_cast<float*>(tl_scratch)[(0) * 16 + tl_tid % 16];
+                    tl_part[tl_i] = reinterpret_cast<float*>(tl_scratch)[(tl_tid % 16) * 1 + 0];
                     tl_part[tl_i] = tl::xor_combine<tl::SumOp, 1>(tl_part[tl_i]);
                     tl_part[tl_i] = tl::xor_combine<tl::SumOp, 2>(tl_part[tl_i]);
                     tl_part[tl_i] = tl::xor_combine<tl::SumOp, 4>(tl_part[tl_i]);
@@ -11018,7 +11018,7 @@ __global__ void __launch_bounds__(512, 2) layernorm_gelu_kernel_variant6(
                     s_mean[tl_i] = tl_part[tl_i];
                 }
             }
-            // for i, j in parallel(RB, ROW) {  (norms.tl:292)
+            // for i, j in parallel(RB, ROW) {  (norms.tl:293)
             // for i, j in parallel(1, 8192): each thread visits the elements of `s` it holds
             #pragma unroll
             for (int tl_s28 = 0; tl_s28 < 16; ++tl_s28) {
@@ -11029,7 +11029,7 @@ __global__ void __launch_bounds__(512, 2) layernorm_gelu_kernel_variant6(
                 s[tl_s28] = d;
                 sd[tl_s28] = j < N ? d * d : 0.0f;
             }
-            // reduce(sum, sd, s_rstd, axis = 1);  (norms.tl:297)
+            // reduce(sum, sd, s_rstd, axis = 1);  (norms.tl:298)
             // each thread folds its 16 values of each of its 1 results; xor shuffles 1, 2, 4, 8, 16 among the lanes that share one; then across the 16 warps that do
             {
                 float tl_part[1];
@@ -11050,13 +11050,13 @@ __global__ void __launch_bounds__(512, 2) layernorm_gelu_kernel_variant6(
                 if ((tl_tid / 1 % 32) == 0) {
                     #pragma unroll
                     for (int tl_i = 0; tl_i < 1; ++tl_i) {
-                        reinterpret_cast<float*>(tl_scratch)[(0) * 16 + (tl_tid / 32 % 16)] = tl_part[tl_i];
+                        reinterpret_cast<float*>(tl_scratch)[((tl_tid / 32 % 16)) * 1 + 0] = tl_part[tl_i];
                     }
                 }
                 __syncthreads();
                 #pragma unroll
                 for (int tl_i = 0; tl_i < 1; ++tl_i) {
-                    tl_part[tl_i] = reinterpret_cast<float*>(tl_scratch)[(0) * 16 + tl_tid % 16];
+                    tl_part[tl_i] = reinterpret_cast<float*>(tl_scratch)[(tl_tid % 16) * 1 + 0];
                     tl_part[tl_i] = tl::xor_combine<tl::SumOp, 1>(tl_part[tl_i]);
                     tl_part[tl_i] = tl::xor_combine<tl::SumOp, 2>(tl_part[tl_i]);
                     tl_part[tl_i] = tl::xor_combine<tl::SumOp, 4>(tl_part[tl_i]);
@@ -11068,14 +11068,14 @@ __global__ void __launch_bounds__(512, 2) layernorm_gelu_kernel_variant6(
                     s_rstd[tl_i] = tl_part[tl_i];
                 }
             }
-            // for i in parallel(RB) {  (norms.tl:298)
+            // for i in parallel(RB) {  (norms.tl:299)
             // for i in parallel(1): each thread visits the elements of `s_rstd` it holds
             #pragma unroll
             for (int tl_s31 = 0; tl_s31 < 1; ++tl_s31) {
                 [[maybe_unused]] const int i = 0;
                 s_rstd[tl_s31] = tl::rsqrt(s_rstd[tl_s31] * inv_n + eps);
             }
-            // for i, j in parallel(RB, ROW) {  (norms.tl:301)
+            // for i, j in parallel(RB, ROW) {  (norms.tl:302)
             // for i, j in parallel(1, 8192): each thread visits the elements of `s` it holds
             #pragma unroll
             for (int tl_k33 = 0; tl_k33 < 16; tl_k33 += 8) {
@@ -11092,7 +11092,7 @@ __global__ void __launch_bounds__(512, 2) layernorm_gelu_kernel_variant6(
                     s[tl_s38] = gelu(s[tl_s38] * s_rstd[0] * tl::convert<float>(tl_chunk36[tl_o35]) + tl::convert<float>(tl_chunk37[tl_o35]));
                 }
             }
-            // copy(s, Y[row0 +: RB, 0 +: ROW]);  (norms.tl:304)
+            // copy(s, Y[row0 +: RB, 0 +: ROW]);  (norms.tl:305)
             #pragma unroll
             for (int tl_chunk39 = 0; tl_chunk39 < 16; tl_chunk39 += 8) {
                 tl::f16* tl_ptr40 = &Y[int64_t(row0 + 0) * N + ((tl_chunk39 % 8) + (tl_tid) * 8 + (tl_chunk39 / 8) * 4096)];
@@ -11118,7 +11118,7 @@ __global__ void __launch_bounds__(512, 2) layernorm_gelu_kernel_variant6(
                 const int32_t row = row0 + rr;
                 sum_x = 0.0f;
                 for (int t = 0; t < n_tiles; ++t) {
-                    // copy(X[row, t * BN +: BN], x);  (norms.tl:314)
+                    // copy(X[row, t * BN +: BN], x);  (norms.tl:315)
                     #pragma unroll
                     for (int tl_chunk42 = 0; tl_chunk42 < x_layout::kSlots; tl_chunk42 += 8) {
                         const tl::f16* tl_ptr43 = &X[int64_t(row) * N + ((t * 4096) + (((x_layout::flat(tl_tid, (tl_chunk42 / 8) * 8)) % 4096) + tl_chunk42 % 8))];
@@ -11134,7 +11134,7 @@ __global__ void __launch_bounds__(512, 2) layernorm_gelu_kernel_variant6(
                             }
                         }
                     }
-                    // reduce(sum, x, part);  (norms.tl:315)
+                    // reduce(sum, x, part);  (norms.tl:316)
                     {
                         float tl_part[1];
                         #pragma unroll
@@ -11153,7 +11153,7 @@ __global__ void __launch_bounds__(512, 2) layernorm_gelu_kernel_variant6(
                 const float mean = sum_x * inv_n;
                 sum_d2 = 0.0f;
                 for (int t = 0; t < n_tiles; ++t) {
-                    // copy(X[row, t * BN +: BN], x);  (norms.tl:321)
+                    // copy(X[row, t * BN +: BN], x);  (norms.tl:322)
                     #pragma unroll
                     for (int tl_chunk46 = 0; tl_chunk46 < x_layout::kSlots; tl_chunk46 += 8) {
                         const tl::f16* tl_ptr47 = &X[int64_t(row) * N + ((t * 4096) + (((x_layout::flat(tl_tid, (tl_chunk46 / 8) * 8)) % 4096) + tl_chunk46 % 8))];
@@ -11169,7 +11169,7 @@ __global__ void __launch_bounds__(512, 2) layernorm_gelu_kernel_variant6(
                             }
                         }
                     }
-                    // for j in parallel(BN) {  (norms.tl:322)
+                    // for j in parallel(BN) {  (norms.tl:323)
                     // for j in parallel(4096): each thread visits the elements of `x` it holds
                     #pragma unroll
                     for (int tl_s49 = 0; tl_s49 < x_layout::kSlots; ++tl_s49) {
@@ -11178,7 +11178,7 @@ __global__ void __launch_bounds__(512, 2) layernorm_gelu_kernel_variant6(
                         const float d = x[tl_s49] - mean;
                         x[tl_s49] = t * 4096 + j < N ? d * d : 0.0f;
                     }
-                    // reduce(sum, x, part);  (norms.tl:326)
+                    // reduce(sum, x, part);  (norms.tl:327)
                     {
                         float tl_part[1];
                         #pragma unroll
@@ -11197,7 +11197,7 @@ __global__ void __launch_bounds__(512, 2) layernorm_gelu_kernel_variant6(
                 const float rstd = tl::rsqrt(sum_d2 * inv_n + eps);
                 for (int t = 0; t < n_tiles; ++t) {
                     const int32_t c0 = t * 4096;
-                    // copy(X[row, c0 +: BN], x);  (norms.tl:332)
+                    // copy(X[row, c0 +: BN], x);  (norms.tl:333)
                     #pragma unroll
                     for (int tl_chunk52 = 0; tl_chunk52 < x_layout::kSlots; tl_chunk52 += 8) {
                         const tl::f16* tl_ptr53 = &X[int64_t(row) * N + (c0 + (((x_layout::flat(tl_tid, (tl_chunk52 / 8) * 8)) % 4096) + tl_chunk52 % 8))];
@@ -11213,7 +11213,7 @@ __global__ void __launch_bounds__(512, 2) layernorm_gelu_kernel_variant6(
                             }
                         }
                     }
-                    // copy(W[c0 +: BN], w);  (norms.tl:333)
+                    // copy(W[c0 +: BN], w);  (norms.tl:334)
                     #pragma unroll
                     for (int tl_chunk55 = 0; tl_chunk55 < w_layout::kSlots; tl_chunk55 += 8) {
                         const tl::f16* tl_ptr56 = &W[c0 + (((w_layout::flat(tl_tid, (tl_chunk55 / 8) * 8)) % 4096) + tl_chunk55 % 8)];
@@ -11229,7 +11229,7 @@ __global__ void __launch_bounds__(512, 2) layernorm_gelu_kernel_variant6(
                             }
                         }
                     }
-                    // copy(Bias[c0 +: BN], b);  (norms.tl:334)
+                    // copy(Bias[c0 +: BN], b);  (norms.tl:335)
                     #pragma unroll
                     for (int tl_chunk58 = 0; tl_chunk58 < b_layout::kSlots; tl_chunk58 += 8) {
                         const tl::f16* tl_ptr59 = &Bias[c0 + (((b_layout::flat(tl_tid, (tl_chunk58 / 8) * 8)) % 4096) + tl_chunk58 % 8)];
@@ -11245,14 +11245,14 @@ __global__ void __launch_bounds__(512, 2) layernorm_gelu_kernel_variant6(
                             }
                         }
                     }
-                    // for j in parallel(BN) {  (norms.tl:335)
+                    // for j in parallel(BN) {  (norms.tl:336)
                     // for j in parallel(4096): each thread visits the elements of `x` it holds
                     #pragma unroll
                     for (int tl_s61 = 0; tl_s61 < x_layout::kSlots; ++tl_s61) {
                         [[maybe_unused]] const int j = ((x_layout::flat(tl_tid, (tl_s61 / 8) * 8)) % 4096) + tl_s61 % 8;
                         x[tl_s61] = gelu((x[tl_s61] - mean) * rstd * w[tl_s61] + b[tl_s61]);
                     }
-                    // copy(x, Y[row, c0 +: BN]);  (norms.tl:338)
+                    // copy(x, Y[row, c0 +: BN]);  (norms.tl:339)
                     #pragma unroll
                     for (int tl_chunk62 = 0; tl_chunk62 < x_layout::kSlots; tl_chunk62 += 8) {
                         tl::f16* tl_ptr63 = &Y[int64_t(row) * N + (c0 + (((x_layout::flat(tl_tid, (tl_chunk62 / 8) * 8)) % 4096) + tl_chunk62 % 8))];
@@ -11287,7 +11287,7 @@ static cudaError_t layernorm_variant0(const __half* X, const __half* W, const __
     if (cudaError_t tl_err = tl::host::check_pointer(Y, tl_name, "Y", 2); tl_err != cudaSuccess) return tl_err;
     if (cudaError_t tl_err = tl::host::check_dim(M, tl_name, "M"); tl_err != cudaSuccess) return tl_err;
     if (cudaError_t tl_err = tl::host::check_dim(N, tl_name, "N"); tl_err != cudaSuccess) return tl_err;
-    const int64_t tl_grid_x = int64_t(tl::min(tl::cdiv(M, 16), 1024)), tl_grid_y = int64_t(1), tl_grid_z = int64_t(1);
+    const int64_t tl_grid_x = int64_t(tl::min(tl::cdiv(M, 16), 1 * tl::host::sm_count() * 8)), tl_grid_y = int64_t(1), tl_grid_z = int64_t(1);
     if (tl_grid_x <= 0 || tl_grid_y <= 0 || tl_grid_z <= 0) return cudaSuccess;  // nothing to compute
     if (tl_grid_x > INT32_MAX || tl_grid_y > 65535 || tl_grid_z > 65535)
         return tl::host::invalid_argument(std::string(tl_name) + ": the grid is larger than CUDA allows");
@@ -11311,7 +11311,7 @@ static cudaError_t layernorm_variant1(const __half* X, const __half* W, const __
     if (cudaError_t tl_err = tl::host::check_pointer(Y, tl_name, "Y", 2); tl_err != cudaSuccess) return tl_err;
     if (cudaError_t tl_err = tl::host::check_dim(M, tl_name, "M"); tl_err != cudaSuccess) return tl_err;
     if (cudaError_t tl_err = tl::host::check_dim(N, tl_name, "N"); tl_err != cudaSuccess) return tl_err;
-    const int64_t tl_grid_x = int64_t(tl::min(tl::cdiv(M, 8), 1024)), tl_grid_y = int64_t(1), tl_grid_z = int64_t(1);
+    const int64_t tl_grid_x = int64_t(tl::min(tl::cdiv(M, 8), 1 * tl::host::sm_count() * 8)), tl_grid_y = int64_t(1), tl_grid_z = int64_t(1);
     if (tl_grid_x <= 0 || tl_grid_y <= 0 || tl_grid_z <= 0) return cudaSuccess;  // nothing to compute
     if (tl_grid_x > INT32_MAX || tl_grid_y > 65535 || tl_grid_z > 65535)
         return tl::host::invalid_argument(std::string(tl_name) + ": the grid is larger than CUDA allows");
@@ -11335,7 +11335,7 @@ static cudaError_t layernorm_variant2(const __half* X, const __half* W, const __
     if (cudaError_t tl_err = tl::host::check_pointer(Y, tl_name, "Y", 2); tl_err != cudaSuccess) return tl_err;
     if (cudaError_t tl_err = tl::host::check_dim(M, tl_name, "M"); tl_err != cudaSuccess) return tl_err;
     if (cudaError_t tl_err = tl::host::check_dim(N, tl_name, "N"); tl_err != cudaSuccess) return tl_err;
-    const int64_t tl_grid_x = int64_t(tl::min(tl::cdiv(M, 4), 1024)), tl_grid_y = int64_t(1), tl_grid_z = int64_t(1);
+    const int64_t tl_grid_x = int64_t(tl::min(tl::cdiv(M, 4), 1 * tl::host::sm_count() * 8)), tl_grid_y = int64_t(1), tl_grid_z = int64_t(1);
     if (tl_grid_x <= 0 || tl_grid_y <= 0 || tl_grid_z <= 0) return cudaSuccess;  // nothing to compute
     if (tl_grid_x > INT32_MAX || tl_grid_y > 65535 || tl_grid_z > 65535)
         return tl::host::invalid_argument(std::string(tl_name) + ": the grid is larger than CUDA allows");
@@ -11359,7 +11359,7 @@ static cudaError_t layernorm_variant3(const __half* X, const __half* W, const __
     if (cudaError_t tl_err = tl::host::check_pointer(Y, tl_name, "Y", 2); tl_err != cudaSuccess) return tl_err;
     if (cudaError_t tl_err = tl::host::check_dim(M, tl_name, "M"); tl_err != cudaSuccess) return tl_err;
     if (cudaError_t tl_err = tl::host::check_dim(N, tl_name, "N"); tl_err != cudaSuccess) return tl_err;
-    const int64_t tl_grid_x = int64_t(tl::min(tl::cdiv(M, 2), 1024)), tl_grid_y = int64_t(1), tl_grid_z = int64_t(1);
+    const int64_t tl_grid_x = int64_t(tl::min(tl::cdiv(M, 2), 1 * tl::host::sm_count() * 8)), tl_grid_y = int64_t(1), tl_grid_z = int64_t(1);
     if (tl_grid_x <= 0 || tl_grid_y <= 0 || tl_grid_z <= 0) return cudaSuccess;  // nothing to compute
     if (tl_grid_x > INT32_MAX || tl_grid_y > 65535 || tl_grid_z > 65535)
         return tl::host::invalid_argument(std::string(tl_name) + ": the grid is larger than CUDA allows");
@@ -11383,7 +11383,7 @@ static cudaError_t layernorm_variant4(const __half* X, const __half* W, const __
     if (cudaError_t tl_err = tl::host::check_pointer(Y, tl_name, "Y", 2); tl_err != cudaSuccess) return tl_err;
     if (cudaError_t tl_err = tl::host::check_dim(M, tl_name, "M"); tl_err != cudaSuccess) return tl_err;
     if (cudaError_t tl_err = tl::host::check_dim(N, tl_name, "N"); tl_err != cudaSuccess) return tl_err;
-    const int64_t tl_grid_x = int64_t(tl::min(tl::cdiv(M, 1), 1024)), tl_grid_y = int64_t(1), tl_grid_z = int64_t(1);
+    const int64_t tl_grid_x = int64_t(tl::min(tl::cdiv(M, 1), 1 * tl::host::sm_count() * 8)), tl_grid_y = int64_t(1), tl_grid_z = int64_t(1);
     if (tl_grid_x <= 0 || tl_grid_y <= 0 || tl_grid_z <= 0) return cudaSuccess;  // nothing to compute
     if (tl_grid_x > INT32_MAX || tl_grid_y > 65535 || tl_grid_z > 65535)
         return tl::host::invalid_argument(std::string(tl_name) + ": the grid is larger than CUDA allows");
@@ -11407,7 +11407,7 @@ static cudaError_t layernorm_variant5(const __half* X, const __half* W, const __
     if (cudaError_t tl_err = tl::host::check_pointer(Y, tl_name, "Y", 2); tl_err != cudaSuccess) return tl_err;
     if (cudaError_t tl_err = tl::host::check_dim(M, tl_name, "M"); tl_err != cudaSuccess) return tl_err;
     if (cudaError_t tl_err = tl::host::check_dim(N, tl_name, "N"); tl_err != cudaSuccess) return tl_err;
-    const int64_t tl_grid_x = int64_t(tl::min(tl::cdiv(M, 1), 1024)), tl_grid_y = int64_t(1), tl_grid_z = int64_t(1);
+    const int64_t tl_grid_x = int64_t(tl::min(tl::cdiv(M, 1), 1 * tl::host::sm_count() * 4)), tl_grid_y = int64_t(1), tl_grid_z = int64_t(1);
     if (tl_grid_x <= 0 || tl_grid_y <= 0 || tl_grid_z <= 0) return cudaSuccess;  // nothing to compute
     if (tl_grid_x > INT32_MAX || tl_grid_y > 65535 || tl_grid_z > 65535)
         return tl::host::invalid_argument(std::string(tl_name) + ": the grid is larger than CUDA allows");
@@ -11431,7 +11431,7 @@ static cudaError_t layernorm_variant6(const __half* X, const __half* W, const __
     if (cudaError_t tl_err = tl::host::check_pointer(Y, tl_name, "Y", 2); tl_err != cudaSuccess) return tl_err;
     if (cudaError_t tl_err = tl::host::check_dim(M, tl_name, "M"); tl_err != cudaSuccess) return tl_err;
     if (cudaError_t tl_err = tl::host::check_dim(N, tl_name, "N"); tl_err != cudaSuccess) return tl_err;
-    const int64_t tl_grid_x = int64_t(tl::min(tl::cdiv(M, 1), 1024)), tl_grid_y = int64_t(1), tl_grid_z = int64_t(1);
+    const int64_t tl_grid_x = int64_t(tl::min(tl::cdiv(M, 1), 1 * tl::host::sm_count() * 2)), tl_grid_y = int64_t(1), tl_grid_z = int64_t(1);
     if (tl_grid_x <= 0 || tl_grid_y <= 0 || tl_grid_z <= 0) return cudaSuccess;  // nothing to compute
     if (tl_grid_x > INT32_MAX || tl_grid_y > 65535 || tl_grid_z > 65535)
         return tl::host::invalid_argument(std::string(tl_name) + ": the grid is larger than CUDA allows");
@@ -11472,7 +11472,7 @@ static cudaError_t rmsnorm_variant0(const __half* X, const __half* W, __half* Y,
     if (cudaError_t tl_err = tl::host::check_pointer(Y, tl_name, "Y", 2); tl_err != cudaSuccess) return tl_err;
     if (cudaError_t tl_err = tl::host::check_dim(M, tl_name, "M"); tl_err != cudaSuccess) return tl_err;
     if (cudaError_t tl_err = tl::host::check_dim(N, tl_name, "N"); tl_err != cudaSuccess) return tl_err;
-    const int64_t tl_grid_x = int64_t(tl::min(tl::cdiv(M, 16), 1024)), tl_grid_y = int64_t(1), tl_grid_z = int64_t(1);
+    const int64_t tl_grid_x = int64_t(tl::min(tl::cdiv(M, 16), 1 * tl::host::sm_count() * 8)), tl_grid_y = int64_t(1), tl_grid_z = int64_t(1);
     if (tl_grid_x <= 0 || tl_grid_y <= 0 || tl_grid_z <= 0) return cudaSuccess;  // nothing to compute
     if (tl_grid_x > INT32_MAX || tl_grid_y > 65535 || tl_grid_z > 65535)
         return tl::host::invalid_argument(std::string(tl_name) + ": the grid is larger than CUDA allows");
@@ -11495,7 +11495,7 @@ static cudaError_t rmsnorm_variant1(const __half* X, const __half* W, __half* Y,
     if (cudaError_t tl_err = tl::host::check_pointer(Y, tl_name, "Y", 2); tl_err != cudaSuccess) return tl_err;
     if (cudaError_t tl_err = tl::host::check_dim(M, tl_name, "M"); tl_err != cudaSuccess) return tl_err;
     if (cudaError_t tl_err = tl::host::check_dim(N, tl_name, "N"); tl_err != cudaSuccess) return tl_err;
-    const int64_t tl_grid_x = int64_t(tl::min(tl::cdiv(M, 8), 1024)), tl_grid_y = int64_t(1), tl_grid_z = int64_t(1);
+    const int64_t tl_grid_x = int64_t(tl::min(tl::cdiv(M, 8), 1 * tl::host::sm_count() * 8)), tl_grid_y = int64_t(1), tl_grid_z = int64_t(1);
     if (tl_grid_x <= 0 || tl_grid_y <= 0 || tl_grid_z <= 0) return cudaSuccess;  // nothing to compute
     if (tl_grid_x > INT32_MAX || tl_grid_y > 65535 || tl_grid_z > 65535)
         return tl::host::invalid_argument(std::string(tl_name) + ": the grid is larger than CUDA allows");
@@ -11518,7 +11518,7 @@ static cudaError_t rmsnorm_variant2(const __half* X, const __half* W, __half* Y,
     if (cudaError_t tl_err = tl::host::check_pointer(Y, tl_name, "Y", 2); tl_err != cudaSuccess) return tl_err;
     if (cudaError_t tl_err = tl::host::check_dim(M, tl_name, "M"); tl_err != cudaSuccess) return tl_err;
     if (cudaError_t tl_err = tl::host::check_dim(N, tl_name, "N"); tl_err != cudaSuccess) return tl_err;
-    const int64_t tl_grid_x = int64_t(tl::min(tl::cdiv(M, 4), 1024)), tl_grid_y = int64_t(1), tl_grid_z = int64_t(1);
+    const int64_t tl_grid_x = int64_t(tl::min(tl::cdiv(M, 4), 1 * tl::host::sm_count() * 8)), tl_grid_y = int64_t(1), tl_grid_z = int64_t(1);
     if (tl_grid_x <= 0 || tl_grid_y <= 0 || tl_grid_z <= 0) return cudaSuccess;  // nothing to compute
     if (tl_grid_x > INT32_MAX || tl_grid_y > 65535 || tl_grid_z > 65535)
         return tl::host::invalid_argument(std::string(tl_name) + ": the grid is larger than CUDA allows");
@@ -11541,7 +11541,7 @@ static cudaError_t rmsnorm_variant3(const __half* X, const __half* W, __half* Y,
     if (cudaError_t tl_err = tl::host::check_pointer(Y, tl_name, "Y", 2); tl_err != cudaSuccess) return tl_err;
     if (cudaError_t tl_err = tl::host::check_dim(M, tl_name, "M"); tl_err != cudaSuccess) return tl_err;
     if (cudaError_t tl_err = tl::host::check_dim(N, tl_name, "N"); tl_err != cudaSuccess) return tl_err;
-    const int64_t tl_grid_x = int64_t(tl::min(tl::cdiv(M, 2), 1024)), tl_grid_y = int64_t(1), tl_grid_z = int64_t(1);
+    const int64_t tl_grid_x = int64_t(tl::min(tl::cdiv(M, 2), 1 * tl::host::sm_count() * 8)), tl_grid_y = int64_t(1), tl_grid_z = int64_t(1);
     if (tl_grid_x <= 0 || tl_grid_y <= 0 || tl_grid_z <= 0) return cudaSuccess;  // nothing to compute
     if (tl_grid_x > INT32_MAX || tl_grid_y > 65535 || tl_grid_z > 65535)
         return tl::host::invalid_argument(std::string(tl_name) + ": the grid is larger than CUDA allows");
@@ -11564,7 +11564,7 @@ static cudaError_t rmsnorm_variant4(const __half* X, const __half* W, __half* Y,
     if (cudaError_t tl_err = tl::host::check_pointer(Y, tl_name, "Y", 2); tl_err != cudaSuccess) return tl_err;
     if (cudaError_t tl_err = tl::host::check_dim(M, tl_name, "M"); tl_err != cudaSuccess) return tl_err;
     if (cudaError_t tl_err = tl::host::check_dim(N, tl_name, "N"); tl_err != cudaSuccess) return tl_err;
-    const int64_t tl_grid_x = int64_t(tl::min(tl::cdiv(M, 1), 1024)), tl_grid_y = int64_t(1), tl_grid_z = int64_t(1);
+    const int64_t tl_grid_x = int64_t(tl::min(tl::cdiv(M, 1), 1 * tl::host::sm_count() * 8)), tl_grid_y = int64_t(1), tl_grid_z = int64_t(1);
     if (tl_grid_x <= 0 || tl_grid_y <= 0 || tl_grid_z <= 0) return cudaSuccess;  // nothing to compute
     if (tl_grid_x > INT32_MAX || tl_grid_y > 65535 || tl_grid_z > 65535)
         return tl::host::invalid_argument(std::string(tl_name) + ": the grid is larger than CUDA allows");
@@ -11587,7 +11587,7 @@ static cudaError_t rmsnorm_variant5(const __half* X, const __half* W, __half* Y,
     if (cudaError_t tl_err = tl::host::check_pointer(Y, tl_name, "Y", 2); tl_err != cudaSuccess) return tl_err;
     if (cudaError_t tl_err = tl::host::check_dim(M, tl_name, "M"); tl_err != cudaSuccess) return tl_err;
     if (cudaError_t tl_err = tl::host::check_dim(N, tl_name, "N"); tl_err != cudaSuccess) return tl_err;
-    const int64_t tl_grid_x = int64_t(tl::min(tl::cdiv(M, 1), 1024)), tl_grid_y = int64_t(1), tl_grid_z = int64_t(1);
+    const int64_t tl_grid_x = int64_t(tl::min(tl::cdiv(M, 1), 1 * tl::host::sm_count() * 4)), tl_grid_y = int64_t(1), tl_grid_z = int64_t(1);
     if (tl_grid_x <= 0 || tl_grid_y <= 0 || tl_grid_z <= 0) return cudaSuccess;  // nothing to compute
     if (tl_grid_x > INT32_MAX || tl_grid_y > 65535 || tl_grid_z > 65535)
         return tl::host::invalid_argument(std::string(tl_name) + ": the grid is larger than CUDA allows");
@@ -11610,7 +11610,7 @@ static cudaError_t rmsnorm_variant6(const __half* X, const __half* W, __half* Y,
     if (cudaError_t tl_err = tl::host::check_pointer(Y, tl_name, "Y", 2); tl_err != cudaSuccess) return tl_err;
     if (cudaError_t tl_err = tl::host::check_dim(M, tl_name, "M"); tl_err != cudaSuccess) return tl_err;
     if (cudaError_t tl_err = tl::host::check_dim(N, tl_name, "N"); tl_err != cudaSuccess) return tl_err;
-    const int64_t tl_grid_x = int64_t(tl::min(tl::cdiv(M, 1), 1024)), tl_grid_y = int64_t(1), tl_grid_z = int64_t(1);
+    const int64_t tl_grid_x = int64_t(tl::min(tl::cdiv(M, 1), 1 * tl::host::sm_count() * 2)), tl_grid_y = int64_t(1), tl_grid_z = int64_t(1);
     if (tl_grid_x <= 0 || tl_grid_y <= 0 || tl_grid_z <= 0) return cudaSuccess;  // nothing to compute
     if (tl_grid_x > INT32_MAX || tl_grid_y > 65535 || tl_grid_z > 65535)
         return tl::host::invalid_argument(std::string(tl_name) + ": the grid is larger than CUDA allows");
@@ -11652,7 +11652,7 @@ static cudaError_t residual_rmsnorm_variant0(const __half* X, __half* R, const _
     if (cudaError_t tl_err = tl::host::check_pointer(Y, tl_name, "Y", 2); tl_err != cudaSuccess) return tl_err;
     if (cudaError_t tl_err = tl::host::check_dim(M, tl_name, "M"); tl_err != cudaSuccess) return tl_err;
     if (cudaError_t tl_err = tl::host::check_dim(N, tl_name, "N"); tl_err != cudaSuccess) return tl_err;
-    const int64_t tl_grid_x = int64_t(tl::min(tl::cdiv(M, 16), 1024)), tl_grid_y = int64_t(1), tl_grid_z = int64_t(1);
+    const int64_t tl_grid_x = int64_t(tl::min(tl::cdiv(M, 16), 1 * tl::host::sm_count() * 8)), tl_grid_y = int64_t(1), tl_grid_z = int64_t(1);
     if (tl_grid_x <= 0 || tl_grid_y <= 0 || tl_grid_z <= 0) return cudaSuccess;  // nothing to compute
     if (tl_grid_x > INT32_MAX || tl_grid_y > 65535 || tl_grid_z > 65535)
         return tl::host::invalid_argument(std::string(tl_name) + ": the grid is larger than CUDA allows");
@@ -11676,7 +11676,7 @@ static cudaError_t residual_rmsnorm_variant1(const __half* X, __half* R, const _
     if (cudaError_t tl_err = tl::host::check_pointer(Y, tl_name, "Y", 2); tl_err != cudaSuccess) return tl_err;
     if (cudaError_t tl_err = tl::host::check_dim(M, tl_name, "M"); tl_err != cudaSuccess) return tl_err;
     if (cudaError_t tl_err = tl::host::check_dim(N, tl_name, "N"); tl_err != cudaSuccess) return tl_err;
-    const int64_t tl_grid_x = int64_t(tl::min(tl::cdiv(M, 8), 1024)), tl_grid_y = int64_t(1), tl_grid_z = int64_t(1);
+    const int64_t tl_grid_x = int64_t(tl::min(tl::cdiv(M, 8), 1 * tl::host::sm_count() * 8)), tl_grid_y = int64_t(1), tl_grid_z = int64_t(1);
     if (tl_grid_x <= 0 || tl_grid_y <= 0 || tl_grid_z <= 0) return cudaSuccess;  // nothing to compute
     if (tl_grid_x > INT32_MAX || tl_grid_y > 65535 || tl_grid_z > 65535)
         return tl::host::invalid_argument(std::string(tl_name) + ": the grid is larger than CUDA allows");
@@ -11700,7 +11700,7 @@ static cudaError_t residual_rmsnorm_variant2(const __half* X, __half* R, const _
     if (cudaError_t tl_err = tl::host::check_pointer(Y, tl_name, "Y", 2); tl_err != cudaSuccess) return tl_err;
     if (cudaError_t tl_err = tl::host::check_dim(M, tl_name, "M"); tl_err != cudaSuccess) return tl_err;
     if (cudaError_t tl_err = tl::host::check_dim(N, tl_name, "N"); tl_err != cudaSuccess) return tl_err;
-    const int64_t tl_grid_x = int64_t(tl::min(tl::cdiv(M, 4), 1024)), tl_grid_y = int64_t(1), tl_grid_z = int64_t(1);
+    const int64_t tl_grid_x = int64_t(tl::min(tl::cdiv(M, 4), 1 * tl::host::sm_count() * 8)), tl_grid_y = int64_t(1), tl_grid_z = int64_t(1);
     if (tl_grid_x <= 0 || tl_grid_y <= 0 || tl_grid_z <= 0) return cudaSuccess;  // nothing to compute
     if (tl_grid_x > INT32_MAX || tl_grid_y > 65535 || tl_grid_z > 65535)
         return tl::host::invalid_argument(std::string(tl_name) + ": the grid is larger than CUDA allows");
@@ -11724,7 +11724,7 @@ static cudaError_t residual_rmsnorm_variant3(const __half* X, __half* R, const _
     if (cudaError_t tl_err = tl::host::check_pointer(Y, tl_name, "Y", 2); tl_err != cudaSuccess) return tl_err;
     if (cudaError_t tl_err = tl::host::check_dim(M, tl_name, "M"); tl_err != cudaSuccess) return tl_err;
     if (cudaError_t tl_err = tl::host::check_dim(N, tl_name, "N"); tl_err != cudaSuccess) return tl_err;
-    const int64_t tl_grid_x = int64_t(tl::min(tl::cdiv(M, 2), 1024)), tl_grid_y = int64_t(1), tl_grid_z = int64_t(1);
+    const int64_t tl_grid_x = int64_t(tl::min(tl::cdiv(M, 2), 1 * tl::host::sm_count() * 8)), tl_grid_y = int64_t(1), tl_grid_z = int64_t(1);
     if (tl_grid_x <= 0 || tl_grid_y <= 0 || tl_grid_z <= 0) return cudaSuccess;  // nothing to compute
     if (tl_grid_x > INT32_MAX || tl_grid_y > 65535 || tl_grid_z > 65535)
         return tl::host::invalid_argument(std::string(tl_name) + ": the grid is larger than CUDA allows");
@@ -11748,7 +11748,7 @@ static cudaError_t residual_rmsnorm_variant4(const __half* X, __half* R, const _
     if (cudaError_t tl_err = tl::host::check_pointer(Y, tl_name, "Y", 2); tl_err != cudaSuccess) return tl_err;
     if (cudaError_t tl_err = tl::host::check_dim(M, tl_name, "M"); tl_err != cudaSuccess) return tl_err;
     if (cudaError_t tl_err = tl::host::check_dim(N, tl_name, "N"); tl_err != cudaSuccess) return tl_err;
-    const int64_t tl_grid_x = int64_t(tl::min(tl::cdiv(M, 1), 1024)), tl_grid_y = int64_t(1), tl_grid_z = int64_t(1);
+    const int64_t tl_grid_x = int64_t(tl::min(tl::cdiv(M, 1), 1 * tl::host::sm_count() * 8)), tl_grid_y = int64_t(1), tl_grid_z = int64_t(1);
     if (tl_grid_x <= 0 || tl_grid_y <= 0 || tl_grid_z <= 0) return cudaSuccess;  // nothing to compute
     if (tl_grid_x > INT32_MAX || tl_grid_y > 65535 || tl_grid_z > 65535)
         return tl::host::invalid_argument(std::string(tl_name) + ": the grid is larger than CUDA allows");
@@ -11772,7 +11772,7 @@ static cudaError_t residual_rmsnorm_variant5(const __half* X, __half* R, const _
     if (cudaError_t tl_err = tl::host::check_pointer(Y, tl_name, "Y", 2); tl_err != cudaSuccess) return tl_err;
     if (cudaError_t tl_err = tl::host::check_dim(M, tl_name, "M"); tl_err != cudaSuccess) return tl_err;
     if (cudaError_t tl_err = tl::host::check_dim(N, tl_name, "N"); tl_err != cudaSuccess) return tl_err;
-    const int64_t tl_grid_x = int64_t(tl::min(tl::cdiv(M, 1), 1024)), tl_grid_y = int64_t(1), tl_grid_z = int64_t(1);
+    const int64_t tl_grid_x = int64_t(tl::min(tl::cdiv(M, 1), 1 * tl::host::sm_count() * 4)), tl_grid_y = int64_t(1), tl_grid_z = int64_t(1);
     if (tl_grid_x <= 0 || tl_grid_y <= 0 || tl_grid_z <= 0) return cudaSuccess;  // nothing to compute
     if (tl_grid_x > INT32_MAX || tl_grid_y > 65535 || tl_grid_z > 65535)
         return tl::host::invalid_argument(std::string(tl_name) + ": the grid is larger than CUDA allows");
@@ -11796,7 +11796,7 @@ static cudaError_t residual_rmsnorm_variant6(const __half* X, __half* R, const _
     if (cudaError_t tl_err = tl::host::check_pointer(Y, tl_name, "Y", 2); tl_err != cudaSuccess) return tl_err;
     if (cudaError_t tl_err = tl::host::check_dim(M, tl_name, "M"); tl_err != cudaSuccess) return tl_err;
     if (cudaError_t tl_err = tl::host::check_dim(N, tl_name, "N"); tl_err != cudaSuccess) return tl_err;
-    const int64_t tl_grid_x = int64_t(tl::min(tl::cdiv(M, 1), 1024)), tl_grid_y = int64_t(1), tl_grid_z = int64_t(1);
+    const int64_t tl_grid_x = int64_t(tl::min(tl::cdiv(M, 1), 1 * tl::host::sm_count() * 2)), tl_grid_y = int64_t(1), tl_grid_z = int64_t(1);
     if (tl_grid_x <= 0 || tl_grid_y <= 0 || tl_grid_z <= 0) return cudaSuccess;  // nothing to compute
     if (tl_grid_x > INT32_MAX || tl_grid_y > 65535 || tl_grid_z > 65535)
         return tl::host::invalid_argument(std::string(tl_name) + ": the grid is larger than CUDA allows");
@@ -11838,7 +11838,7 @@ static cudaError_t layernorm_gelu_variant0(const __half* X, const __half* W, con
     if (cudaError_t tl_err = tl::host::check_pointer(Y, tl_name, "Y", 2); tl_err != cudaSuccess) return tl_err;
     if (cudaError_t tl_err = tl::host::check_dim(M, tl_name, "M"); tl_err != cudaSuccess) return tl_err;
     if (cudaError_t tl_err = tl::host::check_dim(N, tl_name, "N"); tl_err != cudaSuccess) return tl_err;
-    const int64_t tl_grid_x = int64_t(tl::min(tl::cdiv(M, 16), 1024)), tl_grid_y = int64_t(1), tl_grid_z = int64_t(1);
+    const int64_t tl_grid_x = int64_t(tl::min(tl::cdiv(M, 16), 1 * tl::host::sm_count() * 8)), tl_grid_y = int64_t(1), tl_grid_z = int64_t(1);
     if (tl_grid_x <= 0 || tl_grid_y <= 0 || tl_grid_z <= 0) return cudaSuccess;  // nothing to compute
     if (tl_grid_x > INT32_MAX || tl_grid_y > 65535 || tl_grid_z > 65535)
         return tl::host::invalid_argument(std::string(tl_name) + ": the grid is larger than CUDA allows");
@@ -11862,7 +11862,7 @@ static cudaError_t layernorm_gelu_variant1(const __half* X, const __half* W, con
     if (cudaError_t tl_err = tl::host::check_pointer(Y, tl_name, "Y", 2); tl_err != cudaSuccess) return tl_err;
     if (cudaError_t tl_err = tl::host::check_dim(M, tl_name, "M"); tl_err != cudaSuccess) return tl_err;
     if (cudaError_t tl_err = tl::host::check_dim(N, tl_name, "N"); tl_err != cudaSuccess) return tl_err;
-    const int64_t tl_grid_x = int64_t(tl::min(tl::cdiv(M, 8), 1024)), tl_grid_y = int64_t(1), tl_grid_z = int64_t(1);
+    const int64_t tl_grid_x = int64_t(tl::min(tl::cdiv(M, 8), 1 * tl::host::sm_count() * 8)), tl_grid_y = int64_t(1), tl_grid_z = int64_t(1);
     if (tl_grid_x <= 0 || tl_grid_y <= 0 || tl_grid_z <= 0) return cudaSuccess;  // nothing to compute
     if (tl_grid_x > INT32_MAX || tl_grid_y > 65535 || tl_grid_z > 65535)
         return tl::host::invalid_argument(std::string(tl_name) + ": the grid is larger than CUDA allows");
@@ -11886,7 +11886,7 @@ static cudaError_t layernorm_gelu_variant2(const __half* X, const __half* W, con
     if (cudaError_t tl_err = tl::host::check_pointer(Y, tl_name, "Y", 2); tl_err != cudaSuccess) return tl_err;
     if (cudaError_t tl_err = tl::host::check_dim(M, tl_name, "M"); tl_err != cudaSuccess) return tl_err;
     if (cudaError_t tl_err = tl::host::check_dim(N, tl_name, "N"); tl_err != cudaSuccess) return tl_err;
-    const int64_t tl_grid_x = int64_t(tl::min(tl::cdiv(M, 4), 1024)), tl_grid_y = int64_t(1), tl_grid_z = int64_t(1);
+    const int64_t tl_grid_x = int64_t(tl::min(tl::cdiv(M, 4), 1 * tl::host::sm_count() * 8)), tl_grid_y = int64_t(1), tl_grid_z = int64_t(1);
     if (tl_grid_x <= 0 || tl_grid_y <= 0 || tl_grid_z <= 0) return cudaSuccess;  // nothing to compute
     if (tl_grid_x > INT32_MAX || tl_grid_y > 65535 || tl_grid_z > 65535)
         return tl::host::invalid_argument(std::string(tl_name) + ": the grid is larger than CUDA allows");
@@ -11910,7 +11910,7 @@ static cudaError_t layernorm_gelu_variant3(const __half* X, const __half* W, con
     if (cudaError_t tl_err = tl::host::check_pointer(Y, tl_name, "Y", 2); tl_err != cudaSuccess) return tl_err;
     if (cudaError_t tl_err = tl::host::check_dim(M, tl_name, "M"); tl_err != cudaSuccess) return tl_err;
     if (cudaError_t tl_err = tl::host::check_dim(N, tl_name, "N"); tl_err != cudaSuccess) return tl_err;
-    const int64_t tl_grid_x = int64_t(tl::min(tl::cdiv(M, 2), 1024)), tl_grid_y = int64_t(1), tl_grid_z = int64_t(1);
+    const int64_t tl_grid_x = int64_t(tl::min(tl::cdiv(M, 2), 1 * tl::host::sm_count() * 8)), tl_grid_y = int64_t(1), tl_grid_z = int64_t(1);
     if (tl_grid_x <= 0 || tl_grid_y <= 0 || tl_grid_z <= 0) return cudaSuccess;  // nothing to compute
     if (tl_grid_x > INT32_MAX || tl_grid_y > 65535 || tl_grid_z > 65535)
         return tl::host::invalid_argument(std::string(tl_name) + ": the grid is larger than CUDA allows");
@@ -11934,7 +11934,7 @@ static cudaError_t layernorm_gelu_variant4(const __half* X, const __half* W, con
     if (cudaError_t tl_err = tl::host::check_pointer(Y, tl_name, "Y", 2); tl_err != cudaSuccess) return tl_err;
     if (cudaError_t tl_err = tl::host::check_dim(M, tl_name, "M"); tl_err != cudaSuccess) return tl_err;
     if (cudaError_t tl_err = tl::host::check_dim(N, tl_name, "N"); tl_err != cudaSuccess) return tl_err;
-    const int64_t tl_grid_x = int64_t(tl::min(tl::cdiv(M, 1), 1024)), tl_grid_y = int64_t(1), tl_grid_z = int64_t(1);
+    const int64_t tl_grid_x = int64_t(tl::min(tl::cdiv(M, 1), 1 * tl::host::sm_count() * 8)), tl_grid_y = int64_t(1), tl_grid_z = int64_t(1);
     if (tl_grid_x <= 0 || tl_grid_y <= 0 || tl_grid_z <= 0) return cudaSuccess;  // nothing to compute
     if (tl_grid_x > INT32_MAX || tl_grid_y > 65535 || tl_grid_z > 65535)
         return tl::host::invalid_argument(std::string(tl_name) + ": the grid is larger than CUDA allows");
@@ -11958,7 +11958,7 @@ static cudaError_t layernorm_gelu_variant5(const __half* X, const __half* W, con
     if (cudaError_t tl_err = tl::host::check_pointer(Y, tl_name, "Y", 2); tl_err != cudaSuccess) return tl_err;
     if (cudaError_t tl_err = tl::host::check_dim(M, tl_name, "M"); tl_err != cudaSuccess) return tl_err;
     if (cudaError_t tl_err = tl::host::check_dim(N, tl_name, "N"); tl_err != cudaSuccess) return tl_err;
-    const int64_t tl_grid_x = int64_t(tl::min(tl::cdiv(M, 1), 1024)), tl_grid_y = int64_t(1), tl_grid_z = int64_t(1);
+    const int64_t tl_grid_x = int64_t(tl::min(tl::cdiv(M, 1), 1 * tl::host::sm_count() * 4)), tl_grid_y = int64_t(1), tl_grid_z = int64_t(1);
     if (tl_grid_x <= 0 || tl_grid_y <= 0 || tl_grid_z <= 0) return cudaSuccess;  // nothing to compute
     if (tl_grid_x > INT32_MAX || tl_grid_y > 65535 || tl_grid_z > 65535)
         return tl::host::invalid_argument(std::string(tl_name) + ": the grid is larger than CUDA allows");
@@ -11982,7 +11982,7 @@ static cudaError_t layernorm_gelu_variant6(const __half* X, const __half* W, con
     if (cudaError_t tl_err = tl::host::check_pointer(Y, tl_name, "Y", 2); tl_err != cudaSuccess) return tl_err;
     if (cudaError_t tl_err = tl::host::check_dim(M, tl_name, "M"); tl_err != cudaSuccess) return tl_err;
     if (cudaError_t tl_err = tl::host::check_dim(N, tl_name, "N"); tl_err != cudaSuccess) return tl_err;
-    const int64_t tl_grid_x = int64_t(tl::min(tl::cdiv(M, 1), 1024)), tl_grid_y = int64_t(1), tl_grid_z = int64_t(1);
+    const int64_t tl_grid_x = int64_t(tl::min(tl::cdiv(M, 1), 1 * tl::host::sm_count() * 2)), tl_grid_y = int64_t(1), tl_grid_z = int64_t(1);
     if (tl_grid_x <= 0 || tl_grid_y <= 0 || tl_grid_z <= 0) return cudaSuccess;  // nothing to compute
     if (tl_grid_x > INT32_MAX || tl_grid_y > 65535 || tl_grid_z > 65535)
         return tl::host::invalid_argument(std::string(tl_name) + ": the grid is larger than CUDA allows");

@@ -19,7 +19,7 @@ __device__ __forceinline__ float silu(float x) {
 
 }  // namespace tl_fast_fns
 
-// kernel fp8_per_token<ROW = 128, THREADS = 256, RB = 32, BN = 2048, MAX_BLOCKS = 1024, T = bf16>  (stdlib/quant.tl:15)
+// kernel fp8_per_token<ROW = 128, THREADS = 256, RB = 32, BN = 2048, WAVES = 1, T = bf16>  (stdlib/quant.tl:15)
 // 256 threads per block, 17440 bytes of shared memory
 __global__ void __launch_bounds__(256, 4) fp8_per_token_kernel_variant0(
         const tl::bf16* __restrict__ X,
@@ -278,7 +278,7 @@ __global__ void __launch_bounds__(256, 4) fp8_per_token_kernel_variant0(
     }
 }
 
-// kernel fp8_per_token<ROW = 256, THREADS = 256, RB = 16, BN = 2048, MAX_BLOCKS = 1024, T = bf16>  (stdlib/quant.tl:15)
+// kernel fp8_per_token<ROW = 256, THREADS = 256, RB = 16, BN = 2048, WAVES = 1, T = bf16>  (stdlib/quant.tl:15)
 // 256 threads per block, 16928 bytes of shared memory
 __global__ void __launch_bounds__(256, 4) fp8_per_token_kernel_variant1(
         const tl::bf16* __restrict__ X,
@@ -538,7 +538,7 @@ __global__ void __launch_bounds__(256, 4) fp8_per_token_kernel_variant1(
     }
 }
 
-// kernel fp8_per_token<ROW = 512, THREADS = 256, RB = 8, BN = 2048, MAX_BLOCKS = 1024, T = bf16>  (stdlib/quant.tl:15)
+// kernel fp8_per_token<ROW = 512, THREADS = 256, RB = 8, BN = 2048, WAVES = 1, T = bf16>  (stdlib/quant.tl:15)
 // 256 threads per block, 16672 bytes of shared memory
 __global__ void __launch_bounds__(256, 4) fp8_per_token_kernel_variant2(
         const tl::bf16* __restrict__ X,
@@ -798,7 +798,7 @@ __global__ void __launch_bounds__(256, 4) fp8_per_token_kernel_variant2(
     }
 }
 
-// kernel fp8_per_token<ROW = 1024, THREADS = 256, RB = 4, BN = 2048, MAX_BLOCKS = 1024, T = bf16>  (stdlib/quant.tl:15)
+// kernel fp8_per_token<ROW = 1024, THREADS = 256, RB = 4, BN = 2048, WAVES = 1, T = bf16>  (stdlib/quant.tl:15)
 // 256 threads per block, 16544 bytes of shared memory
 __global__ void __launch_bounds__(256, 4) fp8_per_token_kernel_variant3(
         const tl::bf16* __restrict__ X,
@@ -916,13 +916,13 @@ __global__ void __launch_bounds__(256, 4) fp8_per_token_kernel_variant3(
                 if ((tl_tid / 1 % 32) == 0) {
                     #pragma unroll
                     for (int tl_i = 0; tl_i < 1; ++tl_i) {
-                        reinterpret_cast<float*>(tl_scratch)[((tl_tid / 64)) * 2 + (tl_tid / 32 % 2)] = tl_part[tl_i];
+                        reinterpret_cast<float*>(tl_scratch)[((tl_tid / 32 % 2)) * 4 + (tl_tid / 64)] = tl_part[tl_i];
                     }
                 }
                 __syncthreads();
                 #pragma unroll
                 for (int tl_i = 0; tl_i < 1; ++tl_i) {
-                    tl_part[tl_i] = reinterpret_cast<float*>(tl_scratch)[((tl_tid / 64)) * 2 + tl_tid % 2];
+                    tl_part[tl_i] = reinterpret_cast<float*>(tl_scratch)[(tl_tid % 2) * 4 + (tl_tid / 64)];
                     tl_part[tl_i] = tl::xor_combine<tl::AbsMaxOp, 1>(tl_part[tl_i]);
                 }
                 __syncthreads();  // the scratch is free again
@@ -1071,7 +1071,7 @@ __global__ void __launch_bounds__(256, 4) fp8_per_token_kernel_variant3(
     }
 }
 
-// kernel fp8_per_token<ROW = 2048, THREADS = 256, RB = 2, BN = 2048, MAX_BLOCKS = 1024, T = bf16>  (stdlib/quant.tl:15)
+// kernel fp8_per_token<ROW = 2048, THREADS = 256, RB = 2, BN = 2048, WAVES = 1, T = bf16>  (stdlib/quant.tl:15)
 // 256 threads per block, 16544 bytes of shared memory
 __global__ void __launch_bounds__(256, 4) fp8_per_token_kernel_variant4(
         const tl::bf16* __restrict__ X,
@@ -1189,13 +1189,13 @@ __global__ void __launch_bounds__(256, 4) fp8_per_token_kernel_variant4(
                 if ((tl_tid / 1 % 32) == 0) {
                     #pragma unroll
                     for (int tl_i = 0; tl_i < 1; ++tl_i) {
-                        reinterpret_cast<float*>(tl_scratch)[((tl_tid / 128)) * 4 + (tl_tid / 32 % 4)] = tl_part[tl_i];
+                        reinterpret_cast<float*>(tl_scratch)[((tl_tid / 32 % 4)) * 2 + (tl_tid / 128)] = tl_part[tl_i];
                     }
                 }
                 __syncthreads();
                 #pragma unroll
                 for (int tl_i = 0; tl_i < 1; ++tl_i) {
-                    tl_part[tl_i] = reinterpret_cast<float*>(tl_scratch)[((tl_tid / 128)) * 4 + tl_tid % 4];
+                    tl_part[tl_i] = reinterpret_cast<float*>(tl_scratch)[(tl_tid % 4) * 2 + (tl_tid / 128)];
                     tl_part[tl_i] = tl::xor_combine<tl::AbsMaxOp, 1>(tl_part[tl_i]);
                     tl_part[tl_i] = tl::xor_combine<tl::AbsMaxOp, 2>(tl_part[tl_i]);
                 }
@@ -1345,7 +1345,7 @@ __global__ void __launch_bounds__(256, 4) fp8_per_token_kernel_variant4(
     }
 }
 
-// kernel fp8_per_token<ROW = 4096, THREADS = 256, RB = 1, BN = 2048, MAX_BLOCKS = 1024, T = bf16>  (stdlib/quant.tl:15)
+// kernel fp8_per_token<ROW = 4096, THREADS = 256, RB = 1, BN = 2048, WAVES = 1, T = bf16>  (stdlib/quant.tl:15)
 // 256 threads per block, 16544 bytes of shared memory
 __global__ void __launch_bounds__(256, 4) fp8_per_token_kernel_variant5(
         const tl::bf16* __restrict__ X,
@@ -1463,13 +1463,13 @@ __global__ void __launch_bounds__(256, 4) fp8_per_token_kernel_variant5(
                 if ((tl_tid / 1 % 32) == 0) {
                     #pragma unroll
                     for (int tl_i = 0; tl_i < 1; ++tl_i) {
-                        reinterpret_cast<float*>(tl_scratch)[(0) * 8 + (tl_tid / 32 % 8)] = tl_part[tl_i];
+                        reinterpret_cast<float*>(tl_scratch)[((tl_tid / 32 % 8)) * 1 + 0] = tl_part[tl_i];
                     }
                 }
                 __syncthreads();
                 #pragma unroll
                 for (int tl_i = 0; tl_i < 1; ++tl_i) {
-                    tl_part[tl_i] = reinterpret_cast<float*>(tl_scratch)[(0) * 8 + tl_tid % 8];
+                    tl_part[tl_i] = reinterpret_cast<float*>(tl_scratch)[(tl_tid % 8) * 1 + 0];
                     tl_part[tl_i] = tl::xor_combine<tl::AbsMaxOp, 1>(tl_part[tl_i]);
                     tl_part[tl_i] = tl::xor_combine<tl::AbsMaxOp, 2>(tl_part[tl_i]);
                     tl_part[tl_i] = tl::xor_combine<tl::AbsMaxOp, 4>(tl_part[tl_i]);
@@ -1620,7 +1620,7 @@ __global__ void __launch_bounds__(256, 4) fp8_per_token_kernel_variant5(
     }
 }
 
-// kernel fp8_per_token<ROW = 8192, THREADS = 512, RB = 1, BN = 4096, MAX_BLOCKS = 1024, T = bf16>  (stdlib/quant.tl:15)
+// kernel fp8_per_token<ROW = 8192, THREADS = 512, RB = 1, BN = 4096, WAVES = 1, T = bf16>  (stdlib/quant.tl:15)
 // 512 threads per block, 32960 bytes of shared memory
 __global__ void __launch_bounds__(512, 2) fp8_per_token_kernel_variant6(
         const tl::bf16* __restrict__ X,
@@ -1738,13 +1738,13 @@ __global__ void __launch_bounds__(512, 2) fp8_per_token_kernel_variant6(
                 if ((tl_tid / 1 % 32) == 0) {
                     #pragma unroll
                     for (int tl_i = 0; tl_i < 1; ++tl_i) {
-                        reinterpret_cast<float*>(tl_scratch)[(0) * 16 + (tl_tid / 32 % 16)] = tl_part[tl_i];
+                        reinterpret_cast<float*>(tl_scratch)[((tl_tid / 32 % 16)) * 1 + 0] = tl_part[tl_i];
                     }
                 }
                 __syncthreads();
                 #pragma unroll
                 for (int tl_i = 0; tl_i < 1; ++tl_i) {
-                    tl_part[tl_i] = reinterpret_cast<float*>(tl_scratch)[(0) * 16 + tl_tid % 16];
+                    tl_part[tl_i] = reinterpret_cast<float*>(tl_scratch)[(tl_tid % 16) * 1 + 0];
                     tl_part[tl_i] = tl::xor_combine<tl::AbsMaxOp, 1>(tl_part[tl_i]);
                     tl_part[tl_i] = tl::xor_combine<tl::AbsMaxOp, 2>(tl_part[tl_i]);
                     tl_part[tl_i] = tl::xor_combine<tl::AbsMaxOp, 4>(tl_part[tl_i]);
@@ -2263,7 +2263,7 @@ static cudaError_t fp8_per_token_variant0(const __nv_bfloat16* X, __nv_fp8_e4m3*
     if (cudaError_t tl_err = tl::host::check_pointer(Scale, tl_name, "Scale", 4); tl_err != cudaSuccess) return tl_err;
     if (cudaError_t tl_err = tl::host::check_dim(M, tl_name, "M"); tl_err != cudaSuccess) return tl_err;
     if (cudaError_t tl_err = tl::host::check_dim(N, tl_name, "N"); tl_err != cudaSuccess) return tl_err;
-    const int64_t tl_grid_x = int64_t(tl::min(tl::cdiv(M, 32), 1024)), tl_grid_y = int64_t(1), tl_grid_z = int64_t(1);
+    const int64_t tl_grid_x = int64_t(tl::min(tl::cdiv(M, 32), 1 * tl::host::sm_count() * 4)), tl_grid_y = int64_t(1), tl_grid_z = int64_t(1);
     if (tl_grid_x <= 0 || tl_grid_y <= 0 || tl_grid_z <= 0) return cudaSuccess;  // nothing to compute
     if (tl_grid_x > INT32_MAX || tl_grid_y > 65535 || tl_grid_z > 65535)
         return tl::host::invalid_argument(std::string(tl_name) + ": the grid is larger than CUDA allows");
@@ -2286,7 +2286,7 @@ static cudaError_t fp8_per_token_variant1(const __nv_bfloat16* X, __nv_fp8_e4m3*
     if (cudaError_t tl_err = tl::host::check_pointer(Scale, tl_name, "Scale", 4); tl_err != cudaSuccess) return tl_err;
     if (cudaError_t tl_err = tl::host::check_dim(M, tl_name, "M"); tl_err != cudaSuccess) return tl_err;
     if (cudaError_t tl_err = tl::host::check_dim(N, tl_name, "N"); tl_err != cudaSuccess) return tl_err;
-    const int64_t tl_grid_x = int64_t(tl::min(tl::cdiv(M, 16), 1024)), tl_grid_y = int64_t(1), tl_grid_z = int64_t(1);
+    const int64_t tl_grid_x = int64_t(tl::min(tl::cdiv(M, 16), 1 * tl::host::sm_count() * 4)), tl_grid_y = int64_t(1), tl_grid_z = int64_t(1);
     if (tl_grid_x <= 0 || tl_grid_y <= 0 || tl_grid_z <= 0) return cudaSuccess;  // nothing to compute
     if (tl_grid_x > INT32_MAX || tl_grid_y > 65535 || tl_grid_z > 65535)
         return tl::host::invalid_argument(std::string(tl_name) + ": the grid is larger than CUDA allows");
@@ -2309,7 +2309,7 @@ static cudaError_t fp8_per_token_variant2(const __nv_bfloat16* X, __nv_fp8_e4m3*
     if (cudaError_t tl_err = tl::host::check_pointer(Scale, tl_name, "Scale", 4); tl_err != cudaSuccess) return tl_err;
     if (cudaError_t tl_err = tl::host::check_dim(M, tl_name, "M"); tl_err != cudaSuccess) return tl_err;
     if (cudaError_t tl_err = tl::host::check_dim(N, tl_name, "N"); tl_err != cudaSuccess) return tl_err;
-    const int64_t tl_grid_x = int64_t(tl::min(tl::cdiv(M, 8), 1024)), tl_grid_y = int64_t(1), tl_grid_z = int64_t(1);
+    const int64_t tl_grid_x = int64_t(tl::min(tl::cdiv(M, 8), 1 * tl::host::sm_count() * 4)), tl_grid_y = int64_t(1), tl_grid_z = int64_t(1);
     if (tl_grid_x <= 0 || tl_grid_y <= 0 || tl_grid_z <= 0) return cudaSuccess;  // nothing to compute
     if (tl_grid_x > INT32_MAX || tl_grid_y > 65535 || tl_grid_z > 65535)
         return tl::host::invalid_argument(std::string(tl_name) + ": the grid is larger than CUDA allows");
@@ -2332,7 +2332,7 @@ static cudaError_t fp8_per_token_variant3(const __nv_bfloat16* X, __nv_fp8_e4m3*
     if (cudaError_t tl_err = tl::host::check_pointer(Scale, tl_name, "Scale", 4); tl_err != cudaSuccess) return tl_err;
     if (cudaError_t tl_err = tl::host::check_dim(M, tl_name, "M"); tl_err != cudaSuccess) return tl_err;
     if (cudaError_t tl_err = tl::host::check_dim(N, tl_name, "N"); tl_err != cudaSuccess) return tl_err;
-    const int64_t tl_grid_x = int64_t(tl::min(tl::cdiv(M, 4), 1024)), tl_grid_y = int64_t(1), tl_grid_z = int64_t(1);
+    const int64_t tl_grid_x = int64_t(tl::min(tl::cdiv(M, 4), 1 * tl::host::sm_count() * 4)), tl_grid_y = int64_t(1), tl_grid_z = int64_t(1);
     if (tl_grid_x <= 0 || tl_grid_y <= 0 || tl_grid_z <= 0) return cudaSuccess;  // nothing to compute
     if (tl_grid_x > INT32_MAX || tl_grid_y > 65535 || tl_grid_z > 65535)
         return tl::host::invalid_argument(std::string(tl_name) + ": the grid is larger than CUDA allows");
@@ -2355,7 +2355,7 @@ static cudaError_t fp8_per_token_variant4(const __nv_bfloat16* X, __nv_fp8_e4m3*
     if (cudaError_t tl_err = tl::host::check_pointer(Scale, tl_name, "Scale", 4); tl_err != cudaSuccess) return tl_err;
     if (cudaError_t tl_err = tl::host::check_dim(M, tl_name, "M"); tl_err != cudaSuccess) return tl_err;
     if (cudaError_t tl_err = tl::host::check_dim(N, tl_name, "N"); tl_err != cudaSuccess) return tl_err;
-    const int64_t tl_grid_x = int64_t(tl::min(tl::cdiv(M, 2), 1024)), tl_grid_y = int64_t(1), tl_grid_z = int64_t(1);
+    const int64_t tl_grid_x = int64_t(tl::min(tl::cdiv(M, 2), 1 * tl::host::sm_count() * 4)), tl_grid_y = int64_t(1), tl_grid_z = int64_t(1);
     if (tl_grid_x <= 0 || tl_grid_y <= 0 || tl_grid_z <= 0) return cudaSuccess;  // nothing to compute
     if (tl_grid_x > INT32_MAX || tl_grid_y > 65535 || tl_grid_z > 65535)
         return tl::host::invalid_argument(std::string(tl_name) + ": the grid is larger than CUDA allows");
@@ -2378,7 +2378,7 @@ static cudaError_t fp8_per_token_variant5(const __nv_bfloat16* X, __nv_fp8_e4m3*
     if (cudaError_t tl_err = tl::host::check_pointer(Scale, tl_name, "Scale", 4); tl_err != cudaSuccess) return tl_err;
     if (cudaError_t tl_err = tl::host::check_dim(M, tl_name, "M"); tl_err != cudaSuccess) return tl_err;
     if (cudaError_t tl_err = tl::host::check_dim(N, tl_name, "N"); tl_err != cudaSuccess) return tl_err;
-    const int64_t tl_grid_x = int64_t(tl::min(tl::cdiv(M, 1), 1024)), tl_grid_y = int64_t(1), tl_grid_z = int64_t(1);
+    const int64_t tl_grid_x = int64_t(tl::min(tl::cdiv(M, 1), 1 * tl::host::sm_count() * 4)), tl_grid_y = int64_t(1), tl_grid_z = int64_t(1);
     if (tl_grid_x <= 0 || tl_grid_y <= 0 || tl_grid_z <= 0) return cudaSuccess;  // nothing to compute
     if (tl_grid_x > INT32_MAX || tl_grid_y > 65535 || tl_grid_z > 65535)
         return tl::host::invalid_argument(std::string(tl_name) + ": the grid is larger than CUDA allows");
@@ -2401,7 +2401,7 @@ static cudaError_t fp8_per_token_variant6(const __nv_bfloat16* X, __nv_fp8_e4m3*
     if (cudaError_t tl_err = tl::host::check_pointer(Scale, tl_name, "Scale", 4); tl_err != cudaSuccess) return tl_err;
     if (cudaError_t tl_err = tl::host::check_dim(M, tl_name, "M"); tl_err != cudaSuccess) return tl_err;
     if (cudaError_t tl_err = tl::host::check_dim(N, tl_name, "N"); tl_err != cudaSuccess) return tl_err;
-    const int64_t tl_grid_x = int64_t(tl::min(tl::cdiv(M, 1), 1024)), tl_grid_y = int64_t(1), tl_grid_z = int64_t(1);
+    const int64_t tl_grid_x = int64_t(tl::min(tl::cdiv(M, 1), 1 * tl::host::sm_count() * 2)), tl_grid_y = int64_t(1), tl_grid_z = int64_t(1);
     if (tl_grid_x <= 0 || tl_grid_y <= 0 || tl_grid_z <= 0) return cudaSuccess;  // nothing to compute
     if (tl_grid_x > INT32_MAX || tl_grid_y > 65535 || tl_grid_z > 65535)
         return tl::host::invalid_argument(std::string(tl_name) + ": the grid is larger than CUDA allows");

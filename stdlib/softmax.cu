@@ -7,7 +7,7 @@
 
 namespace {
 
-// kernel softmax<ROW = 128, THREADS = 128, RB = 16, BN = 1024, MAX_BLOCKS = 1024, T = f16>  (stdlib/softmax.tl:16)
+// kernel softmax<ROW = 128, THREADS = 128, RB = 16, BN = 1024, WAVES = 1, T = f16>  (stdlib/softmax.tl:17)
 // 128 threads per block, 8720 bytes of shared memory
 __global__ void __launch_bounds__(128, 8) softmax_kernel_variant0(
         const tl::f16* __restrict__ X,
@@ -35,7 +35,7 @@ __global__ void __launch_bounds__(128, 8) softmax_kernel_variant0(
     if (N <= 128) {
         const int32_t g_trips = groups;
         if (0 < g_trips) {
-            // copy(X[row0 +: RB, 0 +: ROW], xs, pad = -inf);      // padding: exp(-inf) = 0  (softmax.tl:36)
+            // copy(X[row0 +: RB, 0 +: ROW], xs, pad = -inf);      // padding: exp(-inf) = 0  (softmax.tl:37)
             if (tl::is_aligned(X, 16) && N % 8 == 0 && ((int(blockIdx.x) + 0 * int(gridDim.x)) * 16) >= 0 && ((int(blockIdx.x) + 0 * int(gridDim.x)) * 16) + 16 <= M && 0 >= 0 && 0 + 128 <= N && 0 % 8 == 0) {
                 #pragma unroll
                 for (int tl_i1 = 0; tl_i1 < 2; ++tl_i1) {
@@ -59,12 +59,12 @@ __global__ void __launch_bounds__(128, 8) softmax_kernel_variant0(
             }
         }
         tl::cp_async_commit();
-        // for g in pipelined(groups, stages = 2) {  (softmax.tl:34)
+        // for g in pipelined(groups, stages = 2) {  (softmax.tl:35)
         for (int g = 0; g < g_trips; ++g) {
             tl::cp_async_wait<0>();  // at most 0 copy groups of this thread still in flight
             __syncthreads();  // pipeline: stage `g % 2` has landed and the stage refilled next is no longer read
             if (g + 1 < g_trips) {
-                // copy(X[row0 +: RB, 0 +: ROW], xs, pad = -inf);      // padding: exp(-inf) = 0  (softmax.tl:36)
+                // copy(X[row0 +: RB, 0 +: ROW], xs, pad = -inf);      // padding: exp(-inf) = 0  (softmax.tl:37)
                 if (tl::is_aligned(X, 16) && N % 8 == 0 && ((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 16) >= 0 && ((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 16) + 16 <= M && 0 >= 0 && 0 + 128 <= N && 0 % 8 == 0) {
                     #pragma unroll
                     for (int tl_i8 = 0; tl_i8 < 2; ++tl_i8) {
@@ -89,7 +89,7 @@ __global__ void __launch_bounds__(128, 8) softmax_kernel_variant0(
             }
             tl::cp_async_commit();
             const int32_t row0 = (int(blockIdx.x) + g * int(gridDim.x)) * 16;
-            // copy(xs, s);  (softmax.tl:37)
+            // copy(xs, s);  (softmax.tl:38)
             #pragma unroll
             for (int tl_chunk14 = 0; tl_chunk14 < 16; tl_chunk14 += 8) {
                 const tl::f16* tl_ptr15 = &xs[((g % 2) * 16 + ((tl_tid / 16) + (tl_chunk14 / 8) * 8)) * 136 + ((tl_chunk14 % 8) + (tl_tid % 16) * 8)];
@@ -105,7 +105,7 @@ __global__ void __launch_bounds__(128, 8) softmax_kernel_variant0(
                     }
                 }
             }
-            // reduce(max, s, s_max, axis = 1);  (softmax.tl:38)
+            // reduce(max, s, s_max, axis = 1);  (softmax.tl:39)
             // each thread folds its 8 values of each of its 2 results; xor shuffles 1, 2, 4, 8 among the lanes that share one
             {
                 float tl_part[2];
@@ -127,7 +127,7 @@ __global__ void __launch_bounds__(128, 8) softmax_kernel_variant0(
                     s_max[tl_i] = tl_part[tl_i];
                 }
             }
-            // for i, j in parallel(RB, ROW) {  (softmax.tl:39)
+            // for i, j in parallel(RB, ROW) {  (softmax.tl:40)
             // for i, j in parallel(16, 128): each thread visits the elements of `s` it holds
             #pragma unroll
             for (int tl_s18 = 0; tl_s18 < 16; ++tl_s18) {
@@ -135,7 +135,7 @@ __global__ void __launch_bounds__(128, 8) softmax_kernel_variant0(
                 [[maybe_unused]] const int j = ((tl_s18 % 8) + (tl_tid % 16) * 8);
                 s[tl_s18] = tl::fast::exp_sub(s[tl_s18], s_max[(tl_s18 / 8)]);
             }
-            // reduce(sum, s, s_sum, axis = 1);  (softmax.tl:42)
+            // reduce(sum, s, s_sum, axis = 1);  (softmax.tl:43)
             // each thread folds its 8 values of each of its 2 results; xor shuffles 1, 2, 4, 8 among the lanes that share one
             {
                 float tl_part[2];
@@ -157,14 +157,14 @@ __global__ void __launch_bounds__(128, 8) softmax_kernel_variant0(
                     s_sum[tl_i] = tl_part[tl_i];
                 }
             }
-            // for i in parallel(RB) {  (softmax.tl:45)
+            // for i in parallel(RB) {  (softmax.tl:46)
             // for i in parallel(16): each thread visits the elements of `s_sum` it holds
             #pragma unroll
             for (int tl_s20 = 0; tl_s20 < 2; ++tl_s20) {
                 [[maybe_unused]] const int i = ((tl_tid / 16) + (tl_s20) * 8);
                 s_sum[tl_s20] = tl::fast::exp(-tl::fast::log(s_sum[tl_s20]));
             }
-            // for i, j in parallel(RB, ROW) {  (softmax.tl:48)
+            // for i, j in parallel(RB, ROW) {  (softmax.tl:49)
             // for i, j in parallel(16, 128): each thread visits the elements of `s` it holds
             #pragma unroll
             for (int tl_s21 = 0; tl_s21 < 16; ++tl_s21) {
@@ -172,7 +172,7 @@ __global__ void __launch_bounds__(128, 8) softmax_kernel_variant0(
                 [[maybe_unused]] const int j = ((tl_s21 % 8) + (tl_tid % 16) * 8);
                 s[tl_s21] = s[tl_s21] * s_sum[(tl_s21 / 8)];
             }
-            // copy(s, Y[row0 +: RB, 0 +: ROW]);  (softmax.tl:51)
+            // copy(s, Y[row0 +: RB, 0 +: ROW]);  (softmax.tl:52)
             #pragma unroll
             for (int tl_chunk22 = 0; tl_chunk22 < 16; tl_chunk22 += 8) {
                 tl::f16* tl_ptr23 = &Y[int64_t(row0 + ((tl_tid / 16) + (tl_chunk22 / 8) * 8)) * N + ((tl_chunk22 % 8) + (tl_tid % 16) * 8)];
@@ -199,7 +199,7 @@ __global__ void __launch_bounds__(128, 8) softmax_kernel_variant0(
                 m = -tl::inf<float>();
                 l = 0.0f;
                 for (int t = 0; t < n_tiles; ++t) {
-                    // copy(X[row, t * BN +: BN], x, pad = -inf);  (softmax.tl:62)
+                    // copy(X[row, t * BN +: BN], x, pad = -inf);  (softmax.tl:63)
                     #pragma unroll
                     for (int tl_chunk25 = 0; tl_chunk25 < x_layout::kSlots; tl_chunk25 += 8) {
                         const tl::f16* tl_ptr26 = &X[int64_t(row) * N + ((t * 1024) + (((x_layout::flat(tl_tid, (tl_chunk25 / 8) * 8)) % 1024) + tl_chunk25 % 8))];
@@ -215,7 +215,7 @@ __global__ void __launch_bounds__(128, 8) softmax_kernel_variant0(
                             }
                         }
                     }
-                    // reduce(max, x, tile_max);  (softmax.tl:63)
+                    // reduce(max, x, tile_max);  (softmax.tl:64)
                     {
                         float tl_part[1];
                         #pragma unroll
@@ -230,14 +230,14 @@ __global__ void __launch_bounds__(128, 8) softmax_kernel_variant0(
                         }
                     }
                     const float m_new = tl::max(m, tile_max);
-                    // for j in parallel(BN) {  (softmax.tl:65)
+                    // for j in parallel(BN) {  (softmax.tl:66)
                     // for j in parallel(1024): each thread visits the elements of `x` it holds
                     #pragma unroll
                     for (int tl_s29 = 0; tl_s29 < x_layout::kSlots; ++tl_s29) {
                         [[maybe_unused]] const int j = ((x_layout::flat(tl_tid, (tl_s29 / 8) * 8)) % 1024) + tl_s29 % 8;
                         x[tl_s29] = tl::fast::exp_sub(x[tl_s29], m_new);
                     }
-                    // reduce(sum, x, tile_sum);  (softmax.tl:68)
+                    // reduce(sum, x, tile_sum);  (softmax.tl:69)
                     {
                         float tl_part[1];
                         #pragma unroll
@@ -256,7 +256,7 @@ __global__ void __launch_bounds__(128, 8) softmax_kernel_variant0(
                 }
                 const float inv_l = tl::fast::div(1.0f, l);
                 for (int t = 0; t < n_tiles; ++t) {
-                    // copy(X[row, t * BN +: BN], x);  (softmax.tl:74)
+                    // copy(X[row, t * BN +: BN], x);  (softmax.tl:75)
                     #pragma unroll
                     for (int tl_chunk31 = 0; tl_chunk31 < x_layout::kSlots; tl_chunk31 += 8) {
                         const tl::f16* tl_ptr32 = &X[int64_t(row) * N + ((t * 1024) + (((x_layout::flat(tl_tid, (tl_chunk31 / 8) * 8)) % 1024) + tl_chunk31 % 8))];
@@ -272,14 +272,14 @@ __global__ void __launch_bounds__(128, 8) softmax_kernel_variant0(
                             }
                         }
                     }
-                    // for j in parallel(BN) {  (softmax.tl:75)
+                    // for j in parallel(BN) {  (softmax.tl:76)
                     // for j in parallel(1024): each thread visits the elements of `x` it holds
                     #pragma unroll
                     for (int tl_s34 = 0; tl_s34 < x_layout::kSlots; ++tl_s34) {
                         [[maybe_unused]] const int j = ((x_layout::flat(tl_tid, (tl_s34 / 8) * 8)) % 1024) + tl_s34 % 8;
                         x[tl_s34] = tl::fast::exp_sub(x[tl_s34], m) * inv_l;
                     }
-                    // copy(x, Y[row, t * BN +: BN]);  (softmax.tl:78)
+                    // copy(x, Y[row, t * BN +: BN]);  (softmax.tl:79)
                     #pragma unroll
                     for (int tl_chunk35 = 0; tl_chunk35 < x_layout::kSlots; tl_chunk35 += 8) {
                         tl::f16* tl_ptr36 = &Y[int64_t(row) * N + ((t * 1024) + (((x_layout::flat(tl_tid, (tl_chunk35 / 8) * 8)) % 1024) + tl_chunk35 % 8))];
@@ -301,7 +301,7 @@ __global__ void __launch_bounds__(128, 8) softmax_kernel_variant0(
     }
 }
 
-// kernel softmax<ROW = 256, THREADS = 128, RB = 8, BN = 1024, MAX_BLOCKS = 1024, T = f16>  (stdlib/softmax.tl:16)
+// kernel softmax<ROW = 256, THREADS = 128, RB = 8, BN = 1024, WAVES = 1, T = f16>  (stdlib/softmax.tl:17)
 // 128 threads per block, 8464 bytes of shared memory
 __global__ void __launch_bounds__(128, 8) softmax_kernel_variant1(
         const tl::f16* __restrict__ X,
@@ -329,7 +329,7 @@ __global__ void __launch_bounds__(128, 8) softmax_kernel_variant1(
     if (N <= 256) {
         const int32_t g_trips = groups;
         if (0 < g_trips) {
-            // copy(X[row0 +: RB, 0 +: ROW], xs, pad = -inf);      // padding: exp(-inf) = 0  (softmax.tl:36)
+            // copy(X[row0 +: RB, 0 +: ROW], xs, pad = -inf);      // padding: exp(-inf) = 0  (softmax.tl:37)
             if (tl::is_aligned(X, 16) && N % 8 == 0 && ((int(blockIdx.x) + 0 * int(gridDim.x)) * 8) >= 0 && ((int(blockIdx.x) + 0 * int(gridDim.x)) * 8) + 8 <= M && 0 >= 0 && 0 + 256 <= N && 0 % 8 == 0) {
                 #pragma unroll
                 for (int tl_i1 = 0; tl_i1 < 2; ++tl_i1) {
@@ -353,12 +353,12 @@ __global__ void __launch_bounds__(128, 8) softmax_kernel_variant1(
             }
         }
         tl::cp_async_commit();
-        // for g in pipelined(groups, stages = 2) {  (softmax.tl:34)
+        // for g in pipelined(groups, stages = 2) {  (softmax.tl:35)
         for (int g = 0; g < g_trips; ++g) {
             tl::cp_async_wait<0>();  // at most 0 copy groups of this thread still in flight
             __syncthreads();  // pipeline: stage `g % 2` has landed and the stage refilled next is no longer read
             if (g + 1 < g_trips) {
-                // copy(X[row0 +: RB, 0 +: ROW], xs, pad = -inf);      // padding: exp(-inf) = 0  (softmax.tl:36)
+                // copy(X[row0 +: RB, 0 +: ROW], xs, pad = -inf);      // padding: exp(-inf) = 0  (softmax.tl:37)
                 if (tl::is_aligned(X, 16) && N % 8 == 0 && ((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 8) >= 0 && ((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 8) + 8 <= M && 0 >= 0 && 0 + 256 <= N && 0 % 8 == 0) {
                     #pragma unroll
                     for (int tl_i8 = 0; tl_i8 < 2; ++tl_i8) {
@@ -383,7 +383,7 @@ __global__ void __launch_bounds__(128, 8) softmax_kernel_variant1(
             }
             tl::cp_async_commit();
             const int32_t row0 = (int(blockIdx.x) + g * int(gridDim.x)) * 8;
-            // copy(xs, s);  (softmax.tl:37)
+            // copy(xs, s);  (softmax.tl:38)
             #pragma unroll
             for (int tl_chunk14 = 0; tl_chunk14 < 16; tl_chunk14 += 8) {
                 const tl::f16* tl_ptr15 = &xs[((g % 2) * 8 + ((tl_tid / 32) + (tl_chunk14 / 8) * 4)) * 264 + ((tl_chunk14 % 8) + (tl_tid % 32) * 8)];
@@ -399,7 +399,7 @@ __global__ void __launch_bounds__(128, 8) softmax_kernel_variant1(
                     }
                 }
             }
-            // reduce(max, s, s_max, axis = 1);  (softmax.tl:38)
+            // reduce(max, s, s_max, axis = 1);  (softmax.tl:39)
             // each thread folds its 8 values of each of its 2 results; xor shuffles 1, 2, 4, 8, 16 among the lanes that share one
             {
                 float tl_part[2];
@@ -422,7 +422,7 @@ __global__ void __launch_bounds__(128, 8) softmax_kernel_variant1(
                     s_max[tl_i] = tl_part[tl_i];
                 }
             }
-            // for i, j in parallel(RB, ROW) {  (softmax.tl:39)
+            // for i, j in parallel(RB, ROW) {  (softmax.tl:40)
             // for i, j in parallel(8, 256): each thread visits the elements of `s` it holds
             #pragma unroll
             for (int tl_s18 = 0; tl_s18 < 16; ++tl_s18) {
@@ -430,7 +430,7 @@ __global__ void __launch_bounds__(128, 8) softmax_kernel_variant1(
                 [[maybe_unused]] const int j = ((tl_s18 % 8) + (tl_tid % 32) * 8);
                 s[tl_s18] = tl::fast::exp_sub(s[tl_s18], s_max[(tl_s18 / 8)]);
             }
-            // reduce(sum, s, s_sum, axis = 1);  (softmax.tl:42)
+            // reduce(sum, s, s_sum, axis = 1);  (softmax.tl:43)
             // each thread folds its 8 values of each of its 2 results; xor shuffles 1, 2, 4, 8, 16 among the lanes that share one
             {
                 float tl_part[2];
@@ -453,14 +453,14 @@ __global__ void __launch_bounds__(128, 8) softmax_kernel_variant1(
                     s_sum[tl_i] = tl_part[tl_i];
                 }
             }
-            // for i in parallel(RB) {  (softmax.tl:45)
+            // for i in parallel(RB) {  (softmax.tl:46)
             // for i in parallel(8): each thread visits the elements of `s_sum` it holds
             #pragma unroll
             for (int tl_s20 = 0; tl_s20 < 2; ++tl_s20) {
                 [[maybe_unused]] const int i = ((tl_tid / 32) + (tl_s20) * 4);
                 s_sum[tl_s20] = tl::fast::exp(-tl::fast::log(s_sum[tl_s20]));
             }
-            // for i, j in parallel(RB, ROW) {  (softmax.tl:48)
+            // for i, j in parallel(RB, ROW) {  (softmax.tl:49)
             // for i, j in parallel(8, 256): each thread visits the elements of `s` it holds
             #pragma unroll
             for (int tl_s21 = 0; tl_s21 < 16; ++tl_s21) {
@@ -468,7 +468,7 @@ __global__ void __launch_bounds__(128, 8) softmax_kernel_variant1(
                 [[maybe_unused]] const int j = ((tl_s21 % 8) + (tl_tid % 32) * 8);
                 s[tl_s21] = s[tl_s21] * s_sum[(tl_s21 / 8)];
             }
-            // copy(s, Y[row0 +: RB, 0 +: ROW]);  (softmax.tl:51)
+            // copy(s, Y[row0 +: RB, 0 +: ROW]);  (softmax.tl:52)
             #pragma unroll
             for (int tl_chunk22 = 0; tl_chunk22 < 16; tl_chunk22 += 8) {
                 tl::f16* tl_ptr23 = &Y[int64_t(row0 + ((tl_tid / 32) + (tl_chunk22 / 8) * 4)) * N + ((tl_chunk22 % 8) + (tl_tid % 32) * 8)];
@@ -495,7 +495,7 @@ __global__ void __launch_bounds__(128, 8) softmax_kernel_variant1(
                 m = -tl::inf<float>();
                 l = 0.0f;
                 for (int t = 0; t < n_tiles; ++t) {
-                    // copy(X[row, t * BN +: BN], x, pad = -inf);  (softmax.tl:62)
+                    // copy(X[row, t * BN +: BN], x, pad = -inf);  (softmax.tl:63)
                     #pragma unroll
                     for (int tl_chunk25 = 0; tl_chunk25 < x_layout::kSlots; tl_chunk25 += 8) {
                         const tl::f16* tl_ptr26 = &X[int64_t(row) * N + ((t * 1024) + (((x_layout::flat(tl_tid, (tl_chunk25 / 8) * 8)) % 1024) + tl_chunk25 % 8))];
@@ -511,7 +511,7 @@ __global__ void __launch_bounds__(128, 8) softmax_kernel_variant1(
                             }
                         }
                     }
-                    // reduce(max, x, tile_max);  (softmax.tl:63)
+                    // reduce(max, x, tile_max);  (softmax.tl:64)
                     {
                         float tl_part[1];
                         #pragma unroll
@@ -526,14 +526,14 @@ __global__ void __launch_bounds__(128, 8) softmax_kernel_variant1(
                         }
                     }
                     const float m_new = tl::max(m, tile_max);
-                    // for j in parallel(BN) {  (softmax.tl:65)
+                    // for j in parallel(BN) {  (softmax.tl:66)
                     // for j in parallel(1024): each thread visits the elements of `x` it holds
                     #pragma unroll
                     for (int tl_s29 = 0; tl_s29 < x_layout::kSlots; ++tl_s29) {
                         [[maybe_unused]] const int j = ((x_layout::flat(tl_tid, (tl_s29 / 8) * 8)) % 1024) + tl_s29 % 8;
                         x[tl_s29] = tl::fast::exp_sub(x[tl_s29], m_new);
                     }
-                    // reduce(sum, x, tile_sum);  (softmax.tl:68)
+                    // reduce(sum, x, tile_sum);  (softmax.tl:69)
                     {
                         float tl_part[1];
                         #pragma unroll
@@ -552,7 +552,7 @@ __global__ void __launch_bounds__(128, 8) softmax_kernel_variant1(
                 }
                 const float inv_l = tl::fast::div(1.0f, l);
                 for (int t = 0; t < n_tiles; ++t) {
-                    // copy(X[row, t * BN +: BN], x);  (softmax.tl:74)
+                    // copy(X[row, t * BN +: BN], x);  (softmax.tl:75)
                     #pragma unroll
                     for (int tl_chunk31 = 0; tl_chunk31 < x_layout::kSlots; tl_chunk31 += 8) {
                         const tl::f16* tl_ptr32 = &X[int64_t(row) * N + ((t * 1024) + (((x_layout::flat(tl_tid, (tl_chunk31 / 8) * 8)) % 1024) + tl_chunk31 % 8))];
@@ -568,14 +568,14 @@ __global__ void __launch_bounds__(128, 8) softmax_kernel_variant1(
                             }
                         }
                     }
-                    // for j in parallel(BN) {  (softmax.tl:75)
+                    // for j in parallel(BN) {  (softmax.tl:76)
                     // for j in parallel(1024): each thread visits the elements of `x` it holds
                     #pragma unroll
                     for (int tl_s34 = 0; tl_s34 < x_layout::kSlots; ++tl_s34) {
                         [[maybe_unused]] const int j = ((x_layout::flat(tl_tid, (tl_s34 / 8) * 8)) % 1024) + tl_s34 % 8;
                         x[tl_s34] = tl::fast::exp_sub(x[tl_s34], m) * inv_l;
                     }
-                    // copy(x, Y[row, t * BN +: BN]);  (softmax.tl:78)
+                    // copy(x, Y[row, t * BN +: BN]);  (softmax.tl:79)
                     #pragma unroll
                     for (int tl_chunk35 = 0; tl_chunk35 < x_layout::kSlots; tl_chunk35 += 8) {
                         tl::f16* tl_ptr36 = &Y[int64_t(row) * N + ((t * 1024) + (((x_layout::flat(tl_tid, (tl_chunk35 / 8) * 8)) % 1024) + tl_chunk35 % 8))];
@@ -597,7 +597,7 @@ __global__ void __launch_bounds__(128, 8) softmax_kernel_variant1(
     }
 }
 
-// kernel softmax<ROW = 512, THREADS = 128, RB = 4, BN = 1024, MAX_BLOCKS = 1024, T = f16>  (stdlib/softmax.tl:16)
+// kernel softmax<ROW = 512, THREADS = 128, RB = 4, BN = 1024, WAVES = 1, T = f16>  (stdlib/softmax.tl:17)
 // 128 threads per block, 8336 bytes of shared memory
 __global__ void __launch_bounds__(128, 8) softmax_kernel_variant2(
         const tl::f16* __restrict__ X,
@@ -625,7 +625,7 @@ __global__ void __launch_bounds__(128, 8) softmax_kernel_variant2(
     if (N <= 512) {
         const int32_t g_trips = groups;
         if (0 < g_trips) {
-            // copy(X[row0 +: RB, 0 +: ROW], xs, pad = -inf);      // padding: exp(-inf) = 0  (softmax.tl:36)
+            // copy(X[row0 +: RB, 0 +: ROW], xs, pad = -inf);      // padding: exp(-inf) = 0  (softmax.tl:37)
             if (tl::is_aligned(X, 16) && N % 8 == 0 && ((int(blockIdx.x) + 0 * int(gridDim.x)) * 4) >= 0 && ((int(blockIdx.x) + 0 * int(gridDim.x)) * 4) + 4 <= M && 0 >= 0 && 0 + 512 <= N && 0 % 8 == 0) {
                 #pragma unroll
                 for (int tl_i1 = 0; tl_i1 < 2; ++tl_i1) {
@@ -649,12 +649,12 @@ __global__ void __launch_bounds__(128, 8) softmax_kernel_variant2(
             }
         }
         tl::cp_async_commit();
-        // for g in pipelined(groups, stages = 2) {  (softmax.tl:34)
+        // for g in pipelined(groups, stages = 2) {  (softmax.tl:35)
         for (int g = 0; g < g_trips; ++g) {
             tl::cp_async_wait<0>();  // at most 0 copy groups of this thread still in flight
             __syncthreads();  // pipeline: stage `g % 2` has landed and the stage refilled next is no longer read
             if (g + 1 < g_trips) {
-                // copy(X[row0 +: RB, 0 +: ROW], xs, pad = -inf);      // padding: exp(-inf) = 0  (softmax.tl:36)
+                // copy(X[row0 +: RB, 0 +: ROW], xs, pad = -inf);      // padding: exp(-inf) = 0  (softmax.tl:37)
                 if (tl::is_aligned(X, 16) && N % 8 == 0 && ((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 4) >= 0 && ((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 4) + 4 <= M && 0 >= 0 && 0 + 512 <= N && 0 % 8 == 0) {
                     #pragma unroll
                     for (int tl_i8 = 0; tl_i8 < 2; ++tl_i8) {
@@ -679,7 +679,7 @@ __global__ void __launch_bounds__(128, 8) softmax_kernel_variant2(
             }
             tl::cp_async_commit();
             const int32_t row0 = (int(blockIdx.x) + g * int(gridDim.x)) * 4;
-            // copy(xs, s);  (softmax.tl:37)
+            // copy(xs, s);  (softmax.tl:38)
             #pragma unroll
             for (int tl_chunk14 = 0; tl_chunk14 < 16; tl_chunk14 += 8) {
                 const tl::f16* tl_ptr15 = &xs[((g % 2) * 4 + (tl_tid / 32)) * 520 + ((tl_chunk14 % 8) + (tl_tid % 32) * 8 + (tl_chunk14 / 8) * 256)];
@@ -695,7 +695,7 @@ __global__ void __launch_bounds__(128, 8) softmax_kernel_variant2(
                     }
                 }
             }
-            // reduce(max, s, s_max, axis = 1);  (softmax.tl:38)
+            // reduce(max, s, s_max, axis = 1);  (softmax.tl:39)
             // each thread folds its 16 values of each of its 1 results; xor shuffles 1, 2, 4, 8, 16 among the lanes that share one
             {
                 float tl_part[1];
@@ -718,7 +718,7 @@ __global__ void __launch_bounds__(128, 8) softmax_kernel_variant2(
                     s_max[tl_i] = tl_part[tl_i];
                 }
             }
-            // for i, j in parallel(RB, ROW) {  (softmax.tl:39)
+            // for i, j in parallel(RB, ROW) {  (softmax.tl:40)
             // for i, j in parallel(4, 512): each thread visits the elements of `s` it holds
             #pragma unroll
             for (int tl_s18 = 0; tl_s18 < 16; ++tl_s18) {
@@ -726,7 +726,7 @@ __global__ void __launch_bounds__(128, 8) softmax_kernel_variant2(
                 [[maybe_unused]] const int j = ((tl_s18 % 8) + (tl_tid % 32) * 8 + (tl_s18 / 8) * 256);
                 s[tl_s18] = tl::fast::exp_sub(s[tl_s18], s_max[0]);
             }
-            // reduce(sum, s, s_sum, axis = 1);  (softmax.tl:42)
+            // reduce(sum, s, s_sum, axis = 1);  (softmax.tl:43)
             // each thread folds its 16 values of each of its 1 results; xor shuffles 1, 2, 4, 8, 16 among the lanes that share one
             {
                 float tl_part[1];
@@ -749,14 +749,14 @@ __global__ void __launch_bounds__(128, 8) softmax_kernel_variant2(
                     s_sum[tl_i] = tl_part[tl_i];
                 }
             }
-            // for i in parallel(RB) {  (softmax.tl:45)
+            // for i in parallel(RB) {  (softmax.tl:46)
             // for i in parallel(4): each thread visits the elements of `s_sum` it holds
             #pragma unroll
             for (int tl_s20 = 0; tl_s20 < 1; ++tl_s20) {
                 [[maybe_unused]] const int i = (tl_tid / 32);
                 s_sum[tl_s20] = tl::fast::exp(-tl::fast::log(s_sum[tl_s20]));
             }
-            // for i, j in parallel(RB, ROW) {  (softmax.tl:48)
+            // for i, j in parallel(RB, ROW) {  (softmax.tl:49)
             // for i, j in parallel(4, 512): each thread visits the elements of `s` it holds
             #pragma unroll
             for (int tl_s21 = 0; tl_s21 < 16; ++tl_s21) {
@@ -764,7 +764,7 @@ __global__ void __launch_bounds__(128, 8) softmax_kernel_variant2(
                 [[maybe_unused]] const int j = ((tl_s21 % 8) + (tl_tid % 32) * 8 + (tl_s21 / 8) * 256);
                 s[tl_s21] = s[tl_s21] * s_sum[0];
             }
-            // copy(s, Y[row0 +: RB, 0 +: ROW]);  (softmax.tl:51)
+            // copy(s, Y[row0 +: RB, 0 +: ROW]);  (softmax.tl:52)
             #pragma unroll
             for (int tl_chunk22 = 0; tl_chunk22 < 16; tl_chunk22 += 8) {
                 tl::f16* tl_ptr23 = &Y[int64_t(row0 + (tl_tid / 32)) * N + ((tl_chunk22 % 8) + (tl_tid % 32) * 8 + (tl_chunk22 / 8) * 256)];
@@ -791,7 +791,7 @@ __global__ void __launch_bounds__(128, 8) softmax_kernel_variant2(
                 m = -tl::inf<float>();
                 l = 0.0f;
                 for (int t = 0; t < n_tiles; ++t) {
-                    // copy(X[row, t * BN +: BN], x, pad = -inf);  (softmax.tl:62)
+                    // copy(X[row, t * BN +: BN], x, pad = -inf);  (softmax.tl:63)
                     #pragma unroll
                     for (int tl_chunk25 = 0; tl_chunk25 < x_layout::kSlots; tl_chunk25 += 8) {
                         const tl::f16* tl_ptr26 = &X[int64_t(row) * N + ((t * 1024) + (((x_layout::flat(tl_tid, (tl_chunk25 / 8) * 8)) % 1024) + tl_chunk25 % 8))];
@@ -807,7 +807,7 @@ __global__ void __launch_bounds__(128, 8) softmax_kernel_variant2(
                             }
                         }
                     }
-                    // reduce(max, x, tile_max);  (softmax.tl:63)
+                    // reduce(max, x, tile_max);  (softmax.tl:64)
                     {
                         float tl_part[1];
                         #pragma unroll
@@ -822,14 +822,14 @@ __global__ void __launch_bounds__(128, 8) softmax_kernel_variant2(
                         }
                     }
                     const float m_new = tl::max(m, tile_max);
-                    // for j in parallel(BN) {  (softmax.tl:65)
+                    // for j in parallel(BN) {  (softmax.tl:66)
                     // for j in parallel(1024): each thread visits the elements of `x` it holds
                     #pragma unroll
                     for (int tl_s29 = 0; tl_s29 < x_layout::kSlots; ++tl_s29) {
                         [[maybe_unused]] const int j = ((x_layout::flat(tl_tid, (tl_s29 / 8) * 8)) % 1024) + tl_s29 % 8;
                         x[tl_s29] = tl::fast::exp_sub(x[tl_s29], m_new);
                     }
-                    // reduce(sum, x, tile_sum);  (softmax.tl:68)
+                    // reduce(sum, x, tile_sum);  (softmax.tl:69)
                     {
                         float tl_part[1];
                         #pragma unroll
@@ -848,7 +848,7 @@ __global__ void __launch_bounds__(128, 8) softmax_kernel_variant2(
                 }
                 const float inv_l = tl::fast::div(1.0f, l);
                 for (int t = 0; t < n_tiles; ++t) {
-                    // copy(X[row, t * BN +: BN], x);  (softmax.tl:74)
+                    // copy(X[row, t * BN +: BN], x);  (softmax.tl:75)
                     #pragma unroll
                     for (int tl_chunk31 = 0; tl_chunk31 < x_layout::kSlots; tl_chunk31 += 8) {
                         const tl::f16* tl_ptr32 = &X[int64_t(row) * N + ((t * 1024) + (((x_layout::flat(tl_tid, (tl_chunk31 / 8) * 8)) % 1024) + tl_chunk31 % 8))];
@@ -864,14 +864,14 @@ __global__ void __launch_bounds__(128, 8) softmax_kernel_variant2(
                             }
                         }
                     }
-                    // for j in parallel(BN) {  (softmax.tl:75)
+                    // for j in parallel(BN) {  (softmax.tl:76)
                     // for j in parallel(1024): each thread visits the elements of `x` it holds
                     #pragma unroll
                     for (int tl_s34 = 0; tl_s34 < x_layout::kSlots; ++tl_s34) {
                         [[maybe_unused]] const int j = ((x_layout::flat(tl_tid, (tl_s34 / 8) * 8)) % 1024) + tl_s34 % 8;
                         x[tl_s34] = tl::fast::exp_sub(x[tl_s34], m) * inv_l;
                     }
-                    // copy(x, Y[row, t * BN +: BN]);  (softmax.tl:78)
+                    // copy(x, Y[row, t * BN +: BN]);  (softmax.tl:79)
                     #pragma unroll
                     for (int tl_chunk35 = 0; tl_chunk35 < x_layout::kSlots; tl_chunk35 += 8) {
                         tl::f16* tl_ptr36 = &Y[int64_t(row) * N + ((t * 1024) + (((x_layout::flat(tl_tid, (tl_chunk35 / 8) * 8)) % 1024) + tl_chunk35 % 8))];
@@ -893,7 +893,7 @@ __global__ void __launch_bounds__(128, 8) softmax_kernel_variant2(
     }
 }
 
-// kernel softmax<ROW = 1024, THREADS = 128, RB = 2, BN = 1024, MAX_BLOCKS = 1024, T = f16>  (stdlib/softmax.tl:16)
+// kernel softmax<ROW = 1024, THREADS = 128, RB = 2, BN = 1024, WAVES = 1, T = f16>  (stdlib/softmax.tl:17)
 // 128 threads per block, 8336 bytes of shared memory
 __global__ void __launch_bounds__(128, 8) softmax_kernel_variant3(
         const tl::f16* __restrict__ X,
@@ -921,7 +921,7 @@ __global__ void __launch_bounds__(128, 8) softmax_kernel_variant3(
     if (N <= 1024) {
         const int32_t g_trips = groups;
         if (0 < g_trips) {
-            // copy(X[row0 +: RB, 0 +: ROW], xs, pad = -inf);      // padding: exp(-inf) = 0  (softmax.tl:36)
+            // copy(X[row0 +: RB, 0 +: ROW], xs, pad = -inf);      // padding: exp(-inf) = 0  (softmax.tl:37)
             if (tl::is_aligned(X, 16) && N % 8 == 0 && ((int(blockIdx.x) + 0 * int(gridDim.x)) * 2) >= 0 && ((int(blockIdx.x) + 0 * int(gridDim.x)) * 2) + 2 <= M && 0 >= 0 && 0 + 1024 <= N && 0 % 8 == 0) {
                 #pragma unroll
                 for (int tl_i1 = 0; tl_i1 < 2; ++tl_i1) {
@@ -945,12 +945,12 @@ __global__ void __launch_bounds__(128, 8) softmax_kernel_variant3(
             }
         }
         tl::cp_async_commit();
-        // for g in pipelined(groups, stages = 2) {  (softmax.tl:34)
+        // for g in pipelined(groups, stages = 2) {  (softmax.tl:35)
         for (int g = 0; g < g_trips; ++g) {
             tl::cp_async_wait<0>();  // at most 0 copy groups of this thread still in flight
             __syncthreads();  // pipeline: stage `g % 2` has landed and the stage refilled next is no longer read
             if (g + 1 < g_trips) {
-                // copy(X[row0 +: RB, 0 +: ROW], xs, pad = -inf);      // padding: exp(-inf) = 0  (softmax.tl:36)
+                // copy(X[row0 +: RB, 0 +: ROW], xs, pad = -inf);      // padding: exp(-inf) = 0  (softmax.tl:37)
                 if (tl::is_aligned(X, 16) && N % 8 == 0 && ((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 2) >= 0 && ((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 2) + 2 <= M && 0 >= 0 && 0 + 1024 <= N && 0 % 8 == 0) {
                     #pragma unroll
                     for (int tl_i8 = 0; tl_i8 < 2; ++tl_i8) {
@@ -975,7 +975,7 @@ __global__ void __launch_bounds__(128, 8) softmax_kernel_variant3(
             }
             tl::cp_async_commit();
             const int32_t row0 = (int(blockIdx.x) + g * int(gridDim.x)) * 2;
-            // copy(xs, s);  (softmax.tl:37)
+            // copy(xs, s);  (softmax.tl:38)
             #pragma unroll
             for (int tl_chunk14 = 0; tl_chunk14 < 16; tl_chunk14 += 8) {
                 const tl::f16* tl_ptr15 = &xs[((g % 2) * 2 + (tl_tid / 64)) * 1032 + ((tl_chunk14 % 8) + (tl_tid % 64) * 8 + (tl_chunk14 / 8) * 512)];
@@ -991,7 +991,7 @@ __global__ void __launch_bounds__(128, 8) softmax_kernel_variant3(
                     }
                 }
             }
-            // reduce(max, s, s_max, axis = 1);  (softmax.tl:38)
+            // reduce(max, s, s_max, axis = 1);  (softmax.tl:39)
             // each thread folds its 16 values of each of its 1 results; xor shuffles 1, 2, 4, 8, 16 among the lanes that share one; then across the 2 warps that do
             {
                 float tl_part[1];
@@ -1012,13 +1012,13 @@ __global__ void __launch_bounds__(128, 8) softmax_kernel_variant3(
                 if ((tl_tid / 1 % 32) == 0) {
                     #pragma unroll
                     for (int tl_i = 0; tl_i < 1; ++tl_i) {
-                        reinterpret_cast<float*>(tl_scratch)[((tl_tid / 64)) * 2 + (tl_tid / 32 % 2)] = tl_part[tl_i];
+                        reinterpret_cast<float*>(tl_scratch)[((tl_tid / 32 % 2)) * 2 + (tl_tid / 64)] = tl_part[tl_i];
                     }
                 }
                 __syncthreads();
                 #pragma unroll
                 for (int tl_i = 0; tl_i < 1; ++tl_i) {
-                    tl_part[tl_i] = reinterpret_cast<float*>(tl_scratch)[((tl_tid / 64)) * 2 + tl_tid % 2];
+                    tl_part[tl_i] = reinterpret_cast<float*>(tl_scratch)[(tl_tid % 2) * 2 + (tl_tid / 64)];
                     tl_part[tl_i] = tl::xor_combine<tl::MaxOp, 1>(tl_part[tl_i]);
                 }
                 __syncthreads();  // the scratch is free again
@@ -1027,7 +1027,7 @@ __global__ void __launch_bounds__(128, 8) softmax_kernel_variant3(
                     s_max[tl_i] = tl_part[tl_i];
                 }
             }
-            // for i, j in parallel(RB, ROW) {  (softmax.tl:39)
+            // for i, j in parallel(RB, ROW) {  (softmax.tl:40)
             // for i, j in parallel(2, 1024): each thread visits the elements of `s` it holds
             #pragma unroll
             for (int tl_s18 = 0; tl_s18 < 16; ++tl_s18) {
@@ -1035,7 +1035,7 @@ __global__ void __launch_bounds__(128, 8) softmax_kernel_variant3(
                 [[maybe_unused]] const int j = ((tl_s18 % 8) + (tl_tid % 64) * 8 + (tl_s18 / 8) * 512);
                 s[tl_s18] = tl::fast::exp_sub(s[tl_s18], s_max[0]);
             }
-            // reduce(sum, s, s_sum, axis = 1);  (softmax.tl:42)
+            // reduce(sum, s, s_sum, axis = 1);  (softmax.tl:43)
             // each thread folds its 16 values of each of its 1 results; xor shuffles 1, 2, 4, 8, 16 among the lanes that share one; then across the 2 warps that do
             {
                 float tl_part[1];
@@ -1056,13 +1056,13 @@ __global__ void __launch_bounds__(128, 8) softmax_kernel_variant3(
                 if ((tl_tid / 1 % 32) == 0) {
                     #pragma unroll
                     for (int tl_i = 0; tl_i < 1; ++tl_i) {
-                        reinterpret_cast<float*>(tl_scratch)[((tl_tid / 64)) * 2 + (tl_tid / 32 % 2)] = tl_part[tl_i];
+                        reinterpret_cast<float*>(tl_scratch)[((tl_tid / 32 % 2)) * 2 + (tl_tid / 64)] = tl_part[tl_i];
                     }
                 }
                 __syncthreads();
                 #pragma unroll
                 for (int tl_i = 0; tl_i < 1; ++tl_i) {
-                    tl_part[tl_i] = reinterpret_cast<float*>(tl_scratch)[((tl_tid / 64)) * 2 + tl_tid % 2];
+                    tl_part[tl_i] = reinterpret_cast<float*>(tl_scratch)[(tl_tid % 2) * 2 + (tl_tid / 64)];
                     tl_part[tl_i] = tl::xor_combine<tl::SumOp, 1>(tl_part[tl_i]);
                 }
                 __syncthreads();  // the scratch is free again
@@ -1071,14 +1071,14 @@ __global__ void __launch_bounds__(128, 8) softmax_kernel_variant3(
                     s_sum[tl_i] = tl_part[tl_i];
                 }
             }
-            // for i in parallel(RB) {  (softmax.tl:45)
+            // for i in parallel(RB) {  (softmax.tl:46)
             // for i in parallel(2): each thread visits the elements of `s_sum` it holds
             #pragma unroll
             for (int tl_s20 = 0; tl_s20 < 1; ++tl_s20) {
                 [[maybe_unused]] const int i = (tl_tid / 64);
                 s_sum[tl_s20] = tl::fast::exp(-tl::fast::log(s_sum[tl_s20]));
             }
-            // for i, j in parallel(RB, ROW) {  (softmax.tl:48)
+            // for i, j in parallel(RB, ROW) {  (softmax.tl:49)
             // for i, j in parallel(2, 1024): each thread visits the elements of `s` it holds
             #pragma unroll
             for (int tl_s21 = 0; tl_s21 < 16; ++tl_s21) {
@@ -1086,7 +1086,7 @@ __global__ void __launch_bounds__(128, 8) softmax_kernel_variant3(
                 [[maybe_unused]] const int j = ((tl_s21 % 8) + (tl_tid % 64) * 8 + (tl_s21 / 8) * 512);
                 s[tl_s21] = s[tl_s21] * s_sum[0];
             }
-            // copy(s, Y[row0 +: RB, 0 +: ROW]);  (softmax.tl:51)
+            // copy(s, Y[row0 +: RB, 0 +: ROW]);  (softmax.tl:52)
             #pragma unroll
             for (int tl_chunk22 = 0; tl_chunk22 < 16; tl_chunk22 += 8) {
                 tl::f16* tl_ptr23 = &Y[int64_t(row0 + (tl_tid / 64)) * N + ((tl_chunk22 % 8) + (tl_tid % 64) * 8 + (tl_chunk22 / 8) * 512)];
@@ -1113,7 +1113,7 @@ __global__ void __launch_bounds__(128, 8) softmax_kernel_variant3(
                 m = -tl::inf<float>();
                 l = 0.0f;
                 for (int t = 0; t < n_tiles; ++t) {
-                    // copy(X[row, t * BN +: BN], x, pad = -inf);  (softmax.tl:62)
+                    // copy(X[row, t * BN +: BN], x, pad = -inf);  (softmax.tl:63)
                     #pragma unroll
                     for (int tl_chunk25 = 0; tl_chunk25 < x_layout::kSlots; tl_chunk25 += 8) {
                         const tl::f16* tl_ptr26 = &X[int64_t(row) * N + ((t * 1024) + (((x_layout::flat(tl_tid, (tl_chunk25 / 8) * 8)) % 1024) + tl_chunk25 % 8))];
@@ -1129,7 +1129,7 @@ __global__ void __launch_bounds__(128, 8) softmax_kernel_variant3(
                             }
                         }
                     }
-                    // reduce(max, x, tile_max);  (softmax.tl:63)
+                    // reduce(max, x, tile_max);  (softmax.tl:64)
                     {
                         float tl_part[1];
                         #pragma unroll
@@ -1144,14 +1144,14 @@ __global__ void __launch_bounds__(128, 8) softmax_kernel_variant3(
                         }
                     }
                     const float m_new = tl::max(m, tile_max);
-                    // for j in parallel(BN) {  (softmax.tl:65)
+                    // for j in parallel(BN) {  (softmax.tl:66)
                     // for j in parallel(1024): each thread visits the elements of `x` it holds
                     #pragma unroll
                     for (int tl_s29 = 0; tl_s29 < x_layout::kSlots; ++tl_s29) {
                         [[maybe_unused]] const int j = ((x_layout::flat(tl_tid, (tl_s29 / 8) * 8)) % 1024) + tl_s29 % 8;
                         x[tl_s29] = tl::fast::exp_sub(x[tl_s29], m_new);
                     }
-                    // reduce(sum, x, tile_sum);  (softmax.tl:68)
+                    // reduce(sum, x, tile_sum);  (softmax.tl:69)
                     {
                         float tl_part[1];
                         #pragma unroll
@@ -1170,7 +1170,7 @@ __global__ void __launch_bounds__(128, 8) softmax_kernel_variant3(
                 }
                 const float inv_l = tl::fast::div(1.0f, l);
                 for (int t = 0; t < n_tiles; ++t) {
-                    // copy(X[row, t * BN +: BN], x);  (softmax.tl:74)
+                    // copy(X[row, t * BN +: BN], x);  (softmax.tl:75)
                     #pragma unroll
                     for (int tl_chunk31 = 0; tl_chunk31 < x_layout::kSlots; tl_chunk31 += 8) {
                         const tl::f16* tl_ptr32 = &X[int64_t(row) * N + ((t * 1024) + (((x_layout::flat(tl_tid, (tl_chunk31 / 8) * 8)) % 1024) + tl_chunk31 % 8))];
@@ -1186,14 +1186,14 @@ __global__ void __launch_bounds__(128, 8) softmax_kernel_variant3(
                             }
                         }
                     }
-                    // for j in parallel(BN) {  (softmax.tl:75)
+                    // for j in parallel(BN) {  (softmax.tl:76)
                     // for j in parallel(1024): each thread visits the elements of `x` it holds
                     #pragma unroll
                     for (int tl_s34 = 0; tl_s34 < x_layout::kSlots; ++tl_s34) {
                         [[maybe_unused]] const int j = ((x_layout::flat(tl_tid, (tl_s34 / 8) * 8)) % 1024) + tl_s34 % 8;
                         x[tl_s34] = tl::fast::exp_sub(x[tl_s34], m) * inv_l;
                     }
-                    // copy(x, Y[row, t * BN +: BN]);  (softmax.tl:78)
+                    // copy(x, Y[row, t * BN +: BN]);  (softmax.tl:79)
                     #pragma unroll
                     for (int tl_chunk35 = 0; tl_chunk35 < x_layout::kSlots; tl_chunk35 += 8) {
                         tl::f16* tl_ptr36 = &Y[int64_t(row) * N + ((t * 1024) + (((x_layout::flat(tl_tid, (tl_chunk35 / 8) * 8)) % 1024) + tl_chunk35 % 8))];
@@ -1215,7 +1215,7 @@ __global__ void __launch_bounds__(128, 8) softmax_kernel_variant3(
     }
 }
 
-// kernel softmax<ROW = 2048, THREADS = 128, RB = 1, BN = 1024, MAX_BLOCKS = 1024, T = f16>  (stdlib/softmax.tl:16)
+// kernel softmax<ROW = 2048, THREADS = 128, RB = 1, BN = 1024, WAVES = 1, T = f16>  (stdlib/softmax.tl:17)
 // 128 threads per block, 8336 bytes of shared memory
 __global__ void __launch_bounds__(128, 8) softmax_kernel_variant4(
         const tl::f16* __restrict__ X,
@@ -1243,7 +1243,7 @@ __global__ void __launch_bounds__(128, 8) softmax_kernel_variant4(
     if (N <= 2048) {
         const int32_t g_trips = groups;
         if (0 < g_trips) {
-            // copy(X[row0 +: RB, 0 +: ROW], xs, pad = -inf);      // padding: exp(-inf) = 0  (softmax.tl:36)
+            // copy(X[row0 +: RB, 0 +: ROW], xs, pad = -inf);      // padding: exp(-inf) = 0  (softmax.tl:37)
             if (tl::is_aligned(X, 16) && N % 8 == 0 && ((int(blockIdx.x) + 0 * int(gridDim.x)) * 1) >= 0 && ((int(blockIdx.x) + 0 * int(gridDim.x)) * 1) + 1 <= M && 0 >= 0 && 0 + 2048 <= N && 0 % 8 == 0) {
                 #pragma unroll
                 for (int tl_i1 = 0; tl_i1 < 2; ++tl_i1) {
@@ -1267,12 +1267,12 @@ __global__ void __launch_bounds__(128, 8) softmax_kernel_variant4(
             }
         }
         tl::cp_async_commit();
-        // for g in pipelined(groups, stages = 2) {  (softmax.tl:34)
+        // for g in pipelined(groups, stages = 2) {  (softmax.tl:35)
         for (int g = 0; g < g_trips; ++g) {
             tl::cp_async_wait<0>();  // at most 0 copy groups of this thread still in flight
             __syncthreads();  // pipeline: stage `g % 2` has landed and the stage refilled next is no longer read
             if (g + 1 < g_trips) {
-                // copy(X[row0 +: RB, 0 +: ROW], xs, pad = -inf);      // padding: exp(-inf) = 0  (softmax.tl:36)
+                // copy(X[row0 +: RB, 0 +: ROW], xs, pad = -inf);      // padding: exp(-inf) = 0  (softmax.tl:37)
                 if (tl::is_aligned(X, 16) && N % 8 == 0 && ((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 1) >= 0 && ((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 1) + 1 <= M && 0 >= 0 && 0 + 2048 <= N && 0 % 8 == 0) {
                     #pragma unroll
                     for (int tl_i8 = 0; tl_i8 < 2; ++tl_i8) {
@@ -1297,7 +1297,7 @@ __global__ void __launch_bounds__(128, 8) softmax_kernel_variant4(
             }
             tl::cp_async_commit();
             const int32_t row0 = (int(blockIdx.x) + g * int(gridDim.x)) * 1;
-            // copy(xs, s);  (softmax.tl:37)
+            // copy(xs, s);  (softmax.tl:38)
             #pragma unroll
             for (int tl_chunk14 = 0; tl_chunk14 < 16; tl_chunk14 += 8) {
                 const tl::f16* tl_ptr15 = &xs[((g % 2) * 1 + 0) * 2056 + ((tl_chunk14 % 8) + (tl_tid) * 8 + (tl_chunk14 / 8) * 1024)];
@@ -1313,7 +1313,7 @@ __global__ void __launch_bounds__(128, 8) softmax_kernel_variant4(
                     }
                 }
             }
-            // reduce(max, s, s_max, axis = 1);  (softmax.tl:38)
+            // reduce(max, s, s_max, axis = 1);  (softmax.tl:39)
             // each thread folds its 16 values of each of its 1 results; xor shuffles 1, 2, 4, 8, 16 among the lanes that share one; then across the 4 warps that do
             {
                 float tl_part[1];
@@ -1334,13 +1334,13 @@ __global__ void __launch_bounds__(128, 8) softmax_kernel_variant4(
                 if ((tl_tid / 1 % 32) == 0) {
                     #pragma unroll
                     for (int tl_i = 0; tl_i < 1; ++tl_i) {
-                        reinterpret_cast<float*>(tl_scratch)[(0) * 4 + (tl_tid / 32 % 4)] = tl_part[tl_i];
+                        reinterpret_cast<float*>(tl_scratch)[((tl_tid / 32 % 4)) * 1 + 0] = tl_part[tl_i];
                     }
                 }
                 __syncthreads();
                 #pragma unroll
                 for (int tl_i = 0; tl_i < 1; ++tl_i) {
-                    tl_part[tl_i] = reinterpret_cast<float*>(tl_scratch)[(0) * 4 + tl_tid % 4];
+                    tl_part[tl_i] = reinterpret_cast<float*>(tl_scratch)[(tl_tid % 4) * 1 + 0];
                     tl_part[tl_i] = tl::xor_combine<tl::MaxOp, 1>(tl_part[tl_i]);
                     tl_part[tl_i] = tl::xor_combine<tl::MaxOp, 2>(tl_part[tl_i]);
                 }
@@ -1350,7 +1350,7 @@ __global__ void __launch_bounds__(128, 8) softmax_kernel_variant4(
                     s_max[tl_i] = tl_part[tl_i];
                 }
             }
-            // for i, j in parallel(RB, ROW) {  (softmax.tl:39)
+            // for i, j in parallel(RB, ROW) {  (softmax.tl:40)
             // for i, j in parallel(1, 2048): each thread visits the elements of `s` it holds
             #pragma unroll
             for (int tl_s18 = 0; tl_s18 < 16; ++tl_s18) {
@@ -1358,7 +1358,7 @@ __global__ void __launch_bounds__(128, 8) softmax_kernel_variant4(
                 [[maybe_unused]] const int j = ((tl_s18 % 8) + (tl_tid) * 8 + (tl_s18 / 8) * 1024);
                 s[tl_s18] = tl::fast::exp_sub(s[tl_s18], s_max[0]);
             }
-            // reduce(sum, s, s_sum, axis = 1);  (softmax.tl:42)
+            // reduce(sum, s, s_sum, axis = 1);  (softmax.tl:43)
             // each thread folds its 16 values of each of its 1 results; xor shuffles 1, 2, 4, 8, 16 among the lanes that share one; then across the 4 warps that do
             {
                 float tl_part[1];
@@ -1379,13 +1379,13 @@ __global__ void __launch_bounds__(128, 8) softmax_kernel_variant4(
                 if ((tl_tid / 1 % 32) == 0) {
                     #pragma unroll
                     for (int tl_i = 0; tl_i < 1; ++tl_i) {
-                        reinterpret_cast<float*>(tl_scratch)[(0) * 4 + (tl_tid / 32 % 4)] = tl_part[tl_i];
+                        reinterpret_cast<float*>(tl_scratch)[((tl_tid / 32 % 4)) * 1 + 0] = tl_part[tl_i];
                     }
                 }
                 __syncthreads();
                 #pragma unroll
                 for (int tl_i = 0; tl_i < 1; ++tl_i) {
-                    tl_part[tl_i] = reinterpret_cast<float*>(tl_scratch)[(0) * 4 + tl_tid % 4];
+                    tl_part[tl_i] = reinterpret_cast<float*>(tl_scratch)[(tl_tid % 4) * 1 + 0];
                     tl_part[tl_i] = tl::xor_combine<tl::SumOp, 1>(tl_part[tl_i]);
                     tl_part[tl_i] = tl::xor_combine<tl::SumOp, 2>(tl_part[tl_i]);
                 }
@@ -1395,14 +1395,14 @@ __global__ void __launch_bounds__(128, 8) softmax_kernel_variant4(
                     s_sum[tl_i] = tl_part[tl_i];
                 }
             }
-            // for i in parallel(RB) {  (softmax.tl:45)
+            // for i in parallel(RB) {  (softmax.tl:46)
             // for i in parallel(1): each thread visits the elements of `s_sum` it holds
             #pragma unroll
             for (int tl_s20 = 0; tl_s20 < 1; ++tl_s20) {
                 [[maybe_unused]] const int i = 0;
                 s_sum[tl_s20] = tl::fast::exp(-tl::fast::log(s_sum[tl_s20]));
             }
-            // for i, j in parallel(RB, ROW) {  (softmax.tl:48)
+            // for i, j in parallel(RB, ROW) {  (softmax.tl:49)
             // for i, j in parallel(1, 2048): each thread visits the elements of `s` it holds
             #pragma unroll
             for (int tl_s21 = 0; tl_s21 < 16; ++tl_s21) {
@@ -1410,7 +1410,7 @@ __global__ void __launch_bounds__(128, 8) softmax_kernel_variant4(
                 [[maybe_unused]] const int j = ((tl_s21 % 8) + (tl_tid) * 8 + (tl_s21 / 8) * 1024);
                 s[tl_s21] = s[tl_s21] * s_sum[0];
             }
-            // copy(s, Y[row0 +: RB, 0 +: ROW]);  (softmax.tl:51)
+            // copy(s, Y[row0 +: RB, 0 +: ROW]);  (softmax.tl:52)
             #pragma unroll
             for (int tl_chunk22 = 0; tl_chunk22 < 16; tl_chunk22 += 8) {
                 tl::f16* tl_ptr23 = &Y[int64_t(row0 + 0) * N + ((tl_chunk22 % 8) + (tl_tid) * 8 + (tl_chunk22 / 8) * 1024)];
@@ -1437,7 +1437,7 @@ __global__ void __launch_bounds__(128, 8) softmax_kernel_variant4(
                 m = -tl::inf<float>();
                 l = 0.0f;
                 for (int t = 0; t < n_tiles; ++t) {
-                    // copy(X[row, t * BN +: BN], x, pad = -inf);  (softmax.tl:62)
+                    // copy(X[row, t * BN +: BN], x, pad = -inf);  (softmax.tl:63)
                     #pragma unroll
                     for (int tl_chunk25 = 0; tl_chunk25 < x_layout::kSlots; tl_chunk25 += 8) {
                         const tl::f16* tl_ptr26 = &X[int64_t(row) * N + ((t * 1024) + (((x_layout::flat(tl_tid, (tl_chunk25 / 8) * 8)) % 1024) + tl_chunk25 % 8))];
@@ -1453,7 +1453,7 @@ __global__ void __launch_bounds__(128, 8) softmax_kernel_variant4(
                             }
                         }
                     }
-                    // reduce(max, x, tile_max);  (softmax.tl:63)
+                    // reduce(max, x, tile_max);  (softmax.tl:64)
                     {
                         float tl_part[1];
                         #pragma unroll
@@ -1468,14 +1468,14 @@ __global__ void __launch_bounds__(128, 8) softmax_kernel_variant4(
                         }
                     }
                     const float m_new = tl::max(m, tile_max);
-                    // for j in parallel(BN) {  (softmax.tl:65)
+                    // for j in parallel(BN) {  (softmax.tl:66)
                     // for j in parallel(1024): each thread visits the elements of `x` it holds
                     #pragma unroll
                     for (int tl_s29 = 0; tl_s29 < x_layout::kSlots; ++tl_s29) {
                         [[maybe_unused]] const int j = ((x_layout::flat(tl_tid, (tl_s29 / 8) * 8)) % 1024) + tl_s29 % 8;
                         x[tl_s29] = tl::fast::exp_sub(x[tl_s29], m_new);
                     }
-                    // reduce(sum, x, tile_sum);  (softmax.tl:68)
+                    // reduce(sum, x, tile_sum);  (softmax.tl:69)
                     {
                         float tl_part[1];
                         #pragma unroll
@@ -1494,7 +1494,7 @@ __global__ void __launch_bounds__(128, 8) softmax_kernel_variant4(
                 }
                 const float inv_l = tl::fast::div(1.0f, l);
                 for (int t = 0; t < n_tiles; ++t) {
-                    // copy(X[row, t * BN +: BN], x);  (softmax.tl:74)
+                    // copy(X[row, t * BN +: BN], x);  (softmax.tl:75)
                     #pragma unroll
                     for (int tl_chunk31 = 0; tl_chunk31 < x_layout::kSlots; tl_chunk31 += 8) {
                         const tl::f16* tl_ptr32 = &X[int64_t(row) * N + ((t * 1024) + (((x_layout::flat(tl_tid, (tl_chunk31 / 8) * 8)) % 1024) + tl_chunk31 % 8))];
@@ -1510,14 +1510,14 @@ __global__ void __launch_bounds__(128, 8) softmax_kernel_variant4(
                             }
                         }
                     }
-                    // for j in parallel(BN) {  (softmax.tl:75)
+                    // for j in parallel(BN) {  (softmax.tl:76)
                     // for j in parallel(1024): each thread visits the elements of `x` it holds
                     #pragma unroll
                     for (int tl_s34 = 0; tl_s34 < x_layout::kSlots; ++tl_s34) {
                         [[maybe_unused]] const int j = ((x_layout::flat(tl_tid, (tl_s34 / 8) * 8)) % 1024) + tl_s34 % 8;
                         x[tl_s34] = tl::fast::exp_sub(x[tl_s34], m) * inv_l;
                     }
-                    // copy(x, Y[row, t * BN +: BN]);  (softmax.tl:78)
+                    // copy(x, Y[row, t * BN +: BN]);  (softmax.tl:79)
                     #pragma unroll
                     for (int tl_chunk35 = 0; tl_chunk35 < x_layout::kSlots; tl_chunk35 += 8) {
                         tl::f16* tl_ptr36 = &Y[int64_t(row) * N + ((t * 1024) + (((x_layout::flat(tl_tid, (tl_chunk35 / 8) * 8)) % 1024) + tl_chunk35 % 8))];
@@ -1539,7 +1539,7 @@ __global__ void __launch_bounds__(128, 8) softmax_kernel_variant4(
     }
 }
 
-// kernel softmax<ROW = 4096, THREADS = 256, RB = 1, BN = 2048, MAX_BLOCKS = 1024, T = f16>  (stdlib/softmax.tl:16)
+// kernel softmax<ROW = 4096, THREADS = 256, RB = 1, BN = 2048, WAVES = 1, T = f16>  (stdlib/softmax.tl:17)
 // 256 threads per block, 16544 bytes of shared memory
 __global__ void __launch_bounds__(256, 4) softmax_kernel_variant5(
         const tl::f16* __restrict__ X,
@@ -1567,7 +1567,7 @@ __global__ void __launch_bounds__(256, 4) softmax_kernel_variant5(
     if (N <= 4096) {
         const int32_t g_trips = groups;
         if (0 < g_trips) {
-            // copy(X[row0 +: RB, 0 +: ROW], xs, pad = -inf);      // padding: exp(-inf) = 0  (softmax.tl:36)
+            // copy(X[row0 +: RB, 0 +: ROW], xs, pad = -inf);      // padding: exp(-inf) = 0  (softmax.tl:37)
             if (tl::is_aligned(X, 16) && N % 8 == 0 && ((int(blockIdx.x) + 0 * int(gridDim.x)) * 1) >= 0 && ((int(blockIdx.x) + 0 * int(gridDim.x)) * 1) + 1 <= M && 0 >= 0 && 0 + 4096 <= N && 0 % 8 == 0) {
                 #pragma unroll
                 for (int tl_i1 = 0; tl_i1 < 2; ++tl_i1) {
@@ -1591,12 +1591,12 @@ __global__ void __launch_bounds__(256, 4) softmax_kernel_variant5(
             }
         }
         tl::cp_async_commit();
-        // for g in pipelined(groups, stages = 2) {  (softmax.tl:34)
+        // for g in pipelined(groups, stages = 2) {  (softmax.tl:35)
         for (int g = 0; g < g_trips; ++g) {
             tl::cp_async_wait<0>();  // at most 0 copy groups of this thread still in flight
             __syncthreads();  // pipeline: stage `g % 2` has landed and the stage refilled next is no longer read
             if (g + 1 < g_trips) {
-                // copy(X[row0 +: RB, 0 +: ROW], xs, pad = -inf);      // padding: exp(-inf) = 0  (softmax.tl:36)
+                // copy(X[row0 +: RB, 0 +: ROW], xs, pad = -inf);      // padding: exp(-inf) = 0  (softmax.tl:37)
                 if (tl::is_aligned(X, 16) && N % 8 == 0 && ((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 1) >= 0 && ((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 1) + 1 <= M && 0 >= 0 && 0 + 4096 <= N && 0 % 8 == 0) {
                     #pragma unroll
                     for (int tl_i8 = 0; tl_i8 < 2; ++tl_i8) {
@@ -1621,7 +1621,7 @@ __global__ void __launch_bounds__(256, 4) softmax_kernel_variant5(
             }
             tl::cp_async_commit();
             const int32_t row0 = (int(blockIdx.x) + g * int(gridDim.x)) * 1;
-            // copy(xs, s);  (softmax.tl:37)
+            // copy(xs, s);  (softmax.tl:38)
             #pragma unroll
             for (int tl_chunk14 = 0; tl_chunk14 < 16; tl_chunk14 += 8) {
                 const tl::f16* tl_ptr15 = &xs[((g % 2) * 1 + 0) * 4104 + ((tl_chunk14 % 8) + (tl_tid) * 8 + (tl_chunk14 / 8) * 2048)];
@@ -1637,7 +1637,7 @@ __global__ void __launch_bounds__(256, 4) softmax_kernel_variant5(
                     }
                 }
             }
-            // reduce(max, s, s_max, axis = 1);  (softmax.tl:38)
+            // reduce(max, s, s_max, axis = 1);  (softmax.tl:39)
             // each thread folds its 16 values of each of its 1 results; xor shuffles 1, 2, 4, 8, 16 among the lanes that share one; then across the 8 warps that do
             {
                 float tl_part[1];
@@ -1658,13 +1658,13 @@ __global__ void __launch_bounds__(256, 4) softmax_kernel_variant5(
                 if ((tl_tid / 1 % 32) == 0) {
                     #pragma unroll
                     for (int tl_i = 0; tl_i < 1; ++tl_i) {
-                        reinterpret_cast<float*>(tl_scratch)[(0) * 8 + (tl_tid / 32 % 8)] = tl_part[tl_i];
+                        reinterpret_cast<float*>(tl_scratch)[((tl_tid / 32 % 8)) * 1 + 0] = tl_part[tl_i];
                     }
                 }
                 __syncthreads();
                 #pragma unroll
                 for (int tl_i = 0; tl_i < 1; ++tl_i) {
-                    tl_part[tl_i] = reinterpret_cast<float*>(tl_scratch)[(0) * 8 + tl_tid % 8];
+                    tl_part[tl_i] = reinterpret_cast<float*>(tl_scratch)[(tl_tid % 8) * 1 + 0];
                     tl_part[tl_i] = tl::xor_combine<tl::MaxOp, 1>(tl_part[tl_i]);
                     tl_part[tl_i] = tl::xor_combine<tl::MaxOp, 2>(tl_part[tl_i]);
                     tl_part[tl_i] = tl::xor_combine<tl::MaxOp, 4>(tl_part[tl_i]);
@@ -1675,7 +1675,7 @@ __global__ void __launch_bounds__(256, 4) softmax_kernel_variant5(
                     s_max[tl_i] = tl_part[tl_i];
                 }
             }
-            // for i, j in parallel(RB, ROW) {  (softmax.tl:39)
+            // for i, j in parallel(RB, ROW) {  (softmax.tl:40)
             // for i, j in parallel(1, 4096): each thread visits the elements of `s` it holds
             #pragma unroll
             for (int tl_s18 = 0; tl_s18 < 16; ++tl_s18) {
@@ -1683,7 +1683,7 @@ __global__ void __launch_bounds__(256, 4) softmax_kernel_variant5(
                 [[maybe_unused]] const int j = ((tl_s18 % 8) + (tl_tid) * 8 + (tl_s18 / 8) * 2048);
                 s[tl_s18] = tl::fast::exp_sub(s[tl_s18], s_max[0]);
             }
-            // reduce(sum, s, s_sum, axis = 1);  (softmax.tl:42)
+            // reduce(sum, s, s_sum, axis = 1);  (softmax.tl:43)
             // each thread folds its 16 values of each of its 1 results; xor shuffles 1, 2, 4, 8, 16 among the lanes that share one; then across the 8 warps that do
             {
                 float tl_part[1];
@@ -1704,13 +1704,13 @@ __global__ void __launch_bounds__(256, 4) softmax_kernel_variant5(
                 if ((tl_tid / 1 % 32) == 0) {
                     #pragma unroll
                     for (int tl_i = 0; tl_i < 1; ++tl_i) {
-                        reinterpret_cast<float*>(tl_scratch)[(0) * 8 + (tl_tid / 32 % 8)] = tl_part[tl_i];
+                        reinterpret_cast<float*>(tl_scratch)[((tl_tid / 32 % 8)) * 1 + 0] = tl_part[tl_i];
                     }
                 }
                 __syncthreads();
                 #pragma unroll
                 for (int tl_i = 0; tl_i < 1; ++tl_i) {
-                    tl_part[tl_i] = reinterpret_cast<float*>(tl_scratch)[(0) * 8 + tl_tid % 8];
+                    tl_part[tl_i] = reinterpret_cast<float*>(tl_scratch)[(tl_tid % 8) * 1 + 0];
                     tl_part[tl_i] = tl::xor_combine<tl::SumOp, 1>(tl_part[tl_i]);
                     tl_part[tl_i] = tl::xor_combine<tl::SumOp, 2>(tl_part[tl_i]);
                     tl_part[tl_i] = tl::xor_combine<tl::SumOp, 4>(tl_part[tl_i]);
@@ -1721,14 +1721,14 @@ __global__ void __launch_bounds__(256, 4) softmax_kernel_variant5(
                     s_sum[tl_i] = tl_part[tl_i];
                 }
             }
-            // for i in parallel(RB) {  (softmax.tl:45)
+            // for i in parallel(RB) {  (softmax.tl:46)
             // for i in parallel(1): each thread visits the elements of `s_sum` it holds
             #pragma unroll
             for (int tl_s20 = 0; tl_s20 < 1; ++tl_s20) {
                 [[maybe_unused]] const int i = 0;
                 s_sum[tl_s20] = tl::fast::exp(-tl::fast::log(s_sum[tl_s20]));
             }
-            // for i, j in parallel(RB, ROW) {  (softmax.tl:48)
+            // for i, j in parallel(RB, ROW) {  (softmax.tl:49)
             // for i, j in parallel(1, 4096): each thread visits the elements of `s` it holds
             #pragma unroll
             for (int tl_s21 = 0; tl_s21 < 16; ++tl_s21) {
@@ -1736,7 +1736,7 @@ __global__ void __launch_bounds__(256, 4) softmax_kernel_variant5(
                 [[maybe_unused]] const int j = ((tl_s21 % 8) + (tl_tid) * 8 + (tl_s21 / 8) * 2048);
                 s[tl_s21] = s[tl_s21] * s_sum[0];
             }
-            // copy(s, Y[row0 +: RB, 0 +: ROW]);  (softmax.tl:51)
+            // copy(s, Y[row0 +: RB, 0 +: ROW]);  (softmax.tl:52)
             #pragma unroll
             for (int tl_chunk22 = 0; tl_chunk22 < 16; tl_chunk22 += 8) {
                 tl::f16* tl_ptr23 = &Y[int64_t(row0 + 0) * N + ((tl_chunk22 % 8) + (tl_tid) * 8 + (tl_chunk22 / 8) * 2048)];
@@ -1763,7 +1763,7 @@ __global__ void __launch_bounds__(256, 4) softmax_kernel_variant5(
                 m = -tl::inf<float>();
                 l = 0.0f;
                 for (int t = 0; t < n_tiles; ++t) {
-                    // copy(X[row, t * BN +: BN], x, pad = -inf);  (softmax.tl:62)
+                    // copy(X[row, t * BN +: BN], x, pad = -inf);  (softmax.tl:63)
                     #pragma unroll
                     for (int tl_chunk25 = 0; tl_chunk25 < x_layout::kSlots; tl_chunk25 += 8) {
                         const tl::f16* tl_ptr26 = &X[int64_t(row) * N + ((t * 2048) + (((x_layout::flat(tl_tid, (tl_chunk25 / 8) * 8)) % 2048) + tl_chunk25 % 8))];
@@ -1779,7 +1779,7 @@ __global__ void __launch_bounds__(256, 4) softmax_kernel_variant5(
                             }
                         }
                     }
-                    // reduce(max, x, tile_max);  (softmax.tl:63)
+                    // reduce(max, x, tile_max);  (softmax.tl:64)
                     {
                         float tl_part[1];
                         #pragma unroll
@@ -1794,14 +1794,14 @@ __global__ void __launch_bounds__(256, 4) softmax_kernel_variant5(
                         }
                     }
                     const float m_new = tl::max(m, tile_max);
-                    // for j in parallel(BN) {  (softmax.tl:65)
+                    // for j in parallel(BN) {  (softmax.tl:66)
                     // for j in parallel(2048): each thread visits the elements of `x` it holds
                     #pragma unroll
                     for (int tl_s29 = 0; tl_s29 < x_layout::kSlots; ++tl_s29) {
                         [[maybe_unused]] const int j = ((x_layout::flat(tl_tid, (tl_s29 / 8) * 8)) % 2048) + tl_s29 % 8;
                         x[tl_s29] = tl::fast::exp_sub(x[tl_s29], m_new);
                     }
-                    // reduce(sum, x, tile_sum);  (softmax.tl:68)
+                    // reduce(sum, x, tile_sum);  (softmax.tl:69)
                     {
                         float tl_part[1];
                         #pragma unroll
@@ -1820,7 +1820,7 @@ __global__ void __launch_bounds__(256, 4) softmax_kernel_variant5(
                 }
                 const float inv_l = tl::fast::div(1.0f, l);
                 for (int t = 0; t < n_tiles; ++t) {
-                    // copy(X[row, t * BN +: BN], x);  (softmax.tl:74)
+                    // copy(X[row, t * BN +: BN], x);  (softmax.tl:75)
                     #pragma unroll
                     for (int tl_chunk31 = 0; tl_chunk31 < x_layout::kSlots; tl_chunk31 += 8) {
                         const tl::f16* tl_ptr32 = &X[int64_t(row) * N + ((t * 2048) + (((x_layout::flat(tl_tid, (tl_chunk31 / 8) * 8)) % 2048) + tl_chunk31 % 8))];
@@ -1836,14 +1836,14 @@ __global__ void __launch_bounds__(256, 4) softmax_kernel_variant5(
                             }
                         }
                     }
-                    // for j in parallel(BN) {  (softmax.tl:75)
+                    // for j in parallel(BN) {  (softmax.tl:76)
                     // for j in parallel(2048): each thread visits the elements of `x` it holds
                     #pragma unroll
                     for (int tl_s34 = 0; tl_s34 < x_layout::kSlots; ++tl_s34) {
                         [[maybe_unused]] const int j = ((x_layout::flat(tl_tid, (tl_s34 / 8) * 8)) % 2048) + tl_s34 % 8;
                         x[tl_s34] = tl::fast::exp_sub(x[tl_s34], m) * inv_l;
                     }
-                    // copy(x, Y[row, t * BN +: BN]);  (softmax.tl:78)
+                    // copy(x, Y[row, t * BN +: BN]);  (softmax.tl:79)
                     #pragma unroll
                     for (int tl_chunk35 = 0; tl_chunk35 < x_layout::kSlots; tl_chunk35 += 8) {
                         tl::f16* tl_ptr36 = &Y[int64_t(row) * N + ((t * 2048) + (((x_layout::flat(tl_tid, (tl_chunk35 / 8) * 8)) % 2048) + tl_chunk35 % 8))];
@@ -1865,7 +1865,7 @@ __global__ void __launch_bounds__(256, 4) softmax_kernel_variant5(
     }
 }
 
-// kernel softmax<ROW = 8192, THREADS = 512, RB = 1, BN = 4096, MAX_BLOCKS = 1024, T = f16>  (stdlib/softmax.tl:16)
+// kernel softmax<ROW = 8192, THREADS = 512, RB = 1, BN = 4096, WAVES = 1, T = f16>  (stdlib/softmax.tl:17)
 // 512 threads per block, 32960 bytes of shared memory
 __global__ void __launch_bounds__(512, 2) softmax_kernel_variant6(
         const tl::f16* __restrict__ X,
@@ -1893,7 +1893,7 @@ __global__ void __launch_bounds__(512, 2) softmax_kernel_variant6(
     if (N <= 8192) {
         const int32_t g_trips = groups;
         if (0 < g_trips) {
-            // copy(X[row0 +: RB, 0 +: ROW], xs, pad = -inf);      // padding: exp(-inf) = 0  (softmax.tl:36)
+            // copy(X[row0 +: RB, 0 +: ROW], xs, pad = -inf);      // padding: exp(-inf) = 0  (softmax.tl:37)
             if (tl::is_aligned(X, 16) && N % 8 == 0 && ((int(blockIdx.x) + 0 * int(gridDim.x)) * 1) >= 0 && ((int(blockIdx.x) + 0 * int(gridDim.x)) * 1) + 1 <= M && 0 >= 0 && 0 + 8192 <= N && 0 % 8 == 0) {
                 #pragma unroll
                 for (int tl_i1 = 0; tl_i1 < 2; ++tl_i1) {
@@ -1917,12 +1917,12 @@ __global__ void __launch_bounds__(512, 2) softmax_kernel_variant6(
             }
         }
         tl::cp_async_commit();
-        // for g in pipelined(groups, stages = 2) {  (softmax.tl:34)
+        // for g in pipelined(groups, stages = 2) {  (softmax.tl:35)
         for (int g = 0; g < g_trips; ++g) {
             tl::cp_async_wait<0>();  // at most 0 copy groups of this thread still in flight
             __syncthreads();  // pipeline: stage `g % 2` has landed and the stage refilled next is no longer read
             if (g + 1 < g_trips) {
-                // copy(X[row0 +: RB, 0 +: ROW], xs, pad = -inf);      // padding: exp(-inf) = 0  (softmax.tl:36)
+                // copy(X[row0 +: RB, 0 +: ROW], xs, pad = -inf);      // padding: exp(-inf) = 0  (softmax.tl:37)
                 if (tl::is_aligned(X, 16) && N % 8 == 0 && ((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 1) >= 0 && ((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 1) + 1 <= M && 0 >= 0 && 0 + 8192 <= N && 0 % 8 == 0) {
                     #pragma unroll
                     for (int tl_i8 = 0; tl_i8 < 2; ++tl_i8) {
@@ -1947,7 +1947,7 @@ __global__ void __launch_bounds__(512, 2) softmax_kernel_variant6(
             }
             tl::cp_async_commit();
             const int32_t row0 = (int(blockIdx.x) + g * int(gridDim.x)) * 1;
-            // copy(xs, s);  (softmax.tl:37)
+            // copy(xs, s);  (softmax.tl:38)
             #pragma unroll
             for (int tl_chunk14 = 0; tl_chunk14 < 16; tl_chunk14 += 8) {
                 const tl::f16* tl_ptr15 = &xs[((g % 2) * 1 + 0) * 8200 + ((tl_chunk14 % 8) + (tl_tid) * 8 + (tl_chunk14 / 8) * 4096)];
@@ -1963,7 +1963,7 @@ __global__ void __launch_bounds__(512, 2) softmax_kernel_variant6(
                     }
                 }
             }
-            // reduce(max, s, s_max, axis = 1);  (softmax.tl:38)
+            // reduce(max, s, s_max, axis = 1);  (softmax.tl:39)
             // each thread folds its 16 values of each of its 1 results; xor shuffles 1, 2, 4, 8, 16 among the lanes that share one; then across the 16 warps that do
             {
                 float tl_part[1];
@@ -1984,13 +1984,13 @@ __global__ void __launch_bounds__(512, 2) softmax_kernel_variant6(
                 if ((tl_tid / 1 % 32) == 0) {
                     #pragma unroll
                     for (int tl_i = 0; tl_i < 1; ++tl_i) {
-                        reinterpret_cast<float*>(tl_scratch)[(0) * 16 + (tl_tid / 32 % 16)] = tl_part[tl_i];
+                        reinterpret_cast<float*>(tl_scratch)[((tl_tid / 32 % 16)) * 1 + 0] = tl_part[tl_i];
                     }
                 }
                 __syncthreads();
                 #pragma unroll
                 for (int tl_i = 0; tl_i < 1; ++tl_i) {
-                    tl_part[tl_i] = reinterpret_cast<float*>(tl_scratch)[(0) * 16 + tl_tid % 16];
+                    tl_part[tl_i] = reinterpret_cast<float*>(tl_scratch)[(tl_tid % 16) * 1 + 0];
                     tl_part[tl_i] = tl::xor_combine<tl::MaxOp, 1>(tl_part[tl_i]);
                     tl_part[tl_i] = tl::xor_combine<tl::MaxOp, 2>(tl_part[tl_i]);
                     tl_part[tl_i] = tl::xor_combine<tl::MaxOp, 4>(tl_part[tl_i]);
@@ -2002,7 +2002,7 @@ __global__ void __launch_bounds__(512, 2) softmax_kernel_variant6(
                     s_max[tl_i] = tl_part[tl_i];
                 }
             }
-            // for i, j in parallel(RB, ROW) {  (softmax.tl:39)
+            // for i, j in parallel(RB, ROW) {  (softmax.tl:40)
             // for i, j in parallel(1, 8192): each thread visits the elements of `s` it holds
             #pragma unroll
             for (int tl_s18 = 0; tl_s18 < 16; ++tl_s18) {
@@ -2010,7 +2010,7 @@ __global__ void __launch_bounds__(512, 2) softmax_kernel_variant6(
                 [[maybe_unused]] const int j = ((tl_s18 % 8) + (tl_tid) * 8 + (tl_s18 / 8) * 4096);
                 s[tl_s18] = tl::fast::exp_sub(s[tl_s18], s_max[0]);
             }
-            // reduce(sum, s, s_sum, axis = 1);  (softmax.tl:42)
+            // reduce(sum, s, s_sum, axis = 1);  (softmax.tl:43)
             // each thread folds its 16 values of each of its 1 results; xor shuffles 1, 2, 4, 8, 16 among the lanes that share one; then across the 16 warps that do
             {
                 float tl_part[1];
@@ -2031,13 +2031,13 @@ __global__ void __launch_bounds__(512, 2) softmax_kernel_variant6(
                 if ((tl_tid / 1 % 32) == 0) {
                     #pragma unroll
                     for (int tl_i = 0; tl_i < 1; ++tl_i) {
-                        reinterpret_cast<float*>(tl_scratch)[(0) * 16 + (tl_tid / 32 % 16)] = tl_part[tl_i];
+                        reinterpret_cast<float*>(tl_scratch)[((tl_tid / 32 % 16)) * 1 + 0] = tl_part[tl_i];
                     }
                 }
                 __syncthreads();
                 #pragma unroll
                 for (int tl_i = 0; tl_i < 1; ++tl_i) {
-                    tl_part[tl_i] = reinterpret_cast<float*>(tl_scratch)[(0) * 16 + tl_tid % 16];
+                    tl_part[tl_i] = reinterpret_cast<float*>(tl_scratch)[(tl_tid % 16) * 1 + 0];
                     tl_part[tl_i] = tl::xor_combine<tl::SumOp, 1>(tl_part[tl_i]);
                     tl_part[tl_i] = tl::xor_combine<tl::SumOp, 2>(tl_part[tl_i]);
                     tl_part[tl_i] = tl::xor_combine<tl::SumOp, 4>(tl_part[tl_i]);
@@ -2049,14 +2049,14 @@ __global__ void __launch_bounds__(512, 2) softmax_kernel_variant6(
                     s_sum[tl_i] = tl_part[tl_i];
                 }
             }
-            // for i in parallel(RB) {  (softmax.tl:45)
+            // for i in parallel(RB) {  (softmax.tl:46)
             // for i in parallel(1): each thread visits the elements of `s_sum` it holds
             #pragma unroll
             for (int tl_s20 = 0; tl_s20 < 1; ++tl_s20) {
                 [[maybe_unused]] const int i = 0;
                 s_sum[tl_s20] = tl::fast::exp(-tl::fast::log(s_sum[tl_s20]));
             }
-            // for i, j in parallel(RB, ROW) {  (softmax.tl:48)
+            // for i, j in parallel(RB, ROW) {  (softmax.tl:49)
             // for i, j in parallel(1, 8192): each thread visits the elements of `s` it holds
             #pragma unroll
             for (int tl_s21 = 0; tl_s21 < 16; ++tl_s21) {
@@ -2064,7 +2064,7 @@ __global__ void __launch_bounds__(512, 2) softmax_kernel_variant6(
                 [[maybe_unused]] const int j = ((tl_s21 % 8) + (tl_tid) * 8 + (tl_s21 / 8) * 4096);
                 s[tl_s21] = s[tl_s21] * s_sum[0];
             }
-            // copy(s, Y[row0 +: RB, 0 +: ROW]);  (softmax.tl:51)
+            // copy(s, Y[row0 +: RB, 0 +: ROW]);  (softmax.tl:52)
             #pragma unroll
             for (int tl_chunk22 = 0; tl_chunk22 < 16; tl_chunk22 += 8) {
                 tl::f16* tl_ptr23 = &Y[int64_t(row0 + 0) * N + ((tl_chunk22 % 8) + (tl_tid) * 8 + (tl_chunk22 / 8) * 4096)];
@@ -2091,7 +2091,7 @@ __global__ void __launch_bounds__(512, 2) softmax_kernel_variant6(
                 m = -tl::inf<float>();
                 l = 0.0f;
                 for (int t = 0; t < n_tiles; ++t) {
-                    // copy(X[row, t * BN +: BN], x, pad = -inf);  (softmax.tl:62)
+                    // copy(X[row, t * BN +: BN], x, pad = -inf);  (softmax.tl:63)
                     #pragma unroll
                     for (int tl_chunk25 = 0; tl_chunk25 < x_layout::kSlots; tl_chunk25 += 8) {
                         const tl::f16* tl_ptr26 = &X[int64_t(row) * N + ((t * 4096) + (((x_layout::flat(tl_tid, (tl_chunk25 / 8) * 8)) % 4096) + tl_chunk25 % 8))];
@@ -2107,7 +2107,7 @@ __global__ void __launch_bounds__(512, 2) softmax_kernel_variant6(
                             }
                         }
                     }
-                    // reduce(max, x, tile_max);  (softmax.tl:63)
+                    // reduce(max, x, tile_max);  (softmax.tl:64)
                     {
                         float tl_part[1];
                         #pragma unroll
@@ -2122,14 +2122,14 @@ __global__ void __launch_bounds__(512, 2) softmax_kernel_variant6(
                         }
                     }
                     const float m_new = tl::max(m, tile_max);
-                    // for j in parallel(BN) {  (softmax.tl:65)
+                    // for j in parallel(BN) {  (softmax.tl:66)
                     // for j in parallel(4096): each thread visits the elements of `x` it holds
                     #pragma unroll
                     for (int tl_s29 = 0; tl_s29 < x_layout::kSlots; ++tl_s29) {
                         [[maybe_unused]] const int j = ((x_layout::flat(tl_tid, (tl_s29 / 8) * 8)) % 4096) + tl_s29 % 8;
                         x[tl_s29] = tl::fast::exp_sub(x[tl_s29], m_new);
                     }
-                    // reduce(sum, x, tile_sum);  (softmax.tl:68)
+                    // reduce(sum, x, tile_sum);  (softmax.tl:69)
                     {
                         float tl_part[1];
                         #pragma unroll
@@ -2148,7 +2148,7 @@ __global__ void __launch_bounds__(512, 2) softmax_kernel_variant6(
                 }
                 const float inv_l = tl::fast::div(1.0f, l);
                 for (int t = 0; t < n_tiles; ++t) {
-                    // copy(X[row, t * BN +: BN], x);  (softmax.tl:74)
+                    // copy(X[row, t * BN +: BN], x);  (softmax.tl:75)
                     #pragma unroll
                     for (int tl_chunk31 = 0; tl_chunk31 < x_layout::kSlots; tl_chunk31 += 8) {
                         const tl::f16* tl_ptr32 = &X[int64_t(row) * N + ((t * 4096) + (((x_layout::flat(tl_tid, (tl_chunk31 / 8) * 8)) % 4096) + tl_chunk31 % 8))];
@@ -2164,14 +2164,14 @@ __global__ void __launch_bounds__(512, 2) softmax_kernel_variant6(
                             }
                         }
                     }
-                    // for j in parallel(BN) {  (softmax.tl:75)
+                    // for j in parallel(BN) {  (softmax.tl:76)
                     // for j in parallel(4096): each thread visits the elements of `x` it holds
                     #pragma unroll
                     for (int tl_s34 = 0; tl_s34 < x_layout::kSlots; ++tl_s34) {
                         [[maybe_unused]] const int j = ((x_layout::flat(tl_tid, (tl_s34 / 8) * 8)) % 4096) + tl_s34 % 8;
                         x[tl_s34] = tl::fast::exp_sub(x[tl_s34], m) * inv_l;
                     }
-                    // copy(x, Y[row, t * BN +: BN]);  (softmax.tl:78)
+                    // copy(x, Y[row, t * BN +: BN]);  (softmax.tl:79)
                     #pragma unroll
                     for (int tl_chunk35 = 0; tl_chunk35 < x_layout::kSlots; tl_chunk35 += 8) {
                         tl::f16* tl_ptr36 = &Y[int64_t(row) * N + ((t * 4096) + (((x_layout::flat(tl_tid, (tl_chunk35 / 8) * 8)) % 4096) + tl_chunk35 % 8))];
@@ -2193,7 +2193,7 @@ __global__ void __launch_bounds__(512, 2) softmax_kernel_variant6(
     }
 }
 
-// kernel log_softmax<ROW = 128, THREADS = 128, RB = 16, BN = 1024, MAX_BLOCKS = 1024, T = f16>  (stdlib/softmax.tl:88)
+// kernel log_softmax<ROW = 128, THREADS = 128, RB = 16, BN = 1024, WAVES = 1, T = f16>  (stdlib/softmax.tl:89)
 // 128 threads per block, 8720 bytes of shared memory
 __global__ void __launch_bounds__(128, 8) log_softmax_kernel_variant0(
         const tl::f16* __restrict__ X,
@@ -2223,7 +2223,7 @@ __global__ void __launch_bounds__(128, 8) log_softmax_kernel_variant0(
     if (N <= 128) {
         const int32_t g_trips = groups;
         if (0 < g_trips) {
-            // copy(X[row0 +: RB, 0 +: ROW], xs, pad = -inf);      // padding: exp(-inf) = 0  (softmax.tl:109)
+            // copy(X[row0 +: RB, 0 +: ROW], xs, pad = -inf);      // padding: exp(-inf) = 0  (softmax.tl:110)
             if (tl::is_aligned(X, 16) && N % 8 == 0 && ((int(blockIdx.x) + 0 * int(gridDim.x)) * 16) >= 0 && ((int(blockIdx.x) + 0 * int(gridDim.x)) * 16) + 16 <= M && 0 >= 0 && 0 + 128 <= N && 0 % 8 == 0) {
                 #pragma unroll
                 for (int tl_i1 = 0; tl_i1 < 2; ++tl_i1) {
@@ -2247,12 +2247,12 @@ __global__ void __launch_bounds__(128, 8) log_softmax_kernel_variant0(
             }
         }
         tl::cp_async_commit();
-        // for g in pipelined(groups, stages = 2) {  (softmax.tl:107)
+        // for g in pipelined(groups, stages = 2) {  (softmax.tl:108)
         for (int g = 0; g < g_trips; ++g) {
             tl::cp_async_wait<0>();  // at most 0 copy groups of this thread still in flight
             __syncthreads();  // pipeline: stage `g % 2` has landed and the stage refilled next is no longer read
             if (g + 1 < g_trips) {
-                // copy(X[row0 +: RB, 0 +: ROW], xs, pad = -inf);      // padding: exp(-inf) = 0  (softmax.tl:109)
+                // copy(X[row0 +: RB, 0 +: ROW], xs, pad = -inf);      // padding: exp(-inf) = 0  (softmax.tl:110)
                 if (tl::is_aligned(X, 16) && N % 8 == 0 && ((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 16) >= 0 && ((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 16) + 16 <= M && 0 >= 0 && 0 + 128 <= N && 0 % 8 == 0) {
                     #pragma unroll
                     for (int tl_i8 = 0; tl_i8 < 2; ++tl_i8) {
@@ -2277,7 +2277,7 @@ __global__ void __launch_bounds__(128, 8) log_softmax_kernel_variant0(
             }
             tl::cp_async_commit();
             const int32_t row0 = (int(blockIdx.x) + g * int(gridDim.x)) * 16;
-            // copy(xs, s);  (softmax.tl:110)
+            // copy(xs, s);  (softmax.tl:111)
             #pragma unroll
             for (int tl_chunk14 = 0; tl_chunk14 < 16; tl_chunk14 += 8) {
                 const tl::f16* tl_ptr15 = &xs[((g % 2) * 16 + ((tl_tid / 16) + (tl_chunk14 / 8) * 8)) * 136 + ((tl_chunk14 % 8) + (tl_tid % 16) * 8)];
@@ -2293,7 +2293,7 @@ __global__ void __launch_bounds__(128, 8) log_softmax_kernel_variant0(
                     }
                 }
             }
-            // reduce(max, s, s_max, axis = 1);  (softmax.tl:111)
+            // reduce(max, s, s_max, axis = 1);  (softmax.tl:112)
             // each thread folds its 8 values of each of its 2 results; xor shuffles 1, 2, 4, 8 among the lanes that share one
             {
                 float tl_part[2];
@@ -2315,7 +2315,7 @@ __global__ void __launch_bounds__(128, 8) log_softmax_kernel_variant0(
                     s_max[tl_i] = tl_part[tl_i];
                 }
             }
-            // for i, j in parallel(RB, ROW) {  (softmax.tl:112)
+            // for i, j in parallel(RB, ROW) {  (softmax.tl:113)
             // for i, j in parallel(16, 128): each thread visits the elements of `se` it holds
             #pragma unroll
             for (int tl_s18 = 0; tl_s18 < 16; ++tl_s18) {
@@ -2323,7 +2323,7 @@ __global__ void __launch_bounds__(128, 8) log_softmax_kernel_variant0(
                 [[maybe_unused]] const int j = ((tl_s18 % 8) + (tl_tid % 16) * 8);
                 se[tl_s18] = tl::fast::exp_sub(s[tl_s18], s_max[(tl_s18 / 8)]);
             }
-            // reduce(sum, se, s_sum, axis = 1);  (softmax.tl:115)
+            // reduce(sum, se, s_sum, axis = 1);  (softmax.tl:116)
             // each thread folds its 8 values of each of its 2 results; xor shuffles 1, 2, 4, 8 among the lanes that share one
             {
                 float tl_part[2];
@@ -2345,14 +2345,14 @@ __global__ void __launch_bounds__(128, 8) log_softmax_kernel_variant0(
                     s_sum[tl_i] = tl_part[tl_i];
                 }
             }
-            // for i in parallel(RB) {  (softmax.tl:116)
+            // for i in parallel(RB) {  (softmax.tl:117)
             // for i in parallel(16): each thread visits the elements of `s_sum` it holds
             #pragma unroll
             for (int tl_s20 = 0; tl_s20 < 2; ++tl_s20) {
                 [[maybe_unused]] const int i = ((tl_tid / 16) + (tl_s20) * 8);
                 s_sum[tl_s20] = s_max[tl_s20] + tl::fast::log(s_sum[tl_s20]);
             }
-            // for i, j in parallel(RB, ROW) {  (softmax.tl:119)
+            // for i, j in parallel(RB, ROW) {  (softmax.tl:120)
             // for i, j in parallel(16, 128): each thread visits the elements of `s` it holds
             #pragma unroll
             for (int tl_s21 = 0; tl_s21 < 16; ++tl_s21) {
@@ -2360,7 +2360,7 @@ __global__ void __launch_bounds__(128, 8) log_softmax_kernel_variant0(
                 [[maybe_unused]] const int j = ((tl_s21 % 8) + (tl_tid % 16) * 8);
                 s[tl_s21] = s[tl_s21] - s_sum[(tl_s21 / 8)];
             }
-            // copy(s, Y[row0 +: RB, 0 +: ROW]);  (softmax.tl:122)
+            // copy(s, Y[row0 +: RB, 0 +: ROW]);  (softmax.tl:123)
             #pragma unroll
             for (int tl_chunk22 = 0; tl_chunk22 < 16; tl_chunk22 += 8) {
                 tl::f16* tl_ptr23 = &Y[int64_t(row0 + ((tl_tid / 16) + (tl_chunk22 / 8) * 8)) * N + ((tl_chunk22 % 8) + (tl_tid % 16) * 8)];
@@ -2387,7 +2387,7 @@ __global__ void __launch_bounds__(128, 8) log_softmax_kernel_variant0(
                 m = -tl::inf<float>();
                 l = 0.0f;
                 for (int t = 0; t < n_tiles; ++t) {
-                    // copy(X[row, t * BN +: BN], x, pad = -inf);  (softmax.tl:133)
+                    // copy(X[row, t * BN +: BN], x, pad = -inf);  (softmax.tl:134)
                     #pragma unroll
                     for (int tl_chunk25 = 0; tl_chunk25 < x_layout::kSlots; tl_chunk25 += 8) {
                         const tl::f16* tl_ptr26 = &X[int64_t(row) * N + ((t * 1024) + (((x_layout::flat(tl_tid, (tl_chunk25 / 8) * 8)) % 1024) + tl_chunk25 % 8))];
@@ -2403,7 +2403,7 @@ __global__ void __launch_bounds__(128, 8) log_softmax_kernel_variant0(
                             }
                         }
                     }
-                    // reduce(max, x, tile_max);  (softmax.tl:134)
+                    // reduce(max, x, tile_max);  (softmax.tl:135)
                     {
                         float tl_part[1];
                         #pragma unroll
@@ -2418,14 +2418,14 @@ __global__ void __launch_bounds__(128, 8) log_softmax_kernel_variant0(
                         }
                     }
                     const float m_new = tl::max(m, tile_max);
-                    // for j in parallel(BN) {  (softmax.tl:136)
+                    // for j in parallel(BN) {  (softmax.tl:137)
                     // for j in parallel(1024): each thread visits the elements of `x` it holds
                     #pragma unroll
                     for (int tl_s29 = 0; tl_s29 < x_layout::kSlots; ++tl_s29) {
                         [[maybe_unused]] const int j = ((x_layout::flat(tl_tid, (tl_s29 / 8) * 8)) % 1024) + tl_s29 % 8;
                         x[tl_s29] = tl::fast::exp_sub(x[tl_s29], m_new);
                     }
-                    // reduce(sum, x, tile_sum);  (softmax.tl:139)
+                    // reduce(sum, x, tile_sum);  (softmax.tl:140)
                     {
                         float tl_part[1];
                         #pragma unroll
@@ -2444,7 +2444,7 @@ __global__ void __launch_bounds__(128, 8) log_softmax_kernel_variant0(
                 }
                 const float shift = m + tl::fast::log(l);
                 for (int t = 0; t < n_tiles; ++t) {
-                    // copy(X[row, t * BN +: BN], x);  (softmax.tl:145)
+                    // copy(X[row, t * BN +: BN], x);  (softmax.tl:146)
                     #pragma unroll
                     for (int tl_chunk31 = 0; tl_chunk31 < x_layout::kSlots; tl_chunk31 += 8) {
                         const tl::f16* tl_ptr32 = &X[int64_t(row) * N + ((t * 1024) + (((x_layout::flat(tl_tid, (tl_chunk31 / 8) * 8)) % 1024) + tl_chunk31 % 8))];
@@ -2460,14 +2460,14 @@ __global__ void __launch_bounds__(128, 8) log_softmax_kernel_variant0(
                             }
                         }
                     }
-                    // for j in parallel(BN) {  (softmax.tl:146)
+                    // for j in parallel(BN) {  (softmax.tl:147)
                     // for j in parallel(1024): each thread visits the elements of `x` it holds
                     #pragma unroll
                     for (int tl_s34 = 0; tl_s34 < x_layout::kSlots; ++tl_s34) {
                         [[maybe_unused]] const int j = ((x_layout::flat(tl_tid, (tl_s34 / 8) * 8)) % 1024) + tl_s34 % 8;
                         x[tl_s34] = x[tl_s34] - shift;
                     }
-                    // copy(x, Y[row, t * BN +: BN]);  (softmax.tl:149)
+                    // copy(x, Y[row, t * BN +: BN]);  (softmax.tl:150)
                     #pragma unroll
                     for (int tl_chunk35 = 0; tl_chunk35 < x_layout::kSlots; tl_chunk35 += 8) {
                         tl::f16* tl_ptr36 = &Y[int64_t(row) * N + ((t * 1024) + (((x_layout::flat(tl_tid, (tl_chunk35 / 8) * 8)) % 1024) + tl_chunk35 % 8))];
@@ -2489,7 +2489,7 @@ __global__ void __launch_bounds__(128, 8) log_softmax_kernel_variant0(
     }
 }
 
-// kernel log_softmax<ROW = 256, THREADS = 128, RB = 8, BN = 1024, MAX_BLOCKS = 1024, T = f16>  (stdlib/softmax.tl:88)
+// kernel log_softmax<ROW = 256, THREADS = 128, RB = 8, BN = 1024, WAVES = 1, T = f16>  (stdlib/softmax.tl:89)
 // 128 threads per block, 8464 bytes of shared memory
 __global__ void __launch_bounds__(128, 8) log_softmax_kernel_variant1(
         const tl::f16* __restrict__ X,
@@ -2519,7 +2519,7 @@ __global__ void __launch_bounds__(128, 8) log_softmax_kernel_variant1(
     if (N <= 256) {
         const int32_t g_trips = groups;
         if (0 < g_trips) {
-            // copy(X[row0 +: RB, 0 +: ROW], xs, pad = -inf);      // padding: exp(-inf) = 0  (softmax.tl:109)
+            // copy(X[row0 +: RB, 0 +: ROW], xs, pad = -inf);      // padding: exp(-inf) = 0  (softmax.tl:110)
             if (tl::is_aligned(X, 16) && N % 8 == 0 && ((int(blockIdx.x) + 0 * int(gridDim.x)) * 8) >= 0 && ((int(blockIdx.x) + 0 * int(gridDim.x)) * 8) + 8 <= M && 0 >= 0 && 0 + 256 <= N && 0 % 8 == 0) {
                 #pragma unroll
                 for (int tl_i1 = 0; tl_i1 < 2; ++tl_i1) {
@@ -2543,12 +2543,12 @@ __global__ void __launch_bounds__(128, 8) log_softmax_kernel_variant1(
             }
         }
         tl::cp_async_commit();
-        // for g in pipelined(groups, stages = 2) {  (softmax.tl:107)
+        // for g in pipelined(groups, stages = 2) {  (softmax.tl:108)
         for (int g = 0; g < g_trips; ++g) {
             tl::cp_async_wait<0>();  // at most 0 copy groups of this thread still in flight
             __syncthreads();  // pipeline: stage `g % 2` has landed and the stage refilled next is no longer read
             if (g + 1 < g_trips) {
-                // copy(X[row0 +: RB, 0 +: ROW], xs, pad = -inf);      // padding: exp(-inf) = 0  (softmax.tl:109)
+                // copy(X[row0 +: RB, 0 +: ROW], xs, pad = -inf);      // padding: exp(-inf) = 0  (softmax.tl:110)
                 if (tl::is_aligned(X, 16) && N % 8 == 0 && ((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 8) >= 0 && ((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 8) + 8 <= M && 0 >= 0 && 0 + 256 <= N && 0 % 8 == 0) {
                     #pragma unroll
                     for (int tl_i8 = 0; tl_i8 < 2; ++tl_i8) {
@@ -2573,7 +2573,7 @@ __global__ void __launch_bounds__(128, 8) log_softmax_kernel_variant1(
             }
             tl::cp_async_commit();
             const int32_t row0 = (int(blockIdx.x) + g * int(gridDim.x)) * 8;
-            // copy(xs, s);  (softmax.tl:110)
+            // copy(xs, s);  (softmax.tl:111)
             #pragma unroll
             for (int tl_chunk14 = 0; tl_chunk14 < 16; tl_chunk14 += 8) {
                 const tl::f16* tl_ptr15 = &xs[((g % 2) * 8 + ((tl_tid / 32) + (tl_chunk14 / 8) * 4)) * 264 + ((tl_chunk14 % 8) + (tl_tid % 32) * 8)];
@@ -2589,7 +2589,7 @@ __global__ void __launch_bounds__(128, 8) log_softmax_kernel_variant1(
                     }
                 }
             }
-            // reduce(max, s, s_max, axis = 1);  (softmax.tl:111)
+            // reduce(max, s, s_max, axis = 1);  (softmax.tl:112)
             // each thread folds its 8 values of each of its 2 results; xor shuffles 1, 2, 4, 8, 16 among the lanes that share one
             {
                 float tl_part[2];
@@ -2612,7 +2612,7 @@ __global__ void __launch_bounds__(128, 8) log_softmax_kernel_variant1(
                     s_max[tl_i] = tl_part[tl_i];
                 }
             }
-            // for i, j in parallel(RB, ROW) {  (softmax.tl:112)
+            // for i, j in parallel(RB, ROW) {  (softmax.tl:113)
             // for i, j in parallel(8, 256): each thread visits the elements of `se` it holds
             #pragma unroll
             for (int tl_s18 = 0; tl_s18 < 16; ++tl_s18) {
@@ -2620,7 +2620,7 @@ __global__ void __launch_bounds__(128, 8) log_softmax_kernel_variant1(
                 [[maybe_unused]] const int j = ((tl_s18 % 8) + (tl_tid % 32) * 8);
                 se[tl_s18] = tl::fast::exp_sub(s[tl_s18], s_max[(tl_s18 / 8)]);
             }
-            // reduce(sum, se, s_sum, axis = 1);  (softmax.tl:115)
+            // reduce(sum, se, s_sum, axis = 1);  (softmax.tl:116)
             // each thread folds its 8 values of each of its 2 results; xor shuffles 1, 2, 4, 8, 16 among the lanes that share one
             {
                 float tl_part[2];
@@ -2643,14 +2643,14 @@ __global__ void __launch_bounds__(128, 8) log_softmax_kernel_variant1(
                     s_sum[tl_i] = tl_part[tl_i];
                 }
             }
-            // for i in parallel(RB) {  (softmax.tl:116)
+            // for i in parallel(RB) {  (softmax.tl:117)
             // for i in parallel(8): each thread visits the elements of `s_sum` it holds
             #pragma unroll
             for (int tl_s20 = 0; tl_s20 < 2; ++tl_s20) {
                 [[maybe_unused]] const int i = ((tl_tid / 32) + (tl_s20) * 4);
                 s_sum[tl_s20] = s_max[tl_s20] + tl::fast::log(s_sum[tl_s20]);
             }
-            // for i, j in parallel(RB, ROW) {  (softmax.tl:119)
+            // for i, j in parallel(RB, ROW) {  (softmax.tl:120)
             // for i, j in parallel(8, 256): each thread visits the elements of `s` it holds
             #pragma unroll
             for (int tl_s21 = 0; tl_s21 < 16; ++tl_s21) {
@@ -2658,7 +2658,7 @@ __global__ void __launch_bounds__(128, 8) log_softmax_kernel_variant1(
                 [[maybe_unused]] const int j = ((tl_s21 % 8) + (tl_tid % 32) * 8);
                 s[tl_s21] = s[tl_s21] - s_sum[(tl_s21 / 8)];
             }
-            // copy(s, Y[row0 +: RB, 0 +: ROW]);  (softmax.tl:122)
+            // copy(s, Y[row0 +: RB, 0 +: ROW]);  (softmax.tl:123)
             #pragma unroll
             for (int tl_chunk22 = 0; tl_chunk22 < 16; tl_chunk22 += 8) {
                 tl::f16* tl_ptr23 = &Y[int64_t(row0 + ((tl_tid / 32) + (tl_chunk22 / 8) * 4)) * N + ((tl_chunk22 % 8) + (tl_tid % 32) * 8)];
@@ -2685,7 +2685,7 @@ __global__ void __launch_bounds__(128, 8) log_softmax_kernel_variant1(
                 m = -tl::inf<float>();
                 l = 0.0f;
                 for (int t = 0; t < n_tiles; ++t) {
-                    // copy(X[row, t * BN +: BN], x, pad = -inf);  (softmax.tl:133)
+                    // copy(X[row, t * BN +: BN], x, pad = -inf);  (softmax.tl:134)
                     #pragma unroll
                     for (int tl_chunk25 = 0; tl_chunk25 < x_layout::kSlots; tl_chunk25 += 8) {
                         const tl::f16* tl_ptr26 = &X[int64_t(row) * N + ((t * 1024) + (((x_layout::flat(tl_tid, (tl_chunk25 / 8) * 8)) % 1024) + tl_chunk25 % 8))];
@@ -2701,7 +2701,7 @@ __global__ void __launch_bounds__(128, 8) log_softmax_kernel_variant1(
                             }
                         }
                     }
-                    // reduce(max, x, tile_max);  (softmax.tl:134)
+                    // reduce(max, x, tile_max);  (softmax.tl:135)
                     {
                         float tl_part[1];
                         #pragma unroll
@@ -2716,14 +2716,14 @@ __global__ void __launch_bounds__(128, 8) log_softmax_kernel_variant1(
                         }
                     }
                     const float m_new = tl::max(m, tile_max);
-                    // for j in parallel(BN) {  (softmax.tl:136)
+                    // for j in parallel(BN) {  (softmax.tl:137)
                     // for j in parallel(1024): each thread visits the elements of `x` it holds
                     #pragma unroll
                     for (int tl_s29 = 0; tl_s29 < x_layout::kSlots; ++tl_s29) {
                         [[maybe_unused]] const int j = ((x_layout::flat(tl_tid, (tl_s29 / 8) * 8)) % 1024) + tl_s29 % 8;
                         x[tl_s29] = tl::fast::exp_sub(x[tl_s29], m_new);
                     }
-                    // reduce(sum, x, tile_sum);  (softmax.tl:139)
+                    // reduce(sum, x, tile_sum);  (softmax.tl:140)
                     {
                         float tl_part[1];
                         #pragma unroll
@@ -2742,7 +2742,7 @@ __global__ void __launch_bounds__(128, 8) log_softmax_kernel_variant1(
                 }
                 const float shift = m + tl::fast::log(l);
                 for (int t = 0; t < n_tiles; ++t) {
-                    // copy(X[row, t * BN +: BN], x);  (softmax.tl:145)
+                    // copy(X[row, t * BN +: BN], x);  (softmax.tl:146)
                     #pragma unroll
                     for (int tl_chunk31 = 0; tl_chunk31 < x_layout::kSlots; tl_chunk31 += 8) {
                         const tl::f16* tl_ptr32 = &X[int64_t(row) * N + ((t * 1024) + (((x_layout::flat(tl_tid, (tl_chunk31 / 8) * 8)) % 1024) + tl_chunk31 % 8))];
@@ -2758,14 +2758,14 @@ __global__ void __launch_bounds__(128, 8) log_softmax_kernel_variant1(
                             }
                         }
                     }
-                    // for j in parallel(BN) {  (softmax.tl:146)
+                    // for j in parallel(BN) {  (softmax.tl:147)
                     // for j in parallel(1024): each thread visits the elements of `x` it holds
                     #pragma unroll
                     for (int tl_s34 = 0; tl_s34 < x_layout::kSlots; ++tl_s34) {
                         [[maybe_unused]] const int j = ((x_layout::flat(tl_tid, (tl_s34 / 8) * 8)) % 1024) + tl_s34 % 8;
                         x[tl_s34] = x[tl_s34] - shift;
                     }
-                    // copy(x, Y[row, t * BN +: BN]);  (softmax.tl:149)
+                    // copy(x, Y[row, t * BN +: BN]);  (softmax.tl:150)
                     #pragma unroll
                     for (int tl_chunk35 = 0; tl_chunk35 < x_layout::kSlots; tl_chunk35 += 8) {
                         tl::f16* tl_ptr36 = &Y[int64_t(row) * N + ((t * 1024) + (((x_layout::flat(tl_tid, (tl_chunk35 / 8) * 8)) % 1024) + tl_chunk35 % 8))];
@@ -2787,7 +2787,7 @@ __global__ void __launch_bounds__(128, 8) log_softmax_kernel_variant1(
     }
 }
 
-// kernel log_softmax<ROW = 512, THREADS = 128, RB = 4, BN = 1024, MAX_BLOCKS = 1024, T = f16>  (stdlib/softmax.tl:88)
+// kernel log_softmax<ROW = 512, THREADS = 128, RB = 4, BN = 1024, WAVES = 1, T = f16>  (stdlib/softmax.tl:89)
 // 128 threads per block, 8336 bytes of shared memory
 __global__ void __launch_bounds__(128, 8) log_softmax_kernel_variant2(
         const tl::f16* __restrict__ X,
@@ -2817,7 +2817,7 @@ __global__ void __launch_bounds__(128, 8) log_softmax_kernel_variant2(
     if (N <= 512) {
         const int32_t g_trips = groups;
         if (0 < g_trips) {
-            // copy(X[row0 +: RB, 0 +: ROW], xs, pad = -inf);      // padding: exp(-inf) = 0  (softmax.tl:109)
+            // copy(X[row0 +: RB, 0 +: ROW], xs, pad = -inf);      // padding: exp(-inf) = 0  (softmax.tl:110)
             if (tl::is_aligned(X, 16) && N % 8 == 0 && ((int(blockIdx.x) + 0 * int(gridDim.x)) * 4) >= 0 && ((int(blockIdx.x) + 0 * int(gridDim.x)) * 4) + 4 <= M && 0 >= 0 && 0 + 512 <= N && 0 % 8 == 0) {
                 #pragma unroll
                 for (int tl_i1 = 0; tl_i1 < 2; ++tl_i1) {
@@ -2841,12 +2841,12 @@ __global__ void __launch_bounds__(128, 8) log_softmax_kernel_variant2(
             }
         }
         tl::cp_async_commit();
-        // for g in pipelined(groups, stages = 2) {  (softmax.tl:107)
+        // for g in pipelined(groups, stages = 2) {  (softmax.tl:108)
         for (int g = 0; g < g_trips; ++g) {
             tl::cp_async_wait<0>();  // at most 0 copy groups of this thread still in flight
             __syncthreads();  // pipeline: stage `g % 2` has landed and the stage refilled next is no longer read
             if (g + 1 < g_trips) {
-                // copy(X[row0 +: RB, 0 +: ROW], xs, pad = -inf);      // padding: exp(-inf) = 0  (softmax.tl:109)
+                // copy(X[row0 +: RB, 0 +: ROW], xs, pad = -inf);      // padding: exp(-inf) = 0  (softmax.tl:110)
                 if (tl::is_aligned(X, 16) && N % 8 == 0 && ((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 4) >= 0 && ((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 4) + 4 <= M && 0 >= 0 && 0 + 512 <= N && 0 % 8 == 0) {
                     #pragma unroll
                     for (int tl_i8 = 0; tl_i8 < 2; ++tl_i8) {
@@ -2871,7 +2871,7 @@ __global__ void __launch_bounds__(128, 8) log_softmax_kernel_variant2(
             }
             tl::cp_async_commit();
             const int32_t row0 = (int(blockIdx.x) + g * int(gridDim.x)) * 4;
-            // copy(xs, s);  (softmax.tl:110)
+            // copy(xs, s);  (softmax.tl:111)
             #pragma unroll
             for (int tl_chunk14 = 0; tl_chunk14 < 16; tl_chunk14 += 8) {
                 const tl::f16* tl_ptr15 = &xs[((g % 2) * 4 + (tl_tid / 32)) * 520 + ((tl_chunk14 % 8) + (tl_tid % 32) * 8 + (tl_chunk14 / 8) * 256)];
@@ -2887,7 +2887,7 @@ __global__ void __launch_bounds__(128, 8) log_softmax_kernel_variant2(
                     }
                 }
             }
-            // reduce(max, s, s_max, axis = 1);  (softmax.tl:111)
+            // reduce(max, s, s_max, axis = 1);  (softmax.tl:112)
             // each thread folds its 16 values of each of its 1 results; xor shuffles 1, 2, 4, 8, 16 among the lanes that share one
             {
                 float tl_part[1];
@@ -2910,7 +2910,7 @@ __global__ void __launch_bounds__(128, 8) log_softmax_kernel_variant2(
                     s_max[tl_i] = tl_part[tl_i];
                 }
             }
-            // for i, j in parallel(RB, ROW) {  (softmax.tl:112)
+            // for i, j in parallel(RB, ROW) {  (softmax.tl:113)
             // for i, j in parallel(4, 512): each thread visits the elements of `se` it holds
             #pragma unroll
             for (int tl_s18 = 0; tl_s18 < 16; ++tl_s18) {
@@ -2918,7 +2918,7 @@ __global__ void __launch_bounds__(128, 8) log_softmax_kernel_variant2(
                 [[maybe_unused]] const int j = ((tl_s18 % 8) + (tl_tid % 32) * 8 + (tl_s18 / 8) * 256);
                 se[tl_s18] = tl::fast::exp_sub(s[tl_s18], s_max[0]);
             }
-            // reduce(sum, se, s_sum, axis = 1);  (softmax.tl:115)
+            // reduce(sum, se, s_sum, axis = 1);  (softmax.tl:116)
             // each thread folds its 16 values of each of its 1 results; xor shuffles 1, 2, 4, 8, 16 among the lanes that share one
             {
                 float tl_part[1];
@@ -2941,14 +2941,14 @@ __global__ void __launch_bounds__(128, 8) log_softmax_kernel_variant2(
                     s_sum[tl_i] = tl_part[tl_i];
                 }
             }
-            // for i in parallel(RB) {  (softmax.tl:116)
+            // for i in parallel(RB) {  (softmax.tl:117)
             // for i in parallel(4): each thread visits the elements of `s_sum` it holds
             #pragma unroll
             for (int tl_s20 = 0; tl_s20 < 1; ++tl_s20) {
                 [[maybe_unused]] const int i = (tl_tid / 32);
                 s_sum[tl_s20] = s_max[tl_s20] + tl::fast::log(s_sum[tl_s20]);
             }
-            // for i, j in parallel(RB, ROW) {  (softmax.tl:119)
+            // for i, j in parallel(RB, ROW) {  (softmax.tl:120)
             // for i, j in parallel(4, 512): each thread visits the elements of `s` it holds
             #pragma unroll
             for (int tl_s21 = 0; tl_s21 < 16; ++tl_s21) {
@@ -2956,7 +2956,7 @@ __global__ void __launch_bounds__(128, 8) log_softmax_kernel_variant2(
                 [[maybe_unused]] const int j = ((tl_s21 % 8) + (tl_tid % 32) * 8 + (tl_s21 / 8) * 256);
                 s[tl_s21] = s[tl_s21] - s_sum[0];
             }
-            // copy(s, Y[row0 +: RB, 0 +: ROW]);  (softmax.tl:122)
+            // copy(s, Y[row0 +: RB, 0 +: ROW]);  (softmax.tl:123)
             #pragma unroll
             for (int tl_chunk22 = 0; tl_chunk22 < 16; tl_chunk22 += 8) {
                 tl::f16* tl_ptr23 = &Y[int64_t(row0 + (tl_tid / 32)) * N + ((tl_chunk22 % 8) + (tl_tid % 32) * 8 + (tl_chunk22 / 8) * 256)];
@@ -2983,7 +2983,7 @@ __global__ void __launch_bounds__(128, 8) log_softmax_kernel_variant2(
                 m = -tl::inf<float>();
                 l = 0.0f;
                 for (int t = 0; t < n_tiles; ++t) {
-                    // copy(X[row, t * BN +: BN], x, pad = -inf);  (softmax.tl:133)
+                    // copy(X[row, t * BN +: BN], x, pad = -inf);  (softmax.tl:134)
                     #pragma unroll
                     for (int tl_chunk25 = 0; tl_chunk25 < x_layout::kSlots; tl_chunk25 += 8) {
                         const tl::f16* tl_ptr26 = &X[int64_t(row) * N + ((t * 1024) + (((x_layout::flat(tl_tid, (tl_chunk25 / 8) * 8)) % 1024) + tl_chunk25 % 8))];
@@ -2999,7 +2999,7 @@ __global__ void __launch_bounds__(128, 8) log_softmax_kernel_variant2(
                             }
                         }
                     }
-                    // reduce(max, x, tile_max);  (softmax.tl:134)
+                    // reduce(max, x, tile_max);  (softmax.tl:135)
                     {
                         float tl_part[1];
                         #pragma unroll
@@ -3014,14 +3014,14 @@ __global__ void __launch_bounds__(128, 8) log_softmax_kernel_variant2(
                         }
                     }
                     const float m_new = tl::max(m, tile_max);
-                    // for j in parallel(BN) {  (softmax.tl:136)
+                    // for j in parallel(BN) {  (softmax.tl:137)
                     // for j in parallel(1024): each thread visits the elements of `x` it holds
                     #pragma unroll
                     for (int tl_s29 = 0; tl_s29 < x_layout::kSlots; ++tl_s29) {
                         [[maybe_unused]] const int j = ((x_layout::flat(tl_tid, (tl_s29 / 8) * 8)) % 1024) + tl_s29 % 8;
                         x[tl_s29] = tl::fast::exp_sub(x[tl_s29], m_new);
                     }
-                    // reduce(sum, x, tile_sum);  (softmax.tl:139)
+                    // reduce(sum, x, tile_sum);  (softmax.tl:140)
                     {
                         float tl_part[1];
                         #pragma unroll
@@ -3040,7 +3040,7 @@ __global__ void __launch_bounds__(128, 8) log_softmax_kernel_variant2(
                 }
                 const float shift = m + tl::fast::log(l);
                 for (int t = 0; t < n_tiles; ++t) {
-                    // copy(X[row, t * BN +: BN], x);  (softmax.tl:145)
+                    // copy(X[row, t * BN +: BN], x);  (softmax.tl:146)
                     #pragma unroll
                     for (int tl_chunk31 = 0; tl_chunk31 < x_layout::kSlots; tl_chunk31 += 8) {
                         const tl::f16* tl_ptr32 = &X[int64_t(row) * N + ((t * 1024) + (((x_layout::flat(tl_tid, (tl_chunk31 / 8) * 8)) % 1024) + tl_chunk31 % 8))];
@@ -3056,14 +3056,14 @@ __global__ void __launch_bounds__(128, 8) log_softmax_kernel_variant2(
                             }
                         }
                     }
-                    // for j in parallel(BN) {  (softmax.tl:146)
+                    // for j in parallel(BN) {  (softmax.tl:147)
                     // for j in parallel(1024): each thread visits the elements of `x` it holds
                     #pragma unroll
                     for (int tl_s34 = 0; tl_s34 < x_layout::kSlots; ++tl_s34) {
                         [[maybe_unused]] const int j = ((x_layout::flat(tl_tid, (tl_s34 / 8) * 8)) % 1024) + tl_s34 % 8;
                         x[tl_s34] = x[tl_s34] - shift;
                     }
-                    // copy(x, Y[row, t * BN +: BN]);  (softmax.tl:149)
+                    // copy(x, Y[row, t * BN +: BN]);  (softmax.tl:150)
                     #pragma unroll
                     for (int tl_chunk35 = 0; tl_chunk35 < x_layout::kSlots; tl_chunk35 += 8) {
                         tl::f16* tl_ptr36 = &Y[int64_t(row) * N + ((t * 1024) + (((x_layout::flat(tl_tid, (tl_chunk35 / 8) * 8)) % 1024) + tl_chunk35 % 8))];
@@ -3085,7 +3085,7 @@ __global__ void __launch_bounds__(128, 8) log_softmax_kernel_variant2(
     }
 }
 
-// kernel log_softmax<ROW = 1024, THREADS = 128, RB = 2, BN = 1024, MAX_BLOCKS = 1024, T = f16>  (stdlib/softmax.tl:88)
+// kernel log_softmax<ROW = 1024, THREADS = 128, RB = 2, BN = 1024, WAVES = 1, T = f16>  (stdlib/softmax.tl:89)
 // 128 threads per block, 8336 bytes of shared memory
 __global__ void __launch_bounds__(128, 8) log_softmax_kernel_variant3(
         const tl::f16* __restrict__ X,
@@ -3115,7 +3115,7 @@ __global__ void __launch_bounds__(128, 8) log_softmax_kernel_variant3(
     if (N <= 1024) {
         const int32_t g_trips = groups;
         if (0 < g_trips) {
-            // copy(X[row0 +: RB, 0 +: ROW], xs, pad = -inf);      // padding: exp(-inf) = 0  (softmax.tl:109)
+            // copy(X[row0 +: RB, 0 +: ROW], xs, pad = -inf);      // padding: exp(-inf) = 0  (softmax.tl:110)
             if (tl::is_aligned(X, 16) && N % 8 == 0 && ((int(blockIdx.x) + 0 * int(gridDim.x)) * 2) >= 0 && ((int(blockIdx.x) + 0 * int(gridDim.x)) * 2) + 2 <= M && 0 >= 0 && 0 + 1024 <= N && 0 % 8 == 0) {
                 #pragma unroll
                 for (int tl_i1 = 0; tl_i1 < 2; ++tl_i1) {
@@ -3139,12 +3139,12 @@ __global__ void __launch_bounds__(128, 8) log_softmax_kernel_variant3(
             }
         }
         tl::cp_async_commit();
-        // for g in pipelined(groups, stages = 2) {  (softmax.tl:107)
+        // for g in pipelined(groups, stages = 2) {  (softmax.tl:108)
         for (int g = 0; g < g_trips; ++g) {
             tl::cp_async_wait<0>();  // at most 0 copy groups of this thread still in flight
             __syncthreads();  // pipeline: stage `g % 2` has landed and the stage refilled next is no longer read
             if (g + 1 < g_trips) {
-                // copy(X[row0 +: RB, 0 +: ROW], xs, pad = -inf);      // padding: exp(-inf) = 0  (softmax.tl:109)
+                // copy(X[row0 +: RB, 0 +: ROW], xs, pad = -inf);      // padding: exp(-inf) = 0  (softmax.tl:110)
                 if (tl::is_aligned(X, 16) && N % 8 == 0 && ((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 2) >= 0 && ((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 2) + 2 <= M && 0 >= 0 && 0 + 1024 <= N && 0 % 8 == 0) {
                     #pragma unroll
                     for (int tl_i8 = 0; tl_i8 < 2; ++tl_i8) {
@@ -3169,7 +3169,7 @@ __global__ void __launch_bounds__(128, 8) log_softmax_kernel_variant3(
             }
             tl::cp_async_commit();
             const int32_t row0 = (int(blockIdx.x) + g * int(gridDim.x)) * 2;
-            // copy(xs, s);  (softmax.tl:110)
+            // copy(xs, s);  (softmax.tl:111)
             #pragma unroll
             for (int tl_chunk14 = 0; tl_chunk14 < 16; tl_chunk14 += 8) {
                 const tl::f16* tl_ptr15 = &xs[((g % 2) * 2 + (tl_tid / 64)) * 1032 + ((tl_chunk14 % 8) + (tl_tid % 64) * 8 + (tl_chunk14 / 8) * 512)];
@@ -3185,7 +3185,7 @@ __global__ void __launch_bounds__(128, 8) log_softmax_kernel_variant3(
                     }
                 }
             }
-            // reduce(max, s, s_max, axis = 1);  (softmax.tl:111)
+            // reduce(max, s, s_max, axis = 1);  (softmax.tl:112)
             // each thread folds its 16 values of each of its 1 results; xor shuffles 1, 2, 4, 8, 16 among the lanes that share one; then across the 2 warps that do
             {
                 float tl_part[1];
@@ -3206,13 +3206,13 @@ __global__ void __launch_bounds__(128, 8) log_softmax_kernel_variant3(
                 if ((tl_tid / 1 % 32) == 0) {
                     #pragma unroll
                     for (int tl_i = 0; tl_i < 1; ++tl_i) {
-                        reinterpret_cast<float*>(tl_scratch)[((tl_tid / 64)) * 2 + (tl_tid / 32 % 2)] = tl_part[tl_i];
+                        reinterpret_cast<float*>(tl_scratch)[((tl_tid / 32 % 2)) * 2 + (tl_tid / 64)] = tl_part[tl_i];
                     }
                 }
                 __syncthreads();
                 #pragma unroll
                 for (int tl_i = 0; tl_i < 1; ++tl_i) {
-                    tl_part[tl_i] = reinterpret_cast<float*>(tl_scratch)[((tl_tid / 64)) * 2 + tl_tid % 2];
+                    tl_part[tl_i] = reinterpret_cast<float*>(tl_scratch)[(tl_tid % 2) * 2 + (tl_tid / 64)];
                     tl_part[tl_i] = tl::xor_combine<tl::MaxOp, 1>(tl_part[tl_i]);
                 }
                 __syncthreads();  // the scratch is free again
@@ -3221,7 +3221,7 @@ __global__ void __launch_bounds__(128, 8) log_softmax_kernel_variant3(
                     s_max[tl_i] = tl_part[tl_i];
                 }
             }
-            // for i, j in parallel(RB, ROW) {  (softmax.tl:112)
+            // for i, j in parallel(RB, ROW) {  (softmax.tl:113)
             // for i, j in parallel(2, 1024): each thread visits the elements of `se` it holds
             #pragma unroll
             for (int tl_s18 = 0; tl_s18 < 16; ++tl_s18) {
@@ -3229,7 +3229,7 @@ __global__ void __launch_bounds__(128, 8) log_softmax_kernel_variant3(
                 [[maybe_unused]] const int j = ((tl_s18 % 8) + (tl_tid % 64) * 8 + (tl_s18 / 8) * 512);
                 se[tl_s18] = tl::fast::exp_sub(s[tl_s18], s_max[0]);
             }
-            // reduce(sum, se, s_sum, axis = 1);  (softmax.tl:115)
+            // reduce(sum, se, s_sum, axis = 1);  (softmax.tl:116)
             // each thread folds its 16 values of each of its 1 results; xor shuffles 1, 2, 4, 8, 16 among the lanes that share one; then across the 2 warps that do
             {
                 float tl_part[1];
@@ -3250,13 +3250,13 @@ __global__ void __launch_bounds__(128, 8) log_softmax_kernel_variant3(
                 if ((tl_tid / 1 % 32) == 0) {
                     #pragma unroll
                     for (int tl_i = 0; tl_i < 1; ++tl_i) {
-                        reinterpret_cast<float*>(tl_scratch)[((tl_tid / 64)) * 2 + (tl_tid / 32 % 2)] = tl_part[tl_i];
+                        reinterpret_cast<float*>(tl_scratch)[((tl_tid / 32 % 2)) * 2 + (tl_tid / 64)] = tl_part[tl_i];
                     }
                 }
                 __syncthreads();
                 #pragma unroll
                 for (int tl_i = 0; tl_i < 1; ++tl_i) {
-                    tl_part[tl_i] = reinterpret_cast<float*>(tl_scratch)[((tl_tid / 64)) * 2 + tl_tid % 2];
+                    tl_part[tl_i] = reinterpret_cast<float*>(tl_scratch)[(tl_tid % 2) * 2 + (tl_tid / 64)];
                     tl_part[tl_i] = tl::xor_combine<tl::SumOp, 1>(tl_part[tl_i]);
                 }
                 __syncthreads();  // the scratch is free again
@@ -3265,14 +3265,14 @@ __global__ void __launch_bounds__(128, 8) log_softmax_kernel_variant3(
                     s_sum[tl_i] = tl_part[tl_i];
                 }
             }
-            // for i in parallel(RB) {  (softmax.tl:116)
+            // for i in parallel(RB) {  (softmax.tl:117)
             // for i in parallel(2): each thread visits the elements of `s_sum` it holds
             #pragma unroll
             for (int tl_s20 = 0; tl_s20 < 1; ++tl_s20) {
                 [[maybe_unused]] const int i = (tl_tid / 64);
                 s_sum[tl_s20] = s_max[tl_s20] + tl::fast::log(s_sum[tl_s20]);
             }
-            // for i, j in parallel(RB, ROW) {  (softmax.tl:119)
+            // for i, j in parallel(RB, ROW) {  (softmax.tl:120)
             // for i, j in parallel(2, 1024): each thread visits the elements of `s` it holds
             #pragma unroll
             for (int tl_s21 = 0; tl_s21 < 16; ++tl_s21) {
@@ -3280,7 +3280,7 @@ __global__ void __launch_bounds__(128, 8) log_softmax_kernel_variant3(
                 [[maybe_unused]] const int j = ((tl_s21 % 8) + (tl_tid % 64) * 8 + (tl_s21 / 8) * 512);
                 s[tl_s21] = s[tl_s21] - s_sum[0];
             }
-            // copy(s, Y[row0 +: RB, 0 +: ROW]);  (softmax.tl:122)
+            // copy(s, Y[row0 +: RB, 0 +: ROW]);  (softmax.tl:123)
             #pragma unroll
             for (int tl_chunk22 = 0; tl_chunk22 < 16; tl_chunk22 += 8) {
                 tl::f16* tl_ptr23 = &Y[int64_t(row0 + (tl_tid / 64)) * N + ((tl_chunk22 % 8) + (tl_tid % 64) * 8 + (tl_chunk22 / 8) * 512)];
@@ -3307,7 +3307,7 @@ __global__ void __launch_bounds__(128, 8) log_softmax_kernel_variant3(
                 m = -tl::inf<float>();
                 l = 0.0f;
                 for (int t = 0; t < n_tiles; ++t) {
-                    // copy(X[row, t * BN +: BN], x, pad = -inf);  (softmax.tl:133)
+                    // copy(X[row, t * BN +: BN], x, pad = -inf);  (softmax.tl:134)
                     #pragma unroll
                     for (int tl_chunk25 = 0; tl_chunk25 < x_layout::kSlots; tl_chunk25 += 8) {
                         const tl::f16* tl_ptr26 = &X[int64_t(row) * N + ((t * 1024) + (((x_layout::flat(tl_tid, (tl_chunk25 / 8) * 8)) % 1024) + tl_chunk25 % 8))];
@@ -3323,7 +3323,7 @@ __global__ void __launch_bounds__(128, 8) log_softmax_kernel_variant3(
                             }
                         }
                     }
-                    // reduce(max, x, tile_max);  (softmax.tl:134)
+                    // reduce(max, x, tile_max);  (softmax.tl:135)
                     {
                         float tl_part[1];
                         #pragma unroll
@@ -3338,14 +3338,14 @@ __global__ void __launch_bounds__(128, 8) log_softmax_kernel_variant3(
                         }
                     }
                     const float m_new = tl::max(m, tile_max);
-                    // for j in parallel(BN) {  (softmax.tl:136)
+                    // for j in parallel(BN) {  (softmax.tl:137)
                     // for j in parallel(1024): each thread visits the elements of `x` it holds
                     #pragma unroll
                     for (int tl_s29 = 0; tl_s29 < x_layout::kSlots; ++tl_s29) {
                         [[maybe_unused]] const int j = ((x_layout::flat(tl_tid, (tl_s29 / 8) * 8)) % 1024) + tl_s29 % 8;
                         x[tl_s29] = tl::fast::exp_sub(x[tl_s29], m_new);
                     }
-                    // reduce(sum, x, tile_sum);  (softmax.tl:139)
+                    // reduce(sum, x, tile_sum);  (softmax.tl:140)
                     {
                         float tl_part[1];
                         #pragma unroll
@@ -3364,7 +3364,7 @@ __global__ void __launch_bounds__(128, 8) log_softmax_kernel_variant3(
                 }
                 const float shift = m + tl::fast::log(l);
                 for (int t = 0; t < n_tiles; ++t) {
-                    // copy(X[row, t * BN +: BN], x);  (softmax.tl:145)
+                    // copy(X[row, t * BN +: BN], x);  (softmax.tl:146)
                     #pragma unroll
                     for (int tl_chunk31 = 0; tl_chunk31 < x_layout::kSlots; tl_chunk31 += 8) {
                         const tl::f16* tl_ptr32 = &X[int64_t(row) * N + ((t * 1024) + (((x_layout::flat(tl_tid, (tl_chunk31 / 8) * 8)) % 1024) + tl_chunk31 % 8))];
@@ -3380,14 +3380,14 @@ __global__ void __launch_bounds__(128, 8) log_softmax_kernel_variant3(
                             }
                         }
                     }
-                    // for j in parallel(BN) {  (softmax.tl:146)
+                    // for j in parallel(BN) {  (softmax.tl:147)
                     // for j in parallel(1024): each thread visits the elements of `x` it holds
                     #pragma unroll
                     for (int tl_s34 = 0; tl_s34 < x_layout::kSlots; ++tl_s34) {
                         [[maybe_unused]] const int j = ((x_layout::flat(tl_tid, (tl_s34 / 8) * 8)) % 1024) + tl_s34 % 8;
                         x[tl_s34] = x[tl_s34] - shift;
                     }
-                    // copy(x, Y[row, t * BN +: BN]);  (softmax.tl:149)
+                    // copy(x, Y[row, t * BN +: BN]);  (softmax.tl:150)
                     #pragma unroll
                     for (int tl_chunk35 = 0; tl_chunk35 < x_layout::kSlots; tl_chunk35 += 8) {
                         tl::f16* tl_ptr36 = &Y[int64_t(row) * N + ((t * 1024) + (((x_layout::flat(tl_tid, (tl_chunk35 / 8) * 8)) % 1024) + tl_chunk35 % 8))];
@@ -3409,7 +3409,7 @@ __global__ void __launch_bounds__(128, 8) log_softmax_kernel_variant3(
     }
 }
 
-// kernel log_softmax<ROW = 2048, THREADS = 128, RB = 1, BN = 1024, MAX_BLOCKS = 1024, T = f16>  (stdlib/softmax.tl:88)
+// kernel log_softmax<ROW = 2048, THREADS = 128, RB = 1, BN = 1024, WAVES = 1, T = f16>  (stdlib/softmax.tl:89)
 // 128 threads per block, 8336 bytes of shared memory
 __global__ void __launch_bounds__(128, 8) log_softmax_kernel_variant4(
         const tl::f16* __restrict__ X,
@@ -3439,7 +3439,7 @@ __global__ void __launch_bounds__(128, 8) log_softmax_kernel_variant4(
     if (N <= 2048) {
         const int32_t g_trips = groups;
         if (0 < g_trips) {
-            // copy(X[row0 +: RB, 0 +: ROW], xs, pad = -inf);      // padding: exp(-inf) = 0  (softmax.tl:109)
+            // copy(X[row0 +: RB, 0 +: ROW], xs, pad = -inf);      // padding: exp(-inf) = 0  (softmax.tl:110)
             if (tl::is_aligned(X, 16) && N % 8 == 0 && ((int(blockIdx.x) + 0 * int(gridDim.x)) * 1) >= 0 && ((int(blockIdx.x) + 0 * int(gridDim.x)) * 1) + 1 <= M && 0 >= 0 && 0 + 2048 <= N && 0 % 8 == 0) {
                 #pragma unroll
                 for (int tl_i1 = 0; tl_i1 < 2; ++tl_i1) {
@@ -3463,12 +3463,12 @@ __global__ void __launch_bounds__(128, 8) log_softmax_kernel_variant4(
             }
         }
         tl::cp_async_commit();
-        // for g in pipelined(groups, stages = 2) {  (softmax.tl:107)
+        // for g in pipelined(groups, stages = 2) {  (softmax.tl:108)
         for (int g = 0; g < g_trips; ++g) {
             tl::cp_async_wait<0>();  // at most 0 copy groups of this thread still in flight
             __syncthreads();  // pipeline: stage `g % 2` has landed and the stage refilled next is no longer read
             if (g + 1 < g_trips) {
-                // copy(X[row0 +: RB, 0 +: ROW], xs, pad = -inf);      // padding: exp(-inf) = 0  (softmax.tl:109)
+                // copy(X[row0 +: RB, 0 +: ROW], xs, pad = -inf);      // padding: exp(-inf) = 0  (softmax.tl:110)
                 if (tl::is_aligned(X, 16) && N % 8 == 0 && ((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 1) >= 0 && ((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 1) + 1 <= M && 0 >= 0 && 0 + 2048 <= N && 0 % 8 == 0) {
                     #pragma unroll
                     for (int tl_i8 = 0; tl_i8 < 2; ++tl_i8) {
@@ -3493,7 +3493,7 @@ __global__ void __launch_bounds__(128, 8) log_softmax_kernel_variant4(
             }
             tl::cp_async_commit();
             const int32_t row0 = (int(blockIdx.x) + g * int(gridDim.x)) * 1;
-            // copy(xs, s);  (softmax.tl:110)
+            // copy(xs, s);  (softmax.tl:111)
             #pragma unroll
             for (int tl_chunk14 = 0; tl_chunk14 < 16; tl_chunk14 += 8) {
                 const tl::f16* tl_ptr15 = &xs[((g % 2) * 1 + 0) * 2056 + ((tl_chunk14 % 8) + (tl_tid) * 8 + (tl_chunk14 / 8) * 1024)];
@@ -3509,7 +3509,7 @@ __global__ void __launch_bounds__(128, 8) log_softmax_kernel_variant4(
                     }
                 }
             }
-            // reduce(max, s, s_max, axis = 1);  (softmax.tl:111)
+            // reduce(max, s, s_max, axis = 1);  (softmax.tl:112)
             // each thread folds its 16 values of each of its 1 results; xor shuffles 1, 2, 4, 8, 16 among the lanes that share one; then across the 4 warps that do
             {
                 float tl_part[1];
@@ -3530,13 +3530,13 @@ __global__ void __launch_bounds__(128, 8) log_softmax_kernel_variant4(
                 if ((tl_tid / 1 % 32) == 0) {
                     #pragma unroll
                     for (int tl_i = 0; tl_i < 1; ++tl_i) {
-                        reinterpret_cast<float*>(tl_scratch)[(0) * 4 + (tl_tid / 32 % 4)] = tl_part[tl_i];
+                        reinterpret_cast<float*>(tl_scratch)[((tl_tid / 32 % 4)) * 1 + 0] = tl_part[tl_i];
                     }
                 }
                 __syncthreads();
                 #pragma unroll
                 for (int tl_i = 0; tl_i < 1; ++tl_i) {
-                    tl_part[tl_i] = reinterpret_cast<float*>(tl_scratch)[(0) * 4 + tl_tid % 4];
+                    tl_part[tl_i] = reinterpret_cast<float*>(tl_scratch)[(tl_tid % 4) * 1 + 0];
                     tl_part[tl_i] = tl::xor_combine<tl::MaxOp, 1>(tl_part[tl_i]);
                     tl_part[tl_i] = tl::xor_combine<tl::MaxOp, 2>(tl_part[tl_i]);
                 }
@@ -3546,7 +3546,7 @@ __global__ void __launch_bounds__(128, 8) log_softmax_kernel_variant4(
                     s_max[tl_i] = tl_part[tl_i];
                 }
             }
-            // for i, j in parallel(RB, ROW) {  (softmax.tl:112)
+            // for i, j in parallel(RB, ROW) {  (softmax.tl:113)
             // for i, j in parallel(1, 2048): each thread visits the elements of `se` it holds
             #pragma unroll
             for (int tl_s18 = 0; tl_s18 < 16; ++tl_s18) {
@@ -3554,7 +3554,7 @@ __global__ void __launch_bounds__(128, 8) log_softmax_kernel_variant4(
                 [[maybe_unused]] const int j = ((tl_s18 % 8) + (tl_tid) * 8 + (tl_s18 / 8) * 1024);
                 se[tl_s18] = tl::fast::exp_sub(s[tl_s18], s_max[0]);
             }
-            // reduce(sum, se, s_sum, axis = 1);  (softmax.tl:115)
+            // reduce(sum, se, s_sum, axis = 1);  (softmax.tl:116)
             // each thread folds its 16 values of each of its 1 results; xor shuffles 1, 2, 4, 8, 16 among the lanes that share one; then across the 4 warps that do
             {
                 float tl_part[1];
@@ -3575,13 +3575,13 @@ __global__ void __launch_bounds__(128, 8) log_softmax_kernel_variant4(
                 if ((tl_tid / 1 % 32) == 0) {
                     #pragma unroll
                     for (int tl_i = 0; tl_i < 1; ++tl_i) {
-                        reinterpret_cast<float*>(tl_scratch)[(0) * 4 + (tl_tid / 32 % 4)] = tl_part[tl_i];
+                        reinterpret_cast<float*>(tl_scratch)[((tl_tid / 32 % 4)) * 1 + 0] = tl_part[tl_i];
                     }
                 }
                 __syncthreads();
                 #pragma unroll
                 for (int tl_i = 0; tl_i < 1; ++tl_i) {
-                    tl_part[tl_i] = reinterpret_cast<float*>(tl_scratch)[(0) * 4 + tl_tid % 4];
+                    tl_part[tl_i] = reinterpret_cast<float*>(tl_scratch)[(tl_tid % 4) * 1 + 0];
                     tl_part[tl_i] = tl::xor_combine<tl::SumOp, 1>(tl_part[tl_i]);
                     tl_part[tl_i] = tl::xor_combine<tl::SumOp, 2>(tl_part[tl_i]);
                 }
@@ -3591,14 +3591,14 @@ __global__ void __launch_bounds__(128, 8) log_softmax_kernel_variant4(
                     s_sum[tl_i] = tl_part[tl_i];
                 }
             }
-            // for i in parallel(RB) {  (softmax.tl:116)
+            // for i in parallel(RB) {  (softmax.tl:117)
             // for i in parallel(1): each thread visits the elements of `s_sum` it holds
             #pragma unroll
             for (int tl_s20 = 0; tl_s20 < 1; ++tl_s20) {
                 [[maybe_unused]] const int i = 0;
                 s_sum[tl_s20] = s_max[tl_s20] + tl::fast::log(s_sum[tl_s20]);
             }
-            // for i, j in parallel(RB, ROW) {  (softmax.tl:119)
+            // for i, j in parallel(RB, ROW) {  (softmax.tl:120)
             // for i, j in parallel(1, 2048): each thread visits the elements of `s` it holds
             #pragma unroll
             for (int tl_s21 = 0; tl_s21 < 16; ++tl_s21) {
@@ -3606,7 +3606,7 @@ __global__ void __launch_bounds__(128, 8) log_softmax_kernel_variant4(
                 [[maybe_unused]] const int j = ((tl_s21 % 8) + (tl_tid) * 8 + (tl_s21 / 8) * 1024);
                 s[tl_s21] = s[tl_s21] - s_sum[0];
             }
-            // copy(s, Y[row0 +: RB, 0 +: ROW]);  (softmax.tl:122)
+            // copy(s, Y[row0 +: RB, 0 +: ROW]);  (softmax.tl:123)
             #pragma unroll
             for (int tl_chunk22 = 0; tl_chunk22 < 16; tl_chunk22 += 8) {
                 tl::f16* tl_ptr23 = &Y[int64_t(row0 + 0) * N + ((tl_chunk22 % 8) + (tl_tid) * 8 + (tl_chunk22 / 8) * 1024)];
@@ -3633,7 +3633,7 @@ __global__ void __launch_bounds__(128, 8) log_softmax_kernel_variant4(
                 m = -tl::inf<float>();
                 l = 0.0f;
                 for (int t = 0; t < n_tiles; ++t) {
-                    // copy(X[row, t * BN +: BN], x, pad = -inf);  (softmax.tl:133)
+                    // copy(X[row, t * BN +: BN], x, pad = -inf);  (softmax.tl:134)
                     #pragma unroll
                     for (int tl_chunk25 = 0; tl_chunk25 < x_layout::kSlots; tl_chunk25 += 8) {
                         const tl::f16* tl_ptr26 = &X[int64_t(row) * N + ((t * 1024) + (((x_layout::flat(tl_tid, (tl_chunk25 / 8) * 8)) % 1024) + tl_chunk25 % 8))];
@@ -3649,7 +3649,7 @@ __global__ void __launch_bounds__(128, 8) log_softmax_kernel_variant4(
                             }
                         }
                     }
-                    // reduce(max, x, tile_max);  (softmax.tl:134)
+                    // reduce(max, x, tile_max);  (softmax.tl:135)
                     {
                         float tl_part[1];
                         #pragma unroll
@@ -3664,14 +3664,14 @@ __global__ void __launch_bounds__(128, 8) log_softmax_kernel_variant4(
                         }
                     }
                     const float m_new = tl::max(m, tile_max);
-                    // for j in parallel(BN) {  (softmax.tl:136)
+                    // for j in parallel(BN) {  (softmax.tl:137)
                     // for j in parallel(1024): each thread visits the elements of `x` it holds
                     #pragma unroll
                     for (int tl_s29 = 0; tl_s29 < x_layout::kSlots; ++tl_s29) {
                         [[maybe_unused]] const int j = ((x_layout::flat(tl_tid, (tl_s29 / 8) * 8)) % 1024) + tl_s29 % 8;
                         x[tl_s29] = tl::fast::exp_sub(x[tl_s29], m_new);
                     }
-                    // reduce(sum, x, tile_sum);  (softmax.tl:139)
+                    // reduce(sum, x, tile_sum);  (softmax.tl:140)
                     {
                         float tl_part[1];
                         #pragma unroll
@@ -3690,7 +3690,7 @@ __global__ void __launch_bounds__(128, 8) log_softmax_kernel_variant4(
                 }
                 const float shift = m + tl::fast::log(l);
                 for (int t = 0; t < n_tiles; ++t) {
-                    // copy(X[row, t * BN +: BN], x);  (softmax.tl:145)
+                    // copy(X[row, t * BN +: BN], x);  (softmax.tl:146)
                     #pragma unroll
                     for (int tl_chunk31 = 0; tl_chunk31 < x_layout::kSlots; tl_chunk31 += 8) {
                         const tl::f16* tl_ptr32 = &X[int64_t(row) * N + ((t * 1024) + (((x_layout::flat(tl_tid, (tl_chunk31 / 8) * 8)) % 1024) + tl_chunk31 % 8))];
@@ -3706,14 +3706,14 @@ __global__ void __launch_bounds__(128, 8) log_softmax_kernel_variant4(
                             }
                         }
                     }
-                    // for j in parallel(BN) {  (softmax.tl:146)
+                    // for j in parallel(BN) {  (softmax.tl:147)
                     // for j in parallel(1024): each thread visits the elements of `x` it holds
                     #pragma unroll
                     for (int tl_s34 = 0; tl_s34 < x_layout::kSlots; ++tl_s34) {
                         [[maybe_unused]] const int j = ((x_layout::flat(tl_tid, (tl_s34 / 8) * 8)) % 1024) + tl_s34 % 8;
                         x[tl_s34] = x[tl_s34] - shift;
                     }
-                    // copy(x, Y[row, t * BN +: BN]);  (softmax.tl:149)
+                    // copy(x, Y[row, t * BN +: BN]);  (softmax.tl:150)
                     #pragma unroll
                     for (int tl_chunk35 = 0; tl_chunk35 < x_layout::kSlots; tl_chunk35 += 8) {
                         tl::f16* tl_ptr36 = &Y[int64_t(row) * N + ((t * 1024) + (((x_layout::flat(tl_tid, (tl_chunk35 / 8) * 8)) % 1024) + tl_chunk35 % 8))];
@@ -3735,7 +3735,7 @@ __global__ void __launch_bounds__(128, 8) log_softmax_kernel_variant4(
     }
 }
 
-// kernel log_softmax<ROW = 4096, THREADS = 256, RB = 1, BN = 2048, MAX_BLOCKS = 1024, T = f16>  (stdlib/softmax.tl:88)
+// kernel log_softmax<ROW = 4096, THREADS = 256, RB = 1, BN = 2048, WAVES = 1, T = f16>  (stdlib/softmax.tl:89)
 // 256 threads per block, 16544 bytes of shared memory
 __global__ void __launch_bounds__(256, 4) log_softmax_kernel_variant5(
         const tl::f16* __restrict__ X,
@@ -3765,7 +3765,7 @@ __global__ void __launch_bounds__(256, 4) log_softmax_kernel_variant5(
     if (N <= 4096) {
         const int32_t g_trips = groups;
         if (0 < g_trips) {
-            // copy(X[row0 +: RB, 0 +: ROW], xs, pad = -inf);      // padding: exp(-inf) = 0  (softmax.tl:109)
+            // copy(X[row0 +: RB, 0 +: ROW], xs, pad = -inf);      // padding: exp(-inf) = 0  (softmax.tl:110)
             if (tl::is_aligned(X, 16) && N % 8 == 0 && ((int(blockIdx.x) + 0 * int(gridDim.x)) * 1) >= 0 && ((int(blockIdx.x) + 0 * int(gridDim.x)) * 1) + 1 <= M && 0 >= 0 && 0 + 4096 <= N && 0 % 8 == 0) {
                 #pragma unroll
                 for (int tl_i1 = 0; tl_i1 < 2; ++tl_i1) {
@@ -3789,12 +3789,12 @@ __global__ void __launch_bounds__(256, 4) log_softmax_kernel_variant5(
             }
         }
         tl::cp_async_commit();
-        // for g in pipelined(groups, stages = 2) {  (softmax.tl:107)
+        // for g in pipelined(groups, stages = 2) {  (softmax.tl:108)
         for (int g = 0; g < g_trips; ++g) {
             tl::cp_async_wait<0>();  // at most 0 copy groups of this thread still in flight
             __syncthreads();  // pipeline: stage `g % 2` has landed and the stage refilled next is no longer read
             if (g + 1 < g_trips) {
-                // copy(X[row0 +: RB, 0 +: ROW], xs, pad = -inf);      // padding: exp(-inf) = 0  (softmax.tl:109)
+                // copy(X[row0 +: RB, 0 +: ROW], xs, pad = -inf);      // padding: exp(-inf) = 0  (softmax.tl:110)
                 if (tl::is_aligned(X, 16) && N % 8 == 0 && ((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 1) >= 0 && ((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 1) + 1 <= M && 0 >= 0 && 0 + 4096 <= N && 0 % 8 == 0) {
                     #pragma unroll
                     for (int tl_i8 = 0; tl_i8 < 2; ++tl_i8) {
@@ -3819,7 +3819,7 @@ __global__ void __launch_bounds__(256, 4) log_softmax_kernel_variant5(
             }
             tl::cp_async_commit();
             const int32_t row0 = (int(blockIdx.x) + g * int(gridDim.x)) * 1;
-            // copy(xs, s);  (softmax.tl:110)
+            // copy(xs, s);  (softmax.tl:111)
             #pragma unroll
             for (int tl_chunk14 = 0; tl_chunk14 < 16; tl_chunk14 += 8) {
                 const tl::f16* tl_ptr15 = &xs[((g % 2) * 1 + 0) * 4104 + ((tl_chunk14 % 8) + (tl_tid) * 8 + (tl_chunk14 / 8) * 2048)];
@@ -3835,7 +3835,7 @@ __global__ void __launch_bounds__(256, 4) log_softmax_kernel_variant5(
                     }
                 }
             }
-            // reduce(max, s, s_max, axis = 1);  (softmax.tl:111)
+            // reduce(max, s, s_max, axis = 1);  (softmax.tl:112)
             // each thread folds its 16 values of each of its 1 results; xor shuffles 1, 2, 4, 8, 16 among the lanes that share one; then across the 8 warps that do
             {
                 float tl_part[1];
@@ -3856,13 +3856,13 @@ __global__ void __launch_bounds__(256, 4) log_softmax_kernel_variant5(
                 if ((tl_tid / 1 % 32) == 0) {
                     #pragma unroll
                     for (int tl_i = 0; tl_i < 1; ++tl_i) {
-                        reinterpret_cast<float*>(tl_scratch)[(0) * 8 + (tl_tid / 32 % 8)] = tl_part[tl_i];
+                        reinterpret_cast<float*>(tl_scratch)[((tl_tid / 32 % 8)) * 1 + 0] = tl_part[tl_i];
                     }
                 }
                 __syncthreads();
                 #pragma unroll
                 for (int tl_i = 0; tl_i < 1; ++tl_i) {
-                    tl_part[tl_i] = reinterpret_cast<float*>(tl_scratch)[(0) * 8 + tl_tid % 8];
+                    tl_part[tl_i] = reinterpret_cast<float*>(tl_scratch)[(tl_tid % 8) * 1 + 0];
                     tl_part[tl_i] = tl::xor_combine<tl::MaxOp, 1>(tl_part[tl_i]);
                     tl_part[tl_i] = tl::xor_combine<tl::MaxOp, 2>(tl_part[tl_i]);
                     tl_part[tl_i] = tl::xor_combine<tl::MaxOp, 4>(tl_part[tl_i]);
@@ -3873,7 +3873,7 @@ __global__ void __launch_bounds__(256, 4) log_softmax_kernel_variant5(
                     s_max[tl_i] = tl_part[tl_i];
                 }
             }
-            // for i, j in parallel(RB, ROW) {  (softmax.tl:112)
+            // for i, j in parallel(RB, ROW) {  (softmax.tl:113)
             // for i, j in parallel(1, 4096): each thread visits the elements of `se` it holds
             #pragma unroll
             for (int tl_s18 = 0; tl_s18 < 16; ++tl_s18) {
@@ -3881,7 +3881,7 @@ __global__ void __launch_bounds__(256, 4) log_softmax_kernel_variant5(
                 [[maybe_unused]] const int j = ((tl_s18 % 8) + (tl_tid) * 8 + (tl_s18 / 8) * 2048);
                 se[tl_s18] = tl::fast::exp_sub(s[tl_s18], s_max[0]);
             }
-            // reduce(sum, se, s_sum, axis = 1);  (softmax.tl:115)
+            // reduce(sum, se, s_sum, axis = 1);  (softmax.tl:116)
             // each thread folds its 16 values of each of its 1 results; xor shuffles 1, 2, 4, 8, 16 among the lanes that share one; then across the 8 warps that do
             {
                 float tl_part[1];
@@ -3902,13 +3902,13 @@ __global__ void __launch_bounds__(256, 4) log_softmax_kernel_variant5(
                 if ((tl_tid / 1 % 32) == 0) {
                     #pragma unroll
                     for (int tl_i = 0; tl_i < 1; ++tl_i) {
-                        reinterpret_cast<float*>(tl_scratch)[(0) * 8 + (tl_tid / 32 % 8)] = tl_part[tl_i];
+                        reinterpret_cast<float*>(tl_scratch)[((tl_tid / 32 % 8)) * 1 + 0] = tl_part[tl_i];
                     }
                 }
                 __syncthreads();
                 #pragma unroll
                 for (int tl_i = 0; tl_i < 1; ++tl_i) {
-                    tl_part[tl_i] = reinterpret_cast<float*>(tl_scratch)[(0) * 8 + tl_tid % 8];
+                    tl_part[tl_i] = reinterpret_cast<float*>(tl_scratch)[(tl_tid % 8) * 1 + 0];
                     tl_part[tl_i] = tl::xor_combine<tl::SumOp, 1>(tl_part[tl_i]);
                     tl_part[tl_i] = tl::xor_combine<tl::SumOp, 2>(tl_part[tl_i]);
                     tl_part[tl_i] = tl::xor_combine<tl::SumOp, 4>(tl_part[tl_i]);
@@ -3919,14 +3919,14 @@ __global__ void __launch_bounds__(256, 4) log_softmax_kernel_variant5(
                     s_sum[tl_i] = tl_part[tl_i];
                 }
             }
-            // for i in parallel(RB) {  (softmax.tl:116)
+            // for i in parallel(RB) {  (softmax.tl:117)
             // for i in parallel(1): each thread visits the elements of `s_sum` it holds
             #pragma unroll
             for (int tl_s20 = 0; tl_s20 < 1; ++tl_s20) {
                 [[maybe_unused]] const int i = 0;
                 s_sum[tl_s20] = s_max[tl_s20] + tl::fast::log(s_sum[tl_s20]);
             }
-            // for i, j in parallel(RB, ROW) {  (softmax.tl:119)
+            // for i, j in parallel(RB, ROW) {  (softmax.tl:120)
             // for i, j in parallel(1, 4096): each thread visits the elements of `s` it holds
             #pragma unroll
             for (int tl_s21 = 0; tl_s21 < 16; ++tl_s21) {
@@ -3934,7 +3934,7 @@ __global__ void __launch_bounds__(256, 4) log_softmax_kernel_variant5(
                 [[maybe_unused]] const int j = ((tl_s21 % 8) + (tl_tid) * 8 + (tl_s21 / 8) * 2048);
                 s[tl_s21] = s[tl_s21] - s_sum[0];
             }
-            // copy(s, Y[row0 +: RB, 0 +: ROW]);  (softmax.tl:122)
+            // copy(s, Y[row0 +: RB, 0 +: ROW]);  (softmax.tl:123)
             #pragma unroll
             for (int tl_chunk22 = 0; tl_chunk22 < 16; tl_chunk22 += 8) {
                 tl::f16* tl_ptr23 = &Y[int64_t(row0 + 0) * N + ((tl_chunk22 % 8) + (tl_tid) * 8 + (tl_chunk22 / 8) * 2048)];
@@ -3961,7 +3961,7 @@ __global__ void __launch_bounds__(256, 4) log_softmax_kernel_variant5(
                 m = -tl::inf<float>();
                 l = 0.0f;
                 for (int t = 0; t < n_tiles; ++t) {
-                    // copy(X[row, t * BN +: BN], x, pad = -inf);  (softmax.tl:133)
+                    // copy(X[row, t * BN +: BN], x, pad = -inf);  (softmax.tl:134)
                     #pragma unroll
                     for (int tl_chunk25 = 0; tl_chunk25 < x_layout::kSlots; tl_chunk25 += 8) {
                         const tl::f16* tl_ptr26 = &X[int64_t(row) * N + ((t * 2048) + (((x_layout::flat(tl_tid, (tl_chunk25 / 8) * 8)) % 2048) + tl_chunk25 % 8))];
@@ -3977,7 +3977,7 @@ __global__ void __launch_bounds__(256, 4) log_softmax_kernel_variant5(
                             }
                         }
                     }
-                    // reduce(max, x, tile_max);  (softmax.tl:134)
+                    // reduce(max, x, tile_max);  (softmax.tl:135)
                     {
                         float tl_part[1];
                         #pragma unroll
@@ -3992,14 +3992,14 @@ __global__ void __launch_bounds__(256, 4) log_softmax_kernel_variant5(
                         }
                     }
                     const float m_new = tl::max(m, tile_max);
-                    // for j in parallel(BN) {  (softmax.tl:136)
+                    // for j in parallel(BN) {  (softmax.tl:137)
                     // for j in parallel(2048): each thread visits the elements of `x` it holds
                     #pragma unroll
                     for (int tl_s29 = 0; tl_s29 < x_layout::kSlots; ++tl_s29) {
                         [[maybe_unused]] const int j = ((x_layout::flat(tl_tid, (tl_s29 / 8) * 8)) % 2048) + tl_s29 % 8;
                         x[tl_s29] = tl::fast::exp_sub(x[tl_s29], m_new);
                     }
-                    // reduce(sum, x, tile_sum);  (softmax.tl:139)
+                    // reduce(sum, x, tile_sum);  (softmax.tl:140)
                     {
                         float tl_part[1];
                         #pragma unroll
@@ -4018,7 +4018,7 @@ __global__ void __launch_bounds__(256, 4) log_softmax_kernel_variant5(
                 }
                 const float shift = m + tl::fast::log(l);
                 for (int t = 0; t < n_tiles; ++t) {
-                    // copy(X[row, t * BN +: BN], x);  (softmax.tl:145)
+                    // copy(X[row, t * BN +: BN], x);  (softmax.tl:146)
                     #pragma unroll
                     for (int tl_chunk31 = 0; tl_chunk31 < x_layout::kSlots; tl_chunk31 += 8) {
                         const tl::f16* tl_ptr32 = &X[int64_t(row) * N + ((t * 2048) + (((x_layout::flat(tl_tid, (tl_chunk31 / 8) * 8)) % 2048) + tl_chunk31 % 8))];
@@ -4034,14 +4034,14 @@ __global__ void __launch_bounds__(256, 4) log_softmax_kernel_variant5(
                             }
                         }
                     }
-                    // for j in parallel(BN) {  (softmax.tl:146)
+                    // for j in parallel(BN) {  (softmax.tl:147)
                     // for j in parallel(2048): each thread visits the elements of `x` it holds
                     #pragma unroll
                     for (int tl_s34 = 0; tl_s34 < x_layout::kSlots; ++tl_s34) {
                         [[maybe_unused]] const int j = ((x_layout::flat(tl_tid, (tl_s34 / 8) * 8)) % 2048) + tl_s34 % 8;
                         x[tl_s34] = x[tl_s34] - shift;
                     }
-                    // copy(x, Y[row, t * BN +: BN]);  (softmax.tl:149)
+                    // copy(x, Y[row, t * BN +: BN]);  (softmax.tl:150)
                     #pragma unroll
                     for (int tl_chunk35 = 0; tl_chunk35 < x_layout::kSlots; tl_chunk35 += 8) {
                         tl::f16* tl_ptr36 = &Y[int64_t(row) * N + ((t * 2048) + (((x_layout::flat(tl_tid, (tl_chunk35 / 8) * 8)) % 2048) + tl_chunk35 % 8))];
@@ -4063,7 +4063,7 @@ __global__ void __launch_bounds__(256, 4) log_softmax_kernel_variant5(
     }
 }
 
-// kernel log_softmax<ROW = 8192, THREADS = 512, RB = 1, BN = 4096, MAX_BLOCKS = 1024, T = f16>  (stdlib/softmax.tl:88)
+// kernel log_softmax<ROW = 8192, THREADS = 512, RB = 1, BN = 4096, WAVES = 1, T = f16>  (stdlib/softmax.tl:89)
 // 512 threads per block, 32960 bytes of shared memory
 __global__ void __launch_bounds__(512, 2) log_softmax_kernel_variant6(
         const tl::f16* __restrict__ X,
@@ -4093,7 +4093,7 @@ __global__ void __launch_bounds__(512, 2) log_softmax_kernel_variant6(
     if (N <= 8192) {
         const int32_t g_trips = groups;
         if (0 < g_trips) {
-            // copy(X[row0 +: RB, 0 +: ROW], xs, pad = -inf);      // padding: exp(-inf) = 0  (softmax.tl:109)
+            // copy(X[row0 +: RB, 0 +: ROW], xs, pad = -inf);      // padding: exp(-inf) = 0  (softmax.tl:110)
             if (tl::is_aligned(X, 16) && N % 8 == 0 && ((int(blockIdx.x) + 0 * int(gridDim.x)) * 1) >= 0 && ((int(blockIdx.x) + 0 * int(gridDim.x)) * 1) + 1 <= M && 0 >= 0 && 0 + 8192 <= N && 0 % 8 == 0) {
                 #pragma unroll
                 for (int tl_i1 = 0; tl_i1 < 2; ++tl_i1) {
@@ -4117,12 +4117,12 @@ __global__ void __launch_bounds__(512, 2) log_softmax_kernel_variant6(
             }
         }
         tl::cp_async_commit();
-        // for g in pipelined(groups, stages = 2) {  (softmax.tl:107)
+        // for g in pipelined(groups, stages = 2) {  (softmax.tl:108)
         for (int g = 0; g < g_trips; ++g) {
             tl::cp_async_wait<0>();  // at most 0 copy groups of this thread still in flight
             __syncthreads();  // pipeline: stage `g % 2` has landed and the stage refilled next is no longer read
             if (g + 1 < g_trips) {
-                // copy(X[row0 +: RB, 0 +: ROW], xs, pad = -inf);      // padding: exp(-inf) = 0  (softmax.tl:109)
+                // copy(X[row0 +: RB, 0 +: ROW], xs, pad = -inf);      // padding: exp(-inf) = 0  (softmax.tl:110)
                 if (tl::is_aligned(X, 16) && N % 8 == 0 && ((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 1) >= 0 && ((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 1) + 1 <= M && 0 >= 0 && 0 + 8192 <= N && 0 % 8 == 0) {
                     #pragma unroll
                     for (int tl_i8 = 0; tl_i8 < 2; ++tl_i8) {
@@ -4147,7 +4147,7 @@ __global__ void __launch_bounds__(512, 2) log_softmax_kernel_variant6(
             }
             tl::cp_async_commit();
             const int32_t row0 = (int(blockIdx.x) + g * int(gridDim.x)) * 1;
-            // copy(xs, s);  (softmax.tl:110)
+            // copy(xs, s);  (softmax.tl:111)
             #pragma unroll
             for (int tl_chunk14 = 0; tl_chunk14 < 16; tl_chunk14 += 8) {
                 const tl::f16* tl_ptr15 = &xs[((g % 2) * 1 + 0) * 8200 + ((tl_chunk14 % 8) + (tl_tid) * 8 + (tl_chunk14 / 8) * 4096)];
@@ -4163,7 +4163,7 @@ __global__ void __launch_bounds__(512, 2) log_softmax_kernel_variant6(
                     }
                 }
             }
-            // reduce(max, s, s_max, axis = 1);  (softmax.tl:111)
+            // reduce(max, s, s_max, axis = 1);  (softmax.tl:112)
             // each thread folds its 16 values of each of its 1 results; xor shuffles 1, 2, 4, 8, 16 among the lanes that share one; then across the 16 warps that do
             {
                 float tl_part[1];
@@ -4184,13 +4184,13 @@ __global__ void __launch_bounds__(512, 2) log_softmax_kernel_variant6(
                 if ((tl_tid / 1 % 32) == 0) {
                     #pragma unroll
                     for (int tl_i = 0; tl_i < 1; ++tl_i) {
-                        reinterpret_cast<float*>(tl_scratch)[(0) * 16 + (tl_tid / 32 % 16)] = tl_part[tl_i];
+                        reinterpret_cast<float*>(tl_scratch)[((tl_tid / 32 % 16)) * 1 + 0] = tl_part[tl_i];
                     }
                 }
                 __syncthreads();
                 #pragma unroll
                 for (int tl_i = 0; tl_i < 1; ++tl_i) {
-                    tl_part[tl_i] = reinterpret_cast<float*>(tl_scratch)[(0) * 16 + tl_tid % 16];
+                    tl_part[tl_i] = reinterpret_cast<float*>(tl_scratch)[(tl_tid % 16) * 1 + 0];
                     tl_part[tl_i] = tl::xor_combine<tl::MaxOp, 1>(tl_part[tl_i]);
                     tl_part[tl_i] = tl::xor_combine<tl::MaxOp, 2>(tl_part[tl_i]);
                     tl_part[tl_i] = tl::xor_combine<tl::MaxOp, 4>(tl_part[tl_i]);
@@ -4202,7 +4202,7 @@ __global__ void __launch_bounds__(512, 2) log_softmax_kernel_variant6(
                     s_max[tl_i] = tl_part[tl_i];
                 }
             }
-            // for i, j in parallel(RB, ROW) {  (softmax.tl:112)
+            // for i, j in parallel(RB, ROW) {  (softmax.tl:113)
             // for i, j in parallel(1, 8192): each thread visits the elements of `se` it holds
             #pragma unroll
             for (int tl_s18 = 0; tl_s18 < 16; ++tl_s18) {
@@ -4210,7 +4210,7 @@ __global__ void __launch_bounds__(512, 2) log_softmax_kernel_variant6(
                 [[maybe_unused]] const int j = ((tl_s18 % 8) + (tl_tid) * 8 + (tl_s18 / 8) * 4096);
                 se[tl_s18] = tl::fast::exp_sub(s[tl_s18], s_max[0]);
             }
-            // reduce(sum, se, s_sum, axis = 1);  (softmax.tl:115)
+            // reduce(sum, se, s_sum, axis = 1);  (softmax.tl:116)
             // each thread folds its 16 values of each of its 1 results; xor shuffles 1, 2, 4, 8, 16 among the lanes that share one; then across the 16 warps that do
             {
                 float tl_part[1];
@@ -4231,13 +4231,13 @@ __global__ void __launch_bounds__(512, 2) log_softmax_kernel_variant6(
                 if ((tl_tid / 1 % 32) == 0) {
                     #pragma unroll
                     for (int tl_i = 0; tl_i < 1; ++tl_i) {
-                        reinterpret_cast<float*>(tl_scratch)[(0) * 16 + (tl_tid / 32 % 16)] = tl_part[tl_i];
+                        reinterpret_cast<float*>(tl_scratch)[((tl_tid / 32 % 16)) * 1 + 0] = tl_part[tl_i];
                     }
                 }
                 __syncthreads();
                 #pragma unroll
                 for (int tl_i = 0; tl_i < 1; ++tl_i) {
-                    tl_part[tl_i] = reinterpret_cast<float*>(tl_scratch)[(0) * 16 + tl_tid % 16];
+                    tl_part[tl_i] = reinterpret_cast<float*>(tl_scratch)[(tl_tid % 16) * 1 + 0];
                     tl_part[tl_i] = tl::xor_combine<tl::SumOp, 1>(tl_part[tl_i]);
                     tl_part[tl_i] = tl::xor_combine<tl::SumOp, 2>(tl_part[tl_i]);
                     tl_part[tl_i] = tl::xor_combine<tl::SumOp, 4>(tl_part[tl_i]);
@@ -4249,14 +4249,14 @@ __global__ void __launch_bounds__(512, 2) log_softmax_kernel_variant6(
                     s_sum[tl_i] = tl_part[tl_i];
                 }
             }
-            // for i in parallel(RB) {  (softmax.tl:116)
+            // for i in parallel(RB) {  (softmax.tl:117)
             // for i in parallel(1): each thread visits the elements of `s_sum` it holds
             #pragma unroll
             for (int tl_s20 = 0; tl_s20 < 1; ++tl_s20) {
                 [[maybe_unused]] const int i = 0;
                 s_sum[tl_s20] = s_max[tl_s20] + tl::fast::log(s_sum[tl_s20]);
             }
-            // for i, j in parallel(RB, ROW) {  (softmax.tl:119)
+            // for i, j in parallel(RB, ROW) {  (softmax.tl:120)
             // for i, j in parallel(1, 8192): each thread visits the elements of `s` it holds
             #pragma unroll
             for (int tl_s21 = 0; tl_s21 < 16; ++tl_s21) {
@@ -4264,7 +4264,7 @@ __global__ void __launch_bounds__(512, 2) log_softmax_kernel_variant6(
                 [[maybe_unused]] const int j = ((tl_s21 % 8) + (tl_tid) * 8 + (tl_s21 / 8) * 4096);
                 s[tl_s21] = s[tl_s21] - s_sum[0];
             }
-            // copy(s, Y[row0 +: RB, 0 +: ROW]);  (softmax.tl:122)
+            // copy(s, Y[row0 +: RB, 0 +: ROW]);  (softmax.tl:123)
             #pragma unroll
             for (int tl_chunk22 = 0; tl_chunk22 < 16; tl_chunk22 += 8) {
                 tl::f16* tl_ptr23 = &Y[int64_t(row0 + 0) * N + ((tl_chunk22 % 8) + (tl_tid) * 8 + (tl_chunk22 / 8) * 4096)];
@@ -4291,7 +4291,7 @@ __global__ void __launch_bounds__(512, 2) log_softmax_kernel_variant6(
                 m = -tl::inf<float>();
                 l = 0.0f;
                 for (int t = 0; t < n_tiles; ++t) {
-                    // copy(X[row, t * BN +: BN], x, pad = -inf);  (softmax.tl:133)
+                    // copy(X[row, t * BN +: BN], x, pad = -inf);  (softmax.tl:134)
                     #pragma unroll
                     for (int tl_chunk25 = 0; tl_chunk25 < x_layout::kSlots; tl_chunk25 += 8) {
                         const tl::f16* tl_ptr26 = &X[int64_t(row) * N + ((t * 4096) + (((x_layout::flat(tl_tid, (tl_chunk25 / 8) * 8)) % 4096) + tl_chunk25 % 8))];
@@ -4307,7 +4307,7 @@ __global__ void __launch_bounds__(512, 2) log_softmax_kernel_variant6(
                             }
                         }
                     }
-                    // reduce(max, x, tile_max);  (softmax.tl:134)
+                    // reduce(max, x, tile_max);  (softmax.tl:135)
                     {
                         float tl_part[1];
                         #pragma unroll
@@ -4322,14 +4322,14 @@ __global__ void __launch_bounds__(512, 2) log_softmax_kernel_variant6(
                         }
                     }
                     const float m_new = tl::max(m, tile_max);
-                    // for j in parallel(BN) {  (softmax.tl:136)
+                    // for j in parallel(BN) {  (softmax.tl:137)
                     // for j in parallel(4096): each thread visits the elements of `x` it holds
                     #pragma unroll
                     for (int tl_s29 = 0; tl_s29 < x_layout::kSlots; ++tl_s29) {
                         [[maybe_unused]] const int j = ((x_layout::flat(tl_tid, (tl_s29 / 8) * 8)) % 4096) + tl_s29 % 8;
                         x[tl_s29] = tl::fast::exp_sub(x[tl_s29], m_new);
                     }
-                    // reduce(sum, x, tile_sum);  (softmax.tl:139)
+                    // reduce(sum, x, tile_sum);  (softmax.tl:140)
                     {
                         float tl_part[1];
                         #pragma unroll
@@ -4348,7 +4348,7 @@ __global__ void __launch_bounds__(512, 2) log_softmax_kernel_variant6(
                 }
                 const float shift = m + tl::fast::log(l);
                 for (int t = 0; t < n_tiles; ++t) {
-                    // copy(X[row, t * BN +: BN], x);  (softmax.tl:145)
+                    // copy(X[row, t * BN +: BN], x);  (softmax.tl:146)
                     #pragma unroll
                     for (int tl_chunk31 = 0; tl_chunk31 < x_layout::kSlots; tl_chunk31 += 8) {
                         const tl::f16* tl_ptr32 = &X[int64_t(row) * N + ((t * 4096) + (((x_layout::flat(tl_tid, (tl_chunk31 / 8) * 8)) % 4096) + tl_chunk31 % 8))];
@@ -4364,14 +4364,14 @@ __global__ void __launch_bounds__(512, 2) log_softmax_kernel_variant6(
                             }
                         }
                     }
-                    // for j in parallel(BN) {  (softmax.tl:146)
+                    // for j in parallel(BN) {  (softmax.tl:147)
                     // for j in parallel(4096): each thread visits the elements of `x` it holds
                     #pragma unroll
                     for (int tl_s34 = 0; tl_s34 < x_layout::kSlots; ++tl_s34) {
                         [[maybe_unused]] const int j = ((x_layout::flat(tl_tid, (tl_s34 / 8) * 8)) % 4096) + tl_s34 % 8;
                         x[tl_s34] = x[tl_s34] - shift;
                     }
-                    // copy(x, Y[row, t * BN +: BN]);  (softmax.tl:149)
+                    // copy(x, Y[row, t * BN +: BN]);  (softmax.tl:150)
                     #pragma unroll
                     for (int tl_chunk35 = 0; tl_chunk35 < x_layout::kSlots; tl_chunk35 += 8) {
                         tl::f16* tl_ptr36 = &Y[int64_t(row) * N + ((t * 4096) + (((x_layout::flat(tl_tid, (tl_chunk35 / 8) * 8)) % 4096) + tl_chunk35 % 8))];
@@ -4393,7 +4393,7 @@ __global__ void __launch_bounds__(512, 2) log_softmax_kernel_variant6(
     }
 }
 
-// kernel softmax_rows<BM = 8, BN = 256, T = f16>  (stdlib/softmax.tl:158)
+// kernel softmax_rows<BM = 8, BN = 256, T = f16>  (stdlib/softmax.tl:159)
 // 256 threads per block, 0 bytes of shared memory
 __global__ void __launch_bounds__(256) softmax_rows_kernel(
         const tl::f16* __restrict__ X,
@@ -4421,7 +4421,7 @@ __global__ void __launch_bounds__(256) softmax_rows_kernel(
     const int32_t row0 = int(blockIdx.x) * 8;
     const int32_t n_tiles = tl::cdiv(N, 256);
     for (int t = 0; t < n_tiles; ++t) {
-        // copy(X[row0 +: BM, t * BN +: BN], x, pad = -inf);  (softmax.tl:172)
+        // copy(X[row0 +: BM, t * BN +: BN], x, pad = -inf);  (softmax.tl:173)
         #pragma unroll
         for (int tl_chunk0 = 0; tl_chunk0 < 8; tl_chunk0 += 8) {
             const tl::f16* tl_ptr1 = &X[int64_t(row0 + (tl_tid / 32)) * N + ((t * 256) + ((tl_chunk0) + (tl_tid % 32) * 8))];
@@ -4437,7 +4437,7 @@ __global__ void __launch_bounds__(256) softmax_rows_kernel(
                 }
             }
         }
-        // reduce(max, x, m_tile, axis = 1);  (softmax.tl:173)
+        // reduce(max, x, m_tile, axis = 1);  (softmax.tl:174)
         // each thread folds its 8 values of each of its 1 results; xor shuffles 1, 2, 4, 8, 16 among the lanes that share one
         {
             float tl_part[1];
@@ -4460,7 +4460,7 @@ __global__ void __launch_bounds__(256) softmax_rows_kernel(
                 m_tile[tl_i] = tl_part[tl_i];
             }
         }
-        // for i in parallel(BM) {  (softmax.tl:174)
+        // for i in parallel(BM) {  (softmax.tl:175)
         // for i in parallel(8): each thread visits the elements of `m` it holds
         #pragma unroll
         for (int tl_s4 = 0; tl_s4 < 1; ++tl_s4) {
@@ -4469,7 +4469,7 @@ __global__ void __launch_bounds__(256) softmax_rows_kernel(
             alpha[tl_s4] = tl::fast::exp_sub(m[tl_s4], m_new);
             m[tl_s4] = m_new;
         }
-        // for i, j in parallel(BM, BN) {  (softmax.tl:179)
+        // for i, j in parallel(BM, BN) {  (softmax.tl:180)
         // for i, j in parallel(8, 256): each thread visits the elements of `x` it holds
         #pragma unroll
         for (int tl_s5 = 0; tl_s5 < 8; ++tl_s5) {
@@ -4477,7 +4477,7 @@ __global__ void __launch_bounds__(256) softmax_rows_kernel(
             [[maybe_unused]] const int j = ((tl_s5) + (tl_tid % 32) * 8);
             x[tl_s5] = tl::fast::exp_sub(x[tl_s5], m[0]);
         }
-        // reduce(sum, x, l_tile, axis = 1);  (softmax.tl:182)
+        // reduce(sum, x, l_tile, axis = 1);  (softmax.tl:183)
         // each thread folds its 8 values of each of its 1 results; xor shuffles 1, 2, 4, 8, 16 among the lanes that share one
         {
             float tl_part[1];
@@ -4500,7 +4500,7 @@ __global__ void __launch_bounds__(256) softmax_rows_kernel(
                 l_tile[tl_i] = tl_part[tl_i];
             }
         }
-        // for i in parallel(BM) {  (softmax.tl:183)
+        // for i in parallel(BM) {  (softmax.tl:184)
         // for i in parallel(8): each thread visits the elements of `l` it holds
         #pragma unroll
         for (int tl_s7 = 0; tl_s7 < 1; ++tl_s7) {
@@ -4509,7 +4509,7 @@ __global__ void __launch_bounds__(256) softmax_rows_kernel(
         }
     }
     for (int t = 0; t < n_tiles; ++t) {
-        // copy(X[row0 +: BM, t * BN +: BN], x);  (softmax.tl:189)
+        // copy(X[row0 +: BM, t * BN +: BN], x);  (softmax.tl:190)
         #pragma unroll
         for (int tl_chunk8 = 0; tl_chunk8 < 8; tl_chunk8 += 8) {
             const tl::f16* tl_ptr9 = &X[int64_t(row0 + (tl_tid / 32)) * N + ((t * 256) + ((tl_chunk8) + (tl_tid % 32) * 8))];
@@ -4525,7 +4525,7 @@ __global__ void __launch_bounds__(256) softmax_rows_kernel(
                 }
             }
         }
-        // for i, j in parallel(BM, BN) {  (softmax.tl:190)
+        // for i, j in parallel(BM, BN) {  (softmax.tl:191)
         // for i, j in parallel(8, 256): each thread visits the elements of `x` it holds
         #pragma unroll
         for (int tl_s11 = 0; tl_s11 < 8; ++tl_s11) {
@@ -4533,7 +4533,7 @@ __global__ void __launch_bounds__(256) softmax_rows_kernel(
             [[maybe_unused]] const int j = ((tl_s11) + (tl_tid % 32) * 8);
             x[tl_s11] = tl::fast::div(tl::fast::exp_sub(x[tl_s11], m[0]), l[0]);
         }
-        // copy(x, Y[row0 +: BM, t * BN +: BN]);  (softmax.tl:193)
+        // copy(x, Y[row0 +: BM, t * BN +: BN]);  (softmax.tl:194)
         #pragma unroll
         for (int tl_chunk12 = 0; tl_chunk12 < 8; tl_chunk12 += 8) {
             tl::f16* tl_ptr13 = &Y[int64_t(row0 + (tl_tid / 32)) * N + ((t * 256) + ((tl_chunk12) + (tl_tid % 32) * 8))];
@@ -4563,7 +4563,7 @@ static cudaError_t softmax_variant0(const __half* X, __half* Y, int64_t M, int64
     if (cudaError_t tl_err = tl::host::check_pointer(Y, tl_name, "Y", 2); tl_err != cudaSuccess) return tl_err;
     if (cudaError_t tl_err = tl::host::check_dim(M, tl_name, "M"); tl_err != cudaSuccess) return tl_err;
     if (cudaError_t tl_err = tl::host::check_dim(N, tl_name, "N"); tl_err != cudaSuccess) return tl_err;
-    const int64_t tl_grid_x = int64_t(tl::min(tl::cdiv(M, 16), 1024)), tl_grid_y = int64_t(1), tl_grid_z = int64_t(1);
+    const int64_t tl_grid_x = int64_t(tl::min(tl::cdiv(M, 16), 1 * tl::host::sm_count() * 8)), tl_grid_y = int64_t(1), tl_grid_z = int64_t(1);
     if (tl_grid_x <= 0 || tl_grid_y <= 0 || tl_grid_z <= 0) return cudaSuccess;  // nothing to compute
     if (tl_grid_x > INT32_MAX || tl_grid_y > 65535 || tl_grid_z > 65535)
         return tl::host::invalid_argument(std::string(tl_name) + ": the grid is larger than CUDA allows");
@@ -4585,7 +4585,7 @@ static cudaError_t softmax_variant1(const __half* X, __half* Y, int64_t M, int64
     if (cudaError_t tl_err = tl::host::check_pointer(Y, tl_name, "Y", 2); tl_err != cudaSuccess) return tl_err;
     if (cudaError_t tl_err = tl::host::check_dim(M, tl_name, "M"); tl_err != cudaSuccess) return tl_err;
     if (cudaError_t tl_err = tl::host::check_dim(N, tl_name, "N"); tl_err != cudaSuccess) return tl_err;
-    const int64_t tl_grid_x = int64_t(tl::min(tl::cdiv(M, 8), 1024)), tl_grid_y = int64_t(1), tl_grid_z = int64_t(1);
+    const int64_t tl_grid_x = int64_t(tl::min(tl::cdiv(M, 8), 1 * tl::host::sm_count() * 8)), tl_grid_y = int64_t(1), tl_grid_z = int64_t(1);
     if (tl_grid_x <= 0 || tl_grid_y <= 0 || tl_grid_z <= 0) return cudaSuccess;  // nothing to compute
     if (tl_grid_x > INT32_MAX || tl_grid_y > 65535 || tl_grid_z > 65535)
         return tl::host::invalid_argument(std::string(tl_name) + ": the grid is larger than CUDA allows");
@@ -4607,7 +4607,7 @@ static cudaError_t softmax_variant2(const __half* X, __half* Y, int64_t M, int64
     if (cudaError_t tl_err = tl::host::check_pointer(Y, tl_name, "Y", 2); tl_err != cudaSuccess) return tl_err;
     if (cudaError_t tl_err = tl::host::check_dim(M, tl_name, "M"); tl_err != cudaSuccess) return tl_err;
     if (cudaError_t tl_err = tl::host::check_dim(N, tl_name, "N"); tl_err != cudaSuccess) return tl_err;
-    const int64_t tl_grid_x = int64_t(tl::min(tl::cdiv(M, 4), 1024)), tl_grid_y = int64_t(1), tl_grid_z = int64_t(1);
+    const int64_t tl_grid_x = int64_t(tl::min(tl::cdiv(M, 4), 1 * tl::host::sm_count() * 8)), tl_grid_y = int64_t(1), tl_grid_z = int64_t(1);
     if (tl_grid_x <= 0 || tl_grid_y <= 0 || tl_grid_z <= 0) return cudaSuccess;  // nothing to compute
     if (tl_grid_x > INT32_MAX || tl_grid_y > 65535 || tl_grid_z > 65535)
         return tl::host::invalid_argument(std::string(tl_name) + ": the grid is larger than CUDA allows");
@@ -4629,7 +4629,7 @@ static cudaError_t softmax_variant3(const __half* X, __half* Y, int64_t M, int64
     if (cudaError_t tl_err = tl::host::check_pointer(Y, tl_name, "Y", 2); tl_err != cudaSuccess) return tl_err;
     if (cudaError_t tl_err = tl::host::check_dim(M, tl_name, "M"); tl_err != cudaSuccess) return tl_err;
     if (cudaError_t tl_err = tl::host::check_dim(N, tl_name, "N"); tl_err != cudaSuccess) return tl_err;
-    const int64_t tl_grid_x = int64_t(tl::min(tl::cdiv(M, 2), 1024)), tl_grid_y = int64_t(1), tl_grid_z = int64_t(1);
+    const int64_t tl_grid_x = int64_t(tl::min(tl::cdiv(M, 2), 1 * tl::host::sm_count() * 8)), tl_grid_y = int64_t(1), tl_grid_z = int64_t(1);
     if (tl_grid_x <= 0 || tl_grid_y <= 0 || tl_grid_z <= 0) return cudaSuccess;  // nothing to compute
     if (tl_grid_x > INT32_MAX || tl_grid_y > 65535 || tl_grid_z > 65535)
         return tl::host::invalid_argument(std::string(tl_name) + ": the grid is larger than CUDA allows");
@@ -4651,7 +4651,7 @@ static cudaError_t softmax_variant4(const __half* X, __half* Y, int64_t M, int64
     if (cudaError_t tl_err = tl::host::check_pointer(Y, tl_name, "Y", 2); tl_err != cudaSuccess) return tl_err;
     if (cudaError_t tl_err = tl::host::check_dim(M, tl_name, "M"); tl_err != cudaSuccess) return tl_err;
     if (cudaError_t tl_err = tl::host::check_dim(N, tl_name, "N"); tl_err != cudaSuccess) return tl_err;
-    const int64_t tl_grid_x = int64_t(tl::min(tl::cdiv(M, 1), 1024)), tl_grid_y = int64_t(1), tl_grid_z = int64_t(1);
+    const int64_t tl_grid_x = int64_t(tl::min(tl::cdiv(M, 1), 1 * tl::host::sm_count() * 8)), tl_grid_y = int64_t(1), tl_grid_z = int64_t(1);
     if (tl_grid_x <= 0 || tl_grid_y <= 0 || tl_grid_z <= 0) return cudaSuccess;  // nothing to compute
     if (tl_grid_x > INT32_MAX || tl_grid_y > 65535 || tl_grid_z > 65535)
         return tl::host::invalid_argument(std::string(tl_name) + ": the grid is larger than CUDA allows");
@@ -4673,7 +4673,7 @@ static cudaError_t softmax_variant5(const __half* X, __half* Y, int64_t M, int64
     if (cudaError_t tl_err = tl::host::check_pointer(Y, tl_name, "Y", 2); tl_err != cudaSuccess) return tl_err;
     if (cudaError_t tl_err = tl::host::check_dim(M, tl_name, "M"); tl_err != cudaSuccess) return tl_err;
     if (cudaError_t tl_err = tl::host::check_dim(N, tl_name, "N"); tl_err != cudaSuccess) return tl_err;
-    const int64_t tl_grid_x = int64_t(tl::min(tl::cdiv(M, 1), 1024)), tl_grid_y = int64_t(1), tl_grid_z = int64_t(1);
+    const int64_t tl_grid_x = int64_t(tl::min(tl::cdiv(M, 1), 1 * tl::host::sm_count() * 4)), tl_grid_y = int64_t(1), tl_grid_z = int64_t(1);
     if (tl_grid_x <= 0 || tl_grid_y <= 0 || tl_grid_z <= 0) return cudaSuccess;  // nothing to compute
     if (tl_grid_x > INT32_MAX || tl_grid_y > 65535 || tl_grid_z > 65535)
         return tl::host::invalid_argument(std::string(tl_name) + ": the grid is larger than CUDA allows");
@@ -4695,7 +4695,7 @@ static cudaError_t softmax_variant6(const __half* X, __half* Y, int64_t M, int64
     if (cudaError_t tl_err = tl::host::check_pointer(Y, tl_name, "Y", 2); tl_err != cudaSuccess) return tl_err;
     if (cudaError_t tl_err = tl::host::check_dim(M, tl_name, "M"); tl_err != cudaSuccess) return tl_err;
     if (cudaError_t tl_err = tl::host::check_dim(N, tl_name, "N"); tl_err != cudaSuccess) return tl_err;
-    const int64_t tl_grid_x = int64_t(tl::min(tl::cdiv(M, 1), 1024)), tl_grid_y = int64_t(1), tl_grid_z = int64_t(1);
+    const int64_t tl_grid_x = int64_t(tl::min(tl::cdiv(M, 1), 1 * tl::host::sm_count() * 2)), tl_grid_y = int64_t(1), tl_grid_z = int64_t(1);
     if (tl_grid_x <= 0 || tl_grid_y <= 0 || tl_grid_z <= 0) return cudaSuccess;  // nothing to compute
     if (tl_grid_x > INT32_MAX || tl_grid_y > 65535 || tl_grid_z > 65535)
         return tl::host::invalid_argument(std::string(tl_name) + ": the grid is larger than CUDA allows");
@@ -4734,7 +4734,7 @@ static cudaError_t log_softmax_variant0(const __half* X, __half* Y, int64_t M, i
     if (cudaError_t tl_err = tl::host::check_pointer(Y, tl_name, "Y", 2); tl_err != cudaSuccess) return tl_err;
     if (cudaError_t tl_err = tl::host::check_dim(M, tl_name, "M"); tl_err != cudaSuccess) return tl_err;
     if (cudaError_t tl_err = tl::host::check_dim(N, tl_name, "N"); tl_err != cudaSuccess) return tl_err;
-    const int64_t tl_grid_x = int64_t(tl::min(tl::cdiv(M, 16), 1024)), tl_grid_y = int64_t(1), tl_grid_z = int64_t(1);
+    const int64_t tl_grid_x = int64_t(tl::min(tl::cdiv(M, 16), 1 * tl::host::sm_count() * 8)), tl_grid_y = int64_t(1), tl_grid_z = int64_t(1);
     if (tl_grid_x <= 0 || tl_grid_y <= 0 || tl_grid_z <= 0) return cudaSuccess;  // nothing to compute
     if (tl_grid_x > INT32_MAX || tl_grid_y > 65535 || tl_grid_z > 65535)
         return tl::host::invalid_argument(std::string(tl_name) + ": the grid is larger than CUDA allows");
@@ -4756,7 +4756,7 @@ static cudaError_t log_softmax_variant1(const __half* X, __half* Y, int64_t M, i
     if (cudaError_t tl_err = tl::host::check_pointer(Y, tl_name, "Y", 2); tl_err != cudaSuccess) return tl_err;
     if (cudaError_t tl_err = tl::host::check_dim(M, tl_name, "M"); tl_err != cudaSuccess) return tl_err;
     if (cudaError_t tl_err = tl::host::check_dim(N, tl_name, "N"); tl_err != cudaSuccess) return tl_err;
-    const int64_t tl_grid_x = int64_t(tl::min(tl::cdiv(M, 8), 1024)), tl_grid_y = int64_t(1), tl_grid_z = int64_t(1);
+    const int64_t tl_grid_x = int64_t(tl::min(tl::cdiv(M, 8), 1 * tl::host::sm_count() * 8)), tl_grid_y = int64_t(1), tl_grid_z = int64_t(1);
     if (tl_grid_x <= 0 || tl_grid_y <= 0 || tl_grid_z <= 0) return cudaSuccess;  // nothing to compute
     if (tl_grid_x > INT32_MAX || tl_grid_y > 65535 || tl_grid_z > 65535)
         return tl::host::invalid_argument(std::string(tl_name) + ": the grid is larger than CUDA allows");
@@ -4778,7 +4778,7 @@ static cudaError_t log_softmax_variant2(const __half* X, __half* Y, int64_t M, i
     if (cudaError_t tl_err = tl::host::check_pointer(Y, tl_name, "Y", 2); tl_err != cudaSuccess) return tl_err;
     if (cudaError_t tl_err = tl::host::check_dim(M, tl_name, "M"); tl_err != cudaSuccess) return tl_err;
     if (cudaError_t tl_err = tl::host::check_dim(N, tl_name, "N"); tl_err != cudaSuccess) return tl_err;
-    const int64_t tl_grid_x = int64_t(tl::min(tl::cdiv(M, 4), 1024)), tl_grid_y = int64_t(1), tl_grid_z = int64_t(1);
+    const int64_t tl_grid_x = int64_t(tl::min(tl::cdiv(M, 4), 1 * tl::host::sm_count() * 8)), tl_grid_y = int64_t(1), tl_grid_z = int64_t(1);
     if (tl_grid_x <= 0 || tl_grid_y <= 0 || tl_grid_z <= 0) return cudaSuccess;  // nothing to compute
     if (tl_grid_x > INT32_MAX || tl_grid_y > 65535 || tl_grid_z > 65535)
         return tl::host::invalid_argument(std::string(tl_name) + ": the grid is larger than CUDA allows");
@@ -4800,7 +4800,7 @@ static cudaError_t log_softmax_variant3(const __half* X, __half* Y, int64_t M, i
     if (cudaError_t tl_err = tl::host::check_pointer(Y, tl_name, "Y", 2); tl_err != cudaSuccess) return tl_err;
     if (cudaError_t tl_err = tl::host::check_dim(M, tl_name, "M"); tl_err != cudaSuccess) return tl_err;
     if (cudaError_t tl_err = tl::host::check_dim(N, tl_name, "N"); tl_err != cudaSuccess) return tl_err;
-    const int64_t tl_grid_x = int64_t(tl::min(tl::cdiv(M, 2), 1024)), tl_grid_y = int64_t(1), tl_grid_z = int64_t(1);
+    const int64_t tl_grid_x = int64_t(tl::min(tl::cdiv(M, 2), 1 * tl::host::sm_count() * 8)), tl_grid_y = int64_t(1), tl_grid_z = int64_t(1);
     if (tl_grid_x <= 0 || tl_grid_y <= 0 || tl_grid_z <= 0) return cudaSuccess;  // nothing to compute
     if (tl_grid_x > INT32_MAX || tl_grid_y > 65535 || tl_grid_z > 65535)
         return tl::host::invalid_argument(std::string(tl_name) + ": the grid is larger than CUDA allows");
@@ -4822,7 +4822,7 @@ static cudaError_t log_softmax_variant4(const __half* X, __half* Y, int64_t M, i
     if (cudaError_t tl_err = tl::host::check_pointer(Y, tl_name, "Y", 2); tl_err != cudaSuccess) return tl_err;
     if (cudaError_t tl_err = tl::host::check_dim(M, tl_name, "M"); tl_err != cudaSuccess) return tl_err;
     if (cudaError_t tl_err = tl::host::check_dim(N, tl_name, "N"); tl_err != cudaSuccess) return tl_err;
-    const int64_t tl_grid_x = int64_t(tl::min(tl::cdiv(M, 1), 1024)), tl_grid_y = int64_t(1), tl_grid_z = int64_t(1);
+    const int64_t tl_grid_x = int64_t(tl::min(tl::cdiv(M, 1), 1 * tl::host::sm_count() * 8)), tl_grid_y = int64_t(1), tl_grid_z = int64_t(1);
     if (tl_grid_x <= 0 || tl_grid_y <= 0 || tl_grid_z <= 0) return cudaSuccess;  // nothing to compute
     if (tl_grid_x > INT32_MAX || tl_grid_y > 65535 || tl_grid_z > 65535)
         return tl::host::invalid_argument(std::string(tl_name) + ": the grid is larger than CUDA allows");
@@ -4844,7 +4844,7 @@ static cudaError_t log_softmax_variant5(const __half* X, __half* Y, int64_t M, i
     if (cudaError_t tl_err = tl::host::check_pointer(Y, tl_name, "Y", 2); tl_err != cudaSuccess) return tl_err;
     if (cudaError_t tl_err = tl::host::check_dim(M, tl_name, "M"); tl_err != cudaSuccess) return tl_err;
     if (cudaError_t tl_err = tl::host::check_dim(N, tl_name, "N"); tl_err != cudaSuccess) return tl_err;
-    const int64_t tl_grid_x = int64_t(tl::min(tl::cdiv(M, 1), 1024)), tl_grid_y = int64_t(1), tl_grid_z = int64_t(1);
+    const int64_t tl_grid_x = int64_t(tl::min(tl::cdiv(M, 1), 1 * tl::host::sm_count() * 4)), tl_grid_y = int64_t(1), tl_grid_z = int64_t(1);
     if (tl_grid_x <= 0 || tl_grid_y <= 0 || tl_grid_z <= 0) return cudaSuccess;  // nothing to compute
     if (tl_grid_x > INT32_MAX || tl_grid_y > 65535 || tl_grid_z > 65535)
         return tl::host::invalid_argument(std::string(tl_name) + ": the grid is larger than CUDA allows");
@@ -4866,7 +4866,7 @@ static cudaError_t log_softmax_variant6(const __half* X, __half* Y, int64_t M, i
     if (cudaError_t tl_err = tl::host::check_pointer(Y, tl_name, "Y", 2); tl_err != cudaSuccess) return tl_err;
     if (cudaError_t tl_err = tl::host::check_dim(M, tl_name, "M"); tl_err != cudaSuccess) return tl_err;
     if (cudaError_t tl_err = tl::host::check_dim(N, tl_name, "N"); tl_err != cudaSuccess) return tl_err;
-    const int64_t tl_grid_x = int64_t(tl::min(tl::cdiv(M, 1), 1024)), tl_grid_y = int64_t(1), tl_grid_z = int64_t(1);
+    const int64_t tl_grid_x = int64_t(tl::min(tl::cdiv(M, 1), 1 * tl::host::sm_count() * 2)), tl_grid_y = int64_t(1), tl_grid_z = int64_t(1);
     if (tl_grid_x <= 0 || tl_grid_y <= 0 || tl_grid_z <= 0) return cudaSuccess;  // nothing to compute
     if (tl_grid_x > INT32_MAX || tl_grid_y > 65535 || tl_grid_z > 65535)
         return tl::host::invalid_argument(std::string(tl_name) + ": the grid is larger than CUDA allows");

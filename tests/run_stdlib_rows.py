@@ -3,7 +3,7 @@
 run by `tlc run` (the interpreter, on the scheduled IR) against a float64 reference: with their
 variants, at row lengths that make the launch take each of them (ROW = 128, 512, 2048, 8192) and
 the widest one's tiled walk (N > 8192); then pinned with -D ROW=256 -D BN=64, so that the tiled walk
-also runs on small rows; then with -D MAX_BLOCKS=2, so that each block walks several row groups. Row counts are not multiples of the rows per block. The GPU tests
+also runs on small rows; then with --sm-count=1 (a grid of one wave of a one-SM GPU), so that each block walks several row groups. Row counts are not multiples of the rows per block. The GPU tests
 (tests/gpu/stdlib_*_test.cu) run the same kernels as compiled."""
 import argparse, math, os, random, subprocess, sys, tempfile
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -17,7 +17,7 @@ TMP = tempfile.mkdtemp(prefix="tlc-stdlib-rows-")
 random.seed(3)
 def run(file, kernel, defines, tensors, scalars, dtype="<f4"):
     args = [TLC, "run", file, "--kernel", kernel, "--stop-after", "verify-shared-bounds"]
-    for d in defines: args += ["-D", d]
+    for d in defines: args += [d] if d.startswith("--") else ["-D", d]   # "--sm-count=1": an option
     for name, (shape, vals) in tensors.items():
         p = os.path.join(TMP, f"{name}.npy"); write_npy(p, dtype, shape, vals); args += ["--tensor", f"{name}={p}"]
     for k, v in scalars.items(): args += ["--scalar", f"{k}={v}"]
@@ -48,8 +48,9 @@ for file, kernels in ((os.path.join(args.root, "stdlib/norms.tl"), ("layernorm",
     for kernel in kernels:
         cases_of_kernel = [(M, N, ["T=f32"]) for M, N in ((3, 1), (33, 100), (2, 128), (9, 129), (5, 512), (3, 1000), (2, 2049), (1, 8192), (2, 8193))]
         cases_of_kernel += [(M, N, ["T=f32", "ROW=256", "BN=64"]) for M, N in ((5, 32), (2, 257), (3, 1000))]
-        # A grid of two blocks: each block walks several row groups (the pipelined loop)
-        cases_of_kernel += [(M, N, ["T=f32", "MAX_BLOCKS=2"]) for M, N in ((71, 100), (11, 1000), (5, 2049), (3, 8193))]
+        # A GPU of one SM: a grid of one wave (2 to 8 blocks), each block walks several row groups
+        # (the pipelined loop)
+        cases_of_kernel += [(M, N, ["T=f32", "--sm-count=1"]) for M, N in ((300, 100), (40, 1000), (9, 2049), (5, 8193))]
         for M, N, defines in cases_of_kernel:
             X = [random.uniform(-3, 3) + 2 for _ in range(M * N)]
             W = [random.uniform(0.5, 1.5) for _ in range(N)]; B = [random.uniform(-1, 1) for _ in range(N)]
@@ -66,5 +67,5 @@ for file, kernels in ((os.path.join(args.root, "stdlib/norms.tl"), ("layernorm",
             cases += 1
             row = 256 if "ROW=256" in defines else next(w for w in (128, 256, 512, 1024, 2048, 4096, 8192, 1 << 30) if N <= w)
             path = "tiled" if N > min(row, 8192) else f"ROW={row}"
-            print(f"{'ok  ' if ok else 'FAIL'} {kernel} {M}x{N} {' '.join('-D ' + d for d in defines)} ({path}) rel_err={e if e is not None else float('nan'):.2e}")
+            print(f"{'ok  ' if ok else 'FAIL'} {kernel} {M}x{N} {' '.join(d if d.startswith('--') else '-D ' + d for d in defines)} ({path}) rel_err={e if e is not None else float('nan'):.2e}")
 print(f"stdlib rows: {cases - bad}/{cases} passed"); sys.exit(1 if bad else 0)

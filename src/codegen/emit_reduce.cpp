@@ -102,9 +102,15 @@ void KernelEmitter::emit_cross_warp_reduce(const ir::Layout& from, const Fragmen
         }
     }
     TLC_CHECK(place == plan.warps, "cross-warp reduce: the warp digits do not multiply to the plan's warps");
+    // Warp w's part of result e is at w * run + tl::bank_swizzle(e): a run of the results (rounded
+    // up to 32) per warp, swizzled so that a warp's lanes, whichever results they hold (one each,
+    // or a chunk of consecutive ones each), touch different banks.
     std::string scratch = fmt::format("reinterpret_cast<{}*>(tl_scratch)", acc_type);
-    auto flat_of = [&](const std::string& reg) {
-        return flatten(layout_coordinates(to.layout, reg), to.layout.shape);
+    const int64_t run = plan.exchange_slots(ir::element_count(to.layout.shape)) / plan.warps;
+    auto slot_of = [&](const std::string& reg, const std::string& warp) {
+        std::string e = flatten(layout_coordinates(to.layout, reg), to.layout.shape);
+        return run < 32 ? fmt::format("{}[({}) * {} + {}]", scratch, warp, run, e)  // the swizzle leaves e < 32 in place
+                        : fmt::format("{}[({}) * {} + tl::bank_swizzle({})]", scratch, warp, run, e);
     };
     std::string valid = slot_valid(to, "tl_i");
     out_.line(fmt::format("if ({}) {{", writer.empty() ? "true" : writer));
@@ -112,7 +118,7 @@ void KernelEmitter::emit_cross_warp_reduce(const ir::Layout& from, const Fragmen
     out_.line("#pragma unroll");
     out_.block(fmt::format("for (int tl_i = 0; tl_i < {}; ++tl_i)", outs), [&] {
         if (!valid.empty()) out_.line(fmt::format("if (!({})) continue;", valid));
-        out_.line(fmt::format("{}[({}) * {} + {}] = tl_part[tl_i];", scratch, flat_of("tl_i"), plan.warps, warp_index));
+        out_.line(fmt::format("{} = tl_part[tl_i];", slot_of("tl_i", warp_index.empty() ? "0" : warp_index)));
     });
     out_.dedent();
     out_.line("}");
@@ -122,15 +128,15 @@ void KernelEmitter::emit_cross_warp_reduce(const ir::Layout& from, const Fragmen
     out_.block(fmt::format("for (int tl_i = 0; tl_i < {}; ++tl_i)", outs), [&] {
         if (!valid.empty()) out_.line(fmt::format("if (!({})) continue;", valid));  // warp-uniform when butterfly
         if (butterfly) {
-            out_.line(fmt::format("tl_part[tl_i] = {}[({}) * {} + tl_tid % {}];", scratch, flat_of("tl_i"), plan.warps, plan.warps));
+            out_.line(fmt::format("tl_part[tl_i] = {};", slot_of("tl_i", fmt::format("tl_tid % {}", plan.warps))));
             for (int64_t mask = 1; mask < plan.warps; mask *= 2)
                 out_.line(fmt::format("tl_part[tl_i] = tl::xor_combine<{}, {}>(tl_part[tl_i]);", op, mask));
             return;
         }
-        out_.line(fmt::format("tl_part[tl_i] = {}[({}) * {}];", scratch, flat_of("tl_i"), plan.warps));
+        out_.line(fmt::format("tl_part[tl_i] = {};", slot_of("tl_i", "0")));
         out_.line("#pragma unroll");
-        out_.line(fmt::format("for (int tl_w = 1; tl_w < {}; ++tl_w) tl_part[tl_i] = {}::combine(tl_part[tl_i], {}[({}) * {} + tl_w]);",
-                              plan.warps, op, scratch, flat_of("tl_i"), plan.warps));
+        out_.line(fmt::format("for (int tl_w = 1; tl_w < {}; ++tl_w) tl_part[tl_i] = {}::combine(tl_part[tl_i], {});",
+                              plan.warps, op, slot_of("tl_i", "tl_w")));
     });
     out_.line(block_sync() + ";  // the scratch is free again");
 }

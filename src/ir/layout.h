@@ -29,6 +29,12 @@ struct ReductionPlan {
     std::vector<int> shuffle_xor;      // lane masks, one butterfly step each
     int64_t warps = 1;                 // warps holding parts of one row: one cross-warp exchange if > 1
     bool shuffles_only = true;         // false when a lane digit is not a power of two (no xor tree)
+
+    // The values the cross-warp exchange of `outputs` results puts in the scratch: one per warp and
+    // result, each warp's results in a run of their own, rounded up to 32 from 32 results on (the run
+    // is swizzled so that the 32 lanes of a warp touch 32 banks, which leaves fewer than 32 results
+    // in place; codegen/emit_reduce.cpp).
+    int64_t exchange_slots(int64_t outputs) const { return (outputs < 32 ? outputs : (outputs + 31) / 32 * 32) * warps; }
 };
 
 // A register digit a slice keeps: digit (reg / from_stride) % extent of the sliced layout's

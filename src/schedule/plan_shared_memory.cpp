@@ -48,7 +48,7 @@ std::optional<ir::ScratchUse> scratch_use(const ir::Stmt& s, int threads, const 
             // Shuffles within each warp; only warps that share a row exchange through the scratch.
             if (plan->warps == 1) return std::nullopt;
             return ir::ScratchUse{fmt::format("cross-warp reduction into `{}`", r->dst.buffer->name),
-                                  outputs * plan->warps * dtype_bytes(reduce_partial_dtype(r->dst.buffer->dtype)), {}, {}};
+                                  plan->exchange_slots(r->dst.buffer->num_elements()) * dtype_bytes(reduce_partial_dtype(r->dst.buffer->dtype)), {}, {}};
         }
         return ir::ScratchUse{fmt::format("block reduction into `{}`", r->dst.buffer->name),
                               outputs * warps * dtype_bytes(reduce_partial_dtype(r->dst.buffer->dtype)), {}, {}};
@@ -143,7 +143,7 @@ ir::SharedMemoryPlan compute_shared_memory_plan(const ir::Kernel& kernel) {
             for (const ir::PartialCombine& c : combines->second) {
                 auto reduction = c.loop.reduction_plan(c.axes);
                 if (!reduction || reduction->warps == 1) continue;
-                int64_t bytes = c.buffer->num_elements() * reduction->warps * dtype_bytes(reduce_partial_dtype(c.buffer->dtype));
+                int64_t bytes = reduction->exchange_slots(c.buffer->num_elements()) * dtype_bytes(reduce_partial_dtype(c.buffer->dtype));
                 if (bytes <= plan.scratch_bytes) continue;
                 plan.scratch_bytes = bytes;
                 // The statement's own scratch use, if any, keeps its entry (the combine runs before it).

@@ -130,10 +130,11 @@ private:
         if (auto* r = s->as<ir::Reduce>(); r && !ir::is_per_thread(*r)) {
             int64_t outputs = ir::element_count(r->dst.tile_shape());
             int64_t bytes = dtype_bytes(reduce_partial_dtype(r->dst.buffer->dtype));
-            // The shuffle lowering writes element e's part of warp w at e * warps + w, and only
-            // when warps share a row; the block all-reduce writes one part per warp and output.
+            // The shuffle lowering writes the parts of warp w in the w-th run of the results
+            // (ReductionPlan::exchange_slots), and only when warps share a row; the block
+            // all-reduce writes one part per warp and output.
             if (auto plan = sliced_reduction_plan(kernel_.layouts, *r)) {
-                if (plan->warps > 1) check_scratch(*s, outputs * plan->warps * bytes, "cross-warp reduction");
+                if (plan->warps > 1) check_scratch(*s, plan->exchange_slots(r->dst.buffer->num_elements()) * bytes, "cross-warp reduction");
             } else {
                 check_scratch(*s, outputs * warps * bytes, "block reduction");
             }

@@ -58,13 +58,13 @@ __global__ void __launch_bounds__(256) row_sum_wide_kernel(
         if ((tl_tid / 1 % 32) == 0) {
             #pragma unroll
             for (int tl_i = 0; tl_i < 1; ++tl_i) {
-                reinterpret_cast<float*>(tl_scratch)[(0) * 8 + (tl_tid / 32 % 8)] = tl_part[tl_i];
+                reinterpret_cast<float*>(tl_scratch)[((tl_tid / 32 % 8)) * 1 + 0] = tl_part[tl_i];
             }
         }
         __syncthreads();
         #pragma unroll
         for (int tl_i = 0; tl_i < 1; ++tl_i) {
-            tl_part[tl_i] = reinterpret_cast<float*>(tl_scratch)[(0) * 8 + tl_tid % 8];
+            tl_part[tl_i] = reinterpret_cast<float*>(tl_scratch)[(tl_tid % 8) * 1 + 0];
             tl_part[tl_i] = tl::xor_combine<tl::SumOp, 1>(tl_part[tl_i]);
             tl_part[tl_i] = tl::xor_combine<tl::SumOp, 2>(tl_part[tl_i]);
             tl_part[tl_i] = tl::xor_combine<tl::SumOp, 4>(tl_part[tl_i]);

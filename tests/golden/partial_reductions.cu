@@ -95,15 +95,15 @@ __global__ void __launch_bounds__(256) colsum_kernel(
         if ((tl_tid / 8 % 4) == 0) {
             #pragma unroll
             for (int tl_i = 0; tl_i < 8; ++tl_i) {
-                reinterpret_cast<float*>(tl_scratch)[(((tl_i) + (tl_tid % 8) * 8)) * 8 + (tl_tid / 32 % 8)] = tl_part[tl_i];
+                reinterpret_cast<float*>(tl_scratch)[((tl_tid / 32 % 8)) * 64 + tl::bank_swizzle(((tl_i) + (tl_tid % 8) * 8))] = tl_part[tl_i];
             }
         }
         __syncthreads();
         #pragma unroll
         for (int tl_i = 0; tl_i < 8; ++tl_i) {
-            tl_part[tl_i] = reinterpret_cast<float*>(tl_scratch)[(((tl_i) + (tl_tid % 8) * 8)) * 8];
+            tl_part[tl_i] = reinterpret_cast<float*>(tl_scratch)[(0) * 64 + tl::bank_swizzle(((tl_i) + (tl_tid % 8) * 8))];
             #pragma unroll
-            for (int tl_w = 1; tl_w < 8; ++tl_w) tl_part[tl_i] = tl::SumOp::combine(tl_part[tl_i], reinterpret_cast<float*>(tl_scratch)[(((tl_i) + (tl_tid % 8) * 8)) * 8 + tl_w]);
+            for (int tl_w = 1; tl_w < 8; ++tl_w) tl_part[tl_i] = tl::SumOp::combine(tl_part[tl_i], reinterpret_cast<float*>(tl_scratch)[(tl_w) * 64 + tl::bank_swizzle(((tl_i) + (tl_tid % 8) * 8))]);
         }
         __syncthreads();  // the scratch is free again
         #pragma unroll
@@ -323,15 +323,15 @@ __global__ void __launch_bounds__(256) chansum_kernel(
         if ((tl_tid / 8 % 4) == 0) {
             #pragma unroll
             for (int tl_i = 0; tl_i < 8; ++tl_i) {
-                reinterpret_cast<float*>(tl_scratch)[(((tl_i) + (tl_tid % 8) * 8)) * 8 + (tl_tid / 128 % 2) + (tl_tid / 32 % 4) * 2] = tl_part[tl_i];
+                reinterpret_cast<float*>(tl_scratch)[((tl_tid / 128 % 2) + (tl_tid / 32 % 4) * 2) * 64 + tl::bank_swizzle(((tl_i) + (tl_tid % 8) * 8))] = tl_part[tl_i];
             }
         }
         __syncthreads();
         #pragma unroll
         for (int tl_i = 0; tl_i < 8; ++tl_i) {
-            tl_part[tl_i] = reinterpret_cast<float*>(tl_scratch)[(((tl_i) + (tl_tid % 8) * 8)) * 8];
+            tl_part[tl_i] = reinterpret_cast<float*>(tl_scratch)[(0) * 64 + tl::bank_swizzle(((tl_i) + (tl_tid % 8) * 8))];
             #pragma unroll
-            for (int tl_w = 1; tl_w < 8; ++tl_w) tl_part[tl_i] = tl::SumOp::combine(tl_part[tl_i], reinterpret_cast<float*>(tl_scratch)[(((tl_i) + (tl_tid % 8) * 8)) * 8 + tl_w]);
+            for (int tl_w = 1; tl_w < 8; ++tl_w) tl_part[tl_i] = tl::SumOp::combine(tl_part[tl_i], reinterpret_cast<float*>(tl_scratch)[(tl_w) * 64 + tl::bank_swizzle(((tl_i) + (tl_tid % 8) * 8))]);
         }
         __syncthreads();  // the scratch is free again
         #pragma unroll

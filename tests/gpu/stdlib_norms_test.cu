@@ -128,10 +128,11 @@ int main() {
         {4, 3000, 2.0, 4.0, 0, th::When::full, "_mean3"},     // mean far from 0
         {3, 2048, -8.0, 8.0, 0, th::When::full, "_range8"},
         {2, 1024, -1.0, 1.0, 1, th::When::full, "_offset1"},    // N a multiple of 8, unaligned base
-        // More row groups than blocks (the grid stops at MAX_BLOCKS = 1024 blocks): each block walks
-        // several groups, the next one's loads in flight during this one's math; the last group partial.
-        {196613, 100, -1.0, 1.0, 0, th::When::full, ""},      // ROW = 128, 32 rows per group
-        {24579, 1000, -1.0, 1.0, 0, th::When::full, ""},      // ROW = 1024, 4 rows per group
+        // More row groups than blocks (the grid is one wave of the GPU, e.g. 1056 blocks of 128
+        // threads on an H200): each block walks several groups, the next one's loads in flight
+        // during this one's math; the last group partial.
+        {196613, 100, -1.0, 1.0, 0, th::When::full, ""},      // ROW = 128, 16 rows per group
+        {24579, 1000, -1.0, 1.0, 0, th::When::full, ""},      // ROW = 1024, 2 rows per group
         {6149, 5000, -1.0, 1.0, 0, th::When::full, ""},       // ROW = 8192, a row per group
         {24593, 300, -1.0, 1.0, 1, th::When::full, "_offset1"}, // ROW = 512, unaligned: plain loads
         {2053, 8200, -1.0, 1.0, 0, th::When::full, ""},       // tiled rows, a block with two rows

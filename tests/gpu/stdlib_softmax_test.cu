@@ -90,10 +90,11 @@ int main() {
         {8, 1, -1.0, 1.0, 0, th::When::full, ""},
         {5, 3000, -50.0, 50.0, 0, th::When::full, "_range50"},
         {4, 2048, -1.0, 1.0, 1, th::When::full, "_offset1"},
-        // More row groups than blocks (the grid stops at MAX_BLOCKS = 1024 blocks): each block walks
-        // several groups, the next one's loads in flight during this one's math; the last group partial.
-        {196613, 100, -1.0, 1.0, 0, th::When::full, ""},      // ROW = 128, 32 rows per group
-        {24579, 1000, -1.0, 1.0, 0, th::When::full, ""},      // ROW = 1024, 4 rows per group
+        // More row groups than blocks (the grid is one wave of the GPU, e.g. 1056 blocks of 128
+        // threads on an H200): each block walks several groups, the next one's loads in flight
+        // during this one's math; the last group partial.
+        {196613, 100, -1.0, 1.0, 0, th::When::full, ""},      // ROW = 128, 16 rows per group
+        {24579, 1000, -1.0, 1.0, 0, th::When::full, ""},      // ROW = 1024, 2 rows per group
         {6149, 5000, -1.0, 1.0, 0, th::When::full, ""},       // ROW = 8192, a row per group
         {24593, 300, -1.0, 1.0, 1, th::When::full, "_offset1"}, // ROW = 512, unaligned: plain loads
         {2053, 8200, -1.0, 1.0, 0, th::When::full, ""},       // tiled rows, a block with two rows

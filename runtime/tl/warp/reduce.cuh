@@ -50,4 +50,11 @@ template <typename Op, int kLaneMask, typename T> __device__ __forceinline__ T x
     return Op::combine(value, static_cast<T>(__shfl_xor_sync(0xffffffffu, value, kLaneMask)));
 }
 
+// The slot of result `e` in a warp's run of the cross-warp exchange scratch: within each 32 x 32
+// block of results, the bank (e % 32) xor the row (e / 32 % 32). A bijection of each block of 1024
+// results, and of [0, round_up(n, 32)) for any n, so that a warp whose lanes hold one result each
+// (e = lane + 32 i) or a chunk of 2, 4, ... 32 consecutive ones each (e = lane * V + i) stores and
+// loads them through 32 different banks.
+__device__ __forceinline__ int bank_swizzle(int e) { return (e & ~31) | ((e ^ (e >> 5)) & 31); }
+
 } // namespace tl
