@@ -2958,7 +2958,8 @@ static cudaError_t gemm_splitk_splitk_combine(const float* Part, __half* C, int6
 // The workspaces of program `gemm_splitk`, each 256-byte aligned in one allocation: their offsets, and the total size.
 static int64_t gemm_splitk_workspace_layout(int64_t M, int64_t K, int64_t N, size_t* tl_offsets) {
     [[maybe_unused]] const int32_t tiles = tl::cdiv(M, 128) * tl::cdiv(N, 256);
-    [[maybe_unused]] const int32_t slices = tl::max(1, tl::min(tl::cdiv(264, tl::max(tiles, 1)), tl::cdiv(K, 256)));
+    [[maybe_unused]] const int32_t target = tl::host::sm_count();
+    [[maybe_unused]] const int32_t slices = tl::max(1, tl::min(target / tl::max(tiles, 1), tl::cdiv(K, 256)));
     [[maybe_unused]] const int32_t k_len = tl::max(1, tl::cdiv(tl::cdiv(K, slices), 64)) * 64;
     [[maybe_unused]] const int32_t splits = tl::max(1, tl::cdiv(K, k_len));
     int64_t tl_bytes = 0;
@@ -2986,7 +2987,8 @@ cudaError_t gemm_splitk(const __half* A, const __half* B, __half* C, int64_t M, 
     if (cudaError_t tl_err = tl::host::check_dim(K, tl_name, "K"); tl_err != cudaSuccess) return tl_err;
     if (cudaError_t tl_err = tl::host::check_dim(N, tl_name, "N"); tl_err != cudaSuccess) return tl_err;
     [[maybe_unused]] const int32_t tiles = tl::cdiv(M, 128) * tl::cdiv(N, 256);
-    [[maybe_unused]] const int32_t slices = tl::max(1, tl::min(tl::cdiv(264, tl::max(tiles, 1)), tl::cdiv(K, 256)));
+    [[maybe_unused]] const int32_t target = tl::host::sm_count();
+    [[maybe_unused]] const int32_t slices = tl::max(1, tl::min(target / tl::max(tiles, 1), tl::cdiv(K, 256)));
     [[maybe_unused]] const int32_t k_len = tl::max(1, tl::cdiv(tl::cdiv(K, slices), 64)) * 64;
     [[maybe_unused]] const int32_t splits = tl::max(1, tl::cdiv(K, k_len));
     size_t tl_offsets[1];

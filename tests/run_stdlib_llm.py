@@ -599,9 +599,12 @@ def gemm_splitk(M, N, K, t, defines):
 
 
 # Several slices (K 300 in k steps of 16, four steps a slice at least: up to five slices), the last one
-# short, and K past its last step; one slice (TARGET_BLOCKS=1); M, N not tile multiples; K = 0 (C = 0).
+# short, and K past its last step; one slice (TARGET_BLOCKS=1, and a GPU of one SM); M, N not tile
+# multiples; K = 0 (C = 0).
 for M, N, K, t, d in ((5, 33, 300, "f16", ["BM=16", "BN=32", "BK=16"]), (17, 8, 129, "bf16", ["BM=16", "BN=8", "BK=16", "MIN_STEPS=1"]),
                       (3, 40, 200, "f16", ["BM=16", "BN=32", "BK=16", "TARGET_BLOCKS=1"]),
+                      (3, 40, 200, "f16", ["BM=16", "BN=32", "BK=16", "--sm-count=1"]),
+                      (40, 70, 300, "f16", ["BM=16", "BN=32", "BK=16", "--sm-count=7"]),   # 3 x 3 tiles: no split
                       (2, 9, 0, "f16", ["BM=16", "BN=16", "BK=16"])):
     check(f"gemm_splitk M={M} N={N} K={K} {t} {' '.join(d)}", lambda: gemm_splitk(M, N, K, t, d),
           bound=1e-2)
