@@ -32,7 +32,10 @@ kernelDecl  : attribute* KERNEL declName (LT (compileParam (COMMA compileParam)*
 programDecl : PROGRAM declName (LT (compileParam (COMMA compileParam)*)? COMMA? GT)?
               LPAREN (runtimeParam (COMMA runtimeParam)*)? COMMA? RPAREN
               launchClause* LBRACE programStmt* RBRACE;
-programStmt : letStmt | workspaceStmt | launchStmt;
+programStmt : letStmt | workspaceStmt | launchStmt | programIf;
+// Launches taken when a host condition holds: `if tiles < sm_count { launch ...; } else { ... }`.
+programIf   : IF expr programBlock (ELSE (programIf | programBlock))?;
+programBlock: LBRACE programStmt* RBRACE;
 workspaceStmt : WORKSPACE IDENT COLON typeRef SEMI;
 // Compile-time arguments are named; a value stops above the relational level, as a default does.
 launchStmt  : LAUNCH declName (LT (launchParam (COMMA launchParam)*)? COMMA? GT)?

@@ -2301,7 +2301,7 @@ static cudaError_t flash_decode_split_variant0(const __half* Q, const __half* K,
         return tl::host::invalid_argument(std::string(tl_name) + ": requirement `HNQ == (H * NQ)` does not hold" + " (" + "HNQ = " + std::to_string(HNQ) + ", H = " + std::to_string(H) + ", NQ = " + std::to_string(NQ) + ")");
     if (!(split_len > 0))
         return tl::host::invalid_argument(std::string(tl_name) + ": requirement `split_len > 0` does not hold" + " (" + "split_len = " + std::to_string(split_len) + ")");
-    if (!((64) != 0 && (split_len % 64 == 0)))
+    if (!(split_len % 64 == 0))
         return tl::host::invalid_argument(std::string(tl_name) + ": requirement `(split_len % BN) == 0` does not hold" + " (" + "split_len = " + std::to_string(split_len) + ")");
     if (!(NP == B))
         return tl::host::invalid_argument(std::string(tl_name) + ": requirement `PAGED || (NP == B)` does not hold" + " (" + "NP = " + std::to_string(NP) + ", B = " + std::to_string(B) + ")");
@@ -2358,7 +2358,7 @@ static cudaError_t flash_decode_split_variant1(const __half* Q, const __half* K,
         return tl::host::invalid_argument(std::string(tl_name) + ": requirement `HNQ == (H * NQ)` does not hold" + " (" + "HNQ = " + std::to_string(HNQ) + ", H = " + std::to_string(H) + ", NQ = " + std::to_string(NQ) + ")");
     if (!(split_len > 0))
         return tl::host::invalid_argument(std::string(tl_name) + ": requirement `split_len > 0` does not hold" + " (" + "split_len = " + std::to_string(split_len) + ")");
-    if (!((64) != 0 && (split_len % 64 == 0)))
+    if (!(split_len % 64 == 0))
         return tl::host::invalid_argument(std::string(tl_name) + ": requirement `(split_len % BN) == 0` does not hold" + " (" + "split_len = " + std::to_string(split_len) + ")");
     if (!(NP == B))
         return tl::host::invalid_argument(std::string(tl_name) + ": requirement `PAGED || (NP == B)` does not hold" + " (" + "NP = " + std::to_string(NP) + ", B = " + std::to_string(B) + ")");
@@ -2451,7 +2451,7 @@ static cudaError_t flash_decode_varlen_flash_decode_split_variant0(const __half*
         return tl::host::invalid_argument(std::string(tl_name) + ": requirement `HNQ == (H * NQ)` does not hold" + " (" + "HNQ = " + std::to_string(HNQ) + ", H = " + std::to_string(H) + ", NQ = " + std::to_string(NQ) + ")");
     if (!(split_len > 0))
         return tl::host::invalid_argument(std::string(tl_name) + ": requirement `split_len > 0` does not hold" + " (" + "split_len = " + std::to_string(split_len) + ")");
-    if (!((64) != 0 && (split_len % 64 == 0)))
+    if (!(split_len % 64 == 0))
         return tl::host::invalid_argument(std::string(tl_name) + ": requirement `(split_len % BN) == 0` does not hold" + " (" + "split_len = " + std::to_string(split_len) + ")");
     if (!(NP == B))
         return tl::host::invalid_argument(std::string(tl_name) + ": requirement `PAGED || (NP == B)` does not hold" + " (" + "NP = " + std::to_string(NP) + ", B = " + std::to_string(B) + ")");
@@ -2508,7 +2508,7 @@ static cudaError_t flash_decode_varlen_flash_decode_split_variant1(const __half*
         return tl::host::invalid_argument(std::string(tl_name) + ": requirement `HNQ == (H * NQ)` does not hold" + " (" + "HNQ = " + std::to_string(HNQ) + ", H = " + std::to_string(H) + ", NQ = " + std::to_string(NQ) + ")");
     if (!(split_len > 0))
         return tl::host::invalid_argument(std::string(tl_name) + ": requirement `split_len > 0` does not hold" + " (" + "split_len = " + std::to_string(split_len) + ")");
-    if (!((64) != 0 && (split_len % 64 == 0)))
+    if (!(split_len % 64 == 0))
         return tl::host::invalid_argument(std::string(tl_name) + ": requirement `(split_len % BN) == 0` does not hold" + " (" + "split_len = " + std::to_string(split_len) + ")");
     if (!(NP == B))
         return tl::host::invalid_argument(std::string(tl_name) + ": requirement `PAGED || (NP == B)` does not hold" + " (" + "NP = " + std::to_string(NP) + ", B = " + std::to_string(B) + ")");
@@ -2572,11 +2572,11 @@ static cudaError_t flash_decode_paged_flash_decode_split_variant0(const __half* 
         return tl::host::invalid_argument(std::string(tl_name) + ": requirement `HNQ == (H * NQ)` does not hold" + " (" + "HNQ = " + std::to_string(HNQ) + ", H = " + std::to_string(H) + ", NQ = " + std::to_string(NQ) + ")");
     if (!(split_len > 0))
         return tl::host::invalid_argument(std::string(tl_name) + ": requirement `split_len > 0` does not hold" + " (" + "split_len = " + std::to_string(split_len) + ")");
-    if (!((64) != 0 && (split_len % 64 == 0)))
+    if (!(split_len % 64 == 0))
         return tl::host::invalid_argument(std::string(tl_name) + ": requirement `(split_len % BN) == 0` does not hold" + " (" + "split_len = " + std::to_string(split_len) + ")");
     if (!(true))
         return tl::host::invalid_argument(std::string(tl_name) + ": requirement `PAGED || (NP == B)` does not hold");
-    if (!((64) != 0 && (PS % 64 == 0)))
+    if (!(PS % 64 == 0))
         return tl::host::invalid_argument(std::string(tl_name) + ": requirement `!(PAGED) || ((PS % BN) == 0)` does not hold" + " (" + "PS = " + std::to_string(PS) + ")");
     if (!(true))
         return tl::host::invalid_argument(std::string(tl_name) + ": requirement `!(PAGED) || VARLEN` does not hold");
@@ -2629,11 +2629,11 @@ static cudaError_t flash_decode_paged_flash_decode_split_variant1(const __half* 
         return tl::host::invalid_argument(std::string(tl_name) + ": requirement `HNQ == (H * NQ)` does not hold" + " (" + "HNQ = " + std::to_string(HNQ) + ", H = " + std::to_string(H) + ", NQ = " + std::to_string(NQ) + ")");
     if (!(split_len > 0))
         return tl::host::invalid_argument(std::string(tl_name) + ": requirement `split_len > 0` does not hold" + " (" + "split_len = " + std::to_string(split_len) + ")");
-    if (!((64) != 0 && (split_len % 64 == 0)))
+    if (!(split_len % 64 == 0))
         return tl::host::invalid_argument(std::string(tl_name) + ": requirement `(split_len % BN) == 0` does not hold" + " (" + "split_len = " + std::to_string(split_len) + ")");
     if (!(true))
         return tl::host::invalid_argument(std::string(tl_name) + ": requirement `PAGED || (NP == B)` does not hold");
-    if (!((64) != 0 && (PS % 64 == 0)))
+    if (!(PS % 64 == 0))
         return tl::host::invalid_argument(std::string(tl_name) + ": requirement `!(PAGED) || ((PS % BN) == 0)` does not hold" + " (" + "PS = " + std::to_string(PS) + ")");
     if (!(true))
         return tl::host::invalid_argument(std::string(tl_name) + ": requirement `!(PAGED) || VARLEN` does not hold");

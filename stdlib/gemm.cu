@@ -2887,7 +2887,7 @@ cudaError_t gemm_splitk_partial(const __half* A, const __half* B, float* Part, i
     if (cudaError_t tl_err = tl::host::check_dim(SPLITS, tl_name, "SPLITS"); tl_err != cudaSuccess) return tl_err;
     if (!(k_len > 0))
         return tl::host::invalid_argument(std::string(tl_name) + ": requirement `k_len > 0` does not hold" + " (" + "k_len = " + std::to_string(k_len) + ")");
-    if (!((64) != 0 && (k_len % 64 == 0)))
+    if (!(k_len % 64 == 0))
         return tl::host::invalid_argument(std::string(tl_name) + ": requirement `(k_len % BK) == 0` does not hold" + " (" + "k_len = " + std::to_string(k_len) + ")");
     const int64_t tl_grid_x = int64_t(tl::cdiv(N, 128)), tl_grid_y = int64_t(tl::cdiv(M, 128)), tl_grid_z = int64_t(SPLITS);
     if (tl_grid_x <= 0 || tl_grid_y <= 0 || tl_grid_z <= 0) return cudaSuccess;  // nothing to compute
@@ -3009,6 +3009,66 @@ cudaError_t gemm_splitk(const __half* A, const __half* B, __half* C, int64_t M, 
     return cudaSuccess;
 }
 
+// The workspaces of program `matmul`, each 256-byte aligned in one allocation: their offsets, and the total size.
+static int64_t matmul_workspace_layout(int64_t M, int64_t K, int64_t N, size_t* tl_offsets) {
+    [[maybe_unused]] const int32_t tiles = tl::cdiv(M, 128) * tl::cdiv(N, 256);
+    [[maybe_unused]] const bool split = tiles * 2 <= tl::host::sm_count() && K >= 2048;
+    [[maybe_unused]] const int32_t slices = tl::max(1, tl::min(tl::host::sm_count() / tl::max(tiles, 1), tl::cdiv(K, 256)));
+    [[maybe_unused]] const int32_t k_len = tl::max(1, tl::cdiv(tl::cdiv(K, slices), 64)) * 64;
+    int64_t tl_bytes = 0;
+    if (int64_t(split ? tl::cdiv(K, k_len) : 0) < 0) return -1;  // workspace `Part`
+    if (int64_t(M) < 0) return -1;  // workspace `Part`
+    if (int64_t(N) < 0) return -1;  // workspace `Part`
+    tl_offsets[0] = size_t(tl_bytes);
+    tl_bytes += tl::host::workspace_align(int64_t(split ? tl::cdiv(K, k_len) : 0) * int64_t(M) * int64_t(N) * 4);  // Part: f32[(split ? cdiv(K, k_len) : 0), M, N]
+    return tl_bytes;
+}
+
+size_t matmul_workspace_size(int64_t M, int64_t K, int64_t N) {
+    size_t tl_offsets[1];
+    const int64_t tl_bytes = matmul_workspace_layout(M, K, N, tl_offsets);
+    return tl_bytes < 0 ? 0 : size_t(tl_bytes);
+}
+
+// Program `matmul`: launches gemm_splitk_partial, gemm_splitk_splitk_combine and gemm on `stream`, in order.
+cudaError_t matmul(const __half* A, const __half* B, __half* C, int64_t M, int64_t K, int64_t N, cudaStream_t stream, void* workspace, size_t workspace_bytes) {
+    constexpr const char* tl_name = "matmul";
+    if (cudaError_t tl_err = tl::host::check_pointer(A, tl_name, "A", 2); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_pointer(B, tl_name, "B", 2); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_pointer(C, tl_name, "C", 2); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_dim(M, tl_name, "M"); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_dim(K, tl_name, "K"); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_dim(N, tl_name, "N"); tl_err != cudaSuccess) return tl_err;
+    [[maybe_unused]] const int32_t tiles = tl::cdiv(M, 128) * tl::cdiv(N, 256);
+    [[maybe_unused]] const bool split = tiles * 2 <= tl::host::sm_count() && K >= 2048;
+    [[maybe_unused]] const int32_t slices = tl::max(1, tl::min(tl::host::sm_count() / tl::max(tiles, 1), tl::cdiv(K, 256)));
+    [[maybe_unused]] const int32_t k_len = tl::max(1, tl::cdiv(tl::cdiv(K, slices), 64)) * 64;
+    size_t tl_offsets[1];
+    const int64_t tl_bytes = matmul_workspace_layout(M, K, N, tl_offsets);
+    if (tl_bytes < 0)
+        return tl::host::invalid_argument(std::string(tl_name) + ": a workspace extent is negative");
+    if (workspace == nullptr) {
+        if (cudaError_t tl_err = tl::host::stream_workspace(size_t(tl_bytes), stream, &workspace); tl_err != cudaSuccess)
+            return tl::host::record(tl_err, tl_name, "allocating the workspace");
+    } else if (workspace_bytes < size_t(tl_bytes) || reinterpret_cast<uintptr_t>(workspace) % 256 != 0) {
+        return tl::host::invalid_argument(std::string(tl_name) + ": the workspace must be 256-byte aligned and hold " + std::to_string(tl_bytes) + " bytes (matmul_workspace_size), but has " + std::to_string(workspace_bytes));
+    }
+    float* const Part = reinterpret_cast<float*>(static_cast<char*>(workspace) + tl_offsets[0]);
+    // launch gemm_splitk_partial<BM = BM, BN = BN, BK = BK, T = T>(A, B, Part, k_len);
+    if (split) {
+        if (cudaError_t tl_err = gemm_splitk_partial(A, B, Part, k_len, int64_t(M), int64_t(K), int64_t(N), int64_t(split ? tl::cdiv(K, k_len) : 0), stream); tl_err != cudaSuccess) return tl_err;
+    }
+    // launch splitk_combine<T = T>(Part, C);
+    if (split) {
+        if (cudaError_t tl_err = gemm_splitk_splitk_combine(Part, C, int64_t(split ? tl::cdiv(K, k_len) : 0), int64_t(M), int64_t(N), stream); tl_err != cudaSuccess) return tl_err;
+    }
+    // launch gemm<BM = BM, BN = BN, BK = BK, T = T>(A, B, C);
+    if (!split) {
+        if (cudaError_t tl_err = gemm(A, B, C, int64_t(M), int64_t(K), int64_t(N), stream); tl_err != cudaSuccess) return tl_err;
+    }
+    return cudaSuccess;
+}
+
 }  // namespace tlc
 
 extern "C" {
@@ -3021,4 +3081,6 @@ cudaError_t tlc_gemm_bias_silu(const void* A, const void* B, const void* Bias, v
 cudaError_t tlc_gemm_splitk_partial(const void* A, const void* B, void* Part, int32_t k_len, int64_t M, int64_t K, int64_t N, int64_t SPLITS, cudaStream_t stream) { return tlc::gemm_splitk_partial(static_cast<const __half*>(A), static_cast<const __half*>(B), static_cast<float*>(Part), k_len, M, K, N, SPLITS, stream); }
 cudaError_t tlc_gemm_splitk(const void* A, const void* B, void* C, int64_t M, int64_t K, int64_t N, cudaStream_t stream, void* workspace, size_t workspace_bytes) { return tlc::gemm_splitk(static_cast<const __half*>(A), static_cast<const __half*>(B), static_cast<__half*>(C), M, K, N, stream, workspace, workspace_bytes); }
 size_t tlc_gemm_splitk_workspace_size(int64_t M, int64_t K, int64_t N) { return tlc::gemm_splitk_workspace_size(M, K, N); }
+cudaError_t tlc_matmul(const void* A, const void* B, void* C, int64_t M, int64_t K, int64_t N, cudaStream_t stream, void* workspace, size_t workspace_bytes) { return tlc::matmul(static_cast<const __half*>(A), static_cast<const __half*>(B), static_cast<__half*>(C), M, K, N, stream, workspace, workspace_bytes); }
+size_t tlc_matmul_workspace_size(int64_t M, int64_t K, int64_t N) { return tlc::matmul_workspace_size(M, K, N); }
 }

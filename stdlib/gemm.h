@@ -39,6 +39,12 @@ cudaError_t gemm_splitk_partial(const __half* A, const __half* B, float* Part, i
 cudaError_t gemm_splitk(const __half* A, const __half* B, __half* C, int64_t M, int64_t K, int64_t N, cudaStream_t stream = 0, void* workspace = nullptr, size_t workspace_bytes = 0);
 size_t gemm_splitk_workspace_size(int64_t M, int64_t K, int64_t N);
 
+// Launches program `matmul` (gemm_splitk_partial, gemm_splitk_splitk_combine and gemm in order on `stream`); returns cudaErrorInvalidValue (see
+// tlc::last_error_message()) for bad arguments. Its workspaces live in `workspace` (256-byte aligned, at
+// least matmul_workspace_size(...) bytes), or, when it is null, in a buffer kept for `stream` and reused.
+cudaError_t matmul(const __half* A, const __half* B, __half* C, int64_t M, int64_t K, int64_t N, cudaStream_t stream = 0, void* workspace = nullptr, size_t workspace_bytes = 0);
+size_t matmul_workspace_size(int64_t M, int64_t K, int64_t N);
+
 }  // namespace tlc
 
 extern "C" {
@@ -51,4 +57,6 @@ cudaError_t tlc_gemm_bias_silu(const void* A, const void* B, const void* Bias, v
 cudaError_t tlc_gemm_splitk_partial(const void* A, const void* B, void* Part, int32_t k_len, int64_t M, int64_t K, int64_t N, int64_t SPLITS, cudaStream_t stream);
 cudaError_t tlc_gemm_splitk(const void* A, const void* B, void* C, int64_t M, int64_t K, int64_t N, cudaStream_t stream, void* workspace, size_t workspace_bytes);
 size_t tlc_gemm_splitk_workspace_size(int64_t M, int64_t K, int64_t N);
+cudaError_t tlc_matmul(const void* A, const void* B, void* C, int64_t M, int64_t K, int64_t N, cudaStream_t stream, void* workspace, size_t workspace_bytes);
+size_t tlc_matmul_workspace_size(int64_t M, int64_t K, int64_t N);
 }

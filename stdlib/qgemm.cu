@@ -865,7 +865,7 @@ static cudaError_t w4a16_partial_variant0(const __half* A, const uint32_t* Wq, c
         return tl::host::invalid_argument(std::string(tl_name) + ": requirement `KG == cdiv(K, G)` does not hold" + " (" + "KG = " + std::to_string(KG) + ", K = " + std::to_string(K) + ")");
     if (!(k_len > 0))
         return tl::host::invalid_argument(std::string(tl_name) + ": requirement `k_len > 0` does not hold" + " (" + "k_len = " + std::to_string(k_len) + ")");
-    if (!((128) != 0 && (k_len % 128 == 0)))
+    if (!(k_len % 128 == 0))
         return tl::host::invalid_argument(std::string(tl_name) + ": requirement `(k_len % BK) == 0` does not hold" + " (" + "k_len = " + std::to_string(k_len) + ")");
     if (!(true))
         return tl::host::invalid_argument(std::string(tl_name) + ": requirement `(BK % G) == 0` does not hold");
@@ -903,7 +903,7 @@ static cudaError_t w4a16_partial_variant1(const __half* A, const uint32_t* Wq, c
         return tl::host::invalid_argument(std::string(tl_name) + ": requirement `KG == cdiv(K, G)` does not hold" + " (" + "KG = " + std::to_string(KG) + ", K = " + std::to_string(K) + ")");
     if (!(k_len > 0))
         return tl::host::invalid_argument(std::string(tl_name) + ": requirement `k_len > 0` does not hold" + " (" + "k_len = " + std::to_string(k_len) + ")");
-    if (!((128) != 0 && (k_len % 128 == 0)))
+    if (!(k_len % 128 == 0))
         return tl::host::invalid_argument(std::string(tl_name) + ": requirement `(k_len % BK) == 0` does not hold" + " (" + "k_len = " + std::to_string(k_len) + ")");
     if (!(true))
         return tl::host::invalid_argument(std::string(tl_name) + ": requirement `(BK % G) == 0` does not hold");

@@ -5,7 +5,8 @@ must match a float64 reference computed here within a tolerance for its dtype. E
 the IR after sema and on the scheduled program (`--stop-after verify-shared-bounds --arch sm_80`;
 the gemm kernels also for sm_90a); tests/interpreter/dtypes.tl checks every element encoding
 exactly, tests/interpreter/variants.tl that a kernel with variants runs the one its `when`
-chooses, and tests/interpreter/sm_count.tl that `--sm-count` sets the builtin `sm_count`. Then:
+chooses, tests/interpreter/sm_count.tl that `--sm-count` sets the builtin `sm_count`, and
+tests/interpreter/program_if.tl that a program launches what its `if`s select. Then:
   - argument errors of `tlc run` (E090x, usage), each with its exit code and code on stderr;
   - tests/interpreter/fault_*.tl: faults inside a kernel, expected as `// CHECK-FAULT: <line>
     <CODE>` at that .tl line, run with the extra arguments of a `// RUN: ...` line on random
@@ -347,6 +348,12 @@ def build_cases():
         cases.append(Case("tests/interpreter/sm_count.tl", "column_sums",
                           {"X": ("f32", (m, n), x), "Y": ("f32", (n,), nan_filled("f32", n))},
                           {"Y": [sum(x[i * n + c] for i in range(m)) for c in range(n)]}, options=options))
+    # A program's `if`: the factor of Y tells which branch's launches ran.
+    for n, alpha, factor in ((500, 2.0, 1.0), (1000, 2.0, 2.0), (1001, 2.0, 6.0), (1001, 0.0, 0.0)):
+        x = uniform(rng, "f32", n)
+        cases.append(Case("tests/interpreter/program_if.tl", "pick",
+                          {"X": ("f32", (n,), x), "Y": ("f32", (n,), nan_filled("f32", n))},
+                          {"Y": [factor * v for v in x]}, scalars={"alpha": alpha}))
     return cases
 
 

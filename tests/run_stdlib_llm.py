@@ -589,10 +589,10 @@ for M, N, K, G, t, d in ((3, 45, 200, 64, "f32", ["BK=64"]), (1, 33, 136, 32, "f
           bound=1e-5 if t == "f32" else 1e-2)
 
 # ---- gemm_splitk --------------------------------------------------------------------------------
-def gemm_splitk(M, N, K, t, defines):
-    """C = A · B through K slices summed by splitk_combine."""
+def gemm_splitk(M, N, K, t, defines, program="gemm_splitk"):
+    """C = A · B through K slices summed by splitk_combine (or, for matmul, by gemm when it chooses so)."""
     A, B = rnd(M * K), rnd(K * N)
-    out = run("gemm.tl", "gemm_splitk", [f"T={t}"] + defines,
+    out = run("gemm.tl", program, [f"T={t}"] + defines,
               {"A": (t, [M, K], A), "B": (t, [K, N], B), "C": (t, [M, N], [0.0] * (M * N))}, outputs=("C",))
     ref = [sum(A[m * K + k] * B[k * N + n] for k in range(K)) for m in range(M) for n in range(N)]
     return rel(out["C"], ref)
@@ -608,6 +608,14 @@ for M, N, K, t, d in ((5, 33, 300, "f16", ["BM=16", "BN=32", "BK=16"]), (17, 8, 
                       (2, 9, 0, "f16", ["BM=16", "BN=16", "BK=16"])):
     check(f"gemm_splitk M={M} N={N} K={K} {t} {' '.join(d)}", lambda: gemm_splitk(M, N, K, t, d),
           bound=1e-2)
+
+# matmul: split-K (2 tiles, K 300 >= MIN_SPLIT_K 64), gemm (9 tiles on a GPU of 7 SMs; K under
+# MIN_SPLIT_K), and K = 0.
+for M, N, K, t, d in ((5, 33, 300, "f16", ["BM=16", "BN=32", "BK=16", "MIN_SPLIT_K=64"]),
+                      (40, 70, 300, "bf16", ["BM=16", "BN=32", "BK=16", "MIN_SPLIT_K=64", "--sm-count=7"]),
+                      (5, 33, 300, "f16", ["BM=16", "BN=32", "BK=16"]),
+                      (2, 9, 0, "f16", ["BM=16", "BN=16", "BK=16", "MIN_SPLIT_K=0"])):
+    check(f"matmul M={M} N={N} K={K} {t} {' '.join(d)}", lambda: gemm_splitk(M, N, K, t, d, "matmul"), bound=1e-2)
 
 bad = results.count(False)
 print(f"stdlib llm: {len(results) - bad}/{len(results)} passed")

@@ -144,7 +144,10 @@ std::string values_read(const ir::ExprPtr& cond, KernelEmitter& exprs) {
 // `cond` as C++ that is false, rather than dividing by zero, when one of its divisors is zero.
 std::string guarded_condition(const ir::ExprPtr& cond, KernelEmitter& exprs) {
     std::string guard;
-    for (const ir::ExprPtr& d : ir::divisors(cond)) guard += fmt::format("({}) != 0 && ", exprs.expr(d));
+    for (const ir::ExprPtr& d : ir::divisors(cond)) {
+        if (std::optional<int64_t> c = ir::const_int(d); c && *c != 0) continue;  // never zero
+        guard += fmt::format("({}) != 0 && ", exprs.expr(d));
+    }
     return guard.empty() ? exprs.expr(cond) : guard + "(" + exprs.expr(cond) + ")";
 }
 

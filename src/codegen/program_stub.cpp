@@ -124,12 +124,18 @@ void emit_program_definition(const ir::Program& p, const CodegenOptions& options
                                  identifier(w.name), host_type(w.dtype), i));
         }
         for (const ir::ProgramLaunch& l : p.launches) {
+            auto launch = [&] {
+                for (const auto& [cond, text] : l.checks) emit_requirement(cond, text, exprs, out);
+                std::string args;
+                for (const ir::LaunchArg& a : l.args) args += (a.tensor ? identifier(a.tensor->name) : exprs.expr(a.value)) + ", ";
+                for (const ir::ExprPtr& d : l.dims) args += "int64_t(" + exprs.expr(d) + "), ";
+                out.line(fmt::format("if (cudaError_t tl_err = {}({}stream); tl_err != cudaSuccess) return tl_err;", l.kernel, args));
+            };
             out.line("// " + l.text);
-            for (const auto& [cond, text] : l.checks) emit_requirement(cond, text, exprs, out);
-            std::string args;
-            for (const ir::LaunchArg& a : l.args) args += (a.tensor ? identifier(a.tensor->name) : exprs.expr(a.value)) + ", ";
-            for (const ir::ExprPtr& d : l.dims) args += "int64_t(" + exprs.expr(d) + "), ";
-            out.line(fmt::format("if (cudaError_t tl_err = {}({}stream); tl_err != cudaSuccess) return tl_err;", l.kernel, args));
+            if (l.guard)
+                out.block(fmt::format("if ({})", guarded_condition(l.guard, exprs)), launch);  // the program's `if`s
+            else
+                launch();
         }
         out.line("return cudaSuccess;");
     });

@@ -74,6 +74,18 @@ bool execute_program(const ir::Module& module, const ir::Program& program, Launc
     };
 
     for (const ir::ProgramLaunch& l : program.launches) {
+        if (l.guard) {
+            // As in the launch function: a condition one of whose divisors is zero does not hold.
+            bool zero_divisor = false;
+            for (const ir::ExprPtr& d : ir::divisors(l.guard)) {
+                std::optional<double> v = evaluate_on_host(d, values, launch.sm_count, diags);
+                if (!v) return false;
+                zero_divisor |= *v == 0;
+            }
+            std::optional<double> taken = zero_divisor ? std::optional<double>(0.0) : evaluate_on_host(l.guard, values, launch.sm_count, diags);
+            if (!taken) return false;
+            if (*taken == 0) continue;
+        }
         spdlog::debug("program `{}`: {}", program.name, l.text);
         if (!conditions_hold(l.checks, values, launch.sm_count, diags)) return false;
         const ir::Kernel* kernel = find_kernel(module, l.kernel);

@@ -496,6 +496,9 @@ struct ProgramLaunch {
     // Extents the launch function checks before launching: two tensors that the kernel binds to
     // one dim agree, and a tensor matches a constant extent the kernel declares.
     std::vector<std::pair<ExprPtr, std::string>> checks;
+    // The host condition under which the launch is made (the program's enclosing `if`s, each
+    // negated in its `else`), or null: always.
+    ExprPtr guard;
     SourceRange range;
 };
 

@@ -417,8 +417,10 @@ public:
         for (const ProgramLaunch& l : p.launches) {
             std::string args;
             for (const LaunchArg& a : l.args) args += (args.empty() ? "" : ", ") + (a.tensor ? a.tensor->name : expr(a.value));
-            line(1, fmt::format("launch {}({}) dims({});  // {}", l.kernel, args, list(l.dims), l.text));
-            for (const auto& [cond, text] : l.checks) line(2, "// checks " + text);
+            int depth = 1;
+            if (l.guard) line(depth++, fmt::format("if {}", expr(l.guard)));
+            line(depth, fmt::format("launch {}({}) dims({});  // {}", l.kernel, args, list(l.dims), l.text));
+            for (const auto& [cond, text] : l.checks) line(depth + 1, "// checks " + text);
         }
         line(0, "}");
     }

@@ -55,6 +55,10 @@ std::optional<ir::Program> Checker::check_program(const ast::Program& p) {
     out.requires_ = signature.requires_;
     for (const ast::StmtPtr& s : p.body) {
         if (diags_.saturated()) break;
+        if (s->kind == ast::StmtKind::If) {
+            check_program_if(static_cast<const ast::If&>(*s), h.name, nullptr, out);
+            continue;
+        }
         switch (s->kind) {
         case ast::StmtKind::Let: {
             auto& l = static_cast<const ast::Let&>(*s);
@@ -70,7 +74,7 @@ std::optional<ir::Program> Checker::check_program(const ast::Program& p) {
         }
         case ast::StmtKind::Workspace: check_workspace(static_cast<const ast::Workspace&>(*s), out); break;
         case ast::StmtKind::Launch: check_program_launch(static_cast<const ast::Launch&>(*s), h.name, out); break;
-        default: TLC_CHECK(false, "the grammar gives a program only `let`, `workspace` and `launch` statements");
+        default: TLC_CHECK(false, "the grammar gives a program only `let`, `workspace`, `launch` and `if` statements");
         }
     }
     pop_scope();
@@ -79,6 +83,45 @@ std::optional<ir::Program> Checker::check_program(const ast::Program& p) {
         diags_.report(DiagKind::ProgramWithoutLaunch, h.name_range, h.name);
     if (diags_.error_count() > errors_before) return std::nullopt;
     return out;
+}
+
+// `if cond { launch ...; } else ...`: launches made only when a host condition holds. Each launch of
+// a branch carries the conjunction of its enclosing conditions (negated in an `else`) as its guard.
+void Checker::check_program_if(const ast::If& s, const std::string& program, const ir::ExprPtr& guard, ir::Program& out) {
+    ir::ExprPtr cond;
+    if (MaybeTyped c = check_expr(*s.cond)) {
+        if (c->expr->dtype != Dtype::Bool) {
+            diags_.report(DiagKind::ConditionNotBool, s.cond->range, dtype_name(c->expr->dtype));
+        } else if (std::string why = not_launch_value(c->expr); !why.empty()) {
+            diags_.report(DiagKind::NotLaunchValue, s.cond->range, "a program's `if` condition", why);
+        } else {
+            cond = c->expr;
+        }
+    }
+    auto both = [&](ir::ExprPtr c) -> ir::ExprPtr {
+        if (!guard) return c;
+        SourceRange at = c->range;
+        return std::make_shared<ir::Binary>(ir::BinaryOp::And, guard, std::move(c), Dtype::Bool, at);
+    };
+    // With a bad condition the branches are still checked (their own errors), under a guard that
+    // is never emitted: the program has errors.
+    ir::ExprPtr taken = cond ? both(cond) : guard;
+    ir::ExprPtr not_taken = cond ? both(std::make_shared<ir::Unary>(ir::UnaryOp::Not, cond, Dtype::Bool, cond->range)) : guard;
+    auto branch = [&](const ast::Stmt& body, const ir::ExprPtr& g) {
+        if (body.kind == ast::StmtKind::If) return check_program_if(static_cast<const ast::If&>(body), program, g, out);
+        for (const ast::StmtPtr& st : static_cast<const ast::Block&>(body).stmts) {
+            if (diags_.saturated()) return;
+            switch (st->kind) {
+            case ast::StmtKind::If: check_program_if(static_cast<const ast::If&>(*st), program, g, out); break;
+            case ast::StmtKind::Launch: check_program_launch(static_cast<const ast::Launch&>(*st), program, out, g); break;
+            case ast::StmtKind::Let: diags_.report(DiagKind::ProgramBranchStmt, st->range, "let"); break;
+            case ast::StmtKind::Workspace: diags_.report(DiagKind::ProgramBranchStmt, st->range, "workspace"); break;
+            default: TLC_CHECK(false, "the grammar gives a program's `if` only program statements");
+            }
+        }
+    };
+    branch(*s.then_body, taken);
+    if (s.else_body) branch(*s.else_body, not_taken);
 }
 
 // `workspace NAME: T[e0, e1, ...];` a global, writable scratch tensor whose extents the launch
@@ -206,7 +249,7 @@ std::optional<std::string> Checker::instantiate(const ast::Kernel& k, const ast:
     return instances_[key] = name;
 }
 
-void Checker::check_program_launch(const ast::Launch& l, const std::string& program, ir::Program& out) {
+void Checker::check_program_launch(const ast::Launch& l, const std::string& program, ir::Program& out, const ir::ExprPtr& guard) {
     const ast::Kernel* k = kernel_decl(l.kernel);
     if (!k) {
         if (program_names_.count(l.kernel))
@@ -333,6 +376,7 @@ void Checker::check_program_launch(const ast::Launch& l, const std::string& prog
         TLC_CHECK(it != dim_values.end(), "dim `" + d->name + "` of kernel `" + k->name + "` is not an extent of any of its tensors");
         launch.dims.push_back(it->second.first);
     }
+    launch.guard = guard;
     out.launches.push_back(std::move(launch));
 }
 

@@ -203,7 +203,9 @@ public:
     std::optional<ir::Program> check_program(const ast::Program& p);
     void check_program_header(const ast::Kernel& h);
     void check_workspace(const ast::Workspace& w, ir::Program& out);
-    void check_program_launch(const ast::Launch& l, const std::string& program, ir::Program& out);
+    void check_program_launch(const ast::Launch& l, const std::string& program, ir::Program& out,
+                              const ir::ExprPtr& guard = nullptr);
+    void check_program_if(const ast::If& s, const std::string& program, const ir::ExprPtr& guard, ir::Program& out);
     // The kernel a launch names, instantiated with its compile-time arguments: the name of the
     // kernel in the module that the launch function calls; nullopt after reporting.
     std::optional<std::string> instantiate(const ast::Kernel& k, const ast::Launch& l, const std::string& program);

@@ -82,16 +82,40 @@ ast::Kernel AstBuilder::build_kernel(P::KernelDeclContext* ctx) {
 }
 
 // programDecl : PROGRAM declName (LT compileParam,* GT)? LPAREN runtimeParam,* RPAREN launchClause*
-//               LBRACE programStmt* RBRACE ; programStmt : letStmt | workspaceStmt | launchStmt
+//               LBRACE programStmt* RBRACE
 ast::Program AstBuilder::build_program(P::ProgramDeclContext* ctx) {
     ast::Program p;
     build_signature(ctx, p.header);
-    for (auto* s : ctx->programStmt()) {
-        if (auto* l = s->letStmt()) p.body.push_back(build_let(l));
-        else if (auto* w = s->workspaceStmt()) p.body.push_back(build_workspace(w));
-        else if (auto* l = s->launchStmt()) p.body.push_back(build_launch(l));
-    }
+    for (auto* s : ctx->programStmt())
+        if (ast::StmtPtr stmt = build_program_stmt(s)) p.body.push_back(std::move(stmt));
     return p;
+}
+
+// programStmt : letStmt | workspaceStmt | launchStmt | programIf
+ast::StmtPtr AstBuilder::build_program_stmt(P::ProgramStmtContext* ctx) {
+    if (auto* l = ctx->letStmt()) return build_let(l);
+    if (auto* w = ctx->workspaceStmt()) return build_workspace(w);
+    if (auto* l = ctx->launchStmt()) return build_launch(l);
+    if (auto* i = ctx->programIf()) return build_program_if(i);
+    return nullptr; // after a syntax error
+}
+
+// programIf : IF expr programBlock (ELSE (programIf | programBlock))?
+ast::StmtPtr AstBuilder::build_program_if(P::ProgramIfContext* ctx) {
+    auto s = std::make_unique<ast::If>(range_of(ctx));
+    s->cond = build_expr(ctx->expr());
+    s->then_body = build_program_block(ctx->programBlock(0));
+    if (ctx->programIf()) s->else_body = build_program_if(ctx->programIf());
+    else if (ctx->programBlock().size() > 1) s->else_body = build_program_block(ctx->programBlock(1));
+    return s;
+}
+
+// programBlock : LBRACE programStmt* RBRACE
+std::unique_ptr<ast::Block> AstBuilder::build_program_block(P::ProgramBlockContext* ctx) {
+    auto b = std::make_unique<ast::Block>(range_of(ctx));
+    for (auto* s : ctx->programStmt())
+        if (ast::StmtPtr stmt = build_program_stmt(s)) b->stmts.push_back(std::move(stmt));
+    return b;
 }
 
 template <class Ctx> void AstBuilder::build_signature(Ctx* ctx, ast::Kernel& k) {

@@ -41,6 +41,9 @@ public:
     ast::StmtPtr build_expr_stmt(tlgen::TlParser::ExprStmtContext* ctx);
     ast::StmtPtr build_workspace(tlgen::TlParser::WorkspaceStmtContext* ctx);
     ast::StmtPtr build_launch(tlgen::TlParser::LaunchStmtContext* ctx);
+    ast::StmtPtr build_program_stmt(tlgen::TlParser::ProgramStmtContext* ctx);
+    ast::StmtPtr build_program_if(tlgen::TlParser::ProgramIfContext* ctx);
+    std::unique_ptr<ast::Block> build_program_block(tlgen::TlParser::ProgramBlockContext* ctx);
 
     // build_expr.cpp
     std::vector<ast::Arg> build_args(tlgen::TlParser::ArgListContext* ctx);

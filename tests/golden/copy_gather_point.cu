@@ -142,7 +142,7 @@ cudaError_t paged_rows(const __half* Pages, const int32_t* Tbl, __half* Y, int64
     if (cudaError_t tl_err = tl::host::check_dim(B, tl_name, "B"); tl_err != cudaSuccess) return tl_err;
     if (cudaError_t tl_err = tl::host::check_dim(MAXP, tl_name, "MAXP"); tl_err != cudaSuccess) return tl_err;
     if (cudaError_t tl_err = tl::host::check_dim(L, tl_name, "L"); tl_err != cudaSuccess) return tl_err;
-    if (!((32) != 0 && (PS % 32 == 0)))
+    if (!(PS % 32 == 0))
         return tl::host::invalid_argument(std::string(tl_name) + ": requirement `(PS % 32) == 0` does not hold" + " (" + "PS = " + std::to_string(PS) + ")");
     const int64_t tl_grid_x = int64_t(HKV), tl_grid_y = int64_t(B), tl_grid_z = int64_t(1);
     if (tl_grid_x <= 0 || tl_grid_y <= 0 || tl_grid_z <= 0) return cudaSuccess;  // nothing to compute

@@ -11,6 +11,7 @@
 //   gemm_bias_gelu(...), gemm_bias_silu(...)     C = gelu / silu(A · B + Bias); exact (erf) GELU
 //   gemm_splitk(A, B, C, M, K, N)                C = A · B by split-K (a program: K slices into a
 //                                                workspace, summed; the workspace kept per stream)
+//   matmul(A, B, C, M, K, N)                     C = A · B, split-K or gemm by the shape (a program)
 //
 // Shapes: whole tiles (BM = BN = 128, BK = 64), odd sizes, K and N not multiples of 8 (the
 // 16-byte copies fall back to element-wise ones), K = 0, and base pointers one element off a
@@ -29,7 +30,7 @@ using T = TLC_T;
 
 namespace {
 
-enum class Op { gemm, gemm_nt, scaled, bias, bias_gelu, bias_silu, splitk };
+enum class Op { gemm, gemm_nt, scaled, bias, bias_gelu, bias_silu, splitk, matmul };
 
 struct Kernel {
     Op op;
@@ -47,6 +48,7 @@ const Kernel kKernels[] = {
     {Op::bias_gelu, "gemm_bias_gelu", "gemm_bias_gelu", 1.0f, 0.0f},
     {Op::bias_silu, "gemm_bias_silu", "gemm_bias_silu", 1.0f, 0.0f},
     {Op::splitk, "gemm_splitk", "gemm_splitk", 1.0f, 0.0f},
+    {Op::matmul, "matmul", "matmul", 1.0f, 0.0f},
 };
 
 bool has_bias(Op op) { return op == Op::bias || op == Op::bias_gelu || op == Op::bias_silu; }
@@ -61,6 +63,7 @@ cudaError_t launch(const Kernel& k, const T* A, const T* B, const T* Bias, T* C,
     case Op::bias_gelu: return tlc::gemm_bias_gelu(A, B, Bias, C, M, K, N);
     case Op::bias_silu: return tlc::gemm_bias_silu(A, B, Bias, C, M, K, N);
     case Op::splitk: return tlc::gemm_splitk(A, B, C, M, K, N);
+    case Op::matmul: return tlc::matmul(A, B, C, M, K, N);
     }
     return cudaErrorUnknown;
 }
@@ -103,7 +106,8 @@ th::Outcome check(const Kernel& k, int64_t M, int64_t N, int64_t K, uint64_t see
             switch (k.op) {
             case Op::gemm:
             case Op::gemm_nt:
-            case Op::splitk: break;
+            case Op::splitk:
+            case Op::matmul: break;
             case Op::scaled: v = k.alpha * v + (k.beta != 0.0f ? k.beta * c0d[i * N + j] : 0.0); break;
             case Op::bias: v += biasd[j]; break;
             case Op::bias_gelu: v = gelu(v + biasd[j]); break;
@@ -162,6 +166,16 @@ int main() {
     const Kernel& splitk = *std::find_if(std::begin(kKernels), std::end(kKernels), [](const Kernel& k) { return k.op == Op::splitk; });
     for (const Shape& s : splitk_shapes) {
         suite.run("gemm_splitk/" + shape_name(s.M, s.N, s.K), [&] { return check(splitk, s.M, s.N, s.K, seed); }, s.when);
+        seed += 10;
+    }
+    // matmul on both sides of its choice: split-K (few tiles, K >= 2048), gemm (K short, or tiles
+    // enough to fill the GPU).
+    const Shape matmul_shapes[] = {{5, 300, 2048, th::When::always}, {1, 1000, 3001, th::When::always},
+                                   {5, 300, 2047, th::When::always}, {333, 517, 129, th::When::always},
+                                   {16, 4096, 4096, th::When::full}, {2000, 2000, 2500, th::When::full}};
+    const Kernel& matmul = *std::find_if(std::begin(kKernels), std::end(kKernels), [](const Kernel& k) { return k.op == Op::matmul; });
+    for (const Shape& s : matmul_shapes) {
+        suite.run("matmul/" + shape_name(s.M, s.N, s.K), [&] { return check(matmul, s.M, s.N, s.K, seed); }, s.when);
         seed += 10;
     }
 
