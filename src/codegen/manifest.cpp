@@ -114,7 +114,8 @@ std::string manifest_json(const ir::Module& module, const ManifestOptions& optio
         arguments.push_back("workspace");
         arguments.push_back("workspace_bytes");
         json launches = json::array(), workspaces = json::array();
-        for (const ir::ProgramLaunch& l : p.launches) launches.push_back(json{{"kernel", l.kernel}, {"source", l.text}});
+        for (const ir::ProgramLaunch& l : p.launches)
+            launches.push_back(json{{"kernel", l.kernel}, {"source", l.text}, {"guard", l.guard ? json(ir::print_expr(l.guard)) : json(nullptr)}});
         for (const ir::BufferPtr& w : p.workspaces) {
             json shape = json::array();
             for (const ir::ExprPtr& e : w->shape) shape.push_back(extent_json(e));

@@ -145,6 +145,16 @@ class ProgramBindingTest(unittest.TestCase):
                          ["flash_decode_split", "flash_decode_combine"])
         self.assertEqual(self.entry["program"]["workspace_size"]["c"], "tlc_flash_decode_workspace_size")
         self.assertEqual(self.entry["launch"]["arguments"][-3:], ["stream", "workspace", "workspace_bytes"])
+        self.assertEqual([launch["guard"] for launch in self.entry["program"]["launches"]], [None, None])
+
+    def test_guards_of_a_program_if(self):
+        """stdlib/gemm.tl's matmul launches split-K or gemm: each launch names its condition."""
+        m = tlc_build.manifest(TLC, ROOT / "stdlib" / "gemm.tl", arch="sm_80")
+        entry = next(k for k in m["kernels"] if k["name"] == "matmul")
+        guards = [launch["guard"] for launch in entry["program"]["launches"]]
+        self.assertEqual(len(guards), 3)
+        self.assertEqual(guards[0], guards[1])
+        self.assertEqual(guards[2], f"!{guards[0]}")
 
     def test_arguments_end_with_a_null_workspace(self):
         q, k, v, o = (FakeTensor(s, ptr=p) for s, p in (([2, 8, 1, 128], 16), ([2, 2, 77, 128], 32),
