@@ -2668,7 +2668,7 @@ static cudaError_t flash_decode_paged_flash_decode_split(const __half* Q, const 
 
 // The workspaces of program `flash_decode`, each 256-byte aligned in one allocation: their offsets, and the total size.
 static int64_t flash_decode_workspace_layout(float sm_scale, int64_t B, int64_t H, int64_t NQ, int64_t HKV, int64_t S, size_t* tl_offsets) {
-    [[maybe_unused]] const int32_t slices = tl::max(1, tl::cdiv(264, tl::max(B * HKV, 1)));
+    [[maybe_unused]] const int32_t slices = tl::max(1, tl::cdiv(2 * tl::host::sm_count(), tl::max(B * HKV, 1)));
     [[maybe_unused]] const int32_t split_len = tl::max(256, tl::cdiv(tl::cdiv(S, slices), 64) * 64);
     [[maybe_unused]] const int32_t splits = tl::cdiv(S, split_len);
     int64_t tl_bytes = 0;
@@ -2715,7 +2715,7 @@ cudaError_t flash_decode(const __half* Q, const __half* K, const __half* V, __ha
         return tl::host::invalid_argument(std::string(tl_name) + ": requirement `HKV > 0` does not hold" + " (" + "HKV = " + std::to_string(HKV) + ")");
     if (!((HKV) != 0 && (H % HKV == 0)))
         return tl::host::invalid_argument(std::string(tl_name) + ": requirement `(H % HKV) == 0` does not hold" + " (" + "H = " + std::to_string(H) + ", HKV = " + std::to_string(HKV) + ")");
-    [[maybe_unused]] const int32_t slices = tl::max(1, tl::cdiv(264, tl::max(B * HKV, 1)));
+    [[maybe_unused]] const int32_t slices = tl::max(1, tl::cdiv(2 * tl::host::sm_count(), tl::max(B * HKV, 1)));
     [[maybe_unused]] const int32_t split_len = tl::max(256, tl::cdiv(tl::cdiv(S, slices), 64) * 64);
     [[maybe_unused]] const int32_t splits = tl::cdiv(S, split_len);
     size_t tl_offsets[4];
@@ -2741,7 +2741,7 @@ cudaError_t flash_decode(const __half* Q, const __half* K, const __half* V, __ha
 
 // The workspaces of program `flash_decode_varlen`, each 256-byte aligned in one allocation: their offsets, and the total size.
 static int64_t flash_decode_varlen_workspace_layout(float sm_scale, int64_t B, int64_t H, int64_t NQ, int64_t HKV, int64_t S, size_t* tl_offsets) {
-    [[maybe_unused]] const int32_t slices = tl::max(1, tl::cdiv(264, tl::max(B * HKV, 1)));
+    [[maybe_unused]] const int32_t slices = tl::max(1, tl::cdiv(2 * tl::host::sm_count(), tl::max(B * HKV, 1)));
     [[maybe_unused]] const int32_t split_len = tl::max(256, tl::cdiv(tl::cdiv(S, slices), 64) * 64);
     [[maybe_unused]] const int32_t splits = tl::cdiv(S, split_len);
     int64_t tl_bytes = 0;
@@ -2786,7 +2786,7 @@ cudaError_t flash_decode_varlen(const __half* Q, const __half* K, const __half* 
         return tl::host::invalid_argument(std::string(tl_name) + ": requirement `HKV > 0` does not hold" + " (" + "HKV = " + std::to_string(HKV) + ")");
     if (!((HKV) != 0 && (H % HKV == 0)))
         return tl::host::invalid_argument(std::string(tl_name) + ": requirement `(H % HKV) == 0` does not hold" + " (" + "H = " + std::to_string(H) + ", HKV = " + std::to_string(HKV) + ")");
-    [[maybe_unused]] const int32_t slices = tl::max(1, tl::cdiv(264, tl::max(B * HKV, 1)));
+    [[maybe_unused]] const int32_t slices = tl::max(1, tl::cdiv(2 * tl::host::sm_count(), tl::max(B * HKV, 1)));
     [[maybe_unused]] const int32_t split_len = tl::max(256, tl::cdiv(tl::cdiv(S, slices), 64) * 64);
     [[maybe_unused]] const int32_t splits = tl::cdiv(S, split_len);
     size_t tl_offsets[3];
@@ -2812,7 +2812,7 @@ cudaError_t flash_decode_varlen(const __half* Q, const __half* K, const __half* 
 // The workspaces of program `flash_decode_paged`, each 256-byte aligned in one allocation: their offsets, and the total size.
 static int64_t flash_decode_paged_workspace_layout(float sm_scale, int64_t B, int64_t H, int64_t NQ, int64_t NP, int64_t HKV, int64_t PS, int64_t MAXP, size_t* tl_offsets) {
     [[maybe_unused]] const int32_t S = MAXP * PS;
-    [[maybe_unused]] const int32_t slices = tl::max(1, tl::cdiv(264, tl::max(B * HKV, 1)));
+    [[maybe_unused]] const int32_t slices = tl::max(1, tl::cdiv(2 * tl::host::sm_count(), tl::max(B * HKV, 1)));
     [[maybe_unused]] const int32_t split_len = tl::max(256, tl::cdiv(tl::cdiv(S, slices), 64) * 64);
     [[maybe_unused]] const int32_t splits = tl::cdiv(S, split_len);
     int64_t tl_bytes = 0;
@@ -2857,7 +2857,7 @@ cudaError_t flash_decode_paged(const __half* Q, const __half* K, const __half* V
     if (!((HKV) != 0 && (H % HKV == 0)))
         return tl::host::invalid_argument(std::string(tl_name) + ": requirement `(H % HKV) == 0` does not hold" + " (" + "H = " + std::to_string(H) + ", HKV = " + std::to_string(HKV) + ")");
     [[maybe_unused]] const int32_t S = MAXP * PS;
-    [[maybe_unused]] const int32_t slices = tl::max(1, tl::cdiv(264, tl::max(B * HKV, 1)));
+    [[maybe_unused]] const int32_t slices = tl::max(1, tl::cdiv(2 * tl::host::sm_count(), tl::max(B * HKV, 1)));
     [[maybe_unused]] const int32_t split_len = tl::max(256, tl::cdiv(tl::cdiv(S, slices), 64) * 64);
     [[maybe_unused]] const int32_t splits = tl::cdiv(S, split_len);
     size_t tl_offsets[2];
