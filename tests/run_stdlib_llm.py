@@ -617,6 +617,64 @@ for M, N, K, t, d in ((5, 33, 300, "f16", ["BM=16", "BN=32", "BK=16", "MIN_SPLIT
                       (2, 9, 0, "f16", ["BM=16", "BN=16", "BK=16", "MIN_SPLIT_K=0"])):
     check(f"matmul M={M} N={N} K={K} {t} {' '.join(d)}", lambda: gemm_splitk(M, N, K, t, d, "matmul"), bound=1e-2)
 
+# ---- flash_attention_backward -----------------------------------------------------------------
+def attention_backward(B, H, S, D, causal, t, defines):
+    """dQ, dK, dV against float64: P = softmax(scale · Q Kᵀ), dV = Pᵀ dO, dP = dO Vᵀ,
+    dS = P ∘ (dP − rowsum(dO ∘ O)), dQ = scale · dS K, dK = scale · dSᵀ Q; O is the float64
+    forward output rounded to T (as the caller's forward pass would give it)."""
+    from npy import quantize
+    q8 = lambda xs: [quantize(t, x) for x in xs]
+    n = B * H * S * D
+    Q, K, V, dO = q8(rnd(n)), q8(rnd(n)), q8(rnd(n)), q8(rnd(n))
+    scale = 1.0 / math.sqrt(D)
+    at = lambda X, bh, i: X[(bh * S + i) * D:(bh * S + i + 1) * D]
+    O = [0.0] * n
+    dQ, dK, dV = [0.0] * n, [0.0] * n, [0.0] * n
+    for bh in range(B * H):
+        P = []
+        for i in range(S):
+            row = [scale * sum(a * b for a, b in zip(at(Q, bh, i), at(K, bh, j))) if not (causal and j > i) else -math.inf
+                   for j in range(S)]
+            m = max(row)
+            e = [math.exp(x - m) for x in row]
+            z = sum(e)
+            P.append([x / z for x in e])
+        for i in range(S):
+            for d in range(D):
+                O[(bh * S + i) * D + d] = sum(P[i][j] * V[(bh * S + j) * D + d] for j in range(S))
+        Oq = q8(O[bh * S * D:(bh + 1) * S * D])
+        for i in range(S):
+            go = at(dO, bh, i)
+            delta = sum(a * b for a, b in zip(go, Oq[i * D:(i + 1) * D]))
+            dS = []
+            for j in range(S):
+                dp = sum(a * b for a, b in zip(go, at(V, bh, j)))
+                dS.append(P[i][j] * (dp - delta) * scale)
+            for j in range(S):
+                if dS[j] == 0.0 and P[i][j] == 0.0:
+                    continue
+                kj, qi = at(K, bh, j), at(Q, bh, i)
+                for d in range(D):
+                    dQ[(bh * S + i) * D + d] += dS[j] * kj[d]
+                    dK[(bh * S + j) * D + d] += dS[j] * qi[d]
+                    dV[(bh * S + j) * D + d] += P[i][j] * go[d]
+        O[bh * S * D:(bh + 1) * S * D] = Oq
+    nan = [math.nan] * n
+    out = run("attention_backward.tl", "flash_attention_backward", [f"T={t}", f"D={D}", f"CAUSAL={'true' if causal else 'false'}"] + defines,
+              {"Q": (t, [B, H, S, D], Q), "K": (t, [B, H, S, D], K), "V": (t, [B, H, S, D], V), "O": (t, [B, H, S, D], O),
+               "dO": (t, [B, H, S, D], dO), "dQ": (t, [B, H, S, D], nan), "dK": (t, [B, H, S, D], nan),
+               "dV": (t, [B, H, S, D], nan)}, {"sm_scale": scale}, outputs=("dQ", "dK", "dV"))
+    return max(rel(out["dQ"], dQ), rel(out["dK"], dK), rel(out["dV"], dV))
+
+
+# Not tile multiples (S = 77 over 64-row tiles; 100 over 32-row ones, so that the causal walk skips
+# query tiles above the diagonal), causal and not, f16 and bf16.
+for B, H, S, D, causal, t, d in ((1, 2, 77, 64, False, "f16", []), (1, 1, 77, 64, True, "bf16", []),
+                                 (2, 1, 100, 16, True, "f16", ["BM=32", "BN=32"]),
+                                 (1, 2, 100, 16, False, "f16", ["BM=32", "BN=64"])):
+    check(f"flash_attention_backward B={B} H={H} S={S} D={D} {'causal' if causal else 'full'} {t} {' '.join(d)}",
+          lambda: attention_backward(B, H, S, D, causal, t, d), bound=2e-2 if t == "bf16" else 1e-2)
+
 bad = results.count(False)
 print(f"stdlib llm: {len(results) - bad}/{len(results)} passed")
 sys.exit(1 if bad else 0)

@@ -669,7 +669,12 @@ private:
         for (int lane : performers(per_thread, lanes)) {
             RegionView d = view(f.dst, lane);
             double v = eval(f.value, lane);
-            for (int64_t n = 0; n < d.numel(); ++n) write(*f.dst.buffer, d.at(d.coord_of(n)), v, receivers(per_thread, lane, lanes), f.range);
+            const bool global_dst = f.dst.buffer->scope == ir::Scope::Global;
+            for (int64_t n = 0; n < d.numel(); ++n) {
+                Index at = d.at(d.coord_of(n));
+                if (global_dst && !inside(*f.dst.buffer, at)) continue;  // elements outside the tensor are skipped
+                write(*f.dst.buffer, at, v, receivers(per_thread, lane, lanes), f.range);
+            }
         }
     }
 
