@@ -6,7 +6,8 @@ the IR after sema and on the scheduled program (`--stop-after verify-shared-boun
 the gemm kernels also for sm_90a); tests/interpreter/dtypes.tl checks every element encoding
 exactly, tests/interpreter/variants.tl that a kernel with variants runs the one its `when`
 chooses, tests/interpreter/sm_count.tl that `--sm-count` sets the builtin `sm_count`, and
-tests/interpreter/program_if.tl that a program launches what its `if`s select. Then:
+tests/interpreter/program_if.tl that a program launches what its `if`s select, and
+tests/interpreter/fill_edge.tl that a fill past a tensor's end skips what lies outside. Then:
   - argument errors of `tlc run` (E090x, usage), each with its exit code and code on stderr;
   - tests/interpreter/fault_*.tl: faults inside a kernel, expected as `// CHECK-FAULT: <line>
     <CODE>` at that .tl line, run with the extra arguments of a `// RUN: ...` line on random
@@ -348,6 +349,10 @@ def build_cases():
         cases.append(Case("tests/interpreter/sm_count.tl", "column_sums",
                           {"X": ("f32", (m, n), x), "Y": ("f32", (n,), nan_filled("f32", n))},
                           {"Y": [sum(x[i * n + c] for i in range(m)) for c in range(n)]}, options=options))
+    # A fill of a global region past the tensor's end: the last tile's elements past N are skipped.
+    for n in (100, 64, 1):
+        cases.append(Case("tests/interpreter/fill_edge.tl", "fill_tiles", {"Y": ("f32", (n,), nan_filled("f32", n))},
+                          {"Y": [2.5] * n}, scalars={"value": 2.5}))
     # A program's `if`: the factor of Y tells which branch's launches ran.
     for n, alpha, factor in ((500, 2.0, 1.0), (1000, 2.0, 2.0), (1001, 2.0, 6.0), (1001, 0.0, 0.0)):
         x = uniform(rng, "f32", n)
