@@ -55,10 +55,6 @@ std::optional<ir::Program> Checker::check_program(const ast::Program& p) {
     out.requires_ = signature.requires_;
     for (const ast::StmtPtr& s : p.body) {
         if (diags_.saturated()) break;
-        if (s->kind == ast::StmtKind::If) {
-            check_program_if(static_cast<const ast::If&>(*s), h.name, nullptr, out);
-            continue;
-        }
         switch (s->kind) {
         case ast::StmtKind::Let: {
             auto& l = static_cast<const ast::Let&>(*s);
@@ -74,6 +70,7 @@ std::optional<ir::Program> Checker::check_program(const ast::Program& p) {
         }
         case ast::StmtKind::Workspace: check_workspace(static_cast<const ast::Workspace&>(*s), out); break;
         case ast::StmtKind::Launch: check_program_launch(static_cast<const ast::Launch&>(*s), h.name, out); break;
+        case ast::StmtKind::If: check_program_if(static_cast<const ast::If&>(*s), h.name, nullptr, out); break;
         default: TLC_CHECK(false, "the grammar gives a program only `let`, `workspace`, `launch` and `if` statements");
         }
     }
