@@ -37,12 +37,7 @@ std::optional<ir::ScratchUse> scratch_use(const ir::Stmt& s, int threads, const 
     const int64_t warps = threads / 32;
     // A per-thread reduce or cumsum (a local tile into a local) needs no exchange.
     if (auto* r = s.as<ir::Reduce>(); r && !ir::is_per_thread(*r)) {
-        // A source every thread holds whole (a replicated fragment, a local) is reduced by each
-        // thread alone (codegen/emit_reduce.cpp): no exchange.
-        const ir::Buffer& src = *r->src.buffer;
-        auto layout = layouts.fragments.find(&src);
-        bool distributed = src.scope == ir::Scope::Fragment && layout != layouts.fragments.end() && layout->second.distributed();
-        if (src.scope != ir::Scope::Shared && !distributed) return std::nullopt;
+        if (!reduce_exchanges_between_threads(*r, layouts)) return std::nullopt;
         int64_t outputs = ir::element_count(r->dst.tile_shape());
         if (auto plan = sliced_reduction_plan(layouts, *r)) {
             // Shuffles within each warp; only warps that share a row exchange through the scratch.
@@ -85,6 +80,13 @@ std::optional<ir::ScratchUse> scratch_use(const ir::Stmt& s, int threads, const 
 }
 
 } // namespace
+
+bool reduce_exchanges_between_threads(const ir::Reduce& reduce, const ir::KernelLayouts& layouts) {
+    const ir::Buffer& src = *reduce.src.buffer;
+    if (src.scope == ir::Scope::Shared) return true;
+    auto layout = layouts.fragments.find(&src);
+    return src.scope == ir::Scope::Fragment && layout != layouts.fragments.end() && layout->second.distributed();
+}
 
 Dtype reduce_partial_dtype(Dtype dst) { return is_narrow_float(dst) ? Dtype::F32 : dst; }
 

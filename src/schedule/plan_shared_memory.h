@@ -33,6 +33,11 @@ ir::SharedMemoryPlan compute_shared_memory_plan(const ir::Kernel& kernel);
 Dtype reduce_partial_dtype(Dtype dst);
 Dtype cumsum_partial_dtype(Dtype dst);
 
+// Whether a reduce that is not per-thread combines values held by different threads (a shared
+// source, or a fragment spread over the threads). A source every thread holds whole (a replicated
+// fragment, a local) is reduced by each thread alone and needs no scratch.
+bool reduce_exchanges_between_threads(const ir::Reduce& reduce, const ir::KernelLayouts& layouts);
+
 // Row pitch (in elements) of a gemm operand staged into scratch: padded by 8 elements for types of
 // at most 2 bytes (16 bytes for f16/bf16: ldmatrix rows spread over the banks), by one otherwise.
 int64_t staging_pitch(int64_t cols, int elem_bytes);
