@@ -8,7 +8,7 @@
 
 namespace {
 
-// kernel w4a16_partial<BM = 16, BN = 32, BK = 128, G = 128, STAGES = 4, T = f16>  (stdlib/qgemm.tl:26)
+// kernel w4a16_partial<BM = 16, BN = 32, BK = 128, G = 128, STAGES = 4, T = f16>  (stdlib/qgemm.tl:27)
 // 128 threads per block, 36736 bytes of shared memory
 __global__ void __launch_bounds__(128) w4a16_partial_kernel_variant0(
         const tl::f16* __restrict__ A,
@@ -40,7 +40,7 @@ __global__ void __launch_bounds__(128) w4a16_partial_kernel_variant0(
     const int32_t k0 = int(blockIdx.z) * k_len;
     const int32_t k_trips = tl::cdiv(tl::min(k_len, K - k0), 128);
     if (0 < k_trips) {
-        // copy(A[row0 +: BM, kk +: BK], a);                  // past K: zeros, so the padded  (qgemm.tl:45)
+        // copy(A[row0 +: BM, kk +: BK], a);                  // past K: zeros, so the padded  (qgemm.tl:46)
         if (tl::is_aligned(A, 16) && K % 8 == 0 && row0 >= 0 && row0 + 16 <= M && (k0 + 0 * 128) >= 0 && (k0 + 0 * 128) + 128 <= K && (k0 + 0 * 128) % 8 == 0) {
             #pragma unroll
             for (int tl_i1 = 0; tl_i1 < 2; ++tl_i1) {
@@ -62,7 +62,7 @@ __global__ void __launch_bounds__(128) w4a16_partial_kernel_variant0(
                 }
             }
         }
-        // copy(Wq[col0 +: BN, kk / 8 +: BK / 8], wq);        // weights add nothing  (qgemm.tl:46)
+        // copy(Wq[col0 +: BN, kk / 8 +: BK / 8], wq);        // weights add nothing  (qgemm.tl:47)
         if (tl::is_aligned(Wq, 16) && KW % 4 == 0 && col0 >= 0 && col0 + 32 <= N && ((k0 + 0 * 128) / 8) >= 0 && ((k0 + 0 * 128) / 8) + 16 <= KW && ((k0 + 0 * 128) / 8) % 4 == 0) {
             #pragma unroll
             for (int tl_i8 = 0; tl_i8 < 1; ++tl_i8) {
@@ -84,7 +84,7 @@ __global__ void __launch_bounds__(128) w4a16_partial_kernel_variant0(
                 }
             }
         }
-        // copy(Scales[kk / G +: BK / G, col0 +: BN], sc);     // a row of the step's group: cp.async  (qgemm.tl:47)
+        // copy(Scales[kk / G +: BK / G, col0 +: BN], sc);     // a row of the step's group: cp.async  (qgemm.tl:48)
         if (tl::is_aligned(Scales, 16) && N % 8 == 0 && ((k0 + 0 * 128) / 128) >= 0 && ((k0 + 0 * 128) / 128) + 1 <= KG && col0 >= 0 && col0 + 32 <= N && col0 % 8 == 0) {
             #pragma unroll
             for (int tl_i15 = 0; tl_i15 < 1; ++tl_i15) {
@@ -113,7 +113,7 @@ __global__ void __launch_bounds__(128) w4a16_partial_kernel_variant0(
     }
     tl::cp_async_commit();
     if (1 < k_trips) {
-        // copy(A[row0 +: BM, kk +: BK], a);                  // past K: zeros, so the padded  (qgemm.tl:45)
+        // copy(A[row0 +: BM, kk +: BK], a);                  // past K: zeros, so the padded  (qgemm.tl:46)
         if (tl::is_aligned(A, 16) && K % 8 == 0 && row0 >= 0 && row0 + 16 <= M && (k0 + 1 * 128) >= 0 && (k0 + 1 * 128) + 128 <= K && (k0 + 1 * 128) % 8 == 0) {
             #pragma unroll
             for (int tl_i22 = 0; tl_i22 < 2; ++tl_i22) {
@@ -135,7 +135,7 @@ __global__ void __launch_bounds__(128) w4a16_partial_kernel_variant0(
                 }
             }
         }
-        // copy(Wq[col0 +: BN, kk / 8 +: BK / 8], wq);        // weights add nothing  (qgemm.tl:46)
+        // copy(Wq[col0 +: BN, kk / 8 +: BK / 8], wq);        // weights add nothing  (qgemm.tl:47)
         if (tl::is_aligned(Wq, 16) && KW % 4 == 0 && col0 >= 0 && col0 + 32 <= N && ((k0 + 1 * 128) / 8) >= 0 && ((k0 + 1 * 128) / 8) + 16 <= KW && ((k0 + 1 * 128) / 8) % 4 == 0) {
             #pragma unroll
             for (int tl_i29 = 0; tl_i29 < 1; ++tl_i29) {
@@ -157,7 +157,7 @@ __global__ void __launch_bounds__(128) w4a16_partial_kernel_variant0(
                 }
             }
         }
-        // copy(Scales[kk / G +: BK / G, col0 +: BN], sc);     // a row of the step's group: cp.async  (qgemm.tl:47)
+        // copy(Scales[kk / G +: BK / G, col0 +: BN], sc);     // a row of the step's group: cp.async  (qgemm.tl:48)
         if (tl::is_aligned(Scales, 16) && N % 8 == 0 && ((k0 + 1 * 128) / 128) >= 0 && ((k0 + 1 * 128) / 128) + 1 <= KG && col0 >= 0 && col0 + 32 <= N && col0 % 8 == 0) {
             #pragma unroll
             for (int tl_i36 = 0; tl_i36 < 1; ++tl_i36) {
@@ -186,7 +186,7 @@ __global__ void __launch_bounds__(128) w4a16_partial_kernel_variant0(
     }
     tl::cp_async_commit();
     if (2 < k_trips) {
-        // copy(A[row0 +: BM, kk +: BK], a);                  // past K: zeros, so the padded  (qgemm.tl:45)
+        // copy(A[row0 +: BM, kk +: BK], a);                  // past K: zeros, so the padded  (qgemm.tl:46)
         if (tl::is_aligned(A, 16) && K % 8 == 0 && row0 >= 0 && row0 + 16 <= M && (k0 + 2 * 128) >= 0 && (k0 + 2 * 128) + 128 <= K && (k0 + 2 * 128) % 8 == 0) {
             #pragma unroll
             for (int tl_i43 = 0; tl_i43 < 2; ++tl_i43) {
@@ -208,7 +208,7 @@ __global__ void __launch_bounds__(128) w4a16_partial_kernel_variant0(
                 }
             }
         }
-        // copy(Wq[col0 +: BN, kk / 8 +: BK / 8], wq);        // weights add nothing  (qgemm.tl:46)
+        // copy(Wq[col0 +: BN, kk / 8 +: BK / 8], wq);        // weights add nothing  (qgemm.tl:47)
         if (tl::is_aligned(Wq, 16) && KW % 4 == 0 && col0 >= 0 && col0 + 32 <= N && ((k0 + 2 * 128) / 8) >= 0 && ((k0 + 2 * 128) / 8) + 16 <= KW && ((k0 + 2 * 128) / 8) % 4 == 0) {
             #pragma unroll
             for (int tl_i50 = 0; tl_i50 < 1; ++tl_i50) {
@@ -230,7 +230,7 @@ __global__ void __launch_bounds__(128) w4a16_partial_kernel_variant0(
                 }
             }
         }
-        // copy(Scales[kk / G +: BK / G, col0 +: BN], sc);     // a row of the step's group: cp.async  (qgemm.tl:47)
+        // copy(Scales[kk / G +: BK / G, col0 +: BN], sc);     // a row of the step's group: cp.async  (qgemm.tl:48)
         if (tl::is_aligned(Scales, 16) && N % 8 == 0 && ((k0 + 2 * 128) / 128) >= 0 && ((k0 + 2 * 128) / 128) + 1 <= KG && col0 >= 0 && col0 + 32 <= N && col0 % 8 == 0) {
             #pragma unroll
             for (int tl_i57 = 0; tl_i57 < 1; ++tl_i57) {
@@ -258,12 +258,12 @@ __global__ void __launch_bounds__(128) w4a16_partial_kernel_variant0(
         }
     }
     tl::cp_async_commit();
-    // for k in pipelined(cdiv(min(k_len, K - k0), BK), stages = STAGES) {  (qgemm.tl:43)
+    // for k in pipelined(cdiv(min(k_len, K - k0), BK), stages = STAGES) {  (qgemm.tl:44)
     for (int k = 0; k < k_trips; ++k) {
         tl::cp_async_wait<2>();  // at most 2 copy groups of this thread still in flight
         __syncthreads();  // pipeline: stage `k % 4` has landed and the stage refilled next is no longer read
         if (k + 3 < k_trips) {
-            // copy(A[row0 +: BM, kk +: BK], a);                  // past K: zeros, so the padded  (qgemm.tl:45)
+            // copy(A[row0 +: BM, kk +: BK], a);                  // past K: zeros, so the padded  (qgemm.tl:46)
             if (tl::is_aligned(A, 16) && K % 8 == 0 && row0 >= 0 && row0 + 16 <= M && (k0 + (k + 3) * 128) >= 0 && (k0 + (k + 3) * 128) + 128 <= K && (k0 + (k + 3) * 128) % 8 == 0) {
                 #pragma unroll
                 for (int tl_i64 = 0; tl_i64 < 2; ++tl_i64) {
@@ -285,7 +285,7 @@ __global__ void __launch_bounds__(128) w4a16_partial_kernel_variant0(
                     }
                 }
             }
-            // copy(Wq[col0 +: BN, kk / 8 +: BK / 8], wq);        // weights add nothing  (qgemm.tl:46)
+            // copy(Wq[col0 +: BN, kk / 8 +: BK / 8], wq);        // weights add nothing  (qgemm.tl:47)
             if (tl::is_aligned(Wq, 16) && KW % 4 == 0 && col0 >= 0 && col0 + 32 <= N && ((k0 + (k + 3) * 128) / 8) >= 0 && ((k0 + (k + 3) * 128) / 8) + 16 <= KW && ((k0 + (k + 3) * 128) / 8) % 4 == 0) {
                 #pragma unroll
                 for (int tl_i71 = 0; tl_i71 < 1; ++tl_i71) {
@@ -307,7 +307,7 @@ __global__ void __launch_bounds__(128) w4a16_partial_kernel_variant0(
                     }
                 }
             }
-            // copy(Scales[kk / G +: BK / G, col0 +: BN], sc);     // a row of the step's group: cp.async  (qgemm.tl:47)
+            // copy(Scales[kk / G +: BK / G, col0 +: BN], sc);     // a row of the step's group: cp.async  (qgemm.tl:48)
             if (tl::is_aligned(Scales, 16) && N % 8 == 0 && ((k0 + (k + 3) * 128) / 128) >= 0 && ((k0 + (k + 3) * 128) / 128) + 1 <= KG && col0 >= 0 && col0 + 32 <= N && col0 % 8 == 0) {
                 #pragma unroll
                 for (int tl_i78 = 0; tl_i78 < 1; ++tl_i78) {
@@ -335,7 +335,7 @@ __global__ void __launch_bounds__(128) w4a16_partial_kernel_variant0(
             }
         }
         tl::cp_async_commit();
-        // for n, j in parallel(BN, BK) {  (qgemm.tl:48)
+        // for n, j in parallel(BN, BK) {  (qgemm.tl:49)
         // for n, j in parallel(32, 128): each thread visits the elements of `w` it holds
         #pragma unroll
         for (int tl_s84 = 0; tl_s84 < w_layout::kSlots; ++tl_s84) {
@@ -344,7 +344,7 @@ __global__ void __launch_bounds__(128) w4a16_partial_kernel_variant0(
             const int j = tl_c85 + tl_s84 % 8;
             w[tl_s84] = tl::convert<tl::f16>(tlc_stdlib::s4_unpack(wq[((k % 4) * 32 + n) * 20 + (tl_c85 / 8 + (tl_s84 % 8) / 8)], static_cast<uint32_t>((tl_s84 % 8) % 8)) * tl::convert<float>(sc[((k % 4) * 1 + (j / 128)) * 40 + n]));
         }
-        // gemm(a, w, acc, transpose_b = true);  (qgemm.tl:51)
+        // gemm(a, w, acc, transpose_b = true);  (qgemm.tl:52)
         {
             tl::f16* tl_staged86 = reinterpret_cast<tl::f16*>(tl_scratch + 0);  // 32 x 128, row pitch 136
             __syncthreads();  // the staging buffer may still be read by a previous gemm
@@ -359,7 +359,7 @@ __global__ void __launch_bounds__(128) w4a16_partial_kernel_variant0(
         }
     }
     tl::cp_async_wait<0>();  // at most 0 copy groups of this thread still in flight
-    // copy(acc, Part[block.z, row0 +: BM, col0 +: BN]);  (qgemm.tl:53)
+    // copy(acc, Part[block.z, row0 +: BM, col0 +: BN]);  (qgemm.tl:54)
     #pragma unroll
     for (int tl_chunk88 = 0; tl_chunk88 < acc_layout::kSlots; tl_chunk88 += 2) {
         float* tl_ptr89 = &Part[(int64_t(int(blockIdx.z)) * M + (row0 + (acc_layout::row(tl_tid, tl_chunk88)))) * N + (col0 + (acc_layout::col(tl_tid, tl_chunk88)))];
@@ -377,7 +377,7 @@ __global__ void __launch_bounds__(128) w4a16_partial_kernel_variant0(
     }
 }
 
-// kernel w4a16_partial<BM = 64, BN = 128, BK = 128, G = 128, STAGES = 4, T = f16>  (stdlib/qgemm.tl:26)
+// kernel w4a16_partial<BM = 64, BN = 128, BK = 128, G = 128, STAGES = 4, T = f16>  (stdlib/qgemm.tl:27)
 // 128 threads per block, 146560 bytes of shared memory
 __global__ void __launch_bounds__(128) w4a16_partial_kernel_variant1(
         const tl::f16* __restrict__ A,
@@ -409,7 +409,7 @@ __global__ void __launch_bounds__(128) w4a16_partial_kernel_variant1(
     const int32_t k0 = int(blockIdx.z) * k_len;
     const int32_t k_trips = tl::cdiv(tl::min(k_len, K - k0), 128);
     if (0 < k_trips) {
-        // copy(A[row0 +: BM, kk +: BK], a);                  // past K: zeros, so the padded  (qgemm.tl:45)
+        // copy(A[row0 +: BM, kk +: BK], a);                  // past K: zeros, so the padded  (qgemm.tl:46)
         if (tl::is_aligned(A, 16) && K % 8 == 0 && row0 >= 0 && row0 + 64 <= M && (k0 + 0 * 128) >= 0 && (k0 + 0 * 128) + 128 <= K && (k0 + 0 * 128) % 8 == 0) {
             #pragma unroll
             for (int tl_i1 = 0; tl_i1 < 8; ++tl_i1) {
@@ -431,7 +431,7 @@ __global__ void __launch_bounds__(128) w4a16_partial_kernel_variant1(
                 }
             }
         }
-        // copy(Wq[col0 +: BN, kk / 8 +: BK / 8], wq);        // weights add nothing  (qgemm.tl:46)
+        // copy(Wq[col0 +: BN, kk / 8 +: BK / 8], wq);        // weights add nothing  (qgemm.tl:47)
         if (tl::is_aligned(Wq, 16) && KW % 4 == 0 && col0 >= 0 && col0 + 128 <= N && ((k0 + 0 * 128) / 8) >= 0 && ((k0 + 0 * 128) / 8) + 16 <= KW && ((k0 + 0 * 128) / 8) % 4 == 0) {
             #pragma unroll
             for (int tl_i8 = 0; tl_i8 < 4; ++tl_i8) {
@@ -453,7 +453,7 @@ __global__ void __launch_bounds__(128) w4a16_partial_kernel_variant1(
                 }
             }
         }
-        // copy(Scales[kk / G +: BK / G, col0 +: BN], sc);     // a row of the step's group: cp.async  (qgemm.tl:47)
+        // copy(Scales[kk / G +: BK / G, col0 +: BN], sc);     // a row of the step's group: cp.async  (qgemm.tl:48)
         if (tl::is_aligned(Scales, 16) && N % 8 == 0 && ((k0 + 0 * 128) / 128) >= 0 && ((k0 + 0 * 128) / 128) + 1 <= KG && col0 >= 0 && col0 + 128 <= N && col0 % 8 == 0) {
             #pragma unroll
             for (int tl_i15 = 0; tl_i15 < 1; ++tl_i15) {
@@ -482,7 +482,7 @@ __global__ void __launch_bounds__(128) w4a16_partial_kernel_variant1(
     }
     tl::cp_async_commit();
     if (1 < k_trips) {
-        // copy(A[row0 +: BM, kk +: BK], a);                  // past K: zeros, so the padded  (qgemm.tl:45)
+        // copy(A[row0 +: BM, kk +: BK], a);                  // past K: zeros, so the padded  (qgemm.tl:46)
         if (tl::is_aligned(A, 16) && K % 8 == 0 && row0 >= 0 && row0 + 64 <= M && (k0 + 1 * 128) >= 0 && (k0 + 1 * 128) + 128 <= K && (k0 + 1 * 128) % 8 == 0) {
             #pragma unroll
             for (int tl_i22 = 0; tl_i22 < 8; ++tl_i22) {
@@ -504,7 +504,7 @@ __global__ void __launch_bounds__(128) w4a16_partial_kernel_variant1(
                 }
             }
         }
-        // copy(Wq[col0 +: BN, kk / 8 +: BK / 8], wq);        // weights add nothing  (qgemm.tl:46)
+        // copy(Wq[col0 +: BN, kk / 8 +: BK / 8], wq);        // weights add nothing  (qgemm.tl:47)
         if (tl::is_aligned(Wq, 16) && KW % 4 == 0 && col0 >= 0 && col0 + 128 <= N && ((k0 + 1 * 128) / 8) >= 0 && ((k0 + 1 * 128) / 8) + 16 <= KW && ((k0 + 1 * 128) / 8) % 4 == 0) {
             #pragma unroll
             for (int tl_i29 = 0; tl_i29 < 4; ++tl_i29) {
@@ -526,7 +526,7 @@ __global__ void __launch_bounds__(128) w4a16_partial_kernel_variant1(
                 }
             }
         }
-        // copy(Scales[kk / G +: BK / G, col0 +: BN], sc);     // a row of the step's group: cp.async  (qgemm.tl:47)
+        // copy(Scales[kk / G +: BK / G, col0 +: BN], sc);     // a row of the step's group: cp.async  (qgemm.tl:48)
         if (tl::is_aligned(Scales, 16) && N % 8 == 0 && ((k0 + 1 * 128) / 128) >= 0 && ((k0 + 1 * 128) / 128) + 1 <= KG && col0 >= 0 && col0 + 128 <= N && col0 % 8 == 0) {
             #pragma unroll
             for (int tl_i36 = 0; tl_i36 < 1; ++tl_i36) {
@@ -555,7 +555,7 @@ __global__ void __launch_bounds__(128) w4a16_partial_kernel_variant1(
     }
     tl::cp_async_commit();
     if (2 < k_trips) {
-        // copy(A[row0 +: BM, kk +: BK], a);                  // past K: zeros, so the padded  (qgemm.tl:45)
+        // copy(A[row0 +: BM, kk +: BK], a);                  // past K: zeros, so the padded  (qgemm.tl:46)
         if (tl::is_aligned(A, 16) && K % 8 == 0 && row0 >= 0 && row0 + 64 <= M && (k0 + 2 * 128) >= 0 && (k0 + 2 * 128) + 128 <= K && (k0 + 2 * 128) % 8 == 0) {
             #pragma unroll
             for (int tl_i43 = 0; tl_i43 < 8; ++tl_i43) {
@@ -577,7 +577,7 @@ __global__ void __launch_bounds__(128) w4a16_partial_kernel_variant1(
                 }
             }
         }
-        // copy(Wq[col0 +: BN, kk / 8 +: BK / 8], wq);        // weights add nothing  (qgemm.tl:46)
+        // copy(Wq[col0 +: BN, kk / 8 +: BK / 8], wq);        // weights add nothing  (qgemm.tl:47)
         if (tl::is_aligned(Wq, 16) && KW % 4 == 0 && col0 >= 0 && col0 + 128 <= N && ((k0 + 2 * 128) / 8) >= 0 && ((k0 + 2 * 128) / 8) + 16 <= KW && ((k0 + 2 * 128) / 8) % 4 == 0) {
             #pragma unroll
             for (int tl_i50 = 0; tl_i50 < 4; ++tl_i50) {
@@ -599,7 +599,7 @@ __global__ void __launch_bounds__(128) w4a16_partial_kernel_variant1(
                 }
             }
         }
-        // copy(Scales[kk / G +: BK / G, col0 +: BN], sc);     // a row of the step's group: cp.async  (qgemm.tl:47)
+        // copy(Scales[kk / G +: BK / G, col0 +: BN], sc);     // a row of the step's group: cp.async  (qgemm.tl:48)
         if (tl::is_aligned(Scales, 16) && N % 8 == 0 && ((k0 + 2 * 128) / 128) >= 0 && ((k0 + 2 * 128) / 128) + 1 <= KG && col0 >= 0 && col0 + 128 <= N && col0 % 8 == 0) {
             #pragma unroll
             for (int tl_i57 = 0; tl_i57 < 1; ++tl_i57) {
@@ -627,12 +627,12 @@ __global__ void __launch_bounds__(128) w4a16_partial_kernel_variant1(
         }
     }
     tl::cp_async_commit();
-    // for k in pipelined(cdiv(min(k_len, K - k0), BK), stages = STAGES) {  (qgemm.tl:43)
+    // for k in pipelined(cdiv(min(k_len, K - k0), BK), stages = STAGES) {  (qgemm.tl:44)
     for (int k = 0; k < k_trips; ++k) {
         tl::cp_async_wait<2>();  // at most 2 copy groups of this thread still in flight
         __syncthreads();  // pipeline: stage `k % 4` has landed and the stage refilled next is no longer read
         if (k + 3 < k_trips) {
-            // copy(A[row0 +: BM, kk +: BK], a);                  // past K: zeros, so the padded  (qgemm.tl:45)
+            // copy(A[row0 +: BM, kk +: BK], a);                  // past K: zeros, so the padded  (qgemm.tl:46)
             if (tl::is_aligned(A, 16) && K % 8 == 0 && row0 >= 0 && row0 + 64 <= M && (k0 + (k + 3) * 128) >= 0 && (k0 + (k + 3) * 128) + 128 <= K && (k0 + (k + 3) * 128) % 8 == 0) {
                 #pragma unroll
                 for (int tl_i64 = 0; tl_i64 < 8; ++tl_i64) {
@@ -654,7 +654,7 @@ __global__ void __launch_bounds__(128) w4a16_partial_kernel_variant1(
                     }
                 }
             }
-            // copy(Wq[col0 +: BN, kk / 8 +: BK / 8], wq);        // weights add nothing  (qgemm.tl:46)
+            // copy(Wq[col0 +: BN, kk / 8 +: BK / 8], wq);        // weights add nothing  (qgemm.tl:47)
             if (tl::is_aligned(Wq, 16) && KW % 4 == 0 && col0 >= 0 && col0 + 128 <= N && ((k0 + (k + 3) * 128) / 8) >= 0 && ((k0 + (k + 3) * 128) / 8) + 16 <= KW && ((k0 + (k + 3) * 128) / 8) % 4 == 0) {
                 #pragma unroll
                 for (int tl_i71 = 0; tl_i71 < 4; ++tl_i71) {
@@ -676,7 +676,7 @@ __global__ void __launch_bounds__(128) w4a16_partial_kernel_variant1(
                     }
                 }
             }
-            // copy(Scales[kk / G +: BK / G, col0 +: BN], sc);     // a row of the step's group: cp.async  (qgemm.tl:47)
+            // copy(Scales[kk / G +: BK / G, col0 +: BN], sc);     // a row of the step's group: cp.async  (qgemm.tl:48)
             if (tl::is_aligned(Scales, 16) && N % 8 == 0 && ((k0 + (k + 3) * 128) / 128) >= 0 && ((k0 + (k + 3) * 128) / 128) + 1 <= KG && col0 >= 0 && col0 + 128 <= N && col0 % 8 == 0) {
                 #pragma unroll
                 for (int tl_i78 = 0; tl_i78 < 1; ++tl_i78) {
@@ -704,7 +704,7 @@ __global__ void __launch_bounds__(128) w4a16_partial_kernel_variant1(
             }
         }
         tl::cp_async_commit();
-        // for n, j in parallel(BN, BK) {  (qgemm.tl:48)
+        // for n, j in parallel(BN, BK) {  (qgemm.tl:49)
         // for n, j in parallel(128, 128): each thread visits the elements of `w` it holds
         #pragma unroll
         for (int tl_s84 = 0; tl_s84 < w_layout::kSlots; ++tl_s84) {
@@ -713,7 +713,7 @@ __global__ void __launch_bounds__(128) w4a16_partial_kernel_variant1(
             const int j = tl_c85 + tl_s84 % 8;
             w[tl_s84] = tl::convert<tl::f16>(tlc_stdlib::s4_unpack(wq[((k % 4) * 128 + n) * 20 + (tl_c85 / 8 + (tl_s84 % 8) / 8)], static_cast<uint32_t>((tl_s84 % 8) % 8)) * tl::convert<float>(sc[((k % 4) * 1 + (j / 128)) * 136 + n]));
         }
-        // gemm(a, w, acc, transpose_b = true);  (qgemm.tl:51)
+        // gemm(a, w, acc, transpose_b = true);  (qgemm.tl:52)
         {
             tl::f16* tl_staged86 = reinterpret_cast<tl::f16*>(tl_scratch + 0);  // 128 x 128, row pitch 136
             __syncthreads();  // the staging buffer may still be read by a previous gemm
@@ -728,7 +728,7 @@ __global__ void __launch_bounds__(128) w4a16_partial_kernel_variant1(
         }
     }
     tl::cp_async_wait<0>();  // at most 0 copy groups of this thread still in flight
-    // copy(acc, Part[block.z, row0 +: BM, col0 +: BN]);  (qgemm.tl:53)
+    // copy(acc, Part[block.z, row0 +: BM, col0 +: BN]);  (qgemm.tl:54)
     #pragma unroll
     for (int tl_chunk88 = 0; tl_chunk88 < acc_layout::kSlots; tl_chunk88 += 2) {
         float* tl_ptr89 = &Part[(int64_t(int(blockIdx.z)) * M + (row0 + (acc_layout::row(tl_tid, tl_chunk88)))) * N + (col0 + (acc_layout::col(tl_tid, tl_chunk88)))];
@@ -741,6 +741,269 @@ __global__ void __launch_bounds__(128) w4a16_partial_kernel_variant1(
             #pragma unroll
             for (int tl_v = 0; tl_v < 2; ++tl_v) {
                 if (tl::in_bounds(int(blockIdx.z), SPLITS) && tl::in_bounds(row0 + (acc_layout::row(tl_tid, tl_chunk88 + tl_v)), M) && tl::in_bounds(col0 + (acc_layout::col(tl_tid, tl_chunk88 + tl_v)), N)) Part[(int64_t(int(blockIdx.z)) * M + (row0 + (acc_layout::row(tl_tid, tl_chunk88 + tl_v)))) * N + (col0 + (acc_layout::col(tl_tid, tl_chunk88 + tl_v)))] = acc[tl_chunk88 + tl_v];
+            }
+        }
+    }
+}
+
+// kernel fp8_gemm_block_scaled<BM = 128, BN = 64, G = 128, STAGES = 3, THREADS = 256, T = bf16>  (stdlib/qgemm.tl:80)
+// 256 threads per block, 84736 bytes of shared memory
+__global__ void __launch_bounds__(256) fp8_gemm_block_scaled_kernel(
+        const tl::f8e4m3* __restrict__ A,
+        const float* __restrict__ As,
+        const tl::f8e4m3* __restrict__ B,
+        const float* __restrict__ Bs,
+        tl::bf16* __restrict__ C,
+        int32_t M,
+        int32_t K,
+        int32_t KG,
+        int32_t N,
+        int32_t NB)
+{
+    using part_layout = tl::MmaAccLayout<128, 64, 4, 2>;  // fragment part: f32[128, 64], mma.sync accumulators
+    using acc_layout = tl::MmaAccLayout<128, 64, 4, 2>;  // fragment acc: f32[128, 64], mma.sync accumulators
+    const int tl_tid = tl::thread_index<256>();
+    extern __shared__ __align__(128) unsigned char tl_smem[];
+    tl::f8e4m3* a = reinterpret_cast<tl::f8e4m3*>(tl_smem + 0);  // shared a: f8e4m3[3, 128, 128], row pitch 144
+    tl::f8e4m3* b = reinterpret_cast<tl::f8e4m3*>(tl_smem + 55296);  // shared b: f8e4m3[3, 64, 128], row pitch 144
+    float* sa = reinterpret_cast<float*>(tl_smem + 82944);  // shared sa: f32[3, 128], row pitch 132
+    float* sb = reinterpret_cast<float*>(tl_smem + 84608);  // shared sb: f32[3, 1], row pitch 1
+    float part[part_layout::kSlots];  // fragment part: f32[128, 64]
+    float acc[acc_layout::kSlots];  // fragment acc: f32[128, 64]
+    #pragma unroll
+    for (int tl_i = 0; tl_i < acc_layout::kSlots; ++tl_i) acc[tl_i] = 0.0f;
+    const int32_t row0 = int(blockIdx.y) * 128;
+    const int32_t col0 = int(blockIdx.x) * 64;
+    const int32_t k_trips = KG;
+    if (0 < k_trips) {
+        // copy(A[row0 +: BM, k * G +: G], a);  (qgemm.tl:96)
+        if (tl::is_aligned(A, 16) && K % 16 == 0 && row0 >= 0 && row0 + 128 <= M && (0 * 128) >= 0 && (0 * 128) + 128 <= K && (0 * 128) % 16 == 0) {
+            #pragma unroll
+            for (int tl_i1 = 0; tl_i1 < 4; ++tl_i1) {
+                const int tl_chunk0 = tl_tid + tl_i1 * 256;
+                tl::cp_async_16(&a[(0 * 128 + ((tl_chunk0 * 16) / 128)) * 144 + ((tl_chunk0 * 16) % 128)], &A[int64_t(row0 + ((tl_chunk0 * 16) / 128)) * K + ((0 * 128) + ((tl_chunk0 * 16) % 128))]);
+            }
+        } else {
+            #pragma unroll
+            for (int tl_i3 = 0; tl_i3 < 4; ++tl_i3) {
+                const int tl_chunk2 = tl_tid + tl_i3 * 256;
+                const tl::f8e4m3* tl_src4 = &A[int64_t(row0 + ((tl_chunk2 * 16) / 128)) * K + ((0 * 128) + ((tl_chunk2 * 16) % 128))];
+                tl::f8e4m3* tl_dst5 = &a[(0 * 128 + ((tl_chunk2 * 16) / 128)) * 144 + ((tl_chunk2 * 16) % 128)];
+                const int tl_valid6 = !(tl::in_bounds(row0 + ((tl_chunk2 * 16) / 128), M)) ? 0 : max(0, min(16, K - ((0 * 128) + ((tl_chunk2 * 16) % 128))));
+                if (tl_valid6 == 16 && (0 * 128) + ((tl_chunk2 * 16) % 128) >= 0 && tl::is_aligned(tl_src4, 4)) {
+                    tl::cp_async_chunk(tl_dst5, tl_src4);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
+                } else {
+                    #pragma unroll
+                    for (int tl_v = 0; tl_v < 16; ++tl_v) tl_dst5[tl_v] = tl::in_bounds(row0 + ((tl_chunk2 * 16) / 128), M) && tl::in_bounds(((0 * 128) + ((tl_chunk2 * 16) % 128)) + tl_v, K) ? tl_src4[tl_v] : tl::convert<tl::f8e4m3>(0.0f);
+                }
+            }
+        }
+        // copy(B[col0 +: BN, k * G +: G], b);  (qgemm.tl:97)
+        if (tl::is_aligned(B, 16) && K % 16 == 0 && col0 >= 0 && col0 + 64 <= N && (0 * 128) >= 0 && (0 * 128) + 128 <= K && (0 * 128) % 16 == 0) {
+            #pragma unroll
+            for (int tl_i8 = 0; tl_i8 < 2; ++tl_i8) {
+                const int tl_chunk7 = tl_tid + tl_i8 * 256;
+                tl::cp_async_16(&b[(0 * 64 + ((tl_chunk7 * 16) / 128)) * 144 + ((tl_chunk7 * 16) % 128)], &B[int64_t(col0 + ((tl_chunk7 * 16) / 128)) * K + ((0 * 128) + ((tl_chunk7 * 16) % 128))]);
+            }
+        } else {
+            #pragma unroll
+            for (int tl_i10 = 0; tl_i10 < 2; ++tl_i10) {
+                const int tl_chunk9 = tl_tid + tl_i10 * 256;
+                const tl::f8e4m3* tl_src11 = &B[int64_t(col0 + ((tl_chunk9 * 16) / 128)) * K + ((0 * 128) + ((tl_chunk9 * 16) % 128))];
+                tl::f8e4m3* tl_dst12 = &b[(0 * 64 + ((tl_chunk9 * 16) / 128)) * 144 + ((tl_chunk9 * 16) % 128)];
+                const int tl_valid13 = !(tl::in_bounds(col0 + ((tl_chunk9 * 16) / 128), N)) ? 0 : max(0, min(16, K - ((0 * 128) + ((tl_chunk9 * 16) % 128))));
+                if (tl_valid13 == 16 && (0 * 128) + ((tl_chunk9 * 16) % 128) >= 0 && tl::is_aligned(tl_src11, 4)) {
+                    tl::cp_async_chunk(tl_dst12, tl_src11);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
+                } else {
+                    #pragma unroll
+                    for (int tl_v = 0; tl_v < 16; ++tl_v) tl_dst12[tl_v] = tl::in_bounds(col0 + ((tl_chunk9 * 16) / 128), N) && tl::in_bounds(((0 * 128) + ((tl_chunk9 * 16) % 128)) + tl_v, K) ? tl_src11[tl_v] : tl::convert<tl::f8e4m3>(0.0f);
+                }
+            }
+        }
+        // copy(As[row0 +: BM, k], sa);  (qgemm.tl:98)
+        #pragma unroll
+        for (int tl_i15 = 0; tl_i15 < 1; ++tl_i15) {
+            const int tl_elem14 = tl_tid + tl_i15 * 256;
+            if (tl_elem14 < 128) {
+                if (tl::in_bounds(row0 + tl_elem14, M) && tl::in_bounds(0, KG)) tl::cp_async_4(&sa[0 * 132 + tl_elem14], &As[int64_t(row0 + tl_elem14) * KG + 0]);
+                else sa[0 * 132 + tl_elem14] = 0.0f;
+            }
+        }
+        // copy(Bs[col0 / G +: 1, k], sb);  (qgemm.tl:99)
+        #pragma unroll
+        for (int tl_i17 = 0; tl_i17 < 1; ++tl_i17) {
+            const int tl_elem16 = tl_tid + tl_i17 * 256;
+            if (tl_elem16 < 1) {
+                if (tl::in_bounds((col0 / 128) + tl_elem16, NB) && tl::in_bounds(0, KG)) tl::cp_async_4(&sb[0 * 1 + tl_elem16], &Bs[int64_t((col0 / 128) + tl_elem16) * KG + 0]);
+                else sb[0 * 1 + tl_elem16] = 0.0f;
+            }
+        }
+    }
+    tl::cp_async_commit();
+    if (1 < k_trips) {
+        // copy(A[row0 +: BM, k * G +: G], a);  (qgemm.tl:96)
+        if (tl::is_aligned(A, 16) && K % 16 == 0 && row0 >= 0 && row0 + 128 <= M && (1 * 128) >= 0 && (1 * 128) + 128 <= K && (1 * 128) % 16 == 0) {
+            #pragma unroll
+            for (int tl_i19 = 0; tl_i19 < 4; ++tl_i19) {
+                const int tl_chunk18 = tl_tid + tl_i19 * 256;
+                tl::cp_async_16(&a[(1 * 128 + ((tl_chunk18 * 16) / 128)) * 144 + ((tl_chunk18 * 16) % 128)], &A[int64_t(row0 + ((tl_chunk18 * 16) / 128)) * K + ((1 * 128) + ((tl_chunk18 * 16) % 128))]);
+            }
+        } else {
+            #pragma unroll
+            for (int tl_i21 = 0; tl_i21 < 4; ++tl_i21) {
+                const int tl_chunk20 = tl_tid + tl_i21 * 256;
+                const tl::f8e4m3* tl_src22 = &A[int64_t(row0 + ((tl_chunk20 * 16) / 128)) * K + ((1 * 128) + ((tl_chunk20 * 16) % 128))];
+                tl::f8e4m3* tl_dst23 = &a[(1 * 128 + ((tl_chunk20 * 16) / 128)) * 144 + ((tl_chunk20 * 16) % 128)];
+                const int tl_valid24 = !(tl::in_bounds(row0 + ((tl_chunk20 * 16) / 128), M)) ? 0 : max(0, min(16, K - ((1 * 128) + ((tl_chunk20 * 16) % 128))));
+                if (tl_valid24 == 16 && (1 * 128) + ((tl_chunk20 * 16) % 128) >= 0 && tl::is_aligned(tl_src22, 4)) {
+                    tl::cp_async_chunk(tl_dst23, tl_src22);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
+                } else {
+                    #pragma unroll
+                    for (int tl_v = 0; tl_v < 16; ++tl_v) tl_dst23[tl_v] = tl::in_bounds(row0 + ((tl_chunk20 * 16) / 128), M) && tl::in_bounds(((1 * 128) + ((tl_chunk20 * 16) % 128)) + tl_v, K) ? tl_src22[tl_v] : tl::convert<tl::f8e4m3>(0.0f);
+                }
+            }
+        }
+        // copy(B[col0 +: BN, k * G +: G], b);  (qgemm.tl:97)
+        if (tl::is_aligned(B, 16) && K % 16 == 0 && col0 >= 0 && col0 + 64 <= N && (1 * 128) >= 0 && (1 * 128) + 128 <= K && (1 * 128) % 16 == 0) {
+            #pragma unroll
+            for (int tl_i26 = 0; tl_i26 < 2; ++tl_i26) {
+                const int tl_chunk25 = tl_tid + tl_i26 * 256;
+                tl::cp_async_16(&b[(1 * 64 + ((tl_chunk25 * 16) / 128)) * 144 + ((tl_chunk25 * 16) % 128)], &B[int64_t(col0 + ((tl_chunk25 * 16) / 128)) * K + ((1 * 128) + ((tl_chunk25 * 16) % 128))]);
+            }
+        } else {
+            #pragma unroll
+            for (int tl_i28 = 0; tl_i28 < 2; ++tl_i28) {
+                const int tl_chunk27 = tl_tid + tl_i28 * 256;
+                const tl::f8e4m3* tl_src29 = &B[int64_t(col0 + ((tl_chunk27 * 16) / 128)) * K + ((1 * 128) + ((tl_chunk27 * 16) % 128))];
+                tl::f8e4m3* tl_dst30 = &b[(1 * 64 + ((tl_chunk27 * 16) / 128)) * 144 + ((tl_chunk27 * 16) % 128)];
+                const int tl_valid31 = !(tl::in_bounds(col0 + ((tl_chunk27 * 16) / 128), N)) ? 0 : max(0, min(16, K - ((1 * 128) + ((tl_chunk27 * 16) % 128))));
+                if (tl_valid31 == 16 && (1 * 128) + ((tl_chunk27 * 16) % 128) >= 0 && tl::is_aligned(tl_src29, 4)) {
+                    tl::cp_async_chunk(tl_dst30, tl_src29);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
+                } else {
+                    #pragma unroll
+                    for (int tl_v = 0; tl_v < 16; ++tl_v) tl_dst30[tl_v] = tl::in_bounds(col0 + ((tl_chunk27 * 16) / 128), N) && tl::in_bounds(((1 * 128) + ((tl_chunk27 * 16) % 128)) + tl_v, K) ? tl_src29[tl_v] : tl::convert<tl::f8e4m3>(0.0f);
+                }
+            }
+        }
+        // copy(As[row0 +: BM, k], sa);  (qgemm.tl:98)
+        #pragma unroll
+        for (int tl_i33 = 0; tl_i33 < 1; ++tl_i33) {
+            const int tl_elem32 = tl_tid + tl_i33 * 256;
+            if (tl_elem32 < 128) {
+                if (tl::in_bounds(row0 + tl_elem32, M) && tl::in_bounds(1, KG)) tl::cp_async_4(&sa[1 * 132 + tl_elem32], &As[int64_t(row0 + tl_elem32) * KG + 1]);
+                else sa[1 * 132 + tl_elem32] = 0.0f;
+            }
+        }
+        // copy(Bs[col0 / G +: 1, k], sb);  (qgemm.tl:99)
+        #pragma unroll
+        for (int tl_i35 = 0; tl_i35 < 1; ++tl_i35) {
+            const int tl_elem34 = tl_tid + tl_i35 * 256;
+            if (tl_elem34 < 1) {
+                if (tl::in_bounds((col0 / 128) + tl_elem34, NB) && tl::in_bounds(1, KG)) tl::cp_async_4(&sb[1 * 1 + tl_elem34], &Bs[int64_t((col0 / 128) + tl_elem34) * KG + 1]);
+                else sb[1 * 1 + tl_elem34] = 0.0f;
+            }
+        }
+    }
+    tl::cp_async_commit();
+    // for k in pipelined(KG, stages = STAGES) {  (qgemm.tl:95)
+    for (int k = 0; k < k_trips; ++k) {
+        tl::cp_async_wait<1>();  // at most 1 copy groups of this thread still in flight
+        __syncthreads();  // pipeline: stage `k % 3` has landed and the stage refilled next is no longer read
+        if (k + 2 < k_trips) {
+            // copy(A[row0 +: BM, k * G +: G], a);  (qgemm.tl:96)
+            if (tl::is_aligned(A, 16) && K % 16 == 0 && row0 >= 0 && row0 + 128 <= M && ((k + 2) * 128) >= 0 && ((k + 2) * 128) + 128 <= K && ((k + 2) * 128) % 16 == 0) {
+                #pragma unroll
+                for (int tl_i37 = 0; tl_i37 < 4; ++tl_i37) {
+                    const int tl_chunk36 = tl_tid + tl_i37 * 256;
+                    tl::cp_async_16(&a[(((k + 2) % 3) * 128 + ((tl_chunk36 * 16) / 128)) * 144 + ((tl_chunk36 * 16) % 128)], &A[int64_t(row0 + ((tl_chunk36 * 16) / 128)) * K + (((k + 2) * 128) + ((tl_chunk36 * 16) % 128))]);
+                }
+            } else {
+                #pragma unroll
+                for (int tl_i39 = 0; tl_i39 < 4; ++tl_i39) {
+                    const int tl_chunk38 = tl_tid + tl_i39 * 256;
+                    const tl::f8e4m3* tl_src40 = &A[int64_t(row0 + ((tl_chunk38 * 16) / 128)) * K + (((k + 2) * 128) + ((tl_chunk38 * 16) % 128))];
+                    tl::f8e4m3* tl_dst41 = &a[(((k + 2) % 3) * 128 + ((tl_chunk38 * 16) / 128)) * 144 + ((tl_chunk38 * 16) % 128)];
+                    const int tl_valid42 = !(tl::in_bounds(row0 + ((tl_chunk38 * 16) / 128), M)) ? 0 : max(0, min(16, K - (((k + 2) * 128) + ((tl_chunk38 * 16) % 128))));
+                    if (tl_valid42 == 16 && ((k + 2) * 128) + ((tl_chunk38 * 16) % 128) >= 0 && tl::is_aligned(tl_src40, 4)) {
+                        tl::cp_async_chunk(tl_dst41, tl_src40);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
+                    } else {
+                        #pragma unroll
+                        for (int tl_v = 0; tl_v < 16; ++tl_v) tl_dst41[tl_v] = tl::in_bounds(row0 + ((tl_chunk38 * 16) / 128), M) && tl::in_bounds((((k + 2) * 128) + ((tl_chunk38 * 16) % 128)) + tl_v, K) ? tl_src40[tl_v] : tl::convert<tl::f8e4m3>(0.0f);
+                    }
+                }
+            }
+            // copy(B[col0 +: BN, k * G +: G], b);  (qgemm.tl:97)
+            if (tl::is_aligned(B, 16) && K % 16 == 0 && col0 >= 0 && col0 + 64 <= N && ((k + 2) * 128) >= 0 && ((k + 2) * 128) + 128 <= K && ((k + 2) * 128) % 16 == 0) {
+                #pragma unroll
+                for (int tl_i44 = 0; tl_i44 < 2; ++tl_i44) {
+                    const int tl_chunk43 = tl_tid + tl_i44 * 256;
+                    tl::cp_async_16(&b[(((k + 2) % 3) * 64 + ((tl_chunk43 * 16) / 128)) * 144 + ((tl_chunk43 * 16) % 128)], &B[int64_t(col0 + ((tl_chunk43 * 16) / 128)) * K + (((k + 2) * 128) + ((tl_chunk43 * 16) % 128))]);
+                }
+            } else {
+                #pragma unroll
+                for (int tl_i46 = 0; tl_i46 < 2; ++tl_i46) {
+                    const int tl_chunk45 = tl_tid + tl_i46 * 256;
+                    const tl::f8e4m3* tl_src47 = &B[int64_t(col0 + ((tl_chunk45 * 16) / 128)) * K + (((k + 2) * 128) + ((tl_chunk45 * 16) % 128))];
+                    tl::f8e4m3* tl_dst48 = &b[(((k + 2) % 3) * 64 + ((tl_chunk45 * 16) / 128)) * 144 + ((tl_chunk45 * 16) % 128)];
+                    const int tl_valid49 = !(tl::in_bounds(col0 + ((tl_chunk45 * 16) / 128), N)) ? 0 : max(0, min(16, K - (((k + 2) * 128) + ((tl_chunk45 * 16) % 128))));
+                    if (tl_valid49 == 16 && ((k + 2) * 128) + ((tl_chunk45 * 16) % 128) >= 0 && tl::is_aligned(tl_src47, 4)) {
+                        tl::cp_async_chunk(tl_dst48, tl_src47);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
+                    } else {
+                        #pragma unroll
+                        for (int tl_v = 0; tl_v < 16; ++tl_v) tl_dst48[tl_v] = tl::in_bounds(col0 + ((tl_chunk45 * 16) / 128), N) && tl::in_bounds((((k + 2) * 128) + ((tl_chunk45 * 16) % 128)) + tl_v, K) ? tl_src47[tl_v] : tl::convert<tl::f8e4m3>(0.0f);
+                    }
+                }
+            }
+            // copy(As[row0 +: BM, k], sa);  (qgemm.tl:98)
+            #pragma unroll
+            for (int tl_i51 = 0; tl_i51 < 1; ++tl_i51) {
+                const int tl_elem50 = tl_tid + tl_i51 * 256;
+                if (tl_elem50 < 128) {
+                    if (tl::in_bounds(row0 + tl_elem50, M) && tl::in_bounds(k + 2, KG)) tl::cp_async_4(&sa[((k + 2) % 3) * 132 + tl_elem50], &As[int64_t(row0 + tl_elem50) * KG + (k + 2)]);
+                    else sa[((k + 2) % 3) * 132 + tl_elem50] = 0.0f;
+                }
+            }
+            // copy(Bs[col0 / G +: 1, k], sb);  (qgemm.tl:99)
+            #pragma unroll
+            for (int tl_i53 = 0; tl_i53 < 1; ++tl_i53) {
+                const int tl_elem52 = tl_tid + tl_i53 * 256;
+                if (tl_elem52 < 1) {
+                    if (tl::in_bounds((col0 / 128) + tl_elem52, NB) && tl::in_bounds(k + 2, KG)) tl::cp_async_4(&sb[((k + 2) % 3) * 1 + tl_elem52], &Bs[int64_t((col0 / 128) + tl_elem52) * KG + (k + 2)]);
+                    else sb[((k + 2) % 3) * 1 + tl_elem52] = 0.0f;
+                }
+            }
+        }
+        tl::cp_async_commit();
+        // gemm(a, b, part, transpose_b = true, clear = true);  (qgemm.tl:100)
+        {
+            for (int tl_s = 0; tl_s < part_layout::kSlots; ++tl_s) part[tl_s] = 0.0f;
+            tl::warp_gemm_mma<128, 64, 128, 4, 2, tl::f8e4m3, false, true>(
+                part, tl::SharedMatrix<tl::f8e4m3, false, 144>{&a[((k % 3) * 128 + 0) * 144 + 0]},
+                tl::SharedMatrix<tl::f8e4m3, true, 144>{&b[((k % 3) * 64 + 0) * 144 + 0]}, tl_tid);
+        }
+        // for i, j in parallel(BM, BN) {  (qgemm.tl:101)
+        // for i, j in parallel(128, 64): each thread visits the elements of `acc` it holds
+        #pragma unroll
+        for (int tl_s54 = 0; tl_s54 < acc_layout::kSlots; ++tl_s54) {
+            const int i = acc_layout::row(tl_tid, tl_s54);
+            [[maybe_unused]] const int j = acc_layout::col(tl_tid, tl_s54);
+            acc[tl_s54] = acc[tl_s54] + part[tl_s54] * (sa[(k % 3) * 132 + i] * sb[(k % 3) * 1 + 0]);
+        }
+    }
+    tl::cp_async_wait<0>();  // at most 0 copy groups of this thread still in flight
+    // copy(acc, C[row0 +: BM, col0 +: BN]);  (qgemm.tl:105)
+    #pragma unroll
+    for (int tl_chunk55 = 0; tl_chunk55 < acc_layout::kSlots; tl_chunk55 += 2) {
+        tl::bf16* tl_ptr56 = &C[int64_t(row0 + (acc_layout::row(tl_tid, tl_chunk55))) * N + (col0 + (acc_layout::col(tl_tid, tl_chunk55)))];
+        if (tl::in_bounds(row0 + (acc_layout::row(tl_tid, tl_chunk55)), M) && tl::in_bounds(col0 + (acc_layout::col(tl_tid, tl_chunk55)), N) && tl::in_bounds(row0 + (acc_layout::row(tl_tid, tl_chunk55)), M) && tl::in_bounds((col0 + (acc_layout::col(tl_tid, tl_chunk55))) + 1, N) && tl::is_aligned(tl_ptr56, 4)) {
+            tl::bf16 tl_vec57[2];
+            #pragma unroll
+            for (int tl_v = 0; tl_v < 2; tl_v += 2) tl::convert_pair(&tl_vec57[tl_v], acc[tl_chunk55 + tl_v], acc[tl_chunk55 + tl_v + 1]);
+            tl::store_vector<tl::bf16, 2>(tl_ptr56, tl_vec57);
+        } else {
+            #pragma unroll
+            for (int tl_v = 0; tl_v < 2; ++tl_v) {
+                if (tl::in_bounds(row0 + (acc_layout::row(tl_tid, tl_chunk55 + tl_v)), M) && tl::in_bounds(col0 + (acc_layout::col(tl_tid, tl_chunk55 + tl_v)), N)) C[int64_t(row0 + (acc_layout::row(tl_tid, tl_chunk55 + tl_v))) * N + (col0 + (acc_layout::col(tl_tid, tl_chunk55 + tl_v)))] = tl::convert<tl::bf16>(acc[tl_chunk55 + tl_v]);
             }
         }
     }
@@ -930,6 +1193,41 @@ cudaError_t w4a16_partial(const __half* A, const uint32_t* Wq, const __half* Sca
     return w4a16_partial_variant1(A, Wq, Scales, Part, k_len, M, K, N, KW, KG, SPLITS, stream);  // BM = 64
 }
 
+cudaError_t fp8_gemm_block_scaled(const __nv_fp8_e4m3* A, const float* As, const __nv_fp8_e4m3* B, const float* Bs, __nv_bfloat16* C, int64_t M, int64_t K, int64_t KG, int64_t N, int64_t NB, cudaStream_t stream) {
+    constexpr const char* tl_name = "fp8_gemm_block_scaled";
+    if (cudaError_t tl_err = tl::host::check_pointer(A, tl_name, "A", 1); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_pointer(As, tl_name, "As", 4); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_pointer(B, tl_name, "B", 1); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_pointer(Bs, tl_name, "Bs", 4); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_pointer(C, tl_name, "C", 2); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_dim(M, tl_name, "M"); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_dim(K, tl_name, "K"); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_dim(KG, tl_name, "KG"); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_dim(N, tl_name, "N"); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_dim(NB, tl_name, "NB"); tl_err != cudaSuccess) return tl_err;
+    if (!(KG == tl::cdiv(K, 128)))
+        return tl::host::invalid_argument(std::string(tl_name) + ": requirement `KG == cdiv(K, G)` does not hold" + " (" + "KG = " + std::to_string(KG) + ", K = " + std::to_string(K) + ")");
+    if (!(NB == tl::cdiv(N, 128)))
+        return tl::host::invalid_argument(std::string(tl_name) + ": requirement `NB == cdiv(N, G)` does not hold" + " (" + "NB = " + std::to_string(NB) + ", N = " + std::to_string(N) + ")");
+    if (!(true))
+        return tl::host::invalid_argument(std::string(tl_name) + ": requirement `(G % BN) == 0` does not hold");
+    if (cudaError_t tl_err = tl::host::check_compute_capability(89, tl_name, "a gemm of 8-bit floats on the tensor cores (mma.sync m16n8k32)"); tl_err != cudaSuccess) return tl_err;
+    const int64_t tl_grid_x = int64_t(tl::cdiv(N, 64)), tl_grid_y = int64_t(tl::cdiv(M, 128)), tl_grid_z = int64_t(1);
+    if (tl_grid_x <= 0 || tl_grid_y <= 0 || tl_grid_z <= 0) return cudaSuccess;  // nothing to compute
+    if (tl_grid_x > INT32_MAX || tl_grid_y > 65535 || tl_grid_z > 65535)
+        return tl::host::invalid_argument(std::string(tl_name) + ": the grid is larger than CUDA allows");
+    static const cudaError_t tl_attributes = [] {
+        cudaError_t tl_err = cudaSuccess;
+        tl_err = cudaFuncSetAttribute(::fp8_gemm_block_scaled_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, 84736);
+        if (tl_err == cudaSuccess)
+            tl_err = cudaFuncSetAttribute(::fp8_gemm_block_scaled_kernel, cudaFuncAttributePreferredSharedMemoryCarveout, cudaSharedmemCarveoutMaxShared);
+        return tl_err;
+    }();
+    if (tl_attributes != cudaSuccess) return tl::host::record(tl_attributes, tl_name, "setting the shared-memory attributes");
+    ::fp8_gemm_block_scaled_kernel<<<dim3(unsigned(tl_grid_x), unsigned(tl_grid_y), unsigned(tl_grid_z)), 256, 84736, stream>>>(A, As, B, Bs, C, static_cast<int32_t>(M), static_cast<int32_t>(K), static_cast<int32_t>(KG), static_cast<int32_t>(N), static_cast<int32_t>(NB));
+    return tl::host::record(cudaGetLastError(), tl_name, "launch");
+}
+
 // Kernel `w4a16_gemm_splitk_combine` as program `w4a16_gemm` launches it.
 static cudaError_t w4a16_gemm_splitk_combine(const float* Part, __half* C, int64_t SPLITS, int64_t M, int64_t N, cudaStream_t stream) {
     constexpr const char* tl_name = "w4a16_gemm_splitk_combine";
@@ -1012,6 +1310,7 @@ cudaError_t w4a16_gemm(const __half* A, const uint32_t* Wq, const __half* Scales
 
 extern "C" {
 cudaError_t tlc_w4a16_partial(const void* A, const void* Wq, const void* Scales, void* Part, int32_t k_len, int64_t M, int64_t K, int64_t N, int64_t KW, int64_t KG, int64_t SPLITS, cudaStream_t stream) { return tlc::w4a16_partial(static_cast<const __half*>(A), static_cast<const uint32_t*>(Wq), static_cast<const __half*>(Scales), static_cast<float*>(Part), k_len, M, K, N, KW, KG, SPLITS, stream); }
+cudaError_t tlc_fp8_gemm_block_scaled(const void* A, const void* As, const void* B, const void* Bs, void* C, int64_t M, int64_t K, int64_t KG, int64_t N, int64_t NB, cudaStream_t stream) { return tlc::fp8_gemm_block_scaled(static_cast<const __nv_fp8_e4m3*>(A), static_cast<const float*>(As), static_cast<const __nv_fp8_e4m3*>(B), static_cast<const float*>(Bs), static_cast<__nv_bfloat16*>(C), M, K, KG, N, NB, stream); }
 cudaError_t tlc_w4a16_gemm(const void* A, const void* Wq, const void* Scales, void* C, int64_t M, int64_t K, int64_t N, int64_t KW, int64_t KG, cudaStream_t stream, void* workspace, size_t workspace_bytes) { return tlc::w4a16_gemm(static_cast<const __half*>(A), static_cast<const uint32_t*>(Wq), static_cast<const __half*>(Scales), static_cast<__half*>(C), M, K, N, KW, KG, stream, workspace, workspace_bytes); }
 size_t tlc_w4a16_gemm_workspace_size(int64_t M, int64_t K, int64_t N, int64_t KW, int64_t KG) { return tlc::w4a16_gemm_workspace_size(M, K, N, KW, KG); }
 }

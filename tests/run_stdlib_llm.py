@@ -8,7 +8,8 @@ step), fp8_per_group, fp8_per_block and swiglu_fp8_per_group (each element withi
 step of its block's exact quotient), cross_entropy and its backward (ignored targets included; several tiles per row), the batched
 transpose (values equal), topk_gating (softmax or sigmoid scores, renormalised or not, ties), flash decoding
 (flash_decode_split then flash_decode_combine: O, and each split's log2 Lse, -inf where a row sees no key),
-w4a16_gemm (4-bit weights: both tile variants, K past the k step and the groups), gemm_splitk
+w4a16_gemm (4-bit weights: both tile variants, K past the k step and the groups),
+fp8_gemm_block_scaled (e4m3 bits decoded; several scale groups, tiles past M and N), gemm_splitk
 (several K slices, one, K = 0), moe_permute and
 moe_unpermute (a stable sort by expert, ids routed nowhere), moe_expert_gemm (the grouped GEMM over
 the experts' row slabs, empty experts). The GPU tests (tests/gpu/stdlib_*_test.cu) run the same kernels as compiled."""
@@ -587,6 +588,33 @@ for M, N, K, G, t, d in ((3, 45, 200, 64, "f32", ["BK=64"]), (1, 33, 136, 32, "f
                          (5, 40, 520, 64, "f16", ["TARGET_BLOCKS=1"])):
     check(f"w4a16_gemm M={M} N={N} K={K} G={G} {t} {' '.join(d)}", lambda: w4a16(M, N, K, G, t, d),
           bound=1e-5 if t == "f32" else 1e-2)
+
+# ---- fp8_gemm_block_scaled ------------------------------------------------------------------
+def fp8_gemm_block_scaled(M, N, K, G, t, defines):
+    """C = Σ_k A[m, k] · As[m, k / G] · B[n, k] · Bs[n / G, k / G] against float64 on the decoded
+    e4m3 values (random bits of magnitude below 4, subnormals included, so that f16 holds C)."""
+    KG, NB = -(-K // G), -(-N // G)
+    small = [b for b in range(256) if (b >> 3) & 15 <= 8]
+    bits = lambda n: [random.choice(small) for _ in range(n)]
+    A, B = bits(M * K), bits(N * K)
+    As, Bs = rnd(M * KG, 0.5, 2.0), rnd(NB * KG, 0.5, 2.0)
+    out = run("qgemm.tl", "fp8_gemm_block_scaled", [f"T={t}", f"G={G}"] + defines,
+              {"A": ("f8e4m3", [M, K], A), "As": ("f32", [M, KG], As), "B": ("f8e4m3", [N, K], B),
+               "Bs": ("f32", [NB, KG], Bs), "C": (t, [M, N], [0.0] * (M * N))}, outputs=("C",))
+    a = [e4m3_to_float(x) for x in A]
+    b = [e4m3_to_float(x) for x in B]
+    ref = [sum(a[m * K + k] * As[m * KG + k // G] * b[n * K + k] * Bs[(n // G) * KG + k // G] for k in range(K))
+           for m in range(M) for n in range(N)]
+    return rel(out["C"], ref)
+
+
+# Several scale groups with K past the last one, M and N past their tiles, N over two scale
+# blocks; one group; f16 and bf16 outputs.
+for M, N, K, G, t, d in ((37, 70, 100, 32, "bf16", ["BM=32", "BN=32", "THREADS=128"]),
+                         (5, 33, 32, 32, "f16", ["BM=32", "BN=16", "THREADS=64"]),
+                         (16, 64, 192, 64, "bf16", ["BM=16", "BN=64", "THREADS=128", "STAGES=2"])):
+    check(f"fp8_gemm_block_scaled M={M} N={N} K={K} G={G} {t} {' '.join(d)}",
+          lambda: fp8_gemm_block_scaled(M, N, K, G, t, d), bound=1e-2)
 
 # ---- gemm_splitk --------------------------------------------------------------------------------
 def gemm_splitk(M, N, K, t, defines, program="gemm_splitk"):

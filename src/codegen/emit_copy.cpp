@@ -72,10 +72,15 @@ bool KernelEmitter::emit_copy_async(const ir::Copy& c) {
     if (s.dtype != d.dtype)
         return not_async(fmt::format("it converts `{}` to `{}`, and cp.async only moves bytes", dtype_name(s.dtype), dtype_name(d.dtype)),
                          fmt::format("declare `{}` as `{}` and convert after the copy", d.name, dtype_name(s.dtype)));
-    if (shape.empty() || c.src.ranges.back().is_point || c.dst.ranges.back().is_point)
-        return not_async("its innermost axis is a single index, so no 16 bytes it moves are contiguous",
-                         "copy a slice along the innermost (contiguous) axis of both sides");
     const int bytes = dtype_bytes(s.dtype);
+    if (shape.empty() || c.src.ranges.back().is_point || c.dst.ranges.back().is_point) {
+        // No contiguous run: 4- and 8-byte elements still go one cp.async each (a column of scales).
+        if (bytes == 4 || bytes == 8) return emit_copy_async_elements(c);
+        return not_async(fmt::format("its innermost axis is a single index, so no 16 bytes it moves are contiguous, and its "
+                                     "{}-byte elements are smaller than the 4 bytes of the smallest cp.async",
+                                     bytes),
+                         "copy a slice along the innermost (contiguous) axis of both sides");
+    }
     const int width = 16 / bytes;
     if (shape.back() % width != 0)
         return not_async(fmt::format("its innermost extent {} is not a multiple of {} `{}` elements (16 bytes, one cp.async)",
@@ -155,6 +160,25 @@ bool KernelEmitter::emit_copy_async(const ir::Copy& c) {
         out_.dedent();
         out_.line("}");
     }
+    return true;
+}
+
+// global -> shared with no contiguous run (a point index innermost), 4- or 8-byte elements: one
+// cp.async per element, spread over the threads; an element outside the tensor is stored as the
+// pad value (zero by default). Elements are aligned to their size (the launch checks the tensors).
+bool KernelEmitter::emit_copy_async_elements(const ir::Copy& c) {
+    const ir::Buffer &s = *c.src.buffer, &d = *c.dst.buffer;
+    auto shape = c.dst.tile_shape();
+    int64_t n = 1;
+    for (int64_t e : shape) n *= e;
+    std::string i = fresh("elem");
+    spread_loop(i, n, [&] {
+        std::vector<std::string> coords = unflatten(i, shape);
+        std::vector<std::string> si = region_indices(c.src, coords), di = region_indices(c.dst, coords);
+        out_.line(fmt::format("if ({}) tl::cp_async_{}(&{}, &{});", bounds_mask(s, si), dtype_bytes(s.dtype), element(d, di),
+                              element(s, si)));
+        out_.line(fmt::format("else {} = {};", element(d, di), c.pad ? expr(c.pad) : int_literal(0, d.dtype)));
+    });
     return true;
 }
 

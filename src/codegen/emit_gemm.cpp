@@ -1,6 +1,6 @@
-// Lowering of gemm: tensor cores (mma.sync m16n8k16 per warp) for f16/bf16 with f32 accumulators
-// and f16 with f16 accumulators,
-// a per-element FMA loop for every other dtype; fragment operands are staged through shared scratch.
+// Lowering of gemm: tensor cores (mma.sync per warp: m16n8k16 for f16/bf16 into f32 and f16 into
+// f16, m16n8k32 for e4m3/e5m2 into f32), a per-element FMA loop for every other dtype; fragment
+// operands are staged through shared scratch.
 #include "codegen/cuda_names.h"
 #include "codegen/kernel_emitter.h"
 #include "support/check.h"
@@ -63,10 +63,11 @@ void KernelEmitter::emit_gemm(const ir::Gemm& g) {
     out_.block("", [&] {
         std::string in_type = cuda_type(g.a.buffer->dtype);
         // A compile-time pitch of whole 16-byte rows selects the ldmatrix path of the runtime.
-        int elem = dtype_bytes(g.a.buffer->dtype);
-        auto matrix = [&](bool trans, const std::string& ptr, int64_t pitch) {
-            if ((pitch * elem) % 16 == 0) return fmt::format("tl::SharedMatrix<{}, {}, {}>{{{}}}", in_type, trans, pitch, ptr);
-            return fmt::format("tl::SharedMatrix<{}, {}>{{{}, {}}}", in_type, trans, ptr, pitch);
+        auto matrix = [&](const ir::Region& r, bool trans, const std::string& ptr, int64_t pitch) {
+            std::string type = cuda_type(r.buffer->dtype);
+            if ((pitch * dtype_bytes(r.buffer->dtype)) % 16 == 0)
+                return fmt::format("tl::SharedMatrix<{}, {}, {}>{{{}}}", type, trans, pitch, ptr);
+            return fmt::format("tl::SharedMatrix<{}, {}>{{{}, {}}}", type, trans, ptr, pitch);
         };
         if (plan.a_in_registers) {
             // A's registers are the mma A fragments: only B comes from shared memory.
@@ -77,7 +78,7 @@ void KernelEmitter::emit_gemm(const ir::Gemm& g) {
             out_.line(fmt::format("tl::warp_gemm_mma_register_a<{}, {}, {}, {}, {}, {}>(  // A from the registers of `{}`", M, N,
                                   K, plan.warps_m, in_type, g.transpose_b, g.a.buffer->name));
             out_.indent();
-            out_.line(fmt::format("{}, {}, {}, tl_tid);", cname, identifier(g.a.buffer->name), matrix(g.transpose_b, b_ptr, b_pitch)));
+            out_.line(fmt::format("{}, {}, {}, tl_tid);", cname, identifier(g.a.buffer->name), matrix(g.b, g.transpose_b, b_ptr, b_pitch)));
             out_.dedent();
             return;
         }
@@ -90,8 +91,8 @@ void KernelEmitter::emit_gemm(const ir::Gemm& g) {
             out_.line(fmt::format("tl::warp_gemm_mma<{}, {}, {}, {}, {}, {}, {}, {}>(", M, N, K, plan.warps_m, plan.warps_n,
                                   in_type, g.transpose_a, g.transpose_b));
             out_.indent();
-            out_.line(fmt::format("{}, {},", cname, matrix(g.transpose_a, a_ptr, a_pitch)));
-            out_.line(fmt::format("{}, tl_tid);", matrix(g.transpose_b, b_ptr, b_pitch)));
+            out_.line(fmt::format("{}, {},", cname, matrix(g.a, g.transpose_a, a_ptr, a_pitch)));
+            out_.line(fmt::format("{}, tl_tid);", matrix(g.b, g.transpose_b, b_ptr, b_pitch)));
             out_.dedent();
             return;
         }

@@ -161,6 +161,17 @@ void emit_requirement(const ir::ExprPtr& cond, const std::string& text, KernelEm
 }
 
 
+namespace {
+
+// Whether a gemm of the kernel runs mma.sync m16n8k32 (8-bit floats), which sm_89 and newer have.
+bool uses_8bit_tensor_cores(const ir::Kernel& k) {
+    for (const auto& [stmt, plan] : k.layouts.gemms)
+        if (plan.tensor_core && dtype_bytes(static_cast<const ir::Gemm*>(stmt)->a.buffer->dtype) == 1) return true;
+    return false;
+}
+
+} // namespace
+
 std::string variant_launcher_name(const ir::Kernel& k) { return k.name + "_variant" + std::to_string(k.variant.index); }
 
 void emit_stub_definitions(const StubKernels& kernels, KernelEmitter& exprs, CudaWriter& out) {
@@ -188,6 +199,9 @@ void emit_stub_definitions(const StubKernels& kernels, KernelEmitter& exprs, Cud
             out.line(fmt::format("if (cudaError_t tl_err = tl::host::check_dim({}, tl_name, \"{}\"); tl_err != cudaSuccess) return tl_err;",
                                  identifier(d->name), d->name));
         for (const auto& [cond, text] : k.requires_) emit_requirement(cond, text, exprs, out);
+        if (uses_8bit_tensor_cores(k))
+            out.line("if (cudaError_t tl_err = tl::host::check_compute_capability(89, tl_name, \"a gemm of 8-bit floats on the tensor "
+                     "cores (mma.sync m16n8k32)\"); tl_err != cudaSuccess) return tl_err;");
         std::vector<std::string> grid;
         for (size_t i = 0; i < 3; ++i) grid.push_back(i < k.grid.size() ? "int64_t(" + exprs.expr(k.grid[i]) + ")" : "int64_t(1)");
         out.line(fmt::format("const int64_t tl_grid_x = {}, tl_grid_y = {}, tl_grid_z = {};", grid[0], grid[1], grid[2]));

@@ -140,6 +140,7 @@ private:
     void emit_copy_with_fragment(const ir::Copy& c, bool fragment_is_src);
     void emit_copy_flat(const ir::Copy& c);
     bool emit_copy_async(const ir::Copy& c); // false when the copy cannot be asynchronous
+    bool emit_copy_async_elements(const ir::Copy& c); // one cp.async per 4- or 8-byte element
     void emit_fill(const ir::Fill& f);
     void emit_gemm(const ir::Gemm& g);
     void emit_stage_to_scratch(const ir::Region& r, const std::string& dst_ptr, int64_t pitch);

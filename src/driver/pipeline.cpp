@@ -129,6 +129,7 @@ PipelineResult run_pipeline(const Options& o, const std::string& header_name,
         schedule::ScheduleOptions so;
         so.arch = o.arch;
         so.shared_memory_limit = sema::shared_memory_limit(*arch);
+        so.target_sm = sema::target_sm(*arch);
         so.stop_after = o.stop_after;
         so.fallbacks = sm80_module ? &*sm80_module : nullptr;
         bool ok = schedule::run_passes(*module, so, diags);

@@ -180,11 +180,26 @@ public:
     }
 };
 
-// mma.sync m16n8k16: f16 or bf16 operands into f32, or f16 operands into f16.
-bool tensor_core_dtypes(const ir::Gemm& g) {
+} // namespace
+
+std::string tensor_core_dtypes_missing(const ir::Gemm& g, int target_sm) {
     Dtype a = g.a.buffer->dtype, b = g.b.buffer->dtype, c = g.c.buffer->dtype;
-    return a == b && (a == Dtype::F16 || a == Dtype::BF16) && (c == Dtype::F32 || (c == Dtype::F16 && a == Dtype::F16));
+    auto f8 = [](Dtype t) { return t == Dtype::F8E4M3 || t == Dtype::F8E5M2; };
+    if (f8(a) && f8(b) && c == Dtype::F32) {
+        if (target_sm >= 89) return "";
+        return fmt::format("the 8-bit float tensor cores (mma.sync m16n8k32) start with sm_89; the target is sm_{}", target_sm);
+    }
+    if (a == b && (a == Dtype::F16 || a == Dtype::BF16) && (c == Dtype::F32 || (c == Dtype::F16 && a == Dtype::F16))) return "";
+    return "tlc has tensor-core paths for f16 and bf16 operands with an f32 accumulator, f16 operands with an f16 one, and "
+           "(sm_89 and newer) e4m3 / e5m2 operands with an f32 one";
 }
+
+int64_t tensor_core_k_step(const ir::Gemm& g) { return dtype_bytes(g.a.buffer->dtype) == 1 ? 32 : 16; }
+
+namespace {
+
+// Whether the gemm's dtypes have a tensor-core path on `target_sm`.
+bool tensor_core_dtypes(const ir::Gemm& g, int target_sm) { return tensor_core_dtypes_missing(g, target_sm).empty(); }
 
 } // namespace
 
@@ -221,11 +236,10 @@ struct TensorCoreMiss {
     std::string fix;
 };
 
-// Reports each gemm that runs the FMA loop: a warning when its dtypes have a tensor-core path
-// (f16/bf16 operands, f32 accumulator; f16 operands, f16 accumulator) that its shape or uses
-// missed, a remark otherwise. In
+// Reports each gemm that runs the FMA loop: a warning when its dtypes have a tensor-core path on
+// the target (tensor_core_dtypes_missing) that its shape or uses missed, a remark otherwise. In
 // source order, so that the output does not depend on where the IR nodes were allocated.
-void report_fma_gemms(const std::map<const ir::Gemm*, TensorCoreMiss>& misses, DiagnosticEngine& diags) {
+void report_fma_gemms(const std::map<const ir::Gemm*, TensorCoreMiss>& misses, int target_sm, DiagnosticEngine& diags) {
     std::vector<std::pair<const ir::Gemm*, const TensorCoreMiss*>> sorted;
     for (auto& [g, why] : misses) sorted.emplace_back(g, &why);
     std::sort(sorted.begin(), sorted.end(), [](const auto& x, const auto& y) {
@@ -234,11 +248,15 @@ void report_fma_gemms(const std::map<const ir::Gemm*, TensorCoreMiss>& misses, D
     });
     for (auto& [g, why] : sorted) {
         Dtype a = g->a.buffer->dtype, c = g->c.buffer->dtype;
-        if (!tensor_core_dtypes(*g)) {
-            diags.report(DiagKind::GemmNoTensorCorePath, g->range, dtype_name(a), dtype_name(c));
+        if (std::string why = tensor_core_dtypes_missing(*g, target_sm); !why.empty()) {
+            diags.report(DiagKind::GemmNoTensorCorePath, g->range, dtype_name(a), dtype_name(c), why);
+            const bool f8 = tensor_core_dtypes(*g, 89); // only the target is too old
             diags.note(DiagKind::NoteFix, g->range,
-                       "for the tensor cores, gemm f16 or bf16 operands into an f32 accumulator, or f16 operands "
-                       "into an f16 one (`as f16` in a `parallel` loop converts a tile)");
+                       f8 ? "compile for sm_89 or newer (`--arch sm_89`, `--arch sm_90a`), or convert the operands to f16 "
+                            "or bf16 (`as f16` in a `parallel` loop converts a tile)"
+                          : "for the tensor cores, gemm f16 or bf16 operands into an f32 accumulator, or f16 operands "
+                            "into an f16 one (`as f16` in a `parallel` loop converts a tile); 8-bit floats into f32 on "
+                            "sm_89 and newer");
             continue;
         }
         diags.report(DiagKind::GemmMissesTensorCores, g->range, dtype_name(a), why->reason);
@@ -341,6 +359,8 @@ void plan_register_operands(ir::KernelLayouts& layouts, std::map<const ir::Gemm*
         std::string why;
         if (g->transpose_a)
             why = "it is transposed (transpose_a)";
+        else if (dtype_bytes(a.dtype) == 1)
+            why = "an 8-bit A fragment holds four consecutive k per register, which no accumulator layout does";
         else if (!UseCollector::whole(g->a))
             why = fmt::format("the gemm reads a part of `{}`", a.name);
         else if (it == layouts.fragments.end() || it->second.kind != LayoutKind::MmaAcc)
@@ -367,7 +387,7 @@ std::pair<int, int> accumulator_warps(int64_t m, int64_t n, int warps, bool rows
     return choose_warp_grid(m, n, warps);
 }
 
-Choice choose_layouts(const ir::Kernel& kernel, UseCollector& uses, const PartialReductions& partials,
+Choice choose_layouts(const ir::Kernel& kernel, int target_sm, UseCollector& uses, const PartialReductions& partials,
                       const std::map<const ir::For*, ir::BufferPtr>& iteration_anchors) {
     Choice choice;
     ir::KernelLayouts& out = choice.layouts;
@@ -415,24 +435,24 @@ Choice choose_layouts(const ir::Kernel& kernel, UseCollector& uses, const Partia
             return g->transpose_a ? g->a.tile_shape()[0] : g->a.tile_shape()[1];
         };
         auto tensor_core_shape = [&](const ir::Gemm* g) {
-            return tensor_core_dtypes(*g) && g->c.tile_shape().size() == 2 && k_extent(g) % 16 == 0;
+            return tensor_core_dtypes(*g, target_sm) && g->c.tile_shape().size() == 2 && k_extent(g) % tensor_core_k_step(*g) == 0;
         };
         // Every gemm into this accumulator that ends up on the FMA loop gets `why`, unless its own
         // dtypes or shape already explain it.
         auto miss_all = [&](const std::string& reason, const std::string& fix) {
             for (const ir::Gemm* g : gemms) {
                 if (g == wgmma_gemm) continue;
-                if (!tensor_core_dtypes(*g)) {
+                if (!tensor_core_dtypes(*g, target_sm)) {
                     misses[g] = {};
                 } else if (g->c.tile_shape().size() != 2) {
                     misses[g] = {fmt::format("its accumulator `{}` has rank {}; the tensor cores need a 2-d [M, N] accumulator",
                                              g->c.buffer->name, g->c.tile_shape().size()),
                                  "gemm 2-d tiles"};
-                } else if (int64_t k = k_extent(g); k % 16) {
-                    misses[g] = {fmt::format("K = {} is not a multiple of 16", k),
+                } else if (int64_t k = k_extent(g), step = tensor_core_k_step(*g); k % step) {
+                    misses[g] = {fmt::format("K = {} is not a multiple of {}{}", k, step, step == 32 ? " (8-bit operands)" : ""),
                                  fmt::format("make the K extent of `{}` and `{}` (the tile size along the reduction, e.g. BK) "
-                                             "a multiple of 16",
-                                             g->a.buffer->name, g->b.buffer->name)};
+                                             "a multiple of {}",
+                                             g->a.buffer->name, g->b.buffer->name, step)};
                 } else if (!reason.empty()) {
                     misses[g] = {reason, fix};
                 }
@@ -720,7 +740,7 @@ Choice choose_layouts(const ir::Kernel& kernel, UseCollector& uses, const Partia
 
 } // namespace
 
-bool infer_layouts(ir::Kernel& kernel, DiagnosticEngine& diags) {
+bool infer_layouts(ir::Kernel& kernel, int target_sm, DiagnosticEngine& diags) {
     PartialReductions partials = find_partial_reductions(kernel);
     UseCollector uses;
     for (const AccumulatedFragment& acc : partials.fragments)
@@ -750,10 +770,10 @@ bool infer_layouts(ir::Kernel& kernel, DiagnosticEngine& diags) {
     // Why each fragment that a reduce or broadcast could have distributed is replicated instead.
     std::map<const ir::Buffer*, std::string> replicated_because;
     for (;;) {
-        Choice choice = choose_layouts(kernel, uses, partials, iteration_anchors);
+        Choice choice = choose_layouts(kernel, target_sm, uses, partials, iteration_anchors);
         if (choice.demote.empty()) {
             kernel.layouts = std::move(choice.layouts);
-            report_fma_gemms(choice.misses, diags);
+            report_fma_gemms(choice.misses, target_sm, diags);
             report_staged_operands(choice.staged_operands, diags);
             break;
         }

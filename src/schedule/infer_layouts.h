@@ -24,8 +24,18 @@ namespace tlc::schedule {
 
 // Fills kernel.layouts (layouts.wgmma_accumulator: whether the warp-specialized loop's
 // accumulator keeps the wgmma layout; an epilogue that forces another keeps the kernel on its
-// fallback). Returns false (with diagnostics) when no layout satisfies the kernel's uses.
-bool infer_layouts(ir::Kernel& kernel, DiagnosticEngine& diags);
+// fallback). `target_sm` is the SM version of the devices the kernel runs on (TARGET_SM of the
+// target, 90 for sm_90a and its fallback): 8-bit float gemms take the tensor cores from 89 on.
+// Returns false (with diagnostics) when no layout satisfies the kernel's uses.
+bool infer_layouts(ir::Kernel& kernel, int target_sm, DiagnosticEngine& diags);
+
+// Why a gemm's operand and accumulator dtypes have no tensor-core path on `target_sm`, or "" when
+// they have one: f16 or bf16 operands into f32, f16 into f16, and (sm_89 and newer) e4m3 / e5m2
+// operands into f32.
+std::string tensor_core_dtypes_missing(const ir::Gemm& g, int target_sm);
+
+// The k extent of one tensor-core step for the gemm's operands: 16 (16-bit), 32 (8-bit).
+int64_t tensor_core_k_step(const ir::Gemm& g);
 
 // How a reduce whose result holds its source's layout with the axis dropped runs (a fold over
 // registers, xor shuffles, the warps that exchange through the scratch), or nullopt when the

@@ -83,16 +83,18 @@ const std::vector<Pass>& passes() {
              return true;
          },
          drop_unused_lets},
-        {"infer-layouts", [](ir::Kernel& k, const ScheduleOptions&, DiagnosticEngine& diags) {
-             if (!k.fallback) return infer_layouts(k, diags);
+        {"infer-layouts", [](ir::Kernel& k, const ScheduleOptions& options, DiagnosticEngine& diags) {
+             // The devices the kernel runs on are the target's: a fallback runs on them too.
+             if (!k.fallback) return infer_layouts(k, options.target_sm, diags);
              // A warp-specialized kernel: the user sees the advice of the version that is emitted,
              // this one when its accumulator keeps the wgmma layout, else the fallback's.
              const bool was_muted = diags.advice_muted();
              diags.mute_advice(true);
-             const bool ok = infer_layouts(k, diags);
+             const bool ok = infer_layouts(k, options.target_sm, diags);
              diags.mute_advice(was_muted);
              if (!ok) return false;
-             return k.layouts.wgmma_accumulator ? infer_layouts(k, diags) : infer_layouts(*k.fallback, diags);
+             return k.layouts.wgmma_accumulator ? infer_layouts(k, options.target_sm, diags)
+                                                : infer_layouts(*k.fallback, options.target_sm, diags);
          }},
         {"plan-shared-memory", [](ir::Kernel& k, const ScheduleOptions& options, DiagnosticEngine& diags) {
              return plan_shared_memory(k, options.arch, options.shared_memory_limit, diags);

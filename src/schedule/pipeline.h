@@ -14,6 +14,7 @@ namespace tlc::schedule {
 struct ScheduleOptions {
     std::string arch = "sm_90a";
     int64_t shared_memory_limit = 227 * 1024; // bytes per block on `arch`
+    int target_sm = 90;                       // the SM version of `arch` (TARGET_SM; 90 for sm_90a)
     std::string stop_after; // empty = run every pass
     // sm_90a: the kernels specialised as for sm_80; warp-specialize takes a kernel's fallback from
     // here (by name) when present, else the fallback is the kernel itself.

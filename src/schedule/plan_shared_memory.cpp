@@ -95,7 +95,7 @@ Dtype cumsum_partial_dtype(Dtype dst) {
     return dst == Dtype::F64 ? Dtype::F64 : Dtype::F32;
 }
 
-int64_t staging_pitch(int64_t cols, int elem_bytes) { return cols + (elem_bytes <= 2 ? 8 : 1); }
+int64_t staging_pitch(int64_t cols, int elem_bytes) { return elem_bytes <= 2 ? cols + 16 / elem_bytes : cols + 1; }
 
 ir::SharedMemoryPlan compute_shared_memory_plan(const ir::Kernel& kernel) {
     ir::SharedMemoryPlan plan;

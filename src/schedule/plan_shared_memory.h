@@ -38,8 +38,8 @@ Dtype cumsum_partial_dtype(Dtype dst);
 // fragment, a local) is reduced by each thread alone and needs no scratch.
 bool reduce_exchanges_between_threads(const ir::Reduce& reduce, const ir::KernelLayouts& layouts);
 
-// Row pitch (in elements) of a gemm operand staged into scratch: padded by 8 elements for types of
-// at most 2 bytes (16 bytes for f16/bf16: ldmatrix rows spread over the banks), by one otherwise.
+// Row pitch (in elements) of a gemm operand staged into scratch: padded by 16 bytes for types of
+// at most 2 bytes (ldmatrix rows spread over the banks), by one element otherwise.
 int64_t staging_pitch(int64_t cols, int elem_bytes);
 
 } // namespace tlc::schedule

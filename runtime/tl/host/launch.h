@@ -40,9 +40,10 @@ inline cudaError_t record(cudaError_t err, const char* kernel, const char* what)
     return err;
 }
 
-// Compute capability major of the current device and its SM count (cached per device).
+// Compute capability of the current device and its SM count (cached per device).
 struct DeviceTraits {
     int major = 0;
+    int minor = 0;
     int sm_count = 0;
 };
 inline DeviceTraits current_device_traits() {
@@ -53,12 +54,24 @@ inline DeviceTraits current_device_traits() {
     if (dev != cached_device) {
         DeviceTraits t{};
         if (cudaDeviceGetAttribute(&t.major, cudaDevAttrComputeCapabilityMajor, dev) != cudaSuccess ||
+            cudaDeviceGetAttribute(&t.minor, cudaDevAttrComputeCapabilityMinor, dev) != cudaSuccess ||
             cudaDeviceGetAttribute(&t.sm_count, cudaDevAttrMultiProcessorCount, dev) != cudaSuccess)
             return {};
         cached = t;
         cached_device = dev;
     }
     return cached;
+}
+
+// Fails the launch (cudaErrorInvalidDeviceFunction, with a message) when the current device's
+// compute capability, as major * 10 + minor, is below `needed`: `what` needs that instruction set.
+inline cudaError_t check_compute_capability(int needed, const char* kernel, const char* what) {
+    const DeviceTraits t = current_device_traits();
+    if (t.major * 10 + t.minor >= needed) return cudaSuccess;
+    last_error_storage() = std::string(kernel) + ": " + what + " needs compute capability " + std::to_string(needed / 10) + "." +
+                           std::to_string(needed % 10) + " or newer; this device has " + std::to_string(t.major) + "." +
+                           std::to_string(t.minor);
+    return cudaErrorInvalidDeviceFunction;
 }
 
 // The builtin `sm_count` of launch expressions (grid, requires, when, a program's lets): the SM

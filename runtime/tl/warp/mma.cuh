@@ -1,6 +1,8 @@
-// Warp-level tensor-core primitives (sm_80+): one mma.sync m16n8k16 and the warp's share of a
-// block gemm whose operands sit in shared memory. Operands with a compile-time pitch are loaded
-// with ldmatrix; operands with a runtime pitch fall back to plain shared loads.
+// Warp-level tensor-core primitives: one mma.sync m16n8k16 (f16/bf16, sm_80+) or m16n8k32
+// (e4m3/e5m2, sm_89+) and the warp's share of a block gemm whose operands sit in shared memory.
+// Operands with a compile-time pitch are loaded with ldmatrix; operands with a runtime pitch, and
+// 8-bit operands stored with M or N contiguous (ldmatrix cannot transpose bytes), fall back to
+// plain shared loads.
 #pragma once
 
 #include "tl/layout.cuh"
@@ -41,6 +43,51 @@ __device__ __forceinline__ void mma_m16n8k16(f16 (&d)[4], const uint32_t (&a)[4]
     d[3] = __ushort_as_half(static_cast<unsigned short>(c1 >> 16));
 }
 
+// mma.sync m16n8k32 with 8-bit float operands (sm_89+): the same register shapes as m16n8k16 —
+// a: 4 registers of 4 bytes (rows g, g + 8; k 4t .. 4t + 3 and 16 + 4t ..), b: 2 (k 4t .. and
+// 16 + 4t .., column g), d: the f32 accumulator layout of m16n8k16. In device passes below sm_89
+// the instruction does not exist: the launch stub refuses such devices, and the body traps.
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 890
+#define TL_FP8_MMA_DEVICE 1
+#else
+#define TL_FP8_MMA_DEVICE 0
+#endif
+#if TL_FP8_MMA_DEVICE
+#define TL_MMA_M16N8K32_BODY(PTX_A, PTX_B)                                                                               \
+    asm volatile("mma.sync.aligned.m16n8k32.row.col.f32." PTX_A "." PTX_B ".f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, "  \
+                 "{%0,%1,%2,%3};\n"                                                                                       \
+                 : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])                                                        \
+                 : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]))
+#else
+#define TL_MMA_M16N8K32_BODY(PTX_A, PTX_B) __trap()
+#endif
+#define TL_DEFINE_MMA_M16N8K32(TA, TB, PTX_A, PTX_B)                                                                     \
+    __device__ __forceinline__ void mma_m16n8k32(float(&d)[4], const uint32_t(&a)[4], const uint32_t(&b)[2], TA, TB) { \
+        TL_MMA_M16N8K32_BODY(PTX_A, PTX_B);                                                                              \
+    }
+TL_DEFINE_MMA_M16N8K32(f8e4m3, f8e4m3, "e4m3", "e4m3")
+TL_DEFINE_MMA_M16N8K32(f8e4m3, f8e5m2, "e4m3", "e5m2")
+TL_DEFINE_MMA_M16N8K32(f8e5m2, f8e4m3, "e5m2", "e4m3")
+TL_DEFINE_MMA_M16N8K32(f8e5m2, f8e5m2, "e5m2", "e5m2")
+#undef TL_DEFINE_MMA_M16N8K32
+#undef TL_MMA_M16N8K32_BODY
+
+// One tensor-core step of the operand types' instruction: k16 for 16-bit operands, k32 for 8-bit.
+template <typename TA, typename TB, typename Acc>
+__device__ __forceinline__ void mma_step(Acc (&d)[4], const uint32_t (&a)[4], const uint32_t (&b)[2]) {
+    if constexpr (sizeof(TA) == 1) mma_m16n8k32(d, a, b, TA{}, TB{});
+    else mma_m16n8k16(d, a, b, TA{});
+}
+// The k extent of one mma_step.
+template <typename T> inline constexpr int kMmaK = sizeof(T) == 1 ? 32 : 16;
+
+// Four consecutive bytes (8-bit elements, the lowest first) as one mma register.
+template <typename T> __device__ __forceinline__ uint32_t pack_quad(T e0, T e1, T e2, T e3) {
+    static_assert(sizeof(T) == 1, "pack_quad packs 8-bit elements");
+    return static_cast<uint32_t>(e0.__x) | (static_cast<uint32_t>(e1.__x) << 8) | (static_cast<uint32_t>(e2.__x) << 16) |
+           (static_cast<uint32_t>(e3.__x) << 24);
+}
+
 // A shared-memory operand: element (r, c) of the logical matrix, optionally stored transposed
 // (then the stored matrix is its transpose, row-major). `ld` is the row pitch of the stored
 // matrix in elements.
@@ -52,6 +99,8 @@ template <typename T, bool kTransposed, int kPitch = 0> struct SharedMatrix {
     const T* data;
     static constexpr int ld = kPitch;
     __device__ __forceinline__ T at(int r, int c) const { return kTransposed ? data[c * ld + r] : data[r * ld + c]; }
+    // The same matrix for the plain-load path.
+    __device__ __forceinline__ operator SharedMatrix<T, kTransposed, 0>() const { return {data, kPitch}; }
 };
 template <typename T, bool kTransposed> struct SharedMatrix<T, kTransposed, 0> {
     const T* data;
@@ -61,11 +110,20 @@ template <typename T, bool kTransposed> struct SharedMatrix<T, kTransposed, 0> {
 
 namespace mma_detail {
 
-// What the ldmatrix path of an operand with a compile-time pitch needs.
+// What the ldmatrix path of an operand with a compile-time pitch needs. ldmatrix moves 8 x 8
+// matrices of 16-bit elements: rows of 16 bytes, kChunk elements of T. 8-bit operands use it only
+// with K contiguous, where the byte order of its registers is the m16n8k32 fragment's.
 template <typename T, int kPitch> struct LdmatrixOperand {
-    static_assert(sizeof(T) == 2, "ldmatrix moves 16-bit elements");
+    static_assert(sizeof(T) == 2 || sizeof(T) == 1, "ldmatrix moves 16-bit elements, or pairs of 8-bit ones");
     static_assert(kPitch * sizeof(T) % 16 == 0, "ldmatrix needs 16-byte aligned rows: kPitch * sizeof(T) % 16 == 0");
+    static constexpr int kChunk = 16 / int(sizeof(T));
 };
+
+// Whether an operand of element type T, stored transposed or not (kKContiguous: K is the stored
+// row), with compile-time pitch kPitch, takes the ldmatrix path: 16-bit elements always, 8-bit
+// ones only with K contiguous (ldmatrix .trans moves 16-bit elements, not bytes).
+template <typename T, bool kKContiguous, int kPitch>
+inline constexpr bool kLdmatrixPath = kPitch > 0 && (sizeof(T) == 2 || kKContiguous);
 
 // The A fragments of one k-step: kTiles 16x16 tiles at rows m0 + 16 i, columns k0 .. k0 + 15.
 // ldmatrix path: per 16x16 tile one x4 with tiles (rows 0-7 | 8-15) x (cols 0-7 | 8-15) in the
@@ -77,8 +135,10 @@ template <int kTiles, typename T, bool kTrans, int kPitch> struct FragmentsA : L
         const int quad = lane / 8, r = lane % 8;
         // Stored [M, K]: tile q covers rows 8 (q % 2), cols 8 (q / 2). Stored [K, M] (transposed
         // tiles): stored rows (k) 8 (q / 2), stored cols (m) 8 (q % 2).
+        constexpr int kChunk = LdmatrixOperand<T, kPitch>::kChunk;
+        static_assert(sizeof(T) == 2 || !kTrans, "8-bit A operands take ldmatrix only stored [M, K]");
         const int off = kTrans ? (r + 8 * (quad / 2)) * kPitch + m0 + 8 * (quad % 2)
-                               : (m0 + r + 8 * (quad % 2)) * kPitch + 8 * (quad / 2);
+                               : (m0 + r + 8 * (quad % 2)) * kPitch + kChunk * (quad / 2);
         return off;
     }
     __device__ __forceinline__ FragmentsA(SharedMatrix<T, kTrans, kPitch> a, int m0, int lane)
@@ -102,11 +162,20 @@ template <int kTiles, typename T, bool kTrans> struct FragmentsA<kTiles, T, kTra
     __device__ __forceinline__ void load(uint32_t (&ra)[kTiles][4], int k0) const {
 #pragma unroll
         for (int i = 0; i < kTiles; ++i) {
-            const int r = m0 + i * 16 + g, c = k0 + 2 * t;
-            ra[i][0] = pack_pair(a.at(r, c), a.at(r, c + 1));
-            ra[i][1] = pack_pair(a.at(r + 8, c), a.at(r + 8, c + 1));
-            ra[i][2] = pack_pair(a.at(r, c + 8), a.at(r, c + 9));
-            ra[i][3] = pack_pair(a.at(r + 8, c + 8), a.at(r + 8, c + 9));
+            const int r = m0 + i * 16 + g;
+            if constexpr (sizeof(T) == 1) {
+                const int c = k0 + 4 * t;
+                ra[i][0] = pack_quad(a.at(r, c), a.at(r, c + 1), a.at(r, c + 2), a.at(r, c + 3));
+                ra[i][1] = pack_quad(a.at(r + 8, c), a.at(r + 8, c + 1), a.at(r + 8, c + 2), a.at(r + 8, c + 3));
+                ra[i][2] = pack_quad(a.at(r, c + 16), a.at(r, c + 17), a.at(r, c + 18), a.at(r, c + 19));
+                ra[i][3] = pack_quad(a.at(r + 8, c + 16), a.at(r + 8, c + 17), a.at(r + 8, c + 18), a.at(r + 8, c + 19));
+            } else {
+                const int c = k0 + 2 * t;
+                ra[i][0] = pack_pair(a.at(r, c), a.at(r, c + 1));
+                ra[i][1] = pack_pair(a.at(r + 8, c), a.at(r + 8, c + 1));
+                ra[i][2] = pack_pair(a.at(r, c + 8), a.at(r, c + 9));
+                ra[i][3] = pack_pair(a.at(r + 8, c + 8), a.at(r + 8, c + 9));
+            }
         }
     }
 };
@@ -120,7 +189,9 @@ template <int kTiles, typename T, bool kTrans, int kPitch> struct FragmentsB : L
     __device__ static __forceinline__ int lane_offset(int n0, int lane) {
         const int quad = lane / 8, r = lane % 8;
         // Tile q: k half q % 2, n-tile q / 2. Stored [K, N]: rows are k; stored [N, K]: rows are n.
-        const int off = kTrans ? (n0 + r + 8 * (quad / 2)) * kPitch + 8 * (quad % 2)
+        constexpr int kChunk = LdmatrixOperand<T, kPitch>::kChunk;
+        static_assert(sizeof(T) == 2 || kTrans, "8-bit B operands take ldmatrix only stored [N, K]");
+        const int off = kTrans ? (n0 + r + 8 * (quad / 2)) * kPitch + kChunk * (quad % 2)
                                : (r + 8 * (quad % 2)) * kPitch + n0 + 8 * (quad / 2);
         return off;
     }
@@ -154,30 +225,47 @@ template <int kTiles, typename T, bool kTrans> struct FragmentsB<kTiles, T, kTra
     __device__ __forceinline__ void load(uint32_t (&rb)[kTiles][2], int k0) const {
 #pragma unroll
         for (int j = 0; j < kTiles; ++j) {
-            const int n = n0 + j * 8 + g, k = k0 + 2 * t;
-            rb[j][0] = pack_pair(b.at(k, n), b.at(k + 1, n));
-            rb[j][1] = pack_pair(b.at(k + 8, n), b.at(k + 9, n));
+            const int n = n0 + j * 8 + g;
+            if constexpr (sizeof(T) == 1) {
+                const int k = k0 + 4 * t;
+                rb[j][0] = pack_quad(b.at(k, n), b.at(k + 1, n), b.at(k + 2, n), b.at(k + 3, n));
+                rb[j][1] = pack_quad(b.at(k + 16, n), b.at(k + 17, n), b.at(k + 18, n), b.at(k + 19, n));
+            } else {
+                const int k = k0 + 2 * t;
+                rb[j][0] = pack_pair(b.at(k, n), b.at(k + 1, n));
+                rb[j][1] = pack_pair(b.at(k + 8, n), b.at(k + 9, n));
+            }
         }
     }
 };
 
+// The fragment loaders of an operand: the ldmatrix path where kLdmatrixPath allows it, else plain
+// loads (which take the compile-time pitch as a run-time one).
+template <int kTiles, typename T, bool kTrans, int kPitch>
+using FragmentsAFor = FragmentsA<kTiles, T, kTrans, kLdmatrixPath<T, !kTrans, kPitch> ? kPitch : 0>;
+template <int kTiles, typename T, bool kTrans, int kPitch>
+using FragmentsBFor = FragmentsB<kTiles, T, kTrans, kLdmatrixPath<T, kTrans, kPitch> ? kPitch : 0>;
+
 } // namespace mma_detail
 
 // The warp's part of acc[M, N] += A[M, K] * B[K, N] (acc in MmaAccLayout<M, N, WARPS_M, WARPS_N>;
-// Acc is float, or f16 for f16 operands).
+// Acc is float, or f16 for f16 operands). A and B are both 16-bit (the same type) or both 8-bit
+// floats (e4m3 / e5m2, in any pairing; then Acc is float and K a multiple of 32).
 // No explicit fragment double-buffering: the k-steps are unrolled and ptxas schedules them itself
 // (an explicit two-buffer version gave the same registers and spills on gemm and flash_attention).
 template <int M, int N, int K, int WARPS_M, int WARPS_N, typename T, bool kTransA, bool kTransB, int kPitchA,
-          int kPitchB, typename Acc>
+          int kPitchB, typename Acc, typename TB>
 __device__ __forceinline__ void warp_gemm_mma(Acc* acc, SharedMatrix<T, kTransA, kPitchA> a,
-                                              SharedMatrix<T, kTransB, kPitchB> b, int tid) {
+                                              SharedMatrix<TB, kTransB, kPitchB> b, int tid) {
     using Layout = MmaAccLayout<M, N, WARPS_M, WARPS_N>;
-    static_assert(K % 16 == 0, "mma.sync m16n8k16 needs K to be a multiple of 16");
-    constexpr int kSteps = K / 16;
+    static_assert(sizeof(T) == sizeof(TB) && (sizeof(T) == 1 || std::is_same_v<T, TB>), "operand types of one mma");
+    constexpr int kStepK = kMmaK<T>;
+    static_assert(K % kStepK == 0, "mma.sync needs K to be a multiple of 16 (16-bit operands) or 32 (8-bit ones)");
+    constexpr int kSteps = K / kStepK;
     const int lane = tid % 32, warp = tid / 32;
     const int m0 = (warp / WARPS_N) * Layout::kWarpM, n0 = (warp % WARPS_N) * Layout::kWarpN;
-    const mma_detail::FragmentsA<Layout::kTilesM, T, kTransA, kPitchA> fa(a, m0, lane);
-    const mma_detail::FragmentsB<Layout::kTilesN, T, kTransB, kPitchB> fb(b, n0, lane);
+    const mma_detail::FragmentsAFor<Layout::kTilesM, T, kTransA, kPitchA> fa(a, m0, lane);
+    const mma_detail::FragmentsBFor<Layout::kTilesN, TB, kTransB, kPitchB> fb(b, n0, lane);
     // Fragments double-buffered across k steps: the loads of step s + 1 are in flight while the
     // tensor cores work on step s.
     uint32_t ra[2][Layout::kTilesM][4];
@@ -187,14 +275,14 @@ __device__ __forceinline__ void warp_gemm_mma(Acc* acc, SharedMatrix<T, kTransA,
 #pragma unroll
     for (int s = 0; s < kSteps; ++s) {
         if (s + 1 < kSteps) {
-            fa.load(ra[(s + 1) % 2], (s + 1) * 16);
-            fb.load(rb[(s + 1) % 2], (s + 1) * 16);
+            fa.load(ra[(s + 1) % 2], (s + 1) * kStepK);
+            fb.load(rb[(s + 1) % 2], (s + 1) * kStepK);
         }
 #pragma unroll
         for (int i = 0; i < Layout::kTilesM; ++i)
 #pragma unroll
             for (int j = 0; j < Layout::kTilesN; ++j)
-                mma_m16n8k16(*reinterpret_cast<Acc(*)[4]>(acc + (i * Layout::kTilesN + j) * 4), ra[s % 2][i], rb[s % 2][j], T{});
+                mma_step<T, TB>(*reinterpret_cast<Acc(*)[4]>(acc + (i * Layout::kTilesN + j) * 4), ra[s % 2][i], rb[s % 2][j]);
     }
 }
 
@@ -202,8 +290,10 @@ __device__ __forceinline__ void warp_gemm_mma(Acc* acc, SharedMatrix<T, kTransA,
 // `a` is a fragment in MmaAccLayout<M, K, WARPS_M, 1> — each warp holds whole rows, the layout of
 // a previous gemm's accumulator — whose registers of n-tiles 2s and 2s + 1 are exactly the
 // m16n8k16 A fragment of k-step s. acc is in MmaAccLayout<M, N, WARPS_M, 1>; B in shared memory.
+// 16-bit operands only (an 8-bit A fragment holds 4 consecutive k per register, not 2).
 template <int M, int N, int K, int WARPS_M, typename T, bool kTransB, int kPitchB, typename Acc>
 __device__ __forceinline__ void warp_gemm_mma_register_a(Acc* acc, const T* a, SharedMatrix<T, kTransB, kPitchB> b, int tid) {
+    static_assert(sizeof(T) == 2, "an A operand from registers: 16-bit elements");
     using Layout = MmaAccLayout<M, N, WARPS_M, 1>;
     using LayoutA = MmaAccLayout<M, K, WARPS_M, 1>;
     static_assert(K % 16 == 0, "mma.sync m16n8k16 needs K to be a multiple of 16");
@@ -251,12 +341,14 @@ __device__ __forceinline__ void warp_gemm_mma_register_a(Acc* acc, const T* a, S
 template <int M, int N, int K, int WARPS_M, int WARPS_N, typename T, bool kTransA, bool kTransB, int kPitchA,
           int kPitchB>
 struct WarpMmaSteps {
-    static_assert(kPitchA > 0 && kPitchB > 0, "WarpMmaSteps needs compile-time pitches (the ldmatrix path)");
-    static_assert(K % 16 == 0, "mma.sync m16n8k16 needs K to be a multiple of 16");
+    static_assert(mma_detail::kLdmatrixPath<T, !kTransA, kPitchA> && mma_detail::kLdmatrixPath<T, kTransB, kPitchB>,
+                  "WarpMmaSteps needs the ldmatrix path: compile-time pitches (8-bit operands: K contiguous)");
+    static constexpr int kStepK = kMmaK<T>;
+    static_assert(K % kStepK == 0, "mma.sync needs K to be a multiple of 16 (16-bit operands) or 32 (8-bit ones)");
     using Layout = MmaAccLayout<M, N, WARPS_M, WARPS_N>;
     using FragsA = mma_detail::FragmentsA<Layout::kTilesM, T, kTransA, kPitchA>;
     using FragsB = mma_detail::FragmentsB<Layout::kTilesN, T, kTransB, kPitchB>;
-    static constexpr int kSteps = K / 16;
+    static constexpr int kSteps = K / kStepK;
     uint32_t a_off, b_off; // byte offsets of this lane's rows from the operands' origins
     uint32_t ra[2][Layout::kTilesM][4];
     uint32_t rb[2][Layout::kTilesN][2];
@@ -267,8 +359,8 @@ struct WarpMmaSteps {
     }
     // Fragments of k-step `step` of the operands at a and b (one stage's origins) into buffer buf.
     __device__ __forceinline__ void load(const T* a, const T* b, int step, int buf) {
-        FragsA::load_at(ra[buf], smem_address(a) + a_off, step * 16);
-        FragsB::load_at(rb[buf], smem_address(b) + b_off, step * 16);
+        FragsA::load_at(ra[buf], smem_address(a) + a_off, step * kStepK);
+        FragsB::load_at(rb[buf], smem_address(b) + b_off, step * kStepK);
     }
     // acc (MmaAccLayout<M, N, WARPS_M, WARPS_N>) += the fragments of buffer buf.
     __device__ __forceinline__ void mma(float* acc, int buf) const {
@@ -276,7 +368,7 @@ struct WarpMmaSteps {
         for (int i = 0; i < Layout::kTilesM; ++i)
 #pragma unroll
             for (int j = 0; j < Layout::kTilesN; ++j)
-                mma_m16n8k16(*reinterpret_cast<float(*)[4]>(acc + (i * Layout::kTilesN + j) * 4), ra[buf][i], rb[buf][j], T{});
+                mma_step<T, T>(*reinterpret_cast<float(*)[4]>(acc + (i * Layout::kTilesN + j) * 4), ra[buf][i], rb[buf][j]);
     }
 };
 
