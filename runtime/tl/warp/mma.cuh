@@ -7,6 +7,7 @@
 
 #include "tl/layout.cuh"
 #include "tl/types.cuh"
+#include "tl/warp/fragment_map.h"
 #include "tl/warp/ldmatrix.cuh"
 
 namespace tl {
@@ -81,11 +82,11 @@ __device__ __forceinline__ void mma_step(Acc (&d)[4], const uint32_t (&a)[4], co
 // The k extent of one mma_step.
 template <typename T> inline constexpr int kMmaK = sizeof(T) == 1 ? 32 : 16;
 
-// Four consecutive bytes (8-bit elements, the lowest first) as one mma register.
-template <typename T> __device__ __forceinline__ uint32_t pack_quad(T e0, T e1, T e2, T e3) {
-    static_assert(sizeof(T) == 1, "pack_quad packs 8-bit elements");
-    return static_cast<uint32_t>(e0.__x) | (static_cast<uint32_t>(e1.__x) << 8) | (static_cast<uint32_t>(e2.__x) << 16) |
-           (static_cast<uint32_t>(e3.__x) << 24);
+// The bits of an operand element, for packing into an mma register.
+template <typename T> __device__ __forceinline__ uint32_t element_bits(T x) {
+    if constexpr (sizeof(T) == 1) return x.__x;
+    else if constexpr (std::is_same_v<T, f16>) return __half_as_ushort(x);
+    else return __bfloat16_as_ushort(x);
 }
 
 // A shared-memory operand: element (r, c) of the logical matrix, optionally stored transposed
@@ -111,12 +112,11 @@ template <typename T, bool kTransposed> struct SharedMatrix<T, kTransposed, 0> {
 namespace mma_detail {
 
 // What the ldmatrix path of an operand with a compile-time pitch needs. ldmatrix moves 8 x 8
-// matrices of 16-bit elements: rows of 16 bytes, kChunk elements of T. 8-bit operands use it only
-// with K contiguous, where the byte order of its registers is the m16n8k32 fragment's.
+// matrices of 16-bit elements: rows of 16 bytes (fragment_map::chunk elements of T). 8-bit operands
+// use it only with K contiguous, where the byte order of its registers is the m16n8k32 fragment's.
 template <typename T, int kPitch> struct LdmatrixOperand {
     static_assert(sizeof(T) == 2 || sizeof(T) == 1, "ldmatrix moves 16-bit elements, or pairs of 8-bit ones");
     static_assert(kPitch * sizeof(T) % 16 == 0, "ldmatrix needs 16-byte aligned rows: kPitch * sizeof(T) % 16 == 0");
-    static constexpr int kChunk = 16 / int(sizeof(T));
 };
 
 // Whether an operand of element type T, stored transposed or not (kKContiguous: K is the stored
@@ -132,14 +132,8 @@ template <int kTiles, typename T, bool kTrans, int kPitch> struct FragmentsA : L
     uint32_t lane_row; // shared address of this lane's row at k0 = 0 of tile 0
     // Offset in elements of this lane's row from the operand's origin (depends on m0 and the lane).
     __device__ static __forceinline__ int lane_offset(int m0, int lane) {
-        const int quad = lane / 8, r = lane % 8;
-        // Stored [M, K]: tile q covers rows 8 (q % 2), cols 8 (q / 2). Stored [K, M] (transposed
-        // tiles): stored rows (k) 8 (q / 2), stored cols (m) 8 (q % 2).
-        constexpr int kChunk = LdmatrixOperand<T, kPitch>::kChunk;
         static_assert(sizeof(T) == 2 || !kTrans, "8-bit A operands take ldmatrix only stored [M, K]");
-        const int off = kTrans ? (r + 8 * (quad / 2)) * kPitch + m0 + 8 * (quad % 2)
-                               : (m0 + r + 8 * (quad % 2)) * kPitch + kChunk * (quad / 2);
-        return off;
+        return fragment_map::a_lane_offset(kTrans, kPitch, int(sizeof(T)), m0, lane);
     }
     __device__ __forceinline__ FragmentsA(SharedMatrix<T, kTrans, kPitch> a, int m0, int lane)
         : lane_row(smem_address(a.data + lane_offset(m0, lane))) {}
@@ -147,7 +141,7 @@ template <int kTiles, typename T, bool kTrans, int kPitch> struct FragmentsA : L
     __device__ static __forceinline__ void load_at(uint32_t (&ra)[kTiles][4], uint32_t lane_row, int k0) {
 #pragma unroll
         for (int i = 0; i < kTiles; ++i) {
-            const int off = kTrans ? k0 * kPitch + i * 16 : i * 16 * kPitch + k0;
+            const int off = fragment_map::a_tile_offset(kTrans, kPitch, i, k0);
             if constexpr (kTrans) ldmatrix_x4_trans(ra[i], lane_row + off * int(sizeof(T)));
             else ldmatrix_x4(ra[i], lane_row + off * int(sizeof(T)));
         }
@@ -160,23 +154,19 @@ template <int kTiles, typename T, bool kTrans> struct FragmentsA<kTiles, T, kTra
     __device__ __forceinline__ FragmentsA(SharedMatrix<T, kTrans> a_, int m0_, int lane)
         : a(a_), m0(m0_), g(lane / 4), t(lane % 4) {}
     __device__ __forceinline__ void load(uint32_t (&ra)[kTiles][4], int k0) const {
+        constexpr int kPerRegister = 4 / int(sizeof(T));
 #pragma unroll
-        for (int i = 0; i < kTiles; ++i) {
-            const int r = m0 + i * 16 + g;
-            if constexpr (sizeof(T) == 1) {
-                const int c = k0 + 4 * t;
-                ra[i][0] = pack_quad(a.at(r, c), a.at(r, c + 1), a.at(r, c + 2), a.at(r, c + 3));
-                ra[i][1] = pack_quad(a.at(r + 8, c), a.at(r + 8, c + 1), a.at(r + 8, c + 2), a.at(r + 8, c + 3));
-                ra[i][2] = pack_quad(a.at(r, c + 16), a.at(r, c + 17), a.at(r, c + 18), a.at(r, c + 19));
-                ra[i][3] = pack_quad(a.at(r + 8, c + 16), a.at(r + 8, c + 17), a.at(r + 8, c + 18), a.at(r + 8, c + 19));
-            } else {
-                const int c = k0 + 2 * t;
-                ra[i][0] = pack_pair(a.at(r, c), a.at(r, c + 1));
-                ra[i][1] = pack_pair(a.at(r + 8, c), a.at(r + 8, c + 1));
-                ra[i][2] = pack_pair(a.at(r, c + 8), a.at(r, c + 9));
-                ra[i][3] = pack_pair(a.at(r + 8, c + 8), a.at(r + 8, c + 9));
+        for (int i = 0; i < kTiles; ++i)
+#pragma unroll
+            for (int reg = 0; reg < 4; ++reg) {
+                uint32_t bits = 0;
+#pragma unroll
+                for (int e = 0; e < kPerRegister; ++e) {
+                    const fragment_map::Coord c = fragment_map::a_element(int(sizeof(T)), reg, e, g, t);
+                    bits |= element_bits(a.at(m0 + i * 16 + c.row, k0 + c.col)) << (8 * int(sizeof(T)) * e);
+                }
+                ra[i][reg] = bits;
             }
-        }
     }
 };
 
@@ -187,13 +177,8 @@ template <int kTiles, typename T, bool kTrans, int kPitch> struct FragmentsB : L
     uint32_t lane_row; // shared address of this lane's row at k0 = 0 of n-tile 0
     // Offset in elements of this lane's row from the operand's origin (depends on n0 and the lane).
     __device__ static __forceinline__ int lane_offset(int n0, int lane) {
-        const int quad = lane / 8, r = lane % 8;
-        // Tile q: k half q % 2, n-tile q / 2. Stored [K, N]: rows are k; stored [N, K]: rows are n.
-        constexpr int kChunk = LdmatrixOperand<T, kPitch>::kChunk;
         static_assert(sizeof(T) == 2 || kTrans, "8-bit B operands take ldmatrix only stored [N, K]");
-        const int off = kTrans ? (n0 + r + 8 * (quad / 2)) * kPitch + kChunk * (quad % 2)
-                               : (r + 8 * (quad % 2)) * kPitch + n0 + 8 * (quad / 2);
-        return off;
+        return fragment_map::b_lane_offset(kTrans, kPitch, int(sizeof(T)), n0, lane);
     }
     __device__ __forceinline__ FragmentsB(SharedMatrix<T, kTrans, kPitch> b, int n0, int lane)
         : lane_row(smem_address(b.data + lane_offset(n0, lane))) {}
@@ -202,7 +187,7 @@ template <int kTiles, typename T, bool kTrans, int kPitch> struct FragmentsB : L
     __device__ static __forceinline__ void load_at(uint32_t (&rb)[kTiles][2], uint32_t lane_row, int k0) {
 #pragma unroll
         for (int j = 0; j + 1 < kTiles; j += 2) {
-            const int off = kTrans ? j * 8 * kPitch + k0 : k0 * kPitch + j * 8;
+            const int off = fragment_map::b_tile_offset(kTrans, kPitch, j, k0);
             uint32_t r[4];
             if constexpr (kTrans) ldmatrix_x4(r, lane_row + off * int(sizeof(T)));
             else ldmatrix_x4_trans(r, lane_row + off * int(sizeof(T)));
@@ -211,7 +196,7 @@ template <int kTiles, typename T, bool kTrans, int kPitch> struct FragmentsB : L
         if constexpr (kTiles % 2 == 1) {
             // Lanes 0-15 address n-tile kTiles - 1 (quad / 2 == 0); x2 ignores lanes 16-31.
             constexpr int j = kTiles - 1;
-            const int off = kTrans ? j * 8 * kPitch + k0 : k0 * kPitch + j * 8;
+            const int off = fragment_map::b_tile_offset(kTrans, kPitch, j, k0);
             if constexpr (kTrans) ldmatrix_x2(rb[j], lane_row + off * int(sizeof(T)));
             else ldmatrix_x2_trans(rb[j], lane_row + off * int(sizeof(T)));
         }
@@ -223,19 +208,19 @@ template <int kTiles, typename T, bool kTrans> struct FragmentsB<kTiles, T, kTra
     __device__ __forceinline__ FragmentsB(SharedMatrix<T, kTrans> b_, int n0_, int lane)
         : b(b_), n0(n0_), g(lane / 4), t(lane % 4) {}
     __device__ __forceinline__ void load(uint32_t (&rb)[kTiles][2], int k0) const {
+        constexpr int kPerRegister = 4 / int(sizeof(T));
 #pragma unroll
-        for (int j = 0; j < kTiles; ++j) {
-            const int n = n0 + j * 8 + g;
-            if constexpr (sizeof(T) == 1) {
-                const int k = k0 + 4 * t;
-                rb[j][0] = pack_quad(b.at(k, n), b.at(k + 1, n), b.at(k + 2, n), b.at(k + 3, n));
-                rb[j][1] = pack_quad(b.at(k + 16, n), b.at(k + 17, n), b.at(k + 18, n), b.at(k + 19, n));
-            } else {
-                const int k = k0 + 2 * t;
-                rb[j][0] = pack_pair(b.at(k, n), b.at(k + 1, n));
-                rb[j][1] = pack_pair(b.at(k + 8, n), b.at(k + 9, n));
+        for (int j = 0; j < kTiles; ++j)
+#pragma unroll
+            for (int reg = 0; reg < 2; ++reg) {
+                uint32_t bits = 0;
+#pragma unroll
+                for (int e = 0; e < kPerRegister; ++e) {
+                    const fragment_map::Coord c = fragment_map::b_element(int(sizeof(T)), reg, e, g, t);
+                    bits |= element_bits(b.at(k0 + c.row, n0 + j * 8 + c.col)) << (8 * int(sizeof(T)) * e);
+                }
+                rb[j][reg] = bits;
             }
-        }
     }
 };
 
