@@ -2,9 +2,11 @@
 """bench/llm_ops_bench.py — tlc's stdlib LLM operators (residual_rmsnorm, swiglu, geglu, rope_half,
 rope_interleaved, embedding, cross_entropy, flash_decode, flash_decode_paged, topk_gating (f32
 logits), topk_gating_grouped, transpose, fp8_per_group, fp8_per_block, swiglu_fp8_per_group,
-fp8_per_token, moe_permute, moe_unpermute, moe_expert_gemm, w4a16_gemm) against PyTorch eager and torch.compile of the same computation on one GPU, through
-the Python package (`tlc.load`), to JSON and a markdown table, with a device-to-device copy of the
-same bytes in the same run (the memory-bound ceiling, column tlc/copy).
+fp8_per_token, moe_permute, moe_unpermute, moe_expert_gemm, w4a16_gemm, fp8_gemm_block_scaled)
+against PyTorch eager and torch.compile of the same computation on one GPU, through the Python
+package (`tlc.load`), to JSON and a markdown table, with a device-to-device copy of the same bytes
+in the same run (the memory-bound ceiling, column tlc/copy). fp8_gemm_block_scaled is compared
+with cuBLAS's FP8 GEMM (`torch._scaled_mm`) only, with per-tensor scales: see its case.
 
 Every case: random inputs; each side's output checked against a float64 (or float32, for the
 FP8 cast) PyTorch reference; torch.compile specialised to each case's shapes (`dynamic=False`, compiled
@@ -89,11 +91,16 @@ class Case:
     """One operator at one shape: `run_tlc()` launches tlc's kernel (timed); `tlc_out()` launches
     it on fresh inputs and returns the output to check; `torch_fn(*peer_args)` is the PyTorch
     computation (eager, and compiled), `peer_out(result)` its output to check; `ref` the float64
-    (or float32) reference; `moved` the bytes the operator must move."""
+    (or float32) reference; `moved` the bytes the operator must move. Optional: `peer_ref`, the
+    reference of the peer's output where the peer computes another product than tlc (default
+    `ref`); `compile=False`, no torch.compile peer for this case; `torch_fn=None`, no peer at all,
+    with `note` saying why (recorded in the JSON and the table)."""
 
-    def __init__(self, run_tlc, tlc_out, torch_fn, peer_args, ref, moved, peer_out=lambda r: r):
+    def __init__(self, run_tlc, tlc_out, torch_fn, peer_args, ref, moved, peer_out=lambda r: r,
+                 peer_ref=None, compile=True, note=None):
         self.run_tlc, self.tlc_out, self.torch_fn, self.peer_args = run_tlc, tlc_out, torch_fn, peer_args
         self.ref, self.moved, self.peer_out = ref, moved, peer_out
+        self.peer_ref, self.compile, self.note = peer_ref, compile, note
 
 
 def case_residual_rmsnorm(dt, tname, shape):
@@ -437,6 +444,65 @@ def case_w4a16(dt, tname, shape):
                 nbytes(a, wq, scales, c))
 
 
+def fp8_blockwise(x, rows, g=128):
+    """x [R, C] (f32) in e4m3 with one scale per block of `rows` x g (amax / 448, as quant.tl's
+    fp8_per_group (rows = 1) and fp8_per_block (rows = 128) compute them; edges padded with zeros):
+    (the e4m3 values [R, C], the scales [cdiv(R, rows), cdiv(C, g)] f32, the dequantised values
+    [R, C] in float64)."""
+    r, c = x.shape
+    br, bc = -(-r // rows), -(-c // g)
+    blocks = F.pad(x, (0, bc * g - c, 0, br * rows - r)).view(br, rows, bc, g)
+    s = blocks.abs().amax(dim=(1, 3)).clamp_min(1e-12) / 448.0
+    q = (blocks / s[:, None, :, None]).clamp(-448.0, 448.0).to(torch.float8_e4m3fn)
+    deq = (q.double() * s.double()[:, None, :, None]).reshape(br * rows, bc * g)[:r, :c]
+    return q.reshape(br * rows, bc * g)[:r, :c].contiguous(), s.contiguous(), deq
+
+
+def case_fp8_gemm_block_scaled(dt, tname, shape):
+    """C = Σ_k A[m, k]·As[m, k/128]·B[n, k]·Bs[n/128, k/128] in T (DeepSeek-V3's block scales): A
+    [M, K] random values cast to e4m3 per 1 x 128 group, B [N, K] (a linear layer's weights) per
+    128 x 128 block. tlc is checked against float64 of the dequantised operands: the e4m3 values
+    and their products are exact and the sums in f32 (the tensor cores' within a group of 128), so
+    the error is mostly C's rounding to T (BOUND, not the casts' FP8_BOUND). Rates: TB/s of A, B,
+    the scales and C (tlc/eager, the time ratio, is the figure to read).
+
+    The peer is cuBLAS's FP8 GEMM, `torch._scaled_mm`, on the same e4m3 operands with one scale
+    per tensor (the means of As and Bs, so that an f16 C does not overflow; the scales' values do
+    not change its cost) and its default accumulation (use_fast_accum=False, f32 sums, as tlc's
+    per-group one). It computes A·Bᵀ·sa·sb, not the block-scaled product: the figure is the cost
+    of the same FP8 GEMM without block scales, which are work tlc does on top; its error column is
+    against float64 of its own product. No torch.compile peer (it would call the same cuBLAS
+    kernel). Where torch._scaled_mm is missing or refuses the case (K and N multiples of 16,
+    compute capability 8.9 and newer), the case runs without a peer and says why."""
+    m, n, k = shape
+    a, a_s, a_deq = fp8_blockwise(torch.randn(m, k, device="cuda"), 1)
+    b, b_s, b_deq = fp8_blockwise(torch.randn(n, k, device="cuda") / k ** 0.5, 128)
+    c = torch.empty(m, n, device="cuda", dtype=dt)
+    kern = stdlib("qgemm", T=tname).fp8_gemm_block_scaled
+    run = lambda: kern(a, a_s, b, b_s, c)  # noqa: E731
+    ref = a_deq @ b_deq.T
+    del a_deq, b_deq
+
+    def scaled_mm(a, b_t, sa, sb):
+        r = torch._scaled_mm(a, b_t, scale_a=sa, scale_b=sb, out_dtype=dt)
+        return r[0] if isinstance(r, tuple) else r  # PyTorch before 2.4: (C, amax)
+
+    sa, sb = a_s.mean(), b_s.mean()  # 0-dim f32 tensors: one scale per tensor
+    peer, peer_ref, note = None, None, None
+    if not hasattr(torch, "_scaled_mm"):
+        note = f"no peer: PyTorch {torch.__version__} has no torch._scaled_mm"
+    else:
+        try:
+            scaled_mm(a, b.t(), sa, sb)  # b [N, K] row-major: b.t() is the column-major [K, N] cuBLAS takes
+            torch.cuda.synchronize()
+            peer = scaled_mm
+            peer_ref = (a.double() @ b.double().T) * (sa.double() * sb.double())
+        except Exception as e:  # noqa: BLE001 - the case runs without its peer
+            note = f"no peer: torch._scaled_mm: {type(e).__name__}: {(str(e).splitlines() or [''])[0]}"
+    return Case(run, lambda: (run(), c)[1], peer, (a, b.t(), sa, sb), ref, nbytes(a, a_s, b, b_s, c),
+                peer_ref=peer_ref, compile=False, note=note)
+
+
 OPS = {
     "residual_rmsnorm": (case_residual_rmsnorm, [(16384, 4096), (4096, 8192), (65536, 1024)], [(1000, 1031)]),
     "swiglu": (case_glu("swiglu"), [(16384, 11008), (4096, 14336)], [(1000, 1031)]),
@@ -460,10 +526,19 @@ OPS = {
     "w4a16_gemm": (case_w4a16, [(1, 4096, 4096), (16, 4096, 4096), (16, 11008, 4096), (16, 4096, 11008),
                                 (4, 14336, 4096), (64, 4096, 4096)], [(3, 100, 1000)]),
     "fp8_per_token": (case_fp8, [(16384, 4096), (4096, 8192), (65536, 1024)], [(1000, 1031)]),
+    # M x N x K: decoding, DeepSeek-V3-like N = 7168, K = 2048, prefill
+    "fp8_gemm_block_scaled": (case_fp8_gemm_block_scaled, [(16, 4096, 4096), (128, 7168, 2048), (4096, 4096, 4096),
+                                                           (4096, 7168, 2048), (16384, 4096, 4096)], [(100, 208, 320)]),
 }
-# relative L2 bounds of each side against the reference (fp8: the cast's own rounding)
+# relative L2 bounds of tlc's output against the reference (the FP8 casts: the cast's own rounding;
+# fp8_gemm_block_scaled takes BOUND, its e4m3 inputs being exact)
 BOUND = {"f16": 2e-3, "bf16": 1.6e-2}
 FP8_BOUND = 6e-2
+FP8_CASTS = {"fp8_per_token", "fp8_per_group", "fp8_per_block", "swiglu_fp8_per_group"}
+
+
+def fmt(value, spec):
+    return "—" if value is None else format(value, spec)
 
 
 def main():
@@ -507,13 +582,16 @@ def main():
                     continue
                 try:
                     c = build(dt, tname, shape)
-                    bound = FP8_BOUND if "fp8" in op else BOUND[tname]
+                    bound = FP8_BOUND if op in FP8_CASTS else BOUND[tname]
                     err_tlc = rel_err(c.tlc_out(), c.ref)
-                    err_eager = rel_err(c.peer_out(c.torch_fn(*c.peer_args)), c.ref)
+                    err_eager = t_eager = t_comp = None
+                    if c.torch_fn is not None:
+                        err_eager = rel_err(c.peer_out(c.torch_fn(*c.peer_args)),
+                                            c.ref if c.peer_ref is None else c.peer_ref)
                     t_tlc = gpu_ms(c.run_tlc, a.iters)
-                    t_eager = gpu_ms(lambda: c.torch_fn(*c.peer_args), a.iters)
-                    t_comp = None
-                    if a.compile:
+                    if c.torch_fn is not None:
+                        t_eager = gpu_ms(lambda: c.torch_fn(*c.peer_args), a.iters)
+                    if a.compile and c.compile and c.torch_fn is not None:
                         torch._dynamo.reset()  # a fresh compile, specialised to this case's shapes
                         compiled = torch.compile(c.torch_fn, dynamic=False)
                         t_comp = gpu_ms(lambda: compiled(*c.peer_args), a.iters)
@@ -523,18 +601,21 @@ def main():
                                tlc_tbs=rate(t_tlc), eager_tbs=rate(t_eager), compiled_tbs=rate(t_comp), copy_tbs=rate(t_copy),
                                error_tlc=err_tlc, error_eager=err_eager,
                                check="PASS" if math.isfinite(err_tlc) and err_tlc <= bound else "FAIL")
+                    if c.note:
+                        rec["note"] = c.note
                 except Exception as e:  # noqa: BLE001 - a failing case is recorded, the rest run
                     rec.update(check="ERROR", error=f"{type(e).__name__}: {e}")
                 records.append(rec)
                 if rec["check"] == "ERROR":
                     line = f"| {op} | {tname} | {'×'.join(map(str, shape))} | | | | | | | | | | ERROR: {rec['error'][:120]} |"
                 else:
-                    comp = f"{rec['compiled_tbs']:.2f}" if t_comp else "—"
-                    vs_comp = f"{t_comp / t_tlc:.2f}" if t_comp else "—"
+                    vs_eager = fmt(t_eager / t_tlc if t_eager else None, ".2f")
+                    vs_comp = fmt(t_comp / t_tlc if t_comp else None, ".2f")
+                    note = f" ({rec['note'][:120].replace('|', '/')})" if rec.get("note") else ""
                     line = (f"| {op} | {tname} | {'×'.join(map(str, shape))} | {t_tlc * 1e3:.1f} | {rec['tlc_tbs']:.2f} | "
-                            f"{rec['eager_tbs']:.2f} | {comp} | {rec['copy_tbs']:.2f} | {t_eager / t_tlc:.2f} | {vs_comp} | "
-                            f"{t_copy / t_tlc:.2f} | "
-                            f"{err_tlc:.1e} / {err_eager:.1e} | {rec['check']} |")
+                            f"{fmt(rec['eager_tbs'], '.2f')} | {fmt(rec['compiled_tbs'], '.2f')} | {rec['copy_tbs']:.2f} | "
+                            f"{vs_eager} | {vs_comp} | {t_copy / t_tlc:.2f} | "
+                            f"{err_tlc:.1e} / {fmt(err_eager, '.1e')} | {rec['check']}{note} |")
                 lines.append(line)
                 print(line, flush=True)
     out = {"benchmark": "llm_ops_bench", "date": datetime.datetime.now(datetime.timezone.utc).isoformat(),
