@@ -97,13 +97,15 @@ void KernelEmitter::emit_producer(const ir::WarpSpecializedLoop& loop) {
             for (const ir::TmaLoad& ld : loop.loads) {
                 const ir::Buffer& dst = *ld.dst;
                 int64_t rows = dst.const_shape[0], cols = dst.const_shape[1];
+                const int64_t box_cols = swizzle_row_elements(dst.dtype); // 128 bytes
                 ir::Copy original(ld.src, ir::whole(ld.dst), nullptr, ld.range);
                 source_comment(original, "tma load");
                 std::string r0 = expr(ld.src.ranges[0].start), c0 = expr(ld.src.ranges[1].start);
-                for (int64_t box = 0; box < cols / 64; ++box)
+                for (int64_t box = 0; box < cols / box_cols; ++box)
                     out_.line(fmt::format("tl::sm90::tma_load_2d({} + tl_stage * {} + {}, &{}, &tl_full[tl_stage], {}{}, {});",
-                                          identifier(dst.name), dst.num_elements(), box * rows * 64, map_for(maps, ld.src.buffer.get(), rows).name, c0,
-                                          box ? fmt::format(" + {}", box * 64) : "", r0));
+                                          identifier(dst.name), dst.num_elements(), box * rows * box_cols,
+                                          map_for(maps, ld.src.buffer.get(), rows).name, c0,
+                                          box ? fmt::format(" + {}", box * box_cols) : "", r0));
             }
         });
     });

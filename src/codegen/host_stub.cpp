@@ -79,7 +79,11 @@ void emit_shared_memory_attributes(const ir::Kernel& k, int64_t shared_bytes, Cu
     out.line(fmt::format("if ({} != cudaSuccess) return tl::host::record({}, tl_name, \"setting the shared-memory attributes\");", var, var));
 }
 
-const char* tensor_map_type(Dtype t) { return t == Dtype::BF16 ? "CU_TENSOR_MAP_DATA_TYPE_BFLOAT16" : "CU_TENSOR_MAP_DATA_TYPE_FLOAT16"; }
+// TMA moves 8-bit floats as bytes (it converts nothing).
+const char* tensor_map_type(Dtype t) {
+    if (is_float8(t)) return "CU_TENSOR_MAP_DATA_TYPE_UINT8";
+    return t == Dtype::BF16 ? "CU_TENSOR_MAP_DATA_TYPE_BFLOAT16" : "CU_TENSOR_MAP_DATA_TYPE_FLOAT16";
+}
 
 // The TMA + wgmma kernel, when the device is an sm_90 and every tensor it loads through TMA is
 // 16-byte aligned with a 16-byte-multiple row pitch; otherwise control falls through to the
@@ -97,8 +101,9 @@ void emit_hopper_launch(const ir::Kernel& k, int64_t shared_bytes, const std::st
             out.line(fmt::format("CUtensorMap {};", m.name));
             const std::string pointer = identifier(t.storage().name); // a view is its tensor's memory
             conds.push_back(fmt::format("tl::host::tma_compatible({}, {}, {}, {})", pointer, rows, cols, dtype_bytes(t.dtype)));
-            conds.push_back(fmt::format("tl::host::make_tensor_map_2d(&{}, {}, {}, {}, {}, {}, {}, 64)", m.name, pointer,
-                                        tensor_map_type(t.dtype), dtype_bytes(t.dtype), rows, cols, m.box_rows));
+            conds.push_back(fmt::format("tl::host::make_tensor_map_2d(&{}, {}, {}, {}, {}, {}, {}, {})", m.name, pointer,
+                                        tensor_map_type(t.dtype), dtype_bytes(t.dtype), rows, cols, m.box_rows,
+                                        swizzle_row_elements(t.dtype)));
         }
         out.line("const bool tl_tma =");
         out.indent();

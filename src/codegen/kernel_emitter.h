@@ -56,7 +56,7 @@ struct ElementContext {
 struct TmaMap {
     std::string name;           // kernel parameter, e.g. tl_map_A
     const ir::Buffer* tensor = nullptr;
-    int64_t box_rows = 0;       // boxes are [box_rows][64] elements
+    int64_t box_rows = 0;       // boxes are [box_rows][swizzle_row_elements] (128 bytes wide)
 };
 std::vector<TmaMap> tma_maps(const ir::Kernel& kernel);
 

@@ -16,6 +16,11 @@ inline int dtype_bytes(Dtype t) { return dtype_bits(t) / 8; }
 bool is_float(Dtype t);
 bool is_int(Dtype t);                              // signed or unsigned integer (not bool)
 bool is_signed(Dtype t);
+// 8-bit floats (f8e4m3, f8e5m2).
+inline bool is_float8(Dtype t) { return t == Dtype::F8E4M3 || t == Dtype::F8E5M2; }
+// Elements in one 128-byte row of the 128-byte swizzle (a TMA box's columns, a K-major wgmma
+// operand's row): 64 of a 16-bit type, 128 of an 8-bit one.
+inline int64_t swizzle_row_elements(Dtype t) { return 128 / dtype_bytes(t); }
 // True when every value of `from` is exactly representable in `to` (an implicit conversion).
 bool widens_to(Dtype from, Dtype to);
 

@@ -51,21 +51,26 @@ Why check_copy(const ir::Copy& c) {
     if (src.rank() != 2 || c.src.ranges[0].is_point || c.src.ranges[1].is_point)
         return fmt::format("the copy from `{}` is not a 2-d slice", src.name);
     if (!is_whole(c.dst)) return fmt::format("the copy into `{}` does not fill the whole tile", dst.name);
-    if (src.dtype != dst.dtype || (src.dtype != Dtype::F16 && src.dtype != Dtype::BF16))
-        return fmt::format("the copy into `{}` is not f16 or bf16 without conversion", dst.name);
+    if (src.dtype != dst.dtype || (src.dtype != Dtype::F16 && src.dtype != Dtype::BF16 && !is_float8(src.dtype)))
+        return fmt::format("the copy into `{}` is not f16, bf16 or an 8-bit float without conversion", dst.name);
     if (c.pad) return fmt::format("the copy into `{}` has a pad value (TMA fills with zeros)", dst.name);
     if (c.src.gathers_rows()) return fmt::format("the copy into `{}` gathers rows (a TMA box is rectangular)", dst.name);
     if (c.src.gathers()) return fmt::format("the copy into `{}` reads an index from a tensor (TMA loads here take computed coordinates only)", dst.name);
     int64_t rows = dst.const_shape[0], cols = dst.const_shape[1];
     if (rows > 256) return fmt::format("tile `{}` has {} rows (a TMA box has at most 256)", dst.name, rows);
-    if (cols % 64) return fmt::format("tile `{}` has {} columns, not a multiple of 64 (128-byte swizzle rows)", dst.name, cols);
+    if (int64_t row = swizzle_row_elements(dst.dtype); cols % row)
+        return fmt::format("tile `{}` has {} columns, not a multiple of {} (128-byte swizzle rows)", dst.name, cols, row);
     return std::nullopt;
 }
 
 Why check_gemm(const ir::Gemm& g, const std::set<const ir::Buffer*>& loaded, int warpgroups) {
     if (!loaded.count(g.a.buffer.get()) || !loaded.count(g.b.buffer.get()) || !is_whole(g.a) || !is_whole(g.b))
         return std::string("the gemm's operands are not whole shared tiles loaded in the loop");
-    if (g.a.buffer->dtype != g.b.buffer->dtype) return std::string("the gemm's operands have different dtypes");
+    const Dtype at = g.a.buffer->dtype, bt = g.b.buffer->dtype;
+    const bool f8 = is_float8(at) && is_float8(bt);
+    if (at != bt && !f8) return std::string("the gemm's operands have different dtypes");
+    if (f8 && (g.transpose_a || !g.transpose_b))
+        return std::string("8-bit float wgmma operands must be K-major: A stored [M, K] and B stored [N, K] (transpose_b = true)");
     const ir::Buffer& c = *g.c.buffer;
     if (c.scope != ir::Scope::Fragment || c.dtype != Dtype::F32 || !is_whole(g.c) || c.rank() != 2)
         return std::string("the gemm's accumulator is not a whole f32 fragment");
@@ -76,9 +81,11 @@ Why check_gemm(const ir::Gemm& g, const std::set<const ir::Buffer*>& loaded, int
     if (m != 64 * warpgroups)
         return fmt::format("the accumulator has {} rows; wgmma with {} consumer warpgroup(s) needs {}", m, warpgroups, 64 * warpgroups);
     if (n % 8 || n > 256) return fmt::format("the accumulator has {} columns (wgmma: a multiple of 8, at most 256)", n);
-    if (k % 16) return fmt::format("the gemm's k extent {} is not a multiple of 16", k);
-    if (!g.transpose_a && k % 64) return fmt::format("the gemm's k extent {} is not a multiple of 64 (A is K-major)", k);
-    if (g.transpose_b && k % 64) return fmt::format("the gemm's k extent {} is not a multiple of 64 (B is K-major)", k);
+    // One wgmma takes 32 bytes of K; a K-major operand's rows are whole 128-byte swizzle rows of K.
+    if (int64_t step = 32 / dtype_bytes(at); k % step) return fmt::format("the gemm's k extent {} is not a multiple of {}", k, step);
+    const int64_t row = swizzle_row_elements(at);
+    if (!g.transpose_a && k % row) return fmt::format("the gemm's k extent {} is not a multiple of {} (A is K-major)", k, row);
+    if (g.transpose_b && k % row) return fmt::format("the gemm's k extent {} is not a multiple of {} (B is K-major)", k, row);
     if (!g.transpose_b && n % 64) return fmt::format("the accumulator has {} columns, not a multiple of 64 (B is MN-major)", n);
     if (g.transpose_a && m % 64) return std::string("A's M extent is not a multiple of 64");
     return std::nullopt;
