@@ -37,12 +37,10 @@ int precedence(ir::BinaryOp op) {
     return 0;
 }
 
-bool is_f8(Dtype t) { return t == Dtype::F8E4M3 || t == Dtype::F8E5M2; }
-
 // The prefix of a conversion of a `from` value to `to` (closed by ")"), or "" when none is needed.
 std::string cast_prefix(Dtype from, Dtype to) {
     if (from == to) return "";
-    auto builtin = [](Dtype t) { return !(t == Dtype::F16 || t == Dtype::BF16 || is_f8(t)); };
+    auto builtin = [](Dtype t) { return !(t == Dtype::F16 || t == Dtype::BF16 || is_float8(t)); };
     if (builtin(from) && builtin(to)) return fmt::format("static_cast<{}>(", cuda_type(to));
     return fmt::format("tl::convert<{}>(", cuda_type(to));
 }
@@ -90,7 +88,7 @@ public:
         }
         case ir::ExprKind::Unary: {
             auto* u = e->as<ir::Unary>();
-            if (is_f8(u->dtype) && u->op == ir::UnaryOp::Neg) {
+            if (is_float8(u->dtype) && u->op == ir::UnaryOp::Neg) {
                 out += fmt::format("tl::convert<{}>(-tl::to_float(", cuda_type(u->dtype));
                 print(out, u->operand);
                 out += "))";
@@ -113,7 +111,7 @@ public:
                 out += ")";
                 return 16;
             }
-            if (is_f8(b->lhs->dtype)) {
+            if (is_float8(b->lhs->dtype)) {
                 bool boolean = b->dtype == Dtype::Bool;
                 out += boolean ? "(" : fmt::format("tl::convert<{}>(", cuda_type(b->dtype));
                 out += "tl::to_float(";

@@ -184,8 +184,7 @@ public:
 
 std::string tensor_core_dtypes_missing(const ir::Gemm& g, int target_sm) {
     Dtype a = g.a.buffer->dtype, b = g.b.buffer->dtype, c = g.c.buffer->dtype;
-    auto f8 = [](Dtype t) { return t == Dtype::F8E4M3 || t == Dtype::F8E5M2; };
-    if (f8(a) && f8(b) && c == Dtype::F32) {
+    if (is_float8(a) && is_float8(b) && c == Dtype::F32) {
         if (target_sm >= 89) return "";
         return fmt::format("the 8-bit float tensor cores (mma.sync m16n8k32) start with sm_89; the target is sm_{}", target_sm);
     }
@@ -248,8 +247,8 @@ void report_fma_gemms(const std::map<const ir::Gemm*, TensorCoreMiss>& misses, i
     });
     for (auto& [g, why] : sorted) {
         Dtype a = g->a.buffer->dtype, c = g->c.buffer->dtype;
-        if (std::string why = tensor_core_dtypes_missing(*g, target_sm); !why.empty()) {
-            diags.report(DiagKind::GemmNoTensorCorePath, g->range, dtype_name(a), dtype_name(c), why);
+        if (std::string missing = tensor_core_dtypes_missing(*g, target_sm); !missing.empty()) {
+            diags.report(DiagKind::GemmNoTensorCorePath, g->range, dtype_name(a), dtype_name(c), missing);
             const bool f8 = tensor_core_dtypes(*g, 89); // only the target is too old
             diags.note(DiagKind::NoteFix, g->range,
                        f8 ? "compile for sm_89 or newer (`--arch sm_89`, `--arch sm_90a`), or convert the operands to f16 "

@@ -16,8 +16,7 @@ ir::ExprPtr zero_of(Dtype t, SourceRange r) {
 }
 
 bool gemm_dtypes_ok(Dtype a, Dtype b, Dtype c) {
-    auto f8 = [](Dtype t) { return t == Dtype::F8E4M3 || t == Dtype::F8E5M2; };
-    if (f8(a) && f8(b)) return c == Dtype::F32;
+    if (is_float8(a) && is_float8(b)) return c == Dtype::F32;
     if (a != b) return false;
     switch (a) {
     case Dtype::F16: return c == Dtype::F32 || c == Dtype::F16; // f16: the tensor cores' f16 accumulation
