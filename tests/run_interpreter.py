@@ -7,7 +7,8 @@ the gemm kernels also for sm_90a); tests/interpreter/dtypes.tl checks every elem
 exactly, tests/interpreter/variants.tl that a kernel with variants runs the one its `when`
 chooses, tests/interpreter/sm_count.tl that `--sm-count` sets the builtin `sm_count`, and
 tests/interpreter/program_if.tl that a program launches what its `if`s select, and
-tests/interpreter/fill_edge.tl that a fill past a tensor's end skips what lies outside. Then:
+tests/interpreter/fill_edge.tl that a fill past a tensor's end skips what lies outside, and
+tests/interpreter/halo.tl that a copy from a region starting below 0 reads the pad value there. Then:
   - argument errors of `tlc run` (E090x, usage), each with its exit code and code on stderr;
   - tests/interpreter/fault_*.tl: faults inside a kernel, expected as `// CHECK-FAULT: <line>
     <CODE>` at that .tl line, run with the extra arguments of a `// RUN: ...` line on random
@@ -353,6 +354,18 @@ def build_cases():
     for n in (100, 64, 1):
         cases.append(Case("tests/interpreter/fill_edge.tl", "fill_tiles", {"Y": ("f32", (n,), nan_filled("f32", n))},
                           {"Y": [2.5] * n}, scalars={"value": 2.5}))
+    # A region starting below 0 (and ending past N): the pad value at both edges.
+    for n in (1, 130, 256, 300):
+        x = uniform(rng, "f32", n)
+        at = lambda j: x[j] if 0 <= j < n else 0.0  # noqa: E731
+        cases.append(Case("tests/interpreter/halo.tl", "halo", {"X": ("f32", (n,), x), "Y": ("f32", (n,), nan_filled("f32", n))},
+                          {"Y": [at(j - 4) + at(j) + at(j + 4) for j in range(n)]}))
+    for m, n in ((3, 130), (2, 256), (1, 5)):
+        x = uniform(rng, "f32", m * n)
+        at = lambda r, j: x[r * n + j] if 0 <= j < n else 0.0  # noqa: E731
+        cases.append(Case("tests/interpreter/halo.tl", "halo_rows",
+                          {"X": ("f32", (m, n), x), "Y": ("f32", (m, n), nan_filled("f32", m * n))},
+                          {"Y": [at(r, j - 4) + at(r, j) + at(r, j + 4) for r in range(m) for j in range(n)]}))
     # A program's `if`: the factor of Y tells which branch's launches ran.
     for n, alpha, factor in ((500, 2.0, 1.0), (1000, 2.0, 2.0), (1001, 2.0, 6.0), (1001, 0.0, 0.0)):
         x = uniform(rng, "f32", n)
