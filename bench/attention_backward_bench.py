@@ -4,9 +4,10 @@ against PyTorch's scaled_dot_product_attention backward with the FlashAttention-
 (SDPBackend.FLASH_ATTENTION) and the cuDNN backend (SDPBackend.CUDNN_ATTENTION), in one process on
 one GPU, through the Python package (`tlc.load`), to JSON and a markdown table.
 
-Every case: Q, K, V, dO random (normal), O the forward output of PyTorch's math backend; tlc's
-dQ, dK, dV and each peer's checked against a float64 reference (autograd over float64 tensors)
-on the first (batch, head)s; GPU time only: a `torch.cuda._sleep` spin queued before the timed
+Every case: Q, K, V, dO random (normal), O the forward output of PyTorch's SDPA (its default
+backend); tlc's dQ, dK, dV (poisoned with NaN before the checked call) and each peer's checked
+against a float64 reference (autograd over float64 tensors) on the first and the last (batch,
+head) pair; GPU time only: a `torch.cuda._sleep` spin queued before the timed
 calls hides the host's launch cost, then `--iters` calls back to back between CUDA events, the
 median of five such runs, per call. The peers' time is that of the backward pass alone (autograd
 over a saved forward graph, `retain_graph=True`). TFLOP/s count 2.5 times the forward pass's
@@ -23,7 +24,6 @@ import math
 import os
 import statistics
 import sys
-import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -64,12 +64,32 @@ def rel_err(got, ref):
     return (torch.linalg.vector_norm(got - ref) / torch.linalg.vector_norm(ref).clamp_min(1e-30)).item()
 
 
-def reference(q, k, v, do, causal, scale, heads):
-    """float64 dQ, dK, dV of the first `heads` (batch, head) pairs (flattened B·H)."""
-    sl = lambda x: x.flatten(0, 1)[:heads].double().unsqueeze(0).requires_grad_(True)  # noqa: E731
-    qd, kd, vd = sl(q), sl(k), sl(v)
+def pairs(x, pick):
+    """The (batch, head) pairs `pick` (indices into the flattened B·H) of x [B, H, S, D], as [1, len(pick), S, D]."""
+    return x.flatten(0, 1)[pick].unsqueeze(0)
+
+
+def reference(q, k, v, do, causal, scale, pick):
+    """float64 dQ, dK, dV of the (batch, head) pairs `pick`."""
+    qd, kd, vd = (pairs(x, pick).double().requires_grad_(True) for x in (q, k, v))
     o = F.scaled_dot_product_attention(qd, kd, vd, is_causal=causal, scale=scale)
-    return torch.autograd.grad(o, (qd, kd, vd), do.flatten(0, 1)[:heads].double().unsqueeze(0))
+    return torch.autograd.grad(o, (qd, kd, vd), pairs(do, pick).double())
+
+
+def cell(text, limit=120):
+    """`text` as one markdown table cell: one line, no `|`, at most `limit` characters."""
+    return " ".join(str(text).split()).replace("|", "/")[:limit]
+
+
+def finite(value):
+    """NaN and infinities become null (JSON has neither)."""
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    if isinstance(value, dict):
+        return {k: finite(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [finite(v) for v in value]
+    return value
 
 
 def peer(backend_name, causal, scale):
@@ -106,6 +126,10 @@ def main():
     p.add_argument("--out", type=Path, help="JSON (default $OUT/attention_backward_bench.json, else "
                    "bench/results/run-<date>/attention_backward_bench.json); the table goes beside it as .md")
     a = p.parse_args()
+    for name, given, known in (("--dtypes", a.dtypes, DTYPES), ("--masks", a.masks, ("full", "causal"))):
+        for x in given.split(","):
+            if x not in known:
+                p.error(f"{name}: unknown {x!r} (known: {', '.join(known)})")
     B, H, S = (int(x) for x in ("2x4x1000" if a.quick else a.shape).split("x"))
     iters = 5 if a.quick else a.iters
     if a.out is None:
@@ -134,10 +158,12 @@ def main():
 
                     def run_tlc():
                         prog(q, k, v, o, do, dq, dk, dv, sm_scale=scale)
-                    heads = min(B * H, 2)
-                    ref = reference(q, k, v, do, causal, scale, heads)
+                    pick = [0, B * H - 1] if B * H > 1 else [0]  # the first and the last (batch, head) pair
+                    ref = reference(q, k, v, do, causal, scale, pick)
+                    for x in (dq, dk, dv):
+                        x.fill_(float("nan"))  # what the kernel leaves unwritten fails the check
                     run_tlc()
-                    err = max(rel_err(x.flatten(0, 1)[:heads].unsqueeze(0), r) for x, r in zip((dq, dk, dv), ref))
+                    err = max(rel_err(pairs(x, pick), r) for x, r in zip((dq, dk, dv), ref))
                     flops = 2.5 * 4 * B * H * S * S * d * (0.5 if causal else 1.0)
                     rate = lambda ms: flops / (ms * 1e-3) / 1e12 if ms else None  # noqa: E731
                     t_tlc = gpu_ms(run_tlc, iters)
@@ -151,8 +177,7 @@ def main():
                         try:
                             backward = prepare(q, k, v, do)
                             got = backward()
-                            rec[f"{name}_check_error"] = max(rel_err(x.flatten(0, 1)[:heads].unsqueeze(0), r)
-                                                             for x, r in zip(got, ref))
+                            rec[f"{name}_check_error"] = max(rel_err(pairs(x, pick), r) for x, r in zip(got, ref))
                             t = gpu_ms(backward, iters)
                             rec.update({f"{name}_ms": t, f"{name}_tflops": rate(t), f"tlc_vs_{name}": t / t_tlc})
                         except Exception as e:  # noqa: BLE001 - an unavailable backend is recorded
@@ -161,10 +186,13 @@ def main():
                     rec.update(check="ERROR", error=f"{type(e).__name__}: {e}")
                 records.append(rec)
                 f = lambda key, spec: format(rec[key], spec) if rec.get(key) is not None else "—"  # noqa: E731
+                why = [cell(rec["error"])] if rec.get("error") else []
+                why += [f"{label}: {cell(rec[f'{name}_error'], 80)}"
+                        for name, label in (("flash", "FA2"), ("cudnn", "cuDNN")) if rec.get(f"{name}_error")]
                 line = (f"| {tname} | {d} | {mask} | {B}×{H}×{S} | {f('tlc_ms', '.3f')} | {f('tlc_tflops', '.1f')} | "
                         f"{f('flash_tflops', '.1f')} | {f('cudnn_tflops', '.1f')} | {f('tlc_vs_flash', '.2f')} | "
                         f"{f('tlc_vs_cudnn', '.2f')} | {f('error_tlc', '.1e')} | {rec['check']}"
-                        + (f": {rec['error'][:120]}" if rec.get("error") else "") + " |")
+                        + (f" ({'; '.join(why)})" if why else "") + " |")
                 lines.append(line)
                 print(line, flush=True)
     out = {"benchmark": "attention_backward_bench", "date": datetime.datetime.now(datetime.timezone.utc).isoformat(),
@@ -174,7 +202,7 @@ def main():
            "method": "GPU time per call: median of 5 runs of --iters back-to-back calls after a queued spin; "
                      "peers: the backward of scaled_dot_product_attention alone (retain_graph), per backend",
            "iters": iters, "records": records}
-    a.out.write_text(json.dumps(out, indent=1))
+    a.out.write_text(json.dumps(finite(out), indent=1, allow_nan=False))
     a.out.with_suffix(".md").write_text("\n".join(lines) + "\n")
     failed = [r for r in records if r["check"] != "PASS"]
     print(f"{len(records) - len(failed)} passed, {len(failed)} failed; JSON: {a.out}")
