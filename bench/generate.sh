@@ -7,6 +7,8 @@
 #   TLC defaults to build-bench/src/tlc, else build/src/tlc.
 #   TLC_ARGS adds tlc options to every command (e.g. TLC_ARGS="-D BN=256 -D STAGES=4" for a variant).
 #   KERNEL picks what tlc_gemm.{cu,h} hold: gemm (default) or gemm_splitk (the split-K program).
+#   SOURCE is the .tl file (default stdlib/gemm.tl), e.g. bench/tilelang_example_gemm.tl: any file
+#   whose KERNEL has the stub tlc::<KERNEL>(A, B, C, M, K, N, stream) and a dtype parameter T.
 #   COMMIT is recorded in INFO and passed by run_gemm_bench.sh to the JSON results (this script runs
 #   no git itself: give it COMMIT=$(git rev-parse HEAD)).
 set -euo pipefail
@@ -34,7 +36,7 @@ for arch in sm_90a sm_80; do
     for dtype in f16 bf16; do
         d="$GEN/$arch/$dtype"
         mkdir -p "$d"
-        cmd=("$TLC" stdlib/gemm.tl -I stdlib -o "$d/tlc_gemm.cu" --header "$d/tlc_gemm.h"
+        cmd=("$TLC" "${SOURCE:-stdlib/gemm.tl}" -I stdlib -o "$d/tlc_gemm.cu" --header "$d/tlc_gemm.h"
              --arch "$arch" -D "T=$dtype" --kernel "${KERNEL:-gemm}" ${TLC_ARGS:-})
         t0=$(date +%s%N)
         "${cmd[@]}"

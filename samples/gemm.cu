@@ -199,6 +199,131 @@ __global__ void __launch_bounds__(256) gemm_kernel(
     }
 }
 
+// kernel gemm<BM = 128, BN = 128, BK = 32, STAGES = 3>  (samples/gemm.tl:4)
+// 256 threads per block, 82992 bytes of shared memory
+// warp-specialized: warpgroup 0 issues TMA loads, the other 256 threads run wgmma; persistent over the tiles
+__global__ void __launch_bounds__(384, 1) gemm_kernel_sm90(
+        const __grid_constant__ CUtensorMap tl_map_A,
+        const __grid_constant__ CUtensorMap tl_map_B,
+        const __grid_constant__ CUtensorMap tl_map_C,
+        const tl::f16* __restrict__ A,
+        const tl::f16* __restrict__ B,
+        tl::f16* __restrict__ C,
+        int32_t M,
+        int32_t K,
+        int32_t N)
+{
+    #if defined(__CUDA_ARCH__) && !TL_SM90A_DEVICE
+    __trap();  // built for another arch; the launch stub runs this kernel only on sm_90 devices
+    #else
+    using acc_layout = tl::MmaAccLayout<128, 128, 8, 1>;  // fragment acc: f32[128, 128], wgmma accumulators
+    extern __shared__ __align__(1024) unsigned char tl_smem_raw[];
+    unsigned char* tl_smem = tl_smem_raw + ((1024 - tl::sm90::smem_address(tl_smem_raw) % 1024) % 1024);
+    tl::f16* a = reinterpret_cast<tl::f16*>(tl_smem + 0);  // shared a: f16[128, 32], 3 stages, 64-byte swizzled (TMA)
+    tl::f16* b = reinterpret_cast<tl::f16*>(tl_smem + 24576);  // shared b: f16[32, 128], 3 stages, 128-byte swizzled (TMA)
+    uint64_t* tl_full = reinterpret_cast<uint64_t*>(tl_smem + 81920);   // per stage: its TMA loads landed
+    uint64_t* tl_empty = tl_full + 3;  // per stage: every consumer warp finished reading it
+    if (threadIdx.x == 0) {
+        for (int tl_s = 0; tl_s < 3; ++tl_s) {
+            tl::sm90::mbarrier_init(&tl_full[tl_s], 1);
+            tl::sm90::mbarrier_init(&tl_empty[tl_s], 8);  // one arrival per consumer warp
+        }
+        tl::sm90::mbarrier_init_fence();
+    }
+    __syncthreads();
+    const int tl_tiles_x = tl::cdiv(N, 128), tl_tiles_y = tl::cdiv(M, 128), tl_tiles_z = 1;
+    const int tl_tiles = tl_tiles_x * tl_tiles_y * tl_tiles_z;
+    if (threadIdx.x < 128) {
+        // Producer warpgroup: one thread issues every TMA load.
+        tl::sm90::release_registers<40>();
+        if (threadIdx.x == 0) {
+            tl::sm90::tma_prefetch_descriptor(&tl_map_A);
+            tl::sm90::tma_prefetch_descriptor(&tl_map_B);
+            int tl_it = 0;  // trips issued so far, across tiles: stage tl_it % stages, round tl_it / stages
+            for (int tl_tile = blockIdx.x; tl_tile < tl_tiles; tl_tile += gridDim.x) {
+                const int tl_block_z = tl_tile / (tl_tiles_x * tl_tiles_y);
+                const int tl_in_plane = tl_tile % (tl_tiles_x * tl_tiles_y);
+                const int tl_group_first_y = tl_in_plane / (8 * tl_tiles_x) * 8;
+                const int tl_group_rows = min(tl_tiles_y - tl_group_first_y, 8);
+                const int tl_block_y = tl_group_first_y + tl_in_plane % (8 * tl_tiles_x) % tl_group_rows;
+                const int tl_block_x = tl_in_plane % (8 * tl_tiles_x) / tl_group_rows;
+                (void)tl_block_x, (void)tl_block_y, (void)tl_block_z;
+                const int32_t row0 = tl_block_y * 128;
+                const int32_t col0 = tl_block_x * 128;
+                for (int k = 0; k < tl::cdiv(K, 32); ++k, ++tl_it) {
+                    const int tl_stage = tl_it % 3;
+                    tl::sm90::mbarrier_wait(&tl_empty[tl_stage], (tl_it / 3 + 1) & 1);  // consumers released it
+                    tl::sm90::mbarrier_arrive_expect_tx(&tl_full[tl_stage], 16384);
+                    // copy(A[row0 +: BM, k * BK +: BK], a);     // past K or M: reads 0  (gemm.tl:15)
+                    tl::sm90::tma_load_2d(a + tl_stage * 4096 + 0, &tl_map_A, &tl_full[tl_stage], k * 32, row0);
+                    // copy(B[k * BK +: BK, col0 +: BN], b);  (gemm.tl:16)
+                    tl::sm90::tma_load_2d(b + tl_stage * 4096 + 0, &tl_map_B, &tl_full[tl_stage], col0, k * 32);
+                    tl::sm90::tma_load_2d(b + tl_stage * 4096 + 2048, &tl_map_B, &tl_full[tl_stage], col0 + 64, k * 32);
+                }
+            }
+        }
+    }
+    else {
+        // Consumer warpgroups: the kernel's 256 threads.
+        tl::sm90::claim_registers<232>();
+        const int tl_tid = tl::thread_index<256>(128);
+        int tl_it = 0;  // trips consumed so far, across tiles
+        int tl_store_chunks = 0;  // epilogue chunks stored so far, across tiles
+        for (int tl_tile = blockIdx.x; tl_tile < tl_tiles; tl_tile += gridDim.x) {
+            const int tl_block_z = tl_tile / (tl_tiles_x * tl_tiles_y);
+            const int tl_in_plane = tl_tile % (tl_tiles_x * tl_tiles_y);
+            const int tl_group_first_y = tl_in_plane / (8 * tl_tiles_x) * 8;
+            const int tl_group_rows = min(tl_tiles_y - tl_group_first_y, 8);
+            const int tl_block_y = tl_group_first_y + tl_in_plane % (8 * tl_tiles_x) % tl_group_rows;
+            const int tl_block_x = tl_in_plane % (8 * tl_tiles_x) / tl_group_rows;
+            (void)tl_block_x, (void)tl_block_y, (void)tl_block_z;
+            float acc[acc_layout::kSlots];  // fragment acc: f32[128, 128]
+            #pragma unroll
+            for (int tl_i = 0; tl_i < acc_layout::kSlots; ++tl_i) acc[tl_i] = 0.0f;
+            const int32_t row0 = tl_block_y * 128;
+            const int32_t col0 = tl_block_x * 128;
+            // for k in pipelined(cdiv(K, BK), stages = STAGES) {  (gemm.tl:14)
+            const int tl_trips0 = tl::cdiv(K, 32);
+            for (int k = 0; k < tl_trips0; ++k, ++tl_it) {
+                const int tl_stage = tl_it % 3;
+                tl::sm90::mbarrier_wait(&tl_full[tl_stage], (tl_it / 3 + 0) & 1);  // the stage's TMA loads landed
+                // gemm(a, b, acc);  (gemm.tl:17)
+                tl::sm90::warpgroup_gemm<tl::f16, 128, 128, 32, false, false, 2>(acc, a + tl_stage * 4096, b + tl_stage * 4096, tl_tid / 128);
+                tl::sm90::wgmma_wait<1>();  // at most 1 trip(s) of wgmmas still in flight
+                if (k >= 1 && tl_tid % 32 == 0) tl::sm90::mbarrier_arrive(&tl_empty[(tl_it + 2) % 3]);  // release trip it - 1
+            }
+            tl::sm90::wgmma_wait<0>();
+            if (tl_trips0 >= 1 && tl_tid % 32 == 0) tl::sm90::mbarrier_arrive(&tl_empty[(tl_it + 2) % 3]);  // release the tile's last trips
+            // copy(acc, C[row0 +: BM, col0 +: BN]);          // f32 -> f16; past M or N: skipped  (gemm.tl:19)
+            {
+                const int tl_wg = tl_tid / 128;
+                tl::f16* tl_boxes = reinterpret_cast<tl::f16*>(tl_smem + 49152) + tl_wg * 2 * 64 * 64;  // this warpgroup's staging boxes
+                #pragma unroll
+                for (int tl_chunk = 0; tl_chunk < 2; ++tl_chunk, ++tl_store_chunks) {
+                    const int tl_slab_row = 64 * tl_wg, tl_chunk_col = 64 * tl_chunk;
+                    tl::f16* tl_box = tl_boxes + (tl_store_chunks % 2) * 64 * 64;  // boxes in turn, across tiles
+                    if (tl_tid % 128 == 0) tl::sm90::bulk_wait_read<1>();  // the last store from this box has read it
+                    tl::sm90::named_barrier_sync(2 + tl_wg, 128);
+                    #pragma unroll
+                    for (int tl_s = tl_chunk * 32; tl_s < tl_chunk * 32 + 32; tl_s += 2) {
+                        const int tl_r = acc_layout::row(tl_tid, tl_s) - tl_slab_row, tl_c = acc_layout::col(tl_tid, tl_s) - tl_chunk_col;
+                        const tl::f16 tl_pair[2] = {tl::convert<tl::f16>(acc[tl_s]), tl::convert<tl::f16>(acc[tl_s + 1])};
+                        tl::store_vector<tl::f16, 2>(tl_box + tl::sm90::swizzled_offset<64>(tl_r, tl_c), tl_pair);
+                    }
+                    tl::sm90::fence_proxy_async_shared();  // plain stores -> the TMA engine's reads
+                    tl::sm90::named_barrier_sync(2 + tl_wg, 128);
+                    if (tl_tid % 128 == 0) {
+                        tl::sm90::tma_store_2d(&tl_map_C, tl_box, col0 + tl_chunk_col, row0 + tl_slab_row);
+                        tl::sm90::bulk_commit();
+                    }
+                }
+            }
+        }
+        if (tl_tid % 128 == 0) tl::sm90::bulk_wait<0>();  // the last TMA stores are complete
+    }
+    #endif
+}
+
 }  // namespace
 
 namespace tlc {
@@ -215,6 +340,36 @@ cudaError_t gemm(const __half* A, const __half* B, __half* C, int64_t M, int64_t
     if (tl_grid_x <= 0 || tl_grid_y <= 0 || tl_grid_z <= 0) return cudaSuccess;  // nothing to compute
     if (tl_grid_x > INT32_MAX || tl_grid_y > 65535 || tl_grid_z > 65535)
         return tl::host::invalid_argument(std::string(tl_name) + ": the grid is larger than CUDA allows");
+    const tl::host::DeviceTraits tl_device = tl::host::current_device_traits();
+    if (tl_device.major == 9) {
+        // TMA needs 16-byte-aligned tensors whose rows are a multiple of 16 bytes.
+        CUtensorMap tl_map_A;
+        CUtensorMap tl_map_B;
+        CUtensorMap tl_map_C;
+        const bool tl_tma =
+            tl::host::tma_compatible(A, int64_t(M), int64_t(K), 2) &&
+            tl::host::make_tensor_map_2d(&tl_map_A, A, CU_TENSOR_MAP_DATA_TYPE_FLOAT16, 2, int64_t(M), int64_t(K), 128, 32) &&
+            tl::host::tma_compatible(B, int64_t(K), int64_t(N), 2) &&
+            tl::host::make_tensor_map_2d(&tl_map_B, B, CU_TENSOR_MAP_DATA_TYPE_FLOAT16, 2, int64_t(K), int64_t(N), 32, 64) &&
+            tl::host::tma_compatible(C, int64_t(M), int64_t(N), 2) &&
+            tl::host::make_tensor_map_2d(&tl_map_C, C, CU_TENSOR_MAP_DATA_TYPE_FLOAT16, 2, int64_t(M), int64_t(N), 64, 64);
+        if (tl_tma) {
+            static const cudaError_t tl_attributes_sm90 = [] {
+                cudaError_t tl_err = cudaSuccess;
+                tl_err = cudaFuncSetAttribute(::gemm_kernel_sm90, cudaFuncAttributeMaxDynamicSharedMemorySize, 82992);
+                if (tl_err == cudaSuccess)
+                    tl_err = cudaFuncSetAttribute(::gemm_kernel_sm90, cudaFuncAttributePreferredSharedMemoryCarveout, cudaSharedmemCarveoutMaxShared);
+                return tl_err;
+            }();
+            if (tl_attributes_sm90 != cudaSuccess) return tl::host::record(tl_attributes_sm90, tl_name, "setting the shared-memory attributes");
+            const int64_t tl_tiles = int64_t(tl::cdiv(N, 128)) * int64_t(tl::cdiv(M, 128));  // the warp-specialized kernel's own tiles
+            const int64_t tl_blocks = tl_tiles < tl_device.sm_count ? tl_tiles : tl_device.sm_count;  // persistent: one block per SM
+            if (tl_blocks <= INT32_MAX) {
+                ::gemm_kernel_sm90<<<unsigned(tl_blocks), 384, 82992, stream>>>(tl_map_A, tl_map_B, tl_map_C, A, B, C, static_cast<int32_t>(M), static_cast<int32_t>(K), static_cast<int32_t>(N));
+                return tl::host::record(cudaGetLastError(), tl_name, "launch");
+            }
+        }
+    }
     static const cudaError_t tl_attributes = [] {
         cudaError_t tl_err = cudaSuccess;
         tl_err = cudaFuncSetAttribute(::gemm_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, 56832);

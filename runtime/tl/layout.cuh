@@ -2,7 +2,8 @@
 //  - BlockedLayout: the tile flattened row-major, cut into chunks of V consecutive elements dealt
 //    round-robin to the threads (thread t holds chunks t, t + THREADS, ...).
 //  - MmaAccLayout: the accumulator layout of mma.sync m16n8 tiles, the block's warps arranged
-//    WARPS_M x WARPS_N over an M x N tile.
+//    WARPS_M x WARPS_N over an M x N tile; with M_INTERLEAVED, a warp's 16-row tiles lie
+//    16 * WARPS_M rows apart (the wgmma accumulator of several 64-row slabs per warpgroup).
 // A replicated fragment (every thread holds every element) needs no layout type.
 #pragma once
 
@@ -27,15 +28,16 @@ template <int NUMEL, int V, int THREADS> struct BlockedLayout {
     __device__ static __forceinline__ bool valid(int tid, int s) { return flat(tid, s) < NUMEL; }
 };
 
-template <int M, int N, int WARPS_M, int WARPS_N> struct MmaAccLayout {
+template <int M, int N, int WARPS_M, int WARPS_N, bool M_INTERLEAVED = false> struct MmaAccLayout {
     static constexpr int kWarpM = M / WARPS_M, kWarpN = N / WARPS_N;
     static constexpr int kTilesM = kWarpM / 16, kTilesN = kWarpN / 8;
     static constexpr int kSlots = kTilesM * kTilesN * 4;
     static_assert(M % (16 * WARPS_M) == 0 && N % (8 * WARPS_N) == 0, "mma tiles must cover the fragment");
     // Slot s = ((tile_m * kTilesN) + tile_n) * 4 + r, with r the mma accumulator register.
     __device__ static __forceinline__ int row(int tid, int s) {
-        int warp_m = (tid / 32) / WARPS_N, lane = tid % 32, r = s % 4;
-        return warp_m * kWarpM + (s / (kTilesN * 4)) * 16 + lane / 4 + 8 * (r / 2);
+        int warp_m = (tid / 32) / WARPS_N, lane = tid % 32, r = s % 4, tile_m = s / (kTilesN * 4);
+        if constexpr (M_INTERLEAVED) return tile_m * 16 * WARPS_M + warp_m * 16 + lane / 4 + 8 * (r / 2);
+        return warp_m * kWarpM + tile_m * 16 + lane / 4 + 8 * (r / 2);
     }
     __device__ static __forceinline__ int col(int tid, int s) {
         int warp_n = (tid / 32) % WARPS_N, lane = tid % 32, r = s % 4;

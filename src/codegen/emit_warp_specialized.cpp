@@ -11,27 +11,39 @@
 
 namespace tlc::codegen {
 
+namespace {
+// The columns of one TMA box into a shared tile: one swizzle row of the tile.
+int64_t box_cols_of(const ir::Buffer& tile) {
+    const int64_t bytes = tile_swizzle_bytes(tile.dtype, tile.const_shape[1]);
+    TLC_CHECK(bytes > 0, "a TMA tile whose rows are not a multiple of 32 bytes");
+    return bytes / dtype_bytes(tile.dtype);
+}
+} // namespace
+
 std::vector<TmaMap> tma_maps(const ir::Kernel& kernel) {
     std::vector<TmaMap> maps;
-    std::vector<std::pair<const ir::Buffer*, int64_t>> boxes; // (tensor, box rows)
-    for (const ir::TmaLoad& ld : ir::warp_specialized_loop(kernel)->loads) boxes.emplace_back(ld.src.buffer.get(), ld.dst->const_shape[0]);
-    if (const ir::Copy* st = ir::tma_store_copy(kernel)) boxes.emplace_back(st->dst.buffer.get(), 64);
-    for (auto [tensor, rows] : boxes) {
+    std::vector<TmaMap> boxes; // (tensor, box rows, box cols), unnamed
+    for (const ir::TmaLoad& ld : ir::warp_specialized_loop(kernel)->loads)
+        boxes.push_back({"", ld.src.buffer.get(), ld.dst->const_shape[0], box_cols_of(*ld.dst)});
+    if (const ir::Copy* st = ir::tma_store_copy(kernel))
+        boxes.push_back({"", st->dst.buffer.get(), 64, swizzle_row_elements(st->dst.buffer->dtype)});
+    for (TmaMap box : boxes) {
         bool known = false;
-        for (const TmaMap& m : maps) known |= m.tensor == tensor && m.box_rows == rows;
+        for (const TmaMap& m : maps) known |= m.tensor == box.tensor && m.box_rows == box.box_rows && m.box_cols == box.box_cols;
         if (known) continue;
         int same_tensor = 0;
-        for (const TmaMap& m : maps) same_tensor += m.tensor == tensor;
-        std::string name = "tl_map_" + identifier(tensor->name) + (same_tensor ? fmt::format("_{}", rows) : "");
-        maps.push_back({name, tensor, rows});
+        for (const TmaMap& m : maps) same_tensor += m.tensor == box.tensor;
+        box.name = "tl_map_" + identifier(box.tensor->name) +
+                   (same_tensor ? fmt::format("_{}x{}", box.box_rows, box.box_cols) : "");
+        maps.push_back(box);
     }
     return maps;
 }
 
 namespace {
-const TmaMap& map_for(const std::vector<TmaMap>& maps, const ir::Buffer* tensor, int64_t box_rows) {
+const TmaMap& map_for(const std::vector<TmaMap>& maps, const ir::Buffer* tensor, int64_t box_rows, int64_t box_cols) {
     for (const TmaMap& m : maps)
-        if (m.tensor == tensor && m.box_rows == box_rows) return m;
+        if (m.tensor == tensor && m.box_rows == box_rows && m.box_cols == box_cols) return m;
     TLC_CHECK(false, "no TMA map for a tensor");
     return maps.front();
 }
@@ -97,14 +109,14 @@ void KernelEmitter::emit_producer(const ir::WarpSpecializedLoop& loop) {
             for (const ir::TmaLoad& ld : loop.loads) {
                 const ir::Buffer& dst = *ld.dst;
                 int64_t rows = dst.const_shape[0], cols = dst.const_shape[1];
-                const int64_t box_cols = swizzle_row_elements(dst.dtype); // 128 bytes
+                const int64_t box_cols = box_cols_of(dst); // one swizzle row: 128, 64 or 32 bytes
                 ir::Copy original(ld.src, ir::whole(ld.dst), nullptr, ld.range);
                 source_comment(original, "tma load");
                 std::string r0 = expr(ld.src.ranges[0].start), c0 = expr(ld.src.ranges[1].start);
                 for (int64_t box = 0; box < cols / box_cols; ++box)
                     out_.line(fmt::format("tl::sm90::tma_load_2d({} + tl_stage * {} + {}, &{}, &tl_full[tl_stage], {}{}, {});",
                                           identifier(dst.name), dst.num_elements(), box * rows * box_cols,
-                                          map_for(maps, ld.src.buffer.get(), rows).name, c0,
+                                          map_for(maps, ld.src.buffer.get(), rows, box_cols).name, c0,
                                           box ? fmt::format(" + {}", box * box_cols) : "", r0));
             }
         });
@@ -116,7 +128,8 @@ void KernelEmitter::emit_consumer_loop(const ir::WarpSpecializedLoop& loop) {
     const ir::Gemm& g = *loop.gemm;
     const ir::Buffer& c = *g.c.buffer;
     const FragmentLayout* l = layout_of(c);
-    TLC_CHECK(l && l->kind == LayoutKind::MmaAcc && l->warps_n == 1, "wgmma accumulator without the wgmma layout");
+    TLC_CHECK(l && l->kind == LayoutKind::MmaAcc && l->warps_n == 1 && l->warps_m == kernel_.threads / 32,
+              "wgmma accumulator without the wgmma layout");
     int64_t bm = g.transpose_a ? g.a.buffer->const_shape[1] : g.a.buffer->const_shape[0];
     int64_t bk = g.transpose_a ? g.a.buffer->const_shape[0] : g.a.buffer->const_shape[1];
     int64_t bn = c.const_shape[1];
@@ -132,10 +145,10 @@ void KernelEmitter::emit_consumer_loop(const ir::WarpSpecializedLoop& loop) {
         for (const ir::Region* r : {&g.a, &g.b, &g.c}) ir::for_each_region_expr(*r, [&](const ir::ExprPtr& e) { operands.push_back(e); });
         for (const ir::StmtPtr& s : lets_needed_by(loop.lets, operands)) stmt(s, {});
         source_comment(g, "gemm");
-        out_.line(fmt::format("tl::sm90::warpgroup_gemm<{}, {}, {}, {}, {}, {}>({}, {} + tl_stage * {}, {} + tl_stage * {}, 64 * (tl_tid / 128));",
-                              cuda_type(g.a.buffer->dtype), bm, bn, bk, g.transpose_a, g.transpose_b, identifier(c.name),
-                              identifier(g.a.buffer->name), g.a.buffer->num_elements(), identifier(g.b.buffer->name),
-                              g.b.buffer->num_elements()));
+        out_.line(fmt::format("tl::sm90::warpgroup_gemm<{}, {}, {}, {}, {}, {}, {}>({}, {} + tl_stage * {}, {} + tl_stage * {}, tl_tid / 128);",
+                              cuda_type(g.a.buffer->dtype), bm, bn, bk, g.transpose_a, g.transpose_b, kernel_.threads / 128,
+                              identifier(c.name), identifier(g.a.buffer->name), g.a.buffer->num_elements(),
+                              identifier(g.b.buffer->name), g.b.buffer->num_elements()));
         const int lag = protocol.release_lag;
         out_.line(fmt::format("tl::sm90::wgmma_wait<{}>();  // at most {} trip(s) of wgmmas still in flight", protocol.mma_in_flight,
                               protocol.mma_in_flight));
@@ -148,23 +161,26 @@ void KernelEmitter::emit_consumer_loop(const ir::WarpSpecializedLoop& loop) {
                               trips, j, protocol.stages - j, protocol.stages));
 }
 
-// copy(acc, G[r +: 64 * warpgroups, c +: N]) through shared memory: each consumer warpgroup writes
-// its 64 rows in 64-column chunks into one of its two staging boxes (128-byte swizzled, so the
-// 8 rows a warp writes at once hit 8 different bank groups), makes the writes visible to the async
-// proxy, and one thread per warpgroup issues the TMA store, which clips at the tensor's edges.
-// Before refilling a box, that thread waits until the store issued from it two chunks ago has
-// read it (bulk async-groups are per thread, so the same thread issues, commits and waits).
+// copy(acc, G[r +: M, c +: N]) through shared memory: each consumer warpgroup writes each of its
+// 64-row slabs (rows 64 * (t * warpgroups + w) onwards) in 64-column chunks into one of its two
+// staging boxes (128-byte swizzled, so the 8 rows a warp writes at once hit 8 different bank
+// groups), makes the writes visible to the async proxy, and one thread per warpgroup issues the
+// TMA store, which clips at the tensor's edges. Before refilling a box, that thread waits until
+// the store issued from it two chunks ago has read it (bulk async-groups are per thread, so the
+// same thread issues, commits and waits).
 void KernelEmitter::emit_tma_store(const ir::Copy& c) {
     const ir::Buffer& frag = *c.src.buffer;
     const ir::Buffer& dst = *c.dst.buffer;
     const FragmentLayout* l = layout_of(frag);
+    const int warpgroups = kernel_.threads / 128;
     TLC_CHECK(l && l->kind == LayoutKind::MmaAcc && l->warps_n == 1 && l->warps_m == kernel_.threads / 32,
               "a TMA-stored fragment without the wgmma layout");
     const std::vector<TmaMap> maps = tma_maps(kernel_);
-    const TmaMap& map = map_for(maps, &dst, 64);
+    const TmaMap& map = map_for(maps, &dst, 64, swizzle_row_elements(dst.dtype));
     const schedule::StoreProtocol protocol = schedule::store_protocol_of(kernel_);
     TLC_CHECK(protocol.counter_runs_across_tiles, "codegen keeps the staging box counter across tiles");
-    int64_t cols = frag.const_shape[1];
+    const int64_t cols = frag.const_shape[1], chunks_per_slab = cols / 64;
+    const int64_t slabs = frag.const_shape[0] / (64 * warpgroups);
     std::string type = cuda_type(dst.dtype);
     source_comment(c, "copy");
     out_.block("", [&] {
@@ -172,7 +188,12 @@ void KernelEmitter::emit_tma_store(const ir::Copy& c) {
         out_.line(fmt::format("{}* tl_boxes = reinterpret_cast<{}*>(tl_smem + {}) + tl_wg * {} * 64 * 64;  // this warpgroup's staging boxes",
                               type, type, plan_.store_stage_offset, protocol.boxes));
         out_.line("#pragma unroll");
-        out_.block(fmt::format("for (int tl_chunk = 0; tl_chunk < {}; ++tl_chunk, ++tl_store_chunks)", cols / 64), [&] {
+        out_.block(fmt::format("for (int tl_chunk = 0; tl_chunk < {}; ++tl_chunk, ++tl_store_chunks)", slabs * chunks_per_slab), [&] {
+            if (slabs > 1)
+                out_.line(fmt::format("const int tl_slab_row = 64 * (tl_chunk / {} * {} + tl_wg), tl_chunk_col = 64 * (tl_chunk % {});  // slab, chunk",
+                                      chunks_per_slab, warpgroups, chunks_per_slab));
+            else
+                out_.line("const int tl_slab_row = 64 * tl_wg, tl_chunk_col = 64 * tl_chunk;");
             out_.line(fmt::format("{}* tl_box = tl_boxes + (tl_store_chunks % {}) * 64 * 64;  // boxes in turn, across tiles", type,
                                   protocol.boxes));
             out_.line(fmt::format("if (tl_tid % 128 == 0) tl::sm90::bulk_wait_read<{}>();  // the last store from this box has read it",
@@ -180,7 +201,7 @@ void KernelEmitter::emit_tma_store(const ir::Copy& c) {
             out_.line("tl::sm90::named_barrier_sync(2 + tl_wg, 128);");
             out_.line("#pragma unroll");
             out_.block("for (int tl_s = tl_chunk * 32; tl_s < tl_chunk * 32 + 32; tl_s += 2)", [&] {
-                out_.line(fmt::format("const int tl_r = {}::row(tl_tid, tl_s) - 64 * tl_wg, tl_c = {}::col(tl_tid, tl_s) - 64 * tl_chunk;",
+                out_.line(fmt::format("const int tl_r = {}::row(tl_tid, tl_s) - tl_slab_row, tl_c = {}::col(tl_tid, tl_s) - tl_chunk_col;",
                                       l->type_name, l->type_name));
                 out_.line(fmt::format("const {} tl_pair[2] = {{{}, {}}};", type, cast_to(identifier(frag.name) + "[tl_s]", frag.dtype, dst.dtype),
                                       cast_to(identifier(frag.name) + "[tl_s + 1]", frag.dtype, dst.dtype)));
@@ -189,7 +210,7 @@ void KernelEmitter::emit_tma_store(const ir::Copy& c) {
             if (protocol.fence) out_.line("tl::sm90::fence_proxy_async_shared();  // plain stores -> the TMA engine's reads");
             out_.line("tl::sm90::named_barrier_sync(2 + tl_wg, 128);");
             out_.block("if (tl_tid % 128 == 0)", [&] {
-                out_.line(fmt::format("tl::sm90::tma_store_2d(&{}, tl_box, {} + 64 * tl_chunk, {} + 64 * tl_wg);", map.name,
+                out_.line(fmt::format("tl::sm90::tma_store_2d(&{}, tl_box, {} + tl_chunk_col, {} + tl_slab_row);", map.name,
                                       expr(c.dst.ranges[1].start), expr(c.dst.ranges[0].start)));
                 out_.line("tl::sm90::bulk_commit();");
             });

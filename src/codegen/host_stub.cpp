@@ -102,8 +102,7 @@ void emit_hopper_launch(const ir::Kernel& k, int64_t shared_bytes, const std::st
             const std::string pointer = identifier(t.storage().name); // a view is its tensor's memory
             conds.push_back(fmt::format("tl::host::tma_compatible({}, {}, {}, {})", pointer, rows, cols, dtype_bytes(t.dtype)));
             conds.push_back(fmt::format("tl::host::make_tensor_map_2d(&{}, {}, {}, {}, {}, {}, {}, {})", m.name, pointer,
-                                        tensor_map_type(t.dtype), dtype_bytes(t.dtype), rows, cols, m.box_rows,
-                                        swizzle_row_elements(t.dtype)));
+                                        tensor_map_type(t.dtype), dtype_bytes(t.dtype), rows, cols, m.box_rows, m.box_cols));
         }
         out.line("const bool tl_tma =");
         out.indent();

@@ -102,9 +102,10 @@ void KernelEmitter::emit_layouts() {
                 out_.line(fmt::format("using {} = tl::BlockedLayout<{}, {}, {}>;  // fragment {}: {}[{}]", l->type_name,
                                       b.num_elements(), l->vector, kernel_.threads, b.name, dtype_name(b.dtype), shape));
             else if (l->kind == LayoutKind::MmaAcc)
-                out_.line(fmt::format("using {} = tl::MmaAccLayout<{}, {}, {}, {}>;  // fragment {}: {}[{}], {} accumulators",
-                                      l->type_name, b.const_shape[0], b.const_shape[1], l->warps_m, l->warps_n, b.name,
-                                      dtype_name(b.dtype), shape, ws_loop_ ? "wgmma" : "mma.sync"));
+                out_.line(fmt::format("using {} = tl::MmaAccLayout<{}, {}, {}, {}{}>;  // fragment {}: {}[{}], {} accumulators",
+                                      l->type_name, b.const_shape[0], b.const_shape[1], l->warps_m, l->warps_n,
+                                      l->m_interleaved ? ", true" : "", b.name, dtype_name(b.dtype), shape,
+                                      ws_loop_ ? "wgmma" : "mma.sync"));
             else if (l->kind == LayoutKind::General)
                 out_.line(fmt::format("// fragment {}: {}[{}], {}: {}", b.name, dtype_name(b.dtype), shape, l->origin, l->layout.str()));
         }
@@ -167,7 +168,7 @@ void KernelEmitter::emit_shared_declarations() {
             const ir::SharedSlot& slot = plan_.buffers.at(buffer);
             std::string shape;
             for (size_t i = 0; i < buffer->const_shape.size(); ++i) shape += (i ? ", " : "") + std::to_string(buffer->const_shape[i]);
-            std::string how = slot.swizzled ? fmt::format("{} stages, 128-byte swizzled (TMA)", slot.stages)
+            std::string how = slot.swizzled ? fmt::format("{} stages, {}-byte swizzled (TMA)", slot.stages, slot.swizzle_bytes())
                                      : fmt::format("row pitch {}", slot.row_pitch);
             out_.line(fmt::format("{}* {} = reinterpret_cast<{}*>(tl_smem + {});  // shared {}: {}[{}], {}",
                                   cuda_type(buffer->dtype), identifier(buffer->name), cuda_type(buffer->dtype), slot.offset,

@@ -51,12 +51,13 @@ struct ElementContext {
     std::map<const ir::Load*, std::string> chunk_reads;
 };
 
-// A TMA descriptor parameter of a warp-specialized kernel: one per (global tensor, box height),
-// for the loop's loads and the epilogue's store.
+// A TMA descriptor parameter of a warp-specialized kernel: one per (global tensor, box shape), for
+// the loop's loads and the epilogue's store.
 struct TmaMap {
     std::string name;           // kernel parameter, e.g. tl_map_A
     const ir::Buffer* tensor = nullptr;
-    int64_t box_rows = 0;       // boxes are [box_rows][swizzle_row_elements] (128 bytes wide)
+    int64_t box_rows = 0;       // boxes are [box_rows][box_cols]
+    int64_t box_cols = 0;       // one swizzle row: 128, 64 or 32 bytes (ir/dtype.h tile_swizzle_bytes)
 };
 std::vector<TmaMap> tma_maps(const ir::Kernel& kernel);
 

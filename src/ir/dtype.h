@@ -21,6 +21,15 @@ inline bool is_float8(Dtype t) { return t == Dtype::F8E4M3 || t == Dtype::F8E5M2
 // Elements in one 128-byte row of the 128-byte swizzle (a TMA box's columns, a K-major wgmma
 // operand's row): 64 of a 16-bit type, 128 of an 8-bit one.
 inline int64_t swizzle_row_elements(Dtype t) { return 128 / dtype_bytes(t); }
+// The swizzle width, in bytes, of a shared tile whose rows are `cols` elements of `t` as TMA
+// writes it and wgmma reads it: the widest of the 128-, 64- and 32-byte swizzles that divides a
+// row (the row is then cut into column boxes that wide); 0 when none does.
+inline int64_t swizzle_bytes_of_row(int64_t row_bytes) {
+    for (int64_t s : {128, 64, 32})
+        if (row_bytes > 0 && row_bytes % s == 0) return s;
+    return 0;
+}
+inline int64_t tile_swizzle_bytes(Dtype t, int64_t cols) { return swizzle_bytes_of_row(cols * dtype_bytes(t)); }
 // True when every value of `from` is exactly representable in `to` (an implicit conversion).
 bool widens_to(Dtype from, Dtype to);
 

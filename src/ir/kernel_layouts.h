@@ -26,6 +26,7 @@ struct FragmentLayout {
     LayoutKind kind = LayoutKind::Replicated;
     int vector = 1;               // Blocked: chunk width
     int warps_m = 1, warps_n = 1; // MmaAcc: warp arrangement
+    bool m_interleaved = false;   // MmaAcc: a warp's 16-row tiles lie 16 * warps_m rows apart (wgmma slabs)
     std::string type_name;        // the C++ alias emitted for it, e.g. "acc_layout" (not for General)
     std::string origin;           // General: where the layout comes from, e.g. "slice of `s` (reduce over axis 1)"
     Layout layout;                // exactly which thread holds which element in which register
@@ -61,8 +62,9 @@ struct KernelLayouts {
     // Partial results combined just before each statement.
     std::map<const Stmt*, std::vector<PartialCombine>> combines;
     bool inferred = false; // set by infer-layouts
-    // The warp-specialized loop's accumulator has the wgmma layout (warp w owns rows 16w .. 16w + 15),
-    // so the kernel's Hopper version can be emitted; false without such a loop.
+    // The warp-specialized loop's accumulator has the wgmma layout (warp w owns rows 16w .. 16w + 15
+    // of each band of 16 * warps rows), so the kernel's Hopper version can be emitted; false without
+    // such a loop.
     bool wgmma_accumulator = false;
 };
 

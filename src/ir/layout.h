@@ -77,7 +77,10 @@ struct Layout {
     // The mma.sync m16n8 accumulator layout over an [m, n] tile, the block's warps arranged
     // warps_m × warps_n (warp w at row w / warps_n, column w % warps_n); per thread, the four
     // accumulator registers of each 16×8 tile, tiles ordered row-major within the warp's part.
-    static Layout mma_accumulator(int64_t m, int64_t n, int64_t warps_m, int64_t warps_n);
+    // With `m_interleaved`, a warp's 16-row tiles are not adjacent but 16·warps_m rows apart (warp
+    // row w holds rows 16w + 16·warps_m·t + 0..15, t = 0, 1, ...): the wgmma accumulator of
+    // several 64-row slabs per warpgroup.
+    static Layout mma_accumulator(int64_t m, int64_t n, int64_t warps_m, int64_t warps_n, bool m_interleaved = false);
     // One thread holding a tile of `shape` in row-major registers (the unit of product()).
     static Layout registers_only(const std::vector<int64_t>& shape);
     // `threads` threads arranged over `shape` row-major, one element each.

@@ -305,7 +305,7 @@ public:
         for (const Buffer* b : p.order) {
             const SharedSlot& slot = p.buffers.at(b);
             line(0, fmt::format("//   {} @ {}: {}, {}", b->name, slot.offset, type(*b),
-                                slot.swizzled ? fmt::format("{} stages, 128-byte swizzled", slot.stages)
+                                slot.swizzled ? fmt::format("{} stages, {}-byte swizzled", slot.stages, slot.swizzle_bytes())
                                               : fmt::format("row pitch {}", slot.row_pitch)));
         }
         if (p.scratch_bytes > 0) {

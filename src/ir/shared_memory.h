@@ -4,6 +4,8 @@
 // and codegen reads every offset, pitch and size from it (never a formula of its own).
 #pragma once
 
+#include "ir/dtype.h"
+
 #include <cstdint>
 #include <map>
 #include <string>
@@ -15,8 +17,8 @@ struct Buffer;
 struct Stmt;
 
 // A shared tile's place. A tile loaded by the warp-specialized loop's TMA ring holds `stages`
-// unpadded copies in the 128-byte-swizzled layout; any other tile is one copy whose rows may be
-// padded against bank conflicts.
+// unpadded copies in a swizzled layout (128-, 64- or 32-byte, by its row's bytes); any other tile
+// is one copy whose rows may be padded against bank conflicts.
 struct SharedSlot {
     int64_t offset = 0;    // bytes from the start of the dynamic shared memory
     int64_t rows = 1;      // elements / last extent
@@ -24,8 +26,10 @@ struct SharedSlot {
     int64_t row_pitch = 1; // elements between rows (>= cols)
     int elem_bytes = 1;
     int stages = 1;
-    bool swizzled = false; // TMA's 128-byte swizzle (stage bases 1024-byte aligned)
+    bool swizzled = false; // TMA's swizzle (stage bases 1024-byte aligned)
     int64_t stage_bytes() const { return rows * row_pitch * elem_bytes; }
+    // The swizzle width in bytes (ir/dtype.h swizzle_bytes_of_row), 0 when not swizzled.
+    int64_t swizzle_bytes() const { return swizzled ? swizzle_bytes_of_row(cols * elem_bytes) : 0; }
     int64_t bytes() const { return stages * stage_bytes(); }
 };
 

@@ -267,13 +267,15 @@ void report_fma_gemms(const std::map<const ir::Gemm*, TensorCoreMiss>& misses, i
 
 namespace {
 
-// Warp w of the consumers owns rows 16w .. 16w + 15: an mma layout with every warp along M.
+// Warp w of the consumers owns rows 16w .. 16w + 15 of each band of 16 * warps rows: an mma
+// layout with every warp along M, the warp's tiles interleaved (one band per wgmma slab).
 bool wgmma_layout_holds(const ir::Kernel& kernel) {
     const ir::WarpSpecializedLoop* w = ir::warp_specialized_loop(kernel);
     if (!w) return false;
     auto it = kernel.layouts.fragments.find(w->gemm->c.buffer.get());
-    return it != kernel.layouts.fragments.end() && it->second.kind == LayoutKind::MmaAcc && it->second.warps_n == 1 &&
-           it->second.warps_m == kernel.threads / 32;
+    if (it == kernel.layouts.fragments.end() || it->second.kind != LayoutKind::MmaAcc) return false;
+    const auto& shape = w->gemm->c.buffer->const_shape;
+    return it->second.layout == ir::Layout::mma_accumulator(shape[0], shape[1], kernel.threads / 32, 1, true);
 }
 
 } // namespace
@@ -477,9 +479,11 @@ Choice choose_layouts(const ir::Kernel& kernel, int target_sm, UseCollector& use
         // wgmma (warp-specialized loop): warp w of the consumers holds rows 16w .. 16w + 15.
         auto [wm, wn] = wgmma ? std::pair<int, int>{warps, 1}
                               : accumulator_warps(shape[0], shape[1], warps, axes.count(1) > 0, axes.count(0) > 0);
+        // wgmma slabs: a warp's 16-row tiles are a band of 16 * warps rows apart.
+        const bool interleaved = wgmma && shape[0] > 16 * wm;
         auto existing = group_layout.find(root);
-        bool compatible = existing == group_layout.end() ||
-                          (existing->second.warps_m == wm && existing->second.warps_n == wn);
+        bool compatible = existing == group_layout.end() || (existing->second.warps_m == wm && existing->second.warps_n == wn &&
+                                                             existing->second.m_interleaved == interleaved);
         if (!wm) {
             miss_all(fmt::format("the {} x {} accumulator `{}` does not split into 16 x 8 mma tiles over the {} warps of "
                                  "threads({}) (M must be a multiple of 16 * warps_m and N of 8 * warps_n, warps_m * "
@@ -501,7 +505,8 @@ Choice choose_layouts(const ir::Kernel& kernel, int target_sm, UseCollector& use
         l.kind = LayoutKind::MmaAcc;
         l.warps_m = wm;
         l.warps_n = wn;
-        l.layout = ir::Layout::mma_accumulator(shape[0], shape[1], wm, wn);
+        l.m_interleaved = interleaved;
+        l.layout = ir::Layout::mma_accumulator(shape[0], shape[1], wm, wn, interleaved);
         group_layout[root] = l;
         for (const ir::Gemm* g : gemms)
             if (tensor_core_shape(g)) out.gemms[g] = GemmPlan{true, wm, wn};

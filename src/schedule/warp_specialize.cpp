@@ -58,8 +58,9 @@ Why check_copy(const ir::Copy& c) {
     if (c.src.gathers()) return fmt::format("the copy into `{}` reads an index from a tensor (TMA loads here take computed coordinates only)", dst.name);
     int64_t rows = dst.const_shape[0], cols = dst.const_shape[1];
     if (rows > 256) return fmt::format("tile `{}` has {} rows (a TMA box has at most 256)", dst.name, rows);
-    if (int64_t row = swizzle_row_elements(dst.dtype); cols % row)
-        return fmt::format("tile `{}` has {} columns, not a multiple of {} (128-byte swizzle rows)", dst.name, cols, row);
+    if (!tile_swizzle_bytes(dst.dtype, cols))
+        return fmt::format("tile `{}` has rows of {} bytes, not a multiple of 32 (the narrowest swizzle)", dst.name,
+                           cols * dtype_bytes(dst.dtype));
     return std::nullopt;
 }
 
@@ -78,16 +79,24 @@ Why check_gemm(const ir::Gemm& g, const std::set<const ir::Buffer*>& loaded, int
     int64_t m = c.const_shape[0], n = c.const_shape[1];
     auto as = g.a.buffer->const_shape, bs = g.b.buffer->const_shape;
     int64_t k = g.transpose_a ? as[0] : as[1];
-    if (m != 64 * warpgroups)
-        return fmt::format("the accumulator has {} rows; wgmma with {} consumer warpgroup(s) needs {}", m, warpgroups, 64 * warpgroups);
+    // Each consumer warpgroup runs m64 wgmmas over slabs of 64 rows: slab t of warpgroup w holds
+    // rows 64 * (t * warpgroups + w) onwards.
+    if (m % (64 * warpgroups))
+        return fmt::format("the accumulator has {} rows; wgmma with {} consumer warpgroup(s) needs a multiple of {}", m,
+                           warpgroups, 64 * warpgroups);
     if (n % 8 || n > 256) return fmt::format("the accumulator has {} columns (wgmma: a multiple of 8, at most 256)", n);
-    // One wgmma takes 32 bytes of K; a K-major operand's rows are whole 128-byte swizzle rows of K.
+    if (int64_t per_thread = m * n / (128 * warpgroups); per_thread > kMaxWgmmaAccumulators)
+        return fmt::format("the {} x {} accumulator needs {} registers per consumer thread (at most {}); use more "
+                           "consumer warpgroups (threads(256)) or a smaller tile",
+                           m, n, per_thread, kMaxWgmmaAccumulators);
+    // One wgmma takes 32 bytes of K. A K-major operand's rows are cut into swizzle boxes of 128, 64
+    // or 32 bytes (tile_swizzle_bytes); an MN-major operand's rows into 128-byte boxes.
     if (int64_t step = 32 / dtype_bytes(at); k % step) return fmt::format("the gemm's k extent {} is not a multiple of {}", k, step);
     const int64_t row = swizzle_row_elements(at);
-    if (!g.transpose_a && k % row) return fmt::format("the gemm's k extent {} is not a multiple of {} (A is K-major)", k, row);
-    if (g.transpose_b && k % row) return fmt::format("the gemm's k extent {} is not a multiple of {} (B is K-major)", k, row);
-    if (!g.transpose_b && n % 64) return fmt::format("the accumulator has {} columns, not a multiple of 64 (B is MN-major)", n);
-    if (g.transpose_a && m % 64) return std::string("A's M extent is not a multiple of 64");
+    if (!g.transpose_b && n % row)
+        return fmt::format("the accumulator has {} columns, not a multiple of {} (B is MN-major: whole 128-byte rows)", n, row);
+    if (g.transpose_a && m % row)
+        return fmt::format("A's M extent is not a multiple of {} (A is MN-major: whole 128-byte rows)", row);
     return std::nullopt;
 }
 

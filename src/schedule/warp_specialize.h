@@ -9,11 +9,15 @@
 //   - threads(128) or threads(256): one or two consumer warpgroups;
 //   - exactly one `pipelined` loop, at the top level of the kernel body, with >= 2 stages; before
 //     it only allocations, `let`s and fragment fills; its body only `let`s, global->shared copies
-//     and one gemm whose operands are those shared tiles (f16/bf16) and whose accumulator is an
-//     f32 fragment [64 * warpgroups, N], N <= 256;
+//     and one gemm whose operands are those shared tiles (f16/bf16, or 8-bit floats stored K-major)
+//     and whose accumulator is an f32 fragment [M, N]: M a multiple of 64 * warpgroups (each
+//     warpgroup runs m64 wgmmas over M / (64 * warpgroups) slabs of 64 rows), N <= 256 a multiple
+//     of 8, at most kMaxWgmmaAccumulators accumulators per consumer thread; an MN-major operand
+//     spans whole 128-byte rows;
 //   - every copy is a 2-d slice `G[r +: R, c +: C]` into a whole shared tile [R, C] of G's dtype,
-//     R <= 256, C a multiple of 64 (128-byte swizzle rows), no pad value; the shared tiles are
-//     used nowhere else.
+//     R <= 256, rows of a multiple of 32 bytes (cut into boxes of the widest of the 128-, 64- and
+//     32-byte swizzles that divides them, ir/dtype.h tile_swizzle_bytes), no pad value; the shared
+//     tiles are used nowhere else.
 // In the emitted kernel block.* are the current tile's coordinates and grid.* the tile grid's
 // extents, so persistence (unless @no_persistent) applies to every such kernel.
 // The fallback (the kernel as specialised for sm_80 when that succeeds — its TARGET_SM-dependent
@@ -27,6 +31,10 @@
 #include <string>
 
 namespace tlc::schedule {
+
+// The most f32 accumulators per consumer thread the Hopper path takes (a 128 x 256 tile over two
+// warpgroups, 128 x 128 over one): the rest of the 240-odd registers hold addresses and the epilogue.
+inline constexpr int64_t kMaxWgmmaAccumulators = 128;
 
 // Rewrites `kernel` in place when the Hopper path applies (returns true), else records the reason
 // in kernel.schedule_remark and returns false. `arch` is the target ("sm_90a", ...); `sm80` is the

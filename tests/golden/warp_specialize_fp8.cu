@@ -328,7 +328,7 @@ __global__ void __launch_bounds__(384, 1) gemm_fp8_kernel_sm90(
                 const int tl_stage = tl_it % 4;
                 tl::sm90::mbarrier_wait(&tl_full[tl_stage], (tl_it / 4 + 0) & 1);  // the stage's TMA loads landed
                 // gemm(a, b, acc, transpose_b = true);  (warp_specialize_fp8.tl:17)
-                tl::sm90::warpgroup_gemm<tl::f8e4m3, 128, 128, 128, false, true>(acc, a + tl_stage * 16384, b + tl_stage * 16384, 64 * (tl_tid / 128));
+                tl::sm90::warpgroup_gemm<tl::f8e4m3, 128, 128, 128, false, true, 2>(acc, a + tl_stage * 16384, b + tl_stage * 16384, tl_tid / 128);
                 tl::sm90::wgmma_wait<1>();  // at most 1 trip(s) of wgmmas still in flight
                 if (k >= 1 && tl_tid % 32 == 0) tl::sm90::mbarrier_arrive(&tl_empty[(tl_it + 3) % 4]);  // release trip it - 1
             }
@@ -340,19 +340,20 @@ __global__ void __launch_bounds__(384, 1) gemm_fp8_kernel_sm90(
                 tl::bf16* tl_boxes = reinterpret_cast<tl::bf16*>(tl_smem + 131072) + tl_wg * 2 * 64 * 64;  // this warpgroup's staging boxes
                 #pragma unroll
                 for (int tl_chunk = 0; tl_chunk < 2; ++tl_chunk, ++tl_store_chunks) {
+                    const int tl_slab_row = 64 * tl_wg, tl_chunk_col = 64 * tl_chunk;
                     tl::bf16* tl_box = tl_boxes + (tl_store_chunks % 2) * 64 * 64;  // boxes in turn, across tiles
                     if (tl_tid % 128 == 0) tl::sm90::bulk_wait_read<1>();  // the last store from this box has read it
                     tl::sm90::named_barrier_sync(2 + tl_wg, 128);
                     #pragma unroll
                     for (int tl_s = tl_chunk * 32; tl_s < tl_chunk * 32 + 32; tl_s += 2) {
-                        const int tl_r = acc_layout::row(tl_tid, tl_s) - 64 * tl_wg, tl_c = acc_layout::col(tl_tid, tl_s) - 64 * tl_chunk;
+                        const int tl_r = acc_layout::row(tl_tid, tl_s) - tl_slab_row, tl_c = acc_layout::col(tl_tid, tl_s) - tl_chunk_col;
                         const tl::bf16 tl_pair[2] = {tl::convert<tl::bf16>(acc[tl_s]), tl::convert<tl::bf16>(acc[tl_s + 1])};
                         tl::store_vector<tl::bf16, 2>(tl_box + tl::sm90::swizzled_offset<64>(tl_r, tl_c), tl_pair);
                     }
                     tl::sm90::fence_proxy_async_shared();  // plain stores -> the TMA engine's reads
                     tl::sm90::named_barrier_sync(2 + tl_wg, 128);
                     if (tl_tid % 128 == 0) {
-                        tl::sm90::tma_store_2d(&tl_map_C, tl_box, tl_block_x * 128 + 64 * tl_chunk, tl_block_y * 128 + 64 * tl_wg);
+                        tl::sm90::tma_store_2d(&tl_map_C, tl_box, tl_block_x * 128 + tl_chunk_col, tl_block_y * 128 + tl_slab_row);
                         tl::sm90::bulk_commit();
                     }
                 }

@@ -288,7 +288,7 @@ __global__ void __launch_bounds__(384, 1) gemm_kernel_sm90(
                 const int tl_stage = tl_it % 3;
                 tl::sm90::mbarrier_wait(&tl_full[tl_stage], (tl_it / 3 + 0) & 1);  // the stage's TMA loads landed
                 // gemm(a, b, acc);  (warp_specialize_gemm.tl:24)
-                tl::sm90::warpgroup_gemm<tl::f16, 128, 128, 64, false, false>(acc, a + tl_stage * 8192, b + tl_stage * 8192, 64 * (tl_tid / 128));
+                tl::sm90::warpgroup_gemm<tl::f16, 128, 128, 64, false, false, 2>(acc, a + tl_stage * 8192, b + tl_stage * 8192, tl_tid / 128);
                 tl::sm90::wgmma_wait<1>();  // at most 1 trip(s) of wgmmas still in flight
                 if (k >= 1 && tl_tid % 32 == 0) tl::sm90::mbarrier_arrive(&tl_empty[(tl_it + 2) % 3]);  // release trip it - 1
             }
@@ -300,19 +300,20 @@ __global__ void __launch_bounds__(384, 1) gemm_kernel_sm90(
                 tl::f16* tl_boxes = reinterpret_cast<tl::f16*>(tl_smem + 98304) + tl_wg * 2 * 64 * 64;  // this warpgroup's staging boxes
                 #pragma unroll
                 for (int tl_chunk = 0; tl_chunk < 2; ++tl_chunk, ++tl_store_chunks) {
+                    const int tl_slab_row = 64 * tl_wg, tl_chunk_col = 64 * tl_chunk;
                     tl::f16* tl_box = tl_boxes + (tl_store_chunks % 2) * 64 * 64;  // boxes in turn, across tiles
                     if (tl_tid % 128 == 0) tl::sm90::bulk_wait_read<1>();  // the last store from this box has read it
                     tl::sm90::named_barrier_sync(2 + tl_wg, 128);
                     #pragma unroll
                     for (int tl_s = tl_chunk * 32; tl_s < tl_chunk * 32 + 32; tl_s += 2) {
-                        const int tl_r = acc_layout::row(tl_tid, tl_s) - 64 * tl_wg, tl_c = acc_layout::col(tl_tid, tl_s) - 64 * tl_chunk;
+                        const int tl_r = acc_layout::row(tl_tid, tl_s) - tl_slab_row, tl_c = acc_layout::col(tl_tid, tl_s) - tl_chunk_col;
                         const tl::f16 tl_pair[2] = {tl::convert<tl::f16>(acc[tl_s]), tl::convert<tl::f16>(acc[tl_s + 1])};
                         tl::store_vector<tl::f16, 2>(tl_box + tl::sm90::swizzled_offset<64>(tl_r, tl_c), tl_pair);
                     }
                     tl::sm90::fence_proxy_async_shared();  // plain stores -> the TMA engine's reads
                     tl::sm90::named_barrier_sync(2 + tl_wg, 128);
                     if (tl_tid % 128 == 0) {
-                        tl::sm90::tma_store_2d(&tl_map_C, tl_box, col0 + 64 * tl_chunk, row0 + 64 * tl_wg);
+                        tl::sm90::tma_store_2d(&tl_map_C, tl_box, col0 + tl_chunk_col, row0 + tl_slab_row);
                         tl::sm90::bulk_commit();
                     }
                 }

@@ -252,7 +252,7 @@ __global__ void __launch_bounds__(256, 1) gemm_kernel_sm90(
                 const int tl_stage = tl_it % 2;
                 tl::sm90::mbarrier_wait(&tl_full[tl_stage], (tl_it / 2 + 0) & 1);  // the stage's TMA loads landed
                 // gemm(a, b, acc);  (warp_specialize_shared_epilogue.tl:19)
-                tl::sm90::warpgroup_gemm<tl::f16, 64, 64, 64, false, false>(acc, a + tl_stage * 4096, b + tl_stage * 4096, 64 * (tl_tid / 128));
+                tl::sm90::warpgroup_gemm<tl::f16, 64, 64, 64, false, false, 1>(acc, a + tl_stage * 4096, b + tl_stage * 4096, tl_tid / 128);
                 tl::sm90::wgmma_wait<1>();  // at most 1 trip(s) of wgmmas still in flight
                 if (k >= 1 && tl_tid % 32 == 0) tl::sm90::mbarrier_arrive(&tl_empty[(tl_it + 1) % 2]);  // release trip it - 1
             }

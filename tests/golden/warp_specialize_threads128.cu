@@ -333,7 +333,7 @@ __global__ void __launch_bounds__(256, 1) gemm_kernel_sm90(
                 const int tl_stage = tl_it % 4;
                 tl::sm90::mbarrier_wait(&tl_full[tl_stage], (tl_it / 4 + 0) & 1);  // the stage's TMA loads landed
                 // gemm(a, b, acc);  (warp_specialize_threads128.tl:20)
-                tl::sm90::warpgroup_gemm<tl::bf16, 64, 128, 64, false, false>(acc, a + tl_stage * 4096, b + tl_stage * 8192, 64 * (tl_tid / 128));
+                tl::sm90::warpgroup_gemm<tl::bf16, 64, 128, 64, false, false, 1>(acc, a + tl_stage * 4096, b + tl_stage * 8192, tl_tid / 128);
                 tl::sm90::wgmma_wait<1>();  // at most 1 trip(s) of wgmmas still in flight
                 if (k >= 1 && tl_tid % 32 == 0) tl::sm90::mbarrier_arrive(&tl_empty[(tl_it + 3) % 4]);  // release trip it - 1
             }

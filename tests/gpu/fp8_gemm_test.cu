@@ -3,6 +3,8 @@
 //   gemm_fp8_nt     C = A · Bᵀ, e4m3 A [M, K] and B [N, K], bf16 C (128 x 128 tiles)
 //   gemm_fp8_mixed  C = A · Bᵀ, e5m2 A [M, K] and e4m3 B [N, K], f32 C (64 x 128 tiles)
 //   gemm_fp8_nn     C = A · B, e4m3 A [M, K] and B [K, N], f32 C (64 x 128 tiles)
+//   gemm_fp8_slabs  C = A · Bᵀ, e4m3 A [M, K] and B [N, K], f32 C (128 x 128 tiles, one
+//                   warpgroup of two 64-row slabs on sm_90a, k steps of 64: the 64-byte swizzle)
 // Stubs: (A, B, C, M, K, N).
 //
 // The operands are random finite bytes (random sign and mantissa, an exponent field drawn
@@ -145,6 +147,9 @@ cudaError_t launch_nt(const uint8_t* a, const uint8_t* b, __nv_bfloat16* c, int6
 }
 cudaError_t launch_mixed(const uint8_t* a, const uint8_t* b, float* c, int64_t M, int64_t K, int64_t N) {
     return tlc::gemm_fp8_mixed(fp8_ptr<__nv_fp8_e5m2>(a), fp8_ptr<__nv_fp8_e4m3>(b), c, M, K, N, 0);
+}
+cudaError_t launch_slabs(const uint8_t* a, const uint8_t* b, float* c, int64_t M, int64_t K, int64_t N) {
+    return tlc::gemm_fp8_slabs(fp8_ptr<__nv_fp8_e4m3>(a), fp8_ptr<__nv_fp8_e4m3>(b), c, M, K, N, 0);
 }
 cudaError_t launch_nn(const uint8_t* a, const uint8_t* b, float* c, int64_t M, int64_t K, int64_t N) {
     return tlc::gemm_fp8_nn(fp8_ptr<__nv_fp8_e4m3>(a), fp8_ptr<__nv_fp8_e4m3>(b), c, M, K, N, 0);
@@ -359,5 +364,7 @@ int main() {
     run_kernel(suite, nt, refused, why, 12000);
     run_kernel(suite, mixed, refused, why, 13000);
     run_kernel(suite, nn, refused, why, 14000);
+    const Kernel<float> slabs{"gemm_fp8_slabs", Fp8::e4m3, Fp8::e4m3, false, 128, 128, launch_slabs};
+    run_kernel(suite, slabs, refused, why, 15000);
     return suite.finish();
 }

@@ -83,6 +83,7 @@ regressions_debug|tests/gpu/regressions|debug|-|-G
 layout_reduce|tests/gpu/layout_reduce|.|-|-
 partial_reductions|tests/gpu/partial_reductions|.|-|-
 fp8_gemm|tests/gpu/fp8_gemm|.|-|-
+wgmma_shapes|tests/gpu/wgmma_shapes|.|-|-
 "
 TLC_GPU_ARCHS="sm_90a sm_80"
 

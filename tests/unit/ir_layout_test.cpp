@@ -102,6 +102,27 @@ TEST_CASE("mma accumulator over a warp grid agrees with the runtime's MmaAccLayo
     }
 }
 
+TEST_CASE("m-interleaved mma accumulator (wgmma slabs) agrees with the runtime's MmaAccLayout formula") {
+    for (auto [m, n, wm] : {std::tuple{128, 128, 4}, {256, 64, 8}, {192, 32, 4}, {64, 64, 4}}) {
+        Layout l = Layout::mma_accumulator(m, n, wm, 1, true);
+        check_properties(l);
+        int64_t tiles_n = n / 8;
+        CHECK(l.registers() == (m / (16 * wm)) * tiles_n * 4);
+        for (int64_t t = 0; t < l.threads; ++t)
+            for (int64_t s = 0; s < l.registers(); ++s) {
+                int64_t warp = t / 32, lane = t % 32, r = s % 4;
+                int64_t row = (s / (tiles_n * 4)) * 16 * wm + warp * 16 + lane / 4 + 8 * (r / 2);
+                int64_t col = ((s / 4) % tiles_n) * 8 + (lane % 4) * 2 + r % 2;
+                auto e = l.element(t, s);
+                REQUIRE(e);
+                CHECK((*e)[0] == row);
+                CHECK((*e)[1] == col);
+            }
+    }
+    // One tile per warp: the same layout either way.
+    CHECK(Layout::mma_accumulator(64, 64, 4, 1, true) == Layout::mma_accumulator(64, 64, 4, 1));
+}
+
 TEST_CASE("blocked layout agrees with the runtime's BlockedLayout formula, padding included") {
     for (auto [shape, threads, v] : {std::tuple{std::vector<int64_t>{7, 33}, 64, 1}, {{64, 64}, 128, 4}, {{1000}, 256, 8}, {{3, 5, 8}, 32, 8}}) {
         Layout l = Layout::blocked(shape, threads, v);

@@ -83,12 +83,20 @@ private:
     long hits_ = 0;
 };
 
-// Map of a row-major [rows][cols] tensor read in [box_rows][box_cols] boxes with 128-byte swizzle
-// (box_cols * element_bytes must be 128); out-of-bounds elements read as zero. Cached per thread.
+// Map of a row-major [rows][cols] tensor read in [box_rows][box_cols] boxes, each box row one
+// swizzle row: box_cols * element_bytes is 128, 64 or 32, and the box is swizzled that wide (as a
+// wgmma operand of that swizzle mode expects); out-of-bounds elements read as zero. Cached per
+// thread.
 inline bool make_tensor_map_2d(CUtensorMap* map, const void* base, CUtensorMapDataType type, int element_bytes,
                                int64_t rows, int64_t cols, int box_rows, int box_cols) {
     auto encode = tensor_map_encoder();
     if (encode == nullptr) return false;
+    const int row_bytes = box_cols * element_bytes;
+    const CUtensorMapSwizzle swizzle = row_bytes == 128  ? CU_TENSOR_MAP_SWIZZLE_128B
+                                       : row_bytes == 64 ? CU_TENSOR_MAP_SWIZZLE_64B
+                                       : row_bytes == 32 ? CU_TENSOR_MAP_SWIZZLE_32B
+                                                         : CU_TENSOR_MAP_SWIZZLE_NONE;
+    if (swizzle == CU_TENSOR_MAP_SWIZZLE_NONE) return false;
     static thread_local TensorMapCache<> cache;
     const TensorMapKey key{base, static_cast<int>(type), element_bytes, rows, cols, box_rows, box_cols};
     return cache.get(map, key, [&](CUtensorMap* out) {
@@ -97,7 +105,7 @@ inline bool make_tensor_map_2d(CUtensorMap* map, const void* base, CUtensorMapDa
         cuuint32_t box[2] = {static_cast<cuuint32_t>(box_cols), static_cast<cuuint32_t>(box_rows)};
         cuuint32_t element_strides[2] = {1, 1};
         CUresult r = encode(out, type, 2, const_cast<void*>(base), dims, strides, box, element_strides,
-                            CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B, CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
+                            CU_TENSOR_MAP_INTERLEAVE_NONE, swizzle, CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
                             CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
         return r == CUDA_SUCCESS;
     });

@@ -1,15 +1,15 @@
-// Warpgroup MMA (sm_90a): shared-memory matrix descriptors for tiles in the 128-byte-swizzled
-// layout that TMA writes, the fences and commit/wait groups wgmma needs, and one warpgroup's
-// share of a block gemm over one k-block.
+// Warpgroup MMA (sm_90a): shared-memory matrix descriptors for tiles in the swizzled layouts that
+// TMA writes, the fences and commit/wait groups wgmma needs, and one warpgroup's share of a block
+// gemm over one k-block.
 //
-// Swizzled tile layout (SwizzledTile128): a shared tile [R][C] with C contiguous is stored as
-// column boxes of R rows x 128 bytes (E = 128 / sizeof(T) elements: 64 of a 16-bit type, 128 of
-// an 8-bit one), box j at element offset j * R * E; inside a box, row r holds its eight 16-byte
-// chunks in the order chunk ^ (r % 8). That is exactly what a TMA load of a [R][E] box with
-// CU_TENSOR_MAP_SWIZZLE_128B writes, and the canonical 128B-swizzle layout of
-// wgmma (PTX ISA, "Shared memory matrix layout"): K-major operands use SBO = 1024 bytes between
-// 8-row groups; MN-major operands additionally LBO = the box stride between 64-element MN blocks.
-// Every tile must start at a 1024-byte boundary.
+// Swizzled tile layout: a shared tile [R][C] with C contiguous is stored as column boxes of R rows
+// x S bytes (S, the swizzle width: the widest of 128, 64 and 32 that divides a row's bytes;
+// 128 for an MN-major operand), box j at byte offset j * R * S; inside a box, the 16-byte chunks
+// of row r are permuted as chunk ^ ((r * S / 128) % (S / 16)). That is exactly what a TMA load of
+// an [R][S bytes] box with CU_TENSOR_MAP_SWIZZLE_{128,64,32}B writes, and the canonical swizzled
+// layout of wgmma (PTX ISA, "Shared memory matrix layout"): K-major operands use SBO = 8 * S bytes
+// between 8-row groups; MN-major operands (128-byte swizzle) additionally LBO = the box stride
+// between 64-element MN blocks. Every tile must start at a 1024-byte boundary.
 #pragma once
 
 #include "tl/sm90/arch.cuh"
@@ -23,12 +23,21 @@ template <int R> __host__ __device__ __forceinline__ int swizzled_offset(int r, 
     return (c / 64) * R * 64 + r * 64 + ((((c % 64) / 8) ^ (r % 8)) * 8) + (c % 8);
 }
 
-// 64-bit wgmma descriptor: start address, leading / stride byte offsets, 128-byte swizzle.
+// The swizzle width, in bytes, of a shared tile whose rows are ROW_BYTES long: the widest of 128,
+// 64 and 32 that divides them (the compiler's tile_swizzle_bytes), 0 when none does.
+template <int ROW_BYTES> __host__ __device__ constexpr int swizzle_bytes() {
+    return ROW_BYTES % 128 == 0 ? 128 : ROW_BYTES % 64 == 0 ? 64 : ROW_BYTES % 32 == 0 ? 32 : 0;
+}
+
+// 64-bit wgmma descriptor: start address, leading / stride byte offsets, and the swizzle mode of
+// a SWIZZLE-byte swizzle (bits 62-63: 1 = 128-byte, 2 = 64-byte, 3 = 32-byte).
+template <int SWIZZLE = 128>
 __device__ __forceinline__ uint64_t matrix_descriptor(const void* smem, uint32_t lbo_bytes, uint32_t sbo_bytes) {
+    static_assert(SWIZZLE == 128 || SWIZZLE == 64 || SWIZZLE == 32, "wgmma swizzle: 128, 64 or 32 bytes");
     uint64_t d = static_cast<uint64_t>((smem_address(smem) & 0x3FFFF) >> 4);
     d |= static_cast<uint64_t>((lbo_bytes >> 4) & 0x3FFF) << 16;
     d |= static_cast<uint64_t>((sbo_bytes >> 4) & 0x3FFF) << 32;
-    d |= 1ull << 62;
+    d |= static_cast<uint64_t>(SWIZZLE == 128 ? 1 : SWIZZLE == 64 ? 2 : 3) << 62;
     return d;
 }
 
@@ -55,39 +64,54 @@ template <int S> __device__ __forceinline__ void fence_accumulators(float (&acc)
     for (int i = 0; i < S; ++i) asm volatile("" : "+f"(acc[i])::"memory");
 }
 
-// acc (this warpgroup's 64 x N accumulators) += A[m0 : m0 + 64, 0 : BK] * B[0 : BK, 0 : N] for
-// one k-block, issued as BK / KS wgmmas in one commit group (not waited for), KS = 32 bytes of K
-// per wgmma (16 elements of a 16-bit type, 32 of an 8-bit float).
+// acc (this warpgroup's accumulators: SLABS slabs of 64 x N) += A[slab rows, 0 : BK] *
+// B[0 : BK, 0 : N] for one k-block, issued as SLABS * BK / KS wgmmas in one commit group (not
+// waited for), KS = 32 bytes of K per wgmma (16 elements of a 16-bit type, 32 of an 8-bit float).
+// Slab t of warpgroup w covers rows 64 * (t * WARPGROUPS + w) .. + 63 of the BM-row block tile (its
+// accumulators acc[t * N / 2 ..]: MmaAccLayout<BM, N, 4 * WARPGROUPS, 1, true>).
 //   A tile: [BM][BK] (TRANS_A = false, K-major) or [BK][BM] (TRANS_A = true, MN-major)
 //   B tile: [BK][N]  (TRANS_B = false, MN-major) or [N][BK]  (TRANS_B = true, K-major)
-// both SwizzledTile128; m0 = 64 * (warpgroup index). 16-bit operands are one type (f16 or bf16);
-// 8-bit floats pair in any way and are both K-major. In bytes, a K-major 8-bit tile is laid out
-// and stepped through exactly as a 16-bit one.
-template <typename T, int BM, int N, int BK, bool TRANS_A, bool TRANS_B, typename TB>
-__device__ __forceinline__ void warpgroup_gemm(float (&acc)[N / 2], const T* a, const TB* b, int m0) {
+// both swizzled as TMA wrote them: K-major rows of BK elements in boxes of swizzle_bytes<BK bytes>,
+// MN-major rows in 128-byte boxes. 16-bit operands are one type (f16 or bf16); 8-bit floats pair
+// in any way and are both K-major. In bytes, a K-major 8-bit tile is laid out and stepped through
+// exactly as a 16-bit one.
+template <typename T, int BM, int N, int BK, bool TRANS_A, bool TRANS_B, int WARPGROUPS, typename TB, int ACC>
+__device__ __forceinline__ void warpgroup_gemm(float (&acc)[ACC], const T* a, const TB* b, int warpgroup) {
     static_assert(sizeof(T) == sizeof(TB) && (sizeof(T) == 2 || sizeof(T) == 1), "wgmma operands: 16-bit or 8-bit");
     static_assert(sizeof(T) == 1 || std::is_same_v<T, TB>, "16-bit wgmma operands are of one type");
     static_assert(sizeof(T) == 2 || (!TRANS_A && TRANS_B), "8-bit wgmma operands are K-major");
-    constexpr int E = 128 / int(sizeof(T)); // elements in a 128-byte swizzle row
-    constexpr int KS = 32 / int(sizeof(T)); // k per wgmma
-    static_assert(BK % KS == 0 && N % 8 == 0 && N <= 256 && BM % 64 == 0, "wgmma tile shape");
-    static_assert(TRANS_A || BK % E == 0, "a K-major operand spans whole 128-byte swizzle rows");
-    static_assert(TRANS_B || N % E == 0, "an MN-major operand spans whole 128-byte swizzle rows");
-    static_assert(!TRANS_B || BK % E == 0, "a K-major operand spans whole 128-byte swizzle rows");
-    const uint64_t a_desc = TRANS_A ? matrix_descriptor(a + (m0 / 64) * BK * 64, BK * 128, 1024)
-                                    : matrix_descriptor(a + m0 * E, 16, 1024);
-    const uint64_t b_desc = TRANS_B ? matrix_descriptor(b, 16, 1024) : matrix_descriptor(b, BK * 128, 1024);
+    constexpr int B = int(sizeof(T));
+    constexpr int KS = 32 / B;   // k per wgmma
+    constexpr int SLABS = ACC / (N / 2);
+    static_assert(BK % KS == 0 && N % 8 == 0 && N <= 256 && ACC % (N / 2) == 0, "wgmma tile shape");
+    static_assert(BM == 64 * WARPGROUPS * SLABS, "the accumulators are this warpgroup's 64-row slabs of the BM rows");
+    // Swizzle widths: a K-major operand's rows of BK elements, an MN-major operand's 128 bytes.
+    constexpr int SA = TRANS_A ? 128 : swizzle_bytes<BK * B>(), SB = TRANS_B ? swizzle_bytes<BK * B>() : 128;
+    static_assert(SA && SB, "a K-major operand's rows are a multiple of 32 bytes");
+    static_assert(!TRANS_A || BM % (128 / B) == 0, "an MN-major A spans whole 128-byte swizzle rows");
+    static_assert(TRANS_B || N % (128 / B) == 0, "an MN-major B spans whole 128-byte swizzle rows");
+    const char* a_bytes = reinterpret_cast<const char*>(a);
+    const uint64_t b_desc = TRANS_B ? matrix_descriptor<SB>(b, 16, 8 * SB) : matrix_descriptor<128>(b, BK * 128, 1024);
     fence_accumulators(acc);
     wgmma_fence();
 #pragma unroll
     for (int kk = 0; kk < BK / KS; ++kk) {
-        // Element offsets of this k slice inside the tiles (four slices per 128-byte row), then
-        // added to the descriptors in 16-byte units.
-        const int a_off = TRANS_A ? kk * 16 * 64 : (kk / 4) * BM * E + (kk % 4) * KS;
-        const int b_off = TRANS_B ? (kk / 4) * N * E + (kk % 4) * KS : kk * 16 * 64;
-        const uint64_t a_step = a_desc + ((a_off * int(sizeof(T))) >> 4), b_step = b_desc + ((b_off * int(sizeof(T))) >> 4);
-        if constexpr (sizeof(T) == 1) WgmmaOpF8<T, TB, N>::run(acc, a_step, b_step, 1);
-        else WgmmaOp<T, N>::template run<TRANS_A ? 1 : 0, TRANS_B ? 0 : 1>(acc, a_step, b_step, 1);
+        // Byte offsets of this k slice inside the tiles (S / 32 slices per swizzle row of a K-major
+        // operand, 16 rows of 128 bytes per slice of an MN-major one), added to the descriptors in
+        // 16-byte units.
+        const int b_off = TRANS_B ? (kk / (SB / 32)) * N * SB + (kk % (SB / 32)) * 32 : kk * 16 * 128;
+        const uint64_t b_step = b_desc + (b_off >> 4);
+#pragma unroll
+        for (int t = 0; t < SLABS; ++t) {
+            const int slab = t * WARPGROUPS + warpgroup; // the 64-row slab of the block tile
+            const uint64_t a_desc = TRANS_A ? matrix_descriptor<128>(a_bytes + slab * BK * 128, BK * 128, 1024)
+                                            : matrix_descriptor<SA>(a_bytes + slab * 64 * SA, 16, 8 * SA);
+            const int a_off = TRANS_A ? kk * 16 * 128 : (kk / (SA / 32)) * BM * SA + (kk % (SA / 32)) * 32;
+            const uint64_t a_step = a_desc + (a_off >> 4);
+            float(&d)[N / 2] = *reinterpret_cast<float(*)[N / 2]>(&acc[t * (N / 2)]);
+            if constexpr (sizeof(T) == 1) WgmmaOpF8<T, TB, N>::run(d, a_step, b_step, 1);
+            else WgmmaOp<T, N>::template run<TRANS_A ? 1 : 0, TRANS_B ? 0 : 1>(d, a_step, b_step, 1);
+        }
     }
     wgmma_commit();
     fence_accumulators(acc);
