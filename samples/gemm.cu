@@ -200,7 +200,7 @@ __global__ void __launch_bounds__(256) gemm_kernel(
 }
 
 // kernel gemm<BM = 128, BN = 128, BK = 32, STAGES = 3>  (samples/gemm.tl:4)
-// 256 threads per block, 82992 bytes of shared memory
+// 256 threads per block, 164992 bytes of shared memory
 // warp-specialized: warpgroup 0 issues TMA loads, the other 256 threads run wgmma; persistent over the tiles
 __global__ void __launch_bounds__(384, 1) gemm_kernel_sm90(
         const __grid_constant__ CUtensorMap tl_map_A,
@@ -219,12 +219,12 @@ __global__ void __launch_bounds__(384, 1) gemm_kernel_sm90(
     using acc_layout = tl::MmaAccLayout<128, 128, 8, 1>;  // fragment acc: f32[128, 128], wgmma accumulators
     extern __shared__ __align__(1024) unsigned char tl_smem_raw[];
     unsigned char* tl_smem = tl_smem_raw + ((1024 - tl::sm90::smem_address(tl_smem_raw) % 1024) % 1024);
-    tl::f16* a = reinterpret_cast<tl::f16*>(tl_smem + 0);  // shared a: f16[128, 32], 3 stages, 64-byte swizzled (TMA)
-    tl::f16* b = reinterpret_cast<tl::f16*>(tl_smem + 24576);  // shared b: f16[32, 128], 3 stages, 128-byte swizzled (TMA)
-    uint64_t* tl_full = reinterpret_cast<uint64_t*>(tl_smem + 81920);   // per stage: its TMA loads landed
-    uint64_t* tl_empty = tl_full + 3;  // per stage: every consumer warp finished reading it
+    tl::f16* a = reinterpret_cast<tl::f16*>(tl_smem + 0);  // shared a: f16[128, 32], 8 stages, 64-byte swizzled (TMA)
+    tl::f16* b = reinterpret_cast<tl::f16*>(tl_smem + 65536);  // shared b: f16[32, 128], 8 stages, 128-byte swizzled (TMA)
+    uint64_t* tl_full = reinterpret_cast<uint64_t*>(tl_smem + 163840);   // per stage: its TMA loads landed
+    uint64_t* tl_empty = tl_full + 8;  // per stage: every consumer warp finished reading it
     if (threadIdx.x == 0) {
-        for (int tl_s = 0; tl_s < 3; ++tl_s) {
+        for (int tl_s = 0; tl_s < 8; ++tl_s) {
             tl::sm90::mbarrier_init(&tl_full[tl_s], 1);
             tl::sm90::mbarrier_init(&tl_empty[tl_s], 8);  // one arrival per consumer warp
         }
@@ -251,8 +251,8 @@ __global__ void __launch_bounds__(384, 1) gemm_kernel_sm90(
                 const int32_t row0 = tl_block_y * 128;
                 const int32_t col0 = tl_block_x * 128;
                 for (int k = 0; k < tl::cdiv(K, 32); ++k, ++tl_it) {
-                    const int tl_stage = tl_it % 3;
-                    tl::sm90::mbarrier_wait(&tl_empty[tl_stage], (tl_it / 3 + 1) & 1);  // consumers released it
+                    const int tl_stage = tl_it % 8;
+                    tl::sm90::mbarrier_wait(&tl_empty[tl_stage], (tl_it / 8 + 1) & 1);  // consumers released it
                     tl::sm90::mbarrier_arrive_expect_tx(&tl_full[tl_stage], 16384);
                     // copy(A[row0 +: BM, k * BK +: BK], a);     // past K or M: reads 0  (gemm.tl:15)
                     tl::sm90::tma_load_2d(a + tl_stage * 4096 + 0, &tl_map_A, &tl_full[tl_stage], k * 32, row0);
@@ -285,19 +285,19 @@ __global__ void __launch_bounds__(384, 1) gemm_kernel_sm90(
             // for k in pipelined(cdiv(K, BK), stages = STAGES) {  (gemm.tl:14)
             const int tl_trips0 = tl::cdiv(K, 32);
             for (int k = 0; k < tl_trips0; ++k, ++tl_it) {
-                const int tl_stage = tl_it % 3;
-                tl::sm90::mbarrier_wait(&tl_full[tl_stage], (tl_it / 3 + 0) & 1);  // the stage's TMA loads landed
+                const int tl_stage = tl_it % 8;
+                tl::sm90::mbarrier_wait(&tl_full[tl_stage], (tl_it / 8 + 0) & 1);  // the stage's TMA loads landed
                 // gemm(a, b, acc);  (gemm.tl:17)
                 tl::sm90::warpgroup_gemm<tl::f16, 128, 128, 32, false, false, 2>(acc, a + tl_stage * 4096, b + tl_stage * 4096, tl_tid / 128);
                 tl::sm90::wgmma_wait<1>();  // at most 1 trip(s) of wgmmas still in flight
-                if (k >= 1 && tl_tid % 32 == 0) tl::sm90::mbarrier_arrive(&tl_empty[(tl_it + 2) % 3]);  // release trip it - 1
+                if (k >= 1 && tl_tid % 32 == 0) tl::sm90::mbarrier_arrive(&tl_empty[(tl_it + 7) % 8]);  // release trip it - 1
             }
             tl::sm90::wgmma_wait<0>();
-            if (tl_trips0 >= 1 && tl_tid % 32 == 0) tl::sm90::mbarrier_arrive(&tl_empty[(tl_it + 2) % 3]);  // release the tile's last trips
+            if (tl_trips0 >= 1 && tl_tid % 32 == 0) tl::sm90::mbarrier_arrive(&tl_empty[(tl_it + 7) % 8]);  // release the tile's last trips
             // copy(acc, C[row0 +: BM, col0 +: BN]);          // f32 -> f16; past M or N: skipped  (gemm.tl:19)
             {
                 const int tl_wg = tl_tid / 128;
-                tl::f16* tl_boxes = reinterpret_cast<tl::f16*>(tl_smem + 49152) + tl_wg * 2 * 64 * 64;  // this warpgroup's staging boxes
+                tl::f16* tl_boxes = reinterpret_cast<tl::f16*>(tl_smem + 131072) + tl_wg * 2 * 64 * 64;  // this warpgroup's staging boxes
                 #pragma unroll
                 for (int tl_chunk = 0; tl_chunk < 2; ++tl_chunk, ++tl_store_chunks) {
                     const int tl_slab_row = 64 * tl_wg, tl_chunk_col = 64 * tl_chunk;
@@ -356,7 +356,7 @@ cudaError_t gemm(const __half* A, const __half* B, __half* C, int64_t M, int64_t
         if (tl_tma) {
             static const cudaError_t tl_attributes_sm90 = [] {
                 cudaError_t tl_err = cudaSuccess;
-                tl_err = cudaFuncSetAttribute(::gemm_kernel_sm90, cudaFuncAttributeMaxDynamicSharedMemorySize, 82992);
+                tl_err = cudaFuncSetAttribute(::gemm_kernel_sm90, cudaFuncAttributeMaxDynamicSharedMemorySize, 164992);
                 if (tl_err == cudaSuccess)
                     tl_err = cudaFuncSetAttribute(::gemm_kernel_sm90, cudaFuncAttributePreferredSharedMemoryCarveout, cudaSharedmemCarveoutMaxShared);
                 return tl_err;
@@ -365,7 +365,7 @@ cudaError_t gemm(const __half* A, const __half* B, __half* C, int64_t M, int64_t
             const int64_t tl_tiles = int64_t(tl::cdiv(N, 128)) * int64_t(tl::cdiv(M, 128));  // the warp-specialized kernel's own tiles
             const int64_t tl_blocks = tl_tiles < tl_device.sm_count ? tl_tiles : tl_device.sm_count;  // persistent: one block per SM
             if (tl_blocks <= INT32_MAX) {
-                ::gemm_kernel_sm90<<<unsigned(tl_blocks), 384, 82992, stream>>>(tl_map_A, tl_map_B, tl_map_C, A, B, C, static_cast<int32_t>(M), static_cast<int32_t>(K), static_cast<int32_t>(N));
+                ::gemm_kernel_sm90<<<unsigned(tl_blocks), 384, 164992, stream>>>(tl_map_A, tl_map_B, tl_map_C, A, B, C, static_cast<int32_t>(M), static_cast<int32_t>(K), static_cast<int32_t>(N));
                 return tl::host::record(cudaGetLastError(), tl_name, "launch");
             }
         }

@@ -296,8 +296,13 @@ def main():
     # warp-specialize on a gemm it rewrites; --disable switches it off like the kernel attributes.
     write("gemm.tl", GEMM)
     r = tlc("gemm.tl", "--stop-after=warp-specialize")
+    # Its stages hold 16 KB each: the TMA ring is deepened to 8 (128 KB in flight) unless switched off.
     expect("warp-specialize rewrites the gemm", r, 0, stdout_has=(
-        "// warp-specialized: producer warpgroup", "for k in warp_specialized(cdiv(K, 64), stages=2) {"))
+        "// warp-specialized: producer warpgroup", "TMA ring deepened from the loop's 2 stages",
+        "for k in warp_specialized(cdiv(K, 64), stages=8) {"))
+    r = tlc("gemm.tl", "--stop-after=warp-specialize", "--disable", "deepen-ring")
+    expect("--disable deepen-ring", r, 0, stdout_has=("for k in warp_specialized(cdiv(K, 64), stages=2) {",))
+    res.check("--disable deepen-ring: no deepening noted", "deepened" not in r.stdout, r.stdout[:1000])
     for flag, reason in (("tma", "@no_tma"), ("warp-specialize", "@no_warp_specialize")):
         r = tlc("gemm.tl", "--stop-after=warp-specialize", "--disable", flag)
         expect(f"--disable {flag}", r, 0, stdout_has=(

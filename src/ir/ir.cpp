@@ -75,7 +75,8 @@ Region whole(const BufferPtr& buffer) {
 }
 
 const std::vector<std::string>& transformation_switches() {
-    static const std::vector<std::string> names{"pipeline", "async-copy", "tma", "warp-specialize", "persistent"};
+    static const std::vector<std::string> names{"pipeline", "async-copy", "tma", "warp-specialize", "persistent",
+                                                "deepen-ring"};
     return names;
 }
 
@@ -85,6 +86,7 @@ bool disable_transformation(KernelOptions& options, const std::string& name) {
     else if (name == "tma") options.tma = false;
     else if (name == "warp-specialize") options.warp_specialize = false;
     else if (name == "persistent") options.persistent = false;
+    else if (name == "deepen-ring") options.deepen_ring = false;
     else return false;
     return true;
 }

@@ -409,12 +409,13 @@ struct KernelOptions {
     bool warp_specialize = true;    // @no_warp_specialize
     bool pipeline = true;           // @no_pipeline
     bool persistent = true;         // @no_persistent
+    bool deepen_ring = true;        // @no_deepen_ring
     int min_blocks = 0;             // @min_blocks(N): blocks resident per SM at least (0: ptxas decides)
     bool fast_math = false;         // @fast_math: exp, log, tanh, sigmoid and f32 division approximated
 };
 
 // The automatic transformations a kernel can switch off (`@no_...`, `--disable NAME`), by the
-// name `--disable` takes: pipeline, async-copy, tma, warp-specialize, persistent.
+// name `--disable` takes: pipeline, async-copy, tma, warp-specialize, persistent, deepen-ring.
 const std::vector<std::string>& transformation_switches();
 // Switches the transformation `name` (one of transformation_switches()) off in `options`; false
 // when `name` is not a switch.
@@ -434,6 +435,8 @@ struct WarpSpecialization {
     int producer_threads = 128;    // one warpgroup, added in front of the kernel's `threads`
     int producer_registers = 40;   // setmaxnreg budgets per thread
     int consumer_registers = 232;
+    // The loop's own stage count when the TMA ring was deepened beyond it (0: not deepened).
+    int requested_stages = 0;
 };
 
 // One of the variants of a kernel whose compile-time parameters list candidate values

@@ -370,10 +370,13 @@ public:
             head += ")";
         }
         if (k.warp_specialization.enabled)
-            line(0, fmt::format("// warp-specialized: producer warpgroup ({} registers) + {} consumer threads ({} registers){}",
+            line(0, fmt::format("// warp-specialized: producer warpgroup ({} registers) + {} consumer threads ({} registers){}{}",
                                 k.warp_specialization.producer_registers, k.threads,
                                 k.warp_specialization.consumer_registers,
-                                k.warp_specialization.persistent ? ", persistent over the grid's tiles" : ""));
+                                k.warp_specialization.persistent ? ", persistent over the grid's tiles" : "",
+                                k.warp_specialization.requested_stages
+                                    ? fmt::format(", TMA ring deepened from the loop's {} stages", k.warp_specialization.requested_stages)
+                                    : ""));
         if (!k.schedule_remark.empty()) line(0, "// " + k.schedule_remark);
         fragment_layouts(k.layouts);
         shared_memory(k.shared_memory);

@@ -19,7 +19,9 @@
 //     32-byte swizzles that divides them, ir/dtype.h tile_swizzle_bytes), no pad value; the shared
 //     tiles are used nowhere else.
 // In the emitted kernel block.* are the current tile's coordinates and grid.* the tile grid's
-// extents, so persistence (unless @no_persistent) applies to every such kernel.
+// extents, so persistence (unless @no_persistent) applies to every such kernel. Unless
+// @no_deepen_ring, a ring whose stages hold few bytes gets more stages than the loop asked for
+// (kRingBytesInFlight; warp_specialization.requested_stages keeps the loop's own count).
 // The fallback (the kernel as specialised for sm_80 when that succeeds — its TARGET_SM-dependent
 // defaults then pick sm_80 tiles —, else the original kernel) is kept in `fallback` and scheduled
 // by the other passes: the launch stub runs it where TMA cannot (tensor base or row pitch not
@@ -35,6 +37,10 @@ namespace tlc::schedule {
 // The most f32 accumulators per consumer thread the Hopper path takes (a 128 x 256 tile over two
 // warpgroups, 128 x 128 over one): the rest of the 240-odd registers hold addresses and the epilogue.
 inline constexpr int64_t kMaxWgmmaAccumulators = 128;
+// The TMA ring is deepened beyond the loop's stages until this many bytes of loads are in flight,
+// up to kMaxRingStages stages and as far as shared memory allows (unless @no_deepen_ring).
+inline constexpr int64_t kRingBytesInFlight = 128 * 1024;
+inline constexpr int kMaxRingStages = 8;
 
 // Rewrites `kernel` in place when the Hopper path applies (returns true), else records the reason
 // in kernel.schedule_remark and returns false. `arch` is the target ("sm_90a", ...); `sm80` is the

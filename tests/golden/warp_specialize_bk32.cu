@@ -153,7 +153,7 @@ __global__ void __launch_bounds__(128) gemm_kernel(
 }
 
 // kernel gemm  (warp_specialize_bk32.tl:7)
-// 128 threads per block, 17440 bytes of shared memory
+// 128 threads per block, 66688 bytes of shared memory
 // warp-specialized: warpgroup 0 issues TMA loads, the other 128 threads run wgmma; persistent over the tiles
 __global__ void __launch_bounds__(256, 1) gemm_kernel_sm90(
         const __grid_constant__ CUtensorMap tl_map_A,
@@ -171,12 +171,12 @@ __global__ void __launch_bounds__(256, 1) gemm_kernel_sm90(
     using acc_layout = tl::MmaAccLayout<64, 64, 4, 1>;  // fragment acc: f32[64, 64], wgmma accumulators
     extern __shared__ __align__(1024) unsigned char tl_smem_raw[];
     unsigned char* tl_smem = tl_smem_raw + ((1024 - tl::sm90::smem_address(tl_smem_raw) % 1024) % 1024);
-    tl::f16* a = reinterpret_cast<tl::f16*>(tl_smem + 0);  // shared a: f16[64, 32], 2 stages, 64-byte swizzled (TMA)
-    tl::f16* b = reinterpret_cast<tl::f16*>(tl_smem + 8192);  // shared b: f16[32, 64], 2 stages, 128-byte swizzled (TMA)
-    uint64_t* tl_full = reinterpret_cast<uint64_t*>(tl_smem + 16384);   // per stage: its TMA loads landed
-    uint64_t* tl_empty = tl_full + 2;  // per stage: every consumer warp finished reading it
+    tl::f16* a = reinterpret_cast<tl::f16*>(tl_smem + 0);  // shared a: f16[64, 32], 8 stages, 64-byte swizzled (TMA)
+    tl::f16* b = reinterpret_cast<tl::f16*>(tl_smem + 32768);  // shared b: f16[32, 64], 8 stages, 128-byte swizzled (TMA)
+    uint64_t* tl_full = reinterpret_cast<uint64_t*>(tl_smem + 65536);   // per stage: its TMA loads landed
+    uint64_t* tl_empty = tl_full + 8;  // per stage: every consumer warp finished reading it
     if (threadIdx.x == 0) {
-        for (int tl_s = 0; tl_s < 2; ++tl_s) {
+        for (int tl_s = 0; tl_s < 8; ++tl_s) {
             tl::sm90::mbarrier_init(&tl_full[tl_s], 1);
             tl::sm90::mbarrier_init(&tl_empty[tl_s], 4);  // one arrival per consumer warp
         }
@@ -203,8 +203,8 @@ __global__ void __launch_bounds__(256, 1) gemm_kernel_sm90(
                 const int32_t row0 = tl_block_y * 64;
                 const int32_t col0 = tl_block_x * 64;
                 for (int k = 0; k < tl::cdiv(K, 32); ++k, ++tl_it) {
-                    const int tl_stage = tl_it % 2;
-                    tl::sm90::mbarrier_wait(&tl_empty[tl_stage], (tl_it / 2 + 1) & 1);  // consumers released it
+                    const int tl_stage = tl_it % 8;
+                    tl::sm90::mbarrier_wait(&tl_empty[tl_stage], (tl_it / 8 + 1) & 1);  // consumers released it
                     tl::sm90::mbarrier_arrive_expect_tx(&tl_full[tl_stage], 8192);
                     // copy(A[row0 +: 64, k * 32 +: 32], a);  (warp_specialize_bk32.tl:17)
                     tl::sm90::tma_load_2d(a + tl_stage * 2048 + 0, &tl_map_A, &tl_full[tl_stage], k * 32, row0);
@@ -235,15 +235,15 @@ __global__ void __launch_bounds__(256, 1) gemm_kernel_sm90(
             // for k in pipelined(cdiv(K, 32), stages = 2) {  (warp_specialize_bk32.tl:16)
             const int tl_trips0 = tl::cdiv(K, 32);
             for (int k = 0; k < tl_trips0; ++k, ++tl_it) {
-                const int tl_stage = tl_it % 2;
-                tl::sm90::mbarrier_wait(&tl_full[tl_stage], (tl_it / 2 + 0) & 1);  // the stage's TMA loads landed
+                const int tl_stage = tl_it % 8;
+                tl::sm90::mbarrier_wait(&tl_full[tl_stage], (tl_it / 8 + 0) & 1);  // the stage's TMA loads landed
                 // gemm(a, b, acc);  (warp_specialize_bk32.tl:19)
                 tl::sm90::warpgroup_gemm<tl::f16, 64, 64, 32, false, false, 1>(acc, a + tl_stage * 2048, b + tl_stage * 2048, tl_tid / 128);
                 tl::sm90::wgmma_wait<1>();  // at most 1 trip(s) of wgmmas still in flight
-                if (k >= 1 && tl_tid % 32 == 0) tl::sm90::mbarrier_arrive(&tl_empty[(tl_it + 1) % 2]);  // release trip it - 1
+                if (k >= 1 && tl_tid % 32 == 0) tl::sm90::mbarrier_arrive(&tl_empty[(tl_it + 7) % 8]);  // release trip it - 1
             }
             tl::sm90::wgmma_wait<0>();
-            if (tl_trips0 >= 1 && tl_tid % 32 == 0) tl::sm90::mbarrier_arrive(&tl_empty[(tl_it + 1) % 2]);  // release the tile's last trips
+            if (tl_trips0 >= 1 && tl_tid % 32 == 0) tl::sm90::mbarrier_arrive(&tl_empty[(tl_it + 7) % 8]);  // release the tile's last trips
             // copy(acc, C[row0 +: 64, col0 +: 64]);  (warp_specialize_bk32.tl:21)
             #pragma unroll
             for (int tl_chunk1 = 0; tl_chunk1 < acc_layout::kSlots; tl_chunk1 += 2) {
@@ -294,6 +294,7 @@ cudaError_t gemm(const __half* A, const __half* B, float* C, int64_t M, int64_t 
         if (tl_tma) {
             static const cudaError_t tl_attributes_sm90 = [] {
                 cudaError_t tl_err = cudaSuccess;
+                tl_err = cudaFuncSetAttribute(::gemm_kernel_sm90, cudaFuncAttributeMaxDynamicSharedMemorySize, 66688);
                 if (tl_err == cudaSuccess)
                     tl_err = cudaFuncSetAttribute(::gemm_kernel_sm90, cudaFuncAttributePreferredSharedMemoryCarveout, cudaSharedmemCarveoutMaxShared);
                 return tl_err;
@@ -302,7 +303,7 @@ cudaError_t gemm(const __half* A, const __half* B, float* C, int64_t M, int64_t 
             const int64_t tl_tiles = int64_t(tl::cdiv(N, 64)) * int64_t(tl::cdiv(M, 64));  // the warp-specialized kernel's own tiles
             const int64_t tl_blocks = tl_tiles < tl_device.sm_count ? tl_tiles : tl_device.sm_count;  // persistent: one block per SM
             if (tl_blocks <= INT32_MAX) {
-                ::gemm_kernel_sm90<<<unsigned(tl_blocks), 256, 17440, stream>>>(tl_map_A, tl_map_B, A, B, C, static_cast<int32_t>(M), static_cast<int32_t>(K), static_cast<int32_t>(N));
+                ::gemm_kernel_sm90<<<unsigned(tl_blocks), 256, 66688, stream>>>(tl_map_A, tl_map_B, A, B, C, static_cast<int32_t>(M), static_cast<int32_t>(K), static_cast<int32_t>(N));
                 return tl::host::record(cudaGetLastError(), tl_name, "launch");
             }
         }

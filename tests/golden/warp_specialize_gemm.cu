@@ -7,7 +7,7 @@
 
 namespace {
 
-// kernel gemm<BM = 128, BN = 128, BK = 64, STAGES = 3>  (warp_specialize_gemm.tl:11)
+// kernel gemm<BM = 128, BN = 128, BK = 64, STAGES = 3>  (warp_specialize_gemm.tl:12)
 // 256 threads per block, 107520 bytes of shared memory
 __global__ void __launch_bounds__(256) gemm_kernel(
         const tl::f16* __restrict__ A,
@@ -29,7 +29,7 @@ __global__ void __launch_bounds__(256) gemm_kernel(
     const int32_t col0 = int(blockIdx.x) * 128;
     const int32_t k_trips = tl::cdiv(K, 64);
     if (0 < k_trips) {
-        // copy(A[row0 +: BM, k * BK +: BK], a);  (warp_specialize_gemm.tl:22)
+        // copy(A[row0 +: BM, k * BK +: BK], a);  (warp_specialize_gemm.tl:23)
         if (tl::is_aligned(A, 16) && K % 8 == 0 && row0 >= 0 && row0 + 128 <= M && (0 * 64) >= 0 && (0 * 64) + 64 <= K && (0 * 64) % 8 == 0) {
             #pragma unroll
             for (int tl_i1 = 0; tl_i1 < 4; ++tl_i1) {
@@ -51,7 +51,7 @@ __global__ void __launch_bounds__(256) gemm_kernel(
                 }
             }
         }
-        // copy(B[k * BK +: BK, col0 +: BN], b);  (warp_specialize_gemm.tl:23)
+        // copy(B[k * BK +: BK, col0 +: BN], b);  (warp_specialize_gemm.tl:24)
         if (tl::is_aligned(B, 16) && N % 8 == 0 && (0 * 64) >= 0 && (0 * 64) + 64 <= K && col0 >= 0 && col0 + 128 <= N && col0 % 8 == 0) {
             #pragma unroll
             for (int tl_i8 = 0; tl_i8 < 4; ++tl_i8) {
@@ -76,7 +76,7 @@ __global__ void __launch_bounds__(256) gemm_kernel(
     }
     tl::cp_async_commit();
     if (1 < k_trips) {
-        // copy(A[row0 +: BM, k * BK +: BK], a);  (warp_specialize_gemm.tl:22)
+        // copy(A[row0 +: BM, k * BK +: BK], a);  (warp_specialize_gemm.tl:23)
         if (tl::is_aligned(A, 16) && K % 8 == 0 && row0 >= 0 && row0 + 128 <= M && (1 * 64) >= 0 && (1 * 64) + 64 <= K && (1 * 64) % 8 == 0) {
             #pragma unroll
             for (int tl_i15 = 0; tl_i15 < 4; ++tl_i15) {
@@ -98,7 +98,7 @@ __global__ void __launch_bounds__(256) gemm_kernel(
                 }
             }
         }
-        // copy(B[k * BK +: BK, col0 +: BN], b);  (warp_specialize_gemm.tl:23)
+        // copy(B[k * BK +: BK, col0 +: BN], b);  (warp_specialize_gemm.tl:24)
         if (tl::is_aligned(B, 16) && N % 8 == 0 && (1 * 64) >= 0 && (1 * 64) + 64 <= K && col0 >= 0 && col0 + 128 <= N && col0 % 8 == 0) {
             #pragma unroll
             for (int tl_i22 = 0; tl_i22 < 4; ++tl_i22) {
@@ -122,12 +122,12 @@ __global__ void __launch_bounds__(256) gemm_kernel(
         }
     }
     tl::cp_async_commit();
-    // for k in pipelined(cdiv(K, BK), stages = STAGES) {  (warp_specialize_gemm.tl:21)
+    // for k in pipelined(cdiv(K, BK), stages = STAGES) {  (warp_specialize_gemm.tl:22)
     for (int k = 0; k < k_trips; ++k) {
         tl::cp_async_wait<1>();  // at most 1 copy groups of this thread still in flight
         __syncthreads();  // pipeline: stage `k % 3` has landed and the stage refilled next is no longer read
         if (k + 2 < k_trips) {
-            // copy(A[row0 +: BM, k * BK +: BK], a);  (warp_specialize_gemm.tl:22)
+            // copy(A[row0 +: BM, k * BK +: BK], a);  (warp_specialize_gemm.tl:23)
             if (tl::is_aligned(A, 16) && K % 8 == 0 && row0 >= 0 && row0 + 128 <= M && ((k + 2) * 64) >= 0 && ((k + 2) * 64) + 64 <= K && ((k + 2) * 64) % 8 == 0) {
                 #pragma unroll
                 for (int tl_i29 = 0; tl_i29 < 4; ++tl_i29) {
@@ -149,7 +149,7 @@ __global__ void __launch_bounds__(256) gemm_kernel(
                     }
                 }
             }
-            // copy(B[k * BK +: BK, col0 +: BN], b);  (warp_specialize_gemm.tl:23)
+            // copy(B[k * BK +: BK, col0 +: BN], b);  (warp_specialize_gemm.tl:24)
             if (tl::is_aligned(B, 16) && N % 8 == 0 && ((k + 2) * 64) >= 0 && ((k + 2) * 64) + 64 <= K && col0 >= 0 && col0 + 128 <= N && col0 % 8 == 0) {
                 #pragma unroll
                 for (int tl_i36 = 0; tl_i36 < 4; ++tl_i36) {
@@ -173,7 +173,7 @@ __global__ void __launch_bounds__(256) gemm_kernel(
             }
         }
         tl::cp_async_commit();
-        // gemm(a, b, acc);  (warp_specialize_gemm.tl:24)
+        // gemm(a, b, acc);  (warp_specialize_gemm.tl:25)
         {
             tl::warp_gemm_mma<128, 128, 64, 2, 4, tl::f16, false, false>(
                 acc, tl::SharedMatrix<tl::f16, false, 72>{&a[((k % 3) * 128 + 0) * 72 + 0]},
@@ -181,7 +181,7 @@ __global__ void __launch_bounds__(256) gemm_kernel(
         }
     }
     tl::cp_async_wait<0>();  // at most 0 copy groups of this thread still in flight
-    // copy(acc, C[row0 +: BM, col0 +: BN]);  (warp_specialize_gemm.tl:26)
+    // copy(acc, C[row0 +: BM, col0 +: BN]);  (warp_specialize_gemm.tl:27)
     #pragma unroll
     for (int tl_chunk42 = 0; tl_chunk42 < acc_layout::kSlots; tl_chunk42 += 2) {
         tl::f16* tl_ptr43 = &C[int64_t(row0 + (acc_layout::row(tl_tid, tl_chunk42))) * N + (col0 + (acc_layout::col(tl_tid, tl_chunk42)))];
@@ -199,8 +199,8 @@ __global__ void __launch_bounds__(256) gemm_kernel(
     }
 }
 
-// kernel gemm<BM = 128, BN = 128, BK = 64, STAGES = 3>  (warp_specialize_gemm.tl:11)
-// 256 threads per block, 132144 bytes of shared memory
+// kernel gemm<BM = 128, BN = 128, BK = 64, STAGES = 3>  (warp_specialize_gemm.tl:12)
+// 256 threads per block, 164928 bytes of shared memory
 // warp-specialized: warpgroup 0 issues TMA loads, the other 256 threads run wgmma; persistent over the tiles
 __global__ void __launch_bounds__(384, 1) gemm_kernel_sm90(
         const __grid_constant__ CUtensorMap tl_map_A,
@@ -219,12 +219,12 @@ __global__ void __launch_bounds__(384, 1) gemm_kernel_sm90(
     using acc_layout = tl::MmaAccLayout<128, 128, 8, 1>;  // fragment acc: f32[128, 128], wgmma accumulators
     extern __shared__ __align__(1024) unsigned char tl_smem_raw[];
     unsigned char* tl_smem = tl_smem_raw + ((1024 - tl::sm90::smem_address(tl_smem_raw) % 1024) % 1024);
-    tl::f16* a = reinterpret_cast<tl::f16*>(tl_smem + 0);  // shared a: f16[128, 64], 3 stages, 128-byte swizzled (TMA)
-    tl::f16* b = reinterpret_cast<tl::f16*>(tl_smem + 49152);  // shared b: f16[64, 128], 3 stages, 128-byte swizzled (TMA)
-    uint64_t* tl_full = reinterpret_cast<uint64_t*>(tl_smem + 131072);   // per stage: its TMA loads landed
-    uint64_t* tl_empty = tl_full + 3;  // per stage: every consumer warp finished reading it
+    tl::f16* a = reinterpret_cast<tl::f16*>(tl_smem + 0);  // shared a: f16[128, 64], 4 stages, 128-byte swizzled (TMA)
+    tl::f16* b = reinterpret_cast<tl::f16*>(tl_smem + 65536);  // shared b: f16[64, 128], 4 stages, 128-byte swizzled (TMA)
+    uint64_t* tl_full = reinterpret_cast<uint64_t*>(tl_smem + 163840);   // per stage: its TMA loads landed
+    uint64_t* tl_empty = tl_full + 4;  // per stage: every consumer warp finished reading it
     if (threadIdx.x == 0) {
-        for (int tl_s = 0; tl_s < 3; ++tl_s) {
+        for (int tl_s = 0; tl_s < 4; ++tl_s) {
             tl::sm90::mbarrier_init(&tl_full[tl_s], 1);
             tl::sm90::mbarrier_init(&tl_empty[tl_s], 8);  // one arrival per consumer warp
         }
@@ -251,12 +251,12 @@ __global__ void __launch_bounds__(384, 1) gemm_kernel_sm90(
                 const int32_t row0 = tl_block_y * 128;
                 const int32_t col0 = tl_block_x * 128;
                 for (int k = 0; k < tl::cdiv(K, 64); ++k, ++tl_it) {
-                    const int tl_stage = tl_it % 3;
-                    tl::sm90::mbarrier_wait(&tl_empty[tl_stage], (tl_it / 3 + 1) & 1);  // consumers released it
+                    const int tl_stage = tl_it % 4;
+                    tl::sm90::mbarrier_wait(&tl_empty[tl_stage], (tl_it / 4 + 1) & 1);  // consumers released it
                     tl::sm90::mbarrier_arrive_expect_tx(&tl_full[tl_stage], 32768);
-                    // copy(A[row0 +: BM, k * BK +: BK], a);  (warp_specialize_gemm.tl:22)
+                    // copy(A[row0 +: BM, k * BK +: BK], a);  (warp_specialize_gemm.tl:23)
                     tl::sm90::tma_load_2d(a + tl_stage * 8192 + 0, &tl_map_A, &tl_full[tl_stage], k * 64, row0);
-                    // copy(B[k * BK +: BK, col0 +: BN], b);  (warp_specialize_gemm.tl:23)
+                    // copy(B[k * BK +: BK, col0 +: BN], b);  (warp_specialize_gemm.tl:24)
                     tl::sm90::tma_load_2d(b + tl_stage * 8192 + 0, &tl_map_B, &tl_full[tl_stage], col0, k * 64);
                     tl::sm90::tma_load_2d(b + tl_stage * 8192 + 4096, &tl_map_B, &tl_full[tl_stage], col0 + 64, k * 64);
                 }
@@ -282,22 +282,22 @@ __global__ void __launch_bounds__(384, 1) gemm_kernel_sm90(
             for (int tl_i = 0; tl_i < acc_layout::kSlots; ++tl_i) acc[tl_i] = 0.0f;
             const int32_t row0 = tl_block_y * 128;
             const int32_t col0 = tl_block_x * 128;
-            // for k in pipelined(cdiv(K, BK), stages = STAGES) {  (warp_specialize_gemm.tl:21)
+            // for k in pipelined(cdiv(K, BK), stages = STAGES) {  (warp_specialize_gemm.tl:22)
             const int tl_trips0 = tl::cdiv(K, 64);
             for (int k = 0; k < tl_trips0; ++k, ++tl_it) {
-                const int tl_stage = tl_it % 3;
-                tl::sm90::mbarrier_wait(&tl_full[tl_stage], (tl_it / 3 + 0) & 1);  // the stage's TMA loads landed
-                // gemm(a, b, acc);  (warp_specialize_gemm.tl:24)
+                const int tl_stage = tl_it % 4;
+                tl::sm90::mbarrier_wait(&tl_full[tl_stage], (tl_it / 4 + 0) & 1);  // the stage's TMA loads landed
+                // gemm(a, b, acc);  (warp_specialize_gemm.tl:25)
                 tl::sm90::warpgroup_gemm<tl::f16, 128, 128, 64, false, false, 2>(acc, a + tl_stage * 8192, b + tl_stage * 8192, tl_tid / 128);
                 tl::sm90::wgmma_wait<1>();  // at most 1 trip(s) of wgmmas still in flight
-                if (k >= 1 && tl_tid % 32 == 0) tl::sm90::mbarrier_arrive(&tl_empty[(tl_it + 2) % 3]);  // release trip it - 1
+                if (k >= 1 && tl_tid % 32 == 0) tl::sm90::mbarrier_arrive(&tl_empty[(tl_it + 3) % 4]);  // release trip it - 1
             }
             tl::sm90::wgmma_wait<0>();
-            if (tl_trips0 >= 1 && tl_tid % 32 == 0) tl::sm90::mbarrier_arrive(&tl_empty[(tl_it + 2) % 3]);  // release the tile's last trips
-            // copy(acc, C[row0 +: BM, col0 +: BN]);  (warp_specialize_gemm.tl:26)
+            if (tl_trips0 >= 1 && tl_tid % 32 == 0) tl::sm90::mbarrier_arrive(&tl_empty[(tl_it + 3) % 4]);  // release the tile's last trips
+            // copy(acc, C[row0 +: BM, col0 +: BN]);  (warp_specialize_gemm.tl:27)
             {
                 const int tl_wg = tl_tid / 128;
-                tl::f16* tl_boxes = reinterpret_cast<tl::f16*>(tl_smem + 98304) + tl_wg * 2 * 64 * 64;  // this warpgroup's staging boxes
+                tl::f16* tl_boxes = reinterpret_cast<tl::f16*>(tl_smem + 131072) + tl_wg * 2 * 64 * 64;  // this warpgroup's staging boxes
                 #pragma unroll
                 for (int tl_chunk = 0; tl_chunk < 2; ++tl_chunk, ++tl_store_chunks) {
                     const int tl_slab_row = 64 * tl_wg, tl_chunk_col = 64 * tl_chunk;
@@ -356,7 +356,7 @@ cudaError_t gemm(const __half* A, const __half* B, __half* C, int64_t M, int64_t
         if (tl_tma) {
             static const cudaError_t tl_attributes_sm90 = [] {
                 cudaError_t tl_err = cudaSuccess;
-                tl_err = cudaFuncSetAttribute(::gemm_kernel_sm90, cudaFuncAttributeMaxDynamicSharedMemorySize, 132144);
+                tl_err = cudaFuncSetAttribute(::gemm_kernel_sm90, cudaFuncAttributeMaxDynamicSharedMemorySize, 164928);
                 if (tl_err == cudaSuccess)
                     tl_err = cudaFuncSetAttribute(::gemm_kernel_sm90, cudaFuncAttributePreferredSharedMemoryCarveout, cudaSharedmemCarveoutMaxShared);
                 return tl_err;
@@ -365,7 +365,7 @@ cudaError_t gemm(const __half* A, const __half* B, __half* C, int64_t M, int64_t
             const int64_t tl_tiles = int64_t(tl::cdiv(N, 128)) * int64_t(tl::cdiv(M, 128));  // the warp-specialized kernel's own tiles
             const int64_t tl_blocks = tl_tiles < tl_device.sm_count ? tl_tiles : tl_device.sm_count;  // persistent: one block per SM
             if (tl_blocks <= INT32_MAX) {
-                ::gemm_kernel_sm90<<<unsigned(tl_blocks), 384, 132144, stream>>>(tl_map_A, tl_map_B, tl_map_C, A, B, C, static_cast<int32_t>(M), static_cast<int32_t>(K), static_cast<int32_t>(N));
+                ::gemm_kernel_sm90<<<unsigned(tl_blocks), 384, 164928, stream>>>(tl_map_A, tl_map_B, tl_map_C, A, B, C, static_cast<int32_t>(M), static_cast<int32_t>(K), static_cast<int32_t>(N));
                 return tl::host::record(cudaGetLastError(), tl_name, "launch");
             }
         }

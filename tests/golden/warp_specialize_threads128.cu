@@ -247,7 +247,7 @@ __global__ void __launch_bounds__(128) gemm_kernel(
 }
 
 // kernel gemm<BM = 64, BN = 128, BK = 64, STAGES = 4>  (warp_specialize_threads128.tl:7)
-// 128 threads per block, 99392 bytes of shared memory
+// 128 threads per block, 148576 bytes of shared memory
 // warp-specialized: warpgroup 0 issues TMA loads, the other 128 threads run wgmma; persistent over the tiles
 __global__ void __launch_bounds__(256, 1) gemm_kernel_sm90(
         const __grid_constant__ CUtensorMap tl_map_A,
@@ -265,12 +265,12 @@ __global__ void __launch_bounds__(256, 1) gemm_kernel_sm90(
     using acc_layout = tl::MmaAccLayout<64, 128, 4, 1>;  // fragment acc: f32[64, 128], wgmma accumulators
     extern __shared__ __align__(1024) unsigned char tl_smem_raw[];
     unsigned char* tl_smem = tl_smem_raw + ((1024 - tl::sm90::smem_address(tl_smem_raw) % 1024) % 1024);
-    tl::bf16* a = reinterpret_cast<tl::bf16*>(tl_smem + 0);  // shared a: bf16[64, 64], 4 stages, 128-byte swizzled (TMA)
-    tl::bf16* b = reinterpret_cast<tl::bf16*>(tl_smem + 32768);  // shared b: bf16[64, 128], 4 stages, 128-byte swizzled (TMA)
-    uint64_t* tl_full = reinterpret_cast<uint64_t*>(tl_smem + 98304);   // per stage: its TMA loads landed
-    uint64_t* tl_empty = tl_full + 4;  // per stage: every consumer warp finished reading it
+    tl::bf16* a = reinterpret_cast<tl::bf16*>(tl_smem + 0);  // shared a: bf16[64, 64], 6 stages, 128-byte swizzled (TMA)
+    tl::bf16* b = reinterpret_cast<tl::bf16*>(tl_smem + 49152);  // shared b: bf16[64, 128], 6 stages, 128-byte swizzled (TMA)
+    uint64_t* tl_full = reinterpret_cast<uint64_t*>(tl_smem + 147456);   // per stage: its TMA loads landed
+    uint64_t* tl_empty = tl_full + 6;  // per stage: every consumer warp finished reading it
     if (threadIdx.x == 0) {
-        for (int tl_s = 0; tl_s < 4; ++tl_s) {
+        for (int tl_s = 0; tl_s < 6; ++tl_s) {
             tl::sm90::mbarrier_init(&tl_full[tl_s], 1);
             tl::sm90::mbarrier_init(&tl_empty[tl_s], 4);  // one arrival per consumer warp
         }
@@ -297,8 +297,8 @@ __global__ void __launch_bounds__(256, 1) gemm_kernel_sm90(
                 const int32_t row0 = tl_block_y * 64;
                 const int32_t col0 = tl_block_x * 128;
                 for (int k = 0; k < tl::cdiv(K, 64); ++k, ++tl_it) {
-                    const int tl_stage = tl_it % 4;
-                    tl::sm90::mbarrier_wait(&tl_empty[tl_stage], (tl_it / 4 + 1) & 1);  // consumers released it
+                    const int tl_stage = tl_it % 6;
+                    tl::sm90::mbarrier_wait(&tl_empty[tl_stage], (tl_it / 6 + 1) & 1);  // consumers released it
                     tl::sm90::mbarrier_arrive_expect_tx(&tl_full[tl_stage], 24576);
                     // copy(A[row0 +: BM, k * BK +: BK], a);  (warp_specialize_threads128.tl:18)
                     tl::sm90::tma_load_2d(a + tl_stage * 4096 + 0, &tl_map_A, &tl_full[tl_stage], k * 64, row0);
@@ -330,15 +330,15 @@ __global__ void __launch_bounds__(256, 1) gemm_kernel_sm90(
             // for k in pipelined(cdiv(K, BK), stages = STAGES) {  (warp_specialize_threads128.tl:17)
             const int tl_trips0 = tl::cdiv(K, 64);
             for (int k = 0; k < tl_trips0; ++k, ++tl_it) {
-                const int tl_stage = tl_it % 4;
-                tl::sm90::mbarrier_wait(&tl_full[tl_stage], (tl_it / 4 + 0) & 1);  // the stage's TMA loads landed
+                const int tl_stage = tl_it % 6;
+                tl::sm90::mbarrier_wait(&tl_full[tl_stage], (tl_it / 6 + 0) & 1);  // the stage's TMA loads landed
                 // gemm(a, b, acc);  (warp_specialize_threads128.tl:20)
                 tl::sm90::warpgroup_gemm<tl::bf16, 64, 128, 64, false, false, 1>(acc, a + tl_stage * 4096, b + tl_stage * 8192, tl_tid / 128);
                 tl::sm90::wgmma_wait<1>();  // at most 1 trip(s) of wgmmas still in flight
-                if (k >= 1 && tl_tid % 32 == 0) tl::sm90::mbarrier_arrive(&tl_empty[(tl_it + 3) % 4]);  // release trip it - 1
+                if (k >= 1 && tl_tid % 32 == 0) tl::sm90::mbarrier_arrive(&tl_empty[(tl_it + 5) % 6]);  // release trip it - 1
             }
             tl::sm90::wgmma_wait<0>();
-            if (tl_trips0 >= 1 && tl_tid % 32 == 0) tl::sm90::mbarrier_arrive(&tl_empty[(tl_it + 3) % 4]);  // release the tile's last trips
+            if (tl_trips0 >= 1 && tl_tid % 32 == 0) tl::sm90::mbarrier_arrive(&tl_empty[(tl_it + 5) % 6]);  // release the tile's last trips
             // copy(acc, C[row0 +: BM, col0 +: BN]);  (warp_specialize_threads128.tl:22)
             #pragma unroll
             for (int tl_chunk1 = 0; tl_chunk1 < acc_layout::kSlots; tl_chunk1 += 2) {
@@ -389,7 +389,7 @@ cudaError_t gemm(const __nv_bfloat16* A, const __nv_bfloat16* B, float* C, int64
         if (tl_tma) {
             static const cudaError_t tl_attributes_sm90 = [] {
                 cudaError_t tl_err = cudaSuccess;
-                tl_err = cudaFuncSetAttribute(::gemm_kernel_sm90, cudaFuncAttributeMaxDynamicSharedMemorySize, 99392);
+                tl_err = cudaFuncSetAttribute(::gemm_kernel_sm90, cudaFuncAttributeMaxDynamicSharedMemorySize, 148576);
                 if (tl_err == cudaSuccess)
                     tl_err = cudaFuncSetAttribute(::gemm_kernel_sm90, cudaFuncAttributePreferredSharedMemoryCarveout, cudaSharedmemCarveoutMaxShared);
                 return tl_err;
@@ -398,7 +398,7 @@ cudaError_t gemm(const __nv_bfloat16* A, const __nv_bfloat16* B, float* C, int64
             const int64_t tl_tiles = int64_t(tl::cdiv(N, 128)) * int64_t(tl::cdiv(M, 64));  // the warp-specialized kernel's own tiles
             const int64_t tl_blocks = tl_tiles < tl_device.sm_count ? tl_tiles : tl_device.sm_count;  // persistent: one block per SM
             if (tl_blocks <= INT32_MAX) {
-                ::gemm_kernel_sm90<<<unsigned(tl_blocks), 256, 99392, stream>>>(tl_map_A, tl_map_B, A, B, C, static_cast<int32_t>(M), static_cast<int32_t>(K), static_cast<int32_t>(N));
+                ::gemm_kernel_sm90<<<unsigned(tl_blocks), 256, 148576, stream>>>(tl_map_A, tl_map_B, A, B, C, static_cast<int32_t>(M), static_cast<int32_t>(K), static_cast<int32_t>(N));
                 return tl::host::record(cudaGetLastError(), tl_name, "launch");
             }
         }

@@ -200,7 +200,7 @@ __global__ void __launch_bounds__(256) gemm_nt_kernel(
 }
 
 // kernel gemm_nt<BM = 128, BN = 128, BK = 64, STAGES = 3>  (warp_specialize_transpose_b.tl:7)
-// 256 threads per block, 132144 bytes of shared memory
+// 256 threads per block, 164928 bytes of shared memory
 // warp-specialized: warpgroup 0 issues TMA loads, the other 256 threads run wgmma; persistent over the tiles
 __global__ void __launch_bounds__(384, 1) gemm_nt_kernel_sm90(
         const __grid_constant__ CUtensorMap tl_map_A,
@@ -219,12 +219,12 @@ __global__ void __launch_bounds__(384, 1) gemm_nt_kernel_sm90(
     using acc_layout = tl::MmaAccLayout<128, 128, 8, 1>;  // fragment acc: f32[128, 128], wgmma accumulators
     extern __shared__ __align__(1024) unsigned char tl_smem_raw[];
     unsigned char* tl_smem = tl_smem_raw + ((1024 - tl::sm90::smem_address(tl_smem_raw) % 1024) % 1024);
-    tl::f16* a = reinterpret_cast<tl::f16*>(tl_smem + 0);  // shared a: f16[128, 64], 3 stages, 128-byte swizzled (TMA)
-    tl::f16* b = reinterpret_cast<tl::f16*>(tl_smem + 49152);  // shared b: f16[128, 64], 3 stages, 128-byte swizzled (TMA)
-    uint64_t* tl_full = reinterpret_cast<uint64_t*>(tl_smem + 131072);   // per stage: its TMA loads landed
-    uint64_t* tl_empty = tl_full + 3;  // per stage: every consumer warp finished reading it
+    tl::f16* a = reinterpret_cast<tl::f16*>(tl_smem + 0);  // shared a: f16[128, 64], 4 stages, 128-byte swizzled (TMA)
+    tl::f16* b = reinterpret_cast<tl::f16*>(tl_smem + 65536);  // shared b: f16[128, 64], 4 stages, 128-byte swizzled (TMA)
+    uint64_t* tl_full = reinterpret_cast<uint64_t*>(tl_smem + 163840);   // per stage: its TMA loads landed
+    uint64_t* tl_empty = tl_full + 4;  // per stage: every consumer warp finished reading it
     if (threadIdx.x == 0) {
-        for (int tl_s = 0; tl_s < 3; ++tl_s) {
+        for (int tl_s = 0; tl_s < 4; ++tl_s) {
             tl::sm90::mbarrier_init(&tl_full[tl_s], 1);
             tl::sm90::mbarrier_init(&tl_empty[tl_s], 8);  // one arrival per consumer warp
         }
@@ -251,8 +251,8 @@ __global__ void __launch_bounds__(384, 1) gemm_nt_kernel_sm90(
                 const int32_t row0 = tl_block_y * 128;
                 const int32_t col0 = tl_block_x * 128;
                 for (int k = 0; k < tl::cdiv(K, 64); ++k, ++tl_it) {
-                    const int tl_stage = tl_it % 3;
-                    tl::sm90::mbarrier_wait(&tl_empty[tl_stage], (tl_it / 3 + 1) & 1);  // consumers released it
+                    const int tl_stage = tl_it % 4;
+                    tl::sm90::mbarrier_wait(&tl_empty[tl_stage], (tl_it / 4 + 1) & 1);  // consumers released it
                     tl::sm90::mbarrier_arrive_expect_tx(&tl_full[tl_stage], 32768);
                     // copy(A[row0 +: BM, k * BK +: BK], a);  (warp_specialize_transpose_b.tl:18)
                     tl::sm90::tma_load_2d(a + tl_stage * 8192 + 0, &tl_map_A, &tl_full[tl_stage], k * 64, row0);
@@ -284,19 +284,19 @@ __global__ void __launch_bounds__(384, 1) gemm_nt_kernel_sm90(
             // for k in pipelined(cdiv(K, BK), stages = STAGES) {  (warp_specialize_transpose_b.tl:17)
             const int tl_trips0 = tl::cdiv(K, 64);
             for (int k = 0; k < tl_trips0; ++k, ++tl_it) {
-                const int tl_stage = tl_it % 3;
-                tl::sm90::mbarrier_wait(&tl_full[tl_stage], (tl_it / 3 + 0) & 1);  // the stage's TMA loads landed
+                const int tl_stage = tl_it % 4;
+                tl::sm90::mbarrier_wait(&tl_full[tl_stage], (tl_it / 4 + 0) & 1);  // the stage's TMA loads landed
                 // gemm(a, b, acc, transpose_b = true);  (warp_specialize_transpose_b.tl:20)
                 tl::sm90::warpgroup_gemm<tl::f16, 128, 128, 64, false, true, 2>(acc, a + tl_stage * 8192, b + tl_stage * 8192, tl_tid / 128);
                 tl::sm90::wgmma_wait<1>();  // at most 1 trip(s) of wgmmas still in flight
-                if (k >= 1 && tl_tid % 32 == 0) tl::sm90::mbarrier_arrive(&tl_empty[(tl_it + 2) % 3]);  // release trip it - 1
+                if (k >= 1 && tl_tid % 32 == 0) tl::sm90::mbarrier_arrive(&tl_empty[(tl_it + 3) % 4]);  // release trip it - 1
             }
             tl::sm90::wgmma_wait<0>();
-            if (tl_trips0 >= 1 && tl_tid % 32 == 0) tl::sm90::mbarrier_arrive(&tl_empty[(tl_it + 2) % 3]);  // release the tile's last trips
+            if (tl_trips0 >= 1 && tl_tid % 32 == 0) tl::sm90::mbarrier_arrive(&tl_empty[(tl_it + 3) % 4]);  // release the tile's last trips
             // copy(acc, C[row0 +: BM, col0 +: BN]);  (warp_specialize_transpose_b.tl:22)
             {
                 const int tl_wg = tl_tid / 128;
-                tl::f16* tl_boxes = reinterpret_cast<tl::f16*>(tl_smem + 98304) + tl_wg * 2 * 64 * 64;  // this warpgroup's staging boxes
+                tl::f16* tl_boxes = reinterpret_cast<tl::f16*>(tl_smem + 131072) + tl_wg * 2 * 64 * 64;  // this warpgroup's staging boxes
                 #pragma unroll
                 for (int tl_chunk = 0; tl_chunk < 2; ++tl_chunk, ++tl_store_chunks) {
                     const int tl_slab_row = 64 * tl_wg, tl_chunk_col = 64 * tl_chunk;
@@ -355,7 +355,7 @@ cudaError_t gemm_nt(const __half* A, const __half* B, __half* C, int64_t M, int6
         if (tl_tma) {
             static const cudaError_t tl_attributes_sm90 = [] {
                 cudaError_t tl_err = cudaSuccess;
-                tl_err = cudaFuncSetAttribute(::gemm_nt_kernel_sm90, cudaFuncAttributeMaxDynamicSharedMemorySize, 132144);
+                tl_err = cudaFuncSetAttribute(::gemm_nt_kernel_sm90, cudaFuncAttributeMaxDynamicSharedMemorySize, 164928);
                 if (tl_err == cudaSuccess)
                     tl_err = cudaFuncSetAttribute(::gemm_nt_kernel_sm90, cudaFuncAttributePreferredSharedMemoryCarveout, cudaSharedmemCarveoutMaxShared);
                 return tl_err;
@@ -364,7 +364,7 @@ cudaError_t gemm_nt(const __half* A, const __half* B, __half* C, int64_t M, int6
             const int64_t tl_tiles = int64_t(tl::cdiv(N, 128)) * int64_t(tl::cdiv(M, 128));  // the warp-specialized kernel's own tiles
             const int64_t tl_blocks = tl_tiles < tl_device.sm_count ? tl_tiles : tl_device.sm_count;  // persistent: one block per SM
             if (tl_blocks <= INT32_MAX) {
-                ::gemm_nt_kernel_sm90<<<unsigned(tl_blocks), 384, 132144, stream>>>(tl_map_A, tl_map_B, tl_map_C, A, B, C, static_cast<int32_t>(M), static_cast<int32_t>(K), static_cast<int32_t>(N));
+                ::gemm_nt_kernel_sm90<<<unsigned(tl_blocks), 384, 164928, stream>>>(tl_map_A, tl_map_B, tl_map_C, A, B, C, static_cast<int32_t>(M), static_cast<int32_t>(K), static_cast<int32_t>(N));
                 return tl::host::record(cudaGetLastError(), tl_name, "launch");
             }
         }

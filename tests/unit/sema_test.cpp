@@ -387,7 +387,7 @@ TEST_CASE("sema: lowering of statements and intrinsics") {
 fn twice(v: f32) -> f32 {
     return v * 2.0;
 }
-@no_tma @no_persistent
+@no_tma @no_persistent @no_deepen_ring
 kernel k(X: global mut f32[N], alpha: f32) grid(cdiv(N, 64), 1) threads(64) {
     fragment x: f32[64];
     local m: f32 = -inf;
@@ -412,6 +412,7 @@ kernel k(X: global mut f32[N], alpha: f32) grid(cdiv(N, 64), 1) threads(64) {
     const ir::Kernel& k = r.kernel();
     CHECK_FALSE(k.options.tma);
     CHECK_FALSE(k.options.persistent);
+    CHECK_FALSE(k.options.deepen_ring);
     CHECK(k.options.async_copy);
     REQUIRE(k.params.size() == 2);
     REQUIRE(k.params[1].scalar);
