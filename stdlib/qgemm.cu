@@ -1009,6 +1009,155 @@ __global__ void __launch_bounds__(256) fp8_gemm_block_scaled_kernel(
     }
 }
 
+// kernel fp8_gemm_block_scaled<BM = 128, BN = 64, G = 128, STAGES = 3, THREADS = 256, T = bf16>  (stdlib/qgemm.tl:80)
+// 256 threads per block, 149216 bytes of shared memory
+// warp-specialized: warpgroup 0 issues TMA loads, the other 256 threads run wgmma; persistent over the tiles
+__global__ void __launch_bounds__(384, 1) fp8_gemm_block_scaled_kernel_sm90(
+        const __grid_constant__ CUtensorMap tl_map_A,
+        const __grid_constant__ CUtensorMap tl_map_B,
+        const tl::f8e4m3* __restrict__ A,
+        const float* __restrict__ As,
+        const tl::f8e4m3* __restrict__ B,
+        const float* __restrict__ Bs,
+        tl::bf16* __restrict__ C,
+        int32_t M,
+        int32_t K,
+        int32_t KG,
+        int32_t N,
+        int32_t NB)
+{
+    #if defined(__CUDA_ARCH__) && !TL_SM90A_DEVICE
+    __trap();  // built for another arch; the launch stub runs this kernel only on sm_90 devices
+    #else
+    using part_layout = tl::MmaAccLayout<128, 64, 8, 1>;  // fragment part: f32[128, 64], wgmma accumulators
+    using acc_layout = tl::MmaAccLayout<128, 64, 8, 1>;  // fragment acc: f32[128, 64], wgmma accumulators
+    extern __shared__ __align__(1024) unsigned char tl_smem_raw[];
+    unsigned char* tl_smem = tl_smem_raw + ((1024 - tl::sm90::smem_address(tl_smem_raw) % 1024) % 1024);
+    tl::f8e4m3* a = reinterpret_cast<tl::f8e4m3*>(tl_smem + 0);  // shared a: f8e4m3[128, 128], 6 stages, 128-byte swizzled (TMA)
+    tl::f8e4m3* b = reinterpret_cast<tl::f8e4m3*>(tl_smem + 98304);  // shared b: f8e4m3[64, 128], 6 stages, 128-byte swizzled (TMA)
+    float* sa = reinterpret_cast<float*>(tl_smem + 147456);  // shared sa: f32[128], row pitch 128
+    float* sb = reinterpret_cast<float*>(tl_smem + 147968);  // shared sb: f32[1], row pitch 1
+    uint64_t* tl_full = reinterpret_cast<uint64_t*>(tl_smem + 148096);   // per stage: its TMA loads landed
+    uint64_t* tl_empty = tl_full + 6;  // per stage: every consumer warp finished reading it
+    if (threadIdx.x == 0) {
+        for (int tl_s = 0; tl_s < 6; ++tl_s) {
+            tl::sm90::mbarrier_init(&tl_full[tl_s], 1);
+            tl::sm90::mbarrier_init(&tl_empty[tl_s], 8);  // one arrival per consumer warp
+        }
+        tl::sm90::mbarrier_init_fence();
+    }
+    __syncthreads();
+    const int tl_tiles_x = tl::cdiv(N, 64), tl_tiles_y = tl::cdiv(M, 128), tl_tiles_z = 1;
+    const int tl_tiles = tl_tiles_x * tl_tiles_y * tl_tiles_z;
+    if (threadIdx.x < 128) {
+        // Producer warpgroup: one thread issues every TMA load.
+        tl::sm90::release_registers<40>();
+        if (threadIdx.x == 0) {
+            tl::sm90::tma_prefetch_descriptor(&tl_map_A);
+            tl::sm90::tma_prefetch_descriptor(&tl_map_B);
+            int tl_it = 0;  // trips issued so far, across tiles: stage tl_it % stages, round tl_it / stages
+            for (int tl_tile = blockIdx.x; tl_tile < tl_tiles; tl_tile += gridDim.x) {
+                const int tl_block_z = tl_tile / (tl_tiles_x * tl_tiles_y);
+                const int tl_in_plane = tl_tile % (tl_tiles_x * tl_tiles_y);
+                const int tl_group_first_y = tl_in_plane / (8 * tl_tiles_x) * 8;
+                const int tl_group_rows = min(tl_tiles_y - tl_group_first_y, 8);
+                const int tl_block_y = tl_group_first_y + tl_in_plane % (8 * tl_tiles_x) % tl_group_rows;
+                const int tl_block_x = tl_in_plane % (8 * tl_tiles_x) / tl_group_rows;
+                (void)tl_block_x, (void)tl_block_y, (void)tl_block_z;
+                const int32_t row0 = tl_block_y * 128;
+                const int32_t col0 = tl_block_x * 64;
+                for (int k = 0; k < KG; ++k, ++tl_it) {
+                    const int tl_stage = tl_it % 6;
+                    tl::sm90::mbarrier_wait(&tl_empty[tl_stage], (tl_it / 6 + 1) & 1);  // consumers released it
+                    tl::sm90::mbarrier_arrive_expect_tx(&tl_full[tl_stage], 24576);
+                    // copy(A[row0 +: BM, k * G +: G], a);  (qgemm.tl:96)
+                    tl::sm90::tma_load_2d(a + tl_stage * 16384 + 0, &tl_map_A, &tl_full[tl_stage], k * 128, row0);
+                    // copy(B[col0 +: BN, k * G +: G], b);  (qgemm.tl:97)
+                    tl::sm90::tma_load_2d(b + tl_stage * 8192 + 0, &tl_map_B, &tl_full[tl_stage], k * 128, col0);
+                }
+            }
+        }
+    }
+    else {
+        // Consumer warpgroups: the kernel's 256 threads.
+        tl::sm90::claim_registers<232>();
+        const int tl_tid = tl::thread_index<256>(128);
+        int tl_it = 0;  // trips consumed so far, across tiles
+        for (int tl_tile = blockIdx.x; tl_tile < tl_tiles; tl_tile += gridDim.x) {
+            const int tl_block_z = tl_tile / (tl_tiles_x * tl_tiles_y);
+            const int tl_in_plane = tl_tile % (tl_tiles_x * tl_tiles_y);
+            const int tl_group_first_y = tl_in_plane / (8 * tl_tiles_x) * 8;
+            const int tl_group_rows = min(tl_tiles_y - tl_group_first_y, 8);
+            const int tl_block_y = tl_group_first_y + tl_in_plane % (8 * tl_tiles_x) % tl_group_rows;
+            const int tl_block_x = tl_in_plane % (8 * tl_tiles_x) / tl_group_rows;
+            (void)tl_block_x, (void)tl_block_y, (void)tl_block_z;
+            float part[part_layout::kSlots];  // fragment part: f32[128, 64]
+            float acc[acc_layout::kSlots];  // fragment acc: f32[128, 64]
+            #pragma unroll
+            for (int tl_i = 0; tl_i < acc_layout::kSlots; ++tl_i) acc[tl_i] = 0.0f;
+            const int32_t row0 = tl_block_y * 128;
+            const int32_t col0 = tl_block_x * 64;
+            // for k in pipelined(KG, stages = STAGES) {  (qgemm.tl:95)
+            const int tl_trips0 = KG;
+            for (int k = 0; k < tl_trips0; ++k, ++tl_it) {
+                const int tl_stage = tl_it % 6;
+                tl::sm90::mbarrier_wait(&tl_full[tl_stage], (tl_it / 6 + 0) & 1);  // the stage's TMA loads landed
+                // gemm(a, b, part, transpose_b = true, clear = true);  (qgemm.tl:100)
+                #pragma unroll
+                for (int tl_s = 0; tl_s < part_layout::kSlots; ++tl_s) part[tl_s] = 0.0f;  // clear = true
+                tl::sm90::warpgroup_gemm<tl::f8e4m3, 128, 64, 128, false, true, 2>(part, a + tl_stage * 16384, b + tl_stage * 8192, tl_tid / 128);
+                tl::sm90::named_barrier_sync(1, 256);  // WAR on `sa`
+                // copy(As[row0 +: BM, k], sa);  (qgemm.tl:98)
+                #pragma unroll
+                for (int tl_i2 = 0; tl_i2 < 1; ++tl_i2) {
+                    const int tl_e1 = tl_tid + tl_i2 * 256;
+                    if (tl_e1 < 128) {
+                        sa[tl_e1] = tl::in_bounds(row0 + tl_e1, M) && tl::in_bounds(k, KG) ? As[int64_t(row0 + tl_e1) * KG + k] : 0.0f;
+                    }
+                }
+                // copy(Bs[col0 / G +: 1, k], sb);  (qgemm.tl:99)
+                #pragma unroll
+                for (int tl_i4 = 0; tl_i4 < 1; ++tl_i4) {
+                    const int tl_e3 = tl_tid + tl_i4 * 256;
+                    if (tl_e3 < 1) {
+                        sb[tl_e3] = tl::in_bounds((col0 / 128) + tl_e3, NB) && tl::in_bounds(k, KG) ? Bs[int64_t((col0 / 128) + tl_e3) * KG + k] : 0.0f;
+                    }
+                }
+                tl::sm90::named_barrier_sync(1, 256);  // RAW on `sa`
+                tl::sm90::wgmma_wait<0>();
+                tl::sm90::fence_accumulators(part);
+                if (tl_tid % 32 == 0) tl::sm90::mbarrier_arrive(&tl_empty[tl_stage]);  // the stage's last reader retired
+                // for i, j in parallel(BM, BN) {  (qgemm.tl:101)
+                // for i, j in parallel(128, 64): each thread visits the elements of `acc` it holds
+                #pragma unroll
+                for (int tl_s5 = 0; tl_s5 < acc_layout::kSlots; ++tl_s5) {
+                    const int i = acc_layout::row(tl_tid, tl_s5);
+                    [[maybe_unused]] const int j = acc_layout::col(tl_tid, tl_s5);
+                    acc[tl_s5] = acc[tl_s5] + part[tl_s5] * (sa[i] * sb[0]);
+                }
+            }
+            // copy(acc, C[row0 +: BM, col0 +: BN]);  (qgemm.tl:105)
+            #pragma unroll
+            for (int tl_chunk6 = 0; tl_chunk6 < acc_layout::kSlots; tl_chunk6 += 2) {
+                tl::bf16* tl_ptr7 = &C[int64_t(row0 + (acc_layout::row(tl_tid, tl_chunk6))) * N + (col0 + (acc_layout::col(tl_tid, tl_chunk6)))];
+                if (tl::in_bounds(row0 + (acc_layout::row(tl_tid, tl_chunk6)), M) && tl::in_bounds(col0 + (acc_layout::col(tl_tid, tl_chunk6)), N) && tl::in_bounds(row0 + (acc_layout::row(tl_tid, tl_chunk6)), M) && tl::in_bounds((col0 + (acc_layout::col(tl_tid, tl_chunk6))) + 1, N) && tl::is_aligned(tl_ptr7, 4)) {
+                    tl::bf16 tl_vec8[2];
+                    #pragma unroll
+                    for (int tl_v = 0; tl_v < 2; tl_v += 2) tl::convert_pair(&tl_vec8[tl_v], acc[tl_chunk6 + tl_v], acc[tl_chunk6 + tl_v + 1]);
+                    tl::store_vector<tl::bf16, 2>(tl_ptr7, tl_vec8);
+                } else {
+                    #pragma unroll
+                    for (int tl_v = 0; tl_v < 2; ++tl_v) {
+                        if (tl::in_bounds(row0 + (acc_layout::row(tl_tid, tl_chunk6 + tl_v)), M) && tl::in_bounds(col0 + (acc_layout::col(tl_tid, tl_chunk6 + tl_v)), N)) C[int64_t(row0 + (acc_layout::row(tl_tid, tl_chunk6 + tl_v))) * N + (col0 + (acc_layout::col(tl_tid, tl_chunk6 + tl_v)))] = tl::convert<tl::bf16>(acc[tl_chunk6 + tl_v]);
+                    }
+                }
+            }
+            tl::sm90::named_barrier_sync(1, 256);  // every consumer finished this tile's epilogue
+        }
+    }
+    #endif
+}
+
 // kernel w4a16_gemm_splitk_combine<SC = 8, BC = 256, T = f16>  (stdlib/splitk.tl:7)
 // 128 threads per block, 4096 bytes of shared memory
 __global__ void __launch_bounds__(128) w4a16_gemm_splitk_combine_kernel(
@@ -1216,6 +1365,33 @@ cudaError_t fp8_gemm_block_scaled(const __nv_fp8_e4m3* A, const float* As, const
     if (tl_grid_x <= 0 || tl_grid_y <= 0 || tl_grid_z <= 0) return cudaSuccess;  // nothing to compute
     if (tl_grid_x > INT32_MAX || tl_grid_y > 65535 || tl_grid_z > 65535)
         return tl::host::invalid_argument(std::string(tl_name) + ": the grid is larger than CUDA allows");
+    const tl::host::DeviceTraits tl_device = tl::host::current_device_traits();
+    if (tl_device.major == 9) {
+        // TMA needs 16-byte-aligned tensors whose rows are a multiple of 16 bytes.
+        CUtensorMap tl_map_A;
+        CUtensorMap tl_map_B;
+        const bool tl_tma =
+            tl::host::tma_compatible(A, int64_t(M), int64_t(K), 1) &&
+            tl::host::make_tensor_map_2d(&tl_map_A, A, CU_TENSOR_MAP_DATA_TYPE_UINT8, 1, int64_t(M), int64_t(K), 128, 128) &&
+            tl::host::tma_compatible(B, int64_t(N), int64_t(K), 1) &&
+            tl::host::make_tensor_map_2d(&tl_map_B, B, CU_TENSOR_MAP_DATA_TYPE_UINT8, 1, int64_t(N), int64_t(K), 64, 128);
+        if (tl_tma) {
+            static const cudaError_t tl_attributes_sm90 = [] {
+                cudaError_t tl_err = cudaSuccess;
+                tl_err = cudaFuncSetAttribute(::fp8_gemm_block_scaled_kernel_sm90, cudaFuncAttributeMaxDynamicSharedMemorySize, 149216);
+                if (tl_err == cudaSuccess)
+                    tl_err = cudaFuncSetAttribute(::fp8_gemm_block_scaled_kernel_sm90, cudaFuncAttributePreferredSharedMemoryCarveout, cudaSharedmemCarveoutMaxShared);
+                return tl_err;
+            }();
+            if (tl_attributes_sm90 != cudaSuccess) return tl::host::record(tl_attributes_sm90, tl_name, "setting the shared-memory attributes");
+            const int64_t tl_tiles = int64_t(tl::cdiv(N, 64)) * int64_t(tl::cdiv(M, 128));  // the warp-specialized kernel's own tiles
+            const int64_t tl_blocks = tl_tiles < tl_device.sm_count ? tl_tiles : tl_device.sm_count;  // persistent: one block per SM
+            if (tl_blocks <= INT32_MAX) {
+                ::fp8_gemm_block_scaled_kernel_sm90<<<unsigned(tl_blocks), 384, 149216, stream>>>(tl_map_A, tl_map_B, A, As, B, Bs, C, static_cast<int32_t>(M), static_cast<int32_t>(K), static_cast<int32_t>(KG), static_cast<int32_t>(N), static_cast<int32_t>(NB));
+                return tl::host::record(cudaGetLastError(), tl_name, "launch");
+            }
+        }
+    }
     static const cudaError_t tl_attributes = [] {
         cudaError_t tl_err = cudaSuccess;
         tl_err = cudaFuncSetAttribute(::fp8_gemm_block_scaled_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, 84736);

@@ -9,6 +9,9 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <set>
+
 namespace tlc::codegen {
 
 namespace {
@@ -48,15 +51,33 @@ const TmaMap& map_for(const std::vector<TmaMap>& maps, const ir::Buffer* tensor,
     return maps.front();
 }
 
-// The loop `let`s one role needs: those its expressions mention, directly or through a later
+// The variables an expression or a statement tree reads.
+void add_vars(const ir::ExprPtr& e, std::set<const ir::Var*>& vars) {
+    ir::walk_expr(e, [&](const ir::Expr& x) {
+        if (auto* v = x.as<ir::VarRef>()) vars.insert(v->var.get());
+    });
+}
+std::set<const ir::Var*> vars_read_in(const std::vector<ir::ExprPtr>& exprs) {
+    std::set<const ir::Var*> vars;
+    for (const ir::ExprPtr& e : exprs) add_vars(e, vars);
+    return vars;
+}
+std::set<const ir::Var*> vars_read_in(const ir::StmtPtr& s) {
+    std::set<const ir::Var*> vars;
+    ir::walk_exprs(s, [&](const ir::Expr& x) {
+        if (auto* v = x.as<ir::VarRef>()) vars.insert(v->var.get());
+    });
+    return vars;
+}
+
+// The loop `let`s one role needs: those whose variables it reads, directly or through a later
 // needed let; the rest would be unused variables in that role's CUDA.
-std::vector<ir::StmtPtr> lets_needed_by(const std::vector<ir::StmtPtr>& lets, std::vector<ir::ExprPtr> uses) {
+std::vector<ir::StmtPtr> lets_needed_by(const std::vector<ir::StmtPtr>& lets, std::set<const ir::Var*> used) {
     std::vector<bool> keep(lets.size(), false);
     for (size_t i = lets.size(); i-- > 0;) {
         auto* l = lets[i]->as<ir::LetStmt>();
-        keep[i] = !l;
-        for (size_t u = 0; l && !keep[i] && u < uses.size(); ++u) keep[i] = ir::mentions(uses[u], l->var.get());
-        if (l && keep[i]) uses.push_back(l->value);
+        keep[i] = !l || used.count(l->var.get());
+        if (l && keep[i]) add_vars(l->value, used);
     }
     std::vector<ir::StmtPtr> out;
     for (size_t i = 0; i < lets.size(); ++i)
@@ -105,7 +126,7 @@ void KernelEmitter::emit_producer(const ir::WarpSpecializedLoop& loop) {
             out_.line(fmt::format("tl::sm90::mbarrier_arrive_expect_tx(&tl_full[tl_stage], {});", bytes));
             std::vector<ir::ExprPtr> coordinates;
             for (const ir::TmaLoad& ld : loop.loads) ir::for_each_region_expr(ld.src, [&](const ir::ExprPtr& e) { coordinates.push_back(e); });
-            for (const ir::StmtPtr& l : lets_needed_by(loop.lets, coordinates)) stmt(l, {});
+            for (const ir::StmtPtr& l : lets_needed_by(loop.lets, vars_read_in(coordinates))) stmt(l, {});
             for (const ir::TmaLoad& ld : loop.loads) {
                 const ir::Buffer& dst = *ld.dst;
                 int64_t rows = dst.const_shape[0], cols = dst.const_shape[1];
@@ -123,9 +144,9 @@ void KernelEmitter::emit_producer(const ir::WarpSpecializedLoop& loop) {
     });
 }
 
-void KernelEmitter::emit_consumer_loop(const ir::WarpSpecializedLoop& loop) {
-    const schedule::MbarrierProtocol protocol = schedule::protocol_of(kernel_, loop);
-    const ir::Gemm& g = *loop.gemm;
+// One gemm of two loaded tiles, on the current stage: warpgroup_gemm issues its wgmmas (one
+// commit group); a cleared accumulator is zeroed first.
+void KernelEmitter::emit_wgmma(const ir::Gemm& g) {
     const ir::Buffer& c = *g.c.buffer;
     const FragmentLayout* l = layout_of(c);
     TLC_CHECK(l && l->kind == LayoutKind::MmaAcc && l->warps_n == 1 && l->warps_m == kernel_.threads / 32,
@@ -133,6 +154,21 @@ void KernelEmitter::emit_consumer_loop(const ir::WarpSpecializedLoop& loop) {
     int64_t bm = g.transpose_a ? g.a.buffer->const_shape[1] : g.a.buffer->const_shape[0];
     int64_t bk = g.transpose_a ? g.a.buffer->const_shape[0] : g.a.buffer->const_shape[1];
     int64_t bn = c.const_shape[1];
+    source_comment(g, "gemm");
+    if (g.clear) {
+        out_.line("#pragma unroll");
+        out_.line(fmt::format("for (int tl_s = 0; tl_s < {}::kSlots; ++tl_s) {}[tl_s] = 0.0f;  // clear = true", l->type_name,
+                              identifier(c.name)));
+    }
+    out_.line(fmt::format("tl::sm90::warpgroup_gemm<{}, {}, {}, {}, {}, {}, {}>({}, {} + tl_stage * {}, {} + tl_stage * {}, tl_tid / 128);",
+                          cuda_type(g.a.buffer->dtype), bm, bn, bk, g.transpose_a, g.transpose_b, kernel_.threads / 128,
+                          identifier(c.name), identifier(g.a.buffer->name), g.a.buffer->num_elements(),
+                          identifier(g.b.buffer->name), g.b.buffer->num_elements()));
+}
+
+void KernelEmitter::emit_consumer_loop(const ir::WarpSpecializedLoop& loop) {
+    const schedule::MbarrierProtocol protocol = schedule::protocol_of(kernel_, loop);
+    const std::vector<const ir::Gemm*> wgmmas = loop.wgmma_gemms();
     std::string k = var_name(*loop.var);
     std::string trips = fresh("trips");
     source_comment(loop, "warp-specialized loop");
@@ -141,20 +177,46 @@ void KernelEmitter::emit_consumer_loop(const ir::WarpSpecializedLoop& loop) {
         out_.line(fmt::format("const int tl_stage = tl_it % {};", protocol.stages));
         out_.line(fmt::format("tl::sm90::mbarrier_wait(&tl_full[tl_stage], (tl_it / {} + {}) & 1);  // the stage's TMA loads landed",
                               protocol.stages, protocol.full_parity_offset));
-        std::vector<ir::ExprPtr> operands;
-        for (const ir::Region* r : {&g.a, &g.b, &g.c}) ir::for_each_region_expr(*r, [&](const ir::ExprPtr& e) { operands.push_back(e); });
-        for (const ir::StmtPtr& s : lets_needed_by(loop.lets, operands)) stmt(s, {});
-        source_comment(g, "gemm");
-        out_.line(fmt::format("tl::sm90::warpgroup_gemm<{}, {}, {}, {}, {}, {}, {}>({}, {} + tl_stage * {}, {} + tl_stage * {}, tl_tid / 128);",
-                              cuda_type(g.a.buffer->dtype), bm, bn, bk, g.transpose_a, g.transpose_b, kernel_.threads / 128,
-                              identifier(c.name), identifier(g.a.buffer->name), g.a.buffer->num_elements(),
-                              identifier(g.b.buffer->name), g.b.buffer->num_elements()));
-        const int lag = protocol.release_lag;
-        out_.line(fmt::format("tl::sm90::wgmma_wait<{}>();  // at most {} trip(s) of wgmmas still in flight", protocol.mma_in_flight,
-                              protocol.mma_in_flight));
-        out_.line(fmt::format("if ({} >= {} && tl_tid % 32 == 0) tl::sm90::mbarrier_arrive(&tl_empty[(tl_it + {}) % {}]);  // release trip it - {}",
-                              k, lag, protocol.stages - lag, protocol.stages, lag));
+        for (const ir::StmtPtr& s : lets_needed_by(loop.lets, vars_read_in(loop.body))) stmt(s, {});
+        if (loop.single_gemm()) {
+            // One trip's wgmmas stay in flight; the previous trip's stage is released.
+            emit_wgmma(*wgmmas.front());
+            const int lag = protocol.release_lag;
+            out_.line(fmt::format("tl::sm90::wgmma_wait<{}>();  // at most {} trip(s) of wgmmas still in flight",
+                                  protocol.mma_in_flight, protocol.mma_in_flight));
+            out_.line(fmt::format("if ({} >= {} && tl_tid % 32 == 0) tl::sm90::mbarrier_arrive(&tl_empty[(tl_it + {}) % {}]);  // release trip it - {}",
+                                  k, lag, protocol.stages - lag, protocol.stages, lag));
+            return;
+        }
+        // Any other trip: the wgmmas issued run on while the statements that leave their
+        // accumulators alone do; they are waited for before the first statement that touches one
+        // of those (or at the trip's end), and the stage is released once the last has retired.
+        TLC_CHECK(protocol.mma_in_flight == 0 && protocol.release_lag == 0, "a general warp-specialized trip waits for its wgmmas");
+        std::vector<const ir::Gemm*> pending;
+        size_t issued = 0;
+        auto wait = [&] {
+            out_.line("tl::sm90::wgmma_wait<0>();");
+            for (const ir::Gemm* g : pending) out_.line(fmt::format("tl::sm90::fence_accumulators({});", identifier(g->c.buffer->name)));
+            pending.clear();
+            if (issued == wgmmas.size())
+                out_.line("if (tl_tid % 32 == 0) tl::sm90::mbarrier_arrive(&tl_empty[tl_stage]);  // the stage's last reader retired");
+        };
+        for (const ir::StmtPtr& s : loop.statements()) {
+            const ir::BufferUses uses = ir::buffer_uses(s);
+            bool touches_pending = false;
+            for (const ir::Gemm* g : pending) touches_pending |= uses.touches(g->c.buffer.get());
+            if (touches_pending) wait();
+            auto* g = s->as<ir::Gemm>();
+            if (std::find(wgmmas.begin(), wgmmas.end(), g) == wgmmas.end()) {
+                stmt(s, {});
+                continue;
+            }
+            emit_wgmma(*g);
+            pending.push_back(g), ++issued;
+        }
+        if (!pending.empty()) wait();
     });
+    if (!loop.single_gemm()) return;
     out_.line("tl::sm90::wgmma_wait<0>();");
     for (int j = 1; j <= protocol.release_lag; ++j)
         out_.line(fmt::format("if ({} >= {} && tl_tid % 32 == 0) tl::sm90::mbarrier_arrive(&tl_empty[(tl_it + {}) % {}]);  // release the tile's last trips",

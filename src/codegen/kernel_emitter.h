@@ -94,6 +94,7 @@ private:
     void emit_tile_loop(const std::function<void()>& body);
     void emit_producer(const ir::WarpSpecializedLoop& loop);
     void emit_consumer_loop(const ir::WarpSpecializedLoop& loop);
+    void emit_wgmma(const ir::Gemm& g);
     void emit_tma_store(const ir::Copy& c);
     // The block-wide barrier of the current code: __syncthreads, or a named barrier over the
     // consumer warpgroups once a warp-specialized kernel has split into roles.

@@ -758,7 +758,7 @@ private:
         }
     }
 
-    // The warp-specialized main loop means: per trip, the lets, the TMA loads, then the gemm.
+    // The warp-specialized main loop means: per trip, the lets, the TMA loads, then the body.
     void warp_specialized(const ir::WarpSpecializedLoop& w, const std::vector<int>& lanes) {
         int64_t trips = static_cast<int64_t>(eval(w.trip_count, lanes[0]));
         for (int64_t i = 0; i < trips; ++i) {
@@ -770,7 +770,7 @@ private:
                 ir::Copy c(ld.src, ir::whole(ld.dst), nullptr, ld.range);
                 copy_in(c, lanes[0], lanes);
             }
-            gemm(*w.gemm, lanes[0]);
+            exec(w.body, lanes);
         }
     }
 };

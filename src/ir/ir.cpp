@@ -111,6 +111,31 @@ const WarpSpecializedLoop* warp_specialized_loop(const Kernel& kernel) {
     return nullptr;
 }
 
+const std::vector<StmtPtr>& WarpSpecializedLoop::statements() const {
+    static const std::vector<StmtPtr> none;
+    if (auto* seq = body ? body->as<Seq>() : nullptr) return seq->stmts;
+    return none;
+}
+
+bool WarpSpecializedLoop::loads_into(const Buffer* b) const {
+    for (const TmaLoad& ld : loads)
+        if (ld.dst.get() == b) return true;
+    return false;
+}
+
+std::vector<const Gemm*> WarpSpecializedLoop::wgmma_gemms() const {
+    std::vector<const Gemm*> out;
+    for (const StmtPtr& s : statements())
+        if (auto* g = s->as<Gemm>(); g && loads_into(g->a.buffer.get()) && loads_into(g->b.buffer.get())) out.push_back(g);
+    return out;
+}
+
+bool WarpSpecializedLoop::single_gemm() const {
+    const auto& stmts = statements();
+    auto* g = stmts.size() == 1 ? stmts[0]->as<Gemm>() : nullptr;
+    return g && !g->clear && wgmma_gemms().size() == 1;
+}
+
 const Copy* tma_store_copy(const Kernel& kernel) {
     if (auto* seq = kernel.body ? kernel.body->as<Seq>() : nullptr)
         for (const StmtPtr& s : seq->stmts)

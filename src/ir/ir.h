@@ -361,13 +361,14 @@ struct AsyncWait : Stmt {
     explicit AsyncWait(int n, SourceRange r = {}) : Stmt(kKind, r), pending(n) {}
 };
 
-// A pipelined gemm main loop mapped onto Hopper warp specialization (sm_90a; schedule/
+// A pipelined main loop mapped onto Hopper warp specialization (sm_90a; schedule/
 // warp_specialize.cpp). Per trip `it` (counted across the loop's trips, and across tiles when the
 // kernel is persistent) the producer warpgroup's elected thread waits until stage `it % stages` is
 // released (`empty`), then issues one TMA load per entry of `loads` into that stage, completing on
-// `full`; the consumer warpgroups wait on `full`, run `gemm` with wgmma, and release the stage once
-// its wgmmas have retired. The shared tiles in `loads` hold `stages` copies in the 128-byte-swizzled
-// layout TMA writes and are touched by nothing else.
+// `full`; the consumer warpgroups wait on `full` and run `body`, the rest of the trip: its gemms of
+// two loaded tiles (wgmma_gemms) run with wgmma, everything else as anywhere in the kernel, and the
+// stage is released once the wgmmas reading it have retired. The shared tiles in `loads` hold
+// `stages` copies in the swizzled layout TMA writes and are read by those gemms only.
 struct TmaLoad {
     Region src;       // a 2-d global slice
     BufferPtr dst;    // a whole shared tile of the slice's shape
@@ -378,13 +379,24 @@ struct WarpSpecializedLoop : Stmt {
     VarPtr var;                  // the loop index, 0 .. trip_count - 1
     ExprPtr trip_count;
     int stages = 2;
-    std::vector<StmtPtr> lets;   // the loop body's `let`s; each role evaluates those it uses
+    std::vector<StmtPtr> lets;   // the `let`s among the loop's loads; each role evaluates those it uses
     std::vector<TmaLoad> loads;
-    std::shared_ptr<const Gemm> gemm;
-    WarpSpecializedLoop(VarPtr v, ExprPtr trips, int s, std::vector<StmtPtr> l, std::vector<TmaLoad> ld,
-                        std::shared_ptr<const Gemm> g, SourceRange r = {})
+    StmtPtr body;                // the consumers' part of a trip (a Seq), the TMA copies taken out
+    WarpSpecializedLoop(VarPtr v, ExprPtr trips, int s, std::vector<StmtPtr> l, std::vector<TmaLoad> ld, StmtPtr b,
+                        SourceRange r = {})
         : Stmt(kKind, r), var(std::move(v)), trip_count(std::move(trips)), stages(s), lets(std::move(l)),
-          loads(std::move(ld)), gemm(std::move(g)) {}
+          loads(std::move(ld)), body(std::move(b)) {}
+    // The top-level statements of `body`.
+    const std::vector<StmtPtr>& statements() const;
+    // True when `b` is the shared tile of one of `loads`.
+    bool loads_into(const Buffer* b) const;
+    // The gemms of `body` whose operands are both loaded tiles, in order: they run with wgmma (each
+    // is a top-level statement of `body`).
+    std::vector<const Gemm*> wgmma_gemms() const;
+    // The plain main loop: `body` is one gemm that accumulates (no clear). Its consumers keep one
+    // trip's wgmmas in flight and release the previous trip's stage; any other body waits for its
+    // wgmmas and releases the stage after the last one.
+    bool single_gemm() const;
 };
 
 // ---- functions, kernels, module -------------------------------------------------------------

@@ -258,12 +258,12 @@ StmtPtr Mutator::visit(const NodePtr<WarpSpecializedLoop>& op) {
     auto lets = mutate_each(*this, op->lets, changed);
     std::vector<TmaLoad> loads = op->loads;
     for (TmaLoad& load : loads) load.src = mutate_region(*this, load.src, changed);
-    StmtPtr gemm = mutate(StmtPtr(op->gemm));
-    TLC_CHECK(gemm && gemm->kind == StmtKind::Gemm, "a mutator turned a warp-specialized loop's gemm into another statement");
-    if (!changed && gemm == op->gemm) return op;
+    StmtPtr body = mutate(op->body);
+    TLC_CHECK(body && body->kind == StmtKind::Seq, "a mutator turned a warp-specialized loop's body into another statement");
+    if (!changed && body == op->body) return op;
     return rebuild(op, [&](WarpSpecializedLoop& n) {
         n.trip_count = std::move(trip_count), n.lets = std::move(lets), n.loads = std::move(loads);
-        n.gemm = as<Gemm>(gemm);
+        n.body = std::move(body);
     });
 }
 

@@ -266,10 +266,25 @@ public:
             for (auto& ld : w->loads)
                 line(indent + 2, "tma_load " + region(ld.src) + " -> " + ld.dst->name + "[stage], signals full[stage]");
             line(indent + 1, "consumer:  // the kernel's warpgroups; wait until the stage is full");
-            std::string t = "wgmma " + region(w->gemm->a) + ", " + region(w->gemm->b) + " -> " + region(w->gemm->c);
-            if (w->gemm->transpose_a) t += ", transpose_a";
-            if (w->gemm->transpose_b) t += ", transpose_b";
-            line(indent + 2, t + ", then releases empty[stage]");
+            auto wgmma = [&](const Gemm& g) {
+                std::string t = "wgmma " + region(g.a) + ", " + region(g.b) + " -> " + region(g.c);
+                if (g.transpose_a) t += ", transpose_a";
+                if (g.transpose_b) t += ", transpose_b";
+                return g.clear ? t + ", clear" : t;
+            };
+            if (w->single_gemm()) {
+                line(indent + 2, wgmma(*w->wgmma_gemms().front()) + ", then releases empty[stage]");
+            } else {
+                const std::vector<const Gemm*> wgmmas = w->wgmma_gemms();
+                for (const StmtPtr& c : w->statements()) {
+                    auto* g = c->as<Gemm>();
+                    if (std::find(wgmmas.begin(), wgmmas.end(), g) == wgmmas.end()) {
+                        body(c, indent + 2);
+                        continue;
+                    }
+                    line(indent + 2, wgmma(*g) + (g == wgmmas.back() ? "  // releases empty[stage] once retired" : ""));
+                }
+            }
             line(indent, "}");
             break;
         }

@@ -83,7 +83,7 @@ void for_each_child(const Stmt& s, const StmtChildren& v) {
         expr(w->trip_count);
         for (auto& l : w->lets) stmt(l);
         for (auto& load : w->loads) region(load.src, Access::Read);
-        stmt(w->gemm);
+        stmt(w->body);
         break;
     }
     case StmtKind::Barrier:

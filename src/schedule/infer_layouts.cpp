@@ -272,10 +272,13 @@ namespace {
 bool wgmma_layout_holds(const ir::Kernel& kernel) {
     const ir::WarpSpecializedLoop* w = ir::warp_specialized_loop(kernel);
     if (!w) return false;
-    auto it = kernel.layouts.fragments.find(w->gemm->c.buffer.get());
-    if (it == kernel.layouts.fragments.end() || it->second.kind != LayoutKind::MmaAcc) return false;
-    const auto& shape = w->gemm->c.buffer->const_shape;
-    return it->second.layout == ir::Layout::mma_accumulator(shape[0], shape[1], kernel.threads / 32, 1, true);
+    for (const ir::Gemm* g : w->wgmma_gemms()) {
+        auto it = kernel.layouts.fragments.find(g->c.buffer.get());
+        if (it == kernel.layouts.fragments.end() || it->second.kind != LayoutKind::MmaAcc) return false;
+        const auto& shape = g->c.buffer->const_shape;
+        if (!(it->second.layout == ir::Layout::mma_accumulator(shape[0], shape[1], kernel.threads / 32, 1, true))) return false;
+    }
+    return true;
 }
 
 } // namespace
@@ -423,7 +426,8 @@ Choice choose_layouts(const ir::Kernel& kernel, int target_sm, UseCollector& use
     // Tensor-core plan per gemm; an accumulator fixes its group's layout.
     std::map<const ir::Buffer*, FragmentLayout> group_layout;
     const ir::WarpSpecializedLoop* ws_loop = ir::warp_specialized_loop(kernel);
-    const ir::Gemm* wgmma_gemm = ws_loop ? ws_loop->gemm.get() : nullptr;
+    const std::vector<const ir::Gemm*> wgmma_gemms = ws_loop ? ws_loop->wgmma_gemms() : std::vector<const ir::Gemm*>{};
+    auto is_wgmma = [&](const ir::Gemm* g) { return std::find(wgmma_gemms.begin(), wgmma_gemms.end(), g) != wgmma_gemms.end(); };
     // An accumulator takes the mma layout when at least one gemm into it can use the tensor cores;
     // every such gemm then does (a second gemm into the same accumulator is as fast as the first),
     // and the others run the FMA loop over the same distributed layout.
@@ -442,7 +446,7 @@ Choice choose_layouts(const ir::Kernel& kernel, int target_sm, UseCollector& use
         // dtypes or shape already explain it.
         auto miss_all = [&](const std::string& reason, const std::string& fix) {
             for (const ir::Gemm* g : gemms) {
-                if (g == wgmma_gemm) continue;
+                if (is_wgmma(g)) continue;
                 if (!tensor_core_dtypes(*g, target_sm)) {
                     misses[g] = {};
                 } else if (g->c.tile_shape().size() != 2) {
@@ -460,7 +464,7 @@ Choice choose_layouts(const ir::Kernel& kernel, int target_sm, UseCollector& use
             }
         };
         bool any = false, wgmma = false;
-        for (const ir::Gemm* g : gemms) any |= tensor_core_shape(g), wgmma |= g == wgmma_gemm;
+        for (const ir::Gemm* g : gemms) any |= tensor_core_shape(g), wgmma |= is_wgmma(g);
         if (!any) {
             miss_all("", "");
             continue;
@@ -508,18 +512,26 @@ Choice choose_layouts(const ir::Kernel& kernel, int target_sm, UseCollector& use
         l.m_interleaved = interleaved;
         l.layout = ir::Layout::mma_accumulator(shape[0], shape[1], wm, wn, interleaved);
         group_layout[root] = l;
+        // mma.sync lays a warp's tiles out adjacently: with wgmma slabs interleaved, another gemm
+        // into the accumulator runs the FMA loop over its layout.
+        auto on_tensor_cores = [&](const ir::Gemm* g) { return tensor_core_shape(g) && (!interleaved || is_wgmma(g)); };
         for (const ir::Gemm* g : gemms)
-            if (tensor_core_shape(g)) out.gemms[g] = GemmPlan{true, wm, wn};
-        miss_all("", ""); // the others run the FMA loop over the mma layout: their own shape says why
+            if (on_tensor_cores(g)) out.gemms[g] = GemmPlan{true, wm, wn};
+        miss_all(interleaved ? fmt::format("its accumulator `{}` holds several 64-row wgmma slabs per warpgroup, a layout "
+                                           "mma.sync does not produce",
+                                           acc->name)
+                             : "",
+                 interleaved ? "gemm the loaded tiles into it, or give it 64 rows per consumer warpgroup" : "");
+        // the others run the FMA loop over the mma layout: their own shape says why
         for (const ir::Gemm* g : gemms)
-            if (tensor_core_shape(g)) misses.erase(g);
+            if (on_tensor_cores(g)) misses.erase(g);
     }
     // Gemms whose accumulator is not a fragment never reach here (sema rejects them); gemms not
     // recorded above (replicated accumulators) use the FMA path.
     std::function<void(const ir::StmtPtr&)> visit = [&](const ir::StmtPtr& s) {
         if (!s) return;
         if (auto* g = s->as<ir::Gemm>()) out.gemms.emplace(g, GemmPlan{});
-        if (auto* w = s->as<ir::WarpSpecializedLoop>()) out.gemms.emplace(w->gemm.get(), GemmPlan{});
+        if (auto* w = s->as<ir::WarpSpecializedLoop>()) visit(w->body);
         if (auto* seq = s->as<ir::Seq>()) for (auto& c : seq->stmts) visit(c);
         if (auto* f = s->as<ir::For>()) visit(f->body);
         if (auto* i = s->as<ir::If>()) visit(i->then_body), visit(i->else_body);

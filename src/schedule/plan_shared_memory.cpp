@@ -102,12 +102,7 @@ ir::SharedMemoryPlan compute_shared_memory_plan(const ir::Kernel& kernel) {
     plan.planned = true;
     const ir::WarpSpecializedLoop* ws_loop =
         kernel.warp_specialization.enabled ? ir::warp_specialized_loop(kernel) : nullptr;
-    auto loaded_by_tma = [&](const ir::Buffer& b) {
-        if (!ws_loop) return false;
-        for (const ir::TmaLoad& ld : ws_loop->loads)
-            if (ld.dst.get() == &b) return true;
-        return false;
-    };
+    auto loaded_by_tma = [&](const ir::Buffer& b) { return ws_loop && ws_loop->loads_into(&b); };
     int64_t offset = 0;
     std::function<void(const ir::StmtPtr&)> visit = [&](const ir::StmtPtr& s) {
         if (!s) return;
@@ -158,6 +153,7 @@ ir::SharedMemoryPlan compute_shared_memory_plan(const ir::Kernel& kernel) {
             for (auto& c : seq->stmts) visit(c);
         if (auto* f = s->as<ir::For>()) visit(f->body);
         if (auto* i = s->as<ir::If>()) visit(i->then_body), visit(i->else_body);
+        if (auto* w = s->as<ir::WarpSpecializedLoop>()) visit(w->body);
     };
     visit(kernel.body);
     plan.scratch_offset = align_up(offset, 128);

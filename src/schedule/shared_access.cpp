@@ -29,7 +29,7 @@ public:
 
     void stmt(const ir::StmtPtr& s) {
         // A warp-specialized loop's tiles are ordered by its mbarriers (verify-mbarriers), not by
-        // block barriers.
+        // block barriers; HazardWalker walks its body as a loop.
         if (!s || s->as<ir::WarpSpecializedLoop>()) return;
         ir::for_each_child(*s, {
             .expr = [&](const ir::ExprPtr& e) { expr(e); },
@@ -257,6 +257,18 @@ void HazardWalker::walk(const ir::StmtPtr& s, HazardState& state) {
             walk(f->body, state);
         }
         state.merge(entry); // the loop may run zero times
+        return;
+    }
+    case ir::StmtKind::WarpSpecializedLoop: {
+        // The consumers' part of each trip, as a loop body: the loaded tiles are written by TMA
+        // under the mbarriers, never by a statement here, so only the body's other shared
+        // accesses (consumer-side copies, scratch) can need barriers, named over the consumers.
+        auto* w = s->as<ir::WarpSpecializedLoop>();
+        for (const ir::StmtPtr& l : w->lets) walk(l, state);
+        HazardState entry = state;
+        walk(w->body, state);
+        walk(w->body, state);
+        state.merge(entry);
         return;
     }
     default: break;

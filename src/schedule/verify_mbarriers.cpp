@@ -303,6 +303,12 @@ MbarrierProtocol protocol_of(const ir::Kernel& kernel, const ir::WarpSpecialized
     MbarrierProtocol p;
     p.stages = loop.stages;
     p.consumer_groups = kernel.threads / 128;
+    if (!loop.single_gemm()) {
+        // The trip's other statements read what its wgmmas wrote: wait for them, and release the
+        // stage at once.
+        p.mma_in_flight = 0;
+        p.release_lag = 0;
+    }
     return p;
 }
 

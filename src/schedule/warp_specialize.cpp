@@ -1,4 +1,4 @@
-// Pass `warp-specialize`: recognises the pipelined gemm main loop and rewrites it into a
+// Pass `warp-specialize`: rewrites a pipelined main loop whose gemms read tiles it loads into a
 // WarpSpecializedLoop (see warp_specialize.h for the conditions and the resulting protocol).
 #include "schedule/warp_specialize.h"
 
@@ -8,6 +8,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <functional>
 #include <map>
 #include <optional>
@@ -64,9 +65,8 @@ Why check_copy(const ir::Copy& c) {
     return std::nullopt;
 }
 
-Why check_gemm(const ir::Gemm& g, const std::set<const ir::Buffer*>& loaded, int warpgroups) {
-    if (!loaded.count(g.a.buffer.get()) || !loaded.count(g.b.buffer.get()) || !is_whole(g.a) || !is_whole(g.b))
-        return std::string("the gemm's operands are not whole shared tiles loaded in the loop");
+Why check_gemm(const ir::Gemm& g, int warpgroups) {
+    if (!is_whole(g.a) || !is_whole(g.b)) return std::string("the gemm's operands are not whole shared tiles loaded in the loop");
     const Dtype at = g.a.buffer->dtype, bt = g.b.buffer->dtype;
     const bool f8 = is_float8(at) && is_float8(bt);
     if (at != bt && !f8) return std::string("the gemm's operands have different dtypes");
@@ -75,7 +75,6 @@ Why check_gemm(const ir::Gemm& g, const std::set<const ir::Buffer*>& loaded, int
     const ir::Buffer& c = *g.c.buffer;
     if (c.scope != ir::Scope::Fragment || c.dtype != Dtype::F32 || !is_whole(g.c) || c.rank() != 2)
         return std::string("the gemm's accumulator is not a whole f32 fragment");
-    if (g.clear) return std::string("the gemm clears its accumulator");
     int64_t m = c.const_shape[0], n = c.const_shape[1];
     auto as = g.a.buffer->const_shape, bs = g.b.buffer->const_shape;
     int64_t k = g.transpose_a ? as[0] : as[1];
@@ -133,28 +132,94 @@ Why match(const ir::Kernel& kernel, Match& out) {
         return std::string("@no_pipeline / @no_async_copy on the loop");
     if (loop->options.stages < 2) return std::string("the loop has fewer than 2 stages");
 
-    std::vector<ir::StmtPtr> lets;
-    std::vector<ir::TmaLoad> loads;
-    std::set<const ir::Buffer*> loaded;
-    std::shared_ptr<const ir::Gemm> gemm;
+    // The trip's leading `let`s and copies, then the rest (the consumers' part). A copy that TMA
+    // can make goes to the producer when its tile is read only by gemms of two such tiles (wgmma
+    // reads the swizzled tiles in place); any other copy stays with the consumers, synchronous.
+    std::vector<ir::StmtPtr> lets, head_copies, rest;
     for (const ir::StmtPtr& s : flatten(loop->body)) {
-        if (s->kind == ir::StmtKind::Let && loads.empty() && !gemm) {
-            lets.push_back(s);
-        } else if (auto* c = s->as<ir::Copy>(); c && !gemm) {
-            if (Why why = check_copy(*c)) return why;
-            if (!loaded.insert(c->dst.buffer.get()).second)
-                return fmt::format("tile `{}` is loaded twice in one trip", c->dst.buffer->name);
-            loads.push_back({c->src, c->dst.buffer, c->range});
-        } else if (auto* g = s->as<ir::Gemm>(); g && !gemm) {
-            gemm = std::static_pointer_cast<const ir::Gemm>(s);
-        } else {
-            return std::string("the loop body is not `let`s, then global->shared copies, then one gemm");
+        if (rest.empty() && s->kind == ir::StmtKind::Let) lets.push_back(s);
+        else if (rest.empty() && s->kind == ir::StmtKind::Copy) head_copies.push_back(s);
+        else rest.push_back(s);
+    }
+    std::set<const ir::Buffer*> candidates;
+    // Why a tile's copy is not a TMA load: the copy itself (check_copy), else the tile's uses.
+    std::map<const ir::Buffer*, std::string> copy_why, use_why;
+    for (const ir::StmtPtr& s : head_copies) {
+        auto* c = s->as<ir::Copy>();
+        if (Why why = check_copy(*c)) copy_why[c->dst.buffer.get()] = *why;
+        else if (!candidates.insert(c->dst.buffer.get()).second)
+            return fmt::format("tile `{}` is loaded twice in one trip", c->dst.buffer->name);
+    }
+    // Drop the candidates read other than as an operand of a gemm of two candidates, until none is.
+    auto wgmma_of = [&](const ir::Stmt& st) -> const ir::Gemm* {
+        auto* g = st.as<ir::Gemm>();
+        return g && candidates.count(g->a.buffer.get()) && candidates.count(g->b.buffer.get()) ? g : nullptr;
+    };
+    for (bool changed = true; changed;) {
+        changed = false;
+        for (const ir::StmtPtr& s : rest) {
+            const ir::Gemm* g = wgmma_of(*s);
+            ir::BufferUses u = ir::buffer_uses(s);
+            for (auto it = candidates.begin(); it != candidates.end();) {
+                const bool operand = g && (g->a.buffer.get() == *it || g->b.buffer.get() == *it) && g->c.buffer.get() != *it;
+                if (u.touches(*it) && !operand) {
+                    use_why[*it] = fmt::format("tile `{}` is used other than as an operand of a gemm of two loaded tiles",
+                                               (*it)->name);
+                    it = candidates.erase(it), changed = true;
+                } else {
+                    ++it;
+                }
+            }
         }
     }
-    if (!gemm) return std::string("the pipelined loop has no gemm");
-    if (Why why = check_gemm(*gemm, loaded, warpgroups)) return why;
+    std::vector<ir::TmaLoad> loads;
+    std::vector<ir::StmtPtr> consumer;
+    for (const ir::StmtPtr& s : head_copies) {
+        auto* c = s->as<ir::Copy>();
+        if (candidates.count(c->dst.buffer.get())) loads.push_back({c->src, c->dst.buffer, c->range});
+        else consumer.push_back(s);
+    }
+    consumer.insert(consumer.end(), rest.begin(), rest.end());
+    std::vector<const ir::Gemm*> gemms;
+    for (const ir::StmtPtr& s : consumer)
+        if (const ir::Gemm* g = wgmma_of(*s)) gemms.push_back(g);
+    if (gemms.empty()) {
+        // Why the trip's first gemm does not run on wgmma: an operand's copy, an operand that is no
+        // tile the loop loads, or an operand's other uses.
+        for (const ir::StmtPtr& s : consumer) {
+            auto* g = s->as<ir::Gemm>();
+            if (!g) continue;
+            for (const ir::Buffer* b : {g->a.buffer.get(), g->b.buffer.get()})
+                if (auto it = copy_why.find(b); it != copy_why.end()) return it->second;
+            for (const ir::Buffer* b : {g->a.buffer.get(), g->b.buffer.get()}) {
+                bool copied = false;
+                for (const ir::StmtPtr& h : head_copies) copied |= h->as<ir::Copy>()->dst.buffer.get() == b;
+                if (!copied)
+                    return fmt::format("the gemm's operand `{}` is not a shared tile the loop loads (here wgmma reads both "
+                                       "operands from shared tiles that TMA loads)",
+                                       b->name);
+            }
+            for (const ir::Buffer* b : {g->a.buffer.get(), g->b.buffer.get()})
+                if (auto it = use_why.find(b); it != use_why.end()) return it->second;
+        }
+        return std::string("the pipelined loop has no gemm of two shared tiles it loads");
+    }
+    for (const ir::Gemm* g : gemms)
+        if (Why why = check_gemm(*g, warpgroups)) return why;
+    // Each gemm of loaded tiles is issued as early as it can be: before the statements ahead of it
+    // that leave its accumulator alone (e.g. loads of scales), which then run while its wgmmas do.
+    for (size_t i = 0; i < consumer.size(); ++i) {
+        auto* g = consumer[i]->as<ir::Gemm>();
+        if (!g || std::find(gemms.begin(), gemms.end(), g) == gemms.end()) continue;
+        for (size_t j = i; j > 0; --j) {
+            const ir::StmtPtr& before = consumer[j - 1];
+            if (before->as<ir::Gemm>() || before->kind == ir::StmtKind::Let || ir::buffer_uses(before).touches(g->c.buffer.get()))
+                break;
+            std::swap(consumer[j - 1], consumer[j]);
+        }
+    }
 
-    // The shared tiles belong to the loop alone.
+    // The loaded tiles belong to the loop alone.
     ir::BufferUses outside;
     for (size_t i = 0; i < top.size(); ++i) {
         if (i == at) continue;
@@ -162,28 +227,30 @@ Why match(const ir::Kernel& kernel, Match& out) {
         outside.reads.insert(u.reads.begin(), u.reads.end());
         outside.writes.insert(u.writes.begin(), u.writes.end());
     }
-    for (const ir::Buffer* b : loaded)
+    for (const ir::Buffer* b : candidates)
         if (outside.touches(b)) return fmt::format("tile `{}` is also used outside the pipelined loop", b->name);
 
     auto ws = std::make_shared<ir::WarpSpecializedLoop>(loop->vars[0], loop->extents[0], loop->options.stages, lets,
-                                                        loads, gemm, loop->range);
+                                                        loads, std::make_shared<ir::Seq>(consumer, loop->range), loop->range);
     out.loop_index = at;
     out.loop = ws.get();
     out.replacement = ws;
     return std::nullopt;
 }
 
-// The kernel's last statement, when it is `copy(acc, G[r +: 64 * warpgroups, c +: N])` of the
-// gemm's accumulator into a 2-d f16/bf16 tensor with N a multiple of 64, can be stored through
-// shared memory by TMA; returns the rewritten body or null.
-ir::StmtPtr with_tma_store(const std::vector<ir::StmtPtr>& top, const ir::Gemm& gemm) {
+// The kernel's last statement, when it is `copy(acc, G[r +: BM, c +: N])` of a wgmma's
+// accumulator into a 2-d f16/bf16 tensor with N a multiple of 64, can be stored through shared
+// memory by TMA; returns the rewritten body or null.
+ir::StmtPtr with_tma_store(const std::vector<ir::StmtPtr>& top, const ir::WarpSpecializedLoop& loop) {
     if (top.empty()) return nullptr;
     auto* c = top.back()->as<ir::Copy>();
     if (!c || c->pad || c->src.buffer->scope != ir::Scope::Fragment || c->dst.buffer->scope != ir::Scope::Global) return nullptr;
     const ir::Buffer& dst = *c->dst.buffer;
     if (dst.rank() != 2 || c->dst.ranges[0].is_point || c->dst.ranges[1].is_point || !is_whole(c->src)) return nullptr;
     if (dst.dtype != Dtype::F16 && dst.dtype != Dtype::BF16) return nullptr;
-    if (c->src.buffer != gemm.c.buffer) return nullptr; // the accumulator itself: its layout is wgmma's
+    bool accumulator = false; // the accumulator of a wgmma itself: its layout is wgmma's
+    for (const ir::Gemm* g : loop.wgmma_gemms()) accumulator |= c->src.buffer == g->c.buffer;
+    if (!accumulator) return nullptr;
     if (c->dst.ranges[1].extent % 64) return nullptr;
     auto store = std::make_shared<ir::Copy>(*c);
     store->tma_store = true;
@@ -253,7 +320,7 @@ bool warp_specialize(ir::Kernel& kernel, const std::string& arch, const ir::Kern
     // The epilogue's store through shared memory and TMA, when the final copy allows it and the
     // staging buffers fit next to the pipeline (227 KB per block on sm_90a).
     kernel.warp_specialization.enabled = true;
-    if (ir::StmtPtr stored = with_tma_store(top, *m.loop->gemm)) {
+    if (ir::StmtPtr stored = with_tma_store(top, *m.loop)) {
         ir::Kernel candidate = kernel;
         candidate.body = stored;
         if (compute_shared_memory_plan(candidate).total_bytes <= kHopperSharedBytes) kernel.body = stored;

@@ -182,6 +182,140 @@ __global__ void __launch_bounds__(128) gemm_fp8_scaled_kernel(
     }
 }
 
+// kernel gemm_fp8_scaled  (gemm_fp8.tl:9)
+// 128 threads per block, 66944 bytes of shared memory
+// warp-specialized: warpgroup 0 issues TMA loads, the other 128 threads run wgmma; persistent over the tiles
+__global__ void __launch_bounds__(256, 1) gemm_fp8_scaled_kernel_sm90(
+        const __grid_constant__ CUtensorMap tl_map_A,
+        const __grid_constant__ CUtensorMap tl_map_B,
+        const tl::f8e4m3* __restrict__ A,
+        const tl::f8e4m3* __restrict__ B,
+        const float* __restrict__ S,
+        float* __restrict__ C,
+        int32_t M,
+        int32_t K,
+        int32_t N,
+        int32_t KS)
+{
+    #if defined(__CUDA_ARCH__) && !TL_SM90A_DEVICE
+    __trap();  // built for another arch; the launch stub runs this kernel only on sm_90 devices
+    #else
+    using part_layout = tl::MmaAccLayout<64, 64, 4, 1>;  // fragment part: f32[64, 64], wgmma accumulators
+    using acc_layout = tl::MmaAccLayout<64, 64, 4, 1>;  // fragment acc: f32[64, 64], wgmma accumulators
+    extern __shared__ __align__(1024) unsigned char tl_smem_raw[];
+    unsigned char* tl_smem = tl_smem_raw + ((1024 - tl::sm90::smem_address(tl_smem_raw) % 1024) % 1024);
+    tl::f8e4m3* a = reinterpret_cast<tl::f8e4m3*>(tl_smem + 0);  // shared a: f8e4m3[64, 64], 8 stages, 64-byte swizzled (TMA)
+    tl::f8e4m3* b = reinterpret_cast<tl::f8e4m3*>(tl_smem + 32768);  // shared b: f8e4m3[64, 64], 8 stages, 64-byte swizzled (TMA)
+    float* s = reinterpret_cast<float*>(tl_smem + 65536);  // shared s: f32[64], row pitch 64
+    uint64_t* tl_full = reinterpret_cast<uint64_t*>(tl_smem + 65792);   // per stage: its TMA loads landed
+    uint64_t* tl_empty = tl_full + 8;  // per stage: every consumer warp finished reading it
+    if (threadIdx.x == 0) {
+        for (int tl_s = 0; tl_s < 8; ++tl_s) {
+            tl::sm90::mbarrier_init(&tl_full[tl_s], 1);
+            tl::sm90::mbarrier_init(&tl_empty[tl_s], 4);  // one arrival per consumer warp
+        }
+        tl::sm90::mbarrier_init_fence();
+    }
+    __syncthreads();
+    const int tl_tiles_x = tl::cdiv(N, 64), tl_tiles_y = tl::cdiv(M, 64), tl_tiles_z = 1;
+    const int tl_tiles = tl_tiles_x * tl_tiles_y * tl_tiles_z;
+    if (threadIdx.x < 128) {
+        // Producer warpgroup: one thread issues every TMA load.
+        tl::sm90::release_registers<40>();
+        if (threadIdx.x == 0) {
+            tl::sm90::tma_prefetch_descriptor(&tl_map_A);
+            tl::sm90::tma_prefetch_descriptor(&tl_map_B);
+            int tl_it = 0;  // trips issued so far, across tiles: stage tl_it % stages, round tl_it / stages
+            for (int tl_tile = blockIdx.x; tl_tile < tl_tiles; tl_tile += gridDim.x) {
+                const int tl_block_z = tl_tile / (tl_tiles_x * tl_tiles_y);
+                const int tl_in_plane = tl_tile % (tl_tiles_x * tl_tiles_y);
+                const int tl_group_first_y = tl_in_plane / (8 * tl_tiles_x) * 8;
+                const int tl_group_rows = min(tl_tiles_y - tl_group_first_y, 8);
+                const int tl_block_y = tl_group_first_y + tl_in_plane % (8 * tl_tiles_x) % tl_group_rows;
+                const int tl_block_x = tl_in_plane % (8 * tl_tiles_x) / tl_group_rows;
+                (void)tl_block_x, (void)tl_block_y, (void)tl_block_z;
+                for (int k = 0; k < tl::cdiv(K, 64); ++k, ++tl_it) {
+                    const int tl_stage = tl_it % 8;
+                    tl::sm90::mbarrier_wait(&tl_empty[tl_stage], (tl_it / 8 + 1) & 1);  // consumers released it
+                    tl::sm90::mbarrier_arrive_expect_tx(&tl_full[tl_stage], 8192);
+                    // copy(A[block.y * 64 +: 64, k * 64 +: 64], a);  (gemm_fp8.tl:18)
+                    tl::sm90::tma_load_2d(a + tl_stage * 4096 + 0, &tl_map_A, &tl_full[tl_stage], k * 64, tl_block_y * 64);
+                    // copy(B[block.x * 64 +: 64, k * 64 +: 64], b);  (gemm_fp8.tl:19)
+                    tl::sm90::tma_load_2d(b + tl_stage * 4096 + 0, &tl_map_B, &tl_full[tl_stage], k * 64, tl_block_x * 64);
+                }
+            }
+        }
+    }
+    else {
+        // Consumer warpgroups: the kernel's 128 threads.
+        tl::sm90::claim_registers<256>();
+        const int tl_tid = tl::thread_index<128>(128);
+        int tl_it = 0;  // trips consumed so far, across tiles
+        for (int tl_tile = blockIdx.x; tl_tile < tl_tiles; tl_tile += gridDim.x) {
+            const int tl_block_z = tl_tile / (tl_tiles_x * tl_tiles_y);
+            const int tl_in_plane = tl_tile % (tl_tiles_x * tl_tiles_y);
+            const int tl_group_first_y = tl_in_plane / (8 * tl_tiles_x) * 8;
+            const int tl_group_rows = min(tl_tiles_y - tl_group_first_y, 8);
+            const int tl_block_y = tl_group_first_y + tl_in_plane % (8 * tl_tiles_x) % tl_group_rows;
+            const int tl_block_x = tl_in_plane % (8 * tl_tiles_x) / tl_group_rows;
+            (void)tl_block_x, (void)tl_block_y, (void)tl_block_z;
+            float part[part_layout::kSlots];  // fragment part: f32[64, 64]
+            float acc[acc_layout::kSlots];  // fragment acc: f32[64, 64]
+            #pragma unroll
+            for (int tl_i = 0; tl_i < acc_layout::kSlots; ++tl_i) acc[tl_i] = 0.0f;
+            // for k in pipelined(cdiv(K, 64), stages = 2) {  (gemm_fp8.tl:17)
+            const int tl_trips0 = tl::cdiv(K, 64);
+            for (int k = 0; k < tl_trips0; ++k, ++tl_it) {
+                const int tl_stage = tl_it % 8;
+                tl::sm90::mbarrier_wait(&tl_full[tl_stage], (tl_it / 8 + 0) & 1);  // the stage's TMA loads landed
+                // gemm(a, b, part, transpose_b = true, clear = true);  (gemm_fp8.tl:21)
+                #pragma unroll
+                for (int tl_s = 0; tl_s < part_layout::kSlots; ++tl_s) part[tl_s] = 0.0f;  // clear = true
+                tl::sm90::warpgroup_gemm<tl::f8e4m3, 64, 64, 64, false, true, 1>(part, a + tl_stage * 4096, b + tl_stage * 4096, tl_tid / 128);
+                tl::sm90::named_barrier_sync(1, 128);  // WAR on `s`
+                // copy(S[block.y * 64 +: 64, k], s);  (gemm_fp8.tl:20)
+                #pragma unroll
+                for (int tl_i2 = 0; tl_i2 < 1; ++tl_i2) {
+                    const int tl_e1 = tl_tid + tl_i2 * 128;
+                    if (tl_e1 < 64) {
+                        s[tl_e1] = tl::in_bounds((tl_block_y * 64) + tl_e1, M) && tl::in_bounds(k, KS) ? S[int64_t((tl_block_y * 64) + tl_e1) * KS + k] : 0.0f;
+                    }
+                }
+                tl::sm90::named_barrier_sync(1, 128);  // RAW on `s`
+                tl::sm90::wgmma_wait<0>();
+                tl::sm90::fence_accumulators(part);
+                if (tl_tid % 32 == 0) tl::sm90::mbarrier_arrive(&tl_empty[tl_stage]);  // the stage's last reader retired
+                // for i, j in parallel(64, 64) {  (gemm_fp8.tl:22)
+                // for i, j in parallel(64, 64): each thread visits the elements of `acc` it holds
+                #pragma unroll
+                for (int tl_s3 = 0; tl_s3 < acc_layout::kSlots; ++tl_s3) {
+                    const int i = acc_layout::row(tl_tid, tl_s3);
+                    [[maybe_unused]] const int j = acc_layout::col(tl_tid, tl_s3);
+                    acc[tl_s3] = acc[tl_s3] + part[tl_s3] * s[i];
+                }
+            }
+            // copy(acc, C[block.y * 64 +: 64, block.x * 64 +: 64]);  (gemm_fp8.tl:26)
+            #pragma unroll
+            for (int tl_chunk4 = 0; tl_chunk4 < acc_layout::kSlots; tl_chunk4 += 2) {
+                float* tl_ptr5 = &C[int64_t((tl_block_y * 64) + (acc_layout::row(tl_tid, tl_chunk4))) * N + ((tl_block_x * 64) + (acc_layout::col(tl_tid, tl_chunk4)))];
+                if (tl::in_bounds((tl_block_y * 64) + (acc_layout::row(tl_tid, tl_chunk4)), M) && tl::in_bounds((tl_block_x * 64) + (acc_layout::col(tl_tid, tl_chunk4)), N) && tl::in_bounds((tl_block_y * 64) + (acc_layout::row(tl_tid, tl_chunk4)), M) && tl::in_bounds(((tl_block_x * 64) + (acc_layout::col(tl_tid, tl_chunk4))) + 1, N) && tl::is_aligned(tl_ptr5, 8)) {
+                    float tl_vec6[2];
+                    #pragma unroll
+                    for (int tl_v = 0; tl_v < 2; ++tl_v) tl_vec6[tl_v] = acc[tl_chunk4 + tl_v];
+                    tl::store_vector<float, 2>(tl_ptr5, tl_vec6);
+                } else {
+                    #pragma unroll
+                    for (int tl_v = 0; tl_v < 2; ++tl_v) {
+                        if (tl::in_bounds((tl_block_y * 64) + (acc_layout::row(tl_tid, tl_chunk4 + tl_v)), M) && tl::in_bounds((tl_block_x * 64) + (acc_layout::col(tl_tid, tl_chunk4 + tl_v)), N)) C[int64_t((tl_block_y * 64) + (acc_layout::row(tl_tid, tl_chunk4 + tl_v))) * N + ((tl_block_x * 64) + (acc_layout::col(tl_tid, tl_chunk4 + tl_v)))] = acc[tl_chunk4 + tl_v];
+                    }
+                }
+            }
+            tl::sm90::named_barrier_sync(1, 128);  // every consumer finished this tile's epilogue
+        }
+    }
+    #endif
+}
+
 // kernel gemm_fp8_mixed  (gemm_fp8.tl:29)
 // 64 threads per block, 6144 bytes of shared memory
 __global__ void __launch_bounds__(64) gemm_fp8_mixed_kernel(
@@ -346,6 +480,33 @@ cudaError_t gemm_fp8_scaled(const __nv_fp8_e4m3* A, const __nv_fp8_e4m3* B, cons
     if (tl_grid_x <= 0 || tl_grid_y <= 0 || tl_grid_z <= 0) return cudaSuccess;  // nothing to compute
     if (tl_grid_x > INT32_MAX || tl_grid_y > 65535 || tl_grid_z > 65535)
         return tl::host::invalid_argument(std::string(tl_name) + ": the grid is larger than CUDA allows");
+    const tl::host::DeviceTraits tl_device = tl::host::current_device_traits();
+    if (tl_device.major == 9) {
+        // TMA needs 16-byte-aligned tensors whose rows are a multiple of 16 bytes.
+        CUtensorMap tl_map_A;
+        CUtensorMap tl_map_B;
+        const bool tl_tma =
+            tl::host::tma_compatible(A, int64_t(M), int64_t(K), 1) &&
+            tl::host::make_tensor_map_2d(&tl_map_A, A, CU_TENSOR_MAP_DATA_TYPE_UINT8, 1, int64_t(M), int64_t(K), 64, 64) &&
+            tl::host::tma_compatible(B, int64_t(N), int64_t(K), 1) &&
+            tl::host::make_tensor_map_2d(&tl_map_B, B, CU_TENSOR_MAP_DATA_TYPE_UINT8, 1, int64_t(N), int64_t(K), 64, 64);
+        if (tl_tma) {
+            static const cudaError_t tl_attributes_sm90 = [] {
+                cudaError_t tl_err = cudaSuccess;
+                tl_err = cudaFuncSetAttribute(::gemm_fp8_scaled_kernel_sm90, cudaFuncAttributeMaxDynamicSharedMemorySize, 66944);
+                if (tl_err == cudaSuccess)
+                    tl_err = cudaFuncSetAttribute(::gemm_fp8_scaled_kernel_sm90, cudaFuncAttributePreferredSharedMemoryCarveout, cudaSharedmemCarveoutMaxShared);
+                return tl_err;
+            }();
+            if (tl_attributes_sm90 != cudaSuccess) return tl::host::record(tl_attributes_sm90, tl_name, "setting the shared-memory attributes");
+            const int64_t tl_tiles = int64_t(tl::cdiv(N, 64)) * int64_t(tl::cdiv(M, 64));  // the warp-specialized kernel's own tiles
+            const int64_t tl_blocks = tl_tiles < tl_device.sm_count ? tl_tiles : tl_device.sm_count;  // persistent: one block per SM
+            if (tl_blocks <= INT32_MAX) {
+                ::gemm_fp8_scaled_kernel_sm90<<<unsigned(tl_blocks), 256, 66944, stream>>>(tl_map_A, tl_map_B, A, B, S, C, static_cast<int32_t>(M), static_cast<int32_t>(K), static_cast<int32_t>(N), static_cast<int32_t>(KS));
+                return tl::host::record(cudaGetLastError(), tl_name, "launch");
+            }
+        }
+    }
     static const cudaError_t tl_attributes = [] {
         cudaError_t tl_err = cudaSuccess;
         if (tl_err == cudaSuccess)

@@ -5,7 +5,9 @@
 //   gemm_bk16_nt     C = A · Bᵀ,  A [M, K], B [N, K], bf16 C (128 x 64 x 16)
 //   gemm_ta_slabs    C = Aᵀ · B,  A [K, M], B [K, N], f32 C (192 x 64 x 32, one warpgroup)
 //   gemm_bk96_nt     C = A · Bᵀ,  A [M, K], B [N, K], f16 C (256 x 64 x 96)
-// Stubs: (A, B, C, M, K, N).
+//   gemm_group_scaled  C = Σ_g S[:, g] ∘ (A_g · B_gᵀ) over k groups of 64, f32 S [M, KG], f32 C
+//                    (a cleared gemm per trip, scaled per row into the output: not one gemm a trip)
+// Stubs: (A, B, C, M, K, N); gemm_group_scaled (A, B, S, C, M, K, N, KG).
 //
 // Inputs are random in [-1, 1], rounded to the 16-bit type; C is poisoned with NaN first. Every
 // element must be finite and the whole of C is compared with the float64 product (for the large
@@ -33,12 +35,23 @@ template <typename TA, typename TC> struct Kernel {
     bool b_nk;      // B stored [N, K] (K contiguous), else [K, N]
     int64_t bm, bn; // the tile of C
     cudaError_t (*launch)(const TA* a, const TA* b, TC* c, int64_t M, int64_t K, int64_t N);
+    // A kernel of scaled k groups: C = Σ_g S[:, g] ∘ (A_g · B_gᵀ) over groups of `group` columns of K,
+    // through launch_grouped (A, B, S, C, M, K, N, KG); `launch` then passes scales M = 0 leaves unread.
+    int64_t group = 0;
+    cudaError_t (*launch_grouped)(const TA* a, const TA* b, const float* s, TC* c, int64_t M, int64_t K, int64_t N,
+                                  int64_t KG) = nullptr;
 };
 
 struct Shape {
     int64_t M, N, K;
     When when;
 };
+
+// gemm_group_scaled's stub, (A, B, S, C, M, K, N, KG).
+cudaError_t launch_group_scaled(const __half* a, const __half* b, const float* s, float* c, int64_t M, int64_t K, int64_t N,
+                                int64_t KG) {
+    return tlc::gemm_group_scaled(a, b, s, c, M, K, N, KG, 0);
+}
 
 // The elements of C [M, N] checked when the whole product is too slow: the four corners and four
 // random elements of every bm x bn tile.
@@ -58,14 +71,19 @@ std::vector<std::pair<int64_t, int64_t>> sample_points(int64_t M, int64_t N, int
     return pts;
 }
 
+// A grouped kernel's scales S [M, KG] are random in [0.5, 2].
 template <typename TA, typename TC> th::Outcome check(const Kernel<TA, TC>& kern, const Shape& s, uint64_t seed) {
-    const int64_t M = s.M, N = s.N, K = s.K;
+    const int64_t group = kern.group;
+    const int64_t M = s.M, N = s.N, K = s.K, KG = group ? (K + group - 1) / group : 0;
     const std::vector<TA> a = th::random_vector<TA>(th::numel({M, K}), seed);
     const std::vector<TA> b = th::random_vector<TA>(th::numel({N, K}), seed + 1);
+    const std::vector<float> scales = th::random_vector<float>(th::numel({M, KG}), seed + 3, 0.5, 2.0);
     th::DeviceBuffer<TA> A(a), B(b);
+    th::DeviceBuffer<float> S(scales);
     th::DeviceBuffer<TC> C(th::numel({M, N}));
     C.poison();
-    th::check_launch(kern.launch(A.get(), B.get(), C.get(), M, K, N), kern.name);
+    if (group) th::check_launch(kern.launch_grouped(A.get(), B.get(), S.get(), C.get(), M, K, N, KG), kern.name);
+    else th::check_launch(kern.launch(A.get(), B.get(), C.get(), M, K, N), kern.name);
     const std::vector<TC> c = C.download();
 
     const std::vector<double> ad = th::to_f64(a), bd = th::to_f64(b);
@@ -85,7 +103,7 @@ template <typename TA, typename TC> th::Outcome check(const Kernel<TA, TC>& kern
     for (size_t p = 0; p < pts.size(); ++p) {
         const int64_t i = pts[p].first, j = pts[p].second;
         double acc = 0.0;
-        for (int64_t k = 0; k < K; ++k) acc += a_at(i, k) * b_at(k, j);
+        for (int64_t k = 0; k < K; ++k) acc += a_at(i, k) * b_at(k, j) * (group ? double(scales[i * KG + k / group]) : 1.0);
         ref[p] = acc;
         got[p] = c[i * N + j];
     }
@@ -93,7 +111,7 @@ template <typename TA, typename TC> th::Outcome check(const Kernel<TA, TC>& kern
     for (const TC& x : c)
         if (!std::isfinite(th::to_f64(x))) err = std::nan("");  // an unwritten (poisoned) element
     th::Outcome o = th::numeric(err, std::max(th::Dtype<TA>::bound, th::Dtype<TC>::bound),
-                                A.guards_intact() && B.guards_intact() && C.guards_intact());
+                                A.guards_intact() && B.guards_intact() && S.guards_intact() && C.guards_intact());
     if (K == 0)  // no k step: exactly the accumulator's start value
         for (const TC& x : c)
             if (th::to_f64(x) != 0.0) return th::expect(false, "K = 0: an element of C is not 0");
@@ -159,5 +177,13 @@ int main() {
                                                  return tlc::gemm_bk96_nt(a, b, c, M, K, N, 0);
                                              }},
                1400);
+    static th::DeviceBuffer<float> unread_scales(64);
+    run_kernel(suite,
+               Kernel<__half, float>{"gemm_group_scaled", false, true, 128, 64,
+                                     [](const __half* a, const __half* b, float* c, int64_t M, int64_t K, int64_t N) {
+                                         return launch_group_scaled(a, b, unread_scales.get(), c, M, K, N, (K + 63) / 64);
+                                     },
+                                     64, launch_group_scaled},
+               1500);
     return suite.finish();
 }

@@ -99,7 +99,8 @@ struct Tree {
             std::make_shared<ir::WarpSpecializedLoop>(
                 i, use(n), 3,
                 std::vector<ir::StmtPtr>{std::make_shared<ir::LetStmt>(y, ir::make_binary(ir::BinaryOp::Add, use(x), use(i)), line(15))},
-                std::vector<ir::TmaLoad>{{slice(G, {{use(y), 16, false}, {ir::make_int(0), 16, false}}), S, line(16)}}, gemm,
+                std::vector<ir::TmaLoad>{{slice(G, {{use(y), 16, false}, {ir::make_int(0), 16, false}}), S, line(16)}},
+                std::make_shared<ir::Seq>(std::vector<ir::StmtPtr>{gemm}),
                 line(15)),
             std::make_shared<ir::Return>(std::make_shared<ir::Select>(std::make_shared<ir::BoolImm>(true), use(x),
                                                                       std::make_shared<ir::Unary>(ir::UnaryOp::Neg, use(x), Dtype::I32)),
@@ -311,7 +312,7 @@ TEST_CASE("a variable is renamed through every container and statement kind") {
     CHECK(ws->lets.at(0) != old_ws->lets.at(0));
     CHECK(ws->lets.at(0)->as<ir::LetStmt>()->var == t.y);
     CHECK(ir::same_region(ws->loads.at(0).src, old_ws->loads.at(0).src));
-    CHECK(ws->gemm == t.gemm);
+    CHECK(ws->statements().at(0).get() == t.gemm.get()); // the body's gemm, shared
 
     // Return of a select: every x below rebuilt, the literal shared.
     auto* ret = stmt(7)->as<ir::Return>();
@@ -363,7 +364,7 @@ TEST_CASE("statements are replaced inside Seq, For, If and a warp-specialized lo
     auto* ws = out->as<ir::Seq>()->stmts.at(2)->as<ir::WarpSpecializedLoop>();
     REQUIRE(ws);
     CHECK(ir::const_int(ws->lets.at(0)->as<ir::LetStmt>()->value) == 0);
-    CHECK(ws->gemm == t.gemm);
+    CHECK(ws->statements().at(0).get() == t.gemm.get()); // the body's gemm, shared
 }
 
 TEST_CASE("a region override reaches every tile operation") {
@@ -402,6 +403,6 @@ TEST_CASE("a region override reaches every tile operation") {
     CHECK(out->as<ir::Seq>()->stmts.at(0) == t.at(0)); // an Alloc declares its buffer: left alone
     auto* ws = out->as<ir::Seq>()->stmts.at(6)->as<ir::WarpSpecializedLoop>();
     REQUIRE(ws);
-    CHECK(ws->gemm->a.buffer == S2);
+    CHECK(ws->statements().at(0)->as<ir::Gemm>()->a.buffer == S2);
     CHECK(ws->loads.at(0).dst == t.S); // a TMA load's destination is not a region
 }

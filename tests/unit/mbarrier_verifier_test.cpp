@@ -315,7 +315,7 @@ TEST_CASE("store protocol: a box counter that restarts at each tile races with t
 
 // ---- protocol_of and the pass -------------------------------------------------------------------
 
-TEST_CASE("protocol_of: the loop's stages and one consumer group per 128 threads; the compiled kernels pass") {
+TEST_CASE("protocol_of: the ring's stages and one consumer group per 128 threads; the compiled kernels pass") {
     ir::Module m = compile_sm90a(kGemm);
     const ir::Kernel& k = m.kernels[0];
     INFO(ir::print_module(m));
@@ -323,7 +323,8 @@ TEST_CASE("protocol_of: the loop's stages and one consumer group per 128 threads
     const ir::WarpSpecializedLoop* w = ws_loop(k);
     REQUIRE(w);
     schedule::MbarrierProtocol p = schedule::protocol_of(k, *w);
-    CHECK(p.stages == 3);
+    CHECK(p.stages == 4); // the loop's 3 stages of 32 KB, deepened to 128 KB in flight
+    CHECK(k.warp_specialization.requested_stages == 3);
     CHECK(p.consumer_groups == 2);
     CHECK(p.mma_in_flight == 1);
     CHECK(p.release_lag == 1);
@@ -340,9 +341,43 @@ TEST_CASE("protocol_of: the loop's stages and one consumer group per 128 threads
     REQUIRE(knt.warp_specialization.enabled);
     REQUIRE(ws_loop(knt));
     schedule::MbarrierProtocol pnt = schedule::protocol_of(knt, *ws_loop(knt));
-    CHECK(pnt.stages == 4);
+    CHECK(pnt.stages == 8); // 4 stages of 16 KB, deepened
     CHECK(pnt.consumer_groups == 1);
     CHECK_NOTHROW(schedule::verify_mbarrier_protocol(knt));
+}
+
+TEST_CASE("protocol_of: a trip with more than one accumulating gemm waits for its wgmmas and releases its own stage") {
+    // A cleared gemm per trip whose result a parallel loop adds into another accumulator: the
+    // consumers read the wgmma's accumulator within the trip.
+    ir::Module m = compile_sm90a(R"(
+kernel scaled(A: global f16[M, K], B: global f16[N, K], C: global mut f32[M, N]) grid(cdiv(N, 64), cdiv(M, 64)) threads(128) {
+    shared a: f16[64, 64];
+    shared b: f16[64, 64];
+    fragment part: f32[64, 64];
+    fragment acc: f32[64, 64] = 0.0;
+    for k in pipelined(cdiv(K, 64), stages = 3) {
+        copy(A[block.y * 64 +: 64, k * 64 +: 64], a);
+        copy(B[block.x * 64 +: 64, k * 64 +: 64], b);
+        gemm(a, b, part, transpose_b = true, clear = true);
+        for i, j in parallel(64, 64) {
+            acc[i, j] += 0.5 * part[i, j];
+        }
+    }
+    copy(acc, C[block.y * 64 +: 64, block.x * 64 +: 64]);
+}
+)");
+    const ir::Kernel& k = m.kernels[0];
+    INFO(ir::print_module(m));
+    REQUIRE(k.warp_specialization.enabled);
+    const ir::WarpSpecializedLoop* w = ws_loop(k);
+    REQUIRE(w);
+    CHECK_FALSE(w->single_gemm());
+    CHECK(w->wgmma_gemms().size() == 1);
+    schedule::MbarrierProtocol p = schedule::protocol_of(k, *w);
+    CHECK(p.mma_in_flight == 0);
+    CHECK(p.release_lag == 0);
+    CHECK_FALSE(check(p));
+    CHECK_NOTHROW(schedule::verify_mbarrier_protocol(k));
 }
 
 TEST_CASE("verify_mbarrier_protocol ignores kernels without a warp-specialized loop") {
