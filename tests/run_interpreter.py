@@ -8,7 +8,9 @@ exactly, tests/interpreter/variants.tl that a kernel with variants runs the one 
 chooses, tests/interpreter/sm_count.tl that `--sm-count` sets the builtin `sm_count`, and
 tests/interpreter/program_if.tl that a program launches what its `if`s select, and
 tests/interpreter/fill_edge.tl that a fill past a tensor's end skips what lies outside, and
-tests/interpreter/halo.tl that a copy from a region starting below 0 reads the pad value there. Then:
+tests/interpreter/halo.tl that a copy from a region starting below 0 reads the pad value there,
+and two kernels of tests/gpu/wgmma_shapes.tl (three swizzle boxes per row; a trip that is more
+than one gemm) on all three schedules. Then:
   - argument errors of `tlc run` (E090x, usage), each with its exit code and code on stderr;
   - tests/interpreter/fault_*.tl: faults inside a kernel, expected as `// CHECK-FAULT: <line>
     <CODE>` at that .tl line, run with the extra arguments of a `// RUN: ...` line on random
@@ -354,6 +356,21 @@ def build_cases():
     for n in (100, 64, 1):
         cases.append(Case("tests/interpreter/fill_edge.tl", "fill_tiles", {"Y": ("f32", (n,), nan_filled("f32", n))},
                           {"Y": [2.5] * n}, scalars={"value": 2.5}))
+    # The Hopper path's wider tile shapes and a trip that is more than one gemm
+    # (tests/gpu/wgmma_shapes.tl): the sm_90a schedule runs them as warp-specialized loops.
+    for m, n, k in ((37, 45, 29), (130, 70, 200)):
+        a, bt = uniform(rng, "f16", m * k), uniform(rng, "f16", n * k)
+        cases.append(Case("tests/gpu/wgmma_shapes.tl", "gemm_bk96_nt",
+                          {"A": ("f16", (m, k), a), "B": ("f16", (n, k), bt), "C": ("f16", (m, n), nan_filled("f16", m * n))},
+                          {"C": matmul(a, bt, m, n, k, b_is_nk=True)}, variants=[AFTER_SEMA, SCHEDULED_SM80, SCHEDULED_SM90A]))
+        kg = -(-k // 64)
+        sc = uniform(rng, "f32", m * kg, 0.5, 2.0)
+        c = [sum(float(a[i * k + x]) * float(bt[j * k + x]) * sc[i * kg + x // 64] for x in range(k))
+             for i in range(m) for j in range(n)]
+        cases.append(Case("tests/gpu/wgmma_shapes.tl", "gemm_group_scaled",
+                          {"A": ("f16", (m, k), a), "B": ("f16", (n, k), bt), "S": ("f32", (m, kg), sc),
+                           "C": ("f32", (m, n), nan_filled("f32", m * n))},
+                          {"C": c}, variants=[AFTER_SEMA, SCHEDULED_SM80, SCHEDULED_SM90A]))
     # A region starting below 0 (and ending past N): the pad value at both edges.
     for n in (1, 130, 256, 300):
         x = uniform(rng, "f32", n)

@@ -1,23 +1,33 @@
-// Pass `warp-specialize` (sm_90a): maps a kernel's pipelined gemm main loop onto the Hopper
-// machinery — TMA loads issued by a producer warpgroup, wgmma in the kernel's own warpgroups, a
-// full/empty mbarrier pair per stage, setmaxnreg between the roles — and, unless @no_persistent,
-// makes the kernel persistent (one block per SM walking the grid's tiles).
+// Pass `warp-specialize` (sm_90a): maps a kernel's pipelined main loop onto the Hopper machinery
+// — TMA loads issued by a producer warpgroup, wgmma in the kernel's own warpgroups, a full/empty
+// mbarrier pair per stage, setmaxnreg between the roles — and, unless @no_persistent, makes the
+// kernel persistent (one block per SM walking the grid's tiles).
+//
+// The loop's trip is split in two. Its leading `let`s and copies come first; a copy goes to the
+// producer as a TMA load when TMA can make it and its shared tile is used in the loop only as an
+// operand of gemms of two such tiles (those gemms run with wgmma, reading the swizzled tiles in
+// place). Everything else — the other copies (synchronous, by the consumers), the gemms, parallel
+// loops, reductions — is the consumers' part of the trip, in order, except that each wgmma gemm
+// moves ahead of the statements before it that leave its accumulator alone. A trip that is one
+// accumulating gemm keeps one trip of wgmmas in flight and releases the previous trip's stage; any
+// other trip waits for its wgmmas before the first statement that touches their accumulators and
+// releases its stage after the last.
 //
 // It applies when every condition below holds; otherwise the kernel is left for the cp.async +
 // mma.sync pipeline and `schedule_remark` says which condition failed:
 //   - target sm_90a; no @no_tma, @no_warp_specialize, @no_pipeline on the kernel or the loop;
 //   - threads(128) or threads(256): one or two consumer warpgroups;
 //   - exactly one `pipelined` loop, at the top level of the kernel body, with >= 2 stages; before
-//     it only allocations, `let`s and fragment fills; its body only `let`s, global->shared copies
-//     and one gemm whose operands are those shared tiles (f16/bf16, or 8-bit floats stored K-major)
-//     and whose accumulator is an f32 fragment [M, N]: M a multiple of 64 * warpgroups (each
-//     warpgroup runs m64 wgmmas over M / (64 * warpgroups) slabs of 64 rows), N <= 256 a multiple
-//     of 8, at most kMaxWgmmaAccumulators accumulators per consumer thread; an MN-major operand
-//     spans whole 128-byte rows;
-//   - every copy is a 2-d slice `G[r +: R, c +: C]` into a whole shared tile [R, C] of G's dtype,
-//     R <= 256, rows of a multiple of 32 bytes (cut into boxes of the widest of the 128-, 64- and
-//     32-byte swizzles that divides them, ir/dtype.h tile_swizzle_bytes), no pad value; the shared
-//     tiles are used nowhere else.
+//     it only allocations, `let`s and fragment fills;
+//   - at least one gemm of two loaded tiles, each a top-level statement of the trip, of f16/bf16
+//     operands (or 8-bit floats stored K-major) into an f32 fragment [M, N]: M a multiple of
+//     64 * warpgroups (each warpgroup runs m64 wgmmas over M / (64 * warpgroups) slabs of 64
+//     rows), N <= 256 a multiple of 8, at most kMaxWgmmaAccumulators accumulators per consumer
+//     thread; an MN-major operand spans whole 128-byte rows;
+//   - every TMA load is a 2-d slice `G[r +: R, c +: C]` into a whole shared tile [R, C] of G's
+//     dtype, R <= 256, rows of a multiple of 32 bytes (cut into boxes of the widest of the 128-,
+//     64- and 32-byte swizzles that divides them, ir/dtype.h tile_swizzle_bytes), no pad value;
+//     the loaded tiles are used nowhere else.
 // In the emitted kernel block.* are the current tile's coordinates and grid.* the tile grid's
 // extents, so persistence (unless @no_persistent) applies to every such kernel. Unless
 // @no_deepen_ring, a ring whose stages hold few bytes gets more stages than the loop asked for
