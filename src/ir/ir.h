@@ -449,6 +449,14 @@ struct WarpSpecialization {
     int consumer_registers = 232;
     // The loop's own stage count when the TMA ring was deepened beyond it (0: not deepened).
     int requested_stages = 0;
+    // The trip's copies from global into shared memory that are not TMA loads: the consumers make
+    // them, synchronously (remark R0003 says why, at the copy).
+    struct ConsumerCopy {
+        SourceRange range;
+        std::string tile;
+        std::string why;
+    };
+    std::vector<ConsumerCopy> consumer_copies;
 };
 
 // One of the variants of a kernel whose compile-time parameters list candidate values

@@ -10,6 +10,8 @@
 #include "schedule/warp_specialize.h"
 #include "schedule/verify_mbarriers.h"
 
+#include <fmt/format.h>
+
 #include <functional>
 
 namespace tlc::schedule {
@@ -52,6 +54,15 @@ const std::vector<Pass>& passes() {
                  diags.report(DiagKind::HopperPathNotTaken, at, k.name, why_not);
                  diags.note(DiagKind::NoteFix, at,
                             "give the kernel the shape the Hopper path takes (docs/language.md, section 14.1)");
+             }
+             for (const ir::WarpSpecialization::ConsumerCopy& c : k.warp_specialization.consumer_copies) {
+                 diags.report(DiagKind::CopyNotAsync, c.range, c.tile,
+                              fmt::format("it is not a TMA load of the warp-specialized loop ({}), so the consumer "
+                                          "warpgroups make it each trip, while that trip's wgmmas run",
+                                          c.why));
+                 diags.note(DiagKind::NoteFix, c.range,
+                            "TMA loads 2-d slices into whole tiles that only gemms of loaded tiles read; a small load "
+                            "such as a column of scales costs little here");
              }
              return true;
          }},

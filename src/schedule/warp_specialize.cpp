@@ -103,6 +103,7 @@ struct Match {
     size_t loop_index = 0;
     ir::WarpSpecializedLoop* loop = nullptr;
     ir::StmtPtr replacement;
+    std::vector<ir::WarpSpecialization::ConsumerCopy> consumer_copies;
 };
 
 Why match(const ir::Kernel& kernel, Match& out) {
@@ -174,10 +175,17 @@ Why match(const ir::Kernel& kernel, Match& out) {
     }
     std::vector<ir::TmaLoad> loads;
     std::vector<ir::StmtPtr> consumer;
+    out.consumer_copies.clear();
     for (const ir::StmtPtr& s : head_copies) {
         auto* c = s->as<ir::Copy>();
-        if (candidates.count(c->dst.buffer.get())) loads.push_back({c->src, c->dst.buffer, c->range});
-        else consumer.push_back(s);
+        const ir::Buffer* dst = c->dst.buffer.get();
+        if (candidates.count(dst)) {
+            loads.push_back({c->src, c->dst.buffer, c->range});
+            continue;
+        }
+        consumer.push_back(s);
+        if (c->src.buffer->scope == ir::Scope::Global && dst->scope == ir::Scope::Shared)
+            out.consumer_copies.push_back({c->range, dst->name, copy_why.count(dst) ? copy_why.at(dst) : use_why.at(dst)});
     }
     consumer.insert(consumer.end(), rest.begin(), rest.end());
     std::vector<const ir::Gemm*> gemms;
@@ -320,6 +328,7 @@ bool warp_specialize(ir::Kernel& kernel, const std::string& arch, const ir::Kern
     // The epilogue's store through shared memory and TMA, when the final copy allows it and the
     // staging buffers fit next to the pipeline (227 KB per block on sm_90a).
     kernel.warp_specialization.enabled = true;
+    kernel.warp_specialization.consumer_copies = m.consumer_copies;
     if (ir::StmtPtr stored = with_tma_store(top, *m.loop)) {
         ir::Kernel candidate = kernel;
         candidate.body = stored;
