@@ -770,6 +770,7 @@ private:
                 ir::Copy c(ld.src, ir::whole(ld.dst), nullptr, ld.range);
                 copy_in(c, lanes[0], lanes);
             }
+            for (const auto& c : w.producer_copies) exec(c, lanes);
             exec(w.body, lanes);
         }
     }
