@@ -1010,7 +1010,7 @@ __global__ void __launch_bounds__(256) fp8_gemm_block_scaled_kernel(
 }
 
 // kernel fp8_gemm_block_scaled<BM = 128, BN = 64, G = 128, STAGES = 3, THREADS = 256, T = bf16>  (stdlib/qgemm.tl:80)
-// 256 threads per block, 151776 bytes of shared memory
+// 256 threads per block, 149216 bytes of shared memory
 // warp-specialized: warpgroup 0 issues TMA loads, the other 256 threads run wgmma; persistent over the tiles
 __global__ void __launch_bounds__(384, 1) fp8_gemm_block_scaled_kernel_sm90(
         const __grid_constant__ CUtensorMap tl_map_A,
@@ -1035,13 +1035,13 @@ __global__ void __launch_bounds__(384, 1) fp8_gemm_block_scaled_kernel_sm90(
     unsigned char* tl_smem = tl_smem_raw + ((1024 - tl::sm90::smem_address(tl_smem_raw) % 1024) % 1024);
     tl::f8e4m3* a = reinterpret_cast<tl::f8e4m3*>(tl_smem + 0);  // shared a: f8e4m3[128, 128], 6 stages, 128-byte swizzled (TMA)
     tl::f8e4m3* b = reinterpret_cast<tl::f8e4m3*>(tl_smem + 98304);  // shared b: f8e4m3[64, 128], 6 stages, 128-byte swizzled (TMA)
-    float* tl_ring_sa = reinterpret_cast<float*>(tl_smem + 147456);  // shared sa: f32[128], 6 stages, row pitch 128 (the producer warp's copies)
-    float* tl_ring_sb = reinterpret_cast<float*>(tl_smem + 150528);  // shared sb: f32[1], 6 stages, row pitch 1 (the producer warp's copies)
-    uint64_t* tl_full = reinterpret_cast<uint64_t*>(tl_smem + 150656);   // per stage: its TMA loads landed
+    float* sa = reinterpret_cast<float*>(tl_smem + 147456);  // shared sa: f32[128], row pitch 128
+    float* sb = reinterpret_cast<float*>(tl_smem + 147968);  // shared sb: f32[1], row pitch 1
+    uint64_t* tl_full = reinterpret_cast<uint64_t*>(tl_smem + 148096);   // per stage: its TMA loads landed
     uint64_t* tl_empty = tl_full + 6;  // per stage: every consumer warp finished reading it
     if (threadIdx.x == 0) {
         for (int tl_s = 0; tl_s < 6; ++tl_s) {
-            tl::sm90::mbarrier_init(&tl_full[tl_s], 1 + 32);  // the TMA bytes' arrival, then each producer lane's
+            tl::sm90::mbarrier_init(&tl_full[tl_s], 1);
             tl::sm90::mbarrier_init(&tl_empty[tl_s], 8);  // one arrival per consumer warp
         }
         tl::sm90::mbarrier_init_fence();
@@ -1050,12 +1050,11 @@ __global__ void __launch_bounds__(384, 1) fp8_gemm_block_scaled_kernel_sm90(
     const int tl_tiles_x = tl::cdiv(N, 64), tl_tiles_y = tl::cdiv(M, 128), tl_tiles_z = 1;
     const int tl_tiles = tl_tiles_x * tl_tiles_y * tl_tiles_z;
     if (threadIdx.x < 128) {
-        // Producer warpgroup: one warp; its lane 0 issues every TMA load, its lanes make the other copies.
+        // Producer warpgroup: one thread issues every TMA load.
         tl::sm90::release_registers<40>();
-        if (threadIdx.x < 32) {
-            const int tl_lane = threadIdx.x;  // the producer warp's lane
-            if (tl_lane == 0) tl::sm90::tma_prefetch_descriptor(&tl_map_A);
-            if (tl_lane == 0) tl::sm90::tma_prefetch_descriptor(&tl_map_B);
+        if (threadIdx.x == 0) {
+            tl::sm90::tma_prefetch_descriptor(&tl_map_A);
+            tl::sm90::tma_prefetch_descriptor(&tl_map_B);
             int tl_it = 0;  // trips issued so far, across tiles: stage tl_it % stages, round tl_it / stages
             for (int tl_tile = blockIdx.x; tl_tile < tl_tiles; tl_tile += gridDim.x) {
                 const int tl_block_z = tl_tile / (tl_tiles_x * tl_tiles_y);
@@ -1070,24 +1069,11 @@ __global__ void __launch_bounds__(384, 1) fp8_gemm_block_scaled_kernel_sm90(
                 for (int k = 0; k < KG; ++k, ++tl_it) {
                     const int tl_stage = tl_it % 6;
                     tl::sm90::mbarrier_wait(&tl_empty[tl_stage], (tl_it / 6 + 1) & 1);  // consumers released it
-                    if (tl_lane == 0) tl::sm90::mbarrier_arrive_expect_tx(&tl_full[tl_stage], 24576);
+                    tl::sm90::mbarrier_arrive_expect_tx(&tl_full[tl_stage], 24576);
                     // copy(A[row0 +: BM, k * G +: G], a);  (qgemm.tl:96)
-                    if (tl_lane == 0) tl::sm90::tma_load_2d(a + tl_stage * 16384 + 0, &tl_map_A, &tl_full[tl_stage], k * 128, row0);
+                    tl::sm90::tma_load_2d(a + tl_stage * 16384 + 0, &tl_map_A, &tl_full[tl_stage], k * 128, row0);
                     // copy(B[col0 +: BN, k * G +: G], b);  (qgemm.tl:97)
-                    if (tl_lane == 0) tl::sm90::tma_load_2d(b + tl_stage * 8192 + 0, &tl_map_B, &tl_full[tl_stage], k * 128, col0);
-                    float* const sa = tl_ring_sa + tl_stage * 128;  // this trip's stage of `sa`
-                    float* const sb = tl_ring_sb + tl_stage * 1;  // this trip's stage of `sb`
-                    // copy(As[row0 +: BM, k], sa);  (qgemm.tl:98)
-                    #pragma unroll
-                    for (int tl_e = tl_lane; tl_e < 128; tl_e += 32) {
-                        sa[tl_e] = tl::in_bounds(row0 + tl_e, M) && tl::in_bounds(k, KG) ? As[int64_t(row0 + tl_e) * KG + k] : 0.0f;
-                    }
-                    // copy(Bs[col0 / G +: 1, k], sb);  (qgemm.tl:99)
-                    #pragma unroll
-                    for (int tl_e = tl_lane; tl_e < 1; tl_e += 32) {
-                        sb[tl_e] = tl::in_bounds((col0 / 128) + tl_e, NB) && tl::in_bounds(k, KG) ? Bs[int64_t((col0 / 128) + tl_e) * KG + k] : 0.0f;
-                    }
-                    tl::sm90::mbarrier_arrive(&tl_full[tl_stage]);  // this lane's stores are in the stage
+                    tl::sm90::tma_load_2d(b + tl_stage * 8192 + 0, &tl_map_B, &tl_full[tl_stage], k * 128, col0);
                 }
             }
         }
@@ -1116,37 +1102,53 @@ __global__ void __launch_bounds__(384, 1) fp8_gemm_block_scaled_kernel_sm90(
             for (int k = 0; k < tl_trips0; ++k, ++tl_it) {
                 const int tl_stage = tl_it % 6;
                 tl::sm90::mbarrier_wait(&tl_full[tl_stage], (tl_it / 6 + 0) & 1);  // the stage's TMA loads landed
-                float* const sa = tl_ring_sa + tl_stage * 128;  // this trip's stage of `sa`
-                float* const sb = tl_ring_sb + tl_stage * 1;  // this trip's stage of `sb`
                 // gemm(a, b, part, transpose_b = true, clear = true);  (qgemm.tl:100)
                 #pragma unroll
                 for (int tl_s = 0; tl_s < part_layout::kSlots; ++tl_s) part[tl_s] = 0.0f;  // clear = true
                 tl::sm90::warpgroup_gemm<tl::f8e4m3, 128, 64, 128, false, true, 2>(part, a + tl_stage * 16384, b + tl_stage * 8192, tl_tid / 128);
+                tl::sm90::named_barrier_sync(1, 256);  // WAR on `sa`
+                // copy(As[row0 +: BM, k], sa);  (qgemm.tl:98)
+                #pragma unroll
+                for (int tl_i2 = 0; tl_i2 < 1; ++tl_i2) {
+                    const int tl_e1 = tl_tid + tl_i2 * 256;
+                    if (tl_e1 < 128) {
+                        sa[tl_e1] = tl::in_bounds(row0 + tl_e1, M) && tl::in_bounds(k, KG) ? As[int64_t(row0 + tl_e1) * KG + k] : 0.0f;
+                    }
+                }
+                // copy(Bs[col0 / G +: 1, k], sb);  (qgemm.tl:99)
+                #pragma unroll
+                for (int tl_i4 = 0; tl_i4 < 1; ++tl_i4) {
+                    const int tl_e3 = tl_tid + tl_i4 * 256;
+                    if (tl_e3 < 1) {
+                        sb[tl_e3] = tl::in_bounds((col0 / 128) + tl_e3, NB) && tl::in_bounds(k, KG) ? Bs[int64_t((col0 / 128) + tl_e3) * KG + k] : 0.0f;
+                    }
+                }
+                tl::sm90::named_barrier_sync(1, 256);  // RAW on `sa`
                 tl::sm90::wgmma_wait<0>();
                 tl::sm90::fence_accumulators(part);
+                if (tl_tid % 32 == 0) tl::sm90::mbarrier_arrive(&tl_empty[tl_stage]);  // the stage's last reader retired
                 // for i, j in parallel(BM, BN) {  (qgemm.tl:101)
                 // for i, j in parallel(128, 64): each thread visits the elements of `acc` it holds
                 #pragma unroll
-                for (int tl_s1 = 0; tl_s1 < acc_layout::kSlots; ++tl_s1) {
-                    const int i = acc_layout::row(tl_tid, tl_s1);
-                    [[maybe_unused]] const int j = acc_layout::col(tl_tid, tl_s1);
-                    acc[tl_s1] = acc[tl_s1] + part[tl_s1] * (sa[i] * sb[0]);
+                for (int tl_s5 = 0; tl_s5 < acc_layout::kSlots; ++tl_s5) {
+                    const int i = acc_layout::row(tl_tid, tl_s5);
+                    [[maybe_unused]] const int j = acc_layout::col(tl_tid, tl_s5);
+                    acc[tl_s5] = acc[tl_s5] + part[tl_s5] * (sa[i] * sb[0]);
                 }
-                if (tl_tid % 32 == 0) tl::sm90::mbarrier_arrive(&tl_empty[tl_stage]);  // the stage's last reader is done
             }
             // copy(acc, C[row0 +: BM, col0 +: BN]);  (qgemm.tl:105)
             #pragma unroll
-            for (int tl_chunk2 = 0; tl_chunk2 < acc_layout::kSlots; tl_chunk2 += 2) {
-                tl::bf16* tl_ptr3 = &C[int64_t(row0 + (acc_layout::row(tl_tid, tl_chunk2))) * N + (col0 + (acc_layout::col(tl_tid, tl_chunk2)))];
-                if (tl::in_bounds(row0 + (acc_layout::row(tl_tid, tl_chunk2)), M) && tl::in_bounds(col0 + (acc_layout::col(tl_tid, tl_chunk2)), N) && tl::in_bounds(row0 + (acc_layout::row(tl_tid, tl_chunk2)), M) && tl::in_bounds((col0 + (acc_layout::col(tl_tid, tl_chunk2))) + 1, N) && tl::is_aligned(tl_ptr3, 4)) {
-                    tl::bf16 tl_vec4[2];
+            for (int tl_chunk6 = 0; tl_chunk6 < acc_layout::kSlots; tl_chunk6 += 2) {
+                tl::bf16* tl_ptr7 = &C[int64_t(row0 + (acc_layout::row(tl_tid, tl_chunk6))) * N + (col0 + (acc_layout::col(tl_tid, tl_chunk6)))];
+                if (tl::in_bounds(row0 + (acc_layout::row(tl_tid, tl_chunk6)), M) && tl::in_bounds(col0 + (acc_layout::col(tl_tid, tl_chunk6)), N) && tl::in_bounds(row0 + (acc_layout::row(tl_tid, tl_chunk6)), M) && tl::in_bounds((col0 + (acc_layout::col(tl_tid, tl_chunk6))) + 1, N) && tl::is_aligned(tl_ptr7, 4)) {
+                    tl::bf16 tl_vec8[2];
                     #pragma unroll
-                    for (int tl_v = 0; tl_v < 2; tl_v += 2) tl::convert_pair(&tl_vec4[tl_v], acc[tl_chunk2 + tl_v], acc[tl_chunk2 + tl_v + 1]);
-                    tl::store_vector<tl::bf16, 2>(tl_ptr3, tl_vec4);
+                    for (int tl_v = 0; tl_v < 2; tl_v += 2) tl::convert_pair(&tl_vec8[tl_v], acc[tl_chunk6 + tl_v], acc[tl_chunk6 + tl_v + 1]);
+                    tl::store_vector<tl::bf16, 2>(tl_ptr7, tl_vec8);
                 } else {
                     #pragma unroll
                     for (int tl_v = 0; tl_v < 2; ++tl_v) {
-                        if (tl::in_bounds(row0 + (acc_layout::row(tl_tid, tl_chunk2 + tl_v)), M) && tl::in_bounds(col0 + (acc_layout::col(tl_tid, tl_chunk2 + tl_v)), N)) C[int64_t(row0 + (acc_layout::row(tl_tid, tl_chunk2 + tl_v))) * N + (col0 + (acc_layout::col(tl_tid, tl_chunk2 + tl_v)))] = tl::convert<tl::bf16>(acc[tl_chunk2 + tl_v]);
+                        if (tl::in_bounds(row0 + (acc_layout::row(tl_tid, tl_chunk6 + tl_v)), M) && tl::in_bounds(col0 + (acc_layout::col(tl_tid, tl_chunk6 + tl_v)), N)) C[int64_t(row0 + (acc_layout::row(tl_tid, tl_chunk6 + tl_v))) * N + (col0 + (acc_layout::col(tl_tid, tl_chunk6 + tl_v)))] = tl::convert<tl::bf16>(acc[tl_chunk6 + tl_v]);
                     }
                 }
             }
@@ -1376,7 +1378,7 @@ cudaError_t fp8_gemm_block_scaled(const __nv_fp8_e4m3* A, const float* As, const
         if (tl_tma) {
             static const cudaError_t tl_attributes_sm90 = [] {
                 cudaError_t tl_err = cudaSuccess;
-                tl_err = cudaFuncSetAttribute(::fp8_gemm_block_scaled_kernel_sm90, cudaFuncAttributeMaxDynamicSharedMemorySize, 151776);
+                tl_err = cudaFuncSetAttribute(::fp8_gemm_block_scaled_kernel_sm90, cudaFuncAttributeMaxDynamicSharedMemorySize, 149216);
                 if (tl_err == cudaSuccess)
                     tl_err = cudaFuncSetAttribute(::fp8_gemm_block_scaled_kernel_sm90, cudaFuncAttributePreferredSharedMemoryCarveout, cudaSharedmemCarveoutMaxShared);
                 return tl_err;
@@ -1385,7 +1387,7 @@ cudaError_t fp8_gemm_block_scaled(const __nv_fp8_e4m3* A, const float* As, const
             const int64_t tl_tiles = int64_t(tl::cdiv(N, 64)) * int64_t(tl::cdiv(M, 128));  // the warp-specialized kernel's own tiles
             const int64_t tl_blocks = tl_tiles < tl_device.sm_count ? tl_tiles : tl_device.sm_count;  // persistent: one block per SM
             if (tl_blocks <= INT32_MAX) {
-                ::fp8_gemm_block_scaled_kernel_sm90<<<unsigned(tl_blocks), 384, 151776, stream>>>(tl_map_A, tl_map_B, A, As, B, Bs, C, static_cast<int32_t>(M), static_cast<int32_t>(K), static_cast<int32_t>(KG), static_cast<int32_t>(N), static_cast<int32_t>(NB));
+                ::fp8_gemm_block_scaled_kernel_sm90<<<unsigned(tl_blocks), 384, 149216, stream>>>(tl_map_A, tl_map_B, A, As, B, Bs, C, static_cast<int32_t>(M), static_cast<int32_t>(K), static_cast<int32_t>(KG), static_cast<int32_t>(N), static_cast<int32_t>(NB));
                 return tl::host::record(cudaGetLastError(), tl_name, "launch");
             }
         }

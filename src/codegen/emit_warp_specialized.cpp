@@ -102,45 +102,14 @@ void KernelEmitter::emit_tile_loop(const std::function<void()>& body) {
     });
 }
 
-std::string KernelEmitter::ring_name(const ir::Buffer& b) const { return "tl_ring_" + identifier(b.name); }
-
-// In a trip, each tile of the producer warp's copies under its own name: this trip's stage.
-void KernelEmitter::emit_ring_stages(const ir::WarpSpecializedLoop& loop) {
-    for (const auto& c : loop.producer_copies) {
-        const ir::Buffer& b = *c->dst.buffer;
-        const ir::SharedSlot& slot = plan_.buffers.at(&b);
-        out_.line(fmt::format("{}* const {} = {} + tl_stage * {};  // this trip's stage of `{}`", cuda_type(b.dtype),
-                              identifier(b.name), ring_name(b), slot.rows * slot.row_pitch, b.name));
-    }
-}
-
-// One of the trip's small copies, by the producer warp's 32 lanes with plain loads (the pad value,
-// zero by default, outside the tensor) into this trip's stage.
-void KernelEmitter::emit_producer_copy(const ir::Copy& c) {
-    const ir::Buffer &s = *c.src.buffer, &d = *c.dst.buffer;
-    const auto shape = c.dst.tile_shape();
-    const std::string pad = c.pad ? expr(c.pad) : int_literal(0, d.dtype);
-    source_comment(c, "copy");
-    out_.line("#pragma unroll");
-    out_.block(fmt::format("for (int tl_e = tl_lane; tl_e < {}; tl_e += 32)", ir::element_count(shape)), [&] {
-        const std::vector<std::string> coords = unflatten("tl_e", shape);
-        const std::vector<std::string> si = region_indices(c.src, coords), di = region_indices(c.dst, coords);
-        out_.line(fmt::format("{} = {} ? {} : {};", element(d, di), bounds_mask(s, si), cast_to(element(s, si), s.dtype, d.dtype), pad));
-    });
-}
-
 void KernelEmitter::emit_producer(const ir::WarpSpecializedLoop& loop) {
     const schedule::MbarrierProtocol protocol = schedule::protocol_of(kernel_, loop);
     auto maps = tma_maps(kernel_);
     int64_t bytes = 0;
     for (const ir::TmaLoad& ld : loop.loads) bytes += ld.dst->num_elements() * dtype_bytes(ld.dst->dtype);
-    // With copies for the lanes, the whole warp runs this loop; lane 0 issues the TMA loads.
-    const bool lanes = !loop.producer_copies.empty();
-    const std::string lane0 = lanes ? "if (tl_lane == 0) " : "";
-    if (lanes) out_.line("const int tl_lane = threadIdx.x;  // the producer warp's lane");
     for (const TmaMap& m : maps)
         if (m.box_rows != 64 || m.tensor != (ir::tma_store_copy(kernel_) ? ir::tma_store_copy(kernel_)->dst.buffer.get() : nullptr))
-            out_.line(fmt::format("{}tl::sm90::tma_prefetch_descriptor(&{});", lane0, m.name));
+            out_.line(fmt::format("tl::sm90::tma_prefetch_descriptor(&{});", m.name));
     out_.line("int tl_it = 0;  // trips issued so far, across tiles: stage tl_it % stages, round tl_it / stages");
     emit_tile_loop([&] {
         // The `let`s before the loop (the tile's origin, the trip count) — pure values.
@@ -154,10 +123,9 @@ void KernelEmitter::emit_producer(const ir::WarpSpecializedLoop& loop) {
             if (protocol.producer_waits_empty)
                 out_.line(fmt::format("tl::sm90::mbarrier_wait(&tl_empty[tl_stage], (tl_it / {} + {}) & 1);  // consumers released it",
                                       protocol.stages, protocol.empty_parity_offset));
-            out_.line(fmt::format("{}tl::sm90::mbarrier_arrive_expect_tx(&tl_full[tl_stage], {});", lane0, bytes));
+            out_.line(fmt::format("tl::sm90::mbarrier_arrive_expect_tx(&tl_full[tl_stage], {});", bytes));
             std::vector<ir::ExprPtr> coordinates;
             for (const ir::TmaLoad& ld : loop.loads) ir::for_each_region_expr(ld.src, [&](const ir::ExprPtr& e) { coordinates.push_back(e); });
-            for (const auto& c : loop.producer_copies) ir::for_each_region_expr(c->src, [&](const ir::ExprPtr& e) { coordinates.push_back(e); });
             for (const ir::StmtPtr& l : lets_needed_by(loop.lets, vars_read_in(coordinates))) stmt(l, {});
             for (const ir::TmaLoad& ld : loop.loads) {
                 const ir::Buffer& dst = *ld.dst;
@@ -167,15 +135,11 @@ void KernelEmitter::emit_producer(const ir::WarpSpecializedLoop& loop) {
                 source_comment(original, "tma load");
                 std::string r0 = expr(ld.src.ranges[0].start), c0 = expr(ld.src.ranges[1].start);
                 for (int64_t box = 0; box < cols / box_cols; ++box)
-                    out_.line(fmt::format("{}tl::sm90::tma_load_2d({} + tl_stage * {} + {}, &{}, &tl_full[tl_stage], {}{}, {});", lane0,
+                    out_.line(fmt::format("tl::sm90::tma_load_2d({} + tl_stage * {} + {}, &{}, &tl_full[tl_stage], {}{}, {});",
                                           identifier(dst.name), dst.num_elements(), box * rows * box_cols,
                                           map_for(maps, ld.src.buffer.get(), rows, box_cols).name, c0,
                                           box ? fmt::format(" + {}", box * box_cols) : "", r0));
             }
-            if (!lanes) return;
-            emit_ring_stages(loop);
-            for (const auto& c : loop.producer_copies) emit_producer_copy(*c);
-            out_.line("tl::sm90::mbarrier_arrive(&tl_full[tl_stage]);  // this lane's stores are in the stage");
         });
     });
 }
@@ -214,7 +178,6 @@ void KernelEmitter::emit_consumer_loop(const ir::WarpSpecializedLoop& loop) {
         out_.line(fmt::format("tl::sm90::mbarrier_wait(&tl_full[tl_stage], (tl_it / {} + {}) & 1);  // the stage's TMA loads landed",
                               protocol.stages, protocol.full_parity_offset));
         for (const ir::StmtPtr& s : lets_needed_by(loop.lets, vars_read_in(loop.body))) stmt(s, {});
-        emit_ring_stages(loop);
         if (loop.single_gemm()) {
             // One trip's wgmmas stay in flight; the previous trip's stage is released.
             emit_wgmma(*wgmmas.front());
@@ -227,46 +190,31 @@ void KernelEmitter::emit_consumer_loop(const ir::WarpSpecializedLoop& loop) {
         }
         // Any other trip: the wgmmas issued run on while the statements that leave their
         // accumulators alone do; they are waited for before the first statement that touches one
-        // of those (or at the trip's end). The stage is released once its last wgmma has retired
-        // and its last statement reading the producer warp's copies has run.
+        // of those (or at the trip's end), and the stage is released once the last has retired.
         TLC_CHECK(protocol.mma_in_flight == 0 && protocol.release_lag == 0, "a general warp-specialized trip waits for its wgmmas");
-        const std::vector<ir::StmtPtr>& statements = loop.statements();
-        size_t last_ring_read = 0; // one past the last statement that reads a producer copy's tile
-        for (size_t i = 0; i < statements.size(); ++i)
-            for (const auto& c : loop.producer_copies)
-                if (ir::buffer_uses(statements[i]).reads.count(c->dst.buffer.get())) last_ring_read = i + 1;
         std::vector<const ir::Gemm*> pending;
         size_t issued = 0;
-        bool released = false;
-        auto release_if_done = [&](size_t done) {
-            if (released || issued < wgmmas.size() || !pending.empty() || done < last_ring_read) return;
-            out_.line("if (tl_tid % 32 == 0) tl::sm90::mbarrier_arrive(&tl_empty[tl_stage]);  // the stage's last reader is done");
-            released = true;
-        };
-        auto wait = [&](size_t done) {
+        auto wait = [&] {
             out_.line("tl::sm90::wgmma_wait<0>();");
             for (const ir::Gemm* g : pending) out_.line(fmt::format("tl::sm90::fence_accumulators({});", identifier(g->c.buffer->name)));
             pending.clear();
-            release_if_done(done);
+            if (issued == wgmmas.size())
+                out_.line("if (tl_tid % 32 == 0) tl::sm90::mbarrier_arrive(&tl_empty[tl_stage]);  // the stage's last reader retired");
         };
-        for (size_t i = 0; i < statements.size(); ++i) {
-            const ir::StmtPtr& s = statements[i];
+        for (const ir::StmtPtr& s : loop.statements()) {
             const ir::BufferUses uses = ir::buffer_uses(s);
             bool touches_pending = false;
             for (const ir::Gemm* g : pending) touches_pending |= uses.touches(g->c.buffer.get());
-            if (touches_pending) wait(i);
+            if (touches_pending) wait();
             auto* g = s->as<ir::Gemm>();
             if (std::find(wgmmas.begin(), wgmmas.end(), g) == wgmmas.end()) {
                 stmt(s, {});
-                release_if_done(i + 1);
                 continue;
             }
             emit_wgmma(*g);
             pending.push_back(g), ++issued;
         }
-        if (!pending.empty()) wait(statements.size());
-        release_if_done(statements.size());
-        TLC_CHECK(released, "a general warp-specialized trip releases its stage");
+        if (!pending.empty()) wait();
     });
     if (!loop.single_gemm()) return;
     out_.line("tl::sm90::wgmma_wait<0>();");
@@ -349,9 +297,7 @@ void KernelEmitter::emit_warp_specialized_body() {
     out_.line(fmt::format("uint64_t* tl_empty = tl_full + {};  // per stage: every consumer warp finished reading it", protocol.stages));
     out_.block("if (threadIdx.x == 0)", [&] {
         out_.block(fmt::format("for (int tl_s = 0; tl_s < {}; ++tl_s)", protocol.stages), [&] {
-            out_.line(loop.producer_copies.empty()
-                          ? std::string("tl::sm90::mbarrier_init(&tl_full[tl_s], 1);")
-                          : std::string("tl::sm90::mbarrier_init(&tl_full[tl_s], 1 + 32);  // the TMA bytes' arrival, then each producer lane's"));
+            out_.line("tl::sm90::mbarrier_init(&tl_full[tl_s], 1);");
             out_.line(fmt::format("tl::sm90::mbarrier_init(&tl_empty[tl_s], {});  // one arrival per consumer warp",
                                   protocol.arrivals_per_phase() * 4));
         });
@@ -363,10 +309,9 @@ void KernelEmitter::emit_warp_specialized_body() {
     out_.line(fmt::format("const int tl_tiles_x = {}, tl_tiles_y = {}, tl_tiles_z = {};", grid[0], grid[1], grid[2]));
     out_.line("const int tl_tiles = tl_tiles_x * tl_tiles_y * tl_tiles_z;");
     out_.block(fmt::format("if (threadIdx.x < {})", ws.producer_threads), [&] {
-        out_.line(loop.producer_copies.empty() ? "// Producer warpgroup: one thread issues every TMA load."
-                                               : "// Producer warpgroup: one warp; its lane 0 issues every TMA load, its lanes make the other copies.");
+        out_.line("// Producer warpgroup: one thread issues every TMA load.");
         out_.line(fmt::format("tl::sm90::release_registers<{}>();", ws.producer_registers));
-        out_.block(loop.producer_copies.empty() ? "if (threadIdx.x == 0)" : "if (threadIdx.x < 32)", [&] { emit_producer(loop); });
+        out_.block("if (threadIdx.x == 0)", [&] { emit_producer(loop); });
     });
     out_.block("else", [&] {
         out_.line(fmt::format("// Consumer warpgroups: the kernel's {} threads.", kernel_.threads));

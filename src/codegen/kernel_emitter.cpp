@@ -168,13 +168,11 @@ void KernelEmitter::emit_shared_declarations() {
             const ir::SharedSlot& slot = plan_.buffers.at(buffer);
             std::string shape;
             for (size_t i = 0; i < buffer->const_shape.size(); ++i) shape += (i ? ", " : "") + std::to_string(buffer->const_shape[i]);
-            const bool ring = ws_loop_ && ws_loop_->copies_into(buffer);
             std::string how = slot.swizzled ? fmt::format("{} stages, {}-byte swizzled (TMA)", slot.stages, slot.swizzle_bytes())
-                              : ring        ? fmt::format("{} stages, row pitch {} (the producer warp's copies)", slot.stages, slot.row_pitch)
-                                            : fmt::format("row pitch {}", slot.row_pitch);
+                                     : fmt::format("row pitch {}", slot.row_pitch);
             out_.line(fmt::format("{}* {} = reinterpret_cast<{}*>(tl_smem + {});  // shared {}: {}[{}], {}",
-                                  cuda_type(buffer->dtype), ring ? ring_name(*buffer) : identifier(buffer->name),
-                                  cuda_type(buffer->dtype), slot.offset, buffer->name, dtype_name(buffer->dtype), shape, how));
+                                  cuda_type(buffer->dtype), identifier(buffer->name), cuda_type(buffer->dtype), slot.offset,
+                                  buffer->name, dtype_name(buffer->dtype), shape, how));
         }
         if (plan_.scratch_bytes > 0)
             out_.line(fmt::format("unsigned char* tl_scratch = tl_smem + {};  // {} bytes for reductions and staging",

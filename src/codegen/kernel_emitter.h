@@ -95,9 +95,6 @@ private:
     void emit_producer(const ir::WarpSpecializedLoop& loop);
     void emit_consumer_loop(const ir::WarpSpecializedLoop& loop);
     void emit_wgmma(const ir::Gemm& g);
-    void emit_ring_stages(const ir::WarpSpecializedLoop& loop);
-    void emit_producer_copy(const ir::Copy& c);
-    std::string ring_name(const ir::Buffer& b) const;
     void emit_tma_store(const ir::Copy& c);
     // The block-wide barrier of the current code: __syncthreads, or a named barrier over the
     // consumer warpgroups once a warp-specialized kernel has split into roles.

@@ -770,7 +770,6 @@ private:
                 ir::Copy c(ld.src, ir::whole(ld.dst), nullptr, ld.range);
                 copy_in(c, lanes[0], lanes);
             }
-            for (const auto& c : w.producer_copies) exec(c, lanes);
             exec(w.body, lanes);
         }
     }

@@ -123,12 +123,6 @@ bool WarpSpecializedLoop::loads_into(const Buffer* b) const {
     return false;
 }
 
-bool WarpSpecializedLoop::copies_into(const Buffer* b) const {
-    for (const auto& c : producer_copies)
-        if (c->dst.buffer.get() == b) return true;
-    return false;
-}
-
 std::vector<const Gemm*> WarpSpecializedLoop::wgmma_gemms() const {
     std::vector<const Gemm*> out;
     for (const StmtPtr& s : statements())
@@ -139,7 +133,7 @@ std::vector<const Gemm*> WarpSpecializedLoop::wgmma_gemms() const {
 bool WarpSpecializedLoop::single_gemm() const {
     const auto& stmts = statements();
     auto* g = stmts.size() == 1 ? stmts[0]->as<Gemm>() : nullptr;
-    return g && !g->clear && wgmma_gemms().size() == 1 && producer_copies.empty();
+    return g && !g->clear && wgmma_gemms().size() == 1;
 }
 
 const Copy* tma_store_copy(const Kernel& kernel) {

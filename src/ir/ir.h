@@ -381,21 +381,15 @@ struct WarpSpecializedLoop : Stmt {
     int stages = 2;
     std::vector<StmtPtr> lets;   // the `let`s among the loop's loads; each role evaluates those it uses
     std::vector<TmaLoad> loads;
-    // The trip's other copies into shared tiles that only the consumers' part reads (a column of
-    // scales): the producer warp makes them with plain loads into the same ring of stages, each lane
-    // arriving on `full` after its stores.
-    std::vector<std::shared_ptr<const Copy>> producer_copies;
-    StmtPtr body;                // the consumers' part of a trip (a Seq), the producer's copies taken out
-    WarpSpecializedLoop(VarPtr v, ExprPtr trips, int s, std::vector<StmtPtr> l, std::vector<TmaLoad> ld,
-                        std::vector<std::shared_ptr<const Copy>> pc, StmtPtr b, SourceRange r = {})
+    StmtPtr body;                // the consumers' part of a trip (a Seq), the TMA copies taken out
+    WarpSpecializedLoop(VarPtr v, ExprPtr trips, int s, std::vector<StmtPtr> l, std::vector<TmaLoad> ld, StmtPtr b,
+                        SourceRange r = {})
         : Stmt(kKind, r), var(std::move(v)), trip_count(std::move(trips)), stages(s), lets(std::move(l)),
-          loads(std::move(ld)), producer_copies(std::move(pc)), body(std::move(b)) {}
+          loads(std::move(ld)), body(std::move(b)) {}
     // The top-level statements of `body`.
     const std::vector<StmtPtr>& statements() const;
     // True when `b` is the shared tile of one of `loads`.
     bool loads_into(const Buffer* b) const;
-    // True when `b` is the shared tile of one of `producer_copies` (a ring of `stages` copies).
-    bool copies_into(const Buffer* b) const;
     // The gemms of `body` whose operands are both loaded tiles, in order: they run with wgmma (each
     // is a top-level statement of `body`).
     std::vector<const Gemm*> wgmma_gemms() const;

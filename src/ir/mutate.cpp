@@ -258,19 +258,12 @@ StmtPtr Mutator::visit(const NodePtr<WarpSpecializedLoop>& op) {
     auto lets = mutate_each(*this, op->lets, changed);
     std::vector<TmaLoad> loads = op->loads;
     for (TmaLoad& load : loads) load.src = mutate_region(*this, load.src, changed);
-    std::vector<std::shared_ptr<const Copy>> copies;
-    for (const auto& c : op->producer_copies) {
-        StmtPtr m = mutate(StmtPtr(c));
-        TLC_CHECK(m && m->kind == StmtKind::Copy, "a mutator turned a warp-specialized loop's producer copy into another statement");
-        changed |= m != StmtPtr(c);
-        copies.push_back(as<Copy>(m));
-    }
     StmtPtr body = mutate(op->body);
     TLC_CHECK(body && body->kind == StmtKind::Seq, "a mutator turned a warp-specialized loop's body into another statement");
     if (!changed && body == op->body) return op;
     return rebuild(op, [&](WarpSpecializedLoop& n) {
         n.trip_count = std::move(trip_count), n.lets = std::move(lets), n.loads = std::move(loads);
-        n.producer_copies = std::move(copies), n.body = std::move(body);
+        n.body = std::move(body);
     });
 }
 

@@ -262,13 +262,9 @@ public:
             line(indent, fmt::format("for {} in warp_specialized({}, stages={}) {{", w->var->name,
                                      expr(w->trip_count), w->stages));
             for (auto& l : w->lets) body(l, indent + 1);
-            line(indent + 1, w->producer_copies.empty()
-                                 ? "producer:  // one thread of warpgroup 0; waits until the stage is empty"
-                                 : "producer:  // one warp of warpgroup 0 (lane 0 issues the TMA loads); waits until the stage is empty");
+            line(indent + 1, "producer:  // one thread of warpgroup 0; waits until the stage is empty");
             for (auto& ld : w->loads)
                 line(indent + 2, "tma_load " + region(ld.src) + " -> " + ld.dst->name + "[stage], signals full[stage]");
-            for (auto& c : w->producer_copies)
-                line(indent + 2, "copy " + region(c->src) + " -> " + c->dst.buffer->name + "[stage]  // the producer warp's lanes, plain loads; each arrives on full[stage]");
             line(indent + 1, "consumer:  // the kernel's warpgroups; wait until the stage is full");
             auto wgmma = [&](const Gemm& g) {
                 std::string t = "wgmma " + region(g.a) + ", " + region(g.b) + " -> " + region(g.c);
@@ -286,9 +282,7 @@ public:
                         body(c, indent + 2);
                         continue;
                     }
-                    line(indent + 2, wgmma(*g) + (g != wgmmas.back()            ? ""
-                                                  : w->producer_copies.empty() ? "  // releases empty[stage] once retired"
-                                                                               : "  // empty[stage] is released once it has retired and the trip has read the producer's copies"));
+                    line(indent + 2, wgmma(*g) + (g == wgmmas.back() ? "  // releases empty[stage] once retired" : ""));
                 }
             }
             line(indent, "}");
@@ -326,9 +320,8 @@ public:
         for (const Buffer* b : p.order) {
             const SharedSlot& slot = p.buffers.at(b);
             line(0, fmt::format("//   {} @ {}: {}, {}", b->name, slot.offset, type(*b),
-                                slot.swizzled     ? fmt::format("{} stages, {}-byte swizzled", slot.stages, slot.swizzle_bytes())
-                                : slot.stages > 1 ? fmt::format("{} stages, row pitch {}", slot.stages, slot.row_pitch)
-                                                  : fmt::format("row pitch {}", slot.row_pitch)));
+                                slot.swizzled ? fmt::format("{} stages, {}-byte swizzled", slot.stages, slot.swizzle_bytes())
+                                              : fmt::format("row pitch {}", slot.row_pitch)));
         }
         if (p.scratch_bytes > 0) {
             line(0, fmt::format("//   scratch @ {}: {} bytes (largest use: {})", p.scratch_offset, p.scratch_bytes,

@@ -83,7 +83,6 @@ void for_each_child(const Stmt& s, const StmtChildren& v) {
         expr(w->trip_count);
         for (auto& l : w->lets) stmt(l);
         for (auto& load : w->loads) region(load.src, Access::Read);
-        for (auto& c : w->producer_copies) region(c->src, Access::Read), region(c->dst, Access::Write);
         stmt(w->body);
         break;
     }

@@ -34,8 +34,7 @@ struct StmtChildren {
 // regions it writes, then nested statements (If: cond, then, else; For: extents, body). Region
 // start expressions are not passed to `expr`: the region callback sees them (see
 // for_each_region_expr). An Alloc's buffer is a declaration, not an access (its init is an
-// expression). A WarpSpecializedLoop yields its trip count, `let`s, TMA sources (Read), its producer copies' regions
-// and its consumer body.
+// expression). A WarpSpecializedLoop yields its trip count, `let`s, TMA sources (Read) and consumer body.
 void for_each_child(const Stmt& s, const StmtChildren& v);
 
 // The start expressions of a region's ranges.

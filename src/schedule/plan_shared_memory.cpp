@@ -118,10 +118,6 @@ ir::SharedMemoryPlan compute_shared_memory_plan(const ir::Kernel& kernel) {
                 slot.stages = ws_loop->stages;
                 slot.swizzled = true;
                 offset = align_up(offset, 1024);
-            } else if (ws_loop && ws_loop->copies_into(&b)) {
-                // A ring of the producer warp's plain copies: unpadded stages, one after another.
-                slot.stages = ws_loop->stages;
-                offset = align_up(offset, 128);
             } else {
                 // Rows of an even number of 16-byte units get 16 bytes of padding: the 8 rows an
                 // ldmatrix (or a column walk) touches then start in 8 different 16-byte bank groups.

@@ -173,41 +173,9 @@ Why match(const ir::Kernel& kernel, Match& out) {
             }
         }
     }
-    // The trip's other global->shared copies go to the producer warp too (plain loads into a ring of
-    // stages) when the consumers only read their tiles, nothing outside the loop touches them, and
-    // they are small: they are then a stage ahead like the TMA loads.
-    ir::BufferUses outside_loop;
-    for (size_t i = 0; i < top.size(); ++i) {
-        if (i == at) continue;
-        ir::BufferUses u = ir::buffer_uses(top[i]);
-        outside_loop.reads.insert(u.reads.begin(), u.reads.end());
-        outside_loop.writes.insert(u.writes.begin(), u.writes.end());
-    }
-    auto producer_copy_why = [&](const ir::Copy& c, int64_t& elements) -> Why {
-        const ir::Buffer* dst = c.dst.buffer.get();
-        if (c.src.buffer->scope != ir::Scope::Global || dst->scope != ir::Scope::Shared) return std::string("");
-        if (!is_whole(c.dst)) return fmt::format("it fills part of `{}`", dst->name);
-        if (c.src.gathers() || c.src.gathers_rows()) return std::string("it gathers");
-        if (outside_loop.touches(dst)) return fmt::format("`{}` is also used outside the loop", dst->name);
-        bool read = false;
-        for (const ir::StmtPtr& r : rest) {
-            ir::BufferUses u = ir::buffer_uses(r);
-            if (u.writes.count(dst)) return fmt::format("the trip also writes `{}`", dst->name);
-            read |= u.reads.count(dst) > 0;
-        }
-        if (!read) return fmt::format("nothing else in the trip reads `{}`", dst->name);
-        for (const ir::StmtPtr& h : head_copies)
-            if (h->as<ir::Copy>() != &c && h->as<ir::Copy>()->dst.buffer.get() == dst) return fmt::format("`{}` is copied twice", dst->name);
-        elements += dst->num_elements();
-        if (elements > kMaxProducerCopyElements)
-            return fmt::format("the producer warp copies at most {} elements a trip that are not TMA loads", kMaxProducerCopyElements);
-        return std::nullopt;
-    };
     std::vector<ir::TmaLoad> loads;
-    std::vector<std::shared_ptr<const ir::Copy>> producer_copies;
     std::vector<ir::StmtPtr> consumer;
     out.consumer_copies.clear();
-    int64_t producer_elements = 0;
     for (const ir::StmtPtr& s : head_copies) {
         auto* c = s->as<ir::Copy>();
         const ir::Buffer* dst = c->dst.buffer.get();
@@ -215,16 +183,9 @@ Why match(const ir::Kernel& kernel, Match& out) {
             loads.push_back({c->src, c->dst.buffer, c->range});
             continue;
         }
-        Why not_producer = producer_copy_why(*c, producer_elements);
-        if (!not_producer) {
-            producer_copies.push_back(std::static_pointer_cast<const ir::Copy>(s));
-            continue;
-        }
         consumer.push_back(s);
         if (c->src.buffer->scope == ir::Scope::Global && dst->scope == ir::Scope::Shared)
-            out.consumer_copies.push_back({c->range, dst->name,
-                                           fmt::format("{}; and the producer warp does not make it: {}",
-                                                       copy_why.count(dst) ? copy_why.at(dst) : use_why.at(dst), *not_producer)});
+            out.consumer_copies.push_back({c->range, dst->name, copy_why.count(dst) ? copy_why.at(dst) : use_why.at(dst)});
     }
     consumer.insert(consumer.end(), rest.begin(), rest.end());
     std::vector<const ir::Gemm*> gemms;
@@ -267,12 +228,18 @@ Why match(const ir::Kernel& kernel, Match& out) {
     }
 
     // The loaded tiles belong to the loop alone.
+    ir::BufferUses outside;
+    for (size_t i = 0; i < top.size(); ++i) {
+        if (i == at) continue;
+        ir::BufferUses u = ir::buffer_uses(top[i]);
+        outside.reads.insert(u.reads.begin(), u.reads.end());
+        outside.writes.insert(u.writes.begin(), u.writes.end());
+    }
     for (const ir::Buffer* b : candidates)
-        if (outside_loop.touches(b)) return fmt::format("tile `{}` is also used outside the pipelined loop", b->name);
+        if (outside.touches(b)) return fmt::format("tile `{}` is also used outside the pipelined loop", b->name);
 
-    auto ws = std::make_shared<ir::WarpSpecializedLoop>(loop->vars[0], loop->extents[0], loop->options.stages, lets, loads,
-                                                        producer_copies, std::make_shared<ir::Seq>(consumer, loop->range),
-                                                        loop->range);
+    auto ws = std::make_shared<ir::WarpSpecializedLoop>(loop->vars[0], loop->extents[0], loop->options.stages, lets,
+                                                        loads, std::make_shared<ir::Seq>(consumer, loop->range), loop->range);
     out.loop_index = at;
     out.loop = ws.get();
     out.replacement = ws;

@@ -51,9 +51,6 @@ inline constexpr int64_t kMaxWgmmaAccumulators = 128;
 // up to kMaxRingStages stages and as far as shared memory allows (unless @no_deepen_ring).
 inline constexpr int64_t kRingBytesInFlight = 128 * 1024;
 inline constexpr int kMaxRingStages = 8;
-// The producer warp's 32 lanes make the trip's small copies that TMA cannot (a column of scales),
-// at most this many elements a trip; larger ones stay with the consumers.
-inline constexpr int64_t kMaxProducerCopyElements = 2048;
 
 // Rewrites `kernel` in place when the Hopper path applies (returns true), else records the reason
 // in kernel.schedule_remark and returns false. `arch` is the target ("sm_90a", ...); `sm80` is the

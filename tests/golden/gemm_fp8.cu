@@ -183,7 +183,7 @@ __global__ void __launch_bounds__(128) gemm_fp8_scaled_kernel(
 }
 
 // kernel gemm_fp8_scaled  (gemm_fp8.tl:9)
-// 128 threads per block, 68736 bytes of shared memory
+// 128 threads per block, 66944 bytes of shared memory
 // warp-specialized: warpgroup 0 issues TMA loads, the other 128 threads run wgmma; persistent over the tiles
 __global__ void __launch_bounds__(256, 1) gemm_fp8_scaled_kernel_sm90(
         const __grid_constant__ CUtensorMap tl_map_A,
@@ -206,12 +206,12 @@ __global__ void __launch_bounds__(256, 1) gemm_fp8_scaled_kernel_sm90(
     unsigned char* tl_smem = tl_smem_raw + ((1024 - tl::sm90::smem_address(tl_smem_raw) % 1024) % 1024);
     tl::f8e4m3* a = reinterpret_cast<tl::f8e4m3*>(tl_smem + 0);  // shared a: f8e4m3[64, 64], 8 stages, 64-byte swizzled (TMA)
     tl::f8e4m3* b = reinterpret_cast<tl::f8e4m3*>(tl_smem + 32768);  // shared b: f8e4m3[64, 64], 8 stages, 64-byte swizzled (TMA)
-    float* tl_ring_s = reinterpret_cast<float*>(tl_smem + 65536);  // shared s: f32[64], 8 stages, row pitch 64 (the producer warp's copies)
-    uint64_t* tl_full = reinterpret_cast<uint64_t*>(tl_smem + 67584);   // per stage: its TMA loads landed
+    float* s = reinterpret_cast<float*>(tl_smem + 65536);  // shared s: f32[64], row pitch 64
+    uint64_t* tl_full = reinterpret_cast<uint64_t*>(tl_smem + 65792);   // per stage: its TMA loads landed
     uint64_t* tl_empty = tl_full + 8;  // per stage: every consumer warp finished reading it
     if (threadIdx.x == 0) {
         for (int tl_s = 0; tl_s < 8; ++tl_s) {
-            tl::sm90::mbarrier_init(&tl_full[tl_s], 1 + 32);  // the TMA bytes' arrival, then each producer lane's
+            tl::sm90::mbarrier_init(&tl_full[tl_s], 1);
             tl::sm90::mbarrier_init(&tl_empty[tl_s], 4);  // one arrival per consumer warp
         }
         tl::sm90::mbarrier_init_fence();
@@ -220,12 +220,11 @@ __global__ void __launch_bounds__(256, 1) gemm_fp8_scaled_kernel_sm90(
     const int tl_tiles_x = tl::cdiv(N, 64), tl_tiles_y = tl::cdiv(M, 64), tl_tiles_z = 1;
     const int tl_tiles = tl_tiles_x * tl_tiles_y * tl_tiles_z;
     if (threadIdx.x < 128) {
-        // Producer warpgroup: one warp; its lane 0 issues every TMA load, its lanes make the other copies.
+        // Producer warpgroup: one thread issues every TMA load.
         tl::sm90::release_registers<40>();
-        if (threadIdx.x < 32) {
-            const int tl_lane = threadIdx.x;  // the producer warp's lane
-            if (tl_lane == 0) tl::sm90::tma_prefetch_descriptor(&tl_map_A);
-            if (tl_lane == 0) tl::sm90::tma_prefetch_descriptor(&tl_map_B);
+        if (threadIdx.x == 0) {
+            tl::sm90::tma_prefetch_descriptor(&tl_map_A);
+            tl::sm90::tma_prefetch_descriptor(&tl_map_B);
             int tl_it = 0;  // trips issued so far, across tiles: stage tl_it % stages, round tl_it / stages
             for (int tl_tile = blockIdx.x; tl_tile < tl_tiles; tl_tile += gridDim.x) {
                 const int tl_block_z = tl_tile / (tl_tiles_x * tl_tiles_y);
@@ -238,18 +237,11 @@ __global__ void __launch_bounds__(256, 1) gemm_fp8_scaled_kernel_sm90(
                 for (int k = 0; k < tl::cdiv(K, 64); ++k, ++tl_it) {
                     const int tl_stage = tl_it % 8;
                     tl::sm90::mbarrier_wait(&tl_empty[tl_stage], (tl_it / 8 + 1) & 1);  // consumers released it
-                    if (tl_lane == 0) tl::sm90::mbarrier_arrive_expect_tx(&tl_full[tl_stage], 8192);
+                    tl::sm90::mbarrier_arrive_expect_tx(&tl_full[tl_stage], 8192);
                     // copy(A[block.y * 64 +: 64, k * 64 +: 64], a);  (gemm_fp8.tl:18)
-                    if (tl_lane == 0) tl::sm90::tma_load_2d(a + tl_stage * 4096 + 0, &tl_map_A, &tl_full[tl_stage], k * 64, tl_block_y * 64);
+                    tl::sm90::tma_load_2d(a + tl_stage * 4096 + 0, &tl_map_A, &tl_full[tl_stage], k * 64, tl_block_y * 64);
                     // copy(B[block.x * 64 +: 64, k * 64 +: 64], b);  (gemm_fp8.tl:19)
-                    if (tl_lane == 0) tl::sm90::tma_load_2d(b + tl_stage * 4096 + 0, &tl_map_B, &tl_full[tl_stage], k * 64, tl_block_x * 64);
-                    float* const s = tl_ring_s + tl_stage * 64;  // this trip's stage of `s`
-                    // copy(S[block.y * 64 +: 64, k], s);  (gemm_fp8.tl:20)
-                    #pragma unroll
-                    for (int tl_e = tl_lane; tl_e < 64; tl_e += 32) {
-                        s[tl_e] = tl::in_bounds((tl_block_y * 64) + tl_e, M) && tl::in_bounds(k, KS) ? S[int64_t((tl_block_y * 64) + tl_e) * KS + k] : 0.0f;
-                    }
-                    tl::sm90::mbarrier_arrive(&tl_full[tl_stage]);  // this lane's stores are in the stage
+                    tl::sm90::tma_load_2d(b + tl_stage * 4096 + 0, &tl_map_B, &tl_full[tl_stage], k * 64, tl_block_x * 64);
                 }
             }
         }
@@ -276,36 +268,45 @@ __global__ void __launch_bounds__(256, 1) gemm_fp8_scaled_kernel_sm90(
             for (int k = 0; k < tl_trips0; ++k, ++tl_it) {
                 const int tl_stage = tl_it % 8;
                 tl::sm90::mbarrier_wait(&tl_full[tl_stage], (tl_it / 8 + 0) & 1);  // the stage's TMA loads landed
-                float* const s = tl_ring_s + tl_stage * 64;  // this trip's stage of `s`
                 // gemm(a, b, part, transpose_b = true, clear = true);  (gemm_fp8.tl:21)
                 #pragma unroll
                 for (int tl_s = 0; tl_s < part_layout::kSlots; ++tl_s) part[tl_s] = 0.0f;  // clear = true
                 tl::sm90::warpgroup_gemm<tl::f8e4m3, 64, 64, 64, false, true, 1>(part, a + tl_stage * 4096, b + tl_stage * 4096, tl_tid / 128);
+                tl::sm90::named_barrier_sync(1, 128);  // WAR on `s`
+                // copy(S[block.y * 64 +: 64, k], s);  (gemm_fp8.tl:20)
+                #pragma unroll
+                for (int tl_i2 = 0; tl_i2 < 1; ++tl_i2) {
+                    const int tl_e1 = tl_tid + tl_i2 * 128;
+                    if (tl_e1 < 64) {
+                        s[tl_e1] = tl::in_bounds((tl_block_y * 64) + tl_e1, M) && tl::in_bounds(k, KS) ? S[int64_t((tl_block_y * 64) + tl_e1) * KS + k] : 0.0f;
+                    }
+                }
+                tl::sm90::named_barrier_sync(1, 128);  // RAW on `s`
                 tl::sm90::wgmma_wait<0>();
                 tl::sm90::fence_accumulators(part);
+                if (tl_tid % 32 == 0) tl::sm90::mbarrier_arrive(&tl_empty[tl_stage]);  // the stage's last reader retired
                 // for i, j in parallel(64, 64) {  (gemm_fp8.tl:22)
                 // for i, j in parallel(64, 64): each thread visits the elements of `acc` it holds
                 #pragma unroll
-                for (int tl_s1 = 0; tl_s1 < acc_layout::kSlots; ++tl_s1) {
-                    const int i = acc_layout::row(tl_tid, tl_s1);
-                    [[maybe_unused]] const int j = acc_layout::col(tl_tid, tl_s1);
-                    acc[tl_s1] = acc[tl_s1] + part[tl_s1] * s[i];
+                for (int tl_s3 = 0; tl_s3 < acc_layout::kSlots; ++tl_s3) {
+                    const int i = acc_layout::row(tl_tid, tl_s3);
+                    [[maybe_unused]] const int j = acc_layout::col(tl_tid, tl_s3);
+                    acc[tl_s3] = acc[tl_s3] + part[tl_s3] * s[i];
                 }
-                if (tl_tid % 32 == 0) tl::sm90::mbarrier_arrive(&tl_empty[tl_stage]);  // the stage's last reader is done
             }
             // copy(acc, C[block.y * 64 +: 64, block.x * 64 +: 64]);  (gemm_fp8.tl:26)
             #pragma unroll
-            for (int tl_chunk2 = 0; tl_chunk2 < acc_layout::kSlots; tl_chunk2 += 2) {
-                float* tl_ptr3 = &C[int64_t((tl_block_y * 64) + (acc_layout::row(tl_tid, tl_chunk2))) * N + ((tl_block_x * 64) + (acc_layout::col(tl_tid, tl_chunk2)))];
-                if (tl::in_bounds((tl_block_y * 64) + (acc_layout::row(tl_tid, tl_chunk2)), M) && tl::in_bounds((tl_block_x * 64) + (acc_layout::col(tl_tid, tl_chunk2)), N) && tl::in_bounds((tl_block_y * 64) + (acc_layout::row(tl_tid, tl_chunk2)), M) && tl::in_bounds(((tl_block_x * 64) + (acc_layout::col(tl_tid, tl_chunk2))) + 1, N) && tl::is_aligned(tl_ptr3, 8)) {
-                    float tl_vec4[2];
+            for (int tl_chunk4 = 0; tl_chunk4 < acc_layout::kSlots; tl_chunk4 += 2) {
+                float* tl_ptr5 = &C[int64_t((tl_block_y * 64) + (acc_layout::row(tl_tid, tl_chunk4))) * N + ((tl_block_x * 64) + (acc_layout::col(tl_tid, tl_chunk4)))];
+                if (tl::in_bounds((tl_block_y * 64) + (acc_layout::row(tl_tid, tl_chunk4)), M) && tl::in_bounds((tl_block_x * 64) + (acc_layout::col(tl_tid, tl_chunk4)), N) && tl::in_bounds((tl_block_y * 64) + (acc_layout::row(tl_tid, tl_chunk4)), M) && tl::in_bounds(((tl_block_x * 64) + (acc_layout::col(tl_tid, tl_chunk4))) + 1, N) && tl::is_aligned(tl_ptr5, 8)) {
+                    float tl_vec6[2];
                     #pragma unroll
-                    for (int tl_v = 0; tl_v < 2; ++tl_v) tl_vec4[tl_v] = acc[tl_chunk2 + tl_v];
-                    tl::store_vector<float, 2>(tl_ptr3, tl_vec4);
+                    for (int tl_v = 0; tl_v < 2; ++tl_v) tl_vec6[tl_v] = acc[tl_chunk4 + tl_v];
+                    tl::store_vector<float, 2>(tl_ptr5, tl_vec6);
                 } else {
                     #pragma unroll
                     for (int tl_v = 0; tl_v < 2; ++tl_v) {
-                        if (tl::in_bounds((tl_block_y * 64) + (acc_layout::row(tl_tid, tl_chunk2 + tl_v)), M) && tl::in_bounds((tl_block_x * 64) + (acc_layout::col(tl_tid, tl_chunk2 + tl_v)), N)) C[int64_t((tl_block_y * 64) + (acc_layout::row(tl_tid, tl_chunk2 + tl_v))) * N + ((tl_block_x * 64) + (acc_layout::col(tl_tid, tl_chunk2 + tl_v)))] = acc[tl_chunk2 + tl_v];
+                        if (tl::in_bounds((tl_block_y * 64) + (acc_layout::row(tl_tid, tl_chunk4 + tl_v)), M) && tl::in_bounds((tl_block_x * 64) + (acc_layout::col(tl_tid, tl_chunk4 + tl_v)), N)) C[int64_t((tl_block_y * 64) + (acc_layout::row(tl_tid, tl_chunk4 + tl_v))) * N + ((tl_block_x * 64) + (acc_layout::col(tl_tid, tl_chunk4 + tl_v)))] = acc[tl_chunk4 + tl_v];
                     }
                 }
             }
@@ -492,7 +493,7 @@ cudaError_t gemm_fp8_scaled(const __nv_fp8_e4m3* A, const __nv_fp8_e4m3* B, cons
         if (tl_tma) {
             static const cudaError_t tl_attributes_sm90 = [] {
                 cudaError_t tl_err = cudaSuccess;
-                tl_err = cudaFuncSetAttribute(::gemm_fp8_scaled_kernel_sm90, cudaFuncAttributeMaxDynamicSharedMemorySize, 68736);
+                tl_err = cudaFuncSetAttribute(::gemm_fp8_scaled_kernel_sm90, cudaFuncAttributeMaxDynamicSharedMemorySize, 66944);
                 if (tl_err == cudaSuccess)
                     tl_err = cudaFuncSetAttribute(::gemm_fp8_scaled_kernel_sm90, cudaFuncAttributePreferredSharedMemoryCarveout, cudaSharedmemCarveoutMaxShared);
                 return tl_err;
@@ -501,7 +502,7 @@ cudaError_t gemm_fp8_scaled(const __nv_fp8_e4m3* A, const __nv_fp8_e4m3* B, cons
             const int64_t tl_tiles = int64_t(tl::cdiv(N, 64)) * int64_t(tl::cdiv(M, 64));  // the warp-specialized kernel's own tiles
             const int64_t tl_blocks = tl_tiles < tl_device.sm_count ? tl_tiles : tl_device.sm_count;  // persistent: one block per SM
             if (tl_blocks <= INT32_MAX) {
-                ::gemm_fp8_scaled_kernel_sm90<<<unsigned(tl_blocks), 256, 68736, stream>>>(tl_map_A, tl_map_B, A, B, S, C, static_cast<int32_t>(M), static_cast<int32_t>(K), static_cast<int32_t>(N), static_cast<int32_t>(KS));
+                ::gemm_fp8_scaled_kernel_sm90<<<unsigned(tl_blocks), 256, 66944, stream>>>(tl_map_A, tl_map_B, A, B, S, C, static_cast<int32_t>(M), static_cast<int32_t>(K), static_cast<int32_t>(N), static_cast<int32_t>(KS));
                 return tl::host::record(cudaGetLastError(), tl_name, "launch");
             }
         }

@@ -249,7 +249,7 @@ __global__ void __launch_bounds__(256, 1) gemm_kernel_sm90(
                 tl::sm90::warpgroup_gemm<tl::f16, 64, 64, 64, false, false, 1>(acc, a + tl_stage * 4096, b + tl_stage * 4096, tl_tid / 128);
                 tl::sm90::wgmma_wait<0>();
                 tl::sm90::fence_accumulators(acc);
-                if (tl_tid % 32 == 0) tl::sm90::mbarrier_arrive(&tl_empty[tl_stage]);  // the stage's last reader is done
+                if (tl_tid % 32 == 0) tl::sm90::mbarrier_arrive(&tl_empty[tl_stage]);  // the stage's last reader retired
                 // for i, j in parallel(64, 64) {  (warp_specialize_trip_epilogue.tl:21)
                 // for i, j in parallel(64, 64): each thread visits the elements of `acc` it holds
                 #pragma unroll

@@ -100,7 +100,7 @@ struct Tree {
                 i, use(n), 3,
                 std::vector<ir::StmtPtr>{std::make_shared<ir::LetStmt>(y, ir::make_binary(ir::BinaryOp::Add, use(x), use(i)), line(15))},
                 std::vector<ir::TmaLoad>{{slice(G, {{use(y), 16, false}, {ir::make_int(0), 16, false}}), S, line(16)}},
-                std::vector<std::shared_ptr<const ir::Copy>>{}, std::make_shared<ir::Seq>(std::vector<ir::StmtPtr>{gemm}),
+                std::make_shared<ir::Seq>(std::vector<ir::StmtPtr>{gemm}),
                 line(15)),
             std::make_shared<ir::Return>(std::make_shared<ir::Select>(std::make_shared<ir::BoolImm>(true), use(x),
                                                                       std::make_shared<ir::Unary>(ir::UnaryOp::Neg, use(x), Dtype::I32)),
