@@ -776,7 +776,7 @@ __global__ void __launch_bounds__(256) fp8_gemm_block_scaled_kernel(
     const int32_t col0 = int(blockIdx.x) * 64;
     const int32_t k_trips = KG;
     if (0 < k_trips) {
-        // copy(A[row0 +: BM, k * G +: G], a);  (qgemm.tl:96)
+        // copy(A[row0 +: BM, k * G +: G], a);  (qgemm.tl:97)
         if (tl::is_aligned(A, 16) && K % 16 == 0 && row0 >= 0 && row0 + 128 <= M && (0 * 128) >= 0 && (0 * 128) + 128 <= K && (0 * 128) % 16 == 0) {
             #pragma unroll
             for (int tl_i1 = 0; tl_i1 < 4; ++tl_i1) {
@@ -798,7 +798,7 @@ __global__ void __launch_bounds__(256) fp8_gemm_block_scaled_kernel(
                 }
             }
         }
-        // copy(B[col0 +: BN, k * G +: G], b);  (qgemm.tl:97)
+        // copy(B[col0 +: BN, k * G +: G], b);  (qgemm.tl:98)
         if (tl::is_aligned(B, 16) && K % 16 == 0 && col0 >= 0 && col0 + 64 <= N && (0 * 128) >= 0 && (0 * 128) + 128 <= K && (0 * 128) % 16 == 0) {
             #pragma unroll
             for (int tl_i8 = 0; tl_i8 < 2; ++tl_i8) {
@@ -820,7 +820,7 @@ __global__ void __launch_bounds__(256) fp8_gemm_block_scaled_kernel(
                 }
             }
         }
-        // copy(As[row0 +: BM, k], sa);  (qgemm.tl:98)
+        // copy(As[row0 +: BM, k], sa);  (qgemm.tl:99)
         #pragma unroll
         for (int tl_i15 = 0; tl_i15 < 1; ++tl_i15) {
             const int tl_elem14 = tl_tid + tl_i15 * 256;
@@ -829,7 +829,7 @@ __global__ void __launch_bounds__(256) fp8_gemm_block_scaled_kernel(
                 else sa[0 * 132 + tl_elem14] = 0.0f;
             }
         }
-        // copy(Bs[col0 / G +: 1, k], sb);  (qgemm.tl:99)
+        // copy(Bs[col0 / G +: 1, k], sb);  (qgemm.tl:100)
         #pragma unroll
         for (int tl_i17 = 0; tl_i17 < 1; ++tl_i17) {
             const int tl_elem16 = tl_tid + tl_i17 * 256;
@@ -841,7 +841,7 @@ __global__ void __launch_bounds__(256) fp8_gemm_block_scaled_kernel(
     }
     tl::cp_async_commit();
     if (1 < k_trips) {
-        // copy(A[row0 +: BM, k * G +: G], a);  (qgemm.tl:96)
+        // copy(A[row0 +: BM, k * G +: G], a);  (qgemm.tl:97)
         if (tl::is_aligned(A, 16) && K % 16 == 0 && row0 >= 0 && row0 + 128 <= M && (1 * 128) >= 0 && (1 * 128) + 128 <= K && (1 * 128) % 16 == 0) {
             #pragma unroll
             for (int tl_i19 = 0; tl_i19 < 4; ++tl_i19) {
@@ -863,7 +863,7 @@ __global__ void __launch_bounds__(256) fp8_gemm_block_scaled_kernel(
                 }
             }
         }
-        // copy(B[col0 +: BN, k * G +: G], b);  (qgemm.tl:97)
+        // copy(B[col0 +: BN, k * G +: G], b);  (qgemm.tl:98)
         if (tl::is_aligned(B, 16) && K % 16 == 0 && col0 >= 0 && col0 + 64 <= N && (1 * 128) >= 0 && (1 * 128) + 128 <= K && (1 * 128) % 16 == 0) {
             #pragma unroll
             for (int tl_i26 = 0; tl_i26 < 2; ++tl_i26) {
@@ -885,7 +885,7 @@ __global__ void __launch_bounds__(256) fp8_gemm_block_scaled_kernel(
                 }
             }
         }
-        // copy(As[row0 +: BM, k], sa);  (qgemm.tl:98)
+        // copy(As[row0 +: BM, k], sa);  (qgemm.tl:99)
         #pragma unroll
         for (int tl_i33 = 0; tl_i33 < 1; ++tl_i33) {
             const int tl_elem32 = tl_tid + tl_i33 * 256;
@@ -894,7 +894,7 @@ __global__ void __launch_bounds__(256) fp8_gemm_block_scaled_kernel(
                 else sa[1 * 132 + tl_elem32] = 0.0f;
             }
         }
-        // copy(Bs[col0 / G +: 1, k], sb);  (qgemm.tl:99)
+        // copy(Bs[col0 / G +: 1, k], sb);  (qgemm.tl:100)
         #pragma unroll
         for (int tl_i35 = 0; tl_i35 < 1; ++tl_i35) {
             const int tl_elem34 = tl_tid + tl_i35 * 256;
@@ -905,12 +905,12 @@ __global__ void __launch_bounds__(256) fp8_gemm_block_scaled_kernel(
         }
     }
     tl::cp_async_commit();
-    // for k in pipelined(KG, stages = STAGES) {  (qgemm.tl:95)
+    // for k in pipelined(KG, stages = STAGES) {  (qgemm.tl:96)
     for (int k = 0; k < k_trips; ++k) {
         tl::cp_async_wait<1>();  // at most 1 copy groups of this thread still in flight
         __syncthreads();  // pipeline: stage `k % 3` has landed and the stage refilled next is no longer read
         if (k + 2 < k_trips) {
-            // copy(A[row0 +: BM, k * G +: G], a);  (qgemm.tl:96)
+            // copy(A[row0 +: BM, k * G +: G], a);  (qgemm.tl:97)
             if (tl::is_aligned(A, 16) && K % 16 == 0 && row0 >= 0 && row0 + 128 <= M && ((k + 2) * 128) >= 0 && ((k + 2) * 128) + 128 <= K && ((k + 2) * 128) % 16 == 0) {
                 #pragma unroll
                 for (int tl_i37 = 0; tl_i37 < 4; ++tl_i37) {
@@ -932,7 +932,7 @@ __global__ void __launch_bounds__(256) fp8_gemm_block_scaled_kernel(
                     }
                 }
             }
-            // copy(B[col0 +: BN, k * G +: G], b);  (qgemm.tl:97)
+            // copy(B[col0 +: BN, k * G +: G], b);  (qgemm.tl:98)
             if (tl::is_aligned(B, 16) && K % 16 == 0 && col0 >= 0 && col0 + 64 <= N && ((k + 2) * 128) >= 0 && ((k + 2) * 128) + 128 <= K && ((k + 2) * 128) % 16 == 0) {
                 #pragma unroll
                 for (int tl_i44 = 0; tl_i44 < 2; ++tl_i44) {
@@ -954,7 +954,7 @@ __global__ void __launch_bounds__(256) fp8_gemm_block_scaled_kernel(
                     }
                 }
             }
-            // copy(As[row0 +: BM, k], sa);  (qgemm.tl:98)
+            // copy(As[row0 +: BM, k], sa);  (qgemm.tl:99)
             #pragma unroll
             for (int tl_i51 = 0; tl_i51 < 1; ++tl_i51) {
                 const int tl_elem50 = tl_tid + tl_i51 * 256;
@@ -963,7 +963,7 @@ __global__ void __launch_bounds__(256) fp8_gemm_block_scaled_kernel(
                     else sa[((k + 2) % 3) * 132 + tl_elem50] = 0.0f;
                 }
             }
-            // copy(Bs[col0 / G +: 1, k], sb);  (qgemm.tl:99)
+            // copy(Bs[col0 / G +: 1, k], sb);  (qgemm.tl:100)
             #pragma unroll
             for (int tl_i53 = 0; tl_i53 < 1; ++tl_i53) {
                 const int tl_elem52 = tl_tid + tl_i53 * 256;
@@ -974,14 +974,14 @@ __global__ void __launch_bounds__(256) fp8_gemm_block_scaled_kernel(
             }
         }
         tl::cp_async_commit();
-        // gemm(a, b, part, transpose_b = true, clear = true);  (qgemm.tl:100)
+        // gemm(a, b, part, transpose_b = true, clear = true);  (qgemm.tl:101)
         {
             for (int tl_s = 0; tl_s < part_layout::kSlots; ++tl_s) part[tl_s] = 0.0f;
             tl::warp_gemm_mma<128, 64, 128, 4, 2, tl::f8e4m3, false, true>(
                 part, tl::SharedMatrix<tl::f8e4m3, false, 144>{&a[((k % 3) * 128 + 0) * 144 + 0]},
                 tl::SharedMatrix<tl::f8e4m3, true, 144>{&b[((k % 3) * 64 + 0) * 144 + 0]}, tl_tid);
         }
-        // for i, j in parallel(BM, BN) {  (qgemm.tl:101)
+        // for i, j in parallel(BM, BN) {  (qgemm.tl:102)
         // for i, j in parallel(128, 64): each thread visits the elements of `acc` it holds
         #pragma unroll
         for (int tl_s54 = 0; tl_s54 < acc_layout::kSlots; ++tl_s54) {
@@ -991,7 +991,7 @@ __global__ void __launch_bounds__(256) fp8_gemm_block_scaled_kernel(
         }
     }
     tl::cp_async_wait<0>();  // at most 0 copy groups of this thread still in flight
-    // copy(acc, C[row0 +: BM, col0 +: BN]);  (qgemm.tl:105)
+    // copy(acc, C[row0 +: BM, col0 +: BN]);  (qgemm.tl:106)
     #pragma unroll
     for (int tl_chunk55 = 0; tl_chunk55 < acc_layout::kSlots; tl_chunk55 += 2) {
         tl::bf16* tl_ptr56 = &C[int64_t(row0 + (acc_layout::row(tl_tid, tl_chunk55))) * N + (col0 + (acc_layout::col(tl_tid, tl_chunk55)))];
@@ -1009,8 +1009,8 @@ __global__ void __launch_bounds__(256) fp8_gemm_block_scaled_kernel(
     }
 }
 
-// kernel fp8_gemm_block_scaled<BM = 128, BN = 64, G = 128, STAGES = 3, THREADS = 256, T = bf16>  (stdlib/qgemm.tl:80)
-// 256 threads per block, 149216 bytes of shared memory
+// kernel fp8_gemm_block_scaled<BM = 128, BN = 128, G = 128, STAGES = 3, THREADS = 256, T = bf16>  (stdlib/qgemm.tl:80)
+// 256 threads per block, 132800 bytes of shared memory
 // warp-specialized: warpgroup 0 issues TMA loads, the other 256 threads run wgmma; persistent over the tiles
 __global__ void __launch_bounds__(384, 1) fp8_gemm_block_scaled_kernel_sm90(
         const __grid_constant__ CUtensorMap tl_map_A,
@@ -1029,25 +1029,25 @@ __global__ void __launch_bounds__(384, 1) fp8_gemm_block_scaled_kernel_sm90(
     #if defined(__CUDA_ARCH__) && !TL_SM90A_DEVICE
     __trap();  // built for another arch; the launch stub runs this kernel only on sm_90 devices
     #else
-    using part_layout = tl::MmaAccLayout<128, 64, 8, 1>;  // fragment part: f32[128, 64], wgmma accumulators
-    using acc_layout = tl::MmaAccLayout<128, 64, 8, 1>;  // fragment acc: f32[128, 64], wgmma accumulators
+    using part_layout = tl::MmaAccLayout<128, 128, 8, 1>;  // fragment part: f32[128, 128], wgmma accumulators
+    using acc_layout = tl::MmaAccLayout<128, 128, 8, 1>;  // fragment acc: f32[128, 128], wgmma accumulators
     extern __shared__ __align__(1024) unsigned char tl_smem_raw[];
     unsigned char* tl_smem = tl_smem_raw + ((1024 - tl::sm90::smem_address(tl_smem_raw) % 1024) % 1024);
-    tl::f8e4m3* a = reinterpret_cast<tl::f8e4m3*>(tl_smem + 0);  // shared a: f8e4m3[128, 128], 6 stages, 128-byte swizzled (TMA)
-    tl::f8e4m3* b = reinterpret_cast<tl::f8e4m3*>(tl_smem + 98304);  // shared b: f8e4m3[64, 128], 6 stages, 128-byte swizzled (TMA)
-    float* sa = reinterpret_cast<float*>(tl_smem + 147456);  // shared sa: f32[128], row pitch 128
-    float* sb = reinterpret_cast<float*>(tl_smem + 147968);  // shared sb: f32[1], row pitch 1
-    uint64_t* tl_full = reinterpret_cast<uint64_t*>(tl_smem + 148096);   // per stage: its TMA loads landed
-    uint64_t* tl_empty = tl_full + 6;  // per stage: every consumer warp finished reading it
+    tl::f8e4m3* a = reinterpret_cast<tl::f8e4m3*>(tl_smem + 0);  // shared a: f8e4m3[128, 128], 4 stages, 128-byte swizzled (TMA)
+    tl::f8e4m3* b = reinterpret_cast<tl::f8e4m3*>(tl_smem + 65536);  // shared b: f8e4m3[128, 128], 4 stages, 128-byte swizzled (TMA)
+    float* sa = reinterpret_cast<float*>(tl_smem + 131072);  // shared sa: f32[128], row pitch 128
+    float* sb = reinterpret_cast<float*>(tl_smem + 131584);  // shared sb: f32[1], row pitch 1
+    uint64_t* tl_full = reinterpret_cast<uint64_t*>(tl_smem + 131712);   // per stage: its TMA loads landed
+    uint64_t* tl_empty = tl_full + 4;  // per stage: every consumer warp finished reading it
     if (threadIdx.x == 0) {
-        for (int tl_s = 0; tl_s < 6; ++tl_s) {
+        for (int tl_s = 0; tl_s < 4; ++tl_s) {
             tl::sm90::mbarrier_init(&tl_full[tl_s], 1);
             tl::sm90::mbarrier_init(&tl_empty[tl_s], 8);  // one arrival per consumer warp
         }
         tl::sm90::mbarrier_init_fence();
     }
     __syncthreads();
-    const int tl_tiles_x = tl::cdiv(N, 64), tl_tiles_y = tl::cdiv(M, 128), tl_tiles_z = 1;
+    const int tl_tiles_x = tl::cdiv(N, 128), tl_tiles_y = tl::cdiv(M, 128), tl_tiles_z = 1;
     const int tl_tiles = tl_tiles_x * tl_tiles_y * tl_tiles_z;
     if (threadIdx.x < 128) {
         // Producer warpgroup: one thread issues every TMA load.
@@ -1065,15 +1065,15 @@ __global__ void __launch_bounds__(384, 1) fp8_gemm_block_scaled_kernel_sm90(
                 const int tl_block_x = tl_in_plane % (8 * tl_tiles_x) / tl_group_rows;
                 (void)tl_block_x, (void)tl_block_y, (void)tl_block_z;
                 const int32_t row0 = tl_block_y * 128;
-                const int32_t col0 = tl_block_x * 64;
+                const int32_t col0 = tl_block_x * 128;
                 for (int k = 0; k < KG; ++k, ++tl_it) {
-                    const int tl_stage = tl_it % 6;
-                    tl::sm90::mbarrier_wait(&tl_empty[tl_stage], (tl_it / 6 + 1) & 1);  // consumers released it
-                    tl::sm90::mbarrier_arrive_expect_tx(&tl_full[tl_stage], 24576);
-                    // copy(A[row0 +: BM, k * G +: G], a);  (qgemm.tl:96)
+                    const int tl_stage = tl_it % 4;
+                    tl::sm90::mbarrier_wait(&tl_empty[tl_stage], (tl_it / 4 + 1) & 1);  // consumers released it
+                    tl::sm90::mbarrier_arrive_expect_tx(&tl_full[tl_stage], 32768);
+                    // copy(A[row0 +: BM, k * G +: G], a);  (qgemm.tl:97)
                     tl::sm90::tma_load_2d(a + tl_stage * 16384 + 0, &tl_map_A, &tl_full[tl_stage], k * 128, row0);
-                    // copy(B[col0 +: BN, k * G +: G], b);  (qgemm.tl:97)
-                    tl::sm90::tma_load_2d(b + tl_stage * 8192 + 0, &tl_map_B, &tl_full[tl_stage], k * 128, col0);
+                    // copy(B[col0 +: BN, k * G +: G], b);  (qgemm.tl:98)
+                    tl::sm90::tma_load_2d(b + tl_stage * 16384 + 0, &tl_map_B, &tl_full[tl_stage], k * 128, col0);
                 }
             }
         }
@@ -1091,23 +1091,23 @@ __global__ void __launch_bounds__(384, 1) fp8_gemm_block_scaled_kernel_sm90(
             const int tl_block_y = tl_group_first_y + tl_in_plane % (8 * tl_tiles_x) % tl_group_rows;
             const int tl_block_x = tl_in_plane % (8 * tl_tiles_x) / tl_group_rows;
             (void)tl_block_x, (void)tl_block_y, (void)tl_block_z;
-            float part[part_layout::kSlots];  // fragment part: f32[128, 64]
-            float acc[acc_layout::kSlots];  // fragment acc: f32[128, 64]
+            float part[part_layout::kSlots];  // fragment part: f32[128, 128]
+            float acc[acc_layout::kSlots];  // fragment acc: f32[128, 128]
             #pragma unroll
             for (int tl_i = 0; tl_i < acc_layout::kSlots; ++tl_i) acc[tl_i] = 0.0f;
             const int32_t row0 = tl_block_y * 128;
-            const int32_t col0 = tl_block_x * 64;
-            // for k in pipelined(KG, stages = STAGES) {  (qgemm.tl:95)
+            const int32_t col0 = tl_block_x * 128;
+            // for k in pipelined(KG, stages = STAGES) {  (qgemm.tl:96)
             const int tl_trips0 = KG;
             for (int k = 0; k < tl_trips0; ++k, ++tl_it) {
-                const int tl_stage = tl_it % 6;
-                tl::sm90::mbarrier_wait(&tl_full[tl_stage], (tl_it / 6 + 0) & 1);  // the stage's TMA loads landed
-                // gemm(a, b, part, transpose_b = true, clear = true);  (qgemm.tl:100)
+                const int tl_stage = tl_it % 4;
+                tl::sm90::mbarrier_wait(&tl_full[tl_stage], (tl_it / 4 + 0) & 1);  // the stage's TMA loads landed
+                // gemm(a, b, part, transpose_b = true, clear = true);  (qgemm.tl:101)
                 #pragma unroll
                 for (int tl_s = 0; tl_s < part_layout::kSlots; ++tl_s) part[tl_s] = 0.0f;  // clear = true
-                tl::sm90::warpgroup_gemm<tl::f8e4m3, 128, 64, 128, false, true, 2>(part, a + tl_stage * 16384, b + tl_stage * 8192, tl_tid / 128);
+                tl::sm90::warpgroup_gemm<tl::f8e4m3, 128, 128, 128, false, true, 2>(part, a + tl_stage * 16384, b + tl_stage * 16384, tl_tid / 128);
                 tl::sm90::named_barrier_sync(1, 256);  // WAR on `sa`
-                // copy(As[row0 +: BM, k], sa);  (qgemm.tl:98)
+                // copy(As[row0 +: BM, k], sa);  (qgemm.tl:99)
                 #pragma unroll
                 for (int tl_i2 = 0; tl_i2 < 1; ++tl_i2) {
                     const int tl_e1 = tl_tid + tl_i2 * 256;
@@ -1115,7 +1115,7 @@ __global__ void __launch_bounds__(384, 1) fp8_gemm_block_scaled_kernel_sm90(
                         sa[tl_e1] = tl::in_bounds(row0 + tl_e1, M) && tl::in_bounds(k, KG) ? As[int64_t(row0 + tl_e1) * KG + k] : 0.0f;
                     }
                 }
-                // copy(Bs[col0 / G +: 1, k], sb);  (qgemm.tl:99)
+                // copy(Bs[col0 / G +: 1, k], sb);  (qgemm.tl:100)
                 #pragma unroll
                 for (int tl_i4 = 0; tl_i4 < 1; ++tl_i4) {
                     const int tl_e3 = tl_tid + tl_i4 * 256;
@@ -1127,8 +1127,8 @@ __global__ void __launch_bounds__(384, 1) fp8_gemm_block_scaled_kernel_sm90(
                 tl::sm90::wgmma_wait<0>();
                 tl::sm90::fence_accumulators(part);
                 if (tl_tid % 32 == 0) tl::sm90::mbarrier_arrive(&tl_empty[tl_stage]);  // the stage's last reader retired
-                // for i, j in parallel(BM, BN) {  (qgemm.tl:101)
-                // for i, j in parallel(128, 64): each thread visits the elements of `acc` it holds
+                // for i, j in parallel(BM, BN) {  (qgemm.tl:102)
+                // for i, j in parallel(128, 128): each thread visits the elements of `acc` it holds
                 #pragma unroll
                 for (int tl_s5 = 0; tl_s5 < acc_layout::kSlots; ++tl_s5) {
                     const int i = acc_layout::row(tl_tid, tl_s5);
@@ -1136,7 +1136,7 @@ __global__ void __launch_bounds__(384, 1) fp8_gemm_block_scaled_kernel_sm90(
                     acc[tl_s5] = acc[tl_s5] + part[tl_s5] * (sa[i] * sb[0]);
                 }
             }
-            // copy(acc, C[row0 +: BM, col0 +: BN]);  (qgemm.tl:105)
+            // copy(acc, C[row0 +: BM, col0 +: BN]);  (qgemm.tl:106)
             #pragma unroll
             for (int tl_chunk6 = 0; tl_chunk6 < acc_layout::kSlots; tl_chunk6 += 2) {
                 tl::bf16* tl_ptr7 = &C[int64_t(row0 + (acc_layout::row(tl_tid, tl_chunk6))) * N + (col0 + (acc_layout::col(tl_tid, tl_chunk6)))];
@@ -1374,20 +1374,20 @@ cudaError_t fp8_gemm_block_scaled(const __nv_fp8_e4m3* A, const float* As, const
             tl::host::tma_compatible(A, int64_t(M), int64_t(K), 1) &&
             tl::host::make_tensor_map_2d(&tl_map_A, A, CU_TENSOR_MAP_DATA_TYPE_UINT8, 1, int64_t(M), int64_t(K), 128, 128) &&
             tl::host::tma_compatible(B, int64_t(N), int64_t(K), 1) &&
-            tl::host::make_tensor_map_2d(&tl_map_B, B, CU_TENSOR_MAP_DATA_TYPE_UINT8, 1, int64_t(N), int64_t(K), 64, 128);
+            tl::host::make_tensor_map_2d(&tl_map_B, B, CU_TENSOR_MAP_DATA_TYPE_UINT8, 1, int64_t(N), int64_t(K), 128, 128);
         if (tl_tma) {
             static const cudaError_t tl_attributes_sm90 = [] {
                 cudaError_t tl_err = cudaSuccess;
-                tl_err = cudaFuncSetAttribute(::fp8_gemm_block_scaled_kernel_sm90, cudaFuncAttributeMaxDynamicSharedMemorySize, 149216);
+                tl_err = cudaFuncSetAttribute(::fp8_gemm_block_scaled_kernel_sm90, cudaFuncAttributeMaxDynamicSharedMemorySize, 132800);
                 if (tl_err == cudaSuccess)
                     tl_err = cudaFuncSetAttribute(::fp8_gemm_block_scaled_kernel_sm90, cudaFuncAttributePreferredSharedMemoryCarveout, cudaSharedmemCarveoutMaxShared);
                 return tl_err;
             }();
             if (tl_attributes_sm90 != cudaSuccess) return tl::host::record(tl_attributes_sm90, tl_name, "setting the shared-memory attributes");
-            const int64_t tl_tiles = int64_t(tl::cdiv(N, 64)) * int64_t(tl::cdiv(M, 128));  // the warp-specialized kernel's own tiles
+            const int64_t tl_tiles = int64_t(tl::cdiv(N, 128)) * int64_t(tl::cdiv(M, 128));  // the warp-specialized kernel's own tiles
             const int64_t tl_blocks = tl_tiles < tl_device.sm_count ? tl_tiles : tl_device.sm_count;  // persistent: one block per SM
             if (tl_blocks <= INT32_MAX) {
-                ::fp8_gemm_block_scaled_kernel_sm90<<<unsigned(tl_blocks), 384, 149216, stream>>>(tl_map_A, tl_map_B, A, As, B, Bs, C, static_cast<int32_t>(M), static_cast<int32_t>(K), static_cast<int32_t>(KG), static_cast<int32_t>(N), static_cast<int32_t>(NB));
+                ::fp8_gemm_block_scaled_kernel_sm90<<<unsigned(tl_blocks), 384, 132800, stream>>>(tl_map_A, tl_map_B, A, As, B, Bs, C, static_cast<int32_t>(M), static_cast<int32_t>(K), static_cast<int32_t>(KG), static_cast<int32_t>(N), static_cast<int32_t>(NB));
                 return tl::host::record(cudaGetLastError(), tl_name, "launch");
             }
         }
