@@ -746,9 +746,9 @@ __global__ void __launch_bounds__(128) w4a16_partial_kernel_variant1(
     }
 }
 
-// kernel fp8_gemm_block_scaled<BM = 128, BN = 64, G = 128, STAGES = 3, THREADS = 256, T = bf16>  (stdlib/qgemm.tl:80)
-// 256 threads per block, 84736 bytes of shared memory
-__global__ void __launch_bounds__(256) fp8_gemm_block_scaled_kernel(
+// kernel fp8_gemm_block_scaled<BN = 128, BM = 128, G = 128, STAGES = 3, THREADS = 512, T = bf16>  (stdlib/qgemm.tl:82)
+// 512 threads per block, 112384 bytes of shared memory
+__global__ void __launch_bounds__(512) fp8_gemm_block_scaled_kernel_variant0(
         const tl::f8e4m3* __restrict__ A,
         const float* __restrict__ As,
         const tl::f8e4m3* __restrict__ B,
@@ -760,33 +760,33 @@ __global__ void __launch_bounds__(256) fp8_gemm_block_scaled_kernel(
         int32_t N,
         int32_t NB)
 {
-    using part_layout = tl::MmaAccLayout<128, 64, 4, 2>;  // fragment part: f32[128, 64], mma.sync accumulators
-    using acc_layout = tl::MmaAccLayout<128, 64, 4, 2>;  // fragment acc: f32[128, 64], mma.sync accumulators
-    const int tl_tid = tl::thread_index<256>();
+    using part_layout = tl::MmaAccLayout<128, 128, 4, 4>;  // fragment part: f32[128, 128], mma.sync accumulators
+    using acc_layout = tl::MmaAccLayout<128, 128, 4, 4>;  // fragment acc: f32[128, 128], mma.sync accumulators
+    const int tl_tid = tl::thread_index<512>();
     extern __shared__ __align__(128) unsigned char tl_smem[];
     tl::f8e4m3* a = reinterpret_cast<tl::f8e4m3*>(tl_smem + 0);  // shared a: f8e4m3[3, 128, 128], row pitch 144
-    tl::f8e4m3* b = reinterpret_cast<tl::f8e4m3*>(tl_smem + 55296);  // shared b: f8e4m3[3, 64, 128], row pitch 144
-    float* sa = reinterpret_cast<float*>(tl_smem + 82944);  // shared sa: f32[3, 128], row pitch 132
-    float* sb = reinterpret_cast<float*>(tl_smem + 84608);  // shared sb: f32[3, 1], row pitch 1
-    float part[part_layout::kSlots];  // fragment part: f32[128, 64]
-    float acc[acc_layout::kSlots];  // fragment acc: f32[128, 64]
+    tl::f8e4m3* b = reinterpret_cast<tl::f8e4m3*>(tl_smem + 55296);  // shared b: f8e4m3[3, 128, 128], row pitch 144
+    float* sa = reinterpret_cast<float*>(tl_smem + 110592);  // shared sa: f32[3, 128], row pitch 132
+    float* sb = reinterpret_cast<float*>(tl_smem + 112256);  // shared sb: f32[3, 1], row pitch 1
+    float part[part_layout::kSlots];  // fragment part: f32[128, 128]
+    float acc[acc_layout::kSlots];  // fragment acc: f32[128, 128]
     #pragma unroll
     for (int tl_i = 0; tl_i < acc_layout::kSlots; ++tl_i) acc[tl_i] = 0.0f;
     const int32_t row0 = int(blockIdx.y) * 128;
-    const int32_t col0 = int(blockIdx.x) * 64;
+    const int32_t col0 = int(blockIdx.x) * 128;
     const int32_t k_trips = KG;
     if (0 < k_trips) {
-        // copy(A[row0 +: BM, k * G +: G], a);  (qgemm.tl:97)
+        // copy(A[row0 +: BM, k * G +: G], a);  (qgemm.tl:100)
         if (tl::is_aligned(A, 16) && K % 16 == 0 && row0 >= 0 && row0 + 128 <= M && (0 * 128) >= 0 && (0 * 128) + 128 <= K && (0 * 128) % 16 == 0) {
             #pragma unroll
-            for (int tl_i1 = 0; tl_i1 < 4; ++tl_i1) {
-                const int tl_chunk0 = tl_tid + tl_i1 * 256;
+            for (int tl_i1 = 0; tl_i1 < 2; ++tl_i1) {
+                const int tl_chunk0 = tl_tid + tl_i1 * 512;
                 tl::cp_async_16(&a[(0 * 128 + ((tl_chunk0 * 16) / 128)) * 144 + ((tl_chunk0 * 16) % 128)], &A[int64_t(row0 + ((tl_chunk0 * 16) / 128)) * K + ((0 * 128) + ((tl_chunk0 * 16) % 128))]);
             }
         } else {
             #pragma unroll
-            for (int tl_i3 = 0; tl_i3 < 4; ++tl_i3) {
-                const int tl_chunk2 = tl_tid + tl_i3 * 256;
+            for (int tl_i3 = 0; tl_i3 < 2; ++tl_i3) {
+                const int tl_chunk2 = tl_tid + tl_i3 * 512;
                 const tl::f8e4m3* tl_src4 = &A[int64_t(row0 + ((tl_chunk2 * 16) / 128)) * K + ((0 * 128) + ((tl_chunk2 * 16) % 128))];
                 tl::f8e4m3* tl_dst5 = &a[(0 * 128 + ((tl_chunk2 * 16) / 128)) * 144 + ((tl_chunk2 * 16) % 128)];
                 const int tl_valid6 = !(tl::in_bounds(row0 + ((tl_chunk2 * 16) / 128), M)) ? 0 : max(0, min(16, K - ((0 * 128) + ((tl_chunk2 * 16) % 128))));
@@ -798,19 +798,19 @@ __global__ void __launch_bounds__(256) fp8_gemm_block_scaled_kernel(
                 }
             }
         }
-        // copy(B[col0 +: BN, k * G +: G], b);  (qgemm.tl:98)
-        if (tl::is_aligned(B, 16) && K % 16 == 0 && col0 >= 0 && col0 + 64 <= N && (0 * 128) >= 0 && (0 * 128) + 128 <= K && (0 * 128) % 16 == 0) {
+        // copy(B[col0 +: BN, k * G +: G], b);  (qgemm.tl:101)
+        if (tl::is_aligned(B, 16) && K % 16 == 0 && col0 >= 0 && col0 + 128 <= N && (0 * 128) >= 0 && (0 * 128) + 128 <= K && (0 * 128) % 16 == 0) {
             #pragma unroll
             for (int tl_i8 = 0; tl_i8 < 2; ++tl_i8) {
-                const int tl_chunk7 = tl_tid + tl_i8 * 256;
-                tl::cp_async_16(&b[(0 * 64 + ((tl_chunk7 * 16) / 128)) * 144 + ((tl_chunk7 * 16) % 128)], &B[int64_t(col0 + ((tl_chunk7 * 16) / 128)) * K + ((0 * 128) + ((tl_chunk7 * 16) % 128))]);
+                const int tl_chunk7 = tl_tid + tl_i8 * 512;
+                tl::cp_async_16(&b[(0 * 128 + ((tl_chunk7 * 16) / 128)) * 144 + ((tl_chunk7 * 16) % 128)], &B[int64_t(col0 + ((tl_chunk7 * 16) / 128)) * K + ((0 * 128) + ((tl_chunk7 * 16) % 128))]);
             }
         } else {
             #pragma unroll
             for (int tl_i10 = 0; tl_i10 < 2; ++tl_i10) {
-                const int tl_chunk9 = tl_tid + tl_i10 * 256;
+                const int tl_chunk9 = tl_tid + tl_i10 * 512;
                 const tl::f8e4m3* tl_src11 = &B[int64_t(col0 + ((tl_chunk9 * 16) / 128)) * K + ((0 * 128) + ((tl_chunk9 * 16) % 128))];
-                tl::f8e4m3* tl_dst12 = &b[(0 * 64 + ((tl_chunk9 * 16) / 128)) * 144 + ((tl_chunk9 * 16) % 128)];
+                tl::f8e4m3* tl_dst12 = &b[(0 * 128 + ((tl_chunk9 * 16) / 128)) * 144 + ((tl_chunk9 * 16) % 128)];
                 const int tl_valid13 = !(tl::in_bounds(col0 + ((tl_chunk9 * 16) / 128), N)) ? 0 : max(0, min(16, K - ((0 * 128) + ((tl_chunk9 * 16) % 128))));
                 if (tl_valid13 == 16 && (0 * 128) + ((tl_chunk9 * 16) % 128) >= 0 && tl::is_aligned(tl_src11, 4)) {
                     tl::cp_async_chunk(tl_dst12, tl_src11);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
@@ -820,19 +820,19 @@ __global__ void __launch_bounds__(256) fp8_gemm_block_scaled_kernel(
                 }
             }
         }
-        // copy(As[row0 +: BM, k], sa);  (qgemm.tl:99)
+        // copy(As[row0 +: BM, k], sa);  (qgemm.tl:102)
         #pragma unroll
         for (int tl_i15 = 0; tl_i15 < 1; ++tl_i15) {
-            const int tl_elem14 = tl_tid + tl_i15 * 256;
+            const int tl_elem14 = tl_tid + tl_i15 * 512;
             if (tl_elem14 < 128) {
                 if (tl::in_bounds(row0 + tl_elem14, M) && tl::in_bounds(0, KG)) tl::cp_async_4(&sa[0 * 132 + tl_elem14], &As[int64_t(row0 + tl_elem14) * KG + 0]);
                 else sa[0 * 132 + tl_elem14] = 0.0f;
             }
         }
-        // copy(Bs[col0 / G +: 1, k], sb);  (qgemm.tl:100)
+        // copy(Bs[col0 / G +: 1, k], sb);  (qgemm.tl:103)
         #pragma unroll
         for (int tl_i17 = 0; tl_i17 < 1; ++tl_i17) {
-            const int tl_elem16 = tl_tid + tl_i17 * 256;
+            const int tl_elem16 = tl_tid + tl_i17 * 512;
             if (tl_elem16 < 1) {
                 if (tl::in_bounds((col0 / 128) + tl_elem16, NB) && tl::in_bounds(0, KG)) tl::cp_async_4(&sb[0 * 1 + tl_elem16], &Bs[int64_t((col0 / 128) + tl_elem16) * KG + 0]);
                 else sb[0 * 1 + tl_elem16] = 0.0f;
@@ -841,17 +841,17 @@ __global__ void __launch_bounds__(256) fp8_gemm_block_scaled_kernel(
     }
     tl::cp_async_commit();
     if (1 < k_trips) {
-        // copy(A[row0 +: BM, k * G +: G], a);  (qgemm.tl:97)
+        // copy(A[row0 +: BM, k * G +: G], a);  (qgemm.tl:100)
         if (tl::is_aligned(A, 16) && K % 16 == 0 && row0 >= 0 && row0 + 128 <= M && (1 * 128) >= 0 && (1 * 128) + 128 <= K && (1 * 128) % 16 == 0) {
             #pragma unroll
-            for (int tl_i19 = 0; tl_i19 < 4; ++tl_i19) {
-                const int tl_chunk18 = tl_tid + tl_i19 * 256;
+            for (int tl_i19 = 0; tl_i19 < 2; ++tl_i19) {
+                const int tl_chunk18 = tl_tid + tl_i19 * 512;
                 tl::cp_async_16(&a[(1 * 128 + ((tl_chunk18 * 16) / 128)) * 144 + ((tl_chunk18 * 16) % 128)], &A[int64_t(row0 + ((tl_chunk18 * 16) / 128)) * K + ((1 * 128) + ((tl_chunk18 * 16) % 128))]);
             }
         } else {
             #pragma unroll
-            for (int tl_i21 = 0; tl_i21 < 4; ++tl_i21) {
-                const int tl_chunk20 = tl_tid + tl_i21 * 256;
+            for (int tl_i21 = 0; tl_i21 < 2; ++tl_i21) {
+                const int tl_chunk20 = tl_tid + tl_i21 * 512;
                 const tl::f8e4m3* tl_src22 = &A[int64_t(row0 + ((tl_chunk20 * 16) / 128)) * K + ((1 * 128) + ((tl_chunk20 * 16) % 128))];
                 tl::f8e4m3* tl_dst23 = &a[(1 * 128 + ((tl_chunk20 * 16) / 128)) * 144 + ((tl_chunk20 * 16) % 128)];
                 const int tl_valid24 = !(tl::in_bounds(row0 + ((tl_chunk20 * 16) / 128), M)) ? 0 : max(0, min(16, K - ((1 * 128) + ((tl_chunk20 * 16) % 128))));
@@ -863,19 +863,19 @@ __global__ void __launch_bounds__(256) fp8_gemm_block_scaled_kernel(
                 }
             }
         }
-        // copy(B[col0 +: BN, k * G +: G], b);  (qgemm.tl:98)
-        if (tl::is_aligned(B, 16) && K % 16 == 0 && col0 >= 0 && col0 + 64 <= N && (1 * 128) >= 0 && (1 * 128) + 128 <= K && (1 * 128) % 16 == 0) {
+        // copy(B[col0 +: BN, k * G +: G], b);  (qgemm.tl:101)
+        if (tl::is_aligned(B, 16) && K % 16 == 0 && col0 >= 0 && col0 + 128 <= N && (1 * 128) >= 0 && (1 * 128) + 128 <= K && (1 * 128) % 16 == 0) {
             #pragma unroll
             for (int tl_i26 = 0; tl_i26 < 2; ++tl_i26) {
-                const int tl_chunk25 = tl_tid + tl_i26 * 256;
-                tl::cp_async_16(&b[(1 * 64 + ((tl_chunk25 * 16) / 128)) * 144 + ((tl_chunk25 * 16) % 128)], &B[int64_t(col0 + ((tl_chunk25 * 16) / 128)) * K + ((1 * 128) + ((tl_chunk25 * 16) % 128))]);
+                const int tl_chunk25 = tl_tid + tl_i26 * 512;
+                tl::cp_async_16(&b[(1 * 128 + ((tl_chunk25 * 16) / 128)) * 144 + ((tl_chunk25 * 16) % 128)], &B[int64_t(col0 + ((tl_chunk25 * 16) / 128)) * K + ((1 * 128) + ((tl_chunk25 * 16) % 128))]);
             }
         } else {
             #pragma unroll
             for (int tl_i28 = 0; tl_i28 < 2; ++tl_i28) {
-                const int tl_chunk27 = tl_tid + tl_i28 * 256;
+                const int tl_chunk27 = tl_tid + tl_i28 * 512;
                 const tl::f8e4m3* tl_src29 = &B[int64_t(col0 + ((tl_chunk27 * 16) / 128)) * K + ((1 * 128) + ((tl_chunk27 * 16) % 128))];
-                tl::f8e4m3* tl_dst30 = &b[(1 * 64 + ((tl_chunk27 * 16) / 128)) * 144 + ((tl_chunk27 * 16) % 128)];
+                tl::f8e4m3* tl_dst30 = &b[(1 * 128 + ((tl_chunk27 * 16) / 128)) * 144 + ((tl_chunk27 * 16) % 128)];
                 const int tl_valid31 = !(tl::in_bounds(col0 + ((tl_chunk27 * 16) / 128), N)) ? 0 : max(0, min(16, K - ((1 * 128) + ((tl_chunk27 * 16) % 128))));
                 if (tl_valid31 == 16 && (1 * 128) + ((tl_chunk27 * 16) % 128) >= 0 && tl::is_aligned(tl_src29, 4)) {
                     tl::cp_async_chunk(tl_dst30, tl_src29);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
@@ -885,19 +885,19 @@ __global__ void __launch_bounds__(256) fp8_gemm_block_scaled_kernel(
                 }
             }
         }
-        // copy(As[row0 +: BM, k], sa);  (qgemm.tl:99)
+        // copy(As[row0 +: BM, k], sa);  (qgemm.tl:102)
         #pragma unroll
         for (int tl_i33 = 0; tl_i33 < 1; ++tl_i33) {
-            const int tl_elem32 = tl_tid + tl_i33 * 256;
+            const int tl_elem32 = tl_tid + tl_i33 * 512;
             if (tl_elem32 < 128) {
                 if (tl::in_bounds(row0 + tl_elem32, M) && tl::in_bounds(1, KG)) tl::cp_async_4(&sa[1 * 132 + tl_elem32], &As[int64_t(row0 + tl_elem32) * KG + 1]);
                 else sa[1 * 132 + tl_elem32] = 0.0f;
             }
         }
-        // copy(Bs[col0 / G +: 1, k], sb);  (qgemm.tl:100)
+        // copy(Bs[col0 / G +: 1, k], sb);  (qgemm.tl:103)
         #pragma unroll
         for (int tl_i35 = 0; tl_i35 < 1; ++tl_i35) {
-            const int tl_elem34 = tl_tid + tl_i35 * 256;
+            const int tl_elem34 = tl_tid + tl_i35 * 512;
             if (tl_elem34 < 1) {
                 if (tl::in_bounds((col0 / 128) + tl_elem34, NB) && tl::in_bounds(1, KG)) tl::cp_async_4(&sb[1 * 1 + tl_elem34], &Bs[int64_t((col0 / 128) + tl_elem34) * KG + 1]);
                 else sb[1 * 1 + tl_elem34] = 0.0f;
@@ -905,22 +905,22 @@ __global__ void __launch_bounds__(256) fp8_gemm_block_scaled_kernel(
         }
     }
     tl::cp_async_commit();
-    // for k in pipelined(KG, stages = STAGES) {  (qgemm.tl:96)
+    // for k in pipelined(KG, stages = STAGES) {  (qgemm.tl:99)
     for (int k = 0; k < k_trips; ++k) {
         tl::cp_async_wait<1>();  // at most 1 copy groups of this thread still in flight
         __syncthreads();  // pipeline: stage `k % 3` has landed and the stage refilled next is no longer read
         if (k + 2 < k_trips) {
-            // copy(A[row0 +: BM, k * G +: G], a);  (qgemm.tl:97)
+            // copy(A[row0 +: BM, k * G +: G], a);  (qgemm.tl:100)
             if (tl::is_aligned(A, 16) && K % 16 == 0 && row0 >= 0 && row0 + 128 <= M && ((k + 2) * 128) >= 0 && ((k + 2) * 128) + 128 <= K && ((k + 2) * 128) % 16 == 0) {
                 #pragma unroll
-                for (int tl_i37 = 0; tl_i37 < 4; ++tl_i37) {
-                    const int tl_chunk36 = tl_tid + tl_i37 * 256;
+                for (int tl_i37 = 0; tl_i37 < 2; ++tl_i37) {
+                    const int tl_chunk36 = tl_tid + tl_i37 * 512;
                     tl::cp_async_16(&a[(((k + 2) % 3) * 128 + ((tl_chunk36 * 16) / 128)) * 144 + ((tl_chunk36 * 16) % 128)], &A[int64_t(row0 + ((tl_chunk36 * 16) / 128)) * K + (((k + 2) * 128) + ((tl_chunk36 * 16) % 128))]);
                 }
             } else {
                 #pragma unroll
-                for (int tl_i39 = 0; tl_i39 < 4; ++tl_i39) {
-                    const int tl_chunk38 = tl_tid + tl_i39 * 256;
+                for (int tl_i39 = 0; tl_i39 < 2; ++tl_i39) {
+                    const int tl_chunk38 = tl_tid + tl_i39 * 512;
                     const tl::f8e4m3* tl_src40 = &A[int64_t(row0 + ((tl_chunk38 * 16) / 128)) * K + (((k + 2) * 128) + ((tl_chunk38 * 16) % 128))];
                     tl::f8e4m3* tl_dst41 = &a[(((k + 2) % 3) * 128 + ((tl_chunk38 * 16) / 128)) * 144 + ((tl_chunk38 * 16) % 128)];
                     const int tl_valid42 = !(tl::in_bounds(row0 + ((tl_chunk38 * 16) / 128), M)) ? 0 : max(0, min(16, K - (((k + 2) * 128) + ((tl_chunk38 * 16) % 128))));
@@ -932,19 +932,19 @@ __global__ void __launch_bounds__(256) fp8_gemm_block_scaled_kernel(
                     }
                 }
             }
-            // copy(B[col0 +: BN, k * G +: G], b);  (qgemm.tl:98)
-            if (tl::is_aligned(B, 16) && K % 16 == 0 && col0 >= 0 && col0 + 64 <= N && ((k + 2) * 128) >= 0 && ((k + 2) * 128) + 128 <= K && ((k + 2) * 128) % 16 == 0) {
+            // copy(B[col0 +: BN, k * G +: G], b);  (qgemm.tl:101)
+            if (tl::is_aligned(B, 16) && K % 16 == 0 && col0 >= 0 && col0 + 128 <= N && ((k + 2) * 128) >= 0 && ((k + 2) * 128) + 128 <= K && ((k + 2) * 128) % 16 == 0) {
                 #pragma unroll
                 for (int tl_i44 = 0; tl_i44 < 2; ++tl_i44) {
-                    const int tl_chunk43 = tl_tid + tl_i44 * 256;
-                    tl::cp_async_16(&b[(((k + 2) % 3) * 64 + ((tl_chunk43 * 16) / 128)) * 144 + ((tl_chunk43 * 16) % 128)], &B[int64_t(col0 + ((tl_chunk43 * 16) / 128)) * K + (((k + 2) * 128) + ((tl_chunk43 * 16) % 128))]);
+                    const int tl_chunk43 = tl_tid + tl_i44 * 512;
+                    tl::cp_async_16(&b[(((k + 2) % 3) * 128 + ((tl_chunk43 * 16) / 128)) * 144 + ((tl_chunk43 * 16) % 128)], &B[int64_t(col0 + ((tl_chunk43 * 16) / 128)) * K + (((k + 2) * 128) + ((tl_chunk43 * 16) % 128))]);
                 }
             } else {
                 #pragma unroll
                 for (int tl_i46 = 0; tl_i46 < 2; ++tl_i46) {
-                    const int tl_chunk45 = tl_tid + tl_i46 * 256;
+                    const int tl_chunk45 = tl_tid + tl_i46 * 512;
                     const tl::f8e4m3* tl_src47 = &B[int64_t(col0 + ((tl_chunk45 * 16) / 128)) * K + (((k + 2) * 128) + ((tl_chunk45 * 16) % 128))];
-                    tl::f8e4m3* tl_dst48 = &b[(((k + 2) % 3) * 64 + ((tl_chunk45 * 16) / 128)) * 144 + ((tl_chunk45 * 16) % 128)];
+                    tl::f8e4m3* tl_dst48 = &b[(((k + 2) % 3) * 128 + ((tl_chunk45 * 16) / 128)) * 144 + ((tl_chunk45 * 16) % 128)];
                     const int tl_valid49 = !(tl::in_bounds(col0 + ((tl_chunk45 * 16) / 128), N)) ? 0 : max(0, min(16, K - (((k + 2) * 128) + ((tl_chunk45 * 16) % 128))));
                     if (tl_valid49 == 16 && ((k + 2) * 128) + ((tl_chunk45 * 16) % 128) >= 0 && tl::is_aligned(tl_src47, 4)) {
                         tl::cp_async_chunk(tl_dst48, tl_src47);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
@@ -954,19 +954,19 @@ __global__ void __launch_bounds__(256) fp8_gemm_block_scaled_kernel(
                     }
                 }
             }
-            // copy(As[row0 +: BM, k], sa);  (qgemm.tl:99)
+            // copy(As[row0 +: BM, k], sa);  (qgemm.tl:102)
             #pragma unroll
             for (int tl_i51 = 0; tl_i51 < 1; ++tl_i51) {
-                const int tl_elem50 = tl_tid + tl_i51 * 256;
+                const int tl_elem50 = tl_tid + tl_i51 * 512;
                 if (tl_elem50 < 128) {
                     if (tl::in_bounds(row0 + tl_elem50, M) && tl::in_bounds(k + 2, KG)) tl::cp_async_4(&sa[((k + 2) % 3) * 132 + tl_elem50], &As[int64_t(row0 + tl_elem50) * KG + (k + 2)]);
                     else sa[((k + 2) % 3) * 132 + tl_elem50] = 0.0f;
                 }
             }
-            // copy(Bs[col0 / G +: 1, k], sb);  (qgemm.tl:100)
+            // copy(Bs[col0 / G +: 1, k], sb);  (qgemm.tl:103)
             #pragma unroll
             for (int tl_i53 = 0; tl_i53 < 1; ++tl_i53) {
-                const int tl_elem52 = tl_tid + tl_i53 * 256;
+                const int tl_elem52 = tl_tid + tl_i53 * 512;
                 if (tl_elem52 < 1) {
                     if (tl::in_bounds((col0 / 128) + tl_elem52, NB) && tl::in_bounds(k + 2, KG)) tl::cp_async_4(&sb[((k + 2) % 3) * 1 + tl_elem52], &Bs[int64_t((col0 / 128) + tl_elem52) * KG + (k + 2)]);
                     else sb[((k + 2) % 3) * 1 + tl_elem52] = 0.0f;
@@ -974,15 +974,15 @@ __global__ void __launch_bounds__(256) fp8_gemm_block_scaled_kernel(
             }
         }
         tl::cp_async_commit();
-        // gemm(a, b, part, transpose_b = true, clear = true);  (qgemm.tl:101)
+        // gemm(a, b, part, transpose_b = true, clear = true);  (qgemm.tl:104)
         {
             for (int tl_s = 0; tl_s < part_layout::kSlots; ++tl_s) part[tl_s] = 0.0f;
-            tl::warp_gemm_mma<128, 64, 128, 4, 2, tl::f8e4m3, false, true>(
+            tl::warp_gemm_mma<128, 128, 128, 4, 4, tl::f8e4m3, false, true>(
                 part, tl::SharedMatrix<tl::f8e4m3, false, 144>{&a[((k % 3) * 128 + 0) * 144 + 0]},
-                tl::SharedMatrix<tl::f8e4m3, true, 144>{&b[((k % 3) * 64 + 0) * 144 + 0]}, tl_tid);
+                tl::SharedMatrix<tl::f8e4m3, true, 144>{&b[((k % 3) * 128 + 0) * 144 + 0]}, tl_tid);
         }
-        // for i, j in parallel(BM, BN) {  (qgemm.tl:102)
-        // for i, j in parallel(128, 64): each thread visits the elements of `acc` it holds
+        // for i, j in parallel(BM, BN) {  (qgemm.tl:105)
+        // for i, j in parallel(128, 128): each thread visits the elements of `acc` it holds
         #pragma unroll
         for (int tl_s54 = 0; tl_s54 < acc_layout::kSlots; ++tl_s54) {
             const int i = acc_layout::row(tl_tid, tl_s54);
@@ -991,7 +991,7 @@ __global__ void __launch_bounds__(256) fp8_gemm_block_scaled_kernel(
         }
     }
     tl::cp_async_wait<0>();  // at most 0 copy groups of this thread still in flight
-    // copy(acc, C[row0 +: BM, col0 +: BN]);  (qgemm.tl:106)
+    // copy(acc, C[row0 +: BM, col0 +: BN]);  (qgemm.tl:109)
     #pragma unroll
     for (int tl_chunk55 = 0; tl_chunk55 < acc_layout::kSlots; tl_chunk55 += 2) {
         tl::bf16* tl_ptr56 = &C[int64_t(row0 + (acc_layout::row(tl_tid, tl_chunk55))) * N + (col0 + (acc_layout::col(tl_tid, tl_chunk55)))];
@@ -1009,10 +1009,10 @@ __global__ void __launch_bounds__(256) fp8_gemm_block_scaled_kernel(
     }
 }
 
-// kernel fp8_gemm_block_scaled<BM = 128, BN = 128, G = 128, STAGES = 3, THREADS = 256, T = bf16>  (stdlib/qgemm.tl:80)
+// kernel fp8_gemm_block_scaled<BN = 128, BM = 128, G = 128, STAGES = 3, THREADS = 256, T = bf16>  (stdlib/qgemm.tl:82)
 // 256 threads per block, 132800 bytes of shared memory
 // warp-specialized: warpgroup 0 issues TMA loads, the other 256 threads run wgmma; persistent over the tiles
-__global__ void __launch_bounds__(384, 1) fp8_gemm_block_scaled_kernel_sm90(
+__global__ void __launch_bounds__(384, 1) fp8_gemm_block_scaled_kernel_variant0_sm90(
         const __grid_constant__ CUtensorMap tl_map_A,
         const __grid_constant__ CUtensorMap tl_map_B,
         const tl::f8e4m3* __restrict__ A,
@@ -1070,9 +1070,9 @@ __global__ void __launch_bounds__(384, 1) fp8_gemm_block_scaled_kernel_sm90(
                     const int tl_stage = tl_it % 4;
                     tl::sm90::mbarrier_wait(&tl_empty[tl_stage], (tl_it / 4 + 1) & 1);  // consumers released it
                     tl::sm90::mbarrier_arrive_expect_tx(&tl_full[tl_stage], 32768);
-                    // copy(A[row0 +: BM, k * G +: G], a);  (qgemm.tl:97)
+                    // copy(A[row0 +: BM, k * G +: G], a);  (qgemm.tl:100)
                     tl::sm90::tma_load_2d(a + tl_stage * 16384 + 0, &tl_map_A, &tl_full[tl_stage], k * 128, row0);
-                    // copy(B[col0 +: BN, k * G +: G], b);  (qgemm.tl:98)
+                    // copy(B[col0 +: BN, k * G +: G], b);  (qgemm.tl:101)
                     tl::sm90::tma_load_2d(b + tl_stage * 16384 + 0, &tl_map_B, &tl_full[tl_stage], k * 128, col0);
                 }
             }
@@ -1097,17 +1097,17 @@ __global__ void __launch_bounds__(384, 1) fp8_gemm_block_scaled_kernel_sm90(
             for (int tl_i = 0; tl_i < acc_layout::kSlots; ++tl_i) acc[tl_i] = 0.0f;
             const int32_t row0 = tl_block_y * 128;
             const int32_t col0 = tl_block_x * 128;
-            // for k in pipelined(KG, stages = STAGES) {  (qgemm.tl:96)
+            // for k in pipelined(KG, stages = STAGES) {  (qgemm.tl:99)
             const int tl_trips0 = KG;
             for (int k = 0; k < tl_trips0; ++k, ++tl_it) {
                 const int tl_stage = tl_it % 4;
                 tl::sm90::mbarrier_wait(&tl_full[tl_stage], (tl_it / 4 + 0) & 1);  // the stage's TMA loads landed
-                // gemm(a, b, part, transpose_b = true, clear = true);  (qgemm.tl:101)
+                // gemm(a, b, part, transpose_b = true, clear = true);  (qgemm.tl:104)
                 #pragma unroll
                 for (int tl_s = 0; tl_s < part_layout::kSlots; ++tl_s) part[tl_s] = 0.0f;  // clear = true
                 tl::sm90::warpgroup_gemm<tl::f8e4m3, 128, 128, 128, false, true, 2>(part, a + tl_stage * 16384, b + tl_stage * 16384, tl_tid / 128);
                 tl::sm90::named_barrier_sync(1, 256);  // WAR on `sa`
-                // copy(As[row0 +: BM, k], sa);  (qgemm.tl:99)
+                // copy(As[row0 +: BM, k], sa);  (qgemm.tl:102)
                 #pragma unroll
                 for (int tl_i2 = 0; tl_i2 < 1; ++tl_i2) {
                     const int tl_e1 = tl_tid + tl_i2 * 256;
@@ -1115,7 +1115,7 @@ __global__ void __launch_bounds__(384, 1) fp8_gemm_block_scaled_kernel_sm90(
                         sa[tl_e1] = tl::in_bounds(row0 + tl_e1, M) && tl::in_bounds(k, KG) ? As[int64_t(row0 + tl_e1) * KG + k] : 0.0f;
                     }
                 }
-                // copy(Bs[col0 / G +: 1, k], sb);  (qgemm.tl:100)
+                // copy(Bs[col0 / G +: 1, k], sb);  (qgemm.tl:103)
                 #pragma unroll
                 for (int tl_i4 = 0; tl_i4 < 1; ++tl_i4) {
                     const int tl_e3 = tl_tid + tl_i4 * 256;
@@ -1127,7 +1127,7 @@ __global__ void __launch_bounds__(384, 1) fp8_gemm_block_scaled_kernel_sm90(
                 tl::sm90::wgmma_wait<0>();
                 tl::sm90::fence_accumulators(part);
                 if (tl_tid % 32 == 0) tl::sm90::mbarrier_arrive(&tl_empty[tl_stage]);  // the stage's last reader retired
-                // for i, j in parallel(BM, BN) {  (qgemm.tl:102)
+                // for i, j in parallel(BM, BN) {  (qgemm.tl:105)
                 // for i, j in parallel(128, 128): each thread visits the elements of `acc` it holds
                 #pragma unroll
                 for (int tl_s5 = 0; tl_s5 < acc_layout::kSlots; ++tl_s5) {
@@ -1136,7 +1136,419 @@ __global__ void __launch_bounds__(384, 1) fp8_gemm_block_scaled_kernel_sm90(
                     acc[tl_s5] = acc[tl_s5] + part[tl_s5] * (sa[i] * sb[0]);
                 }
             }
-            // copy(acc, C[row0 +: BM, col0 +: BN]);  (qgemm.tl:106)
+            // copy(acc, C[row0 +: BM, col0 +: BN]);  (qgemm.tl:109)
+            #pragma unroll
+            for (int tl_chunk6 = 0; tl_chunk6 < acc_layout::kSlots; tl_chunk6 += 2) {
+                tl::bf16* tl_ptr7 = &C[int64_t(row0 + (acc_layout::row(tl_tid, tl_chunk6))) * N + (col0 + (acc_layout::col(tl_tid, tl_chunk6)))];
+                if (tl::in_bounds(row0 + (acc_layout::row(tl_tid, tl_chunk6)), M) && tl::in_bounds(col0 + (acc_layout::col(tl_tid, tl_chunk6)), N) && tl::in_bounds(row0 + (acc_layout::row(tl_tid, tl_chunk6)), M) && tl::in_bounds((col0 + (acc_layout::col(tl_tid, tl_chunk6))) + 1, N) && tl::is_aligned(tl_ptr7, 4)) {
+                    tl::bf16 tl_vec8[2];
+                    #pragma unroll
+                    for (int tl_v = 0; tl_v < 2; tl_v += 2) tl::convert_pair(&tl_vec8[tl_v], acc[tl_chunk6 + tl_v], acc[tl_chunk6 + tl_v + 1]);
+                    tl::store_vector<tl::bf16, 2>(tl_ptr7, tl_vec8);
+                } else {
+                    #pragma unroll
+                    for (int tl_v = 0; tl_v < 2; ++tl_v) {
+                        if (tl::in_bounds(row0 + (acc_layout::row(tl_tid, tl_chunk6 + tl_v)), M) && tl::in_bounds(col0 + (acc_layout::col(tl_tid, tl_chunk6 + tl_v)), N)) C[int64_t(row0 + (acc_layout::row(tl_tid, tl_chunk6 + tl_v))) * N + (col0 + (acc_layout::col(tl_tid, tl_chunk6 + tl_v)))] = tl::convert<tl::bf16>(acc[tl_chunk6 + tl_v]);
+                    }
+                }
+            }
+            tl::sm90::named_barrier_sync(1, 256);  // every consumer finished this tile's epilogue
+        }
+    }
+    #endif
+}
+
+// kernel fp8_gemm_block_scaled<BN = 64, BM = 128, G = 128, STAGES = 3, THREADS = 256, T = bf16>  (stdlib/qgemm.tl:82)
+// 256 threads per block, 84736 bytes of shared memory
+__global__ void __launch_bounds__(256) fp8_gemm_block_scaled_kernel_variant1(
+        const tl::f8e4m3* __restrict__ A,
+        const float* __restrict__ As,
+        const tl::f8e4m3* __restrict__ B,
+        const float* __restrict__ Bs,
+        tl::bf16* __restrict__ C,
+        int32_t M,
+        int32_t K,
+        int32_t KG,
+        int32_t N,
+        int32_t NB)
+{
+    using part_layout = tl::MmaAccLayout<128, 64, 4, 2>;  // fragment part: f32[128, 64], mma.sync accumulators
+    using acc_layout = tl::MmaAccLayout<128, 64, 4, 2>;  // fragment acc: f32[128, 64], mma.sync accumulators
+    const int tl_tid = tl::thread_index<256>();
+    extern __shared__ __align__(128) unsigned char tl_smem[];
+    tl::f8e4m3* a = reinterpret_cast<tl::f8e4m3*>(tl_smem + 0);  // shared a: f8e4m3[3, 128, 128], row pitch 144
+    tl::f8e4m3* b = reinterpret_cast<tl::f8e4m3*>(tl_smem + 55296);  // shared b: f8e4m3[3, 64, 128], row pitch 144
+    float* sa = reinterpret_cast<float*>(tl_smem + 82944);  // shared sa: f32[3, 128], row pitch 132
+    float* sb = reinterpret_cast<float*>(tl_smem + 84608);  // shared sb: f32[3, 1], row pitch 1
+    float part[part_layout::kSlots];  // fragment part: f32[128, 64]
+    float acc[acc_layout::kSlots];  // fragment acc: f32[128, 64]
+    #pragma unroll
+    for (int tl_i = 0; tl_i < acc_layout::kSlots; ++tl_i) acc[tl_i] = 0.0f;
+    const int32_t row0 = int(blockIdx.y) * 128;
+    const int32_t col0 = int(blockIdx.x) * 64;
+    const int32_t k_trips = KG;
+    if (0 < k_trips) {
+        // copy(A[row0 +: BM, k * G +: G], a);  (qgemm.tl:100)
+        if (tl::is_aligned(A, 16) && K % 16 == 0 && row0 >= 0 && row0 + 128 <= M && (0 * 128) >= 0 && (0 * 128) + 128 <= K && (0 * 128) % 16 == 0) {
+            #pragma unroll
+            for (int tl_i1 = 0; tl_i1 < 4; ++tl_i1) {
+                const int tl_chunk0 = tl_tid + tl_i1 * 256;
+                tl::cp_async_16(&a[(0 * 128 + ((tl_chunk0 * 16) / 128)) * 144 + ((tl_chunk0 * 16) % 128)], &A[int64_t(row0 + ((tl_chunk0 * 16) / 128)) * K + ((0 * 128) + ((tl_chunk0 * 16) % 128))]);
+            }
+        } else {
+            #pragma unroll
+            for (int tl_i3 = 0; tl_i3 < 4; ++tl_i3) {
+                const int tl_chunk2 = tl_tid + tl_i3 * 256;
+                const tl::f8e4m3* tl_src4 = &A[int64_t(row0 + ((tl_chunk2 * 16) / 128)) * K + ((0 * 128) + ((tl_chunk2 * 16) % 128))];
+                tl::f8e4m3* tl_dst5 = &a[(0 * 128 + ((tl_chunk2 * 16) / 128)) * 144 + ((tl_chunk2 * 16) % 128)];
+                const int tl_valid6 = !(tl::in_bounds(row0 + ((tl_chunk2 * 16) / 128), M)) ? 0 : max(0, min(16, K - ((0 * 128) + ((tl_chunk2 * 16) % 128))));
+                if (tl_valid6 == 16 && (0 * 128) + ((tl_chunk2 * 16) % 128) >= 0 && tl::is_aligned(tl_src4, 4)) {
+                    tl::cp_async_chunk(tl_dst5, tl_src4);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
+                } else {
+                    #pragma unroll
+                    for (int tl_v = 0; tl_v < 16; ++tl_v) tl_dst5[tl_v] = tl::in_bounds(row0 + ((tl_chunk2 * 16) / 128), M) && tl::in_bounds(((0 * 128) + ((tl_chunk2 * 16) % 128)) + tl_v, K) ? tl_src4[tl_v] : tl::convert<tl::f8e4m3>(0.0f);
+                }
+            }
+        }
+        // copy(B[col0 +: BN, k * G +: G], b);  (qgemm.tl:101)
+        if (tl::is_aligned(B, 16) && K % 16 == 0 && col0 >= 0 && col0 + 64 <= N && (0 * 128) >= 0 && (0 * 128) + 128 <= K && (0 * 128) % 16 == 0) {
+            #pragma unroll
+            for (int tl_i8 = 0; tl_i8 < 2; ++tl_i8) {
+                const int tl_chunk7 = tl_tid + tl_i8 * 256;
+                tl::cp_async_16(&b[(0 * 64 + ((tl_chunk7 * 16) / 128)) * 144 + ((tl_chunk7 * 16) % 128)], &B[int64_t(col0 + ((tl_chunk7 * 16) / 128)) * K + ((0 * 128) + ((tl_chunk7 * 16) % 128))]);
+            }
+        } else {
+            #pragma unroll
+            for (int tl_i10 = 0; tl_i10 < 2; ++tl_i10) {
+                const int tl_chunk9 = tl_tid + tl_i10 * 256;
+                const tl::f8e4m3* tl_src11 = &B[int64_t(col0 + ((tl_chunk9 * 16) / 128)) * K + ((0 * 128) + ((tl_chunk9 * 16) % 128))];
+                tl::f8e4m3* tl_dst12 = &b[(0 * 64 + ((tl_chunk9 * 16) / 128)) * 144 + ((tl_chunk9 * 16) % 128)];
+                const int tl_valid13 = !(tl::in_bounds(col0 + ((tl_chunk9 * 16) / 128), N)) ? 0 : max(0, min(16, K - ((0 * 128) + ((tl_chunk9 * 16) % 128))));
+                if (tl_valid13 == 16 && (0 * 128) + ((tl_chunk9 * 16) % 128) >= 0 && tl::is_aligned(tl_src11, 4)) {
+                    tl::cp_async_chunk(tl_dst12, tl_src11);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
+                } else {
+                    #pragma unroll
+                    for (int tl_v = 0; tl_v < 16; ++tl_v) tl_dst12[tl_v] = tl::in_bounds(col0 + ((tl_chunk9 * 16) / 128), N) && tl::in_bounds(((0 * 128) + ((tl_chunk9 * 16) % 128)) + tl_v, K) ? tl_src11[tl_v] : tl::convert<tl::f8e4m3>(0.0f);
+                }
+            }
+        }
+        // copy(As[row0 +: BM, k], sa);  (qgemm.tl:102)
+        #pragma unroll
+        for (int tl_i15 = 0; tl_i15 < 1; ++tl_i15) {
+            const int tl_elem14 = tl_tid + tl_i15 * 256;
+            if (tl_elem14 < 128) {
+                if (tl::in_bounds(row0 + tl_elem14, M) && tl::in_bounds(0, KG)) tl::cp_async_4(&sa[0 * 132 + tl_elem14], &As[int64_t(row0 + tl_elem14) * KG + 0]);
+                else sa[0 * 132 + tl_elem14] = 0.0f;
+            }
+        }
+        // copy(Bs[col0 / G +: 1, k], sb);  (qgemm.tl:103)
+        #pragma unroll
+        for (int tl_i17 = 0; tl_i17 < 1; ++tl_i17) {
+            const int tl_elem16 = tl_tid + tl_i17 * 256;
+            if (tl_elem16 < 1) {
+                if (tl::in_bounds((col0 / 128) + tl_elem16, NB) && tl::in_bounds(0, KG)) tl::cp_async_4(&sb[0 * 1 + tl_elem16], &Bs[int64_t((col0 / 128) + tl_elem16) * KG + 0]);
+                else sb[0 * 1 + tl_elem16] = 0.0f;
+            }
+        }
+    }
+    tl::cp_async_commit();
+    if (1 < k_trips) {
+        // copy(A[row0 +: BM, k * G +: G], a);  (qgemm.tl:100)
+        if (tl::is_aligned(A, 16) && K % 16 == 0 && row0 >= 0 && row0 + 128 <= M && (1 * 128) >= 0 && (1 * 128) + 128 <= K && (1 * 128) % 16 == 0) {
+            #pragma unroll
+            for (int tl_i19 = 0; tl_i19 < 4; ++tl_i19) {
+                const int tl_chunk18 = tl_tid + tl_i19 * 256;
+                tl::cp_async_16(&a[(1 * 128 + ((tl_chunk18 * 16) / 128)) * 144 + ((tl_chunk18 * 16) % 128)], &A[int64_t(row0 + ((tl_chunk18 * 16) / 128)) * K + ((1 * 128) + ((tl_chunk18 * 16) % 128))]);
+            }
+        } else {
+            #pragma unroll
+            for (int tl_i21 = 0; tl_i21 < 4; ++tl_i21) {
+                const int tl_chunk20 = tl_tid + tl_i21 * 256;
+                const tl::f8e4m3* tl_src22 = &A[int64_t(row0 + ((tl_chunk20 * 16) / 128)) * K + ((1 * 128) + ((tl_chunk20 * 16) % 128))];
+                tl::f8e4m3* tl_dst23 = &a[(1 * 128 + ((tl_chunk20 * 16) / 128)) * 144 + ((tl_chunk20 * 16) % 128)];
+                const int tl_valid24 = !(tl::in_bounds(row0 + ((tl_chunk20 * 16) / 128), M)) ? 0 : max(0, min(16, K - ((1 * 128) + ((tl_chunk20 * 16) % 128))));
+                if (tl_valid24 == 16 && (1 * 128) + ((tl_chunk20 * 16) % 128) >= 0 && tl::is_aligned(tl_src22, 4)) {
+                    tl::cp_async_chunk(tl_dst23, tl_src22);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
+                } else {
+                    #pragma unroll
+                    for (int tl_v = 0; tl_v < 16; ++tl_v) tl_dst23[tl_v] = tl::in_bounds(row0 + ((tl_chunk20 * 16) / 128), M) && tl::in_bounds(((1 * 128) + ((tl_chunk20 * 16) % 128)) + tl_v, K) ? tl_src22[tl_v] : tl::convert<tl::f8e4m3>(0.0f);
+                }
+            }
+        }
+        // copy(B[col0 +: BN, k * G +: G], b);  (qgemm.tl:101)
+        if (tl::is_aligned(B, 16) && K % 16 == 0 && col0 >= 0 && col0 + 64 <= N && (1 * 128) >= 0 && (1 * 128) + 128 <= K && (1 * 128) % 16 == 0) {
+            #pragma unroll
+            for (int tl_i26 = 0; tl_i26 < 2; ++tl_i26) {
+                const int tl_chunk25 = tl_tid + tl_i26 * 256;
+                tl::cp_async_16(&b[(1 * 64 + ((tl_chunk25 * 16) / 128)) * 144 + ((tl_chunk25 * 16) % 128)], &B[int64_t(col0 + ((tl_chunk25 * 16) / 128)) * K + ((1 * 128) + ((tl_chunk25 * 16) % 128))]);
+            }
+        } else {
+            #pragma unroll
+            for (int tl_i28 = 0; tl_i28 < 2; ++tl_i28) {
+                const int tl_chunk27 = tl_tid + tl_i28 * 256;
+                const tl::f8e4m3* tl_src29 = &B[int64_t(col0 + ((tl_chunk27 * 16) / 128)) * K + ((1 * 128) + ((tl_chunk27 * 16) % 128))];
+                tl::f8e4m3* tl_dst30 = &b[(1 * 64 + ((tl_chunk27 * 16) / 128)) * 144 + ((tl_chunk27 * 16) % 128)];
+                const int tl_valid31 = !(tl::in_bounds(col0 + ((tl_chunk27 * 16) / 128), N)) ? 0 : max(0, min(16, K - ((1 * 128) + ((tl_chunk27 * 16) % 128))));
+                if (tl_valid31 == 16 && (1 * 128) + ((tl_chunk27 * 16) % 128) >= 0 && tl::is_aligned(tl_src29, 4)) {
+                    tl::cp_async_chunk(tl_dst30, tl_src29);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
+                } else {
+                    #pragma unroll
+                    for (int tl_v = 0; tl_v < 16; ++tl_v) tl_dst30[tl_v] = tl::in_bounds(col0 + ((tl_chunk27 * 16) / 128), N) && tl::in_bounds(((1 * 128) + ((tl_chunk27 * 16) % 128)) + tl_v, K) ? tl_src29[tl_v] : tl::convert<tl::f8e4m3>(0.0f);
+                }
+            }
+        }
+        // copy(As[row0 +: BM, k], sa);  (qgemm.tl:102)
+        #pragma unroll
+        for (int tl_i33 = 0; tl_i33 < 1; ++tl_i33) {
+            const int tl_elem32 = tl_tid + tl_i33 * 256;
+            if (tl_elem32 < 128) {
+                if (tl::in_bounds(row0 + tl_elem32, M) && tl::in_bounds(1, KG)) tl::cp_async_4(&sa[1 * 132 + tl_elem32], &As[int64_t(row0 + tl_elem32) * KG + 1]);
+                else sa[1 * 132 + tl_elem32] = 0.0f;
+            }
+        }
+        // copy(Bs[col0 / G +: 1, k], sb);  (qgemm.tl:103)
+        #pragma unroll
+        for (int tl_i35 = 0; tl_i35 < 1; ++tl_i35) {
+            const int tl_elem34 = tl_tid + tl_i35 * 256;
+            if (tl_elem34 < 1) {
+                if (tl::in_bounds((col0 / 128) + tl_elem34, NB) && tl::in_bounds(1, KG)) tl::cp_async_4(&sb[1 * 1 + tl_elem34], &Bs[int64_t((col0 / 128) + tl_elem34) * KG + 1]);
+                else sb[1 * 1 + tl_elem34] = 0.0f;
+            }
+        }
+    }
+    tl::cp_async_commit();
+    // for k in pipelined(KG, stages = STAGES) {  (qgemm.tl:99)
+    for (int k = 0; k < k_trips; ++k) {
+        tl::cp_async_wait<1>();  // at most 1 copy groups of this thread still in flight
+        __syncthreads();  // pipeline: stage `k % 3` has landed and the stage refilled next is no longer read
+        if (k + 2 < k_trips) {
+            // copy(A[row0 +: BM, k * G +: G], a);  (qgemm.tl:100)
+            if (tl::is_aligned(A, 16) && K % 16 == 0 && row0 >= 0 && row0 + 128 <= M && ((k + 2) * 128) >= 0 && ((k + 2) * 128) + 128 <= K && ((k + 2) * 128) % 16 == 0) {
+                #pragma unroll
+                for (int tl_i37 = 0; tl_i37 < 4; ++tl_i37) {
+                    const int tl_chunk36 = tl_tid + tl_i37 * 256;
+                    tl::cp_async_16(&a[(((k + 2) % 3) * 128 + ((tl_chunk36 * 16) / 128)) * 144 + ((tl_chunk36 * 16) % 128)], &A[int64_t(row0 + ((tl_chunk36 * 16) / 128)) * K + (((k + 2) * 128) + ((tl_chunk36 * 16) % 128))]);
+                }
+            } else {
+                #pragma unroll
+                for (int tl_i39 = 0; tl_i39 < 4; ++tl_i39) {
+                    const int tl_chunk38 = tl_tid + tl_i39 * 256;
+                    const tl::f8e4m3* tl_src40 = &A[int64_t(row0 + ((tl_chunk38 * 16) / 128)) * K + (((k + 2) * 128) + ((tl_chunk38 * 16) % 128))];
+                    tl::f8e4m3* tl_dst41 = &a[(((k + 2) % 3) * 128 + ((tl_chunk38 * 16) / 128)) * 144 + ((tl_chunk38 * 16) % 128)];
+                    const int tl_valid42 = !(tl::in_bounds(row0 + ((tl_chunk38 * 16) / 128), M)) ? 0 : max(0, min(16, K - (((k + 2) * 128) + ((tl_chunk38 * 16) % 128))));
+                    if (tl_valid42 == 16 && ((k + 2) * 128) + ((tl_chunk38 * 16) % 128) >= 0 && tl::is_aligned(tl_src40, 4)) {
+                        tl::cp_async_chunk(tl_dst41, tl_src40);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
+                    } else {
+                        #pragma unroll
+                        for (int tl_v = 0; tl_v < 16; ++tl_v) tl_dst41[tl_v] = tl::in_bounds(row0 + ((tl_chunk38 * 16) / 128), M) && tl::in_bounds((((k + 2) * 128) + ((tl_chunk38 * 16) % 128)) + tl_v, K) ? tl_src40[tl_v] : tl::convert<tl::f8e4m3>(0.0f);
+                    }
+                }
+            }
+            // copy(B[col0 +: BN, k * G +: G], b);  (qgemm.tl:101)
+            if (tl::is_aligned(B, 16) && K % 16 == 0 && col0 >= 0 && col0 + 64 <= N && ((k + 2) * 128) >= 0 && ((k + 2) * 128) + 128 <= K && ((k + 2) * 128) % 16 == 0) {
+                #pragma unroll
+                for (int tl_i44 = 0; tl_i44 < 2; ++tl_i44) {
+                    const int tl_chunk43 = tl_tid + tl_i44 * 256;
+                    tl::cp_async_16(&b[(((k + 2) % 3) * 64 + ((tl_chunk43 * 16) / 128)) * 144 + ((tl_chunk43 * 16) % 128)], &B[int64_t(col0 + ((tl_chunk43 * 16) / 128)) * K + (((k + 2) * 128) + ((tl_chunk43 * 16) % 128))]);
+                }
+            } else {
+                #pragma unroll
+                for (int tl_i46 = 0; tl_i46 < 2; ++tl_i46) {
+                    const int tl_chunk45 = tl_tid + tl_i46 * 256;
+                    const tl::f8e4m3* tl_src47 = &B[int64_t(col0 + ((tl_chunk45 * 16) / 128)) * K + (((k + 2) * 128) + ((tl_chunk45 * 16) % 128))];
+                    tl::f8e4m3* tl_dst48 = &b[(((k + 2) % 3) * 64 + ((tl_chunk45 * 16) / 128)) * 144 + ((tl_chunk45 * 16) % 128)];
+                    const int tl_valid49 = !(tl::in_bounds(col0 + ((tl_chunk45 * 16) / 128), N)) ? 0 : max(0, min(16, K - (((k + 2) * 128) + ((tl_chunk45 * 16) % 128))));
+                    if (tl_valid49 == 16 && ((k + 2) * 128) + ((tl_chunk45 * 16) % 128) >= 0 && tl::is_aligned(tl_src47, 4)) {
+                        tl::cp_async_chunk(tl_dst48, tl_src47);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
+                    } else {
+                        #pragma unroll
+                        for (int tl_v = 0; tl_v < 16; ++tl_v) tl_dst48[tl_v] = tl::in_bounds(col0 + ((tl_chunk45 * 16) / 128), N) && tl::in_bounds((((k + 2) * 128) + ((tl_chunk45 * 16) % 128)) + tl_v, K) ? tl_src47[tl_v] : tl::convert<tl::f8e4m3>(0.0f);
+                    }
+                }
+            }
+            // copy(As[row0 +: BM, k], sa);  (qgemm.tl:102)
+            #pragma unroll
+            for (int tl_i51 = 0; tl_i51 < 1; ++tl_i51) {
+                const int tl_elem50 = tl_tid + tl_i51 * 256;
+                if (tl_elem50 < 128) {
+                    if (tl::in_bounds(row0 + tl_elem50, M) && tl::in_bounds(k + 2, KG)) tl::cp_async_4(&sa[((k + 2) % 3) * 132 + tl_elem50], &As[int64_t(row0 + tl_elem50) * KG + (k + 2)]);
+                    else sa[((k + 2) % 3) * 132 + tl_elem50] = 0.0f;
+                }
+            }
+            // copy(Bs[col0 / G +: 1, k], sb);  (qgemm.tl:103)
+            #pragma unroll
+            for (int tl_i53 = 0; tl_i53 < 1; ++tl_i53) {
+                const int tl_elem52 = tl_tid + tl_i53 * 256;
+                if (tl_elem52 < 1) {
+                    if (tl::in_bounds((col0 / 128) + tl_elem52, NB) && tl::in_bounds(k + 2, KG)) tl::cp_async_4(&sb[((k + 2) % 3) * 1 + tl_elem52], &Bs[int64_t((col0 / 128) + tl_elem52) * KG + (k + 2)]);
+                    else sb[((k + 2) % 3) * 1 + tl_elem52] = 0.0f;
+                }
+            }
+        }
+        tl::cp_async_commit();
+        // gemm(a, b, part, transpose_b = true, clear = true);  (qgemm.tl:104)
+        {
+            for (int tl_s = 0; tl_s < part_layout::kSlots; ++tl_s) part[tl_s] = 0.0f;
+            tl::warp_gemm_mma<128, 64, 128, 4, 2, tl::f8e4m3, false, true>(
+                part, tl::SharedMatrix<tl::f8e4m3, false, 144>{&a[((k % 3) * 128 + 0) * 144 + 0]},
+                tl::SharedMatrix<tl::f8e4m3, true, 144>{&b[((k % 3) * 64 + 0) * 144 + 0]}, tl_tid);
+        }
+        // for i, j in parallel(BM, BN) {  (qgemm.tl:105)
+        // for i, j in parallel(128, 64): each thread visits the elements of `acc` it holds
+        #pragma unroll
+        for (int tl_s54 = 0; tl_s54 < acc_layout::kSlots; ++tl_s54) {
+            const int i = acc_layout::row(tl_tid, tl_s54);
+            [[maybe_unused]] const int j = acc_layout::col(tl_tid, tl_s54);
+            acc[tl_s54] = acc[tl_s54] + part[tl_s54] * (sa[(k % 3) * 132 + i] * sb[(k % 3) * 1 + 0]);
+        }
+    }
+    tl::cp_async_wait<0>();  // at most 0 copy groups of this thread still in flight
+    // copy(acc, C[row0 +: BM, col0 +: BN]);  (qgemm.tl:109)
+    #pragma unroll
+    for (int tl_chunk55 = 0; tl_chunk55 < acc_layout::kSlots; tl_chunk55 += 2) {
+        tl::bf16* tl_ptr56 = &C[int64_t(row0 + (acc_layout::row(tl_tid, tl_chunk55))) * N + (col0 + (acc_layout::col(tl_tid, tl_chunk55)))];
+        if (tl::in_bounds(row0 + (acc_layout::row(tl_tid, tl_chunk55)), M) && tl::in_bounds(col0 + (acc_layout::col(tl_tid, tl_chunk55)), N) && tl::in_bounds(row0 + (acc_layout::row(tl_tid, tl_chunk55)), M) && tl::in_bounds((col0 + (acc_layout::col(tl_tid, tl_chunk55))) + 1, N) && tl::is_aligned(tl_ptr56, 4)) {
+            tl::bf16 tl_vec57[2];
+            #pragma unroll
+            for (int tl_v = 0; tl_v < 2; tl_v += 2) tl::convert_pair(&tl_vec57[tl_v], acc[tl_chunk55 + tl_v], acc[tl_chunk55 + tl_v + 1]);
+            tl::store_vector<tl::bf16, 2>(tl_ptr56, tl_vec57);
+        } else {
+            #pragma unroll
+            for (int tl_v = 0; tl_v < 2; ++tl_v) {
+                if (tl::in_bounds(row0 + (acc_layout::row(tl_tid, tl_chunk55 + tl_v)), M) && tl::in_bounds(col0 + (acc_layout::col(tl_tid, tl_chunk55 + tl_v)), N)) C[int64_t(row0 + (acc_layout::row(tl_tid, tl_chunk55 + tl_v))) * N + (col0 + (acc_layout::col(tl_tid, tl_chunk55 + tl_v)))] = tl::convert<tl::bf16>(acc[tl_chunk55 + tl_v]);
+            }
+        }
+    }
+}
+
+// kernel fp8_gemm_block_scaled<BN = 64, BM = 128, G = 128, STAGES = 3, THREADS = 256, T = bf16>  (stdlib/qgemm.tl:82)
+// 256 threads per block, 149216 bytes of shared memory
+// warp-specialized: warpgroup 0 issues TMA loads, the other 256 threads run wgmma; persistent over the tiles
+__global__ void __launch_bounds__(384, 1) fp8_gemm_block_scaled_kernel_variant1_sm90(
+        const __grid_constant__ CUtensorMap tl_map_A,
+        const __grid_constant__ CUtensorMap tl_map_B,
+        const tl::f8e4m3* __restrict__ A,
+        const float* __restrict__ As,
+        const tl::f8e4m3* __restrict__ B,
+        const float* __restrict__ Bs,
+        tl::bf16* __restrict__ C,
+        int32_t M,
+        int32_t K,
+        int32_t KG,
+        int32_t N,
+        int32_t NB)
+{
+    #if defined(__CUDA_ARCH__) && !TL_SM90A_DEVICE
+    __trap();  // built for another arch; the launch stub runs this kernel only on sm_90 devices
+    #else
+    using part_layout = tl::MmaAccLayout<128, 64, 8, 1>;  // fragment part: f32[128, 64], wgmma accumulators
+    using acc_layout = tl::MmaAccLayout<128, 64, 8, 1>;  // fragment acc: f32[128, 64], wgmma accumulators
+    extern __shared__ __align__(1024) unsigned char tl_smem_raw[];
+    unsigned char* tl_smem = tl_smem_raw + ((1024 - tl::sm90::smem_address(tl_smem_raw) % 1024) % 1024);
+    tl::f8e4m3* a = reinterpret_cast<tl::f8e4m3*>(tl_smem + 0);  // shared a: f8e4m3[128, 128], 6 stages, 128-byte swizzled (TMA)
+    tl::f8e4m3* b = reinterpret_cast<tl::f8e4m3*>(tl_smem + 98304);  // shared b: f8e4m3[64, 128], 6 stages, 128-byte swizzled (TMA)
+    float* sa = reinterpret_cast<float*>(tl_smem + 147456);  // shared sa: f32[128], row pitch 128
+    float* sb = reinterpret_cast<float*>(tl_smem + 147968);  // shared sb: f32[1], row pitch 1
+    uint64_t* tl_full = reinterpret_cast<uint64_t*>(tl_smem + 148096);   // per stage: its TMA loads landed
+    uint64_t* tl_empty = tl_full + 6;  // per stage: every consumer warp finished reading it
+    if (threadIdx.x == 0) {
+        for (int tl_s = 0; tl_s < 6; ++tl_s) {
+            tl::sm90::mbarrier_init(&tl_full[tl_s], 1);
+            tl::sm90::mbarrier_init(&tl_empty[tl_s], 8);  // one arrival per consumer warp
+        }
+        tl::sm90::mbarrier_init_fence();
+    }
+    __syncthreads();
+    const int tl_tiles_x = tl::cdiv(N, 64), tl_tiles_y = tl::cdiv(M, 128), tl_tiles_z = 1;
+    const int tl_tiles = tl_tiles_x * tl_tiles_y * tl_tiles_z;
+    if (threadIdx.x < 128) {
+        // Producer warpgroup: one thread issues every TMA load.
+        tl::sm90::release_registers<40>();
+        if (threadIdx.x == 0) {
+            tl::sm90::tma_prefetch_descriptor(&tl_map_A);
+            tl::sm90::tma_prefetch_descriptor(&tl_map_B);
+            int tl_it = 0;  // trips issued so far, across tiles: stage tl_it % stages, round tl_it / stages
+            for (int tl_tile = blockIdx.x; tl_tile < tl_tiles; tl_tile += gridDim.x) {
+                const int tl_block_z = tl_tile / (tl_tiles_x * tl_tiles_y);
+                const int tl_in_plane = tl_tile % (tl_tiles_x * tl_tiles_y);
+                const int tl_group_first_y = tl_in_plane / (8 * tl_tiles_x) * 8;
+                const int tl_group_rows = min(tl_tiles_y - tl_group_first_y, 8);
+                const int tl_block_y = tl_group_first_y + tl_in_plane % (8 * tl_tiles_x) % tl_group_rows;
+                const int tl_block_x = tl_in_plane % (8 * tl_tiles_x) / tl_group_rows;
+                (void)tl_block_x, (void)tl_block_y, (void)tl_block_z;
+                const int32_t row0 = tl_block_y * 128;
+                const int32_t col0 = tl_block_x * 64;
+                for (int k = 0; k < KG; ++k, ++tl_it) {
+                    const int tl_stage = tl_it % 6;
+                    tl::sm90::mbarrier_wait(&tl_empty[tl_stage], (tl_it / 6 + 1) & 1);  // consumers released it
+                    tl::sm90::mbarrier_arrive_expect_tx(&tl_full[tl_stage], 24576);
+                    // copy(A[row0 +: BM, k * G +: G], a);  (qgemm.tl:100)
+                    tl::sm90::tma_load_2d(a + tl_stage * 16384 + 0, &tl_map_A, &tl_full[tl_stage], k * 128, row0);
+                    // copy(B[col0 +: BN, k * G +: G], b);  (qgemm.tl:101)
+                    tl::sm90::tma_load_2d(b + tl_stage * 8192 + 0, &tl_map_B, &tl_full[tl_stage], k * 128, col0);
+                }
+            }
+        }
+    }
+    else {
+        // Consumer warpgroups: the kernel's 256 threads.
+        tl::sm90::claim_registers<232>();
+        const int tl_tid = tl::thread_index<256>(128);
+        int tl_it = 0;  // trips consumed so far, across tiles
+        for (int tl_tile = blockIdx.x; tl_tile < tl_tiles; tl_tile += gridDim.x) {
+            const int tl_block_z = tl_tile / (tl_tiles_x * tl_tiles_y);
+            const int tl_in_plane = tl_tile % (tl_tiles_x * tl_tiles_y);
+            const int tl_group_first_y = tl_in_plane / (8 * tl_tiles_x) * 8;
+            const int tl_group_rows = min(tl_tiles_y - tl_group_first_y, 8);
+            const int tl_block_y = tl_group_first_y + tl_in_plane % (8 * tl_tiles_x) % tl_group_rows;
+            const int tl_block_x = tl_in_plane % (8 * tl_tiles_x) / tl_group_rows;
+            (void)tl_block_x, (void)tl_block_y, (void)tl_block_z;
+            float part[part_layout::kSlots];  // fragment part: f32[128, 64]
+            float acc[acc_layout::kSlots];  // fragment acc: f32[128, 64]
+            #pragma unroll
+            for (int tl_i = 0; tl_i < acc_layout::kSlots; ++tl_i) acc[tl_i] = 0.0f;
+            const int32_t row0 = tl_block_y * 128;
+            const int32_t col0 = tl_block_x * 64;
+            // for k in pipelined(KG, stages = STAGES) {  (qgemm.tl:99)
+            const int tl_trips0 = KG;
+            for (int k = 0; k < tl_trips0; ++k, ++tl_it) {
+                const int tl_stage = tl_it % 6;
+                tl::sm90::mbarrier_wait(&tl_full[tl_stage], (tl_it / 6 + 0) & 1);  // the stage's TMA loads landed
+                // gemm(a, b, part, transpose_b = true, clear = true);  (qgemm.tl:104)
+                #pragma unroll
+                for (int tl_s = 0; tl_s < part_layout::kSlots; ++tl_s) part[tl_s] = 0.0f;  // clear = true
+                tl::sm90::warpgroup_gemm<tl::f8e4m3, 128, 64, 128, false, true, 2>(part, a + tl_stage * 16384, b + tl_stage * 8192, tl_tid / 128);
+                tl::sm90::named_barrier_sync(1, 256);  // WAR on `sa`
+                // copy(As[row0 +: BM, k], sa);  (qgemm.tl:102)
+                #pragma unroll
+                for (int tl_i2 = 0; tl_i2 < 1; ++tl_i2) {
+                    const int tl_e1 = tl_tid + tl_i2 * 256;
+                    if (tl_e1 < 128) {
+                        sa[tl_e1] = tl::in_bounds(row0 + tl_e1, M) && tl::in_bounds(k, KG) ? As[int64_t(row0 + tl_e1) * KG + k] : 0.0f;
+                    }
+                }
+                // copy(Bs[col0 / G +: 1, k], sb);  (qgemm.tl:103)
+                #pragma unroll
+                for (int tl_i4 = 0; tl_i4 < 1; ++tl_i4) {
+                    const int tl_e3 = tl_tid + tl_i4 * 256;
+                    if (tl_e3 < 1) {
+                        sb[tl_e3] = tl::in_bounds((col0 / 128) + tl_e3, NB) && tl::in_bounds(k, KG) ? Bs[int64_t((col0 / 128) + tl_e3) * KG + k] : 0.0f;
+                    }
+                }
+                tl::sm90::named_barrier_sync(1, 256);  // RAW on `sa`
+                tl::sm90::wgmma_wait<0>();
+                tl::sm90::fence_accumulators(part);
+                if (tl_tid % 32 == 0) tl::sm90::mbarrier_arrive(&tl_empty[tl_stage]);  // the stage's last reader retired
+                // for i, j in parallel(BM, BN) {  (qgemm.tl:105)
+                // for i, j in parallel(128, 64): each thread visits the elements of `acc` it holds
+                #pragma unroll
+                for (int tl_s5 = 0; tl_s5 < acc_layout::kSlots; ++tl_s5) {
+                    const int i = acc_layout::row(tl_tid, tl_s5);
+                    [[maybe_unused]] const int j = acc_layout::col(tl_tid, tl_s5);
+                    acc[tl_s5] = acc[tl_s5] + part[tl_s5] * (sa[i] * sb[0]);
+                }
+            }
+            // copy(acc, C[row0 +: BM, col0 +: BN]);  (qgemm.tl:109)
             #pragma unroll
             for (int tl_chunk6 = 0; tl_chunk6 < acc_layout::kSlots; tl_chunk6 += 2) {
                 tl::bf16* tl_ptr7 = &C[int64_t(row0 + (acc_layout::row(tl_tid, tl_chunk6))) * N + (col0 + (acc_layout::col(tl_tid, tl_chunk6)))];
@@ -1342,7 +1754,71 @@ cudaError_t w4a16_partial(const __half* A, const uint32_t* Wq, const __half* Sca
     return w4a16_partial_variant1(A, Wq, Scales, Part, k_len, M, K, N, KW, KG, SPLITS, stream);  // BM = 64
 }
 
-cudaError_t fp8_gemm_block_scaled(const __nv_fp8_e4m3* A, const float* As, const __nv_fp8_e4m3* B, const float* Bs, __nv_bfloat16* C, int64_t M, int64_t K, int64_t KG, int64_t N, int64_t NB, cudaStream_t stream) {
+// Variant 0 of kernel `fp8_gemm_block_scaled`: BN = 128.
+static cudaError_t fp8_gemm_block_scaled_variant0(const __nv_fp8_e4m3* A, const float* As, const __nv_fp8_e4m3* B, const float* Bs, __nv_bfloat16* C, int64_t M, int64_t K, int64_t KG, int64_t N, int64_t NB, cudaStream_t stream) {
+    constexpr const char* tl_name = "fp8_gemm_block_scaled";
+    if (cudaError_t tl_err = tl::host::check_pointer(A, tl_name, "A", 1); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_pointer(As, tl_name, "As", 4); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_pointer(B, tl_name, "B", 1); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_pointer(Bs, tl_name, "Bs", 4); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_pointer(C, tl_name, "C", 2); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_dim(M, tl_name, "M"); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_dim(K, tl_name, "K"); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_dim(KG, tl_name, "KG"); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_dim(N, tl_name, "N"); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_dim(NB, tl_name, "NB"); tl_err != cudaSuccess) return tl_err;
+    if (!(KG == tl::cdiv(K, 128)))
+        return tl::host::invalid_argument(std::string(tl_name) + ": requirement `KG == cdiv(K, G)` does not hold" + " (" + "KG = " + std::to_string(KG) + ", K = " + std::to_string(K) + ")");
+    if (!(NB == tl::cdiv(N, 128)))
+        return tl::host::invalid_argument(std::string(tl_name) + ": requirement `NB == cdiv(N, G)` does not hold" + " (" + "NB = " + std::to_string(NB) + ", N = " + std::to_string(N) + ")");
+    if (!(true))
+        return tl::host::invalid_argument(std::string(tl_name) + ": requirement `(G % BN) == 0` does not hold");
+    if (cudaError_t tl_err = tl::host::check_compute_capability(89, tl_name, "a gemm of 8-bit floats on the tensor cores (mma.sync m16n8k32)"); tl_err != cudaSuccess) return tl_err;
+    const int64_t tl_grid_x = int64_t(tl::cdiv(N, 128)), tl_grid_y = int64_t(tl::cdiv(M, 128)), tl_grid_z = int64_t(1);
+    if (tl_grid_x <= 0 || tl_grid_y <= 0 || tl_grid_z <= 0) return cudaSuccess;  // nothing to compute
+    if (tl_grid_x > INT32_MAX || tl_grid_y > 65535 || tl_grid_z > 65535)
+        return tl::host::invalid_argument(std::string(tl_name) + ": the grid is larger than CUDA allows");
+    const tl::host::DeviceTraits tl_device = tl::host::current_device_traits();
+    if (tl_device.major == 9) {
+        // TMA needs 16-byte-aligned tensors whose rows are a multiple of 16 bytes.
+        CUtensorMap tl_map_A;
+        CUtensorMap tl_map_B;
+        const bool tl_tma =
+            tl::host::tma_compatible(A, int64_t(M), int64_t(K), 1) &&
+            tl::host::make_tensor_map_2d(&tl_map_A, A, CU_TENSOR_MAP_DATA_TYPE_UINT8, 1, int64_t(M), int64_t(K), 128, 128) &&
+            tl::host::tma_compatible(B, int64_t(N), int64_t(K), 1) &&
+            tl::host::make_tensor_map_2d(&tl_map_B, B, CU_TENSOR_MAP_DATA_TYPE_UINT8, 1, int64_t(N), int64_t(K), 128, 128);
+        if (tl_tma) {
+            static const cudaError_t tl_attributes_variant0_sm90 = [] {
+                cudaError_t tl_err = cudaSuccess;
+                tl_err = cudaFuncSetAttribute(::fp8_gemm_block_scaled_kernel_variant0_sm90, cudaFuncAttributeMaxDynamicSharedMemorySize, 132800);
+                if (tl_err == cudaSuccess)
+                    tl_err = cudaFuncSetAttribute(::fp8_gemm_block_scaled_kernel_variant0_sm90, cudaFuncAttributePreferredSharedMemoryCarveout, cudaSharedmemCarveoutMaxShared);
+                return tl_err;
+            }();
+            if (tl_attributes_variant0_sm90 != cudaSuccess) return tl::host::record(tl_attributes_variant0_sm90, tl_name, "setting the shared-memory attributes");
+            const int64_t tl_tiles = int64_t(tl::cdiv(N, 128)) * int64_t(tl::cdiv(M, 128));  // the warp-specialized kernel's own tiles
+            const int64_t tl_blocks = tl_tiles < tl_device.sm_count ? tl_tiles : tl_device.sm_count;  // persistent: one block per SM
+            if (tl_blocks <= INT32_MAX) {
+                ::fp8_gemm_block_scaled_kernel_variant0_sm90<<<unsigned(tl_blocks), 384, 132800, stream>>>(tl_map_A, tl_map_B, A, As, B, Bs, C, static_cast<int32_t>(M), static_cast<int32_t>(K), static_cast<int32_t>(KG), static_cast<int32_t>(N), static_cast<int32_t>(NB));
+                return tl::host::record(cudaGetLastError(), tl_name, "launch");
+            }
+        }
+    }
+    static const cudaError_t tl_attributes_variant0 = [] {
+        cudaError_t tl_err = cudaSuccess;
+        tl_err = cudaFuncSetAttribute(::fp8_gemm_block_scaled_kernel_variant0, cudaFuncAttributeMaxDynamicSharedMemorySize, 112384);
+        if (tl_err == cudaSuccess)
+            tl_err = cudaFuncSetAttribute(::fp8_gemm_block_scaled_kernel_variant0, cudaFuncAttributePreferredSharedMemoryCarveout, cudaSharedmemCarveoutMaxShared);
+        return tl_err;
+    }();
+    if (tl_attributes_variant0 != cudaSuccess) return tl::host::record(tl_attributes_variant0, tl_name, "setting the shared-memory attributes");
+    ::fp8_gemm_block_scaled_kernel_variant0<<<dim3(unsigned(tl_grid_x), unsigned(tl_grid_y), unsigned(tl_grid_z)), 512, 112384, stream>>>(A, As, B, Bs, C, static_cast<int32_t>(M), static_cast<int32_t>(K), static_cast<int32_t>(KG), static_cast<int32_t>(N), static_cast<int32_t>(NB));
+    return tl::host::record(cudaGetLastError(), tl_name, "launch");
+}
+
+// Variant 1 of kernel `fp8_gemm_block_scaled`: BN = 64.
+static cudaError_t fp8_gemm_block_scaled_variant1(const __nv_fp8_e4m3* A, const float* As, const __nv_fp8_e4m3* B, const float* Bs, __nv_bfloat16* C, int64_t M, int64_t K, int64_t KG, int64_t N, int64_t NB, cudaStream_t stream) {
     constexpr const char* tl_name = "fp8_gemm_block_scaled";
     if (cudaError_t tl_err = tl::host::check_pointer(A, tl_name, "A", 1); tl_err != cudaSuccess) return tl_err;
     if (cudaError_t tl_err = tl::host::check_pointer(As, tl_name, "As", 4); tl_err != cudaSuccess) return tl_err;
@@ -1374,34 +1850,41 @@ cudaError_t fp8_gemm_block_scaled(const __nv_fp8_e4m3* A, const float* As, const
             tl::host::tma_compatible(A, int64_t(M), int64_t(K), 1) &&
             tl::host::make_tensor_map_2d(&tl_map_A, A, CU_TENSOR_MAP_DATA_TYPE_UINT8, 1, int64_t(M), int64_t(K), 128, 128) &&
             tl::host::tma_compatible(B, int64_t(N), int64_t(K), 1) &&
-            tl::host::make_tensor_map_2d(&tl_map_B, B, CU_TENSOR_MAP_DATA_TYPE_UINT8, 1, int64_t(N), int64_t(K), 128, 128);
+            tl::host::make_tensor_map_2d(&tl_map_B, B, CU_TENSOR_MAP_DATA_TYPE_UINT8, 1, int64_t(N), int64_t(K), 64, 128);
         if (tl_tma) {
-            static const cudaError_t tl_attributes_sm90 = [] {
+            static const cudaError_t tl_attributes_variant1_sm90 = [] {
                 cudaError_t tl_err = cudaSuccess;
-                tl_err = cudaFuncSetAttribute(::fp8_gemm_block_scaled_kernel_sm90, cudaFuncAttributeMaxDynamicSharedMemorySize, 132800);
+                tl_err = cudaFuncSetAttribute(::fp8_gemm_block_scaled_kernel_variant1_sm90, cudaFuncAttributeMaxDynamicSharedMemorySize, 149216);
                 if (tl_err == cudaSuccess)
-                    tl_err = cudaFuncSetAttribute(::fp8_gemm_block_scaled_kernel_sm90, cudaFuncAttributePreferredSharedMemoryCarveout, cudaSharedmemCarveoutMaxShared);
+                    tl_err = cudaFuncSetAttribute(::fp8_gemm_block_scaled_kernel_variant1_sm90, cudaFuncAttributePreferredSharedMemoryCarveout, cudaSharedmemCarveoutMaxShared);
                 return tl_err;
             }();
-            if (tl_attributes_sm90 != cudaSuccess) return tl::host::record(tl_attributes_sm90, tl_name, "setting the shared-memory attributes");
-            const int64_t tl_tiles = int64_t(tl::cdiv(N, 128)) * int64_t(tl::cdiv(M, 128));  // the warp-specialized kernel's own tiles
+            if (tl_attributes_variant1_sm90 != cudaSuccess) return tl::host::record(tl_attributes_variant1_sm90, tl_name, "setting the shared-memory attributes");
+            const int64_t tl_tiles = int64_t(tl::cdiv(N, 64)) * int64_t(tl::cdiv(M, 128));  // the warp-specialized kernel's own tiles
             const int64_t tl_blocks = tl_tiles < tl_device.sm_count ? tl_tiles : tl_device.sm_count;  // persistent: one block per SM
             if (tl_blocks <= INT32_MAX) {
-                ::fp8_gemm_block_scaled_kernel_sm90<<<unsigned(tl_blocks), 384, 132800, stream>>>(tl_map_A, tl_map_B, A, As, B, Bs, C, static_cast<int32_t>(M), static_cast<int32_t>(K), static_cast<int32_t>(KG), static_cast<int32_t>(N), static_cast<int32_t>(NB));
+                ::fp8_gemm_block_scaled_kernel_variant1_sm90<<<unsigned(tl_blocks), 384, 149216, stream>>>(tl_map_A, tl_map_B, A, As, B, Bs, C, static_cast<int32_t>(M), static_cast<int32_t>(K), static_cast<int32_t>(KG), static_cast<int32_t>(N), static_cast<int32_t>(NB));
                 return tl::host::record(cudaGetLastError(), tl_name, "launch");
             }
         }
     }
-    static const cudaError_t tl_attributes = [] {
+    static const cudaError_t tl_attributes_variant1 = [] {
         cudaError_t tl_err = cudaSuccess;
-        tl_err = cudaFuncSetAttribute(::fp8_gemm_block_scaled_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, 84736);
+        tl_err = cudaFuncSetAttribute(::fp8_gemm_block_scaled_kernel_variant1, cudaFuncAttributeMaxDynamicSharedMemorySize, 84736);
         if (tl_err == cudaSuccess)
-            tl_err = cudaFuncSetAttribute(::fp8_gemm_block_scaled_kernel, cudaFuncAttributePreferredSharedMemoryCarveout, cudaSharedmemCarveoutMaxShared);
+            tl_err = cudaFuncSetAttribute(::fp8_gemm_block_scaled_kernel_variant1, cudaFuncAttributePreferredSharedMemoryCarveout, cudaSharedmemCarveoutMaxShared);
         return tl_err;
     }();
-    if (tl_attributes != cudaSuccess) return tl::host::record(tl_attributes, tl_name, "setting the shared-memory attributes");
-    ::fp8_gemm_block_scaled_kernel<<<dim3(unsigned(tl_grid_x), unsigned(tl_grid_y), unsigned(tl_grid_z)), 256, 84736, stream>>>(A, As, B, Bs, C, static_cast<int32_t>(M), static_cast<int32_t>(K), static_cast<int32_t>(KG), static_cast<int32_t>(N), static_cast<int32_t>(NB));
+    if (tl_attributes_variant1 != cudaSuccess) return tl::host::record(tl_attributes_variant1, tl_name, "setting the shared-memory attributes");
+    ::fp8_gemm_block_scaled_kernel_variant1<<<dim3(unsigned(tl_grid_x), unsigned(tl_grid_y), unsigned(tl_grid_z)), 256, 84736, stream>>>(A, As, B, Bs, C, static_cast<int32_t>(M), static_cast<int32_t>(K), static_cast<int32_t>(KG), static_cast<int32_t>(N), static_cast<int32_t>(NB));
     return tl::host::record(cudaGetLastError(), tl_name, "launch");
+}
+
+cudaError_t fp8_gemm_block_scaled(const __nv_fp8_e4m3* A, const float* As, const __nv_fp8_e4m3* B, const float* Bs, __nv_bfloat16* C, int64_t M, int64_t K, int64_t KG, int64_t N, int64_t NB, cudaStream_t stream) {
+    // 2 variants, tried in order: the first whose condition holds is launched.
+    if (tl::cdiv(M, 128) * tl::cdiv(N, 128) >= tl::host::sm_count())
+        return fp8_gemm_block_scaled_variant0(A, As, B, Bs, C, M, K, KG, N, NB, stream);  // BN = 128
+    return fp8_gemm_block_scaled_variant1(A, As, B, Bs, C, M, K, KG, N, NB, stream);  // BN = 64
 }
 
 // Kernel `w4a16_gemm_splitk_combine` as program `w4a16_gemm` launches it.

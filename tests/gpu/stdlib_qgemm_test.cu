@@ -334,6 +334,7 @@ int main() {
         {32, 1536, 7168, 0, th::When::full, ""},          // K = 7168
         {128, 7168, 2048, 0, th::When::full, ""},
         {4096, 4096, 4096, 0, th::When::full, ""},        // prefill
+        {1300, 1700, 256, 1, th::When::full, "_offset1"}, // 128 x 128 tiles (154 of them), unaligned: not by TMA
     };
     seed = 9500;
     for (const Fp8Shape& s : fp8_shapes) {
