@@ -171,24 +171,6 @@ struct Shape {
     bool all_exponents = false;
 };
 
-// The elements of C [M, N] whose reference is computed when the whole product is too slow: the
-// four corners and four random elements of every bm x bn tile.
-std::vector<std::pair<int64_t, int64_t>> sample_points(int64_t M, int64_t N, int64_t bm, int64_t bn, th::Rng& rng) {
-    std::vector<std::pair<int64_t, int64_t>> pts;
-    for (int64_t i0 = 0; i0 < M; i0 += bm)
-        for (int64_t j0 = 0; j0 < N; j0 += bn) {
-            const int64_t h = std::min(bm, M - i0), w = std::min(bn, N - j0);
-            for (int64_t i : {i0, i0 + h - 1})
-                for (int64_t j : {j0, j0 + w - 1}) pts.emplace_back(i, j);
-            for (int r = 0; r < 4; ++r)
-                pts.emplace_back(i0 + static_cast<int64_t>(rng.next() % uint64_t(h)),
-                                 j0 + static_cast<int64_t>(rng.next() % uint64_t(w)));
-        }
-    std::sort(pts.begin(), pts.end());
-    pts.erase(std::unique(pts.begin(), pts.end()), pts.end());
-    return pts;
-}
-
 template <typename TC> th::Outcome check(const Kernel<TC>& kern, const Shape& s, uint64_t seed) {
     const int64_t M = s.M, N = s.N, K = s.K;
     // B holds N x K bytes either way ([N, K] or [K, N]).
@@ -219,7 +201,7 @@ template <typename TC> th::Outcome check(const Kernel<TC>& kern, const Shape& s,
             for (int64_t j = 0; j < N; ++j) pts.emplace_back(i, j);
     } else {
         th::Rng pick(seed + 2);
-        pts = sample_points(M, N, kern.bm, kern.bn, pick);
+        pts = th::sample_points(M, N, kern.bm, kern.bn, pick);
     }
     std::vector<double> ref(pts.size());
     std::vector<TC> got(pts.size());

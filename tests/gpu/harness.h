@@ -22,6 +22,7 @@
 #include <cuda_runtime.h>
 #include <tl/host/launch.h>  // tlc::last_error_message(), tl::host::last_error_storage()
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
@@ -31,6 +32,7 @@
 #include <stdexcept>
 #include <string>
 #include <type_traits>
+#include <utility>
 #include <vector>
 
 #define TH_STR2(x) #x
@@ -259,6 +261,24 @@ std::vector<double> matmul_reference(const std::vector<T>& a, const std::vector<
             c[i * N + j] = s;
         }
     return c;
+}
+
+// The elements of an [M, N] output whose reference is computed when the whole product is too slow:
+// the four corners and four random elements of every bm x bn tile, sorted, each once.
+inline std::vector<std::pair<int64_t, int64_t>> sample_points(int64_t M, int64_t N, int64_t bm, int64_t bn, Rng& rng) {
+    std::vector<std::pair<int64_t, int64_t>> pts;
+    for (int64_t i0 = 0; i0 < M; i0 += bm)
+        for (int64_t j0 = 0; j0 < N; j0 += bn) {
+            const int64_t h = std::min(bm, M - i0), w = std::min(bn, N - j0);
+            for (int64_t i : {i0, i0 + h - 1})
+                for (int64_t j : {j0, j0 + w - 1}) pts.emplace_back(i, j);
+            for (int r = 0; r < 4; ++r)
+                pts.emplace_back(i0 + static_cast<int64_t>(rng.next() % uint64_t(h)),
+                                 j0 + static_cast<int64_t>(rng.next() % uint64_t(w)));
+        }
+    std::sort(pts.begin(), pts.end());
+    pts.erase(std::unique(pts.begin(), pts.end()), pts.end());
+    return pts;
 }
 
 // ---- comparison -----------------------------------------------------------------------------------

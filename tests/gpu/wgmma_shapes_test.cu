@@ -53,24 +53,6 @@ cudaError_t launch_group_scaled(const __half* a, const __half* b, const float* s
     return tlc::gemm_group_scaled(a, b, s, c, M, K, N, KG, 0);
 }
 
-// The elements of C [M, N] checked when the whole product is too slow: the four corners and four
-// random elements of every bm x bn tile.
-std::vector<std::pair<int64_t, int64_t>> sample_points(int64_t M, int64_t N, int64_t bm, int64_t bn, th::Rng& rng) {
-    std::vector<std::pair<int64_t, int64_t>> pts;
-    for (int64_t i0 = 0; i0 < M; i0 += bm)
-        for (int64_t j0 = 0; j0 < N; j0 += bn) {
-            const int64_t h = std::min(bm, M - i0), w = std::min(bn, N - j0);
-            for (int64_t i : {i0, i0 + h - 1})
-                for (int64_t j : {j0, j0 + w - 1}) pts.emplace_back(i, j);
-            for (int r = 0; r < 4; ++r)
-                pts.emplace_back(i0 + static_cast<int64_t>(rng.next() % uint64_t(h)),
-                                 j0 + static_cast<int64_t>(rng.next() % uint64_t(w)));
-        }
-    std::sort(pts.begin(), pts.end());
-    pts.erase(std::unique(pts.begin(), pts.end()), pts.end());
-    return pts;
-}
-
 // A grouped kernel's scales S [M, KG] are random in [0.5, 2].
 template <typename TA, typename TC> th::Outcome check(const Kernel<TA, TC>& kern, const Shape& s, uint64_t seed) {
     const int64_t group = kern.group;
@@ -96,7 +78,7 @@ template <typename TA, typename TC> th::Outcome check(const Kernel<TA, TC>& kern
             for (int64_t j = 0; j < N; ++j) pts.emplace_back(i, j);
     } else {
         th::Rng pick(seed + 2);
-        pts = sample_points(M, N, kern.bm, kern.bn, pick);
+        pts = th::sample_points(M, N, kern.bm, kern.bn, pick);
     }
     std::vector<double> ref(pts.size());
     std::vector<TC> got(pts.size());
