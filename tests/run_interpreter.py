@@ -10,7 +10,8 @@ tests/interpreter/program_if.tl that a program launches what its `if`s select, a
 tests/interpreter/fill_edge.tl that a fill past a tensor's end skips what lies outside, and
 tests/interpreter/halo.tl that a copy from a region starting below 0 reads the pad value there,
 and two kernels of tests/gpu/wgmma_shapes.tl (three swizzle boxes per row; a trip that is more
-than one gemm) on all three schedules. Then:
+than one gemm) and of tests/golden/warp_specialize_{two_gemms,trip_reduce}.tl on all three
+schedules. Then:
   - argument errors of `tlc run` (E090x, usage), each with its exit code and code on stderr;
   - tests/interpreter/fault_*.tl: faults inside a kernel, expected as `// CHECK-FAULT: <line>
     <CODE>` at that .tl line, run with the extra arguments of a `// RUN: ...` line on random
@@ -371,6 +372,26 @@ def build_cases():
                           {"A": ("f16", (m, k), a), "B": ("f16", (n, k), bt), "S": ("f32", (m, kg), sc),
                            "C": ("f32", (m, n), nan_filled("f32", m * n))},
                           {"C": c}, variants=[AFTER_SEMA, SCHEDULED_SM80, SCHEDULED_SM90A]))
+    # Trips of the warp-specialized loop beyond one gemm (tests/golden): two accumulators from one A
+    # tile; a row max of each k group's product, a bias row and the output accumulator.
+    m, n, k = 70, 100, 130
+    a, b1, b2 = uniform(rng, "f16", m * k), uniform(rng, "f16", n * k), uniform(rng, "f16", n * k)
+    cases.append(Case("tests/golden/warp_specialize_two_gemms.tl", "dual",
+                      {"A": ("f16", (m, k), a), "B1": ("f16", (n, k), b1), "B2": ("f16", (n, k), b2),
+                       "C1": ("f16", (m, n), nan_filled("f16", m * n)), "C2": ("f32", (m, n), nan_filled("f32", m * n))},
+                      {"C1": matmul(a, b1, m, n, k, b_is_nk=True), "C2": matmul(a, b2, m, n, k, b_is_nk=True)},
+                      variants=[AFTER_SEMA, SCHEDULED_SM80, SCHEDULED_SM90A]))
+    bias = uniform(rng, "f32", n)
+    groups = [(g, min(g + 64, k)) for g in range(0, k, 64)]
+    part = lambda i, j, lo, hi: sum(a[i * k + x] * b1[j * k + x] for x in range(lo, hi))  # noqa: E731
+    c = [sum(part(i, j, lo, hi) + bias[j] for lo, hi in groups) for i in range(m) for j in range(n)]
+    nb = -(-n // 64)
+    r = [max(part(i, j, lo, hi) for lo, hi in groups for j in range(blk * 64, min(blk * 64 + 64, n)))
+         for blk in range(nb) for i in range(m)]
+    cases.append(Case("tests/golden/warp_specialize_trip_reduce.tl", "rowmax",
+                      {"A": ("f16", (m, k), a), "B": ("f16", (n, k), b1), "Bias": ("f32", (n,), bias),
+                       "C": ("f32", (m, n), nan_filled("f32", m * n)), "R": ("f32", (nb, m), nan_filled("f32", nb * m))},
+                      {"C": c, "R": r}, variants=[AFTER_SEMA, SCHEDULED_SM80, SCHEDULED_SM90A]))
     # A region starting below 0 (and ending past N): the pad value at both edges.
     for n in (1, 130, 256, 300):
         x = uniform(rng, "f32", n)
