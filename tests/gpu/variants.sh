@@ -84,6 +84,7 @@ layout_reduce|tests/gpu/layout_reduce|.|-|-
 partial_reductions|tests/gpu/partial_reductions|.|-|-
 fp8_gemm|tests/gpu/fp8_gemm|.|-|-
 wgmma_shapes|tests/gpu/wgmma_shapes|.|-|-
+wgmma_trips|tests/gpu/wgmma_trips|.|-|-
 "
 TLC_GPU_ARCHS="sm_90a sm_80"
 
