@@ -52,11 +52,12 @@ const TmaMap& map_for(const std::vector<TmaMap>& maps, const ir::Buffer* tensor,
 }
 
 // The variables an expression or a statement tree reads.
-void add_vars(const ir::ExprPtr& e, std::set<const ir::Var*>& vars) {
-    ir::walk_expr(e, [&](const ir::Expr& x) {
+auto var_collector(std::set<const ir::Var*>& vars) {
+    return [&vars](const ir::Expr& x) {
         if (auto* v = x.as<ir::VarRef>()) vars.insert(v->var.get());
-    });
+    };
 }
+void add_vars(const ir::ExprPtr& e, std::set<const ir::Var*>& vars) { ir::walk_expr(e, var_collector(vars)); }
 std::set<const ir::Var*> vars_read_in(const std::vector<ir::ExprPtr>& exprs) {
     std::set<const ir::Var*> vars;
     for (const ir::ExprPtr& e : exprs) add_vars(e, vars);
@@ -64,9 +65,7 @@ std::set<const ir::Var*> vars_read_in(const std::vector<ir::ExprPtr>& exprs) {
 }
 std::set<const ir::Var*> vars_read_in(const ir::StmtPtr& s) {
     std::set<const ir::Var*> vars;
-    ir::walk_exprs(s, [&](const ir::Expr& x) {
-        if (auto* v = x.as<ir::VarRef>()) vars.insert(v->var.get());
-    });
+    ir::walk_exprs(s, var_collector(vars));
     return vars;
 }
 
