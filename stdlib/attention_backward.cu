@@ -301,6 +301,307 @@ __global__ void __launch_bounds__(128) attention_backward_rows_kernel(
     }
 }
 
+// kernel attention_backward_rows<BM = 64, BN = 64, D = 64, CAUSAL = false, T = f16>  (stdlib/attention_backward.tl:18)
+// 128 threads per block, 74896 bytes of shared memory
+// warp-specialized: warpgroup 0 issues TMA loads, the other 128 threads run wgmma; persistent over the tiles
+__global__ void __launch_bounds__(256, 1) attention_backward_rows_kernel_sm90(
+        const __grid_constant__ CUtensorMap tl_map_Q,
+        const __grid_constant__ CUtensorMap tl_map_K,
+        const tl::f16* __restrict__ Q,
+        const tl::f16* __restrict__ K,
+        const tl::f16* __restrict__ O,
+        const tl::f16* __restrict__ dO,
+        float* __restrict__ Lse,
+        float* __restrict__ Delta,
+        float* __restrict__ dQacc,
+        float sm_scale,
+        int32_t B,
+        int32_t H,
+        int32_t S)
+{
+    #if defined(__CUDA_ARCH__) && !TL_SM90A_DEVICE
+    __trap();  // built for another arch; the launch stub runs this kernel only on sm_90 devices
+    #else
+    using s_layout = tl::MmaAccLayout<64, 64, 4, 1>;  // fragment s: f32[64, 64], wgmma accumulators
+    // fragment m: f32[64], slice of `s` (reduce over axis 1): [64] over 128 threads: (8:t4 2:r1 4:t32) 2 registers, 4 replicas
+    // fragment l: f32[64], slice of `s` (reduce over axis 1): [64] over 128 threads: (8:t4 2:r1 4:t32) 2 registers, 4 replicas
+    // fragment m_tile: f32[64], slice of `s` (reduce over axis 1): [64] over 128 threads: (8:t4 2:r1 4:t32) 2 registers, 4 replicas
+    // fragment l_tile: f32[64], slice of `s` (reduce over axis 1): [64] over 128 threads: (8:t4 2:r1 4:t32) 2 registers, 4 replicas
+    // fragment alpha: f32[64], slice of `s` (reduce over axis 1): [64] over 128 threads: (8:t4 2:r1 4:t32) 2 registers, 4 replicas
+    // fragment o: f32[64, 64], blocked per axis, vector 8: [64, 64] over 128 threads: (16:t8 4:r8, 8:r1 8:t1) 32 registers
+    // fragment go: f32[64, 64], blocked per axis, vector 8: [64, 64] over 128 threads: (16:t8 4:r8, 8:r1 8:t1) 32 registers
+    // fragment delta: f32[64], slice of `o` (reduce over axis 1): [64] over 128 threads: (16:t8 4:r1) 4 registers, 8 replicas
+    extern __shared__ __align__(1024) unsigned char tl_smem_raw[];
+    unsigned char* tl_smem = tl_smem_raw + ((1024 - tl::sm90::smem_address(tl_smem_raw) % 1024) % 1024);
+    tl::f16* q = reinterpret_cast<tl::f16*>(tl_smem + 0);  // shared q: f16[64, 64], 1 stages, 128-byte swizzled (TMA)
+    tl::f16* k = reinterpret_cast<tl::f16*>(tl_smem + 8192);  // shared k: f16[64, 64], 8 stages, 128-byte swizzled (TMA)
+    uint64_t* tl_full = reinterpret_cast<uint64_t*>(tl_smem + 73728);   // per stage: its TMA loads landed
+    uint64_t* tl_empty = tl_full + 8;  // per stage: every consumer warp finished reading it
+    uint64_t* tl_once_full = tl_empty + 8;  // the tiles loaded once per tile landed
+    uint64_t* tl_once_empty = tl_once_full + 1;  // every consumer warp finished the tile's wgmmas
+    if (threadIdx.x == 0) {
+        for (int tl_s = 0; tl_s < 8; ++tl_s) {
+            tl::sm90::mbarrier_init(&tl_full[tl_s], 1);
+            tl::sm90::mbarrier_init(&tl_empty[tl_s], 4);  // one arrival per consumer warp
+        }
+        tl::sm90::mbarrier_init(tl_once_full, 1);
+        tl::sm90::mbarrier_init(tl_once_empty, 4);  // one arrival per consumer warp
+        tl::sm90::mbarrier_init_fence();
+    }
+    __syncthreads();
+    const int tl_tiles_x = tl::cdiv(S, 64), tl_tiles_y = H, tl_tiles_z = B;
+    const int tl_tiles = tl_tiles_x * tl_tiles_y * tl_tiles_z;
+    if (threadIdx.x < 128) {
+        // Producer warpgroup: one thread issues every TMA load.
+        tl::sm90::release_registers<40>();
+        if (threadIdx.x == 0) {
+            tl::sm90::tma_prefetch_descriptor(&tl_map_Q);
+            tl::sm90::tma_prefetch_descriptor(&tl_map_K);
+            int tl_it = 0;  // trips issued so far, across tiles: stage tl_it % stages, round tl_it / stages
+            for (int tl_tile = blockIdx.x, tl_round = 0; tl_tile < tl_tiles; tl_tile += gridDim.x, ++tl_round) {
+                const int tl_block_z = tl_tile / (tl_tiles_x * tl_tiles_y);
+                const int tl_in_plane = tl_tile % (tl_tiles_x * tl_tiles_y);
+                const int tl_group_first_y = tl_in_plane / (8 * tl_tiles_x) * 8;
+                const int tl_group_rows = min(tl_tiles_y - tl_group_first_y, 8);
+                const int tl_block_y = tl_group_first_y + tl_in_plane % (8 * tl_tiles_x) % tl_group_rows;
+                const int tl_block_x = tl_in_plane % (8 * tl_tiles_x) / tl_group_rows;
+                (void)tl_block_x, (void)tl_block_y, (void)tl_block_z;
+                const int32_t b = tl_block_z;
+                const int32_t h = tl_block_y;
+                const int32_t q0 = tl_block_x * 64;
+                const int32_t n_kv = tl::cdiv(S, 64);
+                tl::sm90::mbarrier_wait(tl_once_empty, (tl_round + 1) & 1);  // the previous tile's readers are done
+                tl::sm90::mbarrier_arrive_expect_tx(tl_once_full, 8192);
+                // copy(Q[b, h, q0 +: BM, 0 +: D], q);  (attention_backward.tl:42)
+                tl::sm90::tma_load_4d(q, &tl_map_Q, tl_once_full, 0, q0, h, b);
+                for (int t = 0; t < n_kv; ++t, ++tl_it) {
+                    const int tl_stage = tl_it % 8;
+                    tl::sm90::mbarrier_wait(&tl_empty[tl_stage], (tl_it / 8 + 1) & 1);  // consumers released it
+                    tl::sm90::mbarrier_arrive_expect_tx(&tl_full[tl_stage], 8192);
+                    const int32_t k0 = t * 64;
+                    // copy(K[b, h, k0 +: BN, 0 +: D], k);  (attention_backward.tl:46)
+                    tl::sm90::tma_load_4d(k + tl_stage * 4096, &tl_map_K, &tl_full[tl_stage], 0, k0, h, b);
+                }
+            }
+        }
+    }
+    else {
+        // Consumer warpgroups: the kernel's 128 threads.
+        tl::sm90::claim_registers<256>();
+        const int tl_tid = tl::thread_index<128>(128);
+        int tl_it = 0;  // trips consumed so far, across tiles
+        for (int tl_tile = blockIdx.x, tl_round = 0; tl_tile < tl_tiles; tl_tile += gridDim.x, ++tl_round) {
+            const int tl_block_z = tl_tile / (tl_tiles_x * tl_tiles_y);
+            const int tl_in_plane = tl_tile % (tl_tiles_x * tl_tiles_y);
+            const int tl_group_first_y = tl_in_plane / (8 * tl_tiles_x) * 8;
+            const int tl_group_rows = min(tl_tiles_y - tl_group_first_y, 8);
+            const int tl_block_y = tl_group_first_y + tl_in_plane % (8 * tl_tiles_x) % tl_group_rows;
+            const int tl_block_x = tl_in_plane % (8 * tl_tiles_x) / tl_group_rows;
+            (void)tl_block_x, (void)tl_block_y, (void)tl_block_z;
+            float s[s_layout::kSlots];  // fragment s: f32[64, 64]
+            float m[2];  // fragment m: f32[64]
+            #pragma unroll
+            for (int tl_i = 0; tl_i < 2; ++tl_i) m[tl_i] = -tl::inf<float>();
+            float l[2];  // fragment l: f32[64]
+            #pragma unroll
+            for (int tl_i = 0; tl_i < 2; ++tl_i) l[tl_i] = 0.0f;
+            float m_tile[2];  // fragment m_tile: f32[64]
+            float l_tile[2];  // fragment l_tile: f32[64]
+            float alpha[2];  // fragment alpha: f32[64]
+            float o[32];  // fragment o: f32[64, 64]
+            float go[32];  // fragment go: f32[64, 64]
+            float delta[4];  // fragment delta: f32[64]
+            const int32_t b = tl_block_z;
+            const int32_t h = tl_block_y;
+            const int32_t q0 = tl_block_x * 64;
+            const float qk_scale = sm_scale * 1.4426950216293335f;
+            // copy(Q[b, h, q0 +: BM, 0 +: D], q);  (attention_backward.tl:42)
+            tl::sm90::mbarrier_wait(tl_once_full, tl_round & 1);  // the tiles loaded once per tile landed
+            const int32_t n_kv = tl::cdiv(S, 64);
+            // for t in pipelined(n_kv, stages = 2) {  (attention_backward.tl:44)
+            const int tl_trips0 = n_kv;
+            for (int t = 0; t < tl_trips0; ++t, ++tl_it) {
+                const int tl_stage = tl_it % 8;
+                tl::sm90::mbarrier_wait(&tl_full[tl_stage], (tl_it / 8 + 0) & 1);  // the stage's TMA loads landed
+                const int32_t k0 = t * 64;
+                // gemm(q, k, s, transpose_b = true, clear = true);  (attention_backward.tl:47)
+                #pragma unroll
+                for (int tl_s = 0; tl_s < s_layout::kSlots; ++tl_s) s[tl_s] = 0.0f;  // clear = true
+                tl::sm90::warpgroup_gemm<tl::f16, 64, 64, 64, false, true, 1>(s, q, k + tl_stage * 4096, tl_tid / 128);
+                tl::sm90::wgmma_wait<0>();
+                tl::sm90::fence_accumulators(s);
+                if (tl_tid % 32 == 0) tl::sm90::mbarrier_arrive(&tl_empty[tl_stage]);  // the stage's last reader retired
+                if (k0 + 64 > S) {
+                    // for i, j in parallel(BM, BN) {  (attention_backward.tl:49)
+                    // for i, j in parallel(64, 64): each thread visits the elements of `s` it holds
+                    #pragma unroll
+                    for (int tl_s1 = 0; tl_s1 < s_layout::kSlots; ++tl_s1) {
+                        [[maybe_unused]] const int i = s_layout::row(tl_tid, tl_s1);
+                        const int j = s_layout::col(tl_tid, tl_s1);
+                        const int32_t key = k0 + j;
+                        const bool masked = key >= S;
+                        s[tl_s1] = masked ? -tl::inf<float>() : s[tl_s1];
+                    }
+                }
+                // reduce(max, s, m_tile, axis = 1);  (attention_backward.tl:55)
+                // each thread folds its 16 values of each of its 2 results; xor shuffles 1, 2 among the lanes that share one
+                {
+                    float tl_part[2];
+                    #pragma unroll
+                    for (int tl_i = 0; tl_i < 2; ++tl_i) tl_part[tl_i] = tl::MaxOp::identity<float>();
+                    #pragma unroll
+                    for (int tl_s2 = 0; tl_s2 < s_layout::kSlots; ++tl_s2) {
+                        tl_part[(tl_s2 / 2 % 2)] = tl::MaxOp::combine(tl_part[(tl_s2 / 2 % 2)], tl::MaxOp::element(s[tl_s2]));
+                    }
+                    #pragma unroll
+                    for (int tl_i = 0; tl_i < 2; ++tl_i) {
+                        tl_part[tl_i] = tl::xor_combine<tl::MaxOp, 1>(tl_part[tl_i]);
+                        tl_part[tl_i] = tl::xor_combine<tl::MaxOp, 2>(tl_part[tl_i]);
+                    }
+                    #pragma unroll
+                    for (int tl_i = 0; tl_i < 2; ++tl_i) {
+                        m_tile[tl_i] = tl_part[tl_i];
+                    }
+                }
+                // for i in parallel(BM) {  (attention_backward.tl:56)
+                // for i in parallel(64): each thread visits the elements of `m` it holds
+                #pragma unroll
+                for (int tl_s3 = 0; tl_s3 < 2; ++tl_s3) {
+                    [[maybe_unused]] const int i = ((tl_tid / 4 % 8) + (tl_s3) * 8 + (tl_tid / 32) * 16);
+                    const float m_new = tl::max(m[tl_s3], m_tile[tl_s3] * qk_scale);
+                    alpha[tl_s3] = tl::fast::exp2(m[tl_s3] - m_new);
+                    m[tl_s3] = m_new;
+                }
+                // for i, j in parallel(BM, BN) {  (attention_backward.tl:61)
+                // for i, j in parallel(64, 64): each thread visits the elements of `s` it holds
+                #pragma unroll
+                for (int tl_s4 = 0; tl_s4 < s_layout::kSlots; ++tl_s4) {
+                    [[maybe_unused]] const int i = s_layout::row(tl_tid, tl_s4);
+                    [[maybe_unused]] const int j = s_layout::col(tl_tid, tl_s4);
+                    s[tl_s4] = tl::fast::exp2(s[tl_s4] * qk_scale - m[(tl_s4 / 2 % 2)]);
+                }
+                // reduce(sum, s, l_tile, axis = 1);  (attention_backward.tl:64)
+                // each thread folds its 16 values of each of its 2 results; xor shuffles 1, 2 among the lanes that share one
+                {
+                    float tl_part[2];
+                    #pragma unroll
+                    for (int tl_i = 0; tl_i < 2; ++tl_i) tl_part[tl_i] = tl::SumOp::identity<float>();
+                    #pragma unroll
+                    for (int tl_s5 = 0; tl_s5 < s_layout::kSlots; ++tl_s5) {
+                        tl_part[(tl_s5 / 2 % 2)] = tl::SumOp::combine(tl_part[(tl_s5 / 2 % 2)], tl::SumOp::element(s[tl_s5]));
+                    }
+                    #pragma unroll
+                    for (int tl_i = 0; tl_i < 2; ++tl_i) {
+                        tl_part[tl_i] = tl::xor_combine<tl::SumOp, 1>(tl_part[tl_i]);
+                        tl_part[tl_i] = tl::xor_combine<tl::SumOp, 2>(tl_part[tl_i]);
+                    }
+                    #pragma unroll
+                    for (int tl_i = 0; tl_i < 2; ++tl_i) {
+                        l_tile[tl_i] = tl_part[tl_i];
+                    }
+                }
+                // for i in parallel(BM) {  (attention_backward.tl:65)
+                // for i in parallel(64): each thread visits the elements of `l` it holds
+                #pragma unroll
+                for (int tl_s6 = 0; tl_s6 < 2; ++tl_s6) {
+                    [[maybe_unused]] const int i = ((tl_tid / 4 % 8) + (tl_s6) * 8 + (tl_tid / 32) * 16);
+                    l[tl_s6] = l[tl_s6] * alpha[tl_s6] + l_tile[tl_s6];
+                }
+            }
+            if (tl_tid % 32 == 0) tl::sm90::mbarrier_arrive(tl_once_empty);  // the tile's last wgmma retired
+            // for i in parallel(BM) {  (attention_backward.tl:69)
+            // for i in parallel(64): each thread visits the elements of `m` it holds
+            #pragma unroll
+            for (int tl_s7 = 0; tl_s7 < 2; ++tl_s7) {
+                [[maybe_unused]] const int i = ((tl_tid / 4 % 8) + (tl_s7) * 8 + (tl_tid / 32) * 16);
+                m[tl_s7] = m[tl_s7] + tl::fast::log2(l[tl_s7]);
+            }
+            // copy(m, Lse[b, h, q0 +: BM]);  (attention_backward.tl:72)
+            if ((tl_tid % 4) == 0) {
+                #pragma unroll
+                for (int tl_s8 = 0; tl_s8 < 2; ++tl_s8) {
+                    if (tl::in_bounds(b, B) && tl::in_bounds(h, H) && tl::in_bounds(q0 + ((tl_tid / 4 % 8) + (tl_s8) * 8 + (tl_tid / 32) * 16), S)) Lse[(int64_t(b) * H + h) * S + (q0 + ((tl_tid / 4 % 8) + (tl_s8) * 8 + (tl_tid / 32) * 16))] = m[tl_s8];
+                }
+            }
+            // copy(O[b, h, q0 +: BM, 0 +: D], o);  (attention_backward.tl:74)
+            #pragma unroll
+            for (int tl_chunk9 = 0; tl_chunk9 < 32; tl_chunk9 += 8) {
+                const tl::f16* tl_ptr10 = &O[((int64_t(b) * H + h) * S + (q0 + ((tl_tid / 8) + (tl_chunk9 / 8) * 16))) * 64 + ((tl_chunk9 % 8) + (tl_tid % 8) * 8)];
+                if (tl::in_bounds(b, B) && tl::in_bounds(h, H) && tl::in_bounds(q0 + ((tl_tid / 8) + (tl_chunk9 / 8) * 16), S) && tl::in_bounds(((tl_chunk9 % 8) + (tl_tid % 8) * 8), 64) && tl::in_bounds(b, B) && tl::in_bounds(h, H) && tl::in_bounds(q0 + ((tl_tid / 8) + (tl_chunk9 / 8) * 16), S) && tl::in_bounds((((tl_chunk9 % 8) + (tl_tid % 8) * 8)) + 7, 64) && tl::is_aligned(tl_ptr10, 16)) {
+                    tl::f16 tl_vec11[8];
+                    tl::load_vector<tl::f16, 8>(tl_vec11, tl_ptr10);
+                    #pragma unroll
+                    for (int tl_v = 0; tl_v < 8; ++tl_v) o[tl_chunk9 + tl_v] = tl::convert<float>(tl_vec11[tl_v]);
+                } else {
+                    #pragma unroll
+                    for (int tl_v = 0; tl_v < 8; ++tl_v) {
+                        o[tl_chunk9 + tl_v] = tl::in_bounds(b, B) && tl::in_bounds(h, H) && tl::in_bounds(q0 + ((tl_tid / 8) + ((tl_chunk9 + tl_v) / 8) * 16), S) && tl::in_bounds((((tl_chunk9 + tl_v) % 8) + (tl_tid % 8) * 8), 64) ? tl::convert<float>(O[((int64_t(b) * H + h) * S + (q0 + ((tl_tid / 8) + ((tl_chunk9 + tl_v) / 8) * 16))) * 64 + (((tl_chunk9 + tl_v) % 8) + (tl_tid % 8) * 8)]) : 0.0f;
+                    }
+                }
+            }
+            // copy(dO[b, h, q0 +: BM, 0 +: D], go);  (attention_backward.tl:75)
+            #pragma unroll
+            for (int tl_chunk12 = 0; tl_chunk12 < 32; tl_chunk12 += 8) {
+                const tl::f16* tl_ptr13 = &dO[((int64_t(b) * H + h) * S + (q0 + ((tl_tid / 8) + (tl_chunk12 / 8) * 16))) * 64 + ((tl_chunk12 % 8) + (tl_tid % 8) * 8)];
+                if (tl::in_bounds(b, B) && tl::in_bounds(h, H) && tl::in_bounds(q0 + ((tl_tid / 8) + (tl_chunk12 / 8) * 16), S) && tl::in_bounds(((tl_chunk12 % 8) + (tl_tid % 8) * 8), 64) && tl::in_bounds(b, B) && tl::in_bounds(h, H) && tl::in_bounds(q0 + ((tl_tid / 8) + (tl_chunk12 / 8) * 16), S) && tl::in_bounds((((tl_chunk12 % 8) + (tl_tid % 8) * 8)) + 7, 64) && tl::is_aligned(tl_ptr13, 16)) {
+                    tl::f16 tl_vec14[8];
+                    tl::load_vector<tl::f16, 8>(tl_vec14, tl_ptr13);
+                    #pragma unroll
+                    for (int tl_v = 0; tl_v < 8; ++tl_v) go[tl_chunk12 + tl_v] = tl::convert<float>(tl_vec14[tl_v]);
+                } else {
+                    #pragma unroll
+                    for (int tl_v = 0; tl_v < 8; ++tl_v) {
+                        go[tl_chunk12 + tl_v] = tl::in_bounds(b, B) && tl::in_bounds(h, H) && tl::in_bounds(q0 + ((tl_tid / 8) + ((tl_chunk12 + tl_v) / 8) * 16), S) && tl::in_bounds((((tl_chunk12 + tl_v) % 8) + (tl_tid % 8) * 8), 64) ? tl::convert<float>(dO[((int64_t(b) * H + h) * S + (q0 + ((tl_tid / 8) + ((tl_chunk12 + tl_v) / 8) * 16))) * 64 + (((tl_chunk12 + tl_v) % 8) + (tl_tid % 8) * 8)]) : 0.0f;
+                    }
+                }
+            }
+            // for i, d in parallel(BM, D) {  (attention_backward.tl:76)
+            // for i, d in parallel(64, 64): each thread visits the elements of `o` it holds
+            #pragma unroll
+            for (int tl_s15 = 0; tl_s15 < 32; ++tl_s15) {
+                [[maybe_unused]] const int i = ((tl_tid / 8) + (tl_s15 / 8) * 16);
+                [[maybe_unused]] const int d = ((tl_s15 % 8) + (tl_tid % 8) * 8);
+                o[tl_s15] = o[tl_s15] * go[tl_s15];
+            }
+            // reduce(sum, o, delta, axis = 1);  (attention_backward.tl:79)
+            // each thread folds its 8 values of each of its 4 results; xor shuffles 1, 2, 4 among the lanes that share one
+            {
+                float tl_part[4];
+                #pragma unroll
+                for (int tl_i = 0; tl_i < 4; ++tl_i) tl_part[tl_i] = tl::SumOp::identity<float>();
+                #pragma unroll
+                for (int tl_s16 = 0; tl_s16 < 32; ++tl_s16) {
+                    tl_part[(tl_s16 / 8)] = tl::SumOp::combine(tl_part[(tl_s16 / 8)], tl::SumOp::element(o[tl_s16]));
+                }
+                #pragma unroll
+                for (int tl_i = 0; tl_i < 4; ++tl_i) {
+                    tl_part[tl_i] = tl::xor_combine<tl::SumOp, 1>(tl_part[tl_i]);
+                    tl_part[tl_i] = tl::xor_combine<tl::SumOp, 2>(tl_part[tl_i]);
+                    tl_part[tl_i] = tl::xor_combine<tl::SumOp, 4>(tl_part[tl_i]);
+                }
+                #pragma unroll
+                for (int tl_i = 0; tl_i < 4; ++tl_i) {
+                    delta[tl_i] = tl_part[tl_i];
+                }
+            }
+            // copy(delta, Delta[b, h, q0 +: BM]);  (attention_backward.tl:80)
+            if ((tl_tid % 8) == 0) {
+                #pragma unroll
+                for (int tl_s17 = 0; tl_s17 < 4; ++tl_s17) {
+                    if (tl::in_bounds(b, B) && tl::in_bounds(h, H) && tl::in_bounds(q0 + ((tl_tid / 8) + (tl_s17) * 16), S)) Delta[(int64_t(b) * H + h) * S + (q0 + ((tl_tid / 8) + (tl_s17) * 16))] = delta[tl_s17];
+                }
+            }
+            // fill(dQacc[b, h, q0 +: BM, 0 +: D], 0.0);  (attention_backward.tl:81)
+            #pragma unroll
+            for (int tl_i19 = 0; tl_i19 < 32; ++tl_i19) {
+                const int tl_e18 = tl_tid + tl_i19 * 128;
+                if (tl::in_bounds(b, B) && tl::in_bounds(h, H) && tl::in_bounds(q0 + (tl_e18 / 64), S) && tl::in_bounds(tl_e18 % 64, 64)) dQacc[((int64_t(b) * H + h) * S + (q0 + (tl_e18 / 64))) * 64 + (tl_e18 % 64)] = 0.0f;
+            }
+        }
+    }
+    #endif
+}
+
 // kernel attention_backward_kv<D = 64, BM = 64, BN = 64, CAUSAL = false, STAGES = 2, T = f16>  (stdlib/attention_backward.tl:85)
 // 128 threads per block, 64512 bytes of shared memory
 __global__ void __launch_bounds__(128) attention_backward_kv_kernel(
@@ -672,6 +973,35 @@ cudaError_t attention_backward_rows(const __half* Q, const __half* K, const __ha
     if (tl_grid_x <= 0 || tl_grid_y <= 0 || tl_grid_z <= 0) return cudaSuccess;  // nothing to compute
     if (tl_grid_x > INT32_MAX || tl_grid_y > 65535 || tl_grid_z > 65535)
         return tl::host::invalid_argument(std::string(tl_name) + ": the grid is larger than CUDA allows");
+    const tl::host::DeviceTraits tl_device = tl::host::current_device_traits();
+    if (tl_device.major == 9) {
+        // TMA needs 16-byte-aligned tensors whose rows are a multiple of 16 bytes.
+        CUtensorMap tl_map_Q;
+        const int64_t tl_dims_tl_map_Q[4] = {int64_t(B), int64_t(H), int64_t(S), int64_t(64)};
+        CUtensorMap tl_map_K;
+        const int64_t tl_dims_tl_map_K[4] = {int64_t(B), int64_t(H), int64_t(S), int64_t(64)};
+        const bool tl_tma =
+            tl::host::tma_compatible(Q, int64_t(B) * int64_t(H) * int64_t(S), int64_t(64), 2) &&
+            tl::host::make_tensor_map(&tl_map_Q, Q, CU_TENSOR_MAP_DATA_TYPE_FLOAT16, 2, 4, tl_dims_tl_map_Q, 2, 64, 64) &&
+            tl::host::tma_compatible(K, int64_t(B) * int64_t(H) * int64_t(S), int64_t(64), 2) &&
+            tl::host::make_tensor_map(&tl_map_K, K, CU_TENSOR_MAP_DATA_TYPE_FLOAT16, 2, 4, tl_dims_tl_map_K, 2, 64, 64);
+        if (tl_tma) {
+            static const cudaError_t tl_attributes_sm90 = [] {
+                cudaError_t tl_err = cudaSuccess;
+                tl_err = cudaFuncSetAttribute(::attention_backward_rows_kernel_sm90, cudaFuncAttributeMaxDynamicSharedMemorySize, 74896);
+                if (tl_err == cudaSuccess)
+                    tl_err = cudaFuncSetAttribute(::attention_backward_rows_kernel_sm90, cudaFuncAttributePreferredSharedMemoryCarveout, cudaSharedmemCarveoutMaxShared);
+                return tl_err;
+            }();
+            if (tl_attributes_sm90 != cudaSuccess) return tl::host::record(tl_attributes_sm90, tl_name, "setting the shared-memory attributes");
+            const int64_t tl_tiles = int64_t(tl::cdiv(S, 64)) * int64_t(H) * int64_t(B);  // the warp-specialized kernel's own tiles
+            const int64_t tl_blocks = tl_tiles < tl_device.sm_count ? tl_tiles : tl_device.sm_count;  // persistent: one block per SM
+            if (tl_blocks <= INT32_MAX) {
+                ::attention_backward_rows_kernel_sm90<<<unsigned(tl_blocks), 256, 74896, stream>>>(tl_map_Q, tl_map_K, Q, K, O, dO, Lse, Delta, dQacc, sm_scale, static_cast<int32_t>(B), static_cast<int32_t>(H), static_cast<int32_t>(S));
+                return tl::host::record(cudaGetLastError(), tl_name, "launch");
+            }
+        }
+    }
     static const cudaError_t tl_attributes = [] {
         cudaError_t tl_err = cudaSuccess;
         if (tl_err == cudaSuccess)

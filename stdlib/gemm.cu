@@ -263,9 +263,9 @@ __global__ void __launch_bounds__(384, 1) gemm_kernel_sm90(
                     tl::sm90::mbarrier_wait(&tl_empty[tl_stage], (tl_it / 4 + 1) & 1);  // consumers released it
                     tl::sm90::mbarrier_arrive_expect_tx(&tl_full[tl_stage], 49152);
                     // copy(A[row0 +: BM, k * BK +: BK], a);  (gemm.tl:22)
-                    tl::sm90::tma_load_2d(a + tl_stage * 8192 + 0, &tl_map_A, &tl_full[tl_stage], k * 64, row0);
+                    tl::sm90::tma_load_2d(a + tl_stage * 8192, &tl_map_A, &tl_full[tl_stage], k * 64, row0);
                     // copy(B[k * BK +: BK, col0 +: BN], b);  (gemm.tl:23)
-                    tl::sm90::tma_load_2d(b + tl_stage * 16384 + 0, &tl_map_B, &tl_full[tl_stage], col0, k * 64);
+                    tl::sm90::tma_load_2d(b + tl_stage * 16384, &tl_map_B, &tl_full[tl_stage], col0, k * 64);
                     tl::sm90::tma_load_2d(b + tl_stage * 16384 + 4096, &tl_map_B, &tl_full[tl_stage], col0 + 64, k * 64);
                     tl::sm90::tma_load_2d(b + tl_stage * 16384 + 8192, &tl_map_B, &tl_full[tl_stage], col0 + 128, k * 64);
                     tl::sm90::tma_load_2d(b + tl_stage * 16384 + 12288, &tl_map_B, &tl_full[tl_stage], col0 + 192, k * 64);
@@ -582,9 +582,9 @@ __global__ void __launch_bounds__(384, 1) gemm_nt_kernel_sm90(
                     tl::sm90::mbarrier_wait(&tl_empty[tl_stage], (tl_it / 4 + 1) & 1);  // consumers released it
                     tl::sm90::mbarrier_arrive_expect_tx(&tl_full[tl_stage], 49152);
                     // copy(A[row0 +: BM, k * BK +: BK], a);  (gemm.tl:42)
-                    tl::sm90::tma_load_2d(a + tl_stage * 8192 + 0, &tl_map_A, &tl_full[tl_stage], k * 64, row0);
+                    tl::sm90::tma_load_2d(a + tl_stage * 8192, &tl_map_A, &tl_full[tl_stage], k * 64, row0);
                     // copy(B[col0 +: BN, k * BK +: BK], b);  (gemm.tl:43)
-                    tl::sm90::tma_load_2d(b + tl_stage * 16384 + 0, &tl_map_B, &tl_full[tl_stage], k * 64, col0);
+                    tl::sm90::tma_load_2d(b + tl_stage * 16384, &tl_map_B, &tl_full[tl_stage], k * 64, col0);
                 }
             }
         }
@@ -915,9 +915,9 @@ __global__ void __launch_bounds__(384, 1) gemm_scaled_kernel_sm90(
                     tl::sm90::mbarrier_wait(&tl_empty[tl_stage], (tl_it / 4 + 1) & 1);  // consumers released it
                     tl::sm90::mbarrier_arrive_expect_tx(&tl_full[tl_stage], 49152);
                     // copy(A[row0 +: BM, k * BK +: BK], a);  (gemm.tl:62)
-                    tl::sm90::tma_load_2d(a + tl_stage * 8192 + 0, &tl_map_A, &tl_full[tl_stage], k * 64, row0);
+                    tl::sm90::tma_load_2d(a + tl_stage * 8192, &tl_map_A, &tl_full[tl_stage], k * 64, row0);
                     // copy(B[k * BK +: BK, col0 +: BN], b);  (gemm.tl:63)
-                    tl::sm90::tma_load_2d(b + tl_stage * 16384 + 0, &tl_map_B, &tl_full[tl_stage], col0, k * 64);
+                    tl::sm90::tma_load_2d(b + tl_stage * 16384, &tl_map_B, &tl_full[tl_stage], col0, k * 64);
                     tl::sm90::tma_load_2d(b + tl_stage * 16384 + 4096, &tl_map_B, &tl_full[tl_stage], col0 + 64, k * 64);
                     tl::sm90::tma_load_2d(b + tl_stage * 16384 + 8192, &tl_map_B, &tl_full[tl_stage], col0 + 128, k * 64);
                     tl::sm90::tma_load_2d(b + tl_stage * 16384 + 12288, &tl_map_B, &tl_full[tl_stage], col0 + 192, k * 64);
@@ -1279,9 +1279,9 @@ __global__ void __launch_bounds__(384, 1) gemm_bias_kernel_sm90(
                     tl::sm90::mbarrier_wait(&tl_empty[tl_stage], (tl_it / 4 + 1) & 1);  // consumers released it
                     tl::sm90::mbarrier_arrive_expect_tx(&tl_full[tl_stage], 49152);
                     // copy(A[row0 +: BM, k * BK +: BK], a);  (gemm.tl:92)
-                    tl::sm90::tma_load_2d(a + tl_stage * 8192 + 0, &tl_map_A, &tl_full[tl_stage], k * 64, row0);
+                    tl::sm90::tma_load_2d(a + tl_stage * 8192, &tl_map_A, &tl_full[tl_stage], k * 64, row0);
                     // copy(B[k * BK +: BK, col0 +: BN], b);  (gemm.tl:93)
-                    tl::sm90::tma_load_2d(b + tl_stage * 16384 + 0, &tl_map_B, &tl_full[tl_stage], col0, k * 64);
+                    tl::sm90::tma_load_2d(b + tl_stage * 16384, &tl_map_B, &tl_full[tl_stage], col0, k * 64);
                     tl::sm90::tma_load_2d(b + tl_stage * 16384 + 4096, &tl_map_B, &tl_full[tl_stage], col0 + 64, k * 64);
                     tl::sm90::tma_load_2d(b + tl_stage * 16384 + 8192, &tl_map_B, &tl_full[tl_stage], col0 + 128, k * 64);
                     tl::sm90::tma_load_2d(b + tl_stage * 16384 + 12288, &tl_map_B, &tl_full[tl_stage], col0 + 192, k * 64);
@@ -1659,9 +1659,9 @@ __global__ void __launch_bounds__(384, 1) gemm_bias_gelu_kernel_sm90(
                     tl::sm90::mbarrier_wait(&tl_empty[tl_stage], (tl_it / 4 + 1) & 1);  // consumers released it
                     tl::sm90::mbarrier_arrive_expect_tx(&tl_full[tl_stage], 49152);
                     // copy(A[row0 +: BM, k * BK +: BK], a);  (gemm.tl:117)
-                    tl::sm90::tma_load_2d(a + tl_stage * 8192 + 0, &tl_map_A, &tl_full[tl_stage], k * 64, row0);
+                    tl::sm90::tma_load_2d(a + tl_stage * 8192, &tl_map_A, &tl_full[tl_stage], k * 64, row0);
                     // copy(B[k * BK +: BK, col0 +: BN], b);  (gemm.tl:118)
-                    tl::sm90::tma_load_2d(b + tl_stage * 16384 + 0, &tl_map_B, &tl_full[tl_stage], col0, k * 64);
+                    tl::sm90::tma_load_2d(b + tl_stage * 16384, &tl_map_B, &tl_full[tl_stage], col0, k * 64);
                     tl::sm90::tma_load_2d(b + tl_stage * 16384 + 4096, &tl_map_B, &tl_full[tl_stage], col0 + 64, k * 64);
                     tl::sm90::tma_load_2d(b + tl_stage * 16384 + 8192, &tl_map_B, &tl_full[tl_stage], col0 + 128, k * 64);
                     tl::sm90::tma_load_2d(b + tl_stage * 16384 + 12288, &tl_map_B, &tl_full[tl_stage], col0 + 192, k * 64);
@@ -2039,9 +2039,9 @@ __global__ void __launch_bounds__(384, 1) gemm_bias_silu_kernel_sm90(
                     tl::sm90::mbarrier_wait(&tl_empty[tl_stage], (tl_it / 4 + 1) & 1);  // consumers released it
                     tl::sm90::mbarrier_arrive_expect_tx(&tl_full[tl_stage], 49152);
                     // copy(A[row0 +: BM, k * BK +: BK], a);  (gemm.tl:142)
-                    tl::sm90::tma_load_2d(a + tl_stage * 8192 + 0, &tl_map_A, &tl_full[tl_stage], k * 64, row0);
+                    tl::sm90::tma_load_2d(a + tl_stage * 8192, &tl_map_A, &tl_full[tl_stage], k * 64, row0);
                     // copy(B[k * BK +: BK, col0 +: BN], b);  (gemm.tl:143)
-                    tl::sm90::tma_load_2d(b + tl_stage * 16384 + 0, &tl_map_B, &tl_full[tl_stage], col0, k * 64);
+                    tl::sm90::tma_load_2d(b + tl_stage * 16384, &tl_map_B, &tl_full[tl_stage], col0, k * 64);
                     tl::sm90::tma_load_2d(b + tl_stage * 16384 + 4096, &tl_map_B, &tl_full[tl_stage], col0 + 64, k * 64);
                     tl::sm90::tma_load_2d(b + tl_stage * 16384 + 8192, &tl_map_B, &tl_full[tl_stage], col0 + 128, k * 64);
                     tl::sm90::tma_load_2d(b + tl_stage * 16384 + 12288, &tl_map_B, &tl_full[tl_stage], col0 + 192, k * 64);
@@ -2393,9 +2393,9 @@ __global__ void __launch_bounds__(384, 1) gemm_splitk_partial_kernel_sm90(
                     tl::sm90::mbarrier_arrive_expect_tx(&tl_full[tl_stage], 49152);
                     const int32_t kk = k0 + k * 64;
                     // copy(A[row0 +: BM, kk +: BK], a);      // a slice ends on a k step: past K, zeros  (gemm.tl:173)
-                    tl::sm90::tma_load_2d(a + tl_stage * 8192 + 0, &tl_map_A, &tl_full[tl_stage], kk, row0);
+                    tl::sm90::tma_load_2d(a + tl_stage * 8192, &tl_map_A, &tl_full[tl_stage], kk, row0);
                     // copy(B[kk +: BK, col0 +: BN], b);  (gemm.tl:174)
-                    tl::sm90::tma_load_2d(b + tl_stage * 16384 + 0, &tl_map_B, &tl_full[tl_stage], col0, kk);
+                    tl::sm90::tma_load_2d(b + tl_stage * 16384, &tl_map_B, &tl_full[tl_stage], col0, kk);
                     tl::sm90::tma_load_2d(b + tl_stage * 16384 + 4096, &tl_map_B, &tl_full[tl_stage], col0 + 64, kk);
                     tl::sm90::tma_load_2d(b + tl_stage * 16384 + 8192, &tl_map_B, &tl_full[tl_stage], col0 + 128, kk);
                     tl::sm90::tma_load_2d(b + tl_stage * 16384 + 12288, &tl_map_B, &tl_full[tl_stage], col0 + 192, kk);

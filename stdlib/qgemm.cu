@@ -1071,9 +1071,9 @@ __global__ void __launch_bounds__(384, 1) fp8_gemm_block_scaled_kernel_variant0_
                     tl::sm90::mbarrier_wait(&tl_empty[tl_stage], (tl_it / 4 + 1) & 1);  // consumers released it
                     tl::sm90::mbarrier_arrive_expect_tx(&tl_full[tl_stage], 32768);
                     // copy(A[row0 +: BM, k * G +: G], a);  (qgemm.tl:100)
-                    tl::sm90::tma_load_2d(a + tl_stage * 16384 + 0, &tl_map_A, &tl_full[tl_stage], k * 128, row0);
+                    tl::sm90::tma_load_2d(a + tl_stage * 16384, &tl_map_A, &tl_full[tl_stage], k * 128, row0);
                     // copy(B[col0 +: BN, k * G +: G], b);  (qgemm.tl:101)
-                    tl::sm90::tma_load_2d(b + tl_stage * 16384 + 0, &tl_map_B, &tl_full[tl_stage], k * 128, col0);
+                    tl::sm90::tma_load_2d(b + tl_stage * 16384, &tl_map_B, &tl_full[tl_stage], k * 128, col0);
                 }
             }
         }
@@ -1483,9 +1483,9 @@ __global__ void __launch_bounds__(384, 1) fp8_gemm_block_scaled_kernel_variant1_
                     tl::sm90::mbarrier_wait(&tl_empty[tl_stage], (tl_it / 6 + 1) & 1);  // consumers released it
                     tl::sm90::mbarrier_arrive_expect_tx(&tl_full[tl_stage], 24576);
                     // copy(A[row0 +: BM, k * G +: G], a);  (qgemm.tl:100)
-                    tl::sm90::tma_load_2d(a + tl_stage * 16384 + 0, &tl_map_A, &tl_full[tl_stage], k * 128, row0);
+                    tl::sm90::tma_load_2d(a + tl_stage * 16384, &tl_map_A, &tl_full[tl_stage], k * 128, row0);
                     // copy(B[col0 +: BN, k * G +: G], b);  (qgemm.tl:101)
-                    tl::sm90::tma_load_2d(b + tl_stage * 8192 + 0, &tl_map_B, &tl_full[tl_stage], k * 128, col0);
+                    tl::sm90::tma_load_2d(b + tl_stage * 8192, &tl_map_B, &tl_full[tl_stage], k * 128, col0);
                 }
             }
         }

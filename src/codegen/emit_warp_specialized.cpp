@@ -26,27 +26,33 @@ int64_t box_cols_of(const ir::Buffer& tile) {
 std::vector<TmaMap> tma_maps(const ir::Kernel& kernel) {
     std::vector<TmaMap> maps;
     std::vector<TmaMap> boxes; // (tensor, box rows, box cols), unnamed
-    for (const ir::TmaLoad& ld : ir::warp_specialized_loop(kernel)->loads)
-        boxes.push_back({"", ld.src.buffer.get(), ld.dst->const_shape[0], box_cols_of(*ld.dst)});
+    auto load_box = [&](const ir::Region& src, const ir::Buffer& dst) {
+        boxes.push_back({"", src.buffer.get(), dst.const_shape[0], box_cols_of(dst), ir::tma_row_axis(src)});
+    };
+    for (const ir::Copy* c : ir::tma_once_copies(kernel)) load_box(c->src, *c->dst.buffer);
+    for (const ir::TmaLoad& ld : ir::warp_specialized_loop(kernel)->loads) load_box(ld.src, *ld.dst);
     if (const ir::Copy* st = ir::tma_store_copy(kernel))
-        boxes.push_back({"", st->dst.buffer.get(), 64, swizzle_row_elements(st->dst.buffer->dtype)});
+        boxes.push_back({"", st->dst.buffer.get(), 64, swizzle_row_elements(st->dst.buffer->dtype), 0});
     for (TmaMap box : boxes) {
         bool known = false;
-        for (const TmaMap& m : maps) known |= m.tensor == box.tensor && m.box_rows == box.box_rows && m.box_cols == box.box_cols;
+        for (const TmaMap& m : maps)
+            known |= m.tensor == box.tensor && m.box_rows == box.box_rows && m.box_cols == box.box_cols && m.row_axis == box.row_axis;
         if (known) continue;
         int same_tensor = 0;
         for (const TmaMap& m : maps) same_tensor += m.tensor == box.tensor;
         box.name = "tl_map_" + identifier(box.tensor->name) +
-                   (same_tensor ? fmt::format("_{}x{}", box.box_rows, box.box_cols) : "");
+                   (same_tensor ? fmt::format("_{}x{}", box.box_rows, box.box_cols) : "") +
+                   (same_tensor && box.row_axis != static_cast<int>(box.tensor->rank()) - 2 ? fmt::format("_rows{}", box.row_axis) : "");
         maps.push_back(box);
     }
     return maps;
 }
 
 namespace {
-const TmaMap& map_for(const std::vector<TmaMap>& maps, const ir::Buffer* tensor, int64_t box_rows, int64_t box_cols) {
+const TmaMap& map_for(const std::vector<TmaMap>& maps, const ir::Buffer* tensor, int64_t box_rows, int64_t box_cols,
+                      int row_axis = 0) {
     for (const TmaMap& m : maps)
-        if (m.tensor == tensor && m.box_rows == box_rows && m.box_cols == box_cols) return m;
+        if (m.tensor == tensor && m.box_rows == box_rows && m.box_cols == box_cols && m.row_axis == row_axis) return m;
     TLC_CHECK(false, "no TMA map for a tensor");
     return maps.front();
 }
@@ -89,7 +95,11 @@ std::vector<ir::StmtPtr> lets_needed_by(const std::vector<ir::StmtPtr>& lets, st
 // the kernel's grid in a grouped order (8 tile-rows at a time) so that blocks running together
 // share A and B tiles in L2.
 void KernelEmitter::emit_tile_loop(const std::function<void()>& body) {
-    out_.block("for (int tl_tile = blockIdx.x; tl_tile < tl_tiles; tl_tile += gridDim.x)", [&] {
+    // tl_round counts this block's tiles: the parity of the tiles loaded once per tile.
+    const bool rounds = !ir::tma_once_copies(kernel_).empty();
+    out_.block(rounds ? "for (int tl_tile = blockIdx.x, tl_round = 0; tl_tile < tl_tiles; tl_tile += gridDim.x, ++tl_round)"
+                      : "for (int tl_tile = blockIdx.x; tl_tile < tl_tiles; tl_tile += gridDim.x)",
+               [&] {
         out_.line("const int tl_block_z = tl_tile / (tl_tiles_x * tl_tiles_y);");
         out_.line("const int tl_in_plane = tl_tile % (tl_tiles_x * tl_tiles_y);");
         out_.line("const int tl_group_first_y = tl_in_plane / (8 * tl_tiles_x) * 8;");
@@ -101,20 +111,64 @@ void KernelEmitter::emit_tile_loop(const std::function<void()>& body) {
     });
 }
 
+// The TMA load of `src` into the shared tile `dst` (at element offset `stage_offset`), box by box
+// (one swizzle row of the tile each), completing on `barrier`.
+void KernelEmitter::emit_tma_load(const ir::Region& src, const ir::Buffer& dst, const std::string& stage_offset,
+                                  const std::string& barrier, const std::vector<TmaMap>& maps) {
+    const int64_t rows = dst.const_shape[0], cols = dst.const_shape[1];
+    const int64_t box_cols = box_cols_of(dst); // one swizzle row: 128, 64 or 32 bytes
+    const int row_axis = ir::tma_row_axis(src), rank = static_cast<int>(src.ranges.size());
+    const TmaMap& map = map_for(maps, src.buffer.get(), rows, box_cols, row_axis);
+    for (int64_t box = 0; box < cols / box_cols; ++box) {
+        // Coordinates innermost axis first: the columns, then every other axis (the rows' start, or the point).
+        std::string coords = expr(src.ranges[rank - 1].start) + (box ? fmt::format(" + {}", box * box_cols) : "");
+        for (int axis = rank - 2; axis >= 0; --axis) coords += ", " + expr(src.ranges[axis].start);
+        out_.line(fmt::format("tl::sm90::tma_load_{}d({}{}{}, &{}, {}, {});", rank, identifier(dst.name), stage_offset,
+                              box ? fmt::format(" + {}", box * rows * box_cols) : "", map.name, barrier, coords));
+    }
+}
+
+// A copy made once per tile by the producer: the consumers wait until it landed (one wait, at the
+// first such copy, covers them all: they complete one phase of tl_once_full together).
+void KernelEmitter::emit_tma_once_wait(const ir::Copy& c) {
+    source_comment(c, "copy, loaded by TMA once per tile");
+    if (ir::tma_once_copies(kernel_).front() == &c)
+        out_.line("tl::sm90::mbarrier_wait(tl_once_full, tl_round & 1);  // the tiles loaded once per tile landed");
+}
+
 void KernelEmitter::emit_producer(const ir::WarpSpecializedLoop& loop) {
     const schedule::MbarrierProtocol protocol = schedule::protocol_of(kernel_, loop);
     auto maps = tma_maps(kernel_);
-    int64_t bytes = 0;
-    for (const ir::TmaLoad& ld : loop.loads) bytes += ld.dst->num_elements() * dtype_bytes(ld.dst->dtype);
+    const std::vector<const ir::Copy*> once = ir::tma_once_copies(kernel_);
+    auto bytes_of = [](const ir::Buffer& b) { return b.num_elements() * dtype_bytes(b.dtype); };
+    int64_t bytes = 0, once_bytes = 0;
+    for (const ir::TmaLoad& ld : loop.loads) bytes += bytes_of(*ld.dst);
+    for (const ir::Copy* c : once) once_bytes += bytes_of(*c->dst.buffer);
     for (const TmaMap& m : maps)
         if (m.box_rows != 64 || m.tensor != (ir::tma_store_copy(kernel_) ? ir::tma_store_copy(kernel_)->dst.buffer.get() : nullptr))
             out_.line(fmt::format("tl::sm90::tma_prefetch_descriptor(&{});", m.name));
     out_.line("int tl_it = 0;  // trips issued so far, across tiles: stage tl_it % stages, round tl_it / stages");
     emit_tile_loop([&] {
-        // The `let`s before the loop (the tile's origin, the trip count) — pure values.
+        // The `let`s before the loop that the producer reads (the tile's origin, the trip count) — pure values.
+        std::vector<ir::ExprPtr> read{loop.trip_count};
+        for (const ir::TmaLoad& ld : loop.loads) ir::for_each_region_expr(ld.src, [&](const ir::ExprPtr& e) { read.push_back(e); });
+        const std::vector<ir::StmtPtr> trip_lets = lets_needed_by(loop.lets, vars_read_in(read));
+        for (const ir::StmtPtr& l : trip_lets) read.push_back(l->as<ir::LetStmt>()->value);
+        for (const ir::Copy* c : once) ir::for_each_region_expr(c->src, [&](const ir::ExprPtr& e) { read.push_back(e); });
+        const std::set<const ir::Var*> used = vars_read_in(read);
+        std::vector<ir::StmtPtr> before;
         for (const ir::StmtPtr& s : static_cast<const ir::Seq*>(kernel_.body.get())->stmts) {
             if (s.get() == &loop) break;
-            if (s->kind == ir::StmtKind::Let) stmt(s, {});
+            if (s->kind == ir::StmtKind::Let) before.push_back(s);
+        }
+        for (const ir::StmtPtr& s : lets_needed_by(before, used)) stmt(s, {});
+        if (!once.empty()) {
+            out_.line("tl::sm90::mbarrier_wait(tl_once_empty, (tl_round + 1) & 1);  // the previous tile's readers are done");
+            out_.line(fmt::format("tl::sm90::mbarrier_arrive_expect_tx(tl_once_full, {});", once_bytes));
+            for (const ir::Copy* c : once) {
+                source_comment(*c, "tma load, once per tile");
+                emit_tma_load(c->src, *c->dst.buffer, "", "tl_once_full", maps);
+            }
         }
         std::string k = var_name(*loop.var);
         out_.block(fmt::format("for (int {0} = 0; {0} < {1}; ++{0}, ++tl_it)", k, expr(loop.trip_count)), [&] {
@@ -123,21 +177,11 @@ void KernelEmitter::emit_producer(const ir::WarpSpecializedLoop& loop) {
                 out_.line(fmt::format("tl::sm90::mbarrier_wait(&tl_empty[tl_stage], (tl_it / {} + {}) & 1);  // consumers released it",
                                       protocol.stages, protocol.empty_parity_offset));
             out_.line(fmt::format("tl::sm90::mbarrier_arrive_expect_tx(&tl_full[tl_stage], {});", bytes));
-            std::vector<ir::ExprPtr> coordinates;
-            for (const ir::TmaLoad& ld : loop.loads) ir::for_each_region_expr(ld.src, [&](const ir::ExprPtr& e) { coordinates.push_back(e); });
-            for (const ir::StmtPtr& l : lets_needed_by(loop.lets, vars_read_in(coordinates))) stmt(l, {});
+            for (const ir::StmtPtr& l : trip_lets) stmt(l, {});
             for (const ir::TmaLoad& ld : loop.loads) {
-                const ir::Buffer& dst = *ld.dst;
-                int64_t rows = dst.const_shape[0], cols = dst.const_shape[1];
-                const int64_t box_cols = box_cols_of(dst); // one swizzle row: 128, 64 or 32 bytes
                 ir::Copy original(ld.src, ir::whole(ld.dst), nullptr, ld.range);
                 source_comment(original, "tma load");
-                std::string r0 = expr(ld.src.ranges[0].start), c0 = expr(ld.src.ranges[1].start);
-                for (int64_t box = 0; box < cols / box_cols; ++box)
-                    out_.line(fmt::format("tl::sm90::tma_load_2d({} + tl_stage * {} + {}, &{}, &tl_full[tl_stage], {}{}, {});",
-                                          identifier(dst.name), dst.num_elements(), box * rows * box_cols,
-                                          map_for(maps, ld.src.buffer.get(), rows, box_cols).name, c0,
-                                          box ? fmt::format(" + {}", box * box_cols) : "", r0));
+                emit_tma_load(ld.src, *ld.dst, fmt::format(" + tl_stage * {}", ld.dst->num_elements()), "&tl_full[tl_stage]", maps);
             }
         });
     });
@@ -159,10 +203,23 @@ void KernelEmitter::emit_wgmma(const ir::Gemm& g) {
         out_.line(fmt::format("for (int tl_s = 0; tl_s < {}::kSlots; ++tl_s) {}[tl_s] = 0.0f;  // clear = true", l->type_name,
                               identifier(c.name)));
     }
-    out_.line(fmt::format("tl::sm90::warpgroup_gemm<{}, {}, {}, {}, {}, {}, {}>({}, {} + tl_stage * {}, {} + tl_stage * {}, tl_tid / 128);",
+    // A tile of `loads` is read at the current stage; a tile loaded once per tile has one copy.
+    auto tile = [&](const ir::Buffer& b) {
+        return ws_loop_->loads_into(&b) ? fmt::format("{} + tl_stage * {}", identifier(b.name), b.num_elements()) : identifier(b.name);
+    };
+    if (g.a.buffer->scope == ir::Scope::Fragment) {
+        const FragmentLayout* la = layout_of(*g.a.buffer);
+        const int warps = kernel_.threads / 32;
+        TLC_CHECK(la && la->kind == LayoutKind::MmaAcc && la->layout == ir::Layout::mma_accumulator(bm, bk, warps, 1, bm > 16 * warps),
+                  "a wgmma register operand without the wgmma accumulator layout");
+        out_.line(fmt::format("tl::sm90::warpgroup_gemm_rs<{}, {}, {}, {}, {}, {}>({}, {}, {}, tl_tid / 128);  // A from the registers of `{}`",
+                              cuda_type(g.b.buffer->dtype), bm, bn, bk, g.transpose_b, kernel_.threads / 128, identifier(c.name),
+                              identifier(g.a.buffer->name), tile(*g.b.buffer), g.a.buffer->name));
+        return;
+    }
+    out_.line(fmt::format("tl::sm90::warpgroup_gemm<{}, {}, {}, {}, {}, {}, {}>({}, {}, {}, tl_tid / 128);",
                           cuda_type(g.a.buffer->dtype), bm, bn, bk, g.transpose_a, g.transpose_b, kernel_.threads / 128,
-                          identifier(c.name), identifier(g.a.buffer->name), g.a.buffer->num_elements(),
-                          identifier(g.b.buffer->name), g.b.buffer->num_elements()));
+                          identifier(c.name), tile(*g.a.buffer), tile(*g.b.buffer)));
 }
 
 void KernelEmitter::emit_consumer_loop(const ir::WarpSpecializedLoop& loop) {
@@ -202,8 +259,10 @@ void KernelEmitter::emit_consumer_loop(const ir::WarpSpecializedLoop& loop) {
         };
         for (const ir::StmtPtr& s : loop.statements()) {
             const ir::BufferUses uses = ir::buffer_uses(s);
-            bool touches_pending = false;
-            for (const ir::Gemm* g : pending) touches_pending |= uses.touches(g->c.buffer.get());
+            bool touches_pending = false; // the accumulator, or the register operand wgmma reads as it runs
+            for (const ir::Gemm* g : pending)
+                touches_pending |= uses.touches(g->c.buffer.get()) ||
+                                   (g->a.buffer->scope == ir::Scope::Fragment && uses.touches(g->a.buffer.get()));
             if (touches_pending) wait();
             auto* g = s->as<ir::Gemm>();
             if (std::find(wgmmas.begin(), wgmmas.end(), g) == wgmmas.end()) {
@@ -215,11 +274,17 @@ void KernelEmitter::emit_consumer_loop(const ir::WarpSpecializedLoop& loop) {
         }
         if (!pending.empty()) wait();
     });
-    if (!loop.single_gemm()) return;
+    // Every wgmma of the tile has retired: the tiles loaded once per tile may be refilled.
+    const bool once = !loop.once.empty();
+    auto release_once = [&] {
+        if (once) out_.line("if (tl_tid % 32 == 0) tl::sm90::mbarrier_arrive(tl_once_empty);  // the tile's last wgmma retired");
+    };
+    if (!loop.single_gemm()) return release_once();
     out_.line("tl::sm90::wgmma_wait<0>();");
     for (int j = 1; j <= protocol.release_lag; ++j)
         out_.line(fmt::format("if ({} >= {} && tl_tid % 32 == 0) tl::sm90::mbarrier_arrive(&tl_empty[(tl_it + {}) % {}]);  // release the tile's last trips",
                               trips, j, protocol.stages - j, protocol.stages));
+    release_once();
 }
 
 // copy(acc, G[r +: M, c +: N]) through shared memory: each consumer warpgroup writes each of its
@@ -294,12 +359,21 @@ void KernelEmitter::emit_warp_specialized_body() {
     out_.line(fmt::format("uint64_t* tl_full = reinterpret_cast<uint64_t*>(tl_smem + {});   // per stage: its TMA loads landed",
                           plan_.barriers_offset));
     out_.line(fmt::format("uint64_t* tl_empty = tl_full + {};  // per stage: every consumer warp finished reading it", protocol.stages));
+    const bool once = !loop.once.empty();
+    if (once) {
+        out_.line(fmt::format("uint64_t* tl_once_full = tl_empty + {};  // the tiles loaded once per tile landed", protocol.stages));
+        out_.line("uint64_t* tl_once_empty = tl_once_full + 1;  // every consumer warp finished the tile's wgmmas");
+    }
     out_.block("if (threadIdx.x == 0)", [&] {
         out_.block(fmt::format("for (int tl_s = 0; tl_s < {}; ++tl_s)", protocol.stages), [&] {
             out_.line("tl::sm90::mbarrier_init(&tl_full[tl_s], 1);");
             out_.line(fmt::format("tl::sm90::mbarrier_init(&tl_empty[tl_s], {});  // one arrival per consumer warp",
                                   protocol.arrivals_per_phase() * 4));
         });
+        if (once) {
+            out_.line("tl::sm90::mbarrier_init(tl_once_full, 1);");
+            out_.line(fmt::format("tl::sm90::mbarrier_init(tl_once_empty, {});  // one arrival per consumer warp", kernel_.threads / 32));
+        }
         out_.line("tl::sm90::mbarrier_init_fence();");
     });
     out_.line("__syncthreads();");
@@ -319,15 +393,35 @@ void KernelEmitter::emit_warp_specialized_body() {
         out_.line("int tl_it = 0;  // trips consumed so far, across tiles");
         if (plan_.store_stage_offset >= 0) out_.line("int tl_store_chunks = 0;  // epilogue chunks stored so far, across tiles");
         block_sync_ = fmt::format("tl::sm90::named_barrier_sync(1, {})", kernel_.threads);
+        // The consumers read every variable of the body but the coordinates of the producer's loads.
+        std::set<const ir::Var*> used;
+        std::vector<ir::StmtPtr> top_lets;
+        for (const ir::StmtPtr& s : static_cast<const ir::Seq*>(kernel_.body.get())->stmts) {
+            if (s->kind == ir::StmtKind::Let) {
+                top_lets.push_back(s);
+            } else if (auto* w = s->as<ir::WarpSpecializedLoop>()) {
+                add_vars(w->trip_count, used);
+                const std::set<const ir::Var*> body = vars_read_in(w->body);
+                used.insert(body.begin(), body.end());
+                for (const ir::StmtPtr& l : lets_needed_by(w->lets, body)) add_vars(l->as<ir::LetStmt>()->value, used);
+            } else if (auto* c = s->as<ir::Copy>(); !c || !c->tma_once) {
+                const std::set<const ir::Var*> read = vars_read_in(s);
+                used.insert(read.begin(), read.end());
+            }
+        }
+        const std::vector<ir::StmtPtr> kept = lets_needed_by(top_lets, used);
+        for (const ir::StmtPtr& l : top_lets)
+            if (std::find(kept.begin(), kept.end(), l) == kept.end()) omitted_lets_.insert(l.get());
         emit_tile_loop([&] {
             stmt(kernel_.body, {});
             // The next tile's epilogue reuses the shared memory this one may still be reading.
-            if (plan_.scratch_bytes > 0 || plan_.order.size() > loop.loads.size())
+            if (plan_.scratch_bytes > 0 || plan_.order.size() > loop.loads.size() + loop.once.size())
                 out_.line(block_sync() + ";  // every consumer finished this tile's epilogue");
         });
         if (plan_.store_stage_offset >= 0)
             out_.line("if (tl_tid % 128 == 0) tl::sm90::bulk_wait<0>();  // the last TMA stores are complete");
         block_sync_ = "__syncthreads()";
+        omitted_lets_.clear();
     });
     out_.line("#endif");
 }

@@ -5,6 +5,7 @@
 #include "ir/walk.h"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
 
@@ -97,12 +98,25 @@ void emit_hopper_launch(const ir::Kernel& k, int64_t shared_bytes, const std::st
         std::vector<std::string> conds;
         for (const TmaMap& m : maps) {
             const ir::Buffer& t = *m.tensor;
-            std::string rows = "int64_t(" + exprs.expr(t.shape[0]) + ")", cols = "int64_t(" + exprs.expr(t.shape[1]) + ")";
+            const size_t rank = t.shape.size();
             out.line(fmt::format("CUtensorMap {};", m.name));
             const std::string pointer = identifier(t.storage().name); // a view is its tensor's memory
-            conds.push_back(fmt::format("tl::host::tma_compatible({}, {}, {}, {})", pointer, rows, cols, dtype_bytes(t.dtype)));
-            conds.push_back(fmt::format("tl::host::make_tensor_map_2d(&{}, {}, {}, {}, {}, {}, {}, {})", m.name, pointer,
-                                        tensor_map_type(t.dtype), dtype_bytes(t.dtype), rows, cols, m.box_rows, m.box_cols));
+            std::vector<std::string> dims;
+            for (const ir::ExprPtr& d : t.shape) dims.push_back("int64_t(" + exprs.expr(d) + ")");
+            if (rank == 2) {
+                conds.push_back(fmt::format("tl::host::tma_compatible({}, {}, {}, {})", pointer, dims[0], dims[1], dtype_bytes(t.dtype)));
+                conds.push_back(fmt::format("tl::host::make_tensor_map_2d(&{}, {}, {}, {}, {}, {}, {}, {})", m.name, pointer,
+                                            tensor_map_type(t.dtype), dtype_bytes(t.dtype), dims[0], dims[1], m.box_rows, m.box_cols));
+                continue;
+            }
+            // More axes: the rows of the compatibility check are all of them but the last.
+            std::string rows;
+            for (size_t i = 0; i + 1 < rank; ++i) rows += (i ? " * " : "") + dims[i];
+            out.line(fmt::format("const int64_t tl_dims_{}[{}] = {{{}}};", m.name, rank, fmt::join(dims, ", ")));
+            conds.push_back(fmt::format("tl::host::tma_compatible({}, {}, {}, {})", pointer, rows, dims.back(), dtype_bytes(t.dtype)));
+            conds.push_back(fmt::format("tl::host::make_tensor_map(&{}, {}, {}, {}, {}, tl_dims_{}, {}, {}, {})", m.name, pointer,
+                                        tensor_map_type(t.dtype), dtype_bytes(t.dtype), rank, m.name, m.row_axis, m.box_rows,
+                                        m.box_cols));
         }
         out.line("const bool tl_tma =");
         out.indent();

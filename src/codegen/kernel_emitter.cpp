@@ -231,6 +231,7 @@ void KernelEmitter::stmt(const ir::StmtPtr& s, const ElementContext& ctx) {
     }
     case ir::StmtKind::Let: {
         auto* l = s->as<ir::LetStmt>();
+        if (omitted_lets_.count(s.get())) break;
         out_.line(fmt::format("const {} {} = {};", cuda_type(l->var->dtype), var_name(*l->var), expr(l->value, ctx)));
         break;
     }
@@ -292,6 +293,10 @@ void KernelEmitter::stmt(const ir::StmtPtr& s, const ElementContext& ctx) {
     case ir::StmtKind::Copy:
         if (s->as<ir::Copy>()->tma_store && ws_loop_) {
             emit_tma_store(*s->as<ir::Copy>());
+            break;
+        }
+        if (s->as<ir::Copy>()->tma_once && ws_loop_) {
+            emit_tma_once_wait(*s->as<ir::Copy>());
             break;
         }
         source_comment(*s, "copy");

@@ -58,6 +58,7 @@ struct TmaMap {
     const ir::Buffer* tensor = nullptr;
     int64_t box_rows = 0;       // boxes are [box_rows][box_cols]
     int64_t box_cols = 0;       // one swizzle row: 128, 64 or 32 bytes (ir/dtype.h tile_swizzle_bytes)
+    int row_axis = 0;           // the tensor's axis of the box rows (its last axis holds the columns)
 };
 std::vector<TmaMap> tma_maps(const ir::Kernel& kernel);
 
@@ -95,6 +96,9 @@ private:
     void emit_producer(const ir::WarpSpecializedLoop& loop);
     void emit_consumer_loop(const ir::WarpSpecializedLoop& loop);
     void emit_wgmma(const ir::Gemm& g);
+    void emit_tma_load(const ir::Region& src, const ir::Buffer& dst, const std::string& stage_offset, const std::string& barrier,
+                       const std::vector<TmaMap>& maps);
+    void emit_tma_once_wait(const ir::Copy& c);
     void emit_tma_store(const ir::Copy& c);
     // The block-wide barrier of the current code: __syncthreads, or a named barrier over the
     // consumer warpgroups once a warp-specialized kernel has split into roles.
@@ -179,6 +183,9 @@ private:
     int name_counter_ = 0;
     bool ok_ = true;
     std::string block_sync_ = "__syncthreads()";
+    // Top-level `let`s the role being emitted does not read (the producer's coordinates, in the
+    // consumers of a warp-specialized kernel): not emitted.
+    std::set<const ir::Stmt*> omitted_lets_;
     const ir::WarpSpecializedLoop* ws_loop_ = nullptr; // the kernel's warp-specialized loop, if any
     std::optional<ir::BufferUses> buffer_uses_;         // of the kernel body, computed on first use
     // True when the kernel reads or writes `b` (its declaration aside).

@@ -123,10 +123,31 @@ bool WarpSpecializedLoop::loads_into(const Buffer* b) const {
     return false;
 }
 
+int tma_row_axis(const Region& src) {
+    const int rank = static_cast<int>(src.ranges.size());
+    if (rank < 2 || rank > 5 || src.ranges.back().is_point) return -1;
+    int row = -1, ranged = 0;
+    for (int i = 0; i < rank; ++i)
+        if (!src.ranges[i].is_point) {
+            if (row < 0) row = i;
+            ++ranged;
+        }
+    return ranged == 2 ? row : -1;
+}
+
+bool WarpSpecializedLoop::loads_once(const Buffer* b) const {
+    for (const BufferPtr& t : once)
+        if (t.get() == b) return true;
+    return false;
+}
+
 std::vector<const Gemm*> WarpSpecializedLoop::wgmma_gemms() const {
+    auto loaded = [&](const Buffer* b) { return loads_into(b) || loads_once(b); };
+    auto register_operand = [](const Buffer* b) { return b->scope == Scope::Fragment && dtype_bytes(b->dtype) == 2; };
     std::vector<const Gemm*> out;
     for (const StmtPtr& s : statements())
-        if (auto* g = s->as<Gemm>(); g && loads_into(g->a.buffer.get()) && loads_into(g->b.buffer.get())) out.push_back(g);
+        if (auto* g = s->as<Gemm>(); g && loaded(g->b.buffer.get()) && (loaded(g->a.buffer.get()) || register_operand(g->a.buffer.get())))
+            out.push_back(g);
     return out;
 }
 
@@ -141,6 +162,14 @@ const Copy* tma_store_copy(const Kernel& kernel) {
         for (const StmtPtr& s : seq->stmts)
             if (auto* c = s->as<Copy>(); c && c->tma_store) return c;
     return nullptr;
+}
+
+std::vector<const Copy*> tma_once_copies(const Kernel& kernel) {
+    std::vector<const Copy*> out;
+    if (auto* seq = kernel.body ? kernel.body->as<Seq>() : nullptr)
+        for (const StmtPtr& s : seq->stmts)
+            if (auto* c = s->as<Copy>(); c && c->tma_once) out.push_back(c);
+    return out;
 }
 
 bool is_per_thread(const Stmt& s) {

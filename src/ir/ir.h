@@ -278,6 +278,10 @@ struct Copy : Stmt {
     // Set by warp-specialize on the final accumulator -> global copy of a warp-specialized kernel:
     // staged through shared memory (64 x 64 boxes, two per consumer warpgroup) and written by TMA.
     bool tma_store = false;
+    // Set by warp-specialize on a copy before the warp-specialized loop into a shared tile that
+    // only its wgmmas read: the producer loads it by TMA once per tile (a one-stage ring of its own,
+    // mbarriers `tl_once_full` / `tl_once_empty`); the consumers wait for it here.
+    bool tma_once = false;
     Copy(Region s, Region d, ExprPtr p, SourceRange r = {}) : Stmt(kKind, r), src(std::move(s)), dst(std::move(d)), pad(std::move(p)) {}
 };
 // gemm(a, b, c): c[M, N] (+)= op(a)[M, K] * op(b)[K, N]; a, b shared or fragment, c a fragment.
@@ -368,12 +372,21 @@ struct AsyncWait : Stmt {
 // `full`; the consumer warpgroups wait on `full` and run `body`, the rest of the trip: its gemms of
 // two loaded tiles (wgmma_gemms) run with wgmma, everything else as anywhere in the kernel, and the
 // stage is released once the wgmmas reading it have retired. The shared tiles in `loads` hold
-// `stages` copies in the swizzled layout TMA writes and are read by those gemms only.
+// `stages` copies in the swizzled layout TMA writes and are read by those gemms only. The tiles in
+// `once` are loaded before the loop by copies marked tma_once (one swizzled copy each) and read
+// by those gemms in every trip. A gemm runs with wgmma when B is a loaded tile (either kind) and A
+// is one too, or a 16-bit fragment (A from registers: warp-specialize admits only a copy of a
+// wgmma accumulator, whose layout is the A operand's).
 struct TmaLoad {
-    Region src;       // a 2-d global slice
+    Region src;       // a global slice of two ranged axes (rows, the last axis), any others points
     BufferPtr dst;    // a whole shared tile of the slice's shape
     SourceRange range; // of the copy it replaces
 };
+// The row axis of a TMA load's source: its first ranged axis, when exactly two axes are ranged
+// and the last is one of them (a box [rows][columns] of a tensor of up to 5 axes, the others
+// points); -1 otherwise.
+int tma_row_axis(const Region& src);
+
 struct WarpSpecializedLoop : Stmt {
     static constexpr StmtKind kKind = StmtKind::WarpSpecializedLoop;
     VarPtr var;                  // the loop index, 0 .. trip_count - 1
@@ -382,6 +395,7 @@ struct WarpSpecializedLoop : Stmt {
     std::vector<StmtPtr> lets;   // the `let`s among the loop's loads; each role evaluates those it uses
     std::vector<TmaLoad> loads;
     StmtPtr body;                // the consumers' part of a trip (a Seq), the TMA copies taken out
+    std::vector<BufferPtr> once; // shared tiles TMA loads once per tile, before the loop
     WarpSpecializedLoop(VarPtr v, ExprPtr trips, int s, std::vector<StmtPtr> l, std::vector<TmaLoad> ld, StmtPtr b,
                         SourceRange r = {})
         : Stmt(kKind, r), var(std::move(v)), trip_count(std::move(trips)), stages(s), lets(std::move(l)),
@@ -390,8 +404,10 @@ struct WarpSpecializedLoop : Stmt {
     const std::vector<StmtPtr>& statements() const;
     // True when `b` is the shared tile of one of `loads`.
     bool loads_into(const Buffer* b) const;
-    // The gemms of `body` whose operands are both loaded tiles, in order: they run with wgmma (each
-    // is a top-level statement of `body`).
+    // True when `b` is one of `once`.
+    bool loads_once(const Buffer* b) const;
+    // The gemms of `body` that run with wgmma, in order (each a top-level statement of `body`): B a
+    // tile of `loads` or `once`, A one too or a 16-bit fragment (wgmma's register form).
     std::vector<const Gemm*> wgmma_gemms() const;
     // The plain main loop: `body` is one gemm that accumulates (no clear). Its consumers keep one
     // trip's wgmmas in flight and release the previous trip's stage; any other body waits for its
@@ -555,6 +571,8 @@ std::optional<int64_t> const_int(const ExprPtr& e); // value of an IntImm, else 
 // kernel body (schedule/warp_specialize.cpp puts them there). Null when absent.
 const WarpSpecializedLoop* warp_specialized_loop(const Kernel& kernel);
 const Copy* tma_store_copy(const Kernel& kernel);
+// The copies before the warp-specialized loop that its producer makes by TMA (tma_once), in order.
+std::vector<const Copy*> tma_once_copies(const Kernel& kernel);
 
 // A per-thread tile operation: every thread performs all of it, on its own `local` data, instead
 // of the block sharing one operation (docs/language.md §10.8). That is a copy between a `local` and

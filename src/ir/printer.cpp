@@ -209,7 +209,7 @@ public:
         }
         case StmtKind::Copy: {
             auto* c = s->as<Copy>();
-            std::string t = std::string(c->async ? "copy.async " : c->tma_store ? "copy.tma_store " : "copy ") + region(c->src) +
+            std::string t = std::string(c->async ? "copy.async " : c->tma_store ? "copy.tma_store " : c->tma_once ? "copy.tma_once " : "copy ") + region(c->src) +
                             " -> " + region(c->dst);
             if (c->pad) t += ", pad=" + expr(c->pad);
             line(indent, t);

@@ -272,11 +272,17 @@ namespace {
 bool wgmma_layout_holds(const ir::Kernel& kernel) {
     const ir::WarpSpecializedLoop* w = ir::warp_specialized_loop(kernel);
     if (!w) return false;
-    for (const ir::Gemm* g : w->wgmma_gemms()) {
-        auto it = kernel.layouts.fragments.find(g->c.buffer.get());
+    // The accumulators, and the register A operands (wgmma reads them in the accumulator layout).
+    const int warps = kernel.threads / 32;
+    auto holds = [&](const ir::Buffer* b) {
+        auto it = kernel.layouts.fragments.find(b);
         if (it == kernel.layouts.fragments.end() || it->second.kind != LayoutKind::MmaAcc) return false;
-        const auto& shape = g->c.buffer->const_shape;
-        if (!(it->second.layout == ir::Layout::mma_accumulator(shape[0], shape[1], kernel.threads / 32, 1, true))) return false;
+        const auto& shape = b->const_shape;
+        return it->second.layout == ir::Layout::mma_accumulator(shape[0], shape[1], warps, 1, shape[0] > 16 * warps);
+    };
+    for (const ir::Gemm* g : w->wgmma_gemms()) {
+        if (!holds(g->c.buffer.get())) return false;
+        if (g->a.buffer->scope == ir::Scope::Fragment && !holds(g->a.buffer.get())) return false;
     }
     return true;
 }

@@ -113,9 +113,9 @@ ir::SharedMemoryPlan compute_shared_memory_plan(const ir::Kernel& kernel) {
             slot.cols = b.const_shape.empty() ? 1 : b.const_shape.back();
             slot.rows = b.num_elements() / std::max<int64_t>(slot.cols, 1);
             slot.row_pitch = slot.cols;
-            if (loaded_by_tma(b)) {
+            if (loaded_by_tma(b) || (ws_loop && ws_loop->loads_once(&b))) {
                 // The layout TMA writes: unpadded rows, each stage at the swizzle pattern's period.
-                slot.stages = ws_loop->stages;
+                slot.stages = loaded_by_tma(b) ? ws_loop->stages : 1;
                 slot.swizzled = true;
                 offset = align_up(offset, 1024);
             } else {
@@ -166,10 +166,11 @@ ir::SharedMemoryPlan compute_shared_memory_plan(const ir::Kernel& kernel) {
         plan.total_bytes = plan.store_stage_offset + plan.store_stage_bytes;
     }
     if (ws_loop) {
-        // Full and empty mbarriers (8 bytes each) after everything else, plus 1024 bytes of slack
-        // so that the kernel can align the dynamic shared-memory base to 1024 itself.
+        // Full and empty mbarriers (8 bytes each) per stage, and a pair for the tiles loaded once
+        // per tile, after everything else, plus 1024 bytes of slack so that the kernel can align
+        // the dynamic shared-memory base to 1024 itself.
         plan.barriers_offset = align_up(plan.total_bytes, 8);
-        plan.barriers_bytes = 2 * 8 * ws_loop->stages;
+        plan.barriers_bytes = 2 * 8 * ws_loop->stages + (ws_loop->once.empty() ? 0 : 2 * 8);
         plan.alignment_slack = 1024;
         plan.total_bytes = plan.barriers_offset + plan.barriers_bytes + plan.alignment_slack;
     }

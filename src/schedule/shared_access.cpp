@@ -28,9 +28,11 @@ public:
     }
 
     void stmt(const ir::StmtPtr& s) {
-        // A warp-specialized loop's tiles are ordered by its mbarriers (verify-mbarriers), not by
-        // block barriers; HazardWalker walks its body as a loop.
+        // A warp-specialized loop's tiles, and the tiles its producer loads once before it, are
+        // ordered by its mbarriers (verify-mbarriers), not by block barriers; HazardWalker walks
+        // its body as a loop.
         if (!s || s->as<ir::WarpSpecializedLoop>()) return;
+        if (auto* c = s->as<ir::Copy>(); c && c->tma_once) return;
         ir::for_each_child(*s, {
             .expr = [&](const ir::ExprPtr& e) { expr(e); },
             .region = [&](const ir::Region& r, ir::Access a) { region(r, a); },

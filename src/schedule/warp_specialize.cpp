@@ -49,8 +49,10 @@ Why check_copy(const ir::Copy& c) {
     const ir::Buffer& dst = *c.dst.buffer;
     if (src.scope != ir::Scope::Global || dst.scope != ir::Scope::Shared)
         return fmt::format("the loop copies `{}` into `{}`, not global into shared", src.name, dst.name);
-    if (src.rank() != 2 || c.src.ranges[0].is_point || c.src.ranges[1].is_point)
-        return fmt::format("the copy from `{}` is not a 2-d slice", src.name);
+    if (ir::tma_row_axis(c.src) < 0)
+        return fmt::format("the copy from `{}` is not a slice of two ranged axes, the last one of them, in a tensor of at most "
+                           "5 axes (a TMA box)",
+                           src.name);
     if (!is_whole(c.dst)) return fmt::format("the copy into `{}` does not fill the whole tile", dst.name);
     if (src.dtype != dst.dtype || (src.dtype != Dtype::F16 && src.dtype != Dtype::BF16 && !is_float8(src.dtype)))
         return fmt::format("the copy into `{}` is not f16, bf16 or an 8-bit float without conversion", dst.name);
@@ -66,7 +68,7 @@ Why check_copy(const ir::Copy& c) {
 }
 
 Why check_gemm(const ir::Gemm& g, int warpgroups) {
-    if (!is_whole(g.a) || !is_whole(g.b)) return std::string("the gemm's operands are not whole shared tiles loaded in the loop");
+    if (!is_whole(g.a) || !is_whole(g.b)) return std::string("the gemm's operands are not whole tiles");
     const Dtype at = g.a.buffer->dtype, bt = g.b.buffer->dtype;
     const bool f8 = is_float8(at) && is_float8(bt);
     if (at != bt && !f8) return std::string("the gemm's operands have different dtypes");
@@ -103,6 +105,7 @@ struct Match {
     size_t loop_index = 0;
     ir::WarpSpecializedLoop* loop = nullptr;
     ir::StmtPtr replacement;
+    std::vector<ir::StmtPtr> top; // the kernel body's statements, the copies made once marked
     std::vector<ir::WarpSpecialization::ConsumerCopy> consumer_copies;
 };
 
@@ -122,27 +125,22 @@ Why match(const ir::Kernel& kernel, Match& out) {
     for (size_t i = 0; i < top.size(); ++i)
         if (auto* f = top[i]->as<ir::For>(); f && f->loop_kind == ir::LoopKind::Pipelined) at = i;
     if (at == top.size()) return std::string("the pipelined loop is not at the top level of the kernel body");
-    for (size_t i = 0; i < at; ++i) {
-        auto k = top[i]->kind;
-        bool fragment_fill = k == ir::StmtKind::Fill && top[i]->as<ir::Fill>()->dst.buffer->scope == ir::Scope::Fragment;
-        if (k != ir::StmtKind::Alloc && k != ir::StmtKind::Let && !fragment_fill)
-            return std::string("a statement before the pipelined loop is not an allocation, a `let` or a fragment fill");
-    }
     auto* loop = top[at]->as<ir::For>();
     if (loop->options.pipeline == false || loop->options.async_copy == false)
         return std::string("@no_pipeline / @no_async_copy on the loop");
     if (loop->options.stages < 2) return std::string("the loop has fewer than 2 stages");
 
     // The trip's leading `let`s and copies, then the rest (the consumers' part). A copy that TMA
-    // can make goes to the producer when its tile is read only by gemms of two such tiles (wgmma
+    // can make goes to the producer when its tile is read only by gemms of such tiles (wgmma
     // reads the swizzled tiles in place); any other copy stays with the consumers, synchronous.
+    // A copy before the loop into a tile that only those gemms read is made by TMA once per tile.
     std::vector<ir::StmtPtr> lets, head_copies, rest;
     for (const ir::StmtPtr& s : flatten(loop->body)) {
         if (rest.empty() && s->kind == ir::StmtKind::Let) lets.push_back(s);
         else if (rest.empty() && s->kind == ir::StmtKind::Copy) head_copies.push_back(s);
         else rest.push_back(s);
     }
-    std::set<const ir::Buffer*> candidates;
+    std::set<const ir::Buffer*> candidates, once;
     // Why a tile's copy is not a TMA load: the copy itself (check_copy), else the tile's uses.
     std::map<const ir::Buffer*, std::string> copy_why, use_why;
     for (const ir::StmtPtr& s : head_copies) {
@@ -151,10 +149,41 @@ Why match(const ir::Kernel& kernel, Match& out) {
         else if (!candidates.insert(c->dst.buffer.get()).second)
             return fmt::format("tile `{}` is loaded twice in one trip", c->dst.buffer->name);
     }
-    // Drop the candidates read other than as an operand of a gemm of two candidates, until none is.
+    // Copies before the loop: a tile copied once, used nowhere else outside the loop.
+    auto uses_outside_loop = [&](const ir::Buffer* b, const ir::Stmt* except) {
+        for (size_t i = 0; i < top.size(); ++i)
+            if (i != at && top[i].get() != except && ir::buffer_uses(top[i]).touches(b)) return true;
+        return false;
+    };
+    for (size_t i = 0; i < at; ++i) {
+        auto* c = top[i]->as<ir::Copy>();
+        if (!c || c->src.buffer->scope != ir::Scope::Global || c->dst.buffer->scope != ir::Scope::Shared) continue;
+        const ir::Buffer* dst = c->dst.buffer.get();
+        if (!check_copy(*c) && !candidates.count(dst) && !uses_outside_loop(dst, c)) candidates.insert(dst), once.insert(dst);
+    }
+    // A fragment A operand (wgmma's register form) is a 16-bit copy, made in the trip, of the
+    // accumulator of a gemm of two loaded tiles: the accumulator's layout is then the A operand's.
+    auto register_operand = [&](const ir::Gemm& g) {
+        const ir::Buffer* a = g.a.buffer.get();
+        if (a->scope != ir::Scope::Fragment || dtype_bytes(a->dtype) != 2 || a->dtype != g.b.buffer->dtype || g.transpose_a ||
+            a->rank() != 2 || !is_whole(g.a))
+            return false;
+        for (const ir::StmtPtr& s : rest) {
+            auto* c = s->as<ir::Copy>();
+            if (!c || c->dst.buffer.get() != a || !is_whole(c->dst) || c->src.buffer->scope != ir::Scope::Fragment || !is_whole(c->src) ||
+                c->src.buffer->const_shape != a->const_shape)
+                continue;
+            for (const ir::StmtPtr& t : rest)
+                if (auto* acc = t->as<ir::Gemm>(); acc && acc->c.buffer == c->src.buffer && candidates.count(acc->a.buffer.get()) &&
+                                                   candidates.count(acc->b.buffer.get()))
+                    return true;
+        }
+        return false;
+    };
+    // Drop the candidates read other than as an operand of a wgmma gemm, until none is.
     auto wgmma_of = [&](const ir::Stmt& st) -> const ir::Gemm* {
         auto* g = st.as<ir::Gemm>();
-        return g && candidates.count(g->a.buffer.get()) && candidates.count(g->b.buffer.get()) ? g : nullptr;
+        return g && candidates.count(g->b.buffer.get()) && (candidates.count(g->a.buffer.get()) || register_operand(*g)) ? g : nullptr;
     };
     for (bool changed = true; changed;) {
         changed = false;
@@ -164,8 +193,8 @@ Why match(const ir::Kernel& kernel, Match& out) {
             for (auto it = candidates.begin(); it != candidates.end();) {
                 const bool operand = g && (g->a.buffer.get() == *it || g->b.buffer.get() == *it) && g->c.buffer.get() != *it;
                 if (u.touches(*it) && !operand) {
-                    use_why[*it] = fmt::format("tile `{}` is used other than as an operand of a gemm of two loaded tiles",
-                                               (*it)->name);
+                    use_why[*it] = fmt::format("tile `{}` is used other than as an operand of a gemm of loaded tiles", (*it)->name);
+                    once.erase(*it);
                     it = candidates.erase(it), changed = true;
                 } else {
                     ++it;
@@ -203,8 +232,9 @@ Why match(const ir::Kernel& kernel, Match& out) {
                 bool copied = false;
                 for (const ir::StmtPtr& h : head_copies) copied |= h->as<ir::Copy>()->dst.buffer.get() == b;
                 if (!copied)
-                    return fmt::format("the gemm's operand `{}` is not a shared tile the loop loads (here wgmma reads both "
-                                       "operands from shared tiles that TMA loads)",
+                    return fmt::format("the gemm's operand `{}` is not a shared tile the loop loads (here wgmma reads B, and "
+                                       "A unless it is a 16-bit copy of a wgmma accumulator, from shared tiles that TMA "
+                                       "loads in the loop or once before it)",
                                        b->name);
             }
             for (const ir::Buffer* b : {g->a.buffer.get(), g->b.buffer.get()})
@@ -212,34 +242,81 @@ Why match(const ir::Kernel& kernel, Match& out) {
         }
         return std::string("the pipelined loop has no gemm of two shared tiles it loads");
     }
+    if (loads.empty()) return std::string("the pipelined loop loads no tile by TMA");
+    for (auto it = once.begin(); it != once.end();) { // loaded once only when a wgmma reads it
+        bool read = false;
+        for (const ir::Gemm* g : gemms) read |= g->a.buffer.get() == *it || g->b.buffer.get() == *it;
+        if (!read) candidates.erase(*it);
+        it = read ? std::next(it) : once.erase(it);
+    }
     for (const ir::Gemm* g : gemms)
         if (Why why = check_gemm(*g, warpgroups)) return why;
-    // Each gemm of loaded tiles is issued as early as it can be: before the statements ahead of it
-    // that leave its accumulator alone (e.g. loads of scales), which then run while its wgmmas do.
+    // Each wgmma gemm is issued as early as it can be: before the statements ahead of it that
+    // leave its accumulator and its register operand alone (e.g. loads of scales), which then run
+    // while its wgmmas do.
     for (size_t i = 0; i < consumer.size(); ++i) {
         auto* g = consumer[i]->as<ir::Gemm>();
         if (!g || std::find(gemms.begin(), gemms.end(), g) == gemms.end()) continue;
+        const ir::Buffer* register_a = g->a.buffer->scope == ir::Scope::Fragment ? g->a.buffer.get() : nullptr;
         for (size_t j = i; j > 0; --j) {
             const ir::StmtPtr& before = consumer[j - 1];
-            if (before->as<ir::Gemm>() || before->kind == ir::StmtKind::Let || ir::buffer_uses(before).touches(g->c.buffer.get()))
+            const ir::BufferUses u = ir::buffer_uses(before);
+            if (before->as<ir::Gemm>() || before->kind == ir::StmtKind::Let || u.touches(g->c.buffer.get()) ||
+                (register_a && u.touches(register_a)))
                 break;
             std::swap(consumer[j - 1], consumer[j]);
         }
     }
 
-    // The loaded tiles belong to the loop alone.
-    ir::BufferUses outside;
-    for (size_t i = 0; i < top.size(); ++i) {
-        if (i == at) continue;
-        ir::BufferUses u = ir::buffer_uses(top[i]);
-        outside.reads.insert(u.reads.begin(), u.reads.end());
-        outside.writes.insert(u.writes.begin(), u.writes.end());
-    }
+    // The tiles loaded in the loop belong to the loop alone.
     for (const ir::Buffer* b : candidates)
-        if (outside.touches(b)) return fmt::format("tile `{}` is also used outside the pipelined loop", b->name);
+        if (!once.count(b) && uses_outside_loop(b, nullptr)) return fmt::format("tile `{}` is also used outside the pipelined loop", b->name);
+
+    // The producer evaluates the `let`s before the loop that the trip count and the loads'
+    // coordinates read; they must not read on-chip memory, which only the consumers hold.
+    std::vector<ir::ExprPtr> producer_exprs{loop->extents[0]};
+    for (const ir::TmaLoad& ld : loads) ir::for_each_region_expr(ld.src, [&](const ir::ExprPtr& e) { producer_exprs.push_back(e); });
+    for (size_t i = 0; i < at; ++i)
+        if (auto* c = top[i]->as<ir::Copy>(); c && once.count(c->dst.buffer.get()))
+            ir::for_each_region_expr(c->src, [&](const ir::ExprPtr& e) { producer_exprs.push_back(e); });
+    std::set<const ir::Var*> needed;
+    for (const ir::ExprPtr& e : producer_exprs)
+        for (const ir::Var* v : ir::vars_read(e)) needed.insert(v);
+    auto reads_on_chip = [](const ir::ExprPtr& e) {
+        bool on_chip = false;
+        ir::walk_expr(e, [&](const ir::Expr& x) {
+            if (auto* l = x.as<ir::Load>()) on_chip |= l->buffer->scope != ir::Scope::Global;
+        });
+        return on_chip;
+    };
+    std::vector<ir::StmtPtr> all_lets(top.begin(), top.begin() + static_cast<std::ptrdiff_t>(at));
+    all_lets.insert(all_lets.end(), lets.begin(), lets.end());
+    for (size_t i = all_lets.size(); i-- > 0;) {
+        auto* l = all_lets[i]->as<ir::LetStmt>();
+        if (!l || !needed.count(l->var.get())) continue;
+        if (reads_on_chip(l->value))
+            return fmt::format("the producer needs `{}` (a trip count or a load's coordinates), which reads on-chip memory",
+                               l->var->name);
+        for (const ir::Var* v : ir::vars_read(l->value)) needed.insert(v);
+    }
+    for (const ir::ExprPtr& e : producer_exprs)
+        if (reads_on_chip(e)) return std::string("the trip count or a load's coordinates read on-chip memory");
+
+    // The copies before the loop that TMA makes once per tile.
+    std::vector<ir::BufferPtr> once_tiles;
+    for (size_t i = 0; i < at; ++i) {
+        auto* c = top[i]->as<ir::Copy>();
+        if (!c || !once.count(c->dst.buffer.get())) continue;
+        auto marked = std::make_shared<ir::Copy>(*c);
+        marked->tma_once = true;
+        top[i] = marked;
+        once_tiles.push_back(c->dst.buffer);
+    }
+    out.top = top;
 
     auto ws = std::make_shared<ir::WarpSpecializedLoop>(loop->vars[0], loop->extents[0], loop->options.stages, lets,
                                                         loads, std::make_shared<ir::Seq>(consumer, loop->range), loop->range);
+    ws->once = once_tiles;
     out.loop_index = at;
     out.loop = ws.get();
     out.replacement = ws;
@@ -322,7 +399,7 @@ bool warp_specialize(ir::Kernel& kernel, const std::string& arch, const ir::Kern
     fallback->function_suffix = kernel.function_suffix;
     fallback->schedule_remark = sm80 ? "fallback of the warp-specialized kernel (specialised as for sm_80): runs where TMA cannot"
                                      : "fallback of the warp-specialized kernel: runs where TMA cannot";
-    auto top = flatten(kernel.body);
+    auto top = m.top;
     top[m.loop_index] = m.replacement;
     kernel.body = std::make_shared<ir::Seq>(top, kernel.body->range);
     // The epilogue's store through shared memory and TMA, when the final copy allows it and the

@@ -261,9 +261,9 @@ __global__ void __launch_bounds__(384, 1) linear_kernel_sm90(
                     tl::sm90::mbarrier_wait(&tl_empty[tl_stage], (tl_it / 4 + 1) & 1);  // consumers released it
                     tl::sm90::mbarrier_arrive_expect_tx(&tl_full[tl_stage], 32768);
                     // copy(X2[row0 +: BM, k * BK +: BK], a);  (view_gemm_tokens.tl:22)
-                    tl::sm90::tma_load_2d(a + tl_stage * 8192 + 0, &tl_map_X2, &tl_full[tl_stage], k * 64, row0);
+                    tl::sm90::tma_load_2d(a + tl_stage * 8192, &tl_map_X2, &tl_full[tl_stage], k * 64, row0);
                     // copy(W[k * BK +: BK, col0 +: BN], b);  (view_gemm_tokens.tl:23)
-                    tl::sm90::tma_load_2d(b + tl_stage * 8192 + 0, &tl_map_W, &tl_full[tl_stage], col0, k * 64);
+                    tl::sm90::tma_load_2d(b + tl_stage * 8192, &tl_map_W, &tl_full[tl_stage], col0, k * 64);
                     tl::sm90::tma_load_2d(b + tl_stage * 8192 + 4096, &tl_map_W, &tl_full[tl_stage], col0 + 64, k * 64);
                 }
             }

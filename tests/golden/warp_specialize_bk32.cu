@@ -207,9 +207,9 @@ __global__ void __launch_bounds__(256, 1) gemm_kernel_sm90(
                     tl::sm90::mbarrier_wait(&tl_empty[tl_stage], (tl_it / 8 + 1) & 1);  // consumers released it
                     tl::sm90::mbarrier_arrive_expect_tx(&tl_full[tl_stage], 8192);
                     // copy(A[row0 +: 64, k * 32 +: 32], a);  (warp_specialize_bk32.tl:17)
-                    tl::sm90::tma_load_2d(a + tl_stage * 2048 + 0, &tl_map_A, &tl_full[tl_stage], k * 32, row0);
+                    tl::sm90::tma_load_2d(a + tl_stage * 2048, &tl_map_A, &tl_full[tl_stage], k * 32, row0);
                     // copy(B[k * 32 +: 32, col0 +: 64], b);  (warp_specialize_bk32.tl:18)
-                    tl::sm90::tma_load_2d(b + tl_stage * 2048 + 0, &tl_map_B, &tl_full[tl_stage], col0, k * 32);
+                    tl::sm90::tma_load_2d(b + tl_stage * 2048, &tl_map_B, &tl_full[tl_stage], col0, k * 32);
                 }
             }
         }

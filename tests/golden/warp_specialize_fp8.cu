@@ -298,9 +298,9 @@ __global__ void __launch_bounds__(384, 1) gemm_fp8_kernel_sm90(
                     tl::sm90::mbarrier_wait(&tl_empty[tl_stage], (tl_it / 4 + 1) & 1);  // consumers released it
                     tl::sm90::mbarrier_arrive_expect_tx(&tl_full[tl_stage], 32768);
                     // copy(A[block.y * 128 +: 128, k * 128 +: 128], a);  (warp_specialize_fp8.tl:15)
-                    tl::sm90::tma_load_2d(a + tl_stage * 16384 + 0, &tl_map_A, &tl_full[tl_stage], k * 128, tl_block_y * 128);
+                    tl::sm90::tma_load_2d(a + tl_stage * 16384, &tl_map_A, &tl_full[tl_stage], k * 128, tl_block_y * 128);
                     // copy(B[block.x * 128 +: 128, k * 128 +: 128], b);  (warp_specialize_fp8.tl:16)
-                    tl::sm90::tma_load_2d(b + tl_stage * 16384 + 0, &tl_map_B, &tl_full[tl_stage], k * 128, tl_block_x * 128);
+                    tl::sm90::tma_load_2d(b + tl_stage * 16384, &tl_map_B, &tl_full[tl_stage], k * 128, tl_block_x * 128);
                 }
             }
         }

@@ -251,9 +251,9 @@ __global__ void __launch_bounds__(384, 1) gemm_kernel_sm90(
                     tl::sm90::mbarrier_wait(&tl_empty[tl_stage], (tl_it / 3 + 1) & 1);  // consumers released it
                     tl::sm90::mbarrier_arrive_expect_tx(&tl_full[tl_stage], 32768);
                     // copy(A[block.y * BM +: BM, k * BK +: BK], a);  (warp_specialize_no_deepen_ring.tl:16)
-                    tl::sm90::tma_load_2d(a + tl_stage * 8192 + 0, &tl_map_A, &tl_full[tl_stage], k * 64, tl_block_y * 128);
+                    tl::sm90::tma_load_2d(a + tl_stage * 8192, &tl_map_A, &tl_full[tl_stage], k * 64, tl_block_y * 128);
                     // copy(B[k * BK +: BK, block.x * BN +: BN], b);  (warp_specialize_no_deepen_ring.tl:17)
-                    tl::sm90::tma_load_2d(b + tl_stage * 8192 + 0, &tl_map_B, &tl_full[tl_stage], tl_block_x * 128, k * 64);
+                    tl::sm90::tma_load_2d(b + tl_stage * 8192, &tl_map_B, &tl_full[tl_stage], tl_block_x * 128, k * 64);
                     tl::sm90::tma_load_2d(b + tl_stage * 8192 + 4096, &tl_map_B, &tl_full[tl_stage], tl_block_x * 128 + 64, k * 64);
                 }
             }

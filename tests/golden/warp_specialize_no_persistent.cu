@@ -203,9 +203,9 @@ __global__ void __launch_bounds__(256, 1) gemm_kernel_sm90(
                     tl::sm90::mbarrier_wait(&tl_empty[tl_stage], (tl_it / 8 + 1) & 1);  // consumers released it
                     tl::sm90::mbarrier_arrive_expect_tx(&tl_full[tl_stage], 16384);
                     // copy(A[block.y * 64 +: 64, k * 64 +: 64], a);  (warp_specialize_no_persistent.tl:15)
-                    tl::sm90::tma_load_2d(a + tl_stage * 4096 + 0, &tl_map_A, &tl_full[tl_stage], k * 64, tl_block_y * 64);
+                    tl::sm90::tma_load_2d(a + tl_stage * 4096, &tl_map_A, &tl_full[tl_stage], k * 64, tl_block_y * 64);
                     // copy(B[k * 64 +: 64, block.x * 64 +: 64], b);  (warp_specialize_no_persistent.tl:16)
-                    tl::sm90::tma_load_2d(b + tl_stage * 4096 + 0, &tl_map_B, &tl_full[tl_stage], tl_block_x * 64, k * 64);
+                    tl::sm90::tma_load_2d(b + tl_stage * 4096, &tl_map_B, &tl_full[tl_stage], tl_block_x * 64, k * 64);
                 }
             }
         }

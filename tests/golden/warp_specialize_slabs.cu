@@ -207,9 +207,9 @@ __global__ void __launch_bounds__(256, 1) gemm_kernel_sm90(
                     tl::sm90::mbarrier_wait(&tl_empty[tl_stage], (tl_it / 6 + 1) & 1);  // consumers released it
                     tl::sm90::mbarrier_arrive_expect_tx(&tl_full[tl_stage], 24576);
                     // copy(A[row0 +: 128, k * 64 +: 64], a);  (warp_specialize_slabs.tl:17)
-                    tl::sm90::tma_load_2d(a + tl_stage * 8192 + 0, &tl_map_A, &tl_full[tl_stage], k * 64, row0);
+                    tl::sm90::tma_load_2d(a + tl_stage * 8192, &tl_map_A, &tl_full[tl_stage], k * 64, row0);
                     // copy(B[k * 64 +: 64, col0 +: 64], b);  (warp_specialize_slabs.tl:18)
-                    tl::sm90::tma_load_2d(b + tl_stage * 4096 + 0, &tl_map_B, &tl_full[tl_stage], col0, k * 64);
+                    tl::sm90::tma_load_2d(b + tl_stage * 4096, &tl_map_B, &tl_full[tl_stage], col0, k * 64);
                 }
             }
         }

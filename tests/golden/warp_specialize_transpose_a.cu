@@ -251,9 +251,9 @@ __global__ void __launch_bounds__(256, 1) gemm_tn_kernel_sm90(
                     tl::sm90::mbarrier_arrive_expect_tx(&tl_full[tl_stage], 8192);
                     const int32_t k0 = k * 32;
                     // copy(A[k0 +: BK, block.y * BM +: BM], a);  (warp_specialize_transpose_a.tl:17)
-                    tl::sm90::tma_load_2d(a + tl_stage * 2048 + 0, &tl_map_A, &tl_full[tl_stage], tl_block_y * 64, k0);
+                    tl::sm90::tma_load_2d(a + tl_stage * 2048, &tl_map_A, &tl_full[tl_stage], tl_block_y * 64, k0);
                     // copy(B[k0 +: BK, block.x * BN +: BN], b);  (warp_specialize_transpose_a.tl:18)
-                    tl::sm90::tma_load_2d(b + tl_stage * 2048 + 0, &tl_map_B, &tl_full[tl_stage], tl_block_x * 64, k0);
+                    tl::sm90::tma_load_2d(b + tl_stage * 2048, &tl_map_B, &tl_full[tl_stage], tl_block_x * 64, k0);
                 }
             }
         }

@@ -255,9 +255,9 @@ __global__ void __launch_bounds__(384, 1) gemm_nt_kernel_sm90(
                     tl::sm90::mbarrier_wait(&tl_empty[tl_stage], (tl_it / 4 + 1) & 1);  // consumers released it
                     tl::sm90::mbarrier_arrive_expect_tx(&tl_full[tl_stage], 32768);
                     // copy(A[row0 +: BM, k * BK +: BK], a);  (warp_specialize_transpose_b.tl:18)
-                    tl::sm90::tma_load_2d(a + tl_stage * 8192 + 0, &tl_map_A, &tl_full[tl_stage], k * 64, row0);
+                    tl::sm90::tma_load_2d(a + tl_stage * 8192, &tl_map_A, &tl_full[tl_stage], k * 64, row0);
                     // copy(B[col0 +: BN, k * BK +: BK], b);  (warp_specialize_transpose_b.tl:19)
-                    tl::sm90::tma_load_2d(b + tl_stage * 8192 + 0, &tl_map_B, &tl_full[tl_stage], k * 64, col0);
+                    tl::sm90::tma_load_2d(b + tl_stage * 8192, &tl_map_B, &tl_full[tl_stage], k * 64, col0);
                 }
             }
         }

@@ -351,11 +351,11 @@ __global__ void __launch_bounds__(384, 1) dual_kernel_sm90(
                     tl::sm90::mbarrier_wait(&tl_empty[tl_stage], (tl_it / 4 + 1) & 1);  // consumers released it
                     tl::sm90::mbarrier_arrive_expect_tx(&tl_full[tl_stage], 32768);
                     // copy(A[block.y * 128 +: 128, k * 64 +: 64], a);  (warp_specialize_two_gemms.tl:15)
-                    tl::sm90::tma_load_2d(a + tl_stage * 8192 + 0, &tl_map_A, &tl_full[tl_stage], k * 64, tl_block_y * 128);
+                    tl::sm90::tma_load_2d(a + tl_stage * 8192, &tl_map_A, &tl_full[tl_stage], k * 64, tl_block_y * 128);
                     // copy(B1[block.x * 64 +: 64, k * 64 +: 64], b1);  (warp_specialize_two_gemms.tl:16)
-                    tl::sm90::tma_load_2d(b1 + tl_stage * 4096 + 0, &tl_map_B1, &tl_full[tl_stage], k * 64, tl_block_x * 64);
+                    tl::sm90::tma_load_2d(b1 + tl_stage * 4096, &tl_map_B1, &tl_full[tl_stage], k * 64, tl_block_x * 64);
                     // copy(B2[block.x * 64 +: 64, k * 64 +: 64], b2);  (warp_specialize_two_gemms.tl:17)
-                    tl::sm90::tma_load_2d(b2 + tl_stage * 4096 + 0, &tl_map_B2, &tl_full[tl_stage], k * 64, tl_block_x * 64);
+                    tl::sm90::tma_load_2d(b2 + tl_stage * 4096, &tl_map_B2, &tl_full[tl_stage], k * 64, tl_block_x * 64);
                 }
             }
         }

@@ -33,7 +33,7 @@ int stamp(const CUtensorMap& map) {
 int buffer[64];
 
 tl::host::TensorMapKey key(int offset, int64_t rows = 128, int64_t cols = 64) {
-    return {buffer + offset, 6, 2, rows, cols, 64, 64};
+    return {buffer + offset, 6, 2, 2, 0, {rows, cols}, 64, 64};
 }
 
 } // namespace
@@ -55,13 +55,15 @@ TEST_CASE("every field of the key selects its own descriptor") {
     CountingEncoder enc;
     CUtensorMap map;
     tl::host::TensorMapKey base = key(0);
-    tl::host::TensorMapKey variants[] = {base, base, base, base, base, base, base};
+    tl::host::TensorMapKey variants[] = {base, base, base, base, base, base, base, base, base};
     variants[1].base = buffer + 8;
     variants[2].type = 7;
     variants[3].element_bytes = 4;
-    variants[4].rows = 129;
-    variants[5].cols = 72;
+    variants[4].dims[0] = 129;
+    variants[5].dims[1] = 72;
     variants[6].box_rows = 128;
+    variants[7].rank = 3, variants[7].dims[2] = 64; // [128][64][64]
+    variants[8].rank = 3, variants[8].dims[2] = 64, variants[8].row_dim = 1;
     for (const auto& k : variants) {
         int before = enc.calls;
         REQUIRE(cache.get(&map, k, std::ref(enc)));

@@ -1,4 +1,4 @@
-// Tensor Memory Accelerator copies (sm_90): one thread moves a whole box of a 2-d global tensor
+// Tensor Memory Accelerator copies (sm_90): one thread moves a whole box of a global tensor (2-5 dims)
 // into shared memory, described by a CUtensorMap built on the host (tl/host/tma.h) and passed as a
 // __grid_constant__ kernel parameter. Elements outside the tensor arrive as zeros; completion is
 // signalled on an mbarrier as transaction bytes (always the full box). Stores go the other way,
@@ -16,6 +16,32 @@ __device__ __forceinline__ void tma_load_2d(void* dst, const CUtensorMap* map, u
 #if TL_SM90A_DEVICE
     asm volatile("cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [%0], [%1, {%3, %4}], [%2];\n"
                  ::"r"(smem_address(dst)), "l"(reinterpret_cast<uint64_t>(map)), "r"(smem_address(bar)), "r"(c0), "r"(c1)
+                 : "memory");
+#endif
+}
+
+// The same for a tensor of 3, 4 or 5 dims (coordinates innermost first).
+__device__ __forceinline__ void tma_load_3d(void* dst, const CUtensorMap* map, uint64_t* bar, int c0, int c1, int c2) {
+#if TL_SM90A_DEVICE
+    asm volatile("cp.async.bulk.tensor.3d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [%0], [%1, {%3, %4, %5}], [%2];\n"
+                 ::"r"(smem_address(dst)), "l"(reinterpret_cast<uint64_t>(map)), "r"(smem_address(bar)), "r"(c0), "r"(c1), "r"(c2)
+                 : "memory");
+#endif
+}
+__device__ __forceinline__ void tma_load_4d(void* dst, const CUtensorMap* map, uint64_t* bar, int c0, int c1, int c2, int c3) {
+#if TL_SM90A_DEVICE
+    asm volatile("cp.async.bulk.tensor.4d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [%0], [%1, {%3, %4, %5, %6}], [%2];\n"
+                 ::"r"(smem_address(dst)), "l"(reinterpret_cast<uint64_t>(map)), "r"(smem_address(bar)), "r"(c0), "r"(c1), "r"(c2),
+                   "r"(c3)
+                 : "memory");
+#endif
+}
+__device__ __forceinline__ void tma_load_5d(void* dst, const CUtensorMap* map, uint64_t* bar, int c0, int c1, int c2, int c3,
+                                            int c4) {
+#if TL_SM90A_DEVICE
+    asm volatile("cp.async.bulk.tensor.5d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [%0], [%1, {%3, %4, %5, %6, %7}], [%2];\n"
+                 ::"r"(smem_address(dst)), "l"(reinterpret_cast<uint64_t>(map)), "r"(smem_address(bar)), "r"(c0), "r"(c1), "r"(c2),
+                   "r"(c3), "r"(c4)
                  : "memory");
 #endif
 }
