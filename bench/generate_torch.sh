@@ -43,7 +43,9 @@ gen() {
     shift 4
     local d="$GEN/$arch/$dtype"
     mkdir -p "$d"
-    local cmd=("$TLC" "$src" -o "$d/$name.cu" --arch "$arch" -D "T=$dtype" "$@")
+    # TLC_FLAGS: more tlc options for every file (e.g. `--disable overlap-wgmma`, for a comparison)
+    # shellcheck disable=SC2206
+    local cmd=("$TLC" "$src" -o "$d/$name.cu" --arch "$arch" -D "T=$dtype" "$@" ${TLC_FLAGS:-})
     "${cmd[@]}"
     echo "cmd[$arch/$dtype/$name]=${cmd[*]}" >> "$GEN/INFO"
 }

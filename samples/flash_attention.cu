@@ -408,133 +408,239 @@ __global__ void __launch_bounds__(256, 1) flash_attention_kernel_sm90(
             const int32_t q0 = tl_block_x * 64;
             const float qk_scale = 0.1803368777036667f;
             // copy(Q[b, h, q0 +: BM, 0 +: D], q);  (flash_attention.tl:27)
-            tl::sm90::mbarrier_wait(tl_once_full, tl_round & 1);  // the tiles loaded once per tile landed
+            tl::sm90::mbarrier_wait(tl_once_full, (tl_round + 0) & 1);  // the tiles loaded once per tile landed
             const int32_t n_kv = tl::cdiv(S, 64);
             // for t in pipelined(n_kv, stages = STAGES) {  (flash_attention.tl:31)
             const int tl_trips0 = n_kv;
-            for (int t = 0; t < tl_trips0; ++t, ++tl_it) {
+            if (tl_trips0 > 0) {
+                {
+                    // Trip 0: its first gemm and the statements before its trailing gemms.
+                    const int t = 0;
+                    const int tl_stage = tl_it % 8;
+                    const int32_t k0 = t * 64;
+                    tl::sm90::mbarrier_wait(&tl_full[tl_stage], (tl_it / 8 + 0) & 1);  // the stage's TMA loads landed
+                    // gemm(q, k, s, transpose_b = true, clear = true);  (flash_attention.tl:37)
+                    tl::sm90::warpgroup_gemm<tl::f16, 64, 64, 64, false, true, 1>(s, q, k + tl_stage * 4096, tl_tid / 128, true);
+                    tl::sm90::wgmma_wait<0>();
+                    tl::sm90::fence_accumulators(s);
+                    // for i, j in parallel(BM, BN) {  (flash_attention.tl:38)
+                    // for i, j in parallel(64, 64): each thread visits the elements of `s` it holds
+                    #pragma unroll
+                    for (int tl_s1 = 0; tl_s1 < s_layout::kSlots; ++tl_s1) {
+                        [[maybe_unused]] const int i = s_layout::row(tl_tid, tl_s1);
+                        const int j = s_layout::col(tl_tid, tl_s1);
+                        const int32_t key = k0 + j;
+                        const bool masked = key >= S;
+                        s[tl_s1] = masked ? -tl::inf<float>() : s[tl_s1] * qk_scale;
+                    }
+                    // reduce(max, s, m_tile, axis = 1);  (flash_attention.tl:45)
+                    // each thread folds its 16 values of each of its 2 results; xor shuffles 1, 2 among the lanes that share one
+                    {
+                        float tl_part[2];
+                        #pragma unroll
+                        for (int tl_i = 0; tl_i < 2; ++tl_i) tl_part[tl_i] = tl::MaxOp::identity<float>();
+                        #pragma unroll
+                        for (int tl_s2 = 0; tl_s2 < s_layout::kSlots; ++tl_s2) {
+                            tl_part[(tl_s2 / 2 % 2)] = tl::MaxOp::combine(tl_part[(tl_s2 / 2 % 2)], tl::MaxOp::element(s[tl_s2]));
+                        }
+                        #pragma unroll
+                        for (int tl_i = 0; tl_i < 2; ++tl_i) {
+                            tl_part[tl_i] = tl::xor_combine<tl::MaxOp, 1>(tl_part[tl_i]);
+                            tl_part[tl_i] = tl::xor_combine<tl::MaxOp, 2>(tl_part[tl_i]);
+                        }
+                        #pragma unroll
+                        for (int tl_i = 0; tl_i < 2; ++tl_i) {
+                            m_tile[tl_i] = tl_part[tl_i];
+                        }
+                    }
+                    // for i in parallel(BM) {  (flash_attention.tl:46)
+                    // for i in parallel(64): each thread visits the elements of `m` it holds
+                    #pragma unroll
+                    for (int tl_s3 = 0; tl_s3 < 2; ++tl_s3) {
+                        [[maybe_unused]] const int i = ((tl_tid / 4 % 8) + (tl_s3) * 8 + (tl_tid / 32) * 16);
+                        const float m_new = tl::max(m[tl_s3], m_tile[tl_s3]);
+                        alpha[tl_s3] = tl::exp2(m[tl_s3] - m_new);
+                        m[tl_s3] = m_new;
+                    }
+                    // for i, j in parallel(BM, BN) {  (flash_attention.tl:51)
+                    // for i, j in parallel(64, 64): each thread visits the elements of `s` it holds
+                    #pragma unroll
+                    for (int tl_s4 = 0; tl_s4 < s_layout::kSlots; ++tl_s4) {
+                        [[maybe_unused]] const int i = s_layout::row(tl_tid, tl_s4);
+                        [[maybe_unused]] const int j = s_layout::col(tl_tid, tl_s4);
+                        s[tl_s4] = tl::exp2(s[tl_s4] - m[(tl_s4 / 2 % 2)]);
+                    }
+                    // reduce(sum, s, l_tile, axis = 1);  (flash_attention.tl:54)
+                    // each thread folds its 16 values of each of its 2 results; xor shuffles 1, 2 among the lanes that share one
+                    {
+                        float tl_part[2];
+                        #pragma unroll
+                        for (int tl_i = 0; tl_i < 2; ++tl_i) tl_part[tl_i] = tl::SumOp::identity<float>();
+                        #pragma unroll
+                        for (int tl_s5 = 0; tl_s5 < s_layout::kSlots; ++tl_s5) {
+                            tl_part[(tl_s5 / 2 % 2)] = tl::SumOp::combine(tl_part[(tl_s5 / 2 % 2)], tl::SumOp::element(s[tl_s5]));
+                        }
+                        #pragma unroll
+                        for (int tl_i = 0; tl_i < 2; ++tl_i) {
+                            tl_part[tl_i] = tl::xor_combine<tl::SumOp, 1>(tl_part[tl_i]);
+                            tl_part[tl_i] = tl::xor_combine<tl::SumOp, 2>(tl_part[tl_i]);
+                        }
+                        #pragma unroll
+                        for (int tl_i = 0; tl_i < 2; ++tl_i) {
+                            l_tile[tl_i] = tl_part[tl_i];
+                        }
+                    }
+                    // for i in parallel(BM) {  (flash_attention.tl:55)
+                    // for i in parallel(64): each thread visits the elements of `l` it holds
+                    #pragma unroll
+                    for (int tl_s6 = 0; tl_s6 < 2; ++tl_s6) {
+                        [[maybe_unused]] const int i = ((tl_tid / 4 % 8) + (tl_s6) * 8 + (tl_tid / 32) * 16);
+                        l[tl_s6] = l[tl_s6] * alpha[tl_s6] + l_tile[tl_s6];
+                    }
+                    // for i, d in parallel(BM, D) {  (flash_attention.tl:60)
+                    // for i, d in parallel(64, 64): each thread visits the elements of `o` it holds
+                    #pragma unroll
+                    for (int tl_s7 = 0; tl_s7 < o_layout::kSlots; ++tl_s7) {
+                        [[maybe_unused]] const int i = o_layout::row(tl_tid, tl_s7);
+                        [[maybe_unused]] const int d = o_layout::col(tl_tid, tl_s7);
+                        o[tl_s7] = o[tl_s7] * alpha[(tl_s7 / 2 % 2)];
+                    }
+                    // copy(s, p);  (flash_attention.tl:63)
+                    #pragma unroll
+                    for (int tl_s = 0; tl_s < p_layout::kSlots; ++tl_s) p[tl_s] = tl::convert<tl::f16>(s[tl_s]);
+                }
+                for (int t = 1; t < tl_trips0; ++t) {
+                    ++tl_it;
+                    const int tl_stage_prev = (tl_it + 7) % 8;  // trip t - 1's
+                    const int tl_stage = tl_it % 8;
+                    const int32_t k0 = t * 64;
+                    tl::sm90::mbarrier_wait(&tl_full[tl_stage], (tl_it / 8 + 0) & 1);  // the stage's TMA loads landed
+                    // gemm(q, k, s, transpose_b = true, clear = true);  (flash_attention.tl:37)
+                    tl::sm90::warpgroup_gemm<tl::f16, 64, 64, 64, false, true, 1>(s, q, k + tl_stage * 4096, tl_tid / 128, true);
+                    // gemm(p, v, o);  (flash_attention.tl:64)
+                    tl::sm90::warpgroup_gemm_rs<tl::f16, 64, 64, 64, false, 1>(o, p, v + tl_stage_prev * 4096, tl_tid / 128);  // A from the registers of `p`
+                    tl::sm90::wgmma_wait<1>();  // this trip's first gemm retired (the trailing gemms of trip t - 1 may run on)
+                    tl::sm90::fence_accumulators(s);
+                    // for i, j in parallel(BM, BN) {  (flash_attention.tl:38)
+                    // for i, j in parallel(64, 64): each thread visits the elements of `s` it holds
+                    #pragma unroll
+                    for (int tl_s8 = 0; tl_s8 < s_layout::kSlots; ++tl_s8) {
+                        [[maybe_unused]] const int i = s_layout::row(tl_tid, tl_s8);
+                        const int j = s_layout::col(tl_tid, tl_s8);
+                        const int32_t key = k0 + j;
+                        const bool masked = key >= S;
+                        s[tl_s8] = masked ? -tl::inf<float>() : s[tl_s8] * qk_scale;
+                    }
+                    // reduce(max, s, m_tile, axis = 1);  (flash_attention.tl:45)
+                    // each thread folds its 16 values of each of its 2 results; xor shuffles 1, 2 among the lanes that share one
+                    {
+                        float tl_part[2];
+                        #pragma unroll
+                        for (int tl_i = 0; tl_i < 2; ++tl_i) tl_part[tl_i] = tl::MaxOp::identity<float>();
+                        #pragma unroll
+                        for (int tl_s9 = 0; tl_s9 < s_layout::kSlots; ++tl_s9) {
+                            tl_part[(tl_s9 / 2 % 2)] = tl::MaxOp::combine(tl_part[(tl_s9 / 2 % 2)], tl::MaxOp::element(s[tl_s9]));
+                        }
+                        #pragma unroll
+                        for (int tl_i = 0; tl_i < 2; ++tl_i) {
+                            tl_part[tl_i] = tl::xor_combine<tl::MaxOp, 1>(tl_part[tl_i]);
+                            tl_part[tl_i] = tl::xor_combine<tl::MaxOp, 2>(tl_part[tl_i]);
+                        }
+                        #pragma unroll
+                        for (int tl_i = 0; tl_i < 2; ++tl_i) {
+                            m_tile[tl_i] = tl_part[tl_i];
+                        }
+                    }
+                    // for i in parallel(BM) {  (flash_attention.tl:46)
+                    // for i in parallel(64): each thread visits the elements of `m` it holds
+                    #pragma unroll
+                    for (int tl_s10 = 0; tl_s10 < 2; ++tl_s10) {
+                        [[maybe_unused]] const int i = ((tl_tid / 4 % 8) + (tl_s10) * 8 + (tl_tid / 32) * 16);
+                        const float m_new = tl::max(m[tl_s10], m_tile[tl_s10]);
+                        alpha[tl_s10] = tl::exp2(m[tl_s10] - m_new);
+                        m[tl_s10] = m_new;
+                    }
+                    // for i, j in parallel(BM, BN) {  (flash_attention.tl:51)
+                    // for i, j in parallel(64, 64): each thread visits the elements of `s` it holds
+                    #pragma unroll
+                    for (int tl_s11 = 0; tl_s11 < s_layout::kSlots; ++tl_s11) {
+                        [[maybe_unused]] const int i = s_layout::row(tl_tid, tl_s11);
+                        [[maybe_unused]] const int j = s_layout::col(tl_tid, tl_s11);
+                        s[tl_s11] = tl::exp2(s[tl_s11] - m[(tl_s11 / 2 % 2)]);
+                    }
+                    // reduce(sum, s, l_tile, axis = 1);  (flash_attention.tl:54)
+                    // each thread folds its 16 values of each of its 2 results; xor shuffles 1, 2 among the lanes that share one
+                    {
+                        float tl_part[2];
+                        #pragma unroll
+                        for (int tl_i = 0; tl_i < 2; ++tl_i) tl_part[tl_i] = tl::SumOp::identity<float>();
+                        #pragma unroll
+                        for (int tl_s12 = 0; tl_s12 < s_layout::kSlots; ++tl_s12) {
+                            tl_part[(tl_s12 / 2 % 2)] = tl::SumOp::combine(tl_part[(tl_s12 / 2 % 2)], tl::SumOp::element(s[tl_s12]));
+                        }
+                        #pragma unroll
+                        for (int tl_i = 0; tl_i < 2; ++tl_i) {
+                            tl_part[tl_i] = tl::xor_combine<tl::SumOp, 1>(tl_part[tl_i]);
+                            tl_part[tl_i] = tl::xor_combine<tl::SumOp, 2>(tl_part[tl_i]);
+                        }
+                        #pragma unroll
+                        for (int tl_i = 0; tl_i < 2; ++tl_i) {
+                            l_tile[tl_i] = tl_part[tl_i];
+                        }
+                    }
+                    // for i in parallel(BM) {  (flash_attention.tl:55)
+                    // for i in parallel(64): each thread visits the elements of `l` it holds
+                    #pragma unroll
+                    for (int tl_s13 = 0; tl_s13 < 2; ++tl_s13) {
+                        [[maybe_unused]] const int i = ((tl_tid / 4 % 8) + (tl_s13) * 8 + (tl_tid / 32) * 16);
+                        l[tl_s13] = l[tl_s13] * alpha[tl_s13] + l_tile[tl_s13];
+                    }
+                    tl::sm90::wgmma_wait<0>();  // trip t - 1's trailing gemms retired
+                    tl::sm90::fence_accumulators(o);
+                    if (tl_tid % 32 == 0) tl::sm90::mbarrier_arrive(&tl_empty[tl_stage_prev]);  // release trip t - 1
+                    // for i, d in parallel(BM, D) {  (flash_attention.tl:60)
+                    // for i, d in parallel(64, 64): each thread visits the elements of `o` it holds
+                    #pragma unroll
+                    for (int tl_s14 = 0; tl_s14 < o_layout::kSlots; ++tl_s14) {
+                        [[maybe_unused]] const int i = o_layout::row(tl_tid, tl_s14);
+                        [[maybe_unused]] const int d = o_layout::col(tl_tid, tl_s14);
+                        o[tl_s14] = o[tl_s14] * alpha[(tl_s14 / 2 % 2)];
+                    }
+                    // copy(s, p);  (flash_attention.tl:63)
+                    #pragma unroll
+                    for (int tl_s = 0; tl_s < p_layout::kSlots; ++tl_s) p[tl_s] = tl::convert<tl::f16>(s[tl_s]);
+                }
                 const int tl_stage = tl_it % 8;
-                tl::sm90::mbarrier_wait(&tl_full[tl_stage], (tl_it / 8 + 0) & 1);  // the stage's TMA loads landed
-                const int32_t k0 = t * 64;
-                // gemm(q, k, s, transpose_b = true, clear = true);  (flash_attention.tl:37)
-                #pragma unroll
-                for (int tl_s = 0; tl_s < s_layout::kSlots; ++tl_s) s[tl_s] = 0.0f;  // clear = true
-                tl::sm90::warpgroup_gemm<tl::f16, 64, 64, 64, false, true, 1>(s, q, k + tl_stage * 4096, tl_tid / 128);
-                tl::sm90::wgmma_wait<0>();
-                tl::sm90::fence_accumulators(s);
-                // for i, j in parallel(BM, BN) {  (flash_attention.tl:38)
-                // for i, j in parallel(64, 64): each thread visits the elements of `s` it holds
-                #pragma unroll
-                for (int tl_s1 = 0; tl_s1 < s_layout::kSlots; ++tl_s1) {
-                    [[maybe_unused]] const int i = s_layout::row(tl_tid, tl_s1);
-                    const int j = s_layout::col(tl_tid, tl_s1);
-                    const int32_t key = k0 + j;
-                    const bool masked = key >= S;
-                    s[tl_s1] = masked ? -tl::inf<float>() : s[tl_s1] * qk_scale;
-                }
-                // reduce(max, s, m_tile, axis = 1);  (flash_attention.tl:45)
-                // each thread folds its 16 values of each of its 2 results; xor shuffles 1, 2 among the lanes that share one
-                {
-                    float tl_part[2];
-                    #pragma unroll
-                    for (int tl_i = 0; tl_i < 2; ++tl_i) tl_part[tl_i] = tl::MaxOp::identity<float>();
-                    #pragma unroll
-                    for (int tl_s2 = 0; tl_s2 < s_layout::kSlots; ++tl_s2) {
-                        tl_part[(tl_s2 / 2 % 2)] = tl::MaxOp::combine(tl_part[(tl_s2 / 2 % 2)], tl::MaxOp::element(s[tl_s2]));
-                    }
-                    #pragma unroll
-                    for (int tl_i = 0; tl_i < 2; ++tl_i) {
-                        tl_part[tl_i] = tl::xor_combine<tl::MaxOp, 1>(tl_part[tl_i]);
-                        tl_part[tl_i] = tl::xor_combine<tl::MaxOp, 2>(tl_part[tl_i]);
-                    }
-                    #pragma unroll
-                    for (int tl_i = 0; tl_i < 2; ++tl_i) {
-                        m_tile[tl_i] = tl_part[tl_i];
-                    }
-                }
-                // for i in parallel(BM) {  (flash_attention.tl:46)
-                // for i in parallel(64): each thread visits the elements of `m` it holds
-                #pragma unroll
-                for (int tl_s3 = 0; tl_s3 < 2; ++tl_s3) {
-                    [[maybe_unused]] const int i = ((tl_tid / 4 % 8) + (tl_s3) * 8 + (tl_tid / 32) * 16);
-                    const float m_new = tl::max(m[tl_s3], m_tile[tl_s3]);
-                    alpha[tl_s3] = tl::exp2(m[tl_s3] - m_new);
-                    m[tl_s3] = m_new;
-                }
-                // for i, j in parallel(BM, BN) {  (flash_attention.tl:51)
-                // for i, j in parallel(64, 64): each thread visits the elements of `s` it holds
-                #pragma unroll
-                for (int tl_s4 = 0; tl_s4 < s_layout::kSlots; ++tl_s4) {
-                    [[maybe_unused]] const int i = s_layout::row(tl_tid, tl_s4);
-                    [[maybe_unused]] const int j = s_layout::col(tl_tid, tl_s4);
-                    s[tl_s4] = tl::exp2(s[tl_s4] - m[(tl_s4 / 2 % 2)]);
-                }
-                // reduce(sum, s, l_tile, axis = 1);  (flash_attention.tl:54)
-                // each thread folds its 16 values of each of its 2 results; xor shuffles 1, 2 among the lanes that share one
-                {
-                    float tl_part[2];
-                    #pragma unroll
-                    for (int tl_i = 0; tl_i < 2; ++tl_i) tl_part[tl_i] = tl::SumOp::identity<float>();
-                    #pragma unroll
-                    for (int tl_s5 = 0; tl_s5 < s_layout::kSlots; ++tl_s5) {
-                        tl_part[(tl_s5 / 2 % 2)] = tl::SumOp::combine(tl_part[(tl_s5 / 2 % 2)], tl::SumOp::element(s[tl_s5]));
-                    }
-                    #pragma unroll
-                    for (int tl_i = 0; tl_i < 2; ++tl_i) {
-                        tl_part[tl_i] = tl::xor_combine<tl::SumOp, 1>(tl_part[tl_i]);
-                        tl_part[tl_i] = tl::xor_combine<tl::SumOp, 2>(tl_part[tl_i]);
-                    }
-                    #pragma unroll
-                    for (int tl_i = 0; tl_i < 2; ++tl_i) {
-                        l_tile[tl_i] = tl_part[tl_i];
-                    }
-                }
-                // for i in parallel(BM) {  (flash_attention.tl:55)
-                // for i in parallel(64): each thread visits the elements of `l` it holds
-                #pragma unroll
-                for (int tl_s6 = 0; tl_s6 < 2; ++tl_s6) {
-                    [[maybe_unused]] const int i = ((tl_tid / 4 % 8) + (tl_s6) * 8 + (tl_tid / 32) * 16);
-                    l[tl_s6] = l[tl_s6] * alpha[tl_s6] + l_tile[tl_s6];
-                }
-                // for i, d in parallel(BM, D) {  (flash_attention.tl:60)
-                // for i, d in parallel(64, 64): each thread visits the elements of `o` it holds
-                #pragma unroll
-                for (int tl_s7 = 0; tl_s7 < o_layout::kSlots; ++tl_s7) {
-                    [[maybe_unused]] const int i = o_layout::row(tl_tid, tl_s7);
-                    [[maybe_unused]] const int d = o_layout::col(tl_tid, tl_s7);
-                    o[tl_s7] = o[tl_s7] * alpha[(tl_s7 / 2 % 2)];
-                }
-                // copy(s, p);  (flash_attention.tl:63)
-                #pragma unroll
-                for (int tl_s = 0; tl_s < p_layout::kSlots; ++tl_s) p[tl_s] = tl::convert<tl::f16>(s[tl_s]);
+                // The last trip's trailing gemms.
                 // gemm(p, v, o);  (flash_attention.tl:64)
                 tl::sm90::warpgroup_gemm_rs<tl::f16, 64, 64, 64, false, 1>(o, p, v + tl_stage * 4096, tl_tid / 128);  // A from the registers of `p`
-                tl::sm90::wgmma_wait<0>();
+                tl::sm90::wgmma_wait<0>();  // the last trip's trailing gemms retired
                 tl::sm90::fence_accumulators(o);
-                if (tl_tid % 32 == 0) tl::sm90::mbarrier_arrive(&tl_empty[tl_stage]);  // the stage's last reader retired
+                if (tl_tid % 32 == 0) tl::sm90::mbarrier_arrive(&tl_empty[tl_stage]);  // release the last trip
+                ++tl_it;
             }
             if (tl_tid % 32 == 0) tl::sm90::mbarrier_arrive(tl_once_empty);  // the tile's last wgmma retired
             // for i, d in parallel(BM, D) {  (flash_attention.tl:67)
             // for i, d in parallel(64, 64): each thread visits the elements of `o` it holds
             #pragma unroll
-            for (int tl_s8 = 0; tl_s8 < o_layout::kSlots; ++tl_s8) {
-                [[maybe_unused]] const int i = o_layout::row(tl_tid, tl_s8);
-                [[maybe_unused]] const int d = o_layout::col(tl_tid, tl_s8);
-                o[tl_s8] = o[tl_s8] / l[(tl_s8 / 2 % 2)];
+            for (int tl_s15 = 0; tl_s15 < o_layout::kSlots; ++tl_s15) {
+                [[maybe_unused]] const int i = o_layout::row(tl_tid, tl_s15);
+                [[maybe_unused]] const int d = o_layout::col(tl_tid, tl_s15);
+                o[tl_s15] = o[tl_s15] / l[(tl_s15 / 2 % 2)];
             }
             // copy(o, O[b, h, q0 +: BM, 0 +: D]);     // rows past S are skipped  (flash_attention.tl:70)
             #pragma unroll
-            for (int tl_chunk9 = 0; tl_chunk9 < o_layout::kSlots; tl_chunk9 += 2) {
-                tl::f16* tl_ptr10 = &O[((int64_t(b) * H + h) * S + (q0 + (o_layout::row(tl_tid, tl_chunk9)))) * 64 + (o_layout::col(tl_tid, tl_chunk9))];
-                if (tl::in_bounds(b, B) && tl::in_bounds(h, H) && tl::in_bounds(q0 + (o_layout::row(tl_tid, tl_chunk9)), S) && tl::in_bounds(o_layout::col(tl_tid, tl_chunk9), 64) && tl::in_bounds(b, B) && tl::in_bounds(h, H) && tl::in_bounds(q0 + (o_layout::row(tl_tid, tl_chunk9)), S) && tl::in_bounds((o_layout::col(tl_tid, tl_chunk9)) + 1, 64) && tl::is_aligned(tl_ptr10, 4)) {
-                    tl::f16 tl_vec11[2];
+            for (int tl_chunk16 = 0; tl_chunk16 < o_layout::kSlots; tl_chunk16 += 2) {
+                tl::f16* tl_ptr17 = &O[((int64_t(b) * H + h) * S + (q0 + (o_layout::row(tl_tid, tl_chunk16)))) * 64 + (o_layout::col(tl_tid, tl_chunk16))];
+                if (tl::in_bounds(b, B) && tl::in_bounds(h, H) && tl::in_bounds(q0 + (o_layout::row(tl_tid, tl_chunk16)), S) && tl::in_bounds(o_layout::col(tl_tid, tl_chunk16), 64) && tl::in_bounds(b, B) && tl::in_bounds(h, H) && tl::in_bounds(q0 + (o_layout::row(tl_tid, tl_chunk16)), S) && tl::in_bounds((o_layout::col(tl_tid, tl_chunk16)) + 1, 64) && tl::is_aligned(tl_ptr17, 4)) {
+                    tl::f16 tl_vec18[2];
                     #pragma unroll
-                    for (int tl_v = 0; tl_v < 2; tl_v += 2) tl::convert_pair(&tl_vec11[tl_v], o[tl_chunk9 + tl_v], o[tl_chunk9 + tl_v + 1]);
-                    tl::store_vector<tl::f16, 2>(tl_ptr10, tl_vec11);
+                    for (int tl_v = 0; tl_v < 2; tl_v += 2) tl::convert_pair(&tl_vec18[tl_v], o[tl_chunk16 + tl_v], o[tl_chunk16 + tl_v + 1]);
+                    tl::store_vector<tl::f16, 2>(tl_ptr17, tl_vec18);
                 } else {
                     #pragma unroll
                     for (int tl_v = 0; tl_v < 2; ++tl_v) {
-                        if (tl::in_bounds(b, B) && tl::in_bounds(h, H) && tl::in_bounds(q0 + (o_layout::row(tl_tid, tl_chunk9 + tl_v)), S) && tl::in_bounds(o_layout::col(tl_tid, tl_chunk9 + tl_v), 64)) O[((int64_t(b) * H + h) * S + (q0 + (o_layout::row(tl_tid, tl_chunk9 + tl_v)))) * 64 + (o_layout::col(tl_tid, tl_chunk9 + tl_v))] = tl::convert<tl::f16>(o[tl_chunk9 + tl_v]);
+                        if (tl::in_bounds(b, B) && tl::in_bounds(h, H) && tl::in_bounds(q0 + (o_layout::row(tl_tid, tl_chunk16 + tl_v)), S) && tl::in_bounds(o_layout::col(tl_tid, tl_chunk16 + tl_v), 64)) O[((int64_t(b) * H + h) * S + (q0 + (o_layout::row(tl_tid, tl_chunk16 + tl_v)))) * 64 + (o_layout::col(tl_tid, tl_chunk16 + tl_v))] = tl::convert<tl::f16>(o[tl_chunk16 + tl_v]);
                     }
                 }
             }

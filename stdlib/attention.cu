@@ -296,7 +296,7 @@ __global__ void __launch_bounds__(128) flash_attention_kernel(
 }
 
 // kernel flash_attention<BM = 128, BN = 128, D = 64, CAUSAL = false, STAGES = 2, THREADS = 256, T = f16>  (stdlib/attention.tl:15)
-// 256 threads per block, 148560 bytes of shared memory
+// 256 threads per block, 181344 bytes of shared memory
 // warp-specialized: warpgroup 0 issues TMA loads, the other 256 threads run wgmma; persistent over the tiles
 __global__ void __launch_bounds__(384, 1) flash_attention_kernel_sm90(
         const __grid_constant__ CUtensorMap tl_map_Q,
@@ -325,14 +325,14 @@ __global__ void __launch_bounds__(384, 1) flash_attention_kernel_sm90(
     extern __shared__ __align__(1024) unsigned char tl_smem_raw[];
     unsigned char* tl_smem = tl_smem_raw + ((1024 - tl::sm90::smem_address(tl_smem_raw) % 1024) % 1024);
     tl::f16* q = reinterpret_cast<tl::f16*>(tl_smem + 0);  // shared q: f16[128, 64], 1 stages, 128-byte swizzled (TMA)
-    tl::f16* k = reinterpret_cast<tl::f16*>(tl_smem + 16384);  // shared k: f16[128, 64], 4 stages, 128-byte swizzled (TMA)
-    tl::f16* v = reinterpret_cast<tl::f16*>(tl_smem + 81920);  // shared v: f16[128, 64], 4 stages, 128-byte swizzled (TMA)
-    uint64_t* tl_full = reinterpret_cast<uint64_t*>(tl_smem + 147456);   // per stage: its TMA loads landed
-    uint64_t* tl_empty = tl_full + 4;  // per stage: every consumer warp finished reading it
-    uint64_t* tl_once_full = tl_empty + 4;  // the tiles loaded once per tile landed
+    tl::f16* k = reinterpret_cast<tl::f16*>(tl_smem + 16384);  // shared k: f16[128, 64], 5 stages, 128-byte swizzled (TMA)
+    tl::f16* v = reinterpret_cast<tl::f16*>(tl_smem + 98304);  // shared v: f16[128, 64], 5 stages, 128-byte swizzled (TMA)
+    uint64_t* tl_full = reinterpret_cast<uint64_t*>(tl_smem + 180224);   // per stage: its TMA loads landed
+    uint64_t* tl_empty = tl_full + 5;  // per stage: every consumer warp finished reading it
+    uint64_t* tl_once_full = tl_empty + 5;  // the tiles loaded once per tile landed
     uint64_t* tl_once_empty = tl_once_full + 1;  // every consumer warp finished the tile's wgmmas
     if (threadIdx.x == 0) {
-        for (int tl_s = 0; tl_s < 4; ++tl_s) {
+        for (int tl_s = 0; tl_s < 5; ++tl_s) {
             tl::sm90::mbarrier_init(&tl_full[tl_s], 1);
             tl::sm90::mbarrier_init(&tl_empty[tl_s], 8);  // one arrival per consumer warp
         }
@@ -368,8 +368,8 @@ __global__ void __launch_bounds__(384, 1) flash_attention_kernel_sm90(
                 // copy(Q[b, h, q0 +: BM, 0 +: D], q);  (attention.tl:39)
                 tl::sm90::tma_load_4d(q, &tl_map_Q, tl_once_full, 0, q0, h, b);
                 for (int t = 0; t < n_kv; ++t, ++tl_it) {
-                    const int tl_stage = tl_it % 4;
-                    tl::sm90::mbarrier_wait(&tl_empty[tl_stage], (tl_it / 4 + 1) & 1);  // consumers released it
+                    const int tl_stage = tl_it % 5;
+                    tl::sm90::mbarrier_wait(&tl_empty[tl_stage], (tl_it / 5 + 1) & 1);  // consumers released it
                     tl::sm90::mbarrier_arrive_expect_tx(&tl_full[tl_stage], 32768);
                     const int32_t k0 = t * 128;
                     // copy(K[b, h, k0 +: BN, 0 +: D], k);  (attention.tl:43)
@@ -412,135 +412,243 @@ __global__ void __launch_bounds__(384, 1) flash_attention_kernel_sm90(
             const int32_t q0 = tl_block_x * 128;
             const float qk_scale = sm_scale * 1.4426950216293335f;
             // copy(Q[b, h, q0 +: BM, 0 +: D], q);  (attention.tl:39)
-            tl::sm90::mbarrier_wait(tl_once_full, tl_round & 1);  // the tiles loaded once per tile landed
+            tl::sm90::mbarrier_wait(tl_once_full, (tl_round + 0) & 1);  // the tiles loaded once per tile landed
             const int32_t n_kv = tl::cdiv(S, 128);
             // for t in pipelined(n_kv, stages = STAGES) {  (attention.tl:41)
             const int tl_trips0 = n_kv;
-            for (int t = 0; t < tl_trips0; ++t, ++tl_it) {
-                const int tl_stage = tl_it % 4;
-                tl::sm90::mbarrier_wait(&tl_full[tl_stage], (tl_it / 4 + 0) & 1);  // the stage's TMA loads landed
-                const int32_t k0 = t * 128;
-                // gemm(q, k, s, transpose_b = true, clear = true);  (attention.tl:46)
-                #pragma unroll
-                for (int tl_s = 0; tl_s < s_layout::kSlots; ++tl_s) s[tl_s] = 0.0f;  // clear = true
-                tl::sm90::warpgroup_gemm<tl::f16, 128, 128, 64, false, true, 2>(s, q, k + tl_stage * 8192, tl_tid / 128);
-                tl::sm90::wgmma_wait<0>();
-                tl::sm90::fence_accumulators(s);
-                if (k0 + 128 > S) {
-                    // for i, j in parallel(BM, BN) {  (attention.tl:48)
+            if (tl_trips0 > 0) {
+                {
+                    // Trip 0: its first gemm and the statements before its trailing gemms.
+                    const int t = 0;
+                    const int tl_stage = tl_it % 5;
+                    const int32_t k0 = t * 128;
+                    tl::sm90::mbarrier_wait(&tl_full[tl_stage], (tl_it / 5 + 0) & 1);  // the stage's TMA loads landed
+                    // gemm(q, k, s, transpose_b = true, clear = true);  (attention.tl:46)
+                    tl::sm90::warpgroup_gemm<tl::f16, 128, 128, 64, false, true, 2>(s, q, k + tl_stage * 8192, tl_tid / 128, true);
+                    tl::sm90::wgmma_wait<0>();
+                    tl::sm90::fence_accumulators(s);
+                    if (k0 + 128 > S) {
+                        // for i, j in parallel(BM, BN) {  (attention.tl:48)
+                        // for i, j in parallel(128, 128): each thread visits the elements of `s` it holds
+                        #pragma unroll
+                        for (int tl_s1 = 0; tl_s1 < s_layout::kSlots; ++tl_s1) {
+                            [[maybe_unused]] const int i = s_layout::row(tl_tid, tl_s1);
+                            const int j = s_layout::col(tl_tid, tl_s1);
+                            const int32_t key = k0 + j;
+                            const bool masked = key >= S;
+                            s[tl_s1] = masked ? -tl::inf<float>() : s[tl_s1];
+                        }
+                    }
+                    // reduce(max, s, m_tile, axis = 1);  (attention.tl:55)
+                    // each thread folds its 32 values of each of its 2 results; xor shuffles 1, 2 among the lanes that share one
+                    {
+                        float tl_part[2];
+                        #pragma unroll
+                        for (int tl_i = 0; tl_i < 2; ++tl_i) tl_part[tl_i] = tl::MaxOp::identity<float>();
+                        #pragma unroll
+                        for (int tl_s2 = 0; tl_s2 < s_layout::kSlots; ++tl_s2) {
+                            tl_part[(tl_s2 / 2 % 2)] = tl::MaxOp::combine(tl_part[(tl_s2 / 2 % 2)], tl::MaxOp::element(s[tl_s2]));
+                        }
+                        #pragma unroll
+                        for (int tl_i = 0; tl_i < 2; ++tl_i) {
+                            tl_part[tl_i] = tl::xor_combine<tl::MaxOp, 1>(tl_part[tl_i]);
+                            tl_part[tl_i] = tl::xor_combine<tl::MaxOp, 2>(tl_part[tl_i]);
+                        }
+                        #pragma unroll
+                        for (int tl_i = 0; tl_i < 2; ++tl_i) {
+                            m_tile[tl_i] = tl_part[tl_i];
+                        }
+                    }
+                    // for i in parallel(BM) {  (attention.tl:56)
+                    // for i in parallel(128): each thread visits the elements of `m` it holds
+                    #pragma unroll
+                    for (int tl_s3 = 0; tl_s3 < 2; ++tl_s3) {
+                        [[maybe_unused]] const int i = ((tl_tid / 4 % 8) + (tl_s3) * 8 + (tl_tid / 32) * 16);
+                        const float m_new = tl::max(m[tl_s3], m_tile[tl_s3] * qk_scale);
+                        alpha[tl_s3] = tl::fast::exp2(m[tl_s3] - m_new);
+                        m[tl_s3] = m_new;
+                    }
+                    // for i, j in parallel(BM, BN) {  (attention.tl:61)
                     // for i, j in parallel(128, 128): each thread visits the elements of `s` it holds
                     #pragma unroll
-                    for (int tl_s1 = 0; tl_s1 < s_layout::kSlots; ++tl_s1) {
-                        [[maybe_unused]] const int i = s_layout::row(tl_tid, tl_s1);
-                        const int j = s_layout::col(tl_tid, tl_s1);
-                        const int32_t key = k0 + j;
-                        const bool masked = key >= S;
-                        s[tl_s1] = masked ? -tl::inf<float>() : s[tl_s1];
+                    for (int tl_s4 = 0; tl_s4 < s_layout::kSlots; ++tl_s4) {
+                        [[maybe_unused]] const int i = s_layout::row(tl_tid, tl_s4);
+                        [[maybe_unused]] const int j = s_layout::col(tl_tid, tl_s4);
+                        s[tl_s4] = tl::fast::exp2(s[tl_s4] * qk_scale - m[(tl_s4 / 2 % 2)]);
                     }
-                }
-                // reduce(max, s, m_tile, axis = 1);  (attention.tl:55)
-                // each thread folds its 32 values of each of its 2 results; xor shuffles 1, 2 among the lanes that share one
-                {
-                    float tl_part[2];
-                    #pragma unroll
-                    for (int tl_i = 0; tl_i < 2; ++tl_i) tl_part[tl_i] = tl::MaxOp::identity<float>();
-                    #pragma unroll
-                    for (int tl_s2 = 0; tl_s2 < s_layout::kSlots; ++tl_s2) {
-                        tl_part[(tl_s2 / 2 % 2)] = tl::MaxOp::combine(tl_part[(tl_s2 / 2 % 2)], tl::MaxOp::element(s[tl_s2]));
+                    // reduce(sum, s, l_tile, axis = 1);  (attention.tl:64)
+                    // each thread folds its 32 values of each of its 2 results; xor shuffles 1, 2 among the lanes that share one
+                    {
+                        float tl_part[2];
+                        #pragma unroll
+                        for (int tl_i = 0; tl_i < 2; ++tl_i) tl_part[tl_i] = tl::SumOp::identity<float>();
+                        #pragma unroll
+                        for (int tl_s5 = 0; tl_s5 < s_layout::kSlots; ++tl_s5) {
+                            tl_part[(tl_s5 / 2 % 2)] = tl::SumOp::combine(tl_part[(tl_s5 / 2 % 2)], tl::SumOp::element(s[tl_s5]));
+                        }
+                        #pragma unroll
+                        for (int tl_i = 0; tl_i < 2; ++tl_i) {
+                            tl_part[tl_i] = tl::xor_combine<tl::SumOp, 1>(tl_part[tl_i]);
+                            tl_part[tl_i] = tl::xor_combine<tl::SumOp, 2>(tl_part[tl_i]);
+                        }
+                        #pragma unroll
+                        for (int tl_i = 0; tl_i < 2; ++tl_i) {
+                            l_tile[tl_i] = tl_part[tl_i];
+                        }
                     }
+                    // for i in parallel(BM) {  (attention.tl:65)
+                    // for i in parallel(128): each thread visits the elements of `l` it holds
                     #pragma unroll
-                    for (int tl_i = 0; tl_i < 2; ++tl_i) {
-                        tl_part[tl_i] = tl::xor_combine<tl::MaxOp, 1>(tl_part[tl_i]);
-                        tl_part[tl_i] = tl::xor_combine<tl::MaxOp, 2>(tl_part[tl_i]);
+                    for (int tl_s6 = 0; tl_s6 < 2; ++tl_s6) {
+                        [[maybe_unused]] const int i = ((tl_tid / 4 % 8) + (tl_s6) * 8 + (tl_tid / 32) * 16);
+                        l[tl_s6] = l[tl_s6] * alpha[tl_s6] + l_tile[tl_s6];
                     }
+                    // for i, d in parallel(BM, D) {  (attention.tl:69)
+                    // for i, d in parallel(128, 64): each thread visits the elements of `o` it holds
                     #pragma unroll
-                    for (int tl_i = 0; tl_i < 2; ++tl_i) {
-                        m_tile[tl_i] = tl_part[tl_i];
+                    for (int tl_s7 = 0; tl_s7 < o_layout::kSlots; ++tl_s7) {
+                        [[maybe_unused]] const int i = o_layout::row(tl_tid, tl_s7);
+                        [[maybe_unused]] const int d = o_layout::col(tl_tid, tl_s7);
+                        o[tl_s7] = o[tl_s7] * alpha[(tl_s7 / 2 % 2)];
                     }
-                }
-                // for i in parallel(BM) {  (attention.tl:56)
-                // for i in parallel(128): each thread visits the elements of `m` it holds
-                #pragma unroll
-                for (int tl_s3 = 0; tl_s3 < 2; ++tl_s3) {
-                    [[maybe_unused]] const int i = ((tl_tid / 4 % 8) + (tl_s3) * 8 + (tl_tid / 32) * 16);
-                    const float m_new = tl::max(m[tl_s3], m_tile[tl_s3] * qk_scale);
-                    alpha[tl_s3] = tl::fast::exp2(m[tl_s3] - m_new);
-                    m[tl_s3] = m_new;
-                }
-                // for i, j in parallel(BM, BN) {  (attention.tl:61)
-                // for i, j in parallel(128, 128): each thread visits the elements of `s` it holds
-                #pragma unroll
-                for (int tl_s4 = 0; tl_s4 < s_layout::kSlots; ++tl_s4) {
-                    [[maybe_unused]] const int i = s_layout::row(tl_tid, tl_s4);
-                    [[maybe_unused]] const int j = s_layout::col(tl_tid, tl_s4);
-                    s[tl_s4] = tl::fast::exp2(s[tl_s4] * qk_scale - m[(tl_s4 / 2 % 2)]);
-                }
-                // reduce(sum, s, l_tile, axis = 1);  (attention.tl:64)
-                // each thread folds its 32 values of each of its 2 results; xor shuffles 1, 2 among the lanes that share one
-                {
-                    float tl_part[2];
+                    // copy(s, p);  (attention.tl:72)
                     #pragma unroll
-                    for (int tl_i = 0; tl_i < 2; ++tl_i) tl_part[tl_i] = tl::SumOp::identity<float>();
-                    #pragma unroll
-                    for (int tl_s5 = 0; tl_s5 < s_layout::kSlots; ++tl_s5) {
-                        tl_part[(tl_s5 / 2 % 2)] = tl::SumOp::combine(tl_part[(tl_s5 / 2 % 2)], tl::SumOp::element(s[tl_s5]));
+                    for (int tl_s = 0; tl_s < p_layout::kSlots; ++tl_s) p[tl_s] = tl::convert<tl::f16>(s[tl_s]);
+                }
+                for (int t = 1; t < tl_trips0; ++t) {
+                    ++tl_it;
+                    const int tl_stage_prev = (tl_it + 4) % 5;  // trip t - 1's
+                    const int tl_stage = tl_it % 5;
+                    const int32_t k0 = t * 128;
+                    tl::sm90::mbarrier_wait(&tl_full[tl_stage], (tl_it / 5 + 0) & 1);  // the stage's TMA loads landed
+                    // gemm(q, k, s, transpose_b = true, clear = true);  (attention.tl:46)
+                    tl::sm90::warpgroup_gemm<tl::f16, 128, 128, 64, false, true, 2>(s, q, k + tl_stage * 8192, tl_tid / 128, true);
+                    // gemm(p, v, o);  (attention.tl:73)
+                    tl::sm90::warpgroup_gemm_rs<tl::f16, 128, 64, 128, false, 2>(o, p, v + tl_stage_prev * 8192, tl_tid / 128);  // A from the registers of `p`
+                    tl::sm90::wgmma_wait<1>();  // this trip's first gemm retired (the trailing gemms of trip t - 1 may run on)
+                    tl::sm90::fence_accumulators(s);
+                    if (k0 + 128 > S) {
+                        // for i, j in parallel(BM, BN) {  (attention.tl:48)
+                        // for i, j in parallel(128, 128): each thread visits the elements of `s` it holds
+                        #pragma unroll
+                        for (int tl_s8 = 0; tl_s8 < s_layout::kSlots; ++tl_s8) {
+                            [[maybe_unused]] const int i = s_layout::row(tl_tid, tl_s8);
+                            const int j = s_layout::col(tl_tid, tl_s8);
+                            const int32_t key = k0 + j;
+                            const bool masked = key >= S;
+                            s[tl_s8] = masked ? -tl::inf<float>() : s[tl_s8];
+                        }
                     }
-                    #pragma unroll
-                    for (int tl_i = 0; tl_i < 2; ++tl_i) {
-                        tl_part[tl_i] = tl::xor_combine<tl::SumOp, 1>(tl_part[tl_i]);
-                        tl_part[tl_i] = tl::xor_combine<tl::SumOp, 2>(tl_part[tl_i]);
+                    // reduce(max, s, m_tile, axis = 1);  (attention.tl:55)
+                    // each thread folds its 32 values of each of its 2 results; xor shuffles 1, 2 among the lanes that share one
+                    {
+                        float tl_part[2];
+                        #pragma unroll
+                        for (int tl_i = 0; tl_i < 2; ++tl_i) tl_part[tl_i] = tl::MaxOp::identity<float>();
+                        #pragma unroll
+                        for (int tl_s9 = 0; tl_s9 < s_layout::kSlots; ++tl_s9) {
+                            tl_part[(tl_s9 / 2 % 2)] = tl::MaxOp::combine(tl_part[(tl_s9 / 2 % 2)], tl::MaxOp::element(s[tl_s9]));
+                        }
+                        #pragma unroll
+                        for (int tl_i = 0; tl_i < 2; ++tl_i) {
+                            tl_part[tl_i] = tl::xor_combine<tl::MaxOp, 1>(tl_part[tl_i]);
+                            tl_part[tl_i] = tl::xor_combine<tl::MaxOp, 2>(tl_part[tl_i]);
+                        }
+                        #pragma unroll
+                        for (int tl_i = 0; tl_i < 2; ++tl_i) {
+                            m_tile[tl_i] = tl_part[tl_i];
+                        }
                     }
+                    // for i in parallel(BM) {  (attention.tl:56)
+                    // for i in parallel(128): each thread visits the elements of `m` it holds
                     #pragma unroll
-                    for (int tl_i = 0; tl_i < 2; ++tl_i) {
-                        l_tile[tl_i] = tl_part[tl_i];
+                    for (int tl_s10 = 0; tl_s10 < 2; ++tl_s10) {
+                        [[maybe_unused]] const int i = ((tl_tid / 4 % 8) + (tl_s10) * 8 + (tl_tid / 32) * 16);
+                        const float m_new = tl::max(m[tl_s10], m_tile[tl_s10] * qk_scale);
+                        alpha[tl_s10] = tl::fast::exp2(m[tl_s10] - m_new);
+                        m[tl_s10] = m_new;
                     }
+                    // for i, j in parallel(BM, BN) {  (attention.tl:61)
+                    // for i, j in parallel(128, 128): each thread visits the elements of `s` it holds
+                    #pragma unroll
+                    for (int tl_s11 = 0; tl_s11 < s_layout::kSlots; ++tl_s11) {
+                        [[maybe_unused]] const int i = s_layout::row(tl_tid, tl_s11);
+                        [[maybe_unused]] const int j = s_layout::col(tl_tid, tl_s11);
+                        s[tl_s11] = tl::fast::exp2(s[tl_s11] * qk_scale - m[(tl_s11 / 2 % 2)]);
+                    }
+                    // reduce(sum, s, l_tile, axis = 1);  (attention.tl:64)
+                    // each thread folds its 32 values of each of its 2 results; xor shuffles 1, 2 among the lanes that share one
+                    {
+                        float tl_part[2];
+                        #pragma unroll
+                        for (int tl_i = 0; tl_i < 2; ++tl_i) tl_part[tl_i] = tl::SumOp::identity<float>();
+                        #pragma unroll
+                        for (int tl_s12 = 0; tl_s12 < s_layout::kSlots; ++tl_s12) {
+                            tl_part[(tl_s12 / 2 % 2)] = tl::SumOp::combine(tl_part[(tl_s12 / 2 % 2)], tl::SumOp::element(s[tl_s12]));
+                        }
+                        #pragma unroll
+                        for (int tl_i = 0; tl_i < 2; ++tl_i) {
+                            tl_part[tl_i] = tl::xor_combine<tl::SumOp, 1>(tl_part[tl_i]);
+                            tl_part[tl_i] = tl::xor_combine<tl::SumOp, 2>(tl_part[tl_i]);
+                        }
+                        #pragma unroll
+                        for (int tl_i = 0; tl_i < 2; ++tl_i) {
+                            l_tile[tl_i] = tl_part[tl_i];
+                        }
+                    }
+                    // for i in parallel(BM) {  (attention.tl:65)
+                    // for i in parallel(128): each thread visits the elements of `l` it holds
+                    #pragma unroll
+                    for (int tl_s13 = 0; tl_s13 < 2; ++tl_s13) {
+                        [[maybe_unused]] const int i = ((tl_tid / 4 % 8) + (tl_s13) * 8 + (tl_tid / 32) * 16);
+                        l[tl_s13] = l[tl_s13] * alpha[tl_s13] + l_tile[tl_s13];
+                    }
+                    tl::sm90::wgmma_wait<0>();  // trip t - 1's trailing gemms retired
+                    tl::sm90::fence_accumulators(o);
+                    if (tl_tid % 32 == 0) tl::sm90::mbarrier_arrive(&tl_empty[tl_stage_prev]);  // release trip t - 1
+                    // for i, d in parallel(BM, D) {  (attention.tl:69)
+                    // for i, d in parallel(128, 64): each thread visits the elements of `o` it holds
+                    #pragma unroll
+                    for (int tl_s14 = 0; tl_s14 < o_layout::kSlots; ++tl_s14) {
+                        [[maybe_unused]] const int i = o_layout::row(tl_tid, tl_s14);
+                        [[maybe_unused]] const int d = o_layout::col(tl_tid, tl_s14);
+                        o[tl_s14] = o[tl_s14] * alpha[(tl_s14 / 2 % 2)];
+                    }
+                    // copy(s, p);  (attention.tl:72)
+                    #pragma unroll
+                    for (int tl_s = 0; tl_s < p_layout::kSlots; ++tl_s) p[tl_s] = tl::convert<tl::f16>(s[tl_s]);
                 }
-                // for i in parallel(BM) {  (attention.tl:65)
-                // for i in parallel(128): each thread visits the elements of `l` it holds
-                #pragma unroll
-                for (int tl_s6 = 0; tl_s6 < 2; ++tl_s6) {
-                    [[maybe_unused]] const int i = ((tl_tid / 4 % 8) + (tl_s6) * 8 + (tl_tid / 32) * 16);
-                    l[tl_s6] = l[tl_s6] * alpha[tl_s6] + l_tile[tl_s6];
-                }
-                // for i, d in parallel(BM, D) {  (attention.tl:69)
-                // for i, d in parallel(128, 64): each thread visits the elements of `o` it holds
-                #pragma unroll
-                for (int tl_s7 = 0; tl_s7 < o_layout::kSlots; ++tl_s7) {
-                    [[maybe_unused]] const int i = o_layout::row(tl_tid, tl_s7);
-                    [[maybe_unused]] const int d = o_layout::col(tl_tid, tl_s7);
-                    o[tl_s7] = o[tl_s7] * alpha[(tl_s7 / 2 % 2)];
-                }
-                // copy(s, p);  (attention.tl:72)
-                #pragma unroll
-                for (int tl_s = 0; tl_s < p_layout::kSlots; ++tl_s) p[tl_s] = tl::convert<tl::f16>(s[tl_s]);
+                const int tl_stage = tl_it % 5;
+                // The last trip's trailing gemms.
                 // gemm(p, v, o);  (attention.tl:73)
                 tl::sm90::warpgroup_gemm_rs<tl::f16, 128, 64, 128, false, 2>(o, p, v + tl_stage * 8192, tl_tid / 128);  // A from the registers of `p`
-                tl::sm90::wgmma_wait<0>();
+                tl::sm90::wgmma_wait<0>();  // the last trip's trailing gemms retired
                 tl::sm90::fence_accumulators(o);
-                if (tl_tid % 32 == 0) tl::sm90::mbarrier_arrive(&tl_empty[tl_stage]);  // the stage's last reader retired
+                if (tl_tid % 32 == 0) tl::sm90::mbarrier_arrive(&tl_empty[tl_stage]);  // release the last trip
+                ++tl_it;
             }
             if (tl_tid % 32 == 0) tl::sm90::mbarrier_arrive(tl_once_empty);  // the tile's last wgmma retired
             // for i, d in parallel(BM, D) {  (attention.tl:76)
             // for i, d in parallel(128, 64): each thread visits the elements of `o` it holds
             #pragma unroll
-            for (int tl_s8 = 0; tl_s8 < o_layout::kSlots; ++tl_s8) {
-                [[maybe_unused]] const int i = o_layout::row(tl_tid, tl_s8);
-                [[maybe_unused]] const int d = o_layout::col(tl_tid, tl_s8);
-                o[tl_s8] = tl::fast::div(o[tl_s8], l[(tl_s8 / 2 % 2)]);
+            for (int tl_s15 = 0; tl_s15 < o_layout::kSlots; ++tl_s15) {
+                [[maybe_unused]] const int i = o_layout::row(tl_tid, tl_s15);
+                [[maybe_unused]] const int d = o_layout::col(tl_tid, tl_s15);
+                o[tl_s15] = tl::fast::div(o[tl_s15], l[(tl_s15 / 2 % 2)]);
             }
             // copy(o, O[b, h, q0 +: BM, 0 +: D]);  (attention.tl:79)
             #pragma unroll
-            for (int tl_chunk9 = 0; tl_chunk9 < o_layout::kSlots; tl_chunk9 += 2) {
-                tl::f16* tl_ptr10 = &O[((int64_t(b) * H + h) * S + (q0 + (o_layout::row(tl_tid, tl_chunk9)))) * 64 + (o_layout::col(tl_tid, tl_chunk9))];
-                if (tl::in_bounds(b, B) && tl::in_bounds(h, H) && tl::in_bounds(q0 + (o_layout::row(tl_tid, tl_chunk9)), S) && tl::in_bounds(o_layout::col(tl_tid, tl_chunk9), 64) && tl::in_bounds(b, B) && tl::in_bounds(h, H) && tl::in_bounds(q0 + (o_layout::row(tl_tid, tl_chunk9)), S) && tl::in_bounds((o_layout::col(tl_tid, tl_chunk9)) + 1, 64) && tl::is_aligned(tl_ptr10, 4)) {
-                    tl::f16 tl_vec11[2];
+            for (int tl_chunk16 = 0; tl_chunk16 < o_layout::kSlots; tl_chunk16 += 2) {
+                tl::f16* tl_ptr17 = &O[((int64_t(b) * H + h) * S + (q0 + (o_layout::row(tl_tid, tl_chunk16)))) * 64 + (o_layout::col(tl_tid, tl_chunk16))];
+                if (tl::in_bounds(b, B) && tl::in_bounds(h, H) && tl::in_bounds(q0 + (o_layout::row(tl_tid, tl_chunk16)), S) && tl::in_bounds(o_layout::col(tl_tid, tl_chunk16), 64) && tl::in_bounds(b, B) && tl::in_bounds(h, H) && tl::in_bounds(q0 + (o_layout::row(tl_tid, tl_chunk16)), S) && tl::in_bounds((o_layout::col(tl_tid, tl_chunk16)) + 1, 64) && tl::is_aligned(tl_ptr17, 4)) {
+                    tl::f16 tl_vec18[2];
                     #pragma unroll
-                    for (int tl_v = 0; tl_v < 2; tl_v += 2) tl::convert_pair(&tl_vec11[tl_v], o[tl_chunk9 + tl_v], o[tl_chunk9 + tl_v + 1]);
-                    tl::store_vector<tl::f16, 2>(tl_ptr10, tl_vec11);
+                    for (int tl_v = 0; tl_v < 2; tl_v += 2) tl::convert_pair(&tl_vec18[tl_v], o[tl_chunk16 + tl_v], o[tl_chunk16 + tl_v + 1]);
+                    tl::store_vector<tl::f16, 2>(tl_ptr17, tl_vec18);
                 } else {
                     #pragma unroll
                     for (int tl_v = 0; tl_v < 2; ++tl_v) {
-                        if (tl::in_bounds(b, B) && tl::in_bounds(h, H) && tl::in_bounds(q0 + (o_layout::row(tl_tid, tl_chunk9 + tl_v)), S) && tl::in_bounds(o_layout::col(tl_tid, tl_chunk9 + tl_v), 64)) O[((int64_t(b) * H + h) * S + (q0 + (o_layout::row(tl_tid, tl_chunk9 + tl_v)))) * 64 + (o_layout::col(tl_tid, tl_chunk9 + tl_v))] = tl::convert<tl::f16>(o[tl_chunk9 + tl_v]);
+                        if (tl::in_bounds(b, B) && tl::in_bounds(h, H) && tl::in_bounds(q0 + (o_layout::row(tl_tid, tl_chunk16 + tl_v)), S) && tl::in_bounds(o_layout::col(tl_tid, tl_chunk16 + tl_v), 64)) O[((int64_t(b) * H + h) * S + (q0 + (o_layout::row(tl_tid, tl_chunk16 + tl_v)))) * 64 + (o_layout::col(tl_tid, tl_chunk16 + tl_v))] = tl::convert<tl::f16>(o[tl_chunk16 + tl_v]);
                     }
                 }
             }
@@ -840,7 +948,7 @@ __global__ void __launch_bounds__(128) flash_attention_gqa_kernel(
 }
 
 // kernel flash_attention_gqa<BM = 128, BN = 128, D = 64, CAUSAL = false, STAGES = 2, THREADS = 256, T = f16>  (stdlib/attention.tl:84)
-// 256 threads per block, 148560 bytes of shared memory
+// 256 threads per block, 181344 bytes of shared memory
 // warp-specialized: warpgroup 0 issues TMA loads, the other 256 threads run wgmma; persistent over the tiles
 __global__ void __launch_bounds__(384, 1) flash_attention_gqa_kernel_sm90(
         const __grid_constant__ CUtensorMap tl_map_Q,
@@ -870,14 +978,14 @@ __global__ void __launch_bounds__(384, 1) flash_attention_gqa_kernel_sm90(
     extern __shared__ __align__(1024) unsigned char tl_smem_raw[];
     unsigned char* tl_smem = tl_smem_raw + ((1024 - tl::sm90::smem_address(tl_smem_raw) % 1024) % 1024);
     tl::f16* q = reinterpret_cast<tl::f16*>(tl_smem + 0);  // shared q: f16[128, 64], 1 stages, 128-byte swizzled (TMA)
-    tl::f16* k = reinterpret_cast<tl::f16*>(tl_smem + 16384);  // shared k: f16[128, 64], 4 stages, 128-byte swizzled (TMA)
-    tl::f16* v = reinterpret_cast<tl::f16*>(tl_smem + 81920);  // shared v: f16[128, 64], 4 stages, 128-byte swizzled (TMA)
-    uint64_t* tl_full = reinterpret_cast<uint64_t*>(tl_smem + 147456);   // per stage: its TMA loads landed
-    uint64_t* tl_empty = tl_full + 4;  // per stage: every consumer warp finished reading it
-    uint64_t* tl_once_full = tl_empty + 4;  // the tiles loaded once per tile landed
+    tl::f16* k = reinterpret_cast<tl::f16*>(tl_smem + 16384);  // shared k: f16[128, 64], 5 stages, 128-byte swizzled (TMA)
+    tl::f16* v = reinterpret_cast<tl::f16*>(tl_smem + 98304);  // shared v: f16[128, 64], 5 stages, 128-byte swizzled (TMA)
+    uint64_t* tl_full = reinterpret_cast<uint64_t*>(tl_smem + 180224);   // per stage: its TMA loads landed
+    uint64_t* tl_empty = tl_full + 5;  // per stage: every consumer warp finished reading it
+    uint64_t* tl_once_full = tl_empty + 5;  // the tiles loaded once per tile landed
     uint64_t* tl_once_empty = tl_once_full + 1;  // every consumer warp finished the tile's wgmmas
     if (threadIdx.x == 0) {
-        for (int tl_s = 0; tl_s < 4; ++tl_s) {
+        for (int tl_s = 0; tl_s < 5; ++tl_s) {
             tl::sm90::mbarrier_init(&tl_full[tl_s], 1);
             tl::sm90::mbarrier_init(&tl_empty[tl_s], 8);  // one arrival per consumer warp
         }
@@ -914,8 +1022,8 @@ __global__ void __launch_bounds__(384, 1) flash_attention_gqa_kernel_sm90(
                 // copy(Q[b, h, q0 +: BM, 0 +: D], q);  (attention.tl:109)
                 tl::sm90::tma_load_4d(q, &tl_map_Q, tl_once_full, 0, q0, h, b);
                 for (int t = 0; t < n_kv; ++t, ++tl_it) {
-                    const int tl_stage = tl_it % 4;
-                    tl::sm90::mbarrier_wait(&tl_empty[tl_stage], (tl_it / 4 + 1) & 1);  // consumers released it
+                    const int tl_stage = tl_it % 5;
+                    tl::sm90::mbarrier_wait(&tl_empty[tl_stage], (tl_it / 5 + 1) & 1);  // consumers released it
                     tl::sm90::mbarrier_arrive_expect_tx(&tl_full[tl_stage], 32768);
                     const int32_t k0 = t * 128;
                     // copy(K[b, hkv, k0 +: BN, 0 +: D], k);  (attention.tl:113)
@@ -958,135 +1066,243 @@ __global__ void __launch_bounds__(384, 1) flash_attention_gqa_kernel_sm90(
             const int32_t q0 = tl_block_x * 128;
             const float qk_scale = sm_scale * 1.4426950216293335f;
             // copy(Q[b, h, q0 +: BM, 0 +: D], q);  (attention.tl:109)
-            tl::sm90::mbarrier_wait(tl_once_full, tl_round & 1);  // the tiles loaded once per tile landed
+            tl::sm90::mbarrier_wait(tl_once_full, (tl_round + 0) & 1);  // the tiles loaded once per tile landed
             const int32_t n_kv = tl::cdiv(S, 128);
             // for t in pipelined(n_kv, stages = STAGES) {  (attention.tl:111)
             const int tl_trips0 = n_kv;
-            for (int t = 0; t < tl_trips0; ++t, ++tl_it) {
-                const int tl_stage = tl_it % 4;
-                tl::sm90::mbarrier_wait(&tl_full[tl_stage], (tl_it / 4 + 0) & 1);  // the stage's TMA loads landed
-                const int32_t k0 = t * 128;
-                // gemm(q, k, s, transpose_b = true, clear = true);  (attention.tl:116)
-                #pragma unroll
-                for (int tl_s = 0; tl_s < s_layout::kSlots; ++tl_s) s[tl_s] = 0.0f;  // clear = true
-                tl::sm90::warpgroup_gemm<tl::f16, 128, 128, 64, false, true, 2>(s, q, k + tl_stage * 8192, tl_tid / 128);
-                tl::sm90::wgmma_wait<0>();
-                tl::sm90::fence_accumulators(s);
-                if (k0 + 128 > S) {
-                    // for i, j in parallel(BM, BN) {  (attention.tl:118)
+            if (tl_trips0 > 0) {
+                {
+                    // Trip 0: its first gemm and the statements before its trailing gemms.
+                    const int t = 0;
+                    const int tl_stage = tl_it % 5;
+                    const int32_t k0 = t * 128;
+                    tl::sm90::mbarrier_wait(&tl_full[tl_stage], (tl_it / 5 + 0) & 1);  // the stage's TMA loads landed
+                    // gemm(q, k, s, transpose_b = true, clear = true);  (attention.tl:116)
+                    tl::sm90::warpgroup_gemm<tl::f16, 128, 128, 64, false, true, 2>(s, q, k + tl_stage * 8192, tl_tid / 128, true);
+                    tl::sm90::wgmma_wait<0>();
+                    tl::sm90::fence_accumulators(s);
+                    if (k0 + 128 > S) {
+                        // for i, j in parallel(BM, BN) {  (attention.tl:118)
+                        // for i, j in parallel(128, 128): each thread visits the elements of `s` it holds
+                        #pragma unroll
+                        for (int tl_s1 = 0; tl_s1 < s_layout::kSlots; ++tl_s1) {
+                            [[maybe_unused]] const int i = s_layout::row(tl_tid, tl_s1);
+                            const int j = s_layout::col(tl_tid, tl_s1);
+                            const int32_t key = k0 + j;
+                            const bool masked = key >= S;
+                            s[tl_s1] = masked ? -tl::inf<float>() : s[tl_s1];
+                        }
+                    }
+                    // reduce(max, s, m_tile, axis = 1);  (attention.tl:125)
+                    // each thread folds its 32 values of each of its 2 results; xor shuffles 1, 2 among the lanes that share one
+                    {
+                        float tl_part[2];
+                        #pragma unroll
+                        for (int tl_i = 0; tl_i < 2; ++tl_i) tl_part[tl_i] = tl::MaxOp::identity<float>();
+                        #pragma unroll
+                        for (int tl_s2 = 0; tl_s2 < s_layout::kSlots; ++tl_s2) {
+                            tl_part[(tl_s2 / 2 % 2)] = tl::MaxOp::combine(tl_part[(tl_s2 / 2 % 2)], tl::MaxOp::element(s[tl_s2]));
+                        }
+                        #pragma unroll
+                        for (int tl_i = 0; tl_i < 2; ++tl_i) {
+                            tl_part[tl_i] = tl::xor_combine<tl::MaxOp, 1>(tl_part[tl_i]);
+                            tl_part[tl_i] = tl::xor_combine<tl::MaxOp, 2>(tl_part[tl_i]);
+                        }
+                        #pragma unroll
+                        for (int tl_i = 0; tl_i < 2; ++tl_i) {
+                            m_tile[tl_i] = tl_part[tl_i];
+                        }
+                    }
+                    // for i in parallel(BM) {  (attention.tl:126)
+                    // for i in parallel(128): each thread visits the elements of `m` it holds
+                    #pragma unroll
+                    for (int tl_s3 = 0; tl_s3 < 2; ++tl_s3) {
+                        [[maybe_unused]] const int i = ((tl_tid / 4 % 8) + (tl_s3) * 8 + (tl_tid / 32) * 16);
+                        const float m_new = tl::max(m[tl_s3], m_tile[tl_s3] * qk_scale);
+                        alpha[tl_s3] = tl::fast::exp2(m[tl_s3] - m_new);
+                        m[tl_s3] = m_new;
+                    }
+                    // for i, j in parallel(BM, BN) {  (attention.tl:131)
                     // for i, j in parallel(128, 128): each thread visits the elements of `s` it holds
                     #pragma unroll
-                    for (int tl_s1 = 0; tl_s1 < s_layout::kSlots; ++tl_s1) {
-                        [[maybe_unused]] const int i = s_layout::row(tl_tid, tl_s1);
-                        const int j = s_layout::col(tl_tid, tl_s1);
-                        const int32_t key = k0 + j;
-                        const bool masked = key >= S;
-                        s[tl_s1] = masked ? -tl::inf<float>() : s[tl_s1];
+                    for (int tl_s4 = 0; tl_s4 < s_layout::kSlots; ++tl_s4) {
+                        [[maybe_unused]] const int i = s_layout::row(tl_tid, tl_s4);
+                        [[maybe_unused]] const int j = s_layout::col(tl_tid, tl_s4);
+                        s[tl_s4] = tl::fast::exp2(s[tl_s4] * qk_scale - m[(tl_s4 / 2 % 2)]);
                     }
-                }
-                // reduce(max, s, m_tile, axis = 1);  (attention.tl:125)
-                // each thread folds its 32 values of each of its 2 results; xor shuffles 1, 2 among the lanes that share one
-                {
-                    float tl_part[2];
-                    #pragma unroll
-                    for (int tl_i = 0; tl_i < 2; ++tl_i) tl_part[tl_i] = tl::MaxOp::identity<float>();
-                    #pragma unroll
-                    for (int tl_s2 = 0; tl_s2 < s_layout::kSlots; ++tl_s2) {
-                        tl_part[(tl_s2 / 2 % 2)] = tl::MaxOp::combine(tl_part[(tl_s2 / 2 % 2)], tl::MaxOp::element(s[tl_s2]));
+                    // reduce(sum, s, l_tile, axis = 1);  (attention.tl:134)
+                    // each thread folds its 32 values of each of its 2 results; xor shuffles 1, 2 among the lanes that share one
+                    {
+                        float tl_part[2];
+                        #pragma unroll
+                        for (int tl_i = 0; tl_i < 2; ++tl_i) tl_part[tl_i] = tl::SumOp::identity<float>();
+                        #pragma unroll
+                        for (int tl_s5 = 0; tl_s5 < s_layout::kSlots; ++tl_s5) {
+                            tl_part[(tl_s5 / 2 % 2)] = tl::SumOp::combine(tl_part[(tl_s5 / 2 % 2)], tl::SumOp::element(s[tl_s5]));
+                        }
+                        #pragma unroll
+                        for (int tl_i = 0; tl_i < 2; ++tl_i) {
+                            tl_part[tl_i] = tl::xor_combine<tl::SumOp, 1>(tl_part[tl_i]);
+                            tl_part[tl_i] = tl::xor_combine<tl::SumOp, 2>(tl_part[tl_i]);
+                        }
+                        #pragma unroll
+                        for (int tl_i = 0; tl_i < 2; ++tl_i) {
+                            l_tile[tl_i] = tl_part[tl_i];
+                        }
                     }
+                    // for i in parallel(BM) {  (attention.tl:135)
+                    // for i in parallel(128): each thread visits the elements of `l` it holds
                     #pragma unroll
-                    for (int tl_i = 0; tl_i < 2; ++tl_i) {
-                        tl_part[tl_i] = tl::xor_combine<tl::MaxOp, 1>(tl_part[tl_i]);
-                        tl_part[tl_i] = tl::xor_combine<tl::MaxOp, 2>(tl_part[tl_i]);
+                    for (int tl_s6 = 0; tl_s6 < 2; ++tl_s6) {
+                        [[maybe_unused]] const int i = ((tl_tid / 4 % 8) + (tl_s6) * 8 + (tl_tid / 32) * 16);
+                        l[tl_s6] = l[tl_s6] * alpha[tl_s6] + l_tile[tl_s6];
                     }
+                    // for i, d in parallel(BM, D) {  (attention.tl:139)
+                    // for i, d in parallel(128, 64): each thread visits the elements of `o` it holds
                     #pragma unroll
-                    for (int tl_i = 0; tl_i < 2; ++tl_i) {
-                        m_tile[tl_i] = tl_part[tl_i];
+                    for (int tl_s7 = 0; tl_s7 < o_layout::kSlots; ++tl_s7) {
+                        [[maybe_unused]] const int i = o_layout::row(tl_tid, tl_s7);
+                        [[maybe_unused]] const int d = o_layout::col(tl_tid, tl_s7);
+                        o[tl_s7] = o[tl_s7] * alpha[(tl_s7 / 2 % 2)];
                     }
-                }
-                // for i in parallel(BM) {  (attention.tl:126)
-                // for i in parallel(128): each thread visits the elements of `m` it holds
-                #pragma unroll
-                for (int tl_s3 = 0; tl_s3 < 2; ++tl_s3) {
-                    [[maybe_unused]] const int i = ((tl_tid / 4 % 8) + (tl_s3) * 8 + (tl_tid / 32) * 16);
-                    const float m_new = tl::max(m[tl_s3], m_tile[tl_s3] * qk_scale);
-                    alpha[tl_s3] = tl::fast::exp2(m[tl_s3] - m_new);
-                    m[tl_s3] = m_new;
-                }
-                // for i, j in parallel(BM, BN) {  (attention.tl:131)
-                // for i, j in parallel(128, 128): each thread visits the elements of `s` it holds
-                #pragma unroll
-                for (int tl_s4 = 0; tl_s4 < s_layout::kSlots; ++tl_s4) {
-                    [[maybe_unused]] const int i = s_layout::row(tl_tid, tl_s4);
-                    [[maybe_unused]] const int j = s_layout::col(tl_tid, tl_s4);
-                    s[tl_s4] = tl::fast::exp2(s[tl_s4] * qk_scale - m[(tl_s4 / 2 % 2)]);
-                }
-                // reduce(sum, s, l_tile, axis = 1);  (attention.tl:134)
-                // each thread folds its 32 values of each of its 2 results; xor shuffles 1, 2 among the lanes that share one
-                {
-                    float tl_part[2];
+                    // copy(s, p);  (attention.tl:142)
                     #pragma unroll
-                    for (int tl_i = 0; tl_i < 2; ++tl_i) tl_part[tl_i] = tl::SumOp::identity<float>();
-                    #pragma unroll
-                    for (int tl_s5 = 0; tl_s5 < s_layout::kSlots; ++tl_s5) {
-                        tl_part[(tl_s5 / 2 % 2)] = tl::SumOp::combine(tl_part[(tl_s5 / 2 % 2)], tl::SumOp::element(s[tl_s5]));
+                    for (int tl_s = 0; tl_s < p_layout::kSlots; ++tl_s) p[tl_s] = tl::convert<tl::f16>(s[tl_s]);
+                }
+                for (int t = 1; t < tl_trips0; ++t) {
+                    ++tl_it;
+                    const int tl_stage_prev = (tl_it + 4) % 5;  // trip t - 1's
+                    const int tl_stage = tl_it % 5;
+                    const int32_t k0 = t * 128;
+                    tl::sm90::mbarrier_wait(&tl_full[tl_stage], (tl_it / 5 + 0) & 1);  // the stage's TMA loads landed
+                    // gemm(q, k, s, transpose_b = true, clear = true);  (attention.tl:116)
+                    tl::sm90::warpgroup_gemm<tl::f16, 128, 128, 64, false, true, 2>(s, q, k + tl_stage * 8192, tl_tid / 128, true);
+                    // gemm(p, v, o);  (attention.tl:143)
+                    tl::sm90::warpgroup_gemm_rs<tl::f16, 128, 64, 128, false, 2>(o, p, v + tl_stage_prev * 8192, tl_tid / 128);  // A from the registers of `p`
+                    tl::sm90::wgmma_wait<1>();  // this trip's first gemm retired (the trailing gemms of trip t - 1 may run on)
+                    tl::sm90::fence_accumulators(s);
+                    if (k0 + 128 > S) {
+                        // for i, j in parallel(BM, BN) {  (attention.tl:118)
+                        // for i, j in parallel(128, 128): each thread visits the elements of `s` it holds
+                        #pragma unroll
+                        for (int tl_s8 = 0; tl_s8 < s_layout::kSlots; ++tl_s8) {
+                            [[maybe_unused]] const int i = s_layout::row(tl_tid, tl_s8);
+                            const int j = s_layout::col(tl_tid, tl_s8);
+                            const int32_t key = k0 + j;
+                            const bool masked = key >= S;
+                            s[tl_s8] = masked ? -tl::inf<float>() : s[tl_s8];
+                        }
                     }
-                    #pragma unroll
-                    for (int tl_i = 0; tl_i < 2; ++tl_i) {
-                        tl_part[tl_i] = tl::xor_combine<tl::SumOp, 1>(tl_part[tl_i]);
-                        tl_part[tl_i] = tl::xor_combine<tl::SumOp, 2>(tl_part[tl_i]);
+                    // reduce(max, s, m_tile, axis = 1);  (attention.tl:125)
+                    // each thread folds its 32 values of each of its 2 results; xor shuffles 1, 2 among the lanes that share one
+                    {
+                        float tl_part[2];
+                        #pragma unroll
+                        for (int tl_i = 0; tl_i < 2; ++tl_i) tl_part[tl_i] = tl::MaxOp::identity<float>();
+                        #pragma unroll
+                        for (int tl_s9 = 0; tl_s9 < s_layout::kSlots; ++tl_s9) {
+                            tl_part[(tl_s9 / 2 % 2)] = tl::MaxOp::combine(tl_part[(tl_s9 / 2 % 2)], tl::MaxOp::element(s[tl_s9]));
+                        }
+                        #pragma unroll
+                        for (int tl_i = 0; tl_i < 2; ++tl_i) {
+                            tl_part[tl_i] = tl::xor_combine<tl::MaxOp, 1>(tl_part[tl_i]);
+                            tl_part[tl_i] = tl::xor_combine<tl::MaxOp, 2>(tl_part[tl_i]);
+                        }
+                        #pragma unroll
+                        for (int tl_i = 0; tl_i < 2; ++tl_i) {
+                            m_tile[tl_i] = tl_part[tl_i];
+                        }
                     }
+                    // for i in parallel(BM) {  (attention.tl:126)
+                    // for i in parallel(128): each thread visits the elements of `m` it holds
                     #pragma unroll
-                    for (int tl_i = 0; tl_i < 2; ++tl_i) {
-                        l_tile[tl_i] = tl_part[tl_i];
+                    for (int tl_s10 = 0; tl_s10 < 2; ++tl_s10) {
+                        [[maybe_unused]] const int i = ((tl_tid / 4 % 8) + (tl_s10) * 8 + (tl_tid / 32) * 16);
+                        const float m_new = tl::max(m[tl_s10], m_tile[tl_s10] * qk_scale);
+                        alpha[tl_s10] = tl::fast::exp2(m[tl_s10] - m_new);
+                        m[tl_s10] = m_new;
                     }
+                    // for i, j in parallel(BM, BN) {  (attention.tl:131)
+                    // for i, j in parallel(128, 128): each thread visits the elements of `s` it holds
+                    #pragma unroll
+                    for (int tl_s11 = 0; tl_s11 < s_layout::kSlots; ++tl_s11) {
+                        [[maybe_unused]] const int i = s_layout::row(tl_tid, tl_s11);
+                        [[maybe_unused]] const int j = s_layout::col(tl_tid, tl_s11);
+                        s[tl_s11] = tl::fast::exp2(s[tl_s11] * qk_scale - m[(tl_s11 / 2 % 2)]);
+                    }
+                    // reduce(sum, s, l_tile, axis = 1);  (attention.tl:134)
+                    // each thread folds its 32 values of each of its 2 results; xor shuffles 1, 2 among the lanes that share one
+                    {
+                        float tl_part[2];
+                        #pragma unroll
+                        for (int tl_i = 0; tl_i < 2; ++tl_i) tl_part[tl_i] = tl::SumOp::identity<float>();
+                        #pragma unroll
+                        for (int tl_s12 = 0; tl_s12 < s_layout::kSlots; ++tl_s12) {
+                            tl_part[(tl_s12 / 2 % 2)] = tl::SumOp::combine(tl_part[(tl_s12 / 2 % 2)], tl::SumOp::element(s[tl_s12]));
+                        }
+                        #pragma unroll
+                        for (int tl_i = 0; tl_i < 2; ++tl_i) {
+                            tl_part[tl_i] = tl::xor_combine<tl::SumOp, 1>(tl_part[tl_i]);
+                            tl_part[tl_i] = tl::xor_combine<tl::SumOp, 2>(tl_part[tl_i]);
+                        }
+                        #pragma unroll
+                        for (int tl_i = 0; tl_i < 2; ++tl_i) {
+                            l_tile[tl_i] = tl_part[tl_i];
+                        }
+                    }
+                    // for i in parallel(BM) {  (attention.tl:135)
+                    // for i in parallel(128): each thread visits the elements of `l` it holds
+                    #pragma unroll
+                    for (int tl_s13 = 0; tl_s13 < 2; ++tl_s13) {
+                        [[maybe_unused]] const int i = ((tl_tid / 4 % 8) + (tl_s13) * 8 + (tl_tid / 32) * 16);
+                        l[tl_s13] = l[tl_s13] * alpha[tl_s13] + l_tile[tl_s13];
+                    }
+                    tl::sm90::wgmma_wait<0>();  // trip t - 1's trailing gemms retired
+                    tl::sm90::fence_accumulators(o);
+                    if (tl_tid % 32 == 0) tl::sm90::mbarrier_arrive(&tl_empty[tl_stage_prev]);  // release trip t - 1
+                    // for i, d in parallel(BM, D) {  (attention.tl:139)
+                    // for i, d in parallel(128, 64): each thread visits the elements of `o` it holds
+                    #pragma unroll
+                    for (int tl_s14 = 0; tl_s14 < o_layout::kSlots; ++tl_s14) {
+                        [[maybe_unused]] const int i = o_layout::row(tl_tid, tl_s14);
+                        [[maybe_unused]] const int d = o_layout::col(tl_tid, tl_s14);
+                        o[tl_s14] = o[tl_s14] * alpha[(tl_s14 / 2 % 2)];
+                    }
+                    // copy(s, p);  (attention.tl:142)
+                    #pragma unroll
+                    for (int tl_s = 0; tl_s < p_layout::kSlots; ++tl_s) p[tl_s] = tl::convert<tl::f16>(s[tl_s]);
                 }
-                // for i in parallel(BM) {  (attention.tl:135)
-                // for i in parallel(128): each thread visits the elements of `l` it holds
-                #pragma unroll
-                for (int tl_s6 = 0; tl_s6 < 2; ++tl_s6) {
-                    [[maybe_unused]] const int i = ((tl_tid / 4 % 8) + (tl_s6) * 8 + (tl_tid / 32) * 16);
-                    l[tl_s6] = l[tl_s6] * alpha[tl_s6] + l_tile[tl_s6];
-                }
-                // for i, d in parallel(BM, D) {  (attention.tl:139)
-                // for i, d in parallel(128, 64): each thread visits the elements of `o` it holds
-                #pragma unroll
-                for (int tl_s7 = 0; tl_s7 < o_layout::kSlots; ++tl_s7) {
-                    [[maybe_unused]] const int i = o_layout::row(tl_tid, tl_s7);
-                    [[maybe_unused]] const int d = o_layout::col(tl_tid, tl_s7);
-                    o[tl_s7] = o[tl_s7] * alpha[(tl_s7 / 2 % 2)];
-                }
-                // copy(s, p);  (attention.tl:142)
-                #pragma unroll
-                for (int tl_s = 0; tl_s < p_layout::kSlots; ++tl_s) p[tl_s] = tl::convert<tl::f16>(s[tl_s]);
+                const int tl_stage = tl_it % 5;
+                // The last trip's trailing gemms.
                 // gemm(p, v, o);  (attention.tl:143)
                 tl::sm90::warpgroup_gemm_rs<tl::f16, 128, 64, 128, false, 2>(o, p, v + tl_stage * 8192, tl_tid / 128);  // A from the registers of `p`
-                tl::sm90::wgmma_wait<0>();
+                tl::sm90::wgmma_wait<0>();  // the last trip's trailing gemms retired
                 tl::sm90::fence_accumulators(o);
-                if (tl_tid % 32 == 0) tl::sm90::mbarrier_arrive(&tl_empty[tl_stage]);  // the stage's last reader retired
+                if (tl_tid % 32 == 0) tl::sm90::mbarrier_arrive(&tl_empty[tl_stage]);  // release the last trip
+                ++tl_it;
             }
             if (tl_tid % 32 == 0) tl::sm90::mbarrier_arrive(tl_once_empty);  // the tile's last wgmma retired
             // for i, d in parallel(BM, D) {  (attention.tl:146)
             // for i, d in parallel(128, 64): each thread visits the elements of `o` it holds
             #pragma unroll
-            for (int tl_s8 = 0; tl_s8 < o_layout::kSlots; ++tl_s8) {
-                [[maybe_unused]] const int i = o_layout::row(tl_tid, tl_s8);
-                [[maybe_unused]] const int d = o_layout::col(tl_tid, tl_s8);
-                o[tl_s8] = tl::fast::div(o[tl_s8], l[(tl_s8 / 2 % 2)]);
+            for (int tl_s15 = 0; tl_s15 < o_layout::kSlots; ++tl_s15) {
+                [[maybe_unused]] const int i = o_layout::row(tl_tid, tl_s15);
+                [[maybe_unused]] const int d = o_layout::col(tl_tid, tl_s15);
+                o[tl_s15] = tl::fast::div(o[tl_s15], l[(tl_s15 / 2 % 2)]);
             }
             // copy(o, O[b, h, q0 +: BM, 0 +: D]);  (attention.tl:149)
             #pragma unroll
-            for (int tl_chunk9 = 0; tl_chunk9 < o_layout::kSlots; tl_chunk9 += 2) {
-                tl::f16* tl_ptr10 = &O[((int64_t(b) * H + h) * S + (q0 + (o_layout::row(tl_tid, tl_chunk9)))) * 64 + (o_layout::col(tl_tid, tl_chunk9))];
-                if (tl::in_bounds(b, B) && tl::in_bounds(h, H) && tl::in_bounds(q0 + (o_layout::row(tl_tid, tl_chunk9)), S) && tl::in_bounds(o_layout::col(tl_tid, tl_chunk9), 64) && tl::in_bounds(b, B) && tl::in_bounds(h, H) && tl::in_bounds(q0 + (o_layout::row(tl_tid, tl_chunk9)), S) && tl::in_bounds((o_layout::col(tl_tid, tl_chunk9)) + 1, 64) && tl::is_aligned(tl_ptr10, 4)) {
-                    tl::f16 tl_vec11[2];
+            for (int tl_chunk16 = 0; tl_chunk16 < o_layout::kSlots; tl_chunk16 += 2) {
+                tl::f16* tl_ptr17 = &O[((int64_t(b) * H + h) * S + (q0 + (o_layout::row(tl_tid, tl_chunk16)))) * 64 + (o_layout::col(tl_tid, tl_chunk16))];
+                if (tl::in_bounds(b, B) && tl::in_bounds(h, H) && tl::in_bounds(q0 + (o_layout::row(tl_tid, tl_chunk16)), S) && tl::in_bounds(o_layout::col(tl_tid, tl_chunk16), 64) && tl::in_bounds(b, B) && tl::in_bounds(h, H) && tl::in_bounds(q0 + (o_layout::row(tl_tid, tl_chunk16)), S) && tl::in_bounds((o_layout::col(tl_tid, tl_chunk16)) + 1, 64) && tl::is_aligned(tl_ptr17, 4)) {
+                    tl::f16 tl_vec18[2];
                     #pragma unroll
-                    for (int tl_v = 0; tl_v < 2; tl_v += 2) tl::convert_pair(&tl_vec11[tl_v], o[tl_chunk9 + tl_v], o[tl_chunk9 + tl_v + 1]);
-                    tl::store_vector<tl::f16, 2>(tl_ptr10, tl_vec11);
+                    for (int tl_v = 0; tl_v < 2; tl_v += 2) tl::convert_pair(&tl_vec18[tl_v], o[tl_chunk16 + tl_v], o[tl_chunk16 + tl_v + 1]);
+                    tl::store_vector<tl::f16, 2>(tl_ptr17, tl_vec18);
                 } else {
                     #pragma unroll
                     for (int tl_v = 0; tl_v < 2; ++tl_v) {
-                        if (tl::in_bounds(b, B) && tl::in_bounds(h, H) && tl::in_bounds(q0 + (o_layout::row(tl_tid, tl_chunk9 + tl_v)), S) && tl::in_bounds(o_layout::col(tl_tid, tl_chunk9 + tl_v), 64)) O[((int64_t(b) * H + h) * S + (q0 + (o_layout::row(tl_tid, tl_chunk9 + tl_v)))) * 64 + (o_layout::col(tl_tid, tl_chunk9 + tl_v))] = tl::convert<tl::f16>(o[tl_chunk9 + tl_v]);
+                        if (tl::in_bounds(b, B) && tl::in_bounds(h, H) && tl::in_bounds(q0 + (o_layout::row(tl_tid, tl_chunk16 + tl_v)), S) && tl::in_bounds(o_layout::col(tl_tid, tl_chunk16 + tl_v), 64)) O[((int64_t(b) * H + h) * S + (q0 + (o_layout::row(tl_tid, tl_chunk16 + tl_v)))) * 64 + (o_layout::col(tl_tid, tl_chunk16 + tl_v))] = tl::convert<tl::f16>(o[tl_chunk16 + tl_v]);
                     }
                 }
             }
@@ -1131,7 +1347,7 @@ cudaError_t flash_attention(const __half* Q, const __half* K, const __half* V, _
         if (tl_tma) {
             static const cudaError_t tl_attributes_sm90 = [] {
                 cudaError_t tl_err = cudaSuccess;
-                tl_err = cudaFuncSetAttribute(::flash_attention_kernel_sm90, cudaFuncAttributeMaxDynamicSharedMemorySize, 148560);
+                tl_err = cudaFuncSetAttribute(::flash_attention_kernel_sm90, cudaFuncAttributeMaxDynamicSharedMemorySize, 181344);
                 if (tl_err == cudaSuccess)
                     tl_err = cudaFuncSetAttribute(::flash_attention_kernel_sm90, cudaFuncAttributePreferredSharedMemoryCarveout, cudaSharedmemCarveoutMaxShared);
                 return tl_err;
@@ -1140,7 +1356,7 @@ cudaError_t flash_attention(const __half* Q, const __half* K, const __half* V, _
             const int64_t tl_tiles = int64_t(tl::cdiv(S, 128)) * int64_t(H) * int64_t(B);  // the warp-specialized kernel's own tiles
             const int64_t tl_blocks = tl_tiles < tl_device.sm_count ? tl_tiles : tl_device.sm_count;  // persistent: one block per SM
             if (tl_blocks <= INT32_MAX) {
-                ::flash_attention_kernel_sm90<<<unsigned(tl_blocks), 384, 148560, stream>>>(tl_map_Q, tl_map_K, tl_map_V, Q, K, V, O, sm_scale, static_cast<int32_t>(B), static_cast<int32_t>(H), static_cast<int32_t>(S));
+                ::flash_attention_kernel_sm90<<<unsigned(tl_blocks), 384, 181344, stream>>>(tl_map_Q, tl_map_K, tl_map_V, Q, K, V, O, sm_scale, static_cast<int32_t>(B), static_cast<int32_t>(H), static_cast<int32_t>(S));
                 return tl::host::record(cudaGetLastError(), tl_name, "launch");
             }
         }
@@ -1193,7 +1409,7 @@ cudaError_t flash_attention_gqa(const __half* Q, const __half* K, const __half* 
         if (tl_tma) {
             static const cudaError_t tl_attributes_sm90 = [] {
                 cudaError_t tl_err = cudaSuccess;
-                tl_err = cudaFuncSetAttribute(::flash_attention_gqa_kernel_sm90, cudaFuncAttributeMaxDynamicSharedMemorySize, 148560);
+                tl_err = cudaFuncSetAttribute(::flash_attention_gqa_kernel_sm90, cudaFuncAttributeMaxDynamicSharedMemorySize, 181344);
                 if (tl_err == cudaSuccess)
                     tl_err = cudaFuncSetAttribute(::flash_attention_gqa_kernel_sm90, cudaFuncAttributePreferredSharedMemoryCarveout, cudaSharedmemCarveoutMaxShared);
                 return tl_err;
@@ -1202,7 +1418,7 @@ cudaError_t flash_attention_gqa(const __half* Q, const __half* K, const __half* 
             const int64_t tl_tiles = int64_t(tl::cdiv(S, 128)) * int64_t(H) * int64_t(B);  // the warp-specialized kernel's own tiles
             const int64_t tl_blocks = tl_tiles < tl_device.sm_count ? tl_tiles : tl_device.sm_count;  // persistent: one block per SM
             if (tl_blocks <= INT32_MAX) {
-                ::flash_attention_gqa_kernel_sm90<<<unsigned(tl_blocks), 384, 148560, stream>>>(tl_map_Q, tl_map_K, tl_map_V, Q, K, V, O, sm_scale, static_cast<int32_t>(B), static_cast<int32_t>(H), static_cast<int32_t>(S), static_cast<int32_t>(HKV));
+                ::flash_attention_gqa_kernel_sm90<<<unsigned(tl_blocks), 384, 181344, stream>>>(tl_map_Q, tl_map_K, tl_map_V, Q, K, V, O, sm_scale, static_cast<int32_t>(B), static_cast<int32_t>(H), static_cast<int32_t>(S), static_cast<int32_t>(HKV));
                 return tl::host::record(cudaGetLastError(), tl_name, "launch");
             }
         }

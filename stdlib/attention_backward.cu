@@ -416,7 +416,7 @@ __global__ void __launch_bounds__(256, 1) attention_backward_rows_kernel_sm90(
             const int32_t q0 = tl_block_x * 64;
             const float qk_scale = sm_scale * 1.4426950216293335f;
             // copy(Q[b, h, q0 +: BM, 0 +: D], q);  (attention_backward.tl:42)
-            tl::sm90::mbarrier_wait(tl_once_full, tl_round & 1);  // the tiles loaded once per tile landed
+            tl::sm90::mbarrier_wait(tl_once_full, (tl_round + 0) & 1);  // the tiles loaded once per tile landed
             const int32_t n_kv = tl::cdiv(S, 64);
             // for t in pipelined(n_kv, stages = 2) {  (attention_backward.tl:44)
             const int tl_trips0 = n_kv;
@@ -425,9 +425,7 @@ __global__ void __launch_bounds__(256, 1) attention_backward_rows_kernel_sm90(
                 tl::sm90::mbarrier_wait(&tl_full[tl_stage], (tl_it / 8 + 0) & 1);  // the stage's TMA loads landed
                 const int32_t k0 = t * 64;
                 // gemm(q, k, s, transpose_b = true, clear = true);  (attention_backward.tl:47)
-                #pragma unroll
-                for (int tl_s = 0; tl_s < s_layout::kSlots; ++tl_s) s[tl_s] = 0.0f;  // clear = true
-                tl::sm90::warpgroup_gemm<tl::f16, 64, 64, 64, false, true, 1>(s, q, k + tl_stage * 4096, tl_tid / 128);
+                tl::sm90::warpgroup_gemm<tl::f16, 64, 64, 64, false, true, 1>(s, q, k + tl_stage * 4096, tl_tid / 128, true);
                 tl::sm90::wgmma_wait<0>();
                 tl::sm90::fence_accumulators(s);
                 if (tl_tid % 32 == 0) tl::sm90::mbarrier_arrive(&tl_empty[tl_stage]);  // the stage's last reader retired

@@ -1103,9 +1103,7 @@ __global__ void __launch_bounds__(384, 1) fp8_gemm_block_scaled_kernel_variant0_
                 const int tl_stage = tl_it % 4;
                 tl::sm90::mbarrier_wait(&tl_full[tl_stage], (tl_it / 4 + 0) & 1);  // the stage's TMA loads landed
                 // gemm(a, b, part, transpose_b = true, clear = true);  (qgemm.tl:104)
-                #pragma unroll
-                for (int tl_s = 0; tl_s < part_layout::kSlots; ++tl_s) part[tl_s] = 0.0f;  // clear = true
-                tl::sm90::warpgroup_gemm<tl::f8e4m3, 128, 128, 128, false, true, 2>(part, a + tl_stage * 16384, b + tl_stage * 16384, tl_tid / 128);
+                tl::sm90::warpgroup_gemm<tl::f8e4m3, 128, 128, 128, false, true, 2>(part, a + tl_stage * 16384, b + tl_stage * 16384, tl_tid / 128, true);
                 tl::sm90::named_barrier_sync(1, 256);  // WAR on `sa`
                 // copy(As[row0 +: BM, k], sa);  (qgemm.tl:102)
                 #pragma unroll
@@ -1515,9 +1513,7 @@ __global__ void __launch_bounds__(384, 1) fp8_gemm_block_scaled_kernel_variant1_
                 const int tl_stage = tl_it % 6;
                 tl::sm90::mbarrier_wait(&tl_full[tl_stage], (tl_it / 6 + 0) & 1);  // the stage's TMA loads landed
                 // gemm(a, b, part, transpose_b = true, clear = true);  (qgemm.tl:104)
-                #pragma unroll
-                for (int tl_s = 0; tl_s < part_layout::kSlots; ++tl_s) part[tl_s] = 0.0f;  // clear = true
-                tl::sm90::warpgroup_gemm<tl::f8e4m3, 128, 64, 128, false, true, 2>(part, a + tl_stage * 16384, b + tl_stage * 8192, tl_tid / 128);
+                tl::sm90::warpgroup_gemm<tl::f8e4m3, 128, 64, 128, false, true, 2>(part, a + tl_stage * 16384, b + tl_stage * 8192, tl_tid / 128, true);
                 tl::sm90::named_barrier_sync(1, 256);  // WAR on `sa`
                 // copy(As[row0 +: BM, k], sa);  (qgemm.tl:102)
                 #pragma unroll

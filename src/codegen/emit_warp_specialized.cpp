@@ -133,7 +133,8 @@ void KernelEmitter::emit_tma_load(const ir::Region& src, const ir::Buffer& dst, 
 void KernelEmitter::emit_tma_once_wait(const ir::Copy& c) {
     source_comment(c, "copy, loaded by TMA once per tile");
     if (ir::tma_once_copies(kernel_).front() == &c)
-        out_.line("tl::sm90::mbarrier_wait(tl_once_full, tl_round & 1);  // the tiles loaded once per tile landed");
+        out_.line(fmt::format("tl::sm90::mbarrier_wait(tl_once_full, (tl_round + {}) & 1);  // the tiles loaded once per tile landed",
+                              schedule::once_protocol_of(kernel_).full_parity_offset));
 }
 
 void KernelEmitter::emit_producer(const ir::WarpSpecializedLoop& loop) {
@@ -163,7 +164,9 @@ void KernelEmitter::emit_producer(const ir::WarpSpecializedLoop& loop) {
         }
         for (const ir::StmtPtr& s : lets_needed_by(before, used)) stmt(s, {});
         if (!once.empty()) {
-            out_.line("tl::sm90::mbarrier_wait(tl_once_empty, (tl_round + 1) & 1);  // the previous tile's readers are done");
+            const schedule::MbarrierProtocol op = schedule::once_protocol_of(kernel_);
+            out_.line(fmt::format("tl::sm90::mbarrier_wait(tl_once_empty, (tl_round + {}) & 1);  // the previous tile's readers are done",
+                                  op.empty_parity_offset));
             out_.line(fmt::format("tl::sm90::mbarrier_arrive_expect_tx(tl_once_full, {});", once_bytes));
             for (const ir::Copy* c : once) {
                 source_comment(*c, "tma load, once per tile");
@@ -189,7 +192,7 @@ void KernelEmitter::emit_producer(const ir::WarpSpecializedLoop& loop) {
 
 // One gemm of two loaded tiles, on the current stage: warpgroup_gemm issues its wgmmas (one
 // commit group); a cleared accumulator is zeroed first.
-void KernelEmitter::emit_wgmma(const ir::Gemm& g) {
+void KernelEmitter::emit_wgmma(const ir::Gemm& g, const std::string& stage) {
     const ir::Buffer& c = *g.c.buffer;
     const FragmentLayout* l = layout_of(c);
     TLC_CHECK(l && l->kind == LayoutKind::MmaAcc && l->warps_n == 1 && l->warps_m == kernel_.threads / 32,
@@ -198,32 +201,120 @@ void KernelEmitter::emit_wgmma(const ir::Gemm& g) {
     int64_t bk = g.transpose_a ? g.a.buffer->const_shape[0] : g.a.buffer->const_shape[1];
     int64_t bn = c.const_shape[1];
     source_comment(g, "gemm");
-    if (g.clear) {
-        out_.line("#pragma unroll");
-        out_.line(fmt::format("for (int tl_s = 0; tl_s < {}::kSlots; ++tl_s) {}[tl_s] = 0.0f;  // clear = true", l->type_name,
-                              identifier(c.name)));
-    }
+    // clear = true: the first wgmma of each slab overwrites the accumulators (scale-d = 0).
+    const std::string clear = g.clear ? ", true" : "";
     // A tile of `loads` is read at the current stage; a tile loaded once per tile has one copy.
     auto tile = [&](const ir::Buffer& b) {
-        return ws_loop_->loads_into(&b) ? fmt::format("{} + tl_stage * {}", identifier(b.name), b.num_elements()) : identifier(b.name);
+        return ws_loop_->loads_into(&b) ? fmt::format("{} + {} * {}", identifier(b.name), stage, b.num_elements()) : identifier(b.name);
     };
     if (g.a.buffer->scope == ir::Scope::Fragment) {
         const FragmentLayout* la = layout_of(*g.a.buffer);
         const int warps = kernel_.threads / 32;
         TLC_CHECK(la && la->kind == LayoutKind::MmaAcc && la->layout == ir::Layout::mma_accumulator(bm, bk, warps, 1, bm > 16 * warps),
                   "a wgmma register operand without the wgmma accumulator layout");
-        out_.line(fmt::format("tl::sm90::warpgroup_gemm_rs<{}, {}, {}, {}, {}, {}>({}, {}, {}, tl_tid / 128);  // A from the registers of `{}`",
+        out_.line(fmt::format("tl::sm90::warpgroup_gemm_rs<{}, {}, {}, {}, {}, {}>({}, {}, {}, tl_tid / 128{});  // A from the registers of `{}`",
                               cuda_type(g.b.buffer->dtype), bm, bn, bk, g.transpose_b, kernel_.threads / 128, identifier(c.name),
-                              identifier(g.a.buffer->name), tile(*g.b.buffer), g.a.buffer->name));
+                              identifier(g.a.buffer->name), tile(*g.b.buffer), clear, g.a.buffer->name));
         return;
     }
-    out_.line(fmt::format("tl::sm90::warpgroup_gemm<{}, {}, {}, {}, {}, {}, {}>({}, {}, {}, tl_tid / 128);",
+    out_.line(fmt::format("tl::sm90::warpgroup_gemm<{}, {}, {}, {}, {}, {}, {}>({}, {}, {}, tl_tid / 128{});",
                           cuda_type(g.a.buffer->dtype), bm, bn, bk, g.transpose_a, g.transpose_b, kernel_.threads / 128,
-                          identifier(c.name), tile(*g.a.buffer), tile(*g.b.buffer)));
+                          identifier(c.name), tile(*g.a.buffer), tile(*g.b.buffer), clear));
+}
+
+// The consumers' loop when the trip's first gemm is issued one trip early (a software pipeline
+// of the wgmmas, as FlashAttention-3 runs its two gemms). A trip is: its first gemm F, the
+// statements A up to the first use of a trailing gemm's result (or register operand), the
+// statements B from there, the trailing gemms T. Trip 0 runs F, A, B on its own; then each
+// iteration t issues F(t) and T(t - 1) together, waits for F(t) alone (wgmma groups retire in
+// order, so at most T(t - 1)'s groups are pending then) and runs A(t) while T(t - 1) runs, waits
+// for T(t - 1), releases its stage, and runs B(t); the last trip's T follows the loop. Every group
+// is waited for in the iteration that issues it, so no wgmma is in flight across the loop's back
+// edge (ptxas would serialise the wgmmas of a loop whose accumulators other code writes then). The
+// mbarrier protocol is the one-trip-in-flight ring (mma_in_flight 1, release lag 1) that
+// verify-mbarriers checks: a stage is released once its last reader retired, one trip later.
+void KernelEmitter::emit_consumer_loop_overlapped(const ir::WarpSpecializedLoop& loop) {
+    const schedule::MbarrierProtocol protocol = schedule::protocol_of(kernel_, loop);
+    TLC_CHECK(protocol.mma_in_flight == 1 && protocol.release_lag == 1, "an overlapped warp-specialized trip keeps one trip in flight");
+    const std::vector<ir::StmtPtr>& stmts = loop.statements();
+    const ir::Gemm& first = *stmts.front()->as<ir::Gemm>();
+    // The trailing gemms: the statements after the last one that uses the first gemm's result.
+    size_t tail_begin = 1;
+    for (size_t i = 1; i < stmts.size(); ++i)
+        if (ir::buffer_uses(stmts[i]).touches(first.c.buffer.get())) tail_begin = i + 1;
+    std::vector<const ir::Gemm*> tail;
+    for (size_t i = tail_begin; i < stmts.size(); ++i) tail.push_back(stmts[i]->as<ir::Gemm>());
+    TLC_CHECK(tail_begin > 1 && !tail.empty(), "an overlapped trip: its first gemm's result used, then trailing gemms");
+    // B starts at the first statement that touches a trailing gemm's accumulator or register operand.
+    size_t b_begin = tail_begin;
+    for (size_t i = 1; i < tail_begin && b_begin == tail_begin; ++i) {
+        const ir::BufferUses uses = ir::buffer_uses(stmts[i]);
+        for (const ir::Gemm* g : tail)
+            if (uses.touches(g->c.buffer.get()) || (g->a.buffer->scope == ir::Scope::Fragment && uses.touches(g->a.buffer.get())))
+                b_begin = i;
+    }
+    const int S = protocol.stages;
+    const std::string k = var_name(*loop.var), trips = fresh("trips");
+    auto fence = [&](const std::vector<const ir::Gemm*>& gemms) {
+        for (const ir::Gemm* g : gemms) out_.line(fmt::format("tl::sm90::fence_accumulators({});", identifier(g->c.buffer->name)));
+    };
+    auto run = [&](size_t from, size_t to) {
+        for (size_t i = from; i < to; ++i) stmt(stmts[i], {});
+    };
+    auto retire_tail = [&](const std::string& stage, const std::string& what) {
+        out_.line(fmt::format("tl::sm90::wgmma_wait<0>();  // {}'s trailing gemms retired", what));
+        fence(tail);
+        out_.line(fmt::format("if (tl_tid % 32 == 0) tl::sm90::mbarrier_arrive(&tl_empty[{}]);  // release {}", stage, what));
+    };
+    auto trip_start = [&] {
+        out_.line(fmt::format("const int tl_stage = tl_it % {};", S));
+        for (const ir::StmtPtr& s : lets_needed_by(loop.lets, vars_read_in(loop.body))) stmt(s, {});
+        out_.line(fmt::format("tl::sm90::mbarrier_wait(&tl_full[tl_stage], (tl_it / {} + {}) & 1);  // the stage's TMA loads landed", S,
+                              protocol.full_parity_offset));
+    };
+    source_comment(loop, "warp-specialized loop, each trip's first gemm issued with the previous trip's trailing gemms");
+    out_.line(fmt::format("const int {} = {};", trips, expr(loop.trip_count)));
+    out_.block(fmt::format("if ({} > 0)", trips), [&] {
+        out_.block("", [&] {
+            out_.line(fmt::format("// Trip 0: its first gemm and the statements before its trailing gemms."));
+            out_.line(fmt::format("const int {} = 0;", k));
+            trip_start();
+            emit_wgmma(first);
+            out_.line("tl::sm90::wgmma_wait<0>();");
+            fence({&first});
+            run(1, tail_begin);
+        });
+        out_.block(fmt::format("for (int {0} = 1; {0} < {1}; ++{0})", k, trips), [&] {
+            out_.line("++tl_it;");
+            out_.line(fmt::format("const int tl_stage_prev = (tl_it + {}) % {};  // trip {} - 1's", S - 1, S, k));
+            trip_start();
+            emit_wgmma(first);
+            for (const ir::Gemm* g : tail) emit_wgmma(*g, "tl_stage_prev");
+            out_.line(fmt::format("tl::sm90::wgmma_wait<{}>();  // this trip's first gemm retired (the trailing gemms of trip {} - 1 may run on)",
+                                  tail.size(), k));
+            fence({&first});
+            run(1, b_begin);
+            retire_tail("tl_stage_prev", "trip " + k + " - 1");
+            run(b_begin, tail_begin);
+        });
+        out_.line(fmt::format("const int tl_stage = tl_it % {};", S));
+        out_.line("// The last trip's trailing gemms.");
+        for (const ir::Gemm* g : tail) emit_wgmma(*g);
+        retire_tail("tl_stage", "the last trip");
+        out_.line("++tl_it;");
+    });
 }
 
 void KernelEmitter::emit_consumer_loop(const ir::WarpSpecializedLoop& loop) {
     const schedule::MbarrierProtocol protocol = schedule::protocol_of(kernel_, loop);
+    const bool once = !loop.once.empty();
+    auto release_once = [&] {
+        if (once) out_.line("if (tl_tid % 32 == 0) tl::sm90::mbarrier_arrive(tl_once_empty);  // the tile's last wgmma retired");
+    };
+    if (loop.issue_first_gemm_early) {
+        emit_consumer_loop_overlapped(loop);
+        return release_once();
+    }
     const std::vector<const ir::Gemm*> wgmmas = loop.wgmma_gemms();
     std::string k = var_name(*loop.var);
     std::string trips = fresh("trips");
@@ -275,10 +366,6 @@ void KernelEmitter::emit_consumer_loop(const ir::WarpSpecializedLoop& loop) {
         if (!pending.empty()) wait();
     });
     // Every wgmma of the tile has retired: the tiles loaded once per tile may be refilled.
-    const bool once = !loop.once.empty();
-    auto release_once = [&] {
-        if (once) out_.line("if (tl_tid % 32 == 0) tl::sm90::mbarrier_arrive(tl_once_empty);  // the tile's last wgmma retired");
-    };
     if (!loop.single_gemm()) return release_once();
     out_.line("tl::sm90::wgmma_wait<0>();");
     for (int j = 1; j <= protocol.release_lag; ++j)
@@ -372,7 +459,8 @@ void KernelEmitter::emit_warp_specialized_body() {
         });
         if (once) {
             out_.line("tl::sm90::mbarrier_init(tl_once_full, 1);");
-            out_.line(fmt::format("tl::sm90::mbarrier_init(tl_once_empty, {});  // one arrival per consumer warp", kernel_.threads / 32));
+            out_.line(fmt::format("tl::sm90::mbarrier_init(tl_once_empty, {});  // one arrival per consumer warp",
+                                  schedule::once_protocol_of(kernel_).arrivals_per_phase() * 4));
         }
         out_.line("tl::sm90::mbarrier_init_fence();");
     });

@@ -76,7 +76,7 @@ Region whole(const BufferPtr& buffer) {
 
 const std::vector<std::string>& transformation_switches() {
     static const std::vector<std::string> names{"pipeline", "async-copy", "tma", "warp-specialize", "persistent",
-                                                "deepen-ring"};
+                                                "deepen-ring", "overlap-wgmma"};
     return names;
 }
 
@@ -87,6 +87,7 @@ bool disable_transformation(KernelOptions& options, const std::string& name) {
     else if (name == "warp-specialize") options.warp_specialize = false;
     else if (name == "persistent") options.persistent = false;
     else if (name == "deepen-ring") options.deepen_ring = false;
+    else if (name == "overlap-wgmma") options.overlap_wgmma = false;
     else return false;
     return true;
 }

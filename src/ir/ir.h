@@ -396,6 +396,11 @@ struct WarpSpecializedLoop : Stmt {
     std::vector<TmaLoad> loads;
     StmtPtr body;                // the consumers' part of a trip (a Seq), the TMA copies taken out
     std::vector<BufferPtr> once; // shared tiles TMA loads once per tile, before the loop
+    // The first statement of `body` is a wgmma gemm issued together with the previous trip's
+    // trailing wgmmas (those after the last use of its result): trip t + 1's first gemm is issued
+    // with trip t's trailing gemms, and trip t + 1's statements up to their first use of the
+    // trailing gemms' results run while those do (codegen emit_consumer_loop_overlapped).
+    bool issue_first_gemm_early = false;
     WarpSpecializedLoop(VarPtr v, ExprPtr trips, int s, std::vector<StmtPtr> l, std::vector<TmaLoad> ld, StmtPtr b,
                         SourceRange r = {})
         : Stmt(kKind, r), var(std::move(v)), trip_count(std::move(trips)), stages(s), lets(std::move(l)),
@@ -438,12 +443,14 @@ struct KernelOptions {
     bool pipeline = true;           // @no_pipeline
     bool persistent = true;         // @no_persistent
     bool deepen_ring = true;        // @no_deepen_ring
+    bool overlap_wgmma = true;      // @no_overlap_wgmma
     int min_blocks = 0;             // @min_blocks(N): blocks resident per SM at least (0: ptxas decides)
     bool fast_math = false;         // @fast_math: exp, log, tanh, sigmoid and f32 division approximated
 };
 
 // The automatic transformations a kernel can switch off (`@no_...`, `--disable NAME`), by the
-// name `--disable` takes: pipeline, async-copy, tma, warp-specialize, persistent, deepen-ring.
+// name `--disable` takes: pipeline, async-copy, tma, warp-specialize, persistent, deepen-ring,
+// overlap-wgmma.
 const std::vector<std::string>& transformation_switches();
 // Switches the transformation `name` (one of transformation_switches()) off in `options`; false
 // when `name` is not a switch.

@@ -282,7 +282,10 @@ public:
                         body(c, indent + 2);
                         continue;
                     }
-                    line(indent + 2, wgmma(*g) + (g == wgmmas.back() ? "  // releases empty[stage] once retired" : ""));
+                    std::string note = g == wgmmas.back() ? "  // releases empty[stage] once retired" : "";
+                    if (w->issue_first_gemm_early && c == w->statements().front())
+                        note = "  // issued together with the previous trip's trailing wgmmas (software-pipelined)";
+                    line(indent + 2, wgmma(*g) + note);
                 }
             }
             line(indent, "}");

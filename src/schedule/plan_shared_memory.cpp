@@ -103,6 +103,17 @@ ir::SharedMemoryPlan compute_shared_memory_plan(const ir::Kernel& kernel) {
     const ir::WarpSpecializedLoop* ws_loop =
         kernel.warp_specialization.enabled ? ir::warp_specialized_loop(kernel) : nullptr;
     auto loaded_by_tma = [&](const ir::Buffer& b) { return ws_loop && ws_loop->loads_into(&b); };
+    // wgmma gemms read their operands in place, and a register operand is a copy of a wgmma
+    // accumulator in the same layout (warp-specialize admits no other): neither needs scratch,
+    // whether or not the layouts are known yet.
+    const std::vector<const ir::Gemm*> wgmmas = ws_loop ? ws_loop->wgmma_gemms() : std::vector<const ir::Gemm*>{};
+    auto without_scratch = [&](const ir::Stmt& s) {
+        if (auto* g = s.as<ir::Gemm>()) return std::find(wgmmas.begin(), wgmmas.end(), g) != wgmmas.end();
+        if (auto* c = s.as<ir::Copy>(); c && c->src.buffer->scope == ir::Scope::Fragment)
+            for (const ir::Gemm* g : wgmmas)
+                if (g->a.buffer->scope == ir::Scope::Fragment && c->dst.buffer == g->a.buffer) return true;
+        return false;
+    };
     int64_t offset = 0;
     std::function<void(const ir::StmtPtr&)> visit = [&](const ir::StmtPtr& s) {
         if (!s) return;
@@ -131,7 +142,7 @@ ir::SharedMemoryPlan compute_shared_memory_plan(const ir::Kernel& kernel) {
             plan.buffers[&b] = slot;
             plan.order.push_back(&b);
         }
-        if (auto use = scratch_use(*s, kernel.threads, kernel.layouts)) {
+        if (auto use = without_scratch(*s) ? std::nullopt : scratch_use(*s, kernel.threads, kernel.layouts)) {
             if (use->bytes > plan.scratch_bytes) plan.scratch_bytes = use->bytes, plan.largest_scratch_use = s.get();
             plan.scratch[s.get()] = std::move(*use);
         }

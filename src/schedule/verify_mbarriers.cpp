@@ -303,12 +303,26 @@ MbarrierProtocol protocol_of(const ir::Kernel& kernel, const ir::WarpSpecialized
     MbarrierProtocol p;
     p.stages = loop.stages;
     p.consumer_groups = kernel.threads / 128;
-    if (!loop.single_gemm()) {
+    if (loop.issue_first_gemm_early) {
+        // Trip t's gemms retire during trip t + 1, which then releases t's stage: as the plain
+        // main loop's one trip in flight (codegen emit_consumer_loop_overlapped).
+        p.mma_in_flight = 1;
+        p.release_lag = 1;
+    } else if (!loop.single_gemm()) {
         // The trip's other statements read what its wgmmas wrote: wait for them, and release the
         // stage at once.
         p.mma_in_flight = 0;
         p.release_lag = 0;
     }
+    return p;
+}
+
+MbarrierProtocol once_protocol_of(const ir::Kernel& kernel) {
+    MbarrierProtocol p;
+    p.stages = 1;
+    p.consumer_groups = kernel.threads / 128;
+    p.mma_in_flight = 0;
+    p.release_lag = 0;
     return p;
 }
 
@@ -361,6 +375,15 @@ void verify_mbarrier_protocol(const ir::Kernel& kernel) {
                               p.empty_arrivals, p.full_parity_offset, p.empty_parity_offset},
                           [](const MbarrierProtocol& q) { return check_mbarrier_protocol(q, q.stages + 1); });
         TLC_CHECK(!v, "mbarrier verifier: kernel `" + kernel.name + "`: " + v.value_or(""));
+        if (!w->once.empty()) {
+            // The tiles loaded once per tile: a ring of one stage whose trips are the tiles.
+            MbarrierProtocol once = once_protocol_of(kernel);
+            auto u = memoized(once, {once.stages, once.consumer_groups, once.mma_in_flight, once.release_lag,
+                                     once.producer_waits_empty, once.empty_arrivals, once.full_parity_offset,
+                                     once.empty_parity_offset},
+                              [](const MbarrierProtocol& q) { return check_mbarrier_protocol(q, 3); });
+            TLC_CHECK(!u, "mbarrier verifier (tiles loaded once per tile): kernel `" + kernel.name + "`: " + u.value_or(""));
+        }
     }
     if (ir::tma_store_copy(kernel)) {
         StoreProtocol p = store_protocol_of(kernel);

@@ -48,6 +48,11 @@ struct StoreProtocol {
 };
 
 MbarrierProtocol protocol_of(const ir::Kernel& kernel, const ir::WarpSpecializedLoop& loop);
+// The mbarrier pair of the tiles a warp-specialized kernel loads once per tile (copies marked
+// tma_once): a one-stage ring whose trips are the block's tiles; the producer waits until every
+// consumer warp has retired the previous tile's wgmmas (tl_once_empty) before refilling it, the
+// consumers wait for the load (tl_once_full) before the loop.
+MbarrierProtocol once_protocol_of(const ir::Kernel& kernel);
 StoreProtocol store_protocol_of(const ir::Kernel& kernel);
 
 // Explores the protocol for 1..max_trips trips per tile and 1..2 tiles; returns the first

@@ -101,6 +101,34 @@ Why check_gemm(const ir::Gemm& g, int warpgroups) {
     return std::nullopt;
 }
 
+// Whether the trip's first gemm can be issued one trip early (WarpSpecializedLoop::
+// issue_first_gemm_early): it is a wgmma gemm of two loaded tiles, a later statement uses its
+// result, and every statement after the last such use is a wgmma gemm that leaves that result
+// alone, one of them reading a tile of the ring (it then releases the stage). Its accumulator is
+// free once that last use is done, so trip t + 1's gemm may overwrite it while trip t's trailing
+// gemms run.
+bool issues_first_gemm_early(const ir::WarpSpecializedLoop& loop) {
+    const std::vector<ir::StmtPtr>& stmts = loop.statements();
+    const std::vector<const ir::Gemm*> wgmmas = loop.wgmma_gemms();
+    auto is_wgmma = [&](const ir::Stmt& s) {
+        return std::find(wgmmas.begin(), wgmmas.end(), s.as<ir::Gemm>()) != wgmmas.end() && s.as<ir::Gemm>();
+    };
+    if (stmts.size() < 3 || !is_wgmma(*stmts[0])) return false;
+    const ir::Gemm& first = *stmts[0]->as<ir::Gemm>();
+    if (first.a.buffer->scope != ir::Scope::Shared) return false;
+    size_t tail_begin = 1;
+    for (size_t i = 1; i < stmts.size(); ++i)
+        if (ir::buffer_uses(stmts[i]).touches(first.c.buffer.get())) tail_begin = i + 1;
+    if (tail_begin == 1 || tail_begin == stmts.size()) return false;
+    bool reads_ring = false;
+    for (size_t i = tail_begin; i < stmts.size(); ++i) {
+        if (!is_wgmma(*stmts[i])) return false;
+        const ir::Gemm& g = *stmts[i]->as<ir::Gemm>();
+        reads_ring |= loop.loads_into(g.a.buffer.get()) || loop.loads_into(g.b.buffer.get());
+    }
+    return reads_ring;
+}
+
 struct Match {
     size_t loop_index = 0;
     ir::WarpSpecializedLoop* loop = nullptr;
@@ -317,6 +345,7 @@ Why match(const ir::Kernel& kernel, Match& out) {
     auto ws = std::make_shared<ir::WarpSpecializedLoop>(loop->vars[0], loop->extents[0], loop->options.stages, lets,
                                                         loads, std::make_shared<ir::Seq>(consumer, loop->range), loop->range);
     ws->once = once_tiles;
+    ws->issue_first_gemm_early = kernel.options.overlap_wgmma && issues_first_gemm_early(*ws);
     out.loop_index = at;
     out.loop = ws.get();
     out.replacement = ws;
@@ -351,13 +380,17 @@ constexpr int64_t kHopperSharedBytes = 227 * 1024;
 // kRingBytesInFlight bytes of loads, as far as shared memory allows: on this path a stage costs
 // shared memory only (no registers, no instructions per stage), and the loads in flight must
 // cover the latency of L2 and HBM at the tensor cores' rate (a 128 x 128 x 32 f16 tile of 16 KB a
-// stage runs at 0.45x cuBLAS with 3 stages and 0.87x with 8 on an H200). Returns the loop's own
+// stage runs at 0.45x cuBLAS with 3 stages and 0.87x with 8 on an H200), plus the stage the
+// consumers hold when the trip's first gemm is issued one trip early. Returns the loop's own
 // stage count when it deepened the ring, else 0.
 int deepen_ring(ir::Kernel& kernel, ir::WarpSpecializedLoop& loop) {
     int64_t stage_bytes = 0;
     for (const ir::TmaLoad& ld : loop.loads) stage_bytes += ld.dst->num_elements() * dtype_bytes(ld.dst->dtype);
     const int asked = loop.stages;
-    const int wanted = static_cast<int>(std::min<int64_t>(kMaxRingStages, (kRingBytesInFlight + stage_bytes - 1) / stage_bytes));
+    // A loop whose trip's first gemm is issued one trip early holds one stage more in the consumers.
+    const int held = loop.issue_first_gemm_early ? 1 : 0;
+    const int wanted = static_cast<int>(
+        std::min<int64_t>(kMaxRingStages, (kRingBytesInFlight + stage_bytes - 1) / stage_bytes + held));
     for (int stages = wanted; stages > asked; --stages) {
         loop.stages = stages;
         if (compute_shared_memory_plan(kernel).total_bytes <= kHopperSharedBytes) return asked;

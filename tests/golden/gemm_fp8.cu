@@ -269,9 +269,7 @@ __global__ void __launch_bounds__(256, 1) gemm_fp8_scaled_kernel_sm90(
                 const int tl_stage = tl_it % 8;
                 tl::sm90::mbarrier_wait(&tl_full[tl_stage], (tl_it / 8 + 0) & 1);  // the stage's TMA loads landed
                 // gemm(a, b, part, transpose_b = true, clear = true);  (gemm_fp8.tl:21)
-                #pragma unroll
-                for (int tl_s = 0; tl_s < part_layout::kSlots; ++tl_s) part[tl_s] = 0.0f;  // clear = true
-                tl::sm90::warpgroup_gemm<tl::f8e4m3, 64, 64, 64, false, true, 1>(part, a + tl_stage * 4096, b + tl_stage * 4096, tl_tid / 128);
+                tl::sm90::warpgroup_gemm<tl::f8e4m3, 64, 64, 64, false, true, 1>(part, a + tl_stage * 4096, b + tl_stage * 4096, tl_tid / 128, true);
                 tl::sm90::named_barrier_sync(1, 128);  // WAR on `s`
                 // copy(S[block.y * 64 +: 64, k], s);  (gemm_fp8.tl:20)
                 #pragma unroll

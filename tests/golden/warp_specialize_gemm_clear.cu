@@ -239,9 +239,7 @@ __global__ void __launch_bounds__(256, 1) gemm_kernel_sm90(
                 const int tl_stage = tl_it % 8;
                 tl::sm90::mbarrier_wait(&tl_full[tl_stage], (tl_it / 8 + 0) & 1);  // the stage's TMA loads landed
                 // gemm(a, b, acc, clear = true);  (warp_specialize_gemm_clear.tl:18)
-                #pragma unroll
-                for (int tl_s = 0; tl_s < acc_layout::kSlots; ++tl_s) acc[tl_s] = 0.0f;  // clear = true
-                tl::sm90::warpgroup_gemm<tl::f16, 64, 64, 64, false, false, 1>(acc, a + tl_stage * 4096, b + tl_stage * 4096, tl_tid / 128);
+                tl::sm90::warpgroup_gemm<tl::f16, 64, 64, 64, false, false, 1>(acc, a + tl_stage * 4096, b + tl_stage * 4096, tl_tid / 128, true);
                 tl::sm90::wgmma_wait<0>();
                 tl::sm90::fence_accumulators(acc);
                 if (tl_tid % 32 == 0) tl::sm90::mbarrier_arrive(&tl_empty[tl_stage]);  // the stage's last reader retired

@@ -332,9 +332,7 @@ __global__ void __launch_bounds__(256, 1) rowmax_kernel_sm90(
                 const int tl_stage = tl_it % 8;
                 tl::sm90::mbarrier_wait(&tl_full[tl_stage], (tl_it / 8 + 0) & 1);  // the stage's TMA loads landed
                 // gemm(a, b, part, transpose_b = true, clear = true);  (warp_specialize_trip_reduce.tl:21)
-                #pragma unroll
-                for (int tl_s = 0; tl_s < part_layout::kSlots; ++tl_s) part[tl_s] = 0.0f;  // clear = true
-                tl::sm90::warpgroup_gemm<tl::f16, 64, 64, 64, false, true, 1>(part, a + tl_stage * 4096, b + tl_stage * 4096, tl_tid / 128);
+                tl::sm90::warpgroup_gemm<tl::f16, 64, 64, 64, false, true, 1>(part, a + tl_stage * 4096, b + tl_stage * 4096, tl_tid / 128, true);
                 // copy(Bias[block.x * 64 +: 64], bias);  (warp_specialize_trip_reduce.tl:20)
                 #pragma unroll
                 for (int tl_chunk1 = 0; tl_chunk1 < 16; tl_chunk1 += 2) {

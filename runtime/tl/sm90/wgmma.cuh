@@ -76,8 +76,11 @@ template <int S> __device__ __forceinline__ void fence_accumulators(float (&acc)
 // MN-major rows in 128-byte boxes. 16-bit operands are one type (f16 or bf16); 8-bit floats pair
 // in any way and are both K-major. In bytes, a K-major 8-bit tile is laid out and stepped through
 // exactly as a 16-bit one.
+// With `clear`, the first wgmma of each slab overwrites its accumulators (scale-d = 0) instead of
+// adding to them: acc = A * B, with no register writes of its own between the wgmmas (which would
+// make ptxas serialise them against the wgmmas still in flight).
 template <typename T, int BM, int N, int BK, bool TRANS_A, bool TRANS_B, int WARPGROUPS, typename TB, int ACC>
-__device__ __forceinline__ void warpgroup_gemm(float (&acc)[ACC], const T* a, const TB* b, int warpgroup) {
+__device__ __forceinline__ void warpgroup_gemm(float (&acc)[ACC], const T* a, const TB* b, int warpgroup, bool clear = false) {
     static_assert(sizeof(T) == sizeof(TB) && (sizeof(T) == 2 || sizeof(T) == 1), "wgmma operands: 16-bit or 8-bit");
     static_assert(sizeof(T) == 1 || std::is_same_v<T, TB>, "16-bit wgmma operands are of one type");
     static_assert(sizeof(T) == 2 || (!TRANS_A && TRANS_B), "8-bit wgmma operands are K-major");
@@ -110,8 +113,9 @@ __device__ __forceinline__ void warpgroup_gemm(float (&acc)[ACC], const T* a, co
             const int a_off = TRANS_A ? kk * 16 * 128 : (kk / (SA / 32)) * BM * SA + (kk % (SA / 32)) * 32;
             const uint64_t a_step = a_desc + (a_off >> 4);
             float(&d)[N / 2] = *reinterpret_cast<float(*)[N / 2]>(&acc[t * (N / 2)]);
-            if constexpr (sizeof(T) == 1) WgmmaOpF8<T, TB, N>::run(d, a_step, b_step, 1);
-            else WgmmaOp<T, N>::template run<TRANS_A ? 1 : 0, TRANS_B ? 0 : 1>(d, a_step, b_step, 1);
+            const int accumulate = clear && kk == 0 ? 0 : 1;
+            if constexpr (sizeof(T) == 1) WgmmaOpF8<T, TB, N>::run(d, a_step, b_step, accumulate);
+            else WgmmaOp<T, N>::template run<TRANS_A ? 1 : 0, TRANS_B ? 0 : 1>(d, a_step, b_step, accumulate);
         }
     }
     wgmma_commit();
@@ -124,7 +128,8 @@ __device__ __forceinline__ void warpgroup_gemm(float (&acc)[ACC], const T* a, co
 // of slab t, columns 16 kk .. 16 kk + 15, are exactly the A registers of that slab's kk-th wgmma.
 // wgmma reads them when it runs: they must not change until the group has been waited for.
 template <typename T, int BM, int N, int BK, bool TRANS_B, int WARPGROUPS, int ACC, int AREGS>
-__device__ __forceinline__ void warpgroup_gemm_rs(float (&acc)[ACC], const T (&a)[AREGS], const T* b, int warpgroup) {
+__device__ __forceinline__ void warpgroup_gemm_rs(float (&acc)[ACC], const T (&a)[AREGS], const T* b, int warpgroup,
+                                                  bool clear = false) {
     static_assert(sizeof(T) == 2, "wgmma with A from registers: 16-bit operands");
     constexpr int SLABS = ACC / (N / 2);
     static_assert(BK % 16 == 0 && N % 8 == 0 && N <= 256 && ACC % (N / 2) == 0, "wgmma tile shape");
@@ -153,7 +158,7 @@ __device__ __forceinline__ void warpgroup_gemm_rs(float (&acc)[ACC], const T (&a
 #pragma unroll
         for (int t = 0; t < SLABS; ++t) {
             float(&d)[N / 2] = *reinterpret_cast<float(*)[N / 2]>(&acc[t * (N / 2)]);
-            WgmmaOpRS<T, N>::template run<TRANS_B ? 0 : 1>(d, regs[t][kk], b_step, 1);
+            WgmmaOpRS<T, N>::template run<TRANS_B ? 0 : 1>(d, regs[t][kk], b_step, clear && kk == 0 ? 0 : 1);
         }
     }
     wgmma_commit();
