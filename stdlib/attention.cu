@@ -385,6 +385,7 @@ __global__ void __launch_bounds__(384, 1) flash_attention_kernel_sm90(
         tl::sm90::claim_registers<232>();
         const int tl_tid = tl::thread_index<256>(128);
         int tl_it = 0;  // trips consumed so far, across tiles
+        tl::sm90::pingpong_start<4>(tl_tid / 128);  // warpgroup 0 issues its wgmmas first
         for (int tl_tile = blockIdx.x, tl_round = 0; tl_tile < tl_tiles; tl_tile += gridDim.x, ++tl_round) {
             const int tl_block_z = tl_tile / (tl_tiles_x * tl_tiles_y);
             const int tl_in_plane = tl_tile % (tl_tiles_x * tl_tiles_y);
@@ -423,8 +424,10 @@ __global__ void __launch_bounds__(384, 1) flash_attention_kernel_sm90(
                     const int tl_stage = tl_it % 5;
                     const int32_t k0 = t * 128;
                     tl::sm90::mbarrier_wait(&tl_full[tl_stage], (tl_it / 5 + 0) & 1);  // the stage's TMA loads landed
+                    tl::sm90::pingpong_wait_turn<4>(tl_tid / 128);
                     // gemm(q, k, s, transpose_b = true, clear = true);  (attention.tl:46)
                     tl::sm90::warpgroup_gemm<tl::f16, 128, 128, 64, false, true, 2>(s, q, k + tl_stage * 8192, tl_tid / 128, true);
+                    tl::sm90::pingpong_pass_turn<4>(tl_tid / 128);
                     tl::sm90::wgmma_wait<0>();
                     tl::sm90::fence_accumulators(s);
                     if (k0 + 128 > S) {
@@ -521,10 +524,12 @@ __global__ void __launch_bounds__(384, 1) flash_attention_kernel_sm90(
                     const int tl_stage = tl_it % 5;
                     const int32_t k0 = t * 128;
                     tl::sm90::mbarrier_wait(&tl_full[tl_stage], (tl_it / 5 + 0) & 1);  // the stage's TMA loads landed
+                    tl::sm90::pingpong_wait_turn<4>(tl_tid / 128);
                     // gemm(q, k, s, transpose_b = true, clear = true);  (attention.tl:46)
                     tl::sm90::warpgroup_gemm<tl::f16, 128, 128, 64, false, true, 2>(s, q, k + tl_stage * 8192, tl_tid / 128, true);
                     // gemm(p, v, o);  (attention.tl:73)
                     tl::sm90::warpgroup_gemm_rs<tl::f16, 128, 64, 128, false, 2>(o, p, v + tl_stage_prev * 8192, tl_tid / 128);  // A from the registers of `p`
+                    tl::sm90::pingpong_pass_turn<4>(tl_tid / 128);
                     tl::sm90::wgmma_wait<1>();  // this trip's first gemm retired (the trailing gemms of trip t - 1 may run on)
                     tl::sm90::fence_accumulators(s);
                     if (k0 + 128 > S) {
@@ -620,8 +625,10 @@ __global__ void __launch_bounds__(384, 1) flash_attention_kernel_sm90(
                 }
                 const int tl_stage = tl_it % 5;
                 // The last trip's trailing gemms.
+                tl::sm90::pingpong_wait_turn<4>(tl_tid / 128);
                 // gemm(p, v, o);  (attention.tl:73)
                 tl::sm90::warpgroup_gemm_rs<tl::f16, 128, 64, 128, false, 2>(o, p, v + tl_stage * 8192, tl_tid / 128);  // A from the registers of `p`
+                tl::sm90::pingpong_pass_turn<4>(tl_tid / 128);
                 tl::sm90::wgmma_wait<0>();  // the last trip's trailing gemms retired
                 tl::sm90::fence_accumulators(o);
                 if (tl_tid % 32 == 0) tl::sm90::mbarrier_arrive(&tl_empty[tl_stage]);  // release the last trip
@@ -1039,6 +1046,7 @@ __global__ void __launch_bounds__(384, 1) flash_attention_gqa_kernel_sm90(
         tl::sm90::claim_registers<232>();
         const int tl_tid = tl::thread_index<256>(128);
         int tl_it = 0;  // trips consumed so far, across tiles
+        tl::sm90::pingpong_start<4>(tl_tid / 128);  // warpgroup 0 issues its wgmmas first
         for (int tl_tile = blockIdx.x, tl_round = 0; tl_tile < tl_tiles; tl_tile += gridDim.x, ++tl_round) {
             const int tl_block_z = tl_tile / (tl_tiles_x * tl_tiles_y);
             const int tl_in_plane = tl_tile % (tl_tiles_x * tl_tiles_y);
@@ -1077,8 +1085,10 @@ __global__ void __launch_bounds__(384, 1) flash_attention_gqa_kernel_sm90(
                     const int tl_stage = tl_it % 5;
                     const int32_t k0 = t * 128;
                     tl::sm90::mbarrier_wait(&tl_full[tl_stage], (tl_it / 5 + 0) & 1);  // the stage's TMA loads landed
+                    tl::sm90::pingpong_wait_turn<4>(tl_tid / 128);
                     // gemm(q, k, s, transpose_b = true, clear = true);  (attention.tl:116)
                     tl::sm90::warpgroup_gemm<tl::f16, 128, 128, 64, false, true, 2>(s, q, k + tl_stage * 8192, tl_tid / 128, true);
+                    tl::sm90::pingpong_pass_turn<4>(tl_tid / 128);
                     tl::sm90::wgmma_wait<0>();
                     tl::sm90::fence_accumulators(s);
                     if (k0 + 128 > S) {
@@ -1175,10 +1185,12 @@ __global__ void __launch_bounds__(384, 1) flash_attention_gqa_kernel_sm90(
                     const int tl_stage = tl_it % 5;
                     const int32_t k0 = t * 128;
                     tl::sm90::mbarrier_wait(&tl_full[tl_stage], (tl_it / 5 + 0) & 1);  // the stage's TMA loads landed
+                    tl::sm90::pingpong_wait_turn<4>(tl_tid / 128);
                     // gemm(q, k, s, transpose_b = true, clear = true);  (attention.tl:116)
                     tl::sm90::warpgroup_gemm<tl::f16, 128, 128, 64, false, true, 2>(s, q, k + tl_stage * 8192, tl_tid / 128, true);
                     // gemm(p, v, o);  (attention.tl:143)
                     tl::sm90::warpgroup_gemm_rs<tl::f16, 128, 64, 128, false, 2>(o, p, v + tl_stage_prev * 8192, tl_tid / 128);  // A from the registers of `p`
+                    tl::sm90::pingpong_pass_turn<4>(tl_tid / 128);
                     tl::sm90::wgmma_wait<1>();  // this trip's first gemm retired (the trailing gemms of trip t - 1 may run on)
                     tl::sm90::fence_accumulators(s);
                     if (k0 + 128 > S) {
@@ -1274,8 +1286,10 @@ __global__ void __launch_bounds__(384, 1) flash_attention_gqa_kernel_sm90(
                 }
                 const int tl_stage = tl_it % 5;
                 // The last trip's trailing gemms.
+                tl::sm90::pingpong_wait_turn<4>(tl_tid / 128);
                 // gemm(p, v, o);  (attention.tl:143)
                 tl::sm90::warpgroup_gemm_rs<tl::f16, 128, 64, 128, false, 2>(o, p, v + tl_stage * 8192, tl_tid / 128);  // A from the registers of `p`
+                tl::sm90::pingpong_pass_turn<4>(tl_tid / 128);
                 tl::sm90::wgmma_wait<0>();  // the last trip's trailing gemms retired
                 tl::sm90::fence_accumulators(o);
                 if (tl_tid % 32 == 0) tl::sm90::mbarrier_arrive(&tl_empty[tl_stage]);  // release the last trip

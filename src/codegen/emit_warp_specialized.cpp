@@ -15,6 +15,9 @@
 namespace tlc::codegen {
 
 namespace {
+// Named barriers: 1 spans the consumers, 2 + w is warpgroup w's TMA-store staging, 4 + w its
+// ping-pong turn.
+constexpr int kPingpongBarrier = 4;
 // The columns of one TMA box into a shared tile: one swizzle row of the tile.
 int64_t box_cols_of(const ir::Buffer& tile) {
     const int64_t bytes = tile_swizzle_bytes(tile.dtype, tile.const_shape[1]);
@@ -266,6 +269,12 @@ void KernelEmitter::emit_consumer_loop_overlapped(const ir::WarpSpecializedLoop&
         fence(tail);
         out_.line(fmt::format("if (tl_tid % 32 == 0) tl::sm90::mbarrier_arrive(&tl_empty[{}]);  // release {}", stage, what));
     };
+    // Ping-pong: each issue of wgmmas is one turn of this warpgroup (both run the same turns).
+    auto issue = [&](const std::function<void()>& wgmmas) {
+        if (loop.pingpong) out_.line(fmt::format("tl::sm90::pingpong_wait_turn<{}>(tl_tid / 128);", kPingpongBarrier));
+        wgmmas();
+        if (loop.pingpong) out_.line(fmt::format("tl::sm90::pingpong_pass_turn<{}>(tl_tid / 128);", kPingpongBarrier));
+    };
     auto trip_start = [&] {
         out_.line(fmt::format("const int tl_stage = tl_it % {};", S));
         for (const ir::StmtPtr& s : lets_needed_by(loop.lets, vars_read_in(loop.body))) stmt(s, {});
@@ -279,7 +288,7 @@ void KernelEmitter::emit_consumer_loop_overlapped(const ir::WarpSpecializedLoop&
             out_.line(fmt::format("// Trip 0: its first gemm and the statements before its trailing gemms."));
             out_.line(fmt::format("const int {} = 0;", k));
             trip_start();
-            emit_wgmma(first);
+            issue([&] { emit_wgmma(first); });
             out_.line("tl::sm90::wgmma_wait<0>();");
             fence({&first});
             run(1, tail_begin);
@@ -288,8 +297,10 @@ void KernelEmitter::emit_consumer_loop_overlapped(const ir::WarpSpecializedLoop&
             out_.line("++tl_it;");
             out_.line(fmt::format("const int tl_stage_prev = (tl_it + {}) % {};  // trip {} - 1's", S - 1, S, k));
             trip_start();
-            emit_wgmma(first);
-            for (const ir::Gemm* g : tail) emit_wgmma(*g, "tl_stage_prev");
+            issue([&] {
+                emit_wgmma(first);
+                for (const ir::Gemm* g : tail) emit_wgmma(*g, "tl_stage_prev");
+            });
             out_.line(fmt::format("tl::sm90::wgmma_wait<{}>();  // this trip's first gemm retired (the trailing gemms of trip {} - 1 may run on)",
                                   tail.size(), k));
             fence({&first});
@@ -299,7 +310,9 @@ void KernelEmitter::emit_consumer_loop_overlapped(const ir::WarpSpecializedLoop&
         });
         out_.line(fmt::format("const int tl_stage = tl_it % {};", S));
         out_.line("// The last trip's trailing gemms.");
-        for (const ir::Gemm* g : tail) emit_wgmma(*g);
+        issue([&] {
+            for (const ir::Gemm* g : tail) emit_wgmma(*g);
+        });
         retire_tail("tl_stage", "the last trip");
         out_.line("++tl_it;");
     });
@@ -479,6 +492,8 @@ void KernelEmitter::emit_warp_specialized_body() {
         out_.line(fmt::format("tl::sm90::claim_registers<{}>();", ws.consumer_registers));
         out_.line(fmt::format("const int tl_tid = tl::thread_index<{}>({});", kernel_.threads, ws.producer_threads));
         out_.line("int tl_it = 0;  // trips consumed so far, across tiles");
+        if (loop.pingpong)
+            out_.line(fmt::format("tl::sm90::pingpong_start<{}>(tl_tid / 128);  // warpgroup 0 issues its wgmmas first", kPingpongBarrier));
         if (plan_.store_stage_offset >= 0) out_.line("int tl_store_chunks = 0;  // epilogue chunks stored so far, across tiles");
         block_sync_ = fmt::format("tl::sm90::named_barrier_sync(1, {})", kernel_.threads);
         // The consumers read every variable of the body but the coordinates of the producer's loads.

@@ -76,7 +76,7 @@ Region whole(const BufferPtr& buffer) {
 
 const std::vector<std::string>& transformation_switches() {
     static const std::vector<std::string> names{"pipeline", "async-copy", "tma", "warp-specialize", "persistent",
-                                                "deepen-ring", "overlap-wgmma"};
+                                                "deepen-ring", "overlap-wgmma", "pingpong"};
     return names;
 }
 
@@ -88,6 +88,7 @@ bool disable_transformation(KernelOptions& options, const std::string& name) {
     else if (name == "persistent") options.persistent = false;
     else if (name == "deepen-ring") options.deepen_ring = false;
     else if (name == "overlap-wgmma") options.overlap_wgmma = false;
+    else if (name == "pingpong") options.pingpong = false;
     else return false;
     return true;
 }

@@ -401,6 +401,10 @@ struct WarpSpecializedLoop : Stmt {
     // with trip t's trailing gemms, and trip t + 1's statements up to their first use of the
     // trailing gemms' results run while those do (codegen emit_consumer_loop_overlapped).
     bool issue_first_gemm_early = false;
+    // With two consumer warpgroups and issue_first_gemm_early: the warpgroups take turns issuing
+    // their wgmmas (named barriers 4 and 5), so that one runs its other statements while the
+    // other's gemms run (FlashAttention-3's ping-pong).
+    bool pingpong = false;
     WarpSpecializedLoop(VarPtr v, ExprPtr trips, int s, std::vector<StmtPtr> l, std::vector<TmaLoad> ld, StmtPtr b,
                         SourceRange r = {})
         : Stmt(kKind, r), var(std::move(v)), trip_count(std::move(trips)), stages(s), lets(std::move(l)),
@@ -444,13 +448,14 @@ struct KernelOptions {
     bool persistent = true;         // @no_persistent
     bool deepen_ring = true;        // @no_deepen_ring
     bool overlap_wgmma = true;      // @no_overlap_wgmma
+    bool pingpong = true;           // @no_pingpong
     int min_blocks = 0;             // @min_blocks(N): blocks resident per SM at least (0: ptxas decides)
     bool fast_math = false;         // @fast_math: exp, log, tanh, sigmoid and f32 division approximated
 };
 
 // The automatic transformations a kernel can switch off (`@no_...`, `--disable NAME`), by the
 // name `--disable` takes: pipeline, async-copy, tma, warp-specialize, persistent, deepen-ring,
-// overlap-wgmma.
+// overlap-wgmma, pingpong.
 const std::vector<std::string>& transformation_switches();
 // Switches the transformation `name` (one of transformation_switches()) off in `options`; false
 // when `name` is not a switch.

@@ -346,6 +346,7 @@ Why match(const ir::Kernel& kernel, Match& out) {
                                                         loads, std::make_shared<ir::Seq>(consumer, loop->range), loop->range);
     ws->once = once_tiles;
     ws->issue_first_gemm_early = kernel.options.overlap_wgmma && issues_first_gemm_early(*ws);
+    ws->pingpong = ws->issue_first_gemm_early && kernel.options.pingpong && warpgroups == 2;
     out.loop_index = at;
     out.loop = ws.get();
     out.replacement = ws;

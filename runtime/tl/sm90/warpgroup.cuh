@@ -28,4 +28,26 @@ __device__ __forceinline__ void named_barrier_sync(int id, int threads) {
 #endif
 }
 
+// Arrives on barrier `id` without waiting: counts this warp's threads towards the `threads` that
+// complete it (the others bar.sync on it).
+__device__ __forceinline__ void named_barrier_arrive(int id, int threads) {
+#if defined(__CUDA_ARCH__)
+    asm volatile("bar.arrive %0, %1;\n" ::"r"(id), "r"(threads) : "memory");
+#endif
+}
+
+// Ping-pong of two consumer warpgroups (FlashAttention-3's warp scheduling): warpgroup w waits
+// for its turn on barrier FIRST_ID + w before issuing its wgmmas, then gives the turn to the
+// other on FIRST_ID + 1 - w, so the two issue their gemms in alternation and one runs its other
+// statements (a softmax) while the other's gemms run. pingpong_start lets warpgroup 0 go first.
+template <int FIRST_ID> __device__ __forceinline__ void pingpong_start(int warpgroup) {
+    if (warpgroup == 1) named_barrier_arrive(FIRST_ID, 256);
+}
+template <int FIRST_ID> __device__ __forceinline__ void pingpong_wait_turn(int warpgroup) {
+    named_barrier_sync(FIRST_ID + warpgroup, 256);
+}
+template <int FIRST_ID> __device__ __forceinline__ void pingpong_pass_turn(int warpgroup) {
+    named_barrier_arrive(FIRST_ID + 1 - warpgroup, 256);
+}
+
 } // namespace tl::sm90
