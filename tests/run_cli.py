@@ -42,6 +42,29 @@ kernel gemm(A: global f16[M, K], B: global f16[K, N], C: global mut f32[M, N])
     copy(acc, C[block.y * 64 +: 64, block.x * 64 +: 64]);
 }
 """
+# Attention's trip: Q before the loop, P V with A from registers (pipelined, in ping-pong).
+ATTENTION = """\
+kernel attention(Q: global f16[B, H, S, 64], K: global f16[B, H, S, 64], V: global f16[B, H, S, 64],
+                 O: global mut f16[B, H, S, 64])
+    grid(cdiv(S, 128), H, B) threads(256)
+{
+    shared q: f16[128, 64];
+    shared k: f16[64, 64];
+    shared v: f16[64, 64];
+    fragment s: f32[128, 64];
+    fragment p: f16[128, 64];
+    fragment o: f32[128, 64] = 0.0;
+    copy(Q[block.z, block.y, block.x * 128 +: 128, 0 +: 64], q);
+    for t in pipelined(cdiv(S, 64), stages = 2) {
+        copy(K[block.z, block.y, t * 64 +: 64, 0 +: 64], k);
+        copy(V[block.z, block.y, t * 64 +: 64, 0 +: 64], v);
+        gemm(q, k, s, transpose_b = true, clear = true);
+        copy(s, p);
+        gemm(p, v, o);
+    }
+    copy(o, O[block.z, block.y, block.x * 128 +: 128, 0 +: 64]);
+}
+"""
 
 
 def main():
@@ -303,6 +326,20 @@ def main():
     r = tlc("gemm.tl", "--stop-after=warp-specialize", "--disable", "deepen-ring")
     expect("--disable deepen-ring", r, 0, stdout_has=("for k in warp_specialized(cdiv(K, 64), stages=2) {",))
     res.check("--disable deepen-ring: no deepening noted", "deepened" not in r.stdout, r.stdout[:1000])
+    # The attention-shaped trip: software-pipelined and in ping-pong, unless switched off.
+    write("attn.tl", ATTENTION)
+    r = tlc("attn.tl", "--stop-after=warp-specialize")
+    expect("warp-specialize pipelines the attention trip", r, 0, stdout_has=(
+        "copy.tma_once Q[", "issued together with the previous trip's trailing wgmmas"))
+    r = tlc("attn.tl", "--stop-after=warp-specialize", "--disable", "overlap-wgmma")
+    expect("--disable overlap-wgmma", r, 0, stdout_has=("copy.tma_once Q[",))
+    res.check("--disable overlap-wgmma: the trip is not pipelined", "issued together" not in r.stdout, r.stdout[:1000])
+    r = tlc("attn.tl", "-o", "attn.cu", "--disable", "pingpong")
+    expect("--disable pingpong", r, 0)
+    res.check("--disable pingpong: no turns", "pingpong_wait_turn" not in open(os.path.join(tmp, "attn.cu")).read(), "")
+    r = tlc("attn.tl", "-o", "attn.cu")
+    expect("attention on the Hopper path", r, 0)
+    res.check("the warpgroups take turns", "tl::sm90::pingpong_wait_turn<4>" in open(os.path.join(tmp, "attn.cu")).read(), "")
     for flag, reason in (("tma", "@no_tma"), ("warp-specialize", "@no_warp_specialize")):
         r = tlc("gemm.tl", "--stop-after=warp-specialize", "--disable", flag)
         expect(f"--disable {flag}", r, 0, stdout_has=(

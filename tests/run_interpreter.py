@@ -180,7 +180,7 @@ def gemm_case(rng, file, kernel, t, m, n, k, defines=(), alpha=0.5, beta=-1.25):
                 variants=[AFTER_SEMA, SCHEDULED_SM80, SCHEDULED_SM90A])
 
 
-def attention_case(rng, file, kernel, t, b, h, hkv, s, causal, d=64, defines=()):
+def attention_case(rng, file, kernel, t, b, h, hkv, s, causal, d=64, defines=(), variants=None):
     q = uniform(rng, t, b * h * s * d, -2.0, 2.0)       # scores of a few units: a peaked softmax
     k = uniform(rng, t, b * hkv * s * d, -2.0, 2.0)
     v = uniform(rng, t, b * hkv * s * d)
@@ -190,7 +190,7 @@ def attention_case(rng, file, kernel, t, b, h, hkv, s, causal, d=64, defines=())
     defines = list(defines) + (["CAUSAL=true"] if causal else []) + ([f"T={t}"] if t != "f16" else [])
     scalars = {} if file.startswith("samples") else {"sm_scale": scale}
     return Case(file, kernel, tensors, {"O": attention(q, k, v, b, h, hkv, s, d, scale, causal)},
-                scalars, defines)
+                scalars, defines, variants=variants)
 
 
 def rowwise_case(rng, file, kernel, t, m, n, default_t):
@@ -302,6 +302,13 @@ def build_cases():
     cases.append(attention_case(rng, f, "flash_attention", "bf16", 1, 2, 2, 77, False))
     cases.append(attention_case(rng, f, "flash_attention_gqa", "f16", 1, 4, 2, 77, False))
     cases.append(attention_case(rng, f, "flash_attention_gqa", "bf16", 1, 2, 1, 77, True))
+    # The Hopper path's schedule of attention: Q loaded once per tile, P V with A from registers,
+    # the pipelined trips (the kernels as scheduled for sm_90a, and the golden's).
+    every = [AFTER_SEMA, SCHEDULED_SM80, SCHEDULED_SM90A]
+    cases.append(attention_case(rng, f, "flash_attention", "f16", 1, 2, 2, 300, True, variants=every))
+    cases.append(attention_case(rng, f, "flash_attention_gqa", "bf16", 1, 4, 1, 200, False, variants=every))
+    cases.append(attention_case(rng, "tests/golden/warp_specialize_attention.tl", "attention", "f16", 1, 2, 2, 200, False,
+                                variants=every))
     for kernel in ("gemm", "gemm_nt", "gemm_scaled", "gemm_bias", "gemm_bias_gelu", "gemm_bias_silu"):
         cases.append(gemm_case(rng, "stdlib/gemm.tl", kernel, "f16", 37, 45, 29))
         cases.append(gemm_case(rng, "stdlib/gemm.tl", kernel, "bf16", 37, 100, 150, GEMM_SMALL_TILES, beta=0.0))

@@ -98,6 +98,31 @@ kernel gemm_nt(A: global bf16[M, K], B: global bf16[N, K], C: global mut f32[M, 
 }
 )";
 
+// Attention's trip on the Hopper path: Q loaded once per tile, P V with A from registers, the
+// trip software-pipelined.
+const char* kAttention = R"(
+kernel attention(Q: global f16[B, H, S, 64], K: global f16[B, H, S, 64], V: global f16[B, H, S, 64],
+                 O: global mut f16[B, H, S, 64])
+    grid(cdiv(S, 128), H, B) threads(256)
+{
+    shared q: f16[128, 64];
+    shared k: f16[64, 64];
+    shared v: f16[64, 64];
+    fragment s: f32[128, 64];
+    fragment p: f16[128, 64];
+    fragment o: f32[128, 64] = 0.0;
+    copy(Q[block.z, block.y, block.x * 128 +: 128, 0 +: 64], q);
+    for t in pipelined(cdiv(S, 64), stages = 2) {
+        copy(K[block.z, block.y, t * 64 +: 64, 0 +: 64], k);
+        copy(V[block.z, block.y, t * 64 +: 64, 0 +: 64], v);
+        gemm(q, k, s, transpose_b = true, clear = true);
+        copy(s, p);
+        gemm(p, v, o);
+    }
+    copy(o, O[block.z, block.y, block.x * 128 +: 128, 0 +: 64]);
+}
+)";
+
 } // namespace
 
 // ---- the pipeline protocol as emitted ----------------------------------------------------------
@@ -391,4 +416,52 @@ kernel scale(X: global f32[N], Y: global mut f32[N]) grid(cdiv(N, 256)) threads(
 )");
     CHECK_FALSE(m.kernels[0].warp_specialization.enabled);
     CHECK_NOTHROW(schedule::verify_mbarrier_protocol(m.kernels[0]));
+}
+
+TEST_CASE("the tiles loaded once per tile: a one-stage ring over the tiles, checked; broken knobs caught") {
+    ir::Module m = compile_sm90a(kAttention);
+    const ir::Kernel& k = m.kernels[0];
+    INFO(ir::print_module(m));
+    REQUIRE(k.warp_specialization.enabled);
+    const ir::WarpSpecializedLoop* w = ws_loop(k);
+    REQUIRE(w);
+    CHECK(w->once.size() == 1);
+    CHECK(w->issue_first_gemm_early);
+    CHECK(w->pingpong);
+    CHECK(w->wgmma_gemms().size() == 2); // Q Kᵀ from shared memory, P V with A from registers
+    // The software-pipelined trip is the one-trip-in-flight ring.
+    schedule::MbarrierProtocol p = schedule::protocol_of(k, *w);
+    CHECK(p.mma_in_flight == 1);
+    CHECK(p.release_lag == 1);
+    CHECK_FALSE(check(p));
+    schedule::MbarrierProtocol once = schedule::once_protocol_of(k);
+    CHECK(once.stages == 1);
+    CHECK(once.consumer_groups == 2);
+    CHECK_FALSE(schedule::check_mbarrier_protocol(once, 3));
+    CHECK_NOTHROW(schedule::verify_mbarrier_protocol(k));
+    // Refilling Q before the consumers released it, or waiting on the wrong phase, is caught.
+    schedule::MbarrierProtocol no_wait = once;
+    no_wait.producer_waits_empty = false;
+    CHECK(schedule::check_mbarrier_protocol(no_wait, 3));
+    schedule::MbarrierProtocol wrong_full = once;
+    wrong_full.full_parity_offset = 1;
+    CHECK(schedule::check_mbarrier_protocol(wrong_full, 3));
+    schedule::MbarrierProtocol wrong_empty = once;
+    wrong_empty.empty_parity_offset = 0;
+    CHECK(schedule::check_mbarrier_protocol(wrong_empty, 3));
+}
+
+TEST_CASE("@no_overlap_wgmma and @no_pingpong keep the trip unpipelined / the warpgroups untimed") {
+    std::string plain = std::string("@no_overlap_wgmma ") + kAttention;
+    ir::Module m = compile_sm90a(plain.c_str());
+    const ir::WarpSpecializedLoop* w = ws_loop(m.kernels[0]);
+    REQUIRE(w);
+    CHECK_FALSE(w->issue_first_gemm_early);
+    CHECK_FALSE(w->pingpong);
+    CHECK(schedule::protocol_of(m.kernels[0], *w).mma_in_flight == 0);
+    std::string no_pp = std::string("@no_pingpong ") + kAttention;
+    ir::Module m2 = compile_sm90a(no_pp.c_str());
+    REQUIRE(ws_loop(m2.kernels[0]));
+    CHECK(ws_loop(m2.kernels[0])->issue_first_gemm_early);
+    CHECK_FALSE(ws_loop(m2.kernels[0])->pingpong);
 }
