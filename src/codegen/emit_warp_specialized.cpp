@@ -242,9 +242,7 @@ void KernelEmitter::emit_consumer_loop_overlapped(const ir::WarpSpecializedLoop&
     const std::vector<ir::StmtPtr>& stmts = loop.statements();
     const ir::Gemm& first = *stmts.front()->as<ir::Gemm>();
     // The trailing gemms: the statements after the last one that uses the first gemm's result.
-    size_t tail_begin = 1;
-    for (size_t i = 1; i < stmts.size(); ++i)
-        if (ir::buffer_uses(stmts[i]).touches(first.c.buffer.get())) tail_begin = i + 1;
+    const size_t tail_begin = loop.trailing_begin();
     std::vector<const ir::Gemm*> tail;
     for (size_t i = tail_begin; i < stmts.size(); ++i) tail.push_back(stmts[i]->as<ir::Gemm>());
     TLC_CHECK(tail_begin > 1 && !tail.empty(), "an overlapped trip: its first gemm's result used, then trailing gemms");

@@ -1,5 +1,6 @@
 // Names of IR enumerations and small constructors shared by every IR user.
 #include "ir/ir.h"
+#include "ir/walk.h"
 
 namespace tlc::ir {
 
@@ -151,6 +152,15 @@ std::vector<const Gemm*> WarpSpecializedLoop::wgmma_gemms() const {
         if (auto* g = s->as<Gemm>(); g && loaded(g->b.buffer.get()) && (loaded(g->a.buffer.get()) || register_operand(g->a.buffer.get())))
             out.push_back(g);
     return out;
+}
+
+size_t WarpSpecializedLoop::trailing_begin() const {
+    const std::vector<StmtPtr>& stmts = statements();
+    auto* first = stmts.empty() ? nullptr : stmts.front()->as<Gemm>();
+    size_t begin = 1;
+    for (size_t i = 1; first && i < stmts.size(); ++i)
+        if (buffer_uses(stmts[i]).touches(first->c.buffer.get())) begin = i + 1;
+    return begin;
 }
 
 bool WarpSpecializedLoop::single_gemm() const {

@@ -418,6 +418,10 @@ struct WarpSpecializedLoop : Stmt {
     // The gemms of `body` that run with wgmma, in order (each a top-level statement of `body`): B a
     // tile of `loads` or `once`, A one too or a 16-bit fragment (wgmma's register form).
     std::vector<const Gemm*> wgmma_gemms() const;
+    // When `body` begins with a gemm: the index of the first statement after the last one that
+    // touches that gemm's accumulator (1 when none does); the statements from there on are the
+    // trailing ones of a software-pipelined trip.
+    size_t trailing_begin() const;
     // The plain main loop: `body` is one gemm that accumulates (no clear). Its consumers keep one
     // trip's wgmmas in flight and release the previous trip's stage; any other body waits for its
     // wgmmas and releases the stage after the last one.

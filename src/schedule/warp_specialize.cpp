@@ -116,9 +116,7 @@ bool issues_first_gemm_early(const ir::WarpSpecializedLoop& loop) {
     if (stmts.size() < 3 || !is_wgmma(*stmts[0])) return false;
     const ir::Gemm& first = *stmts[0]->as<ir::Gemm>();
     if (first.a.buffer->scope != ir::Scope::Shared) return false;
-    size_t tail_begin = 1;
-    for (size_t i = 1; i < stmts.size(); ++i)
-        if (ir::buffer_uses(stmts[i]).touches(first.c.buffer.get())) tail_begin = i + 1;
+    const size_t tail_begin = loop.trailing_begin();
     if (tail_begin == 1 || tail_begin == stmts.size()) return false;
     bool reads_ring = false;
     for (size_t i = tail_begin; i < stmts.size(); ++i) {

@@ -117,6 +117,9 @@ int main() {
         {1, 3, 0, 200, 0.3, 1.0, 0, th::When::full, "_scale0.3"},
         {1, 2, 0, 300, 0.0, 4.0, 0, th::When::full, "_qscale4"},  // peaked rows, moving maximum
         {2, 2, 0, 1000, 0.0, 1.0, 0, th::When::full, ""},
+        {1, 2, 0, 77, 0.0, 1.0, 0, th::When::full, ""},
+        {1, 1, 0, 4095, 0.0, 1.0, 0, th::When::full, ""},  // many key tiles, an edge one
+        {1, 1, 0, 4096, 0.0, 1.0, 0, th::When::full, ""},
         // flash_attention_gqa
         {2, 4, 1, 127, 0.0, 1.0, 0, th::When::full, ""},           // multi-query
         {1, 3, 3, 64, 0.0, 1.0, 0, th::When::full, ""},            // HKV = H: plain multi-head
@@ -125,6 +128,8 @@ int main() {
         {2, 6, 3, 200, 0.3, 1.0, 0, th::When::full, "_scale0.3"},
         {1, 4, 2, 129, 0.0, 1.0, 1, th::When::full, "_offset1"},
         {1, 4, 2, 1000, 0.0, 1.0, 0, th::When::full, ""},
+        {1, 8, 2, 1000, 0.0, 1.0, 0, th::When::full, ""},  // 4 query heads per K/V head
+        {1, 8, 1, 77, 0.0, 1.0, 0, th::When::full, ""},    // 8
     };
     uint64_t seed = 5000;
     for (const Shape& s : shapes) {
