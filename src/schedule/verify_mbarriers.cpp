@@ -360,6 +360,11 @@ std::optional<std::string> memoized(const Protocol& p, const std::vector<int>& k
     if (it == results.end()) it = results.emplace(key, check(p)).first;
     return it->second;
 }
+// The memo key of a ring protocol explored for up to `max_trips` trips per tile: every field.
+std::vector<int> ring_key(const MbarrierProtocol& p, int max_trips) {
+    return {p.stages, p.consumer_groups, p.mma_in_flight, p.release_lag, p.producer_waits_empty,
+            p.empty_arrivals, p.full_parity_offset, p.empty_parity_offset, max_trips};
+}
 } // namespace
 
 void verify_mbarrier_protocol(const ir::Kernel& kernel) {
@@ -371,17 +376,13 @@ void verify_mbarrier_protocol(const ir::Kernel& kernel) {
         // stage is refilled while its previous data may still be read; two tiles cover the
         // tile-end drain and release.
         p.stages = std::min(p.stages, 4);
-        auto v = memoized(p, {p.stages, p.consumer_groups, p.mma_in_flight, p.release_lag, p.producer_waits_empty,
-                              p.empty_arrivals, p.full_parity_offset, p.empty_parity_offset},
+        auto v = memoized(p, ring_key(p, p.stages + 1),
                           [](const MbarrierProtocol& q) { return check_mbarrier_protocol(q, q.stages + 1); });
         TLC_CHECK(!v, "mbarrier verifier: kernel `" + kernel.name + "`: " + v.value_or(""));
         if (!w->once.empty()) {
             // The tiles loaded once per tile: a ring of one stage whose trips are the tiles.
             MbarrierProtocol once = once_protocol_of(kernel);
-            auto u = memoized(once, {once.stages, once.consumer_groups, once.mma_in_flight, once.release_lag,
-                                     once.producer_waits_empty, once.empty_arrivals, once.full_parity_offset,
-                                     once.empty_parity_offset},
-                              [](const MbarrierProtocol& q) { return check_mbarrier_protocol(q, 3); });
+            auto u = memoized(once, ring_key(once, 3), [](const MbarrierProtocol& q) { return check_mbarrier_protocol(q, 3); });
             TLC_CHECK(!u, "mbarrier verifier (tiles loaded once per tile): kernel `" + kernel.name + "`: " + u.value_or(""));
         }
     }
