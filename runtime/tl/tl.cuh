@@ -4,6 +4,7 @@
 #include "tl/types.cuh"
 #include "tl/layout.cuh"
 #include "tl/thread/math.cuh"
+#include "tl/thread/half_pairs.cuh"
 #include "tl/thread/memory.cuh"
 #include "tl/thread/cp_async.cuh"
 #include "tl/warp/ldmatrix.cuh"

@@ -10,6 +10,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <functional>
 #include <set>
 
 namespace tlc::codegen {
@@ -140,13 +141,18 @@ void KernelEmitter::emit_tma_once_wait(const ir::Copy& c) {
                               schedule::once_protocol_of(kernel_).full_parity_offset));
 }
 
+// The names of a ring's mbarrier arrays and stage index: the main ring's, or those of the ring of
+// the tiles only the trip's first gemm reads (WarpSpecializedLoop::first_stages).
+KernelEmitter::RingNames KernelEmitter::ring_names(bool first_ring) {
+    return first_ring ? RingNames{"tl_first_full", "tl_first_empty", "tl_first_stage"} : RingNames{"tl_full", "tl_empty", "tl_stage"};
+}
+
 void KernelEmitter::emit_producer(const ir::WarpSpecializedLoop& loop) {
     const schedule::MbarrierProtocol protocol = schedule::protocol_of(kernel_, loop);
     auto maps = tma_maps(kernel_);
     const std::vector<const ir::Copy*> once = ir::tma_once_copies(kernel_);
     auto bytes_of = [](const ir::Buffer& b) { return b.num_elements() * dtype_bytes(b.dtype); };
-    int64_t bytes = 0, once_bytes = 0;
-    for (const ir::TmaLoad& ld : loop.loads) bytes += bytes_of(*ld.dst);
+    int64_t once_bytes = 0;
     for (const ir::Copy* c : once) once_bytes += bytes_of(*c->dst.buffer);
     for (const TmaMap& m : maps)
         if (m.box_rows != 64 || m.tensor != (ir::tma_store_copy(kernel_) ? ir::tma_store_copy(kernel_)->dst.buffer.get() : nullptr))
@@ -178,16 +184,30 @@ void KernelEmitter::emit_producer(const ir::WarpSpecializedLoop& loop) {
         }
         std::string k = var_name(*loop.var);
         out_.block(fmt::format("for (int {0} = 0; {0} < {1}; ++{0}, ++tl_it)", k, expr(loop.trip_count)), [&] {
-            out_.line(fmt::format("const int tl_stage = tl_it % {};", protocol.stages));
-            if (protocol.producer_waits_empty)
-                out_.line(fmt::format("tl::sm90::mbarrier_wait(&tl_empty[tl_stage], (tl_it / {} + {}) & 1);  // consumers released it",
-                                      protocol.stages, protocol.empty_parity_offset));
-            out_.line(fmt::format("tl::sm90::mbarrier_arrive_expect_tx(&tl_full[tl_stage], {});", bytes));
-            for (const ir::StmtPtr& l : trip_lets) stmt(l, {});
-            for (const ir::TmaLoad& ld : loop.loads) {
-                ir::Copy original(ld.src, ir::whole(ld.dst), nullptr, ld.range);
-                source_comment(original, "tma load");
-                emit_tma_load(ld.src, *ld.dst, fmt::format(" + tl_stage * {}", ld.dst->num_elements()), "&tl_full[tl_stage]", maps);
+            // Each ring in turn (the first gemm's first): wait until its stage is empty, expect its
+            // bytes, issue its loads.
+            bool lets_done = false;
+            for (const bool first_ring : loop.first_stages ? std::vector<bool>{true, false} : std::vector<bool>{false}) {
+                const RingNames ring = ring_names(first_ring);
+                const int stages = protocol.ring_stages(first_ring ? 1 : 0);
+                int64_t bytes = 0;
+                for (const ir::TmaLoad& ld : loop.loads)
+                    if (ld.first_ring == first_ring) bytes += bytes_of(*ld.dst);
+                out_.line(fmt::format("const int {} = tl_it % {};", ring.stage, stages));
+                if (protocol.producer_waits_empty)
+                    out_.line(fmt::format("tl::sm90::mbarrier_wait(&{}[{}], (tl_it / {} + {}) & 1);  // consumers released it",
+                                          ring.empty, ring.stage, stages, protocol.empty_parity_offset));
+                out_.line(fmt::format("tl::sm90::mbarrier_arrive_expect_tx(&{}[{}], {});", ring.full, ring.stage, bytes));
+                if (!lets_done)
+                    for (const ir::StmtPtr& l : trip_lets) stmt(l, {});
+                lets_done = true;
+                for (const ir::TmaLoad& ld : loop.loads) {
+                    if (ld.first_ring != first_ring) continue;
+                    ir::Copy original(ld.src, ir::whole(ld.dst), nullptr, ld.range);
+                    source_comment(original, "tma load");
+                    emit_tma_load(ld.src, *ld.dst, fmt::format(" + {} * {}", ring.stage, ld.dst->num_elements()),
+                                  fmt::format("&{}[{}]", ring.full, ring.stage), maps);
+                }
             }
         });
     });
@@ -208,7 +228,9 @@ void KernelEmitter::emit_wgmma(const ir::Gemm& g, const std::string& stage) {
     const std::string clear = g.clear ? ", true" : "";
     // A tile of `loads` is read at the current stage; a tile loaded once per tile has one copy.
     auto tile = [&](const ir::Buffer& b) {
-        return ws_loop_->loads_into(&b) ? fmt::format("{} + {} * {}", identifier(b.name), stage, b.num_elements()) : identifier(b.name);
+        if (!ws_loop_->loads_into(&b)) return identifier(b.name);
+        return fmt::format("{} + {} * {}", identifier(b.name), ws_loop_->in_first_ring(&b) ? ring_names(true).stage : stage,
+                           b.num_elements());
     };
     if (g.a.buffer->scope == ir::Scope::Fragment) {
         const FragmentLayout* la = layout_of(*g.a.buffer);
@@ -273,11 +295,28 @@ void KernelEmitter::emit_consumer_loop_overlapped(const ir::WarpSpecializedLoop&
         wgmmas();
         if (loop.pingpong) out_.line(fmt::format("tl::sm90::pingpong_pass_turn<{}>(tl_tid / 128);", kPingpongBarrier));
     };
+    // With two rings (loop.first_stages), a trip waits for the first gemm's ring at its start and
+    // for the main ring just before the trailing gemms that read it, and releases the first gemm's
+    // stage as soon as that gemm retired.
+    const bool split = loop.first_stages > 0;
+    const RingNames first_ring = ring_names(true);
     auto trip_start = [&] {
-        out_.line(fmt::format("const int tl_stage = tl_it % {};", S));
+        const RingNames ring = ring_names(split);
+        const int stages = protocol.ring_stages(split ? 1 : 0);
+        out_.line(fmt::format("const int {} = tl_it % {};", ring.stage, stages));
         for (const ir::StmtPtr& s : lets_needed_by(loop.lets, vars_read_in(loop.body))) stmt(s, {});
-        out_.line(fmt::format("tl::sm90::mbarrier_wait(&tl_full[tl_stage], (tl_it / {} + {}) & 1);  // the stage's TMA loads landed", S,
-                              protocol.full_parity_offset));
+        out_.line(fmt::format("tl::sm90::mbarrier_wait(&{}[{}], (tl_it / {} + {}) & 1);  // the stage's TMA loads landed", ring.full,
+                              ring.stage, stages, protocol.full_parity_offset));
+    };
+    auto wait_main_ring = [&](const std::string& stage, const std::string& it, const std::string& what) {
+        if (split)
+            out_.line(fmt::format("tl::sm90::mbarrier_wait(&tl_full[{}], ({} / {} + {}) & 1);  // {}'s loads for the trailing gemms landed",
+                                  stage, it, S, protocol.full_parity_offset, what));
+    };
+    auto release_first_ring = [&](const std::string& what) {
+        if (split)
+            out_.line(fmt::format("if (tl_tid % 32 == 0) tl::sm90::mbarrier_arrive(&{}[{}]);  // release {}'s tiles of the first gemm",
+                                  first_ring.empty, first_ring.stage, what));
     };
     source_comment(loop, "warp-specialized loop, each trip's first gemm issued with the previous trip's trailing gemms");
     out_.line(fmt::format("const int {} = {};", trips, expr(loop.trip_count)));
@@ -289,6 +328,7 @@ void KernelEmitter::emit_consumer_loop_overlapped(const ir::WarpSpecializedLoop&
             issue([&] { emit_wgmma(first); });
             out_.line("tl::sm90::wgmma_wait<0>();");
             fence({&first});
+            release_first_ring("trip 0");
             run(1, tail_begin);
         });
         out_.block(fmt::format("for (int {0} = 1; {0} < {1}; ++{0})", k, trips), [&] {
@@ -297,11 +337,13 @@ void KernelEmitter::emit_consumer_loop_overlapped(const ir::WarpSpecializedLoop&
             trip_start();
             issue([&] {
                 emit_wgmma(first);
+                wait_main_ring("tl_stage_prev", "(tl_it - 1)", "trip " + k + " - 1");
                 for (const ir::Gemm* g : tail) emit_wgmma(*g, "tl_stage_prev");
             });
             out_.line(fmt::format("tl::sm90::wgmma_wait<{}>();  // this trip's first gemm retired (the trailing gemms of trip {} - 1 may run on)",
                                   tail.size(), k));
             fence({&first});
+            release_first_ring("trip " + k);
             run(1, b_begin);
             retire_tail("tl_stage_prev", "trip " + k + " - 1");
             run(b_begin, tail_begin);
@@ -309,6 +351,7 @@ void KernelEmitter::emit_consumer_loop_overlapped(const ir::WarpSpecializedLoop&
         out_.line(fmt::format("const int tl_stage = tl_it % {};", S));
         out_.line("// The last trip's trailing gemms.");
         issue([&] {
+            wait_main_ring("tl_stage", "tl_it", "the last trip");
             for (const ir::Gemm* g : tail) emit_wgmma(*g);
         });
         retire_tail("tl_stage", "the last trip");
@@ -442,6 +485,36 @@ void KernelEmitter::emit_tma_store(const ir::Copy& c) {
     });
 }
 
+// The 16-bit fragments that are A operands of the loop's register-form wgmmas and that the kernel
+// otherwise touches only element by element (stores, loads, slot-by-slot copies between
+// fragments): held as tl::HalfPairs, in the packed form wgmma reads, so that no unpacked copy is
+// kept alive (one register per element) beside the packed one.
+std::set<const ir::Buffer*> KernelEmitter::packed_register_operands() const {
+    std::set<const ir::Buffer*> operands;
+    const std::vector<const ir::Gemm*> gemms = ws_loop_->wgmma_gemms();
+    for (const ir::Gemm* g : gemms)
+        if (const ir::Buffer& a = *g->a.buffer; a.scope == ir::Scope::Fragment && dtype_bytes(a.dtype) == 2 && is_distributed(a))
+            operands.insert(&a);
+    std::function<void(const ir::StmtPtr&)> visit = [&](const ir::StmtPtr& s) {
+        ir::for_each_child(*s, {
+            .expr = [](const ir::ExprPtr&) {},
+            .region =
+                [&](const ir::Region& r, ir::Access) {
+                    if (!operands.count(r.buffer.get())) return;
+                    auto* g = s->as<ir::Gemm>();
+                    auto* c = s->as<ir::Copy>();
+                    bool element_wise = c && is_distributed(*c->src.buffer) && is_distributed(*c->dst.buffer);
+                    bool register_a = g && g->a.buffer == r.buffer && std::find(gemms.begin(), gemms.end(), g) != gemms.end();
+                    if (!element_wise && !register_a) operands.erase(r.buffer.get());
+                },
+            .store = {},
+            .stmt = visit,
+        });
+    };
+    visit(kernel_.body);
+    return operands;
+}
+
 void KernelEmitter::emit_warp_specialized_body() {
     const ir::WarpSpecializedLoop& loop = *ws_loop_;
     const ir::WarpSpecialization& ws = kernel_.warp_specialization;
@@ -451,23 +524,35 @@ void KernelEmitter::emit_warp_specialized_body() {
     out_.line("#else");
     emit_layouts();
     emit_views();
+    packed_pairs_ = packed_register_operands();
     out_.line("extern __shared__ __align__(1024) unsigned char tl_smem_raw[];");
     out_.line("unsigned char* tl_smem = tl_smem_raw + ((1024 - tl::sm90::smem_address(tl_smem_raw) % 1024) % 1024);");
     emit_shared_declarations();
     out_.line(fmt::format("uint64_t* tl_full = reinterpret_cast<uint64_t*>(tl_smem + {});   // per stage: its TMA loads landed",
                           plan_.barriers_offset));
     out_.line(fmt::format("uint64_t* tl_empty = tl_full + {};  // per stage: every consumer warp finished reading it", protocol.stages));
+    std::string last = fmt::format("tl_empty + {}", protocol.stages); // the next free mbarrier
+    if (protocol.first_stages) {
+        out_.line(fmt::format("uint64_t* tl_first_full = {};  // the ring of the tiles only the first gemm reads: per stage, its loads landed",
+                              last));
+        out_.line(fmt::format("uint64_t* tl_first_empty = tl_first_full + {};  // per stage: every consumer warp's first gemm retired",
+                              protocol.first_stages));
+        last = fmt::format("tl_first_empty + {}", protocol.first_stages);
+    }
     const bool once = !loop.once.empty();
     if (once) {
-        out_.line(fmt::format("uint64_t* tl_once_full = tl_empty + {};  // the tiles loaded once per tile landed", protocol.stages));
+        out_.line(fmt::format("uint64_t* tl_once_full = {};  // the tiles loaded once per tile landed", last));
         out_.line("uint64_t* tl_once_empty = tl_once_full + 1;  // every consumer warp finished the tile's wgmmas");
     }
     out_.block("if (threadIdx.x == 0)", [&] {
-        out_.block(fmt::format("for (int tl_s = 0; tl_s < {}; ++tl_s)", protocol.stages), [&] {
-            out_.line("tl::sm90::mbarrier_init(&tl_full[tl_s], 1);");
-            out_.line(fmt::format("tl::sm90::mbarrier_init(&tl_empty[tl_s], {});  // one arrival per consumer warp",
-                                  protocol.arrivals_per_phase() * 4));
-        });
+        for (const bool first_ring : protocol.first_stages ? std::vector<bool>{false, true} : std::vector<bool>{false}) {
+            const RingNames ring = ring_names(first_ring);
+            out_.block(fmt::format("for (int tl_s = 0; tl_s < {}; ++tl_s)", protocol.ring_stages(first_ring ? 1 : 0)), [&] {
+                out_.line(fmt::format("tl::sm90::mbarrier_init(&{}[tl_s], 1);", ring.full));
+                out_.line(fmt::format("tl::sm90::mbarrier_init(&{}[tl_s], {});  // one arrival per consumer warp", ring.empty,
+                                      protocol.arrivals_per_phase() * 4));
+            });
+        }
         if (once) {
             out_.line("tl::sm90::mbarrier_init(tl_once_full, 1);");
             out_.line(fmt::format("tl::sm90::mbarrier_init(tl_once_empty, {});  // one arrival per consumer warp",

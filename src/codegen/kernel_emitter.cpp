@@ -221,8 +221,12 @@ void KernelEmitter::stmt(const ir::StmtPtr& s, const ElementContext& ctx) {
         std::string count = l && l->distributed() ? slot_count(*l) : std::to_string(b.num_elements());
         std::string shape;
         for (size_t i = 0; i < b.const_shape.size(); ++i) shape += (i ? ", " : "") + std::to_string(b.const_shape[i]);
-        out_.line(fmt::format("{} {}[{}];  // {} {}: {}[{}]", type, name, count, ir::scope_name(b.scope), b.name,
-                              dtype_name(b.dtype), shape));
+        if (packed_pairs_.count(&b))
+            out_.line(fmt::format("tl::HalfPairs<{}, {}> {};  // {} {}: {}[{}], two elements per register (wgmma's A operand)",
+                                  cuda_type(b.dtype), count, name, ir::scope_name(b.scope), b.name, dtype_name(b.dtype), shape));
+        else
+            out_.line(fmt::format("{} {}[{}];  // {} {}: {}[{}]", type, name, count, ir::scope_name(b.scope), b.name,
+                                  dtype_name(b.dtype), shape));
         if (!init.empty()) {
             out_.line("#pragma unroll");
             out_.line(fmt::format("for (int tl_i = 0; tl_i < {}; ++tl_i) {}[tl_i] = {};", count, name, init));

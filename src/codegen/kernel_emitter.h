@@ -92,7 +92,12 @@ private:
     void emit_shared_declarations(); // pointers into tl_smem for every shared buffer and the scratch
     // ---- warp-specialized kernels (emit_warp_specialized.cpp)
     void emit_warp_specialized_body();
+    std::set<const ir::Buffer*> packed_register_operands() const;
     void emit_tile_loop(const std::function<void()>& body);
+    struct RingNames {
+        std::string full, empty, stage;
+    };
+    static RingNames ring_names(bool first_ring);
     void emit_producer(const ir::WarpSpecializedLoop& loop);
     void emit_consumer_loop(const ir::WarpSpecializedLoop& loop);
     void emit_wgmma(const ir::Gemm& g, const std::string& stage = "tl_stage");
@@ -188,6 +193,7 @@ private:
     // consumers of a warp-specialized kernel): not emitted.
     std::set<const ir::Stmt*> omitted_lets_;
     const ir::WarpSpecializedLoop* ws_loop_ = nullptr; // the kernel's warp-specialized loop, if any
+    std::set<const ir::Buffer*> packed_pairs_;          // fragments declared as tl::HalfPairs
     std::optional<ir::BufferUses> buffer_uses_;         // of the kernel body, computed on first use
     // True when the kernel reads or writes `b` (its declaration aside).
     bool referenced(const ir::Buffer& b);

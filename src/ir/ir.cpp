@@ -77,7 +77,7 @@ Region whole(const BufferPtr& buffer) {
 
 const std::vector<std::string>& transformation_switches() {
     static const std::vector<std::string> names{"pipeline", "async-copy", "tma", "warp-specialize", "persistent",
-                                                "deepen-ring", "overlap-wgmma", "pingpong"};
+                                                "deepen-ring", "overlap-wgmma", "pingpong", "split-rings"};
     return names;
 }
 
@@ -90,6 +90,7 @@ bool disable_transformation(KernelOptions& options, const std::string& name) {
     else if (name == "deepen-ring") options.deepen_ring = false;
     else if (name == "overlap-wgmma") options.overlap_wgmma = false;
     else if (name == "pingpong") options.pingpong = false;
+    else if (name == "split-rings") options.split_rings = false;
     else return false;
     return true;
 }
@@ -136,6 +137,12 @@ int tma_row_axis(const Region& src) {
             ++ranged;
         }
     return ranged == 2 ? row : -1;
+}
+
+bool WarpSpecializedLoop::in_first_ring(const Buffer* b) const {
+    for (const TmaLoad& ld : loads)
+        if (ld.dst.get() == b) return ld.first_ring;
+    return false;
 }
 
 bool WarpSpecializedLoop::loads_once(const Buffer* b) const {

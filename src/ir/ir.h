@@ -381,6 +381,8 @@ struct TmaLoad {
     Region src;       // a global slice of two ranged axes (rows, the last axis), any others points
     BufferPtr dst;    // a whole shared tile of the slice's shape
     SourceRange range; // of the copy it replaces
+    // In the ring of the tiles only the trip's first gemm reads (WarpSpecializedLoop::first_stages).
+    bool first_ring = false;
 };
 // The row axis of a TMA load's source: its first ranged axis, when exactly two axes are ranged
 // and the last is one of them (a box [rows][columns] of a tensor of up to 5 axes, the others
@@ -405,6 +407,11 @@ struct WarpSpecializedLoop : Stmt {
     // their wgmmas (named barriers 4 and 5), so that one runs its other statements while the
     // other's gemms run (FlashAttention-3's ping-pong).
     bool pingpong = false;
+    // With issue_first_gemm_early: the loads only the first gemm reads (first_ring) have a ring of
+    // their own with this many stages, released as soon as that gemm retires, while the others
+    // stay until the trailing gemms retire one trip later; the consumers wait for each ring just
+    // before the gemm that reads it. 0: one ring for every load.
+    int first_stages = 0;
     WarpSpecializedLoop(VarPtr v, ExprPtr trips, int s, std::vector<StmtPtr> l, std::vector<TmaLoad> ld, StmtPtr b,
                         SourceRange r = {})
         : Stmt(kKind, r), var(std::move(v)), trip_count(std::move(trips)), stages(s), lets(std::move(l)),
@@ -415,6 +422,10 @@ struct WarpSpecializedLoop : Stmt {
     bool loads_into(const Buffer* b) const;
     // True when `b` is one of `once`.
     bool loads_once(const Buffer* b) const;
+    // True when `b` is the shared tile of a load in the first gemm's ring (first_stages > 0).
+    bool in_first_ring(const Buffer* b) const;
+    // The stages of the ring that loads `b` (a tile of `loads`).
+    int stages_of(const Buffer* b) const { return in_first_ring(b) ? first_stages : stages; }
     // The gemms of `body` that run with wgmma, in order (each a top-level statement of `body`): B a
     // tile of `loads` or `once`, A one too or a 16-bit fragment (wgmma's register form).
     std::vector<const Gemm*> wgmma_gemms() const;
@@ -453,13 +464,14 @@ struct KernelOptions {
     bool deepen_ring = true;        // @no_deepen_ring
     bool overlap_wgmma = true;      // @no_overlap_wgmma
     bool pingpong = true;           // @no_pingpong
+    bool split_rings = true;        // @no_split_rings
     int min_blocks = 0;             // @min_blocks(N): blocks resident per SM at least (0: ptxas decides)
     bool fast_math = false;         // @fast_math: exp, log, tanh, sigmoid and f32 division approximated
 };
 
 // The automatic transformations a kernel can switch off (`@no_...`, `--disable NAME`), by the
 // name `--disable` takes: pipeline, async-copy, tma, warp-specialize, persistent, deepen-ring,
-// overlap-wgmma, pingpong.
+// overlap-wgmma, pingpong, split-rings.
 const std::vector<std::string>& transformation_switches();
 // Switches the transformation `name` (one of transformation_switches()) off in `options`; false
 // when `name` is not a switch.

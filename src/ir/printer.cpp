@@ -259,12 +259,14 @@ public:
             break;
         case StmtKind::WarpSpecializedLoop: {
             auto* w = s->as<WarpSpecializedLoop>();
-            line(indent, fmt::format("for {} in warp_specialized({}, stages={}) {{", w->var->name,
-                                     expr(w->trip_count), w->stages));
+            line(indent, fmt::format("for {} in warp_specialized({}, stages={}{}) {{", w->var->name, expr(w->trip_count),
+                                     w->stages, w->first_stages ? fmt::format(", first_stages={}", w->first_stages) : ""));
             for (auto& l : w->lets) body(l, indent + 1);
             line(indent + 1, "producer:  // one thread of warpgroup 0; waits until the stage is empty");
             for (auto& ld : w->loads)
-                line(indent + 2, "tma_load " + region(ld.src) + " -> " + ld.dst->name + "[stage], signals full[stage]");
+                line(indent + 2, "tma_load " + region(ld.src) + " -> " + ld.dst->name +
+                                     (ld.first_ring ? "[first_stage], signals first_full[first_stage]  // the first gemm's ring"
+                                                    : "[stage], signals full[stage]"));
             line(indent + 1, "consumer:  // the kernel's warpgroups; wait until the stage is full");
             auto wgmma = [&](const Gemm& g) {
                 std::string t = "wgmma " + region(g.a) + ", " + region(g.b) + " -> " + region(g.c);

@@ -126,7 +126,7 @@ ir::SharedMemoryPlan compute_shared_memory_plan(const ir::Kernel& kernel) {
             slot.row_pitch = slot.cols;
             if (loaded_by_tma(b) || (ws_loop && ws_loop->loads_once(&b))) {
                 // The layout TMA writes: unpadded rows, each stage at the swizzle pattern's period.
-                slot.stages = loaded_by_tma(b) ? ws_loop->stages : 1;
+                slot.stages = loaded_by_tma(b) ? ws_loop->stages_of(&b) : 1;
                 slot.swizzled = true;
                 offset = align_up(offset, 1024);
             } else {
@@ -181,7 +181,7 @@ ir::SharedMemoryPlan compute_shared_memory_plan(const ir::Kernel& kernel) {
         // per tile, after everything else, plus 1024 bytes of slack so that the kernel can align
         // the dynamic shared-memory base to 1024 itself.
         plan.barriers_offset = align_up(plan.total_bytes, 8);
-        plan.barriers_bytes = 2 * 8 * ws_loop->stages + (ws_loop->once.empty() ? 0 : 2 * 8);
+        plan.barriers_bytes = 2 * 8 * (ws_loop->stages + ws_loop->first_stages) + (ws_loop->once.empty() ? 0 : 2 * 8);
         plan.alignment_slack = 1024;
         plan.total_bytes = plan.barriers_offset + plan.barriers_bytes + plan.alignment_slack;
     }

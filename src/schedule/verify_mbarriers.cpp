@@ -52,26 +52,65 @@ template <typename Model> std::optional<std::string> explore(Model& m) {
 
 // ---- the pipeline: producer, consumer groups, TMA completions, wgmma retirements ---------------
 
+// One step of a consumer's trip, on ring `ring` (0: the main ring, 1: the first gemm's ring) and
+// trip it - back: wait until its loads landed, issue a wgmma group that reads its stage, wait until
+// at most `back` groups are in flight (WaitMma), or arrive on its `empty` barrier.
+struct ConsumerOp {
+    enum Kind { WaitFull, Issue, WaitMma, Release } kind;
+    int ring = 0;
+    int back = 0;
+};
+
+// What a consumer warpgroup does in trip k of a tile of n trips (codegen's consumer loops).
+std::vector<ConsumerOp> consumer_trip(const MbarrierProtocol& p, int k, int n) {
+    using K = ConsumerOp;
+    std::vector<ConsumerOp> ops;
+    if (p.first_stages == 0) {
+        // Wait full, issue the trip's wgmmas, wgmma_wait<mma_in_flight>, release trip it - lag; at
+        // the tile's end: wgmma_wait<0>, release the trips not yet released.
+        ops = {{K::WaitFull, 0, 0}, {K::Issue, 0, 0}, {K::WaitMma, 0, p.mma_in_flight}};
+        if (k >= p.release_lag) ops.push_back({K::Release, 0, p.release_lag});
+        if (k + 1 == n) {
+            ops.push_back({K::WaitMma, 0, 0});
+            for (int j = std::max(0, n - p.release_lag); j < n; ++j) ops.push_back({K::Release, 0, n - 1 - j});
+        }
+        return ops;
+    }
+    // Two rings (emit_consumer_loop_overlapped): the first gemm F reads ring 1, the trailing gemms
+    // T ring 0. Trip 0 issues F and waits for it; trip k > 0 issues F(k) and, once its loads
+    // landed, T(k - 1), waits until F(k) retired (mma_in_flight groups left), releases F(k)'s
+    // stage, waits for T(k - 1) and releases its stage (release_lag trips back). The tile's last
+    // trip then issues its own T, waits for it and releases its stage.
+    ops = {{K::WaitFull, 1, 0}, {K::Issue, 1, 0}};
+    if (k == 0) {
+        ops.insert(ops.end(), {{K::WaitMma, 0, 0}, {K::Release, 1, 0}});
+    } else {
+        ops.insert(ops.end(), {{K::WaitFull, 0, 1}, {K::Issue, 0, 1}, {K::WaitMma, 0, p.mma_in_flight}, {K::Release, 1, 0},
+                               {K::WaitMma, 0, 0}, {K::Release, 0, p.release_lag}});
+    }
+    if (k + 1 == n) ops.insert(ops.end(), {{K::WaitFull, 0, 0}, {K::Issue, 0, 0}, {K::WaitMma, 0, 0}, {K::Release, 0, 0}});
+    return ops;
+}
+
 class PipelineModel {
 public:
-    // Consumer program counter per trip: wait full, issue the wgmmas, wgmma_wait<mma_in_flight>,
-    // release trip - lag; at a tile's end: wgmma_wait<0>, release the trips not yet released.
-    enum Pc { WaitFull, Issue, WaitMma, Release, TileWaitMma, TileRelease };
-    static constexpr int kMaxGroups = 4, kMaxStages = 8, kMaxMma = 8;
+    static constexpr int kMaxGroups = 4, kMaxStages = 8, kMaxMma = 8, kRings = 2;
     // Fixed-size, allocation-free state (every field a small integer).
     struct State {
-        int8_t producer = 0;                      // next trip the producer issues
+        int8_t producer = 0, producer_ring = 0;   // next trip the producer issues, and which of its rings
         int8_t trip[kMaxGroups] = {}, pc[kMaxGroups] = {};
-        int8_t mma_count[kMaxGroups] = {};        // issued wgmma trips not yet retired, oldest first
-        int8_t mma[kMaxGroups][kMaxMma] = {};
-        int8_t full_phase[kMaxStages] = {}, empty_phase[kMaxStages] = {}, empty_arrivals[kMaxStages] = {};
-        int8_t stage_trip[kMaxStages] = {};       // trip whose data the stage holds / receives (-1: none)
-        int8_t landed[kMaxStages] = {};           // 1 when that data has arrived
-        int groups = 0, stages = 0;
+        int8_t mma_count[kMaxGroups] = {};        // issued wgmma groups not yet retired, oldest first
+        int8_t mma[kMaxGroups][kMaxMma] = {};     // each: ring * 64 + the trip whose stage it reads
+        // Per ring and stage.
+        int8_t full_phase[kRings][kMaxStages] = {}, empty_phase[kRings][kMaxStages] = {};
+        int8_t empty_arrivals[kRings][kMaxStages] = {};
+        int8_t stage_trip[kRings][kMaxStages] = {}; // trip whose data the stage holds / receives (-1: none)
+        int8_t landed[kRings][kMaxStages] = {};     // 1 when that data has arrived
+        int groups = 0, stages[kRings] = {};
         // The visited-set key; the consumer groups are interchangeable, so their states are encoded
         // in sorted order and permutations of one state are visited once.
         std::string key() const {
-            std::string k(1, static_cast<char>(producer));
+            std::string k{static_cast<char>(producer), static_cast<char>(producer_ring)};
             std::vector<std::string> g(groups);
             for (int i = 0; i < groups; ++i) {
                 g[i] = {static_cast<char>(trip[i]), static_cast<char>(pc[i]), static_cast<char>(mma_count[i])};
@@ -82,8 +121,9 @@ public:
                 k += group;
                 k += '|';
             }
-            for (const int8_t* a : {full_phase, empty_phase, empty_arrivals, stage_trip, landed})
-                k.append(reinterpret_cast<const char*>(a), stages);
+            for (int r = 0; r < kRings; ++r)
+                for (const auto* a : {full_phase[r], empty_phase[r], empty_arrivals[r], stage_trip[r], landed[r]})
+                    k.append(reinterpret_cast<const char*>(a), stages[r]);
             return k;
         }
         void retire_oldest(int g) {
@@ -92,13 +132,19 @@ public:
         }
     };
 
-    PipelineModel(const MbarrierProtocol& p, int per_tile, int tiles) : p_(p), per_tile_(per_tile), total_(per_tile * tiles) {}
+    PipelineModel(const MbarrierProtocol& p, int per_tile, int tiles) : p_(p), per_tile_(per_tile), total_(per_tile * tiles) {
+        // The producer fills the first gemm's ring first in each trip (emit_producer).
+        rings_ = p.first_stages ? std::vector<int>{1, 0} : std::vector<int>{0};
+        for (int k = 0; k < per_tile; ++k) scripts_.push_back(consumer_trip(p, k, per_tile));
+    }
 
     State initial() const {
         State s;
         s.groups = p_.consumer_groups;
-        s.stages = p_.stages;
-        for (int st = 0; st < p_.stages; ++st) s.stage_trip[st] = -1;
+        s.stages[0] = p_.stages;
+        s.stages[1] = p_.first_stages;
+        for (int r = 0; r < kRings; ++r)
+            for (int st = 0; st < s.stages[r]; ++st) s.stage_trip[r][st] = -1;
         return s;
     }
 
@@ -109,97 +155,90 @@ public:
     }
 
     void successors(const State& s, std::vector<std::pair<State, std::string>>& next, std::optional<std::string>& violation) const {
-        const int S = p_.stages;
-        // Producer: wait empty, then expect_tx + the TMA loads of trip `producer`.
+        // Producer: wait empty, then expect_tx + the TMA loads of trip `producer` into one ring.
         if (s.producer < total_) {
-            int it = s.producer, st = it % S;
-            if (!p_.producer_waits_empty || parity_passes(s.empty_phase[st], p_.empty_parity(it))) {
+            const int it = s.producer, r = rings_[s.producer_ring], S = s.stages[r], st = it % S;
+            if (!p_.producer_waits_empty || parity_passes(s.empty_phase[r][st], p_.empty_parity(it, r))) {
                 for (int g = 0; g < p_.consumer_groups; ++g)
                     for (int i = 0; i < s.mma_count[g]; ++i)
-                        if (int t = s.mma[g][i]; t % S == st) {
-                            violation = fmt::format("trip {} overwrites stage {} while group {}'s wgmma of trip {} still reads it", it, st, g, t);
+                        if (int t = s.mma[g][i] % 64; s.mma[g][i] / 64 == r && t % S == st) {
+                            violation = fmt::format("trip {} overwrites stage {}{} while group {}'s wgmma of trip {} still reads it", it, st,
+                                                    ring_name(r), g, t);
                             return;
                         }
                 State n = s;
-                n.stage_trip[st] = it;
-                n.landed[st] = 0;
-                ++n.producer;
-                next.push_back({n, fmt::format("P:load{}", it)});
+                n.stage_trip[r][st] = static_cast<int8_t>(it);
+                n.landed[r][st] = 0;
+                if (++n.producer_ring == static_cast<int>(rings_.size())) n.producer_ring = 0, ++n.producer;
+                next.push_back({n, fmt::format("P:{}{}", r ? "first" : "load", it)});
             }
         }
         // TMA completion: the full phase of that stage completes.
-        for (int st = 0; st < S; ++st)
-            if (s.stage_trip[st] >= 0 && !s.landed[st]) {
-                State n = s;
-                n.landed[st] = 1;
-                ++n.full_phase[st];
-                next.push_back({n, fmt::format("T:done{}", s.stage_trip[st])});
-            }
+        for (int r = 0; r < kRings; ++r)
+            for (int st = 0; st < s.stages[r]; ++st)
+                if (s.stage_trip[r][st] >= 0 && !s.landed[r][st]) {
+                    State n = s;
+                    n.landed[r][st] = 1;
+                    ++n.full_phase[r][st];
+                    next.push_back({n, fmt::format("T:{}{}", r ? "first" : "done", s.stage_trip[r][st])});
+                }
         for (int g = 0; g < p_.consumer_groups; ++g) {
             if (s.mma_count[g] > 0) { // the oldest wgmma group retires
                 State n = s;
                 n.retire_oldest(g);
-                next.push_back({n, fmt::format("G{}:retire{}", g, s.mma[g][0])});
+                next.push_back({n, fmt::format("G{}:retire{}", g, s.mma[g][0] % 64)});
             }
             if (s.trip[g] == total_) continue;
-            int it = s.trip[g], k = it % per_tile_, st = it % S;
+            const int it = s.trip[g], k = it % per_tile_;
+            const ConsumerOp& op = scripts_[k][s.pc[g]];
+            const int t = it - op.back, r = op.ring, st = t >= 0 ? t % s.stages[r] : 0;
             State n = s;
-            switch (s.pc[g]) {
-            case WaitFull:
-                if (!parity_passes(s.full_phase[st], p_.full_parity(it))) break;
-                n.pc[g] = Issue;
-                next.push_back({n, fmt::format("G{}:full{}", g, it)});
+            auto advance = [&] {
+                if (++n.pc[g] == static_cast<int>(scripts_[k].size())) n.pc[g] = 0, ++n.trip[g];
+            };
+            switch (op.kind) {
+            case ConsumerOp::WaitFull:
+                if (!parity_passes(s.full_phase[r][st], p_.full_parity(t, r))) break;
+                advance();
+                next.push_back({n, fmt::format("G{}:{}{}", g, r ? "first" : "full", t)});
                 break;
-            case Issue:
-                if (s.stage_trip[st] != it || !s.landed[st]) {
-                    violation = fmt::format("group {} reads stage {} for trip {} but it holds {} trip {}", g, st, it,
-                                            s.landed[st] ? "landed" : "in-flight", s.stage_trip[st]);
+            case ConsumerOp::Issue:
+                if (s.stage_trip[r][st] != t || !s.landed[r][st]) {
+                    violation = fmt::format("group {} reads stage {}{} for trip {} but it holds {} trip {}", g, st, ring_name(r), t,
+                                            s.landed[r][st] ? "landed" : "in-flight", s.stage_trip[r][st]);
                     return;
                 }
                 TLC_CHECK(n.mma_count[g] < kMaxMma, "mbarrier model: too many wgmma groups in flight");
-                n.mma[g][n.mma_count[g]++] = static_cast<int8_t>(it);
-                n.pc[g] = WaitMma;
-                next.push_back({n, fmt::format("G{}:mma{}", g, it)});
+                n.mma[g][n.mma_count[g]++] = static_cast<int8_t>(r * 64 + t);
+                advance();
+                next.push_back({n, fmt::format("G{}:mma{}{}", g, r ? "F" : "", t)});
                 break;
-            case WaitMma:
-                if (s.mma_count[g] > p_.mma_in_flight) break;
-                n.pc[g] = Release;
+            case ConsumerOp::WaitMma:
+                if (s.mma_count[g] > op.back) break;
+                advance();
                 next.push_back({n, fmt::format("G{}:wait{}", g, it)});
                 break;
-            case Release:
-                if (k >= p_.release_lag) arrive(n, (it - p_.release_lag) % S);
-                n.pc[g] = k + 1 == per_tile_ ? TileWaitMma : WaitFull;
-                if (n.pc[g] == WaitFull) ++n.trip[g];
-                next.push_back({n, k >= p_.release_lag ? fmt::format("G{}:release{}", g, it - p_.release_lag) : fmt::format("G{}:next", g)});
-                break;
-            case TileWaitMma:
-                if (s.mma_count[g] > 0) break;
-                n.pc[g] = TileRelease;
-                next.push_back({n, fmt::format("G{}:drain", g)});
-                break;
-            case TileRelease: {
-                std::string released;
-                for (int j = std::max(0, per_tile_ - p_.release_lag); j < per_tile_; ++j) {
-                    int t = it - k + j;
-                    arrive(n, t % S);
-                    released += fmt::format("{}{}", released.empty() ? "" : ",", t);
+            case ConsumerOp::Release:
+                if (t < it - k) { // a trip of no tile: nothing to release (release_lag beyond the tile's start)
+                    advance();
+                    next.push_back({n, fmt::format("G{}:next", g)});
+                    break;
                 }
-                n.pc[g] = WaitFull;
-                ++n.trip[g];
-                next.push_back({n, fmt::format("G{}:release{}", g, released)});
+                if (++n.empty_arrivals[r][st] == p_.arrivals_per_phase()) n.empty_arrivals[r][st] = 0, ++n.empty_phase[r][st];
+                advance();
+                next.push_back({n, fmt::format("G{}:release{}{}", g, r ? "F" : "", t)});
                 break;
-            }
             }
         }
     }
 
 private:
-    void arrive(State& n, int st) const {
-        if (++n.empty_arrivals[st] == p_.arrivals_per_phase()) n.empty_arrivals[st] = 0, ++n.empty_phase[st];
-    }
+    static std::string ring_name(int r) { return r ? " (the first gemm's ring)" : ""; }
 
     MbarrierProtocol p_;
     int per_tile_, total_;
+    std::vector<int> rings_;
+    std::vector<std::vector<ConsumerOp>> scripts_; // per trip of a tile
 };
 
 // ---- the epilogue: writers, the issuing thread, TMA store reads ------------------------------
@@ -305,9 +344,12 @@ MbarrierProtocol protocol_of(const ir::Kernel& kernel, const ir::WarpSpecialized
     p.consumer_groups = kernel.threads / 128;
     if (loop.issue_first_gemm_early) {
         // Trip t's gemms retire during trip t + 1, which then releases t's stage: as the plain
-        // main loop's one trip in flight (codegen emit_consumer_loop_overlapped).
+        // main loop's one trip in flight (codegen emit_consumer_loop_overlapped). With two rings,
+        // the first gemm's stage is released in its own trip, once the trailing gemms issued with
+        // it are the only groups in flight.
         p.mma_in_flight = 1;
         p.release_lag = 1;
+        p.first_stages = loop.first_stages;
     } else if (!loop.single_gemm()) {
         // The trip's other statements read what its wgmmas wrote: wait for them, and release the
         // stage at once.
@@ -330,12 +372,14 @@ StoreProtocol store_protocol_of(const ir::Kernel&) { return StoreProtocol{}; }
 
 std::optional<std::string> check_mbarrier_protocol(const MbarrierProtocol& p, int max_trips) {
     TLC_CHECK(p.consumer_groups <= PipelineModel::kMaxGroups && p.stages <= PipelineModel::kMaxStages && p.stages >= 1 &&
-                  2 * max_trips < 127,
+                  p.first_stages >= 0 && p.first_stages <= PipelineModel::kMaxStages && 2 * max_trips < 64,
               "mbarrier model: protocol outside the model's bounds");
     for (int tiles = 1; tiles <= 2; ++tiles)
         for (int trips = 1; trips <= max_trips; ++trips) {
             PipelineModel m(p, trips, tiles);
-            if (auto v = explore(m)) return fmt::format("{} (stages {}, {} trips per tile, {} tiles)", *v, p.stages, trips, tiles);
+            if (auto v = explore(m))
+                return fmt::format("{} (stages {}{}, {} trips per tile, {} tiles)", *v, p.stages,
+                                   p.first_stages ? fmt::format(", first gemm's ring {}", p.first_stages) : "", trips, tiles);
         }
     return std::nullopt;
 }
@@ -362,22 +406,33 @@ std::optional<std::string> memoized(const Protocol& p, const std::vector<int>& k
 }
 // The memo key of a ring protocol explored for up to `max_trips` trips per tile: every field.
 std::vector<int> ring_key(const MbarrierProtocol& p, int max_trips) {
-    return {p.stages, p.consumer_groups, p.mma_in_flight, p.release_lag, p.producer_waits_empty,
+    return {p.stages, p.first_stages, p.consumer_groups, p.mma_in_flight, p.release_lag, p.producer_waits_empty,
             p.empty_arrivals, p.full_parity_offset, p.empty_parity_offset, max_trips};
 }
 } // namespace
 
+MbarrierProtocol explored_bounds(MbarrierProtocol p) {
+    if (p.first_stages == 0) {
+        p.stages = std::min(p.stages, 4);
+        return p;
+    }
+    // Two rings: the main ring at most 3 stages, the first gemm's ring as many fewer as it has
+    // (at least one).
+    const int fewer = std::max(0, p.stages - p.first_stages);
+    p.stages = std::min(p.stages, 3);
+    p.first_stages = std::clamp(p.stages - fewer, 1, p.first_stages);
+    return p;
+}
+
 void verify_mbarrier_protocol(const ir::Kernel& kernel) {
     if (const ir::WarpSpecializedLoop* w = ir::warp_specialized_loop(kernel)) {
         MbarrierProtocol p = protocol_of(kernel, *w);
-        // The emitted protocol is uniform in the stage count (every index and parity is computed
-        // from it the same way), and the state space grows exponentially with it, so rings longer
-        // than 4 stages are explored as 4. stages + 1 trips per tile wrap the ring once, so every
-        // stage is refilled while its previous data may still be read; two tiles cover the
-        // tile-end drain and release.
-        p.stages = std::min(p.stages, 4);
-        auto v = memoized(p, ring_key(p, p.stages + 1),
-                          [](const MbarrierProtocol& q) { return check_mbarrier_protocol(q, q.stages + 1); });
+        // Long rings are explored shorter (explored_bounds). One trip more than the longer ring's
+        // stages wraps each ring once, so every stage is refilled while its previous data may
+        // still be read; two tiles cover the tile-end drain and release.
+        p = explored_bounds(p);
+        const int trips = std::max(p.stages, p.first_stages) + 1;
+        auto v = memoized(p, ring_key(p, trips), [trips](const MbarrierProtocol& q) { return check_mbarrier_protocol(q, trips); });
         TLC_CHECK(!v, "mbarrier verifier: kernel `" + kernel.name + "`: " + v.value_or(""));
         if (!w->once.empty()) {
             // The tiles loaded once per tile: a ring of one stage whose trips are the tiles.

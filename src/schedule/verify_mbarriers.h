@@ -19,6 +19,10 @@ namespace tlc::schedule {
 
 struct MbarrierProtocol {
     int stages = 2;             // ring of shared-memory stages, one full/empty mbarrier pair each
+    // A second ring, for the tiles only a software-pipelined trip's first gemm reads
+    // (WarpSpecializedLoop::first_stages): that many stages, released as soon as that gemm
+    // retires; the main ring then holds the trailing gemms' tiles. 0: one ring.
+    int first_stages = 0;
     int consumer_groups = 1;    // consumer warpgroups; each arrives once per trip on `empty`
     int mma_in_flight = 1;      // wgmma.wait_group N after issuing a trip's wgmmas
     int release_lag = 1;        // then release the stage of trip it - release_lag (the rest at tile end)
@@ -30,8 +34,9 @@ struct MbarrierProtocol {
     // "previous" phase of a fresh barrier counts as complete).
     int full_parity_offset = 0;
     int empty_parity_offset = 1;
-    int full_parity(int it) const { return (it / stages + full_parity_offset) & 1; }
-    int empty_parity(int it) const { return (it / stages + empty_parity_offset) & 1; }
+    int full_parity(int it, int ring = 0) const { return (it / ring_stages(ring) + full_parity_offset) & 1; }
+    int empty_parity(int it, int ring = 0) const { return (it / ring_stages(ring) + empty_parity_offset) & 1; }
+    int ring_stages(int ring) const { return ring ? first_stages : stages; }
     int arrivals_per_phase() const { return empty_arrivals < 0 ? consumer_groups : empty_arrivals; }
 };
 
@@ -60,6 +65,12 @@ StoreProtocol store_protocol_of(const ir::Kernel& kernel);
 std::optional<std::string> check_mbarrier_protocol(const MbarrierProtocol& p, int max_trips);
 // Explores the store protocol for 1..max_chunks chunks per tile and 1..3 tiles.
 std::optional<std::string> check_store_protocol(const StoreProtocol& p, int max_chunks);
+
+// The protocol as verify_mbarrier_protocol explores it: every index and parity is computed from the
+// stage counts the same way for any count, and the state space grows exponentially with them, so
+// longer rings are explored as 4 stages (one ring) or 3 (two rings, the difference between them
+// kept where it can be).
+MbarrierProtocol explored_bounds(MbarrierProtocol p);
 
 // Runs both checks on every warp-specialized kernel (the store check when its epilogue stores
 // through TMA); a violation is an internal error.

@@ -127,6 +127,35 @@ bool issues_first_gemm_early(const ir::WarpSpecializedLoop& loop) {
     return reads_ring;
 }
 
+// Splits the loads of a software-pipelined trip into two rings (WarpSpecializedLoop::first_stages)
+// when some tiles are read by the first gemm alone and others by a later statement: the first
+// gemm's tiles are released as soon as it retires, so the producer refills them a trip sooner and
+// that gemm never waits for the other tiles (attention's Q Kᵀ waits for K only, not for V).
+void split_rings(ir::WarpSpecializedLoop& loop) {
+    const std::vector<ir::StmtPtr>& stmts = loop.statements();
+    const ir::Gemm& first = *stmts.front()->as<ir::Gemm>();
+    auto read_later = [&](const ir::Buffer* b) {
+        for (size_t i = 1; i < stmts.size(); ++i)
+            if (ir::buffer_uses(stmts[i]).touches(b)) return true;
+        return false;
+    };
+    size_t first_only = 0;
+    for (ir::TmaLoad& ld : loop.loads) {
+        const ir::Buffer* b = ld.dst.get();
+        ld.first_ring = (first.a.buffer.get() == b || first.b.buffer.get() == b) && !read_later(b);
+        first_only += ld.first_ring;
+    }
+    // The first gemm must read no tile of the main ring (it would wait for both rings then).
+    bool first_reads_main = false;
+    for (const ir::TmaLoad& ld : loop.loads)
+        first_reads_main |= !ld.first_ring && (first.a.buffer == ld.dst || first.b.buffer == ld.dst);
+    if (first_only == 0 || first_only == loop.loads.size() || first_reads_main) {
+        for (ir::TmaLoad& ld : loop.loads) ld.first_ring = false;
+        return;
+    }
+    loop.first_stages = loop.stages;
+}
+
 struct Match {
     size_t loop_index = 0;
     ir::WarpSpecializedLoop* loop = nullptr;
@@ -345,6 +374,7 @@ Why match(const ir::Kernel& kernel, Match& out) {
     ws->once = once_tiles;
     ws->issue_first_gemm_early = kernel.options.overlap_wgmma && issues_first_gemm_early(*ws);
     ws->pingpong = ws->issue_first_gemm_early && kernel.options.pingpong && warpgroups == 2;
+    if (ws->issue_first_gemm_early && kernel.options.split_rings) split_rings(*ws);
     out.loop_index = at;
     out.loop = ws.get();
     out.replacement = ws;
@@ -386,15 +416,18 @@ int deepen_ring(ir::Kernel& kernel, ir::WarpSpecializedLoop& loop) {
     int64_t stage_bytes = 0;
     for (const ir::TmaLoad& ld : loop.loads) stage_bytes += ld.dst->num_elements() * dtype_bytes(ld.dst->dtype);
     const int asked = loop.stages;
-    // A loop whose trip's first gemm is issued one trip early holds one stage more in the consumers.
+    // A loop whose trip's first gemm is issued one trip early holds one stage more in the consumers
+    // (only in the ring of the trailing gemms' tiles when the first gemm's tiles have their own).
     const int held = loop.issue_first_gemm_early ? 1 : 0;
     const int wanted = static_cast<int>(
         std::min<int64_t>(kMaxRingStages, (kRingBytesInFlight + stage_bytes - 1) / stage_bytes + held));
     for (int stages = wanted; stages > asked; --stages) {
         loop.stages = stages;
+        if (loop.first_stages) loop.first_stages = std::max(asked, stages - held);
         if (compute_shared_memory_plan(kernel).total_bytes <= kHopperSharedBytes) return asked;
     }
     loop.stages = asked;
+    if (loop.first_stages) loop.first_stages = asked;
     return 0;
 }
 

@@ -14,6 +14,7 @@
 
 #include "tl/sm90/arch.cuh"
 #include "tl/sm90/wgmma_ops.cuh"
+#include "tl/thread/half_pairs.cuh"
 #include "tl/warp/mma.cuh"
 
 namespace tl::sm90 {
@@ -122,33 +123,15 @@ __device__ __forceinline__ void warpgroup_gemm(float (&acc)[ACC], const T* a, co
     fence_accumulators(acc);
 }
 
-// The same with A from registers (wgmma's RS form): a is this thread's part of the [BM][BK] A
-// tile in the layout of a wgmma accumulator of that shape (MmaAccLayout<BM, BK, 4 * WARPGROUPS, 1,
-// true>, e.g. an accumulator converted to T element by element), 16-bit elements only. The slots
-// of slab t, columns 16 kk .. 16 kk + 15, are exactly the A registers of that slab's kk-th wgmma.
-// wgmma reads them when it runs: they must not change until the group has been waited for.
-template <typename T, int BM, int N, int BK, bool TRANS_B, int WARPGROUPS, int ACC, int AREGS>
-__device__ __forceinline__ void warpgroup_gemm_rs(float (&acc)[ACC], const T (&a)[AREGS], const T* b, int warpgroup,
-                                                  bool clear = false) {
-    static_assert(sizeof(T) == 2, "wgmma with A from registers: 16-bit operands");
-    constexpr int SLABS = ACC / (N / 2);
-    static_assert(BK % 16 == 0 && N % 8 == 0 && N <= 256 && ACC % (N / 2) == 0, "wgmma tile shape");
-    static_assert(BM == 64 * WARPGROUPS * SLABS, "the accumulators are this warpgroup's 64-row slabs of the BM rows");
-    static_assert(AREGS == SLABS * BK / 2, "A holds this warpgroup's slabs of the [BM][BK] tile");
+namespace detail {
+// The wgmmas of warpgroup_gemm_rs, A already packed: regs[t][kk] are the four A registers of slab
+// t's kk-th m64nNk16.
+template <typename T, int N, int BK, bool TRANS_B, int SLABS, int ACC>
+__device__ __forceinline__ void issue_gemm_rs(float (&acc)[ACC], const uint32_t (&regs)[SLABS][BK / 16][4], const T* b, bool clear) {
     constexpr int SB = TRANS_B ? swizzle_bytes<BK * 2>() : 128;
     static_assert(SB, "a K-major operand's rows are a multiple of 32 bytes");
     static_assert(TRANS_B || N % 64 == 0, "an MN-major B spans whole 128-byte swizzle rows");
-    (void)warpgroup;
     const uint64_t b_desc = TRANS_B ? matrix_descriptor<SB>(b, 16, 8 * SB) : matrix_descriptor<128>(b, BK * 128, 1024);
-    // Every A register is packed before the fence: a register written between two wgmmas of one
-    // group would make ptxas fence (and serialise) them.
-    uint32_t regs[SLABS][BK / 16][4];
-#pragma unroll
-    for (int t = 0; t < SLABS; ++t)
-#pragma unroll
-        for (int kk = 0; kk < BK / 16; ++kk)
-#pragma unroll
-            for (int r = 0; r < 4; ++r) regs[t][kk][r] = pack_pair(a[t * (BK / 2) + kk * 8 + 2 * r], a[t * (BK / 2) + kk * 8 + 2 * r + 1]);
     fence_accumulators(acc);
     wgmma_fence();
 #pragma unroll
@@ -163,6 +146,54 @@ __device__ __forceinline__ void warpgroup_gemm_rs(float (&acc)[ACC], const T (&a
     }
     wgmma_commit();
     fence_accumulators(acc);
+}
+
+template <typename T, int BM, int N, int BK, int WARPGROUPS, int ACC, int AREGS> __device__ constexpr int rs_slabs() {
+    static_assert(sizeof(T) == 2, "wgmma with A from registers: 16-bit operands");
+    static_assert(BK % 16 == 0 && N % 8 == 0 && N <= 256 && ACC % (N / 2) == 0, "wgmma tile shape");
+    constexpr int SLABS = ACC / (N / 2);
+    static_assert(BM == 64 * WARPGROUPS * SLABS, "the accumulators are this warpgroup's 64-row slabs of the BM rows");
+    static_assert(AREGS == SLABS * BK / 2, "A holds this warpgroup's slabs of the [BM][BK] tile");
+    return SLABS;
+}
+} // namespace detail
+
+// The same with A from registers (wgmma's RS form): a is this thread's part of the [BM][BK] A
+// tile in the layout of a wgmma accumulator of that shape (MmaAccLayout<BM, BK, 4 * WARPGROUPS, 1,
+// true>, e.g. an accumulator converted to T element by element), 16-bit elements only. The slots
+// of slab t, columns 16 kk .. 16 kk + 15, are exactly the A registers of that slab's kk-th wgmma.
+// wgmma reads them when it runs: they must not change until the group has been waited for.
+template <typename T, int BM, int N, int BK, bool TRANS_B, int WARPGROUPS, int ACC, int AREGS>
+__device__ __forceinline__ void warpgroup_gemm_rs(float (&acc)[ACC], const T (&a)[AREGS], const T* b, int warpgroup,
+                                                  bool clear = false) {
+    constexpr int SLABS = detail::rs_slabs<T, BM, N, BK, WARPGROUPS, ACC, AREGS>();
+    (void)warpgroup;
+    // Every A register is packed before the fence: a register written between two wgmmas of one
+    // group would make ptxas fence (and serialise) them.
+    uint32_t regs[SLABS][BK / 16][4];
+#pragma unroll
+    for (int t = 0; t < SLABS; ++t)
+#pragma unroll
+        for (int kk = 0; kk < BK / 16; ++kk)
+#pragma unroll
+            for (int r = 0; r < 4; ++r) regs[t][kk][r] = pack_pair(a[t * (BK / 2) + kk * 8 + 2 * r], a[t * (BK / 2) + kk * 8 + 2 * r + 1]);
+    detail::issue_gemm_rs<T, N, BK, TRANS_B>(acc, regs, b, clear);
+}
+
+// The same with A held as packed pairs (HalfPairs): its words are the A registers as they are.
+template <typename T, int BM, int N, int BK, bool TRANS_B, int WARPGROUPS, int ACC, int AREGS>
+__device__ __forceinline__ void warpgroup_gemm_rs(float (&acc)[ACC], const HalfPairs<T, AREGS>& a, const T* b, int warpgroup,
+                                                  bool clear = false) {
+    constexpr int SLABS = detail::rs_slabs<T, BM, N, BK, WARPGROUPS, ACC, AREGS>();
+    (void)warpgroup;
+    uint32_t regs[SLABS][BK / 16][4];
+#pragma unroll
+    for (int t = 0; t < SLABS; ++t)
+#pragma unroll
+        for (int kk = 0; kk < BK / 16; ++kk)
+#pragma unroll
+            for (int r = 0; r < 4; ++r) regs[t][kk][r] = a.words[t * (BK / 4) + kk * 4 + r];
+    detail::issue_gemm_rs<T, N, BK, TRANS_B>(acc, regs, b, clear);
 }
 
 } // namespace tl::sm90
