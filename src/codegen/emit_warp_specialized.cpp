@@ -61,6 +61,11 @@ const TmaMap& map_for(const std::vector<TmaMap>& maps, const ir::Buffer* tensor,
     return maps.front();
 }
 
+bool is_block_x(const ir::Expr& x) {
+    auto* b = x.as<ir::Builtin>();
+    return b && b->builtin == ir::BuiltinKind::BlockIdxX;
+}
+
 // The variables an expression or a statement tree reads.
 auto var_collector(std::set<const ir::Var*>& vars) {
     return [&vars](const ir::Expr& x) {
@@ -99,6 +104,27 @@ std::vector<ir::StmtPtr> lets_needed_by(const std::vector<ir::StmtPtr>& lets, st
 // the kernel's grid in a grouped order (8 tile-rows at a time) so that blocks running together
 // share A and B tiles in L2.
 void KernelEmitter::emit_tile_loop(const std::function<void()>& body) {
+    // When the loop's trip count depends on block.x (attention's causal mask), each group's tiles
+    // run from the x with the most trips down when that is the last x: the longest tiles first,
+    // so that the short ones fill the blocks' last rounds (both roles order the tiles alike).
+    std::vector<ir::StmtPtr> before; // the `let`s before the loop
+    for (const ir::StmtPtr& s : static_cast<const ir::Seq*>(kernel_.body.get())->stmts) {
+        if (s.get() == ws_loop_) break;
+        if (s->kind == ir::StmtKind::Let) before.push_back(s);
+    }
+    const std::vector<ir::StmtPtr> trip_lets = lets_needed_by(before, vars_read_in({ws_loop_->trip_count}));
+    bool by_x = ir::any_expr(ws_loop_->trip_count, is_block_x);
+    for (const ir::StmtPtr& l : trip_lets) by_x |= ir::any_expr(l->as<ir::LetStmt>()->value, is_block_x);
+    if (by_x) {
+        out_.line("// The trip count depends on block.x: when the last x has the most trips, the tiles run longest first.");
+        out_.block("auto tl_trips_at = [&](const int tl_block_x)", [&] {
+            out_.line("const int tl_block_y = 0, tl_block_z = 0;");
+            out_.line("(void)tl_block_x, (void)tl_block_y, (void)tl_block_z;");
+            for (const ir::StmtPtr& l : trip_lets) stmt(l, {});
+            out_.line(fmt::format("return {};", expr(ws_loop_->trip_count)));
+        }, "};");
+        out_.line("const bool tl_longest_first = tl_trips_at(tl_tiles_x - 1) > tl_trips_at(0);");
+    }
     // tl_round counts this block's tiles: the parity of the tiles loaded once per tile.
     const bool rounds = !ir::tma_once_copies(kernel_).empty();
     out_.block(rounds ? "for (int tl_tile = blockIdx.x, tl_round = 0; tl_tile < tl_tiles; tl_tile += gridDim.x, ++tl_round)"
@@ -109,7 +135,12 @@ void KernelEmitter::emit_tile_loop(const std::function<void()>& body) {
         out_.line("const int tl_group_first_y = tl_in_plane / (8 * tl_tiles_x) * 8;");
         out_.line("const int tl_group_rows = min(tl_tiles_y - tl_group_first_y, 8);");
         out_.line("const int tl_block_y = tl_group_first_y + tl_in_plane % (8 * tl_tiles_x) % tl_group_rows;");
-        out_.line("const int tl_block_x = tl_in_plane % (8 * tl_tiles_x) / tl_group_rows;");
+        if (by_x) {
+            out_.line("const int tl_x_in_group = tl_in_plane % (8 * tl_tiles_x) / tl_group_rows;");
+            out_.line("const int tl_block_x = tl_longest_first ? tl_tiles_x - 1 - tl_x_in_group : tl_x_in_group;");
+        } else {
+            out_.line("const int tl_block_x = tl_in_plane % (8 * tl_tiles_x) / tl_group_rows;");
+        }
         out_.line("(void)tl_block_x, (void)tl_block_y, (void)tl_block_z;");
         body();
     });

@@ -69,6 +69,7 @@ stdlib_attention|stdlib/attention|.|-|-
 stdlib_attention_bf16|stdlib/attention|bf16|-D T=bf16|-DTLC_T=__nv_bfloat16
 stdlib_attention_causal|stdlib/attention|causal|-D CAUSAL=true|-DTLC_CAUSAL=1
 stdlib_attention_d128|stdlib/attention|d128|-D D=128|-DTLC_D=128
+stdlib_attention_d128_causal|stdlib/attention|d128_causal|-D D=128 -D CAUSAL=true|-DTLC_D=128 -DTLC_CAUSAL=1
 stdlib_attention_backward|stdlib/attention_backward|.|-|-
 stdlib_attention_backward_bf16|stdlib/attention_backward|bf16|-D T=bf16|-DTLC_T=__nv_bfloat16
 stdlib_attention_backward_causal|stdlib/attention_backward|causal|-D CAUSAL=true|-DTLC_CAUSAL=1
