@@ -390,7 +390,7 @@ __global__ void __launch_bounds__(256, 1) flash_attention_kernel_sm90(
             const int tl_block_x = tl_in_plane % (8 * tl_tiles_x) / tl_group_rows;
             (void)tl_block_x, (void)tl_block_y, (void)tl_block_z;
             float s[s_layout::kSlots];  // fragment s: f32[64, 64]
-            tl::f16 p[p_layout::kSlots];  // fragment p: f16[64, 64]
+            tl::HalfPairs<tl::f16, p_layout::kSlots> p;  // fragment p: f16[64, 64], two elements per register (wgmma's A operand)
             float o[o_layout::kSlots];  // fragment o: f32[64, 64]
             #pragma unroll
             for (int tl_i = 0; tl_i < o_layout::kSlots; ++tl_i) o[tl_i] = 0.0f;

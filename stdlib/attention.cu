@@ -7,7 +7,7 @@
 
 namespace {
 
-// kernel flash_attention<BM = 128, BN = 32, D = 64, CAUSAL = false, STAGES = 2, THREADS = 128, T = f16>  (stdlib/attention.tl:15)
+// kernel flash_attention<BM = 128, D = 64, CAUSAL = false, BN = 32, STAGES = 2, THREADS = 128, T = f16>  (stdlib/attention.tl:17)
 // 128 threads per block, 36864 bytes of shared memory
 __global__ void __launch_bounds__(128) flash_attention_kernel(
         const tl::f16* __restrict__ Q,
@@ -50,7 +50,7 @@ __global__ void __launch_bounds__(128) flash_attention_kernel(
     const int32_t h = int(blockIdx.y);
     const int32_t q0 = int(blockIdx.x) * 128;
     const float qk_scale = sm_scale * 1.4426950216293335f;
-    // copy(Q[b, h, q0 +: BM, 0 +: D], q);  (attention.tl:39)
+    // copy(Q[b, h, q0 +: BM, 0 +: D], q);  (attention.tl:42)
     #pragma unroll
     for (int tl_i1 = 0; tl_i1 < 8; ++tl_i1) {
         const int tl_chunk0 = tl_tid + tl_i1 * 128;
@@ -70,7 +70,7 @@ __global__ void __launch_bounds__(128) flash_attention_kernel(
     const int32_t n_kv = tl::cdiv(S, 32);
     const int32_t t_trips = n_kv;
     if (0 < t_trips) {
-        // copy(K[b, h, k0 +: BN, 0 +: D], k);  (attention.tl:43)
+        // copy(K[b, h, k0 +: BN, 0 +: D], k);  (attention.tl:46)
         if (tl::is_aligned(K, 16) && 64 % 8 == 0 && tl::in_bounds(b, B) && tl::in_bounds(h, H) && (0 * 32) >= 0 && (0 * 32) + 32 <= S && 0 >= 0 && 0 + 64 <= 64 && 0 % 8 == 0) {
             #pragma unroll
             for (int tl_i6 = 0; tl_i6 < 2; ++tl_i6) {
@@ -92,7 +92,7 @@ __global__ void __launch_bounds__(128) flash_attention_kernel(
                 }
             }
         }
-        // copy(V[b, h, k0 +: BN, 0 +: D], v);  (attention.tl:44)
+        // copy(V[b, h, k0 +: BN, 0 +: D], v);  (attention.tl:47)
         if (tl::is_aligned(V, 16) && 64 % 8 == 0 && tl::in_bounds(b, B) && tl::in_bounds(h, H) && (0 * 32) >= 0 && (0 * 32) + 32 <= S && 0 >= 0 && 0 + 64 <= 64 && 0 % 8 == 0) {
             #pragma unroll
             for (int tl_i13 = 0; tl_i13 < 2; ++tl_i13) {
@@ -116,12 +116,12 @@ __global__ void __launch_bounds__(128) flash_attention_kernel(
         }
     }
     tl::cp_async_commit();
-    // for t in pipelined(n_kv, stages = STAGES) {  (attention.tl:41)
+    // for t in pipelined(n_kv, stages = STAGES) {  (attention.tl:44)
     for (int t = 0; t < t_trips; ++t) {
         tl::cp_async_wait<0>();  // at most 0 copy groups of this thread still in flight
         __syncthreads();  // pipeline: stage `t % 2` has landed and the stage refilled next is no longer read
         if (t + 1 < t_trips) {
-            // copy(K[b, h, k0 +: BN, 0 +: D], k);  (attention.tl:43)
+            // copy(K[b, h, k0 +: BN, 0 +: D], k);  (attention.tl:46)
             if (tl::is_aligned(K, 16) && 64 % 8 == 0 && tl::in_bounds(b, B) && tl::in_bounds(h, H) && ((t + 1) * 32) >= 0 && ((t + 1) * 32) + 32 <= S && 0 >= 0 && 0 + 64 <= 64 && 0 % 8 == 0) {
                 #pragma unroll
                 for (int tl_i20 = 0; tl_i20 < 2; ++tl_i20) {
@@ -143,7 +143,7 @@ __global__ void __launch_bounds__(128) flash_attention_kernel(
                     }
                 }
             }
-            // copy(V[b, h, k0 +: BN, 0 +: D], v);  (attention.tl:44)
+            // copy(V[b, h, k0 +: BN, 0 +: D], v);  (attention.tl:47)
             if (tl::is_aligned(V, 16) && 64 % 8 == 0 && tl::in_bounds(b, B) && tl::in_bounds(h, H) && ((t + 1) * 32) >= 0 && ((t + 1) * 32) + 32 <= S && 0 >= 0 && 0 + 64 <= 64 && 0 % 8 == 0) {
                 #pragma unroll
                 for (int tl_i27 = 0; tl_i27 < 2; ++tl_i27) {
@@ -168,7 +168,7 @@ __global__ void __launch_bounds__(128) flash_attention_kernel(
         }
         tl::cp_async_commit();
         const int32_t k0 = t * 32;
-        // gemm(q, k, s, transpose_b = true, clear = true);  (attention.tl:46)
+        // gemm(q, k, s, transpose_b = true, clear = true);  (attention.tl:49)
         {
             for (int tl_s = 0; tl_s < s_layout::kSlots; ++tl_s) s[tl_s] = 0.0f;
             tl::warp_gemm_mma<128, 32, 64, 4, 1, tl::f16, false, true>(
@@ -176,7 +176,7 @@ __global__ void __launch_bounds__(128) flash_attention_kernel(
                 tl::SharedMatrix<tl::f16, true, 72>{&k[((t % 2) * 32 + 0) * 72 + 0]}, tl_tid);
         }
         if (k0 + 32 > S) {
-            // for i, j in parallel(BM, BN) {  (attention.tl:48)
+            // for i, j in parallel(BM, BN) {  (attention.tl:51)
             // for i, j in parallel(128, 32): each thread visits the elements of `s` it holds
             #pragma unroll
             for (int tl_s33 = 0; tl_s33 < s_layout::kSlots; ++tl_s33) {
@@ -187,7 +187,7 @@ __global__ void __launch_bounds__(128) flash_attention_kernel(
                 s[tl_s33] = masked ? -tl::inf<float>() : s[tl_s33];
             }
         }
-        // reduce(max, s, m_tile, axis = 1);  (attention.tl:55)
+        // reduce(max, s, m_tile, axis = 1);  (attention.tl:58)
         // each thread folds its 8 values of each of its 4 results; xor shuffles 1, 2 among the lanes that share one
         {
             float tl_part[4];
@@ -207,7 +207,7 @@ __global__ void __launch_bounds__(128) flash_attention_kernel(
                 m_tile[tl_i] = tl_part[tl_i];
             }
         }
-        // for i in parallel(BM) {  (attention.tl:56)
+        // for i in parallel(BM) {  (attention.tl:59)
         // for i in parallel(128): each thread visits the elements of `m` it holds
         #pragma unroll
         for (int tl_s35 = 0; tl_s35 < 4; ++tl_s35) {
@@ -216,7 +216,7 @@ __global__ void __launch_bounds__(128) flash_attention_kernel(
             alpha[tl_s35] = tl::fast::exp2(m[tl_s35] - m_new);
             m[tl_s35] = m_new;
         }
-        // for i, j in parallel(BM, BN) {  (attention.tl:61)
+        // for i, j in parallel(BM, BN) {  (attention.tl:64)
         // for i, j in parallel(128, 32): each thread visits the elements of `s` it holds
         #pragma unroll
         for (int tl_s36 = 0; tl_s36 < s_layout::kSlots; ++tl_s36) {
@@ -224,7 +224,7 @@ __global__ void __launch_bounds__(128) flash_attention_kernel(
             [[maybe_unused]] const int j = s_layout::col(tl_tid, tl_s36);
             s[tl_s36] = tl::fast::exp2(s[tl_s36] * qk_scale - m[(tl_s36 / 2 % 2) + (tl_s36 / 16) * 2]);
         }
-        // reduce(sum, s, l_tile, axis = 1);  (attention.tl:64)
+        // reduce(sum, s, l_tile, axis = 1);  (attention.tl:67)
         // each thread folds its 8 values of each of its 4 results; xor shuffles 1, 2 among the lanes that share one
         {
             float tl_part[4];
@@ -244,14 +244,14 @@ __global__ void __launch_bounds__(128) flash_attention_kernel(
                 l_tile[tl_i] = tl_part[tl_i];
             }
         }
-        // for i in parallel(BM) {  (attention.tl:65)
+        // for i in parallel(BM) {  (attention.tl:68)
         // for i in parallel(128): each thread visits the elements of `l` it holds
         #pragma unroll
         for (int tl_s38 = 0; tl_s38 < 4; ++tl_s38) {
             [[maybe_unused]] const int i = ((tl_tid / 4 % 8) + (tl_s38 % 2) * 8 + (tl_s38 / 2) * 16 + (tl_tid / 32) * 32);
             l[tl_s38] = l[tl_s38] * alpha[tl_s38] + l_tile[tl_s38];
         }
-        // for i, d in parallel(BM, D) {  (attention.tl:69)
+        // for i, d in parallel(BM, D) {  (attention.tl:72)
         // for i, d in parallel(128, 64): each thread visits the elements of `o` it holds
         #pragma unroll
         for (int tl_s39 = 0; tl_s39 < o_layout::kSlots; ++tl_s39) {
@@ -259,17 +259,17 @@ __global__ void __launch_bounds__(128) flash_attention_kernel(
             [[maybe_unused]] const int d = o_layout::col(tl_tid, tl_s39);
             o[tl_s39] = o[tl_s39] * alpha[(tl_s39 / 2 % 2) + (tl_s39 / 32) * 2];
         }
-        // copy(s, p);  (attention.tl:72)
+        // copy(s, p);  (attention.tl:75)
         #pragma unroll
         for (int tl_s = 0; tl_s < p_layout::kSlots; ++tl_s) p[tl_s] = tl::convert<tl::f16>(s[tl_s]);
-        // gemm(p, v, o);  (attention.tl:73)
+        // gemm(p, v, o);  (attention.tl:76)
         {
             tl::warp_gemm_mma_register_a<128, 64, 32, 4, tl::f16, false>(  // A from the registers of `p`
                 o, p, tl::SharedMatrix<tl::f16, false, 72>{&v[((t % 2) * 32 + 0) * 72 + 0]}, tl_tid);
         }
     }
     tl::cp_async_wait<0>();  // at most 0 copy groups of this thread still in flight
-    // for i, d in parallel(BM, D) {  (attention.tl:76)
+    // for i, d in parallel(BM, D) {  (attention.tl:79)
     // for i, d in parallel(128, 64): each thread visits the elements of `o` it holds
     #pragma unroll
     for (int tl_s40 = 0; tl_s40 < o_layout::kSlots; ++tl_s40) {
@@ -277,7 +277,7 @@ __global__ void __launch_bounds__(128) flash_attention_kernel(
         [[maybe_unused]] const int d = o_layout::col(tl_tid, tl_s40);
         o[tl_s40] = tl::fast::div(o[tl_s40], l[(tl_s40 / 2 % 2) + (tl_s40 / 32) * 2]);
     }
-    // copy(o, O[b, h, q0 +: BM, 0 +: D]);  (attention.tl:79)
+    // copy(o, O[b, h, q0 +: BM, 0 +: D]);  (attention.tl:82)
     #pragma unroll
     for (int tl_chunk41 = 0; tl_chunk41 < o_layout::kSlots; tl_chunk41 += 2) {
         tl::f16* tl_ptr42 = &O[((int64_t(b) * H + h) * S + (q0 + (o_layout::row(tl_tid, tl_chunk41)))) * 64 + (o_layout::col(tl_tid, tl_chunk41))];
@@ -295,7 +295,7 @@ __global__ void __launch_bounds__(128) flash_attention_kernel(
     }
 }
 
-// kernel flash_attention<BM = 128, BN = 128, D = 64, CAUSAL = false, STAGES = 2, THREADS = 256, T = f16>  (stdlib/attention.tl:15)
+// kernel flash_attention<BM = 128, D = 64, CAUSAL = false, BN = 128, STAGES = 2, THREADS = 256, T = f16>  (stdlib/attention.tl:17)
 // 256 threads per block, 181344 bytes of shared memory
 // warp-specialized: warpgroup 0 issues TMA loads, the other 256 threads run wgmma; persistent over the tiles
 __global__ void __launch_bounds__(384, 1) flash_attention_kernel_sm90(
@@ -365,16 +365,16 @@ __global__ void __launch_bounds__(384, 1) flash_attention_kernel_sm90(
                 const int32_t n_kv = tl::cdiv(S, 128);
                 tl::sm90::mbarrier_wait(tl_once_empty, (tl_round + 1) & 1);  // the previous tile's readers are done
                 tl::sm90::mbarrier_arrive_expect_tx(tl_once_full, 16384);
-                // copy(Q[b, h, q0 +: BM, 0 +: D], q);  (attention.tl:39)
+                // copy(Q[b, h, q0 +: BM, 0 +: D], q);  (attention.tl:42)
                 tl::sm90::tma_load_4d(q, &tl_map_Q, tl_once_full, 0, q0, h, b);
                 for (int t = 0; t < n_kv; ++t, ++tl_it) {
                     const int tl_stage = tl_it % 5;
                     tl::sm90::mbarrier_wait(&tl_empty[tl_stage], (tl_it / 5 + 1) & 1);  // consumers released it
                     tl::sm90::mbarrier_arrive_expect_tx(&tl_full[tl_stage], 32768);
                     const int32_t k0 = t * 128;
-                    // copy(K[b, h, k0 +: BN, 0 +: D], k);  (attention.tl:43)
+                    // copy(K[b, h, k0 +: BN, 0 +: D], k);  (attention.tl:46)
                     tl::sm90::tma_load_4d(k + tl_stage * 8192, &tl_map_K, &tl_full[tl_stage], 0, k0, h, b);
-                    // copy(V[b, h, k0 +: BN, 0 +: D], v);  (attention.tl:44)
+                    // copy(V[b, h, k0 +: BN, 0 +: D], v);  (attention.tl:47)
                     tl::sm90::tma_load_4d(v + tl_stage * 8192, &tl_map_V, &tl_full[tl_stage], 0, k0, h, b);
                 }
             }
@@ -395,7 +395,7 @@ __global__ void __launch_bounds__(384, 1) flash_attention_kernel_sm90(
             const int tl_block_x = tl_in_plane % (8 * tl_tiles_x) / tl_group_rows;
             (void)tl_block_x, (void)tl_block_y, (void)tl_block_z;
             float s[s_layout::kSlots];  // fragment s: f32[128, 128]
-            tl::f16 p[p_layout::kSlots];  // fragment p: f16[128, 128]
+            tl::HalfPairs<tl::f16, p_layout::kSlots> p;  // fragment p: f16[128, 128], two elements per register (wgmma's A operand)
             float o[o_layout::kSlots];  // fragment o: f32[128, 64]
             #pragma unroll
             for (int tl_i = 0; tl_i < o_layout::kSlots; ++tl_i) o[tl_i] = 0.0f;
@@ -412,10 +412,10 @@ __global__ void __launch_bounds__(384, 1) flash_attention_kernel_sm90(
             const int32_t h = tl_block_y;
             const int32_t q0 = tl_block_x * 128;
             const float qk_scale = sm_scale * 1.4426950216293335f;
-            // copy(Q[b, h, q0 +: BM, 0 +: D], q);  (attention.tl:39)
+            // copy(Q[b, h, q0 +: BM, 0 +: D], q);  (attention.tl:42)
             tl::sm90::mbarrier_wait(tl_once_full, (tl_round + 0) & 1);  // the tiles loaded once per tile landed
             const int32_t n_kv = tl::cdiv(S, 128);
-            // for t in pipelined(n_kv, stages = STAGES) {  (attention.tl:41)
+            // for t in pipelined(n_kv, stages = STAGES) {  (attention.tl:44)
             const int tl_trips0 = n_kv;
             if (tl_trips0 > 0) {
                 {
@@ -425,13 +425,13 @@ __global__ void __launch_bounds__(384, 1) flash_attention_kernel_sm90(
                     const int32_t k0 = t * 128;
                     tl::sm90::mbarrier_wait(&tl_full[tl_stage], (tl_it / 5 + 0) & 1);  // the stage's TMA loads landed
                     tl::sm90::pingpong_wait_turn<4>(tl_tid / 128);
-                    // gemm(q, k, s, transpose_b = true, clear = true);  (attention.tl:46)
+                    // gemm(q, k, s, transpose_b = true, clear = true);  (attention.tl:49)
                     tl::sm90::warpgroup_gemm<tl::f16, 128, 128, 64, false, true, 2>(s, q, k + tl_stage * 8192, tl_tid / 128, true);
                     tl::sm90::pingpong_pass_turn<4>(tl_tid / 128);
                     tl::sm90::wgmma_wait<0>();
                     tl::sm90::fence_accumulators(s);
                     if (k0 + 128 > S) {
-                        // for i, j in parallel(BM, BN) {  (attention.tl:48)
+                        // for i, j in parallel(BM, BN) {  (attention.tl:51)
                         // for i, j in parallel(128, 128): each thread visits the elements of `s` it holds
                         #pragma unroll
                         for (int tl_s1 = 0; tl_s1 < s_layout::kSlots; ++tl_s1) {
@@ -442,7 +442,7 @@ __global__ void __launch_bounds__(384, 1) flash_attention_kernel_sm90(
                             s[tl_s1] = masked ? -tl::inf<float>() : s[tl_s1];
                         }
                     }
-                    // reduce(max, s, m_tile, axis = 1);  (attention.tl:55)
+                    // reduce(max, s, m_tile, axis = 1);  (attention.tl:58)
                     // each thread folds its 32 values of each of its 2 results; xor shuffles 1, 2 among the lanes that share one
                     {
                         float tl_part[2];
@@ -462,7 +462,7 @@ __global__ void __launch_bounds__(384, 1) flash_attention_kernel_sm90(
                             m_tile[tl_i] = tl_part[tl_i];
                         }
                     }
-                    // for i in parallel(BM) {  (attention.tl:56)
+                    // for i in parallel(BM) {  (attention.tl:59)
                     // for i in parallel(128): each thread visits the elements of `m` it holds
                     #pragma unroll
                     for (int tl_s3 = 0; tl_s3 < 2; ++tl_s3) {
@@ -471,7 +471,7 @@ __global__ void __launch_bounds__(384, 1) flash_attention_kernel_sm90(
                         alpha[tl_s3] = tl::fast::exp2(m[tl_s3] - m_new);
                         m[tl_s3] = m_new;
                     }
-                    // for i, j in parallel(BM, BN) {  (attention.tl:61)
+                    // for i, j in parallel(BM, BN) {  (attention.tl:64)
                     // for i, j in parallel(128, 128): each thread visits the elements of `s` it holds
                     #pragma unroll
                     for (int tl_s4 = 0; tl_s4 < s_layout::kSlots; ++tl_s4) {
@@ -479,7 +479,7 @@ __global__ void __launch_bounds__(384, 1) flash_attention_kernel_sm90(
                         [[maybe_unused]] const int j = s_layout::col(tl_tid, tl_s4);
                         s[tl_s4] = tl::fast::exp2(s[tl_s4] * qk_scale - m[(tl_s4 / 2 % 2)]);
                     }
-                    // reduce(sum, s, l_tile, axis = 1);  (attention.tl:64)
+                    // reduce(sum, s, l_tile, axis = 1);  (attention.tl:67)
                     // each thread folds its 32 values of each of its 2 results; xor shuffles 1, 2 among the lanes that share one
                     {
                         float tl_part[2];
@@ -499,14 +499,14 @@ __global__ void __launch_bounds__(384, 1) flash_attention_kernel_sm90(
                             l_tile[tl_i] = tl_part[tl_i];
                         }
                     }
-                    // for i in parallel(BM) {  (attention.tl:65)
+                    // for i in parallel(BM) {  (attention.tl:68)
                     // for i in parallel(128): each thread visits the elements of `l` it holds
                     #pragma unroll
                     for (int tl_s6 = 0; tl_s6 < 2; ++tl_s6) {
                         [[maybe_unused]] const int i = ((tl_tid / 4 % 8) + (tl_s6) * 8 + (tl_tid / 32) * 16);
                         l[tl_s6] = l[tl_s6] * alpha[tl_s6] + l_tile[tl_s6];
                     }
-                    // for i, d in parallel(BM, D) {  (attention.tl:69)
+                    // for i, d in parallel(BM, D) {  (attention.tl:72)
                     // for i, d in parallel(128, 64): each thread visits the elements of `o` it holds
                     #pragma unroll
                     for (int tl_s7 = 0; tl_s7 < o_layout::kSlots; ++tl_s7) {
@@ -514,7 +514,7 @@ __global__ void __launch_bounds__(384, 1) flash_attention_kernel_sm90(
                         [[maybe_unused]] const int d = o_layout::col(tl_tid, tl_s7);
                         o[tl_s7] = o[tl_s7] * alpha[(tl_s7 / 2 % 2)];
                     }
-                    // copy(s, p);  (attention.tl:72)
+                    // copy(s, p);  (attention.tl:75)
                     #pragma unroll
                     for (int tl_s = 0; tl_s < p_layout::kSlots; ++tl_s) p[tl_s] = tl::convert<tl::f16>(s[tl_s]);
                 }
@@ -525,15 +525,15 @@ __global__ void __launch_bounds__(384, 1) flash_attention_kernel_sm90(
                     const int32_t k0 = t * 128;
                     tl::sm90::mbarrier_wait(&tl_full[tl_stage], (tl_it / 5 + 0) & 1);  // the stage's TMA loads landed
                     tl::sm90::pingpong_wait_turn<4>(tl_tid / 128);
-                    // gemm(q, k, s, transpose_b = true, clear = true);  (attention.tl:46)
+                    // gemm(q, k, s, transpose_b = true, clear = true);  (attention.tl:49)
                     tl::sm90::warpgroup_gemm<tl::f16, 128, 128, 64, false, true, 2>(s, q, k + tl_stage * 8192, tl_tid / 128, true);
-                    // gemm(p, v, o);  (attention.tl:73)
+                    // gemm(p, v, o);  (attention.tl:76)
                     tl::sm90::warpgroup_gemm_rs<tl::f16, 128, 64, 128, false, 2>(o, p, v + tl_stage_prev * 8192, tl_tid / 128);  // A from the registers of `p`
                     tl::sm90::pingpong_pass_turn<4>(tl_tid / 128);
                     tl::sm90::wgmma_wait<1>();  // this trip's first gemm retired (the trailing gemms of trip t - 1 may run on)
                     tl::sm90::fence_accumulators(s);
                     if (k0 + 128 > S) {
-                        // for i, j in parallel(BM, BN) {  (attention.tl:48)
+                        // for i, j in parallel(BM, BN) {  (attention.tl:51)
                         // for i, j in parallel(128, 128): each thread visits the elements of `s` it holds
                         #pragma unroll
                         for (int tl_s8 = 0; tl_s8 < s_layout::kSlots; ++tl_s8) {
@@ -544,7 +544,7 @@ __global__ void __launch_bounds__(384, 1) flash_attention_kernel_sm90(
                             s[tl_s8] = masked ? -tl::inf<float>() : s[tl_s8];
                         }
                     }
-                    // reduce(max, s, m_tile, axis = 1);  (attention.tl:55)
+                    // reduce(max, s, m_tile, axis = 1);  (attention.tl:58)
                     // each thread folds its 32 values of each of its 2 results; xor shuffles 1, 2 among the lanes that share one
                     {
                         float tl_part[2];
@@ -564,7 +564,7 @@ __global__ void __launch_bounds__(384, 1) flash_attention_kernel_sm90(
                             m_tile[tl_i] = tl_part[tl_i];
                         }
                     }
-                    // for i in parallel(BM) {  (attention.tl:56)
+                    // for i in parallel(BM) {  (attention.tl:59)
                     // for i in parallel(128): each thread visits the elements of `m` it holds
                     #pragma unroll
                     for (int tl_s10 = 0; tl_s10 < 2; ++tl_s10) {
@@ -573,7 +573,7 @@ __global__ void __launch_bounds__(384, 1) flash_attention_kernel_sm90(
                         alpha[tl_s10] = tl::fast::exp2(m[tl_s10] - m_new);
                         m[tl_s10] = m_new;
                     }
-                    // for i, j in parallel(BM, BN) {  (attention.tl:61)
+                    // for i, j in parallel(BM, BN) {  (attention.tl:64)
                     // for i, j in parallel(128, 128): each thread visits the elements of `s` it holds
                     #pragma unroll
                     for (int tl_s11 = 0; tl_s11 < s_layout::kSlots; ++tl_s11) {
@@ -581,7 +581,7 @@ __global__ void __launch_bounds__(384, 1) flash_attention_kernel_sm90(
                         [[maybe_unused]] const int j = s_layout::col(tl_tid, tl_s11);
                         s[tl_s11] = tl::fast::exp2(s[tl_s11] * qk_scale - m[(tl_s11 / 2 % 2)]);
                     }
-                    // reduce(sum, s, l_tile, axis = 1);  (attention.tl:64)
+                    // reduce(sum, s, l_tile, axis = 1);  (attention.tl:67)
                     // each thread folds its 32 values of each of its 2 results; xor shuffles 1, 2 among the lanes that share one
                     {
                         float tl_part[2];
@@ -601,7 +601,7 @@ __global__ void __launch_bounds__(384, 1) flash_attention_kernel_sm90(
                             l_tile[tl_i] = tl_part[tl_i];
                         }
                     }
-                    // for i in parallel(BM) {  (attention.tl:65)
+                    // for i in parallel(BM) {  (attention.tl:68)
                     // for i in parallel(128): each thread visits the elements of `l` it holds
                     #pragma unroll
                     for (int tl_s13 = 0; tl_s13 < 2; ++tl_s13) {
@@ -611,7 +611,7 @@ __global__ void __launch_bounds__(384, 1) flash_attention_kernel_sm90(
                     tl::sm90::wgmma_wait<0>();  // trip t - 1's trailing gemms retired
                     tl::sm90::fence_accumulators(o);
                     if (tl_tid % 32 == 0) tl::sm90::mbarrier_arrive(&tl_empty[tl_stage_prev]);  // release trip t - 1
-                    // for i, d in parallel(BM, D) {  (attention.tl:69)
+                    // for i, d in parallel(BM, D) {  (attention.tl:72)
                     // for i, d in parallel(128, 64): each thread visits the elements of `o` it holds
                     #pragma unroll
                     for (int tl_s14 = 0; tl_s14 < o_layout::kSlots; ++tl_s14) {
@@ -619,14 +619,14 @@ __global__ void __launch_bounds__(384, 1) flash_attention_kernel_sm90(
                         [[maybe_unused]] const int d = o_layout::col(tl_tid, tl_s14);
                         o[tl_s14] = o[tl_s14] * alpha[(tl_s14 / 2 % 2)];
                     }
-                    // copy(s, p);  (attention.tl:72)
+                    // copy(s, p);  (attention.tl:75)
                     #pragma unroll
                     for (int tl_s = 0; tl_s < p_layout::kSlots; ++tl_s) p[tl_s] = tl::convert<tl::f16>(s[tl_s]);
                 }
                 const int tl_stage = tl_it % 5;
                 // The last trip's trailing gemms.
                 tl::sm90::pingpong_wait_turn<4>(tl_tid / 128);
-                // gemm(p, v, o);  (attention.tl:73)
+                // gemm(p, v, o);  (attention.tl:76)
                 tl::sm90::warpgroup_gemm_rs<tl::f16, 128, 64, 128, false, 2>(o, p, v + tl_stage * 8192, tl_tid / 128);  // A from the registers of `p`
                 tl::sm90::pingpong_pass_turn<4>(tl_tid / 128);
                 tl::sm90::wgmma_wait<0>();  // the last trip's trailing gemms retired
@@ -635,7 +635,7 @@ __global__ void __launch_bounds__(384, 1) flash_attention_kernel_sm90(
                 ++tl_it;
             }
             if (tl_tid % 32 == 0) tl::sm90::mbarrier_arrive(tl_once_empty);  // the tile's last wgmma retired
-            // for i, d in parallel(BM, D) {  (attention.tl:76)
+            // for i, d in parallel(BM, D) {  (attention.tl:79)
             // for i, d in parallel(128, 64): each thread visits the elements of `o` it holds
             #pragma unroll
             for (int tl_s15 = 0; tl_s15 < o_layout::kSlots; ++tl_s15) {
@@ -643,7 +643,7 @@ __global__ void __launch_bounds__(384, 1) flash_attention_kernel_sm90(
                 [[maybe_unused]] const int d = o_layout::col(tl_tid, tl_s15);
                 o[tl_s15] = tl::fast::div(o[tl_s15], l[(tl_s15 / 2 % 2)]);
             }
-            // copy(o, O[b, h, q0 +: BM, 0 +: D]);  (attention.tl:79)
+            // copy(o, O[b, h, q0 +: BM, 0 +: D]);  (attention.tl:82)
             #pragma unroll
             for (int tl_chunk16 = 0; tl_chunk16 < o_layout::kSlots; tl_chunk16 += 2) {
                 tl::f16* tl_ptr17 = &O[((int64_t(b) * H + h) * S + (q0 + (o_layout::row(tl_tid, tl_chunk16)))) * 64 + (o_layout::col(tl_tid, tl_chunk16))];
@@ -664,7 +664,7 @@ __global__ void __launch_bounds__(384, 1) flash_attention_kernel_sm90(
     #endif
 }
 
-// kernel flash_attention_gqa<BM = 128, BN = 32, D = 64, CAUSAL = false, STAGES = 2, THREADS = 128, T = f16>  (stdlib/attention.tl:84)
+// kernel flash_attention_gqa<BM = 128, D = 64, CAUSAL = false, BN = 32, STAGES = 2, THREADS = 128, T = f16>  (stdlib/attention.tl:87)
 // 128 threads per block, 36864 bytes of shared memory
 __global__ void __launch_bounds__(128) flash_attention_gqa_kernel(
         const tl::f16* __restrict__ Q,
@@ -709,7 +709,7 @@ __global__ void __launch_bounds__(128) flash_attention_gqa_kernel(
     const int32_t hkv = h / (H / HKV);
     const int32_t q0 = int(blockIdx.x) * 128;
     const float qk_scale = sm_scale * 1.4426950216293335f;
-    // copy(Q[b, h, q0 +: BM, 0 +: D], q);  (attention.tl:109)
+    // copy(Q[b, h, q0 +: BM, 0 +: D], q);  (attention.tl:113)
     #pragma unroll
     for (int tl_i1 = 0; tl_i1 < 8; ++tl_i1) {
         const int tl_chunk0 = tl_tid + tl_i1 * 128;
@@ -729,7 +729,7 @@ __global__ void __launch_bounds__(128) flash_attention_gqa_kernel(
     const int32_t n_kv = tl::cdiv(S, 32);
     const int32_t t_trips = n_kv;
     if (0 < t_trips) {
-        // copy(K[b, hkv, k0 +: BN, 0 +: D], k);  (attention.tl:113)
+        // copy(K[b, hkv, k0 +: BN, 0 +: D], k);  (attention.tl:117)
         if (tl::is_aligned(K, 16) && 64 % 8 == 0 && tl::in_bounds(b, B) && tl::in_bounds(hkv, HKV) && (0 * 32) >= 0 && (0 * 32) + 32 <= S && 0 >= 0 && 0 + 64 <= 64 && 0 % 8 == 0) {
             #pragma unroll
             for (int tl_i6 = 0; tl_i6 < 2; ++tl_i6) {
@@ -751,7 +751,7 @@ __global__ void __launch_bounds__(128) flash_attention_gqa_kernel(
                 }
             }
         }
-        // copy(V[b, hkv, k0 +: BN, 0 +: D], v);  (attention.tl:114)
+        // copy(V[b, hkv, k0 +: BN, 0 +: D], v);  (attention.tl:118)
         if (tl::is_aligned(V, 16) && 64 % 8 == 0 && tl::in_bounds(b, B) && tl::in_bounds(hkv, HKV) && (0 * 32) >= 0 && (0 * 32) + 32 <= S && 0 >= 0 && 0 + 64 <= 64 && 0 % 8 == 0) {
             #pragma unroll
             for (int tl_i13 = 0; tl_i13 < 2; ++tl_i13) {
@@ -775,12 +775,12 @@ __global__ void __launch_bounds__(128) flash_attention_gqa_kernel(
         }
     }
     tl::cp_async_commit();
-    // for t in pipelined(n_kv, stages = STAGES) {  (attention.tl:111)
+    // for t in pipelined(n_kv, stages = STAGES) {  (attention.tl:115)
     for (int t = 0; t < t_trips; ++t) {
         tl::cp_async_wait<0>();  // at most 0 copy groups of this thread still in flight
         __syncthreads();  // pipeline: stage `t % 2` has landed and the stage refilled next is no longer read
         if (t + 1 < t_trips) {
-            // copy(K[b, hkv, k0 +: BN, 0 +: D], k);  (attention.tl:113)
+            // copy(K[b, hkv, k0 +: BN, 0 +: D], k);  (attention.tl:117)
             if (tl::is_aligned(K, 16) && 64 % 8 == 0 && tl::in_bounds(b, B) && tl::in_bounds(hkv, HKV) && ((t + 1) * 32) >= 0 && ((t + 1) * 32) + 32 <= S && 0 >= 0 && 0 + 64 <= 64 && 0 % 8 == 0) {
                 #pragma unroll
                 for (int tl_i20 = 0; tl_i20 < 2; ++tl_i20) {
@@ -802,7 +802,7 @@ __global__ void __launch_bounds__(128) flash_attention_gqa_kernel(
                     }
                 }
             }
-            // copy(V[b, hkv, k0 +: BN, 0 +: D], v);  (attention.tl:114)
+            // copy(V[b, hkv, k0 +: BN, 0 +: D], v);  (attention.tl:118)
             if (tl::is_aligned(V, 16) && 64 % 8 == 0 && tl::in_bounds(b, B) && tl::in_bounds(hkv, HKV) && ((t + 1) * 32) >= 0 && ((t + 1) * 32) + 32 <= S && 0 >= 0 && 0 + 64 <= 64 && 0 % 8 == 0) {
                 #pragma unroll
                 for (int tl_i27 = 0; tl_i27 < 2; ++tl_i27) {
@@ -827,7 +827,7 @@ __global__ void __launch_bounds__(128) flash_attention_gqa_kernel(
         }
         tl::cp_async_commit();
         const int32_t k0 = t * 32;
-        // gemm(q, k, s, transpose_b = true, clear = true);  (attention.tl:116)
+        // gemm(q, k, s, transpose_b = true, clear = true);  (attention.tl:120)
         {
             for (int tl_s = 0; tl_s < s_layout::kSlots; ++tl_s) s[tl_s] = 0.0f;
             tl::warp_gemm_mma<128, 32, 64, 4, 1, tl::f16, false, true>(
@@ -835,7 +835,7 @@ __global__ void __launch_bounds__(128) flash_attention_gqa_kernel(
                 tl::SharedMatrix<tl::f16, true, 72>{&k[((t % 2) * 32 + 0) * 72 + 0]}, tl_tid);
         }
         if (k0 + 32 > S) {
-            // for i, j in parallel(BM, BN) {  (attention.tl:118)
+            // for i, j in parallel(BM, BN) {  (attention.tl:122)
             // for i, j in parallel(128, 32): each thread visits the elements of `s` it holds
             #pragma unroll
             for (int tl_s33 = 0; tl_s33 < s_layout::kSlots; ++tl_s33) {
@@ -846,7 +846,7 @@ __global__ void __launch_bounds__(128) flash_attention_gqa_kernel(
                 s[tl_s33] = masked ? -tl::inf<float>() : s[tl_s33];
             }
         }
-        // reduce(max, s, m_tile, axis = 1);  (attention.tl:125)
+        // reduce(max, s, m_tile, axis = 1);  (attention.tl:129)
         // each thread folds its 8 values of each of its 4 results; xor shuffles 1, 2 among the lanes that share one
         {
             float tl_part[4];
@@ -866,7 +866,7 @@ __global__ void __launch_bounds__(128) flash_attention_gqa_kernel(
                 m_tile[tl_i] = tl_part[tl_i];
             }
         }
-        // for i in parallel(BM) {  (attention.tl:126)
+        // for i in parallel(BM) {  (attention.tl:130)
         // for i in parallel(128): each thread visits the elements of `m` it holds
         #pragma unroll
         for (int tl_s35 = 0; tl_s35 < 4; ++tl_s35) {
@@ -875,7 +875,7 @@ __global__ void __launch_bounds__(128) flash_attention_gqa_kernel(
             alpha[tl_s35] = tl::fast::exp2(m[tl_s35] - m_new);
             m[tl_s35] = m_new;
         }
-        // for i, j in parallel(BM, BN) {  (attention.tl:131)
+        // for i, j in parallel(BM, BN) {  (attention.tl:135)
         // for i, j in parallel(128, 32): each thread visits the elements of `s` it holds
         #pragma unroll
         for (int tl_s36 = 0; tl_s36 < s_layout::kSlots; ++tl_s36) {
@@ -883,7 +883,7 @@ __global__ void __launch_bounds__(128) flash_attention_gqa_kernel(
             [[maybe_unused]] const int j = s_layout::col(tl_tid, tl_s36);
             s[tl_s36] = tl::fast::exp2(s[tl_s36] * qk_scale - m[(tl_s36 / 2 % 2) + (tl_s36 / 16) * 2]);
         }
-        // reduce(sum, s, l_tile, axis = 1);  (attention.tl:134)
+        // reduce(sum, s, l_tile, axis = 1);  (attention.tl:138)
         // each thread folds its 8 values of each of its 4 results; xor shuffles 1, 2 among the lanes that share one
         {
             float tl_part[4];
@@ -903,14 +903,14 @@ __global__ void __launch_bounds__(128) flash_attention_gqa_kernel(
                 l_tile[tl_i] = tl_part[tl_i];
             }
         }
-        // for i in parallel(BM) {  (attention.tl:135)
+        // for i in parallel(BM) {  (attention.tl:139)
         // for i in parallel(128): each thread visits the elements of `l` it holds
         #pragma unroll
         for (int tl_s38 = 0; tl_s38 < 4; ++tl_s38) {
             [[maybe_unused]] const int i = ((tl_tid / 4 % 8) + (tl_s38 % 2) * 8 + (tl_s38 / 2) * 16 + (tl_tid / 32) * 32);
             l[tl_s38] = l[tl_s38] * alpha[tl_s38] + l_tile[tl_s38];
         }
-        // for i, d in parallel(BM, D) {  (attention.tl:139)
+        // for i, d in parallel(BM, D) {  (attention.tl:143)
         // for i, d in parallel(128, 64): each thread visits the elements of `o` it holds
         #pragma unroll
         for (int tl_s39 = 0; tl_s39 < o_layout::kSlots; ++tl_s39) {
@@ -918,17 +918,17 @@ __global__ void __launch_bounds__(128) flash_attention_gqa_kernel(
             [[maybe_unused]] const int d = o_layout::col(tl_tid, tl_s39);
             o[tl_s39] = o[tl_s39] * alpha[(tl_s39 / 2 % 2) + (tl_s39 / 32) * 2];
         }
-        // copy(s, p);  (attention.tl:142)
+        // copy(s, p);  (attention.tl:146)
         #pragma unroll
         for (int tl_s = 0; tl_s < p_layout::kSlots; ++tl_s) p[tl_s] = tl::convert<tl::f16>(s[tl_s]);
-        // gemm(p, v, o);  (attention.tl:143)
+        // gemm(p, v, o);  (attention.tl:147)
         {
             tl::warp_gemm_mma_register_a<128, 64, 32, 4, tl::f16, false>(  // A from the registers of `p`
                 o, p, tl::SharedMatrix<tl::f16, false, 72>{&v[((t % 2) * 32 + 0) * 72 + 0]}, tl_tid);
         }
     }
     tl::cp_async_wait<0>();  // at most 0 copy groups of this thread still in flight
-    // for i, d in parallel(BM, D) {  (attention.tl:146)
+    // for i, d in parallel(BM, D) {  (attention.tl:150)
     // for i, d in parallel(128, 64): each thread visits the elements of `o` it holds
     #pragma unroll
     for (int tl_s40 = 0; tl_s40 < o_layout::kSlots; ++tl_s40) {
@@ -936,7 +936,7 @@ __global__ void __launch_bounds__(128) flash_attention_gqa_kernel(
         [[maybe_unused]] const int d = o_layout::col(tl_tid, tl_s40);
         o[tl_s40] = tl::fast::div(o[tl_s40], l[(tl_s40 / 2 % 2) + (tl_s40 / 32) * 2]);
     }
-    // copy(o, O[b, h, q0 +: BM, 0 +: D]);  (attention.tl:149)
+    // copy(o, O[b, h, q0 +: BM, 0 +: D]);  (attention.tl:153)
     #pragma unroll
     for (int tl_chunk41 = 0; tl_chunk41 < o_layout::kSlots; tl_chunk41 += 2) {
         tl::f16* tl_ptr42 = &O[((int64_t(b) * H + h) * S + (q0 + (o_layout::row(tl_tid, tl_chunk41)))) * 64 + (o_layout::col(tl_tid, tl_chunk41))];
@@ -954,7 +954,7 @@ __global__ void __launch_bounds__(128) flash_attention_gqa_kernel(
     }
 }
 
-// kernel flash_attention_gqa<BM = 128, BN = 128, D = 64, CAUSAL = false, STAGES = 2, THREADS = 256, T = f16>  (stdlib/attention.tl:84)
+// kernel flash_attention_gqa<BM = 128, D = 64, CAUSAL = false, BN = 128, STAGES = 2, THREADS = 256, T = f16>  (stdlib/attention.tl:87)
 // 256 threads per block, 181344 bytes of shared memory
 // warp-specialized: warpgroup 0 issues TMA loads, the other 256 threads run wgmma; persistent over the tiles
 __global__ void __launch_bounds__(384, 1) flash_attention_gqa_kernel_sm90(
@@ -1026,16 +1026,16 @@ __global__ void __launch_bounds__(384, 1) flash_attention_gqa_kernel_sm90(
                 const int32_t n_kv = tl::cdiv(S, 128);
                 tl::sm90::mbarrier_wait(tl_once_empty, (tl_round + 1) & 1);  // the previous tile's readers are done
                 tl::sm90::mbarrier_arrive_expect_tx(tl_once_full, 16384);
-                // copy(Q[b, h, q0 +: BM, 0 +: D], q);  (attention.tl:109)
+                // copy(Q[b, h, q0 +: BM, 0 +: D], q);  (attention.tl:113)
                 tl::sm90::tma_load_4d(q, &tl_map_Q, tl_once_full, 0, q0, h, b);
                 for (int t = 0; t < n_kv; ++t, ++tl_it) {
                     const int tl_stage = tl_it % 5;
                     tl::sm90::mbarrier_wait(&tl_empty[tl_stage], (tl_it / 5 + 1) & 1);  // consumers released it
                     tl::sm90::mbarrier_arrive_expect_tx(&tl_full[tl_stage], 32768);
                     const int32_t k0 = t * 128;
-                    // copy(K[b, hkv, k0 +: BN, 0 +: D], k);  (attention.tl:113)
+                    // copy(K[b, hkv, k0 +: BN, 0 +: D], k);  (attention.tl:117)
                     tl::sm90::tma_load_4d(k + tl_stage * 8192, &tl_map_K, &tl_full[tl_stage], 0, k0, hkv, b);
-                    // copy(V[b, hkv, k0 +: BN, 0 +: D], v);  (attention.tl:114)
+                    // copy(V[b, hkv, k0 +: BN, 0 +: D], v);  (attention.tl:118)
                     tl::sm90::tma_load_4d(v + tl_stage * 8192, &tl_map_V, &tl_full[tl_stage], 0, k0, hkv, b);
                 }
             }
@@ -1056,7 +1056,7 @@ __global__ void __launch_bounds__(384, 1) flash_attention_gqa_kernel_sm90(
             const int tl_block_x = tl_in_plane % (8 * tl_tiles_x) / tl_group_rows;
             (void)tl_block_x, (void)tl_block_y, (void)tl_block_z;
             float s[s_layout::kSlots];  // fragment s: f32[128, 128]
-            tl::f16 p[p_layout::kSlots];  // fragment p: f16[128, 128]
+            tl::HalfPairs<tl::f16, p_layout::kSlots> p;  // fragment p: f16[128, 128], two elements per register (wgmma's A operand)
             float o[o_layout::kSlots];  // fragment o: f32[128, 64]
             #pragma unroll
             for (int tl_i = 0; tl_i < o_layout::kSlots; ++tl_i) o[tl_i] = 0.0f;
@@ -1073,10 +1073,10 @@ __global__ void __launch_bounds__(384, 1) flash_attention_gqa_kernel_sm90(
             const int32_t h = tl_block_y;
             const int32_t q0 = tl_block_x * 128;
             const float qk_scale = sm_scale * 1.4426950216293335f;
-            // copy(Q[b, h, q0 +: BM, 0 +: D], q);  (attention.tl:109)
+            // copy(Q[b, h, q0 +: BM, 0 +: D], q);  (attention.tl:113)
             tl::sm90::mbarrier_wait(tl_once_full, (tl_round + 0) & 1);  // the tiles loaded once per tile landed
             const int32_t n_kv = tl::cdiv(S, 128);
-            // for t in pipelined(n_kv, stages = STAGES) {  (attention.tl:111)
+            // for t in pipelined(n_kv, stages = STAGES) {  (attention.tl:115)
             const int tl_trips0 = n_kv;
             if (tl_trips0 > 0) {
                 {
@@ -1086,13 +1086,13 @@ __global__ void __launch_bounds__(384, 1) flash_attention_gqa_kernel_sm90(
                     const int32_t k0 = t * 128;
                     tl::sm90::mbarrier_wait(&tl_full[tl_stage], (tl_it / 5 + 0) & 1);  // the stage's TMA loads landed
                     tl::sm90::pingpong_wait_turn<4>(tl_tid / 128);
-                    // gemm(q, k, s, transpose_b = true, clear = true);  (attention.tl:116)
+                    // gemm(q, k, s, transpose_b = true, clear = true);  (attention.tl:120)
                     tl::sm90::warpgroup_gemm<tl::f16, 128, 128, 64, false, true, 2>(s, q, k + tl_stage * 8192, tl_tid / 128, true);
                     tl::sm90::pingpong_pass_turn<4>(tl_tid / 128);
                     tl::sm90::wgmma_wait<0>();
                     tl::sm90::fence_accumulators(s);
                     if (k0 + 128 > S) {
-                        // for i, j in parallel(BM, BN) {  (attention.tl:118)
+                        // for i, j in parallel(BM, BN) {  (attention.tl:122)
                         // for i, j in parallel(128, 128): each thread visits the elements of `s` it holds
                         #pragma unroll
                         for (int tl_s1 = 0; tl_s1 < s_layout::kSlots; ++tl_s1) {
@@ -1103,7 +1103,7 @@ __global__ void __launch_bounds__(384, 1) flash_attention_gqa_kernel_sm90(
                             s[tl_s1] = masked ? -tl::inf<float>() : s[tl_s1];
                         }
                     }
-                    // reduce(max, s, m_tile, axis = 1);  (attention.tl:125)
+                    // reduce(max, s, m_tile, axis = 1);  (attention.tl:129)
                     // each thread folds its 32 values of each of its 2 results; xor shuffles 1, 2 among the lanes that share one
                     {
                         float tl_part[2];
@@ -1123,7 +1123,7 @@ __global__ void __launch_bounds__(384, 1) flash_attention_gqa_kernel_sm90(
                             m_tile[tl_i] = tl_part[tl_i];
                         }
                     }
-                    // for i in parallel(BM) {  (attention.tl:126)
+                    // for i in parallel(BM) {  (attention.tl:130)
                     // for i in parallel(128): each thread visits the elements of `m` it holds
                     #pragma unroll
                     for (int tl_s3 = 0; tl_s3 < 2; ++tl_s3) {
@@ -1132,7 +1132,7 @@ __global__ void __launch_bounds__(384, 1) flash_attention_gqa_kernel_sm90(
                         alpha[tl_s3] = tl::fast::exp2(m[tl_s3] - m_new);
                         m[tl_s3] = m_new;
                     }
-                    // for i, j in parallel(BM, BN) {  (attention.tl:131)
+                    // for i, j in parallel(BM, BN) {  (attention.tl:135)
                     // for i, j in parallel(128, 128): each thread visits the elements of `s` it holds
                     #pragma unroll
                     for (int tl_s4 = 0; tl_s4 < s_layout::kSlots; ++tl_s4) {
@@ -1140,7 +1140,7 @@ __global__ void __launch_bounds__(384, 1) flash_attention_gqa_kernel_sm90(
                         [[maybe_unused]] const int j = s_layout::col(tl_tid, tl_s4);
                         s[tl_s4] = tl::fast::exp2(s[tl_s4] * qk_scale - m[(tl_s4 / 2 % 2)]);
                     }
-                    // reduce(sum, s, l_tile, axis = 1);  (attention.tl:134)
+                    // reduce(sum, s, l_tile, axis = 1);  (attention.tl:138)
                     // each thread folds its 32 values of each of its 2 results; xor shuffles 1, 2 among the lanes that share one
                     {
                         float tl_part[2];
@@ -1160,14 +1160,14 @@ __global__ void __launch_bounds__(384, 1) flash_attention_gqa_kernel_sm90(
                             l_tile[tl_i] = tl_part[tl_i];
                         }
                     }
-                    // for i in parallel(BM) {  (attention.tl:135)
+                    // for i in parallel(BM) {  (attention.tl:139)
                     // for i in parallel(128): each thread visits the elements of `l` it holds
                     #pragma unroll
                     for (int tl_s6 = 0; tl_s6 < 2; ++tl_s6) {
                         [[maybe_unused]] const int i = ((tl_tid / 4 % 8) + (tl_s6) * 8 + (tl_tid / 32) * 16);
                         l[tl_s6] = l[tl_s6] * alpha[tl_s6] + l_tile[tl_s6];
                     }
-                    // for i, d in parallel(BM, D) {  (attention.tl:139)
+                    // for i, d in parallel(BM, D) {  (attention.tl:143)
                     // for i, d in parallel(128, 64): each thread visits the elements of `o` it holds
                     #pragma unroll
                     for (int tl_s7 = 0; tl_s7 < o_layout::kSlots; ++tl_s7) {
@@ -1175,7 +1175,7 @@ __global__ void __launch_bounds__(384, 1) flash_attention_gqa_kernel_sm90(
                         [[maybe_unused]] const int d = o_layout::col(tl_tid, tl_s7);
                         o[tl_s7] = o[tl_s7] * alpha[(tl_s7 / 2 % 2)];
                     }
-                    // copy(s, p);  (attention.tl:142)
+                    // copy(s, p);  (attention.tl:146)
                     #pragma unroll
                     for (int tl_s = 0; tl_s < p_layout::kSlots; ++tl_s) p[tl_s] = tl::convert<tl::f16>(s[tl_s]);
                 }
@@ -1186,15 +1186,15 @@ __global__ void __launch_bounds__(384, 1) flash_attention_gqa_kernel_sm90(
                     const int32_t k0 = t * 128;
                     tl::sm90::mbarrier_wait(&tl_full[tl_stage], (tl_it / 5 + 0) & 1);  // the stage's TMA loads landed
                     tl::sm90::pingpong_wait_turn<4>(tl_tid / 128);
-                    // gemm(q, k, s, transpose_b = true, clear = true);  (attention.tl:116)
+                    // gemm(q, k, s, transpose_b = true, clear = true);  (attention.tl:120)
                     tl::sm90::warpgroup_gemm<tl::f16, 128, 128, 64, false, true, 2>(s, q, k + tl_stage * 8192, tl_tid / 128, true);
-                    // gemm(p, v, o);  (attention.tl:143)
+                    // gemm(p, v, o);  (attention.tl:147)
                     tl::sm90::warpgroup_gemm_rs<tl::f16, 128, 64, 128, false, 2>(o, p, v + tl_stage_prev * 8192, tl_tid / 128);  // A from the registers of `p`
                     tl::sm90::pingpong_pass_turn<4>(tl_tid / 128);
                     tl::sm90::wgmma_wait<1>();  // this trip's first gemm retired (the trailing gemms of trip t - 1 may run on)
                     tl::sm90::fence_accumulators(s);
                     if (k0 + 128 > S) {
-                        // for i, j in parallel(BM, BN) {  (attention.tl:118)
+                        // for i, j in parallel(BM, BN) {  (attention.tl:122)
                         // for i, j in parallel(128, 128): each thread visits the elements of `s` it holds
                         #pragma unroll
                         for (int tl_s8 = 0; tl_s8 < s_layout::kSlots; ++tl_s8) {
@@ -1205,7 +1205,7 @@ __global__ void __launch_bounds__(384, 1) flash_attention_gqa_kernel_sm90(
                             s[tl_s8] = masked ? -tl::inf<float>() : s[tl_s8];
                         }
                     }
-                    // reduce(max, s, m_tile, axis = 1);  (attention.tl:125)
+                    // reduce(max, s, m_tile, axis = 1);  (attention.tl:129)
                     // each thread folds its 32 values of each of its 2 results; xor shuffles 1, 2 among the lanes that share one
                     {
                         float tl_part[2];
@@ -1225,7 +1225,7 @@ __global__ void __launch_bounds__(384, 1) flash_attention_gqa_kernel_sm90(
                             m_tile[tl_i] = tl_part[tl_i];
                         }
                     }
-                    // for i in parallel(BM) {  (attention.tl:126)
+                    // for i in parallel(BM) {  (attention.tl:130)
                     // for i in parallel(128): each thread visits the elements of `m` it holds
                     #pragma unroll
                     for (int tl_s10 = 0; tl_s10 < 2; ++tl_s10) {
@@ -1234,7 +1234,7 @@ __global__ void __launch_bounds__(384, 1) flash_attention_gqa_kernel_sm90(
                         alpha[tl_s10] = tl::fast::exp2(m[tl_s10] - m_new);
                         m[tl_s10] = m_new;
                     }
-                    // for i, j in parallel(BM, BN) {  (attention.tl:131)
+                    // for i, j in parallel(BM, BN) {  (attention.tl:135)
                     // for i, j in parallel(128, 128): each thread visits the elements of `s` it holds
                     #pragma unroll
                     for (int tl_s11 = 0; tl_s11 < s_layout::kSlots; ++tl_s11) {
@@ -1242,7 +1242,7 @@ __global__ void __launch_bounds__(384, 1) flash_attention_gqa_kernel_sm90(
                         [[maybe_unused]] const int j = s_layout::col(tl_tid, tl_s11);
                         s[tl_s11] = tl::fast::exp2(s[tl_s11] * qk_scale - m[(tl_s11 / 2 % 2)]);
                     }
-                    // reduce(sum, s, l_tile, axis = 1);  (attention.tl:134)
+                    // reduce(sum, s, l_tile, axis = 1);  (attention.tl:138)
                     // each thread folds its 32 values of each of its 2 results; xor shuffles 1, 2 among the lanes that share one
                     {
                         float tl_part[2];
@@ -1262,7 +1262,7 @@ __global__ void __launch_bounds__(384, 1) flash_attention_gqa_kernel_sm90(
                             l_tile[tl_i] = tl_part[tl_i];
                         }
                     }
-                    // for i in parallel(BM) {  (attention.tl:135)
+                    // for i in parallel(BM) {  (attention.tl:139)
                     // for i in parallel(128): each thread visits the elements of `l` it holds
                     #pragma unroll
                     for (int tl_s13 = 0; tl_s13 < 2; ++tl_s13) {
@@ -1272,7 +1272,7 @@ __global__ void __launch_bounds__(384, 1) flash_attention_gqa_kernel_sm90(
                     tl::sm90::wgmma_wait<0>();  // trip t - 1's trailing gemms retired
                     tl::sm90::fence_accumulators(o);
                     if (tl_tid % 32 == 0) tl::sm90::mbarrier_arrive(&tl_empty[tl_stage_prev]);  // release trip t - 1
-                    // for i, d in parallel(BM, D) {  (attention.tl:139)
+                    // for i, d in parallel(BM, D) {  (attention.tl:143)
                     // for i, d in parallel(128, 64): each thread visits the elements of `o` it holds
                     #pragma unroll
                     for (int tl_s14 = 0; tl_s14 < o_layout::kSlots; ++tl_s14) {
@@ -1280,14 +1280,14 @@ __global__ void __launch_bounds__(384, 1) flash_attention_gqa_kernel_sm90(
                         [[maybe_unused]] const int d = o_layout::col(tl_tid, tl_s14);
                         o[tl_s14] = o[tl_s14] * alpha[(tl_s14 / 2 % 2)];
                     }
-                    // copy(s, p);  (attention.tl:142)
+                    // copy(s, p);  (attention.tl:146)
                     #pragma unroll
                     for (int tl_s = 0; tl_s < p_layout::kSlots; ++tl_s) p[tl_s] = tl::convert<tl::f16>(s[tl_s]);
                 }
                 const int tl_stage = tl_it % 5;
                 // The last trip's trailing gemms.
                 tl::sm90::pingpong_wait_turn<4>(tl_tid / 128);
-                // gemm(p, v, o);  (attention.tl:143)
+                // gemm(p, v, o);  (attention.tl:147)
                 tl::sm90::warpgroup_gemm_rs<tl::f16, 128, 64, 128, false, 2>(o, p, v + tl_stage * 8192, tl_tid / 128);  // A from the registers of `p`
                 tl::sm90::pingpong_pass_turn<4>(tl_tid / 128);
                 tl::sm90::wgmma_wait<0>();  // the last trip's trailing gemms retired
@@ -1296,7 +1296,7 @@ __global__ void __launch_bounds__(384, 1) flash_attention_gqa_kernel_sm90(
                 ++tl_it;
             }
             if (tl_tid % 32 == 0) tl::sm90::mbarrier_arrive(tl_once_empty);  // the tile's last wgmma retired
-            // for i, d in parallel(BM, D) {  (attention.tl:146)
+            // for i, d in parallel(BM, D) {  (attention.tl:150)
             // for i, d in parallel(128, 64): each thread visits the elements of `o` it holds
             #pragma unroll
             for (int tl_s15 = 0; tl_s15 < o_layout::kSlots; ++tl_s15) {
@@ -1304,7 +1304,7 @@ __global__ void __launch_bounds__(384, 1) flash_attention_gqa_kernel_sm90(
                 [[maybe_unused]] const int d = o_layout::col(tl_tid, tl_s15);
                 o[tl_s15] = tl::fast::div(o[tl_s15], l[(tl_s15 / 2 % 2)]);
             }
-            // copy(o, O[b, h, q0 +: BM, 0 +: D]);  (attention.tl:149)
+            // copy(o, O[b, h, q0 +: BM, 0 +: D]);  (attention.tl:153)
             #pragma unroll
             for (int tl_chunk16 = 0; tl_chunk16 < o_layout::kSlots; tl_chunk16 += 2) {
                 tl::f16* tl_ptr17 = &O[((int64_t(b) * H + h) * S + (q0 + (o_layout::row(tl_tid, tl_chunk16)))) * 64 + (o_layout::col(tl_tid, tl_chunk16))];

@@ -179,7 +179,7 @@ def gen_gemm(rng, idx):
         p.scalars["kmax"] = rng.randint(0, 3)
     attrs = []
     if rng.random() < 0.1:
-        attrs.append(rng.choice(["@no_tma", "@no_warp_specialize", "@no_persistent", "@no_async_copy", "@no_deepen_ring"]))
+        attrs.append(rng.choice(["@no_tma", "@no_warp_specialize", "@no_persistent", "@no_async_copy", "@no_deepen_ring", "@no_split_rings"]))
     p.emit(f"// random gemm: T={T} C={CT} BM={BM} BN={BN} BK={BK} stages={stages} threads={threads}")
     for a in attrs:
         p.emit(a)

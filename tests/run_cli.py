@@ -340,6 +340,13 @@ def main():
     r = tlc("attn.tl", "-o", "attn.cu")
     expect("attention on the Hopper path", r, 0)
     res.check("the warpgroups take turns", "tl::sm90::pingpong_wait_turn<4>" in open(os.path.join(tmp, "attn.cu")).read(), "")
+    # 176-key tiles at D = 128: K gets a ring of its own unless switched off.
+    wide = os.path.join(args.root, "tests", "golden", "warp_specialize_split_rings.tl")
+    r = tlc(wide, "--stop-after=warp-specialize")
+    expect("two rings for the wide attention trip", r, 0, stdout_has=("stages=2, first_stages=2)", "signals first_full[first_stage]"))
+    r = tlc(wide, "--stop-after=warp-specialize", "--disable", "split-rings")
+    expect("--disable split-rings", r, 0, stdout_has=("warp_specialized(n_kv, stages=2) {",))
+    res.check("--disable split-rings: one ring", "first_full" not in r.stdout, r.stdout[:1000])
     for flag, reason in (("tma", "@no_tma"), ("warp-specialize", "@no_warp_specialize")):
         r = tlc("gemm.tl", "--stop-after=warp-specialize", "--disable", flag)
         expect(f"--disable {flag}", r, 0, stdout_has=(

@@ -180,14 +180,14 @@ def gemm_case(rng, file, kernel, t, m, n, k, defines=(), alpha=0.5, beta=-1.25):
                 variants=[AFTER_SEMA, SCHEDULED_SM80, SCHEDULED_SM90A])
 
 
-def attention_case(rng, file, kernel, t, b, h, hkv, s, causal, d=64, defines=(), variants=None):
+def attention_case(rng, file, kernel, t, b, h, hkv, s, causal, d=64, defines=(), variants=None, causal_define=True):
     q = uniform(rng, t, b * h * s * d, -2.0, 2.0)       # scores of a few units: a peaked softmax
     k = uniform(rng, t, b * hkv * s * d, -2.0, 2.0)
     v = uniform(rng, t, b * hkv * s * d)
     scale = 1.0 / math.sqrt(d)
     tensors = {"Q": (t, (b, h, s, d), q), "K": (t, (b, hkv, s, d), k), "V": (t, (b, hkv, s, d), v),
                "O": (t, (b, h, s, d), nan_filled(t, b * h * s * d))}
-    defines = list(defines) + (["CAUSAL=true"] if causal else []) + ([f"T={t}"] if t != "f16" else [])
+    defines = list(defines) + (["CAUSAL=true"] if causal and causal_define else []) + ([f"T={t}"] if t != "f16" else [])
     scalars = {} if file.startswith("samples") else {"sm_scale": scale}
     return Case(file, kernel, tensors, {"O": attention(q, k, v, b, h, hkv, s, d, scale, causal)},
                 scalars, defines, variants=variants)
@@ -309,6 +309,10 @@ def build_cases():
     cases.append(attention_case(rng, f, "flash_attention_gqa", "bf16", 1, 4, 1, 200, False, variants=every))
     cases.append(attention_case(rng, "tests/golden/warp_specialize_attention.tl", "attention", "f16", 1, 2, 2, 200, False,
                                 variants=every))
+    # Causal (written into the kernel), 176-key tiles at D = 128: two rings on sm_90a (sm_80 has not
+    # the shared memory for these tiles).
+    cases.append(attention_case(rng, "tests/golden/warp_specialize_split_rings.tl", "attention", "f16", 1, 2, 2, 300, True,
+                                d=128, variants=[AFTER_SEMA, SCHEDULED_SM90A], causal_define=False))
     for kernel in ("gemm", "gemm_nt", "gemm_scaled", "gemm_bias", "gemm_bias_gelu", "gemm_bias_silu"):
         cases.append(gemm_case(rng, "stdlib/gemm.tl", kernel, "f16", 37, 45, 29))
         cases.append(gemm_case(rng, "stdlib/gemm.tl", kernel, "bf16", 37, 100, 150, GEMM_SMALL_TILES, beta=0.0))

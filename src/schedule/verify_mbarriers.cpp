@@ -336,6 +336,81 @@ private:
     int per_tile_, total_;
 };
 
+// ---- the ping-pong: two consumer warpgroups taking turns on two named barriers ----------------
+
+class PingpongModel {
+public:
+    // Per turn: bar.sync on its own barrier (arrive, then wait for the phase), issue, pass the turn
+    // (bar.arrive on the other's barrier).
+    enum Pc { Arrive, Wait, Issue, Pass };
+    struct State {
+        int8_t started[2] = {}, turn[2] = {}, pc[2] = {};
+        int8_t arrivals[2] = {}, phase[2] = {}; // per named barrier
+        int8_t awaited[2] = {};                 // the phase a warpgroup's bar.sync waits to complete
+        std::string key() const {
+            std::string k;
+            for (const int8_t* a : {started, turn, pc, arrivals, phase, awaited}) k.append(reinterpret_cast<const char*>(a), 2);
+            return k;
+        }
+    };
+    PingpongModel(const PingpongProtocol& p, int turns) : p_(p), turns_(turns) {}
+    State initial() const {
+        State s;
+        s.started[0] = 1;                    // warpgroup 0 goes first
+        s.started[1] = p_.start_arrival ? 0 : 1;
+        return s;
+    }
+    bool done(const State& s) const { return s.turn[0] == turns_ && s.turn[1] == turns_; }
+    void successors(const State& s, std::vector<std::pair<State, std::string>>& next, std::optional<std::string>& violation) const {
+        auto in_turn = [&](int g) { return s.pc[g] == Issue || s.pc[g] == Pass; };
+        if (in_turn(0) && in_turn(1)) {
+            violation = "both consumer warpgroups issue their wgmmas at once (the ping-pong lets both in)";
+            return;
+        }
+        for (int g = 0; g < 2; ++g) {
+            State n = s;
+            if (!s.started[g]) { // pingpong_start: warpgroup 1 arrives on warpgroup 0's barrier
+                n.started[g] = 1;
+                arrive(n, 0);
+                next.push_back({n, fmt::format("G{}:start", g)});
+                continue;
+            }
+            if (s.turn[g] == turns_) continue;
+            const int own = g, other = p_.pass_to_other ? 1 - g : g;
+            switch (s.pc[g]) {
+            case Arrive:
+                n.awaited[g] = s.phase[own];
+                arrive(n, own);
+                n.pc[g] = Wait;
+                next.push_back({n, fmt::format("G{}:sync{}", g, s.turn[g])});
+                break;
+            case Wait:
+                if (s.phase[own] == s.awaited[g]) break;
+                n.pc[g] = Issue;
+                next.push_back({n, fmt::format("G{}:turn{}", g, s.turn[g])});
+                break;
+            case Issue:
+                n.pc[g] = Pass;
+                next.push_back({n, fmt::format("G{}:issue{}", g, s.turn[g])});
+                break;
+            case Pass:
+                arrive(n, other);
+                n.pc[g] = Arrive;
+                ++n.turn[g];
+                next.push_back({n, fmt::format("G{}:pass{}", g, s.turn[g])});
+                break;
+            }
+        }
+    }
+
+private:
+    void arrive(State& n, int b) const {
+        if (++n.arrivals[b] == p_.arrivals_per_phase) n.arrivals[b] = 0, n.phase[b] = static_cast<int8_t>((n.phase[b] + 1) % 64);
+    }
+    PingpongProtocol p_;
+    int turns_;
+};
+
 } // namespace
 
 MbarrierProtocol protocol_of(const ir::Kernel& kernel, const ir::WarpSpecializedLoop& loop) {
@@ -381,6 +456,14 @@ std::optional<std::string> check_mbarrier_protocol(const MbarrierProtocol& p, in
                 return fmt::format("{} (stages {}{}, {} trips per tile, {} tiles)", *v, p.stages,
                                    p.first_stages ? fmt::format(", first gemm's ring {}", p.first_stages) : "", trips, tiles);
         }
+    return std::nullopt;
+}
+
+std::optional<std::string> check_pingpong_protocol(const PingpongProtocol& p, int max_turns) {
+    for (int turns = 1; turns <= max_turns; ++turns) {
+        PingpongModel m(p, turns);
+        if (auto v = explore(m)) return fmt::format("{} ({} turns)", *v, turns);
+    }
     return std::nullopt;
 }
 
@@ -434,6 +517,14 @@ void verify_mbarrier_protocol(const ir::Kernel& kernel) {
         const int trips = std::max(p.stages, p.first_stages) + 1;
         auto v = memoized(p, ring_key(p, trips), [trips](const MbarrierProtocol& q) { return check_mbarrier_protocol(q, trips); });
         TLC_CHECK(!v, "mbarrier verifier: kernel `" + kernel.name + "`: " + v.value_or(""));
+        if (w->pingpong) {
+            // The two warpgroups take the same number of turns (one per issue of wgmmas, the
+            // same trips per tile in both).
+            PingpongProtocol pp;
+            auto u = memoized(pp, {-2, pp.start_arrival, pp.pass_to_other, pp.arrivals_per_phase},
+                              [](const PingpongProtocol& q) { return check_pingpong_protocol(q, 4); });
+            TLC_CHECK(!u, "ping-pong verifier: kernel `" + kernel.name + "`: " + u.value_or(""));
+        }
         if (!w->once.empty()) {
             // The tiles loaded once per tile: a ring of one stage whose trips are the tiles.
             MbarrierProtocol once = once_protocol_of(kernel);

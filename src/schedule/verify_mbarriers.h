@@ -52,6 +52,16 @@ struct StoreProtocol {
     int writers = 2;                       // abstract writer threads (the first one issues)
 };
 
+// The ping-pong of two consumer warpgroups (WarpSpecializedLoop::pingpong; warpgroup.cuh): each
+// issue of wgmmas is a turn: bar.sync on its own named barrier, issue, bar.arrive on the other's;
+// warpgroup 1 arrives on warpgroup 0's barrier once at the start, so warpgroup 0 goes first. A
+// phase of a barrier completes with one arrival of each warpgroup (2 x 128 threads).
+struct PingpongProtocol {
+    bool start_arrival = true;  // pingpong_start
+    bool pass_to_other = true;  // pingpong_pass_turn arrives on the other warpgroup's barrier
+    int arrivals_per_phase = 2; // warpgroups whose arrivals complete a phase (the barrier's 256 threads)
+};
+
 MbarrierProtocol protocol_of(const ir::Kernel& kernel, const ir::WarpSpecializedLoop& loop);
 // The mbarrier pair of the tiles a warp-specialized kernel loads once per tile (copies marked
 // tma_once): a one-stage ring whose trips are the block's tiles; the producer waits until every
@@ -63,6 +73,9 @@ StoreProtocol store_protocol_of(const ir::Kernel& kernel);
 // Explores the protocol for 1..max_trips trips per tile and 1..2 tiles; returns the first
 // violation found (with the trace that leads to it), or nullopt.
 std::optional<std::string> check_mbarrier_protocol(const MbarrierProtocol& p, int max_trips);
+// Explores the ping-pong for 1..max_turns turns of each warpgroup: both inside their turns at
+// once, or a deadlock, is a violation.
+std::optional<std::string> check_pingpong_protocol(const PingpongProtocol& p, int max_turns);
 // Explores the store protocol for 1..max_chunks chunks per tile and 1..3 tiles.
 std::optional<std::string> check_store_protocol(const StoreProtocol& p, int max_chunks);
 

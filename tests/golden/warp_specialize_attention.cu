@@ -291,7 +291,7 @@ __global__ void __launch_bounds__(256) attention_kernel(
 }
 
 // kernel attention  (warp_specialize_attention.tl:10)
-// 256 threads per block, 140544 bytes of shared memory
+// 256 threads per block, 148624 bytes of shared memory
 // warp-specialized: warpgroup 0 issues TMA loads, the other 256 threads run wgmma; persistent over the tiles
 __global__ void __launch_bounds__(384, 1) attention_kernel_sm90(
         const __grid_constant__ CUtensorMap tl_map_Q,
@@ -320,22 +320,16 @@ __global__ void __launch_bounds__(384, 1) attention_kernel_sm90(
     extern __shared__ __align__(1024) unsigned char tl_smem_raw[];
     unsigned char* tl_smem = tl_smem_raw + ((1024 - tl::sm90::smem_address(tl_smem_raw) % 1024) % 1024);
     tl::f16* q = reinterpret_cast<tl::f16*>(tl_smem + 0);  // shared q: f16[128, 64], 1 stages, 128-byte swizzled (TMA)
-    tl::f16* k = reinterpret_cast<tl::f16*>(tl_smem + 16384);  // shared k: f16[64, 64], 7 stages, 128-byte swizzled (TMA)
-    tl::f16* v = reinterpret_cast<tl::f16*>(tl_smem + 73728);  // shared v: f16[64, 64], 8 stages, 128-byte swizzled (TMA)
-    uint64_t* tl_full = reinterpret_cast<uint64_t*>(tl_smem + 139264);   // per stage: its TMA loads landed
+    tl::f16* k = reinterpret_cast<tl::f16*>(tl_smem + 16384);  // shared k: f16[64, 64], 8 stages, 128-byte swizzled (TMA)
+    tl::f16* v = reinterpret_cast<tl::f16*>(tl_smem + 81920);  // shared v: f16[64, 64], 8 stages, 128-byte swizzled (TMA)
+    uint64_t* tl_full = reinterpret_cast<uint64_t*>(tl_smem + 147456);   // per stage: its TMA loads landed
     uint64_t* tl_empty = tl_full + 8;  // per stage: every consumer warp finished reading it
-    uint64_t* tl_first_full = tl_empty + 8;  // the ring of the tiles only the first gemm reads: per stage, its loads landed
-    uint64_t* tl_first_empty = tl_first_full + 7;  // per stage: every consumer warp's first gemm retired
-    uint64_t* tl_once_full = tl_first_empty + 7;  // the tiles loaded once per tile landed
+    uint64_t* tl_once_full = tl_empty + 8;  // the tiles loaded once per tile landed
     uint64_t* tl_once_empty = tl_once_full + 1;  // every consumer warp finished the tile's wgmmas
     if (threadIdx.x == 0) {
         for (int tl_s = 0; tl_s < 8; ++tl_s) {
             tl::sm90::mbarrier_init(&tl_full[tl_s], 1);
             tl::sm90::mbarrier_init(&tl_empty[tl_s], 8);  // one arrival per consumer warp
-        }
-        for (int tl_s = 0; tl_s < 7; ++tl_s) {
-            tl::sm90::mbarrier_init(&tl_first_full[tl_s], 1);
-            tl::sm90::mbarrier_init(&tl_first_empty[tl_s], 8);  // one arrival per consumer warp
         }
         tl::sm90::mbarrier_init(tl_once_full, 1);
         tl::sm90::mbarrier_init(tl_once_empty, 8);  // one arrival per consumer warp
@@ -368,15 +362,12 @@ __global__ void __launch_bounds__(384, 1) attention_kernel_sm90(
                 // copy(Q[b, h, q0 +: 128, 0 +: 64], q);  (warp_specialize_attention.tl:31)
                 tl::sm90::tma_load_4d(q, &tl_map_Q, tl_once_full, 0, q0, h, b);
                 for (int t = 0; t < tl::cdiv(S, 64); ++t, ++tl_it) {
-                    const int tl_first_stage = tl_it % 7;
-                    tl::sm90::mbarrier_wait(&tl_first_empty[tl_first_stage], (tl_it / 7 + 1) & 1);  // consumers released it
-                    tl::sm90::mbarrier_arrive_expect_tx(&tl_first_full[tl_first_stage], 8192);
-                    const int32_t k0 = t * 64;
-                    // copy(K[b, h, k0 +: 64, 0 +: 64], k);  (warp_specialize_attention.tl:34)
-                    tl::sm90::tma_load_4d(k + tl_first_stage * 4096, &tl_map_K, &tl_first_full[tl_first_stage], 0, k0, h, b);
                     const int tl_stage = tl_it % 8;
                     tl::sm90::mbarrier_wait(&tl_empty[tl_stage], (tl_it / 8 + 1) & 1);  // consumers released it
-                    tl::sm90::mbarrier_arrive_expect_tx(&tl_full[tl_stage], 8192);
+                    tl::sm90::mbarrier_arrive_expect_tx(&tl_full[tl_stage], 16384);
+                    const int32_t k0 = t * 64;
+                    // copy(K[b, h, k0 +: 64, 0 +: 64], k);  (warp_specialize_attention.tl:34)
+                    tl::sm90::tma_load_4d(k + tl_stage * 4096, &tl_map_K, &tl_full[tl_stage], 0, k0, h, b);
                     // copy(V[b, h, k0 +: 64, 0 +: 64], v);  (warp_specialize_attention.tl:35)
                     tl::sm90::tma_load_4d(v + tl_stage * 4096, &tl_map_V, &tl_full[tl_stage], 0, k0, h, b);
                 }
@@ -423,16 +414,15 @@ __global__ void __launch_bounds__(384, 1) attention_kernel_sm90(
                 {
                     // Trip 0: its first gemm and the statements before its trailing gemms.
                     const int t = 0;
-                    const int tl_first_stage = tl_it % 7;
+                    const int tl_stage = tl_it % 8;
                     const int32_t k0 = t * 64;
-                    tl::sm90::mbarrier_wait(&tl_first_full[tl_first_stage], (tl_it / 7 + 0) & 1);  // the stage's TMA loads landed
+                    tl::sm90::mbarrier_wait(&tl_full[tl_stage], (tl_it / 8 + 0) & 1);  // the stage's TMA loads landed
                     tl::sm90::pingpong_wait_turn<4>(tl_tid / 128);
                     // gemm(q, k, s, transpose_b = true, clear = true);  (warp_specialize_attention.tl:36)
-                    tl::sm90::warpgroup_gemm<tl::f16, 128, 64, 64, false, true, 2>(s, q, k + tl_first_stage * 4096, tl_tid / 128, true);
+                    tl::sm90::warpgroup_gemm<tl::f16, 128, 64, 64, false, true, 2>(s, q, k + tl_stage * 4096, tl_tid / 128, true);
                     tl::sm90::pingpong_pass_turn<4>(tl_tid / 128);
                     tl::sm90::wgmma_wait<0>();
                     tl::sm90::fence_accumulators(s);
-                    if (tl_tid % 32 == 0) tl::sm90::mbarrier_arrive(&tl_first_empty[tl_first_stage]);  // release trip 0's tiles of the first gemm
                     // for i, j in parallel(128, 64) {  (warp_specialize_attention.tl:37)
                     // for i, j in parallel(128, 64): each thread visits the elements of `s` it holds
                     #pragma unroll
@@ -520,19 +510,17 @@ __global__ void __launch_bounds__(384, 1) attention_kernel_sm90(
                 for (int t = 1; t < tl_trips0; ++t) {
                     ++tl_it;
                     const int tl_stage_prev = (tl_it + 7) % 8;  // trip t - 1's
-                    const int tl_first_stage = tl_it % 7;
+                    const int tl_stage = tl_it % 8;
                     const int32_t k0 = t * 64;
-                    tl::sm90::mbarrier_wait(&tl_first_full[tl_first_stage], (tl_it / 7 + 0) & 1);  // the stage's TMA loads landed
+                    tl::sm90::mbarrier_wait(&tl_full[tl_stage], (tl_it / 8 + 0) & 1);  // the stage's TMA loads landed
                     tl::sm90::pingpong_wait_turn<4>(tl_tid / 128);
                     // gemm(q, k, s, transpose_b = true, clear = true);  (warp_specialize_attention.tl:36)
-                    tl::sm90::warpgroup_gemm<tl::f16, 128, 64, 64, false, true, 2>(s, q, k + tl_first_stage * 4096, tl_tid / 128, true);
-                    tl::sm90::mbarrier_wait(&tl_full[tl_stage_prev], ((tl_it - 1) / 8 + 0) & 1);  // trip t - 1's loads for the trailing gemms landed
+                    tl::sm90::warpgroup_gemm<tl::f16, 128, 64, 64, false, true, 2>(s, q, k + tl_stage * 4096, tl_tid / 128, true);
                     // gemm(p, v, o);  (warp_specialize_attention.tl:57)
                     tl::sm90::warpgroup_gemm_rs<tl::f16, 128, 64, 64, false, 2>(o, p, v + tl_stage_prev * 4096, tl_tid / 128);  // A from the registers of `p`
                     tl::sm90::pingpong_pass_turn<4>(tl_tid / 128);
                     tl::sm90::wgmma_wait<1>();  // this trip's first gemm retired (the trailing gemms of trip t - 1 may run on)
                     tl::sm90::fence_accumulators(s);
-                    if (tl_tid % 32 == 0) tl::sm90::mbarrier_arrive(&tl_first_empty[tl_first_stage]);  // release trip t's tiles of the first gemm
                     // for i, j in parallel(128, 64) {  (warp_specialize_attention.tl:37)
                     // for i, j in parallel(128, 64): each thread visits the elements of `s` it holds
                     #pragma unroll
@@ -623,7 +611,6 @@ __global__ void __launch_bounds__(384, 1) attention_kernel_sm90(
                 const int tl_stage = tl_it % 8;
                 // The last trip's trailing gemms.
                 tl::sm90::pingpong_wait_turn<4>(tl_tid / 128);
-                tl::sm90::mbarrier_wait(&tl_full[tl_stage], (tl_it / 8 + 0) & 1);  // the last trip's loads for the trailing gemms landed
                 // gemm(p, v, o);  (warp_specialize_attention.tl:57)
                 tl::sm90::warpgroup_gemm_rs<tl::f16, 128, 64, 64, false, 2>(o, p, v + tl_stage * 4096, tl_tid / 128);  // A from the registers of `p`
                 tl::sm90::pingpong_pass_turn<4>(tl_tid / 128);
@@ -698,7 +685,7 @@ cudaError_t attention(const __half* Q, const __half* K, const __half* V, __half*
         if (tl_tma) {
             static const cudaError_t tl_attributes_sm90 = [] {
                 cudaError_t tl_err = cudaSuccess;
-                tl_err = cudaFuncSetAttribute(::attention_kernel_sm90, cudaFuncAttributeMaxDynamicSharedMemorySize, 140544);
+                tl_err = cudaFuncSetAttribute(::attention_kernel_sm90, cudaFuncAttributeMaxDynamicSharedMemorySize, 148624);
                 if (tl_err == cudaSuccess)
                     tl_err = cudaFuncSetAttribute(::attention_kernel_sm90, cudaFuncAttributePreferredSharedMemoryCarveout, cudaSharedmemCarveoutMaxShared);
                 return tl_err;
@@ -707,7 +694,7 @@ cudaError_t attention(const __half* Q, const __half* K, const __half* V, __half*
             const int64_t tl_tiles = int64_t(tl::cdiv(S, 128)) * int64_t(H) * int64_t(B);  // the warp-specialized kernel's own tiles
             const int64_t tl_blocks = tl_tiles < tl_device.sm_count ? tl_tiles : tl_device.sm_count;  // persistent: one block per SM
             if (tl_blocks <= INT32_MAX) {
-                ::attention_kernel_sm90<<<unsigned(tl_blocks), 384, 140544, stream>>>(tl_map_Q, tl_map_K, tl_map_V, Q, K, V, O, sm_scale, static_cast<int32_t>(B), static_cast<int32_t>(H), static_cast<int32_t>(S));
+                ::attention_kernel_sm90<<<unsigned(tl_blocks), 384, 148624, stream>>>(tl_map_Q, tl_map_K, tl_map_V, Q, K, V, O, sm_scale, static_cast<int32_t>(B), static_cast<int32_t>(H), static_cast<int32_t>(S));
                 return tl::host::record(cudaGetLastError(), tl_name, "launch");
             }
         }

@@ -429,11 +429,11 @@ TEST_CASE("the tiles loaded once per tile: a one-stage ring over the tiles, chec
     CHECK(w->issue_first_gemm_early);
     CHECK(w->pingpong);
     CHECK(w->wgmma_gemms().size() == 2); // Q Kᵀ from shared memory, P V with A from registers
-    // The software-pipelined trip is the one-trip-in-flight ring, K in a ring of its own.
+    // The software-pipelined trip is the one-trip-in-flight ring (one ring: small tiles fit it).
     schedule::MbarrierProtocol p = schedule::protocol_of(k, *w);
     CHECK(p.mma_in_flight == 1);
     CHECK(p.release_lag == 1);
-    CHECK(p.first_stages > 0);
+    CHECK(p.first_stages == 0);
     CHECK_FALSE(check(schedule::explored_bounds(p)));
     schedule::MbarrierProtocol once = schedule::once_protocol_of(k);
     CHECK(once.stages == 1);
@@ -480,27 +480,53 @@ std::optional<std::string> check_two(const schedule::MbarrierProtocol& p) {
 }
 } // namespace
 
-TEST_CASE("attention's loads get two rings: K for Q Kᵀ alone, V (one stage more) for P V") {
-    ir::Module m = compile_sm90a(kAttention);
+TEST_CASE("attention's loads get two rings when one ring with the held stage does not fit: K for Q Kᵀ, V for P V") {
+    // 176-key tiles at D = 128: one ring of K and V with three stages would take 3 x 88 KB.
+    const std::string wide = R"(
+kernel attention(Q: global f16[B, H, S, 128], K: global f16[B, H, S, 128], V: global f16[B, H, S, 128],
+                 O: global mut f16[B, H, S, 128])
+    grid(cdiv(S, 128), H, B) threads(256)
+{
+    shared q: f16[128, 128];
+    shared k: f16[176, 128];
+    shared v: f16[176, 128];
+    fragment s: f32[128, 176];
+    fragment p: f16[128, 176];
+    fragment o: f32[128, 128] = 0.0;
+    copy(Q[block.z, block.y, block.x * 128 +: 128, 0 +: 128], q);
+    for t in pipelined(cdiv(S, 176), stages = 2) {
+        copy(K[block.z, block.y, t * 176 +: 176, 0 +: 128], k);
+        copy(V[block.z, block.y, t * 176 +: 176, 0 +: 128], v);
+        gemm(q, k, s, transpose_b = true, clear = true);
+        copy(s, p);
+        gemm(p, v, o);
+    }
+    copy(o, O[block.z, block.y, block.x * 128 +: 128, 0 +: 128]);
+}
+)";
+    ir::Module m = compile_sm90a(wide);
     const ir::Kernel& k = m.kernels[0];
+    INFO(wide);
     INFO(ir::print_module(m));
     const ir::WarpSpecializedLoop* w = ws_loop(k);
     REQUIRE(w);
     REQUIRE(w->loads.size() == 2);
     CHECK(w->loads[0].dst->name == "k");
+    CHECK(w->loads[0].dst->const_shape[0] == 176);
     CHECK(w->loads[0].first_ring);
     CHECK_FALSE(w->loads[1].first_ring);
-    CHECK(w->first_stages >= 2);
-    CHECK(w->stages == w->first_stages + 1); // V is held one trip longer
+    CHECK(w->first_stages == 2);
+    CHECK(w->stages == 2);
     CHECK(w->stages_of(w->loads[0].dst.get()) == w->first_stages);
     CHECK(schedule::protocol_of(k, *w).first_stages == w->first_stages);
     CHECK_NOTHROW(schedule::verify_mbarrier_protocol(k));
-    // Switched off, one ring holds both.
-    std::string one = std::string("@no_split_rings ") + kAttention;
-    ir::Module m1 = compile_sm90a(one.c_str());
+    // Small tiles fit one deeper ring; switched off, one ring holds both.
+    const ir::WarpSpecializedLoop* small = ws_loop(compile_sm90a(kAttention).kernels[0]);
+    REQUIRE(small);
+    CHECK(small->first_stages == 0);
+    ir::Module m1 = compile_sm90a("@no_split_rings " + wide);
     REQUIRE(ws_loop(m1.kernels[0]));
     CHECK(ws_loop(m1.kernels[0])->first_stages == 0);
-    CHECK(schedule::protocol_of(m1.kernels[0], *ws_loop(m1.kernels[0])).first_stages == 0);
 }
 
 TEST_CASE("two rings as emitted pass for 1..3 stages each and 1..2 consumer warpgroups") {
@@ -562,4 +588,34 @@ TEST_CASE("two rings: no wait on `empty`, or a wrong parity, is caught in either
     v = check_two(p);
     REQUIRE(v);
     CHECK(contains(*v, "deadlock"));
+}
+
+// ---- the ping-pong's named barriers ---------------------------------------------------------------
+
+TEST_CASE("the ping-pong as emitted passes: the two warpgroups never issue at once, and never deadlock") {
+    schedule::PingpongProtocol p;
+    CHECK(p.start_arrival);
+    CHECK(p.pass_to_other);
+    CHECK(p.arrivals_per_phase == 2);
+    std::optional<std::string> v = schedule::check_pingpong_protocol(p, 6);
+    CHECK_MESSAGE(!v, v.value_or(""));
+}
+
+TEST_CASE("a broken ping-pong is caught: no start, a turn passed to itself, a barrier of one warpgroup") {
+    schedule::PingpongProtocol no_start;
+    no_start.start_arrival = false; // warpgroup 0 waits for an arrival that never comes
+    std::optional<std::string> v = schedule::check_pingpong_protocol(no_start, 3);
+    REQUIRE(v);
+    CHECK(contains(*v, "deadlock"));
+    schedule::PingpongProtocol to_self;
+    to_self.pass_to_other = false;
+    v = schedule::check_pingpong_protocol(to_self, 3);
+    REQUIRE(v);
+    INFO(*v);
+    CHECK((contains(*v, "at once") || contains(*v, "deadlock")));
+    schedule::PingpongProtocol one;
+    one.arrivals_per_phase = 1; // a barrier of 128 threads: each warpgroup passes its own sync
+    v = schedule::check_pingpong_protocol(one, 3);
+    REQUIRE(v);
+    CHECK(contains(*v, "both consumer warpgroups issue their wgmmas at once"));
 }
