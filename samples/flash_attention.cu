@@ -412,6 +412,7 @@ __global__ void __launch_bounds__(256, 1) flash_attention_kernel_sm90(
             const int32_t n_kv = tl::cdiv(S, 64);
             // for t in pipelined(n_kv, stages = STAGES) {  (flash_attention.tl:31)
             const int tl_trips0 = n_kv;
+            if (tl_trips0 <= 0 && tl_tid % 32 == 0) tl::sm90::mbarrier_arrive(tl_once_empty);  // no trip reads them
             if (tl_trips0 > 0) {
                 {
                     // Trip 0: its first gemm and the statements before its trailing gemms.
@@ -423,6 +424,7 @@ __global__ void __launch_bounds__(256, 1) flash_attention_kernel_sm90(
                     tl::sm90::warpgroup_gemm<tl::f16, 64, 64, 64, false, true, 1>(s, q, k + tl_stage * 4096, tl_tid / 128, true);
                     tl::sm90::wgmma_wait<0>();
                     tl::sm90::fence_accumulators(s);
+                    if (tl_trips0 == 1 && tl_tid % 32 == 0) tl::sm90::mbarrier_arrive(tl_once_empty);  // the tile's last first gemm retired: the tiles loaded once per tile may be refilled
                     // for i, j in parallel(BM, BN) {  (flash_attention.tl:38)
                     // for i, j in parallel(64, 64): each thread visits the elements of `s` it holds
                     #pragma unroll
@@ -521,6 +523,7 @@ __global__ void __launch_bounds__(256, 1) flash_attention_kernel_sm90(
                     tl::sm90::warpgroup_gemm_rs<tl::f16, 64, 64, 64, false, 1>(o, p, v + tl_stage_prev * 4096, tl_tid / 128);  // A from the registers of `p`
                     tl::sm90::wgmma_wait<1>();  // this trip's first gemm retired (the trailing gemms of trip t - 1 may run on)
                     tl::sm90::fence_accumulators(s);
+                    if (t + 1 == tl_trips0 && tl_tid % 32 == 0) tl::sm90::mbarrier_arrive(tl_once_empty);  // the tile's last first gemm retired: the tiles loaded once per tile may be refilled
                     // for i, j in parallel(BM, BN) {  (flash_attention.tl:38)
                     // for i, j in parallel(64, 64): each thread visits the elements of `s` it holds
                     #pragma unroll
@@ -619,7 +622,6 @@ __global__ void __launch_bounds__(256, 1) flash_attention_kernel_sm90(
                 if (tl_tid % 32 == 0) tl::sm90::mbarrier_arrive(&tl_empty[tl_stage]);  // release the last trip
                 ++tl_it;
             }
-            if (tl_tid % 32 == 0) tl::sm90::mbarrier_arrive(tl_once_empty);  // the tile's last wgmma retired
             // for i, d in parallel(BM, D) {  (flash_attention.tl:67)
             // for i, d in parallel(64, 64): each thread visits the elements of `o` it holds
             #pragma unroll

@@ -7,7 +7,7 @@
 
 namespace {
 
-// kernel flash_attention<BM = 128, D = 64, CAUSAL = false, BN = 32, STAGES = 2, THREADS = 128, T = f16>  (stdlib/attention.tl:17)
+// kernel flash_attention<D = 64, CAUSAL = false, BM = 128, BN = 32, STAGES = 2, THREADS = 128, T = f16>  (stdlib/attention.tl:19)
 // 128 threads per block, 36864 bytes of shared memory
 __global__ void __launch_bounds__(128) flash_attention_kernel(
         const tl::f16* __restrict__ Q,
@@ -50,7 +50,7 @@ __global__ void __launch_bounds__(128) flash_attention_kernel(
     const int32_t h = int(blockIdx.y);
     const int32_t q0 = int(blockIdx.x) * 128;
     const float qk_scale = sm_scale * 1.4426950216293335f;
-    // copy(Q[b, h, q0 +: BM, 0 +: D], q);  (attention.tl:42)
+    // copy(Q[b, h, q0 +: BM, 0 +: D], q);  (attention.tl:44)
     #pragma unroll
     for (int tl_i1 = 0; tl_i1 < 8; ++tl_i1) {
         const int tl_chunk0 = tl_tid + tl_i1 * 128;
@@ -70,7 +70,7 @@ __global__ void __launch_bounds__(128) flash_attention_kernel(
     const int32_t n_kv = tl::cdiv(S, 32);
     const int32_t t_trips = n_kv;
     if (0 < t_trips) {
-        // copy(K[b, h, k0 +: BN, 0 +: D], k);  (attention.tl:46)
+        // copy(K[b, h, k0 +: BN, 0 +: D], k);  (attention.tl:48)
         if (tl::is_aligned(K, 16) && 64 % 8 == 0 && tl::in_bounds(b, B) && tl::in_bounds(h, H) && (0 * 32) >= 0 && (0 * 32) + 32 <= S && 0 >= 0 && 0 + 64 <= 64 && 0 % 8 == 0) {
             #pragma unroll
             for (int tl_i6 = 0; tl_i6 < 2; ++tl_i6) {
@@ -92,7 +92,7 @@ __global__ void __launch_bounds__(128) flash_attention_kernel(
                 }
             }
         }
-        // copy(V[b, h, k0 +: BN, 0 +: D], v);  (attention.tl:47)
+        // copy(V[b, h, k0 +: BN, 0 +: D], v);  (attention.tl:49)
         if (tl::is_aligned(V, 16) && 64 % 8 == 0 && tl::in_bounds(b, B) && tl::in_bounds(h, H) && (0 * 32) >= 0 && (0 * 32) + 32 <= S && 0 >= 0 && 0 + 64 <= 64 && 0 % 8 == 0) {
             #pragma unroll
             for (int tl_i13 = 0; tl_i13 < 2; ++tl_i13) {
@@ -116,12 +116,12 @@ __global__ void __launch_bounds__(128) flash_attention_kernel(
         }
     }
     tl::cp_async_commit();
-    // for t in pipelined(n_kv, stages = STAGES) {  (attention.tl:44)
+    // for t in pipelined(n_kv, stages = STAGES) {  (attention.tl:46)
     for (int t = 0; t < t_trips; ++t) {
         tl::cp_async_wait<0>();  // at most 0 copy groups of this thread still in flight
         __syncthreads();  // pipeline: stage `t % 2` has landed and the stage refilled next is no longer read
         if (t + 1 < t_trips) {
-            // copy(K[b, h, k0 +: BN, 0 +: D], k);  (attention.tl:46)
+            // copy(K[b, h, k0 +: BN, 0 +: D], k);  (attention.tl:48)
             if (tl::is_aligned(K, 16) && 64 % 8 == 0 && tl::in_bounds(b, B) && tl::in_bounds(h, H) && ((t + 1) * 32) >= 0 && ((t + 1) * 32) + 32 <= S && 0 >= 0 && 0 + 64 <= 64 && 0 % 8 == 0) {
                 #pragma unroll
                 for (int tl_i20 = 0; tl_i20 < 2; ++tl_i20) {
@@ -143,7 +143,7 @@ __global__ void __launch_bounds__(128) flash_attention_kernel(
                     }
                 }
             }
-            // copy(V[b, h, k0 +: BN, 0 +: D], v);  (attention.tl:47)
+            // copy(V[b, h, k0 +: BN, 0 +: D], v);  (attention.tl:49)
             if (tl::is_aligned(V, 16) && 64 % 8 == 0 && tl::in_bounds(b, B) && tl::in_bounds(h, H) && ((t + 1) * 32) >= 0 && ((t + 1) * 32) + 32 <= S && 0 >= 0 && 0 + 64 <= 64 && 0 % 8 == 0) {
                 #pragma unroll
                 for (int tl_i27 = 0; tl_i27 < 2; ++tl_i27) {
@@ -168,7 +168,7 @@ __global__ void __launch_bounds__(128) flash_attention_kernel(
         }
         tl::cp_async_commit();
         const int32_t k0 = t * 32;
-        // gemm(q, k, s, transpose_b = true, clear = true);  (attention.tl:49)
+        // gemm(q, k, s, transpose_b = true, clear = true);  (attention.tl:51)
         {
             for (int tl_s = 0; tl_s < s_layout::kSlots; ++tl_s) s[tl_s] = 0.0f;
             tl::warp_gemm_mma<128, 32, 64, 4, 1, tl::f16, false, true>(
@@ -176,7 +176,7 @@ __global__ void __launch_bounds__(128) flash_attention_kernel(
                 tl::SharedMatrix<tl::f16, true, 72>{&k[((t % 2) * 32 + 0) * 72 + 0]}, tl_tid);
         }
         if (k0 + 32 > S) {
-            // for i, j in parallel(BM, BN) {  (attention.tl:51)
+            // for i, j in parallel(BM, BN) {  (attention.tl:53)
             // for i, j in parallel(128, 32): each thread visits the elements of `s` it holds
             #pragma unroll
             for (int tl_s33 = 0; tl_s33 < s_layout::kSlots; ++tl_s33) {
@@ -187,7 +187,7 @@ __global__ void __launch_bounds__(128) flash_attention_kernel(
                 s[tl_s33] = masked ? -tl::inf<float>() : s[tl_s33];
             }
         }
-        // reduce(max, s, m_tile, axis = 1);  (attention.tl:58)
+        // reduce(max, s, m_tile, axis = 1);  (attention.tl:60)
         // each thread folds its 8 values of each of its 4 results; xor shuffles 1, 2 among the lanes that share one
         {
             float tl_part[4];
@@ -207,7 +207,7 @@ __global__ void __launch_bounds__(128) flash_attention_kernel(
                 m_tile[tl_i] = tl_part[tl_i];
             }
         }
-        // for i in parallel(BM) {  (attention.tl:59)
+        // for i in parallel(BM) {  (attention.tl:61)
         // for i in parallel(128): each thread visits the elements of `m` it holds
         #pragma unroll
         for (int tl_s35 = 0; tl_s35 < 4; ++tl_s35) {
@@ -216,7 +216,7 @@ __global__ void __launch_bounds__(128) flash_attention_kernel(
             alpha[tl_s35] = tl::fast::exp2(m[tl_s35] - m_new);
             m[tl_s35] = m_new;
         }
-        // for i, j in parallel(BM, BN) {  (attention.tl:64)
+        // for i, j in parallel(BM, BN) {  (attention.tl:66)
         // for i, j in parallel(128, 32): each thread visits the elements of `s` it holds
         #pragma unroll
         for (int tl_s36 = 0; tl_s36 < s_layout::kSlots; ++tl_s36) {
@@ -224,7 +224,7 @@ __global__ void __launch_bounds__(128) flash_attention_kernel(
             [[maybe_unused]] const int j = s_layout::col(tl_tid, tl_s36);
             s[tl_s36] = tl::fast::exp2(s[tl_s36] * qk_scale - m[(tl_s36 / 2 % 2) + (tl_s36 / 16) * 2]);
         }
-        // reduce(sum, s, l_tile, axis = 1);  (attention.tl:67)
+        // reduce(sum, s, l_tile, axis = 1);  (attention.tl:69)
         // each thread folds its 8 values of each of its 4 results; xor shuffles 1, 2 among the lanes that share one
         {
             float tl_part[4];
@@ -244,14 +244,14 @@ __global__ void __launch_bounds__(128) flash_attention_kernel(
                 l_tile[tl_i] = tl_part[tl_i];
             }
         }
-        // for i in parallel(BM) {  (attention.tl:68)
+        // for i in parallel(BM) {  (attention.tl:70)
         // for i in parallel(128): each thread visits the elements of `l` it holds
         #pragma unroll
         for (int tl_s38 = 0; tl_s38 < 4; ++tl_s38) {
             [[maybe_unused]] const int i = ((tl_tid / 4 % 8) + (tl_s38 % 2) * 8 + (tl_s38 / 2) * 16 + (tl_tid / 32) * 32);
             l[tl_s38] = l[tl_s38] * alpha[tl_s38] + l_tile[tl_s38];
         }
-        // for i, d in parallel(BM, D) {  (attention.tl:72)
+        // for i, d in parallel(BM, D) {  (attention.tl:74)
         // for i, d in parallel(128, 64): each thread visits the elements of `o` it holds
         #pragma unroll
         for (int tl_s39 = 0; tl_s39 < o_layout::kSlots; ++tl_s39) {
@@ -259,17 +259,17 @@ __global__ void __launch_bounds__(128) flash_attention_kernel(
             [[maybe_unused]] const int d = o_layout::col(tl_tid, tl_s39);
             o[tl_s39] = o[tl_s39] * alpha[(tl_s39 / 2 % 2) + (tl_s39 / 32) * 2];
         }
-        // copy(s, p);  (attention.tl:75)
+        // copy(s, p);  (attention.tl:77)
         #pragma unroll
         for (int tl_s = 0; tl_s < p_layout::kSlots; ++tl_s) p[tl_s] = tl::convert<tl::f16>(s[tl_s]);
-        // gemm(p, v, o);  (attention.tl:76)
+        // gemm(p, v, o);  (attention.tl:78)
         {
             tl::warp_gemm_mma_register_a<128, 64, 32, 4, tl::f16, false>(  // A from the registers of `p`
                 o, p, tl::SharedMatrix<tl::f16, false, 72>{&v[((t % 2) * 32 + 0) * 72 + 0]}, tl_tid);
         }
     }
     tl::cp_async_wait<0>();  // at most 0 copy groups of this thread still in flight
-    // for i, d in parallel(BM, D) {  (attention.tl:79)
+    // for i, d in parallel(BM, D) {  (attention.tl:81)
     // for i, d in parallel(128, 64): each thread visits the elements of `o` it holds
     #pragma unroll
     for (int tl_s40 = 0; tl_s40 < o_layout::kSlots; ++tl_s40) {
@@ -277,7 +277,7 @@ __global__ void __launch_bounds__(128) flash_attention_kernel(
         [[maybe_unused]] const int d = o_layout::col(tl_tid, tl_s40);
         o[tl_s40] = tl::fast::div(o[tl_s40], l[(tl_s40 / 2 % 2) + (tl_s40 / 32) * 2]);
     }
-    // copy(o, O[b, h, q0 +: BM, 0 +: D]);  (attention.tl:82)
+    // copy(o, O[b, h, q0 +: BM, 0 +: D]);  (attention.tl:84)
     #pragma unroll
     for (int tl_chunk41 = 0; tl_chunk41 < o_layout::kSlots; tl_chunk41 += 2) {
         tl::f16* tl_ptr42 = &O[((int64_t(b) * H + h) * S + (q0 + (o_layout::row(tl_tid, tl_chunk41)))) * 64 + (o_layout::col(tl_tid, tl_chunk41))];
@@ -295,10 +295,10 @@ __global__ void __launch_bounds__(128) flash_attention_kernel(
     }
 }
 
-// kernel flash_attention<BM = 128, D = 64, CAUSAL = false, BN = 128, STAGES = 2, THREADS = 256, T = f16>  (stdlib/attention.tl:17)
-// 256 threads per block, 181344 bytes of shared memory
-// warp-specialized: warpgroup 0 issues TMA loads, the other 256 threads run wgmma; persistent over the tiles
-__global__ void __launch_bounds__(384, 1) flash_attention_kernel_sm90(
+// kernel flash_attention<D = 64, CAUSAL = false, BM = 192, BN = 128, STAGES = 2, THREADS = 384, T = f16>  (stdlib/attention.tl:19)
+// 384 threads per block, 189536 bytes of shared memory
+// warp-specialized: warpgroup 0 issues TMA loads, the other 384 threads run wgmma; persistent over the tiles
+__global__ void __launch_bounds__(512, 1) flash_attention_kernel_sm90(
         const __grid_constant__ CUtensorMap tl_map_Q,
         const __grid_constant__ CUtensorMap tl_map_K,
         const __grid_constant__ CUtensorMap tl_map_V,
@@ -314,38 +314,38 @@ __global__ void __launch_bounds__(384, 1) flash_attention_kernel_sm90(
     #if defined(__CUDA_ARCH__) && !TL_SM90A_DEVICE
     __trap();  // built for another arch; the launch stub runs this kernel only on sm_90 devices
     #else
-    using s_layout = tl::MmaAccLayout<128, 128, 8, 1>;  // fragment s: f32[128, 128], wgmma accumulators
-    using p_layout = tl::MmaAccLayout<128, 128, 8, 1>;  // fragment p: f16[128, 128], wgmma accumulators
-    using o_layout = tl::MmaAccLayout<128, 64, 8, 1>;  // fragment o: f32[128, 64], wgmma accumulators
-    // fragment m: f32[128], slice of `s` (reduce over axis 1): [128] over 256 threads: (8:t4 2:r1 8:t32) 2 registers, 4 replicas
-    // fragment l: f32[128], slice of `s` (reduce over axis 1): [128] over 256 threads: (8:t4 2:r1 8:t32) 2 registers, 4 replicas
-    // fragment m_tile: f32[128], slice of `s` (reduce over axis 1): [128] over 256 threads: (8:t4 2:r1 8:t32) 2 registers, 4 replicas
-    // fragment l_tile: f32[128], slice of `s` (reduce over axis 1): [128] over 256 threads: (8:t4 2:r1 8:t32) 2 registers, 4 replicas
-    // fragment alpha: f32[128], slice of `s` (reduce over axis 1): [128] over 256 threads: (8:t4 2:r1 8:t32) 2 registers, 4 replicas
+    using s_layout = tl::MmaAccLayout<192, 128, 12, 1>;  // fragment s: f32[192, 128], wgmma accumulators
+    using p_layout = tl::MmaAccLayout<192, 128, 12, 1>;  // fragment p: f16[192, 128], wgmma accumulators
+    using o_layout = tl::MmaAccLayout<192, 64, 12, 1>;  // fragment o: f32[192, 64], wgmma accumulators
+    // fragment m: f32[192], slice of `s` (reduce over axis 1): [192] over 384 threads: (8:t4 2:r1 12:t32) 2 registers, 4 replicas
+    // fragment l: f32[192], slice of `s` (reduce over axis 1): [192] over 384 threads: (8:t4 2:r1 12:t32) 2 registers, 4 replicas
+    // fragment m_tile: f32[192], slice of `s` (reduce over axis 1): [192] over 384 threads: (8:t4 2:r1 12:t32) 2 registers, 4 replicas
+    // fragment l_tile: f32[192], slice of `s` (reduce over axis 1): [192] over 384 threads: (8:t4 2:r1 12:t32) 2 registers, 4 replicas
+    // fragment alpha: f32[192], slice of `s` (reduce over axis 1): [192] over 384 threads: (8:t4 2:r1 12:t32) 2 registers, 4 replicas
     extern __shared__ __align__(1024) unsigned char tl_smem_raw[];
     unsigned char* tl_smem = tl_smem_raw + ((1024 - tl::sm90::smem_address(tl_smem_raw) % 1024) % 1024);
-    tl::f16* q = reinterpret_cast<tl::f16*>(tl_smem + 0);  // shared q: f16[128, 64], 1 stages, 128-byte swizzled (TMA)
-    tl::f16* k = reinterpret_cast<tl::f16*>(tl_smem + 16384);  // shared k: f16[128, 64], 5 stages, 128-byte swizzled (TMA)
-    tl::f16* v = reinterpret_cast<tl::f16*>(tl_smem + 98304);  // shared v: f16[128, 64], 5 stages, 128-byte swizzled (TMA)
-    uint64_t* tl_full = reinterpret_cast<uint64_t*>(tl_smem + 180224);   // per stage: its TMA loads landed
+    tl::f16* q = reinterpret_cast<tl::f16*>(tl_smem + 0);  // shared q: f16[192, 64], 1 stages, 128-byte swizzled (TMA)
+    tl::f16* k = reinterpret_cast<tl::f16*>(tl_smem + 24576);  // shared k: f16[128, 64], 5 stages, 128-byte swizzled (TMA)
+    tl::f16* v = reinterpret_cast<tl::f16*>(tl_smem + 106496);  // shared v: f16[128, 64], 5 stages, 128-byte swizzled (TMA)
+    uint64_t* tl_full = reinterpret_cast<uint64_t*>(tl_smem + 188416);   // per stage: its TMA loads landed
     uint64_t* tl_empty = tl_full + 5;  // per stage: every consumer warp finished reading it
     uint64_t* tl_once_full = tl_empty + 5;  // the tiles loaded once per tile landed
     uint64_t* tl_once_empty = tl_once_full + 1;  // every consumer warp finished the tile's wgmmas
     if (threadIdx.x == 0) {
         for (int tl_s = 0; tl_s < 5; ++tl_s) {
             tl::sm90::mbarrier_init(&tl_full[tl_s], 1);
-            tl::sm90::mbarrier_init(&tl_empty[tl_s], 8);  // one arrival per consumer warp
+            tl::sm90::mbarrier_init(&tl_empty[tl_s], 12);  // one arrival per consumer warp
         }
         tl::sm90::mbarrier_init(tl_once_full, 1);
-        tl::sm90::mbarrier_init(tl_once_empty, 8);  // one arrival per consumer warp
+        tl::sm90::mbarrier_init(tl_once_empty, 12);  // one arrival per consumer warp
         tl::sm90::mbarrier_init_fence();
     }
     __syncthreads();
-    const int tl_tiles_x = tl::cdiv(S, 128), tl_tiles_y = H, tl_tiles_z = B;
+    const int tl_tiles_x = tl::cdiv(S, 192), tl_tiles_y = H, tl_tiles_z = B;
     const int tl_tiles = tl_tiles_x * tl_tiles_y * tl_tiles_z;
     if (threadIdx.x < 128) {
         // Producer warpgroup: one thread issues every TMA load.
-        tl::sm90::release_registers<40>();
+        tl::sm90::release_registers<32>();
         if (threadIdx.x == 0) {
             tl::sm90::tma_prefetch_descriptor(&tl_map_Q);
             tl::sm90::tma_prefetch_descriptor(&tl_map_K);
@@ -361,31 +361,31 @@ __global__ void __launch_bounds__(384, 1) flash_attention_kernel_sm90(
                 (void)tl_block_x, (void)tl_block_y, (void)tl_block_z;
                 const int32_t b = tl_block_z;
                 const int32_t h = tl_block_y;
-                const int32_t q0 = tl_block_x * 128;
+                const int32_t q0 = tl_block_x * 192;
                 const int32_t n_kv = tl::cdiv(S, 128);
                 tl::sm90::mbarrier_wait(tl_once_empty, (tl_round + 1) & 1);  // the previous tile's readers are done
-                tl::sm90::mbarrier_arrive_expect_tx(tl_once_full, 16384);
-                // copy(Q[b, h, q0 +: BM, 0 +: D], q);  (attention.tl:42)
+                tl::sm90::mbarrier_arrive_expect_tx(tl_once_full, 24576);
+                // copy(Q[b, h, q0 +: BM, 0 +: D], q);  (attention.tl:44)
                 tl::sm90::tma_load_4d(q, &tl_map_Q, tl_once_full, 0, q0, h, b);
                 for (int t = 0; t < n_kv; ++t, ++tl_it) {
                     const int tl_stage = tl_it % 5;
                     tl::sm90::mbarrier_wait(&tl_empty[tl_stage], (tl_it / 5 + 1) & 1);  // consumers released it
                     tl::sm90::mbarrier_arrive_expect_tx(&tl_full[tl_stage], 32768);
                     const int32_t k0 = t * 128;
-                    // copy(K[b, h, k0 +: BN, 0 +: D], k);  (attention.tl:46)
+                    // copy(K[b, h, k0 +: BN, 0 +: D], k);  (attention.tl:48)
                     tl::sm90::tma_load_4d(k + tl_stage * 8192, &tl_map_K, &tl_full[tl_stage], 0, k0, h, b);
-                    // copy(V[b, h, k0 +: BN, 0 +: D], v);  (attention.tl:47)
+                    // copy(V[b, h, k0 +: BN, 0 +: D], v);  (attention.tl:49)
                     tl::sm90::tma_load_4d(v + tl_stage * 8192, &tl_map_V, &tl_full[tl_stage], 0, k0, h, b);
                 }
             }
         }
     }
     else {
-        // Consumer warpgroups: the kernel's 256 threads.
-        tl::sm90::claim_registers<232>();
-        const int tl_tid = tl::thread_index<256>(128);
+        // Consumer warpgroups: the kernel's 384 threads.
+        tl::sm90::claim_registers<160>();
+        const int tl_tid = tl::thread_index<384>(128);
         int tl_it = 0;  // trips consumed so far, across tiles
-        tl::sm90::pingpong_start<4>(tl_tid / 128);  // warpgroup 0 issues its wgmmas first
+        tl::sm90::pingpong_start<8, 3>(tl_tid / 128);  // warpgroup 0 issues its wgmmas first
         for (int tl_tile = blockIdx.x, tl_round = 0; tl_tile < tl_tiles; tl_tile += gridDim.x, ++tl_round) {
             const int tl_block_z = tl_tile / (tl_tiles_x * tl_tiles_y);
             const int tl_in_plane = tl_tile % (tl_tiles_x * tl_tiles_y);
@@ -394,29 +394,30 @@ __global__ void __launch_bounds__(384, 1) flash_attention_kernel_sm90(
             const int tl_block_y = tl_group_first_y + tl_in_plane % (8 * tl_tiles_x) % tl_group_rows;
             const int tl_block_x = tl_in_plane % (8 * tl_tiles_x) / tl_group_rows;
             (void)tl_block_x, (void)tl_block_y, (void)tl_block_z;
-            float s[s_layout::kSlots];  // fragment s: f32[128, 128]
-            tl::HalfPairs<tl::f16, p_layout::kSlots> p;  // fragment p: f16[128, 128], two elements per register (wgmma's A operand)
-            float o[o_layout::kSlots];  // fragment o: f32[128, 64]
+            float s[s_layout::kSlots];  // fragment s: f32[192, 128]
+            tl::HalfPairs<tl::f16, p_layout::kSlots> p;  // fragment p: f16[192, 128], two elements per register (wgmma's A operand)
+            float o[o_layout::kSlots];  // fragment o: f32[192, 64]
             #pragma unroll
             for (int tl_i = 0; tl_i < o_layout::kSlots; ++tl_i) o[tl_i] = 0.0f;
-            float m[2];  // fragment m: f32[128]
+            float m[2];  // fragment m: f32[192]
             #pragma unroll
             for (int tl_i = 0; tl_i < 2; ++tl_i) m[tl_i] = -tl::inf<float>();
-            float l[2];  // fragment l: f32[128]
+            float l[2];  // fragment l: f32[192]
             #pragma unroll
             for (int tl_i = 0; tl_i < 2; ++tl_i) l[tl_i] = 0.0f;
-            float m_tile[2];  // fragment m_tile: f32[128]
-            float l_tile[2];  // fragment l_tile: f32[128]
-            float alpha[2];  // fragment alpha: f32[128]
+            float m_tile[2];  // fragment m_tile: f32[192]
+            float l_tile[2];  // fragment l_tile: f32[192]
+            float alpha[2];  // fragment alpha: f32[192]
             const int32_t b = tl_block_z;
             const int32_t h = tl_block_y;
-            const int32_t q0 = tl_block_x * 128;
+            const int32_t q0 = tl_block_x * 192;
             const float qk_scale = sm_scale * 1.4426950216293335f;
-            // copy(Q[b, h, q0 +: BM, 0 +: D], q);  (attention.tl:42)
+            // copy(Q[b, h, q0 +: BM, 0 +: D], q);  (attention.tl:44)
             tl::sm90::mbarrier_wait(tl_once_full, (tl_round + 0) & 1);  // the tiles loaded once per tile landed
             const int32_t n_kv = tl::cdiv(S, 128);
-            // for t in pipelined(n_kv, stages = STAGES) {  (attention.tl:44)
+            // for t in pipelined(n_kv, stages = STAGES) {  (attention.tl:46)
             const int tl_trips0 = n_kv;
+            if (tl_trips0 <= 0 && tl_tid % 32 == 0) tl::sm90::mbarrier_arrive(tl_once_empty);  // no trip reads them
             if (tl_trips0 > 0) {
                 {
                     // Trip 0: its first gemm and the statements before its trailing gemms.
@@ -424,15 +425,16 @@ __global__ void __launch_bounds__(384, 1) flash_attention_kernel_sm90(
                     const int tl_stage = tl_it % 5;
                     const int32_t k0 = t * 128;
                     tl::sm90::mbarrier_wait(&tl_full[tl_stage], (tl_it / 5 + 0) & 1);  // the stage's TMA loads landed
-                    tl::sm90::pingpong_wait_turn<4>(tl_tid / 128);
-                    // gemm(q, k, s, transpose_b = true, clear = true);  (attention.tl:49)
-                    tl::sm90::warpgroup_gemm<tl::f16, 128, 128, 64, false, true, 2>(s, q, k + tl_stage * 8192, tl_tid / 128, true);
-                    tl::sm90::pingpong_pass_turn<4>(tl_tid / 128);
+                    tl::sm90::pingpong_wait_turn<8, 3>(tl_tid / 128);
+                    // gemm(q, k, s, transpose_b = true, clear = true);  (attention.tl:51)
+                    tl::sm90::warpgroup_gemm<tl::f16, 192, 128, 64, false, true, 3>(s, q, k + tl_stage * 8192, tl_tid / 128, true);
+                    tl::sm90::pingpong_pass_turn<8, 3>(tl_tid / 128);
                     tl::sm90::wgmma_wait<0>();
                     tl::sm90::fence_accumulators(s);
+                    if (tl_trips0 == 1 && tl_tid % 32 == 0) tl::sm90::mbarrier_arrive(tl_once_empty);  // the tile's last first gemm retired: the tiles loaded once per tile may be refilled
                     if (k0 + 128 > S) {
-                        // for i, j in parallel(BM, BN) {  (attention.tl:51)
-                        // for i, j in parallel(128, 128): each thread visits the elements of `s` it holds
+                        // for i, j in parallel(BM, BN) {  (attention.tl:53)
+                        // for i, j in parallel(192, 128): each thread visits the elements of `s` it holds
                         #pragma unroll
                         for (int tl_s1 = 0; tl_s1 < s_layout::kSlots; ++tl_s1) {
                             [[maybe_unused]] const int i = s_layout::row(tl_tid, tl_s1);
@@ -442,7 +444,7 @@ __global__ void __launch_bounds__(384, 1) flash_attention_kernel_sm90(
                             s[tl_s1] = masked ? -tl::inf<float>() : s[tl_s1];
                         }
                     }
-                    // reduce(max, s, m_tile, axis = 1);  (attention.tl:58)
+                    // reduce(max, s, m_tile, axis = 1);  (attention.tl:60)
                     // each thread folds its 32 values of each of its 2 results; xor shuffles 1, 2 among the lanes that share one
                     {
                         float tl_part[2];
@@ -462,8 +464,8 @@ __global__ void __launch_bounds__(384, 1) flash_attention_kernel_sm90(
                             m_tile[tl_i] = tl_part[tl_i];
                         }
                     }
-                    // for i in parallel(BM) {  (attention.tl:59)
-                    // for i in parallel(128): each thread visits the elements of `m` it holds
+                    // for i in parallel(BM) {  (attention.tl:61)
+                    // for i in parallel(192): each thread visits the elements of `m` it holds
                     #pragma unroll
                     for (int tl_s3 = 0; tl_s3 < 2; ++tl_s3) {
                         [[maybe_unused]] const int i = ((tl_tid / 4 % 8) + (tl_s3) * 8 + (tl_tid / 32) * 16);
@@ -471,15 +473,15 @@ __global__ void __launch_bounds__(384, 1) flash_attention_kernel_sm90(
                         alpha[tl_s3] = tl::fast::exp2(m[tl_s3] - m_new);
                         m[tl_s3] = m_new;
                     }
-                    // for i, j in parallel(BM, BN) {  (attention.tl:64)
-                    // for i, j in parallel(128, 128): each thread visits the elements of `s` it holds
+                    // for i, j in parallel(BM, BN) {  (attention.tl:66)
+                    // for i, j in parallel(192, 128): each thread visits the elements of `s` it holds
                     #pragma unroll
                     for (int tl_s4 = 0; tl_s4 < s_layout::kSlots; ++tl_s4) {
                         [[maybe_unused]] const int i = s_layout::row(tl_tid, tl_s4);
                         [[maybe_unused]] const int j = s_layout::col(tl_tid, tl_s4);
                         s[tl_s4] = tl::fast::exp2(s[tl_s4] * qk_scale - m[(tl_s4 / 2 % 2)]);
                     }
-                    // reduce(sum, s, l_tile, axis = 1);  (attention.tl:67)
+                    // reduce(sum, s, l_tile, axis = 1);  (attention.tl:69)
                     // each thread folds its 32 values of each of its 2 results; xor shuffles 1, 2 among the lanes that share one
                     {
                         float tl_part[2];
@@ -499,22 +501,22 @@ __global__ void __launch_bounds__(384, 1) flash_attention_kernel_sm90(
                             l_tile[tl_i] = tl_part[tl_i];
                         }
                     }
-                    // for i in parallel(BM) {  (attention.tl:68)
-                    // for i in parallel(128): each thread visits the elements of `l` it holds
+                    // for i in parallel(BM) {  (attention.tl:70)
+                    // for i in parallel(192): each thread visits the elements of `l` it holds
                     #pragma unroll
                     for (int tl_s6 = 0; tl_s6 < 2; ++tl_s6) {
                         [[maybe_unused]] const int i = ((tl_tid / 4 % 8) + (tl_s6) * 8 + (tl_tid / 32) * 16);
                         l[tl_s6] = l[tl_s6] * alpha[tl_s6] + l_tile[tl_s6];
                     }
-                    // for i, d in parallel(BM, D) {  (attention.tl:72)
-                    // for i, d in parallel(128, 64): each thread visits the elements of `o` it holds
+                    // for i, d in parallel(BM, D) {  (attention.tl:74)
+                    // for i, d in parallel(192, 64): each thread visits the elements of `o` it holds
                     #pragma unroll
                     for (int tl_s7 = 0; tl_s7 < o_layout::kSlots; ++tl_s7) {
                         [[maybe_unused]] const int i = o_layout::row(tl_tid, tl_s7);
                         [[maybe_unused]] const int d = o_layout::col(tl_tid, tl_s7);
                         o[tl_s7] = o[tl_s7] * alpha[(tl_s7 / 2 % 2)];
                     }
-                    // copy(s, p);  (attention.tl:75)
+                    // copy(s, p);  (attention.tl:77)
                     #pragma unroll
                     for (int tl_s = 0; tl_s < p_layout::kSlots; ++tl_s) p[tl_s] = tl::convert<tl::f16>(s[tl_s]);
                 }
@@ -524,17 +526,18 @@ __global__ void __launch_bounds__(384, 1) flash_attention_kernel_sm90(
                     const int tl_stage = tl_it % 5;
                     const int32_t k0 = t * 128;
                     tl::sm90::mbarrier_wait(&tl_full[tl_stage], (tl_it / 5 + 0) & 1);  // the stage's TMA loads landed
-                    tl::sm90::pingpong_wait_turn<4>(tl_tid / 128);
-                    // gemm(q, k, s, transpose_b = true, clear = true);  (attention.tl:49)
-                    tl::sm90::warpgroup_gemm<tl::f16, 128, 128, 64, false, true, 2>(s, q, k + tl_stage * 8192, tl_tid / 128, true);
-                    // gemm(p, v, o);  (attention.tl:76)
-                    tl::sm90::warpgroup_gemm_rs<tl::f16, 128, 64, 128, false, 2>(o, p, v + tl_stage_prev * 8192, tl_tid / 128);  // A from the registers of `p`
-                    tl::sm90::pingpong_pass_turn<4>(tl_tid / 128);
+                    tl::sm90::pingpong_wait_turn<8, 3>(tl_tid / 128);
+                    // gemm(q, k, s, transpose_b = true, clear = true);  (attention.tl:51)
+                    tl::sm90::warpgroup_gemm<tl::f16, 192, 128, 64, false, true, 3>(s, q, k + tl_stage * 8192, tl_tid / 128, true);
+                    // gemm(p, v, o);  (attention.tl:78)
+                    tl::sm90::warpgroup_gemm_rs<tl::f16, 192, 64, 128, false, 3>(o, p, v + tl_stage_prev * 8192, tl_tid / 128);  // A from the registers of `p`
+                    tl::sm90::pingpong_pass_turn<8, 3>(tl_tid / 128);
                     tl::sm90::wgmma_wait<1>();  // this trip's first gemm retired (the trailing gemms of trip t - 1 may run on)
                     tl::sm90::fence_accumulators(s);
+                    if (t + 1 == tl_trips0 && tl_tid % 32 == 0) tl::sm90::mbarrier_arrive(tl_once_empty);  // the tile's last first gemm retired: the tiles loaded once per tile may be refilled
                     if (k0 + 128 > S) {
-                        // for i, j in parallel(BM, BN) {  (attention.tl:51)
-                        // for i, j in parallel(128, 128): each thread visits the elements of `s` it holds
+                        // for i, j in parallel(BM, BN) {  (attention.tl:53)
+                        // for i, j in parallel(192, 128): each thread visits the elements of `s` it holds
                         #pragma unroll
                         for (int tl_s8 = 0; tl_s8 < s_layout::kSlots; ++tl_s8) {
                             [[maybe_unused]] const int i = s_layout::row(tl_tid, tl_s8);
@@ -544,7 +547,7 @@ __global__ void __launch_bounds__(384, 1) flash_attention_kernel_sm90(
                             s[tl_s8] = masked ? -tl::inf<float>() : s[tl_s8];
                         }
                     }
-                    // reduce(max, s, m_tile, axis = 1);  (attention.tl:58)
+                    // reduce(max, s, m_tile, axis = 1);  (attention.tl:60)
                     // each thread folds its 32 values of each of its 2 results; xor shuffles 1, 2 among the lanes that share one
                     {
                         float tl_part[2];
@@ -564,8 +567,8 @@ __global__ void __launch_bounds__(384, 1) flash_attention_kernel_sm90(
                             m_tile[tl_i] = tl_part[tl_i];
                         }
                     }
-                    // for i in parallel(BM) {  (attention.tl:59)
-                    // for i in parallel(128): each thread visits the elements of `m` it holds
+                    // for i in parallel(BM) {  (attention.tl:61)
+                    // for i in parallel(192): each thread visits the elements of `m` it holds
                     #pragma unroll
                     for (int tl_s10 = 0; tl_s10 < 2; ++tl_s10) {
                         [[maybe_unused]] const int i = ((tl_tid / 4 % 8) + (tl_s10) * 8 + (tl_tid / 32) * 16);
@@ -573,15 +576,15 @@ __global__ void __launch_bounds__(384, 1) flash_attention_kernel_sm90(
                         alpha[tl_s10] = tl::fast::exp2(m[tl_s10] - m_new);
                         m[tl_s10] = m_new;
                     }
-                    // for i, j in parallel(BM, BN) {  (attention.tl:64)
-                    // for i, j in parallel(128, 128): each thread visits the elements of `s` it holds
+                    // for i, j in parallel(BM, BN) {  (attention.tl:66)
+                    // for i, j in parallel(192, 128): each thread visits the elements of `s` it holds
                     #pragma unroll
                     for (int tl_s11 = 0; tl_s11 < s_layout::kSlots; ++tl_s11) {
                         [[maybe_unused]] const int i = s_layout::row(tl_tid, tl_s11);
                         [[maybe_unused]] const int j = s_layout::col(tl_tid, tl_s11);
                         s[tl_s11] = tl::fast::exp2(s[tl_s11] * qk_scale - m[(tl_s11 / 2 % 2)]);
                     }
-                    // reduce(sum, s, l_tile, axis = 1);  (attention.tl:67)
+                    // reduce(sum, s, l_tile, axis = 1);  (attention.tl:69)
                     // each thread folds its 32 values of each of its 2 results; xor shuffles 1, 2 among the lanes that share one
                     {
                         float tl_part[2];
@@ -601,8 +604,8 @@ __global__ void __launch_bounds__(384, 1) flash_attention_kernel_sm90(
                             l_tile[tl_i] = tl_part[tl_i];
                         }
                     }
-                    // for i in parallel(BM) {  (attention.tl:68)
-                    // for i in parallel(128): each thread visits the elements of `l` it holds
+                    // for i in parallel(BM) {  (attention.tl:70)
+                    // for i in parallel(192): each thread visits the elements of `l` it holds
                     #pragma unroll
                     for (int tl_s13 = 0; tl_s13 < 2; ++tl_s13) {
                         [[maybe_unused]] const int i = ((tl_tid / 4 % 8) + (tl_s13) * 8 + (tl_tid / 32) * 16);
@@ -611,39 +614,38 @@ __global__ void __launch_bounds__(384, 1) flash_attention_kernel_sm90(
                     tl::sm90::wgmma_wait<0>();  // trip t - 1's trailing gemms retired
                     tl::sm90::fence_accumulators(o);
                     if (tl_tid % 32 == 0) tl::sm90::mbarrier_arrive(&tl_empty[tl_stage_prev]);  // release trip t - 1
-                    // for i, d in parallel(BM, D) {  (attention.tl:72)
-                    // for i, d in parallel(128, 64): each thread visits the elements of `o` it holds
+                    // for i, d in parallel(BM, D) {  (attention.tl:74)
+                    // for i, d in parallel(192, 64): each thread visits the elements of `o` it holds
                     #pragma unroll
                     for (int tl_s14 = 0; tl_s14 < o_layout::kSlots; ++tl_s14) {
                         [[maybe_unused]] const int i = o_layout::row(tl_tid, tl_s14);
                         [[maybe_unused]] const int d = o_layout::col(tl_tid, tl_s14);
                         o[tl_s14] = o[tl_s14] * alpha[(tl_s14 / 2 % 2)];
                     }
-                    // copy(s, p);  (attention.tl:75)
+                    // copy(s, p);  (attention.tl:77)
                     #pragma unroll
                     for (int tl_s = 0; tl_s < p_layout::kSlots; ++tl_s) p[tl_s] = tl::convert<tl::f16>(s[tl_s]);
                 }
                 const int tl_stage = tl_it % 5;
                 // The last trip's trailing gemms.
-                tl::sm90::pingpong_wait_turn<4>(tl_tid / 128);
-                // gemm(p, v, o);  (attention.tl:76)
-                tl::sm90::warpgroup_gemm_rs<tl::f16, 128, 64, 128, false, 2>(o, p, v + tl_stage * 8192, tl_tid / 128);  // A from the registers of `p`
-                tl::sm90::pingpong_pass_turn<4>(tl_tid / 128);
+                tl::sm90::pingpong_wait_turn<8, 3>(tl_tid / 128);
+                // gemm(p, v, o);  (attention.tl:78)
+                tl::sm90::warpgroup_gemm_rs<tl::f16, 192, 64, 128, false, 3>(o, p, v + tl_stage * 8192, tl_tid / 128);  // A from the registers of `p`
+                tl::sm90::pingpong_pass_turn<8, 3>(tl_tid / 128);
                 tl::sm90::wgmma_wait<0>();  // the last trip's trailing gemms retired
                 tl::sm90::fence_accumulators(o);
                 if (tl_tid % 32 == 0) tl::sm90::mbarrier_arrive(&tl_empty[tl_stage]);  // release the last trip
                 ++tl_it;
             }
-            if (tl_tid % 32 == 0) tl::sm90::mbarrier_arrive(tl_once_empty);  // the tile's last wgmma retired
-            // for i, d in parallel(BM, D) {  (attention.tl:79)
-            // for i, d in parallel(128, 64): each thread visits the elements of `o` it holds
+            // for i, d in parallel(BM, D) {  (attention.tl:81)
+            // for i, d in parallel(192, 64): each thread visits the elements of `o` it holds
             #pragma unroll
             for (int tl_s15 = 0; tl_s15 < o_layout::kSlots; ++tl_s15) {
                 [[maybe_unused]] const int i = o_layout::row(tl_tid, tl_s15);
                 [[maybe_unused]] const int d = o_layout::col(tl_tid, tl_s15);
                 o[tl_s15] = tl::fast::div(o[tl_s15], l[(tl_s15 / 2 % 2)]);
             }
-            // copy(o, O[b, h, q0 +: BM, 0 +: D]);  (attention.tl:82)
+            // copy(o, O[b, h, q0 +: BM, 0 +: D]);  (attention.tl:84)
             #pragma unroll
             for (int tl_chunk16 = 0; tl_chunk16 < o_layout::kSlots; tl_chunk16 += 2) {
                 tl::f16* tl_ptr17 = &O[((int64_t(b) * H + h) * S + (q0 + (o_layout::row(tl_tid, tl_chunk16)))) * 64 + (o_layout::col(tl_tid, tl_chunk16))];
@@ -664,7 +666,7 @@ __global__ void __launch_bounds__(384, 1) flash_attention_kernel_sm90(
     #endif
 }
 
-// kernel flash_attention_gqa<BM = 128, D = 64, CAUSAL = false, BN = 32, STAGES = 2, THREADS = 128, T = f16>  (stdlib/attention.tl:87)
+// kernel flash_attention_gqa<D = 64, CAUSAL = false, BM = 128, BN = 32, STAGES = 2, THREADS = 128, T = f16>  (stdlib/attention.tl:89)
 // 128 threads per block, 36864 bytes of shared memory
 __global__ void __launch_bounds__(128) flash_attention_gqa_kernel(
         const tl::f16* __restrict__ Q,
@@ -709,7 +711,7 @@ __global__ void __launch_bounds__(128) flash_attention_gqa_kernel(
     const int32_t hkv = h / (H / HKV);
     const int32_t q0 = int(blockIdx.x) * 128;
     const float qk_scale = sm_scale * 1.4426950216293335f;
-    // copy(Q[b, h, q0 +: BM, 0 +: D], q);  (attention.tl:113)
+    // copy(Q[b, h, q0 +: BM, 0 +: D], q);  (attention.tl:115)
     #pragma unroll
     for (int tl_i1 = 0; tl_i1 < 8; ++tl_i1) {
         const int tl_chunk0 = tl_tid + tl_i1 * 128;
@@ -729,7 +731,7 @@ __global__ void __launch_bounds__(128) flash_attention_gqa_kernel(
     const int32_t n_kv = tl::cdiv(S, 32);
     const int32_t t_trips = n_kv;
     if (0 < t_trips) {
-        // copy(K[b, hkv, k0 +: BN, 0 +: D], k);  (attention.tl:117)
+        // copy(K[b, hkv, k0 +: BN, 0 +: D], k);  (attention.tl:119)
         if (tl::is_aligned(K, 16) && 64 % 8 == 0 && tl::in_bounds(b, B) && tl::in_bounds(hkv, HKV) && (0 * 32) >= 0 && (0 * 32) + 32 <= S && 0 >= 0 && 0 + 64 <= 64 && 0 % 8 == 0) {
             #pragma unroll
             for (int tl_i6 = 0; tl_i6 < 2; ++tl_i6) {
@@ -751,7 +753,7 @@ __global__ void __launch_bounds__(128) flash_attention_gqa_kernel(
                 }
             }
         }
-        // copy(V[b, hkv, k0 +: BN, 0 +: D], v);  (attention.tl:118)
+        // copy(V[b, hkv, k0 +: BN, 0 +: D], v);  (attention.tl:120)
         if (tl::is_aligned(V, 16) && 64 % 8 == 0 && tl::in_bounds(b, B) && tl::in_bounds(hkv, HKV) && (0 * 32) >= 0 && (0 * 32) + 32 <= S && 0 >= 0 && 0 + 64 <= 64 && 0 % 8 == 0) {
             #pragma unroll
             for (int tl_i13 = 0; tl_i13 < 2; ++tl_i13) {
@@ -775,12 +777,12 @@ __global__ void __launch_bounds__(128) flash_attention_gqa_kernel(
         }
     }
     tl::cp_async_commit();
-    // for t in pipelined(n_kv, stages = STAGES) {  (attention.tl:115)
+    // for t in pipelined(n_kv, stages = STAGES) {  (attention.tl:117)
     for (int t = 0; t < t_trips; ++t) {
         tl::cp_async_wait<0>();  // at most 0 copy groups of this thread still in flight
         __syncthreads();  // pipeline: stage `t % 2` has landed and the stage refilled next is no longer read
         if (t + 1 < t_trips) {
-            // copy(K[b, hkv, k0 +: BN, 0 +: D], k);  (attention.tl:117)
+            // copy(K[b, hkv, k0 +: BN, 0 +: D], k);  (attention.tl:119)
             if (tl::is_aligned(K, 16) && 64 % 8 == 0 && tl::in_bounds(b, B) && tl::in_bounds(hkv, HKV) && ((t + 1) * 32) >= 0 && ((t + 1) * 32) + 32 <= S && 0 >= 0 && 0 + 64 <= 64 && 0 % 8 == 0) {
                 #pragma unroll
                 for (int tl_i20 = 0; tl_i20 < 2; ++tl_i20) {
@@ -802,7 +804,7 @@ __global__ void __launch_bounds__(128) flash_attention_gqa_kernel(
                     }
                 }
             }
-            // copy(V[b, hkv, k0 +: BN, 0 +: D], v);  (attention.tl:118)
+            // copy(V[b, hkv, k0 +: BN, 0 +: D], v);  (attention.tl:120)
             if (tl::is_aligned(V, 16) && 64 % 8 == 0 && tl::in_bounds(b, B) && tl::in_bounds(hkv, HKV) && ((t + 1) * 32) >= 0 && ((t + 1) * 32) + 32 <= S && 0 >= 0 && 0 + 64 <= 64 && 0 % 8 == 0) {
                 #pragma unroll
                 for (int tl_i27 = 0; tl_i27 < 2; ++tl_i27) {
@@ -827,7 +829,7 @@ __global__ void __launch_bounds__(128) flash_attention_gqa_kernel(
         }
         tl::cp_async_commit();
         const int32_t k0 = t * 32;
-        // gemm(q, k, s, transpose_b = true, clear = true);  (attention.tl:120)
+        // gemm(q, k, s, transpose_b = true, clear = true);  (attention.tl:122)
         {
             for (int tl_s = 0; tl_s < s_layout::kSlots; ++tl_s) s[tl_s] = 0.0f;
             tl::warp_gemm_mma<128, 32, 64, 4, 1, tl::f16, false, true>(
@@ -835,7 +837,7 @@ __global__ void __launch_bounds__(128) flash_attention_gqa_kernel(
                 tl::SharedMatrix<tl::f16, true, 72>{&k[((t % 2) * 32 + 0) * 72 + 0]}, tl_tid);
         }
         if (k0 + 32 > S) {
-            // for i, j in parallel(BM, BN) {  (attention.tl:122)
+            // for i, j in parallel(BM, BN) {  (attention.tl:124)
             // for i, j in parallel(128, 32): each thread visits the elements of `s` it holds
             #pragma unroll
             for (int tl_s33 = 0; tl_s33 < s_layout::kSlots; ++tl_s33) {
@@ -846,7 +848,7 @@ __global__ void __launch_bounds__(128) flash_attention_gqa_kernel(
                 s[tl_s33] = masked ? -tl::inf<float>() : s[tl_s33];
             }
         }
-        // reduce(max, s, m_tile, axis = 1);  (attention.tl:129)
+        // reduce(max, s, m_tile, axis = 1);  (attention.tl:131)
         // each thread folds its 8 values of each of its 4 results; xor shuffles 1, 2 among the lanes that share one
         {
             float tl_part[4];
@@ -866,7 +868,7 @@ __global__ void __launch_bounds__(128) flash_attention_gqa_kernel(
                 m_tile[tl_i] = tl_part[tl_i];
             }
         }
-        // for i in parallel(BM) {  (attention.tl:130)
+        // for i in parallel(BM) {  (attention.tl:132)
         // for i in parallel(128): each thread visits the elements of `m` it holds
         #pragma unroll
         for (int tl_s35 = 0; tl_s35 < 4; ++tl_s35) {
@@ -875,7 +877,7 @@ __global__ void __launch_bounds__(128) flash_attention_gqa_kernel(
             alpha[tl_s35] = tl::fast::exp2(m[tl_s35] - m_new);
             m[tl_s35] = m_new;
         }
-        // for i, j in parallel(BM, BN) {  (attention.tl:135)
+        // for i, j in parallel(BM, BN) {  (attention.tl:137)
         // for i, j in parallel(128, 32): each thread visits the elements of `s` it holds
         #pragma unroll
         for (int tl_s36 = 0; tl_s36 < s_layout::kSlots; ++tl_s36) {
@@ -883,7 +885,7 @@ __global__ void __launch_bounds__(128) flash_attention_gqa_kernel(
             [[maybe_unused]] const int j = s_layout::col(tl_tid, tl_s36);
             s[tl_s36] = tl::fast::exp2(s[tl_s36] * qk_scale - m[(tl_s36 / 2 % 2) + (tl_s36 / 16) * 2]);
         }
-        // reduce(sum, s, l_tile, axis = 1);  (attention.tl:138)
+        // reduce(sum, s, l_tile, axis = 1);  (attention.tl:140)
         // each thread folds its 8 values of each of its 4 results; xor shuffles 1, 2 among the lanes that share one
         {
             float tl_part[4];
@@ -903,14 +905,14 @@ __global__ void __launch_bounds__(128) flash_attention_gqa_kernel(
                 l_tile[tl_i] = tl_part[tl_i];
             }
         }
-        // for i in parallel(BM) {  (attention.tl:139)
+        // for i in parallel(BM) {  (attention.tl:141)
         // for i in parallel(128): each thread visits the elements of `l` it holds
         #pragma unroll
         for (int tl_s38 = 0; tl_s38 < 4; ++tl_s38) {
             [[maybe_unused]] const int i = ((tl_tid / 4 % 8) + (tl_s38 % 2) * 8 + (tl_s38 / 2) * 16 + (tl_tid / 32) * 32);
             l[tl_s38] = l[tl_s38] * alpha[tl_s38] + l_tile[tl_s38];
         }
-        // for i, d in parallel(BM, D) {  (attention.tl:143)
+        // for i, d in parallel(BM, D) {  (attention.tl:145)
         // for i, d in parallel(128, 64): each thread visits the elements of `o` it holds
         #pragma unroll
         for (int tl_s39 = 0; tl_s39 < o_layout::kSlots; ++tl_s39) {
@@ -918,17 +920,17 @@ __global__ void __launch_bounds__(128) flash_attention_gqa_kernel(
             [[maybe_unused]] const int d = o_layout::col(tl_tid, tl_s39);
             o[tl_s39] = o[tl_s39] * alpha[(tl_s39 / 2 % 2) + (tl_s39 / 32) * 2];
         }
-        // copy(s, p);  (attention.tl:146)
+        // copy(s, p);  (attention.tl:148)
         #pragma unroll
         for (int tl_s = 0; tl_s < p_layout::kSlots; ++tl_s) p[tl_s] = tl::convert<tl::f16>(s[tl_s]);
-        // gemm(p, v, o);  (attention.tl:147)
+        // gemm(p, v, o);  (attention.tl:149)
         {
             tl::warp_gemm_mma_register_a<128, 64, 32, 4, tl::f16, false>(  // A from the registers of `p`
                 o, p, tl::SharedMatrix<tl::f16, false, 72>{&v[((t % 2) * 32 + 0) * 72 + 0]}, tl_tid);
         }
     }
     tl::cp_async_wait<0>();  // at most 0 copy groups of this thread still in flight
-    // for i, d in parallel(BM, D) {  (attention.tl:150)
+    // for i, d in parallel(BM, D) {  (attention.tl:152)
     // for i, d in parallel(128, 64): each thread visits the elements of `o` it holds
     #pragma unroll
     for (int tl_s40 = 0; tl_s40 < o_layout::kSlots; ++tl_s40) {
@@ -936,7 +938,7 @@ __global__ void __launch_bounds__(128) flash_attention_gqa_kernel(
         [[maybe_unused]] const int d = o_layout::col(tl_tid, tl_s40);
         o[tl_s40] = tl::fast::div(o[tl_s40], l[(tl_s40 / 2 % 2) + (tl_s40 / 32) * 2]);
     }
-    // copy(o, O[b, h, q0 +: BM, 0 +: D]);  (attention.tl:153)
+    // copy(o, O[b, h, q0 +: BM, 0 +: D]);  (attention.tl:155)
     #pragma unroll
     for (int tl_chunk41 = 0; tl_chunk41 < o_layout::kSlots; tl_chunk41 += 2) {
         tl::f16* tl_ptr42 = &O[((int64_t(b) * H + h) * S + (q0 + (o_layout::row(tl_tid, tl_chunk41)))) * 64 + (o_layout::col(tl_tid, tl_chunk41))];
@@ -954,10 +956,10 @@ __global__ void __launch_bounds__(128) flash_attention_gqa_kernel(
     }
 }
 
-// kernel flash_attention_gqa<BM = 128, D = 64, CAUSAL = false, BN = 128, STAGES = 2, THREADS = 256, T = f16>  (stdlib/attention.tl:87)
-// 256 threads per block, 181344 bytes of shared memory
-// warp-specialized: warpgroup 0 issues TMA loads, the other 256 threads run wgmma; persistent over the tiles
-__global__ void __launch_bounds__(384, 1) flash_attention_gqa_kernel_sm90(
+// kernel flash_attention_gqa<D = 64, CAUSAL = false, BM = 192, BN = 128, STAGES = 2, THREADS = 384, T = f16>  (stdlib/attention.tl:89)
+// 384 threads per block, 189536 bytes of shared memory
+// warp-specialized: warpgroup 0 issues TMA loads, the other 384 threads run wgmma; persistent over the tiles
+__global__ void __launch_bounds__(512, 1) flash_attention_gqa_kernel_sm90(
         const __grid_constant__ CUtensorMap tl_map_Q,
         const __grid_constant__ CUtensorMap tl_map_K,
         const __grid_constant__ CUtensorMap tl_map_V,
@@ -974,38 +976,38 @@ __global__ void __launch_bounds__(384, 1) flash_attention_gqa_kernel_sm90(
     #if defined(__CUDA_ARCH__) && !TL_SM90A_DEVICE
     __trap();  // built for another arch; the launch stub runs this kernel only on sm_90 devices
     #else
-    using s_layout = tl::MmaAccLayout<128, 128, 8, 1>;  // fragment s: f32[128, 128], wgmma accumulators
-    using p_layout = tl::MmaAccLayout<128, 128, 8, 1>;  // fragment p: f16[128, 128], wgmma accumulators
-    using o_layout = tl::MmaAccLayout<128, 64, 8, 1>;  // fragment o: f32[128, 64], wgmma accumulators
-    // fragment m: f32[128], slice of `s` (reduce over axis 1): [128] over 256 threads: (8:t4 2:r1 8:t32) 2 registers, 4 replicas
-    // fragment l: f32[128], slice of `s` (reduce over axis 1): [128] over 256 threads: (8:t4 2:r1 8:t32) 2 registers, 4 replicas
-    // fragment m_tile: f32[128], slice of `s` (reduce over axis 1): [128] over 256 threads: (8:t4 2:r1 8:t32) 2 registers, 4 replicas
-    // fragment l_tile: f32[128], slice of `s` (reduce over axis 1): [128] over 256 threads: (8:t4 2:r1 8:t32) 2 registers, 4 replicas
-    // fragment alpha: f32[128], slice of `s` (reduce over axis 1): [128] over 256 threads: (8:t4 2:r1 8:t32) 2 registers, 4 replicas
+    using s_layout = tl::MmaAccLayout<192, 128, 12, 1>;  // fragment s: f32[192, 128], wgmma accumulators
+    using p_layout = tl::MmaAccLayout<192, 128, 12, 1>;  // fragment p: f16[192, 128], wgmma accumulators
+    using o_layout = tl::MmaAccLayout<192, 64, 12, 1>;  // fragment o: f32[192, 64], wgmma accumulators
+    // fragment m: f32[192], slice of `s` (reduce over axis 1): [192] over 384 threads: (8:t4 2:r1 12:t32) 2 registers, 4 replicas
+    // fragment l: f32[192], slice of `s` (reduce over axis 1): [192] over 384 threads: (8:t4 2:r1 12:t32) 2 registers, 4 replicas
+    // fragment m_tile: f32[192], slice of `s` (reduce over axis 1): [192] over 384 threads: (8:t4 2:r1 12:t32) 2 registers, 4 replicas
+    // fragment l_tile: f32[192], slice of `s` (reduce over axis 1): [192] over 384 threads: (8:t4 2:r1 12:t32) 2 registers, 4 replicas
+    // fragment alpha: f32[192], slice of `s` (reduce over axis 1): [192] over 384 threads: (8:t4 2:r1 12:t32) 2 registers, 4 replicas
     extern __shared__ __align__(1024) unsigned char tl_smem_raw[];
     unsigned char* tl_smem = tl_smem_raw + ((1024 - tl::sm90::smem_address(tl_smem_raw) % 1024) % 1024);
-    tl::f16* q = reinterpret_cast<tl::f16*>(tl_smem + 0);  // shared q: f16[128, 64], 1 stages, 128-byte swizzled (TMA)
-    tl::f16* k = reinterpret_cast<tl::f16*>(tl_smem + 16384);  // shared k: f16[128, 64], 5 stages, 128-byte swizzled (TMA)
-    tl::f16* v = reinterpret_cast<tl::f16*>(tl_smem + 98304);  // shared v: f16[128, 64], 5 stages, 128-byte swizzled (TMA)
-    uint64_t* tl_full = reinterpret_cast<uint64_t*>(tl_smem + 180224);   // per stage: its TMA loads landed
+    tl::f16* q = reinterpret_cast<tl::f16*>(tl_smem + 0);  // shared q: f16[192, 64], 1 stages, 128-byte swizzled (TMA)
+    tl::f16* k = reinterpret_cast<tl::f16*>(tl_smem + 24576);  // shared k: f16[128, 64], 5 stages, 128-byte swizzled (TMA)
+    tl::f16* v = reinterpret_cast<tl::f16*>(tl_smem + 106496);  // shared v: f16[128, 64], 5 stages, 128-byte swizzled (TMA)
+    uint64_t* tl_full = reinterpret_cast<uint64_t*>(tl_smem + 188416);   // per stage: its TMA loads landed
     uint64_t* tl_empty = tl_full + 5;  // per stage: every consumer warp finished reading it
     uint64_t* tl_once_full = tl_empty + 5;  // the tiles loaded once per tile landed
     uint64_t* tl_once_empty = tl_once_full + 1;  // every consumer warp finished the tile's wgmmas
     if (threadIdx.x == 0) {
         for (int tl_s = 0; tl_s < 5; ++tl_s) {
             tl::sm90::mbarrier_init(&tl_full[tl_s], 1);
-            tl::sm90::mbarrier_init(&tl_empty[tl_s], 8);  // one arrival per consumer warp
+            tl::sm90::mbarrier_init(&tl_empty[tl_s], 12);  // one arrival per consumer warp
         }
         tl::sm90::mbarrier_init(tl_once_full, 1);
-        tl::sm90::mbarrier_init(tl_once_empty, 8);  // one arrival per consumer warp
+        tl::sm90::mbarrier_init(tl_once_empty, 12);  // one arrival per consumer warp
         tl::sm90::mbarrier_init_fence();
     }
     __syncthreads();
-    const int tl_tiles_x = tl::cdiv(S, 128), tl_tiles_y = H, tl_tiles_z = B;
+    const int tl_tiles_x = tl::cdiv(S, 192), tl_tiles_y = H, tl_tiles_z = B;
     const int tl_tiles = tl_tiles_x * tl_tiles_y * tl_tiles_z;
     if (threadIdx.x < 128) {
         // Producer warpgroup: one thread issues every TMA load.
-        tl::sm90::release_registers<40>();
+        tl::sm90::release_registers<32>();
         if (threadIdx.x == 0) {
             tl::sm90::tma_prefetch_descriptor(&tl_map_Q);
             tl::sm90::tma_prefetch_descriptor(&tl_map_K);
@@ -1022,31 +1024,31 @@ __global__ void __launch_bounds__(384, 1) flash_attention_gqa_kernel_sm90(
                 const int32_t b = tl_block_z;
                 const int32_t h = tl_block_y;
                 const int32_t hkv = h / (H / HKV);
-                const int32_t q0 = tl_block_x * 128;
+                const int32_t q0 = tl_block_x * 192;
                 const int32_t n_kv = tl::cdiv(S, 128);
                 tl::sm90::mbarrier_wait(tl_once_empty, (tl_round + 1) & 1);  // the previous tile's readers are done
-                tl::sm90::mbarrier_arrive_expect_tx(tl_once_full, 16384);
-                // copy(Q[b, h, q0 +: BM, 0 +: D], q);  (attention.tl:113)
+                tl::sm90::mbarrier_arrive_expect_tx(tl_once_full, 24576);
+                // copy(Q[b, h, q0 +: BM, 0 +: D], q);  (attention.tl:115)
                 tl::sm90::tma_load_4d(q, &tl_map_Q, tl_once_full, 0, q0, h, b);
                 for (int t = 0; t < n_kv; ++t, ++tl_it) {
                     const int tl_stage = tl_it % 5;
                     tl::sm90::mbarrier_wait(&tl_empty[tl_stage], (tl_it / 5 + 1) & 1);  // consumers released it
                     tl::sm90::mbarrier_arrive_expect_tx(&tl_full[tl_stage], 32768);
                     const int32_t k0 = t * 128;
-                    // copy(K[b, hkv, k0 +: BN, 0 +: D], k);  (attention.tl:117)
+                    // copy(K[b, hkv, k0 +: BN, 0 +: D], k);  (attention.tl:119)
                     tl::sm90::tma_load_4d(k + tl_stage * 8192, &tl_map_K, &tl_full[tl_stage], 0, k0, hkv, b);
-                    // copy(V[b, hkv, k0 +: BN, 0 +: D], v);  (attention.tl:118)
+                    // copy(V[b, hkv, k0 +: BN, 0 +: D], v);  (attention.tl:120)
                     tl::sm90::tma_load_4d(v + tl_stage * 8192, &tl_map_V, &tl_full[tl_stage], 0, k0, hkv, b);
                 }
             }
         }
     }
     else {
-        // Consumer warpgroups: the kernel's 256 threads.
-        tl::sm90::claim_registers<232>();
-        const int tl_tid = tl::thread_index<256>(128);
+        // Consumer warpgroups: the kernel's 384 threads.
+        tl::sm90::claim_registers<160>();
+        const int tl_tid = tl::thread_index<384>(128);
         int tl_it = 0;  // trips consumed so far, across tiles
-        tl::sm90::pingpong_start<4>(tl_tid / 128);  // warpgroup 0 issues its wgmmas first
+        tl::sm90::pingpong_start<8, 3>(tl_tid / 128);  // warpgroup 0 issues its wgmmas first
         for (int tl_tile = blockIdx.x, tl_round = 0; tl_tile < tl_tiles; tl_tile += gridDim.x, ++tl_round) {
             const int tl_block_z = tl_tile / (tl_tiles_x * tl_tiles_y);
             const int tl_in_plane = tl_tile % (tl_tiles_x * tl_tiles_y);
@@ -1055,29 +1057,30 @@ __global__ void __launch_bounds__(384, 1) flash_attention_gqa_kernel_sm90(
             const int tl_block_y = tl_group_first_y + tl_in_plane % (8 * tl_tiles_x) % tl_group_rows;
             const int tl_block_x = tl_in_plane % (8 * tl_tiles_x) / tl_group_rows;
             (void)tl_block_x, (void)tl_block_y, (void)tl_block_z;
-            float s[s_layout::kSlots];  // fragment s: f32[128, 128]
-            tl::HalfPairs<tl::f16, p_layout::kSlots> p;  // fragment p: f16[128, 128], two elements per register (wgmma's A operand)
-            float o[o_layout::kSlots];  // fragment o: f32[128, 64]
+            float s[s_layout::kSlots];  // fragment s: f32[192, 128]
+            tl::HalfPairs<tl::f16, p_layout::kSlots> p;  // fragment p: f16[192, 128], two elements per register (wgmma's A operand)
+            float o[o_layout::kSlots];  // fragment o: f32[192, 64]
             #pragma unroll
             for (int tl_i = 0; tl_i < o_layout::kSlots; ++tl_i) o[tl_i] = 0.0f;
-            float m[2];  // fragment m: f32[128]
+            float m[2];  // fragment m: f32[192]
             #pragma unroll
             for (int tl_i = 0; tl_i < 2; ++tl_i) m[tl_i] = -tl::inf<float>();
-            float l[2];  // fragment l: f32[128]
+            float l[2];  // fragment l: f32[192]
             #pragma unroll
             for (int tl_i = 0; tl_i < 2; ++tl_i) l[tl_i] = 0.0f;
-            float m_tile[2];  // fragment m_tile: f32[128]
-            float l_tile[2];  // fragment l_tile: f32[128]
-            float alpha[2];  // fragment alpha: f32[128]
+            float m_tile[2];  // fragment m_tile: f32[192]
+            float l_tile[2];  // fragment l_tile: f32[192]
+            float alpha[2];  // fragment alpha: f32[192]
             const int32_t b = tl_block_z;
             const int32_t h = tl_block_y;
-            const int32_t q0 = tl_block_x * 128;
+            const int32_t q0 = tl_block_x * 192;
             const float qk_scale = sm_scale * 1.4426950216293335f;
-            // copy(Q[b, h, q0 +: BM, 0 +: D], q);  (attention.tl:113)
+            // copy(Q[b, h, q0 +: BM, 0 +: D], q);  (attention.tl:115)
             tl::sm90::mbarrier_wait(tl_once_full, (tl_round + 0) & 1);  // the tiles loaded once per tile landed
             const int32_t n_kv = tl::cdiv(S, 128);
-            // for t in pipelined(n_kv, stages = STAGES) {  (attention.tl:115)
+            // for t in pipelined(n_kv, stages = STAGES) {  (attention.tl:117)
             const int tl_trips0 = n_kv;
+            if (tl_trips0 <= 0 && tl_tid % 32 == 0) tl::sm90::mbarrier_arrive(tl_once_empty);  // no trip reads them
             if (tl_trips0 > 0) {
                 {
                     // Trip 0: its first gemm and the statements before its trailing gemms.
@@ -1085,15 +1088,16 @@ __global__ void __launch_bounds__(384, 1) flash_attention_gqa_kernel_sm90(
                     const int tl_stage = tl_it % 5;
                     const int32_t k0 = t * 128;
                     tl::sm90::mbarrier_wait(&tl_full[tl_stage], (tl_it / 5 + 0) & 1);  // the stage's TMA loads landed
-                    tl::sm90::pingpong_wait_turn<4>(tl_tid / 128);
-                    // gemm(q, k, s, transpose_b = true, clear = true);  (attention.tl:120)
-                    tl::sm90::warpgroup_gemm<tl::f16, 128, 128, 64, false, true, 2>(s, q, k + tl_stage * 8192, tl_tid / 128, true);
-                    tl::sm90::pingpong_pass_turn<4>(tl_tid / 128);
+                    tl::sm90::pingpong_wait_turn<8, 3>(tl_tid / 128);
+                    // gemm(q, k, s, transpose_b = true, clear = true);  (attention.tl:122)
+                    tl::sm90::warpgroup_gemm<tl::f16, 192, 128, 64, false, true, 3>(s, q, k + tl_stage * 8192, tl_tid / 128, true);
+                    tl::sm90::pingpong_pass_turn<8, 3>(tl_tid / 128);
                     tl::sm90::wgmma_wait<0>();
                     tl::sm90::fence_accumulators(s);
+                    if (tl_trips0 == 1 && tl_tid % 32 == 0) tl::sm90::mbarrier_arrive(tl_once_empty);  // the tile's last first gemm retired: the tiles loaded once per tile may be refilled
                     if (k0 + 128 > S) {
-                        // for i, j in parallel(BM, BN) {  (attention.tl:122)
-                        // for i, j in parallel(128, 128): each thread visits the elements of `s` it holds
+                        // for i, j in parallel(BM, BN) {  (attention.tl:124)
+                        // for i, j in parallel(192, 128): each thread visits the elements of `s` it holds
                         #pragma unroll
                         for (int tl_s1 = 0; tl_s1 < s_layout::kSlots; ++tl_s1) {
                             [[maybe_unused]] const int i = s_layout::row(tl_tid, tl_s1);
@@ -1103,7 +1107,7 @@ __global__ void __launch_bounds__(384, 1) flash_attention_gqa_kernel_sm90(
                             s[tl_s1] = masked ? -tl::inf<float>() : s[tl_s1];
                         }
                     }
-                    // reduce(max, s, m_tile, axis = 1);  (attention.tl:129)
+                    // reduce(max, s, m_tile, axis = 1);  (attention.tl:131)
                     // each thread folds its 32 values of each of its 2 results; xor shuffles 1, 2 among the lanes that share one
                     {
                         float tl_part[2];
@@ -1123,8 +1127,8 @@ __global__ void __launch_bounds__(384, 1) flash_attention_gqa_kernel_sm90(
                             m_tile[tl_i] = tl_part[tl_i];
                         }
                     }
-                    // for i in parallel(BM) {  (attention.tl:130)
-                    // for i in parallel(128): each thread visits the elements of `m` it holds
+                    // for i in parallel(BM) {  (attention.tl:132)
+                    // for i in parallel(192): each thread visits the elements of `m` it holds
                     #pragma unroll
                     for (int tl_s3 = 0; tl_s3 < 2; ++tl_s3) {
                         [[maybe_unused]] const int i = ((tl_tid / 4 % 8) + (tl_s3) * 8 + (tl_tid / 32) * 16);
@@ -1132,15 +1136,15 @@ __global__ void __launch_bounds__(384, 1) flash_attention_gqa_kernel_sm90(
                         alpha[tl_s3] = tl::fast::exp2(m[tl_s3] - m_new);
                         m[tl_s3] = m_new;
                     }
-                    // for i, j in parallel(BM, BN) {  (attention.tl:135)
-                    // for i, j in parallel(128, 128): each thread visits the elements of `s` it holds
+                    // for i, j in parallel(BM, BN) {  (attention.tl:137)
+                    // for i, j in parallel(192, 128): each thread visits the elements of `s` it holds
                     #pragma unroll
                     for (int tl_s4 = 0; tl_s4 < s_layout::kSlots; ++tl_s4) {
                         [[maybe_unused]] const int i = s_layout::row(tl_tid, tl_s4);
                         [[maybe_unused]] const int j = s_layout::col(tl_tid, tl_s4);
                         s[tl_s4] = tl::fast::exp2(s[tl_s4] * qk_scale - m[(tl_s4 / 2 % 2)]);
                     }
-                    // reduce(sum, s, l_tile, axis = 1);  (attention.tl:138)
+                    // reduce(sum, s, l_tile, axis = 1);  (attention.tl:140)
                     // each thread folds its 32 values of each of its 2 results; xor shuffles 1, 2 among the lanes that share one
                     {
                         float tl_part[2];
@@ -1160,22 +1164,22 @@ __global__ void __launch_bounds__(384, 1) flash_attention_gqa_kernel_sm90(
                             l_tile[tl_i] = tl_part[tl_i];
                         }
                     }
-                    // for i in parallel(BM) {  (attention.tl:139)
-                    // for i in parallel(128): each thread visits the elements of `l` it holds
+                    // for i in parallel(BM) {  (attention.tl:141)
+                    // for i in parallel(192): each thread visits the elements of `l` it holds
                     #pragma unroll
                     for (int tl_s6 = 0; tl_s6 < 2; ++tl_s6) {
                         [[maybe_unused]] const int i = ((tl_tid / 4 % 8) + (tl_s6) * 8 + (tl_tid / 32) * 16);
                         l[tl_s6] = l[tl_s6] * alpha[tl_s6] + l_tile[tl_s6];
                     }
-                    // for i, d in parallel(BM, D) {  (attention.tl:143)
-                    // for i, d in parallel(128, 64): each thread visits the elements of `o` it holds
+                    // for i, d in parallel(BM, D) {  (attention.tl:145)
+                    // for i, d in parallel(192, 64): each thread visits the elements of `o` it holds
                     #pragma unroll
                     for (int tl_s7 = 0; tl_s7 < o_layout::kSlots; ++tl_s7) {
                         [[maybe_unused]] const int i = o_layout::row(tl_tid, tl_s7);
                         [[maybe_unused]] const int d = o_layout::col(tl_tid, tl_s7);
                         o[tl_s7] = o[tl_s7] * alpha[(tl_s7 / 2 % 2)];
                     }
-                    // copy(s, p);  (attention.tl:146)
+                    // copy(s, p);  (attention.tl:148)
                     #pragma unroll
                     for (int tl_s = 0; tl_s < p_layout::kSlots; ++tl_s) p[tl_s] = tl::convert<tl::f16>(s[tl_s]);
                 }
@@ -1185,17 +1189,18 @@ __global__ void __launch_bounds__(384, 1) flash_attention_gqa_kernel_sm90(
                     const int tl_stage = tl_it % 5;
                     const int32_t k0 = t * 128;
                     tl::sm90::mbarrier_wait(&tl_full[tl_stage], (tl_it / 5 + 0) & 1);  // the stage's TMA loads landed
-                    tl::sm90::pingpong_wait_turn<4>(tl_tid / 128);
-                    // gemm(q, k, s, transpose_b = true, clear = true);  (attention.tl:120)
-                    tl::sm90::warpgroup_gemm<tl::f16, 128, 128, 64, false, true, 2>(s, q, k + tl_stage * 8192, tl_tid / 128, true);
-                    // gemm(p, v, o);  (attention.tl:147)
-                    tl::sm90::warpgroup_gemm_rs<tl::f16, 128, 64, 128, false, 2>(o, p, v + tl_stage_prev * 8192, tl_tid / 128);  // A from the registers of `p`
-                    tl::sm90::pingpong_pass_turn<4>(tl_tid / 128);
+                    tl::sm90::pingpong_wait_turn<8, 3>(tl_tid / 128);
+                    // gemm(q, k, s, transpose_b = true, clear = true);  (attention.tl:122)
+                    tl::sm90::warpgroup_gemm<tl::f16, 192, 128, 64, false, true, 3>(s, q, k + tl_stage * 8192, tl_tid / 128, true);
+                    // gemm(p, v, o);  (attention.tl:149)
+                    tl::sm90::warpgroup_gemm_rs<tl::f16, 192, 64, 128, false, 3>(o, p, v + tl_stage_prev * 8192, tl_tid / 128);  // A from the registers of `p`
+                    tl::sm90::pingpong_pass_turn<8, 3>(tl_tid / 128);
                     tl::sm90::wgmma_wait<1>();  // this trip's first gemm retired (the trailing gemms of trip t - 1 may run on)
                     tl::sm90::fence_accumulators(s);
+                    if (t + 1 == tl_trips0 && tl_tid % 32 == 0) tl::sm90::mbarrier_arrive(tl_once_empty);  // the tile's last first gemm retired: the tiles loaded once per tile may be refilled
                     if (k0 + 128 > S) {
-                        // for i, j in parallel(BM, BN) {  (attention.tl:122)
-                        // for i, j in parallel(128, 128): each thread visits the elements of `s` it holds
+                        // for i, j in parallel(BM, BN) {  (attention.tl:124)
+                        // for i, j in parallel(192, 128): each thread visits the elements of `s` it holds
                         #pragma unroll
                         for (int tl_s8 = 0; tl_s8 < s_layout::kSlots; ++tl_s8) {
                             [[maybe_unused]] const int i = s_layout::row(tl_tid, tl_s8);
@@ -1205,7 +1210,7 @@ __global__ void __launch_bounds__(384, 1) flash_attention_gqa_kernel_sm90(
                             s[tl_s8] = masked ? -tl::inf<float>() : s[tl_s8];
                         }
                     }
-                    // reduce(max, s, m_tile, axis = 1);  (attention.tl:129)
+                    // reduce(max, s, m_tile, axis = 1);  (attention.tl:131)
                     // each thread folds its 32 values of each of its 2 results; xor shuffles 1, 2 among the lanes that share one
                     {
                         float tl_part[2];
@@ -1225,8 +1230,8 @@ __global__ void __launch_bounds__(384, 1) flash_attention_gqa_kernel_sm90(
                             m_tile[tl_i] = tl_part[tl_i];
                         }
                     }
-                    // for i in parallel(BM) {  (attention.tl:130)
-                    // for i in parallel(128): each thread visits the elements of `m` it holds
+                    // for i in parallel(BM) {  (attention.tl:132)
+                    // for i in parallel(192): each thread visits the elements of `m` it holds
                     #pragma unroll
                     for (int tl_s10 = 0; tl_s10 < 2; ++tl_s10) {
                         [[maybe_unused]] const int i = ((tl_tid / 4 % 8) + (tl_s10) * 8 + (tl_tid / 32) * 16);
@@ -1234,15 +1239,15 @@ __global__ void __launch_bounds__(384, 1) flash_attention_gqa_kernel_sm90(
                         alpha[tl_s10] = tl::fast::exp2(m[tl_s10] - m_new);
                         m[tl_s10] = m_new;
                     }
-                    // for i, j in parallel(BM, BN) {  (attention.tl:135)
-                    // for i, j in parallel(128, 128): each thread visits the elements of `s` it holds
+                    // for i, j in parallel(BM, BN) {  (attention.tl:137)
+                    // for i, j in parallel(192, 128): each thread visits the elements of `s` it holds
                     #pragma unroll
                     for (int tl_s11 = 0; tl_s11 < s_layout::kSlots; ++tl_s11) {
                         [[maybe_unused]] const int i = s_layout::row(tl_tid, tl_s11);
                         [[maybe_unused]] const int j = s_layout::col(tl_tid, tl_s11);
                         s[tl_s11] = tl::fast::exp2(s[tl_s11] * qk_scale - m[(tl_s11 / 2 % 2)]);
                     }
-                    // reduce(sum, s, l_tile, axis = 1);  (attention.tl:138)
+                    // reduce(sum, s, l_tile, axis = 1);  (attention.tl:140)
                     // each thread folds its 32 values of each of its 2 results; xor shuffles 1, 2 among the lanes that share one
                     {
                         float tl_part[2];
@@ -1262,8 +1267,8 @@ __global__ void __launch_bounds__(384, 1) flash_attention_gqa_kernel_sm90(
                             l_tile[tl_i] = tl_part[tl_i];
                         }
                     }
-                    // for i in parallel(BM) {  (attention.tl:139)
-                    // for i in parallel(128): each thread visits the elements of `l` it holds
+                    // for i in parallel(BM) {  (attention.tl:141)
+                    // for i in parallel(192): each thread visits the elements of `l` it holds
                     #pragma unroll
                     for (int tl_s13 = 0; tl_s13 < 2; ++tl_s13) {
                         [[maybe_unused]] const int i = ((tl_tid / 4 % 8) + (tl_s13) * 8 + (tl_tid / 32) * 16);
@@ -1272,39 +1277,38 @@ __global__ void __launch_bounds__(384, 1) flash_attention_gqa_kernel_sm90(
                     tl::sm90::wgmma_wait<0>();  // trip t - 1's trailing gemms retired
                     tl::sm90::fence_accumulators(o);
                     if (tl_tid % 32 == 0) tl::sm90::mbarrier_arrive(&tl_empty[tl_stage_prev]);  // release trip t - 1
-                    // for i, d in parallel(BM, D) {  (attention.tl:143)
-                    // for i, d in parallel(128, 64): each thread visits the elements of `o` it holds
+                    // for i, d in parallel(BM, D) {  (attention.tl:145)
+                    // for i, d in parallel(192, 64): each thread visits the elements of `o` it holds
                     #pragma unroll
                     for (int tl_s14 = 0; tl_s14 < o_layout::kSlots; ++tl_s14) {
                         [[maybe_unused]] const int i = o_layout::row(tl_tid, tl_s14);
                         [[maybe_unused]] const int d = o_layout::col(tl_tid, tl_s14);
                         o[tl_s14] = o[tl_s14] * alpha[(tl_s14 / 2 % 2)];
                     }
-                    // copy(s, p);  (attention.tl:146)
+                    // copy(s, p);  (attention.tl:148)
                     #pragma unroll
                     for (int tl_s = 0; tl_s < p_layout::kSlots; ++tl_s) p[tl_s] = tl::convert<tl::f16>(s[tl_s]);
                 }
                 const int tl_stage = tl_it % 5;
                 // The last trip's trailing gemms.
-                tl::sm90::pingpong_wait_turn<4>(tl_tid / 128);
-                // gemm(p, v, o);  (attention.tl:147)
-                tl::sm90::warpgroup_gemm_rs<tl::f16, 128, 64, 128, false, 2>(o, p, v + tl_stage * 8192, tl_tid / 128);  // A from the registers of `p`
-                tl::sm90::pingpong_pass_turn<4>(tl_tid / 128);
+                tl::sm90::pingpong_wait_turn<8, 3>(tl_tid / 128);
+                // gemm(p, v, o);  (attention.tl:149)
+                tl::sm90::warpgroup_gemm_rs<tl::f16, 192, 64, 128, false, 3>(o, p, v + tl_stage * 8192, tl_tid / 128);  // A from the registers of `p`
+                tl::sm90::pingpong_pass_turn<8, 3>(tl_tid / 128);
                 tl::sm90::wgmma_wait<0>();  // the last trip's trailing gemms retired
                 tl::sm90::fence_accumulators(o);
                 if (tl_tid % 32 == 0) tl::sm90::mbarrier_arrive(&tl_empty[tl_stage]);  // release the last trip
                 ++tl_it;
             }
-            if (tl_tid % 32 == 0) tl::sm90::mbarrier_arrive(tl_once_empty);  // the tile's last wgmma retired
-            // for i, d in parallel(BM, D) {  (attention.tl:150)
-            // for i, d in parallel(128, 64): each thread visits the elements of `o` it holds
+            // for i, d in parallel(BM, D) {  (attention.tl:152)
+            // for i, d in parallel(192, 64): each thread visits the elements of `o` it holds
             #pragma unroll
             for (int tl_s15 = 0; tl_s15 < o_layout::kSlots; ++tl_s15) {
                 [[maybe_unused]] const int i = o_layout::row(tl_tid, tl_s15);
                 [[maybe_unused]] const int d = o_layout::col(tl_tid, tl_s15);
                 o[tl_s15] = tl::fast::div(o[tl_s15], l[(tl_s15 / 2 % 2)]);
             }
-            // copy(o, O[b, h, q0 +: BM, 0 +: D]);  (attention.tl:153)
+            // copy(o, O[b, h, q0 +: BM, 0 +: D]);  (attention.tl:155)
             #pragma unroll
             for (int tl_chunk16 = 0; tl_chunk16 < o_layout::kSlots; tl_chunk16 += 2) {
                 tl::f16* tl_ptr17 = &O[((int64_t(b) * H + h) * S + (q0 + (o_layout::row(tl_tid, tl_chunk16)))) * 64 + (o_layout::col(tl_tid, tl_chunk16))];
@@ -1353,7 +1357,7 @@ cudaError_t flash_attention(const __half* Q, const __half* K, const __half* V, _
         const int64_t tl_dims_tl_map_V[4] = {int64_t(B), int64_t(H), int64_t(S), int64_t(64)};
         const bool tl_tma =
             tl::host::tma_compatible(Q, int64_t(B) * int64_t(H) * int64_t(S), int64_t(64), 2) &&
-            tl::host::make_tensor_map(&tl_map_Q, Q, CU_TENSOR_MAP_DATA_TYPE_FLOAT16, 2, 4, tl_dims_tl_map_Q, 2, 128, 64) &&
+            tl::host::make_tensor_map(&tl_map_Q, Q, CU_TENSOR_MAP_DATA_TYPE_FLOAT16, 2, 4, tl_dims_tl_map_Q, 2, 192, 64) &&
             tl::host::tma_compatible(K, int64_t(B) * int64_t(H) * int64_t(S), int64_t(64), 2) &&
             tl::host::make_tensor_map(&tl_map_K, K, CU_TENSOR_MAP_DATA_TYPE_FLOAT16, 2, 4, tl_dims_tl_map_K, 2, 128, 64) &&
             tl::host::tma_compatible(V, int64_t(B) * int64_t(H) * int64_t(S), int64_t(64), 2) &&
@@ -1361,16 +1365,16 @@ cudaError_t flash_attention(const __half* Q, const __half* K, const __half* V, _
         if (tl_tma) {
             static const cudaError_t tl_attributes_sm90 = [] {
                 cudaError_t tl_err = cudaSuccess;
-                tl_err = cudaFuncSetAttribute(::flash_attention_kernel_sm90, cudaFuncAttributeMaxDynamicSharedMemorySize, 181344);
+                tl_err = cudaFuncSetAttribute(::flash_attention_kernel_sm90, cudaFuncAttributeMaxDynamicSharedMemorySize, 189536);
                 if (tl_err == cudaSuccess)
                     tl_err = cudaFuncSetAttribute(::flash_attention_kernel_sm90, cudaFuncAttributePreferredSharedMemoryCarveout, cudaSharedmemCarveoutMaxShared);
                 return tl_err;
             }();
             if (tl_attributes_sm90 != cudaSuccess) return tl::host::record(tl_attributes_sm90, tl_name, "setting the shared-memory attributes");
-            const int64_t tl_tiles = int64_t(tl::cdiv(S, 128)) * int64_t(H) * int64_t(B);  // the warp-specialized kernel's own tiles
+            const int64_t tl_tiles = int64_t(tl::cdiv(S, 192)) * int64_t(H) * int64_t(B);  // the warp-specialized kernel's own tiles
             const int64_t tl_blocks = tl_tiles < tl_device.sm_count ? tl_tiles : tl_device.sm_count;  // persistent: one block per SM
             if (tl_blocks <= INT32_MAX) {
-                ::flash_attention_kernel_sm90<<<unsigned(tl_blocks), 384, 181344, stream>>>(tl_map_Q, tl_map_K, tl_map_V, Q, K, V, O, sm_scale, static_cast<int32_t>(B), static_cast<int32_t>(H), static_cast<int32_t>(S));
+                ::flash_attention_kernel_sm90<<<unsigned(tl_blocks), 512, 189536, stream>>>(tl_map_Q, tl_map_K, tl_map_V, Q, K, V, O, sm_scale, static_cast<int32_t>(B), static_cast<int32_t>(H), static_cast<int32_t>(S));
                 return tl::host::record(cudaGetLastError(), tl_name, "launch");
             }
         }
@@ -1415,7 +1419,7 @@ cudaError_t flash_attention_gqa(const __half* Q, const __half* K, const __half* 
         const int64_t tl_dims_tl_map_V[4] = {int64_t(B), int64_t(HKV), int64_t(S), int64_t(64)};
         const bool tl_tma =
             tl::host::tma_compatible(Q, int64_t(B) * int64_t(H) * int64_t(S), int64_t(64), 2) &&
-            tl::host::make_tensor_map(&tl_map_Q, Q, CU_TENSOR_MAP_DATA_TYPE_FLOAT16, 2, 4, tl_dims_tl_map_Q, 2, 128, 64) &&
+            tl::host::make_tensor_map(&tl_map_Q, Q, CU_TENSOR_MAP_DATA_TYPE_FLOAT16, 2, 4, tl_dims_tl_map_Q, 2, 192, 64) &&
             tl::host::tma_compatible(K, int64_t(B) * int64_t(HKV) * int64_t(S), int64_t(64), 2) &&
             tl::host::make_tensor_map(&tl_map_K, K, CU_TENSOR_MAP_DATA_TYPE_FLOAT16, 2, 4, tl_dims_tl_map_K, 2, 128, 64) &&
             tl::host::tma_compatible(V, int64_t(B) * int64_t(HKV) * int64_t(S), int64_t(64), 2) &&
@@ -1423,16 +1427,16 @@ cudaError_t flash_attention_gqa(const __half* Q, const __half* K, const __half* 
         if (tl_tma) {
             static const cudaError_t tl_attributes_sm90 = [] {
                 cudaError_t tl_err = cudaSuccess;
-                tl_err = cudaFuncSetAttribute(::flash_attention_gqa_kernel_sm90, cudaFuncAttributeMaxDynamicSharedMemorySize, 181344);
+                tl_err = cudaFuncSetAttribute(::flash_attention_gqa_kernel_sm90, cudaFuncAttributeMaxDynamicSharedMemorySize, 189536);
                 if (tl_err == cudaSuccess)
                     tl_err = cudaFuncSetAttribute(::flash_attention_gqa_kernel_sm90, cudaFuncAttributePreferredSharedMemoryCarveout, cudaSharedmemCarveoutMaxShared);
                 return tl_err;
             }();
             if (tl_attributes_sm90 != cudaSuccess) return tl::host::record(tl_attributes_sm90, tl_name, "setting the shared-memory attributes");
-            const int64_t tl_tiles = int64_t(tl::cdiv(S, 128)) * int64_t(H) * int64_t(B);  // the warp-specialized kernel's own tiles
+            const int64_t tl_tiles = int64_t(tl::cdiv(S, 192)) * int64_t(H) * int64_t(B);  // the warp-specialized kernel's own tiles
             const int64_t tl_blocks = tl_tiles < tl_device.sm_count ? tl_tiles : tl_device.sm_count;  // persistent: one block per SM
             if (tl_blocks <= INT32_MAX) {
-                ::flash_attention_gqa_kernel_sm90<<<unsigned(tl_blocks), 384, 181344, stream>>>(tl_map_Q, tl_map_K, tl_map_V, Q, K, V, O, sm_scale, static_cast<int32_t>(B), static_cast<int32_t>(H), static_cast<int32_t>(S), static_cast<int32_t>(HKV));
+                ::flash_attention_gqa_kernel_sm90<<<unsigned(tl_blocks), 512, 189536, stream>>>(tl_map_Q, tl_map_K, tl_map_V, Q, K, V, O, sm_scale, static_cast<int32_t>(B), static_cast<int32_t>(H), static_cast<int32_t>(S), static_cast<int32_t>(HKV));
                 return tl::host::record(cudaGetLastError(), tl_name, "launch");
             }
         }

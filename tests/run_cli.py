@@ -339,7 +339,7 @@ def main():
     res.check("--disable pingpong: no turns", "pingpong_wait_turn" not in open(os.path.join(tmp, "attn.cu")).read(), "")
     r = tlc("attn.tl", "-o", "attn.cu")
     expect("attention on the Hopper path", r, 0)
-    res.check("the warpgroups take turns", "tl::sm90::pingpong_wait_turn<4>" in open(os.path.join(tmp, "attn.cu")).read(), "")
+    res.check("the warpgroups take turns", "tl::sm90::pingpong_wait_turn<8, 2>" in open(os.path.join(tmp, "attn.cu")).read(), "")
     # 176-key tiles at D = 128: K gets a ring of its own unless switched off.
     wide = os.path.join(args.root, "tests", "golden", "warp_specialize_split_rings.tl")
     r = tlc(wide, "--stop-after=warp-specialize")

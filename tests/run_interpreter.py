@@ -309,6 +309,8 @@ def build_cases():
     cases.append(attention_case(rng, f, "flash_attention_gqa", "bf16", 1, 4, 1, 200, False, variants=every))
     cases.append(attention_case(rng, "tests/golden/warp_specialize_attention.tl", "attention", "f16", 1, 2, 2, 200, False,
                                 variants=every))
+    cases.append(attention_case(rng, "tests/golden/warp_specialize_three_warpgroups.tl", "attention", "f16", 1, 2, 2, 250, False,
+                                variants=every))
     # Causal (written into the kernel), 176-key tiles at D = 128: two rings on sm_90a (sm_80 has not
     # the shared memory for these tiles).
     cases.append(attention_case(rng, "tests/golden/warp_specialize_split_rings.tl", "attention", "f16", 1, 2, 2, 300, True,

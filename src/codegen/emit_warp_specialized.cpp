@@ -18,7 +18,7 @@ namespace tlc::codegen {
 namespace {
 // Named barriers: 1 spans the consumers, 2 + w is warpgroup w's TMA-store staging, 4 + w its
 // ping-pong turn.
-constexpr int kPingpongBarrier = 4;
+constexpr int kPingpongBarrier = 8; // 8 .. 8 + warpgroups - 1 (1 is the consumers', 2 + w warpgroup w's epilogue)
 // The columns of one TMA box into a shared tile: one swizzle row of the tile.
 int64_t box_cols_of(const ir::Buffer& tile) {
     const int64_t bytes = tile_swizzle_bytes(tile.dtype, tile.const_shape[1]);
@@ -289,7 +289,7 @@ void KernelEmitter::emit_wgmma(const ir::Gemm& g, const std::string& stage) {
 // edge (ptxas would serialise the wgmmas of a loop whose accumulators other code writes then). The
 // mbarrier protocol is the one-trip-in-flight ring (mma_in_flight 1, release lag 1) that
 // verify-mbarriers checks: a stage is released once its last reader retired, one trip later.
-void KernelEmitter::emit_consumer_loop_overlapped(const ir::WarpSpecializedLoop& loop) {
+bool KernelEmitter::emit_consumer_loop_overlapped(const ir::WarpSpecializedLoop& loop) {
     const schedule::MbarrierProtocol protocol = schedule::protocol_of(kernel_, loop);
     TLC_CHECK(protocol.mma_in_flight == 1 && protocol.release_lag == 1, "an overlapped warp-specialized trip keeps one trip in flight");
     const std::vector<ir::StmtPtr>& stmts = loop.statements();
@@ -322,9 +322,9 @@ void KernelEmitter::emit_consumer_loop_overlapped(const ir::WarpSpecializedLoop&
     };
     // Ping-pong: each issue of wgmmas is one turn of this warpgroup (both run the same turns).
     auto issue = [&](const std::function<void()>& wgmmas) {
-        if (loop.pingpong) out_.line(fmt::format("tl::sm90::pingpong_wait_turn<{}>(tl_tid / 128);", kPingpongBarrier));
+        if (loop.pingpong) out_.line(fmt::format("tl::sm90::pingpong_wait_turn<{}, {}>(tl_tid / 128);", kPingpongBarrier, kernel_.threads / 128));
         wgmmas();
-        if (loop.pingpong) out_.line(fmt::format("tl::sm90::pingpong_pass_turn<{}>(tl_tid / 128);", kPingpongBarrier));
+        if (loop.pingpong) out_.line(fmt::format("tl::sm90::pingpong_pass_turn<{}, {}>(tl_tid / 128);", kPingpongBarrier, kernel_.threads / 128));
     };
     // With two rings (loop.first_stages), a trip waits for the first gemm's ring at its start and
     // for the main ring just before the trailing gemms that read it, and releases the first gemm's
@@ -349,8 +349,27 @@ void KernelEmitter::emit_consumer_loop_overlapped(const ir::WarpSpecializedLoop&
             out_.line(fmt::format("if (tl_tid % 32 == 0) tl::sm90::mbarrier_arrive(&{}[{}]);  // release {}'s tiles of the first gemm",
                                   first_ring.empty, first_ring.stage, what));
     };
+    // The tiles loaded once per tile are released as soon as the tile's last first gemm retired when
+    // nothing else reads them (attention's Q): the producer then loads the next tile's while this
+    // one's last trip and epilogue run, instead of after them.
+    bool once_first_only = !loop.once.empty();
+    for (const ir::BufferPtr& b : loop.once) {
+        for (size_t i = 1; i < stmts.size(); ++i) once_first_only &= !ir::buffer_uses(stmts[i]).touches(b.get());
+        bool after = false;
+        for (const ir::StmtPtr& s : static_cast<const ir::Seq*>(kernel_.body.get())->stmts) {
+            if (after) once_first_only &= !ir::buffer_uses(s).touches(b.get());
+            after |= s.get() == &loop;
+        }
+    }
+    auto release_once_if_last = [&](const std::string& cond) {
+        if (once_first_only)
+            out_.line(fmt::format("if ({}tl_tid % 32 == 0) tl::sm90::mbarrier_arrive(tl_once_empty);  // the tile's last first gemm "
+                                  "retired: the tiles loaded once per tile may be refilled",
+                                  cond.empty() ? "" : cond + " && "));
+    };
     source_comment(loop, "warp-specialized loop, each trip's first gemm issued with the previous trip's trailing gemms");
     out_.line(fmt::format("const int {} = {};", trips, expr(loop.trip_count)));
+    if (once_first_only) out_.line(fmt::format("if ({} <= 0 && tl_tid % 32 == 0) tl::sm90::mbarrier_arrive(tl_once_empty);  // no trip reads them", trips));
     out_.block(fmt::format("if ({} > 0)", trips), [&] {
         out_.block("", [&] {
             out_.line(fmt::format("// Trip 0: its first gemm and the statements before its trailing gemms."));
@@ -360,6 +379,7 @@ void KernelEmitter::emit_consumer_loop_overlapped(const ir::WarpSpecializedLoop&
             out_.line("tl::sm90::wgmma_wait<0>();");
             fence({&first});
             release_first_ring("trip 0");
+            release_once_if_last(trips + " == 1");
             run(1, tail_begin);
         });
         out_.block(fmt::format("for (int {0} = 1; {0} < {1}; ++{0})", k, trips), [&] {
@@ -375,6 +395,7 @@ void KernelEmitter::emit_consumer_loop_overlapped(const ir::WarpSpecializedLoop&
                                   tail.size(), k));
             fence({&first});
             release_first_ring("trip " + k);
+            release_once_if_last(fmt::format("{} + 1 == {}", k, trips));
             run(1, b_begin);
             retire_tail("tl_stage_prev", "trip " + k + " - 1");
             run(b_begin, tail_begin);
@@ -388,6 +409,7 @@ void KernelEmitter::emit_consumer_loop_overlapped(const ir::WarpSpecializedLoop&
         retire_tail("tl_stage", "the last trip");
         out_.line("++tl_it;");
     });
+    return once_first_only;
 }
 
 void KernelEmitter::emit_consumer_loop(const ir::WarpSpecializedLoop& loop) {
@@ -397,8 +419,9 @@ void KernelEmitter::emit_consumer_loop(const ir::WarpSpecializedLoop& loop) {
         if (once) out_.line("if (tl_tid % 32 == 0) tl::sm90::mbarrier_arrive(tl_once_empty);  // the tile's last wgmma retired");
     };
     if (loop.issue_first_gemm_early) {
-        emit_consumer_loop_overlapped(loop);
-        return release_once();
+        // It releases the tiles loaded once per tile itself when only the first gemm reads them.
+        if (!emit_consumer_loop_overlapped(loop)) release_once();
+        return;
     }
     const std::vector<const ir::Gemm*> wgmmas = loop.wgmma_gemms();
     std::string k = var_name(*loop.var);
@@ -607,7 +630,8 @@ void KernelEmitter::emit_warp_specialized_body() {
         out_.line(fmt::format("const int tl_tid = tl::thread_index<{}>({});", kernel_.threads, ws.producer_threads));
         out_.line("int tl_it = 0;  // trips consumed so far, across tiles");
         if (loop.pingpong)
-            out_.line(fmt::format("tl::sm90::pingpong_start<{}>(tl_tid / 128);  // warpgroup 0 issues its wgmmas first", kPingpongBarrier));
+            out_.line(fmt::format("tl::sm90::pingpong_start<{}, {}>(tl_tid / 128);  // warpgroup 0 issues its wgmmas first", kPingpongBarrier,
+                                  kernel_.threads / 128));
         if (plan_.store_stage_offset >= 0) out_.line("int tl_store_chunks = 0;  // epilogue chunks stored so far, across tiles");
         block_sync_ = fmt::format("tl::sm90::named_barrier_sync(1, {})", kernel_.threads);
         // The consumers read every variable of the body but the coordinates of the producer's loads.

@@ -336,47 +336,54 @@ private:
     int per_tile_, total_;
 };
 
-// ---- the ping-pong: two consumer warpgroups taking turns on two named barriers ----------------
+// ---- the ping-pong: consumer warpgroups taking turns on named barriers --------------------------
 
 class PingpongModel {
 public:
+    static constexpr int kMax = 4;
     // Per turn: bar.sync on its own barrier (arrive, then wait for the phase), issue, pass the turn
-    // (bar.arrive on the other's barrier).
+    // (bar.arrive on the next warpgroup's barrier).
     enum Pc { Arrive, Wait, Issue, Pass };
     struct State {
-        int8_t started[2] = {}, turn[2] = {}, pc[2] = {};
-        int8_t arrivals[2] = {}, phase[2] = {}; // per named barrier
-        int8_t awaited[2] = {};                 // the phase a warpgroup's bar.sync waits to complete
+        int8_t started[kMax] = {}, turn[kMax] = {}, pc[kMax] = {};
+        int8_t arrivals[kMax] = {}, phase[kMax] = {}; // per named barrier
+        int8_t awaited[kMax] = {};                    // the phase a warpgroup's bar.sync waits to complete
         std::string key() const {
             std::string k;
-            for (const int8_t* a : {started, turn, pc, arrivals, phase, awaited}) k.append(reinterpret_cast<const char*>(a), 2);
+            for (const int8_t* a : {started, turn, pc, arrivals, phase, awaited}) k.append(reinterpret_cast<const char*>(a), kMax);
             return k;
         }
     };
-    PingpongModel(const PingpongProtocol& p, int turns) : p_(p), turns_(turns) {}
+    PingpongModel(const PingpongProtocol& p, int turns) : p_(p), n_(p.warpgroups), turns_(turns) {
+        TLC_CHECK(n_ >= 2 && n_ <= kMax, "ping-pong model: 2 to 4 warpgroups");
+    }
     State initial() const {
         State s;
-        s.started[0] = 1;                    // warpgroup 0 goes first
-        s.started[1] = p_.start_arrival ? 0 : 1;
+        for (int g = 0; g < n_; ++g) s.started[g] = g != n_ - 1 || !p_.start_arrival; // the last one passes to warpgroup 0 first
         return s;
     }
-    bool done(const State& s) const { return s.turn[0] == turns_ && s.turn[1] == turns_; }
+    bool done(const State& s) const {
+        for (int g = 0; g < n_; ++g)
+            if (s.turn[g] != turns_) return false;
+        return true;
+    }
     void successors(const State& s, std::vector<std::pair<State, std::string>>& next, std::optional<std::string>& violation) const {
-        auto in_turn = [&](int g) { return s.pc[g] == Issue || s.pc[g] == Pass; };
-        if (in_turn(0) && in_turn(1)) {
-            violation = "both consumer warpgroups issue their wgmmas at once (the ping-pong lets both in)";
+        int in_turn = 0;
+        for (int g = 0; g < n_; ++g) in_turn += s.pc[g] == Issue || s.pc[g] == Pass;
+        if (in_turn > 1) {
+            violation = "two consumer warpgroups issue their wgmmas at once (the ping-pong lets both in)";
             return;
         }
-        for (int g = 0; g < 2; ++g) {
+        for (int g = 0; g < n_; ++g) {
             State n = s;
-            if (!s.started[g]) { // pingpong_start: warpgroup 1 arrives on warpgroup 0's barrier
+            if (!s.started[g]) { // pingpong_start
                 n.started[g] = 1;
                 arrive(n, 0);
                 next.push_back({n, fmt::format("G{}:start", g)});
                 continue;
             }
             if (s.turn[g] == turns_) continue;
-            const int own = g, other = p_.pass_to_other ? 1 - g : g;
+            const int own = g, to = p_.pass_to_next ? (g + 1) % n_ : g;
             switch (s.pc[g]) {
             case Arrive:
                 n.awaited[g] = s.phase[own];
@@ -394,7 +401,7 @@ public:
                 next.push_back({n, fmt::format("G{}:issue{}", g, s.turn[g])});
                 break;
             case Pass:
-                arrive(n, other);
+                arrive(n, to);
                 n.pc[g] = Arrive;
                 ++n.turn[g];
                 next.push_back({n, fmt::format("G{}:pass{}", g, s.turn[g])});
@@ -408,7 +415,7 @@ private:
         if (++n.arrivals[b] == p_.arrivals_per_phase) n.arrivals[b] = 0, n.phase[b] = static_cast<int8_t>((n.phase[b] + 1) % 64);
     }
     PingpongProtocol p_;
-    int turns_;
+    int n_, turns_;
 };
 
 } // namespace
@@ -444,6 +451,12 @@ MbarrierProtocol once_protocol_of(const ir::Kernel& kernel) {
 }
 
 StoreProtocol store_protocol_of(const ir::Kernel&) { return StoreProtocol{}; }
+
+PingpongProtocol pingpong_protocol_of(const ir::Kernel& kernel) {
+    PingpongProtocol p;
+    p.warpgroups = kernel.threads / 128;
+    return p;
+}
 
 std::optional<std::string> check_mbarrier_protocol(const MbarrierProtocol& p, int max_trips) {
     TLC_CHECK(p.consumer_groups <= PipelineModel::kMaxGroups && p.stages <= PipelineModel::kMaxStages && p.stages >= 1 &&
@@ -520,8 +533,8 @@ void verify_mbarrier_protocol(const ir::Kernel& kernel) {
         if (w->pingpong) {
             // The two warpgroups take the same number of turns (one per issue of wgmmas, the
             // same trips per tile in both).
-            PingpongProtocol pp;
-            auto u = memoized(pp, {-2, pp.start_arrival, pp.pass_to_other, pp.arrivals_per_phase},
+            PingpongProtocol pp = pingpong_protocol_of(kernel);
+            auto u = memoized(pp, {-2, pp.warpgroups, pp.start_arrival, pp.pass_to_next, pp.arrivals_per_phase},
                               [](const PingpongProtocol& q) { return check_pingpong_protocol(q, 4); });
             TLC_CHECK(!u, "ping-pong verifier: kernel `" + kernel.name + "`: " + u.value_or(""));
         }

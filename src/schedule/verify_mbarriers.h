@@ -52,13 +52,15 @@ struct StoreProtocol {
     int writers = 2;                       // abstract writer threads (the first one issues)
 };
 
-// The ping-pong of two consumer warpgroups (WarpSpecializedLoop::pingpong; warpgroup.cuh): each
-// issue of wgmmas is a turn: bar.sync on its own named barrier, issue, bar.arrive on the other's;
-// warpgroup 1 arrives on warpgroup 0's barrier once at the start, so warpgroup 0 goes first. A
-// phase of a barrier completes with one arrival of each warpgroup (2 x 128 threads).
+// The ping-pong of the consumer warpgroups (WarpSpecializedLoop::pingpong; warpgroup.cuh): each
+// issue of wgmmas is a turn: bar.sync on its own named barrier, issue, bar.arrive on the next
+// warpgroup's ((w + 1) % N); the last warpgroup arrives on warpgroup 0's barrier once at the
+// start, so warpgroup 0 goes first. A phase of a barrier completes with one arrival each of the
+// waiting warpgroup and the one passing to it (2 x 128 threads).
 struct PingpongProtocol {
+    int warpgroups = 2;
     bool start_arrival = true;  // pingpong_start
-    bool pass_to_other = true;  // pingpong_pass_turn arrives on the other warpgroup's barrier
+    bool pass_to_next = true;   // pingpong_pass_turn arrives on the next warpgroup's barrier (else its own)
     int arrivals_per_phase = 2; // warpgroups whose arrivals complete a phase (the barrier's 256 threads)
 };
 
@@ -69,12 +71,13 @@ MbarrierProtocol protocol_of(const ir::Kernel& kernel, const ir::WarpSpecialized
 // consumers wait for the load (tl_once_full) before the loop.
 MbarrierProtocol once_protocol_of(const ir::Kernel& kernel);
 StoreProtocol store_protocol_of(const ir::Kernel& kernel);
+PingpongProtocol pingpong_protocol_of(const ir::Kernel& kernel);
 
 // Explores the protocol for 1..max_trips trips per tile and 1..2 tiles; returns the first
 // violation found (with the trace that leads to it), or nullopt.
 std::optional<std::string> check_mbarrier_protocol(const MbarrierProtocol& p, int max_trips);
-// Explores the ping-pong for 1..max_turns turns of each warpgroup: both inside their turns at
-// once, or a deadlock, is a violation.
+// Explores the ping-pong for 1..max_turns turns of each warpgroup: two inside their turns at once,
+// or a deadlock, is a violation.
 std::optional<std::string> check_pingpong_protocol(const PingpongProtocol& p, int max_turns);
 // Explores the store protocol for 1..max_chunks chunks per tile and 1..3 tiles.
 std::optional<std::string> check_store_protocol(const StoreProtocol& p, int max_chunks);

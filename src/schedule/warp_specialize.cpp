@@ -171,8 +171,10 @@ Why match(const ir::Kernel& kernel, Match& out) {
     if (!kernel.options.warp_specialize) return std::string("@no_warp_specialize");
     if (!kernel.options.pipeline) return std::string("@no_pipeline");
     if (!kernel.options.async_copy) return std::string("@no_async_copy");
-    if (kernel.threads != 128 && kernel.threads != 256)
-        return fmt::format("threads({}): the Hopper path runs one or two consumer warpgroups (threads(128) or threads(256))", kernel.threads);
+    if (kernel.threads != 128 && kernel.threads != 256 && kernel.threads != 384)
+        return fmt::format("threads({}): the Hopper path runs one to three consumer warpgroups (threads(128), threads(256) or "
+                           "threads(384))",
+                           kernel.threads);
     if (!kernel.cluster.empty()) return std::string("thread-block clusters are not yet combined with warp specialization");
     int warpgroups = kernel.threads / 128;
     if (count_pipelined(kernel.body) != 1) return std::string("the kernel does not have exactly one pipelined loop");
@@ -375,7 +377,7 @@ Why match(const ir::Kernel& kernel, Match& out) {
                                                         loads, std::make_shared<ir::Seq>(consumer, loop->range), loop->range);
     ws->once = once_tiles;
     ws->issue_first_gemm_early = kernel.options.overlap_wgmma && issues_first_gemm_early(*ws);
-    ws->pingpong = ws->issue_first_gemm_early && kernel.options.pingpong && warpgroups == 2;
+    ws->pingpong = ws->issue_first_gemm_early && kernel.options.pingpong && warpgroups >= 2;
     out.loop_index = at;
     out.loop = ws.get();
     out.replacement = ws;
@@ -498,9 +500,11 @@ bool warp_specialize(ir::Kernel& kernel, const std::string& arch, const ir::Kern
     // persistent.
     kernel.warp_specialization.persistent = kernel.options.persistent;
     int warpgroups = kernel.threads / 128;
-    // 64 K registers per SM, one block: the producer keeps 40, the consumers share the rest
-    // (setmaxnreg takes multiples of 8, at most 256).
-    int consumer = (65536 - 128 * 40) / (128 * warpgroups) / 8 * 8;
+    // 64 K registers per SM, one block: the producer keeps 40 (32 beside three consumer warpgroups,
+    // which then get 160 each), the consumers share the rest (setmaxnreg takes multiples of 8, at
+    // most 256).
+    kernel.warp_specialization.producer_registers = warpgroups == 3 ? 32 : 40;
+    int consumer = (65536 - 128 * kernel.warp_specialization.producer_registers) / (128 * warpgroups) / 8 * 8;
     kernel.warp_specialization.consumer_registers = consumer > 256 ? 256 : consumer;
     return true;
 }

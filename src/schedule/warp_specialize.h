@@ -16,7 +16,7 @@
 // It applies when every condition below holds; otherwise the kernel is left for the cp.async +
 // mma.sync pipeline and `schedule_remark` says which condition failed:
 //   - target sm_90a; no @no_tma, @no_warp_specialize, @no_pipeline on the kernel or the loop;
-//   - threads(128) or threads(256): one or two consumer warpgroups;
+//   - threads(128), threads(256) or threads(384): one to three consumer warpgroups;
 //   - exactly one `pipelined` loop, at the top level of the kernel body, with >= 2 stages; before
 //     it only allocations, `let`s and fragment fills;
 //   - at least one gemm of two loaded tiles, each a top-level statement of the trip, of f16/bf16

@@ -379,7 +379,7 @@ __global__ void __launch_bounds__(384, 1) attention_kernel_sm90(
         tl::sm90::claim_registers<232>();
         const int tl_tid = tl::thread_index<256>(128);
         int tl_it = 0;  // trips consumed so far, across tiles
-        tl::sm90::pingpong_start<4>(tl_tid / 128);  // warpgroup 0 issues its wgmmas first
+        tl::sm90::pingpong_start<8, 2>(tl_tid / 128);  // warpgroup 0 issues its wgmmas first
         for (int tl_tile = blockIdx.x, tl_round = 0; tl_tile < tl_tiles; tl_tile += gridDim.x, ++tl_round) {
             const int tl_block_z = tl_tile / (tl_tiles_x * tl_tiles_y);
             const int tl_in_plane = tl_tile % (tl_tiles_x * tl_tiles_y);
@@ -410,6 +410,7 @@ __global__ void __launch_bounds__(384, 1) attention_kernel_sm90(
             tl::sm90::mbarrier_wait(tl_once_full, (tl_round + 0) & 1);  // the tiles loaded once per tile landed
             // for t in pipelined(cdiv(S, 64), stages = 2) {  (warp_specialize_attention.tl:32)
             const int tl_trips0 = tl::cdiv(S, 64);
+            if (tl_trips0 <= 0 && tl_tid % 32 == 0) tl::sm90::mbarrier_arrive(tl_once_empty);  // no trip reads them
             if (tl_trips0 > 0) {
                 {
                     // Trip 0: its first gemm and the statements before its trailing gemms.
@@ -417,12 +418,13 @@ __global__ void __launch_bounds__(384, 1) attention_kernel_sm90(
                     const int tl_stage = tl_it % 8;
                     const int32_t k0 = t * 64;
                     tl::sm90::mbarrier_wait(&tl_full[tl_stage], (tl_it / 8 + 0) & 1);  // the stage's TMA loads landed
-                    tl::sm90::pingpong_wait_turn<4>(tl_tid / 128);
+                    tl::sm90::pingpong_wait_turn<8, 2>(tl_tid / 128);
                     // gemm(q, k, s, transpose_b = true, clear = true);  (warp_specialize_attention.tl:36)
                     tl::sm90::warpgroup_gemm<tl::f16, 128, 64, 64, false, true, 2>(s, q, k + tl_stage * 4096, tl_tid / 128, true);
-                    tl::sm90::pingpong_pass_turn<4>(tl_tid / 128);
+                    tl::sm90::pingpong_pass_turn<8, 2>(tl_tid / 128);
                     tl::sm90::wgmma_wait<0>();
                     tl::sm90::fence_accumulators(s);
+                    if (tl_trips0 == 1 && tl_tid % 32 == 0) tl::sm90::mbarrier_arrive(tl_once_empty);  // the tile's last first gemm retired: the tiles loaded once per tile may be refilled
                     // for i, j in parallel(128, 64) {  (warp_specialize_attention.tl:37)
                     // for i, j in parallel(128, 64): each thread visits the elements of `s` it holds
                     #pragma unroll
@@ -513,14 +515,15 @@ __global__ void __launch_bounds__(384, 1) attention_kernel_sm90(
                     const int tl_stage = tl_it % 8;
                     const int32_t k0 = t * 64;
                     tl::sm90::mbarrier_wait(&tl_full[tl_stage], (tl_it / 8 + 0) & 1);  // the stage's TMA loads landed
-                    tl::sm90::pingpong_wait_turn<4>(tl_tid / 128);
+                    tl::sm90::pingpong_wait_turn<8, 2>(tl_tid / 128);
                     // gemm(q, k, s, transpose_b = true, clear = true);  (warp_specialize_attention.tl:36)
                     tl::sm90::warpgroup_gemm<tl::f16, 128, 64, 64, false, true, 2>(s, q, k + tl_stage * 4096, tl_tid / 128, true);
                     // gemm(p, v, o);  (warp_specialize_attention.tl:57)
                     tl::sm90::warpgroup_gemm_rs<tl::f16, 128, 64, 64, false, 2>(o, p, v + tl_stage_prev * 4096, tl_tid / 128);  // A from the registers of `p`
-                    tl::sm90::pingpong_pass_turn<4>(tl_tid / 128);
+                    tl::sm90::pingpong_pass_turn<8, 2>(tl_tid / 128);
                     tl::sm90::wgmma_wait<1>();  // this trip's first gemm retired (the trailing gemms of trip t - 1 may run on)
                     tl::sm90::fence_accumulators(s);
+                    if (t + 1 == tl_trips0 && tl_tid % 32 == 0) tl::sm90::mbarrier_arrive(tl_once_empty);  // the tile's last first gemm retired: the tiles loaded once per tile may be refilled
                     // for i, j in parallel(128, 64) {  (warp_specialize_attention.tl:37)
                     // for i, j in parallel(128, 64): each thread visits the elements of `s` it holds
                     #pragma unroll
@@ -610,16 +613,15 @@ __global__ void __launch_bounds__(384, 1) attention_kernel_sm90(
                 }
                 const int tl_stage = tl_it % 8;
                 // The last trip's trailing gemms.
-                tl::sm90::pingpong_wait_turn<4>(tl_tid / 128);
+                tl::sm90::pingpong_wait_turn<8, 2>(tl_tid / 128);
                 // gemm(p, v, o);  (warp_specialize_attention.tl:57)
                 tl::sm90::warpgroup_gemm_rs<tl::f16, 128, 64, 64, false, 2>(o, p, v + tl_stage * 4096, tl_tid / 128);  // A from the registers of `p`
-                tl::sm90::pingpong_pass_turn<4>(tl_tid / 128);
+                tl::sm90::pingpong_pass_turn<8, 2>(tl_tid / 128);
                 tl::sm90::wgmma_wait<0>();  // the last trip's trailing gemms retired
                 tl::sm90::fence_accumulators(o);
                 if (tl_tid % 32 == 0) tl::sm90::mbarrier_arrive(&tl_empty[tl_stage]);  // release the last trip
                 ++tl_it;
             }
-            if (tl_tid % 32 == 0) tl::sm90::mbarrier_arrive(tl_once_empty);  // the tile's last wgmma retired
             // for i, d in parallel(128, 64) {  (warp_specialize_attention.tl:59)
             // for i, d in parallel(128, 64): each thread visits the elements of `o` it holds
             #pragma unroll

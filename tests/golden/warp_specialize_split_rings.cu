@@ -403,7 +403,7 @@ __global__ void __launch_bounds__(384, 1) attention_kernel_sm90(
         tl::sm90::claim_registers<232>();
         const int tl_tid = tl::thread_index<256>(128);
         int tl_it = 0;  // trips consumed so far, across tiles
-        tl::sm90::pingpong_start<4>(tl_tid / 128);  // warpgroup 0 issues its wgmmas first
+        tl::sm90::pingpong_start<8, 2>(tl_tid / 128);  // warpgroup 0 issues its wgmmas first
         // The trip count depends on block.x: when the last x has the most trips, the tiles run longest first.
         auto tl_trips_at = [&](const int tl_block_x) {
             const int tl_block_y = 0, tl_block_z = 0;
@@ -445,6 +445,7 @@ __global__ void __launch_bounds__(384, 1) attention_kernel_sm90(
             const int32_t n_kv = tl::min(tl::cdiv(S, 176), tl::cdiv(q0 + 128, 176));
             // for t in pipelined(n_kv, stages = 2) {  (warp_specialize_split_rings.tl:32)
             const int tl_trips0 = n_kv;
+            if (tl_trips0 <= 0 && tl_tid % 32 == 0) tl::sm90::mbarrier_arrive(tl_once_empty);  // no trip reads them
             if (tl_trips0 > 0) {
                 {
                     // Trip 0: its first gemm and the statements before its trailing gemms.
@@ -452,13 +453,14 @@ __global__ void __launch_bounds__(384, 1) attention_kernel_sm90(
                     const int tl_first_stage = tl_it % 2;
                     const int32_t k0 = t * 176;
                     tl::sm90::mbarrier_wait(&tl_first_full[tl_first_stage], (tl_it / 2 + 0) & 1);  // the stage's TMA loads landed
-                    tl::sm90::pingpong_wait_turn<4>(tl_tid / 128);
+                    tl::sm90::pingpong_wait_turn<8, 2>(tl_tid / 128);
                     // gemm(q, k, s, transpose_b = true, clear = true);  (warp_specialize_split_rings.tl:36)
                     tl::sm90::warpgroup_gemm<tl::f16, 128, 176, 128, false, true, 2>(s, q, k + tl_first_stage * 22528, tl_tid / 128, true);
-                    tl::sm90::pingpong_pass_turn<4>(tl_tid / 128);
+                    tl::sm90::pingpong_pass_turn<8, 2>(tl_tid / 128);
                     tl::sm90::wgmma_wait<0>();
                     tl::sm90::fence_accumulators(s);
                     if (tl_tid % 32 == 0) tl::sm90::mbarrier_arrive(&tl_first_empty[tl_first_stage]);  // release trip 0's tiles of the first gemm
+                    if (tl_trips0 == 1 && tl_tid % 32 == 0) tl::sm90::mbarrier_arrive(tl_once_empty);  // the tile's last first gemm retired: the tiles loaded once per tile may be refilled
                     // for i, j in parallel(128, 176) {  (warp_specialize_split_rings.tl:37)
                     // for i, j in parallel(128, 176): each thread visits the elements of `s` it holds
                     #pragma unroll
@@ -549,16 +551,17 @@ __global__ void __launch_bounds__(384, 1) attention_kernel_sm90(
                     const int tl_first_stage = tl_it % 2;
                     const int32_t k0 = t * 176;
                     tl::sm90::mbarrier_wait(&tl_first_full[tl_first_stage], (tl_it / 2 + 0) & 1);  // the stage's TMA loads landed
-                    tl::sm90::pingpong_wait_turn<4>(tl_tid / 128);
+                    tl::sm90::pingpong_wait_turn<8, 2>(tl_tid / 128);
                     // gemm(q, k, s, transpose_b = true, clear = true);  (warp_specialize_split_rings.tl:36)
                     tl::sm90::warpgroup_gemm<tl::f16, 128, 176, 128, false, true, 2>(s, q, k + tl_first_stage * 22528, tl_tid / 128, true);
                     tl::sm90::mbarrier_wait(&tl_full[tl_stage_prev], ((tl_it - 1) / 2 + 0) & 1);  // trip t - 1's loads for the trailing gemms landed
                     // gemm(p, v, o);  (warp_specialize_split_rings.tl:57)
                     tl::sm90::warpgroup_gemm_rs<tl::f16, 128, 128, 176, false, 2>(o, p, v + tl_stage_prev * 22528, tl_tid / 128);  // A from the registers of `p`
-                    tl::sm90::pingpong_pass_turn<4>(tl_tid / 128);
+                    tl::sm90::pingpong_pass_turn<8, 2>(tl_tid / 128);
                     tl::sm90::wgmma_wait<1>();  // this trip's first gemm retired (the trailing gemms of trip t - 1 may run on)
                     tl::sm90::fence_accumulators(s);
                     if (tl_tid % 32 == 0) tl::sm90::mbarrier_arrive(&tl_first_empty[tl_first_stage]);  // release trip t's tiles of the first gemm
+                    if (t + 1 == tl_trips0 && tl_tid % 32 == 0) tl::sm90::mbarrier_arrive(tl_once_empty);  // the tile's last first gemm retired: the tiles loaded once per tile may be refilled
                     // for i, j in parallel(128, 176) {  (warp_specialize_split_rings.tl:37)
                     // for i, j in parallel(128, 176): each thread visits the elements of `s` it holds
                     #pragma unroll
@@ -648,17 +651,16 @@ __global__ void __launch_bounds__(384, 1) attention_kernel_sm90(
                 }
                 const int tl_stage = tl_it % 2;
                 // The last trip's trailing gemms.
-                tl::sm90::pingpong_wait_turn<4>(tl_tid / 128);
+                tl::sm90::pingpong_wait_turn<8, 2>(tl_tid / 128);
                 tl::sm90::mbarrier_wait(&tl_full[tl_stage], (tl_it / 2 + 0) & 1);  // the last trip's loads for the trailing gemms landed
                 // gemm(p, v, o);  (warp_specialize_split_rings.tl:57)
                 tl::sm90::warpgroup_gemm_rs<tl::f16, 128, 128, 176, false, 2>(o, p, v + tl_stage * 22528, tl_tid / 128);  // A from the registers of `p`
-                tl::sm90::pingpong_pass_turn<4>(tl_tid / 128);
+                tl::sm90::pingpong_pass_turn<8, 2>(tl_tid / 128);
                 tl::sm90::wgmma_wait<0>();  // the last trip's trailing gemms retired
                 tl::sm90::fence_accumulators(o);
                 if (tl_tid % 32 == 0) tl::sm90::mbarrier_arrive(&tl_empty[tl_stage]);  // release the last trip
                 ++tl_it;
             }
-            if (tl_tid % 32 == 0) tl::sm90::mbarrier_arrive(tl_once_empty);  // the tile's last wgmma retired
             // for i, d in parallel(128, 128) {  (warp_specialize_split_rings.tl:59)
             // for i, d in parallel(128, 128): each thread visits the elements of `o` it holds
             #pragma unroll

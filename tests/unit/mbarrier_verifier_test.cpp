@@ -592,30 +592,41 @@ TEST_CASE("two rings: no wait on `empty`, or a wrong parity, is caught in either
 
 // ---- the ping-pong's named barriers ---------------------------------------------------------------
 
-TEST_CASE("the ping-pong as emitted passes: the two warpgroups never issue at once, and never deadlock") {
+TEST_CASE("the ping-pong as emitted passes for 2..4 warpgroups: never two issuing at once, never a deadlock") {
     schedule::PingpongProtocol p;
+    CHECK(p.warpgroups == 2);
     CHECK(p.start_arrival);
-    CHECK(p.pass_to_other);
+    CHECK(p.pass_to_next);
     CHECK(p.arrivals_per_phase == 2);
-    std::optional<std::string> v = schedule::check_pingpong_protocol(p, 6);
-    CHECK_MESSAGE(!v, v.value_or(""));
+    for (int n = 2; n <= 4; ++n) {
+        CAPTURE(n);
+        p.warpgroups = n;
+        std::optional<std::string> v = schedule::check_pingpong_protocol(p, n == 4 ? 3 : 5);
+        CHECK_MESSAGE(!v, v.value_or(""));
+    }
 }
 
 TEST_CASE("a broken ping-pong is caught: no start, a turn passed to itself, a barrier of one warpgroup") {
+  for (int n = 2; n <= 3; ++n) {
+    CAPTURE(n);
     schedule::PingpongProtocol no_start;
+    no_start.warpgroups = n;
     no_start.start_arrival = false; // warpgroup 0 waits for an arrival that never comes
     std::optional<std::string> v = schedule::check_pingpong_protocol(no_start, 3);
     REQUIRE(v);
     CHECK(contains(*v, "deadlock"));
     schedule::PingpongProtocol to_self;
-    to_self.pass_to_other = false;
+    to_self.warpgroups = n;
+    to_self.pass_to_next = false;
     v = schedule::check_pingpong_protocol(to_self, 3);
     REQUIRE(v);
     INFO(*v);
     CHECK((contains(*v, "at once") || contains(*v, "deadlock")));
     schedule::PingpongProtocol one;
+    one.warpgroups = n;
     one.arrivals_per_phase = 1; // a barrier of 128 threads: each warpgroup passes its own sync
     v = schedule::check_pingpong_protocol(one, 3);
     REQUIRE(v);
-    CHECK(contains(*v, "both consumer warpgroups issue their wgmmas at once"));
+    CHECK(contains(*v, "two consumer warpgroups issue their wgmmas at once"));
+  }
 }

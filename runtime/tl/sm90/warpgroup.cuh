@@ -36,18 +36,20 @@ __device__ __forceinline__ void named_barrier_arrive(int id, int threads) {
 #endif
 }
 
-// Ping-pong of two consumer warpgroups (FlashAttention-3's warp scheduling): warpgroup w waits
-// for its turn on barrier FIRST_ID + w before issuing its wgmmas, then gives the turn to the
-// other on FIRST_ID + 1 - w, so the two issue their gemms in alternation and one runs its other
-// statements (a softmax) while the other's gemms run. pingpong_start lets warpgroup 0 go first.
-template <int FIRST_ID> __device__ __forceinline__ void pingpong_start(int warpgroup) {
-    if (warpgroup == 1) named_barrier_arrive(FIRST_ID, 256);
+// Ping-pong of N consumer warpgroups (FlashAttention-3's warp scheduling): warpgroup w waits for
+// its turn on barrier FIRST_ID + w before issuing its wgmmas, then gives the turn to the next one,
+// (w + 1) % N, on that one's barrier; so the warpgroups issue their gemms in turn and the others
+// run their other statements (a softmax) while one's gemms run. Each barrier's phase is the
+// waiting warpgroup and the one passing to it (256 threads). pingpong_start lets warpgroup 0 go
+// first: the last warpgroup passes the turn to it once.
+template <int FIRST_ID, int N> __device__ __forceinline__ void pingpong_start(int warpgroup) {
+    if (warpgroup == N - 1) named_barrier_arrive(FIRST_ID, 256);
 }
-template <int FIRST_ID> __device__ __forceinline__ void pingpong_wait_turn(int warpgroup) {
+template <int FIRST_ID, int N> __device__ __forceinline__ void pingpong_wait_turn(int warpgroup) {
     named_barrier_sync(FIRST_ID + warpgroup, 256);
 }
-template <int FIRST_ID> __device__ __forceinline__ void pingpong_pass_turn(int warpgroup) {
-    named_barrier_arrive(FIRST_ID + 1 - warpgroup, 256);
+template <int FIRST_ID, int N> __device__ __forceinline__ void pingpong_pass_turn(int warpgroup) {
+    named_barrier_arrive(FIRST_ID + (warpgroup + 1) % N, 256);
 }
 
 } // namespace tl::sm90
