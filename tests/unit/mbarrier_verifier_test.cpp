@@ -521,7 +521,8 @@ kernel attention(Q: global f16[B, H, S, 128], K: global f16[B, H, S, 128], V: gl
     CHECK(schedule::protocol_of(k, *w).first_stages == w->first_stages);
     CHECK_NOTHROW(schedule::verify_mbarrier_protocol(k));
     // Small tiles fit one deeper ring; switched off, one ring holds both.
-    const ir::WarpSpecializedLoop* small = ws_loop(compile_sm90a(kAttention).kernels[0]);
+    ir::Module small_module = compile_sm90a(kAttention);
+    const ir::WarpSpecializedLoop* small = ws_loop(small_module.kernels[0]);
     REQUIRE(small);
     CHECK(small->first_stages == 0);
     ir::Module m1 = compile_sm90a("@no_split_rings " + wide);
