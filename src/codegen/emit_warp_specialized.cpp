@@ -61,6 +61,16 @@ const TmaMap& map_for(const std::vector<TmaMap>& maps, const ir::Buffer* tensor,
     return maps.front();
 }
 
+// The top-level `let`s of the kernel body before its warp-specialized loop.
+std::vector<ir::StmtPtr> lets_before_loop(const ir::Kernel& kernel, const ir::WarpSpecializedLoop& loop) {
+    std::vector<ir::StmtPtr> lets;
+    for (const ir::StmtPtr& s : static_cast<const ir::Seq*>(kernel.body.get())->stmts) {
+        if (s.get() == &loop) break;
+        if (s->kind == ir::StmtKind::Let) lets.push_back(s);
+    }
+    return lets;
+}
+
 bool is_block_x(const ir::Expr& x) {
     auto* b = x.as<ir::Builtin>();
     return b && b->builtin == ir::BuiltinKind::BlockIdxX;
@@ -107,12 +117,7 @@ void KernelEmitter::emit_tile_loop(const std::function<void()>& body) {
     // When the loop's trip count depends on block.x (attention's causal mask), each group's tiles
     // run from the x with the most trips down when that is the last x: the longest tiles first,
     // so that the short ones fill the blocks' last rounds (both roles order the tiles alike).
-    std::vector<ir::StmtPtr> before; // the `let`s before the loop
-    for (const ir::StmtPtr& s : static_cast<const ir::Seq*>(kernel_.body.get())->stmts) {
-        if (s.get() == ws_loop_) break;
-        if (s->kind == ir::StmtKind::Let) before.push_back(s);
-    }
-    const std::vector<ir::StmtPtr> trip_lets = lets_needed_by(before, vars_read_in({ws_loop_->trip_count}));
+    const std::vector<ir::StmtPtr> trip_lets = lets_needed_by(lets_before_loop(kernel_, *ws_loop_), vars_read_in({ws_loop_->trip_count}));
     bool by_x = ir::any_expr(ws_loop_->trip_count, is_block_x);
     for (const ir::StmtPtr& l : trip_lets) by_x |= ir::any_expr(l->as<ir::LetStmt>()->value, is_block_x);
     if (by_x) {
@@ -197,12 +202,7 @@ void KernelEmitter::emit_producer(const ir::WarpSpecializedLoop& loop) {
         for (const ir::StmtPtr& l : trip_lets) read.push_back(l->as<ir::LetStmt>()->value);
         for (const ir::Copy* c : once) ir::for_each_region_expr(c->src, [&](const ir::ExprPtr& e) { read.push_back(e); });
         const std::set<const ir::Var*> used = vars_read_in(read);
-        std::vector<ir::StmtPtr> before;
-        for (const ir::StmtPtr& s : static_cast<const ir::Seq*>(kernel_.body.get())->stmts) {
-            if (s.get() == &loop) break;
-            if (s->kind == ir::StmtKind::Let) before.push_back(s);
-        }
-        for (const ir::StmtPtr& s : lets_needed_by(before, used)) stmt(s, {});
+        for (const ir::StmtPtr& s : lets_needed_by(lets_before_loop(kernel_, loop), used)) stmt(s, {});
         if (!once.empty()) {
             const schedule::MbarrierProtocol op = schedule::once_protocol_of(kernel_);
             out_.line(fmt::format("tl::sm90::mbarrier_wait(tl_once_empty, (tl_round + {}) & 1);  // the previous tile's readers are done",
