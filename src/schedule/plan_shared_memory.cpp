@@ -97,23 +97,26 @@ Dtype cumsum_partial_dtype(Dtype dst) {
 
 int64_t staging_pitch(int64_t cols, int elem_bytes) { return elem_bytes <= 2 ? cols + 16 / elem_bytes : cols + 1; }
 
+WgmmaPath::WgmmaPath(const ir::Kernel& kernel) {
+    const ir::WarpSpecializedLoop* loop = kernel.warp_specialization.enabled ? ir::warp_specialized_loop(kernel) : nullptr;
+    if (loop) gemms_ = loop->wgmma_gemms();
+}
+
+bool WgmmaPath::lowered_without_scratch(const ir::Stmt& s) const {
+    if (auto* g = s.as<ir::Gemm>()) return std::find(gemms_.begin(), gemms_.end(), g) != gemms_.end();
+    if (auto* c = s.as<ir::Copy>(); c && c->src.buffer->scope == ir::Scope::Fragment)
+        for (const ir::Gemm* g : gemms_)
+            if (g->a.buffer->scope == ir::Scope::Fragment && c->dst.buffer == g->a.buffer) return true;
+    return false;
+}
+
 ir::SharedMemoryPlan compute_shared_memory_plan(const ir::Kernel& kernel) {
     ir::SharedMemoryPlan plan;
     plan.planned = true;
     const ir::WarpSpecializedLoop* ws_loop =
         kernel.warp_specialization.enabled ? ir::warp_specialized_loop(kernel) : nullptr;
     auto loaded_by_tma = [&](const ir::Buffer& b) { return ws_loop && ws_loop->loads_into(&b); };
-    // wgmma gemms read their operands in place, and a register operand is a copy of a wgmma
-    // accumulator in the same layout (warp-specialize admits no other): neither needs scratch,
-    // whether or not the layouts are known yet.
-    const std::vector<const ir::Gemm*> wgmmas = ws_loop ? ws_loop->wgmma_gemms() : std::vector<const ir::Gemm*>{};
-    auto without_scratch = [&](const ir::Stmt& s) {
-        if (auto* g = s.as<ir::Gemm>()) return std::find(wgmmas.begin(), wgmmas.end(), g) != wgmmas.end();
-        if (auto* c = s.as<ir::Copy>(); c && c->src.buffer->scope == ir::Scope::Fragment)
-            for (const ir::Gemm* g : wgmmas)
-                if (g->a.buffer->scope == ir::Scope::Fragment && c->dst.buffer == g->a.buffer) return true;
-        return false;
-    };
+    const WgmmaPath wgmma_path(kernel);
     int64_t offset = 0;
     std::function<void(const ir::StmtPtr&)> visit = [&](const ir::StmtPtr& s) {
         if (!s) return;
@@ -142,7 +145,7 @@ ir::SharedMemoryPlan compute_shared_memory_plan(const ir::Kernel& kernel) {
             plan.buffers[&b] = slot;
             plan.order.push_back(&b);
         }
-        if (auto use = without_scratch(*s) ? std::nullopt : scratch_use(*s, kernel.threads, kernel.layouts)) {
+        if (auto use = wgmma_path.lowered_without_scratch(*s) ? std::nullopt : scratch_use(*s, kernel.threads, kernel.layouts)) {
             if (use->bytes > plan.scratch_bytes) plan.scratch_bytes = use->bytes, plan.largest_scratch_use = s.get();
             plan.scratch[s.get()] = std::move(*use);
         }

@@ -38,6 +38,20 @@ Dtype cumsum_partial_dtype(Dtype dst);
 // fragment, a local) is reduced by each thread alone and needs no scratch.
 bool reduce_exchanges_between_threads(const ir::Reduce& reduce, const ir::KernelLayouts& layouts);
 
+// Whether `s` is lowered without scratch because it belongs to the warp-specialized loop's wgmma
+// path: a wgmma gemm reads its operands in place, and a register A operand is a copy of a wgmma
+// accumulator in the same layout (warp-specialize admits no other). Known before the layouts are,
+// and shared by the planner and `verify-shared-bounds`, so the two agree on every kernel, including
+// a warp-specialized one whose layouts then send it to its fallback.
+class WgmmaPath {
+public:
+    explicit WgmmaPath(const ir::Kernel& kernel);
+    bool lowered_without_scratch(const ir::Stmt& s) const;
+
+private:
+    std::vector<const ir::Gemm*> gemms_;
+};
+
 // Row pitch (in elements) of a gemm operand staged into scratch: padded by 16 bytes for types of
 // at most 2 bytes (ldmatrix rows spread over the banks), by one element otherwise.
 int64_t staging_pitch(int64_t cols, int elem_bytes);
