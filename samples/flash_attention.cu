@@ -412,19 +412,19 @@ __global__ void __launch_bounds__(256, 1) flash_attention_kernel_sm90(
             const int32_t n_kv = tl::cdiv(S, 64);
             // for t in pipelined(n_kv, stages = STAGES) {  (flash_attention.tl:31)
             const int tl_trips0 = n_kv;
-            if (tl_trips0 <= 0 && tl_tid % 32 == 0) tl::sm90::mbarrier_arrive(tl_once_empty);  // no trip reads them
+            if (tl_trips0 <= 0 && tl_tid % 32 == 0) tl::sm90::mbarrier_arrive(tl_once_empty);  // the tiles loaded once per tile may be refilled
             if (tl_trips0 > 0) {
                 {
                     // Trip 0: its first gemm and the statements before its trailing gemms.
                     const int t = 0;
                     const int tl_stage = tl_it % 8;
                     const int32_t k0 = t * 64;
-                    tl::sm90::mbarrier_wait(&tl_full[tl_stage], (tl_it / 8 + 0) & 1);  // the stage's TMA loads landed
+                    tl::sm90::mbarrier_wait(&tl_full[tl_stage], (tl_it / 8 + 0) & 1);  // trip t's TMA loads landed
                     // gemm(q, k, s, transpose_b = true, clear = true);  (flash_attention.tl:37)
                     tl::sm90::warpgroup_gemm<tl::f16, 64, 64, 64, false, true, 1>(s, q, k + tl_stage * 4096, tl_tid / 128, true);
-                    tl::sm90::wgmma_wait<0>();
+                    tl::sm90::wgmma_wait<0>();  // #0 (into `s`) retired
                     tl::sm90::fence_accumulators(s);
-                    if (tl_trips0 == 1 && tl_tid % 32 == 0) tl::sm90::mbarrier_arrive(tl_once_empty);  // the tile's last first gemm retired: the tiles loaded once per tile may be refilled
+                    if (tl_trips0 == 1 && tl_tid % 32 == 0) tl::sm90::mbarrier_arrive(tl_once_empty);  // the tiles loaded once per tile may be refilled
                     // for i, j in parallel(BM, BN) {  (flash_attention.tl:38)
                     // for i, j in parallel(64, 64): each thread visits the elements of `s` it holds
                     #pragma unroll
@@ -516,14 +516,14 @@ __global__ void __launch_bounds__(256, 1) flash_attention_kernel_sm90(
                     const int tl_stage_prev = (tl_it + 7) % 8;  // trip t - 1's
                     const int tl_stage = tl_it % 8;
                     const int32_t k0 = t * 64;
-                    tl::sm90::mbarrier_wait(&tl_full[tl_stage], (tl_it / 8 + 0) & 1);  // the stage's TMA loads landed
+                    tl::sm90::mbarrier_wait(&tl_full[tl_stage], (tl_it / 8 + 0) & 1);  // trip t's TMA loads landed
                     // gemm(q, k, s, transpose_b = true, clear = true);  (flash_attention.tl:37)
                     tl::sm90::warpgroup_gemm<tl::f16, 64, 64, 64, false, true, 1>(s, q, k + tl_stage * 4096, tl_tid / 128, true);
                     // gemm(p, v, o);  (flash_attention.tl:64)
                     tl::sm90::warpgroup_gemm_rs<tl::f16, 64, 64, 64, false, 1>(o, p, v + tl_stage_prev * 4096, tl_tid / 128);  // A from the registers of `p`
-                    tl::sm90::wgmma_wait<1>();  // this trip's first gemm retired (the trailing gemms of trip t - 1 may run on)
+                    tl::sm90::wgmma_wait<1>();  // #1 (into `s`) retired; the 1 newest group(s) run on
                     tl::sm90::fence_accumulators(s);
-                    if (t + 1 == tl_trips0 && tl_tid % 32 == 0) tl::sm90::mbarrier_arrive(tl_once_empty);  // the tile's last first gemm retired: the tiles loaded once per tile may be refilled
+                    if (t + 1 == tl_trips0 && tl_tid % 32 == 0) tl::sm90::mbarrier_arrive(tl_once_empty);  // the tiles loaded once per tile may be refilled
                     // for i, j in parallel(BM, BN) {  (flash_attention.tl:38)
                     // for i, j in parallel(64, 64): each thread visits the elements of `s` it holds
                     #pragma unroll
@@ -598,9 +598,9 @@ __global__ void __launch_bounds__(256, 1) flash_attention_kernel_sm90(
                         [[maybe_unused]] const int i = ((tl_tid / 4 % 8) + (tl_s13) * 8 + (tl_tid / 32) * 16);
                         l[tl_s13] = l[tl_s13] * alpha[tl_s13] + l_tile[tl_s13];
                     }
-                    tl::sm90::wgmma_wait<0>();  // trip t - 1's trailing gemms retired
+                    tl::sm90::wgmma_wait<0>();  // #2 (into `o`) retired
                     tl::sm90::fence_accumulators(o);
-                    if (tl_tid % 32 == 0) tl::sm90::mbarrier_arrive(&tl_empty[tl_stage_prev]);  // release trip t - 1
+                    if (tl_tid % 32 == 0) tl::sm90::mbarrier_arrive(&tl_empty[tl_stage_prev]);  // release trip t - 1's stage
                     // for i, d in parallel(BM, D) {  (flash_attention.tl:60)
                     // for i, d in parallel(64, 64): each thread visits the elements of `o` it holds
                     #pragma unroll
@@ -613,13 +613,13 @@ __global__ void __launch_bounds__(256, 1) flash_attention_kernel_sm90(
                     #pragma unroll
                     for (int tl_s = 0; tl_s < p_layout::kSlots; ++tl_s) p[tl_s] = tl::convert<tl::f16>(s[tl_s]);
                 }
-                const int tl_stage = tl_it % 8;
                 // The last trip's trailing gemms.
+                const int tl_stage = tl_it % 8;
                 // gemm(p, v, o);  (flash_attention.tl:64)
                 tl::sm90::warpgroup_gemm_rs<tl::f16, 64, 64, 64, false, 1>(o, p, v + tl_stage * 4096, tl_tid / 128);  // A from the registers of `p`
-                tl::sm90::wgmma_wait<0>();  // the last trip's trailing gemms retired
+                tl::sm90::wgmma_wait<0>();  // #3 (into `o`) retired
                 tl::sm90::fence_accumulators(o);
-                if (tl_tid % 32 == 0) tl::sm90::mbarrier_arrive(&tl_empty[tl_stage]);  // release the last trip
+                if (tl_tid % 32 == 0) tl::sm90::mbarrier_arrive(&tl_empty[tl_stage]);  // release the last trip's stage
                 ++tl_it;
             }
             // for i, d in parallel(BM, D) {  (flash_attention.tl:67)

@@ -417,21 +417,21 @@ __global__ void __launch_bounds__(512, 1) flash_attention_kernel_sm90(
             const int32_t n_kv = tl::cdiv(S, 128);
             // for t in pipelined(n_kv, stages = STAGES) {  (attention.tl:46)
             const int tl_trips0 = n_kv;
-            if (tl_trips0 <= 0 && tl_tid % 32 == 0) tl::sm90::mbarrier_arrive(tl_once_empty);  // no trip reads them
+            if (tl_trips0 <= 0 && tl_tid % 32 == 0) tl::sm90::mbarrier_arrive(tl_once_empty);  // the tiles loaded once per tile may be refilled
             if (tl_trips0 > 0) {
                 {
                     // Trip 0: its first gemm and the statements before its trailing gemms.
                     const int t = 0;
                     const int tl_stage = tl_it % 5;
                     const int32_t k0 = t * 128;
-                    tl::sm90::mbarrier_wait(&tl_full[tl_stage], (tl_it / 5 + 0) & 1);  // the stage's TMA loads landed
+                    tl::sm90::mbarrier_wait(&tl_full[tl_stage], (tl_it / 5 + 0) & 1);  // trip t's TMA loads landed
                     tl::sm90::pingpong_wait_turn<8, 3>(tl_tid / 128);
                     // gemm(q, k, s, transpose_b = true, clear = true);  (attention.tl:51)
                     tl::sm90::warpgroup_gemm<tl::f16, 192, 128, 64, false, true, 3>(s, q, k + tl_stage * 8192, tl_tid / 128, true);
                     tl::sm90::pingpong_pass_turn<8, 3>(tl_tid / 128);
-                    tl::sm90::wgmma_wait<0>();
+                    tl::sm90::wgmma_wait<0>();  // #0 (into `s`) retired
                     tl::sm90::fence_accumulators(s);
-                    if (tl_trips0 == 1 && tl_tid % 32 == 0) tl::sm90::mbarrier_arrive(tl_once_empty);  // the tile's last first gemm retired: the tiles loaded once per tile may be refilled
+                    if (tl_trips0 == 1 && tl_tid % 32 == 0) tl::sm90::mbarrier_arrive(tl_once_empty);  // the tiles loaded once per tile may be refilled
                     if (k0 + 128 > S) {
                         // for i, j in parallel(BM, BN) {  (attention.tl:53)
                         // for i, j in parallel(192, 128): each thread visits the elements of `s` it holds
@@ -525,16 +525,16 @@ __global__ void __launch_bounds__(512, 1) flash_attention_kernel_sm90(
                     const int tl_stage_prev = (tl_it + 4) % 5;  // trip t - 1's
                     const int tl_stage = tl_it % 5;
                     const int32_t k0 = t * 128;
-                    tl::sm90::mbarrier_wait(&tl_full[tl_stage], (tl_it / 5 + 0) & 1);  // the stage's TMA loads landed
+                    tl::sm90::mbarrier_wait(&tl_full[tl_stage], (tl_it / 5 + 0) & 1);  // trip t's TMA loads landed
                     tl::sm90::pingpong_wait_turn<8, 3>(tl_tid / 128);
                     // gemm(q, k, s, transpose_b = true, clear = true);  (attention.tl:51)
                     tl::sm90::warpgroup_gemm<tl::f16, 192, 128, 64, false, true, 3>(s, q, k + tl_stage * 8192, tl_tid / 128, true);
                     // gemm(p, v, o);  (attention.tl:78)
                     tl::sm90::warpgroup_gemm_rs<tl::f16, 192, 64, 128, false, 3>(o, p, v + tl_stage_prev * 8192, tl_tid / 128);  // A from the registers of `p`
                     tl::sm90::pingpong_pass_turn<8, 3>(tl_tid / 128);
-                    tl::sm90::wgmma_wait<1>();  // this trip's first gemm retired (the trailing gemms of trip t - 1 may run on)
+                    tl::sm90::wgmma_wait<1>();  // #1 (into `s`) retired; the 1 newest group(s) run on
                     tl::sm90::fence_accumulators(s);
-                    if (t + 1 == tl_trips0 && tl_tid % 32 == 0) tl::sm90::mbarrier_arrive(tl_once_empty);  // the tile's last first gemm retired: the tiles loaded once per tile may be refilled
+                    if (t + 1 == tl_trips0 && tl_tid % 32 == 0) tl::sm90::mbarrier_arrive(tl_once_empty);  // the tiles loaded once per tile may be refilled
                     if (k0 + 128 > S) {
                         // for i, j in parallel(BM, BN) {  (attention.tl:53)
                         // for i, j in parallel(192, 128): each thread visits the elements of `s` it holds
@@ -611,9 +611,9 @@ __global__ void __launch_bounds__(512, 1) flash_attention_kernel_sm90(
                         [[maybe_unused]] const int i = ((tl_tid / 4 % 8) + (tl_s13) * 8 + (tl_tid / 32) * 16);
                         l[tl_s13] = l[tl_s13] * alpha[tl_s13] + l_tile[tl_s13];
                     }
-                    tl::sm90::wgmma_wait<0>();  // trip t - 1's trailing gemms retired
+                    tl::sm90::wgmma_wait<0>();  // #2 (into `o`) retired
                     tl::sm90::fence_accumulators(o);
-                    if (tl_tid % 32 == 0) tl::sm90::mbarrier_arrive(&tl_empty[tl_stage_prev]);  // release trip t - 1
+                    if (tl_tid % 32 == 0) tl::sm90::mbarrier_arrive(&tl_empty[tl_stage_prev]);  // release trip t - 1's stage
                     // for i, d in parallel(BM, D) {  (attention.tl:74)
                     // for i, d in parallel(192, 64): each thread visits the elements of `o` it holds
                     #pragma unroll
@@ -626,15 +626,15 @@ __global__ void __launch_bounds__(512, 1) flash_attention_kernel_sm90(
                     #pragma unroll
                     for (int tl_s = 0; tl_s < p_layout::kSlots; ++tl_s) p[tl_s] = tl::convert<tl::f16>(s[tl_s]);
                 }
-                const int tl_stage = tl_it % 5;
                 // The last trip's trailing gemms.
+                const int tl_stage = tl_it % 5;
                 tl::sm90::pingpong_wait_turn<8, 3>(tl_tid / 128);
                 // gemm(p, v, o);  (attention.tl:78)
                 tl::sm90::warpgroup_gemm_rs<tl::f16, 192, 64, 128, false, 3>(o, p, v + tl_stage * 8192, tl_tid / 128);  // A from the registers of `p`
                 tl::sm90::pingpong_pass_turn<8, 3>(tl_tid / 128);
-                tl::sm90::wgmma_wait<0>();  // the last trip's trailing gemms retired
+                tl::sm90::wgmma_wait<0>();  // #3 (into `o`) retired
                 tl::sm90::fence_accumulators(o);
-                if (tl_tid % 32 == 0) tl::sm90::mbarrier_arrive(&tl_empty[tl_stage]);  // release the last trip
+                if (tl_tid % 32 == 0) tl::sm90::mbarrier_arrive(&tl_empty[tl_stage]);  // release the last trip's stage
                 ++tl_it;
             }
             // for i, d in parallel(BM, D) {  (attention.tl:81)
@@ -1080,21 +1080,21 @@ __global__ void __launch_bounds__(512, 1) flash_attention_gqa_kernel_sm90(
             const int32_t n_kv = tl::cdiv(S, 128);
             // for t in pipelined(n_kv, stages = STAGES) {  (attention.tl:117)
             const int tl_trips0 = n_kv;
-            if (tl_trips0 <= 0 && tl_tid % 32 == 0) tl::sm90::mbarrier_arrive(tl_once_empty);  // no trip reads them
+            if (tl_trips0 <= 0 && tl_tid % 32 == 0) tl::sm90::mbarrier_arrive(tl_once_empty);  // the tiles loaded once per tile may be refilled
             if (tl_trips0 > 0) {
                 {
                     // Trip 0: its first gemm and the statements before its trailing gemms.
                     const int t = 0;
                     const int tl_stage = tl_it % 5;
                     const int32_t k0 = t * 128;
-                    tl::sm90::mbarrier_wait(&tl_full[tl_stage], (tl_it / 5 + 0) & 1);  // the stage's TMA loads landed
+                    tl::sm90::mbarrier_wait(&tl_full[tl_stage], (tl_it / 5 + 0) & 1);  // trip t's TMA loads landed
                     tl::sm90::pingpong_wait_turn<8, 3>(tl_tid / 128);
                     // gemm(q, k, s, transpose_b = true, clear = true);  (attention.tl:122)
                     tl::sm90::warpgroup_gemm<tl::f16, 192, 128, 64, false, true, 3>(s, q, k + tl_stage * 8192, tl_tid / 128, true);
                     tl::sm90::pingpong_pass_turn<8, 3>(tl_tid / 128);
-                    tl::sm90::wgmma_wait<0>();
+                    tl::sm90::wgmma_wait<0>();  // #0 (into `s`) retired
                     tl::sm90::fence_accumulators(s);
-                    if (tl_trips0 == 1 && tl_tid % 32 == 0) tl::sm90::mbarrier_arrive(tl_once_empty);  // the tile's last first gemm retired: the tiles loaded once per tile may be refilled
+                    if (tl_trips0 == 1 && tl_tid % 32 == 0) tl::sm90::mbarrier_arrive(tl_once_empty);  // the tiles loaded once per tile may be refilled
                     if (k0 + 128 > S) {
                         // for i, j in parallel(BM, BN) {  (attention.tl:124)
                         // for i, j in parallel(192, 128): each thread visits the elements of `s` it holds
@@ -1188,16 +1188,16 @@ __global__ void __launch_bounds__(512, 1) flash_attention_gqa_kernel_sm90(
                     const int tl_stage_prev = (tl_it + 4) % 5;  // trip t - 1's
                     const int tl_stage = tl_it % 5;
                     const int32_t k0 = t * 128;
-                    tl::sm90::mbarrier_wait(&tl_full[tl_stage], (tl_it / 5 + 0) & 1);  // the stage's TMA loads landed
+                    tl::sm90::mbarrier_wait(&tl_full[tl_stage], (tl_it / 5 + 0) & 1);  // trip t's TMA loads landed
                     tl::sm90::pingpong_wait_turn<8, 3>(tl_tid / 128);
                     // gemm(q, k, s, transpose_b = true, clear = true);  (attention.tl:122)
                     tl::sm90::warpgroup_gemm<tl::f16, 192, 128, 64, false, true, 3>(s, q, k + tl_stage * 8192, tl_tid / 128, true);
                     // gemm(p, v, o);  (attention.tl:149)
                     tl::sm90::warpgroup_gemm_rs<tl::f16, 192, 64, 128, false, 3>(o, p, v + tl_stage_prev * 8192, tl_tid / 128);  // A from the registers of `p`
                     tl::sm90::pingpong_pass_turn<8, 3>(tl_tid / 128);
-                    tl::sm90::wgmma_wait<1>();  // this trip's first gemm retired (the trailing gemms of trip t - 1 may run on)
+                    tl::sm90::wgmma_wait<1>();  // #1 (into `s`) retired; the 1 newest group(s) run on
                     tl::sm90::fence_accumulators(s);
-                    if (t + 1 == tl_trips0 && tl_tid % 32 == 0) tl::sm90::mbarrier_arrive(tl_once_empty);  // the tile's last first gemm retired: the tiles loaded once per tile may be refilled
+                    if (t + 1 == tl_trips0 && tl_tid % 32 == 0) tl::sm90::mbarrier_arrive(tl_once_empty);  // the tiles loaded once per tile may be refilled
                     if (k0 + 128 > S) {
                         // for i, j in parallel(BM, BN) {  (attention.tl:124)
                         // for i, j in parallel(192, 128): each thread visits the elements of `s` it holds
@@ -1274,9 +1274,9 @@ __global__ void __launch_bounds__(512, 1) flash_attention_gqa_kernel_sm90(
                         [[maybe_unused]] const int i = ((tl_tid / 4 % 8) + (tl_s13) * 8 + (tl_tid / 32) * 16);
                         l[tl_s13] = l[tl_s13] * alpha[tl_s13] + l_tile[tl_s13];
                     }
-                    tl::sm90::wgmma_wait<0>();  // trip t - 1's trailing gemms retired
+                    tl::sm90::wgmma_wait<0>();  // #2 (into `o`) retired
                     tl::sm90::fence_accumulators(o);
-                    if (tl_tid % 32 == 0) tl::sm90::mbarrier_arrive(&tl_empty[tl_stage_prev]);  // release trip t - 1
+                    if (tl_tid % 32 == 0) tl::sm90::mbarrier_arrive(&tl_empty[tl_stage_prev]);  // release trip t - 1's stage
                     // for i, d in parallel(BM, D) {  (attention.tl:145)
                     // for i, d in parallel(192, 64): each thread visits the elements of `o` it holds
                     #pragma unroll
@@ -1289,15 +1289,15 @@ __global__ void __launch_bounds__(512, 1) flash_attention_gqa_kernel_sm90(
                     #pragma unroll
                     for (int tl_s = 0; tl_s < p_layout::kSlots; ++tl_s) p[tl_s] = tl::convert<tl::f16>(s[tl_s]);
                 }
-                const int tl_stage = tl_it % 5;
                 // The last trip's trailing gemms.
+                const int tl_stage = tl_it % 5;
                 tl::sm90::pingpong_wait_turn<8, 3>(tl_tid / 128);
                 // gemm(p, v, o);  (attention.tl:149)
                 tl::sm90::warpgroup_gemm_rs<tl::f16, 192, 64, 128, false, 3>(o, p, v + tl_stage * 8192, tl_tid / 128);  // A from the registers of `p`
                 tl::sm90::pingpong_pass_turn<8, 3>(tl_tid / 128);
-                tl::sm90::wgmma_wait<0>();  // the last trip's trailing gemms retired
+                tl::sm90::wgmma_wait<0>();  // #3 (into `o`) retired
                 tl::sm90::fence_accumulators(o);
-                if (tl_tid % 32 == 0) tl::sm90::mbarrier_arrive(&tl_empty[tl_stage]);  // release the last trip
+                if (tl_tid % 32 == 0) tl::sm90::mbarrier_arrive(&tl_empty[tl_stage]);  // release the last trip's stage
                 ++tl_it;
             }
             // for i, d in parallel(BM, D) {  (attention.tl:152)

@@ -422,13 +422,13 @@ __global__ void __launch_bounds__(256, 1) attention_backward_rows_kernel_sm90(
             const int tl_trips0 = n_kv;
             for (int t = 0; t < tl_trips0; ++t, ++tl_it) {
                 const int tl_stage = tl_it % 8;
-                tl::sm90::mbarrier_wait(&tl_full[tl_stage], (tl_it / 8 + 0) & 1);  // the stage's TMA loads landed
+                tl::sm90::mbarrier_wait(&tl_full[tl_stage], (tl_it / 8 + 0) & 1);  // trip t's TMA loads landed
                 const int32_t k0 = t * 64;
                 // gemm(q, k, s, transpose_b = true, clear = true);  (attention_backward.tl:47)
                 tl::sm90::warpgroup_gemm<tl::f16, 64, 64, 64, false, true, 1>(s, q, k + tl_stage * 4096, tl_tid / 128, true);
-                tl::sm90::wgmma_wait<0>();
+                tl::sm90::wgmma_wait<0>();  // #0 (into `s`) retired
                 tl::sm90::fence_accumulators(s);
-                if (tl_tid % 32 == 0) tl::sm90::mbarrier_arrive(&tl_empty[tl_stage]);  // the stage's last reader retired
+                if (tl_tid % 32 == 0) tl::sm90::mbarrier_arrive(&tl_empty[tl_stage]);  // release trip t's stage
                 if (k0 + 64 > S) {
                     // for i, j in parallel(BM, BN) {  (attention_backward.tl:49)
                     // for i, j in parallel(64, 64): each thread visits the elements of `s` it holds
@@ -506,7 +506,7 @@ __global__ void __launch_bounds__(256, 1) attention_backward_rows_kernel_sm90(
                     l[tl_s6] = l[tl_s6] * alpha[tl_s6] + l_tile[tl_s6];
                 }
             }
-            if (tl_tid % 32 == 0) tl::sm90::mbarrier_arrive(tl_once_empty);  // the tile's last wgmma retired
+            if (tl_tid % 32 == 0) tl::sm90::mbarrier_arrive(tl_once_empty);  // the tiles loaded once per tile may be refilled
             // for i in parallel(BM) {  (attention_backward.tl:69)
             // for i in parallel(64): each thread visits the elements of `m` it holds
             #pragma unroll

@@ -296,14 +296,14 @@ __global__ void __launch_bounds__(384, 1) gemm_kernel_sm90(
             const int tl_trips0 = tl::cdiv(K, 64);
             for (int k = 0; k < tl_trips0; ++k, ++tl_it) {
                 const int tl_stage = tl_it % 4;
-                tl::sm90::mbarrier_wait(&tl_full[tl_stage], (tl_it / 4 + 0) & 1);  // the stage's TMA loads landed
+                tl::sm90::mbarrier_wait(&tl_full[tl_stage], (tl_it / 4 + 0) & 1);  // trip k's TMA loads landed
                 // gemm(a, b, acc);  (gemm.tl:24)
                 tl::sm90::warpgroup_gemm<tl::f16, 128, 256, 64, false, false, 2>(acc, a + tl_stage * 8192, b + tl_stage * 16384, tl_tid / 128);
-                tl::sm90::wgmma_wait<1>();  // at most 1 trip(s) of wgmmas still in flight
-                if (k >= 1 && tl_tid % 32 == 0) tl::sm90::mbarrier_arrive(&tl_empty[(tl_it + 3) % 4]);  // release trip it - 1
+                tl::sm90::wgmma_wait<1>();  // at most 1 wgmma group(s) still in flight
+                if (k >= 1 && tl_tid % 32 == 0) tl::sm90::mbarrier_arrive(&tl_empty[(tl_it + 3) % 4]);  // release trip k - 1's stage
             }
-            tl::sm90::wgmma_wait<0>();
-            if (tl_trips0 >= 1 && tl_tid % 32 == 0) tl::sm90::mbarrier_arrive(&tl_empty[(tl_it + 3) % 4]);  // release the tile's last trips
+            tl::sm90::wgmma_wait<0>();  // every wgmma group retired
+            if (tl_trips0 >= 1 && tl_tid % 32 == 0) tl::sm90::mbarrier_arrive(&tl_empty[(tl_it + 3) % 4]);  // release the last trip's stage
             // copy(acc, C[row0 +: BM, col0 +: BN]);  (gemm.tl:26)
             {
                 const int tl_wg = tl_tid / 128;
@@ -612,14 +612,14 @@ __global__ void __launch_bounds__(384, 1) gemm_nt_kernel_sm90(
             const int tl_trips0 = tl::cdiv(K, 64);
             for (int k = 0; k < tl_trips0; ++k, ++tl_it) {
                 const int tl_stage = tl_it % 4;
-                tl::sm90::mbarrier_wait(&tl_full[tl_stage], (tl_it / 4 + 0) & 1);  // the stage's TMA loads landed
+                tl::sm90::mbarrier_wait(&tl_full[tl_stage], (tl_it / 4 + 0) & 1);  // trip k's TMA loads landed
                 // gemm(a, b, acc, transpose_b = true);  (gemm.tl:44)
                 tl::sm90::warpgroup_gemm<tl::f16, 128, 256, 64, false, true, 2>(acc, a + tl_stage * 8192, b + tl_stage * 16384, tl_tid / 128);
-                tl::sm90::wgmma_wait<1>();  // at most 1 trip(s) of wgmmas still in flight
-                if (k >= 1 && tl_tid % 32 == 0) tl::sm90::mbarrier_arrive(&tl_empty[(tl_it + 3) % 4]);  // release trip it - 1
+                tl::sm90::wgmma_wait<1>();  // at most 1 wgmma group(s) still in flight
+                if (k >= 1 && tl_tid % 32 == 0) tl::sm90::mbarrier_arrive(&tl_empty[(tl_it + 3) % 4]);  // release trip k - 1's stage
             }
-            tl::sm90::wgmma_wait<0>();
-            if (tl_trips0 >= 1 && tl_tid % 32 == 0) tl::sm90::mbarrier_arrive(&tl_empty[(tl_it + 3) % 4]);  // release the tile's last trips
+            tl::sm90::wgmma_wait<0>();  // every wgmma group retired
+            if (tl_trips0 >= 1 && tl_tid % 32 == 0) tl::sm90::mbarrier_arrive(&tl_empty[(tl_it + 3) % 4]);  // release the last trip's stage
             // copy(acc, C[row0 +: BM, col0 +: BN]);  (gemm.tl:46)
             {
                 const int tl_wg = tl_tid / 128;
@@ -948,14 +948,14 @@ __global__ void __launch_bounds__(384, 1) gemm_scaled_kernel_sm90(
             const int tl_trips0 = tl::cdiv(K, 64);
             for (int k = 0; k < tl_trips0; ++k, ++tl_it) {
                 const int tl_stage = tl_it % 4;
-                tl::sm90::mbarrier_wait(&tl_full[tl_stage], (tl_it / 4 + 0) & 1);  // the stage's TMA loads landed
+                tl::sm90::mbarrier_wait(&tl_full[tl_stage], (tl_it / 4 + 0) & 1);  // trip k's TMA loads landed
                 // gemm(a, b, acc);  (gemm.tl:64)
                 tl::sm90::warpgroup_gemm<tl::f16, 128, 256, 64, false, false, 2>(acc, a + tl_stage * 8192, b + tl_stage * 16384, tl_tid / 128);
-                tl::sm90::wgmma_wait<1>();  // at most 1 trip(s) of wgmmas still in flight
-                if (k >= 1 && tl_tid % 32 == 0) tl::sm90::mbarrier_arrive(&tl_empty[(tl_it + 3) % 4]);  // release trip it - 1
+                tl::sm90::wgmma_wait<1>();  // at most 1 wgmma group(s) still in flight
+                if (k >= 1 && tl_tid % 32 == 0) tl::sm90::mbarrier_arrive(&tl_empty[(tl_it + 3) % 4]);  // release trip k - 1's stage
             }
-            tl::sm90::wgmma_wait<0>();
-            if (tl_trips0 >= 1 && tl_tid % 32 == 0) tl::sm90::mbarrier_arrive(&tl_empty[(tl_it + 3) % 4]);  // release the tile's last trips
+            tl::sm90::wgmma_wait<0>();  // every wgmma group retired
+            if (tl_trips0 >= 1 && tl_tid % 32 == 0) tl::sm90::mbarrier_arrive(&tl_empty[(tl_it + 3) % 4]);  // release the last trip's stage
             // for i, j in parallel(BM, BN) {  (gemm.tl:68)
             // for i, j in parallel(128, 256): each thread visits the elements of `acc` it holds
             #pragma unroll
@@ -1312,14 +1312,14 @@ __global__ void __launch_bounds__(384, 1) gemm_bias_kernel_sm90(
             const int tl_trips0 = tl::cdiv(K, 64);
             for (int k = 0; k < tl_trips0; ++k, ++tl_it) {
                 const int tl_stage = tl_it % 4;
-                tl::sm90::mbarrier_wait(&tl_full[tl_stage], (tl_it / 4 + 0) & 1);  // the stage's TMA loads landed
+                tl::sm90::mbarrier_wait(&tl_full[tl_stage], (tl_it / 4 + 0) & 1);  // trip k's TMA loads landed
                 // gemm(a, b, acc);  (gemm.tl:94)
                 tl::sm90::warpgroup_gemm<tl::f16, 128, 256, 64, false, false, 2>(acc, a + tl_stage * 8192, b + tl_stage * 16384, tl_tid / 128);
-                tl::sm90::wgmma_wait<1>();  // at most 1 trip(s) of wgmmas still in flight
-                if (k >= 1 && tl_tid % 32 == 0) tl::sm90::mbarrier_arrive(&tl_empty[(tl_it + 3) % 4]);  // release trip it - 1
+                tl::sm90::wgmma_wait<1>();  // at most 1 wgmma group(s) still in flight
+                if (k >= 1 && tl_tid % 32 == 0) tl::sm90::mbarrier_arrive(&tl_empty[(tl_it + 3) % 4]);  // release trip k - 1's stage
             }
-            tl::sm90::wgmma_wait<0>();
-            if (tl_trips0 >= 1 && tl_tid % 32 == 0) tl::sm90::mbarrier_arrive(&tl_empty[(tl_it + 3) % 4]);  // release the tile's last trips
+            tl::sm90::wgmma_wait<0>();  // every wgmma group retired
+            if (tl_trips0 >= 1 && tl_tid % 32 == 0) tl::sm90::mbarrier_arrive(&tl_empty[(tl_it + 3) % 4]);  // release the last trip's stage
             // copy(Bias[col0 +: BN], bias);  (gemm.tl:96)
             #pragma unroll
             for (int tl_i2 = 0; tl_i2 < 1; ++tl_i2) {
@@ -1692,14 +1692,14 @@ __global__ void __launch_bounds__(384, 1) gemm_bias_gelu_kernel_sm90(
             const int tl_trips0 = tl::cdiv(K, 64);
             for (int k = 0; k < tl_trips0; ++k, ++tl_it) {
                 const int tl_stage = tl_it % 4;
-                tl::sm90::mbarrier_wait(&tl_full[tl_stage], (tl_it / 4 + 0) & 1);  // the stage's TMA loads landed
+                tl::sm90::mbarrier_wait(&tl_full[tl_stage], (tl_it / 4 + 0) & 1);  // trip k's TMA loads landed
                 // gemm(a, b, acc);  (gemm.tl:119)
                 tl::sm90::warpgroup_gemm<tl::f16, 128, 256, 64, false, false, 2>(acc, a + tl_stage * 8192, b + tl_stage * 16384, tl_tid / 128);
-                tl::sm90::wgmma_wait<1>();  // at most 1 trip(s) of wgmmas still in flight
-                if (k >= 1 && tl_tid % 32 == 0) tl::sm90::mbarrier_arrive(&tl_empty[(tl_it + 3) % 4]);  // release trip it - 1
+                tl::sm90::wgmma_wait<1>();  // at most 1 wgmma group(s) still in flight
+                if (k >= 1 && tl_tid % 32 == 0) tl::sm90::mbarrier_arrive(&tl_empty[(tl_it + 3) % 4]);  // release trip k - 1's stage
             }
-            tl::sm90::wgmma_wait<0>();
-            if (tl_trips0 >= 1 && tl_tid % 32 == 0) tl::sm90::mbarrier_arrive(&tl_empty[(tl_it + 3) % 4]);  // release the tile's last trips
+            tl::sm90::wgmma_wait<0>();  // every wgmma group retired
+            if (tl_trips0 >= 1 && tl_tid % 32 == 0) tl::sm90::mbarrier_arrive(&tl_empty[(tl_it + 3) % 4]);  // release the last trip's stage
             // copy(Bias[col0 +: BN], bias);  (gemm.tl:121)
             #pragma unroll
             for (int tl_i2 = 0; tl_i2 < 1; ++tl_i2) {
@@ -2072,14 +2072,14 @@ __global__ void __launch_bounds__(384, 1) gemm_bias_silu_kernel_sm90(
             const int tl_trips0 = tl::cdiv(K, 64);
             for (int k = 0; k < tl_trips0; ++k, ++tl_it) {
                 const int tl_stage = tl_it % 4;
-                tl::sm90::mbarrier_wait(&tl_full[tl_stage], (tl_it / 4 + 0) & 1);  // the stage's TMA loads landed
+                tl::sm90::mbarrier_wait(&tl_full[tl_stage], (tl_it / 4 + 0) & 1);  // trip k's TMA loads landed
                 // gemm(a, b, acc);  (gemm.tl:144)
                 tl::sm90::warpgroup_gemm<tl::f16, 128, 256, 64, false, false, 2>(acc, a + tl_stage * 8192, b + tl_stage * 16384, tl_tid / 128);
-                tl::sm90::wgmma_wait<1>();  // at most 1 trip(s) of wgmmas still in flight
-                if (k >= 1 && tl_tid % 32 == 0) tl::sm90::mbarrier_arrive(&tl_empty[(tl_it + 3) % 4]);  // release trip it - 1
+                tl::sm90::wgmma_wait<1>();  // at most 1 wgmma group(s) still in flight
+                if (k >= 1 && tl_tid % 32 == 0) tl::sm90::mbarrier_arrive(&tl_empty[(tl_it + 3) % 4]);  // release trip k - 1's stage
             }
-            tl::sm90::wgmma_wait<0>();
-            if (tl_trips0 >= 1 && tl_tid % 32 == 0) tl::sm90::mbarrier_arrive(&tl_empty[(tl_it + 3) % 4]);  // release the tile's last trips
+            tl::sm90::wgmma_wait<0>();  // every wgmma group retired
+            if (tl_trips0 >= 1 && tl_tid % 32 == 0) tl::sm90::mbarrier_arrive(&tl_empty[(tl_it + 3) % 4]);  // release the last trip's stage
             // copy(Bias[col0 +: BN], bias);  (gemm.tl:146)
             #pragma unroll
             for (int tl_i2 = 0; tl_i2 < 1; ++tl_i2) {
@@ -2426,14 +2426,14 @@ __global__ void __launch_bounds__(384, 1) gemm_splitk_partial_kernel_sm90(
             const int tl_trips0 = tl::cdiv(tl::min(k_len, K - k0), 64);
             for (int k = 0; k < tl_trips0; ++k, ++tl_it) {
                 const int tl_stage = tl_it % 4;
-                tl::sm90::mbarrier_wait(&tl_full[tl_stage], (tl_it / 4 + 0) & 1);  // the stage's TMA loads landed
+                tl::sm90::mbarrier_wait(&tl_full[tl_stage], (tl_it / 4 + 0) & 1);  // trip k's TMA loads landed
                 // gemm(a, b, acc);  (gemm.tl:175)
                 tl::sm90::warpgroup_gemm<tl::f16, 128, 256, 64, false, false, 2>(acc, a + tl_stage * 8192, b + tl_stage * 16384, tl_tid / 128);
-                tl::sm90::wgmma_wait<1>();  // at most 1 trip(s) of wgmmas still in flight
-                if (k >= 1 && tl_tid % 32 == 0) tl::sm90::mbarrier_arrive(&tl_empty[(tl_it + 3) % 4]);  // release trip it - 1
+                tl::sm90::wgmma_wait<1>();  // at most 1 wgmma group(s) still in flight
+                if (k >= 1 && tl_tid % 32 == 0) tl::sm90::mbarrier_arrive(&tl_empty[(tl_it + 3) % 4]);  // release trip k - 1's stage
             }
-            tl::sm90::wgmma_wait<0>();
-            if (tl_trips0 >= 1 && tl_tid % 32 == 0) tl::sm90::mbarrier_arrive(&tl_empty[(tl_it + 3) % 4]);  // release the tile's last trips
+            tl::sm90::wgmma_wait<0>();  // every wgmma group retired
+            if (tl_trips0 >= 1 && tl_tid % 32 == 0) tl::sm90::mbarrier_arrive(&tl_empty[(tl_it + 3) % 4]);  // release the last trip's stage
             // copy(acc, Part[block.z, row0 +: BM, col0 +: BN]);  (gemm.tl:177)
             #pragma unroll
             for (int tl_chunk1 = 0; tl_chunk1 < acc_layout::kSlots; tl_chunk1 += 2) {

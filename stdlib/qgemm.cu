@@ -1101,7 +1101,7 @@ __global__ void __launch_bounds__(384, 1) fp8_gemm_block_scaled_kernel_variant0_
             const int tl_trips0 = KG;
             for (int k = 0; k < tl_trips0; ++k, ++tl_it) {
                 const int tl_stage = tl_it % 4;
-                tl::sm90::mbarrier_wait(&tl_full[tl_stage], (tl_it / 4 + 0) & 1);  // the stage's TMA loads landed
+                tl::sm90::mbarrier_wait(&tl_full[tl_stage], (tl_it / 4 + 0) & 1);  // trip k's TMA loads landed
                 // gemm(a, b, part, transpose_b = true, clear = true);  (qgemm.tl:104)
                 tl::sm90::warpgroup_gemm<tl::f8e4m3, 128, 128, 128, false, true, 2>(part, a + tl_stage * 16384, b + tl_stage * 16384, tl_tid / 128, true);
                 tl::sm90::named_barrier_sync(1, 256);  // WAR on `sa`
@@ -1122,9 +1122,9 @@ __global__ void __launch_bounds__(384, 1) fp8_gemm_block_scaled_kernel_variant0_
                     }
                 }
                 tl::sm90::named_barrier_sync(1, 256);  // RAW on `sa`
-                tl::sm90::wgmma_wait<0>();
+                tl::sm90::wgmma_wait<0>();  // #0 (into `part`) retired
                 tl::sm90::fence_accumulators(part);
-                if (tl_tid % 32 == 0) tl::sm90::mbarrier_arrive(&tl_empty[tl_stage]);  // the stage's last reader retired
+                if (tl_tid % 32 == 0) tl::sm90::mbarrier_arrive(&tl_empty[tl_stage]);  // release trip k's stage
                 // for i, j in parallel(BM, BN) {  (qgemm.tl:105)
                 // for i, j in parallel(128, 128): each thread visits the elements of `acc` it holds
                 #pragma unroll
@@ -1511,7 +1511,7 @@ __global__ void __launch_bounds__(384, 1) fp8_gemm_block_scaled_kernel_variant1_
             const int tl_trips0 = KG;
             for (int k = 0; k < tl_trips0; ++k, ++tl_it) {
                 const int tl_stage = tl_it % 6;
-                tl::sm90::mbarrier_wait(&tl_full[tl_stage], (tl_it / 6 + 0) & 1);  // the stage's TMA loads landed
+                tl::sm90::mbarrier_wait(&tl_full[tl_stage], (tl_it / 6 + 0) & 1);  // trip k's TMA loads landed
                 // gemm(a, b, part, transpose_b = true, clear = true);  (qgemm.tl:104)
                 tl::sm90::warpgroup_gemm<tl::f8e4m3, 128, 64, 128, false, true, 2>(part, a + tl_stage * 16384, b + tl_stage * 8192, tl_tid / 128, true);
                 tl::sm90::named_barrier_sync(1, 256);  // WAR on `sa`
@@ -1532,9 +1532,9 @@ __global__ void __launch_bounds__(384, 1) fp8_gemm_block_scaled_kernel_variant1_
                     }
                 }
                 tl::sm90::named_barrier_sync(1, 256);  // RAW on `sa`
-                tl::sm90::wgmma_wait<0>();
+                tl::sm90::wgmma_wait<0>();  // #0 (into `part`) retired
                 tl::sm90::fence_accumulators(part);
-                if (tl_tid % 32 == 0) tl::sm90::mbarrier_arrive(&tl_empty[tl_stage]);  // the stage's last reader retired
+                if (tl_tid % 32 == 0) tl::sm90::mbarrier_arrive(&tl_empty[tl_stage]);  // release trip k's stage
                 // for i, j in parallel(BM, BN) {  (qgemm.tl:105)
                 // for i, j in parallel(128, 64): each thread visits the elements of `acc` it holds
                 #pragma unroll

@@ -2,7 +2,7 @@
 """Differential test of the scheduler: random well-typed tile programs (gemm main loops, row and
 column reductions, elementwise kernels, accumulations into partial results) on random inputs, from a seed. Each program must pass
 `tlc check` for sm_80 and sm_90a, and `tlc run` must give bit-identical outputs for the IR after
-sema (the program's meaning) and for the scheduled IR (`--stop-after verify-shared-bounds`) for
+sema (the program's meaning) and for the scheduled IR (`--stop-after verify-mbarriers`) for
 sm_80 and sm_90a, each also with `--disable pipeline` and `--disable async-copy`. A difference, a
 fault or a crash is a finding: the program, its inputs and the commands are kept in `--keep DIR`.
 
@@ -33,7 +33,7 @@ ARCHS = ["sm_80", "sm_90a"]
 DISABLES = [[], ["--disable", "pipeline"], ["--disable", "async-copy"]]
 # The scheduled variants: (label, extra arguments of `tlc run`).
 VARIANTS = [(f"{arch}{''.join('/no-' + d[1] for d in [dis] if d)}",
-             ["--arch", arch, "--stop-after", "verify-shared-bounds", *dis])
+             ["--arch", arch, "--stop-after", "verify-mbarriers", *dis])
             for arch in ARCHS for dis in DISABLES]
 
 TILES = [16, 32, 48, 64, 128]

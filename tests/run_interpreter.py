@@ -2,7 +2,7 @@
 """Interpreter tests: `tlc run` executes every kernel of samples/*.tl and stdlib/*.tl on the CPU,
 at small shapes that are not tile multiples, on random inputs (fixed seed), and every `mut` output
 must match a float64 reference computed here within a tolerance for its dtype. Each case runs on
-the IR after sema and on the scheduled program (`--stop-after verify-shared-bounds --arch sm_80`;
+the IR after sema and on the scheduled program (`--stop-after verify-mbarriers --arch sm_80`;
 the gemm kernels also for sm_90a); tests/interpreter/dtypes.tl checks every element encoding
 exactly, tests/interpreter/variants.tl that a kernel with variants runs the one its `when`
 chooses, tests/interpreter/sm_count.tl that `--sm-count` sets the builtin `sm_count`, and
@@ -34,8 +34,8 @@ import npy
 from testlib import Results, describe_exit, directive, parse_args, run, tl_files
 
 AFTER_SEMA = []
-SCHEDULED_SM80 = ["--arch", "sm_80", "--stop-after", "verify-shared-bounds"]
-SCHEDULED_SM90A = ["--arch", "sm_90a", "--stop-after", "verify-shared-bounds"]
+SCHEDULED_SM80 = ["--arch", "sm_80", "--stop-after", "verify-mbarriers"]
+SCHEDULED_SM90A = ["--arch", "sm_90a", "--stop-after", "verify-mbarriers"]
 
 # (rtol, atol) by output dtype; integer outputs are compared exactly. f16/bf16 outputs carry one
 # rounding of the result (and f16/bf16 probabilities inside attention); statistics are f32.

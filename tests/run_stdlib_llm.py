@@ -36,7 +36,7 @@ results = []
 def run(file, kernel, defines, tensors, scalars=None, outputs=()):
     """tensors: {name: (dtype, shape, values)}; returns {output: values} after the run."""
     cmd = [args.tlc, "run", os.path.join(args.root, "stdlib", file), "--kernel", kernel, "--stop-after",
-           "verify-shared-bounds"]
+           "verify-mbarriers"]
     for d in defines:
         cmd += [d] if d.startswith("--") else ["-D", d]   # "--sm-count=1": an option of tlc run
     for name, (dtype, shape, values) in tensors.items():

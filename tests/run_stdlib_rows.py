@@ -16,7 +16,7 @@ TLC = args.tlc
 TMP = tempfile.mkdtemp(prefix="tlc-stdlib-rows-")
 random.seed(3)
 def run(file, kernel, defines, tensors, scalars, dtype="<f4"):
-    args = [TLC, "run", file, "--kernel", kernel, "--stop-after", "verify-shared-bounds"]
+    args = [TLC, "run", file, "--kernel", kernel, "--stop-after", "verify-mbarriers"]
     for d in defines: args += [d] if d.startswith("--") else ["-D", d]   # "--sm-count=1": an option
     for name, (shape, vals) in tensors.items():
         p = os.path.join(TMP, f"{name}.npy"); write_npy(p, dtype, shape, vals); args += ["--tensor", f"{name}={p}"]

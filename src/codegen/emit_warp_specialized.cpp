@@ -11,6 +11,7 @@
 
 #include <algorithm>
 #include <functional>
+#include <map>
 #include <set>
 
 namespace tlc::codegen {
@@ -278,208 +279,139 @@ void KernelEmitter::emit_wgmma(const ir::Gemm& g, const std::string& stage) {
                           identifier(c.name), tile(*g.a.buffer), tile(*g.b.buffer), clear));
 }
 
-// The consumers' loop when the trip's first gemm is issued one trip early (a software pipeline
-// of the wgmmas, as FlashAttention-3 runs its two gemms). A trip is: its first gemm F, the
-// statements A up to the first use of a trailing gemm's result (or register operand), the
-// statements B from there, the trailing gemms T. Trip 0 runs F, A, B on its own; then each
-// iteration t issues F(t) and T(t - 1) together, waits for F(t) alone (wgmma groups retire in
-// order, so at most T(t - 1)'s groups are pending then) and runs A(t) while T(t - 1) runs, waits
-// for T(t - 1), releases its stage, and runs B(t); the last trip's T follows the loop. Every group
-// is waited for in the iteration that issues it, so no wgmma is in flight across the loop's back
-// edge (ptxas would serialise the wgmmas of a loop whose accumulators other code writes then). The
-// mbarrier protocol is the one-trip-in-flight ring (mma_in_flight 1, release lag 1) that
-// verify-mbarriers checks: a stage is released once its last reader retired, one trip later.
-bool KernelEmitter::emit_consumer_loop_overlapped(const ir::WarpSpecializedLoop& loop) {
-    const schedule::MbarrierProtocol protocol = schedule::protocol_of(kernel_, loop);
-    TLC_CHECK(protocol.mma_in_flight == 1 && protocol.release_lag == 1, "an overlapped warp-specialized trip keeps one trip in flight");
-    const std::vector<ir::StmtPtr>& stmts = loop.statements();
-    const ir::Gemm& first = *stmts.front()->as<ir::Gemm>();
-    // The trailing gemms: the statements after the last one that uses the first gemm's result.
-    const size_t tail_begin = loop.trailing_begin();
-    std::vector<const ir::Gemm*> tail;
-    for (size_t i = tail_begin; i < stmts.size(); ++i) tail.push_back(stmts[i]->as<ir::Gemm>());
-    TLC_CHECK(tail_begin > 1 && !tail.empty(), "an overlapped trip: its first gemm's result used, then trailing gemms");
-    // B starts at the first statement that touches a trailing gemm's accumulator or register operand.
-    size_t b_begin = tail_begin;
-    for (size_t i = 1; i < tail_begin && b_begin == tail_begin; ++i) {
-        const ir::BufferUses uses = ir::buffer_uses(stmts[i]);
-        for (const ir::Gemm* g : tail)
-            if (uses.touches(g->c.buffer.get()) || (g->a.buffer->scope == ir::Scope::Fragment && uses.touches(g->a.buffer.get())))
-                b_begin = i;
-    }
-    const int S = protocol.stages;
-    const std::string k = var_name(*loop.var), trips = fresh("trips");
-    auto fence = [&](const std::vector<const ir::Gemm*>& gemms) {
-        for (const ir::Gemm* g : gemms) out_.line(fmt::format("tl::sm90::fence_accumulators({});", identifier(g->c.buffer->name)));
-    };
-    auto run = [&](size_t from, size_t to) {
-        for (size_t i = from; i < to; ++i) stmt(stmts[i], {});
-    };
-    auto retire_tail = [&](const std::string& stage, const std::string& what) {
-        out_.line(fmt::format("tl::sm90::wgmma_wait<0>();  // {}'s trailing gemms retired", what));
-        fence(tail);
-        out_.line(fmt::format("if (tl_tid % 32 == 0) tl::sm90::mbarrier_arrive(&tl_empty[{}]);  // release {}", stage, what));
-    };
-    // Ping-pong: each issue of wgmmas is one turn of this warpgroup (both run the same turns).
-    auto issue = [&](const std::function<void()>& wgmmas) {
-        if (loop.pingpong) out_.line(fmt::format("tl::sm90::pingpong_wait_turn<{}, {}>(tl_tid / 128);", kPingpongBarrier, kernel_.threads / 128));
-        wgmmas();
-        if (loop.pingpong) out_.line(fmt::format("tl::sm90::pingpong_pass_turn<{}, {}>(tl_tid / 128);", kPingpongBarrier, kernel_.threads / 128));
-    };
-    // With two rings (loop.first_stages), a trip waits for the first gemm's ring at its start and
-    // for the main ring just before the trailing gemms that read it, and releases the first gemm's
-    // stage as soon as that gemm retired.
-    const bool split = loop.first_stages > 0;
-    const RingNames first_ring = ring_names(true);
-    auto trip_start = [&] {
-        const RingNames ring = ring_names(split);
-        const int stages = protocol.ring_stages(split ? 1 : 0);
-        out_.line(fmt::format("const int {} = tl_it % {};", ring.stage, stages));
-        for (const ir::StmtPtr& s : lets_needed_by(loop.lets, vars_read_in(loop.body))) stmt(s, {});
-        out_.line(fmt::format("tl::sm90::mbarrier_wait(&{}[{}], (tl_it / {} + {}) & 1);  // the stage's TMA loads landed", ring.full,
-                              ring.stage, stages, protocol.full_parity_offset));
-    };
-    auto wait_main_ring = [&](const std::string& stage, const std::string& it, const std::string& what) {
-        if (split)
-            out_.line(fmt::format("tl::sm90::mbarrier_wait(&tl_full[{}], ({} / {} + {}) & 1);  // {}'s loads for the trailing gemms landed",
-                                  stage, it, S, protocol.full_parity_offset, what));
-    };
-    auto release_first_ring = [&](const std::string& what) {
-        if (split)
-            out_.line(fmt::format("if (tl_tid % 32 == 0) tl::sm90::mbarrier_arrive(&{}[{}]);  // release {}'s tiles of the first gemm",
-                                  first_ring.empty, first_ring.stage, what));
-    };
-    // The tiles loaded once per tile are released as soon as the tile's last first gemm retired when
-    // nothing else reads them (attention's Q): the producer then loads the next tile's while this
-    // one's last trip and epilogue run, instead of after them.
-    bool once_first_only = !loop.once.empty();
-    for (const ir::BufferPtr& b : loop.once) {
-        for (size_t i = 1; i < stmts.size(); ++i) once_first_only &= !ir::buffer_uses(stmts[i]).touches(b.get());
-        bool after = false;
-        for (const ir::StmtPtr& s : static_cast<const ir::Seq*>(kernel_.body.get())->stmts) {
-            if (after) once_first_only &= !ir::buffer_uses(s).touches(b.get());
-            after |= s.get() == &loop;
-        }
-    }
-    auto release_once_if_last = [&](const std::string& cond) {
-        if (once_first_only)
-            out_.line(fmt::format("if ({}tl_tid % 32 == 0) tl::sm90::mbarrier_arrive(tl_once_empty);  // the tile's last first gemm "
-                                  "retired: the tiles loaded once per tile may be refilled",
-                                  cond.empty() ? "" : cond + " && "));
-    };
-    source_comment(loop, "warp-specialized loop, each trip's first gemm issued with the previous trip's trailing gemms");
-    out_.line(fmt::format("const int {} = {};", trips, expr(loop.trip_count)));
-    if (once_first_only) out_.line(fmt::format("if ({} <= 0 && tl_tid % 32 == 0) tl::sm90::mbarrier_arrive(tl_once_empty);  // no trip reads them", trips));
-    out_.block(fmt::format("if ({} > 0)", trips), [&] {
-        out_.block("", [&] {
-            out_.line(fmt::format("// Trip 0: its first gemm and the statements before its trailing gemms."));
-            out_.line(fmt::format("const int {} = 0;", k));
-            trip_start();
-            issue([&] { emit_wgmma(first); });
-            out_.line("tl::sm90::wgmma_wait<0>();");
-            fence({&first});
-            release_first_ring("trip 0");
-            release_once_if_last(trips + " == 1");
-            run(1, tail_begin);
-        });
-        out_.block(fmt::format("for (int {0} = 1; {0} < {1}; ++{0})", k, trips), [&] {
-            out_.line("++tl_it;");
-            out_.line(fmt::format("const int tl_stage_prev = (tl_it + {}) % {};  // trip {} - 1's", S - 1, S, k));
-            trip_start();
-            issue([&] {
-                emit_wgmma(first);
-                wait_main_ring("tl_stage_prev", "(tl_it - 1)", "trip " + k + " - 1");
-                for (const ir::Gemm* g : tail) emit_wgmma(*g, "tl_stage_prev");
-            });
-            out_.line(fmt::format("tl::sm90::wgmma_wait<{}>();  // this trip's first gemm retired (the trailing gemms of trip {} - 1 may run on)",
-                                  tail.size(), k));
-            fence({&first});
-            release_first_ring("trip " + k);
-            release_once_if_last(fmt::format("{} + 1 == {}", k, trips));
-            run(1, b_begin);
-            retire_tail("tl_stage_prev", "trip " + k + " - 1");
-            run(b_begin, tail_begin);
-        });
-        out_.line(fmt::format("const int tl_stage = tl_it % {};", S));
-        out_.line("// The last trip's trailing gemms.");
-        issue([&] {
-            wait_main_ring("tl_stage", "tl_it", "the last trip");
-            for (const ir::Gemm* g : tail) emit_wgmma(*g);
-        });
-        retire_tail("tl_stage", "the last trip");
-        out_.line("++tl_it;");
-    });
-    return once_first_only;
-}
-
+// The consumers' loop: the steps of the loop's schedule (pass schedule-wgmma) in order. A
+// software-pipelined loop runs its first trip on its own, then trips 1 .. n - 1, then the drain,
+// inside a branch taken when the tile has trips; any other loop runs each trip alike. In a
+// software-pipelined trip `tl_it` is the current trip's (incremented at each trip's start),
+// otherwise the loop's increment advances it, so that the tile's end sees the next trip's.
 void KernelEmitter::emit_consumer_loop(const ir::WarpSpecializedLoop& loop) {
+    const ir::ConsumerSchedule& schedule = loop.schedule;
+    TLC_CHECK(!schedule.trip.empty(), "a warp-specialized loop reached codegen without its consumer schedule");
     const schedule::MbarrierProtocol protocol = schedule::protocol_of(kernel_, loop);
-    const bool once = !loop.once.empty();
-    auto release_once = [&] {
-        if (once) out_.line("if (tl_tid % 32 == 0) tl::sm90::mbarrier_arrive(tl_once_empty);  // the tile's last wgmma retired");
+    const std::string k = var_name(*loop.var), trips = fresh("trips");
+    const bool pipelined = schedule.software_pipelined();
+    // Where the steps are printed: trip 0 of a software-pipelined loop (k is 0), any trip, or after
+    // the trips (the drain, inside the tile's trips' branch; the tile's end, after it).
+    enum class Part { FirstTrip, Trip, Drain, TileEnd };
+    std::map<int, const ir::Gemm*> gemm_of_token;
+    for (const auto* part : {&schedule.first_trip, &schedule.trip, &schedule.drain})
+        for (const ir::ConsumerStep& s : *part)
+            if (s.kind == ir::ConsumerStep::Kind::Issue) gemm_of_token[s.token] = s.stmt->as<ir::Gemm>();
+    auto stage_name = [&](int ring, int back) {
+        if (back == 0) return ring_names(ring == 1).stage;
+        TLC_CHECK(ring == 0 && back == 1, "a consumer step on a stage other than this trip's or the previous one's (main ring)");
+        return std::string("tl_stage_prev");
     };
-    if (loop.issue_first_gemm_early) {
-        // It releases the tiles loaded once per tile itself when only the first gemm reads them.
-        if (!emit_consumer_loop_overlapped(loop)) release_once();
-        return;
-    }
-    const std::vector<const ir::Gemm*> wgmmas = loop.wgmma_gemms();
-    std::string k = var_name(*loop.var);
-    std::string trips = fresh("trips");
-    source_comment(loop, "warp-specialized loop");
-    out_.line(fmt::format("const int {} = {};", trips, expr(loop.trip_count)));
-    out_.block(fmt::format("for (int {0} = 0; {0} < {1}; ++{0}, ++tl_it)", k, trips), [&] {
-        out_.line(fmt::format("const int tl_stage = tl_it % {};", protocol.stages));
-        out_.line(fmt::format("tl::sm90::mbarrier_wait(&tl_full[tl_stage], (tl_it / {} + {}) & 1);  // the stage's TMA loads landed",
-                              protocol.stages, protocol.full_parity_offset));
-        for (const ir::StmtPtr& s : lets_needed_by(loop.lets, vars_read_in(loop.body))) stmt(s, {});
-        if (loop.single_gemm()) {
-            // One trip's wgmmas stay in flight; the previous trip's stage is released.
-            emit_wgmma(*wgmmas.front());
-            const int lag = protocol.release_lag;
-            out_.line(fmt::format("tl::sm90::wgmma_wait<{}>();  // at most {} trip(s) of wgmmas still in flight",
-                                  protocol.mma_in_flight, protocol.mma_in_flight));
-            out_.line(fmt::format("if ({} >= {} && tl_tid % 32 == 0) tl::sm90::mbarrier_arrive(&tl_empty[(tl_it + {}) % {}]);  // release trip it - {}",
-                                  k, lag, protocol.stages - lag, protocol.stages, lag));
-            return;
-        }
-        // Any other trip: the wgmmas issued run on while the statements that leave their
-        // accumulators alone do; they are waited for before the first statement that touches one
-        // of those (or at the trip's end), and the stage is released once the last has retired.
-        TLC_CHECK(protocol.mma_in_flight == 0 && protocol.release_lag == 0, "a general warp-specialized trip waits for its wgmmas");
-        std::vector<const ir::Gemm*> pending;
-        size_t issued = 0;
-        auto wait = [&] {
-            out_.line("tl::sm90::wgmma_wait<0>();");
-            for (const ir::Gemm* g : pending) out_.line(fmt::format("tl::sm90::fence_accumulators({});", identifier(g->c.buffer->name)));
-            pending.clear();
-            if (issued == wgmmas.size())
-                out_.line("if (tl_tid % 32 == 0) tl::sm90::mbarrier_arrive(&tl_empty[tl_stage]);  // the stage's last reader retired");
-        };
-        for (const ir::StmtPtr& s : loop.statements()) {
-            const ir::BufferUses uses = ir::buffer_uses(s);
-            bool touches_pending = false; // the accumulator, or the register operand wgmma reads as it runs
-            for (const ir::Gemm* g : pending)
-                touches_pending |= uses.touches(g->c.buffer.get()) ||
-                                   (g->a.buffer->scope == ir::Scope::Fragment && uses.touches(g->a.buffer.get()));
-            if (touches_pending) wait();
-            auto* g = s->as<ir::Gemm>();
-            if (std::find(wgmmas.begin(), wgmmas.end(), g) == wgmmas.end()) {
-                stmt(s, {});
-                continue;
+    // The stage of (ring, back) as an expression, where no step declared it.
+    auto stage_expr = [&](int ring, int back, Part part) {
+        const int stages = protocol.ring_stages(ring);
+        // After a loop whose increment advanced tl_it, the last trip is tl_it - 1.
+        const int behind = back + (part == Part::TileEnd && !pipelined ? 1 : 0);
+        return behind ? fmt::format("(tl_it + {}) % {}", stages - behind, stages) : fmt::format("tl_it % {}", stages);
+    };
+    std::set<std::pair<int, int>> declared; // (ring, back) stage indices declared in the current part
+    auto print = [&](const ir::ConsumerStep& s, Part part) {
+        using Kind = ir::ConsumerStep::Kind;
+        using When = ir::ConsumerStep::When;
+        const RingNames ring = ring_names(s.ring == 1);
+        const int stages = protocol.ring_stages(s.ring);
+        const std::string trip_it = s.back ? fmt::format("(tl_it - {})", s.back) : "tl_it";
+        const std::string stage = declared.count({s.ring, s.back}) ? stage_name(s.ring, s.back) : stage_expr(s.ring, s.back, part);
+        // The condition of a release that happens only in some trips.
+        auto condition = [&]() -> std::string {
+            switch (s.when) {
+            case When::Always: return "";
+            case When::TripExists: return part == Part::TileEnd ? fmt::format("{} >= {} && ", trips, s.back + 1) : fmt::format("{} >= {} && ", k, s.back);
+            case When::LastTrip: return part == Part::FirstTrip ? fmt::format("{} == 1 && ", trips) : fmt::format("{} + 1 == {} && ", k, trips);
+            case When::NoTrips: return fmt::format("{} <= 0 && ", trips);
             }
-            emit_wgmma(*g);
-            pending.push_back(g), ++issued;
+            return "";
+        };
+        const std::string which = s.back ? fmt::format("trip {} - {}", part == Part::Drain || part == Part::TileEnd ? "last" : k, s.back)
+                                         : (part == Part::Drain || part == Part::TileEnd ? "the last trip" : "trip " + k);
+        switch (s.kind) {
+        case Kind::StageIndex:
+            declared.insert({s.ring, s.back});
+            out_.line(s.back ? fmt::format("const int {} = {};  // {}'s", stage_name(s.ring, s.back), stage_expr(s.ring, s.back, part), which)
+                             : fmt::format("const int {} = {};", stage_name(s.ring, s.back), stage_expr(s.ring, s.back, part)));
+            break;
+        case Kind::WaitLoads:
+            out_.line(fmt::format("tl::sm90::mbarrier_wait(&{}[{}], ({} / {} + {}) & 1);  // {}'s TMA loads{} landed", ring.full, stage, trip_it,
+                                  stages, protocol.full_parity_offset, which, s.ring ? " for the first gemm" : ""));
+            break;
+        case Kind::Lets:
+            for (const ir::StmtPtr& l : lets_needed_by(loop.lets, vars_read_in(loop.body))) stmt(l, {});
+            break;
+        case Kind::Run:
+            stmt(s.stmt, {});
+            break;
+        case Kind::Issue:
+            TLC_CHECK(std::find(loop.statements().begin(), loop.statements().end(), s.stmt) != loop.statements().end(),
+                      "a consumer step issues a gemm that is not a statement of the loop");
+            emit_wgmma(*s.stmt->as<ir::Gemm>(), stage_name(0, s.back));
+            break;
+        case Kind::Wait:
+            {
+                // The comment names the tokens whose results the next statements read.
+                std::string retired;
+                for (int t : s.fenced) retired += fmt::format("{}#{} (into `{}`)", retired.empty() ? "" : ", ", t, gemm_of_token.at(t)->c.buffer->name);
+                std::string note = retired.empty() ? (s.pending ? fmt::format("at most {} wgmma group(s) still in flight", s.pending)
+                                                                : "every wgmma group retired")
+                                                   : retired + " retired" +
+                                                         (s.pending ? fmt::format("; the {} newest group(s) run on", s.pending) : "");
+                out_.line(fmt::format("tl::sm90::wgmma_wait<{}>();  // {}", s.pending, note));
+            }
+            for (int t : s.fenced) out_.line(fmt::format("tl::sm90::fence_accumulators({});", identifier(gemm_of_token.at(t)->c.buffer->name)));
+            break;
+        case Kind::Release:
+            out_.line(fmt::format("if ({}tl_tid % 32 == 0) tl::sm90::mbarrier_arrive(&{}[{}]);  // release {}'s stage{}", condition(), ring.empty,
+                                  stage, which, s.ring ? " of the first gemm's tiles" : ""));
+            break;
+        case Kind::ReleaseOnce:
+            out_.line(fmt::format("if ({}tl_tid % 32 == 0) tl::sm90::mbarrier_arrive(tl_once_empty);  // the tiles loaded once per tile may be refilled",
+                                  condition()));
+            break;
+        case Kind::TurnBegin:
+            out_.line(fmt::format("tl::sm90::pingpong_wait_turn<{}, {}>(tl_tid / 128);", kPingpongBarrier, kernel_.threads / 128));
+            break;
+        case Kind::TurnEnd:
+            out_.line(fmt::format("tl::sm90::pingpong_pass_turn<{}, {}>(tl_tid / 128);", kPingpongBarrier, kernel_.threads / 128));
+            break;
         }
-        if (!pending.empty()) wait();
-    });
-    // Every wgmma of the tile has retired: the tiles loaded once per tile may be refilled.
-    if (!loop.single_gemm()) return release_once();
-    out_.line("tl::sm90::wgmma_wait<0>();");
-    for (int j = 1; j <= protocol.release_lag; ++j)
-        out_.line(fmt::format("if ({} >= {} && tl_tid % 32 == 0) tl::sm90::mbarrier_arrive(&tl_empty[(tl_it + {}) % {}]);  // release the tile's last trips",
-                              trips, j, protocol.stages - j, protocol.stages));
-    release_once();
+    };
+    auto print_all = [&](const std::vector<ir::ConsumerStep>& steps, Part part) {
+        declared.clear();
+        for (const ir::ConsumerStep& s : steps) print(s, part);
+    };
+    if (!pipelined) {
+        source_comment(loop, "warp-specialized loop");
+        out_.line(fmt::format("const int {} = {};", trips, expr(loop.trip_count)));
+        out_.block(fmt::format("for (int {0} = 0; {0} < {1}; ++{0}, ++tl_it)", k, trips), [&] { print_all(schedule.trip, Part::Trip); });
+    } else {
+        source_comment(loop, "warp-specialized loop, each trip's first gemm issued with the previous trip's trailing gemms");
+        out_.line(fmt::format("const int {} = {};", trips, expr(loop.trip_count)));
+        // What the tile's end does only when it had no trips comes first, beside the branch it skips.
+        std::vector<ir::ConsumerStep> no_trips, tile_end;
+        for (const ir::ConsumerStep& s : schedule.tile_end)
+            (s.when == ir::ConsumerStep::When::NoTrips ? no_trips : tile_end).push_back(s);
+        print_all(no_trips, Part::TileEnd);
+        out_.block(fmt::format("if ({} > 0)", trips), [&] {
+            out_.block("", [&] {
+                out_.line("// Trip 0: its first gemm and the statements before its trailing gemms.");
+                out_.line(fmt::format("const int {} = 0;", k));
+                print_all(schedule.first_trip, Part::FirstTrip);
+            });
+            out_.block(fmt::format("for (int {0} = 1; {0} < {1}; ++{0})", k, trips), [&] {
+                out_.line("++tl_it;");
+                print_all(schedule.trip, Part::Trip);
+            });
+            out_.line("// The last trip's trailing gemms.");
+            print_all(schedule.drain, Part::Drain);
+            out_.line("++tl_it;");
+        });
+        return print_all(tile_end, Part::TileEnd);
+    }
+    print_all(schedule.tile_end, Part::TileEnd);
 }
 
 // copy(acc, G[r +: M, c +: N]) through shared memory: each consumer warpgroup writes each of its

@@ -101,8 +101,6 @@ private:
     void emit_producer(const ir::WarpSpecializedLoop& loop);
     void emit_consumer_loop(const ir::WarpSpecializedLoop& loop);
     void emit_wgmma(const ir::Gemm& g, const std::string& stage = "tl_stage");
-    // True when it released the tiles loaded once per tile itself.
-    bool emit_consumer_loop_overlapped(const ir::WarpSpecializedLoop& loop);
     void emit_tma_load(const ir::Region& src, const ir::Buffer& dst, const std::string& stage_offset, const std::string& barrier,
                        const std::vector<TmaMap>& maps);
     void emit_tma_once_wait(const ir::Copy& c);

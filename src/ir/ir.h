@@ -389,6 +389,50 @@ struct TmaLoad {
 // points); -1 otherwise.
 int tma_row_axis(const Region& src);
 
+// The consumers' part of a warp-specialized loop as asynchronous operations (pass `schedule-wgmma`,
+// schedule/schedule_wgmma.h): each wgmma gemm is split into an Issue, which starts it as one
+// wgmma commit group and names a token, and a Wait, which blocks until every group but the
+// `pending` newest of this warpgroup has retired (groups retire in issue order) and then fences the
+// accumulators of the tokens in `fenced` for the statements that read them next. Trip `it - back`'s
+// stage of ring `ring` (0: the main ring, 1: the ring of the tiles only the trip's first gemm
+// reads) is what WaitLoads waits for, an Issue reads and a Release hands back to the producer.
+// Codegen prints the steps in order; verify-mbarriers model-checks them with the producer and
+// checks the tokens (no statement touches an accumulator or register operand whose gemm is in
+// flight, nothing is in flight when a tile ends, no stage is released while a gemm reads it).
+struct ConsumerStep {
+    enum class Kind {
+        StageIndex,  // declares the stage index of (ring, back)
+        WaitLoads,   // waits until the TMA loads of (ring, back) landed
+        Lets,        // the loop's `let`s the trip's statements read
+        Run,         // `stmt`, a statement of the trip that is not a wgmma
+        Issue,       // issues the wgmma gemm `stmt` of trip it - back: token `token`
+        Wait,        // wgmma_wait<pending>, then fences the accumulators of `fenced`
+        Release,     // the consumers are done with (ring, back): arrive on its empty barrier
+        ReleaseOnce, // the tiles loaded once per tile may be refilled
+        TurnBegin,   // ping-pong: wait for this warpgroup's turn to issue
+        TurnEnd,     // ping-pong: pass the turn to the next warpgroup
+    };
+    // When a Release or ReleaseOnce happens: always, only when trip it - back exists (the tile may
+    // have fewer trips), only in the tile's last trip, or only when the tile has no trips.
+    enum class When { Always, TripExists, LastTrip, NoTrips };
+    Kind kind = Kind::Run;
+    StmtPtr stmt;
+    int ring = 0, back = 0;
+    int token = -1;
+    int pending = 0;
+    std::vector<int> fenced;
+    When when = When::Always;
+};
+struct ConsumerSchedule {
+    // A software-pipelined loop runs its first trip on its own (`first_trip`), then trips 1 .. n - 1
+    // (`trip`), then `drain` (the last trip's trailing gemms): all inside a branch taken when the
+    // tile has trips. Otherwise every trip runs `trip`. `tile_end` follows in either case, whether
+    // or not the tile had trips. `back` in `drain` and `tile_end` counts from the tile's last trip.
+    std::vector<ConsumerStep> first_trip, trip, drain, tile_end;
+    int tokens = 0;
+    bool software_pipelined() const { return !first_trip.empty(); }
+};
+
 struct WarpSpecializedLoop : Stmt {
     static constexpr StmtKind kKind = StmtKind::WarpSpecializedLoop;
     VarPtr var;                  // the loop index, 0 .. trip_count - 1
@@ -412,6 +456,8 @@ struct WarpSpecializedLoop : Stmt {
     // stay until the trailing gemms retire one trip later; the consumers wait for each ring just
     // before the gemm that reads it. 0: one ring for every load.
     int first_stages = 0;
+    // The consumers' steps (pass `schedule-wgmma`, the last before codegen; empty before it).
+    ConsumerSchedule schedule;
     WarpSpecializedLoop(VarPtr v, ExprPtr trips, int s, std::vector<StmtPtr> l, std::vector<TmaLoad> ld, StmtPtr b,
                         SourceRange r = {})
         : Stmt(kKind, r), var(std::move(v)), trip_count(std::move(trips)), stages(s), lets(std::move(l)),

@@ -274,7 +274,9 @@ public:
                 if (g.transpose_b) t += ", transpose_b";
                 return g.clear ? t + ", clear" : t;
             };
-            if (w->single_gemm()) {
+            if (!w->schedule.trip.empty()) {
+                consumer_schedule(w->schedule, indent + 2, wgmma);
+            } else if (w->single_gemm()) {
                 line(indent + 2, wgmma(*w->wgmma_gemms().front()) + ", then releases empty[stage]");
             } else {
                 const std::vector<const Gemm*> wgmmas = w->wgmma_gemms();
@@ -299,6 +301,54 @@ public:
             break;
         }
         }
+    }
+
+    // The consumers' steps (pass schedule-wgmma): issues and waits with tokens, stage waits and
+    // releases, the ping-pong's turns.
+    template <typename Wgmma> void consumer_schedule(const ConsumerSchedule& schedule, int indent, const Wgmma& wgmma) {
+        using Kind = ConsumerStep::Kind;
+        using When = ConsumerStep::When;
+        auto stage = [](const ConsumerStep& s) {
+            return fmt::format("{}[it{}]", s.ring ? "first" : "main", s.back ? fmt::format(" - {}", s.back) : "");
+        };
+        auto when = [](const ConsumerStep& s) -> std::string {
+            switch (s.when) {
+            case When::Always: return "";
+            case When::TripExists: return "  if the trip exists";
+            case When::LastTrip: return "  if the tile's last trip";
+            case When::NoTrips: return "  if the tile has no trips";
+            }
+            return "";
+        };
+        auto part = [&](const char* name, const std::vector<ConsumerStep>& steps) {
+            if (steps.empty()) return;
+            line(indent, std::string(name) + ":");
+            for (const ConsumerStep& s : steps) {
+                switch (s.kind) {
+                case Kind::StageIndex: line(indent + 1, "stage_index " + stage(s)); break;
+                case Kind::WaitLoads: line(indent + 1, "wait_loads " + stage(s)); break;
+                case Kind::Lets: line(indent + 1, "lets"); break;
+                case Kind::Run: body(s.stmt, indent + 1); break;
+                case Kind::Issue:
+                    line(indent + 1, fmt::format("#{} = issue {} @ {}", s.token, wgmma(*s.stmt->as<Gemm>()), stage(s)));
+                    break;
+                case Kind::Wait: {
+                    std::string fenced;
+                    for (int t : s.fenced) fenced += fmt::format("{}#{}", fenced.empty() ? ", fence " : " ", t);
+                    line(indent + 1, fmt::format("wait pending={}{}", s.pending, fenced));
+                    break;
+                }
+                case Kind::Release: line(indent + 1, "release " + stage(s) + when(s)); break;
+                case Kind::ReleaseOnce: line(indent + 1, "release_once" + when(s)); break;
+                case Kind::TurnBegin: line(indent + 1, "turn_begin"); break;
+                case Kind::TurnEnd: line(indent + 1, "turn_end"); break;
+                }
+            }
+        };
+        part("first trip", schedule.first_trip);
+        part(schedule.software_pipelined() ? "trips 1 .. n - 1" : "each trip", schedule.trip);
+        part("drain", schedule.drain);
+        part("tile end", schedule.tile_end);
     }
 
     void function(const Function& f) {

@@ -6,6 +6,7 @@
 #include "schedule/infer_layouts.h"
 #include "schedule/pipeline_loops.h"
 #include "schedule/plan_shared_memory.h"
+#include "schedule/schedule_wgmma.h"
 #include "schedule/verify_shared_bounds.h"
 #include "schedule/warp_specialize.h"
 #include "schedule/verify_mbarriers.h"
@@ -66,10 +67,6 @@ const std::vector<Pass>& passes() {
              }
              return true;
          }},
-        {"verify-mbarriers", [](ir::Kernel& k, const ScheduleOptions&, DiagnosticEngine&) {
-             if (k.warp_specialization.enabled) verify_mbarrier_protocol(k);
-             return true;
-         }},
         {"pipeline-loops", [](ir::Kernel& k, const ScheduleOptions&, DiagnosticEngine& diags) {
              k.body = pipeline_loops(k, &diags);
              return true;
@@ -112,6 +109,14 @@ const std::vector<Pass>& passes() {
          }},
         {"verify-shared-bounds", [](ir::Kernel& k, const ScheduleOptions&, DiagnosticEngine&) {
              verify_shared_bounds(k);
+             return true;
+         }},
+        {"schedule-wgmma", [](ir::Kernel& k, const ScheduleOptions&, DiagnosticEngine&) {
+             schedule_wgmma(k);
+             return true;
+         }},
+        {"verify-mbarriers", [](ir::Kernel& k, const ScheduleOptions&, DiagnosticEngine&) {
+             if (k.warp_specialization.enabled) verify_mbarrier_protocol(k);
              return true;
          }},
     };

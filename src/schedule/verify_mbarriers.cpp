@@ -1,6 +1,7 @@
 // Explicit-state model checkers for the asynchronous protocols of warp-specialized kernels.
 #include "schedule/verify_mbarriers.h"
 
+#include "ir/walk.h"
 #include "support/check.h"
 
 #include <fmt/format.h>
@@ -59,9 +60,12 @@ struct ConsumerOp {
     enum Kind { WaitFull, Issue, WaitMma, Release } kind;
     int ring = 0;
     int back = 0;
+    bool reads_stage = true; // Issue: false for a gemm of tiles loaded once per tile and registers only
 };
+using TripScripts = std::function<std::vector<ConsumerOp>(int k, int n)>;
 
-// What a consumer warpgroup does in trip k of a tile of n trips (codegen's consumer loops).
+// What a consumer warpgroup does in trip k of a tile of n trips as the protocol's fields describe it
+// (the forms of schedule-wgmma follow these scripts; scheduled_trip reads a compiled loop's).
 std::vector<ConsumerOp> consumer_trip(const MbarrierProtocol& p, int k, int n) {
     using K = ConsumerOp;
     std::vector<ConsumerOp> ops;
@@ -89,6 +93,34 @@ std::vector<ConsumerOp> consumer_trip(const MbarrierProtocol& p, int k, int n) {
                                {K::WaitMma, 0, 0}, {K::Release, 0, p.release_lag}});
     }
     if (k + 1 == n) ops.insert(ops.end(), {{K::WaitFull, 0, 0}, {K::Issue, 0, 0}, {K::WaitMma, 0, 0}, {K::Release, 0, 0}});
+    return ops;
+}
+
+// What a consumer warpgroup does in trip k of a tile of n trips as the loop's schedule (pass
+// schedule-wgmma) orders it: the steps of the trip's part, then, in the last trip, the drain's and
+// the tile end's (whose `back` counts from the last trip). Steps with no part in the protocol
+// (statements, lets, the ping-pong, the tiles loaded once per tile) are left out.
+std::vector<ConsumerOp> scheduled_trip(const ir::WarpSpecializedLoop& loop, int k, int n) {
+    using Kind = ir::ConsumerStep::Kind;
+    const ir::ConsumerSchedule& schedule = loop.schedule;
+    std::vector<const std::vector<ir::ConsumerStep>*> parts{schedule.software_pipelined() && k == 0 ? &schedule.first_trip : &schedule.trip};
+    if (k + 1 == n) parts.insert(parts.end(), {&schedule.drain, &schedule.tile_end});
+    std::vector<ConsumerOp> ops;
+    for (const auto* part : parts)
+        for (const ir::ConsumerStep& s : *part) {
+            switch (s.kind) {
+            case Kind::WaitLoads: ops.push_back({ConsumerOp::WaitFull, s.ring, s.back}); break;
+            case Kind::Issue: {
+                const ir::Gemm& g = *s.stmt->as<ir::Gemm>();
+                const bool reads = loop.loads_into(g.a.buffer.get()) || loop.loads_into(g.b.buffer.get());
+                ops.push_back({ConsumerOp::Issue, s.ring, s.back, reads});
+                break;
+            }
+            case Kind::Wait: ops.push_back({ConsumerOp::WaitMma, 0, s.pending}); break;
+            case Kind::Release: ops.push_back({ConsumerOp::Release, s.ring, s.back}); break;
+            default: break;
+            }
+        }
     return ops;
 }
 
@@ -132,10 +164,11 @@ public:
         }
     };
 
-    PipelineModel(const MbarrierProtocol& p, int per_tile, int tiles) : p_(p), per_tile_(per_tile), total_(per_tile * tiles) {
+    PipelineModel(const MbarrierProtocol& p, int per_tile, int tiles, const TripScripts& script)
+        : p_(p), per_tile_(per_tile), total_(per_tile * tiles) {
         // The producer fills the first gemm's ring first in each trip (emit_producer).
         rings_ = p.first_stages ? std::vector<int>{1, 0} : std::vector<int>{0};
-        for (int k = 0; k < per_tile; ++k) scripts_.push_back(consumer_trip(p, k, per_tile));
+        for (int k = 0; k < per_tile; ++k) scripts_.push_back(script(k, per_tile));
     }
 
     State initial() const {
@@ -203,6 +236,13 @@ public:
                 next.push_back({n, fmt::format("G{}:{}{}", g, r ? "first" : "full", t)});
                 break;
             case ConsumerOp::Issue:
+                if (!op.reads_stage) { // a group that reads no stage: it only counts for the waits
+                    TLC_CHECK(n.mma_count[g] < kMaxMma, "mbarrier model: too many wgmma groups in flight");
+                    n.mma[g][n.mma_count[g]++] = -1;
+                    advance();
+                    next.push_back({n, fmt::format("G{}:mma-{}", g, it)});
+                    break;
+                }
                 if (s.stage_trip[r][st] != t || !s.landed[r][st]) {
                     violation = fmt::format("group {} reads stage {}{} for trip {} but it holds {} trip {}", g, st, ring_name(r), t,
                                             s.landed[r][st] ? "landed" : "in-flight", s.stage_trip[r][st]);
@@ -458,18 +498,28 @@ PingpongProtocol pingpong_protocol_of(const ir::Kernel& kernel) {
     return p;
 }
 
-std::optional<std::string> check_mbarrier_protocol(const MbarrierProtocol& p, int max_trips) {
+namespace {
+std::optional<std::string> explore_pipeline(const MbarrierProtocol& p, int max_trips, const TripScripts& script) {
     TLC_CHECK(p.consumer_groups <= PipelineModel::kMaxGroups && p.stages <= PipelineModel::kMaxStages && p.stages >= 1 &&
                   p.first_stages >= 0 && p.first_stages <= PipelineModel::kMaxStages && 2 * max_trips < 64,
               "mbarrier model: protocol outside the model's bounds");
     for (int tiles = 1; tiles <= 2; ++tiles)
         for (int trips = 1; trips <= max_trips; ++trips) {
-            PipelineModel m(p, trips, tiles);
+            PipelineModel m(p, trips, tiles, script);
             if (auto v = explore(m))
                 return fmt::format("{} (stages {}{}, {} trips per tile, {} tiles)", *v, p.stages,
                                    p.first_stages ? fmt::format(", first gemm's ring {}", p.first_stages) : "", trips, tiles);
         }
     return std::nullopt;
+}
+} // namespace
+
+std::optional<std::string> check_mbarrier_protocol(const MbarrierProtocol& p, int max_trips) {
+    return explore_pipeline(p, max_trips, [&p](int k, int n) { return consumer_trip(p, k, n); });
+}
+
+std::optional<std::string> check_consumer_schedule(const MbarrierProtocol& p, const ir::WarpSpecializedLoop& loop, int max_trips) {
+    return explore_pipeline(p, max_trips, [&loop](int k, int n) { return scheduled_trip(loop, k, n); });
 }
 
 std::optional<std::string> check_pingpong_protocol(const PingpongProtocol& p, int max_turns) {
@@ -520,15 +570,94 @@ MbarrierProtocol explored_bounds(MbarrierProtocol p) {
     return p;
 }
 
+std::optional<std::string> check_gemm_tokens(const ir::WarpSpecializedLoop& loop, int max_trips) {
+    using Kind = ir::ConsumerStep::Kind;
+    const ir::ConsumerSchedule& schedule = loop.schedule;
+    struct InFlight {
+        int token;
+        const ir::Gemm* gemm;
+        int ring, trip; // the stage it reads (trip -1: none)
+    };
+    auto touches = [](const ir::StmtPtr& s, const ir::Buffer* b) { return ir::buffer_uses(s).touches(b); };
+    for (int n = 1; n <= max_trips; ++n) {
+        std::vector<InFlight> in_flight;               // oldest first
+        std::map<const ir::Buffer*, int> unfenced;     // accumulators retired without a fence, by token
+        for (int k = 0; k < n; ++k) {
+            std::vector<const std::vector<ir::ConsumerStep>*> parts{schedule.software_pipelined() && k == 0 ? &schedule.first_trip
+                                                                                                             : &schedule.trip};
+            if (k + 1 == n) parts.insert(parts.end(), {&schedule.drain, &schedule.tile_end});
+            for (const auto* part : parts)
+                for (const ir::ConsumerStep& s : *part) {
+                    const std::string where = fmt::format("trip {} of {}", k, n);
+                    switch (s.kind) {
+                    case Kind::Issue: {
+                        const ir::Gemm* g = s.stmt->as<ir::Gemm>();
+                        const bool reads = loop.loads_into(g->a.buffer.get()) || loop.loads_into(g->b.buffer.get());
+                        if (g->a.buffer->scope == ir::Scope::Fragment && unfenced.count(g->a.buffer.get()))
+                            return fmt::format("{}: token #{} reads register operand `{}`, retired without a fence", where, s.token,
+                                               g->a.buffer->name);
+                        unfenced.erase(g->c.buffer.get());
+                        in_flight.push_back({s.token, g, s.ring, reads ? k - s.back : -1});
+                        break;
+                    }
+                    case Kind::Wait:
+                        while (static_cast<int>(in_flight.size()) > s.pending) {
+                            unfenced[in_flight.front().gemm->c.buffer.get()] = in_flight.front().token;
+                            in_flight.erase(in_flight.begin());
+                        }
+                        for (int t : s.fenced) {
+                            for (const InFlight& f : in_flight)
+                                if (f.token == t) return fmt::format("{}: fences the accumulator of token #{} while it is in flight", where, t);
+                            for (auto it = unfenced.begin(); it != unfenced.end();)
+                                it = it->second == t ? unfenced.erase(it) : std::next(it);
+                        }
+                        break;
+                    case Kind::Run:
+                        for (const InFlight& f : in_flight)
+                            if (touches(s.stmt, f.gemm->c.buffer.get()) ||
+                                (f.gemm->a.buffer->scope == ir::Scope::Fragment && touches(s.stmt, f.gemm->a.buffer.get())))
+                                return fmt::format("{}: a statement touches `{}` or `{}` while token #{} (the gemm into `{}`) is in flight", where,
+                                                   f.gemm->c.buffer->name, f.gemm->a.buffer->name, f.token, f.gemm->c.buffer->name);
+                        for (auto& [acc, token] : unfenced)
+                            if (touches(s.stmt, acc))
+                                return fmt::format("{}: a statement touches `{}`, which token #{} wrote, without a fence after its wait", where,
+                                                   acc->name, token);
+                        break;
+                    case Kind::Release:
+                        for (const InFlight& f : in_flight)
+                            if (f.trip >= 0 && f.ring == s.ring && f.trip == k - s.back)
+                                return fmt::format("{}: releases the stage of trip {}{} while token #{} reads it", where, k - s.back,
+                                                   s.ring ? " (the first gemm's ring)" : "", f.token);
+                        break;
+                    default: break;
+                    }
+                }
+        }
+        if (!in_flight.empty())
+            return fmt::format("token #{} is still in flight when a tile of {} trip(s) ends", in_flight.front().token, n);
+    }
+    return std::nullopt;
+}
+
 void verify_mbarrier_protocol(const ir::Kernel& kernel) {
     if (const ir::WarpSpecializedLoop* w = ir::warp_specialized_loop(kernel)) {
+        TLC_CHECK(!w->schedule.trip.empty(), "mbarrier verifier: kernel `" + kernel.name + "`: the loop has no consumer schedule");
+        // Small trip counts cover the first trip, the steady trips and the drain.
+        auto tokens = check_gemm_tokens(*w, 3);
+        TLC_CHECK(!tokens, "gemm token verifier: kernel `" + kernel.name + "`: " + tokens.value_or(""));
         MbarrierProtocol p = protocol_of(kernel, *w);
         // Long rings are explored shorter (explored_bounds). One trip more than the longer ring's
         // stages wraps each ring once, so every stage is refilled while its previous data may
         // still be read; two tiles cover the tile-end drain and release.
         p = explored_bounds(p);
         const int trips = std::max(p.stages, p.first_stages) + 1;
-        auto v = memoized(p, ring_key(p, trips), [trips](const MbarrierProtocol& q) { return check_mbarrier_protocol(q, trips); });
+        // The consumers' steps as scheduled: their scripts for a first, a middle and a last trip.
+        std::vector<int> key = ring_key(p, trips);
+        for (auto [k, n] : {std::pair{0, 1}, {0, 2}, {1, 2}, {1, 3}}) {
+            for (const ConsumerOp& op : scheduled_trip(*w, k, n)) key.insert(key.end(), {op.kind, op.ring, op.back, op.reads_stage});
+            key.push_back(-3);
+        }
+        auto v = memoized(p, key, [trips, w](const MbarrierProtocol& q) { return check_consumer_schedule(q, *w, trips); });
         TLC_CHECK(!v, "mbarrier verifier: kernel `" + kernel.name + "`: " + v.value_or(""));
         if (w->pingpong) {
             // The two warpgroups take the same number of turns (one per issue of wgmmas, the

@@ -76,6 +76,15 @@ PingpongProtocol pingpong_protocol_of(const ir::Kernel& kernel);
 // Explores the protocol for 1..max_trips trips per tile and 1..2 tiles; returns the first
 // violation found (with the trace that leads to it), or nullopt.
 std::optional<std::string> check_mbarrier_protocol(const MbarrierProtocol& p, int max_trips);
+// The same exploration with the consumers doing what the loop's schedule (WarpSpecializedLoop::
+// schedule, pass schedule-wgmma) says, step by step, instead of what the protocol's knobs describe.
+std::optional<std::string> check_consumer_schedule(const MbarrierProtocol& p, const ir::WarpSpecializedLoop& loop, int max_trips);
+// The gemm tokens of the loop's schedule, run for 1..max_trips trips of one tile: no statement
+// touches the accumulator or register operand of a gemm in flight, or an accumulator retired without
+// a fence; no fence names a token in flight; no stage is released while an issued gemm reads it;
+// nothing is in flight when the tile ends. Returns the first violation.
+std::optional<std::string> check_gemm_tokens(const ir::WarpSpecializedLoop& loop, int max_trips);
+
 // Explores the ping-pong for 1..max_turns turns of each warpgroup: two inside their turns at once,
 // or a deadlock, is a violation.
 std::optional<std::string> check_pingpong_protocol(const PingpongProtocol& p, int max_turns);
@@ -88,8 +97,9 @@ std::optional<std::string> check_store_protocol(const StoreProtocol& p, int max_
 // kept where it can be).
 MbarrierProtocol explored_bounds(MbarrierProtocol p);
 
-// Runs both checks on every warp-specialized kernel (the store check when its epilogue stores
-// through TMA); a violation is an internal error.
+// Runs the checks on every warp-specialized kernel: its loop's consumer schedule against the
+// producer, the gemm tokens, the ping-pong, the tiles loaded once per tile, and the store protocol
+// when its epilogue stores through TMA. A violation is an internal error.
 void verify_mbarrier_protocol(const ir::Kernel& kernel);
 
 } // namespace tlc::schedule

@@ -292,14 +292,14 @@ __global__ void __launch_bounds__(384, 1) linear_kernel_sm90(
             const int tl_trips0 = tl::cdiv(K, 64);
             for (int k = 0; k < tl_trips0; ++k, ++tl_it) {
                 const int tl_stage = tl_it % 4;
-                tl::sm90::mbarrier_wait(&tl_full[tl_stage], (tl_it / 4 + 0) & 1);  // the stage's TMA loads landed
+                tl::sm90::mbarrier_wait(&tl_full[tl_stage], (tl_it / 4 + 0) & 1);  // trip k's TMA loads landed
                 // gemm(a, b, acc);  (view_gemm_tokens.tl:24)
                 tl::sm90::warpgroup_gemm<tl::f16, 128, 128, 64, false, false, 2>(acc, a + tl_stage * 8192, b + tl_stage * 8192, tl_tid / 128);
-                tl::sm90::wgmma_wait<1>();  // at most 1 trip(s) of wgmmas still in flight
-                if (k >= 1 && tl_tid % 32 == 0) tl::sm90::mbarrier_arrive(&tl_empty[(tl_it + 3) % 4]);  // release trip it - 1
+                tl::sm90::wgmma_wait<1>();  // at most 1 wgmma group(s) still in flight
+                if (k >= 1 && tl_tid % 32 == 0) tl::sm90::mbarrier_arrive(&tl_empty[(tl_it + 3) % 4]);  // release trip k - 1's stage
             }
-            tl::sm90::wgmma_wait<0>();
-            if (tl_trips0 >= 1 && tl_tid % 32 == 0) tl::sm90::mbarrier_arrive(&tl_empty[(tl_it + 3) % 4]);  // release the tile's last trips
+            tl::sm90::wgmma_wait<0>();  // every wgmma group retired
+            if (tl_trips0 >= 1 && tl_tid % 32 == 0) tl::sm90::mbarrier_arrive(&tl_empty[(tl_it + 3) % 4]);  // release the last trip's stage
             // copy(acc, Y2[row0 +: BM, col0 +: BN]);  (view_gemm_tokens.tl:26)
             {
                 const int tl_wg = tl_tid / 128;

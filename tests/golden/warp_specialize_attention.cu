@@ -410,21 +410,21 @@ __global__ void __launch_bounds__(384, 1) attention_kernel_sm90(
             tl::sm90::mbarrier_wait(tl_once_full, (tl_round + 0) & 1);  // the tiles loaded once per tile landed
             // for t in pipelined(cdiv(S, 64), stages = 2) {  (warp_specialize_attention.tl:32)
             const int tl_trips0 = tl::cdiv(S, 64);
-            if (tl_trips0 <= 0 && tl_tid % 32 == 0) tl::sm90::mbarrier_arrive(tl_once_empty);  // no trip reads them
+            if (tl_trips0 <= 0 && tl_tid % 32 == 0) tl::sm90::mbarrier_arrive(tl_once_empty);  // the tiles loaded once per tile may be refilled
             if (tl_trips0 > 0) {
                 {
                     // Trip 0: its first gemm and the statements before its trailing gemms.
                     const int t = 0;
                     const int tl_stage = tl_it % 8;
                     const int32_t k0 = t * 64;
-                    tl::sm90::mbarrier_wait(&tl_full[tl_stage], (tl_it / 8 + 0) & 1);  // the stage's TMA loads landed
+                    tl::sm90::mbarrier_wait(&tl_full[tl_stage], (tl_it / 8 + 0) & 1);  // trip t's TMA loads landed
                     tl::sm90::pingpong_wait_turn<8, 2>(tl_tid / 128);
                     // gemm(q, k, s, transpose_b = true, clear = true);  (warp_specialize_attention.tl:36)
                     tl::sm90::warpgroup_gemm<tl::f16, 128, 64, 64, false, true, 2>(s, q, k + tl_stage * 4096, tl_tid / 128, true);
                     tl::sm90::pingpong_pass_turn<8, 2>(tl_tid / 128);
-                    tl::sm90::wgmma_wait<0>();
+                    tl::sm90::wgmma_wait<0>();  // #0 (into `s`) retired
                     tl::sm90::fence_accumulators(s);
-                    if (tl_trips0 == 1 && tl_tid % 32 == 0) tl::sm90::mbarrier_arrive(tl_once_empty);  // the tile's last first gemm retired: the tiles loaded once per tile may be refilled
+                    if (tl_trips0 == 1 && tl_tid % 32 == 0) tl::sm90::mbarrier_arrive(tl_once_empty);  // the tiles loaded once per tile may be refilled
                     // for i, j in parallel(128, 64) {  (warp_specialize_attention.tl:37)
                     // for i, j in parallel(128, 64): each thread visits the elements of `s` it holds
                     #pragma unroll
@@ -514,16 +514,16 @@ __global__ void __launch_bounds__(384, 1) attention_kernel_sm90(
                     const int tl_stage_prev = (tl_it + 7) % 8;  // trip t - 1's
                     const int tl_stage = tl_it % 8;
                     const int32_t k0 = t * 64;
-                    tl::sm90::mbarrier_wait(&tl_full[tl_stage], (tl_it / 8 + 0) & 1);  // the stage's TMA loads landed
+                    tl::sm90::mbarrier_wait(&tl_full[tl_stage], (tl_it / 8 + 0) & 1);  // trip t's TMA loads landed
                     tl::sm90::pingpong_wait_turn<8, 2>(tl_tid / 128);
                     // gemm(q, k, s, transpose_b = true, clear = true);  (warp_specialize_attention.tl:36)
                     tl::sm90::warpgroup_gemm<tl::f16, 128, 64, 64, false, true, 2>(s, q, k + tl_stage * 4096, tl_tid / 128, true);
                     // gemm(p, v, o);  (warp_specialize_attention.tl:57)
                     tl::sm90::warpgroup_gemm_rs<tl::f16, 128, 64, 64, false, 2>(o, p, v + tl_stage_prev * 4096, tl_tid / 128);  // A from the registers of `p`
                     tl::sm90::pingpong_pass_turn<8, 2>(tl_tid / 128);
-                    tl::sm90::wgmma_wait<1>();  // this trip's first gemm retired (the trailing gemms of trip t - 1 may run on)
+                    tl::sm90::wgmma_wait<1>();  // #1 (into `s`) retired; the 1 newest group(s) run on
                     tl::sm90::fence_accumulators(s);
-                    if (t + 1 == tl_trips0 && tl_tid % 32 == 0) tl::sm90::mbarrier_arrive(tl_once_empty);  // the tile's last first gemm retired: the tiles loaded once per tile may be refilled
+                    if (t + 1 == tl_trips0 && tl_tid % 32 == 0) tl::sm90::mbarrier_arrive(tl_once_empty);  // the tiles loaded once per tile may be refilled
                     // for i, j in parallel(128, 64) {  (warp_specialize_attention.tl:37)
                     // for i, j in parallel(128, 64): each thread visits the elements of `s` it holds
                     #pragma unroll
@@ -596,9 +596,9 @@ __global__ void __launch_bounds__(384, 1) attention_kernel_sm90(
                         [[maybe_unused]] const int i = ((tl_tid / 4 % 8) + (tl_s13) * 8 + (tl_tid / 32) * 16);
                         l[tl_s13] = l[tl_s13] * alpha[tl_s13] + l_tile[tl_s13];
                     }
-                    tl::sm90::wgmma_wait<0>();  // trip t - 1's trailing gemms retired
+                    tl::sm90::wgmma_wait<0>();  // #2 (into `o`) retired
                     tl::sm90::fence_accumulators(o);
-                    if (tl_tid % 32 == 0) tl::sm90::mbarrier_arrive(&tl_empty[tl_stage_prev]);  // release trip t - 1
+                    if (tl_tid % 32 == 0) tl::sm90::mbarrier_arrive(&tl_empty[tl_stage_prev]);  // release trip t - 1's stage
                     // for i, d in parallel(128, 64) {  (warp_specialize_attention.tl:53)
                     // for i, d in parallel(128, 64): each thread visits the elements of `o` it holds
                     #pragma unroll
@@ -611,15 +611,15 @@ __global__ void __launch_bounds__(384, 1) attention_kernel_sm90(
                     #pragma unroll
                     for (int tl_s = 0; tl_s < p_layout::kSlots; ++tl_s) p[tl_s] = tl::convert<tl::f16>(s[tl_s]);
                 }
-                const int tl_stage = tl_it % 8;
                 // The last trip's trailing gemms.
+                const int tl_stage = tl_it % 8;
                 tl::sm90::pingpong_wait_turn<8, 2>(tl_tid / 128);
                 // gemm(p, v, o);  (warp_specialize_attention.tl:57)
                 tl::sm90::warpgroup_gemm_rs<tl::f16, 128, 64, 64, false, 2>(o, p, v + tl_stage * 4096, tl_tid / 128);  // A from the registers of `p`
                 tl::sm90::pingpong_pass_turn<8, 2>(tl_tid / 128);
-                tl::sm90::wgmma_wait<0>();  // the last trip's trailing gemms retired
+                tl::sm90::wgmma_wait<0>();  // #3 (into `o`) retired
                 tl::sm90::fence_accumulators(o);
-                if (tl_tid % 32 == 0) tl::sm90::mbarrier_arrive(&tl_empty[tl_stage]);  // release the last trip
+                if (tl_tid % 32 == 0) tl::sm90::mbarrier_arrive(&tl_empty[tl_stage]);  // release the last trip's stage
                 ++tl_it;
             }
             // for i, d in parallel(128, 64) {  (warp_specialize_attention.tl:59)

@@ -411,11 +411,11 @@ __global__ void __launch_bounds__(384, 1) attention_kernel_sm90(
             const int tl_trips0 = tl::cdiv(S, 64);
             for (int t = 0; t < tl_trips0; ++t, ++tl_it) {
                 const int tl_stage = tl_it % 8;
-                tl::sm90::mbarrier_wait(&tl_full[tl_stage], (tl_it / 8 + 0) & 1);  // the stage's TMA loads landed
+                tl::sm90::mbarrier_wait(&tl_full[tl_stage], (tl_it / 8 + 0) & 1);  // trip t's TMA loads landed
                 const int32_t k0 = t * 64;
                 // gemm(q, k, s, transpose_b = true, clear = true);  (warp_specialize_attention_no_overlap.tl:33)
                 tl::sm90::warpgroup_gemm<tl::f16, 128, 64, 64, false, true, 2>(s, q, k + tl_stage * 4096, tl_tid / 128, true);
-                tl::sm90::wgmma_wait<0>();
+                tl::sm90::wgmma_wait<0>();  // #0 (into `s`) retired
                 tl::sm90::fence_accumulators(s);
                 // for i, j in parallel(128, 64) {  (warp_specialize_attention_no_overlap.tl:34)
                 // for i, j in parallel(128, 64): each thread visits the elements of `s` it holds
@@ -502,11 +502,11 @@ __global__ void __launch_bounds__(384, 1) attention_kernel_sm90(
                 for (int tl_s = 0; tl_s < p_layout::kSlots; ++tl_s) p[tl_s] = tl::convert<tl::f16>(s[tl_s]);
                 // gemm(p, v, o);  (warp_specialize_attention_no_overlap.tl:54)
                 tl::sm90::warpgroup_gemm_rs<tl::f16, 128, 64, 64, false, 2>(o, p, v + tl_stage * 4096, tl_tid / 128);  // A from the registers of `p`
-                tl::sm90::wgmma_wait<0>();
+                tl::sm90::wgmma_wait<0>();  // #1 (into `o`) retired
                 tl::sm90::fence_accumulators(o);
-                if (tl_tid % 32 == 0) tl::sm90::mbarrier_arrive(&tl_empty[tl_stage]);  // the stage's last reader retired
+                if (tl_tid % 32 == 0) tl::sm90::mbarrier_arrive(&tl_empty[tl_stage]);  // release trip t's stage
             }
-            if (tl_tid % 32 == 0) tl::sm90::mbarrier_arrive(tl_once_empty);  // the tile's last wgmma retired
+            if (tl_tid % 32 == 0) tl::sm90::mbarrier_arrive(tl_once_empty);  // the tiles loaded once per tile may be refilled
             // for i, d in parallel(128, 64) {  (warp_specialize_attention_no_overlap.tl:56)
             // for i, d in parallel(128, 64): each thread visits the elements of `o` it holds
             #pragma unroll

@@ -236,14 +236,14 @@ __global__ void __launch_bounds__(256, 1) gemm_kernel_sm90(
             const int tl_trips0 = tl::cdiv(K, 32);
             for (int k = 0; k < tl_trips0; ++k, ++tl_it) {
                 const int tl_stage = tl_it % 8;
-                tl::sm90::mbarrier_wait(&tl_full[tl_stage], (tl_it / 8 + 0) & 1);  // the stage's TMA loads landed
+                tl::sm90::mbarrier_wait(&tl_full[tl_stage], (tl_it / 8 + 0) & 1);  // trip k's TMA loads landed
                 // gemm(a, b, acc);  (warp_specialize_bk32.tl:19)
                 tl::sm90::warpgroup_gemm<tl::f16, 64, 64, 32, false, false, 1>(acc, a + tl_stage * 2048, b + tl_stage * 2048, tl_tid / 128);
-                tl::sm90::wgmma_wait<1>();  // at most 1 trip(s) of wgmmas still in flight
-                if (k >= 1 && tl_tid % 32 == 0) tl::sm90::mbarrier_arrive(&tl_empty[(tl_it + 7) % 8]);  // release trip it - 1
+                tl::sm90::wgmma_wait<1>();  // at most 1 wgmma group(s) still in flight
+                if (k >= 1 && tl_tid % 32 == 0) tl::sm90::mbarrier_arrive(&tl_empty[(tl_it + 7) % 8]);  // release trip k - 1's stage
             }
-            tl::sm90::wgmma_wait<0>();
-            if (tl_trips0 >= 1 && tl_tid % 32 == 0) tl::sm90::mbarrier_arrive(&tl_empty[(tl_it + 7) % 8]);  // release the tile's last trips
+            tl::sm90::wgmma_wait<0>();  // every wgmma group retired
+            if (tl_trips0 >= 1 && tl_tid % 32 == 0) tl::sm90::mbarrier_arrive(&tl_empty[(tl_it + 7) % 8]);  // release the last trip's stage
             // copy(acc, C[row0 +: 64, col0 +: 64]);  (warp_specialize_bk32.tl:21)
             #pragma unroll
             for (int tl_chunk1 = 0; tl_chunk1 < acc_layout::kSlots; tl_chunk1 += 2) {

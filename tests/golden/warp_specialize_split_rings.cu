@@ -445,22 +445,22 @@ __global__ void __launch_bounds__(384, 1) attention_kernel_sm90(
             const int32_t n_kv = tl::min(tl::cdiv(S, 176), tl::cdiv(q0 + 128, 176));
             // for t in pipelined(n_kv, stages = 2) {  (warp_specialize_split_rings.tl:32)
             const int tl_trips0 = n_kv;
-            if (tl_trips0 <= 0 && tl_tid % 32 == 0) tl::sm90::mbarrier_arrive(tl_once_empty);  // no trip reads them
+            if (tl_trips0 <= 0 && tl_tid % 32 == 0) tl::sm90::mbarrier_arrive(tl_once_empty);  // the tiles loaded once per tile may be refilled
             if (tl_trips0 > 0) {
                 {
                     // Trip 0: its first gemm and the statements before its trailing gemms.
                     const int t = 0;
                     const int tl_first_stage = tl_it % 2;
                     const int32_t k0 = t * 176;
-                    tl::sm90::mbarrier_wait(&tl_first_full[tl_first_stage], (tl_it / 2 + 0) & 1);  // the stage's TMA loads landed
+                    tl::sm90::mbarrier_wait(&tl_first_full[tl_first_stage], (tl_it / 2 + 0) & 1);  // trip t's TMA loads for the first gemm landed
                     tl::sm90::pingpong_wait_turn<8, 2>(tl_tid / 128);
                     // gemm(q, k, s, transpose_b = true, clear = true);  (warp_specialize_split_rings.tl:36)
                     tl::sm90::warpgroup_gemm<tl::f16, 128, 176, 128, false, true, 2>(s, q, k + tl_first_stage * 22528, tl_tid / 128, true);
                     tl::sm90::pingpong_pass_turn<8, 2>(tl_tid / 128);
-                    tl::sm90::wgmma_wait<0>();
+                    tl::sm90::wgmma_wait<0>();  // #0 (into `s`) retired
                     tl::sm90::fence_accumulators(s);
-                    if (tl_tid % 32 == 0) tl::sm90::mbarrier_arrive(&tl_first_empty[tl_first_stage]);  // release trip 0's tiles of the first gemm
-                    if (tl_trips0 == 1 && tl_tid % 32 == 0) tl::sm90::mbarrier_arrive(tl_once_empty);  // the tile's last first gemm retired: the tiles loaded once per tile may be refilled
+                    if (tl_tid % 32 == 0) tl::sm90::mbarrier_arrive(&tl_first_empty[tl_first_stage]);  // release trip t's stage of the first gemm's tiles
+                    if (tl_trips0 == 1 && tl_tid % 32 == 0) tl::sm90::mbarrier_arrive(tl_once_empty);  // the tiles loaded once per tile may be refilled
                     // for i, j in parallel(128, 176) {  (warp_specialize_split_rings.tl:37)
                     // for i, j in parallel(128, 176): each thread visits the elements of `s` it holds
                     #pragma unroll
@@ -550,18 +550,18 @@ __global__ void __launch_bounds__(384, 1) attention_kernel_sm90(
                     const int tl_stage_prev = (tl_it + 1) % 2;  // trip t - 1's
                     const int tl_first_stage = tl_it % 2;
                     const int32_t k0 = t * 176;
-                    tl::sm90::mbarrier_wait(&tl_first_full[tl_first_stage], (tl_it / 2 + 0) & 1);  // the stage's TMA loads landed
+                    tl::sm90::mbarrier_wait(&tl_first_full[tl_first_stage], (tl_it / 2 + 0) & 1);  // trip t's TMA loads for the first gemm landed
                     tl::sm90::pingpong_wait_turn<8, 2>(tl_tid / 128);
                     // gemm(q, k, s, transpose_b = true, clear = true);  (warp_specialize_split_rings.tl:36)
                     tl::sm90::warpgroup_gemm<tl::f16, 128, 176, 128, false, true, 2>(s, q, k + tl_first_stage * 22528, tl_tid / 128, true);
-                    tl::sm90::mbarrier_wait(&tl_full[tl_stage_prev], ((tl_it - 1) / 2 + 0) & 1);  // trip t - 1's loads for the trailing gemms landed
+                    tl::sm90::mbarrier_wait(&tl_full[tl_stage_prev], ((tl_it - 1) / 2 + 0) & 1);  // trip t - 1's TMA loads landed
                     // gemm(p, v, o);  (warp_specialize_split_rings.tl:57)
                     tl::sm90::warpgroup_gemm_rs<tl::f16, 128, 128, 176, false, 2>(o, p, v + tl_stage_prev * 22528, tl_tid / 128);  // A from the registers of `p`
                     tl::sm90::pingpong_pass_turn<8, 2>(tl_tid / 128);
-                    tl::sm90::wgmma_wait<1>();  // this trip's first gemm retired (the trailing gemms of trip t - 1 may run on)
+                    tl::sm90::wgmma_wait<1>();  // #1 (into `s`) retired; the 1 newest group(s) run on
                     tl::sm90::fence_accumulators(s);
-                    if (tl_tid % 32 == 0) tl::sm90::mbarrier_arrive(&tl_first_empty[tl_first_stage]);  // release trip t's tiles of the first gemm
-                    if (t + 1 == tl_trips0 && tl_tid % 32 == 0) tl::sm90::mbarrier_arrive(tl_once_empty);  // the tile's last first gemm retired: the tiles loaded once per tile may be refilled
+                    if (tl_tid % 32 == 0) tl::sm90::mbarrier_arrive(&tl_first_empty[tl_first_stage]);  // release trip t's stage of the first gemm's tiles
+                    if (t + 1 == tl_trips0 && tl_tid % 32 == 0) tl::sm90::mbarrier_arrive(tl_once_empty);  // the tiles loaded once per tile may be refilled
                     // for i, j in parallel(128, 176) {  (warp_specialize_split_rings.tl:37)
                     // for i, j in parallel(128, 176): each thread visits the elements of `s` it holds
                     #pragma unroll
@@ -634,9 +634,9 @@ __global__ void __launch_bounds__(384, 1) attention_kernel_sm90(
                         [[maybe_unused]] const int i = ((tl_tid / 4 % 8) + (tl_s13) * 8 + (tl_tid / 32) * 16);
                         l[tl_s13] = l[tl_s13] * alpha[tl_s13] + l_tile[tl_s13];
                     }
-                    tl::sm90::wgmma_wait<0>();  // trip t - 1's trailing gemms retired
+                    tl::sm90::wgmma_wait<0>();  // #2 (into `o`) retired
                     tl::sm90::fence_accumulators(o);
-                    if (tl_tid % 32 == 0) tl::sm90::mbarrier_arrive(&tl_empty[tl_stage_prev]);  // release trip t - 1
+                    if (tl_tid % 32 == 0) tl::sm90::mbarrier_arrive(&tl_empty[tl_stage_prev]);  // release trip t - 1's stage
                     // for i, d in parallel(128, 128) {  (warp_specialize_split_rings.tl:53)
                     // for i, d in parallel(128, 128): each thread visits the elements of `o` it holds
                     #pragma unroll
@@ -649,16 +649,16 @@ __global__ void __launch_bounds__(384, 1) attention_kernel_sm90(
                     #pragma unroll
                     for (int tl_s = 0; tl_s < p_layout::kSlots; ++tl_s) p[tl_s] = tl::convert<tl::f16>(s[tl_s]);
                 }
-                const int tl_stage = tl_it % 2;
                 // The last trip's trailing gemms.
+                const int tl_stage = tl_it % 2;
                 tl::sm90::pingpong_wait_turn<8, 2>(tl_tid / 128);
-                tl::sm90::mbarrier_wait(&tl_full[tl_stage], (tl_it / 2 + 0) & 1);  // the last trip's loads for the trailing gemms landed
+                tl::sm90::mbarrier_wait(&tl_full[tl_stage], (tl_it / 2 + 0) & 1);  // the last trip's TMA loads landed
                 // gemm(p, v, o);  (warp_specialize_split_rings.tl:57)
                 tl::sm90::warpgroup_gemm_rs<tl::f16, 128, 128, 176, false, 2>(o, p, v + tl_stage * 22528, tl_tid / 128);  // A from the registers of `p`
                 tl::sm90::pingpong_pass_turn<8, 2>(tl_tid / 128);
-                tl::sm90::wgmma_wait<0>();  // the last trip's trailing gemms retired
+                tl::sm90::wgmma_wait<0>();  // #3 (into `o`) retired
                 tl::sm90::fence_accumulators(o);
-                if (tl_tid % 32 == 0) tl::sm90::mbarrier_arrive(&tl_empty[tl_stage]);  // release the last trip
+                if (tl_tid % 32 == 0) tl::sm90::mbarrier_arrive(&tl_empty[tl_stage]);  // release the last trip's stage
                 ++tl_it;
             }
             // for i, d in parallel(128, 128) {  (warp_specialize_split_rings.tl:59)

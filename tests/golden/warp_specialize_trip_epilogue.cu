@@ -244,12 +244,12 @@ __global__ void __launch_bounds__(256, 1) gemm_kernel_sm90(
             const int tl_trips0 = tl::cdiv(K, 64);
             for (int k = 0; k < tl_trips0; ++k, ++tl_it) {
                 const int tl_stage = tl_it % 8;
-                tl::sm90::mbarrier_wait(&tl_full[tl_stage], (tl_it / 8 + 0) & 1);  // the stage's TMA loads landed
+                tl::sm90::mbarrier_wait(&tl_full[tl_stage], (tl_it / 8 + 0) & 1);  // trip k's TMA loads landed
                 // gemm(a, b, acc);  (warp_specialize_trip_epilogue.tl:19)
                 tl::sm90::warpgroup_gemm<tl::f16, 64, 64, 64, false, false, 1>(acc, a + tl_stage * 4096, b + tl_stage * 4096, tl_tid / 128);
-                tl::sm90::wgmma_wait<0>();
+                tl::sm90::wgmma_wait<0>();  // #0 (into `acc`) retired
                 tl::sm90::fence_accumulators(acc);
-                if (tl_tid % 32 == 0) tl::sm90::mbarrier_arrive(&tl_empty[tl_stage]);  // the stage's last reader retired
+                if (tl_tid % 32 == 0) tl::sm90::mbarrier_arrive(&tl_empty[tl_stage]);  // release trip k's stage
                 // for i, j in parallel(64, 64) {  (warp_specialize_trip_epilogue.tl:21)
                 // for i, j in parallel(64, 64): each thread visits the elements of `acc` it holds
                 #pragma unroll

@@ -330,7 +330,7 @@ __global__ void __launch_bounds__(256, 1) rowmax_kernel_sm90(
             const int tl_trips0 = tl::cdiv(K, 64);
             for (int k = 0; k < tl_trips0; ++k, ++tl_it) {
                 const int tl_stage = tl_it % 8;
-                tl::sm90::mbarrier_wait(&tl_full[tl_stage], (tl_it / 8 + 0) & 1);  // the stage's TMA loads landed
+                tl::sm90::mbarrier_wait(&tl_full[tl_stage], (tl_it / 8 + 0) & 1);  // trip k's TMA loads landed
                 // gemm(a, b, part, transpose_b = true, clear = true);  (warp_specialize_trip_reduce.tl:21)
                 tl::sm90::warpgroup_gemm<tl::f16, 64, 64, 64, false, true, 1>(part, a + tl_stage * 4096, b + tl_stage * 4096, tl_tid / 128, true);
                 // copy(Bias[block.x * 64 +: 64], bias);  (warp_specialize_trip_reduce.tl:20)
@@ -349,9 +349,9 @@ __global__ void __launch_bounds__(256, 1) rowmax_kernel_sm90(
                         }
                     }
                 }
-                tl::sm90::wgmma_wait<0>();
+                tl::sm90::wgmma_wait<0>();  // #0 (into `part`) retired
                 tl::sm90::fence_accumulators(part);
-                if (tl_tid % 32 == 0) tl::sm90::mbarrier_arrive(&tl_empty[tl_stage]);  // the stage's last reader retired
+                if (tl_tid % 32 == 0) tl::sm90::mbarrier_arrive(&tl_empty[tl_stage]);  // release trip k's stage
                 // reduce(max, part, pm, axis = 1);  (warp_specialize_trip_reduce.tl:22)
                 // each thread folds its 16 values of each of its 2 results; xor shuffles 1, 2 among the lanes that share one
                 {

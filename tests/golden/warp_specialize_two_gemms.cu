@@ -383,15 +383,15 @@ __global__ void __launch_bounds__(384, 1) dual_kernel_sm90(
             const int tl_trips0 = tl::cdiv(K, 64);
             for (int k = 0; k < tl_trips0; ++k, ++tl_it) {
                 const int tl_stage = tl_it % 4;
-                tl::sm90::mbarrier_wait(&tl_full[tl_stage], (tl_it / 4 + 0) & 1);  // the stage's TMA loads landed
+                tl::sm90::mbarrier_wait(&tl_full[tl_stage], (tl_it / 4 + 0) & 1);  // trip k's TMA loads landed
                 // gemm(a, b1, acc1, transpose_b = true);  (warp_specialize_two_gemms.tl:18)
                 tl::sm90::warpgroup_gemm<tl::f16, 128, 64, 64, false, true, 2>(acc1, a + tl_stage * 8192, b1 + tl_stage * 4096, tl_tid / 128);
                 // gemm(a, b2, acc2, transpose_b = true);  (warp_specialize_two_gemms.tl:19)
                 tl::sm90::warpgroup_gemm<tl::f16, 128, 64, 64, false, true, 2>(acc2, a + tl_stage * 8192, b2 + tl_stage * 4096, tl_tid / 128);
-                tl::sm90::wgmma_wait<0>();
+                tl::sm90::wgmma_wait<0>();  // #0 (into `acc1`), #1 (into `acc2`) retired
                 tl::sm90::fence_accumulators(acc1);
                 tl::sm90::fence_accumulators(acc2);
-                if (tl_tid % 32 == 0) tl::sm90::mbarrier_arrive(&tl_empty[tl_stage]);  // the stage's last reader retired
+                if (tl_tid % 32 == 0) tl::sm90::mbarrier_arrive(&tl_empty[tl_stage]);  // release trip k's stage
             }
             // copy(acc1, C1[block.y * 128 +: 128, block.x * 64 +: 64]);  (warp_specialize_two_gemms.tl:21)
             #pragma unroll

@@ -4,7 +4,9 @@
 // warpgroup count the Hopper path produces; protocols broken through one field each are rejected
 // with a message that names the kind of violation (overwrite, read before landing, missing fence,
 // deadlock) and the trace leading to it; protocol_of / store_protocol_of read the protocols off a
-// real warp-specialized kernel, and that kernel passes the verifier the pass runs.
+// real warp-specialized kernel, and that kernel passes the verifier the pass runs. The consumers'
+// schedule (schedule-wgmma: gemm issues and waits with tokens) passes the token check and the model
+// with the producer, and schedules broken one step at a time are caught by one or both.
 #include "ir/printer.h"
 #include "schedule/pipeline.h"
 #include "schedule/verify_mbarriers.h"
@@ -630,4 +632,119 @@ TEST_CASE("a broken ping-pong is caught: no start, a turn passed to itself, a ba
     REQUIRE(v);
     CHECK(contains(*v, "two consumer warpgroups issue their wgmmas at once"));
   }
+}
+
+// ---- the consumers' schedule: asynchronous gemm issues and waits with tokens ------------------
+
+namespace {
+using Step = ir::ConsumerStep;
+using StepKind = ir::ConsumerStep::Kind;
+
+// The index of the n-th step of `kind` in `steps`.
+size_t find_step(const std::vector<Step>& steps, StepKind kind, int n = 0) {
+    for (size_t i = 0; i < steps.size(); ++i)
+        if (steps[i].kind == kind && n-- == 0) return i;
+    FAIL("no such step");
+    return 0;
+}
+
+// A copy of the kernel's loop with its schedule changed by `change`.
+template <typename Change> ir::WarpSpecializedLoop broken(const ir::WarpSpecializedLoop& w, Change change) {
+    ir::WarpSpecializedLoop copy = w;
+    change(copy.schedule);
+    return copy;
+}
+
+std::optional<std::string> check_schedule(const ir::Kernel& k, const ir::WarpSpecializedLoop& w) {
+    schedule::MbarrierProtocol p = schedule::explored_bounds(schedule::protocol_of(k, w));
+    return schedule::check_consumer_schedule(p, w, std::max(p.stages, p.first_stages) + 1);
+}
+} // namespace
+
+TEST_CASE("schedule-wgmma: the compiled kernels' schedules pass the token check and the model with the producer") {
+    for (const char* src : {kGemm, kGemmNt, kAttention}) {
+        ir::Module m = compile_sm90a(src);
+        const ir::Kernel& k = m.kernels[0];
+        const ir::WarpSpecializedLoop* w = ws_loop(k);
+        REQUIRE(w);
+        INFO(ir::print_module(m));
+        CHECK_FALSE(schedule::check_gemm_tokens(*w, 4));
+        CHECK_FALSE(check_schedule(k, *w));
+    }
+    // The plain GEMM keeps one trip in flight; attention's trip is software-pipelined: F(t) and
+    // T(t - 1) issued in one ping-pong turn, F(t) waited for alone (one newer group runs on).
+    ir::Module gemm = compile_sm90a(kGemm);
+    const ir::ConsumerSchedule& g = ws_loop(gemm.kernels[0])->schedule;
+    CHECK_FALSE(g.software_pipelined());
+    CHECK(g.trip[find_step(g.trip, StepKind::Wait)].pending == 1);
+    ir::Module attention = compile_sm90a(kAttention);
+    const ir::ConsumerSchedule& a = ws_loop(attention.kernels[0])->schedule;
+    REQUIRE(a.software_pipelined());
+    const Step& first_wait = a.trip[find_step(a.trip, StepKind::Wait)];
+    CHECK(first_wait.pending == 1);
+    CHECK(first_wait.fenced == std::vector<int>{a.trip[find_step(a.trip, StepKind::Issue)].token});
+    CHECK(find_step(a.trip, StepKind::TurnBegin) < find_step(a.trip, StepKind::Issue, 1));
+    CHECK(find_step(a.trip, StepKind::Issue, 1) < find_step(a.trip, StepKind::TurnEnd));
+    CHECK(a.trip[find_step(a.trip, StepKind::Issue, 1)].back == 1);
+}
+
+TEST_CASE("gemm tokens: a broken schedule is caught (missing wait, wait for too few, missing fence, early release)") {
+    ir::Module m = compile_sm90a(kAttention);
+    const ir::Kernel& k = m.kernels[0];
+    const ir::WarpSpecializedLoop& w = *ws_loop(k);
+    INFO(ir::print_module(m));
+    // No wait for T(t - 1) before `copy(s, p)` rewrites P, which it reads from registers.
+    auto no_wait = broken(w, [](ir::ConsumerSchedule& s) { s.trip.erase(s.trip.begin() + find_step(s.trip, StepKind::Wait, 1)); });
+    auto v = schedule::check_gemm_tokens(no_wait, 3);
+    REQUIRE(v);
+    CHECK(contains(*v, "while token #"));
+    // Waiting for F(t) while two groups may stay in flight: its fence names a token in flight.
+    auto too_few = broken(w, [](ir::ConsumerSchedule& s) { s.trip[find_step(s.trip, StepKind::Wait)].pending = 2; });
+    v = schedule::check_gemm_tokens(too_few, 3);
+    REQUIRE(v);
+    CHECK(contains(*v, "fences the accumulator of token"));
+    // S read after its gemm retired but without the fence.
+    auto no_fence = broken(w, [](ir::ConsumerSchedule& s) { s.trip[find_step(s.trip, StepKind::Wait)].fenced.clear(); });
+    v = schedule::check_gemm_tokens(no_fence, 3);
+    REQUIRE(v);
+    CHECK(contains(*v, "without a fence"));
+    // T(t - 1)'s stage released before T(t - 1) retired: the token check and the model both see it.
+    auto early = broken(w, [](ir::ConsumerSchedule& s) {
+        const size_t release = find_step(s.trip, StepKind::Release, s.trip[find_step(s.trip, StepKind::Release)].ring == 0 ? 0 : 1);
+        Step r = s.trip[release];
+        s.trip.erase(s.trip.begin() + release);
+        s.trip.insert(s.trip.begin() + find_step(s.trip, StepKind::Wait), r);
+    });
+    v = schedule::check_gemm_tokens(early, 3);
+    REQUIRE(v);
+    CHECK(contains(*v, "releases the stage of trip"));
+    v = check_schedule(k, early);
+    REQUIRE(v);
+    CHECK(contains(*v, "overwrites stage"));
+    // The drain neither waits nor releases: the last trip's P V is in flight when the tile ends.
+    auto no_drain_wait = broken(w, [](ir::ConsumerSchedule& s) {
+        s.drain.erase(s.drain.begin() + find_step(s.drain, StepKind::Release));
+        s.drain.erase(s.drain.begin() + find_step(s.drain, StepKind::Wait));
+    });
+    v = schedule::check_gemm_tokens(no_drain_wait, 3);
+    REQUIRE(v);
+    CHECK(contains(*v, "still in flight when a tile"));
+    // A trip that issues without waiting for its loads reads a stage before it landed.
+    auto no_load_wait = broken(w, [](ir::ConsumerSchedule& s) { s.trip.erase(s.trip.begin() + find_step(s.trip, StepKind::WaitLoads)); });
+    v = check_schedule(k, no_load_wait);
+    REQUIRE(v);
+    CHECK(contains(*v, "reads stage"));
+}
+
+TEST_CASE("gemm tokens: the plain GEMM waiting for too few groups releases a stage a wgmma still reads") {
+    ir::Module m = compile_sm90a(kGemm);
+    const ir::Kernel& k = m.kernels[0];
+    const ir::WarpSpecializedLoop& w = *ws_loop(k);
+    auto two_in_flight = broken(w, [](ir::ConsumerSchedule& s) { s.trip[find_step(s.trip, StepKind::Wait)].pending = 2; });
+    auto v = schedule::check_gemm_tokens(two_in_flight, 3);
+    REQUIRE(v);
+    CHECK(contains(*v, "releases the stage of trip"));
+    v = check_schedule(k, two_in_flight);
+    REQUIRE(v);
+    CHECK(contains(*v, "overwrites stage"));
 }
