@@ -348,7 +348,15 @@ void KernelEmitter::emit_consumer_loop(const ir::WarpSpecializedLoop& loop) {
         case Kind::Issue:
             TLC_CHECK(std::find(loop.statements().begin(), loop.statements().end(), s.stmt) != loop.statements().end(),
                       "a consumer step issues a gemm that is not a statement of the loop");
-            emit_wgmma(*s.stmt->as<ir::Gemm>(), stage_name(0, s.back));
+            {
+                // emit_wgmma names the stage indices of the rings the gemm reads: a step declared them.
+                const ir::Gemm& g = *s.stmt->as<ir::Gemm>();
+                for (const ir::Buffer* b : {g.a.buffer.get(), g.b.buffer.get()})
+                    if (loop.loads_into(b))
+                        TLC_CHECK(declared.count(loop.in_first_ring(b) ? std::pair{1, 0} : std::pair{0, s.back}),
+                                  "a gemm issued before the stage index of the tiles it reads");
+                emit_wgmma(g, stage_name(0, s.back));
+            }
             break;
         case Kind::Wait:
             {
