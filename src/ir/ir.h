@@ -445,7 +445,7 @@ struct WarpSpecializedLoop : Stmt {
     // The first statement of `body` is a wgmma gemm issued together with the previous trip's
     // trailing wgmmas (those after the last use of its result): trip t + 1's first gemm is issued
     // with trip t's trailing gemms, and trip t + 1's statements up to their first use of the
-    // trailing gemms' results run while those do (codegen emit_consumer_loop_overlapped).
+    // trailing gemms' results run while those do (the schedule-wgmma pass orders it).
     bool issue_first_gemm_early = false;
     // With two or three consumer warpgroups and issue_first_gemm_early: the warpgroups take turns
     // issuing their wgmmas (named barriers 8 + w), so that the others run their other statements

@@ -80,11 +80,11 @@ std::vector<ConsumerOp> consumer_trip(const MbarrierProtocol& p, int k, int n) {
         }
         return ops;
     }
-    // Two rings (emit_consumer_loop_overlapped): the first gemm F reads ring 1, the trailing gemms
-    // T ring 0. Trip 0 issues F and waits for it; trip k > 0 issues F(k) and, once its loads
-    // landed, T(k - 1), waits until F(k) retired (mma_in_flight groups left), releases F(k)'s
-    // stage, waits for T(k - 1) and releases its stage (release_lag trips back). The tile's last
-    // trip then issues its own T, waits for it and releases its stage.
+    // Two rings (schedule-wgmma's software-pipelined form): the first gemm F reads ring 1, the
+    // trailing gemms T ring 0. Trip 0 issues F and waits for it; trip k > 0 issues F(k) and, once
+    // its loads landed, T(k - 1), waits until F(k) retired (mma_in_flight groups left), releases
+    // F(k)'s stage, waits for T(k - 1) and releases its stage (release_lag trips back). The tile's
+    // last trip then issues its own T, waits for it and releases its stage.
     ops = {{K::WaitFull, 1, 0}, {K::Issue, 1, 0}};
     if (k == 0) {
         ops.insert(ops.end(), {{K::WaitMma, 0, 0}, {K::Release, 1, 0}});
@@ -466,7 +466,7 @@ MbarrierProtocol protocol_of(const ir::Kernel& kernel, const ir::WarpSpecialized
     p.consumer_groups = kernel.threads / 128;
     if (loop.issue_first_gemm_early) {
         // Trip t's gemms retire during trip t + 1, which then releases t's stage: as the plain
-        // main loop's one trip in flight (codegen emit_consumer_loop_overlapped). With two rings,
+        // main loop's one trip in flight (the schedule-wgmma pass orders it). With two rings,
         // the first gemm's stage is released in its own trip, once the trailing gemms issued with
         // it are the only groups in flight.
         p.mma_in_flight = 1;
