@@ -12,6 +12,7 @@
 #include <algorithm>
 #include <atomic>
 #include <cmath>
+#include <map>
 #include <mutex>
 #include <optional>
 #include <thread>
@@ -760,18 +761,107 @@ private:
 
     // The warp-specialized main loop means: per trip, the lets, the TMA loads, then the body.
     void warp_specialized(const ir::WarpSpecializedLoop& w, const std::vector<int>& lanes) {
+        if (!w.schedule.trip.empty()) return scheduled_warp_specialized(w, lanes);
         int64_t trips = static_cast<int64_t>(eval(w.trip_count, lanes[0]));
         for (int64_t i = 0; i < trips; ++i) {
-            Slot& slot = env_[w.var.get()];
-            slot.lanes.clear();
-            slot.uniform = static_cast<double>(i);
-            for (auto& l : w.lets) exec(l, lanes);
-            for (const ir::TmaLoad& ld : w.loads) {
-                ir::Copy c(ld.src, ir::whole(ld.dst), nullptr, ld.range);
-                copy_in(c, lanes[0], lanes);
-            }
+            enter_trip(w, i, lanes);
             exec(w.body, lanes);
         }
+    }
+
+    // Trip i of a warp-specialized loop: its index, its lets and its TMA loads.
+    void enter_trip(const ir::WarpSpecializedLoop& w, int64_t i, const std::vector<int>& lanes) {
+        Slot& slot = env_[w.var.get()];
+        slot.lanes.clear();
+        slot.uniform = static_cast<double>(i);
+        for (auto& l : w.lets) exec(l, lanes);
+        for (const ir::TmaLoad& ld : w.loads) {
+            ir::Copy c(ld.src, ir::whole(ld.dst), nullptr, ld.range);
+            copy_in(c, lanes[0], lanes);
+        }
+    }
+
+    // An issued gemm (a token of the consumers' schedule): the accumulator it leaves, which the
+    // wait that retires it writes.
+    struct InFlightGemm {
+        OnChip* accumulator;
+        std::vector<double> values;
+        std::vector<uint8_t> state;
+    };
+
+    // The loop as its consumers' schedule orders it (pass schedule-wgmma), asynchronously: each
+    // trip's loads land before its steps run (the producer runs ahead), an issued gemm reads the
+    // loaded tiles of the trip it names (it - back) and the registers as they are at the issue,
+    // continues from the result of an earlier gemm into the same accumulator still in flight (as
+    // wgmmas chain), and its accumulator changes only at the wait that retires it. A schedule that
+    // reads a result before its wait, or gives a gemm another trip's tiles, computes another result.
+    void scheduled_warp_specialized(const ir::WarpSpecializedLoop& w, const std::vector<int>& lanes) {
+        using Kind = ir::ConsumerStep::Kind;
+        const ir::ConsumerSchedule& schedule = w.schedule;
+        const int64_t trips = static_cast<int64_t>(eval(w.trip_count, lanes[0]));
+        std::map<int64_t, std::map<const ir::Buffer*, std::pair<std::vector<double>, std::vector<uint8_t>>>> loaded; // per trip
+        std::vector<InFlightGemm> in_flight; // oldest first
+        auto load = [&](int64_t i) {
+            enter_trip(w, i, lanes);
+            for (const ir::TmaLoad& ld : w.loads) loaded[i][ld.dst.get()] = {chip(*ld.dst).values, chip(*ld.dst).state};
+            loaded.erase(i - 2); // a schedule names this trip's tiles and the previous trip's
+        };
+        auto issue = [&](const ir::Gemm& g, int64_t trip) {
+            TLC_CHECK(loaded.count(trip), "a scheduled gemm reads the tiles of a trip not loaded");
+            for (auto& [tile, data] : loaded.at(trip)) {
+                OnChip& t = chip(*tile);
+                t.values = data.first, t.state = data.second;
+            }
+            OnChip& acc = chip(*g.c.buffer);
+            const std::vector<double> committed = acc.values;
+            const std::vector<uint8_t> committed_state = acc.state;
+            for (auto it = in_flight.rbegin(); it != in_flight.rend(); ++it)
+                if (it->accumulator == &acc) {
+                    acc.values = it->values, acc.state = it->state;
+                    break;
+                }
+            gemm(g, lanes[0]);
+            in_flight.push_back({&acc, acc.values, acc.state});
+            acc.values = committed, acc.state = committed_state;
+        };
+        auto run = [&](const std::vector<ir::ConsumerStep>& steps, int64_t k) {
+            for (const ir::ConsumerStep& s : steps) {
+                switch (s.kind) {
+                case Kind::Lets:
+                    env_[w.var.get()].uniform = static_cast<double>(k);
+                    for (auto& l : w.lets) exec(l, lanes);
+                    break;
+                case Kind::Run: exec(s.stmt, lanes); break;
+                case Kind::Issue: issue(*s.stmt->as<ir::Gemm>(), k - s.back); break;
+                case Kind::Wait:
+                    while (static_cast<int>(in_flight.size()) > s.pending) {
+                        InFlightGemm& done = in_flight.front();
+                        done.accumulator->values = std::move(done.values), done.accumulator->state = std::move(done.state);
+                        in_flight.erase(in_flight.begin());
+                    }
+                    break;
+                default: break; // stage indices, waits for loads, releases, turns: no data moves
+                }
+            }
+        };
+        if (schedule.software_pipelined()) {
+            if (trips > 0) {
+                load(0);
+                run(schedule.first_trip, 0);
+                for (int64_t k = 1; k < trips; ++k) {
+                    load(k);
+                    run(schedule.trip, k);
+                }
+                run(schedule.drain, trips - 1);
+            }
+        } else {
+            for (int64_t k = 0; k < trips; ++k) {
+                load(k);
+                run(schedule.trip, k);
+            }
+        }
+        run(schedule.tile_end, trips - 1);
+        TLC_CHECK(in_flight.empty(), "a scheduled gemm still in flight at the end of the warp-specialized loop");
     }
 };
 

@@ -7,6 +7,7 @@
 // real warp-specialized kernel, and that kernel passes the verifier the pass runs. The consumers'
 // schedule (schedule-wgmma: gemm issues and waits with tokens) passes the token check and the model
 // with the producer, and schedules broken one step at a time are caught by one or both.
+#include "interp/interpreter.h"
 #include "ir/printer.h"
 #include "schedule/pipeline.h"
 #include "schedule/verify_mbarriers.h"
@@ -17,6 +18,7 @@
 #include <doctest/doctest.h>
 
 #include <optional>
+#include <random>
 #include <string>
 
 using namespace tlc;
@@ -747,4 +749,63 @@ TEST_CASE("gemm tokens: the plain GEMM waiting for too few groups releases a sta
     v = check_schedule(k, two_in_flight);
     REQUIRE(v);
     CHECK(contains(*v, "overwrites stage"));
+}
+
+namespace {
+// The kernel with its warp-specialized loop replaced by `loop`.
+ir::Kernel with_loop(const ir::Kernel& k, const ir::WarpSpecializedLoop& loop) {
+    ir::Kernel out = k;
+    std::vector<ir::StmtPtr> stmts = k.body->as<ir::Seq>()->stmts;
+    for (ir::StmtPtr& s : stmts)
+        if (s->as<ir::WarpSpecializedLoop>()) s = std::make_shared<ir::WarpSpecializedLoop>(loop);
+    auto seq = std::make_shared<ir::Seq>(*k.body->as<ir::Seq>());
+    seq->stmts = std::move(stmts);
+    out.body = seq;
+    return out;
+}
+
+// kAttention's output for one head of S = 200 (four trips of 64 keys, the last one partial) run by
+// `tlc run`'s interpreter.
+std::vector<double> attention_output(const ir::Kernel& k) {
+    SourceManager sm;
+    DiagnosticEngine diags(sm);
+    interp::Launch launch;
+    const int64_t S = 200;
+    launch.dims = {{"B", 1}, {"H", 1}, {"S", S}};
+    std::mt19937 rng(7);
+    std::uniform_real_distribution<double> u(-1.0, 1.0);
+    for (const char* name : {"Q", "K", "V", "O"}) {
+        interp::TensorData t;
+        t.shape = {1, 1, S, 64};
+        for (int64_t i = 0; i < S * 64; ++i) t.values.push_back(name[0] == 'O' ? 0.0 : static_cast<double>(static_cast<float>(u(rng) / 4)));
+        launch.tensors[name] = t;
+    }
+    launch.workers = 1;
+    REQUIRE_MESSAGE(interp::execute(k, launch, diags), diags.render());
+    return launch.tensors.at("O").values;
+}
+} // namespace
+
+TEST_CASE("the interpreter runs the consumers' schedule asynchronously: as scheduled it computes the loop's meaning, "
+          "a gemm given another trip's tiles does not") {
+    ir::Module m = compile_sm90a(kAttention);
+    const ir::Kernel& k = m.kernels[0];
+    const ir::WarpSpecializedLoop& w = *ws_loop(k);
+    const std::vector<double> scheduled = attention_output(k);
+    // Without a schedule the interpreter runs each trip's statements in order: the loop's meaning.
+    ir::WarpSpecializedLoop in_order = w;
+    in_order.schedule = {};
+    CHECK(attention_output(with_loop(k, in_order)) == scheduled);
+    // P(t - 1) V issued with this trip's V: another result, though every token is waited for.
+    auto wrong_trip = broken(w, [](ir::ConsumerSchedule& s) { s.trip[find_step(s.trip, StepKind::Issue, 1)].back = 0; });
+    CHECK(attention_output(with_loop(k, wrong_trip)) != scheduled);
+    // `copy(s, p)` moved before the waits: it reads S before Q Kᵀ retired (the previous trip's S).
+    auto late_wait = broken(w, [](ir::ConsumerSchedule& s) {
+        const size_t copy = find_step(s.trip, StepKind::Run);
+        Step moved = s.trip[copy];
+        s.trip.erase(s.trip.begin() + copy);
+        s.trip.insert(s.trip.begin() + find_step(s.trip, StepKind::Wait), moved);
+    });
+    CHECK(schedule::check_gemm_tokens(late_wait, 3));
+    CHECK(attention_output(with_loop(k, late_wait)) != scheduled);
 }
