@@ -406,7 +406,10 @@ void KernelEmitter::emit_consumer_loop(const ir::WarpSpecializedLoop& loop) {
         out_.block(fmt::format("if ({} > 0)", trips), [&] {
             out_.block("", [&] {
                 out_.line("// Trip 0: its first gemm and the statements before its trailing gemms.");
-                out_.line(fmt::format("const int {} = 0;", k));
+                // The loop index, where the trip's statements or their lets read it.
+                std::set<const ir::Var*> used = vars_read_in(loop.body);
+                for (const ir::StmtPtr& l : lets_needed_by(loop.lets, used)) add_vars(l->as<ir::LetStmt>()->value, used);
+                if (used.count(loop.var.get())) out_.line(fmt::format("const int {} = 0;", k));
                 print_all(schedule.first_trip, Part::FirstTrip);
             });
             out_.block(fmt::format("for (int {0} = 1; {0} < {1}; ++{0})", k, trips), [&] {

@@ -764,26 +764,67 @@ ir::Kernel with_loop(const ir::Kernel& k, const ir::WarpSpecializedLoop& loop) {
     return out;
 }
 
-// kAttention's output for one head of S = 200 (four trips of 64 keys, the last one partial) run by
-// `tlc run`'s interpreter.
-std::vector<double> attention_output(const ir::Kernel& k) {
+// The tensors after `tlc run`'s interpreter ran the kernel, each input filled with small random
+// values (`shapes`: every tensor parameter's shape; outputs start at zero).
+std::map<std::string, std::vector<double>> run_kernel(const ir::Kernel& k, const std::map<std::string, int64_t>& dims,
+                                                      const std::map<std::string, std::vector<int64_t>>& shapes) {
     SourceManager sm;
     DiagnosticEngine diags(sm);
     interp::Launch launch;
-    const int64_t S = 200;
-    launch.dims = {{"B", 1}, {"H", 1}, {"S", S}};
+    launch.dims = dims;
     std::mt19937 rng(7);
     std::uniform_real_distribution<double> u(-1.0, 1.0);
-    for (const char* name : {"Q", "K", "V", "O"}) {
+    for (const auto& [name, shape] : shapes) {
         interp::TensorData t;
-        t.shape = {1, 1, S, 64};
-        for (int64_t i = 0; i < S * 64; ++i) t.values.push_back(name[0] == 'O' ? 0.0 : static_cast<double>(static_cast<float>(u(rng) / 4)));
+        t.shape = shape;
+        int64_t n = 1;
+        for (int64_t e : shape) n *= e;
+        for (int64_t i = 0; i < n; ++i) t.values.push_back(name[0] == 'O' ? 0.0 : static_cast<double>(static_cast<float>(u(rng) / 4)));
         launch.tensors[name] = t;
     }
     launch.workers = 1;
     REQUIRE_MESSAGE(interp::execute(k, launch, diags), diags.render());
-    return launch.tensors.at("O").values;
+    std::map<std::string, std::vector<double>> out;
+    for (const auto& [name, t] : launch.tensors) out[name] = t.values;
+    return out;
 }
+
+// kAttention's output for one head of S = 200 (four trips of 64 keys, the last one partial).
+std::vector<double> attention_output(const ir::Kernel& k) {
+    const std::vector<int64_t> shape{1, 1, 200, 64};
+    return run_kernel(k, {{"B", 1}, {"H", 1}, {"S", 200}}, {{"Q", shape}, {"K", shape}, {"V", shape}, {"O", shape}}).at("O");
+}
+
+// A software-pipelined trip with two trailing gemms, each into its own accumulator.
+const char* kTwoTrailing = R"(
+kernel two_trailing(Q: global f16[M, 64], K: global f16[N, 64], V: global f16[N, 64], V2: global f16[N, 64],
+                    O: global mut f16[M, 64], O2: global mut f16[M, 64])
+    grid(cdiv(M, 128)) threads(256)
+{
+    shared q: f16[128, 64];
+    shared k: f16[64, 64];
+    shared v: f16[64, 64];
+    shared v2: f16[64, 64];
+    fragment s: f32[128, 64];
+    fragment p: f16[128, 64];
+    fragment o: f32[128, 64] = 0.0;
+    fragment o2: f32[128, 64] = 0.0;
+    copy(Q[block.x * 128 +: 128, 0 +: 64], q);
+    for t in pipelined(cdiv(N, 64), stages = 2) {
+        copy(K[t * 64 +: 64, 0 +: 64], k);
+        copy(V[t * 64 +: 64, 0 +: 64], v);
+        copy(V2[t * 64 +: 64, 0 +: 64], v2);
+        gemm(q, k, s, transpose_b = true, clear = true);
+        for i, j in parallel(128, 64) { s[i, j] = exp2(s[i, j]); }
+        for i, j in parallel(128, 64) { o[i, j] = o[i, j] * 0.5; }
+        copy(s, p);
+        gemm(p, v, o);
+        gemm(p, v2, o2);
+    }
+    copy(o, O[block.x * 128 +: 128, 0 +: 64]);
+    copy(o2, O2[block.x * 128 +: 128, 0 +: 64]);
+}
+)";
 } // namespace
 
 TEST_CASE("the interpreter runs the consumers' schedule asynchronously: as scheduled it computes the loop's meaning, "
@@ -808,4 +849,21 @@ TEST_CASE("the interpreter runs the consumers' schedule asynchronously: as sched
     });
     CHECK(schedule::check_gemm_tokens(late_wait, 3));
     CHECK(attention_output(with_loop(k, late_wait)) != scheduled);
+}
+
+TEST_CASE("the interpreter: two trailing gemms as scheduled give the loop's meaning bit for bit") {
+    ir::Module m = compile_sm90a(kTwoTrailing);
+    const ir::Kernel& k = m.kernels[0];
+    const ir::WarpSpecializedLoop& w = *ws_loop(k);
+    REQUIRE(w.schedule.software_pipelined());
+    // Q K^T waited for while the two trailing gemms of the previous trip run on.
+    CHECK(w.schedule.trip[find_step(w.schedule.trip, StepKind::Wait)].pending == 2);
+    ir::WarpSpecializedLoop in_order = w;
+    in_order.schedule = {};
+    const std::map<std::string, int64_t> dims{{"M", 150}, {"N", 150}};
+    const std::map<std::string, std::vector<int64_t>> shapes{{"Q", {150, 64}},  {"K", {150, 64}}, {"V", {150, 64}},
+                                                             {"V2", {150, 64}}, {"O", {150, 64}}, {"O2", {150, 64}}};
+    const auto scheduled = run_kernel(k, dims, shapes);
+    CHECK(run_kernel(with_loop(k, in_order), dims, shapes) == scheduled);
+    CHECK(scheduled.at("O2") != std::vector<double>(150 * 64, 0.0));
 }
