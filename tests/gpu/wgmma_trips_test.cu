@@ -3,6 +3,8 @@
 //   dual    C1 = A · B1ᵀ (f16), C2 = A · B2ᵀ (f32); A [M, K], B1 and B2 [N, K]. Stub (A, B1, B2, C1, C2, M, K, N).
 //   rowmax  C = Σ_g (A_g · B_gᵀ + Bias) over k groups of 64; R[b, m] = the largest element of row m of
 //           any group's product within column block b of 64. Stub (A, B, Bias, C, R, M, K, N, NB).
+//   two_trailing  per block t of 64 keys: P = f16(exp2(Q K_tᵀ / 8)), O = O / 2 + P V_t, O2 += P V2_t;
+//           Q [M, 64], K, V, V2 [N, 64], O and O2 f16. Stub (Q, K, V, V2, O, O2, M, N).
 // Inputs random in [-1, 1] rounded to their dtypes; outputs poisoned with NaN first, then every
 // element must be finite and is compared with the float64 result. On sm_90a the shapes with K a
 // multiple of 8 take the TMA + wgmma kernel; K = 33 takes the cp.async + mma.sync fallback, as does
@@ -95,6 +97,36 @@ th::Outcome check_rowmax(const Shape& s, uint64_t seed) {
                        A.guards_intact() && B.guards_intact() && Bias.guards_intact() && C.guards_intact() && R.guards_intact());
 }
 
+// The software-pipelined trip with two trailing gemms: M query rows, N keys (D = 64).
+th::Outcome check_two_trailing(int64_t M, int64_t N, uint64_t seed) {
+    const int64_t D = 64;
+    const auto q = th::random_vector<T>(th::numel({M, D}), seed);
+    const auto k = th::random_vector<T>(th::numel({N, D}), seed + 1);
+    const auto v = th::random_vector<T>(th::numel({N, D}), seed + 2);
+    const auto v2 = th::random_vector<T>(th::numel({N, D}), seed + 3);
+    th::DeviceBuffer<T> Q(q), K(k), V(v), V2(v2), O(th::numel({M, D})), O2(th::numel({M, D}));
+    O.poison();
+    O2.poison();
+    th::check_launch(tlc::two_trailing(Q.get(), K.get(), V.get(), V2.get(), O.get(), O2.get(), M, N), "two_trailing");
+    const auto o = O.download();
+    const auto o2 = O2.download();
+    const auto qd = th::to_f64(q), kd = th::to_f64(k), vd = th::to_f64(v), v2d = th::to_f64(v2);
+    std::vector<double> ro(th::numel({M, D})), ro2(th::numel({M, D}));
+    for (int64_t i = 0; i < M; ++i)
+        for (int64_t t = 0; t < N; t += 64) {
+            for (int64_t d = 0; d < D; ++d) ro[i * D + d] *= 0.5;
+            for (int64_t j = t; j < std::min(t + 64, N); ++j) {
+                // P is rounded to f16 before the gemms read it.
+                const double p = static_cast<double>(__half2float(__float2half(static_cast<float>(std::exp2(dot(qd, kd, D, i, j, 0, D) / 8)))));
+                for (int64_t d = 0; d < D; ++d) ro[i * D + d] += p * vd[j * D + d], ro2[i * D + d] += p * v2d[j * D + d];
+            }
+        }
+    double err = std::max(th::rel_err(o, ro), th::rel_err(o2, ro2));
+    if (!all_finite(o) || !all_finite(o2)) err = std::nan("");
+    return th::numeric(err, th::Dtype<T>::bound, Q.guards_intact() && K.guards_intact() && V.guards_intact() &&
+                                                     V2.guards_intact() && O.guards_intact() && O2.guards_intact());
+}
+
 }  // namespace
 
 int main() {
@@ -106,6 +138,20 @@ int main() {
         const uint64_t case_seed = seed;
         suite.run("dual/" + shape, [&s, case_seed] { return check_dual(s, case_seed); }, s.when);
         suite.run("rowmax/" + shape, [&s, case_seed] { return check_rowmax(s, case_seed); }, s.when);
+    }
+    // Key counts of one trip, of several with a partial last one, none; query rows below, at and
+    // above one tile.
+    const struct {
+        int64_t M, N;
+        th::When when;
+    } kTrailingShapes[] = {{128, 64, th::When::always}, {200, 136, th::When::always}, {77, 1000, th::When::always},
+                           {5, 0, th::When::always},    {300, 257, th::When::always}, {1000, 4096, th::When::full}};
+    for (const auto& s : kTrailingShapes) {
+        seed += 10;
+        const uint64_t case_seed = seed;
+        const int64_t M = s.M, N = s.N;
+        suite.run("two_trailing/M=" + std::to_string(M) + ",N=" + std::to_string(N),
+                  [M, N, case_seed] { return check_two_trailing(M, N, case_seed); }, s.when);
     }
     suite.run("dual/null_pointer", [] {
         th::DeviceBuffer<T> A(64);
