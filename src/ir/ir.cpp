@@ -151,6 +151,17 @@ bool WarpSpecializedLoop::loads_once(const Buffer* b) const {
     return false;
 }
 
+std::vector<const std::vector<ConsumerStep>*> ConsumerSchedule::parts_of_trip(int64_t k, int64_t n) const {
+    std::vector<const std::vector<ConsumerStep>*> parts{software_pipelined() && k == 0 ? &first_trip : &trip};
+    if (k + 1 == n) parts.insert(parts.end(), {&drain, &tile_end});
+    return parts;
+}
+
+bool touches_async_operands(const StmtPtr& s, const Gemm& g) {
+    const BufferUses uses = buffer_uses(s);
+    return uses.touches(g.c.buffer.get()) || (g.a.buffer->scope == Scope::Fragment && uses.touches(g.a.buffer.get()));
+}
+
 std::vector<const Gemm*> WarpSpecializedLoop::wgmma_gemms() const {
     auto loaded = [&](const Buffer* b) { return loads_into(b) || loads_once(b); };
     auto register_operand = [](const Buffer* b) { return b->scope == Scope::Fragment && dtype_bytes(b->dtype) == 2; };

@@ -431,7 +431,13 @@ struct ConsumerSchedule {
     std::vector<ConsumerStep> first_trip, trip, drain, tile_end;
     int tokens = 0;
     bool software_pipelined() const { return !first_trip.empty(); }
+    // The parts trip k of a tile of n trips runs, in order: its own, then, in the last trip, the
+    // drain and the tile end.
+    std::vector<const std::vector<ConsumerStep>*> parts_of_trip(int64_t k, int64_t n) const;
 };
+// Whether `s` touches what gemm `g` writes, or reads from registers, while it runs asynchronously:
+// its accumulator, and its A operand when that is a fragment.
+bool touches_async_operands(const StmtPtr& s, const Gemm& g);
 
 struct WarpSpecializedLoop : Stmt {
     static constexpr StmtKind kKind = StmtKind::WarpSpecializedLoop;
@@ -470,6 +476,8 @@ struct WarpSpecializedLoop : Stmt {
     bool loads_once(const Buffer* b) const;
     // True when `b` is the shared tile of a load in the first gemm's ring (first_stages > 0).
     bool in_first_ring(const Buffer* b) const;
+    // True when gemm `g` reads a tile of `loads` (a stage of a ring).
+    bool reads_ring(const Gemm& g) const { return loads_into(g.a.buffer.get()) || loads_into(g.b.buffer.get()); }
     // The stages of the ring that loads `b` (a tile of `loads`).
     int stages_of(const Buffer* b) const { return in_first_ring(b) ? first_stages : stages; }
     // The gemms of `body` that run with wgmma, in order (each a top-level statement of `body`): B a

@@ -75,11 +75,6 @@ private:
         auto* g = s->as<ir::Gemm>();
         return g && std::find(wgmmas_.begin(), wgmmas_.end(), g) != wgmmas_.end();
     }
-    // Whether `s` touches what gemm `g` writes or reads from registers as it runs.
-    static bool touches_operands_of(const ir::StmtPtr& s, const ir::Gemm& g) {
-        const ir::BufferUses uses = ir::buffer_uses(s);
-        return uses.touches(g.c.buffer.get()) || (g.a.buffer->scope == ir::Scope::Fragment && uses.touches(g.a.buffer.get()));
-    }
     // The tiles loaded once per tile, when only the trip's first gemm reads them (attention's Q):
     // released as soon as the tile's last first gemm retired.
     static bool once_read_by_first_gemm_only(const ir::Kernel& kernel, const ir::WarpSpecializedLoop& loop) {
@@ -125,7 +120,7 @@ private:
         };
         for (const ir::StmtPtr& s : loop_.statements()) {
             bool touches_pending = false;
-            for (auto& [token, g] : pending) touches_pending |= touches_operands_of(s, *g);
+            for (auto& [token, g] : pending) touches_pending |= ir::touches_async_operands(s, *g);
             if (touches_pending) retire();
             if (!is_wgmma(s)) {
                 trip.push_back(run(s));
@@ -157,7 +152,7 @@ private:
         size_t b_begin = tail_begin;
         for (size_t i = 1; i < tail_begin && b_begin == tail_begin; ++i)
             for (size_t j = tail_begin; j < stmts.size(); ++j)
-                if (touches_operands_of(stmts[i], *stmts[j]->as<ir::Gemm>())) b_begin = i;
+                if (ir::touches_async_operands(stmts[i], *stmts[j]->as<ir::Gemm>())) b_begin = i;
         const bool split = loop_.first_stages > 0;
         const int first_ring = split ? 1 : 0;
         auto run_range = [&](std::vector<Step>& steps, size_t from, size_t to) {

@@ -102,20 +102,12 @@ std::vector<ConsumerOp> consumer_trip(const MbarrierProtocol& p, int k, int n) {
 // (statements, lets, the ping-pong, the tiles loaded once per tile) are left out.
 std::vector<ConsumerOp> scheduled_trip(const ir::WarpSpecializedLoop& loop, int k, int n) {
     using Kind = ir::ConsumerStep::Kind;
-    const ir::ConsumerSchedule& schedule = loop.schedule;
-    std::vector<const std::vector<ir::ConsumerStep>*> parts{schedule.software_pipelined() && k == 0 ? &schedule.first_trip : &schedule.trip};
-    if (k + 1 == n) parts.insert(parts.end(), {&schedule.drain, &schedule.tile_end});
     std::vector<ConsumerOp> ops;
-    for (const auto* part : parts)
+    for (const auto* part : loop.schedule.parts_of_trip(k, n))
         for (const ir::ConsumerStep& s : *part) {
             switch (s.kind) {
             case Kind::WaitLoads: ops.push_back({ConsumerOp::WaitFull, s.ring, s.back}); break;
-            case Kind::Issue: {
-                const ir::Gemm& g = *s.stmt->as<ir::Gemm>();
-                const bool reads = loop.loads_into(g.a.buffer.get()) || loop.loads_into(g.b.buffer.get());
-                ops.push_back({ConsumerOp::Issue, s.ring, s.back, reads});
-                break;
-            }
+            case Kind::Issue: ops.push_back({ConsumerOp::Issue, s.ring, s.back, loop.reads_ring(*s.stmt->as<ir::Gemm>())}); break;
             case Kind::Wait: ops.push_back({ConsumerOp::WaitMma, 0, s.pending}); break;
             case Kind::Release: ops.push_back({ConsumerOp::Release, s.ring, s.back}); break;
             default: break;
@@ -578,26 +570,21 @@ std::optional<std::string> check_gemm_tokens(const ir::WarpSpecializedLoop& loop
         const ir::Gemm* gemm;
         int ring, trip; // the stage it reads (trip -1: none)
     };
-    auto touches = [](const ir::StmtPtr& s, const ir::Buffer* b) { return ir::buffer_uses(s).touches(b); };
     for (int n = 1; n <= max_trips; ++n) {
         std::vector<InFlight> in_flight;               // oldest first
         std::map<const ir::Buffer*, int> unfenced;     // accumulators retired without a fence, by token
         for (int k = 0; k < n; ++k) {
-            std::vector<const std::vector<ir::ConsumerStep>*> parts{schedule.software_pipelined() && k == 0 ? &schedule.first_trip
-                                                                                                             : &schedule.trip};
-            if (k + 1 == n) parts.insert(parts.end(), {&schedule.drain, &schedule.tile_end});
-            for (const auto* part : parts)
+            for (const auto* part : schedule.parts_of_trip(k, n))
                 for (const ir::ConsumerStep& s : *part) {
                     const std::string where = fmt::format("trip {} of {}", k, n);
                     switch (s.kind) {
                     case Kind::Issue: {
                         const ir::Gemm* g = s.stmt->as<ir::Gemm>();
-                        const bool reads = loop.loads_into(g->a.buffer.get()) || loop.loads_into(g->b.buffer.get());
                         if (g->a.buffer->scope == ir::Scope::Fragment && unfenced.count(g->a.buffer.get()))
                             return fmt::format("{}: token #{} reads register operand `{}`, retired without a fence", where, s.token,
                                                g->a.buffer->name);
                         unfenced.erase(g->c.buffer.get());
-                        in_flight.push_back({s.token, g, s.ring, reads ? k - s.back : -1});
+                        in_flight.push_back({s.token, g, s.ring, loop.reads_ring(*g) ? k - s.back : -1});
                         break;
                     }
                     case Kind::Wait:
@@ -614,12 +601,11 @@ std::optional<std::string> check_gemm_tokens(const ir::WarpSpecializedLoop& loop
                         break;
                     case Kind::Run:
                         for (const InFlight& f : in_flight)
-                            if (touches(s.stmt, f.gemm->c.buffer.get()) ||
-                                (f.gemm->a.buffer->scope == ir::Scope::Fragment && touches(s.stmt, f.gemm->a.buffer.get())))
+                            if (ir::touches_async_operands(s.stmt, *f.gemm))
                                 return fmt::format("{}: a statement touches `{}` or `{}` while token #{} (the gemm into `{}`) is in flight", where,
                                                    f.gemm->c.buffer->name, f.gemm->a.buffer->name, f.token, f.gemm->c.buffer->name);
                         for (auto& [acc, token] : unfenced)
-                            if (touches(s.stmt, acc))
+                            if (ir::buffer_uses(s.stmt).touches(acc))
                                 return fmt::format("{}: a statement touches `{}`, which token #{} wrote, without a fence after its wait", where,
                                                    acc->name, token);
                         break;

@@ -122,7 +122,7 @@ bool issues_first_gemm_early(const ir::WarpSpecializedLoop& loop) {
     for (size_t i = tail_begin; i < stmts.size(); ++i) {
         if (!is_wgmma(*stmts[i])) return false;
         const ir::Gemm& g = *stmts[i]->as<ir::Gemm>();
-        reads_ring |= loop.loads_into(g.a.buffer.get()) || loop.loads_into(g.b.buffer.get());
+        reads_ring |= loop.reads_ring(g);
     }
     return reads_ring;
 }
