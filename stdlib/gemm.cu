@@ -2335,7 +2335,7 @@ __global__ void __launch_bounds__(256) gemm_splitk_partial_kernel(
 }
 
 // kernel gemm_splitk_partial<BM = 128, BN = 256, BK = 64, STAGES = 4, T = f16>  (stdlib/gemm.tl:158)
-// 256 threads per block, 197696 bytes of shared memory
+// 256 threads per block, 197712 bytes of shared memory
 // warp-specialized: warpgroup 0 issues TMA loads, the other 256 threads run wgmma; persistent over the tiles
 __global__ void __launch_bounds__(384, 1) gemm_splitk_partial_kernel_sm90(
         const __grid_constant__ CUtensorMap tl_map_A,
@@ -2347,7 +2347,8 @@ __global__ void __launch_bounds__(384, 1) gemm_splitk_partial_kernel_sm90(
         int32_t M,
         int32_t K,
         int32_t N,
-        int32_t SPLITS)
+        int32_t SPLITS,
+        unsigned* __restrict__ tl_tile_counter)
 {
     #if defined(__CUDA_ARCH__) && !TL_SM90A_DEVICE
     __trap();  // built for another arch; the launch stub runs this kernel only on sm_90 devices
@@ -2359,11 +2360,17 @@ __global__ void __launch_bounds__(384, 1) gemm_splitk_partial_kernel_sm90(
     tl::f16* b = reinterpret_cast<tl::f16*>(tl_smem + 65536);  // shared b: f16[64, 256], 4 stages, 128-byte swizzled (TMA)
     uint64_t* tl_full = reinterpret_cast<uint64_t*>(tl_smem + 196608);   // per stage: its TMA loads landed
     uint64_t* tl_empty = tl_full + 4;  // per stage: every consumer warp finished reading it
+    uint64_t* tl_tile_full = tl_empty + 4;  // the producer wrote the next tile's index
+    uint64_t* tl_tile_empty = tl_tile_full + 1;  // every consumer warp read it
+    // This block's mailbox, beside the tile counter: the tile the producer claimed for this round.
+    volatile int* tl_next_tile = reinterpret_cast<volatile int*>(tl_tile_counter) + 1 + blockIdx.x;
     if (threadIdx.x == 0) {
         for (int tl_s = 0; tl_s < 4; ++tl_s) {
             tl::sm90::mbarrier_init(&tl_full[tl_s], 1);
             tl::sm90::mbarrier_init(&tl_empty[tl_s], 8);  // one arrival per consumer warp
         }
+        tl::sm90::mbarrier_init(tl_tile_full, 1);
+        tl::sm90::mbarrier_init(tl_tile_empty, 8);  // one arrival per consumer warp
         tl::sm90::mbarrier_init_fence();
     }
     __syncthreads();
@@ -2376,7 +2383,13 @@ __global__ void __launch_bounds__(384, 1) gemm_splitk_partial_kernel_sm90(
             tl::sm90::tma_prefetch_descriptor(&tl_map_A);
             tl::sm90::tma_prefetch_descriptor(&tl_map_B);
             int tl_it = 0;  // trips issued so far, across tiles: stage tl_it % stages, round tl_it / stages
-            for (int tl_tile = blockIdx.x; tl_tile < tl_tiles; tl_tile += gridDim.x) {
+            // The trip counts differ between tiles: this block starts with tile blockIdx.x, then claims the next one as it finishes each.
+            int tl_tile = blockIdx.x;
+            for (int tl_round = 0;; ++tl_round) {
+                tl::sm90::mbarrier_wait(tl_tile_empty, (tl_round + 1) & 1);  // every consumer warp read the last tile's index
+                *tl_next_tile = tl_tile;
+                tl::sm90::mbarrier_arrive(tl_tile_full);  // hand the tile (tl_tiles: none left) to the consumers
+                if (tl_tile >= tl_tiles) break;
                 const int tl_block_z = tl_tile / (tl_tiles_x * tl_tiles_y);
                 const int tl_in_plane = tl_tile % (tl_tiles_x * tl_tiles_y);
                 const int tl_group_first_y = tl_in_plane / (8 * tl_tiles_x) * 8;
@@ -2400,6 +2413,7 @@ __global__ void __launch_bounds__(384, 1) gemm_splitk_partial_kernel_sm90(
                     tl::sm90::tma_load_2d(b + tl_stage * 16384 + 8192, &tl_map_B, &tl_full[tl_stage], col0 + 128, kk);
                     tl::sm90::tma_load_2d(b + tl_stage * 16384 + 12288, &tl_map_B, &tl_full[tl_stage], col0 + 192, kk);
                 }
+                tl_tile = tl::sm90::claim_next_tile(tl_tile_counter, tl_tiles);
             }
         }
     }
@@ -2408,7 +2422,13 @@ __global__ void __launch_bounds__(384, 1) gemm_splitk_partial_kernel_sm90(
         tl::sm90::claim_registers<232>();
         const int tl_tid = tl::thread_index<256>(128);
         int tl_it = 0;  // trips consumed so far, across tiles
-        for (int tl_tile = blockIdx.x; tl_tile < tl_tiles; tl_tile += gridDim.x) {
+        // The tiles in the order the producer claims them (tl_tiles: none left).
+        for (int tl_round = 0;; ++tl_round) {
+            tl::sm90::mbarrier_wait(tl_tile_full, tl_round & 1);  // the producer handed over this round's tile
+            const int tl_tile = *tl_next_tile;
+            __syncwarp();
+            if (tl_tid % 32 == 0) tl::sm90::mbarrier_arrive(tl_tile_empty);  // this warp read it
+            if (tl_tile >= tl_tiles) break;
             const int tl_block_z = tl_tile / (tl_tiles_x * tl_tiles_y);
             const int tl_in_plane = tl_tile % (tl_tiles_x * tl_tiles_y);
             const int tl_group_first_y = tl_in_plane / (8 * tl_tiles_x) * 8;
@@ -2912,7 +2932,7 @@ cudaError_t gemm_splitk_partial(const __half* A, const __half* B, float* Part, i
         if (tl_tma) {
             static const cudaError_t tl_attributes_sm90 = [] {
                 cudaError_t tl_err = cudaSuccess;
-                tl_err = cudaFuncSetAttribute(::gemm_splitk_partial_kernel_sm90, cudaFuncAttributeMaxDynamicSharedMemorySize, 197696);
+                tl_err = cudaFuncSetAttribute(::gemm_splitk_partial_kernel_sm90, cudaFuncAttributeMaxDynamicSharedMemorySize, 197712);
                 if (tl_err == cudaSuccess)
                     tl_err = cudaFuncSetAttribute(::gemm_splitk_partial_kernel_sm90, cudaFuncAttributePreferredSharedMemoryCarveout, cudaSharedmemCarveoutMaxShared);
                 return tl_err;
@@ -2921,7 +2941,10 @@ cudaError_t gemm_splitk_partial(const __half* A, const __half* B, float* Part, i
             const int64_t tl_tiles = int64_t(tl::cdiv(N, 256)) * int64_t(tl::cdiv(M, 128)) * int64_t(SPLITS);  // the warp-specialized kernel's own tiles
             const int64_t tl_blocks = tl_tiles < tl_device.sm_count ? tl_tiles : tl_device.sm_count;  // persistent: one block per SM
             if (tl_blocks <= INT32_MAX) {
-                ::gemm_splitk_partial_kernel_sm90<<<unsigned(tl_blocks), 384, 197696, stream>>>(tl_map_A, tl_map_B, A, B, Part, k_len, static_cast<int32_t>(M), static_cast<int32_t>(K), static_cast<int32_t>(N), static_cast<int32_t>(SPLITS));
+                unsigned* tl_tile_counter = nullptr;  // the blocks claim their tiles from it (this stream's)
+                if (cudaError_t tl_err = tl::host::tile_counter(stream, tl_blocks, &tl_tile_counter); tl_err != cudaSuccess)
+                    return tl::host::record(tl_err, tl_name, "allocating the tile counter");
+                ::gemm_splitk_partial_kernel_sm90<<<unsigned(tl_blocks), 384, 197712, stream>>>(tl_map_A, tl_map_B, A, B, Part, k_len, static_cast<int32_t>(M), static_cast<int32_t>(K), static_cast<int32_t>(N), static_cast<int32_t>(SPLITS), tl_tile_counter);
                 return tl::host::record(cudaGetLastError(), tl_name, "launch");
             }
         }

@@ -15,6 +15,8 @@
 #include "tl/sm90/tma.cuh"
 #include "tl/sm90/warpgroup.cuh"
 #include "tl/sm90/wgmma.cuh"
+#include "tl/sm90/tile_order.cuh"
 #include "tl/host/launch.h"
 #include "tl/host/tma.h"
 #include "tl/host/workspace.h"
+#include "tl/host/tile_counter.h"

@@ -111,10 +111,15 @@ std::vector<ir::StmtPtr> lets_needed_by(const std::vector<ir::StmtPtr>& lets, st
 }
 } // namespace
 
-// for (tile = blockIdx.x; tile < tiles; tile += gridDim.x) with tl_block_{x,y,z}: the tiles of
-// the kernel's grid in a grouped order (8 tile-rows at a time) so that blocks running together
-// share A and B tiles in L2.
-void KernelEmitter::emit_tile_loop(const std::function<void()>& body) {
+// The persistent tile loop with tl_block_{x,y,z}: the tiles of the kernel's grid in a grouped
+// order (8 tile-rows at a time) so that blocks running together share A and B tiles in L2. Block b
+// takes tiles b, b + blocks, ..., or, when the trip counts differ between tiles
+// (WarpSpecialization::dynamic_tiles), tile b and then whichever tile is next when it starts one:
+// the producer claims it from tl_tile_counter and hands its index to the consumers through
+// tl_next_tile, the block's word of global memory beside the counter (a one-slot ring:
+// tl_tile_full when written, tl_tile_empty when every consumer warp read it; the mbarriers' release
+// and acquire order the global accesses too); the index tl_tiles says that no tile is left.
+void KernelEmitter::emit_tile_loop(const std::function<void()>& body, bool producer) {
     // When the loop's trip count depends on block.x (attention's causal mask), each group's tiles
     // run from the x with the most trips down when that is the last x: the longest tiles first,
     // so that the short ones fill the blocks' last rounds (both roles order the tiles alike).
@@ -131,11 +136,7 @@ void KernelEmitter::emit_tile_loop(const std::function<void()>& body) {
         }, "};");
         out_.line("const bool tl_longest_first = tl_trips_at(tl_tiles_x - 1) > tl_trips_at(0);");
     }
-    // tl_round counts this block's tiles: the parity of the tiles loaded once per tile.
-    const bool rounds = !ir::tma_once_copies(kernel_).empty();
-    out_.block(rounds ? "for (int tl_tile = blockIdx.x, tl_round = 0; tl_tile < tl_tiles; tl_tile += gridDim.x, ++tl_round)"
-                      : "for (int tl_tile = blockIdx.x; tl_tile < tl_tiles; tl_tile += gridDim.x)",
-               [&] {
+    auto coordinates = [&] {
         out_.line("const int tl_block_z = tl_tile / (tl_tiles_x * tl_tiles_y);");
         out_.line("const int tl_in_plane = tl_tile % (tl_tiles_x * tl_tiles_y);");
         out_.line("const int tl_group_first_y = tl_in_plane / (8 * tl_tiles_x) * 8;");
@@ -148,6 +149,40 @@ void KernelEmitter::emit_tile_loop(const std::function<void()>& body) {
             out_.line("const int tl_block_x = tl_in_plane % (8 * tl_tiles_x) / tl_group_rows;");
         }
         out_.line("(void)tl_block_x, (void)tl_block_y, (void)tl_block_z;");
+    };
+    if (!kernel_.warp_specialization.dynamic_tiles) {
+        // tl_round counts this block's tiles: the parity of the tiles loaded once per tile.
+        const bool rounds = !ir::tma_once_copies(kernel_).empty();
+        out_.block(rounds ? "for (int tl_tile = blockIdx.x, tl_round = 0; tl_tile < tl_tiles; tl_tile += gridDim.x, ++tl_round)"
+                          : "for (int tl_tile = blockIdx.x; tl_tile < tl_tiles; tl_tile += gridDim.x)",
+                   [&] {
+                       coordinates();
+                       body();
+                   });
+        return;
+    }
+    if (producer) {
+        out_.line("// The trip counts differ between tiles: this block starts with tile blockIdx.x, then claims the next one as it finishes each.");
+        out_.line("int tl_tile = blockIdx.x;");
+        out_.block("for (int tl_round = 0;; ++tl_round)", [&] {
+            out_.line("tl::sm90::mbarrier_wait(tl_tile_empty, (tl_round + 1) & 1);  // every consumer warp read the last tile's index");
+            out_.line("*tl_next_tile = tl_tile;");
+            out_.line("tl::sm90::mbarrier_arrive(tl_tile_full);  // hand the tile (tl_tiles: none left) to the consumers");
+            out_.line("if (tl_tile >= tl_tiles) break;");
+            coordinates();
+            body();
+            out_.line("tl_tile = tl::sm90::claim_next_tile(tl_tile_counter, tl_tiles);");
+        });
+        return;
+    }
+    out_.line("// The tiles in the order the producer claims them (tl_tiles: none left).");
+    out_.block("for (int tl_round = 0;; ++tl_round)", [&] {
+        out_.line("tl::sm90::mbarrier_wait(tl_tile_full, tl_round & 1);  // the producer handed over this round's tile");
+        out_.line("const int tl_tile = *tl_next_tile;");
+        out_.line("__syncwarp();");
+        out_.line("if (tl_tid % 32 == 0) tl::sm90::mbarrier_arrive(tl_tile_empty);  // this warp read it");
+        out_.line("if (tl_tile >= tl_tiles) break;");
+        coordinates();
         body();
     });
 }
@@ -242,7 +277,7 @@ void KernelEmitter::emit_producer(const ir::WarpSpecializedLoop& loop) {
                 }
             }
         });
-    });
+    }, /*producer=*/true);
 }
 
 // One gemm of two loaded tiles, on the current stage: warpgroup_gemm issues its wgmmas (one
@@ -540,6 +575,14 @@ void KernelEmitter::emit_warp_specialized_body() {
     if (once) {
         out_.line(fmt::format("uint64_t* tl_once_full = {};  // the tiles loaded once per tile landed", last));
         out_.line("uint64_t* tl_once_empty = tl_once_full + 1;  // every consumer warp finished the tile's wgmmas");
+        last = "tl_once_empty + 1";
+    }
+    const bool dynamic_tiles = ws.dynamic_tiles;
+    if (dynamic_tiles) {
+        out_.line(fmt::format("uint64_t* tl_tile_full = {};  // the producer wrote the next tile's index", last));
+        out_.line("uint64_t* tl_tile_empty = tl_tile_full + 1;  // every consumer warp read it");
+        out_.line("// This block's mailbox, beside the tile counter: the tile the producer claimed for this round.");
+        out_.line("volatile int* tl_next_tile = reinterpret_cast<volatile int*>(tl_tile_counter) + 1 + blockIdx.x;");
     }
     out_.block("if (threadIdx.x == 0)", [&] {
         for (const bool first_ring : protocol.first_stages ? std::vector<bool>{false, true} : std::vector<bool>{false}) {
@@ -554,6 +597,10 @@ void KernelEmitter::emit_warp_specialized_body() {
             out_.line("tl::sm90::mbarrier_init(tl_once_full, 1);");
             out_.line(fmt::format("tl::sm90::mbarrier_init(tl_once_empty, {});  // one arrival per consumer warp",
                                   schedule::once_protocol_of(kernel_).arrivals_per_phase() * 4));
+        }
+        if (dynamic_tiles) {
+            out_.line("tl::sm90::mbarrier_init(tl_tile_full, 1);");
+            out_.line(fmt::format("tl::sm90::mbarrier_init(tl_tile_empty, {});  // one arrival per consumer warp", kernel_.threads / 32));
         }
         out_.line("tl::sm90::mbarrier_init_fence();");
     });
@@ -601,7 +648,7 @@ void KernelEmitter::emit_warp_specialized_body() {
             // The next tile's epilogue reuses the shared memory this one may still be reading.
             if (plan_.scratch_bytes > 0 || plan_.order.size() > loop.loads.size() + loop.once.size())
                 out_.line(block_sync() + ";  // every consumer finished this tile's epilogue");
-        });
+        }, /*producer=*/false);
         if (plan_.store_stage_offset >= 0)
             out_.line("if (tl_tid % 128 == 0) tl::sm90::bulk_wait<0>();  // the last TMA stores are complete");
         block_sync_ = "__syncthreads()";

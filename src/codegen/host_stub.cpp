@@ -134,8 +134,15 @@ void emit_hopper_launch(const ir::Kernel& k, int64_t shared_bytes, const std::st
             out.block("if (tl_blocks <= INT32_MAX)", [&] {
                 std::string maps_args;
                 for (const TmaMap& m : maps) maps_args += m.name + ", ";
-                out.line(fmt::format("{}<<<unsigned(tl_blocks), {}, {}, stream>>>({}{});", global_function(k),
-                                     k.threads + k.warp_specialization.producer_threads, shared_bytes, maps_args, arglist));
+                std::string counter;
+                if (k.warp_specialization.dynamic_tiles) {
+                    out.line("unsigned* tl_tile_counter = nullptr;  // the blocks claim their tiles from it (this stream's)");
+                    out.line("if (cudaError_t tl_err = tl::host::tile_counter(stream, tl_blocks, &tl_tile_counter); tl_err != cudaSuccess)");
+                    out.line("    return tl::host::record(tl_err, tl_name, \"allocating the tile counter\");");
+                    counter = ", tl_tile_counter";
+                }
+                out.line(fmt::format("{}<<<unsigned(tl_blocks), {}, {}, stream>>>({}{}{});", global_function(k),
+                                     k.threads + k.warp_specialization.producer_threads, shared_bytes, maps_args, arglist, counter));
                 out.line("return tl::host::record(cudaGetLastError(), tl_name, \"launch\");");
             });
         });

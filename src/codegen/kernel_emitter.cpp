@@ -75,6 +75,7 @@ void KernelEmitter::emit_signature() {
         }
     }
     for (const ir::VarPtr& d : kernel_.dims) params.push_back("int32_t " + identifier(d->name));
+    if (ws_loop_ && kernel_.warp_specialization.dynamic_tiles) params.push_back("unsigned* __restrict__ tl_tile_counter");
     std::string bounds = std::to_string(kernel_.threads);
     if (kernel_.options.min_blocks > 0) bounds += fmt::format(", {}", kernel_.options.min_blocks);
     if (ws_loop_) bounds = fmt::format("{}, 1", kernel_.threads + kernel_.warp_specialization.producer_threads);

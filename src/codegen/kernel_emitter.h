@@ -93,7 +93,7 @@ private:
     // ---- warp-specialized kernels (emit_warp_specialized.cpp)
     void emit_warp_specialized_body();
     std::set<const ir::Buffer*> packed_register_operands() const;
-    void emit_tile_loop(const std::function<void()>& body);
+    void emit_tile_loop(const std::function<void()>& body, bool producer);
     struct RingNames {
         std::string full, empty, stage;
     };

@@ -77,7 +77,7 @@ Region whole(const BufferPtr& buffer) {
 
 const std::vector<std::string>& transformation_switches() {
     static const std::vector<std::string> names{"pipeline", "async-copy", "tma", "warp-specialize", "persistent",
-                                                "deepen-ring", "overlap-wgmma", "pingpong", "split-rings"};
+                                                "deepen-ring", "overlap-wgmma", "pingpong", "split-rings", "dynamic-tiles"};
     return names;
 }
 
@@ -91,6 +91,7 @@ bool disable_transformation(KernelOptions& options, const std::string& name) {
     else if (name == "overlap-wgmma") options.overlap_wgmma = false;
     else if (name == "pingpong") options.pingpong = false;
     else if (name == "split-rings") options.split_rings = false;
+    else if (name == "dynamic-tiles") options.dynamic_tiles = false;
     else return false;
     return true;
 }

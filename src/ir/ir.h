@@ -519,13 +519,14 @@ struct KernelOptions {
     bool overlap_wgmma = true;      // @no_overlap_wgmma
     bool pingpong = true;           // @no_pingpong
     bool split_rings = true;        // @no_split_rings
+    bool dynamic_tiles = true;      // @no_dynamic_tiles
     int min_blocks = 0;             // @min_blocks(N): blocks resident per SM at least (0: ptxas decides)
     bool fast_math = false;         // @fast_math: exp, log, tanh, sigmoid and f32 division approximated
 };
 
 // The automatic transformations a kernel can switch off (`@no_...`, `--disable NAME`), by the
 // name `--disable` takes: pipeline, async-copy, tma, warp-specialize, persistent, deepen-ring,
-// overlap-wgmma, pingpong, split-rings.
+// overlap-wgmma, pingpong, split-rings, dynamic-tiles.
 const std::vector<std::string>& transformation_switches();
 // Switches the transformation `name` (one of transformation_switches()) off in `options`; false
 // when `name` is not a switch.
@@ -542,6 +543,10 @@ struct Param {
 struct WarpSpecialization {
     bool enabled = false;
     bool persistent = false;       // one block per SM loops over the grid's tiles
+    // The persistent blocks take their tiles in a dynamic order (a counter in global memory,
+    // each block's producer claiming the next tile when it starts one), because the loop's trip
+    // count differs between tiles; otherwise block b takes tiles b, b + blocks, ...
+    bool dynamic_tiles = false;
     int producer_threads = 128;    // one warpgroup, added in front of the kernel's `threads`
     int producer_registers = 40;   // setmaxnreg budgets per thread
     int consumer_registers = 232;

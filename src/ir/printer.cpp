@@ -423,6 +423,7 @@ public:
         if (!k.options.warp_specialize) attrs += "@no_warp_specialize ";
         if (!k.options.pipeline) attrs += "@no_pipeline ";
         if (!k.options.persistent) attrs += "@no_persistent ";
+        if (!k.options.dynamic_tiles) attrs += "@no_dynamic_tiles ";
         if (k.options.min_blocks > 0) attrs += fmt::format("@min_blocks({}) ", k.options.min_blocks);
         if (k.options.fast_math) attrs += "@fast_math ";
         if (!attrs.empty()) line(0, attrs.substr(0, attrs.size() - 1));
@@ -443,7 +444,7 @@ public:
             line(0, fmt::format("// warp-specialized: producer warpgroup ({} registers) + {} consumer threads ({} registers){}{}",
                                 k.warp_specialization.producer_registers, k.threads,
                                 k.warp_specialization.consumer_registers,
-                                k.warp_specialization.persistent ? ", persistent over the grid's tiles" : "",
+                                k.warp_specialization.persistent ? (k.warp_specialization.dynamic_tiles ? ", persistent over the grid's tiles in a dynamic order" : ", persistent over the grid's tiles") : "",
                                 k.warp_specialization.requested_stages
                                     ? fmt::format(", TMA ring deepened from the loop's {} stages", k.warp_specialization.requested_stages)
                                     : ""));

@@ -181,10 +181,12 @@ ir::SharedMemoryPlan compute_shared_memory_plan(const ir::Kernel& kernel) {
     }
     if (ws_loop) {
         // Full and empty mbarriers (8 bytes each) per stage, and a pair for the tiles loaded once
-        // per tile, after everything else, plus 1024 bytes of slack so that the kernel can align
-        // the dynamic shared-memory base to 1024 itself.
+        // per tile, and with tiles in a dynamic order a pair for the handover of the next tile's
+        // index, after everything else, plus 1024 bytes of slack so that the kernel can align the
+        // dynamic shared-memory base to 1024 itself.
         plan.barriers_offset = align_up(plan.total_bytes, 8);
-        plan.barriers_bytes = 2 * 8 * (ws_loop->stages + ws_loop->first_stages) + (ws_loop->once.empty() ? 0 : 2 * 8);
+        plan.barriers_bytes = 2 * 8 * (ws_loop->stages + ws_loop->first_stages) + (ws_loop->once.empty() ? 0 : 2 * 8) +
+                              (kernel.warp_specialization.dynamic_tiles ? 2 * 8 : 0);
         plan.alignment_slack = 1024;
         plan.total_bytes = plan.barriers_offset + plan.barriers_bytes + plan.alignment_slack;
     }

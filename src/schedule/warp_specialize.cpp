@@ -447,6 +447,28 @@ int deepen_ring(ir::Kernel& kernel, ir::WarpSpecializedLoop& loop) {
     return 0;
 }
 
+// Whether the loop's trip count can differ between the kernel's tiles: it reads a block index or
+// a tensor element, directly or through the `let`s before the loop (attention's causal bound
+// reads block.x, a variable-length batch its lengths tensor).
+bool trips_differ_between_tiles(const std::vector<ir::StmtPtr>& top, size_t loop_index, const ir::WarpSpecializedLoop& loop) {
+    auto varies = [](const ir::Expr& x) {
+        if (x.kind == ir::ExprKind::Load) return true;
+        auto* b = x.as<ir::Builtin>();
+        return b && (b->builtin == ir::BuiltinKind::BlockIdxX || b->builtin == ir::BuiltinKind::BlockIdxY ||
+                     b->builtin == ir::BuiltinKind::BlockIdxZ);
+    };
+    if (ir::any_expr(loop.trip_count, varies)) return true;
+    std::vector<const ir::Var*> read = ir::vars_read(loop.trip_count);
+    std::set<const ir::Var*> needed(read.begin(), read.end());
+    for (size_t i = loop_index; i-- > 0;) {
+        auto* l = top[i]->as<ir::LetStmt>();
+        if (!l || !needed.count(l->var.get())) continue;
+        if (ir::any_expr(l->value, varies)) return true;
+        for (const ir::Var* v : ir::vars_read(l->value)) needed.insert(v);
+    }
+    return false;
+}
+
 } // namespace
 
 bool warp_specialize(ir::Kernel& kernel, const std::string& arch, const ir::Kernel* sm80, std::string* why_not) {
@@ -487,6 +509,10 @@ bool warp_specialize(ir::Kernel& kernel, const std::string& arch, const ir::Kern
     // staging buffers fit next to the pipeline (227 KB per block on sm_90a).
     kernel.warp_specialization.enabled = true;
     kernel.warp_specialization.consumer_copies = m.consumer_copies;
+    // Tiles whose trip counts differ (a causal mask, variable lengths) would leave blocks idle in a
+    // fixed order: such kernels claim their tiles from a counter as they go.
+    kernel.warp_specialization.dynamic_tiles = kernel.options.persistent && kernel.options.dynamic_tiles &&
+                                               trips_differ_between_tiles(top, m.loop_index, *m.loop);
     if (ir::StmtPtr stored = with_tma_store(top, *m.loop)) {
         ir::Kernel candidate = kernel;
         candidate.body = stored;

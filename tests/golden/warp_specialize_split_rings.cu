@@ -292,7 +292,7 @@ __global__ void __launch_bounds__(256) attention_kernel(
 }
 
 // kernel attention  (warp_specialize_split_rings.tl:9)
-// 256 threads per block, 214096 bytes of shared memory
+// 256 threads per block, 214112 bytes of shared memory
 // warp-specialized: warpgroup 0 issues TMA loads, the other 256 threads run wgmma; persistent over the tiles
 __global__ void __launch_bounds__(384, 1) attention_kernel_sm90(
         const __grid_constant__ CUtensorMap tl_map_Q,
@@ -305,7 +305,8 @@ __global__ void __launch_bounds__(384, 1) attention_kernel_sm90(
         float sm_scale,
         int32_t B,
         int32_t H,
-        int32_t S)
+        int32_t S,
+        unsigned* __restrict__ tl_tile_counter)
 {
     #if defined(__CUDA_ARCH__) && !TL_SM90A_DEVICE
     __trap();  // built for another arch; the launch stub runs this kernel only on sm_90 devices
@@ -329,6 +330,10 @@ __global__ void __launch_bounds__(384, 1) attention_kernel_sm90(
     uint64_t* tl_first_empty = tl_first_full + 2;  // per stage: every consumer warp's first gemm retired
     uint64_t* tl_once_full = tl_first_empty + 2;  // the tiles loaded once per tile landed
     uint64_t* tl_once_empty = tl_once_full + 1;  // every consumer warp finished the tile's wgmmas
+    uint64_t* tl_tile_full = tl_once_empty + 1;  // the producer wrote the next tile's index
+    uint64_t* tl_tile_empty = tl_tile_full + 1;  // every consumer warp read it
+    // This block's mailbox, beside the tile counter: the tile the producer claimed for this round.
+    volatile int* tl_next_tile = reinterpret_cast<volatile int*>(tl_tile_counter) + 1 + blockIdx.x;
     if (threadIdx.x == 0) {
         for (int tl_s = 0; tl_s < 2; ++tl_s) {
             tl::sm90::mbarrier_init(&tl_full[tl_s], 1);
@@ -340,6 +345,8 @@ __global__ void __launch_bounds__(384, 1) attention_kernel_sm90(
         }
         tl::sm90::mbarrier_init(tl_once_full, 1);
         tl::sm90::mbarrier_init(tl_once_empty, 8);  // one arrival per consumer warp
+        tl::sm90::mbarrier_init(tl_tile_full, 1);
+        tl::sm90::mbarrier_init(tl_tile_empty, 8);  // one arrival per consumer warp
         tl::sm90::mbarrier_init_fence();
     }
     __syncthreads();
@@ -362,7 +369,13 @@ __global__ void __launch_bounds__(384, 1) attention_kernel_sm90(
                 return n_kv;
             };
             const bool tl_longest_first = tl_trips_at(tl_tiles_x - 1) > tl_trips_at(0);
-            for (int tl_tile = blockIdx.x, tl_round = 0; tl_tile < tl_tiles; tl_tile += gridDim.x, ++tl_round) {
+            // The trip counts differ between tiles: this block starts with tile blockIdx.x, then claims the next one as it finishes each.
+            int tl_tile = blockIdx.x;
+            for (int tl_round = 0;; ++tl_round) {
+                tl::sm90::mbarrier_wait(tl_tile_empty, (tl_round + 1) & 1);  // every consumer warp read the last tile's index
+                *tl_next_tile = tl_tile;
+                tl::sm90::mbarrier_arrive(tl_tile_full);  // hand the tile (tl_tiles: none left) to the consumers
+                if (tl_tile >= tl_tiles) break;
                 const int tl_block_z = tl_tile / (tl_tiles_x * tl_tiles_y);
                 const int tl_in_plane = tl_tile % (tl_tiles_x * tl_tiles_y);
                 const int tl_group_first_y = tl_in_plane / (8 * tl_tiles_x) * 8;
@@ -395,6 +408,7 @@ __global__ void __launch_bounds__(384, 1) attention_kernel_sm90(
                     tl::sm90::tma_load_4d(v + tl_stage * 22528, &tl_map_V, &tl_full[tl_stage], 0, k0, h, b);
                     tl::sm90::tma_load_4d(v + tl_stage * 22528 + 11264, &tl_map_V, &tl_full[tl_stage], 0 + 64, k0, h, b);
                 }
+                tl_tile = tl::sm90::claim_next_tile(tl_tile_counter, tl_tiles);
             }
         }
     }
@@ -413,7 +427,13 @@ __global__ void __launch_bounds__(384, 1) attention_kernel_sm90(
             return n_kv;
         };
         const bool tl_longest_first = tl_trips_at(tl_tiles_x - 1) > tl_trips_at(0);
-        for (int tl_tile = blockIdx.x, tl_round = 0; tl_tile < tl_tiles; tl_tile += gridDim.x, ++tl_round) {
+        // The tiles in the order the producer claims them (tl_tiles: none left).
+        for (int tl_round = 0;; ++tl_round) {
+            tl::sm90::mbarrier_wait(tl_tile_full, tl_round & 1);  // the producer handed over this round's tile
+            const int tl_tile = *tl_next_tile;
+            __syncwarp();
+            if (tl_tid % 32 == 0) tl::sm90::mbarrier_arrive(tl_tile_empty);  // this warp read it
+            if (tl_tile >= tl_tiles) break;
             const int tl_block_z = tl_tile / (tl_tiles_x * tl_tiles_y);
             const int tl_in_plane = tl_tile % (tl_tiles_x * tl_tiles_y);
             const int tl_group_first_y = tl_in_plane / (8 * tl_tiles_x) * 8;
@@ -726,7 +746,7 @@ cudaError_t attention(const __half* Q, const __half* K, const __half* V, __half*
         if (tl_tma) {
             static const cudaError_t tl_attributes_sm90 = [] {
                 cudaError_t tl_err = cudaSuccess;
-                tl_err = cudaFuncSetAttribute(::attention_kernel_sm90, cudaFuncAttributeMaxDynamicSharedMemorySize, 214096);
+                tl_err = cudaFuncSetAttribute(::attention_kernel_sm90, cudaFuncAttributeMaxDynamicSharedMemorySize, 214112);
                 if (tl_err == cudaSuccess)
                     tl_err = cudaFuncSetAttribute(::attention_kernel_sm90, cudaFuncAttributePreferredSharedMemoryCarveout, cudaSharedmemCarveoutMaxShared);
                 return tl_err;
@@ -735,7 +755,10 @@ cudaError_t attention(const __half* Q, const __half* K, const __half* V, __half*
             const int64_t tl_tiles = int64_t(tl::cdiv(S, 128)) * int64_t(H) * int64_t(B);  // the warp-specialized kernel's own tiles
             const int64_t tl_blocks = tl_tiles < tl_device.sm_count ? tl_tiles : tl_device.sm_count;  // persistent: one block per SM
             if (tl_blocks <= INT32_MAX) {
-                ::attention_kernel_sm90<<<unsigned(tl_blocks), 384, 214096, stream>>>(tl_map_Q, tl_map_K, tl_map_V, Q, K, V, O, sm_scale, static_cast<int32_t>(B), static_cast<int32_t>(H), static_cast<int32_t>(S));
+                unsigned* tl_tile_counter = nullptr;  // the blocks claim their tiles from it (this stream's)
+                if (cudaError_t tl_err = tl::host::tile_counter(stream, tl_blocks, &tl_tile_counter); tl_err != cudaSuccess)
+                    return tl::host::record(tl_err, tl_name, "allocating the tile counter");
+                ::attention_kernel_sm90<<<unsigned(tl_blocks), 384, 214112, stream>>>(tl_map_Q, tl_map_K, tl_map_V, Q, K, V, O, sm_scale, static_cast<int32_t>(B), static_cast<int32_t>(H), static_cast<int32_t>(S), tl_tile_counter);
                 return tl::host::record(cudaGetLastError(), tl_name, "launch");
             }
         }

@@ -1,0 +1,56 @@
+// Host side of the dynamic tile order: the global-memory counter from which a launch's persistent
+// blocks claim their tiles, and each block's mailbox, through which its producer hands the claimed
+// tile to its consumers; one set per (device, stream).
+#pragma once
+
+#include <cuda_runtime.h>
+
+#include <cstdint>
+
+#include <map>
+#include <mutex>
+#include <utility>
+
+namespace tl::host {
+
+// A zeroed 32-bit counter followed by one 32-bit mailbox per block, for a launch of up to `blocks`
+// blocks on `stream` (of the current device; the persistent grid has at most one block per SM, and
+// the buffer is sized for the device's SM count, so a larger `blocks` is an error). The launch leaves it
+// at zero (its last claim resets it), and launches on one stream run in order, so every launch on
+// the stream reuses the stream's counter; launches on different streams never share one. A
+// launch captured into a CUDA graph gets a counter of its own, which the graph keeps: run one
+// instantiation of such a graph at a time.
+inline cudaError_t tile_counter(cudaStream_t stream, int64_t blocks, unsigned** out) {
+    static std::mutex mutex;
+    static std::map<std::pair<int, cudaStream_t>, unsigned*> counters;
+    int device = 0;
+    if (cudaError_t err = cudaGetDevice(&device); err != cudaSuccess) return err;
+    int sm_count = 0;
+    if (cudaError_t err = cudaDeviceGetAttribute(&sm_count, cudaDevAttrMultiProcessorCount, device); err != cudaSuccess) return err;
+    if (blocks > sm_count) return cudaErrorInvalidValue;
+    cudaStreamCaptureStatus capture = cudaStreamCaptureStatusNone;
+    if (cudaError_t err = cudaStreamIsCapturing(stream, &capture); err != cudaSuccess) return err;
+    std::lock_guard<std::mutex> lock(mutex);
+    const bool capturing = capture != cudaStreamCaptureStatusNone;
+    if (!capturing) {
+        if (auto it = counters.find({device, stream}); it != counters.end()) {
+            *out = it->second;
+            return cudaSuccess;
+        }
+    }
+    // A new counter, allocated and zeroed synchronously (allowed while a stream captures, in
+    // relaxed mode), so that no allocation becomes part of a captured graph.
+    cudaStreamCaptureMode mode = cudaStreamCaptureModeRelaxed;
+    if (cudaError_t err = cudaThreadExchangeStreamCaptureMode(&mode); err != cudaSuccess) return err;
+    unsigned* counter = nullptr;
+    const size_t bytes = sizeof(unsigned) * (1 + static_cast<size_t>(sm_count));
+    cudaError_t err = cudaMalloc(&counter, bytes);
+    if (err == cudaSuccess) err = cudaMemset(counter, 0, bytes);
+    cudaThreadExchangeStreamCaptureMode(&mode);
+    if (err != cudaSuccess) return err;
+    if (!capturing) counters[{device, stream}] = counter;
+    *out = counter;
+    return cudaSuccess;
+}
+
+} // namespace tl::host
