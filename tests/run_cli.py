@@ -347,6 +347,15 @@ def main():
     r = tlc(wide, "--stop-after=warp-specialize", "--disable", "split-rings")
     expect("--disable split-rings", r, 0, stdout_has=("warp_specialized(n_kv, stages=2) {",))
     res.check("--disable split-rings: one ring", "first_full" not in r.stdout, r.stdout[:1000])
+    # The causal trip count differs between tiles: the tiles go in a dynamic order unless switched off.
+    r = tlc(wide, "--stop-after=warp-specialize")
+    expect("dynamic tile order for the causal trip", r, 0, stdout_has=("persistent over the grid's tiles in a dynamic order",))
+    r = tlc(wide, "--stop-after=warp-specialize", "--disable", "dynamic-tiles")
+    expect("--disable dynamic-tiles", r, 0, stdout_has=("persistent over the grid's tiles",))
+    res.check("--disable dynamic-tiles: a fixed order", "dynamic order" not in r.stdout, r.stdout[:1000])
+    r = tlc("gemm.tl", "--stop-after=warp-specialize")
+    expect("GEMM tiles alike", r, 0, stdout_has=("persistent over the grid's tiles",))
+    res.check("GEMM: its tiles' trip counts are alike, a fixed order", "dynamic order" not in r.stdout, r.stdout[:1000])
     for flag, reason in (("tma", "@no_tma"), ("warp-specialize", "@no_warp_specialize")):
         r = tlc("gemm.tl", "--stop-after=warp-specialize", "--disable", flag)
         expect(f"--disable {flag}", r, 0, stdout_has=(
