@@ -2362,8 +2362,7 @@ __global__ void __launch_bounds__(384, 1) gemm_splitk_partial_kernel_sm90(
     uint64_t* tl_empty = tl_full + 4;  // per stage: every consumer warp finished reading it
     uint64_t* tl_tile_full = tl_empty + 4;  // the producer wrote the next tile's index
     uint64_t* tl_tile_empty = tl_tile_full + 1;  // every consumer warp read it
-    // This block's mailbox, beside the tile counter: the tile the producer claimed for this round.
-    volatile int* tl_next_tile = reinterpret_cast<volatile int*>(tl_tile_counter) + 1 + blockIdx.x;
+    int* tl_mailbox = reinterpret_cast<int*>(tl_tile_counter) + 4 * (1 + blockIdx.x);  // this block's 16 bytes beside the counter
     if (threadIdx.x == 0) {
         for (int tl_s = 0; tl_s < 4; ++tl_s) {
             tl::sm90::mbarrier_init(&tl_full[tl_s], 1);
@@ -2387,8 +2386,7 @@ __global__ void __launch_bounds__(384, 1) gemm_splitk_partial_kernel_sm90(
             int tl_tile = blockIdx.x;
             for (int tl_round = 0;; ++tl_round) {
                 tl::sm90::mbarrier_wait(tl_tile_empty, (tl_round + 1) & 1);  // every consumer warp read the last tile's index
-                *tl_next_tile = tl_tile;
-                tl::sm90::mbarrier_arrive(tl_tile_full);  // hand the tile (tl_tiles: none left) to the consumers
+                tl::sm90::hand_over_tile(tl_mailbox, tl_tile, tl_tile_full);  // tl_tiles: none left
                 if (tl_tile >= tl_tiles) break;
                 const int tl_block_z = tl_tile / (tl_tiles_x * tl_tiles_y);
                 const int tl_in_plane = tl_tile % (tl_tiles_x * tl_tiles_y);
@@ -2425,7 +2423,7 @@ __global__ void __launch_bounds__(384, 1) gemm_splitk_partial_kernel_sm90(
         // The tiles in the order the producer claims them (tl_tiles: none left).
         for (int tl_round = 0;; ++tl_round) {
             tl::sm90::mbarrier_wait(tl_tile_full, tl_round & 1);  // the producer handed over this round's tile
-            const int tl_tile = *tl_next_tile;
+            const int tl_tile = tl::sm90::tile_in_mailbox(tl_mailbox);
             __syncwarp();
             if (tl_tid % 32 == 0) tl::sm90::mbarrier_arrive(tl_tile_empty);  // this warp read it
             if (tl_tile >= tl_tiles) break;

@@ -115,10 +115,12 @@ std::vector<ir::StmtPtr> lets_needed_by(const std::vector<ir::StmtPtr>& lets, st
 // order (8 tile-rows at a time) so that blocks running together share A and B tiles in L2. Block b
 // takes tiles b, b + blocks, ..., or, when the trip counts differ between tiles
 // (WarpSpecialization::dynamic_tiles), tile b and then whichever tile is next when it starts one:
-// the producer claims it from tl_tile_counter and hands its index to the consumers through
-// tl_next_tile, the block's word of global memory beside the counter (a one-slot ring:
-// tl_tile_full when written, tl_tile_empty when every consumer warp read it; the mbarriers' release
-// and acquire order the global accesses too); the index tl_tiles says that no tile is left.
+// the producer claims it from tl_tile_counter and hands its index to the consumers through the
+// block's mailbox, 16 bytes of global memory beside the counter (a one-slot ring: tl_tile_full
+// when written, tl_tile_empty when every consumer warp read it; the mbarriers' release and acquire
+// order the global accesses). Not shared memory: compute-sanitizer's racecheck does not order
+// plain shared-memory accesses by mbarrier phases and would report the handover.
+// The index tl_tiles says that no tile is left.
 void KernelEmitter::emit_tile_loop(const std::function<void()>& body, bool producer) {
     // When the loop's trip count depends on block.x (attention's causal mask), each group's tiles
     // run from the x with the most trips down when that is the last x: the longest tiles first,
@@ -166,8 +168,7 @@ void KernelEmitter::emit_tile_loop(const std::function<void()>& body, bool produ
         out_.line("int tl_tile = blockIdx.x;");
         out_.block("for (int tl_round = 0;; ++tl_round)", [&] {
             out_.line("tl::sm90::mbarrier_wait(tl_tile_empty, (tl_round + 1) & 1);  // every consumer warp read the last tile's index");
-            out_.line("*tl_next_tile = tl_tile;");
-            out_.line("tl::sm90::mbarrier_arrive(tl_tile_full);  // hand the tile (tl_tiles: none left) to the consumers");
+            out_.line("tl::sm90::hand_over_tile(tl_mailbox, tl_tile, tl_tile_full);  // tl_tiles: none left");
             out_.line("if (tl_tile >= tl_tiles) break;");
             coordinates();
             body();
@@ -178,7 +179,7 @@ void KernelEmitter::emit_tile_loop(const std::function<void()>& body, bool produ
     out_.line("// The tiles in the order the producer claims them (tl_tiles: none left).");
     out_.block("for (int tl_round = 0;; ++tl_round)", [&] {
         out_.line("tl::sm90::mbarrier_wait(tl_tile_full, tl_round & 1);  // the producer handed over this round's tile");
-        out_.line("const int tl_tile = *tl_next_tile;");
+        out_.line("const int tl_tile = tl::sm90::tile_in_mailbox(tl_mailbox);");
         out_.line("__syncwarp();");
         out_.line("if (tl_tid % 32 == 0) tl::sm90::mbarrier_arrive(tl_tile_empty);  // this warp read it");
         out_.line("if (tl_tile >= tl_tiles) break;");
@@ -581,8 +582,7 @@ void KernelEmitter::emit_warp_specialized_body() {
     if (dynamic_tiles) {
         out_.line(fmt::format("uint64_t* tl_tile_full = {};  // the producer wrote the next tile's index", last));
         out_.line("uint64_t* tl_tile_empty = tl_tile_full + 1;  // every consumer warp read it");
-        out_.line("// This block's mailbox, beside the tile counter: the tile the producer claimed for this round.");
-        out_.line("volatile int* tl_next_tile = reinterpret_cast<volatile int*>(tl_tile_counter) + 1 + blockIdx.x;");
+        out_.line("int* tl_mailbox = reinterpret_cast<int*>(tl_tile_counter) + 4 * (1 + blockIdx.x);  // this block's 16 bytes beside the counter");
     }
     out_.block("if (threadIdx.x == 0)", [&] {
         for (const bool first_ring : protocol.first_stages ? std::vector<bool>{false, true} : std::vector<bool>{false}) {

@@ -13,7 +13,8 @@
 
 namespace tl::host {
 
-// A zeroed 32-bit counter followed by one 32-bit mailbox per block, for a launch of up to `blocks`
+// A zeroed 32-bit counter followed by one 16-byte mailbox per block (each 16 bytes, the counter's
+// first), for a launch of up to `blocks`
 // blocks on `stream` (of the current device; the persistent grid has at most one block per SM, and
 // the buffer is sized for the device's SM count, so a larger `blocks` is an error). The launch leaves it
 // at zero (its last claim resets it), and launches on one stream run in order, so every launch on
@@ -43,7 +44,7 @@ inline cudaError_t tile_counter(cudaStream_t stream, int64_t blocks, unsigned** 
     cudaStreamCaptureMode mode = cudaStreamCaptureModeRelaxed;
     if (cudaError_t err = cudaThreadExchangeStreamCaptureMode(&mode); err != cudaSuccess) return err;
     unsigned* counter = nullptr;
-    const size_t bytes = sizeof(unsigned) * (1 + static_cast<size_t>(sm_count));
+    const size_t bytes = 16 * (1 + static_cast<size_t>(sm_count));
     cudaError_t err = cudaMalloc(&counter, bytes);
     if (err == cudaSuccess) err = cudaMemset(counter, 0, bytes);
     cudaThreadExchangeStreamCaptureMode(&mode);
