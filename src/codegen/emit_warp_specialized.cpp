@@ -163,11 +163,13 @@ void KernelEmitter::emit_tile_loop(const std::function<void()>& body, bool produ
                    });
         return;
     }
+    const schedule::MbarrierProtocol handover = schedule::tile_handover_protocol_of(kernel_);
     if (producer) {
         out_.line("// The trip counts differ between tiles: this block starts with tile blockIdx.x, then claims the next one as it finishes each.");
         out_.line("int tl_tile = blockIdx.x;");
         out_.block("for (int tl_round = 0;; ++tl_round)", [&] {
-            out_.line("tl::sm90::mbarrier_wait(tl_tile_empty, (tl_round + 1) & 1);  // every consumer warp read the last tile's index");
+            out_.line(fmt::format("tl::sm90::mbarrier_wait(tl_tile_empty, (tl_round + {}) & 1);  // every consumer warp read the last tile's index",
+                                  handover.empty_parity_offset));
             out_.line("tl::sm90::hand_over_tile(tl_mailbox, tl_tile, tl_tile_full);  // tl_tiles: none left");
             out_.line("if (tl_tile >= tl_tiles) break;");
             coordinates();
@@ -178,7 +180,8 @@ void KernelEmitter::emit_tile_loop(const std::function<void()>& body, bool produ
     }
     out_.line("// The tiles in the order the producer claims them (tl_tiles: none left).");
     out_.block("for (int tl_round = 0;; ++tl_round)", [&] {
-        out_.line("tl::sm90::mbarrier_wait(tl_tile_full, tl_round & 1);  // the producer handed over this round's tile");
+        out_.line(fmt::format("tl::sm90::mbarrier_wait(tl_tile_full, (tl_round + {}) & 1);  // the producer handed over this round's tile",
+                              handover.full_parity_offset));
         out_.line("const int tl_tile = tl::sm90::tile_in_mailbox(tl_mailbox);");
         out_.line("__syncwarp();");
         out_.line("if (tl_tid % 32 == 0) tl::sm90::mbarrier_arrive(tl_tile_empty);  // this warp read it");
@@ -600,7 +603,8 @@ void KernelEmitter::emit_warp_specialized_body() {
         }
         if (dynamic_tiles) {
             out_.line("tl::sm90::mbarrier_init(tl_tile_full, 1);");
-            out_.line(fmt::format("tl::sm90::mbarrier_init(tl_tile_empty, {});  // one arrival per consumer warp", kernel_.threads / 32));
+            out_.line(fmt::format("tl::sm90::mbarrier_init(tl_tile_empty, {});  // one arrival per consumer warp",
+                                  schedule::tile_handover_protocol_of(kernel_).arrivals_per_phase() * 4));
         }
         out_.line("tl::sm90::mbarrier_init_fence();");
     });

@@ -482,6 +482,15 @@ MbarrierProtocol once_protocol_of(const ir::Kernel& kernel) {
     return p;
 }
 
+MbarrierProtocol tile_handover_protocol_of(const ir::Kernel& kernel) {
+    MbarrierProtocol p;
+    p.stages = 1;
+    p.consumer_groups = kernel.threads / 128;
+    p.mma_in_flight = 0;
+    p.release_lag = 0;
+    return p;
+}
+
 StoreProtocol store_protocol_of(const ir::Kernel&) { return StoreProtocol{}; }
 
 PingpongProtocol pingpong_protocol_of(const ir::Kernel& kernel) {
@@ -658,6 +667,12 @@ void verify_mbarrier_protocol(const ir::Kernel& kernel) {
             MbarrierProtocol once = once_protocol_of(kernel);
             auto u = memoized(once, ring_key(once, 3), [](const MbarrierProtocol& q) { return check_mbarrier_protocol(q, 3); });
             TLC_CHECK(!u, "mbarrier verifier (tiles loaded once per tile): kernel `" + kernel.name + "`: " + u.value_or(""));
+        }
+        if (kernel.warp_specialization.dynamic_tiles) {
+            // The handover of each claimed tile: a ring of one stage whose trips are the tiles.
+            MbarrierProtocol handover = tile_handover_protocol_of(kernel);
+            auto u = memoized(handover, ring_key(handover, 3), [](const MbarrierProtocol& q) { return check_mbarrier_protocol(q, 3); });
+            TLC_CHECK(!u, "mbarrier verifier (tile handover): kernel `" + kernel.name + "`: " + u.value_or(""));
         }
     }
     if (ir::tma_store_copy(kernel)) {

@@ -70,6 +70,12 @@ MbarrierProtocol protocol_of(const ir::Kernel& kernel, const ir::WarpSpecialized
 // consumer warp has retired the previous tile's wgmmas (tl_once_empty) before refilling it, the
 // consumers wait for the load (tl_once_full) before the loop.
 MbarrierProtocol once_protocol_of(const ir::Kernel& kernel);
+// The handover of each tile's index when the tiles go in a dynamic order
+// (WarpSpecialization::dynamic_tiles): a ring of one stage whose trips are the block's tiles; the
+// producer waits until every consumer warp read the last index (tl_tile_empty) before writing the
+// next one to the block's mailbox and arriving on tl_tile_full; the consumers wait on tl_tile_full,
+// read the index and arrive at once (nothing of theirs stays in flight).
+MbarrierProtocol tile_handover_protocol_of(const ir::Kernel& kernel);
 StoreProtocol store_protocol_of(const ir::Kernel& kernel);
 PingpongProtocol pingpong_protocol_of(const ir::Kernel& kernel);
 

@@ -427,7 +427,7 @@ __global__ void __launch_bounds__(384, 1) attention_kernel_sm90(
         const bool tl_longest_first = tl_trips_at(tl_tiles_x - 1) > tl_trips_at(0);
         // The tiles in the order the producer claims them (tl_tiles: none left).
         for (int tl_round = 0;; ++tl_round) {
-            tl::sm90::mbarrier_wait(tl_tile_full, tl_round & 1);  // the producer handed over this round's tile
+            tl::sm90::mbarrier_wait(tl_tile_full, (tl_round + 0) & 1);  // the producer handed over this round's tile
             const int tl_tile = tl::sm90::tile_in_mailbox(tl_mailbox);
             __syncwarp();
             if (tl_tid % 32 == 0) tl::sm90::mbarrier_arrive(tl_tile_empty);  // this warp read it

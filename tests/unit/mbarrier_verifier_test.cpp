@@ -456,6 +456,55 @@ TEST_CASE("the tiles loaded once per tile: a one-stage ring over the tiles, chec
     CHECK(schedule::check_mbarrier_protocol(wrong_empty, 3));
 }
 
+TEST_CASE("tiles in a dynamic order: only where the trip count differs between tiles; the handover is checked") {
+    // The trip count grows with block.y through a `let`: the tiles go in a dynamic order.
+    const std::string trmm = R"(
+kernel trmm(A: global f16[M, M], B: global f16[M, N], C: global mut f16[M, N])
+    grid(cdiv(N, 128), cdiv(M, 128)) threads(256)
+{
+    shared   a: f16[128, 64];
+    shared   b: f16[64, 128];
+    fragment acc: f32[128, 128] = 0.0;
+    let slabs = min(cdiv(M, 64), (block.y + 1) * 2);
+    for k in pipelined(slabs, stages = 3) {
+        copy(A[block.y * 128 +: 128, k * 64 +: 64], a);
+        copy(B[k * 64 +: 64, block.x * 128 +: 128], b);
+        gemm(a, b, acc);
+    }
+    copy(acc, C[block.y * 128 +: 128, block.x * 128 +: 128]);
+}
+)";
+    ir::Module m = compile_sm90a(trmm);
+    const ir::Kernel& k = m.kernels[0];
+    INFO(ir::print_module(m));
+    REQUIRE(k.warp_specialization.enabled);
+    CHECK(k.warp_specialization.dynamic_tiles);
+    CHECK_NOTHROW(schedule::verify_mbarrier_protocol(k));
+    // The handover as emitted: a one-stage ring over the tiles, one arrival per consumer warp.
+    schedule::MbarrierProtocol handover = schedule::tile_handover_protocol_of(k);
+    CHECK(handover.stages == 1);
+    CHECK(handover.consumer_groups == 2);
+    CHECK(handover.arrivals_per_phase() * 4 == k.threads / 32);
+    CHECK_FALSE(schedule::check_mbarrier_protocol(handover, 3));
+    // Writing the next tile before every consumer warp read the last one, waiting on the wrong
+    // phase, or counting the wrong arrivals is caught.
+    schedule::MbarrierProtocol no_wait = handover;
+    no_wait.producer_waits_empty = false;
+    CHECK(schedule::check_mbarrier_protocol(no_wait, 3));
+    schedule::MbarrierProtocol wrong_full = handover;
+    wrong_full.full_parity_offset = 1;
+    CHECK(schedule::check_mbarrier_protocol(wrong_full, 3));
+    schedule::MbarrierProtocol wrong_empty = handover;
+    wrong_empty.empty_parity_offset = 0;
+    CHECK(schedule::check_mbarrier_protocol(wrong_empty, 3));
+    schedule::MbarrierProtocol too_few = handover;
+    too_few.empty_arrivals = 1;
+    CHECK(schedule::check_mbarrier_protocol(too_few, 3));
+    // @no_dynamic_tiles, and a GEMM whose tiles all have the same trip count, keep the fixed order.
+    CHECK_FALSE(compile_sm90a("@no_dynamic_tiles " + trmm).kernels[0].warp_specialization.dynamic_tiles);
+    CHECK_FALSE(compile_sm90a(kGemm).kernels[0].warp_specialization.dynamic_tiles);
+}
+
 TEST_CASE("@no_overlap_wgmma and @no_pingpong keep the trip unpipelined / the warpgroups untimed") {
     std::string plain = std::string("@no_overlap_wgmma ") + kAttention;
     ir::Module m = compile_sm90a(plain.c_str());
