@@ -175,6 +175,40 @@ int main() {
                           "a launch made beside another on a second stream differs from a lone launch");
     }, th::When::full);
 
+    // A launch captured into a CUDA graph, the graph replayed three times: with the causal mask the
+    // captured kernel takes its tiles from a counter of its own, zeroed by the graph itself.
+    suite.run("flash_attention/graph_replays", [&] {
+        const int64_t B = 4, H = 8, S = 1000;
+        const size_t nq = th::numel({B, H, S, D});
+        const auto q = th::random_vector<T>(nq, 81), k = th::random_vector<T>(nq, 82), v = th::random_vector<T>(nq, 83);
+        th::OffsetBuffer<T> Q(q, 0), K(k, 0), V(v, 0), lone(nq, 0), O(nq, 0);
+        const float scale = static_cast<float>(default_scale);
+        th::check_launch(tlc::flash_attention(Q.get(), K.get(), V.get(), lone.get(), scale, B, H, S), "flash_attention");
+        const auto expected = lone.download();
+        cudaStream_t stream = nullptr;
+        TH_CUDA(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
+        cudaGraph_t graph = nullptr;
+        cudaGraphExec_t exec = nullptr;
+        TH_CUDA(cudaStreamBeginCapture(stream, cudaStreamCaptureModeGlobal));
+        const cudaError_t captured = tlc::flash_attention(Q.get(), K.get(), V.get(), O.get(), scale, B, H, S, stream);
+        TH_CUDA(cudaStreamEndCapture(stream, &graph));
+        th::check_launch(captured, "flash_attention (captured)");
+        TH_CUDA(cudaGraphInstantiate(&exec, graph, 0));
+        bool same = true;
+        for (int replay = 0; replay < 3; ++replay) {
+            O.poison();
+            TH_CUDA(cudaDeviceSynchronize());
+            TH_CUDA(cudaGraphLaunch(exec, stream));
+            TH_CUDA(cudaStreamSynchronize(stream));
+            const auto o = O.download();
+            same = same && std::memcmp(o.data(), expected.data(), nq * sizeof(T)) == 0;
+        }
+        TH_CUDA(cudaGraphExecDestroy(exec));
+        TH_CUDA(cudaGraphDestroy(graph));
+        TH_CUDA(cudaStreamDestroy(stream));
+        return th::expect(same && O.guards_intact(), "a replay of the captured launch differs from a lone launch");
+    }, th::When::full);
+
     const size_t n = 64 * D;
     suite.run("flash_attention/S=0_empty_grid", [&] {
         th::DeviceBuffer<T> Q(0), K(0), V(0), O(0);

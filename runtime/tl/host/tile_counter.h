@@ -13,14 +13,17 @@
 
 namespace tl::host {
 
-// A zeroed 32-bit counter followed by one 16-byte mailbox per block (each 16 bytes, the counter's
-// first), for a launch of up to `blocks`
-// blocks on `stream` (of the current device; the persistent grid has at most one block per SM, and
-// the buffer is sized for the device's SM count, so a larger `blocks` is an error). The launch leaves it
-// at zero (its last claim resets it), and launches on one stream run in order, so every launch on
-// the stream reuses the stream's counter; launches on different streams never share one. A
-// launch captured into a CUDA graph gets a counter of its own, which the graph keeps: run one
-// instantiation of such a graph at a time.
+// A zeroed 32-bit counter followed by one 16-byte mailbox per block (the counter takes the first
+// 16 bytes), for a launch of up to `blocks` blocks on `stream` (of the current device). The
+// persistent grid has at most one block per SM and the buffer is sized for the device's SM count,
+// so a larger `blocks` is an error.
+//
+// A launch leaves its counter at zero (its last claim resets it), and launches on one stream run
+// in order, so every launch on the stream reuses the stream's counter; launches on different
+// streams never share one. A new counter is zeroed in stream order, before the launch that asks
+// for it. A launch captured into a CUDA graph gets a counter of its own, which the graph keeps,
+// and its zeroing is captured too (each replay starts from zero): run one instantiation of such a
+// graph at a time.
 inline cudaError_t tile_counter(cudaStream_t stream, int64_t blocks, unsigned** out) {
     static std::mutex mutex;
     static std::map<std::pair<int, cudaStream_t>, unsigned*> counters;
@@ -39,16 +42,19 @@ inline cudaError_t tile_counter(cudaStream_t stream, int64_t blocks, unsigned** 
             return cudaSuccess;
         }
     }
-    // A new counter, allocated and zeroed synchronously (allowed while a stream captures, in
-    // relaxed mode), so that no allocation becomes part of a captured graph.
+    // cudaMalloc is allowed while a stream captures in relaxed mode; the allocation stays out of
+    // any graph.
     cudaStreamCaptureMode mode = cudaStreamCaptureModeRelaxed;
     if (cudaError_t err = cudaThreadExchangeStreamCaptureMode(&mode); err != cudaSuccess) return err;
     unsigned* counter = nullptr;
     const size_t bytes = 16 * (1 + static_cast<size_t>(sm_count));
     cudaError_t err = cudaMalloc(&counter, bytes);
-    if (err == cudaSuccess) err = cudaMemset(counter, 0, bytes);
     cudaThreadExchangeStreamCaptureMode(&mode);
     if (err != cudaSuccess) return err;
+    if (err = cudaMemsetAsync(counter, 0, bytes, stream); err != cudaSuccess) {
+        cudaFree(counter);
+        return err;
+    }
     if (!capturing) counters[{device, stream}] = counter;
     *out = counter;
     return cudaSuccess;
