@@ -473,7 +473,10 @@ MbarrierProtocol protocol_of(const ir::Kernel& kernel, const ir::WarpSpecialized
     return p;
 }
 
-MbarrierProtocol once_protocol_of(const ir::Kernel& kernel) {
+namespace {
+// A ring of one stage whose trips are the block's tiles, released by each consumer warp as soon as
+// it is done (nothing of the consumers' stays in flight across a release).
+MbarrierProtocol one_stage_ring_over_tiles(const ir::Kernel& kernel) {
     MbarrierProtocol p;
     p.stages = 1;
     p.consumer_groups = kernel.threads / 128;
@@ -481,15 +484,11 @@ MbarrierProtocol once_protocol_of(const ir::Kernel& kernel) {
     p.release_lag = 0;
     return p;
 }
+} // namespace
 
-MbarrierProtocol tile_handover_protocol_of(const ir::Kernel& kernel) {
-    MbarrierProtocol p;
-    p.stages = 1;
-    p.consumer_groups = kernel.threads / 128;
-    p.mma_in_flight = 0;
-    p.release_lag = 0;
-    return p;
-}
+MbarrierProtocol once_protocol_of(const ir::Kernel& kernel) { return one_stage_ring_over_tiles(kernel); }
+
+MbarrierProtocol tile_handover_protocol_of(const ir::Kernel& kernel) { return one_stage_ring_over_tiles(kernel); }
 
 StoreProtocol store_protocol_of(const ir::Kernel&) { return StoreProtocol{}; }
 

@@ -422,6 +422,25 @@ kernel scale(X: global f32[N], Y: global mut f32[N]) grid(cdiv(N, 256)) threads(
     CHECK_NOTHROW(schedule::verify_mbarrier_protocol(m.kernels[0]));
 }
 
+namespace {
+// A one-stage ring over the tiles (the tiles loaded once per tile, the handover of a claimed tile)
+// with a broken knob: no wait on `empty`, a wrong parity on either barrier, too few arrivals.
+void check_one_stage_ring_knobs_caught(const schedule::MbarrierProtocol& ring) {
+    schedule::MbarrierProtocol no_wait = ring;
+    no_wait.producer_waits_empty = false;
+    CHECK(schedule::check_mbarrier_protocol(no_wait, 3));
+    schedule::MbarrierProtocol wrong_full = ring;
+    wrong_full.full_parity_offset = 1;
+    CHECK(schedule::check_mbarrier_protocol(wrong_full, 3));
+    schedule::MbarrierProtocol wrong_empty = ring;
+    wrong_empty.empty_parity_offset = 0;
+    CHECK(schedule::check_mbarrier_protocol(wrong_empty, 3));
+    schedule::MbarrierProtocol too_few = ring;
+    too_few.empty_arrivals = 1;
+    CHECK(schedule::check_mbarrier_protocol(too_few, 3));
+}
+} // namespace
+
 TEST_CASE("the tiles loaded once per tile: a one-stage ring over the tiles, checked; broken knobs caught") {
     ir::Module m = compile_sm90a(kAttention);
     const ir::Kernel& k = m.kernels[0];
@@ -444,16 +463,9 @@ TEST_CASE("the tiles loaded once per tile: a one-stage ring over the tiles, chec
     CHECK(once.consumer_groups == 2);
     CHECK_FALSE(schedule::check_mbarrier_protocol(once, 3));
     CHECK_NOTHROW(schedule::verify_mbarrier_protocol(k));
-    // Refilling Q before the consumers released it, or waiting on the wrong phase, is caught.
-    schedule::MbarrierProtocol no_wait = once;
-    no_wait.producer_waits_empty = false;
-    CHECK(schedule::check_mbarrier_protocol(no_wait, 3));
-    schedule::MbarrierProtocol wrong_full = once;
-    wrong_full.full_parity_offset = 1;
-    CHECK(schedule::check_mbarrier_protocol(wrong_full, 3));
-    schedule::MbarrierProtocol wrong_empty = once;
-    wrong_empty.empty_parity_offset = 0;
-    CHECK(schedule::check_mbarrier_protocol(wrong_empty, 3));
+    // Refilling Q before the consumers released it, waiting on the wrong phase, or counting the
+    // wrong arrivals is caught.
+    check_one_stage_ring_knobs_caught(once);
 }
 
 TEST_CASE("tiles in a dynamic order: only where the trip count differs between tiles; the handover is checked") {
@@ -488,18 +500,7 @@ kernel trmm(A: global f16[M, M], B: global f16[M, N], C: global mut f16[M, N])
     CHECK_FALSE(schedule::check_mbarrier_protocol(handover, 3));
     // Writing the next tile before every consumer warp read the last one, waiting on the wrong
     // phase, or counting the wrong arrivals is caught.
-    schedule::MbarrierProtocol no_wait = handover;
-    no_wait.producer_waits_empty = false;
-    CHECK(schedule::check_mbarrier_protocol(no_wait, 3));
-    schedule::MbarrierProtocol wrong_full = handover;
-    wrong_full.full_parity_offset = 1;
-    CHECK(schedule::check_mbarrier_protocol(wrong_full, 3));
-    schedule::MbarrierProtocol wrong_empty = handover;
-    wrong_empty.empty_parity_offset = 0;
-    CHECK(schedule::check_mbarrier_protocol(wrong_empty, 3));
-    schedule::MbarrierProtocol too_few = handover;
-    too_few.empty_arrivals = 1;
-    CHECK(schedule::check_mbarrier_protocol(too_few, 3));
+    check_one_stage_ring_knobs_caught(handover);
     // @no_dynamic_tiles, and a GEMM whose tiles all have the same trip count, keep the fixed order.
     CHECK_FALSE(compile_sm90a("@no_dynamic_tiles " + trmm).kernels[0].warp_specialization.dynamic_tiles);
     CHECK_FALSE(compile_sm90a(kGemm).kernels[0].warp_specialization.dynamic_tiles);
