@@ -142,13 +142,14 @@ build_one() {
     [[ $macros != - ]] && flags+=($macros)
     local start=$SECONDS
     # The generated .cu is compiled on its own with warnings as errors (generated code must compile
-    # warning-free), then linked with the test source, which is held to nvcc's defaults.
+    # warning-free), then linked with the test source, which is held to nvcc's defaults (-pthread:
+    # some tests launch from several host threads).
     local obj=$BUILD_DIR/$arch/$test.generated.o
     {
         echo "$NVCC ${flags[*]} -Werror all-warnings -c $gen/$sample.cu -o $obj"
         "$NVCC" "${flags[@]}" -Werror all-warnings -c "$gen/$sample.cu" -o "$obj" &&
-            echo "$NVCC ${flags[*]} $test_src $obj -o $out" &&
-            "$NVCC" "${flags[@]}" "$test_src" "$obj" -o "$out"
+            echo "$NVCC ${flags[*]} $test_src $obj -Xcompiler -pthread -o $out" &&
+            "$NVCC" "${flags[@]}" "$test_src" "$obj" -Xcompiler -pthread -o "$out"
     } >"$log" 2>&1
     local rc=$?
     rm -f "$obj"

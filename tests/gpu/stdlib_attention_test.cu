@@ -14,6 +14,7 @@
 
 #include <cmath>
 #include <cstring>
+#include <thread>
 
 #ifndef TLC_T
 #define TLC_T __half
@@ -173,6 +174,37 @@ int main() {
         TH_CUDA(cudaStreamDestroy(s2));
         return th::expect(same && O1.guards_intact() && O2.guards_intact(),
                           "a launch made beside another on a second stream differs from a lone launch");
+    }, th::When::full);
+
+    // Two host threads launching at once on the per-thread default stream (one handle, a different
+    // stream in each thread): each thread's launches get a counter of their own.
+    suite.run("flash_attention/per_thread_default_streams", [&] {
+        const int64_t B = 4, H = 8, S = 1000;
+        const size_t nq = th::numel({B, H, S, D});
+        const auto q = th::random_vector<T>(nq, 71), k = th::random_vector<T>(nq, 72), v = th::random_vector<T>(nq, 73);
+        th::OffsetBuffer<T> Q(q, 0), K(k, 0), V(v, 0), lone(nq, 0), O1(nq, 0), O2(nq, 0);
+        const float scale = static_cast<float>(default_scale);
+        th::check_launch(tlc::flash_attention(Q.get(), K.get(), V.get(), lone.get(), scale, B, H, S), "flash_attention");
+        const auto expected = lone.download();
+        O1.poison();
+        O2.poison();
+        TH_CUDA(cudaDeviceSynchronize());
+        cudaError_t errors[2] = {cudaSuccess, cudaSuccess};
+        auto rounds = [&](T* out, cudaError_t* err) {
+            for (int round = 0; round < 3 && *err == cudaSuccess; ++round)
+                *err = tlc::flash_attention(Q.get(), K.get(), V.get(), out, scale, B, H, S, cudaStreamPerThread);
+            if (*err == cudaSuccess) *err = cudaStreamSynchronize(cudaStreamPerThread);
+        };
+        std::thread first(rounds, O1.get(), &errors[0]), second(rounds, O2.get(), &errors[1]);
+        first.join();
+        second.join();
+        th::check_launch(errors[0], "flash_attention (first thread)");
+        th::check_launch(errors[1], "flash_attention (second thread)");
+        const auto o1 = O1.download(), o2 = O2.download();
+        const bool same = std::memcmp(o1.data(), expected.data(), nq * sizeof(T)) == 0 &&
+                          std::memcmp(o2.data(), expected.data(), nq * sizeof(T)) == 0;
+        return th::expect(same && O1.guards_intact() && O2.guards_intact(),
+                          "a launch from a second host thread on its default stream differs from a lone launch");
     }, th::When::full);
 
     // A launch captured into a CUDA graph, the graph replayed three times: with the causal mask the

@@ -9,7 +9,8 @@
 
 #include <map>
 #include <mutex>
-#include <utility>
+#include <thread>
+#include <tuple>
 
 namespace tl::host {
 
@@ -20,24 +21,31 @@ namespace tl::host {
 //
 // A launch leaves its counter at zero (its last claim resets it), and launches on one stream run
 // in order, so every launch on the stream reuses the stream's counter; launches on different
-// streams never share one. A new counter is zeroed in stream order, before the launch that asks
-// for it. A launch captured into a CUDA graph gets a counter of its own, which the graph keeps,
-// and its zeroing is captured too (each replay starts from zero): run one instantiation of such a
-// graph at a time.
+// streams never share one. The per-thread default stream, one handle for a different stream in
+// each host thread, gets a counter per thread. A new counter is zeroed in stream order, before
+// the launch that asks for it. A launch captured into a CUDA graph gets a counter of its own,
+// which the graph keeps, and its zeroing is captured too (each replay starts from zero): run one
+// instantiation of such a graph at a time.
 inline cudaError_t tile_counter(cudaStream_t stream, int64_t blocks, unsigned** out) {
     static std::mutex mutex;
-    static std::map<std::pair<int, cudaStream_t>, unsigned*> counters;
+    static std::map<std::tuple<int, cudaStream_t, std::thread::id>, unsigned*> counters;
     int device = 0;
     if (cudaError_t err = cudaGetDevice(&device); err != cudaSuccess) return err;
     int sm_count = 0;
     if (cudaError_t err = cudaDeviceGetAttribute(&sm_count, cudaDevAttrMultiProcessorCount, device); err != cudaSuccess) return err;
     if (blocks > sm_count) return cudaErrorInvalidValue;
+#ifdef CUDA_API_PER_THREAD_DEFAULT_STREAM
+    const bool per_thread = stream == cudaStreamPerThread || stream == nullptr;
+#else
+    const bool per_thread = stream == cudaStreamPerThread;
+#endif
+    const auto key = std::make_tuple(device, stream, per_thread ? std::this_thread::get_id() : std::thread::id{});
     cudaStreamCaptureStatus capture = cudaStreamCaptureStatusNone;
     if (cudaError_t err = cudaStreamIsCapturing(stream, &capture); err != cudaSuccess) return err;
     std::lock_guard<std::mutex> lock(mutex);
     const bool capturing = capture != cudaStreamCaptureStatusNone;
     if (!capturing) {
-        if (auto it = counters.find({device, stream}); it != counters.end()) {
+        if (auto it = counters.find(key); it != counters.end()) {
             *out = it->second;
             return cudaSuccess;
         }
@@ -55,7 +63,7 @@ inline cudaError_t tile_counter(cudaStream_t stream, int64_t blocks, unsigned** 
         cudaFree(counter);
         return err;
     }
-    if (!capturing) counters[{device, stream}] = counter;
+    if (!capturing) counters[key] = counter;
     *out = counter;
     return cudaSuccess;
 }
