@@ -125,9 +125,9 @@ void KernelEmitter::emit_tile_loop(const std::function<void()>& body, bool produ
     // When the loop's trip count depends on block.x (attention's causal mask), each group's tiles
     // run from the x with the most trips down when that is the last x: the longest tiles first,
     // so that the short ones fill the blocks' last rounds (both roles order the tiles alike).
-    const std::vector<ir::StmtPtr> trip_lets = lets_needed_by(lets_before_loop(kernel_, *ws_loop_), vars_read_in({ws_loop_->trip_count}));
-    bool by_x = ir::any_expr(ws_loop_->trip_count, is_block_x);
-    for (const ir::StmtPtr& l : trip_lets) by_x |= ir::any_expr(l->as<ir::LetStmt>()->value, is_block_x);
+    const std::vector<ir::StmtPtr> lets = lets_before_loop(kernel_, *ws_loop_);
+    const std::vector<ir::StmtPtr> trip_lets = lets_needed_by(lets, vars_read_in({ws_loop_->trip_count}));
+    const bool by_x = ir::any_expr_through_lets(ws_loop_->trip_count, lets, is_block_x);
     if (by_x) {
         out_.line("// The trip count depends on block.x: when the last x has the most trips, the tiles run longest first.");
         out_.block("auto tl_trips_at = [&](const int tl_block_x)", [&] {

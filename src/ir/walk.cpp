@@ -163,6 +163,19 @@ bool any_expr(const ExprPtr& e, const std::function<bool(const Expr&)>& pred) {
     return found;
 }
 
+bool any_expr_through_lets(const ExprPtr& e, const std::vector<StmtPtr>& before, const std::function<bool(const Expr&)>& pred) {
+    if (any_expr(e, pred)) return true;
+    std::vector<const Var*> read = vars_read(e);
+    std::set<const Var*> needed(read.begin(), read.end());
+    for (size_t i = before.size(); i-- > 0;) {
+        auto* l = before[i]->as<LetStmt>();
+        if (!l || !needed.count(l->var.get())) continue;
+        if (any_expr(l->value, pred)) return true;
+        for (const Var* v : vars_read(l->value)) needed.insert(v);
+    }
+    return false;
+}
+
 namespace {
 bool is_ref_to(const Expr& x, const Var* v) {
     auto* r = x.as<VarRef>();

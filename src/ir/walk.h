@@ -65,6 +65,10 @@ std::optional<ReduceOp> accumulation_op(const Store& st);
 
 // True when some expression inside e satisfies pred.
 bool any_expr(const ExprPtr& e, const std::function<bool(const Expr&)>& pred);
+// The same, following the variables e reads into the values of the `let`s among `before` (the
+// statements that run before e, in order), and theirs into earlier ones: whether e depends on an
+// expression that satisfies pred.
+bool any_expr_through_lets(const ExprPtr& e, const std::vector<StmtPtr>& before, const std::function<bool(const Expr&)>& pred);
 // True when e, or anything s evaluates, reads variable v (a VarRef to it).
 bool mentions(const ExprPtr& e, const Var* v);
 bool mentions(const StmtPtr& s, const Var* v);

@@ -449,24 +449,15 @@ int deepen_ring(ir::Kernel& kernel, ir::WarpSpecializedLoop& loop) {
 
 // Whether the loop's trip count can differ between the kernel's tiles: it reads a block index or
 // a tensor element, directly or through the `let`s before the loop (attention's causal bound
-// reads block.x, a variable-length batch its lengths tensor).
+// reads block.x, a variable-length batch its lengths).
 bool trips_differ_between_tiles(const std::vector<ir::StmtPtr>& top, size_t loop_index, const ir::WarpSpecializedLoop& loop) {
-    auto varies = [](const ir::Expr& x) {
-        if (x.kind == ir::ExprKind::Load) return true;
-        auto* b = x.as<ir::Builtin>();
-        return b && (b->builtin == ir::BuiltinKind::BlockIdxX || b->builtin == ir::BuiltinKind::BlockIdxY ||
-                     b->builtin == ir::BuiltinKind::BlockIdxZ);
-    };
-    if (ir::any_expr(loop.trip_count, varies)) return true;
-    std::vector<const ir::Var*> read = ir::vars_read(loop.trip_count);
-    std::set<const ir::Var*> needed(read.begin(), read.end());
-    for (size_t i = loop_index; i-- > 0;) {
-        auto* l = top[i]->as<ir::LetStmt>();
-        if (!l || !needed.count(l->var.get())) continue;
-        if (ir::any_expr(l->value, varies)) return true;
-        for (const ir::Var* v : ir::vars_read(l->value)) needed.insert(v);
-    }
-    return false;
+    return ir::any_expr_through_lets(loop.trip_count, {top.begin(), top.begin() + static_cast<std::ptrdiff_t>(loop_index)},
+                                     [](const ir::Expr& x) {
+                                         if (x.kind == ir::ExprKind::Load) return true;
+                                         auto* b = x.as<ir::Builtin>();
+                                         return b && (b->builtin == ir::BuiltinKind::BlockIdxX || b->builtin == ir::BuiltinKind::BlockIdxY ||
+                                                      b->builtin == ir::BuiltinKind::BlockIdxZ);
+                                     });
 }
 
 } // namespace

@@ -3,10 +3,11 @@
 // tile to its consumers; one set per (device, stream).
 #pragma once
 
+#include "tl/host/launch.h"
+
 #include <cuda_runtime.h>
 
 #include <cstdint>
-
 #include <map>
 #include <mutex>
 #include <thread>
@@ -31,9 +32,8 @@ inline cudaError_t tile_counter(cudaStream_t stream, int64_t blocks, unsigned** 
     static std::map<std::tuple<int, cudaStream_t, std::thread::id>, unsigned*> counters;
     int device = 0;
     if (cudaError_t err = cudaGetDevice(&device); err != cudaSuccess) return err;
-    int sm_count = 0;
-    if (cudaError_t err = cudaDeviceGetAttribute(&sm_count, cudaDevAttrMultiProcessorCount, device); err != cudaSuccess) return err;
-    if (blocks > sm_count) return cudaErrorInvalidValue;
+    const int sm_count = current_device_traits().sm_count;  // cached per device
+    if (sm_count <= 0 || blocks > sm_count) return cudaErrorInvalidValue;
 #ifdef CUDA_API_PER_THREAD_DEFAULT_STREAM
     const bool per_thread = stream == cudaStreamPerThread || stream == nullptr;
 #else
