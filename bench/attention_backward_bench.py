@@ -16,6 +16,12 @@ and tlc (TLC=path, or build/src/tlc, or on PATH).
 
   python3 bench/attention_backward_bench.py [--dtypes f16,bf16] [--head-dims 64,128] [--masks full,causal]
                                             [--shape BxHxS] [--iters 20] [--quick] [--out FILE.json]
+                                            [--define NAME=VALUE ...] [--breakdown] [--source FILE.tl]
+
+--define sets a compile-time parameter of the program (its tiles: BM, BN, THREADS), as `tlc -D`
+does; --breakdown also times each of the program's three kernels alone (`*_ms` in the JSON);
+--source benchmarks another file that defines the same program and kernels (an edited copy of
+stdlib/attention_backward.tl) instead of the standard library's.
 """
 import argparse
 import datetime
@@ -114,6 +120,19 @@ def peer(backend_name, causal, scale):
     return prepare
 
 
+def kernel_ms(mod, q, k, v, o, do, dq, dk, dv, scale, iters):
+    """GPU milliseconds of each kernel of the program alone, on workspaces of their own."""
+    B, H, S, D = q.shape
+    lse, delta = (torch.empty(B, H, S, device=q.device, dtype=torch.float32) for _ in range(2))
+    dq_acc = torch.zeros(B, H, S, D, device=q.device, dtype=torch.float32)
+    mod.attention_backward_rows(q, k, o, do, lse, delta, dq_acc, sm_scale=scale)
+    return {
+        "rows_ms": gpu_ms(lambda: mod.attention_backward_rows(q, k, o, do, lse, delta, dq_acc, sm_scale=scale), iters),
+        "kv_ms": gpu_ms(lambda: mod.attention_backward_kv(q, k, v, do, lse, delta, dk, dv, dq_acc, sm_scale=scale), iters),
+        "dq_ms": gpu_ms(lambda: mod.attention_backward_dq(dq_acc, dq), iters),
+    }
+
+
 def main():
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0],
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -123,6 +142,10 @@ def main():
     p.add_argument("--shape", default="8x16x4096", help="BxHxS (default 8x16x4096)")
     p.add_argument("--iters", type=int, default=20)
     p.add_argument("--quick", action="store_true", help="a small odd shape (2x4x1000), fewer runs")
+    p.add_argument("--define", action="append", default=[], metavar="NAME=VALUE",
+                   help="a compile-time parameter of the program (repeatable), e.g. BN=128")
+    p.add_argument("--breakdown", action="store_true", help="also time each kernel of the program alone")
+    p.add_argument("--source", type=Path, help="a .tl file with the same program (default: the standard library's)")
     p.add_argument("--out", type=Path, help="JSON (default $OUT/attention_backward_bench.json, else "
                    "bench/results/run-<date>/attention_backward_bench.json); the table goes beside it as .md")
     a = p.parse_args()
@@ -130,6 +153,12 @@ def main():
         for x in given.split(","):
             if x not in known:
                 p.error(f"{name}: unknown {x!r} (known: {', '.join(known)})")
+    defines = {}
+    for d in a.define:
+        name, eq, value = d.partition("=")
+        if not eq or not name:
+            p.error(f"--define: expected NAME=VALUE, got {d!r}")
+        defines[name] = value
     B, H, S = (int(x) for x in ("2x4x1000" if a.quick else a.shape).split("x"))
     iters = 5 if a.quick else a.iters
     if a.out is None:
@@ -147,14 +176,16 @@ def main():
         for d in (int(x) for x in a.head_dims.split(",")):
             for mask in a.masks.split(","):
                 causal = mask == "causal"
-                rec = {"dtype": tname, "D": d, "mask": mask, "B": B, "H": H, "S": S}
+                rec = {"dtype": tname, "D": d, "mask": mask, "B": B, "H": H, "S": S, "defines": defines,
+                       "source": str(a.source) if a.source else "stdlib"}
                 try:
                     scale = 1.0 / math.sqrt(d)
                     q, k, v, do = (torch.randn(B, H, S, d, device="cuda", dtype=dt) for _ in range(4))
                     o = F.scaled_dot_product_attention(q, k, v, is_causal=causal, scale=scale)
                     dq, dk, dv = (torch.empty_like(q) for _ in range(3))
-                    prog = tlc.load(builder.stdlib_dir() / "attention_backward.tl",
-                                    defines={"T": tname, "D": d, "CAUSAL": "true" if causal else "false"}).flash_attention_backward
+                    mod = tlc.load(a.source or builder.stdlib_dir() / "attention_backward.tl",
+                                   defines={"T": tname, "D": d, "CAUSAL": "true" if causal else "false", **defines})
+                    prog = mod.flash_attention_backward
 
                     def run_tlc():
                         prog(q, k, v, o, do, dq, dk, dv, sm_scale=scale)
@@ -169,6 +200,8 @@ def main():
                     t_tlc = gpu_ms(run_tlc, iters)
                     rec.update(tlc_ms=t_tlc, tlc_tflops=rate(t_tlc), error_tlc=err,
                                check="PASS" if math.isfinite(err) and err <= BOUND[tname] else "FAIL")
+                    if a.breakdown:
+                        rec.update(kernel_ms(mod, q, k, v, o, do, dq, dk, dv, scale, iters))
                     for name, backend in (("flash", "FLASH_ATTENTION"), ("cudnn", "CUDNN_ATTENTION")):
                         prepare = peer(backend, causal, scale)
                         if isinstance(prepare, str):
@@ -195,6 +228,9 @@ def main():
                         + (f" ({'; '.join(why)})" if why else "") + " |")
                 lines.append(line)
                 print(line, flush=True)
+                if rec.get("kv_ms") is not None:
+                    print(f"  kernels alone: rows {rec['rows_ms']:.3f} ms, kv {rec['kv_ms']:.3f} ms, dq {rec['dq_ms']:.3f} ms",
+                          flush=True)
     out = {"benchmark": "attention_backward_bench", "date": datetime.datetime.now(datetime.timezone.utc).isoformat(),
            "gpu": torch.cuda.get_device_name(), "torch": torch.__version__,
            "cudnn": torch.backends.cudnn.version() if torch.backends.cudnn.is_available() else None,

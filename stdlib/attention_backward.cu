@@ -7,9 +7,9 @@
 
 namespace {
 
-// kernel attention_backward_rows<BM = 64, BN = 64, D = 64, CAUSAL = false, T = f16>  (stdlib/attention_backward.tl:18)
-// 128 threads per block, 27648 bytes of shared memory
-__global__ void __launch_bounds__(128) attention_backward_rows_kernel(
+// kernel attention_backward_rows<D = 64, BM = 128, BN = 128, CAUSAL = false, T = f16>  (stdlib/attention_backward.tl:18)
+// 256 threads per block, 55296 bytes of shared memory
+__global__ void __launch_bounds__(256) attention_backward_rows_kernel(
         const tl::f16* __restrict__ Q,
         const tl::f16* __restrict__ K,
         const tl::f16* __restrict__ O,
@@ -22,40 +22,40 @@ __global__ void __launch_bounds__(128) attention_backward_rows_kernel(
         int32_t H,
         int32_t S)
 {
-    using s_layout = tl::MmaAccLayout<64, 64, 4, 1>;  // fragment s: f32[64, 64], mma.sync accumulators
-    // fragment m: f32[64], slice of `s` (reduce over axis 1): [64] over 128 threads: (8:t4 2:r1 4:t32) 2 registers, 4 replicas
-    // fragment l: f32[64], slice of `s` (reduce over axis 1): [64] over 128 threads: (8:t4 2:r1 4:t32) 2 registers, 4 replicas
-    // fragment m_tile: f32[64], slice of `s` (reduce over axis 1): [64] over 128 threads: (8:t4 2:r1 4:t32) 2 registers, 4 replicas
-    // fragment l_tile: f32[64], slice of `s` (reduce over axis 1): [64] over 128 threads: (8:t4 2:r1 4:t32) 2 registers, 4 replicas
-    // fragment alpha: f32[64], slice of `s` (reduce over axis 1): [64] over 128 threads: (8:t4 2:r1 4:t32) 2 registers, 4 replicas
-    // fragment o: f32[64, 64], blocked per axis, vector 8: [64, 64] over 128 threads: (16:t8 4:r8, 8:r1 8:t1) 32 registers
-    // fragment go: f32[64, 64], blocked per axis, vector 8: [64, 64] over 128 threads: (16:t8 4:r8, 8:r1 8:t1) 32 registers
-    // fragment delta: f32[64], slice of `o` (reduce over axis 1): [64] over 128 threads: (16:t8 4:r1) 4 registers, 8 replicas
-    const int tl_tid = tl::thread_index<128>();
+    using s_layout = tl::MmaAccLayout<128, 128, 8, 1>;  // fragment s: f32[128, 128], mma.sync accumulators
+    // fragment m: f32[128], slice of `s` (reduce over axis 1): [128] over 256 threads: (8:t4 2:r1 8:t32) 2 registers, 4 replicas
+    // fragment l: f32[128], slice of `s` (reduce over axis 1): [128] over 256 threads: (8:t4 2:r1 8:t32) 2 registers, 4 replicas
+    // fragment m_tile: f32[128], slice of `s` (reduce over axis 1): [128] over 256 threads: (8:t4 2:r1 8:t32) 2 registers, 4 replicas
+    // fragment l_tile: f32[128], slice of `s` (reduce over axis 1): [128] over 256 threads: (8:t4 2:r1 8:t32) 2 registers, 4 replicas
+    // fragment alpha: f32[128], slice of `s` (reduce over axis 1): [128] over 256 threads: (8:t4 2:r1 8:t32) 2 registers, 4 replicas
+    // fragment o: f32[128, 64], blocked per axis, vector 8: [128, 64] over 256 threads: (32:t8 4:r8, 8:r1 8:t1) 32 registers
+    // fragment go: f32[128, 64], blocked per axis, vector 8: [128, 64] over 256 threads: (32:t8 4:r8, 8:r1 8:t1) 32 registers
+    // fragment delta: f32[128], slice of `o` (reduce over axis 1): [128] over 256 threads: (32:t8 4:r1) 4 registers, 8 replicas
+    const int tl_tid = tl::thread_index<256>();
     extern __shared__ __align__(128) unsigned char tl_smem[];
-    tl::f16* q = reinterpret_cast<tl::f16*>(tl_smem + 0);  // shared q: f16[64, 64], row pitch 72
-    tl::f16* k = reinterpret_cast<tl::f16*>(tl_smem + 9216);  // shared k: f16[2, 64, 64], row pitch 72
-    float s[s_layout::kSlots];  // fragment s: f32[64, 64]
-    float m[2];  // fragment m: f32[64]
+    tl::f16* q = reinterpret_cast<tl::f16*>(tl_smem + 0);  // shared q: f16[128, 64], row pitch 72
+    tl::f16* k = reinterpret_cast<tl::f16*>(tl_smem + 18432);  // shared k: f16[2, 128, 64], row pitch 72
+    float s[s_layout::kSlots];  // fragment s: f32[128, 128]
+    float m[2];  // fragment m: f32[128]
     #pragma unroll
     for (int tl_i = 0; tl_i < 2; ++tl_i) m[tl_i] = -tl::inf<float>();
-    float l[2];  // fragment l: f32[64]
+    float l[2];  // fragment l: f32[128]
     #pragma unroll
     for (int tl_i = 0; tl_i < 2; ++tl_i) l[tl_i] = 0.0f;
-    float m_tile[2];  // fragment m_tile: f32[64]
-    float l_tile[2];  // fragment l_tile: f32[64]
-    float alpha[2];  // fragment alpha: f32[64]
-    float o[32];  // fragment o: f32[64, 64]
-    float go[32];  // fragment go: f32[64, 64]
-    float delta[4];  // fragment delta: f32[64]
+    float m_tile[2];  // fragment m_tile: f32[128]
+    float l_tile[2];  // fragment l_tile: f32[128]
+    float alpha[2];  // fragment alpha: f32[128]
+    float o[32];  // fragment o: f32[128, 64]
+    float go[32];  // fragment go: f32[128, 64]
+    float delta[4];  // fragment delta: f32[128]
     const int32_t b = int(blockIdx.z);
     const int32_t h = int(blockIdx.y);
-    const int32_t q0 = int(blockIdx.x) * 64;
+    const int32_t q0 = int(blockIdx.x) * 128;
     const float qk_scale = sm_scale * 1.4426950216293335f;
     // copy(Q[b, h, q0 +: BM, 0 +: D], q);  (attention_backward.tl:42)
     #pragma unroll
     for (int tl_i1 = 0; tl_i1 < 4; ++tl_i1) {
-        const int tl_chunk0 = tl_tid + tl_i1 * 128;
+        const int tl_chunk0 = tl_tid + tl_i1 * 256;
         const tl::f16* tl_src2 = &Q[((int64_t(b) * H + h) * S + (q0 + ((tl_chunk0 * 8) / 64))) * 64 + ((tl_chunk0 * 8) % 64)];
         tl::f16* tl_dst3 = &q[((tl_chunk0 * 8) / 64) * 72 + ((tl_chunk0 * 8) % 64)];
         if (tl::in_bounds(b, B) && tl::in_bounds(h, H) && tl::in_bounds(q0 + ((tl_chunk0 * 8) / 64), S) && tl::in_bounds((tl_chunk0 * 8) % 64, 64) && tl::in_bounds(b, B) && tl::in_bounds(h, H) && tl::in_bounds(q0 + ((tl_chunk0 * 8) / 64), S) && tl::in_bounds(((tl_chunk0 * 8) % 64) + 7, 64) && tl::is_aligned(tl_src2, 16) && tl::is_aligned(tl_dst3, 16)) {
@@ -69,28 +69,28 @@ __global__ void __launch_bounds__(128) attention_backward_rows_kernel(
             }
         }
     }
-    const int32_t n_kv = tl::cdiv(S, 64);
+    const int32_t n_kv = tl::cdiv(S, 128);
     const int32_t t_trips = n_kv;
     if (0 < t_trips) {
         // copy(K[b, h, k0 +: BN, 0 +: D], k);  (attention_backward.tl:46)
-        if (tl::is_aligned(K, 16) && 64 % 8 == 0 && tl::in_bounds(b, B) && tl::in_bounds(h, H) && (0 * 64) >= 0 && (0 * 64) + 64 <= S && 0 >= 0 && 0 + 64 <= 64 && 0 % 8 == 0) {
+        if (tl::is_aligned(K, 16) && 64 % 8 == 0 && tl::in_bounds(b, B) && tl::in_bounds(h, H) && (0 * 128) >= 0 && (0 * 128) + 128 <= S && 0 >= 0 && 0 + 64 <= 64 && 0 % 8 == 0) {
             #pragma unroll
             for (int tl_i6 = 0; tl_i6 < 4; ++tl_i6) {
-                const int tl_chunk5 = tl_tid + tl_i6 * 128;
-                tl::cp_async_16(&k[(0 * 64 + ((tl_chunk5 * 8) / 64)) * 72 + ((tl_chunk5 * 8) % 64)], &K[((int64_t(b) * H + h) * S + ((0 * 64) + ((tl_chunk5 * 8) / 64))) * 64 + ((tl_chunk5 * 8) % 64)]);
+                const int tl_chunk5 = tl_tid + tl_i6 * 256;
+                tl::cp_async_16(&k[(0 * 128 + ((tl_chunk5 * 8) / 64)) * 72 + ((tl_chunk5 * 8) % 64)], &K[((int64_t(b) * H + h) * S + ((0 * 128) + ((tl_chunk5 * 8) / 64))) * 64 + ((tl_chunk5 * 8) % 64)]);
             }
         } else {
             #pragma unroll
             for (int tl_i8 = 0; tl_i8 < 4; ++tl_i8) {
-                const int tl_chunk7 = tl_tid + tl_i8 * 128;
-                const tl::f16* tl_src9 = &K[((int64_t(b) * H + h) * S + ((0 * 64) + ((tl_chunk7 * 8) / 64))) * 64 + ((tl_chunk7 * 8) % 64)];
-                tl::f16* tl_dst10 = &k[(0 * 64 + ((tl_chunk7 * 8) / 64)) * 72 + ((tl_chunk7 * 8) % 64)];
-                const int tl_valid11 = !(tl::in_bounds(b, B) && tl::in_bounds(h, H) && tl::in_bounds((0 * 64) + ((tl_chunk7 * 8) / 64), S)) ? 0 : max(0, min(8, 64 - ((tl_chunk7 * 8) % 64)));
+                const int tl_chunk7 = tl_tid + tl_i8 * 256;
+                const tl::f16* tl_src9 = &K[((int64_t(b) * H + h) * S + ((0 * 128) + ((tl_chunk7 * 8) / 64))) * 64 + ((tl_chunk7 * 8) % 64)];
+                tl::f16* tl_dst10 = &k[(0 * 128 + ((tl_chunk7 * 8) / 64)) * 72 + ((tl_chunk7 * 8) % 64)];
+                const int tl_valid11 = !(tl::in_bounds(b, B) && tl::in_bounds(h, H) && tl::in_bounds((0 * 128) + ((tl_chunk7 * 8) / 64), S)) ? 0 : max(0, min(8, 64 - ((tl_chunk7 * 8) % 64)));
                 if (tl_valid11 == 8 && (tl_chunk7 * 8) % 64 >= 0 && tl::is_aligned(tl_src9, 4)) {
                     tl::cp_async_chunk(tl_dst10, tl_src9);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
                 } else {
                     #pragma unroll
-                    for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst10[tl_v] = tl::in_bounds(b, B) && tl::in_bounds(h, H) && tl::in_bounds((0 * 64) + ((tl_chunk7 * 8) / 64), S) && tl::in_bounds(((tl_chunk7 * 8) % 64) + tl_v, 64) ? tl_src9[tl_v] : tl::convert<tl::f16>(0.0f);
+                    for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst10[tl_v] = tl::in_bounds(b, B) && tl::in_bounds(h, H) && tl::in_bounds((0 * 128) + ((tl_chunk7 * 8) / 64), S) && tl::in_bounds(((tl_chunk7 * 8) % 64) + tl_v, 64) ? tl_src9[tl_v] : tl::convert<tl::f16>(0.0f);
                 }
             }
         }
@@ -102,40 +102,40 @@ __global__ void __launch_bounds__(128) attention_backward_rows_kernel(
         __syncthreads();  // pipeline: stage `t % 2` has landed and the stage refilled next is no longer read
         if (t + 1 < t_trips) {
             // copy(K[b, h, k0 +: BN, 0 +: D], k);  (attention_backward.tl:46)
-            if (tl::is_aligned(K, 16) && 64 % 8 == 0 && tl::in_bounds(b, B) && tl::in_bounds(h, H) && ((t + 1) * 64) >= 0 && ((t + 1) * 64) + 64 <= S && 0 >= 0 && 0 + 64 <= 64 && 0 % 8 == 0) {
+            if (tl::is_aligned(K, 16) && 64 % 8 == 0 && tl::in_bounds(b, B) && tl::in_bounds(h, H) && ((t + 1) * 128) >= 0 && ((t + 1) * 128) + 128 <= S && 0 >= 0 && 0 + 64 <= 64 && 0 % 8 == 0) {
                 #pragma unroll
                 for (int tl_i13 = 0; tl_i13 < 4; ++tl_i13) {
-                    const int tl_chunk12 = tl_tid + tl_i13 * 128;
-                    tl::cp_async_16(&k[(((t + 1) % 2) * 64 + ((tl_chunk12 * 8) / 64)) * 72 + ((tl_chunk12 * 8) % 64)], &K[((int64_t(b) * H + h) * S + (((t + 1) * 64) + ((tl_chunk12 * 8) / 64))) * 64 + ((tl_chunk12 * 8) % 64)]);
+                    const int tl_chunk12 = tl_tid + tl_i13 * 256;
+                    tl::cp_async_16(&k[(((t + 1) % 2) * 128 + ((tl_chunk12 * 8) / 64)) * 72 + ((tl_chunk12 * 8) % 64)], &K[((int64_t(b) * H + h) * S + (((t + 1) * 128) + ((tl_chunk12 * 8) / 64))) * 64 + ((tl_chunk12 * 8) % 64)]);
                 }
             } else {
                 #pragma unroll
                 for (int tl_i15 = 0; tl_i15 < 4; ++tl_i15) {
-                    const int tl_chunk14 = tl_tid + tl_i15 * 128;
-                    const tl::f16* tl_src16 = &K[((int64_t(b) * H + h) * S + (((t + 1) * 64) + ((tl_chunk14 * 8) / 64))) * 64 + ((tl_chunk14 * 8) % 64)];
-                    tl::f16* tl_dst17 = &k[(((t + 1) % 2) * 64 + ((tl_chunk14 * 8) / 64)) * 72 + ((tl_chunk14 * 8) % 64)];
-                    const int tl_valid18 = !(tl::in_bounds(b, B) && tl::in_bounds(h, H) && tl::in_bounds(((t + 1) * 64) + ((tl_chunk14 * 8) / 64), S)) ? 0 : max(0, min(8, 64 - ((tl_chunk14 * 8) % 64)));
+                    const int tl_chunk14 = tl_tid + tl_i15 * 256;
+                    const tl::f16* tl_src16 = &K[((int64_t(b) * H + h) * S + (((t + 1) * 128) + ((tl_chunk14 * 8) / 64))) * 64 + ((tl_chunk14 * 8) % 64)];
+                    tl::f16* tl_dst17 = &k[(((t + 1) % 2) * 128 + ((tl_chunk14 * 8) / 64)) * 72 + ((tl_chunk14 * 8) % 64)];
+                    const int tl_valid18 = !(tl::in_bounds(b, B) && tl::in_bounds(h, H) && tl::in_bounds(((t + 1) * 128) + ((tl_chunk14 * 8) / 64), S)) ? 0 : max(0, min(8, 64 - ((tl_chunk14 * 8) % 64)));
                     if (tl_valid18 == 8 && (tl_chunk14 * 8) % 64 >= 0 && tl::is_aligned(tl_src16, 4)) {
                         tl::cp_async_chunk(tl_dst17, tl_src16);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
                     } else {
                         #pragma unroll
-                        for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst17[tl_v] = tl::in_bounds(b, B) && tl::in_bounds(h, H) && tl::in_bounds(((t + 1) * 64) + ((tl_chunk14 * 8) / 64), S) && tl::in_bounds(((tl_chunk14 * 8) % 64) + tl_v, 64) ? tl_src16[tl_v] : tl::convert<tl::f16>(0.0f);
+                        for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst17[tl_v] = tl::in_bounds(b, B) && tl::in_bounds(h, H) && tl::in_bounds(((t + 1) * 128) + ((tl_chunk14 * 8) / 64), S) && tl::in_bounds(((tl_chunk14 * 8) % 64) + tl_v, 64) ? tl_src16[tl_v] : tl::convert<tl::f16>(0.0f);
                     }
                 }
             }
         }
         tl::cp_async_commit();
-        const int32_t k0 = t * 64;
+        const int32_t k0 = t * 128;
         // gemm(q, k, s, transpose_b = true, clear = true);  (attention_backward.tl:47)
         {
             for (int tl_s = 0; tl_s < s_layout::kSlots; ++tl_s) s[tl_s] = 0.0f;
-            tl::warp_gemm_mma<64, 64, 64, 4, 1, tl::f16, false, true>(
+            tl::warp_gemm_mma<128, 128, 64, 8, 1, tl::f16, false, true>(
                 s, tl::SharedMatrix<tl::f16, false, 72>{&q[0 * 72 + 0]},
-                tl::SharedMatrix<tl::f16, true, 72>{&k[((t % 2) * 64 + 0) * 72 + 0]}, tl_tid);
+                tl::SharedMatrix<tl::f16, true, 72>{&k[((t % 2) * 128 + 0) * 72 + 0]}, tl_tid);
         }
-        if (k0 + 64 > S) {
+        if (k0 + 128 > S) {
             // for i, j in parallel(BM, BN) {  (attention_backward.tl:49)
-            // for i, j in parallel(64, 64): each thread visits the elements of `s` it holds
+            // for i, j in parallel(128, 128): each thread visits the elements of `s` it holds
             #pragma unroll
             for (int tl_s19 = 0; tl_s19 < s_layout::kSlots; ++tl_s19) {
                 [[maybe_unused]] const int i = s_layout::row(tl_tid, tl_s19);
@@ -146,7 +146,7 @@ __global__ void __launch_bounds__(128) attention_backward_rows_kernel(
             }
         }
         // reduce(max, s, m_tile, axis = 1);  (attention_backward.tl:55)
-        // each thread folds its 16 values of each of its 2 results; xor shuffles 1, 2 among the lanes that share one
+        // each thread folds its 32 values of each of its 2 results; xor shuffles 1, 2 among the lanes that share one
         {
             float tl_part[2];
             #pragma unroll
@@ -166,7 +166,7 @@ __global__ void __launch_bounds__(128) attention_backward_rows_kernel(
             }
         }
         // for i in parallel(BM) {  (attention_backward.tl:56)
-        // for i in parallel(64): each thread visits the elements of `m` it holds
+        // for i in parallel(128): each thread visits the elements of `m` it holds
         #pragma unroll
         for (int tl_s21 = 0; tl_s21 < 2; ++tl_s21) {
             [[maybe_unused]] const int i = ((tl_tid / 4 % 8) + (tl_s21) * 8 + (tl_tid / 32) * 16);
@@ -175,7 +175,7 @@ __global__ void __launch_bounds__(128) attention_backward_rows_kernel(
             m[tl_s21] = m_new;
         }
         // for i, j in parallel(BM, BN) {  (attention_backward.tl:61)
-        // for i, j in parallel(64, 64): each thread visits the elements of `s` it holds
+        // for i, j in parallel(128, 128): each thread visits the elements of `s` it holds
         #pragma unroll
         for (int tl_s22 = 0; tl_s22 < s_layout::kSlots; ++tl_s22) {
             [[maybe_unused]] const int i = s_layout::row(tl_tid, tl_s22);
@@ -183,7 +183,7 @@ __global__ void __launch_bounds__(128) attention_backward_rows_kernel(
             s[tl_s22] = tl::fast::exp2(s[tl_s22] * qk_scale - m[(tl_s22 / 2 % 2)]);
         }
         // reduce(sum, s, l_tile, axis = 1);  (attention_backward.tl:64)
-        // each thread folds its 16 values of each of its 2 results; xor shuffles 1, 2 among the lanes that share one
+        // each thread folds its 32 values of each of its 2 results; xor shuffles 1, 2 among the lanes that share one
         {
             float tl_part[2];
             #pragma unroll
@@ -203,7 +203,7 @@ __global__ void __launch_bounds__(128) attention_backward_rows_kernel(
             }
         }
         // for i in parallel(BM) {  (attention_backward.tl:65)
-        // for i in parallel(64): each thread visits the elements of `l` it holds
+        // for i in parallel(128): each thread visits the elements of `l` it holds
         #pragma unroll
         for (int tl_s24 = 0; tl_s24 < 2; ++tl_s24) {
             [[maybe_unused]] const int i = ((tl_tid / 4 % 8) + (tl_s24) * 8 + (tl_tid / 32) * 16);
@@ -212,7 +212,7 @@ __global__ void __launch_bounds__(128) attention_backward_rows_kernel(
     }
     tl::cp_async_wait<0>();  // at most 0 copy groups of this thread still in flight
     // for i in parallel(BM) {  (attention_backward.tl:69)
-    // for i in parallel(64): each thread visits the elements of `m` it holds
+    // for i in parallel(128): each thread visits the elements of `m` it holds
     #pragma unroll
     for (int tl_s25 = 0; tl_s25 < 2; ++tl_s25) {
         [[maybe_unused]] const int i = ((tl_tid / 4 % 8) + (tl_s25) * 8 + (tl_tid / 32) * 16);
@@ -228,8 +228,8 @@ __global__ void __launch_bounds__(128) attention_backward_rows_kernel(
     // copy(O[b, h, q0 +: BM, 0 +: D], o);  (attention_backward.tl:74)
     #pragma unroll
     for (int tl_chunk27 = 0; tl_chunk27 < 32; tl_chunk27 += 8) {
-        const tl::f16* tl_ptr28 = &O[((int64_t(b) * H + h) * S + (q0 + ((tl_tid / 8) + (tl_chunk27 / 8) * 16))) * 64 + ((tl_chunk27 % 8) + (tl_tid % 8) * 8)];
-        if (tl::in_bounds(b, B) && tl::in_bounds(h, H) && tl::in_bounds(q0 + ((tl_tid / 8) + (tl_chunk27 / 8) * 16), S) && tl::in_bounds(((tl_chunk27 % 8) + (tl_tid % 8) * 8), 64) && tl::in_bounds(b, B) && tl::in_bounds(h, H) && tl::in_bounds(q0 + ((tl_tid / 8) + (tl_chunk27 / 8) * 16), S) && tl::in_bounds((((tl_chunk27 % 8) + (tl_tid % 8) * 8)) + 7, 64) && tl::is_aligned(tl_ptr28, 16)) {
+        const tl::f16* tl_ptr28 = &O[((int64_t(b) * H + h) * S + (q0 + ((tl_tid / 8) + (tl_chunk27 / 8) * 32))) * 64 + ((tl_chunk27 % 8) + (tl_tid % 8) * 8)];
+        if (tl::in_bounds(b, B) && tl::in_bounds(h, H) && tl::in_bounds(q0 + ((tl_tid / 8) + (tl_chunk27 / 8) * 32), S) && tl::in_bounds(((tl_chunk27 % 8) + (tl_tid % 8) * 8), 64) && tl::in_bounds(b, B) && tl::in_bounds(h, H) && tl::in_bounds(q0 + ((tl_tid / 8) + (tl_chunk27 / 8) * 32), S) && tl::in_bounds((((tl_chunk27 % 8) + (tl_tid % 8) * 8)) + 7, 64) && tl::is_aligned(tl_ptr28, 16)) {
             tl::f16 tl_vec29[8];
             tl::load_vector<tl::f16, 8>(tl_vec29, tl_ptr28);
             #pragma unroll
@@ -237,15 +237,15 @@ __global__ void __launch_bounds__(128) attention_backward_rows_kernel(
         } else {
             #pragma unroll
             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                o[tl_chunk27 + tl_v] = tl::in_bounds(b, B) && tl::in_bounds(h, H) && tl::in_bounds(q0 + ((tl_tid / 8) + ((tl_chunk27 + tl_v) / 8) * 16), S) && tl::in_bounds((((tl_chunk27 + tl_v) % 8) + (tl_tid % 8) * 8), 64) ? tl::convert<float>(O[((int64_t(b) * H + h) * S + (q0 + ((tl_tid / 8) + ((tl_chunk27 + tl_v) / 8) * 16))) * 64 + (((tl_chunk27 + tl_v) % 8) + (tl_tid % 8) * 8)]) : 0.0f;
+                o[tl_chunk27 + tl_v] = tl::in_bounds(b, B) && tl::in_bounds(h, H) && tl::in_bounds(q0 + ((tl_tid / 8) + ((tl_chunk27 + tl_v) / 8) * 32), S) && tl::in_bounds((((tl_chunk27 + tl_v) % 8) + (tl_tid % 8) * 8), 64) ? tl::convert<float>(O[((int64_t(b) * H + h) * S + (q0 + ((tl_tid / 8) + ((tl_chunk27 + tl_v) / 8) * 32))) * 64 + (((tl_chunk27 + tl_v) % 8) + (tl_tid % 8) * 8)]) : 0.0f;
             }
         }
     }
     // copy(dO[b, h, q0 +: BM, 0 +: D], go);  (attention_backward.tl:75)
     #pragma unroll
     for (int tl_chunk30 = 0; tl_chunk30 < 32; tl_chunk30 += 8) {
-        const tl::f16* tl_ptr31 = &dO[((int64_t(b) * H + h) * S + (q0 + ((tl_tid / 8) + (tl_chunk30 / 8) * 16))) * 64 + ((tl_chunk30 % 8) + (tl_tid % 8) * 8)];
-        if (tl::in_bounds(b, B) && tl::in_bounds(h, H) && tl::in_bounds(q0 + ((tl_tid / 8) + (tl_chunk30 / 8) * 16), S) && tl::in_bounds(((tl_chunk30 % 8) + (tl_tid % 8) * 8), 64) && tl::in_bounds(b, B) && tl::in_bounds(h, H) && tl::in_bounds(q0 + ((tl_tid / 8) + (tl_chunk30 / 8) * 16), S) && tl::in_bounds((((tl_chunk30 % 8) + (tl_tid % 8) * 8)) + 7, 64) && tl::is_aligned(tl_ptr31, 16)) {
+        const tl::f16* tl_ptr31 = &dO[((int64_t(b) * H + h) * S + (q0 + ((tl_tid / 8) + (tl_chunk30 / 8) * 32))) * 64 + ((tl_chunk30 % 8) + (tl_tid % 8) * 8)];
+        if (tl::in_bounds(b, B) && tl::in_bounds(h, H) && tl::in_bounds(q0 + ((tl_tid / 8) + (tl_chunk30 / 8) * 32), S) && tl::in_bounds(((tl_chunk30 % 8) + (tl_tid % 8) * 8), 64) && tl::in_bounds(b, B) && tl::in_bounds(h, H) && tl::in_bounds(q0 + ((tl_tid / 8) + (tl_chunk30 / 8) * 32), S) && tl::in_bounds((((tl_chunk30 % 8) + (tl_tid % 8) * 8)) + 7, 64) && tl::is_aligned(tl_ptr31, 16)) {
             tl::f16 tl_vec32[8];
             tl::load_vector<tl::f16, 8>(tl_vec32, tl_ptr31);
             #pragma unroll
@@ -253,15 +253,15 @@ __global__ void __launch_bounds__(128) attention_backward_rows_kernel(
         } else {
             #pragma unroll
             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                go[tl_chunk30 + tl_v] = tl::in_bounds(b, B) && tl::in_bounds(h, H) && tl::in_bounds(q0 + ((tl_tid / 8) + ((tl_chunk30 + tl_v) / 8) * 16), S) && tl::in_bounds((((tl_chunk30 + tl_v) % 8) + (tl_tid % 8) * 8), 64) ? tl::convert<float>(dO[((int64_t(b) * H + h) * S + (q0 + ((tl_tid / 8) + ((tl_chunk30 + tl_v) / 8) * 16))) * 64 + (((tl_chunk30 + tl_v) % 8) + (tl_tid % 8) * 8)]) : 0.0f;
+                go[tl_chunk30 + tl_v] = tl::in_bounds(b, B) && tl::in_bounds(h, H) && tl::in_bounds(q0 + ((tl_tid / 8) + ((tl_chunk30 + tl_v) / 8) * 32), S) && tl::in_bounds((((tl_chunk30 + tl_v) % 8) + (tl_tid % 8) * 8), 64) ? tl::convert<float>(dO[((int64_t(b) * H + h) * S + (q0 + ((tl_tid / 8) + ((tl_chunk30 + tl_v) / 8) * 32))) * 64 + (((tl_chunk30 + tl_v) % 8) + (tl_tid % 8) * 8)]) : 0.0f;
             }
         }
     }
     // for i, d in parallel(BM, D) {  (attention_backward.tl:76)
-    // for i, d in parallel(64, 64): each thread visits the elements of `o` it holds
+    // for i, d in parallel(128, 64): each thread visits the elements of `o` it holds
     #pragma unroll
     for (int tl_s33 = 0; tl_s33 < 32; ++tl_s33) {
-        [[maybe_unused]] const int i = ((tl_tid / 8) + (tl_s33 / 8) * 16);
+        [[maybe_unused]] const int i = ((tl_tid / 8) + (tl_s33 / 8) * 32);
         [[maybe_unused]] const int d = ((tl_s33 % 8) + (tl_tid % 8) * 8);
         o[tl_s33] = o[tl_s33] * go[tl_s33];
     }
@@ -290,21 +290,21 @@ __global__ void __launch_bounds__(128) attention_backward_rows_kernel(
     if ((tl_tid % 8) == 0) {
         #pragma unroll
         for (int tl_s35 = 0; tl_s35 < 4; ++tl_s35) {
-            if (tl::in_bounds(b, B) && tl::in_bounds(h, H) && tl::in_bounds(q0 + ((tl_tid / 8) + (tl_s35) * 16), S)) Delta[(int64_t(b) * H + h) * S + (q0 + ((tl_tid / 8) + (tl_s35) * 16))] = delta[tl_s35];
+            if (tl::in_bounds(b, B) && tl::in_bounds(h, H) && tl::in_bounds(q0 + ((tl_tid / 8) + (tl_s35) * 32), S)) Delta[(int64_t(b) * H + h) * S + (q0 + ((tl_tid / 8) + (tl_s35) * 32))] = delta[tl_s35];
         }
     }
     // fill(dQacc[b, h, q0 +: BM, 0 +: D], 0.0);  (attention_backward.tl:81)
     #pragma unroll
     for (int tl_i37 = 0; tl_i37 < 32; ++tl_i37) {
-        const int tl_e36 = tl_tid + tl_i37 * 128;
+        const int tl_e36 = tl_tid + tl_i37 * 256;
         if (tl::in_bounds(b, B) && tl::in_bounds(h, H) && tl::in_bounds(q0 + (tl_e36 / 64), S) && tl::in_bounds(tl_e36 % 64, 64)) dQacc[((int64_t(b) * H + h) * S + (q0 + (tl_e36 / 64))) * 64 + (tl_e36 % 64)] = 0.0f;
     }
 }
 
-// kernel attention_backward_rows<BM = 64, BN = 64, D = 64, CAUSAL = false, T = f16>  (stdlib/attention_backward.tl:18)
-// 128 threads per block, 74896 bytes of shared memory
-// warp-specialized: warpgroup 0 issues TMA loads, the other 128 threads run wgmma; persistent over the tiles
-__global__ void __launch_bounds__(256, 1) attention_backward_rows_kernel_sm90(
+// kernel attention_backward_rows<D = 64, BM = 128, BN = 128, CAUSAL = false, T = f16>  (stdlib/attention_backward.tl:18)
+// 256 threads per block, 148624 bytes of shared memory
+// warp-specialized: warpgroup 0 issues TMA loads, the other 256 threads run wgmma; persistent over the tiles
+__global__ void __launch_bounds__(384, 1) attention_backward_rows_kernel_sm90(
         const __grid_constant__ CUtensorMap tl_map_Q,
         const __grid_constant__ CUtensorMap tl_map_K,
         const tl::f16* __restrict__ Q,
@@ -322,34 +322,34 @@ __global__ void __launch_bounds__(256, 1) attention_backward_rows_kernel_sm90(
     #if defined(__CUDA_ARCH__) && !TL_SM90A_DEVICE
     __trap();  // built for another arch; the launch stub runs this kernel only on sm_90 devices
     #else
-    using s_layout = tl::MmaAccLayout<64, 64, 4, 1>;  // fragment s: f32[64, 64], wgmma accumulators
-    // fragment m: f32[64], slice of `s` (reduce over axis 1): [64] over 128 threads: (8:t4 2:r1 4:t32) 2 registers, 4 replicas
-    // fragment l: f32[64], slice of `s` (reduce over axis 1): [64] over 128 threads: (8:t4 2:r1 4:t32) 2 registers, 4 replicas
-    // fragment m_tile: f32[64], slice of `s` (reduce over axis 1): [64] over 128 threads: (8:t4 2:r1 4:t32) 2 registers, 4 replicas
-    // fragment l_tile: f32[64], slice of `s` (reduce over axis 1): [64] over 128 threads: (8:t4 2:r1 4:t32) 2 registers, 4 replicas
-    // fragment alpha: f32[64], slice of `s` (reduce over axis 1): [64] over 128 threads: (8:t4 2:r1 4:t32) 2 registers, 4 replicas
-    // fragment o: f32[64, 64], blocked per axis, vector 8: [64, 64] over 128 threads: (16:t8 4:r8, 8:r1 8:t1) 32 registers
-    // fragment go: f32[64, 64], blocked per axis, vector 8: [64, 64] over 128 threads: (16:t8 4:r8, 8:r1 8:t1) 32 registers
-    // fragment delta: f32[64], slice of `o` (reduce over axis 1): [64] over 128 threads: (16:t8 4:r1) 4 registers, 8 replicas
+    using s_layout = tl::MmaAccLayout<128, 128, 8, 1>;  // fragment s: f32[128, 128], wgmma accumulators
+    // fragment m: f32[128], slice of `s` (reduce over axis 1): [128] over 256 threads: (8:t4 2:r1 8:t32) 2 registers, 4 replicas
+    // fragment l: f32[128], slice of `s` (reduce over axis 1): [128] over 256 threads: (8:t4 2:r1 8:t32) 2 registers, 4 replicas
+    // fragment m_tile: f32[128], slice of `s` (reduce over axis 1): [128] over 256 threads: (8:t4 2:r1 8:t32) 2 registers, 4 replicas
+    // fragment l_tile: f32[128], slice of `s` (reduce over axis 1): [128] over 256 threads: (8:t4 2:r1 8:t32) 2 registers, 4 replicas
+    // fragment alpha: f32[128], slice of `s` (reduce over axis 1): [128] over 256 threads: (8:t4 2:r1 8:t32) 2 registers, 4 replicas
+    // fragment o: f32[128, 64], blocked per axis, vector 8: [128, 64] over 256 threads: (32:t8 4:r8, 8:r1 8:t1) 32 registers
+    // fragment go: f32[128, 64], blocked per axis, vector 8: [128, 64] over 256 threads: (32:t8 4:r8, 8:r1 8:t1) 32 registers
+    // fragment delta: f32[128], slice of `o` (reduce over axis 1): [128] over 256 threads: (32:t8 4:r1) 4 registers, 8 replicas
     extern __shared__ __align__(1024) unsigned char tl_smem_raw[];
     unsigned char* tl_smem = tl_smem_raw + ((1024 - tl::sm90::smem_address(tl_smem_raw) % 1024) % 1024);
-    tl::f16* q = reinterpret_cast<tl::f16*>(tl_smem + 0);  // shared q: f16[64, 64], 1 stages, 128-byte swizzled (TMA)
-    tl::f16* k = reinterpret_cast<tl::f16*>(tl_smem + 8192);  // shared k: f16[64, 64], 8 stages, 128-byte swizzled (TMA)
-    uint64_t* tl_full = reinterpret_cast<uint64_t*>(tl_smem + 73728);   // per stage: its TMA loads landed
+    tl::f16* q = reinterpret_cast<tl::f16*>(tl_smem + 0);  // shared q: f16[128, 64], 1 stages, 128-byte swizzled (TMA)
+    tl::f16* k = reinterpret_cast<tl::f16*>(tl_smem + 16384);  // shared k: f16[128, 64], 8 stages, 128-byte swizzled (TMA)
+    uint64_t* tl_full = reinterpret_cast<uint64_t*>(tl_smem + 147456);   // per stage: its TMA loads landed
     uint64_t* tl_empty = tl_full + 8;  // per stage: every consumer warp finished reading it
     uint64_t* tl_once_full = tl_empty + 8;  // the tiles loaded once per tile landed
     uint64_t* tl_once_empty = tl_once_full + 1;  // every consumer warp finished the tile's wgmmas
     if (threadIdx.x == 0) {
         for (int tl_s = 0; tl_s < 8; ++tl_s) {
             tl::sm90::mbarrier_init(&tl_full[tl_s], 1);
-            tl::sm90::mbarrier_init(&tl_empty[tl_s], 4);  // one arrival per consumer warp
+            tl::sm90::mbarrier_init(&tl_empty[tl_s], 8);  // one arrival per consumer warp
         }
         tl::sm90::mbarrier_init(tl_once_full, 1);
-        tl::sm90::mbarrier_init(tl_once_empty, 4);  // one arrival per consumer warp
+        tl::sm90::mbarrier_init(tl_once_empty, 8);  // one arrival per consumer warp
         tl::sm90::mbarrier_init_fence();
     }
     __syncthreads();
-    const int tl_tiles_x = tl::cdiv(S, 64), tl_tiles_y = H, tl_tiles_z = B;
+    const int tl_tiles_x = tl::cdiv(S, 128), tl_tiles_y = H, tl_tiles_z = B;
     const int tl_tiles = tl_tiles_x * tl_tiles_y * tl_tiles_z;
     if (threadIdx.x < 128) {
         // Producer warpgroup: one thread issues every TMA load.
@@ -368,27 +368,27 @@ __global__ void __launch_bounds__(256, 1) attention_backward_rows_kernel_sm90(
                 (void)tl_block_x, (void)tl_block_y, (void)tl_block_z;
                 const int32_t b = tl_block_z;
                 const int32_t h = tl_block_y;
-                const int32_t q0 = tl_block_x * 64;
-                const int32_t n_kv = tl::cdiv(S, 64);
+                const int32_t q0 = tl_block_x * 128;
+                const int32_t n_kv = tl::cdiv(S, 128);
                 tl::sm90::mbarrier_wait(tl_once_empty, (tl_round + 1) & 1);  // the previous tile's readers are done
-                tl::sm90::mbarrier_arrive_expect_tx(tl_once_full, 8192);
+                tl::sm90::mbarrier_arrive_expect_tx(tl_once_full, 16384);
                 // copy(Q[b, h, q0 +: BM, 0 +: D], q);  (attention_backward.tl:42)
                 tl::sm90::tma_load_4d(q, &tl_map_Q, tl_once_full, 0, q0, h, b);
                 for (int t = 0; t < n_kv; ++t, ++tl_it) {
                     const int tl_stage = tl_it % 8;
                     tl::sm90::mbarrier_wait(&tl_empty[tl_stage], (tl_it / 8 + 1) & 1);  // consumers released it
-                    tl::sm90::mbarrier_arrive_expect_tx(&tl_full[tl_stage], 8192);
-                    const int32_t k0 = t * 64;
+                    tl::sm90::mbarrier_arrive_expect_tx(&tl_full[tl_stage], 16384);
+                    const int32_t k0 = t * 128;
                     // copy(K[b, h, k0 +: BN, 0 +: D], k);  (attention_backward.tl:46)
-                    tl::sm90::tma_load_4d(k + tl_stage * 4096, &tl_map_K, &tl_full[tl_stage], 0, k0, h, b);
+                    tl::sm90::tma_load_4d(k + tl_stage * 8192, &tl_map_K, &tl_full[tl_stage], 0, k0, h, b);
                 }
             }
         }
     }
     else {
-        // Consumer warpgroups: the kernel's 128 threads.
-        tl::sm90::claim_registers<256>();
-        const int tl_tid = tl::thread_index<128>(128);
+        // Consumer warpgroups: the kernel's 256 threads.
+        tl::sm90::claim_registers<232>();
+        const int tl_tid = tl::thread_index<256>(128);
         int tl_it = 0;  // trips consumed so far, across tiles
         for (int tl_tile = blockIdx.x, tl_round = 0; tl_tile < tl_tiles; tl_tile += gridDim.x, ++tl_round) {
             const int tl_block_z = tl_tile / (tl_tiles_x * tl_tiles_y);
@@ -398,40 +398,40 @@ __global__ void __launch_bounds__(256, 1) attention_backward_rows_kernel_sm90(
             const int tl_block_y = tl_group_first_y + tl_in_plane % (8 * tl_tiles_x) % tl_group_rows;
             const int tl_block_x = tl_in_plane % (8 * tl_tiles_x) / tl_group_rows;
             (void)tl_block_x, (void)tl_block_y, (void)tl_block_z;
-            float s[s_layout::kSlots];  // fragment s: f32[64, 64]
-            float m[2];  // fragment m: f32[64]
+            float s[s_layout::kSlots];  // fragment s: f32[128, 128]
+            float m[2];  // fragment m: f32[128]
             #pragma unroll
             for (int tl_i = 0; tl_i < 2; ++tl_i) m[tl_i] = -tl::inf<float>();
-            float l[2];  // fragment l: f32[64]
+            float l[2];  // fragment l: f32[128]
             #pragma unroll
             for (int tl_i = 0; tl_i < 2; ++tl_i) l[tl_i] = 0.0f;
-            float m_tile[2];  // fragment m_tile: f32[64]
-            float l_tile[2];  // fragment l_tile: f32[64]
-            float alpha[2];  // fragment alpha: f32[64]
-            float o[32];  // fragment o: f32[64, 64]
-            float go[32];  // fragment go: f32[64, 64]
-            float delta[4];  // fragment delta: f32[64]
+            float m_tile[2];  // fragment m_tile: f32[128]
+            float l_tile[2];  // fragment l_tile: f32[128]
+            float alpha[2];  // fragment alpha: f32[128]
+            float o[32];  // fragment o: f32[128, 64]
+            float go[32];  // fragment go: f32[128, 64]
+            float delta[4];  // fragment delta: f32[128]
             const int32_t b = tl_block_z;
             const int32_t h = tl_block_y;
-            const int32_t q0 = tl_block_x * 64;
+            const int32_t q0 = tl_block_x * 128;
             const float qk_scale = sm_scale * 1.4426950216293335f;
             // copy(Q[b, h, q0 +: BM, 0 +: D], q);  (attention_backward.tl:42)
             tl::sm90::mbarrier_wait(tl_once_full, (tl_round + 0) & 1);  // the tiles loaded once per tile landed
-            const int32_t n_kv = tl::cdiv(S, 64);
+            const int32_t n_kv = tl::cdiv(S, 128);
             // for t in pipelined(n_kv, stages = 2) {  (attention_backward.tl:44)
             const int tl_trips0 = n_kv;
             for (int t = 0; t < tl_trips0; ++t, ++tl_it) {
                 const int tl_stage = tl_it % 8;
                 tl::sm90::mbarrier_wait(&tl_full[tl_stage], (tl_it / 8 + 0) & 1);  // trip t's TMA loads landed
-                const int32_t k0 = t * 64;
+                const int32_t k0 = t * 128;
                 // gemm(q, k, s, transpose_b = true, clear = true);  (attention_backward.tl:47)
-                tl::sm90::warpgroup_gemm<tl::f16, 64, 64, 64, false, true, 1>(s, q, k + tl_stage * 4096, tl_tid / 128, true);
+                tl::sm90::warpgroup_gemm<tl::f16, 128, 128, 64, false, true, 2>(s, q, k + tl_stage * 8192, tl_tid / 128, true);
                 tl::sm90::wgmma_wait<0>();  // #0 (into `s`) retired
                 tl::sm90::fence_accumulators(s);
                 if (tl_tid % 32 == 0) tl::sm90::mbarrier_arrive(&tl_empty[tl_stage]);  // release trip t's stage
-                if (k0 + 64 > S) {
+                if (k0 + 128 > S) {
                     // for i, j in parallel(BM, BN) {  (attention_backward.tl:49)
-                    // for i, j in parallel(64, 64): each thread visits the elements of `s` it holds
+                    // for i, j in parallel(128, 128): each thread visits the elements of `s` it holds
                     #pragma unroll
                     for (int tl_s1 = 0; tl_s1 < s_layout::kSlots; ++tl_s1) {
                         [[maybe_unused]] const int i = s_layout::row(tl_tid, tl_s1);
@@ -442,7 +442,7 @@ __global__ void __launch_bounds__(256, 1) attention_backward_rows_kernel_sm90(
                     }
                 }
                 // reduce(max, s, m_tile, axis = 1);  (attention_backward.tl:55)
-                // each thread folds its 16 values of each of its 2 results; xor shuffles 1, 2 among the lanes that share one
+                // each thread folds its 32 values of each of its 2 results; xor shuffles 1, 2 among the lanes that share one
                 {
                     float tl_part[2];
                     #pragma unroll
@@ -462,7 +462,7 @@ __global__ void __launch_bounds__(256, 1) attention_backward_rows_kernel_sm90(
                     }
                 }
                 // for i in parallel(BM) {  (attention_backward.tl:56)
-                // for i in parallel(64): each thread visits the elements of `m` it holds
+                // for i in parallel(128): each thread visits the elements of `m` it holds
                 #pragma unroll
                 for (int tl_s3 = 0; tl_s3 < 2; ++tl_s3) {
                     [[maybe_unused]] const int i = ((tl_tid / 4 % 8) + (tl_s3) * 8 + (tl_tid / 32) * 16);
@@ -471,7 +471,7 @@ __global__ void __launch_bounds__(256, 1) attention_backward_rows_kernel_sm90(
                     m[tl_s3] = m_new;
                 }
                 // for i, j in parallel(BM, BN) {  (attention_backward.tl:61)
-                // for i, j in parallel(64, 64): each thread visits the elements of `s` it holds
+                // for i, j in parallel(128, 128): each thread visits the elements of `s` it holds
                 #pragma unroll
                 for (int tl_s4 = 0; tl_s4 < s_layout::kSlots; ++tl_s4) {
                     [[maybe_unused]] const int i = s_layout::row(tl_tid, tl_s4);
@@ -479,7 +479,7 @@ __global__ void __launch_bounds__(256, 1) attention_backward_rows_kernel_sm90(
                     s[tl_s4] = tl::fast::exp2(s[tl_s4] * qk_scale - m[(tl_s4 / 2 % 2)]);
                 }
                 // reduce(sum, s, l_tile, axis = 1);  (attention_backward.tl:64)
-                // each thread folds its 16 values of each of its 2 results; xor shuffles 1, 2 among the lanes that share one
+                // each thread folds its 32 values of each of its 2 results; xor shuffles 1, 2 among the lanes that share one
                 {
                     float tl_part[2];
                     #pragma unroll
@@ -499,7 +499,7 @@ __global__ void __launch_bounds__(256, 1) attention_backward_rows_kernel_sm90(
                     }
                 }
                 // for i in parallel(BM) {  (attention_backward.tl:65)
-                // for i in parallel(64): each thread visits the elements of `l` it holds
+                // for i in parallel(128): each thread visits the elements of `l` it holds
                 #pragma unroll
                 for (int tl_s6 = 0; tl_s6 < 2; ++tl_s6) {
                     [[maybe_unused]] const int i = ((tl_tid / 4 % 8) + (tl_s6) * 8 + (tl_tid / 32) * 16);
@@ -508,7 +508,7 @@ __global__ void __launch_bounds__(256, 1) attention_backward_rows_kernel_sm90(
             }
             if (tl_tid % 32 == 0) tl::sm90::mbarrier_arrive(tl_once_empty);  // the tiles loaded once per tile may be refilled
             // for i in parallel(BM) {  (attention_backward.tl:69)
-            // for i in parallel(64): each thread visits the elements of `m` it holds
+            // for i in parallel(128): each thread visits the elements of `m` it holds
             #pragma unroll
             for (int tl_s7 = 0; tl_s7 < 2; ++tl_s7) {
                 [[maybe_unused]] const int i = ((tl_tid / 4 % 8) + (tl_s7) * 8 + (tl_tid / 32) * 16);
@@ -524,8 +524,8 @@ __global__ void __launch_bounds__(256, 1) attention_backward_rows_kernel_sm90(
             // copy(O[b, h, q0 +: BM, 0 +: D], o);  (attention_backward.tl:74)
             #pragma unroll
             for (int tl_chunk9 = 0; tl_chunk9 < 32; tl_chunk9 += 8) {
-                const tl::f16* tl_ptr10 = &O[((int64_t(b) * H + h) * S + (q0 + ((tl_tid / 8) + (tl_chunk9 / 8) * 16))) * 64 + ((tl_chunk9 % 8) + (tl_tid % 8) * 8)];
-                if (tl::in_bounds(b, B) && tl::in_bounds(h, H) && tl::in_bounds(q0 + ((tl_tid / 8) + (tl_chunk9 / 8) * 16), S) && tl::in_bounds(((tl_chunk9 % 8) + (tl_tid % 8) * 8), 64) && tl::in_bounds(b, B) && tl::in_bounds(h, H) && tl::in_bounds(q0 + ((tl_tid / 8) + (tl_chunk9 / 8) * 16), S) && tl::in_bounds((((tl_chunk9 % 8) + (tl_tid % 8) * 8)) + 7, 64) && tl::is_aligned(tl_ptr10, 16)) {
+                const tl::f16* tl_ptr10 = &O[((int64_t(b) * H + h) * S + (q0 + ((tl_tid / 8) + (tl_chunk9 / 8) * 32))) * 64 + ((tl_chunk9 % 8) + (tl_tid % 8) * 8)];
+                if (tl::in_bounds(b, B) && tl::in_bounds(h, H) && tl::in_bounds(q0 + ((tl_tid / 8) + (tl_chunk9 / 8) * 32), S) && tl::in_bounds(((tl_chunk9 % 8) + (tl_tid % 8) * 8), 64) && tl::in_bounds(b, B) && tl::in_bounds(h, H) && tl::in_bounds(q0 + ((tl_tid / 8) + (tl_chunk9 / 8) * 32), S) && tl::in_bounds((((tl_chunk9 % 8) + (tl_tid % 8) * 8)) + 7, 64) && tl::is_aligned(tl_ptr10, 16)) {
                     tl::f16 tl_vec11[8];
                     tl::load_vector<tl::f16, 8>(tl_vec11, tl_ptr10);
                     #pragma unroll
@@ -533,15 +533,15 @@ __global__ void __launch_bounds__(256, 1) attention_backward_rows_kernel_sm90(
                 } else {
                     #pragma unroll
                     for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                        o[tl_chunk9 + tl_v] = tl::in_bounds(b, B) && tl::in_bounds(h, H) && tl::in_bounds(q0 + ((tl_tid / 8) + ((tl_chunk9 + tl_v) / 8) * 16), S) && tl::in_bounds((((tl_chunk9 + tl_v) % 8) + (tl_tid % 8) * 8), 64) ? tl::convert<float>(O[((int64_t(b) * H + h) * S + (q0 + ((tl_tid / 8) + ((tl_chunk9 + tl_v) / 8) * 16))) * 64 + (((tl_chunk9 + tl_v) % 8) + (tl_tid % 8) * 8)]) : 0.0f;
+                        o[tl_chunk9 + tl_v] = tl::in_bounds(b, B) && tl::in_bounds(h, H) && tl::in_bounds(q0 + ((tl_tid / 8) + ((tl_chunk9 + tl_v) / 8) * 32), S) && tl::in_bounds((((tl_chunk9 + tl_v) % 8) + (tl_tid % 8) * 8), 64) ? tl::convert<float>(O[((int64_t(b) * H + h) * S + (q0 + ((tl_tid / 8) + ((tl_chunk9 + tl_v) / 8) * 32))) * 64 + (((tl_chunk9 + tl_v) % 8) + (tl_tid % 8) * 8)]) : 0.0f;
                     }
                 }
             }
             // copy(dO[b, h, q0 +: BM, 0 +: D], go);  (attention_backward.tl:75)
             #pragma unroll
             for (int tl_chunk12 = 0; tl_chunk12 < 32; tl_chunk12 += 8) {
-                const tl::f16* tl_ptr13 = &dO[((int64_t(b) * H + h) * S + (q0 + ((tl_tid / 8) + (tl_chunk12 / 8) * 16))) * 64 + ((tl_chunk12 % 8) + (tl_tid % 8) * 8)];
-                if (tl::in_bounds(b, B) && tl::in_bounds(h, H) && tl::in_bounds(q0 + ((tl_tid / 8) + (tl_chunk12 / 8) * 16), S) && tl::in_bounds(((tl_chunk12 % 8) + (tl_tid % 8) * 8), 64) && tl::in_bounds(b, B) && tl::in_bounds(h, H) && tl::in_bounds(q0 + ((tl_tid / 8) + (tl_chunk12 / 8) * 16), S) && tl::in_bounds((((tl_chunk12 % 8) + (tl_tid % 8) * 8)) + 7, 64) && tl::is_aligned(tl_ptr13, 16)) {
+                const tl::f16* tl_ptr13 = &dO[((int64_t(b) * H + h) * S + (q0 + ((tl_tid / 8) + (tl_chunk12 / 8) * 32))) * 64 + ((tl_chunk12 % 8) + (tl_tid % 8) * 8)];
+                if (tl::in_bounds(b, B) && tl::in_bounds(h, H) && tl::in_bounds(q0 + ((tl_tid / 8) + (tl_chunk12 / 8) * 32), S) && tl::in_bounds(((tl_chunk12 % 8) + (tl_tid % 8) * 8), 64) && tl::in_bounds(b, B) && tl::in_bounds(h, H) && tl::in_bounds(q0 + ((tl_tid / 8) + (tl_chunk12 / 8) * 32), S) && tl::in_bounds((((tl_chunk12 % 8) + (tl_tid % 8) * 8)) + 7, 64) && tl::is_aligned(tl_ptr13, 16)) {
                     tl::f16 tl_vec14[8];
                     tl::load_vector<tl::f16, 8>(tl_vec14, tl_ptr13);
                     #pragma unroll
@@ -549,15 +549,15 @@ __global__ void __launch_bounds__(256, 1) attention_backward_rows_kernel_sm90(
                 } else {
                     #pragma unroll
                     for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                        go[tl_chunk12 + tl_v] = tl::in_bounds(b, B) && tl::in_bounds(h, H) && tl::in_bounds(q0 + ((tl_tid / 8) + ((tl_chunk12 + tl_v) / 8) * 16), S) && tl::in_bounds((((tl_chunk12 + tl_v) % 8) + (tl_tid % 8) * 8), 64) ? tl::convert<float>(dO[((int64_t(b) * H + h) * S + (q0 + ((tl_tid / 8) + ((tl_chunk12 + tl_v) / 8) * 16))) * 64 + (((tl_chunk12 + tl_v) % 8) + (tl_tid % 8) * 8)]) : 0.0f;
+                        go[tl_chunk12 + tl_v] = tl::in_bounds(b, B) && tl::in_bounds(h, H) && tl::in_bounds(q0 + ((tl_tid / 8) + ((tl_chunk12 + tl_v) / 8) * 32), S) && tl::in_bounds((((tl_chunk12 + tl_v) % 8) + (tl_tid % 8) * 8), 64) ? tl::convert<float>(dO[((int64_t(b) * H + h) * S + (q0 + ((tl_tid / 8) + ((tl_chunk12 + tl_v) / 8) * 32))) * 64 + (((tl_chunk12 + tl_v) % 8) + (tl_tid % 8) * 8)]) : 0.0f;
                     }
                 }
             }
             // for i, d in parallel(BM, D) {  (attention_backward.tl:76)
-            // for i, d in parallel(64, 64): each thread visits the elements of `o` it holds
+            // for i, d in parallel(128, 64): each thread visits the elements of `o` it holds
             #pragma unroll
             for (int tl_s15 = 0; tl_s15 < 32; ++tl_s15) {
-                [[maybe_unused]] const int i = ((tl_tid / 8) + (tl_s15 / 8) * 16);
+                [[maybe_unused]] const int i = ((tl_tid / 8) + (tl_s15 / 8) * 32);
                 [[maybe_unused]] const int d = ((tl_s15 % 8) + (tl_tid % 8) * 8);
                 o[tl_s15] = o[tl_s15] * go[tl_s15];
             }
@@ -586,13 +586,13 @@ __global__ void __launch_bounds__(256, 1) attention_backward_rows_kernel_sm90(
             if ((tl_tid % 8) == 0) {
                 #pragma unroll
                 for (int tl_s17 = 0; tl_s17 < 4; ++tl_s17) {
-                    if (tl::in_bounds(b, B) && tl::in_bounds(h, H) && tl::in_bounds(q0 + ((tl_tid / 8) + (tl_s17) * 16), S)) Delta[(int64_t(b) * H + h) * S + (q0 + ((tl_tid / 8) + (tl_s17) * 16))] = delta[tl_s17];
+                    if (tl::in_bounds(b, B) && tl::in_bounds(h, H) && tl::in_bounds(q0 + ((tl_tid / 8) + (tl_s17) * 32), S)) Delta[(int64_t(b) * H + h) * S + (q0 + ((tl_tid / 8) + (tl_s17) * 32))] = delta[tl_s17];
                 }
             }
             // fill(dQacc[b, h, q0 +: BM, 0 +: D], 0.0);  (attention_backward.tl:81)
             #pragma unroll
             for (int tl_i19 = 0; tl_i19 < 32; ++tl_i19) {
-                const int tl_e18 = tl_tid + tl_i19 * 128;
+                const int tl_e18 = tl_tid + tl_i19 * 256;
                 if (tl::in_bounds(b, B) && tl::in_bounds(h, H) && tl::in_bounds(q0 + (tl_e18 / 64), S) && tl::in_bounds(tl_e18 % 64, 64)) dQacc[((int64_t(b) * H + h) * S + (q0 + (tl_e18 / 64))) * 64 + (tl_e18 % 64)] = 0.0f;
             }
         }
@@ -600,9 +600,9 @@ __global__ void __launch_bounds__(256, 1) attention_backward_rows_kernel_sm90(
     #endif
 }
 
-// kernel attention_backward_kv<D = 64, BM = 64, BN = 64, CAUSAL = false, STAGES = 2, T = f16>  (stdlib/attention_backward.tl:85)
-// 128 threads per block, 64512 bytes of shared memory
-__global__ void __launch_bounds__(128) attention_backward_kv_kernel(
+// kernel attention_backward_kv<D = 64, BM = 128, BN = 128, CAUSAL = false, STAGES = 2, THREADS = 256, T = f16>  (stdlib/attention_backward.tl:91)
+// 256 threads per block, 182528 bytes of shared memory
+__global__ void __launch_bounds__(256) attention_backward_kv_kernel(
         const tl::f16* __restrict__ Q,
         const tl::f16* __restrict__ K,
         const tl::f16* __restrict__ V,
@@ -617,43 +617,42 @@ __global__ void __launch_bounds__(128) attention_backward_kv_kernel(
         int32_t H,
         int32_t S)
 {
-    // fragment lse: f32[64], slice of `s` (broadcast): [64] over 128 threads: (8:t4 2:r1 4:t32) 2 registers, 4 replicas
-    // fragment delta: f32[64], slice of `s` (broadcast): [64] over 128 threads: (8:t4 2:r1 4:t32) 2 registers, 4 replicas
-    using s_layout = tl::MmaAccLayout<64, 64, 4, 1>;  // fragment s: f32[64, 64], mma.sync accumulators
-    using p_layout = tl::MmaAccLayout<64, 64, 4, 1>;  // fragment p: f16[64, 64], mma.sync accumulators
-    using dp_layout = tl::MmaAccLayout<64, 64, 4, 1>;  // fragment dp: f32[64, 64], mma.sync accumulators
-    using ds_layout = tl::MmaAccLayout<64, 64, 4, 1>;  // fragment ds: f16[64, 64], mma.sync accumulators
-    using dq_layout = tl::MmaAccLayout<64, 64, 4, 1>;  // fragment dq: f32[64, 64], mma.sync accumulators
-    using dk_layout = tl::MmaAccLayout<64, 64, 2, 2>;  // fragment dk: f32[64, 64], mma.sync accumulators
-    using dv_layout = tl::MmaAccLayout<64, 64, 2, 2>;  // fragment dv: f32[64, 64], mma.sync accumulators
-    const int tl_tid = tl::thread_index<128>();
+    // fragment lse: f32[128], slice of `s` (broadcast): [128] over 256 threads: (8:t4 2:r1 4:r2 2:t128) 8 registers, 16 replicas
+    // fragment delta: f32[128], slice of `dp` (broadcast): [128] over 256 threads: (8:t4 2:r1 4:r2 2:t128) 8 registers, 16 replicas
+    using s_layout = tl::MmaAccLayout<128, 128, 2, 4>;  // fragment s: f32[128, 128], mma.sync accumulators
+    using dp_layout = tl::MmaAccLayout<128, 128, 2, 4>;  // fragment dp: f32[128, 128], mma.sync accumulators
+    using dq_layout = tl::MmaAccLayout<128, 64, 4, 2>;  // fragment dq: f32[128, 64], mma.sync accumulators
+    using dk_layout = tl::MmaAccLayout<128, 64, 4, 2>;  // fragment dk: f32[128, 64], mma.sync accumulators
+    using dv_layout = tl::MmaAccLayout<128, 64, 4, 2>;  // fragment dv: f32[128, 64], mma.sync accumulators
+    const int tl_tid = tl::thread_index<256>();
     extern __shared__ __align__(128) unsigned char tl_smem[];
-    tl::f16* k = reinterpret_cast<tl::f16*>(tl_smem + 0);  // shared k: f16[64, 64], row pitch 72
-    tl::f16* v = reinterpret_cast<tl::f16*>(tl_smem + 9216);  // shared v: f16[64, 64], row pitch 72
-    tl::f16* q = reinterpret_cast<tl::f16*>(tl_smem + 18432);  // shared q: f16[2, 64, 64], row pitch 72
-    tl::f16* go = reinterpret_cast<tl::f16*>(tl_smem + 36864);  // shared go: f16[2, 64, 64], row pitch 72
-    unsigned char* tl_scratch = tl_smem + 55296;  // 9216 bytes for reductions and staging
-    float lse[2];  // fragment lse: f32[64]
-    float delta[2];  // fragment delta: f32[64]
-    float s[s_layout::kSlots];  // fragment s: f32[64, 64]
-    tl::f16 p[p_layout::kSlots];  // fragment p: f16[64, 64]
-    float dp[dp_layout::kSlots];  // fragment dp: f32[64, 64]
-    tl::f16 ds[ds_layout::kSlots];  // fragment ds: f16[64, 64]
-    float dq[dq_layout::kSlots];  // fragment dq: f32[64, 64]
-    float dk[dk_layout::kSlots];  // fragment dk: f32[64, 64]
+    tl::f16* k = reinterpret_cast<tl::f16*>(tl_smem + 0);  // shared k: f16[128, 64], row pitch 72
+    tl::f16* v = reinterpret_cast<tl::f16*>(tl_smem + 18432);  // shared v: f16[128, 64], row pitch 72
+    tl::f16* q = reinterpret_cast<tl::f16*>(tl_smem + 36864);  // shared q: f16[2, 128, 64], row pitch 72
+    tl::f16* go = reinterpret_cast<tl::f16*>(tl_smem + 73728);  // shared go: f16[2, 128, 64], row pitch 72
+    float* lse_tile = reinterpret_cast<float*>(tl_smem + 110592);  // shared lse_tile: f32[2, 128], row pitch 132
+    float* delta_tile = reinterpret_cast<float*>(tl_smem + 111744);  // shared delta_tile: f32[2, 128], row pitch 132
+    tl::f16* p = reinterpret_cast<tl::f16*>(tl_smem + 112896);  // shared p: f16[128, 128], row pitch 136
+    tl::f16* ds = reinterpret_cast<tl::f16*>(tl_smem + 147712);  // shared ds: f16[128, 128], row pitch 136
+    float lse[8];  // fragment lse: f32[128]
+    float delta[8];  // fragment delta: f32[128]
+    float s[s_layout::kSlots];  // fragment s: f32[128, 128]
+    float dp[dp_layout::kSlots];  // fragment dp: f32[128, 128]
+    float dq[dq_layout::kSlots];  // fragment dq: f32[128, 64]
+    float dk[dk_layout::kSlots];  // fragment dk: f32[128, 64]
     #pragma unroll
     for (int tl_i = 0; tl_i < dk_layout::kSlots; ++tl_i) dk[tl_i] = 0.0f;
-    float dv[dv_layout::kSlots];  // fragment dv: f32[64, 64]
+    float dv[dv_layout::kSlots];  // fragment dv: f32[128, 64]
     #pragma unroll
     for (int tl_i = 0; tl_i < dv_layout::kSlots; ++tl_i) dv[tl_i] = 0.0f;
     const int32_t b = int(blockIdx.z);
     const int32_t h = int(blockIdx.y);
-    const int32_t k0 = int(blockIdx.x) * 64;
+    const int32_t k0 = int(blockIdx.x) * 128;
     const float qk_scale = sm_scale * 1.4426950216293335f;
-    // copy(K[b, h, k0 +: BN, 0 +: D], k);  (attention_backward.tl:112)
+    // copy(K[b, h, k0 +: BN, 0 +: D], k);  (attention_backward.tl:122)
     #pragma unroll
     for (int tl_i1 = 0; tl_i1 < 4; ++tl_i1) {
-        const int tl_chunk0 = tl_tid + tl_i1 * 128;
+        const int tl_chunk0 = tl_tid + tl_i1 * 256;
         const tl::f16* tl_src2 = &K[((int64_t(b) * H + h) * S + (k0 + ((tl_chunk0 * 8) / 64))) * 64 + ((tl_chunk0 * 8) % 64)];
         tl::f16* tl_dst3 = &k[((tl_chunk0 * 8) / 64) * 72 + ((tl_chunk0 * 8) % 64)];
         if (tl::in_bounds(b, B) && tl::in_bounds(h, H) && tl::in_bounds(k0 + ((tl_chunk0 * 8) / 64), S) && tl::in_bounds((tl_chunk0 * 8) % 64, 64) && tl::in_bounds(b, B) && tl::in_bounds(h, H) && tl::in_bounds(k0 + ((tl_chunk0 * 8) / 64), S) && tl::in_bounds(((tl_chunk0 * 8) % 64) + 7, 64) && tl::is_aligned(tl_src2, 16) && tl::is_aligned(tl_dst3, 16)) {
@@ -667,10 +666,10 @@ __global__ void __launch_bounds__(128) attention_backward_kv_kernel(
             }
         }
     }
-    // copy(V[b, h, k0 +: BN, 0 +: D], v);  (attention_backward.tl:113)
+    // copy(V[b, h, k0 +: BN, 0 +: D], v);  (attention_backward.tl:123)
     #pragma unroll
     for (int tl_i6 = 0; tl_i6 < 4; ++tl_i6) {
-        const int tl_chunk5 = tl_tid + tl_i6 * 128;
+        const int tl_chunk5 = tl_tid + tl_i6 * 256;
         const tl::f16* tl_src7 = &V[((int64_t(b) * H + h) * S + (k0 + ((tl_chunk5 * 8) / 64))) * 64 + ((tl_chunk5 * 8) % 64)];
         tl::f16* tl_dst8 = &v[((tl_chunk5 * 8) / 64) * 72 + ((tl_chunk5 * 8) % 64)];
         if (tl::in_bounds(b, B) && tl::in_bounds(h, H) && tl::in_bounds(k0 + ((tl_chunk5 * 8) / 64), S) && tl::in_bounds((tl_chunk5 * 8) % 64, 64) && tl::in_bounds(b, B) && tl::in_bounds(h, H) && tl::in_bounds(k0 + ((tl_chunk5 * 8) / 64), S) && tl::in_bounds(((tl_chunk5 * 8) % 64) + 7, 64) && tl::is_aligned(tl_src7, 16) && tl::is_aligned(tl_dst8, 16)) {
@@ -685,227 +684,347 @@ __global__ void __launch_bounds__(128) attention_backward_kv_kernel(
         }
     }
     const int32_t first = 0;
-    const int32_t t_trips = tl::cdiv(S, 64) - first;
+    const int32_t t_trips = tl::cdiv(S, 128) - first;
     if (0 < t_trips) {
-        // copy(Q[b, h, q0 +: BM, 0 +: D], q);  (attention_backward.tl:117)
-        if (tl::is_aligned(Q, 16) && 64 % 8 == 0 && tl::in_bounds(b, B) && tl::in_bounds(h, H) && ((first + 0) * 64) >= 0 && ((first + 0) * 64) + 64 <= S && 0 >= 0 && 0 + 64 <= 64 && 0 % 8 == 0) {
+        // copy(Q[b, h, q0 +: BM, 0 +: D], q);  (attention_backward.tl:127)
+        if (tl::is_aligned(Q, 16) && 64 % 8 == 0 && tl::in_bounds(b, B) && tl::in_bounds(h, H) && ((first + 0) * 128) >= 0 && ((first + 0) * 128) + 128 <= S && 0 >= 0 && 0 + 64 <= 64 && 0 % 8 == 0) {
             #pragma unroll
             for (int tl_i11 = 0; tl_i11 < 4; ++tl_i11) {
-                const int tl_chunk10 = tl_tid + tl_i11 * 128;
-                tl::cp_async_16(&q[(0 * 64 + ((tl_chunk10 * 8) / 64)) * 72 + ((tl_chunk10 * 8) % 64)], &Q[((int64_t(b) * H + h) * S + (((first + 0) * 64) + ((tl_chunk10 * 8) / 64))) * 64 + ((tl_chunk10 * 8) % 64)]);
+                const int tl_chunk10 = tl_tid + tl_i11 * 256;
+                tl::cp_async_16(&q[(0 * 128 + ((tl_chunk10 * 8) / 64)) * 72 + ((tl_chunk10 * 8) % 64)], &Q[((int64_t(b) * H + h) * S + (((first + 0) * 128) + ((tl_chunk10 * 8) / 64))) * 64 + ((tl_chunk10 * 8) % 64)]);
             }
         } else {
             #pragma unroll
             for (int tl_i13 = 0; tl_i13 < 4; ++tl_i13) {
-                const int tl_chunk12 = tl_tid + tl_i13 * 128;
-                const tl::f16* tl_src14 = &Q[((int64_t(b) * H + h) * S + (((first + 0) * 64) + ((tl_chunk12 * 8) / 64))) * 64 + ((tl_chunk12 * 8) % 64)];
-                tl::f16* tl_dst15 = &q[(0 * 64 + ((tl_chunk12 * 8) / 64)) * 72 + ((tl_chunk12 * 8) % 64)];
-                const int tl_valid16 = !(tl::in_bounds(b, B) && tl::in_bounds(h, H) && tl::in_bounds(((first + 0) * 64) + ((tl_chunk12 * 8) / 64), S)) ? 0 : max(0, min(8, 64 - ((tl_chunk12 * 8) % 64)));
+                const int tl_chunk12 = tl_tid + tl_i13 * 256;
+                const tl::f16* tl_src14 = &Q[((int64_t(b) * H + h) * S + (((first + 0) * 128) + ((tl_chunk12 * 8) / 64))) * 64 + ((tl_chunk12 * 8) % 64)];
+                tl::f16* tl_dst15 = &q[(0 * 128 + ((tl_chunk12 * 8) / 64)) * 72 + ((tl_chunk12 * 8) % 64)];
+                const int tl_valid16 = !(tl::in_bounds(b, B) && tl::in_bounds(h, H) && tl::in_bounds(((first + 0) * 128) + ((tl_chunk12 * 8) / 64), S)) ? 0 : max(0, min(8, 64 - ((tl_chunk12 * 8) % 64)));
                 if (tl_valid16 == 8 && (tl_chunk12 * 8) % 64 >= 0 && tl::is_aligned(tl_src14, 4)) {
                     tl::cp_async_chunk(tl_dst15, tl_src14);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
                 } else {
                     #pragma unroll
-                    for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst15[tl_v] = tl::in_bounds(b, B) && tl::in_bounds(h, H) && tl::in_bounds(((first + 0) * 64) + ((tl_chunk12 * 8) / 64), S) && tl::in_bounds(((tl_chunk12 * 8) % 64) + tl_v, 64) ? tl_src14[tl_v] : tl::convert<tl::f16>(0.0f);
+                    for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst15[tl_v] = tl::in_bounds(b, B) && tl::in_bounds(h, H) && tl::in_bounds(((first + 0) * 128) + ((tl_chunk12 * 8) / 64), S) && tl::in_bounds(((tl_chunk12 * 8) % 64) + tl_v, 64) ? tl_src14[tl_v] : tl::convert<tl::f16>(0.0f);
                 }
             }
         }
-        // copy(dO[b, h, q0 +: BM, 0 +: D], go);  (attention_backward.tl:118)
-        if (tl::is_aligned(dO, 16) && 64 % 8 == 0 && tl::in_bounds(b, B) && tl::in_bounds(h, H) && ((first + 0) * 64) >= 0 && ((first + 0) * 64) + 64 <= S && 0 >= 0 && 0 + 64 <= 64 && 0 % 8 == 0) {
+        // copy(dO[b, h, q0 +: BM, 0 +: D], go);  (attention_backward.tl:128)
+        if (tl::is_aligned(dO, 16) && 64 % 8 == 0 && tl::in_bounds(b, B) && tl::in_bounds(h, H) && ((first + 0) * 128) >= 0 && ((first + 0) * 128) + 128 <= S && 0 >= 0 && 0 + 64 <= 64 && 0 % 8 == 0) {
             #pragma unroll
             for (int tl_i18 = 0; tl_i18 < 4; ++tl_i18) {
-                const int tl_chunk17 = tl_tid + tl_i18 * 128;
-                tl::cp_async_16(&go[(0 * 64 + ((tl_chunk17 * 8) / 64)) * 72 + ((tl_chunk17 * 8) % 64)], &dO[((int64_t(b) * H + h) * S + (((first + 0) * 64) + ((tl_chunk17 * 8) / 64))) * 64 + ((tl_chunk17 * 8) % 64)]);
+                const int tl_chunk17 = tl_tid + tl_i18 * 256;
+                tl::cp_async_16(&go[(0 * 128 + ((tl_chunk17 * 8) / 64)) * 72 + ((tl_chunk17 * 8) % 64)], &dO[((int64_t(b) * H + h) * S + (((first + 0) * 128) + ((tl_chunk17 * 8) / 64))) * 64 + ((tl_chunk17 * 8) % 64)]);
             }
         } else {
             #pragma unroll
             for (int tl_i20 = 0; tl_i20 < 4; ++tl_i20) {
-                const int tl_chunk19 = tl_tid + tl_i20 * 128;
-                const tl::f16* tl_src21 = &dO[((int64_t(b) * H + h) * S + (((first + 0) * 64) + ((tl_chunk19 * 8) / 64))) * 64 + ((tl_chunk19 * 8) % 64)];
-                tl::f16* tl_dst22 = &go[(0 * 64 + ((tl_chunk19 * 8) / 64)) * 72 + ((tl_chunk19 * 8) % 64)];
-                const int tl_valid23 = !(tl::in_bounds(b, B) && tl::in_bounds(h, H) && tl::in_bounds(((first + 0) * 64) + ((tl_chunk19 * 8) / 64), S)) ? 0 : max(0, min(8, 64 - ((tl_chunk19 * 8) % 64)));
+                const int tl_chunk19 = tl_tid + tl_i20 * 256;
+                const tl::f16* tl_src21 = &dO[((int64_t(b) * H + h) * S + (((first + 0) * 128) + ((tl_chunk19 * 8) / 64))) * 64 + ((tl_chunk19 * 8) % 64)];
+                tl::f16* tl_dst22 = &go[(0 * 128 + ((tl_chunk19 * 8) / 64)) * 72 + ((tl_chunk19 * 8) % 64)];
+                const int tl_valid23 = !(tl::in_bounds(b, B) && tl::in_bounds(h, H) && tl::in_bounds(((first + 0) * 128) + ((tl_chunk19 * 8) / 64), S)) ? 0 : max(0, min(8, 64 - ((tl_chunk19 * 8) % 64)));
                 if (tl_valid23 == 8 && (tl_chunk19 * 8) % 64 >= 0 && tl::is_aligned(tl_src21, 4)) {
                     tl::cp_async_chunk(tl_dst22, tl_src21);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
                 } else {
                     #pragma unroll
-                    for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst22[tl_v] = tl::in_bounds(b, B) && tl::in_bounds(h, H) && tl::in_bounds(((first + 0) * 64) + ((tl_chunk19 * 8) / 64), S) && tl::in_bounds(((tl_chunk19 * 8) % 64) + tl_v, 64) ? tl_src21[tl_v] : tl::convert<tl::f16>(0.0f);
+                    for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst22[tl_v] = tl::in_bounds(b, B) && tl::in_bounds(h, H) && tl::in_bounds(((first + 0) * 128) + ((tl_chunk19 * 8) / 64), S) && tl::in_bounds(((tl_chunk19 * 8) % 64) + tl_v, 64) ? tl_src21[tl_v] : tl::convert<tl::f16>(0.0f);
+                }
+            }
+        }
+        // copy(Lse[b, h, q0 +: BM], lse_tile);  (attention_backward.tl:129)
+        if (tl::is_aligned(Lse, 16) && S % 4 == 0 && tl::in_bounds(b, B) && tl::in_bounds(h, H) && ((first + 0) * 128) >= 0 && ((first + 0) * 128) + 128 <= S && ((first + 0) * 128) % 4 == 0) {
+            #pragma unroll
+            for (int tl_i25 = 0; tl_i25 < 1; ++tl_i25) {
+                const int tl_chunk24 = tl_tid + tl_i25 * 256;
+                if (tl_chunk24 < 32) {
+                    tl::cp_async_16(&lse_tile[0 * 132 + (tl_chunk24 * 4)], &Lse[(int64_t(b) * H + h) * S + (((first + 0) * 128) + (tl_chunk24 * 4))]);
+                }
+            }
+        } else {
+            #pragma unroll
+            for (int tl_i27 = 0; tl_i27 < 1; ++tl_i27) {
+                const int tl_chunk26 = tl_tid + tl_i27 * 256;
+                if (tl_chunk26 < 32) {
+                    const float* tl_src28 = &Lse[(int64_t(b) * H + h) * S + (((first + 0) * 128) + (tl_chunk26 * 4))];
+                    float* tl_dst29 = &lse_tile[0 * 132 + (tl_chunk26 * 4)];
+                    const int tl_valid30 = !(tl::in_bounds(b, B) && tl::in_bounds(h, H)) ? 0 : max(0, min(4, S - (((first + 0) * 128) + (tl_chunk26 * 4))));
+                    if (tl_valid30 == 4 && ((first + 0) * 128) + (tl_chunk26 * 4) >= 0 && tl::is_aligned(tl_src28, 4)) {
+                        tl::cp_async_chunk(tl_dst29, tl_src28);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
+                    } else {
+                        #pragma unroll
+                        for (int tl_v = 0; tl_v < 4; ++tl_v) tl_dst29[tl_v] = tl::in_bounds(b, B) && tl::in_bounds(h, H) && tl::in_bounds((((first + 0) * 128) + (tl_chunk26 * 4)) + tl_v, S) ? tl_src28[tl_v] : 0.0f;
+                    }
+                }
+            }
+        }
+        // copy(Delta[b, h, q0 +: BM], delta_tile);  (attention_backward.tl:130)
+        if (tl::is_aligned(Delta, 16) && S % 4 == 0 && tl::in_bounds(b, B) && tl::in_bounds(h, H) && ((first + 0) * 128) >= 0 && ((first + 0) * 128) + 128 <= S && ((first + 0) * 128) % 4 == 0) {
+            #pragma unroll
+            for (int tl_i32 = 0; tl_i32 < 1; ++tl_i32) {
+                const int tl_chunk31 = tl_tid + tl_i32 * 256;
+                if (tl_chunk31 < 32) {
+                    tl::cp_async_16(&delta_tile[0 * 132 + (tl_chunk31 * 4)], &Delta[(int64_t(b) * H + h) * S + (((first + 0) * 128) + (tl_chunk31 * 4))]);
+                }
+            }
+        } else {
+            #pragma unroll
+            for (int tl_i34 = 0; tl_i34 < 1; ++tl_i34) {
+                const int tl_chunk33 = tl_tid + tl_i34 * 256;
+                if (tl_chunk33 < 32) {
+                    const float* tl_src35 = &Delta[(int64_t(b) * H + h) * S + (((first + 0) * 128) + (tl_chunk33 * 4))];
+                    float* tl_dst36 = &delta_tile[0 * 132 + (tl_chunk33 * 4)];
+                    const int tl_valid37 = !(tl::in_bounds(b, B) && tl::in_bounds(h, H)) ? 0 : max(0, min(4, S - (((first + 0) * 128) + (tl_chunk33 * 4))));
+                    if (tl_valid37 == 4 && ((first + 0) * 128) + (tl_chunk33 * 4) >= 0 && tl::is_aligned(tl_src35, 4)) {
+                        tl::cp_async_chunk(tl_dst36, tl_src35);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
+                    } else {
+                        #pragma unroll
+                        for (int tl_v = 0; tl_v < 4; ++tl_v) tl_dst36[tl_v] = tl::in_bounds(b, B) && tl::in_bounds(h, H) && tl::in_bounds((((first + 0) * 128) + (tl_chunk33 * 4)) + tl_v, S) ? tl_src35[tl_v] : 0.0f;
+                    }
                 }
             }
         }
     }
     tl::cp_async_commit();
-    // for t in pipelined(cdiv(S, BM) - first, stages = STAGES) {  (attention_backward.tl:115)
+    // for t in pipelined(cdiv(S, BM) - first, stages = STAGES) {  (attention_backward.tl:125)
     for (int t = 0; t < t_trips; ++t) {
         tl::cp_async_wait<0>();  // at most 0 copy groups of this thread still in flight
         __syncthreads();  // pipeline: stage `t % 2` has landed and the stage refilled next is no longer read
         if (t + 1 < t_trips) {
-            // copy(Q[b, h, q0 +: BM, 0 +: D], q);  (attention_backward.tl:117)
-            if (tl::is_aligned(Q, 16) && 64 % 8 == 0 && tl::in_bounds(b, B) && tl::in_bounds(h, H) && ((first + (t + 1)) * 64) >= 0 && ((first + (t + 1)) * 64) + 64 <= S && 0 >= 0 && 0 + 64 <= 64 && 0 % 8 == 0) {
+            // copy(Q[b, h, q0 +: BM, 0 +: D], q);  (attention_backward.tl:127)
+            if (tl::is_aligned(Q, 16) && 64 % 8 == 0 && tl::in_bounds(b, B) && tl::in_bounds(h, H) && ((first + (t + 1)) * 128) >= 0 && ((first + (t + 1)) * 128) + 128 <= S && 0 >= 0 && 0 + 64 <= 64 && 0 % 8 == 0) {
                 #pragma unroll
-                for (int tl_i25 = 0; tl_i25 < 4; ++tl_i25) {
-                    const int tl_chunk24 = tl_tid + tl_i25 * 128;
-                    tl::cp_async_16(&q[(((t + 1) % 2) * 64 + ((tl_chunk24 * 8) / 64)) * 72 + ((tl_chunk24 * 8) % 64)], &Q[((int64_t(b) * H + h) * S + (((first + (t + 1)) * 64) + ((tl_chunk24 * 8) / 64))) * 64 + ((tl_chunk24 * 8) % 64)]);
+                for (int tl_i39 = 0; tl_i39 < 4; ++tl_i39) {
+                    const int tl_chunk38 = tl_tid + tl_i39 * 256;
+                    tl::cp_async_16(&q[(((t + 1) % 2) * 128 + ((tl_chunk38 * 8) / 64)) * 72 + ((tl_chunk38 * 8) % 64)], &Q[((int64_t(b) * H + h) * S + (((first + (t + 1)) * 128) + ((tl_chunk38 * 8) / 64))) * 64 + ((tl_chunk38 * 8) % 64)]);
                 }
             } else {
                 #pragma unroll
-                for (int tl_i27 = 0; tl_i27 < 4; ++tl_i27) {
-                    const int tl_chunk26 = tl_tid + tl_i27 * 128;
-                    const tl::f16* tl_src28 = &Q[((int64_t(b) * H + h) * S + (((first + (t + 1)) * 64) + ((tl_chunk26 * 8) / 64))) * 64 + ((tl_chunk26 * 8) % 64)];
-                    tl::f16* tl_dst29 = &q[(((t + 1) % 2) * 64 + ((tl_chunk26 * 8) / 64)) * 72 + ((tl_chunk26 * 8) % 64)];
-                    const int tl_valid30 = !(tl::in_bounds(b, B) && tl::in_bounds(h, H) && tl::in_bounds(((first + (t + 1)) * 64) + ((tl_chunk26 * 8) / 64), S)) ? 0 : max(0, min(8, 64 - ((tl_chunk26 * 8) % 64)));
-                    if (tl_valid30 == 8 && (tl_chunk26 * 8) % 64 >= 0 && tl::is_aligned(tl_src28, 4)) {
-                        tl::cp_async_chunk(tl_dst29, tl_src28);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
+                for (int tl_i41 = 0; tl_i41 < 4; ++tl_i41) {
+                    const int tl_chunk40 = tl_tid + tl_i41 * 256;
+                    const tl::f16* tl_src42 = &Q[((int64_t(b) * H + h) * S + (((first + (t + 1)) * 128) + ((tl_chunk40 * 8) / 64))) * 64 + ((tl_chunk40 * 8) % 64)];
+                    tl::f16* tl_dst43 = &q[(((t + 1) % 2) * 128 + ((tl_chunk40 * 8) / 64)) * 72 + ((tl_chunk40 * 8) % 64)];
+                    const int tl_valid44 = !(tl::in_bounds(b, B) && tl::in_bounds(h, H) && tl::in_bounds(((first + (t + 1)) * 128) + ((tl_chunk40 * 8) / 64), S)) ? 0 : max(0, min(8, 64 - ((tl_chunk40 * 8) % 64)));
+                    if (tl_valid44 == 8 && (tl_chunk40 * 8) % 64 >= 0 && tl::is_aligned(tl_src42, 4)) {
+                        tl::cp_async_chunk(tl_dst43, tl_src42);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
                     } else {
                         #pragma unroll
-                        for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst29[tl_v] = tl::in_bounds(b, B) && tl::in_bounds(h, H) && tl::in_bounds(((first + (t + 1)) * 64) + ((tl_chunk26 * 8) / 64), S) && tl::in_bounds(((tl_chunk26 * 8) % 64) + tl_v, 64) ? tl_src28[tl_v] : tl::convert<tl::f16>(0.0f);
+                        for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst43[tl_v] = tl::in_bounds(b, B) && tl::in_bounds(h, H) && tl::in_bounds(((first + (t + 1)) * 128) + ((tl_chunk40 * 8) / 64), S) && tl::in_bounds(((tl_chunk40 * 8) % 64) + tl_v, 64) ? tl_src42[tl_v] : tl::convert<tl::f16>(0.0f);
                     }
                 }
             }
-            // copy(dO[b, h, q0 +: BM, 0 +: D], go);  (attention_backward.tl:118)
-            if (tl::is_aligned(dO, 16) && 64 % 8 == 0 && tl::in_bounds(b, B) && tl::in_bounds(h, H) && ((first + (t + 1)) * 64) >= 0 && ((first + (t + 1)) * 64) + 64 <= S && 0 >= 0 && 0 + 64 <= 64 && 0 % 8 == 0) {
+            // copy(dO[b, h, q0 +: BM, 0 +: D], go);  (attention_backward.tl:128)
+            if (tl::is_aligned(dO, 16) && 64 % 8 == 0 && tl::in_bounds(b, B) && tl::in_bounds(h, H) && ((first + (t + 1)) * 128) >= 0 && ((first + (t + 1)) * 128) + 128 <= S && 0 >= 0 && 0 + 64 <= 64 && 0 % 8 == 0) {
                 #pragma unroll
-                for (int tl_i32 = 0; tl_i32 < 4; ++tl_i32) {
-                    const int tl_chunk31 = tl_tid + tl_i32 * 128;
-                    tl::cp_async_16(&go[(((t + 1) % 2) * 64 + ((tl_chunk31 * 8) / 64)) * 72 + ((tl_chunk31 * 8) % 64)], &dO[((int64_t(b) * H + h) * S + (((first + (t + 1)) * 64) + ((tl_chunk31 * 8) / 64))) * 64 + ((tl_chunk31 * 8) % 64)]);
+                for (int tl_i46 = 0; tl_i46 < 4; ++tl_i46) {
+                    const int tl_chunk45 = tl_tid + tl_i46 * 256;
+                    tl::cp_async_16(&go[(((t + 1) % 2) * 128 + ((tl_chunk45 * 8) / 64)) * 72 + ((tl_chunk45 * 8) % 64)], &dO[((int64_t(b) * H + h) * S + (((first + (t + 1)) * 128) + ((tl_chunk45 * 8) / 64))) * 64 + ((tl_chunk45 * 8) % 64)]);
                 }
             } else {
                 #pragma unroll
-                for (int tl_i34 = 0; tl_i34 < 4; ++tl_i34) {
-                    const int tl_chunk33 = tl_tid + tl_i34 * 128;
-                    const tl::f16* tl_src35 = &dO[((int64_t(b) * H + h) * S + (((first + (t + 1)) * 64) + ((tl_chunk33 * 8) / 64))) * 64 + ((tl_chunk33 * 8) % 64)];
-                    tl::f16* tl_dst36 = &go[(((t + 1) % 2) * 64 + ((tl_chunk33 * 8) / 64)) * 72 + ((tl_chunk33 * 8) % 64)];
-                    const int tl_valid37 = !(tl::in_bounds(b, B) && tl::in_bounds(h, H) && tl::in_bounds(((first + (t + 1)) * 64) + ((tl_chunk33 * 8) / 64), S)) ? 0 : max(0, min(8, 64 - ((tl_chunk33 * 8) % 64)));
-                    if (tl_valid37 == 8 && (tl_chunk33 * 8) % 64 >= 0 && tl::is_aligned(tl_src35, 4)) {
-                        tl::cp_async_chunk(tl_dst36, tl_src35);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
+                for (int tl_i48 = 0; tl_i48 < 4; ++tl_i48) {
+                    const int tl_chunk47 = tl_tid + tl_i48 * 256;
+                    const tl::f16* tl_src49 = &dO[((int64_t(b) * H + h) * S + (((first + (t + 1)) * 128) + ((tl_chunk47 * 8) / 64))) * 64 + ((tl_chunk47 * 8) % 64)];
+                    tl::f16* tl_dst50 = &go[(((t + 1) % 2) * 128 + ((tl_chunk47 * 8) / 64)) * 72 + ((tl_chunk47 * 8) % 64)];
+                    const int tl_valid51 = !(tl::in_bounds(b, B) && tl::in_bounds(h, H) && tl::in_bounds(((first + (t + 1)) * 128) + ((tl_chunk47 * 8) / 64), S)) ? 0 : max(0, min(8, 64 - ((tl_chunk47 * 8) % 64)));
+                    if (tl_valid51 == 8 && (tl_chunk47 * 8) % 64 >= 0 && tl::is_aligned(tl_src49, 4)) {
+                        tl::cp_async_chunk(tl_dst50, tl_src49);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
                     } else {
                         #pragma unroll
-                        for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst36[tl_v] = tl::in_bounds(b, B) && tl::in_bounds(h, H) && tl::in_bounds(((first + (t + 1)) * 64) + ((tl_chunk33 * 8) / 64), S) && tl::in_bounds(((tl_chunk33 * 8) % 64) + tl_v, 64) ? tl_src35[tl_v] : tl::convert<tl::f16>(0.0f);
+                        for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst50[tl_v] = tl::in_bounds(b, B) && tl::in_bounds(h, H) && tl::in_bounds(((first + (t + 1)) * 128) + ((tl_chunk47 * 8) / 64), S) && tl::in_bounds(((tl_chunk47 * 8) % 64) + tl_v, 64) ? tl_src49[tl_v] : tl::convert<tl::f16>(0.0f);
+                    }
+                }
+            }
+            // copy(Lse[b, h, q0 +: BM], lse_tile);  (attention_backward.tl:129)
+            if (tl::is_aligned(Lse, 16) && S % 4 == 0 && tl::in_bounds(b, B) && tl::in_bounds(h, H) && ((first + (t + 1)) * 128) >= 0 && ((first + (t + 1)) * 128) + 128 <= S && ((first + (t + 1)) * 128) % 4 == 0) {
+                #pragma unroll
+                for (int tl_i53 = 0; tl_i53 < 1; ++tl_i53) {
+                    const int tl_chunk52 = tl_tid + tl_i53 * 256;
+                    if (tl_chunk52 < 32) {
+                        tl::cp_async_16(&lse_tile[((t + 1) % 2) * 132 + (tl_chunk52 * 4)], &Lse[(int64_t(b) * H + h) * S + (((first + (t + 1)) * 128) + (tl_chunk52 * 4))]);
+                    }
+                }
+            } else {
+                #pragma unroll
+                for (int tl_i55 = 0; tl_i55 < 1; ++tl_i55) {
+                    const int tl_chunk54 = tl_tid + tl_i55 * 256;
+                    if (tl_chunk54 < 32) {
+                        const float* tl_src56 = &Lse[(int64_t(b) * H + h) * S + (((first + (t + 1)) * 128) + (tl_chunk54 * 4))];
+                        float* tl_dst57 = &lse_tile[((t + 1) % 2) * 132 + (tl_chunk54 * 4)];
+                        const int tl_valid58 = !(tl::in_bounds(b, B) && tl::in_bounds(h, H)) ? 0 : max(0, min(4, S - (((first + (t + 1)) * 128) + (tl_chunk54 * 4))));
+                        if (tl_valid58 == 4 && ((first + (t + 1)) * 128) + (tl_chunk54 * 4) >= 0 && tl::is_aligned(tl_src56, 4)) {
+                            tl::cp_async_chunk(tl_dst57, tl_src56);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
+                        } else {
+                            #pragma unroll
+                            for (int tl_v = 0; tl_v < 4; ++tl_v) tl_dst57[tl_v] = tl::in_bounds(b, B) && tl::in_bounds(h, H) && tl::in_bounds((((first + (t + 1)) * 128) + (tl_chunk54 * 4)) + tl_v, S) ? tl_src56[tl_v] : 0.0f;
+                        }
+                    }
+                }
+            }
+            // copy(Delta[b, h, q0 +: BM], delta_tile);  (attention_backward.tl:130)
+            if (tl::is_aligned(Delta, 16) && S % 4 == 0 && tl::in_bounds(b, B) && tl::in_bounds(h, H) && ((first + (t + 1)) * 128) >= 0 && ((first + (t + 1)) * 128) + 128 <= S && ((first + (t + 1)) * 128) % 4 == 0) {
+                #pragma unroll
+                for (int tl_i60 = 0; tl_i60 < 1; ++tl_i60) {
+                    const int tl_chunk59 = tl_tid + tl_i60 * 256;
+                    if (tl_chunk59 < 32) {
+                        tl::cp_async_16(&delta_tile[((t + 1) % 2) * 132 + (tl_chunk59 * 4)], &Delta[(int64_t(b) * H + h) * S + (((first + (t + 1)) * 128) + (tl_chunk59 * 4))]);
+                    }
+                }
+            } else {
+                #pragma unroll
+                for (int tl_i62 = 0; tl_i62 < 1; ++tl_i62) {
+                    const int tl_chunk61 = tl_tid + tl_i62 * 256;
+                    if (tl_chunk61 < 32) {
+                        const float* tl_src63 = &Delta[(int64_t(b) * H + h) * S + (((first + (t + 1)) * 128) + (tl_chunk61 * 4))];
+                        float* tl_dst64 = &delta_tile[((t + 1) % 2) * 132 + (tl_chunk61 * 4)];
+                        const int tl_valid65 = !(tl::in_bounds(b, B) && tl::in_bounds(h, H)) ? 0 : max(0, min(4, S - (((first + (t + 1)) * 128) + (tl_chunk61 * 4))));
+                        if (tl_valid65 == 4 && ((first + (t + 1)) * 128) + (tl_chunk61 * 4) >= 0 && tl::is_aligned(tl_src63, 4)) {
+                            tl::cp_async_chunk(tl_dst64, tl_src63);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
+                        } else {
+                            #pragma unroll
+                            for (int tl_v = 0; tl_v < 4; ++tl_v) tl_dst64[tl_v] = tl::in_bounds(b, B) && tl::in_bounds(h, H) && tl::in_bounds((((first + (t + 1)) * 128) + (tl_chunk61 * 4)) + tl_v, S) ? tl_src63[tl_v] : 0.0f;
+                        }
                     }
                 }
             }
         }
         tl::cp_async_commit();
-        const int32_t q0 = (first + t) * 64;
-        // copy(Lse[b, h, q0 +: BM], lse);  (attention_backward.tl:119)
+        const int32_t q0 = (first + t) * 128;
+        // copy(lse_tile, lse);  (attention_backward.tl:131)
         #pragma unroll
-        for (int tl_s38 = 0; tl_s38 < 2; ++tl_s38) {
-            lse[tl_s38] = tl::in_bounds(b, B) && tl::in_bounds(h, H) && tl::in_bounds(q0 + ((tl_tid / 4 % 8) + (tl_s38) * 8 + (tl_tid / 32) * 16), S) ? Lse[(int64_t(b) * H + h) * S + (q0 + ((tl_tid / 4 % 8) + (tl_s38) * 8 + (tl_tid / 32) * 16))] : 0.0f;
+        for (int tl_s66 = 0; tl_s66 < 8; ++tl_s66) {
+            lse[tl_s66] = lse_tile[(t % 2) * 132 + ((tl_tid / 4 % 8) + (tl_s66 % 2) * 8 + (tl_s66 / 2) * 16 + (tl_tid / 128) * 64)];
         }
-        // copy(Delta[b, h, q0 +: BM], delta);  (attention_backward.tl:120)
+        // copy(delta_tile, delta);  (attention_backward.tl:132)
         #pragma unroll
-        for (int tl_s39 = 0; tl_s39 < 2; ++tl_s39) {
-            delta[tl_s39] = tl::in_bounds(b, B) && tl::in_bounds(h, H) && tl::in_bounds(q0 + ((tl_tid / 4 % 8) + (tl_s39) * 8 + (tl_tid / 32) * 16), S) ? Delta[(int64_t(b) * H + h) * S + (q0 + ((tl_tid / 4 % 8) + (tl_s39) * 8 + (tl_tid / 32) * 16))] : 0.0f;
+        for (int tl_s67 = 0; tl_s67 < 8; ++tl_s67) {
+            delta[tl_s67] = delta_tile[(t % 2) * 132 + ((tl_tid / 4 % 8) + (tl_s67 % 2) * 8 + (tl_s67 / 2) * 16 + (tl_tid / 128) * 64)];
         }
-        // gemm(q, k, s, transpose_b = true, clear = true);        // S = Q Kᵀ  (attention_backward.tl:122)
+        // gemm(q, k, s, transpose_b = true, clear = true);        // S = Q Kᵀ  (attention_backward.tl:134)
         {
             for (int tl_s = 0; tl_s < s_layout::kSlots; ++tl_s) s[tl_s] = 0.0f;
-            tl::warp_gemm_mma<64, 64, 64, 4, 1, tl::f16, false, true>(
-                s, tl::SharedMatrix<tl::f16, false, 72>{&q[((t % 2) * 64 + 0) * 72 + 0]},
+            tl::warp_gemm_mma<128, 128, 64, 2, 4, tl::f16, false, true>(
+                s, tl::SharedMatrix<tl::f16, false, 72>{&q[((t % 2) * 128 + 0) * 72 + 0]},
                 tl::SharedMatrix<tl::f16, true, 72>{&k[0 * 72 + 0]}, tl_tid);
         }
-        // for i, j in parallel(BM, BN) {  (attention_backward.tl:123)
-        // for i, j in parallel(64, 64): each thread visits the elements of `s` it holds
-        #pragma unroll
-        for (int tl_s40 = 0; tl_s40 < s_layout::kSlots; ++tl_s40) {
-            const int i = s_layout::row(tl_tid, tl_s40);
-            const int j = s_layout::col(tl_tid, tl_s40);
-            const bool masked = k0 + j >= S || q0 + i >= S;
-            s[tl_s40] = masked ? 0.0f : tl::fast::exp2(s[tl_s40] * qk_scale - lse[(tl_s40 / 2 % 2)]);
-        }
-        // copy(s, p);  (attention_backward.tl:127)
-        #pragma unroll
-        for (int tl_s = 0; tl_s < p_layout::kSlots; ++tl_s) p[tl_s] = tl::convert<tl::f16>(s[tl_s]);
-        // gemm(p, go, dv, transpose_a = true);                    // dV += Pᵀ dO  (attention_backward.tl:128)
-        {
-            tl::f16* tl_staged41 = reinterpret_cast<tl::f16*>(tl_scratch + 0);  // 64 x 64, row pitch 72
-            __syncthreads();  // the staging buffer may still be read by a previous gemm
+        if (k0 + 128 > S || q0 + 128 > S) {
+            // for i, j in parallel(BM, BN) {  (attention_backward.tl:136)
+            // for i, j in parallel(128, 128): each thread visits the elements of `s` it holds
             #pragma unroll
-            for (int tl_s42 = 0; tl_s42 < p_layout::kSlots; ++tl_s42) {
-                tl_staged41[(p_layout::row(tl_tid, tl_s42)) * 72 + (p_layout::col(tl_tid, tl_s42))] = p[tl_s42];
+            for (int tl_s68 = 0; tl_s68 < s_layout::kSlots; ++tl_s68) {
+                const int i = s_layout::row(tl_tid, tl_s68);
+                const int j = s_layout::col(tl_tid, tl_s68);
+                const bool masked = k0 + j >= S || q0 + i >= S;
+                s[tl_s68] = masked ? 0.0f : tl::fast::exp2(s[tl_s68] * qk_scale - lse[(tl_s68 / 2 % 2) + (tl_s68 / 16) * 2]);
             }
-            __syncthreads();
-            tl::warp_gemm_mma<64, 64, 64, 2, 2, tl::f16, true, false>(
-                dv, tl::SharedMatrix<tl::f16, true, 72>{tl_staged41},
-                tl::SharedMatrix<tl::f16, false, 72>{&go[((t % 2) * 64 + 0) * 72 + 0]}, tl_tid);
+        } else {
+            // for i, j in parallel(BM, BN) {  (attention_backward.tl:141)
+            // for i, j in parallel(128, 128): each thread visits the elements of `s` it holds
+            #pragma unroll
+            for (int tl_s69 = 0; tl_s69 < s_layout::kSlots; ++tl_s69) {
+                [[maybe_unused]] const int i = s_layout::row(tl_tid, tl_s69);
+                [[maybe_unused]] const int j = s_layout::col(tl_tid, tl_s69);
+                s[tl_s69] = tl::fast::exp2(s[tl_s69] * qk_scale - lse[(tl_s69 / 2 % 2) + (tl_s69 / 16) * 2]);
+            }
         }
-        // gemm(go, v, dp, transpose_b = true, clear = true);      // dP = dO Vᵀ  (attention_backward.tl:129)
+        // copy(s, p);  (attention_backward.tl:145)
+        #pragma unroll
+        for (int tl_chunk70 = 0; tl_chunk70 < s_layout::kSlots; tl_chunk70 += 2) {
+            tl::f16* tl_ptr71 = &p[(s_layout::row(tl_tid, tl_chunk70)) * 136 + (s_layout::col(tl_tid, tl_chunk70))];
+            {
+                tl::f16 tl_vec72[2];
+                #pragma unroll
+                for (int tl_v = 0; tl_v < 2; tl_v += 2) tl::convert_pair(&tl_vec72[tl_v], s[tl_chunk70 + tl_v], s[tl_chunk70 + tl_v + 1]);
+                tl::store_vector<tl::f16, 2>(tl_ptr71, tl_vec72);
+            }
+        }
+        __syncthreads();  // RAW on `p`
+        // gemm(p, go, dv, transpose_a = true);                    // dV += Pᵀ dO  (attention_backward.tl:146)
+        {
+            tl::warp_gemm_mma<128, 64, 128, 4, 2, tl::f16, true, false>(
+                dv, tl::SharedMatrix<tl::f16, true, 136>{&p[0 * 136 + 0]},
+                tl::SharedMatrix<tl::f16, false, 72>{&go[((t % 2) * 128 + 0) * 72 + 0]}, tl_tid);
+        }
+        // gemm(go, v, dp, transpose_b = true, clear = true);      // dP = dO Vᵀ  (attention_backward.tl:147)
         {
             for (int tl_s = 0; tl_s < dp_layout::kSlots; ++tl_s) dp[tl_s] = 0.0f;
-            tl::warp_gemm_mma<64, 64, 64, 4, 1, tl::f16, false, true>(
-                dp, tl::SharedMatrix<tl::f16, false, 72>{&go[((t % 2) * 64 + 0) * 72 + 0]},
+            tl::warp_gemm_mma<128, 128, 64, 2, 4, tl::f16, false, true>(
+                dp, tl::SharedMatrix<tl::f16, false, 72>{&go[((t % 2) * 128 + 0) * 72 + 0]},
                 tl::SharedMatrix<tl::f16, true, 72>{&v[0 * 72 + 0]}, tl_tid);
         }
-        // for i, j in parallel(BM, BN) {  (attention_backward.tl:130)
-        // for i, j in parallel(64, 64): each thread visits the elements of `dp` it holds
+        // for i, j in parallel(BM, BN) {  (attention_backward.tl:148)
+        // for i, j in parallel(128, 128): each thread visits the elements of `dp` it holds
         #pragma unroll
-        for (int tl_s43 = 0; tl_s43 < dp_layout::kSlots; ++tl_s43) {
-            [[maybe_unused]] const int i = dp_layout::row(tl_tid, tl_s43);
-            [[maybe_unused]] const int j = dp_layout::col(tl_tid, tl_s43);
-            dp[tl_s43] = s[tl_s43] * (dp[tl_s43] - delta[(tl_s43 / 2 % 2)]) * sm_scale;
+        for (int tl_s73 = 0; tl_s73 < dp_layout::kSlots; ++tl_s73) {
+            const int i = dp_layout::row(tl_tid, tl_s73);
+            const int j = dp_layout::col(tl_tid, tl_s73);
+            dp[tl_s73] = tl::convert<float>(p[i * 136 + j]) * (dp[tl_s73] - delta[(tl_s73 / 2 % 2) + (tl_s73 / 16) * 2]) * sm_scale;
         }
-        // copy(dp, ds);  (attention_backward.tl:133)
+        // copy(dp, ds);  (attention_backward.tl:151)
         #pragma unroll
-        for (int tl_s = 0; tl_s < ds_layout::kSlots; ++tl_s) ds[tl_s] = tl::convert<tl::f16>(dp[tl_s]);
-        // gemm(ds, q, dk, transpose_a = true);                    // dK += dSᵀ Q  (attention_backward.tl:134)
-        {
-            tl::f16* tl_staged44 = reinterpret_cast<tl::f16*>(tl_scratch + 0);  // 64 x 64, row pitch 72
-            __syncthreads();  // the staging buffer may still be read by a previous gemm
-            #pragma unroll
-            for (int tl_s45 = 0; tl_s45 < ds_layout::kSlots; ++tl_s45) {
-                tl_staged44[(ds_layout::row(tl_tid, tl_s45)) * 72 + (ds_layout::col(tl_tid, tl_s45))] = ds[tl_s45];
+        for (int tl_chunk75 = 0; tl_chunk75 < dp_layout::kSlots; tl_chunk75 += 2) {
+            tl::f16* tl_ptr76 = &ds[(dp_layout::row(tl_tid, tl_chunk75)) * 136 + (dp_layout::col(tl_tid, tl_chunk75))];
+            {
+                tl::f16 tl_vec77[2];
+                #pragma unroll
+                for (int tl_v = 0; tl_v < 2; tl_v += 2) tl::convert_pair(&tl_vec77[tl_v], dp[tl_chunk75 + tl_v], dp[tl_chunk75 + tl_v + 1]);
+                tl::store_vector<tl::f16, 2>(tl_ptr76, tl_vec77);
             }
-            __syncthreads();
-            tl::warp_gemm_mma<64, 64, 64, 2, 2, tl::f16, true, false>(
-                dk, tl::SharedMatrix<tl::f16, true, 72>{tl_staged44},
-                tl::SharedMatrix<tl::f16, false, 72>{&q[((t % 2) * 64 + 0) * 72 + 0]}, tl_tid);
         }
-        // gemm(ds, k, dq, clear = true);                          // this block's share of dQ  (attention_backward.tl:135)
+        __syncthreads();  // RAW on `ds`
+        // gemm(ds, q, dk, transpose_a = true);                    // dK += dSᵀ Q  (attention_backward.tl:152)
+        {
+            tl::warp_gemm_mma<128, 64, 128, 4, 2, tl::f16, true, false>(
+                dk, tl::SharedMatrix<tl::f16, true, 136>{&ds[0 * 136 + 0]},
+                tl::SharedMatrix<tl::f16, false, 72>{&q[((t % 2) * 128 + 0) * 72 + 0]}, tl_tid);
+        }
+        // gemm(ds, k, dq, clear = true);                          // this block's share of dQ  (attention_backward.tl:153)
         {
             for (int tl_s = 0; tl_s < dq_layout::kSlots; ++tl_s) dq[tl_s] = 0.0f;
-            tl::warp_gemm_mma_register_a<64, 64, 64, 4, tl::f16, false>(  // A from the registers of `ds`
-                dq, ds, tl::SharedMatrix<tl::f16, false, 72>{&k[0 * 72 + 0]}, tl_tid);
+            tl::warp_gemm_mma<128, 64, 128, 4, 2, tl::f16, false, false>(
+                dq, tl::SharedMatrix<tl::f16, false, 136>{&ds[0 * 136 + 0]},
+                tl::SharedMatrix<tl::f16, false, 72>{&k[0 * 72 + 0]}, tl_tid);
         }
-        // atomic_add(dQacc[b, h, q0 +: BM, 0 +: D], dq);  (attention_backward.tl:136)
+        // atomic_add(dQacc[b, h, q0 +: BM, 0 +: D], dq);  (attention_backward.tl:154)
         #pragma unroll
-        for (int tl_s46 = 0; tl_s46 < dq_layout::kSlots; ++tl_s46) {
-            if (tl::in_bounds(b, B) && tl::in_bounds(h, H) && tl::in_bounds(q0 + (dq_layout::row(tl_tid, tl_s46)), S) && tl::in_bounds(dq_layout::col(tl_tid, tl_s46), 64)) tl::atomic_add(&dQacc[((int64_t(b) * H + h) * S + (q0 + (dq_layout::row(tl_tid, tl_s46)))) * 64 + (dq_layout::col(tl_tid, tl_s46))], dq[tl_s46]);
+        for (int tl_s78 = 0; tl_s78 < dq_layout::kSlots; ++tl_s78) {
+            if (tl::in_bounds(b, B) && tl::in_bounds(h, H) && tl::in_bounds(q0 + (dq_layout::row(tl_tid, tl_s78)), S) && tl::in_bounds(dq_layout::col(tl_tid, tl_s78), 64)) tl::atomic_add(&dQacc[((int64_t(b) * H + h) * S + (q0 + (dq_layout::row(tl_tid, tl_s78)))) * 64 + (dq_layout::col(tl_tid, tl_s78))], dq[tl_s78]);
         }
     }
     tl::cp_async_wait<0>();  // at most 0 copy groups of this thread still in flight
-    // copy(dk, dK[b, h, k0 +: BN, 0 +: D]);  (attention_backward.tl:138)
+    // copy(dk, dK[b, h, k0 +: BN, 0 +: D]);  (attention_backward.tl:156)
     #pragma unroll
-    for (int tl_chunk47 = 0; tl_chunk47 < dk_layout::kSlots; tl_chunk47 += 2) {
-        tl::f16* tl_ptr48 = &dK[((int64_t(b) * H + h) * S + (k0 + (dk_layout::row(tl_tid, tl_chunk47)))) * 64 + (dk_layout::col(tl_tid, tl_chunk47))];
-        if (tl::in_bounds(b, B) && tl::in_bounds(h, H) && tl::in_bounds(k0 + (dk_layout::row(tl_tid, tl_chunk47)), S) && tl::in_bounds(dk_layout::col(tl_tid, tl_chunk47), 64) && tl::in_bounds(b, B) && tl::in_bounds(h, H) && tl::in_bounds(k0 + (dk_layout::row(tl_tid, tl_chunk47)), S) && tl::in_bounds((dk_layout::col(tl_tid, tl_chunk47)) + 1, 64) && tl::is_aligned(tl_ptr48, 4)) {
-            tl::f16 tl_vec49[2];
+    for (int tl_chunk79 = 0; tl_chunk79 < dk_layout::kSlots; tl_chunk79 += 2) {
+        tl::f16* tl_ptr80 = &dK[((int64_t(b) * H + h) * S + (k0 + (dk_layout::row(tl_tid, tl_chunk79)))) * 64 + (dk_layout::col(tl_tid, tl_chunk79))];
+        if (tl::in_bounds(b, B) && tl::in_bounds(h, H) && tl::in_bounds(k0 + (dk_layout::row(tl_tid, tl_chunk79)), S) && tl::in_bounds(dk_layout::col(tl_tid, tl_chunk79), 64) && tl::in_bounds(b, B) && tl::in_bounds(h, H) && tl::in_bounds(k0 + (dk_layout::row(tl_tid, tl_chunk79)), S) && tl::in_bounds((dk_layout::col(tl_tid, tl_chunk79)) + 1, 64) && tl::is_aligned(tl_ptr80, 4)) {
+            tl::f16 tl_vec81[2];
             #pragma unroll
-            for (int tl_v = 0; tl_v < 2; tl_v += 2) tl::convert_pair(&tl_vec49[tl_v], dk[tl_chunk47 + tl_v], dk[tl_chunk47 + tl_v + 1]);
-            tl::store_vector<tl::f16, 2>(tl_ptr48, tl_vec49);
+            for (int tl_v = 0; tl_v < 2; tl_v += 2) tl::convert_pair(&tl_vec81[tl_v], dk[tl_chunk79 + tl_v], dk[tl_chunk79 + tl_v + 1]);
+            tl::store_vector<tl::f16, 2>(tl_ptr80, tl_vec81);
         } else {
             #pragma unroll
             for (int tl_v = 0; tl_v < 2; ++tl_v) {
-                if (tl::in_bounds(b, B) && tl::in_bounds(h, H) && tl::in_bounds(k0 + (dk_layout::row(tl_tid, tl_chunk47 + tl_v)), S) && tl::in_bounds(dk_layout::col(tl_tid, tl_chunk47 + tl_v), 64)) dK[((int64_t(b) * H + h) * S + (k0 + (dk_layout::row(tl_tid, tl_chunk47 + tl_v)))) * 64 + (dk_layout::col(tl_tid, tl_chunk47 + tl_v))] = tl::convert<tl::f16>(dk[tl_chunk47 + tl_v]);
+                if (tl::in_bounds(b, B) && tl::in_bounds(h, H) && tl::in_bounds(k0 + (dk_layout::row(tl_tid, tl_chunk79 + tl_v)), S) && tl::in_bounds(dk_layout::col(tl_tid, tl_chunk79 + tl_v), 64)) dK[((int64_t(b) * H + h) * S + (k0 + (dk_layout::row(tl_tid, tl_chunk79 + tl_v)))) * 64 + (dk_layout::col(tl_tid, tl_chunk79 + tl_v))] = tl::convert<tl::f16>(dk[tl_chunk79 + tl_v]);
             }
         }
     }
-    // copy(dv, dV[b, h, k0 +: BN, 0 +: D]);  (attention_backward.tl:139)
+    // copy(dv, dV[b, h, k0 +: BN, 0 +: D]);  (attention_backward.tl:157)
     #pragma unroll
-    for (int tl_chunk50 = 0; tl_chunk50 < dv_layout::kSlots; tl_chunk50 += 2) {
-        tl::f16* tl_ptr51 = &dV[((int64_t(b) * H + h) * S + (k0 + (dv_layout::row(tl_tid, tl_chunk50)))) * 64 + (dv_layout::col(tl_tid, tl_chunk50))];
-        if (tl::in_bounds(b, B) && tl::in_bounds(h, H) && tl::in_bounds(k0 + (dv_layout::row(tl_tid, tl_chunk50)), S) && tl::in_bounds(dv_layout::col(tl_tid, tl_chunk50), 64) && tl::in_bounds(b, B) && tl::in_bounds(h, H) && tl::in_bounds(k0 + (dv_layout::row(tl_tid, tl_chunk50)), S) && tl::in_bounds((dv_layout::col(tl_tid, tl_chunk50)) + 1, 64) && tl::is_aligned(tl_ptr51, 4)) {
-            tl::f16 tl_vec52[2];
+    for (int tl_chunk82 = 0; tl_chunk82 < dv_layout::kSlots; tl_chunk82 += 2) {
+        tl::f16* tl_ptr83 = &dV[((int64_t(b) * H + h) * S + (k0 + (dv_layout::row(tl_tid, tl_chunk82)))) * 64 + (dv_layout::col(tl_tid, tl_chunk82))];
+        if (tl::in_bounds(b, B) && tl::in_bounds(h, H) && tl::in_bounds(k0 + (dv_layout::row(tl_tid, tl_chunk82)), S) && tl::in_bounds(dv_layout::col(tl_tid, tl_chunk82), 64) && tl::in_bounds(b, B) && tl::in_bounds(h, H) && tl::in_bounds(k0 + (dv_layout::row(tl_tid, tl_chunk82)), S) && tl::in_bounds((dv_layout::col(tl_tid, tl_chunk82)) + 1, 64) && tl::is_aligned(tl_ptr83, 4)) {
+            tl::f16 tl_vec84[2];
             #pragma unroll
-            for (int tl_v = 0; tl_v < 2; tl_v += 2) tl::convert_pair(&tl_vec52[tl_v], dv[tl_chunk50 + tl_v], dv[tl_chunk50 + tl_v + 1]);
-            tl::store_vector<tl::f16, 2>(tl_ptr51, tl_vec52);
+            for (int tl_v = 0; tl_v < 2; tl_v += 2) tl::convert_pair(&tl_vec84[tl_v], dv[tl_chunk82 + tl_v], dv[tl_chunk82 + tl_v + 1]);
+            tl::store_vector<tl::f16, 2>(tl_ptr83, tl_vec84);
         } else {
             #pragma unroll
             for (int tl_v = 0; tl_v < 2; ++tl_v) {
-                if (tl::in_bounds(b, B) && tl::in_bounds(h, H) && tl::in_bounds(k0 + (dv_layout::row(tl_tid, tl_chunk50 + tl_v)), S) && tl::in_bounds(dv_layout::col(tl_tid, tl_chunk50 + tl_v), 64)) dV[((int64_t(b) * H + h) * S + (k0 + (dv_layout::row(tl_tid, tl_chunk50 + tl_v)))) * 64 + (dv_layout::col(tl_tid, tl_chunk50 + tl_v))] = tl::convert<tl::f16>(dv[tl_chunk50 + tl_v]);
+                if (tl::in_bounds(b, B) && tl::in_bounds(h, H) && tl::in_bounds(k0 + (dv_layout::row(tl_tid, tl_chunk82 + tl_v)), S) && tl::in_bounds(dv_layout::col(tl_tid, tl_chunk82 + tl_v), 64)) dV[((int64_t(b) * H + h) * S + (k0 + (dv_layout::row(tl_tid, tl_chunk82 + tl_v)))) * 64 + (dv_layout::col(tl_tid, tl_chunk82 + tl_v))] = tl::convert<tl::f16>(dv[tl_chunk82 + tl_v]);
             }
         }
     }
 }
 
-// kernel attention_backward_dq<BM = 64, D = 64, T = f16>  (stdlib/attention_backward.tl:143)
+// kernel attention_backward_dq<BM = 64, D = 64, T = f16>  (stdlib/attention_backward.tl:161)
 // 128 threads per block, 0 bytes of shared memory
 __global__ void __launch_bounds__(128) attention_backward_dq_kernel(
         const float* __restrict__ dQacc,
@@ -917,7 +1036,7 @@ __global__ void __launch_bounds__(128) attention_backward_dq_kernel(
     using x_layout = tl::BlockedLayout<4096, 8, 128>;  // fragment x: f32[64, 64]
     const int tl_tid = tl::thread_index<128>();
     float x[x_layout::kSlots];  // fragment x: f32[64, 64]
-    // copy(dQacc[block.z, block.y, block.x * BM +: BM, 0 +: D], x);  (attention_backward.tl:148)
+    // copy(dQacc[block.z, block.y, block.x * BM +: BM, 0 +: D], x);  (attention_backward.tl:166)
     #pragma unroll
     for (int tl_chunk0 = 0; tl_chunk0 < x_layout::kSlots; tl_chunk0 += 4) {
         const float* tl_ptr1 = &dQacc[((int64_t(int(blockIdx.z)) * H + int(blockIdx.y)) * S + ((int(blockIdx.x) * 64) + ((x_layout::flat(tl_tid, (tl_chunk0 / 8) * 8)) / 64))) * 64 + (((x_layout::flat(tl_tid, (tl_chunk0 / 8) * 8)) % 64) + tl_chunk0 % 8)];
@@ -933,7 +1052,7 @@ __global__ void __launch_bounds__(128) attention_backward_dq_kernel(
             }
         }
     }
-    // copy(x, dQ[block.z, block.y, block.x * BM +: BM, 0 +: D]);  (attention_backward.tl:149)
+    // copy(x, dQ[block.z, block.y, block.x * BM +: BM, 0 +: D]);  (attention_backward.tl:167)
     #pragma unroll
     for (int tl_chunk3 = 0; tl_chunk3 < x_layout::kSlots; tl_chunk3 += 8) {
         tl::f16* tl_ptr4 = &dQ[((int64_t(int(blockIdx.z)) * H + int(blockIdx.y)) * S + ((int(blockIdx.x) * 64) + ((x_layout::flat(tl_tid, (tl_chunk3 / 8) * 8)) / 64))) * 64 + (((x_layout::flat(tl_tid, (tl_chunk3 / 8) * 8)) % 64) + tl_chunk3 % 8)];
@@ -967,7 +1086,7 @@ cudaError_t attention_backward_rows(const __half* Q, const __half* K, const __ha
     if (cudaError_t tl_err = tl::host::check_dim(B, tl_name, "B"); tl_err != cudaSuccess) return tl_err;
     if (cudaError_t tl_err = tl::host::check_dim(H, tl_name, "H"); tl_err != cudaSuccess) return tl_err;
     if (cudaError_t tl_err = tl::host::check_dim(S, tl_name, "S"); tl_err != cudaSuccess) return tl_err;
-    const int64_t tl_grid_x = int64_t(tl::cdiv(S, 64)), tl_grid_y = int64_t(H), tl_grid_z = int64_t(B);
+    const int64_t tl_grid_x = int64_t(tl::cdiv(S, 128)), tl_grid_y = int64_t(H), tl_grid_z = int64_t(B);
     if (tl_grid_x <= 0 || tl_grid_y <= 0 || tl_grid_z <= 0) return cudaSuccess;  // nothing to compute
     if (tl_grid_x > INT32_MAX || tl_grid_y > 65535 || tl_grid_z > 65535)
         return tl::host::invalid_argument(std::string(tl_name) + ": the grid is larger than CUDA allows");
@@ -980,34 +1099,35 @@ cudaError_t attention_backward_rows(const __half* Q, const __half* K, const __ha
         const int64_t tl_dims_tl_map_K[4] = {int64_t(B), int64_t(H), int64_t(S), int64_t(64)};
         const bool tl_tma =
             tl::host::tma_compatible(Q, int64_t(B) * int64_t(H) * int64_t(S), int64_t(64), 2) &&
-            tl::host::make_tensor_map(&tl_map_Q, Q, CU_TENSOR_MAP_DATA_TYPE_FLOAT16, 2, 4, tl_dims_tl_map_Q, 2, 64, 64) &&
+            tl::host::make_tensor_map(&tl_map_Q, Q, CU_TENSOR_MAP_DATA_TYPE_FLOAT16, 2, 4, tl_dims_tl_map_Q, 2, 128, 64) &&
             tl::host::tma_compatible(K, int64_t(B) * int64_t(H) * int64_t(S), int64_t(64), 2) &&
-            tl::host::make_tensor_map(&tl_map_K, K, CU_TENSOR_MAP_DATA_TYPE_FLOAT16, 2, 4, tl_dims_tl_map_K, 2, 64, 64);
+            tl::host::make_tensor_map(&tl_map_K, K, CU_TENSOR_MAP_DATA_TYPE_FLOAT16, 2, 4, tl_dims_tl_map_K, 2, 128, 64);
         if (tl_tma) {
             static const cudaError_t tl_attributes_sm90 = [] {
                 cudaError_t tl_err = cudaSuccess;
-                tl_err = cudaFuncSetAttribute(::attention_backward_rows_kernel_sm90, cudaFuncAttributeMaxDynamicSharedMemorySize, 74896);
+                tl_err = cudaFuncSetAttribute(::attention_backward_rows_kernel_sm90, cudaFuncAttributeMaxDynamicSharedMemorySize, 148624);
                 if (tl_err == cudaSuccess)
                     tl_err = cudaFuncSetAttribute(::attention_backward_rows_kernel_sm90, cudaFuncAttributePreferredSharedMemoryCarveout, cudaSharedmemCarveoutMaxShared);
                 return tl_err;
             }();
             if (tl_attributes_sm90 != cudaSuccess) return tl::host::record(tl_attributes_sm90, tl_name, "setting the shared-memory attributes");
-            const int64_t tl_tiles = int64_t(tl::cdiv(S, 64)) * int64_t(H) * int64_t(B);  // the warp-specialized kernel's own tiles
+            const int64_t tl_tiles = int64_t(tl::cdiv(S, 128)) * int64_t(H) * int64_t(B);  // the warp-specialized kernel's own tiles
             const int64_t tl_blocks = tl_tiles < tl_device.sm_count ? tl_tiles : tl_device.sm_count;  // persistent: one block per SM
             if (tl_blocks <= INT32_MAX) {
-                ::attention_backward_rows_kernel_sm90<<<unsigned(tl_blocks), 256, 74896, stream>>>(tl_map_Q, tl_map_K, Q, K, O, dO, Lse, Delta, dQacc, sm_scale, static_cast<int32_t>(B), static_cast<int32_t>(H), static_cast<int32_t>(S));
+                ::attention_backward_rows_kernel_sm90<<<unsigned(tl_blocks), 384, 148624, stream>>>(tl_map_Q, tl_map_K, Q, K, O, dO, Lse, Delta, dQacc, sm_scale, static_cast<int32_t>(B), static_cast<int32_t>(H), static_cast<int32_t>(S));
                 return tl::host::record(cudaGetLastError(), tl_name, "launch");
             }
         }
     }
     static const cudaError_t tl_attributes = [] {
         cudaError_t tl_err = cudaSuccess;
+        tl_err = cudaFuncSetAttribute(::attention_backward_rows_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, 55296);
         if (tl_err == cudaSuccess)
             tl_err = cudaFuncSetAttribute(::attention_backward_rows_kernel, cudaFuncAttributePreferredSharedMemoryCarveout, cudaSharedmemCarveoutMaxShared);
         return tl_err;
     }();
     if (tl_attributes != cudaSuccess) return tl::host::record(tl_attributes, tl_name, "setting the shared-memory attributes");
-    ::attention_backward_rows_kernel<<<dim3(unsigned(tl_grid_x), unsigned(tl_grid_y), unsigned(tl_grid_z)), 128, 27648, stream>>>(Q, K, O, dO, Lse, Delta, dQacc, sm_scale, static_cast<int32_t>(B), static_cast<int32_t>(H), static_cast<int32_t>(S));
+    ::attention_backward_rows_kernel<<<dim3(unsigned(tl_grid_x), unsigned(tl_grid_y), unsigned(tl_grid_z)), 256, 55296, stream>>>(Q, K, O, dO, Lse, Delta, dQacc, sm_scale, static_cast<int32_t>(B), static_cast<int32_t>(H), static_cast<int32_t>(S));
     return tl::host::record(cudaGetLastError(), tl_name, "launch");
 }
 
@@ -1025,19 +1145,19 @@ cudaError_t attention_backward_kv(const __half* Q, const __half* K, const __half
     if (cudaError_t tl_err = tl::host::check_dim(B, tl_name, "B"); tl_err != cudaSuccess) return tl_err;
     if (cudaError_t tl_err = tl::host::check_dim(H, tl_name, "H"); tl_err != cudaSuccess) return tl_err;
     if (cudaError_t tl_err = tl::host::check_dim(S, tl_name, "S"); tl_err != cudaSuccess) return tl_err;
-    const int64_t tl_grid_x = int64_t(tl::cdiv(S, 64)), tl_grid_y = int64_t(H), tl_grid_z = int64_t(B);
+    const int64_t tl_grid_x = int64_t(tl::cdiv(S, 128)), tl_grid_y = int64_t(H), tl_grid_z = int64_t(B);
     if (tl_grid_x <= 0 || tl_grid_y <= 0 || tl_grid_z <= 0) return cudaSuccess;  // nothing to compute
     if (tl_grid_x > INT32_MAX || tl_grid_y > 65535 || tl_grid_z > 65535)
         return tl::host::invalid_argument(std::string(tl_name) + ": the grid is larger than CUDA allows");
     static const cudaError_t tl_attributes = [] {
         cudaError_t tl_err = cudaSuccess;
-        tl_err = cudaFuncSetAttribute(::attention_backward_kv_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, 64512);
+        tl_err = cudaFuncSetAttribute(::attention_backward_kv_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, 182528);
         if (tl_err == cudaSuccess)
             tl_err = cudaFuncSetAttribute(::attention_backward_kv_kernel, cudaFuncAttributePreferredSharedMemoryCarveout, cudaSharedmemCarveoutMaxShared);
         return tl_err;
     }();
     if (tl_attributes != cudaSuccess) return tl::host::record(tl_attributes, tl_name, "setting the shared-memory attributes");
-    ::attention_backward_kv_kernel<<<dim3(unsigned(tl_grid_x), unsigned(tl_grid_y), unsigned(tl_grid_z)), 128, 64512, stream>>>(Q, K, V, dO, Lse, Delta, dK, dV, dQacc, sm_scale, static_cast<int32_t>(B), static_cast<int32_t>(H), static_cast<int32_t>(S));
+    ::attention_backward_kv_kernel<<<dim3(unsigned(tl_grid_x), unsigned(tl_grid_y), unsigned(tl_grid_z)), 256, 182528, stream>>>(Q, K, V, dO, Lse, Delta, dK, dV, dQacc, sm_scale, static_cast<int32_t>(B), static_cast<int32_t>(H), static_cast<int32_t>(S));
     return tl::host::record(cudaGetLastError(), tl_name, "launch");
 }
 
@@ -1111,11 +1231,11 @@ cudaError_t flash_attention_backward(const __half* Q, const __half* K, const __h
     float* const Lse = reinterpret_cast<float*>(static_cast<char*>(workspace) + tl_offsets[0]);
     float* const Delta = reinterpret_cast<float*>(static_cast<char*>(workspace) + tl_offsets[1]);
     float* const dQacc = reinterpret_cast<float*>(static_cast<char*>(workspace) + tl_offsets[2]);
-    // launch attention_backward_rows<BM = BM, BN = BN, D = D, CAUSAL = CAUSAL, T = T>(Q, K, O, dO, Lse, Delta, dQacc, sm_scale);
+    // launch attention_backward_rows<D = D, CAUSAL = CAUSAL, T = T>(Q, K, O, dO, Lse, Delta, dQacc, sm_scale);
     if (cudaError_t tl_err = attention_backward_rows(Q, K, O, dO, Lse, Delta, dQacc, sm_scale, int64_t(B), int64_t(H), int64_t(S), stream); tl_err != cudaSuccess) return tl_err;
-    // launch attention_backward_kv<BM = BM, BN = BN, D = D, CAUSAL = CAUSAL, T = T>(Q, K, V, dO, Lse, Delta, dK, dV, dQacc, sm_scale);
+    // launch attention_backward_kv<BM = BM, BN = BN, D = D, CAUSAL = CAUSAL, THREADS = THREADS, T = T>(Q, K, V, dO, Lse, Delta, dK, dV, dQacc, sm_scale);
     if (cudaError_t tl_err = attention_backward_kv(Q, K, V, dO, Lse, Delta, dK, dV, dQacc, sm_scale, int64_t(B), int64_t(H), int64_t(S), stream); tl_err != cudaSuccess) return tl_err;
-    // launch attention_backward_dq<BM = BM, D = D, T = T>(dQacc, dQ);
+    // launch attention_backward_dq<D = D, T = T>(dQacc, dQ);
     if (cudaError_t tl_err = attention_backward_dq(dQacc, dQ, int64_t(B), int64_t(H), int64_t(S), stream); tl_err != cudaSuccess) return tl_err;
     return cudaSuccess;
 }

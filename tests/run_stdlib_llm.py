@@ -695,10 +695,13 @@ def attention_backward(B, H, S, D, causal, t, defines):
     return max(rel(out["dQ"], dQ), rel(out["dK"], dK), rel(out["dV"], dV))
 
 
-# Not tile multiples (S = 77 over 64-row tiles; 100 over 32-row ones, so that the causal walk skips
-# query tiles above the diagonal), causal and not, f16 and bf16.
+# Not tile multiples (S = 77 in one tile; 300 and 200 over several; 100 over 32-row ones, so that the
+# causal walk skips query tiles above the diagonal), causal and not, f16 and bf16.
 for B, H, S, D, causal, t, d in ((1, 2, 77, 64, False, "f16", []), (1, 1, 77, 64, True, "bf16", []),
                                  (1, 1, 77, 128, True, "f16", []),
+                                 # the Hopper-class defaults over several tiles: 128 x 128 (D = 64),
+                                 # 64 x 128 (D = 128), whose causal walk starts at query tile k0 / 64
+                                 (1, 1, 300, 64, True, "f16", []), (1, 1, 200, 128, True, "f16", []),
                                  (2, 1, 100, 16, True, "f16", ["BM=32", "BN=32"]),
                                  (1, 2, 100, 16, False, "f16", ["BM=32", "BN=64"])):
     check(f"flash_attention_backward B={B} H={H} S={S} D={D} {'causal' if causal else 'full'} {t} {' '.join(d)}",

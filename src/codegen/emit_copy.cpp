@@ -182,6 +182,19 @@ bool KernelEmitter::emit_copy_async_elements(const ir::Copy& c) {
     return true;
 }
 
+// Whether every chunk of `width` consecutive elements that a fragment's layout moves into or out
+// of the shared region `r` starts at an address aligned to the chunk's bytes, by construction: the
+// slot's offset and row pitch are multiples of the chunk, so is the region's (constant) first
+// column, and the layouts start their runs at multiples of their length (codegen's `run`).
+bool KernelEmitter::shared_chunks_aligned(const ir::Region& r, int width) const {
+    if (r.buffer->scope != ir::Scope::Shared || r.ranges.empty()) return false;
+    auto it = plan_.buffers.find(r.buffer.get());
+    if (it == plan_.buffers.end() || it->second.swizzled) return false;
+    const int64_t chunk_bytes = int64_t(width) * dtype_bytes(r.buffer->dtype);
+    const std::optional<int64_t> first_col = ir::const_int(r.ranges.back().start);
+    return it->second.offset % chunk_bytes == 0 && it->second.row_pitch % width == 0 && first_col && *first_col % width == 0;
+}
+
 // One side is a distributed fragment: each thread moves the elements it holds.
 void KernelEmitter::emit_copy_with_fragment(const ir::Copy& c, bool fragment_is_src) {
     const ir::Region& frag = fragment_is_src ? c.src : c.dst;
@@ -262,14 +275,15 @@ void KernelEmitter::emit_copy_with_fragment(const ir::Copy& c, bool fragment_is_
         std::vector<std::string> idx = region_indices(other, coords);
         std::string ptr = fresh("ptr");
         out_.line(fmt::format("{}{}* {} = &{};", fragment_is_src ? "" : "const ", cuda_type(o.dtype), ptr, element(o, idx)));
-        std::string ok = fmt::format("tl::is_aligned({}, {})", ptr, width * bytes);
+        std::string ok = shared_chunks_aligned(other, width) ? "true" : fmt::format("tl::is_aligned({}, {})", ptr, width * bytes);
         if (o.scope == ir::Scope::Global) {
             std::vector<std::string> last = idx;
             last.back() = "(" + last.back() + ") + " + std::to_string(width - 1);
             ok = bounds_mask(o, idx) + " && " + bounds_mask(o, last) + " && " + ok;
         }
         std::string vec = fresh("vec");
-        out_.line(fmt::format("if ({}) {{", ok));
+        const bool always = ok == "true";  // aligned by construction: the vector access alone
+        out_.line(always ? "{" : fmt::format("if ({}) {{", ok));
         out_.indent();
         out_.line(fmt::format("{} {}[{}];", cuda_type(o.dtype), vec, width));
         if (fragment_is_src) {
@@ -288,6 +302,10 @@ void KernelEmitter::emit_copy_with_fragment(const ir::Copy& c, bool fragment_is_
                                   cast_to(vec + "[tl_v]", from, to)));
         }
         out_.dedent();
+        if (always) {
+            out_.line("}");
+            return;
+        }
         out_.line("} else {");
         out_.indent();
         out_.line("#pragma unroll");

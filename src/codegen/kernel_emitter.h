@@ -148,6 +148,7 @@ private:
 
     // ---- tile operations (emit_copy.cpp, emit_gemm.cpp, emit_reduce.cpp, emit_parallel.cpp)
     void emit_copy(const ir::Copy& c);
+    bool shared_chunks_aligned(const ir::Region& r, int width) const;
     void emit_copy_with_fragment(const ir::Copy& c, bool fragment_is_src);
     void emit_copy_flat(const ir::Copy& c);
     bool emit_copy_async(const ir::Copy& c); // false when the copy cannot be asynchronous

@@ -420,13 +420,22 @@ Choice choose_layouts(const ir::Kernel& kernel, int target_sm, UseCollector& use
         for (int a : b.dropped()) sliced_axes[groups.find(anchor->second)].insert(a);
     }
 
-    // A fragment A operand feeds the tensor cores from registers when it and the accumulator have
-    // whole rows per warp: both prefer full-row warps.
+    // The axes along which an accumulator's warps must hold whole rows or columns: those it is
+    // reduced along (a reduction of shuffles only), and the K axis of a fragment A operand, which
+    // feeds the tensor cores from registers when it and the accumulator have whole rows per warp.
+    // A broadcast alone does not count: its slice holds the rows (or columns) of each thread's
+    // tiles whatever the warp grid, and a square grid reads fewer operand bytes from shared memory
+    // (an [M, N] tile over warps_m x warps_n warps loads A warps_n times and B warps_m times).
+    std::map<const ir::Buffer*, std::set<int>> warp_whole_axes;
+    for (auto& r : uses.reduces)
+        if (!replicated(r.src)) warp_whole_axes[groups.find(r.src)].insert(r.axis);
     for (auto& [acc, gemms] : uses.accumulators)
         for (const ir::Gemm* g : gemms)
             if (is_fragment(g->a.buffer) && !g->transpose_a && !replicated(g->a.buffer.get())) {
                 sliced_axes[groups.find(g->a.buffer.get())].insert(1);
                 sliced_axes[groups.find(acc)].insert(1);
+                warp_whole_axes[groups.find(g->a.buffer.get())].insert(1);
+                warp_whole_axes[groups.find(acc)].insert(1);
             }
 
     // Tensor-core plan per gemm; an accumulator fixes its group's layout.
@@ -485,7 +494,7 @@ Choice choose_layouts(const ir::Kernel& kernel, int target_sm, UseCollector& use
         }
         auto shape = gemms.front()->c.tile_shape();
         const ir::Buffer* root = groups.find(acc);
-        const std::set<int>& axes = sliced_axes[root];
+        const std::set<int>& axes = warp_whole_axes[root];
         // wgmma (warp-specialized loop): warp w of the consumers holds rows 16w .. 16w + 15.
         auto [wm, wn] = wgmma ? std::pair<int, int>{warps, 1}
                               : accumulator_warps(shape[0], shape[1], warps, axes.count(1) > 0, axes.count(0) > 0);

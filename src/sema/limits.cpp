@@ -77,8 +77,11 @@ struct SharedUse {
             break;
         }
         case ir::StmtKind::Copy: {
-            const ir::Buffer* dst = s->as<ir::Copy>()->dst.buffer.get();
-            if (dst->scope == ir::Scope::Shared && stages_here > 1)
+            // Only a copy from global memory is issued ahead (docs/scheduler.md): a tile written
+            // from registers or another shared tile keeps one copy.
+            const ir::Copy& c = *s->as<ir::Copy>();
+            const ir::Buffer* dst = c.dst.buffer.get();
+            if (dst->scope == ir::Scope::Shared && c.src.buffer->scope == ir::Scope::Global && stages_here > 1)
                 stages[dst] = std::max(stages[dst], stages_here);
             break;
         }

@@ -184,16 +184,11 @@ __global__ void __launch_bounds__(128) gemm_relu_t_kernel(
     #pragma unroll
     for (int tl_chunk42 = 0; tl_chunk42 < acc_layout::kSlots; tl_chunk42 += 2) {
         float* tl_ptr43 = &c[(acc_layout::row(tl_tid, tl_chunk42)) * 68 + (acc_layout::col(tl_tid, tl_chunk42))];
-        if (tl::is_aligned(tl_ptr43, 8)) {
+        {
             float tl_vec44[2];
             #pragma unroll
             for (int tl_v = 0; tl_v < 2; ++tl_v) tl_vec44[tl_v] = acc[tl_chunk42 + tl_v];
             tl::store_vector<float, 2>(tl_ptr43, tl_vec44);
-        } else {
-            #pragma unroll
-            for (int tl_v = 0; tl_v < 2; ++tl_v) {
-                c[(acc_layout::row(tl_tid, tl_chunk42 + tl_v)) * 68 + (acc_layout::col(tl_tid, tl_chunk42 + tl_v))] = acc[tl_chunk42 + tl_v];
-            }
         }
     }
     __syncthreads();  // RAW on `c`

@@ -137,16 +137,11 @@ __global__ void __launch_bounds__(128) gemm_kernel(
     #pragma unroll
     for (int tl_chunk28 = 0; tl_chunk28 < acc_layout::kSlots; tl_chunk28 += 2) {
         tl::f16* tl_ptr29 = &c[(acc_layout::row(tl_tid, tl_chunk28)) * 72 + (acc_layout::col(tl_tid, tl_chunk28))];
-        if (tl::is_aligned(tl_ptr29, 4)) {
+        {
             tl::f16 tl_vec30[2];
             #pragma unroll
             for (int tl_v = 0; tl_v < 2; tl_v += 2) tl::convert_pair(&tl_vec30[tl_v], acc[tl_chunk28 + tl_v], acc[tl_chunk28 + tl_v + 1]);
             tl::store_vector<tl::f16, 2>(tl_ptr29, tl_vec30);
-        } else {
-            #pragma unroll
-            for (int tl_v = 0; tl_v < 2; ++tl_v) {
-                c[(acc_layout::row(tl_tid, tl_chunk28 + tl_v)) * 72 + (acc_layout::col(tl_tid, tl_chunk28 + tl_v))] = tl::convert<tl::f16>(acc[tl_chunk28 + tl_v]);
-            }
         }
     }
     __syncthreads();  // RAW on `c`
@@ -262,16 +257,11 @@ __global__ void __launch_bounds__(256, 1) gemm_kernel_sm90(
             #pragma unroll
             for (int tl_chunk1 = 0; tl_chunk1 < acc_layout::kSlots; tl_chunk1 += 2) {
                 tl::f16* tl_ptr2 = &c[(acc_layout::row(tl_tid, tl_chunk1)) * 72 + (acc_layout::col(tl_tid, tl_chunk1))];
-                if (tl::is_aligned(tl_ptr2, 4)) {
+                {
                     tl::f16 tl_vec3[2];
                     #pragma unroll
                     for (int tl_v = 0; tl_v < 2; tl_v += 2) tl::convert_pair(&tl_vec3[tl_v], acc[tl_chunk1 + tl_v], acc[tl_chunk1 + tl_v + 1]);
                     tl::store_vector<tl::f16, 2>(tl_ptr2, tl_vec3);
-                } else {
-                    #pragma unroll
-                    for (int tl_v = 0; tl_v < 2; ++tl_v) {
-                        c[(acc_layout::row(tl_tid, tl_chunk1 + tl_v)) * 72 + (acc_layout::col(tl_tid, tl_chunk1 + tl_v))] = tl::convert<tl::f16>(acc[tl_chunk1 + tl_v]);
-                    }
                 }
             }
             tl::sm90::named_barrier_sync(1, 128);  // RAW on `c`

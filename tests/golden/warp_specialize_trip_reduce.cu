@@ -8,7 +8,7 @@
 namespace {
 
 // kernel rowmax  (warp_specialize_trip_reduce.tl:7)
-// 128 threads per block, 37376 bytes of shared memory
+// 128 threads per block, 36864 bytes of shared memory
 __global__ void __launch_bounds__(128) rowmax_kernel(
         const tl::f16* __restrict__ A,
         const tl::f16* __restrict__ B,
@@ -20,25 +20,24 @@ __global__ void __launch_bounds__(128) rowmax_kernel(
         int32_t N,
         int32_t NB)
 {
-    // fragment bias: f32[64], slice of `acc` (broadcast): [64] over 128 threads: (2:r1 4:t1 4:r2 2:t32) 8 registers, 16 replicas
-    using part_layout = tl::MmaAccLayout<64, 64, 2, 2>;  // fragment part: f32[64, 64], mma.sync accumulators
-    using acc_layout = tl::MmaAccLayout<64, 64, 2, 2>;  // fragment acc: f32[64, 64], mma.sync accumulators
-    // fragment m: f32[64], slice of `part` (reduce over axis 1): [64] over 128 threads: (8:t4 2:r1 2:r2 2:t64) 4 registers, 8 replicas
-    // fragment pm: f32[64], slice of `part` (reduce over axis 1): [64] over 128 threads: (8:t4 2:r1 2:r2 2:t64) 4 registers, 8 replicas
+    // fragment bias: f32[64], slice of `acc` (broadcast): [64] over 128 threads: (2:r1 4:t1 8:r2) 16 registers, 32 replicas
+    using part_layout = tl::MmaAccLayout<64, 64, 4, 1>;  // fragment part: f32[64, 64], mma.sync accumulators
+    using acc_layout = tl::MmaAccLayout<64, 64, 4, 1>;  // fragment acc: f32[64, 64], mma.sync accumulators
+    // fragment m: f32[64], slice of `part` (reduce over axis 1): [64] over 128 threads: (8:t4 2:r1 4:t32) 2 registers, 4 replicas
+    // fragment pm: f32[64], slice of `part` (reduce over axis 1): [64] over 128 threads: (8:t4 2:r1 4:t32) 2 registers, 4 replicas
     const int tl_tid = tl::thread_index<128>();
     extern __shared__ __align__(128) unsigned char tl_smem[];
     tl::f16* a = reinterpret_cast<tl::f16*>(tl_smem + 0);  // shared a: f16[2, 64, 64], row pitch 72
     tl::f16* b = reinterpret_cast<tl::f16*>(tl_smem + 18432);  // shared b: f16[2, 64, 64], row pitch 72
-    unsigned char* tl_scratch = tl_smem + 36864;  // 512 bytes for reductions and staging
-    float bias[8];  // fragment bias: f32[64]
+    float bias[16];  // fragment bias: f32[64]
     float part[part_layout::kSlots];  // fragment part: f32[64, 64]
     float acc[acc_layout::kSlots];  // fragment acc: f32[64, 64]
     #pragma unroll
     for (int tl_i = 0; tl_i < acc_layout::kSlots; ++tl_i) acc[tl_i] = 0.0f;
-    float m[4];  // fragment m: f32[64]
+    float m[2];  // fragment m: f32[64]
     #pragma unroll
-    for (int tl_i = 0; tl_i < 4; ++tl_i) m[tl_i] = -tl::inf<float>();
-    float pm[4];  // fragment pm: f32[64]
+    for (int tl_i = 0; tl_i < 2; ++tl_i) m[tl_i] = -tl::inf<float>();
+    float pm[2];  // fragment pm: f32[64]
     const int32_t k_trips = tl::cdiv(K, 64);
     if (0 < k_trips) {
         // copy(A[block.y * 64 +: 64, k * 64 +: 64], a);  (warp_specialize_trip_reduce.tl:18)
@@ -140,9 +139,9 @@ __global__ void __launch_bounds__(128) rowmax_kernel(
         tl::cp_async_commit();
         // copy(Bias[block.x * 64 +: 64], bias);  (warp_specialize_trip_reduce.tl:20)
         #pragma unroll
-        for (int tl_chunk28 = 0; tl_chunk28 < 8; tl_chunk28 += 2) {
-            const float* tl_ptr29 = &Bias[(int(blockIdx.x) * 64) + ((tl_chunk28 % 2) + (tl_tid % 4) * 2 + (tl_chunk28 / 2) * 8 + (tl_tid / 32 % 2) * 32)];
-            if (tl::in_bounds((int(blockIdx.x) * 64) + ((tl_chunk28 % 2) + (tl_tid % 4) * 2 + (tl_chunk28 / 2) * 8 + (tl_tid / 32 % 2) * 32), N) && tl::in_bounds(((int(blockIdx.x) * 64) + ((tl_chunk28 % 2) + (tl_tid % 4) * 2 + (tl_chunk28 / 2) * 8 + (tl_tid / 32 % 2) * 32)) + 1, N) && tl::is_aligned(tl_ptr29, 8)) {
+        for (int tl_chunk28 = 0; tl_chunk28 < 16; tl_chunk28 += 2) {
+            const float* tl_ptr29 = &Bias[(int(blockIdx.x) * 64) + ((tl_chunk28 % 2) + (tl_tid % 4) * 2 + (tl_chunk28 / 2) * 8)];
+            if (tl::in_bounds((int(blockIdx.x) * 64) + ((tl_chunk28 % 2) + (tl_tid % 4) * 2 + (tl_chunk28 / 2) * 8), N) && tl::in_bounds(((int(blockIdx.x) * 64) + ((tl_chunk28 % 2) + (tl_tid % 4) * 2 + (tl_chunk28 / 2) * 8)) + 1, N) && tl::is_aligned(tl_ptr29, 8)) {
                 float tl_vec30[2];
                 tl::load_vector<float, 2>(tl_vec30, tl_ptr29);
                 #pragma unroll
@@ -150,56 +149,42 @@ __global__ void __launch_bounds__(128) rowmax_kernel(
             } else {
                 #pragma unroll
                 for (int tl_v = 0; tl_v < 2; ++tl_v) {
-                    bias[tl_chunk28 + tl_v] = tl::in_bounds((int(blockIdx.x) * 64) + (((tl_chunk28 + tl_v) % 2) + (tl_tid % 4) * 2 + ((tl_chunk28 + tl_v) / 2) * 8 + (tl_tid / 32 % 2) * 32), N) ? Bias[(int(blockIdx.x) * 64) + (((tl_chunk28 + tl_v) % 2) + (tl_tid % 4) * 2 + ((tl_chunk28 + tl_v) / 2) * 8 + (tl_tid / 32 % 2) * 32)] : 0.0f;
+                    bias[tl_chunk28 + tl_v] = tl::in_bounds((int(blockIdx.x) * 64) + (((tl_chunk28 + tl_v) % 2) + (tl_tid % 4) * 2 + ((tl_chunk28 + tl_v) / 2) * 8), N) ? Bias[(int(blockIdx.x) * 64) + (((tl_chunk28 + tl_v) % 2) + (tl_tid % 4) * 2 + ((tl_chunk28 + tl_v) / 2) * 8)] : 0.0f;
                 }
             }
         }
         // gemm(a, b, part, transpose_b = true, clear = true);  (warp_specialize_trip_reduce.tl:21)
         {
             for (int tl_s = 0; tl_s < part_layout::kSlots; ++tl_s) part[tl_s] = 0.0f;
-            tl::warp_gemm_mma<64, 64, 64, 2, 2, tl::f16, false, true>(
+            tl::warp_gemm_mma<64, 64, 64, 4, 1, tl::f16, false, true>(
                 part, tl::SharedMatrix<tl::f16, false, 72>{&a[((k % 2) * 64 + 0) * 72 + 0]},
                 tl::SharedMatrix<tl::f16, true, 72>{&b[((k % 2) * 64 + 0) * 72 + 0]}, tl_tid);
         }
         // reduce(max, part, pm, axis = 1);  (warp_specialize_trip_reduce.tl:22)
-        // each thread folds its 8 values of each of its 4 results; xor shuffles 1, 2 among the lanes that share one; then across the 2 warps that do
+        // each thread folds its 16 values of each of its 2 results; xor shuffles 1, 2 among the lanes that share one
         {
-            float tl_part[4];
+            float tl_part[2];
             #pragma unroll
-            for (int tl_i = 0; tl_i < 4; ++tl_i) tl_part[tl_i] = tl::MaxOp::identity<float>();
+            for (int tl_i = 0; tl_i < 2; ++tl_i) tl_part[tl_i] = tl::MaxOp::identity<float>();
             #pragma unroll
             for (int tl_s31 = 0; tl_s31 < part_layout::kSlots; ++tl_s31) {
-                tl_part[(tl_s31 / 2 % 2) + (tl_s31 / 16) * 2] = tl::MaxOp::combine(tl_part[(tl_s31 / 2 % 2) + (tl_s31 / 16) * 2], tl::MaxOp::element(part[tl_s31]));
+                tl_part[(tl_s31 / 2 % 2)] = tl::MaxOp::combine(tl_part[(tl_s31 / 2 % 2)], tl::MaxOp::element(part[tl_s31]));
             }
             #pragma unroll
-            for (int tl_i = 0; tl_i < 4; ++tl_i) {
+            for (int tl_i = 0; tl_i < 2; ++tl_i) {
                 tl_part[tl_i] = tl::xor_combine<tl::MaxOp, 1>(tl_part[tl_i]);
                 tl_part[tl_i] = tl::xor_combine<tl::MaxOp, 2>(tl_part[tl_i]);
             }
-            if ((tl_tid / 1 % 4) == 0) {
-                #pragma unroll
-                for (int tl_i = 0; tl_i < 4; ++tl_i) {
-                    reinterpret_cast<float*>(tl_scratch)[((tl_tid / 32 % 2)) * 64 + tl::bank_swizzle(((tl_tid / 4 % 8) + (tl_i % 2) * 8 + (tl_i / 2) * 16 + (tl_tid / 64) * 32))] = tl_part[tl_i];
-                }
-            }
-            __syncthreads();
             #pragma unroll
-            for (int tl_i = 0; tl_i < 4; ++tl_i) {
-                tl_part[tl_i] = reinterpret_cast<float*>(tl_scratch)[(0) * 64 + tl::bank_swizzle(((tl_tid / 4 % 8) + (tl_i % 2) * 8 + (tl_i / 2) * 16 + (tl_tid / 64) * 32))];
-                #pragma unroll
-                for (int tl_w = 1; tl_w < 2; ++tl_w) tl_part[tl_i] = tl::MaxOp::combine(tl_part[tl_i], reinterpret_cast<float*>(tl_scratch)[(tl_w) * 64 + tl::bank_swizzle(((tl_tid / 4 % 8) + (tl_i % 2) * 8 + (tl_i / 2) * 16 + (tl_tid / 64) * 32))]);
-            }
-            __syncthreads();  // the scratch is free again
-            #pragma unroll
-            for (int tl_i = 0; tl_i < 4; ++tl_i) {
+            for (int tl_i = 0; tl_i < 2; ++tl_i) {
                 pm[tl_i] = tl_part[tl_i];
             }
         }
         // for i in parallel(64) {  (warp_specialize_trip_reduce.tl:23)
         // for i in parallel(64): each thread visits the elements of `m` it holds
         #pragma unroll
-        for (int tl_s32 = 0; tl_s32 < 4; ++tl_s32) {
-            [[maybe_unused]] const int i = ((tl_tid / 4 % 8) + (tl_s32 % 2) * 8 + (tl_s32 / 2) * 16 + (tl_tid / 64) * 32);
+        for (int tl_s32 = 0; tl_s32 < 2; ++tl_s32) {
+            [[maybe_unused]] const int i = ((tl_tid / 4 % 8) + (tl_s32) * 8 + (tl_tid / 32) * 16);
             m[tl_s32] = tl::max(m[tl_s32], pm[tl_s32]);
         }
         // for i, j in parallel(64, 64) {  (warp_specialize_trip_reduce.tl:26)
@@ -208,7 +193,7 @@ __global__ void __launch_bounds__(128) rowmax_kernel(
         for (int tl_s33 = 0; tl_s33 < acc_layout::kSlots; ++tl_s33) {
             [[maybe_unused]] const int i = acc_layout::row(tl_tid, tl_s33);
             [[maybe_unused]] const int j = acc_layout::col(tl_tid, tl_s33);
-            acc[tl_s33] = acc[tl_s33] + (part[tl_s33] + bias[(tl_s33 % 2) + (tl_s33 / 4 % 4) * 2]);
+            acc[tl_s33] = acc[tl_s33] + (part[tl_s33] + bias[(tl_s33 % 2) + (tl_s33 / 4) * 2]);
         }
     }
     tl::cp_async_wait<0>();  // at most 0 copy groups of this thread still in flight
@@ -229,10 +214,10 @@ __global__ void __launch_bounds__(128) rowmax_kernel(
         }
     }
     // copy(m, R[block.x, block.y * 64 +: 64]);  (warp_specialize_trip_reduce.tl:31)
-    if ((tl_tid % 4) == 0 && (tl_tid / 32 % 2) == 0) {
+    if ((tl_tid % 4) == 0) {
         #pragma unroll
-        for (int tl_s37 = 0; tl_s37 < 4; ++tl_s37) {
-            if (tl::in_bounds(int(blockIdx.x), NB) && tl::in_bounds((int(blockIdx.y) * 64) + ((tl_tid / 4 % 8) + (tl_s37 % 2) * 8 + (tl_s37 / 2) * 16 + (tl_tid / 64) * 32), M)) R[int64_t(int(blockIdx.x)) * M + ((int(blockIdx.y) * 64) + ((tl_tid / 4 % 8) + (tl_s37 % 2) * 8 + (tl_s37 / 2) * 16 + (tl_tid / 64) * 32))] = m[tl_s37];
+        for (int tl_s37 = 0; tl_s37 < 2; ++tl_s37) {
+            if (tl::in_bounds(int(blockIdx.x), NB) && tl::in_bounds((int(blockIdx.y) * 64) + ((tl_tid / 4 % 8) + (tl_s37) * 8 + (tl_tid / 32) * 16), M)) R[int64_t(int(blockIdx.x)) * M + ((int(blockIdx.y) * 64) + ((tl_tid / 4 % 8) + (tl_s37) * 8 + (tl_tid / 32) * 16))] = m[tl_s37];
         }
     }
 }
@@ -471,7 +456,7 @@ cudaError_t rowmax(const __half* A, const __half* B, const float* Bias, float* C
         return tl_err;
     }();
     if (tl_attributes != cudaSuccess) return tl::host::record(tl_attributes, tl_name, "setting the shared-memory attributes");
-    ::rowmax_kernel<<<dim3(unsigned(tl_grid_x), unsigned(tl_grid_y), unsigned(tl_grid_z)), 128, 37376, stream>>>(A, B, Bias, C, R, static_cast<int32_t>(M), static_cast<int32_t>(K), static_cast<int32_t>(N), static_cast<int32_t>(NB));
+    ::rowmax_kernel<<<dim3(unsigned(tl_grid_x), unsigned(tl_grid_y), unsigned(tl_grid_z)), 128, 36864, stream>>>(A, B, Bias, C, R, static_cast<int32_t>(M), static_cast<int32_t>(K), static_cast<int32_t>(N), static_cast<int32_t>(NB));
     return tl::host::record(cudaGetLastError(), tl_name, "launch");
 }
 
