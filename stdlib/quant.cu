@@ -157,7 +157,7 @@ __global__ void __launch_bounds__(256, 4) fp8_per_token_kernel_variant0(
                 if (tl::in_bounds(row0 + ((tl_tid / 16) + (tl_chunk20 / 8) * 16), M) && tl::in_bounds(((tl_chunk20 % 8) + (tl_tid % 16) * 8), N) && tl::in_bounds(row0 + ((tl_tid / 16) + (tl_chunk20 / 8) * 16), M) && tl::in_bounds((((tl_chunk20 % 8) + (tl_tid % 16) * 8)) + 7, N) && tl::is_aligned(tl_ptr21, 8)) {
                     tl::f8e4m3 tl_vec22[8];
                     #pragma unroll
-                    for (int tl_v = 0; tl_v < 8; ++tl_v) tl_vec22[tl_v] = tl::convert<tl::f8e4m3>(s[tl_chunk20 + tl_v]);
+                    for (int tl_v = 0; tl_v < 8; tl_v += 2) tl::convert_pair(&tl_vec22[tl_v], s[tl_chunk20 + tl_v], s[tl_chunk20 + tl_v + 1]);
                     tl::store_vector<tl::f8e4m3, 8>(tl_ptr21, tl_vec22);
                 } else {
                     #pragma unroll
@@ -248,7 +248,7 @@ __global__ void __launch_bounds__(256, 4) fp8_per_token_kernel_variant0(
                         if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (((x_layout::flat(tl_tid, (tl_chunk32 / 8) * 8)) % 2048) + tl_chunk32 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 2048) + (((x_layout::flat(tl_tid, (tl_chunk32 / 8) * 8)) % 2048) + tl_chunk32 % 8)) + 7, N) && tl::is_aligned(tl_ptr33, 8)) {
                             tl::f8e4m3 tl_vec34[8];
                             #pragma unroll
-                            for (int tl_v = 0; tl_v < 8; ++tl_v) tl_vec34[tl_v] = tl::convert<tl::f8e4m3>(x[tl_chunk32 + tl_v]);
+                            for (int tl_v = 0; tl_v < 8; tl_v += 2) tl::convert_pair(&tl_vec34[tl_v], x[tl_chunk32 + tl_v], x[tl_chunk32 + tl_v + 1]);
                             tl::store_vector<tl::f8e4m3, 8>(tl_ptr33, tl_vec34);
                         } else {
                             #pragma unroll
@@ -412,7 +412,7 @@ __global__ void __launch_bounds__(256, 4) fp8_per_token_kernel_variant1(
                 if (tl::in_bounds(row0 + ((tl_tid / 32) + (tl_chunk20 / 8) * 8), M) && tl::in_bounds(((tl_chunk20 % 8) + (tl_tid % 32) * 8), N) && tl::in_bounds(row0 + ((tl_tid / 32) + (tl_chunk20 / 8) * 8), M) && tl::in_bounds((((tl_chunk20 % 8) + (tl_tid % 32) * 8)) + 7, N) && tl::is_aligned(tl_ptr21, 8)) {
                     tl::f8e4m3 tl_vec22[8];
                     #pragma unroll
-                    for (int tl_v = 0; tl_v < 8; ++tl_v) tl_vec22[tl_v] = tl::convert<tl::f8e4m3>(s[tl_chunk20 + tl_v]);
+                    for (int tl_v = 0; tl_v < 8; tl_v += 2) tl::convert_pair(&tl_vec22[tl_v], s[tl_chunk20 + tl_v], s[tl_chunk20 + tl_v + 1]);
                     tl::store_vector<tl::f8e4m3, 8>(tl_ptr21, tl_vec22);
                 } else {
                     #pragma unroll
@@ -503,7 +503,7 @@ __global__ void __launch_bounds__(256, 4) fp8_per_token_kernel_variant1(
                         if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (((x_layout::flat(tl_tid, (tl_chunk32 / 8) * 8)) % 2048) + tl_chunk32 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 2048) + (((x_layout::flat(tl_tid, (tl_chunk32 / 8) * 8)) % 2048) + tl_chunk32 % 8)) + 7, N) && tl::is_aligned(tl_ptr33, 8)) {
                             tl::f8e4m3 tl_vec34[8];
                             #pragma unroll
-                            for (int tl_v = 0; tl_v < 8; ++tl_v) tl_vec34[tl_v] = tl::convert<tl::f8e4m3>(x[tl_chunk32 + tl_v]);
+                            for (int tl_v = 0; tl_v < 8; tl_v += 2) tl::convert_pair(&tl_vec34[tl_v], x[tl_chunk32 + tl_v], x[tl_chunk32 + tl_v + 1]);
                             tl::store_vector<tl::f8e4m3, 8>(tl_ptr33, tl_vec34);
                         } else {
                             #pragma unroll
@@ -667,7 +667,7 @@ __global__ void __launch_bounds__(256, 4) fp8_per_token_kernel_variant2(
                 if (tl::in_bounds(row0 + (tl_tid / 32), M) && tl::in_bounds(((tl_chunk20 % 8) + (tl_tid % 32) * 8 + (tl_chunk20 / 8) * 256), N) && tl::in_bounds(row0 + (tl_tid / 32), M) && tl::in_bounds((((tl_chunk20 % 8) + (tl_tid % 32) * 8 + (tl_chunk20 / 8) * 256)) + 7, N) && tl::is_aligned(tl_ptr21, 8)) {
                     tl::f8e4m3 tl_vec22[8];
                     #pragma unroll
-                    for (int tl_v = 0; tl_v < 8; ++tl_v) tl_vec22[tl_v] = tl::convert<tl::f8e4m3>(s[tl_chunk20 + tl_v]);
+                    for (int tl_v = 0; tl_v < 8; tl_v += 2) tl::convert_pair(&tl_vec22[tl_v], s[tl_chunk20 + tl_v], s[tl_chunk20 + tl_v + 1]);
                     tl::store_vector<tl::f8e4m3, 8>(tl_ptr21, tl_vec22);
                 } else {
                     #pragma unroll
@@ -758,7 +758,7 @@ __global__ void __launch_bounds__(256, 4) fp8_per_token_kernel_variant2(
                         if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (((x_layout::flat(tl_tid, (tl_chunk32 / 8) * 8)) % 2048) + tl_chunk32 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 2048) + (((x_layout::flat(tl_tid, (tl_chunk32 / 8) * 8)) % 2048) + tl_chunk32 % 8)) + 7, N) && tl::is_aligned(tl_ptr33, 8)) {
                             tl::f8e4m3 tl_vec34[8];
                             #pragma unroll
-                            for (int tl_v = 0; tl_v < 8; ++tl_v) tl_vec34[tl_v] = tl::convert<tl::f8e4m3>(x[tl_chunk32 + tl_v]);
+                            for (int tl_v = 0; tl_v < 8; tl_v += 2) tl::convert_pair(&tl_vec34[tl_v], x[tl_chunk32 + tl_v], x[tl_chunk32 + tl_v + 1]);
                             tl::store_vector<tl::f8e4m3, 8>(tl_ptr33, tl_vec34);
                         } else {
                             #pragma unroll
@@ -935,7 +935,7 @@ __global__ void __launch_bounds__(256, 4) fp8_per_token_kernel_variant3(
                 if (tl::in_bounds(row0 + (tl_tid / 64), M) && tl::in_bounds(((tl_chunk20 % 8) + (tl_tid % 64) * 8 + (tl_chunk20 / 8) * 512), N) && tl::in_bounds(row0 + (tl_tid / 64), M) && tl::in_bounds((((tl_chunk20 % 8) + (tl_tid % 64) * 8 + (tl_chunk20 / 8) * 512)) + 7, N) && tl::is_aligned(tl_ptr21, 8)) {
                     tl::f8e4m3 tl_vec22[8];
                     #pragma unroll
-                    for (int tl_v = 0; tl_v < 8; ++tl_v) tl_vec22[tl_v] = tl::convert<tl::f8e4m3>(s[tl_chunk20 + tl_v]);
+                    for (int tl_v = 0; tl_v < 8; tl_v += 2) tl::convert_pair(&tl_vec22[tl_v], s[tl_chunk20 + tl_v], s[tl_chunk20 + tl_v + 1]);
                     tl::store_vector<tl::f8e4m3, 8>(tl_ptr21, tl_vec22);
                 } else {
                     #pragma unroll
@@ -1026,7 +1026,7 @@ __global__ void __launch_bounds__(256, 4) fp8_per_token_kernel_variant3(
                         if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (((x_layout::flat(tl_tid, (tl_chunk32 / 8) * 8)) % 2048) + tl_chunk32 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 2048) + (((x_layout::flat(tl_tid, (tl_chunk32 / 8) * 8)) % 2048) + tl_chunk32 % 8)) + 7, N) && tl::is_aligned(tl_ptr33, 8)) {
                             tl::f8e4m3 tl_vec34[8];
                             #pragma unroll
-                            for (int tl_v = 0; tl_v < 8; ++tl_v) tl_vec34[tl_v] = tl::convert<tl::f8e4m3>(x[tl_chunk32 + tl_v]);
+                            for (int tl_v = 0; tl_v < 8; tl_v += 2) tl::convert_pair(&tl_vec34[tl_v], x[tl_chunk32 + tl_v], x[tl_chunk32 + tl_v + 1]);
                             tl::store_vector<tl::f8e4m3, 8>(tl_ptr33, tl_vec34);
                         } else {
                             #pragma unroll
@@ -1204,7 +1204,7 @@ __global__ void __launch_bounds__(256, 4) fp8_per_token_kernel_variant4(
                 if (tl::in_bounds(row0 + (tl_tid / 128), M) && tl::in_bounds(((tl_chunk20 % 8) + (tl_tid % 128) * 8 + (tl_chunk20 / 8) * 1024), N) && tl::in_bounds(row0 + (tl_tid / 128), M) && tl::in_bounds((((tl_chunk20 % 8) + (tl_tid % 128) * 8 + (tl_chunk20 / 8) * 1024)) + 7, N) && tl::is_aligned(tl_ptr21, 8)) {
                     tl::f8e4m3 tl_vec22[8];
                     #pragma unroll
-                    for (int tl_v = 0; tl_v < 8; ++tl_v) tl_vec22[tl_v] = tl::convert<tl::f8e4m3>(s[tl_chunk20 + tl_v]);
+                    for (int tl_v = 0; tl_v < 8; tl_v += 2) tl::convert_pair(&tl_vec22[tl_v], s[tl_chunk20 + tl_v], s[tl_chunk20 + tl_v + 1]);
                     tl::store_vector<tl::f8e4m3, 8>(tl_ptr21, tl_vec22);
                 } else {
                     #pragma unroll
@@ -1295,7 +1295,7 @@ __global__ void __launch_bounds__(256, 4) fp8_per_token_kernel_variant4(
                         if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (((x_layout::flat(tl_tid, (tl_chunk32 / 8) * 8)) % 2048) + tl_chunk32 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 2048) + (((x_layout::flat(tl_tid, (tl_chunk32 / 8) * 8)) % 2048) + tl_chunk32 % 8)) + 7, N) && tl::is_aligned(tl_ptr33, 8)) {
                             tl::f8e4m3 tl_vec34[8];
                             #pragma unroll
-                            for (int tl_v = 0; tl_v < 8; ++tl_v) tl_vec34[tl_v] = tl::convert<tl::f8e4m3>(x[tl_chunk32 + tl_v]);
+                            for (int tl_v = 0; tl_v < 8; tl_v += 2) tl::convert_pair(&tl_vec34[tl_v], x[tl_chunk32 + tl_v], x[tl_chunk32 + tl_v + 1]);
                             tl::store_vector<tl::f8e4m3, 8>(tl_ptr33, tl_vec34);
                         } else {
                             #pragma unroll
@@ -1474,7 +1474,7 @@ __global__ void __launch_bounds__(256, 4) fp8_per_token_kernel_variant5(
                 if (tl::in_bounds(row0 + 0, M) && tl::in_bounds(((tl_chunk20 % 8) + (tl_tid) * 8 + (tl_chunk20 / 8) * 2048), N) && tl::in_bounds(row0 + 0, M) && tl::in_bounds((((tl_chunk20 % 8) + (tl_tid) * 8 + (tl_chunk20 / 8) * 2048)) + 7, N) && tl::is_aligned(tl_ptr21, 8)) {
                     tl::f8e4m3 tl_vec22[8];
                     #pragma unroll
-                    for (int tl_v = 0; tl_v < 8; ++tl_v) tl_vec22[tl_v] = tl::convert<tl::f8e4m3>(s[tl_chunk20 + tl_v]);
+                    for (int tl_v = 0; tl_v < 8; tl_v += 2) tl::convert_pair(&tl_vec22[tl_v], s[tl_chunk20 + tl_v], s[tl_chunk20 + tl_v + 1]);
                     tl::store_vector<tl::f8e4m3, 8>(tl_ptr21, tl_vec22);
                 } else {
                     #pragma unroll
@@ -1565,7 +1565,7 @@ __global__ void __launch_bounds__(256, 4) fp8_per_token_kernel_variant5(
                         if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (((x_layout::flat(tl_tid, (tl_chunk32 / 8) * 8)) % 2048) + tl_chunk32 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 2048) + (((x_layout::flat(tl_tid, (tl_chunk32 / 8) * 8)) % 2048) + tl_chunk32 % 8)) + 7, N) && tl::is_aligned(tl_ptr33, 8)) {
                             tl::f8e4m3 tl_vec34[8];
                             #pragma unroll
-                            for (int tl_v = 0; tl_v < 8; ++tl_v) tl_vec34[tl_v] = tl::convert<tl::f8e4m3>(x[tl_chunk32 + tl_v]);
+                            for (int tl_v = 0; tl_v < 8; tl_v += 2) tl::convert_pair(&tl_vec34[tl_v], x[tl_chunk32 + tl_v], x[tl_chunk32 + tl_v + 1]);
                             tl::store_vector<tl::f8e4m3, 8>(tl_ptr33, tl_vec34);
                         } else {
                             #pragma unroll
@@ -1745,7 +1745,7 @@ __global__ void __launch_bounds__(512, 2) fp8_per_token_kernel_variant6(
                 if (tl::in_bounds(row0 + 0, M) && tl::in_bounds(((tl_chunk20 % 8) + (tl_tid) * 8 + (tl_chunk20 / 8) * 4096), N) && tl::in_bounds(row0 + 0, M) && tl::in_bounds((((tl_chunk20 % 8) + (tl_tid) * 8 + (tl_chunk20 / 8) * 4096)) + 7, N) && tl::is_aligned(tl_ptr21, 8)) {
                     tl::f8e4m3 tl_vec22[8];
                     #pragma unroll
-                    for (int tl_v = 0; tl_v < 8; ++tl_v) tl_vec22[tl_v] = tl::convert<tl::f8e4m3>(s[tl_chunk20 + tl_v]);
+                    for (int tl_v = 0; tl_v < 8; tl_v += 2) tl::convert_pair(&tl_vec22[tl_v], s[tl_chunk20 + tl_v], s[tl_chunk20 + tl_v + 1]);
                     tl::store_vector<tl::f8e4m3, 8>(tl_ptr21, tl_vec22);
                 } else {
                     #pragma unroll
@@ -1836,7 +1836,7 @@ __global__ void __launch_bounds__(512, 2) fp8_per_token_kernel_variant6(
                         if (tl::in_bounds(row, M) && tl::in_bounds((t * 4096) + (((x_layout::flat(tl_tid, (tl_chunk32 / 8) * 8)) % 4096) + tl_chunk32 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 4096) + (((x_layout::flat(tl_tid, (tl_chunk32 / 8) * 8)) % 4096) + tl_chunk32 % 8)) + 7, N) && tl::is_aligned(tl_ptr33, 8)) {
                             tl::f8e4m3 tl_vec34[8];
                             #pragma unroll
-                            for (int tl_v = 0; tl_v < 8; ++tl_v) tl_vec34[tl_v] = tl::convert<tl::f8e4m3>(x[tl_chunk32 + tl_v]);
+                            for (int tl_v = 0; tl_v < 8; tl_v += 2) tl::convert_pair(&tl_vec34[tl_v], x[tl_chunk32 + tl_v], x[tl_chunk32 + tl_v + 1]);
                             tl::store_vector<tl::f8e4m3, 8>(tl_ptr33, tl_vec34);
                         } else {
                             #pragma unroll
@@ -1861,9 +1861,9 @@ __global__ void __launch_bounds__(512, 2) fp8_per_token_kernel_variant6(
     }
 }
 
-// kernel fp8_per_group<G = 128, RB = 16, GB = 4, T = bf16>  (stdlib/quant.tl:82)
-// 256 threads per block, 0 bytes of shared memory
-__global__ void __launch_bounds__(256) fp8_per_group_kernel(
+// kernel fp8_per_group<G = 128, RB = 8, GB = 4, WAVES = 1, T = bf16>  (stdlib/quant.tl:85)
+// 256 threads per block, 17408 bytes of shared memory
+__global__ void __launch_bounds__(256, 4) fp8_per_group_kernel(
         const tl::bf16* __restrict__ X,
         tl::f8e4m3* __restrict__ Q,
         float* __restrict__ Scale,
@@ -1871,106 +1871,159 @@ __global__ void __launch_bounds__(256) fp8_per_group_kernel(
         int32_t N,
         int32_t NG)
 {
-    // fragment x: f32[16, 4, 128], blocked per axis, vector 8: [16, 4, 128] over 256 threads: (4:t64 4:r8, 4:t16, 8:r1 16:t1) 32 registers
-    // fragment amax: f32[16, 4], slice of `x` (reduce over axis 2): [16, 4] over 256 threads: (4:t64 4:r1, 4:t16) 4 registers, 16 replicas
+    // fragment x: f32[8, 4, 128], blocked per axis, vector 8: [8, 4, 128] over 256 threads: (4:t64 2:r8, 4:t16, 8:r1 16:t1) 16 registers
+    // fragment amax: f32[8, 4], slice of `x` (reduce over axis 2): [8, 4] over 256 threads: (4:t64 2:r1, 4:t16) 2 registers, 16 replicas
+    // fragment inv: f32[8, 4], slice of `x` (reduce over axis 2): [8, 4] over 256 threads: (4:t64 2:r1, 4:t16) 2 registers, 16 replicas
     const tl::bf16* const Xg = X;  // view Xg: bf16[M, NG, 128] of X
     tl::f8e4m3* const Qg = Q;  // view Qg: f8e4m3[M, NG, 128] of Q
     const int tl_tid = tl::thread_index<256>();
-    float x[32];  // fragment x: f32[16, 4, 128]
-    float amax[4];  // fragment amax: f32[16, 4]
-    const int32_t r0 = int(blockIdx.x) * 16;
-    const int32_t k0 = int(blockIdx.y) * 4;
-    // copy(Xg[r0 +: RB, k0 +: GB, 0 +: G], x);  (quant.tl:93)
-    #pragma unroll
-    for (int tl_chunk0 = 0; tl_chunk0 < 32; tl_chunk0 += 8) {
-        const tl::bf16* tl_ptr1 = &Xg[(int64_t(r0 + ((tl_tid / 64) + (tl_chunk0 / 8) * 4)) * NG + (k0 + (tl_tid / 16 % 4))) * 128 + ((tl_chunk0 % 8) + (tl_tid % 16) * 8)];
-        if (tl::in_bounds(r0 + ((tl_tid / 64) + (tl_chunk0 / 8) * 4), M) && tl::in_bounds(k0 + (tl_tid / 16 % 4), NG) && tl::in_bounds(((tl_chunk0 % 8) + (tl_tid % 16) * 8), 128) && tl::in_bounds(r0 + ((tl_tid / 64) + (tl_chunk0 / 8) * 4), M) && tl::in_bounds(k0 + (tl_tid / 16 % 4), NG) && tl::in_bounds((((tl_chunk0 % 8) + (tl_tid % 16) * 8)) + 7, 128) && tl::is_aligned(tl_ptr1, 16)) {
-            tl::bf16 tl_vec2[8];
-            tl::load_vector<tl::bf16, 8>(tl_vec2, tl_ptr1);
+    extern __shared__ __align__(128) unsigned char tl_smem[];
+    tl::bf16* xs = reinterpret_cast<tl::bf16*>(tl_smem + 0);  // shared xs: bf16[2, 8, 4, 128], row pitch 136
+    float x[16];  // fragment x: f32[8, 4, 128]
+    float amax[2];  // fragment amax: f32[8, 4]
+    float inv[2];  // fragment inv: f32[8, 4]
+    const int32_t tiles_n = tl::cdiv(NG, 4);
+    const int32_t tiles = tl::cdiv(M, 8) * tiles_n;
+    const int32_t t_trips = tl::cdiv(tiles - int(blockIdx.x), int(gridDim.x));
+    if (0 < t_trips) {
+        // copy(Xg[r0 +: RB, k0 +: GB, 0 +: G], xs);  (quant.tl:103)
+        if (tl::is_aligned(Xg, 16) && 128 % 8 == 0 && ((int(blockIdx.x) + 0 * int(gridDim.x)) / tiles_n * 8) >= 0 && ((int(blockIdx.x) + 0 * int(gridDim.x)) / tiles_n * 8) + 8 <= M && ((int(blockIdx.x) + 0 * int(gridDim.x)) % tiles_n * 4) >= 0 && ((int(blockIdx.x) + 0 * int(gridDim.x)) % tiles_n * 4) + 4 <= NG && 0 >= 0 && 0 + 128 <= 128 && 0 % 8 == 0) {
             #pragma unroll
-            for (int tl_v = 0; tl_v < 8; ++tl_v) x[tl_chunk0 + tl_v] = tl::convert<float>(tl_vec2[tl_v]);
+            for (int tl_i1 = 0; tl_i1 < 2; ++tl_i1) {
+                const int tl_chunk0 = tl_tid + tl_i1 * 256;
+                tl::cp_async_16(&xs[((0 * 8 + ((tl_chunk0 * 8) / 512)) * 4 + (((tl_chunk0 * 8) / 128) % 4)) * 136 + ((tl_chunk0 * 8) % 128)], &Xg[(int64_t(((int(blockIdx.x) + 0 * int(gridDim.x)) / tiles_n * 8) + ((tl_chunk0 * 8) / 512)) * NG + (((int(blockIdx.x) + 0 * int(gridDim.x)) % tiles_n * 4) + (((tl_chunk0 * 8) / 128) % 4))) * 128 + ((tl_chunk0 * 8) % 128)]);
+            }
         } else {
             #pragma unroll
-            for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                x[tl_chunk0 + tl_v] = tl::in_bounds(r0 + ((tl_tid / 64) + ((tl_chunk0 + tl_v) / 8) * 4), M) && tl::in_bounds(k0 + (tl_tid / 16 % 4), NG) && tl::in_bounds((((tl_chunk0 + tl_v) % 8) + (tl_tid % 16) * 8), 128) ? tl::convert<float>(Xg[(int64_t(r0 + ((tl_tid / 64) + ((tl_chunk0 + tl_v) / 8) * 4)) * NG + (k0 + (tl_tid / 16 % 4))) * 128 + (((tl_chunk0 + tl_v) % 8) + (tl_tid % 16) * 8)]) : 0.0f;
+            for (int tl_i3 = 0; tl_i3 < 2; ++tl_i3) {
+                const int tl_chunk2 = tl_tid + tl_i3 * 256;
+                const tl::bf16* tl_src4 = &Xg[(int64_t(((int(blockIdx.x) + 0 * int(gridDim.x)) / tiles_n * 8) + ((tl_chunk2 * 8) / 512)) * NG + (((int(blockIdx.x) + 0 * int(gridDim.x)) % tiles_n * 4) + (((tl_chunk2 * 8) / 128) % 4))) * 128 + ((tl_chunk2 * 8) % 128)];
+                tl::bf16* tl_dst5 = &xs[((0 * 8 + ((tl_chunk2 * 8) / 512)) * 4 + (((tl_chunk2 * 8) / 128) % 4)) * 136 + ((tl_chunk2 * 8) % 128)];
+                const int tl_valid6 = !(tl::in_bounds(((int(blockIdx.x) + 0 * int(gridDim.x)) / tiles_n * 8) + ((tl_chunk2 * 8) / 512), M) && tl::in_bounds(((int(blockIdx.x) + 0 * int(gridDim.x)) % tiles_n * 4) + (((tl_chunk2 * 8) / 128) % 4), NG)) ? 0 : max(0, min(8, 128 - ((tl_chunk2 * 8) % 128)));
+                if (tl_valid6 == 8 && (tl_chunk2 * 8) % 128 >= 0 && tl::is_aligned(tl_src4, 4)) {
+                    tl::cp_async_chunk(tl_dst5, tl_src4);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
+                } else {
+                    #pragma unroll
+                    for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst5[tl_v] = tl::in_bounds(((int(blockIdx.x) + 0 * int(gridDim.x)) / tiles_n * 8) + ((tl_chunk2 * 8) / 512), M) && tl::in_bounds(((int(blockIdx.x) + 0 * int(gridDim.x)) % tiles_n * 4) + (((tl_chunk2 * 8) / 128) % 4), NG) && tl::in_bounds(((tl_chunk2 * 8) % 128) + tl_v, 128) ? tl_src4[tl_v] : tl::convert<tl::bf16>(0.0f);
+                }
             }
         }
     }
-    // reduce(absmax, x, amax, axis = 2);  (quant.tl:94)
-    // each thread folds its 8 values of each of its 4 results; xor shuffles 1, 2, 4, 8 among the lanes that share one
-    {
-        float tl_part[4];
-        #pragma unroll
-        for (int tl_i = 0; tl_i < 4; ++tl_i) tl_part[tl_i] = tl::AbsMaxOp::identity<float>();
-        #pragma unroll
-        for (int tl_s3 = 0; tl_s3 < 32; ++tl_s3) {
-            tl_part[(tl_s3 / 8)] = tl::AbsMaxOp::combine(tl_part[(tl_s3 / 8)], tl::AbsMaxOp::element(x[tl_s3]));
+    tl::cp_async_commit();
+    // for t in pipelined(cdiv(tiles - block.x, grid.x), stages = 2) {  (quant.tl:99)
+    for (int t = 0; t < t_trips; ++t) {
+        tl::cp_async_wait<0>();  // at most 0 copy groups of this thread still in flight
+        __syncthreads();  // pipeline: stage `t % 2` has landed and the stage refilled next is no longer read
+        if (t + 1 < t_trips) {
+            // copy(Xg[r0 +: RB, k0 +: GB, 0 +: G], xs);  (quant.tl:103)
+            if (tl::is_aligned(Xg, 16) && 128 % 8 == 0 && ((int(blockIdx.x) + (t + 1) * int(gridDim.x)) / tiles_n * 8) >= 0 && ((int(blockIdx.x) + (t + 1) * int(gridDim.x)) / tiles_n * 8) + 8 <= M && ((int(blockIdx.x) + (t + 1) * int(gridDim.x)) % tiles_n * 4) >= 0 && ((int(blockIdx.x) + (t + 1) * int(gridDim.x)) % tiles_n * 4) + 4 <= NG && 0 >= 0 && 0 + 128 <= 128 && 0 % 8 == 0) {
+                #pragma unroll
+                for (int tl_i8 = 0; tl_i8 < 2; ++tl_i8) {
+                    const int tl_chunk7 = tl_tid + tl_i8 * 256;
+                    tl::cp_async_16(&xs[((((t + 1) % 2) * 8 + ((tl_chunk7 * 8) / 512)) * 4 + (((tl_chunk7 * 8) / 128) % 4)) * 136 + ((tl_chunk7 * 8) % 128)], &Xg[(int64_t(((int(blockIdx.x) + (t + 1) * int(gridDim.x)) / tiles_n * 8) + ((tl_chunk7 * 8) / 512)) * NG + (((int(blockIdx.x) + (t + 1) * int(gridDim.x)) % tiles_n * 4) + (((tl_chunk7 * 8) / 128) % 4))) * 128 + ((tl_chunk7 * 8) % 128)]);
+                }
+            } else {
+                #pragma unroll
+                for (int tl_i10 = 0; tl_i10 < 2; ++tl_i10) {
+                    const int tl_chunk9 = tl_tid + tl_i10 * 256;
+                    const tl::bf16* tl_src11 = &Xg[(int64_t(((int(blockIdx.x) + (t + 1) * int(gridDim.x)) / tiles_n * 8) + ((tl_chunk9 * 8) / 512)) * NG + (((int(blockIdx.x) + (t + 1) * int(gridDim.x)) % tiles_n * 4) + (((tl_chunk9 * 8) / 128) % 4))) * 128 + ((tl_chunk9 * 8) % 128)];
+                    tl::bf16* tl_dst12 = &xs[((((t + 1) % 2) * 8 + ((tl_chunk9 * 8) / 512)) * 4 + (((tl_chunk9 * 8) / 128) % 4)) * 136 + ((tl_chunk9 * 8) % 128)];
+                    const int tl_valid13 = !(tl::in_bounds(((int(blockIdx.x) + (t + 1) * int(gridDim.x)) / tiles_n * 8) + ((tl_chunk9 * 8) / 512), M) && tl::in_bounds(((int(blockIdx.x) + (t + 1) * int(gridDim.x)) % tiles_n * 4) + (((tl_chunk9 * 8) / 128) % 4), NG)) ? 0 : max(0, min(8, 128 - ((tl_chunk9 * 8) % 128)));
+                    if (tl_valid13 == 8 && (tl_chunk9 * 8) % 128 >= 0 && tl::is_aligned(tl_src11, 4)) {
+                        tl::cp_async_chunk(tl_dst12, tl_src11);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
+                    } else {
+                        #pragma unroll
+                        for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst12[tl_v] = tl::in_bounds(((int(blockIdx.x) + (t + 1) * int(gridDim.x)) / tiles_n * 8) + ((tl_chunk9 * 8) / 512), M) && tl::in_bounds(((int(blockIdx.x) + (t + 1) * int(gridDim.x)) % tiles_n * 4) + (((tl_chunk9 * 8) / 128) % 4), NG) && tl::in_bounds(((tl_chunk9 * 8) % 128) + tl_v, 128) ? tl_src11[tl_v] : tl::convert<tl::bf16>(0.0f);
+                    }
+                }
+            }
         }
+        tl::cp_async_commit();
+        const int32_t tile = int(blockIdx.x) + t * int(gridDim.x);
+        const int32_t r0 = tile / tiles_n * 8;
+        const int32_t k0 = tile % tiles_n * 4;
+        // copy(xs, x);  (quant.tl:104)
         #pragma unroll
-        for (int tl_i = 0; tl_i < 4; ++tl_i) {
-            tl_part[tl_i] = tl::xor_combine<tl::AbsMaxOp, 1>(tl_part[tl_i]);
-            tl_part[tl_i] = tl::xor_combine<tl::AbsMaxOp, 2>(tl_part[tl_i]);
-            tl_part[tl_i] = tl::xor_combine<tl::AbsMaxOp, 4>(tl_part[tl_i]);
-            tl_part[tl_i] = tl::xor_combine<tl::AbsMaxOp, 8>(tl_part[tl_i]);
+        for (int tl_chunk14 = 0; tl_chunk14 < 16; tl_chunk14 += 8) {
+            const tl::bf16* tl_ptr15 = &xs[(((t % 2) * 8 + ((tl_tid / 64) + (tl_chunk14 / 8) * 4)) * 4 + (tl_tid / 16 % 4)) * 136 + ((tl_chunk14 % 8) + (tl_tid % 16) * 8)];
+            {
+                tl::bf16 tl_vec16[8];
+                tl::load_vector<tl::bf16, 8>(tl_vec16, tl_ptr15);
+                #pragma unroll
+                for (int tl_v = 0; tl_v < 8; ++tl_v) x[tl_chunk14 + tl_v] = tl::convert<float>(tl_vec16[tl_v]);
+            }
         }
-        #pragma unroll
-        for (int tl_i = 0; tl_i < 4; ++tl_i) {
-            amax[tl_i] = tl_part[tl_i];
-        }
-    }
-    // for i, k in parallel(RB, GB) {  (quant.tl:95)
-    // for i, k in parallel(16, 4): each thread visits the elements of `amax` it holds
-    #pragma unroll
-    for (int tl_s4 = 0; tl_s4 < 4; ++tl_s4) {
-        [[maybe_unused]] const int i = ((tl_tid / 64) + (tl_s4) * 4);
-        [[maybe_unused]] const int k = (tl_tid / 16 % 4);
-        amax[tl_s4] = tl::max(amax[tl_s4], 9.999999960041972e-13f);
-    }
-    // for i, k, c in parallel(RB, GB, G) {  (quant.tl:98)
-    // for i, k, c in parallel(16, 4, 128): each thread visits the elements of `x` it holds
-    #pragma unroll
-    for (int tl_s5 = 0; tl_s5 < 32; ++tl_s5) {
-        [[maybe_unused]] const int i = ((tl_tid / 64) + (tl_s5 / 8) * 4);
-        [[maybe_unused]] const int k = (tl_tid / 16 % 4);
-        [[maybe_unused]] const int c = ((tl_s5 % 8) + (tl_tid % 16) * 8);
-        x[tl_s5] = x[tl_s5] * tl::fast::div(448.0f, amax[(tl_s5 / 8)]);
-    }
-    // for i, k in parallel(RB, GB) {  (quant.tl:101)
-    // for i, k in parallel(16, 4): each thread visits the elements of `amax` it holds
-    #pragma unroll
-    for (int tl_s6 = 0; tl_s6 < 4; ++tl_s6) {
-        [[maybe_unused]] const int i = ((tl_tid / 64) + (tl_s6) * 4);
-        [[maybe_unused]] const int k = (tl_tid / 16 % 4);
-        amax[tl_s6] = amax[tl_s6] * 0.0022321429569274187f;
-    }
-    // copy(x, Qg[r0 +: RB, k0 +: GB, 0 +: G]);  (quant.tl:104)
-    #pragma unroll
-    for (int tl_chunk7 = 0; tl_chunk7 < 32; tl_chunk7 += 8) {
-        tl::f8e4m3* tl_ptr8 = &Qg[(int64_t(r0 + ((tl_tid / 64) + (tl_chunk7 / 8) * 4)) * NG + (k0 + (tl_tid / 16 % 4))) * 128 + ((tl_chunk7 % 8) + (tl_tid % 16) * 8)];
-        if (tl::in_bounds(r0 + ((tl_tid / 64) + (tl_chunk7 / 8) * 4), M) && tl::in_bounds(k0 + (tl_tid / 16 % 4), NG) && tl::in_bounds(((tl_chunk7 % 8) + (tl_tid % 16) * 8), 128) && tl::in_bounds(r0 + ((tl_tid / 64) + (tl_chunk7 / 8) * 4), M) && tl::in_bounds(k0 + (tl_tid / 16 % 4), NG) && tl::in_bounds((((tl_chunk7 % 8) + (tl_tid % 16) * 8)) + 7, 128) && tl::is_aligned(tl_ptr8, 8)) {
-            tl::f8e4m3 tl_vec9[8];
+        // reduce(absmax, x, amax, axis = 2);  (quant.tl:105)
+        // each thread folds its 8 values of each of its 2 results; xor shuffles 1, 2, 4, 8 among the lanes that share one
+        {
+            float tl_part[2];
             #pragma unroll
-            for (int tl_v = 0; tl_v < 8; ++tl_v) tl_vec9[tl_v] = tl::convert<tl::f8e4m3>(x[tl_chunk7 + tl_v]);
-            tl::store_vector<tl::f8e4m3, 8>(tl_ptr8, tl_vec9);
-        } else {
+            for (int tl_i = 0; tl_i < 2; ++tl_i) tl_part[tl_i] = tl::AbsMaxOp::identity<float>();
             #pragma unroll
-            for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                if (tl::in_bounds(r0 + ((tl_tid / 64) + ((tl_chunk7 + tl_v) / 8) * 4), M) && tl::in_bounds(k0 + (tl_tid / 16 % 4), NG) && tl::in_bounds((((tl_chunk7 + tl_v) % 8) + (tl_tid % 16) * 8), 128)) Qg[(int64_t(r0 + ((tl_tid / 64) + ((tl_chunk7 + tl_v) / 8) * 4)) * NG + (k0 + (tl_tid / 16 % 4))) * 128 + (((tl_chunk7 + tl_v) % 8) + (tl_tid % 16) * 8)] = tl::convert<tl::f8e4m3>(x[tl_chunk7 + tl_v]);
+            for (int tl_s17 = 0; tl_s17 < 16; ++tl_s17) {
+                tl_part[(tl_s17 / 8)] = tl::AbsMaxOp::combine(tl_part[(tl_s17 / 8)], tl::AbsMaxOp::element(x[tl_s17]));
+            }
+            #pragma unroll
+            for (int tl_i = 0; tl_i < 2; ++tl_i) {
+                tl_part[tl_i] = tl::xor_combine<tl::AbsMaxOp, 1>(tl_part[tl_i]);
+                tl_part[tl_i] = tl::xor_combine<tl::AbsMaxOp, 2>(tl_part[tl_i]);
+                tl_part[tl_i] = tl::xor_combine<tl::AbsMaxOp, 4>(tl_part[tl_i]);
+                tl_part[tl_i] = tl::xor_combine<tl::AbsMaxOp, 8>(tl_part[tl_i]);
+            }
+            #pragma unroll
+            for (int tl_i = 0; tl_i < 2; ++tl_i) {
+                amax[tl_i] = tl_part[tl_i];
+            }
+        }
+        // for i, k in parallel(RB, GB) {  (quant.tl:106)
+        // for i, k in parallel(8, 4): each thread visits the elements of `amax` it holds
+        #pragma unroll
+        for (int tl_s18 = 0; tl_s18 < 2; ++tl_s18) {
+            [[maybe_unused]] const int i = ((tl_tid / 64) + (tl_s18) * 4);
+            [[maybe_unused]] const int k = (tl_tid / 16 % 4);
+            const float a = tl::max(amax[tl_s18], 9.999999960041972e-13f);
+            amax[tl_s18] = a * 0.0022321429569274187f;
+            inv[tl_s18] = tl::fast::div(448.0f, a);
+        }
+        // for i, k, c in parallel(RB, GB, G) {  (quant.tl:111)
+        // for i, k, c in parallel(8, 4, 128): each thread visits the elements of `x` it holds
+        #pragma unroll
+        for (int tl_s19 = 0; tl_s19 < 16; ++tl_s19) {
+            [[maybe_unused]] const int i = ((tl_tid / 64) + (tl_s19 / 8) * 4);
+            [[maybe_unused]] const int k = (tl_tid / 16 % 4);
+            [[maybe_unused]] const int c = ((tl_s19 % 8) + (tl_tid % 16) * 8);
+            x[tl_s19] = x[tl_s19] * inv[(tl_s19 / 8)];
+        }
+        // copy(x, Qg[r0 +: RB, k0 +: GB, 0 +: G]);  (quant.tl:114)
+        #pragma unroll
+        for (int tl_chunk20 = 0; tl_chunk20 < 16; tl_chunk20 += 8) {
+            tl::f8e4m3* tl_ptr21 = &Qg[(int64_t(r0 + ((tl_tid / 64) + (tl_chunk20 / 8) * 4)) * NG + (k0 + (tl_tid / 16 % 4))) * 128 + ((tl_chunk20 % 8) + (tl_tid % 16) * 8)];
+            if (tl::in_bounds(r0 + ((tl_tid / 64) + (tl_chunk20 / 8) * 4), M) && tl::in_bounds(k0 + (tl_tid / 16 % 4), NG) && tl::in_bounds(((tl_chunk20 % 8) + (tl_tid % 16) * 8), 128) && tl::in_bounds(r0 + ((tl_tid / 64) + (tl_chunk20 / 8) * 4), M) && tl::in_bounds(k0 + (tl_tid / 16 % 4), NG) && tl::in_bounds((((tl_chunk20 % 8) + (tl_tid % 16) * 8)) + 7, 128) && tl::is_aligned(tl_ptr21, 8)) {
+                tl::f8e4m3 tl_vec22[8];
+                #pragma unroll
+                for (int tl_v = 0; tl_v < 8; tl_v += 2) tl::convert_pair(&tl_vec22[tl_v], x[tl_chunk20 + tl_v], x[tl_chunk20 + tl_v + 1]);
+                tl::store_vector<tl::f8e4m3, 8>(tl_ptr21, tl_vec22);
+            } else {
+                #pragma unroll
+                for (int tl_v = 0; tl_v < 8; ++tl_v) {
+                    if (tl::in_bounds(r0 + ((tl_tid / 64) + ((tl_chunk20 + tl_v) / 8) * 4), M) && tl::in_bounds(k0 + (tl_tid / 16 % 4), NG) && tl::in_bounds((((tl_chunk20 + tl_v) % 8) + (tl_tid % 16) * 8), 128)) Qg[(int64_t(r0 + ((tl_tid / 64) + ((tl_chunk20 + tl_v) / 8) * 4)) * NG + (k0 + (tl_tid / 16 % 4))) * 128 + (((tl_chunk20 + tl_v) % 8) + (tl_tid % 16) * 8)] = tl::convert<tl::f8e4m3>(x[tl_chunk20 + tl_v]);
+                }
+            }
+        }
+        // copy(amax, Scale[r0 +: RB, k0 +: GB]);  (quant.tl:115)
+        if ((tl_tid % 16) == 0) {
+            #pragma unroll
+            for (int tl_s23 = 0; tl_s23 < 2; ++tl_s23) {
+                if (tl::in_bounds(r0 + ((tl_tid / 64) + (tl_s23) * 4), M) && tl::in_bounds(k0 + (tl_tid / 16 % 4), NG)) Scale[int64_t(r0 + ((tl_tid / 64) + (tl_s23) * 4)) * NG + (k0 + (tl_tid / 16 % 4))] = amax[tl_s23];
             }
         }
     }
-    // copy(amax, Scale[r0 +: RB, k0 +: GB]);  (quant.tl:105)
-    if ((tl_tid % 16) == 0) {
-        #pragma unroll
-        for (int tl_s10 = 0; tl_s10 < 4; ++tl_s10) {
-            if (tl::in_bounds(r0 + ((tl_tid / 64) + (tl_s10) * 4), M) && tl::in_bounds(k0 + (tl_tid / 16 % 4), NG)) Scale[int64_t(r0 + ((tl_tid / 64) + (tl_s10) * 4)) * NG + (k0 + (tl_tid / 16 % 4))] = amax[tl_s10];
-        }
-    }
+    tl::cp_async_wait<0>();  // at most 0 copy groups of this thread still in flight
 }
 
-// kernel fp8_per_block<B = 128, T = bf16>  (stdlib/quant.tl:111)
-// 256 threads per block, 32 bytes of shared memory
-__global__ void __launch_bounds__(256) fp8_per_block_kernel(
+// kernel fp8_per_block<B = 128, WAVES = 1, T = bf16>  (stdlib/quant.tl:125)
+// 512 threads per block, 69696 bytes of shared memory
+__global__ void __launch_bounds__(512) fp8_per_block_kernel(
         const tl::bf16* __restrict__ X,
         tl::f8e4m3* __restrict__ Q,
         float* __restrict__ Scale,
@@ -1979,109 +2032,163 @@ __global__ void __launch_bounds__(256) fp8_per_block_kernel(
         int32_t MB,
         int32_t NB)
 {
-    // fragment x: f32[128, 128], blocked per axis, vector 8: [128, 128] over 256 threads: (16:t16 8:r8, 8:r1 16:t1) 64 registers
-    // fragment row_max: f32[128], slice of `x` (reduce over axis 1): [128] over 256 threads: (16:t16 8:r1) 8 registers, 16 replicas
-    const int tl_tid = tl::thread_index<256>();
+    // fragment x: f32[128, 128], blocked per axis, vector 8: [128, 128] over 512 threads: (32:t16 4:r8, 8:r1 16:t1) 32 registers
+    // fragment row_max: f32[128], slice of `x` (reduce over axis 1): [128] over 512 threads: (32:t16 4:r1) 4 registers, 16 replicas
+    const int tl_tid = tl::thread_index<512>();
     extern __shared__ __align__(128) unsigned char tl_smem[];
-    unsigned char* tl_scratch = tl_smem + 0;  // 32 bytes for reductions and staging
-    float x[64];  // fragment x: f32[128, 128]
-    float row_max[8];  // fragment row_max: f32[128]
+    tl::bf16* xs = reinterpret_cast<tl::bf16*>(tl_smem + 0);  // shared xs: bf16[2, 128, 128], row pitch 136
+    unsigned char* tl_scratch = tl_smem + 69632;  // 64 bytes for reductions and staging
+    float x[32];  // fragment x: f32[128, 128]
+    float row_max[4];  // fragment row_max: f32[128]
     float amax;
-    const int32_t r0 = int(blockIdx.x) * 128;
-    const int32_t c0 = int(blockIdx.y) * 128;
-    // copy(X[r0 +: B, c0 +: B], x);              // 0 outside X: no effect on the maximum  (quant.tl:121)
-    #pragma unroll
-    for (int tl_chunk0 = 0; tl_chunk0 < 64; tl_chunk0 += 8) {
-        const tl::bf16* tl_ptr1 = &X[int64_t(r0 + ((tl_tid / 16) + (tl_chunk0 / 8) * 16)) * N + (c0 + ((tl_chunk0 % 8) + (tl_tid % 16) * 8))];
-        if (tl::in_bounds(r0 + ((tl_tid / 16) + (tl_chunk0 / 8) * 16), M) && tl::in_bounds(c0 + ((tl_chunk0 % 8) + (tl_tid % 16) * 8), N) && tl::in_bounds(r0 + ((tl_tid / 16) + (tl_chunk0 / 8) * 16), M) && tl::in_bounds((c0 + ((tl_chunk0 % 8) + (tl_tid % 16) * 8)) + 7, N) && tl::is_aligned(tl_ptr1, 16)) {
-            tl::bf16 tl_vec2[8];
-            tl::load_vector<tl::bf16, 8>(tl_vec2, tl_ptr1);
+    const int32_t t_trips = tl::cdiv(MB * NB - int(blockIdx.x), int(gridDim.x));
+    if (0 < t_trips) {
+        // copy(X[bi * B +: B, bj * B +: B], xs);      // 0 outside X: no effect on the maximum  (quant.tl:138)
+        if (tl::is_aligned(X, 16) && N % 8 == 0 && ((int(blockIdx.x) + 0 * int(gridDim.x)) / NB * 128) >= 0 && ((int(blockIdx.x) + 0 * int(gridDim.x)) / NB * 128) + 128 <= M && ((int(blockIdx.x) + 0 * int(gridDim.x)) % NB * 128) >= 0 && ((int(blockIdx.x) + 0 * int(gridDim.x)) % NB * 128) + 128 <= N && ((int(blockIdx.x) + 0 * int(gridDim.x)) % NB * 128) % 8 == 0) {
             #pragma unroll
-            for (int tl_v = 0; tl_v < 8; ++tl_v) x[tl_chunk0 + tl_v] = tl::convert<float>(tl_vec2[tl_v]);
+            for (int tl_i1 = 0; tl_i1 < 4; ++tl_i1) {
+                const int tl_chunk0 = tl_tid + tl_i1 * 512;
+                tl::cp_async_16(&xs[(0 * 128 + ((tl_chunk0 * 8) / 128)) * 136 + ((tl_chunk0 * 8) % 128)], &X[int64_t(((int(blockIdx.x) + 0 * int(gridDim.x)) / NB * 128) + ((tl_chunk0 * 8) / 128)) * N + (((int(blockIdx.x) + 0 * int(gridDim.x)) % NB * 128) + ((tl_chunk0 * 8) % 128))]);
+            }
         } else {
             #pragma unroll
-            for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                x[tl_chunk0 + tl_v] = tl::in_bounds(r0 + ((tl_tid / 16) + ((tl_chunk0 + tl_v) / 8) * 16), M) && tl::in_bounds(c0 + (((tl_chunk0 + tl_v) % 8) + (tl_tid % 16) * 8), N) ? tl::convert<float>(X[int64_t(r0 + ((tl_tid / 16) + ((tl_chunk0 + tl_v) / 8) * 16)) * N + (c0 + (((tl_chunk0 + tl_v) % 8) + (tl_tid % 16) * 8))]) : 0.0f;
+            for (int tl_i3 = 0; tl_i3 < 4; ++tl_i3) {
+                const int tl_chunk2 = tl_tid + tl_i3 * 512;
+                const tl::bf16* tl_src4 = &X[int64_t(((int(blockIdx.x) + 0 * int(gridDim.x)) / NB * 128) + ((tl_chunk2 * 8) / 128)) * N + (((int(blockIdx.x) + 0 * int(gridDim.x)) % NB * 128) + ((tl_chunk2 * 8) % 128))];
+                tl::bf16* tl_dst5 = &xs[(0 * 128 + ((tl_chunk2 * 8) / 128)) * 136 + ((tl_chunk2 * 8) % 128)];
+                const int tl_valid6 = !(tl::in_bounds(((int(blockIdx.x) + 0 * int(gridDim.x)) / NB * 128) + ((tl_chunk2 * 8) / 128), M)) ? 0 : max(0, min(8, N - (((int(blockIdx.x) + 0 * int(gridDim.x)) % NB * 128) + ((tl_chunk2 * 8) % 128))));
+                if (tl_valid6 == 8 && ((int(blockIdx.x) + 0 * int(gridDim.x)) % NB * 128) + ((tl_chunk2 * 8) % 128) >= 0 && tl::is_aligned(tl_src4, 4)) {
+                    tl::cp_async_chunk(tl_dst5, tl_src4);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
+                } else {
+                    #pragma unroll
+                    for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst5[tl_v] = tl::in_bounds(((int(blockIdx.x) + 0 * int(gridDim.x)) / NB * 128) + ((tl_chunk2 * 8) / 128), M) && tl::in_bounds((((int(blockIdx.x) + 0 * int(gridDim.x)) % NB * 128) + ((tl_chunk2 * 8) % 128)) + tl_v, N) ? tl_src4[tl_v] : tl::convert<tl::bf16>(0.0f);
+                }
             }
         }
     }
-    // reduce(absmax, x, row_max, axis = 1);  (quant.tl:122)
-    // each thread folds its 8 values of each of its 8 results; xor shuffles 1, 2, 4, 8 among the lanes that share one
-    {
-        float tl_part[8];
-        #pragma unroll
-        for (int tl_i = 0; tl_i < 8; ++tl_i) tl_part[tl_i] = tl::AbsMaxOp::identity<float>();
-        #pragma unroll
-        for (int tl_s3 = 0; tl_s3 < 64; ++tl_s3) {
-            tl_part[(tl_s3 / 8)] = tl::AbsMaxOp::combine(tl_part[(tl_s3 / 8)], tl::AbsMaxOp::element(x[tl_s3]));
-        }
-        #pragma unroll
-        for (int tl_i = 0; tl_i < 8; ++tl_i) {
-            tl_part[tl_i] = tl::xor_combine<tl::AbsMaxOp, 1>(tl_part[tl_i]);
-            tl_part[tl_i] = tl::xor_combine<tl::AbsMaxOp, 2>(tl_part[tl_i]);
-            tl_part[tl_i] = tl::xor_combine<tl::AbsMaxOp, 4>(tl_part[tl_i]);
-            tl_part[tl_i] = tl::xor_combine<tl::AbsMaxOp, 8>(tl_part[tl_i]);
-        }
-        #pragma unroll
-        for (int tl_i = 0; tl_i < 8; ++tl_i) {
-            row_max[tl_i] = tl_part[tl_i];
-        }
-    }
-    // reduce(absmax, row_max, amax);  (quant.tl:123)
-    {
-        float tl_part[1];
-        #pragma unroll
-        for (int tl_i = 0; tl_i < 1; ++tl_i) tl_part[tl_i] = tl::AbsMaxOp::identity<float>();
-        if ((tl_tid % 16) == 0) {
-            #pragma unroll
-            for (int tl_s4 = 0; tl_s4 < 8; ++tl_s4) {
-                tl_part[0] = tl::AbsMaxOp::combine(tl_part[0], tl::AbsMaxOp::element(row_max[tl_s4]));
+    tl::cp_async_commit();
+    // for t in pipelined(cdiv(MB * NB - block.x, grid.x), stages = 2) {  (quant.tl:134)
+    for (int t = 0; t < t_trips; ++t) {
+        tl::cp_async_wait<0>();  // at most 0 copy groups of this thread still in flight
+        __syncthreads();  // pipeline: stage `t % 2` has landed and the stage refilled next is no longer read
+        if (t + 1 < t_trips) {
+            // copy(X[bi * B +: B, bj * B +: B], xs);      // 0 outside X: no effect on the maximum  (quant.tl:138)
+            if (tl::is_aligned(X, 16) && N % 8 == 0 && ((int(blockIdx.x) + (t + 1) * int(gridDim.x)) / NB * 128) >= 0 && ((int(blockIdx.x) + (t + 1) * int(gridDim.x)) / NB * 128) + 128 <= M && ((int(blockIdx.x) + (t + 1) * int(gridDim.x)) % NB * 128) >= 0 && ((int(blockIdx.x) + (t + 1) * int(gridDim.x)) % NB * 128) + 128 <= N && ((int(blockIdx.x) + (t + 1) * int(gridDim.x)) % NB * 128) % 8 == 0) {
+                #pragma unroll
+                for (int tl_i8 = 0; tl_i8 < 4; ++tl_i8) {
+                    const int tl_chunk7 = tl_tid + tl_i8 * 512;
+                    tl::cp_async_16(&xs[(((t + 1) % 2) * 128 + ((tl_chunk7 * 8) / 128)) * 136 + ((tl_chunk7 * 8) % 128)], &X[int64_t(((int(blockIdx.x) + (t + 1) * int(gridDim.x)) / NB * 128) + ((tl_chunk7 * 8) / 128)) * N + (((int(blockIdx.x) + (t + 1) * int(gridDim.x)) % NB * 128) + ((tl_chunk7 * 8) % 128))]);
+                }
+            } else {
+                #pragma unroll
+                for (int tl_i10 = 0; tl_i10 < 4; ++tl_i10) {
+                    const int tl_chunk9 = tl_tid + tl_i10 * 512;
+                    const tl::bf16* tl_src11 = &X[int64_t(((int(blockIdx.x) + (t + 1) * int(gridDim.x)) / NB * 128) + ((tl_chunk9 * 8) / 128)) * N + (((int(blockIdx.x) + (t + 1) * int(gridDim.x)) % NB * 128) + ((tl_chunk9 * 8) % 128))];
+                    tl::bf16* tl_dst12 = &xs[(((t + 1) % 2) * 128 + ((tl_chunk9 * 8) / 128)) * 136 + ((tl_chunk9 * 8) % 128)];
+                    const int tl_valid13 = !(tl::in_bounds(((int(blockIdx.x) + (t + 1) * int(gridDim.x)) / NB * 128) + ((tl_chunk9 * 8) / 128), M)) ? 0 : max(0, min(8, N - (((int(blockIdx.x) + (t + 1) * int(gridDim.x)) % NB * 128) + ((tl_chunk9 * 8) % 128))));
+                    if (tl_valid13 == 8 && ((int(blockIdx.x) + (t + 1) * int(gridDim.x)) % NB * 128) + ((tl_chunk9 * 8) % 128) >= 0 && tl::is_aligned(tl_src11, 4)) {
+                        tl::cp_async_chunk(tl_dst12, tl_src11);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
+                    } else {
+                        #pragma unroll
+                        for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst12[tl_v] = tl::in_bounds(((int(blockIdx.x) + (t + 1) * int(gridDim.x)) / NB * 128) + ((tl_chunk9 * 8) / 128), M) && tl::in_bounds((((int(blockIdx.x) + (t + 1) * int(gridDim.x)) % NB * 128) + ((tl_chunk9 * 8) % 128)) + tl_v, N) ? tl_src11[tl_v] : tl::convert<tl::bf16>(0.0f);
+                    }
+                }
             }
         }
-        tl::block_allreduce<tl::AbsMaxOp, 1, 256>(tl_part, reinterpret_cast<float*>(tl_scratch), tl_tid);
+        tl::cp_async_commit();
+        const int32_t blk = int(blockIdx.x) + t * int(gridDim.x);
+        const int32_t bi = blk / NB;
+        const int32_t bj = blk % NB;
+        // copy(xs, x);  (quant.tl:139)
+        #pragma unroll
+        for (int tl_chunk14 = 0; tl_chunk14 < 32; tl_chunk14 += 8) {
+            const tl::bf16* tl_ptr15 = &xs[((t % 2) * 128 + ((tl_tid / 16) + (tl_chunk14 / 8) * 32)) * 136 + ((tl_chunk14 % 8) + (tl_tid % 16) * 8)];
+            {
+                tl::bf16 tl_vec16[8];
+                tl::load_vector<tl::bf16, 8>(tl_vec16, tl_ptr15);
+                #pragma unroll
+                for (int tl_v = 0; tl_v < 8; ++tl_v) x[tl_chunk14 + tl_v] = tl::convert<float>(tl_vec16[tl_v]);
+            }
+        }
+        // reduce(absmax, x, row_max, axis = 1);  (quant.tl:140)
+        // each thread folds its 8 values of each of its 4 results; xor shuffles 1, 2, 4, 8 among the lanes that share one
         {
-            amax = tl_part[0];
+            float tl_part[4];
+            #pragma unroll
+            for (int tl_i = 0; tl_i < 4; ++tl_i) tl_part[tl_i] = tl::AbsMaxOp::identity<float>();
+            #pragma unroll
+            for (int tl_s17 = 0; tl_s17 < 32; ++tl_s17) {
+                tl_part[(tl_s17 / 8)] = tl::AbsMaxOp::combine(tl_part[(tl_s17 / 8)], tl::AbsMaxOp::element(x[tl_s17]));
+            }
+            #pragma unroll
+            for (int tl_i = 0; tl_i < 4; ++tl_i) {
+                tl_part[tl_i] = tl::xor_combine<tl::AbsMaxOp, 1>(tl_part[tl_i]);
+                tl_part[tl_i] = tl::xor_combine<tl::AbsMaxOp, 2>(tl_part[tl_i]);
+                tl_part[tl_i] = tl::xor_combine<tl::AbsMaxOp, 4>(tl_part[tl_i]);
+                tl_part[tl_i] = tl::xor_combine<tl::AbsMaxOp, 8>(tl_part[tl_i]);
+            }
+            #pragma unroll
+            for (int tl_i = 0; tl_i < 4; ++tl_i) {
+                row_max[tl_i] = tl_part[tl_i];
+            }
         }
-    }
-    const float a = tl::max(amax, 9.999999960041972e-13f);
-    const float inv = tl::fast::div(448.0f, a);
-    // for i, j in parallel(B, B) {  (quant.tl:126)
-    // for i, j in parallel(128, 128): each thread visits the elements of `x` it holds
-    #pragma unroll
-    for (int tl_s5 = 0; tl_s5 < 64; ++tl_s5) {
-        [[maybe_unused]] const int i = ((tl_tid / 16) + (tl_s5 / 8) * 16);
-        [[maybe_unused]] const int j = ((tl_s5 % 8) + (tl_tid % 16) * 8);
-        x[tl_s5] = x[tl_s5] * inv;
-    }
-    // copy(x, Q[r0 +: B, c0 +: B]);  (quant.tl:129)
-    #pragma unroll
-    for (int tl_chunk6 = 0; tl_chunk6 < 64; tl_chunk6 += 8) {
-        tl::f8e4m3* tl_ptr7 = &Q[int64_t(r0 + ((tl_tid / 16) + (tl_chunk6 / 8) * 16)) * N + (c0 + ((tl_chunk6 % 8) + (tl_tid % 16) * 8))];
-        if (tl::in_bounds(r0 + ((tl_tid / 16) + (tl_chunk6 / 8) * 16), M) && tl::in_bounds(c0 + ((tl_chunk6 % 8) + (tl_tid % 16) * 8), N) && tl::in_bounds(r0 + ((tl_tid / 16) + (tl_chunk6 / 8) * 16), M) && tl::in_bounds((c0 + ((tl_chunk6 % 8) + (tl_tid % 16) * 8)) + 7, N) && tl::is_aligned(tl_ptr7, 8)) {
-            tl::f8e4m3 tl_vec8[8];
+        // reduce(absmax, row_max, amax);  (quant.tl:141)
+        {
+            float tl_part[1];
             #pragma unroll
-            for (int tl_v = 0; tl_v < 8; ++tl_v) tl_vec8[tl_v] = tl::convert<tl::f8e4m3>(x[tl_chunk6 + tl_v]);
-            tl::store_vector<tl::f8e4m3, 8>(tl_ptr7, tl_vec8);
-        } else {
-            #pragma unroll
-            for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                if (tl::in_bounds(r0 + ((tl_tid / 16) + ((tl_chunk6 + tl_v) / 8) * 16), M) && tl::in_bounds(c0 + (((tl_chunk6 + tl_v) % 8) + (tl_tid % 16) * 8), N)) Q[int64_t(r0 + ((tl_tid / 16) + ((tl_chunk6 + tl_v) / 8) * 16)) * N + (c0 + (((tl_chunk6 + tl_v) % 8) + (tl_tid % 16) * 8))] = tl::convert<tl::f8e4m3>(x[tl_chunk6 + tl_v]);
+            for (int tl_i = 0; tl_i < 1; ++tl_i) tl_part[tl_i] = tl::AbsMaxOp::identity<float>();
+            if ((tl_tid % 16) == 0) {
+                #pragma unroll
+                for (int tl_s18 = 0; tl_s18 < 4; ++tl_s18) {
+                    tl_part[0] = tl::AbsMaxOp::combine(tl_part[0], tl::AbsMaxOp::element(row_max[tl_s18]));
+                }
+            }
+            tl::block_allreduce<tl::AbsMaxOp, 1, 512>(tl_part, reinterpret_cast<float*>(tl_scratch), tl_tid);
+            {
+                amax = tl_part[0];
+            }
+        }
+        const float a = tl::max(amax, 9.999999960041972e-13f);
+        const float inv = tl::fast::div(448.0f, a);
+        // for i, j in parallel(B, B) {  (quant.tl:144)
+        // for i, j in parallel(128, 128): each thread visits the elements of `x` it holds
+        #pragma unroll
+        for (int tl_s19 = 0; tl_s19 < 32; ++tl_s19) {
+            [[maybe_unused]] const int i = ((tl_tid / 16) + (tl_s19 / 8) * 32);
+            [[maybe_unused]] const int j = ((tl_s19 % 8) + (tl_tid % 16) * 8);
+            x[tl_s19] = x[tl_s19] * inv;
+        }
+        // copy(x, Q[bi * B +: B, bj * B +: B]);  (quant.tl:147)
+        #pragma unroll
+        for (int tl_chunk20 = 0; tl_chunk20 < 32; tl_chunk20 += 8) {
+            tl::f8e4m3* tl_ptr21 = &Q[int64_t((bi * 128) + ((tl_tid / 16) + (tl_chunk20 / 8) * 32)) * N + ((bj * 128) + ((tl_chunk20 % 8) + (tl_tid % 16) * 8))];
+            if (tl::in_bounds((bi * 128) + ((tl_tid / 16) + (tl_chunk20 / 8) * 32), M) && tl::in_bounds((bj * 128) + ((tl_chunk20 % 8) + (tl_tid % 16) * 8), N) && tl::in_bounds((bi * 128) + ((tl_tid / 16) + (tl_chunk20 / 8) * 32), M) && tl::in_bounds(((bj * 128) + ((tl_chunk20 % 8) + (tl_tid % 16) * 8)) + 7, N) && tl::is_aligned(tl_ptr21, 8)) {
+                tl::f8e4m3 tl_vec22[8];
+                #pragma unroll
+                for (int tl_v = 0; tl_v < 8; tl_v += 2) tl::convert_pair(&tl_vec22[tl_v], x[tl_chunk20 + tl_v], x[tl_chunk20 + tl_v + 1]);
+                tl::store_vector<tl::f8e4m3, 8>(tl_ptr21, tl_vec22);
+            } else {
+                #pragma unroll
+                for (int tl_v = 0; tl_v < 8; ++tl_v) {
+                    if (tl::in_bounds((bi * 128) + ((tl_tid / 16) + ((tl_chunk20 + tl_v) / 8) * 32), M) && tl::in_bounds((bj * 128) + (((tl_chunk20 + tl_v) % 8) + (tl_tid % 16) * 8), N)) Q[int64_t((bi * 128) + ((tl_tid / 16) + ((tl_chunk20 + tl_v) / 8) * 32)) * N + ((bj * 128) + (((tl_chunk20 + tl_v) % 8) + (tl_tid % 16) * 8))] = tl::convert<tl::f8e4m3>(x[tl_chunk20 + tl_v]);
+                }
+            }
+        }
+        // for i in parallel(1) {  (quant.tl:148)
+        // for i in parallel(1): iterations dealt round-robin to the threads
+        #pragma unroll
+        for (int tl_i24 = 0; tl_i24 < 1; ++tl_i24) {
+            const int tl_e23 = tl_tid + tl_i24 * 512;
+            if (tl_e23 < 1) {
+                const int i = tl_e23;
+                Scale[int64_t(bi + i) * NB + bj] = a * 0.0022321429569274187f;
             }
         }
     }
-    // for i in parallel(1) {  (quant.tl:130)
-    // for i in parallel(1): iterations dealt round-robin to the threads
-    #pragma unroll
-    for (int tl_i10 = 0; tl_i10 < 1; ++tl_i10) {
-        const int tl_e9 = tl_tid + tl_i10 * 256;
-        if (tl_e9 < 1) {
-            const int i = tl_e9;
-            Scale[int64_t(int(blockIdx.x) + i) * NB + int(blockIdx.y)] = a * 0.0022321429569274187f;
-        }
-    }
+    tl::cp_async_wait<0>();  // at most 0 copy groups of this thread still in flight
 }
 
-// kernel swiglu_fp8_per_group<G = 128, RB = 8, GB = 4, T = bf16>  (stdlib/quant.tl:138)
+// kernel swiglu_fp8_per_group<G = 128, RB = 8, GB = 4, T = bf16>  (stdlib/quant.tl:157)
 // 256 threads per block, 0 bytes of shared memory
 __global__ void __launch_bounds__(256) swiglu_fp8_per_group_kernel(
         const tl::bf16* __restrict__ X,
@@ -2103,7 +2210,7 @@ __global__ void __launch_bounds__(256) swiglu_fp8_per_group_kernel(
     float amax[2];  // fragment amax: f32[8, 4]
     const int32_t r0 = int(blockIdx.x) * 8;
     const int32_t k0 = int(blockIdx.y) * 4;
-    // copy(Xg[r0 +: RB, 0, k0 +: GB, 0 +: G], g);  (quant.tl:150)
+    // copy(Xg[r0 +: RB, 0, k0 +: GB, 0 +: G], g);  (quant.tl:169)
     #pragma unroll
     for (int tl_chunk0 = 0; tl_chunk0 < 16; tl_chunk0 += 8) {
         const tl::bf16* tl_ptr1 = &Xg[((int64_t(r0 + ((tl_tid / 64) + (tl_chunk0 / 8) * 4)) * 2 + 0) * NG + (k0 + (tl_tid / 16 % 4))) * 128 + ((tl_chunk0 % 8) + (tl_tid % 16) * 8)];
@@ -2119,7 +2226,7 @@ __global__ void __launch_bounds__(256) swiglu_fp8_per_group_kernel(
             }
         }
     }
-    // copy(Xg[r0 +: RB, 1, k0 +: GB, 0 +: G], u);  (quant.tl:151)
+    // copy(Xg[r0 +: RB, 1, k0 +: GB, 0 +: G], u);  (quant.tl:170)
     #pragma unroll
     for (int tl_chunk3 = 0; tl_chunk3 < 16; tl_chunk3 += 8) {
         const tl::bf16* tl_ptr4 = &Xg[((int64_t(r0 + ((tl_tid / 64) + (tl_chunk3 / 8) * 4)) * 2 + 1) * NG + (k0 + (tl_tid / 16 % 4))) * 128 + ((tl_chunk3 % 8) + (tl_tid % 16) * 8)];
@@ -2135,7 +2242,7 @@ __global__ void __launch_bounds__(256) swiglu_fp8_per_group_kernel(
             }
         }
     }
-    // for i, k, c in parallel(RB, GB, G) {  (quant.tl:152)
+    // for i, k, c in parallel(RB, GB, G) {  (quant.tl:171)
     // for i, k, c in parallel(8, 4, 128): each thread visits the elements of `g` it holds
     #pragma unroll
     for (int tl_s6 = 0; tl_s6 < 16; ++tl_s6) {
@@ -2144,7 +2251,7 @@ __global__ void __launch_bounds__(256) swiglu_fp8_per_group_kernel(
         [[maybe_unused]] const int c = ((tl_s6 % 8) + (tl_tid % 16) * 8);
         g[tl_s6] = tl_fast_fns::silu(g[tl_s6]) * u[tl_s6];
     }
-    // reduce(absmax, g, amax, axis = 2);  (quant.tl:155)
+    // reduce(absmax, g, amax, axis = 2);  (quant.tl:174)
     // each thread folds its 8 values of each of its 2 results; xor shuffles 1, 2, 4, 8 among the lanes that share one
     {
         float tl_part[2];
@@ -2166,7 +2273,7 @@ __global__ void __launch_bounds__(256) swiglu_fp8_per_group_kernel(
             amax[tl_i] = tl_part[tl_i];
         }
     }
-    // for i, k in parallel(RB, GB) {  (quant.tl:156)
+    // for i, k in parallel(RB, GB) {  (quant.tl:175)
     // for i, k in parallel(8, 4): each thread visits the elements of `amax` it holds
     #pragma unroll
     for (int tl_s8 = 0; tl_s8 < 2; ++tl_s8) {
@@ -2174,7 +2281,7 @@ __global__ void __launch_bounds__(256) swiglu_fp8_per_group_kernel(
         [[maybe_unused]] const int k = (tl_tid / 16 % 4);
         amax[tl_s8] = tl::max(amax[tl_s8], 9.999999960041972e-13f);
     }
-    // for i, k, c in parallel(RB, GB, G) {  (quant.tl:159)
+    // for i, k, c in parallel(RB, GB, G) {  (quant.tl:178)
     // for i, k, c in parallel(8, 4, 128): each thread visits the elements of `g` it holds
     #pragma unroll
     for (int tl_s9 = 0; tl_s9 < 16; ++tl_s9) {
@@ -2183,7 +2290,7 @@ __global__ void __launch_bounds__(256) swiglu_fp8_per_group_kernel(
         [[maybe_unused]] const int c = ((tl_s9 % 8) + (tl_tid % 16) * 8);
         g[tl_s9] = g[tl_s9] * tl::fast::div(448.0f, amax[(tl_s9 / 8)]);
     }
-    // for i, k in parallel(RB, GB) {  (quant.tl:162)
+    // for i, k in parallel(RB, GB) {  (quant.tl:181)
     // for i, k in parallel(8, 4): each thread visits the elements of `amax` it holds
     #pragma unroll
     for (int tl_s10 = 0; tl_s10 < 2; ++tl_s10) {
@@ -2191,14 +2298,14 @@ __global__ void __launch_bounds__(256) swiglu_fp8_per_group_kernel(
         [[maybe_unused]] const int k = (tl_tid / 16 % 4);
         amax[tl_s10] = amax[tl_s10] * 0.0022321429569274187f;
     }
-    // copy(g, Qg[r0 +: RB, k0 +: GB, 0 +: G]);  (quant.tl:165)
+    // copy(g, Qg[r0 +: RB, k0 +: GB, 0 +: G]);  (quant.tl:184)
     #pragma unroll
     for (int tl_chunk11 = 0; tl_chunk11 < 16; tl_chunk11 += 8) {
         tl::f8e4m3* tl_ptr12 = &Qg[(int64_t(r0 + ((tl_tid / 64) + (tl_chunk11 / 8) * 4)) * NG + (k0 + (tl_tid / 16 % 4))) * 128 + ((tl_chunk11 % 8) + (tl_tid % 16) * 8)];
         if (tl::in_bounds(r0 + ((tl_tid / 64) + (tl_chunk11 / 8) * 4), M) && tl::in_bounds(k0 + (tl_tid / 16 % 4), NG) && tl::in_bounds(((tl_chunk11 % 8) + (tl_tid % 16) * 8), 128) && tl::in_bounds(r0 + ((tl_tid / 64) + (tl_chunk11 / 8) * 4), M) && tl::in_bounds(k0 + (tl_tid / 16 % 4), NG) && tl::in_bounds((((tl_chunk11 % 8) + (tl_tid % 16) * 8)) + 7, 128) && tl::is_aligned(tl_ptr12, 8)) {
             tl::f8e4m3 tl_vec13[8];
             #pragma unroll
-            for (int tl_v = 0; tl_v < 8; ++tl_v) tl_vec13[tl_v] = tl::convert<tl::f8e4m3>(g[tl_chunk11 + tl_v]);
+            for (int tl_v = 0; tl_v < 8; tl_v += 2) tl::convert_pair(&tl_vec13[tl_v], g[tl_chunk11 + tl_v], g[tl_chunk11 + tl_v + 1]);
             tl::store_vector<tl::f8e4m3, 8>(tl_ptr12, tl_vec13);
         } else {
             #pragma unroll
@@ -2207,7 +2314,7 @@ __global__ void __launch_bounds__(256) swiglu_fp8_per_group_kernel(
             }
         }
     }
-    // copy(amax, Scale[r0 +: RB, k0 +: GB]);  (quant.tl:166)
+    // copy(amax, Scale[r0 +: RB, k0 +: GB]);  (quant.tl:185)
     if ((tl_tid % 16) == 0) {
         #pragma unroll
         for (int tl_s14 = 0; tl_s14 < 2; ++tl_s14) {
@@ -2410,11 +2517,18 @@ cudaError_t fp8_per_group(const __nv_bfloat16* X, __nv_fp8_e4m3* Q, float* Scale
         return tl::host::invalid_argument(std::string(tl_name) + ": requirement `M * NG * 128 == M * N (view Xg of X)` does not hold" + " (" + "M = " + std::to_string(M) + ", NG = " + std::to_string(NG) + ", N = " + std::to_string(N) + ")");
     if (!(M * NG * 128 == M * N))
         return tl::host::invalid_argument(std::string(tl_name) + ": requirement `M * NG * 128 == M * N (view Qg of Q)` does not hold" + " (" + "M = " + std::to_string(M) + ", NG = " + std::to_string(NG) + ", N = " + std::to_string(N) + ")");
-    const int64_t tl_grid_x = int64_t(tl::cdiv(M, 16)), tl_grid_y = int64_t(tl::cdiv(NG, 4)), tl_grid_z = int64_t(1);
+    const int64_t tl_grid_x = int64_t(tl::min(tl::cdiv(M, 8) * tl::cdiv(NG, 4), 1 * tl::host::sm_count() * 4)), tl_grid_y = int64_t(1), tl_grid_z = int64_t(1);
     if (tl_grid_x <= 0 || tl_grid_y <= 0 || tl_grid_z <= 0) return cudaSuccess;  // nothing to compute
     if (tl_grid_x > INT32_MAX || tl_grid_y > 65535 || tl_grid_z > 65535)
         return tl::host::invalid_argument(std::string(tl_name) + ": the grid is larger than CUDA allows");
-    ::fp8_per_group_kernel<<<dim3(unsigned(tl_grid_x), unsigned(tl_grid_y), unsigned(tl_grid_z)), 256, 0, stream>>>(X, Q, Scale, static_cast<int32_t>(M), static_cast<int32_t>(N), static_cast<int32_t>(NG));
+    static const cudaError_t tl_attributes = [] {
+        cudaError_t tl_err = cudaSuccess;
+        if (tl_err == cudaSuccess)
+            tl_err = cudaFuncSetAttribute(::fp8_per_group_kernel, cudaFuncAttributePreferredSharedMemoryCarveout, cudaSharedmemCarveoutMaxShared);
+        return tl_err;
+    }();
+    if (tl_attributes != cudaSuccess) return tl::host::record(tl_attributes, tl_name, "setting the shared-memory attributes");
+    ::fp8_per_group_kernel<<<dim3(unsigned(tl_grid_x), unsigned(tl_grid_y), unsigned(tl_grid_z)), 256, 17408, stream>>>(X, Q, Scale, static_cast<int32_t>(M), static_cast<int32_t>(N), static_cast<int32_t>(NG));
     return tl::host::record(cudaGetLastError(), tl_name, "launch");
 }
 
@@ -2431,18 +2545,19 @@ cudaError_t fp8_per_block(const __nv_bfloat16* X, __nv_fp8_e4m3* Q, float* Scale
         return tl::host::invalid_argument(std::string(tl_name) + ": requirement `MB == cdiv(M, B)` does not hold" + " (" + "MB = " + std::to_string(MB) + ", M = " + std::to_string(M) + ")");
     if (!(NB == tl::cdiv(N, 128)))
         return tl::host::invalid_argument(std::string(tl_name) + ": requirement `NB == cdiv(N, B)` does not hold" + " (" + "NB = " + std::to_string(NB) + ", N = " + std::to_string(N) + ")");
-    const int64_t tl_grid_x = int64_t(MB), tl_grid_y = int64_t(NB), tl_grid_z = int64_t(1);
+    const int64_t tl_grid_x = int64_t(tl::min(MB * NB, 1 * tl::host::sm_count() * 2)), tl_grid_y = int64_t(1), tl_grid_z = int64_t(1);
     if (tl_grid_x <= 0 || tl_grid_y <= 0 || tl_grid_z <= 0) return cudaSuccess;  // nothing to compute
     if (tl_grid_x > INT32_MAX || tl_grid_y > 65535 || tl_grid_z > 65535)
         return tl::host::invalid_argument(std::string(tl_name) + ": the grid is larger than CUDA allows");
     static const cudaError_t tl_attributes = [] {
         cudaError_t tl_err = cudaSuccess;
+        tl_err = cudaFuncSetAttribute(::fp8_per_block_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, 69696);
         if (tl_err == cudaSuccess)
             tl_err = cudaFuncSetAttribute(::fp8_per_block_kernel, cudaFuncAttributePreferredSharedMemoryCarveout, cudaSharedmemCarveoutMaxShared);
         return tl_err;
     }();
     if (tl_attributes != cudaSuccess) return tl::host::record(tl_attributes, tl_name, "setting the shared-memory attributes");
-    ::fp8_per_block_kernel<<<dim3(unsigned(tl_grid_x), unsigned(tl_grid_y), unsigned(tl_grid_z)), 256, 32, stream>>>(X, Q, Scale, static_cast<int32_t>(M), static_cast<int32_t>(N), static_cast<int32_t>(MB), static_cast<int32_t>(NB));
+    ::fp8_per_block_kernel<<<dim3(unsigned(tl_grid_x), unsigned(tl_grid_y), unsigned(tl_grid_z)), 512, 69696, stream>>>(X, Q, Scale, static_cast<int32_t>(M), static_cast<int32_t>(N), static_cast<int32_t>(MB), static_cast<int32_t>(NB));
     return tl::host::record(cudaGetLastError(), tl_name, "launch");
 }
 

@@ -221,13 +221,15 @@ def fp8_blocks(kernel, M, N, defines, block_of, scale_shape, swiglu=False):
     return worst
 
 
-for M, N, G, d in ((5, 256, 128, []), (19, 384, 128, ["RB=4", "GB=2"]), (3, 96, 32, ["G=32"])):
+# --sm-count=1: one SM's blocks walk several tiles each (the persistent, pipelined walk).
+for M, N, G, d in ((5, 256, 128, []), (19, 384, 128, ["RB=4", "GB=2"]), (3, 96, 32, ["G=32"]),
+                   (37, 640, 128, ["RB=4", "GB=2", "--sm-count=1"])):
     check(f"fp8_per_group {M}x{N} G={G} {' '.join(d)}",
           lambda: fp8_blocks("fp8_per_group", M, N, d, lambda r, c: r * (N // G) + c // G, [M, N // G]), bound=1.0)
     check(f"swiglu_fp8_per_group {M}x{N} G={G} {' '.join(d)}",
           lambda: fp8_blocks("swiglu_fp8_per_group", M, N, d, lambda r, c: r * (N // G) + c // G, [M, N // G], swiglu=True),
           bound=1.0)
-for M, N, B, d in ((130, 200, 128, []), (33, 70, 32, ["B=32"]), (1, 1, 16, ["B=16"])):
+for M, N, B, d in ((130, 200, 128, []), (33, 70, 32, ["B=32"]), (1, 1, 16, ["B=16"]), (70, 90, 16, ["B=16", "--sm-count=1"])):
     mb, nb = -(-M // B), -(-N // B)
     check(f"fp8_per_block {M}x{N} B={B} {' '.join(d)}",
           lambda: fp8_blocks("fp8_per_block", M, N, d, lambda r, c: (r // B) * nb + c // B, [mb, nb]), bound=1.0)

@@ -43,8 +43,10 @@ template <typename To, typename From> __host__ __device__ __forceinline__ To con
     }
 }
 
-// Two conversions at once, dst[0] = a and dst[1] = b: f32 pairs to f16 or bf16 in one packed
-// instruction (cvt.rn.f16x2.f32 / cvt.rn.bf16x2.f32), the other pairs one by one.
+// Two conversions at once, dst[0] = a and dst[1] = b: f32 pairs to f16, bf16 or an 8-bit float in
+// one packed instruction (cvt.rn.f16x2.f32, cvt.rn.bf16x2.f32, and on sm_89 and newer
+// cvt.rn.satfinite.e4m3x2.f32 / e5m2x2: saturating, as the one-element conversion), the other
+// pairs one by one.
 template <typename To, typename From> __host__ __device__ __forceinline__ void convert_pair(To* dst, From a, From b) {
     if constexpr (std::is_same_v<From, float> && std::is_same_v<To, f16>) {
         const __half2 packed = __floats2half2_rn(a, b);
@@ -54,6 +56,11 @@ template <typename To, typename From> __host__ __device__ __forceinline__ void c
         const __nv_bfloat162 packed = __floats2bfloat162_rn(a, b);
         dst[0] = __low2bfloat16(packed);
         dst[1] = __high2bfloat16(packed);
+    } else if constexpr (std::is_same_v<From, float> && (std::is_same_v<To, f8e4m3> || std::is_same_v<To, f8e5m2>)) {
+        constexpr __nv_fp8_interpretation_t kind = std::is_same_v<To, f8e4m3> ? __NV_E4M3 : __NV_E5M2;
+        const __nv_fp8x2_storage_t packed = __nv_cvt_float2_to_fp8x2(make_float2(a, b), __NV_SATFINITE, kind);
+        dst[0].__x = static_cast<__nv_fp8_storage_t>(packed & 0xFFu);
+        dst[1].__x = static_cast<__nv_fp8_storage_t>(packed >> 8);
     } else {
         dst[0] = convert<To>(a);
         dst[1] = convert<To>(b);

@@ -12,7 +12,10 @@ namespace tlc::codegen {
 namespace {
 
 // f32 to f16 or bf16: the runtime converts two values with one packed instruction (tl::convert_pair).
-bool packed_conversion(Dtype from, Dtype to) { return from == Dtype::F32 && (to == Dtype::F16 || to == Dtype::BF16); }
+// f32 pairs that one instruction converts (tl::convert_pair): to f16, bf16 and the 8-bit floats.
+bool packed_conversion(Dtype from, Dtype to) {
+    return from == Dtype::F32 && (to == Dtype::F16 || to == Dtype::BF16 || to == Dtype::F8E4M3 || to == Dtype::F8E5M2);
+}
 
 // Per-thread storage: every thread needs every element.
 bool per_thread(const ir::Buffer& b, const FragmentLayout* l) {
@@ -288,7 +291,7 @@ void KernelEmitter::emit_copy_with_fragment(const ir::Copy& c, bool fragment_is_
         out_.line(fmt::format("{} {}[{}];", cuda_type(o.dtype), vec, width));
         if (fragment_is_src) {
             out_.line("#pragma unroll");
-            if (packed_conversion(from, to) && width % 2 == 0)  // f32 pairs to f16/bf16 in one instruction
+            if (packed_conversion(from, to) && width % 2 == 0)  // f32 pairs in one instruction
                 out_.line(fmt::format("for (int tl_v = 0; tl_v < {0}; tl_v += 2) tl::convert_pair(&{1}[tl_v], {2}[{3} + tl_v], {2}[{3} + tl_v + 1]);",
                                       width, vec, fname, ch));
             else
