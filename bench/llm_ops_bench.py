@@ -16,7 +16,7 @@ median of five such runs, per call. Rates are TB/s of the bytes each operator mu
 input read once, every output written once). Needs PyTorch with CUDA, nvcc, and tlc (TLC=path, or
 build/src/tlc, or on PATH).
 
-  python3 bench/llm_ops_bench.py [--ops LIST] [--dtypes f16,bf16] [--iters 50] [--no-compile]
+  python3 bench/llm_ops_bench.py [--ops LIST] [--dtypes f16,bf16] [--iters 50] [--no-compile] [--define NAME=VALUE ...]
                                  [--quick] [--out FILE.json]
 """
 import argparse
@@ -83,8 +83,11 @@ def nbytes(*tensors):
     return sum(t.numel() * t.element_size() for t in tensors)
 
 
+EXTRA_DEFINES = {}   # --define NAME=VALUE: compile-time parameters for every operator's file
+
+
 def stdlib(name, **defines):
-    return tlc.load(builder.stdlib_dir() / f"{name}.tl", defines=defines)
+    return tlc.load(builder.stdlib_dir() / f"{name}.tl", defines={**defines, **EXTRA_DEFINES})
 
 
 class Case:
@@ -570,7 +573,14 @@ def main():
                    help="start no new case after this many seconds (0: no limit); the rest is listed as not run")
     p.add_argument("--out", type=Path, help="JSON (default $OUT/llm_ops_bench.json, else "
                    "bench/results/run-<date>/llm_ops_bench.json); the table goes beside it as .md")
+    p.add_argument("--define", action="append", default=[], metavar="NAME=VALUE",
+                   help="a compile-time parameter of the operators' files (repeatable; e.g. RB=4 for a tile), as tlc -D")
     a = p.parse_args()
+    for d in a.define:
+        name, eq, value = d.partition("=")
+        if not eq or not name:
+            p.error(f"--define: expected NAME=VALUE, got {d!r}")
+        EXTRA_DEFINES[name] = value
     ops = [o for o in a.ops.split(",") if o]
     for o in ops:
         if o not in OPS:
@@ -642,7 +652,7 @@ def main():
            "tlc": builder.tlc_version(builder.find_tool("tlc", "TLC")),
            "method": "GPU time per call: median of 5 runs of --iters back-to-back calls after a queued spin; "
                      "copy: a device-to-device copy moving the case's bytes (half read, half written)",
-           "iters": a.iters, "records": records}
+           "iters": a.iters, "defines": EXTRA_DEFINES, "records": records}
     a.out.write_text(json.dumps(finite(out), indent=1, allow_nan=False))
     a.out.with_suffix(".md").write_text("\n".join(lines) + "\n")
     failed = [r for r in records if r["check"] not in ("PASS", "NOT RUN")]

@@ -1861,8 +1861,8 @@ __global__ void __launch_bounds__(512, 2) fp8_per_token_kernel_variant6(
     }
 }
 
-// kernel fp8_per_group<G = 128, RB = 8, GB = 4, WAVES = 1, T = bf16>  (stdlib/quant.tl:85)
-// 256 threads per block, 17408 bytes of shared memory
+// kernel fp8_per_group<G = 128, RB = 16, GB = 4, WAVES = 1, T = bf16>  (stdlib/quant.tl:85)
+// 256 threads per block, 34816 bytes of shared memory
 __global__ void __launch_bounds__(256, 4) fp8_per_group_kernel(
         const tl::bf16* __restrict__ X,
         tl::f8e4m3* __restrict__ Q,
@@ -1871,40 +1871,40 @@ __global__ void __launch_bounds__(256, 4) fp8_per_group_kernel(
         int32_t N,
         int32_t NG)
 {
-    // fragment x: f32[8, 4, 128], blocked per axis, vector 8: [8, 4, 128] over 256 threads: (4:t64 2:r8, 4:t16, 8:r1 16:t1) 16 registers
-    // fragment amax: f32[8, 4], slice of `x` (reduce over axis 2): [8, 4] over 256 threads: (4:t64 2:r1, 4:t16) 2 registers, 16 replicas
-    // fragment inv: f32[8, 4], slice of `x` (reduce over axis 2): [8, 4] over 256 threads: (4:t64 2:r1, 4:t16) 2 registers, 16 replicas
+    // fragment x: f32[16, 4, 128], blocked per axis, vector 8: [16, 4, 128] over 256 threads: (4:t64 4:r8, 4:t16, 8:r1 16:t1) 32 registers
+    // fragment amax: f32[16, 4], slice of `x` (reduce over axis 2): [16, 4] over 256 threads: (4:t64 4:r1, 4:t16) 4 registers, 16 replicas
+    // fragment inv: f32[16, 4], slice of `x` (reduce over axis 2): [16, 4] over 256 threads: (4:t64 4:r1, 4:t16) 4 registers, 16 replicas
     const tl::bf16* const Xg = X;  // view Xg: bf16[M, NG, 128] of X
     tl::f8e4m3* const Qg = Q;  // view Qg: f8e4m3[M, NG, 128] of Q
     const int tl_tid = tl::thread_index<256>();
     extern __shared__ __align__(128) unsigned char tl_smem[];
-    tl::bf16* xs = reinterpret_cast<tl::bf16*>(tl_smem + 0);  // shared xs: bf16[2, 8, 4, 128], row pitch 136
-    float x[16];  // fragment x: f32[8, 4, 128]
-    float amax[2];  // fragment amax: f32[8, 4]
-    float inv[2];  // fragment inv: f32[8, 4]
+    tl::bf16* xs = reinterpret_cast<tl::bf16*>(tl_smem + 0);  // shared xs: bf16[2, 16, 4, 128], row pitch 136
+    float x[32];  // fragment x: f32[16, 4, 128]
+    float amax[4];  // fragment amax: f32[16, 4]
+    float inv[4];  // fragment inv: f32[16, 4]
     const int32_t tiles_n = tl::cdiv(NG, 4);
-    const int32_t tiles = tl::cdiv(M, 8) * tiles_n;
+    const int32_t tiles = tl::cdiv(M, 16) * tiles_n;
     const int32_t t_trips = tl::cdiv(tiles - int(blockIdx.x), int(gridDim.x));
     if (0 < t_trips) {
         // copy(Xg[r0 +: RB, k0 +: GB, 0 +: G], xs);  (quant.tl:103)
-        if (tl::is_aligned(Xg, 16) && 128 % 8 == 0 && ((int(blockIdx.x) + 0 * int(gridDim.x)) / tiles_n * 8) >= 0 && ((int(blockIdx.x) + 0 * int(gridDim.x)) / tiles_n * 8) + 8 <= M && ((int(blockIdx.x) + 0 * int(gridDim.x)) % tiles_n * 4) >= 0 && ((int(blockIdx.x) + 0 * int(gridDim.x)) % tiles_n * 4) + 4 <= NG && 0 >= 0 && 0 + 128 <= 128 && 0 % 8 == 0) {
+        if (tl::is_aligned(Xg, 16) && 128 % 8 == 0 && ((int(blockIdx.x) + 0 * int(gridDim.x)) / tiles_n * 16) >= 0 && ((int(blockIdx.x) + 0 * int(gridDim.x)) / tiles_n * 16) + 16 <= M && ((int(blockIdx.x) + 0 * int(gridDim.x)) % tiles_n * 4) >= 0 && ((int(blockIdx.x) + 0 * int(gridDim.x)) % tiles_n * 4) + 4 <= NG && 0 >= 0 && 0 + 128 <= 128 && 0 % 8 == 0) {
             #pragma unroll
-            for (int tl_i1 = 0; tl_i1 < 2; ++tl_i1) {
+            for (int tl_i1 = 0; tl_i1 < 4; ++tl_i1) {
                 const int tl_chunk0 = tl_tid + tl_i1 * 256;
-                tl::cp_async_16(&xs[((0 * 8 + ((tl_chunk0 * 8) / 512)) * 4 + (((tl_chunk0 * 8) / 128) % 4)) * 136 + ((tl_chunk0 * 8) % 128)], &Xg[(int64_t(((int(blockIdx.x) + 0 * int(gridDim.x)) / tiles_n * 8) + ((tl_chunk0 * 8) / 512)) * NG + (((int(blockIdx.x) + 0 * int(gridDim.x)) % tiles_n * 4) + (((tl_chunk0 * 8) / 128) % 4))) * 128 + ((tl_chunk0 * 8) % 128)]);
+                tl::cp_async_16(&xs[((0 * 16 + ((tl_chunk0 * 8) / 512)) * 4 + (((tl_chunk0 * 8) / 128) % 4)) * 136 + ((tl_chunk0 * 8) % 128)], &Xg[(int64_t(((int(blockIdx.x) + 0 * int(gridDim.x)) / tiles_n * 16) + ((tl_chunk0 * 8) / 512)) * NG + (((int(blockIdx.x) + 0 * int(gridDim.x)) % tiles_n * 4) + (((tl_chunk0 * 8) / 128) % 4))) * 128 + ((tl_chunk0 * 8) % 128)]);
             }
         } else {
             #pragma unroll
-            for (int tl_i3 = 0; tl_i3 < 2; ++tl_i3) {
+            for (int tl_i3 = 0; tl_i3 < 4; ++tl_i3) {
                 const int tl_chunk2 = tl_tid + tl_i3 * 256;
-                const tl::bf16* tl_src4 = &Xg[(int64_t(((int(blockIdx.x) + 0 * int(gridDim.x)) / tiles_n * 8) + ((tl_chunk2 * 8) / 512)) * NG + (((int(blockIdx.x) + 0 * int(gridDim.x)) % tiles_n * 4) + (((tl_chunk2 * 8) / 128) % 4))) * 128 + ((tl_chunk2 * 8) % 128)];
-                tl::bf16* tl_dst5 = &xs[((0 * 8 + ((tl_chunk2 * 8) / 512)) * 4 + (((tl_chunk2 * 8) / 128) % 4)) * 136 + ((tl_chunk2 * 8) % 128)];
-                const int tl_valid6 = !(tl::in_bounds(((int(blockIdx.x) + 0 * int(gridDim.x)) / tiles_n * 8) + ((tl_chunk2 * 8) / 512), M) && tl::in_bounds(((int(blockIdx.x) + 0 * int(gridDim.x)) % tiles_n * 4) + (((tl_chunk2 * 8) / 128) % 4), NG)) ? 0 : max(0, min(8, 128 - ((tl_chunk2 * 8) % 128)));
+                const tl::bf16* tl_src4 = &Xg[(int64_t(((int(blockIdx.x) + 0 * int(gridDim.x)) / tiles_n * 16) + ((tl_chunk2 * 8) / 512)) * NG + (((int(blockIdx.x) + 0 * int(gridDim.x)) % tiles_n * 4) + (((tl_chunk2 * 8) / 128) % 4))) * 128 + ((tl_chunk2 * 8) % 128)];
+                tl::bf16* tl_dst5 = &xs[((0 * 16 + ((tl_chunk2 * 8) / 512)) * 4 + (((tl_chunk2 * 8) / 128) % 4)) * 136 + ((tl_chunk2 * 8) % 128)];
+                const int tl_valid6 = !(tl::in_bounds(((int(blockIdx.x) + 0 * int(gridDim.x)) / tiles_n * 16) + ((tl_chunk2 * 8) / 512), M) && tl::in_bounds(((int(blockIdx.x) + 0 * int(gridDim.x)) % tiles_n * 4) + (((tl_chunk2 * 8) / 128) % 4), NG)) ? 0 : max(0, min(8, 128 - ((tl_chunk2 * 8) % 128)));
                 if (tl_valid6 == 8 && (tl_chunk2 * 8) % 128 >= 0 && tl::is_aligned(tl_src4, 4)) {
                     tl::cp_async_chunk(tl_dst5, tl_src4);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
                 } else {
                     #pragma unroll
-                    for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst5[tl_v] = tl::in_bounds(((int(blockIdx.x) + 0 * int(gridDim.x)) / tiles_n * 8) + ((tl_chunk2 * 8) / 512), M) && tl::in_bounds(((int(blockIdx.x) + 0 * int(gridDim.x)) % tiles_n * 4) + (((tl_chunk2 * 8) / 128) % 4), NG) && tl::in_bounds(((tl_chunk2 * 8) % 128) + tl_v, 128) ? tl_src4[tl_v] : tl::convert<tl::bf16>(0.0f);
+                    for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst5[tl_v] = tl::in_bounds(((int(blockIdx.x) + 0 * int(gridDim.x)) / tiles_n * 16) + ((tl_chunk2 * 8) / 512), M) && tl::in_bounds(((int(blockIdx.x) + 0 * int(gridDim.x)) % tiles_n * 4) + (((tl_chunk2 * 8) / 128) % 4), NG) && tl::in_bounds(((tl_chunk2 * 8) % 128) + tl_v, 128) ? tl_src4[tl_v] : tl::convert<tl::bf16>(0.0f);
                 }
             }
         }
@@ -1916,36 +1916,36 @@ __global__ void __launch_bounds__(256, 4) fp8_per_group_kernel(
         __syncthreads();  // pipeline: stage `t % 2` has landed and the stage refilled next is no longer read
         if (t + 1 < t_trips) {
             // copy(Xg[r0 +: RB, k0 +: GB, 0 +: G], xs);  (quant.tl:103)
-            if (tl::is_aligned(Xg, 16) && 128 % 8 == 0 && ((int(blockIdx.x) + (t + 1) * int(gridDim.x)) / tiles_n * 8) >= 0 && ((int(blockIdx.x) + (t + 1) * int(gridDim.x)) / tiles_n * 8) + 8 <= M && ((int(blockIdx.x) + (t + 1) * int(gridDim.x)) % tiles_n * 4) >= 0 && ((int(blockIdx.x) + (t + 1) * int(gridDim.x)) % tiles_n * 4) + 4 <= NG && 0 >= 0 && 0 + 128 <= 128 && 0 % 8 == 0) {
+            if (tl::is_aligned(Xg, 16) && 128 % 8 == 0 && ((int(blockIdx.x) + (t + 1) * int(gridDim.x)) / tiles_n * 16) >= 0 && ((int(blockIdx.x) + (t + 1) * int(gridDim.x)) / tiles_n * 16) + 16 <= M && ((int(blockIdx.x) + (t + 1) * int(gridDim.x)) % tiles_n * 4) >= 0 && ((int(blockIdx.x) + (t + 1) * int(gridDim.x)) % tiles_n * 4) + 4 <= NG && 0 >= 0 && 0 + 128 <= 128 && 0 % 8 == 0) {
                 #pragma unroll
-                for (int tl_i8 = 0; tl_i8 < 2; ++tl_i8) {
+                for (int tl_i8 = 0; tl_i8 < 4; ++tl_i8) {
                     const int tl_chunk7 = tl_tid + tl_i8 * 256;
-                    tl::cp_async_16(&xs[((((t + 1) % 2) * 8 + ((tl_chunk7 * 8) / 512)) * 4 + (((tl_chunk7 * 8) / 128) % 4)) * 136 + ((tl_chunk7 * 8) % 128)], &Xg[(int64_t(((int(blockIdx.x) + (t + 1) * int(gridDim.x)) / tiles_n * 8) + ((tl_chunk7 * 8) / 512)) * NG + (((int(blockIdx.x) + (t + 1) * int(gridDim.x)) % tiles_n * 4) + (((tl_chunk7 * 8) / 128) % 4))) * 128 + ((tl_chunk7 * 8) % 128)]);
+                    tl::cp_async_16(&xs[((((t + 1) % 2) * 16 + ((tl_chunk7 * 8) / 512)) * 4 + (((tl_chunk7 * 8) / 128) % 4)) * 136 + ((tl_chunk7 * 8) % 128)], &Xg[(int64_t(((int(blockIdx.x) + (t + 1) * int(gridDim.x)) / tiles_n * 16) + ((tl_chunk7 * 8) / 512)) * NG + (((int(blockIdx.x) + (t + 1) * int(gridDim.x)) % tiles_n * 4) + (((tl_chunk7 * 8) / 128) % 4))) * 128 + ((tl_chunk7 * 8) % 128)]);
                 }
             } else {
                 #pragma unroll
-                for (int tl_i10 = 0; tl_i10 < 2; ++tl_i10) {
+                for (int tl_i10 = 0; tl_i10 < 4; ++tl_i10) {
                     const int tl_chunk9 = tl_tid + tl_i10 * 256;
-                    const tl::bf16* tl_src11 = &Xg[(int64_t(((int(blockIdx.x) + (t + 1) * int(gridDim.x)) / tiles_n * 8) + ((tl_chunk9 * 8) / 512)) * NG + (((int(blockIdx.x) + (t + 1) * int(gridDim.x)) % tiles_n * 4) + (((tl_chunk9 * 8) / 128) % 4))) * 128 + ((tl_chunk9 * 8) % 128)];
-                    tl::bf16* tl_dst12 = &xs[((((t + 1) % 2) * 8 + ((tl_chunk9 * 8) / 512)) * 4 + (((tl_chunk9 * 8) / 128) % 4)) * 136 + ((tl_chunk9 * 8) % 128)];
-                    const int tl_valid13 = !(tl::in_bounds(((int(blockIdx.x) + (t + 1) * int(gridDim.x)) / tiles_n * 8) + ((tl_chunk9 * 8) / 512), M) && tl::in_bounds(((int(blockIdx.x) + (t + 1) * int(gridDim.x)) % tiles_n * 4) + (((tl_chunk9 * 8) / 128) % 4), NG)) ? 0 : max(0, min(8, 128 - ((tl_chunk9 * 8) % 128)));
+                    const tl::bf16* tl_src11 = &Xg[(int64_t(((int(blockIdx.x) + (t + 1) * int(gridDim.x)) / tiles_n * 16) + ((tl_chunk9 * 8) / 512)) * NG + (((int(blockIdx.x) + (t + 1) * int(gridDim.x)) % tiles_n * 4) + (((tl_chunk9 * 8) / 128) % 4))) * 128 + ((tl_chunk9 * 8) % 128)];
+                    tl::bf16* tl_dst12 = &xs[((((t + 1) % 2) * 16 + ((tl_chunk9 * 8) / 512)) * 4 + (((tl_chunk9 * 8) / 128) % 4)) * 136 + ((tl_chunk9 * 8) % 128)];
+                    const int tl_valid13 = !(tl::in_bounds(((int(blockIdx.x) + (t + 1) * int(gridDim.x)) / tiles_n * 16) + ((tl_chunk9 * 8) / 512), M) && tl::in_bounds(((int(blockIdx.x) + (t + 1) * int(gridDim.x)) % tiles_n * 4) + (((tl_chunk9 * 8) / 128) % 4), NG)) ? 0 : max(0, min(8, 128 - ((tl_chunk9 * 8) % 128)));
                     if (tl_valid13 == 8 && (tl_chunk9 * 8) % 128 >= 0 && tl::is_aligned(tl_src11, 4)) {
                         tl::cp_async_chunk(tl_dst12, tl_src11);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
                     } else {
                         #pragma unroll
-                        for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst12[tl_v] = tl::in_bounds(((int(blockIdx.x) + (t + 1) * int(gridDim.x)) / tiles_n * 8) + ((tl_chunk9 * 8) / 512), M) && tl::in_bounds(((int(blockIdx.x) + (t + 1) * int(gridDim.x)) % tiles_n * 4) + (((tl_chunk9 * 8) / 128) % 4), NG) && tl::in_bounds(((tl_chunk9 * 8) % 128) + tl_v, 128) ? tl_src11[tl_v] : tl::convert<tl::bf16>(0.0f);
+                        for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst12[tl_v] = tl::in_bounds(((int(blockIdx.x) + (t + 1) * int(gridDim.x)) / tiles_n * 16) + ((tl_chunk9 * 8) / 512), M) && tl::in_bounds(((int(blockIdx.x) + (t + 1) * int(gridDim.x)) % tiles_n * 4) + (((tl_chunk9 * 8) / 128) % 4), NG) && tl::in_bounds(((tl_chunk9 * 8) % 128) + tl_v, 128) ? tl_src11[tl_v] : tl::convert<tl::bf16>(0.0f);
                     }
                 }
             }
         }
         tl::cp_async_commit();
         const int32_t tile = int(blockIdx.x) + t * int(gridDim.x);
-        const int32_t r0 = tile / tiles_n * 8;
+        const int32_t r0 = tile / tiles_n * 16;
         const int32_t k0 = tile % tiles_n * 4;
         // copy(xs, x);  (quant.tl:104)
         #pragma unroll
-        for (int tl_chunk14 = 0; tl_chunk14 < 16; tl_chunk14 += 8) {
-            const tl::bf16* tl_ptr15 = &xs[(((t % 2) * 8 + ((tl_tid / 64) + (tl_chunk14 / 8) * 4)) * 4 + (tl_tid / 16 % 4)) * 136 + ((tl_chunk14 % 8) + (tl_tid % 16) * 8)];
+        for (int tl_chunk14 = 0; tl_chunk14 < 32; tl_chunk14 += 8) {
+            const tl::bf16* tl_ptr15 = &xs[(((t % 2) * 16 + ((tl_tid / 64) + (tl_chunk14 / 8) * 4)) * 4 + (tl_tid / 16 % 4)) * 136 + ((tl_chunk14 % 8) + (tl_tid % 16) * 8)];
             {
                 tl::bf16 tl_vec16[8];
                 tl::load_vector<tl::bf16, 8>(tl_vec16, tl_ptr15);
@@ -1954,31 +1954,31 @@ __global__ void __launch_bounds__(256, 4) fp8_per_group_kernel(
             }
         }
         // reduce(absmax, x, amax, axis = 2);  (quant.tl:105)
-        // each thread folds its 8 values of each of its 2 results; xor shuffles 1, 2, 4, 8 among the lanes that share one
+        // each thread folds its 8 values of each of its 4 results; xor shuffles 1, 2, 4, 8 among the lanes that share one
         {
-            float tl_part[2];
+            float tl_part[4];
             #pragma unroll
-            for (int tl_i = 0; tl_i < 2; ++tl_i) tl_part[tl_i] = tl::AbsMaxOp::identity<float>();
+            for (int tl_i = 0; tl_i < 4; ++tl_i) tl_part[tl_i] = tl::AbsMaxOp::identity<float>();
             #pragma unroll
-            for (int tl_s17 = 0; tl_s17 < 16; ++tl_s17) {
+            for (int tl_s17 = 0; tl_s17 < 32; ++tl_s17) {
                 tl_part[(tl_s17 / 8)] = tl::AbsMaxOp::combine(tl_part[(tl_s17 / 8)], tl::AbsMaxOp::element(x[tl_s17]));
             }
             #pragma unroll
-            for (int tl_i = 0; tl_i < 2; ++tl_i) {
+            for (int tl_i = 0; tl_i < 4; ++tl_i) {
                 tl_part[tl_i] = tl::xor_combine<tl::AbsMaxOp, 1>(tl_part[tl_i]);
                 tl_part[tl_i] = tl::xor_combine<tl::AbsMaxOp, 2>(tl_part[tl_i]);
                 tl_part[tl_i] = tl::xor_combine<tl::AbsMaxOp, 4>(tl_part[tl_i]);
                 tl_part[tl_i] = tl::xor_combine<tl::AbsMaxOp, 8>(tl_part[tl_i]);
             }
             #pragma unroll
-            for (int tl_i = 0; tl_i < 2; ++tl_i) {
+            for (int tl_i = 0; tl_i < 4; ++tl_i) {
                 amax[tl_i] = tl_part[tl_i];
             }
         }
         // for i, k in parallel(RB, GB) {  (quant.tl:106)
-        // for i, k in parallel(8, 4): each thread visits the elements of `amax` it holds
+        // for i, k in parallel(16, 4): each thread visits the elements of `amax` it holds
         #pragma unroll
-        for (int tl_s18 = 0; tl_s18 < 2; ++tl_s18) {
+        for (int tl_s18 = 0; tl_s18 < 4; ++tl_s18) {
             [[maybe_unused]] const int i = ((tl_tid / 64) + (tl_s18) * 4);
             [[maybe_unused]] const int k = (tl_tid / 16 % 4);
             const float a = tl::max(amax[tl_s18], 9.999999960041972e-13f);
@@ -1986,9 +1986,9 @@ __global__ void __launch_bounds__(256, 4) fp8_per_group_kernel(
             inv[tl_s18] = tl::fast::div(448.0f, a);
         }
         // for i, k, c in parallel(RB, GB, G) {  (quant.tl:111)
-        // for i, k, c in parallel(8, 4, 128): each thread visits the elements of `x` it holds
+        // for i, k, c in parallel(16, 4, 128): each thread visits the elements of `x` it holds
         #pragma unroll
-        for (int tl_s19 = 0; tl_s19 < 16; ++tl_s19) {
+        for (int tl_s19 = 0; tl_s19 < 32; ++tl_s19) {
             [[maybe_unused]] const int i = ((tl_tid / 64) + (tl_s19 / 8) * 4);
             [[maybe_unused]] const int k = (tl_tid / 16 % 4);
             [[maybe_unused]] const int c = ((tl_s19 % 8) + (tl_tid % 16) * 8);
@@ -1996,7 +1996,7 @@ __global__ void __launch_bounds__(256, 4) fp8_per_group_kernel(
         }
         // copy(x, Qg[r0 +: RB, k0 +: GB, 0 +: G]);  (quant.tl:114)
         #pragma unroll
-        for (int tl_chunk20 = 0; tl_chunk20 < 16; tl_chunk20 += 8) {
+        for (int tl_chunk20 = 0; tl_chunk20 < 32; tl_chunk20 += 8) {
             tl::f8e4m3* tl_ptr21 = &Qg[(int64_t(r0 + ((tl_tid / 64) + (tl_chunk20 / 8) * 4)) * NG + (k0 + (tl_tid / 16 % 4))) * 128 + ((tl_chunk20 % 8) + (tl_tid % 16) * 8)];
             if (tl::in_bounds(r0 + ((tl_tid / 64) + (tl_chunk20 / 8) * 4), M) && tl::in_bounds(k0 + (tl_tid / 16 % 4), NG) && tl::in_bounds(((tl_chunk20 % 8) + (tl_tid % 16) * 8), 128) && tl::in_bounds(r0 + ((tl_tid / 64) + (tl_chunk20 / 8) * 4), M) && tl::in_bounds(k0 + (tl_tid / 16 % 4), NG) && tl::in_bounds((((tl_chunk20 % 8) + (tl_tid % 16) * 8)) + 7, 128) && tl::is_aligned(tl_ptr21, 8)) {
                 tl::f8e4m3 tl_vec22[8];
@@ -2013,7 +2013,7 @@ __global__ void __launch_bounds__(256, 4) fp8_per_group_kernel(
         // copy(amax, Scale[r0 +: RB, k0 +: GB]);  (quant.tl:115)
         if ((tl_tid % 16) == 0) {
             #pragma unroll
-            for (int tl_s23 = 0; tl_s23 < 2; ++tl_s23) {
+            for (int tl_s23 = 0; tl_s23 < 4; ++tl_s23) {
                 if (tl::in_bounds(r0 + ((tl_tid / 64) + (tl_s23) * 4), M) && tl::in_bounds(k0 + (tl_tid / 16 % 4), NG)) Scale[int64_t(r0 + ((tl_tid / 64) + (tl_s23) * 4)) * NG + (k0 + (tl_tid / 16 % 4))] = amax[tl_s23];
             }
         }
@@ -2517,7 +2517,7 @@ cudaError_t fp8_per_group(const __nv_bfloat16* X, __nv_fp8_e4m3* Q, float* Scale
         return tl::host::invalid_argument(std::string(tl_name) + ": requirement `M * NG * 128 == M * N (view Xg of X)` does not hold" + " (" + "M = " + std::to_string(M) + ", NG = " + std::to_string(NG) + ", N = " + std::to_string(N) + ")");
     if (!(M * NG * 128 == M * N))
         return tl::host::invalid_argument(std::string(tl_name) + ": requirement `M * NG * 128 == M * N (view Qg of Q)` does not hold" + " (" + "M = " + std::to_string(M) + ", NG = " + std::to_string(NG) + ", N = " + std::to_string(N) + ")");
-    const int64_t tl_grid_x = int64_t(tl::min(tl::cdiv(M, 8) * tl::cdiv(NG, 4), 1 * tl::host::sm_count() * 4)), tl_grid_y = int64_t(1), tl_grid_z = int64_t(1);
+    const int64_t tl_grid_x = int64_t(tl::min(tl::cdiv(M, 16) * tl::cdiv(NG, 4), 1 * tl::host::sm_count() * 4)), tl_grid_y = int64_t(1), tl_grid_z = int64_t(1);
     if (tl_grid_x <= 0 || tl_grid_y <= 0 || tl_grid_z <= 0) return cudaSuccess;  // nothing to compute
     if (tl_grid_x > INT32_MAX || tl_grid_y > 65535 || tl_grid_z > 65535)
         return tl::host::invalid_argument(std::string(tl_name) + ": the grid is larger than CUDA allows");
@@ -2528,7 +2528,7 @@ cudaError_t fp8_per_group(const __nv_bfloat16* X, __nv_fp8_e4m3* Q, float* Scale
         return tl_err;
     }();
     if (tl_attributes != cudaSuccess) return tl::host::record(tl_attributes, tl_name, "setting the shared-memory attributes");
-    ::fp8_per_group_kernel<<<dim3(unsigned(tl_grid_x), unsigned(tl_grid_y), unsigned(tl_grid_z)), 256, 17408, stream>>>(X, Q, Scale, static_cast<int32_t>(M), static_cast<int32_t>(N), static_cast<int32_t>(NG));
+    ::fp8_per_group_kernel<<<dim3(unsigned(tl_grid_x), unsigned(tl_grid_y), unsigned(tl_grid_z)), 256, 34816, stream>>>(X, Q, Scale, static_cast<int32_t>(M), static_cast<int32_t>(N), static_cast<int32_t>(NG));
     return tl::host::record(cudaGetLastError(), tl_name, "launch");
 }
 
