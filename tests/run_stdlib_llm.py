@@ -704,6 +704,9 @@ for B, H, S, D, causal, t, d in ((1, 2, 77, 64, False, "f16", []), (1, 1, 77, 64
                                  # the Hopper-class defaults over several tiles: 128 x 128 (D = 64),
                                  # 64 x 128 (D = 128), whose causal walk starts at query tile k0 / 64
                                  (1, 1, 300, 64, True, "f16", []), (1, 1, 200, 128, True, "f16", []),
+                                 # the 163 KB targets' tiles (sm_80): 64 x 128 (D = 64), 64 x 64 (D = 128)
+                                 (1, 1, 150, 64, True, "f16", ["BM=64", "BN=128"]),
+                                 (1, 1, 150, 128, False, "bf16", ["BM=64", "BN=64"]),
                                  (2, 1, 100, 16, True, "f16", ["BM=32", "BN=32"]),
                                  (1, 2, 100, 16, False, "f16", ["BM=32", "BN=64"])):
     check(f"flash_attention_backward B={B} H={H} S={S} D={D} {'causal' if causal else 'full'} {t} {' '.join(d)}",
