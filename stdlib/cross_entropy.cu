@@ -87,11 +87,16 @@ __global__ void __launch_bounds__(512) cross_entropy_kernel(
         #pragma unroll
         for (int tl_chunk14 = 0; tl_chunk14 < x_layout::kSlots; tl_chunk14 += 8) {
             const tl::bf16* tl_ptr15 = &xs[(t % 2) * 4104 + (((x_layout::flat(tl_tid, (tl_chunk14 / 8) * 8)) % 4096) + tl_chunk14 % 8)];
-            {
+            if (tl::is_aligned(tl_ptr15, 16)) {
                 tl::bf16 tl_vec16[8];
                 tl::load_vector<tl::bf16, 8>(tl_vec16, tl_ptr15);
                 #pragma unroll
                 for (int tl_v = 0; tl_v < 8; ++tl_v) x[tl_chunk14 + tl_v] = tl::convert<float>(tl_vec16[tl_v]);
+            } else {
+                #pragma unroll
+                for (int tl_v = 0; tl_v < 8; ++tl_v) {
+                    x[tl_chunk14 + tl_v] = tl::convert<float>(xs[(t % 2) * 4104 + (((x_layout::flat(tl_tid, ((tl_chunk14 + tl_v) / 8) * 8)) % 4096) + (tl_chunk14 + tl_v) % 8)]);
+                }
             }
         }
         // reduce(max, x, tile_max);  (cross_entropy.tl:29)

@@ -147,11 +147,16 @@ __global__ void __launch_bounds__(128, 8) layernorm_kernel_variant0(
             #pragma unroll
             for (int tl_chunk24 = 0; tl_chunk24 < 16; tl_chunk24 += 8) {
                 const tl::f16* tl_ptr25 = &xs[((g % 2) * 16 + ((tl_tid / 16) + (tl_chunk24 / 8) * 8)) * 136 + ((tl_chunk24 % 8) + (tl_tid % 16) * 8)];
-                {
+                if (tl::is_aligned(tl_ptr25, 16)) {
                     tl::f16 tl_vec26[8];
                     tl::load_vector<tl::f16, 8>(tl_vec26, tl_ptr25);
                     #pragma unroll
                     for (int tl_v = 0; tl_v < 8; ++tl_v) s[tl_chunk24 + tl_v] = tl::convert<float>(tl_vec26[tl_v]);
+                } else {
+                    #pragma unroll
+                    for (int tl_v = 0; tl_v < 8; ++tl_v) {
+                        s[tl_chunk24 + tl_v] = tl::convert<float>(xs[((g % 2) * 16 + ((tl_tid / 16) + ((tl_chunk24 + tl_v) / 8) * 8)) * 136 + (((tl_chunk24 + tl_v) % 8) + (tl_tid % 16) * 8)]);
+                    }
                 }
             }
             // reduce(sum, s, s_mean, axis = 1);  (norms.tl:52)
@@ -551,11 +556,16 @@ __global__ void __launch_bounds__(128, 8) layernorm_kernel_variant1(
             #pragma unroll
             for (int tl_chunk24 = 0; tl_chunk24 < 16; tl_chunk24 += 8) {
                 const tl::f16* tl_ptr25 = &xs[((g % 2) * 8 + ((tl_tid / 32) + (tl_chunk24 / 8) * 4)) * 264 + ((tl_chunk24 % 8) + (tl_tid % 32) * 8)];
-                {
+                if (tl::is_aligned(tl_ptr25, 16)) {
                     tl::f16 tl_vec26[8];
                     tl::load_vector<tl::f16, 8>(tl_vec26, tl_ptr25);
                     #pragma unroll
                     for (int tl_v = 0; tl_v < 8; ++tl_v) s[tl_chunk24 + tl_v] = tl::convert<float>(tl_vec26[tl_v]);
+                } else {
+                    #pragma unroll
+                    for (int tl_v = 0; tl_v < 8; ++tl_v) {
+                        s[tl_chunk24 + tl_v] = tl::convert<float>(xs[((g % 2) * 8 + ((tl_tid / 32) + ((tl_chunk24 + tl_v) / 8) * 4)) * 264 + (((tl_chunk24 + tl_v) % 8) + (tl_tid % 32) * 8)]);
+                    }
                 }
             }
             // reduce(sum, s, s_mean, axis = 1);  (norms.tl:52)
@@ -957,11 +967,16 @@ __global__ void __launch_bounds__(128, 8) layernorm_kernel_variant2(
             #pragma unroll
             for (int tl_chunk24 = 0; tl_chunk24 < 16; tl_chunk24 += 8) {
                 const tl::f16* tl_ptr25 = &xs[((g % 2) * 4 + (tl_tid / 32)) * 520 + ((tl_chunk24 % 8) + (tl_tid % 32) * 8 + (tl_chunk24 / 8) * 256)];
-                {
+                if (tl::is_aligned(tl_ptr25, 16)) {
                     tl::f16 tl_vec26[8];
                     tl::load_vector<tl::f16, 8>(tl_vec26, tl_ptr25);
                     #pragma unroll
                     for (int tl_v = 0; tl_v < 8; ++tl_v) s[tl_chunk24 + tl_v] = tl::convert<float>(tl_vec26[tl_v]);
+                } else {
+                    #pragma unroll
+                    for (int tl_v = 0; tl_v < 8; ++tl_v) {
+                        s[tl_chunk24 + tl_v] = tl::convert<float>(xs[((g % 2) * 4 + (tl_tid / 32)) * 520 + (((tl_chunk24 + tl_v) % 8) + (tl_tid % 32) * 8 + ((tl_chunk24 + tl_v) / 8) * 256)]);
+                    }
                 }
             }
             // reduce(sum, s, s_mean, axis = 1);  (norms.tl:52)
@@ -1359,11 +1374,16 @@ __global__ void __launch_bounds__(128, 8) layernorm_kernel_variant3(
             #pragma unroll
             for (int tl_chunk24 = 0; tl_chunk24 < 16; tl_chunk24 += 8) {
                 const tl::f16* tl_ptr25 = &xs[((g % 2) * 2 + (tl_tid / 64)) * 1032 + ((tl_chunk24 % 8) + (tl_tid % 64) * 8 + (tl_chunk24 / 8) * 512)];
-                {
+                if (tl::is_aligned(tl_ptr25, 16)) {
                     tl::f16 tl_vec26[8];
                     tl::load_vector<tl::f16, 8>(tl_vec26, tl_ptr25);
                     #pragma unroll
                     for (int tl_v = 0; tl_v < 8; ++tl_v) s[tl_chunk24 + tl_v] = tl::convert<float>(tl_vec26[tl_v]);
+                } else {
+                    #pragma unroll
+                    for (int tl_v = 0; tl_v < 8; ++tl_v) {
+                        s[tl_chunk24 + tl_v] = tl::convert<float>(xs[((g % 2) * 2 + (tl_tid / 64)) * 1032 + (((tl_chunk24 + tl_v) % 8) + (tl_tid % 64) * 8 + ((tl_chunk24 + tl_v) / 8) * 512)]);
+                    }
                 }
             }
             // reduce(sum, s, s_mean, axis = 1);  (norms.tl:52)
@@ -1787,11 +1807,16 @@ __global__ void __launch_bounds__(128, 8) layernorm_kernel_variant4(
             #pragma unroll
             for (int tl_chunk24 = 0; tl_chunk24 < 16; tl_chunk24 += 8) {
                 const tl::f16* tl_ptr25 = &xs[((g % 2) * 1 + 0) * 2056 + ((tl_chunk24 % 8) + (tl_tid) * 8 + (tl_chunk24 / 8) * 1024)];
-                {
+                if (tl::is_aligned(tl_ptr25, 16)) {
                     tl::f16 tl_vec26[8];
                     tl::load_vector<tl::f16, 8>(tl_vec26, tl_ptr25);
                     #pragma unroll
                     for (int tl_v = 0; tl_v < 8; ++tl_v) s[tl_chunk24 + tl_v] = tl::convert<float>(tl_vec26[tl_v]);
+                } else {
+                    #pragma unroll
+                    for (int tl_v = 0; tl_v < 8; ++tl_v) {
+                        s[tl_chunk24 + tl_v] = tl::convert<float>(xs[((g % 2) * 1 + 0) * 2056 + (((tl_chunk24 + tl_v) % 8) + (tl_tid) * 8 + ((tl_chunk24 + tl_v) / 8) * 1024)]);
+                    }
                 }
             }
             // reduce(sum, s, s_mean, axis = 1);  (norms.tl:52)
@@ -2217,11 +2242,16 @@ __global__ void __launch_bounds__(256, 4) layernorm_kernel_variant5(
             #pragma unroll
             for (int tl_chunk24 = 0; tl_chunk24 < 16; tl_chunk24 += 8) {
                 const tl::f16* tl_ptr25 = &xs[((g % 2) * 1 + 0) * 4104 + ((tl_chunk24 % 8) + (tl_tid) * 8 + (tl_chunk24 / 8) * 2048)];
-                {
+                if (tl::is_aligned(tl_ptr25, 16)) {
                     tl::f16 tl_vec26[8];
                     tl::load_vector<tl::f16, 8>(tl_vec26, tl_ptr25);
                     #pragma unroll
                     for (int tl_v = 0; tl_v < 8; ++tl_v) s[tl_chunk24 + tl_v] = tl::convert<float>(tl_vec26[tl_v]);
+                } else {
+                    #pragma unroll
+                    for (int tl_v = 0; tl_v < 8; ++tl_v) {
+                        s[tl_chunk24 + tl_v] = tl::convert<float>(xs[((g % 2) * 1 + 0) * 4104 + (((tl_chunk24 + tl_v) % 8) + (tl_tid) * 8 + ((tl_chunk24 + tl_v) / 8) * 2048)]);
+                    }
                 }
             }
             // reduce(sum, s, s_mean, axis = 1);  (norms.tl:52)
@@ -2649,11 +2679,16 @@ __global__ void __launch_bounds__(512, 2) layernorm_kernel_variant6(
             #pragma unroll
             for (int tl_chunk24 = 0; tl_chunk24 < 16; tl_chunk24 += 8) {
                 const tl::f16* tl_ptr25 = &xs[((g % 2) * 1 + 0) * 8200 + ((tl_chunk24 % 8) + (tl_tid) * 8 + (tl_chunk24 / 8) * 4096)];
-                {
+                if (tl::is_aligned(tl_ptr25, 16)) {
                     tl::f16 tl_vec26[8];
                     tl::load_vector<tl::f16, 8>(tl_vec26, tl_ptr25);
                     #pragma unroll
                     for (int tl_v = 0; tl_v < 8; ++tl_v) s[tl_chunk24 + tl_v] = tl::convert<float>(tl_vec26[tl_v]);
+                } else {
+                    #pragma unroll
+                    for (int tl_v = 0; tl_v < 8; ++tl_v) {
+                        s[tl_chunk24 + tl_v] = tl::convert<float>(xs[((g % 2) * 1 + 0) * 8200 + (((tl_chunk24 + tl_v) % 8) + (tl_tid) * 8 + ((tl_chunk24 + tl_v) / 8) * 4096)]);
+                    }
                 }
             }
             // reduce(sum, s, s_mean, axis = 1);  (norms.tl:52)
@@ -3061,11 +3096,16 @@ __global__ void __launch_bounds__(128, 8) rmsnorm_kernel_variant0(
             #pragma unroll
             for (int tl_chunk19 = 0; tl_chunk19 < 16; tl_chunk19 += 8) {
                 const tl::f16* tl_ptr20 = &xs[((g % 2) * 16 + ((tl_tid / 16) + (tl_chunk19 / 8) * 8)) * 136 + ((tl_chunk19 % 8) + (tl_tid % 16) * 8)];
-                {
+                if (tl::is_aligned(tl_ptr20, 16)) {
                     tl::f16 tl_vec21[8];
                     tl::load_vector<tl::f16, 8>(tl_vec21, tl_ptr20);
                     #pragma unroll
                     for (int tl_v = 0; tl_v < 8; ++tl_v) s[tl_chunk19 + tl_v] = tl::convert<float>(tl_vec21[tl_v]);
+                } else {
+                    #pragma unroll
+                    for (int tl_v = 0; tl_v < 8; ++tl_v) {
+                        s[tl_chunk19 + tl_v] = tl::convert<float>(xs[((g % 2) * 16 + ((tl_tid / 16) + ((tl_chunk19 + tl_v) / 8) * 8)) * 136 + (((tl_chunk19 + tl_v) % 8) + (tl_tid % 16) * 8)]);
+                    }
                 }
             }
             // for i, j in parallel(RB, ROW) {  (norms.tl:134)
@@ -3359,11 +3399,16 @@ __global__ void __launch_bounds__(128, 8) rmsnorm_kernel_variant1(
             #pragma unroll
             for (int tl_chunk19 = 0; tl_chunk19 < 16; tl_chunk19 += 8) {
                 const tl::f16* tl_ptr20 = &xs[((g % 2) * 8 + ((tl_tid / 32) + (tl_chunk19 / 8) * 4)) * 264 + ((tl_chunk19 % 8) + (tl_tid % 32) * 8)];
-                {
+                if (tl::is_aligned(tl_ptr20, 16)) {
                     tl::f16 tl_vec21[8];
                     tl::load_vector<tl::f16, 8>(tl_vec21, tl_ptr20);
                     #pragma unroll
                     for (int tl_v = 0; tl_v < 8; ++tl_v) s[tl_chunk19 + tl_v] = tl::convert<float>(tl_vec21[tl_v]);
+                } else {
+                    #pragma unroll
+                    for (int tl_v = 0; tl_v < 8; ++tl_v) {
+                        s[tl_chunk19 + tl_v] = tl::convert<float>(xs[((g % 2) * 8 + ((tl_tid / 32) + ((tl_chunk19 + tl_v) / 8) * 4)) * 264 + (((tl_chunk19 + tl_v) % 8) + (tl_tid % 32) * 8)]);
+                    }
                 }
             }
             // for i, j in parallel(RB, ROW) {  (norms.tl:134)
@@ -3658,11 +3703,16 @@ __global__ void __launch_bounds__(128, 8) rmsnorm_kernel_variant2(
             #pragma unroll
             for (int tl_chunk19 = 0; tl_chunk19 < 16; tl_chunk19 += 8) {
                 const tl::f16* tl_ptr20 = &xs[((g % 2) * 4 + (tl_tid / 32)) * 520 + ((tl_chunk19 % 8) + (tl_tid % 32) * 8 + (tl_chunk19 / 8) * 256)];
-                {
+                if (tl::is_aligned(tl_ptr20, 16)) {
                     tl::f16 tl_vec21[8];
                     tl::load_vector<tl::f16, 8>(tl_vec21, tl_ptr20);
                     #pragma unroll
                     for (int tl_v = 0; tl_v < 8; ++tl_v) s[tl_chunk19 + tl_v] = tl::convert<float>(tl_vec21[tl_v]);
+                } else {
+                    #pragma unroll
+                    for (int tl_v = 0; tl_v < 8; ++tl_v) {
+                        s[tl_chunk19 + tl_v] = tl::convert<float>(xs[((g % 2) * 4 + (tl_tid / 32)) * 520 + (((tl_chunk19 + tl_v) % 8) + (tl_tid % 32) * 8 + ((tl_chunk19 + tl_v) / 8) * 256)]);
+                    }
                 }
             }
             // for i, j in parallel(RB, ROW) {  (norms.tl:134)
@@ -3955,11 +4005,16 @@ __global__ void __launch_bounds__(128, 8) rmsnorm_kernel_variant3(
             #pragma unroll
             for (int tl_chunk19 = 0; tl_chunk19 < 16; tl_chunk19 += 8) {
                 const tl::f16* tl_ptr20 = &xs[((g % 2) * 2 + (tl_tid / 64)) * 1032 + ((tl_chunk19 % 8) + (tl_tid % 64) * 8 + (tl_chunk19 / 8) * 512)];
-                {
+                if (tl::is_aligned(tl_ptr20, 16)) {
                     tl::f16 tl_vec21[8];
                     tl::load_vector<tl::f16, 8>(tl_vec21, tl_ptr20);
                     #pragma unroll
                     for (int tl_v = 0; tl_v < 8; ++tl_v) s[tl_chunk19 + tl_v] = tl::convert<float>(tl_vec21[tl_v]);
+                } else {
+                    #pragma unroll
+                    for (int tl_v = 0; tl_v < 8; ++tl_v) {
+                        s[tl_chunk19 + tl_v] = tl::convert<float>(xs[((g % 2) * 2 + (tl_tid / 64)) * 1032 + (((tl_chunk19 + tl_v) % 8) + (tl_tid % 64) * 8 + ((tl_chunk19 + tl_v) / 8) * 512)]);
+                    }
                 }
             }
             // for i, j in parallel(RB, ROW) {  (norms.tl:134)
@@ -4265,11 +4320,16 @@ __global__ void __launch_bounds__(128, 8) rmsnorm_kernel_variant4(
             #pragma unroll
             for (int tl_chunk19 = 0; tl_chunk19 < 16; tl_chunk19 += 8) {
                 const tl::f16* tl_ptr20 = &xs[((g % 2) * 1 + 0) * 2056 + ((tl_chunk19 % 8) + (tl_tid) * 8 + (tl_chunk19 / 8) * 1024)];
-                {
+                if (tl::is_aligned(tl_ptr20, 16)) {
                     tl::f16 tl_vec21[8];
                     tl::load_vector<tl::f16, 8>(tl_vec21, tl_ptr20);
                     #pragma unroll
                     for (int tl_v = 0; tl_v < 8; ++tl_v) s[tl_chunk19 + tl_v] = tl::convert<float>(tl_vec21[tl_v]);
+                } else {
+                    #pragma unroll
+                    for (int tl_v = 0; tl_v < 8; ++tl_v) {
+                        s[tl_chunk19 + tl_v] = tl::convert<float>(xs[((g % 2) * 1 + 0) * 2056 + (((tl_chunk19 + tl_v) % 8) + (tl_tid) * 8 + ((tl_chunk19 + tl_v) / 8) * 1024)]);
+                    }
                 }
             }
             // for i, j in parallel(RB, ROW) {  (norms.tl:134)
@@ -4576,11 +4636,16 @@ __global__ void __launch_bounds__(256, 4) rmsnorm_kernel_variant5(
             #pragma unroll
             for (int tl_chunk19 = 0; tl_chunk19 < 16; tl_chunk19 += 8) {
                 const tl::f16* tl_ptr20 = &xs[((g % 2) * 1 + 0) * 4104 + ((tl_chunk19 % 8) + (tl_tid) * 8 + (tl_chunk19 / 8) * 2048)];
-                {
+                if (tl::is_aligned(tl_ptr20, 16)) {
                     tl::f16 tl_vec21[8];
                     tl::load_vector<tl::f16, 8>(tl_vec21, tl_ptr20);
                     #pragma unroll
                     for (int tl_v = 0; tl_v < 8; ++tl_v) s[tl_chunk19 + tl_v] = tl::convert<float>(tl_vec21[tl_v]);
+                } else {
+                    #pragma unroll
+                    for (int tl_v = 0; tl_v < 8; ++tl_v) {
+                        s[tl_chunk19 + tl_v] = tl::convert<float>(xs[((g % 2) * 1 + 0) * 4104 + (((tl_chunk19 + tl_v) % 8) + (tl_tid) * 8 + ((tl_chunk19 + tl_v) / 8) * 2048)]);
+                    }
                 }
             }
             // for i, j in parallel(RB, ROW) {  (norms.tl:134)
@@ -4888,11 +4953,16 @@ __global__ void __launch_bounds__(512, 2) rmsnorm_kernel_variant6(
             #pragma unroll
             for (int tl_chunk19 = 0; tl_chunk19 < 16; tl_chunk19 += 8) {
                 const tl::f16* tl_ptr20 = &xs[((g % 2) * 1 + 0) * 8200 + ((tl_chunk19 % 8) + (tl_tid) * 8 + (tl_chunk19 / 8) * 4096)];
-                {
+                if (tl::is_aligned(tl_ptr20, 16)) {
                     tl::f16 tl_vec21[8];
                     tl::load_vector<tl::f16, 8>(tl_vec21, tl_ptr20);
                     #pragma unroll
                     for (int tl_v = 0; tl_v < 8; ++tl_v) s[tl_chunk19 + tl_v] = tl::convert<float>(tl_vec21[tl_v]);
+                } else {
+                    #pragma unroll
+                    for (int tl_v = 0; tl_v < 8; ++tl_v) {
+                        s[tl_chunk19 + tl_v] = tl::convert<float>(xs[((g % 2) * 1 + 0) * 8200 + (((tl_chunk19 + tl_v) % 8) + (tl_tid) * 8 + ((tl_chunk19 + tl_v) / 8) * 4096)]);
+                    }
                 }
             }
             // for i, j in parallel(RB, ROW) {  (norms.tl:134)
@@ -5251,22 +5321,32 @@ __global__ void __launch_bounds__(128, 8) residual_rmsnorm_kernel_variant0(
             #pragma unroll
             for (int tl_chunk33 = 0; tl_chunk33 < 16; tl_chunk33 += 8) {
                 const tl::f16* tl_ptr34 = &xs[((g % 2) * 16 + ((tl_tid / 16) + (tl_chunk33 / 8) * 8)) * 136 + ((tl_chunk33 % 8) + (tl_tid % 16) * 8)];
-                {
+                if (tl::is_aligned(tl_ptr34, 16)) {
                     tl::f16 tl_vec35[8];
                     tl::load_vector<tl::f16, 8>(tl_vec35, tl_ptr34);
                     #pragma unroll
                     for (int tl_v = 0; tl_v < 8; ++tl_v) s[tl_chunk33 + tl_v] = tl::convert<float>(tl_vec35[tl_v]);
+                } else {
+                    #pragma unroll
+                    for (int tl_v = 0; tl_v < 8; ++tl_v) {
+                        s[tl_chunk33 + tl_v] = tl::convert<float>(xs[((g % 2) * 16 + ((tl_tid / 16) + ((tl_chunk33 + tl_v) / 8) * 8)) * 136 + (((tl_chunk33 + tl_v) % 8) + (tl_tid % 16) * 8)]);
+                    }
                 }
             }
             // copy(rs, sq);  (norms.tl:207)
             #pragma unroll
             for (int tl_chunk36 = 0; tl_chunk36 < 16; tl_chunk36 += 8) {
                 const tl::f16* tl_ptr37 = &rs[((g % 2) * 16 + ((tl_tid / 16) + (tl_chunk36 / 8) * 8)) * 136 + ((tl_chunk36 % 8) + (tl_tid % 16) * 8)];
-                {
+                if (tl::is_aligned(tl_ptr37, 16)) {
                     tl::f16 tl_vec38[8];
                     tl::load_vector<tl::f16, 8>(tl_vec38, tl_ptr37);
                     #pragma unroll
                     for (int tl_v = 0; tl_v < 8; ++tl_v) sq[tl_chunk36 + tl_v] = tl::convert<float>(tl_vec38[tl_v]);
+                } else {
+                    #pragma unroll
+                    for (int tl_v = 0; tl_v < 8; ++tl_v) {
+                        sq[tl_chunk36 + tl_v] = tl::convert<float>(rs[((g % 2) * 16 + ((tl_tid / 16) + ((tl_chunk36 + tl_v) / 8) * 8)) * 136 + (((tl_chunk36 + tl_v) % 8) + (tl_tid % 16) * 8)]);
+                    }
                 }
             }
             // for i, j in parallel(RB, ROW) {  (norms.tl:208)
@@ -5681,22 +5761,32 @@ __global__ void __launch_bounds__(128, 8) residual_rmsnorm_kernel_variant1(
             #pragma unroll
             for (int tl_chunk33 = 0; tl_chunk33 < 16; tl_chunk33 += 8) {
                 const tl::f16* tl_ptr34 = &xs[((g % 2) * 8 + ((tl_tid / 32) + (tl_chunk33 / 8) * 4)) * 264 + ((tl_chunk33 % 8) + (tl_tid % 32) * 8)];
-                {
+                if (tl::is_aligned(tl_ptr34, 16)) {
                     tl::f16 tl_vec35[8];
                     tl::load_vector<tl::f16, 8>(tl_vec35, tl_ptr34);
                     #pragma unroll
                     for (int tl_v = 0; tl_v < 8; ++tl_v) s[tl_chunk33 + tl_v] = tl::convert<float>(tl_vec35[tl_v]);
+                } else {
+                    #pragma unroll
+                    for (int tl_v = 0; tl_v < 8; ++tl_v) {
+                        s[tl_chunk33 + tl_v] = tl::convert<float>(xs[((g % 2) * 8 + ((tl_tid / 32) + ((tl_chunk33 + tl_v) / 8) * 4)) * 264 + (((tl_chunk33 + tl_v) % 8) + (tl_tid % 32) * 8)]);
+                    }
                 }
             }
             // copy(rs, sq);  (norms.tl:207)
             #pragma unroll
             for (int tl_chunk36 = 0; tl_chunk36 < 16; tl_chunk36 += 8) {
                 const tl::f16* tl_ptr37 = &rs[((g % 2) * 8 + ((tl_tid / 32) + (tl_chunk36 / 8) * 4)) * 264 + ((tl_chunk36 % 8) + (tl_tid % 32) * 8)];
-                {
+                if (tl::is_aligned(tl_ptr37, 16)) {
                     tl::f16 tl_vec38[8];
                     tl::load_vector<tl::f16, 8>(tl_vec38, tl_ptr37);
                     #pragma unroll
                     for (int tl_v = 0; tl_v < 8; ++tl_v) sq[tl_chunk36 + tl_v] = tl::convert<float>(tl_vec38[tl_v]);
+                } else {
+                    #pragma unroll
+                    for (int tl_v = 0; tl_v < 8; ++tl_v) {
+                        sq[tl_chunk36 + tl_v] = tl::convert<float>(rs[((g % 2) * 8 + ((tl_tid / 32) + ((tl_chunk36 + tl_v) / 8) * 4)) * 264 + (((tl_chunk36 + tl_v) % 8) + (tl_tid % 32) * 8)]);
+                    }
                 }
             }
             // for i, j in parallel(RB, ROW) {  (norms.tl:208)
@@ -6112,22 +6202,32 @@ __global__ void __launch_bounds__(128, 8) residual_rmsnorm_kernel_variant2(
             #pragma unroll
             for (int tl_chunk33 = 0; tl_chunk33 < 16; tl_chunk33 += 8) {
                 const tl::f16* tl_ptr34 = &xs[((g % 2) * 4 + (tl_tid / 32)) * 520 + ((tl_chunk33 % 8) + (tl_tid % 32) * 8 + (tl_chunk33 / 8) * 256)];
-                {
+                if (tl::is_aligned(tl_ptr34, 16)) {
                     tl::f16 tl_vec35[8];
                     tl::load_vector<tl::f16, 8>(tl_vec35, tl_ptr34);
                     #pragma unroll
                     for (int tl_v = 0; tl_v < 8; ++tl_v) s[tl_chunk33 + tl_v] = tl::convert<float>(tl_vec35[tl_v]);
+                } else {
+                    #pragma unroll
+                    for (int tl_v = 0; tl_v < 8; ++tl_v) {
+                        s[tl_chunk33 + tl_v] = tl::convert<float>(xs[((g % 2) * 4 + (tl_tid / 32)) * 520 + (((tl_chunk33 + tl_v) % 8) + (tl_tid % 32) * 8 + ((tl_chunk33 + tl_v) / 8) * 256)]);
+                    }
                 }
             }
             // copy(rs, sq);  (norms.tl:207)
             #pragma unroll
             for (int tl_chunk36 = 0; tl_chunk36 < 16; tl_chunk36 += 8) {
                 const tl::f16* tl_ptr37 = &rs[((g % 2) * 4 + (tl_tid / 32)) * 520 + ((tl_chunk36 % 8) + (tl_tid % 32) * 8 + (tl_chunk36 / 8) * 256)];
-                {
+                if (tl::is_aligned(tl_ptr37, 16)) {
                     tl::f16 tl_vec38[8];
                     tl::load_vector<tl::f16, 8>(tl_vec38, tl_ptr37);
                     #pragma unroll
                     for (int tl_v = 0; tl_v < 8; ++tl_v) sq[tl_chunk36 + tl_v] = tl::convert<float>(tl_vec38[tl_v]);
+                } else {
+                    #pragma unroll
+                    for (int tl_v = 0; tl_v < 8; ++tl_v) {
+                        sq[tl_chunk36 + tl_v] = tl::convert<float>(rs[((g % 2) * 4 + (tl_tid / 32)) * 520 + (((tl_chunk36 + tl_v) % 8) + (tl_tid % 32) * 8 + ((tl_chunk36 + tl_v) / 8) * 256)]);
+                    }
                 }
             }
             // for i, j in parallel(RB, ROW) {  (norms.tl:208)
@@ -6541,22 +6641,32 @@ __global__ void __launch_bounds__(128, 8) residual_rmsnorm_kernel_variant3(
             #pragma unroll
             for (int tl_chunk33 = 0; tl_chunk33 < 16; tl_chunk33 += 8) {
                 const tl::f16* tl_ptr34 = &xs[((g % 2) * 2 + (tl_tid / 64)) * 1032 + ((tl_chunk33 % 8) + (tl_tid % 64) * 8 + (tl_chunk33 / 8) * 512)];
-                {
+                if (tl::is_aligned(tl_ptr34, 16)) {
                     tl::f16 tl_vec35[8];
                     tl::load_vector<tl::f16, 8>(tl_vec35, tl_ptr34);
                     #pragma unroll
                     for (int tl_v = 0; tl_v < 8; ++tl_v) s[tl_chunk33 + tl_v] = tl::convert<float>(tl_vec35[tl_v]);
+                } else {
+                    #pragma unroll
+                    for (int tl_v = 0; tl_v < 8; ++tl_v) {
+                        s[tl_chunk33 + tl_v] = tl::convert<float>(xs[((g % 2) * 2 + (tl_tid / 64)) * 1032 + (((tl_chunk33 + tl_v) % 8) + (tl_tid % 64) * 8 + ((tl_chunk33 + tl_v) / 8) * 512)]);
+                    }
                 }
             }
             // copy(rs, sq);  (norms.tl:207)
             #pragma unroll
             for (int tl_chunk36 = 0; tl_chunk36 < 16; tl_chunk36 += 8) {
                 const tl::f16* tl_ptr37 = &rs[((g % 2) * 2 + (tl_tid / 64)) * 1032 + ((tl_chunk36 % 8) + (tl_tid % 64) * 8 + (tl_chunk36 / 8) * 512)];
-                {
+                if (tl::is_aligned(tl_ptr37, 16)) {
                     tl::f16 tl_vec38[8];
                     tl::load_vector<tl::f16, 8>(tl_vec38, tl_ptr37);
                     #pragma unroll
                     for (int tl_v = 0; tl_v < 8; ++tl_v) sq[tl_chunk36 + tl_v] = tl::convert<float>(tl_vec38[tl_v]);
+                } else {
+                    #pragma unroll
+                    for (int tl_v = 0; tl_v < 8; ++tl_v) {
+                        sq[tl_chunk36 + tl_v] = tl::convert<float>(rs[((g % 2) * 2 + (tl_tid / 64)) * 1032 + (((tl_chunk36 + tl_v) % 8) + (tl_tid % 64) * 8 + ((tl_chunk36 + tl_v) / 8) * 512)]);
+                    }
                 }
             }
             // for i, j in parallel(RB, ROW) {  (norms.tl:208)
@@ -6983,22 +7093,32 @@ __global__ void __launch_bounds__(128, 8) residual_rmsnorm_kernel_variant4(
             #pragma unroll
             for (int tl_chunk33 = 0; tl_chunk33 < 16; tl_chunk33 += 8) {
                 const tl::f16* tl_ptr34 = &xs[((g % 2) * 1 + 0) * 2056 + ((tl_chunk33 % 8) + (tl_tid) * 8 + (tl_chunk33 / 8) * 1024)];
-                {
+                if (tl::is_aligned(tl_ptr34, 16)) {
                     tl::f16 tl_vec35[8];
                     tl::load_vector<tl::f16, 8>(tl_vec35, tl_ptr34);
                     #pragma unroll
                     for (int tl_v = 0; tl_v < 8; ++tl_v) s[tl_chunk33 + tl_v] = tl::convert<float>(tl_vec35[tl_v]);
+                } else {
+                    #pragma unroll
+                    for (int tl_v = 0; tl_v < 8; ++tl_v) {
+                        s[tl_chunk33 + tl_v] = tl::convert<float>(xs[((g % 2) * 1 + 0) * 2056 + (((tl_chunk33 + tl_v) % 8) + (tl_tid) * 8 + ((tl_chunk33 + tl_v) / 8) * 1024)]);
+                    }
                 }
             }
             // copy(rs, sq);  (norms.tl:207)
             #pragma unroll
             for (int tl_chunk36 = 0; tl_chunk36 < 16; tl_chunk36 += 8) {
                 const tl::f16* tl_ptr37 = &rs[((g % 2) * 1 + 0) * 2056 + ((tl_chunk36 % 8) + (tl_tid) * 8 + (tl_chunk36 / 8) * 1024)];
-                {
+                if (tl::is_aligned(tl_ptr37, 16)) {
                     tl::f16 tl_vec38[8];
                     tl::load_vector<tl::f16, 8>(tl_vec38, tl_ptr37);
                     #pragma unroll
                     for (int tl_v = 0; tl_v < 8; ++tl_v) sq[tl_chunk36 + tl_v] = tl::convert<float>(tl_vec38[tl_v]);
+                } else {
+                    #pragma unroll
+                    for (int tl_v = 0; tl_v < 8; ++tl_v) {
+                        sq[tl_chunk36 + tl_v] = tl::convert<float>(rs[((g % 2) * 1 + 0) * 2056 + (((tl_chunk36 + tl_v) % 8) + (tl_tid) * 8 + ((tl_chunk36 + tl_v) / 8) * 1024)]);
+                    }
                 }
             }
             // for i, j in parallel(RB, ROW) {  (norms.tl:208)
@@ -7426,22 +7546,32 @@ __global__ void __launch_bounds__(256, 4) residual_rmsnorm_kernel_variant5(
             #pragma unroll
             for (int tl_chunk33 = 0; tl_chunk33 < 16; tl_chunk33 += 8) {
                 const tl::f16* tl_ptr34 = &xs[((g % 2) * 1 + 0) * 4104 + ((tl_chunk33 % 8) + (tl_tid) * 8 + (tl_chunk33 / 8) * 2048)];
-                {
+                if (tl::is_aligned(tl_ptr34, 16)) {
                     tl::f16 tl_vec35[8];
                     tl::load_vector<tl::f16, 8>(tl_vec35, tl_ptr34);
                     #pragma unroll
                     for (int tl_v = 0; tl_v < 8; ++tl_v) s[tl_chunk33 + tl_v] = tl::convert<float>(tl_vec35[tl_v]);
+                } else {
+                    #pragma unroll
+                    for (int tl_v = 0; tl_v < 8; ++tl_v) {
+                        s[tl_chunk33 + tl_v] = tl::convert<float>(xs[((g % 2) * 1 + 0) * 4104 + (((tl_chunk33 + tl_v) % 8) + (tl_tid) * 8 + ((tl_chunk33 + tl_v) / 8) * 2048)]);
+                    }
                 }
             }
             // copy(rs, sq);  (norms.tl:207)
             #pragma unroll
             for (int tl_chunk36 = 0; tl_chunk36 < 16; tl_chunk36 += 8) {
                 const tl::f16* tl_ptr37 = &rs[((g % 2) * 1 + 0) * 4104 + ((tl_chunk36 % 8) + (tl_tid) * 8 + (tl_chunk36 / 8) * 2048)];
-                {
+                if (tl::is_aligned(tl_ptr37, 16)) {
                     tl::f16 tl_vec38[8];
                     tl::load_vector<tl::f16, 8>(tl_vec38, tl_ptr37);
                     #pragma unroll
                     for (int tl_v = 0; tl_v < 8; ++tl_v) sq[tl_chunk36 + tl_v] = tl::convert<float>(tl_vec38[tl_v]);
+                } else {
+                    #pragma unroll
+                    for (int tl_v = 0; tl_v < 8; ++tl_v) {
+                        sq[tl_chunk36 + tl_v] = tl::convert<float>(rs[((g % 2) * 1 + 0) * 4104 + (((tl_chunk36 + tl_v) % 8) + (tl_tid) * 8 + ((tl_chunk36 + tl_v) / 8) * 2048)]);
+                    }
                 }
             }
             // for i, j in parallel(RB, ROW) {  (norms.tl:208)
@@ -7870,22 +8000,32 @@ __global__ void __launch_bounds__(512, 2) residual_rmsnorm_kernel_variant6(
             #pragma unroll
             for (int tl_chunk33 = 0; tl_chunk33 < 16; tl_chunk33 += 8) {
                 const tl::f16* tl_ptr34 = &xs[((g % 2) * 1 + 0) * 8200 + ((tl_chunk33 % 8) + (tl_tid) * 8 + (tl_chunk33 / 8) * 4096)];
-                {
+                if (tl::is_aligned(tl_ptr34, 16)) {
                     tl::f16 tl_vec35[8];
                     tl::load_vector<tl::f16, 8>(tl_vec35, tl_ptr34);
                     #pragma unroll
                     for (int tl_v = 0; tl_v < 8; ++tl_v) s[tl_chunk33 + tl_v] = tl::convert<float>(tl_vec35[tl_v]);
+                } else {
+                    #pragma unroll
+                    for (int tl_v = 0; tl_v < 8; ++tl_v) {
+                        s[tl_chunk33 + tl_v] = tl::convert<float>(xs[((g % 2) * 1 + 0) * 8200 + (((tl_chunk33 + tl_v) % 8) + (tl_tid) * 8 + ((tl_chunk33 + tl_v) / 8) * 4096)]);
+                    }
                 }
             }
             // copy(rs, sq);  (norms.tl:207)
             #pragma unroll
             for (int tl_chunk36 = 0; tl_chunk36 < 16; tl_chunk36 += 8) {
                 const tl::f16* tl_ptr37 = &rs[((g % 2) * 1 + 0) * 8200 + ((tl_chunk36 % 8) + (tl_tid) * 8 + (tl_chunk36 / 8) * 4096)];
-                {
+                if (tl::is_aligned(tl_ptr37, 16)) {
                     tl::f16 tl_vec38[8];
                     tl::load_vector<tl::f16, 8>(tl_vec38, tl_ptr37);
                     #pragma unroll
                     for (int tl_v = 0; tl_v < 8; ++tl_v) sq[tl_chunk36 + tl_v] = tl::convert<float>(tl_vec38[tl_v]);
+                } else {
+                    #pragma unroll
+                    for (int tl_v = 0; tl_v < 8; ++tl_v) {
+                        sq[tl_chunk36 + tl_v] = tl::convert<float>(rs[((g % 2) * 1 + 0) * 8200 + (((tl_chunk36 + tl_v) % 8) + (tl_tid) * 8 + ((tl_chunk36 + tl_v) / 8) * 4096)]);
+                    }
                 }
             }
             // for i, j in parallel(RB, ROW) {  (norms.tl:208)
@@ -8295,11 +8435,16 @@ __global__ void __launch_bounds__(128, 8) layernorm_gelu_kernel_variant0(
             #pragma unroll
             for (int tl_chunk24 = 0; tl_chunk24 < 16; tl_chunk24 += 8) {
                 const tl::f16* tl_ptr25 = &xs[((g % 2) * 16 + ((tl_tid / 16) + (tl_chunk24 / 8) * 8)) * 136 + ((tl_chunk24 % 8) + (tl_tid % 16) * 8)];
-                {
+                if (tl::is_aligned(tl_ptr25, 16)) {
                     tl::f16 tl_vec26[8];
                     tl::load_vector<tl::f16, 8>(tl_vec26, tl_ptr25);
                     #pragma unroll
                     for (int tl_v = 0; tl_v < 8; ++tl_v) s[tl_chunk24 + tl_v] = tl::convert<float>(tl_vec26[tl_v]);
+                } else {
+                    #pragma unroll
+                    for (int tl_v = 0; tl_v < 8; ++tl_v) {
+                        s[tl_chunk24 + tl_v] = tl::convert<float>(xs[((g % 2) * 16 + ((tl_tid / 16) + ((tl_chunk24 + tl_v) / 8) * 8)) * 136 + (((tl_chunk24 + tl_v) % 8) + (tl_tid % 16) * 8)]);
+                    }
                 }
             }
             // reduce(sum, s, s_mean, axis = 1);  (norms.tl:292)
@@ -8699,11 +8844,16 @@ __global__ void __launch_bounds__(128, 8) layernorm_gelu_kernel_variant1(
             #pragma unroll
             for (int tl_chunk24 = 0; tl_chunk24 < 16; tl_chunk24 += 8) {
                 const tl::f16* tl_ptr25 = &xs[((g % 2) * 8 + ((tl_tid / 32) + (tl_chunk24 / 8) * 4)) * 264 + ((tl_chunk24 % 8) + (tl_tid % 32) * 8)];
-                {
+                if (tl::is_aligned(tl_ptr25, 16)) {
                     tl::f16 tl_vec26[8];
                     tl::load_vector<tl::f16, 8>(tl_vec26, tl_ptr25);
                     #pragma unroll
                     for (int tl_v = 0; tl_v < 8; ++tl_v) s[tl_chunk24 + tl_v] = tl::convert<float>(tl_vec26[tl_v]);
+                } else {
+                    #pragma unroll
+                    for (int tl_v = 0; tl_v < 8; ++tl_v) {
+                        s[tl_chunk24 + tl_v] = tl::convert<float>(xs[((g % 2) * 8 + ((tl_tid / 32) + ((tl_chunk24 + tl_v) / 8) * 4)) * 264 + (((tl_chunk24 + tl_v) % 8) + (tl_tid % 32) * 8)]);
+                    }
                 }
             }
             // reduce(sum, s, s_mean, axis = 1);  (norms.tl:292)
@@ -9105,11 +9255,16 @@ __global__ void __launch_bounds__(128, 8) layernorm_gelu_kernel_variant2(
             #pragma unroll
             for (int tl_chunk24 = 0; tl_chunk24 < 16; tl_chunk24 += 8) {
                 const tl::f16* tl_ptr25 = &xs[((g % 2) * 4 + (tl_tid / 32)) * 520 + ((tl_chunk24 % 8) + (tl_tid % 32) * 8 + (tl_chunk24 / 8) * 256)];
-                {
+                if (tl::is_aligned(tl_ptr25, 16)) {
                     tl::f16 tl_vec26[8];
                     tl::load_vector<tl::f16, 8>(tl_vec26, tl_ptr25);
                     #pragma unroll
                     for (int tl_v = 0; tl_v < 8; ++tl_v) s[tl_chunk24 + tl_v] = tl::convert<float>(tl_vec26[tl_v]);
+                } else {
+                    #pragma unroll
+                    for (int tl_v = 0; tl_v < 8; ++tl_v) {
+                        s[tl_chunk24 + tl_v] = tl::convert<float>(xs[((g % 2) * 4 + (tl_tid / 32)) * 520 + (((tl_chunk24 + tl_v) % 8) + (tl_tid % 32) * 8 + ((tl_chunk24 + tl_v) / 8) * 256)]);
+                    }
                 }
             }
             // reduce(sum, s, s_mean, axis = 1);  (norms.tl:292)
@@ -9507,11 +9662,16 @@ __global__ void __launch_bounds__(128, 8) layernorm_gelu_kernel_variant3(
             #pragma unroll
             for (int tl_chunk24 = 0; tl_chunk24 < 16; tl_chunk24 += 8) {
                 const tl::f16* tl_ptr25 = &xs[((g % 2) * 2 + (tl_tid / 64)) * 1032 + ((tl_chunk24 % 8) + (tl_tid % 64) * 8 + (tl_chunk24 / 8) * 512)];
-                {
+                if (tl::is_aligned(tl_ptr25, 16)) {
                     tl::f16 tl_vec26[8];
                     tl::load_vector<tl::f16, 8>(tl_vec26, tl_ptr25);
                     #pragma unroll
                     for (int tl_v = 0; tl_v < 8; ++tl_v) s[tl_chunk24 + tl_v] = tl::convert<float>(tl_vec26[tl_v]);
+                } else {
+                    #pragma unroll
+                    for (int tl_v = 0; tl_v < 8; ++tl_v) {
+                        s[tl_chunk24 + tl_v] = tl::convert<float>(xs[((g % 2) * 2 + (tl_tid / 64)) * 1032 + (((tl_chunk24 + tl_v) % 8) + (tl_tid % 64) * 8 + ((tl_chunk24 + tl_v) / 8) * 512)]);
+                    }
                 }
             }
             // reduce(sum, s, s_mean, axis = 1);  (norms.tl:292)
@@ -9935,11 +10095,16 @@ __global__ void __launch_bounds__(128, 8) layernorm_gelu_kernel_variant4(
             #pragma unroll
             for (int tl_chunk24 = 0; tl_chunk24 < 16; tl_chunk24 += 8) {
                 const tl::f16* tl_ptr25 = &xs[((g % 2) * 1 + 0) * 2056 + ((tl_chunk24 % 8) + (tl_tid) * 8 + (tl_chunk24 / 8) * 1024)];
-                {
+                if (tl::is_aligned(tl_ptr25, 16)) {
                     tl::f16 tl_vec26[8];
                     tl::load_vector<tl::f16, 8>(tl_vec26, tl_ptr25);
                     #pragma unroll
                     for (int tl_v = 0; tl_v < 8; ++tl_v) s[tl_chunk24 + tl_v] = tl::convert<float>(tl_vec26[tl_v]);
+                } else {
+                    #pragma unroll
+                    for (int tl_v = 0; tl_v < 8; ++tl_v) {
+                        s[tl_chunk24 + tl_v] = tl::convert<float>(xs[((g % 2) * 1 + 0) * 2056 + (((tl_chunk24 + tl_v) % 8) + (tl_tid) * 8 + ((tl_chunk24 + tl_v) / 8) * 1024)]);
+                    }
                 }
             }
             // reduce(sum, s, s_mean, axis = 1);  (norms.tl:292)
@@ -10365,11 +10530,16 @@ __global__ void __launch_bounds__(256, 4) layernorm_gelu_kernel_variant5(
             #pragma unroll
             for (int tl_chunk24 = 0; tl_chunk24 < 16; tl_chunk24 += 8) {
                 const tl::f16* tl_ptr25 = &xs[((g % 2) * 1 + 0) * 4104 + ((tl_chunk24 % 8) + (tl_tid) * 8 + (tl_chunk24 / 8) * 2048)];
-                {
+                if (tl::is_aligned(tl_ptr25, 16)) {
                     tl::f16 tl_vec26[8];
                     tl::load_vector<tl::f16, 8>(tl_vec26, tl_ptr25);
                     #pragma unroll
                     for (int tl_v = 0; tl_v < 8; ++tl_v) s[tl_chunk24 + tl_v] = tl::convert<float>(tl_vec26[tl_v]);
+                } else {
+                    #pragma unroll
+                    for (int tl_v = 0; tl_v < 8; ++tl_v) {
+                        s[tl_chunk24 + tl_v] = tl::convert<float>(xs[((g % 2) * 1 + 0) * 4104 + (((tl_chunk24 + tl_v) % 8) + (tl_tid) * 8 + ((tl_chunk24 + tl_v) / 8) * 2048)]);
+                    }
                 }
             }
             // reduce(sum, s, s_mean, axis = 1);  (norms.tl:292)
@@ -10797,11 +10967,16 @@ __global__ void __launch_bounds__(512, 2) layernorm_gelu_kernel_variant6(
             #pragma unroll
             for (int tl_chunk24 = 0; tl_chunk24 < 16; tl_chunk24 += 8) {
                 const tl::f16* tl_ptr25 = &xs[((g % 2) * 1 + 0) * 8200 + ((tl_chunk24 % 8) + (tl_tid) * 8 + (tl_chunk24 / 8) * 4096)];
-                {
+                if (tl::is_aligned(tl_ptr25, 16)) {
                     tl::f16 tl_vec26[8];
                     tl::load_vector<tl::f16, 8>(tl_vec26, tl_ptr25);
                     #pragma unroll
                     for (int tl_v = 0; tl_v < 8; ++tl_v) s[tl_chunk24 + tl_v] = tl::convert<float>(tl_vec26[tl_v]);
+                } else {
+                    #pragma unroll
+                    for (int tl_v = 0; tl_v < 8; ++tl_v) {
+                        s[tl_chunk24 + tl_v] = tl::convert<float>(xs[((g % 2) * 1 + 0) * 8200 + (((tl_chunk24 + tl_v) % 8) + (tl_tid) * 8 + ((tl_chunk24 + tl_v) / 8) * 4096)]);
+                    }
                 }
             }
             // reduce(sum, s, s_mean, axis = 1);  (norms.tl:292)

@@ -104,11 +104,16 @@ __global__ void __launch_bounds__(256, 4) fp8_per_token_kernel_variant0(
             #pragma unroll
             for (int tl_chunk14 = 0; tl_chunk14 < 16; tl_chunk14 += 8) {
                 const tl::bf16* tl_ptr15 = &xs[((g % 2) * 32 + ((tl_tid / 16) + (tl_chunk14 / 8) * 16)) * 136 + ((tl_chunk14 % 8) + (tl_tid % 16) * 8)];
-                {
+                if (tl::is_aligned(tl_ptr15, 16)) {
                     tl::bf16 tl_vec16[8];
                     tl::load_vector<tl::bf16, 8>(tl_vec16, tl_ptr15);
                     #pragma unroll
                     for (int tl_v = 0; tl_v < 8; ++tl_v) s[tl_chunk14 + tl_v] = tl::convert<float>(tl_vec16[tl_v]);
+                } else {
+                    #pragma unroll
+                    for (int tl_v = 0; tl_v < 8; ++tl_v) {
+                        s[tl_chunk14 + tl_v] = tl::convert<float>(xs[((g % 2) * 32 + ((tl_tid / 16) + ((tl_chunk14 + tl_v) / 8) * 16)) * 136 + (((tl_chunk14 + tl_v) % 8) + (tl_tid % 16) * 8)]);
+                    }
                 }
             }
             // reduce(absmax, s, s_amax, axis = 1);  (quant.tl:35)
@@ -358,11 +363,16 @@ __global__ void __launch_bounds__(256, 4) fp8_per_token_kernel_variant1(
             #pragma unroll
             for (int tl_chunk14 = 0; tl_chunk14 < 16; tl_chunk14 += 8) {
                 const tl::bf16* tl_ptr15 = &xs[((g % 2) * 16 + ((tl_tid / 32) + (tl_chunk14 / 8) * 8)) * 264 + ((tl_chunk14 % 8) + (tl_tid % 32) * 8)];
-                {
+                if (tl::is_aligned(tl_ptr15, 16)) {
                     tl::bf16 tl_vec16[8];
                     tl::load_vector<tl::bf16, 8>(tl_vec16, tl_ptr15);
                     #pragma unroll
                     for (int tl_v = 0; tl_v < 8; ++tl_v) s[tl_chunk14 + tl_v] = tl::convert<float>(tl_vec16[tl_v]);
+                } else {
+                    #pragma unroll
+                    for (int tl_v = 0; tl_v < 8; ++tl_v) {
+                        s[tl_chunk14 + tl_v] = tl::convert<float>(xs[((g % 2) * 16 + ((tl_tid / 32) + ((tl_chunk14 + tl_v) / 8) * 8)) * 264 + (((tl_chunk14 + tl_v) % 8) + (tl_tid % 32) * 8)]);
+                    }
                 }
             }
             // reduce(absmax, s, s_amax, axis = 1);  (quant.tl:35)
@@ -613,11 +623,16 @@ __global__ void __launch_bounds__(256, 4) fp8_per_token_kernel_variant2(
             #pragma unroll
             for (int tl_chunk14 = 0; tl_chunk14 < 16; tl_chunk14 += 8) {
                 const tl::bf16* tl_ptr15 = &xs[((g % 2) * 8 + (tl_tid / 32)) * 520 + ((tl_chunk14 % 8) + (tl_tid % 32) * 8 + (tl_chunk14 / 8) * 256)];
-                {
+                if (tl::is_aligned(tl_ptr15, 16)) {
                     tl::bf16 tl_vec16[8];
                     tl::load_vector<tl::bf16, 8>(tl_vec16, tl_ptr15);
                     #pragma unroll
                     for (int tl_v = 0; tl_v < 8; ++tl_v) s[tl_chunk14 + tl_v] = tl::convert<float>(tl_vec16[tl_v]);
+                } else {
+                    #pragma unroll
+                    for (int tl_v = 0; tl_v < 8; ++tl_v) {
+                        s[tl_chunk14 + tl_v] = tl::convert<float>(xs[((g % 2) * 8 + (tl_tid / 32)) * 520 + (((tl_chunk14 + tl_v) % 8) + (tl_tid % 32) * 8 + ((tl_chunk14 + tl_v) / 8) * 256)]);
+                    }
                 }
             }
             // reduce(absmax, s, s_amax, axis = 1);  (quant.tl:35)
@@ -868,11 +883,16 @@ __global__ void __launch_bounds__(256, 4) fp8_per_token_kernel_variant3(
             #pragma unroll
             for (int tl_chunk14 = 0; tl_chunk14 < 16; tl_chunk14 += 8) {
                 const tl::bf16* tl_ptr15 = &xs[((g % 2) * 4 + (tl_tid / 64)) * 1032 + ((tl_chunk14 % 8) + (tl_tid % 64) * 8 + (tl_chunk14 / 8) * 512)];
-                {
+                if (tl::is_aligned(tl_ptr15, 16)) {
                     tl::bf16 tl_vec16[8];
                     tl::load_vector<tl::bf16, 8>(tl_vec16, tl_ptr15);
                     #pragma unroll
                     for (int tl_v = 0; tl_v < 8; ++tl_v) s[tl_chunk14 + tl_v] = tl::convert<float>(tl_vec16[tl_v]);
+                } else {
+                    #pragma unroll
+                    for (int tl_v = 0; tl_v < 8; ++tl_v) {
+                        s[tl_chunk14 + tl_v] = tl::convert<float>(xs[((g % 2) * 4 + (tl_tid / 64)) * 1032 + (((tl_chunk14 + tl_v) % 8) + (tl_tid % 64) * 8 + ((tl_chunk14 + tl_v) / 8) * 512)]);
+                    }
                 }
             }
             // reduce(absmax, s, s_amax, axis = 1);  (quant.tl:35)
@@ -1136,11 +1156,16 @@ __global__ void __launch_bounds__(256, 4) fp8_per_token_kernel_variant4(
             #pragma unroll
             for (int tl_chunk14 = 0; tl_chunk14 < 16; tl_chunk14 += 8) {
                 const tl::bf16* tl_ptr15 = &xs[((g % 2) * 2 + (tl_tid / 128)) * 2056 + ((tl_chunk14 % 8) + (tl_tid % 128) * 8 + (tl_chunk14 / 8) * 1024)];
-                {
+                if (tl::is_aligned(tl_ptr15, 16)) {
                     tl::bf16 tl_vec16[8];
                     tl::load_vector<tl::bf16, 8>(tl_vec16, tl_ptr15);
                     #pragma unroll
                     for (int tl_v = 0; tl_v < 8; ++tl_v) s[tl_chunk14 + tl_v] = tl::convert<float>(tl_vec16[tl_v]);
+                } else {
+                    #pragma unroll
+                    for (int tl_v = 0; tl_v < 8; ++tl_v) {
+                        s[tl_chunk14 + tl_v] = tl::convert<float>(xs[((g % 2) * 2 + (tl_tid / 128)) * 2056 + (((tl_chunk14 + tl_v) % 8) + (tl_tid % 128) * 8 + ((tl_chunk14 + tl_v) / 8) * 1024)]);
+                    }
                 }
             }
             // reduce(absmax, s, s_amax, axis = 1);  (quant.tl:35)
@@ -1405,11 +1430,16 @@ __global__ void __launch_bounds__(256, 4) fp8_per_token_kernel_variant5(
             #pragma unroll
             for (int tl_chunk14 = 0; tl_chunk14 < 16; tl_chunk14 += 8) {
                 const tl::bf16* tl_ptr15 = &xs[((g % 2) * 1 + 0) * 4104 + ((tl_chunk14 % 8) + (tl_tid) * 8 + (tl_chunk14 / 8) * 2048)];
-                {
+                if (tl::is_aligned(tl_ptr15, 16)) {
                     tl::bf16 tl_vec16[8];
                     tl::load_vector<tl::bf16, 8>(tl_vec16, tl_ptr15);
                     #pragma unroll
                     for (int tl_v = 0; tl_v < 8; ++tl_v) s[tl_chunk14 + tl_v] = tl::convert<float>(tl_vec16[tl_v]);
+                } else {
+                    #pragma unroll
+                    for (int tl_v = 0; tl_v < 8; ++tl_v) {
+                        s[tl_chunk14 + tl_v] = tl::convert<float>(xs[((g % 2) * 1 + 0) * 4104 + (((tl_chunk14 + tl_v) % 8) + (tl_tid) * 8 + ((tl_chunk14 + tl_v) / 8) * 2048)]);
+                    }
                 }
             }
             // reduce(absmax, s, s_amax, axis = 1);  (quant.tl:35)
@@ -1675,11 +1705,16 @@ __global__ void __launch_bounds__(512, 2) fp8_per_token_kernel_variant6(
             #pragma unroll
             for (int tl_chunk14 = 0; tl_chunk14 < 16; tl_chunk14 += 8) {
                 const tl::bf16* tl_ptr15 = &xs[((g % 2) * 1 + 0) * 8200 + ((tl_chunk14 % 8) + (tl_tid) * 8 + (tl_chunk14 / 8) * 4096)];
-                {
+                if (tl::is_aligned(tl_ptr15, 16)) {
                     tl::bf16 tl_vec16[8];
                     tl::load_vector<tl::bf16, 8>(tl_vec16, tl_ptr15);
                     #pragma unroll
                     for (int tl_v = 0; tl_v < 8; ++tl_v) s[tl_chunk14 + tl_v] = tl::convert<float>(tl_vec16[tl_v]);
+                } else {
+                    #pragma unroll
+                    for (int tl_v = 0; tl_v < 8; ++tl_v) {
+                        s[tl_chunk14 + tl_v] = tl::convert<float>(xs[((g % 2) * 1 + 0) * 8200 + (((tl_chunk14 + tl_v) % 8) + (tl_tid) * 8 + ((tl_chunk14 + tl_v) / 8) * 4096)]);
+                    }
                 }
             }
             // reduce(absmax, s, s_amax, axis = 1);  (quant.tl:35)
@@ -1946,11 +1981,16 @@ __global__ void __launch_bounds__(256, 4) fp8_per_group_kernel(
         #pragma unroll
         for (int tl_chunk14 = 0; tl_chunk14 < 32; tl_chunk14 += 8) {
             const tl::bf16* tl_ptr15 = &xs[(((t % 2) * 16 + ((tl_tid / 64) + (tl_chunk14 / 8) * 4)) * 4 + (tl_tid / 16 % 4)) * 136 + ((tl_chunk14 % 8) + (tl_tid % 16) * 8)];
-            {
+            if (tl::is_aligned(tl_ptr15, 16)) {
                 tl::bf16 tl_vec16[8];
                 tl::load_vector<tl::bf16, 8>(tl_vec16, tl_ptr15);
                 #pragma unroll
                 for (int tl_v = 0; tl_v < 8; ++tl_v) x[tl_chunk14 + tl_v] = tl::convert<float>(tl_vec16[tl_v]);
+            } else {
+                #pragma unroll
+                for (int tl_v = 0; tl_v < 8; ++tl_v) {
+                    x[tl_chunk14 + tl_v] = tl::convert<float>(xs[(((t % 2) * 16 + ((tl_tid / 64) + ((tl_chunk14 + tl_v) / 8) * 4)) * 4 + (tl_tid / 16 % 4)) * 136 + (((tl_chunk14 + tl_v) % 8) + (tl_tid % 16) * 8)]);
+                }
             }
         }
         // reduce(absmax, x, amax, axis = 2);  (quant.tl:105)
@@ -2103,11 +2143,16 @@ __global__ void __launch_bounds__(512) fp8_per_block_kernel(
         #pragma unroll
         for (int tl_chunk14 = 0; tl_chunk14 < 32; tl_chunk14 += 8) {
             const tl::bf16* tl_ptr15 = &xs[((t % 2) * 128 + ((tl_tid / 16) + (tl_chunk14 / 8) * 32)) * 136 + ((tl_chunk14 % 8) + (tl_tid % 16) * 8)];
-            {
+            if (tl::is_aligned(tl_ptr15, 16)) {
                 tl::bf16 tl_vec16[8];
                 tl::load_vector<tl::bf16, 8>(tl_vec16, tl_ptr15);
                 #pragma unroll
                 for (int tl_v = 0; tl_v < 8; ++tl_v) x[tl_chunk14 + tl_v] = tl::convert<float>(tl_vec16[tl_v]);
+            } else {
+                #pragma unroll
+                for (int tl_v = 0; tl_v < 8; ++tl_v) {
+                    x[tl_chunk14 + tl_v] = tl::convert<float>(xs[((t % 2) * 128 + ((tl_tid / 16) + ((tl_chunk14 + tl_v) / 8) * 32)) * 136 + (((tl_chunk14 + tl_v) % 8) + (tl_tid % 16) * 8)]);
+                }
             }
         }
         // reduce(absmax, x, row_max, axis = 1);  (quant.tl:140)

@@ -93,11 +93,16 @@ __global__ void __launch_bounds__(128, 8) softmax_kernel_variant0(
             #pragma unroll
             for (int tl_chunk14 = 0; tl_chunk14 < 16; tl_chunk14 += 8) {
                 const tl::f16* tl_ptr15 = &xs[((g % 2) * 16 + ((tl_tid / 16) + (tl_chunk14 / 8) * 8)) * 136 + ((tl_chunk14 % 8) + (tl_tid % 16) * 8)];
-                {
+                if (tl::is_aligned(tl_ptr15, 16)) {
                     tl::f16 tl_vec16[8];
                     tl::load_vector<tl::f16, 8>(tl_vec16, tl_ptr15);
                     #pragma unroll
                     for (int tl_v = 0; tl_v < 8; ++tl_v) s[tl_chunk14 + tl_v] = tl::convert<float>(tl_vec16[tl_v]);
+                } else {
+                    #pragma unroll
+                    for (int tl_v = 0; tl_v < 8; ++tl_v) {
+                        s[tl_chunk14 + tl_v] = tl::convert<float>(xs[((g % 2) * 16 + ((tl_tid / 16) + ((tl_chunk14 + tl_v) / 8) * 8)) * 136 + (((tl_chunk14 + tl_v) % 8) + (tl_tid % 16) * 8)]);
+                    }
                 }
             }
             // reduce(max, s, s_max, axis = 1);  (softmax.tl:39)
@@ -382,11 +387,16 @@ __global__ void __launch_bounds__(128, 8) softmax_kernel_variant1(
             #pragma unroll
             for (int tl_chunk14 = 0; tl_chunk14 < 16; tl_chunk14 += 8) {
                 const tl::f16* tl_ptr15 = &xs[((g % 2) * 8 + ((tl_tid / 32) + (tl_chunk14 / 8) * 4)) * 264 + ((tl_chunk14 % 8) + (tl_tid % 32) * 8)];
-                {
+                if (tl::is_aligned(tl_ptr15, 16)) {
                     tl::f16 tl_vec16[8];
                     tl::load_vector<tl::f16, 8>(tl_vec16, tl_ptr15);
                     #pragma unroll
                     for (int tl_v = 0; tl_v < 8; ++tl_v) s[tl_chunk14 + tl_v] = tl::convert<float>(tl_vec16[tl_v]);
+                } else {
+                    #pragma unroll
+                    for (int tl_v = 0; tl_v < 8; ++tl_v) {
+                        s[tl_chunk14 + tl_v] = tl::convert<float>(xs[((g % 2) * 8 + ((tl_tid / 32) + ((tl_chunk14 + tl_v) / 8) * 4)) * 264 + (((tl_chunk14 + tl_v) % 8) + (tl_tid % 32) * 8)]);
+                    }
                 }
             }
             // reduce(max, s, s_max, axis = 1);  (softmax.tl:39)
@@ -673,11 +683,16 @@ __global__ void __launch_bounds__(128, 8) softmax_kernel_variant2(
             #pragma unroll
             for (int tl_chunk14 = 0; tl_chunk14 < 16; tl_chunk14 += 8) {
                 const tl::f16* tl_ptr15 = &xs[((g % 2) * 4 + (tl_tid / 32)) * 520 + ((tl_chunk14 % 8) + (tl_tid % 32) * 8 + (tl_chunk14 / 8) * 256)];
-                {
+                if (tl::is_aligned(tl_ptr15, 16)) {
                     tl::f16 tl_vec16[8];
                     tl::load_vector<tl::f16, 8>(tl_vec16, tl_ptr15);
                     #pragma unroll
                     for (int tl_v = 0; tl_v < 8; ++tl_v) s[tl_chunk14 + tl_v] = tl::convert<float>(tl_vec16[tl_v]);
+                } else {
+                    #pragma unroll
+                    for (int tl_v = 0; tl_v < 8; ++tl_v) {
+                        s[tl_chunk14 + tl_v] = tl::convert<float>(xs[((g % 2) * 4 + (tl_tid / 32)) * 520 + (((tl_chunk14 + tl_v) % 8) + (tl_tid % 32) * 8 + ((tl_chunk14 + tl_v) / 8) * 256)]);
+                    }
                 }
             }
             // reduce(max, s, s_max, axis = 1);  (softmax.tl:39)
@@ -964,11 +979,16 @@ __global__ void __launch_bounds__(128, 8) softmax_kernel_variant3(
             #pragma unroll
             for (int tl_chunk14 = 0; tl_chunk14 < 16; tl_chunk14 += 8) {
                 const tl::f16* tl_ptr15 = &xs[((g % 2) * 2 + (tl_tid / 64)) * 1032 + ((tl_chunk14 % 8) + (tl_tid % 64) * 8 + (tl_chunk14 / 8) * 512)];
-                {
+                if (tl::is_aligned(tl_ptr15, 16)) {
                     tl::f16 tl_vec16[8];
                     tl::load_vector<tl::f16, 8>(tl_vec16, tl_ptr15);
                     #pragma unroll
                     for (int tl_v = 0; tl_v < 8; ++tl_v) s[tl_chunk14 + tl_v] = tl::convert<float>(tl_vec16[tl_v]);
+                } else {
+                    #pragma unroll
+                    for (int tl_v = 0; tl_v < 8; ++tl_v) {
+                        s[tl_chunk14 + tl_v] = tl::convert<float>(xs[((g % 2) * 2 + (tl_tid / 64)) * 1032 + (((tl_chunk14 + tl_v) % 8) + (tl_tid % 64) * 8 + ((tl_chunk14 + tl_v) / 8) * 512)]);
+                    }
                 }
             }
             // reduce(max, s, s_max, axis = 1);  (softmax.tl:39)
@@ -1281,11 +1301,16 @@ __global__ void __launch_bounds__(128, 8) softmax_kernel_variant4(
             #pragma unroll
             for (int tl_chunk14 = 0; tl_chunk14 < 16; tl_chunk14 += 8) {
                 const tl::f16* tl_ptr15 = &xs[((g % 2) * 1 + 0) * 2056 + ((tl_chunk14 % 8) + (tl_tid) * 8 + (tl_chunk14 / 8) * 1024)];
-                {
+                if (tl::is_aligned(tl_ptr15, 16)) {
                     tl::f16 tl_vec16[8];
                     tl::load_vector<tl::f16, 8>(tl_vec16, tl_ptr15);
                     #pragma unroll
                     for (int tl_v = 0; tl_v < 8; ++tl_v) s[tl_chunk14 + tl_v] = tl::convert<float>(tl_vec16[tl_v]);
+                } else {
+                    #pragma unroll
+                    for (int tl_v = 0; tl_v < 8; ++tl_v) {
+                        s[tl_chunk14 + tl_v] = tl::convert<float>(xs[((g % 2) * 1 + 0) * 2056 + (((tl_chunk14 + tl_v) % 8) + (tl_tid) * 8 + ((tl_chunk14 + tl_v) / 8) * 1024)]);
+                    }
                 }
             }
             // reduce(max, s, s_max, axis = 1);  (softmax.tl:39)
@@ -1600,11 +1625,16 @@ __global__ void __launch_bounds__(256, 4) softmax_kernel_variant5(
             #pragma unroll
             for (int tl_chunk14 = 0; tl_chunk14 < 16; tl_chunk14 += 8) {
                 const tl::f16* tl_ptr15 = &xs[((g % 2) * 1 + 0) * 4104 + ((tl_chunk14 % 8) + (tl_tid) * 8 + (tl_chunk14 / 8) * 2048)];
-                {
+                if (tl::is_aligned(tl_ptr15, 16)) {
                     tl::f16 tl_vec16[8];
                     tl::load_vector<tl::f16, 8>(tl_vec16, tl_ptr15);
                     #pragma unroll
                     for (int tl_v = 0; tl_v < 8; ++tl_v) s[tl_chunk14 + tl_v] = tl::convert<float>(tl_vec16[tl_v]);
+                } else {
+                    #pragma unroll
+                    for (int tl_v = 0; tl_v < 8; ++tl_v) {
+                        s[tl_chunk14 + tl_v] = tl::convert<float>(xs[((g % 2) * 1 + 0) * 4104 + (((tl_chunk14 + tl_v) % 8) + (tl_tid) * 8 + ((tl_chunk14 + tl_v) / 8) * 2048)]);
+                    }
                 }
             }
             // reduce(max, s, s_max, axis = 1);  (softmax.tl:39)
@@ -1921,11 +1951,16 @@ __global__ void __launch_bounds__(512, 2) softmax_kernel_variant6(
             #pragma unroll
             for (int tl_chunk14 = 0; tl_chunk14 < 16; tl_chunk14 += 8) {
                 const tl::f16* tl_ptr15 = &xs[((g % 2) * 1 + 0) * 8200 + ((tl_chunk14 % 8) + (tl_tid) * 8 + (tl_chunk14 / 8) * 4096)];
-                {
+                if (tl::is_aligned(tl_ptr15, 16)) {
                     tl::f16 tl_vec16[8];
                     tl::load_vector<tl::f16, 8>(tl_vec16, tl_ptr15);
                     #pragma unroll
                     for (int tl_v = 0; tl_v < 8; ++tl_v) s[tl_chunk14 + tl_v] = tl::convert<float>(tl_vec16[tl_v]);
+                } else {
+                    #pragma unroll
+                    for (int tl_v = 0; tl_v < 8; ++tl_v) {
+                        s[tl_chunk14 + tl_v] = tl::convert<float>(xs[((g % 2) * 1 + 0) * 8200 + (((tl_chunk14 + tl_v) % 8) + (tl_tid) * 8 + ((tl_chunk14 + tl_v) / 8) * 4096)]);
+                    }
                 }
             }
             // reduce(max, s, s_max, axis = 1);  (softmax.tl:39)
@@ -2246,11 +2281,16 @@ __global__ void __launch_bounds__(128, 8) log_softmax_kernel_variant0(
             #pragma unroll
             for (int tl_chunk14 = 0; tl_chunk14 < 16; tl_chunk14 += 8) {
                 const tl::f16* tl_ptr15 = &xs[((g % 2) * 16 + ((tl_tid / 16) + (tl_chunk14 / 8) * 8)) * 136 + ((tl_chunk14 % 8) + (tl_tid % 16) * 8)];
-                {
+                if (tl::is_aligned(tl_ptr15, 16)) {
                     tl::f16 tl_vec16[8];
                     tl::load_vector<tl::f16, 8>(tl_vec16, tl_ptr15);
                     #pragma unroll
                     for (int tl_v = 0; tl_v < 8; ++tl_v) s[tl_chunk14 + tl_v] = tl::convert<float>(tl_vec16[tl_v]);
+                } else {
+                    #pragma unroll
+                    for (int tl_v = 0; tl_v < 8; ++tl_v) {
+                        s[tl_chunk14 + tl_v] = tl::convert<float>(xs[((g % 2) * 16 + ((tl_tid / 16) + ((tl_chunk14 + tl_v) / 8) * 8)) * 136 + (((tl_chunk14 + tl_v) % 8) + (tl_tid % 16) * 8)]);
+                    }
                 }
             }
             // reduce(max, s, s_max, axis = 1);  (softmax.tl:112)
@@ -2537,11 +2577,16 @@ __global__ void __launch_bounds__(128, 8) log_softmax_kernel_variant1(
             #pragma unroll
             for (int tl_chunk14 = 0; tl_chunk14 < 16; tl_chunk14 += 8) {
                 const tl::f16* tl_ptr15 = &xs[((g % 2) * 8 + ((tl_tid / 32) + (tl_chunk14 / 8) * 4)) * 264 + ((tl_chunk14 % 8) + (tl_tid % 32) * 8)];
-                {
+                if (tl::is_aligned(tl_ptr15, 16)) {
                     tl::f16 tl_vec16[8];
                     tl::load_vector<tl::f16, 8>(tl_vec16, tl_ptr15);
                     #pragma unroll
                     for (int tl_v = 0; tl_v < 8; ++tl_v) s[tl_chunk14 + tl_v] = tl::convert<float>(tl_vec16[tl_v]);
+                } else {
+                    #pragma unroll
+                    for (int tl_v = 0; tl_v < 8; ++tl_v) {
+                        s[tl_chunk14 + tl_v] = tl::convert<float>(xs[((g % 2) * 8 + ((tl_tid / 32) + ((tl_chunk14 + tl_v) / 8) * 4)) * 264 + (((tl_chunk14 + tl_v) % 8) + (tl_tid % 32) * 8)]);
+                    }
                 }
             }
             // reduce(max, s, s_max, axis = 1);  (softmax.tl:112)
@@ -2830,11 +2875,16 @@ __global__ void __launch_bounds__(128, 8) log_softmax_kernel_variant2(
             #pragma unroll
             for (int tl_chunk14 = 0; tl_chunk14 < 16; tl_chunk14 += 8) {
                 const tl::f16* tl_ptr15 = &xs[((g % 2) * 4 + (tl_tid / 32)) * 520 + ((tl_chunk14 % 8) + (tl_tid % 32) * 8 + (tl_chunk14 / 8) * 256)];
-                {
+                if (tl::is_aligned(tl_ptr15, 16)) {
                     tl::f16 tl_vec16[8];
                     tl::load_vector<tl::f16, 8>(tl_vec16, tl_ptr15);
                     #pragma unroll
                     for (int tl_v = 0; tl_v < 8; ++tl_v) s[tl_chunk14 + tl_v] = tl::convert<float>(tl_vec16[tl_v]);
+                } else {
+                    #pragma unroll
+                    for (int tl_v = 0; tl_v < 8; ++tl_v) {
+                        s[tl_chunk14 + tl_v] = tl::convert<float>(xs[((g % 2) * 4 + (tl_tid / 32)) * 520 + (((tl_chunk14 + tl_v) % 8) + (tl_tid % 32) * 8 + ((tl_chunk14 + tl_v) / 8) * 256)]);
+                    }
                 }
             }
             // reduce(max, s, s_max, axis = 1);  (softmax.tl:112)
@@ -3123,11 +3173,16 @@ __global__ void __launch_bounds__(128, 8) log_softmax_kernel_variant3(
             #pragma unroll
             for (int tl_chunk14 = 0; tl_chunk14 < 16; tl_chunk14 += 8) {
                 const tl::f16* tl_ptr15 = &xs[((g % 2) * 2 + (tl_tid / 64)) * 1032 + ((tl_chunk14 % 8) + (tl_tid % 64) * 8 + (tl_chunk14 / 8) * 512)];
-                {
+                if (tl::is_aligned(tl_ptr15, 16)) {
                     tl::f16 tl_vec16[8];
                     tl::load_vector<tl::f16, 8>(tl_vec16, tl_ptr15);
                     #pragma unroll
                     for (int tl_v = 0; tl_v < 8; ++tl_v) s[tl_chunk14 + tl_v] = tl::convert<float>(tl_vec16[tl_v]);
+                } else {
+                    #pragma unroll
+                    for (int tl_v = 0; tl_v < 8; ++tl_v) {
+                        s[tl_chunk14 + tl_v] = tl::convert<float>(xs[((g % 2) * 2 + (tl_tid / 64)) * 1032 + (((tl_chunk14 + tl_v) % 8) + (tl_tid % 64) * 8 + ((tl_chunk14 + tl_v) / 8) * 512)]);
+                    }
                 }
             }
             // reduce(max, s, s_max, axis = 1);  (softmax.tl:112)
@@ -3442,11 +3497,16 @@ __global__ void __launch_bounds__(128, 8) log_softmax_kernel_variant4(
             #pragma unroll
             for (int tl_chunk14 = 0; tl_chunk14 < 16; tl_chunk14 += 8) {
                 const tl::f16* tl_ptr15 = &xs[((g % 2) * 1 + 0) * 2056 + ((tl_chunk14 % 8) + (tl_tid) * 8 + (tl_chunk14 / 8) * 1024)];
-                {
+                if (tl::is_aligned(tl_ptr15, 16)) {
                     tl::f16 tl_vec16[8];
                     tl::load_vector<tl::f16, 8>(tl_vec16, tl_ptr15);
                     #pragma unroll
                     for (int tl_v = 0; tl_v < 8; ++tl_v) s[tl_chunk14 + tl_v] = tl::convert<float>(tl_vec16[tl_v]);
+                } else {
+                    #pragma unroll
+                    for (int tl_v = 0; tl_v < 8; ++tl_v) {
+                        s[tl_chunk14 + tl_v] = tl::convert<float>(xs[((g % 2) * 1 + 0) * 2056 + (((tl_chunk14 + tl_v) % 8) + (tl_tid) * 8 + ((tl_chunk14 + tl_v) / 8) * 1024)]);
+                    }
                 }
             }
             // reduce(max, s, s_max, axis = 1);  (softmax.tl:112)
@@ -3763,11 +3823,16 @@ __global__ void __launch_bounds__(256, 4) log_softmax_kernel_variant5(
             #pragma unroll
             for (int tl_chunk14 = 0; tl_chunk14 < 16; tl_chunk14 += 8) {
                 const tl::f16* tl_ptr15 = &xs[((g % 2) * 1 + 0) * 4104 + ((tl_chunk14 % 8) + (tl_tid) * 8 + (tl_chunk14 / 8) * 2048)];
-                {
+                if (tl::is_aligned(tl_ptr15, 16)) {
                     tl::f16 tl_vec16[8];
                     tl::load_vector<tl::f16, 8>(tl_vec16, tl_ptr15);
                     #pragma unroll
                     for (int tl_v = 0; tl_v < 8; ++tl_v) s[tl_chunk14 + tl_v] = tl::convert<float>(tl_vec16[tl_v]);
+                } else {
+                    #pragma unroll
+                    for (int tl_v = 0; tl_v < 8; ++tl_v) {
+                        s[tl_chunk14 + tl_v] = tl::convert<float>(xs[((g % 2) * 1 + 0) * 4104 + (((tl_chunk14 + tl_v) % 8) + (tl_tid) * 8 + ((tl_chunk14 + tl_v) / 8) * 2048)]);
+                    }
                 }
             }
             // reduce(max, s, s_max, axis = 1);  (softmax.tl:112)
@@ -4086,11 +4151,16 @@ __global__ void __launch_bounds__(512, 2) log_softmax_kernel_variant6(
             #pragma unroll
             for (int tl_chunk14 = 0; tl_chunk14 < 16; tl_chunk14 += 8) {
                 const tl::f16* tl_ptr15 = &xs[((g % 2) * 1 + 0) * 8200 + ((tl_chunk14 % 8) + (tl_tid) * 8 + (tl_chunk14 / 8) * 4096)];
-                {
+                if (tl::is_aligned(tl_ptr15, 16)) {
                     tl::f16 tl_vec16[8];
                     tl::load_vector<tl::f16, 8>(tl_vec16, tl_ptr15);
                     #pragma unroll
                     for (int tl_v = 0; tl_v < 8; ++tl_v) s[tl_chunk14 + tl_v] = tl::convert<float>(tl_vec16[tl_v]);
+                } else {
+                    #pragma unroll
+                    for (int tl_v = 0; tl_v < 8; ++tl_v) {
+                        s[tl_chunk14 + tl_v] = tl::convert<float>(xs[((g % 2) * 1 + 0) * 8200 + (((tl_chunk14 + tl_v) % 8) + (tl_tid) * 8 + ((tl_chunk14 + tl_v) / 8) * 4096)]);
+                    }
                 }
             }
             // reduce(max, s, s_max, axis = 1);  (softmax.tl:112)

@@ -82,11 +82,16 @@ __global__ void __launch_bounds__(128) row_max_kernel(
         #pragma unroll
         for (int tl_chunk14 = 0; tl_chunk14 < 8; tl_chunk14 += 8) {
             const tl::f16* tl_ptr15 = &xs[((g % 2) * 8 + (tl_tid / 16)) * 136 + ((tl_chunk14) + (tl_tid % 16) * 8)];
-            {
+            if (tl::is_aligned(tl_ptr15, 16)) {
                 tl::f16 tl_vec16[8];
                 tl::load_vector<tl::f16, 8>(tl_vec16, tl_ptr15);
                 #pragma unroll
                 for (int tl_v = 0; tl_v < 8; ++tl_v) s[tl_chunk14 + tl_v] = tl::convert<float>(tl_vec16[tl_v]);
+            } else {
+                #pragma unroll
+                for (int tl_v = 0; tl_v < 8; ++tl_v) {
+                    s[tl_chunk14 + tl_v] = tl::convert<float>(xs[((g % 2) * 8 + (tl_tid / 16)) * 136 + (((tl_chunk14 + tl_v)) + (tl_tid % 16) * 8)]);
+                }
             }
         }
         // reduce(max, s, m, axis = 1);  (pipeline_pad.tl:19)
