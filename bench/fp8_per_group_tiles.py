@@ -1,0 +1,65 @@
+#!/usr/bin/env python3
+"""bench/fp8_per_group_tiles.py — times stdlib/quant.tl's fp8_per_group kernel alone at several tile
+shapes (RB rows × GB groups of 128 columns a tile), beside a device-to-device copy of the same
+tensor, on one GPU, through the Python package (`tlc.load`). The kernel is taken out of quant.tl
+into a file of its own, so that RB and GB set its tile only (the file's other kernels declare
+parameters of the same names). bf16 input; TB/s count 3 bytes an element (the bf16 read, the e4m3
+write) plus the scales; GPU time per call: a queued `torch.cuda._sleep` spin, then 20 calls between
+CUDA events, the median of five such runs. No output check: the stdlib's tests check the kernel.
+
+  python3 bench/fp8_per_group_tiles.py [RB:GB ...]        (default: 8:4 4:8 2:16 16:4 8:8)
+"""
+import statistics
+import sys
+import tempfile
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "python"))
+
+import torch  # noqa: E402
+
+import tlc  # noqa: E402
+from tlc import builder  # noqa: E402
+
+
+def gpu_ms(fn, iters=20):
+    for _ in range(3):
+        fn()
+    torch.cuda.synchronize()
+    runs = []
+    for _ in range(5):
+        torch.cuda._sleep(20_000_000)
+        a, b = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        a.record()
+        for _ in range(iters):
+            fn()
+        b.record()
+        b.synchronize()
+        runs.append(a.elapsed_time(b) / iters)
+    return statistics.median(runs)
+
+
+def main():
+    shapes = [tuple(c.split(":")) for c in (sys.argv[1:] or ["8:4", "4:8", "2:16", "16:4", "8:8"])]
+    src = (builder.stdlib_dir() / "quant.tl").read_text()
+    start = src.index("@fast_math\n@min_blocks(4)\nkernel fp8_per_group")
+    end = src.index("// Per-block FP8 quantisation")
+    path = Path(tempfile.mkdtemp()) / "fp8_per_group.tl"
+    path.write_text(src[start:end])
+    mods = {s: tlc.load(path, defines={"T": "bf16", "RB": s[0], "GB": s[1]}) for s in shapes}
+    for M, N in ((16384, 4096), (4096, 14336)):
+        x = torch.randn(M, N, device="cuda", dtype=torch.bfloat16)
+        q = torch.empty(M, N, device="cuda", dtype=torch.float8_e4m3fn)
+        scale = torch.empty(M, N // 128, device="cuda", dtype=torch.float32)
+        y = torch.empty_like(x)
+        copy_rate = 2 * x.numel() * 2 / gpu_ms(lambda: y.copy_(x)) / 1e9
+        moved = x.numel() * 3 + scale.numel() * 4
+        for s, m in mods.items():
+            t = gpu_ms(lambda: m.fp8_per_group(x, q, scale))
+            rate = moved / t / 1e9
+            print(f"RB={s[0]} GB={s[1]} {M}x{N}: {t * 1e3:.1f} us {rate:.2f} TB/s, copy {copy_rate:.2f} TB/s, "
+                  f"ratio {rate / copy_rate:.2f}", flush=True)
+
+
+if __name__ == "__main__":
+    main()
