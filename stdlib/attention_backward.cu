@@ -7,7 +7,7 @@
 
 namespace {
 
-// kernel attention_backward_rows<D = 64, BM = 128, BN = 128, CAUSAL = false, T = f16>  (stdlib/attention_backward.tl:18)
+// kernel attention_backward_rows<D = 64, BM = 128, BN = 128, CAUSAL = false, T = f16>  (stdlib/attention_backward.tl:19)
 // 256 threads per block, 55296 bytes of shared memory
 __global__ void __launch_bounds__(256) attention_backward_rows_kernel(
         const tl::f16* __restrict__ Q,
@@ -52,7 +52,7 @@ __global__ void __launch_bounds__(256) attention_backward_rows_kernel(
     const int32_t h = int(blockIdx.y);
     const int32_t q0 = int(blockIdx.x) * 128;
     const float qk_scale = sm_scale * 1.4426950216293335f;
-    // copy(Q[b, h, q0 +: BM, 0 +: D], q);  (attention_backward.tl:42)
+    // copy(Q[b, h, q0 +: BM, 0 +: D], q);  (attention_backward.tl:43)
     #pragma unroll
     for (int tl_i1 = 0; tl_i1 < 4; ++tl_i1) {
         const int tl_chunk0 = tl_tid + tl_i1 * 256;
@@ -72,7 +72,7 @@ __global__ void __launch_bounds__(256) attention_backward_rows_kernel(
     const int32_t n_kv = tl::cdiv(S, 128);
     const int32_t t_trips = n_kv;
     if (0 < t_trips) {
-        // copy(K[b, h, k0 +: BN, 0 +: D], k);  (attention_backward.tl:46)
+        // copy(K[b, h, k0 +: BN, 0 +: D], k);  (attention_backward.tl:47)
         if (tl::is_aligned(K, 16) && 64 % 8 == 0 && tl::in_bounds(b, B) && tl::in_bounds(h, H) && (0 * 128) >= 0 && (0 * 128) + 128 <= S && 0 >= 0 && 0 + 64 <= 64 && 0 % 8 == 0) {
             #pragma unroll
             for (int tl_i6 = 0; tl_i6 < 4; ++tl_i6) {
@@ -96,12 +96,12 @@ __global__ void __launch_bounds__(256) attention_backward_rows_kernel(
         }
     }
     tl::cp_async_commit();
-    // for t in pipelined(n_kv, stages = 2) {  (attention_backward.tl:44)
+    // for t in pipelined(n_kv, stages = 2) {  (attention_backward.tl:45)
     for (int t = 0; t < t_trips; ++t) {
         tl::cp_async_wait<0>();  // at most 0 copy groups of this thread still in flight
         __syncthreads();  // pipeline: stage `t % 2` has landed and the stage refilled next is no longer read
         if (t + 1 < t_trips) {
-            // copy(K[b, h, k0 +: BN, 0 +: D], k);  (attention_backward.tl:46)
+            // copy(K[b, h, k0 +: BN, 0 +: D], k);  (attention_backward.tl:47)
             if (tl::is_aligned(K, 16) && 64 % 8 == 0 && tl::in_bounds(b, B) && tl::in_bounds(h, H) && ((t + 1) * 128) >= 0 && ((t + 1) * 128) + 128 <= S && 0 >= 0 && 0 + 64 <= 64 && 0 % 8 == 0) {
                 #pragma unroll
                 for (int tl_i13 = 0; tl_i13 < 4; ++tl_i13) {
@@ -126,7 +126,7 @@ __global__ void __launch_bounds__(256) attention_backward_rows_kernel(
         }
         tl::cp_async_commit();
         const int32_t k0 = t * 128;
-        // gemm(q, k, s, transpose_b = true, clear = true);  (attention_backward.tl:47)
+        // gemm(q, k, s, transpose_b = true, clear = true);  (attention_backward.tl:48)
         {
             for (int tl_s = 0; tl_s < s_layout::kSlots; ++tl_s) s[tl_s] = 0.0f;
             tl::warp_gemm_mma<128, 128, 64, 8, 1, tl::f16, false, true>(
@@ -134,7 +134,7 @@ __global__ void __launch_bounds__(256) attention_backward_rows_kernel(
                 tl::SharedMatrix<tl::f16, true, 72>{&k[((t % 2) * 128 + 0) * 72 + 0]}, tl_tid);
         }
         if (k0 + 128 > S) {
-            // for i, j in parallel(BM, BN) {  (attention_backward.tl:49)
+            // for i, j in parallel(BM, BN) {  (attention_backward.tl:50)
             // for i, j in parallel(128, 128): each thread visits the elements of `s` it holds
             #pragma unroll
             for (int tl_s19 = 0; tl_s19 < s_layout::kSlots; ++tl_s19) {
@@ -145,7 +145,7 @@ __global__ void __launch_bounds__(256) attention_backward_rows_kernel(
                 s[tl_s19] = masked ? -tl::inf<float>() : s[tl_s19];
             }
         }
-        // reduce(max, s, m_tile, axis = 1);  (attention_backward.tl:55)
+        // reduce(max, s, m_tile, axis = 1);  (attention_backward.tl:56)
         // each thread folds its 32 values of each of its 2 results; xor shuffles 1, 2 among the lanes that share one
         {
             float tl_part[2];
@@ -165,7 +165,7 @@ __global__ void __launch_bounds__(256) attention_backward_rows_kernel(
                 m_tile[tl_i] = tl_part[tl_i];
             }
         }
-        // for i in parallel(BM) {  (attention_backward.tl:56)
+        // for i in parallel(BM) {  (attention_backward.tl:57)
         // for i in parallel(128): each thread visits the elements of `m` it holds
         #pragma unroll
         for (int tl_s21 = 0; tl_s21 < 2; ++tl_s21) {
@@ -174,7 +174,7 @@ __global__ void __launch_bounds__(256) attention_backward_rows_kernel(
             alpha[tl_s21] = tl::fast::exp2(m[tl_s21] - m_new);
             m[tl_s21] = m_new;
         }
-        // for i, j in parallel(BM, BN) {  (attention_backward.tl:61)
+        // for i, j in parallel(BM, BN) {  (attention_backward.tl:62)
         // for i, j in parallel(128, 128): each thread visits the elements of `s` it holds
         #pragma unroll
         for (int tl_s22 = 0; tl_s22 < s_layout::kSlots; ++tl_s22) {
@@ -182,7 +182,7 @@ __global__ void __launch_bounds__(256) attention_backward_rows_kernel(
             [[maybe_unused]] const int j = s_layout::col(tl_tid, tl_s22);
             s[tl_s22] = tl::fast::exp2(s[tl_s22] * qk_scale - m[(tl_s22 / 2 % 2)]);
         }
-        // reduce(sum, s, l_tile, axis = 1);  (attention_backward.tl:64)
+        // reduce(sum, s, l_tile, axis = 1);  (attention_backward.tl:65)
         // each thread folds its 32 values of each of its 2 results; xor shuffles 1, 2 among the lanes that share one
         {
             float tl_part[2];
@@ -202,7 +202,7 @@ __global__ void __launch_bounds__(256) attention_backward_rows_kernel(
                 l_tile[tl_i] = tl_part[tl_i];
             }
         }
-        // for i in parallel(BM) {  (attention_backward.tl:65)
+        // for i in parallel(BM) {  (attention_backward.tl:66)
         // for i in parallel(128): each thread visits the elements of `l` it holds
         #pragma unroll
         for (int tl_s24 = 0; tl_s24 < 2; ++tl_s24) {
@@ -211,21 +211,21 @@ __global__ void __launch_bounds__(256) attention_backward_rows_kernel(
         }
     }
     tl::cp_async_wait<0>();  // at most 0 copy groups of this thread still in flight
-    // for i in parallel(BM) {  (attention_backward.tl:69)
+    // for i in parallel(BM) {  (attention_backward.tl:70)
     // for i in parallel(128): each thread visits the elements of `m` it holds
     #pragma unroll
     for (int tl_s25 = 0; tl_s25 < 2; ++tl_s25) {
         [[maybe_unused]] const int i = ((tl_tid / 4 % 8) + (tl_s25) * 8 + (tl_tid / 32) * 16);
         m[tl_s25] = m[tl_s25] + tl::fast::log2(l[tl_s25]);
     }
-    // copy(m, Lse[b, h, q0 +: BM]);  (attention_backward.tl:72)
+    // copy(m, Lse[b, h, q0 +: BM]);  (attention_backward.tl:73)
     if ((tl_tid % 4) == 0) {
         #pragma unroll
         for (int tl_s26 = 0; tl_s26 < 2; ++tl_s26) {
             if (tl::in_bounds(b, B) && tl::in_bounds(h, H) && tl::in_bounds(q0 + ((tl_tid / 4 % 8) + (tl_s26) * 8 + (tl_tid / 32) * 16), S)) Lse[(int64_t(b) * H + h) * S + (q0 + ((tl_tid / 4 % 8) + (tl_s26) * 8 + (tl_tid / 32) * 16))] = m[tl_s26];
         }
     }
-    // copy(O[b, h, q0 +: BM, 0 +: D], o);  (attention_backward.tl:74)
+    // copy(O[b, h, q0 +: BM, 0 +: D], o);  (attention_backward.tl:75)
     #pragma unroll
     for (int tl_chunk27 = 0; tl_chunk27 < 32; tl_chunk27 += 8) {
         const tl::f16* tl_ptr28 = &O[((int64_t(b) * H + h) * S + (q0 + ((tl_tid / 8) + (tl_chunk27 / 8) * 32))) * 64 + ((tl_chunk27 % 8) + (tl_tid % 8) * 8)];
@@ -241,7 +241,7 @@ __global__ void __launch_bounds__(256) attention_backward_rows_kernel(
             }
         }
     }
-    // copy(dO[b, h, q0 +: BM, 0 +: D], go);  (attention_backward.tl:75)
+    // copy(dO[b, h, q0 +: BM, 0 +: D], go);  (attention_backward.tl:76)
     #pragma unroll
     for (int tl_chunk30 = 0; tl_chunk30 < 32; tl_chunk30 += 8) {
         const tl::f16* tl_ptr31 = &dO[((int64_t(b) * H + h) * S + (q0 + ((tl_tid / 8) + (tl_chunk30 / 8) * 32))) * 64 + ((tl_chunk30 % 8) + (tl_tid % 8) * 8)];
@@ -257,7 +257,7 @@ __global__ void __launch_bounds__(256) attention_backward_rows_kernel(
             }
         }
     }
-    // for i, d in parallel(BM, D) {  (attention_backward.tl:76)
+    // for i, d in parallel(BM, D) {  (attention_backward.tl:77)
     // for i, d in parallel(128, 64): each thread visits the elements of `o` it holds
     #pragma unroll
     for (int tl_s33 = 0; tl_s33 < 32; ++tl_s33) {
@@ -265,7 +265,7 @@ __global__ void __launch_bounds__(256) attention_backward_rows_kernel(
         [[maybe_unused]] const int d = ((tl_s33 % 8) + (tl_tid % 8) * 8);
         o[tl_s33] = o[tl_s33] * go[tl_s33];
     }
-    // reduce(sum, o, delta, axis = 1);  (attention_backward.tl:79)
+    // reduce(sum, o, delta, axis = 1);  (attention_backward.tl:80)
     // each thread folds its 8 values of each of its 4 results; xor shuffles 1, 2, 4 among the lanes that share one
     {
         float tl_part[4];
@@ -286,14 +286,14 @@ __global__ void __launch_bounds__(256) attention_backward_rows_kernel(
             delta[tl_i] = tl_part[tl_i];
         }
     }
-    // copy(delta, Delta[b, h, q0 +: BM]);  (attention_backward.tl:80)
+    // copy(delta, Delta[b, h, q0 +: BM]);  (attention_backward.tl:81)
     if ((tl_tid % 8) == 0) {
         #pragma unroll
         for (int tl_s35 = 0; tl_s35 < 4; ++tl_s35) {
             if (tl::in_bounds(b, B) && tl::in_bounds(h, H) && tl::in_bounds(q0 + ((tl_tid / 8) + (tl_s35) * 32), S)) Delta[(int64_t(b) * H + h) * S + (q0 + ((tl_tid / 8) + (tl_s35) * 32))] = delta[tl_s35];
         }
     }
-    // fill(dQacc[b, h, q0 +: BM, 0 +: D], 0.0);  (attention_backward.tl:81)
+    // fill(dQacc[b, h, q0 +: BM, 0 +: D], 0.0);  (attention_backward.tl:82)
     #pragma unroll
     for (int tl_i37 = 0; tl_i37 < 32; ++tl_i37) {
         const int tl_e36 = tl_tid + tl_i37 * 256;
@@ -301,7 +301,7 @@ __global__ void __launch_bounds__(256) attention_backward_rows_kernel(
     }
 }
 
-// kernel attention_backward_rows<D = 64, BM = 128, BN = 128, CAUSAL = false, T = f16>  (stdlib/attention_backward.tl:18)
+// kernel attention_backward_rows<D = 64, BM = 128, BN = 128, CAUSAL = false, T = f16>  (stdlib/attention_backward.tl:19)
 // 256 threads per block, 148624 bytes of shared memory
 // warp-specialized: warpgroup 0 issues TMA loads, the other 256 threads run wgmma; persistent over the tiles
 __global__ void __launch_bounds__(384, 1) attention_backward_rows_kernel_sm90(
@@ -372,14 +372,14 @@ __global__ void __launch_bounds__(384, 1) attention_backward_rows_kernel_sm90(
                 const int32_t n_kv = tl::cdiv(S, 128);
                 tl::sm90::mbarrier_wait(tl_once_empty, (tl_round + 1) & 1);  // the previous tile's readers are done
                 tl::sm90::mbarrier_arrive_expect_tx(tl_once_full, 16384);
-                // copy(Q[b, h, q0 +: BM, 0 +: D], q);  (attention_backward.tl:42)
+                // copy(Q[b, h, q0 +: BM, 0 +: D], q);  (attention_backward.tl:43)
                 tl::sm90::tma_load_4d(q, &tl_map_Q, tl_once_full, 0, q0, h, b);
                 for (int t = 0; t < n_kv; ++t, ++tl_it) {
                     const int tl_stage = tl_it % 8;
                     tl::sm90::mbarrier_wait(&tl_empty[tl_stage], (tl_it / 8 + 1) & 1);  // consumers released it
                     tl::sm90::mbarrier_arrive_expect_tx(&tl_full[tl_stage], 16384);
                     const int32_t k0 = t * 128;
-                    // copy(K[b, h, k0 +: BN, 0 +: D], k);  (attention_backward.tl:46)
+                    // copy(K[b, h, k0 +: BN, 0 +: D], k);  (attention_backward.tl:47)
                     tl::sm90::tma_load_4d(k + tl_stage * 8192, &tl_map_K, &tl_full[tl_stage], 0, k0, h, b);
                 }
             }
@@ -415,22 +415,22 @@ __global__ void __launch_bounds__(384, 1) attention_backward_rows_kernel_sm90(
             const int32_t h = tl_block_y;
             const int32_t q0 = tl_block_x * 128;
             const float qk_scale = sm_scale * 1.4426950216293335f;
-            // copy(Q[b, h, q0 +: BM, 0 +: D], q);  (attention_backward.tl:42)
+            // copy(Q[b, h, q0 +: BM, 0 +: D], q);  (attention_backward.tl:43)
             tl::sm90::mbarrier_wait(tl_once_full, (tl_round + 0) & 1);  // the tiles loaded once per tile landed
             const int32_t n_kv = tl::cdiv(S, 128);
-            // for t in pipelined(n_kv, stages = 2) {  (attention_backward.tl:44)
+            // for t in pipelined(n_kv, stages = 2) {  (attention_backward.tl:45)
             const int tl_trips0 = n_kv;
             for (int t = 0; t < tl_trips0; ++t, ++tl_it) {
                 const int tl_stage = tl_it % 8;
                 tl::sm90::mbarrier_wait(&tl_full[tl_stage], (tl_it / 8 + 0) & 1);  // trip t's TMA loads landed
                 const int32_t k0 = t * 128;
-                // gemm(q, k, s, transpose_b = true, clear = true);  (attention_backward.tl:47)
+                // gemm(q, k, s, transpose_b = true, clear = true);  (attention_backward.tl:48)
                 tl::sm90::warpgroup_gemm<tl::f16, 128, 128, 64, false, true, 2>(s, q, k + tl_stage * 8192, tl_tid / 128, true);
                 tl::sm90::wgmma_wait<0>();  // #0 (into `s`) retired
                 tl::sm90::fence_accumulators(s);
                 if (tl_tid % 32 == 0) tl::sm90::mbarrier_arrive(&tl_empty[tl_stage]);  // release trip t's stage
                 if (k0 + 128 > S) {
-                    // for i, j in parallel(BM, BN) {  (attention_backward.tl:49)
+                    // for i, j in parallel(BM, BN) {  (attention_backward.tl:50)
                     // for i, j in parallel(128, 128): each thread visits the elements of `s` it holds
                     #pragma unroll
                     for (int tl_s1 = 0; tl_s1 < s_layout::kSlots; ++tl_s1) {
@@ -441,7 +441,7 @@ __global__ void __launch_bounds__(384, 1) attention_backward_rows_kernel_sm90(
                         s[tl_s1] = masked ? -tl::inf<float>() : s[tl_s1];
                     }
                 }
-                // reduce(max, s, m_tile, axis = 1);  (attention_backward.tl:55)
+                // reduce(max, s, m_tile, axis = 1);  (attention_backward.tl:56)
                 // each thread folds its 32 values of each of its 2 results; xor shuffles 1, 2 among the lanes that share one
                 {
                     float tl_part[2];
@@ -461,7 +461,7 @@ __global__ void __launch_bounds__(384, 1) attention_backward_rows_kernel_sm90(
                         m_tile[tl_i] = tl_part[tl_i];
                     }
                 }
-                // for i in parallel(BM) {  (attention_backward.tl:56)
+                // for i in parallel(BM) {  (attention_backward.tl:57)
                 // for i in parallel(128): each thread visits the elements of `m` it holds
                 #pragma unroll
                 for (int tl_s3 = 0; tl_s3 < 2; ++tl_s3) {
@@ -470,7 +470,7 @@ __global__ void __launch_bounds__(384, 1) attention_backward_rows_kernel_sm90(
                     alpha[tl_s3] = tl::fast::exp2(m[tl_s3] - m_new);
                     m[tl_s3] = m_new;
                 }
-                // for i, j in parallel(BM, BN) {  (attention_backward.tl:61)
+                // for i, j in parallel(BM, BN) {  (attention_backward.tl:62)
                 // for i, j in parallel(128, 128): each thread visits the elements of `s` it holds
                 #pragma unroll
                 for (int tl_s4 = 0; tl_s4 < s_layout::kSlots; ++tl_s4) {
@@ -478,7 +478,7 @@ __global__ void __launch_bounds__(384, 1) attention_backward_rows_kernel_sm90(
                     [[maybe_unused]] const int j = s_layout::col(tl_tid, tl_s4);
                     s[tl_s4] = tl::fast::exp2(s[tl_s4] * qk_scale - m[(tl_s4 / 2 % 2)]);
                 }
-                // reduce(sum, s, l_tile, axis = 1);  (attention_backward.tl:64)
+                // reduce(sum, s, l_tile, axis = 1);  (attention_backward.tl:65)
                 // each thread folds its 32 values of each of its 2 results; xor shuffles 1, 2 among the lanes that share one
                 {
                     float tl_part[2];
@@ -498,7 +498,7 @@ __global__ void __launch_bounds__(384, 1) attention_backward_rows_kernel_sm90(
                         l_tile[tl_i] = tl_part[tl_i];
                     }
                 }
-                // for i in parallel(BM) {  (attention_backward.tl:65)
+                // for i in parallel(BM) {  (attention_backward.tl:66)
                 // for i in parallel(128): each thread visits the elements of `l` it holds
                 #pragma unroll
                 for (int tl_s6 = 0; tl_s6 < 2; ++tl_s6) {
@@ -507,21 +507,21 @@ __global__ void __launch_bounds__(384, 1) attention_backward_rows_kernel_sm90(
                 }
             }
             if (tl_tid % 32 == 0) tl::sm90::mbarrier_arrive(tl_once_empty);  // the tiles loaded once per tile may be refilled
-            // for i in parallel(BM) {  (attention_backward.tl:69)
+            // for i in parallel(BM) {  (attention_backward.tl:70)
             // for i in parallel(128): each thread visits the elements of `m` it holds
             #pragma unroll
             for (int tl_s7 = 0; tl_s7 < 2; ++tl_s7) {
                 [[maybe_unused]] const int i = ((tl_tid / 4 % 8) + (tl_s7) * 8 + (tl_tid / 32) * 16);
                 m[tl_s7] = m[tl_s7] + tl::fast::log2(l[tl_s7]);
             }
-            // copy(m, Lse[b, h, q0 +: BM]);  (attention_backward.tl:72)
+            // copy(m, Lse[b, h, q0 +: BM]);  (attention_backward.tl:73)
             if ((tl_tid % 4) == 0) {
                 #pragma unroll
                 for (int tl_s8 = 0; tl_s8 < 2; ++tl_s8) {
                     if (tl::in_bounds(b, B) && tl::in_bounds(h, H) && tl::in_bounds(q0 + ((tl_tid / 4 % 8) + (tl_s8) * 8 + (tl_tid / 32) * 16), S)) Lse[(int64_t(b) * H + h) * S + (q0 + ((tl_tid / 4 % 8) + (tl_s8) * 8 + (tl_tid / 32) * 16))] = m[tl_s8];
                 }
             }
-            // copy(O[b, h, q0 +: BM, 0 +: D], o);  (attention_backward.tl:74)
+            // copy(O[b, h, q0 +: BM, 0 +: D], o);  (attention_backward.tl:75)
             #pragma unroll
             for (int tl_chunk9 = 0; tl_chunk9 < 32; tl_chunk9 += 8) {
                 const tl::f16* tl_ptr10 = &O[((int64_t(b) * H + h) * S + (q0 + ((tl_tid / 8) + (tl_chunk9 / 8) * 32))) * 64 + ((tl_chunk9 % 8) + (tl_tid % 8) * 8)];
@@ -537,7 +537,7 @@ __global__ void __launch_bounds__(384, 1) attention_backward_rows_kernel_sm90(
                     }
                 }
             }
-            // copy(dO[b, h, q0 +: BM, 0 +: D], go);  (attention_backward.tl:75)
+            // copy(dO[b, h, q0 +: BM, 0 +: D], go);  (attention_backward.tl:76)
             #pragma unroll
             for (int tl_chunk12 = 0; tl_chunk12 < 32; tl_chunk12 += 8) {
                 const tl::f16* tl_ptr13 = &dO[((int64_t(b) * H + h) * S + (q0 + ((tl_tid / 8) + (tl_chunk12 / 8) * 32))) * 64 + ((tl_chunk12 % 8) + (tl_tid % 8) * 8)];
@@ -553,7 +553,7 @@ __global__ void __launch_bounds__(384, 1) attention_backward_rows_kernel_sm90(
                     }
                 }
             }
-            // for i, d in parallel(BM, D) {  (attention_backward.tl:76)
+            // for i, d in parallel(BM, D) {  (attention_backward.tl:77)
             // for i, d in parallel(128, 64): each thread visits the elements of `o` it holds
             #pragma unroll
             for (int tl_s15 = 0; tl_s15 < 32; ++tl_s15) {
@@ -561,7 +561,7 @@ __global__ void __launch_bounds__(384, 1) attention_backward_rows_kernel_sm90(
                 [[maybe_unused]] const int d = ((tl_s15 % 8) + (tl_tid % 8) * 8);
                 o[tl_s15] = o[tl_s15] * go[tl_s15];
             }
-            // reduce(sum, o, delta, axis = 1);  (attention_backward.tl:79)
+            // reduce(sum, o, delta, axis = 1);  (attention_backward.tl:80)
             // each thread folds its 8 values of each of its 4 results; xor shuffles 1, 2, 4 among the lanes that share one
             {
                 float tl_part[4];
@@ -582,14 +582,14 @@ __global__ void __launch_bounds__(384, 1) attention_backward_rows_kernel_sm90(
                     delta[tl_i] = tl_part[tl_i];
                 }
             }
-            // copy(delta, Delta[b, h, q0 +: BM]);  (attention_backward.tl:80)
+            // copy(delta, Delta[b, h, q0 +: BM]);  (attention_backward.tl:81)
             if ((tl_tid % 8) == 0) {
                 #pragma unroll
                 for (int tl_s17 = 0; tl_s17 < 4; ++tl_s17) {
                     if (tl::in_bounds(b, B) && tl::in_bounds(h, H) && tl::in_bounds(q0 + ((tl_tid / 8) + (tl_s17) * 32), S)) Delta[(int64_t(b) * H + h) * S + (q0 + ((tl_tid / 8) + (tl_s17) * 32))] = delta[tl_s17];
                 }
             }
-            // fill(dQacc[b, h, q0 +: BM, 0 +: D], 0.0);  (attention_backward.tl:81)
+            // fill(dQacc[b, h, q0 +: BM, 0 +: D], 0.0);  (attention_backward.tl:82)
             #pragma unroll
             for (int tl_i19 = 0; tl_i19 < 32; ++tl_i19) {
                 const int tl_e18 = tl_tid + tl_i19 * 256;
@@ -600,7 +600,7 @@ __global__ void __launch_bounds__(384, 1) attention_backward_rows_kernel_sm90(
     #endif
 }
 
-// kernel attention_backward_kv<D = 64, BM = 128, BN = 128, CAUSAL = false, STAGES = 2, THREADS = 256, T = f16>  (stdlib/attention_backward.tl:91)
+// kernel attention_backward_kv<D = 64, BM = 128, BN = 128, CAUSAL = false, STAGES = 2, THREADS = 256, T = f16>  (stdlib/attention_backward.tl:92)
 // 256 threads per block, 182528 bytes of shared memory
 __global__ void __launch_bounds__(256) attention_backward_kv_kernel(
         const tl::f16* __restrict__ Q,
@@ -649,7 +649,7 @@ __global__ void __launch_bounds__(256) attention_backward_kv_kernel(
     const int32_t h = int(blockIdx.y);
     const int32_t k0 = int(blockIdx.x) * 128;
     const float qk_scale = sm_scale * 1.4426950216293335f;
-    // copy(K[b, h, k0 +: BN, 0 +: D], k);  (attention_backward.tl:122)
+    // copy(K[b, h, k0 +: BN, 0 +: D], k);  (attention_backward.tl:123)
     #pragma unroll
     for (int tl_i1 = 0; tl_i1 < 4; ++tl_i1) {
         const int tl_chunk0 = tl_tid + tl_i1 * 256;
@@ -666,7 +666,7 @@ __global__ void __launch_bounds__(256) attention_backward_kv_kernel(
             }
         }
     }
-    // copy(V[b, h, k0 +: BN, 0 +: D], v);  (attention_backward.tl:123)
+    // copy(V[b, h, k0 +: BN, 0 +: D], v);  (attention_backward.tl:124)
     #pragma unroll
     for (int tl_i6 = 0; tl_i6 < 4; ++tl_i6) {
         const int tl_chunk5 = tl_tid + tl_i6 * 256;
@@ -686,7 +686,7 @@ __global__ void __launch_bounds__(256) attention_backward_kv_kernel(
     const int32_t first = 0;
     const int32_t t_trips = tl::cdiv(S, 128) - first;
     if (0 < t_trips) {
-        // copy(Q[b, h, q0 +: BM, 0 +: D], q);  (attention_backward.tl:127)
+        // copy(Q[b, h, q0 +: BM, 0 +: D], q);  (attention_backward.tl:128)
         if (tl::is_aligned(Q, 16) && 64 % 8 == 0 && tl::in_bounds(b, B) && tl::in_bounds(h, H) && ((first + 0) * 128) >= 0 && ((first + 0) * 128) + 128 <= S && 0 >= 0 && 0 + 64 <= 64 && 0 % 8 == 0) {
             #pragma unroll
             for (int tl_i11 = 0; tl_i11 < 4; ++tl_i11) {
@@ -708,7 +708,7 @@ __global__ void __launch_bounds__(256) attention_backward_kv_kernel(
                 }
             }
         }
-        // copy(dO[b, h, q0 +: BM, 0 +: D], go);  (attention_backward.tl:128)
+        // copy(dO[b, h, q0 +: BM, 0 +: D], go);  (attention_backward.tl:129)
         if (tl::is_aligned(dO, 16) && 64 % 8 == 0 && tl::in_bounds(b, B) && tl::in_bounds(h, H) && ((first + 0) * 128) >= 0 && ((first + 0) * 128) + 128 <= S && 0 >= 0 && 0 + 64 <= 64 && 0 % 8 == 0) {
             #pragma unroll
             for (int tl_i18 = 0; tl_i18 < 4; ++tl_i18) {
@@ -730,7 +730,7 @@ __global__ void __launch_bounds__(256) attention_backward_kv_kernel(
                 }
             }
         }
-        // copy(Lse[b, h, q0 +: BM], lse_tile);  (attention_backward.tl:129)
+        // copy(Lse[b, h, q0 +: BM], lse_tile);  (attention_backward.tl:130)
         if (tl::is_aligned(Lse, 16) && S % 4 == 0 && tl::in_bounds(b, B) && tl::in_bounds(h, H) && ((first + 0) * 128) >= 0 && ((first + 0) * 128) + 128 <= S && ((first + 0) * 128) % 4 == 0) {
             #pragma unroll
             for (int tl_i25 = 0; tl_i25 < 1; ++tl_i25) {
@@ -756,7 +756,7 @@ __global__ void __launch_bounds__(256) attention_backward_kv_kernel(
                 }
             }
         }
-        // copy(Delta[b, h, q0 +: BM], delta_tile);  (attention_backward.tl:130)
+        // copy(Delta[b, h, q0 +: BM], delta_tile);  (attention_backward.tl:131)
         if (tl::is_aligned(Delta, 16) && S % 4 == 0 && tl::in_bounds(b, B) && tl::in_bounds(h, H) && ((first + 0) * 128) >= 0 && ((first + 0) * 128) + 128 <= S && ((first + 0) * 128) % 4 == 0) {
             #pragma unroll
             for (int tl_i32 = 0; tl_i32 < 1; ++tl_i32) {
@@ -784,12 +784,12 @@ __global__ void __launch_bounds__(256) attention_backward_kv_kernel(
         }
     }
     tl::cp_async_commit();
-    // for t in pipelined(cdiv(S, BM) - first, stages = STAGES) {  (attention_backward.tl:125)
+    // for t in pipelined(cdiv(S, BM) - first, stages = STAGES) {  (attention_backward.tl:126)
     for (int t = 0; t < t_trips; ++t) {
         tl::cp_async_wait<0>();  // at most 0 copy groups of this thread still in flight
         __syncthreads();  // pipeline: stage `t % 2` has landed and the stage refilled next is no longer read
         if (t + 1 < t_trips) {
-            // copy(Q[b, h, q0 +: BM, 0 +: D], q);  (attention_backward.tl:127)
+            // copy(Q[b, h, q0 +: BM, 0 +: D], q);  (attention_backward.tl:128)
             if (tl::is_aligned(Q, 16) && 64 % 8 == 0 && tl::in_bounds(b, B) && tl::in_bounds(h, H) && ((first + (t + 1)) * 128) >= 0 && ((first + (t + 1)) * 128) + 128 <= S && 0 >= 0 && 0 + 64 <= 64 && 0 % 8 == 0) {
                 #pragma unroll
                 for (int tl_i39 = 0; tl_i39 < 4; ++tl_i39) {
@@ -811,7 +811,7 @@ __global__ void __launch_bounds__(256) attention_backward_kv_kernel(
                     }
                 }
             }
-            // copy(dO[b, h, q0 +: BM, 0 +: D], go);  (attention_backward.tl:128)
+            // copy(dO[b, h, q0 +: BM, 0 +: D], go);  (attention_backward.tl:129)
             if (tl::is_aligned(dO, 16) && 64 % 8 == 0 && tl::in_bounds(b, B) && tl::in_bounds(h, H) && ((first + (t + 1)) * 128) >= 0 && ((first + (t + 1)) * 128) + 128 <= S && 0 >= 0 && 0 + 64 <= 64 && 0 % 8 == 0) {
                 #pragma unroll
                 for (int tl_i46 = 0; tl_i46 < 4; ++tl_i46) {
@@ -833,7 +833,7 @@ __global__ void __launch_bounds__(256) attention_backward_kv_kernel(
                     }
                 }
             }
-            // copy(Lse[b, h, q0 +: BM], lse_tile);  (attention_backward.tl:129)
+            // copy(Lse[b, h, q0 +: BM], lse_tile);  (attention_backward.tl:130)
             if (tl::is_aligned(Lse, 16) && S % 4 == 0 && tl::in_bounds(b, B) && tl::in_bounds(h, H) && ((first + (t + 1)) * 128) >= 0 && ((first + (t + 1)) * 128) + 128 <= S && ((first + (t + 1)) * 128) % 4 == 0) {
                 #pragma unroll
                 for (int tl_i53 = 0; tl_i53 < 1; ++tl_i53) {
@@ -859,7 +859,7 @@ __global__ void __launch_bounds__(256) attention_backward_kv_kernel(
                     }
                 }
             }
-            // copy(Delta[b, h, q0 +: BM], delta_tile);  (attention_backward.tl:130)
+            // copy(Delta[b, h, q0 +: BM], delta_tile);  (attention_backward.tl:131)
             if (tl::is_aligned(Delta, 16) && S % 4 == 0 && tl::in_bounds(b, B) && tl::in_bounds(h, H) && ((first + (t + 1)) * 128) >= 0 && ((first + (t + 1)) * 128) + 128 <= S && ((first + (t + 1)) * 128) % 4 == 0) {
                 #pragma unroll
                 for (int tl_i60 = 0; tl_i60 < 1; ++tl_i60) {
@@ -888,17 +888,17 @@ __global__ void __launch_bounds__(256) attention_backward_kv_kernel(
         }
         tl::cp_async_commit();
         const int32_t q0 = (first + t) * 128;
-        // copy(lse_tile, lse);  (attention_backward.tl:131)
+        // copy(lse_tile, lse);  (attention_backward.tl:132)
         #pragma unroll
         for (int tl_s66 = 0; tl_s66 < 8; ++tl_s66) {
             lse[tl_s66] = lse_tile[(t % 2) * 132 + ((tl_tid / 4 % 8) + (tl_s66 % 2) * 8 + (tl_s66 / 2) * 16 + (tl_tid / 128) * 64)];
         }
-        // copy(delta_tile, delta);  (attention_backward.tl:132)
+        // copy(delta_tile, delta);  (attention_backward.tl:133)
         #pragma unroll
         for (int tl_s67 = 0; tl_s67 < 8; ++tl_s67) {
             delta[tl_s67] = delta_tile[(t % 2) * 132 + ((tl_tid / 4 % 8) + (tl_s67 % 2) * 8 + (tl_s67 / 2) * 16 + (tl_tid / 128) * 64)];
         }
-        // gemm(q, k, s, transpose_b = true, clear = true);        // S = Q Kᵀ  (attention_backward.tl:134)
+        // gemm(q, k, s, transpose_b = true, clear = true);        // S = Q Kᵀ  (attention_backward.tl:135)
         {
             for (int tl_s = 0; tl_s < s_layout::kSlots; ++tl_s) s[tl_s] = 0.0f;
             tl::warp_gemm_mma<128, 128, 64, 2, 4, tl::f16, false, true>(
@@ -906,7 +906,7 @@ __global__ void __launch_bounds__(256) attention_backward_kv_kernel(
                 tl::SharedMatrix<tl::f16, true, 72>{&k[0 * 72 + 0]}, tl_tid);
         }
         if (k0 + 128 > S || q0 + 128 > S) {
-            // for i, j in parallel(BM, BN) {  (attention_backward.tl:136)
+            // for i, j in parallel(BM, BN) {  (attention_backward.tl:137)
             // for i, j in parallel(128, 128): each thread visits the elements of `s` it holds
             #pragma unroll
             for (int tl_s68 = 0; tl_s68 < s_layout::kSlots; ++tl_s68) {
@@ -916,7 +916,7 @@ __global__ void __launch_bounds__(256) attention_backward_kv_kernel(
                 s[tl_s68] = masked ? 0.0f : tl::fast::exp2(s[tl_s68] * qk_scale - lse[(tl_s68 / 2 % 2) + (tl_s68 / 16) * 2]);
             }
         } else {
-            // for i, j in parallel(BM, BN) {  (attention_backward.tl:141)
+            // for i, j in parallel(BM, BN) {  (attention_backward.tl:142)
             // for i, j in parallel(128, 128): each thread visits the elements of `s` it holds
             #pragma unroll
             for (int tl_s69 = 0; tl_s69 < s_layout::kSlots; ++tl_s69) {
@@ -925,7 +925,7 @@ __global__ void __launch_bounds__(256) attention_backward_kv_kernel(
                 s[tl_s69] = tl::fast::exp2(s[tl_s69] * qk_scale - lse[(tl_s69 / 2 % 2) + (tl_s69 / 16) * 2]);
             }
         }
-        // copy(s, p);  (attention_backward.tl:145)
+        // copy(s, p);  (attention_backward.tl:146)
         #pragma unroll
         for (int tl_chunk70 = 0; tl_chunk70 < s_layout::kSlots; tl_chunk70 += 2) {
             tl::f16* tl_ptr71 = &p[(s_layout::row(tl_tid, tl_chunk70)) * 136 + (s_layout::col(tl_tid, tl_chunk70))];
@@ -937,20 +937,20 @@ __global__ void __launch_bounds__(256) attention_backward_kv_kernel(
             }
         }
         __syncthreads();  // RAW on `p`
-        // gemm(p, go, dv, transpose_a = true);                    // dV += Pᵀ dO  (attention_backward.tl:146)
+        // gemm(p, go, dv, transpose_a = true);                    // dV += Pᵀ dO  (attention_backward.tl:147)
         {
             tl::warp_gemm_mma<128, 64, 128, 4, 2, tl::f16, true, false>(
                 dv, tl::SharedMatrix<tl::f16, true, 136>{&p[0 * 136 + 0]},
                 tl::SharedMatrix<tl::f16, false, 72>{&go[((t % 2) * 128 + 0) * 72 + 0]}, tl_tid);
         }
-        // gemm(go, v, dp, transpose_b = true, clear = true);      // dP = dO Vᵀ  (attention_backward.tl:147)
+        // gemm(go, v, dp, transpose_b = true, clear = true);      // dP = dO Vᵀ  (attention_backward.tl:148)
         {
             for (int tl_s = 0; tl_s < dp_layout::kSlots; ++tl_s) dp[tl_s] = 0.0f;
             tl::warp_gemm_mma<128, 128, 64, 2, 4, tl::f16, false, true>(
                 dp, tl::SharedMatrix<tl::f16, false, 72>{&go[((t % 2) * 128 + 0) * 72 + 0]},
                 tl::SharedMatrix<tl::f16, true, 72>{&v[0 * 72 + 0]}, tl_tid);
         }
-        // for i, j in parallel(BM, BN) {  (attention_backward.tl:148)
+        // for i, j in parallel(BM, BN) {  (attention_backward.tl:149)
         // for i, j in parallel(128, 128): each thread visits the elements of `dp` it holds
         #pragma unroll
         for (int tl_s73 = 0; tl_s73 < dp_layout::kSlots; ++tl_s73) {
@@ -958,7 +958,7 @@ __global__ void __launch_bounds__(256) attention_backward_kv_kernel(
             const int j = dp_layout::col(tl_tid, tl_s73);
             dp[tl_s73] = tl::convert<float>(p[i * 136 + j]) * (dp[tl_s73] - delta[(tl_s73 / 2 % 2) + (tl_s73 / 16) * 2]) * sm_scale;
         }
-        // copy(dp, ds);  (attention_backward.tl:151)
+        // copy(dp, ds);  (attention_backward.tl:152)
         #pragma unroll
         for (int tl_chunk75 = 0; tl_chunk75 < dp_layout::kSlots; tl_chunk75 += 2) {
             tl::f16* tl_ptr76 = &ds[(dp_layout::row(tl_tid, tl_chunk75)) * 136 + (dp_layout::col(tl_tid, tl_chunk75))];
@@ -970,27 +970,27 @@ __global__ void __launch_bounds__(256) attention_backward_kv_kernel(
             }
         }
         __syncthreads();  // RAW on `ds`
-        // gemm(ds, q, dk, transpose_a = true);                    // dK += dSᵀ Q  (attention_backward.tl:152)
+        // gemm(ds, q, dk, transpose_a = true);                    // dK += dSᵀ Q  (attention_backward.tl:153)
         {
             tl::warp_gemm_mma<128, 64, 128, 4, 2, tl::f16, true, false>(
                 dk, tl::SharedMatrix<tl::f16, true, 136>{&ds[0 * 136 + 0]},
                 tl::SharedMatrix<tl::f16, false, 72>{&q[((t % 2) * 128 + 0) * 72 + 0]}, tl_tid);
         }
-        // gemm(ds, k, dq, clear = true);                          // this block's share of dQ  (attention_backward.tl:153)
+        // gemm(ds, k, dq, clear = true);                          // this block's share of dQ  (attention_backward.tl:154)
         {
             for (int tl_s = 0; tl_s < dq_layout::kSlots; ++tl_s) dq[tl_s] = 0.0f;
             tl::warp_gemm_mma<128, 64, 128, 4, 2, tl::f16, false, false>(
                 dq, tl::SharedMatrix<tl::f16, false, 136>{&ds[0 * 136 + 0]},
                 tl::SharedMatrix<tl::f16, false, 72>{&k[0 * 72 + 0]}, tl_tid);
         }
-        // atomic_add(dQacc[b, h, q0 +: BM, 0 +: D], dq);  (attention_backward.tl:154)
+        // atomic_add(dQacc[b, h, q0 +: BM, 0 +: D], dq);  (attention_backward.tl:155)
         #pragma unroll
         for (int tl_s78 = 0; tl_s78 < dq_layout::kSlots; ++tl_s78) {
             if (tl::in_bounds(b, B) && tl::in_bounds(h, H) && tl::in_bounds(q0 + (dq_layout::row(tl_tid, tl_s78)), S) && tl::in_bounds(dq_layout::col(tl_tid, tl_s78), 64)) tl::atomic_add(&dQacc[((int64_t(b) * H + h) * S + (q0 + (dq_layout::row(tl_tid, tl_s78)))) * 64 + (dq_layout::col(tl_tid, tl_s78))], dq[tl_s78]);
         }
     }
     tl::cp_async_wait<0>();  // at most 0 copy groups of this thread still in flight
-    // copy(dk, dK[b, h, k0 +: BN, 0 +: D]);  (attention_backward.tl:156)
+    // copy(dk, dK[b, h, k0 +: BN, 0 +: D]);  (attention_backward.tl:157)
     #pragma unroll
     for (int tl_chunk79 = 0; tl_chunk79 < dk_layout::kSlots; tl_chunk79 += 2) {
         tl::f16* tl_ptr80 = &dK[((int64_t(b) * H + h) * S + (k0 + (dk_layout::row(tl_tid, tl_chunk79)))) * 64 + (dk_layout::col(tl_tid, tl_chunk79))];
@@ -1006,7 +1006,7 @@ __global__ void __launch_bounds__(256) attention_backward_kv_kernel(
             }
         }
     }
-    // copy(dv, dV[b, h, k0 +: BN, 0 +: D]);  (attention_backward.tl:157)
+    // copy(dv, dV[b, h, k0 +: BN, 0 +: D]);  (attention_backward.tl:158)
     #pragma unroll
     for (int tl_chunk82 = 0; tl_chunk82 < dv_layout::kSlots; tl_chunk82 += 2) {
         tl::f16* tl_ptr83 = &dV[((int64_t(b) * H + h) * S + (k0 + (dv_layout::row(tl_tid, tl_chunk82)))) * 64 + (dv_layout::col(tl_tid, tl_chunk82))];
@@ -1024,7 +1024,7 @@ __global__ void __launch_bounds__(256) attention_backward_kv_kernel(
     }
 }
 
-// kernel attention_backward_dq<BM = 64, D = 64, T = f16>  (stdlib/attention_backward.tl:161)
+// kernel attention_backward_dq<BM = 64, D = 64, T = f16>  (stdlib/attention_backward.tl:162)
 // 128 threads per block, 0 bytes of shared memory
 __global__ void __launch_bounds__(128) attention_backward_dq_kernel(
         const float* __restrict__ dQacc,
@@ -1036,7 +1036,7 @@ __global__ void __launch_bounds__(128) attention_backward_dq_kernel(
     using x_layout = tl::BlockedLayout<4096, 8, 128>;  // fragment x: f32[64, 64]
     const int tl_tid = tl::thread_index<128>();
     float x[x_layout::kSlots];  // fragment x: f32[64, 64]
-    // copy(dQacc[block.z, block.y, block.x * BM +: BM, 0 +: D], x);  (attention_backward.tl:166)
+    // copy(dQacc[block.z, block.y, block.x * BM +: BM, 0 +: D], x);  (attention_backward.tl:167)
     #pragma unroll
     for (int tl_chunk0 = 0; tl_chunk0 < x_layout::kSlots; tl_chunk0 += 4) {
         const float* tl_ptr1 = &dQacc[((int64_t(int(blockIdx.z)) * H + int(blockIdx.y)) * S + ((int(blockIdx.x) * 64) + ((x_layout::flat(tl_tid, (tl_chunk0 / 8) * 8)) / 64))) * 64 + (((x_layout::flat(tl_tid, (tl_chunk0 / 8) * 8)) % 64) + tl_chunk0 % 8)];
@@ -1052,7 +1052,7 @@ __global__ void __launch_bounds__(128) attention_backward_dq_kernel(
             }
         }
     }
-    // copy(x, dQ[block.z, block.y, block.x * BM +: BM, 0 +: D]);  (attention_backward.tl:167)
+    // copy(x, dQ[block.z, block.y, block.x * BM +: BM, 0 +: D]);  (attention_backward.tl:168)
     #pragma unroll
     for (int tl_chunk3 = 0; tl_chunk3 < x_layout::kSlots; tl_chunk3 += 8) {
         tl::f16* tl_ptr4 = &dQ[((int64_t(int(blockIdx.z)) * H + int(blockIdx.y)) * S + ((int(blockIdx.x) * 64) + ((x_layout::flat(tl_tid, (tl_chunk3 / 8) * 8)) / 64))) * 64 + (((x_layout::flat(tl_tid, (tl_chunk3 / 8) * 8)) % 64) + tl_chunk3 % 8)];
