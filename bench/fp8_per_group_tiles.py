@@ -9,34 +9,17 @@ CUDA events, the median of five such runs. No output check: the stdlib's tests c
 
   python3 bench/fp8_per_group_tiles.py [RB:GB ...]        (default: 8:4 4:8 2:16 16:4 8:8)
 """
-import statistics
 import sys
 import tempfile
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "python"))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import torch  # noqa: E402
 
+from llm_ops_bench import gpu_ms  # noqa: E402  (the same timing; it also puts python/ on the path)
 import tlc  # noqa: E402
 from tlc import builder  # noqa: E402
-
-
-def gpu_ms(fn, iters=20):
-    for _ in range(3):
-        fn()
-    torch.cuda.synchronize()
-    runs = []
-    for _ in range(5):
-        torch.cuda._sleep(20_000_000)
-        a, b = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        a.record()
-        for _ in range(iters):
-            fn()
-        b.record()
-        b.synchronize()
-        runs.append(a.elapsed_time(b) / iters)
-    return statistics.median(runs)
 
 
 def main():
@@ -52,10 +35,10 @@ def main():
         q = torch.empty(M, N, device="cuda", dtype=torch.float8_e4m3fn)
         scale = torch.empty(M, N // 128, device="cuda", dtype=torch.float32)
         y = torch.empty_like(x)
-        copy_rate = 2 * x.numel() * 2 / gpu_ms(lambda: y.copy_(x)) / 1e9
+        copy_rate = 2 * x.numel() * 2 / gpu_ms(lambda: y.copy_(x), 20) / 1e9
         moved = x.numel() * 3 + scale.numel() * 4
         for s, m in mods.items():
-            t = gpu_ms(lambda: m.fp8_per_group(x, q, scale))
+            t = gpu_ms(lambda: m.fp8_per_group(x, q, scale), 20)
             rate = moved / t / 1e9
             print(f"RB={s[0]} GB={s[1]} {M}x{N}: {t * 1e3:.1f} us {rate:.2f} TB/s, copy {copy_rate:.2f} TB/s, "
                   f"ratio {rate / copy_rate:.2f}", flush=True)
