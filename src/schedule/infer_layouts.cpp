@@ -410,16 +410,6 @@ Choice choose_layouts(const ir::Kernel& kernel, int target_sm, UseCollector& use
         if (!uses.replicated.count(a) && !uses.replicated.count(b)) groups.unite(a, b);
     auto replicated = [&](const ir::Buffer* b) { return uses.replicated.count(b) > 0; };
 
-    // Axes along which each group is reduced or broadcast from: such groups get per-axis layouts.
-    std::map<const ir::Buffer*, std::set<int>> sliced_axes;
-    for (auto& r : uses.reduces)
-        if (!replicated(r.src)) sliced_axes[groups.find(r.src)].insert(r.axis);
-    for (auto& b : uses.broadcasts) {
-        auto anchor = uses.loop_anchor.find(b.loop);
-        if (anchor == uses.loop_anchor.end() || replicated(anchor->second)) continue;
-        for (int a : b.dropped()) sliced_axes[groups.find(anchor->second)].insert(a);
-    }
-
     // The axes along which an accumulator's warps must hold whole rows or columns: those it is
     // reduced along (a reduction of shuffles only), and the K axis of a fragment A operand, which
     // feeds the tensor cores from registers when it and the accumulator have whole rows per warp.
@@ -432,11 +422,17 @@ Choice choose_layouts(const ir::Kernel& kernel, int target_sm, UseCollector& use
     for (auto& [acc, gemms] : uses.accumulators)
         for (const ir::Gemm* g : gemms)
             if (is_fragment(g->a.buffer) && !g->transpose_a && !replicated(g->a.buffer.get())) {
-                sliced_axes[groups.find(g->a.buffer.get())].insert(1);
-                sliced_axes[groups.find(acc)].insert(1);
                 warp_whole_axes[groups.find(g->a.buffer.get())].insert(1);
                 warp_whole_axes[groups.find(acc)].insert(1);
             }
+    // Axes along which each group is reduced, broadcast from or read as a register A operand: such
+    // groups get per-axis layouts.
+    std::map<const ir::Buffer*, std::set<int>> sliced_axes = warp_whole_axes;
+    for (auto& b : uses.broadcasts) {
+        auto anchor = uses.loop_anchor.find(b.loop);
+        if (anchor == uses.loop_anchor.end() || replicated(anchor->second)) continue;
+        for (int a : b.dropped()) sliced_axes[groups.find(anchor->second)].insert(a);
+    }
 
     // Tensor-core plan per gemm; an accumulator fixes its group's layout.
     std::map<const ir::Buffer*, FragmentLayout> group_layout;
