@@ -9,6 +9,8 @@ chooses, tests/interpreter/sm_count.tl that `--sm-count` sets the builtin `sm_co
 tests/interpreter/program_if.tl that a program launches what its `if`s select, and
 tests/interpreter/fill_edge.tl that a fill past a tensor's end skips what lies outside, and
 tests/interpreter/halo.tl that a copy from a region starting below 0 reads the pad value there,
+tests/interpreter/bounded.tl that tiles of bounded extents (`N <= 4096`) reduce, scan, copy and
+loop over only the N elements that exist,
 and two kernels of tests/gpu/wgmma_shapes.tl (three swizzle boxes per row; a trip that is more
 than one gemm) and of tests/golden/warp_specialize_{two_gemms,trip_reduce}.tl on all three
 schedules. Then:
@@ -417,6 +419,40 @@ def build_cases():
         cases.append(Case("tests/interpreter/halo.tl", "halo_rows",
                           {"X": ("f32", (m, n), x), "Y": ("f32", (m, n), nan_filled("f32", m * n))},
                           {"Y": [at(r, j - 4) + at(r, j) + at(r, j + 4) for r in range(m) for j in range(n)]}))
+    # Bounded extents (tests/interpreter/bounded.tl): tiles sized by a bound, N given at launch.
+    every = [AFTER_SEMA, SCHEDULED_SM80, SCHEDULED_SM90A]
+    for m, n in ((3, 1000), (2, 1), (1, 4096)):
+        x = uniform(rng, "f32", m * n, -4.0, 4.0)
+        y = []
+        for r in range(m):
+            e = [math.exp(v - max(x[r * n:(r + 1) * n])) for v in x[r * n:(r + 1) * n]]
+            y += [v / sum(e) for v in e]
+        cases.append(Case("tests/interpreter/bounded.tl", "softmax_rows",
+                          {"X": ("f32", (m, n), x), "Y": ("f32", (m, n), nan_filled("f32", m * n))}, {"Y": y}, variants=every))
+    for m, n in ((3, 300), (2, 77), (1, 1)):
+        x = uniform(rng, "f32", m * n, 0.5, 2.0)  # all positive: the 0 a copy pads with would be the minimum
+        cases.append(Case("tests/interpreter/bounded.tl", "suffix_min",
+                          {"X": ("f32", (m, n), x), "S": ("f32", (m, n), nan_filled("f32", m * n)),
+                           "Lo": ("f32", (m,), nan_filled("f32", m))},
+                          {"S": [sum(x[r * n + j:(r + 1) * n]) for r in range(m) for j in range(n)],
+                           "Lo": [min(x[r * n:(r + 1) * n]) for r in range(m)]}, variants=every))
+    for r, w in ((37, 256), (40, 100), (5, 3)):
+        x = uniform(rng, "f32", r * w)
+        cases.append(Case("tests/interpreter/bounded.tl", "column_sums",
+                          {"X": ("f32", (r, w), x), "Y": ("f32", (w,), nan_filled("f32", w))},
+                          {"Y": [sum(x[i * w + j] for i in range(r)) for j in range(w)]}, variants=every))
+    for m, n, window, off in ((3, 100, 64, 70), (2, 100, 17, 3), (2, 10, 64, -5)):
+        x = uniform(rng, "f32", m * n)
+        cases.append(Case("tests/interpreter/bounded.tl", "windows",
+                          {"X": ("f32", (m, n), x), "Y": ("f32", (m, window), nan_filled("f32", m * window))},
+                          {"Y": [x[r * n + off + k] if 0 <= off + k < n else -1.0 for r in range(m) for k in range(window)]},
+                          scalars={"off": off}, tol={"Y": (0.0, 0.0)}, variants=every))
+    for m, n, p in ((5, 100, 130), (3, 128, 128), (2, 1, 9)):
+        x = uniform(rng, "f32", m * n)
+        cases.append(Case("tests/interpreter/bounded.tl", "column_totals",
+                          {"X": ("f32", (m, n), x), "Y": ("f32", (p,), [0.0] * p), "Z": ("f32", (m, p), [-7.0] * (m * p))},
+                          {"Y": [sum(x[i * n + j] for i in range(m)) if j < n else 0.0 for j in range(p)],
+                           "Z": [1.5 if j < n else -7.0 for i in range(m) for j in range(p)]}, variants=every))
     # A program's `if`: the factor of Y tells which branch's launches ran.
     for n, alpha, factor in ((500, 2.0, 1.0), (1000, 2.0, 2.0), (1001, 2.0, 6.0), (1001, 0.0, 0.0)):
         x = uniform(rng, "f32", n)

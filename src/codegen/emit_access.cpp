@@ -25,13 +25,26 @@ std::string KernelEmitter::global_offset(const ir::Buffer& b, const std::vector<
     return off.empty() ? "0" : off;
 }
 
-std::string KernelEmitter::bounds_mask(const ir::Buffer& b, const std::vector<std::string>& indices) {
+std::string KernelEmitter::bounds_mask(const ir::Region& r, const std::vector<std::string>& indices) {
     std::string mask;
-    for (size_t d = 0; d < indices.size(); ++d) {
-        std::string dim = expr(b.shape[d]);
-        mask += std::string(mask.empty() ? "" : " && ") + "tl::in_bounds(" + indices[d] + ", " + dim + ")";
-    }
+    for (size_t d = 0; d < indices.size(); ++d)
+        mask += std::string(mask.empty() ? "" : " && ") + "tl::in_bounds(" + indices[d] + ", " + axis_end(r, d) + ")";
     return mask;
+}
+
+std::string KernelEmitter::exists_along(const ir::Region& r, int axis, const std::string& coord) {
+    std::vector<ir::ExprPtr> limits = r.tile_limits();
+    if (axis < 0 || static_cast<size_t>(axis) >= limits.size() || !limits[axis]) return "";
+    return fmt::format("{} < {}", parenthesized(coord), parenthesized(expr(limits[axis])));
+}
+
+std::string KernelEmitter::axis_end(const ir::Region& r, size_t d) {
+    std::string dim = expr(r.buffer->shape[d]);
+    if (d >= r.ranges.size() || !r.ranges[d].limit) return dim;
+    std::string limit = expr(r.ranges[d].limit);
+    std::optional<int64_t> start = ir::const_int(r.ranges[d].start);
+    if (start && *start == 0) return limit == dim ? dim : fmt::format("min({}, {})", dim, limit);  // `0 +: N <= 8192` of an axis of N
+    return fmt::format("min({}, {} + {})", dim, parenthesized(expr(r.ranges[d].start)), parenthesized(limit));
 }
 
 std::string KernelEmitter::flatten(const std::vector<std::string>& idx, const std::vector<int64_t>& shape) const {

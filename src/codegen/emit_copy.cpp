@@ -104,6 +104,7 @@ bool KernelEmitter::emit_copy_async(const ir::Copy& c) {
             interior += fmt::format(" && tl::in_bounds({}, {})", point_index(r), expr(s.shape[d]));
         } else {
             interior += fmt::format(" && {} >= 0 && {} + {} <= {}", parenthesized(start), parenthesized(start), r.extent, dim);
+            if (r.limit) interior += fmt::format(" && {} >= {}", parenthesized(expr(r.limit)), r.extent);  // every element exists
             if (d + 1 == c.src.ranges.size()) interior += fmt::format(" && {} % {} == 0", parenthesized(start), width);
             ++tile_axis;
         }
@@ -132,11 +133,11 @@ bool KernelEmitter::emit_copy_async(const ir::Copy& c) {
         out_.line(fmt::format("const {}* {} = &{};", type, sp, element(s, si)));
         out_.line(fmt::format("{}* {} = &{};", type, dp, element(d, di)));
         // Elements of this chunk inside the tensor: all rows in bounds, then the columns left.
-        std::string last_dim = expr(s.shape.back());
+        std::string last_dim = axis_end(c.src, si.size() - 1);
         std::string valid = fresh("valid");
         std::string row_ok;
         for (size_t dim = 0; dim + 1 < si.size(); ++dim)
-            row_ok += (row_ok.empty() ? "" : " && ") + fmt::format("tl::in_bounds({}, {})", si[dim], expr(s.shape[dim]));
+            row_ok += (row_ok.empty() ? "" : " && ") + fmt::format("tl::in_bounds({}, {})", si[dim], axis_end(c.src, dim));
         // Columns of this chunk inside the tensor, counted from its first. Only whole chunks go
         // through cp.async: a partial one would still make a 16-byte read past the end of a small
         // allocation (compute-sanitizer reports it), so edges are copied element by element, with
@@ -155,7 +156,7 @@ bool KernelEmitter::emit_copy_async(const ir::Copy& c) {
         std::vector<std::string> each = si;
         each.back() = "(" + si.back() + ") + tl_v";
         out_.line(fmt::format("for (int tl_v = 0; tl_v < {}; ++tl_v) {}[tl_v] = {} ? {}[tl_v] : {};", width, dp,
-                              bounds_mask(s, each), sp, c.pad ? expr(c.pad) : int_literal(0, d.dtype)));
+                              bounds_mask(c.src, each), sp, c.pad ? expr(c.pad) : int_literal(0, d.dtype)));
         out_.dedent();
         out_.line("}");
     });
@@ -178,7 +179,7 @@ bool KernelEmitter::emit_copy_async_elements(const ir::Copy& c) {
     spread_loop(i, n, [&] {
         std::vector<std::string> coords = unflatten(i, shape);
         std::vector<std::string> si = region_indices(c.src, coords), di = region_indices(c.dst, coords);
-        out_.line(fmt::format("if ({}) tl::cp_async_{}(&{}, &{});", bounds_mask(s, si), dtype_bytes(s.dtype), element(d, di),
+        out_.line(fmt::format("if ({}) tl::cp_async_{}(&{}, &{});", bounds_mask(c.src, si), dtype_bytes(s.dtype), element(d, di),
                               element(s, si)));
         out_.line(fmt::format("else {} = {};", element(d, di), c.pad ? expr(c.pad) : int_literal(0, d.dtype)));
     });
@@ -222,7 +223,7 @@ void KernelEmitter::emit_copy_with_fragment(const ir::Copy& c, bool fragment_is_
     auto scalar_move = [&](const std::vector<std::string>& coords, const std::string& slot) {
         std::vector<std::string> idx = region_indices(other, coords);
         std::string elem = element(o, idx);
-        std::string mask = o.scope == ir::Scope::Global ? bounds_mask(o, idx) : "";
+        std::string mask = o.scope == ir::Scope::Global ? bounds_mask(other, idx) : "";
         if (fragment_is_src) {
             std::string store = fmt::format("{} = {};", elem, cast_to(fname + "[" + slot + "]", from, to));
             out_.line(mask.empty() ? store : "if (" + mask + ") " + store);
@@ -284,7 +285,7 @@ void KernelEmitter::emit_copy_with_fragment(const ir::Copy& c, bool fragment_is_
         if (o.scope == ir::Scope::Global) {
             std::vector<std::string> last = idx;
             last.back() = "(" + last.back() + ") + " + std::to_string(width - 1);
-            ok = bounds_mask(o, idx) + " && " + bounds_mask(o, last) + " && " + ok;
+            ok = bounds_mask(other, idx) + " && " + bounds_mask(other, last) + " && " + ok;
         }
         std::string vec = fresh("vec");
         const bool always = ok == "true";  // aligned by construction: the vector access alone
@@ -338,9 +339,9 @@ void KernelEmitter::emit_copy_flat(const ir::Copy& c) {
     auto move = [&](const std::vector<std::string>& coords) {
         std::vector<std::string> si = region_indices(c.src, coords), di = region_indices(c.dst, coords);
         std::string value = cast_to(element(s, si), s.dtype, d.dtype);
-        if (s.scope == ir::Scope::Global) value = bounds_mask(s, si) + " ? " + value + " : " + pad;
+        if (s.scope == ir::Scope::Global) value = bounds_mask(c.src, si) + " ? " + value + " : " + pad;
         std::string store = fmt::format("{} = {};", element(d, di), value);
-        if (d.scope == ir::Scope::Global) store = "if (" + bounds_mask(d, di) + ") " + store;
+        if (d.scope == ir::Scope::Global) store = "if (" + bounds_mask(c.dst, di) + ") " + store;
         out_.line(store);
     };
     bool memory = (s.scope == ir::Scope::Global || s.scope == ir::Scope::Shared) &&
@@ -366,13 +367,13 @@ void KernelEmitter::emit_copy_flat(const ir::Copy& c) {
         out_.line(fmt::format("{}* {} = &{};", cuda_type(d.dtype), dp, element(d, di)));
         std::string ok = fmt::format("tl::is_aligned({}, {}) && tl::is_aligned({}, {})", sp, width * dtype_bytes(s.dtype), dp,
                                      width * dtype_bytes(d.dtype));
-        auto last_in = [&](const ir::Buffer& b, std::vector<std::string> idx) {
-            std::string first = bounds_mask(b, idx);
+        auto last_in = [&](const ir::Region& r, std::vector<std::string> idx) {
+            std::string first = bounds_mask(r, idx);
             idx.back() = "(" + idx.back() + ") + " + std::to_string(width - 1);
-            return first + " && " + bounds_mask(b, idx);
+            return first + " && " + bounds_mask(r, idx);
         };
-        if (s.scope == ir::Scope::Global) ok = last_in(s, si) + " && " + ok;
-        if (d.scope == ir::Scope::Global) ok = last_in(d, di) + " && " + ok;
+        if (s.scope == ir::Scope::Global) ok = last_in(c.src, si) + " && " + ok;
+        if (d.scope == ir::Scope::Global) ok = last_in(c.dst, di) + " && " + ok;
         out_.line(fmt::format("if ({}) {{", ok));
         out_.indent();
         std::string vs = fresh("vec");
@@ -413,7 +414,7 @@ void KernelEmitter::emit_fill(const ir::Fill& f) {
     auto store = [&](const std::vector<std::string>& coords) {
         std::vector<std::string> idx = region_indices(f.dst, coords);
         std::string s = fmt::format("{} = {};", element(d, idx), value);
-        out_.line(d.scope == ir::Scope::Global ? "if (" + bounds_mask(d, idx) + ") " + s : s);
+        out_.line(d.scope == ir::Scope::Global ? "if (" + bounds_mask(f.dst, idx) + ") " + s : s);
     };
     if (shape.empty()) {
         out_.block(every ? "" : "if (tl_tid == 0)", [&] { store({}); });
@@ -426,14 +427,14 @@ void KernelEmitter::emit_atomic_add(const ir::AtomicAdd& a) {
     const ir::Buffer& d = *a.dst.buffer;
     if (a.value) { // one element, added once per block
         std::vector<std::string> idx = region_indices(a.dst, {});
-        out_.line(fmt::format("if (tl_tid == 0 && {}) tl::atomic_add(&{}, {});", bounds_mask(d, idx), element(d, idx),
+        out_.line(fmt::format("if (tl_tid == 0 && {}) tl::atomic_add(&{}, {});", bounds_mask(a.dst, idx), element(d, idx),
                               cast_to(expr(a.value), a.value->dtype, d.dtype)));
         return;
     }
     const ir::Buffer& s = *a.src.buffer;
     auto add = [&](const std::vector<std::string>& coords, const std::string& src_value) {
         std::vector<std::string> di = region_indices(a.dst, coords);
-        out_.line(fmt::format("if ({}) tl::atomic_add(&{}, {});", bounds_mask(d, di), element(d, di), cast_to(src_value, s.dtype, d.dtype)));
+        out_.line(fmt::format("if ({}) tl::atomic_add(&{}, {});", bounds_mask(a.dst, di), element(d, di), cast_to(src_value, s.dtype, d.dtype)));
     };
     if (is_distributed(s)) {
         for_each_owned(s, Holders::First, [&](const std::vector<std::string>& coords, const std::string& slot) {

@@ -44,6 +44,8 @@ bool KernelEmitter::emit_sliced_reduce(const ir::Reduce& r) {
         out_.line("#pragma unroll");
         out_.block(fmt::format("for (int {0} = 0; {0} < {1}; ++{0})", s, slot_count(from)), [&] {
             if (std::string valid = slot_valid(from, s); !valid.empty()) out_.line(fmt::format("if (!({})) continue;", valid));
+            if (std::string exists = exists_along(r.src, r.axis, slot_coords(src, s)[r.axis]); !exists.empty())
+                out_.line(fmt::format("if (!({})) continue;  // past the bounded extent", exists));
             std::vector<int> kept;
             for (int a = 0; a < from.layout.rank(); ++a)
                 if (a != r.axis) kept.push_back(a);
@@ -198,7 +200,9 @@ void KernelEmitter::emit_reduce(const ir::Reduce& r) {
         out_.line(fmt::format("for (int tl_i = 0; tl_i < {}; ++tl_i) tl_part[tl_i] = {}::identity<{}>();", n_out, op, acc_type));
         auto accumulate = [&](const std::vector<std::string>& coords, const std::string& value) {
             std::string idx = out_flat(coords);
-            out_.line(fmt::format("tl_part[{0}] = {1}::combine(tl_part[{0}], {1}::element({2}));", idx, op, cast_to(value, src.dtype, acc)));
+            std::string exists = exists_along(r.src, r.axis, coords[r.axis]);  // past a bounded extent: left out
+            out_.line(fmt::format("{3}tl_part[{0}] = {1}::combine(tl_part[{0}], {1}::element({2}));", idx, op, cast_to(value, src.dtype, acc),
+                                  exists.empty() ? "" : "if (" + exists + ") "));
         };
         if (is_distributed(src)) {
             for_each_owned(src, Holders::First, [&](const std::vector<std::string>& coords, const std::string& slot) {
@@ -304,7 +308,10 @@ void KernelEmitter::emit_cumsum(const ir::Cumsum& c) {
             coords.insert(coords.begin() + c.axis, c.reverse ? fmt::format("{} - tl_k", n - 1) : "tl_k");
             out_.line(fmt::format("{} tl_sum = 0;", acc_type));
             out_.block(fmt::format("for (int tl_k = 0; tl_k < {}; ++tl_k)", n), [&] {
-                out_.line(fmt::format("tl_sum += {};", cast_to(element(src, region_indices(c.src, coords)), src.dtype, acc)));
+                std::string value = cast_to(element(src, region_indices(c.src, coords)), src.dtype, acc);
+                if (std::string exists = exists_along(c.src, c.axis, coords[c.axis]); !exists.empty())
+                    value = fmt::format("({} ? {} : {}(0))", exists, value, acc_type);  // past the bounded extent: 0
+                out_.line(fmt::format("tl_sum += {};", value));
                 out_.line(fmt::format("{} = {};", element(dst, region_indices(c.dst, coords)), cast_to("tl_sum", acc, dst.dtype)));
             });
         };
@@ -320,7 +327,10 @@ void KernelEmitter::emit_cumsum(const ir::Cumsum& c) {
         // Stage the source tile where every thread can read it.
         out_.line(block_sync() + ";");
         auto put = [&](const std::vector<std::string>& coords, const std::string& value) {
-            out_.line(fmt::format("{}[{}] = {};", tile, flatten(coords, shape), cast_to(value, src.dtype, acc)));
+            std::string v = cast_to(value, src.dtype, acc);
+            if (std::string exists = exists_along(c.src, c.axis, coords[c.axis]); !exists.empty())
+                v = fmt::format("{} ? {} : {}(0)", exists, v, acc_type);  // past the bounded extent: 0
+            out_.line(fmt::format("{}[{}] = {};", tile, flatten(coords, shape), v));
         };
         if (is_distributed(src)) {
             for_each_owned(src, Holders::First, [&](const std::vector<std::string>& coords, const std::string& slot) {
@@ -347,7 +357,7 @@ void KernelEmitter::emit_cumsum(const ir::Cumsum& c) {
                 std::vector<std::string> idx = region_indices(c.dst, coords);
                 std::string target = element(dst, idx);
                 if (dst.scope == ir::Scope::Global) {
-                    out_.block("if (" + bounds_mask(dst, idx) + ")", [&] { scan(coords, target); });
+                    out_.block("if (" + bounds_mask(c.dst, idx) + ")", [&] { scan(coords, target); });
                 } else {
                     scan(coords, target);
                 }

@@ -115,10 +115,16 @@ private:
     std::string source_text(const SourceRange& r) const;
 
     // ---- element addressing (emit_access.cpp)
-    // Index expression of buffer element `indices` (strings), and the bounds mask for globals.
+    // Index expression of buffer element `indices` (strings), and the bounds mask of an element of a
+    // global region: inside the tensor, and inside the limit of each bounded axis (axis_end, the
+    // exclusive end of the elements of axis d that exist: the tensor's extent, or for a bounded
+    // slice `s +: N <= 8192`, min(extent, s + N)).
     std::string element(const ir::Buffer& b, const std::vector<std::string>& indices);
     std::string global_offset(const ir::Buffer& b, const std::vector<std::string>& indices);
-    std::string bounds_mask(const ir::Buffer& b, const std::vector<std::string>& indices);
+    std::string bounds_mask(const ir::Region& r, const std::vector<std::string>& indices);
+    std::string axis_end(const ir::Region& r, size_t d);
+    // `coord < N` when tile axis `axis` of `r` is bounded (`N <= 8192`): element `coord` exists; "" otherwise.
+    std::string exists_along(const ir::Region& r, int axis, const std::string& coord);
     // Buffer indices of a region element given its tile coordinates (one per non-point axis).
     std::vector<std::string> region_indices(const ir::Region& r, const std::vector<std::string>& coords);
     std::string point_index(const ir::Range& range);  // a point axis's index: its start, or Idx[start]

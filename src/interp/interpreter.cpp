@@ -552,6 +552,13 @@ private:
         std::vector<int64_t> tile;    // tile shape (point axes dropped)
         std::vector<int> tile_axis;   // buffer axis of each tile axis
         std::vector<std::vector<int64_t>> gathered; // per buffer axis: the gathered indices (-1 outside the index tensor)
+        std::vector<int64_t> limits;  // per tile axis: how many elements exist (a bounded axis), else its extent
+        // Whether the element exists: inside the limit of every bounded axis.
+        bool exists(const Index& coord) const {
+            for (size_t d = 0; d < coord.size(); ++d)
+                if (coord[d] >= limits[d]) return false;
+            return true;
+        }
         int64_t numel() const {
             int64_t n = 1;
             for (int64_t e : tile) n *= e;
@@ -576,12 +583,13 @@ private:
     };
 
     RegionView view(const ir::Region& r, int lane, const SourceRange& at = {}) {
-        RegionView v{&r, {}, {}, {}, {}};
+        RegionView v{&r, {}, {}, {}, {}, {}};
         for (size_t d = 0; d < r.ranges.size(); ++d) {
             v.starts.push_back(static_cast<int64_t>(eval(r.ranges[d].start, lane)));
             if (!r.ranges[d].is_point) {
                 v.tile.push_back(r.ranges[d].extent);
                 v.tile_axis.push_back(static_cast<int>(d));
+                v.limits.push_back(r.ranges[d].limit ? static_cast<int64_t>(eval(r.ranges[d].limit, lane)) : r.ranges[d].extent);
             }
         }
         // A gather axis: element k is at Idx[start + k]; a position outside Idx gives -1, outside
@@ -618,7 +626,8 @@ private:
     }
 
     // Elements of a global source outside the tensor read as `pad` (0 when absent); elements of a
-    // global destination outside it are not written (docs/language.md, copy).
+    // global destination outside it are not written (docs/language.md, copy). Past a bounded
+    // extent nothing is copied, but a global source's pad, as the compiled copy does.
     void copy_in(const ir::Copy& c, int lane, const std::vector<int>& lanes) {
         RegionView src = view(c.src, lane, c.range), dst = view(c.dst, lane);
         double pad = c.pad ? eval(c.pad, lane) : 0.0;
@@ -628,6 +637,10 @@ private:
             Index coord = src.coord_of(n);
             Index si = src.at(coord), di = dst.at(coord);
             if (global_dst && !inside(*c.dst.buffer, di)) continue;
+            if (!src.exists(coord) || !dst.exists(coord)) {
+                if (global_src && !c.async) write(*c.dst.buffer, di, pad, write_lanes, c.range);
+                continue;
+            }
             double v = global_src && !inside(*c.src.buffer, si) ? pad : read(*c.src.buffer, si, lane, c.range);
             if (c.async && c.dst.buffer->scope != ir::Scope::Global) {
                 OnChip& d = chip(*c.dst.buffer);
@@ -672,8 +685,9 @@ private:
             double v = eval(f.value, lane);
             const bool global_dst = f.dst.buffer->scope == ir::Scope::Global;
             for (int64_t n = 0; n < d.numel(); ++n) {
-                Index at = d.at(d.coord_of(n));
+                Index coord = d.coord_of(n), at = d.at(coord);
                 if (global_dst && !inside(*f.dst.buffer, at)) continue;  // elements outside the tensor are skipped
+                if (!d.exists(coord)) continue;                          // and past a bounded extent
                 write(*f.dst.buffer, at, v, receivers(per_thread, lane, lanes), f.range);
             }
         }
@@ -691,7 +705,9 @@ private:
             for (int64_t o = 0; o < outs; ++o) {
                 Index oc(out_shape.size());
                 for (int64_t rest = o, d = static_cast<int64_t>(out_shape.size()); d-- > 0;) oc[d] = rest % out_shape[d], rest /= out_shape[d];
-                double acc = 0;
+                double acc = r.op == ir::ReduceOp::Max   ? -INFINITY  // the identity: what a bounded extent of 0 reduces to
+                             : r.op == ir::ReduceOp::Min ? INFINITY
+                                                         : 0.0;
                 bool first = true;
                 auto combine = [&](double v) {
                     if (r.op == ir::ReduceOp::AbsMax) v = std::fabs(v);
@@ -709,6 +725,7 @@ private:
                 for (int64_t k = 0; k < len; ++k) {
                     Index sc = oc;
                     sc.insert(sc.begin() + r.axis, k);
+                    if (!src.exists(sc)) continue;  // past a bounded extent
                     combine(read(*r.src.buffer, src.at(sc), lane, r.range));
                 }
                 Index di = dst.at(oc);
@@ -724,14 +741,16 @@ private:
             RegionView src = view(c.src, lane), dst = view(c.dst, lane);
             int64_t len = src.tile[c.axis];
             std::vector<double> values(src.numel());
-            for (int64_t n = 0; n < src.numel(); ++n) values[n] = read(*c.src.buffer, src.at(src.coord_of(n)), lane, c.range);
+            for (int64_t n = 0; n < src.numel(); ++n)
+                if (Index coord = src.coord_of(n); src.exists(coord)) values[n] = read(*c.src.buffer, src.at(coord), lane, c.range);
             for (int64_t n = 0; n < src.numel(); ++n) {
                 Index coord = src.coord_of(n);
-                if (coord[c.axis] != 0) continue;
+                if (coord[c.axis] != 0 || !src.exists(coord)) continue;
                 double run = 0;
                 for (int64_t k = 0; k < len; ++k) {
                     Index at = coord;
                     at[c.axis] = c.reverse ? len - 1 - k : k;
+                    if (!src.exists(at)) continue;  // past a bounded extent
                     int64_t flat = 0;
                     for (size_t d = 0; d < at.size(); ++d) flat = flat * src.tile[d] + at[d];
                     run += values[flat];
@@ -750,7 +769,7 @@ private:
         if (a.src.buffer) src = view(a.src, lane);
         for (int64_t n = 0; n < dst.numel(); ++n) {
             Index coord = dst.coord_of(n), di = dst.at(coord);
-            if (!inside(*a.dst.buffer, di)) continue;
+            if (!inside(*a.dst.buffer, di) || !dst.exists(coord)) continue;
             double v = src ? read(*a.src.buffer, src->at(coord), lane, a.range) : eval(a.value, lane);
             int64_t flat = flat_index(*a.dst.buffer, di, a.range, "atomic_add");
             std::lock_guard<std::mutex> lock(g.atomic_mutex);

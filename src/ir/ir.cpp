@@ -56,6 +56,17 @@ std::vector<int64_t> Region::tile_shape() const {
     return shape;
 }
 
+std::vector<ExprPtr> Region::tile_limits() const {
+    std::vector<ExprPtr> limits;
+    bool any = false;
+    for (const Range& r : ranges) {
+        if (r.is_point) continue;
+        limits.push_back(r.limit);
+        any |= r.limit != nullptr;
+    }
+    return any ? limits : std::vector<ExprPtr>{};
+}
+
 bool Region::gathers() const {
     for (const Range& r : ranges)
         if (r.gather) return true;
@@ -71,7 +82,9 @@ bool Region::gathers_rows() const {
 Region whole(const BufferPtr& buffer) {
     Region r;
     r.buffer = buffer;
-    for (int64_t e : buffer->const_shape) r.ranges.push_back(Range{make_int(0), e, false, nullptr});
+    for (size_t d = 0; d < buffer->const_shape.size(); ++d)
+        r.ranges.push_back(Range{make_int(0), buffer->const_shape[d], false, nullptr,
+                                 d < buffer->limits.size() ? buffer->limits[d] : nullptr});
     return r;
 }
 

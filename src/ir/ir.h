@@ -44,13 +44,18 @@ struct Expr;
 using ExprPtr = std::shared_ptr<const Expr>;
 
 // A tensor parameter (scope Global, shape of Dim vars and constants) or an allocation (shared,
-// fragment or local; every extent a compile-time constant; local scalars have an empty shape).
+// fragment or local; every extent a compile-time constant, or a bounded extent `N <= 8192` whose
+// bound is the constant; local scalars have an empty shape).
 struct Buffer {
     std::string name;
     Scope scope;
     Dtype dtype;
-    std::vector<ExprPtr> shape;      // IntImm or Var(Dim) expressions
+    std::vector<ExprPtr> shape;      // IntImm or Var(Dim) expressions (the bound of a bounded extent)
     std::vector<int64_t> const_shape; // the shape when every extent is constant (always for non-global)
+    // A bounded extent (`fragment x: f32[N <= 8192]`): per axis, the launch-time i32 count of the
+    // elements that exist (const_shape holds the bound, which sizes the storage), null for an
+    // axis of constant extent; empty when no axis is bounded.
+    std::vector<ExprPtr> limits;
     bool is_mutable = true;          // false for read-only global tensors
     int stages = 0;                  // >0: multi-buffered by the pipeliner; axis 0 is the stage axis
     // A view (`view Xh: f16[T, C / 64, 64] = X;`): the tensor or view whose elements this one sees
@@ -182,6 +187,11 @@ struct Range {
     // (`X[Idx[s], ...]`, is_point) is at index Idx[start]. An Idx position outside Idx, or an
     // index outside the axis, reads as the copy's pad value.
     BufferPtr gather = nullptr;
+    // A bounded slice (`X[r, 0 +: N <= 8192]`, extent 8192), or an axis of a bounded tile taken
+    // whole: only the first `limit` elements (a launch-time i32, 0 <= limit <= extent) exist. A copy
+    // reads the others of a global source as its pad value and writes none of them to a global
+    // destination; a reduce or cumsum leaves them out. Null for a constant extent.
+    ExprPtr limit = nullptr;
 };
 // A rectangular part of a buffer: `A[by * BM +: BM, k * BK +: BK]`, or a whole buffer.
 // Its tile shape is the extents of the non-point axes.
@@ -189,6 +199,8 @@ struct Region {
     BufferPtr buffer;
     std::vector<Range> ranges; // one per buffer axis
     std::vector<int64_t> tile_shape() const;
+    // Per non-point axis, the limit of a bounded axis (null for a constant one); empty if none is.
+    std::vector<ExprPtr> tile_limits() const;
     bool gathers() const;      // some axis is a gather axis
     bool gathers_rows() const; // some slice axis is a gather axis: its rows are picked one by one
 };

@@ -37,7 +37,9 @@ bool same_region(const Region& a, const Region& b) {
     if (a.buffer != b.buffer || a.ranges.size() != b.ranges.size()) return false;
     for (size_t i = 0; i < a.ranges.size(); ++i) {
         const Range &x = a.ranges[i], &y = b.ranges[i];
-        if (x.start != y.start || x.extent != y.extent || x.is_point != y.is_point || x.gather != y.gather) return false;
+        if (x.start != y.start || x.extent != y.extent || x.is_point != y.is_point || x.gather != y.gather ||
+            x.limit != y.limit)
+            return false;
     }
     return true;
 }
@@ -87,7 +89,10 @@ StmtPtr Mutator::mutate(const StmtPtr& s) {
 
 Region Mutator::mutate(const Region& r) {
     Region out = r;
-    for (Range& range : out.ranges) range.start = mutate(range.start);
+    for (Range& range : out.ranges) {
+        range.start = mutate(range.start);
+        if (range.limit) range.limit = mutate(range.limit);
+    }
     return out;
 }
 

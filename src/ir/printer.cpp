@@ -99,7 +99,16 @@ public:
     std::string type(const Buffer& b) {
         std::string s = dtype_name(b.dtype).data();
         if (b.shape.empty()) return s;
-        return s + "[" + list(b.shape) + "]";
+        if (b.limits.empty()) return s + "[" + list(b.shape) + "]";
+        std::string dims;
+        for (size_t i = 0; i < b.shape.size(); ++i)
+            dims += (i ? ", " : "") + (b.limits[i] ? expr(b.limits[i]) + " <= " : std::string()) + expr(b.shape[i]);
+        return s + "[" + dims + "]";
+    }
+
+    // `extent`, or `limit <= extent` for a bounded axis.
+    std::string extent(const Range& r) {
+        return (r.limit ? expr(r.limit) + " <= " : std::string()) + std::to_string(r.extent);
     }
 
     std::string region(const Region& r) {
@@ -108,7 +117,8 @@ public:
         for (size_t i = 0; whole && i < r.ranges.size(); ++i) {
             std::optional<int64_t> start = const_int(r.ranges[i].start);
             whole = !r.ranges[i].is_point && !r.ranges[i].gather && start && *start == 0 &&
-                    r.ranges[i].extent == r.buffer->const_shape[i];
+                    r.ranges[i].extent == r.buffer->const_shape[i] &&
+                    r.ranges[i].limit == (i < r.buffer->limits.size() ? r.buffer->limits[i] : nullptr);
         }
         if (whole) return r.buffer->name;
         std::string s = r.buffer->name + "[";
@@ -120,7 +130,7 @@ public:
                 continue;
             }
             s += expr(r.ranges[i].start);
-            if (!r.ranges[i].is_point) s += " +: " + std::to_string(r.ranges[i].extent);
+            if (!r.ranges[i].is_point) s += " +: " + extent(r.ranges[i]);
         }
         return s + "]";
     }

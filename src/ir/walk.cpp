@@ -93,8 +93,10 @@ void for_each_child(const Stmt& s, const StmtChildren& v) {
 }
 
 void for_each_region_expr(const Region& r, const std::function<void(const ExprPtr&)>& f) {
-    for (auto& range : r.ranges)
+    for (auto& range : r.ranges) {
         if (range.start) f(range.start);
+        if (range.limit) f(range.limit);
+    }
 }
 
 void walk_expr(const ExprPtr& e, const std::function<void(const Expr&)>& f) {

@@ -249,6 +249,7 @@ private:
             nb->stages = S;
             nb->shape.insert(nb->shape.begin(), ir::make_int(S));
             nb->const_shape.insert(nb->const_shape.begin(), S);
+            if (!nb->limits.empty()) nb->limits.insert(nb->limits.begin(), nullptr);
             staged[&b] = nb;
             stage_map_[&b] = nb;
         }

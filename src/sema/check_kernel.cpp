@@ -340,7 +340,7 @@ std::optional<ir::Kernel> Checker::check_kernel(const ast::Kernel& k,
     pop_scope();
     out.dims = ks.dims;
     out.views = ks.views;
-    out.requires_.insert(out.requires_.end(), ks.view_requires.begin(), ks.view_requires.end());
+    out.requires_.insert(out.requires_.end(), ks.implied_requires.begin(), ks.implied_requires.end());
     if (out.body) {
         check_uniformity(out, diags_);
         check_shared_memory(k, out);

@@ -98,6 +98,7 @@ ir::StmtPtr Checker::check_for(const ast::For& s) {
     }
 
     std::vector<ir::ExprPtr> extents;
+    std::vector<ir::ExprPtr> limits; // parallel: per extent, the run-time count of a bounded one
     if (parallel) {
         constexpr __int128 kCap = __int128(1) << 63; // saturates: no overflow, however many axes
         __int128 iterations = 1;
@@ -107,14 +108,11 @@ ir::StmtPtr Checker::check_for(const ast::For& s) {
                 ok = false;
                 continue;
             }
-            std::optional<int64_t> n = eval_const_int(*a.value, "a parallel loop extent");
-            if (n && *n <= 0) {
-                diags_.report(DiagKind::NonPositiveExtent, a.value->range, *n);
-                n.reset();
-            }
+            std::optional<Extent> n = check_extent(*a.value, "a parallel loop extent", true, "a `parallel` loop");
             if (n) {
-                iterations = std::min<__int128>(iterations * *n, kCap);
-                extents.push_back(make_imm(Dtype::I32, *n, a.value->range));
+                iterations = std::min<__int128>(iterations * n->value, kCap);
+                extents.push_back(make_imm(Dtype::I32, n->value, a.value->range));
+                limits.push_back(n->limit);
             } else {
                 ok = false;
             }
@@ -228,6 +226,15 @@ ir::StmtPtr Checker::check_for(const ast::For& s) {
     case ast::LoopKind::Unroll: kind = ir::LoopKind::Unroll; break;
     case ast::LoopKind::Pipelined: kind = ir::LoopKind::Pipelined; break;
     }
+    // A bounded extent `i in parallel(N <= 8192)` runs the iterations i < N of parallel(8192).
+    ir::ExprPtr in_range;
+    for (size_t i = 0; i < limits.size() && i < vars.size(); ++i) {
+        if (!limits[i]) continue;
+        ir::ExprPtr lt = std::make_shared<ir::Binary>(ir::BinaryOp::Lt, std::make_shared<ir::VarRef>(vars[i], s.range), limits[i],
+                                                      Dtype::Bool, s.range);
+        in_range = in_range ? std::make_shared<ir::Binary>(ir::BinaryOp::And, in_range, lt, Dtype::Bool, s.range) : lt;
+    }
+    if (in_range) body = std::make_shared<ir::If>(in_range, body, nullptr, s.range);
     return std::make_shared<ir::For>(kind, std::move(vars), std::move(extents), opts, body,
                                      s.range);
 }

@@ -1,6 +1,8 @@
-// Tile regions of tile operations: a buffer, or `X[start +: extent, i]` with constant extents, or
-// with a gather axis `X[Idx[s +: n], ...]` in a copy's global source.
+// Tile regions of tile operations: a buffer, or `X[start +: extent, i]` with constant or bounded
+// (`N <= 8192`) extents, or with a gather axis `X[Idx[s +: n], ...]` in a copy's global source; and
+// the extents themselves.
 #include "sema/checker.h"
+#include "ir/printer.h"
 
 #include <limits>
 
@@ -9,6 +11,101 @@ namespace tlc::sema {
 std::string shape_text(const std::vector<int64_t>& shape) {
     std::string s = "[";
     for (size_t i = 0; i < shape.size(); ++i) s += (i ? ", " : "") + std::to_string(shape[i]);
+    return s + "]";
+}
+
+std::optional<Checker::Extent> Checker::check_extent(const ast::Expr& e, const std::string& what, bool allow_bounded,
+                                                     const std::string& owner) {
+    if (e.kind == ast::ExprKind::Binary && static_cast<const ast::Binary&>(e).op == ast::BinaryOp::Le) {
+        const auto& b = static_cast<const ast::Binary&>(e);
+        MaybeTyped t = check_expr(*b.lhs);
+        std::optional<ir::ExprPtr> n = t ? to_i32(*t, b.lhs->range) : std::nullopt;
+        std::optional<int64_t> bound = eval_const_int(*b.rhs, "the bound of an extent");
+        if (!allow_bounded) {
+            diags_.report(DiagKind::BoundedExtentPlacement, e.range, bound ? std::to_string(*bound) : expr_text(*b.rhs), what);
+            return std::nullopt;
+        }
+        if (bound && *bound <= 0) {
+            diags_.report(DiagKind::NonPositiveExtent, b.rhs->range, *bound);
+            bound.reset();
+        }
+        if (n) {
+            if (std::string why = not_launch_value(*n); !why.empty()) {
+                diags_.report(DiagKind::NotLaunchValue, b.lhs->range, "a bounded extent", why);
+                n.reset();
+            }
+        }
+        if (!n || !bound) return std::nullopt;
+        if (std::optional<int64_t> c = ir::const_int(*n)) {
+            if (*c < 0 || *c > *bound) {
+                diags_.report(DiagKind::BoundedExtentValue, b.lhs->range, *c, *bound);
+                return std::nullopt;
+            }
+        } else {
+            // The launch checks the bound, like a `requires`.
+            const SourceRange r = e.range;
+            auto zero = std::make_shared<ir::IntImm>(Dtype::I32, 0, r);
+            auto limit = std::make_shared<ir::IntImm>(Dtype::I32, *bound, r);
+            ir::ExprPtr cond = std::make_shared<ir::Binary>(
+                ir::BinaryOp::And, std::make_shared<ir::Binary>(ir::BinaryOp::Le, zero, *n, Dtype::Bool, r),
+                std::make_shared<ir::Binary>(ir::BinaryOp::Le, *n, limit, Dtype::Bool, r), Dtype::Bool, r);
+            // One check per condition: the first extent that needs it names it.
+            std::string condition = fmt::format("0 <= {0} && {0} <= {1}", ir::print_expr(*n), *bound);
+            if (st_.kernel) {
+                auto& implied = st_.kernel->implied_requires;
+                bool known = false;
+                for (const auto& [c, x] : implied) known |= x.starts_with(condition + " (the bound of ");
+                if (!known) implied.emplace_back(cond, fmt::format("{} (the bound of {})", condition, owner));
+            }
+        }
+        return Extent{*bound, *n};
+    }
+    MaybeTyped t = check_expr(e);
+    if (!t) return std::nullopt;
+    if (!is_imm(*t->expr)) {
+        diags_.report(DiagKind::NotConstant, e.range, what);
+        if (allow_bounded && is_int(t->dtype()) && not_launch_value(t->expr).empty())
+            diags_.note(DiagKind::NoteFix, e.range,
+                        fmt::format("give a run-time extent a constant upper bound, such as `{} <= 1024`", expr_text(e)));
+        return std::nullopt;
+    }
+    auto* imm = t->expr->as<ir::IntImm>();
+    if (!imm) {
+        diags_.report(DiagKind::TypeMismatch, e.range, "i32", dtype_name(t->dtype()));
+        return std::nullopt;
+    }
+    if (imm->value <= 0) {
+        diags_.report(DiagKind::NonPositiveExtent, e.range, imm->value);
+        return std::nullopt;
+    }
+    return Extent{imm->value, nullptr};
+}
+
+TileShape tile_shape_of(const ir::Region& r) {
+    TileShape t{r.tile_shape(), {}};
+    std::vector<ir::ExprPtr> limits = r.tile_limits();
+    for (size_t i = 0; i < t.extents.size(); ++i)
+        t.limits.push_back(i < limits.size() && limits[i] ? ir::print_expr(limits[i]) : "");
+    return t;
+}
+
+bool TileShape::bounded() const {
+    for (const std::string& l : limits)
+        if (!l.empty()) return true;
+    return false;
+}
+
+TileShape TileShape::without_axis(size_t axis) const {
+    TileShape t = *this;
+    t.extents.erase(t.extents.begin() + static_cast<std::ptrdiff_t>(axis));
+    t.limits.erase(t.limits.begin() + static_cast<std::ptrdiff_t>(axis));
+    return t;
+}
+
+std::string TileShape::text() const {
+    std::string s = "[";
+    for (size_t i = 0; i < extents.size(); ++i)
+        s += (i ? ", " : "") + (limits[i].empty() ? "" : limits[i] + " <= ") + std::to_string(extents[i]);
     return s + "]";
 }
 
@@ -61,10 +158,10 @@ std::optional<ir::Range> Checker::check_gather_axis(const ast::Slice& sl, const 
     }
     MaybeTyped t = check_expr(*idx.slices[0].start);
     std::optional<ir::ExprPtr> start = t ? to_index(*t, idx.slices[0].start->range) : std::nullopt;
-    std::optional<int64_t> extent = point ? std::optional<int64_t>(1) : eval_const_int(*idx.slices[0].extent, "a slice extent");
-    if (extent && *extent <= 0) {
-        diags_.report(DiagKind::NonPositiveExtent, idx.slices[0].extent->range, *extent);
-        extent.reset();
+    std::optional<int64_t> extent = 1;
+    if (!point) {
+        std::optional<Extent> e = check_extent(*idx.slices[0].extent, "a gather axis", false, "");
+        extent = e ? std::optional<int64_t>(e->value) : std::nullopt;
     }
     if (!start || !extent) return bad;
     return ir::Range{*start, *extent, point, *ib};
@@ -116,7 +213,8 @@ std::optional<ir::Region> Checker::check_region(const ast::Expr& e, bool write, 
                                           name, name));
                 return std::nullopt;
             }
-            region.ranges.push_back(ir::Range{make_imm(Dtype::I32, 0, e.range), *n, false, nullptr});
+            region.ranges.push_back(ir::Range{make_imm(Dtype::I32, 0, e.range), *n, false, nullptr,
+                                              i < buf->limits.size() ? buf->limits[i] : nullptr});
         }
         return ok ? std::optional<ir::Region>(region) : std::nullopt;
     }
@@ -142,12 +240,18 @@ std::optional<ir::Region> Checker::check_region(const ast::Expr& e, bool write, 
         MaybeTyped t = check_expr(*sl.start);
         std::optional<ir::ExprPtr> start = t ? to_index(*t, sl.start->range) : std::nullopt;
         std::optional<int64_t> extent = 1;
+        ir::ExprPtr limit;
         if (sl.extent) {
-            extent = eval_const_int(*sl.extent, "a slice extent");
-            if (extent && *extent <= 0) {
-                diags_.report(DiagKind::NonPositiveExtent, sl.extent->range, *extent);
-                extent.reset();
-            }
+            std::optional<Extent> x = check_extent(*sl.extent, "a slice extent", true, fmt::format("a slice of `{}`", name));
+            extent = x ? std::optional<int64_t>(x->value) : std::nullopt;
+            if (x) limit = x->limit;
+        }
+        // A bounded axis of an on-chip tile is used whole (its limit comes with it) or at one index.
+        if (sl.extent && i < buf->limits.size() && buf->limits[i]) {
+            diags_.report(DiagKind::BoundedAxisSliced, sl.range, i, name,
+                          fmt::format("{} <= {}", ir::print_expr(buf->limits[i]), buf->const_shape[i]));
+            ok = false;
+            continue;
         }
         if (!start || !extent) {
             ok = false;
@@ -179,7 +283,7 @@ std::optional<ir::Region> Checker::check_region(const ast::Expr& e, bool write, 
                 ok = false;
             }
         }
-        region.ranges.push_back(ir::Range{*start, *extent, sl.extent == nullptr, nullptr});
+        region.ranges.push_back(ir::Range{*start, *extent, sl.extent == nullptr, nullptr, limit});
     }
     if (!ok) return std::nullopt;
     return region;

@@ -167,25 +167,23 @@ ir::StmtPtr Checker::check_stmt(const ast::Stmt& s) {
     return nullptr;
 }
 
-std::optional<std::vector<ir::ExprPtr>> Checker::check_shape(const std::vector<ast::ExprPtr>& shape,
-                                                             const std::string& what,
-                                                             std::vector<int64_t>& const_shape) {
+std::optional<std::vector<ir::ExprPtr>> Checker::check_shape(const std::vector<ast::ExprPtr>& shape, const std::string& owner,
+                                                             std::vector<int64_t>& const_shape,
+                                                             std::vector<ir::ExprPtr>& limits) {
     std::vector<ir::ExprPtr> out;
-    bool ok = true;
+    bool ok = true, bounded = false;
     for (const ast::ExprPtr& e : shape) {
-        std::optional<int64_t> v = eval_const_int(*e, what);
+        std::optional<Extent> v = check_extent(*e, "a tile extent", true, owner);
         if (!v) {
             ok = false;
             continue;
         }
-        if (*v <= 0) {
-            diags_.report(DiagKind::NonPositiveExtent, e->range, *v);
-            ok = false;
-            continue;
-        }
-        const_shape.push_back(*v);
-        out.push_back(make_imm(Dtype::I32, *v, e->range));
+        const_shape.push_back(v->value);
+        out.push_back(make_imm(Dtype::I32, v->value, e->range));
+        limits.push_back(v->limit);
+        bounded |= v->limit != nullptr;
     }
+    if (!bounded) limits.clear();
     if (!ok) return std::nullopt;
     return out;
 }
@@ -202,8 +200,9 @@ ir::StmtPtr Checker::check_alloc(const ast::Alloc& s) {
     }
     std::optional<Dtype> dt = resolve_dtype(s.type.elem);
     std::vector<int64_t> const_shape;
+    std::vector<ir::ExprPtr> limits;
     std::optional<std::vector<ir::ExprPtr>> shape =
-        check_shape(s.type.shape, "a tile extent", const_shape);
+        check_shape(s.type.shape, fmt::format("`{}`", s.name), const_shape, limits);
     if (shape && shape->empty() && scope != ir::Scope::Local) {
         diags_.report(DiagKind::TileNeedsShape, s.name_range,
                       std::string(scope_name) + " allocation", s.name);
@@ -248,6 +247,7 @@ ir::StmtPtr Checker::check_alloc(const ast::Alloc& s) {
     buf->dtype = *dt;
     buf->shape = *shape;
     buf->const_shape = const_shape;
+    buf->limits = limits;
     buf->is_mutable = true;
     buf->range = s.name_range;
     sym.buffer = buf;
@@ -292,6 +292,11 @@ void Checker::check_view(const ast::View& s) {
     std::vector<ir::ExprPtr> shape;
     std::vector<int64_t> const_shape;
     for (const ast::ExprPtr& e : s.type.shape) {
+        if (e->kind == ast::ExprKind::Binary && static_cast<const ast::Binary&>(*e).op == ast::BinaryOp::Le) {
+            check_extent(*e, "a view extent", false, ""); // E0420: a view's extents are its tensor's
+            ok = false;
+            continue;
+        }
         MaybeTyped t = check_expr(*e);
         std::optional<ir::ExprPtr> x = t ? to_i32(*t, e->range) : std::nullopt;
         if (!x) {
@@ -396,7 +401,7 @@ void Checker::check_view(const ast::View& s) {
                 ir::BinaryOp::And, std::make_shared<ir::Binary>(ir::BinaryOp::Ge, *it, zero, Dtype::Bool, s.range),
                 cond, Dtype::Bool, s.range);
         }
-        st_.kernel->view_requires.emplace_back(cond, fmt::format("{} (view {} of {})", text, s.name, s.tensor));
+        st_.kernel->implied_requires.emplace_back(cond, fmt::format("{} (view {} of {})", text, s.name, s.tensor));
     }
     sym.buffer = buf;
     st_.kernel->views.push_back(buf);

@@ -99,9 +99,12 @@ ir::StmtPtr Checker::check_copy(const ast::TileOp& s, const std::vector<const as
         diags_.report(DiagKind::CopyScopes, s.range, "global", "global");
         ok = false;
     }
-    if (src->tile_shape() != dst->tile_shape()) {
-        diags_.report(DiagKind::CopyExtent, a[1]->range, shape_text(src->tile_shape()),
-                      shape_text(dst->tile_shape()));
+    if (TileShape ss = tile_shape_of(*src), ds = tile_shape_of(*dst); ss != ds) {
+        diags_.report(DiagKind::CopyExtent, a[1]->range, ss.text(), ds.text());
+        if (ss.extents == ds.extents)  // only the bounded extents differ
+            diags_.note(DiagKind::NoteFix, s.range,
+                        "a bounded extent matches the same bounded extent: write the slice's extent as the tile's, such as "
+                        "`0 +: N <= 4096` for a tile of `N <= 4096`");
         ok = false;
     }
     ir::ExprPtr pad;
@@ -148,6 +151,14 @@ ir::StmtPtr Checker::check_gemm(const ast::TileOp& s, const std::vector<const as
     }
     std::vector<int64_t> sa = ra->tile_shape(), sb = rb->tile_shape(), sc = rc->tile_shape();
     const ir::Region* regions[3] = {&*ra, &*rb, &*rc};
+    for (int i = 0; i < 3; ++i)
+        if (TileShape t = tile_shape_of(*regions[i]); t.bounded()) {
+            diags_.report(DiagKind::GemmBoundedOperand, a[i]->range, regions[i]->buffer->name, t.text());
+            diags_.note(DiagKind::NoteFix, a[i]->range,
+                        "use a tile of constant extents; a copy from global memory pads what lies outside the tensor with "
+                        "zeros, which add nothing to the product");
+            ok = false;
+        }
     const std::vector<int64_t>* shapes[3] = {&sa, &sb, &sc};
     bool two_d = true;
     for (int i = 0; i < 3; ++i)
@@ -240,13 +251,11 @@ ir::StmtPtr Checker::check_reduce(const ast::TileOp& s, const std::vector<const 
         diags_.report(DiagKind::ReduceAxis, a[3] ? a[3]->range : a[1]->range, *axis, rank);
         return nullptr;
     }
-    std::vector<int64_t> expected = ss;
-    expected.erase(expected.begin() + *axis);
-    if (ds != expected) {
+    TileShape expected = tile_shape_of(*src).without_axis(static_cast<size_t>(*axis));
+    if (tile_shape_of(*dst) != expected) {
         diags_.report(DiagKind::ShapeMismatch, a[2]->range,
-                      fmt::format("reducing {} along axis {} gives {}, but `{}` is {}",
-                                  shape_text(ss), *axis, shape_text(expected), dst->buffer->name,
-                                  shape_text(ds)));
+                      fmt::format("reducing {} along axis {} gives {}, but `{}` is {}", tile_shape_of(*src).text(), *axis,
+                                  expected.text(), dst->buffer->name, tile_shape_of(*dst).text()));
         ok = false;
     }
     Dtype sd = src->buffer->dtype, dd = dst->buffer->dtype;
@@ -283,10 +292,10 @@ ir::StmtPtr Checker::check_cumsum(const ast::TileOp& s, const std::vector<const 
         diags_.report(DiagKind::ScanAxis, a[2] ? a[2]->range : a[0]->range, *axis, rank);
         return nullptr;
     }
-    if (ss != ds) {
+    if (tile_shape_of(*src) != tile_shape_of(*dst)) {
         diags_.report(DiagKind::ShapeMismatch, a[1]->range,
-                      fmt::format("cumsum source is {} but destination `{}` is {}", shape_text(ss),
-                                  dst->buffer->name, shape_text(ds)));
+                      fmt::format("cumsum source is {} but destination `{}` is {}", tile_shape_of(*src).text(),
+                                  dst->buffer->name, tile_shape_of(*dst).text()));
         ok = false;
     }
     Dtype sd = src->buffer->dtype, dd = dst->buffer->dtype;
@@ -336,11 +345,10 @@ ir::StmtPtr Checker::check_atomic_add(const ast::TileOp& s,
             diags_.report(DiagKind::GlobalAccessOutsideParallel, a[1]->range, src->buffer->name);
             ok = false;
         }
-        if (src->tile_shape() != dst->tile_shape()) {
+        if (tile_shape_of(*src) != tile_shape_of(*dst)) {
             diags_.report(DiagKind::ShapeMismatch, a[1]->range,
-                          fmt::format("atomic_add destination is {} but source `{}` is {}",
-                                      shape_text(dst->tile_shape()), src->buffer->name,
-                                      shape_text(src->tile_shape())));
+                          fmt::format("atomic_add destination is {} but source `{}` is {}", tile_shape_of(*dst).text(),
+                                      src->buffer->name, tile_shape_of(*src).text()));
             ok = false;
         }
         if (!ok) return nullptr;

@@ -63,8 +63,9 @@ struct KernelState {
     std::vector<FnInfo*> callees;
     bool kernel_pipeline = true; // false under @no_pipeline
     std::vector<ir::BufferPtr> views;
-    // Each view's launch precondition (non-negative extents, as many elements as its tensor).
-    std::vector<std::pair<ir::ExprPtr, std::string>> view_requires;
+    // Launch preconditions the declarations imply: each view's (non-negative extents, as many
+    // elements as its tensor) and each bounded extent's (`0 <= N && N <= 8192`), with their text.
+    std::vector<std::pair<ir::ExprPtr, std::string>> implied_requires;
 };
 
 // Per-body state, saved and restored around a nested constant fold or function lowering.
@@ -156,9 +157,11 @@ public:
     // Declares a block-scoped name (E0202 / E0211 / E0217); nullptr when rejected.
     Symbol* declare_local(Symbol s);
     void pop_scope();
-    std::optional<std::vector<ir::ExprPtr>> check_shape(const std::vector<ast::ExprPtr>& shape,
-                                                        const std::string& what,
-                                                        std::vector<int64_t>& const_shape);
+    // An allocation's shape: constants, or bounded extents (their bounds in `const_shape`, their
+    // run-time extents in `limits`, left empty when every extent is constant).
+    std::optional<std::vector<ir::ExprPtr>> check_shape(const std::vector<ast::ExprPtr>& shape, const std::string& owner,
+                                                        std::vector<int64_t>& const_shape,
+                                                        std::vector<ir::ExprPtr>& limits);
 
     // ---- check_loop.cpp: loops and attributes
     ir::StmtPtr check_for(const ast::For& s);
@@ -167,6 +170,14 @@ public:
 
     // ---- check_region.cpp / check_tile_ops.cpp: tile operations
     std::optional<ir::Region> check_region(const ast::Expr& e, bool write, bool allow_gather = false);
+    // A tile or slice extent: a positive constant, or where `allow_bounded`, a bounded extent
+    // `N <= 8192` (`limit` the launch-time N, `value` the bound; the launch checks 0 <= N <= bound).
+    struct Extent {
+        int64_t value = 0;
+        ir::ExprPtr limit; // null for a constant extent
+    };
+    std::optional<Extent> check_extent(const ast::Expr& e, const std::string& what, bool allow_bounded,
+                                       const std::string& owner);
     std::optional<ir::Range> check_gather_axis(const ast::Slice& sl, const ir::Buffer& buf, bool allowed);
     ir::StmtPtr check_tile_op(const ast::TileOp& s);
     ir::StmtPtr check_copy(const ast::TileOp& s, const std::vector<const ast::Expr*>& a);
@@ -255,6 +266,17 @@ private:
 };
 
 std::string shape_text(const std::vector<int64_t>& shape); // "[128, 64]"
+// A region's tile shape with its bounded extents (`[N <= 8192, 64]`): two tiles agree when their
+// extents and their bounded extents' expressions do.
+struct TileShape {
+    std::vector<int64_t> extents;
+    std::vector<std::string> limits; // per axis, the limit's text, "" for a constant extent
+    bool operator==(const TileShape&) const = default;
+    bool bounded() const;
+    TileShape without_axis(size_t axis) const;
+    std::string text() const;
+};
+TileShape tile_shape_of(const ir::Region& r);
 std::string type_text(const ast::TypeRef& t);              // "f32[BM, 4]"
 // A short, non-recursive rendering of an expression for messages: `x`, `128`, `f(...)`, `a[...]`.
 std::string expr_text(const ast::Expr& e);
