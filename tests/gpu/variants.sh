@@ -86,6 +86,7 @@ partial_reductions|tests/gpu/partial_reductions|.|-|-
 fp8_gemm|tests/gpu/fp8_gemm|.|-|-
 wgmma_shapes|tests/gpu/wgmma_shapes|.|-|-
 wgmma_trips|tests/gpu/wgmma_trips|.|-|-
+bounded_extents|tests/gpu/bounded_extents|.|-|-
 "
 TLC_GPU_ARCHS="sm_90a sm_80"
 
