@@ -175,8 +175,45 @@ void KernelEmitter::emit_combine_partials(const ir::PartialCombine& c) {
     });
 }
 
+// A shared source reduced by the threads that hold the results (schedule::reduce_by_result_holders):
+// each folds the reduced axis of each of its results from shared memory, with no exchange.
+bool KernelEmitter::emit_reduce_by_result_holders(const ir::Reduce& r) {
+    if (!schedule::reduce_by_result_holders(r, layouts_, kernel_.threads)) return false;
+    const ir::Buffer &src = *r.src.buffer, &dst = *r.dst.buffer;
+    const std::string op = op_type(r.op);
+    const Dtype acc = schedule::reduce_partial_dtype(dst.dtype);
+    const std::string acc_type = cuda_type(acc);
+    const int64_t length = r.src.tile_shape()[static_cast<size_t>(r.axis)];
+    std::vector<ir::ExprPtr> limits = r.src.tile_limits();
+    // Past a bounded extent of the reduced axis nothing is folded: the loop stops at the limit.
+    const std::string end = !limits.empty() && limits[r.axis] ? parenthesized(expr(limits[r.axis])) : std::to_string(length);
+    auto fold = [&](std::vector<std::string> coords, const std::string& target) {
+        coords.insert(coords.begin() + r.axis, "tl_k");
+        out_.block("", [&] {
+            out_.line(fmt::format("{} tl_acc = {}::identity<{}>();", acc_type, op, acc_type));
+            out_.line("#pragma unroll 4");
+            out_.line(fmt::format("for (int tl_k = 0; tl_k < {}; ++tl_k) tl_acc = {}::combine(tl_acc, {}::element({}));", end, op, op,
+                                  cast_to(element(src, region_indices(r.src, coords)), src.dtype, acc)));
+            std::string value = r.clear ? "tl_acc" : fmt::format("{}::combine({}, tl_acc)", op, cast_to(target, dst.dtype, acc));
+            out_.line(fmt::format("{} = {};", target, cast_to(value, acc, dst.dtype)));
+        });
+    };
+    out_.line(fmt::format("// each thread folds, for each result it holds, the {} elements of `{}` along axis {}, read in shared memory", length, src.name, r.axis));
+    if (dst.scope == ir::Scope::Shared) {
+        for_each_element(r.dst.tile_shape(), false, [&](const std::vector<std::string>& coords, const std::string&) {
+            fold(coords, element(dst, region_indices(r.dst, coords)));
+        });
+    } else {
+        for_each_owned(dst, Holders::Every, [&](const std::vector<std::string>& coords, const std::string& slot) {
+            fold(coords, identifier(dst.name) + "[" + slot + "]");
+        });
+    }
+    return true;
+}
+
 void KernelEmitter::emit_reduce(const ir::Reduce& r) {
     if (emit_sliced_reduce(r)) return;
+    if (emit_reduce_by_result_holders(r)) return;
     const ir::Buffer &src = *r.src.buffer, &dst = *r.dst.buffer;
     auto src_shape = r.src.tile_shape();
     auto dst_shape = r.dst.tile_shape();
@@ -227,6 +264,15 @@ void KernelEmitter::emit_reduce(const ir::Reduce& r) {
         };
         if (dst_shape.empty()) {
             out_.block(every ? "" : "if (tl_tid == 0)", [&] { store({}, "0"); });
+        } else if (is_distributed(dst)) {
+            // A fragment spread over the threads (a shared source, schedule::reduce_by_result_holders
+            // having declined): each thread keeps the results it holds.
+            for_each_owned(dst, Holders::Every, [&](const std::vector<std::string>& coords, const std::string& slot) {
+                std::string target = identifier(dst.name) + "[" + slot + "]";
+                std::string part = "tl_part[" + flatten(coords, dst_shape) + "]";
+                std::string value = r.clear ? part : fmt::format("{}::combine({}, {})", op, cast_to(target, dst.dtype, acc), part);
+                out_.line(fmt::format("{} = {};", target, cast_to(value, acc, dst.dtype)));
+            });
         } else {
             for_each_element(dst_shape, every, [&](const std::vector<std::string>& coords, const std::string& flat) {
                 store(coords, flat);

@@ -147,6 +147,7 @@ private:
     // Reduce along an axis into a fragment that holds the source's layout with the axis dropped:
     // a fold over registers, xor shuffles among the lanes of a row, at most one cross-warp step.
     bool emit_sliced_reduce(const ir::Reduce& r);
+    bool emit_reduce_by_result_holders(const ir::Reduce& r);
     // The warps that share an element of `to` (a slice of `from` along `axes`) combine their `tl_part`.
     void emit_cross_warp_reduce(const ir::Layout& from, const FragmentLayout& to, const std::vector<int>& axes, ir::ReduceOp op,
                                 const ir::ReductionPlan& plan, int64_t outs, const std::string& acc_type);

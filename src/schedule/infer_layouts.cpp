@@ -4,6 +4,7 @@
 
 #include "ir/walk.h"
 #include "schedule/partial_reductions.h"
+#include "schedule/plan_shared_memory.h"
 #include "support/check.h"
 
 #include <fmt/format.h>
@@ -64,7 +65,7 @@ public:
             // dropped; anything else is held whole by every thread.
             if (is_fragment(r->src.buffer) && whole(r->src) && whole(r->dst) && r->dst.buffer->rank() + 1 == r->src.buffer->rank())
                 reduces.push_back({r->src.buffer.get(), r->dst.buffer.get(), r->axis});
-            else
+            else if (!spread_from_shared(*r))
                 replicated.insert(r->dst.buffer.get());
         }
         // A parallel loop's body is its own context; everything else inherits the enclosing one.
@@ -131,6 +132,20 @@ public:
             }
         }
     }
+
+    // A reduce of a shared tile into a whole fragment of at least one result per thread, which the
+    // threads that hold the results can fold themselves when it is spread evenly
+    // (schedule::reduce_by_result_holders): the fragment is free to take the layout its other uses
+    // give it. Fewer results stay whole in every thread (a spread layout would mostly replicate them).
+    bool spread_from_shared(const ir::Reduce& r) const {
+        if (r.src.buffer->scope != ir::Scope::Shared || !whole(r.dst) || ir::is_per_thread(r) || threads <= 0) return false;
+        const int64_t results = ir::element_count(r.dst.buffer->const_shape);
+        if (results < threads) return false;
+        const int64_t length = r.src.tile_shape()[static_cast<size_t>(r.axis)];
+        return result_holders_pay(results, length, (results + threads - 1) / threads, threads);
+    }
+
+    int threads = 0;
 
     static bool whole(const ir::Region& r) {
         for (size_t d = 0; d < r.ranges.size(); ++d) {
@@ -770,6 +785,7 @@ Choice choose_layouts(const ir::Kernel& kernel, int target_sm, UseCollector& use
 bool infer_layouts(ir::Kernel& kernel, int target_sm, DiagnosticEngine& diags) {
     PartialReductions partials = find_partial_reductions(kernel);
     UseCollector uses;
+    uses.threads = kernel.threads;
     for (const AccumulatedFragment& acc : partials.fragments)
         for (const Accumulation& u : acc.updates) uses.accumulations[u.store] = &u;
     uses.stmt(kernel.body, nullptr);

@@ -37,7 +37,7 @@ std::optional<ir::ScratchUse> scratch_use(const ir::Stmt& s, int threads, const 
     const int64_t warps = threads / 32;
     // A per-thread reduce or cumsum (a local tile into a local) needs no exchange.
     if (auto* r = s.as<ir::Reduce>(); r && !ir::is_per_thread(*r)) {
-        if (!reduce_exchanges_between_threads(*r, layouts)) return std::nullopt;
+        if (!reduce_exchanges_between_threads(*r, layouts, threads)) return std::nullopt;
         int64_t outputs = ir::element_count(r->dst.tile_shape());
         if (auto plan = sliced_reduction_plan(layouts, *r)) {
             // Shuffles within each warp; only warps that share a row exchange through the scratch.
@@ -81,9 +81,37 @@ std::optional<ir::ScratchUse> scratch_use(const ir::Stmt& s, int threads, const 
 
 } // namespace
 
-bool reduce_exchanges_between_threads(const ir::Reduce& reduce, const ir::KernelLayouts& layouts) {
+bool reduce_by_result_holders(const ir::Reduce& reduce, const ir::KernelLayouts& layouts, int threads) {
+    const ir::Buffer &src = *reduce.src.buffer, &dst = *reduce.dst.buffer;
+    if (src.scope != ir::Scope::Shared || ir::is_per_thread(reduce) || threads <= 0) return false;
+    // The whole destination, so that a result's coordinates are its buffer's.
+    const ir::Region whole_dst = ir::whole(reduce.dst.buffer);
+    if (reduce.dst.ranges.size() != whole_dst.ranges.size() || reduce.dst.tile_shape() != dst.const_shape) return false;
+    for (const ir::Range& r : reduce.dst.ranges)
+        if (std::optional<int64_t> start = ir::const_int(r.start); r.is_point || !start || *start != 0) return false;
+    const int64_t results = ir::element_count(dst.const_shape);
+    const int64_t length = reduce.src.tile_shape()[static_cast<size_t>(reduce.axis)];
+    int64_t held = 0;  // results each thread computes
+    if (dst.scope == ir::Scope::Shared) {
+        held = (results + threads - 1) / threads;
+    } else if (auto l = layouts.fragments.find(&dst); dst.scope == ir::Scope::Fragment && l != layouts.fragments.end() && l->second.distributed()) {
+        held = l->second.layout.registers();
+    } else {
+        return false;
+    }
+    return result_holders_pay(results, length, held, threads);
+}
+
+bool result_holders_pay(int64_t results, int64_t length, int64_t held, int threads) {
+    // The block reduction: its share of the elements, then about 8 steps per result to combine
+    // (shuffles, and the exchange between warps).
+    const int64_t block_steps = (results * length + threads - 1) / threads + 8 * results;
+    return held * length <= block_steps;
+}
+
+bool reduce_exchanges_between_threads(const ir::Reduce& reduce, const ir::KernelLayouts& layouts, int threads) {
     const ir::Buffer& src = *reduce.src.buffer;
-    if (src.scope == ir::Scope::Shared) return true;
+    if (src.scope == ir::Scope::Shared) return !reduce_by_result_holders(reduce, layouts, threads);
     auto layout = layouts.fragments.find(&src);
     return src.scope == ir::Scope::Fragment && layout != layouts.fragments.end() && layout->second.distributed();
 }

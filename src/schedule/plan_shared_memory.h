@@ -35,8 +35,21 @@ Dtype cumsum_partial_dtype(Dtype dst);
 
 // Whether a reduce that is not per-thread combines values held by different threads (a shared
 // source, or a fragment spread over the threads). A source every thread holds whole (a replicated
-// fragment, a local) is reduced by each thread alone and needs no scratch.
-bool reduce_exchanges_between_threads(const ir::Reduce& reduce, const ir::KernelLayouts& layouts);
+// fragment, a local) is reduced by each thread alone, and a shared source by the holders of the
+// results when reduce_by_result_holders says so; neither needs scratch.
+bool reduce_exchanges_between_threads(const ir::Reduce& reduce, const ir::KernelLayouts& layouts, int threads);
+
+// Whether a reduce of a shared tile into a whole fragment spread over the threads, or into a whole
+// shared tile, is computed by the threads that hold its results: each folds, for each result it
+// holds (a fragment's slots; its share of a shared tile's elements), the reduced axis read straight
+// from shared memory, with no partial results and no exchange. Chosen when that reads no more per
+// thread than the block reduction, which keeps one partial per result in every thread and
+// exchanges them all: so for many results (the column sums of a [16, 256] tile), not for a few
+// long ones (the row sums of a [16, 4096] tile, whose holders would each read a whole row).
+bool reduce_by_result_holders(const ir::Reduce& reduce, const ir::KernelLayouts& layouts, int threads);
+// The cost comparison behind it: `held` results per thread, each folding `length` elements, against
+// the block reduction of `results` results over `threads` threads.
+bool result_holders_pay(int64_t results, int64_t length, int64_t held, int threads);
 
 // Whether `s` is lowered without scratch because it belongs to the warp-specialized loop's wgmma
 // path: a wgmma gemm reads its operands in place, and a register A operand is a copy of a wgmma

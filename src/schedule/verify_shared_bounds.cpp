@@ -129,7 +129,7 @@ private:
         const int64_t warps = kernel_.threads / 32;
         if (wgmma_path_.lowered_without_scratch(*s)) {
             // Reads its operands in place: nothing in scratch to check.
-        } else if (auto* r = s->as<ir::Reduce>(); r && !ir::is_per_thread(*r) && reduce_exchanges_between_threads(*r, kernel_.layouts)) {
+        } else if (auto* r = s->as<ir::Reduce>(); r && !ir::is_per_thread(*r) && reduce_exchanges_between_threads(*r, kernel_.layouts, kernel_.threads)) {
             int64_t outputs = ir::element_count(r->dst.tile_shape());
             int64_t bytes = dtype_bytes(reduce_partial_dtype(r->dst.buffer->dtype));
             // The shuffle lowering writes the parts of warp w in the w-th run of the results

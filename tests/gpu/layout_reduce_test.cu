@@ -1,7 +1,8 @@
 // layout_reduce_test.cu — the kernels of layout_reduce.tl against float64 references: reductions
 // over each axis of each fragment layout (tensor-core accumulators with several warp arrangements,
 // per-axis blocked 2-d and 3-d tiles, a 1-d tile into scalar locals), each result read back with
-// broadcast indices (blk_rows_4x96_t96: a shape whose results stay replicated, the fallback).
+// broadcast indices (blk_rows_4x96_t96: a shape whose results stay replicated, the fallback), and the
+// columns of a shared tile folded by the threads that hold the results (shr_cols_16x256).
 //
 // Every kernel writes, for each line (row, column, or middle-axis fibre) it reduces,
 // Stats[0 .. 3] = max, min, sum and largest magnitude, and Out = x - max - min + sum - absmax of the
@@ -17,7 +18,7 @@
 //   acc_online_rows (A, B, Stats, Out, M, K, N)
 //   acc_both_64x64 (A, B, RowStats, ColStats, Out, M, K, N)
 //   blk_rows_16x64, blk_rows_8x256, blk_rows_4x1024, blk_rows_2x1024, blk_rows_8x96,
-//   blk_rows_4x96_t96, blk_cols_64x32, blk_cols_5x100, blk_online_rows, vec_rows (X, Stats, Out, M, N)
+//   blk_rows_4x96_t96, blk_cols_64x32, shr_cols_16x256, blk_cols_5x100, blk_online_rows, vec_rows (X, Stats, Out, M, N)
 //   with f32 X; blk_rows_16x64_f16, blk_rows_5x100_f16, blk_cols_16x16_f16 the same with f16 X
 //   blk_3d_middle (X, Stats, Out, B, R, C)
 #include "layout_reduce.h"
@@ -374,6 +375,12 @@ int main() {
           {50, 0, 21, Sign::mixed, 1, When::always},
           {64, 0, 1000, Sign::mixed, 0, When::full},
           {33, 0, 999, Sign::negative, 0, When::full}}},
+        {"shr_cols_16x256", tlc::shr_cols_16x256, Axis::cols,
+         {{16, 0, 256, Sign::mixed, 0, When::always},
+          {13, 0, 300, Sign::negative, 0, When::always},
+          {1, 0, 1, Sign::positive, 0, When::always},
+          {9, 0, 257, Sign::mixed, 1, When::always},
+          {16, 0, 10000, Sign::mixed, 0, When::full}}},
         {"blk_cols_5x100", tlc::blk_cols_5x100, Axis::cols,
          {{5, 0, 250, Sign::mixed, 0, When::always},
           {3, 0, 100, Sign::negative, 0, When::always},
