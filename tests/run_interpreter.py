@@ -453,6 +453,11 @@ def build_cases():
                           {"X": ("f32", (m, n), x), "Y": ("f32", (p,), [0.0] * p), "Z": ("f32", (m, p), [-7.0] * (m * p))},
                           {"Y": [sum(x[i * n + j] for i in range(m)) if j < n else 0.0 for j in range(p)],
                            "Z": [1.5 if j < n else -7.0 for i in range(m) for j in range(p)]}, variants=every))
+    for m, n, k in ((5, 70, 40), (64, 64, 32), (1, 3, 100)):
+        a, b = uniform(rng, "f16", m * k), uniform(rng, "f16", k * n)
+        cases.append(Case("tests/interpreter/bounded.tl", "gemm_rows",
+                          {"A": ("f16", (m, k), a), "B": ("f16", (k, n), b), "C": ("f32", (m, n), nan_filled("f32", m * n))},
+                          {"C": matmul(a, b, m, n, k)}, variants=every))
     # A program's `if`: the factor of Y tells which branch's launches ran.
     for n, alpha, factor in ((500, 2.0, 1.0), (1000, 2.0, 2.0), (1001, 2.0, 6.0), (1001, 0.0, 0.0)):
         x = uniform(rng, "f32", n)

@@ -663,7 +663,7 @@ private:
 
     void gemm(const ir::Gemm& g, int lane) {
         RegionView a = view(g.a, lane), b = view(g.b, lane), c = view(g.c, lane);
-        int64_t m = c.tile[0], n = c.tile[1];
+        int64_t m = c.limits[0], n = c.limits[1];  // past bounded extents of M and N no result exists
         int64_t k = g.transpose_a ? a.tile[0] : a.tile[1];
         for (int64_t i = 0; i < m; ++i)
             for (int64_t j = 0; j < n; ++j) {

@@ -59,6 +59,8 @@ Why check_copy(const ir::Copy& c) {
     if (c.pad) return fmt::format("the copy into `{}` has a pad value (TMA fills with zeros)", dst.name);
     if (c.src.gathers_rows()) return fmt::format("the copy into `{}` gathers rows (a TMA box is rectangular)", dst.name);
     if (c.src.gathers()) return fmt::format("the copy into `{}` reads an index from a tensor (TMA loads here take computed coordinates only)", dst.name);
+    if (!c.src.tile_limits().empty())
+        return fmt::format("the copy into `{}` has a bounded extent (a TMA box has a constant shape)", dst.name);
     int64_t rows = dst.const_shape[0], cols = dst.const_shape[1];
     if (rows > 256) return fmt::format("tile `{}` has {} rows (a TMA box has at most 256)", dst.name, rows);
     if (!tile_swizzle_bytes(dst.dtype, cols))
@@ -394,6 +396,7 @@ ir::StmtPtr with_tma_store(const std::vector<ir::StmtPtr>& top, const ir::WarpSp
     const ir::Buffer& dst = *c->dst.buffer;
     if (dst.rank() != 2 || c->dst.ranges[0].is_point || c->dst.ranges[1].is_point || !is_whole(c->src)) return nullptr;
     if (dst.dtype != Dtype::F16 && dst.dtype != Dtype::BF16) return nullptr;
+    if (!c->dst.tile_limits().empty()) return nullptr;  // a TMA box has a constant shape
     bool accumulator = false; // the accumulator of a wgmma itself: its layout is wgmma's
     for (const ir::Gemm* g : loop.wgmma_gemms()) accumulator |= c->src.buffer == g->c.buffer;
     if (!accumulator) return nullptr;

@@ -151,14 +151,32 @@ ir::StmtPtr Checker::check_gemm(const ast::TileOp& s, const std::vector<const as
     }
     std::vector<int64_t> sa = ra->tile_shape(), sb = rb->tile_shape(), sc = rc->tile_shape();
     const ir::Region* regions[3] = {&*ra, &*rb, &*rc};
-    for (int i = 0; i < 3; ++i)
-        if (TileShape t = tile_shape_of(*regions[i]); t.bounded()) {
-            diags_.report(DiagKind::GemmBoundedOperand, a[i]->range, regions[i]->buffer->name, t.text());
-            diags_.note(DiagKind::NoteFix, a[i]->range,
-                        "use a tile of constant extents; a copy from global memory pads what lies outside the tensor with "
-                        "zeros, which add nothing to the product");
+    // Bounded extents: M and N may be bounded (the rows and columns past them compute values that
+    // do not exist), alike in the operand and the accumulator; K is constant.
+    const TileShape ta_shape = tile_shape_of(*ra), tb_shape = tile_shape_of(*rb), tc_shape = tile_shape_of(*rc);
+    auto limit_of = [](const TileShape& t, size_t axis) { return axis < t.limits.size() ? t.limits[axis] : std::string(); };
+    if (sa.size() == 2 && sb.size() == 2 && sc.size() == 2) {
+        const size_t a_k = *ta ? 0 : 1, b_k = *tb ? 1 : 0;
+        for (int i = 0; i < 2; ++i) {
+            const TileShape& t = i == 0 ? ta_shape : tb_shape;
+            if (std::string k = limit_of(t, i == 0 ? a_k : b_k); !k.empty()) {
+                diags_.report(DiagKind::GemmBoundedOperand, a[i]->range, regions[i]->buffer->name,
+                              fmt::format("{} <= {}", k, (i == 0 ? sa : sb)[i == 0 ? a_k : b_k]));
+                diags_.note(DiagKind::NoteFix, a[i]->range,
+                            "use a K extent of constant size; a copy from global memory pads what lies outside the tensor "
+                            "with zeros, which add nothing to the product");
+                ok = false;
+            }
+        }
+        const std::string m_a = limit_of(ta_shape, 1 - a_k), n_b = limit_of(tb_shape, 1 - b_k);
+        if (ok && (m_a != limit_of(tc_shape, 0) || n_b != limit_of(tc_shape, 1))) {
+            TileShape product{{sa[1 - a_k], sb[1 - b_k]}, {m_a, n_b}};
+            diags_.report(DiagKind::GemmShape, a[2]->range,
+                          fmt::format("the product is {} but the accumulator `{}` is {}: bounded extents must agree",
+                                      product.text(), rc->buffer->name, tc_shape.text()));
             ok = false;
         }
+    }
     const std::vector<int64_t>* shapes[3] = {&sa, &sb, &sc};
     bool two_d = true;
     for (int i = 0; i < 3; ++i)

@@ -9,6 +9,7 @@
 //   outside the row); Y's columns past 64 * L keep their NaN.
 // column_totals (X, Y, Z, M, N, P): atomic adds and fills of bounded slices of longer tensors; the
 //   elements past N keep their initial values.
+// gemm_rows (A, B, C, M, K, N): C = A·B for M <= 64 rows on the tensor cores (f16 in, f32 out).
 // Every output is poisoned first and compared element by element (the kept elements exactly).
 #include "bounded_extents.h"
 #include "harness.h"
@@ -107,6 +108,17 @@ th::Outcome check_column_totals(int64_t M, int64_t N, int64_t P, uint64_t seed) 
     return th::numeric(th::rel_err(got, y), 1e-5, X.guards_intact() && Y.guards_intact() && Z.guards_intact());
 }
 
+th::Outcome check_gemm_rows(int64_t M, int64_t K, int64_t N, uint64_t seed) {
+    const auto a = th::random_vector<__half>(th::numel({M, K}), seed), b = th::random_vector<__half>(th::numel({K, N}), seed + 1);
+    th::DeviceBuffer<__half> A(a), B(b);
+    th::DeviceBuffer<float> C(th::numel({M, N}));
+    C.poison();
+    th::check_launch(tlc::gemm_rows(A.get(), B.get(), C.get(), M, K, N), "gemm_rows");
+    // f32 accumulation over K up to 4096 in the tensor cores' order: 1e-4.
+    return th::numeric(th::rel_err(C.download(), th::matmul_reference(a, b, M, N, K, K)), 1e-4,
+                       A.guards_intact() && B.guards_intact() && C.guards_intact());
+}
+
 }  // namespace
 
 int main() {
@@ -132,6 +144,16 @@ int main() {
     struct Totals { int64_t M, N, P; };
     for (const Totals& t : {Totals{5, 100, 130}, Totals{3, 512, 512}, Totals{2, 1, 9}, Totals{64, 333, 1000}})
         suite.run("column_totals/" + shape("N", t.N, "P", t.P), [&, t] { return check_column_totals(t.M, t.N, t.P, seed++); });
+    struct Gemm { int64_t M, K, N; When when; };
+    for (const Gemm& g : {Gemm{5, 70, 200, When::always}, Gemm{64, 64, 128, When::always}, Gemm{1, 1, 1, When::always},
+                          Gemm{33, 4096, 1000, When::full}})
+        suite.run("gemm_rows/M=" + std::to_string(g.M) + ",K=" + std::to_string(g.K) + ",N=" + std::to_string(g.N),
+                  [&, g] { return check_gemm_rows(g.M, g.K, g.N, seed++); }, g.when);
+    suite.run("gemm_rows/M_over_bound", [&] {
+        th::DeviceBuffer<__half> A(65 * 32), B(32 * 8);
+        th::DeviceBuffer<float> C(65 * 8);
+        return th::expect_invalid([&] { return tlc::gemm_rows(A.get(), B.get(), C.get(), 65, 32, 8); });
+    });
     // The launch refuses an extent over its bound (or below 0), naming the bound.
     suite.run("softmax_rows/N_over_bound", [&] {
         th::DeviceBuffer<__half> X(2 * 8193), Y(2 * 8193);
