@@ -231,6 +231,8 @@ void KernelEmitter::emit_reduce(const ir::Reduce& r) {
         return flatten(o, dst_shape);
     };
     const bool cross_thread = is_distributed(src) || src.scope == ir::Scope::Shared;
+    const int64_t length = src_shape.empty() ? 1 : src_shape[static_cast<size_t>(r.axis)];
+    constexpr int64_t kRegisterResults = 32;  // partials a thread keeps in registers, unrolled
     out_.block("", [&] {
         out_.line(fmt::format("{} tl_part[{}];", acc_type, n_out));
         out_.line("#pragma unroll");
@@ -244,6 +246,23 @@ void KernelEmitter::emit_reduce(const ir::Reduce& r) {
         if (is_distributed(src)) {
             for_each_owned(src, Holders::First, [&](const std::vector<std::string>& coords, const std::string& slot) {
                 accumulate(coords, identifier(src.name) + "[" + slot + "]");
+            });
+        } else if (src.scope == ir::Scope::Shared && n_out <= kRegisterResults && length >= kernel_.threads) {
+            // A few long lines of a shared tile: the results outer, unrolled, so that each partial
+            // stays in a register (a flat walk over the elements indexes them at run time, which
+            // puts them in local memory); each line's elements spread over the threads.
+            std::vector<int64_t> kept = src_shape;
+            kept.erase(kept.begin() + r.axis);
+            std::vector<ir::ExprPtr> limits = r.src.tile_limits();
+            const std::string end = !limits.empty() && limits[r.axis] ? parenthesized(expr(limits[r.axis])) : std::to_string(length);
+            out_.line("#pragma unroll");
+            out_.block(fmt::format("for (int tl_o = 0; tl_o < {}; ++tl_o)", n_out), [&] {
+                std::vector<std::string> coords = unflatten("tl_o", kept);
+                coords.insert(coords.begin() + r.axis, "tl_k");
+                out_.block(fmt::format("for (int tl_k = tl_tid; tl_k < {}; tl_k += {})", end, kernel_.threads), [&] {
+                    out_.line(fmt::format("tl_part[tl_o] = {0}::combine(tl_part[tl_o], {0}::element({1}));", op,
+                                          cast_to(element(src, region_indices(r.src, coords)), src.dtype, acc)));
+                });
             });
         } else {
             for_each_element(src_shape, !cross_thread, [&](const std::vector<std::string>& coords, const std::string&) {

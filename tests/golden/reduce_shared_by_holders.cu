@@ -7,7 +7,7 @@
 
 namespace {
 
-// kernel column_sums_rowmax  (reduce_shared_by_holders.tl:6)
+// kernel column_sums_rowmax  (reduce_shared_by_holders.tl:7)
 // 128 threads per block, 16896 bytes of shared memory
 __global__ void __launch_bounds__(128) column_sums_rowmax_kernel(
         const float* __restrict__ X,
@@ -29,7 +29,7 @@ __global__ void __launch_bounds__(128) column_sums_rowmax_kernel(
     float rmax[16];  // fragment rmax: f32[16]
     for (int t = 0; t < tl::cdiv(R, 16); ++t) {
         __syncthreads();  // WAR on `xs`
-        // copy(X[t * 16 +: 16, 0 +: 256], xs);  (reduce_shared_by_holders.tl:14)
+        // copy(X[t * 16 +: 16, 0 +: 256], xs);  (reduce_shared_by_holders.tl:15)
         #pragma unroll
         for (int tl_i1 = 0; tl_i1 < 8; ++tl_i1) {
             const int tl_chunk0 = tl_tid + tl_i1 * 128;
@@ -47,7 +47,7 @@ __global__ void __launch_bounds__(128) column_sums_rowmax_kernel(
             }
         }
         __syncthreads();  // RAW on `xs`
-        // reduce(sum, xs, part, axis = 0);  (reduce_shared_by_holders.tl:15)
+        // reduce(sum, xs, part, axis = 0);  (reduce_shared_by_holders.tl:16)
         // each thread folds, for each result it holds, the 16 elements of `xs` along axis 0, read in shared memory
         #pragma unroll
         for (int tl_s5 = 0; tl_s5 < part_layout::kSlots; ++tl_s5) {
@@ -59,7 +59,7 @@ __global__ void __launch_bounds__(128) column_sums_rowmax_kernel(
                 part[tl_s5] = tl_acc;
             }
         }
-        // for j in parallel(256) {  (reduce_shared_by_holders.tl:16)
+        // for j in parallel(256) {  (reduce_shared_by_holders.tl:17)
         // for j in parallel(256): each thread visits the elements of `acc` it holds
         #pragma unroll
         for (int tl_s6 = 0; tl_s6 < acc_layout::kSlots; ++tl_s6) {
@@ -67,44 +67,45 @@ __global__ void __launch_bounds__(128) column_sums_rowmax_kernel(
             [[maybe_unused]] const int j = ((acc_layout::flat(tl_tid, (tl_s6 / 8) * 8)) % 256) + tl_s6 % 8;
             acc[tl_s6] = acc[tl_s6] + part[tl_s6];
         }
-        // reduce(max, xs, rmax, axis = 1);  (reduce_shared_by_holders.tl:19)
+        // reduce(max, xs, rmax, axis = 1);  (reduce_shared_by_holders.tl:20)
         {
             float tl_part[16];
             #pragma unroll
             for (int tl_i = 0; tl_i < 16; ++tl_i) tl_part[tl_i] = tl::MaxOp::identity<float>();
             #pragma unroll
-            for (int tl_i8 = 0; tl_i8 < 32; ++tl_i8) {
-                const int tl_e7 = tl_tid + tl_i8 * 128;
-                tl_part[tl_e7 / 256] = tl::MaxOp::combine(tl_part[tl_e7 / 256], tl::MaxOp::element(xs[(tl_e7 / 256) * 260 + (tl_e7 % 256)]));
+            for (int tl_o = 0; tl_o < 16; ++tl_o) {
+                for (int tl_k = tl_tid; tl_k < 256; tl_k += 128) {
+                    tl_part[tl_o] = tl::MaxOp::combine(tl_part[tl_o], tl::MaxOp::element(xs[tl_o * 260 + tl_k]));
+                }
             }
             tl::block_allreduce<tl::MaxOp, 16, 128>(tl_part, reinterpret_cast<float*>(tl_scratch), tl_tid);
-            for (int tl_e9 = 0; tl_e9 < 16; ++tl_e9) {
-                rmax[tl_e9] = tl_part[tl_e9];
+            for (int tl_e7 = 0; tl_e7 < 16; ++tl_e7) {
+                rmax[tl_e7] = tl_part[tl_e7];
             }
         }
-        // copy(rmax, Z[t * 16 +: 16]);  (reduce_shared_by_holders.tl:20)
+        // copy(rmax, Z[t * 16 +: 16]);  (reduce_shared_by_holders.tl:21)
         #pragma unroll
-        for (int tl_i11 = 0; tl_i11 < 1; ++tl_i11) {
-            const int tl_e10 = tl_tid + tl_i11 * 128;
-            if (tl_e10 < 16) {
-                if (tl::in_bounds((t * 16) + tl_e10, R)) Z[(t * 16) + tl_e10] = rmax[tl_e10];
+        for (int tl_i9 = 0; tl_i9 < 1; ++tl_i9) {
+            const int tl_e8 = tl_tid + tl_i9 * 128;
+            if (tl_e8 < 16) {
+                if (tl::in_bounds((t * 16) + tl_e8, R)) Z[(t * 16) + tl_e8] = rmax[tl_e8];
             }
         }
     }
-    // copy(acc, Y[0 +: 256]);  (reduce_shared_by_holders.tl:22)
+    // copy(acc, Y[0 +: 256]);  (reduce_shared_by_holders.tl:23)
     #pragma unroll
-    for (int tl_chunk12 = 0; tl_chunk12 < acc_layout::kSlots; tl_chunk12 += 4) {
-        if (!(acc_layout::valid(tl_tid, tl_chunk12))) continue;
-        float* tl_ptr13 = &Y[((acc_layout::flat(tl_tid, (tl_chunk12 / 8) * 8)) % 256) + tl_chunk12 % 8];
-        if (tl::in_bounds(((acc_layout::flat(tl_tid, (tl_chunk12 / 8) * 8)) % 256) + tl_chunk12 % 8, C) && tl::in_bounds((((acc_layout::flat(tl_tid, (tl_chunk12 / 8) * 8)) % 256) + tl_chunk12 % 8) + 3, C) && tl::is_aligned(tl_ptr13, 16)) {
-            float tl_vec14[4];
+    for (int tl_chunk10 = 0; tl_chunk10 < acc_layout::kSlots; tl_chunk10 += 4) {
+        if (!(acc_layout::valid(tl_tid, tl_chunk10))) continue;
+        float* tl_ptr11 = &Y[((acc_layout::flat(tl_tid, (tl_chunk10 / 8) * 8)) % 256) + tl_chunk10 % 8];
+        if (tl::in_bounds(((acc_layout::flat(tl_tid, (tl_chunk10 / 8) * 8)) % 256) + tl_chunk10 % 8, C) && tl::in_bounds((((acc_layout::flat(tl_tid, (tl_chunk10 / 8) * 8)) % 256) + tl_chunk10 % 8) + 3, C) && tl::is_aligned(tl_ptr11, 16)) {
+            float tl_vec12[4];
             #pragma unroll
-            for (int tl_v = 0; tl_v < 4; ++tl_v) tl_vec14[tl_v] = acc[tl_chunk12 + tl_v];
-            tl::store_vector<float, 4>(tl_ptr13, tl_vec14);
+            for (int tl_v = 0; tl_v < 4; ++tl_v) tl_vec12[tl_v] = acc[tl_chunk10 + tl_v];
+            tl::store_vector<float, 4>(tl_ptr11, tl_vec12);
         } else {
             #pragma unroll
             for (int tl_v = 0; tl_v < 4; ++tl_v) {
-                if (tl::in_bounds(((acc_layout::flat(tl_tid, ((tl_chunk12 + tl_v) / 8) * 8)) % 256) + (tl_chunk12 + tl_v) % 8, C)) Y[((acc_layout::flat(tl_tid, ((tl_chunk12 + tl_v) / 8) * 8)) % 256) + (tl_chunk12 + tl_v) % 8] = acc[tl_chunk12 + tl_v];
+                if (tl::in_bounds(((acc_layout::flat(tl_tid, ((tl_chunk10 + tl_v) / 8) * 8)) % 256) + (tl_chunk10 + tl_v) % 8, C)) Y[((acc_layout::flat(tl_tid, ((tl_chunk10 + tl_v) / 8) * 8)) % 256) + (tl_chunk10 + tl_v) % 8] = acc[tl_chunk10 + tl_v];
             }
         }
     }

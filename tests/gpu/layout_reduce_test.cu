@@ -2,7 +2,8 @@
 // over each axis of each fragment layout (tensor-core accumulators with several warp arrangements,
 // per-axis blocked 2-d and 3-d tiles, a 1-d tile into scalar locals), each result read back with
 // broadcast indices (blk_rows_4x96_t96: a shape whose results stay replicated, the fallback), and the
-// columns of a shared tile folded by the threads that hold the results (shr_cols_16x256).
+// columns of a shared tile folded by the threads that hold the results (shr_cols_16x256), and the
+// rows of a shared tile by a block reduction with its partials in registers (shr_rows_16x512).
 //
 // Every kernel writes, for each line (row, column, or middle-axis fibre) it reduces,
 // Stats[0 .. 3] = max, min, sum and largest magnitude, and Out = x - max - min + sum - absmax of the
@@ -18,7 +19,8 @@
 //   acc_online_rows (A, B, Stats, Out, M, K, N)
 //   acc_both_64x64 (A, B, RowStats, ColStats, Out, M, K, N)
 //   blk_rows_16x64, blk_rows_8x256, blk_rows_4x1024, blk_rows_2x1024, blk_rows_8x96,
-//   blk_rows_4x96_t96, blk_cols_64x32, shr_cols_16x256, blk_cols_5x100, blk_online_rows, vec_rows (X, Stats, Out, M, N)
+//   blk_rows_4x96_t96, blk_cols_64x32, shr_cols_16x256, shr_rows_16x512, blk_cols_5x100, blk_online_rows,
+//   vec_rows (X, Stats, Out, M, N)
 //   with f32 X; blk_rows_16x64_f16, blk_rows_5x100_f16, blk_cols_16x16_f16 the same with f16 X
 //   blk_3d_middle (X, Stats, Out, B, R, C)
 #include "layout_reduce.h"
@@ -381,6 +383,12 @@ int main() {
           {1, 0, 1, Sign::positive, 0, When::always},
           {9, 0, 257, Sign::mixed, 1, When::always},
           {16, 0, 10000, Sign::mixed, 0, When::full}}},
+        {"shr_rows_16x512", tlc::shr_rows_16x512, Axis::rows,
+         {{16, 0, 512, Sign::mixed, 0, When::always},
+          {37, 0, 500, Sign::negative, 0, When::always},
+          {1, 0, 1, Sign::positive, 0, When::always},
+          {20, 0, 257, Sign::mixed, 1, When::always},
+          {1000, 0, 512, Sign::mixed, 0, When::full}}},
         {"blk_cols_5x100", tlc::blk_cols_5x100, Axis::cols,
          {{5, 0, 250, Sign::mixed, 0, When::always},
           {3, 0, 100, Sign::negative, 0, When::always},
