@@ -458,6 +458,11 @@ def build_cases():
         cases.append(Case("tests/interpreter/bounded.tl", "gemm_rows",
                           {"A": ("f16", (m, k), a), "B": ("f16", (k, n), b), "C": ("f32", (m, n), nan_filled("f32", m * n))},
                           {"C": matmul(a, b, m, n, k)}, variants=every))
+    for m, n in ((3, 300), (2, 3000)):
+        x = uniform(rng, "f32", m * n)
+        cases.append(Case("tests/interpreter/bounded.tl", "scale_rows",
+                          {"X": ("f32", (m, n), x), "Y": ("f32", (m, n), nan_filled("f32", m * n))}, {"Y": [2 * v for v in x]},
+                          variants=every))
     # A program's `if`: the factor of Y tells which branch's launches ran.
     for n, alpha, factor in ((500, 2.0, 1.0), (1000, 2.0, 2.0), (1001, 2.0, 6.0), (1001, 0.0, 0.0)):
         x = uniform(rng, "f32", n)
