@@ -38,6 +38,12 @@ std::string KernelEmitter::exists_along(const ir::Region& r, int axis, const std
     return fmt::format("{} < {}", parenthesized(coord), parenthesized(expr(limits[axis])));
 }
 
+std::string KernelEmitter::tile_axis_count(const ir::Region& r, int axis) {
+    std::vector<ir::ExprPtr> limits = r.tile_limits();
+    if (axis >= 0 && static_cast<size_t>(axis) < limits.size() && limits[axis]) return parenthesized(expr(limits[axis]));
+    return std::to_string(r.tile_shape()[static_cast<size_t>(axis)]);
+}
+
 std::string KernelEmitter::axis_end(const ir::Region& r, size_t d) {
     std::string dim = expr(r.buffer->shape[d]);
     if (d >= r.ranges.size() || !r.ranges[d].limit) return dim;

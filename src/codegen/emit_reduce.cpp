@@ -184,9 +184,7 @@ bool KernelEmitter::emit_reduce_by_result_holders(const ir::Reduce& r) {
     const Dtype acc = schedule::reduce_partial_dtype(dst.dtype);
     const std::string acc_type = cuda_type(acc);
     const int64_t length = r.src.tile_shape()[static_cast<size_t>(r.axis)];
-    std::vector<ir::ExprPtr> limits = r.src.tile_limits();
-    // Past a bounded extent of the reduced axis nothing is folded: the loop stops at the limit.
-    const std::string end = !limits.empty() && limits[r.axis] ? parenthesized(expr(limits[r.axis])) : std::to_string(length);
+    const std::string end = tile_axis_count(r.src, r.axis);  // past a bounded extent nothing is folded
     auto fold = [&](std::vector<std::string> coords, const std::string& target) {
         coords.insert(coords.begin() + r.axis, "tl_k");
         out_.block("", [&] {
@@ -253,8 +251,7 @@ void KernelEmitter::emit_reduce(const ir::Reduce& r) {
             // puts them in local memory); each line's elements spread over the threads.
             std::vector<int64_t> kept = src_shape;
             kept.erase(kept.begin() + r.axis);
-            std::vector<ir::ExprPtr> limits = r.src.tile_limits();
-            const std::string end = !limits.empty() && limits[r.axis] ? parenthesized(expr(limits[r.axis])) : std::to_string(length);
+            const std::string end = tile_axis_count(r.src, r.axis);
             out_.line("#pragma unroll");
             out_.block(fmt::format("for (int tl_o = 0; tl_o < {}; ++tl_o)", n_out), [&] {
                 std::vector<std::string> coords = unflatten("tl_o", kept);

@@ -125,6 +125,8 @@ private:
     std::string axis_end(const ir::Region& r, size_t d);
     // `coord < N` when tile axis `axis` of `r` is bounded (`N <= 8192`): element `coord` exists; "" otherwise.
     std::string exists_along(const ir::Region& r, int axis, const std::string& coord);
+    // How many elements of tile axis `axis` of `r` exist: its limit when bounded, else its extent.
+    std::string tile_axis_count(const ir::Region& r, int axis);
     // Buffer indices of a region element given its tile coordinates (one per non-point axis).
     std::vector<std::string> region_indices(const ir::Region& r, const std::vector<std::string>& coords);
     std::string point_index(const ir::Range& range);  // a point axis's index: its start, or Idx[start]

@@ -67,6 +67,14 @@ std::vector<ExprPtr> Region::tile_limits() const {
     return any ? limits : std::vector<ExprPtr>{};
 }
 
+bool Region::is_whole() const {
+    for (size_t d = 0; d < ranges.size(); ++d) {
+        std::optional<int64_t> start = const_int(ranges[d].start);
+        if (ranges[d].is_point || !start || *start != 0 || ranges[d].extent != buffer->const_shape[d]) return false;
+    }
+    return true;
+}
+
 bool Region::gathers() const {
     for (const Range& r : ranges)
         if (r.gather) return true;

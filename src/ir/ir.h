@@ -201,6 +201,7 @@ struct Region {
     std::vector<int64_t> tile_shape() const;
     // Per non-point axis, the limit of a bounded axis (null for a constant one); empty if none is.
     std::vector<ExprPtr> tile_limits() const;
+    bool is_whole() const;     // every axis `0 +: extent` of the buffer's axis (a whole on-chip tile)
     bool gathers() const;      // some axis is a gather axis
     bool gathers_rows() const; // some slice axis is a gather axis: its rows are picked one by one
 };

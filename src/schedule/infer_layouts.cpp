@@ -54,7 +54,7 @@ public:
             fragments.insert(a->buffer.get());
             if (a->buffer->rank() == 0) replicated.insert(a->buffer.get());
         } else if (auto* c = s->as<ir::Copy>()) {
-            if (is_fragment(c->src.buffer) && is_fragment(c->dst.buffer) && whole(c->src) && whole(c->dst) &&
+            if (is_fragment(c->src.buffer) && is_fragment(c->dst.buffer) && c->src.is_whole() && c->dst.is_whole() &&
                 c->src.buffer->const_shape == c->dst.buffer->const_shape)
                 same_layout.emplace_back(c->src.buffer.get(), c->dst.buffer.get());
             if (is_fragment(c->src.buffer)) copies_into.emplace_back(c->src.buffer.get(), c->dst.buffer.get());
@@ -63,7 +63,7 @@ public:
         } else if (auto* r = s->as<ir::Reduce>(); r && is_fragment(r->dst.buffer)) {
             // The result of a whole-fragment reduce can take the source's layout with the axis
             // dropped; anything else is held whole by every thread.
-            if (is_fragment(r->src.buffer) && whole(r->src) && whole(r->dst) && r->dst.buffer->rank() + 1 == r->src.buffer->rank())
+            if (is_fragment(r->src.buffer) && r->src.is_whole() && r->dst.is_whole() && r->dst.buffer->rank() + 1 == r->src.buffer->rank())
                 reduces.push_back({r->src.buffer.get(), r->dst.buffer.get(), r->axis});
             else if (!spread_from_shared(*r))
                 replicated.insert(r->dst.buffer.get());
@@ -138,28 +138,17 @@ public:
     // (schedule::reduce_by_result_holders): the fragment is free to take the layout its other uses
     // give it. Fewer results stay whole in every thread (a spread layout would mostly replicate them).
     bool spread_from_shared(const ir::Reduce& r) const {
-        if (r.src.buffer->scope != ir::Scope::Shared || !whole(r.dst) || ir::is_per_thread(r) || threads <= 0) return false;
         const int64_t results = ir::element_count(r.dst.buffer->const_shape);
-        if (results < threads) return false;
-        const int64_t length = r.src.tile_shape()[static_cast<size_t>(r.axis)];
-        return result_holders_pay(results, length, (results + threads - 1) / threads, threads);
+        return threads > 0 && results >= threads && result_holders_pay(r, (results + threads - 1) / threads, threads);
     }
 
     int threads = 0;
-
-    static bool whole(const ir::Region& r) {
-        for (size_t d = 0; d < r.ranges.size(); ++d) {
-            auto start = ir::const_int(r.ranges[d].start);
-            if (r.ranges[d].is_point || !start || *start != 0 || r.ranges[d].extent != r.buffer->const_shape[d]) return false;
-        }
-        return true;
-    }
 
 private:
     void region(const ir::Region& r) {
         ir::for_each_region_expr(r, [&](const ir::ExprPtr& e) { expr(e, nullptr); });
         // A fragment used as part of a larger tile can only be reached elementwise if replicated.
-        if (is_fragment(r.buffer) && !whole(r)) replicated.insert(r.buffer.get());
+        if (is_fragment(r.buffer) && !r.is_whole()) replicated.insert(r.buffer.get());
     }
 
     // An element access `buf[indices]`: distributed when indexed by the parallel loop's variables
@@ -386,7 +375,7 @@ void plan_register_operands(ir::KernelLayouts& layouts, std::map<const ir::Gemm*
             why = "it is transposed (transpose_a)";
         else if (dtype_bytes(a.dtype) == 1)
             why = "an 8-bit A fragment holds four consecutive k per register, which no accumulator layout does";
-        else if (!UseCollector::whole(g->a))
+        else if (!g->a.is_whole())
             why = fmt::format("the gemm reads a part of `{}`", a.name);
         else if (it == layouts.fragments.end() || it->second.kind != LayoutKind::MmaAcc)
             why = fmt::format("`{}` does not have an mma accumulator layout (another operation decides its layout: it is "
@@ -598,7 +587,7 @@ Choice choose_layouts(const ir::Kernel& kernel, int target_sm, UseCollector& use
         if (!plan.tensor_core || plan.warps_n != 1 || !is_fragment(g->a.buffer) || g->transpose_a) continue;
         const ir::Buffer* a = g->a.buffer.get();
         const ir::Buffer* root = groups.find(a);
-        if (replicated(a) || group_layout.count(root) || follows.count(root) || !UseCollector::whole(g->a)) continue;
+        if (replicated(a) || group_layout.count(root) || follows.count(root) || !g->a.is_whole()) continue;
         auto shape = g->a.tile_shape();
         if (shape.size() != 2 || shape[0] % (16 * plan.warps_m) != 0 || shape[1] % 16 != 0) continue;
         FragmentLayout l;

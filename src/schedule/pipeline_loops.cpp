@@ -21,14 +21,6 @@ bool has_load(const ir::ExprPtr& e) {
     return ir::any_expr(e, [](const ir::Expr& x) { return x.kind == ir::ExprKind::Load; });
 }
 
-bool is_whole(const ir::Region& r) {
-    for (size_t d = 0; d < r.ranges.size(); ++d) {
-        auto start = ir::const_int(r.ranges[d].start);
-        if (r.ranges[d].is_point || !start || *start != 0 || r.ranges[d].extent != r.buffer->const_shape[d]) return false;
-    }
-    return true;
-}
-
 // The names a statement declares at its top level, and those of the blocks spliced into it.
 void count_declared_names(const ir::StmtPtr& s, std::map<std::string, int>& counts) {
     if (!s) return;
@@ -199,7 +191,7 @@ private:
             }
             auto* c = s->as<ir::Copy>();
             bool candidate = c && c->src.buffer->scope == ir::Scope::Global && c->dst.buffer->scope == ir::Scope::Shared &&
-                             is_whole(c->dst) && !seen_reads.count(c->dst.buffer.get());
+                             c->dst.is_whole() && !seen_reads.count(c->dst.buffer.get());
             // The copy is issued iterations early: its region and pad value may depend on the loop
             // variable and on loop-invariant values only, never on memory (a `let` of a mutable
             // local included).
@@ -219,7 +211,7 @@ private:
             }
             if (c && why_not.empty() && c->src.buffer->scope == ir::Scope::Global && c->dst.buffer->scope == ir::Scope::Shared) {
                 const std::string& name = c->dst.buffer->name;
-                if (!is_whole(c->dst)) why_not = fmt::format("the copy into `{}` does not fill the whole shared tile", name);
+                if (!c->dst.is_whole()) why_not = fmt::format("the copy into `{}` does not fill the whole shared tile", name);
                 else if (seen_reads.count(c->dst.buffer.get())) why_not = fmt::format("`{}` is read earlier in the loop body than it is copied", name);
                 else if (writable_indices)
                     why_not = fmt::format("the copy into `{}` gathers rows through `{}`, which the kernel may write", name, writable_indices->name);

@@ -82,27 +82,23 @@ std::optional<ir::ScratchUse> scratch_use(const ir::Stmt& s, int threads, const 
 } // namespace
 
 bool reduce_by_result_holders(const ir::Reduce& reduce, const ir::KernelLayouts& layouts, int threads) {
-    const ir::Buffer &src = *reduce.src.buffer, &dst = *reduce.dst.buffer;
-    if (src.scope != ir::Scope::Shared || ir::is_per_thread(reduce) || threads <= 0) return false;
-    // The whole destination, so that a result's coordinates are its buffer's.
-    const ir::Region whole_dst = ir::whole(reduce.dst.buffer);
-    if (reduce.dst.ranges.size() != whole_dst.ranges.size() || reduce.dst.tile_shape() != dst.const_shape) return false;
-    for (const ir::Range& r : reduce.dst.ranges)
-        if (std::optional<int64_t> start = ir::const_int(r.start); r.is_point || !start || *start != 0) return false;
-    const int64_t results = ir::element_count(dst.const_shape);
-    const int64_t length = reduce.src.tile_shape()[static_cast<size_t>(reduce.axis)];
+    const ir::Buffer& dst = *reduce.dst.buffer;
     int64_t held = 0;  // results each thread computes
-    if (dst.scope == ir::Scope::Shared) {
-        held = (results + threads - 1) / threads;
+    if (dst.scope == ir::Scope::Shared && threads > 0) {
+        held = (ir::element_count(dst.const_shape) + threads - 1) / threads;
     } else if (auto l = layouts.fragments.find(&dst); dst.scope == ir::Scope::Fragment && l != layouts.fragments.end() && l->second.distributed()) {
         held = l->second.layout.registers();
     } else {
         return false;
     }
-    return result_holders_pay(results, length, held, threads);
+    return result_holders_pay(reduce, held, threads);
 }
 
-bool result_holders_pay(int64_t results, int64_t length, int64_t held, int threads) {
+bool result_holders_pay(const ir::Reduce& reduce, int64_t held, int threads) {
+    // A whole destination, so that a result's coordinates are its buffer's.
+    if (reduce.src.buffer->scope != ir::Scope::Shared || !reduce.dst.is_whole() || ir::is_per_thread(reduce) || threads <= 0) return false;
+    const int64_t results = ir::element_count(reduce.dst.buffer->const_shape);
+    const int64_t length = reduce.src.tile_shape()[static_cast<size_t>(reduce.axis)];
     // The block reduction: its share of the elements, then about 8 steps per result to combine
     // (shuffles, and the exchange between warps).
     const int64_t block_steps = (results * length + threads - 1) / threads + 8 * results;

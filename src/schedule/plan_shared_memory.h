@@ -47,9 +47,10 @@ bool reduce_exchanges_between_threads(const ir::Reduce& reduce, const ir::Kernel
 // exchanges them all: so for many results (the column sums of a [16, 256] tile), not for a few
 // long ones (the row sums of a [16, 4096] tile, whose holders would each read a whole row).
 bool reduce_by_result_holders(const ir::Reduce& reduce, const ir::KernelLayouts& layouts, int threads);
-// The cost comparison behind it: `held` results per thread, each folding `length` elements, against
-// the block reduction of `results` results over `threads` threads.
-bool result_holders_pay(int64_t results, int64_t length, int64_t held, int threads);
+// The test behind it, for `held` results per thread: a reduce of a shared tile into a whole
+// destination whose holders, each folding the reduced axis of its results, read no more per thread
+// than the block reduction over `threads` threads.
+bool result_holders_pay(const ir::Reduce& reduce, int64_t held, int threads);
 
 // Whether `s` is lowered without scratch because it belongs to the warp-specialized loop's wgmma
 // path: a wgmma gemm reads its operands in place, and a register A operand is a copy of a wgmma

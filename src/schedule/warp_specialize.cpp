@@ -26,14 +26,6 @@ std::vector<ir::StmtPtr> flatten(const ir::StmtPtr& s) {
     return {s};
 }
 
-bool is_whole(const ir::Region& r) {
-    for (size_t i = 0; i < r.ranges.size(); ++i) {
-        auto start = ir::const_int(r.ranges[i].start);
-        if (r.ranges[i].is_point || !start || *start != 0 || r.ranges[i].extent != r.buffer->const_shape[i]) return false;
-    }
-    return true;
-}
-
 int count_pipelined(const ir::StmtPtr& s) {
     if (!s) return 0;
     int n = 0;
@@ -53,7 +45,7 @@ Why check_copy(const ir::Copy& c) {
         return fmt::format("the copy from `{}` is not a slice of two ranged axes, the last one of them, in a tensor of at most "
                            "5 axes (a TMA box)",
                            src.name);
-    if (!is_whole(c.dst)) return fmt::format("the copy into `{}` does not fill the whole tile", dst.name);
+    if (!c.dst.is_whole()) return fmt::format("the copy into `{}` does not fill the whole tile", dst.name);
     if (src.dtype != dst.dtype || (src.dtype != Dtype::F16 && src.dtype != Dtype::BF16 && !is_float8(src.dtype)))
         return fmt::format("the copy into `{}` is not f16, bf16 or an 8-bit float without conversion", dst.name);
     if (c.pad) return fmt::format("the copy into `{}` has a pad value (TMA fills with zeros)", dst.name);
@@ -70,14 +62,14 @@ Why check_copy(const ir::Copy& c) {
 }
 
 Why check_gemm(const ir::Gemm& g, int warpgroups) {
-    if (!is_whole(g.a) || !is_whole(g.b)) return std::string("the gemm's operands are not whole tiles");
+    if (!g.a.is_whole() || !g.b.is_whole()) return std::string("the gemm's operands are not whole tiles");
     const Dtype at = g.a.buffer->dtype, bt = g.b.buffer->dtype;
     const bool f8 = is_float8(at) && is_float8(bt);
     if (at != bt && !f8) return std::string("the gemm's operands have different dtypes");
     if (f8 && (g.transpose_a || !g.transpose_b))
         return std::string("8-bit float wgmma operands must be K-major: A stored [M, K] and B stored [N, K] (transpose_b = true)");
     const ir::Buffer& c = *g.c.buffer;
-    if (c.scope != ir::Scope::Fragment || c.dtype != Dtype::F32 || !is_whole(g.c) || c.rank() != 2)
+    if (c.scope != ir::Scope::Fragment || c.dtype != Dtype::F32 || !g.c.is_whole() || c.rank() != 2)
         return std::string("the gemm's accumulator is not a whole f32 fragment");
     int64_t m = c.const_shape[0], n = c.const_shape[1];
     auto as = g.a.buffer->const_shape, bs = g.b.buffer->const_shape;
@@ -227,11 +219,11 @@ Why match(const ir::Kernel& kernel, Match& out) {
     auto register_operand = [&](const ir::Gemm& g) {
         const ir::Buffer* a = g.a.buffer.get();
         if (a->scope != ir::Scope::Fragment || dtype_bytes(a->dtype) != 2 || a->dtype != g.b.buffer->dtype || g.transpose_a ||
-            a->rank() != 2 || !is_whole(g.a))
+            a->rank() != 2 || !g.a.is_whole())
             return false;
         for (const ir::StmtPtr& s : rest) {
             auto* c = s->as<ir::Copy>();
-            if (!c || c->dst.buffer.get() != a || !is_whole(c->dst) || c->src.buffer->scope != ir::Scope::Fragment || !is_whole(c->src) ||
+            if (!c || c->dst.buffer.get() != a || !c->dst.is_whole() || c->src.buffer->scope != ir::Scope::Fragment || !c->src.is_whole() ||
                 c->src.buffer->const_shape != a->const_shape)
                 continue;
             for (const ir::StmtPtr& t : rest)
@@ -394,7 +386,7 @@ ir::StmtPtr with_tma_store(const std::vector<ir::StmtPtr>& top, const ir::WarpSp
     auto* c = top.back()->as<ir::Copy>();
     if (!c || c->pad || c->src.buffer->scope != ir::Scope::Fragment || c->dst.buffer->scope != ir::Scope::Global) return nullptr;
     const ir::Buffer& dst = *c->dst.buffer;
-    if (dst.rank() != 2 || c->dst.ranges[0].is_point || c->dst.ranges[1].is_point || !is_whole(c->src)) return nullptr;
+    if (dst.rank() != 2 || c->dst.ranges[0].is_point || c->dst.ranges[1].is_point || !c->src.is_whole()) return nullptr;
     if (dst.dtype != Dtype::F16 && dst.dtype != Dtype::BF16) return nullptr;
     if (!c->dst.tile_limits().empty()) return nullptr;  // a TMA box has a constant shape
     bool accumulator = false; // the accumulator of a wgmma itself: its layout is wgmma's

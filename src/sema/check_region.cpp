@@ -44,8 +44,7 @@ std::optional<Checker::Extent> Checker::check_extent(const ast::Expr& e, const s
         } else {
             // The launch checks the bound, like a `requires`.
             const SourceRange r = e.range;
-            auto zero = std::make_shared<ir::IntImm>(Dtype::I32, 0, r);
-            auto limit = std::make_shared<ir::IntImm>(Dtype::I32, *bound, r);
+            ir::ExprPtr zero = make_imm(Dtype::I32, 0, r), limit = make_imm(Dtype::I32, *bound, r);
             ir::ExprPtr cond = std::make_shared<ir::Binary>(
                 ir::BinaryOp::And, std::make_shared<ir::Binary>(ir::BinaryOp::Le, zero, *n, Dtype::Bool, r),
                 std::make_shared<ir::Binary>(ir::BinaryOp::Le, *n, limit, Dtype::Bool, r), Dtype::Bool, r);
