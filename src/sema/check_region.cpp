@@ -20,36 +20,36 @@ std::optional<Checker::Extent> Checker::check_extent(const ast::Expr& e, const s
         const auto& b = static_cast<const ast::Binary&>(e);
         MaybeTyped t = check_expr(*b.lhs);
         std::optional<ir::ExprPtr> n = t ? to_i32(*t, b.lhs->range) : std::nullopt;
-        std::optional<int64_t> bound = eval_const_int(*b.rhs, "the bound of an extent");
+        // The bound, or 0 where it is missing or not a positive constant (reported).
+        int64_t bound = 0;
+        std::optional<int64_t> rhs = eval_const_int(*b.rhs, "the bound of an extent");
         if (!allow_bounded) {
-            diags_.report(DiagKind::BoundedExtentPlacement, e.range, bound ? std::to_string(*bound) : expr_text(*b.rhs), what);
+            diags_.report(DiagKind::BoundedExtentPlacement, e.range, rhs ? std::to_string(*rhs) : expr_text(*b.rhs), what);
             return std::nullopt;
         }
-        if (bound && *bound <= 0) {
-            diags_.report(DiagKind::NonPositiveExtent, b.rhs->range, *bound);
-            bound.reset();
-        }
+        if (rhs && *rhs <= 0) diags_.report(DiagKind::NonPositiveExtent, b.rhs->range, *rhs);
+        else if (rhs) bound = *rhs;
         if (n) {
             if (std::string why = not_launch_value(*n); !why.empty()) {
                 diags_.report(DiagKind::NotLaunchValue, b.lhs->range, "a bounded extent", why);
                 n.reset();
             }
         }
-        if (!n || !bound) return std::nullopt;
+        if (!n || bound == 0) return std::nullopt;
         if (std::optional<int64_t> c = ir::const_int(*n)) {
-            if (*c < 0 || *c > *bound) {
-                diags_.report(DiagKind::BoundedExtentValue, b.lhs->range, *c, *bound);
+            if (*c < 0 || *c > bound) {
+                diags_.report(DiagKind::BoundedExtentValue, b.lhs->range, *c, bound);
                 return std::nullopt;
             }
         } else {
             // The launch checks the bound, like a `requires`.
             const SourceRange r = e.range;
-            ir::ExprPtr zero = make_imm(Dtype::I32, 0, r), limit = make_imm(Dtype::I32, *bound, r);
+            ir::ExprPtr zero = make_imm(Dtype::I32, 0, r), limit = make_imm(Dtype::I32, bound, r);
             ir::ExprPtr cond = std::make_shared<ir::Binary>(
                 ir::BinaryOp::And, std::make_shared<ir::Binary>(ir::BinaryOp::Le, zero, *n, Dtype::Bool, r),
                 std::make_shared<ir::Binary>(ir::BinaryOp::Le, *n, limit, Dtype::Bool, r), Dtype::Bool, r);
             // One check per condition: the first extent that needs it names it.
-            std::string condition = fmt::format("0 <= {0} && {0} <= {1}", ir::print_expr(*n), *bound);
+            std::string condition = fmt::format("0 <= {0} && {0} <= {1}", ir::print_expr(*n), bound);
             if (st_.kernel) {
                 auto& implied = st_.kernel->implied_requires;
                 bool known = false;
@@ -57,7 +57,7 @@ std::optional<Checker::Extent> Checker::check_extent(const ast::Expr& e, const s
                 if (!known) implied.emplace_back(cond, fmt::format("{} (the bound of {})", condition, owner));
             }
         }
-        return Extent{*bound, *n};
+        return Extent{bound, *n};
     }
     MaybeTyped t = check_expr(e);
     if (!t) return std::nullopt;
