@@ -2233,9 +2233,9 @@ __global__ void __launch_bounds__(512) fp8_per_block_kernel(
     tl::cp_async_wait<0>();  // at most 0 copy groups of this thread still in flight
 }
 
-// kernel swiglu_fp8_per_group<G = 128, RB = 8, GB = 4, T = bf16>  (stdlib/quant.tl:157)
-// 256 threads per block, 0 bytes of shared memory
-__global__ void __launch_bounds__(256) swiglu_fp8_per_group_kernel(
+// kernel swiglu_fp8_per_group<G = 128, RB = 8, GB = 4, WAVES = 1, T = bf16>  (stdlib/quant.tl:159)
+// 256 threads per block, 34816 bytes of shared memory
+__global__ void __launch_bounds__(256, 4) swiglu_fp8_per_group_kernel(
         const tl::bf16* __restrict__ X,
         tl::f8e4m3* __restrict__ Q,
         float* __restrict__ Scale,
@@ -2247,125 +2247,228 @@ __global__ void __launch_bounds__(256) swiglu_fp8_per_group_kernel(
     // fragment g: f32[8, 4, 128], blocked per axis, vector 8: [8, 4, 128] over 256 threads: (4:t64 2:r8, 4:t16, 8:r1 16:t1) 16 registers
     // fragment u: f32[8, 4, 128], blocked per axis, vector 8: [8, 4, 128] over 256 threads: (4:t64 2:r8, 4:t16, 8:r1 16:t1) 16 registers
     // fragment amax: f32[8, 4], slice of `g` (reduce over axis 2): [8, 4] over 256 threads: (4:t64 2:r1, 4:t16) 2 registers, 16 replicas
+    // fragment inv: f32[8, 4], slice of `g` (reduce over axis 2): [8, 4] over 256 threads: (4:t64 2:r1, 4:t16) 2 registers, 16 replicas
     const tl::bf16* const Xg = X;  // view Xg: bf16[M, 2, NG, 128] of X
     tl::f8e4m3* const Qg = Q;  // view Qg: f8e4m3[M, NG, 128] of Q
     const int tl_tid = tl::thread_index<256>();
+    extern __shared__ __align__(128) unsigned char tl_smem[];
+    tl::bf16* gs = reinterpret_cast<tl::bf16*>(tl_smem + 0);  // shared gs: bf16[2, 8, 4, 128], row pitch 136
+    tl::bf16* us = reinterpret_cast<tl::bf16*>(tl_smem + 17408);  // shared us: bf16[2, 8, 4, 128], row pitch 136
     float g[16];  // fragment g: f32[8, 4, 128]
     float u[16];  // fragment u: f32[8, 4, 128]
     float amax[2];  // fragment amax: f32[8, 4]
-    const int32_t r0 = int(blockIdx.x) * 8;
-    const int32_t k0 = int(blockIdx.y) * 4;
-    // copy(Xg[r0 +: RB, 0, k0 +: GB, 0 +: G], g);  (quant.tl:169)
-    #pragma unroll
-    for (int tl_chunk0 = 0; tl_chunk0 < 16; tl_chunk0 += 8) {
-        const tl::bf16* tl_ptr1 = &Xg[((int64_t(r0 + ((tl_tid / 64) + (tl_chunk0 / 8) * 4)) * 2 + 0) * NG + (k0 + (tl_tid / 16 % 4))) * 128 + ((tl_chunk0 % 8) + (tl_tid % 16) * 8)];
-        if (tl::in_bounds(r0 + ((tl_tid / 64) + (tl_chunk0 / 8) * 4), M) && tl::in_bounds(0, 2) && tl::in_bounds(k0 + (tl_tid / 16 % 4), NG) && tl::in_bounds(((tl_chunk0 % 8) + (tl_tid % 16) * 8), 128) && tl::in_bounds(r0 + ((tl_tid / 64) + (tl_chunk0 / 8) * 4), M) && tl::in_bounds(0, 2) && tl::in_bounds(k0 + (tl_tid / 16 % 4), NG) && tl::in_bounds((((tl_chunk0 % 8) + (tl_tid % 16) * 8)) + 7, 128) && tl::is_aligned(tl_ptr1, 16)) {
-            tl::bf16 tl_vec2[8];
-            tl::load_vector<tl::bf16, 8>(tl_vec2, tl_ptr1);
+    float inv[2];  // fragment inv: f32[8, 4]
+    const int32_t tiles_n = tl::cdiv(NG, 4);
+    const int32_t tiles = tl::cdiv(M, 8) * tiles_n;
+    const int32_t t_trips = tl::cdiv(tiles - int(blockIdx.x), int(gridDim.x));
+    if (0 < t_trips) {
+        // copy(Xg[r0 +: RB, 0, k0 +: GB, 0 +: G], gs);  (quant.tl:179)
+        if (tl::is_aligned(Xg, 16) && 128 % 8 == 0 && ((int(blockIdx.x) + 0 * int(gridDim.x)) / tiles_n * 8) >= 0 && ((int(blockIdx.x) + 0 * int(gridDim.x)) / tiles_n * 8) + 8 <= M && tl::in_bounds(0, 2) && ((int(blockIdx.x) + 0 * int(gridDim.x)) % tiles_n * 4) >= 0 && ((int(blockIdx.x) + 0 * int(gridDim.x)) % tiles_n * 4) + 4 <= NG && 0 >= 0 && 0 + 128 <= 128 && 0 % 8 == 0) {
             #pragma unroll
-            for (int tl_v = 0; tl_v < 8; ++tl_v) g[tl_chunk0 + tl_v] = tl::convert<float>(tl_vec2[tl_v]);
+            for (int tl_i1 = 0; tl_i1 < 2; ++tl_i1) {
+                const int tl_chunk0 = tl_tid + tl_i1 * 256;
+                tl::cp_async_16(&gs[((0 * 8 + ((tl_chunk0 * 8) / 512)) * 4 + (((tl_chunk0 * 8) / 128) % 4)) * 136 + ((tl_chunk0 * 8) % 128)], &Xg[((int64_t(((int(blockIdx.x) + 0 * int(gridDim.x)) / tiles_n * 8) + ((tl_chunk0 * 8) / 512)) * 2 + 0) * NG + (((int(blockIdx.x) + 0 * int(gridDim.x)) % tiles_n * 4) + (((tl_chunk0 * 8) / 128) % 4))) * 128 + ((tl_chunk0 * 8) % 128)]);
+            }
         } else {
             #pragma unroll
-            for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                g[tl_chunk0 + tl_v] = tl::in_bounds(r0 + ((tl_tid / 64) + ((tl_chunk0 + tl_v) / 8) * 4), M) && tl::in_bounds(0, 2) && tl::in_bounds(k0 + (tl_tid / 16 % 4), NG) && tl::in_bounds((((tl_chunk0 + tl_v) % 8) + (tl_tid % 16) * 8), 128) ? tl::convert<float>(Xg[((int64_t(r0 + ((tl_tid / 64) + ((tl_chunk0 + tl_v) / 8) * 4)) * 2 + 0) * NG + (k0 + (tl_tid / 16 % 4))) * 128 + (((tl_chunk0 + tl_v) % 8) + (tl_tid % 16) * 8)]) : 0.0f;
+            for (int tl_i3 = 0; tl_i3 < 2; ++tl_i3) {
+                const int tl_chunk2 = tl_tid + tl_i3 * 256;
+                const tl::bf16* tl_src4 = &Xg[((int64_t(((int(blockIdx.x) + 0 * int(gridDim.x)) / tiles_n * 8) + ((tl_chunk2 * 8) / 512)) * 2 + 0) * NG + (((int(blockIdx.x) + 0 * int(gridDim.x)) % tiles_n * 4) + (((tl_chunk2 * 8) / 128) % 4))) * 128 + ((tl_chunk2 * 8) % 128)];
+                tl::bf16* tl_dst5 = &gs[((0 * 8 + ((tl_chunk2 * 8) / 512)) * 4 + (((tl_chunk2 * 8) / 128) % 4)) * 136 + ((tl_chunk2 * 8) % 128)];
+                const int tl_valid6 = !(tl::in_bounds(((int(blockIdx.x) + 0 * int(gridDim.x)) / tiles_n * 8) + ((tl_chunk2 * 8) / 512), M) && tl::in_bounds(0, 2) && tl::in_bounds(((int(blockIdx.x) + 0 * int(gridDim.x)) % tiles_n * 4) + (((tl_chunk2 * 8) / 128) % 4), NG)) ? 0 : max(0, min(8, 128 - ((tl_chunk2 * 8) % 128)));
+                if (tl_valid6 == 8 && (tl_chunk2 * 8) % 128 >= 0 && tl::is_aligned(tl_src4, 4)) {
+                    tl::cp_async_chunk(tl_dst5, tl_src4);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
+                } else {
+                    #pragma unroll
+                    for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst5[tl_v] = tl::in_bounds(((int(blockIdx.x) + 0 * int(gridDim.x)) / tiles_n * 8) + ((tl_chunk2 * 8) / 512), M) && tl::in_bounds(0, 2) && tl::in_bounds(((int(blockIdx.x) + 0 * int(gridDim.x)) % tiles_n * 4) + (((tl_chunk2 * 8) / 128) % 4), NG) && tl::in_bounds(((tl_chunk2 * 8) % 128) + tl_v, 128) ? tl_src4[tl_v] : tl::convert<tl::bf16>(0.0f);
+                }
+            }
+        }
+        // copy(Xg[r0 +: RB, 1, k0 +: GB, 0 +: G], us);  (quant.tl:180)
+        if (tl::is_aligned(Xg, 16) && 128 % 8 == 0 && ((int(blockIdx.x) + 0 * int(gridDim.x)) / tiles_n * 8) >= 0 && ((int(blockIdx.x) + 0 * int(gridDim.x)) / tiles_n * 8) + 8 <= M && tl::in_bounds(1, 2) && ((int(blockIdx.x) + 0 * int(gridDim.x)) % tiles_n * 4) >= 0 && ((int(blockIdx.x) + 0 * int(gridDim.x)) % tiles_n * 4) + 4 <= NG && 0 >= 0 && 0 + 128 <= 128 && 0 % 8 == 0) {
+            #pragma unroll
+            for (int tl_i8 = 0; tl_i8 < 2; ++tl_i8) {
+                const int tl_chunk7 = tl_tid + tl_i8 * 256;
+                tl::cp_async_16(&us[((0 * 8 + ((tl_chunk7 * 8) / 512)) * 4 + (((tl_chunk7 * 8) / 128) % 4)) * 136 + ((tl_chunk7 * 8) % 128)], &Xg[((int64_t(((int(blockIdx.x) + 0 * int(gridDim.x)) / tiles_n * 8) + ((tl_chunk7 * 8) / 512)) * 2 + 1) * NG + (((int(blockIdx.x) + 0 * int(gridDim.x)) % tiles_n * 4) + (((tl_chunk7 * 8) / 128) % 4))) * 128 + ((tl_chunk7 * 8) % 128)]);
+            }
+        } else {
+            #pragma unroll
+            for (int tl_i10 = 0; tl_i10 < 2; ++tl_i10) {
+                const int tl_chunk9 = tl_tid + tl_i10 * 256;
+                const tl::bf16* tl_src11 = &Xg[((int64_t(((int(blockIdx.x) + 0 * int(gridDim.x)) / tiles_n * 8) + ((tl_chunk9 * 8) / 512)) * 2 + 1) * NG + (((int(blockIdx.x) + 0 * int(gridDim.x)) % tiles_n * 4) + (((tl_chunk9 * 8) / 128) % 4))) * 128 + ((tl_chunk9 * 8) % 128)];
+                tl::bf16* tl_dst12 = &us[((0 * 8 + ((tl_chunk9 * 8) / 512)) * 4 + (((tl_chunk9 * 8) / 128) % 4)) * 136 + ((tl_chunk9 * 8) % 128)];
+                const int tl_valid13 = !(tl::in_bounds(((int(blockIdx.x) + 0 * int(gridDim.x)) / tiles_n * 8) + ((tl_chunk9 * 8) / 512), M) && tl::in_bounds(1, 2) && tl::in_bounds(((int(blockIdx.x) + 0 * int(gridDim.x)) % tiles_n * 4) + (((tl_chunk9 * 8) / 128) % 4), NG)) ? 0 : max(0, min(8, 128 - ((tl_chunk9 * 8) % 128)));
+                if (tl_valid13 == 8 && (tl_chunk9 * 8) % 128 >= 0 && tl::is_aligned(tl_src11, 4)) {
+                    tl::cp_async_chunk(tl_dst12, tl_src11);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
+                } else {
+                    #pragma unroll
+                    for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst12[tl_v] = tl::in_bounds(((int(blockIdx.x) + 0 * int(gridDim.x)) / tiles_n * 8) + ((tl_chunk9 * 8) / 512), M) && tl::in_bounds(1, 2) && tl::in_bounds(((int(blockIdx.x) + 0 * int(gridDim.x)) % tiles_n * 4) + (((tl_chunk9 * 8) / 128) % 4), NG) && tl::in_bounds(((tl_chunk9 * 8) % 128) + tl_v, 128) ? tl_src11[tl_v] : tl::convert<tl::bf16>(0.0f);
+                }
             }
         }
     }
-    // copy(Xg[r0 +: RB, 1, k0 +: GB, 0 +: G], u);  (quant.tl:170)
-    #pragma unroll
-    for (int tl_chunk3 = 0; tl_chunk3 < 16; tl_chunk3 += 8) {
-        const tl::bf16* tl_ptr4 = &Xg[((int64_t(r0 + ((tl_tid / 64) + (tl_chunk3 / 8) * 4)) * 2 + 1) * NG + (k0 + (tl_tid / 16 % 4))) * 128 + ((tl_chunk3 % 8) + (tl_tid % 16) * 8)];
-        if (tl::in_bounds(r0 + ((tl_tid / 64) + (tl_chunk3 / 8) * 4), M) && tl::in_bounds(1, 2) && tl::in_bounds(k0 + (tl_tid / 16 % 4), NG) && tl::in_bounds(((tl_chunk3 % 8) + (tl_tid % 16) * 8), 128) && tl::in_bounds(r0 + ((tl_tid / 64) + (tl_chunk3 / 8) * 4), M) && tl::in_bounds(1, 2) && tl::in_bounds(k0 + (tl_tid / 16 % 4), NG) && tl::in_bounds((((tl_chunk3 % 8) + (tl_tid % 16) * 8)) + 7, 128) && tl::is_aligned(tl_ptr4, 16)) {
-            tl::bf16 tl_vec5[8];
-            tl::load_vector<tl::bf16, 8>(tl_vec5, tl_ptr4);
+    tl::cp_async_commit();
+    // for t in pipelined(cdiv(tiles - block.x, grid.x), stages = 2) {  (quant.tl:175)
+    for (int t = 0; t < t_trips; ++t) {
+        tl::cp_async_wait<0>();  // at most 0 copy groups of this thread still in flight
+        __syncthreads();  // pipeline: stage `t % 2` has landed and the stage refilled next is no longer read
+        if (t + 1 < t_trips) {
+            // copy(Xg[r0 +: RB, 0, k0 +: GB, 0 +: G], gs);  (quant.tl:179)
+            if (tl::is_aligned(Xg, 16) && 128 % 8 == 0 && ((int(blockIdx.x) + (t + 1) * int(gridDim.x)) / tiles_n * 8) >= 0 && ((int(blockIdx.x) + (t + 1) * int(gridDim.x)) / tiles_n * 8) + 8 <= M && tl::in_bounds(0, 2) && ((int(blockIdx.x) + (t + 1) * int(gridDim.x)) % tiles_n * 4) >= 0 && ((int(blockIdx.x) + (t + 1) * int(gridDim.x)) % tiles_n * 4) + 4 <= NG && 0 >= 0 && 0 + 128 <= 128 && 0 % 8 == 0) {
+                #pragma unroll
+                for (int tl_i15 = 0; tl_i15 < 2; ++tl_i15) {
+                    const int tl_chunk14 = tl_tid + tl_i15 * 256;
+                    tl::cp_async_16(&gs[((((t + 1) % 2) * 8 + ((tl_chunk14 * 8) / 512)) * 4 + (((tl_chunk14 * 8) / 128) % 4)) * 136 + ((tl_chunk14 * 8) % 128)], &Xg[((int64_t(((int(blockIdx.x) + (t + 1) * int(gridDim.x)) / tiles_n * 8) + ((tl_chunk14 * 8) / 512)) * 2 + 0) * NG + (((int(blockIdx.x) + (t + 1) * int(gridDim.x)) % tiles_n * 4) + (((tl_chunk14 * 8) / 128) % 4))) * 128 + ((tl_chunk14 * 8) % 128)]);
+                }
+            } else {
+                #pragma unroll
+                for (int tl_i17 = 0; tl_i17 < 2; ++tl_i17) {
+                    const int tl_chunk16 = tl_tid + tl_i17 * 256;
+                    const tl::bf16* tl_src18 = &Xg[((int64_t(((int(blockIdx.x) + (t + 1) * int(gridDim.x)) / tiles_n * 8) + ((tl_chunk16 * 8) / 512)) * 2 + 0) * NG + (((int(blockIdx.x) + (t + 1) * int(gridDim.x)) % tiles_n * 4) + (((tl_chunk16 * 8) / 128) % 4))) * 128 + ((tl_chunk16 * 8) % 128)];
+                    tl::bf16* tl_dst19 = &gs[((((t + 1) % 2) * 8 + ((tl_chunk16 * 8) / 512)) * 4 + (((tl_chunk16 * 8) / 128) % 4)) * 136 + ((tl_chunk16 * 8) % 128)];
+                    const int tl_valid20 = !(tl::in_bounds(((int(blockIdx.x) + (t + 1) * int(gridDim.x)) / tiles_n * 8) + ((tl_chunk16 * 8) / 512), M) && tl::in_bounds(0, 2) && tl::in_bounds(((int(blockIdx.x) + (t + 1) * int(gridDim.x)) % tiles_n * 4) + (((tl_chunk16 * 8) / 128) % 4), NG)) ? 0 : max(0, min(8, 128 - ((tl_chunk16 * 8) % 128)));
+                    if (tl_valid20 == 8 && (tl_chunk16 * 8) % 128 >= 0 && tl::is_aligned(tl_src18, 4)) {
+                        tl::cp_async_chunk(tl_dst19, tl_src18);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
+                    } else {
+                        #pragma unroll
+                        for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst19[tl_v] = tl::in_bounds(((int(blockIdx.x) + (t + 1) * int(gridDim.x)) / tiles_n * 8) + ((tl_chunk16 * 8) / 512), M) && tl::in_bounds(0, 2) && tl::in_bounds(((int(blockIdx.x) + (t + 1) * int(gridDim.x)) % tiles_n * 4) + (((tl_chunk16 * 8) / 128) % 4), NG) && tl::in_bounds(((tl_chunk16 * 8) % 128) + tl_v, 128) ? tl_src18[tl_v] : tl::convert<tl::bf16>(0.0f);
+                    }
+                }
+            }
+            // copy(Xg[r0 +: RB, 1, k0 +: GB, 0 +: G], us);  (quant.tl:180)
+            if (tl::is_aligned(Xg, 16) && 128 % 8 == 0 && ((int(blockIdx.x) + (t + 1) * int(gridDim.x)) / tiles_n * 8) >= 0 && ((int(blockIdx.x) + (t + 1) * int(gridDim.x)) / tiles_n * 8) + 8 <= M && tl::in_bounds(1, 2) && ((int(blockIdx.x) + (t + 1) * int(gridDim.x)) % tiles_n * 4) >= 0 && ((int(blockIdx.x) + (t + 1) * int(gridDim.x)) % tiles_n * 4) + 4 <= NG && 0 >= 0 && 0 + 128 <= 128 && 0 % 8 == 0) {
+                #pragma unroll
+                for (int tl_i22 = 0; tl_i22 < 2; ++tl_i22) {
+                    const int tl_chunk21 = tl_tid + tl_i22 * 256;
+                    tl::cp_async_16(&us[((((t + 1) % 2) * 8 + ((tl_chunk21 * 8) / 512)) * 4 + (((tl_chunk21 * 8) / 128) % 4)) * 136 + ((tl_chunk21 * 8) % 128)], &Xg[((int64_t(((int(blockIdx.x) + (t + 1) * int(gridDim.x)) / tiles_n * 8) + ((tl_chunk21 * 8) / 512)) * 2 + 1) * NG + (((int(blockIdx.x) + (t + 1) * int(gridDim.x)) % tiles_n * 4) + (((tl_chunk21 * 8) / 128) % 4))) * 128 + ((tl_chunk21 * 8) % 128)]);
+                }
+            } else {
+                #pragma unroll
+                for (int tl_i24 = 0; tl_i24 < 2; ++tl_i24) {
+                    const int tl_chunk23 = tl_tid + tl_i24 * 256;
+                    const tl::bf16* tl_src25 = &Xg[((int64_t(((int(blockIdx.x) + (t + 1) * int(gridDim.x)) / tiles_n * 8) + ((tl_chunk23 * 8) / 512)) * 2 + 1) * NG + (((int(blockIdx.x) + (t + 1) * int(gridDim.x)) % tiles_n * 4) + (((tl_chunk23 * 8) / 128) % 4))) * 128 + ((tl_chunk23 * 8) % 128)];
+                    tl::bf16* tl_dst26 = &us[((((t + 1) % 2) * 8 + ((tl_chunk23 * 8) / 512)) * 4 + (((tl_chunk23 * 8) / 128) % 4)) * 136 + ((tl_chunk23 * 8) % 128)];
+                    const int tl_valid27 = !(tl::in_bounds(((int(blockIdx.x) + (t + 1) * int(gridDim.x)) / tiles_n * 8) + ((tl_chunk23 * 8) / 512), M) && tl::in_bounds(1, 2) && tl::in_bounds(((int(blockIdx.x) + (t + 1) * int(gridDim.x)) % tiles_n * 4) + (((tl_chunk23 * 8) / 128) % 4), NG)) ? 0 : max(0, min(8, 128 - ((tl_chunk23 * 8) % 128)));
+                    if (tl_valid27 == 8 && (tl_chunk23 * 8) % 128 >= 0 && tl::is_aligned(tl_src25, 4)) {
+                        tl::cp_async_chunk(tl_dst26, tl_src25);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
+                    } else {
+                        #pragma unroll
+                        for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst26[tl_v] = tl::in_bounds(((int(blockIdx.x) + (t + 1) * int(gridDim.x)) / tiles_n * 8) + ((tl_chunk23 * 8) / 512), M) && tl::in_bounds(1, 2) && tl::in_bounds(((int(blockIdx.x) + (t + 1) * int(gridDim.x)) % tiles_n * 4) + (((tl_chunk23 * 8) / 128) % 4), NG) && tl::in_bounds(((tl_chunk23 * 8) % 128) + tl_v, 128) ? tl_src25[tl_v] : tl::convert<tl::bf16>(0.0f);
+                    }
+                }
+            }
+        }
+        tl::cp_async_commit();
+        const int32_t tile = int(blockIdx.x) + t * int(gridDim.x);
+        const int32_t r0 = tile / tiles_n * 8;
+        const int32_t k0 = tile % tiles_n * 4;
+        // copy(gs, g);  (quant.tl:181)
+        #pragma unroll
+        for (int tl_chunk28 = 0; tl_chunk28 < 16; tl_chunk28 += 8) {
+            const tl::bf16* tl_ptr29 = &gs[(((t % 2) * 8 + ((tl_tid / 64) + (tl_chunk28 / 8) * 4)) * 4 + (tl_tid / 16 % 4)) * 136 + ((tl_chunk28 % 8) + (tl_tid % 16) * 8)];
+            if (tl::is_aligned(tl_ptr29, 16)) {
+                tl::bf16 tl_vec30[8];
+                tl::load_vector<tl::bf16, 8>(tl_vec30, tl_ptr29);
+                #pragma unroll
+                for (int tl_v = 0; tl_v < 8; ++tl_v) g[tl_chunk28 + tl_v] = tl::convert<float>(tl_vec30[tl_v]);
+            } else {
+                #pragma unroll
+                for (int tl_v = 0; tl_v < 8; ++tl_v) {
+                    g[tl_chunk28 + tl_v] = tl::convert<float>(gs[(((t % 2) * 8 + ((tl_tid / 64) + ((tl_chunk28 + tl_v) / 8) * 4)) * 4 + (tl_tid / 16 % 4)) * 136 + (((tl_chunk28 + tl_v) % 8) + (tl_tid % 16) * 8)]);
+                }
+            }
+        }
+        // copy(us, u);  (quant.tl:182)
+        #pragma unroll
+        for (int tl_chunk31 = 0; tl_chunk31 < 16; tl_chunk31 += 8) {
+            const tl::bf16* tl_ptr32 = &us[(((t % 2) * 8 + ((tl_tid / 64) + (tl_chunk31 / 8) * 4)) * 4 + (tl_tid / 16 % 4)) * 136 + ((tl_chunk31 % 8) + (tl_tid % 16) * 8)];
+            if (tl::is_aligned(tl_ptr32, 16)) {
+                tl::bf16 tl_vec33[8];
+                tl::load_vector<tl::bf16, 8>(tl_vec33, tl_ptr32);
+                #pragma unroll
+                for (int tl_v = 0; tl_v < 8; ++tl_v) u[tl_chunk31 + tl_v] = tl::convert<float>(tl_vec33[tl_v]);
+            } else {
+                #pragma unroll
+                for (int tl_v = 0; tl_v < 8; ++tl_v) {
+                    u[tl_chunk31 + tl_v] = tl::convert<float>(us[(((t % 2) * 8 + ((tl_tid / 64) + ((tl_chunk31 + tl_v) / 8) * 4)) * 4 + (tl_tid / 16 % 4)) * 136 + (((tl_chunk31 + tl_v) % 8) + (tl_tid % 16) * 8)]);
+                }
+            }
+        }
+        // for i, k, c in parallel(RB, GB, G) {  (quant.tl:183)
+        // for i, k, c in parallel(8, 4, 128): each thread visits the elements of `g` it holds
+        #pragma unroll
+        for (int tl_s34 = 0; tl_s34 < 16; ++tl_s34) {
+            [[maybe_unused]] const int i = ((tl_tid / 64) + (tl_s34 / 8) * 4);
+            [[maybe_unused]] const int k = (tl_tid / 16 % 4);
+            [[maybe_unused]] const int c = ((tl_s34 % 8) + (tl_tid % 16) * 8);
+            g[tl_s34] = tl_fast_fns::silu(g[tl_s34]) * u[tl_s34];
+        }
+        // reduce(absmax, g, amax, axis = 2);  (quant.tl:186)
+        // each thread folds its 8 values of each of its 2 results; xor shuffles 1, 2, 4, 8 among the lanes that share one
+        {
+            float tl_part[2];
             #pragma unroll
-            for (int tl_v = 0; tl_v < 8; ++tl_v) u[tl_chunk3 + tl_v] = tl::convert<float>(tl_vec5[tl_v]);
-        } else {
+            for (int tl_i = 0; tl_i < 2; ++tl_i) tl_part[tl_i] = tl::AbsMaxOp::identity<float>();
             #pragma unroll
-            for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                u[tl_chunk3 + tl_v] = tl::in_bounds(r0 + ((tl_tid / 64) + ((tl_chunk3 + tl_v) / 8) * 4), M) && tl::in_bounds(1, 2) && tl::in_bounds(k0 + (tl_tid / 16 % 4), NG) && tl::in_bounds((((tl_chunk3 + tl_v) % 8) + (tl_tid % 16) * 8), 128) ? tl::convert<float>(Xg[((int64_t(r0 + ((tl_tid / 64) + ((tl_chunk3 + tl_v) / 8) * 4)) * 2 + 1) * NG + (k0 + (tl_tid / 16 % 4))) * 128 + (((tl_chunk3 + tl_v) % 8) + (tl_tid % 16) * 8)]) : 0.0f;
+            for (int tl_s35 = 0; tl_s35 < 16; ++tl_s35) {
+                tl_part[(tl_s35 / 8)] = tl::AbsMaxOp::combine(tl_part[(tl_s35 / 8)], tl::AbsMaxOp::element(g[tl_s35]));
+            }
+            #pragma unroll
+            for (int tl_i = 0; tl_i < 2; ++tl_i) {
+                tl_part[tl_i] = tl::xor_combine<tl::AbsMaxOp, 1>(tl_part[tl_i]);
+                tl_part[tl_i] = tl::xor_combine<tl::AbsMaxOp, 2>(tl_part[tl_i]);
+                tl_part[tl_i] = tl::xor_combine<tl::AbsMaxOp, 4>(tl_part[tl_i]);
+                tl_part[tl_i] = tl::xor_combine<tl::AbsMaxOp, 8>(tl_part[tl_i]);
+            }
+            #pragma unroll
+            for (int tl_i = 0; tl_i < 2; ++tl_i) {
+                amax[tl_i] = tl_part[tl_i];
+            }
+        }
+        // for i, k in parallel(RB, GB) {  (quant.tl:187)
+        // for i, k in parallel(8, 4): each thread visits the elements of `amax` it holds
+        #pragma unroll
+        for (int tl_s36 = 0; tl_s36 < 2; ++tl_s36) {
+            [[maybe_unused]] const int i = ((tl_tid / 64) + (tl_s36) * 4);
+            [[maybe_unused]] const int k = (tl_tid / 16 % 4);
+            const float a = tl::max(amax[tl_s36], 9.999999960041972e-13f);
+            amax[tl_s36] = a * 0.0022321429569274187f;
+            inv[tl_s36] = tl::fast::div(448.0f, a);
+        }
+        // for i, k, c in parallel(RB, GB, G) {  (quant.tl:192)
+        // for i, k, c in parallel(8, 4, 128): each thread visits the elements of `g` it holds
+        #pragma unroll
+        for (int tl_s37 = 0; tl_s37 < 16; ++tl_s37) {
+            [[maybe_unused]] const int i = ((tl_tid / 64) + (tl_s37 / 8) * 4);
+            [[maybe_unused]] const int k = (tl_tid / 16 % 4);
+            [[maybe_unused]] const int c = ((tl_s37 % 8) + (tl_tid % 16) * 8);
+            g[tl_s37] = g[tl_s37] * inv[(tl_s37 / 8)];
+        }
+        // copy(g, Qg[r0 +: RB, k0 +: GB, 0 +: G]);  (quant.tl:195)
+        #pragma unroll
+        for (int tl_chunk38 = 0; tl_chunk38 < 16; tl_chunk38 += 8) {
+            tl::f8e4m3* tl_ptr39 = &Qg[(int64_t(r0 + ((tl_tid / 64) + (tl_chunk38 / 8) * 4)) * NG + (k0 + (tl_tid / 16 % 4))) * 128 + ((tl_chunk38 % 8) + (tl_tid % 16) * 8)];
+            if (tl::in_bounds(r0 + ((tl_tid / 64) + (tl_chunk38 / 8) * 4), M) && tl::in_bounds(k0 + (tl_tid / 16 % 4), NG) && tl::in_bounds(((tl_chunk38 % 8) + (tl_tid % 16) * 8), 128) && tl::in_bounds(r0 + ((tl_tid / 64) + (tl_chunk38 / 8) * 4), M) && tl::in_bounds(k0 + (tl_tid / 16 % 4), NG) && tl::in_bounds((((tl_chunk38 % 8) + (tl_tid % 16) * 8)) + 7, 128) && tl::is_aligned(tl_ptr39, 8)) {
+                tl::f8e4m3 tl_vec40[8];
+                #pragma unroll
+                for (int tl_v = 0; tl_v < 8; tl_v += 2) tl::convert_pair(&tl_vec40[tl_v], g[tl_chunk38 + tl_v], g[tl_chunk38 + tl_v + 1]);
+                tl::store_vector<tl::f8e4m3, 8>(tl_ptr39, tl_vec40);
+            } else {
+                #pragma unroll
+                for (int tl_v = 0; tl_v < 8; ++tl_v) {
+                    if (tl::in_bounds(r0 + ((tl_tid / 64) + ((tl_chunk38 + tl_v) / 8) * 4), M) && tl::in_bounds(k0 + (tl_tid / 16 % 4), NG) && tl::in_bounds((((tl_chunk38 + tl_v) % 8) + (tl_tid % 16) * 8), 128)) Qg[(int64_t(r0 + ((tl_tid / 64) + ((tl_chunk38 + tl_v) / 8) * 4)) * NG + (k0 + (tl_tid / 16 % 4))) * 128 + (((tl_chunk38 + tl_v) % 8) + (tl_tid % 16) * 8)] = tl::convert<tl::f8e4m3>(g[tl_chunk38 + tl_v]);
+                }
+            }
+        }
+        // copy(amax, Scale[r0 +: RB, k0 +: GB]);  (quant.tl:196)
+        if ((tl_tid % 16) == 0) {
+            #pragma unroll
+            for (int tl_s41 = 0; tl_s41 < 2; ++tl_s41) {
+                if (tl::in_bounds(r0 + ((tl_tid / 64) + (tl_s41) * 4), M) && tl::in_bounds(k0 + (tl_tid / 16 % 4), NG)) Scale[int64_t(r0 + ((tl_tid / 64) + (tl_s41) * 4)) * NG + (k0 + (tl_tid / 16 % 4))] = amax[tl_s41];
             }
         }
     }
-    // for i, k, c in parallel(RB, GB, G) {  (quant.tl:171)
-    // for i, k, c in parallel(8, 4, 128): each thread visits the elements of `g` it holds
-    #pragma unroll
-    for (int tl_s6 = 0; tl_s6 < 16; ++tl_s6) {
-        [[maybe_unused]] const int i = ((tl_tid / 64) + (tl_s6 / 8) * 4);
-        [[maybe_unused]] const int k = (tl_tid / 16 % 4);
-        [[maybe_unused]] const int c = ((tl_s6 % 8) + (tl_tid % 16) * 8);
-        g[tl_s6] = tl_fast_fns::silu(g[tl_s6]) * u[tl_s6];
-    }
-    // reduce(absmax, g, amax, axis = 2);  (quant.tl:174)
-    // each thread folds its 8 values of each of its 2 results; xor shuffles 1, 2, 4, 8 among the lanes that share one
-    {
-        float tl_part[2];
-        #pragma unroll
-        for (int tl_i = 0; tl_i < 2; ++tl_i) tl_part[tl_i] = tl::AbsMaxOp::identity<float>();
-        #pragma unroll
-        for (int tl_s7 = 0; tl_s7 < 16; ++tl_s7) {
-            tl_part[(tl_s7 / 8)] = tl::AbsMaxOp::combine(tl_part[(tl_s7 / 8)], tl::AbsMaxOp::element(g[tl_s7]));
-        }
-        #pragma unroll
-        for (int tl_i = 0; tl_i < 2; ++tl_i) {
-            tl_part[tl_i] = tl::xor_combine<tl::AbsMaxOp, 1>(tl_part[tl_i]);
-            tl_part[tl_i] = tl::xor_combine<tl::AbsMaxOp, 2>(tl_part[tl_i]);
-            tl_part[tl_i] = tl::xor_combine<tl::AbsMaxOp, 4>(tl_part[tl_i]);
-            tl_part[tl_i] = tl::xor_combine<tl::AbsMaxOp, 8>(tl_part[tl_i]);
-        }
-        #pragma unroll
-        for (int tl_i = 0; tl_i < 2; ++tl_i) {
-            amax[tl_i] = tl_part[tl_i];
-        }
-    }
-    // for i, k in parallel(RB, GB) {  (quant.tl:175)
-    // for i, k in parallel(8, 4): each thread visits the elements of `amax` it holds
-    #pragma unroll
-    for (int tl_s8 = 0; tl_s8 < 2; ++tl_s8) {
-        [[maybe_unused]] const int i = ((tl_tid / 64) + (tl_s8) * 4);
-        [[maybe_unused]] const int k = (tl_tid / 16 % 4);
-        amax[tl_s8] = tl::max(amax[tl_s8], 9.999999960041972e-13f);
-    }
-    // for i, k, c in parallel(RB, GB, G) {  (quant.tl:178)
-    // for i, k, c in parallel(8, 4, 128): each thread visits the elements of `g` it holds
-    #pragma unroll
-    for (int tl_s9 = 0; tl_s9 < 16; ++tl_s9) {
-        [[maybe_unused]] const int i = ((tl_tid / 64) + (tl_s9 / 8) * 4);
-        [[maybe_unused]] const int k = (tl_tid / 16 % 4);
-        [[maybe_unused]] const int c = ((tl_s9 % 8) + (tl_tid % 16) * 8);
-        g[tl_s9] = g[tl_s9] * tl::fast::div(448.0f, amax[(tl_s9 / 8)]);
-    }
-    // for i, k in parallel(RB, GB) {  (quant.tl:181)
-    // for i, k in parallel(8, 4): each thread visits the elements of `amax` it holds
-    #pragma unroll
-    for (int tl_s10 = 0; tl_s10 < 2; ++tl_s10) {
-        [[maybe_unused]] const int i = ((tl_tid / 64) + (tl_s10) * 4);
-        [[maybe_unused]] const int k = (tl_tid / 16 % 4);
-        amax[tl_s10] = amax[tl_s10] * 0.0022321429569274187f;
-    }
-    // copy(g, Qg[r0 +: RB, k0 +: GB, 0 +: G]);  (quant.tl:184)
-    #pragma unroll
-    for (int tl_chunk11 = 0; tl_chunk11 < 16; tl_chunk11 += 8) {
-        tl::f8e4m3* tl_ptr12 = &Qg[(int64_t(r0 + ((tl_tid / 64) + (tl_chunk11 / 8) * 4)) * NG + (k0 + (tl_tid / 16 % 4))) * 128 + ((tl_chunk11 % 8) + (tl_tid % 16) * 8)];
-        if (tl::in_bounds(r0 + ((tl_tid / 64) + (tl_chunk11 / 8) * 4), M) && tl::in_bounds(k0 + (tl_tid / 16 % 4), NG) && tl::in_bounds(((tl_chunk11 % 8) + (tl_tid % 16) * 8), 128) && tl::in_bounds(r0 + ((tl_tid / 64) + (tl_chunk11 / 8) * 4), M) && tl::in_bounds(k0 + (tl_tid / 16 % 4), NG) && tl::in_bounds((((tl_chunk11 % 8) + (tl_tid % 16) * 8)) + 7, 128) && tl::is_aligned(tl_ptr12, 8)) {
-            tl::f8e4m3 tl_vec13[8];
-            #pragma unroll
-            for (int tl_v = 0; tl_v < 8; tl_v += 2) tl::convert_pair(&tl_vec13[tl_v], g[tl_chunk11 + tl_v], g[tl_chunk11 + tl_v + 1]);
-            tl::store_vector<tl::f8e4m3, 8>(tl_ptr12, tl_vec13);
-        } else {
-            #pragma unroll
-            for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                if (tl::in_bounds(r0 + ((tl_tid / 64) + ((tl_chunk11 + tl_v) / 8) * 4), M) && tl::in_bounds(k0 + (tl_tid / 16 % 4), NG) && tl::in_bounds((((tl_chunk11 + tl_v) % 8) + (tl_tid % 16) * 8), 128)) Qg[(int64_t(r0 + ((tl_tid / 64) + ((tl_chunk11 + tl_v) / 8) * 4)) * NG + (k0 + (tl_tid / 16 % 4))) * 128 + (((tl_chunk11 + tl_v) % 8) + (tl_tid % 16) * 8)] = tl::convert<tl::f8e4m3>(g[tl_chunk11 + tl_v]);
-            }
-        }
-    }
-    // copy(amax, Scale[r0 +: RB, k0 +: GB]);  (quant.tl:185)
-    if ((tl_tid % 16) == 0) {
-        #pragma unroll
-        for (int tl_s14 = 0; tl_s14 < 2; ++tl_s14) {
-            if (tl::in_bounds(r0 + ((tl_tid / 64) + (tl_s14) * 4), M) && tl::in_bounds(k0 + (tl_tid / 16 % 4), NG)) Scale[int64_t(r0 + ((tl_tid / 64) + (tl_s14) * 4)) * NG + (k0 + (tl_tid / 16 % 4))] = amax[tl_s14];
-        }
-    }
+    tl::cp_async_wait<0>();  // at most 0 copy groups of this thread still in flight
 }
 
 }  // namespace
@@ -2619,11 +2722,18 @@ cudaError_t swiglu_fp8_per_group(const __nv_bfloat16* X, __nv_fp8_e4m3* Q, float
         return tl::host::invalid_argument(std::string(tl_name) + ": requirement `M * 2 * NG * 128 == M * K (view Xg of X)` does not hold" + " (" + "M = " + std::to_string(M) + ", NG = " + std::to_string(NG) + ", K = " + std::to_string(K) + ")");
     if (!(M * NG * 128 == M * N))
         return tl::host::invalid_argument(std::string(tl_name) + ": requirement `M * NG * 128 == M * N (view Qg of Q)` does not hold" + " (" + "M = " + std::to_string(M) + ", NG = " + std::to_string(NG) + ", N = " + std::to_string(N) + ")");
-    const int64_t tl_grid_x = int64_t(tl::cdiv(M, 8)), tl_grid_y = int64_t(tl::cdiv(NG, 4)), tl_grid_z = int64_t(1);
+    const int64_t tl_grid_x = int64_t(tl::min(tl::cdiv(M, 8) * tl::cdiv(NG, 4), 1 * tl::host::sm_count() * 4)), tl_grid_y = int64_t(1), tl_grid_z = int64_t(1);
     if (tl_grid_x <= 0 || tl_grid_y <= 0 || tl_grid_z <= 0) return cudaSuccess;  // nothing to compute
     if (tl_grid_x > INT32_MAX || tl_grid_y > 65535 || tl_grid_z > 65535)
         return tl::host::invalid_argument(std::string(tl_name) + ": the grid is larger than CUDA allows");
-    ::swiglu_fp8_per_group_kernel<<<dim3(unsigned(tl_grid_x), unsigned(tl_grid_y), unsigned(tl_grid_z)), 256, 0, stream>>>(X, Q, Scale, static_cast<int32_t>(M), static_cast<int32_t>(K), static_cast<int32_t>(N), static_cast<int32_t>(NG));
+    static const cudaError_t tl_attributes = [] {
+        cudaError_t tl_err = cudaSuccess;
+        if (tl_err == cudaSuccess)
+            tl_err = cudaFuncSetAttribute(::swiglu_fp8_per_group_kernel, cudaFuncAttributePreferredSharedMemoryCarveout, cudaSharedmemCarveoutMaxShared);
+        return tl_err;
+    }();
+    if (tl_attributes != cudaSuccess) return tl::host::record(tl_attributes, tl_name, "setting the shared-memory attributes");
+    ::swiglu_fp8_per_group_kernel<<<dim3(unsigned(tl_grid_x), unsigned(tl_grid_y), unsigned(tl_grid_z)), 256, 34816, stream>>>(X, Q, Scale, static_cast<int32_t>(M), static_cast<int32_t>(K), static_cast<int32_t>(N), static_cast<int32_t>(NG));
     return tl::host::record(cudaGetLastError(), tl_name, "launch");
 }
 
