@@ -229,10 +229,16 @@ void emit_stub_definitions(const StubKernels& kernels, KernelEmitter& exprs, Cud
                      "cores (mma.sync m16n8k32)\"); tl_err != cudaSuccess) return tl_err;");
         std::vector<std::string> grid;
         for (size_t i = 0; i < 3; ++i) grid.push_back(i < k.grid.size() ? "int64_t(" + exprs.expr(k.grid[i]) + ")" : "int64_t(1)");
-        out.line(fmt::format("const int64_t tl_grid_x = {}, tl_grid_y = {}, tl_grid_z = {};", grid[0], grid[1], grid[2]));
+        out.line(fmt::format("const int64_t tl_grid_x = {}, tl_grid_y = {}, tl_grid_z = {};{}", grid[0], grid[1], grid[2],
+                             k.walks_grid ? "  // the tiles, which the blocks walk" : ""));
         out.line("if (tl_grid_x <= 0 || tl_grid_y <= 0 || tl_grid_z <= 0) return cudaSuccess;  // nothing to compute");
-        out.line("if (tl_grid_x > INT32_MAX || tl_grid_y > 65535 || tl_grid_z > 65535)");
-        out.line("    return tl::host::invalid_argument(std::string(tl_name) + \": the grid is larger than CUDA allows\");");
+        if (k.walks_grid) {
+            out.line("if (tl_grid_x > INT32_MAX || tl_grid_y > INT32_MAX / tl_grid_x || tl_grid_z > INT32_MAX / (tl_grid_x * tl_grid_y))");
+            out.line("    return tl::host::invalid_argument(std::string(tl_name) + \": the grid has more than 2^31 - 1 tiles\");");
+        } else {
+            out.line("if (tl_grid_x > INT32_MAX || tl_grid_y > 65535 || tl_grid_z > 65535)");
+            out.line("    return tl::host::invalid_argument(std::string(tl_name) + \": the grid is larger than CUDA allows\");");
+        }
         std::vector<std::string> args;
         for (const ir::Param& p : k.params) args.push_back(identifier(p.name()));
         for (const ir::VarPtr& d : k.dims) args.push_back("static_cast<int32_t>(" + identifier(d->name) + ")");
@@ -254,6 +260,12 @@ void emit_stub_definitions(const StubKernels& kernels, KernelEmitter& exprs, Cud
             out.line("tl_config.attrs = &tl_attribute;");
             out.line("tl_config.numAttrs = 1;");
             out.line(fmt::format("return tl::host::record(cudaLaunchKernelEx(&tl_config, {}, {}), tl_name, \"launch\");", global_function(k), arglist));
+        } else if (k.walks_grid) {
+            out.line("// Each block walks tiles blockIdx.x, blockIdx.x + gridDim.x, ...: as many blocks as the GPU holds at once.");
+            out.line(fmt::format("const int64_t tl_blocks = std::min(tl_grid_x * tl_grid_y * tl_grid_z, tl::host::resident_blocks({}, {}, {}));",
+                                 global_function(k), k.threads, shared_bytes));
+            out.line(fmt::format("{}<<<unsigned(tl_blocks), {}, {}, stream>>>({});", global_function(k), k.threads, shared_bytes, arglist));
+            out.line("return tl::host::record(cudaGetLastError(), tl_name, \"launch\");");
         } else {
             out.line(fmt::format("{}<<<dim3(unsigned(tl_grid_x), unsigned(tl_grid_y), unsigned(tl_grid_z)), {}, {}, stream>>>({});",
                                  global_function(k), k.threads, shared_bytes, arglist));

@@ -957,11 +957,23 @@ bool execute(const ir::Kernel& kernel, Launch& launch, DiagnosticEngine& diags) 
             state.grid[i] = static_cast<int64_t>(launcher.evaluate(kernel.grid[i]));
             // An empty grid is nothing to compute, as in the launch stub; a negative one is an error.
             if (state.grid[i] == 0) return true;
-            if (state.grid[i] < 0 || state.grid[i] > (i == 0 ? INT32_MAX : 65535)) {
+            if (state.grid[i] < 0 || state.grid[i] > (i == 0 || kernel.walks_grid ? INT32_MAX : 65535)) {
                 diags.report(DiagKind::RunBadLaunch, kernel.grid[i]->range, kernel.name,
                              fmt::format("grid dimension {} is {} ({})", "xyz"[i], state.grid[i], values));
                 return false;
             }
+        }
+        if (kernel.walks_grid) {
+            // The grid's tiles, walked by a few blocks (the launch stub runs as many as the GPU
+            // holds): five, so that the blocks take different numbers of tiles.
+            const int64_t tiles = state.grid[0] * state.grid[1] * state.grid[2];
+            if (tiles > INT32_MAX) {
+                diags.report(DiagKind::RunBadLaunch, kernel.grid[0]->range, kernel.name,
+                             fmt::format("the grid has {} tiles, more than 2^31 - 1 ({})", tiles, values));
+                return false;
+            }
+            state.grid[0] = std::min<int64_t>(tiles, 5);
+            state.grid[1] = state.grid[2] = 1;
         }
         // Views, once `requires` has checked their extents: their tensor's memory, their own shape.
         for (const ir::BufferPtr& v : kernel.views) {

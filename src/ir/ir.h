@@ -596,6 +596,9 @@ struct Kernel {
     std::vector<VarPtr> dims;        // symbolic dimensions, in order of first appearance
     std::vector<BufferPtr> views;    // `view` declarations, in source order (each after its tensor)
     std::vector<ExprPtr> grid;       // 1 to 3 i32 expressions over dims and scalars
+    // Set by walk-grid: `grid` holds the tiles, and the launch runs min(tiles, the blocks the GPU
+    // holds at once) blocks along x, each walking tiles block.x, block.x + grid.x, ... in its body.
+    bool walks_grid = false;
     int threads = 128;
     std::vector<int> cluster;        // empty when no cluster
     // `requires(...)`: launch preconditions over dims and scalars, checked by the launch stub, with

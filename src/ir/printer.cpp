@@ -459,6 +459,8 @@ public:
                                     ? fmt::format(", TMA ring deepened from the loop's {} stages", k.warp_specialization.requested_stages)
                                     : ""));
         if (!k.schedule_remark.empty()) line(0, "// " + k.schedule_remark);
+        if (k.walks_grid)
+            line(0, "// walks the grid: min(tiles, the blocks the GPU holds at once) blocks, each taking tiles block.x, block.x + grid.x, ...");
         fragment_layouts(k.layouts);
         shared_memory(k.shared_memory);
         line(0, head + " {");

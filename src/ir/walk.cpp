@@ -132,6 +132,12 @@ void walk_exprs(const StmtPtr& s, const std::function<void(const Expr&)>& f) {
     });
 }
 
+void walk_stmts(const StmtPtr& s, const std::function<void(const Stmt&)>& f) {
+    if (!s) return;
+    f(*s);
+    for_each_child(*s, {.expr = [](const ExprPtr&) {}, .region = {}, .store = {}, .stmt = [&](const StmtPtr& c) { walk_stmts(c, f); }});
+}
+
 namespace {
 void collect_buffer_uses(const StmtPtr& s, const Stmt* skip, BufferUses& out) {
     if (!s || s.get() == skip) return;

@@ -43,6 +43,8 @@ void for_each_region_expr(const Region& r, const std::function<void(const ExprPt
 // Pre-order walks: every expression inside e (e included), or evaluated anywhere in s.
 void walk_expr(const ExprPtr& e, const std::function<void(const Expr&)>& f);
 void walk_exprs(const StmtPtr& s, const std::function<void(const Expr&)>& f);
+// Pre-order walk of s and every statement nested in it.
+void walk_stmts(const StmtPtr& s, const std::function<void(const Stmt&)>& f);
 
 // The divisors of every `/` and `%` inside e, in pre-order: what a condition evaluated on the host
 // must check for zero before it divides.

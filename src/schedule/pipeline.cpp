@@ -8,6 +8,7 @@
 #include "schedule/plan_shared_memory.h"
 #include "schedule/schedule_wgmma.h"
 #include "schedule/verify_shared_bounds.h"
+#include "schedule/walk_grid.h"
 #include "schedule/warp_specialize.h"
 #include "schedule/verify_mbarriers.h"
 
@@ -65,6 +66,10 @@ const std::vector<Pass>& passes() {
                             "TMA loads 2-d slices into whole tiles that only gemms of loaded tiles read; a small load "
                             "such as a column of scales costs little here");
              }
+             return true;
+         }},
+        {"walk-grid", [](ir::Kernel& k, const ScheduleOptions& options, DiagnosticEngine& diags) {
+             walk_grid(k, options.shared_memory_limit, diags);
              return true;
          }},
         {"pipeline-loops", [](ir::Kernel& k, const ScheduleOptions&, DiagnosticEngine& diags) {

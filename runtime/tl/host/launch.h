@@ -4,8 +4,10 @@
 
 #include <cuda_runtime.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <string>
+#include <vector>
 
 namespace tl::host {
 
@@ -79,6 +81,31 @@ inline cudaError_t check_compute_capability(int needed, const char* kernel, cons
 inline int sm_count() {
     const int n = current_device_traits().sm_count;
     return n > 0 ? n : 1;
+}
+
+// The blocks of `kernel` the current device holds at once: blocks resident per SM (at `threads`
+// threads and `shared_bytes` of dynamic shared memory a block) times its SMs; at least 1. Cached
+// per kernel and device on each host thread.
+template <typename Kernel> inline int64_t resident_blocks(Kernel* kernel, int threads, size_t shared_bytes) {
+    struct Entry {
+        const void* kernel;
+        int device;
+        int64_t blocks;
+    };
+    static thread_local std::vector<Entry> cache;
+    int dev = 0;
+    if (cudaGetDevice(&dev) != cudaSuccess) return 1;
+    const void* key = reinterpret_cast<const void*>(kernel);
+    for (const Entry& e : cache)
+        if (e.kernel == key && e.device == dev) return e.blocks;
+    int per_sm = 0;
+    if (cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, threads, shared_bytes) != cudaSuccess || per_sm < 1) {
+        (void)cudaGetLastError();  // the launch reports what is wrong
+        per_sm = 1;
+    }
+    const int64_t blocks = int64_t(per_sm) * sm_count();
+    cache.push_back({key, dev, blocks});
+    return blocks;
 }
 
 } // namespace tl::host
