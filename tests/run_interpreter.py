@@ -419,6 +419,16 @@ def build_cases():
         cases.append(Case("tests/interpreter/halo.tl", "halo_rows",
                           {"X": ("f32", (m, n), x), "Y": ("f32", (m, n), nan_filled("f32", m * n))},
                           {"Y": [at(r, j - 4) + at(r, j) + at(r, j + 4) for r in range(m) for j in range(n)]}))
+    # A walked 3-d grid (tests/interpreter/walk_grid.tl): a few blocks take every tile.
+    for b, h, s_len in ((2, 3, 70), (1, 1, 5), (3, 2, 64)):
+        x = uniform(rng, "f32", b * h * s_len * 64)
+        sums = [sum(x[((bb * h + hh) * s_len + t) * 64:((bb * h + hh) * s_len + t + 1) * 64]) + hh * 1000 + h
+                for bb in range(b) for hh in range(h) for t in range(s_len)]
+        cases.append(Case("tests/interpreter/walk_grid.tl", "head_sums",
+                          {"X": ("f32", (b, h, s_len, 64), x), "Y": ("f32", (b, h, s_len), nan_filled("f32", b * h * s_len)),
+                           "Z": ("f32", (b, h), nan_filled("f32", b * h))},
+                          {"Y": sums, "Z": [float(-(-s_len // 32))] * (b * h)},
+                          variants=[AFTER_SEMA, SCHEDULED_SM80, SCHEDULED_SM90A]))
     # Bounded extents (tests/interpreter/bounded.tl): tiles sized by a bound, N given at launch.
     every = [AFTER_SEMA, SCHEDULED_SM80, SCHEDULED_SM90A]
     for m, n in ((3, 1000), (2, 1), (1, 4096)):

@@ -23,9 +23,8 @@ bool reads(const ir::ExprPtr& e, const ir::Buffer* b) {
 
 // The identity of `op` for the partials the other threads start from: 0 for a sum; a max or min
 // is idempotent, so any start value is exact.
-bool starts_at_identity(const ir::Alloc& a, ir::ReduceOp op) {
+bool is_identity(ir::ExprPtr e, ir::ReduceOp op) {
     if (op != ir::ReduceOp::Sum) return true;
-    ir::ExprPtr e = a.init;
     while (e && e->as<ir::Cast>()) e = e->as<ir::Cast>()->operand;
     if (!e) return false;
     if (auto* i = e->as<ir::IntImm>()) return i->value == 0;
@@ -118,15 +117,28 @@ private:
     // it holds a `parallel` loop, E0612.) A loop that both accumulates and otherwise uses `r`
     // cannot hold the combine: a fragment is declared at the kernel's top level, so its next
     // iteration would add to combined values. Sets f.combine_before; returns why not.
+    //
+    // A serial loop whose body first fills all of `r` with the operation's identity (the walk of a
+    // grid's tiles, schedule/walk_grid.h, resets a fragment declared with an initial value so)
+    // accumulates afresh each trip: the combine goes inside its body, after the accumulations.
+    // Sets f.reset when such a fill starts the block; returns why not.
     std::string place(const ir::StmtPtr& block, AccumulatedFragment& f) const {
         std::vector<ir::StmtPtr> items;
         if (auto* seq = block->as<ir::Seq>()) items = seq->stmts;
         else items = {block};
         std::optional<size_t> last_update, first_other;
         for (size_t i = 0; i < items.size(); ++i) {
+            if (!last_update && !first_other && is_reset(items[i], f)) {
+                f.reset = true;
+                continue;
+            }
             Touch t = touch(items[i], f);
             if (t.update && t.other) {
                 if (items[i]->as<ir::Seq>()) return place(items[i], f);
+                if (auto* loop = items[i]->as<ir::For>(); loop && loop->loop_kind != ir::LoopKind::Parallel) {
+                    std::string why = place(loop->body, f);
+                    return why.empty() && !f.reset ? "it is read or written inside the loop that accumulates it" : why;
+                }
                 if (auto* branch = items[i]->as<ir::If>()) {
                     Touch then_touch = touch(branch->then_body, f), else_touch = touch(branch->else_body, f);
                     if (!(else_touch.update || else_touch.other)) return place(branch->then_body, f);
@@ -151,16 +163,23 @@ private:
             return "it is accumulated with different operations";
         auto alloc = allocs_.find(f.buffer);
         if (alloc == allocs_.end()) return "its declaration is not in this kernel";
-        if (!starts_at_identity(*alloc->second, f.op))
-            return fmt::format("it starts at a value other than 0, and a {} over partial results would count that value once "
-                               "per thread",
-                               ir::reduce_op_name(f.op));
         // In each loop, nothing but the accumulations touches r.
         for (const Accumulation& u : f.updates) {
             Touch t = touch(u.loop->body, f);
             if (t.other) return "its `parallel` loop also reads or writes it other than by accumulating";
         }
-        return place(kernel_.body, f);
+        if (std::string why = place(kernel_.body, f); !why.empty()) return why;
+        if (!f.reset && !is_identity(alloc->second->init, f.op))
+            return fmt::format("it starts at a value other than 0, and a {} over partial results would count that value once "
+                               "per thread",
+                               ir::reduce_op_name(f.op));
+        return "";
+    }
+
+    // A fill of all of r with the identity of its operation.
+    static bool is_reset(const ir::StmtPtr& s, const AccumulatedFragment& f) {
+        auto* fill = s->as<ir::Fill>();
+        return fill && fill->dst.buffer.get() == f.buffer && fill->dst.is_whole() && is_identity(fill->value, f.op);
     }
 
     const ir::Kernel& kernel_;

@@ -36,6 +36,7 @@ struct AccumulatedFragment {
     ir::ReduceOp op = ir::ReduceOp::Sum;
     std::vector<Accumulation> updates;
     const ir::Stmt* combine_before = nullptr; // the first statement that uses the result (null: none does)
+    bool reset = false; // a fill with the identity starts the accumulations (each trip of a loop that holds them)
 };
 
 struct PartialReductions {
