@@ -7,8 +7,8 @@
 
 namespace {
 
-// kernel cross_entropy<THREADS = 512, BN = 4096, T = bf16>  (stdlib/cross_entropy.tl:13)
-// 512 threads per block, 16576 bytes of shared memory
+// kernel cross_entropy<THREADS = 512, C = 512, R = 16, T = bf16>  (stdlib/cross_entropy.tl:16)
+// 512 threads per block, 32960 bytes of shared memory
 __global__ void __launch_bounds__(512) cross_entropy_kernel(
         const tl::bf16* __restrict__ X,
         const int32_t* __restrict__ Target,
@@ -17,136 +17,217 @@ __global__ void __launch_bounds__(512) cross_entropy_kernel(
         int32_t M,
         int32_t V)
 {
-    using x_layout = tl::BlockedLayout<4096, 8, 512>;  // fragment x: f32[4096]
+    // fragment x: f32[16, 512], blocked per axis, vector 8: [16, 512] over 512 threads: (16:t32, 8:r1 32:t1 2:r8) 16 registers
+    // fragment m: f32[16], slice of `x` (reduce over axis 1): [16] over 512 threads: (16:t32) 1 registers, 32 replicas
+    // fragment l: f32[16], slice of `x` (reduce over axis 1): [16] over 512 threads: (16:t32) 1 registers, 32 replicas
+    // fragment tile_max: f32[16], slice of `x` (reduce over axis 1): [16] over 512 threads: (16:t32) 1 registers, 32 replicas
+    // fragment tile_sum: f32[16], slice of `x` (reduce over axis 1): [16] over 512 threads: (16:t32) 1 registers, 32 replicas
     const int tl_tid = tl::thread_index<512>();
     extern __shared__ __align__(128) unsigned char tl_smem[];
-    tl::bf16* xs = reinterpret_cast<tl::bf16*>(tl_smem + 0);  // shared xs: bf16[2, 4096], row pitch 4104
-    unsigned char* tl_scratch = tl_smem + 16512;  // 64 bytes for reductions and staging
-    float x[x_layout::kSlots];  // fragment x: f32[4096]
-    float m = -tl::inf<float>();
-    float l = 0.0f;
-    float tile_max;
-    float tile_sum;
+    tl::bf16* xs = reinterpret_cast<tl::bf16*>(tl_smem + 0);  // shared xs: bf16[2, 8192], row pitch 8200
+    unsigned char* tl_scratch = tl_smem + 32896;  // 64 bytes for reductions and staging
+    float x[16];  // fragment x: f32[16, 512]
+    float m[1];  // fragment m: f32[16]
+    #pragma unroll
+    for (int tl_i = 0; tl_i < 1; ++tl_i) m[tl_i] = -tl::inf<float>();
+    float l[1];  // fragment l: f32[16]
+    #pragma unroll
+    for (int tl_i = 0; tl_i < 1; ++tl_i) l[tl_i] = 0.0f;
+    float tile_max[1];  // fragment tile_max: f32[16]
+    float tile_sum[1];  // fragment tile_sum: f32[16]
+    float row_max;
+    float row_sum;
     const int32_t row = int(blockIdx.x);
-    const int32_t t_trips = tl::cdiv(V, 4096);
+    const int32_t t_trips = tl::cdiv(V, 8192);
     if (0 < t_trips) {
-        // copy(X[row, t * BN +: BN], xs, pad = -inf);        // padding: exp(-inf) = 0  (cross_entropy.tl:27)
-        if (tl::is_aligned(X, 16) && V % 8 == 0 && tl::in_bounds(row, M) && (0 * 4096) >= 0 && (0 * 4096) + 4096 <= V && (0 * 4096) % 8 == 0) {
+        // copy(X[row, t * (R * C) +: R * C], xs, pad = -inf);   // padding: exp(-inf) = 0  (cross_entropy.tl:32)
+        if (tl::is_aligned(X, 16) && V % 8 == 0 && tl::in_bounds(row, M) && (0 * 8192) >= 0 && (0 * 8192) + 8192 <= V && (0 * 8192) % 8 == 0) {
             #pragma unroll
-            for (int tl_i1 = 0; tl_i1 < 1; ++tl_i1) {
+            for (int tl_i1 = 0; tl_i1 < 2; ++tl_i1) {
                 const int tl_chunk0 = tl_tid + tl_i1 * 512;
-                tl::cp_async_16(&xs[0 * 4104 + (tl_chunk0 * 8)], &X[int64_t(row) * V + ((0 * 4096) + (tl_chunk0 * 8))]);
+                tl::cp_async_16(&xs[0 * 8200 + (tl_chunk0 * 8)], &X[int64_t(row) * V + ((0 * 8192) + (tl_chunk0 * 8))]);
             }
         } else {
             #pragma unroll
-            for (int tl_i3 = 0; tl_i3 < 1; ++tl_i3) {
+            for (int tl_i3 = 0; tl_i3 < 2; ++tl_i3) {
                 const int tl_chunk2 = tl_tid + tl_i3 * 512;
-                const tl::bf16* tl_src4 = &X[int64_t(row) * V + ((0 * 4096) + (tl_chunk2 * 8))];
-                tl::bf16* tl_dst5 = &xs[0 * 4104 + (tl_chunk2 * 8)];
-                const int tl_valid6 = !(tl::in_bounds(row, M)) ? 0 : max(0, min(8, V - ((0 * 4096) + (tl_chunk2 * 8))));
-                if (tl_valid6 == 8 && (0 * 4096) + (tl_chunk2 * 8) >= 0 && tl::is_aligned(tl_src4, 4)) {
+                const tl::bf16* tl_src4 = &X[int64_t(row) * V + ((0 * 8192) + (tl_chunk2 * 8))];
+                tl::bf16* tl_dst5 = &xs[0 * 8200 + (tl_chunk2 * 8)];
+                const int tl_valid6 = !(tl::in_bounds(row, M)) ? 0 : max(0, min(8, V - ((0 * 8192) + (tl_chunk2 * 8))));
+                if (tl_valid6 == 8 && (0 * 8192) + (tl_chunk2 * 8) >= 0 && tl::is_aligned(tl_src4, 4)) {
                     tl::cp_async_chunk(tl_dst5, tl_src4);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
                 } else {
                     #pragma unroll
-                    for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst5[tl_v] = tl::in_bounds(row, M) && tl::in_bounds(((0 * 4096) + (tl_chunk2 * 8)) + tl_v, V) ? tl_src4[tl_v] : -tl::inf<tl::bf16>();
+                    for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst5[tl_v] = tl::in_bounds(row, M) && tl::in_bounds(((0 * 8192) + (tl_chunk2 * 8)) + tl_v, V) ? tl_src4[tl_v] : -tl::inf<tl::bf16>();
                 }
             }
         }
     }
     tl::cp_async_commit();
-    // for t in pipelined(cdiv(V, BN), stages = 2) {  (cross_entropy.tl:26)
+    // for t in pipelined(cdiv(V, R * C), stages = 2) {  (cross_entropy.tl:31)
     for (int t = 0; t < t_trips; ++t) {
         tl::cp_async_wait<0>();  // at most 0 copy groups of this thread still in flight
         __syncthreads();  // pipeline: stage `t % 2` has landed and the stage refilled next is no longer read
         if (t + 1 < t_trips) {
-            // copy(X[row, t * BN +: BN], xs, pad = -inf);        // padding: exp(-inf) = 0  (cross_entropy.tl:27)
-            if (tl::is_aligned(X, 16) && V % 8 == 0 && tl::in_bounds(row, M) && ((t + 1) * 4096) >= 0 && ((t + 1) * 4096) + 4096 <= V && ((t + 1) * 4096) % 8 == 0) {
+            // copy(X[row, t * (R * C) +: R * C], xs, pad = -inf);   // padding: exp(-inf) = 0  (cross_entropy.tl:32)
+            if (tl::is_aligned(X, 16) && V % 8 == 0 && tl::in_bounds(row, M) && ((t + 1) * 8192) >= 0 && ((t + 1) * 8192) + 8192 <= V && ((t + 1) * 8192) % 8 == 0) {
                 #pragma unroll
-                for (int tl_i8 = 0; tl_i8 < 1; ++tl_i8) {
+                for (int tl_i8 = 0; tl_i8 < 2; ++tl_i8) {
                     const int tl_chunk7 = tl_tid + tl_i8 * 512;
-                    tl::cp_async_16(&xs[((t + 1) % 2) * 4104 + (tl_chunk7 * 8)], &X[int64_t(row) * V + (((t + 1) * 4096) + (tl_chunk7 * 8))]);
+                    tl::cp_async_16(&xs[((t + 1) % 2) * 8200 + (tl_chunk7 * 8)], &X[int64_t(row) * V + (((t + 1) * 8192) + (tl_chunk7 * 8))]);
                 }
             } else {
                 #pragma unroll
-                for (int tl_i10 = 0; tl_i10 < 1; ++tl_i10) {
+                for (int tl_i10 = 0; tl_i10 < 2; ++tl_i10) {
                     const int tl_chunk9 = tl_tid + tl_i10 * 512;
-                    const tl::bf16* tl_src11 = &X[int64_t(row) * V + (((t + 1) * 4096) + (tl_chunk9 * 8))];
-                    tl::bf16* tl_dst12 = &xs[((t + 1) % 2) * 4104 + (tl_chunk9 * 8)];
-                    const int tl_valid13 = !(tl::in_bounds(row, M)) ? 0 : max(0, min(8, V - (((t + 1) * 4096) + (tl_chunk9 * 8))));
-                    if (tl_valid13 == 8 && ((t + 1) * 4096) + (tl_chunk9 * 8) >= 0 && tl::is_aligned(tl_src11, 4)) {
+                    const tl::bf16* tl_src11 = &X[int64_t(row) * V + (((t + 1) * 8192) + (tl_chunk9 * 8))];
+                    tl::bf16* tl_dst12 = &xs[((t + 1) % 2) * 8200 + (tl_chunk9 * 8)];
+                    const int tl_valid13 = !(tl::in_bounds(row, M)) ? 0 : max(0, min(8, V - (((t + 1) * 8192) + (tl_chunk9 * 8))));
+                    if (tl_valid13 == 8 && ((t + 1) * 8192) + (tl_chunk9 * 8) >= 0 && tl::is_aligned(tl_src11, 4)) {
                         tl::cp_async_chunk(tl_dst12, tl_src11);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
                     } else {
                         #pragma unroll
-                        for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst12[tl_v] = tl::in_bounds(row, M) && tl::in_bounds((((t + 1) * 4096) + (tl_chunk9 * 8)) + tl_v, V) ? tl_src11[tl_v] : -tl::inf<tl::bf16>();
+                        for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst12[tl_v] = tl::in_bounds(row, M) && tl::in_bounds((((t + 1) * 8192) + (tl_chunk9 * 8)) + tl_v, V) ? tl_src11[tl_v] : -tl::inf<tl::bf16>();
                     }
                 }
             }
         }
         tl::cp_async_commit();
-        // copy(xs, x);  (cross_entropy.tl:28)
+        // for r, c in parallel(R, C) {  (cross_entropy.tl:33)
+        // for r, c in parallel(16, 512): each thread visits the elements of `x` it holds
         #pragma unroll
-        for (int tl_chunk14 = 0; tl_chunk14 < x_layout::kSlots; tl_chunk14 += 8) {
-            const tl::bf16* tl_ptr15 = &xs[(t % 2) * 4104 + (((x_layout::flat(tl_tid, (tl_chunk14 / 8) * 8)) % 4096) + tl_chunk14 % 8)];
-            if (tl::is_aligned(tl_ptr15, 16)) {
-                tl::bf16 tl_vec16[8];
-                tl::load_vector<tl::bf16, 8>(tl_vec16, tl_ptr15);
-                #pragma unroll
-                for (int tl_v = 0; tl_v < 8; ++tl_v) x[tl_chunk14 + tl_v] = tl::convert<float>(tl_vec16[tl_v]);
-            } else {
-                #pragma unroll
-                for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                    x[tl_chunk14 + tl_v] = tl::convert<float>(xs[(t % 2) * 4104 + (((x_layout::flat(tl_tid, ((tl_chunk14 + tl_v) / 8) * 8)) % 4096) + (tl_chunk14 + tl_v) % 8)]);
-                }
+        for (int tl_k15 = 0; tl_k15 < 16; tl_k15 += 8) {
+            const int tl_c16 = ((tl_k15 % 8) + (tl_tid % 32) * 8 + (tl_k15 / 8) * 256);  // the chunk's first column
+            const int r = (tl_tid / 32);
+            tl::bf16 tl_chunk18[8];
+            tl::load_chunk<tl::bf16, 8>(tl_chunk18, &xs[(t % 2) * 8200 + (r * 512 + tl_c16)]);
+            #pragma unroll
+            for (int tl_o17 = 0; tl_o17 < 8; ++tl_o17) {
+                const int tl_s19 = tl_k15 + tl_o17;
+                [[maybe_unused]] const int c = tl_c16 + tl_o17;
+                x[tl_s19] = tl::convert<float>(tl_chunk18[tl_o17]);
             }
         }
-        // reduce(max, x, tile_max);  (cross_entropy.tl:29)
+        // reduce(max, x, tile_max, axis = 1);  (cross_entropy.tl:36)
+        // each thread folds its 16 values of each of its 1 results; xor shuffles 1, 2, 4, 8, 16 among the lanes that share one
         {
             float tl_part[1];
             #pragma unroll
             for (int tl_i = 0; tl_i < 1; ++tl_i) tl_part[tl_i] = tl::MaxOp::identity<float>();
             #pragma unroll
-            for (int tl_s17 = 0; tl_s17 < x_layout::kSlots; ++tl_s17) {
-                tl_part[0] = tl::MaxOp::combine(tl_part[0], tl::MaxOp::element(x[tl_s17]));
+            for (int tl_s20 = 0; tl_s20 < 16; ++tl_s20) {
+                tl_part[0] = tl::MaxOp::combine(tl_part[0], tl::MaxOp::element(x[tl_s20]));
             }
-            tl::block_allreduce<tl::MaxOp, 1, 512>(tl_part, reinterpret_cast<float*>(tl_scratch), tl_tid);
-            {
-                tile_max = tl_part[0];
+            #pragma unroll
+            for (int tl_i = 0; tl_i < 1; ++tl_i) {
+                tl_part[tl_i] = tl::xor_combine<tl::MaxOp, 1>(tl_part[tl_i]);
+                tl_part[tl_i] = tl::xor_combine<tl::MaxOp, 2>(tl_part[tl_i]);
+                tl_part[tl_i] = tl::xor_combine<tl::MaxOp, 4>(tl_part[tl_i]);
+                tl_part[tl_i] = tl::xor_combine<tl::MaxOp, 8>(tl_part[tl_i]);
+                tl_part[tl_i] = tl::xor_combine<tl::MaxOp, 16>(tl_part[tl_i]);
+            }
+            #pragma unroll
+            for (int tl_i = 0; tl_i < 1; ++tl_i) {
+                tile_max[tl_i] = tl_part[tl_i];
             }
         }
-        const float m_new = tl::max(m, tile_max);
-        // for j in parallel(BN) {  (cross_entropy.tl:31)
-        // for j in parallel(4096): each thread visits the elements of `x` it holds
+        // for r in parallel(R) {  (cross_entropy.tl:37)
+        // for r in parallel(16): each thread visits the elements of `m` it holds
         #pragma unroll
-        for (int tl_s18 = 0; tl_s18 < x_layout::kSlots; ++tl_s18) {
-            [[maybe_unused]] const int j = ((x_layout::flat(tl_tid, (tl_s18 / 8) * 8)) % 4096) + tl_s18 % 8;
-            x[tl_s18] = tl::fast::exp_sub(x[tl_s18], m_new);
+        for (int tl_s21 = 0; tl_s21 < 1; ++tl_s21) {
+            [[maybe_unused]] const int r = (tl_tid / 32);
+            const float m_new = tl::max(m[tl_s21], tile_max[tl_s21]);
+            tile_max[tl_s21] = m_new == -tl::inf<float>() ? 0.0f : m_new;
+            l[tl_s21] = l[tl_s21] * tl::fast::exp_sub(m[tl_s21], tile_max[tl_s21]);
+            m[tl_s21] = m_new;
         }
-        // reduce(sum, x, tile_sum);  (cross_entropy.tl:34)
+        // for r, c in parallel(R, C) {  (cross_entropy.tl:44)
+        // for r, c in parallel(16, 512): each thread visits the elements of `x` it holds
+        #pragma unroll
+        for (int tl_s22 = 0; tl_s22 < 16; ++tl_s22) {
+            [[maybe_unused]] const int r = (tl_tid / 32);
+            [[maybe_unused]] const int c = ((tl_s22 % 8) + (tl_tid % 32) * 8 + (tl_s22 / 8) * 256);
+            x[tl_s22] = tl::fast::exp_sub(x[tl_s22], tile_max[0]);
+        }
+        // reduce(sum, x, tile_sum, axis = 1);  (cross_entropy.tl:47)
+        // each thread folds its 16 values of each of its 1 results; xor shuffles 1, 2, 4, 8, 16 among the lanes that share one
         {
             float tl_part[1];
             #pragma unroll
             for (int tl_i = 0; tl_i < 1; ++tl_i) tl_part[tl_i] = tl::SumOp::identity<float>();
             #pragma unroll
-            for (int tl_s19 = 0; tl_s19 < x_layout::kSlots; ++tl_s19) {
-                tl_part[0] = tl::SumOp::combine(tl_part[0], tl::SumOp::element(x[tl_s19]));
+            for (int tl_s23 = 0; tl_s23 < 16; ++tl_s23) {
+                tl_part[0] = tl::SumOp::combine(tl_part[0], tl::SumOp::element(x[tl_s23]));
             }
-            tl::block_allreduce<tl::SumOp, 1, 512>(tl_part, reinterpret_cast<float*>(tl_scratch), tl_tid);
-            {
-                tile_sum = tl_part[0];
+            #pragma unroll
+            for (int tl_i = 0; tl_i < 1; ++tl_i) {
+                tl_part[tl_i] = tl::xor_combine<tl::SumOp, 1>(tl_part[tl_i]);
+                tl_part[tl_i] = tl::xor_combine<tl::SumOp, 2>(tl_part[tl_i]);
+                tl_part[tl_i] = tl::xor_combine<tl::SumOp, 4>(tl_part[tl_i]);
+                tl_part[tl_i] = tl::xor_combine<tl::SumOp, 8>(tl_part[tl_i]);
+                tl_part[tl_i] = tl::xor_combine<tl::SumOp, 16>(tl_part[tl_i]);
+            }
+            #pragma unroll
+            for (int tl_i = 0; tl_i < 1; ++tl_i) {
+                tile_sum[tl_i] = tl_part[tl_i];
             }
         }
-        l = l * tl::fast::exp_sub(m, m_new) + tile_sum;
-        m = m_new;
+        // for r in parallel(R) {  (cross_entropy.tl:48)
+        // for r in parallel(16): each thread visits the elements of `l` it holds
+        #pragma unroll
+        for (int tl_s24 = 0; tl_s24 < 1; ++tl_s24) {
+            [[maybe_unused]] const int r = (tl_tid / 32);
+            l[tl_s24] = l[tl_s24] + tile_sum[tl_s24];
+        }
     }
     tl::cp_async_wait<0>();  // at most 0 copy groups of this thread still in flight
-    const float lse = m + tl::fast::log(l);
-    // for i in parallel(1) {          // one thread writes the row's results  (cross_entropy.tl:39)
+    // reduce(max, m, row_max);        // finite: V > 0  (cross_entropy.tl:52)
+    {
+        float tl_part[1];
+        #pragma unroll
+        for (int tl_i = 0; tl_i < 1; ++tl_i) tl_part[tl_i] = tl::MaxOp::identity<float>();
+        if ((tl_tid % 32) == 0) {
+            #pragma unroll
+            for (int tl_s25 = 0; tl_s25 < 1; ++tl_s25) {
+                tl_part[0] = tl::MaxOp::combine(tl_part[0], tl::MaxOp::element(m[tl_s25]));
+            }
+        }
+        tl::block_allreduce<tl::MaxOp, 1, 512>(tl_part, reinterpret_cast<float*>(tl_scratch), tl_tid);
+        {
+            row_max = tl_part[0];
+        }
+    }
+    // for r in parallel(R) {  (cross_entropy.tl:53)
+    // for r in parallel(16): each thread visits the elements of `l` it holds
+    #pragma unroll
+    for (int tl_s26 = 0; tl_s26 < 1; ++tl_s26) {
+        [[maybe_unused]] const int r = (tl_tid / 32);
+        l[tl_s26] = l[tl_s26] * tl::fast::exp_sub(m[tl_s26], row_max);
+    }
+    // reduce(sum, l, row_sum);  (cross_entropy.tl:56)
+    {
+        float tl_part[1];
+        #pragma unroll
+        for (int tl_i = 0; tl_i < 1; ++tl_i) tl_part[tl_i] = tl::SumOp::identity<float>();
+        if ((tl_tid % 32) == 0) {
+            #pragma unroll
+            for (int tl_s27 = 0; tl_s27 < 1; ++tl_s27) {
+                tl_part[0] = tl::SumOp::combine(tl_part[0], tl::SumOp::element(l[tl_s27]));
+            }
+        }
+        tl::block_allreduce<tl::SumOp, 1, 512>(tl_part, reinterpret_cast<float*>(tl_scratch), tl_tid);
+        {
+            row_sum = tl_part[0];
+        }
+    }
+    const float lse = row_max + tl::fast::log(row_sum);
+    // for i in parallel(1) {          // one thread writes the row's results  (cross_entropy.tl:58)
     // for i in parallel(1): iterations dealt round-robin to the threads
     #pragma unroll
-    for (int tl_i21 = 0; tl_i21 < 1; ++tl_i21) {
-        const int tl_e20 = tl_tid + tl_i21 * 512;
-        if (tl_e20 < 1) {
-            const int i = tl_e20;
+    for (int tl_i29 = 0; tl_i29 < 1; ++tl_i29) {
+        const int tl_e28 = tl_tid + tl_i29 * 512;
+        if (tl_e28 < 1) {
+            const int i = tl_e28;
             const int32_t target = Target[row + i];
             const float logit = tl::convert<float>(X[int64_t(row + i) * V + (tl::min(tl::max(target, 0), V - 1))]);
             Lse[row + i] = lse;
@@ -155,7 +236,7 @@ __global__ void __launch_bounds__(512) cross_entropy_kernel(
     }
 }
 
-// kernel cross_entropy_backward<BN = 2048, THREADS = 256, T = bf16>  (stdlib/cross_entropy.tl:48)
+// kernel cross_entropy_backward<BN = 2048, THREADS = 256, T = bf16>  (stdlib/cross_entropy.tl:67)
 // 256 threads per block, 0 bytes of shared memory
 __global__ void __launch_bounds__(256) cross_entropy_backward_kernel(
         const tl::bf16* __restrict__ X,
@@ -171,7 +252,7 @@ __global__ void __launch_bounds__(256) cross_entropy_backward_kernel(
     float x[x_layout::kSlots];  // fragment x: f32[2048]
     const int32_t row = int(blockIdx.x);
     const int32_t c0 = int(blockIdx.y) * 2048;
-    // copy(X[row, c0 +: BN], x);  (cross_entropy.tl:57)
+    // copy(X[row, c0 +: BN], x);  (cross_entropy.tl:76)
     #pragma unroll
     for (int tl_chunk0 = 0; tl_chunk0 < x_layout::kSlots; tl_chunk0 += 8) {
         const tl::bf16* tl_ptr1 = &X[int64_t(row) * V + (c0 + (((x_layout::flat(tl_tid, (tl_chunk0 / 8) * 8)) % 2048) + tl_chunk0 % 8))];
@@ -187,7 +268,7 @@ __global__ void __launch_bounds__(256) cross_entropy_backward_kernel(
             }
         }
     }
-    // for j in parallel(BN) {  (cross_entropy.tl:58)
+    // for j in parallel(BN) {  (cross_entropy.tl:77)
     // for j in parallel(2048): each thread visits the elements of `x` it holds
     #pragma unroll
     for (int tl_s3 = 0; tl_s3 < x_layout::kSlots; ++tl_s3) {
@@ -198,7 +279,7 @@ __global__ void __launch_bounds__(256) cross_entropy_backward_kernel(
         const float p = tl::fast::exp_sub(x[tl_s3], Lse[row]);
         x[tl_s3] = (c0 + j == target ? p - 1.0f : p) * g;
     }
-    // copy(x, DX[row, c0 +: BN]);  (cross_entropy.tl:64)
+    // copy(x, DX[row, c0 +: BN]);  (cross_entropy.tl:83)
     #pragma unroll
     for (int tl_chunk5 = 0; tl_chunk5 < x_layout::kSlots; tl_chunk5 += 8) {
         tl::bf16* tl_ptr6 = &DX[int64_t(row) * V + (c0 + (((x_layout::flat(tl_tid, (tl_chunk5 / 8) * 8)) % 2048) + tl_chunk5 % 8))];
@@ -241,7 +322,7 @@ cudaError_t cross_entropy(const __nv_bfloat16* X, const int32_t* Target, float* 
         return tl_err;
     }();
     if (tl_attributes != cudaSuccess) return tl::host::record(tl_attributes, tl_name, "setting the shared-memory attributes");
-    ::cross_entropy_kernel<<<dim3(unsigned(tl_grid_x), unsigned(tl_grid_y), unsigned(tl_grid_z)), 512, 16576, stream>>>(X, Target, Loss, Lse, static_cast<int32_t>(M), static_cast<int32_t>(V));
+    ::cross_entropy_kernel<<<dim3(unsigned(tl_grid_x), unsigned(tl_grid_y), unsigned(tl_grid_z)), 512, 32960, stream>>>(X, Target, Loss, Lse, static_cast<int32_t>(M), static_cast<int32_t>(V));
     return tl::host::record(cudaGetLastError(), tl_name, "launch");
 }
 

@@ -28,6 +28,20 @@ struct BodyUses {
 // the loop's last variable on the buffer's last axis and, on every other axis, by a constant or
 // another loop variable within the axis's extent (so the chunk's slots share them and every
 // element the chunk loads is one its slots read), the buffer not written in the loop.
+// For a last index `e + v` (or `v + e`) with e free of v: e, the part of the index that is the same
+// for every element of a chunk along v; null otherwise.
+ir::ExprPtr chunk_offset_of(const ir::ExprPtr& index, const ir::Var* v) {
+    auto* add = index->as<ir::Binary>();
+    if (!add || add->op != ir::BinaryOp::Add) return nullptr;
+    auto is_v = [&](const ir::ExprPtr& e) {
+        auto* r = e->as<ir::VarRef>();
+        return r && r->var.get() == v;
+    };
+    if (is_v(add->rhs) && !ir::mentions(add->lhs, v)) return add->lhs;
+    if (is_v(add->lhs) && !ir::mentions(add->rhs, v)) return add->rhs;
+    return nullptr;
+}
+
 std::vector<const ir::Load*> chunk_reads(const ir::For& f, const std::vector<int64_t>& extents) {
     std::vector<const ir::Load*> reads;
     std::set<const ir::Buffer*> written;
@@ -44,11 +58,31 @@ std::vector<const ir::Load*> chunk_reads(const ir::For& f, const std::vector<int
                                 .stmt = walk});
     };
     walk(f.body);
+    // An index the chunk's slots share and that can be evaluated before the body runs: no load, no
+    // `let` of the body, not the last loop variable (a pipelined tile's stage `t % 2`, a row `r * C`).
+    std::set<const ir::Var*> body_lets;
+    ir::walk_stmts(f.body, [&](const ir::Stmt& st) {
+        if (auto* l = st.as<ir::LetStmt>()) body_lets.insert(l->var.get());
+    });
+    auto shared_by_chunk = [&](const ir::ExprPtr& e) {
+        return !ir::any_expr(e, [&](const ir::Expr& x) {
+            if (x.as<ir::Load>()) return true;
+            auto* r = x.as<ir::VarRef>();
+            return r && (r->var == f.vars.back() || body_lets.count(r->var.get()));
+        });
+    };
     auto fits = [&](const ir::Load& l) {
         const ir::Buffer& b = *l.buffer;
         if (written.count(&b) || b.const_shape.size() != l.indices.size() || l.indices.empty()) return false;
         for (size_t d = 0; d < l.indices.size(); ++d) {
             bool last = d + 1 == l.indices.size();
+            // A flattened last index, `r * C + c`: the chunk starts at `r * C + (its first c)`.
+            if (last) {
+                ir::ExprPtr offset = chunk_offset_of(l.indices[d], f.vars.back().get());
+                // (A constant offset, `j + 1`, would start every chunk off its 16-byte boundary.)
+                if (offset && !ir::const_int(offset) && shared_by_chunk(offset)) continue;
+            }
+            if (!last && !l.indices[d]->as<ir::VarRef>() && !ir::const_int(l.indices[d]) && shared_by_chunk(l.indices[d])) continue;
             if (auto c = ir::const_int(l.indices[d])) {
                 if (last || *c < 0 || *c >= b.const_shape[d]) return false;
                 continue;
@@ -245,7 +279,8 @@ bool KernelEmitter::emit_chunked_parallel(const ir::For& f, const ir::Buffer& an
         for (const ir::Load* read : reads) {
             std::vector<std::string> idx;
             for (size_t d = 0; d + 1 < read->indices.size(); ++d) idx.push_back(expr(read->indices[d], ctx));
-            idx.push_back(start);
+            ir::ExprPtr offset_of_chunk = chunk_offset_of(read->indices.back(), f.vars.back().get());
+            idx.push_back(offset_of_chunk ? fmt::format("{} + {}", expr(offset_of_chunk, ctx), start) : start);
             std::string first = element(*read->buffer, idx);
             auto [at, fresh_read] = loaded.emplace(first, "");
             if (fresh_read) {

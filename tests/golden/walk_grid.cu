@@ -91,11 +91,17 @@ __global__ void __launch_bounds__(128) head_sums_kernel(
         // for i, j in parallel(32, 64) {  (walk_grid.tl:16)
         // for i, j in parallel(32, 64): each thread runs its share of the iterations, accumulating partial results
         #pragma unroll
-        for (int tl_s14 = 0; tl_s14 < 16; ++tl_s14) {
-            const int tl_c15 = (((tl_s14 / 8 * 8) % 8) + (tl_tid % 8) * 8);  // the chunk's first column
-            const int i = ((tl_tid / 8) + (tl_s14 / 8) * 16);
-            const int j = tl_c15 + tl_s14 % 8;
-            acc[(tl_s14 / 8)] = acc[(tl_s14 / 8)] + xs[((tile_walk % 2) * 32 + i) * 68 + j];
+        for (int tl_k15 = 0; tl_k15 < 16; tl_k15 += 8) {
+            const int tl_c16 = ((tl_k15 % 8) + (tl_tid % 8) * 8);  // the chunk's first column
+            const int i = ((tl_tid / 8) + (tl_k15 / 8) * 16);
+            float tl_chunk18[8];
+            tl::load_chunk<float, 8>(tl_chunk18, &xs[((tile_walk % 2) * 32 + i) * 68 + tl_c16]);
+            #pragma unroll
+            for (int tl_o17 = 0; tl_o17 < 8; ++tl_o17) {
+                const int tl_s19 = tl_k15 + tl_o17;
+                [[maybe_unused]] const int j = tl_c16 + tl_o17;
+                acc[(tl_s19 / 8)] = acc[(tl_s19 / 8)] + tl_chunk18[tl_o17];
+            }
         }
         // combine the partial results of `acc` (sum): xor shuffles 1, 2, 4 among the lanes that share an element
         {
@@ -113,24 +119,24 @@ __global__ void __launch_bounds__(128) head_sums_kernel(
         // for i in parallel(32) {  (walk_grid.tl:19)
         // for i in parallel(32): each thread visits the elements of `acc` it holds
         #pragma unroll
-        for (int tl_s16 = 0; tl_s16 < 2; ++tl_s16) {
-            [[maybe_unused]] const int i = ((tl_tid / 8) + (tl_s16) * 16);
-            acc[tl_s16] = acc[tl_s16] + static_cast<float>(tile_y * 1000 + tiles_y);
+        for (int tl_s20 = 0; tl_s20 < 2; ++tl_s20) {
+            [[maybe_unused]] const int i = ((tl_tid / 8) + (tl_s20) * 16);
+            acc[tl_s20] = acc[tl_s20] + static_cast<float>(tile_y * 1000 + tiles_y);
         }
         // copy(acc, Y[block.z, block.y, s0 +: 32]);  (walk_grid.tl:22)
         if ((tl_tid % 8) == 0) {
             #pragma unroll
-            for (int tl_s17 = 0; tl_s17 < 2; ++tl_s17) {
-                if (tl::in_bounds(tile_z, B) && tl::in_bounds(tile_y, H) && tl::in_bounds(s0 + ((tl_tid / 8) + (tl_s17) * 16), S)) Y[(int64_t(tile_z) * H + tile_y) * S + (s0 + ((tl_tid / 8) + (tl_s17) * 16))] = acc[tl_s17];
+            for (int tl_s21 = 0; tl_s21 < 2; ++tl_s21) {
+                if (tl::in_bounds(tile_z, B) && tl::in_bounds(tile_y, H) && tl::in_bounds(s0 + ((tl_tid / 8) + (tl_s21) * 16), S)) Y[(int64_t(tile_z) * H + tile_y) * S + (s0 + ((tl_tid / 8) + (tl_s21) * 16))] = acc[tl_s21];
             }
         }
         // for i in parallel(1) {  (walk_grid.tl:23)
         // for i in parallel(1): iterations dealt round-robin to the threads
         #pragma unroll
-        for (int tl_i19 = 0; tl_i19 < 1; ++tl_i19) {
-            const int tl_e18 = tl_tid + tl_i19 * 128;
-            if (tl_e18 < 1) {
-                const int i = tl_e18;
+        for (int tl_i23 = 0; tl_i23 < 1; ++tl_i23) {
+            const int tl_e22 = tl_tid + tl_i23 * 128;
+            if (tl_e22 < 1) {
+                const int i = tl_e22;
                 if (tile_x == 0) {
                     Z[int64_t(tile_z) * H + (tile_y + i)] = static_cast<float>(tiles_x);
                 }
