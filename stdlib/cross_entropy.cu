@@ -7,9 +7,9 @@
 
 namespace {
 
-// kernel cross_entropy<THREADS = 512, C = 512, R = 16, T = bf16>  (stdlib/cross_entropy.tl:16)
-// 512 threads per block, 32960 bytes of shared memory
-__global__ void __launch_bounds__(512) cross_entropy_kernel(
+// kernel cross_entropy<THREADS = 256, C = 512, R = 8, T = bf16>  (stdlib/cross_entropy.tl:16)
+// 256 threads per block, 16544 bytes of shared memory
+__global__ void __launch_bounds__(256) cross_entropy_kernel(
         const tl::bf16* __restrict__ X,
         const int32_t* __restrict__ Target,
         float* __restrict__ Loss,
@@ -17,48 +17,48 @@ __global__ void __launch_bounds__(512) cross_entropy_kernel(
         int32_t M,
         int32_t V)
 {
-    // fragment x: f32[16, 512], blocked per axis, vector 8: [16, 512] over 512 threads: (16:t32, 8:r1 32:t1 2:r8) 16 registers
-    // fragment m: f32[16], slice of `x` (reduce over axis 1): [16] over 512 threads: (16:t32) 1 registers, 32 replicas
-    // fragment l: f32[16], slice of `x` (reduce over axis 1): [16] over 512 threads: (16:t32) 1 registers, 32 replicas
-    // fragment tile_max: f32[16], slice of `x` (reduce over axis 1): [16] over 512 threads: (16:t32) 1 registers, 32 replicas
-    // fragment tile_sum: f32[16], slice of `x` (reduce over axis 1): [16] over 512 threads: (16:t32) 1 registers, 32 replicas
-    const int tl_tid = tl::thread_index<512>();
+    // fragment x: f32[8, 512], blocked per axis, vector 8: [8, 512] over 256 threads: (8:t32, 8:r1 32:t1 2:r8) 16 registers
+    // fragment m: f32[8], slice of `x` (reduce over axis 1): [8] over 256 threads: (8:t32) 1 registers, 32 replicas
+    // fragment l: f32[8], slice of `x` (reduce over axis 1): [8] over 256 threads: (8:t32) 1 registers, 32 replicas
+    // fragment tile_max: f32[8], slice of `x` (reduce over axis 1): [8] over 256 threads: (8:t32) 1 registers, 32 replicas
+    // fragment tile_sum: f32[8], slice of `x` (reduce over axis 1): [8] over 256 threads: (8:t32) 1 registers, 32 replicas
+    const int tl_tid = tl::thread_index<256>();
     extern __shared__ __align__(128) unsigned char tl_smem[];
-    tl::bf16* xs = reinterpret_cast<tl::bf16*>(tl_smem + 0);  // shared xs: bf16[2, 8192], row pitch 8200
-    unsigned char* tl_scratch = tl_smem + 32896;  // 64 bytes for reductions and staging
-    float x[16];  // fragment x: f32[16, 512]
-    float m[1];  // fragment m: f32[16]
+    tl::bf16* xs = reinterpret_cast<tl::bf16*>(tl_smem + 0);  // shared xs: bf16[2, 4096], row pitch 4104
+    unsigned char* tl_scratch = tl_smem + 16512;  // 32 bytes for reductions and staging
+    float x[16];  // fragment x: f32[8, 512]
+    float m[1];  // fragment m: f32[8]
     #pragma unroll
     for (int tl_i = 0; tl_i < 1; ++tl_i) m[tl_i] = -tl::inf<float>();
-    float l[1];  // fragment l: f32[16]
+    float l[1];  // fragment l: f32[8]
     #pragma unroll
     for (int tl_i = 0; tl_i < 1; ++tl_i) l[tl_i] = 0.0f;
-    float tile_max[1];  // fragment tile_max: f32[16]
-    float tile_sum[1];  // fragment tile_sum: f32[16]
+    float tile_max[1];  // fragment tile_max: f32[8]
+    float tile_sum[1];  // fragment tile_sum: f32[8]
     float row_max;
     float row_sum;
     const int32_t row = int(blockIdx.x);
-    const int32_t t_trips = tl::cdiv(V, 8192);
+    const int32_t t_trips = tl::cdiv(V, 4096);
     if (0 < t_trips) {
         // copy(X[row, t * (R * C) +: R * C], xs, pad = -inf);   // padding: exp(-inf) = 0  (cross_entropy.tl:32)
-        if (tl::is_aligned(X, 16) && V % 8 == 0 && tl::in_bounds(row, M) && (0 * 8192) >= 0 && (0 * 8192) + 8192 <= V && (0 * 8192) % 8 == 0) {
+        if (tl::is_aligned(X, 16) && V % 8 == 0 && tl::in_bounds(row, M) && (0 * 4096) >= 0 && (0 * 4096) + 4096 <= V && (0 * 4096) % 8 == 0) {
             #pragma unroll
             for (int tl_i1 = 0; tl_i1 < 2; ++tl_i1) {
-                const int tl_chunk0 = tl_tid + tl_i1 * 512;
-                tl::cp_async_16(&xs[0 * 8200 + (tl_chunk0 * 8)], &X[int64_t(row) * V + ((0 * 8192) + (tl_chunk0 * 8))]);
+                const int tl_chunk0 = tl_tid + tl_i1 * 256;
+                tl::cp_async_16(&xs[0 * 4104 + (tl_chunk0 * 8)], &X[int64_t(row) * V + ((0 * 4096) + (tl_chunk0 * 8))]);
             }
         } else {
             #pragma unroll
             for (int tl_i3 = 0; tl_i3 < 2; ++tl_i3) {
-                const int tl_chunk2 = tl_tid + tl_i3 * 512;
-                const tl::bf16* tl_src4 = &X[int64_t(row) * V + ((0 * 8192) + (tl_chunk2 * 8))];
-                tl::bf16* tl_dst5 = &xs[0 * 8200 + (tl_chunk2 * 8)];
-                const int tl_valid6 = !(tl::in_bounds(row, M)) ? 0 : max(0, min(8, V - ((0 * 8192) + (tl_chunk2 * 8))));
-                if (tl_valid6 == 8 && (0 * 8192) + (tl_chunk2 * 8) >= 0 && tl::is_aligned(tl_src4, 4)) {
+                const int tl_chunk2 = tl_tid + tl_i3 * 256;
+                const tl::bf16* tl_src4 = &X[int64_t(row) * V + ((0 * 4096) + (tl_chunk2 * 8))];
+                tl::bf16* tl_dst5 = &xs[0 * 4104 + (tl_chunk2 * 8)];
+                const int tl_valid6 = !(tl::in_bounds(row, M)) ? 0 : max(0, min(8, V - ((0 * 4096) + (tl_chunk2 * 8))));
+                if (tl_valid6 == 8 && (0 * 4096) + (tl_chunk2 * 8) >= 0 && tl::is_aligned(tl_src4, 4)) {
                     tl::cp_async_chunk(tl_dst5, tl_src4);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
                 } else {
                     #pragma unroll
-                    for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst5[tl_v] = tl::in_bounds(row, M) && tl::in_bounds(((0 * 8192) + (tl_chunk2 * 8)) + tl_v, V) ? tl_src4[tl_v] : -tl::inf<tl::bf16>();
+                    for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst5[tl_v] = tl::in_bounds(row, M) && tl::in_bounds(((0 * 4096) + (tl_chunk2 * 8)) + tl_v, V) ? tl_src4[tl_v] : -tl::inf<tl::bf16>();
                 }
             }
         }
@@ -70,37 +70,37 @@ __global__ void __launch_bounds__(512) cross_entropy_kernel(
         __syncthreads();  // pipeline: stage `t % 2` has landed and the stage refilled next is no longer read
         if (t + 1 < t_trips) {
             // copy(X[row, t * (R * C) +: R * C], xs, pad = -inf);   // padding: exp(-inf) = 0  (cross_entropy.tl:32)
-            if (tl::is_aligned(X, 16) && V % 8 == 0 && tl::in_bounds(row, M) && ((t + 1) * 8192) >= 0 && ((t + 1) * 8192) + 8192 <= V && ((t + 1) * 8192) % 8 == 0) {
+            if (tl::is_aligned(X, 16) && V % 8 == 0 && tl::in_bounds(row, M) && ((t + 1) * 4096) >= 0 && ((t + 1) * 4096) + 4096 <= V && ((t + 1) * 4096) % 8 == 0) {
                 #pragma unroll
                 for (int tl_i8 = 0; tl_i8 < 2; ++tl_i8) {
-                    const int tl_chunk7 = tl_tid + tl_i8 * 512;
-                    tl::cp_async_16(&xs[((t + 1) % 2) * 8200 + (tl_chunk7 * 8)], &X[int64_t(row) * V + (((t + 1) * 8192) + (tl_chunk7 * 8))]);
+                    const int tl_chunk7 = tl_tid + tl_i8 * 256;
+                    tl::cp_async_16(&xs[((t + 1) % 2) * 4104 + (tl_chunk7 * 8)], &X[int64_t(row) * V + (((t + 1) * 4096) + (tl_chunk7 * 8))]);
                 }
             } else {
                 #pragma unroll
                 for (int tl_i10 = 0; tl_i10 < 2; ++tl_i10) {
-                    const int tl_chunk9 = tl_tid + tl_i10 * 512;
-                    const tl::bf16* tl_src11 = &X[int64_t(row) * V + (((t + 1) * 8192) + (tl_chunk9 * 8))];
-                    tl::bf16* tl_dst12 = &xs[((t + 1) % 2) * 8200 + (tl_chunk9 * 8)];
-                    const int tl_valid13 = !(tl::in_bounds(row, M)) ? 0 : max(0, min(8, V - (((t + 1) * 8192) + (tl_chunk9 * 8))));
-                    if (tl_valid13 == 8 && ((t + 1) * 8192) + (tl_chunk9 * 8) >= 0 && tl::is_aligned(tl_src11, 4)) {
+                    const int tl_chunk9 = tl_tid + tl_i10 * 256;
+                    const tl::bf16* tl_src11 = &X[int64_t(row) * V + (((t + 1) * 4096) + (tl_chunk9 * 8))];
+                    tl::bf16* tl_dst12 = &xs[((t + 1) % 2) * 4104 + (tl_chunk9 * 8)];
+                    const int tl_valid13 = !(tl::in_bounds(row, M)) ? 0 : max(0, min(8, V - (((t + 1) * 4096) + (tl_chunk9 * 8))));
+                    if (tl_valid13 == 8 && ((t + 1) * 4096) + (tl_chunk9 * 8) >= 0 && tl::is_aligned(tl_src11, 4)) {
                         tl::cp_async_chunk(tl_dst12, tl_src11);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
                     } else {
                         #pragma unroll
-                        for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst12[tl_v] = tl::in_bounds(row, M) && tl::in_bounds((((t + 1) * 8192) + (tl_chunk9 * 8)) + tl_v, V) ? tl_src11[tl_v] : -tl::inf<tl::bf16>();
+                        for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst12[tl_v] = tl::in_bounds(row, M) && tl::in_bounds((((t + 1) * 4096) + (tl_chunk9 * 8)) + tl_v, V) ? tl_src11[tl_v] : -tl::inf<tl::bf16>();
                     }
                 }
             }
         }
         tl::cp_async_commit();
         // for r, c in parallel(R, C) {  (cross_entropy.tl:33)
-        // for r, c in parallel(16, 512): each thread visits the elements of `x` it holds
+        // for r, c in parallel(8, 512): each thread visits the elements of `x` it holds
         #pragma unroll
         for (int tl_k15 = 0; tl_k15 < 16; tl_k15 += 8) {
             const int tl_c16 = ((tl_k15 % 8) + (tl_tid % 32) * 8 + (tl_k15 / 8) * 256);  // the chunk's first column
             const int r = (tl_tid / 32);
             tl::bf16 tl_chunk18[8];
-            tl::load_chunk<tl::bf16, 8>(tl_chunk18, &xs[(t % 2) * 8200 + (r * 512 + tl_c16)]);
+            tl::load_chunk<tl::bf16, 8>(tl_chunk18, &xs[(t % 2) * 4104 + (r * 512 + tl_c16)]);
             #pragma unroll
             for (int tl_o17 = 0; tl_o17 < 8; ++tl_o17) {
                 const int tl_s19 = tl_k15 + tl_o17;
@@ -132,7 +132,7 @@ __global__ void __launch_bounds__(512) cross_entropy_kernel(
             }
         }
         // for r in parallel(R) {  (cross_entropy.tl:37)
-        // for r in parallel(16): each thread visits the elements of `m` it holds
+        // for r in parallel(8): each thread visits the elements of `m` it holds
         #pragma unroll
         for (int tl_s21 = 0; tl_s21 < 1; ++tl_s21) {
             [[maybe_unused]] const int r = (tl_tid / 32);
@@ -142,7 +142,7 @@ __global__ void __launch_bounds__(512) cross_entropy_kernel(
             m[tl_s21] = m_new;
         }
         // for r, c in parallel(R, C) {  (cross_entropy.tl:44)
-        // for r, c in parallel(16, 512): each thread visits the elements of `x` it holds
+        // for r, c in parallel(8, 512): each thread visits the elements of `x` it holds
         #pragma unroll
         for (int tl_s22 = 0; tl_s22 < 16; ++tl_s22) {
             [[maybe_unused]] const int r = (tl_tid / 32);
@@ -173,7 +173,7 @@ __global__ void __launch_bounds__(512) cross_entropy_kernel(
             }
         }
         // for r in parallel(R) {  (cross_entropy.tl:48)
-        // for r in parallel(16): each thread visits the elements of `l` it holds
+        // for r in parallel(8): each thread visits the elements of `l` it holds
         #pragma unroll
         for (int tl_s24 = 0; tl_s24 < 1; ++tl_s24) {
             [[maybe_unused]] const int r = (tl_tid / 32);
@@ -192,13 +192,13 @@ __global__ void __launch_bounds__(512) cross_entropy_kernel(
                 tl_part[0] = tl::MaxOp::combine(tl_part[0], tl::MaxOp::element(m[tl_s25]));
             }
         }
-        tl::block_allreduce<tl::MaxOp, 1, 512>(tl_part, reinterpret_cast<float*>(tl_scratch), tl_tid);
+        tl::block_allreduce<tl::MaxOp, 1, 256>(tl_part, reinterpret_cast<float*>(tl_scratch), tl_tid);
         {
             row_max = tl_part[0];
         }
     }
     // for r in parallel(R) {  (cross_entropy.tl:53)
-    // for r in parallel(16): each thread visits the elements of `l` it holds
+    // for r in parallel(8): each thread visits the elements of `l` it holds
     #pragma unroll
     for (int tl_s26 = 0; tl_s26 < 1; ++tl_s26) {
         [[maybe_unused]] const int r = (tl_tid / 32);
@@ -215,7 +215,7 @@ __global__ void __launch_bounds__(512) cross_entropy_kernel(
                 tl_part[0] = tl::SumOp::combine(tl_part[0], tl::SumOp::element(l[tl_s27]));
             }
         }
-        tl::block_allreduce<tl::SumOp, 1, 512>(tl_part, reinterpret_cast<float*>(tl_scratch), tl_tid);
+        tl::block_allreduce<tl::SumOp, 1, 256>(tl_part, reinterpret_cast<float*>(tl_scratch), tl_tid);
         {
             row_sum = tl_part[0];
         }
@@ -225,7 +225,7 @@ __global__ void __launch_bounds__(512) cross_entropy_kernel(
     // for i in parallel(1): iterations dealt round-robin to the threads
     #pragma unroll
     for (int tl_i29 = 0; tl_i29 < 1; ++tl_i29) {
-        const int tl_e28 = tl_tid + tl_i29 * 512;
+        const int tl_e28 = tl_tid + tl_i29 * 256;
         if (tl_e28 < 1) {
             const int i = tl_e28;
             const int32_t target = Target[row + i];
@@ -322,7 +322,7 @@ cudaError_t cross_entropy(const __nv_bfloat16* X, const int32_t* Target, float* 
         return tl_err;
     }();
     if (tl_attributes != cudaSuccess) return tl::host::record(tl_attributes, tl_name, "setting the shared-memory attributes");
-    ::cross_entropy_kernel<<<dim3(unsigned(tl_grid_x), unsigned(tl_grid_y), unsigned(tl_grid_z)), 512, 32960, stream>>>(X, Target, Loss, Lse, static_cast<int32_t>(M), static_cast<int32_t>(V));
+    ::cross_entropy_kernel<<<dim3(unsigned(tl_grid_x), unsigned(tl_grid_y), unsigned(tl_grid_z)), 256, 16544, stream>>>(X, Target, Loss, Lse, static_cast<int32_t>(M), static_cast<int32_t>(V));
     return tl::host::record(cudaGetLastError(), tl_name, "launch");
 }
 

@@ -50,7 +50,8 @@ std::string KernelEmitter::axis_end(const ir::Region& r, size_t d) {
     std::string limit = expr(r.ranges[d].limit);
     std::optional<int64_t> start = ir::const_int(r.ranges[d].start);
     if (start && *start == 0) return limit == dim ? dim : fmt::format("min({}, {})", dim, limit);  // `0 +: N <= 8192` of an axis of N
-    return fmt::format("min({}, {} + {})", dim, parenthesized(expr(r.ranges[d].start)), parenthesized(limit));
+    // At least 0: a slice that starts below 0 may end there too, and tl::in_bounds compares unsigned.
+    return fmt::format("max(0, min({}, {} + {}))", dim, parenthesized(expr(r.ranges[d].start)), parenthesized(limit));
 }
 
 std::string KernelEmitter::flatten(const std::vector<std::string>& idx, const std::vector<int64_t>& shape) const {
