@@ -8,7 +8,7 @@
 namespace {
 
 // kernel transpose<TILE = 64, T = f32>  (samples/transpose.tl:4)
-// 256 threads per block, 34816 bytes of shared memory
+// 256 threads per block, 17408 bytes of shared memory
 __global__ void __launch_bounds__(256) transpose_kernel(
         const float* __restrict__ A,
         float* __restrict__ B,
@@ -17,82 +17,38 @@ __global__ void __launch_bounds__(256) transpose_kernel(
 {
     const int tl_tid = tl::thread_index<256>();
     extern __shared__ __align__(128) unsigned char tl_smem[];
-    float* tile = reinterpret_cast<float*>(tl_smem + 0);  // shared tile: f32[2, 64, 64], row pitch 68
-    const int32_t tiles_x = tl::cdiv(N, 64);
-    const int32_t tiles_y = tl::cdiv(M, 64);
-    const int32_t tile_walk_trips = tl::cdiv(tiles_x * tiles_y - int(blockIdx.x), int(gridDim.x));
-    if (0 < tile_walk_trips) {
-        // copy(A[r0 +: TILE, c0 +: TILE], tile);  (transpose.tl:11)
-        if (tl::is_aligned(A, 16) && N % 4 == 0 && ((int(blockIdx.x) + 0 * int(gridDim.x)) / tiles_x * 64) >= 0 && ((int(blockIdx.x) + 0 * int(gridDim.x)) / tiles_x * 64) + 64 <= M && ((int(blockIdx.x) + 0 * int(gridDim.x)) % tiles_x * 64) >= 0 && ((int(blockIdx.x) + 0 * int(gridDim.x)) % tiles_x * 64) + 64 <= N && ((int(blockIdx.x) + 0 * int(gridDim.x)) % tiles_x * 64) % 4 == 0) {
-            #pragma unroll
-            for (int tl_i1 = 0; tl_i1 < 4; ++tl_i1) {
-                const int tl_chunk0 = tl_tid + tl_i1 * 256;
-                tl::cp_async_16(&tile[(0 * 64 + ((tl_chunk0 * 4) / 64)) * 68 + ((tl_chunk0 * 4) % 64)], &A[int64_t(((int(blockIdx.x) + 0 * int(gridDim.x)) / tiles_x * 64) + ((tl_chunk0 * 4) / 64)) * N + (((int(blockIdx.x) + 0 * int(gridDim.x)) % tiles_x * 64) + ((tl_chunk0 * 4) % 64))]);
-            }
+    float* tile = reinterpret_cast<float*>(tl_smem + 0);  // shared tile: f32[64, 64], row pitch 68
+    const int32_t r0 = int(blockIdx.y) * 64;
+    const int32_t c0 = int(blockIdx.x) * 64;
+    // copy(A[r0 +: TILE, c0 +: TILE], tile);  (transpose.tl:11)
+    #pragma unroll
+    for (int tl_i1 = 0; tl_i1 < 4; ++tl_i1) {
+        const int tl_chunk0 = tl_tid + tl_i1 * 256;
+        const float* tl_src2 = &A[int64_t(r0 + ((tl_chunk0 * 4) / 64)) * N + (c0 + ((tl_chunk0 * 4) % 64))];
+        float* tl_dst3 = &tile[((tl_chunk0 * 4) / 64) * 68 + ((tl_chunk0 * 4) % 64)];
+        if (tl::in_bounds(r0 + ((tl_chunk0 * 4) / 64), M) && tl::in_bounds(c0 + ((tl_chunk0 * 4) % 64), N) && tl::in_bounds(r0 + ((tl_chunk0 * 4) / 64), M) && tl::in_bounds((c0 + ((tl_chunk0 * 4) % 64)) + 3, N) && tl::is_aligned(tl_src2, 16) && tl::is_aligned(tl_dst3, 16)) {
+            float tl_vec4[4];
+            tl::load_vector<float, 4>(tl_vec4, tl_src2);
+            tl::store_vector<float, 4>(tl_dst3, tl_vec4);
         } else {
             #pragma unroll
-            for (int tl_i3 = 0; tl_i3 < 4; ++tl_i3) {
-                const int tl_chunk2 = tl_tid + tl_i3 * 256;
-                const float* tl_src4 = &A[int64_t(((int(blockIdx.x) + 0 * int(gridDim.x)) / tiles_x * 64) + ((tl_chunk2 * 4) / 64)) * N + (((int(blockIdx.x) + 0 * int(gridDim.x)) % tiles_x * 64) + ((tl_chunk2 * 4) % 64))];
-                float* tl_dst5 = &tile[(0 * 64 + ((tl_chunk2 * 4) / 64)) * 68 + ((tl_chunk2 * 4) % 64)];
-                const int tl_valid6 = !(tl::in_bounds(((int(blockIdx.x) + 0 * int(gridDim.x)) / tiles_x * 64) + ((tl_chunk2 * 4) / 64), M)) ? 0 : max(0, min(4, N - (((int(blockIdx.x) + 0 * int(gridDim.x)) % tiles_x * 64) + ((tl_chunk2 * 4) % 64))));
-                if (tl_valid6 == 4 && ((int(blockIdx.x) + 0 * int(gridDim.x)) % tiles_x * 64) + ((tl_chunk2 * 4) % 64) >= 0 && tl::is_aligned(tl_src4, 4)) {
-                    tl::cp_async_chunk(tl_dst5, tl_src4);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
-                } else {
-                    #pragma unroll
-                    for (int tl_v = 0; tl_v < 4; ++tl_v) tl_dst5[tl_v] = tl::in_bounds(((int(blockIdx.x) + 0 * int(gridDim.x)) / tiles_x * 64) + ((tl_chunk2 * 4) / 64), M) && tl::in_bounds((((int(blockIdx.x) + 0 * int(gridDim.x)) % tiles_x * 64) + ((tl_chunk2 * 4) % 64)) + tl_v, N) ? tl_src4[tl_v] : 0.0f;
-                }
+            for (int tl_v = 0; tl_v < 4; ++tl_v) {
+                tile[((tl_chunk0 * 4 + tl_v) / 64) * 68 + ((tl_chunk0 * 4 + tl_v) % 64)] = tl::in_bounds(r0 + ((tl_chunk0 * 4 + tl_v) / 64), M) && tl::in_bounds(c0 + ((tl_chunk0 * 4 + tl_v) % 64), N) ? A[int64_t(r0 + ((tl_chunk0 * 4 + tl_v) / 64)) * N + (c0 + ((tl_chunk0 * 4 + tl_v) % 64))] : 0.0f;
             }
         }
     }
-    tl::cp_async_commit();
-    // copy(A[r0 +: TILE, c0 +: TILE], tile);  (transpose.tl:11)
-    for (int tile_walk = 0; tile_walk < tile_walk_trips; ++tile_walk) {
-        tl::cp_async_wait<0>();  // at most 0 copy groups of this thread still in flight
-        __syncthreads();  // pipeline: stage `tile_walk % 2` has landed and the stage refilled next is no longer read
-        if (tile_walk + 1 < tile_walk_trips) {
-            // copy(A[r0 +: TILE, c0 +: TILE], tile);  (transpose.tl:11)
-            if (tl::is_aligned(A, 16) && N % 4 == 0 && ((int(blockIdx.x) + (tile_walk + 1) * int(gridDim.x)) / tiles_x * 64) >= 0 && ((int(blockIdx.x) + (tile_walk + 1) * int(gridDim.x)) / tiles_x * 64) + 64 <= M && ((int(blockIdx.x) + (tile_walk + 1) * int(gridDim.x)) % tiles_x * 64) >= 0 && ((int(blockIdx.x) + (tile_walk + 1) * int(gridDim.x)) % tiles_x * 64) + 64 <= N && ((int(blockIdx.x) + (tile_walk + 1) * int(gridDim.x)) % tiles_x * 64) % 4 == 0) {
-                #pragma unroll
-                for (int tl_i8 = 0; tl_i8 < 4; ++tl_i8) {
-                    const int tl_chunk7 = tl_tid + tl_i8 * 256;
-                    tl::cp_async_16(&tile[(((tile_walk + 1) % 2) * 64 + ((tl_chunk7 * 4) / 64)) * 68 + ((tl_chunk7 * 4) % 64)], &A[int64_t(((int(blockIdx.x) + (tile_walk + 1) * int(gridDim.x)) / tiles_x * 64) + ((tl_chunk7 * 4) / 64)) * N + (((int(blockIdx.x) + (tile_walk + 1) * int(gridDim.x)) % tiles_x * 64) + ((tl_chunk7 * 4) % 64))]);
-                }
-            } else {
-                #pragma unroll
-                for (int tl_i10 = 0; tl_i10 < 4; ++tl_i10) {
-                    const int tl_chunk9 = tl_tid + tl_i10 * 256;
-                    const float* tl_src11 = &A[int64_t(((int(blockIdx.x) + (tile_walk + 1) * int(gridDim.x)) / tiles_x * 64) + ((tl_chunk9 * 4) / 64)) * N + (((int(blockIdx.x) + (tile_walk + 1) * int(gridDim.x)) % tiles_x * 64) + ((tl_chunk9 * 4) % 64))];
-                    float* tl_dst12 = &tile[(((tile_walk + 1) % 2) * 64 + ((tl_chunk9 * 4) / 64)) * 68 + ((tl_chunk9 * 4) % 64)];
-                    const int tl_valid13 = !(tl::in_bounds(((int(blockIdx.x) + (tile_walk + 1) * int(gridDim.x)) / tiles_x * 64) + ((tl_chunk9 * 4) / 64), M)) ? 0 : max(0, min(4, N - (((int(blockIdx.x) + (tile_walk + 1) * int(gridDim.x)) % tiles_x * 64) + ((tl_chunk9 * 4) % 64))));
-                    if (tl_valid13 == 4 && ((int(blockIdx.x) + (tile_walk + 1) * int(gridDim.x)) % tiles_x * 64) + ((tl_chunk9 * 4) % 64) >= 0 && tl::is_aligned(tl_src11, 4)) {
-                        tl::cp_async_chunk(tl_dst12, tl_src11);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
-                    } else {
-                        #pragma unroll
-                        for (int tl_v = 0; tl_v < 4; ++tl_v) tl_dst12[tl_v] = tl::in_bounds(((int(blockIdx.x) + (tile_walk + 1) * int(gridDim.x)) / tiles_x * 64) + ((tl_chunk9 * 4) / 64), M) && tl::in_bounds((((int(blockIdx.x) + (tile_walk + 1) * int(gridDim.x)) % tiles_x * 64) + ((tl_chunk9 * 4) % 64)) + tl_v, N) ? tl_src11[tl_v] : 0.0f;
-                    }
-                }
-            }
-        }
-        tl::cp_async_commit();
-        const int32_t tile2 = int(blockIdx.x) + tile_walk * int(gridDim.x);
-        const int32_t tile_x = tile2 % tiles_x;
-        const int32_t tile_y = tile2 / tiles_x;
-        const int32_t r0 = tile_y * 64;
-        const int32_t c0 = tile_x * 64;
-        // for i, j in parallel(TILE, TILE) {  (transpose.tl:14)
-        // for i, j in parallel(64, 64): iterations dealt round-robin to the threads
-        #pragma unroll
-        for (int tl_i15 = 0; tl_i15 < 16; ++tl_i15) {
-            const int tl_e14 = tl_tid + tl_i15 * 256;
-            const int i = tl_e14 / 64;
-            const int j = tl_e14 % 64;
-            if (c0 + i < N && r0 + j < M) {
-                B[int64_t(c0 + i) * M + (r0 + j)] = tile[((tile_walk % 2) * 64 + j) * 68 + i];
-            }
+    __syncthreads();  // RAW on `tile`
+    // for i, j in parallel(TILE, TILE) {  (transpose.tl:14)
+    // for i, j in parallel(64, 64): iterations dealt round-robin to the threads
+    #pragma unroll
+    for (int tl_i6 = 0; tl_i6 < 16; ++tl_i6) {
+        const int tl_e5 = tl_tid + tl_i6 * 256;
+        const int i = tl_e5 / 64;
+        const int j = tl_e5 % 64;
+        if (c0 + i < N && r0 + j < M) {
+            B[int64_t(c0 + i) * M + (r0 + j)] = tile[j * 68 + i];
         }
     }
-    tl::cp_async_wait<0>();  // at most 0 copy groups of this thread still in flight
 }
 
 }  // namespace
@@ -105,10 +61,10 @@ cudaError_t transpose(const float* A, float* B, int64_t M, int64_t N, cudaStream
     if (cudaError_t tl_err = tl::host::check_pointer(B, tl_name, "B", 4); tl_err != cudaSuccess) return tl_err;
     if (cudaError_t tl_err = tl::host::check_dim(M, tl_name, "M"); tl_err != cudaSuccess) return tl_err;
     if (cudaError_t tl_err = tl::host::check_dim(N, tl_name, "N"); tl_err != cudaSuccess) return tl_err;
-    const int64_t tl_grid_x = int64_t(tl::cdiv(N, 64)), tl_grid_y = int64_t(tl::cdiv(M, 64)), tl_grid_z = int64_t(1);  // the tiles, which the blocks walk
+    const int64_t tl_grid_x = int64_t(tl::cdiv(N, 64)), tl_grid_y = int64_t(tl::cdiv(M, 64)), tl_grid_z = int64_t(1);
     if (tl_grid_x <= 0 || tl_grid_y <= 0 || tl_grid_z <= 0) return cudaSuccess;  // nothing to compute
-    if (tl_grid_x > INT32_MAX || tl_grid_y > INT32_MAX / tl_grid_x || tl_grid_z > INT32_MAX / (tl_grid_x * tl_grid_y))
-        return tl::host::invalid_argument(std::string(tl_name) + ": the grid has more than 2^31 - 1 tiles");
+    if (tl_grid_x > INT32_MAX || tl_grid_y > 65535 || tl_grid_z > 65535)
+        return tl::host::invalid_argument(std::string(tl_name) + ": the grid is larger than CUDA allows");
     static const cudaError_t tl_attributes = [] {
         cudaError_t tl_err = cudaSuccess;
         if (tl_err == cudaSuccess)
@@ -116,9 +72,7 @@ cudaError_t transpose(const float* A, float* B, int64_t M, int64_t N, cudaStream
         return tl_err;
     }();
     if (tl_attributes != cudaSuccess) return tl::host::record(tl_attributes, tl_name, "setting the shared-memory attributes");
-    // Each block walks tiles blockIdx.x, blockIdx.x + gridDim.x, ...: as many blocks as the GPU holds at once.
-    const int64_t tl_blocks = std::min(tl_grid_x * tl_grid_y * tl_grid_z, tl::host::resident_blocks(::transpose_kernel, 256, 34816));
-    ::transpose_kernel<<<unsigned(tl_blocks), 256, 34816, stream>>>(A, B, static_cast<int32_t>(M), static_cast<int32_t>(N));
+    ::transpose_kernel<<<dim3(unsigned(tl_grid_x), unsigned(tl_grid_y), unsigned(tl_grid_z)), 256, 17408, stream>>>(A, B, static_cast<int32_t>(M), static_cast<int32_t>(N));
     return tl::host::record(cudaGetLastError(), tl_name, "launch");
 }
 

@@ -8,7 +8,7 @@
 namespace {
 
 // kernel rope_half<D = 128, HALF = 64, RB = 16, T = f16>  (stdlib/rope.tl:10)
-// 128 threads per block, 8704 bytes of shared memory
+// 128 threads per block, 4352 bytes of shared memory
 __global__ void __launch_bounds__(128) rope_half_kernel(
         tl::f16* __restrict__ X,
         const int32_t* __restrict__ Pos,
@@ -21,93 +21,50 @@ __global__ void __launch_bounds__(128) rope_half_kernel(
     tl::f16* const Xr = X;  // view Xr: f16[(NT * H), 128] of X
     const int tl_tid = tl::thread_index<128>();
     extern __shared__ __align__(128) unsigned char tl_smem[];
-    tl::f16* xs = reinterpret_cast<tl::f16*>(tl_smem + 0);  // shared xs: f16[2, 16, 128], row pitch 136
-    const int32_t tiles_x = tl::cdiv(NT * H, 16);
-    const int32_t tile_walk_trips = tl::cdiv(tiles_x - int(blockIdx.x), int(gridDim.x));
-    if (0 < tile_walk_trips) {
-        // copy(Xr[r0 +: RB, 0 +: D], xs);  (rope.tl:17)
-        if (tl::is_aligned(Xr, 16) && 128 % 8 == 0 && ((int(blockIdx.x) + 0 * int(gridDim.x)) * 16) >= 0 && ((int(blockIdx.x) + 0 * int(gridDim.x)) * 16) + 16 <= (NT * H) && 0 >= 0 && 0 + 128 <= 128 && 0 % 8 == 0) {
-            #pragma unroll
-            for (int tl_i1 = 0; tl_i1 < 2; ++tl_i1) {
-                const int tl_chunk0 = tl_tid + tl_i1 * 128;
-                tl::cp_async_16(&xs[(0 * 16 + ((tl_chunk0 * 8) / 128)) * 136 + ((tl_chunk0 * 8) % 128)], &Xr[int64_t(((int(blockIdx.x) + 0 * int(gridDim.x)) * 16) + ((tl_chunk0 * 8) / 128)) * 128 + ((tl_chunk0 * 8) % 128)]);
-            }
+    tl::f16* xs = reinterpret_cast<tl::f16*>(tl_smem + 0);  // shared xs: f16[16, 128], row pitch 136
+    const int32_t r0 = int(blockIdx.x) * 16;
+    // copy(Xr[r0 +: RB, 0 +: D], xs);  (rope.tl:17)
+    #pragma unroll
+    for (int tl_i1 = 0; tl_i1 < 2; ++tl_i1) {
+        const int tl_chunk0 = tl_tid + tl_i1 * 128;
+        const tl::f16* tl_src2 = &Xr[int64_t(r0 + ((tl_chunk0 * 8) / 128)) * 128 + ((tl_chunk0 * 8) % 128)];
+        tl::f16* tl_dst3 = &xs[((tl_chunk0 * 8) / 128) * 136 + ((tl_chunk0 * 8) % 128)];
+        if (tl::in_bounds(r0 + ((tl_chunk0 * 8) / 128), NT * H) && tl::in_bounds((tl_chunk0 * 8) % 128, 128) && tl::in_bounds(r0 + ((tl_chunk0 * 8) / 128), NT * H) && tl::in_bounds(((tl_chunk0 * 8) % 128) + 7, 128) && tl::is_aligned(tl_src2, 16) && tl::is_aligned(tl_dst3, 16)) {
+            tl::f16 tl_vec4[8];
+            tl::load_vector<tl::f16, 8>(tl_vec4, tl_src2);
+            tl::store_vector<tl::f16, 8>(tl_dst3, tl_vec4);
         } else {
             #pragma unroll
-            for (int tl_i3 = 0; tl_i3 < 2; ++tl_i3) {
-                const int tl_chunk2 = tl_tid + tl_i3 * 128;
-                const tl::f16* tl_src4 = &Xr[int64_t(((int(blockIdx.x) + 0 * int(gridDim.x)) * 16) + ((tl_chunk2 * 8) / 128)) * 128 + ((tl_chunk2 * 8) % 128)];
-                tl::f16* tl_dst5 = &xs[(0 * 16 + ((tl_chunk2 * 8) / 128)) * 136 + ((tl_chunk2 * 8) % 128)];
-                const int tl_valid6 = !(tl::in_bounds(((int(blockIdx.x) + 0 * int(gridDim.x)) * 16) + ((tl_chunk2 * 8) / 128), NT * H)) ? 0 : max(0, min(8, 128 - ((tl_chunk2 * 8) % 128)));
-                if (tl_valid6 == 8 && (tl_chunk2 * 8) % 128 >= 0 && tl::is_aligned(tl_src4, 4)) {
-                    tl::cp_async_chunk(tl_dst5, tl_src4);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
-                } else {
-                    #pragma unroll
-                    for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst5[tl_v] = tl::in_bounds(((int(blockIdx.x) + 0 * int(gridDim.x)) * 16) + ((tl_chunk2 * 8) / 128), NT * H) && tl::in_bounds(((tl_chunk2 * 8) % 128) + tl_v, 128) ? tl_src4[tl_v] : tl::convert<tl::f16>(0.0f);
-                }
+            for (int tl_v = 0; tl_v < 8; ++tl_v) {
+                xs[((tl_chunk0 * 8 + tl_v) / 128) * 136 + ((tl_chunk0 * 8 + tl_v) % 128)] = tl::in_bounds(r0 + ((tl_chunk0 * 8 + tl_v) / 128), NT * H) && tl::in_bounds((tl_chunk0 * 8 + tl_v) % 128, 128) ? Xr[int64_t(r0 + ((tl_chunk0 * 8 + tl_v) / 128)) * 128 + ((tl_chunk0 * 8 + tl_v) % 128)] : tl::convert<tl::f16>(0.0f);
             }
         }
     }
-    tl::cp_async_commit();
-    // copy(Xr[r0 +: RB, 0 +: D], xs);  (rope.tl:17)
-    for (int tile_walk = 0; tile_walk < tile_walk_trips; ++tile_walk) {
-        tl::cp_async_wait<0>();  // at most 0 copy groups of this thread still in flight
-        __syncthreads();  // pipeline: stage `tile_walk % 2` has landed and the stage refilled next is no longer read
-        if (tile_walk + 1 < tile_walk_trips) {
-            // copy(Xr[r0 +: RB, 0 +: D], xs);  (rope.tl:17)
-            if (tl::is_aligned(Xr, 16) && 128 % 8 == 0 && ((int(blockIdx.x) + (tile_walk + 1) * int(gridDim.x)) * 16) >= 0 && ((int(blockIdx.x) + (tile_walk + 1) * int(gridDim.x)) * 16) + 16 <= (NT * H) && 0 >= 0 && 0 + 128 <= 128 && 0 % 8 == 0) {
-                #pragma unroll
-                for (int tl_i8 = 0; tl_i8 < 2; ++tl_i8) {
-                    const int tl_chunk7 = tl_tid + tl_i8 * 128;
-                    tl::cp_async_16(&xs[(((tile_walk + 1) % 2) * 16 + ((tl_chunk7 * 8) / 128)) * 136 + ((tl_chunk7 * 8) % 128)], &Xr[int64_t(((int(blockIdx.x) + (tile_walk + 1) * int(gridDim.x)) * 16) + ((tl_chunk7 * 8) / 128)) * 128 + ((tl_chunk7 * 8) % 128)]);
-                }
-            } else {
-                #pragma unroll
-                for (int tl_i10 = 0; tl_i10 < 2; ++tl_i10) {
-                    const int tl_chunk9 = tl_tid + tl_i10 * 128;
-                    const tl::f16* tl_src11 = &Xr[int64_t(((int(blockIdx.x) + (tile_walk + 1) * int(gridDim.x)) * 16) + ((tl_chunk9 * 8) / 128)) * 128 + ((tl_chunk9 * 8) % 128)];
-                    tl::f16* tl_dst12 = &xs[(((tile_walk + 1) % 2) * 16 + ((tl_chunk9 * 8) / 128)) * 136 + ((tl_chunk9 * 8) % 128)];
-                    const int tl_valid13 = !(tl::in_bounds(((int(blockIdx.x) + (tile_walk + 1) * int(gridDim.x)) * 16) + ((tl_chunk9 * 8) / 128), NT * H)) ? 0 : max(0, min(8, 128 - ((tl_chunk9 * 8) % 128)));
-                    if (tl_valid13 == 8 && (tl_chunk9 * 8) % 128 >= 0 && tl::is_aligned(tl_src11, 4)) {
-                        tl::cp_async_chunk(tl_dst12, tl_src11);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
-                    } else {
-                        #pragma unroll
-                        for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst12[tl_v] = tl::in_bounds(((int(blockIdx.x) + (tile_walk + 1) * int(gridDim.x)) * 16) + ((tl_chunk9 * 8) / 128), NT * H) && tl::in_bounds(((tl_chunk9 * 8) % 128) + tl_v, 128) ? tl_src11[tl_v] : tl::convert<tl::f16>(0.0f);
-                    }
-                }
-            }
-        }
-        tl::cp_async_commit();
-        const int32_t tile = int(blockIdx.x) + tile_walk * int(gridDim.x);
-        const int32_t tile_x = tile;
-        const int32_t r0 = tile_x * 16;
-        __syncthreads();  // WAR on `Xr`
-        // for i, j in parallel(RB, HALF) {  (rope.tl:18)
-        // for i, j in parallel(16, 64): iterations dealt round-robin to the threads
-        #pragma unroll
-        for (int tl_i15 = 0; tl_i15 < 8; ++tl_i15) {
-            const int tl_e14 = tl_tid + tl_i15 * 128;
-            const int i = tl_e14 / 64;
-            const int j = tl_e14 % 64;
-            const int32_t row = r0 + i;
-            if (row < NT * H) {
-                const int32_t p = Pos[row / H];
-                if (p >= 0 && p < P) {
-                    const float c = Cos[int64_t(p) * 64 + j];
-                    const float s = Sin[int64_t(p) * 64 + j];
-                    const float a = tl::convert<float>(xs[((tile_walk % 2) * 16 + i) * 136 + j]);
-                    const float b = tl::convert<float>(xs[((tile_walk % 2) * 16 + i) * 136 + (j + 64)]);
-                    Xr[int64_t(row) * 128 + j] = tl::convert<tl::f16>(a * c - b * s);
-                    Xr[int64_t(row) * 128 + (j + 64)] = tl::convert<tl::f16>(b * c + a * s);
-                }
+    __syncthreads();  // RAW on `xs`
+    // for i, j in parallel(RB, HALF) {  (rope.tl:18)
+    // for i, j in parallel(16, 64): iterations dealt round-robin to the threads
+    #pragma unroll
+    for (int tl_i6 = 0; tl_i6 < 8; ++tl_i6) {
+        const int tl_e5 = tl_tid + tl_i6 * 128;
+        const int i = tl_e5 / 64;
+        const int j = tl_e5 % 64;
+        const int32_t row = r0 + i;
+        if (row < NT * H) {
+            const int32_t p = Pos[row / H];
+            if (p >= 0 && p < P) {
+                const float c = Cos[int64_t(p) * 64 + j];
+                const float s = Sin[int64_t(p) * 64 + j];
+                const float a = tl::convert<float>(xs[i * 136 + j]);
+                const float b = tl::convert<float>(xs[i * 136 + (j + 64)]);
+                Xr[int64_t(row) * 128 + j] = tl::convert<tl::f16>(a * c - b * s);
+                Xr[int64_t(row) * 128 + (j + 64)] = tl::convert<tl::f16>(b * c + a * s);
             }
         }
     }
-    tl::cp_async_wait<0>();  // at most 0 copy groups of this thread still in flight
 }
 
 // kernel rope_interleaved<D = 128, HALF = 64, RB = 16, T = f16>  (stdlib/rope.tl:34)
-// 128 threads per block, 8704 bytes of shared memory
+// 128 threads per block, 4352 bytes of shared memory
 __global__ void __launch_bounds__(128) rope_interleaved_kernel(
         tl::f16* __restrict__ X,
         const int32_t* __restrict__ Pos,
@@ -120,89 +77,46 @@ __global__ void __launch_bounds__(128) rope_interleaved_kernel(
     tl::f16* const Xr = X;  // view Xr: f16[(NT * H), 128] of X
     const int tl_tid = tl::thread_index<128>();
     extern __shared__ __align__(128) unsigned char tl_smem[];
-    tl::f16* xs = reinterpret_cast<tl::f16*>(tl_smem + 0);  // shared xs: f16[2, 16, 128], row pitch 136
-    const int32_t tiles_x = tl::cdiv(NT * H, 16);
-    const int32_t tile_walk_trips = tl::cdiv(tiles_x - int(blockIdx.x), int(gridDim.x));
-    if (0 < tile_walk_trips) {
-        // copy(Xr[r0 +: RB, 0 +: D], xs);  (rope.tl:41)
-        if (tl::is_aligned(Xr, 16) && 128 % 8 == 0 && ((int(blockIdx.x) + 0 * int(gridDim.x)) * 16) >= 0 && ((int(blockIdx.x) + 0 * int(gridDim.x)) * 16) + 16 <= (NT * H) && 0 >= 0 && 0 + 128 <= 128 && 0 % 8 == 0) {
-            #pragma unroll
-            for (int tl_i1 = 0; tl_i1 < 2; ++tl_i1) {
-                const int tl_chunk0 = tl_tid + tl_i1 * 128;
-                tl::cp_async_16(&xs[(0 * 16 + ((tl_chunk0 * 8) / 128)) * 136 + ((tl_chunk0 * 8) % 128)], &Xr[int64_t(((int(blockIdx.x) + 0 * int(gridDim.x)) * 16) + ((tl_chunk0 * 8) / 128)) * 128 + ((tl_chunk0 * 8) % 128)]);
-            }
+    tl::f16* xs = reinterpret_cast<tl::f16*>(tl_smem + 0);  // shared xs: f16[16, 128], row pitch 136
+    const int32_t r0 = int(blockIdx.x) * 16;
+    // copy(Xr[r0 +: RB, 0 +: D], xs);  (rope.tl:41)
+    #pragma unroll
+    for (int tl_i1 = 0; tl_i1 < 2; ++tl_i1) {
+        const int tl_chunk0 = tl_tid + tl_i1 * 128;
+        const tl::f16* tl_src2 = &Xr[int64_t(r0 + ((tl_chunk0 * 8) / 128)) * 128 + ((tl_chunk0 * 8) % 128)];
+        tl::f16* tl_dst3 = &xs[((tl_chunk0 * 8) / 128) * 136 + ((tl_chunk0 * 8) % 128)];
+        if (tl::in_bounds(r0 + ((tl_chunk0 * 8) / 128), NT * H) && tl::in_bounds((tl_chunk0 * 8) % 128, 128) && tl::in_bounds(r0 + ((tl_chunk0 * 8) / 128), NT * H) && tl::in_bounds(((tl_chunk0 * 8) % 128) + 7, 128) && tl::is_aligned(tl_src2, 16) && tl::is_aligned(tl_dst3, 16)) {
+            tl::f16 tl_vec4[8];
+            tl::load_vector<tl::f16, 8>(tl_vec4, tl_src2);
+            tl::store_vector<tl::f16, 8>(tl_dst3, tl_vec4);
         } else {
             #pragma unroll
-            for (int tl_i3 = 0; tl_i3 < 2; ++tl_i3) {
-                const int tl_chunk2 = tl_tid + tl_i3 * 128;
-                const tl::f16* tl_src4 = &Xr[int64_t(((int(blockIdx.x) + 0 * int(gridDim.x)) * 16) + ((tl_chunk2 * 8) / 128)) * 128 + ((tl_chunk2 * 8) % 128)];
-                tl::f16* tl_dst5 = &xs[(0 * 16 + ((tl_chunk2 * 8) / 128)) * 136 + ((tl_chunk2 * 8) % 128)];
-                const int tl_valid6 = !(tl::in_bounds(((int(blockIdx.x) + 0 * int(gridDim.x)) * 16) + ((tl_chunk2 * 8) / 128), NT * H)) ? 0 : max(0, min(8, 128 - ((tl_chunk2 * 8) % 128)));
-                if (tl_valid6 == 8 && (tl_chunk2 * 8) % 128 >= 0 && tl::is_aligned(tl_src4, 4)) {
-                    tl::cp_async_chunk(tl_dst5, tl_src4);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
-                } else {
-                    #pragma unroll
-                    for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst5[tl_v] = tl::in_bounds(((int(blockIdx.x) + 0 * int(gridDim.x)) * 16) + ((tl_chunk2 * 8) / 128), NT * H) && tl::in_bounds(((tl_chunk2 * 8) % 128) + tl_v, 128) ? tl_src4[tl_v] : tl::convert<tl::f16>(0.0f);
-                }
+            for (int tl_v = 0; tl_v < 8; ++tl_v) {
+                xs[((tl_chunk0 * 8 + tl_v) / 128) * 136 + ((tl_chunk0 * 8 + tl_v) % 128)] = tl::in_bounds(r0 + ((tl_chunk0 * 8 + tl_v) / 128), NT * H) && tl::in_bounds((tl_chunk0 * 8 + tl_v) % 128, 128) ? Xr[int64_t(r0 + ((tl_chunk0 * 8 + tl_v) / 128)) * 128 + ((tl_chunk0 * 8 + tl_v) % 128)] : tl::convert<tl::f16>(0.0f);
             }
         }
     }
-    tl::cp_async_commit();
-    // copy(Xr[r0 +: RB, 0 +: D], xs);  (rope.tl:41)
-    for (int tile_walk = 0; tile_walk < tile_walk_trips; ++tile_walk) {
-        tl::cp_async_wait<0>();  // at most 0 copy groups of this thread still in flight
-        __syncthreads();  // pipeline: stage `tile_walk % 2` has landed and the stage refilled next is no longer read
-        if (tile_walk + 1 < tile_walk_trips) {
-            // copy(Xr[r0 +: RB, 0 +: D], xs);  (rope.tl:41)
-            if (tl::is_aligned(Xr, 16) && 128 % 8 == 0 && ((int(blockIdx.x) + (tile_walk + 1) * int(gridDim.x)) * 16) >= 0 && ((int(blockIdx.x) + (tile_walk + 1) * int(gridDim.x)) * 16) + 16 <= (NT * H) && 0 >= 0 && 0 + 128 <= 128 && 0 % 8 == 0) {
-                #pragma unroll
-                for (int tl_i8 = 0; tl_i8 < 2; ++tl_i8) {
-                    const int tl_chunk7 = tl_tid + tl_i8 * 128;
-                    tl::cp_async_16(&xs[(((tile_walk + 1) % 2) * 16 + ((tl_chunk7 * 8) / 128)) * 136 + ((tl_chunk7 * 8) % 128)], &Xr[int64_t(((int(blockIdx.x) + (tile_walk + 1) * int(gridDim.x)) * 16) + ((tl_chunk7 * 8) / 128)) * 128 + ((tl_chunk7 * 8) % 128)]);
-                }
-            } else {
-                #pragma unroll
-                for (int tl_i10 = 0; tl_i10 < 2; ++tl_i10) {
-                    const int tl_chunk9 = tl_tid + tl_i10 * 128;
-                    const tl::f16* tl_src11 = &Xr[int64_t(((int(blockIdx.x) + (tile_walk + 1) * int(gridDim.x)) * 16) + ((tl_chunk9 * 8) / 128)) * 128 + ((tl_chunk9 * 8) % 128)];
-                    tl::f16* tl_dst12 = &xs[(((tile_walk + 1) % 2) * 16 + ((tl_chunk9 * 8) / 128)) * 136 + ((tl_chunk9 * 8) % 128)];
-                    const int tl_valid13 = !(tl::in_bounds(((int(blockIdx.x) + (tile_walk + 1) * int(gridDim.x)) * 16) + ((tl_chunk9 * 8) / 128), NT * H)) ? 0 : max(0, min(8, 128 - ((tl_chunk9 * 8) % 128)));
-                    if (tl_valid13 == 8 && (tl_chunk9 * 8) % 128 >= 0 && tl::is_aligned(tl_src11, 4)) {
-                        tl::cp_async_chunk(tl_dst12, tl_src11);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
-                    } else {
-                        #pragma unroll
-                        for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst12[tl_v] = tl::in_bounds(((int(blockIdx.x) + (tile_walk + 1) * int(gridDim.x)) * 16) + ((tl_chunk9 * 8) / 128), NT * H) && tl::in_bounds(((tl_chunk9 * 8) % 128) + tl_v, 128) ? tl_src11[tl_v] : tl::convert<tl::f16>(0.0f);
-                    }
-                }
-            }
-        }
-        tl::cp_async_commit();
-        const int32_t tile = int(blockIdx.x) + tile_walk * int(gridDim.x);
-        const int32_t tile_x = tile;
-        const int32_t r0 = tile_x * 16;
-        __syncthreads();  // WAR on `Xr`
-        // for i, j in parallel(RB, HALF) {  (rope.tl:42)
-        // for i, j in parallel(16, 64): iterations dealt round-robin to the threads
-        #pragma unroll
-        for (int tl_i15 = 0; tl_i15 < 8; ++tl_i15) {
-            const int tl_e14 = tl_tid + tl_i15 * 128;
-            const int i = tl_e14 / 64;
-            const int j = tl_e14 % 64;
-            const int32_t row = r0 + i;
-            if (row < NT * H) {
-                const int32_t p = Pos[row / H];
-                if (p >= 0 && p < P) {
-                    const float c = Cos[int64_t(p) * 64 + j];
-                    const float s = Sin[int64_t(p) * 64 + j];
-                    const float a = tl::convert<float>(xs[((tile_walk % 2) * 16 + i) * 136 + (2 * j)]);
-                    const float b = tl::convert<float>(xs[((tile_walk % 2) * 16 + i) * 136 + (2 * j + 1)]);
-                    Xr[int64_t(row) * 128 + (2 * j)] = tl::convert<tl::f16>(a * c - b * s);
-                    Xr[int64_t(row) * 128 + (2 * j + 1)] = tl::convert<tl::f16>(b * c + a * s);
-                }
+    __syncthreads();  // RAW on `xs`
+    // for i, j in parallel(RB, HALF) {  (rope.tl:42)
+    // for i, j in parallel(16, 64): iterations dealt round-robin to the threads
+    #pragma unroll
+    for (int tl_i6 = 0; tl_i6 < 8; ++tl_i6) {
+        const int tl_e5 = tl_tid + tl_i6 * 128;
+        const int i = tl_e5 / 64;
+        const int j = tl_e5 % 64;
+        const int32_t row = r0 + i;
+        if (row < NT * H) {
+            const int32_t p = Pos[row / H];
+            if (p >= 0 && p < P) {
+                const float c = Cos[int64_t(p) * 64 + j];
+                const float s = Sin[int64_t(p) * 64 + j];
+                const float a = tl::convert<float>(xs[i * 136 + (2 * j)]);
+                const float b = tl::convert<float>(xs[i * 136 + (2 * j + 1)]);
+                Xr[int64_t(row) * 128 + (2 * j)] = tl::convert<tl::f16>(a * c - b * s);
+                Xr[int64_t(row) * 128 + (2 * j + 1)] = tl::convert<tl::f16>(b * c + a * s);
             }
         }
     }
-    tl::cp_async_wait<0>();  // at most 0 copy groups of this thread still in flight
 }
 
 }  // namespace
@@ -218,10 +132,10 @@ cudaError_t rope_half(__half* X, const int32_t* Pos, const float* Cos, const flo
     if (cudaError_t tl_err = tl::host::check_dim(NT, tl_name, "NT"); tl_err != cudaSuccess) return tl_err;
     if (cudaError_t tl_err = tl::host::check_dim(H, tl_name, "H"); tl_err != cudaSuccess) return tl_err;
     if (cudaError_t tl_err = tl::host::check_dim(P, tl_name, "P"); tl_err != cudaSuccess) return tl_err;
-    const int64_t tl_grid_x = int64_t(tl::cdiv(NT * H, 16)), tl_grid_y = int64_t(1), tl_grid_z = int64_t(1);  // the tiles, which the blocks walk
+    const int64_t tl_grid_x = int64_t(tl::cdiv(NT * H, 16)), tl_grid_y = int64_t(1), tl_grid_z = int64_t(1);
     if (tl_grid_x <= 0 || tl_grid_y <= 0 || tl_grid_z <= 0) return cudaSuccess;  // nothing to compute
-    if (tl_grid_x > INT32_MAX || tl_grid_y > INT32_MAX / tl_grid_x || tl_grid_z > INT32_MAX / (tl_grid_x * tl_grid_y))
-        return tl::host::invalid_argument(std::string(tl_name) + ": the grid has more than 2^31 - 1 tiles");
+    if (tl_grid_x > INT32_MAX || tl_grid_y > 65535 || tl_grid_z > 65535)
+        return tl::host::invalid_argument(std::string(tl_name) + ": the grid is larger than CUDA allows");
     static const cudaError_t tl_attributes = [] {
         cudaError_t tl_err = cudaSuccess;
         if (tl_err == cudaSuccess)
@@ -229,9 +143,7 @@ cudaError_t rope_half(__half* X, const int32_t* Pos, const float* Cos, const flo
         return tl_err;
     }();
     if (tl_attributes != cudaSuccess) return tl::host::record(tl_attributes, tl_name, "setting the shared-memory attributes");
-    // Each block walks tiles blockIdx.x, blockIdx.x + gridDim.x, ...: as many blocks as the GPU holds at once.
-    const int64_t tl_blocks = std::min(tl_grid_x * tl_grid_y * tl_grid_z, tl::host::resident_blocks(::rope_half_kernel, 128, 8704));
-    ::rope_half_kernel<<<unsigned(tl_blocks), 128, 8704, stream>>>(X, Pos, Cos, Sin, static_cast<int32_t>(NT), static_cast<int32_t>(H), static_cast<int32_t>(P));
+    ::rope_half_kernel<<<dim3(unsigned(tl_grid_x), unsigned(tl_grid_y), unsigned(tl_grid_z)), 128, 4352, stream>>>(X, Pos, Cos, Sin, static_cast<int32_t>(NT), static_cast<int32_t>(H), static_cast<int32_t>(P));
     return tl::host::record(cudaGetLastError(), tl_name, "launch");
 }
 
@@ -244,10 +156,10 @@ cudaError_t rope_interleaved(__half* X, const int32_t* Pos, const float* Cos, co
     if (cudaError_t tl_err = tl::host::check_dim(NT, tl_name, "NT"); tl_err != cudaSuccess) return tl_err;
     if (cudaError_t tl_err = tl::host::check_dim(H, tl_name, "H"); tl_err != cudaSuccess) return tl_err;
     if (cudaError_t tl_err = tl::host::check_dim(P, tl_name, "P"); tl_err != cudaSuccess) return tl_err;
-    const int64_t tl_grid_x = int64_t(tl::cdiv(NT * H, 16)), tl_grid_y = int64_t(1), tl_grid_z = int64_t(1);  // the tiles, which the blocks walk
+    const int64_t tl_grid_x = int64_t(tl::cdiv(NT * H, 16)), tl_grid_y = int64_t(1), tl_grid_z = int64_t(1);
     if (tl_grid_x <= 0 || tl_grid_y <= 0 || tl_grid_z <= 0) return cudaSuccess;  // nothing to compute
-    if (tl_grid_x > INT32_MAX || tl_grid_y > INT32_MAX / tl_grid_x || tl_grid_z > INT32_MAX / (tl_grid_x * tl_grid_y))
-        return tl::host::invalid_argument(std::string(tl_name) + ": the grid has more than 2^31 - 1 tiles");
+    if (tl_grid_x > INT32_MAX || tl_grid_y > 65535 || tl_grid_z > 65535)
+        return tl::host::invalid_argument(std::string(tl_name) + ": the grid is larger than CUDA allows");
     static const cudaError_t tl_attributes = [] {
         cudaError_t tl_err = cudaSuccess;
         if (tl_err == cudaSuccess)
@@ -255,9 +167,7 @@ cudaError_t rope_interleaved(__half* X, const int32_t* Pos, const float* Cos, co
         return tl_err;
     }();
     if (tl_attributes != cudaSuccess) return tl::host::record(tl_attributes, tl_name, "setting the shared-memory attributes");
-    // Each block walks tiles blockIdx.x, blockIdx.x + gridDim.x, ...: as many blocks as the GPU holds at once.
-    const int64_t tl_blocks = std::min(tl_grid_x * tl_grid_y * tl_grid_z, tl::host::resident_blocks(::rope_interleaved_kernel, 128, 8704));
-    ::rope_interleaved_kernel<<<unsigned(tl_blocks), 128, 8704, stream>>>(X, Pos, Cos, Sin, static_cast<int32_t>(NT), static_cast<int32_t>(H), static_cast<int32_t>(P));
+    ::rope_interleaved_kernel<<<dim3(unsigned(tl_grid_x), unsigned(tl_grid_y), unsigned(tl_grid_z)), 128, 4352, stream>>>(X, Pos, Cos, Sin, static_cast<int32_t>(NT), static_cast<int32_t>(H), static_cast<int32_t>(P));
     return tl::host::record(cudaGetLastError(), tl_name, "launch");
 }
 

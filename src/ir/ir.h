@@ -535,6 +535,7 @@ struct KernelOptions {
     bool dynamic_tiles = true;      // @no_dynamic_tiles
     int min_blocks = 0;             // @min_blocks(N): blocks resident per SM at least (0: ptxas decides)
     bool fast_math = false;         // @fast_math: exp, log, tanh, sigmoid and f32 division approximated
+    bool walk_grid = false;         // @walk_grid: the blocks walk the grid's tiles (schedule/walk_grid.h)
 };
 
 // The automatic transformations a kernel can switch off (`@no_...`, `--disable NAME`), by the

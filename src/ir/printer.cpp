@@ -436,6 +436,7 @@ public:
         if (!k.options.dynamic_tiles) attrs += "@no_dynamic_tiles ";
         if (k.options.min_blocks > 0) attrs += fmt::format("@min_blocks({}) ", k.options.min_blocks);
         if (k.options.fast_math) attrs += "@fast_math ";
+        if (k.options.walk_grid) attrs += "@walk_grid ";
         if (!attrs.empty()) line(0, attrs.substr(0, attrs.size() - 1));
         if (k.variant.count > 1)
             line(0, fmt::format("// variant {} of {} ({}): launched when {}", k.variant.index, k.variant.count,

@@ -79,7 +79,7 @@ int64_t shared_bytes(const ir::Buffer& b) { return b.num_elements() * dtype_byte
 } // namespace
 
 bool walk_grid(ir::Kernel& kernel, int64_t shared_memory_limit, DiagnosticEngine& diags) {
-    if (!kernel.options.persistent || kernel.warp_specialization.enabled || kernel.walks_grid) return false;
+    if (!kernel.options.walk_grid || !kernel.options.persistent || kernel.warp_specialization.enabled || kernel.walks_grid) return false;
     auto* seq = kernel.body ? kernel.body->as<ir::Seq>() : nullptr;
     if (!seq) return false;
     // Only a kernel that stages a tile in shared memory has loads to put in flight ahead.
@@ -90,11 +90,21 @@ bool walk_grid(ir::Kernel& kernel, int64_t shared_memory_limit, DiagnosticEngine
             if (!staged) staged = s.get();
             staged_tiles.insert(s->as<ir::Copy>()->dst.buffer.get());
         }
-    if (!staged) return false;
+    auto not_walked_at = [&](SourceRange at, const std::string& why, const std::string& fix) {
+        diags.report(DiagKind::GridNotWalked, at, kernel.name, why);
+        diags.note(DiagKind::NoteFix, at, fix);
+        return false;
+    };
+    if (!staged)
+        return not_walked_at(kernel.name_range, "its body copies no tile from global into shared memory at its top level",
+                             "copy the block's tile into a whole shared tile at the top of the kernel body");
     // A kernel that streams in its own loops, or sizes its grid by the GPU, walks already.
-    if (!body_blocker(kernel.body).empty()) return false;
+    if (std::string why = body_blocker(kernel.body); !why.empty())
+        return not_walked_at(staged->range, why, "drop `@walk_grid`: the kernel streams its tiles already");
     for (const ir::ExprPtr& g : kernel.grid)
-        if (reads_builtin(g, ir::BuiltinKind::SmCount)) return false;
+        if (reads_builtin(g, ir::BuiltinKind::SmCount))
+            return not_walked_at(staged->range, "its grid is sized by `sm_count`",
+                                 "drop `@walk_grid`, or size the grid by the data (one block per tile)");
 
     // One tile in all: nothing to walk.
     int64_t constant_tiles = 1;
@@ -103,12 +113,9 @@ bool walk_grid(ir::Kernel& kernel, int64_t shared_memory_limit, DiagnosticEngine
         constant_tiles = c ? constant_tiles * *c : -1;
         if (!c) break;
     }
-    if (constant_tiles == 1) return false;
-    auto not_walked = [&](const std::string& why, const std::string& fix) {
-        diags.report(DiagKind::GridNotWalked, staged->range, kernel.name, why);
-        diags.note(DiagKind::NoteFix, staged->range, fix);
-        return false;
-    };
+    if (constant_tiles == 1)
+        return not_walked_at(staged->range, "its grid is one tile", "drop `@walk_grid`");
+    auto not_walked = [&](const std::string& why, const std::string& fix) { return not_walked_at(staged->range, why, fix); };
     if (!kernel.cluster.empty())
         return not_walked("the blocks of a cluster run together, which a walk over resident blocks would not keep",
                           "drop the `cluster` clause to let the blocks walk the tiles");

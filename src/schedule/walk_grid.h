@@ -2,8 +2,9 @@
 // becomes a grid of as many blocks as the GPU holds at once, each walking the tiles in a
 // pipelined loop (the next tile's copies in flight while this one is computed).
 //
-// Precondition: sema output (after warp-specialize, before pipeline-loops). Honours @no_persistent
-// and `--disable persistent`.
+// Precondition: sema output (after warp-specialize, before pipeline-loops). Only for a kernel with
+// `@walk_grid` (measured on the H200, the walk did not pay for the stdlib's transposes and RoPE:
+// bench/NOTES.md w1); `@no_persistent` and `--disable persistent` switch it off too.
 // Postcondition: for a kernel that qualifies, Kernel::walks_grid is set, Kernel::grid still holds
 // the tiles (the grid the source wrote), and the body is
 //
@@ -25,10 +26,10 @@
 //
 // A kernel qualifies when its body copies a tile from global into a whole shared tile at its top
 // level, has no loop that copies from global memory itself (a `pipelined` loop, or a `serial`
-// loop that streams its own tiles), sizes its grid without `sm_count`, and is not
-// warp-specialized. A kernel with such a copy that misses another condition (a cluster, a shared
-// footprint that doubled would leave room for fewer than two blocks) gets remark R0009 with the
-// reason.
+// loop that streams its own tiles), sizes its grid without `sm_count` and by more than one tile,
+// has no cluster, has shared tiles that with a second buffer for each staged one leave room for
+// two blocks an SM, and has copies pipeline-loops can issue a tile ahead; and is not
+// warp-specialized. A kernel with `@walk_grid` that misses one gets warning W0007 with the reason.
 #pragma once
 
 #include "ir/ir.h"

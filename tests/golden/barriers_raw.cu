@@ -18,7 +18,7 @@ __global__ void __launch_bounds__(128) reverse_rows_kernel(
     extern __shared__ __align__(128) unsigned char tl_smem[];
     float* s = reinterpret_cast<float*>(tl_smem + 0);  // shared s: f32[32, 64], row pitch 68
     const int32_t row0 = int(blockIdx.x) * 32;
-    // copy(A[row0 +: 32, 0 +: 64], s);  (barriers_raw.tl:12)
+    // copy(A[row0 +: 32, 0 +: 64], s);  (barriers_raw.tl:11)
     #pragma unroll
     for (int tl_i1 = 0; tl_i1 < 4; ++tl_i1) {
         const int tl_chunk0 = tl_tid + tl_i1 * 128;
@@ -36,7 +36,7 @@ __global__ void __launch_bounds__(128) reverse_rows_kernel(
         }
     }
     __syncthreads();  // RAW on `s`
-    // for i, j in parallel(32, 64) {  (barriers_raw.tl:13)
+    // for i, j in parallel(32, 64) {  (barriers_raw.tl:12)
     // for i, j in parallel(32, 64): iterations dealt round-robin to the threads
     #pragma unroll
     for (int tl_i6 = 0; tl_i6 < 16; ++tl_i6) {

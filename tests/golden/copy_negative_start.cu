@@ -19,7 +19,7 @@ __global__ void __launch_bounds__(128) halo_kernel(
     extern __shared__ __align__(128) unsigned char tl_smem[];
     float* s = reinterpret_cast<float*>(tl_smem + 0);  // shared s: f32[136], row pitch 136
     float y[y_layout::kSlots];  // fragment y: f32[128]
-    // copy(X[block.x * BN - 4 +: BN + 8], s, pad = 0.0);  (copy_negative_start.tl:10)
+    // copy(X[block.x * BN - 4 +: BN + 8], s, pad = 0.0);  (copy_negative_start.tl:9)
     #pragma unroll
     for (int tl_i1 = 0; tl_i1 < 1; ++tl_i1) {
         const int tl_chunk0 = tl_tid + tl_i1 * 128;
@@ -39,7 +39,7 @@ __global__ void __launch_bounds__(128) halo_kernel(
         }
     }
     __syncthreads();  // RAW on `s`
-    // for i in parallel(BN) {  (copy_negative_start.tl:11)
+    // for i in parallel(BN) {  (copy_negative_start.tl:10)
     // for i in parallel(128): each thread visits the elements of `y` it holds
     #pragma unroll
     for (int tl_s5 = 0; tl_s5 < y_layout::kSlots; ++tl_s5) {
@@ -48,7 +48,7 @@ __global__ void __launch_bounds__(128) halo_kernel(
         const int i = tl_c6 + tl_s5 % 8;
         y[tl_s5] = s[i] + s[i + 4] + s[i + 8];
     }
-    // copy(y, Y[block.x * BN +: BN]);  (copy_negative_start.tl:14)
+    // copy(y, Y[block.x * BN +: BN]);  (copy_negative_start.tl:13)
     #pragma unroll
     for (int tl_chunk7 = 0; tl_chunk7 < y_layout::kSlots; tl_chunk7 += 4) {
         if (!(y_layout::valid(tl_tid, tl_chunk7))) continue;
@@ -67,7 +67,7 @@ __global__ void __launch_bounds__(128) halo_kernel(
     }
 }
 
-// kernel halo_rows<BN = 128>  (copy_negative_start.tl:19)
+// kernel halo_rows<BN = 128>  (copy_negative_start.tl:18)
 // 128 threads per block, 1152 bytes of shared memory
 __global__ void __launch_bounds__(128) halo_rows_kernel(
         const float* __restrict__ X,
@@ -82,7 +82,7 @@ __global__ void __launch_bounds__(128) halo_rows_kernel(
     float y[y_layout::kSlots];  // fragment y: f32[128]
     const int32_t r_trips = M;
     if (0 < r_trips) {
-        // copy(X[r, block.x * BN - 4 +: BN + 8], s);  (copy_negative_start.tl:24)
+        // copy(X[r, block.x * BN - 4 +: BN + 8], s);  (copy_negative_start.tl:23)
         if (tl::is_aligned(X, 16) && N % 4 == 0 && tl::in_bounds(0, M) && (int(blockIdx.x) * 128 - 4) >= 0 && (int(blockIdx.x) * 128 - 4) + 136 <= N && (int(blockIdx.x) * 128 - 4) % 4 == 0) {
             #pragma unroll
             for (int tl_i1 = 0; tl_i1 < 1; ++tl_i1) {
@@ -110,12 +110,12 @@ __global__ void __launch_bounds__(128) halo_rows_kernel(
         }
     }
     tl::cp_async_commit();
-    // for r in pipelined(M, stages = 2) {  (copy_negative_start.tl:23)
+    // for r in pipelined(M, stages = 2) {  (copy_negative_start.tl:22)
     for (int r = 0; r < r_trips; ++r) {
         tl::cp_async_wait<0>();  // at most 0 copy groups of this thread still in flight
         __syncthreads();  // pipeline: stage `r % 2` has landed and the stage refilled next is no longer read
         if (r + 1 < r_trips) {
-            // copy(X[r, block.x * BN - 4 +: BN + 8], s);  (copy_negative_start.tl:24)
+            // copy(X[r, block.x * BN - 4 +: BN + 8], s);  (copy_negative_start.tl:23)
             if (tl::is_aligned(X, 16) && N % 4 == 0 && tl::in_bounds(r + 1, M) && (int(blockIdx.x) * 128 - 4) >= 0 && (int(blockIdx.x) * 128 - 4) + 136 <= N && (int(blockIdx.x) * 128 - 4) % 4 == 0) {
                 #pragma unroll
                 for (int tl_i8 = 0; tl_i8 < 1; ++tl_i8) {
@@ -143,7 +143,7 @@ __global__ void __launch_bounds__(128) halo_rows_kernel(
             }
         }
         tl::cp_async_commit();
-        // for i in parallel(BN) {  (copy_negative_start.tl:25)
+        // for i in parallel(BN) {  (copy_negative_start.tl:24)
         // for i in parallel(128): each thread visits the elements of `y` it holds
         #pragma unroll
         for (int tl_s14 = 0; tl_s14 < y_layout::kSlots; ++tl_s14) {
@@ -152,7 +152,7 @@ __global__ void __launch_bounds__(128) halo_rows_kernel(
             const int i = tl_c15 + tl_s14 % 8;
             y[tl_s14] = s[(r % 2) * 140 + i] + s[(r % 2) * 140 + (i + 4)] + s[(r % 2) * 140 + (i + 8)];
         }
-        // copy(y, Y[r, block.x * BN +: BN]);  (copy_negative_start.tl:28)
+        // copy(y, Y[r, block.x * BN +: BN]);  (copy_negative_start.tl:27)
         #pragma unroll
         for (int tl_chunk16 = 0; tl_chunk16 < y_layout::kSlots; tl_chunk16 += 4) {
             if (!(y_layout::valid(tl_tid, tl_chunk16))) continue;

@@ -24,7 +24,7 @@ __global__ void __launch_bounds__(64) unpack_kernel(
     uint32_t* p = reinterpret_cast<uint32_t*>(tl_smem + 0);  // shared p: u32[8, 32], row pitch 36
     float y[y_layout::kSlots];  // fragment y: f32[8, 256]
     const int32_t row0 = int(blockIdx.x) * 8;
-    // copy(Packed[row0 +: 8, 0 +: 32], p);  (parallel_chunk_index.tl:15)
+    // copy(Packed[row0 +: 8, 0 +: 32], p);  (parallel_chunk_index.tl:14)
     #pragma unroll
     for (int tl_i1 = 0; tl_i1 < 1; ++tl_i1) {
         const int tl_chunk0 = tl_tid + tl_i1 * 64;
@@ -42,7 +42,7 @@ __global__ void __launch_bounds__(64) unpack_kernel(
         }
     }
     __syncthreads();  // RAW on `p`
-    // for n, j in parallel(8, 256) {  (parallel_chunk_index.tl:16)
+    // for n, j in parallel(8, 256) {  (parallel_chunk_index.tl:15)
     // for n, j in parallel(8, 256): each thread visits the elements of `y` it holds
     #pragma unroll
     for (int tl_s5 = 0; tl_s5 < y_layout::kSlots; ++tl_s5) {
@@ -52,7 +52,7 @@ __global__ void __launch_bounds__(64) unpack_kernel(
         const uint32_t half_ = p[n * 36 + (tl_c6 / 8 + (tl_s5 % 8) / 8)] >> static_cast<uint32_t>(4 * ((tl_s5 % 8) % 8)) & 15u;
         y[tl_s5] = static_cast<float>(half_) * Scale[int64_t(row0 + n) * CS + (j / 16)] + static_cast<float>(tl_c6 / 4 + (tl_s5 % 8) / 4) + static_cast<float>(j / 3);
     }
-    // copy(y, Y[row0 +: 8, 0 +: 256]);  (parallel_chunk_index.tl:20)
+    // copy(y, Y[row0 +: 8, 0 +: 256]);  (parallel_chunk_index.tl:19)
     #pragma unroll
     for (int tl_chunk7 = 0; tl_chunk7 < y_layout::kSlots; tl_chunk7 += 4) {
         float* tl_ptr8 = &Y[int64_t(row0 + ((y_layout::flat(tl_tid, (tl_chunk7 / 8) * 8)) / 256)) * C + (((y_layout::flat(tl_tid, (tl_chunk7 / 8) * 8)) % 256) + tl_chunk7 % 8)];

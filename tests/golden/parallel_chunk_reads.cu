@@ -28,7 +28,7 @@ __global__ void __launch_bounds__(128) scale_rows_kernel(
     float x[16];  // fragment x: f32[4, 512]
     float m[1];  // fragment m: f32[4]
     const int32_t row0 = int(blockIdx.x) * 4;
-    // copy(W[0 +: 512], ws);  (parallel_chunk_reads.tl:21)
+    // copy(W[0 +: 512], ws);  (parallel_chunk_reads.tl:20)
     #pragma unroll
     for (int tl_i1 = 0; tl_i1 < 1; ++tl_i1) {
         const int tl_chunk0 = tl_tid + tl_i1 * 128;
@@ -47,7 +47,7 @@ __global__ void __launch_bounds__(128) scale_rows_kernel(
             }
         }
     }
-    // copy(B[0 +: 512], bs);  (parallel_chunk_reads.tl:22)
+    // copy(B[0 +: 512], bs);  (parallel_chunk_reads.tl:21)
     #pragma unroll
     for (int tl_i6 = 0; tl_i6 < 1; ++tl_i6) {
         const int tl_chunk5 = tl_tid + tl_i6 * 128;
@@ -66,7 +66,7 @@ __global__ void __launch_bounds__(128) scale_rows_kernel(
             }
         }
     }
-    // copy(X[row0 +: 4, 0 +: 520], t);  (parallel_chunk_reads.tl:23)
+    // copy(X[row0 +: 4, 0 +: 520], t);  (parallel_chunk_reads.tl:22)
     #pragma unroll
     for (int tl_i11 = 0; tl_i11 < 3; ++tl_i11) {
         const int tl_chunk10 = tl_tid + tl_i11 * 128;
@@ -85,7 +85,7 @@ __global__ void __launch_bounds__(128) scale_rows_kernel(
             }
         }
     }
-    // copy(X[row0 +: 4, 0 +: 512], x);  (parallel_chunk_reads.tl:24)
+    // copy(X[row0 +: 4, 0 +: 512], x);  (parallel_chunk_reads.tl:23)
     #pragma unroll
     for (int tl_chunk15 = 0; tl_chunk15 < 16; tl_chunk15 += 8) {
         const tl::f16* tl_ptr16 = &X[int64_t(row0 + (tl_tid / 32)) * C + ((tl_chunk15 % 8) + (tl_tid % 32) * 8 + (tl_chunk15 / 8) * 256)];
@@ -101,7 +101,7 @@ __global__ void __launch_bounds__(128) scale_rows_kernel(
             }
         }
     }
-    // reduce(max, x, m, axis = 1);  (parallel_chunk_reads.tl:25)
+    // reduce(max, x, m, axis = 1);  (parallel_chunk_reads.tl:24)
     // each thread folds its 16 values of each of its 1 results; xor shuffles 1, 2, 4, 8, 16 among the lanes that share one
     {
         float tl_part[1];
@@ -125,7 +125,7 @@ __global__ void __launch_bounds__(128) scale_rows_kernel(
         }
     }
     __syncthreads();  // RAW on `ws`
-    // for i, j in parallel(4, 512) {  (parallel_chunk_reads.tl:26)
+    // for i, j in parallel(4, 512) {  (parallel_chunk_reads.tl:25)
     // for i, j in parallel(4, 512): each thread visits the elements of `x` it holds
     #pragma unroll
     for (int tl_k20 = 0; tl_k20 < 16; tl_k20 += 8) {
@@ -144,7 +144,7 @@ __global__ void __launch_bounds__(128) scale_rows_kernel(
             x[tl_s26] = tl::fast::exp_sub(x[tl_s26], m[0]) * tl::convert<float>(tl_chunk23[tl_o22]) + tl::convert<float>(tl_chunk24[tl_o22]) + tl::convert<float>(tl_chunk25[tl_o22]) + tl::convert<float>(t[i * 520 + (j + 1)]) + G[j];
         }
     }
-    // copy(x, Y[row0 +: 4, 0 +: 512]);  (parallel_chunk_reads.tl:29)
+    // copy(x, Y[row0 +: 4, 0 +: 512]);  (parallel_chunk_reads.tl:28)
     #pragma unroll
     for (int tl_chunk27 = 0; tl_chunk27 < 16; tl_chunk27 += 8) {
         tl::f16* tl_ptr28 = &Y[int64_t(row0 + (tl_tid / 32)) * C + ((tl_chunk27 % 8) + (tl_tid % 32) * 8 + (tl_chunk27 / 8) * 256)];

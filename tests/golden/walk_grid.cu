@@ -17,7 +17,7 @@ __global__ void __launch_bounds__(128) head_sums_kernel(
         int32_t H,
         int32_t S)
 {
-    // fragment acc: f32[32], slice of `(iterations of the loop at line 16)` (partial results): [32] over 128 threads: (16:t8 2:r1) 2 registers, 8 replicas
+    // fragment acc: f32[32], slice of `(iterations of the loop at line 17)` (partial results): [32] over 128 threads: (16:t8 2:r1) 2 registers, 8 replicas
     const int tl_tid = tl::thread_index<128>();
     extern __shared__ __align__(128) unsigned char tl_smem[];
     float* xs = reinterpret_cast<float*>(tl_smem + 0);  // shared xs: f32[2, 32, 64], row pitch 68
@@ -27,7 +27,7 @@ __global__ void __launch_bounds__(128) head_sums_kernel(
     float acc[2];  // fragment acc: f32[32]
     const int32_t tile_walk_trips = tl::cdiv(tiles_x * tiles_y * tiles_z - int(blockIdx.x), int(gridDim.x));
     if (0 < tile_walk_trips) {
-        // copy(X[block.z, block.y, s0 +: 32, 0 +: 64], xs);  (walk_grid.tl:15)
+        // copy(X[block.z, block.y, s0 +: 32, 0 +: 64], xs);  (walk_grid.tl:16)
         if (tl::is_aligned(X, 16) && 64 % 4 == 0 && tl::in_bounds((int(blockIdx.x) + 0 * int(gridDim.x)) / tiles_x / tiles_y, B) && tl::in_bounds((int(blockIdx.x) + 0 * int(gridDim.x)) / tiles_x % tiles_y, H) && ((int(blockIdx.x) + 0 * int(gridDim.x)) % tiles_x * 32) >= 0 && ((int(blockIdx.x) + 0 * int(gridDim.x)) % tiles_x * 32) + 32 <= S && 0 >= 0 && 0 + 64 <= 64 && 0 % 4 == 0) {
             #pragma unroll
             for (int tl_i1 = 0; tl_i1 < 4; ++tl_i1) {
@@ -51,12 +51,12 @@ __global__ void __launch_bounds__(128) head_sums_kernel(
         }
     }
     tl::cp_async_commit();
-    // copy(X[block.z, block.y, s0 +: 32, 0 +: 64], xs);  (walk_grid.tl:15)
+    // copy(X[block.z, block.y, s0 +: 32, 0 +: 64], xs);  (walk_grid.tl:16)
     for (int tile_walk = 0; tile_walk < tile_walk_trips; ++tile_walk) {
         tl::cp_async_wait<0>();  // at most 0 copy groups of this thread still in flight
         __syncthreads();  // pipeline: stage `tile_walk % 2` has landed and the stage refilled next is no longer read
         if (tile_walk + 1 < tile_walk_trips) {
-            // copy(X[block.z, block.y, s0 +: 32, 0 +: 64], xs);  (walk_grid.tl:15)
+            // copy(X[block.z, block.y, s0 +: 32, 0 +: 64], xs);  (walk_grid.tl:16)
             if (tl::is_aligned(X, 16) && 64 % 4 == 0 && tl::in_bounds((int(blockIdx.x) + (tile_walk + 1) * int(gridDim.x)) / tiles_x / tiles_y, B) && tl::in_bounds((int(blockIdx.x) + (tile_walk + 1) * int(gridDim.x)) / tiles_x % tiles_y, H) && ((int(blockIdx.x) + (tile_walk + 1) * int(gridDim.x)) % tiles_x * 32) >= 0 && ((int(blockIdx.x) + (tile_walk + 1) * int(gridDim.x)) % tiles_x * 32) + 32 <= S && 0 >= 0 && 0 + 64 <= 64 && 0 % 4 == 0) {
                 #pragma unroll
                 for (int tl_i8 = 0; tl_i8 < 4; ++tl_i8) {
@@ -84,11 +84,11 @@ __global__ void __launch_bounds__(128) head_sums_kernel(
         const int32_t tile_x = tile % tiles_x;
         const int32_t tile_y = tile / tiles_x % tiles_y;
         const int32_t tile_z = tile / tiles_x / tiles_y;
-        // fragment acc: f32[32] = 0.0;  (walk_grid.tl:13)
+        // fragment acc: f32[32] = 0.0;  (walk_grid.tl:14)
         #pragma unroll
         for (int tl_s = 0; tl_s < 2; ++tl_s) acc[tl_s] = 0.0f;
         const int32_t s0 = tile_x * 32;
-        // for i, j in parallel(32, 64) {  (walk_grid.tl:16)
+        // for i, j in parallel(32, 64) {  (walk_grid.tl:17)
         // for i, j in parallel(32, 64): each thread runs its share of the iterations, accumulating partial results
         #pragma unroll
         for (int tl_k15 = 0; tl_k15 < 16; tl_k15 += 8) {
@@ -116,21 +116,21 @@ __global__ void __launch_bounds__(128) head_sums_kernel(
             #pragma unroll
             for (int tl_i = 0; tl_i < 2; ++tl_i) acc[tl_i] = tl_part[tl_i];
         }
-        // for i in parallel(32) {  (walk_grid.tl:19)
+        // for i in parallel(32) {  (walk_grid.tl:20)
         // for i in parallel(32): each thread visits the elements of `acc` it holds
         #pragma unroll
         for (int tl_s20 = 0; tl_s20 < 2; ++tl_s20) {
             [[maybe_unused]] const int i = ((tl_tid / 8) + (tl_s20) * 16);
             acc[tl_s20] = acc[tl_s20] + static_cast<float>(tile_y * 1000 + tiles_y);
         }
-        // copy(acc, Y[block.z, block.y, s0 +: 32]);  (walk_grid.tl:22)
+        // copy(acc, Y[block.z, block.y, s0 +: 32]);  (walk_grid.tl:23)
         if ((tl_tid % 8) == 0) {
             #pragma unroll
             for (int tl_s21 = 0; tl_s21 < 2; ++tl_s21) {
                 if (tl::in_bounds(tile_z, B) && tl::in_bounds(tile_y, H) && tl::in_bounds(s0 + ((tl_tid / 8) + (tl_s21) * 16), S)) Y[(int64_t(tile_z) * H + tile_y) * S + (s0 + ((tl_tid / 8) + (tl_s21) * 16))] = acc[tl_s21];
             }
         }
-        // for i in parallel(1) {  (walk_grid.tl:23)
+        // for i in parallel(1) {  (walk_grid.tl:24)
         // for i in parallel(1): iterations dealt round-robin to the threads
         #pragma unroll
         for (int tl_i23 = 0; tl_i23 < 1; ++tl_i23) {

@@ -117,9 +117,7 @@ const ir::Seq* top(const ir::Kernel& k) {
 // ---- kernels ---------------------------------------------------------------------------------
 
 // RAW: a copy into shared, then a parallel loop reading other threads' elements.
-// One tile per block, as written (@no_persistent: the blocks do not walk the grid, walk-grid).
 const char* kTranspose = R"(
-@no_persistent
 kernel transpose(A: global f32[M, N], B: global mut f32[N, M]) grid(cdiv(N, 32), cdiv(M, 32)) threads(256) {
     shared tile: f32[32, 32];
     copy(A[block.y * 32 +: 32, block.x * 32 +: 32], tile);
@@ -196,7 +194,6 @@ kernel axpy(X: global f32[M, 64], Y: global mut f32[M, 64], a: f32) grid(cdiv(M,
 
 // Two copies into two shared tiles, then one loop reading both: one barrier serves both RAWs.
 const char* kTwoTiles = R"(
-@no_persistent
 kernel add_t(A: global f32[M, M], B: global f32[M, M], C: global mut f32[M, M]) grid(cdiv(M, 32), cdiv(M, 32)) threads(128) {
     shared a: f32[32, 32];
     shared b: f32[32, 32];
@@ -248,7 +245,7 @@ TEST_CASE("the verifier rejects a plain kernel without its RAW barrier") {
     REQUIRE(barrier_reasons(m.kernels[0]) == std::vector<std::string>{"RAW on `tile`"});
     std::string error = verifier_error(remove_nth(m.kernels[0], ir::StmtKind::Barrier, 0));
     CHECK(contains(error, "barrier verifier: kernel `transpose` has an unsynchronised RAW on `tile`"));
-    CHECK(contains(error, "at line 6")); // the parallel loop that reads the tile
+    CHECK(contains(error, "at line 5")); // the parallel loop that reads the tile
 }
 
 TEST_CASE("the verifier rejects a serial loop without its back-edge WAR barrier or its RAW barrier") {
