@@ -2233,7 +2233,7 @@ __global__ void __launch_bounds__(512) fp8_per_block_kernel(
     tl::cp_async_wait<0>();  // at most 0 copy groups of this thread still in flight
 }
 
-// kernel swiglu_fp8_per_group<G = 128, RB = 8, GB = 4, WAVES = 1, T = bf16>  (stdlib/quant.tl:159)
+// kernel swiglu_fp8_per_group<G = 128, RB = 8, GB = 4, WAVES = 2, T = bf16>  (stdlib/quant.tl:159)
 // 256 threads per block, 34816 bytes of shared memory
 __global__ void __launch_bounds__(256, 4) swiglu_fp8_per_group_kernel(
         const tl::bf16* __restrict__ X,
@@ -2722,7 +2722,7 @@ cudaError_t swiglu_fp8_per_group(const __nv_bfloat16* X, __nv_fp8_e4m3* Q, float
         return tl::host::invalid_argument(std::string(tl_name) + ": requirement `M * 2 * NG * 128 == M * K (view Xg of X)` does not hold" + " (" + "M = " + std::to_string(M) + ", NG = " + std::to_string(NG) + ", K = " + std::to_string(K) + ")");
     if (!(M * NG * 128 == M * N))
         return tl::host::invalid_argument(std::string(tl_name) + ": requirement `M * NG * 128 == M * N (view Qg of Q)` does not hold" + " (" + "M = " + std::to_string(M) + ", NG = " + std::to_string(NG) + ", N = " + std::to_string(N) + ")");
-    const int64_t tl_grid_x = int64_t(tl::min(tl::cdiv(M, 8) * tl::cdiv(NG, 4), 1 * tl::host::sm_count() * 4)), tl_grid_y = int64_t(1), tl_grid_z = int64_t(1);
+    const int64_t tl_grid_x = int64_t(tl::min(tl::cdiv(M, 8) * tl::cdiv(NG, 4), 2 * tl::host::sm_count() * 4)), tl_grid_y = int64_t(1), tl_grid_z = int64_t(1);
     if (tl_grid_x <= 0 || tl_grid_y <= 0 || tl_grid_z <= 0) return cudaSuccess;  // nothing to compute
     if (tl_grid_x > INT32_MAX || tl_grid_y > 65535 || tl_grid_z > 65535)
         return tl::host::invalid_argument(std::string(tl_name) + ": the grid is larger than CUDA allows");
