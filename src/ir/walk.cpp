@@ -138,6 +138,22 @@ void walk_stmts(const StmtPtr& s, const std::function<void(const Stmt&)>& f) {
     for_each_child(*s, {.expr = [](const ExprPtr&) {}, .region = {}, .store = {}, .stmt = [&](const StmtPtr& c) { walk_stmts(c, f); }});
 }
 
+std::set<std::string> names_in(const Kernel& k) {
+    std::set<std::string> names;
+    walk_exprs(k.body, [&](const Expr& e) {
+        if (auto* v = e.as<VarRef>()) names.insert(v->var->name);
+    });
+    walk_stmts(k.body, [&](const Stmt& s) {
+        if (auto* l = s.as<LetStmt>()) names.insert(l->var->name);
+        if (auto* a = s.as<Alloc>()) names.insert(a->buffer->name);
+        if (auto* f = s.as<For>())
+            for (const VarPtr& v : f->vars) names.insert(v->name);
+    });
+    for (const Param& p : k.params) names.insert(p.name());
+    for (const VarPtr& d : k.dims) names.insert(d->name);
+    return names;
+}
+
 namespace {
 void collect_buffer_uses(const StmtPtr& s, const Stmt* skip, BufferUses& out) {
     if (!s || s.get() == skip) return;

@@ -7,6 +7,7 @@
 #include <functional>
 #include <optional>
 #include <set>
+#include <string>
 #include <vector>
 
 namespace tlc::ir {
@@ -45,6 +46,9 @@ void walk_expr(const ExprPtr& e, const std::function<void(const Expr&)>& f);
 void walk_exprs(const StmtPtr& s, const std::function<void(const Expr&)>& f);
 // Pre-order walk of s and every statement nested in it.
 void walk_stmts(const StmtPtr& s, const std::function<void(const Stmt&)>& f);
+// Every name a kernel declares or reads (parameters, dims, lets, loop variables, allocations,
+// variables read): a pass that adds a variable picks a name outside this set.
+std::set<std::string> names_in(const Kernel& k);
 
 // The divisors of every `/` and `%` inside e, in pre-order: what a condition evaluated on the host
 // must check for zero before it divides.

@@ -125,13 +125,7 @@ private:
 
 class Pipeliner : public ir::Mutator {
 public:
-    Pipeliner(const ir::Kernel& k, DiagnosticEngine* diags) : kernel_(k), diags_(diags) {
-        ir::walk_exprs(k.body, [&](const ir::Expr& e) {
-            if (auto* v = e.as<ir::VarRef>()) taken_names_.insert(v->var->name);
-        });
-        for (const ir::Param& p : k.params) taken_names_.insert(p.name());
-        for (const ir::VarPtr& d : k.dims) taken_names_.insert(d->name);
-    }
+    Pipeliner(const ir::Kernel& k, DiagnosticEngine* diags) : kernel_(k), diags_(diags), taken_names_(ir::names_in(k)) {}
 
     ir::StmtPtr run() {
         ir::StmtPtr body = mutate(kernel_.body);

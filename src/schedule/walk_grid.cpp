@@ -90,20 +90,20 @@ bool walk_grid(ir::Kernel& kernel, int64_t shared_memory_limit, DiagnosticEngine
             if (!staged) staged = s.get();
             staged_tiles.insert(s->as<ir::Copy>()->dst.buffer.get());
         }
-    auto not_walked_at = [&](SourceRange at, const std::string& why, const std::string& fix) {
+    auto not_walked = [&](SourceRange at, const std::string& why, const std::string& fix) {
         diags.report(DiagKind::GridNotWalked, at, kernel.name, why);
         diags.note(DiagKind::NoteFix, at, fix);
         return false;
     };
     if (!staged)
-        return not_walked_at(kernel.name_range, "its body copies no tile from global into shared memory at its top level",
+        return not_walked(kernel.name_range, "its body copies no tile from global into shared memory at its top level",
                              "copy the block's tile into a whole shared tile at the top of the kernel body");
     // A kernel that streams in its own loops, or sizes its grid by the GPU, walks already.
     if (std::string why = body_blocker(kernel.body); !why.empty())
-        return not_walked_at(staged->range, why, "drop `@walk_grid`: the kernel streams its tiles already");
+        return not_walked(staged->range, why, "drop `@walk_grid`: the kernel streams its tiles already");
     for (const ir::ExprPtr& g : kernel.grid)
         if (reads_builtin(g, ir::BuiltinKind::SmCount))
-            return not_walked_at(staged->range, "its grid is sized by `sm_count`",
+            return not_walked(staged->range, "its grid is sized by `sm_count`",
                                  "drop `@walk_grid`, or size the grid by the data (one block per tile)");
 
     // One tile in all: nothing to walk.
@@ -114,35 +114,23 @@ bool walk_grid(ir::Kernel& kernel, int64_t shared_memory_limit, DiagnosticEngine
         if (!c) break;
     }
     if (constant_tiles == 1)
-        return not_walked_at(staged->range, "its grid is one tile", "drop `@walk_grid`");
-    auto not_walked = [&](const std::string& why, const std::string& fix) { return not_walked_at(staged->range, why, fix); };
+        return not_walked(staged->range, "its grid is one tile", "drop `@walk_grid`");
     if (!kernel.cluster.empty())
-        return not_walked("the blocks of a cluster run together, which a walk over resident blocks would not keep",
+        return not_walked(staged->range, "the blocks of a cluster run together, which a walk over resident blocks would not keep",
                           "drop the `cluster` clause to let the blocks walk the tiles");
     int64_t bytes = 0;
     for (const ir::StmtPtr& s : seq->stmts)
         if (auto* a = s->as<ir::Alloc>(); a && a->buffer->scope == ir::Scope::Shared)
             bytes += shared_bytes(*a->buffer) * (staged_tiles.count(a->buffer.get()) ? 2 : 1);
     if (bytes > shared_memory_limit / 2)
-        return not_walked(fmt::format("its shared tiles, with a second buffer for each staged one, take {} bytes, more than "
+        return not_walked(staged->range, fmt::format("its shared tiles, with a second buffer for each staged one, take {} bytes, more than "
                                       "half of the {} a block may have, so fewer than two blocks would fit an SM",
                                       bytes, shared_memory_limit),
                           "use smaller tiles, or write the walk yourself: a grid sized by `sm_count` and a `pipelined` loop over "
                           "the tiles (docs/language.md, section 5.5)");
 
     // Names no variable or buffer of the kernel has.
-    std::set<std::string> taken;
-    ir::walk_exprs(kernel.body, [&](const ir::Expr& e) {
-        if (auto* v = e.as<ir::VarRef>()) taken.insert(v->var->name);
-    });
-    ir::walk_stmts(kernel.body, [&](const ir::Stmt& s) {
-        if (auto* l = s.as<ir::LetStmt>()) taken.insert(l->var->name);
-        if (auto* a = s.as<ir::Alloc>()) taken.insert(a->buffer->name);
-        if (auto* f = s.as<ir::For>())
-            for (const ir::VarPtr& v : f->vars) taken.insert(v->name);
-    });
-    for (const ir::Param& p : kernel.params) taken.insert(p.name());
-    for (const ir::VarPtr& d : kernel.dims) taken.insert(d->name);
+    std::set<std::string> taken = ir::names_in(kernel);
     const SourceRange at = kernel.name_range;
     auto fresh = [&](const std::string& base, ir::VarKind kind) {
         std::string name = base;
@@ -208,7 +196,7 @@ bool walk_grid(ir::Kernel& kernel, int64_t shared_memory_limit, DiagnosticEngine
     bool pipelined = false;
     ir::walk_stmts(pipeline_loops(walked, nullptr), [&](const ir::Stmt& s) { pipelined |= s.as<ir::AsyncCommit>() != nullptr; });
     if (!pipelined)
-        return not_walked("no copy of its tiles could be issued a tile ahead (two copies write one shared tile, a tile is read before "
+        return not_walked(staged->range, "no copy of its tiles could be issued a tile ahead (two copies write one shared tile, a tile is read before "
                           "it is copied, or a copied region depends on a value loaded from memory)",
                           "copy each tile once, into a shared tile of its own, at the top of the kernel body");
     kernel.body = walked.body;
