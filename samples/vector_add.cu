@@ -18,15 +18,27 @@ __global__ void __launch_bounds__(256) vector_add_kernel(
     const int tl_tid = tl::thread_index<256>();
     const int32_t base = int(blockIdx.x) * 1024;
     // for i in parallel(BLOCK) {  (vector_add.tl:9)
-    // for i in parallel(1024): iterations dealt round-robin to the threads
+    // for i in parallel(1024): iterations dealt round-robin to the threads, 4 consecutive `i` at a time
     #pragma unroll
-    for (int tl_i1 = 0; tl_i1 < 4; ++tl_i1) {
+    for (int tl_i1 = 0; tl_i1 < 1; ++tl_i1) {
         const int tl_e0 = tl_tid + tl_i1 * 256;
-        const int i = tl_e0;
-        const int32_t idx = base + i;
-        if (idx < N) {
-            C[idx] = A[idx] + B[idx];
+        const int tl_c2 = tl_e0 * 4;  // the chunk's first `i`
+        float tl_chunk4[4];
+        tl::load_chunk_guarded<float, 4>(tl_chunk4, &A[base + tl_c2], true, base + tl_c2, N);
+        float tl_chunk5[4];
+        tl::load_chunk_guarded<float, 4>(tl_chunk5, &B[base + tl_c2], true, base + tl_c2, N);
+        float tl_gathered6[4];
+        unsigned tl_written7 = 0u;  // the slots that stored
+        #pragma unroll
+        for (int tl_o3 = 0; tl_o3 < 4; ++tl_o3) {
+            [[maybe_unused]] const int i = tl_c2 + tl_o3;
+            const int32_t idx = base + i;
+            if (idx < N) {
+                tl_gathered6[tl_o3] = tl_chunk4[tl_o3] + tl_chunk5[tl_o3];
+                tl_written7 |= 1u << tl_o3;
+            }
         }
+        tl::store_chunk<float, 4>(&C[base + tl_c2], tl_gathered6, tl_written7);
     }
 }
 

@@ -42,24 +42,40 @@ __global__ void __launch_bounds__(128) rope_half_kernel(
     }
     __syncthreads();  // RAW on `xs`
     // for i, j in parallel(RB, HALF) {  (rope.tl:18)
-    // for i, j in parallel(16, 64): iterations dealt round-robin to the threads
+    // for i, j in parallel(16, 64): iterations dealt round-robin to the threads, 8 consecutive `j` at a time
     #pragma unroll
-    for (int tl_i6 = 0; tl_i6 < 8; ++tl_i6) {
+    for (int tl_i6 = 0; tl_i6 < 1; ++tl_i6) {
         const int tl_e5 = tl_tid + tl_i6 * 128;
-        const int i = tl_e5 / 64;
-        const int j = tl_e5 % 64;
-        const int32_t row = r0 + i;
-        if (row < NT * H) {
-            const int32_t p = Pos[row / H];
-            if (p >= 0 && p < P) {
-                const float c = Cos[int64_t(p) * 64 + j];
-                const float s = Sin[int64_t(p) * 64 + j];
-                const float a = tl::convert<float>(xs[i * 136 + j]);
-                const float b = tl::convert<float>(xs[i * 136 + (j + 64)]);
-                Xr[int64_t(row) * 128 + j] = tl::convert<tl::f16>(a * c - b * s);
-                Xr[int64_t(row) * 128 + (j + 64)] = tl::convert<tl::f16>(b * c + a * s);
+        const int tl_c7 = (tl_e5 % 8) * 8;  // the chunk's first `j`
+        const int i = tl_e5 / 8;
+        tl::f16 tl_chunk9[8];
+        tl::load_chunk<tl::f16, 8>(tl_chunk9, &xs[i * 136 + tl_c7]);
+        tl::f16 tl_chunk10[8];
+        tl::load_chunk<tl::f16, 8>(tl_chunk10, &xs[i * 136 + (tl_c7 + 64)]);
+        tl::f16 tl_gathered11[8];
+        unsigned tl_written12 = 0u;  // the slots that stored
+        tl::f16 tl_gathered13[8];
+        unsigned tl_written14 = 0u;  // the slots that stored
+        #pragma unroll
+        for (int tl_o8 = 0; tl_o8 < 8; ++tl_o8) {
+            [[maybe_unused]] const int j = tl_c7 + tl_o8;
+            const int32_t row = r0 + i;
+            if (row < NT * H) {
+                const int32_t p = Pos[row / H];
+                if (p >= 0 && p < P) {
+                    const float c = Cos[int64_t(p) * 64 + j];
+                    const float s = Sin[int64_t(p) * 64 + j];
+                    const float a = tl::convert<float>(tl_chunk9[tl_o8]);
+                    const float b = tl::convert<float>(tl_chunk10[tl_o8]);
+                    tl_gathered11[tl_o8] = tl::convert<tl::f16>(a * c - b * s);
+                    tl_written12 |= 1u << tl_o8;
+                    tl_gathered13[tl_o8] = tl::convert<tl::f16>(b * c + a * s);
+                    tl_written14 |= 1u << tl_o8;
+                }
             }
         }
+        tl::store_chunk<tl::f16, 8>(&Xr[int64_t(r0 + i) * 128 + tl_c7], tl_gathered11, tl_written12);
+        tl::store_chunk<tl::f16, 8>(&Xr[int64_t(r0 + i) * 128 + (tl_c7 + 64)], tl_gathered13, tl_written14);
     }
 }
 

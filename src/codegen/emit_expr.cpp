@@ -69,7 +69,12 @@ public:
             return t[0] == '-' ? 15 : 16;
         }
         case ir::ExprKind::BoolImm: out += e->as<ir::BoolImm>()->value ? "true" : "false"; return 16;
-        case ir::ExprKind::VarRef: out += k_.var_name(*e->as<ir::VarRef>()->var); return 16;
+        case ir::ExprKind::VarRef: {
+            const ir::Var& v = *e->as<ir::VarRef>()->var;
+            auto renamed = ctx_.renamed.find(&v);
+            out += renamed != ctx_.renamed.end() ? renamed->second : k_.var_name(v);
+            return 16;
+        }
         case ir::ExprKind::Load: out += load_(*e->as<ir::Load>()); return 16;
         case ir::ExprKind::Builtin: {
             switch (e->as<ir::Builtin>()->builtin) {

@@ -8,9 +8,11 @@
 //    stores to shared/global memory are made by one thread per iteration.
 #include "codegen/cuda_names.h"
 #include "codegen/kernel_emitter.h"
+#include "codegen/parallel_chunks.h"
 #include "support/check.h"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <functional>
 
@@ -18,86 +20,17 @@ namespace tlc::codegen {
 
 namespace {
 
+// The loop's variables as written: `i, j`.
+std::string loop_variables(const ir::For& f) {
+    std::vector<std::string> names;
+    for (auto& v : f.vars) names.push_back(v->name);
+    return fmt::format("{}", fmt::join(names, ", "));
+}
+
 struct BodyUses {
     const ir::Buffer* distributed = nullptr; // first distributed fragment touched
     const ir::Buffer* replicated_write = nullptr;
 };
-
-// Reads of shared memory in an anchored loop over a layout whose chunks tile the last axis
-// that can be loaded a chunk at a time (16-byte accesses instead of one per element): indexed by
-// the loop's last variable on the buffer's last axis and, on every other axis, by a constant or
-// another loop variable within the axis's extent (so the chunk's slots share them and every
-// element the chunk loads is one its slots read), the buffer not written in the loop.
-// For a last index `e + v` (or `v + e`) with e free of v: e, the part of the index that is the same
-// for every element of a chunk along v; null otherwise.
-ir::ExprPtr chunk_offset_of(const ir::ExprPtr& index, const ir::Var* v) {
-    auto* add = index->as<ir::Binary>();
-    if (!add || add->op != ir::BinaryOp::Add) return nullptr;
-    auto is_v = [&](const ir::ExprPtr& e) {
-        auto* r = e->as<ir::VarRef>();
-        return r && r->var.get() == v;
-    };
-    if (is_v(add->rhs) && !ir::mentions(add->lhs, v)) return add->lhs;
-    if (is_v(add->lhs) && !ir::mentions(add->rhs, v)) return add->rhs;
-    return nullptr;
-}
-
-std::vector<const ir::Load*> chunk_reads(const ir::For& f, const std::vector<int64_t>& extents) {
-    std::vector<const ir::Load*> reads;
-    std::set<const ir::Buffer*> written;
-    std::function<void(const ir::ExprPtr&)> scan = [&](const ir::ExprPtr& e) {
-        if (!e) return;
-        if (auto* l = e->as<ir::Load>(); l && l->buffer->scope == ir::Scope::Shared) reads.push_back(l);
-        ir::for_each_operand(*e, scan);
-    };
-    std::function<void(const ir::StmtPtr&)> walk = [&](const ir::StmtPtr& s) {
-        if (!s) return;
-        ir::for_each_child(*s, {.expr = scan,
-                                .region = [&](const ir::Region& r, ir::Access) { ir::for_each_region_expr(r, scan); },
-                                .store = [&](const ir::Store& st) { written.insert(st.buffer.get()); },
-                                .stmt = walk});
-    };
-    walk(f.body);
-    // An index the chunk's slots share and that can be evaluated before the body runs: no load, no
-    // `let` of the body, not the last loop variable (a pipelined tile's stage `t % 2`, a row `r * C`).
-    std::set<const ir::Var*> body_lets;
-    ir::walk_stmts(f.body, [&](const ir::Stmt& st) {
-        if (auto* l = st.as<ir::LetStmt>()) body_lets.insert(l->var.get());
-    });
-    auto shared_by_chunk = [&](const ir::ExprPtr& e) {
-        return !ir::any_expr(e, [&](const ir::Expr& x) {
-            if (x.as<ir::Load>()) return true;
-            auto* r = x.as<ir::VarRef>();
-            return r && (r->var == f.vars.back() || body_lets.count(r->var.get()));
-        });
-    };
-    auto fits = [&](const ir::Load& l) {
-        const ir::Buffer& b = *l.buffer;
-        if (written.count(&b) || b.const_shape.size() != l.indices.size() || l.indices.empty()) return false;
-        for (size_t d = 0; d < l.indices.size(); ++d) {
-            bool last = d + 1 == l.indices.size();
-            // A flattened last index, `r * C + c`: the chunk starts at `r * C + (its first c)`.
-            if (last) {
-                ir::ExprPtr offset = chunk_offset_of(l.indices[d], f.vars.back().get());
-                // (A constant offset, `j + 1`, would start every chunk off its 16-byte boundary.)
-                if (offset && !ir::const_int(offset) && shared_by_chunk(offset)) continue;
-            }
-            if (!last && !l.indices[d]->as<ir::VarRef>() && !ir::const_int(l.indices[d]) && shared_by_chunk(l.indices[d])) continue;
-            if (auto c = ir::const_int(l.indices[d])) {
-                if (last || *c < 0 || *c >= b.const_shape[d]) return false;
-                continue;
-            }
-            auto* v = l.indices[d]->as<ir::VarRef>();
-            if (!v) return false;
-            auto at = std::find_if(f.vars.begin(), f.vars.end(), [&](const ir::VarPtr& fv) { return fv == v->var; });
-            if (at == f.vars.end() || (at + 1 == f.vars.end()) != last) return false;
-            if (extents[at - f.vars.begin()] > b.const_shape[d]) return false;
-        }
-        return true;
-    };
-    std::erase_if(reads, [&](const ir::Load* l) { return !fits(*l); });
-    return reads;
-}
 
 } // namespace
 
@@ -153,10 +86,7 @@ void KernelEmitter::emit_parallel(const ir::For& f) {
         TLC_CHECK(v, "parallel loop extents are constants after sema");
         extents.push_back(*v);
     }
-    std::string vars;
-    for (size_t i = 0; i < f.vars.size(); ++i) vars += (i ? ", " : "") + f.vars[i]->name;
-    std::string ext;
-    for (size_t i = 0; i < extents.size(); ++i) ext += (i ? ", " : "") + std::to_string(extents[i]);
+    const std::string vars = loop_variables(f), ext = fmt::format("{}", fmt::join(extents, ", "));
 
     ElementContext ctx;
     for (auto& v : f.vars) ctx.loop_vars.push_back(v.get());
@@ -239,6 +169,7 @@ void KernelEmitter::emit_parallel(const ir::For& f) {
         return;
     }
     bool redundant = uses.replicated_write != nullptr;
+    if (!redundant && emit_chunked_spread(f, extents, ctx, bind_vars)) return;
     source_comment(f, "");
     out_.line(fmt::format("// for {} in parallel({}): {}", vars, ext,
                           redundant ? "every thread runs every iteration (it updates a replicated fragment)"
@@ -302,6 +233,97 @@ bool KernelEmitter::emit_chunked_parallel(const ir::For& f, const ir::Buffer& an
             out_.line(fmt::format("[[maybe_unused]] const int {} = {} + {};", var_name(*f.vars.back()), start, offset));
             stmt(f.body, ctx);
         });
+    });
+    return true;
+}
+
+// A round-robin loop in chunks (plan_spread_chunks): each thread takes `width` consecutive
+// iterations of the last variable at a time. Before the chunk's slots run, the chunk's elements of
+// each read that allows it are loaded (16-byte accesses where aligned; inside the buffer's bounds
+// unless chunk_reads proved them inside); the slots' stores go to registers, with a mask of the
+// slots that stored, and after the slots each store's elements go to memory at once.
+bool KernelEmitter::emit_chunked_spread(const ir::For& f, const std::vector<int64_t>& extents, ElementContext& ctx,
+                                        const std::function<void(const std::vector<std::string>&)>& bind_vars) {
+    SpreadChunks plan = plan_spread_chunks(f, extents, kernel_.threads);
+    for (auto& [st, why] : plan.scalar_stores) {
+        diags_.report(DiagKind::StoreNotVectorized, st->range, st->buffer->name, why.reason);
+        if (!why.fix.empty()) diags_.note(DiagKind::NoteFix, st->range, why.fix);
+    }
+    if (!plan.width) return false;
+    const ir::Var* last = f.vars.back().get();
+    const int64_t width = plan.width;
+    std::vector<int64_t> chunks = extents;
+    chunks.back() /= width;
+    source_comment(f, "");
+    out_.line(fmt::format("// for {} in parallel({}): iterations dealt round-robin to the threads, {} consecutive `{}` at a time",
+                          loop_variables(f), fmt::join(extents, ", "), width, last->name));
+    std::string e = fresh("e");
+    spread_loop(e, ir::element_count(chunks), [&] {
+        std::vector<std::string> coords = unflatten(e, chunks);
+        std::string start = fresh("c");
+        std::string first = chunks.back() == 1 ? "0" : fmt::format("{} * {}", parenthesized(coords.back()), width);
+        out_.line(fmt::format("const int {} = {};  // the chunk's first `{}`", start, first, last->name));
+        coords.pop_back();
+        bind_vars(coords);
+        ElementContext at_start = ctx;  // prints an access's element of the chunk's first iteration
+        at_start.renamed[last] = start;
+        auto indices = [&](const std::vector<ir::ExprPtr>& exprs) {
+            std::vector<std::string> idx;
+            for (auto& i : exprs) idx.push_back(expr(i, at_start));
+            return idx;
+        };
+        auto extent = [&](const ir::Buffer& b, size_t d) {
+            return b.scope == ir::Scope::Global ? expr(b.shape[d]) : std::to_string(b.const_shape[d]);
+        };
+        std::string offset = fresh("o");
+        std::map<std::string, std::string> loaded;  // the first element of a read -> its registers
+        auto load_once = [&](const ir::Load& read, const std::string& first, const std::function<std::string(const std::string&)>& load) {
+            auto [at, fresh_read] = loaded.emplace(first, "");
+            if (fresh_read) {
+                at->second = fresh("chunk");
+                out_.line(fmt::format("{} {}[{}];", cuda_type(read.buffer->dtype), at->second, width));
+                out_.line(load(at->second));
+            }
+            ctx.chunk_reads[&read] = at->second + "[" + offset + "]";
+        };
+        for (const ir::Load* read : plan.shared_reads) {
+            std::string first = element(*read->buffer, indices(read->indices));
+            load_once(*read, first, [&](const std::string& regs) {
+                return fmt::format("tl::load_chunk<{}, {}>({}, &{});", cuda_type(read->buffer->dtype), width, regs, first);
+            });
+        }
+        for (const ir::Load* read : plan.guarded_loads) {
+            const ir::Buffer& b = *read->buffer;
+            std::vector<std::string> idx = indices(plan.indices.at(read));
+            std::string exists;
+            for (size_t d = 0; d + 1 < idx.size(); ++d)
+                exists += fmt::format("{}tl::in_bounds({}, {})", exists.empty() ? "" : " && ", idx[d], extent(b, d));
+            std::string first = element(b, idx);
+            load_once(*read, first, [&](const std::string& regs) {
+                return fmt::format("tl::load_chunk_guarded<{}, {}>({}, &{}, {}, {}, {});", cuda_type(b.dtype), width, regs, first,
+                                   exists.empty() ? "true" : exists, idx.back(), extent(b, idx.size() - 1));
+            });
+        }
+        for (const ir::Store* st : plan.stores) {
+            ElementContext::ChunkWrite w{fresh("gathered"), fresh("written")};
+            out_.line(fmt::format("{} {}[{}];", cuda_type(st->buffer->dtype), w.registers, width));
+            out_.line(fmt::format("unsigned {} = 0u;  // the slots that stored", w.written));
+            ctx.chunk_writes[st] = w;
+        }
+        ctx.chunked_var = last;
+        ctx.chunk_start = start;
+        ctx.chunk_offset = offset;
+        ctx.chunk_width = width;
+        out_.line("#pragma unroll");
+        out_.block(fmt::format("for (int {0} = 0; {0} < {1}; ++{0})", offset, width), [&] {
+            out_.line(fmt::format("[[maybe_unused]] const int {} = {} + {};", var_name(*last), start, offset));
+            stmt(f.body, ctx);
+        });
+        for (const ir::Store* st : plan.stores) {
+            const ElementContext::ChunkWrite& w = ctx.chunk_writes.at(st);
+            out_.line(fmt::format("tl::store_chunk<{}, {}>(&{}, {}, {});", cuda_type(st->buffer->dtype), width,
+                                  element(*st->buffer, indices(plan.indices.at(st))), w.registers, w.written));
+        }
     });
     return true;
 }

@@ -242,6 +242,11 @@ void KernelEmitter::stmt(const ir::StmtPtr& s, const ElementContext& ctx) {
     }
     case ir::StmtKind::Store: {
         auto* st = s->as<ir::Store>();
+        if (auto gathered = ctx.chunk_writes.find(st); gathered != ctx.chunk_writes.end()) {
+            out_.line(fmt::format("{}[{}] = {};", gathered->second.registers, ctx.chunk_offset, expr(st->value, ctx)));
+            out_.line(fmt::format("{} |= 1u << {};", gathered->second.written, ctx.chunk_offset));
+            break;
+        }
         std::string target;
         if (ctx.layout && is_distributed(*st->buffer)) {
             target = distributed_element(*st->buffer, st->indices, ctx);

@@ -49,6 +49,14 @@ struct ElementContext {
     // Shared-memory reads loaded a chunk at a time before the chunk's slots (emit_parallel): the
     // register that holds each one's element for this slot.
     std::map<const ir::Load*, std::string> chunk_reads;
+    // Stores gathered for a whole chunk (a round-robin loop's chunk, emit_chunked_spread): the
+    // registers that take each one's element for this slot, and the mask of the slots that stored.
+    struct ChunkWrite {
+        std::string registers, written;
+    };
+    std::map<const ir::Store*, ChunkWrite> chunk_writes;
+    // Variables printed as another name (a loop variable as its chunk's first value).
+    std::map<const ir::Var*, std::string> renamed;
 };
 
 // A TMA descriptor parameter of a warp-specialized kernel: one per (global tensor, box shape), for
@@ -137,6 +145,11 @@ private:
     // The chunk slot `slot` of a fragment falls in, when its chunks tile the last axis
     // (`first_of_chunk`: the caller's slot is a chunk's first, a multiple of the width).
     std::optional<SlotChunk> slot_chunk(const ir::Buffer& frag, const std::string& slot, bool first_of_chunk = false) const;
+    // A round-robin loop whose threads take chunks of consecutive iterations (parallel_chunks.h);
+    // reports the stores to global memory left one element per access. Returns false, emitting no
+    // code, when the loop runs one iteration at a time.
+    bool emit_chunked_spread(const ir::For& f, const std::vector<int64_t>& extents, ElementContext& ctx,
+                             const std::function<void(const std::vector<std::string>&)>& bind_vars);
     bool emit_chunked_parallel(const ir::For& f, const ir::Buffer& anchor, const std::vector<const ir::Load*>& reads,
                                ElementContext& ctx, const std::function<void(const std::vector<std::string>&)>& bind_vars);
     std::vector<std::string> slot_coords(const ir::Buffer& frag, const std::string& slot) const;

@@ -87,13 +87,23 @@ __global__ void __launch_bounds__(128) scaled_row_sum_kernel(
             w[tl_e14] = tl::in_bounds((k * 64) + tl_e14, N) ? W[(k * 64) + tl_e14] : 0.0f;
         }
         // for i, j in parallel(32, 64) {  (pipeline_non_producer.tl:22)
-        // for i, j in parallel(32, 64): iterations dealt round-robin to the threads
+        // for i, j in parallel(32, 64): iterations dealt round-robin to the threads, 4 consecutive `j` at a time
         #pragma unroll
-        for (int tl_i16 = 0; tl_i16 < 16; ++tl_i16) {
+        for (int tl_i16 = 0; tl_i16 < 4; ++tl_i16) {
             const int tl_e15 = tl_tid + tl_i16 * 128;
-            const int i = tl_e15 / 64;
-            const int j = tl_e15 % 64;
-            t[i * 68 + j] = x[((k % 2) * 32 + i) * 68 + j] * w[j];
+            const int tl_c17 = (tl_e15 % 16) * 4;  // the chunk's first `j`
+            const int i = tl_e15 / 16;
+            float tl_chunk19[4];
+            tl::load_chunk<float, 4>(tl_chunk19, &x[((k % 2) * 32 + i) * 68 + tl_c17]);
+            float tl_gathered20[4];
+            unsigned tl_written21 = 0u;  // the slots that stored
+            #pragma unroll
+            for (int tl_o18 = 0; tl_o18 < 4; ++tl_o18) {
+                [[maybe_unused]] const int j = tl_c17 + tl_o18;
+                tl_gathered20[tl_o18] = tl_chunk19[tl_o18] * w[j];
+                tl_written21 |= 1u << tl_o18;
+            }
+            tl::store_chunk<float, 4>(&t[i * 68 + tl_c17], tl_gathered20, tl_written21);
         }
         __syncthreads();  // RAW on `t`
         // reduce(sum, t, part, axis = 1);  (pipeline_non_producer.tl:25)
@@ -102,40 +112,40 @@ __global__ void __launch_bounds__(128) scaled_row_sum_kernel(
             #pragma unroll
             for (int tl_i = 0; tl_i < 32; ++tl_i) tl_part[tl_i] = tl::SumOp::identity<float>();
             #pragma unroll
-            for (int tl_i18 = 0; tl_i18 < 16; ++tl_i18) {
-                const int tl_e17 = tl_tid + tl_i18 * 128;
-                tl_part[tl_e17 / 64] = tl::SumOp::combine(tl_part[tl_e17 / 64], tl::SumOp::element(t[(tl_e17 / 64) * 68 + (tl_e17 % 64)]));
+            for (int tl_i23 = 0; tl_i23 < 16; ++tl_i23) {
+                const int tl_e22 = tl_tid + tl_i23 * 128;
+                tl_part[tl_e22 / 64] = tl::SumOp::combine(tl_part[tl_e22 / 64], tl::SumOp::element(t[(tl_e22 / 64) * 68 + (tl_e22 % 64)]));
             }
             tl::block_allreduce<tl::SumOp, 32, 128>(tl_part, reinterpret_cast<float*>(tl_scratch), tl_tid);
-            for (int tl_e19 = 0; tl_e19 < 32; ++tl_e19) {
-                part[tl_e19] = tl_part[tl_e19];
+            for (int tl_e24 = 0; tl_e24 < 32; ++tl_e24) {
+                part[tl_e24] = tl_part[tl_e24];
             }
         }
         // for i in parallel(32) {  (pipeline_non_producer.tl:26)
         // for i in parallel(32): each thread visits the elements of `acc` it holds
         #pragma unroll
-        for (int tl_s20 = 0; tl_s20 < acc_layout::kSlots; ++tl_s20) {
-            if (!(acc_layout::valid(tl_tid, tl_s20))) continue;
-            const int tl_c21 = (acc_layout::flat(tl_tid, (tl_s20 / 8) * 8)) % 32;  // the chunk's first column
-            const int i = tl_c21 + tl_s20 % 8;
-            acc[tl_s20] = acc[tl_s20] + part[i];
+        for (int tl_s25 = 0; tl_s25 < acc_layout::kSlots; ++tl_s25) {
+            if (!(acc_layout::valid(tl_tid, tl_s25))) continue;
+            const int tl_c26 = (acc_layout::flat(tl_tid, (tl_s25 / 8) * 8)) % 32;  // the chunk's first column
+            const int i = tl_c26 + tl_s25 % 8;
+            acc[tl_s25] = acc[tl_s25] + part[i];
         }
     }
     tl::cp_async_wait<0>();  // at most 0 copy groups of this thread still in flight
     // copy(acc, Y[block.x * 32 +: 32]);  (pipeline_non_producer.tl:30)
     #pragma unroll
-    for (int tl_chunk22 = 0; tl_chunk22 < acc_layout::kSlots; tl_chunk22 += 4) {
-        if (!(acc_layout::valid(tl_tid, tl_chunk22))) continue;
-        float* tl_ptr23 = &Y[(int(blockIdx.x) * 32) + (((acc_layout::flat(tl_tid, (tl_chunk22 / 8) * 8)) % 32) + tl_chunk22 % 8)];
-        if (tl::in_bounds((int(blockIdx.x) * 32) + (((acc_layout::flat(tl_tid, (tl_chunk22 / 8) * 8)) % 32) + tl_chunk22 % 8), M) && tl::in_bounds(((int(blockIdx.x) * 32) + (((acc_layout::flat(tl_tid, (tl_chunk22 / 8) * 8)) % 32) + tl_chunk22 % 8)) + 3, M) && tl::is_aligned(tl_ptr23, 16)) {
-            float tl_vec24[4];
+    for (int tl_chunk27 = 0; tl_chunk27 < acc_layout::kSlots; tl_chunk27 += 4) {
+        if (!(acc_layout::valid(tl_tid, tl_chunk27))) continue;
+        float* tl_ptr28 = &Y[(int(blockIdx.x) * 32) + (((acc_layout::flat(tl_tid, (tl_chunk27 / 8) * 8)) % 32) + tl_chunk27 % 8)];
+        if (tl::in_bounds((int(blockIdx.x) * 32) + (((acc_layout::flat(tl_tid, (tl_chunk27 / 8) * 8)) % 32) + tl_chunk27 % 8), M) && tl::in_bounds(((int(blockIdx.x) * 32) + (((acc_layout::flat(tl_tid, (tl_chunk27 / 8) * 8)) % 32) + tl_chunk27 % 8)) + 3, M) && tl::is_aligned(tl_ptr28, 16)) {
+            float tl_vec29[4];
             #pragma unroll
-            for (int tl_v = 0; tl_v < 4; ++tl_v) tl_vec24[tl_v] = acc[tl_chunk22 + tl_v];
-            tl::store_vector<float, 4>(tl_ptr23, tl_vec24);
+            for (int tl_v = 0; tl_v < 4; ++tl_v) tl_vec29[tl_v] = acc[tl_chunk27 + tl_v];
+            tl::store_vector<float, 4>(tl_ptr28, tl_vec29);
         } else {
             #pragma unroll
             for (int tl_v = 0; tl_v < 4; ++tl_v) {
-                if (tl::in_bounds((int(blockIdx.x) * 32) + (((acc_layout::flat(tl_tid, ((tl_chunk22 + tl_v) / 8) * 8)) % 32) + (tl_chunk22 + tl_v) % 8), M)) Y[(int(blockIdx.x) * 32) + (((acc_layout::flat(tl_tid, ((tl_chunk22 + tl_v) / 8) * 8)) % 32) + (tl_chunk22 + tl_v) % 8)] = acc[tl_chunk22 + tl_v];
+                if (tl::in_bounds((int(blockIdx.x) * 32) + (((acc_layout::flat(tl_tid, ((tl_chunk27 + tl_v) / 8) * 8)) % 32) + (tl_chunk27 + tl_v) % 8), M)) Y[(int(blockIdx.x) * 32) + (((acc_layout::flat(tl_tid, ((tl_chunk27 + tl_v) / 8) * 8)) % 32) + (tl_chunk27 + tl_v) % 8)] = acc[tl_chunk27 + tl_v];
             }
         }
     }

@@ -18,19 +18,33 @@ __global__ void __launch_bounds__(128) pad_scale_kernel(
 {
     const int tl_tid = tl::thread_index<128>();
     // for i in parallel(BLOCK) {  (program_workspace.tl:11)
-    // for i in parallel(256): iterations dealt round-robin to the threads
+    // for i in parallel(256): iterations dealt round-robin to the threads, 2 consecutive `i` at a time
     #pragma unroll
-    for (int tl_i1 = 0; tl_i1 < 2; ++tl_i1) {
+    for (int tl_i1 = 0; tl_i1 < 1; ++tl_i1) {
         const int tl_e0 = tl_tid + tl_i1 * 128;
-        const int i = tl_e0;
-        const int32_t idx = int(blockIdx.x) * 256 + i;
-        if (idx < N) {
-            T[idx] = alpha * X[idx];
-        } else {
-            if (idx < P) {
-                T[idx] = 0.0f;
+        const int tl_c2 = tl_e0 * 2;  // the chunk's first `i`
+        float tl_chunk4[2];
+        tl::load_chunk_guarded<float, 2>(tl_chunk4, &X[int(blockIdx.x) * 256 + tl_c2], true, int(blockIdx.x) * 256 + tl_c2, N);
+        float tl_gathered5[2];
+        unsigned tl_written6 = 0u;  // the slots that stored
+        float tl_gathered7[2];
+        unsigned tl_written8 = 0u;  // the slots that stored
+        #pragma unroll
+        for (int tl_o3 = 0; tl_o3 < 2; ++tl_o3) {
+            [[maybe_unused]] const int i = tl_c2 + tl_o3;
+            const int32_t idx = int(blockIdx.x) * 256 + i;
+            if (idx < N) {
+                tl_gathered5[tl_o3] = alpha * tl_chunk4[tl_o3];
+                tl_written6 |= 1u << tl_o3;
+            } else {
+                if (idx < P) {
+                    tl_gathered7[tl_o3] = 0.0f;
+                    tl_written8 |= 1u << tl_o3;
+                }
             }
         }
+        tl::store_chunk<float, 2>(&T[int(blockIdx.x) * 256 + tl_c2], tl_gathered5, tl_written6);
+        tl::store_chunk<float, 2>(&T[int(blockIdx.x) * 256 + tl_c2], tl_gathered7, tl_written8);
     }
 }
 
@@ -45,15 +59,25 @@ __global__ void __launch_bounds__(128) shift_kernel(
 {
     const int tl_tid = tl::thread_index<128>();
     // for i in parallel(BLOCK) {  (program_workspace.tl:25)
-    // for i in parallel(256): iterations dealt round-robin to the threads
+    // for i in parallel(256): iterations dealt round-robin to the threads, 2 consecutive `i` at a time
     #pragma unroll
-    for (int tl_i1 = 0; tl_i1 < 2; ++tl_i1) {
+    for (int tl_i1 = 0; tl_i1 < 1; ++tl_i1) {
         const int tl_e0 = tl_tid + tl_i1 * 128;
-        const int i = tl_e0;
-        const int32_t idx = int(blockIdx.x) * 256 + i;
-        if (idx < N) {
-            Y[idx] = T[idx] + beta;
+        const int tl_c2 = tl_e0 * 2;  // the chunk's first `i`
+        float tl_chunk4[2];
+        tl::load_chunk_guarded<float, 2>(tl_chunk4, &T[int(blockIdx.x) * 256 + tl_c2], true, int(blockIdx.x) * 256 + tl_c2, P);
+        float tl_gathered5[2];
+        unsigned tl_written6 = 0u;  // the slots that stored
+        #pragma unroll
+        for (int tl_o3 = 0; tl_o3 < 2; ++tl_o3) {
+            [[maybe_unused]] const int i = tl_c2 + tl_o3;
+            const int32_t idx = int(blockIdx.x) * 256 + i;
+            if (idx < N) {
+                tl_gathered5[tl_o3] = tl_chunk4[tl_o3] + beta;
+                tl_written6 |= 1u << tl_o3;
+            }
         }
+        tl::store_chunk<float, 2>(&Y[int(blockIdx.x) * 256 + tl_c2], tl_gathered5, tl_written6);
     }
 }
 
@@ -68,19 +92,33 @@ __global__ void __launch_bounds__(128) scale_shift_pad_scale_kernel(
 {
     const int tl_tid = tl::thread_index<128>();
     // for i in parallel(BLOCK) {  (program_workspace.tl:11)
-    // for i in parallel(512): iterations dealt round-robin to the threads
+    // for i in parallel(512): iterations dealt round-robin to the threads, 4 consecutive `i` at a time
     #pragma unroll
-    for (int tl_i1 = 0; tl_i1 < 4; ++tl_i1) {
+    for (int tl_i1 = 0; tl_i1 < 1; ++tl_i1) {
         const int tl_e0 = tl_tid + tl_i1 * 128;
-        const int i = tl_e0;
-        const int32_t idx = int(blockIdx.x) * 512 + i;
-        if (idx < N) {
-            T[idx] = alpha * X[idx];
-        } else {
-            if (idx < P) {
-                T[idx] = 0.0f;
+        const int tl_c2 = tl_e0 * 4;  // the chunk's first `i`
+        float tl_chunk4[4];
+        tl::load_chunk_guarded<float, 4>(tl_chunk4, &X[int(blockIdx.x) * 512 + tl_c2], true, int(blockIdx.x) * 512 + tl_c2, N);
+        float tl_gathered5[4];
+        unsigned tl_written6 = 0u;  // the slots that stored
+        float tl_gathered7[4];
+        unsigned tl_written8 = 0u;  // the slots that stored
+        #pragma unroll
+        for (int tl_o3 = 0; tl_o3 < 4; ++tl_o3) {
+            [[maybe_unused]] const int i = tl_c2 + tl_o3;
+            const int32_t idx = int(blockIdx.x) * 512 + i;
+            if (idx < N) {
+                tl_gathered5[tl_o3] = alpha * tl_chunk4[tl_o3];
+                tl_written6 |= 1u << tl_o3;
+            } else {
+                if (idx < P) {
+                    tl_gathered7[tl_o3] = 0.0f;
+                    tl_written8 |= 1u << tl_o3;
+                }
             }
         }
+        tl::store_chunk<float, 4>(&T[int(blockIdx.x) * 512 + tl_c2], tl_gathered5, tl_written6);
+        tl::store_chunk<float, 4>(&T[int(blockIdx.x) * 512 + tl_c2], tl_gathered7, tl_written8);
     }
 }
 

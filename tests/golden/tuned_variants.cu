@@ -37,15 +37,25 @@ __global__ void __launch_bounds__(128) scale_kernel_variant1(
 {
     const int tl_tid = tl::thread_index<128>();
     // for i in parallel(B) {  (tuned_variants.tl:8)
-    // for i in parallel(256): iterations dealt round-robin to the threads
+    // for i in parallel(256): iterations dealt round-robin to the threads, 2 consecutive `i` at a time
     #pragma unroll
-    for (int tl_i1 = 0; tl_i1 < 2; ++tl_i1) {
+    for (int tl_i1 = 0; tl_i1 < 1; ++tl_i1) {
         const int tl_e0 = tl_tid + tl_i1 * 128;
-        const int i = tl_e0;
-        const int32_t idx = int(blockIdx.x) * 256 + i;
-        if (idx < N) {
-            C[idx] = A[idx] * 2.0f;
+        const int tl_c2 = tl_e0 * 2;  // the chunk's first `i`
+        float tl_chunk4[2];
+        tl::load_chunk_guarded<float, 2>(tl_chunk4, &A[int(blockIdx.x) * 256 + tl_c2], true, int(blockIdx.x) * 256 + tl_c2, N);
+        float tl_gathered5[2];
+        unsigned tl_written6 = 0u;  // the slots that stored
+        #pragma unroll
+        for (int tl_o3 = 0; tl_o3 < 2; ++tl_o3) {
+            [[maybe_unused]] const int i = tl_c2 + tl_o3;
+            const int32_t idx = int(blockIdx.x) * 256 + i;
+            if (idx < N) {
+                tl_gathered5[tl_o3] = tl_chunk4[tl_o3] * 2.0f;
+                tl_written6 |= 1u << tl_o3;
+            }
         }
+        tl::store_chunk<float, 2>(&C[int(blockIdx.x) * 256 + tl_c2], tl_gathered5, tl_written6);
     }
 }
 

@@ -87,6 +87,7 @@ fp8_gemm|tests/gpu/fp8_gemm|.|-|-
 wgmma_shapes|tests/gpu/wgmma_shapes|.|-|-
 wgmma_trips|tests/gpu/wgmma_trips|.|-|-
 bounded_extents|tests/gpu/bounded_extents|.|-|-
+spread_chunks|tests/gpu/spread_chunks|.|-|-
 "
 TLC_GPU_ARCHS="sm_90a sm_80"
 

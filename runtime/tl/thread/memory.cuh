@@ -70,6 +70,51 @@ template <typename T, int N> __device__ __forceinline__ void load_chunk(T (&dst)
     for (int i = 0; i < N; ++i) dst[i] = src[i];
 }
 
+// Loads N consecutive elements of a row: `src` points at element `start` of a row of `extent`
+// elements, which exists only when `row_exists`. Elements outside the row read as 0. Accesses of up
+// to 16 bytes when the whole chunk is inside the row and `src` is aligned to them.
+template <typename T, int N>
+__device__ __forceinline__ void load_chunk_guarded(T (&dst)[N], const T* src, bool row_exists, int start, int extent) {
+    constexpr int kBytes = N * sizeof(T) < 16 ? N * sizeof(T) : 16;
+    constexpr int kPiece = kBytes / sizeof(T);
+    if constexpr ((kBytes & (kBytes - 1)) == 0 && N % kPiece == 0) {
+        if (row_exists && start >= 0 && start <= extent - N && is_aligned(src, kBytes)) {
+            using Raw = typename RawVector<kBytes>::type;
+#pragma unroll
+            for (int p = 0; p < N; p += kPiece) {
+                const Raw raw = *reinterpret_cast<const Raw*>(src + p);
+                __builtin_memcpy(dst + p, &raw, sizeof(Raw));
+            }
+            return;
+        }
+    }
+#pragma unroll
+    for (int i = 0; i < N; ++i) dst[i] = row_exists && in_bounds(start + i, extent) ? src[i] : convert<T>(0.0f);
+}
+
+// Stores the elements of `src` whose bit is set in `written` to the N consecutive elements at
+// `dst`: accesses of up to 16 bytes when every bit is set and `dst` is aligned to them, else one
+// element per set bit.
+template <typename T, int N> __device__ __forceinline__ void store_chunk(T* dst, const T (&src)[N], unsigned written) {
+    constexpr int kBytes = N * sizeof(T) < 16 ? N * sizeof(T) : 16;
+    constexpr int kPiece = kBytes / sizeof(T);
+    if constexpr ((kBytes & (kBytes - 1)) == 0 && N % kPiece == 0) {
+        if (written == (N == 32 ? ~0u : (1u << N) - 1) && is_aligned(dst, kBytes)) {
+            using Raw = typename RawVector<kBytes>::type;
+#pragma unroll
+            for (int p = 0; p < N; p += kPiece) {
+                Raw raw;
+                __builtin_memcpy(&raw, src + p, sizeof(Raw));
+                *reinterpret_cast<Raw*>(dst + p) = raw;
+            }
+            return;
+        }
+    }
+#pragma unroll
+    for (int i = 0; i < N; ++i)
+        if (written >> i & 1u) dst[i] = src[i];
+}
+
 template <typename T> __device__ __forceinline__ void atomic_add(T* dst, T value) {
     if constexpr (std::is_same_v<T, f16> || std::is_same_v<T, bf16> || std::is_same_v<T, float> ||
                   std::is_same_v<T, double> || std::is_same_v<T, int32_t> || std::is_same_v<T, uint32_t>) {

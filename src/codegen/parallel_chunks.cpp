@@ -1,0 +1,289 @@
+// Which loads and stores of a `parallel` loop's body can move a chunk of consecutive iterations at
+// a time, and how wide a chunk each thread of a round-robin loop takes (see parallel_chunks.h).
+#include "codegen/parallel_chunks.h"
+
+#include "ir/dtype.h"
+#include "ir/substitute.h"
+#include "ir/walk.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <functional>
+#include <optional>
+#include <set>
+
+namespace tlc::codegen {
+
+ir::ExprPtr chunk_offset_of(const ir::ExprPtr& index, const ir::Var* v) {
+    auto* add = index->as<ir::Binary>();
+    if (!add || add->op != ir::BinaryOp::Add) return nullptr;
+    auto is_v = [&](const ir::ExprPtr& e) {
+        auto* r = e->as<ir::VarRef>();
+        return r && r->var.get() == v;
+    };
+    if (is_v(add->rhs) && !ir::mentions(add->lhs, v)) return add->lhs;
+    if (is_v(add->lhs) && !ir::mentions(add->rhs, v)) return add->rhs;
+    return nullptr;
+}
+
+std::vector<const ir::Load*> chunk_reads(const ir::For& f, const std::vector<int64_t>& extents, int64_t width) {
+    std::vector<const ir::Load*> reads;
+    std::set<const ir::Buffer*> written;
+    std::function<void(const ir::ExprPtr&)> scan = [&](const ir::ExprPtr& e) {
+        if (!e) return;
+        if (auto* l = e->as<ir::Load>(); l && l->buffer->scope == ir::Scope::Shared) reads.push_back(l);
+        ir::for_each_operand(*e, scan);
+    };
+    std::function<void(const ir::StmtPtr&)> walk = [&](const ir::StmtPtr& s) {
+        if (!s) return;
+        ir::for_each_child(*s, {.expr = scan,
+                                .region = [&](const ir::Region& r, ir::Access) { ir::for_each_region_expr(r, scan); },
+                                .store = [&](const ir::Store& st) { written.insert(st.buffer.get()); },
+                                .stmt = walk});
+    };
+    walk(f.body);
+    // An index the chunk's slots share and that can be evaluated before the body runs: no load, no
+    // `let` or loop variable of the body, not the last loop variable (a pipelined tile's stage
+    // `t % 2`, a row `r * C`).
+    std::set<const ir::Var*> body_lets;
+    ir::walk_stmts(f.body, [&](const ir::Stmt& st) {
+        if (auto* l = st.as<ir::LetStmt>()) body_lets.insert(l->var.get());
+        if (auto* fo = st.as<ir::For>())
+            for (auto& v : fo->vars) body_lets.insert(v.get());
+    });
+    auto shared_by_chunk = [&](const ir::ExprPtr& e) {
+        return !ir::any_expr(e, [&](const ir::Expr& x) {
+            if (x.as<ir::Load>()) return true;
+            auto* r = x.as<ir::VarRef>();
+            return r && (r->var == f.vars.back() || body_lets.count(r->var.get()));
+        });
+    };
+    auto fits = [&](const ir::Load& l) {
+        const ir::Buffer& b = *l.buffer;
+        if (written.count(&b) || b.const_shape.size() != l.indices.size() || l.indices.empty()) return false;
+        for (size_t d = 0; d < l.indices.size(); ++d) {
+            bool last = d + 1 == l.indices.size();
+            // A flattened last index, `r * C + c`: the chunk starts at `r * C + (its first c)`.
+            if (last) {
+                ir::ExprPtr offset = chunk_offset_of(l.indices[d], f.vars.back().get());
+                // A constant offset, `j + 1`, would start every chunk off its 16-byte boundary,
+                // unless it is a multiple of the chunk's width (`j + D / 2`) that stays in the row.
+                auto c = offset ? ir::const_int(offset) : std::nullopt;
+                if (offset && !c && shared_by_chunk(offset)) continue;
+                if (c && width > 0 && *c >= 0 && *c % width == 0 && *c + extents.back() <= b.const_shape[d]) continue;
+            }
+            if (!last && !l.indices[d]->as<ir::VarRef>() && !ir::const_int(l.indices[d]) && shared_by_chunk(l.indices[d])) continue;
+            if (auto c = ir::const_int(l.indices[d])) {
+                if (last || *c < 0 || *c >= b.const_shape[d]) return false;
+                continue;
+            }
+            auto* v = l.indices[d]->as<ir::VarRef>();
+            if (!v) return false;
+            auto at = std::find_if(f.vars.begin(), f.vars.end(), [&](const ir::VarPtr& fv) { return fv == v->var; });
+            if (at == f.vars.end() || (at + 1 == f.vars.end()) != last) return false;
+            if (extents[at - f.vars.begin()] > b.const_shape[d]) return false;
+        }
+        return true;
+    };
+    std::erase_if(reads, [&](const ir::Load* l) { return !fits(*l); });
+    return reads;
+}
+
+namespace {
+
+// The coefficient of v in e when e is `coefficient * v + rest` with rest free of v, through sums,
+// differences and products by constants; nullopt when e is not of that form.
+std::optional<int64_t> coefficient_of(const ir::ExprPtr& e, const ir::Var* v) {
+    if (!ir::mentions(e, v)) return 0;
+    if (auto* r = e->as<ir::VarRef>(); r && r->var.get() == v) return 1;
+    auto* b = e->as<ir::Binary>();
+    if (!b) return std::nullopt;
+    if (b->op == ir::BinaryOp::Add || b->op == ir::BinaryOp::Sub) {
+        auto l = coefficient_of(b->lhs, v), r = coefficient_of(b->rhs, v);
+        if (!l || !r) return std::nullopt;
+        return b->op == ir::BinaryOp::Add ? *l + *r : *l - *r;
+    }
+    if (b->op == ir::BinaryOp::Mul) {
+        if (auto k = ir::const_int(b->rhs)) {
+            auto c = coefficient_of(b->lhs, v);
+            return c ? std::optional<int64_t>(*c * *k) : std::nullopt;
+        }
+        if (auto k = ir::const_int(b->lhs)) {
+            auto c = coefficient_of(b->rhs, v);
+            return c ? std::optional<int64_t>(*c * *k) : std::nullopt;
+        }
+    }
+    return std::nullopt;
+}
+
+// One load or store of global or shared memory in the loop's body, in program order.
+struct BodyAccess {
+    const ir::Load* load = nullptr;
+    const ir::Store* store = nullptr;
+    const ir::Buffer* storage = nullptr; // the tensor whose memory it touches (a view's tensor)
+    bool nested = false;                 // inside a loop of the body: runs more than once a slot
+    bool atomic = false;                 // an atomic add: a read and a write that stay in place
+};
+
+bool memory_scope(const ir::Buffer& b) { return b.scope == ir::Scope::Global || b.scope == ir::Scope::Shared; }
+
+} // namespace
+
+SpreadChunks plan_spread_chunks(const ir::For& f, const std::vector<int64_t>& extents, int threads) {
+    SpreadChunks plan;
+    const ir::Var* last = f.vars.back().get();
+    const std::string last_name = last->name;
+
+    // The body's accesses in program order, and its `let`s (outside nested loops) as expressions
+    // over what the loop's iterations read: each value with the earlier `let`s substituted.
+    std::vector<BodyAccess> accesses;
+    ir::VarMap lets;
+    bool other_statements = false;
+    std::function<void(const ir::ExprPtr&, bool)> scan = [&](const ir::ExprPtr& e, bool nested) {
+        ir::walk_expr(e, [&](const ir::Expr& x) {
+            if (auto* l = x.as<ir::Load>(); l && memory_scope(*l->buffer))
+                accesses.push_back({.load = l, .storage = &l->buffer->storage(), .nested = nested});
+        });
+    };
+    std::function<void(const ir::StmtPtr&, bool)> walk = [&](const ir::StmtPtr& s, bool nested) {
+        if (!s) return;
+        switch (s->kind) {
+        case ir::StmtKind::Seq:
+            for (auto& c : s->as<ir::Seq>()->stmts) walk(c, nested);
+            break;
+        case ir::StmtKind::Let: {
+            auto* l = s->as<ir::LetStmt>();
+            scan(l->value, nested);
+            if (!nested) lets[l->var.get()] = ir::substitute(l->value, lets);
+            break;
+        }
+        case ir::StmtKind::Store: {
+            auto* st = s->as<ir::Store>();
+            for (auto& i : st->indices) scan(i, nested);
+            scan(st->value, nested);
+            if (memory_scope(*st->buffer)) accesses.push_back({.store = st, .storage = &st->buffer->storage(), .nested = nested});
+            break;
+        }
+        case ir::StmtKind::If: {
+            auto* i = s->as<ir::If>();
+            scan(i->cond, nested);
+            walk(i->then_body, nested);
+            walk(i->else_body, nested);
+            break;
+        }
+        case ir::StmtKind::For: {
+            auto* fo = s->as<ir::For>();
+            for (auto& e : fo->extents) scan(e, nested);
+            walk(fo->body, true);
+            break;
+        }
+        case ir::StmtKind::AtomicAdd: {
+            auto* a = s->as<ir::AtomicAdd>();
+            ir::for_each_child(*s, {.expr = [&](const ir::ExprPtr& e) { scan(e, nested); },
+                                    .region = [&](const ir::Region& r, ir::Access) {
+                                        ir::for_each_region_expr(r, [&](const ir::ExprPtr& e) { scan(e, nested); });
+                                    },
+                                    .store = {},
+                                    .stmt = [&](const ir::StmtPtr&) {}});
+            if (a->dst.buffer && memory_scope(*a->dst.buffer))
+                accesses.push_back({.storage = &a->dst.buffer->storage(), .nested = nested, .atomic = true});
+            break;
+        }
+        case ir::StmtKind::Alloc:  // a `local` of one iteration
+            ir::for_each_child(*s, {.expr = [&](const ir::ExprPtr& e) { scan(e, nested); },
+                                    .region = {},
+                                    .store = {},
+                                    .stmt = [&](const ir::StmtPtr&) {}});
+            break;
+        default: other_statements = true;
+        }
+    };
+    walk(f.body, false);
+
+    // Storage read after it is written in the body: its reads and writes stay where they are.
+    std::set<const ir::Buffer*> written, read_after_write;
+    for (const BodyAccess& a : accesses) {
+        if (a.store || a.atomic) written.insert(a.storage);
+        else if (written.count(a.storage)) read_after_write.insert(a.storage);
+    }
+
+    // Why an access cannot move with its chunk ("" when it can); its substituted indices in `out`.
+    auto why_not = [&](const BodyAccess& a, std::vector<ir::ExprPtr>& out) -> ScalarAccess {
+        if (other_statements)
+            return {"the loop's body does more than load, compute and store elements", "keep other statements out of the loop"};
+        if (a.nested) return {"it is inside a loop of the body", "make the inner loop's variable a variable of the `parallel` loop"};
+        if (a.atomic) return {"it is an atomic add", ""};
+        if (read_after_write.count(a.storage))
+            return {fmt::format("the loop reads `{}` after writing it", a.storage->name),
+                    fmt::format("read what the iteration needs of `{}` into `let`s before its first store to it", a.storage->name)};
+        const ir::Buffer& b = a.load ? *a.load->buffer : *a.store->buffer;
+        const auto& indices = a.load ? a.load->indices : a.store->indices;
+        if (indices.empty() || indices.size() != b.rank()) return {"it has no last axis to run along", ""};
+        for (auto& i : indices) out.push_back(ir::substitute(i, lets));
+        auto reads_memory = [](const ir::ExprPtr& e) { return ir::any_expr(e, [](const ir::Expr& x) { return x.as<ir::Load>() != nullptr; }); };
+        for (size_t d = 0; d + 1 < out.size(); ++d) {
+            if (reads_memory(out[d])) return {"its indices depend on values loaded in the loop", ""};
+            if (ir::mentions(out[d], last))
+                return {fmt::format("its index on axis {} changes with `{}`", d, last_name),
+                        fmt::format("make the loop's last variable, `{}`, index only the last axis", last_name)};
+        }
+        if (reads_memory(out.back())) return {"its indices depend on values loaded in the loop", ""};
+        if (coefficient_of(out.back(), last) != std::optional<int64_t>(1))
+            return {fmt::format("its last index is not `{}` plus a value the same for every `{}`", last_name, last_name),
+                    fmt::format("index the last axis with `{}` plus a value that does not change with it", last_name)};
+        return {};
+    };
+
+    // Candidates, and the stores of each storage: a storage's stores are gathered only when all are.
+    std::vector<std::pair<const BodyAccess*, ScalarAccess>> verdicts;
+    std::set<const ir::Buffer*> stores_left;
+    for (const BodyAccess& a : accesses) {
+        std::vector<ir::ExprPtr> idx;
+        ScalarAccess why = why_not(a, idx);
+        if (why.reason.empty()) plan.indices[a.load ? static_cast<const void*>(a.load) : a.store] = std::move(idx);
+        else if (a.store || a.atomic) stores_left.insert(a.storage);
+        verdicts.emplace_back(&a, std::move(why));
+    }
+    int min_bytes = 16;
+    bool any = false;
+    for (auto& [a, why] : verdicts) {
+        if (a->store && why.reason.empty() && stores_left.count(a->storage))
+            why = {fmt::format("another store to `{}` in the loop stays one element at a time", a->storage->name), ""};
+        if (!why.reason.empty() || a->atomic) continue;
+        any = true;
+        min_bytes = std::min(min_bytes, dtype_bytes(a->load ? a->load->buffer->dtype : a->store->buffer->dtype));
+    }
+
+    // The widest chunk that divides the last extent and leaves every thread a chunk.
+    const int64_t n = ir::element_count(extents);
+    const int64_t widest = 16 / std::max(min_bytes, 1);
+    int64_t width = widest;
+    while (width > 1 && (extents.back() % width != 0 || n / width < threads)) width /= 2;
+    ScalarAccess loop_why;
+    if (any && width < 2)
+        loop_why = {fmt::format("the loop's {} iterations do not split into chunks of {} consecutive `{}` with one for each of the {} threads",
+                                n, widest, last_name, threads),
+                    fmt::format("make the last extent a multiple of {}", widest)};
+    plan.width = any && width >= 2 ? width : 0;
+
+    // A loop too short to give every thread a chunk of two gains nothing from chunks: no remark.
+    const bool worth_chunks = n / 2 >= threads;
+    for (auto& [a, why] : verdicts) {
+        if (worth_chunks && a->store && a->store->buffer->scope == ir::Scope::Global && (!why.reason.empty() || !plan.width))
+            plan.scalar_stores.emplace_back(a->store, why.reason.empty() ? loop_why : why);
+        if (!plan.width || !why.reason.empty() || a->atomic) continue;
+        if (a->store) plan.stores.push_back(a->store);
+        else if (a->load->buffer->scope == ir::Scope::Global) plan.guarded_loads.push_back(a->load);
+    }
+    if (!plan.width) return plan;
+    // Shared reads: with no bounds test where chunk_reads proves the chunk inside the buffer, else guarded.
+    plan.shared_reads = chunk_reads(f, extents, plan.width);
+    for (auto& [a, why] : verdicts)
+        if (a->load && a->load->buffer->scope == ir::Scope::Shared && why.reason.empty() &&
+            std::find(plan.shared_reads.begin(), plan.shared_reads.end(), a->load) == plan.shared_reads.end())
+            plan.guarded_loads.push_back(a->load);
+    return plan;
+}
+
+} // namespace tlc::codegen
