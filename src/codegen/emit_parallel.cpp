@@ -169,7 +169,7 @@ void KernelEmitter::emit_parallel(const ir::For& f) {
         return;
     }
     bool redundant = uses.replicated_write != nullptr;
-    if (!redundant && emit_chunked_spread(f, extents, ctx, bind_vars)) return;
+    if (!redundant && kernel_.options.chunk_loops && emit_chunked_spread(f, extents, ctx, bind_vars)) return;
     source_comment(f, "");
     out_.line(fmt::format("// for {} in parallel({}): {}", vars, ext,
                           redundant ? "every thread runs every iteration (it updates a replicated fragment)"

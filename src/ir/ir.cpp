@@ -98,7 +98,7 @@ Region whole(const BufferPtr& buffer) {
 
 const std::vector<std::string>& transformation_switches() {
     static const std::vector<std::string> names{"pipeline", "async-copy", "tma", "warp-specialize", "persistent",
-                                                "deepen-ring", "overlap-wgmma", "pingpong", "split-rings", "dynamic-tiles"};
+                                                "deepen-ring", "overlap-wgmma", "pingpong", "split-rings", "dynamic-tiles", "chunk-loops"};
     return names;
 }
 
@@ -113,6 +113,7 @@ bool disable_transformation(KernelOptions& options, const std::string& name) {
     else if (name == "pingpong") options.pingpong = false;
     else if (name == "split-rings") options.split_rings = false;
     else if (name == "dynamic-tiles") options.dynamic_tiles = false;
+    else if (name == "chunk-loops") options.chunk_loops = false;
     else return false;
     return true;
 }

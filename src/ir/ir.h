@@ -533,6 +533,7 @@ struct KernelOptions {
     bool pingpong = true;           // @no_pingpong
     bool split_rings = true;        // @no_split_rings
     bool dynamic_tiles = true;      // @no_dynamic_tiles
+    bool chunk_loops = true;        // @no_chunk_loops: round-robin parallel loops one iteration at a time
     int min_blocks = 0;             // @min_blocks(N): blocks resident per SM at least (0: ptxas decides)
     bool fast_math = false;         // @fast_math: exp, log, tanh, sigmoid and f32 division approximated
     bool walk_grid = false;         // @walk_grid: the blocks walk the grid's tiles (schedule/walk_grid.h)
@@ -540,7 +541,7 @@ struct KernelOptions {
 
 // The automatic transformations a kernel can switch off (`@no_...`, `--disable NAME`), by the
 // name `--disable` takes: pipeline, async-copy, tma, warp-specialize, persistent, deepen-ring,
-// overlap-wgmma, pingpong, split-rings, dynamic-tiles.
+// overlap-wgmma, pingpong, split-rings, dynamic-tiles, chunk-loops.
 const std::vector<std::string>& transformation_switches();
 // Switches the transformation `name` (one of transformation_switches()) off in `options`; false
 // when `name` is not a switch.

@@ -7,7 +7,7 @@
 
 namespace {
 
-// kernel scale_rows  (parallel_spread_chunks.tl:11)
+// kernel scale_rows  (parallel_spread_chunks.tl:12)
 // 128 threads per block, 4352 bytes of shared memory
 __global__ void __launch_bounds__(128) scale_rows_kernel(
         const tl::bf16* __restrict__ X,
@@ -19,7 +19,7 @@ __global__ void __launch_bounds__(128) scale_rows_kernel(
     extern __shared__ __align__(128) unsigned char tl_smem[];
     tl::bf16* xs = reinterpret_cast<tl::bf16*>(tl_smem + 0);  // shared xs: bf16[16, 128], row pitch 136
     const int32_t r0 = int(blockIdx.x) * 16;
-    // copy(X[r0 +: 16, 0 +: 128], xs);  (parallel_spread_chunks.tl:16)
+    // copy(X[r0 +: 16, 0 +: 128], xs);  (parallel_spread_chunks.tl:17)
     #pragma unroll
     for (int tl_i1 = 0; tl_i1 < 2; ++tl_i1) {
         const int tl_chunk0 = tl_tid + tl_i1 * 128;
@@ -37,7 +37,7 @@ __global__ void __launch_bounds__(128) scale_rows_kernel(
         }
     }
     __syncthreads();  // RAW on `xs`
-    // for i, j in parallel(16, 64) {  (parallel_spread_chunks.tl:17)
+    // for i, j in parallel(16, 64) {  (parallel_spread_chunks.tl:18)
     // for i, j in parallel(16, 64): iterations dealt round-robin to the threads, 8 consecutive `j` at a time
     #pragma unroll
     for (int tl_i6 = 0; tl_i6 < 1; ++tl_i6) {
@@ -77,7 +77,7 @@ __global__ void __launch_bounds__(128) scale_rows_kernel(
     }
 }
 
-// kernel scatter  (parallel_spread_chunks.tl:29)
+// kernel scatter  (parallel_spread_chunks.tl:30)
 // 64 threads per block, 0 bytes of shared memory
 __global__ void __launch_bounds__(64) scatter_kernel(
         const float* __restrict__ X,
@@ -87,7 +87,7 @@ __global__ void __launch_bounds__(64) scatter_kernel(
         int32_t C)
 {
     const int tl_tid = tl::thread_index<64>();
-    // for j in parallel(256) {  (parallel_spread_chunks.tl:32)
+    // for j in parallel(256) {  (parallel_spread_chunks.tl:33)
     // for j in parallel(256): iterations dealt round-robin to the threads, 4 consecutive `j` at a time
     #pragma unroll
     for (int tl_i1 = 0; tl_i1 < 1; ++tl_i1) {
@@ -107,14 +107,14 @@ __global__ void __launch_bounds__(64) scatter_kernel(
     }
 }
 
-// kernel in_place  (parallel_spread_chunks.tl:41)
+// kernel in_place  (parallel_spread_chunks.tl:42)
 // 128 threads per block, 0 bytes of shared memory
 __global__ void __launch_bounds__(128) in_place_kernel(
         tl::f16* __restrict__ Z,
         int32_t N)
 {
     const int tl_tid = tl::thread_index<128>();
-    // for i in parallel(1024) {  (parallel_spread_chunks.tl:44)
+    // for i in parallel(1024) {  (parallel_spread_chunks.tl:45)
     // for i in parallel(1024): iterations dealt round-robin to the threads, 8 consecutive `i` at a time
     #pragma unroll
     for (int tl_i1 = 0; tl_i1 < 1; ++tl_i1) {
@@ -138,14 +138,14 @@ __global__ void __launch_bounds__(128) in_place_kernel(
     }
 }
 
-// kernel read_back  (parallel_spread_chunks.tl:53)
+// kernel read_back  (parallel_spread_chunks.tl:54)
 // 128 threads per block, 0 bytes of shared memory
 __global__ void __launch_bounds__(128) read_back_kernel(
         tl::f16* __restrict__ Z,
         int32_t N)
 {
     const int tl_tid = tl::thread_index<128>();
-    // for i in parallel(1024) {  (parallel_spread_chunks.tl:56)
+    // for i in parallel(1024) {  (parallel_spread_chunks.tl:57)
     // for i in parallel(1024): iterations dealt round-robin to the threads
     #pragma unroll
     for (int tl_i1 = 0; tl_i1 < 8; ++tl_i1) {
@@ -155,6 +155,27 @@ __global__ void __launch_bounds__(128) read_back_kernel(
         if (k < N) {
             Z[k] = Z[k] + tl::convert<tl::f16>(1.0f);
             Z[k] = Z[k] * tl::convert<tl::f16>(2.0f);
+        }
+    }
+}
+
+// kernel unchunked  (parallel_spread_chunks.tl:66)
+// 128 threads per block, 0 bytes of shared memory
+__global__ void __launch_bounds__(128) unchunked_kernel(
+        tl::f16* __restrict__ Z,
+        int32_t N)
+{
+    const int tl_tid = tl::thread_index<128>();
+    // for i in parallel(1024) {  (parallel_spread_chunks.tl:70)
+    // for i in parallel(1024): iterations dealt round-robin to the threads
+    #pragma unroll
+    for (int tl_i1 = 0; tl_i1 < 8; ++tl_i1) {
+        const int tl_e0 = tl_tid + tl_i1 * 128;
+        const int i = tl_e0;
+        const int32_t k = int(blockIdx.x) * 1024 + i;
+        if (k < N) {
+            const tl::f16 z = Z[k];
+            Z[k] = z * z;
         }
     }
 }
@@ -223,6 +244,18 @@ cudaError_t read_back(__half* Z, int64_t N, cudaStream_t stream) {
     return tl::host::record(cudaGetLastError(), tl_name, "launch");
 }
 
+cudaError_t unchunked(__half* Z, int64_t N, cudaStream_t stream) {
+    constexpr const char* tl_name = "unchunked";
+    if (cudaError_t tl_err = tl::host::check_pointer(Z, tl_name, "Z", 2); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_dim(N, tl_name, "N"); tl_err != cudaSuccess) return tl_err;
+    const int64_t tl_grid_x = int64_t(tl::cdiv(N, 1024)), tl_grid_y = int64_t(1), tl_grid_z = int64_t(1);
+    if (tl_grid_x <= 0 || tl_grid_y <= 0 || tl_grid_z <= 0) return cudaSuccess;  // nothing to compute
+    if (tl_grid_x > INT32_MAX || tl_grid_y > 65535 || tl_grid_z > 65535)
+        return tl::host::invalid_argument(std::string(tl_name) + ": the grid is larger than CUDA allows");
+    ::unchunked_kernel<<<dim3(unsigned(tl_grid_x), unsigned(tl_grid_y), unsigned(tl_grid_z)), 128, 0, stream>>>(Z, static_cast<int32_t>(N));
+    return tl::host::record(cudaGetLastError(), tl_name, "launch");
+}
+
 }  // namespace tlc
 
 extern "C" {
@@ -230,4 +263,5 @@ cudaError_t tlc_scale_rows(const void* X, const void* W, void* Y, int64_t R, cud
 cudaError_t tlc_scatter(const void* X, const void* Idx, void* Y, int64_t R, int64_t C, cudaStream_t stream) { return tlc::scatter(static_cast<const float*>(X), static_cast<const int32_t*>(Idx), static_cast<float*>(Y), R, C, stream); }
 cudaError_t tlc_in_place(void* Z, int64_t N, cudaStream_t stream) { return tlc::in_place(static_cast<__half*>(Z), N, stream); }
 cudaError_t tlc_read_back(void* Z, int64_t N, cudaStream_t stream) { return tlc::read_back(static_cast<__half*>(Z), N, stream); }
+cudaError_t tlc_unchunked(void* Z, int64_t N, cudaStream_t stream) { return tlc::unchunked(static_cast<__half*>(Z), N, stream); }
 }

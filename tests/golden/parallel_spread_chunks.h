@@ -24,6 +24,9 @@ cudaError_t in_place(__half* Z, int64_t N, cudaStream_t stream = 0);
 // Launches kernel `read_back`; returns cudaErrorInvalidValue (see tlc::last_error_message()) for bad arguments.
 cudaError_t read_back(__half* Z, int64_t N, cudaStream_t stream = 0);
 
+// Launches kernel `unchunked`; returns cudaErrorInvalidValue (see tlc::last_error_message()) for bad arguments.
+cudaError_t unchunked(__half* Z, int64_t N, cudaStream_t stream = 0);
+
 }  // namespace tlc
 
 extern "C" {
@@ -31,4 +34,5 @@ cudaError_t tlc_scale_rows(const void* X, const void* W, void* Y, int64_t R, cud
 cudaError_t tlc_scatter(const void* X, const void* Idx, void* Y, int64_t R, int64_t C, cudaStream_t stream);
 cudaError_t tlc_in_place(void* Z, int64_t N, cudaStream_t stream);
 cudaError_t tlc_read_back(void* Z, int64_t N, cudaStream_t stream);
+cudaError_t tlc_unchunked(void* Z, int64_t N, cudaStream_t stream);
 }

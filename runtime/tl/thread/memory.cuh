@@ -46,7 +46,7 @@ template <typename I> __device__ __forceinline__ int gather_index(const I* idx, 
     return v >= 0 && v <= 0x7fffffff ? static_cast<int>(v) : -1;
 }
 
-template <typename T> __device__ __forceinline__ bool is_aligned(const T* p, int bytes) {
+template <typename T> __host__ __device__ __forceinline__ bool is_aligned(const T* p, int bytes) {
     return (reinterpret_cast<uintptr_t>(p) & (bytes - 1)) == 0;
 }
 
@@ -74,7 +74,7 @@ template <typename T, int N> __device__ __forceinline__ void load_chunk(T (&dst)
 // elements, which exists only when `row_exists`. Elements outside the row read as 0. Accesses of up
 // to 16 bytes when the whole chunk is inside the row and `src` is aligned to them.
 template <typename T, int N>
-__device__ __forceinline__ void load_chunk_guarded(T (&dst)[N], const T* src, bool row_exists, int start, int extent) {
+__host__ __device__ __forceinline__ void load_chunk_guarded(T (&dst)[N], const T* src, bool row_exists, int start, int extent) {
     constexpr int kBytes = N * sizeof(T) < 16 ? N * sizeof(T) : 16;
     constexpr int kPiece = kBytes / sizeof(T);
     if constexpr ((kBytes & (kBytes - 1)) == 0 && N % kPiece == 0) {
@@ -95,7 +95,7 @@ __device__ __forceinline__ void load_chunk_guarded(T (&dst)[N], const T* src, bo
 // Stores the elements of `src` whose bit is set in `written` to the N consecutive elements at
 // `dst`: accesses of up to 16 bytes when every bit is set and `dst` is aligned to them, else one
 // element per set bit.
-template <typename T, int N> __device__ __forceinline__ void store_chunk(T* dst, const T (&src)[N], unsigned written) {
+template <typename T, int N> __host__ __device__ __forceinline__ void store_chunk(T* dst, const T (&src)[N], unsigned written) {
     constexpr int kBytes = N * sizeof(T) < 16 ? N * sizeof(T) : 16;
     constexpr int kPiece = kBytes / sizeof(T);
     if constexpr ((kBytes & (kBytes - 1)) == 0 && N % kPiece == 0) {
@@ -115,6 +115,7 @@ template <typename T, int N> __device__ __forceinline__ void store_chunk(T* dst,
         if (written >> i & 1u) dst[i] = src[i];
 }
 
+#ifdef __CUDACC__  // (the host compiler, for the runtime's unit tests, has no atomics)
 template <typename T> __device__ __forceinline__ void atomic_add(T* dst, T value) {
     if constexpr (std::is_same_v<T, f16> || std::is_same_v<T, bf16> || std::is_same_v<T, float> ||
                   std::is_same_v<T, double> || std::is_same_v<T, int32_t> || std::is_same_v<T, uint32_t>) {
@@ -125,5 +126,6 @@ template <typename T> __device__ __forceinline__ void atomic_add(T* dst, T value
         static_assert(sizeof(T) == 0, "atomic_add supports f16, bf16, f32, f64, i32, u32 and i64");
     }
 }
+#endif
 
 } // namespace tl
