@@ -250,6 +250,11 @@ def encoding_cases(rng):
     # Z starts as P, so an element `negate` does not write keeps the wrong value.
     cases.append(Case(file, "negate", {"P": ("bool", (n,), p), "Z": ("bool", (n,), list(p))},
                       {"Z": [not v for v in p]}, variants=[AFTER_SEMA], tol={"Z": (0.0, 0.0)}))
+    # i32 -> i8 keeps the low bits (two's complement), through `as` and through a converting copy.
+    x = [rng.randrange(-100, 101) for _ in range(n)]
+    low = [((3 * v - 200 + 128) % 256) - 128 for v in x]
+    cases.append(Case(file, "narrow", {"X": ("i32", (n,), x), "B": ("i8", (n,), [0] * n), "C": ("i8", (n,), [0] * n)},
+                      {"B": low, "C": low}, tol={"B": (0.0, 0.0), "C": (0.0, 0.0)}))
     return cases
 
 

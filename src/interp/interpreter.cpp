@@ -247,7 +247,10 @@ private:
             auto* s = e->as<ir::Select>();
             return eval(s->cond, lane) != 0 ? eval(s->then_value, lane) : eval(s->else_value, lane);
         }
-        case ir::ExprKind::Cast: return round_to_dtype(e->dtype, eval(e->as<ir::Cast>()->operand, lane));
+        case ir::ExprKind::Cast: {
+            const ir::ExprPtr& operand = e->as<ir::Cast>()->operand;
+            return convert_value(operand->dtype, e->dtype, eval(operand, lane));
+        }
         case ir::ExprKind::Call: return call(*e->as<ir::Call>(), lane);
         }
         return 0;
@@ -642,6 +645,7 @@ private:
                 continue;
             }
             double v = global_src && !inside(*c.src.buffer, si) ? pad : read(*c.src.buffer, si, lane, c.range);
+            v = convert_value(c.src.buffer->dtype, c.dst.buffer->dtype, v);
             if (c.async && c.dst.buffer->scope != ir::Scope::Global) {
                 OnChip& d = chip(*c.dst.buffer);
                 int64_t flat = flat_index(*c.dst.buffer, di, c.range, "write");

@@ -161,6 +161,11 @@ int64_t wrap_integer(Dtype t, int64_t v) {
     }
 }
 
+double convert_value(Dtype from, Dtype to, double v) {
+    if (is_int(from) && is_int(to)) return static_cast<double>(wrap_integer(to, static_cast<int64_t>(v)));
+    return round_to_dtype(to, v);
+}
+
 uint64_t to_bits(Dtype t, double v) {
     double r = round_to_dtype(t, v);
     if (const FloatFormat* f = small_float(t)) return encode(*f, r);

@@ -24,6 +24,10 @@ double round_to_dtype(Dtype t, double v);
 // non-integer dtypes (bool included) returns v unchanged.
 int64_t wrap_integer(Dtype t, int64_t v);
 
+// A value of dtype `from` converted to `to` as `as` and `copy` convert (docs/language.md §13):
+// integer to integer keeps the low bits (wrap_integer), every other pair rounds (round_to_dtype).
+double convert_value(Dtype from, Dtype to, double v);
+
 // Stored bit patterns (the low dtype_bytes(t) bytes, little-endian), and back. bf16/fp8 as raw
 // bits. NaN payloads of the 16-bit and e5m2 formats survive from_bits -> to_bits.
 uint64_t to_bits(Dtype t, double v); // converts with round_to_dtype first
