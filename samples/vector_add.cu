@@ -28,7 +28,7 @@ __global__ void __launch_bounds__(256) vector_add_kernel(
         float tl_chunk5[4];
         tl::load_chunk_guarded<float, 4>(tl_chunk5, &B[base + tl_c2], true, base + tl_c2, N);
         float tl_gathered6[4];
-        unsigned tl_written7 = 0u;  // the slots that stored
+        unsigned tl_written7 = 0u;  // the elements stored
         #pragma unroll
         for (int tl_o3 = 0; tl_o3 < 4; ++tl_o3) {
             [[maybe_unused]] const int i = tl_c2 + tl_o3;

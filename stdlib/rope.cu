@@ -52,10 +52,15 @@ __global__ void __launch_bounds__(128) rope_half_kernel(
         tl::load_chunk<tl::f16, 8>(tl_chunk9, &xs[i * 136 + tl_c7]);
         tl::f16 tl_chunk10[8];
         tl::load_chunk<tl::f16, 8>(tl_chunk10, &xs[i * 136 + (tl_c7 + 64)]);
-        tl::f16 tl_gathered11[8];
-        unsigned tl_written12 = 0u;  // the slots that stored
-        tl::f16 tl_gathered13[8];
-        unsigned tl_written14 = 0u;  // the slots that stored
+        const int32_t tl_at11 = tl::in_bounds((r0 + i) / H, NT) ? Pos[(r0 + i) / H] : tl::convert<int32_t>(0.0f);  // `Pos[((r0 + i) / H)]`, shared by the chunk
+        float tl_chunk12[8];
+        tl::load_chunk_guarded<float, 8>(tl_chunk12, &Cos[int64_t(tl_at11) * 64 + tl_c7], tl::in_bounds(tl_at11, P), tl_c7, 64);
+        float tl_chunk13[8];
+        tl::load_chunk_guarded<float, 8>(tl_chunk13, &Sin[int64_t(tl_at11) * 64 + tl_c7], tl::in_bounds(tl_at11, P), tl_c7, 64);
+        tl::f16 tl_gathered14[8];
+        unsigned tl_written15 = 0u;  // the elements stored
+        tl::f16 tl_gathered16[8];
+        unsigned tl_written17 = 0u;  // the elements stored
         #pragma unroll
         for (int tl_o8 = 0; tl_o8 < 8; ++tl_o8) {
             [[maybe_unused]] const int j = tl_c7 + tl_o8;
@@ -63,19 +68,19 @@ __global__ void __launch_bounds__(128) rope_half_kernel(
             if (row < NT * H) {
                 const int32_t p = Pos[row / H];
                 if (p >= 0 && p < P) {
-                    const float c = Cos[int64_t(p) * 64 + j];
-                    const float s = Sin[int64_t(p) * 64 + j];
+                    const float c = tl_chunk12[tl_o8];
+                    const float s = tl_chunk13[tl_o8];
                     const float a = tl::convert<float>(tl_chunk9[tl_o8]);
                     const float b = tl::convert<float>(tl_chunk10[tl_o8]);
-                    tl_gathered11[tl_o8] = tl::convert<tl::f16>(a * c - b * s);
-                    tl_written12 |= 1u << tl_o8;
-                    tl_gathered13[tl_o8] = tl::convert<tl::f16>(b * c + a * s);
-                    tl_written14 |= 1u << tl_o8;
+                    tl_gathered14[tl_o8] = tl::convert<tl::f16>(a * c - b * s);
+                    tl_written15 |= 1u << tl_o8;
+                    tl_gathered16[tl_o8] = tl::convert<tl::f16>(b * c + a * s);
+                    tl_written17 |= 1u << tl_o8;
                 }
             }
         }
-        tl::store_chunk<tl::f16, 8>(&Xr[int64_t(r0 + i) * 128 + tl_c7], tl_gathered11, tl_written12);
-        tl::store_chunk<tl::f16, 8>(&Xr[int64_t(r0 + i) * 128 + (tl_c7 + 64)], tl_gathered13, tl_written14);
+        tl::store_chunk<tl::f16, 8>(&Xr[int64_t(r0 + i) * 128 + tl_c7], tl_gathered14, tl_written15);
+        tl::store_chunk<tl::f16, 8>(&Xr[int64_t(r0 + i) * 128 + (tl_c7 + 64)], tl_gathered16, tl_written17);
     }
 }
 
@@ -114,24 +119,40 @@ __global__ void __launch_bounds__(128) rope_interleaved_kernel(
     }
     __syncthreads();  // RAW on `xs`
     // for i, j in parallel(RB, HALF) {  (rope.tl:42)
-    // for i, j in parallel(16, 64): iterations dealt round-robin to the threads
+    // for i, j in parallel(16, 64): iterations dealt round-robin to the threads, 4 consecutive `j` at a time
     #pragma unroll
-    for (int tl_i6 = 0; tl_i6 < 8; ++tl_i6) {
+    for (int tl_i6 = 0; tl_i6 < 2; ++tl_i6) {
         const int tl_e5 = tl_tid + tl_i6 * 128;
-        const int i = tl_e5 / 64;
-        const int j = tl_e5 % 64;
-        const int32_t row = r0 + i;
-        if (row < NT * H) {
-            const int32_t p = Pos[row / H];
-            if (p >= 0 && p < P) {
-                const float c = Cos[int64_t(p) * 64 + j];
-                const float s = Sin[int64_t(p) * 64 + j];
-                const float a = tl::convert<float>(xs[i * 136 + (2 * j)]);
-                const float b = tl::convert<float>(xs[i * 136 + (2 * j + 1)]);
-                Xr[int64_t(row) * 128 + (2 * j)] = tl::convert<tl::f16>(a * c - b * s);
-                Xr[int64_t(row) * 128 + (2 * j + 1)] = tl::convert<tl::f16>(b * c + a * s);
+        const int tl_c7 = (tl_e5 % 16) * 4;  // the chunk's first `j`
+        const int i = tl_e5 / 16;
+        const int32_t tl_at9 = tl::in_bounds((r0 + i) / H, NT) ? Pos[(r0 + i) / H] : tl::convert<int32_t>(0.0f);  // `Pos[((r0 + i) / H)]`, shared by the chunk
+        float tl_chunk10[4];
+        tl::load_chunk_guarded<float, 4>(tl_chunk10, &Cos[int64_t(tl_at9) * 64 + tl_c7], tl::in_bounds(tl_at9, P), tl_c7, 64);
+        float tl_chunk11[4];
+        tl::load_chunk_guarded<float, 4>(tl_chunk11, &Sin[int64_t(tl_at9) * 64 + tl_c7], tl::in_bounds(tl_at9, P), tl_c7, 64);
+        tl::f16 tl_chunk12[8];
+        tl::load_chunk_guarded<tl::f16, 8>(tl_chunk12, &xs[i * 136 + (2 * tl_c7)], tl::in_bounds(i, 16), 2 * tl_c7, 128);
+        tl::f16 tl_gathered13[8];
+        unsigned tl_written14 = 0u;  // the elements stored
+        #pragma unroll
+        for (int tl_o8 = 0; tl_o8 < 4; ++tl_o8) {
+            [[maybe_unused]] const int j = tl_c7 + tl_o8;
+            const int32_t row = r0 + i;
+            if (row < NT * H) {
+                const int32_t p = Pos[row / H];
+                if (p >= 0 && p < P) {
+                    const float c = tl_chunk10[tl_o8];
+                    const float s = tl_chunk11[tl_o8];
+                    const float a = tl::convert<float>(tl_chunk12[2 * tl_o8]);
+                    const float b = tl::convert<float>(tl_chunk12[2 * tl_o8 + 1]);
+                    tl_gathered13[2 * tl_o8] = tl::convert<tl::f16>(a * c - b * s);
+                    tl_written14 |= 1u << (2 * tl_o8);
+                    tl_gathered13[2 * tl_o8 + 1] = tl::convert<tl::f16>(b * c + a * s);
+                    tl_written14 |= 1u << (2 * tl_o8 + 1);
+                }
             }
         }
+        tl::store_chunk<tl::f16, 8>(&Xr[int64_t(r0 + i) * 128 + (2 * tl_c7)], tl_gathered13, tl_written14);
     }
 }
 

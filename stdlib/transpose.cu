@@ -49,7 +49,7 @@ __global__ void __launch_bounds__(256) transpose_kernel(
         const int jb = tl_e5 / 64;
         const int i = tl_e5 % 64;
         tl::bf16 tl_gathered9[8];
-        unsigned tl_written10 = 0u;  // the slots that stored
+        unsigned tl_written10 = 0u;  // the elements stored
         #pragma unroll
         for (int tl_o8 = 0; tl_o8 < 8; ++tl_o8) {
             [[maybe_unused]] const int jj = tl_c7 + tl_o8;

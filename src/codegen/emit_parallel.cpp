@@ -9,6 +9,7 @@
 #include "codegen/cuda_names.h"
 #include "codegen/kernel_emitter.h"
 #include "codegen/parallel_chunks.h"
+#include "ir/printer.h"
 #include "support/check.h"
 
 #include <fmt/format.h>
@@ -292,23 +293,62 @@ bool KernelEmitter::emit_chunked_spread(const ir::For& f, const std::vector<int6
                 return fmt::format("tl::load_chunk<{}, {}>({}, &{});", cuda_type(read->buffer->dtype), width, regs, first);
             });
         }
-        for (const ir::Load* read : plan.guarded_loads) {
-            const ir::Buffer& b = *read->buffer;
-            std::vector<std::string> idx = indices(plan.indices.at(read));
-            std::string exists;
-            for (size_t d = 0; d + 1 < idx.size(); ++d)
-                exists += fmt::format("{}tl::in_bounds({}, {})", exists.empty() ? "" : " && ", idx[d], extent(b, d));
+        // Member `lane` of a group of stride s: element s * o + lane of the chunk's run.
+        auto element_of = [&](const ChunkGroup& g, int64_t lane) {
+            if (g.stride == 1) return offset;
+            return lane ? fmt::format("{} * {} + {}", g.stride, offset, lane) : fmt::format("{} * {}", g.stride, offset);
+        };
+        // Loads inside the groups' indices (a value the chunk shares, such as a row's position read
+        // from a table): read once before the chunk, inside their tensor's bounds (0 outside).
+        std::map<std::string, std::string> hoisted;  // IR text -> variable
+        std::function<void(const ir::ExprPtr&)> hoist = [&](const ir::ExprPtr& e) {
+            ir::for_each_operand(*e, hoist);
+            auto* l = e->as<ir::Load>();
+            if (!l) return;
+            auto [at, fresh_load] = hoisted.emplace(ir::print_expr(e), "");
+            if (fresh_load) {
+                const ir::Buffer& b = *l->buffer;
+                std::vector<std::string> idx = indices(l->indices);
+                std::string inside;
+                for (size_t d = 0; d < idx.size(); ++d)
+                    inside += fmt::format("{}tl::in_bounds({}, {})", inside.empty() ? "" : " && ", idx[d], extent(b, d));
+                at->second = fresh("at");
+                out_.line(fmt::format("const {0} {1} = {2} ? {3} : tl::convert<{0}>(0.0f);  // `{4}`, shared by the chunk",
+                                      cuda_type(b.dtype), at->second, inside.empty() ? "true" : inside, element(b, idx),
+                                      ir::print_expr(e)));
+            }
+            at_start.chunk_reads[l] = at->second;
+        };
+        for (const ChunkGroup& g : plan.groups)
+            for (auto& i : g.first) hoist(i);
+        std::vector<std::pair<const ChunkGroup*, ElementContext::ChunkWrite>> flushes;
+        for (const ChunkGroup& g : plan.groups) {
+            const ir::Buffer& b = *g.buffer;
+            const int64_t run = g.stride * width;
+            std::vector<std::string> idx = indices(g.first);
             std::string first = element(b, idx);
-            load_once(*read, first, [&](const std::string& regs) {
-                return fmt::format("tl::load_chunk_guarded<{}, {}>({}, &{}, {}, {}, {});", cuda_type(b.dtype), width, regs, first,
-                                   exists.empty() ? "true" : exists, idx.back(), extent(b, idx.size() - 1));
-            });
-        }
-        for (const ir::Store* st : plan.stores) {
-            ElementContext::ChunkWrite w{fresh("gathered"), fresh("written")};
-            out_.line(fmt::format("{} {}[{}];", cuda_type(st->buffer->dtype), w.registers, width));
-            out_.line(fmt::format("unsigned {} = 0u;  // the slots that stored", w.written));
-            ctx.chunk_writes[st] = w;
+            std::string type = cuda_type(b.dtype);
+            if (!g.store) {
+                std::string exists;
+                for (size_t d = 0; d + 1 < idx.size(); ++d)
+                    exists += fmt::format("{}tl::in_bounds({}, {})", exists.empty() ? "" : " && ", idx[d], extent(b, d));
+                std::string regs = fresh("chunk");
+                out_.line(fmt::format("{} {}[{}];", type, regs, run));
+                out_.line(fmt::format("tl::load_chunk_guarded<{}, {}>({}, &{}, {}, {}, {});", type, run, regs, first,
+                                      exists.empty() ? "true" : exists, idx.back(), extent(b, idx.size() - 1)));
+                for (auto& [read, lane] : g.loads) ctx.chunk_reads[read] = fmt::format("{}[{}]", regs, element_of(g, lane));
+                continue;
+            }
+            ElementContext::ChunkWrite w{fresh("gathered"), fresh("written"), ""};
+            out_.line(fmt::format("{} {}[{}];", type, w.registers, run));
+            out_.line(fmt::format("unsigned {} = 0u;  // the elements stored", w.written));
+            for (auto& [st, lane] : g.stores) {
+                ElementContext::ChunkWrite member = w;
+                member.element = element_of(g, lane);
+                ctx.chunk_writes[st] = member;
+            }
+            w.element = first;
+            flushes.emplace_back(&g, w);
         }
         ctx.chunked_var = last;
         ctx.chunk_start = start;
@@ -319,11 +359,9 @@ bool KernelEmitter::emit_chunked_spread(const ir::For& f, const std::vector<int6
             out_.line(fmt::format("[[maybe_unused]] const int {} = {} + {};", var_name(*last), start, offset));
             stmt(f.body, ctx);
         });
-        for (const ir::Store* st : plan.stores) {
-            const ElementContext::ChunkWrite& w = ctx.chunk_writes.at(st);
-            out_.line(fmt::format("tl::store_chunk<{}, {}>(&{}, {}, {});", cuda_type(st->buffer->dtype), width,
-                                  element(*st->buffer, indices(plan.indices.at(st))), w.registers, w.written));
-        }
+        for (auto& [g, w] : flushes)
+            out_.line(fmt::format("tl::store_chunk<{}, {}>(&{}, {}, {});", cuda_type(g->buffer->dtype), g->stride * width, w.element,
+                                  w.registers, w.written));
     });
     return true;
 }

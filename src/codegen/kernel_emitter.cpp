@@ -243,8 +243,9 @@ void KernelEmitter::stmt(const ir::StmtPtr& s, const ElementContext& ctx) {
     case ir::StmtKind::Store: {
         auto* st = s->as<ir::Store>();
         if (auto gathered = ctx.chunk_writes.find(st); gathered != ctx.chunk_writes.end()) {
-            out_.line(fmt::format("{}[{}] = {};", gathered->second.registers, ctx.chunk_offset, expr(st->value, ctx)));
-            out_.line(fmt::format("{} |= 1u << {};", gathered->second.written, ctx.chunk_offset));
+            const ElementContext::ChunkWrite& w = gathered->second;
+            out_.line(fmt::format("{}[{}] = {};", w.registers, w.element, expr(st->value, ctx)));
+            out_.line(fmt::format("{} |= 1u << {};", w.written, parenthesized(w.element)));
             break;
         }
         std::string target;

@@ -53,6 +53,7 @@ struct ElementContext {
     // registers that take each one's element for this slot, and the mask of the slots that stored.
     struct ChunkWrite {
         std::string registers, written;
+        std::string element;  // this store's register (an expression of the slot offset)
     };
     std::map<const ir::Store*, ChunkWrite> chunk_writes;
     // Variables printed as another name (a loop variable as its chunk's first value).

@@ -3,6 +3,7 @@
 #include "codegen/parallel_chunks.h"
 
 #include "ir/dtype.h"
+#include "ir/printer.h"
 #include "ir/substitute.h"
 #include "ir/walk.h"
 
@@ -208,56 +209,85 @@ SpreadChunks plan_spread_chunks(const ir::For& f, const std::vector<int64_t>& ex
         else if (written.count(a.storage)) read_after_write.insert(a.storage);
     }
 
-    // Why an access cannot move with its chunk ("" when it can); its substituted indices in `out`.
-    auto why_not = [&](const BodyAccess& a, std::vector<ir::ExprPtr>& out) -> ScalarAccess {
+    // Why an access cannot move with its chunk (an empty reason when it can), and how it would.
+    struct Verdict {
+        ScalarAccess why;
+        std::vector<ir::ExprPtr> first;  // lane 0's indices
+        int64_t stride = 1, lane = 0;
+    };
+    auto judge = [&](const BodyAccess& a) -> Verdict {
+        Verdict v;
+        auto fail = [&](std::string reason, std::string fix = "") {
+            v.why = {std::move(reason), std::move(fix)};
+            return v;
+        };
         if (other_statements)
-            return {"the loop's body does more than load, compute and store elements", "keep other statements out of the loop"};
-        if (a.nested) return {"it is inside a loop of the body", "make the inner loop's variable a variable of the `parallel` loop"};
-        if (a.atomic) return {"it is an atomic add", ""};
+            return fail("the loop's body does more than load, compute and store elements", "keep other statements out of the loop");
+        if (a.nested) return fail("it is inside a loop of the body", "make the inner loop's variable a variable of the `parallel` loop");
+        if (a.atomic) return fail("it is an atomic add");
         if (read_after_write.count(a.storage))
-            return {fmt::format("the loop reads `{}` after writing it", a.storage->name),
-                    fmt::format("read what the iteration needs of `{}` into `let`s before its first store to it", a.storage->name)};
+            return fail(fmt::format("the loop reads `{}` after writing it", a.storage->name),
+                        fmt::format("read what the iteration needs of `{}` into `let`s before its first store to it", a.storage->name));
         const ir::Buffer& b = a.load ? *a.load->buffer : *a.store->buffer;
         const auto& indices = a.load ? a.load->indices : a.store->indices;
-        if (indices.empty() || indices.size() != b.rank()) return {"it has no last axis to run along", ""};
-        for (auto& i : indices) out.push_back(ir::substitute(i, lets));
-        auto reads_memory = [](const ir::ExprPtr& e) { return ir::any_expr(e, [](const ir::Expr& x) { return x.as<ir::Load>() != nullptr; }); };
-        for (size_t d = 0; d + 1 < out.size(); ++d) {
-            if (reads_memory(out[d])) return {"its indices depend on values loaded in the loop", ""};
-            if (ir::mentions(out[d], last))
-                return {fmt::format("its index on axis {} changes with `{}`", d, last_name),
-                        fmt::format("make the loop's last variable, `{}`, index only the last axis", last_name)};
+        if (indices.empty() || indices.size() != b.rank()) return fail("it has no last axis to run along");
+        for (auto& i : indices) v.first.push_back(ir::substitute(i, lets));
+        // A load inside an index is read once for the chunk (inside its tensor's bounds): its own
+        // indices must be the chunk's, and nothing in the loop may write its tensor.
+        auto reads_memory = [&](const ir::ExprPtr& e) {
+            return ir::any_expr(e, [&](const ir::Expr& x) {
+                auto* l = x.as<ir::Load>();
+                if (!l) return false;
+                if (!memory_scope(*l->buffer) || written.count(&l->buffer->storage())) return true;
+                for (auto& i : l->indices)
+                    if (ir::mentions(i, last)) return true;
+                return false;
+            });
+        };
+        for (size_t d = 0; d + 1 < v.first.size(); ++d) {
+            if (reads_memory(v.first[d])) return fail("its indices depend on values loaded in the loop");
+            if (ir::mentions(v.first[d], last))
+                return fail(fmt::format("its index on axis {} changes with `{}`", d, last_name),
+                            fmt::format("make the loop's last variable, `{}`, index only the last axis", last_name));
         }
-        if (reads_memory(out.back())) return {"its indices depend on values loaded in the loop", ""};
-        if (coefficient_of(out.back(), last) != std::optional<int64_t>(1))
-            return {fmt::format("its last index is not `{}` plus a value the same for every `{}`", last_name, last_name),
-                    fmt::format("index the last axis with `{}` plus a value that does not change with it", last_name)};
-        return {};
+        if (reads_memory(v.first.back())) return fail("its indices depend on values loaded in the loop");
+        auto stride = coefficient_of(v.first.back(), last);
+        if (!stride || *stride < 1 || *stride > 8)
+            return fail(fmt::format("its last index is not `{}` (or a small multiple of it) plus a value the same for every `{}`",
+                                    last_name, last_name),
+                        fmt::format("index the last axis with `{}` plus a value that does not change with it", last_name));
+        v.stride = *stride;
+        // `stride * j + lane`: the lane (a constant below the stride) is the member's place in a run.
+        if (auto* add = v.first.back()->as<ir::Binary>(); v.stride > 1 && add && add->op == ir::BinaryOp::Add) {
+            auto k = ir::const_int(add->rhs);
+            if (k && *k >= 0 && *k < v.stride) v.lane = *k, v.first.back() = add->lhs;
+        }
+        return v;
     };
 
     // Candidates, and the stores of each storage: a storage's stores are gathered only when all are.
-    std::vector<std::pair<const BodyAccess*, ScalarAccess>> verdicts;
+    std::vector<std::pair<const BodyAccess*, Verdict>> verdicts;
     std::set<const ir::Buffer*> stores_left;
     for (const BodyAccess& a : accesses) {
-        std::vector<ir::ExprPtr> idx;
-        ScalarAccess why = why_not(a, idx);
-        if (why.reason.empty()) plan.indices[a.load ? static_cast<const void*>(a.load) : a.store] = std::move(idx);
-        else if (a.store || a.atomic) stores_left.insert(a.storage);
-        verdicts.emplace_back(&a, std::move(why));
+        Verdict v = judge(a);
+        if (!v.why.reason.empty() && (a.store || a.atomic)) stores_left.insert(a.storage);
+        verdicts.emplace_back(&a, std::move(v));
     }
-    int min_bytes = 16;
+    int64_t narrowest_run = 16, widest = 16;  // bytes per iteration of a group; the chunk's width at most
     bool any = false;
-    for (auto& [a, why] : verdicts) {
-        if (a->store && why.reason.empty() && stores_left.count(a->storage))
-            why = {fmt::format("another store to `{}` in the loop stays one element at a time", a->storage->name), ""};
-        if (!why.reason.empty() || a->atomic) continue;
+    for (auto& [a, v] : verdicts) {
+        if (a->store && v.why.reason.empty() && stores_left.count(a->storage))
+            v.why = {fmt::format("another store to `{}` in the loop stays one element at a time", a->storage->name), ""};
+        if (!v.why.reason.empty() || a->atomic) continue;
         any = true;
-        min_bytes = std::min(min_bytes, dtype_bytes(a->load ? a->load->buffer->dtype : a->store->buffer->dtype));
+        const int64_t run = v.stride * dtype_bytes(a->load ? a->load->buffer->dtype : a->store->buffer->dtype);
+        narrowest_run = std::min(narrowest_run, run);
+        widest = std::min({widest, 32 / v.stride, std::max<int64_t>(64 / run, 1)});  // a 32-bit mask; 64 bytes of registers
     }
 
     // The widest chunk that divides the last extent and leaves every thread a chunk.
     const int64_t n = ir::element_count(extents);
-    const int64_t widest = 16 / std::max(min_bytes, 1);
+    widest = std::min(widest, 16 / std::max<int64_t>(narrowest_run, 1));
     int64_t width = widest;
     while (width > 1 && (extents.back() % width != 0 || n / width < threads)) width /= 2;
     ScalarAccess loop_why;
@@ -269,20 +299,31 @@ SpreadChunks plan_spread_chunks(const ir::For& f, const std::vector<int64_t>& ex
 
     // A loop too short to give every thread a chunk of two gains nothing from chunks: no remark.
     const bool worth_chunks = n / 2 >= threads;
-    for (auto& [a, why] : verdicts) {
-        if (worth_chunks && a->store && a->store->buffer->scope == ir::Scope::Global && (!why.reason.empty() || !plan.width))
-            plan.scalar_stores.emplace_back(a->store, why.reason.empty() ? loop_why : why);
-        if (!plan.width || !why.reason.empty() || a->atomic) continue;
-        if (a->store) plan.stores.push_back(a->store);
-        else if (a->load->buffer->scope == ir::Scope::Global) plan.guarded_loads.push_back(a->load);
-    }
+    for (auto& [a, v] : verdicts)
+        if (worth_chunks && a->store && a->store->buffer->scope == ir::Scope::Global && (!v.why.reason.empty() || !plan.width))
+            plan.scalar_stores.emplace_back(a->store, v.why.reason.empty() ? loop_why : v.why);
     if (!plan.width) return plan;
-    // Shared reads: with no bounds test where chunk_reads proves the chunk inside the buffer, else guarded.
+
+    // Shared reads with no bounds test where chunk_reads proves the chunk inside the buffer; every
+    // other access in groups, one per tensor, kind, stride and lane-0 element.
     plan.shared_reads = chunk_reads(f, extents, plan.width);
-    for (auto& [a, why] : verdicts)
-        if (a->load && a->load->buffer->scope == ir::Scope::Shared && why.reason.empty() &&
-            std::find(plan.shared_reads.begin(), plan.shared_reads.end(), a->load) == plan.shared_reads.end())
-            plan.guarded_loads.push_back(a->load);
+    std::map<std::string, size_t> group_of;
+    for (auto& [a, v] : verdicts) {
+        if (!v.why.reason.empty() || a->atomic) continue;
+        if (a->load && std::find(plan.shared_reads.begin(), plan.shared_reads.end(), a->load) != plan.shared_reads.end()) continue;
+        const ir::Buffer* b = a->load ? a->load->buffer.get() : a->store->buffer.get();
+        std::string key = fmt::format("{} {} {}", a->store ? "store" : "load", static_cast<const void*>(b), v.stride);
+        for (auto& i : v.first) key += " | " + ir::print_expr(i);
+        auto [at, fresh] = group_of.emplace(key, plan.groups.size());
+        if (fresh) {
+            ChunkGroup g;
+            g.store = a->store != nullptr, g.buffer = b, g.first = v.first, g.stride = v.stride;
+            plan.groups.push_back(std::move(g));
+        }
+        ChunkGroup& g = plan.groups[at->second];
+        if (a->store) g.stores.emplace_back(a->store, v.lane);
+        else g.loads.emplace_back(a->load, v.lane);
+    }
     return plan;
 }
 

@@ -28,26 +28,38 @@ struct ScalarAccess {
     std::string reason, fix;
 };
 
+// Loads (or stores) of one tensor in a round-robin loop that move together by chunk. Every member's
+// indices are `first`'s, with a constant `lane` (< stride) added to the last; the last index of
+// `first` is `stride` times the loop's last variable plus a value the chunk shares, the others are
+// shared by the chunk. A chunk of `width` iterations moves stride × width consecutive elements:
+// member m of the chunk's iteration o is its element stride × o + m's lane. (`x[2 * j]` and
+// `x[2 * j + 1]`, an interleaved pair, are one group of stride 2.)
+struct ChunkGroup {
+    bool store = false;
+    const ir::Buffer* buffer = nullptr;
+    std::vector<ir::ExprPtr> first;                        // lane 0's indices, the body's `let`s substituted
+    int64_t stride = 1;
+    std::vector<std::pair<const ir::Store*, int64_t>> stores; // the members of a store group, with their lanes
+    std::vector<std::pair<const ir::Load*, int64_t>> loads;  // the members of a load group
+};
+
 // A `parallel` loop whose iterations are dealt round-robin to the threads, taken `width`
 // consecutive iterations of its last variable at a time by each thread (plan_spread_chunks).
-// Every access listed has indices that, once the body's `let`s are substituted, read no memory:
-// the last index is the loop's last variable plus an offset the chunk shares, the others are the
-// same for the whole chunk. The chunk's elements of each are then one run of memory, moved with
-// 16-byte accesses where aligned.
+// An access moves by chunk when, once the body's `let`s are substituted, its indices read no
+// memory, its last index is a constant multiple (the stride, at most 8) of the loop's last
+// variable plus an offset the chunk shares, and the others are the same for the whole chunk. The
+// chunk's elements of a group are then one run of memory, moved with 16-byte accesses where aligned.
 struct SpreadChunks {
-    int64_t width = 0;                           // 0: the loop runs one iteration at a time
-    std::vector<const ir::Load*> shared_reads;   // loaded with no bounds test (chunk_reads)
-    std::vector<const ir::Load*> guarded_loads;  // loaded inside the buffer's bounds, 0 outside
-    std::vector<const ir::Store*> stores;        // gathered in registers, stored after the chunk's slots
-    // The indices of every guarded load and store, the body's `let`s substituted.
-    std::map<const void*, std::vector<ir::ExprPtr>> indices;
+    int64_t width = 0;                          // 0: the loop runs one iteration at a time
+    std::vector<const ir::Load*> shared_reads;  // loaded with no bounds test (chunk_reads)
+    std::vector<ChunkGroup> groups;             // loaded inside the tensor's bounds (0 outside), or stored
     // The stores to global memory made one element per access, each with why (a remark).
     std::vector<std::pair<const ir::Store*, ScalarAccess>> scalar_stores;
 };
 
 // Plans the chunks of a round-robin loop of `threads` threads over `extents`: the widest chunk
-// (16 bytes of the narrowest access, at most) that divides the last extent and still gives every
-// thread a chunk.
+// (16 bytes of the narrowest group's run per iteration, at most) that divides the last extent and
+// still gives every thread a chunk.
 SpreadChunks plan_spread_chunks(const ir::For& f, const std::vector<int64_t>& extents, int threads);
 
 } // namespace tlc::codegen

@@ -44,7 +44,7 @@ __global__ void __launch_bounds__(128) reverse_rows_kernel(
         const int tl_c7 = (tl_e5 % 16) * 4;  // the chunk's first `j`
         const int i = tl_e5 / 16;
         float tl_gathered9[4];
-        unsigned tl_written10 = 0u;  // the slots that stored
+        unsigned tl_written10 = 0u;  // the elements stored
         #pragma unroll
         for (int tl_o8 = 0; tl_o8 < 4; ++tl_o8) {
             [[maybe_unused]] const int j = tl_c7 + tl_o8;

@@ -7,7 +7,7 @@
 
 namespace {
 
-// kernel scale_rows  (parallel_spread_chunks.tl:12)
+// kernel scale_rows  (parallel_spread_chunks.tl:14)
 // 128 threads per block, 4352 bytes of shared memory
 __global__ void __launch_bounds__(128) scale_rows_kernel(
         const tl::bf16* __restrict__ X,
@@ -19,7 +19,7 @@ __global__ void __launch_bounds__(128) scale_rows_kernel(
     extern __shared__ __align__(128) unsigned char tl_smem[];
     tl::bf16* xs = reinterpret_cast<tl::bf16*>(tl_smem + 0);  // shared xs: bf16[16, 128], row pitch 136
     const int32_t r0 = int(blockIdx.x) * 16;
-    // copy(X[r0 +: 16, 0 +: 128], xs);  (parallel_spread_chunks.tl:17)
+    // copy(X[r0 +: 16, 0 +: 128], xs);  (parallel_spread_chunks.tl:19)
     #pragma unroll
     for (int tl_i1 = 0; tl_i1 < 2; ++tl_i1) {
         const int tl_chunk0 = tl_tid + tl_i1 * 128;
@@ -37,7 +37,7 @@ __global__ void __launch_bounds__(128) scale_rows_kernel(
         }
     }
     __syncthreads();  // RAW on `xs`
-    // for i, j in parallel(16, 64) {  (parallel_spread_chunks.tl:18)
+    // for i, j in parallel(16, 64) {  (parallel_spread_chunks.tl:20)
     // for i, j in parallel(16, 64): iterations dealt round-robin to the threads, 8 consecutive `j` at a time
     #pragma unroll
     for (int tl_i6 = 0; tl_i6 < 1; ++tl_i6) {
@@ -52,12 +52,12 @@ __global__ void __launch_bounds__(128) scale_rows_kernel(
         tl::load_chunk_guarded<tl::bf16, 8>(tl_chunk11, &X[int64_t(r0 + i) * 128 + tl_c7], tl::in_bounds(r0 + i, R), tl_c7, 128);
         float tl_chunk12[8];
         tl::load_chunk_guarded<float, 8>(tl_chunk12, &W[tl_c7], true, tl_c7, 128);
-        float tl_chunk13[8];
-        tl::load_chunk_guarded<float, 8>(tl_chunk13, &W[tl_c7 + 64], true, tl_c7 + 64, 128);
-        tl::bf16 tl_gathered14[8];
-        unsigned tl_written15 = 0u;  // the slots that stored
+        tl::bf16 tl_gathered13[8];
+        unsigned tl_written14 = 0u;  // the elements stored
+        float tl_chunk15[8];
+        tl::load_chunk_guarded<float, 8>(tl_chunk15, &W[tl_c7 + 64], true, tl_c7 + 64, 128);
         tl::bf16 tl_gathered16[8];
-        unsigned tl_written17 = 0u;  // the slots that stored
+        unsigned tl_written17 = 0u;  // the elements stored
         #pragma unroll
         for (int tl_o8 = 0; tl_o8 < 8; ++tl_o8) {
             [[maybe_unused]] const int j = tl_c7 + tl_o8;
@@ -66,18 +66,18 @@ __global__ void __launch_bounds__(128) scale_rows_kernel(
                 const float a = tl::convert<float>(tl_chunk9[tl_o8]);
                 const float b = tl::convert<float>(tl_chunk10[tl_o8]);
                 const float x = tl::convert<float>(tl_chunk11[tl_o8]);
-                tl_gathered14[tl_o8] = tl::convert<tl::bf16>(a * tl_chunk12[tl_o8] + x);
-                tl_written15 |= 1u << tl_o8;
-                tl_gathered16[tl_o8] = tl::convert<tl::bf16>(b * tl_chunk13[tl_o8]);
+                tl_gathered13[tl_o8] = tl::convert<tl::bf16>(a * tl_chunk12[tl_o8] + x);
+                tl_written14 |= 1u << tl_o8;
+                tl_gathered16[tl_o8] = tl::convert<tl::bf16>(b * tl_chunk15[tl_o8]);
                 tl_written17 |= 1u << tl_o8;
             }
         }
-        tl::store_chunk<tl::bf16, 8>(&Y[int64_t(r0 + i) * 128 + tl_c7], tl_gathered14, tl_written15);
+        tl::store_chunk<tl::bf16, 8>(&Y[int64_t(r0 + i) * 128 + tl_c7], tl_gathered13, tl_written14);
         tl::store_chunk<tl::bf16, 8>(&Y[int64_t(r0 + i) * 128 + (tl_c7 + 64)], tl_gathered16, tl_written17);
     }
 }
 
-// kernel scatter  (parallel_spread_chunks.tl:30)
+// kernel scatter  (parallel_spread_chunks.tl:32)
 // 64 threads per block, 0 bytes of shared memory
 __global__ void __launch_bounds__(64) scatter_kernel(
         const float* __restrict__ X,
@@ -87,34 +87,72 @@ __global__ void __launch_bounds__(64) scatter_kernel(
         int32_t C)
 {
     const int tl_tid = tl::thread_index<64>();
-    // for j in parallel(256) {  (parallel_spread_chunks.tl:33)
+    // for j in parallel(256) {  (parallel_spread_chunks.tl:35)
     // for j in parallel(256): iterations dealt round-robin to the threads, 4 consecutive `j` at a time
     #pragma unroll
     for (int tl_i1 = 0; tl_i1 < 1; ++tl_i1) {
         const int tl_e0 = tl_tid + tl_i1 * 64;
         const int tl_c2 = tl_e0 * 4;  // the chunk's first `j`
-        float tl_chunk4[4];
-        tl::load_chunk_guarded<float, 4>(tl_chunk4, &X[int64_t(int(blockIdx.x)) * C + tl_c2], tl::in_bounds(int(blockIdx.x), R), tl_c2, C);
+        const int32_t tl_at4 = tl::in_bounds(int(blockIdx.x), R) ? Idx[int(blockIdx.x)] : tl::convert<int32_t>(0.0f);  // `Idx[block.x]`, shared by the chunk
+        float tl_chunk5[4];
+        tl::load_chunk_guarded<float, 4>(tl_chunk5, &X[int64_t(int(blockIdx.x)) * C + tl_c2], tl::in_bounds(int(blockIdx.x), R), tl_c2, C);
+        float tl_gathered6[4];
+        unsigned tl_written7 = 0u;  // the elements stored
         #pragma unroll
         for (int tl_o3 = 0; tl_o3 < 4; ++tl_o3) {
             [[maybe_unused]] const int j = tl_c2 + tl_o3;
             const int32_t c = j;
             const int32_t dst = Idx[int(blockIdx.x)];
             if (c < C && dst >= 0 && dst < R) {
-                Y[int64_t(dst) * C + c] = tl_chunk4[tl_o3];
+                tl_gathered6[tl_o3] = tl_chunk5[tl_o3];
+                tl_written7 |= 1u << tl_o3;
             }
         }
+        tl::store_chunk<float, 4>(&Y[int64_t(tl_at4) * C + tl_c2], tl_gathered6, tl_written7);
     }
 }
 
-// kernel in_place  (parallel_spread_chunks.tl:42)
+// kernel gather_columns  (parallel_spread_chunks.tl:44)
+// 64 threads per block, 0 bytes of shared memory
+__global__ void __launch_bounds__(64) gather_columns_kernel(
+        const float* __restrict__ X,
+        const int32_t* __restrict__ Idx,
+        float* __restrict__ Y,
+        int32_t R,
+        int32_t C)
+{
+    const int tl_tid = tl::thread_index<64>();
+    // for j in parallel(256) {  (parallel_spread_chunks.tl:47)
+    // for j in parallel(256): iterations dealt round-robin to the threads, 4 consecutive `j` at a time
+    #pragma unroll
+    for (int tl_i1 = 0; tl_i1 < 1; ++tl_i1) {
+        const int tl_e0 = tl_tid + tl_i1 * 64;
+        const int tl_c2 = tl_e0 * 4;  // the chunk's first `j`
+        int32_t tl_chunk4[4];
+        tl::load_chunk_guarded<int32_t, 4>(tl_chunk4, &Idx[tl_c2], true, tl_c2, C);
+        float tl_gathered5[4];
+        unsigned tl_written6 = 0u;  // the elements stored
+        #pragma unroll
+        for (int tl_o3 = 0; tl_o3 < 4; ++tl_o3) {
+            [[maybe_unused]] const int j = tl_c2 + tl_o3;
+            if (j < C) {
+                const int32_t c = tl_chunk4[tl_o3];
+                tl_gathered5[tl_o3] = c >= 0 && c < C ? X[int64_t(int(blockIdx.x)) * C + c] : 0.0f;
+                tl_written6 |= 1u << tl_o3;
+            }
+        }
+        tl::store_chunk<float, 4>(&Y[int64_t(int(blockIdx.x)) * C + tl_c2], tl_gathered5, tl_written6);
+    }
+}
+
+// kernel in_place  (parallel_spread_chunks.tl:55)
 // 128 threads per block, 0 bytes of shared memory
 __global__ void __launch_bounds__(128) in_place_kernel(
         tl::f16* __restrict__ Z,
         int32_t N)
 {
     const int tl_tid = tl::thread_index<128>();
-    // for i in parallel(1024) {  (parallel_spread_chunks.tl:45)
+    // for i in parallel(1024) {  (parallel_spread_chunks.tl:58)
     // for i in parallel(1024): iterations dealt round-robin to the threads, 8 consecutive `i` at a time
     #pragma unroll
     for (int tl_i1 = 0; tl_i1 < 1; ++tl_i1) {
@@ -123,7 +161,7 @@ __global__ void __launch_bounds__(128) in_place_kernel(
         tl::f16 tl_chunk4[8];
         tl::load_chunk_guarded<tl::f16, 8>(tl_chunk4, &Z[int(blockIdx.x) * 1024 + tl_c2], true, int(blockIdx.x) * 1024 + tl_c2, N);
         tl::f16 tl_gathered5[8];
-        unsigned tl_written6 = 0u;  // the slots that stored
+        unsigned tl_written6 = 0u;  // the elements stored
         #pragma unroll
         for (int tl_o3 = 0; tl_o3 < 8; ++tl_o3) {
             [[maybe_unused]] const int i = tl_c2 + tl_o3;
@@ -138,14 +176,14 @@ __global__ void __launch_bounds__(128) in_place_kernel(
     }
 }
 
-// kernel read_back  (parallel_spread_chunks.tl:54)
+// kernel read_back  (parallel_spread_chunks.tl:67)
 // 128 threads per block, 0 bytes of shared memory
 __global__ void __launch_bounds__(128) read_back_kernel(
         tl::f16* __restrict__ Z,
         int32_t N)
 {
     const int tl_tid = tl::thread_index<128>();
-    // for i in parallel(1024) {  (parallel_spread_chunks.tl:57)
+    // for i in parallel(1024) {  (parallel_spread_chunks.tl:70)
     // for i in parallel(1024): iterations dealt round-robin to the threads
     #pragma unroll
     for (int tl_i1 = 0; tl_i1 < 8; ++tl_i1) {
@@ -159,14 +197,14 @@ __global__ void __launch_bounds__(128) read_back_kernel(
     }
 }
 
-// kernel unchunked  (parallel_spread_chunks.tl:66)
+// kernel unchunked  (parallel_spread_chunks.tl:79)
 // 128 threads per block, 0 bytes of shared memory
 __global__ void __launch_bounds__(128) unchunked_kernel(
         tl::f16* __restrict__ Z,
         int32_t N)
 {
     const int tl_tid = tl::thread_index<128>();
-    // for i in parallel(1024) {  (parallel_spread_chunks.tl:70)
+    // for i in parallel(1024) {  (parallel_spread_chunks.tl:83)
     // for i in parallel(1024): iterations dealt round-robin to the threads
     #pragma unroll
     for (int tl_i1 = 0; tl_i1 < 8; ++tl_i1) {
@@ -220,6 +258,21 @@ cudaError_t scatter(const float* X, const int32_t* Idx, float* Y, int64_t R, int
     return tl::host::record(cudaGetLastError(), tl_name, "launch");
 }
 
+cudaError_t gather_columns(const float* X, const int32_t* Idx, float* Y, int64_t R, int64_t C, cudaStream_t stream) {
+    constexpr const char* tl_name = "gather_columns";
+    if (cudaError_t tl_err = tl::host::check_pointer(X, tl_name, "X", 4); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_pointer(Idx, tl_name, "Idx", 4); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_pointer(Y, tl_name, "Y", 4); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_dim(R, tl_name, "R"); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_dim(C, tl_name, "C"); tl_err != cudaSuccess) return tl_err;
+    const int64_t tl_grid_x = int64_t(R), tl_grid_y = int64_t(1), tl_grid_z = int64_t(1);
+    if (tl_grid_x <= 0 || tl_grid_y <= 0 || tl_grid_z <= 0) return cudaSuccess;  // nothing to compute
+    if (tl_grid_x > INT32_MAX || tl_grid_y > 65535 || tl_grid_z > 65535)
+        return tl::host::invalid_argument(std::string(tl_name) + ": the grid is larger than CUDA allows");
+    ::gather_columns_kernel<<<dim3(unsigned(tl_grid_x), unsigned(tl_grid_y), unsigned(tl_grid_z)), 64, 0, stream>>>(X, Idx, Y, static_cast<int32_t>(R), static_cast<int32_t>(C));
+    return tl::host::record(cudaGetLastError(), tl_name, "launch");
+}
+
 cudaError_t in_place(__half* Z, int64_t N, cudaStream_t stream) {
     constexpr const char* tl_name = "in_place";
     if (cudaError_t tl_err = tl::host::check_pointer(Z, tl_name, "Z", 2); tl_err != cudaSuccess) return tl_err;
@@ -261,6 +314,7 @@ cudaError_t unchunked(__half* Z, int64_t N, cudaStream_t stream) {
 extern "C" {
 cudaError_t tlc_scale_rows(const void* X, const void* W, void* Y, int64_t R, cudaStream_t stream) { return tlc::scale_rows(static_cast<const __nv_bfloat16*>(X), static_cast<const float*>(W), static_cast<__nv_bfloat16*>(Y), R, stream); }
 cudaError_t tlc_scatter(const void* X, const void* Idx, void* Y, int64_t R, int64_t C, cudaStream_t stream) { return tlc::scatter(static_cast<const float*>(X), static_cast<const int32_t*>(Idx), static_cast<float*>(Y), R, C, stream); }
+cudaError_t tlc_gather_columns(const void* X, const void* Idx, void* Y, int64_t R, int64_t C, cudaStream_t stream) { return tlc::gather_columns(static_cast<const float*>(X), static_cast<const int32_t*>(Idx), static_cast<float*>(Y), R, C, stream); }
 cudaError_t tlc_in_place(void* Z, int64_t N, cudaStream_t stream) { return tlc::in_place(static_cast<__half*>(Z), N, stream); }
 cudaError_t tlc_read_back(void* Z, int64_t N, cudaStream_t stream) { return tlc::read_back(static_cast<__half*>(Z), N, stream); }
 cudaError_t tlc_unchunked(void* Z, int64_t N, cudaStream_t stream) { return tlc::unchunked(static_cast<__half*>(Z), N, stream); }

@@ -18,6 +18,9 @@ cudaError_t scale_rows(const __nv_bfloat16* X, const float* W, __nv_bfloat16* Y,
 // Launches kernel `scatter`; returns cudaErrorInvalidValue (see tlc::last_error_message()) for bad arguments.
 cudaError_t scatter(const float* X, const int32_t* Idx, float* Y, int64_t R, int64_t C, cudaStream_t stream = 0);
 
+// Launches kernel `gather_columns`; returns cudaErrorInvalidValue (see tlc::last_error_message()) for bad arguments.
+cudaError_t gather_columns(const float* X, const int32_t* Idx, float* Y, int64_t R, int64_t C, cudaStream_t stream = 0);
+
 // Launches kernel `in_place`; returns cudaErrorInvalidValue (see tlc::last_error_message()) for bad arguments.
 cudaError_t in_place(__half* Z, int64_t N, cudaStream_t stream = 0);
 
@@ -32,6 +35,7 @@ cudaError_t unchunked(__half* Z, int64_t N, cudaStream_t stream = 0);
 extern "C" {
 cudaError_t tlc_scale_rows(const void* X, const void* W, void* Y, int64_t R, cudaStream_t stream);
 cudaError_t tlc_scatter(const void* X, const void* Idx, void* Y, int64_t R, int64_t C, cudaStream_t stream);
+cudaError_t tlc_gather_columns(const void* X, const void* Idx, void* Y, int64_t R, int64_t C, cudaStream_t stream);
 cudaError_t tlc_in_place(void* Z, int64_t N, cudaStream_t stream);
 cudaError_t tlc_read_back(void* Z, int64_t N, cudaStream_t stream);
 cudaError_t tlc_unchunked(void* Z, int64_t N, cudaStream_t stream);

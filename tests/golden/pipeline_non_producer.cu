@@ -96,7 +96,7 @@ __global__ void __launch_bounds__(128) scaled_row_sum_kernel(
             float tl_chunk19[4];
             tl::load_chunk<float, 4>(tl_chunk19, &x[((k % 2) * 32 + i) * 68 + tl_c17]);
             float tl_gathered20[4];
-            unsigned tl_written21 = 0u;  // the slots that stored
+            unsigned tl_written21 = 0u;  // the elements stored
             #pragma unroll
             for (int tl_o18 = 0; tl_o18 < 4; ++tl_o18) {
                 [[maybe_unused]] const int j = tl_c17 + tl_o18;

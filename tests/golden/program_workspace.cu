@@ -26,9 +26,7 @@ __global__ void __launch_bounds__(128) pad_scale_kernel(
         float tl_chunk4[2];
         tl::load_chunk_guarded<float, 2>(tl_chunk4, &X[int(blockIdx.x) * 256 + tl_c2], true, int(blockIdx.x) * 256 + tl_c2, N);
         float tl_gathered5[2];
-        unsigned tl_written6 = 0u;  // the slots that stored
-        float tl_gathered7[2];
-        unsigned tl_written8 = 0u;  // the slots that stored
+        unsigned tl_written6 = 0u;  // the elements stored
         #pragma unroll
         for (int tl_o3 = 0; tl_o3 < 2; ++tl_o3) {
             [[maybe_unused]] const int i = tl_c2 + tl_o3;
@@ -38,13 +36,12 @@ __global__ void __launch_bounds__(128) pad_scale_kernel(
                 tl_written6 |= 1u << tl_o3;
             } else {
                 if (idx < P) {
-                    tl_gathered7[tl_o3] = 0.0f;
-                    tl_written8 |= 1u << tl_o3;
+                    tl_gathered5[tl_o3] = 0.0f;
+                    tl_written6 |= 1u << tl_o3;
                 }
             }
         }
         tl::store_chunk<float, 2>(&T[int(blockIdx.x) * 256 + tl_c2], tl_gathered5, tl_written6);
-        tl::store_chunk<float, 2>(&T[int(blockIdx.x) * 256 + tl_c2], tl_gathered7, tl_written8);
     }
 }
 
@@ -67,7 +64,7 @@ __global__ void __launch_bounds__(128) shift_kernel(
         float tl_chunk4[2];
         tl::load_chunk_guarded<float, 2>(tl_chunk4, &T[int(blockIdx.x) * 256 + tl_c2], true, int(blockIdx.x) * 256 + tl_c2, P);
         float tl_gathered5[2];
-        unsigned tl_written6 = 0u;  // the slots that stored
+        unsigned tl_written6 = 0u;  // the elements stored
         #pragma unroll
         for (int tl_o3 = 0; tl_o3 < 2; ++tl_o3) {
             [[maybe_unused]] const int i = tl_c2 + tl_o3;
@@ -100,9 +97,7 @@ __global__ void __launch_bounds__(128) scale_shift_pad_scale_kernel(
         float tl_chunk4[4];
         tl::load_chunk_guarded<float, 4>(tl_chunk4, &X[int(blockIdx.x) * 512 + tl_c2], true, int(blockIdx.x) * 512 + tl_c2, N);
         float tl_gathered5[4];
-        unsigned tl_written6 = 0u;  // the slots that stored
-        float tl_gathered7[4];
-        unsigned tl_written8 = 0u;  // the slots that stored
+        unsigned tl_written6 = 0u;  // the elements stored
         #pragma unroll
         for (int tl_o3 = 0; tl_o3 < 4; ++tl_o3) {
             [[maybe_unused]] const int i = tl_c2 + tl_o3;
@@ -112,13 +107,12 @@ __global__ void __launch_bounds__(128) scale_shift_pad_scale_kernel(
                 tl_written6 |= 1u << tl_o3;
             } else {
                 if (idx < P) {
-                    tl_gathered7[tl_o3] = 0.0f;
-                    tl_written8 |= 1u << tl_o3;
+                    tl_gathered5[tl_o3] = 0.0f;
+                    tl_written6 |= 1u << tl_o3;
                 }
             }
         }
         tl::store_chunk<float, 4>(&T[int(blockIdx.x) * 512 + tl_c2], tl_gathered5, tl_written6);
-        tl::store_chunk<float, 4>(&T[int(blockIdx.x) * 512 + tl_c2], tl_gathered7, tl_written8);
     }
 }
 

@@ -45,7 +45,7 @@ __global__ void __launch_bounds__(128) scale_kernel_variant1(
         float tl_chunk4[2];
         tl::load_chunk_guarded<float, 2>(tl_chunk4, &A[int(blockIdx.x) * 256 + tl_c2], true, int(blockIdx.x) * 256 + tl_c2, N);
         float tl_gathered5[2];
-        unsigned tl_written6 = 0u;  // the slots that stored
+        unsigned tl_written6 = 0u;  // the elements stored
         #pragma unroll
         for (int tl_o3 = 0; tl_o3 < 2; ++tl_o3) {
             [[maybe_unused]] const int i = tl_c2 + tl_o3;

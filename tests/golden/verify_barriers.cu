@@ -200,7 +200,7 @@ __global__ void __launch_bounds__(128) gemm_relu_t_kernel(
         const int tl_c47 = (tl_e45 % 16) * 4;  // the chunk's first `j`
         const int i = tl_e45 / 16;
         float tl_gathered49[4];
-        unsigned tl_written50 = 0u;  // the slots that stored
+        unsigned tl_written50 = 0u;  // the elements stored
         #pragma unroll
         for (int tl_o48 = 0; tl_o48 < 4; ++tl_o48) {
             [[maybe_unused]] const int j = tl_c47 + tl_o48;
