@@ -460,6 +460,10 @@ bool trips_differ_between_tiles(const std::vector<ir::StmtPtr>& top, size_t loop
 bool warp_specialize(ir::Kernel& kernel, const std::string& arch, const ir::Kernel* sm80, std::string* why_not) {
     if (arch != "sm_90a") return false; // the other targets have no TMA / wgmma: nothing to remark
     if (count_pipelined(kernel.body) == 0) return false; // nothing to specialise: no remark either
+    // A kernel without a gemm (a streaming or row kernel) has nothing for wgmma: no remark either.
+    bool has_gemm = false;
+    ir::walk_stmts(kernel.body, [&](const ir::Stmt& s) { has_gemm |= s.kind == ir::StmtKind::Gemm; });
+    if (!has_gemm) why_not = nullptr;
     Match m;
     if (Why why = match(kernel, m)) {
         kernel.schedule_remark = "Hopper path (TMA + wgmma + warp specialization) not applied: " + *why;
