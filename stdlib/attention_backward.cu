@@ -960,13 +960,13 @@ __global__ void __launch_bounds__(256) attention_backward_kv_kernel(
         }
         // copy(dp, ds);  (attention_backward.tl:152)
         #pragma unroll
-        for (int tl_chunk75 = 0; tl_chunk75 < dp_layout::kSlots; tl_chunk75 += 2) {
-            tl::f16* tl_ptr76 = &ds[(dp_layout::row(tl_tid, tl_chunk75)) * 136 + (dp_layout::col(tl_tid, tl_chunk75))];
+        for (int tl_chunk74 = 0; tl_chunk74 < dp_layout::kSlots; tl_chunk74 += 2) {
+            tl::f16* tl_ptr75 = &ds[(dp_layout::row(tl_tid, tl_chunk74)) * 136 + (dp_layout::col(tl_tid, tl_chunk74))];
             {
-                tl::f16 tl_vec77[2];
+                tl::f16 tl_vec76[2];
                 #pragma unroll
-                for (int tl_v = 0; tl_v < 2; tl_v += 2) tl::convert_pair(&tl_vec77[tl_v], dp[tl_chunk75 + tl_v], dp[tl_chunk75 + tl_v + 1]);
-                tl::store_vector<tl::f16, 2>(tl_ptr76, tl_vec77);
+                for (int tl_v = 0; tl_v < 2; tl_v += 2) tl::convert_pair(&tl_vec76[tl_v], dp[tl_chunk74 + tl_v], dp[tl_chunk74 + tl_v + 1]);
+                tl::store_vector<tl::f16, 2>(tl_ptr75, tl_vec76);
             }
         }
         __syncthreads();  // RAW on `ds`
@@ -985,40 +985,40 @@ __global__ void __launch_bounds__(256) attention_backward_kv_kernel(
         }
         // atomic_add(dQacc[b, h, q0 +: BM, 0 +: D], dq);  (attention_backward.tl:155)
         #pragma unroll
-        for (int tl_s78 = 0; tl_s78 < dq_layout::kSlots; ++tl_s78) {
-            if (tl::in_bounds(b, B) && tl::in_bounds(h, H) && tl::in_bounds(q0 + (dq_layout::row(tl_tid, tl_s78)), S) && tl::in_bounds(dq_layout::col(tl_tid, tl_s78), 64)) tl::atomic_add(&dQacc[((int64_t(b) * H + h) * S + (q0 + (dq_layout::row(tl_tid, tl_s78)))) * 64 + (dq_layout::col(tl_tid, tl_s78))], dq[tl_s78]);
+        for (int tl_s77 = 0; tl_s77 < dq_layout::kSlots; ++tl_s77) {
+            if (tl::in_bounds(b, B) && tl::in_bounds(h, H) && tl::in_bounds(q0 + (dq_layout::row(tl_tid, tl_s77)), S) && tl::in_bounds(dq_layout::col(tl_tid, tl_s77), 64)) tl::atomic_add(&dQacc[((int64_t(b) * H + h) * S + (q0 + (dq_layout::row(tl_tid, tl_s77)))) * 64 + (dq_layout::col(tl_tid, tl_s77))], dq[tl_s77]);
         }
     }
     tl::cp_async_wait<0>();  // at most 0 copy groups of this thread still in flight
     // copy(dk, dK[b, h, k0 +: BN, 0 +: D]);  (attention_backward.tl:157)
     #pragma unroll
-    for (int tl_chunk79 = 0; tl_chunk79 < dk_layout::kSlots; tl_chunk79 += 2) {
-        tl::f16* tl_ptr80 = &dK[((int64_t(b) * H + h) * S + (k0 + (dk_layout::row(tl_tid, tl_chunk79)))) * 64 + (dk_layout::col(tl_tid, tl_chunk79))];
-        if (tl::in_bounds(b, B) && tl::in_bounds(h, H) && tl::in_bounds(k0 + (dk_layout::row(tl_tid, tl_chunk79)), S) && tl::in_bounds(dk_layout::col(tl_tid, tl_chunk79), 64) && tl::in_bounds(b, B) && tl::in_bounds(h, H) && tl::in_bounds(k0 + (dk_layout::row(tl_tid, tl_chunk79)), S) && tl::in_bounds((dk_layout::col(tl_tid, tl_chunk79)) + 1, 64) && tl::is_aligned(tl_ptr80, 4)) {
-            tl::f16 tl_vec81[2];
+    for (int tl_chunk78 = 0; tl_chunk78 < dk_layout::kSlots; tl_chunk78 += 2) {
+        tl::f16* tl_ptr79 = &dK[((int64_t(b) * H + h) * S + (k0 + (dk_layout::row(tl_tid, tl_chunk78)))) * 64 + (dk_layout::col(tl_tid, tl_chunk78))];
+        if (tl::in_bounds(b, B) && tl::in_bounds(h, H) && tl::in_bounds(k0 + (dk_layout::row(tl_tid, tl_chunk78)), S) && tl::in_bounds(dk_layout::col(tl_tid, tl_chunk78), 64) && tl::in_bounds(b, B) && tl::in_bounds(h, H) && tl::in_bounds(k0 + (dk_layout::row(tl_tid, tl_chunk78)), S) && tl::in_bounds((dk_layout::col(tl_tid, tl_chunk78)) + 1, 64) && tl::is_aligned(tl_ptr79, 4)) {
+            tl::f16 tl_vec80[2];
             #pragma unroll
-            for (int tl_v = 0; tl_v < 2; tl_v += 2) tl::convert_pair(&tl_vec81[tl_v], dk[tl_chunk79 + tl_v], dk[tl_chunk79 + tl_v + 1]);
-            tl::store_vector<tl::f16, 2>(tl_ptr80, tl_vec81);
+            for (int tl_v = 0; tl_v < 2; tl_v += 2) tl::convert_pair(&tl_vec80[tl_v], dk[tl_chunk78 + tl_v], dk[tl_chunk78 + tl_v + 1]);
+            tl::store_vector<tl::f16, 2>(tl_ptr79, tl_vec80);
         } else {
             #pragma unroll
             for (int tl_v = 0; tl_v < 2; ++tl_v) {
-                if (tl::in_bounds(b, B) && tl::in_bounds(h, H) && tl::in_bounds(k0 + (dk_layout::row(tl_tid, tl_chunk79 + tl_v)), S) && tl::in_bounds(dk_layout::col(tl_tid, tl_chunk79 + tl_v), 64)) dK[((int64_t(b) * H + h) * S + (k0 + (dk_layout::row(tl_tid, tl_chunk79 + tl_v)))) * 64 + (dk_layout::col(tl_tid, tl_chunk79 + tl_v))] = tl::convert<tl::f16>(dk[tl_chunk79 + tl_v]);
+                if (tl::in_bounds(b, B) && tl::in_bounds(h, H) && tl::in_bounds(k0 + (dk_layout::row(tl_tid, tl_chunk78 + tl_v)), S) && tl::in_bounds(dk_layout::col(tl_tid, tl_chunk78 + tl_v), 64)) dK[((int64_t(b) * H + h) * S + (k0 + (dk_layout::row(tl_tid, tl_chunk78 + tl_v)))) * 64 + (dk_layout::col(tl_tid, tl_chunk78 + tl_v))] = tl::convert<tl::f16>(dk[tl_chunk78 + tl_v]);
             }
         }
     }
     // copy(dv, dV[b, h, k0 +: BN, 0 +: D]);  (attention_backward.tl:158)
     #pragma unroll
-    for (int tl_chunk82 = 0; tl_chunk82 < dv_layout::kSlots; tl_chunk82 += 2) {
-        tl::f16* tl_ptr83 = &dV[((int64_t(b) * H + h) * S + (k0 + (dv_layout::row(tl_tid, tl_chunk82)))) * 64 + (dv_layout::col(tl_tid, tl_chunk82))];
-        if (tl::in_bounds(b, B) && tl::in_bounds(h, H) && tl::in_bounds(k0 + (dv_layout::row(tl_tid, tl_chunk82)), S) && tl::in_bounds(dv_layout::col(tl_tid, tl_chunk82), 64) && tl::in_bounds(b, B) && tl::in_bounds(h, H) && tl::in_bounds(k0 + (dv_layout::row(tl_tid, tl_chunk82)), S) && tl::in_bounds((dv_layout::col(tl_tid, tl_chunk82)) + 1, 64) && tl::is_aligned(tl_ptr83, 4)) {
-            tl::f16 tl_vec84[2];
+    for (int tl_chunk81 = 0; tl_chunk81 < dv_layout::kSlots; tl_chunk81 += 2) {
+        tl::f16* tl_ptr82 = &dV[((int64_t(b) * H + h) * S + (k0 + (dv_layout::row(tl_tid, tl_chunk81)))) * 64 + (dv_layout::col(tl_tid, tl_chunk81))];
+        if (tl::in_bounds(b, B) && tl::in_bounds(h, H) && tl::in_bounds(k0 + (dv_layout::row(tl_tid, tl_chunk81)), S) && tl::in_bounds(dv_layout::col(tl_tid, tl_chunk81), 64) && tl::in_bounds(b, B) && tl::in_bounds(h, H) && tl::in_bounds(k0 + (dv_layout::row(tl_tid, tl_chunk81)), S) && tl::in_bounds((dv_layout::col(tl_tid, tl_chunk81)) + 1, 64) && tl::is_aligned(tl_ptr82, 4)) {
+            tl::f16 tl_vec83[2];
             #pragma unroll
-            for (int tl_v = 0; tl_v < 2; tl_v += 2) tl::convert_pair(&tl_vec84[tl_v], dv[tl_chunk82 + tl_v], dv[tl_chunk82 + tl_v + 1]);
-            tl::store_vector<tl::f16, 2>(tl_ptr83, tl_vec84);
+            for (int tl_v = 0; tl_v < 2; tl_v += 2) tl::convert_pair(&tl_vec83[tl_v], dv[tl_chunk81 + tl_v], dv[tl_chunk81 + tl_v + 1]);
+            tl::store_vector<tl::f16, 2>(tl_ptr82, tl_vec83);
         } else {
             #pragma unroll
             for (int tl_v = 0; tl_v < 2; ++tl_v) {
-                if (tl::in_bounds(b, B) && tl::in_bounds(h, H) && tl::in_bounds(k0 + (dv_layout::row(tl_tid, tl_chunk82 + tl_v)), S) && tl::in_bounds(dv_layout::col(tl_tid, tl_chunk82 + tl_v), 64)) dV[((int64_t(b) * H + h) * S + (k0 + (dv_layout::row(tl_tid, tl_chunk82 + tl_v)))) * 64 + (dv_layout::col(tl_tid, tl_chunk82 + tl_v))] = tl::convert<tl::f16>(dv[tl_chunk82 + tl_v]);
+                if (tl::in_bounds(b, B) && tl::in_bounds(h, H) && tl::in_bounds(k0 + (dv_layout::row(tl_tid, tl_chunk81 + tl_v)), S) && tl::in_bounds(dv_layout::col(tl_tid, tl_chunk81 + tl_v), 64)) dV[((int64_t(b) * H + h) * S + (k0 + (dv_layout::row(tl_tid, tl_chunk81 + tl_v)))) * 64 + (dv_layout::col(tl_tid, tl_chunk81 + tl_v))] = tl::convert<tl::f16>(dv[tl_chunk81 + tl_v]);
             }
         }
     }

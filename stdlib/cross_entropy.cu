@@ -103,7 +103,7 @@ __global__ void __launch_bounds__(256) cross_entropy_kernel(
             tl::load_chunk<tl::bf16, 8>(tl_chunk18, &xs[(t % 2) * 4104 + (r * 512 + tl_c16)]);
             #pragma unroll
             for (int tl_o17 = 0; tl_o17 < 8; ++tl_o17) {
-                const int tl_s19 = tl_k15 + tl_o17;
+                [[maybe_unused]] const int tl_s19 = tl_k15 + tl_o17;
                 [[maybe_unused]] const int c = tl_c16 + tl_o17;
                 x[tl_s19] = tl::convert<float>(tl_chunk18[tl_o17]);
             }

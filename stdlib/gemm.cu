@@ -1205,17 +1205,17 @@ __global__ void __launch_bounds__(256) gemm_bias_kernel(
     }
     // copy(acc, C[row0 +: BM, col0 +: BN]);  (gemm.tl:100)
     #pragma unroll
-    for (int tl_chunk49 = 0; tl_chunk49 < acc_layout::kSlots; tl_chunk49 += 2) {
-        tl::f16* tl_ptr50 = &C[int64_t(row0 + (acc_layout::row(tl_tid, tl_chunk49))) * N + (col0 + (acc_layout::col(tl_tid, tl_chunk49)))];
-        if (tl::in_bounds(row0 + (acc_layout::row(tl_tid, tl_chunk49)), M) && tl::in_bounds(col0 + (acc_layout::col(tl_tid, tl_chunk49)), N) && tl::in_bounds(row0 + (acc_layout::row(tl_tid, tl_chunk49)), M) && tl::in_bounds((col0 + (acc_layout::col(tl_tid, tl_chunk49))) + 1, N) && tl::is_aligned(tl_ptr50, 4)) {
-            tl::f16 tl_vec51[2];
+    for (int tl_chunk48 = 0; tl_chunk48 < acc_layout::kSlots; tl_chunk48 += 2) {
+        tl::f16* tl_ptr49 = &C[int64_t(row0 + (acc_layout::row(tl_tid, tl_chunk48))) * N + (col0 + (acc_layout::col(tl_tid, tl_chunk48)))];
+        if (tl::in_bounds(row0 + (acc_layout::row(tl_tid, tl_chunk48)), M) && tl::in_bounds(col0 + (acc_layout::col(tl_tid, tl_chunk48)), N) && tl::in_bounds(row0 + (acc_layout::row(tl_tid, tl_chunk48)), M) && tl::in_bounds((col0 + (acc_layout::col(tl_tid, tl_chunk48))) + 1, N) && tl::is_aligned(tl_ptr49, 4)) {
+            tl::f16 tl_vec50[2];
             #pragma unroll
-            for (int tl_v = 0; tl_v < 2; tl_v += 2) tl::convert_pair(&tl_vec51[tl_v], acc[tl_chunk49 + tl_v], acc[tl_chunk49 + tl_v + 1]);
-            tl::store_vector<tl::f16, 2>(tl_ptr50, tl_vec51);
+            for (int tl_v = 0; tl_v < 2; tl_v += 2) tl::convert_pair(&tl_vec50[tl_v], acc[tl_chunk48 + tl_v], acc[tl_chunk48 + tl_v + 1]);
+            tl::store_vector<tl::f16, 2>(tl_ptr49, tl_vec50);
         } else {
             #pragma unroll
             for (int tl_v = 0; tl_v < 2; ++tl_v) {
-                if (tl::in_bounds(row0 + (acc_layout::row(tl_tid, tl_chunk49 + tl_v)), M) && tl::in_bounds(col0 + (acc_layout::col(tl_tid, tl_chunk49 + tl_v)), N)) C[int64_t(row0 + (acc_layout::row(tl_tid, tl_chunk49 + tl_v))) * N + (col0 + (acc_layout::col(tl_tid, tl_chunk49 + tl_v)))] = tl::convert<tl::f16>(acc[tl_chunk49 + tl_v]);
+                if (tl::in_bounds(row0 + (acc_layout::row(tl_tid, tl_chunk48 + tl_v)), M) && tl::in_bounds(col0 + (acc_layout::col(tl_tid, tl_chunk48 + tl_v)), N)) C[int64_t(row0 + (acc_layout::row(tl_tid, tl_chunk48 + tl_v))) * N + (col0 + (acc_layout::col(tl_tid, tl_chunk48 + tl_v)))] = tl::convert<tl::f16>(acc[tl_chunk48 + tl_v]);
             }
         }
     }
@@ -1585,17 +1585,17 @@ __global__ void __launch_bounds__(256) gemm_bias_gelu_kernel(
     }
     // copy(acc, C[row0 +: BM, col0 +: BN]);  (gemm.tl:125)
     #pragma unroll
-    for (int tl_chunk49 = 0; tl_chunk49 < acc_layout::kSlots; tl_chunk49 += 2) {
-        tl::f16* tl_ptr50 = &C[int64_t(row0 + (acc_layout::row(tl_tid, tl_chunk49))) * N + (col0 + (acc_layout::col(tl_tid, tl_chunk49)))];
-        if (tl::in_bounds(row0 + (acc_layout::row(tl_tid, tl_chunk49)), M) && tl::in_bounds(col0 + (acc_layout::col(tl_tid, tl_chunk49)), N) && tl::in_bounds(row0 + (acc_layout::row(tl_tid, tl_chunk49)), M) && tl::in_bounds((col0 + (acc_layout::col(tl_tid, tl_chunk49))) + 1, N) && tl::is_aligned(tl_ptr50, 4)) {
-            tl::f16 tl_vec51[2];
+    for (int tl_chunk48 = 0; tl_chunk48 < acc_layout::kSlots; tl_chunk48 += 2) {
+        tl::f16* tl_ptr49 = &C[int64_t(row0 + (acc_layout::row(tl_tid, tl_chunk48))) * N + (col0 + (acc_layout::col(tl_tid, tl_chunk48)))];
+        if (tl::in_bounds(row0 + (acc_layout::row(tl_tid, tl_chunk48)), M) && tl::in_bounds(col0 + (acc_layout::col(tl_tid, tl_chunk48)), N) && tl::in_bounds(row0 + (acc_layout::row(tl_tid, tl_chunk48)), M) && tl::in_bounds((col0 + (acc_layout::col(tl_tid, tl_chunk48))) + 1, N) && tl::is_aligned(tl_ptr49, 4)) {
+            tl::f16 tl_vec50[2];
             #pragma unroll
-            for (int tl_v = 0; tl_v < 2; tl_v += 2) tl::convert_pair(&tl_vec51[tl_v], acc[tl_chunk49 + tl_v], acc[tl_chunk49 + tl_v + 1]);
-            tl::store_vector<tl::f16, 2>(tl_ptr50, tl_vec51);
+            for (int tl_v = 0; tl_v < 2; tl_v += 2) tl::convert_pair(&tl_vec50[tl_v], acc[tl_chunk48 + tl_v], acc[tl_chunk48 + tl_v + 1]);
+            tl::store_vector<tl::f16, 2>(tl_ptr49, tl_vec50);
         } else {
             #pragma unroll
             for (int tl_v = 0; tl_v < 2; ++tl_v) {
-                if (tl::in_bounds(row0 + (acc_layout::row(tl_tid, tl_chunk49 + tl_v)), M) && tl::in_bounds(col0 + (acc_layout::col(tl_tid, tl_chunk49 + tl_v)), N)) C[int64_t(row0 + (acc_layout::row(tl_tid, tl_chunk49 + tl_v))) * N + (col0 + (acc_layout::col(tl_tid, tl_chunk49 + tl_v)))] = tl::convert<tl::f16>(acc[tl_chunk49 + tl_v]);
+                if (tl::in_bounds(row0 + (acc_layout::row(tl_tid, tl_chunk48 + tl_v)), M) && tl::in_bounds(col0 + (acc_layout::col(tl_tid, tl_chunk48 + tl_v)), N)) C[int64_t(row0 + (acc_layout::row(tl_tid, tl_chunk48 + tl_v))) * N + (col0 + (acc_layout::col(tl_tid, tl_chunk48 + tl_v)))] = tl::convert<tl::f16>(acc[tl_chunk48 + tl_v]);
             }
         }
     }
@@ -1965,17 +1965,17 @@ __global__ void __launch_bounds__(256) gemm_bias_silu_kernel(
     }
     // copy(acc, C[row0 +: BM, col0 +: BN]);  (gemm.tl:150)
     #pragma unroll
-    for (int tl_chunk49 = 0; tl_chunk49 < acc_layout::kSlots; tl_chunk49 += 2) {
-        tl::f16* tl_ptr50 = &C[int64_t(row0 + (acc_layout::row(tl_tid, tl_chunk49))) * N + (col0 + (acc_layout::col(tl_tid, tl_chunk49)))];
-        if (tl::in_bounds(row0 + (acc_layout::row(tl_tid, tl_chunk49)), M) && tl::in_bounds(col0 + (acc_layout::col(tl_tid, tl_chunk49)), N) && tl::in_bounds(row0 + (acc_layout::row(tl_tid, tl_chunk49)), M) && tl::in_bounds((col0 + (acc_layout::col(tl_tid, tl_chunk49))) + 1, N) && tl::is_aligned(tl_ptr50, 4)) {
-            tl::f16 tl_vec51[2];
+    for (int tl_chunk48 = 0; tl_chunk48 < acc_layout::kSlots; tl_chunk48 += 2) {
+        tl::f16* tl_ptr49 = &C[int64_t(row0 + (acc_layout::row(tl_tid, tl_chunk48))) * N + (col0 + (acc_layout::col(tl_tid, tl_chunk48)))];
+        if (tl::in_bounds(row0 + (acc_layout::row(tl_tid, tl_chunk48)), M) && tl::in_bounds(col0 + (acc_layout::col(tl_tid, tl_chunk48)), N) && tl::in_bounds(row0 + (acc_layout::row(tl_tid, tl_chunk48)), M) && tl::in_bounds((col0 + (acc_layout::col(tl_tid, tl_chunk48))) + 1, N) && tl::is_aligned(tl_ptr49, 4)) {
+            tl::f16 tl_vec50[2];
             #pragma unroll
-            for (int tl_v = 0; tl_v < 2; tl_v += 2) tl::convert_pair(&tl_vec51[tl_v], acc[tl_chunk49 + tl_v], acc[tl_chunk49 + tl_v + 1]);
-            tl::store_vector<tl::f16, 2>(tl_ptr50, tl_vec51);
+            for (int tl_v = 0; tl_v < 2; tl_v += 2) tl::convert_pair(&tl_vec50[tl_v], acc[tl_chunk48 + tl_v], acc[tl_chunk48 + tl_v + 1]);
+            tl::store_vector<tl::f16, 2>(tl_ptr49, tl_vec50);
         } else {
             #pragma unroll
             for (int tl_v = 0; tl_v < 2; ++tl_v) {
-                if (tl::in_bounds(row0 + (acc_layout::row(tl_tid, tl_chunk49 + tl_v)), M) && tl::in_bounds(col0 + (acc_layout::col(tl_tid, tl_chunk49 + tl_v)), N)) C[int64_t(row0 + (acc_layout::row(tl_tid, tl_chunk49 + tl_v))) * N + (col0 + (acc_layout::col(tl_tid, tl_chunk49 + tl_v)))] = tl::convert<tl::f16>(acc[tl_chunk49 + tl_v]);
+                if (tl::in_bounds(row0 + (acc_layout::row(tl_tid, tl_chunk48 + tl_v)), M) && tl::in_bounds(col0 + (acc_layout::col(tl_tid, tl_chunk48 + tl_v)), N)) C[int64_t(row0 + (acc_layout::row(tl_tid, tl_chunk48 + tl_v))) * N + (col0 + (acc_layout::col(tl_tid, tl_chunk48 + tl_v)))] = tl::convert<tl::f16>(acc[tl_chunk48 + tl_v]);
             }
         }
     }

@@ -266,13 +266,19 @@ __global__ void __launch_bounds__(256) topk_gating_grouped_kernel(
     // for i, g, e in parallel(RB, NG, GS) {  (moe.tl:104)
     // for i, g, e in parallel(4, 8, 32): each thread visits the elements of `score` it holds
     #pragma unroll
-    for (int tl_s3 = 0; tl_s3 < 8; ++tl_s3) {
-        const int tl_c4 = (((tl_s3 / 8 * 8)) + (tl_tid % 4) * 8);  // the chunk's first column
+    for (int tl_k4 = 0; tl_k4 < 8; tl_k4 += 8) {
+        const int tl_c5 = ((tl_k4) + (tl_tid % 4) * 8);  // the chunk's first column
         [[maybe_unused]] const int i = (tl_tid / 32 % 4);
         const int g = (tl_tid / 4 % 8);
-        const int e = tl_c4 + tl_s3 % 8;
-        score[tl_s3] = tl::fast::sigmoid(score[tl_s3]);
-        choice[tl_s3] = score[tl_s3] + Bias[g * 32 + e];
+        float tl_chunk7[8];
+        tl::load_chunk_guarded<float, 8>(tl_chunk7, &Bias[g * 32 + tl_c5], true, g * 32 + tl_c5, 256);
+        #pragma unroll
+        for (int tl_o6 = 0; tl_o6 < 8; ++tl_o6) {
+            [[maybe_unused]] const int tl_s8 = tl_k4 + tl_o6;
+            [[maybe_unused]] const int e = tl_c5 + tl_o6;
+            score[tl_s8] = tl::fast::sigmoid(score[tl_s8]);
+            choice[tl_s8] = score[tl_s8] + tl_chunk7[tl_o6];
+        }
     }
     // reduce(max, choice, first, axis = 2);  (moe.tl:110)
     // each thread folds its 8 values of each of its 1 results; xor shuffles 1, 2 among the lanes that share one
@@ -281,8 +287,8 @@ __global__ void __launch_bounds__(256) topk_gating_grouped_kernel(
         #pragma unroll
         for (int tl_i = 0; tl_i < 1; ++tl_i) tl_part[tl_i] = tl::MaxOp::identity<float>();
         #pragma unroll
-        for (int tl_s5 = 0; tl_s5 < 8; ++tl_s5) {
-            tl_part[0] = tl::MaxOp::combine(tl_part[0], tl::MaxOp::element(choice[tl_s5]));
+        for (int tl_s9 = 0; tl_s9 < 8; ++tl_s9) {
+            tl_part[0] = tl::MaxOp::combine(tl_part[0], tl::MaxOp::element(choice[tl_s9]));
         }
         #pragma unroll
         for (int tl_i = 0; tl_i < 1; ++tl_i) {
@@ -297,12 +303,12 @@ __global__ void __launch_bounds__(256) topk_gating_grouped_kernel(
     // for i, g, e in parallel(RB, NG, GS) {  (moe.tl:111)
     // for i, g, e in parallel(4, 8, 32): each thread visits the elements of `idx` it holds
     #pragma unroll
-    for (int tl_s6 = 0; tl_s6 < 8; ++tl_s6) {
-        const int tl_c7 = (((tl_s6 / 8 * 8)) + (tl_tid % 4) * 8);  // the chunk's first column
+    for (int tl_s10 = 0; tl_s10 < 8; ++tl_s10) {
+        const int tl_c11 = (((tl_s10 / 8 * 8)) + (tl_tid % 4) * 8);  // the chunk's first column
         [[maybe_unused]] const int i = (tl_tid / 32 % 4);
         [[maybe_unused]] const int g = (tl_tid / 4 % 8);
-        const int e = tl_c7 + tl_s6 % 8;
-        idx[tl_s6] = choice[tl_s6] == first[0] ? static_cast<float>(e) : 32.0f;
+        const int e = tl_c11 + tl_s10 % 8;
+        idx[tl_s10] = choice[tl_s10] == first[0] ? static_cast<float>(e) : 32.0f;
     }
     // reduce(min, idx, part, axis = 2);  (moe.tl:114)
     // each thread folds its 8 values of each of its 1 results; xor shuffles 1, 2 among the lanes that share one
@@ -311,8 +317,8 @@ __global__ void __launch_bounds__(256) topk_gating_grouped_kernel(
         #pragma unroll
         for (int tl_i = 0; tl_i < 1; ++tl_i) tl_part[tl_i] = tl::MinOp::identity<float>();
         #pragma unroll
-        for (int tl_s8 = 0; tl_s8 < 8; ++tl_s8) {
-            tl_part[0] = tl::MinOp::combine(tl_part[0], tl::MinOp::element(idx[tl_s8]));
+        for (int tl_s12 = 0; tl_s12 < 8; ++tl_s12) {
+            tl_part[0] = tl::MinOp::combine(tl_part[0], tl::MinOp::element(idx[tl_s12]));
         }
         #pragma unroll
         for (int tl_i = 0; tl_i < 1; ++tl_i) {
@@ -327,12 +333,12 @@ __global__ void __launch_bounds__(256) topk_gating_grouped_kernel(
     // for i, g, e in parallel(RB, NG, GS) {  (moe.tl:115)
     // for i, g, e in parallel(4, 8, 32): each thread visits the elements of `idx` it holds
     #pragma unroll
-    for (int tl_s9 = 0; tl_s9 < 8; ++tl_s9) {
-        const int tl_c10 = (((tl_s9 / 8 * 8)) + (tl_tid % 4) * 8);  // the chunk's first column
+    for (int tl_s13 = 0; tl_s13 < 8; ++tl_s13) {
+        const int tl_c14 = (((tl_s13 / 8 * 8)) + (tl_tid % 4) * 8);  // the chunk's first column
         [[maybe_unused]] const int i = (tl_tid / 32 % 4);
         [[maybe_unused]] const int g = (tl_tid / 4 % 8);
-        const int e = tl_c10 + tl_s9 % 8;
-        idx[tl_s9] = static_cast<float>(e) == part[0] ? -tl::inf<float>() : choice[tl_s9];
+        const int e = tl_c14 + tl_s13 % 8;
+        idx[tl_s13] = static_cast<float>(e) == part[0] ? -tl::inf<float>() : choice[tl_s13];
     }
     // reduce(max, idx, group, axis = 2);  (moe.tl:118)
     // each thread folds its 8 values of each of its 1 results; xor shuffles 1, 2 among the lanes that share one
@@ -341,8 +347,8 @@ __global__ void __launch_bounds__(256) topk_gating_grouped_kernel(
         #pragma unroll
         for (int tl_i = 0; tl_i < 1; ++tl_i) tl_part[tl_i] = tl::MaxOp::identity<float>();
         #pragma unroll
-        for (int tl_s11 = 0; tl_s11 < 8; ++tl_s11) {
-            tl_part[0] = tl::MaxOp::combine(tl_part[0], tl::MaxOp::element(idx[tl_s11]));
+        for (int tl_s15 = 0; tl_s15 < 8; ++tl_s15) {
+            tl_part[0] = tl::MaxOp::combine(tl_part[0], tl::MaxOp::element(idx[tl_s15]));
         }
         #pragma unroll
         for (int tl_i = 0; tl_i < 1; ++tl_i) {
@@ -357,11 +363,11 @@ __global__ void __launch_bounds__(256) topk_gating_grouped_kernel(
     // for i, g in parallel(RB, NG) {  (moe.tl:119)
     // for i, g in parallel(4, 8): each thread visits the elements of `group` it holds
     #pragma unroll
-    for (int tl_s12 = 0; tl_s12 < 1; ++tl_s12) {
+    for (int tl_s16 = 0; tl_s16 < 1; ++tl_s16) {
         [[maybe_unused]] const int i = (tl_tid / 32 % 4);
         [[maybe_unused]] const int g = (tl_tid / 4 % 8);
-        group[tl_s12] = first[tl_s12] + group[tl_s12];
-        kept[tl_s12] = 0.0f;
+        group[tl_s16] = first[tl_s16] + group[tl_s16];
+        kept[tl_s16] = 0.0f;
     }
     for (int _round = 0; _round < 4; ++_round) {
         // reduce(max, group, best, axis = 1);  (moe.tl:125)
@@ -371,8 +377,8 @@ __global__ void __launch_bounds__(256) topk_gating_grouped_kernel(
             #pragma unroll
             for (int tl_i = 0; tl_i < 1; ++tl_i) tl_part[tl_i] = tl::MaxOp::identity<float>();
             #pragma unroll
-            for (int tl_s13 = 0; tl_s13 < 1; ++tl_s13) {
-                tl_part[0] = tl::MaxOp::combine(tl_part[0], tl::MaxOp::element(group[tl_s13]));
+            for (int tl_s17 = 0; tl_s17 < 1; ++tl_s17) {
+                tl_part[0] = tl::MaxOp::combine(tl_part[0], tl::MaxOp::element(group[tl_s17]));
             }
             #pragma unroll
             for (int tl_i = 0; tl_i < 1; ++tl_i) {
@@ -388,10 +394,10 @@ __global__ void __launch_bounds__(256) topk_gating_grouped_kernel(
         // for i, g in parallel(RB, NG) {  (moe.tl:126)
         // for i, g in parallel(4, 8): each thread visits the elements of `part` it holds
         #pragma unroll
-        for (int tl_s14 = 0; tl_s14 < 1; ++tl_s14) {
+        for (int tl_s18 = 0; tl_s18 < 1; ++tl_s18) {
             [[maybe_unused]] const int i = (tl_tid / 32 % 4);
             const int g = (tl_tid / 4 % 8);
-            part[tl_s14] = group[tl_s14] == best[0] ? static_cast<float>(g) : 8.0f;
+            part[tl_s18] = group[tl_s18] == best[0] ? static_cast<float>(g) : 8.0f;
         }
         // reduce(min, part, at, axis = 1);  (moe.tl:129)
         // each thread folds its 1 values of each of its 1 results; xor shuffles 4, 8, 16 among the lanes that share one
@@ -400,8 +406,8 @@ __global__ void __launch_bounds__(256) topk_gating_grouped_kernel(
             #pragma unroll
             for (int tl_i = 0; tl_i < 1; ++tl_i) tl_part[tl_i] = tl::MinOp::identity<float>();
             #pragma unroll
-            for (int tl_s15 = 0; tl_s15 < 1; ++tl_s15) {
-                tl_part[0] = tl::MinOp::combine(tl_part[0], tl::MinOp::element(part[tl_s15]));
+            for (int tl_s19 = 0; tl_s19 < 1; ++tl_s19) {
+                tl_part[0] = tl::MinOp::combine(tl_part[0], tl::MinOp::element(part[tl_s19]));
             }
             #pragma unroll
             for (int tl_i = 0; tl_i < 1; ++tl_i) {
@@ -417,48 +423,48 @@ __global__ void __launch_bounds__(256) topk_gating_grouped_kernel(
         // for i, g in parallel(RB, NG) {  (moe.tl:130)
         // for i, g in parallel(4, 8): each thread visits the elements of `kept` it holds
         #pragma unroll
-        for (int tl_s16 = 0; tl_s16 < 1; ++tl_s16) {
+        for (int tl_s20 = 0; tl_s20 < 1; ++tl_s20) {
             [[maybe_unused]] const int i = (tl_tid / 32 % 4);
             const int g = (tl_tid / 4 % 8);
             if (static_cast<float>(g) == at[0]) {
-                kept[tl_s16] = 1.0f;
-                group[tl_s16] = -tl::inf<float>();
+                kept[tl_s20] = 1.0f;
+                group[tl_s20] = -tl::inf<float>();
             }
         }
     }
     // for i, g, e in parallel(RB, NG, GS) {  (moe.tl:137)
     // for i, g, e in parallel(4, 8, 32): each thread visits the elements of `masked` it holds
     #pragma unroll
-    for (int tl_s17 = 0; tl_s17 < 8; ++tl_s17) {
+    for (int tl_s21 = 0; tl_s21 < 8; ++tl_s21) {
         [[maybe_unused]] const int i = (tl_tid / 32 % 4);
         [[maybe_unused]] const int g = (tl_tid / 4 % 8);
-        [[maybe_unused]] const int e = ((tl_s17) + (tl_tid % 4) * 8);
-        masked[tl_s17] = kept[0] > 0.0f ? choice[tl_s17] : -tl::inf<float>();
+        [[maybe_unused]] const int e = ((tl_s21) + (tl_tid % 4) * 8);
+        masked[tl_s21] = kept[0] > 0.0f ? choice[tl_s21] : -tl::inf<float>();
     }
     // for i in parallel(RB) {  (moe.tl:142)
     // for i in parallel(4): each thread visits the elements of `total` it holds
     #pragma unroll
-    for (int tl_s18 = 0; tl_s18 < 1; ++tl_s18) {
+    for (int tl_s22 = 0; tl_s22 < 1; ++tl_s22) {
         [[maybe_unused]] const int i = (tl_tid / 32 % 4);
-        total[tl_s18] = 0.0f;
+        total[tl_s22] = 0.0f;
     }
     for (int pass = 0; pass < 2; ++pass) {
         const bool last = pass == 1;
         // for i, g, e in parallel(RB, NG, GS) {  (moe.tl:147)
         // for i, g, e in parallel(4, 8, 32): each thread visits the elements of `choice` it holds
         #pragma unroll
-        for (int tl_s19 = 0; tl_s19 < 8; ++tl_s19) {
+        for (int tl_s23 = 0; tl_s23 < 8; ++tl_s23) {
             [[maybe_unused]] const int i = (tl_tid / 32 % 4);
             [[maybe_unused]] const int g = (tl_tid / 4 % 8);
-            [[maybe_unused]] const int e = ((tl_s19) + (tl_tid % 4) * 8);
-            choice[tl_s19] = masked[tl_s19];
+            [[maybe_unused]] const int e = ((tl_s23) + (tl_tid % 4) * 8);
+            choice[tl_s23] = masked[tl_s23];
         }
         // for i in parallel(RB) {  (moe.tl:150)
         // for i in parallel(4): each thread visits the elements of `scale` it holds
         #pragma unroll
-        for (int tl_s20 = 0; tl_s20 < 1; ++tl_s20) {
+        for (int tl_s24 = 0; tl_s24 < 1; ++tl_s24) {
             [[maybe_unused]] const int i = (tl_tid / 32 % 4);
-            scale[tl_s20] = tl::fast::div(scaling, total[tl_s20]);
+            scale[tl_s24] = tl::fast::div(scaling, total[tl_s24]);
         }
         for (int k = 0; k < 8; ++k) {
             // reduce(max, choice, part, axis = 2);  (moe.tl:154)
@@ -468,8 +474,8 @@ __global__ void __launch_bounds__(256) topk_gating_grouped_kernel(
                 #pragma unroll
                 for (int tl_i = 0; tl_i < 1; ++tl_i) tl_part[tl_i] = tl::MaxOp::identity<float>();
                 #pragma unroll
-                for (int tl_s21 = 0; tl_s21 < 8; ++tl_s21) {
-                    tl_part[0] = tl::MaxOp::combine(tl_part[0], tl::MaxOp::element(choice[tl_s21]));
+                for (int tl_s25 = 0; tl_s25 < 8; ++tl_s25) {
+                    tl_part[0] = tl::MaxOp::combine(tl_part[0], tl::MaxOp::element(choice[tl_s25]));
                 }
                 #pragma unroll
                 for (int tl_i = 0; tl_i < 1; ++tl_i) {
@@ -488,8 +494,8 @@ __global__ void __launch_bounds__(256) topk_gating_grouped_kernel(
                 #pragma unroll
                 for (int tl_i = 0; tl_i < 1; ++tl_i) tl_part[tl_i] = tl::MaxOp::identity<float>();
                 #pragma unroll
-                for (int tl_s22 = 0; tl_s22 < 1; ++tl_s22) {
-                    tl_part[0] = tl::MaxOp::combine(tl_part[0], tl::MaxOp::element(part[tl_s22]));
+                for (int tl_s26 = 0; tl_s26 < 1; ++tl_s26) {
+                    tl_part[0] = tl::MaxOp::combine(tl_part[0], tl::MaxOp::element(part[tl_s26]));
                 }
                 #pragma unroll
                 for (int tl_i = 0; tl_i < 1; ++tl_i) {
@@ -505,12 +511,12 @@ __global__ void __launch_bounds__(256) topk_gating_grouped_kernel(
             // for i, g, e in parallel(RB, NG, GS) {  (moe.tl:156)
             // for i, g, e in parallel(4, 8, 32): each thread visits the elements of `idx` it holds
             #pragma unroll
-            for (int tl_s23 = 0; tl_s23 < 8; ++tl_s23) {
-                const int tl_c24 = (((tl_s23 / 8 * 8)) + (tl_tid % 4) * 8);  // the chunk's first column
+            for (int tl_s27 = 0; tl_s27 < 8; ++tl_s27) {
+                const int tl_c28 = (((tl_s27 / 8 * 8)) + (tl_tid % 4) * 8);  // the chunk's first column
                 [[maybe_unused]] const int i = (tl_tid / 32 % 4);
                 const int g = (tl_tid / 4 % 8);
-                const int e = tl_c24 + tl_s23 % 8;
-                idx[tl_s23] = choice[tl_s23] == best[0] ? static_cast<float>(g * 32 + e) : 256.0f;
+                const int e = tl_c28 + tl_s27 % 8;
+                idx[tl_s27] = choice[tl_s27] == best[0] ? static_cast<float>(g * 32 + e) : 256.0f;
             }
             // reduce(min, idx, part, axis = 2);  (moe.tl:159)
             // each thread folds its 8 values of each of its 1 results; xor shuffles 1, 2 among the lanes that share one
@@ -519,8 +525,8 @@ __global__ void __launch_bounds__(256) topk_gating_grouped_kernel(
                 #pragma unroll
                 for (int tl_i = 0; tl_i < 1; ++tl_i) tl_part[tl_i] = tl::MinOp::identity<float>();
                 #pragma unroll
-                for (int tl_s25 = 0; tl_s25 < 8; ++tl_s25) {
-                    tl_part[0] = tl::MinOp::combine(tl_part[0], tl::MinOp::element(idx[tl_s25]));
+                for (int tl_s29 = 0; tl_s29 < 8; ++tl_s29) {
+                    tl_part[0] = tl::MinOp::combine(tl_part[0], tl::MinOp::element(idx[tl_s29]));
                 }
                 #pragma unroll
                 for (int tl_i = 0; tl_i < 1; ++tl_i) {
@@ -539,8 +545,8 @@ __global__ void __launch_bounds__(256) topk_gating_grouped_kernel(
                 #pragma unroll
                 for (int tl_i = 0; tl_i < 1; ++tl_i) tl_part[tl_i] = tl::MinOp::identity<float>();
                 #pragma unroll
-                for (int tl_s26 = 0; tl_s26 < 1; ++tl_s26) {
-                    tl_part[0] = tl::MinOp::combine(tl_part[0], tl::MinOp::element(part[tl_s26]));
+                for (int tl_s30 = 0; tl_s30 < 1; ++tl_s30) {
+                    tl_part[0] = tl::MinOp::combine(tl_part[0], tl::MinOp::element(part[tl_s30]));
                 }
                 #pragma unroll
                 for (int tl_i = 0; tl_i < 1; ++tl_i) {
@@ -556,14 +562,14 @@ __global__ void __launch_bounds__(256) topk_gating_grouped_kernel(
             // for i, g, e in parallel(RB, NG, GS) {  (moe.tl:162)
             // for i, g, e in parallel(4, 8, 32): each thread visits the elements of `idx` it holds
             #pragma unroll
-            for (int tl_s27 = 0; tl_s27 < 8; ++tl_s27) {
-                const int tl_c28 = (((tl_s27 / 8 * 8)) + (tl_tid % 4) * 8);  // the chunk's first column
+            for (int tl_s31 = 0; tl_s31 < 8; ++tl_s31) {
+                const int tl_c32 = (((tl_s31 / 8 * 8)) + (tl_tid % 4) * 8);  // the chunk's first column
                 [[maybe_unused]] const int i = (tl_tid / 32 % 4);
                 const int g = (tl_tid / 4 % 8);
-                const int e = tl_c28 + tl_s27 % 8;
+                const int e = tl_c32 + tl_s31 % 8;
                 const bool chosen = static_cast<float>(g * 32 + e) == at[0];
-                idx[tl_s27] = chosen ? score[tl_s27] : 0.0f;
-                choice[tl_s27] = chosen ? -tl::inf<float>() : choice[tl_s27];
+                idx[tl_s31] = chosen ? score[tl_s31] : 0.0f;
+                choice[tl_s31] = chosen ? -tl::inf<float>() : choice[tl_s31];
             }
             // reduce(sum, idx, part, axis = 2);  (moe.tl:167)
             // each thread folds its 8 values of each of its 1 results; xor shuffles 1, 2 among the lanes that share one
@@ -572,8 +578,8 @@ __global__ void __launch_bounds__(256) topk_gating_grouped_kernel(
                 #pragma unroll
                 for (int tl_i = 0; tl_i < 1; ++tl_i) tl_part[tl_i] = tl::SumOp::identity<float>();
                 #pragma unroll
-                for (int tl_s29 = 0; tl_s29 < 8; ++tl_s29) {
-                    tl_part[0] = tl::SumOp::combine(tl_part[0], tl::SumOp::element(idx[tl_s29]));
+                for (int tl_s33 = 0; tl_s33 < 8; ++tl_s33) {
+                    tl_part[0] = tl::SumOp::combine(tl_part[0], tl::SumOp::element(idx[tl_s33]));
                 }
                 #pragma unroll
                 for (int tl_i = 0; tl_i < 1; ++tl_i) {
@@ -592,8 +598,8 @@ __global__ void __launch_bounds__(256) topk_gating_grouped_kernel(
                 #pragma unroll
                 for (int tl_i = 0; tl_i < 1; ++tl_i) tl_part[tl_i] = tl::SumOp::identity<float>();
                 #pragma unroll
-                for (int tl_s30 = 0; tl_s30 < 1; ++tl_s30) {
-                    tl_part[0] = tl::SumOp::combine(tl_part[0], tl::SumOp::element(part[tl_s30]));
+                for (int tl_s34 = 0; tl_s34 < 1; ++tl_s34) {
+                    tl_part[0] = tl::SumOp::combine(tl_part[0], tl::SumOp::element(part[tl_s34]));
                 }
                 #pragma unroll
                 for (int tl_i = 0; tl_i < 1; ++tl_i) {
@@ -609,15 +615,15 @@ __global__ void __launch_bounds__(256) topk_gating_grouped_kernel(
             // for i in parallel(RB) {  (moe.tl:169)
             // for i in parallel(4): each thread visits the elements of `best` it holds
             #pragma unroll
-            for (int tl_s31 = 0; tl_s31 < 1; ++tl_s31) {
+            for (int tl_s35 = 0; tl_s35 < 1; ++tl_s35) {
                 const int i = (tl_tid / 32 % 4);
                 if (last) {
                     if (row0 + i < M) {
-                        if ((tl_tid % 32) == 0 && (tl_tid / 128) == 0) Weights[int64_t(row0 + i) * 8 + k] = best[tl_s31] * scale[tl_s31];
-                        if ((tl_tid % 32) == 0 && (tl_tid / 128) == 0) Ids[int64_t(row0 + i) * 8 + k] = static_cast<int32_t>(at[tl_s31]);
+                        if ((tl_tid % 32) == 0 && (tl_tid / 128) == 0) Weights[int64_t(row0 + i) * 8 + k] = best[tl_s35] * scale[tl_s35];
+                        if ((tl_tid % 32) == 0 && (tl_tid / 128) == 0) Ids[int64_t(row0 + i) * 8 + k] = static_cast<int32_t>(at[tl_s35]);
                     }
                 } else {
-                    total[tl_s31] = total[tl_s31] + best[tl_s31];
+                    total[tl_s35] = total[tl_s35] + best[tl_s35];
                 }
             }
         }

@@ -233,7 +233,7 @@ __global__ void __launch_bounds__(128, 8) layernorm_kernel_variant0(
                 tl::load_chunk<tl::f16, 8>(tl_chunk37, &bs[tl_c34]);
                 #pragma unroll
                 for (int tl_o35 = 0; tl_o35 < 8; ++tl_o35) {
-                    const int tl_s38 = tl_k33 + tl_o35;
+                    [[maybe_unused]] const int tl_s38 = tl_k33 + tl_o35;
                     [[maybe_unused]] const int j = tl_c34 + tl_o35;
                     s[tl_s38] = s[tl_s38] * s_rstd[(tl_s38 / 8)] * tl::convert<float>(tl_chunk36[tl_o35]) + tl::convert<float>(tl_chunk37[tl_o35]);
                 }
@@ -644,7 +644,7 @@ __global__ void __launch_bounds__(128, 8) layernorm_kernel_variant1(
                 tl::load_chunk<tl::f16, 8>(tl_chunk37, &bs[tl_c34]);
                 #pragma unroll
                 for (int tl_o35 = 0; tl_o35 < 8; ++tl_o35) {
-                    const int tl_s38 = tl_k33 + tl_o35;
+                    [[maybe_unused]] const int tl_s38 = tl_k33 + tl_o35;
                     [[maybe_unused]] const int j = tl_c34 + tl_o35;
                     s[tl_s38] = s[tl_s38] * s_rstd[(tl_s38 / 8)] * tl::convert<float>(tl_chunk36[tl_o35]) + tl::convert<float>(tl_chunk37[tl_o35]);
                 }
@@ -1055,7 +1055,7 @@ __global__ void __launch_bounds__(128, 8) layernorm_kernel_variant2(
                 tl::load_chunk<tl::f16, 8>(tl_chunk37, &bs[tl_c34]);
                 #pragma unroll
                 for (int tl_o35 = 0; tl_o35 < 8; ++tl_o35) {
-                    const int tl_s38 = tl_k33 + tl_o35;
+                    [[maybe_unused]] const int tl_s38 = tl_k33 + tl_o35;
                     [[maybe_unused]] const int j = tl_c34 + tl_o35;
                     s[tl_s38] = s[tl_s38] * s_rstd[0] * tl::convert<float>(tl_chunk36[tl_o35]) + tl::convert<float>(tl_chunk37[tl_o35]);
                 }
@@ -1488,7 +1488,7 @@ __global__ void __launch_bounds__(128, 8) layernorm_kernel_variant3(
                 tl::load_chunk<tl::f16, 8>(tl_chunk37, &bs[tl_c34]);
                 #pragma unroll
                 for (int tl_o35 = 0; tl_o35 < 8; ++tl_o35) {
-                    const int tl_s38 = tl_k33 + tl_o35;
+                    [[maybe_unused]] const int tl_s38 = tl_k33 + tl_o35;
                     [[maybe_unused]] const int j = tl_c34 + tl_o35;
                     s[tl_s38] = s[tl_s38] * s_rstd[0] * tl::convert<float>(tl_chunk36[tl_o35]) + tl::convert<float>(tl_chunk37[tl_o35]);
                 }
@@ -1923,7 +1923,7 @@ __global__ void __launch_bounds__(128, 8) layernorm_kernel_variant4(
                 tl::load_chunk<tl::f16, 8>(tl_chunk37, &bs[tl_c34]);
                 #pragma unroll
                 for (int tl_o35 = 0; tl_o35 < 8; ++tl_o35) {
-                    const int tl_s38 = tl_k33 + tl_o35;
+                    [[maybe_unused]] const int tl_s38 = tl_k33 + tl_o35;
                     [[maybe_unused]] const int j = tl_c34 + tl_o35;
                     s[tl_s38] = s[tl_s38] * s_rstd[0] * tl::convert<float>(tl_chunk36[tl_o35]) + tl::convert<float>(tl_chunk37[tl_o35]);
                 }
@@ -2360,7 +2360,7 @@ __global__ void __launch_bounds__(256, 4) layernorm_kernel_variant5(
                 tl::load_chunk<tl::f16, 8>(tl_chunk37, &bs[tl_c34]);
                 #pragma unroll
                 for (int tl_o35 = 0; tl_o35 < 8; ++tl_o35) {
-                    const int tl_s38 = tl_k33 + tl_o35;
+                    [[maybe_unused]] const int tl_s38 = tl_k33 + tl_o35;
                     [[maybe_unused]] const int j = tl_c34 + tl_o35;
                     s[tl_s38] = s[tl_s38] * s_rstd[0] * tl::convert<float>(tl_chunk36[tl_o35]) + tl::convert<float>(tl_chunk37[tl_o35]);
                 }
@@ -2799,7 +2799,7 @@ __global__ void __launch_bounds__(512, 2) layernorm_kernel_variant6(
                 tl::load_chunk<tl::f16, 8>(tl_chunk37, &bs[tl_c34]);
                 #pragma unroll
                 for (int tl_o35 = 0; tl_o35 < 8; ++tl_o35) {
-                    const int tl_s38 = tl_k33 + tl_o35;
+                    [[maybe_unused]] const int tl_s38 = tl_k33 + tl_o35;
                     [[maybe_unused]] const int j = tl_c34 + tl_o35;
                     s[tl_s38] = s[tl_s38] * s_rstd[0] * tl::convert<float>(tl_chunk36[tl_o35]) + tl::convert<float>(tl_chunk37[tl_o35]);
                 }
@@ -3155,7 +3155,7 @@ __global__ void __launch_bounds__(128, 8) rmsnorm_kernel_variant0(
                 tl::load_chunk<tl::f16, 8>(tl_chunk29, &ws[tl_c27]);
                 #pragma unroll
                 for (int tl_o28 = 0; tl_o28 < 8; ++tl_o28) {
-                    const int tl_s30 = tl_k26 + tl_o28;
+                    [[maybe_unused]] const int tl_s30 = tl_k26 + tl_o28;
                     [[maybe_unused]] const int j = tl_c27 + tl_o28;
                     s[tl_s30] = s[tl_s30] * s_rrms[(tl_s30 / 8)] * tl::convert<float>(tl_chunk29[tl_o28]);
                 }
@@ -3459,7 +3459,7 @@ __global__ void __launch_bounds__(128, 8) rmsnorm_kernel_variant1(
                 tl::load_chunk<tl::f16, 8>(tl_chunk29, &ws[tl_c27]);
                 #pragma unroll
                 for (int tl_o28 = 0; tl_o28 < 8; ++tl_o28) {
-                    const int tl_s30 = tl_k26 + tl_o28;
+                    [[maybe_unused]] const int tl_s30 = tl_k26 + tl_o28;
                     [[maybe_unused]] const int j = tl_c27 + tl_o28;
                     s[tl_s30] = s[tl_s30] * s_rrms[(tl_s30 / 8)] * tl::convert<float>(tl_chunk29[tl_o28]);
                 }
@@ -3763,7 +3763,7 @@ __global__ void __launch_bounds__(128, 8) rmsnorm_kernel_variant2(
                 tl::load_chunk<tl::f16, 8>(tl_chunk29, &ws[tl_c27]);
                 #pragma unroll
                 for (int tl_o28 = 0; tl_o28 < 8; ++tl_o28) {
-                    const int tl_s30 = tl_k26 + tl_o28;
+                    [[maybe_unused]] const int tl_s30 = tl_k26 + tl_o28;
                     [[maybe_unused]] const int j = tl_c27 + tl_o28;
                     s[tl_s30] = s[tl_s30] * s_rrms[0] * tl::convert<float>(tl_chunk29[tl_o28]);
                 }
@@ -4078,7 +4078,7 @@ __global__ void __launch_bounds__(128, 8) rmsnorm_kernel_variant3(
                 tl::load_chunk<tl::f16, 8>(tl_chunk29, &ws[tl_c27]);
                 #pragma unroll
                 for (int tl_o28 = 0; tl_o28 < 8; ++tl_o28) {
-                    const int tl_s30 = tl_k26 + tl_o28;
+                    [[maybe_unused]] const int tl_s30 = tl_k26 + tl_o28;
                     [[maybe_unused]] const int j = tl_c27 + tl_o28;
                     s[tl_s30] = s[tl_s30] * s_rrms[0] * tl::convert<float>(tl_chunk29[tl_o28]);
                 }
@@ -4394,7 +4394,7 @@ __global__ void __launch_bounds__(128, 8) rmsnorm_kernel_variant4(
                 tl::load_chunk<tl::f16, 8>(tl_chunk29, &ws[tl_c27]);
                 #pragma unroll
                 for (int tl_o28 = 0; tl_o28 < 8; ++tl_o28) {
-                    const int tl_s30 = tl_k26 + tl_o28;
+                    [[maybe_unused]] const int tl_s30 = tl_k26 + tl_o28;
                     [[maybe_unused]] const int j = tl_c27 + tl_o28;
                     s[tl_s30] = s[tl_s30] * s_rrms[0] * tl::convert<float>(tl_chunk29[tl_o28]);
                 }
@@ -4711,7 +4711,7 @@ __global__ void __launch_bounds__(256, 4) rmsnorm_kernel_variant5(
                 tl::load_chunk<tl::f16, 8>(tl_chunk29, &ws[tl_c27]);
                 #pragma unroll
                 for (int tl_o28 = 0; tl_o28 < 8; ++tl_o28) {
-                    const int tl_s30 = tl_k26 + tl_o28;
+                    [[maybe_unused]] const int tl_s30 = tl_k26 + tl_o28;
                     [[maybe_unused]] const int j = tl_c27 + tl_o28;
                     s[tl_s30] = s[tl_s30] * s_rrms[0] * tl::convert<float>(tl_chunk29[tl_o28]);
                 }
@@ -5029,7 +5029,7 @@ __global__ void __launch_bounds__(512, 2) rmsnorm_kernel_variant6(
                 tl::load_chunk<tl::f16, 8>(tl_chunk29, &ws[tl_c27]);
                 #pragma unroll
                 for (int tl_o28 = 0; tl_o28 < 8; ++tl_o28) {
-                    const int tl_s30 = tl_k26 + tl_o28;
+                    [[maybe_unused]] const int tl_s30 = tl_k26 + tl_o28;
                     [[maybe_unused]] const int j = tl_c27 + tl_o28;
                     s[tl_s30] = s[tl_s30] * s_rrms[0] * tl::convert<float>(tl_chunk29[tl_o28]);
                 }
@@ -5415,7 +5415,7 @@ __global__ void __launch_bounds__(128, 8) residual_rmsnorm_kernel_variant0(
                 tl::load_chunk<tl::f16, 8>(tl_chunk49, &ws[tl_c47]);
                 #pragma unroll
                 for (int tl_o48 = 0; tl_o48 < 8; ++tl_o48) {
-                    const int tl_s50 = tl_k46 + tl_o48;
+                    [[maybe_unused]] const int tl_s50 = tl_k46 + tl_o48;
                     [[maybe_unused]] const int j = tl_c47 + tl_o48;
                     s[tl_s50] = s[tl_s50] * s_rrms[(tl_s50 / 8)] * tl::convert<float>(tl_chunk49[tl_o48]);
                 }
@@ -5856,7 +5856,7 @@ __global__ void __launch_bounds__(128, 8) residual_rmsnorm_kernel_variant1(
                 tl::load_chunk<tl::f16, 8>(tl_chunk49, &ws[tl_c47]);
                 #pragma unroll
                 for (int tl_o48 = 0; tl_o48 < 8; ++tl_o48) {
-                    const int tl_s50 = tl_k46 + tl_o48;
+                    [[maybe_unused]] const int tl_s50 = tl_k46 + tl_o48;
                     [[maybe_unused]] const int j = tl_c47 + tl_o48;
                     s[tl_s50] = s[tl_s50] * s_rrms[(tl_s50 / 8)] * tl::convert<float>(tl_chunk49[tl_o48]);
                 }
@@ -6297,7 +6297,7 @@ __global__ void __launch_bounds__(128, 8) residual_rmsnorm_kernel_variant2(
                 tl::load_chunk<tl::f16, 8>(tl_chunk49, &ws[tl_c47]);
                 #pragma unroll
                 for (int tl_o48 = 0; tl_o48 < 8; ++tl_o48) {
-                    const int tl_s50 = tl_k46 + tl_o48;
+                    [[maybe_unused]] const int tl_s50 = tl_k46 + tl_o48;
                     [[maybe_unused]] const int j = tl_c47 + tl_o48;
                     s[tl_s50] = s[tl_s50] * s_rrms[0] * tl::convert<float>(tl_chunk49[tl_o48]);
                 }
@@ -6749,7 +6749,7 @@ __global__ void __launch_bounds__(128, 8) residual_rmsnorm_kernel_variant3(
                 tl::load_chunk<tl::f16, 8>(tl_chunk49, &ws[tl_c47]);
                 #pragma unroll
                 for (int tl_o48 = 0; tl_o48 < 8; ++tl_o48) {
-                    const int tl_s50 = tl_k46 + tl_o48;
+                    [[maybe_unused]] const int tl_s50 = tl_k46 + tl_o48;
                     [[maybe_unused]] const int j = tl_c47 + tl_o48;
                     s[tl_s50] = s[tl_s50] * s_rrms[0] * tl::convert<float>(tl_chunk49[tl_o48]);
                 }
@@ -7202,7 +7202,7 @@ __global__ void __launch_bounds__(128, 8) residual_rmsnorm_kernel_variant4(
                 tl::load_chunk<tl::f16, 8>(tl_chunk49, &ws[tl_c47]);
                 #pragma unroll
                 for (int tl_o48 = 0; tl_o48 < 8; ++tl_o48) {
-                    const int tl_s50 = tl_k46 + tl_o48;
+                    [[maybe_unused]] const int tl_s50 = tl_k46 + tl_o48;
                     [[maybe_unused]] const int j = tl_c47 + tl_o48;
                     s[tl_s50] = s[tl_s50] * s_rrms[0] * tl::convert<float>(tl_chunk49[tl_o48]);
                 }
@@ -7656,7 +7656,7 @@ __global__ void __launch_bounds__(256, 4) residual_rmsnorm_kernel_variant5(
                 tl::load_chunk<tl::f16, 8>(tl_chunk49, &ws[tl_c47]);
                 #pragma unroll
                 for (int tl_o48 = 0; tl_o48 < 8; ++tl_o48) {
-                    const int tl_s50 = tl_k46 + tl_o48;
+                    [[maybe_unused]] const int tl_s50 = tl_k46 + tl_o48;
                     [[maybe_unused]] const int j = tl_c47 + tl_o48;
                     s[tl_s50] = s[tl_s50] * s_rrms[0] * tl::convert<float>(tl_chunk49[tl_o48]);
                 }
@@ -8111,7 +8111,7 @@ __global__ void __launch_bounds__(512, 2) residual_rmsnorm_kernel_variant6(
                 tl::load_chunk<tl::f16, 8>(tl_chunk49, &ws[tl_c47]);
                 #pragma unroll
                 for (int tl_o48 = 0; tl_o48 < 8; ++tl_o48) {
-                    const int tl_s50 = tl_k46 + tl_o48;
+                    [[maybe_unused]] const int tl_s50 = tl_k46 + tl_o48;
                     [[maybe_unused]] const int j = tl_c47 + tl_o48;
                     s[tl_s50] = s[tl_s50] * s_rrms[0] * tl::convert<float>(tl_chunk49[tl_o48]);
                 }
@@ -8521,7 +8521,7 @@ __global__ void __launch_bounds__(128, 8) layernorm_gelu_kernel_variant0(
                 tl::load_chunk<tl::f16, 8>(tl_chunk37, &bs[tl_c34]);
                 #pragma unroll
                 for (int tl_o35 = 0; tl_o35 < 8; ++tl_o35) {
-                    const int tl_s38 = tl_k33 + tl_o35;
+                    [[maybe_unused]] const int tl_s38 = tl_k33 + tl_o35;
                     [[maybe_unused]] const int j = tl_c34 + tl_o35;
                     s[tl_s38] = gelu(s[tl_s38] * s_rstd[(tl_s38 / 8)] * tl::convert<float>(tl_chunk36[tl_o35]) + tl::convert<float>(tl_chunk37[tl_o35]));
                 }
@@ -8932,7 +8932,7 @@ __global__ void __launch_bounds__(128, 8) layernorm_gelu_kernel_variant1(
                 tl::load_chunk<tl::f16, 8>(tl_chunk37, &bs[tl_c34]);
                 #pragma unroll
                 for (int tl_o35 = 0; tl_o35 < 8; ++tl_o35) {
-                    const int tl_s38 = tl_k33 + tl_o35;
+                    [[maybe_unused]] const int tl_s38 = tl_k33 + tl_o35;
                     [[maybe_unused]] const int j = tl_c34 + tl_o35;
                     s[tl_s38] = gelu(s[tl_s38] * s_rstd[(tl_s38 / 8)] * tl::convert<float>(tl_chunk36[tl_o35]) + tl::convert<float>(tl_chunk37[tl_o35]));
                 }
@@ -9343,7 +9343,7 @@ __global__ void __launch_bounds__(128, 8) layernorm_gelu_kernel_variant2(
                 tl::load_chunk<tl::f16, 8>(tl_chunk37, &bs[tl_c34]);
                 #pragma unroll
                 for (int tl_o35 = 0; tl_o35 < 8; ++tl_o35) {
-                    const int tl_s38 = tl_k33 + tl_o35;
+                    [[maybe_unused]] const int tl_s38 = tl_k33 + tl_o35;
                     [[maybe_unused]] const int j = tl_c34 + tl_o35;
                     s[tl_s38] = gelu(s[tl_s38] * s_rstd[0] * tl::convert<float>(tl_chunk36[tl_o35]) + tl::convert<float>(tl_chunk37[tl_o35]));
                 }
@@ -9776,7 +9776,7 @@ __global__ void __launch_bounds__(128, 8) layernorm_gelu_kernel_variant3(
                 tl::load_chunk<tl::f16, 8>(tl_chunk37, &bs[tl_c34]);
                 #pragma unroll
                 for (int tl_o35 = 0; tl_o35 < 8; ++tl_o35) {
-                    const int tl_s38 = tl_k33 + tl_o35;
+                    [[maybe_unused]] const int tl_s38 = tl_k33 + tl_o35;
                     [[maybe_unused]] const int j = tl_c34 + tl_o35;
                     s[tl_s38] = gelu(s[tl_s38] * s_rstd[0] * tl::convert<float>(tl_chunk36[tl_o35]) + tl::convert<float>(tl_chunk37[tl_o35]));
                 }
@@ -10211,7 +10211,7 @@ __global__ void __launch_bounds__(128, 8) layernorm_gelu_kernel_variant4(
                 tl::load_chunk<tl::f16, 8>(tl_chunk37, &bs[tl_c34]);
                 #pragma unroll
                 for (int tl_o35 = 0; tl_o35 < 8; ++tl_o35) {
-                    const int tl_s38 = tl_k33 + tl_o35;
+                    [[maybe_unused]] const int tl_s38 = tl_k33 + tl_o35;
                     [[maybe_unused]] const int j = tl_c34 + tl_o35;
                     s[tl_s38] = gelu(s[tl_s38] * s_rstd[0] * tl::convert<float>(tl_chunk36[tl_o35]) + tl::convert<float>(tl_chunk37[tl_o35]));
                 }
@@ -10648,7 +10648,7 @@ __global__ void __launch_bounds__(256, 4) layernorm_gelu_kernel_variant5(
                 tl::load_chunk<tl::f16, 8>(tl_chunk37, &bs[tl_c34]);
                 #pragma unroll
                 for (int tl_o35 = 0; tl_o35 < 8; ++tl_o35) {
-                    const int tl_s38 = tl_k33 + tl_o35;
+                    [[maybe_unused]] const int tl_s38 = tl_k33 + tl_o35;
                     [[maybe_unused]] const int j = tl_c34 + tl_o35;
                     s[tl_s38] = gelu(s[tl_s38] * s_rstd[0] * tl::convert<float>(tl_chunk36[tl_o35]) + tl::convert<float>(tl_chunk37[tl_o35]));
                 }
@@ -11087,7 +11087,7 @@ __global__ void __launch_bounds__(512, 2) layernorm_gelu_kernel_variant6(
                 tl::load_chunk<tl::f16, 8>(tl_chunk37, &bs[tl_c34]);
                 #pragma unroll
                 for (int tl_o35 = 0; tl_o35 < 8; ++tl_o35) {
-                    const int tl_s38 = tl_k33 + tl_o35;
+                    [[maybe_unused]] const int tl_s38 = tl_k33 + tl_o35;
                     [[maybe_unused]] const int j = tl_c34 + tl_o35;
                     s[tl_s38] = gelu(s[tl_s38] * s_rstd[0] * tl::convert<float>(tl_chunk36[tl_o35]) + tl::convert<float>(tl_chunk37[tl_o35]));
                 }

@@ -149,7 +149,7 @@ void KernelEmitter::emit_parallel(const ir::For& f) {
         ctx.slot = slot;
         // Threads holding the same elements all run their iterations; one of them stores to memory.
         ctx.store_guard = first_replica_condition(l->layout);
-        if (emit_chunked_parallel(f, *uses.distributed, chunk_reads(f, extents), ctx, bind_vars)) return;
+        if (kernel_.options.chunk_loops && emit_chunked_parallel(f, *uses.distributed, extents, ctx, bind_vars)) return;
         out_.line("#pragma unroll");
         out_.block(fmt::format("for (int {0} = 0; {0} < {1}; ++{0})", slot, slot_count(*l)), [&] {
             if (std::string valid = slot_valid(*l, slot); !valid.empty()) out_.line(fmt::format("if (!({})) continue;", valid));
@@ -194,35 +194,23 @@ void KernelEmitter::emit_parallel(const ir::For& f) {
 // 16-byte accesses where aligned, and an inner loop runs the chunk's slots from registers. The
 // coordinates other than the last are the chunk's (its slots share them). Returns false, emitting
 // nothing, when the loop is not of that kind.
-bool KernelEmitter::emit_chunked_parallel(const ir::For& f, const ir::Buffer& anchor, const std::vector<const ir::Load*>& reads,
+bool KernelEmitter::emit_chunked_parallel(const ir::For& f, const ir::Buffer& anchor, const std::vector<int64_t>& extents,
                                           ElementContext& ctx, const std::function<void(const std::vector<std::string>&)>& bind_vars) {
     const FragmentLayout& l = *layout_of(anchor);
-    if (reads.empty() || !slot_valid(l, "0").empty()) return false;
+    if (!slot_valid(l, "0").empty()) return false;
+    auto probe = slot_chunk(anchor, "0", /*first_of_chunk=*/true);
+    if (!probe) return false;
+    SpreadChunks plan = plan_spread_chunks(f, extents, kernel_.threads, probe->width);
+    if (plan.shared_reads.empty() && plan.groups.empty()) return false;
     std::string k = fresh("k");
     auto chunk = slot_chunk(anchor, k, /*first_of_chunk=*/true);
-    if (!chunk) return false;
     out_.line("#pragma unroll");
     out_.block(fmt::format("for (int {0} = 0; {0} < {1}; {0} += {2})", k, slot_count(l), chunk->width), [&] {
         std::string start = fresh("c");
         out_.line(fmt::format("const int {} = {};  // the chunk's first column", start, chunk->start.back()));
         bind_vars(std::vector<std::string>(chunk->start.begin(), chunk->start.end() - 1));
         std::string offset = fresh("o");
-        std::map<std::string, std::string> loaded;  // the element expression of a read -> its registers
-        for (const ir::Load* read : reads) {
-            std::vector<std::string> idx;
-            for (size_t d = 0; d + 1 < read->indices.size(); ++d) idx.push_back(expr(read->indices[d], ctx));
-            ir::ExprPtr offset_of_chunk = chunk_offset_of(read->indices.back(), f.vars.back().get());
-            idx.push_back(offset_of_chunk ? fmt::format("{} + {}", expr(offset_of_chunk, ctx), start) : start);
-            std::string first = element(*read->buffer, idx);
-            auto [at, fresh_read] = loaded.emplace(first, "");
-            if (fresh_read) {
-                at->second = fresh("chunk");
-                std::string type = cuda_type(read->buffer->dtype);
-                out_.line(fmt::format("{} {}[{}];", type, at->second, chunk->width));
-                out_.line(fmt::format("tl::load_chunk<{}, {}>({}, &{});", type, chunk->width, at->second, first));
-            }
-            ctx.chunk_reads[read] = at->second + "[" + offset + "]";
-        }
+        std::vector<ChunkStore> stores = emit_chunk_loads(f, plan, start, offset, ctx);
         ctx.slot = fresh("s");
         ctx.chunked_var = f.vars.back().get();
         ctx.chunk_start = start;
@@ -230,10 +218,11 @@ bool KernelEmitter::emit_chunked_parallel(const ir::For& f, const ir::Buffer& an
         ctx.chunk_width = chunk->width;
         out_.line("#pragma unroll");
         out_.block(fmt::format("for (int {0} = 0; {0} < {1}; ++{0})", offset, chunk->width), [&] {
-            out_.line(fmt::format("const int {} = {} + {};", ctx.slot, k, offset));
+            out_.line(fmt::format("[[maybe_unused]] const int {} = {} + {};", ctx.slot, k, offset));
             out_.line(fmt::format("[[maybe_unused]] const int {} = {} + {};", var_name(*f.vars.back()), start, offset));
             stmt(f.body, ctx);
         });
+        emit_chunk_stores(stores, ctx.store_guard);
     });
     return true;
 }
@@ -266,90 +255,8 @@ bool KernelEmitter::emit_chunked_spread(const ir::For& f, const std::vector<int6
         out_.line(fmt::format("const int {} = {};  // the chunk's first `{}`", start, first, last->name));
         coords.pop_back();
         bind_vars(coords);
-        ElementContext at_start = ctx;  // prints an access's element of the chunk's first iteration
-        at_start.renamed[last] = start;
-        auto indices = [&](const std::vector<ir::ExprPtr>& exprs) {
-            std::vector<std::string> idx;
-            for (auto& i : exprs) idx.push_back(expr(i, at_start));
-            return idx;
-        };
-        auto extent = [&](const ir::Buffer& b, size_t d) {
-            return b.scope == ir::Scope::Global ? expr(b.shape[d]) : std::to_string(b.const_shape[d]);
-        };
         std::string offset = fresh("o");
-        std::map<std::string, std::string> loaded;  // the first element of a read -> its registers
-        auto load_once = [&](const ir::Load& read, const std::string& first, const std::function<std::string(const std::string&)>& load) {
-            auto [at, fresh_read] = loaded.emplace(first, "");
-            if (fresh_read) {
-                at->second = fresh("chunk");
-                out_.line(fmt::format("{} {}[{}];", cuda_type(read.buffer->dtype), at->second, width));
-                out_.line(load(at->second));
-            }
-            ctx.chunk_reads[&read] = at->second + "[" + offset + "]";
-        };
-        for (const ir::Load* read : plan.shared_reads) {
-            std::string first = element(*read->buffer, indices(read->indices));
-            load_once(*read, first, [&](const std::string& regs) {
-                return fmt::format("tl::load_chunk<{}, {}>({}, &{});", cuda_type(read->buffer->dtype), width, regs, first);
-            });
-        }
-        // Member `lane` of a group of stride s: element s * o + lane of the chunk's run.
-        auto element_of = [&](const ChunkGroup& g, int64_t lane) {
-            if (g.stride == 1) return offset;
-            return lane ? fmt::format("{} * {} + {}", g.stride, offset, lane) : fmt::format("{} * {}", g.stride, offset);
-        };
-        // Loads inside the groups' indices (a value the chunk shares, such as a row's position read
-        // from a table): read once before the chunk, inside their tensor's bounds (0 outside).
-        std::map<std::string, std::string> hoisted;  // IR text -> variable
-        std::function<void(const ir::ExprPtr&)> hoist = [&](const ir::ExprPtr& e) {
-            ir::for_each_operand(*e, hoist);
-            auto* l = e->as<ir::Load>();
-            if (!l) return;
-            auto [at, fresh_load] = hoisted.emplace(ir::print_expr(e), "");
-            if (fresh_load) {
-                const ir::Buffer& b = *l->buffer;
-                std::vector<std::string> idx = indices(l->indices);
-                std::string inside;
-                for (size_t d = 0; d < idx.size(); ++d)
-                    inside += fmt::format("{}tl::in_bounds({}, {})", inside.empty() ? "" : " && ", idx[d], extent(b, d));
-                at->second = fresh("at");
-                out_.line(fmt::format("const {0} {1} = {2} ? {3} : tl::convert<{0}>(0.0f);  // `{4}`, shared by the chunk",
-                                      cuda_type(b.dtype), at->second, inside.empty() ? "true" : inside, element(b, idx),
-                                      ir::print_expr(e)));
-            }
-            at_start.chunk_reads[l] = at->second;
-        };
-        for (const ChunkGroup& g : plan.groups)
-            for (auto& i : g.first) hoist(i);
-        std::vector<std::pair<const ChunkGroup*, ElementContext::ChunkWrite>> flushes;
-        for (const ChunkGroup& g : plan.groups) {
-            const ir::Buffer& b = *g.buffer;
-            const int64_t run = g.stride * width;
-            std::vector<std::string> idx = indices(g.first);
-            std::string first = element(b, idx);
-            std::string type = cuda_type(b.dtype);
-            if (!g.store) {
-                std::string exists;
-                for (size_t d = 0; d + 1 < idx.size(); ++d)
-                    exists += fmt::format("{}tl::in_bounds({}, {})", exists.empty() ? "" : " && ", idx[d], extent(b, d));
-                std::string regs = fresh("chunk");
-                out_.line(fmt::format("{} {}[{}];", type, regs, run));
-                out_.line(fmt::format("tl::load_chunk_guarded<{}, {}>({}, &{}, {}, {}, {});", type, run, regs, first,
-                                      exists.empty() ? "true" : exists, idx.back(), extent(b, idx.size() - 1)));
-                for (auto& [read, lane] : g.loads) ctx.chunk_reads[read] = fmt::format("{}[{}]", regs, element_of(g, lane));
-                continue;
-            }
-            ElementContext::ChunkWrite w{fresh("gathered"), fresh("written"), ""};
-            out_.line(fmt::format("{} {}[{}];", type, w.registers, run));
-            out_.line(fmt::format("unsigned {} = 0u;  // the elements stored", w.written));
-            for (auto& [st, lane] : g.stores) {
-                ElementContext::ChunkWrite member = w;
-                member.element = element_of(g, lane);
-                ctx.chunk_writes[st] = member;
-            }
-            w.element = first;
-            flushes.emplace_back(&g, w);
-        }
+        std::vector<ChunkStore> stores = emit_chunk_loads(f, plan, start, offset, ctx);
         ctx.chunked_var = last;
         ctx.chunk_start = start;
         ctx.chunk_offset = offset;
@@ -359,11 +266,96 @@ bool KernelEmitter::emit_chunked_spread(const ir::For& f, const std::vector<int6
             out_.line(fmt::format("[[maybe_unused]] const int {} = {} + {};", var_name(*last), start, offset));
             stmt(f.body, ctx);
         });
-        for (auto& [g, w] : flushes)
-            out_.line(fmt::format("tl::store_chunk<{}, {}>(&{}, {}, {});", cuda_type(g->buffer->dtype), g->stride * width, w.element,
-                                  w.registers, w.written));
+        emit_chunk_stores(stores, "");
     });
     return true;
+}
+
+std::vector<KernelEmitter::ChunkStore> KernelEmitter::emit_chunk_loads(const ir::For& f, const SpreadChunks& plan, const std::string& start,
+                                                                       const std::string& offset, ElementContext& ctx) {
+    const int64_t width = plan.width;
+    ElementContext at_start = ctx;  // prints an access's element of the chunk's first iteration
+    at_start.renamed[f.vars.back().get()] = start;
+    auto indices = [&](const std::vector<ir::ExprPtr>& exprs) {
+        std::vector<std::string> idx;
+        for (auto& i : exprs) idx.push_back(expr(i, at_start));
+        return idx;
+    };
+    auto extent = [&](const ir::Buffer& b, size_t d) {
+        return b.scope == ir::Scope::Global ? expr(b.shape[d]) : std::to_string(b.const_shape[d]);
+    };
+    auto inside = [&](const ir::Buffer& b, const std::vector<std::string>& idx, size_t axes) {
+        std::string all;
+        for (size_t d = 0; d < axes; ++d) all += fmt::format("{}tl::in_bounds({}, {})", all.empty() ? "" : " && ", idx[d], extent(b, d));
+        return all.empty() ? std::string("true") : all;
+    };
+    // Shared reads proven inside their buffer: no bounds test; one load per distinct first element.
+    std::map<std::string, std::string> loaded;
+    for (const ir::Load* read : plan.shared_reads) {
+        std::string type = cuda_type(read->buffer->dtype), first = element(*read->buffer, indices(read->indices));
+        auto [at, fresh_read] = loaded.emplace(first, "");
+        if (fresh_read) {
+            at->second = fresh("chunk");
+            out_.line(fmt::format("{} {}[{}];", type, at->second, width));
+            out_.line(fmt::format("tl::load_chunk<{}, {}>({}, &{});", type, width, at->second, first));
+        }
+        ctx.chunk_reads[read] = at->second + "[" + offset + "]";
+    }
+    // Loads inside the groups' indices (a value the chunk shares, such as a row's position read from
+    // a table): read once before the chunk, inside their tensor's bounds (0 outside).
+    std::map<std::string, std::string> hoisted;  // IR text -> variable
+    std::function<void(const ir::ExprPtr&)> hoist = [&](const ir::ExprPtr& e) {
+        ir::for_each_operand(*e, hoist);
+        auto* l = e->as<ir::Load>();
+        if (!l) return;
+        auto [at, fresh_load] = hoisted.emplace(ir::print_expr(e), "");
+        if (fresh_load) {
+            const ir::Buffer& b = *l->buffer;
+            std::vector<std::string> idx = indices(l->indices);
+            at->second = fresh("at");
+            out_.line(fmt::format("const {0} {1} = {2} ? {3} : tl::convert<{0}>(0.0f);  // `{4}`, shared by the chunk", cuda_type(b.dtype),
+                                  at->second, inside(b, idx, idx.size()), element(b, idx), ir::print_expr(e)));
+        }
+        at_start.chunk_reads[l] = at->second;
+    };
+    for (const ChunkGroup& g : plan.groups)
+        for (auto& i : g.first) hoist(i);
+    // Member `lane` of a group of stride s: element s * o + lane of the chunk's run.
+    auto element_of = [&](const ChunkGroup& g, int64_t lane) {
+        if (g.stride == 1) return offset;
+        return lane ? fmt::format("{} * {} + {}", g.stride, offset, lane) : fmt::format("{} * {}", g.stride, offset);
+    };
+    std::vector<ChunkStore> stores;
+    for (const ChunkGroup& g : plan.groups) {
+        const ir::Buffer& b = *g.buffer;
+        const int64_t run = g.stride * width;
+        std::vector<std::string> idx = indices(g.first);
+        std::string type = cuda_type(b.dtype), first = element(b, idx);
+        if (!g.store) {
+            std::string regs = fresh("chunk");
+            out_.line(fmt::format("{} {}[{}];", type, regs, run));
+            out_.line(fmt::format("tl::load_chunk_guarded<{}, {}>({}, &{}, {}, {}, {});", type, run, regs, first,
+                                  inside(b, idx, idx.size() - 1), idx.back(), extent(b, idx.size() - 1)));
+            for (auto& [read, lane] : g.loads) ctx.chunk_reads[read] = fmt::format("{}[{}]", regs, element_of(g, lane));
+            continue;
+        }
+        ChunkStore s{type, first, fresh("gathered"), fresh("written"), run};
+        out_.line(fmt::format("{} {}[{}];", type, s.registers, run));
+        out_.line(fmt::format("unsigned {} = 0u;  // the elements stored", s.written));
+        for (auto& [st, lane] : g.stores) ctx.chunk_writes[st] = {s.registers, s.written, element_of(g, lane)};
+        stores.push_back(std::move(s));
+    }
+    return stores;
+}
+
+// After a chunk's slots: each store group's run, with 16-byte accesses when every element was
+// stored and the address is aligned (tl::store_chunk); `guard`, when given, chooses the thread
+// that stores (one of the holders of a replicated element).
+void KernelEmitter::emit_chunk_stores(const std::vector<ChunkStore>& stores, const std::string& guard) {
+    for (const ChunkStore& s : stores) {
+        std::string store = fmt::format("tl::store_chunk<{}, {}>(&{}, {}, {});", s.type, s.run, s.first, s.registers, s.written);
+        out_.line(guard.empty() ? store : "if (" + guard + ") " + store);
+    }
 }
 
 } // namespace tlc::codegen

@@ -18,6 +18,8 @@
 
 namespace tlc::codegen {
 
+struct SpreadChunks;  // parallel_chunks.h
+
 // The layouts infer-layouts chose; codegen only reads them.
 using ir::FragmentLayout;
 using ir::GemmPlan;
@@ -151,7 +153,17 @@ private:
     // code, when the loop runs one iteration at a time.
     bool emit_chunked_spread(const ir::For& f, const std::vector<int64_t>& extents, ElementContext& ctx,
                              const std::function<void(const std::vector<std::string>&)>& bind_vars);
-    bool emit_chunked_parallel(const ir::For& f, const ir::Buffer& anchor, const std::vector<const ir::Load*>& reads,
+    // Before a chunk's slots run: the chunk's loads of `plan` into registers (ctx.chunk_reads) and
+    // registers for its stores (ctx.chunk_writes), the loop's last variable printed as `start` in
+    // their addresses. Returns the stores to make after the slots (emit_chunk_stores).
+    struct ChunkStore {
+        std::string type, first, registers, written;
+        int64_t run = 0;
+    };
+    std::vector<ChunkStore> emit_chunk_loads(const ir::For& f, const SpreadChunks& plan, const std::string& start,
+                                             const std::string& offset, ElementContext& ctx);
+    void emit_chunk_stores(const std::vector<ChunkStore>& stores, const std::string& guard);
+    bool emit_chunked_parallel(const ir::For& f, const ir::Buffer& anchor, const std::vector<int64_t>& extents,
                                ElementContext& ctx, const std::function<void(const std::vector<std::string>&)>& bind_vars);
     std::vector<std::string> slot_coords(const ir::Buffer& frag, const std::string& slot) const;
 

@@ -131,7 +131,7 @@ bool memory_scope(const ir::Buffer& b) { return b.scope == ir::Scope::Global || 
 
 } // namespace
 
-SpreadChunks plan_spread_chunks(const ir::For& f, const std::vector<int64_t>& extents, int threads) {
+SpreadChunks plan_spread_chunks(const ir::For& f, const std::vector<int64_t>& extents, int threads, int64_t fixed_width) {
     SpreadChunks plan;
     const ir::Var* last = f.vars.back().get();
     const std::string last_name = last->name;
@@ -252,7 +252,7 @@ SpreadChunks plan_spread_chunks(const ir::For& f, const std::vector<int64_t>& ex
         }
         if (reads_memory(v.first.back())) return fail("its indices depend on values loaded in the loop");
         auto stride = coefficient_of(v.first.back(), last);
-        if (!stride || *stride < 1 || *stride > 8)
+        if (!stride || *stride < 1 || *stride > 8 || (fixed_width > 0 && *stride * fixed_width > 32))
             return fail(fmt::format("its last index is not `{}` (or a small multiple of it) plus a value the same for every `{}`",
                                     last_name, last_name),
                         fmt::format("index the last axis with `{}` plus a value that does not change with it", last_name));
@@ -273,6 +273,30 @@ SpreadChunks plan_spread_chunks(const ir::For& f, const std::vector<int64_t>& ex
         if (!v.why.reason.empty() && (a.store || a.atomic)) stores_left.insert(a.storage);
         verdicts.emplace_back(&a, std::move(v));
     }
+    // Every chunkable access but the shared reads chunk_reads proves inside their buffer (loaded with
+    // no bounds test) in groups, one per tensor, kind, stride and lane-0 element.
+    auto form_groups = [](SpreadChunks& plan, const auto& verdicts) {
+        std::map<std::string, size_t> group_of;
+        for (auto& [a, v] : verdicts) {
+            if (!v.why.reason.empty() || a->atomic) continue;
+            if (a->load && std::find(plan.shared_reads.begin(), plan.shared_reads.end(), a->load) != plan.shared_reads.end()) continue;
+            // A shared read of stride 1 that chunk_reads did not take starts its runs off their
+            // 16-byte boundary (`t[i, j + 1]`) or outside the tile: one element per access.
+            if (a->load && a->load->buffer->scope == ir::Scope::Shared && v.stride == 1) continue;
+            const ir::Buffer* b = a->load ? a->load->buffer.get() : a->store->buffer.get();
+            std::string key = fmt::format("{} {} {}", a->store ? "store" : "load", static_cast<const void*>(b), v.stride);
+            for (auto& i : v.first) key += " | " + ir::print_expr(i);
+            auto [at, fresh] = group_of.emplace(key, plan.groups.size());
+            if (fresh) {
+                ChunkGroup g;
+                g.store = a->store != nullptr, g.buffer = b, g.first = v.first, g.stride = v.stride;
+                plan.groups.push_back(std::move(g));
+            }
+            ChunkGroup& g = plan.groups[at->second];
+            if (a->store) g.stores.emplace_back(a->store, v.lane);
+            else g.loads.emplace_back(a->load, v.lane);
+        }
+    };
     int64_t narrowest_run = 16, widest = 16;  // bytes per iteration of a group; the chunk's width at most
     bool any = false;
     for (auto& [a, v] : verdicts) {
@@ -287,6 +311,12 @@ SpreadChunks plan_spread_chunks(const ir::For& f, const std::vector<int64_t>& ex
 
     // The widest chunk that divides the last extent and leaves every thread a chunk.
     const int64_t n = ir::element_count(extents);
+    if (fixed_width > 0) {
+        plan.width = fixed_width;
+        plan.shared_reads = chunk_reads(f, extents, plan.width);
+        form_groups(plan, verdicts);
+        return plan;
+    }
     widest = std::min(widest, 16 / std::max<int64_t>(narrowest_run, 1));
     int64_t width = widest;
     while (width > 1 && (extents.back() % width != 0 || n / width < threads)) width /= 2;
@@ -304,26 +334,8 @@ SpreadChunks plan_spread_chunks(const ir::For& f, const std::vector<int64_t>& ex
             plan.scalar_stores.emplace_back(a->store, v.why.reason.empty() ? loop_why : v.why);
     if (!plan.width) return plan;
 
-    // Shared reads with no bounds test where chunk_reads proves the chunk inside the buffer; every
-    // other access in groups, one per tensor, kind, stride and lane-0 element.
     plan.shared_reads = chunk_reads(f, extents, plan.width);
-    std::map<std::string, size_t> group_of;
-    for (auto& [a, v] : verdicts) {
-        if (!v.why.reason.empty() || a->atomic) continue;
-        if (a->load && std::find(plan.shared_reads.begin(), plan.shared_reads.end(), a->load) != plan.shared_reads.end()) continue;
-        const ir::Buffer* b = a->load ? a->load->buffer.get() : a->store->buffer.get();
-        std::string key = fmt::format("{} {} {}", a->store ? "store" : "load", static_cast<const void*>(b), v.stride);
-        for (auto& i : v.first) key += " | " + ir::print_expr(i);
-        auto [at, fresh] = group_of.emplace(key, plan.groups.size());
-        if (fresh) {
-            ChunkGroup g;
-            g.store = a->store != nullptr, g.buffer = b, g.first = v.first, g.stride = v.stride;
-            plan.groups.push_back(std::move(g));
-        }
-        ChunkGroup& g = plan.groups[at->second];
-        if (a->store) g.stores.emplace_back(a->store, v.lane);
-        else g.loads.emplace_back(a->load, v.lane);
-    }
+    form_groups(plan, verdicts);
     return plan;
 }
 

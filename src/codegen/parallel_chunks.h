@@ -59,7 +59,9 @@ struct SpreadChunks {
 
 // Plans the chunks of a round-robin loop of `threads` threads over `extents`: the widest chunk
 // (16 bytes of the narrowest group's run per iteration, at most) that divides the last extent and
-// still gives every thread a chunk.
-SpreadChunks plan_spread_chunks(const ir::For& f, const std::vector<int64_t>& extents, int threads);
+// still gives every thread a chunk. With `fixed_width` (a loop over a fragment whose layout gives
+// each thread chunks of that many consecutive columns) the chunks are that wide, and no store is
+// reported.
+SpreadChunks plan_spread_chunks(const ir::For& f, const std::vector<int64_t>& extents, int threads, int64_t fixed_width = 0);
 
 } // namespace tlc::codegen

@@ -137,26 +137,28 @@ __global__ void __launch_bounds__(128) scale_rows_kernel(
         tl::load_chunk<tl::f16, 8>(tl_chunk24, &bs[tl_c21]);
         tl::f16 tl_chunk25[8];
         tl::load_chunk<tl::f16, 8>(tl_chunk25, &t[i * 520 + tl_c21]);
+        float tl_chunk26[8];
+        tl::load_chunk_guarded<float, 8>(tl_chunk26, &G[tl_c21], true, tl_c21, C);
         #pragma unroll
         for (int tl_o22 = 0; tl_o22 < 8; ++tl_o22) {
-            const int tl_s26 = tl_k20 + tl_o22;
+            [[maybe_unused]] const int tl_s27 = tl_k20 + tl_o22;
             [[maybe_unused]] const int j = tl_c21 + tl_o22;
-            x[tl_s26] = tl::fast::exp_sub(x[tl_s26], m[0]) * tl::convert<float>(tl_chunk23[tl_o22]) + tl::convert<float>(tl_chunk24[tl_o22]) + tl::convert<float>(tl_chunk25[tl_o22]) + tl::convert<float>(t[i * 520 + (j + 1)]) + G[j];
+            x[tl_s27] = tl::fast::exp_sub(x[tl_s27], m[0]) * tl::convert<float>(tl_chunk23[tl_o22]) + tl::convert<float>(tl_chunk24[tl_o22]) + tl::convert<float>(tl_chunk25[tl_o22]) + tl::convert<float>(t[i * 520 + (j + 1)]) + tl_chunk26[tl_o22];
         }
     }
     // copy(x, Y[row0 +: 4, 0 +: 512]);  (parallel_chunk_reads.tl:28)
     #pragma unroll
-    for (int tl_chunk27 = 0; tl_chunk27 < 16; tl_chunk27 += 8) {
-        tl::f16* tl_ptr28 = &Y[int64_t(row0 + (tl_tid / 32)) * C + ((tl_chunk27 % 8) + (tl_tid % 32) * 8 + (tl_chunk27 / 8) * 256)];
-        if (tl::in_bounds(row0 + (tl_tid / 32), R) && tl::in_bounds(((tl_chunk27 % 8) + (tl_tid % 32) * 8 + (tl_chunk27 / 8) * 256), C) && tl::in_bounds(row0 + (tl_tid / 32), R) && tl::in_bounds((((tl_chunk27 % 8) + (tl_tid % 32) * 8 + (tl_chunk27 / 8) * 256)) + 7, C) && tl::is_aligned(tl_ptr28, 16)) {
-            tl::f16 tl_vec29[8];
+    for (int tl_chunk28 = 0; tl_chunk28 < 16; tl_chunk28 += 8) {
+        tl::f16* tl_ptr29 = &Y[int64_t(row0 + (tl_tid / 32)) * C + ((tl_chunk28 % 8) + (tl_tid % 32) * 8 + (tl_chunk28 / 8) * 256)];
+        if (tl::in_bounds(row0 + (tl_tid / 32), R) && tl::in_bounds(((tl_chunk28 % 8) + (tl_tid % 32) * 8 + (tl_chunk28 / 8) * 256), C) && tl::in_bounds(row0 + (tl_tid / 32), R) && tl::in_bounds((((tl_chunk28 % 8) + (tl_tid % 32) * 8 + (tl_chunk28 / 8) * 256)) + 7, C) && tl::is_aligned(tl_ptr29, 16)) {
+            tl::f16 tl_vec30[8];
             #pragma unroll
-            for (int tl_v = 0; tl_v < 8; tl_v += 2) tl::convert_pair(&tl_vec29[tl_v], x[tl_chunk27 + tl_v], x[tl_chunk27 + tl_v + 1]);
-            tl::store_vector<tl::f16, 8>(tl_ptr28, tl_vec29);
+            for (int tl_v = 0; tl_v < 8; tl_v += 2) tl::convert_pair(&tl_vec30[tl_v], x[tl_chunk28 + tl_v], x[tl_chunk28 + tl_v + 1]);
+            tl::store_vector<tl::f16, 8>(tl_ptr29, tl_vec30);
         } else {
             #pragma unroll
             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                if (tl::in_bounds(row0 + (tl_tid / 32), R) && tl::in_bounds((((tl_chunk27 + tl_v) % 8) + (tl_tid % 32) * 8 + ((tl_chunk27 + tl_v) / 8) * 256), C)) Y[int64_t(row0 + (tl_tid / 32)) * C + (((tl_chunk27 + tl_v) % 8) + (tl_tid % 32) * 8 + ((tl_chunk27 + tl_v) / 8) * 256)] = tl::convert<tl::f16>(x[tl_chunk27 + tl_v]);
+                if (tl::in_bounds(row0 + (tl_tid / 32), R) && tl::in_bounds((((tl_chunk28 + tl_v) % 8) + (tl_tid % 32) * 8 + ((tl_chunk28 + tl_v) / 8) * 256), C)) Y[int64_t(row0 + (tl_tid / 32)) * C + (((tl_chunk28 + tl_v) % 8) + (tl_tid % 32) * 8 + ((tl_chunk28 + tl_v) / 8) * 256)] = tl::convert<tl::f16>(x[tl_chunk28 + tl_v]);
             }
         }
     }

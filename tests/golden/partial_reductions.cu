@@ -25,12 +25,20 @@ __global__ void __launch_bounds__(128) gemv_kernel(
         // for n, kk in parallel(BN, BK) {  (partial_reductions.tl:16)
         // for n, kk in parallel(64, 64): each thread runs its share of the iterations, accumulating partial results
         #pragma unroll
-        for (int tl_s0 = 0; tl_s0 < 32; ++tl_s0) {
-            const int tl_c1 = (((tl_s0 / 8 * 8) % 8) + (tl_tid % 8) * 8);  // the chunk's first column
-            const int n = ((tl_tid / 8) + (tl_s0 / 8) * 16);
-            const int kk = tl_c1 + tl_s0 % 8;
-            if (k * 64 + kk < K) {
-                r[(tl_s0 / 8)] = r[(tl_s0 / 8)] + tl::convert<float>(A[int64_t(int(blockIdx.x) * 64 + n) * K + (k * 64 + kk)]) * tl::convert<float>(x[k * 64 + kk]);
+        for (int tl_k1 = 0; tl_k1 < 32; tl_k1 += 8) {
+            const int tl_c2 = ((tl_k1 % 8) + (tl_tid % 8) * 8);  // the chunk's first column
+            const int n = ((tl_tid / 8) + (tl_k1 / 8) * 16);
+            tl::f16 tl_chunk4[8];
+            tl::load_chunk_guarded<tl::f16, 8>(tl_chunk4, &A[int64_t(int(blockIdx.x) * 64 + n) * K + (k * 64 + tl_c2)], tl::in_bounds(int(blockIdx.x) * 64 + n, N), k * 64 + tl_c2, K);
+            tl::f16 tl_chunk5[8];
+            tl::load_chunk_guarded<tl::f16, 8>(tl_chunk5, &x[k * 64 + tl_c2], true, k * 64 + tl_c2, K);
+            #pragma unroll
+            for (int tl_o3 = 0; tl_o3 < 8; ++tl_o3) {
+                [[maybe_unused]] const int tl_s6 = tl_k1 + tl_o3;
+                [[maybe_unused]] const int kk = tl_c2 + tl_o3;
+                if (k * 64 + kk < K) {
+                    r[(tl_s6 / 8)] = r[(tl_s6 / 8)] + tl::convert<float>(tl_chunk4[tl_o3]) * tl::convert<float>(tl_chunk5[tl_o3]);
+                }
             }
         }
     }
@@ -50,8 +58,8 @@ __global__ void __launch_bounds__(128) gemv_kernel(
     // copy(r, y[block.x * BN +: BN]);  (partial_reductions.tl:22)
     if ((tl_tid % 8) == 0) {
         #pragma unroll
-        for (int tl_s2 = 0; tl_s2 < 4; ++tl_s2) {
-            if (tl::in_bounds((int(blockIdx.x) * 64) + ((tl_tid / 8) + (tl_s2) * 16), N)) y[(int(blockIdx.x) * 64) + ((tl_tid / 8) + (tl_s2) * 16)] = r[tl_s2];
+        for (int tl_s7 = 0; tl_s7 < 4; ++tl_s7) {
+            if (tl::in_bounds((int(blockIdx.x) * 64) + ((tl_tid / 8) + (tl_s7) * 16), N)) y[(int(blockIdx.x) * 64) + ((tl_tid / 8) + (tl_s7) * 16)] = r[tl_s7];
         }
     }
 }
@@ -74,12 +82,18 @@ __global__ void __launch_bounds__(256) colsum_kernel(
         // for i, j in parallel(32, 64) {  (partial_reductions.tl:28)
         // for i, j in parallel(32, 64): each thread runs its share of the iterations, accumulating partial results
         #pragma unroll
-        for (int tl_s0 = 0; tl_s0 < 8; ++tl_s0) {
-            const int tl_c1 = (((tl_s0 / 8 * 8)) + (tl_tid % 8) * 8);  // the chunk's first column
+        for (int tl_k1 = 0; tl_k1 < 8; tl_k1 += 8) {
+            const int tl_c2 = ((tl_k1) + (tl_tid % 8) * 8);  // the chunk's first column
             const int i = (tl_tid / 8);
-            const int j = tl_c1 + tl_s0 % 8;
-            if (m * 32 + i < M) {
-                r[(tl_s0)] = r[(tl_s0)] + X[int64_t(m * 32 + i) * 64 + j];
+            float tl_chunk4[8];
+            tl::load_chunk_guarded<float, 8>(tl_chunk4, &X[int64_t(m * 32 + i) * 64 + tl_c2], tl::in_bounds(m * 32 + i, M), tl_c2, 64);
+            #pragma unroll
+            for (int tl_o3 = 0; tl_o3 < 8; ++tl_o3) {
+                [[maybe_unused]] const int tl_s5 = tl_k1 + tl_o3;
+                [[maybe_unused]] const int j = tl_c2 + tl_o3;
+                if (m * 32 + i < M) {
+                    r[(tl_s5)] = r[(tl_s5)] + tl_chunk4[tl_o3];
+                }
             }
         }
     }
@@ -112,17 +126,17 @@ __global__ void __launch_bounds__(256) colsum_kernel(
     // copy(r, y[0 +: 64]);  (partial_reductions.tl:34)
     if ((tl_tid / 8) == 0) {  // one copy of each replicated element is stored
         #pragma unroll
-        for (int tl_chunk2 = 0; tl_chunk2 < 8; tl_chunk2 += 4) {
-            float* tl_ptr3 = &y[((tl_chunk2) + (tl_tid % 8) * 8)];
-            if (tl::in_bounds(((tl_chunk2) + (tl_tid % 8) * 8), 64) && tl::in_bounds((((tl_chunk2) + (tl_tid % 8) * 8)) + 3, 64) && tl::is_aligned(tl_ptr3, 16)) {
-                float tl_vec4[4];
+        for (int tl_chunk6 = 0; tl_chunk6 < 8; tl_chunk6 += 4) {
+            float* tl_ptr7 = &y[((tl_chunk6) + (tl_tid % 8) * 8)];
+            if (tl::in_bounds(((tl_chunk6) + (tl_tid % 8) * 8), 64) && tl::in_bounds((((tl_chunk6) + (tl_tid % 8) * 8)) + 3, 64) && tl::is_aligned(tl_ptr7, 16)) {
+                float tl_vec8[4];
                 #pragma unroll
-                for (int tl_v = 0; tl_v < 4; ++tl_v) tl_vec4[tl_v] = r[tl_chunk2 + tl_v];
-                tl::store_vector<float, 4>(tl_ptr3, tl_vec4);
+                for (int tl_v = 0; tl_v < 4; ++tl_v) tl_vec8[tl_v] = r[tl_chunk6 + tl_v];
+                tl::store_vector<float, 4>(tl_ptr7, tl_vec8);
             } else {
                 #pragma unroll
                 for (int tl_v = 0; tl_v < 4; ++tl_v) {
-                    if (tl::in_bounds((((tl_chunk2 + tl_v)) + (tl_tid % 8) * 8), 64)) y[(((tl_chunk2 + tl_v)) + (tl_tid % 8) * 8)] = r[tl_chunk2 + tl_v];
+                    if (tl::in_bounds((((tl_chunk6 + tl_v)) + (tl_tid % 8) * 8), 64)) y[(((tl_chunk6 + tl_v)) + (tl_tid % 8) * 8)] = r[tl_chunk6 + tl_v];
                 }
             }
         }
@@ -146,11 +160,17 @@ __global__ void __launch_bounds__(128) rowmax_kernel(
         // for i, j in parallel(16, 128) {  (partial_reductions.tl:40)
         // for i, j in parallel(16, 128): each thread runs its share of the iterations, accumulating partial results
         #pragma unroll
-        for (int tl_s0 = 0; tl_s0 < 16; ++tl_s0) {
-            const int tl_c1 = (((tl_s0 / 8 * 8) % 8) + (tl_tid % 16) * 8);  // the chunk's first column
-            const int i = ((tl_tid / 16) + (tl_s0 / 8) * 8);
-            const int j = tl_c1 + tl_s0 % 8;
-            r[(tl_s0 / 8)] = tl::max(r[(tl_s0 / 8)], X[int64_t(int(blockIdx.x) * 16 + i) * N + (k * 128 + j)]);
+        for (int tl_k1 = 0; tl_k1 < 16; tl_k1 += 8) {
+            const int tl_c2 = ((tl_k1 % 8) + (tl_tid % 16) * 8);  // the chunk's first column
+            const int i = ((tl_tid / 16) + (tl_k1 / 8) * 8);
+            float tl_chunk4[8];
+            tl::load_chunk_guarded<float, 8>(tl_chunk4, &X[int64_t(int(blockIdx.x) * 16 + i) * N + (k * 128 + tl_c2)], tl::in_bounds(int(blockIdx.x) * 16 + i, M), k * 128 + tl_c2, N);
+            #pragma unroll
+            for (int tl_o3 = 0; tl_o3 < 8; ++tl_o3) {
+                [[maybe_unused]] const int tl_s5 = tl_k1 + tl_o3;
+                [[maybe_unused]] const int j = tl_c2 + tl_o3;
+                r[(tl_s5 / 8)] = tl::max(r[(tl_s5 / 8)], tl_chunk4[tl_o3]);
+            }
         }
     }
     // combine the partial results of `r` (max): xor shuffles 1, 2, 4, 8 among the lanes that share an element
@@ -170,8 +190,8 @@ __global__ void __launch_bounds__(128) rowmax_kernel(
     // copy(r, y[block.x * 16 +: 16]);  (partial_reductions.tl:44)
     if ((tl_tid % 16) == 0) {
         #pragma unroll
-        for (int tl_s2 = 0; tl_s2 < 2; ++tl_s2) {
-            if (tl::in_bounds((int(blockIdx.x) * 16) + ((tl_tid / 16) + (tl_s2) * 8), M)) y[(int(blockIdx.x) * 16) + ((tl_tid / 16) + (tl_s2) * 8)] = r[tl_s2];
+        for (int tl_s6 = 0; tl_s6 < 2; ++tl_s6) {
+            if (tl::in_bounds((int(blockIdx.x) * 16) + ((tl_tid / 16) + (tl_s6) * 8), M)) y[(int(blockIdx.x) * 16) + ((tl_tid / 16) + (tl_s6) * 8)] = r[tl_s6];
         }
     }
 }
@@ -253,11 +273,17 @@ __global__ void __launch_bounds__(128) flagged_kernel(
         // for i, j in parallel(32, 64) {  (partial_reductions.tl:60)
         // for i, j in parallel(32, 64): each thread runs its share of the iterations, accumulating partial results
         #pragma unroll
-        for (int tl_s0 = 0; tl_s0 < 16; ++tl_s0) {
-            const int tl_c1 = (((tl_s0 / 8 * 8) % 8) + (tl_tid % 8) * 8);  // the chunk's first column
-            const int i = ((tl_tid / 8) + (tl_s0 / 8) * 16);
-            const int j = tl_c1 + tl_s0 % 8;
-            r[(tl_s0 / 8)] = r[(tl_s0 / 8)] + X[int64_t(int(blockIdx.x) * 32 + i) * 64 + j];
+        for (int tl_k1 = 0; tl_k1 < 16; tl_k1 += 8) {
+            const int tl_c2 = ((tl_k1 % 8) + (tl_tid % 8) * 8);  // the chunk's first column
+            const int i = ((tl_tid / 8) + (tl_k1 / 8) * 16);
+            float tl_chunk4[8];
+            tl::load_chunk_guarded<float, 8>(tl_chunk4, &X[int64_t(int(blockIdx.x) * 32 + i) * 64 + tl_c2], tl::in_bounds(int(blockIdx.x) * 32 + i, M), tl_c2, 64);
+            #pragma unroll
+            for (int tl_o3 = 0; tl_o3 < 8; ++tl_o3) {
+                [[maybe_unused]] const int tl_s5 = tl_k1 + tl_o3;
+                [[maybe_unused]] const int j = tl_c2 + tl_o3;
+                r[(tl_s5 / 8)] = r[(tl_s5 / 8)] + tl_chunk4[tl_o3];
+            }
         }
         // combine the partial results of `r` (sum): xor shuffles 1, 2, 4 among the lanes that share an element
         {
@@ -275,8 +301,8 @@ __global__ void __launch_bounds__(128) flagged_kernel(
         // copy(r, y[block.x * 32 +: 32]);  (partial_reductions.tl:63)
         if ((tl_tid % 8) == 0) {
             #pragma unroll
-            for (int tl_s2 = 0; tl_s2 < 2; ++tl_s2) {
-                if (tl::in_bounds((int(blockIdx.x) * 32) + ((tl_tid / 8) + (tl_s2) * 16), M)) y[(int(blockIdx.x) * 32) + ((tl_tid / 8) + (tl_s2) * 16)] = r[tl_s2];
+            for (int tl_s6 = 0; tl_s6 < 2; ++tl_s6) {
+                if (tl::in_bounds((int(blockIdx.x) * 32) + ((tl_tid / 8) + (tl_s6) * 16), M)) y[(int(blockIdx.x) * 32) + ((tl_tid / 8) + (tl_s6) * 16)] = r[tl_s6];
             }
         }
     }
@@ -301,13 +327,19 @@ __global__ void __launch_bounds__(256) chansum_kernel(
         // for b, t, c in parallel(4, 16, 64) {  (partial_reductions.tl:70)
         // for b, t, c in parallel(4, 16, 64): each thread runs its share of the iterations, accumulating partial results
         #pragma unroll
-        for (int tl_s0 = 0; tl_s0 < 16; ++tl_s0) {
-            const int tl_c1 = (((tl_s0 / 8 * 8) % 8) + (tl_tid % 8) * 8);  // the chunk's first column
-            const int b = ((tl_tid / 128) + (tl_s0 / 8) * 2);
+        for (int tl_k1 = 0; tl_k1 < 16; tl_k1 += 8) {
+            const int tl_c2 = ((tl_k1 % 8) + (tl_tid % 8) * 8);  // the chunk's first column
+            const int b = ((tl_tid / 128) + (tl_k1 / 8) * 2);
             const int t = (tl_tid / 8 % 16);
-            const int c = tl_c1 + tl_s0 % 8;
-            if (b0 * 4 + b < B && t < T) {
-                r[(tl_s0 % 8)] = r[(tl_s0 % 8)] + X[(int64_t(b0 * 4 + b) * T + t) * 64 + c];
+            float tl_chunk4[8];
+            tl::load_chunk_guarded<float, 8>(tl_chunk4, &X[(int64_t(b0 * 4 + b) * T + t) * 64 + tl_c2], tl::in_bounds(b0 * 4 + b, B) && tl::in_bounds(t, T), tl_c2, 64);
+            #pragma unroll
+            for (int tl_o3 = 0; tl_o3 < 8; ++tl_o3) {
+                [[maybe_unused]] const int tl_s5 = tl_k1 + tl_o3;
+                [[maybe_unused]] const int c = tl_c2 + tl_o3;
+                if (b0 * 4 + b < B && t < T) {
+                    r[(tl_s5 % 8)] = r[(tl_s5 % 8)] + tl_chunk4[tl_o3];
+                }
             }
         }
     }
@@ -340,17 +372,17 @@ __global__ void __launch_bounds__(256) chansum_kernel(
     // copy(r, y[0 +: 64]);  (partial_reductions.tl:76)
     if ((tl_tid / 8) == 0) {  // one copy of each replicated element is stored
         #pragma unroll
-        for (int tl_chunk2 = 0; tl_chunk2 < 8; tl_chunk2 += 4) {
-            float* tl_ptr3 = &y[((tl_chunk2) + (tl_tid % 8) * 8)];
-            if (tl::in_bounds(((tl_chunk2) + (tl_tid % 8) * 8), 64) && tl::in_bounds((((tl_chunk2) + (tl_tid % 8) * 8)) + 3, 64) && tl::is_aligned(tl_ptr3, 16)) {
-                float tl_vec4[4];
+        for (int tl_chunk6 = 0; tl_chunk6 < 8; tl_chunk6 += 4) {
+            float* tl_ptr7 = &y[((tl_chunk6) + (tl_tid % 8) * 8)];
+            if (tl::in_bounds(((tl_chunk6) + (tl_tid % 8) * 8), 64) && tl::in_bounds((((tl_chunk6) + (tl_tid % 8) * 8)) + 3, 64) && tl::is_aligned(tl_ptr7, 16)) {
+                float tl_vec8[4];
                 #pragma unroll
-                for (int tl_v = 0; tl_v < 4; ++tl_v) tl_vec4[tl_v] = r[tl_chunk2 + tl_v];
-                tl::store_vector<float, 4>(tl_ptr3, tl_vec4);
+                for (int tl_v = 0; tl_v < 4; ++tl_v) tl_vec8[tl_v] = r[tl_chunk6 + tl_v];
+                tl::store_vector<float, 4>(tl_ptr7, tl_vec8);
             } else {
                 #pragma unroll
                 for (int tl_v = 0; tl_v < 4; ++tl_v) {
-                    if (tl::in_bounds((((tl_chunk2 + tl_v)) + (tl_tid % 8) * 8), 64)) y[(((tl_chunk2 + tl_v)) + (tl_tid % 8) * 8)] = r[tl_chunk2 + tl_v];
+                    if (tl::in_bounds((((tl_chunk6 + tl_v)) + (tl_tid % 8) * 8), 64)) y[(((tl_chunk6 + tl_v)) + (tl_tid % 8) * 8)] = r[tl_chunk6 + tl_v];
                 }
             }
         }

@@ -136,7 +136,7 @@ __global__ void __launch_bounds__(128) short_trip_kernel(
             tl::load_chunk<float, 8>(tl_chunk32, &a[((k % 4) * 32 + i) * 36 + tl_c30]);
             #pragma unroll
             for (int tl_o31 = 0; tl_o31 < 8; ++tl_o31) {
-                const int tl_s33 = tl_k29 + tl_o31;
+                [[maybe_unused]] const int tl_s33 = tl_k29 + tl_o31;
                 [[maybe_unused]] const int j = tl_c30 + tl_o31;
                 acc[tl_s33] = acc[tl_s33] + tl_chunk32[tl_o31];
             }

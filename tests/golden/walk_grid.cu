@@ -98,7 +98,7 @@ __global__ void __launch_bounds__(128) head_sums_kernel(
             tl::load_chunk<float, 8>(tl_chunk18, &xs[((tile_walk % 2) * 32 + i) * 68 + tl_c16]);
             #pragma unroll
             for (int tl_o17 = 0; tl_o17 < 8; ++tl_o17) {
-                const int tl_s19 = tl_k15 + tl_o17;
+                [[maybe_unused]] const int tl_s19 = tl_k15 + tl_o17;
                 [[maybe_unused]] const int j = tl_c16 + tl_o17;
                 acc[(tl_s19 / 8)] = acc[(tl_s19 / 8)] + tl_chunk18[tl_o17];
             }
