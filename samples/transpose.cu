@@ -39,12 +39,12 @@ __global__ void __launch_bounds__(256) transpose_kernel(
     }
     __syncthreads();  // RAW on `tile`
     // for i, j in parallel(TILE, TILE) {  (transpose.tl:14)
-    // for i, j in parallel(64, 64): iterations dealt round-robin to the threads, 4 consecutive `j` at a time
+    // for i, j in parallel(64, 64): iterations dealt round-robin to the threads, 4 consecutive `j` at a time, neighbouring threads along `i` (a shared tile read down its columns)
     #pragma unroll
     for (int tl_i6 = 0; tl_i6 < 4; ++tl_i6) {
         const int tl_e5 = tl_tid + tl_i6 * 256;
-        const int tl_c7 = (tl_e5 % 16) * 4;  // the chunk's first `j`
-        const int i = tl_e5 / 16;
+        const int tl_c7 = (tl_e5 / 64) * 4;  // the chunk's first `j`
+        const int i = tl_e5 % 64;
         float tl_gathered9[4];
         unsigned tl_written10 = 0u;  // the elements stored
         #pragma unroll

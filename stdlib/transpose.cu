@@ -7,7 +7,7 @@
 
 namespace {
 
-// kernel transpose<TILE = 64, RUN = 8, T = bf16>  (stdlib/transpose.tl:7)
+// kernel transpose<TILE = 64, T = bf16>  (stdlib/transpose.tl:6)
 // 256 threads per block, 9216 bytes of shared memory
 __global__ void __launch_bounds__(256) transpose_kernel(
         const tl::bf16* __restrict__ X,
@@ -22,7 +22,7 @@ __global__ void __launch_bounds__(256) transpose_kernel(
     const int32_t b = int(blockIdx.z);
     const int32_t r0 = int(blockIdx.y) * 64;
     const int32_t c0 = int(blockIdx.x) * 64;
-    // copy(X[b, r0 +: TILE, c0 +: TILE], tile);  (transpose.tl:14)
+    // copy(X[b, r0 +: TILE, c0 +: TILE], tile);  (transpose.tl:13)
     #pragma unroll
     for (int tl_i1 = 0; tl_i1 < 2; ++tl_i1) {
         const int tl_chunk0 = tl_tid + tl_i1 * 256;
@@ -40,26 +40,24 @@ __global__ void __launch_bounds__(256) transpose_kernel(
         }
     }
     __syncthreads();  // RAW on `tile`
-    // for jb, i, jj in parallel(TILE / RUN, TILE, RUN) {  (transpose.tl:18)
-    // for jb, i, jj in parallel(8, 64, 8): iterations dealt round-robin to the threads, 8 consecutive `jj` at a time
+    // for i, j in parallel(TILE, TILE) {  (transpose.tl:15)
+    // for i, j in parallel(64, 64): iterations dealt round-robin to the threads, 8 consecutive `j` at a time, neighbouring threads along `i` (a shared tile read down its columns)
     #pragma unroll
     for (int tl_i6 = 0; tl_i6 < 2; ++tl_i6) {
         const int tl_e5 = tl_tid + tl_i6 * 256;
-        const int tl_c7 = 0;  // the chunk's first `jj`
-        const int jb = tl_e5 / 64;
+        const int tl_c7 = (tl_e5 / 64) * 8;  // the chunk's first `j`
         const int i = tl_e5 % 64;
         tl::bf16 tl_gathered9[8];
         unsigned tl_written10 = 0u;  // the elements stored
         #pragma unroll
         for (int tl_o8 = 0; tl_o8 < 8; ++tl_o8) {
-            [[maybe_unused]] const int jj = tl_c7 + tl_o8;
-            const int32_t j = jb * 8 + jj;
+            [[maybe_unused]] const int j = tl_c7 + tl_o8;
             if (c0 + i < N && r0 + j < M) {
                 tl_gathered9[tl_o8] = tile[j * 72 + i];
                 tl_written10 |= 1u << tl_o8;
             }
         }
-        tl::store_chunk<tl::bf16, 8>(&Y[(int64_t(b) * N + (c0 + i)) * M + (r0 + (jb * 8 + tl_c7))], tl_gathered9, tl_written10);
+        tl::store_chunk<tl::bf16, 8>(&Y[(int64_t(b) * N + (c0 + i)) * M + (r0 + tl_c7)], tl_gathered9, tl_written10);
     }
 }
 

@@ -326,6 +326,18 @@ SpreadChunks plan_spread_chunks(const ir::For& f, const std::vector<int64_t>& ex
                                 n, widest, last_name, threads),
                     fmt::format("make the last extent a multiple of {}", widest)};
     plan.width = any && width >= 2 ? width : 0;
+    plan.across_threads = f.vars.size() - 1;
+    for (auto& [a, v] : verdicts) {  // a shared read down the columns along the chunks
+        if (!plan.width || !a->load || a->load->buffer->scope != ir::Scope::Shared || a->nested) continue;
+        const auto& idx = a->load->indices;
+        bool down_columns = false;
+        for (size_t d = 0; d + 1 < idx.size(); ++d) down_columns |= ir::mentions(ir::substitute(idx[d], lets), last);
+        if (!down_columns) continue;
+        for (size_t u = 0; u + 1 < f.vars.size(); ++u)
+            if (coefficient_of(ir::substitute(idx.back(), lets), f.vars[u].get()) == std::optional<int64_t>(1) &&
+                !ir::mentions(ir::substitute(idx.back(), lets), last))
+                plan.across_threads = u;
+    }
 
     // A loop too short to give every thread a chunk of two gains nothing from chunks: no remark.
     const bool worth_chunks = n / 2 >= threads;

@@ -7,7 +7,7 @@
 
 namespace {
 
-// kernel transpose  (codegen_transpose.tl:5)
+// kernel transpose  (codegen_transpose.tl:7)
 // 256 threads per block, 4608 bytes of shared memory
 __global__ void __launch_bounds__(256) transpose_kernel(
         const float* __restrict__ A,
@@ -20,7 +20,7 @@ __global__ void __launch_bounds__(256) transpose_kernel(
     float* tile = reinterpret_cast<float*>(tl_smem + 0);  // shared tile: f32[32, 32], row pitch 36
     const int32_t r0 = int(blockIdx.y) * 32;
     const int32_t c0 = int(blockIdx.x) * 32;
-    // copy(A[r0 +: 32, c0 +: 32], tile);  (codegen_transpose.tl:11)
+    // copy(A[r0 +: 32, c0 +: 32], tile);  (codegen_transpose.tl:13)
     #pragma unroll
     for (int tl_i1 = 0; tl_i1 < 1; ++tl_i1) {
         const int tl_chunk0 = tl_tid + tl_i1 * 256;
@@ -38,13 +38,13 @@ __global__ void __launch_bounds__(256) transpose_kernel(
         }
     }
     __syncthreads();  // RAW on `tile`
-    // for i, j in parallel(32, 32) {  (codegen_transpose.tl:12)
-    // for i, j in parallel(32, 32): iterations dealt round-robin to the threads, 4 consecutive `j` at a time
+    // for i, j in parallel(32, 32) {  (codegen_transpose.tl:14)
+    // for i, j in parallel(32, 32): iterations dealt round-robin to the threads, 4 consecutive `j` at a time, neighbouring threads along `i` (a shared tile read down its columns)
     #pragma unroll
     for (int tl_i6 = 0; tl_i6 < 1; ++tl_i6) {
         const int tl_e5 = tl_tid + tl_i6 * 256;
-        const int tl_c7 = (tl_e5 % 8) * 4;  // the chunk's first `j`
-        const int i = tl_e5 / 8;
+        const int tl_c7 = (tl_e5 / 32) * 4;  // the chunk's first `j`
+        const int i = tl_e5 % 32;
         float tl_gathered9[4];
         unsigned tl_written10 = 0u;  // the elements stored
         #pragma unroll

@@ -193,12 +193,12 @@ __global__ void __launch_bounds__(128) gemm_relu_t_kernel(
     }
     __syncthreads();  // RAW on `c`
     // for i, j in parallel(64, 64) {  (verify_barriers.tl:23)
-    // for i, j in parallel(64, 64): iterations dealt round-robin to the threads, 4 consecutive `j` at a time
+    // for i, j in parallel(64, 64): iterations dealt round-robin to the threads, 4 consecutive `j` at a time, neighbouring threads along `i` (a shared tile read down its columns)
     #pragma unroll
     for (int tl_i46 = 0; tl_i46 < 8; ++tl_i46) {
         const int tl_e45 = tl_tid + tl_i46 * 128;
-        const int tl_c47 = (tl_e45 % 16) * 4;  // the chunk's first `j`
-        const int i = tl_e45 / 16;
+        const int tl_c47 = (tl_e45 / 64) * 4;  // the chunk's first `j`
+        const int i = tl_e45 % 64;
         float tl_gathered49[4];
         unsigned tl_written50 = 0u;  // the elements stored
         #pragma unroll
