@@ -50,21 +50,38 @@ template <typename T> __host__ __device__ __forceinline__ bool is_aligned(const 
     return (reinterpret_cast<uintptr_t>(p) & (bytes - 1)) == 0;
 }
 
+// How a chunk of N consecutive elements of T moves in accesses of up to 16 bytes: kBytes per access,
+// kPiece elements each; kVectors when the chunk splits into such accesses (a power-of-two size).
+template <typename T, int N> struct ChunkPieces {
+    static constexpr int kBytes = N * sizeof(T) < 16 ? N * sizeof(T) : 16;
+    static constexpr int kPiece = kBytes / sizeof(T);
+    static constexpr bool kVectors = (kBytes & (kBytes - 1)) == 0 && N % kPiece == 0;
+    using Raw = typename RawVector<kVectors ? kBytes : 1>::type;
+
+    // The whole chunk, src and dst aligned to kBytes in memory (registers need not be).
+    __host__ __device__ __forceinline__ static void load(T (&dst)[N], const T* src) {
+#pragma unroll
+        for (int p = 0; p < N; p += kPiece) {
+            const Raw raw = *reinterpret_cast<const Raw*>(src + p);
+            __builtin_memcpy(dst + p, &raw, sizeof(Raw));
+        }
+    }
+    __host__ __device__ __forceinline__ static void store(T* dst, const T (&src)[N]) {
+#pragma unroll
+        for (int p = 0; p < N; p += kPiece) {
+            Raw raw;
+            __builtin_memcpy(&raw, src + p, sizeof(Raw));
+            *reinterpret_cast<Raw*>(dst + p) = raw;
+        }
+    }
+};
+
 // Loads N consecutive elements (a chunk of a blocked fragment's row) in accesses of up to 16 bytes
 // when `src` is aligned to them, one element at a time when it is not.
 template <typename T, int N> __device__ __forceinline__ void load_chunk(T (&dst)[N], const T* src) {
-    constexpr int kBytes = N * sizeof(T) < 16 ? N * sizeof(T) : 16;
-    constexpr int kPiece = kBytes / sizeof(T);
-    if constexpr ((kBytes & (kBytes - 1)) == 0 && N % kPiece == 0) {
-        if (is_aligned(src, kBytes)) {
-            using Raw = typename RawVector<kBytes>::type;
-#pragma unroll
-            for (int p = 0; p < N; p += kPiece) {
-                const Raw raw = *reinterpret_cast<const Raw*>(src + p);
-                __builtin_memcpy(dst + p, &raw, sizeof(Raw));
-            }
-            return;
-        }
+    using Pieces = ChunkPieces<T, N>;
+    if constexpr (Pieces::kVectors) {
+        if (is_aligned(src, Pieces::kBytes)) return Pieces::load(dst, src);
     }
 #pragma unroll
     for (int i = 0; i < N; ++i) dst[i] = src[i];
@@ -75,18 +92,9 @@ template <typename T, int N> __device__ __forceinline__ void load_chunk(T (&dst)
 // to 16 bytes when the whole chunk is inside the row and `src` is aligned to them.
 template <typename T, int N>
 __host__ __device__ __forceinline__ void load_chunk_guarded(T (&dst)[N], const T* src, bool row_exists, int start, int extent) {
-    constexpr int kBytes = N * sizeof(T) < 16 ? N * sizeof(T) : 16;
-    constexpr int kPiece = kBytes / sizeof(T);
-    if constexpr ((kBytes & (kBytes - 1)) == 0 && N % kPiece == 0) {
-        if (row_exists && start >= 0 && start <= extent - N && is_aligned(src, kBytes)) {
-            using Raw = typename RawVector<kBytes>::type;
-#pragma unroll
-            for (int p = 0; p < N; p += kPiece) {
-                const Raw raw = *reinterpret_cast<const Raw*>(src + p);
-                __builtin_memcpy(dst + p, &raw, sizeof(Raw));
-            }
-            return;
-        }
+    using Pieces = ChunkPieces<T, N>;
+    if constexpr (Pieces::kVectors) {
+        if (row_exists && start >= 0 && start <= extent - N && is_aligned(src, Pieces::kBytes)) return Pieces::load(dst, src);
     }
 #pragma unroll
     for (int i = 0; i < N; ++i) dst[i] = row_exists && in_bounds(start + i, extent) ? src[i] : convert<T>(0.0f);
@@ -96,19 +104,9 @@ __host__ __device__ __forceinline__ void load_chunk_guarded(T (&dst)[N], const T
 // `dst`: accesses of up to 16 bytes when every bit is set and `dst` is aligned to them, else one
 // element per set bit.
 template <typename T, int N> __host__ __device__ __forceinline__ void store_chunk(T* dst, const T (&src)[N], unsigned written) {
-    constexpr int kBytes = N * sizeof(T) < 16 ? N * sizeof(T) : 16;
-    constexpr int kPiece = kBytes / sizeof(T);
-    if constexpr ((kBytes & (kBytes - 1)) == 0 && N % kPiece == 0) {
-        if (written == (N == 32 ? ~0u : (1u << N) - 1) && is_aligned(dst, kBytes)) {
-            using Raw = typename RawVector<kBytes>::type;
-#pragma unroll
-            for (int p = 0; p < N; p += kPiece) {
-                Raw raw;
-                __builtin_memcpy(&raw, src + p, sizeof(Raw));
-                *reinterpret_cast<Raw*>(dst + p) = raw;
-            }
-            return;
-        }
+    using Pieces = ChunkPieces<T, N>;
+    if constexpr (Pieces::kVectors) {
+        if (written == (N == 32 ? ~0u : (1u << N) - 1) && is_aligned(dst, Pieces::kBytes)) return Pieces::store(dst, src);
     }
 #pragma unroll
     for (int i = 0; i < N; ++i)
