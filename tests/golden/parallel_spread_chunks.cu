@@ -218,6 +218,53 @@ __global__ void __launch_bounds__(128) unchunked_kernel(
     }
 }
 
+// kernel rows_out  (parallel_spread_chunks.tl:95)
+// 128 threads per block, 0 bytes of shared memory
+__global__ void __launch_bounds__(128) rows_out_kernel(
+        const float* __restrict__ X,
+        float* __restrict__ Y,
+        int32_t R)
+{
+    using x_layout = tl::BlockedLayout<1024, 8, 128>;  // fragment x: f32[4, 256]
+    const int tl_tid = tl::thread_index<128>();
+    float x[x_layout::kSlots];  // fragment x: f32[4, 256]
+    // copy(X[block.x * 4 +: 4, 0 +: 256], x);  (parallel_spread_chunks.tl:99)
+    #pragma unroll
+    for (int tl_chunk0 = 0; tl_chunk0 < x_layout::kSlots; tl_chunk0 += 4) {
+        const float* tl_ptr1 = &X[int64_t((int(blockIdx.x) * 4) + ((x_layout::flat(tl_tid, (tl_chunk0 / 8) * 8)) / 256)) * 256 + (((x_layout::flat(tl_tid, (tl_chunk0 / 8) * 8)) % 256) + tl_chunk0 % 8)];
+        if (tl::in_bounds((int(blockIdx.x) * 4) + ((x_layout::flat(tl_tid, (tl_chunk0 / 8) * 8)) / 256), R) && tl::in_bounds(((x_layout::flat(tl_tid, (tl_chunk0 / 8) * 8)) % 256) + tl_chunk0 % 8, 256) && tl::in_bounds((int(blockIdx.x) * 4) + ((x_layout::flat(tl_tid, (tl_chunk0 / 8) * 8)) / 256), R) && tl::in_bounds((((x_layout::flat(tl_tid, (tl_chunk0 / 8) * 8)) % 256) + tl_chunk0 % 8) + 3, 256) && tl::is_aligned(tl_ptr1, 16)) {
+            float tl_vec2[4];
+            tl::load_vector<float, 4>(tl_vec2, tl_ptr1);
+            #pragma unroll
+            for (int tl_v = 0; tl_v < 4; ++tl_v) x[tl_chunk0 + tl_v] = tl_vec2[tl_v];
+        } else {
+            #pragma unroll
+            for (int tl_v = 0; tl_v < 4; ++tl_v) {
+                x[tl_chunk0 + tl_v] = tl::in_bounds((int(blockIdx.x) * 4) + ((x_layout::flat(tl_tid, ((tl_chunk0 + tl_v) / 8) * 8)) / 256), R) && tl::in_bounds(((x_layout::flat(tl_tid, ((tl_chunk0 + tl_v) / 8) * 8)) % 256) + (tl_chunk0 + tl_v) % 8, 256) ? X[int64_t((int(blockIdx.x) * 4) + ((x_layout::flat(tl_tid, ((tl_chunk0 + tl_v) / 8) * 8)) / 256)) * 256 + (((x_layout::flat(tl_tid, ((tl_chunk0 + tl_v) / 8) * 8)) % 256) + (tl_chunk0 + tl_v) % 8)] : 0.0f;
+            }
+        }
+    }
+    // for i, j in parallel(4, 256) {  (parallel_spread_chunks.tl:100)
+    // for i, j in parallel(4, 256): each thread visits the elements of `x` it holds
+    #pragma unroll
+    for (int tl_k4 = 0; tl_k4 < x_layout::kSlots; tl_k4 += 8) {
+        const int tl_c5 = (x_layout::flat(tl_tid, tl_k4)) % 256;  // the chunk's first column
+        const int i = (x_layout::flat(tl_tid, tl_k4)) / 256;
+        float tl_gathered7[8];
+        unsigned tl_written8 = 0u;  // the elements stored
+        #pragma unroll
+        for (int tl_o6 = 0; tl_o6 < 8; ++tl_o6) {
+            [[maybe_unused]] const int tl_s9 = tl_k4 + tl_o6;
+            [[maybe_unused]] const int j = tl_c5 + tl_o6;
+            if (int(blockIdx.x) * 4 + i < R) {
+                tl_gathered7[tl_o6] = x[tl_s9] * 2.0f;
+                tl_written8 |= 1u << tl_o6;
+            }
+        }
+        tl::store_chunk<float, 8>(&Y[int64_t(int(blockIdx.x) * 4 + i) * 256 + tl_c5], tl_gathered7, tl_written8);
+    }
+}
+
 }  // namespace
 
 namespace tlc {
@@ -309,6 +356,19 @@ cudaError_t unchunked(__half* Z, int64_t N, cudaStream_t stream) {
     return tl::host::record(cudaGetLastError(), tl_name, "launch");
 }
 
+cudaError_t rows_out(const float* X, float* Y, int64_t R, cudaStream_t stream) {
+    constexpr const char* tl_name = "rows_out";
+    if (cudaError_t tl_err = tl::host::check_pointer(X, tl_name, "X", 4); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_pointer(Y, tl_name, "Y", 4); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_dim(R, tl_name, "R"); tl_err != cudaSuccess) return tl_err;
+    const int64_t tl_grid_x = int64_t(tl::cdiv(R, 4)), tl_grid_y = int64_t(1), tl_grid_z = int64_t(1);
+    if (tl_grid_x <= 0 || tl_grid_y <= 0 || tl_grid_z <= 0) return cudaSuccess;  // nothing to compute
+    if (tl_grid_x > INT32_MAX || tl_grid_y > 65535 || tl_grid_z > 65535)
+        return tl::host::invalid_argument(std::string(tl_name) + ": the grid is larger than CUDA allows");
+    ::rows_out_kernel<<<dim3(unsigned(tl_grid_x), unsigned(tl_grid_y), unsigned(tl_grid_z)), 128, 0, stream>>>(X, Y, static_cast<int32_t>(R));
+    return tl::host::record(cudaGetLastError(), tl_name, "launch");
+}
+
 }  // namespace tlc
 
 extern "C" {
@@ -318,4 +378,5 @@ cudaError_t tlc_gather_columns(const void* X, const void* Idx, void* Y, int64_t 
 cudaError_t tlc_in_place(void* Z, int64_t N, cudaStream_t stream) { return tlc::in_place(static_cast<__half*>(Z), N, stream); }
 cudaError_t tlc_read_back(void* Z, int64_t N, cudaStream_t stream) { return tlc::read_back(static_cast<__half*>(Z), N, stream); }
 cudaError_t tlc_unchunked(void* Z, int64_t N, cudaStream_t stream) { return tlc::unchunked(static_cast<__half*>(Z), N, stream); }
+cudaError_t tlc_rows_out(const void* X, void* Y, int64_t R, cudaStream_t stream) { return tlc::rows_out(static_cast<const float*>(X), static_cast<float*>(Y), R, stream); }
 }

@@ -30,6 +30,9 @@ cudaError_t read_back(__half* Z, int64_t N, cudaStream_t stream = 0);
 // Launches kernel `unchunked`; returns cudaErrorInvalidValue (see tlc::last_error_message()) for bad arguments.
 cudaError_t unchunked(__half* Z, int64_t N, cudaStream_t stream = 0);
 
+// Launches kernel `rows_out`; returns cudaErrorInvalidValue (see tlc::last_error_message()) for bad arguments.
+cudaError_t rows_out(const float* X, float* Y, int64_t R, cudaStream_t stream = 0);
+
 }  // namespace tlc
 
 extern "C" {
@@ -39,4 +42,5 @@ cudaError_t tlc_gather_columns(const void* X, const void* Idx, void* Y, int64_t 
 cudaError_t tlc_in_place(void* Z, int64_t N, cudaStream_t stream);
 cudaError_t tlc_read_back(void* Z, int64_t N, cudaStream_t stream);
 cudaError_t tlc_unchunked(void* Z, int64_t N, cudaStream_t stream);
+cudaError_t tlc_rows_out(const void* X, void* Y, int64_t R, cudaStream_t stream);
 }
