@@ -201,6 +201,7 @@ bool KernelEmitter::emit_chunked_parallel(const ir::For& f, const ir::Buffer& an
     auto probe = slot_chunk(anchor, "0", /*first_of_chunk=*/true);
     if (!probe) return false;
     SpreadChunks plan = plan_spread_chunks(f, extents, kernel_.threads, probe->width);
+    report_scalar_stores(plan);
     if (plan.shared_reads.empty() && plan.groups.empty()) return false;
     std::string k = fresh("k");
     auto chunk = slot_chunk(anchor, k, /*first_of_chunk=*/true);
@@ -235,10 +236,7 @@ bool KernelEmitter::emit_chunked_parallel(const ir::For& f, const ir::Buffer& an
 bool KernelEmitter::emit_chunked_spread(const ir::For& f, const std::vector<int64_t>& extents, ElementContext& ctx,
                                         const std::function<void(const std::vector<std::string>&)>& bind_vars) {
     SpreadChunks plan = plan_spread_chunks(f, extents, kernel_.threads);
-    for (auto& [st, why] : plan.scalar_stores) {
-        diags_.report(DiagKind::StoreNotVectorized, st->range, st->buffer->name, why.reason);
-        if (!why.fix.empty()) diags_.note(DiagKind::NoteFix, st->range, why.fix);
-    }
+    report_scalar_stores(plan);
     if (!plan.width) return false;
     const ir::Var* last = f.vars.back().get();
     const int64_t width = plan.width;
@@ -282,6 +280,14 @@ bool KernelEmitter::emit_chunked_spread(const ir::For& f, const std::vector<int6
         emit_chunk_stores(stores, "");
     });
     return true;
+}
+
+// Remark R0009 at each store to global memory that a chunk plan leaves one element per access.
+void KernelEmitter::report_scalar_stores(const SpreadChunks& plan) {
+    for (auto& [st, why] : plan.scalar_stores) {
+        diags_.report(DiagKind::StoreNotVectorized, st->range, st->buffer->name, why.reason);
+        if (!why.fix.empty()) diags_.note(DiagKind::NoteFix, st->range, why.fix);
+    }
 }
 
 std::vector<KernelEmitter::ChunkStore> KernelEmitter::emit_chunk_loads(const ir::For& f, const SpreadChunks& plan, const std::string& start,

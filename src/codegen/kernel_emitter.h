@@ -163,6 +163,7 @@ private:
     std::vector<ChunkStore> emit_chunk_loads(const ir::For& f, const SpreadChunks& plan, const std::string& start,
                                              const std::string& offset, ElementContext& ctx);
     void emit_chunk_stores(const std::vector<ChunkStore>& stores, const std::string& guard);
+    void report_scalar_stores(const SpreadChunks& plan);
     bool emit_chunked_parallel(const ir::For& f, const ir::Buffer& anchor, const std::vector<int64_t>& extents,
                                ElementContext& ctx, const std::function<void(const std::vector<std::string>&)>& bind_vars);
     std::vector<std::string> slot_coords(const ir::Buffer& frag, const std::string& slot) const;

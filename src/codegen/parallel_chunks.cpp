@@ -313,6 +313,9 @@ SpreadChunks plan_spread_chunks(const ir::For& f, const std::vector<int64_t>& ex
     const int64_t n = ir::element_count(extents);
     if (fixed_width > 0) {
         plan.width = fixed_width;
+        for (auto& [a, v] : verdicts)
+            if (a->store && a->store->buffer->scope == ir::Scope::Global && !v.why.reason.empty())
+                plan.scalar_stores.emplace_back(a->store, v.why);
         plan.shared_reads = chunk_reads(f, extents, plan.width);
         form_groups(plan, verdicts);
         return plan;
