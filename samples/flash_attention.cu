@@ -70,46 +70,46 @@ __global__ void __launch_bounds__(128) flash_attention_kernel(
     const int32_t t_trips = n_kv;
     if (0 < t_trips) {
         // copy(K[b, h, k0 +: BN, 0 +: D], k);  (flash_attention.tl:33)
-        if (tl::is_aligned(K, 16) && 64 % 8 == 0 && tl::in_bounds(b, B) && tl::in_bounds(h, H) && (0 * 64) >= 0 && (0 * 64) + 64 <= S && 0 >= 0 && 0 + 64 <= 64 && 0 % 8 == 0) {
+        if (tl::is_aligned(K, 16) && 64 % 8 == 0 && tl::in_bounds(b, B) && tl::in_bounds(h, H) && 0 >= 0 && 0 + 64 <= S && 0 >= 0 && 0 + 64 <= 64 && 0 % 8 == 0) {
             #pragma unroll
             for (int tl_i6 = 0; tl_i6 < 4; ++tl_i6) {
                 const int tl_chunk5 = tl_tid + tl_i6 * 128;
-                tl::cp_async_16(&k[(0 * 64 + ((tl_chunk5 * 8) / 64)) * 72 + ((tl_chunk5 * 8) % 64)], &K[((int64_t(b) * H + h) * S + ((0 * 64) + ((tl_chunk5 * 8) / 64))) * 64 + ((tl_chunk5 * 8) % 64)]);
+                tl::cp_async_16(&k[(0 * 64 + ((tl_chunk5 * 8) / 64)) * 72 + ((tl_chunk5 * 8) % 64)], &K[((int64_t(b) * H + h) * S + ((tl_chunk5 * 8) / 64)) * 64 + ((tl_chunk5 * 8) % 64)]);
             }
         } else {
             #pragma unroll
             for (int tl_i8 = 0; tl_i8 < 4; ++tl_i8) {
                 const int tl_chunk7 = tl_tid + tl_i8 * 128;
-                const tl::f16* tl_src9 = &K[((int64_t(b) * H + h) * S + ((0 * 64) + ((tl_chunk7 * 8) / 64))) * 64 + ((tl_chunk7 * 8) % 64)];
+                const tl::f16* tl_src9 = &K[((int64_t(b) * H + h) * S + ((tl_chunk7 * 8) / 64)) * 64 + ((tl_chunk7 * 8) % 64)];
                 tl::f16* tl_dst10 = &k[(0 * 64 + ((tl_chunk7 * 8) / 64)) * 72 + ((tl_chunk7 * 8) % 64)];
-                const int tl_valid11 = !(tl::in_bounds(b, B) && tl::in_bounds(h, H) && tl::in_bounds((0 * 64) + ((tl_chunk7 * 8) / 64), S)) ? 0 : max(0, min(8, 64 - ((tl_chunk7 * 8) % 64)));
+                const int tl_valid11 = !(tl::in_bounds(b, B) && tl::in_bounds(h, H) && tl::in_bounds((tl_chunk7 * 8) / 64, S)) ? 0 : max(0, min(8, 64 - ((tl_chunk7 * 8) % 64)));
                 if (tl_valid11 == 8 && (tl_chunk7 * 8) % 64 >= 0 && tl::is_aligned(tl_src9, 4)) {
                     tl::cp_async_chunk(tl_dst10, tl_src9);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
                 } else {
                     #pragma unroll
-                    for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst10[tl_v] = tl::in_bounds(b, B) && tl::in_bounds(h, H) && tl::in_bounds((0 * 64) + ((tl_chunk7 * 8) / 64), S) && tl::in_bounds(((tl_chunk7 * 8) % 64) + tl_v, 64) ? tl_src9[tl_v] : tl::convert<tl::f16>(0.0f);
+                    for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst10[tl_v] = tl::in_bounds(b, B) && tl::in_bounds(h, H) && tl::in_bounds((tl_chunk7 * 8) / 64, S) && tl::in_bounds(((tl_chunk7 * 8) % 64) + tl_v, 64) ? tl_src9[tl_v] : tl::convert<tl::f16>(0.0f);
                 }
             }
         }
         // copy(V[b, h, k0 +: BN, 0 +: D], v);  (flash_attention.tl:34)
-        if (tl::is_aligned(V, 16) && 64 % 8 == 0 && tl::in_bounds(b, B) && tl::in_bounds(h, H) && (0 * 64) >= 0 && (0 * 64) + 64 <= S && 0 >= 0 && 0 + 64 <= 64 && 0 % 8 == 0) {
+        if (tl::is_aligned(V, 16) && 64 % 8 == 0 && tl::in_bounds(b, B) && tl::in_bounds(h, H) && 0 >= 0 && 0 + 64 <= S && 0 >= 0 && 0 + 64 <= 64 && 0 % 8 == 0) {
             #pragma unroll
             for (int tl_i13 = 0; tl_i13 < 4; ++tl_i13) {
                 const int tl_chunk12 = tl_tid + tl_i13 * 128;
-                tl::cp_async_16(&v[(0 * 64 + ((tl_chunk12 * 8) / 64)) * 72 + ((tl_chunk12 * 8) % 64)], &V[((int64_t(b) * H + h) * S + ((0 * 64) + ((tl_chunk12 * 8) / 64))) * 64 + ((tl_chunk12 * 8) % 64)]);
+                tl::cp_async_16(&v[(0 * 64 + ((tl_chunk12 * 8) / 64)) * 72 + ((tl_chunk12 * 8) % 64)], &V[((int64_t(b) * H + h) * S + ((tl_chunk12 * 8) / 64)) * 64 + ((tl_chunk12 * 8) % 64)]);
             }
         } else {
             #pragma unroll
             for (int tl_i15 = 0; tl_i15 < 4; ++tl_i15) {
                 const int tl_chunk14 = tl_tid + tl_i15 * 128;
-                const tl::f16* tl_src16 = &V[((int64_t(b) * H + h) * S + ((0 * 64) + ((tl_chunk14 * 8) / 64))) * 64 + ((tl_chunk14 * 8) % 64)];
+                const tl::f16* tl_src16 = &V[((int64_t(b) * H + h) * S + ((tl_chunk14 * 8) / 64)) * 64 + ((tl_chunk14 * 8) % 64)];
                 tl::f16* tl_dst17 = &v[(0 * 64 + ((tl_chunk14 * 8) / 64)) * 72 + ((tl_chunk14 * 8) % 64)];
-                const int tl_valid18 = !(tl::in_bounds(b, B) && tl::in_bounds(h, H) && tl::in_bounds((0 * 64) + ((tl_chunk14 * 8) / 64), S)) ? 0 : max(0, min(8, 64 - ((tl_chunk14 * 8) % 64)));
+                const int tl_valid18 = !(tl::in_bounds(b, B) && tl::in_bounds(h, H) && tl::in_bounds((tl_chunk14 * 8) / 64, S)) ? 0 : max(0, min(8, 64 - ((tl_chunk14 * 8) % 64)));
                 if (tl_valid18 == 8 && (tl_chunk14 * 8) % 64 >= 0 && tl::is_aligned(tl_src16, 4)) {
                     tl::cp_async_chunk(tl_dst17, tl_src16);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
                 } else {
                     #pragma unroll
-                    for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst17[tl_v] = tl::in_bounds(b, B) && tl::in_bounds(h, H) && tl::in_bounds((0 * 64) + ((tl_chunk14 * 8) / 64), S) && tl::in_bounds(((tl_chunk14 * 8) % 64) + tl_v, 64) ? tl_src16[tl_v] : tl::convert<tl::f16>(0.0f);
+                    for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst17[tl_v] = tl::in_bounds(b, B) && tl::in_bounds(h, H) && tl::in_bounds((tl_chunk14 * 8) / 64, S) && tl::in_bounds(((tl_chunk14 * 8) % 64) + tl_v, 64) ? tl_src16[tl_v] : tl::convert<tl::f16>(0.0f);
                 }
             }
         }

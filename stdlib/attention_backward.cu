@@ -73,24 +73,24 @@ __global__ void __launch_bounds__(256) attention_backward_rows_kernel(
     const int32_t t_trips = n_kv;
     if (0 < t_trips) {
         // copy(K[b, h, k0 +: BN, 0 +: D], k);  (attention_backward.tl:47)
-        if (tl::is_aligned(K, 16) && 64 % 8 == 0 && tl::in_bounds(b, B) && tl::in_bounds(h, H) && (0 * 128) >= 0 && (0 * 128) + 128 <= S && 0 >= 0 && 0 + 64 <= 64 && 0 % 8 == 0) {
+        if (tl::is_aligned(K, 16) && 64 % 8 == 0 && tl::in_bounds(b, B) && tl::in_bounds(h, H) && 0 >= 0 && 0 + 128 <= S && 0 >= 0 && 0 + 64 <= 64 && 0 % 8 == 0) {
             #pragma unroll
             for (int tl_i6 = 0; tl_i6 < 4; ++tl_i6) {
                 const int tl_chunk5 = tl_tid + tl_i6 * 256;
-                tl::cp_async_16(&k[(0 * 128 + ((tl_chunk5 * 8) / 64)) * 72 + ((tl_chunk5 * 8) % 64)], &K[((int64_t(b) * H + h) * S + ((0 * 128) + ((tl_chunk5 * 8) / 64))) * 64 + ((tl_chunk5 * 8) % 64)]);
+                tl::cp_async_16(&k[(0 * 128 + ((tl_chunk5 * 8) / 64)) * 72 + ((tl_chunk5 * 8) % 64)], &K[((int64_t(b) * H + h) * S + ((tl_chunk5 * 8) / 64)) * 64 + ((tl_chunk5 * 8) % 64)]);
             }
         } else {
             #pragma unroll
             for (int tl_i8 = 0; tl_i8 < 4; ++tl_i8) {
                 const int tl_chunk7 = tl_tid + tl_i8 * 256;
-                const tl::f16* tl_src9 = &K[((int64_t(b) * H + h) * S + ((0 * 128) + ((tl_chunk7 * 8) / 64))) * 64 + ((tl_chunk7 * 8) % 64)];
+                const tl::f16* tl_src9 = &K[((int64_t(b) * H + h) * S + ((tl_chunk7 * 8) / 64)) * 64 + ((tl_chunk7 * 8) % 64)];
                 tl::f16* tl_dst10 = &k[(0 * 128 + ((tl_chunk7 * 8) / 64)) * 72 + ((tl_chunk7 * 8) % 64)];
-                const int tl_valid11 = !(tl::in_bounds(b, B) && tl::in_bounds(h, H) && tl::in_bounds((0 * 128) + ((tl_chunk7 * 8) / 64), S)) ? 0 : max(0, min(8, 64 - ((tl_chunk7 * 8) % 64)));
+                const int tl_valid11 = !(tl::in_bounds(b, B) && tl::in_bounds(h, H) && tl::in_bounds((tl_chunk7 * 8) / 64, S)) ? 0 : max(0, min(8, 64 - ((tl_chunk7 * 8) % 64)));
                 if (tl_valid11 == 8 && (tl_chunk7 * 8) % 64 >= 0 && tl::is_aligned(tl_src9, 4)) {
                     tl::cp_async_chunk(tl_dst10, tl_src9);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
                 } else {
                     #pragma unroll
-                    for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst10[tl_v] = tl::in_bounds(b, B) && tl::in_bounds(h, H) && tl::in_bounds((0 * 128) + ((tl_chunk7 * 8) / 64), S) && tl::in_bounds(((tl_chunk7 * 8) % 64) + tl_v, 64) ? tl_src9[tl_v] : tl::convert<tl::f16>(0.0f);
+                    for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst10[tl_v] = tl::in_bounds(b, B) && tl::in_bounds(h, H) && tl::in_bounds((tl_chunk7 * 8) / 64, S) && tl::in_bounds(((tl_chunk7 * 8) % 64) + tl_v, 64) ? tl_src9[tl_v] : tl::convert<tl::f16>(0.0f);
                 }
             }
         }
@@ -687,56 +687,56 @@ __global__ void __launch_bounds__(256) attention_backward_kv_kernel(
     const int32_t t_trips = tl::cdiv(S, 128) - first;
     if (0 < t_trips) {
         // copy(Q[b, h, q0 +: BM, 0 +: D], q);  (attention_backward.tl:128)
-        if (tl::is_aligned(Q, 16) && 64 % 8 == 0 && tl::in_bounds(b, B) && tl::in_bounds(h, H) && ((first + 0) * 128) >= 0 && ((first + 0) * 128) + 128 <= S && 0 >= 0 && 0 + 64 <= 64 && 0 % 8 == 0) {
+        if (tl::is_aligned(Q, 16) && 64 % 8 == 0 && tl::in_bounds(b, B) && tl::in_bounds(h, H) && (first * 128) >= 0 && (first * 128) + 128 <= S && 0 >= 0 && 0 + 64 <= 64 && 0 % 8 == 0) {
             #pragma unroll
             for (int tl_i11 = 0; tl_i11 < 4; ++tl_i11) {
                 const int tl_chunk10 = tl_tid + tl_i11 * 256;
-                tl::cp_async_16(&q[(0 * 128 + ((tl_chunk10 * 8) / 64)) * 72 + ((tl_chunk10 * 8) % 64)], &Q[((int64_t(b) * H + h) * S + (((first + 0) * 128) + ((tl_chunk10 * 8) / 64))) * 64 + ((tl_chunk10 * 8) % 64)]);
+                tl::cp_async_16(&q[(0 * 128 + ((tl_chunk10 * 8) / 64)) * 72 + ((tl_chunk10 * 8) % 64)], &Q[((int64_t(b) * H + h) * S + ((first * 128) + ((tl_chunk10 * 8) / 64))) * 64 + ((tl_chunk10 * 8) % 64)]);
             }
         } else {
             #pragma unroll
             for (int tl_i13 = 0; tl_i13 < 4; ++tl_i13) {
                 const int tl_chunk12 = tl_tid + tl_i13 * 256;
-                const tl::f16* tl_src14 = &Q[((int64_t(b) * H + h) * S + (((first + 0) * 128) + ((tl_chunk12 * 8) / 64))) * 64 + ((tl_chunk12 * 8) % 64)];
+                const tl::f16* tl_src14 = &Q[((int64_t(b) * H + h) * S + ((first * 128) + ((tl_chunk12 * 8) / 64))) * 64 + ((tl_chunk12 * 8) % 64)];
                 tl::f16* tl_dst15 = &q[(0 * 128 + ((tl_chunk12 * 8) / 64)) * 72 + ((tl_chunk12 * 8) % 64)];
-                const int tl_valid16 = !(tl::in_bounds(b, B) && tl::in_bounds(h, H) && tl::in_bounds(((first + 0) * 128) + ((tl_chunk12 * 8) / 64), S)) ? 0 : max(0, min(8, 64 - ((tl_chunk12 * 8) % 64)));
+                const int tl_valid16 = !(tl::in_bounds(b, B) && tl::in_bounds(h, H) && tl::in_bounds((first * 128) + ((tl_chunk12 * 8) / 64), S)) ? 0 : max(0, min(8, 64 - ((tl_chunk12 * 8) % 64)));
                 if (tl_valid16 == 8 && (tl_chunk12 * 8) % 64 >= 0 && tl::is_aligned(tl_src14, 4)) {
                     tl::cp_async_chunk(tl_dst15, tl_src14);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
                 } else {
                     #pragma unroll
-                    for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst15[tl_v] = tl::in_bounds(b, B) && tl::in_bounds(h, H) && tl::in_bounds(((first + 0) * 128) + ((tl_chunk12 * 8) / 64), S) && tl::in_bounds(((tl_chunk12 * 8) % 64) + tl_v, 64) ? tl_src14[tl_v] : tl::convert<tl::f16>(0.0f);
+                    for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst15[tl_v] = tl::in_bounds(b, B) && tl::in_bounds(h, H) && tl::in_bounds((first * 128) + ((tl_chunk12 * 8) / 64), S) && tl::in_bounds(((tl_chunk12 * 8) % 64) + tl_v, 64) ? tl_src14[tl_v] : tl::convert<tl::f16>(0.0f);
                 }
             }
         }
         // copy(dO[b, h, q0 +: BM, 0 +: D], go);  (attention_backward.tl:129)
-        if (tl::is_aligned(dO, 16) && 64 % 8 == 0 && tl::in_bounds(b, B) && tl::in_bounds(h, H) && ((first + 0) * 128) >= 0 && ((first + 0) * 128) + 128 <= S && 0 >= 0 && 0 + 64 <= 64 && 0 % 8 == 0) {
+        if (tl::is_aligned(dO, 16) && 64 % 8 == 0 && tl::in_bounds(b, B) && tl::in_bounds(h, H) && (first * 128) >= 0 && (first * 128) + 128 <= S && 0 >= 0 && 0 + 64 <= 64 && 0 % 8 == 0) {
             #pragma unroll
             for (int tl_i18 = 0; tl_i18 < 4; ++tl_i18) {
                 const int tl_chunk17 = tl_tid + tl_i18 * 256;
-                tl::cp_async_16(&go[(0 * 128 + ((tl_chunk17 * 8) / 64)) * 72 + ((tl_chunk17 * 8) % 64)], &dO[((int64_t(b) * H + h) * S + (((first + 0) * 128) + ((tl_chunk17 * 8) / 64))) * 64 + ((tl_chunk17 * 8) % 64)]);
+                tl::cp_async_16(&go[(0 * 128 + ((tl_chunk17 * 8) / 64)) * 72 + ((tl_chunk17 * 8) % 64)], &dO[((int64_t(b) * H + h) * S + ((first * 128) + ((tl_chunk17 * 8) / 64))) * 64 + ((tl_chunk17 * 8) % 64)]);
             }
         } else {
             #pragma unroll
             for (int tl_i20 = 0; tl_i20 < 4; ++tl_i20) {
                 const int tl_chunk19 = tl_tid + tl_i20 * 256;
-                const tl::f16* tl_src21 = &dO[((int64_t(b) * H + h) * S + (((first + 0) * 128) + ((tl_chunk19 * 8) / 64))) * 64 + ((tl_chunk19 * 8) % 64)];
+                const tl::f16* tl_src21 = &dO[((int64_t(b) * H + h) * S + ((first * 128) + ((tl_chunk19 * 8) / 64))) * 64 + ((tl_chunk19 * 8) % 64)];
                 tl::f16* tl_dst22 = &go[(0 * 128 + ((tl_chunk19 * 8) / 64)) * 72 + ((tl_chunk19 * 8) % 64)];
-                const int tl_valid23 = !(tl::in_bounds(b, B) && tl::in_bounds(h, H) && tl::in_bounds(((first + 0) * 128) + ((tl_chunk19 * 8) / 64), S)) ? 0 : max(0, min(8, 64 - ((tl_chunk19 * 8) % 64)));
+                const int tl_valid23 = !(tl::in_bounds(b, B) && tl::in_bounds(h, H) && tl::in_bounds((first * 128) + ((tl_chunk19 * 8) / 64), S)) ? 0 : max(0, min(8, 64 - ((tl_chunk19 * 8) % 64)));
                 if (tl_valid23 == 8 && (tl_chunk19 * 8) % 64 >= 0 && tl::is_aligned(tl_src21, 4)) {
                     tl::cp_async_chunk(tl_dst22, tl_src21);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
                 } else {
                     #pragma unroll
-                    for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst22[tl_v] = tl::in_bounds(b, B) && tl::in_bounds(h, H) && tl::in_bounds(((first + 0) * 128) + ((tl_chunk19 * 8) / 64), S) && tl::in_bounds(((tl_chunk19 * 8) % 64) + tl_v, 64) ? tl_src21[tl_v] : tl::convert<tl::f16>(0.0f);
+                    for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst22[tl_v] = tl::in_bounds(b, B) && tl::in_bounds(h, H) && tl::in_bounds((first * 128) + ((tl_chunk19 * 8) / 64), S) && tl::in_bounds(((tl_chunk19 * 8) % 64) + tl_v, 64) ? tl_src21[tl_v] : tl::convert<tl::f16>(0.0f);
                 }
             }
         }
         // copy(Lse[b, h, q0 +: BM], lse_tile);  (attention_backward.tl:130)
-        if (tl::is_aligned(Lse, 16) && S % 4 == 0 && tl::in_bounds(b, B) && tl::in_bounds(h, H) && ((first + 0) * 128) >= 0 && ((first + 0) * 128) + 128 <= S && ((first + 0) * 128) % 4 == 0) {
+        if (tl::is_aligned(Lse, 16) && S % 4 == 0 && tl::in_bounds(b, B) && tl::in_bounds(h, H) && (first * 128) >= 0 && (first * 128) + 128 <= S && (first * 128) % 4 == 0) {
             #pragma unroll
             for (int tl_i25 = 0; tl_i25 < 1; ++tl_i25) {
                 const int tl_chunk24 = tl_tid + tl_i25 * 256;
                 if (tl_chunk24 < 32) {
-                    tl::cp_async_16(&lse_tile[0 * 132 + (tl_chunk24 * 4)], &Lse[(int64_t(b) * H + h) * S + (((first + 0) * 128) + (tl_chunk24 * 4))]);
+                    tl::cp_async_16(&lse_tile[0 * 132 + (tl_chunk24 * 4)], &Lse[(int64_t(b) * H + h) * S + ((first * 128) + (tl_chunk24 * 4))]);
                 }
             }
         } else {
@@ -744,25 +744,25 @@ __global__ void __launch_bounds__(256) attention_backward_kv_kernel(
             for (int tl_i27 = 0; tl_i27 < 1; ++tl_i27) {
                 const int tl_chunk26 = tl_tid + tl_i27 * 256;
                 if (tl_chunk26 < 32) {
-                    const float* tl_src28 = &Lse[(int64_t(b) * H + h) * S + (((first + 0) * 128) + (tl_chunk26 * 4))];
+                    const float* tl_src28 = &Lse[(int64_t(b) * H + h) * S + ((first * 128) + (tl_chunk26 * 4))];
                     float* tl_dst29 = &lse_tile[0 * 132 + (tl_chunk26 * 4)];
-                    const int tl_valid30 = !(tl::in_bounds(b, B) && tl::in_bounds(h, H)) ? 0 : max(0, min(4, S - (((first + 0) * 128) + (tl_chunk26 * 4))));
-                    if (tl_valid30 == 4 && ((first + 0) * 128) + (tl_chunk26 * 4) >= 0 && tl::is_aligned(tl_src28, 4)) {
+                    const int tl_valid30 = !(tl::in_bounds(b, B) && tl::in_bounds(h, H)) ? 0 : max(0, min(4, S - ((first * 128) + (tl_chunk26 * 4))));
+                    if (tl_valid30 == 4 && (first * 128) + (tl_chunk26 * 4) >= 0 && tl::is_aligned(tl_src28, 4)) {
                         tl::cp_async_chunk(tl_dst29, tl_src28);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
                     } else {
                         #pragma unroll
-                        for (int tl_v = 0; tl_v < 4; ++tl_v) tl_dst29[tl_v] = tl::in_bounds(b, B) && tl::in_bounds(h, H) && tl::in_bounds((((first + 0) * 128) + (tl_chunk26 * 4)) + tl_v, S) ? tl_src28[tl_v] : 0.0f;
+                        for (int tl_v = 0; tl_v < 4; ++tl_v) tl_dst29[tl_v] = tl::in_bounds(b, B) && tl::in_bounds(h, H) && tl::in_bounds(((first * 128) + (tl_chunk26 * 4)) + tl_v, S) ? tl_src28[tl_v] : 0.0f;
                     }
                 }
             }
         }
         // copy(Delta[b, h, q0 +: BM], delta_tile);  (attention_backward.tl:131)
-        if (tl::is_aligned(Delta, 16) && S % 4 == 0 && tl::in_bounds(b, B) && tl::in_bounds(h, H) && ((first + 0) * 128) >= 0 && ((first + 0) * 128) + 128 <= S && ((first + 0) * 128) % 4 == 0) {
+        if (tl::is_aligned(Delta, 16) && S % 4 == 0 && tl::in_bounds(b, B) && tl::in_bounds(h, H) && (first * 128) >= 0 && (first * 128) + 128 <= S && (first * 128) % 4 == 0) {
             #pragma unroll
             for (int tl_i32 = 0; tl_i32 < 1; ++tl_i32) {
                 const int tl_chunk31 = tl_tid + tl_i32 * 256;
                 if (tl_chunk31 < 32) {
-                    tl::cp_async_16(&delta_tile[0 * 132 + (tl_chunk31 * 4)], &Delta[(int64_t(b) * H + h) * S + (((first + 0) * 128) + (tl_chunk31 * 4))]);
+                    tl::cp_async_16(&delta_tile[0 * 132 + (tl_chunk31 * 4)], &Delta[(int64_t(b) * H + h) * S + ((first * 128) + (tl_chunk31 * 4))]);
                 }
             }
         } else {
@@ -770,14 +770,14 @@ __global__ void __launch_bounds__(256) attention_backward_kv_kernel(
             for (int tl_i34 = 0; tl_i34 < 1; ++tl_i34) {
                 const int tl_chunk33 = tl_tid + tl_i34 * 256;
                 if (tl_chunk33 < 32) {
-                    const float* tl_src35 = &Delta[(int64_t(b) * H + h) * S + (((first + 0) * 128) + (tl_chunk33 * 4))];
+                    const float* tl_src35 = &Delta[(int64_t(b) * H + h) * S + ((first * 128) + (tl_chunk33 * 4))];
                     float* tl_dst36 = &delta_tile[0 * 132 + (tl_chunk33 * 4)];
-                    const int tl_valid37 = !(tl::in_bounds(b, B) && tl::in_bounds(h, H)) ? 0 : max(0, min(4, S - (((first + 0) * 128) + (tl_chunk33 * 4))));
-                    if (tl_valid37 == 4 && ((first + 0) * 128) + (tl_chunk33 * 4) >= 0 && tl::is_aligned(tl_src35, 4)) {
+                    const int tl_valid37 = !(tl::in_bounds(b, B) && tl::in_bounds(h, H)) ? 0 : max(0, min(4, S - ((first * 128) + (tl_chunk33 * 4))));
+                    if (tl_valid37 == 4 && (first * 128) + (tl_chunk33 * 4) >= 0 && tl::is_aligned(tl_src35, 4)) {
                         tl::cp_async_chunk(tl_dst36, tl_src35);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
                     } else {
                         #pragma unroll
-                        for (int tl_v = 0; tl_v < 4; ++tl_v) tl_dst36[tl_v] = tl::in_bounds(b, B) && tl::in_bounds(h, H) && tl::in_bounds((((first + 0) * 128) + (tl_chunk33 * 4)) + tl_v, S) ? tl_src35[tl_v] : 0.0f;
+                        for (int tl_v = 0; tl_v < 4; ++tl_v) tl_dst36[tl_v] = tl::in_bounds(b, B) && tl::in_bounds(h, H) && tl::in_bounds(((first * 128) + (tl_chunk33 * 4)) + tl_v, S) ? tl_src35[tl_v] : 0.0f;
                     }
                 }
             }

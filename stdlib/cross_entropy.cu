@@ -41,24 +41,24 @@ __global__ void __launch_bounds__(256) cross_entropy_kernel(
     const int32_t t_trips = tl::cdiv(V, 4096);
     if (0 < t_trips) {
         // copy(X[row, t * (R * C) +: R * C], xs, pad = -inf);   // padding: exp(-inf) = 0  (cross_entropy.tl:32)
-        if (tl::is_aligned(X, 16) && V % 8 == 0 && tl::in_bounds(row, M) && (0 * 4096) >= 0 && (0 * 4096) + 4096 <= V && (0 * 4096) % 8 == 0) {
+        if (tl::is_aligned(X, 16) && V % 8 == 0 && tl::in_bounds(row, M) && 0 >= 0 && 0 + 4096 <= V && 0 % 8 == 0) {
             #pragma unroll
             for (int tl_i1 = 0; tl_i1 < 2; ++tl_i1) {
                 const int tl_chunk0 = tl_tid + tl_i1 * 256;
-                tl::cp_async_16(&xs[0 * 4104 + (tl_chunk0 * 8)], &X[int64_t(row) * V + ((0 * 4096) + (tl_chunk0 * 8))]);
+                tl::cp_async_16(&xs[0 * 4104 + (tl_chunk0 * 8)], &X[int64_t(row) * V + (tl_chunk0 * 8)]);
             }
         } else {
             #pragma unroll
             for (int tl_i3 = 0; tl_i3 < 2; ++tl_i3) {
                 const int tl_chunk2 = tl_tid + tl_i3 * 256;
-                const tl::bf16* tl_src4 = &X[int64_t(row) * V + ((0 * 4096) + (tl_chunk2 * 8))];
+                const tl::bf16* tl_src4 = &X[int64_t(row) * V + (tl_chunk2 * 8)];
                 tl::bf16* tl_dst5 = &xs[0 * 4104 + (tl_chunk2 * 8)];
-                const int tl_valid6 = !(tl::in_bounds(row, M)) ? 0 : max(0, min(8, V - ((0 * 4096) + (tl_chunk2 * 8))));
-                if (tl_valid6 == 8 && (0 * 4096) + (tl_chunk2 * 8) >= 0 && tl::is_aligned(tl_src4, 4)) {
+                const int tl_valid6 = !(tl::in_bounds(row, M)) ? 0 : max(0, min(8, V - (tl_chunk2 * 8)));
+                if (tl_valid6 == 8 && tl_chunk2 * 8 >= 0 && tl::is_aligned(tl_src4, 4)) {
                     tl::cp_async_chunk(tl_dst5, tl_src4);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
                 } else {
                     #pragma unroll
-                    for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst5[tl_v] = tl::in_bounds(row, M) && tl::in_bounds(((0 * 4096) + (tl_chunk2 * 8)) + tl_v, V) ? tl_src4[tl_v] : -tl::inf<tl::bf16>();
+                    for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst5[tl_v] = tl::in_bounds(row, M) && tl::in_bounds((tl_chunk2 * 8) + tl_v, V) ? tl_src4[tl_v] : -tl::inf<tl::bf16>();
                 }
             }
         }

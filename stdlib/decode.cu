@@ -96,46 +96,46 @@ __global__ void __launch_bounds__(128) flash_decode_split_kernel_variant0(
     const int32_t t_trips = tl::cdiv(tl::max(k_end - k_begin, 0), 64);
     if (0 < t_trips) {
         // copy(K[b, hkv, k0 +: BN, 0 +: D], k);  (decode.tl:101)
-        if (tl::is_aligned(K, 16) && 128 % 8 == 0 && tl::in_bounds(b, NP) && tl::in_bounds(hkv, HKV) && (k_begin + 0 * 64) >= 0 && (k_begin + 0 * 64) + 64 <= PS && 0 >= 0 && 0 + 128 <= 128 && 0 % 8 == 0) {
+        if (tl::is_aligned(K, 16) && 128 % 8 == 0 && tl::in_bounds(b, NP) && tl::in_bounds(hkv, HKV) && k_begin >= 0 && k_begin + 64 <= PS && 0 >= 0 && 0 + 128 <= 128 && 0 % 8 == 0) {
             #pragma unroll
             for (int tl_i6 = 0; tl_i6 < 8; ++tl_i6) {
                 const int tl_chunk5 = tl_tid + tl_i6 * 128;
-                tl::cp_async_16(&k[(0 * 64 + ((tl_chunk5 * 8) / 128)) * 136 + ((tl_chunk5 * 8) % 128)], &K[((int64_t(b) * HKV + hkv) * PS + ((k_begin + 0 * 64) + ((tl_chunk5 * 8) / 128))) * 128 + ((tl_chunk5 * 8) % 128)]);
+                tl::cp_async_16(&k[(0 * 64 + ((tl_chunk5 * 8) / 128)) * 136 + ((tl_chunk5 * 8) % 128)], &K[((int64_t(b) * HKV + hkv) * PS + (k_begin + ((tl_chunk5 * 8) / 128))) * 128 + ((tl_chunk5 * 8) % 128)]);
             }
         } else {
             #pragma unroll
             for (int tl_i8 = 0; tl_i8 < 8; ++tl_i8) {
                 const int tl_chunk7 = tl_tid + tl_i8 * 128;
-                const tl::f16* tl_src9 = &K[((int64_t(b) * HKV + hkv) * PS + ((k_begin + 0 * 64) + ((tl_chunk7 * 8) / 128))) * 128 + ((tl_chunk7 * 8) % 128)];
+                const tl::f16* tl_src9 = &K[((int64_t(b) * HKV + hkv) * PS + (k_begin + ((tl_chunk7 * 8) / 128))) * 128 + ((tl_chunk7 * 8) % 128)];
                 tl::f16* tl_dst10 = &k[(0 * 64 + ((tl_chunk7 * 8) / 128)) * 136 + ((tl_chunk7 * 8) % 128)];
-                const int tl_valid11 = !(tl::in_bounds(b, NP) && tl::in_bounds(hkv, HKV) && tl::in_bounds((k_begin + 0 * 64) + ((tl_chunk7 * 8) / 128), PS)) ? 0 : max(0, min(8, 128 - ((tl_chunk7 * 8) % 128)));
+                const int tl_valid11 = !(tl::in_bounds(b, NP) && tl::in_bounds(hkv, HKV) && tl::in_bounds(k_begin + ((tl_chunk7 * 8) / 128), PS)) ? 0 : max(0, min(8, 128 - ((tl_chunk7 * 8) % 128)));
                 if (tl_valid11 == 8 && (tl_chunk7 * 8) % 128 >= 0 && tl::is_aligned(tl_src9, 4)) {
                     tl::cp_async_chunk(tl_dst10, tl_src9);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
                 } else {
                     #pragma unroll
-                    for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst10[tl_v] = tl::in_bounds(b, NP) && tl::in_bounds(hkv, HKV) && tl::in_bounds((k_begin + 0 * 64) + ((tl_chunk7 * 8) / 128), PS) && tl::in_bounds(((tl_chunk7 * 8) % 128) + tl_v, 128) ? tl_src9[tl_v] : tl::convert<tl::f16>(0.0f);
+                    for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst10[tl_v] = tl::in_bounds(b, NP) && tl::in_bounds(hkv, HKV) && tl::in_bounds(k_begin + ((tl_chunk7 * 8) / 128), PS) && tl::in_bounds(((tl_chunk7 * 8) % 128) + tl_v, 128) ? tl_src9[tl_v] : tl::convert<tl::f16>(0.0f);
                 }
             }
         }
         // copy(V[b, hkv, k0 +: BN, 0 +: D], v);  (decode.tl:102)
-        if (tl::is_aligned(V, 16) && 128 % 8 == 0 && tl::in_bounds(b, NP) && tl::in_bounds(hkv, HKV) && (k_begin + 0 * 64) >= 0 && (k_begin + 0 * 64) + 64 <= PS && 0 >= 0 && 0 + 128 <= 128 && 0 % 8 == 0) {
+        if (tl::is_aligned(V, 16) && 128 % 8 == 0 && tl::in_bounds(b, NP) && tl::in_bounds(hkv, HKV) && k_begin >= 0 && k_begin + 64 <= PS && 0 >= 0 && 0 + 128 <= 128 && 0 % 8 == 0) {
             #pragma unroll
             for (int tl_i13 = 0; tl_i13 < 8; ++tl_i13) {
                 const int tl_chunk12 = tl_tid + tl_i13 * 128;
-                tl::cp_async_16(&v[(0 * 64 + ((tl_chunk12 * 8) / 128)) * 136 + ((tl_chunk12 * 8) % 128)], &V[((int64_t(b) * HKV + hkv) * PS + ((k_begin + 0 * 64) + ((tl_chunk12 * 8) / 128))) * 128 + ((tl_chunk12 * 8) % 128)]);
+                tl::cp_async_16(&v[(0 * 64 + ((tl_chunk12 * 8) / 128)) * 136 + ((tl_chunk12 * 8) % 128)], &V[((int64_t(b) * HKV + hkv) * PS + (k_begin + ((tl_chunk12 * 8) / 128))) * 128 + ((tl_chunk12 * 8) % 128)]);
             }
         } else {
             #pragma unroll
             for (int tl_i15 = 0; tl_i15 < 8; ++tl_i15) {
                 const int tl_chunk14 = tl_tid + tl_i15 * 128;
-                const tl::f16* tl_src16 = &V[((int64_t(b) * HKV + hkv) * PS + ((k_begin + 0 * 64) + ((tl_chunk14 * 8) / 128))) * 128 + ((tl_chunk14 * 8) % 128)];
+                const tl::f16* tl_src16 = &V[((int64_t(b) * HKV + hkv) * PS + (k_begin + ((tl_chunk14 * 8) / 128))) * 128 + ((tl_chunk14 * 8) % 128)];
                 tl::f16* tl_dst17 = &v[(0 * 64 + ((tl_chunk14 * 8) / 128)) * 136 + ((tl_chunk14 * 8) % 128)];
-                const int tl_valid18 = !(tl::in_bounds(b, NP) && tl::in_bounds(hkv, HKV) && tl::in_bounds((k_begin + 0 * 64) + ((tl_chunk14 * 8) / 128), PS)) ? 0 : max(0, min(8, 128 - ((tl_chunk14 * 8) % 128)));
+                const int tl_valid18 = !(tl::in_bounds(b, NP) && tl::in_bounds(hkv, HKV) && tl::in_bounds(k_begin + ((tl_chunk14 * 8) / 128), PS)) ? 0 : max(0, min(8, 128 - ((tl_chunk14 * 8) % 128)));
                 if (tl_valid18 == 8 && (tl_chunk14 * 8) % 128 >= 0 && tl::is_aligned(tl_src16, 4)) {
                     tl::cp_async_chunk(tl_dst17, tl_src16);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
                 } else {
                     #pragma unroll
-                    for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst17[tl_v] = tl::in_bounds(b, NP) && tl::in_bounds(hkv, HKV) && tl::in_bounds((k_begin + 0 * 64) + ((tl_chunk14 * 8) / 128), PS) && tl::in_bounds(((tl_chunk14 * 8) % 128) + tl_v, 128) ? tl_src16[tl_v] : tl::convert<tl::f16>(0.0f);
+                    for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst17[tl_v] = tl::in_bounds(b, NP) && tl::in_bounds(hkv, HKV) && tl::in_bounds(k_begin + ((tl_chunk14 * 8) / 128), PS) && tl::in_bounds(((tl_chunk14 * 8) % 128) + tl_v, 128) ? tl_src16[tl_v] : tl::convert<tl::f16>(0.0f);
                 }
             }
         }
@@ -459,46 +459,46 @@ __global__ void __launch_bounds__(128) flash_decode_split_kernel_variant1(
     const int32_t t_trips = tl::cdiv(tl::max(k_end - k_begin, 0), 64);
     if (0 < t_trips) {
         // copy(K[b, hkv, k0 +: BN, 0 +: D], k);  (decode.tl:101)
-        if (tl::is_aligned(K, 16) && 128 % 8 == 0 && tl::in_bounds(b, NP) && tl::in_bounds(hkv, HKV) && (k_begin + 0 * 64) >= 0 && (k_begin + 0 * 64) + 64 <= PS && 0 >= 0 && 0 + 128 <= 128 && 0 % 8 == 0) {
+        if (tl::is_aligned(K, 16) && 128 % 8 == 0 && tl::in_bounds(b, NP) && tl::in_bounds(hkv, HKV) && k_begin >= 0 && k_begin + 64 <= PS && 0 >= 0 && 0 + 128 <= 128 && 0 % 8 == 0) {
             #pragma unroll
             for (int tl_i6 = 0; tl_i6 < 8; ++tl_i6) {
                 const int tl_chunk5 = tl_tid + tl_i6 * 128;
-                tl::cp_async_16(&k[(0 * 64 + ((tl_chunk5 * 8) / 128)) * 136 + ((tl_chunk5 * 8) % 128)], &K[((int64_t(b) * HKV + hkv) * PS + ((k_begin + 0 * 64) + ((tl_chunk5 * 8) / 128))) * 128 + ((tl_chunk5 * 8) % 128)]);
+                tl::cp_async_16(&k[(0 * 64 + ((tl_chunk5 * 8) / 128)) * 136 + ((tl_chunk5 * 8) % 128)], &K[((int64_t(b) * HKV + hkv) * PS + (k_begin + ((tl_chunk5 * 8) / 128))) * 128 + ((tl_chunk5 * 8) % 128)]);
             }
         } else {
             #pragma unroll
             for (int tl_i8 = 0; tl_i8 < 8; ++tl_i8) {
                 const int tl_chunk7 = tl_tid + tl_i8 * 128;
-                const tl::f16* tl_src9 = &K[((int64_t(b) * HKV + hkv) * PS + ((k_begin + 0 * 64) + ((tl_chunk7 * 8) / 128))) * 128 + ((tl_chunk7 * 8) % 128)];
+                const tl::f16* tl_src9 = &K[((int64_t(b) * HKV + hkv) * PS + (k_begin + ((tl_chunk7 * 8) / 128))) * 128 + ((tl_chunk7 * 8) % 128)];
                 tl::f16* tl_dst10 = &k[(0 * 64 + ((tl_chunk7 * 8) / 128)) * 136 + ((tl_chunk7 * 8) % 128)];
-                const int tl_valid11 = !(tl::in_bounds(b, NP) && tl::in_bounds(hkv, HKV) && tl::in_bounds((k_begin + 0 * 64) + ((tl_chunk7 * 8) / 128), PS)) ? 0 : max(0, min(8, 128 - ((tl_chunk7 * 8) % 128)));
+                const int tl_valid11 = !(tl::in_bounds(b, NP) && tl::in_bounds(hkv, HKV) && tl::in_bounds(k_begin + ((tl_chunk7 * 8) / 128), PS)) ? 0 : max(0, min(8, 128 - ((tl_chunk7 * 8) % 128)));
                 if (tl_valid11 == 8 && (tl_chunk7 * 8) % 128 >= 0 && tl::is_aligned(tl_src9, 4)) {
                     tl::cp_async_chunk(tl_dst10, tl_src9);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
                 } else {
                     #pragma unroll
-                    for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst10[tl_v] = tl::in_bounds(b, NP) && tl::in_bounds(hkv, HKV) && tl::in_bounds((k_begin + 0 * 64) + ((tl_chunk7 * 8) / 128), PS) && tl::in_bounds(((tl_chunk7 * 8) % 128) + tl_v, 128) ? tl_src9[tl_v] : tl::convert<tl::f16>(0.0f);
+                    for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst10[tl_v] = tl::in_bounds(b, NP) && tl::in_bounds(hkv, HKV) && tl::in_bounds(k_begin + ((tl_chunk7 * 8) / 128), PS) && tl::in_bounds(((tl_chunk7 * 8) % 128) + tl_v, 128) ? tl_src9[tl_v] : tl::convert<tl::f16>(0.0f);
                 }
             }
         }
         // copy(V[b, hkv, k0 +: BN, 0 +: D], v);  (decode.tl:102)
-        if (tl::is_aligned(V, 16) && 128 % 8 == 0 && tl::in_bounds(b, NP) && tl::in_bounds(hkv, HKV) && (k_begin + 0 * 64) >= 0 && (k_begin + 0 * 64) + 64 <= PS && 0 >= 0 && 0 + 128 <= 128 && 0 % 8 == 0) {
+        if (tl::is_aligned(V, 16) && 128 % 8 == 0 && tl::in_bounds(b, NP) && tl::in_bounds(hkv, HKV) && k_begin >= 0 && k_begin + 64 <= PS && 0 >= 0 && 0 + 128 <= 128 && 0 % 8 == 0) {
             #pragma unroll
             for (int tl_i13 = 0; tl_i13 < 8; ++tl_i13) {
                 const int tl_chunk12 = tl_tid + tl_i13 * 128;
-                tl::cp_async_16(&v[(0 * 64 + ((tl_chunk12 * 8) / 128)) * 136 + ((tl_chunk12 * 8) % 128)], &V[((int64_t(b) * HKV + hkv) * PS + ((k_begin + 0 * 64) + ((tl_chunk12 * 8) / 128))) * 128 + ((tl_chunk12 * 8) % 128)]);
+                tl::cp_async_16(&v[(0 * 64 + ((tl_chunk12 * 8) / 128)) * 136 + ((tl_chunk12 * 8) % 128)], &V[((int64_t(b) * HKV + hkv) * PS + (k_begin + ((tl_chunk12 * 8) / 128))) * 128 + ((tl_chunk12 * 8) % 128)]);
             }
         } else {
             #pragma unroll
             for (int tl_i15 = 0; tl_i15 < 8; ++tl_i15) {
                 const int tl_chunk14 = tl_tid + tl_i15 * 128;
-                const tl::f16* tl_src16 = &V[((int64_t(b) * HKV + hkv) * PS + ((k_begin + 0 * 64) + ((tl_chunk14 * 8) / 128))) * 128 + ((tl_chunk14 * 8) % 128)];
+                const tl::f16* tl_src16 = &V[((int64_t(b) * HKV + hkv) * PS + (k_begin + ((tl_chunk14 * 8) / 128))) * 128 + ((tl_chunk14 * 8) % 128)];
                 tl::f16* tl_dst17 = &v[(0 * 64 + ((tl_chunk14 * 8) / 128)) * 136 + ((tl_chunk14 * 8) % 128)];
-                const int tl_valid18 = !(tl::in_bounds(b, NP) && tl::in_bounds(hkv, HKV) && tl::in_bounds((k_begin + 0 * 64) + ((tl_chunk14 * 8) / 128), PS)) ? 0 : max(0, min(8, 128 - ((tl_chunk14 * 8) % 128)));
+                const int tl_valid18 = !(tl::in_bounds(b, NP) && tl::in_bounds(hkv, HKV) && tl::in_bounds(k_begin + ((tl_chunk14 * 8) / 128), PS)) ? 0 : max(0, min(8, 128 - ((tl_chunk14 * 8) % 128)));
                 if (tl_valid18 == 8 && (tl_chunk14 * 8) % 128 >= 0 && tl::is_aligned(tl_src16, 4)) {
                     tl::cp_async_chunk(tl_dst17, tl_src16);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
                 } else {
                     #pragma unroll
-                    for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst17[tl_v] = tl::in_bounds(b, NP) && tl::in_bounds(hkv, HKV) && tl::in_bounds((k_begin + 0 * 64) + ((tl_chunk14 * 8) / 128), PS) && tl::in_bounds(((tl_chunk14 * 8) % 128) + tl_v, 128) ? tl_src16[tl_v] : tl::convert<tl::f16>(0.0f);
+                    for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst17[tl_v] = tl::in_bounds(b, NP) && tl::in_bounds(hkv, HKV) && tl::in_bounds(k_begin + ((tl_chunk14 * 8) / 128), PS) && tl::in_bounds(((tl_chunk14 * 8) % 128) + tl_v, 128) ? tl_src16[tl_v] : tl::convert<tl::f16>(0.0f);
                 }
             }
         }
@@ -965,46 +965,46 @@ __global__ void __launch_bounds__(128) flash_decode_varlen_flash_decode_split_ke
     const int32_t t_trips = tl::cdiv(tl::max(k_end - k_begin, 0), 64);
     if (0 < t_trips) {
         // copy(K[b, hkv, k0 +: BN, 0 +: D], k);  (decode.tl:101)
-        if (tl::is_aligned(K, 16) && 128 % 8 == 0 && tl::in_bounds(b, NP) && tl::in_bounds(hkv, HKV) && (k_begin + 0 * 64) >= 0 && (k_begin + 0 * 64) + 64 <= PS && 0 >= 0 && 0 + 128 <= 128 && 0 % 8 == 0) {
+        if (tl::is_aligned(K, 16) && 128 % 8 == 0 && tl::in_bounds(b, NP) && tl::in_bounds(hkv, HKV) && k_begin >= 0 && k_begin + 64 <= PS && 0 >= 0 && 0 + 128 <= 128 && 0 % 8 == 0) {
             #pragma unroll
             for (int tl_i6 = 0; tl_i6 < 8; ++tl_i6) {
                 const int tl_chunk5 = tl_tid + tl_i6 * 128;
-                tl::cp_async_16(&k[(0 * 64 + ((tl_chunk5 * 8) / 128)) * 136 + ((tl_chunk5 * 8) % 128)], &K[((int64_t(b) * HKV + hkv) * PS + ((k_begin + 0 * 64) + ((tl_chunk5 * 8) / 128))) * 128 + ((tl_chunk5 * 8) % 128)]);
+                tl::cp_async_16(&k[(0 * 64 + ((tl_chunk5 * 8) / 128)) * 136 + ((tl_chunk5 * 8) % 128)], &K[((int64_t(b) * HKV + hkv) * PS + (k_begin + ((tl_chunk5 * 8) / 128))) * 128 + ((tl_chunk5 * 8) % 128)]);
             }
         } else {
             #pragma unroll
             for (int tl_i8 = 0; tl_i8 < 8; ++tl_i8) {
                 const int tl_chunk7 = tl_tid + tl_i8 * 128;
-                const tl::f16* tl_src9 = &K[((int64_t(b) * HKV + hkv) * PS + ((k_begin + 0 * 64) + ((tl_chunk7 * 8) / 128))) * 128 + ((tl_chunk7 * 8) % 128)];
+                const tl::f16* tl_src9 = &K[((int64_t(b) * HKV + hkv) * PS + (k_begin + ((tl_chunk7 * 8) / 128))) * 128 + ((tl_chunk7 * 8) % 128)];
                 tl::f16* tl_dst10 = &k[(0 * 64 + ((tl_chunk7 * 8) / 128)) * 136 + ((tl_chunk7 * 8) % 128)];
-                const int tl_valid11 = !(tl::in_bounds(b, NP) && tl::in_bounds(hkv, HKV) && tl::in_bounds((k_begin + 0 * 64) + ((tl_chunk7 * 8) / 128), PS)) ? 0 : max(0, min(8, 128 - ((tl_chunk7 * 8) % 128)));
+                const int tl_valid11 = !(tl::in_bounds(b, NP) && tl::in_bounds(hkv, HKV) && tl::in_bounds(k_begin + ((tl_chunk7 * 8) / 128), PS)) ? 0 : max(0, min(8, 128 - ((tl_chunk7 * 8) % 128)));
                 if (tl_valid11 == 8 && (tl_chunk7 * 8) % 128 >= 0 && tl::is_aligned(tl_src9, 4)) {
                     tl::cp_async_chunk(tl_dst10, tl_src9);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
                 } else {
                     #pragma unroll
-                    for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst10[tl_v] = tl::in_bounds(b, NP) && tl::in_bounds(hkv, HKV) && tl::in_bounds((k_begin + 0 * 64) + ((tl_chunk7 * 8) / 128), PS) && tl::in_bounds(((tl_chunk7 * 8) % 128) + tl_v, 128) ? tl_src9[tl_v] : tl::convert<tl::f16>(0.0f);
+                    for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst10[tl_v] = tl::in_bounds(b, NP) && tl::in_bounds(hkv, HKV) && tl::in_bounds(k_begin + ((tl_chunk7 * 8) / 128), PS) && tl::in_bounds(((tl_chunk7 * 8) % 128) + tl_v, 128) ? tl_src9[tl_v] : tl::convert<tl::f16>(0.0f);
                 }
             }
         }
         // copy(V[b, hkv, k0 +: BN, 0 +: D], v);  (decode.tl:102)
-        if (tl::is_aligned(V, 16) && 128 % 8 == 0 && tl::in_bounds(b, NP) && tl::in_bounds(hkv, HKV) && (k_begin + 0 * 64) >= 0 && (k_begin + 0 * 64) + 64 <= PS && 0 >= 0 && 0 + 128 <= 128 && 0 % 8 == 0) {
+        if (tl::is_aligned(V, 16) && 128 % 8 == 0 && tl::in_bounds(b, NP) && tl::in_bounds(hkv, HKV) && k_begin >= 0 && k_begin + 64 <= PS && 0 >= 0 && 0 + 128 <= 128 && 0 % 8 == 0) {
             #pragma unroll
             for (int tl_i13 = 0; tl_i13 < 8; ++tl_i13) {
                 const int tl_chunk12 = tl_tid + tl_i13 * 128;
-                tl::cp_async_16(&v[(0 * 64 + ((tl_chunk12 * 8) / 128)) * 136 + ((tl_chunk12 * 8) % 128)], &V[((int64_t(b) * HKV + hkv) * PS + ((k_begin + 0 * 64) + ((tl_chunk12 * 8) / 128))) * 128 + ((tl_chunk12 * 8) % 128)]);
+                tl::cp_async_16(&v[(0 * 64 + ((tl_chunk12 * 8) / 128)) * 136 + ((tl_chunk12 * 8) % 128)], &V[((int64_t(b) * HKV + hkv) * PS + (k_begin + ((tl_chunk12 * 8) / 128))) * 128 + ((tl_chunk12 * 8) % 128)]);
             }
         } else {
             #pragma unroll
             for (int tl_i15 = 0; tl_i15 < 8; ++tl_i15) {
                 const int tl_chunk14 = tl_tid + tl_i15 * 128;
-                const tl::f16* tl_src16 = &V[((int64_t(b) * HKV + hkv) * PS + ((k_begin + 0 * 64) + ((tl_chunk14 * 8) / 128))) * 128 + ((tl_chunk14 * 8) % 128)];
+                const tl::f16* tl_src16 = &V[((int64_t(b) * HKV + hkv) * PS + (k_begin + ((tl_chunk14 * 8) / 128))) * 128 + ((tl_chunk14 * 8) % 128)];
                 tl::f16* tl_dst17 = &v[(0 * 64 + ((tl_chunk14 * 8) / 128)) * 136 + ((tl_chunk14 * 8) % 128)];
-                const int tl_valid18 = !(tl::in_bounds(b, NP) && tl::in_bounds(hkv, HKV) && tl::in_bounds((k_begin + 0 * 64) + ((tl_chunk14 * 8) / 128), PS)) ? 0 : max(0, min(8, 128 - ((tl_chunk14 * 8) % 128)));
+                const int tl_valid18 = !(tl::in_bounds(b, NP) && tl::in_bounds(hkv, HKV) && tl::in_bounds(k_begin + ((tl_chunk14 * 8) / 128), PS)) ? 0 : max(0, min(8, 128 - ((tl_chunk14 * 8) % 128)));
                 if (tl_valid18 == 8 && (tl_chunk14 * 8) % 128 >= 0 && tl::is_aligned(tl_src16, 4)) {
                     tl::cp_async_chunk(tl_dst17, tl_src16);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
                 } else {
                     #pragma unroll
-                    for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst17[tl_v] = tl::in_bounds(b, NP) && tl::in_bounds(hkv, HKV) && tl::in_bounds((k_begin + 0 * 64) + ((tl_chunk14 * 8) / 128), PS) && tl::in_bounds(((tl_chunk14 * 8) % 128) + tl_v, 128) ? tl_src16[tl_v] : tl::convert<tl::f16>(0.0f);
+                    for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst17[tl_v] = tl::in_bounds(b, NP) && tl::in_bounds(hkv, HKV) && tl::in_bounds(k_begin + ((tl_chunk14 * 8) / 128), PS) && tl::in_bounds(((tl_chunk14 * 8) % 128) + tl_v, 128) ? tl_src16[tl_v] : tl::convert<tl::f16>(0.0f);
                 }
             }
         }
@@ -1332,46 +1332,46 @@ __global__ void __launch_bounds__(128) flash_decode_varlen_flash_decode_split_ke
     const int32_t t_trips = tl::cdiv(tl::max(k_end - k_begin, 0), 64);
     if (0 < t_trips) {
         // copy(K[b, hkv, k0 +: BN, 0 +: D], k);  (decode.tl:101)
-        if (tl::is_aligned(K, 16) && 128 % 8 == 0 && tl::in_bounds(b, NP) && tl::in_bounds(hkv, HKV) && (k_begin + 0 * 64) >= 0 && (k_begin + 0 * 64) + 64 <= PS && 0 >= 0 && 0 + 128 <= 128 && 0 % 8 == 0) {
+        if (tl::is_aligned(K, 16) && 128 % 8 == 0 && tl::in_bounds(b, NP) && tl::in_bounds(hkv, HKV) && k_begin >= 0 && k_begin + 64 <= PS && 0 >= 0 && 0 + 128 <= 128 && 0 % 8 == 0) {
             #pragma unroll
             for (int tl_i6 = 0; tl_i6 < 8; ++tl_i6) {
                 const int tl_chunk5 = tl_tid + tl_i6 * 128;
-                tl::cp_async_16(&k[(0 * 64 + ((tl_chunk5 * 8) / 128)) * 136 + ((tl_chunk5 * 8) % 128)], &K[((int64_t(b) * HKV + hkv) * PS + ((k_begin + 0 * 64) + ((tl_chunk5 * 8) / 128))) * 128 + ((tl_chunk5 * 8) % 128)]);
+                tl::cp_async_16(&k[(0 * 64 + ((tl_chunk5 * 8) / 128)) * 136 + ((tl_chunk5 * 8) % 128)], &K[((int64_t(b) * HKV + hkv) * PS + (k_begin + ((tl_chunk5 * 8) / 128))) * 128 + ((tl_chunk5 * 8) % 128)]);
             }
         } else {
             #pragma unroll
             for (int tl_i8 = 0; tl_i8 < 8; ++tl_i8) {
                 const int tl_chunk7 = tl_tid + tl_i8 * 128;
-                const tl::f16* tl_src9 = &K[((int64_t(b) * HKV + hkv) * PS + ((k_begin + 0 * 64) + ((tl_chunk7 * 8) / 128))) * 128 + ((tl_chunk7 * 8) % 128)];
+                const tl::f16* tl_src9 = &K[((int64_t(b) * HKV + hkv) * PS + (k_begin + ((tl_chunk7 * 8) / 128))) * 128 + ((tl_chunk7 * 8) % 128)];
                 tl::f16* tl_dst10 = &k[(0 * 64 + ((tl_chunk7 * 8) / 128)) * 136 + ((tl_chunk7 * 8) % 128)];
-                const int tl_valid11 = !(tl::in_bounds(b, NP) && tl::in_bounds(hkv, HKV) && tl::in_bounds((k_begin + 0 * 64) + ((tl_chunk7 * 8) / 128), PS)) ? 0 : max(0, min(8, 128 - ((tl_chunk7 * 8) % 128)));
+                const int tl_valid11 = !(tl::in_bounds(b, NP) && tl::in_bounds(hkv, HKV) && tl::in_bounds(k_begin + ((tl_chunk7 * 8) / 128), PS)) ? 0 : max(0, min(8, 128 - ((tl_chunk7 * 8) % 128)));
                 if (tl_valid11 == 8 && (tl_chunk7 * 8) % 128 >= 0 && tl::is_aligned(tl_src9, 4)) {
                     tl::cp_async_chunk(tl_dst10, tl_src9);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
                 } else {
                     #pragma unroll
-                    for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst10[tl_v] = tl::in_bounds(b, NP) && tl::in_bounds(hkv, HKV) && tl::in_bounds((k_begin + 0 * 64) + ((tl_chunk7 * 8) / 128), PS) && tl::in_bounds(((tl_chunk7 * 8) % 128) + tl_v, 128) ? tl_src9[tl_v] : tl::convert<tl::f16>(0.0f);
+                    for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst10[tl_v] = tl::in_bounds(b, NP) && tl::in_bounds(hkv, HKV) && tl::in_bounds(k_begin + ((tl_chunk7 * 8) / 128), PS) && tl::in_bounds(((tl_chunk7 * 8) % 128) + tl_v, 128) ? tl_src9[tl_v] : tl::convert<tl::f16>(0.0f);
                 }
             }
         }
         // copy(V[b, hkv, k0 +: BN, 0 +: D], v);  (decode.tl:102)
-        if (tl::is_aligned(V, 16) && 128 % 8 == 0 && tl::in_bounds(b, NP) && tl::in_bounds(hkv, HKV) && (k_begin + 0 * 64) >= 0 && (k_begin + 0 * 64) + 64 <= PS && 0 >= 0 && 0 + 128 <= 128 && 0 % 8 == 0) {
+        if (tl::is_aligned(V, 16) && 128 % 8 == 0 && tl::in_bounds(b, NP) && tl::in_bounds(hkv, HKV) && k_begin >= 0 && k_begin + 64 <= PS && 0 >= 0 && 0 + 128 <= 128 && 0 % 8 == 0) {
             #pragma unroll
             for (int tl_i13 = 0; tl_i13 < 8; ++tl_i13) {
                 const int tl_chunk12 = tl_tid + tl_i13 * 128;
-                tl::cp_async_16(&v[(0 * 64 + ((tl_chunk12 * 8) / 128)) * 136 + ((tl_chunk12 * 8) % 128)], &V[((int64_t(b) * HKV + hkv) * PS + ((k_begin + 0 * 64) + ((tl_chunk12 * 8) / 128))) * 128 + ((tl_chunk12 * 8) % 128)]);
+                tl::cp_async_16(&v[(0 * 64 + ((tl_chunk12 * 8) / 128)) * 136 + ((tl_chunk12 * 8) % 128)], &V[((int64_t(b) * HKV + hkv) * PS + (k_begin + ((tl_chunk12 * 8) / 128))) * 128 + ((tl_chunk12 * 8) % 128)]);
             }
         } else {
             #pragma unroll
             for (int tl_i15 = 0; tl_i15 < 8; ++tl_i15) {
                 const int tl_chunk14 = tl_tid + tl_i15 * 128;
-                const tl::f16* tl_src16 = &V[((int64_t(b) * HKV + hkv) * PS + ((k_begin + 0 * 64) + ((tl_chunk14 * 8) / 128))) * 128 + ((tl_chunk14 * 8) % 128)];
+                const tl::f16* tl_src16 = &V[((int64_t(b) * HKV + hkv) * PS + (k_begin + ((tl_chunk14 * 8) / 128))) * 128 + ((tl_chunk14 * 8) % 128)];
                 tl::f16* tl_dst17 = &v[(0 * 64 + ((tl_chunk14 * 8) / 128)) * 136 + ((tl_chunk14 * 8) % 128)];
-                const int tl_valid18 = !(tl::in_bounds(b, NP) && tl::in_bounds(hkv, HKV) && tl::in_bounds((k_begin + 0 * 64) + ((tl_chunk14 * 8) / 128), PS)) ? 0 : max(0, min(8, 128 - ((tl_chunk14 * 8) % 128)));
+                const int tl_valid18 = !(tl::in_bounds(b, NP) && tl::in_bounds(hkv, HKV) && tl::in_bounds(k_begin + ((tl_chunk14 * 8) / 128), PS)) ? 0 : max(0, min(8, 128 - ((tl_chunk14 * 8) % 128)));
                 if (tl_valid18 == 8 && (tl_chunk14 * 8) % 128 >= 0 && tl::is_aligned(tl_src16, 4)) {
                     tl::cp_async_chunk(tl_dst17, tl_src16);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
                 } else {
                     #pragma unroll
-                    for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst17[tl_v] = tl::in_bounds(b, NP) && tl::in_bounds(hkv, HKV) && tl::in_bounds((k_begin + 0 * 64) + ((tl_chunk14 * 8) / 128), PS) && tl::in_bounds(((tl_chunk14 * 8) % 128) + tl_v, 128) ? tl_src16[tl_v] : tl::convert<tl::f16>(0.0f);
+                    for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst17[tl_v] = tl::in_bounds(b, NP) && tl::in_bounds(hkv, HKV) && tl::in_bounds(k_begin + ((tl_chunk14 * 8) / 128), PS) && tl::in_bounds(((tl_chunk14 * 8) % 128) + tl_v, 128) ? tl_src16[tl_v] : tl::convert<tl::f16>(0.0f);
                 }
             }
         }
@@ -1664,46 +1664,46 @@ __global__ void __launch_bounds__(128) flash_decode_paged_flash_decode_split_ker
     const int32_t t_trips = tl::cdiv(tl::max(k_end - k_begin, 0), 64);
     if (0 < t_trips) {
         // copy(K[pages[slot], hkv, k0 % PS +: BN, 0 +: D], k);  (decode.tl:98)
-        if (tl::is_aligned(K, 16) && 128 % 8 == 0 && tl::in_bounds(tl::gather_index(pages, b * MAXP + (k_begin + 0 * 64) / PS, B * MAXP), NP) && tl::in_bounds(hkv, HKV) && ((k_begin + 0 * 64) % PS) >= 0 && ((k_begin + 0 * 64) % PS) + 64 <= PS && 0 >= 0 && 0 + 128 <= 128 && 0 % 8 == 0) {
+        if (tl::is_aligned(K, 16) && 128 % 8 == 0 && tl::in_bounds(tl::gather_index(pages, b * MAXP + k_begin / PS, B * MAXP), NP) && tl::in_bounds(hkv, HKV) && (k_begin % PS) >= 0 && (k_begin % PS) + 64 <= PS && 0 >= 0 && 0 + 128 <= 128 && 0 % 8 == 0) {
             #pragma unroll
             for (int tl_i6 = 0; tl_i6 < 8; ++tl_i6) {
                 const int tl_chunk5 = tl_tid + tl_i6 * 128;
-                tl::cp_async_16(&k[(0 * 64 + ((tl_chunk5 * 8) / 128)) * 136 + ((tl_chunk5 * 8) % 128)], &K[((int64_t(tl::gather_index(pages, b * MAXP + (k_begin + 0 * 64) / PS, B * MAXP)) * HKV + hkv) * PS + (((k_begin + 0 * 64) % PS) + ((tl_chunk5 * 8) / 128))) * 128 + ((tl_chunk5 * 8) % 128)]);
+                tl::cp_async_16(&k[(0 * 64 + ((tl_chunk5 * 8) / 128)) * 136 + ((tl_chunk5 * 8) % 128)], &K[((int64_t(tl::gather_index(pages, b * MAXP + k_begin / PS, B * MAXP)) * HKV + hkv) * PS + ((k_begin % PS) + ((tl_chunk5 * 8) / 128))) * 128 + ((tl_chunk5 * 8) % 128)]);
             }
         } else {
             #pragma unroll
             for (int tl_i8 = 0; tl_i8 < 8; ++tl_i8) {
                 const int tl_chunk7 = tl_tid + tl_i8 * 128;
-                const tl::f16* tl_src9 = &K[((int64_t(tl::gather_index(pages, b * MAXP + (k_begin + 0 * 64) / PS, B * MAXP)) * HKV + hkv) * PS + (((k_begin + 0 * 64) % PS) + ((tl_chunk7 * 8) / 128))) * 128 + ((tl_chunk7 * 8) % 128)];
+                const tl::f16* tl_src9 = &K[((int64_t(tl::gather_index(pages, b * MAXP + k_begin / PS, B * MAXP)) * HKV + hkv) * PS + ((k_begin % PS) + ((tl_chunk7 * 8) / 128))) * 128 + ((tl_chunk7 * 8) % 128)];
                 tl::f16* tl_dst10 = &k[(0 * 64 + ((tl_chunk7 * 8) / 128)) * 136 + ((tl_chunk7 * 8) % 128)];
-                const int tl_valid11 = !(tl::in_bounds(tl::gather_index(pages, b * MAXP + (k_begin + 0 * 64) / PS, B * MAXP), NP) && tl::in_bounds(hkv, HKV) && tl::in_bounds(((k_begin + 0 * 64) % PS) + ((tl_chunk7 * 8) / 128), PS)) ? 0 : max(0, min(8, 128 - ((tl_chunk7 * 8) % 128)));
+                const int tl_valid11 = !(tl::in_bounds(tl::gather_index(pages, b * MAXP + k_begin / PS, B * MAXP), NP) && tl::in_bounds(hkv, HKV) && tl::in_bounds((k_begin % PS) + ((tl_chunk7 * 8) / 128), PS)) ? 0 : max(0, min(8, 128 - ((tl_chunk7 * 8) % 128)));
                 if (tl_valid11 == 8 && (tl_chunk7 * 8) % 128 >= 0 && tl::is_aligned(tl_src9, 4)) {
                     tl::cp_async_chunk(tl_dst10, tl_src9);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
                 } else {
                     #pragma unroll
-                    for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst10[tl_v] = tl::in_bounds(tl::gather_index(pages, b * MAXP + (k_begin + 0 * 64) / PS, B * MAXP), NP) && tl::in_bounds(hkv, HKV) && tl::in_bounds(((k_begin + 0 * 64) % PS) + ((tl_chunk7 * 8) / 128), PS) && tl::in_bounds(((tl_chunk7 * 8) % 128) + tl_v, 128) ? tl_src9[tl_v] : tl::convert<tl::f16>(0.0f);
+                    for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst10[tl_v] = tl::in_bounds(tl::gather_index(pages, b * MAXP + k_begin / PS, B * MAXP), NP) && tl::in_bounds(hkv, HKV) && tl::in_bounds((k_begin % PS) + ((tl_chunk7 * 8) / 128), PS) && tl::in_bounds(((tl_chunk7 * 8) % 128) + tl_v, 128) ? tl_src9[tl_v] : tl::convert<tl::f16>(0.0f);
                 }
             }
         }
         // copy(V[pages[slot], hkv, k0 % PS +: BN, 0 +: D], v);  (decode.tl:99)
-        if (tl::is_aligned(V, 16) && 128 % 8 == 0 && tl::in_bounds(tl::gather_index(pages, b * MAXP + (k_begin + 0 * 64) / PS, B * MAXP), NP) && tl::in_bounds(hkv, HKV) && ((k_begin + 0 * 64) % PS) >= 0 && ((k_begin + 0 * 64) % PS) + 64 <= PS && 0 >= 0 && 0 + 128 <= 128 && 0 % 8 == 0) {
+        if (tl::is_aligned(V, 16) && 128 % 8 == 0 && tl::in_bounds(tl::gather_index(pages, b * MAXP + k_begin / PS, B * MAXP), NP) && tl::in_bounds(hkv, HKV) && (k_begin % PS) >= 0 && (k_begin % PS) + 64 <= PS && 0 >= 0 && 0 + 128 <= 128 && 0 % 8 == 0) {
             #pragma unroll
             for (int tl_i13 = 0; tl_i13 < 8; ++tl_i13) {
                 const int tl_chunk12 = tl_tid + tl_i13 * 128;
-                tl::cp_async_16(&v[(0 * 64 + ((tl_chunk12 * 8) / 128)) * 136 + ((tl_chunk12 * 8) % 128)], &V[((int64_t(tl::gather_index(pages, b * MAXP + (k_begin + 0 * 64) / PS, B * MAXP)) * HKV + hkv) * PS + (((k_begin + 0 * 64) % PS) + ((tl_chunk12 * 8) / 128))) * 128 + ((tl_chunk12 * 8) % 128)]);
+                tl::cp_async_16(&v[(0 * 64 + ((tl_chunk12 * 8) / 128)) * 136 + ((tl_chunk12 * 8) % 128)], &V[((int64_t(tl::gather_index(pages, b * MAXP + k_begin / PS, B * MAXP)) * HKV + hkv) * PS + ((k_begin % PS) + ((tl_chunk12 * 8) / 128))) * 128 + ((tl_chunk12 * 8) % 128)]);
             }
         } else {
             #pragma unroll
             for (int tl_i15 = 0; tl_i15 < 8; ++tl_i15) {
                 const int tl_chunk14 = tl_tid + tl_i15 * 128;
-                const tl::f16* tl_src16 = &V[((int64_t(tl::gather_index(pages, b * MAXP + (k_begin + 0 * 64) / PS, B * MAXP)) * HKV + hkv) * PS + (((k_begin + 0 * 64) % PS) + ((tl_chunk14 * 8) / 128))) * 128 + ((tl_chunk14 * 8) % 128)];
+                const tl::f16* tl_src16 = &V[((int64_t(tl::gather_index(pages, b * MAXP + k_begin / PS, B * MAXP)) * HKV + hkv) * PS + ((k_begin % PS) + ((tl_chunk14 * 8) / 128))) * 128 + ((tl_chunk14 * 8) % 128)];
                 tl::f16* tl_dst17 = &v[(0 * 64 + ((tl_chunk14 * 8) / 128)) * 136 + ((tl_chunk14 * 8) % 128)];
-                const int tl_valid18 = !(tl::in_bounds(tl::gather_index(pages, b * MAXP + (k_begin + 0 * 64) / PS, B * MAXP), NP) && tl::in_bounds(hkv, HKV) && tl::in_bounds(((k_begin + 0 * 64) % PS) + ((tl_chunk14 * 8) / 128), PS)) ? 0 : max(0, min(8, 128 - ((tl_chunk14 * 8) % 128)));
+                const int tl_valid18 = !(tl::in_bounds(tl::gather_index(pages, b * MAXP + k_begin / PS, B * MAXP), NP) && tl::in_bounds(hkv, HKV) && tl::in_bounds((k_begin % PS) + ((tl_chunk14 * 8) / 128), PS)) ? 0 : max(0, min(8, 128 - ((tl_chunk14 * 8) % 128)));
                 if (tl_valid18 == 8 && (tl_chunk14 * 8) % 128 >= 0 && tl::is_aligned(tl_src16, 4)) {
                     tl::cp_async_chunk(tl_dst17, tl_src16);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
                 } else {
                     #pragma unroll
-                    for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst17[tl_v] = tl::in_bounds(tl::gather_index(pages, b * MAXP + (k_begin + 0 * 64) / PS, B * MAXP), NP) && tl::in_bounds(hkv, HKV) && tl::in_bounds(((k_begin + 0 * 64) % PS) + ((tl_chunk14 * 8) / 128), PS) && tl::in_bounds(((tl_chunk14 * 8) % 128) + tl_v, 128) ? tl_src16[tl_v] : tl::convert<tl::f16>(0.0f);
+                    for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst17[tl_v] = tl::in_bounds(tl::gather_index(pages, b * MAXP + k_begin / PS, B * MAXP), NP) && tl::in_bounds(hkv, HKV) && tl::in_bounds((k_begin % PS) + ((tl_chunk14 * 8) / 128), PS) && tl::in_bounds(((tl_chunk14 * 8) % 128) + tl_v, 128) ? tl_src16[tl_v] : tl::convert<tl::f16>(0.0f);
                 }
             }
         }
@@ -2031,46 +2031,46 @@ __global__ void __launch_bounds__(128) flash_decode_paged_flash_decode_split_ker
     const int32_t t_trips = tl::cdiv(tl::max(k_end - k_begin, 0), 64);
     if (0 < t_trips) {
         // copy(K[pages[slot], hkv, k0 % PS +: BN, 0 +: D], k);  (decode.tl:98)
-        if (tl::is_aligned(K, 16) && 128 % 8 == 0 && tl::in_bounds(tl::gather_index(pages, b * MAXP + (k_begin + 0 * 64) / PS, B * MAXP), NP) && tl::in_bounds(hkv, HKV) && ((k_begin + 0 * 64) % PS) >= 0 && ((k_begin + 0 * 64) % PS) + 64 <= PS && 0 >= 0 && 0 + 128 <= 128 && 0 % 8 == 0) {
+        if (tl::is_aligned(K, 16) && 128 % 8 == 0 && tl::in_bounds(tl::gather_index(pages, b * MAXP + k_begin / PS, B * MAXP), NP) && tl::in_bounds(hkv, HKV) && (k_begin % PS) >= 0 && (k_begin % PS) + 64 <= PS && 0 >= 0 && 0 + 128 <= 128 && 0 % 8 == 0) {
             #pragma unroll
             for (int tl_i6 = 0; tl_i6 < 8; ++tl_i6) {
                 const int tl_chunk5 = tl_tid + tl_i6 * 128;
-                tl::cp_async_16(&k[(0 * 64 + ((tl_chunk5 * 8) / 128)) * 136 + ((tl_chunk5 * 8) % 128)], &K[((int64_t(tl::gather_index(pages, b * MAXP + (k_begin + 0 * 64) / PS, B * MAXP)) * HKV + hkv) * PS + (((k_begin + 0 * 64) % PS) + ((tl_chunk5 * 8) / 128))) * 128 + ((tl_chunk5 * 8) % 128)]);
+                tl::cp_async_16(&k[(0 * 64 + ((tl_chunk5 * 8) / 128)) * 136 + ((tl_chunk5 * 8) % 128)], &K[((int64_t(tl::gather_index(pages, b * MAXP + k_begin / PS, B * MAXP)) * HKV + hkv) * PS + ((k_begin % PS) + ((tl_chunk5 * 8) / 128))) * 128 + ((tl_chunk5 * 8) % 128)]);
             }
         } else {
             #pragma unroll
             for (int tl_i8 = 0; tl_i8 < 8; ++tl_i8) {
                 const int tl_chunk7 = tl_tid + tl_i8 * 128;
-                const tl::f16* tl_src9 = &K[((int64_t(tl::gather_index(pages, b * MAXP + (k_begin + 0 * 64) / PS, B * MAXP)) * HKV + hkv) * PS + (((k_begin + 0 * 64) % PS) + ((tl_chunk7 * 8) / 128))) * 128 + ((tl_chunk7 * 8) % 128)];
+                const tl::f16* tl_src9 = &K[((int64_t(tl::gather_index(pages, b * MAXP + k_begin / PS, B * MAXP)) * HKV + hkv) * PS + ((k_begin % PS) + ((tl_chunk7 * 8) / 128))) * 128 + ((tl_chunk7 * 8) % 128)];
                 tl::f16* tl_dst10 = &k[(0 * 64 + ((tl_chunk7 * 8) / 128)) * 136 + ((tl_chunk7 * 8) % 128)];
-                const int tl_valid11 = !(tl::in_bounds(tl::gather_index(pages, b * MAXP + (k_begin + 0 * 64) / PS, B * MAXP), NP) && tl::in_bounds(hkv, HKV) && tl::in_bounds(((k_begin + 0 * 64) % PS) + ((tl_chunk7 * 8) / 128), PS)) ? 0 : max(0, min(8, 128 - ((tl_chunk7 * 8) % 128)));
+                const int tl_valid11 = !(tl::in_bounds(tl::gather_index(pages, b * MAXP + k_begin / PS, B * MAXP), NP) && tl::in_bounds(hkv, HKV) && tl::in_bounds((k_begin % PS) + ((tl_chunk7 * 8) / 128), PS)) ? 0 : max(0, min(8, 128 - ((tl_chunk7 * 8) % 128)));
                 if (tl_valid11 == 8 && (tl_chunk7 * 8) % 128 >= 0 && tl::is_aligned(tl_src9, 4)) {
                     tl::cp_async_chunk(tl_dst10, tl_src9);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
                 } else {
                     #pragma unroll
-                    for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst10[tl_v] = tl::in_bounds(tl::gather_index(pages, b * MAXP + (k_begin + 0 * 64) / PS, B * MAXP), NP) && tl::in_bounds(hkv, HKV) && tl::in_bounds(((k_begin + 0 * 64) % PS) + ((tl_chunk7 * 8) / 128), PS) && tl::in_bounds(((tl_chunk7 * 8) % 128) + tl_v, 128) ? tl_src9[tl_v] : tl::convert<tl::f16>(0.0f);
+                    for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst10[tl_v] = tl::in_bounds(tl::gather_index(pages, b * MAXP + k_begin / PS, B * MAXP), NP) && tl::in_bounds(hkv, HKV) && tl::in_bounds((k_begin % PS) + ((tl_chunk7 * 8) / 128), PS) && tl::in_bounds(((tl_chunk7 * 8) % 128) + tl_v, 128) ? tl_src9[tl_v] : tl::convert<tl::f16>(0.0f);
                 }
             }
         }
         // copy(V[pages[slot], hkv, k0 % PS +: BN, 0 +: D], v);  (decode.tl:99)
-        if (tl::is_aligned(V, 16) && 128 % 8 == 0 && tl::in_bounds(tl::gather_index(pages, b * MAXP + (k_begin + 0 * 64) / PS, B * MAXP), NP) && tl::in_bounds(hkv, HKV) && ((k_begin + 0 * 64) % PS) >= 0 && ((k_begin + 0 * 64) % PS) + 64 <= PS && 0 >= 0 && 0 + 128 <= 128 && 0 % 8 == 0) {
+        if (tl::is_aligned(V, 16) && 128 % 8 == 0 && tl::in_bounds(tl::gather_index(pages, b * MAXP + k_begin / PS, B * MAXP), NP) && tl::in_bounds(hkv, HKV) && (k_begin % PS) >= 0 && (k_begin % PS) + 64 <= PS && 0 >= 0 && 0 + 128 <= 128 && 0 % 8 == 0) {
             #pragma unroll
             for (int tl_i13 = 0; tl_i13 < 8; ++tl_i13) {
                 const int tl_chunk12 = tl_tid + tl_i13 * 128;
-                tl::cp_async_16(&v[(0 * 64 + ((tl_chunk12 * 8) / 128)) * 136 + ((tl_chunk12 * 8) % 128)], &V[((int64_t(tl::gather_index(pages, b * MAXP + (k_begin + 0 * 64) / PS, B * MAXP)) * HKV + hkv) * PS + (((k_begin + 0 * 64) % PS) + ((tl_chunk12 * 8) / 128))) * 128 + ((tl_chunk12 * 8) % 128)]);
+                tl::cp_async_16(&v[(0 * 64 + ((tl_chunk12 * 8) / 128)) * 136 + ((tl_chunk12 * 8) % 128)], &V[((int64_t(tl::gather_index(pages, b * MAXP + k_begin / PS, B * MAXP)) * HKV + hkv) * PS + ((k_begin % PS) + ((tl_chunk12 * 8) / 128))) * 128 + ((tl_chunk12 * 8) % 128)]);
             }
         } else {
             #pragma unroll
             for (int tl_i15 = 0; tl_i15 < 8; ++tl_i15) {
                 const int tl_chunk14 = tl_tid + tl_i15 * 128;
-                const tl::f16* tl_src16 = &V[((int64_t(tl::gather_index(pages, b * MAXP + (k_begin + 0 * 64) / PS, B * MAXP)) * HKV + hkv) * PS + (((k_begin + 0 * 64) % PS) + ((tl_chunk14 * 8) / 128))) * 128 + ((tl_chunk14 * 8) % 128)];
+                const tl::f16* tl_src16 = &V[((int64_t(tl::gather_index(pages, b * MAXP + k_begin / PS, B * MAXP)) * HKV + hkv) * PS + ((k_begin % PS) + ((tl_chunk14 * 8) / 128))) * 128 + ((tl_chunk14 * 8) % 128)];
                 tl::f16* tl_dst17 = &v[(0 * 64 + ((tl_chunk14 * 8) / 128)) * 136 + ((tl_chunk14 * 8) % 128)];
-                const int tl_valid18 = !(tl::in_bounds(tl::gather_index(pages, b * MAXP + (k_begin + 0 * 64) / PS, B * MAXP), NP) && tl::in_bounds(hkv, HKV) && tl::in_bounds(((k_begin + 0 * 64) % PS) + ((tl_chunk14 * 8) / 128), PS)) ? 0 : max(0, min(8, 128 - ((tl_chunk14 * 8) % 128)));
+                const int tl_valid18 = !(tl::in_bounds(tl::gather_index(pages, b * MAXP + k_begin / PS, B * MAXP), NP) && tl::in_bounds(hkv, HKV) && tl::in_bounds((k_begin % PS) + ((tl_chunk14 * 8) / 128), PS)) ? 0 : max(0, min(8, 128 - ((tl_chunk14 * 8) % 128)));
                 if (tl_valid18 == 8 && (tl_chunk14 * 8) % 128 >= 0 && tl::is_aligned(tl_src16, 4)) {
                     tl::cp_async_chunk(tl_dst17, tl_src16);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
                 } else {
                     #pragma unroll
-                    for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst17[tl_v] = tl::in_bounds(tl::gather_index(pages, b * MAXP + (k_begin + 0 * 64) / PS, B * MAXP), NP) && tl::in_bounds(hkv, HKV) && tl::in_bounds(((k_begin + 0 * 64) % PS) + ((tl_chunk14 * 8) / 128), PS) && tl::in_bounds(((tl_chunk14 * 8) % 128) + tl_v, 128) ? tl_src16[tl_v] : tl::convert<tl::f16>(0.0f);
+                    for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst17[tl_v] = tl::in_bounds(tl::gather_index(pages, b * MAXP + k_begin / PS, B * MAXP), NP) && tl::in_bounds(hkv, HKV) && tl::in_bounds((k_begin % PS) + ((tl_chunk14 * 8) / 128), PS) && tl::in_bounds(((tl_chunk14 * 8) % 128) + tl_v, 128) ? tl_src16[tl_v] : tl::convert<tl::f16>(0.0f);
                 }
             }
         }

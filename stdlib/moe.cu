@@ -910,14 +910,14 @@ __global__ void __launch_bounds__(128) moe_gather_rows_kernel(
         #pragma unroll
         for (int tl_i1 = 0; tl_i1 < 8; ++tl_i1) {
             const int tl_chunk0 = tl_tid + tl_i1 * 128;
-            const tl::bf16* tl_src2 = &X[int64_t(tl::gather_index(Src, r0 + ((tl_chunk0 * 8) / 512), MK)) * D + ((0 * 512) + ((tl_chunk0 * 8) % 512))];
+            const tl::bf16* tl_src2 = &X[int64_t(tl::gather_index(Src, r0 + ((tl_chunk0 * 8) / 512), MK)) * D + ((tl_chunk0 * 8) % 512)];
             tl::bf16* tl_dst3 = &xs[(0 * 16 + ((tl_chunk0 * 8) / 512)) * 520 + ((tl_chunk0 * 8) % 512)];
-            const int tl_valid4 = !(tl::in_bounds(tl::gather_index(Src, r0 + ((tl_chunk0 * 8) / 512), MK), M)) ? 0 : max(0, min(8, D - ((0 * 512) + ((tl_chunk0 * 8) % 512))));
-            if (tl_valid4 == 8 && (0 * 512) + ((tl_chunk0 * 8) % 512) >= 0 && tl::is_aligned(tl_src2, 4)) {
+            const int tl_valid4 = !(tl::in_bounds(tl::gather_index(Src, r0 + ((tl_chunk0 * 8) / 512), MK), M)) ? 0 : max(0, min(8, D - ((tl_chunk0 * 8) % 512)));
+            if (tl_valid4 == 8 && (tl_chunk0 * 8) % 512 >= 0 && tl::is_aligned(tl_src2, 4)) {
                 tl::cp_async_chunk(tl_dst3, tl_src2);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
             } else {
                 #pragma unroll
-                for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst3[tl_v] = tl::in_bounds(tl::gather_index(Src, r0 + ((tl_chunk0 * 8) / 512), MK), M) && tl::in_bounds(((0 * 512) + ((tl_chunk0 * 8) % 512)) + tl_v, D) ? tl_src2[tl_v] : tl::convert<tl::bf16>(0.0f);
+                for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst3[tl_v] = tl::in_bounds(tl::gather_index(Src, r0 + ((tl_chunk0 * 8) / 512), MK), M) && tl::in_bounds(((tl_chunk0 * 8) % 512) + tl_v, D) ? tl_src2[tl_v] : tl::convert<tl::bf16>(0.0f);
             }
         }
     }
@@ -1198,35 +1198,35 @@ __global__ void __launch_bounds__(128) moe_grouped_gemm_kernel(
         #pragma unroll
         for (int tl_i1 = 0; tl_i1 < 4; ++tl_i1) {
             const int tl_chunk0 = tl_tid + tl_i1 * 128;
-            const tl::bf16* tl_src2 = &Xp[int64_t(tl::gather_index(rows, (t * 64) + ((tl_chunk0 * 8) / 64), MAXT * 64)) * D + ((0 * 64) + ((tl_chunk0 * 8) % 64))];
+            const tl::bf16* tl_src2 = &Xp[int64_t(tl::gather_index(rows, (t * 64) + ((tl_chunk0 * 8) / 64), MAXT * 64)) * D + ((tl_chunk0 * 8) % 64)];
             tl::bf16* tl_dst3 = &a[(0 * 64 + ((tl_chunk0 * 8) / 64)) * 72 + ((tl_chunk0 * 8) % 64)];
-            const int tl_valid4 = !(tl::in_bounds(tl::gather_index(rows, (t * 64) + ((tl_chunk0 * 8) / 64), MAXT * 64), MK)) ? 0 : max(0, min(8, D - ((0 * 64) + ((tl_chunk0 * 8) % 64))));
-            if (tl_valid4 == 8 && (0 * 64) + ((tl_chunk0 * 8) % 64) >= 0 && tl::is_aligned(tl_src2, 4)) {
+            const int tl_valid4 = !(tl::in_bounds(tl::gather_index(rows, (t * 64) + ((tl_chunk0 * 8) / 64), MAXT * 64), MK)) ? 0 : max(0, min(8, D - ((tl_chunk0 * 8) % 64)));
+            if (tl_valid4 == 8 && (tl_chunk0 * 8) % 64 >= 0 && tl::is_aligned(tl_src2, 4)) {
                 tl::cp_async_chunk(tl_dst3, tl_src2);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
             } else {
                 #pragma unroll
-                for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst3[tl_v] = tl::in_bounds(tl::gather_index(rows, (t * 64) + ((tl_chunk0 * 8) / 64), MAXT * 64), MK) && tl::in_bounds(((0 * 64) + ((tl_chunk0 * 8) % 64)) + tl_v, D) ? tl_src2[tl_v] : tl::convert<tl::bf16>(0.0f);
+                for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst3[tl_v] = tl::in_bounds(tl::gather_index(rows, (t * 64) + ((tl_chunk0 * 8) / 64), MAXT * 64), MK) && tl::in_bounds(((tl_chunk0 * 8) % 64) + tl_v, D) ? tl_src2[tl_v] : tl::convert<tl::bf16>(0.0f);
             }
         }
         // copy(W[TileExpert[t], col0 +: BN, k * BK +: BK], b);    // expert −1: zeros  (moe.tl:383)
-        if (tl::is_aligned(W, 16) && D % 8 == 0 && tl::in_bounds(tl::gather_index(TileExpert, t, MAXT), E) && col0 >= 0 && col0 + 128 <= N && (0 * 64) >= 0 && (0 * 64) + 64 <= D && (0 * 64) % 8 == 0) {
+        if (tl::is_aligned(W, 16) && D % 8 == 0 && tl::in_bounds(tl::gather_index(TileExpert, t, MAXT), E) && col0 >= 0 && col0 + 128 <= N && 0 >= 0 && 0 + 64 <= D && 0 % 8 == 0) {
             #pragma unroll
             for (int tl_i6 = 0; tl_i6 < 8; ++tl_i6) {
                 const int tl_chunk5 = tl_tid + tl_i6 * 128;
-                tl::cp_async_16(&b[(0 * 128 + ((tl_chunk5 * 8) / 64)) * 72 + ((tl_chunk5 * 8) % 64)], &W[(int64_t(tl::gather_index(TileExpert, t, MAXT)) * N + (col0 + ((tl_chunk5 * 8) / 64))) * D + ((0 * 64) + ((tl_chunk5 * 8) % 64))]);
+                tl::cp_async_16(&b[(0 * 128 + ((tl_chunk5 * 8) / 64)) * 72 + ((tl_chunk5 * 8) % 64)], &W[(int64_t(tl::gather_index(TileExpert, t, MAXT)) * N + (col0 + ((tl_chunk5 * 8) / 64))) * D + ((tl_chunk5 * 8) % 64)]);
             }
         } else {
             #pragma unroll
             for (int tl_i8 = 0; tl_i8 < 8; ++tl_i8) {
                 const int tl_chunk7 = tl_tid + tl_i8 * 128;
-                const tl::bf16* tl_src9 = &W[(int64_t(tl::gather_index(TileExpert, t, MAXT)) * N + (col0 + ((tl_chunk7 * 8) / 64))) * D + ((0 * 64) + ((tl_chunk7 * 8) % 64))];
+                const tl::bf16* tl_src9 = &W[(int64_t(tl::gather_index(TileExpert, t, MAXT)) * N + (col0 + ((tl_chunk7 * 8) / 64))) * D + ((tl_chunk7 * 8) % 64)];
                 tl::bf16* tl_dst10 = &b[(0 * 128 + ((tl_chunk7 * 8) / 64)) * 72 + ((tl_chunk7 * 8) % 64)];
-                const int tl_valid11 = !(tl::in_bounds(tl::gather_index(TileExpert, t, MAXT), E) && tl::in_bounds(col0 + ((tl_chunk7 * 8) / 64), N)) ? 0 : max(0, min(8, D - ((0 * 64) + ((tl_chunk7 * 8) % 64))));
-                if (tl_valid11 == 8 && (0 * 64) + ((tl_chunk7 * 8) % 64) >= 0 && tl::is_aligned(tl_src9, 4)) {
+                const int tl_valid11 = !(tl::in_bounds(tl::gather_index(TileExpert, t, MAXT), E) && tl::in_bounds(col0 + ((tl_chunk7 * 8) / 64), N)) ? 0 : max(0, min(8, D - ((tl_chunk7 * 8) % 64)));
+                if (tl_valid11 == 8 && (tl_chunk7 * 8) % 64 >= 0 && tl::is_aligned(tl_src9, 4)) {
                     tl::cp_async_chunk(tl_dst10, tl_src9);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
                 } else {
                     #pragma unroll
-                    for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst10[tl_v] = tl::in_bounds(tl::gather_index(TileExpert, t, MAXT), E) && tl::in_bounds(col0 + ((tl_chunk7 * 8) / 64), N) && tl::in_bounds(((0 * 64) + ((tl_chunk7 * 8) % 64)) + tl_v, D) ? tl_src9[tl_v] : tl::convert<tl::bf16>(0.0f);
+                    for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst10[tl_v] = tl::in_bounds(tl::gather_index(TileExpert, t, MAXT), E) && tl::in_bounds(col0 + ((tl_chunk7 * 8) / 64), N) && tl::in_bounds(((tl_chunk7 * 8) % 64) + tl_v, D) ? tl_src9[tl_v] : tl::convert<tl::bf16>(0.0f);
                 }
             }
         }
@@ -1237,35 +1237,35 @@ __global__ void __launch_bounds__(128) moe_grouped_gemm_kernel(
         #pragma unroll
         for (int tl_i13 = 0; tl_i13 < 4; ++tl_i13) {
             const int tl_chunk12 = tl_tid + tl_i13 * 128;
-            const tl::bf16* tl_src14 = &Xp[int64_t(tl::gather_index(rows, (t * 64) + ((tl_chunk12 * 8) / 64), MAXT * 64)) * D + ((1 * 64) + ((tl_chunk12 * 8) % 64))];
+            const tl::bf16* tl_src14 = &Xp[int64_t(tl::gather_index(rows, (t * 64) + ((tl_chunk12 * 8) / 64), MAXT * 64)) * D + (64 + ((tl_chunk12 * 8) % 64))];
             tl::bf16* tl_dst15 = &a[(1 * 64 + ((tl_chunk12 * 8) / 64)) * 72 + ((tl_chunk12 * 8) % 64)];
-            const int tl_valid16 = !(tl::in_bounds(tl::gather_index(rows, (t * 64) + ((tl_chunk12 * 8) / 64), MAXT * 64), MK)) ? 0 : max(0, min(8, D - ((1 * 64) + ((tl_chunk12 * 8) % 64))));
-            if (tl_valid16 == 8 && (1 * 64) + ((tl_chunk12 * 8) % 64) >= 0 && tl::is_aligned(tl_src14, 4)) {
+            const int tl_valid16 = !(tl::in_bounds(tl::gather_index(rows, (t * 64) + ((tl_chunk12 * 8) / 64), MAXT * 64), MK)) ? 0 : max(0, min(8, D - (64 + ((tl_chunk12 * 8) % 64))));
+            if (tl_valid16 == 8 && 64 + ((tl_chunk12 * 8) % 64) >= 0 && tl::is_aligned(tl_src14, 4)) {
                 tl::cp_async_chunk(tl_dst15, tl_src14);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
             } else {
                 #pragma unroll
-                for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst15[tl_v] = tl::in_bounds(tl::gather_index(rows, (t * 64) + ((tl_chunk12 * 8) / 64), MAXT * 64), MK) && tl::in_bounds(((1 * 64) + ((tl_chunk12 * 8) % 64)) + tl_v, D) ? tl_src14[tl_v] : tl::convert<tl::bf16>(0.0f);
+                for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst15[tl_v] = tl::in_bounds(tl::gather_index(rows, (t * 64) + ((tl_chunk12 * 8) / 64), MAXT * 64), MK) && tl::in_bounds((64 + ((tl_chunk12 * 8) % 64)) + tl_v, D) ? tl_src14[tl_v] : tl::convert<tl::bf16>(0.0f);
             }
         }
         // copy(W[TileExpert[t], col0 +: BN, k * BK +: BK], b);    // expert −1: zeros  (moe.tl:383)
-        if (tl::is_aligned(W, 16) && D % 8 == 0 && tl::in_bounds(tl::gather_index(TileExpert, t, MAXT), E) && col0 >= 0 && col0 + 128 <= N && (1 * 64) >= 0 && (1 * 64) + 64 <= D && (1 * 64) % 8 == 0) {
+        if (tl::is_aligned(W, 16) && D % 8 == 0 && tl::in_bounds(tl::gather_index(TileExpert, t, MAXT), E) && col0 >= 0 && col0 + 128 <= N && 64 >= 0 && 64 + 64 <= D && 64 % 8 == 0) {
             #pragma unroll
             for (int tl_i18 = 0; tl_i18 < 8; ++tl_i18) {
                 const int tl_chunk17 = tl_tid + tl_i18 * 128;
-                tl::cp_async_16(&b[(1 * 128 + ((tl_chunk17 * 8) / 64)) * 72 + ((tl_chunk17 * 8) % 64)], &W[(int64_t(tl::gather_index(TileExpert, t, MAXT)) * N + (col0 + ((tl_chunk17 * 8) / 64))) * D + ((1 * 64) + ((tl_chunk17 * 8) % 64))]);
+                tl::cp_async_16(&b[(1 * 128 + ((tl_chunk17 * 8) / 64)) * 72 + ((tl_chunk17 * 8) % 64)], &W[(int64_t(tl::gather_index(TileExpert, t, MAXT)) * N + (col0 + ((tl_chunk17 * 8) / 64))) * D + (64 + ((tl_chunk17 * 8) % 64))]);
             }
         } else {
             #pragma unroll
             for (int tl_i20 = 0; tl_i20 < 8; ++tl_i20) {
                 const int tl_chunk19 = tl_tid + tl_i20 * 128;
-                const tl::bf16* tl_src21 = &W[(int64_t(tl::gather_index(TileExpert, t, MAXT)) * N + (col0 + ((tl_chunk19 * 8) / 64))) * D + ((1 * 64) + ((tl_chunk19 * 8) % 64))];
+                const tl::bf16* tl_src21 = &W[(int64_t(tl::gather_index(TileExpert, t, MAXT)) * N + (col0 + ((tl_chunk19 * 8) / 64))) * D + (64 + ((tl_chunk19 * 8) % 64))];
                 tl::bf16* tl_dst22 = &b[(1 * 128 + ((tl_chunk19 * 8) / 64)) * 72 + ((tl_chunk19 * 8) % 64)];
-                const int tl_valid23 = !(tl::in_bounds(tl::gather_index(TileExpert, t, MAXT), E) && tl::in_bounds(col0 + ((tl_chunk19 * 8) / 64), N)) ? 0 : max(0, min(8, D - ((1 * 64) + ((tl_chunk19 * 8) % 64))));
-                if (tl_valid23 == 8 && (1 * 64) + ((tl_chunk19 * 8) % 64) >= 0 && tl::is_aligned(tl_src21, 4)) {
+                const int tl_valid23 = !(tl::in_bounds(tl::gather_index(TileExpert, t, MAXT), E) && tl::in_bounds(col0 + ((tl_chunk19 * 8) / 64), N)) ? 0 : max(0, min(8, D - (64 + ((tl_chunk19 * 8) % 64))));
+                if (tl_valid23 == 8 && 64 + ((tl_chunk19 * 8) % 64) >= 0 && tl::is_aligned(tl_src21, 4)) {
                     tl::cp_async_chunk(tl_dst22, tl_src21);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
                 } else {
                     #pragma unroll
-                    for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst22[tl_v] = tl::in_bounds(tl::gather_index(TileExpert, t, MAXT), E) && tl::in_bounds(col0 + ((tl_chunk19 * 8) / 64), N) && tl::in_bounds(((1 * 64) + ((tl_chunk19 * 8) % 64)) + tl_v, D) ? tl_src21[tl_v] : tl::convert<tl::bf16>(0.0f);
+                    for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst22[tl_v] = tl::in_bounds(tl::gather_index(TileExpert, t, MAXT), E) && tl::in_bounds(col0 + ((tl_chunk19 * 8) / 64), N) && tl::in_bounds((64 + ((tl_chunk19 * 8) % 64)) + tl_v, D) ? tl_src21[tl_v] : tl::convert<tl::bf16>(0.0f);
                 }
             }
         }

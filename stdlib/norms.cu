@@ -90,24 +90,24 @@ __global__ void __launch_bounds__(128, 8) layernorm_kernel_variant0(
         const int32_t g_trips = groups;
         if (0 < g_trips) {
             // copy(X[row0 +: RB, 0 +: ROW], xs);  (norms.tl:50)
-            if (tl::is_aligned(X, 16) && N % 8 == 0 && ((int(blockIdx.x) + 0 * int(gridDim.x)) * 16) >= 0 && ((int(blockIdx.x) + 0 * int(gridDim.x)) * 16) + 16 <= M && 0 >= 0 && 0 + 128 <= N && 0 % 8 == 0) {
+            if (tl::is_aligned(X, 16) && N % 8 == 0 && (int(blockIdx.x) * 16) >= 0 && (int(blockIdx.x) * 16) + 16 <= M && 0 >= 0 && 0 + 128 <= N && 0 % 8 == 0) {
                 #pragma unroll
                 for (int tl_i11 = 0; tl_i11 < 2; ++tl_i11) {
                     const int tl_chunk10 = tl_tid + tl_i11 * 128;
-                    tl::cp_async_16(&xs[(0 * 16 + ((tl_chunk10 * 8) / 128)) * 136 + ((tl_chunk10 * 8) % 128)], &X[int64_t(((int(blockIdx.x) + 0 * int(gridDim.x)) * 16) + ((tl_chunk10 * 8) / 128)) * N + ((tl_chunk10 * 8) % 128)]);
+                    tl::cp_async_16(&xs[(0 * 16 + ((tl_chunk10 * 8) / 128)) * 136 + ((tl_chunk10 * 8) % 128)], &X[int64_t((int(blockIdx.x) * 16) + ((tl_chunk10 * 8) / 128)) * N + ((tl_chunk10 * 8) % 128)]);
                 }
             } else {
                 #pragma unroll
                 for (int tl_i13 = 0; tl_i13 < 2; ++tl_i13) {
                     const int tl_chunk12 = tl_tid + tl_i13 * 128;
-                    const tl::f16* tl_src14 = &X[int64_t(((int(blockIdx.x) + 0 * int(gridDim.x)) * 16) + ((tl_chunk12 * 8) / 128)) * N + ((tl_chunk12 * 8) % 128)];
+                    const tl::f16* tl_src14 = &X[int64_t((int(blockIdx.x) * 16) + ((tl_chunk12 * 8) / 128)) * N + ((tl_chunk12 * 8) % 128)];
                     tl::f16* tl_dst15 = &xs[(0 * 16 + ((tl_chunk12 * 8) / 128)) * 136 + ((tl_chunk12 * 8) % 128)];
-                    const int tl_valid16 = !(tl::in_bounds(((int(blockIdx.x) + 0 * int(gridDim.x)) * 16) + ((tl_chunk12 * 8) / 128), M)) ? 0 : max(0, min(8, N - ((tl_chunk12 * 8) % 128)));
+                    const int tl_valid16 = !(tl::in_bounds((int(blockIdx.x) * 16) + ((tl_chunk12 * 8) / 128), M)) ? 0 : max(0, min(8, N - ((tl_chunk12 * 8) % 128)));
                     if (tl_valid16 == 8 && (tl_chunk12 * 8) % 128 >= 0 && tl::is_aligned(tl_src14, 4)) {
                         tl::cp_async_chunk(tl_dst15, tl_src14);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
                     } else {
                         #pragma unroll
-                        for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst15[tl_v] = tl::in_bounds(((int(blockIdx.x) + 0 * int(gridDim.x)) * 16) + ((tl_chunk12 * 8) / 128), M) && tl::in_bounds(((tl_chunk12 * 8) % 128) + tl_v, N) ? tl_src14[tl_v] : tl::convert<tl::f16>(0.0f);
+                        for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst15[tl_v] = tl::in_bounds((int(blockIdx.x) * 16) + ((tl_chunk12 * 8) / 128), M) && tl::in_bounds(((tl_chunk12 * 8) % 128) + tl_v, N) ? tl_src14[tl_v] : tl::convert<tl::f16>(0.0f);
                     }
                 }
             }
@@ -499,24 +499,24 @@ __global__ void __launch_bounds__(128, 8) layernorm_kernel_variant1(
         const int32_t g_trips = groups;
         if (0 < g_trips) {
             // copy(X[row0 +: RB, 0 +: ROW], xs);  (norms.tl:50)
-            if (tl::is_aligned(X, 16) && N % 8 == 0 && ((int(blockIdx.x) + 0 * int(gridDim.x)) * 8) >= 0 && ((int(blockIdx.x) + 0 * int(gridDim.x)) * 8) + 8 <= M && 0 >= 0 && 0 + 256 <= N && 0 % 8 == 0) {
+            if (tl::is_aligned(X, 16) && N % 8 == 0 && (int(blockIdx.x) * 8) >= 0 && (int(blockIdx.x) * 8) + 8 <= M && 0 >= 0 && 0 + 256 <= N && 0 % 8 == 0) {
                 #pragma unroll
                 for (int tl_i11 = 0; tl_i11 < 2; ++tl_i11) {
                     const int tl_chunk10 = tl_tid + tl_i11 * 128;
-                    tl::cp_async_16(&xs[(0 * 8 + ((tl_chunk10 * 8) / 256)) * 264 + ((tl_chunk10 * 8) % 256)], &X[int64_t(((int(blockIdx.x) + 0 * int(gridDim.x)) * 8) + ((tl_chunk10 * 8) / 256)) * N + ((tl_chunk10 * 8) % 256)]);
+                    tl::cp_async_16(&xs[(0 * 8 + ((tl_chunk10 * 8) / 256)) * 264 + ((tl_chunk10 * 8) % 256)], &X[int64_t((int(blockIdx.x) * 8) + ((tl_chunk10 * 8) / 256)) * N + ((tl_chunk10 * 8) % 256)]);
                 }
             } else {
                 #pragma unroll
                 for (int tl_i13 = 0; tl_i13 < 2; ++tl_i13) {
                     const int tl_chunk12 = tl_tid + tl_i13 * 128;
-                    const tl::f16* tl_src14 = &X[int64_t(((int(blockIdx.x) + 0 * int(gridDim.x)) * 8) + ((tl_chunk12 * 8) / 256)) * N + ((tl_chunk12 * 8) % 256)];
+                    const tl::f16* tl_src14 = &X[int64_t((int(blockIdx.x) * 8) + ((tl_chunk12 * 8) / 256)) * N + ((tl_chunk12 * 8) % 256)];
                     tl::f16* tl_dst15 = &xs[(0 * 8 + ((tl_chunk12 * 8) / 256)) * 264 + ((tl_chunk12 * 8) % 256)];
-                    const int tl_valid16 = !(tl::in_bounds(((int(blockIdx.x) + 0 * int(gridDim.x)) * 8) + ((tl_chunk12 * 8) / 256), M)) ? 0 : max(0, min(8, N - ((tl_chunk12 * 8) % 256)));
+                    const int tl_valid16 = !(tl::in_bounds((int(blockIdx.x) * 8) + ((tl_chunk12 * 8) / 256), M)) ? 0 : max(0, min(8, N - ((tl_chunk12 * 8) % 256)));
                     if (tl_valid16 == 8 && (tl_chunk12 * 8) % 256 >= 0 && tl::is_aligned(tl_src14, 4)) {
                         tl::cp_async_chunk(tl_dst15, tl_src14);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
                     } else {
                         #pragma unroll
-                        for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst15[tl_v] = tl::in_bounds(((int(blockIdx.x) + 0 * int(gridDim.x)) * 8) + ((tl_chunk12 * 8) / 256), M) && tl::in_bounds(((tl_chunk12 * 8) % 256) + tl_v, N) ? tl_src14[tl_v] : tl::convert<tl::f16>(0.0f);
+                        for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst15[tl_v] = tl::in_bounds((int(blockIdx.x) * 8) + ((tl_chunk12 * 8) / 256), M) && tl::in_bounds(((tl_chunk12 * 8) % 256) + tl_v, N) ? tl_src14[tl_v] : tl::convert<tl::f16>(0.0f);
                     }
                 }
             }
@@ -910,24 +910,24 @@ __global__ void __launch_bounds__(128, 8) layernorm_kernel_variant2(
         const int32_t g_trips = groups;
         if (0 < g_trips) {
             // copy(X[row0 +: RB, 0 +: ROW], xs);  (norms.tl:50)
-            if (tl::is_aligned(X, 16) && N % 8 == 0 && ((int(blockIdx.x) + 0 * int(gridDim.x)) * 4) >= 0 && ((int(blockIdx.x) + 0 * int(gridDim.x)) * 4) + 4 <= M && 0 >= 0 && 0 + 512 <= N && 0 % 8 == 0) {
+            if (tl::is_aligned(X, 16) && N % 8 == 0 && (int(blockIdx.x) * 4) >= 0 && (int(blockIdx.x) * 4) + 4 <= M && 0 >= 0 && 0 + 512 <= N && 0 % 8 == 0) {
                 #pragma unroll
                 for (int tl_i11 = 0; tl_i11 < 2; ++tl_i11) {
                     const int tl_chunk10 = tl_tid + tl_i11 * 128;
-                    tl::cp_async_16(&xs[(0 * 4 + ((tl_chunk10 * 8) / 512)) * 520 + ((tl_chunk10 * 8) % 512)], &X[int64_t(((int(blockIdx.x) + 0 * int(gridDim.x)) * 4) + ((tl_chunk10 * 8) / 512)) * N + ((tl_chunk10 * 8) % 512)]);
+                    tl::cp_async_16(&xs[(0 * 4 + ((tl_chunk10 * 8) / 512)) * 520 + ((tl_chunk10 * 8) % 512)], &X[int64_t((int(blockIdx.x) * 4) + ((tl_chunk10 * 8) / 512)) * N + ((tl_chunk10 * 8) % 512)]);
                 }
             } else {
                 #pragma unroll
                 for (int tl_i13 = 0; tl_i13 < 2; ++tl_i13) {
                     const int tl_chunk12 = tl_tid + tl_i13 * 128;
-                    const tl::f16* tl_src14 = &X[int64_t(((int(blockIdx.x) + 0 * int(gridDim.x)) * 4) + ((tl_chunk12 * 8) / 512)) * N + ((tl_chunk12 * 8) % 512)];
+                    const tl::f16* tl_src14 = &X[int64_t((int(blockIdx.x) * 4) + ((tl_chunk12 * 8) / 512)) * N + ((tl_chunk12 * 8) % 512)];
                     tl::f16* tl_dst15 = &xs[(0 * 4 + ((tl_chunk12 * 8) / 512)) * 520 + ((tl_chunk12 * 8) % 512)];
-                    const int tl_valid16 = !(tl::in_bounds(((int(blockIdx.x) + 0 * int(gridDim.x)) * 4) + ((tl_chunk12 * 8) / 512), M)) ? 0 : max(0, min(8, N - ((tl_chunk12 * 8) % 512)));
+                    const int tl_valid16 = !(tl::in_bounds((int(blockIdx.x) * 4) + ((tl_chunk12 * 8) / 512), M)) ? 0 : max(0, min(8, N - ((tl_chunk12 * 8) % 512)));
                     if (tl_valid16 == 8 && (tl_chunk12 * 8) % 512 >= 0 && tl::is_aligned(tl_src14, 4)) {
                         tl::cp_async_chunk(tl_dst15, tl_src14);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
                     } else {
                         #pragma unroll
-                        for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst15[tl_v] = tl::in_bounds(((int(blockIdx.x) + 0 * int(gridDim.x)) * 4) + ((tl_chunk12 * 8) / 512), M) && tl::in_bounds(((tl_chunk12 * 8) % 512) + tl_v, N) ? tl_src14[tl_v] : tl::convert<tl::f16>(0.0f);
+                        for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst15[tl_v] = tl::in_bounds((int(blockIdx.x) * 4) + ((tl_chunk12 * 8) / 512), M) && tl::in_bounds(((tl_chunk12 * 8) % 512) + tl_v, N) ? tl_src14[tl_v] : tl::convert<tl::f16>(0.0f);
                     }
                 }
             }
@@ -1317,24 +1317,24 @@ __global__ void __launch_bounds__(128, 8) layernorm_kernel_variant3(
         const int32_t g_trips = groups;
         if (0 < g_trips) {
             // copy(X[row0 +: RB, 0 +: ROW], xs);  (norms.tl:50)
-            if (tl::is_aligned(X, 16) && N % 8 == 0 && ((int(blockIdx.x) + 0 * int(gridDim.x)) * 2) >= 0 && ((int(blockIdx.x) + 0 * int(gridDim.x)) * 2) + 2 <= M && 0 >= 0 && 0 + 1024 <= N && 0 % 8 == 0) {
+            if (tl::is_aligned(X, 16) && N % 8 == 0 && (int(blockIdx.x) * 2) >= 0 && (int(blockIdx.x) * 2) + 2 <= M && 0 >= 0 && 0 + 1024 <= N && 0 % 8 == 0) {
                 #pragma unroll
                 for (int tl_i11 = 0; tl_i11 < 2; ++tl_i11) {
                     const int tl_chunk10 = tl_tid + tl_i11 * 128;
-                    tl::cp_async_16(&xs[(0 * 2 + ((tl_chunk10 * 8) / 1024)) * 1032 + ((tl_chunk10 * 8) % 1024)], &X[int64_t(((int(blockIdx.x) + 0 * int(gridDim.x)) * 2) + ((tl_chunk10 * 8) / 1024)) * N + ((tl_chunk10 * 8) % 1024)]);
+                    tl::cp_async_16(&xs[(0 * 2 + ((tl_chunk10 * 8) / 1024)) * 1032 + ((tl_chunk10 * 8) % 1024)], &X[int64_t((int(blockIdx.x) * 2) + ((tl_chunk10 * 8) / 1024)) * N + ((tl_chunk10 * 8) % 1024)]);
                 }
             } else {
                 #pragma unroll
                 for (int tl_i13 = 0; tl_i13 < 2; ++tl_i13) {
                     const int tl_chunk12 = tl_tid + tl_i13 * 128;
-                    const tl::f16* tl_src14 = &X[int64_t(((int(blockIdx.x) + 0 * int(gridDim.x)) * 2) + ((tl_chunk12 * 8) / 1024)) * N + ((tl_chunk12 * 8) % 1024)];
+                    const tl::f16* tl_src14 = &X[int64_t((int(blockIdx.x) * 2) + ((tl_chunk12 * 8) / 1024)) * N + ((tl_chunk12 * 8) % 1024)];
                     tl::f16* tl_dst15 = &xs[(0 * 2 + ((tl_chunk12 * 8) / 1024)) * 1032 + ((tl_chunk12 * 8) % 1024)];
-                    const int tl_valid16 = !(tl::in_bounds(((int(blockIdx.x) + 0 * int(gridDim.x)) * 2) + ((tl_chunk12 * 8) / 1024), M)) ? 0 : max(0, min(8, N - ((tl_chunk12 * 8) % 1024)));
+                    const int tl_valid16 = !(tl::in_bounds((int(blockIdx.x) * 2) + ((tl_chunk12 * 8) / 1024), M)) ? 0 : max(0, min(8, N - ((tl_chunk12 * 8) % 1024)));
                     if (tl_valid16 == 8 && (tl_chunk12 * 8) % 1024 >= 0 && tl::is_aligned(tl_src14, 4)) {
                         tl::cp_async_chunk(tl_dst15, tl_src14);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
                     } else {
                         #pragma unroll
-                        for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst15[tl_v] = tl::in_bounds(((int(blockIdx.x) + 0 * int(gridDim.x)) * 2) + ((tl_chunk12 * 8) / 1024), M) && tl::in_bounds(((tl_chunk12 * 8) % 1024) + tl_v, N) ? tl_src14[tl_v] : tl::convert<tl::f16>(0.0f);
+                        for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst15[tl_v] = tl::in_bounds((int(blockIdx.x) * 2) + ((tl_chunk12 * 8) / 1024), M) && tl::in_bounds(((tl_chunk12 * 8) % 1024) + tl_v, N) ? tl_src14[tl_v] : tl::convert<tl::f16>(0.0f);
                     }
                 }
             }
@@ -1750,24 +1750,24 @@ __global__ void __launch_bounds__(128, 8) layernorm_kernel_variant4(
         const int32_t g_trips = groups;
         if (0 < g_trips) {
             // copy(X[row0 +: RB, 0 +: ROW], xs);  (norms.tl:50)
-            if (tl::is_aligned(X, 16) && N % 8 == 0 && ((int(blockIdx.x) + 0 * int(gridDim.x)) * 1) >= 0 && ((int(blockIdx.x) + 0 * int(gridDim.x)) * 1) + 1 <= M && 0 >= 0 && 0 + 2048 <= N && 0 % 8 == 0) {
+            if (tl::is_aligned(X, 16) && N % 8 == 0 && int(blockIdx.x) >= 0 && int(blockIdx.x) + 1 <= M && 0 >= 0 && 0 + 2048 <= N && 0 % 8 == 0) {
                 #pragma unroll
                 for (int tl_i11 = 0; tl_i11 < 2; ++tl_i11) {
                     const int tl_chunk10 = tl_tid + tl_i11 * 128;
-                    tl::cp_async_16(&xs[(0 * 1 + ((tl_chunk10 * 8) / 2048)) * 2056 + ((tl_chunk10 * 8) % 2048)], &X[int64_t(((int(blockIdx.x) + 0 * int(gridDim.x)) * 1) + ((tl_chunk10 * 8) / 2048)) * N + ((tl_chunk10 * 8) % 2048)]);
+                    tl::cp_async_16(&xs[(0 * 1 + ((tl_chunk10 * 8) / 2048)) * 2056 + ((tl_chunk10 * 8) % 2048)], &X[int64_t(int(blockIdx.x) + ((tl_chunk10 * 8) / 2048)) * N + ((tl_chunk10 * 8) % 2048)]);
                 }
             } else {
                 #pragma unroll
                 for (int tl_i13 = 0; tl_i13 < 2; ++tl_i13) {
                     const int tl_chunk12 = tl_tid + tl_i13 * 128;
-                    const tl::f16* tl_src14 = &X[int64_t(((int(blockIdx.x) + 0 * int(gridDim.x)) * 1) + ((tl_chunk12 * 8) / 2048)) * N + ((tl_chunk12 * 8) % 2048)];
+                    const tl::f16* tl_src14 = &X[int64_t(int(blockIdx.x) + ((tl_chunk12 * 8) / 2048)) * N + ((tl_chunk12 * 8) % 2048)];
                     tl::f16* tl_dst15 = &xs[(0 * 1 + ((tl_chunk12 * 8) / 2048)) * 2056 + ((tl_chunk12 * 8) % 2048)];
-                    const int tl_valid16 = !(tl::in_bounds(((int(blockIdx.x) + 0 * int(gridDim.x)) * 1) + ((tl_chunk12 * 8) / 2048), M)) ? 0 : max(0, min(8, N - ((tl_chunk12 * 8) % 2048)));
+                    const int tl_valid16 = !(tl::in_bounds(int(blockIdx.x) + ((tl_chunk12 * 8) / 2048), M)) ? 0 : max(0, min(8, N - ((tl_chunk12 * 8) % 2048)));
                     if (tl_valid16 == 8 && (tl_chunk12 * 8) % 2048 >= 0 && tl::is_aligned(tl_src14, 4)) {
                         tl::cp_async_chunk(tl_dst15, tl_src14);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
                     } else {
                         #pragma unroll
-                        for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst15[tl_v] = tl::in_bounds(((int(blockIdx.x) + 0 * int(gridDim.x)) * 1) + ((tl_chunk12 * 8) / 2048), M) && tl::in_bounds(((tl_chunk12 * 8) % 2048) + tl_v, N) ? tl_src14[tl_v] : tl::convert<tl::f16>(0.0f);
+                        for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst15[tl_v] = tl::in_bounds(int(blockIdx.x) + ((tl_chunk12 * 8) / 2048), M) && tl::in_bounds(((tl_chunk12 * 8) % 2048) + tl_v, N) ? tl_src14[tl_v] : tl::convert<tl::f16>(0.0f);
                     }
                 }
             }
@@ -1779,24 +1779,24 @@ __global__ void __launch_bounds__(128, 8) layernorm_kernel_variant4(
             __syncthreads();  // pipeline: stage `g % 2` has landed and the stage refilled next is no longer read
             if (g + 1 < g_trips) {
                 // copy(X[row0 +: RB, 0 +: ROW], xs);  (norms.tl:50)
-                if (tl::is_aligned(X, 16) && N % 8 == 0 && ((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 1) >= 0 && ((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 1) + 1 <= M && 0 >= 0 && 0 + 2048 <= N && 0 % 8 == 0) {
+                if (tl::is_aligned(X, 16) && N % 8 == 0 && (int(blockIdx.x) + (g + 1) * int(gridDim.x)) >= 0 && (int(blockIdx.x) + (g + 1) * int(gridDim.x)) + 1 <= M && 0 >= 0 && 0 + 2048 <= N && 0 % 8 == 0) {
                     #pragma unroll
                     for (int tl_i18 = 0; tl_i18 < 2; ++tl_i18) {
                         const int tl_chunk17 = tl_tid + tl_i18 * 128;
-                        tl::cp_async_16(&xs[(((g + 1) % 2) * 1 + ((tl_chunk17 * 8) / 2048)) * 2056 + ((tl_chunk17 * 8) % 2048)], &X[int64_t(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 1) + ((tl_chunk17 * 8) / 2048)) * N + ((tl_chunk17 * 8) % 2048)]);
+                        tl::cp_async_16(&xs[(((g + 1) % 2) * 1 + ((tl_chunk17 * 8) / 2048)) * 2056 + ((tl_chunk17 * 8) % 2048)], &X[int64_t((int(blockIdx.x) + (g + 1) * int(gridDim.x)) + ((tl_chunk17 * 8) / 2048)) * N + ((tl_chunk17 * 8) % 2048)]);
                     }
                 } else {
                     #pragma unroll
                     for (int tl_i20 = 0; tl_i20 < 2; ++tl_i20) {
                         const int tl_chunk19 = tl_tid + tl_i20 * 128;
-                        const tl::f16* tl_src21 = &X[int64_t(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 1) + ((tl_chunk19 * 8) / 2048)) * N + ((tl_chunk19 * 8) % 2048)];
+                        const tl::f16* tl_src21 = &X[int64_t((int(blockIdx.x) + (g + 1) * int(gridDim.x)) + ((tl_chunk19 * 8) / 2048)) * N + ((tl_chunk19 * 8) % 2048)];
                         tl::f16* tl_dst22 = &xs[(((g + 1) % 2) * 1 + ((tl_chunk19 * 8) / 2048)) * 2056 + ((tl_chunk19 * 8) % 2048)];
-                        const int tl_valid23 = !(tl::in_bounds(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 1) + ((tl_chunk19 * 8) / 2048), M)) ? 0 : max(0, min(8, N - ((tl_chunk19 * 8) % 2048)));
+                        const int tl_valid23 = !(tl::in_bounds((int(blockIdx.x) + (g + 1) * int(gridDim.x)) + ((tl_chunk19 * 8) / 2048), M)) ? 0 : max(0, min(8, N - ((tl_chunk19 * 8) % 2048)));
                         if (tl_valid23 == 8 && (tl_chunk19 * 8) % 2048 >= 0 && tl::is_aligned(tl_src21, 4)) {
                             tl::cp_async_chunk(tl_dst22, tl_src21);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
                         } else {
                             #pragma unroll
-                            for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst22[tl_v] = tl::in_bounds(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 1) + ((tl_chunk19 * 8) / 2048), M) && tl::in_bounds(((tl_chunk19 * 8) % 2048) + tl_v, N) ? tl_src21[tl_v] : tl::convert<tl::f16>(0.0f);
+                            for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst22[tl_v] = tl::in_bounds((int(blockIdx.x) + (g + 1) * int(gridDim.x)) + ((tl_chunk19 * 8) / 2048), M) && tl::in_bounds(((tl_chunk19 * 8) % 2048) + tl_v, N) ? tl_src21[tl_v] : tl::convert<tl::f16>(0.0f);
                         }
                     }
                 }
@@ -2185,24 +2185,24 @@ __global__ void __launch_bounds__(256, 4) layernorm_kernel_variant5(
         const int32_t g_trips = groups;
         if (0 < g_trips) {
             // copy(X[row0 +: RB, 0 +: ROW], xs);  (norms.tl:50)
-            if (tl::is_aligned(X, 16) && N % 8 == 0 && ((int(blockIdx.x) + 0 * int(gridDim.x)) * 1) >= 0 && ((int(blockIdx.x) + 0 * int(gridDim.x)) * 1) + 1 <= M && 0 >= 0 && 0 + 4096 <= N && 0 % 8 == 0) {
+            if (tl::is_aligned(X, 16) && N % 8 == 0 && int(blockIdx.x) >= 0 && int(blockIdx.x) + 1 <= M && 0 >= 0 && 0 + 4096 <= N && 0 % 8 == 0) {
                 #pragma unroll
                 for (int tl_i11 = 0; tl_i11 < 2; ++tl_i11) {
                     const int tl_chunk10 = tl_tid + tl_i11 * 256;
-                    tl::cp_async_16(&xs[(0 * 1 + ((tl_chunk10 * 8) / 4096)) * 4104 + ((tl_chunk10 * 8) % 4096)], &X[int64_t(((int(blockIdx.x) + 0 * int(gridDim.x)) * 1) + ((tl_chunk10 * 8) / 4096)) * N + ((tl_chunk10 * 8) % 4096)]);
+                    tl::cp_async_16(&xs[(0 * 1 + ((tl_chunk10 * 8) / 4096)) * 4104 + ((tl_chunk10 * 8) % 4096)], &X[int64_t(int(blockIdx.x) + ((tl_chunk10 * 8) / 4096)) * N + ((tl_chunk10 * 8) % 4096)]);
                 }
             } else {
                 #pragma unroll
                 for (int tl_i13 = 0; tl_i13 < 2; ++tl_i13) {
                     const int tl_chunk12 = tl_tid + tl_i13 * 256;
-                    const tl::f16* tl_src14 = &X[int64_t(((int(blockIdx.x) + 0 * int(gridDim.x)) * 1) + ((tl_chunk12 * 8) / 4096)) * N + ((tl_chunk12 * 8) % 4096)];
+                    const tl::f16* tl_src14 = &X[int64_t(int(blockIdx.x) + ((tl_chunk12 * 8) / 4096)) * N + ((tl_chunk12 * 8) % 4096)];
                     tl::f16* tl_dst15 = &xs[(0 * 1 + ((tl_chunk12 * 8) / 4096)) * 4104 + ((tl_chunk12 * 8) % 4096)];
-                    const int tl_valid16 = !(tl::in_bounds(((int(blockIdx.x) + 0 * int(gridDim.x)) * 1) + ((tl_chunk12 * 8) / 4096), M)) ? 0 : max(0, min(8, N - ((tl_chunk12 * 8) % 4096)));
+                    const int tl_valid16 = !(tl::in_bounds(int(blockIdx.x) + ((tl_chunk12 * 8) / 4096), M)) ? 0 : max(0, min(8, N - ((tl_chunk12 * 8) % 4096)));
                     if (tl_valid16 == 8 && (tl_chunk12 * 8) % 4096 >= 0 && tl::is_aligned(tl_src14, 4)) {
                         tl::cp_async_chunk(tl_dst15, tl_src14);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
                     } else {
                         #pragma unroll
-                        for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst15[tl_v] = tl::in_bounds(((int(blockIdx.x) + 0 * int(gridDim.x)) * 1) + ((tl_chunk12 * 8) / 4096), M) && tl::in_bounds(((tl_chunk12 * 8) % 4096) + tl_v, N) ? tl_src14[tl_v] : tl::convert<tl::f16>(0.0f);
+                        for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst15[tl_v] = tl::in_bounds(int(blockIdx.x) + ((tl_chunk12 * 8) / 4096), M) && tl::in_bounds(((tl_chunk12 * 8) % 4096) + tl_v, N) ? tl_src14[tl_v] : tl::convert<tl::f16>(0.0f);
                     }
                 }
             }
@@ -2214,24 +2214,24 @@ __global__ void __launch_bounds__(256, 4) layernorm_kernel_variant5(
             __syncthreads();  // pipeline: stage `g % 2` has landed and the stage refilled next is no longer read
             if (g + 1 < g_trips) {
                 // copy(X[row0 +: RB, 0 +: ROW], xs);  (norms.tl:50)
-                if (tl::is_aligned(X, 16) && N % 8 == 0 && ((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 1) >= 0 && ((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 1) + 1 <= M && 0 >= 0 && 0 + 4096 <= N && 0 % 8 == 0) {
+                if (tl::is_aligned(X, 16) && N % 8 == 0 && (int(blockIdx.x) + (g + 1) * int(gridDim.x)) >= 0 && (int(blockIdx.x) + (g + 1) * int(gridDim.x)) + 1 <= M && 0 >= 0 && 0 + 4096 <= N && 0 % 8 == 0) {
                     #pragma unroll
                     for (int tl_i18 = 0; tl_i18 < 2; ++tl_i18) {
                         const int tl_chunk17 = tl_tid + tl_i18 * 256;
-                        tl::cp_async_16(&xs[(((g + 1) % 2) * 1 + ((tl_chunk17 * 8) / 4096)) * 4104 + ((tl_chunk17 * 8) % 4096)], &X[int64_t(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 1) + ((tl_chunk17 * 8) / 4096)) * N + ((tl_chunk17 * 8) % 4096)]);
+                        tl::cp_async_16(&xs[(((g + 1) % 2) * 1 + ((tl_chunk17 * 8) / 4096)) * 4104 + ((tl_chunk17 * 8) % 4096)], &X[int64_t((int(blockIdx.x) + (g + 1) * int(gridDim.x)) + ((tl_chunk17 * 8) / 4096)) * N + ((tl_chunk17 * 8) % 4096)]);
                     }
                 } else {
                     #pragma unroll
                     for (int tl_i20 = 0; tl_i20 < 2; ++tl_i20) {
                         const int tl_chunk19 = tl_tid + tl_i20 * 256;
-                        const tl::f16* tl_src21 = &X[int64_t(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 1) + ((tl_chunk19 * 8) / 4096)) * N + ((tl_chunk19 * 8) % 4096)];
+                        const tl::f16* tl_src21 = &X[int64_t((int(blockIdx.x) + (g + 1) * int(gridDim.x)) + ((tl_chunk19 * 8) / 4096)) * N + ((tl_chunk19 * 8) % 4096)];
                         tl::f16* tl_dst22 = &xs[(((g + 1) % 2) * 1 + ((tl_chunk19 * 8) / 4096)) * 4104 + ((tl_chunk19 * 8) % 4096)];
-                        const int tl_valid23 = !(tl::in_bounds(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 1) + ((tl_chunk19 * 8) / 4096), M)) ? 0 : max(0, min(8, N - ((tl_chunk19 * 8) % 4096)));
+                        const int tl_valid23 = !(tl::in_bounds((int(blockIdx.x) + (g + 1) * int(gridDim.x)) + ((tl_chunk19 * 8) / 4096), M)) ? 0 : max(0, min(8, N - ((tl_chunk19 * 8) % 4096)));
                         if (tl_valid23 == 8 && (tl_chunk19 * 8) % 4096 >= 0 && tl::is_aligned(tl_src21, 4)) {
                             tl::cp_async_chunk(tl_dst22, tl_src21);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
                         } else {
                             #pragma unroll
-                            for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst22[tl_v] = tl::in_bounds(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 1) + ((tl_chunk19 * 8) / 4096), M) && tl::in_bounds(((tl_chunk19 * 8) % 4096) + tl_v, N) ? tl_src21[tl_v] : tl::convert<tl::f16>(0.0f);
+                            for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst22[tl_v] = tl::in_bounds((int(blockIdx.x) + (g + 1) * int(gridDim.x)) + ((tl_chunk19 * 8) / 4096), M) && tl::in_bounds(((tl_chunk19 * 8) % 4096) + tl_v, N) ? tl_src21[tl_v] : tl::convert<tl::f16>(0.0f);
                         }
                     }
                 }
@@ -2622,24 +2622,24 @@ __global__ void __launch_bounds__(512, 2) layernorm_kernel_variant6(
         const int32_t g_trips = groups;
         if (0 < g_trips) {
             // copy(X[row0 +: RB, 0 +: ROW], xs);  (norms.tl:50)
-            if (tl::is_aligned(X, 16) && N % 8 == 0 && ((int(blockIdx.x) + 0 * int(gridDim.x)) * 1) >= 0 && ((int(blockIdx.x) + 0 * int(gridDim.x)) * 1) + 1 <= M && 0 >= 0 && 0 + 8192 <= N && 0 % 8 == 0) {
+            if (tl::is_aligned(X, 16) && N % 8 == 0 && int(blockIdx.x) >= 0 && int(blockIdx.x) + 1 <= M && 0 >= 0 && 0 + 8192 <= N && 0 % 8 == 0) {
                 #pragma unroll
                 for (int tl_i11 = 0; tl_i11 < 2; ++tl_i11) {
                     const int tl_chunk10 = tl_tid + tl_i11 * 512;
-                    tl::cp_async_16(&xs[(0 * 1 + ((tl_chunk10 * 8) / 8192)) * 8200 + ((tl_chunk10 * 8) % 8192)], &X[int64_t(((int(blockIdx.x) + 0 * int(gridDim.x)) * 1) + ((tl_chunk10 * 8) / 8192)) * N + ((tl_chunk10 * 8) % 8192)]);
+                    tl::cp_async_16(&xs[(0 * 1 + ((tl_chunk10 * 8) / 8192)) * 8200 + ((tl_chunk10 * 8) % 8192)], &X[int64_t(int(blockIdx.x) + ((tl_chunk10 * 8) / 8192)) * N + ((tl_chunk10 * 8) % 8192)]);
                 }
             } else {
                 #pragma unroll
                 for (int tl_i13 = 0; tl_i13 < 2; ++tl_i13) {
                     const int tl_chunk12 = tl_tid + tl_i13 * 512;
-                    const tl::f16* tl_src14 = &X[int64_t(((int(blockIdx.x) + 0 * int(gridDim.x)) * 1) + ((tl_chunk12 * 8) / 8192)) * N + ((tl_chunk12 * 8) % 8192)];
+                    const tl::f16* tl_src14 = &X[int64_t(int(blockIdx.x) + ((tl_chunk12 * 8) / 8192)) * N + ((tl_chunk12 * 8) % 8192)];
                     tl::f16* tl_dst15 = &xs[(0 * 1 + ((tl_chunk12 * 8) / 8192)) * 8200 + ((tl_chunk12 * 8) % 8192)];
-                    const int tl_valid16 = !(tl::in_bounds(((int(blockIdx.x) + 0 * int(gridDim.x)) * 1) + ((tl_chunk12 * 8) / 8192), M)) ? 0 : max(0, min(8, N - ((tl_chunk12 * 8) % 8192)));
+                    const int tl_valid16 = !(tl::in_bounds(int(blockIdx.x) + ((tl_chunk12 * 8) / 8192), M)) ? 0 : max(0, min(8, N - ((tl_chunk12 * 8) % 8192)));
                     if (tl_valid16 == 8 && (tl_chunk12 * 8) % 8192 >= 0 && tl::is_aligned(tl_src14, 4)) {
                         tl::cp_async_chunk(tl_dst15, tl_src14);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
                     } else {
                         #pragma unroll
-                        for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst15[tl_v] = tl::in_bounds(((int(blockIdx.x) + 0 * int(gridDim.x)) * 1) + ((tl_chunk12 * 8) / 8192), M) && tl::in_bounds(((tl_chunk12 * 8) % 8192) + tl_v, N) ? tl_src14[tl_v] : tl::convert<tl::f16>(0.0f);
+                        for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst15[tl_v] = tl::in_bounds(int(blockIdx.x) + ((tl_chunk12 * 8) / 8192), M) && tl::in_bounds(((tl_chunk12 * 8) % 8192) + tl_v, N) ? tl_src14[tl_v] : tl::convert<tl::f16>(0.0f);
                     }
                 }
             }
@@ -2651,24 +2651,24 @@ __global__ void __launch_bounds__(512, 2) layernorm_kernel_variant6(
             __syncthreads();  // pipeline: stage `g % 2` has landed and the stage refilled next is no longer read
             if (g + 1 < g_trips) {
                 // copy(X[row0 +: RB, 0 +: ROW], xs);  (norms.tl:50)
-                if (tl::is_aligned(X, 16) && N % 8 == 0 && ((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 1) >= 0 && ((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 1) + 1 <= M && 0 >= 0 && 0 + 8192 <= N && 0 % 8 == 0) {
+                if (tl::is_aligned(X, 16) && N % 8 == 0 && (int(blockIdx.x) + (g + 1) * int(gridDim.x)) >= 0 && (int(blockIdx.x) + (g + 1) * int(gridDim.x)) + 1 <= M && 0 >= 0 && 0 + 8192 <= N && 0 % 8 == 0) {
                     #pragma unroll
                     for (int tl_i18 = 0; tl_i18 < 2; ++tl_i18) {
                         const int tl_chunk17 = tl_tid + tl_i18 * 512;
-                        tl::cp_async_16(&xs[(((g + 1) % 2) * 1 + ((tl_chunk17 * 8) / 8192)) * 8200 + ((tl_chunk17 * 8) % 8192)], &X[int64_t(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 1) + ((tl_chunk17 * 8) / 8192)) * N + ((tl_chunk17 * 8) % 8192)]);
+                        tl::cp_async_16(&xs[(((g + 1) % 2) * 1 + ((tl_chunk17 * 8) / 8192)) * 8200 + ((tl_chunk17 * 8) % 8192)], &X[int64_t((int(blockIdx.x) + (g + 1) * int(gridDim.x)) + ((tl_chunk17 * 8) / 8192)) * N + ((tl_chunk17 * 8) % 8192)]);
                     }
                 } else {
                     #pragma unroll
                     for (int tl_i20 = 0; tl_i20 < 2; ++tl_i20) {
                         const int tl_chunk19 = tl_tid + tl_i20 * 512;
-                        const tl::f16* tl_src21 = &X[int64_t(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 1) + ((tl_chunk19 * 8) / 8192)) * N + ((tl_chunk19 * 8) % 8192)];
+                        const tl::f16* tl_src21 = &X[int64_t((int(blockIdx.x) + (g + 1) * int(gridDim.x)) + ((tl_chunk19 * 8) / 8192)) * N + ((tl_chunk19 * 8) % 8192)];
                         tl::f16* tl_dst22 = &xs[(((g + 1) % 2) * 1 + ((tl_chunk19 * 8) / 8192)) * 8200 + ((tl_chunk19 * 8) % 8192)];
-                        const int tl_valid23 = !(tl::in_bounds(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 1) + ((tl_chunk19 * 8) / 8192), M)) ? 0 : max(0, min(8, N - ((tl_chunk19 * 8) % 8192)));
+                        const int tl_valid23 = !(tl::in_bounds((int(blockIdx.x) + (g + 1) * int(gridDim.x)) + ((tl_chunk19 * 8) / 8192), M)) ? 0 : max(0, min(8, N - ((tl_chunk19 * 8) % 8192)));
                         if (tl_valid23 == 8 && (tl_chunk19 * 8) % 8192 >= 0 && tl::is_aligned(tl_src21, 4)) {
                             tl::cp_async_chunk(tl_dst22, tl_src21);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
                         } else {
                             #pragma unroll
-                            for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst22[tl_v] = tl::in_bounds(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 1) + ((tl_chunk19 * 8) / 8192), M) && tl::in_bounds(((tl_chunk19 * 8) % 8192) + tl_v, N) ? tl_src21[tl_v] : tl::convert<tl::f16>(0.0f);
+                            for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst22[tl_v] = tl::in_bounds((int(blockIdx.x) + (g + 1) * int(gridDim.x)) + ((tl_chunk19 * 8) / 8192), M) && tl::in_bounds(((tl_chunk19 * 8) % 8192) + tl_v, N) ? tl_src21[tl_v] : tl::convert<tl::f16>(0.0f);
                         }
                     }
                 }
@@ -3039,24 +3039,24 @@ __global__ void __launch_bounds__(128, 8) rmsnorm_kernel_variant0(
         const int32_t g_trips = groups;
         if (0 < g_trips) {
             // copy(X[row0 +: RB, 0 +: ROW], xs);  (norms.tl:132)
-            if (tl::is_aligned(X, 16) && N % 8 == 0 && ((int(blockIdx.x) + 0 * int(gridDim.x)) * 16) >= 0 && ((int(blockIdx.x) + 0 * int(gridDim.x)) * 16) + 16 <= M && 0 >= 0 && 0 + 128 <= N && 0 % 8 == 0) {
+            if (tl::is_aligned(X, 16) && N % 8 == 0 && (int(blockIdx.x) * 16) >= 0 && (int(blockIdx.x) * 16) + 16 <= M && 0 >= 0 && 0 + 128 <= N && 0 % 8 == 0) {
                 #pragma unroll
                 for (int tl_i6 = 0; tl_i6 < 2; ++tl_i6) {
                     const int tl_chunk5 = tl_tid + tl_i6 * 128;
-                    tl::cp_async_16(&xs[(0 * 16 + ((tl_chunk5 * 8) / 128)) * 136 + ((tl_chunk5 * 8) % 128)], &X[int64_t(((int(blockIdx.x) + 0 * int(gridDim.x)) * 16) + ((tl_chunk5 * 8) / 128)) * N + ((tl_chunk5 * 8) % 128)]);
+                    tl::cp_async_16(&xs[(0 * 16 + ((tl_chunk5 * 8) / 128)) * 136 + ((tl_chunk5 * 8) % 128)], &X[int64_t((int(blockIdx.x) * 16) + ((tl_chunk5 * 8) / 128)) * N + ((tl_chunk5 * 8) % 128)]);
                 }
             } else {
                 #pragma unroll
                 for (int tl_i8 = 0; tl_i8 < 2; ++tl_i8) {
                     const int tl_chunk7 = tl_tid + tl_i8 * 128;
-                    const tl::f16* tl_src9 = &X[int64_t(((int(blockIdx.x) + 0 * int(gridDim.x)) * 16) + ((tl_chunk7 * 8) / 128)) * N + ((tl_chunk7 * 8) % 128)];
+                    const tl::f16* tl_src9 = &X[int64_t((int(blockIdx.x) * 16) + ((tl_chunk7 * 8) / 128)) * N + ((tl_chunk7 * 8) % 128)];
                     tl::f16* tl_dst10 = &xs[(0 * 16 + ((tl_chunk7 * 8) / 128)) * 136 + ((tl_chunk7 * 8) % 128)];
-                    const int tl_valid11 = !(tl::in_bounds(((int(blockIdx.x) + 0 * int(gridDim.x)) * 16) + ((tl_chunk7 * 8) / 128), M)) ? 0 : max(0, min(8, N - ((tl_chunk7 * 8) % 128)));
+                    const int tl_valid11 = !(tl::in_bounds((int(blockIdx.x) * 16) + ((tl_chunk7 * 8) / 128), M)) ? 0 : max(0, min(8, N - ((tl_chunk7 * 8) % 128)));
                     if (tl_valid11 == 8 && (tl_chunk7 * 8) % 128 >= 0 && tl::is_aligned(tl_src9, 4)) {
                         tl::cp_async_chunk(tl_dst10, tl_src9);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
                     } else {
                         #pragma unroll
-                        for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst10[tl_v] = tl::in_bounds(((int(blockIdx.x) + 0 * int(gridDim.x)) * 16) + ((tl_chunk7 * 8) / 128), M) && tl::in_bounds(((tl_chunk7 * 8) % 128) + tl_v, N) ? tl_src9[tl_v] : tl::convert<tl::f16>(0.0f);
+                        for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst10[tl_v] = tl::in_bounds((int(blockIdx.x) * 16) + ((tl_chunk7 * 8) / 128), M) && tl::in_bounds(((tl_chunk7 * 8) % 128) + tl_v, N) ? tl_src9[tl_v] : tl::convert<tl::f16>(0.0f);
                     }
                 }
             }
@@ -3342,24 +3342,24 @@ __global__ void __launch_bounds__(128, 8) rmsnorm_kernel_variant1(
         const int32_t g_trips = groups;
         if (0 < g_trips) {
             // copy(X[row0 +: RB, 0 +: ROW], xs);  (norms.tl:132)
-            if (tl::is_aligned(X, 16) && N % 8 == 0 && ((int(blockIdx.x) + 0 * int(gridDim.x)) * 8) >= 0 && ((int(blockIdx.x) + 0 * int(gridDim.x)) * 8) + 8 <= M && 0 >= 0 && 0 + 256 <= N && 0 % 8 == 0) {
+            if (tl::is_aligned(X, 16) && N % 8 == 0 && (int(blockIdx.x) * 8) >= 0 && (int(blockIdx.x) * 8) + 8 <= M && 0 >= 0 && 0 + 256 <= N && 0 % 8 == 0) {
                 #pragma unroll
                 for (int tl_i6 = 0; tl_i6 < 2; ++tl_i6) {
                     const int tl_chunk5 = tl_tid + tl_i6 * 128;
-                    tl::cp_async_16(&xs[(0 * 8 + ((tl_chunk5 * 8) / 256)) * 264 + ((tl_chunk5 * 8) % 256)], &X[int64_t(((int(blockIdx.x) + 0 * int(gridDim.x)) * 8) + ((tl_chunk5 * 8) / 256)) * N + ((tl_chunk5 * 8) % 256)]);
+                    tl::cp_async_16(&xs[(0 * 8 + ((tl_chunk5 * 8) / 256)) * 264 + ((tl_chunk5 * 8) % 256)], &X[int64_t((int(blockIdx.x) * 8) + ((tl_chunk5 * 8) / 256)) * N + ((tl_chunk5 * 8) % 256)]);
                 }
             } else {
                 #pragma unroll
                 for (int tl_i8 = 0; tl_i8 < 2; ++tl_i8) {
                     const int tl_chunk7 = tl_tid + tl_i8 * 128;
-                    const tl::f16* tl_src9 = &X[int64_t(((int(blockIdx.x) + 0 * int(gridDim.x)) * 8) + ((tl_chunk7 * 8) / 256)) * N + ((tl_chunk7 * 8) % 256)];
+                    const tl::f16* tl_src9 = &X[int64_t((int(blockIdx.x) * 8) + ((tl_chunk7 * 8) / 256)) * N + ((tl_chunk7 * 8) % 256)];
                     tl::f16* tl_dst10 = &xs[(0 * 8 + ((tl_chunk7 * 8) / 256)) * 264 + ((tl_chunk7 * 8) % 256)];
-                    const int tl_valid11 = !(tl::in_bounds(((int(blockIdx.x) + 0 * int(gridDim.x)) * 8) + ((tl_chunk7 * 8) / 256), M)) ? 0 : max(0, min(8, N - ((tl_chunk7 * 8) % 256)));
+                    const int tl_valid11 = !(tl::in_bounds((int(blockIdx.x) * 8) + ((tl_chunk7 * 8) / 256), M)) ? 0 : max(0, min(8, N - ((tl_chunk7 * 8) % 256)));
                     if (tl_valid11 == 8 && (tl_chunk7 * 8) % 256 >= 0 && tl::is_aligned(tl_src9, 4)) {
                         tl::cp_async_chunk(tl_dst10, tl_src9);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
                     } else {
                         #pragma unroll
-                        for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst10[tl_v] = tl::in_bounds(((int(blockIdx.x) + 0 * int(gridDim.x)) * 8) + ((tl_chunk7 * 8) / 256), M) && tl::in_bounds(((tl_chunk7 * 8) % 256) + tl_v, N) ? tl_src9[tl_v] : tl::convert<tl::f16>(0.0f);
+                        for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst10[tl_v] = tl::in_bounds((int(blockIdx.x) * 8) + ((tl_chunk7 * 8) / 256), M) && tl::in_bounds(((tl_chunk7 * 8) % 256) + tl_v, N) ? tl_src9[tl_v] : tl::convert<tl::f16>(0.0f);
                     }
                 }
             }
@@ -3646,24 +3646,24 @@ __global__ void __launch_bounds__(128, 8) rmsnorm_kernel_variant2(
         const int32_t g_trips = groups;
         if (0 < g_trips) {
             // copy(X[row0 +: RB, 0 +: ROW], xs);  (norms.tl:132)
-            if (tl::is_aligned(X, 16) && N % 8 == 0 && ((int(blockIdx.x) + 0 * int(gridDim.x)) * 4) >= 0 && ((int(blockIdx.x) + 0 * int(gridDim.x)) * 4) + 4 <= M && 0 >= 0 && 0 + 512 <= N && 0 % 8 == 0) {
+            if (tl::is_aligned(X, 16) && N % 8 == 0 && (int(blockIdx.x) * 4) >= 0 && (int(blockIdx.x) * 4) + 4 <= M && 0 >= 0 && 0 + 512 <= N && 0 % 8 == 0) {
                 #pragma unroll
                 for (int tl_i6 = 0; tl_i6 < 2; ++tl_i6) {
                     const int tl_chunk5 = tl_tid + tl_i6 * 128;
-                    tl::cp_async_16(&xs[(0 * 4 + ((tl_chunk5 * 8) / 512)) * 520 + ((tl_chunk5 * 8) % 512)], &X[int64_t(((int(blockIdx.x) + 0 * int(gridDim.x)) * 4) + ((tl_chunk5 * 8) / 512)) * N + ((tl_chunk5 * 8) % 512)]);
+                    tl::cp_async_16(&xs[(0 * 4 + ((tl_chunk5 * 8) / 512)) * 520 + ((tl_chunk5 * 8) % 512)], &X[int64_t((int(blockIdx.x) * 4) + ((tl_chunk5 * 8) / 512)) * N + ((tl_chunk5 * 8) % 512)]);
                 }
             } else {
                 #pragma unroll
                 for (int tl_i8 = 0; tl_i8 < 2; ++tl_i8) {
                     const int tl_chunk7 = tl_tid + tl_i8 * 128;
-                    const tl::f16* tl_src9 = &X[int64_t(((int(blockIdx.x) + 0 * int(gridDim.x)) * 4) + ((tl_chunk7 * 8) / 512)) * N + ((tl_chunk7 * 8) % 512)];
+                    const tl::f16* tl_src9 = &X[int64_t((int(blockIdx.x) * 4) + ((tl_chunk7 * 8) / 512)) * N + ((tl_chunk7 * 8) % 512)];
                     tl::f16* tl_dst10 = &xs[(0 * 4 + ((tl_chunk7 * 8) / 512)) * 520 + ((tl_chunk7 * 8) % 512)];
-                    const int tl_valid11 = !(tl::in_bounds(((int(blockIdx.x) + 0 * int(gridDim.x)) * 4) + ((tl_chunk7 * 8) / 512), M)) ? 0 : max(0, min(8, N - ((tl_chunk7 * 8) % 512)));
+                    const int tl_valid11 = !(tl::in_bounds((int(blockIdx.x) * 4) + ((tl_chunk7 * 8) / 512), M)) ? 0 : max(0, min(8, N - ((tl_chunk7 * 8) % 512)));
                     if (tl_valid11 == 8 && (tl_chunk7 * 8) % 512 >= 0 && tl::is_aligned(tl_src9, 4)) {
                         tl::cp_async_chunk(tl_dst10, tl_src9);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
                     } else {
                         #pragma unroll
-                        for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst10[tl_v] = tl::in_bounds(((int(blockIdx.x) + 0 * int(gridDim.x)) * 4) + ((tl_chunk7 * 8) / 512), M) && tl::in_bounds(((tl_chunk7 * 8) % 512) + tl_v, N) ? tl_src9[tl_v] : tl::convert<tl::f16>(0.0f);
+                        for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst10[tl_v] = tl::in_bounds((int(blockIdx.x) * 4) + ((tl_chunk7 * 8) / 512), M) && tl::in_bounds(((tl_chunk7 * 8) % 512) + tl_v, N) ? tl_src9[tl_v] : tl::convert<tl::f16>(0.0f);
                     }
                 }
             }
@@ -3948,24 +3948,24 @@ __global__ void __launch_bounds__(128, 8) rmsnorm_kernel_variant3(
         const int32_t g_trips = groups;
         if (0 < g_trips) {
             // copy(X[row0 +: RB, 0 +: ROW], xs);  (norms.tl:132)
-            if (tl::is_aligned(X, 16) && N % 8 == 0 && ((int(blockIdx.x) + 0 * int(gridDim.x)) * 2) >= 0 && ((int(blockIdx.x) + 0 * int(gridDim.x)) * 2) + 2 <= M && 0 >= 0 && 0 + 1024 <= N && 0 % 8 == 0) {
+            if (tl::is_aligned(X, 16) && N % 8 == 0 && (int(blockIdx.x) * 2) >= 0 && (int(blockIdx.x) * 2) + 2 <= M && 0 >= 0 && 0 + 1024 <= N && 0 % 8 == 0) {
                 #pragma unroll
                 for (int tl_i6 = 0; tl_i6 < 2; ++tl_i6) {
                     const int tl_chunk5 = tl_tid + tl_i6 * 128;
-                    tl::cp_async_16(&xs[(0 * 2 + ((tl_chunk5 * 8) / 1024)) * 1032 + ((tl_chunk5 * 8) % 1024)], &X[int64_t(((int(blockIdx.x) + 0 * int(gridDim.x)) * 2) + ((tl_chunk5 * 8) / 1024)) * N + ((tl_chunk5 * 8) % 1024)]);
+                    tl::cp_async_16(&xs[(0 * 2 + ((tl_chunk5 * 8) / 1024)) * 1032 + ((tl_chunk5 * 8) % 1024)], &X[int64_t((int(blockIdx.x) * 2) + ((tl_chunk5 * 8) / 1024)) * N + ((tl_chunk5 * 8) % 1024)]);
                 }
             } else {
                 #pragma unroll
                 for (int tl_i8 = 0; tl_i8 < 2; ++tl_i8) {
                     const int tl_chunk7 = tl_tid + tl_i8 * 128;
-                    const tl::f16* tl_src9 = &X[int64_t(((int(blockIdx.x) + 0 * int(gridDim.x)) * 2) + ((tl_chunk7 * 8) / 1024)) * N + ((tl_chunk7 * 8) % 1024)];
+                    const tl::f16* tl_src9 = &X[int64_t((int(blockIdx.x) * 2) + ((tl_chunk7 * 8) / 1024)) * N + ((tl_chunk7 * 8) % 1024)];
                     tl::f16* tl_dst10 = &xs[(0 * 2 + ((tl_chunk7 * 8) / 1024)) * 1032 + ((tl_chunk7 * 8) % 1024)];
-                    const int tl_valid11 = !(tl::in_bounds(((int(blockIdx.x) + 0 * int(gridDim.x)) * 2) + ((tl_chunk7 * 8) / 1024), M)) ? 0 : max(0, min(8, N - ((tl_chunk7 * 8) % 1024)));
+                    const int tl_valid11 = !(tl::in_bounds((int(blockIdx.x) * 2) + ((tl_chunk7 * 8) / 1024), M)) ? 0 : max(0, min(8, N - ((tl_chunk7 * 8) % 1024)));
                     if (tl_valid11 == 8 && (tl_chunk7 * 8) % 1024 >= 0 && tl::is_aligned(tl_src9, 4)) {
                         tl::cp_async_chunk(tl_dst10, tl_src9);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
                     } else {
                         #pragma unroll
-                        for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst10[tl_v] = tl::in_bounds(((int(blockIdx.x) + 0 * int(gridDim.x)) * 2) + ((tl_chunk7 * 8) / 1024), M) && tl::in_bounds(((tl_chunk7 * 8) % 1024) + tl_v, N) ? tl_src9[tl_v] : tl::convert<tl::f16>(0.0f);
+                        for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst10[tl_v] = tl::in_bounds((int(blockIdx.x) * 2) + ((tl_chunk7 * 8) / 1024), M) && tl::in_bounds(((tl_chunk7 * 8) % 1024) + tl_v, N) ? tl_src9[tl_v] : tl::convert<tl::f16>(0.0f);
                     }
                 }
             }
@@ -4263,24 +4263,24 @@ __global__ void __launch_bounds__(128, 8) rmsnorm_kernel_variant4(
         const int32_t g_trips = groups;
         if (0 < g_trips) {
             // copy(X[row0 +: RB, 0 +: ROW], xs);  (norms.tl:132)
-            if (tl::is_aligned(X, 16) && N % 8 == 0 && ((int(blockIdx.x) + 0 * int(gridDim.x)) * 1) >= 0 && ((int(blockIdx.x) + 0 * int(gridDim.x)) * 1) + 1 <= M && 0 >= 0 && 0 + 2048 <= N && 0 % 8 == 0) {
+            if (tl::is_aligned(X, 16) && N % 8 == 0 && int(blockIdx.x) >= 0 && int(blockIdx.x) + 1 <= M && 0 >= 0 && 0 + 2048 <= N && 0 % 8 == 0) {
                 #pragma unroll
                 for (int tl_i6 = 0; tl_i6 < 2; ++tl_i6) {
                     const int tl_chunk5 = tl_tid + tl_i6 * 128;
-                    tl::cp_async_16(&xs[(0 * 1 + ((tl_chunk5 * 8) / 2048)) * 2056 + ((tl_chunk5 * 8) % 2048)], &X[int64_t(((int(blockIdx.x) + 0 * int(gridDim.x)) * 1) + ((tl_chunk5 * 8) / 2048)) * N + ((tl_chunk5 * 8) % 2048)]);
+                    tl::cp_async_16(&xs[(0 * 1 + ((tl_chunk5 * 8) / 2048)) * 2056 + ((tl_chunk5 * 8) % 2048)], &X[int64_t(int(blockIdx.x) + ((tl_chunk5 * 8) / 2048)) * N + ((tl_chunk5 * 8) % 2048)]);
                 }
             } else {
                 #pragma unroll
                 for (int tl_i8 = 0; tl_i8 < 2; ++tl_i8) {
                     const int tl_chunk7 = tl_tid + tl_i8 * 128;
-                    const tl::f16* tl_src9 = &X[int64_t(((int(blockIdx.x) + 0 * int(gridDim.x)) * 1) + ((tl_chunk7 * 8) / 2048)) * N + ((tl_chunk7 * 8) % 2048)];
+                    const tl::f16* tl_src9 = &X[int64_t(int(blockIdx.x) + ((tl_chunk7 * 8) / 2048)) * N + ((tl_chunk7 * 8) % 2048)];
                     tl::f16* tl_dst10 = &xs[(0 * 1 + ((tl_chunk7 * 8) / 2048)) * 2056 + ((tl_chunk7 * 8) % 2048)];
-                    const int tl_valid11 = !(tl::in_bounds(((int(blockIdx.x) + 0 * int(gridDim.x)) * 1) + ((tl_chunk7 * 8) / 2048), M)) ? 0 : max(0, min(8, N - ((tl_chunk7 * 8) % 2048)));
+                    const int tl_valid11 = !(tl::in_bounds(int(blockIdx.x) + ((tl_chunk7 * 8) / 2048), M)) ? 0 : max(0, min(8, N - ((tl_chunk7 * 8) % 2048)));
                     if (tl_valid11 == 8 && (tl_chunk7 * 8) % 2048 >= 0 && tl::is_aligned(tl_src9, 4)) {
                         tl::cp_async_chunk(tl_dst10, tl_src9);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
                     } else {
                         #pragma unroll
-                        for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst10[tl_v] = tl::in_bounds(((int(blockIdx.x) + 0 * int(gridDim.x)) * 1) + ((tl_chunk7 * 8) / 2048), M) && tl::in_bounds(((tl_chunk7 * 8) % 2048) + tl_v, N) ? tl_src9[tl_v] : tl::convert<tl::f16>(0.0f);
+                        for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst10[tl_v] = tl::in_bounds(int(blockIdx.x) + ((tl_chunk7 * 8) / 2048), M) && tl::in_bounds(((tl_chunk7 * 8) % 2048) + tl_v, N) ? tl_src9[tl_v] : tl::convert<tl::f16>(0.0f);
                     }
                 }
             }
@@ -4292,24 +4292,24 @@ __global__ void __launch_bounds__(128, 8) rmsnorm_kernel_variant4(
             __syncthreads();  // pipeline: stage `g % 2` has landed and the stage refilled next is no longer read
             if (g + 1 < g_trips) {
                 // copy(X[row0 +: RB, 0 +: ROW], xs);  (norms.tl:132)
-                if (tl::is_aligned(X, 16) && N % 8 == 0 && ((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 1) >= 0 && ((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 1) + 1 <= M && 0 >= 0 && 0 + 2048 <= N && 0 % 8 == 0) {
+                if (tl::is_aligned(X, 16) && N % 8 == 0 && (int(blockIdx.x) + (g + 1) * int(gridDim.x)) >= 0 && (int(blockIdx.x) + (g + 1) * int(gridDim.x)) + 1 <= M && 0 >= 0 && 0 + 2048 <= N && 0 % 8 == 0) {
                     #pragma unroll
                     for (int tl_i13 = 0; tl_i13 < 2; ++tl_i13) {
                         const int tl_chunk12 = tl_tid + tl_i13 * 128;
-                        tl::cp_async_16(&xs[(((g + 1) % 2) * 1 + ((tl_chunk12 * 8) / 2048)) * 2056 + ((tl_chunk12 * 8) % 2048)], &X[int64_t(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 1) + ((tl_chunk12 * 8) / 2048)) * N + ((tl_chunk12 * 8) % 2048)]);
+                        tl::cp_async_16(&xs[(((g + 1) % 2) * 1 + ((tl_chunk12 * 8) / 2048)) * 2056 + ((tl_chunk12 * 8) % 2048)], &X[int64_t((int(blockIdx.x) + (g + 1) * int(gridDim.x)) + ((tl_chunk12 * 8) / 2048)) * N + ((tl_chunk12 * 8) % 2048)]);
                     }
                 } else {
                     #pragma unroll
                     for (int tl_i15 = 0; tl_i15 < 2; ++tl_i15) {
                         const int tl_chunk14 = tl_tid + tl_i15 * 128;
-                        const tl::f16* tl_src16 = &X[int64_t(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 1) + ((tl_chunk14 * 8) / 2048)) * N + ((tl_chunk14 * 8) % 2048)];
+                        const tl::f16* tl_src16 = &X[int64_t((int(blockIdx.x) + (g + 1) * int(gridDim.x)) + ((tl_chunk14 * 8) / 2048)) * N + ((tl_chunk14 * 8) % 2048)];
                         tl::f16* tl_dst17 = &xs[(((g + 1) % 2) * 1 + ((tl_chunk14 * 8) / 2048)) * 2056 + ((tl_chunk14 * 8) % 2048)];
-                        const int tl_valid18 = !(tl::in_bounds(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 1) + ((tl_chunk14 * 8) / 2048), M)) ? 0 : max(0, min(8, N - ((tl_chunk14 * 8) % 2048)));
+                        const int tl_valid18 = !(tl::in_bounds((int(blockIdx.x) + (g + 1) * int(gridDim.x)) + ((tl_chunk14 * 8) / 2048), M)) ? 0 : max(0, min(8, N - ((tl_chunk14 * 8) % 2048)));
                         if (tl_valid18 == 8 && (tl_chunk14 * 8) % 2048 >= 0 && tl::is_aligned(tl_src16, 4)) {
                             tl::cp_async_chunk(tl_dst17, tl_src16);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
                         } else {
                             #pragma unroll
-                            for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst17[tl_v] = tl::in_bounds(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 1) + ((tl_chunk14 * 8) / 2048), M) && tl::in_bounds(((tl_chunk14 * 8) % 2048) + tl_v, N) ? tl_src16[tl_v] : tl::convert<tl::f16>(0.0f);
+                            for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst17[tl_v] = tl::in_bounds((int(blockIdx.x) + (g + 1) * int(gridDim.x)) + ((tl_chunk14 * 8) / 2048), M) && tl::in_bounds(((tl_chunk14 * 8) % 2048) + tl_v, N) ? tl_src16[tl_v] : tl::convert<tl::f16>(0.0f);
                         }
                     }
                 }
@@ -4579,24 +4579,24 @@ __global__ void __launch_bounds__(256, 4) rmsnorm_kernel_variant5(
         const int32_t g_trips = groups;
         if (0 < g_trips) {
             // copy(X[row0 +: RB, 0 +: ROW], xs);  (norms.tl:132)
-            if (tl::is_aligned(X, 16) && N % 8 == 0 && ((int(blockIdx.x) + 0 * int(gridDim.x)) * 1) >= 0 && ((int(blockIdx.x) + 0 * int(gridDim.x)) * 1) + 1 <= M && 0 >= 0 && 0 + 4096 <= N && 0 % 8 == 0) {
+            if (tl::is_aligned(X, 16) && N % 8 == 0 && int(blockIdx.x) >= 0 && int(blockIdx.x) + 1 <= M && 0 >= 0 && 0 + 4096 <= N && 0 % 8 == 0) {
                 #pragma unroll
                 for (int tl_i6 = 0; tl_i6 < 2; ++tl_i6) {
                     const int tl_chunk5 = tl_tid + tl_i6 * 256;
-                    tl::cp_async_16(&xs[(0 * 1 + ((tl_chunk5 * 8) / 4096)) * 4104 + ((tl_chunk5 * 8) % 4096)], &X[int64_t(((int(blockIdx.x) + 0 * int(gridDim.x)) * 1) + ((tl_chunk5 * 8) / 4096)) * N + ((tl_chunk5 * 8) % 4096)]);
+                    tl::cp_async_16(&xs[(0 * 1 + ((tl_chunk5 * 8) / 4096)) * 4104 + ((tl_chunk5 * 8) % 4096)], &X[int64_t(int(blockIdx.x) + ((tl_chunk5 * 8) / 4096)) * N + ((tl_chunk5 * 8) % 4096)]);
                 }
             } else {
                 #pragma unroll
                 for (int tl_i8 = 0; tl_i8 < 2; ++tl_i8) {
                     const int tl_chunk7 = tl_tid + tl_i8 * 256;
-                    const tl::f16* tl_src9 = &X[int64_t(((int(blockIdx.x) + 0 * int(gridDim.x)) * 1) + ((tl_chunk7 * 8) / 4096)) * N + ((tl_chunk7 * 8) % 4096)];
+                    const tl::f16* tl_src9 = &X[int64_t(int(blockIdx.x) + ((tl_chunk7 * 8) / 4096)) * N + ((tl_chunk7 * 8) % 4096)];
                     tl::f16* tl_dst10 = &xs[(0 * 1 + ((tl_chunk7 * 8) / 4096)) * 4104 + ((tl_chunk7 * 8) % 4096)];
-                    const int tl_valid11 = !(tl::in_bounds(((int(blockIdx.x) + 0 * int(gridDim.x)) * 1) + ((tl_chunk7 * 8) / 4096), M)) ? 0 : max(0, min(8, N - ((tl_chunk7 * 8) % 4096)));
+                    const int tl_valid11 = !(tl::in_bounds(int(blockIdx.x) + ((tl_chunk7 * 8) / 4096), M)) ? 0 : max(0, min(8, N - ((tl_chunk7 * 8) % 4096)));
                     if (tl_valid11 == 8 && (tl_chunk7 * 8) % 4096 >= 0 && tl::is_aligned(tl_src9, 4)) {
                         tl::cp_async_chunk(tl_dst10, tl_src9);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
                     } else {
                         #pragma unroll
-                        for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst10[tl_v] = tl::in_bounds(((int(blockIdx.x) + 0 * int(gridDim.x)) * 1) + ((tl_chunk7 * 8) / 4096), M) && tl::in_bounds(((tl_chunk7 * 8) % 4096) + tl_v, N) ? tl_src9[tl_v] : tl::convert<tl::f16>(0.0f);
+                        for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst10[tl_v] = tl::in_bounds(int(blockIdx.x) + ((tl_chunk7 * 8) / 4096), M) && tl::in_bounds(((tl_chunk7 * 8) % 4096) + tl_v, N) ? tl_src9[tl_v] : tl::convert<tl::f16>(0.0f);
                     }
                 }
             }
@@ -4608,24 +4608,24 @@ __global__ void __launch_bounds__(256, 4) rmsnorm_kernel_variant5(
             __syncthreads();  // pipeline: stage `g % 2` has landed and the stage refilled next is no longer read
             if (g + 1 < g_trips) {
                 // copy(X[row0 +: RB, 0 +: ROW], xs);  (norms.tl:132)
-                if (tl::is_aligned(X, 16) && N % 8 == 0 && ((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 1) >= 0 && ((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 1) + 1 <= M && 0 >= 0 && 0 + 4096 <= N && 0 % 8 == 0) {
+                if (tl::is_aligned(X, 16) && N % 8 == 0 && (int(blockIdx.x) + (g + 1) * int(gridDim.x)) >= 0 && (int(blockIdx.x) + (g + 1) * int(gridDim.x)) + 1 <= M && 0 >= 0 && 0 + 4096 <= N && 0 % 8 == 0) {
                     #pragma unroll
                     for (int tl_i13 = 0; tl_i13 < 2; ++tl_i13) {
                         const int tl_chunk12 = tl_tid + tl_i13 * 256;
-                        tl::cp_async_16(&xs[(((g + 1) % 2) * 1 + ((tl_chunk12 * 8) / 4096)) * 4104 + ((tl_chunk12 * 8) % 4096)], &X[int64_t(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 1) + ((tl_chunk12 * 8) / 4096)) * N + ((tl_chunk12 * 8) % 4096)]);
+                        tl::cp_async_16(&xs[(((g + 1) % 2) * 1 + ((tl_chunk12 * 8) / 4096)) * 4104 + ((tl_chunk12 * 8) % 4096)], &X[int64_t((int(blockIdx.x) + (g + 1) * int(gridDim.x)) + ((tl_chunk12 * 8) / 4096)) * N + ((tl_chunk12 * 8) % 4096)]);
                     }
                 } else {
                     #pragma unroll
                     for (int tl_i15 = 0; tl_i15 < 2; ++tl_i15) {
                         const int tl_chunk14 = tl_tid + tl_i15 * 256;
-                        const tl::f16* tl_src16 = &X[int64_t(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 1) + ((tl_chunk14 * 8) / 4096)) * N + ((tl_chunk14 * 8) % 4096)];
+                        const tl::f16* tl_src16 = &X[int64_t((int(blockIdx.x) + (g + 1) * int(gridDim.x)) + ((tl_chunk14 * 8) / 4096)) * N + ((tl_chunk14 * 8) % 4096)];
                         tl::f16* tl_dst17 = &xs[(((g + 1) % 2) * 1 + ((tl_chunk14 * 8) / 4096)) * 4104 + ((tl_chunk14 * 8) % 4096)];
-                        const int tl_valid18 = !(tl::in_bounds(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 1) + ((tl_chunk14 * 8) / 4096), M)) ? 0 : max(0, min(8, N - ((tl_chunk14 * 8) % 4096)));
+                        const int tl_valid18 = !(tl::in_bounds((int(blockIdx.x) + (g + 1) * int(gridDim.x)) + ((tl_chunk14 * 8) / 4096), M)) ? 0 : max(0, min(8, N - ((tl_chunk14 * 8) % 4096)));
                         if (tl_valid18 == 8 && (tl_chunk14 * 8) % 4096 >= 0 && tl::is_aligned(tl_src16, 4)) {
                             tl::cp_async_chunk(tl_dst17, tl_src16);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
                         } else {
                             #pragma unroll
-                            for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst17[tl_v] = tl::in_bounds(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 1) + ((tl_chunk14 * 8) / 4096), M) && tl::in_bounds(((tl_chunk14 * 8) % 4096) + tl_v, N) ? tl_src16[tl_v] : tl::convert<tl::f16>(0.0f);
+                            for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst17[tl_v] = tl::in_bounds((int(blockIdx.x) + (g + 1) * int(gridDim.x)) + ((tl_chunk14 * 8) / 4096), M) && tl::in_bounds(((tl_chunk14 * 8) % 4096) + tl_v, N) ? tl_src16[tl_v] : tl::convert<tl::f16>(0.0f);
                         }
                     }
                 }
@@ -4896,24 +4896,24 @@ __global__ void __launch_bounds__(512, 2) rmsnorm_kernel_variant6(
         const int32_t g_trips = groups;
         if (0 < g_trips) {
             // copy(X[row0 +: RB, 0 +: ROW], xs);  (norms.tl:132)
-            if (tl::is_aligned(X, 16) && N % 8 == 0 && ((int(blockIdx.x) + 0 * int(gridDim.x)) * 1) >= 0 && ((int(blockIdx.x) + 0 * int(gridDim.x)) * 1) + 1 <= M && 0 >= 0 && 0 + 8192 <= N && 0 % 8 == 0) {
+            if (tl::is_aligned(X, 16) && N % 8 == 0 && int(blockIdx.x) >= 0 && int(blockIdx.x) + 1 <= M && 0 >= 0 && 0 + 8192 <= N && 0 % 8 == 0) {
                 #pragma unroll
                 for (int tl_i6 = 0; tl_i6 < 2; ++tl_i6) {
                     const int tl_chunk5 = tl_tid + tl_i6 * 512;
-                    tl::cp_async_16(&xs[(0 * 1 + ((tl_chunk5 * 8) / 8192)) * 8200 + ((tl_chunk5 * 8) % 8192)], &X[int64_t(((int(blockIdx.x) + 0 * int(gridDim.x)) * 1) + ((tl_chunk5 * 8) / 8192)) * N + ((tl_chunk5 * 8) % 8192)]);
+                    tl::cp_async_16(&xs[(0 * 1 + ((tl_chunk5 * 8) / 8192)) * 8200 + ((tl_chunk5 * 8) % 8192)], &X[int64_t(int(blockIdx.x) + ((tl_chunk5 * 8) / 8192)) * N + ((tl_chunk5 * 8) % 8192)]);
                 }
             } else {
                 #pragma unroll
                 for (int tl_i8 = 0; tl_i8 < 2; ++tl_i8) {
                     const int tl_chunk7 = tl_tid + tl_i8 * 512;
-                    const tl::f16* tl_src9 = &X[int64_t(((int(blockIdx.x) + 0 * int(gridDim.x)) * 1) + ((tl_chunk7 * 8) / 8192)) * N + ((tl_chunk7 * 8) % 8192)];
+                    const tl::f16* tl_src9 = &X[int64_t(int(blockIdx.x) + ((tl_chunk7 * 8) / 8192)) * N + ((tl_chunk7 * 8) % 8192)];
                     tl::f16* tl_dst10 = &xs[(0 * 1 + ((tl_chunk7 * 8) / 8192)) * 8200 + ((tl_chunk7 * 8) % 8192)];
-                    const int tl_valid11 = !(tl::in_bounds(((int(blockIdx.x) + 0 * int(gridDim.x)) * 1) + ((tl_chunk7 * 8) / 8192), M)) ? 0 : max(0, min(8, N - ((tl_chunk7 * 8) % 8192)));
+                    const int tl_valid11 = !(tl::in_bounds(int(blockIdx.x) + ((tl_chunk7 * 8) / 8192), M)) ? 0 : max(0, min(8, N - ((tl_chunk7 * 8) % 8192)));
                     if (tl_valid11 == 8 && (tl_chunk7 * 8) % 8192 >= 0 && tl::is_aligned(tl_src9, 4)) {
                         tl::cp_async_chunk(tl_dst10, tl_src9);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
                     } else {
                         #pragma unroll
-                        for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst10[tl_v] = tl::in_bounds(((int(blockIdx.x) + 0 * int(gridDim.x)) * 1) + ((tl_chunk7 * 8) / 8192), M) && tl::in_bounds(((tl_chunk7 * 8) % 8192) + tl_v, N) ? tl_src9[tl_v] : tl::convert<tl::f16>(0.0f);
+                        for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst10[tl_v] = tl::in_bounds(int(blockIdx.x) + ((tl_chunk7 * 8) / 8192), M) && tl::in_bounds(((tl_chunk7 * 8) % 8192) + tl_v, N) ? tl_src9[tl_v] : tl::convert<tl::f16>(0.0f);
                     }
                 }
             }
@@ -4925,24 +4925,24 @@ __global__ void __launch_bounds__(512, 2) rmsnorm_kernel_variant6(
             __syncthreads();  // pipeline: stage `g % 2` has landed and the stage refilled next is no longer read
             if (g + 1 < g_trips) {
                 // copy(X[row0 +: RB, 0 +: ROW], xs);  (norms.tl:132)
-                if (tl::is_aligned(X, 16) && N % 8 == 0 && ((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 1) >= 0 && ((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 1) + 1 <= M && 0 >= 0 && 0 + 8192 <= N && 0 % 8 == 0) {
+                if (tl::is_aligned(X, 16) && N % 8 == 0 && (int(blockIdx.x) + (g + 1) * int(gridDim.x)) >= 0 && (int(blockIdx.x) + (g + 1) * int(gridDim.x)) + 1 <= M && 0 >= 0 && 0 + 8192 <= N && 0 % 8 == 0) {
                     #pragma unroll
                     for (int tl_i13 = 0; tl_i13 < 2; ++tl_i13) {
                         const int tl_chunk12 = tl_tid + tl_i13 * 512;
-                        tl::cp_async_16(&xs[(((g + 1) % 2) * 1 + ((tl_chunk12 * 8) / 8192)) * 8200 + ((tl_chunk12 * 8) % 8192)], &X[int64_t(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 1) + ((tl_chunk12 * 8) / 8192)) * N + ((tl_chunk12 * 8) % 8192)]);
+                        tl::cp_async_16(&xs[(((g + 1) % 2) * 1 + ((tl_chunk12 * 8) / 8192)) * 8200 + ((tl_chunk12 * 8) % 8192)], &X[int64_t((int(blockIdx.x) + (g + 1) * int(gridDim.x)) + ((tl_chunk12 * 8) / 8192)) * N + ((tl_chunk12 * 8) % 8192)]);
                     }
                 } else {
                     #pragma unroll
                     for (int tl_i15 = 0; tl_i15 < 2; ++tl_i15) {
                         const int tl_chunk14 = tl_tid + tl_i15 * 512;
-                        const tl::f16* tl_src16 = &X[int64_t(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 1) + ((tl_chunk14 * 8) / 8192)) * N + ((tl_chunk14 * 8) % 8192)];
+                        const tl::f16* tl_src16 = &X[int64_t((int(blockIdx.x) + (g + 1) * int(gridDim.x)) + ((tl_chunk14 * 8) / 8192)) * N + ((tl_chunk14 * 8) % 8192)];
                         tl::f16* tl_dst17 = &xs[(((g + 1) % 2) * 1 + ((tl_chunk14 * 8) / 8192)) * 8200 + ((tl_chunk14 * 8) % 8192)];
-                        const int tl_valid18 = !(tl::in_bounds(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 1) + ((tl_chunk14 * 8) / 8192), M)) ? 0 : max(0, min(8, N - ((tl_chunk14 * 8) % 8192)));
+                        const int tl_valid18 = !(tl::in_bounds((int(blockIdx.x) + (g + 1) * int(gridDim.x)) + ((tl_chunk14 * 8) / 8192), M)) ? 0 : max(0, min(8, N - ((tl_chunk14 * 8) % 8192)));
                         if (tl_valid18 == 8 && (tl_chunk14 * 8) % 8192 >= 0 && tl::is_aligned(tl_src16, 4)) {
                             tl::cp_async_chunk(tl_dst17, tl_src16);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
                         } else {
                             #pragma unroll
-                            for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst17[tl_v] = tl::in_bounds(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 1) + ((tl_chunk14 * 8) / 8192), M) && tl::in_bounds(((tl_chunk14 * 8) % 8192) + tl_v, N) ? tl_src16[tl_v] : tl::convert<tl::f16>(0.0f);
+                            for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst17[tl_v] = tl::in_bounds((int(blockIdx.x) + (g + 1) * int(gridDim.x)) + ((tl_chunk14 * 8) / 8192), M) && tl::in_bounds(((tl_chunk14 * 8) % 8192) + tl_v, N) ? tl_src16[tl_v] : tl::convert<tl::f16>(0.0f);
                         }
                     }
                 }
@@ -5220,46 +5220,46 @@ __global__ void __launch_bounds__(128, 8) residual_rmsnorm_kernel_variant0(
         const int32_t g_trips = groups;
         if (0 < g_trips) {
             // copy(X[row0 +: RB, 0 +: ROW], xs);  (norms.tl:204)
-            if (tl::is_aligned(X, 16) && N % 8 == 0 && ((int(blockIdx.x) + 0 * int(gridDim.x)) * 16) >= 0 && ((int(blockIdx.x) + 0 * int(gridDim.x)) * 16) + 16 <= M && 0 >= 0 && 0 + 128 <= N && 0 % 8 == 0) {
+            if (tl::is_aligned(X, 16) && N % 8 == 0 && (int(blockIdx.x) * 16) >= 0 && (int(blockIdx.x) * 16) + 16 <= M && 0 >= 0 && 0 + 128 <= N && 0 % 8 == 0) {
                 #pragma unroll
                 for (int tl_i6 = 0; tl_i6 < 2; ++tl_i6) {
                     const int tl_chunk5 = tl_tid + tl_i6 * 128;
-                    tl::cp_async_16(&xs[(0 * 16 + ((tl_chunk5 * 8) / 128)) * 136 + ((tl_chunk5 * 8) % 128)], &X[int64_t(((int(blockIdx.x) + 0 * int(gridDim.x)) * 16) + ((tl_chunk5 * 8) / 128)) * N + ((tl_chunk5 * 8) % 128)]);
+                    tl::cp_async_16(&xs[(0 * 16 + ((tl_chunk5 * 8) / 128)) * 136 + ((tl_chunk5 * 8) % 128)], &X[int64_t((int(blockIdx.x) * 16) + ((tl_chunk5 * 8) / 128)) * N + ((tl_chunk5 * 8) % 128)]);
                 }
             } else {
                 #pragma unroll
                 for (int tl_i8 = 0; tl_i8 < 2; ++tl_i8) {
                     const int tl_chunk7 = tl_tid + tl_i8 * 128;
-                    const tl::f16* tl_src9 = &X[int64_t(((int(blockIdx.x) + 0 * int(gridDim.x)) * 16) + ((tl_chunk7 * 8) / 128)) * N + ((tl_chunk7 * 8) % 128)];
+                    const tl::f16* tl_src9 = &X[int64_t((int(blockIdx.x) * 16) + ((tl_chunk7 * 8) / 128)) * N + ((tl_chunk7 * 8) % 128)];
                     tl::f16* tl_dst10 = &xs[(0 * 16 + ((tl_chunk7 * 8) / 128)) * 136 + ((tl_chunk7 * 8) % 128)];
-                    const int tl_valid11 = !(tl::in_bounds(((int(blockIdx.x) + 0 * int(gridDim.x)) * 16) + ((tl_chunk7 * 8) / 128), M)) ? 0 : max(0, min(8, N - ((tl_chunk7 * 8) % 128)));
+                    const int tl_valid11 = !(tl::in_bounds((int(blockIdx.x) * 16) + ((tl_chunk7 * 8) / 128), M)) ? 0 : max(0, min(8, N - ((tl_chunk7 * 8) % 128)));
                     if (tl_valid11 == 8 && (tl_chunk7 * 8) % 128 >= 0 && tl::is_aligned(tl_src9, 4)) {
                         tl::cp_async_chunk(tl_dst10, tl_src9);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
                     } else {
                         #pragma unroll
-                        for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst10[tl_v] = tl::in_bounds(((int(blockIdx.x) + 0 * int(gridDim.x)) * 16) + ((tl_chunk7 * 8) / 128), M) && tl::in_bounds(((tl_chunk7 * 8) % 128) + tl_v, N) ? tl_src9[tl_v] : tl::convert<tl::f16>(0.0f);
+                        for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst10[tl_v] = tl::in_bounds((int(blockIdx.x) * 16) + ((tl_chunk7 * 8) / 128), M) && tl::in_bounds(((tl_chunk7 * 8) % 128) + tl_v, N) ? tl_src9[tl_v] : tl::convert<tl::f16>(0.0f);
                     }
                 }
             }
             // copy(R[row0 +: RB, 0 +: ROW], rs);  (norms.tl:205)
-            if (tl::is_aligned(R, 16) && N % 8 == 0 && ((int(blockIdx.x) + 0 * int(gridDim.x)) * 16) >= 0 && ((int(blockIdx.x) + 0 * int(gridDim.x)) * 16) + 16 <= M && 0 >= 0 && 0 + 128 <= N && 0 % 8 == 0) {
+            if (tl::is_aligned(R, 16) && N % 8 == 0 && (int(blockIdx.x) * 16) >= 0 && (int(blockIdx.x) * 16) + 16 <= M && 0 >= 0 && 0 + 128 <= N && 0 % 8 == 0) {
                 #pragma unroll
                 for (int tl_i13 = 0; tl_i13 < 2; ++tl_i13) {
                     const int tl_chunk12 = tl_tid + tl_i13 * 128;
-                    tl::cp_async_16(&rs[(0 * 16 + ((tl_chunk12 * 8) / 128)) * 136 + ((tl_chunk12 * 8) % 128)], &R[int64_t(((int(blockIdx.x) + 0 * int(gridDim.x)) * 16) + ((tl_chunk12 * 8) / 128)) * N + ((tl_chunk12 * 8) % 128)]);
+                    tl::cp_async_16(&rs[(0 * 16 + ((tl_chunk12 * 8) / 128)) * 136 + ((tl_chunk12 * 8) % 128)], &R[int64_t((int(blockIdx.x) * 16) + ((tl_chunk12 * 8) / 128)) * N + ((tl_chunk12 * 8) % 128)]);
                 }
             } else {
                 #pragma unroll
                 for (int tl_i15 = 0; tl_i15 < 2; ++tl_i15) {
                     const int tl_chunk14 = tl_tid + tl_i15 * 128;
-                    const tl::f16* tl_src16 = &R[int64_t(((int(blockIdx.x) + 0 * int(gridDim.x)) * 16) + ((tl_chunk14 * 8) / 128)) * N + ((tl_chunk14 * 8) % 128)];
+                    const tl::f16* tl_src16 = &R[int64_t((int(blockIdx.x) * 16) + ((tl_chunk14 * 8) / 128)) * N + ((tl_chunk14 * 8) % 128)];
                     tl::f16* tl_dst17 = &rs[(0 * 16 + ((tl_chunk14 * 8) / 128)) * 136 + ((tl_chunk14 * 8) % 128)];
-                    const int tl_valid18 = !(tl::in_bounds(((int(blockIdx.x) + 0 * int(gridDim.x)) * 16) + ((tl_chunk14 * 8) / 128), M)) ? 0 : max(0, min(8, N - ((tl_chunk14 * 8) % 128)));
+                    const int tl_valid18 = !(tl::in_bounds((int(blockIdx.x) * 16) + ((tl_chunk14 * 8) / 128), M)) ? 0 : max(0, min(8, N - ((tl_chunk14 * 8) % 128)));
                     if (tl_valid18 == 8 && (tl_chunk14 * 8) % 128 >= 0 && tl::is_aligned(tl_src16, 4)) {
                         tl::cp_async_chunk(tl_dst17, tl_src16);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
                     } else {
                         #pragma unroll
-                        for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst17[tl_v] = tl::in_bounds(((int(blockIdx.x) + 0 * int(gridDim.x)) * 16) + ((tl_chunk14 * 8) / 128), M) && tl::in_bounds(((tl_chunk14 * 8) % 128) + tl_v, N) ? tl_src16[tl_v] : tl::convert<tl::f16>(0.0f);
+                        for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst17[tl_v] = tl::in_bounds((int(blockIdx.x) * 16) + ((tl_chunk14 * 8) / 128), M) && tl::in_bounds(((tl_chunk14 * 8) % 128) + tl_v, N) ? tl_src16[tl_v] : tl::convert<tl::f16>(0.0f);
                     }
                 }
             }
@@ -5660,46 +5660,46 @@ __global__ void __launch_bounds__(128, 8) residual_rmsnorm_kernel_variant1(
         const int32_t g_trips = groups;
         if (0 < g_trips) {
             // copy(X[row0 +: RB, 0 +: ROW], xs);  (norms.tl:204)
-            if (tl::is_aligned(X, 16) && N % 8 == 0 && ((int(blockIdx.x) + 0 * int(gridDim.x)) * 8) >= 0 && ((int(blockIdx.x) + 0 * int(gridDim.x)) * 8) + 8 <= M && 0 >= 0 && 0 + 256 <= N && 0 % 8 == 0) {
+            if (tl::is_aligned(X, 16) && N % 8 == 0 && (int(blockIdx.x) * 8) >= 0 && (int(blockIdx.x) * 8) + 8 <= M && 0 >= 0 && 0 + 256 <= N && 0 % 8 == 0) {
                 #pragma unroll
                 for (int tl_i6 = 0; tl_i6 < 2; ++tl_i6) {
                     const int tl_chunk5 = tl_tid + tl_i6 * 128;
-                    tl::cp_async_16(&xs[(0 * 8 + ((tl_chunk5 * 8) / 256)) * 264 + ((tl_chunk5 * 8) % 256)], &X[int64_t(((int(blockIdx.x) + 0 * int(gridDim.x)) * 8) + ((tl_chunk5 * 8) / 256)) * N + ((tl_chunk5 * 8) % 256)]);
+                    tl::cp_async_16(&xs[(0 * 8 + ((tl_chunk5 * 8) / 256)) * 264 + ((tl_chunk5 * 8) % 256)], &X[int64_t((int(blockIdx.x) * 8) + ((tl_chunk5 * 8) / 256)) * N + ((tl_chunk5 * 8) % 256)]);
                 }
             } else {
                 #pragma unroll
                 for (int tl_i8 = 0; tl_i8 < 2; ++tl_i8) {
                     const int tl_chunk7 = tl_tid + tl_i8 * 128;
-                    const tl::f16* tl_src9 = &X[int64_t(((int(blockIdx.x) + 0 * int(gridDim.x)) * 8) + ((tl_chunk7 * 8) / 256)) * N + ((tl_chunk7 * 8) % 256)];
+                    const tl::f16* tl_src9 = &X[int64_t((int(blockIdx.x) * 8) + ((tl_chunk7 * 8) / 256)) * N + ((tl_chunk7 * 8) % 256)];
                     tl::f16* tl_dst10 = &xs[(0 * 8 + ((tl_chunk7 * 8) / 256)) * 264 + ((tl_chunk7 * 8) % 256)];
-                    const int tl_valid11 = !(tl::in_bounds(((int(blockIdx.x) + 0 * int(gridDim.x)) * 8) + ((tl_chunk7 * 8) / 256), M)) ? 0 : max(0, min(8, N - ((tl_chunk7 * 8) % 256)));
+                    const int tl_valid11 = !(tl::in_bounds((int(blockIdx.x) * 8) + ((tl_chunk7 * 8) / 256), M)) ? 0 : max(0, min(8, N - ((tl_chunk7 * 8) % 256)));
                     if (tl_valid11 == 8 && (tl_chunk7 * 8) % 256 >= 0 && tl::is_aligned(tl_src9, 4)) {
                         tl::cp_async_chunk(tl_dst10, tl_src9);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
                     } else {
                         #pragma unroll
-                        for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst10[tl_v] = tl::in_bounds(((int(blockIdx.x) + 0 * int(gridDim.x)) * 8) + ((tl_chunk7 * 8) / 256), M) && tl::in_bounds(((tl_chunk7 * 8) % 256) + tl_v, N) ? tl_src9[tl_v] : tl::convert<tl::f16>(0.0f);
+                        for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst10[tl_v] = tl::in_bounds((int(blockIdx.x) * 8) + ((tl_chunk7 * 8) / 256), M) && tl::in_bounds(((tl_chunk7 * 8) % 256) + tl_v, N) ? tl_src9[tl_v] : tl::convert<tl::f16>(0.0f);
                     }
                 }
             }
             // copy(R[row0 +: RB, 0 +: ROW], rs);  (norms.tl:205)
-            if (tl::is_aligned(R, 16) && N % 8 == 0 && ((int(blockIdx.x) + 0 * int(gridDim.x)) * 8) >= 0 && ((int(blockIdx.x) + 0 * int(gridDim.x)) * 8) + 8 <= M && 0 >= 0 && 0 + 256 <= N && 0 % 8 == 0) {
+            if (tl::is_aligned(R, 16) && N % 8 == 0 && (int(blockIdx.x) * 8) >= 0 && (int(blockIdx.x) * 8) + 8 <= M && 0 >= 0 && 0 + 256 <= N && 0 % 8 == 0) {
                 #pragma unroll
                 for (int tl_i13 = 0; tl_i13 < 2; ++tl_i13) {
                     const int tl_chunk12 = tl_tid + tl_i13 * 128;
-                    tl::cp_async_16(&rs[(0 * 8 + ((tl_chunk12 * 8) / 256)) * 264 + ((tl_chunk12 * 8) % 256)], &R[int64_t(((int(blockIdx.x) + 0 * int(gridDim.x)) * 8) + ((tl_chunk12 * 8) / 256)) * N + ((tl_chunk12 * 8) % 256)]);
+                    tl::cp_async_16(&rs[(0 * 8 + ((tl_chunk12 * 8) / 256)) * 264 + ((tl_chunk12 * 8) % 256)], &R[int64_t((int(blockIdx.x) * 8) + ((tl_chunk12 * 8) / 256)) * N + ((tl_chunk12 * 8) % 256)]);
                 }
             } else {
                 #pragma unroll
                 for (int tl_i15 = 0; tl_i15 < 2; ++tl_i15) {
                     const int tl_chunk14 = tl_tid + tl_i15 * 128;
-                    const tl::f16* tl_src16 = &R[int64_t(((int(blockIdx.x) + 0 * int(gridDim.x)) * 8) + ((tl_chunk14 * 8) / 256)) * N + ((tl_chunk14 * 8) % 256)];
+                    const tl::f16* tl_src16 = &R[int64_t((int(blockIdx.x) * 8) + ((tl_chunk14 * 8) / 256)) * N + ((tl_chunk14 * 8) % 256)];
                     tl::f16* tl_dst17 = &rs[(0 * 8 + ((tl_chunk14 * 8) / 256)) * 264 + ((tl_chunk14 * 8) % 256)];
-                    const int tl_valid18 = !(tl::in_bounds(((int(blockIdx.x) + 0 * int(gridDim.x)) * 8) + ((tl_chunk14 * 8) / 256), M)) ? 0 : max(0, min(8, N - ((tl_chunk14 * 8) % 256)));
+                    const int tl_valid18 = !(tl::in_bounds((int(blockIdx.x) * 8) + ((tl_chunk14 * 8) / 256), M)) ? 0 : max(0, min(8, N - ((tl_chunk14 * 8) % 256)));
                     if (tl_valid18 == 8 && (tl_chunk14 * 8) % 256 >= 0 && tl::is_aligned(tl_src16, 4)) {
                         tl::cp_async_chunk(tl_dst17, tl_src16);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
                     } else {
                         #pragma unroll
-                        for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst17[tl_v] = tl::in_bounds(((int(blockIdx.x) + 0 * int(gridDim.x)) * 8) + ((tl_chunk14 * 8) / 256), M) && tl::in_bounds(((tl_chunk14 * 8) % 256) + tl_v, N) ? tl_src16[tl_v] : tl::convert<tl::f16>(0.0f);
+                        for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst17[tl_v] = tl::in_bounds((int(blockIdx.x) * 8) + ((tl_chunk14 * 8) / 256), M) && tl::in_bounds(((tl_chunk14 * 8) % 256) + tl_v, N) ? tl_src16[tl_v] : tl::convert<tl::f16>(0.0f);
                     }
                 }
             }
@@ -6101,46 +6101,46 @@ __global__ void __launch_bounds__(128, 8) residual_rmsnorm_kernel_variant2(
         const int32_t g_trips = groups;
         if (0 < g_trips) {
             // copy(X[row0 +: RB, 0 +: ROW], xs);  (norms.tl:204)
-            if (tl::is_aligned(X, 16) && N % 8 == 0 && ((int(blockIdx.x) + 0 * int(gridDim.x)) * 4) >= 0 && ((int(blockIdx.x) + 0 * int(gridDim.x)) * 4) + 4 <= M && 0 >= 0 && 0 + 512 <= N && 0 % 8 == 0) {
+            if (tl::is_aligned(X, 16) && N % 8 == 0 && (int(blockIdx.x) * 4) >= 0 && (int(blockIdx.x) * 4) + 4 <= M && 0 >= 0 && 0 + 512 <= N && 0 % 8 == 0) {
                 #pragma unroll
                 for (int tl_i6 = 0; tl_i6 < 2; ++tl_i6) {
                     const int tl_chunk5 = tl_tid + tl_i6 * 128;
-                    tl::cp_async_16(&xs[(0 * 4 + ((tl_chunk5 * 8) / 512)) * 520 + ((tl_chunk5 * 8) % 512)], &X[int64_t(((int(blockIdx.x) + 0 * int(gridDim.x)) * 4) + ((tl_chunk5 * 8) / 512)) * N + ((tl_chunk5 * 8) % 512)]);
+                    tl::cp_async_16(&xs[(0 * 4 + ((tl_chunk5 * 8) / 512)) * 520 + ((tl_chunk5 * 8) % 512)], &X[int64_t((int(blockIdx.x) * 4) + ((tl_chunk5 * 8) / 512)) * N + ((tl_chunk5 * 8) % 512)]);
                 }
             } else {
                 #pragma unroll
                 for (int tl_i8 = 0; tl_i8 < 2; ++tl_i8) {
                     const int tl_chunk7 = tl_tid + tl_i8 * 128;
-                    const tl::f16* tl_src9 = &X[int64_t(((int(blockIdx.x) + 0 * int(gridDim.x)) * 4) + ((tl_chunk7 * 8) / 512)) * N + ((tl_chunk7 * 8) % 512)];
+                    const tl::f16* tl_src9 = &X[int64_t((int(blockIdx.x) * 4) + ((tl_chunk7 * 8) / 512)) * N + ((tl_chunk7 * 8) % 512)];
                     tl::f16* tl_dst10 = &xs[(0 * 4 + ((tl_chunk7 * 8) / 512)) * 520 + ((tl_chunk7 * 8) % 512)];
-                    const int tl_valid11 = !(tl::in_bounds(((int(blockIdx.x) + 0 * int(gridDim.x)) * 4) + ((tl_chunk7 * 8) / 512), M)) ? 0 : max(0, min(8, N - ((tl_chunk7 * 8) % 512)));
+                    const int tl_valid11 = !(tl::in_bounds((int(blockIdx.x) * 4) + ((tl_chunk7 * 8) / 512), M)) ? 0 : max(0, min(8, N - ((tl_chunk7 * 8) % 512)));
                     if (tl_valid11 == 8 && (tl_chunk7 * 8) % 512 >= 0 && tl::is_aligned(tl_src9, 4)) {
                         tl::cp_async_chunk(tl_dst10, tl_src9);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
                     } else {
                         #pragma unroll
-                        for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst10[tl_v] = tl::in_bounds(((int(blockIdx.x) + 0 * int(gridDim.x)) * 4) + ((tl_chunk7 * 8) / 512), M) && tl::in_bounds(((tl_chunk7 * 8) % 512) + tl_v, N) ? tl_src9[tl_v] : tl::convert<tl::f16>(0.0f);
+                        for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst10[tl_v] = tl::in_bounds((int(blockIdx.x) * 4) + ((tl_chunk7 * 8) / 512), M) && tl::in_bounds(((tl_chunk7 * 8) % 512) + tl_v, N) ? tl_src9[tl_v] : tl::convert<tl::f16>(0.0f);
                     }
                 }
             }
             // copy(R[row0 +: RB, 0 +: ROW], rs);  (norms.tl:205)
-            if (tl::is_aligned(R, 16) && N % 8 == 0 && ((int(blockIdx.x) + 0 * int(gridDim.x)) * 4) >= 0 && ((int(blockIdx.x) + 0 * int(gridDim.x)) * 4) + 4 <= M && 0 >= 0 && 0 + 512 <= N && 0 % 8 == 0) {
+            if (tl::is_aligned(R, 16) && N % 8 == 0 && (int(blockIdx.x) * 4) >= 0 && (int(blockIdx.x) * 4) + 4 <= M && 0 >= 0 && 0 + 512 <= N && 0 % 8 == 0) {
                 #pragma unroll
                 for (int tl_i13 = 0; tl_i13 < 2; ++tl_i13) {
                     const int tl_chunk12 = tl_tid + tl_i13 * 128;
-                    tl::cp_async_16(&rs[(0 * 4 + ((tl_chunk12 * 8) / 512)) * 520 + ((tl_chunk12 * 8) % 512)], &R[int64_t(((int(blockIdx.x) + 0 * int(gridDim.x)) * 4) + ((tl_chunk12 * 8) / 512)) * N + ((tl_chunk12 * 8) % 512)]);
+                    tl::cp_async_16(&rs[(0 * 4 + ((tl_chunk12 * 8) / 512)) * 520 + ((tl_chunk12 * 8) % 512)], &R[int64_t((int(blockIdx.x) * 4) + ((tl_chunk12 * 8) / 512)) * N + ((tl_chunk12 * 8) % 512)]);
                 }
             } else {
                 #pragma unroll
                 for (int tl_i15 = 0; tl_i15 < 2; ++tl_i15) {
                     const int tl_chunk14 = tl_tid + tl_i15 * 128;
-                    const tl::f16* tl_src16 = &R[int64_t(((int(blockIdx.x) + 0 * int(gridDim.x)) * 4) + ((tl_chunk14 * 8) / 512)) * N + ((tl_chunk14 * 8) % 512)];
+                    const tl::f16* tl_src16 = &R[int64_t((int(blockIdx.x) * 4) + ((tl_chunk14 * 8) / 512)) * N + ((tl_chunk14 * 8) % 512)];
                     tl::f16* tl_dst17 = &rs[(0 * 4 + ((tl_chunk14 * 8) / 512)) * 520 + ((tl_chunk14 * 8) % 512)];
-                    const int tl_valid18 = !(tl::in_bounds(((int(blockIdx.x) + 0 * int(gridDim.x)) * 4) + ((tl_chunk14 * 8) / 512), M)) ? 0 : max(0, min(8, N - ((tl_chunk14 * 8) % 512)));
+                    const int tl_valid18 = !(tl::in_bounds((int(blockIdx.x) * 4) + ((tl_chunk14 * 8) / 512), M)) ? 0 : max(0, min(8, N - ((tl_chunk14 * 8) % 512)));
                     if (tl_valid18 == 8 && (tl_chunk14 * 8) % 512 >= 0 && tl::is_aligned(tl_src16, 4)) {
                         tl::cp_async_chunk(tl_dst17, tl_src16);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
                     } else {
                         #pragma unroll
-                        for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst17[tl_v] = tl::in_bounds(((int(blockIdx.x) + 0 * int(gridDim.x)) * 4) + ((tl_chunk14 * 8) / 512), M) && tl::in_bounds(((tl_chunk14 * 8) % 512) + tl_v, N) ? tl_src16[tl_v] : tl::convert<tl::f16>(0.0f);
+                        for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst17[tl_v] = tl::in_bounds((int(blockIdx.x) * 4) + ((tl_chunk14 * 8) / 512), M) && tl::in_bounds(((tl_chunk14 * 8) % 512) + tl_v, N) ? tl_src16[tl_v] : tl::convert<tl::f16>(0.0f);
                     }
                 }
             }
@@ -6540,46 +6540,46 @@ __global__ void __launch_bounds__(128, 8) residual_rmsnorm_kernel_variant3(
         const int32_t g_trips = groups;
         if (0 < g_trips) {
             // copy(X[row0 +: RB, 0 +: ROW], xs);  (norms.tl:204)
-            if (tl::is_aligned(X, 16) && N % 8 == 0 && ((int(blockIdx.x) + 0 * int(gridDim.x)) * 2) >= 0 && ((int(blockIdx.x) + 0 * int(gridDim.x)) * 2) + 2 <= M && 0 >= 0 && 0 + 1024 <= N && 0 % 8 == 0) {
+            if (tl::is_aligned(X, 16) && N % 8 == 0 && (int(blockIdx.x) * 2) >= 0 && (int(blockIdx.x) * 2) + 2 <= M && 0 >= 0 && 0 + 1024 <= N && 0 % 8 == 0) {
                 #pragma unroll
                 for (int tl_i6 = 0; tl_i6 < 2; ++tl_i6) {
                     const int tl_chunk5 = tl_tid + tl_i6 * 128;
-                    tl::cp_async_16(&xs[(0 * 2 + ((tl_chunk5 * 8) / 1024)) * 1032 + ((tl_chunk5 * 8) % 1024)], &X[int64_t(((int(blockIdx.x) + 0 * int(gridDim.x)) * 2) + ((tl_chunk5 * 8) / 1024)) * N + ((tl_chunk5 * 8) % 1024)]);
+                    tl::cp_async_16(&xs[(0 * 2 + ((tl_chunk5 * 8) / 1024)) * 1032 + ((tl_chunk5 * 8) % 1024)], &X[int64_t((int(blockIdx.x) * 2) + ((tl_chunk5 * 8) / 1024)) * N + ((tl_chunk5 * 8) % 1024)]);
                 }
             } else {
                 #pragma unroll
                 for (int tl_i8 = 0; tl_i8 < 2; ++tl_i8) {
                     const int tl_chunk7 = tl_tid + tl_i8 * 128;
-                    const tl::f16* tl_src9 = &X[int64_t(((int(blockIdx.x) + 0 * int(gridDim.x)) * 2) + ((tl_chunk7 * 8) / 1024)) * N + ((tl_chunk7 * 8) % 1024)];
+                    const tl::f16* tl_src9 = &X[int64_t((int(blockIdx.x) * 2) + ((tl_chunk7 * 8) / 1024)) * N + ((tl_chunk7 * 8) % 1024)];
                     tl::f16* tl_dst10 = &xs[(0 * 2 + ((tl_chunk7 * 8) / 1024)) * 1032 + ((tl_chunk7 * 8) % 1024)];
-                    const int tl_valid11 = !(tl::in_bounds(((int(blockIdx.x) + 0 * int(gridDim.x)) * 2) + ((tl_chunk7 * 8) / 1024), M)) ? 0 : max(0, min(8, N - ((tl_chunk7 * 8) % 1024)));
+                    const int tl_valid11 = !(tl::in_bounds((int(blockIdx.x) * 2) + ((tl_chunk7 * 8) / 1024), M)) ? 0 : max(0, min(8, N - ((tl_chunk7 * 8) % 1024)));
                     if (tl_valid11 == 8 && (tl_chunk7 * 8) % 1024 >= 0 && tl::is_aligned(tl_src9, 4)) {
                         tl::cp_async_chunk(tl_dst10, tl_src9);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
                     } else {
                         #pragma unroll
-                        for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst10[tl_v] = tl::in_bounds(((int(blockIdx.x) + 0 * int(gridDim.x)) * 2) + ((tl_chunk7 * 8) / 1024), M) && tl::in_bounds(((tl_chunk7 * 8) % 1024) + tl_v, N) ? tl_src9[tl_v] : tl::convert<tl::f16>(0.0f);
+                        for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst10[tl_v] = tl::in_bounds((int(blockIdx.x) * 2) + ((tl_chunk7 * 8) / 1024), M) && tl::in_bounds(((tl_chunk7 * 8) % 1024) + tl_v, N) ? tl_src9[tl_v] : tl::convert<tl::f16>(0.0f);
                     }
                 }
             }
             // copy(R[row0 +: RB, 0 +: ROW], rs);  (norms.tl:205)
-            if (tl::is_aligned(R, 16) && N % 8 == 0 && ((int(blockIdx.x) + 0 * int(gridDim.x)) * 2) >= 0 && ((int(blockIdx.x) + 0 * int(gridDim.x)) * 2) + 2 <= M && 0 >= 0 && 0 + 1024 <= N && 0 % 8 == 0) {
+            if (tl::is_aligned(R, 16) && N % 8 == 0 && (int(blockIdx.x) * 2) >= 0 && (int(blockIdx.x) * 2) + 2 <= M && 0 >= 0 && 0 + 1024 <= N && 0 % 8 == 0) {
                 #pragma unroll
                 for (int tl_i13 = 0; tl_i13 < 2; ++tl_i13) {
                     const int tl_chunk12 = tl_tid + tl_i13 * 128;
-                    tl::cp_async_16(&rs[(0 * 2 + ((tl_chunk12 * 8) / 1024)) * 1032 + ((tl_chunk12 * 8) % 1024)], &R[int64_t(((int(blockIdx.x) + 0 * int(gridDim.x)) * 2) + ((tl_chunk12 * 8) / 1024)) * N + ((tl_chunk12 * 8) % 1024)]);
+                    tl::cp_async_16(&rs[(0 * 2 + ((tl_chunk12 * 8) / 1024)) * 1032 + ((tl_chunk12 * 8) % 1024)], &R[int64_t((int(blockIdx.x) * 2) + ((tl_chunk12 * 8) / 1024)) * N + ((tl_chunk12 * 8) % 1024)]);
                 }
             } else {
                 #pragma unroll
                 for (int tl_i15 = 0; tl_i15 < 2; ++tl_i15) {
                     const int tl_chunk14 = tl_tid + tl_i15 * 128;
-                    const tl::f16* tl_src16 = &R[int64_t(((int(blockIdx.x) + 0 * int(gridDim.x)) * 2) + ((tl_chunk14 * 8) / 1024)) * N + ((tl_chunk14 * 8) % 1024)];
+                    const tl::f16* tl_src16 = &R[int64_t((int(blockIdx.x) * 2) + ((tl_chunk14 * 8) / 1024)) * N + ((tl_chunk14 * 8) % 1024)];
                     tl::f16* tl_dst17 = &rs[(0 * 2 + ((tl_chunk14 * 8) / 1024)) * 1032 + ((tl_chunk14 * 8) % 1024)];
-                    const int tl_valid18 = !(tl::in_bounds(((int(blockIdx.x) + 0 * int(gridDim.x)) * 2) + ((tl_chunk14 * 8) / 1024), M)) ? 0 : max(0, min(8, N - ((tl_chunk14 * 8) % 1024)));
+                    const int tl_valid18 = !(tl::in_bounds((int(blockIdx.x) * 2) + ((tl_chunk14 * 8) / 1024), M)) ? 0 : max(0, min(8, N - ((tl_chunk14 * 8) % 1024)));
                     if (tl_valid18 == 8 && (tl_chunk14 * 8) % 1024 >= 0 && tl::is_aligned(tl_src16, 4)) {
                         tl::cp_async_chunk(tl_dst17, tl_src16);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
                     } else {
                         #pragma unroll
-                        for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst17[tl_v] = tl::in_bounds(((int(blockIdx.x) + 0 * int(gridDim.x)) * 2) + ((tl_chunk14 * 8) / 1024), M) && tl::in_bounds(((tl_chunk14 * 8) % 1024) + tl_v, N) ? tl_src16[tl_v] : tl::convert<tl::f16>(0.0f);
+                        for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst17[tl_v] = tl::in_bounds((int(blockIdx.x) * 2) + ((tl_chunk14 * 8) / 1024), M) && tl::in_bounds(((tl_chunk14 * 8) % 1024) + tl_v, N) ? tl_src16[tl_v] : tl::convert<tl::f16>(0.0f);
                     }
                 }
             }
@@ -6992,46 +6992,46 @@ __global__ void __launch_bounds__(128, 8) residual_rmsnorm_kernel_variant4(
         const int32_t g_trips = groups;
         if (0 < g_trips) {
             // copy(X[row0 +: RB, 0 +: ROW], xs);  (norms.tl:204)
-            if (tl::is_aligned(X, 16) && N % 8 == 0 && ((int(blockIdx.x) + 0 * int(gridDim.x)) * 1) >= 0 && ((int(blockIdx.x) + 0 * int(gridDim.x)) * 1) + 1 <= M && 0 >= 0 && 0 + 2048 <= N && 0 % 8 == 0) {
+            if (tl::is_aligned(X, 16) && N % 8 == 0 && int(blockIdx.x) >= 0 && int(blockIdx.x) + 1 <= M && 0 >= 0 && 0 + 2048 <= N && 0 % 8 == 0) {
                 #pragma unroll
                 for (int tl_i6 = 0; tl_i6 < 2; ++tl_i6) {
                     const int tl_chunk5 = tl_tid + tl_i6 * 128;
-                    tl::cp_async_16(&xs[(0 * 1 + ((tl_chunk5 * 8) / 2048)) * 2056 + ((tl_chunk5 * 8) % 2048)], &X[int64_t(((int(blockIdx.x) + 0 * int(gridDim.x)) * 1) + ((tl_chunk5 * 8) / 2048)) * N + ((tl_chunk5 * 8) % 2048)]);
+                    tl::cp_async_16(&xs[(0 * 1 + ((tl_chunk5 * 8) / 2048)) * 2056 + ((tl_chunk5 * 8) % 2048)], &X[int64_t(int(blockIdx.x) + ((tl_chunk5 * 8) / 2048)) * N + ((tl_chunk5 * 8) % 2048)]);
                 }
             } else {
                 #pragma unroll
                 for (int tl_i8 = 0; tl_i8 < 2; ++tl_i8) {
                     const int tl_chunk7 = tl_tid + tl_i8 * 128;
-                    const tl::f16* tl_src9 = &X[int64_t(((int(blockIdx.x) + 0 * int(gridDim.x)) * 1) + ((tl_chunk7 * 8) / 2048)) * N + ((tl_chunk7 * 8) % 2048)];
+                    const tl::f16* tl_src9 = &X[int64_t(int(blockIdx.x) + ((tl_chunk7 * 8) / 2048)) * N + ((tl_chunk7 * 8) % 2048)];
                     tl::f16* tl_dst10 = &xs[(0 * 1 + ((tl_chunk7 * 8) / 2048)) * 2056 + ((tl_chunk7 * 8) % 2048)];
-                    const int tl_valid11 = !(tl::in_bounds(((int(blockIdx.x) + 0 * int(gridDim.x)) * 1) + ((tl_chunk7 * 8) / 2048), M)) ? 0 : max(0, min(8, N - ((tl_chunk7 * 8) % 2048)));
+                    const int tl_valid11 = !(tl::in_bounds(int(blockIdx.x) + ((tl_chunk7 * 8) / 2048), M)) ? 0 : max(0, min(8, N - ((tl_chunk7 * 8) % 2048)));
                     if (tl_valid11 == 8 && (tl_chunk7 * 8) % 2048 >= 0 && tl::is_aligned(tl_src9, 4)) {
                         tl::cp_async_chunk(tl_dst10, tl_src9);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
                     } else {
                         #pragma unroll
-                        for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst10[tl_v] = tl::in_bounds(((int(blockIdx.x) + 0 * int(gridDim.x)) * 1) + ((tl_chunk7 * 8) / 2048), M) && tl::in_bounds(((tl_chunk7 * 8) % 2048) + tl_v, N) ? tl_src9[tl_v] : tl::convert<tl::f16>(0.0f);
+                        for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst10[tl_v] = tl::in_bounds(int(blockIdx.x) + ((tl_chunk7 * 8) / 2048), M) && tl::in_bounds(((tl_chunk7 * 8) % 2048) + tl_v, N) ? tl_src9[tl_v] : tl::convert<tl::f16>(0.0f);
                     }
                 }
             }
             // copy(R[row0 +: RB, 0 +: ROW], rs);  (norms.tl:205)
-            if (tl::is_aligned(R, 16) && N % 8 == 0 && ((int(blockIdx.x) + 0 * int(gridDim.x)) * 1) >= 0 && ((int(blockIdx.x) + 0 * int(gridDim.x)) * 1) + 1 <= M && 0 >= 0 && 0 + 2048 <= N && 0 % 8 == 0) {
+            if (tl::is_aligned(R, 16) && N % 8 == 0 && int(blockIdx.x) >= 0 && int(blockIdx.x) + 1 <= M && 0 >= 0 && 0 + 2048 <= N && 0 % 8 == 0) {
                 #pragma unroll
                 for (int tl_i13 = 0; tl_i13 < 2; ++tl_i13) {
                     const int tl_chunk12 = tl_tid + tl_i13 * 128;
-                    tl::cp_async_16(&rs[(0 * 1 + ((tl_chunk12 * 8) / 2048)) * 2056 + ((tl_chunk12 * 8) % 2048)], &R[int64_t(((int(blockIdx.x) + 0 * int(gridDim.x)) * 1) + ((tl_chunk12 * 8) / 2048)) * N + ((tl_chunk12 * 8) % 2048)]);
+                    tl::cp_async_16(&rs[(0 * 1 + ((tl_chunk12 * 8) / 2048)) * 2056 + ((tl_chunk12 * 8) % 2048)], &R[int64_t(int(blockIdx.x) + ((tl_chunk12 * 8) / 2048)) * N + ((tl_chunk12 * 8) % 2048)]);
                 }
             } else {
                 #pragma unroll
                 for (int tl_i15 = 0; tl_i15 < 2; ++tl_i15) {
                     const int tl_chunk14 = tl_tid + tl_i15 * 128;
-                    const tl::f16* tl_src16 = &R[int64_t(((int(blockIdx.x) + 0 * int(gridDim.x)) * 1) + ((tl_chunk14 * 8) / 2048)) * N + ((tl_chunk14 * 8) % 2048)];
+                    const tl::f16* tl_src16 = &R[int64_t(int(blockIdx.x) + ((tl_chunk14 * 8) / 2048)) * N + ((tl_chunk14 * 8) % 2048)];
                     tl::f16* tl_dst17 = &rs[(0 * 1 + ((tl_chunk14 * 8) / 2048)) * 2056 + ((tl_chunk14 * 8) % 2048)];
-                    const int tl_valid18 = !(tl::in_bounds(((int(blockIdx.x) + 0 * int(gridDim.x)) * 1) + ((tl_chunk14 * 8) / 2048), M)) ? 0 : max(0, min(8, N - ((tl_chunk14 * 8) % 2048)));
+                    const int tl_valid18 = !(tl::in_bounds(int(blockIdx.x) + ((tl_chunk14 * 8) / 2048), M)) ? 0 : max(0, min(8, N - ((tl_chunk14 * 8) % 2048)));
                     if (tl_valid18 == 8 && (tl_chunk14 * 8) % 2048 >= 0 && tl::is_aligned(tl_src16, 4)) {
                         tl::cp_async_chunk(tl_dst17, tl_src16);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
                     } else {
                         #pragma unroll
-                        for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst17[tl_v] = tl::in_bounds(((int(blockIdx.x) + 0 * int(gridDim.x)) * 1) + ((tl_chunk14 * 8) / 2048), M) && tl::in_bounds(((tl_chunk14 * 8) % 2048) + tl_v, N) ? tl_src16[tl_v] : tl::convert<tl::f16>(0.0f);
+                        for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst17[tl_v] = tl::in_bounds(int(blockIdx.x) + ((tl_chunk14 * 8) / 2048), M) && tl::in_bounds(((tl_chunk14 * 8) % 2048) + tl_v, N) ? tl_src16[tl_v] : tl::convert<tl::f16>(0.0f);
                     }
                 }
             }
@@ -7043,46 +7043,46 @@ __global__ void __launch_bounds__(128, 8) residual_rmsnorm_kernel_variant4(
             __syncthreads();  // pipeline: stage `g % 2` has landed and the stage refilled next is no longer read
             if (g + 1 < g_trips) {
                 // copy(X[row0 +: RB, 0 +: ROW], xs);  (norms.tl:204)
-                if (tl::is_aligned(X, 16) && N % 8 == 0 && ((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 1) >= 0 && ((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 1) + 1 <= M && 0 >= 0 && 0 + 2048 <= N && 0 % 8 == 0) {
+                if (tl::is_aligned(X, 16) && N % 8 == 0 && (int(blockIdx.x) + (g + 1) * int(gridDim.x)) >= 0 && (int(blockIdx.x) + (g + 1) * int(gridDim.x)) + 1 <= M && 0 >= 0 && 0 + 2048 <= N && 0 % 8 == 0) {
                     #pragma unroll
                     for (int tl_i20 = 0; tl_i20 < 2; ++tl_i20) {
                         const int tl_chunk19 = tl_tid + tl_i20 * 128;
-                        tl::cp_async_16(&xs[(((g + 1) % 2) * 1 + ((tl_chunk19 * 8) / 2048)) * 2056 + ((tl_chunk19 * 8) % 2048)], &X[int64_t(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 1) + ((tl_chunk19 * 8) / 2048)) * N + ((tl_chunk19 * 8) % 2048)]);
+                        tl::cp_async_16(&xs[(((g + 1) % 2) * 1 + ((tl_chunk19 * 8) / 2048)) * 2056 + ((tl_chunk19 * 8) % 2048)], &X[int64_t((int(blockIdx.x) + (g + 1) * int(gridDim.x)) + ((tl_chunk19 * 8) / 2048)) * N + ((tl_chunk19 * 8) % 2048)]);
                     }
                 } else {
                     #pragma unroll
                     for (int tl_i22 = 0; tl_i22 < 2; ++tl_i22) {
                         const int tl_chunk21 = tl_tid + tl_i22 * 128;
-                        const tl::f16* tl_src23 = &X[int64_t(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 1) + ((tl_chunk21 * 8) / 2048)) * N + ((tl_chunk21 * 8) % 2048)];
+                        const tl::f16* tl_src23 = &X[int64_t((int(blockIdx.x) + (g + 1) * int(gridDim.x)) + ((tl_chunk21 * 8) / 2048)) * N + ((tl_chunk21 * 8) % 2048)];
                         tl::f16* tl_dst24 = &xs[(((g + 1) % 2) * 1 + ((tl_chunk21 * 8) / 2048)) * 2056 + ((tl_chunk21 * 8) % 2048)];
-                        const int tl_valid25 = !(tl::in_bounds(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 1) + ((tl_chunk21 * 8) / 2048), M)) ? 0 : max(0, min(8, N - ((tl_chunk21 * 8) % 2048)));
+                        const int tl_valid25 = !(tl::in_bounds((int(blockIdx.x) + (g + 1) * int(gridDim.x)) + ((tl_chunk21 * 8) / 2048), M)) ? 0 : max(0, min(8, N - ((tl_chunk21 * 8) % 2048)));
                         if (tl_valid25 == 8 && (tl_chunk21 * 8) % 2048 >= 0 && tl::is_aligned(tl_src23, 4)) {
                             tl::cp_async_chunk(tl_dst24, tl_src23);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
                         } else {
                             #pragma unroll
-                            for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst24[tl_v] = tl::in_bounds(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 1) + ((tl_chunk21 * 8) / 2048), M) && tl::in_bounds(((tl_chunk21 * 8) % 2048) + tl_v, N) ? tl_src23[tl_v] : tl::convert<tl::f16>(0.0f);
+                            for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst24[tl_v] = tl::in_bounds((int(blockIdx.x) + (g + 1) * int(gridDim.x)) + ((tl_chunk21 * 8) / 2048), M) && tl::in_bounds(((tl_chunk21 * 8) % 2048) + tl_v, N) ? tl_src23[tl_v] : tl::convert<tl::f16>(0.0f);
                         }
                     }
                 }
                 // copy(R[row0 +: RB, 0 +: ROW], rs);  (norms.tl:205)
-                if (tl::is_aligned(R, 16) && N % 8 == 0 && ((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 1) >= 0 && ((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 1) + 1 <= M && 0 >= 0 && 0 + 2048 <= N && 0 % 8 == 0) {
+                if (tl::is_aligned(R, 16) && N % 8 == 0 && (int(blockIdx.x) + (g + 1) * int(gridDim.x)) >= 0 && (int(blockIdx.x) + (g + 1) * int(gridDim.x)) + 1 <= M && 0 >= 0 && 0 + 2048 <= N && 0 % 8 == 0) {
                     #pragma unroll
                     for (int tl_i27 = 0; tl_i27 < 2; ++tl_i27) {
                         const int tl_chunk26 = tl_tid + tl_i27 * 128;
-                        tl::cp_async_16(&rs[(((g + 1) % 2) * 1 + ((tl_chunk26 * 8) / 2048)) * 2056 + ((tl_chunk26 * 8) % 2048)], &R[int64_t(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 1) + ((tl_chunk26 * 8) / 2048)) * N + ((tl_chunk26 * 8) % 2048)]);
+                        tl::cp_async_16(&rs[(((g + 1) % 2) * 1 + ((tl_chunk26 * 8) / 2048)) * 2056 + ((tl_chunk26 * 8) % 2048)], &R[int64_t((int(blockIdx.x) + (g + 1) * int(gridDim.x)) + ((tl_chunk26 * 8) / 2048)) * N + ((tl_chunk26 * 8) % 2048)]);
                     }
                 } else {
                     #pragma unroll
                     for (int tl_i29 = 0; tl_i29 < 2; ++tl_i29) {
                         const int tl_chunk28 = tl_tid + tl_i29 * 128;
-                        const tl::f16* tl_src30 = &R[int64_t(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 1) + ((tl_chunk28 * 8) / 2048)) * N + ((tl_chunk28 * 8) % 2048)];
+                        const tl::f16* tl_src30 = &R[int64_t((int(blockIdx.x) + (g + 1) * int(gridDim.x)) + ((tl_chunk28 * 8) / 2048)) * N + ((tl_chunk28 * 8) % 2048)];
                         tl::f16* tl_dst31 = &rs[(((g + 1) % 2) * 1 + ((tl_chunk28 * 8) / 2048)) * 2056 + ((tl_chunk28 * 8) % 2048)];
-                        const int tl_valid32 = !(tl::in_bounds(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 1) + ((tl_chunk28 * 8) / 2048), M)) ? 0 : max(0, min(8, N - ((tl_chunk28 * 8) % 2048)));
+                        const int tl_valid32 = !(tl::in_bounds((int(blockIdx.x) + (g + 1) * int(gridDim.x)) + ((tl_chunk28 * 8) / 2048), M)) ? 0 : max(0, min(8, N - ((tl_chunk28 * 8) % 2048)));
                         if (tl_valid32 == 8 && (tl_chunk28 * 8) % 2048 >= 0 && tl::is_aligned(tl_src30, 4)) {
                             tl::cp_async_chunk(tl_dst31, tl_src30);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
                         } else {
                             #pragma unroll
-                            for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst31[tl_v] = tl::in_bounds(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 1) + ((tl_chunk28 * 8) / 2048), M) && tl::in_bounds(((tl_chunk28 * 8) % 2048) + tl_v, N) ? tl_src30[tl_v] : tl::convert<tl::f16>(0.0f);
+                            for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst31[tl_v] = tl::in_bounds((int(blockIdx.x) + (g + 1) * int(gridDim.x)) + ((tl_chunk28 * 8) / 2048), M) && tl::in_bounds(((tl_chunk28 * 8) % 2048) + tl_v, N) ? tl_src30[tl_v] : tl::convert<tl::f16>(0.0f);
                         }
                     }
                 }
@@ -7445,46 +7445,46 @@ __global__ void __launch_bounds__(256, 4) residual_rmsnorm_kernel_variant5(
         const int32_t g_trips = groups;
         if (0 < g_trips) {
             // copy(X[row0 +: RB, 0 +: ROW], xs);  (norms.tl:204)
-            if (tl::is_aligned(X, 16) && N % 8 == 0 && ((int(blockIdx.x) + 0 * int(gridDim.x)) * 1) >= 0 && ((int(blockIdx.x) + 0 * int(gridDim.x)) * 1) + 1 <= M && 0 >= 0 && 0 + 4096 <= N && 0 % 8 == 0) {
+            if (tl::is_aligned(X, 16) && N % 8 == 0 && int(blockIdx.x) >= 0 && int(blockIdx.x) + 1 <= M && 0 >= 0 && 0 + 4096 <= N && 0 % 8 == 0) {
                 #pragma unroll
                 for (int tl_i6 = 0; tl_i6 < 2; ++tl_i6) {
                     const int tl_chunk5 = tl_tid + tl_i6 * 256;
-                    tl::cp_async_16(&xs[(0 * 1 + ((tl_chunk5 * 8) / 4096)) * 4104 + ((tl_chunk5 * 8) % 4096)], &X[int64_t(((int(blockIdx.x) + 0 * int(gridDim.x)) * 1) + ((tl_chunk5 * 8) / 4096)) * N + ((tl_chunk5 * 8) % 4096)]);
+                    tl::cp_async_16(&xs[(0 * 1 + ((tl_chunk5 * 8) / 4096)) * 4104 + ((tl_chunk5 * 8) % 4096)], &X[int64_t(int(blockIdx.x) + ((tl_chunk5 * 8) / 4096)) * N + ((tl_chunk5 * 8) % 4096)]);
                 }
             } else {
                 #pragma unroll
                 for (int tl_i8 = 0; tl_i8 < 2; ++tl_i8) {
                     const int tl_chunk7 = tl_tid + tl_i8 * 256;
-                    const tl::f16* tl_src9 = &X[int64_t(((int(blockIdx.x) + 0 * int(gridDim.x)) * 1) + ((tl_chunk7 * 8) / 4096)) * N + ((tl_chunk7 * 8) % 4096)];
+                    const tl::f16* tl_src9 = &X[int64_t(int(blockIdx.x) + ((tl_chunk7 * 8) / 4096)) * N + ((tl_chunk7 * 8) % 4096)];
                     tl::f16* tl_dst10 = &xs[(0 * 1 + ((tl_chunk7 * 8) / 4096)) * 4104 + ((tl_chunk7 * 8) % 4096)];
-                    const int tl_valid11 = !(tl::in_bounds(((int(blockIdx.x) + 0 * int(gridDim.x)) * 1) + ((tl_chunk7 * 8) / 4096), M)) ? 0 : max(0, min(8, N - ((tl_chunk7 * 8) % 4096)));
+                    const int tl_valid11 = !(tl::in_bounds(int(blockIdx.x) + ((tl_chunk7 * 8) / 4096), M)) ? 0 : max(0, min(8, N - ((tl_chunk7 * 8) % 4096)));
                     if (tl_valid11 == 8 && (tl_chunk7 * 8) % 4096 >= 0 && tl::is_aligned(tl_src9, 4)) {
                         tl::cp_async_chunk(tl_dst10, tl_src9);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
                     } else {
                         #pragma unroll
-                        for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst10[tl_v] = tl::in_bounds(((int(blockIdx.x) + 0 * int(gridDim.x)) * 1) + ((tl_chunk7 * 8) / 4096), M) && tl::in_bounds(((tl_chunk7 * 8) % 4096) + tl_v, N) ? tl_src9[tl_v] : tl::convert<tl::f16>(0.0f);
+                        for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst10[tl_v] = tl::in_bounds(int(blockIdx.x) + ((tl_chunk7 * 8) / 4096), M) && tl::in_bounds(((tl_chunk7 * 8) % 4096) + tl_v, N) ? tl_src9[tl_v] : tl::convert<tl::f16>(0.0f);
                     }
                 }
             }
             // copy(R[row0 +: RB, 0 +: ROW], rs);  (norms.tl:205)
-            if (tl::is_aligned(R, 16) && N % 8 == 0 && ((int(blockIdx.x) + 0 * int(gridDim.x)) * 1) >= 0 && ((int(blockIdx.x) + 0 * int(gridDim.x)) * 1) + 1 <= M && 0 >= 0 && 0 + 4096 <= N && 0 % 8 == 0) {
+            if (tl::is_aligned(R, 16) && N % 8 == 0 && int(blockIdx.x) >= 0 && int(blockIdx.x) + 1 <= M && 0 >= 0 && 0 + 4096 <= N && 0 % 8 == 0) {
                 #pragma unroll
                 for (int tl_i13 = 0; tl_i13 < 2; ++tl_i13) {
                     const int tl_chunk12 = tl_tid + tl_i13 * 256;
-                    tl::cp_async_16(&rs[(0 * 1 + ((tl_chunk12 * 8) / 4096)) * 4104 + ((tl_chunk12 * 8) % 4096)], &R[int64_t(((int(blockIdx.x) + 0 * int(gridDim.x)) * 1) + ((tl_chunk12 * 8) / 4096)) * N + ((tl_chunk12 * 8) % 4096)]);
+                    tl::cp_async_16(&rs[(0 * 1 + ((tl_chunk12 * 8) / 4096)) * 4104 + ((tl_chunk12 * 8) % 4096)], &R[int64_t(int(blockIdx.x) + ((tl_chunk12 * 8) / 4096)) * N + ((tl_chunk12 * 8) % 4096)]);
                 }
             } else {
                 #pragma unroll
                 for (int tl_i15 = 0; tl_i15 < 2; ++tl_i15) {
                     const int tl_chunk14 = tl_tid + tl_i15 * 256;
-                    const tl::f16* tl_src16 = &R[int64_t(((int(blockIdx.x) + 0 * int(gridDim.x)) * 1) + ((tl_chunk14 * 8) / 4096)) * N + ((tl_chunk14 * 8) % 4096)];
+                    const tl::f16* tl_src16 = &R[int64_t(int(blockIdx.x) + ((tl_chunk14 * 8) / 4096)) * N + ((tl_chunk14 * 8) % 4096)];
                     tl::f16* tl_dst17 = &rs[(0 * 1 + ((tl_chunk14 * 8) / 4096)) * 4104 + ((tl_chunk14 * 8) % 4096)];
-                    const int tl_valid18 = !(tl::in_bounds(((int(blockIdx.x) + 0 * int(gridDim.x)) * 1) + ((tl_chunk14 * 8) / 4096), M)) ? 0 : max(0, min(8, N - ((tl_chunk14 * 8) % 4096)));
+                    const int tl_valid18 = !(tl::in_bounds(int(blockIdx.x) + ((tl_chunk14 * 8) / 4096), M)) ? 0 : max(0, min(8, N - ((tl_chunk14 * 8) % 4096)));
                     if (tl_valid18 == 8 && (tl_chunk14 * 8) % 4096 >= 0 && tl::is_aligned(tl_src16, 4)) {
                         tl::cp_async_chunk(tl_dst17, tl_src16);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
                     } else {
                         #pragma unroll
-                        for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst17[tl_v] = tl::in_bounds(((int(blockIdx.x) + 0 * int(gridDim.x)) * 1) + ((tl_chunk14 * 8) / 4096), M) && tl::in_bounds(((tl_chunk14 * 8) % 4096) + tl_v, N) ? tl_src16[tl_v] : tl::convert<tl::f16>(0.0f);
+                        for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst17[tl_v] = tl::in_bounds(int(blockIdx.x) + ((tl_chunk14 * 8) / 4096), M) && tl::in_bounds(((tl_chunk14 * 8) % 4096) + tl_v, N) ? tl_src16[tl_v] : tl::convert<tl::f16>(0.0f);
                     }
                 }
             }
@@ -7496,46 +7496,46 @@ __global__ void __launch_bounds__(256, 4) residual_rmsnorm_kernel_variant5(
             __syncthreads();  // pipeline: stage `g % 2` has landed and the stage refilled next is no longer read
             if (g + 1 < g_trips) {
                 // copy(X[row0 +: RB, 0 +: ROW], xs);  (norms.tl:204)
-                if (tl::is_aligned(X, 16) && N % 8 == 0 && ((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 1) >= 0 && ((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 1) + 1 <= M && 0 >= 0 && 0 + 4096 <= N && 0 % 8 == 0) {
+                if (tl::is_aligned(X, 16) && N % 8 == 0 && (int(blockIdx.x) + (g + 1) * int(gridDim.x)) >= 0 && (int(blockIdx.x) + (g + 1) * int(gridDim.x)) + 1 <= M && 0 >= 0 && 0 + 4096 <= N && 0 % 8 == 0) {
                     #pragma unroll
                     for (int tl_i20 = 0; tl_i20 < 2; ++tl_i20) {
                         const int tl_chunk19 = tl_tid + tl_i20 * 256;
-                        tl::cp_async_16(&xs[(((g + 1) % 2) * 1 + ((tl_chunk19 * 8) / 4096)) * 4104 + ((tl_chunk19 * 8) % 4096)], &X[int64_t(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 1) + ((tl_chunk19 * 8) / 4096)) * N + ((tl_chunk19 * 8) % 4096)]);
+                        tl::cp_async_16(&xs[(((g + 1) % 2) * 1 + ((tl_chunk19 * 8) / 4096)) * 4104 + ((tl_chunk19 * 8) % 4096)], &X[int64_t((int(blockIdx.x) + (g + 1) * int(gridDim.x)) + ((tl_chunk19 * 8) / 4096)) * N + ((tl_chunk19 * 8) % 4096)]);
                     }
                 } else {
                     #pragma unroll
                     for (int tl_i22 = 0; tl_i22 < 2; ++tl_i22) {
                         const int tl_chunk21 = tl_tid + tl_i22 * 256;
-                        const tl::f16* tl_src23 = &X[int64_t(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 1) + ((tl_chunk21 * 8) / 4096)) * N + ((tl_chunk21 * 8) % 4096)];
+                        const tl::f16* tl_src23 = &X[int64_t((int(blockIdx.x) + (g + 1) * int(gridDim.x)) + ((tl_chunk21 * 8) / 4096)) * N + ((tl_chunk21 * 8) % 4096)];
                         tl::f16* tl_dst24 = &xs[(((g + 1) % 2) * 1 + ((tl_chunk21 * 8) / 4096)) * 4104 + ((tl_chunk21 * 8) % 4096)];
-                        const int tl_valid25 = !(tl::in_bounds(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 1) + ((tl_chunk21 * 8) / 4096), M)) ? 0 : max(0, min(8, N - ((tl_chunk21 * 8) % 4096)));
+                        const int tl_valid25 = !(tl::in_bounds((int(blockIdx.x) + (g + 1) * int(gridDim.x)) + ((tl_chunk21 * 8) / 4096), M)) ? 0 : max(0, min(8, N - ((tl_chunk21 * 8) % 4096)));
                         if (tl_valid25 == 8 && (tl_chunk21 * 8) % 4096 >= 0 && tl::is_aligned(tl_src23, 4)) {
                             tl::cp_async_chunk(tl_dst24, tl_src23);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
                         } else {
                             #pragma unroll
-                            for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst24[tl_v] = tl::in_bounds(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 1) + ((tl_chunk21 * 8) / 4096), M) && tl::in_bounds(((tl_chunk21 * 8) % 4096) + tl_v, N) ? tl_src23[tl_v] : tl::convert<tl::f16>(0.0f);
+                            for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst24[tl_v] = tl::in_bounds((int(blockIdx.x) + (g + 1) * int(gridDim.x)) + ((tl_chunk21 * 8) / 4096), M) && tl::in_bounds(((tl_chunk21 * 8) % 4096) + tl_v, N) ? tl_src23[tl_v] : tl::convert<tl::f16>(0.0f);
                         }
                     }
                 }
                 // copy(R[row0 +: RB, 0 +: ROW], rs);  (norms.tl:205)
-                if (tl::is_aligned(R, 16) && N % 8 == 0 && ((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 1) >= 0 && ((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 1) + 1 <= M && 0 >= 0 && 0 + 4096 <= N && 0 % 8 == 0) {
+                if (tl::is_aligned(R, 16) && N % 8 == 0 && (int(blockIdx.x) + (g + 1) * int(gridDim.x)) >= 0 && (int(blockIdx.x) + (g + 1) * int(gridDim.x)) + 1 <= M && 0 >= 0 && 0 + 4096 <= N && 0 % 8 == 0) {
                     #pragma unroll
                     for (int tl_i27 = 0; tl_i27 < 2; ++tl_i27) {
                         const int tl_chunk26 = tl_tid + tl_i27 * 256;
-                        tl::cp_async_16(&rs[(((g + 1) % 2) * 1 + ((tl_chunk26 * 8) / 4096)) * 4104 + ((tl_chunk26 * 8) % 4096)], &R[int64_t(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 1) + ((tl_chunk26 * 8) / 4096)) * N + ((tl_chunk26 * 8) % 4096)]);
+                        tl::cp_async_16(&rs[(((g + 1) % 2) * 1 + ((tl_chunk26 * 8) / 4096)) * 4104 + ((tl_chunk26 * 8) % 4096)], &R[int64_t((int(blockIdx.x) + (g + 1) * int(gridDim.x)) + ((tl_chunk26 * 8) / 4096)) * N + ((tl_chunk26 * 8) % 4096)]);
                     }
                 } else {
                     #pragma unroll
                     for (int tl_i29 = 0; tl_i29 < 2; ++tl_i29) {
                         const int tl_chunk28 = tl_tid + tl_i29 * 256;
-                        const tl::f16* tl_src30 = &R[int64_t(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 1) + ((tl_chunk28 * 8) / 4096)) * N + ((tl_chunk28 * 8) % 4096)];
+                        const tl::f16* tl_src30 = &R[int64_t((int(blockIdx.x) + (g + 1) * int(gridDim.x)) + ((tl_chunk28 * 8) / 4096)) * N + ((tl_chunk28 * 8) % 4096)];
                         tl::f16* tl_dst31 = &rs[(((g + 1) % 2) * 1 + ((tl_chunk28 * 8) / 4096)) * 4104 + ((tl_chunk28 * 8) % 4096)];
-                        const int tl_valid32 = !(tl::in_bounds(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 1) + ((tl_chunk28 * 8) / 4096), M)) ? 0 : max(0, min(8, N - ((tl_chunk28 * 8) % 4096)));
+                        const int tl_valid32 = !(tl::in_bounds((int(blockIdx.x) + (g + 1) * int(gridDim.x)) + ((tl_chunk28 * 8) / 4096), M)) ? 0 : max(0, min(8, N - ((tl_chunk28 * 8) % 4096)));
                         if (tl_valid32 == 8 && (tl_chunk28 * 8) % 4096 >= 0 && tl::is_aligned(tl_src30, 4)) {
                             tl::cp_async_chunk(tl_dst31, tl_src30);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
                         } else {
                             #pragma unroll
-                            for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst31[tl_v] = tl::in_bounds(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 1) + ((tl_chunk28 * 8) / 4096), M) && tl::in_bounds(((tl_chunk28 * 8) % 4096) + tl_v, N) ? tl_src30[tl_v] : tl::convert<tl::f16>(0.0f);
+                            for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst31[tl_v] = tl::in_bounds((int(blockIdx.x) + (g + 1) * int(gridDim.x)) + ((tl_chunk28 * 8) / 4096), M) && tl::in_bounds(((tl_chunk28 * 8) % 4096) + tl_v, N) ? tl_src30[tl_v] : tl::convert<tl::f16>(0.0f);
                         }
                     }
                 }
@@ -7899,46 +7899,46 @@ __global__ void __launch_bounds__(512, 2) residual_rmsnorm_kernel_variant6(
         const int32_t g_trips = groups;
         if (0 < g_trips) {
             // copy(X[row0 +: RB, 0 +: ROW], xs);  (norms.tl:204)
-            if (tl::is_aligned(X, 16) && N % 8 == 0 && ((int(blockIdx.x) + 0 * int(gridDim.x)) * 1) >= 0 && ((int(blockIdx.x) + 0 * int(gridDim.x)) * 1) + 1 <= M && 0 >= 0 && 0 + 8192 <= N && 0 % 8 == 0) {
+            if (tl::is_aligned(X, 16) && N % 8 == 0 && int(blockIdx.x) >= 0 && int(blockIdx.x) + 1 <= M && 0 >= 0 && 0 + 8192 <= N && 0 % 8 == 0) {
                 #pragma unroll
                 for (int tl_i6 = 0; tl_i6 < 2; ++tl_i6) {
                     const int tl_chunk5 = tl_tid + tl_i6 * 512;
-                    tl::cp_async_16(&xs[(0 * 1 + ((tl_chunk5 * 8) / 8192)) * 8200 + ((tl_chunk5 * 8) % 8192)], &X[int64_t(((int(blockIdx.x) + 0 * int(gridDim.x)) * 1) + ((tl_chunk5 * 8) / 8192)) * N + ((tl_chunk5 * 8) % 8192)]);
+                    tl::cp_async_16(&xs[(0 * 1 + ((tl_chunk5 * 8) / 8192)) * 8200 + ((tl_chunk5 * 8) % 8192)], &X[int64_t(int(blockIdx.x) + ((tl_chunk5 * 8) / 8192)) * N + ((tl_chunk5 * 8) % 8192)]);
                 }
             } else {
                 #pragma unroll
                 for (int tl_i8 = 0; tl_i8 < 2; ++tl_i8) {
                     const int tl_chunk7 = tl_tid + tl_i8 * 512;
-                    const tl::f16* tl_src9 = &X[int64_t(((int(blockIdx.x) + 0 * int(gridDim.x)) * 1) + ((tl_chunk7 * 8) / 8192)) * N + ((tl_chunk7 * 8) % 8192)];
+                    const tl::f16* tl_src9 = &X[int64_t(int(blockIdx.x) + ((tl_chunk7 * 8) / 8192)) * N + ((tl_chunk7 * 8) % 8192)];
                     tl::f16* tl_dst10 = &xs[(0 * 1 + ((tl_chunk7 * 8) / 8192)) * 8200 + ((tl_chunk7 * 8) % 8192)];
-                    const int tl_valid11 = !(tl::in_bounds(((int(blockIdx.x) + 0 * int(gridDim.x)) * 1) + ((tl_chunk7 * 8) / 8192), M)) ? 0 : max(0, min(8, N - ((tl_chunk7 * 8) % 8192)));
+                    const int tl_valid11 = !(tl::in_bounds(int(blockIdx.x) + ((tl_chunk7 * 8) / 8192), M)) ? 0 : max(0, min(8, N - ((tl_chunk7 * 8) % 8192)));
                     if (tl_valid11 == 8 && (tl_chunk7 * 8) % 8192 >= 0 && tl::is_aligned(tl_src9, 4)) {
                         tl::cp_async_chunk(tl_dst10, tl_src9);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
                     } else {
                         #pragma unroll
-                        for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst10[tl_v] = tl::in_bounds(((int(blockIdx.x) + 0 * int(gridDim.x)) * 1) + ((tl_chunk7 * 8) / 8192), M) && tl::in_bounds(((tl_chunk7 * 8) % 8192) + tl_v, N) ? tl_src9[tl_v] : tl::convert<tl::f16>(0.0f);
+                        for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst10[tl_v] = tl::in_bounds(int(blockIdx.x) + ((tl_chunk7 * 8) / 8192), M) && tl::in_bounds(((tl_chunk7 * 8) % 8192) + tl_v, N) ? tl_src9[tl_v] : tl::convert<tl::f16>(0.0f);
                     }
                 }
             }
             // copy(R[row0 +: RB, 0 +: ROW], rs);  (norms.tl:205)
-            if (tl::is_aligned(R, 16) && N % 8 == 0 && ((int(blockIdx.x) + 0 * int(gridDim.x)) * 1) >= 0 && ((int(blockIdx.x) + 0 * int(gridDim.x)) * 1) + 1 <= M && 0 >= 0 && 0 + 8192 <= N && 0 % 8 == 0) {
+            if (tl::is_aligned(R, 16) && N % 8 == 0 && int(blockIdx.x) >= 0 && int(blockIdx.x) + 1 <= M && 0 >= 0 && 0 + 8192 <= N && 0 % 8 == 0) {
                 #pragma unroll
                 for (int tl_i13 = 0; tl_i13 < 2; ++tl_i13) {
                     const int tl_chunk12 = tl_tid + tl_i13 * 512;
-                    tl::cp_async_16(&rs[(0 * 1 + ((tl_chunk12 * 8) / 8192)) * 8200 + ((tl_chunk12 * 8) % 8192)], &R[int64_t(((int(blockIdx.x) + 0 * int(gridDim.x)) * 1) + ((tl_chunk12 * 8) / 8192)) * N + ((tl_chunk12 * 8) % 8192)]);
+                    tl::cp_async_16(&rs[(0 * 1 + ((tl_chunk12 * 8) / 8192)) * 8200 + ((tl_chunk12 * 8) % 8192)], &R[int64_t(int(blockIdx.x) + ((tl_chunk12 * 8) / 8192)) * N + ((tl_chunk12 * 8) % 8192)]);
                 }
             } else {
                 #pragma unroll
                 for (int tl_i15 = 0; tl_i15 < 2; ++tl_i15) {
                     const int tl_chunk14 = tl_tid + tl_i15 * 512;
-                    const tl::f16* tl_src16 = &R[int64_t(((int(blockIdx.x) + 0 * int(gridDim.x)) * 1) + ((tl_chunk14 * 8) / 8192)) * N + ((tl_chunk14 * 8) % 8192)];
+                    const tl::f16* tl_src16 = &R[int64_t(int(blockIdx.x) + ((tl_chunk14 * 8) / 8192)) * N + ((tl_chunk14 * 8) % 8192)];
                     tl::f16* tl_dst17 = &rs[(0 * 1 + ((tl_chunk14 * 8) / 8192)) * 8200 + ((tl_chunk14 * 8) % 8192)];
-                    const int tl_valid18 = !(tl::in_bounds(((int(blockIdx.x) + 0 * int(gridDim.x)) * 1) + ((tl_chunk14 * 8) / 8192), M)) ? 0 : max(0, min(8, N - ((tl_chunk14 * 8) % 8192)));
+                    const int tl_valid18 = !(tl::in_bounds(int(blockIdx.x) + ((tl_chunk14 * 8) / 8192), M)) ? 0 : max(0, min(8, N - ((tl_chunk14 * 8) % 8192)));
                     if (tl_valid18 == 8 && (tl_chunk14 * 8) % 8192 >= 0 && tl::is_aligned(tl_src16, 4)) {
                         tl::cp_async_chunk(tl_dst17, tl_src16);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
                     } else {
                         #pragma unroll
-                        for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst17[tl_v] = tl::in_bounds(((int(blockIdx.x) + 0 * int(gridDim.x)) * 1) + ((tl_chunk14 * 8) / 8192), M) && tl::in_bounds(((tl_chunk14 * 8) % 8192) + tl_v, N) ? tl_src16[tl_v] : tl::convert<tl::f16>(0.0f);
+                        for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst17[tl_v] = tl::in_bounds(int(blockIdx.x) + ((tl_chunk14 * 8) / 8192), M) && tl::in_bounds(((tl_chunk14 * 8) % 8192) + tl_v, N) ? tl_src16[tl_v] : tl::convert<tl::f16>(0.0f);
                     }
                 }
             }
@@ -7950,46 +7950,46 @@ __global__ void __launch_bounds__(512, 2) residual_rmsnorm_kernel_variant6(
             __syncthreads();  // pipeline: stage `g % 2` has landed and the stage refilled next is no longer read
             if (g + 1 < g_trips) {
                 // copy(X[row0 +: RB, 0 +: ROW], xs);  (norms.tl:204)
-                if (tl::is_aligned(X, 16) && N % 8 == 0 && ((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 1) >= 0 && ((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 1) + 1 <= M && 0 >= 0 && 0 + 8192 <= N && 0 % 8 == 0) {
+                if (tl::is_aligned(X, 16) && N % 8 == 0 && (int(blockIdx.x) + (g + 1) * int(gridDim.x)) >= 0 && (int(blockIdx.x) + (g + 1) * int(gridDim.x)) + 1 <= M && 0 >= 0 && 0 + 8192 <= N && 0 % 8 == 0) {
                     #pragma unroll
                     for (int tl_i20 = 0; tl_i20 < 2; ++tl_i20) {
                         const int tl_chunk19 = tl_tid + tl_i20 * 512;
-                        tl::cp_async_16(&xs[(((g + 1) % 2) * 1 + ((tl_chunk19 * 8) / 8192)) * 8200 + ((tl_chunk19 * 8) % 8192)], &X[int64_t(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 1) + ((tl_chunk19 * 8) / 8192)) * N + ((tl_chunk19 * 8) % 8192)]);
+                        tl::cp_async_16(&xs[(((g + 1) % 2) * 1 + ((tl_chunk19 * 8) / 8192)) * 8200 + ((tl_chunk19 * 8) % 8192)], &X[int64_t((int(blockIdx.x) + (g + 1) * int(gridDim.x)) + ((tl_chunk19 * 8) / 8192)) * N + ((tl_chunk19 * 8) % 8192)]);
                     }
                 } else {
                     #pragma unroll
                     for (int tl_i22 = 0; tl_i22 < 2; ++tl_i22) {
                         const int tl_chunk21 = tl_tid + tl_i22 * 512;
-                        const tl::f16* tl_src23 = &X[int64_t(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 1) + ((tl_chunk21 * 8) / 8192)) * N + ((tl_chunk21 * 8) % 8192)];
+                        const tl::f16* tl_src23 = &X[int64_t((int(blockIdx.x) + (g + 1) * int(gridDim.x)) + ((tl_chunk21 * 8) / 8192)) * N + ((tl_chunk21 * 8) % 8192)];
                         tl::f16* tl_dst24 = &xs[(((g + 1) % 2) * 1 + ((tl_chunk21 * 8) / 8192)) * 8200 + ((tl_chunk21 * 8) % 8192)];
-                        const int tl_valid25 = !(tl::in_bounds(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 1) + ((tl_chunk21 * 8) / 8192), M)) ? 0 : max(0, min(8, N - ((tl_chunk21 * 8) % 8192)));
+                        const int tl_valid25 = !(tl::in_bounds((int(blockIdx.x) + (g + 1) * int(gridDim.x)) + ((tl_chunk21 * 8) / 8192), M)) ? 0 : max(0, min(8, N - ((tl_chunk21 * 8) % 8192)));
                         if (tl_valid25 == 8 && (tl_chunk21 * 8) % 8192 >= 0 && tl::is_aligned(tl_src23, 4)) {
                             tl::cp_async_chunk(tl_dst24, tl_src23);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
                         } else {
                             #pragma unroll
-                            for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst24[tl_v] = tl::in_bounds(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 1) + ((tl_chunk21 * 8) / 8192), M) && tl::in_bounds(((tl_chunk21 * 8) % 8192) + tl_v, N) ? tl_src23[tl_v] : tl::convert<tl::f16>(0.0f);
+                            for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst24[tl_v] = tl::in_bounds((int(blockIdx.x) + (g + 1) * int(gridDim.x)) + ((tl_chunk21 * 8) / 8192), M) && tl::in_bounds(((tl_chunk21 * 8) % 8192) + tl_v, N) ? tl_src23[tl_v] : tl::convert<tl::f16>(0.0f);
                         }
                     }
                 }
                 // copy(R[row0 +: RB, 0 +: ROW], rs);  (norms.tl:205)
-                if (tl::is_aligned(R, 16) && N % 8 == 0 && ((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 1) >= 0 && ((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 1) + 1 <= M && 0 >= 0 && 0 + 8192 <= N && 0 % 8 == 0) {
+                if (tl::is_aligned(R, 16) && N % 8 == 0 && (int(blockIdx.x) + (g + 1) * int(gridDim.x)) >= 0 && (int(blockIdx.x) + (g + 1) * int(gridDim.x)) + 1 <= M && 0 >= 0 && 0 + 8192 <= N && 0 % 8 == 0) {
                     #pragma unroll
                     for (int tl_i27 = 0; tl_i27 < 2; ++tl_i27) {
                         const int tl_chunk26 = tl_tid + tl_i27 * 512;
-                        tl::cp_async_16(&rs[(((g + 1) % 2) * 1 + ((tl_chunk26 * 8) / 8192)) * 8200 + ((tl_chunk26 * 8) % 8192)], &R[int64_t(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 1) + ((tl_chunk26 * 8) / 8192)) * N + ((tl_chunk26 * 8) % 8192)]);
+                        tl::cp_async_16(&rs[(((g + 1) % 2) * 1 + ((tl_chunk26 * 8) / 8192)) * 8200 + ((tl_chunk26 * 8) % 8192)], &R[int64_t((int(blockIdx.x) + (g + 1) * int(gridDim.x)) + ((tl_chunk26 * 8) / 8192)) * N + ((tl_chunk26 * 8) % 8192)]);
                     }
                 } else {
                     #pragma unroll
                     for (int tl_i29 = 0; tl_i29 < 2; ++tl_i29) {
                         const int tl_chunk28 = tl_tid + tl_i29 * 512;
-                        const tl::f16* tl_src30 = &R[int64_t(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 1) + ((tl_chunk28 * 8) / 8192)) * N + ((tl_chunk28 * 8) % 8192)];
+                        const tl::f16* tl_src30 = &R[int64_t((int(blockIdx.x) + (g + 1) * int(gridDim.x)) + ((tl_chunk28 * 8) / 8192)) * N + ((tl_chunk28 * 8) % 8192)];
                         tl::f16* tl_dst31 = &rs[(((g + 1) % 2) * 1 + ((tl_chunk28 * 8) / 8192)) * 8200 + ((tl_chunk28 * 8) % 8192)];
-                        const int tl_valid32 = !(tl::in_bounds(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 1) + ((tl_chunk28 * 8) / 8192), M)) ? 0 : max(0, min(8, N - ((tl_chunk28 * 8) % 8192)));
+                        const int tl_valid32 = !(tl::in_bounds((int(blockIdx.x) + (g + 1) * int(gridDim.x)) + ((tl_chunk28 * 8) / 8192), M)) ? 0 : max(0, min(8, N - ((tl_chunk28 * 8) % 8192)));
                         if (tl_valid32 == 8 && (tl_chunk28 * 8) % 8192 >= 0 && tl::is_aligned(tl_src30, 4)) {
                             tl::cp_async_chunk(tl_dst31, tl_src30);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
                         } else {
                             #pragma unroll
-                            for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst31[tl_v] = tl::in_bounds(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 1) + ((tl_chunk28 * 8) / 8192), M) && tl::in_bounds(((tl_chunk28 * 8) % 8192) + tl_v, N) ? tl_src30[tl_v] : tl::convert<tl::f16>(0.0f);
+                            for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst31[tl_v] = tl::in_bounds((int(blockIdx.x) + (g + 1) * int(gridDim.x)) + ((tl_chunk28 * 8) / 8192), M) && tl::in_bounds(((tl_chunk28 * 8) % 8192) + tl_v, N) ? tl_src30[tl_v] : tl::convert<tl::f16>(0.0f);
                         }
                     }
                 }
@@ -8378,24 +8378,24 @@ __global__ void __launch_bounds__(128, 8) layernorm_gelu_kernel_variant0(
         const int32_t g_trips = groups;
         if (0 < g_trips) {
             // copy(X[row0 +: RB, 0 +: ROW], xs);  (norms.tl:290)
-            if (tl::is_aligned(X, 16) && N % 8 == 0 && ((int(blockIdx.x) + 0 * int(gridDim.x)) * 16) >= 0 && ((int(blockIdx.x) + 0 * int(gridDim.x)) * 16) + 16 <= M && 0 >= 0 && 0 + 128 <= N && 0 % 8 == 0) {
+            if (tl::is_aligned(X, 16) && N % 8 == 0 && (int(blockIdx.x) * 16) >= 0 && (int(blockIdx.x) * 16) + 16 <= M && 0 >= 0 && 0 + 128 <= N && 0 % 8 == 0) {
                 #pragma unroll
                 for (int tl_i11 = 0; tl_i11 < 2; ++tl_i11) {
                     const int tl_chunk10 = tl_tid + tl_i11 * 128;
-                    tl::cp_async_16(&xs[(0 * 16 + ((tl_chunk10 * 8) / 128)) * 136 + ((tl_chunk10 * 8) % 128)], &X[int64_t(((int(blockIdx.x) + 0 * int(gridDim.x)) * 16) + ((tl_chunk10 * 8) / 128)) * N + ((tl_chunk10 * 8) % 128)]);
+                    tl::cp_async_16(&xs[(0 * 16 + ((tl_chunk10 * 8) / 128)) * 136 + ((tl_chunk10 * 8) % 128)], &X[int64_t((int(blockIdx.x) * 16) + ((tl_chunk10 * 8) / 128)) * N + ((tl_chunk10 * 8) % 128)]);
                 }
             } else {
                 #pragma unroll
                 for (int tl_i13 = 0; tl_i13 < 2; ++tl_i13) {
                     const int tl_chunk12 = tl_tid + tl_i13 * 128;
-                    const tl::f16* tl_src14 = &X[int64_t(((int(blockIdx.x) + 0 * int(gridDim.x)) * 16) + ((tl_chunk12 * 8) / 128)) * N + ((tl_chunk12 * 8) % 128)];
+                    const tl::f16* tl_src14 = &X[int64_t((int(blockIdx.x) * 16) + ((tl_chunk12 * 8) / 128)) * N + ((tl_chunk12 * 8) % 128)];
                     tl::f16* tl_dst15 = &xs[(0 * 16 + ((tl_chunk12 * 8) / 128)) * 136 + ((tl_chunk12 * 8) % 128)];
-                    const int tl_valid16 = !(tl::in_bounds(((int(blockIdx.x) + 0 * int(gridDim.x)) * 16) + ((tl_chunk12 * 8) / 128), M)) ? 0 : max(0, min(8, N - ((tl_chunk12 * 8) % 128)));
+                    const int tl_valid16 = !(tl::in_bounds((int(blockIdx.x) * 16) + ((tl_chunk12 * 8) / 128), M)) ? 0 : max(0, min(8, N - ((tl_chunk12 * 8) % 128)));
                     if (tl_valid16 == 8 && (tl_chunk12 * 8) % 128 >= 0 && tl::is_aligned(tl_src14, 4)) {
                         tl::cp_async_chunk(tl_dst15, tl_src14);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
                     } else {
                         #pragma unroll
-                        for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst15[tl_v] = tl::in_bounds(((int(blockIdx.x) + 0 * int(gridDim.x)) * 16) + ((tl_chunk12 * 8) / 128), M) && tl::in_bounds(((tl_chunk12 * 8) % 128) + tl_v, N) ? tl_src14[tl_v] : tl::convert<tl::f16>(0.0f);
+                        for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst15[tl_v] = tl::in_bounds((int(blockIdx.x) * 16) + ((tl_chunk12 * 8) / 128), M) && tl::in_bounds(((tl_chunk12 * 8) % 128) + tl_v, N) ? tl_src14[tl_v] : tl::convert<tl::f16>(0.0f);
                     }
                 }
             }
@@ -8787,24 +8787,24 @@ __global__ void __launch_bounds__(128, 8) layernorm_gelu_kernel_variant1(
         const int32_t g_trips = groups;
         if (0 < g_trips) {
             // copy(X[row0 +: RB, 0 +: ROW], xs);  (norms.tl:290)
-            if (tl::is_aligned(X, 16) && N % 8 == 0 && ((int(blockIdx.x) + 0 * int(gridDim.x)) * 8) >= 0 && ((int(blockIdx.x) + 0 * int(gridDim.x)) * 8) + 8 <= M && 0 >= 0 && 0 + 256 <= N && 0 % 8 == 0) {
+            if (tl::is_aligned(X, 16) && N % 8 == 0 && (int(blockIdx.x) * 8) >= 0 && (int(blockIdx.x) * 8) + 8 <= M && 0 >= 0 && 0 + 256 <= N && 0 % 8 == 0) {
                 #pragma unroll
                 for (int tl_i11 = 0; tl_i11 < 2; ++tl_i11) {
                     const int tl_chunk10 = tl_tid + tl_i11 * 128;
-                    tl::cp_async_16(&xs[(0 * 8 + ((tl_chunk10 * 8) / 256)) * 264 + ((tl_chunk10 * 8) % 256)], &X[int64_t(((int(blockIdx.x) + 0 * int(gridDim.x)) * 8) + ((tl_chunk10 * 8) / 256)) * N + ((tl_chunk10 * 8) % 256)]);
+                    tl::cp_async_16(&xs[(0 * 8 + ((tl_chunk10 * 8) / 256)) * 264 + ((tl_chunk10 * 8) % 256)], &X[int64_t((int(blockIdx.x) * 8) + ((tl_chunk10 * 8) / 256)) * N + ((tl_chunk10 * 8) % 256)]);
                 }
             } else {
                 #pragma unroll
                 for (int tl_i13 = 0; tl_i13 < 2; ++tl_i13) {
                     const int tl_chunk12 = tl_tid + tl_i13 * 128;
-                    const tl::f16* tl_src14 = &X[int64_t(((int(blockIdx.x) + 0 * int(gridDim.x)) * 8) + ((tl_chunk12 * 8) / 256)) * N + ((tl_chunk12 * 8) % 256)];
+                    const tl::f16* tl_src14 = &X[int64_t((int(blockIdx.x) * 8) + ((tl_chunk12 * 8) / 256)) * N + ((tl_chunk12 * 8) % 256)];
                     tl::f16* tl_dst15 = &xs[(0 * 8 + ((tl_chunk12 * 8) / 256)) * 264 + ((tl_chunk12 * 8) % 256)];
-                    const int tl_valid16 = !(tl::in_bounds(((int(blockIdx.x) + 0 * int(gridDim.x)) * 8) + ((tl_chunk12 * 8) / 256), M)) ? 0 : max(0, min(8, N - ((tl_chunk12 * 8) % 256)));
+                    const int tl_valid16 = !(tl::in_bounds((int(blockIdx.x) * 8) + ((tl_chunk12 * 8) / 256), M)) ? 0 : max(0, min(8, N - ((tl_chunk12 * 8) % 256)));
                     if (tl_valid16 == 8 && (tl_chunk12 * 8) % 256 >= 0 && tl::is_aligned(tl_src14, 4)) {
                         tl::cp_async_chunk(tl_dst15, tl_src14);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
                     } else {
                         #pragma unroll
-                        for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst15[tl_v] = tl::in_bounds(((int(blockIdx.x) + 0 * int(gridDim.x)) * 8) + ((tl_chunk12 * 8) / 256), M) && tl::in_bounds(((tl_chunk12 * 8) % 256) + tl_v, N) ? tl_src14[tl_v] : tl::convert<tl::f16>(0.0f);
+                        for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst15[tl_v] = tl::in_bounds((int(blockIdx.x) * 8) + ((tl_chunk12 * 8) / 256), M) && tl::in_bounds(((tl_chunk12 * 8) % 256) + tl_v, N) ? tl_src14[tl_v] : tl::convert<tl::f16>(0.0f);
                     }
                 }
             }
@@ -9198,24 +9198,24 @@ __global__ void __launch_bounds__(128, 8) layernorm_gelu_kernel_variant2(
         const int32_t g_trips = groups;
         if (0 < g_trips) {
             // copy(X[row0 +: RB, 0 +: ROW], xs);  (norms.tl:290)
-            if (tl::is_aligned(X, 16) && N % 8 == 0 && ((int(blockIdx.x) + 0 * int(gridDim.x)) * 4) >= 0 && ((int(blockIdx.x) + 0 * int(gridDim.x)) * 4) + 4 <= M && 0 >= 0 && 0 + 512 <= N && 0 % 8 == 0) {
+            if (tl::is_aligned(X, 16) && N % 8 == 0 && (int(blockIdx.x) * 4) >= 0 && (int(blockIdx.x) * 4) + 4 <= M && 0 >= 0 && 0 + 512 <= N && 0 % 8 == 0) {
                 #pragma unroll
                 for (int tl_i11 = 0; tl_i11 < 2; ++tl_i11) {
                     const int tl_chunk10 = tl_tid + tl_i11 * 128;
-                    tl::cp_async_16(&xs[(0 * 4 + ((tl_chunk10 * 8) / 512)) * 520 + ((tl_chunk10 * 8) % 512)], &X[int64_t(((int(blockIdx.x) + 0 * int(gridDim.x)) * 4) + ((tl_chunk10 * 8) / 512)) * N + ((tl_chunk10 * 8) % 512)]);
+                    tl::cp_async_16(&xs[(0 * 4 + ((tl_chunk10 * 8) / 512)) * 520 + ((tl_chunk10 * 8) % 512)], &X[int64_t((int(blockIdx.x) * 4) + ((tl_chunk10 * 8) / 512)) * N + ((tl_chunk10 * 8) % 512)]);
                 }
             } else {
                 #pragma unroll
                 for (int tl_i13 = 0; tl_i13 < 2; ++tl_i13) {
                     const int tl_chunk12 = tl_tid + tl_i13 * 128;
-                    const tl::f16* tl_src14 = &X[int64_t(((int(blockIdx.x) + 0 * int(gridDim.x)) * 4) + ((tl_chunk12 * 8) / 512)) * N + ((tl_chunk12 * 8) % 512)];
+                    const tl::f16* tl_src14 = &X[int64_t((int(blockIdx.x) * 4) + ((tl_chunk12 * 8) / 512)) * N + ((tl_chunk12 * 8) % 512)];
                     tl::f16* tl_dst15 = &xs[(0 * 4 + ((tl_chunk12 * 8) / 512)) * 520 + ((tl_chunk12 * 8) % 512)];
-                    const int tl_valid16 = !(tl::in_bounds(((int(blockIdx.x) + 0 * int(gridDim.x)) * 4) + ((tl_chunk12 * 8) / 512), M)) ? 0 : max(0, min(8, N - ((tl_chunk12 * 8) % 512)));
+                    const int tl_valid16 = !(tl::in_bounds((int(blockIdx.x) * 4) + ((tl_chunk12 * 8) / 512), M)) ? 0 : max(0, min(8, N - ((tl_chunk12 * 8) % 512)));
                     if (tl_valid16 == 8 && (tl_chunk12 * 8) % 512 >= 0 && tl::is_aligned(tl_src14, 4)) {
                         tl::cp_async_chunk(tl_dst15, tl_src14);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
                     } else {
                         #pragma unroll
-                        for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst15[tl_v] = tl::in_bounds(((int(blockIdx.x) + 0 * int(gridDim.x)) * 4) + ((tl_chunk12 * 8) / 512), M) && tl::in_bounds(((tl_chunk12 * 8) % 512) + tl_v, N) ? tl_src14[tl_v] : tl::convert<tl::f16>(0.0f);
+                        for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst15[tl_v] = tl::in_bounds((int(blockIdx.x) * 4) + ((tl_chunk12 * 8) / 512), M) && tl::in_bounds(((tl_chunk12 * 8) % 512) + tl_v, N) ? tl_src14[tl_v] : tl::convert<tl::f16>(0.0f);
                     }
                 }
             }
@@ -9605,24 +9605,24 @@ __global__ void __launch_bounds__(128, 8) layernorm_gelu_kernel_variant3(
         const int32_t g_trips = groups;
         if (0 < g_trips) {
             // copy(X[row0 +: RB, 0 +: ROW], xs);  (norms.tl:290)
-            if (tl::is_aligned(X, 16) && N % 8 == 0 && ((int(blockIdx.x) + 0 * int(gridDim.x)) * 2) >= 0 && ((int(blockIdx.x) + 0 * int(gridDim.x)) * 2) + 2 <= M && 0 >= 0 && 0 + 1024 <= N && 0 % 8 == 0) {
+            if (tl::is_aligned(X, 16) && N % 8 == 0 && (int(blockIdx.x) * 2) >= 0 && (int(blockIdx.x) * 2) + 2 <= M && 0 >= 0 && 0 + 1024 <= N && 0 % 8 == 0) {
                 #pragma unroll
                 for (int tl_i11 = 0; tl_i11 < 2; ++tl_i11) {
                     const int tl_chunk10 = tl_tid + tl_i11 * 128;
-                    tl::cp_async_16(&xs[(0 * 2 + ((tl_chunk10 * 8) / 1024)) * 1032 + ((tl_chunk10 * 8) % 1024)], &X[int64_t(((int(blockIdx.x) + 0 * int(gridDim.x)) * 2) + ((tl_chunk10 * 8) / 1024)) * N + ((tl_chunk10 * 8) % 1024)]);
+                    tl::cp_async_16(&xs[(0 * 2 + ((tl_chunk10 * 8) / 1024)) * 1032 + ((tl_chunk10 * 8) % 1024)], &X[int64_t((int(blockIdx.x) * 2) + ((tl_chunk10 * 8) / 1024)) * N + ((tl_chunk10 * 8) % 1024)]);
                 }
             } else {
                 #pragma unroll
                 for (int tl_i13 = 0; tl_i13 < 2; ++tl_i13) {
                     const int tl_chunk12 = tl_tid + tl_i13 * 128;
-                    const tl::f16* tl_src14 = &X[int64_t(((int(blockIdx.x) + 0 * int(gridDim.x)) * 2) + ((tl_chunk12 * 8) / 1024)) * N + ((tl_chunk12 * 8) % 1024)];
+                    const tl::f16* tl_src14 = &X[int64_t((int(blockIdx.x) * 2) + ((tl_chunk12 * 8) / 1024)) * N + ((tl_chunk12 * 8) % 1024)];
                     tl::f16* tl_dst15 = &xs[(0 * 2 + ((tl_chunk12 * 8) / 1024)) * 1032 + ((tl_chunk12 * 8) % 1024)];
-                    const int tl_valid16 = !(tl::in_bounds(((int(blockIdx.x) + 0 * int(gridDim.x)) * 2) + ((tl_chunk12 * 8) / 1024), M)) ? 0 : max(0, min(8, N - ((tl_chunk12 * 8) % 1024)));
+                    const int tl_valid16 = !(tl::in_bounds((int(blockIdx.x) * 2) + ((tl_chunk12 * 8) / 1024), M)) ? 0 : max(0, min(8, N - ((tl_chunk12 * 8) % 1024)));
                     if (tl_valid16 == 8 && (tl_chunk12 * 8) % 1024 >= 0 && tl::is_aligned(tl_src14, 4)) {
                         tl::cp_async_chunk(tl_dst15, tl_src14);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
                     } else {
                         #pragma unroll
-                        for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst15[tl_v] = tl::in_bounds(((int(blockIdx.x) + 0 * int(gridDim.x)) * 2) + ((tl_chunk12 * 8) / 1024), M) && tl::in_bounds(((tl_chunk12 * 8) % 1024) + tl_v, N) ? tl_src14[tl_v] : tl::convert<tl::f16>(0.0f);
+                        for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst15[tl_v] = tl::in_bounds((int(blockIdx.x) * 2) + ((tl_chunk12 * 8) / 1024), M) && tl::in_bounds(((tl_chunk12 * 8) % 1024) + tl_v, N) ? tl_src14[tl_v] : tl::convert<tl::f16>(0.0f);
                     }
                 }
             }
@@ -10038,24 +10038,24 @@ __global__ void __launch_bounds__(128, 8) layernorm_gelu_kernel_variant4(
         const int32_t g_trips = groups;
         if (0 < g_trips) {
             // copy(X[row0 +: RB, 0 +: ROW], xs);  (norms.tl:290)
-            if (tl::is_aligned(X, 16) && N % 8 == 0 && ((int(blockIdx.x) + 0 * int(gridDim.x)) * 1) >= 0 && ((int(blockIdx.x) + 0 * int(gridDim.x)) * 1) + 1 <= M && 0 >= 0 && 0 + 2048 <= N && 0 % 8 == 0) {
+            if (tl::is_aligned(X, 16) && N % 8 == 0 && int(blockIdx.x) >= 0 && int(blockIdx.x) + 1 <= M && 0 >= 0 && 0 + 2048 <= N && 0 % 8 == 0) {
                 #pragma unroll
                 for (int tl_i11 = 0; tl_i11 < 2; ++tl_i11) {
                     const int tl_chunk10 = tl_tid + tl_i11 * 128;
-                    tl::cp_async_16(&xs[(0 * 1 + ((tl_chunk10 * 8) / 2048)) * 2056 + ((tl_chunk10 * 8) % 2048)], &X[int64_t(((int(blockIdx.x) + 0 * int(gridDim.x)) * 1) + ((tl_chunk10 * 8) / 2048)) * N + ((tl_chunk10 * 8) % 2048)]);
+                    tl::cp_async_16(&xs[(0 * 1 + ((tl_chunk10 * 8) / 2048)) * 2056 + ((tl_chunk10 * 8) % 2048)], &X[int64_t(int(blockIdx.x) + ((tl_chunk10 * 8) / 2048)) * N + ((tl_chunk10 * 8) % 2048)]);
                 }
             } else {
                 #pragma unroll
                 for (int tl_i13 = 0; tl_i13 < 2; ++tl_i13) {
                     const int tl_chunk12 = tl_tid + tl_i13 * 128;
-                    const tl::f16* tl_src14 = &X[int64_t(((int(blockIdx.x) + 0 * int(gridDim.x)) * 1) + ((tl_chunk12 * 8) / 2048)) * N + ((tl_chunk12 * 8) % 2048)];
+                    const tl::f16* tl_src14 = &X[int64_t(int(blockIdx.x) + ((tl_chunk12 * 8) / 2048)) * N + ((tl_chunk12 * 8) % 2048)];
                     tl::f16* tl_dst15 = &xs[(0 * 1 + ((tl_chunk12 * 8) / 2048)) * 2056 + ((tl_chunk12 * 8) % 2048)];
-                    const int tl_valid16 = !(tl::in_bounds(((int(blockIdx.x) + 0 * int(gridDim.x)) * 1) + ((tl_chunk12 * 8) / 2048), M)) ? 0 : max(0, min(8, N - ((tl_chunk12 * 8) % 2048)));
+                    const int tl_valid16 = !(tl::in_bounds(int(blockIdx.x) + ((tl_chunk12 * 8) / 2048), M)) ? 0 : max(0, min(8, N - ((tl_chunk12 * 8) % 2048)));
                     if (tl_valid16 == 8 && (tl_chunk12 * 8) % 2048 >= 0 && tl::is_aligned(tl_src14, 4)) {
                         tl::cp_async_chunk(tl_dst15, tl_src14);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
                     } else {
                         #pragma unroll
-                        for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst15[tl_v] = tl::in_bounds(((int(blockIdx.x) + 0 * int(gridDim.x)) * 1) + ((tl_chunk12 * 8) / 2048), M) && tl::in_bounds(((tl_chunk12 * 8) % 2048) + tl_v, N) ? tl_src14[tl_v] : tl::convert<tl::f16>(0.0f);
+                        for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst15[tl_v] = tl::in_bounds(int(blockIdx.x) + ((tl_chunk12 * 8) / 2048), M) && tl::in_bounds(((tl_chunk12 * 8) % 2048) + tl_v, N) ? tl_src14[tl_v] : tl::convert<tl::f16>(0.0f);
                     }
                 }
             }
@@ -10067,24 +10067,24 @@ __global__ void __launch_bounds__(128, 8) layernorm_gelu_kernel_variant4(
             __syncthreads();  // pipeline: stage `g % 2` has landed and the stage refilled next is no longer read
             if (g + 1 < g_trips) {
                 // copy(X[row0 +: RB, 0 +: ROW], xs);  (norms.tl:290)
-                if (tl::is_aligned(X, 16) && N % 8 == 0 && ((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 1) >= 0 && ((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 1) + 1 <= M && 0 >= 0 && 0 + 2048 <= N && 0 % 8 == 0) {
+                if (tl::is_aligned(X, 16) && N % 8 == 0 && (int(blockIdx.x) + (g + 1) * int(gridDim.x)) >= 0 && (int(blockIdx.x) + (g + 1) * int(gridDim.x)) + 1 <= M && 0 >= 0 && 0 + 2048 <= N && 0 % 8 == 0) {
                     #pragma unroll
                     for (int tl_i18 = 0; tl_i18 < 2; ++tl_i18) {
                         const int tl_chunk17 = tl_tid + tl_i18 * 128;
-                        tl::cp_async_16(&xs[(((g + 1) % 2) * 1 + ((tl_chunk17 * 8) / 2048)) * 2056 + ((tl_chunk17 * 8) % 2048)], &X[int64_t(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 1) + ((tl_chunk17 * 8) / 2048)) * N + ((tl_chunk17 * 8) % 2048)]);
+                        tl::cp_async_16(&xs[(((g + 1) % 2) * 1 + ((tl_chunk17 * 8) / 2048)) * 2056 + ((tl_chunk17 * 8) % 2048)], &X[int64_t((int(blockIdx.x) + (g + 1) * int(gridDim.x)) + ((tl_chunk17 * 8) / 2048)) * N + ((tl_chunk17 * 8) % 2048)]);
                     }
                 } else {
                     #pragma unroll
                     for (int tl_i20 = 0; tl_i20 < 2; ++tl_i20) {
                         const int tl_chunk19 = tl_tid + tl_i20 * 128;
-                        const tl::f16* tl_src21 = &X[int64_t(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 1) + ((tl_chunk19 * 8) / 2048)) * N + ((tl_chunk19 * 8) % 2048)];
+                        const tl::f16* tl_src21 = &X[int64_t((int(blockIdx.x) + (g + 1) * int(gridDim.x)) + ((tl_chunk19 * 8) / 2048)) * N + ((tl_chunk19 * 8) % 2048)];
                         tl::f16* tl_dst22 = &xs[(((g + 1) % 2) * 1 + ((tl_chunk19 * 8) / 2048)) * 2056 + ((tl_chunk19 * 8) % 2048)];
-                        const int tl_valid23 = !(tl::in_bounds(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 1) + ((tl_chunk19 * 8) / 2048), M)) ? 0 : max(0, min(8, N - ((tl_chunk19 * 8) % 2048)));
+                        const int tl_valid23 = !(tl::in_bounds((int(blockIdx.x) + (g + 1) * int(gridDim.x)) + ((tl_chunk19 * 8) / 2048), M)) ? 0 : max(0, min(8, N - ((tl_chunk19 * 8) % 2048)));
                         if (tl_valid23 == 8 && (tl_chunk19 * 8) % 2048 >= 0 && tl::is_aligned(tl_src21, 4)) {
                             tl::cp_async_chunk(tl_dst22, tl_src21);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
                         } else {
                             #pragma unroll
-                            for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst22[tl_v] = tl::in_bounds(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 1) + ((tl_chunk19 * 8) / 2048), M) && tl::in_bounds(((tl_chunk19 * 8) % 2048) + tl_v, N) ? tl_src21[tl_v] : tl::convert<tl::f16>(0.0f);
+                            for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst22[tl_v] = tl::in_bounds((int(blockIdx.x) + (g + 1) * int(gridDim.x)) + ((tl_chunk19 * 8) / 2048), M) && tl::in_bounds(((tl_chunk19 * 8) % 2048) + tl_v, N) ? tl_src21[tl_v] : tl::convert<tl::f16>(0.0f);
                         }
                     }
                 }
@@ -10473,24 +10473,24 @@ __global__ void __launch_bounds__(256, 4) layernorm_gelu_kernel_variant5(
         const int32_t g_trips = groups;
         if (0 < g_trips) {
             // copy(X[row0 +: RB, 0 +: ROW], xs);  (norms.tl:290)
-            if (tl::is_aligned(X, 16) && N % 8 == 0 && ((int(blockIdx.x) + 0 * int(gridDim.x)) * 1) >= 0 && ((int(blockIdx.x) + 0 * int(gridDim.x)) * 1) + 1 <= M && 0 >= 0 && 0 + 4096 <= N && 0 % 8 == 0) {
+            if (tl::is_aligned(X, 16) && N % 8 == 0 && int(blockIdx.x) >= 0 && int(blockIdx.x) + 1 <= M && 0 >= 0 && 0 + 4096 <= N && 0 % 8 == 0) {
                 #pragma unroll
                 for (int tl_i11 = 0; tl_i11 < 2; ++tl_i11) {
                     const int tl_chunk10 = tl_tid + tl_i11 * 256;
-                    tl::cp_async_16(&xs[(0 * 1 + ((tl_chunk10 * 8) / 4096)) * 4104 + ((tl_chunk10 * 8) % 4096)], &X[int64_t(((int(blockIdx.x) + 0 * int(gridDim.x)) * 1) + ((tl_chunk10 * 8) / 4096)) * N + ((tl_chunk10 * 8) % 4096)]);
+                    tl::cp_async_16(&xs[(0 * 1 + ((tl_chunk10 * 8) / 4096)) * 4104 + ((tl_chunk10 * 8) % 4096)], &X[int64_t(int(blockIdx.x) + ((tl_chunk10 * 8) / 4096)) * N + ((tl_chunk10 * 8) % 4096)]);
                 }
             } else {
                 #pragma unroll
                 for (int tl_i13 = 0; tl_i13 < 2; ++tl_i13) {
                     const int tl_chunk12 = tl_tid + tl_i13 * 256;
-                    const tl::f16* tl_src14 = &X[int64_t(((int(blockIdx.x) + 0 * int(gridDim.x)) * 1) + ((tl_chunk12 * 8) / 4096)) * N + ((tl_chunk12 * 8) % 4096)];
+                    const tl::f16* tl_src14 = &X[int64_t(int(blockIdx.x) + ((tl_chunk12 * 8) / 4096)) * N + ((tl_chunk12 * 8) % 4096)];
                     tl::f16* tl_dst15 = &xs[(0 * 1 + ((tl_chunk12 * 8) / 4096)) * 4104 + ((tl_chunk12 * 8) % 4096)];
-                    const int tl_valid16 = !(tl::in_bounds(((int(blockIdx.x) + 0 * int(gridDim.x)) * 1) + ((tl_chunk12 * 8) / 4096), M)) ? 0 : max(0, min(8, N - ((tl_chunk12 * 8) % 4096)));
+                    const int tl_valid16 = !(tl::in_bounds(int(blockIdx.x) + ((tl_chunk12 * 8) / 4096), M)) ? 0 : max(0, min(8, N - ((tl_chunk12 * 8) % 4096)));
                     if (tl_valid16 == 8 && (tl_chunk12 * 8) % 4096 >= 0 && tl::is_aligned(tl_src14, 4)) {
                         tl::cp_async_chunk(tl_dst15, tl_src14);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
                     } else {
                         #pragma unroll
-                        for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst15[tl_v] = tl::in_bounds(((int(blockIdx.x) + 0 * int(gridDim.x)) * 1) + ((tl_chunk12 * 8) / 4096), M) && tl::in_bounds(((tl_chunk12 * 8) % 4096) + tl_v, N) ? tl_src14[tl_v] : tl::convert<tl::f16>(0.0f);
+                        for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst15[tl_v] = tl::in_bounds(int(blockIdx.x) + ((tl_chunk12 * 8) / 4096), M) && tl::in_bounds(((tl_chunk12 * 8) % 4096) + tl_v, N) ? tl_src14[tl_v] : tl::convert<tl::f16>(0.0f);
                     }
                 }
             }
@@ -10502,24 +10502,24 @@ __global__ void __launch_bounds__(256, 4) layernorm_gelu_kernel_variant5(
             __syncthreads();  // pipeline: stage `g % 2` has landed and the stage refilled next is no longer read
             if (g + 1 < g_trips) {
                 // copy(X[row0 +: RB, 0 +: ROW], xs);  (norms.tl:290)
-                if (tl::is_aligned(X, 16) && N % 8 == 0 && ((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 1) >= 0 && ((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 1) + 1 <= M && 0 >= 0 && 0 + 4096 <= N && 0 % 8 == 0) {
+                if (tl::is_aligned(X, 16) && N % 8 == 0 && (int(blockIdx.x) + (g + 1) * int(gridDim.x)) >= 0 && (int(blockIdx.x) + (g + 1) * int(gridDim.x)) + 1 <= M && 0 >= 0 && 0 + 4096 <= N && 0 % 8 == 0) {
                     #pragma unroll
                     for (int tl_i18 = 0; tl_i18 < 2; ++tl_i18) {
                         const int tl_chunk17 = tl_tid + tl_i18 * 256;
-                        tl::cp_async_16(&xs[(((g + 1) % 2) * 1 + ((tl_chunk17 * 8) / 4096)) * 4104 + ((tl_chunk17 * 8) % 4096)], &X[int64_t(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 1) + ((tl_chunk17 * 8) / 4096)) * N + ((tl_chunk17 * 8) % 4096)]);
+                        tl::cp_async_16(&xs[(((g + 1) % 2) * 1 + ((tl_chunk17 * 8) / 4096)) * 4104 + ((tl_chunk17 * 8) % 4096)], &X[int64_t((int(blockIdx.x) + (g + 1) * int(gridDim.x)) + ((tl_chunk17 * 8) / 4096)) * N + ((tl_chunk17 * 8) % 4096)]);
                     }
                 } else {
                     #pragma unroll
                     for (int tl_i20 = 0; tl_i20 < 2; ++tl_i20) {
                         const int tl_chunk19 = tl_tid + tl_i20 * 256;
-                        const tl::f16* tl_src21 = &X[int64_t(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 1) + ((tl_chunk19 * 8) / 4096)) * N + ((tl_chunk19 * 8) % 4096)];
+                        const tl::f16* tl_src21 = &X[int64_t((int(blockIdx.x) + (g + 1) * int(gridDim.x)) + ((tl_chunk19 * 8) / 4096)) * N + ((tl_chunk19 * 8) % 4096)];
                         tl::f16* tl_dst22 = &xs[(((g + 1) % 2) * 1 + ((tl_chunk19 * 8) / 4096)) * 4104 + ((tl_chunk19 * 8) % 4096)];
-                        const int tl_valid23 = !(tl::in_bounds(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 1) + ((tl_chunk19 * 8) / 4096), M)) ? 0 : max(0, min(8, N - ((tl_chunk19 * 8) % 4096)));
+                        const int tl_valid23 = !(tl::in_bounds((int(blockIdx.x) + (g + 1) * int(gridDim.x)) + ((tl_chunk19 * 8) / 4096), M)) ? 0 : max(0, min(8, N - ((tl_chunk19 * 8) % 4096)));
                         if (tl_valid23 == 8 && (tl_chunk19 * 8) % 4096 >= 0 && tl::is_aligned(tl_src21, 4)) {
                             tl::cp_async_chunk(tl_dst22, tl_src21);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
                         } else {
                             #pragma unroll
-                            for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst22[tl_v] = tl::in_bounds(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 1) + ((tl_chunk19 * 8) / 4096), M) && tl::in_bounds(((tl_chunk19 * 8) % 4096) + tl_v, N) ? tl_src21[tl_v] : tl::convert<tl::f16>(0.0f);
+                            for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst22[tl_v] = tl::in_bounds((int(blockIdx.x) + (g + 1) * int(gridDim.x)) + ((tl_chunk19 * 8) / 4096), M) && tl::in_bounds(((tl_chunk19 * 8) % 4096) + tl_v, N) ? tl_src21[tl_v] : tl::convert<tl::f16>(0.0f);
                         }
                     }
                 }
@@ -10910,24 +10910,24 @@ __global__ void __launch_bounds__(512, 2) layernorm_gelu_kernel_variant6(
         const int32_t g_trips = groups;
         if (0 < g_trips) {
             // copy(X[row0 +: RB, 0 +: ROW], xs);  (norms.tl:290)
-            if (tl::is_aligned(X, 16) && N % 8 == 0 && ((int(blockIdx.x) + 0 * int(gridDim.x)) * 1) >= 0 && ((int(blockIdx.x) + 0 * int(gridDim.x)) * 1) + 1 <= M && 0 >= 0 && 0 + 8192 <= N && 0 % 8 == 0) {
+            if (tl::is_aligned(X, 16) && N % 8 == 0 && int(blockIdx.x) >= 0 && int(blockIdx.x) + 1 <= M && 0 >= 0 && 0 + 8192 <= N && 0 % 8 == 0) {
                 #pragma unroll
                 for (int tl_i11 = 0; tl_i11 < 2; ++tl_i11) {
                     const int tl_chunk10 = tl_tid + tl_i11 * 512;
-                    tl::cp_async_16(&xs[(0 * 1 + ((tl_chunk10 * 8) / 8192)) * 8200 + ((tl_chunk10 * 8) % 8192)], &X[int64_t(((int(blockIdx.x) + 0 * int(gridDim.x)) * 1) + ((tl_chunk10 * 8) / 8192)) * N + ((tl_chunk10 * 8) % 8192)]);
+                    tl::cp_async_16(&xs[(0 * 1 + ((tl_chunk10 * 8) / 8192)) * 8200 + ((tl_chunk10 * 8) % 8192)], &X[int64_t(int(blockIdx.x) + ((tl_chunk10 * 8) / 8192)) * N + ((tl_chunk10 * 8) % 8192)]);
                 }
             } else {
                 #pragma unroll
                 for (int tl_i13 = 0; tl_i13 < 2; ++tl_i13) {
                     const int tl_chunk12 = tl_tid + tl_i13 * 512;
-                    const tl::f16* tl_src14 = &X[int64_t(((int(blockIdx.x) + 0 * int(gridDim.x)) * 1) + ((tl_chunk12 * 8) / 8192)) * N + ((tl_chunk12 * 8) % 8192)];
+                    const tl::f16* tl_src14 = &X[int64_t(int(blockIdx.x) + ((tl_chunk12 * 8) / 8192)) * N + ((tl_chunk12 * 8) % 8192)];
                     tl::f16* tl_dst15 = &xs[(0 * 1 + ((tl_chunk12 * 8) / 8192)) * 8200 + ((tl_chunk12 * 8) % 8192)];
-                    const int tl_valid16 = !(tl::in_bounds(((int(blockIdx.x) + 0 * int(gridDim.x)) * 1) + ((tl_chunk12 * 8) / 8192), M)) ? 0 : max(0, min(8, N - ((tl_chunk12 * 8) % 8192)));
+                    const int tl_valid16 = !(tl::in_bounds(int(blockIdx.x) + ((tl_chunk12 * 8) / 8192), M)) ? 0 : max(0, min(8, N - ((tl_chunk12 * 8) % 8192)));
                     if (tl_valid16 == 8 && (tl_chunk12 * 8) % 8192 >= 0 && tl::is_aligned(tl_src14, 4)) {
                         tl::cp_async_chunk(tl_dst15, tl_src14);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
                     } else {
                         #pragma unroll
-                        for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst15[tl_v] = tl::in_bounds(((int(blockIdx.x) + 0 * int(gridDim.x)) * 1) + ((tl_chunk12 * 8) / 8192), M) && tl::in_bounds(((tl_chunk12 * 8) % 8192) + tl_v, N) ? tl_src14[tl_v] : tl::convert<tl::f16>(0.0f);
+                        for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst15[tl_v] = tl::in_bounds(int(blockIdx.x) + ((tl_chunk12 * 8) / 8192), M) && tl::in_bounds(((tl_chunk12 * 8) % 8192) + tl_v, N) ? tl_src14[tl_v] : tl::convert<tl::f16>(0.0f);
                     }
                 }
             }
@@ -10939,24 +10939,24 @@ __global__ void __launch_bounds__(512, 2) layernorm_gelu_kernel_variant6(
             __syncthreads();  // pipeline: stage `g % 2` has landed and the stage refilled next is no longer read
             if (g + 1 < g_trips) {
                 // copy(X[row0 +: RB, 0 +: ROW], xs);  (norms.tl:290)
-                if (tl::is_aligned(X, 16) && N % 8 == 0 && ((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 1) >= 0 && ((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 1) + 1 <= M && 0 >= 0 && 0 + 8192 <= N && 0 % 8 == 0) {
+                if (tl::is_aligned(X, 16) && N % 8 == 0 && (int(blockIdx.x) + (g + 1) * int(gridDim.x)) >= 0 && (int(blockIdx.x) + (g + 1) * int(gridDim.x)) + 1 <= M && 0 >= 0 && 0 + 8192 <= N && 0 % 8 == 0) {
                     #pragma unroll
                     for (int tl_i18 = 0; tl_i18 < 2; ++tl_i18) {
                         const int tl_chunk17 = tl_tid + tl_i18 * 512;
-                        tl::cp_async_16(&xs[(((g + 1) % 2) * 1 + ((tl_chunk17 * 8) / 8192)) * 8200 + ((tl_chunk17 * 8) % 8192)], &X[int64_t(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 1) + ((tl_chunk17 * 8) / 8192)) * N + ((tl_chunk17 * 8) % 8192)]);
+                        tl::cp_async_16(&xs[(((g + 1) % 2) * 1 + ((tl_chunk17 * 8) / 8192)) * 8200 + ((tl_chunk17 * 8) % 8192)], &X[int64_t((int(blockIdx.x) + (g + 1) * int(gridDim.x)) + ((tl_chunk17 * 8) / 8192)) * N + ((tl_chunk17 * 8) % 8192)]);
                     }
                 } else {
                     #pragma unroll
                     for (int tl_i20 = 0; tl_i20 < 2; ++tl_i20) {
                         const int tl_chunk19 = tl_tid + tl_i20 * 512;
-                        const tl::f16* tl_src21 = &X[int64_t(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 1) + ((tl_chunk19 * 8) / 8192)) * N + ((tl_chunk19 * 8) % 8192)];
+                        const tl::f16* tl_src21 = &X[int64_t((int(blockIdx.x) + (g + 1) * int(gridDim.x)) + ((tl_chunk19 * 8) / 8192)) * N + ((tl_chunk19 * 8) % 8192)];
                         tl::f16* tl_dst22 = &xs[(((g + 1) % 2) * 1 + ((tl_chunk19 * 8) / 8192)) * 8200 + ((tl_chunk19 * 8) % 8192)];
-                        const int tl_valid23 = !(tl::in_bounds(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 1) + ((tl_chunk19 * 8) / 8192), M)) ? 0 : max(0, min(8, N - ((tl_chunk19 * 8) % 8192)));
+                        const int tl_valid23 = !(tl::in_bounds((int(blockIdx.x) + (g + 1) * int(gridDim.x)) + ((tl_chunk19 * 8) / 8192), M)) ? 0 : max(0, min(8, N - ((tl_chunk19 * 8) % 8192)));
                         if (tl_valid23 == 8 && (tl_chunk19 * 8) % 8192 >= 0 && tl::is_aligned(tl_src21, 4)) {
                             tl::cp_async_chunk(tl_dst22, tl_src21);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
                         } else {
                             #pragma unroll
-                            for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst22[tl_v] = tl::in_bounds(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 1) + ((tl_chunk19 * 8) / 8192), M) && tl::in_bounds(((tl_chunk19 * 8) % 8192) + tl_v, N) ? tl_src21[tl_v] : tl::convert<tl::f16>(0.0f);
+                            for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst22[tl_v] = tl::in_bounds((int(blockIdx.x) + (g + 1) * int(gridDim.x)) + ((tl_chunk19 * 8) / 8192), M) && tl::in_bounds(((tl_chunk19 * 8) % 8192) + tl_v, N) ? tl_src21[tl_v] : tl::convert<tl::f16>(0.0f);
                         }
                     }
                 }

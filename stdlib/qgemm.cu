@@ -41,56 +41,56 @@ __global__ void __launch_bounds__(128) w4a16_partial_kernel_variant0(
     const int32_t k_trips = tl::cdiv(tl::min(k_len, K - k0), 128);
     if (0 < k_trips) {
         // copy(A[row0 +: BM, kk +: BK], a);                  // past K: zeros, so the padded  (qgemm.tl:46)
-        if (tl::is_aligned(A, 16) && K % 8 == 0 && row0 >= 0 && row0 + 16 <= M && (k0 + 0 * 128) >= 0 && (k0 + 0 * 128) + 128 <= K && (k0 + 0 * 128) % 8 == 0) {
+        if (tl::is_aligned(A, 16) && K % 8 == 0 && row0 >= 0 && row0 + 16 <= M && k0 >= 0 && k0 + 128 <= K && k0 % 8 == 0) {
             #pragma unroll
             for (int tl_i1 = 0; tl_i1 < 2; ++tl_i1) {
                 const int tl_chunk0 = tl_tid + tl_i1 * 128;
-                tl::cp_async_16(&a[(0 * 16 + ((tl_chunk0 * 8) / 128)) * 136 + ((tl_chunk0 * 8) % 128)], &A[int64_t(row0 + ((tl_chunk0 * 8) / 128)) * K + ((k0 + 0 * 128) + ((tl_chunk0 * 8) % 128))]);
+                tl::cp_async_16(&a[(0 * 16 + ((tl_chunk0 * 8) / 128)) * 136 + ((tl_chunk0 * 8) % 128)], &A[int64_t(row0 + ((tl_chunk0 * 8) / 128)) * K + (k0 + ((tl_chunk0 * 8) % 128))]);
             }
         } else {
             #pragma unroll
             for (int tl_i3 = 0; tl_i3 < 2; ++tl_i3) {
                 const int tl_chunk2 = tl_tid + tl_i3 * 128;
-                const tl::f16* tl_src4 = &A[int64_t(row0 + ((tl_chunk2 * 8) / 128)) * K + ((k0 + 0 * 128) + ((tl_chunk2 * 8) % 128))];
+                const tl::f16* tl_src4 = &A[int64_t(row0 + ((tl_chunk2 * 8) / 128)) * K + (k0 + ((tl_chunk2 * 8) % 128))];
                 tl::f16* tl_dst5 = &a[(0 * 16 + ((tl_chunk2 * 8) / 128)) * 136 + ((tl_chunk2 * 8) % 128)];
-                const int tl_valid6 = !(tl::in_bounds(row0 + ((tl_chunk2 * 8) / 128), M)) ? 0 : max(0, min(8, K - ((k0 + 0 * 128) + ((tl_chunk2 * 8) % 128))));
-                if (tl_valid6 == 8 && (k0 + 0 * 128) + ((tl_chunk2 * 8) % 128) >= 0 && tl::is_aligned(tl_src4, 4)) {
+                const int tl_valid6 = !(tl::in_bounds(row0 + ((tl_chunk2 * 8) / 128), M)) ? 0 : max(0, min(8, K - (k0 + ((tl_chunk2 * 8) % 128))));
+                if (tl_valid6 == 8 && k0 + ((tl_chunk2 * 8) % 128) >= 0 && tl::is_aligned(tl_src4, 4)) {
                     tl::cp_async_chunk(tl_dst5, tl_src4);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
                 } else {
                     #pragma unroll
-                    for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst5[tl_v] = tl::in_bounds(row0 + ((tl_chunk2 * 8) / 128), M) && tl::in_bounds(((k0 + 0 * 128) + ((tl_chunk2 * 8) % 128)) + tl_v, K) ? tl_src4[tl_v] : tl::convert<tl::f16>(0.0f);
+                    for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst5[tl_v] = tl::in_bounds(row0 + ((tl_chunk2 * 8) / 128), M) && tl::in_bounds((k0 + ((tl_chunk2 * 8) % 128)) + tl_v, K) ? tl_src4[tl_v] : tl::convert<tl::f16>(0.0f);
                 }
             }
         }
         // copy(Wq[col0 +: BN, kk / 8 +: BK / 8], wq);        // weights add nothing  (qgemm.tl:47)
-        if (tl::is_aligned(Wq, 16) && KW % 4 == 0 && col0 >= 0 && col0 + 32 <= N && ((k0 + 0 * 128) / 8) >= 0 && ((k0 + 0 * 128) / 8) + 16 <= KW && ((k0 + 0 * 128) / 8) % 4 == 0) {
+        if (tl::is_aligned(Wq, 16) && KW % 4 == 0 && col0 >= 0 && col0 + 32 <= N && (k0 / 8) >= 0 && (k0 / 8) + 16 <= KW && (k0 / 8) % 4 == 0) {
             #pragma unroll
             for (int tl_i8 = 0; tl_i8 < 1; ++tl_i8) {
                 const int tl_chunk7 = tl_tid + tl_i8 * 128;
-                tl::cp_async_16(&wq[(0 * 32 + ((tl_chunk7 * 4) / 16)) * 20 + ((tl_chunk7 * 4) % 16)], &Wq[int64_t(col0 + ((tl_chunk7 * 4) / 16)) * KW + (((k0 + 0 * 128) / 8) + ((tl_chunk7 * 4) % 16))]);
+                tl::cp_async_16(&wq[(0 * 32 + ((tl_chunk7 * 4) / 16)) * 20 + ((tl_chunk7 * 4) % 16)], &Wq[int64_t(col0 + ((tl_chunk7 * 4) / 16)) * KW + ((k0 / 8) + ((tl_chunk7 * 4) % 16))]);
             }
         } else {
             #pragma unroll
             for (int tl_i10 = 0; tl_i10 < 1; ++tl_i10) {
                 const int tl_chunk9 = tl_tid + tl_i10 * 128;
-                const uint32_t* tl_src11 = &Wq[int64_t(col0 + ((tl_chunk9 * 4) / 16)) * KW + (((k0 + 0 * 128) / 8) + ((tl_chunk9 * 4) % 16))];
+                const uint32_t* tl_src11 = &Wq[int64_t(col0 + ((tl_chunk9 * 4) / 16)) * KW + ((k0 / 8) + ((tl_chunk9 * 4) % 16))];
                 uint32_t* tl_dst12 = &wq[(0 * 32 + ((tl_chunk9 * 4) / 16)) * 20 + ((tl_chunk9 * 4) % 16)];
-                const int tl_valid13 = !(tl::in_bounds(col0 + ((tl_chunk9 * 4) / 16), N)) ? 0 : max(0, min(4, KW - (((k0 + 0 * 128) / 8) + ((tl_chunk9 * 4) % 16))));
-                if (tl_valid13 == 4 && ((k0 + 0 * 128) / 8) + ((tl_chunk9 * 4) % 16) >= 0 && tl::is_aligned(tl_src11, 4)) {
+                const int tl_valid13 = !(tl::in_bounds(col0 + ((tl_chunk9 * 4) / 16), N)) ? 0 : max(0, min(4, KW - ((k0 / 8) + ((tl_chunk9 * 4) % 16))));
+                if (tl_valid13 == 4 && (k0 / 8) + ((tl_chunk9 * 4) % 16) >= 0 && tl::is_aligned(tl_src11, 4)) {
                     tl::cp_async_chunk(tl_dst12, tl_src11);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
                 } else {
                     #pragma unroll
-                    for (int tl_v = 0; tl_v < 4; ++tl_v) tl_dst12[tl_v] = tl::in_bounds(col0 + ((tl_chunk9 * 4) / 16), N) && tl::in_bounds((((k0 + 0 * 128) / 8) + ((tl_chunk9 * 4) % 16)) + tl_v, KW) ? tl_src11[tl_v] : 0u;
+                    for (int tl_v = 0; tl_v < 4; ++tl_v) tl_dst12[tl_v] = tl::in_bounds(col0 + ((tl_chunk9 * 4) / 16), N) && tl::in_bounds(((k0 / 8) + ((tl_chunk9 * 4) % 16)) + tl_v, KW) ? tl_src11[tl_v] : 0u;
                 }
             }
         }
         // copy(Scales[kk / G +: BK / G, col0 +: BN], sc);     // a row of the step's group: cp.async  (qgemm.tl:48)
-        if (tl::is_aligned(Scales, 16) && N % 8 == 0 && ((k0 + 0 * 128) / 128) >= 0 && ((k0 + 0 * 128) / 128) + 1 <= KG && col0 >= 0 && col0 + 32 <= N && col0 % 8 == 0) {
+        if (tl::is_aligned(Scales, 16) && N % 8 == 0 && (k0 / 128) >= 0 && (k0 / 128) + 1 <= KG && col0 >= 0 && col0 + 32 <= N && col0 % 8 == 0) {
             #pragma unroll
             for (int tl_i15 = 0; tl_i15 < 1; ++tl_i15) {
                 const int tl_chunk14 = tl_tid + tl_i15 * 128;
                 if (tl_chunk14 < 4) {
-                    tl::cp_async_16(&sc[(0 * 1 + ((tl_chunk14 * 8) / 32)) * 40 + ((tl_chunk14 * 8) % 32)], &Scales[int64_t(((k0 + 0 * 128) / 128) + ((tl_chunk14 * 8) / 32)) * N + (col0 + ((tl_chunk14 * 8) % 32))]);
+                    tl::cp_async_16(&sc[(0 * 1 + ((tl_chunk14 * 8) / 32)) * 40 + ((tl_chunk14 * 8) % 32)], &Scales[int64_t((k0 / 128) + ((tl_chunk14 * 8) / 32)) * N + (col0 + ((tl_chunk14 * 8) % 32))]);
                 }
             }
         } else {
@@ -98,14 +98,14 @@ __global__ void __launch_bounds__(128) w4a16_partial_kernel_variant0(
             for (int tl_i17 = 0; tl_i17 < 1; ++tl_i17) {
                 const int tl_chunk16 = tl_tid + tl_i17 * 128;
                 if (tl_chunk16 < 4) {
-                    const tl::f16* tl_src18 = &Scales[int64_t(((k0 + 0 * 128) / 128) + ((tl_chunk16 * 8) / 32)) * N + (col0 + ((tl_chunk16 * 8) % 32))];
+                    const tl::f16* tl_src18 = &Scales[int64_t((k0 / 128) + ((tl_chunk16 * 8) / 32)) * N + (col0 + ((tl_chunk16 * 8) % 32))];
                     tl::f16* tl_dst19 = &sc[(0 * 1 + ((tl_chunk16 * 8) / 32)) * 40 + ((tl_chunk16 * 8) % 32)];
-                    const int tl_valid20 = !(tl::in_bounds(((k0 + 0 * 128) / 128) + ((tl_chunk16 * 8) / 32), KG)) ? 0 : max(0, min(8, N - (col0 + ((tl_chunk16 * 8) % 32))));
+                    const int tl_valid20 = !(tl::in_bounds((k0 / 128) + ((tl_chunk16 * 8) / 32), KG)) ? 0 : max(0, min(8, N - (col0 + ((tl_chunk16 * 8) % 32))));
                     if (tl_valid20 == 8 && col0 + ((tl_chunk16 * 8) % 32) >= 0 && tl::is_aligned(tl_src18, 4)) {
                         tl::cp_async_chunk(tl_dst19, tl_src18);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
                     } else {
                         #pragma unroll
-                        for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst19[tl_v] = tl::in_bounds(((k0 + 0 * 128) / 128) + ((tl_chunk16 * 8) / 32), KG) && tl::in_bounds((col0 + ((tl_chunk16 * 8) % 32)) + tl_v, N) ? tl_src18[tl_v] : tl::convert<tl::f16>(0.0f);
+                        for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst19[tl_v] = tl::in_bounds((k0 / 128) + ((tl_chunk16 * 8) / 32), KG) && tl::in_bounds((col0 + ((tl_chunk16 * 8) % 32)) + tl_v, N) ? tl_src18[tl_v] : tl::convert<tl::f16>(0.0f);
                     }
                 }
             }
@@ -114,56 +114,56 @@ __global__ void __launch_bounds__(128) w4a16_partial_kernel_variant0(
     tl::cp_async_commit();
     if (1 < k_trips) {
         // copy(A[row0 +: BM, kk +: BK], a);                  // past K: zeros, so the padded  (qgemm.tl:46)
-        if (tl::is_aligned(A, 16) && K % 8 == 0 && row0 >= 0 && row0 + 16 <= M && (k0 + 1 * 128) >= 0 && (k0 + 1 * 128) + 128 <= K && (k0 + 1 * 128) % 8 == 0) {
+        if (tl::is_aligned(A, 16) && K % 8 == 0 && row0 >= 0 && row0 + 16 <= M && (k0 + 128) >= 0 && (k0 + 128) + 128 <= K && (k0 + 128) % 8 == 0) {
             #pragma unroll
             for (int tl_i22 = 0; tl_i22 < 2; ++tl_i22) {
                 const int tl_chunk21 = tl_tid + tl_i22 * 128;
-                tl::cp_async_16(&a[(1 * 16 + ((tl_chunk21 * 8) / 128)) * 136 + ((tl_chunk21 * 8) % 128)], &A[int64_t(row0 + ((tl_chunk21 * 8) / 128)) * K + ((k0 + 1 * 128) + ((tl_chunk21 * 8) % 128))]);
+                tl::cp_async_16(&a[(1 * 16 + ((tl_chunk21 * 8) / 128)) * 136 + ((tl_chunk21 * 8) % 128)], &A[int64_t(row0 + ((tl_chunk21 * 8) / 128)) * K + ((k0 + 128) + ((tl_chunk21 * 8) % 128))]);
             }
         } else {
             #pragma unroll
             for (int tl_i24 = 0; tl_i24 < 2; ++tl_i24) {
                 const int tl_chunk23 = tl_tid + tl_i24 * 128;
-                const tl::f16* tl_src25 = &A[int64_t(row0 + ((tl_chunk23 * 8) / 128)) * K + ((k0 + 1 * 128) + ((tl_chunk23 * 8) % 128))];
+                const tl::f16* tl_src25 = &A[int64_t(row0 + ((tl_chunk23 * 8) / 128)) * K + ((k0 + 128) + ((tl_chunk23 * 8) % 128))];
                 tl::f16* tl_dst26 = &a[(1 * 16 + ((tl_chunk23 * 8) / 128)) * 136 + ((tl_chunk23 * 8) % 128)];
-                const int tl_valid27 = !(tl::in_bounds(row0 + ((tl_chunk23 * 8) / 128), M)) ? 0 : max(0, min(8, K - ((k0 + 1 * 128) + ((tl_chunk23 * 8) % 128))));
-                if (tl_valid27 == 8 && (k0 + 1 * 128) + ((tl_chunk23 * 8) % 128) >= 0 && tl::is_aligned(tl_src25, 4)) {
+                const int tl_valid27 = !(tl::in_bounds(row0 + ((tl_chunk23 * 8) / 128), M)) ? 0 : max(0, min(8, K - ((k0 + 128) + ((tl_chunk23 * 8) % 128))));
+                if (tl_valid27 == 8 && (k0 + 128) + ((tl_chunk23 * 8) % 128) >= 0 && tl::is_aligned(tl_src25, 4)) {
                     tl::cp_async_chunk(tl_dst26, tl_src25);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
                 } else {
                     #pragma unroll
-                    for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst26[tl_v] = tl::in_bounds(row0 + ((tl_chunk23 * 8) / 128), M) && tl::in_bounds(((k0 + 1 * 128) + ((tl_chunk23 * 8) % 128)) + tl_v, K) ? tl_src25[tl_v] : tl::convert<tl::f16>(0.0f);
+                    for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst26[tl_v] = tl::in_bounds(row0 + ((tl_chunk23 * 8) / 128), M) && tl::in_bounds(((k0 + 128) + ((tl_chunk23 * 8) % 128)) + tl_v, K) ? tl_src25[tl_v] : tl::convert<tl::f16>(0.0f);
                 }
             }
         }
         // copy(Wq[col0 +: BN, kk / 8 +: BK / 8], wq);        // weights add nothing  (qgemm.tl:47)
-        if (tl::is_aligned(Wq, 16) && KW % 4 == 0 && col0 >= 0 && col0 + 32 <= N && ((k0 + 1 * 128) / 8) >= 0 && ((k0 + 1 * 128) / 8) + 16 <= KW && ((k0 + 1 * 128) / 8) % 4 == 0) {
+        if (tl::is_aligned(Wq, 16) && KW % 4 == 0 && col0 >= 0 && col0 + 32 <= N && ((k0 + 128) / 8) >= 0 && ((k0 + 128) / 8) + 16 <= KW && ((k0 + 128) / 8) % 4 == 0) {
             #pragma unroll
             for (int tl_i29 = 0; tl_i29 < 1; ++tl_i29) {
                 const int tl_chunk28 = tl_tid + tl_i29 * 128;
-                tl::cp_async_16(&wq[(1 * 32 + ((tl_chunk28 * 4) / 16)) * 20 + ((tl_chunk28 * 4) % 16)], &Wq[int64_t(col0 + ((tl_chunk28 * 4) / 16)) * KW + (((k0 + 1 * 128) / 8) + ((tl_chunk28 * 4) % 16))]);
+                tl::cp_async_16(&wq[(1 * 32 + ((tl_chunk28 * 4) / 16)) * 20 + ((tl_chunk28 * 4) % 16)], &Wq[int64_t(col0 + ((tl_chunk28 * 4) / 16)) * KW + (((k0 + 128) / 8) + ((tl_chunk28 * 4) % 16))]);
             }
         } else {
             #pragma unroll
             for (int tl_i31 = 0; tl_i31 < 1; ++tl_i31) {
                 const int tl_chunk30 = tl_tid + tl_i31 * 128;
-                const uint32_t* tl_src32 = &Wq[int64_t(col0 + ((tl_chunk30 * 4) / 16)) * KW + (((k0 + 1 * 128) / 8) + ((tl_chunk30 * 4) % 16))];
+                const uint32_t* tl_src32 = &Wq[int64_t(col0 + ((tl_chunk30 * 4) / 16)) * KW + (((k0 + 128) / 8) + ((tl_chunk30 * 4) % 16))];
                 uint32_t* tl_dst33 = &wq[(1 * 32 + ((tl_chunk30 * 4) / 16)) * 20 + ((tl_chunk30 * 4) % 16)];
-                const int tl_valid34 = !(tl::in_bounds(col0 + ((tl_chunk30 * 4) / 16), N)) ? 0 : max(0, min(4, KW - (((k0 + 1 * 128) / 8) + ((tl_chunk30 * 4) % 16))));
-                if (tl_valid34 == 4 && ((k0 + 1 * 128) / 8) + ((tl_chunk30 * 4) % 16) >= 0 && tl::is_aligned(tl_src32, 4)) {
+                const int tl_valid34 = !(tl::in_bounds(col0 + ((tl_chunk30 * 4) / 16), N)) ? 0 : max(0, min(4, KW - (((k0 + 128) / 8) + ((tl_chunk30 * 4) % 16))));
+                if (tl_valid34 == 4 && ((k0 + 128) / 8) + ((tl_chunk30 * 4) % 16) >= 0 && tl::is_aligned(tl_src32, 4)) {
                     tl::cp_async_chunk(tl_dst33, tl_src32);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
                 } else {
                     #pragma unroll
-                    for (int tl_v = 0; tl_v < 4; ++tl_v) tl_dst33[tl_v] = tl::in_bounds(col0 + ((tl_chunk30 * 4) / 16), N) && tl::in_bounds((((k0 + 1 * 128) / 8) + ((tl_chunk30 * 4) % 16)) + tl_v, KW) ? tl_src32[tl_v] : 0u;
+                    for (int tl_v = 0; tl_v < 4; ++tl_v) tl_dst33[tl_v] = tl::in_bounds(col0 + ((tl_chunk30 * 4) / 16), N) && tl::in_bounds((((k0 + 128) / 8) + ((tl_chunk30 * 4) % 16)) + tl_v, KW) ? tl_src32[tl_v] : 0u;
                 }
             }
         }
         // copy(Scales[kk / G +: BK / G, col0 +: BN], sc);     // a row of the step's group: cp.async  (qgemm.tl:48)
-        if (tl::is_aligned(Scales, 16) && N % 8 == 0 && ((k0 + 1 * 128) / 128) >= 0 && ((k0 + 1 * 128) / 128) + 1 <= KG && col0 >= 0 && col0 + 32 <= N && col0 % 8 == 0) {
+        if (tl::is_aligned(Scales, 16) && N % 8 == 0 && ((k0 + 128) / 128) >= 0 && ((k0 + 128) / 128) + 1 <= KG && col0 >= 0 && col0 + 32 <= N && col0 % 8 == 0) {
             #pragma unroll
             for (int tl_i36 = 0; tl_i36 < 1; ++tl_i36) {
                 const int tl_chunk35 = tl_tid + tl_i36 * 128;
                 if (tl_chunk35 < 4) {
-                    tl::cp_async_16(&sc[(1 * 1 + ((tl_chunk35 * 8) / 32)) * 40 + ((tl_chunk35 * 8) % 32)], &Scales[int64_t(((k0 + 1 * 128) / 128) + ((tl_chunk35 * 8) / 32)) * N + (col0 + ((tl_chunk35 * 8) % 32))]);
+                    tl::cp_async_16(&sc[(1 * 1 + ((tl_chunk35 * 8) / 32)) * 40 + ((tl_chunk35 * 8) % 32)], &Scales[int64_t(((k0 + 128) / 128) + ((tl_chunk35 * 8) / 32)) * N + (col0 + ((tl_chunk35 * 8) % 32))]);
                 }
             }
         } else {
@@ -171,14 +171,14 @@ __global__ void __launch_bounds__(128) w4a16_partial_kernel_variant0(
             for (int tl_i38 = 0; tl_i38 < 1; ++tl_i38) {
                 const int tl_chunk37 = tl_tid + tl_i38 * 128;
                 if (tl_chunk37 < 4) {
-                    const tl::f16* tl_src39 = &Scales[int64_t(((k0 + 1 * 128) / 128) + ((tl_chunk37 * 8) / 32)) * N + (col0 + ((tl_chunk37 * 8) % 32))];
+                    const tl::f16* tl_src39 = &Scales[int64_t(((k0 + 128) / 128) + ((tl_chunk37 * 8) / 32)) * N + (col0 + ((tl_chunk37 * 8) % 32))];
                     tl::f16* tl_dst40 = &sc[(1 * 1 + ((tl_chunk37 * 8) / 32)) * 40 + ((tl_chunk37 * 8) % 32)];
-                    const int tl_valid41 = !(tl::in_bounds(((k0 + 1 * 128) / 128) + ((tl_chunk37 * 8) / 32), KG)) ? 0 : max(0, min(8, N - (col0 + ((tl_chunk37 * 8) % 32))));
+                    const int tl_valid41 = !(tl::in_bounds(((k0 + 128) / 128) + ((tl_chunk37 * 8) / 32), KG)) ? 0 : max(0, min(8, N - (col0 + ((tl_chunk37 * 8) % 32))));
                     if (tl_valid41 == 8 && col0 + ((tl_chunk37 * 8) % 32) >= 0 && tl::is_aligned(tl_src39, 4)) {
                         tl::cp_async_chunk(tl_dst40, tl_src39);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
                     } else {
                         #pragma unroll
-                        for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst40[tl_v] = tl::in_bounds(((k0 + 1 * 128) / 128) + ((tl_chunk37 * 8) / 32), KG) && tl::in_bounds((col0 + ((tl_chunk37 * 8) % 32)) + tl_v, N) ? tl_src39[tl_v] : tl::convert<tl::f16>(0.0f);
+                        for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst40[tl_v] = tl::in_bounds(((k0 + 128) / 128) + ((tl_chunk37 * 8) / 32), KG) && tl::in_bounds((col0 + ((tl_chunk37 * 8) % 32)) + tl_v, N) ? tl_src39[tl_v] : tl::convert<tl::f16>(0.0f);
                     }
                 }
             }
@@ -187,56 +187,56 @@ __global__ void __launch_bounds__(128) w4a16_partial_kernel_variant0(
     tl::cp_async_commit();
     if (2 < k_trips) {
         // copy(A[row0 +: BM, kk +: BK], a);                  // past K: zeros, so the padded  (qgemm.tl:46)
-        if (tl::is_aligned(A, 16) && K % 8 == 0 && row0 >= 0 && row0 + 16 <= M && (k0 + 2 * 128) >= 0 && (k0 + 2 * 128) + 128 <= K && (k0 + 2 * 128) % 8 == 0) {
+        if (tl::is_aligned(A, 16) && K % 8 == 0 && row0 >= 0 && row0 + 16 <= M && (k0 + 256) >= 0 && (k0 + 256) + 128 <= K && (k0 + 256) % 8 == 0) {
             #pragma unroll
             for (int tl_i43 = 0; tl_i43 < 2; ++tl_i43) {
                 const int tl_chunk42 = tl_tid + tl_i43 * 128;
-                tl::cp_async_16(&a[(2 * 16 + ((tl_chunk42 * 8) / 128)) * 136 + ((tl_chunk42 * 8) % 128)], &A[int64_t(row0 + ((tl_chunk42 * 8) / 128)) * K + ((k0 + 2 * 128) + ((tl_chunk42 * 8) % 128))]);
+                tl::cp_async_16(&a[(2 * 16 + ((tl_chunk42 * 8) / 128)) * 136 + ((tl_chunk42 * 8) % 128)], &A[int64_t(row0 + ((tl_chunk42 * 8) / 128)) * K + ((k0 + 256) + ((tl_chunk42 * 8) % 128))]);
             }
         } else {
             #pragma unroll
             for (int tl_i45 = 0; tl_i45 < 2; ++tl_i45) {
                 const int tl_chunk44 = tl_tid + tl_i45 * 128;
-                const tl::f16* tl_src46 = &A[int64_t(row0 + ((tl_chunk44 * 8) / 128)) * K + ((k0 + 2 * 128) + ((tl_chunk44 * 8) % 128))];
+                const tl::f16* tl_src46 = &A[int64_t(row0 + ((tl_chunk44 * 8) / 128)) * K + ((k0 + 256) + ((tl_chunk44 * 8) % 128))];
                 tl::f16* tl_dst47 = &a[(2 * 16 + ((tl_chunk44 * 8) / 128)) * 136 + ((tl_chunk44 * 8) % 128)];
-                const int tl_valid48 = !(tl::in_bounds(row0 + ((tl_chunk44 * 8) / 128), M)) ? 0 : max(0, min(8, K - ((k0 + 2 * 128) + ((tl_chunk44 * 8) % 128))));
-                if (tl_valid48 == 8 && (k0 + 2 * 128) + ((tl_chunk44 * 8) % 128) >= 0 && tl::is_aligned(tl_src46, 4)) {
+                const int tl_valid48 = !(tl::in_bounds(row0 + ((tl_chunk44 * 8) / 128), M)) ? 0 : max(0, min(8, K - ((k0 + 256) + ((tl_chunk44 * 8) % 128))));
+                if (tl_valid48 == 8 && (k0 + 256) + ((tl_chunk44 * 8) % 128) >= 0 && tl::is_aligned(tl_src46, 4)) {
                     tl::cp_async_chunk(tl_dst47, tl_src46);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
                 } else {
                     #pragma unroll
-                    for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst47[tl_v] = tl::in_bounds(row0 + ((tl_chunk44 * 8) / 128), M) && tl::in_bounds(((k0 + 2 * 128) + ((tl_chunk44 * 8) % 128)) + tl_v, K) ? tl_src46[tl_v] : tl::convert<tl::f16>(0.0f);
+                    for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst47[tl_v] = tl::in_bounds(row0 + ((tl_chunk44 * 8) / 128), M) && tl::in_bounds(((k0 + 256) + ((tl_chunk44 * 8) % 128)) + tl_v, K) ? tl_src46[tl_v] : tl::convert<tl::f16>(0.0f);
                 }
             }
         }
         // copy(Wq[col0 +: BN, kk / 8 +: BK / 8], wq);        // weights add nothing  (qgemm.tl:47)
-        if (tl::is_aligned(Wq, 16) && KW % 4 == 0 && col0 >= 0 && col0 + 32 <= N && ((k0 + 2 * 128) / 8) >= 0 && ((k0 + 2 * 128) / 8) + 16 <= KW && ((k0 + 2 * 128) / 8) % 4 == 0) {
+        if (tl::is_aligned(Wq, 16) && KW % 4 == 0 && col0 >= 0 && col0 + 32 <= N && ((k0 + 256) / 8) >= 0 && ((k0 + 256) / 8) + 16 <= KW && ((k0 + 256) / 8) % 4 == 0) {
             #pragma unroll
             for (int tl_i50 = 0; tl_i50 < 1; ++tl_i50) {
                 const int tl_chunk49 = tl_tid + tl_i50 * 128;
-                tl::cp_async_16(&wq[(2 * 32 + ((tl_chunk49 * 4) / 16)) * 20 + ((tl_chunk49 * 4) % 16)], &Wq[int64_t(col0 + ((tl_chunk49 * 4) / 16)) * KW + (((k0 + 2 * 128) / 8) + ((tl_chunk49 * 4) % 16))]);
+                tl::cp_async_16(&wq[(2 * 32 + ((tl_chunk49 * 4) / 16)) * 20 + ((tl_chunk49 * 4) % 16)], &Wq[int64_t(col0 + ((tl_chunk49 * 4) / 16)) * KW + (((k0 + 256) / 8) + ((tl_chunk49 * 4) % 16))]);
             }
         } else {
             #pragma unroll
             for (int tl_i52 = 0; tl_i52 < 1; ++tl_i52) {
                 const int tl_chunk51 = tl_tid + tl_i52 * 128;
-                const uint32_t* tl_src53 = &Wq[int64_t(col0 + ((tl_chunk51 * 4) / 16)) * KW + (((k0 + 2 * 128) / 8) + ((tl_chunk51 * 4) % 16))];
+                const uint32_t* tl_src53 = &Wq[int64_t(col0 + ((tl_chunk51 * 4) / 16)) * KW + (((k0 + 256) / 8) + ((tl_chunk51 * 4) % 16))];
                 uint32_t* tl_dst54 = &wq[(2 * 32 + ((tl_chunk51 * 4) / 16)) * 20 + ((tl_chunk51 * 4) % 16)];
-                const int tl_valid55 = !(tl::in_bounds(col0 + ((tl_chunk51 * 4) / 16), N)) ? 0 : max(0, min(4, KW - (((k0 + 2 * 128) / 8) + ((tl_chunk51 * 4) % 16))));
-                if (tl_valid55 == 4 && ((k0 + 2 * 128) / 8) + ((tl_chunk51 * 4) % 16) >= 0 && tl::is_aligned(tl_src53, 4)) {
+                const int tl_valid55 = !(tl::in_bounds(col0 + ((tl_chunk51 * 4) / 16), N)) ? 0 : max(0, min(4, KW - (((k0 + 256) / 8) + ((tl_chunk51 * 4) % 16))));
+                if (tl_valid55 == 4 && ((k0 + 256) / 8) + ((tl_chunk51 * 4) % 16) >= 0 && tl::is_aligned(tl_src53, 4)) {
                     tl::cp_async_chunk(tl_dst54, tl_src53);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
                 } else {
                     #pragma unroll
-                    for (int tl_v = 0; tl_v < 4; ++tl_v) tl_dst54[tl_v] = tl::in_bounds(col0 + ((tl_chunk51 * 4) / 16), N) && tl::in_bounds((((k0 + 2 * 128) / 8) + ((tl_chunk51 * 4) % 16)) + tl_v, KW) ? tl_src53[tl_v] : 0u;
+                    for (int tl_v = 0; tl_v < 4; ++tl_v) tl_dst54[tl_v] = tl::in_bounds(col0 + ((tl_chunk51 * 4) / 16), N) && tl::in_bounds((((k0 + 256) / 8) + ((tl_chunk51 * 4) % 16)) + tl_v, KW) ? tl_src53[tl_v] : 0u;
                 }
             }
         }
         // copy(Scales[kk / G +: BK / G, col0 +: BN], sc);     // a row of the step's group: cp.async  (qgemm.tl:48)
-        if (tl::is_aligned(Scales, 16) && N % 8 == 0 && ((k0 + 2 * 128) / 128) >= 0 && ((k0 + 2 * 128) / 128) + 1 <= KG && col0 >= 0 && col0 + 32 <= N && col0 % 8 == 0) {
+        if (tl::is_aligned(Scales, 16) && N % 8 == 0 && ((k0 + 256) / 128) >= 0 && ((k0 + 256) / 128) + 1 <= KG && col0 >= 0 && col0 + 32 <= N && col0 % 8 == 0) {
             #pragma unroll
             for (int tl_i57 = 0; tl_i57 < 1; ++tl_i57) {
                 const int tl_chunk56 = tl_tid + tl_i57 * 128;
                 if (tl_chunk56 < 4) {
-                    tl::cp_async_16(&sc[(2 * 1 + ((tl_chunk56 * 8) / 32)) * 40 + ((tl_chunk56 * 8) % 32)], &Scales[int64_t(((k0 + 2 * 128) / 128) + ((tl_chunk56 * 8) / 32)) * N + (col0 + ((tl_chunk56 * 8) % 32))]);
+                    tl::cp_async_16(&sc[(2 * 1 + ((tl_chunk56 * 8) / 32)) * 40 + ((tl_chunk56 * 8) % 32)], &Scales[int64_t(((k0 + 256) / 128) + ((tl_chunk56 * 8) / 32)) * N + (col0 + ((tl_chunk56 * 8) % 32))]);
                 }
             }
         } else {
@@ -244,14 +244,14 @@ __global__ void __launch_bounds__(128) w4a16_partial_kernel_variant0(
             for (int tl_i59 = 0; tl_i59 < 1; ++tl_i59) {
                 const int tl_chunk58 = tl_tid + tl_i59 * 128;
                 if (tl_chunk58 < 4) {
-                    const tl::f16* tl_src60 = &Scales[int64_t(((k0 + 2 * 128) / 128) + ((tl_chunk58 * 8) / 32)) * N + (col0 + ((tl_chunk58 * 8) % 32))];
+                    const tl::f16* tl_src60 = &Scales[int64_t(((k0 + 256) / 128) + ((tl_chunk58 * 8) / 32)) * N + (col0 + ((tl_chunk58 * 8) % 32))];
                     tl::f16* tl_dst61 = &sc[(2 * 1 + ((tl_chunk58 * 8) / 32)) * 40 + ((tl_chunk58 * 8) % 32)];
-                    const int tl_valid62 = !(tl::in_bounds(((k0 + 2 * 128) / 128) + ((tl_chunk58 * 8) / 32), KG)) ? 0 : max(0, min(8, N - (col0 + ((tl_chunk58 * 8) % 32))));
+                    const int tl_valid62 = !(tl::in_bounds(((k0 + 256) / 128) + ((tl_chunk58 * 8) / 32), KG)) ? 0 : max(0, min(8, N - (col0 + ((tl_chunk58 * 8) % 32))));
                     if (tl_valid62 == 8 && col0 + ((tl_chunk58 * 8) % 32) >= 0 && tl::is_aligned(tl_src60, 4)) {
                         tl::cp_async_chunk(tl_dst61, tl_src60);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
                     } else {
                         #pragma unroll
-                        for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst61[tl_v] = tl::in_bounds(((k0 + 2 * 128) / 128) + ((tl_chunk58 * 8) / 32), KG) && tl::in_bounds((col0 + ((tl_chunk58 * 8) % 32)) + tl_v, N) ? tl_src60[tl_v] : tl::convert<tl::f16>(0.0f);
+                        for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst61[tl_v] = tl::in_bounds(((k0 + 256) / 128) + ((tl_chunk58 * 8) / 32), KG) && tl::in_bounds((col0 + ((tl_chunk58 * 8) % 32)) + tl_v, N) ? tl_src60[tl_v] : tl::convert<tl::f16>(0.0f);
                     }
                 }
             }
@@ -410,56 +410,56 @@ __global__ void __launch_bounds__(128) w4a16_partial_kernel_variant1(
     const int32_t k_trips = tl::cdiv(tl::min(k_len, K - k0), 128);
     if (0 < k_trips) {
         // copy(A[row0 +: BM, kk +: BK], a);                  // past K: zeros, so the padded  (qgemm.tl:46)
-        if (tl::is_aligned(A, 16) && K % 8 == 0 && row0 >= 0 && row0 + 64 <= M && (k0 + 0 * 128) >= 0 && (k0 + 0 * 128) + 128 <= K && (k0 + 0 * 128) % 8 == 0) {
+        if (tl::is_aligned(A, 16) && K % 8 == 0 && row0 >= 0 && row0 + 64 <= M && k0 >= 0 && k0 + 128 <= K && k0 % 8 == 0) {
             #pragma unroll
             for (int tl_i1 = 0; tl_i1 < 8; ++tl_i1) {
                 const int tl_chunk0 = tl_tid + tl_i1 * 128;
-                tl::cp_async_16(&a[(0 * 64 + ((tl_chunk0 * 8) / 128)) * 136 + ((tl_chunk0 * 8) % 128)], &A[int64_t(row0 + ((tl_chunk0 * 8) / 128)) * K + ((k0 + 0 * 128) + ((tl_chunk0 * 8) % 128))]);
+                tl::cp_async_16(&a[(0 * 64 + ((tl_chunk0 * 8) / 128)) * 136 + ((tl_chunk0 * 8) % 128)], &A[int64_t(row0 + ((tl_chunk0 * 8) / 128)) * K + (k0 + ((tl_chunk0 * 8) % 128))]);
             }
         } else {
             #pragma unroll
             for (int tl_i3 = 0; tl_i3 < 8; ++tl_i3) {
                 const int tl_chunk2 = tl_tid + tl_i3 * 128;
-                const tl::f16* tl_src4 = &A[int64_t(row0 + ((tl_chunk2 * 8) / 128)) * K + ((k0 + 0 * 128) + ((tl_chunk2 * 8) % 128))];
+                const tl::f16* tl_src4 = &A[int64_t(row0 + ((tl_chunk2 * 8) / 128)) * K + (k0 + ((tl_chunk2 * 8) % 128))];
                 tl::f16* tl_dst5 = &a[(0 * 64 + ((tl_chunk2 * 8) / 128)) * 136 + ((tl_chunk2 * 8) % 128)];
-                const int tl_valid6 = !(tl::in_bounds(row0 + ((tl_chunk2 * 8) / 128), M)) ? 0 : max(0, min(8, K - ((k0 + 0 * 128) + ((tl_chunk2 * 8) % 128))));
-                if (tl_valid6 == 8 && (k0 + 0 * 128) + ((tl_chunk2 * 8) % 128) >= 0 && tl::is_aligned(tl_src4, 4)) {
+                const int tl_valid6 = !(tl::in_bounds(row0 + ((tl_chunk2 * 8) / 128), M)) ? 0 : max(0, min(8, K - (k0 + ((tl_chunk2 * 8) % 128))));
+                if (tl_valid6 == 8 && k0 + ((tl_chunk2 * 8) % 128) >= 0 && tl::is_aligned(tl_src4, 4)) {
                     tl::cp_async_chunk(tl_dst5, tl_src4);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
                 } else {
                     #pragma unroll
-                    for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst5[tl_v] = tl::in_bounds(row0 + ((tl_chunk2 * 8) / 128), M) && tl::in_bounds(((k0 + 0 * 128) + ((tl_chunk2 * 8) % 128)) + tl_v, K) ? tl_src4[tl_v] : tl::convert<tl::f16>(0.0f);
+                    for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst5[tl_v] = tl::in_bounds(row0 + ((tl_chunk2 * 8) / 128), M) && tl::in_bounds((k0 + ((tl_chunk2 * 8) % 128)) + tl_v, K) ? tl_src4[tl_v] : tl::convert<tl::f16>(0.0f);
                 }
             }
         }
         // copy(Wq[col0 +: BN, kk / 8 +: BK / 8], wq);        // weights add nothing  (qgemm.tl:47)
-        if (tl::is_aligned(Wq, 16) && KW % 4 == 0 && col0 >= 0 && col0 + 128 <= N && ((k0 + 0 * 128) / 8) >= 0 && ((k0 + 0 * 128) / 8) + 16 <= KW && ((k0 + 0 * 128) / 8) % 4 == 0) {
+        if (tl::is_aligned(Wq, 16) && KW % 4 == 0 && col0 >= 0 && col0 + 128 <= N && (k0 / 8) >= 0 && (k0 / 8) + 16 <= KW && (k0 / 8) % 4 == 0) {
             #pragma unroll
             for (int tl_i8 = 0; tl_i8 < 4; ++tl_i8) {
                 const int tl_chunk7 = tl_tid + tl_i8 * 128;
-                tl::cp_async_16(&wq[(0 * 128 + ((tl_chunk7 * 4) / 16)) * 20 + ((tl_chunk7 * 4) % 16)], &Wq[int64_t(col0 + ((tl_chunk7 * 4) / 16)) * KW + (((k0 + 0 * 128) / 8) + ((tl_chunk7 * 4) % 16))]);
+                tl::cp_async_16(&wq[(0 * 128 + ((tl_chunk7 * 4) / 16)) * 20 + ((tl_chunk7 * 4) % 16)], &Wq[int64_t(col0 + ((tl_chunk7 * 4) / 16)) * KW + ((k0 / 8) + ((tl_chunk7 * 4) % 16))]);
             }
         } else {
             #pragma unroll
             for (int tl_i10 = 0; tl_i10 < 4; ++tl_i10) {
                 const int tl_chunk9 = tl_tid + tl_i10 * 128;
-                const uint32_t* tl_src11 = &Wq[int64_t(col0 + ((tl_chunk9 * 4) / 16)) * KW + (((k0 + 0 * 128) / 8) + ((tl_chunk9 * 4) % 16))];
+                const uint32_t* tl_src11 = &Wq[int64_t(col0 + ((tl_chunk9 * 4) / 16)) * KW + ((k0 / 8) + ((tl_chunk9 * 4) % 16))];
                 uint32_t* tl_dst12 = &wq[(0 * 128 + ((tl_chunk9 * 4) / 16)) * 20 + ((tl_chunk9 * 4) % 16)];
-                const int tl_valid13 = !(tl::in_bounds(col0 + ((tl_chunk9 * 4) / 16), N)) ? 0 : max(0, min(4, KW - (((k0 + 0 * 128) / 8) + ((tl_chunk9 * 4) % 16))));
-                if (tl_valid13 == 4 && ((k0 + 0 * 128) / 8) + ((tl_chunk9 * 4) % 16) >= 0 && tl::is_aligned(tl_src11, 4)) {
+                const int tl_valid13 = !(tl::in_bounds(col0 + ((tl_chunk9 * 4) / 16), N)) ? 0 : max(0, min(4, KW - ((k0 / 8) + ((tl_chunk9 * 4) % 16))));
+                if (tl_valid13 == 4 && (k0 / 8) + ((tl_chunk9 * 4) % 16) >= 0 && tl::is_aligned(tl_src11, 4)) {
                     tl::cp_async_chunk(tl_dst12, tl_src11);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
                 } else {
                     #pragma unroll
-                    for (int tl_v = 0; tl_v < 4; ++tl_v) tl_dst12[tl_v] = tl::in_bounds(col0 + ((tl_chunk9 * 4) / 16), N) && tl::in_bounds((((k0 + 0 * 128) / 8) + ((tl_chunk9 * 4) % 16)) + tl_v, KW) ? tl_src11[tl_v] : 0u;
+                    for (int tl_v = 0; tl_v < 4; ++tl_v) tl_dst12[tl_v] = tl::in_bounds(col0 + ((tl_chunk9 * 4) / 16), N) && tl::in_bounds(((k0 / 8) + ((tl_chunk9 * 4) % 16)) + tl_v, KW) ? tl_src11[tl_v] : 0u;
                 }
             }
         }
         // copy(Scales[kk / G +: BK / G, col0 +: BN], sc);     // a row of the step's group: cp.async  (qgemm.tl:48)
-        if (tl::is_aligned(Scales, 16) && N % 8 == 0 && ((k0 + 0 * 128) / 128) >= 0 && ((k0 + 0 * 128) / 128) + 1 <= KG && col0 >= 0 && col0 + 128 <= N && col0 % 8 == 0) {
+        if (tl::is_aligned(Scales, 16) && N % 8 == 0 && (k0 / 128) >= 0 && (k0 / 128) + 1 <= KG && col0 >= 0 && col0 + 128 <= N && col0 % 8 == 0) {
             #pragma unroll
             for (int tl_i15 = 0; tl_i15 < 1; ++tl_i15) {
                 const int tl_chunk14 = tl_tid + tl_i15 * 128;
                 if (tl_chunk14 < 16) {
-                    tl::cp_async_16(&sc[(0 * 1 + ((tl_chunk14 * 8) / 128)) * 136 + ((tl_chunk14 * 8) % 128)], &Scales[int64_t(((k0 + 0 * 128) / 128) + ((tl_chunk14 * 8) / 128)) * N + (col0 + ((tl_chunk14 * 8) % 128))]);
+                    tl::cp_async_16(&sc[(0 * 1 + ((tl_chunk14 * 8) / 128)) * 136 + ((tl_chunk14 * 8) % 128)], &Scales[int64_t((k0 / 128) + ((tl_chunk14 * 8) / 128)) * N + (col0 + ((tl_chunk14 * 8) % 128))]);
                 }
             }
         } else {
@@ -467,14 +467,14 @@ __global__ void __launch_bounds__(128) w4a16_partial_kernel_variant1(
             for (int tl_i17 = 0; tl_i17 < 1; ++tl_i17) {
                 const int tl_chunk16 = tl_tid + tl_i17 * 128;
                 if (tl_chunk16 < 16) {
-                    const tl::f16* tl_src18 = &Scales[int64_t(((k0 + 0 * 128) / 128) + ((tl_chunk16 * 8) / 128)) * N + (col0 + ((tl_chunk16 * 8) % 128))];
+                    const tl::f16* tl_src18 = &Scales[int64_t((k0 / 128) + ((tl_chunk16 * 8) / 128)) * N + (col0 + ((tl_chunk16 * 8) % 128))];
                     tl::f16* tl_dst19 = &sc[(0 * 1 + ((tl_chunk16 * 8) / 128)) * 136 + ((tl_chunk16 * 8) % 128)];
-                    const int tl_valid20 = !(tl::in_bounds(((k0 + 0 * 128) / 128) + ((tl_chunk16 * 8) / 128), KG)) ? 0 : max(0, min(8, N - (col0 + ((tl_chunk16 * 8) % 128))));
+                    const int tl_valid20 = !(tl::in_bounds((k0 / 128) + ((tl_chunk16 * 8) / 128), KG)) ? 0 : max(0, min(8, N - (col0 + ((tl_chunk16 * 8) % 128))));
                     if (tl_valid20 == 8 && col0 + ((tl_chunk16 * 8) % 128) >= 0 && tl::is_aligned(tl_src18, 4)) {
                         tl::cp_async_chunk(tl_dst19, tl_src18);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
                     } else {
                         #pragma unroll
-                        for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst19[tl_v] = tl::in_bounds(((k0 + 0 * 128) / 128) + ((tl_chunk16 * 8) / 128), KG) && tl::in_bounds((col0 + ((tl_chunk16 * 8) % 128)) + tl_v, N) ? tl_src18[tl_v] : tl::convert<tl::f16>(0.0f);
+                        for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst19[tl_v] = tl::in_bounds((k0 / 128) + ((tl_chunk16 * 8) / 128), KG) && tl::in_bounds((col0 + ((tl_chunk16 * 8) % 128)) + tl_v, N) ? tl_src18[tl_v] : tl::convert<tl::f16>(0.0f);
                     }
                 }
             }
@@ -483,56 +483,56 @@ __global__ void __launch_bounds__(128) w4a16_partial_kernel_variant1(
     tl::cp_async_commit();
     if (1 < k_trips) {
         // copy(A[row0 +: BM, kk +: BK], a);                  // past K: zeros, so the padded  (qgemm.tl:46)
-        if (tl::is_aligned(A, 16) && K % 8 == 0 && row0 >= 0 && row0 + 64 <= M && (k0 + 1 * 128) >= 0 && (k0 + 1 * 128) + 128 <= K && (k0 + 1 * 128) % 8 == 0) {
+        if (tl::is_aligned(A, 16) && K % 8 == 0 && row0 >= 0 && row0 + 64 <= M && (k0 + 128) >= 0 && (k0 + 128) + 128 <= K && (k0 + 128) % 8 == 0) {
             #pragma unroll
             for (int tl_i22 = 0; tl_i22 < 8; ++tl_i22) {
                 const int tl_chunk21 = tl_tid + tl_i22 * 128;
-                tl::cp_async_16(&a[(1 * 64 + ((tl_chunk21 * 8) / 128)) * 136 + ((tl_chunk21 * 8) % 128)], &A[int64_t(row0 + ((tl_chunk21 * 8) / 128)) * K + ((k0 + 1 * 128) + ((tl_chunk21 * 8) % 128))]);
+                tl::cp_async_16(&a[(1 * 64 + ((tl_chunk21 * 8) / 128)) * 136 + ((tl_chunk21 * 8) % 128)], &A[int64_t(row0 + ((tl_chunk21 * 8) / 128)) * K + ((k0 + 128) + ((tl_chunk21 * 8) % 128))]);
             }
         } else {
             #pragma unroll
             for (int tl_i24 = 0; tl_i24 < 8; ++tl_i24) {
                 const int tl_chunk23 = tl_tid + tl_i24 * 128;
-                const tl::f16* tl_src25 = &A[int64_t(row0 + ((tl_chunk23 * 8) / 128)) * K + ((k0 + 1 * 128) + ((tl_chunk23 * 8) % 128))];
+                const tl::f16* tl_src25 = &A[int64_t(row0 + ((tl_chunk23 * 8) / 128)) * K + ((k0 + 128) + ((tl_chunk23 * 8) % 128))];
                 tl::f16* tl_dst26 = &a[(1 * 64 + ((tl_chunk23 * 8) / 128)) * 136 + ((tl_chunk23 * 8) % 128)];
-                const int tl_valid27 = !(tl::in_bounds(row0 + ((tl_chunk23 * 8) / 128), M)) ? 0 : max(0, min(8, K - ((k0 + 1 * 128) + ((tl_chunk23 * 8) % 128))));
-                if (tl_valid27 == 8 && (k0 + 1 * 128) + ((tl_chunk23 * 8) % 128) >= 0 && tl::is_aligned(tl_src25, 4)) {
+                const int tl_valid27 = !(tl::in_bounds(row0 + ((tl_chunk23 * 8) / 128), M)) ? 0 : max(0, min(8, K - ((k0 + 128) + ((tl_chunk23 * 8) % 128))));
+                if (tl_valid27 == 8 && (k0 + 128) + ((tl_chunk23 * 8) % 128) >= 0 && tl::is_aligned(tl_src25, 4)) {
                     tl::cp_async_chunk(tl_dst26, tl_src25);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
                 } else {
                     #pragma unroll
-                    for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst26[tl_v] = tl::in_bounds(row0 + ((tl_chunk23 * 8) / 128), M) && tl::in_bounds(((k0 + 1 * 128) + ((tl_chunk23 * 8) % 128)) + tl_v, K) ? tl_src25[tl_v] : tl::convert<tl::f16>(0.0f);
+                    for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst26[tl_v] = tl::in_bounds(row0 + ((tl_chunk23 * 8) / 128), M) && tl::in_bounds(((k0 + 128) + ((tl_chunk23 * 8) % 128)) + tl_v, K) ? tl_src25[tl_v] : tl::convert<tl::f16>(0.0f);
                 }
             }
         }
         // copy(Wq[col0 +: BN, kk / 8 +: BK / 8], wq);        // weights add nothing  (qgemm.tl:47)
-        if (tl::is_aligned(Wq, 16) && KW % 4 == 0 && col0 >= 0 && col0 + 128 <= N && ((k0 + 1 * 128) / 8) >= 0 && ((k0 + 1 * 128) / 8) + 16 <= KW && ((k0 + 1 * 128) / 8) % 4 == 0) {
+        if (tl::is_aligned(Wq, 16) && KW % 4 == 0 && col0 >= 0 && col0 + 128 <= N && ((k0 + 128) / 8) >= 0 && ((k0 + 128) / 8) + 16 <= KW && ((k0 + 128) / 8) % 4 == 0) {
             #pragma unroll
             for (int tl_i29 = 0; tl_i29 < 4; ++tl_i29) {
                 const int tl_chunk28 = tl_tid + tl_i29 * 128;
-                tl::cp_async_16(&wq[(1 * 128 + ((tl_chunk28 * 4) / 16)) * 20 + ((tl_chunk28 * 4) % 16)], &Wq[int64_t(col0 + ((tl_chunk28 * 4) / 16)) * KW + (((k0 + 1 * 128) / 8) + ((tl_chunk28 * 4) % 16))]);
+                tl::cp_async_16(&wq[(1 * 128 + ((tl_chunk28 * 4) / 16)) * 20 + ((tl_chunk28 * 4) % 16)], &Wq[int64_t(col0 + ((tl_chunk28 * 4) / 16)) * KW + (((k0 + 128) / 8) + ((tl_chunk28 * 4) % 16))]);
             }
         } else {
             #pragma unroll
             for (int tl_i31 = 0; tl_i31 < 4; ++tl_i31) {
                 const int tl_chunk30 = tl_tid + tl_i31 * 128;
-                const uint32_t* tl_src32 = &Wq[int64_t(col0 + ((tl_chunk30 * 4) / 16)) * KW + (((k0 + 1 * 128) / 8) + ((tl_chunk30 * 4) % 16))];
+                const uint32_t* tl_src32 = &Wq[int64_t(col0 + ((tl_chunk30 * 4) / 16)) * KW + (((k0 + 128) / 8) + ((tl_chunk30 * 4) % 16))];
                 uint32_t* tl_dst33 = &wq[(1 * 128 + ((tl_chunk30 * 4) / 16)) * 20 + ((tl_chunk30 * 4) % 16)];
-                const int tl_valid34 = !(tl::in_bounds(col0 + ((tl_chunk30 * 4) / 16), N)) ? 0 : max(0, min(4, KW - (((k0 + 1 * 128) / 8) + ((tl_chunk30 * 4) % 16))));
-                if (tl_valid34 == 4 && ((k0 + 1 * 128) / 8) + ((tl_chunk30 * 4) % 16) >= 0 && tl::is_aligned(tl_src32, 4)) {
+                const int tl_valid34 = !(tl::in_bounds(col0 + ((tl_chunk30 * 4) / 16), N)) ? 0 : max(0, min(4, KW - (((k0 + 128) / 8) + ((tl_chunk30 * 4) % 16))));
+                if (tl_valid34 == 4 && ((k0 + 128) / 8) + ((tl_chunk30 * 4) % 16) >= 0 && tl::is_aligned(tl_src32, 4)) {
                     tl::cp_async_chunk(tl_dst33, tl_src32);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
                 } else {
                     #pragma unroll
-                    for (int tl_v = 0; tl_v < 4; ++tl_v) tl_dst33[tl_v] = tl::in_bounds(col0 + ((tl_chunk30 * 4) / 16), N) && tl::in_bounds((((k0 + 1 * 128) / 8) + ((tl_chunk30 * 4) % 16)) + tl_v, KW) ? tl_src32[tl_v] : 0u;
+                    for (int tl_v = 0; tl_v < 4; ++tl_v) tl_dst33[tl_v] = tl::in_bounds(col0 + ((tl_chunk30 * 4) / 16), N) && tl::in_bounds((((k0 + 128) / 8) + ((tl_chunk30 * 4) % 16)) + tl_v, KW) ? tl_src32[tl_v] : 0u;
                 }
             }
         }
         // copy(Scales[kk / G +: BK / G, col0 +: BN], sc);     // a row of the step's group: cp.async  (qgemm.tl:48)
-        if (tl::is_aligned(Scales, 16) && N % 8 == 0 && ((k0 + 1 * 128) / 128) >= 0 && ((k0 + 1 * 128) / 128) + 1 <= KG && col0 >= 0 && col0 + 128 <= N && col0 % 8 == 0) {
+        if (tl::is_aligned(Scales, 16) && N % 8 == 0 && ((k0 + 128) / 128) >= 0 && ((k0 + 128) / 128) + 1 <= KG && col0 >= 0 && col0 + 128 <= N && col0 % 8 == 0) {
             #pragma unroll
             for (int tl_i36 = 0; tl_i36 < 1; ++tl_i36) {
                 const int tl_chunk35 = tl_tid + tl_i36 * 128;
                 if (tl_chunk35 < 16) {
-                    tl::cp_async_16(&sc[(1 * 1 + ((tl_chunk35 * 8) / 128)) * 136 + ((tl_chunk35 * 8) % 128)], &Scales[int64_t(((k0 + 1 * 128) / 128) + ((tl_chunk35 * 8) / 128)) * N + (col0 + ((tl_chunk35 * 8) % 128))]);
+                    tl::cp_async_16(&sc[(1 * 1 + ((tl_chunk35 * 8) / 128)) * 136 + ((tl_chunk35 * 8) % 128)], &Scales[int64_t(((k0 + 128) / 128) + ((tl_chunk35 * 8) / 128)) * N + (col0 + ((tl_chunk35 * 8) % 128))]);
                 }
             }
         } else {
@@ -540,14 +540,14 @@ __global__ void __launch_bounds__(128) w4a16_partial_kernel_variant1(
             for (int tl_i38 = 0; tl_i38 < 1; ++tl_i38) {
                 const int tl_chunk37 = tl_tid + tl_i38 * 128;
                 if (tl_chunk37 < 16) {
-                    const tl::f16* tl_src39 = &Scales[int64_t(((k0 + 1 * 128) / 128) + ((tl_chunk37 * 8) / 128)) * N + (col0 + ((tl_chunk37 * 8) % 128))];
+                    const tl::f16* tl_src39 = &Scales[int64_t(((k0 + 128) / 128) + ((tl_chunk37 * 8) / 128)) * N + (col0 + ((tl_chunk37 * 8) % 128))];
                     tl::f16* tl_dst40 = &sc[(1 * 1 + ((tl_chunk37 * 8) / 128)) * 136 + ((tl_chunk37 * 8) % 128)];
-                    const int tl_valid41 = !(tl::in_bounds(((k0 + 1 * 128) / 128) + ((tl_chunk37 * 8) / 128), KG)) ? 0 : max(0, min(8, N - (col0 + ((tl_chunk37 * 8) % 128))));
+                    const int tl_valid41 = !(tl::in_bounds(((k0 + 128) / 128) + ((tl_chunk37 * 8) / 128), KG)) ? 0 : max(0, min(8, N - (col0 + ((tl_chunk37 * 8) % 128))));
                     if (tl_valid41 == 8 && col0 + ((tl_chunk37 * 8) % 128) >= 0 && tl::is_aligned(tl_src39, 4)) {
                         tl::cp_async_chunk(tl_dst40, tl_src39);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
                     } else {
                         #pragma unroll
-                        for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst40[tl_v] = tl::in_bounds(((k0 + 1 * 128) / 128) + ((tl_chunk37 * 8) / 128), KG) && tl::in_bounds((col0 + ((tl_chunk37 * 8) % 128)) + tl_v, N) ? tl_src39[tl_v] : tl::convert<tl::f16>(0.0f);
+                        for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst40[tl_v] = tl::in_bounds(((k0 + 128) / 128) + ((tl_chunk37 * 8) / 128), KG) && tl::in_bounds((col0 + ((tl_chunk37 * 8) % 128)) + tl_v, N) ? tl_src39[tl_v] : tl::convert<tl::f16>(0.0f);
                     }
                 }
             }
@@ -556,56 +556,56 @@ __global__ void __launch_bounds__(128) w4a16_partial_kernel_variant1(
     tl::cp_async_commit();
     if (2 < k_trips) {
         // copy(A[row0 +: BM, kk +: BK], a);                  // past K: zeros, so the padded  (qgemm.tl:46)
-        if (tl::is_aligned(A, 16) && K % 8 == 0 && row0 >= 0 && row0 + 64 <= M && (k0 + 2 * 128) >= 0 && (k0 + 2 * 128) + 128 <= K && (k0 + 2 * 128) % 8 == 0) {
+        if (tl::is_aligned(A, 16) && K % 8 == 0 && row0 >= 0 && row0 + 64 <= M && (k0 + 256) >= 0 && (k0 + 256) + 128 <= K && (k0 + 256) % 8 == 0) {
             #pragma unroll
             for (int tl_i43 = 0; tl_i43 < 8; ++tl_i43) {
                 const int tl_chunk42 = tl_tid + tl_i43 * 128;
-                tl::cp_async_16(&a[(2 * 64 + ((tl_chunk42 * 8) / 128)) * 136 + ((tl_chunk42 * 8) % 128)], &A[int64_t(row0 + ((tl_chunk42 * 8) / 128)) * K + ((k0 + 2 * 128) + ((tl_chunk42 * 8) % 128))]);
+                tl::cp_async_16(&a[(2 * 64 + ((tl_chunk42 * 8) / 128)) * 136 + ((tl_chunk42 * 8) % 128)], &A[int64_t(row0 + ((tl_chunk42 * 8) / 128)) * K + ((k0 + 256) + ((tl_chunk42 * 8) % 128))]);
             }
         } else {
             #pragma unroll
             for (int tl_i45 = 0; tl_i45 < 8; ++tl_i45) {
                 const int tl_chunk44 = tl_tid + tl_i45 * 128;
-                const tl::f16* tl_src46 = &A[int64_t(row0 + ((tl_chunk44 * 8) / 128)) * K + ((k0 + 2 * 128) + ((tl_chunk44 * 8) % 128))];
+                const tl::f16* tl_src46 = &A[int64_t(row0 + ((tl_chunk44 * 8) / 128)) * K + ((k0 + 256) + ((tl_chunk44 * 8) % 128))];
                 tl::f16* tl_dst47 = &a[(2 * 64 + ((tl_chunk44 * 8) / 128)) * 136 + ((tl_chunk44 * 8) % 128)];
-                const int tl_valid48 = !(tl::in_bounds(row0 + ((tl_chunk44 * 8) / 128), M)) ? 0 : max(0, min(8, K - ((k0 + 2 * 128) + ((tl_chunk44 * 8) % 128))));
-                if (tl_valid48 == 8 && (k0 + 2 * 128) + ((tl_chunk44 * 8) % 128) >= 0 && tl::is_aligned(tl_src46, 4)) {
+                const int tl_valid48 = !(tl::in_bounds(row0 + ((tl_chunk44 * 8) / 128), M)) ? 0 : max(0, min(8, K - ((k0 + 256) + ((tl_chunk44 * 8) % 128))));
+                if (tl_valid48 == 8 && (k0 + 256) + ((tl_chunk44 * 8) % 128) >= 0 && tl::is_aligned(tl_src46, 4)) {
                     tl::cp_async_chunk(tl_dst47, tl_src46);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
                 } else {
                     #pragma unroll
-                    for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst47[tl_v] = tl::in_bounds(row0 + ((tl_chunk44 * 8) / 128), M) && tl::in_bounds(((k0 + 2 * 128) + ((tl_chunk44 * 8) % 128)) + tl_v, K) ? tl_src46[tl_v] : tl::convert<tl::f16>(0.0f);
+                    for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst47[tl_v] = tl::in_bounds(row0 + ((tl_chunk44 * 8) / 128), M) && tl::in_bounds(((k0 + 256) + ((tl_chunk44 * 8) % 128)) + tl_v, K) ? tl_src46[tl_v] : tl::convert<tl::f16>(0.0f);
                 }
             }
         }
         // copy(Wq[col0 +: BN, kk / 8 +: BK / 8], wq);        // weights add nothing  (qgemm.tl:47)
-        if (tl::is_aligned(Wq, 16) && KW % 4 == 0 && col0 >= 0 && col0 + 128 <= N && ((k0 + 2 * 128) / 8) >= 0 && ((k0 + 2 * 128) / 8) + 16 <= KW && ((k0 + 2 * 128) / 8) % 4 == 0) {
+        if (tl::is_aligned(Wq, 16) && KW % 4 == 0 && col0 >= 0 && col0 + 128 <= N && ((k0 + 256) / 8) >= 0 && ((k0 + 256) / 8) + 16 <= KW && ((k0 + 256) / 8) % 4 == 0) {
             #pragma unroll
             for (int tl_i50 = 0; tl_i50 < 4; ++tl_i50) {
                 const int tl_chunk49 = tl_tid + tl_i50 * 128;
-                tl::cp_async_16(&wq[(2 * 128 + ((tl_chunk49 * 4) / 16)) * 20 + ((tl_chunk49 * 4) % 16)], &Wq[int64_t(col0 + ((tl_chunk49 * 4) / 16)) * KW + (((k0 + 2 * 128) / 8) + ((tl_chunk49 * 4) % 16))]);
+                tl::cp_async_16(&wq[(2 * 128 + ((tl_chunk49 * 4) / 16)) * 20 + ((tl_chunk49 * 4) % 16)], &Wq[int64_t(col0 + ((tl_chunk49 * 4) / 16)) * KW + (((k0 + 256) / 8) + ((tl_chunk49 * 4) % 16))]);
             }
         } else {
             #pragma unroll
             for (int tl_i52 = 0; tl_i52 < 4; ++tl_i52) {
                 const int tl_chunk51 = tl_tid + tl_i52 * 128;
-                const uint32_t* tl_src53 = &Wq[int64_t(col0 + ((tl_chunk51 * 4) / 16)) * KW + (((k0 + 2 * 128) / 8) + ((tl_chunk51 * 4) % 16))];
+                const uint32_t* tl_src53 = &Wq[int64_t(col0 + ((tl_chunk51 * 4) / 16)) * KW + (((k0 + 256) / 8) + ((tl_chunk51 * 4) % 16))];
                 uint32_t* tl_dst54 = &wq[(2 * 128 + ((tl_chunk51 * 4) / 16)) * 20 + ((tl_chunk51 * 4) % 16)];
-                const int tl_valid55 = !(tl::in_bounds(col0 + ((tl_chunk51 * 4) / 16), N)) ? 0 : max(0, min(4, KW - (((k0 + 2 * 128) / 8) + ((tl_chunk51 * 4) % 16))));
-                if (tl_valid55 == 4 && ((k0 + 2 * 128) / 8) + ((tl_chunk51 * 4) % 16) >= 0 && tl::is_aligned(tl_src53, 4)) {
+                const int tl_valid55 = !(tl::in_bounds(col0 + ((tl_chunk51 * 4) / 16), N)) ? 0 : max(0, min(4, KW - (((k0 + 256) / 8) + ((tl_chunk51 * 4) % 16))));
+                if (tl_valid55 == 4 && ((k0 + 256) / 8) + ((tl_chunk51 * 4) % 16) >= 0 && tl::is_aligned(tl_src53, 4)) {
                     tl::cp_async_chunk(tl_dst54, tl_src53);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
                 } else {
                     #pragma unroll
-                    for (int tl_v = 0; tl_v < 4; ++tl_v) tl_dst54[tl_v] = tl::in_bounds(col0 + ((tl_chunk51 * 4) / 16), N) && tl::in_bounds((((k0 + 2 * 128) / 8) + ((tl_chunk51 * 4) % 16)) + tl_v, KW) ? tl_src53[tl_v] : 0u;
+                    for (int tl_v = 0; tl_v < 4; ++tl_v) tl_dst54[tl_v] = tl::in_bounds(col0 + ((tl_chunk51 * 4) / 16), N) && tl::in_bounds((((k0 + 256) / 8) + ((tl_chunk51 * 4) % 16)) + tl_v, KW) ? tl_src53[tl_v] : 0u;
                 }
             }
         }
         // copy(Scales[kk / G +: BK / G, col0 +: BN], sc);     // a row of the step's group: cp.async  (qgemm.tl:48)
-        if (tl::is_aligned(Scales, 16) && N % 8 == 0 && ((k0 + 2 * 128) / 128) >= 0 && ((k0 + 2 * 128) / 128) + 1 <= KG && col0 >= 0 && col0 + 128 <= N && col0 % 8 == 0) {
+        if (tl::is_aligned(Scales, 16) && N % 8 == 0 && ((k0 + 256) / 128) >= 0 && ((k0 + 256) / 128) + 1 <= KG && col0 >= 0 && col0 + 128 <= N && col0 % 8 == 0) {
             #pragma unroll
             for (int tl_i57 = 0; tl_i57 < 1; ++tl_i57) {
                 const int tl_chunk56 = tl_tid + tl_i57 * 128;
                 if (tl_chunk56 < 16) {
-                    tl::cp_async_16(&sc[(2 * 1 + ((tl_chunk56 * 8) / 128)) * 136 + ((tl_chunk56 * 8) % 128)], &Scales[int64_t(((k0 + 2 * 128) / 128) + ((tl_chunk56 * 8) / 128)) * N + (col0 + ((tl_chunk56 * 8) % 128))]);
+                    tl::cp_async_16(&sc[(2 * 1 + ((tl_chunk56 * 8) / 128)) * 136 + ((tl_chunk56 * 8) % 128)], &Scales[int64_t(((k0 + 256) / 128) + ((tl_chunk56 * 8) / 128)) * N + (col0 + ((tl_chunk56 * 8) % 128))]);
                 }
             }
         } else {
@@ -613,14 +613,14 @@ __global__ void __launch_bounds__(128) w4a16_partial_kernel_variant1(
             for (int tl_i59 = 0; tl_i59 < 1; ++tl_i59) {
                 const int tl_chunk58 = tl_tid + tl_i59 * 128;
                 if (tl_chunk58 < 16) {
-                    const tl::f16* tl_src60 = &Scales[int64_t(((k0 + 2 * 128) / 128) + ((tl_chunk58 * 8) / 128)) * N + (col0 + ((tl_chunk58 * 8) % 128))];
+                    const tl::f16* tl_src60 = &Scales[int64_t(((k0 + 256) / 128) + ((tl_chunk58 * 8) / 128)) * N + (col0 + ((tl_chunk58 * 8) % 128))];
                     tl::f16* tl_dst61 = &sc[(2 * 1 + ((tl_chunk58 * 8) / 128)) * 136 + ((tl_chunk58 * 8) % 128)];
-                    const int tl_valid62 = !(tl::in_bounds(((k0 + 2 * 128) / 128) + ((tl_chunk58 * 8) / 128), KG)) ? 0 : max(0, min(8, N - (col0 + ((tl_chunk58 * 8) % 128))));
+                    const int tl_valid62 = !(tl::in_bounds(((k0 + 256) / 128) + ((tl_chunk58 * 8) / 128), KG)) ? 0 : max(0, min(8, N - (col0 + ((tl_chunk58 * 8) % 128))));
                     if (tl_valid62 == 8 && col0 + ((tl_chunk58 * 8) % 128) >= 0 && tl::is_aligned(tl_src60, 4)) {
                         tl::cp_async_chunk(tl_dst61, tl_src60);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
                     } else {
                         #pragma unroll
-                        for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst61[tl_v] = tl::in_bounds(((k0 + 2 * 128) / 128) + ((tl_chunk58 * 8) / 128), KG) && tl::in_bounds((col0 + ((tl_chunk58 * 8) % 128)) + tl_v, N) ? tl_src60[tl_v] : tl::convert<tl::f16>(0.0f);
+                        for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst61[tl_v] = tl::in_bounds(((k0 + 256) / 128) + ((tl_chunk58 * 8) / 128), KG) && tl::in_bounds((col0 + ((tl_chunk58 * 8) % 128)) + tl_v, N) ? tl_src60[tl_v] : tl::convert<tl::f16>(0.0f);
                     }
                 }
             }
@@ -777,46 +777,46 @@ __global__ void __launch_bounds__(512) fp8_gemm_block_scaled_kernel_variant0(
     const int32_t k_trips = KG;
     if (0 < k_trips) {
         // copy(A[row0 +: BM, k * G +: G], a);  (qgemm.tl:100)
-        if (tl::is_aligned(A, 16) && K % 16 == 0 && row0 >= 0 && row0 + 128 <= M && (0 * 128) >= 0 && (0 * 128) + 128 <= K && (0 * 128) % 16 == 0) {
+        if (tl::is_aligned(A, 16) && K % 16 == 0 && row0 >= 0 && row0 + 128 <= M && 0 >= 0 && 0 + 128 <= K && 0 % 16 == 0) {
             #pragma unroll
             for (int tl_i1 = 0; tl_i1 < 2; ++tl_i1) {
                 const int tl_chunk0 = tl_tid + tl_i1 * 512;
-                tl::cp_async_16(&a[(0 * 128 + ((tl_chunk0 * 16) / 128)) * 144 + ((tl_chunk0 * 16) % 128)], &A[int64_t(row0 + ((tl_chunk0 * 16) / 128)) * K + ((0 * 128) + ((tl_chunk0 * 16) % 128))]);
+                tl::cp_async_16(&a[(0 * 128 + ((tl_chunk0 * 16) / 128)) * 144 + ((tl_chunk0 * 16) % 128)], &A[int64_t(row0 + ((tl_chunk0 * 16) / 128)) * K + ((tl_chunk0 * 16) % 128)]);
             }
         } else {
             #pragma unroll
             for (int tl_i3 = 0; tl_i3 < 2; ++tl_i3) {
                 const int tl_chunk2 = tl_tid + tl_i3 * 512;
-                const tl::f8e4m3* tl_src4 = &A[int64_t(row0 + ((tl_chunk2 * 16) / 128)) * K + ((0 * 128) + ((tl_chunk2 * 16) % 128))];
+                const tl::f8e4m3* tl_src4 = &A[int64_t(row0 + ((tl_chunk2 * 16) / 128)) * K + ((tl_chunk2 * 16) % 128)];
                 tl::f8e4m3* tl_dst5 = &a[(0 * 128 + ((tl_chunk2 * 16) / 128)) * 144 + ((tl_chunk2 * 16) % 128)];
-                const int tl_valid6 = !(tl::in_bounds(row0 + ((tl_chunk2 * 16) / 128), M)) ? 0 : max(0, min(16, K - ((0 * 128) + ((tl_chunk2 * 16) % 128))));
-                if (tl_valid6 == 16 && (0 * 128) + ((tl_chunk2 * 16) % 128) >= 0 && tl::is_aligned(tl_src4, 4)) {
+                const int tl_valid6 = !(tl::in_bounds(row0 + ((tl_chunk2 * 16) / 128), M)) ? 0 : max(0, min(16, K - ((tl_chunk2 * 16) % 128)));
+                if (tl_valid6 == 16 && (tl_chunk2 * 16) % 128 >= 0 && tl::is_aligned(tl_src4, 4)) {
                     tl::cp_async_chunk(tl_dst5, tl_src4);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
                 } else {
                     #pragma unroll
-                    for (int tl_v = 0; tl_v < 16; ++tl_v) tl_dst5[tl_v] = tl::in_bounds(row0 + ((tl_chunk2 * 16) / 128), M) && tl::in_bounds(((0 * 128) + ((tl_chunk2 * 16) % 128)) + tl_v, K) ? tl_src4[tl_v] : tl::convert<tl::f8e4m3>(0.0f);
+                    for (int tl_v = 0; tl_v < 16; ++tl_v) tl_dst5[tl_v] = tl::in_bounds(row0 + ((tl_chunk2 * 16) / 128), M) && tl::in_bounds(((tl_chunk2 * 16) % 128) + tl_v, K) ? tl_src4[tl_v] : tl::convert<tl::f8e4m3>(0.0f);
                 }
             }
         }
         // copy(B[col0 +: BN, k * G +: G], b);  (qgemm.tl:101)
-        if (tl::is_aligned(B, 16) && K % 16 == 0 && col0 >= 0 && col0 + 128 <= N && (0 * 128) >= 0 && (0 * 128) + 128 <= K && (0 * 128) % 16 == 0) {
+        if (tl::is_aligned(B, 16) && K % 16 == 0 && col0 >= 0 && col0 + 128 <= N && 0 >= 0 && 0 + 128 <= K && 0 % 16 == 0) {
             #pragma unroll
             for (int tl_i8 = 0; tl_i8 < 2; ++tl_i8) {
                 const int tl_chunk7 = tl_tid + tl_i8 * 512;
-                tl::cp_async_16(&b[(0 * 128 + ((tl_chunk7 * 16) / 128)) * 144 + ((tl_chunk7 * 16) % 128)], &B[int64_t(col0 + ((tl_chunk7 * 16) / 128)) * K + ((0 * 128) + ((tl_chunk7 * 16) % 128))]);
+                tl::cp_async_16(&b[(0 * 128 + ((tl_chunk7 * 16) / 128)) * 144 + ((tl_chunk7 * 16) % 128)], &B[int64_t(col0 + ((tl_chunk7 * 16) / 128)) * K + ((tl_chunk7 * 16) % 128)]);
             }
         } else {
             #pragma unroll
             for (int tl_i10 = 0; tl_i10 < 2; ++tl_i10) {
                 const int tl_chunk9 = tl_tid + tl_i10 * 512;
-                const tl::f8e4m3* tl_src11 = &B[int64_t(col0 + ((tl_chunk9 * 16) / 128)) * K + ((0 * 128) + ((tl_chunk9 * 16) % 128))];
+                const tl::f8e4m3* tl_src11 = &B[int64_t(col0 + ((tl_chunk9 * 16) / 128)) * K + ((tl_chunk9 * 16) % 128)];
                 tl::f8e4m3* tl_dst12 = &b[(0 * 128 + ((tl_chunk9 * 16) / 128)) * 144 + ((tl_chunk9 * 16) % 128)];
-                const int tl_valid13 = !(tl::in_bounds(col0 + ((tl_chunk9 * 16) / 128), N)) ? 0 : max(0, min(16, K - ((0 * 128) + ((tl_chunk9 * 16) % 128))));
-                if (tl_valid13 == 16 && (0 * 128) + ((tl_chunk9 * 16) % 128) >= 0 && tl::is_aligned(tl_src11, 4)) {
+                const int tl_valid13 = !(tl::in_bounds(col0 + ((tl_chunk9 * 16) / 128), N)) ? 0 : max(0, min(16, K - ((tl_chunk9 * 16) % 128)));
+                if (tl_valid13 == 16 && (tl_chunk9 * 16) % 128 >= 0 && tl::is_aligned(tl_src11, 4)) {
                     tl::cp_async_chunk(tl_dst12, tl_src11);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
                 } else {
                     #pragma unroll
-                    for (int tl_v = 0; tl_v < 16; ++tl_v) tl_dst12[tl_v] = tl::in_bounds(col0 + ((tl_chunk9 * 16) / 128), N) && tl::in_bounds(((0 * 128) + ((tl_chunk9 * 16) % 128)) + tl_v, K) ? tl_src11[tl_v] : tl::convert<tl::f8e4m3>(0.0f);
+                    for (int tl_v = 0; tl_v < 16; ++tl_v) tl_dst12[tl_v] = tl::in_bounds(col0 + ((tl_chunk9 * 16) / 128), N) && tl::in_bounds(((tl_chunk9 * 16) % 128) + tl_v, K) ? tl_src11[tl_v] : tl::convert<tl::f8e4m3>(0.0f);
                 }
             }
         }
@@ -842,46 +842,46 @@ __global__ void __launch_bounds__(512) fp8_gemm_block_scaled_kernel_variant0(
     tl::cp_async_commit();
     if (1 < k_trips) {
         // copy(A[row0 +: BM, k * G +: G], a);  (qgemm.tl:100)
-        if (tl::is_aligned(A, 16) && K % 16 == 0 && row0 >= 0 && row0 + 128 <= M && (1 * 128) >= 0 && (1 * 128) + 128 <= K && (1 * 128) % 16 == 0) {
+        if (tl::is_aligned(A, 16) && K % 16 == 0 && row0 >= 0 && row0 + 128 <= M && 128 >= 0 && 128 + 128 <= K && 128 % 16 == 0) {
             #pragma unroll
             for (int tl_i19 = 0; tl_i19 < 2; ++tl_i19) {
                 const int tl_chunk18 = tl_tid + tl_i19 * 512;
-                tl::cp_async_16(&a[(1 * 128 + ((tl_chunk18 * 16) / 128)) * 144 + ((tl_chunk18 * 16) % 128)], &A[int64_t(row0 + ((tl_chunk18 * 16) / 128)) * K + ((1 * 128) + ((tl_chunk18 * 16) % 128))]);
+                tl::cp_async_16(&a[(1 * 128 + ((tl_chunk18 * 16) / 128)) * 144 + ((tl_chunk18 * 16) % 128)], &A[int64_t(row0 + ((tl_chunk18 * 16) / 128)) * K + (128 + ((tl_chunk18 * 16) % 128))]);
             }
         } else {
             #pragma unroll
             for (int tl_i21 = 0; tl_i21 < 2; ++tl_i21) {
                 const int tl_chunk20 = tl_tid + tl_i21 * 512;
-                const tl::f8e4m3* tl_src22 = &A[int64_t(row0 + ((tl_chunk20 * 16) / 128)) * K + ((1 * 128) + ((tl_chunk20 * 16) % 128))];
+                const tl::f8e4m3* tl_src22 = &A[int64_t(row0 + ((tl_chunk20 * 16) / 128)) * K + (128 + ((tl_chunk20 * 16) % 128))];
                 tl::f8e4m3* tl_dst23 = &a[(1 * 128 + ((tl_chunk20 * 16) / 128)) * 144 + ((tl_chunk20 * 16) % 128)];
-                const int tl_valid24 = !(tl::in_bounds(row0 + ((tl_chunk20 * 16) / 128), M)) ? 0 : max(0, min(16, K - ((1 * 128) + ((tl_chunk20 * 16) % 128))));
-                if (tl_valid24 == 16 && (1 * 128) + ((tl_chunk20 * 16) % 128) >= 0 && tl::is_aligned(tl_src22, 4)) {
+                const int tl_valid24 = !(tl::in_bounds(row0 + ((tl_chunk20 * 16) / 128), M)) ? 0 : max(0, min(16, K - (128 + ((tl_chunk20 * 16) % 128))));
+                if (tl_valid24 == 16 && 128 + ((tl_chunk20 * 16) % 128) >= 0 && tl::is_aligned(tl_src22, 4)) {
                     tl::cp_async_chunk(tl_dst23, tl_src22);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
                 } else {
                     #pragma unroll
-                    for (int tl_v = 0; tl_v < 16; ++tl_v) tl_dst23[tl_v] = tl::in_bounds(row0 + ((tl_chunk20 * 16) / 128), M) && tl::in_bounds(((1 * 128) + ((tl_chunk20 * 16) % 128)) + tl_v, K) ? tl_src22[tl_v] : tl::convert<tl::f8e4m3>(0.0f);
+                    for (int tl_v = 0; tl_v < 16; ++tl_v) tl_dst23[tl_v] = tl::in_bounds(row0 + ((tl_chunk20 * 16) / 128), M) && tl::in_bounds((128 + ((tl_chunk20 * 16) % 128)) + tl_v, K) ? tl_src22[tl_v] : tl::convert<tl::f8e4m3>(0.0f);
                 }
             }
         }
         // copy(B[col0 +: BN, k * G +: G], b);  (qgemm.tl:101)
-        if (tl::is_aligned(B, 16) && K % 16 == 0 && col0 >= 0 && col0 + 128 <= N && (1 * 128) >= 0 && (1 * 128) + 128 <= K && (1 * 128) % 16 == 0) {
+        if (tl::is_aligned(B, 16) && K % 16 == 0 && col0 >= 0 && col0 + 128 <= N && 128 >= 0 && 128 + 128 <= K && 128 % 16 == 0) {
             #pragma unroll
             for (int tl_i26 = 0; tl_i26 < 2; ++tl_i26) {
                 const int tl_chunk25 = tl_tid + tl_i26 * 512;
-                tl::cp_async_16(&b[(1 * 128 + ((tl_chunk25 * 16) / 128)) * 144 + ((tl_chunk25 * 16) % 128)], &B[int64_t(col0 + ((tl_chunk25 * 16) / 128)) * K + ((1 * 128) + ((tl_chunk25 * 16) % 128))]);
+                tl::cp_async_16(&b[(1 * 128 + ((tl_chunk25 * 16) / 128)) * 144 + ((tl_chunk25 * 16) % 128)], &B[int64_t(col0 + ((tl_chunk25 * 16) / 128)) * K + (128 + ((tl_chunk25 * 16) % 128))]);
             }
         } else {
             #pragma unroll
             for (int tl_i28 = 0; tl_i28 < 2; ++tl_i28) {
                 const int tl_chunk27 = tl_tid + tl_i28 * 512;
-                const tl::f8e4m3* tl_src29 = &B[int64_t(col0 + ((tl_chunk27 * 16) / 128)) * K + ((1 * 128) + ((tl_chunk27 * 16) % 128))];
+                const tl::f8e4m3* tl_src29 = &B[int64_t(col0 + ((tl_chunk27 * 16) / 128)) * K + (128 + ((tl_chunk27 * 16) % 128))];
                 tl::f8e4m3* tl_dst30 = &b[(1 * 128 + ((tl_chunk27 * 16) / 128)) * 144 + ((tl_chunk27 * 16) % 128)];
-                const int tl_valid31 = !(tl::in_bounds(col0 + ((tl_chunk27 * 16) / 128), N)) ? 0 : max(0, min(16, K - ((1 * 128) + ((tl_chunk27 * 16) % 128))));
-                if (tl_valid31 == 16 && (1 * 128) + ((tl_chunk27 * 16) % 128) >= 0 && tl::is_aligned(tl_src29, 4)) {
+                const int tl_valid31 = !(tl::in_bounds(col0 + ((tl_chunk27 * 16) / 128), N)) ? 0 : max(0, min(16, K - (128 + ((tl_chunk27 * 16) % 128))));
+                if (tl_valid31 == 16 && 128 + ((tl_chunk27 * 16) % 128) >= 0 && tl::is_aligned(tl_src29, 4)) {
                     tl::cp_async_chunk(tl_dst30, tl_src29);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
                 } else {
                     #pragma unroll
-                    for (int tl_v = 0; tl_v < 16; ++tl_v) tl_dst30[tl_v] = tl::in_bounds(col0 + ((tl_chunk27 * 16) / 128), N) && tl::in_bounds(((1 * 128) + ((tl_chunk27 * 16) % 128)) + tl_v, K) ? tl_src29[tl_v] : tl::convert<tl::f8e4m3>(0.0f);
+                    for (int tl_v = 0; tl_v < 16; ++tl_v) tl_dst30[tl_v] = tl::in_bounds(col0 + ((tl_chunk27 * 16) / 128), N) && tl::in_bounds((128 + ((tl_chunk27 * 16) % 128)) + tl_v, K) ? tl_src29[tl_v] : tl::convert<tl::f8e4m3>(0.0f);
                 }
             }
         }
@@ -1187,46 +1187,46 @@ __global__ void __launch_bounds__(256) fp8_gemm_block_scaled_kernel_variant1(
     const int32_t k_trips = KG;
     if (0 < k_trips) {
         // copy(A[row0 +: BM, k * G +: G], a);  (qgemm.tl:100)
-        if (tl::is_aligned(A, 16) && K % 16 == 0 && row0 >= 0 && row0 + 128 <= M && (0 * 128) >= 0 && (0 * 128) + 128 <= K && (0 * 128) % 16 == 0) {
+        if (tl::is_aligned(A, 16) && K % 16 == 0 && row0 >= 0 && row0 + 128 <= M && 0 >= 0 && 0 + 128 <= K && 0 % 16 == 0) {
             #pragma unroll
             for (int tl_i1 = 0; tl_i1 < 4; ++tl_i1) {
                 const int tl_chunk0 = tl_tid + tl_i1 * 256;
-                tl::cp_async_16(&a[(0 * 128 + ((tl_chunk0 * 16) / 128)) * 144 + ((tl_chunk0 * 16) % 128)], &A[int64_t(row0 + ((tl_chunk0 * 16) / 128)) * K + ((0 * 128) + ((tl_chunk0 * 16) % 128))]);
+                tl::cp_async_16(&a[(0 * 128 + ((tl_chunk0 * 16) / 128)) * 144 + ((tl_chunk0 * 16) % 128)], &A[int64_t(row0 + ((tl_chunk0 * 16) / 128)) * K + ((tl_chunk0 * 16) % 128)]);
             }
         } else {
             #pragma unroll
             for (int tl_i3 = 0; tl_i3 < 4; ++tl_i3) {
                 const int tl_chunk2 = tl_tid + tl_i3 * 256;
-                const tl::f8e4m3* tl_src4 = &A[int64_t(row0 + ((tl_chunk2 * 16) / 128)) * K + ((0 * 128) + ((tl_chunk2 * 16) % 128))];
+                const tl::f8e4m3* tl_src4 = &A[int64_t(row0 + ((tl_chunk2 * 16) / 128)) * K + ((tl_chunk2 * 16) % 128)];
                 tl::f8e4m3* tl_dst5 = &a[(0 * 128 + ((tl_chunk2 * 16) / 128)) * 144 + ((tl_chunk2 * 16) % 128)];
-                const int tl_valid6 = !(tl::in_bounds(row0 + ((tl_chunk2 * 16) / 128), M)) ? 0 : max(0, min(16, K - ((0 * 128) + ((tl_chunk2 * 16) % 128))));
-                if (tl_valid6 == 16 && (0 * 128) + ((tl_chunk2 * 16) % 128) >= 0 && tl::is_aligned(tl_src4, 4)) {
+                const int tl_valid6 = !(tl::in_bounds(row0 + ((tl_chunk2 * 16) / 128), M)) ? 0 : max(0, min(16, K - ((tl_chunk2 * 16) % 128)));
+                if (tl_valid6 == 16 && (tl_chunk2 * 16) % 128 >= 0 && tl::is_aligned(tl_src4, 4)) {
                     tl::cp_async_chunk(tl_dst5, tl_src4);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
                 } else {
                     #pragma unroll
-                    for (int tl_v = 0; tl_v < 16; ++tl_v) tl_dst5[tl_v] = tl::in_bounds(row0 + ((tl_chunk2 * 16) / 128), M) && tl::in_bounds(((0 * 128) + ((tl_chunk2 * 16) % 128)) + tl_v, K) ? tl_src4[tl_v] : tl::convert<tl::f8e4m3>(0.0f);
+                    for (int tl_v = 0; tl_v < 16; ++tl_v) tl_dst5[tl_v] = tl::in_bounds(row0 + ((tl_chunk2 * 16) / 128), M) && tl::in_bounds(((tl_chunk2 * 16) % 128) + tl_v, K) ? tl_src4[tl_v] : tl::convert<tl::f8e4m3>(0.0f);
                 }
             }
         }
         // copy(B[col0 +: BN, k * G +: G], b);  (qgemm.tl:101)
-        if (tl::is_aligned(B, 16) && K % 16 == 0 && col0 >= 0 && col0 + 64 <= N && (0 * 128) >= 0 && (0 * 128) + 128 <= K && (0 * 128) % 16 == 0) {
+        if (tl::is_aligned(B, 16) && K % 16 == 0 && col0 >= 0 && col0 + 64 <= N && 0 >= 0 && 0 + 128 <= K && 0 % 16 == 0) {
             #pragma unroll
             for (int tl_i8 = 0; tl_i8 < 2; ++tl_i8) {
                 const int tl_chunk7 = tl_tid + tl_i8 * 256;
-                tl::cp_async_16(&b[(0 * 64 + ((tl_chunk7 * 16) / 128)) * 144 + ((tl_chunk7 * 16) % 128)], &B[int64_t(col0 + ((tl_chunk7 * 16) / 128)) * K + ((0 * 128) + ((tl_chunk7 * 16) % 128))]);
+                tl::cp_async_16(&b[(0 * 64 + ((tl_chunk7 * 16) / 128)) * 144 + ((tl_chunk7 * 16) % 128)], &B[int64_t(col0 + ((tl_chunk7 * 16) / 128)) * K + ((tl_chunk7 * 16) % 128)]);
             }
         } else {
             #pragma unroll
             for (int tl_i10 = 0; tl_i10 < 2; ++tl_i10) {
                 const int tl_chunk9 = tl_tid + tl_i10 * 256;
-                const tl::f8e4m3* tl_src11 = &B[int64_t(col0 + ((tl_chunk9 * 16) / 128)) * K + ((0 * 128) + ((tl_chunk9 * 16) % 128))];
+                const tl::f8e4m3* tl_src11 = &B[int64_t(col0 + ((tl_chunk9 * 16) / 128)) * K + ((tl_chunk9 * 16) % 128)];
                 tl::f8e4m3* tl_dst12 = &b[(0 * 64 + ((tl_chunk9 * 16) / 128)) * 144 + ((tl_chunk9 * 16) % 128)];
-                const int tl_valid13 = !(tl::in_bounds(col0 + ((tl_chunk9 * 16) / 128), N)) ? 0 : max(0, min(16, K - ((0 * 128) + ((tl_chunk9 * 16) % 128))));
-                if (tl_valid13 == 16 && (0 * 128) + ((tl_chunk9 * 16) % 128) >= 0 && tl::is_aligned(tl_src11, 4)) {
+                const int tl_valid13 = !(tl::in_bounds(col0 + ((tl_chunk9 * 16) / 128), N)) ? 0 : max(0, min(16, K - ((tl_chunk9 * 16) % 128)));
+                if (tl_valid13 == 16 && (tl_chunk9 * 16) % 128 >= 0 && tl::is_aligned(tl_src11, 4)) {
                     tl::cp_async_chunk(tl_dst12, tl_src11);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
                 } else {
                     #pragma unroll
-                    for (int tl_v = 0; tl_v < 16; ++tl_v) tl_dst12[tl_v] = tl::in_bounds(col0 + ((tl_chunk9 * 16) / 128), N) && tl::in_bounds(((0 * 128) + ((tl_chunk9 * 16) % 128)) + tl_v, K) ? tl_src11[tl_v] : tl::convert<tl::f8e4m3>(0.0f);
+                    for (int tl_v = 0; tl_v < 16; ++tl_v) tl_dst12[tl_v] = tl::in_bounds(col0 + ((tl_chunk9 * 16) / 128), N) && tl::in_bounds(((tl_chunk9 * 16) % 128) + tl_v, K) ? tl_src11[tl_v] : tl::convert<tl::f8e4m3>(0.0f);
                 }
             }
         }
@@ -1252,46 +1252,46 @@ __global__ void __launch_bounds__(256) fp8_gemm_block_scaled_kernel_variant1(
     tl::cp_async_commit();
     if (1 < k_trips) {
         // copy(A[row0 +: BM, k * G +: G], a);  (qgemm.tl:100)
-        if (tl::is_aligned(A, 16) && K % 16 == 0 && row0 >= 0 && row0 + 128 <= M && (1 * 128) >= 0 && (1 * 128) + 128 <= K && (1 * 128) % 16 == 0) {
+        if (tl::is_aligned(A, 16) && K % 16 == 0 && row0 >= 0 && row0 + 128 <= M && 128 >= 0 && 128 + 128 <= K && 128 % 16 == 0) {
             #pragma unroll
             for (int tl_i19 = 0; tl_i19 < 4; ++tl_i19) {
                 const int tl_chunk18 = tl_tid + tl_i19 * 256;
-                tl::cp_async_16(&a[(1 * 128 + ((tl_chunk18 * 16) / 128)) * 144 + ((tl_chunk18 * 16) % 128)], &A[int64_t(row0 + ((tl_chunk18 * 16) / 128)) * K + ((1 * 128) + ((tl_chunk18 * 16) % 128))]);
+                tl::cp_async_16(&a[(1 * 128 + ((tl_chunk18 * 16) / 128)) * 144 + ((tl_chunk18 * 16) % 128)], &A[int64_t(row0 + ((tl_chunk18 * 16) / 128)) * K + (128 + ((tl_chunk18 * 16) % 128))]);
             }
         } else {
             #pragma unroll
             for (int tl_i21 = 0; tl_i21 < 4; ++tl_i21) {
                 const int tl_chunk20 = tl_tid + tl_i21 * 256;
-                const tl::f8e4m3* tl_src22 = &A[int64_t(row0 + ((tl_chunk20 * 16) / 128)) * K + ((1 * 128) + ((tl_chunk20 * 16) % 128))];
+                const tl::f8e4m3* tl_src22 = &A[int64_t(row0 + ((tl_chunk20 * 16) / 128)) * K + (128 + ((tl_chunk20 * 16) % 128))];
                 tl::f8e4m3* tl_dst23 = &a[(1 * 128 + ((tl_chunk20 * 16) / 128)) * 144 + ((tl_chunk20 * 16) % 128)];
-                const int tl_valid24 = !(tl::in_bounds(row0 + ((tl_chunk20 * 16) / 128), M)) ? 0 : max(0, min(16, K - ((1 * 128) + ((tl_chunk20 * 16) % 128))));
-                if (tl_valid24 == 16 && (1 * 128) + ((tl_chunk20 * 16) % 128) >= 0 && tl::is_aligned(tl_src22, 4)) {
+                const int tl_valid24 = !(tl::in_bounds(row0 + ((tl_chunk20 * 16) / 128), M)) ? 0 : max(0, min(16, K - (128 + ((tl_chunk20 * 16) % 128))));
+                if (tl_valid24 == 16 && 128 + ((tl_chunk20 * 16) % 128) >= 0 && tl::is_aligned(tl_src22, 4)) {
                     tl::cp_async_chunk(tl_dst23, tl_src22);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
                 } else {
                     #pragma unroll
-                    for (int tl_v = 0; tl_v < 16; ++tl_v) tl_dst23[tl_v] = tl::in_bounds(row0 + ((tl_chunk20 * 16) / 128), M) && tl::in_bounds(((1 * 128) + ((tl_chunk20 * 16) % 128)) + tl_v, K) ? tl_src22[tl_v] : tl::convert<tl::f8e4m3>(0.0f);
+                    for (int tl_v = 0; tl_v < 16; ++tl_v) tl_dst23[tl_v] = tl::in_bounds(row0 + ((tl_chunk20 * 16) / 128), M) && tl::in_bounds((128 + ((tl_chunk20 * 16) % 128)) + tl_v, K) ? tl_src22[tl_v] : tl::convert<tl::f8e4m3>(0.0f);
                 }
             }
         }
         // copy(B[col0 +: BN, k * G +: G], b);  (qgemm.tl:101)
-        if (tl::is_aligned(B, 16) && K % 16 == 0 && col0 >= 0 && col0 + 64 <= N && (1 * 128) >= 0 && (1 * 128) + 128 <= K && (1 * 128) % 16 == 0) {
+        if (tl::is_aligned(B, 16) && K % 16 == 0 && col0 >= 0 && col0 + 64 <= N && 128 >= 0 && 128 + 128 <= K && 128 % 16 == 0) {
             #pragma unroll
             for (int tl_i26 = 0; tl_i26 < 2; ++tl_i26) {
                 const int tl_chunk25 = tl_tid + tl_i26 * 256;
-                tl::cp_async_16(&b[(1 * 64 + ((tl_chunk25 * 16) / 128)) * 144 + ((tl_chunk25 * 16) % 128)], &B[int64_t(col0 + ((tl_chunk25 * 16) / 128)) * K + ((1 * 128) + ((tl_chunk25 * 16) % 128))]);
+                tl::cp_async_16(&b[(1 * 64 + ((tl_chunk25 * 16) / 128)) * 144 + ((tl_chunk25 * 16) % 128)], &B[int64_t(col0 + ((tl_chunk25 * 16) / 128)) * K + (128 + ((tl_chunk25 * 16) % 128))]);
             }
         } else {
             #pragma unroll
             for (int tl_i28 = 0; tl_i28 < 2; ++tl_i28) {
                 const int tl_chunk27 = tl_tid + tl_i28 * 256;
-                const tl::f8e4m3* tl_src29 = &B[int64_t(col0 + ((tl_chunk27 * 16) / 128)) * K + ((1 * 128) + ((tl_chunk27 * 16) % 128))];
+                const tl::f8e4m3* tl_src29 = &B[int64_t(col0 + ((tl_chunk27 * 16) / 128)) * K + (128 + ((tl_chunk27 * 16) % 128))];
                 tl::f8e4m3* tl_dst30 = &b[(1 * 64 + ((tl_chunk27 * 16) / 128)) * 144 + ((tl_chunk27 * 16) % 128)];
-                const int tl_valid31 = !(tl::in_bounds(col0 + ((tl_chunk27 * 16) / 128), N)) ? 0 : max(0, min(16, K - ((1 * 128) + ((tl_chunk27 * 16) % 128))));
-                if (tl_valid31 == 16 && (1 * 128) + ((tl_chunk27 * 16) % 128) >= 0 && tl::is_aligned(tl_src29, 4)) {
+                const int tl_valid31 = !(tl::in_bounds(col0 + ((tl_chunk27 * 16) / 128), N)) ? 0 : max(0, min(16, K - (128 + ((tl_chunk27 * 16) % 128))));
+                if (tl_valid31 == 16 && 128 + ((tl_chunk27 * 16) % 128) >= 0 && tl::is_aligned(tl_src29, 4)) {
                     tl::cp_async_chunk(tl_dst30, tl_src29);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
                 } else {
                     #pragma unroll
-                    for (int tl_v = 0; tl_v < 16; ++tl_v) tl_dst30[tl_v] = tl::in_bounds(col0 + ((tl_chunk27 * 16) / 128), N) && tl::in_bounds(((1 * 128) + ((tl_chunk27 * 16) % 128)) + tl_v, K) ? tl_src29[tl_v] : tl::convert<tl::f8e4m3>(0.0f);
+                    for (int tl_v = 0; tl_v < 16; ++tl_v) tl_dst30[tl_v] = tl::in_bounds(col0 + ((tl_chunk27 * 16) / 128), N) && tl::in_bounds((128 + ((tl_chunk27 * 16) % 128)) + tl_v, K) ? tl_src29[tl_v] : tl::convert<tl::f8e4m3>(0.0f);
                 }
             }
         }

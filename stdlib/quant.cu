@@ -47,24 +47,24 @@ __global__ void __launch_bounds__(256, 4) fp8_per_token_kernel_variant0(
         const int32_t g_trips = groups;
         if (0 < g_trips) {
             // copy(X[row0 +: RB, 0 +: ROW], xs);  (quant.tl:33)
-            if (tl::is_aligned(X, 16) && N % 8 == 0 && ((int(blockIdx.x) + 0 * int(gridDim.x)) * 32) >= 0 && ((int(blockIdx.x) + 0 * int(gridDim.x)) * 32) + 32 <= M && 0 >= 0 && 0 + 128 <= N && 0 % 8 == 0) {
+            if (tl::is_aligned(X, 16) && N % 8 == 0 && (int(blockIdx.x) * 32) >= 0 && (int(blockIdx.x) * 32) + 32 <= M && 0 >= 0 && 0 + 128 <= N && 0 % 8 == 0) {
                 #pragma unroll
                 for (int tl_i1 = 0; tl_i1 < 2; ++tl_i1) {
                     const int tl_chunk0 = tl_tid + tl_i1 * 256;
-                    tl::cp_async_16(&xs[(0 * 32 + ((tl_chunk0 * 8) / 128)) * 136 + ((tl_chunk0 * 8) % 128)], &X[int64_t(((int(blockIdx.x) + 0 * int(gridDim.x)) * 32) + ((tl_chunk0 * 8) / 128)) * N + ((tl_chunk0 * 8) % 128)]);
+                    tl::cp_async_16(&xs[(0 * 32 + ((tl_chunk0 * 8) / 128)) * 136 + ((tl_chunk0 * 8) % 128)], &X[int64_t((int(blockIdx.x) * 32) + ((tl_chunk0 * 8) / 128)) * N + ((tl_chunk0 * 8) % 128)]);
                 }
             } else {
                 #pragma unroll
                 for (int tl_i3 = 0; tl_i3 < 2; ++tl_i3) {
                     const int tl_chunk2 = tl_tid + tl_i3 * 256;
-                    const tl::bf16* tl_src4 = &X[int64_t(((int(blockIdx.x) + 0 * int(gridDim.x)) * 32) + ((tl_chunk2 * 8) / 128)) * N + ((tl_chunk2 * 8) % 128)];
+                    const tl::bf16* tl_src4 = &X[int64_t((int(blockIdx.x) * 32) + ((tl_chunk2 * 8) / 128)) * N + ((tl_chunk2 * 8) % 128)];
                     tl::bf16* tl_dst5 = &xs[(0 * 32 + ((tl_chunk2 * 8) / 128)) * 136 + ((tl_chunk2 * 8) % 128)];
-                    const int tl_valid6 = !(tl::in_bounds(((int(blockIdx.x) + 0 * int(gridDim.x)) * 32) + ((tl_chunk2 * 8) / 128), M)) ? 0 : max(0, min(8, N - ((tl_chunk2 * 8) % 128)));
+                    const int tl_valid6 = !(tl::in_bounds((int(blockIdx.x) * 32) + ((tl_chunk2 * 8) / 128), M)) ? 0 : max(0, min(8, N - ((tl_chunk2 * 8) % 128)));
                     if (tl_valid6 == 8 && (tl_chunk2 * 8) % 128 >= 0 && tl::is_aligned(tl_src4, 4)) {
                         tl::cp_async_chunk(tl_dst5, tl_src4);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
                     } else {
                         #pragma unroll
-                        for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst5[tl_v] = tl::in_bounds(((int(blockIdx.x) + 0 * int(gridDim.x)) * 32) + ((tl_chunk2 * 8) / 128), M) && tl::in_bounds(((tl_chunk2 * 8) % 128) + tl_v, N) ? tl_src4[tl_v] : tl::convert<tl::bf16>(0.0f);
+                        for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst5[tl_v] = tl::in_bounds((int(blockIdx.x) * 32) + ((tl_chunk2 * 8) / 128), M) && tl::in_bounds(((tl_chunk2 * 8) % 128) + tl_v, N) ? tl_src4[tl_v] : tl::convert<tl::bf16>(0.0f);
                     }
                 }
             }
@@ -306,24 +306,24 @@ __global__ void __launch_bounds__(256, 4) fp8_per_token_kernel_variant1(
         const int32_t g_trips = groups;
         if (0 < g_trips) {
             // copy(X[row0 +: RB, 0 +: ROW], xs);  (quant.tl:33)
-            if (tl::is_aligned(X, 16) && N % 8 == 0 && ((int(blockIdx.x) + 0 * int(gridDim.x)) * 16) >= 0 && ((int(blockIdx.x) + 0 * int(gridDim.x)) * 16) + 16 <= M && 0 >= 0 && 0 + 256 <= N && 0 % 8 == 0) {
+            if (tl::is_aligned(X, 16) && N % 8 == 0 && (int(blockIdx.x) * 16) >= 0 && (int(blockIdx.x) * 16) + 16 <= M && 0 >= 0 && 0 + 256 <= N && 0 % 8 == 0) {
                 #pragma unroll
                 for (int tl_i1 = 0; tl_i1 < 2; ++tl_i1) {
                     const int tl_chunk0 = tl_tid + tl_i1 * 256;
-                    tl::cp_async_16(&xs[(0 * 16 + ((tl_chunk0 * 8) / 256)) * 264 + ((tl_chunk0 * 8) % 256)], &X[int64_t(((int(blockIdx.x) + 0 * int(gridDim.x)) * 16) + ((tl_chunk0 * 8) / 256)) * N + ((tl_chunk0 * 8) % 256)]);
+                    tl::cp_async_16(&xs[(0 * 16 + ((tl_chunk0 * 8) / 256)) * 264 + ((tl_chunk0 * 8) % 256)], &X[int64_t((int(blockIdx.x) * 16) + ((tl_chunk0 * 8) / 256)) * N + ((tl_chunk0 * 8) % 256)]);
                 }
             } else {
                 #pragma unroll
                 for (int tl_i3 = 0; tl_i3 < 2; ++tl_i3) {
                     const int tl_chunk2 = tl_tid + tl_i3 * 256;
-                    const tl::bf16* tl_src4 = &X[int64_t(((int(blockIdx.x) + 0 * int(gridDim.x)) * 16) + ((tl_chunk2 * 8) / 256)) * N + ((tl_chunk2 * 8) % 256)];
+                    const tl::bf16* tl_src4 = &X[int64_t((int(blockIdx.x) * 16) + ((tl_chunk2 * 8) / 256)) * N + ((tl_chunk2 * 8) % 256)];
                     tl::bf16* tl_dst5 = &xs[(0 * 16 + ((tl_chunk2 * 8) / 256)) * 264 + ((tl_chunk2 * 8) % 256)];
-                    const int tl_valid6 = !(tl::in_bounds(((int(blockIdx.x) + 0 * int(gridDim.x)) * 16) + ((tl_chunk2 * 8) / 256), M)) ? 0 : max(0, min(8, N - ((tl_chunk2 * 8) % 256)));
+                    const int tl_valid6 = !(tl::in_bounds((int(blockIdx.x) * 16) + ((tl_chunk2 * 8) / 256), M)) ? 0 : max(0, min(8, N - ((tl_chunk2 * 8) % 256)));
                     if (tl_valid6 == 8 && (tl_chunk2 * 8) % 256 >= 0 && tl::is_aligned(tl_src4, 4)) {
                         tl::cp_async_chunk(tl_dst5, tl_src4);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
                     } else {
                         #pragma unroll
-                        for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst5[tl_v] = tl::in_bounds(((int(blockIdx.x) + 0 * int(gridDim.x)) * 16) + ((tl_chunk2 * 8) / 256), M) && tl::in_bounds(((tl_chunk2 * 8) % 256) + tl_v, N) ? tl_src4[tl_v] : tl::convert<tl::bf16>(0.0f);
+                        for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst5[tl_v] = tl::in_bounds((int(blockIdx.x) * 16) + ((tl_chunk2 * 8) / 256), M) && tl::in_bounds(((tl_chunk2 * 8) % 256) + tl_v, N) ? tl_src4[tl_v] : tl::convert<tl::bf16>(0.0f);
                     }
                 }
             }
@@ -566,24 +566,24 @@ __global__ void __launch_bounds__(256, 4) fp8_per_token_kernel_variant2(
         const int32_t g_trips = groups;
         if (0 < g_trips) {
             // copy(X[row0 +: RB, 0 +: ROW], xs);  (quant.tl:33)
-            if (tl::is_aligned(X, 16) && N % 8 == 0 && ((int(blockIdx.x) + 0 * int(gridDim.x)) * 8) >= 0 && ((int(blockIdx.x) + 0 * int(gridDim.x)) * 8) + 8 <= M && 0 >= 0 && 0 + 512 <= N && 0 % 8 == 0) {
+            if (tl::is_aligned(X, 16) && N % 8 == 0 && (int(blockIdx.x) * 8) >= 0 && (int(blockIdx.x) * 8) + 8 <= M && 0 >= 0 && 0 + 512 <= N && 0 % 8 == 0) {
                 #pragma unroll
                 for (int tl_i1 = 0; tl_i1 < 2; ++tl_i1) {
                     const int tl_chunk0 = tl_tid + tl_i1 * 256;
-                    tl::cp_async_16(&xs[(0 * 8 + ((tl_chunk0 * 8) / 512)) * 520 + ((tl_chunk0 * 8) % 512)], &X[int64_t(((int(blockIdx.x) + 0 * int(gridDim.x)) * 8) + ((tl_chunk0 * 8) / 512)) * N + ((tl_chunk0 * 8) % 512)]);
+                    tl::cp_async_16(&xs[(0 * 8 + ((tl_chunk0 * 8) / 512)) * 520 + ((tl_chunk0 * 8) % 512)], &X[int64_t((int(blockIdx.x) * 8) + ((tl_chunk0 * 8) / 512)) * N + ((tl_chunk0 * 8) % 512)]);
                 }
             } else {
                 #pragma unroll
                 for (int tl_i3 = 0; tl_i3 < 2; ++tl_i3) {
                     const int tl_chunk2 = tl_tid + tl_i3 * 256;
-                    const tl::bf16* tl_src4 = &X[int64_t(((int(blockIdx.x) + 0 * int(gridDim.x)) * 8) + ((tl_chunk2 * 8) / 512)) * N + ((tl_chunk2 * 8) % 512)];
+                    const tl::bf16* tl_src4 = &X[int64_t((int(blockIdx.x) * 8) + ((tl_chunk2 * 8) / 512)) * N + ((tl_chunk2 * 8) % 512)];
                     tl::bf16* tl_dst5 = &xs[(0 * 8 + ((tl_chunk2 * 8) / 512)) * 520 + ((tl_chunk2 * 8) % 512)];
-                    const int tl_valid6 = !(tl::in_bounds(((int(blockIdx.x) + 0 * int(gridDim.x)) * 8) + ((tl_chunk2 * 8) / 512), M)) ? 0 : max(0, min(8, N - ((tl_chunk2 * 8) % 512)));
+                    const int tl_valid6 = !(tl::in_bounds((int(blockIdx.x) * 8) + ((tl_chunk2 * 8) / 512), M)) ? 0 : max(0, min(8, N - ((tl_chunk2 * 8) % 512)));
                     if (tl_valid6 == 8 && (tl_chunk2 * 8) % 512 >= 0 && tl::is_aligned(tl_src4, 4)) {
                         tl::cp_async_chunk(tl_dst5, tl_src4);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
                     } else {
                         #pragma unroll
-                        for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst5[tl_v] = tl::in_bounds(((int(blockIdx.x) + 0 * int(gridDim.x)) * 8) + ((tl_chunk2 * 8) / 512), M) && tl::in_bounds(((tl_chunk2 * 8) % 512) + tl_v, N) ? tl_src4[tl_v] : tl::convert<tl::bf16>(0.0f);
+                        for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst5[tl_v] = tl::in_bounds((int(blockIdx.x) * 8) + ((tl_chunk2 * 8) / 512), M) && tl::in_bounds(((tl_chunk2 * 8) % 512) + tl_v, N) ? tl_src4[tl_v] : tl::convert<tl::bf16>(0.0f);
                     }
                 }
             }
@@ -826,24 +826,24 @@ __global__ void __launch_bounds__(256, 4) fp8_per_token_kernel_variant3(
         const int32_t g_trips = groups;
         if (0 < g_trips) {
             // copy(X[row0 +: RB, 0 +: ROW], xs);  (quant.tl:33)
-            if (tl::is_aligned(X, 16) && N % 8 == 0 && ((int(blockIdx.x) + 0 * int(gridDim.x)) * 4) >= 0 && ((int(blockIdx.x) + 0 * int(gridDim.x)) * 4) + 4 <= M && 0 >= 0 && 0 + 1024 <= N && 0 % 8 == 0) {
+            if (tl::is_aligned(X, 16) && N % 8 == 0 && (int(blockIdx.x) * 4) >= 0 && (int(blockIdx.x) * 4) + 4 <= M && 0 >= 0 && 0 + 1024 <= N && 0 % 8 == 0) {
                 #pragma unroll
                 for (int tl_i1 = 0; tl_i1 < 2; ++tl_i1) {
                     const int tl_chunk0 = tl_tid + tl_i1 * 256;
-                    tl::cp_async_16(&xs[(0 * 4 + ((tl_chunk0 * 8) / 1024)) * 1032 + ((tl_chunk0 * 8) % 1024)], &X[int64_t(((int(blockIdx.x) + 0 * int(gridDim.x)) * 4) + ((tl_chunk0 * 8) / 1024)) * N + ((tl_chunk0 * 8) % 1024)]);
+                    tl::cp_async_16(&xs[(0 * 4 + ((tl_chunk0 * 8) / 1024)) * 1032 + ((tl_chunk0 * 8) % 1024)], &X[int64_t((int(blockIdx.x) * 4) + ((tl_chunk0 * 8) / 1024)) * N + ((tl_chunk0 * 8) % 1024)]);
                 }
             } else {
                 #pragma unroll
                 for (int tl_i3 = 0; tl_i3 < 2; ++tl_i3) {
                     const int tl_chunk2 = tl_tid + tl_i3 * 256;
-                    const tl::bf16* tl_src4 = &X[int64_t(((int(blockIdx.x) + 0 * int(gridDim.x)) * 4) + ((tl_chunk2 * 8) / 1024)) * N + ((tl_chunk2 * 8) % 1024)];
+                    const tl::bf16* tl_src4 = &X[int64_t((int(blockIdx.x) * 4) + ((tl_chunk2 * 8) / 1024)) * N + ((tl_chunk2 * 8) % 1024)];
                     tl::bf16* tl_dst5 = &xs[(0 * 4 + ((tl_chunk2 * 8) / 1024)) * 1032 + ((tl_chunk2 * 8) % 1024)];
-                    const int tl_valid6 = !(tl::in_bounds(((int(blockIdx.x) + 0 * int(gridDim.x)) * 4) + ((tl_chunk2 * 8) / 1024), M)) ? 0 : max(0, min(8, N - ((tl_chunk2 * 8) % 1024)));
+                    const int tl_valid6 = !(tl::in_bounds((int(blockIdx.x) * 4) + ((tl_chunk2 * 8) / 1024), M)) ? 0 : max(0, min(8, N - ((tl_chunk2 * 8) % 1024)));
                     if (tl_valid6 == 8 && (tl_chunk2 * 8) % 1024 >= 0 && tl::is_aligned(tl_src4, 4)) {
                         tl::cp_async_chunk(tl_dst5, tl_src4);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
                     } else {
                         #pragma unroll
-                        for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst5[tl_v] = tl::in_bounds(((int(blockIdx.x) + 0 * int(gridDim.x)) * 4) + ((tl_chunk2 * 8) / 1024), M) && tl::in_bounds(((tl_chunk2 * 8) % 1024) + tl_v, N) ? tl_src4[tl_v] : tl::convert<tl::bf16>(0.0f);
+                        for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst5[tl_v] = tl::in_bounds((int(blockIdx.x) * 4) + ((tl_chunk2 * 8) / 1024), M) && tl::in_bounds(((tl_chunk2 * 8) % 1024) + tl_v, N) ? tl_src4[tl_v] : tl::convert<tl::bf16>(0.0f);
                     }
                 }
             }
@@ -1099,24 +1099,24 @@ __global__ void __launch_bounds__(256, 4) fp8_per_token_kernel_variant4(
         const int32_t g_trips = groups;
         if (0 < g_trips) {
             // copy(X[row0 +: RB, 0 +: ROW], xs);  (quant.tl:33)
-            if (tl::is_aligned(X, 16) && N % 8 == 0 && ((int(blockIdx.x) + 0 * int(gridDim.x)) * 2) >= 0 && ((int(blockIdx.x) + 0 * int(gridDim.x)) * 2) + 2 <= M && 0 >= 0 && 0 + 2048 <= N && 0 % 8 == 0) {
+            if (tl::is_aligned(X, 16) && N % 8 == 0 && (int(blockIdx.x) * 2) >= 0 && (int(blockIdx.x) * 2) + 2 <= M && 0 >= 0 && 0 + 2048 <= N && 0 % 8 == 0) {
                 #pragma unroll
                 for (int tl_i1 = 0; tl_i1 < 2; ++tl_i1) {
                     const int tl_chunk0 = tl_tid + tl_i1 * 256;
-                    tl::cp_async_16(&xs[(0 * 2 + ((tl_chunk0 * 8) / 2048)) * 2056 + ((tl_chunk0 * 8) % 2048)], &X[int64_t(((int(blockIdx.x) + 0 * int(gridDim.x)) * 2) + ((tl_chunk0 * 8) / 2048)) * N + ((tl_chunk0 * 8) % 2048)]);
+                    tl::cp_async_16(&xs[(0 * 2 + ((tl_chunk0 * 8) / 2048)) * 2056 + ((tl_chunk0 * 8) % 2048)], &X[int64_t((int(blockIdx.x) * 2) + ((tl_chunk0 * 8) / 2048)) * N + ((tl_chunk0 * 8) % 2048)]);
                 }
             } else {
                 #pragma unroll
                 for (int tl_i3 = 0; tl_i3 < 2; ++tl_i3) {
                     const int tl_chunk2 = tl_tid + tl_i3 * 256;
-                    const tl::bf16* tl_src4 = &X[int64_t(((int(blockIdx.x) + 0 * int(gridDim.x)) * 2) + ((tl_chunk2 * 8) / 2048)) * N + ((tl_chunk2 * 8) % 2048)];
+                    const tl::bf16* tl_src4 = &X[int64_t((int(blockIdx.x) * 2) + ((tl_chunk2 * 8) / 2048)) * N + ((tl_chunk2 * 8) % 2048)];
                     tl::bf16* tl_dst5 = &xs[(0 * 2 + ((tl_chunk2 * 8) / 2048)) * 2056 + ((tl_chunk2 * 8) % 2048)];
-                    const int tl_valid6 = !(tl::in_bounds(((int(blockIdx.x) + 0 * int(gridDim.x)) * 2) + ((tl_chunk2 * 8) / 2048), M)) ? 0 : max(0, min(8, N - ((tl_chunk2 * 8) % 2048)));
+                    const int tl_valid6 = !(tl::in_bounds((int(blockIdx.x) * 2) + ((tl_chunk2 * 8) / 2048), M)) ? 0 : max(0, min(8, N - ((tl_chunk2 * 8) % 2048)));
                     if (tl_valid6 == 8 && (tl_chunk2 * 8) % 2048 >= 0 && tl::is_aligned(tl_src4, 4)) {
                         tl::cp_async_chunk(tl_dst5, tl_src4);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
                     } else {
                         #pragma unroll
-                        for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst5[tl_v] = tl::in_bounds(((int(blockIdx.x) + 0 * int(gridDim.x)) * 2) + ((tl_chunk2 * 8) / 2048), M) && tl::in_bounds(((tl_chunk2 * 8) % 2048) + tl_v, N) ? tl_src4[tl_v] : tl::convert<tl::bf16>(0.0f);
+                        for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst5[tl_v] = tl::in_bounds((int(blockIdx.x) * 2) + ((tl_chunk2 * 8) / 2048), M) && tl::in_bounds(((tl_chunk2 * 8) % 2048) + tl_v, N) ? tl_src4[tl_v] : tl::convert<tl::bf16>(0.0f);
                     }
                 }
             }
@@ -1373,24 +1373,24 @@ __global__ void __launch_bounds__(256, 4) fp8_per_token_kernel_variant5(
         const int32_t g_trips = groups;
         if (0 < g_trips) {
             // copy(X[row0 +: RB, 0 +: ROW], xs);  (quant.tl:33)
-            if (tl::is_aligned(X, 16) && N % 8 == 0 && ((int(blockIdx.x) + 0 * int(gridDim.x)) * 1) >= 0 && ((int(blockIdx.x) + 0 * int(gridDim.x)) * 1) + 1 <= M && 0 >= 0 && 0 + 4096 <= N && 0 % 8 == 0) {
+            if (tl::is_aligned(X, 16) && N % 8 == 0 && int(blockIdx.x) >= 0 && int(blockIdx.x) + 1 <= M && 0 >= 0 && 0 + 4096 <= N && 0 % 8 == 0) {
                 #pragma unroll
                 for (int tl_i1 = 0; tl_i1 < 2; ++tl_i1) {
                     const int tl_chunk0 = tl_tid + tl_i1 * 256;
-                    tl::cp_async_16(&xs[(0 * 1 + ((tl_chunk0 * 8) / 4096)) * 4104 + ((tl_chunk0 * 8) % 4096)], &X[int64_t(((int(blockIdx.x) + 0 * int(gridDim.x)) * 1) + ((tl_chunk0 * 8) / 4096)) * N + ((tl_chunk0 * 8) % 4096)]);
+                    tl::cp_async_16(&xs[(0 * 1 + ((tl_chunk0 * 8) / 4096)) * 4104 + ((tl_chunk0 * 8) % 4096)], &X[int64_t(int(blockIdx.x) + ((tl_chunk0 * 8) / 4096)) * N + ((tl_chunk0 * 8) % 4096)]);
                 }
             } else {
                 #pragma unroll
                 for (int tl_i3 = 0; tl_i3 < 2; ++tl_i3) {
                     const int tl_chunk2 = tl_tid + tl_i3 * 256;
-                    const tl::bf16* tl_src4 = &X[int64_t(((int(blockIdx.x) + 0 * int(gridDim.x)) * 1) + ((tl_chunk2 * 8) / 4096)) * N + ((tl_chunk2 * 8) % 4096)];
+                    const tl::bf16* tl_src4 = &X[int64_t(int(blockIdx.x) + ((tl_chunk2 * 8) / 4096)) * N + ((tl_chunk2 * 8) % 4096)];
                     tl::bf16* tl_dst5 = &xs[(0 * 1 + ((tl_chunk2 * 8) / 4096)) * 4104 + ((tl_chunk2 * 8) % 4096)];
-                    const int tl_valid6 = !(tl::in_bounds(((int(blockIdx.x) + 0 * int(gridDim.x)) * 1) + ((tl_chunk2 * 8) / 4096), M)) ? 0 : max(0, min(8, N - ((tl_chunk2 * 8) % 4096)));
+                    const int tl_valid6 = !(tl::in_bounds(int(blockIdx.x) + ((tl_chunk2 * 8) / 4096), M)) ? 0 : max(0, min(8, N - ((tl_chunk2 * 8) % 4096)));
                     if (tl_valid6 == 8 && (tl_chunk2 * 8) % 4096 >= 0 && tl::is_aligned(tl_src4, 4)) {
                         tl::cp_async_chunk(tl_dst5, tl_src4);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
                     } else {
                         #pragma unroll
-                        for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst5[tl_v] = tl::in_bounds(((int(blockIdx.x) + 0 * int(gridDim.x)) * 1) + ((tl_chunk2 * 8) / 4096), M) && tl::in_bounds(((tl_chunk2 * 8) % 4096) + tl_v, N) ? tl_src4[tl_v] : tl::convert<tl::bf16>(0.0f);
+                        for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst5[tl_v] = tl::in_bounds(int(blockIdx.x) + ((tl_chunk2 * 8) / 4096), M) && tl::in_bounds(((tl_chunk2 * 8) % 4096) + tl_v, N) ? tl_src4[tl_v] : tl::convert<tl::bf16>(0.0f);
                     }
                 }
             }
@@ -1402,24 +1402,24 @@ __global__ void __launch_bounds__(256, 4) fp8_per_token_kernel_variant5(
             __syncthreads();  // pipeline: stage `g % 2` has landed and the stage refilled next is no longer read
             if (g + 1 < g_trips) {
                 // copy(X[row0 +: RB, 0 +: ROW], xs);  (quant.tl:33)
-                if (tl::is_aligned(X, 16) && N % 8 == 0 && ((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 1) >= 0 && ((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 1) + 1 <= M && 0 >= 0 && 0 + 4096 <= N && 0 % 8 == 0) {
+                if (tl::is_aligned(X, 16) && N % 8 == 0 && (int(blockIdx.x) + (g + 1) * int(gridDim.x)) >= 0 && (int(blockIdx.x) + (g + 1) * int(gridDim.x)) + 1 <= M && 0 >= 0 && 0 + 4096 <= N && 0 % 8 == 0) {
                     #pragma unroll
                     for (int tl_i8 = 0; tl_i8 < 2; ++tl_i8) {
                         const int tl_chunk7 = tl_tid + tl_i8 * 256;
-                        tl::cp_async_16(&xs[(((g + 1) % 2) * 1 + ((tl_chunk7 * 8) / 4096)) * 4104 + ((tl_chunk7 * 8) % 4096)], &X[int64_t(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 1) + ((tl_chunk7 * 8) / 4096)) * N + ((tl_chunk7 * 8) % 4096)]);
+                        tl::cp_async_16(&xs[(((g + 1) % 2) * 1 + ((tl_chunk7 * 8) / 4096)) * 4104 + ((tl_chunk7 * 8) % 4096)], &X[int64_t((int(blockIdx.x) + (g + 1) * int(gridDim.x)) + ((tl_chunk7 * 8) / 4096)) * N + ((tl_chunk7 * 8) % 4096)]);
                     }
                 } else {
                     #pragma unroll
                     for (int tl_i10 = 0; tl_i10 < 2; ++tl_i10) {
                         const int tl_chunk9 = tl_tid + tl_i10 * 256;
-                        const tl::bf16* tl_src11 = &X[int64_t(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 1) + ((tl_chunk9 * 8) / 4096)) * N + ((tl_chunk9 * 8) % 4096)];
+                        const tl::bf16* tl_src11 = &X[int64_t((int(blockIdx.x) + (g + 1) * int(gridDim.x)) + ((tl_chunk9 * 8) / 4096)) * N + ((tl_chunk9 * 8) % 4096)];
                         tl::bf16* tl_dst12 = &xs[(((g + 1) % 2) * 1 + ((tl_chunk9 * 8) / 4096)) * 4104 + ((tl_chunk9 * 8) % 4096)];
-                        const int tl_valid13 = !(tl::in_bounds(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 1) + ((tl_chunk9 * 8) / 4096), M)) ? 0 : max(0, min(8, N - ((tl_chunk9 * 8) % 4096)));
+                        const int tl_valid13 = !(tl::in_bounds((int(blockIdx.x) + (g + 1) * int(gridDim.x)) + ((tl_chunk9 * 8) / 4096), M)) ? 0 : max(0, min(8, N - ((tl_chunk9 * 8) % 4096)));
                         if (tl_valid13 == 8 && (tl_chunk9 * 8) % 4096 >= 0 && tl::is_aligned(tl_src11, 4)) {
                             tl::cp_async_chunk(tl_dst12, tl_src11);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
                         } else {
                             #pragma unroll
-                            for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst12[tl_v] = tl::in_bounds(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 1) + ((tl_chunk9 * 8) / 4096), M) && tl::in_bounds(((tl_chunk9 * 8) % 4096) + tl_v, N) ? tl_src11[tl_v] : tl::convert<tl::bf16>(0.0f);
+                            for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst12[tl_v] = tl::in_bounds((int(blockIdx.x) + (g + 1) * int(gridDim.x)) + ((tl_chunk9 * 8) / 4096), M) && tl::in_bounds(((tl_chunk9 * 8) % 4096) + tl_v, N) ? tl_src11[tl_v] : tl::convert<tl::bf16>(0.0f);
                         }
                     }
                 }
@@ -1648,24 +1648,24 @@ __global__ void __launch_bounds__(512, 2) fp8_per_token_kernel_variant6(
         const int32_t g_trips = groups;
         if (0 < g_trips) {
             // copy(X[row0 +: RB, 0 +: ROW], xs);  (quant.tl:33)
-            if (tl::is_aligned(X, 16) && N % 8 == 0 && ((int(blockIdx.x) + 0 * int(gridDim.x)) * 1) >= 0 && ((int(blockIdx.x) + 0 * int(gridDim.x)) * 1) + 1 <= M && 0 >= 0 && 0 + 8192 <= N && 0 % 8 == 0) {
+            if (tl::is_aligned(X, 16) && N % 8 == 0 && int(blockIdx.x) >= 0 && int(blockIdx.x) + 1 <= M && 0 >= 0 && 0 + 8192 <= N && 0 % 8 == 0) {
                 #pragma unroll
                 for (int tl_i1 = 0; tl_i1 < 2; ++tl_i1) {
                     const int tl_chunk0 = tl_tid + tl_i1 * 512;
-                    tl::cp_async_16(&xs[(0 * 1 + ((tl_chunk0 * 8) / 8192)) * 8200 + ((tl_chunk0 * 8) % 8192)], &X[int64_t(((int(blockIdx.x) + 0 * int(gridDim.x)) * 1) + ((tl_chunk0 * 8) / 8192)) * N + ((tl_chunk0 * 8) % 8192)]);
+                    tl::cp_async_16(&xs[(0 * 1 + ((tl_chunk0 * 8) / 8192)) * 8200 + ((tl_chunk0 * 8) % 8192)], &X[int64_t(int(blockIdx.x) + ((tl_chunk0 * 8) / 8192)) * N + ((tl_chunk0 * 8) % 8192)]);
                 }
             } else {
                 #pragma unroll
                 for (int tl_i3 = 0; tl_i3 < 2; ++tl_i3) {
                     const int tl_chunk2 = tl_tid + tl_i3 * 512;
-                    const tl::bf16* tl_src4 = &X[int64_t(((int(blockIdx.x) + 0 * int(gridDim.x)) * 1) + ((tl_chunk2 * 8) / 8192)) * N + ((tl_chunk2 * 8) % 8192)];
+                    const tl::bf16* tl_src4 = &X[int64_t(int(blockIdx.x) + ((tl_chunk2 * 8) / 8192)) * N + ((tl_chunk2 * 8) % 8192)];
                     tl::bf16* tl_dst5 = &xs[(0 * 1 + ((tl_chunk2 * 8) / 8192)) * 8200 + ((tl_chunk2 * 8) % 8192)];
-                    const int tl_valid6 = !(tl::in_bounds(((int(blockIdx.x) + 0 * int(gridDim.x)) * 1) + ((tl_chunk2 * 8) / 8192), M)) ? 0 : max(0, min(8, N - ((tl_chunk2 * 8) % 8192)));
+                    const int tl_valid6 = !(tl::in_bounds(int(blockIdx.x) + ((tl_chunk2 * 8) / 8192), M)) ? 0 : max(0, min(8, N - ((tl_chunk2 * 8) % 8192)));
                     if (tl_valid6 == 8 && (tl_chunk2 * 8) % 8192 >= 0 && tl::is_aligned(tl_src4, 4)) {
                         tl::cp_async_chunk(tl_dst5, tl_src4);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
                     } else {
                         #pragma unroll
-                        for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst5[tl_v] = tl::in_bounds(((int(blockIdx.x) + 0 * int(gridDim.x)) * 1) + ((tl_chunk2 * 8) / 8192), M) && tl::in_bounds(((tl_chunk2 * 8) % 8192) + tl_v, N) ? tl_src4[tl_v] : tl::convert<tl::bf16>(0.0f);
+                        for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst5[tl_v] = tl::in_bounds(int(blockIdx.x) + ((tl_chunk2 * 8) / 8192), M) && tl::in_bounds(((tl_chunk2 * 8) % 8192) + tl_v, N) ? tl_src4[tl_v] : tl::convert<tl::bf16>(0.0f);
                     }
                 }
             }
@@ -1677,24 +1677,24 @@ __global__ void __launch_bounds__(512, 2) fp8_per_token_kernel_variant6(
             __syncthreads();  // pipeline: stage `g % 2` has landed and the stage refilled next is no longer read
             if (g + 1 < g_trips) {
                 // copy(X[row0 +: RB, 0 +: ROW], xs);  (quant.tl:33)
-                if (tl::is_aligned(X, 16) && N % 8 == 0 && ((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 1) >= 0 && ((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 1) + 1 <= M && 0 >= 0 && 0 + 8192 <= N && 0 % 8 == 0) {
+                if (tl::is_aligned(X, 16) && N % 8 == 0 && (int(blockIdx.x) + (g + 1) * int(gridDim.x)) >= 0 && (int(blockIdx.x) + (g + 1) * int(gridDim.x)) + 1 <= M && 0 >= 0 && 0 + 8192 <= N && 0 % 8 == 0) {
                     #pragma unroll
                     for (int tl_i8 = 0; tl_i8 < 2; ++tl_i8) {
                         const int tl_chunk7 = tl_tid + tl_i8 * 512;
-                        tl::cp_async_16(&xs[(((g + 1) % 2) * 1 + ((tl_chunk7 * 8) / 8192)) * 8200 + ((tl_chunk7 * 8) % 8192)], &X[int64_t(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 1) + ((tl_chunk7 * 8) / 8192)) * N + ((tl_chunk7 * 8) % 8192)]);
+                        tl::cp_async_16(&xs[(((g + 1) % 2) * 1 + ((tl_chunk7 * 8) / 8192)) * 8200 + ((tl_chunk7 * 8) % 8192)], &X[int64_t((int(blockIdx.x) + (g + 1) * int(gridDim.x)) + ((tl_chunk7 * 8) / 8192)) * N + ((tl_chunk7 * 8) % 8192)]);
                     }
                 } else {
                     #pragma unroll
                     for (int tl_i10 = 0; tl_i10 < 2; ++tl_i10) {
                         const int tl_chunk9 = tl_tid + tl_i10 * 512;
-                        const tl::bf16* tl_src11 = &X[int64_t(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 1) + ((tl_chunk9 * 8) / 8192)) * N + ((tl_chunk9 * 8) % 8192)];
+                        const tl::bf16* tl_src11 = &X[int64_t((int(blockIdx.x) + (g + 1) * int(gridDim.x)) + ((tl_chunk9 * 8) / 8192)) * N + ((tl_chunk9 * 8) % 8192)];
                         tl::bf16* tl_dst12 = &xs[(((g + 1) % 2) * 1 + ((tl_chunk9 * 8) / 8192)) * 8200 + ((tl_chunk9 * 8) % 8192)];
-                        const int tl_valid13 = !(tl::in_bounds(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 1) + ((tl_chunk9 * 8) / 8192), M)) ? 0 : max(0, min(8, N - ((tl_chunk9 * 8) % 8192)));
+                        const int tl_valid13 = !(tl::in_bounds((int(blockIdx.x) + (g + 1) * int(gridDim.x)) + ((tl_chunk9 * 8) / 8192), M)) ? 0 : max(0, min(8, N - ((tl_chunk9 * 8) % 8192)));
                         if (tl_valid13 == 8 && (tl_chunk9 * 8) % 8192 >= 0 && tl::is_aligned(tl_src11, 4)) {
                             tl::cp_async_chunk(tl_dst12, tl_src11);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
                         } else {
                             #pragma unroll
-                            for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst12[tl_v] = tl::in_bounds(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 1) + ((tl_chunk9 * 8) / 8192), M) && tl::in_bounds(((tl_chunk9 * 8) % 8192) + tl_v, N) ? tl_src11[tl_v] : tl::convert<tl::bf16>(0.0f);
+                            for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst12[tl_v] = tl::in_bounds((int(blockIdx.x) + (g + 1) * int(gridDim.x)) + ((tl_chunk9 * 8) / 8192), M) && tl::in_bounds(((tl_chunk9 * 8) % 8192) + tl_v, N) ? tl_src11[tl_v] : tl::convert<tl::bf16>(0.0f);
                         }
                     }
                 }
@@ -1922,24 +1922,24 @@ __global__ void __launch_bounds__(256, 4) fp8_per_group_kernel(
     const int32_t t_trips = tl::cdiv(tiles - int(blockIdx.x), int(gridDim.x));
     if (0 < t_trips) {
         // copy(Xg[r0 +: RB, k0 +: GB, 0 +: G], xs);  (quant.tl:103)
-        if (tl::is_aligned(Xg, 16) && 128 % 8 == 0 && ((int(blockIdx.x) + 0 * int(gridDim.x)) / tiles_n * 16) >= 0 && ((int(blockIdx.x) + 0 * int(gridDim.x)) / tiles_n * 16) + 16 <= M && ((int(blockIdx.x) + 0 * int(gridDim.x)) % tiles_n * 4) >= 0 && ((int(blockIdx.x) + 0 * int(gridDim.x)) % tiles_n * 4) + 4 <= NG && 0 >= 0 && 0 + 128 <= 128 && 0 % 8 == 0) {
+        if (tl::is_aligned(Xg, 16) && 128 % 8 == 0 && (int(blockIdx.x) / tiles_n * 16) >= 0 && (int(blockIdx.x) / tiles_n * 16) + 16 <= M && (int(blockIdx.x) % tiles_n * 4) >= 0 && (int(blockIdx.x) % tiles_n * 4) + 4 <= NG && 0 >= 0 && 0 + 128 <= 128 && 0 % 8 == 0) {
             #pragma unroll
             for (int tl_i1 = 0; tl_i1 < 4; ++tl_i1) {
                 const int tl_chunk0 = tl_tid + tl_i1 * 256;
-                tl::cp_async_16(&xs[((0 * 16 + ((tl_chunk0 * 8) / 512)) * 4 + (((tl_chunk0 * 8) / 128) % 4)) * 136 + ((tl_chunk0 * 8) % 128)], &Xg[(int64_t(((int(blockIdx.x) + 0 * int(gridDim.x)) / tiles_n * 16) + ((tl_chunk0 * 8) / 512)) * NG + (((int(blockIdx.x) + 0 * int(gridDim.x)) % tiles_n * 4) + (((tl_chunk0 * 8) / 128) % 4))) * 128 + ((tl_chunk0 * 8) % 128)]);
+                tl::cp_async_16(&xs[((0 * 16 + ((tl_chunk0 * 8) / 512)) * 4 + (((tl_chunk0 * 8) / 128) % 4)) * 136 + ((tl_chunk0 * 8) % 128)], &Xg[(int64_t((int(blockIdx.x) / tiles_n * 16) + ((tl_chunk0 * 8) / 512)) * NG + ((int(blockIdx.x) % tiles_n * 4) + (((tl_chunk0 * 8) / 128) % 4))) * 128 + ((tl_chunk0 * 8) % 128)]);
             }
         } else {
             #pragma unroll
             for (int tl_i3 = 0; tl_i3 < 4; ++tl_i3) {
                 const int tl_chunk2 = tl_tid + tl_i3 * 256;
-                const tl::bf16* tl_src4 = &Xg[(int64_t(((int(blockIdx.x) + 0 * int(gridDim.x)) / tiles_n * 16) + ((tl_chunk2 * 8) / 512)) * NG + (((int(blockIdx.x) + 0 * int(gridDim.x)) % tiles_n * 4) + (((tl_chunk2 * 8) / 128) % 4))) * 128 + ((tl_chunk2 * 8) % 128)];
+                const tl::bf16* tl_src4 = &Xg[(int64_t((int(blockIdx.x) / tiles_n * 16) + ((tl_chunk2 * 8) / 512)) * NG + ((int(blockIdx.x) % tiles_n * 4) + (((tl_chunk2 * 8) / 128) % 4))) * 128 + ((tl_chunk2 * 8) % 128)];
                 tl::bf16* tl_dst5 = &xs[((0 * 16 + ((tl_chunk2 * 8) / 512)) * 4 + (((tl_chunk2 * 8) / 128) % 4)) * 136 + ((tl_chunk2 * 8) % 128)];
-                const int tl_valid6 = !(tl::in_bounds(((int(blockIdx.x) + 0 * int(gridDim.x)) / tiles_n * 16) + ((tl_chunk2 * 8) / 512), M) && tl::in_bounds(((int(blockIdx.x) + 0 * int(gridDim.x)) % tiles_n * 4) + (((tl_chunk2 * 8) / 128) % 4), NG)) ? 0 : max(0, min(8, 128 - ((tl_chunk2 * 8) % 128)));
+                const int tl_valid6 = !(tl::in_bounds((int(blockIdx.x) / tiles_n * 16) + ((tl_chunk2 * 8) / 512), M) && tl::in_bounds((int(blockIdx.x) % tiles_n * 4) + (((tl_chunk2 * 8) / 128) % 4), NG)) ? 0 : max(0, min(8, 128 - ((tl_chunk2 * 8) % 128)));
                 if (tl_valid6 == 8 && (tl_chunk2 * 8) % 128 >= 0 && tl::is_aligned(tl_src4, 4)) {
                     tl::cp_async_chunk(tl_dst5, tl_src4);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
                 } else {
                     #pragma unroll
-                    for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst5[tl_v] = tl::in_bounds(((int(blockIdx.x) + 0 * int(gridDim.x)) / tiles_n * 16) + ((tl_chunk2 * 8) / 512), M) && tl::in_bounds(((int(blockIdx.x) + 0 * int(gridDim.x)) % tiles_n * 4) + (((tl_chunk2 * 8) / 128) % 4), NG) && tl::in_bounds(((tl_chunk2 * 8) % 128) + tl_v, 128) ? tl_src4[tl_v] : tl::convert<tl::bf16>(0.0f);
+                    for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst5[tl_v] = tl::in_bounds((int(blockIdx.x) / tiles_n * 16) + ((tl_chunk2 * 8) / 512), M) && tl::in_bounds((int(blockIdx.x) % tiles_n * 4) + (((tl_chunk2 * 8) / 128) % 4), NG) && tl::in_bounds(((tl_chunk2 * 8) % 128) + tl_v, 128) ? tl_src4[tl_v] : tl::convert<tl::bf16>(0.0f);
                 }
             }
         }
@@ -2084,24 +2084,24 @@ __global__ void __launch_bounds__(512) fp8_per_block_kernel(
     const int32_t t_trips = tl::cdiv(MB * NB - int(blockIdx.x), int(gridDim.x));
     if (0 < t_trips) {
         // copy(X[bi * B +: B, bj * B +: B], xs);      // 0 outside X: no effect on the maximum  (quant.tl:138)
-        if (tl::is_aligned(X, 16) && N % 8 == 0 && ((int(blockIdx.x) + 0 * int(gridDim.x)) / NB * 128) >= 0 && ((int(blockIdx.x) + 0 * int(gridDim.x)) / NB * 128) + 128 <= M && ((int(blockIdx.x) + 0 * int(gridDim.x)) % NB * 128) >= 0 && ((int(blockIdx.x) + 0 * int(gridDim.x)) % NB * 128) + 128 <= N && ((int(blockIdx.x) + 0 * int(gridDim.x)) % NB * 128) % 8 == 0) {
+        if (tl::is_aligned(X, 16) && N % 8 == 0 && (int(blockIdx.x) / NB * 128) >= 0 && (int(blockIdx.x) / NB * 128) + 128 <= M && (int(blockIdx.x) % NB * 128) >= 0 && (int(blockIdx.x) % NB * 128) + 128 <= N && (int(blockIdx.x) % NB * 128) % 8 == 0) {
             #pragma unroll
             for (int tl_i1 = 0; tl_i1 < 4; ++tl_i1) {
                 const int tl_chunk0 = tl_tid + tl_i1 * 512;
-                tl::cp_async_16(&xs[(0 * 128 + ((tl_chunk0 * 8) / 128)) * 136 + ((tl_chunk0 * 8) % 128)], &X[int64_t(((int(blockIdx.x) + 0 * int(gridDim.x)) / NB * 128) + ((tl_chunk0 * 8) / 128)) * N + (((int(blockIdx.x) + 0 * int(gridDim.x)) % NB * 128) + ((tl_chunk0 * 8) % 128))]);
+                tl::cp_async_16(&xs[(0 * 128 + ((tl_chunk0 * 8) / 128)) * 136 + ((tl_chunk0 * 8) % 128)], &X[int64_t((int(blockIdx.x) / NB * 128) + ((tl_chunk0 * 8) / 128)) * N + ((int(blockIdx.x) % NB * 128) + ((tl_chunk0 * 8) % 128))]);
             }
         } else {
             #pragma unroll
             for (int tl_i3 = 0; tl_i3 < 4; ++tl_i3) {
                 const int tl_chunk2 = tl_tid + tl_i3 * 512;
-                const tl::bf16* tl_src4 = &X[int64_t(((int(blockIdx.x) + 0 * int(gridDim.x)) / NB * 128) + ((tl_chunk2 * 8) / 128)) * N + (((int(blockIdx.x) + 0 * int(gridDim.x)) % NB * 128) + ((tl_chunk2 * 8) % 128))];
+                const tl::bf16* tl_src4 = &X[int64_t((int(blockIdx.x) / NB * 128) + ((tl_chunk2 * 8) / 128)) * N + ((int(blockIdx.x) % NB * 128) + ((tl_chunk2 * 8) % 128))];
                 tl::bf16* tl_dst5 = &xs[(0 * 128 + ((tl_chunk2 * 8) / 128)) * 136 + ((tl_chunk2 * 8) % 128)];
-                const int tl_valid6 = !(tl::in_bounds(((int(blockIdx.x) + 0 * int(gridDim.x)) / NB * 128) + ((tl_chunk2 * 8) / 128), M)) ? 0 : max(0, min(8, N - (((int(blockIdx.x) + 0 * int(gridDim.x)) % NB * 128) + ((tl_chunk2 * 8) % 128))));
-                if (tl_valid6 == 8 && ((int(blockIdx.x) + 0 * int(gridDim.x)) % NB * 128) + ((tl_chunk2 * 8) % 128) >= 0 && tl::is_aligned(tl_src4, 4)) {
+                const int tl_valid6 = !(tl::in_bounds((int(blockIdx.x) / NB * 128) + ((tl_chunk2 * 8) / 128), M)) ? 0 : max(0, min(8, N - ((int(blockIdx.x) % NB * 128) + ((tl_chunk2 * 8) % 128))));
+                if (tl_valid6 == 8 && (int(blockIdx.x) % NB * 128) + ((tl_chunk2 * 8) % 128) >= 0 && tl::is_aligned(tl_src4, 4)) {
                     tl::cp_async_chunk(tl_dst5, tl_src4);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
                 } else {
                     #pragma unroll
-                    for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst5[tl_v] = tl::in_bounds(((int(blockIdx.x) + 0 * int(gridDim.x)) / NB * 128) + ((tl_chunk2 * 8) / 128), M) && tl::in_bounds((((int(blockIdx.x) + 0 * int(gridDim.x)) % NB * 128) + ((tl_chunk2 * 8) % 128)) + tl_v, N) ? tl_src4[tl_v] : tl::convert<tl::bf16>(0.0f);
+                    for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst5[tl_v] = tl::in_bounds((int(blockIdx.x) / NB * 128) + ((tl_chunk2 * 8) / 128), M) && tl::in_bounds(((int(blockIdx.x) % NB * 128) + ((tl_chunk2 * 8) % 128)) + tl_v, N) ? tl_src4[tl_v] : tl::convert<tl::bf16>(0.0f);
                 }
             }
         }
@@ -2263,46 +2263,46 @@ __global__ void __launch_bounds__(256, 4) swiglu_fp8_per_group_kernel(
     const int32_t t_trips = tl::cdiv(tiles - int(blockIdx.x), int(gridDim.x));
     if (0 < t_trips) {
         // copy(Xg[r0 +: RB, 0, k0 +: GB, 0 +: G], gs);  (quant.tl:179)
-        if (tl::is_aligned(Xg, 16) && 128 % 8 == 0 && ((int(blockIdx.x) + 0 * int(gridDim.x)) / tiles_n * 8) >= 0 && ((int(blockIdx.x) + 0 * int(gridDim.x)) / tiles_n * 8) + 8 <= M && tl::in_bounds(0, 2) && ((int(blockIdx.x) + 0 * int(gridDim.x)) % tiles_n * 4) >= 0 && ((int(blockIdx.x) + 0 * int(gridDim.x)) % tiles_n * 4) + 4 <= NG && 0 >= 0 && 0 + 128 <= 128 && 0 % 8 == 0) {
+        if (tl::is_aligned(Xg, 16) && 128 % 8 == 0 && (int(blockIdx.x) / tiles_n * 8) >= 0 && (int(blockIdx.x) / tiles_n * 8) + 8 <= M && tl::in_bounds(0, 2) && (int(blockIdx.x) % tiles_n * 4) >= 0 && (int(blockIdx.x) % tiles_n * 4) + 4 <= NG && 0 >= 0 && 0 + 128 <= 128 && 0 % 8 == 0) {
             #pragma unroll
             for (int tl_i1 = 0; tl_i1 < 2; ++tl_i1) {
                 const int tl_chunk0 = tl_tid + tl_i1 * 256;
-                tl::cp_async_16(&gs[((0 * 8 + ((tl_chunk0 * 8) / 512)) * 4 + (((tl_chunk0 * 8) / 128) % 4)) * 136 + ((tl_chunk0 * 8) % 128)], &Xg[((int64_t(((int(blockIdx.x) + 0 * int(gridDim.x)) / tiles_n * 8) + ((tl_chunk0 * 8) / 512)) * 2 + 0) * NG + (((int(blockIdx.x) + 0 * int(gridDim.x)) % tiles_n * 4) + (((tl_chunk0 * 8) / 128) % 4))) * 128 + ((tl_chunk0 * 8) % 128)]);
+                tl::cp_async_16(&gs[((0 * 8 + ((tl_chunk0 * 8) / 512)) * 4 + (((tl_chunk0 * 8) / 128) % 4)) * 136 + ((tl_chunk0 * 8) % 128)], &Xg[((int64_t((int(blockIdx.x) / tiles_n * 8) + ((tl_chunk0 * 8) / 512)) * 2 + 0) * NG + ((int(blockIdx.x) % tiles_n * 4) + (((tl_chunk0 * 8) / 128) % 4))) * 128 + ((tl_chunk0 * 8) % 128)]);
             }
         } else {
             #pragma unroll
             for (int tl_i3 = 0; tl_i3 < 2; ++tl_i3) {
                 const int tl_chunk2 = tl_tid + tl_i3 * 256;
-                const tl::bf16* tl_src4 = &Xg[((int64_t(((int(blockIdx.x) + 0 * int(gridDim.x)) / tiles_n * 8) + ((tl_chunk2 * 8) / 512)) * 2 + 0) * NG + (((int(blockIdx.x) + 0 * int(gridDim.x)) % tiles_n * 4) + (((tl_chunk2 * 8) / 128) % 4))) * 128 + ((tl_chunk2 * 8) % 128)];
+                const tl::bf16* tl_src4 = &Xg[((int64_t((int(blockIdx.x) / tiles_n * 8) + ((tl_chunk2 * 8) / 512)) * 2 + 0) * NG + ((int(blockIdx.x) % tiles_n * 4) + (((tl_chunk2 * 8) / 128) % 4))) * 128 + ((tl_chunk2 * 8) % 128)];
                 tl::bf16* tl_dst5 = &gs[((0 * 8 + ((tl_chunk2 * 8) / 512)) * 4 + (((tl_chunk2 * 8) / 128) % 4)) * 136 + ((tl_chunk2 * 8) % 128)];
-                const int tl_valid6 = !(tl::in_bounds(((int(blockIdx.x) + 0 * int(gridDim.x)) / tiles_n * 8) + ((tl_chunk2 * 8) / 512), M) && tl::in_bounds(0, 2) && tl::in_bounds(((int(blockIdx.x) + 0 * int(gridDim.x)) % tiles_n * 4) + (((tl_chunk2 * 8) / 128) % 4), NG)) ? 0 : max(0, min(8, 128 - ((tl_chunk2 * 8) % 128)));
+                const int tl_valid6 = !(tl::in_bounds((int(blockIdx.x) / tiles_n * 8) + ((tl_chunk2 * 8) / 512), M) && tl::in_bounds(0, 2) && tl::in_bounds((int(blockIdx.x) % tiles_n * 4) + (((tl_chunk2 * 8) / 128) % 4), NG)) ? 0 : max(0, min(8, 128 - ((tl_chunk2 * 8) % 128)));
                 if (tl_valid6 == 8 && (tl_chunk2 * 8) % 128 >= 0 && tl::is_aligned(tl_src4, 4)) {
                     tl::cp_async_chunk(tl_dst5, tl_src4);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
                 } else {
                     #pragma unroll
-                    for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst5[tl_v] = tl::in_bounds(((int(blockIdx.x) + 0 * int(gridDim.x)) / tiles_n * 8) + ((tl_chunk2 * 8) / 512), M) && tl::in_bounds(0, 2) && tl::in_bounds(((int(blockIdx.x) + 0 * int(gridDim.x)) % tiles_n * 4) + (((tl_chunk2 * 8) / 128) % 4), NG) && tl::in_bounds(((tl_chunk2 * 8) % 128) + tl_v, 128) ? tl_src4[tl_v] : tl::convert<tl::bf16>(0.0f);
+                    for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst5[tl_v] = tl::in_bounds((int(blockIdx.x) / tiles_n * 8) + ((tl_chunk2 * 8) / 512), M) && tl::in_bounds(0, 2) && tl::in_bounds((int(blockIdx.x) % tiles_n * 4) + (((tl_chunk2 * 8) / 128) % 4), NG) && tl::in_bounds(((tl_chunk2 * 8) % 128) + tl_v, 128) ? tl_src4[tl_v] : tl::convert<tl::bf16>(0.0f);
                 }
             }
         }
         // copy(Xg[r0 +: RB, 1, k0 +: GB, 0 +: G], us);  (quant.tl:180)
-        if (tl::is_aligned(Xg, 16) && 128 % 8 == 0 && ((int(blockIdx.x) + 0 * int(gridDim.x)) / tiles_n * 8) >= 0 && ((int(blockIdx.x) + 0 * int(gridDim.x)) / tiles_n * 8) + 8 <= M && tl::in_bounds(1, 2) && ((int(blockIdx.x) + 0 * int(gridDim.x)) % tiles_n * 4) >= 0 && ((int(blockIdx.x) + 0 * int(gridDim.x)) % tiles_n * 4) + 4 <= NG && 0 >= 0 && 0 + 128 <= 128 && 0 % 8 == 0) {
+        if (tl::is_aligned(Xg, 16) && 128 % 8 == 0 && (int(blockIdx.x) / tiles_n * 8) >= 0 && (int(blockIdx.x) / tiles_n * 8) + 8 <= M && tl::in_bounds(1, 2) && (int(blockIdx.x) % tiles_n * 4) >= 0 && (int(blockIdx.x) % tiles_n * 4) + 4 <= NG && 0 >= 0 && 0 + 128 <= 128 && 0 % 8 == 0) {
             #pragma unroll
             for (int tl_i8 = 0; tl_i8 < 2; ++tl_i8) {
                 const int tl_chunk7 = tl_tid + tl_i8 * 256;
-                tl::cp_async_16(&us[((0 * 8 + ((tl_chunk7 * 8) / 512)) * 4 + (((tl_chunk7 * 8) / 128) % 4)) * 136 + ((tl_chunk7 * 8) % 128)], &Xg[((int64_t(((int(blockIdx.x) + 0 * int(gridDim.x)) / tiles_n * 8) + ((tl_chunk7 * 8) / 512)) * 2 + 1) * NG + (((int(blockIdx.x) + 0 * int(gridDim.x)) % tiles_n * 4) + (((tl_chunk7 * 8) / 128) % 4))) * 128 + ((tl_chunk7 * 8) % 128)]);
+                tl::cp_async_16(&us[((0 * 8 + ((tl_chunk7 * 8) / 512)) * 4 + (((tl_chunk7 * 8) / 128) % 4)) * 136 + ((tl_chunk7 * 8) % 128)], &Xg[((int64_t((int(blockIdx.x) / tiles_n * 8) + ((tl_chunk7 * 8) / 512)) * 2 + 1) * NG + ((int(blockIdx.x) % tiles_n * 4) + (((tl_chunk7 * 8) / 128) % 4))) * 128 + ((tl_chunk7 * 8) % 128)]);
             }
         } else {
             #pragma unroll
             for (int tl_i10 = 0; tl_i10 < 2; ++tl_i10) {
                 const int tl_chunk9 = tl_tid + tl_i10 * 256;
-                const tl::bf16* tl_src11 = &Xg[((int64_t(((int(blockIdx.x) + 0 * int(gridDim.x)) / tiles_n * 8) + ((tl_chunk9 * 8) / 512)) * 2 + 1) * NG + (((int(blockIdx.x) + 0 * int(gridDim.x)) % tiles_n * 4) + (((tl_chunk9 * 8) / 128) % 4))) * 128 + ((tl_chunk9 * 8) % 128)];
+                const tl::bf16* tl_src11 = &Xg[((int64_t((int(blockIdx.x) / tiles_n * 8) + ((tl_chunk9 * 8) / 512)) * 2 + 1) * NG + ((int(blockIdx.x) % tiles_n * 4) + (((tl_chunk9 * 8) / 128) % 4))) * 128 + ((tl_chunk9 * 8) % 128)];
                 tl::bf16* tl_dst12 = &us[((0 * 8 + ((tl_chunk9 * 8) / 512)) * 4 + (((tl_chunk9 * 8) / 128) % 4)) * 136 + ((tl_chunk9 * 8) % 128)];
-                const int tl_valid13 = !(tl::in_bounds(((int(blockIdx.x) + 0 * int(gridDim.x)) / tiles_n * 8) + ((tl_chunk9 * 8) / 512), M) && tl::in_bounds(1, 2) && tl::in_bounds(((int(blockIdx.x) + 0 * int(gridDim.x)) % tiles_n * 4) + (((tl_chunk9 * 8) / 128) % 4), NG)) ? 0 : max(0, min(8, 128 - ((tl_chunk9 * 8) % 128)));
+                const int tl_valid13 = !(tl::in_bounds((int(blockIdx.x) / tiles_n * 8) + ((tl_chunk9 * 8) / 512), M) && tl::in_bounds(1, 2) && tl::in_bounds((int(blockIdx.x) % tiles_n * 4) + (((tl_chunk9 * 8) / 128) % 4), NG)) ? 0 : max(0, min(8, 128 - ((tl_chunk9 * 8) % 128)));
                 if (tl_valid13 == 8 && (tl_chunk9 * 8) % 128 >= 0 && tl::is_aligned(tl_src11, 4)) {
                     tl::cp_async_chunk(tl_dst12, tl_src11);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
                 } else {
                     #pragma unroll
-                    for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst12[tl_v] = tl::in_bounds(((int(blockIdx.x) + 0 * int(gridDim.x)) / tiles_n * 8) + ((tl_chunk9 * 8) / 512), M) && tl::in_bounds(1, 2) && tl::in_bounds(((int(blockIdx.x) + 0 * int(gridDim.x)) % tiles_n * 4) + (((tl_chunk9 * 8) / 128) % 4), NG) && tl::in_bounds(((tl_chunk9 * 8) % 128) + tl_v, 128) ? tl_src11[tl_v] : tl::convert<tl::bf16>(0.0f);
+                    for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst12[tl_v] = tl::in_bounds((int(blockIdx.x) / tiles_n * 8) + ((tl_chunk9 * 8) / 512), M) && tl::in_bounds(1, 2) && tl::in_bounds((int(blockIdx.x) % tiles_n * 4) + (((tl_chunk9 * 8) / 128) % 4), NG) && tl::in_bounds(((tl_chunk9 * 8) % 128) + tl_v, 128) ? tl_src11[tl_v] : tl::convert<tl::bf16>(0.0f);
                 }
             }
         }

@@ -36,24 +36,24 @@ __global__ void __launch_bounds__(128, 8) softmax_kernel_variant0(
         const int32_t g_trips = groups;
         if (0 < g_trips) {
             // copy(X[row0 +: RB, 0 +: ROW], xs, pad = -inf);      // padding: exp(-inf) = 0  (softmax.tl:37)
-            if (tl::is_aligned(X, 16) && N % 8 == 0 && ((int(blockIdx.x) + 0 * int(gridDim.x)) * 16) >= 0 && ((int(blockIdx.x) + 0 * int(gridDim.x)) * 16) + 16 <= M && 0 >= 0 && 0 + 128 <= N && 0 % 8 == 0) {
+            if (tl::is_aligned(X, 16) && N % 8 == 0 && (int(blockIdx.x) * 16) >= 0 && (int(blockIdx.x) * 16) + 16 <= M && 0 >= 0 && 0 + 128 <= N && 0 % 8 == 0) {
                 #pragma unroll
                 for (int tl_i1 = 0; tl_i1 < 2; ++tl_i1) {
                     const int tl_chunk0 = tl_tid + tl_i1 * 128;
-                    tl::cp_async_16(&xs[(0 * 16 + ((tl_chunk0 * 8) / 128)) * 136 + ((tl_chunk0 * 8) % 128)], &X[int64_t(((int(blockIdx.x) + 0 * int(gridDim.x)) * 16) + ((tl_chunk0 * 8) / 128)) * N + ((tl_chunk0 * 8) % 128)]);
+                    tl::cp_async_16(&xs[(0 * 16 + ((tl_chunk0 * 8) / 128)) * 136 + ((tl_chunk0 * 8) % 128)], &X[int64_t((int(blockIdx.x) * 16) + ((tl_chunk0 * 8) / 128)) * N + ((tl_chunk0 * 8) % 128)]);
                 }
             } else {
                 #pragma unroll
                 for (int tl_i3 = 0; tl_i3 < 2; ++tl_i3) {
                     const int tl_chunk2 = tl_tid + tl_i3 * 128;
-                    const tl::f16* tl_src4 = &X[int64_t(((int(blockIdx.x) + 0 * int(gridDim.x)) * 16) + ((tl_chunk2 * 8) / 128)) * N + ((tl_chunk2 * 8) % 128)];
+                    const tl::f16* tl_src4 = &X[int64_t((int(blockIdx.x) * 16) + ((tl_chunk2 * 8) / 128)) * N + ((tl_chunk2 * 8) % 128)];
                     tl::f16* tl_dst5 = &xs[(0 * 16 + ((tl_chunk2 * 8) / 128)) * 136 + ((tl_chunk2 * 8) % 128)];
-                    const int tl_valid6 = !(tl::in_bounds(((int(blockIdx.x) + 0 * int(gridDim.x)) * 16) + ((tl_chunk2 * 8) / 128), M)) ? 0 : max(0, min(8, N - ((tl_chunk2 * 8) % 128)));
+                    const int tl_valid6 = !(tl::in_bounds((int(blockIdx.x) * 16) + ((tl_chunk2 * 8) / 128), M)) ? 0 : max(0, min(8, N - ((tl_chunk2 * 8) % 128)));
                     if (tl_valid6 == 8 && (tl_chunk2 * 8) % 128 >= 0 && tl::is_aligned(tl_src4, 4)) {
                         tl::cp_async_chunk(tl_dst5, tl_src4);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
                     } else {
                         #pragma unroll
-                        for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst5[tl_v] = tl::in_bounds(((int(blockIdx.x) + 0 * int(gridDim.x)) * 16) + ((tl_chunk2 * 8) / 128), M) && tl::in_bounds(((tl_chunk2 * 8) % 128) + tl_v, N) ? tl_src4[tl_v] : -tl::inf<tl::f16>();
+                        for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst5[tl_v] = tl::in_bounds((int(blockIdx.x) * 16) + ((tl_chunk2 * 8) / 128), M) && tl::in_bounds(((tl_chunk2 * 8) % 128) + tl_v, N) ? tl_src4[tl_v] : -tl::inf<tl::f16>();
                     }
                 }
             }
@@ -330,24 +330,24 @@ __global__ void __launch_bounds__(128, 8) softmax_kernel_variant1(
         const int32_t g_trips = groups;
         if (0 < g_trips) {
             // copy(X[row0 +: RB, 0 +: ROW], xs, pad = -inf);      // padding: exp(-inf) = 0  (softmax.tl:37)
-            if (tl::is_aligned(X, 16) && N % 8 == 0 && ((int(blockIdx.x) + 0 * int(gridDim.x)) * 8) >= 0 && ((int(blockIdx.x) + 0 * int(gridDim.x)) * 8) + 8 <= M && 0 >= 0 && 0 + 256 <= N && 0 % 8 == 0) {
+            if (tl::is_aligned(X, 16) && N % 8 == 0 && (int(blockIdx.x) * 8) >= 0 && (int(blockIdx.x) * 8) + 8 <= M && 0 >= 0 && 0 + 256 <= N && 0 % 8 == 0) {
                 #pragma unroll
                 for (int tl_i1 = 0; tl_i1 < 2; ++tl_i1) {
                     const int tl_chunk0 = tl_tid + tl_i1 * 128;
-                    tl::cp_async_16(&xs[(0 * 8 + ((tl_chunk0 * 8) / 256)) * 264 + ((tl_chunk0 * 8) % 256)], &X[int64_t(((int(blockIdx.x) + 0 * int(gridDim.x)) * 8) + ((tl_chunk0 * 8) / 256)) * N + ((tl_chunk0 * 8) % 256)]);
+                    tl::cp_async_16(&xs[(0 * 8 + ((tl_chunk0 * 8) / 256)) * 264 + ((tl_chunk0 * 8) % 256)], &X[int64_t((int(blockIdx.x) * 8) + ((tl_chunk0 * 8) / 256)) * N + ((tl_chunk0 * 8) % 256)]);
                 }
             } else {
                 #pragma unroll
                 for (int tl_i3 = 0; tl_i3 < 2; ++tl_i3) {
                     const int tl_chunk2 = tl_tid + tl_i3 * 128;
-                    const tl::f16* tl_src4 = &X[int64_t(((int(blockIdx.x) + 0 * int(gridDim.x)) * 8) + ((tl_chunk2 * 8) / 256)) * N + ((tl_chunk2 * 8) % 256)];
+                    const tl::f16* tl_src4 = &X[int64_t((int(blockIdx.x) * 8) + ((tl_chunk2 * 8) / 256)) * N + ((tl_chunk2 * 8) % 256)];
                     tl::f16* tl_dst5 = &xs[(0 * 8 + ((tl_chunk2 * 8) / 256)) * 264 + ((tl_chunk2 * 8) % 256)];
-                    const int tl_valid6 = !(tl::in_bounds(((int(blockIdx.x) + 0 * int(gridDim.x)) * 8) + ((tl_chunk2 * 8) / 256), M)) ? 0 : max(0, min(8, N - ((tl_chunk2 * 8) % 256)));
+                    const int tl_valid6 = !(tl::in_bounds((int(blockIdx.x) * 8) + ((tl_chunk2 * 8) / 256), M)) ? 0 : max(0, min(8, N - ((tl_chunk2 * 8) % 256)));
                     if (tl_valid6 == 8 && (tl_chunk2 * 8) % 256 >= 0 && tl::is_aligned(tl_src4, 4)) {
                         tl::cp_async_chunk(tl_dst5, tl_src4);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
                     } else {
                         #pragma unroll
-                        for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst5[tl_v] = tl::in_bounds(((int(blockIdx.x) + 0 * int(gridDim.x)) * 8) + ((tl_chunk2 * 8) / 256), M) && tl::in_bounds(((tl_chunk2 * 8) % 256) + tl_v, N) ? tl_src4[tl_v] : -tl::inf<tl::f16>();
+                        for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst5[tl_v] = tl::in_bounds((int(blockIdx.x) * 8) + ((tl_chunk2 * 8) / 256), M) && tl::in_bounds(((tl_chunk2 * 8) % 256) + tl_v, N) ? tl_src4[tl_v] : -tl::inf<tl::f16>();
                     }
                 }
             }
@@ -626,24 +626,24 @@ __global__ void __launch_bounds__(128, 8) softmax_kernel_variant2(
         const int32_t g_trips = groups;
         if (0 < g_trips) {
             // copy(X[row0 +: RB, 0 +: ROW], xs, pad = -inf);      // padding: exp(-inf) = 0  (softmax.tl:37)
-            if (tl::is_aligned(X, 16) && N % 8 == 0 && ((int(blockIdx.x) + 0 * int(gridDim.x)) * 4) >= 0 && ((int(blockIdx.x) + 0 * int(gridDim.x)) * 4) + 4 <= M && 0 >= 0 && 0 + 512 <= N && 0 % 8 == 0) {
+            if (tl::is_aligned(X, 16) && N % 8 == 0 && (int(blockIdx.x) * 4) >= 0 && (int(blockIdx.x) * 4) + 4 <= M && 0 >= 0 && 0 + 512 <= N && 0 % 8 == 0) {
                 #pragma unroll
                 for (int tl_i1 = 0; tl_i1 < 2; ++tl_i1) {
                     const int tl_chunk0 = tl_tid + tl_i1 * 128;
-                    tl::cp_async_16(&xs[(0 * 4 + ((tl_chunk0 * 8) / 512)) * 520 + ((tl_chunk0 * 8) % 512)], &X[int64_t(((int(blockIdx.x) + 0 * int(gridDim.x)) * 4) + ((tl_chunk0 * 8) / 512)) * N + ((tl_chunk0 * 8) % 512)]);
+                    tl::cp_async_16(&xs[(0 * 4 + ((tl_chunk0 * 8) / 512)) * 520 + ((tl_chunk0 * 8) % 512)], &X[int64_t((int(blockIdx.x) * 4) + ((tl_chunk0 * 8) / 512)) * N + ((tl_chunk0 * 8) % 512)]);
                 }
             } else {
                 #pragma unroll
                 for (int tl_i3 = 0; tl_i3 < 2; ++tl_i3) {
                     const int tl_chunk2 = tl_tid + tl_i3 * 128;
-                    const tl::f16* tl_src4 = &X[int64_t(((int(blockIdx.x) + 0 * int(gridDim.x)) * 4) + ((tl_chunk2 * 8) / 512)) * N + ((tl_chunk2 * 8) % 512)];
+                    const tl::f16* tl_src4 = &X[int64_t((int(blockIdx.x) * 4) + ((tl_chunk2 * 8) / 512)) * N + ((tl_chunk2 * 8) % 512)];
                     tl::f16* tl_dst5 = &xs[(0 * 4 + ((tl_chunk2 * 8) / 512)) * 520 + ((tl_chunk2 * 8) % 512)];
-                    const int tl_valid6 = !(tl::in_bounds(((int(blockIdx.x) + 0 * int(gridDim.x)) * 4) + ((tl_chunk2 * 8) / 512), M)) ? 0 : max(0, min(8, N - ((tl_chunk2 * 8) % 512)));
+                    const int tl_valid6 = !(tl::in_bounds((int(blockIdx.x) * 4) + ((tl_chunk2 * 8) / 512), M)) ? 0 : max(0, min(8, N - ((tl_chunk2 * 8) % 512)));
                     if (tl_valid6 == 8 && (tl_chunk2 * 8) % 512 >= 0 && tl::is_aligned(tl_src4, 4)) {
                         tl::cp_async_chunk(tl_dst5, tl_src4);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
                     } else {
                         #pragma unroll
-                        for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst5[tl_v] = tl::in_bounds(((int(blockIdx.x) + 0 * int(gridDim.x)) * 4) + ((tl_chunk2 * 8) / 512), M) && tl::in_bounds(((tl_chunk2 * 8) % 512) + tl_v, N) ? tl_src4[tl_v] : -tl::inf<tl::f16>();
+                        for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst5[tl_v] = tl::in_bounds((int(blockIdx.x) * 4) + ((tl_chunk2 * 8) / 512), M) && tl::in_bounds(((tl_chunk2 * 8) % 512) + tl_v, N) ? tl_src4[tl_v] : -tl::inf<tl::f16>();
                     }
                 }
             }
@@ -922,24 +922,24 @@ __global__ void __launch_bounds__(128, 8) softmax_kernel_variant3(
         const int32_t g_trips = groups;
         if (0 < g_trips) {
             // copy(X[row0 +: RB, 0 +: ROW], xs, pad = -inf);      // padding: exp(-inf) = 0  (softmax.tl:37)
-            if (tl::is_aligned(X, 16) && N % 8 == 0 && ((int(blockIdx.x) + 0 * int(gridDim.x)) * 2) >= 0 && ((int(blockIdx.x) + 0 * int(gridDim.x)) * 2) + 2 <= M && 0 >= 0 && 0 + 1024 <= N && 0 % 8 == 0) {
+            if (tl::is_aligned(X, 16) && N % 8 == 0 && (int(blockIdx.x) * 2) >= 0 && (int(blockIdx.x) * 2) + 2 <= M && 0 >= 0 && 0 + 1024 <= N && 0 % 8 == 0) {
                 #pragma unroll
                 for (int tl_i1 = 0; tl_i1 < 2; ++tl_i1) {
                     const int tl_chunk0 = tl_tid + tl_i1 * 128;
-                    tl::cp_async_16(&xs[(0 * 2 + ((tl_chunk0 * 8) / 1024)) * 1032 + ((tl_chunk0 * 8) % 1024)], &X[int64_t(((int(blockIdx.x) + 0 * int(gridDim.x)) * 2) + ((tl_chunk0 * 8) / 1024)) * N + ((tl_chunk0 * 8) % 1024)]);
+                    tl::cp_async_16(&xs[(0 * 2 + ((tl_chunk0 * 8) / 1024)) * 1032 + ((tl_chunk0 * 8) % 1024)], &X[int64_t((int(blockIdx.x) * 2) + ((tl_chunk0 * 8) / 1024)) * N + ((tl_chunk0 * 8) % 1024)]);
                 }
             } else {
                 #pragma unroll
                 for (int tl_i3 = 0; tl_i3 < 2; ++tl_i3) {
                     const int tl_chunk2 = tl_tid + tl_i3 * 128;
-                    const tl::f16* tl_src4 = &X[int64_t(((int(blockIdx.x) + 0 * int(gridDim.x)) * 2) + ((tl_chunk2 * 8) / 1024)) * N + ((tl_chunk2 * 8) % 1024)];
+                    const tl::f16* tl_src4 = &X[int64_t((int(blockIdx.x) * 2) + ((tl_chunk2 * 8) / 1024)) * N + ((tl_chunk2 * 8) % 1024)];
                     tl::f16* tl_dst5 = &xs[(0 * 2 + ((tl_chunk2 * 8) / 1024)) * 1032 + ((tl_chunk2 * 8) % 1024)];
-                    const int tl_valid6 = !(tl::in_bounds(((int(blockIdx.x) + 0 * int(gridDim.x)) * 2) + ((tl_chunk2 * 8) / 1024), M)) ? 0 : max(0, min(8, N - ((tl_chunk2 * 8) % 1024)));
+                    const int tl_valid6 = !(tl::in_bounds((int(blockIdx.x) * 2) + ((tl_chunk2 * 8) / 1024), M)) ? 0 : max(0, min(8, N - ((tl_chunk2 * 8) % 1024)));
                     if (tl_valid6 == 8 && (tl_chunk2 * 8) % 1024 >= 0 && tl::is_aligned(tl_src4, 4)) {
                         tl::cp_async_chunk(tl_dst5, tl_src4);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
                     } else {
                         #pragma unroll
-                        for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst5[tl_v] = tl::in_bounds(((int(blockIdx.x) + 0 * int(gridDim.x)) * 2) + ((tl_chunk2 * 8) / 1024), M) && tl::in_bounds(((tl_chunk2 * 8) % 1024) + tl_v, N) ? tl_src4[tl_v] : -tl::inf<tl::f16>();
+                        for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst5[tl_v] = tl::in_bounds((int(blockIdx.x) * 2) + ((tl_chunk2 * 8) / 1024), M) && tl::in_bounds(((tl_chunk2 * 8) % 1024) + tl_v, N) ? tl_src4[tl_v] : -tl::inf<tl::f16>();
                     }
                 }
             }
@@ -1244,24 +1244,24 @@ __global__ void __launch_bounds__(128, 8) softmax_kernel_variant4(
         const int32_t g_trips = groups;
         if (0 < g_trips) {
             // copy(X[row0 +: RB, 0 +: ROW], xs, pad = -inf);      // padding: exp(-inf) = 0  (softmax.tl:37)
-            if (tl::is_aligned(X, 16) && N % 8 == 0 && ((int(blockIdx.x) + 0 * int(gridDim.x)) * 1) >= 0 && ((int(blockIdx.x) + 0 * int(gridDim.x)) * 1) + 1 <= M && 0 >= 0 && 0 + 2048 <= N && 0 % 8 == 0) {
+            if (tl::is_aligned(X, 16) && N % 8 == 0 && int(blockIdx.x) >= 0 && int(blockIdx.x) + 1 <= M && 0 >= 0 && 0 + 2048 <= N && 0 % 8 == 0) {
                 #pragma unroll
                 for (int tl_i1 = 0; tl_i1 < 2; ++tl_i1) {
                     const int tl_chunk0 = tl_tid + tl_i1 * 128;
-                    tl::cp_async_16(&xs[(0 * 1 + ((tl_chunk0 * 8) / 2048)) * 2056 + ((tl_chunk0 * 8) % 2048)], &X[int64_t(((int(blockIdx.x) + 0 * int(gridDim.x)) * 1) + ((tl_chunk0 * 8) / 2048)) * N + ((tl_chunk0 * 8) % 2048)]);
+                    tl::cp_async_16(&xs[(0 * 1 + ((tl_chunk0 * 8) / 2048)) * 2056 + ((tl_chunk0 * 8) % 2048)], &X[int64_t(int(blockIdx.x) + ((tl_chunk0 * 8) / 2048)) * N + ((tl_chunk0 * 8) % 2048)]);
                 }
             } else {
                 #pragma unroll
                 for (int tl_i3 = 0; tl_i3 < 2; ++tl_i3) {
                     const int tl_chunk2 = tl_tid + tl_i3 * 128;
-                    const tl::f16* tl_src4 = &X[int64_t(((int(blockIdx.x) + 0 * int(gridDim.x)) * 1) + ((tl_chunk2 * 8) / 2048)) * N + ((tl_chunk2 * 8) % 2048)];
+                    const tl::f16* tl_src4 = &X[int64_t(int(blockIdx.x) + ((tl_chunk2 * 8) / 2048)) * N + ((tl_chunk2 * 8) % 2048)];
                     tl::f16* tl_dst5 = &xs[(0 * 1 + ((tl_chunk2 * 8) / 2048)) * 2056 + ((tl_chunk2 * 8) % 2048)];
-                    const int tl_valid6 = !(tl::in_bounds(((int(blockIdx.x) + 0 * int(gridDim.x)) * 1) + ((tl_chunk2 * 8) / 2048), M)) ? 0 : max(0, min(8, N - ((tl_chunk2 * 8) % 2048)));
+                    const int tl_valid6 = !(tl::in_bounds(int(blockIdx.x) + ((tl_chunk2 * 8) / 2048), M)) ? 0 : max(0, min(8, N - ((tl_chunk2 * 8) % 2048)));
                     if (tl_valid6 == 8 && (tl_chunk2 * 8) % 2048 >= 0 && tl::is_aligned(tl_src4, 4)) {
                         tl::cp_async_chunk(tl_dst5, tl_src4);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
                     } else {
                         #pragma unroll
-                        for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst5[tl_v] = tl::in_bounds(((int(blockIdx.x) + 0 * int(gridDim.x)) * 1) + ((tl_chunk2 * 8) / 2048), M) && tl::in_bounds(((tl_chunk2 * 8) % 2048) + tl_v, N) ? tl_src4[tl_v] : -tl::inf<tl::f16>();
+                        for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst5[tl_v] = tl::in_bounds(int(blockIdx.x) + ((tl_chunk2 * 8) / 2048), M) && tl::in_bounds(((tl_chunk2 * 8) % 2048) + tl_v, N) ? tl_src4[tl_v] : -tl::inf<tl::f16>();
                     }
                 }
             }
@@ -1273,24 +1273,24 @@ __global__ void __launch_bounds__(128, 8) softmax_kernel_variant4(
             __syncthreads();  // pipeline: stage `g % 2` has landed and the stage refilled next is no longer read
             if (g + 1 < g_trips) {
                 // copy(X[row0 +: RB, 0 +: ROW], xs, pad = -inf);      // padding: exp(-inf) = 0  (softmax.tl:37)
-                if (tl::is_aligned(X, 16) && N % 8 == 0 && ((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 1) >= 0 && ((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 1) + 1 <= M && 0 >= 0 && 0 + 2048 <= N && 0 % 8 == 0) {
+                if (tl::is_aligned(X, 16) && N % 8 == 0 && (int(blockIdx.x) + (g + 1) * int(gridDim.x)) >= 0 && (int(blockIdx.x) + (g + 1) * int(gridDim.x)) + 1 <= M && 0 >= 0 && 0 + 2048 <= N && 0 % 8 == 0) {
                     #pragma unroll
                     for (int tl_i8 = 0; tl_i8 < 2; ++tl_i8) {
                         const int tl_chunk7 = tl_tid + tl_i8 * 128;
-                        tl::cp_async_16(&xs[(((g + 1) % 2) * 1 + ((tl_chunk7 * 8) / 2048)) * 2056 + ((tl_chunk7 * 8) % 2048)], &X[int64_t(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 1) + ((tl_chunk7 * 8) / 2048)) * N + ((tl_chunk7 * 8) % 2048)]);
+                        tl::cp_async_16(&xs[(((g + 1) % 2) * 1 + ((tl_chunk7 * 8) / 2048)) * 2056 + ((tl_chunk7 * 8) % 2048)], &X[int64_t((int(blockIdx.x) + (g + 1) * int(gridDim.x)) + ((tl_chunk7 * 8) / 2048)) * N + ((tl_chunk7 * 8) % 2048)]);
                     }
                 } else {
                     #pragma unroll
                     for (int tl_i10 = 0; tl_i10 < 2; ++tl_i10) {
                         const int tl_chunk9 = tl_tid + tl_i10 * 128;
-                        const tl::f16* tl_src11 = &X[int64_t(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 1) + ((tl_chunk9 * 8) / 2048)) * N + ((tl_chunk9 * 8) % 2048)];
+                        const tl::f16* tl_src11 = &X[int64_t((int(blockIdx.x) + (g + 1) * int(gridDim.x)) + ((tl_chunk9 * 8) / 2048)) * N + ((tl_chunk9 * 8) % 2048)];
                         tl::f16* tl_dst12 = &xs[(((g + 1) % 2) * 1 + ((tl_chunk9 * 8) / 2048)) * 2056 + ((tl_chunk9 * 8) % 2048)];
-                        const int tl_valid13 = !(tl::in_bounds(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 1) + ((tl_chunk9 * 8) / 2048), M)) ? 0 : max(0, min(8, N - ((tl_chunk9 * 8) % 2048)));
+                        const int tl_valid13 = !(tl::in_bounds((int(blockIdx.x) + (g + 1) * int(gridDim.x)) + ((tl_chunk9 * 8) / 2048), M)) ? 0 : max(0, min(8, N - ((tl_chunk9 * 8) % 2048)));
                         if (tl_valid13 == 8 && (tl_chunk9 * 8) % 2048 >= 0 && tl::is_aligned(tl_src11, 4)) {
                             tl::cp_async_chunk(tl_dst12, tl_src11);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
                         } else {
                             #pragma unroll
-                            for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst12[tl_v] = tl::in_bounds(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 1) + ((tl_chunk9 * 8) / 2048), M) && tl::in_bounds(((tl_chunk9 * 8) % 2048) + tl_v, N) ? tl_src11[tl_v] : -tl::inf<tl::f16>();
+                            for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst12[tl_v] = tl::in_bounds((int(blockIdx.x) + (g + 1) * int(gridDim.x)) + ((tl_chunk9 * 8) / 2048), M) && tl::in_bounds(((tl_chunk9 * 8) % 2048) + tl_v, N) ? tl_src11[tl_v] : -tl::inf<tl::f16>();
                         }
                     }
                 }
@@ -1568,24 +1568,24 @@ __global__ void __launch_bounds__(256, 4) softmax_kernel_variant5(
         const int32_t g_trips = groups;
         if (0 < g_trips) {
             // copy(X[row0 +: RB, 0 +: ROW], xs, pad = -inf);      // padding: exp(-inf) = 0  (softmax.tl:37)
-            if (tl::is_aligned(X, 16) && N % 8 == 0 && ((int(blockIdx.x) + 0 * int(gridDim.x)) * 1) >= 0 && ((int(blockIdx.x) + 0 * int(gridDim.x)) * 1) + 1 <= M && 0 >= 0 && 0 + 4096 <= N && 0 % 8 == 0) {
+            if (tl::is_aligned(X, 16) && N % 8 == 0 && int(blockIdx.x) >= 0 && int(blockIdx.x) + 1 <= M && 0 >= 0 && 0 + 4096 <= N && 0 % 8 == 0) {
                 #pragma unroll
                 for (int tl_i1 = 0; tl_i1 < 2; ++tl_i1) {
                     const int tl_chunk0 = tl_tid + tl_i1 * 256;
-                    tl::cp_async_16(&xs[(0 * 1 + ((tl_chunk0 * 8) / 4096)) * 4104 + ((tl_chunk0 * 8) % 4096)], &X[int64_t(((int(blockIdx.x) + 0 * int(gridDim.x)) * 1) + ((tl_chunk0 * 8) / 4096)) * N + ((tl_chunk0 * 8) % 4096)]);
+                    tl::cp_async_16(&xs[(0 * 1 + ((tl_chunk0 * 8) / 4096)) * 4104 + ((tl_chunk0 * 8) % 4096)], &X[int64_t(int(blockIdx.x) + ((tl_chunk0 * 8) / 4096)) * N + ((tl_chunk0 * 8) % 4096)]);
                 }
             } else {
                 #pragma unroll
                 for (int tl_i3 = 0; tl_i3 < 2; ++tl_i3) {
                     const int tl_chunk2 = tl_tid + tl_i3 * 256;
-                    const tl::f16* tl_src4 = &X[int64_t(((int(blockIdx.x) + 0 * int(gridDim.x)) * 1) + ((tl_chunk2 * 8) / 4096)) * N + ((tl_chunk2 * 8) % 4096)];
+                    const tl::f16* tl_src4 = &X[int64_t(int(blockIdx.x) + ((tl_chunk2 * 8) / 4096)) * N + ((tl_chunk2 * 8) % 4096)];
                     tl::f16* tl_dst5 = &xs[(0 * 1 + ((tl_chunk2 * 8) / 4096)) * 4104 + ((tl_chunk2 * 8) % 4096)];
-                    const int tl_valid6 = !(tl::in_bounds(((int(blockIdx.x) + 0 * int(gridDim.x)) * 1) + ((tl_chunk2 * 8) / 4096), M)) ? 0 : max(0, min(8, N - ((tl_chunk2 * 8) % 4096)));
+                    const int tl_valid6 = !(tl::in_bounds(int(blockIdx.x) + ((tl_chunk2 * 8) / 4096), M)) ? 0 : max(0, min(8, N - ((tl_chunk2 * 8) % 4096)));
                     if (tl_valid6 == 8 && (tl_chunk2 * 8) % 4096 >= 0 && tl::is_aligned(tl_src4, 4)) {
                         tl::cp_async_chunk(tl_dst5, tl_src4);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
                     } else {
                         #pragma unroll
-                        for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst5[tl_v] = tl::in_bounds(((int(blockIdx.x) + 0 * int(gridDim.x)) * 1) + ((tl_chunk2 * 8) / 4096), M) && tl::in_bounds(((tl_chunk2 * 8) % 4096) + tl_v, N) ? tl_src4[tl_v] : -tl::inf<tl::f16>();
+                        for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst5[tl_v] = tl::in_bounds(int(blockIdx.x) + ((tl_chunk2 * 8) / 4096), M) && tl::in_bounds(((tl_chunk2 * 8) % 4096) + tl_v, N) ? tl_src4[tl_v] : -tl::inf<tl::f16>();
                     }
                 }
             }
@@ -1597,24 +1597,24 @@ __global__ void __launch_bounds__(256, 4) softmax_kernel_variant5(
             __syncthreads();  // pipeline: stage `g % 2` has landed and the stage refilled next is no longer read
             if (g + 1 < g_trips) {
                 // copy(X[row0 +: RB, 0 +: ROW], xs, pad = -inf);      // padding: exp(-inf) = 0  (softmax.tl:37)
-                if (tl::is_aligned(X, 16) && N % 8 == 0 && ((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 1) >= 0 && ((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 1) + 1 <= M && 0 >= 0 && 0 + 4096 <= N && 0 % 8 == 0) {
+                if (tl::is_aligned(X, 16) && N % 8 == 0 && (int(blockIdx.x) + (g + 1) * int(gridDim.x)) >= 0 && (int(blockIdx.x) + (g + 1) * int(gridDim.x)) + 1 <= M && 0 >= 0 && 0 + 4096 <= N && 0 % 8 == 0) {
                     #pragma unroll
                     for (int tl_i8 = 0; tl_i8 < 2; ++tl_i8) {
                         const int tl_chunk7 = tl_tid + tl_i8 * 256;
-                        tl::cp_async_16(&xs[(((g + 1) % 2) * 1 + ((tl_chunk7 * 8) / 4096)) * 4104 + ((tl_chunk7 * 8) % 4096)], &X[int64_t(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 1) + ((tl_chunk7 * 8) / 4096)) * N + ((tl_chunk7 * 8) % 4096)]);
+                        tl::cp_async_16(&xs[(((g + 1) % 2) * 1 + ((tl_chunk7 * 8) / 4096)) * 4104 + ((tl_chunk7 * 8) % 4096)], &X[int64_t((int(blockIdx.x) + (g + 1) * int(gridDim.x)) + ((tl_chunk7 * 8) / 4096)) * N + ((tl_chunk7 * 8) % 4096)]);
                     }
                 } else {
                     #pragma unroll
                     for (int tl_i10 = 0; tl_i10 < 2; ++tl_i10) {
                         const int tl_chunk9 = tl_tid + tl_i10 * 256;
-                        const tl::f16* tl_src11 = &X[int64_t(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 1) + ((tl_chunk9 * 8) / 4096)) * N + ((tl_chunk9 * 8) % 4096)];
+                        const tl::f16* tl_src11 = &X[int64_t((int(blockIdx.x) + (g + 1) * int(gridDim.x)) + ((tl_chunk9 * 8) / 4096)) * N + ((tl_chunk9 * 8) % 4096)];
                         tl::f16* tl_dst12 = &xs[(((g + 1) % 2) * 1 + ((tl_chunk9 * 8) / 4096)) * 4104 + ((tl_chunk9 * 8) % 4096)];
-                        const int tl_valid13 = !(tl::in_bounds(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 1) + ((tl_chunk9 * 8) / 4096), M)) ? 0 : max(0, min(8, N - ((tl_chunk9 * 8) % 4096)));
+                        const int tl_valid13 = !(tl::in_bounds((int(blockIdx.x) + (g + 1) * int(gridDim.x)) + ((tl_chunk9 * 8) / 4096), M)) ? 0 : max(0, min(8, N - ((tl_chunk9 * 8) % 4096)));
                         if (tl_valid13 == 8 && (tl_chunk9 * 8) % 4096 >= 0 && tl::is_aligned(tl_src11, 4)) {
                             tl::cp_async_chunk(tl_dst12, tl_src11);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
                         } else {
                             #pragma unroll
-                            for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst12[tl_v] = tl::in_bounds(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 1) + ((tl_chunk9 * 8) / 4096), M) && tl::in_bounds(((tl_chunk9 * 8) % 4096) + tl_v, N) ? tl_src11[tl_v] : -tl::inf<tl::f16>();
+                            for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst12[tl_v] = tl::in_bounds((int(blockIdx.x) + (g + 1) * int(gridDim.x)) + ((tl_chunk9 * 8) / 4096), M) && tl::in_bounds(((tl_chunk9 * 8) % 4096) + tl_v, N) ? tl_src11[tl_v] : -tl::inf<tl::f16>();
                         }
                     }
                 }
@@ -1894,24 +1894,24 @@ __global__ void __launch_bounds__(512, 2) softmax_kernel_variant6(
         const int32_t g_trips = groups;
         if (0 < g_trips) {
             // copy(X[row0 +: RB, 0 +: ROW], xs, pad = -inf);      // padding: exp(-inf) = 0  (softmax.tl:37)
-            if (tl::is_aligned(X, 16) && N % 8 == 0 && ((int(blockIdx.x) + 0 * int(gridDim.x)) * 1) >= 0 && ((int(blockIdx.x) + 0 * int(gridDim.x)) * 1) + 1 <= M && 0 >= 0 && 0 + 8192 <= N && 0 % 8 == 0) {
+            if (tl::is_aligned(X, 16) && N % 8 == 0 && int(blockIdx.x) >= 0 && int(blockIdx.x) + 1 <= M && 0 >= 0 && 0 + 8192 <= N && 0 % 8 == 0) {
                 #pragma unroll
                 for (int tl_i1 = 0; tl_i1 < 2; ++tl_i1) {
                     const int tl_chunk0 = tl_tid + tl_i1 * 512;
-                    tl::cp_async_16(&xs[(0 * 1 + ((tl_chunk0 * 8) / 8192)) * 8200 + ((tl_chunk0 * 8) % 8192)], &X[int64_t(((int(blockIdx.x) + 0 * int(gridDim.x)) * 1) + ((tl_chunk0 * 8) / 8192)) * N + ((tl_chunk0 * 8) % 8192)]);
+                    tl::cp_async_16(&xs[(0 * 1 + ((tl_chunk0 * 8) / 8192)) * 8200 + ((tl_chunk0 * 8) % 8192)], &X[int64_t(int(blockIdx.x) + ((tl_chunk0 * 8) / 8192)) * N + ((tl_chunk0 * 8) % 8192)]);
                 }
             } else {
                 #pragma unroll
                 for (int tl_i3 = 0; tl_i3 < 2; ++tl_i3) {
                     const int tl_chunk2 = tl_tid + tl_i3 * 512;
-                    const tl::f16* tl_src4 = &X[int64_t(((int(blockIdx.x) + 0 * int(gridDim.x)) * 1) + ((tl_chunk2 * 8) / 8192)) * N + ((tl_chunk2 * 8) % 8192)];
+                    const tl::f16* tl_src4 = &X[int64_t(int(blockIdx.x) + ((tl_chunk2 * 8) / 8192)) * N + ((tl_chunk2 * 8) % 8192)];
                     tl::f16* tl_dst5 = &xs[(0 * 1 + ((tl_chunk2 * 8) / 8192)) * 8200 + ((tl_chunk2 * 8) % 8192)];
-                    const int tl_valid6 = !(tl::in_bounds(((int(blockIdx.x) + 0 * int(gridDim.x)) * 1) + ((tl_chunk2 * 8) / 8192), M)) ? 0 : max(0, min(8, N - ((tl_chunk2 * 8) % 8192)));
+                    const int tl_valid6 = !(tl::in_bounds(int(blockIdx.x) + ((tl_chunk2 * 8) / 8192), M)) ? 0 : max(0, min(8, N - ((tl_chunk2 * 8) % 8192)));
                     if (tl_valid6 == 8 && (tl_chunk2 * 8) % 8192 >= 0 && tl::is_aligned(tl_src4, 4)) {
                         tl::cp_async_chunk(tl_dst5, tl_src4);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
                     } else {
                         #pragma unroll
-                        for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst5[tl_v] = tl::in_bounds(((int(blockIdx.x) + 0 * int(gridDim.x)) * 1) + ((tl_chunk2 * 8) / 8192), M) && tl::in_bounds(((tl_chunk2 * 8) % 8192) + tl_v, N) ? tl_src4[tl_v] : -tl::inf<tl::f16>();
+                        for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst5[tl_v] = tl::in_bounds(int(blockIdx.x) + ((tl_chunk2 * 8) / 8192), M) && tl::in_bounds(((tl_chunk2 * 8) % 8192) + tl_v, N) ? tl_src4[tl_v] : -tl::inf<tl::f16>();
                     }
                 }
             }
@@ -1923,24 +1923,24 @@ __global__ void __launch_bounds__(512, 2) softmax_kernel_variant6(
             __syncthreads();  // pipeline: stage `g % 2` has landed and the stage refilled next is no longer read
             if (g + 1 < g_trips) {
                 // copy(X[row0 +: RB, 0 +: ROW], xs, pad = -inf);      // padding: exp(-inf) = 0  (softmax.tl:37)
-                if (tl::is_aligned(X, 16) && N % 8 == 0 && ((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 1) >= 0 && ((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 1) + 1 <= M && 0 >= 0 && 0 + 8192 <= N && 0 % 8 == 0) {
+                if (tl::is_aligned(X, 16) && N % 8 == 0 && (int(blockIdx.x) + (g + 1) * int(gridDim.x)) >= 0 && (int(blockIdx.x) + (g + 1) * int(gridDim.x)) + 1 <= M && 0 >= 0 && 0 + 8192 <= N && 0 % 8 == 0) {
                     #pragma unroll
                     for (int tl_i8 = 0; tl_i8 < 2; ++tl_i8) {
                         const int tl_chunk7 = tl_tid + tl_i8 * 512;
-                        tl::cp_async_16(&xs[(((g + 1) % 2) * 1 + ((tl_chunk7 * 8) / 8192)) * 8200 + ((tl_chunk7 * 8) % 8192)], &X[int64_t(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 1) + ((tl_chunk7 * 8) / 8192)) * N + ((tl_chunk7 * 8) % 8192)]);
+                        tl::cp_async_16(&xs[(((g + 1) % 2) * 1 + ((tl_chunk7 * 8) / 8192)) * 8200 + ((tl_chunk7 * 8) % 8192)], &X[int64_t((int(blockIdx.x) + (g + 1) * int(gridDim.x)) + ((tl_chunk7 * 8) / 8192)) * N + ((tl_chunk7 * 8) % 8192)]);
                     }
                 } else {
                     #pragma unroll
                     for (int tl_i10 = 0; tl_i10 < 2; ++tl_i10) {
                         const int tl_chunk9 = tl_tid + tl_i10 * 512;
-                        const tl::f16* tl_src11 = &X[int64_t(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 1) + ((tl_chunk9 * 8) / 8192)) * N + ((tl_chunk9 * 8) % 8192)];
+                        const tl::f16* tl_src11 = &X[int64_t((int(blockIdx.x) + (g + 1) * int(gridDim.x)) + ((tl_chunk9 * 8) / 8192)) * N + ((tl_chunk9 * 8) % 8192)];
                         tl::f16* tl_dst12 = &xs[(((g + 1) % 2) * 1 + ((tl_chunk9 * 8) / 8192)) * 8200 + ((tl_chunk9 * 8) % 8192)];
-                        const int tl_valid13 = !(tl::in_bounds(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 1) + ((tl_chunk9 * 8) / 8192), M)) ? 0 : max(0, min(8, N - ((tl_chunk9 * 8) % 8192)));
+                        const int tl_valid13 = !(tl::in_bounds((int(blockIdx.x) + (g + 1) * int(gridDim.x)) + ((tl_chunk9 * 8) / 8192), M)) ? 0 : max(0, min(8, N - ((tl_chunk9 * 8) % 8192)));
                         if (tl_valid13 == 8 && (tl_chunk9 * 8) % 8192 >= 0 && tl::is_aligned(tl_src11, 4)) {
                             tl::cp_async_chunk(tl_dst12, tl_src11);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
                         } else {
                             #pragma unroll
-                            for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst12[tl_v] = tl::in_bounds(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 1) + ((tl_chunk9 * 8) / 8192), M) && tl::in_bounds(((tl_chunk9 * 8) % 8192) + tl_v, N) ? tl_src11[tl_v] : -tl::inf<tl::f16>();
+                            for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst12[tl_v] = tl::in_bounds((int(blockIdx.x) + (g + 1) * int(gridDim.x)) + ((tl_chunk9 * 8) / 8192), M) && tl::in_bounds(((tl_chunk9 * 8) % 8192) + tl_v, N) ? tl_src11[tl_v] : -tl::inf<tl::f16>();
                         }
                     }
                 }
@@ -2224,24 +2224,24 @@ __global__ void __launch_bounds__(128, 8) log_softmax_kernel_variant0(
         const int32_t g_trips = groups;
         if (0 < g_trips) {
             // copy(X[row0 +: RB, 0 +: ROW], xs, pad = -inf);      // padding: exp(-inf) = 0  (softmax.tl:110)
-            if (tl::is_aligned(X, 16) && N % 8 == 0 && ((int(blockIdx.x) + 0 * int(gridDim.x)) * 16) >= 0 && ((int(blockIdx.x) + 0 * int(gridDim.x)) * 16) + 16 <= M && 0 >= 0 && 0 + 128 <= N && 0 % 8 == 0) {
+            if (tl::is_aligned(X, 16) && N % 8 == 0 && (int(blockIdx.x) * 16) >= 0 && (int(blockIdx.x) * 16) + 16 <= M && 0 >= 0 && 0 + 128 <= N && 0 % 8 == 0) {
                 #pragma unroll
                 for (int tl_i1 = 0; tl_i1 < 2; ++tl_i1) {
                     const int tl_chunk0 = tl_tid + tl_i1 * 128;
-                    tl::cp_async_16(&xs[(0 * 16 + ((tl_chunk0 * 8) / 128)) * 136 + ((tl_chunk0 * 8) % 128)], &X[int64_t(((int(blockIdx.x) + 0 * int(gridDim.x)) * 16) + ((tl_chunk0 * 8) / 128)) * N + ((tl_chunk0 * 8) % 128)]);
+                    tl::cp_async_16(&xs[(0 * 16 + ((tl_chunk0 * 8) / 128)) * 136 + ((tl_chunk0 * 8) % 128)], &X[int64_t((int(blockIdx.x) * 16) + ((tl_chunk0 * 8) / 128)) * N + ((tl_chunk0 * 8) % 128)]);
                 }
             } else {
                 #pragma unroll
                 for (int tl_i3 = 0; tl_i3 < 2; ++tl_i3) {
                     const int tl_chunk2 = tl_tid + tl_i3 * 128;
-                    const tl::f16* tl_src4 = &X[int64_t(((int(blockIdx.x) + 0 * int(gridDim.x)) * 16) + ((tl_chunk2 * 8) / 128)) * N + ((tl_chunk2 * 8) % 128)];
+                    const tl::f16* tl_src4 = &X[int64_t((int(blockIdx.x) * 16) + ((tl_chunk2 * 8) / 128)) * N + ((tl_chunk2 * 8) % 128)];
                     tl::f16* tl_dst5 = &xs[(0 * 16 + ((tl_chunk2 * 8) / 128)) * 136 + ((tl_chunk2 * 8) % 128)];
-                    const int tl_valid6 = !(tl::in_bounds(((int(blockIdx.x) + 0 * int(gridDim.x)) * 16) + ((tl_chunk2 * 8) / 128), M)) ? 0 : max(0, min(8, N - ((tl_chunk2 * 8) % 128)));
+                    const int tl_valid6 = !(tl::in_bounds((int(blockIdx.x) * 16) + ((tl_chunk2 * 8) / 128), M)) ? 0 : max(0, min(8, N - ((tl_chunk2 * 8) % 128)));
                     if (tl_valid6 == 8 && (tl_chunk2 * 8) % 128 >= 0 && tl::is_aligned(tl_src4, 4)) {
                         tl::cp_async_chunk(tl_dst5, tl_src4);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
                     } else {
                         #pragma unroll
-                        for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst5[tl_v] = tl::in_bounds(((int(blockIdx.x) + 0 * int(gridDim.x)) * 16) + ((tl_chunk2 * 8) / 128), M) && tl::in_bounds(((tl_chunk2 * 8) % 128) + tl_v, N) ? tl_src4[tl_v] : -tl::inf<tl::f16>();
+                        for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst5[tl_v] = tl::in_bounds((int(blockIdx.x) * 16) + ((tl_chunk2 * 8) / 128), M) && tl::in_bounds(((tl_chunk2 * 8) % 128) + tl_v, N) ? tl_src4[tl_v] : -tl::inf<tl::f16>();
                     }
                 }
             }
@@ -2520,24 +2520,24 @@ __global__ void __launch_bounds__(128, 8) log_softmax_kernel_variant1(
         const int32_t g_trips = groups;
         if (0 < g_trips) {
             // copy(X[row0 +: RB, 0 +: ROW], xs, pad = -inf);      // padding: exp(-inf) = 0  (softmax.tl:110)
-            if (tl::is_aligned(X, 16) && N % 8 == 0 && ((int(blockIdx.x) + 0 * int(gridDim.x)) * 8) >= 0 && ((int(blockIdx.x) + 0 * int(gridDim.x)) * 8) + 8 <= M && 0 >= 0 && 0 + 256 <= N && 0 % 8 == 0) {
+            if (tl::is_aligned(X, 16) && N % 8 == 0 && (int(blockIdx.x) * 8) >= 0 && (int(blockIdx.x) * 8) + 8 <= M && 0 >= 0 && 0 + 256 <= N && 0 % 8 == 0) {
                 #pragma unroll
                 for (int tl_i1 = 0; tl_i1 < 2; ++tl_i1) {
                     const int tl_chunk0 = tl_tid + tl_i1 * 128;
-                    tl::cp_async_16(&xs[(0 * 8 + ((tl_chunk0 * 8) / 256)) * 264 + ((tl_chunk0 * 8) % 256)], &X[int64_t(((int(blockIdx.x) + 0 * int(gridDim.x)) * 8) + ((tl_chunk0 * 8) / 256)) * N + ((tl_chunk0 * 8) % 256)]);
+                    tl::cp_async_16(&xs[(0 * 8 + ((tl_chunk0 * 8) / 256)) * 264 + ((tl_chunk0 * 8) % 256)], &X[int64_t((int(blockIdx.x) * 8) + ((tl_chunk0 * 8) / 256)) * N + ((tl_chunk0 * 8) % 256)]);
                 }
             } else {
                 #pragma unroll
                 for (int tl_i3 = 0; tl_i3 < 2; ++tl_i3) {
                     const int tl_chunk2 = tl_tid + tl_i3 * 128;
-                    const tl::f16* tl_src4 = &X[int64_t(((int(blockIdx.x) + 0 * int(gridDim.x)) * 8) + ((tl_chunk2 * 8) / 256)) * N + ((tl_chunk2 * 8) % 256)];
+                    const tl::f16* tl_src4 = &X[int64_t((int(blockIdx.x) * 8) + ((tl_chunk2 * 8) / 256)) * N + ((tl_chunk2 * 8) % 256)];
                     tl::f16* tl_dst5 = &xs[(0 * 8 + ((tl_chunk2 * 8) / 256)) * 264 + ((tl_chunk2 * 8) % 256)];
-                    const int tl_valid6 = !(tl::in_bounds(((int(blockIdx.x) + 0 * int(gridDim.x)) * 8) + ((tl_chunk2 * 8) / 256), M)) ? 0 : max(0, min(8, N - ((tl_chunk2 * 8) % 256)));
+                    const int tl_valid6 = !(tl::in_bounds((int(blockIdx.x) * 8) + ((tl_chunk2 * 8) / 256), M)) ? 0 : max(0, min(8, N - ((tl_chunk2 * 8) % 256)));
                     if (tl_valid6 == 8 && (tl_chunk2 * 8) % 256 >= 0 && tl::is_aligned(tl_src4, 4)) {
                         tl::cp_async_chunk(tl_dst5, tl_src4);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
                     } else {
                         #pragma unroll
-                        for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst5[tl_v] = tl::in_bounds(((int(blockIdx.x) + 0 * int(gridDim.x)) * 8) + ((tl_chunk2 * 8) / 256), M) && tl::in_bounds(((tl_chunk2 * 8) % 256) + tl_v, N) ? tl_src4[tl_v] : -tl::inf<tl::f16>();
+                        for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst5[tl_v] = tl::in_bounds((int(blockIdx.x) * 8) + ((tl_chunk2 * 8) / 256), M) && tl::in_bounds(((tl_chunk2 * 8) % 256) + tl_v, N) ? tl_src4[tl_v] : -tl::inf<tl::f16>();
                     }
                 }
             }
@@ -2818,24 +2818,24 @@ __global__ void __launch_bounds__(128, 8) log_softmax_kernel_variant2(
         const int32_t g_trips = groups;
         if (0 < g_trips) {
             // copy(X[row0 +: RB, 0 +: ROW], xs, pad = -inf);      // padding: exp(-inf) = 0  (softmax.tl:110)
-            if (tl::is_aligned(X, 16) && N % 8 == 0 && ((int(blockIdx.x) + 0 * int(gridDim.x)) * 4) >= 0 && ((int(blockIdx.x) + 0 * int(gridDim.x)) * 4) + 4 <= M && 0 >= 0 && 0 + 512 <= N && 0 % 8 == 0) {
+            if (tl::is_aligned(X, 16) && N % 8 == 0 && (int(blockIdx.x) * 4) >= 0 && (int(blockIdx.x) * 4) + 4 <= M && 0 >= 0 && 0 + 512 <= N && 0 % 8 == 0) {
                 #pragma unroll
                 for (int tl_i1 = 0; tl_i1 < 2; ++tl_i1) {
                     const int tl_chunk0 = tl_tid + tl_i1 * 128;
-                    tl::cp_async_16(&xs[(0 * 4 + ((tl_chunk0 * 8) / 512)) * 520 + ((tl_chunk0 * 8) % 512)], &X[int64_t(((int(blockIdx.x) + 0 * int(gridDim.x)) * 4) + ((tl_chunk0 * 8) / 512)) * N + ((tl_chunk0 * 8) % 512)]);
+                    tl::cp_async_16(&xs[(0 * 4 + ((tl_chunk0 * 8) / 512)) * 520 + ((tl_chunk0 * 8) % 512)], &X[int64_t((int(blockIdx.x) * 4) + ((tl_chunk0 * 8) / 512)) * N + ((tl_chunk0 * 8) % 512)]);
                 }
             } else {
                 #pragma unroll
                 for (int tl_i3 = 0; tl_i3 < 2; ++tl_i3) {
                     const int tl_chunk2 = tl_tid + tl_i3 * 128;
-                    const tl::f16* tl_src4 = &X[int64_t(((int(blockIdx.x) + 0 * int(gridDim.x)) * 4) + ((tl_chunk2 * 8) / 512)) * N + ((tl_chunk2 * 8) % 512)];
+                    const tl::f16* tl_src4 = &X[int64_t((int(blockIdx.x) * 4) + ((tl_chunk2 * 8) / 512)) * N + ((tl_chunk2 * 8) % 512)];
                     tl::f16* tl_dst5 = &xs[(0 * 4 + ((tl_chunk2 * 8) / 512)) * 520 + ((tl_chunk2 * 8) % 512)];
-                    const int tl_valid6 = !(tl::in_bounds(((int(blockIdx.x) + 0 * int(gridDim.x)) * 4) + ((tl_chunk2 * 8) / 512), M)) ? 0 : max(0, min(8, N - ((tl_chunk2 * 8) % 512)));
+                    const int tl_valid6 = !(tl::in_bounds((int(blockIdx.x) * 4) + ((tl_chunk2 * 8) / 512), M)) ? 0 : max(0, min(8, N - ((tl_chunk2 * 8) % 512)));
                     if (tl_valid6 == 8 && (tl_chunk2 * 8) % 512 >= 0 && tl::is_aligned(tl_src4, 4)) {
                         tl::cp_async_chunk(tl_dst5, tl_src4);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
                     } else {
                         #pragma unroll
-                        for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst5[tl_v] = tl::in_bounds(((int(blockIdx.x) + 0 * int(gridDim.x)) * 4) + ((tl_chunk2 * 8) / 512), M) && tl::in_bounds(((tl_chunk2 * 8) % 512) + tl_v, N) ? tl_src4[tl_v] : -tl::inf<tl::f16>();
+                        for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst5[tl_v] = tl::in_bounds((int(blockIdx.x) * 4) + ((tl_chunk2 * 8) / 512), M) && tl::in_bounds(((tl_chunk2 * 8) % 512) + tl_v, N) ? tl_src4[tl_v] : -tl::inf<tl::f16>();
                     }
                 }
             }
@@ -3116,24 +3116,24 @@ __global__ void __launch_bounds__(128, 8) log_softmax_kernel_variant3(
         const int32_t g_trips = groups;
         if (0 < g_trips) {
             // copy(X[row0 +: RB, 0 +: ROW], xs, pad = -inf);      // padding: exp(-inf) = 0  (softmax.tl:110)
-            if (tl::is_aligned(X, 16) && N % 8 == 0 && ((int(blockIdx.x) + 0 * int(gridDim.x)) * 2) >= 0 && ((int(blockIdx.x) + 0 * int(gridDim.x)) * 2) + 2 <= M && 0 >= 0 && 0 + 1024 <= N && 0 % 8 == 0) {
+            if (tl::is_aligned(X, 16) && N % 8 == 0 && (int(blockIdx.x) * 2) >= 0 && (int(blockIdx.x) * 2) + 2 <= M && 0 >= 0 && 0 + 1024 <= N && 0 % 8 == 0) {
                 #pragma unroll
                 for (int tl_i1 = 0; tl_i1 < 2; ++tl_i1) {
                     const int tl_chunk0 = tl_tid + tl_i1 * 128;
-                    tl::cp_async_16(&xs[(0 * 2 + ((tl_chunk0 * 8) / 1024)) * 1032 + ((tl_chunk0 * 8) % 1024)], &X[int64_t(((int(blockIdx.x) + 0 * int(gridDim.x)) * 2) + ((tl_chunk0 * 8) / 1024)) * N + ((tl_chunk0 * 8) % 1024)]);
+                    tl::cp_async_16(&xs[(0 * 2 + ((tl_chunk0 * 8) / 1024)) * 1032 + ((tl_chunk0 * 8) % 1024)], &X[int64_t((int(blockIdx.x) * 2) + ((tl_chunk0 * 8) / 1024)) * N + ((tl_chunk0 * 8) % 1024)]);
                 }
             } else {
                 #pragma unroll
                 for (int tl_i3 = 0; tl_i3 < 2; ++tl_i3) {
                     const int tl_chunk2 = tl_tid + tl_i3 * 128;
-                    const tl::f16* tl_src4 = &X[int64_t(((int(blockIdx.x) + 0 * int(gridDim.x)) * 2) + ((tl_chunk2 * 8) / 1024)) * N + ((tl_chunk2 * 8) % 1024)];
+                    const tl::f16* tl_src4 = &X[int64_t((int(blockIdx.x) * 2) + ((tl_chunk2 * 8) / 1024)) * N + ((tl_chunk2 * 8) % 1024)];
                     tl::f16* tl_dst5 = &xs[(0 * 2 + ((tl_chunk2 * 8) / 1024)) * 1032 + ((tl_chunk2 * 8) % 1024)];
-                    const int tl_valid6 = !(tl::in_bounds(((int(blockIdx.x) + 0 * int(gridDim.x)) * 2) + ((tl_chunk2 * 8) / 1024), M)) ? 0 : max(0, min(8, N - ((tl_chunk2 * 8) % 1024)));
+                    const int tl_valid6 = !(tl::in_bounds((int(blockIdx.x) * 2) + ((tl_chunk2 * 8) / 1024), M)) ? 0 : max(0, min(8, N - ((tl_chunk2 * 8) % 1024)));
                     if (tl_valid6 == 8 && (tl_chunk2 * 8) % 1024 >= 0 && tl::is_aligned(tl_src4, 4)) {
                         tl::cp_async_chunk(tl_dst5, tl_src4);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
                     } else {
                         #pragma unroll
-                        for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst5[tl_v] = tl::in_bounds(((int(blockIdx.x) + 0 * int(gridDim.x)) * 2) + ((tl_chunk2 * 8) / 1024), M) && tl::in_bounds(((tl_chunk2 * 8) % 1024) + tl_v, N) ? tl_src4[tl_v] : -tl::inf<tl::f16>();
+                        for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst5[tl_v] = tl::in_bounds((int(blockIdx.x) * 2) + ((tl_chunk2 * 8) / 1024), M) && tl::in_bounds(((tl_chunk2 * 8) % 1024) + tl_v, N) ? tl_src4[tl_v] : -tl::inf<tl::f16>();
                     }
                 }
             }
@@ -3440,24 +3440,24 @@ __global__ void __launch_bounds__(128, 8) log_softmax_kernel_variant4(
         const int32_t g_trips = groups;
         if (0 < g_trips) {
             // copy(X[row0 +: RB, 0 +: ROW], xs, pad = -inf);      // padding: exp(-inf) = 0  (softmax.tl:110)
-            if (tl::is_aligned(X, 16) && N % 8 == 0 && ((int(blockIdx.x) + 0 * int(gridDim.x)) * 1) >= 0 && ((int(blockIdx.x) + 0 * int(gridDim.x)) * 1) + 1 <= M && 0 >= 0 && 0 + 2048 <= N && 0 % 8 == 0) {
+            if (tl::is_aligned(X, 16) && N % 8 == 0 && int(blockIdx.x) >= 0 && int(blockIdx.x) + 1 <= M && 0 >= 0 && 0 + 2048 <= N && 0 % 8 == 0) {
                 #pragma unroll
                 for (int tl_i1 = 0; tl_i1 < 2; ++tl_i1) {
                     const int tl_chunk0 = tl_tid + tl_i1 * 128;
-                    tl::cp_async_16(&xs[(0 * 1 + ((tl_chunk0 * 8) / 2048)) * 2056 + ((tl_chunk0 * 8) % 2048)], &X[int64_t(((int(blockIdx.x) + 0 * int(gridDim.x)) * 1) + ((tl_chunk0 * 8) / 2048)) * N + ((tl_chunk0 * 8) % 2048)]);
+                    tl::cp_async_16(&xs[(0 * 1 + ((tl_chunk0 * 8) / 2048)) * 2056 + ((tl_chunk0 * 8) % 2048)], &X[int64_t(int(blockIdx.x) + ((tl_chunk0 * 8) / 2048)) * N + ((tl_chunk0 * 8) % 2048)]);
                 }
             } else {
                 #pragma unroll
                 for (int tl_i3 = 0; tl_i3 < 2; ++tl_i3) {
                     const int tl_chunk2 = tl_tid + tl_i3 * 128;
-                    const tl::f16* tl_src4 = &X[int64_t(((int(blockIdx.x) + 0 * int(gridDim.x)) * 1) + ((tl_chunk2 * 8) / 2048)) * N + ((tl_chunk2 * 8) % 2048)];
+                    const tl::f16* tl_src4 = &X[int64_t(int(blockIdx.x) + ((tl_chunk2 * 8) / 2048)) * N + ((tl_chunk2 * 8) % 2048)];
                     tl::f16* tl_dst5 = &xs[(0 * 1 + ((tl_chunk2 * 8) / 2048)) * 2056 + ((tl_chunk2 * 8) % 2048)];
-                    const int tl_valid6 = !(tl::in_bounds(((int(blockIdx.x) + 0 * int(gridDim.x)) * 1) + ((tl_chunk2 * 8) / 2048), M)) ? 0 : max(0, min(8, N - ((tl_chunk2 * 8) % 2048)));
+                    const int tl_valid6 = !(tl::in_bounds(int(blockIdx.x) + ((tl_chunk2 * 8) / 2048), M)) ? 0 : max(0, min(8, N - ((tl_chunk2 * 8) % 2048)));
                     if (tl_valid6 == 8 && (tl_chunk2 * 8) % 2048 >= 0 && tl::is_aligned(tl_src4, 4)) {
                         tl::cp_async_chunk(tl_dst5, tl_src4);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
                     } else {
                         #pragma unroll
-                        for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst5[tl_v] = tl::in_bounds(((int(blockIdx.x) + 0 * int(gridDim.x)) * 1) + ((tl_chunk2 * 8) / 2048), M) && tl::in_bounds(((tl_chunk2 * 8) % 2048) + tl_v, N) ? tl_src4[tl_v] : -tl::inf<tl::f16>();
+                        for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst5[tl_v] = tl::in_bounds(int(blockIdx.x) + ((tl_chunk2 * 8) / 2048), M) && tl::in_bounds(((tl_chunk2 * 8) % 2048) + tl_v, N) ? tl_src4[tl_v] : -tl::inf<tl::f16>();
                     }
                 }
             }
@@ -3469,24 +3469,24 @@ __global__ void __launch_bounds__(128, 8) log_softmax_kernel_variant4(
             __syncthreads();  // pipeline: stage `g % 2` has landed and the stage refilled next is no longer read
             if (g + 1 < g_trips) {
                 // copy(X[row0 +: RB, 0 +: ROW], xs, pad = -inf);      // padding: exp(-inf) = 0  (softmax.tl:110)
-                if (tl::is_aligned(X, 16) && N % 8 == 0 && ((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 1) >= 0 && ((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 1) + 1 <= M && 0 >= 0 && 0 + 2048 <= N && 0 % 8 == 0) {
+                if (tl::is_aligned(X, 16) && N % 8 == 0 && (int(blockIdx.x) + (g + 1) * int(gridDim.x)) >= 0 && (int(blockIdx.x) + (g + 1) * int(gridDim.x)) + 1 <= M && 0 >= 0 && 0 + 2048 <= N && 0 % 8 == 0) {
                     #pragma unroll
                     for (int tl_i8 = 0; tl_i8 < 2; ++tl_i8) {
                         const int tl_chunk7 = tl_tid + tl_i8 * 128;
-                        tl::cp_async_16(&xs[(((g + 1) % 2) * 1 + ((tl_chunk7 * 8) / 2048)) * 2056 + ((tl_chunk7 * 8) % 2048)], &X[int64_t(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 1) + ((tl_chunk7 * 8) / 2048)) * N + ((tl_chunk7 * 8) % 2048)]);
+                        tl::cp_async_16(&xs[(((g + 1) % 2) * 1 + ((tl_chunk7 * 8) / 2048)) * 2056 + ((tl_chunk7 * 8) % 2048)], &X[int64_t((int(blockIdx.x) + (g + 1) * int(gridDim.x)) + ((tl_chunk7 * 8) / 2048)) * N + ((tl_chunk7 * 8) % 2048)]);
                     }
                 } else {
                     #pragma unroll
                     for (int tl_i10 = 0; tl_i10 < 2; ++tl_i10) {
                         const int tl_chunk9 = tl_tid + tl_i10 * 128;
-                        const tl::f16* tl_src11 = &X[int64_t(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 1) + ((tl_chunk9 * 8) / 2048)) * N + ((tl_chunk9 * 8) % 2048)];
+                        const tl::f16* tl_src11 = &X[int64_t((int(blockIdx.x) + (g + 1) * int(gridDim.x)) + ((tl_chunk9 * 8) / 2048)) * N + ((tl_chunk9 * 8) % 2048)];
                         tl::f16* tl_dst12 = &xs[(((g + 1) % 2) * 1 + ((tl_chunk9 * 8) / 2048)) * 2056 + ((tl_chunk9 * 8) % 2048)];
-                        const int tl_valid13 = !(tl::in_bounds(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 1) + ((tl_chunk9 * 8) / 2048), M)) ? 0 : max(0, min(8, N - ((tl_chunk9 * 8) % 2048)));
+                        const int tl_valid13 = !(tl::in_bounds((int(blockIdx.x) + (g + 1) * int(gridDim.x)) + ((tl_chunk9 * 8) / 2048), M)) ? 0 : max(0, min(8, N - ((tl_chunk9 * 8) % 2048)));
                         if (tl_valid13 == 8 && (tl_chunk9 * 8) % 2048 >= 0 && tl::is_aligned(tl_src11, 4)) {
                             tl::cp_async_chunk(tl_dst12, tl_src11);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
                         } else {
                             #pragma unroll
-                            for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst12[tl_v] = tl::in_bounds(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 1) + ((tl_chunk9 * 8) / 2048), M) && tl::in_bounds(((tl_chunk9 * 8) % 2048) + tl_v, N) ? tl_src11[tl_v] : -tl::inf<tl::f16>();
+                            for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst12[tl_v] = tl::in_bounds((int(blockIdx.x) + (g + 1) * int(gridDim.x)) + ((tl_chunk9 * 8) / 2048), M) && tl::in_bounds(((tl_chunk9 * 8) % 2048) + tl_v, N) ? tl_src11[tl_v] : -tl::inf<tl::f16>();
                         }
                     }
                 }
@@ -3766,24 +3766,24 @@ __global__ void __launch_bounds__(256, 4) log_softmax_kernel_variant5(
         const int32_t g_trips = groups;
         if (0 < g_trips) {
             // copy(X[row0 +: RB, 0 +: ROW], xs, pad = -inf);      // padding: exp(-inf) = 0  (softmax.tl:110)
-            if (tl::is_aligned(X, 16) && N % 8 == 0 && ((int(blockIdx.x) + 0 * int(gridDim.x)) * 1) >= 0 && ((int(blockIdx.x) + 0 * int(gridDim.x)) * 1) + 1 <= M && 0 >= 0 && 0 + 4096 <= N && 0 % 8 == 0) {
+            if (tl::is_aligned(X, 16) && N % 8 == 0 && int(blockIdx.x) >= 0 && int(blockIdx.x) + 1 <= M && 0 >= 0 && 0 + 4096 <= N && 0 % 8 == 0) {
                 #pragma unroll
                 for (int tl_i1 = 0; tl_i1 < 2; ++tl_i1) {
                     const int tl_chunk0 = tl_tid + tl_i1 * 256;
-                    tl::cp_async_16(&xs[(0 * 1 + ((tl_chunk0 * 8) / 4096)) * 4104 + ((tl_chunk0 * 8) % 4096)], &X[int64_t(((int(blockIdx.x) + 0 * int(gridDim.x)) * 1) + ((tl_chunk0 * 8) / 4096)) * N + ((tl_chunk0 * 8) % 4096)]);
+                    tl::cp_async_16(&xs[(0 * 1 + ((tl_chunk0 * 8) / 4096)) * 4104 + ((tl_chunk0 * 8) % 4096)], &X[int64_t(int(blockIdx.x) + ((tl_chunk0 * 8) / 4096)) * N + ((tl_chunk0 * 8) % 4096)]);
                 }
             } else {
                 #pragma unroll
                 for (int tl_i3 = 0; tl_i3 < 2; ++tl_i3) {
                     const int tl_chunk2 = tl_tid + tl_i3 * 256;
-                    const tl::f16* tl_src4 = &X[int64_t(((int(blockIdx.x) + 0 * int(gridDim.x)) * 1) + ((tl_chunk2 * 8) / 4096)) * N + ((tl_chunk2 * 8) % 4096)];
+                    const tl::f16* tl_src4 = &X[int64_t(int(blockIdx.x) + ((tl_chunk2 * 8) / 4096)) * N + ((tl_chunk2 * 8) % 4096)];
                     tl::f16* tl_dst5 = &xs[(0 * 1 + ((tl_chunk2 * 8) / 4096)) * 4104 + ((tl_chunk2 * 8) % 4096)];
-                    const int tl_valid6 = !(tl::in_bounds(((int(blockIdx.x) + 0 * int(gridDim.x)) * 1) + ((tl_chunk2 * 8) / 4096), M)) ? 0 : max(0, min(8, N - ((tl_chunk2 * 8) % 4096)));
+                    const int tl_valid6 = !(tl::in_bounds(int(blockIdx.x) + ((tl_chunk2 * 8) / 4096), M)) ? 0 : max(0, min(8, N - ((tl_chunk2 * 8) % 4096)));
                     if (tl_valid6 == 8 && (tl_chunk2 * 8) % 4096 >= 0 && tl::is_aligned(tl_src4, 4)) {
                         tl::cp_async_chunk(tl_dst5, tl_src4);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
                     } else {
                         #pragma unroll
-                        for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst5[tl_v] = tl::in_bounds(((int(blockIdx.x) + 0 * int(gridDim.x)) * 1) + ((tl_chunk2 * 8) / 4096), M) && tl::in_bounds(((tl_chunk2 * 8) % 4096) + tl_v, N) ? tl_src4[tl_v] : -tl::inf<tl::f16>();
+                        for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst5[tl_v] = tl::in_bounds(int(blockIdx.x) + ((tl_chunk2 * 8) / 4096), M) && tl::in_bounds(((tl_chunk2 * 8) % 4096) + tl_v, N) ? tl_src4[tl_v] : -tl::inf<tl::f16>();
                     }
                 }
             }
@@ -3795,24 +3795,24 @@ __global__ void __launch_bounds__(256, 4) log_softmax_kernel_variant5(
             __syncthreads();  // pipeline: stage `g % 2` has landed and the stage refilled next is no longer read
             if (g + 1 < g_trips) {
                 // copy(X[row0 +: RB, 0 +: ROW], xs, pad = -inf);      // padding: exp(-inf) = 0  (softmax.tl:110)
-                if (tl::is_aligned(X, 16) && N % 8 == 0 && ((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 1) >= 0 && ((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 1) + 1 <= M && 0 >= 0 && 0 + 4096 <= N && 0 % 8 == 0) {
+                if (tl::is_aligned(X, 16) && N % 8 == 0 && (int(blockIdx.x) + (g + 1) * int(gridDim.x)) >= 0 && (int(blockIdx.x) + (g + 1) * int(gridDim.x)) + 1 <= M && 0 >= 0 && 0 + 4096 <= N && 0 % 8 == 0) {
                     #pragma unroll
                     for (int tl_i8 = 0; tl_i8 < 2; ++tl_i8) {
                         const int tl_chunk7 = tl_tid + tl_i8 * 256;
-                        tl::cp_async_16(&xs[(((g + 1) % 2) * 1 + ((tl_chunk7 * 8) / 4096)) * 4104 + ((tl_chunk7 * 8) % 4096)], &X[int64_t(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 1) + ((tl_chunk7 * 8) / 4096)) * N + ((tl_chunk7 * 8) % 4096)]);
+                        tl::cp_async_16(&xs[(((g + 1) % 2) * 1 + ((tl_chunk7 * 8) / 4096)) * 4104 + ((tl_chunk7 * 8) % 4096)], &X[int64_t((int(blockIdx.x) + (g + 1) * int(gridDim.x)) + ((tl_chunk7 * 8) / 4096)) * N + ((tl_chunk7 * 8) % 4096)]);
                     }
                 } else {
                     #pragma unroll
                     for (int tl_i10 = 0; tl_i10 < 2; ++tl_i10) {
                         const int tl_chunk9 = tl_tid + tl_i10 * 256;
-                        const tl::f16* tl_src11 = &X[int64_t(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 1) + ((tl_chunk9 * 8) / 4096)) * N + ((tl_chunk9 * 8) % 4096)];
+                        const tl::f16* tl_src11 = &X[int64_t((int(blockIdx.x) + (g + 1) * int(gridDim.x)) + ((tl_chunk9 * 8) / 4096)) * N + ((tl_chunk9 * 8) % 4096)];
                         tl::f16* tl_dst12 = &xs[(((g + 1) % 2) * 1 + ((tl_chunk9 * 8) / 4096)) * 4104 + ((tl_chunk9 * 8) % 4096)];
-                        const int tl_valid13 = !(tl::in_bounds(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 1) + ((tl_chunk9 * 8) / 4096), M)) ? 0 : max(0, min(8, N - ((tl_chunk9 * 8) % 4096)));
+                        const int tl_valid13 = !(tl::in_bounds((int(blockIdx.x) + (g + 1) * int(gridDim.x)) + ((tl_chunk9 * 8) / 4096), M)) ? 0 : max(0, min(8, N - ((tl_chunk9 * 8) % 4096)));
                         if (tl_valid13 == 8 && (tl_chunk9 * 8) % 4096 >= 0 && tl::is_aligned(tl_src11, 4)) {
                             tl::cp_async_chunk(tl_dst12, tl_src11);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
                         } else {
                             #pragma unroll
-                            for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst12[tl_v] = tl::in_bounds(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 1) + ((tl_chunk9 * 8) / 4096), M) && tl::in_bounds(((tl_chunk9 * 8) % 4096) + tl_v, N) ? tl_src11[tl_v] : -tl::inf<tl::f16>();
+                            for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst12[tl_v] = tl::in_bounds((int(blockIdx.x) + (g + 1) * int(gridDim.x)) + ((tl_chunk9 * 8) / 4096), M) && tl::in_bounds(((tl_chunk9 * 8) % 4096) + tl_v, N) ? tl_src11[tl_v] : -tl::inf<tl::f16>();
                         }
                     }
                 }
@@ -4094,24 +4094,24 @@ __global__ void __launch_bounds__(512, 2) log_softmax_kernel_variant6(
         const int32_t g_trips = groups;
         if (0 < g_trips) {
             // copy(X[row0 +: RB, 0 +: ROW], xs, pad = -inf);      // padding: exp(-inf) = 0  (softmax.tl:110)
-            if (tl::is_aligned(X, 16) && N % 8 == 0 && ((int(blockIdx.x) + 0 * int(gridDim.x)) * 1) >= 0 && ((int(blockIdx.x) + 0 * int(gridDim.x)) * 1) + 1 <= M && 0 >= 0 && 0 + 8192 <= N && 0 % 8 == 0) {
+            if (tl::is_aligned(X, 16) && N % 8 == 0 && int(blockIdx.x) >= 0 && int(blockIdx.x) + 1 <= M && 0 >= 0 && 0 + 8192 <= N && 0 % 8 == 0) {
                 #pragma unroll
                 for (int tl_i1 = 0; tl_i1 < 2; ++tl_i1) {
                     const int tl_chunk0 = tl_tid + tl_i1 * 512;
-                    tl::cp_async_16(&xs[(0 * 1 + ((tl_chunk0 * 8) / 8192)) * 8200 + ((tl_chunk0 * 8) % 8192)], &X[int64_t(((int(blockIdx.x) + 0 * int(gridDim.x)) * 1) + ((tl_chunk0 * 8) / 8192)) * N + ((tl_chunk0 * 8) % 8192)]);
+                    tl::cp_async_16(&xs[(0 * 1 + ((tl_chunk0 * 8) / 8192)) * 8200 + ((tl_chunk0 * 8) % 8192)], &X[int64_t(int(blockIdx.x) + ((tl_chunk0 * 8) / 8192)) * N + ((tl_chunk0 * 8) % 8192)]);
                 }
             } else {
                 #pragma unroll
                 for (int tl_i3 = 0; tl_i3 < 2; ++tl_i3) {
                     const int tl_chunk2 = tl_tid + tl_i3 * 512;
-                    const tl::f16* tl_src4 = &X[int64_t(((int(blockIdx.x) + 0 * int(gridDim.x)) * 1) + ((tl_chunk2 * 8) / 8192)) * N + ((tl_chunk2 * 8) % 8192)];
+                    const tl::f16* tl_src4 = &X[int64_t(int(blockIdx.x) + ((tl_chunk2 * 8) / 8192)) * N + ((tl_chunk2 * 8) % 8192)];
                     tl::f16* tl_dst5 = &xs[(0 * 1 + ((tl_chunk2 * 8) / 8192)) * 8200 + ((tl_chunk2 * 8) % 8192)];
-                    const int tl_valid6 = !(tl::in_bounds(((int(blockIdx.x) + 0 * int(gridDim.x)) * 1) + ((tl_chunk2 * 8) / 8192), M)) ? 0 : max(0, min(8, N - ((tl_chunk2 * 8) % 8192)));
+                    const int tl_valid6 = !(tl::in_bounds(int(blockIdx.x) + ((tl_chunk2 * 8) / 8192), M)) ? 0 : max(0, min(8, N - ((tl_chunk2 * 8) % 8192)));
                     if (tl_valid6 == 8 && (tl_chunk2 * 8) % 8192 >= 0 && tl::is_aligned(tl_src4, 4)) {
                         tl::cp_async_chunk(tl_dst5, tl_src4);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
                     } else {
                         #pragma unroll
-                        for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst5[tl_v] = tl::in_bounds(((int(blockIdx.x) + 0 * int(gridDim.x)) * 1) + ((tl_chunk2 * 8) / 8192), M) && tl::in_bounds(((tl_chunk2 * 8) % 8192) + tl_v, N) ? tl_src4[tl_v] : -tl::inf<tl::f16>();
+                        for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst5[tl_v] = tl::in_bounds(int(blockIdx.x) + ((tl_chunk2 * 8) / 8192), M) && tl::in_bounds(((tl_chunk2 * 8) % 8192) + tl_v, N) ? tl_src4[tl_v] : -tl::inf<tl::f16>();
                     }
                 }
             }
@@ -4123,24 +4123,24 @@ __global__ void __launch_bounds__(512, 2) log_softmax_kernel_variant6(
             __syncthreads();  // pipeline: stage `g % 2` has landed and the stage refilled next is no longer read
             if (g + 1 < g_trips) {
                 // copy(X[row0 +: RB, 0 +: ROW], xs, pad = -inf);      // padding: exp(-inf) = 0  (softmax.tl:110)
-                if (tl::is_aligned(X, 16) && N % 8 == 0 && ((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 1) >= 0 && ((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 1) + 1 <= M && 0 >= 0 && 0 + 8192 <= N && 0 % 8 == 0) {
+                if (tl::is_aligned(X, 16) && N % 8 == 0 && (int(blockIdx.x) + (g + 1) * int(gridDim.x)) >= 0 && (int(blockIdx.x) + (g + 1) * int(gridDim.x)) + 1 <= M && 0 >= 0 && 0 + 8192 <= N && 0 % 8 == 0) {
                     #pragma unroll
                     for (int tl_i8 = 0; tl_i8 < 2; ++tl_i8) {
                         const int tl_chunk7 = tl_tid + tl_i8 * 512;
-                        tl::cp_async_16(&xs[(((g + 1) % 2) * 1 + ((tl_chunk7 * 8) / 8192)) * 8200 + ((tl_chunk7 * 8) % 8192)], &X[int64_t(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 1) + ((tl_chunk7 * 8) / 8192)) * N + ((tl_chunk7 * 8) % 8192)]);
+                        tl::cp_async_16(&xs[(((g + 1) % 2) * 1 + ((tl_chunk7 * 8) / 8192)) * 8200 + ((tl_chunk7 * 8) % 8192)], &X[int64_t((int(blockIdx.x) + (g + 1) * int(gridDim.x)) + ((tl_chunk7 * 8) / 8192)) * N + ((tl_chunk7 * 8) % 8192)]);
                     }
                 } else {
                     #pragma unroll
                     for (int tl_i10 = 0; tl_i10 < 2; ++tl_i10) {
                         const int tl_chunk9 = tl_tid + tl_i10 * 512;
-                        const tl::f16* tl_src11 = &X[int64_t(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 1) + ((tl_chunk9 * 8) / 8192)) * N + ((tl_chunk9 * 8) % 8192)];
+                        const tl::f16* tl_src11 = &X[int64_t((int(blockIdx.x) + (g + 1) * int(gridDim.x)) + ((tl_chunk9 * 8) / 8192)) * N + ((tl_chunk9 * 8) % 8192)];
                         tl::f16* tl_dst12 = &xs[(((g + 1) % 2) * 1 + ((tl_chunk9 * 8) / 8192)) * 8200 + ((tl_chunk9 * 8) % 8192)];
-                        const int tl_valid13 = !(tl::in_bounds(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 1) + ((tl_chunk9 * 8) / 8192), M)) ? 0 : max(0, min(8, N - ((tl_chunk9 * 8) % 8192)));
+                        const int tl_valid13 = !(tl::in_bounds((int(blockIdx.x) + (g + 1) * int(gridDim.x)) + ((tl_chunk9 * 8) / 8192), M)) ? 0 : max(0, min(8, N - ((tl_chunk9 * 8) % 8192)));
                         if (tl_valid13 == 8 && (tl_chunk9 * 8) % 8192 >= 0 && tl::is_aligned(tl_src11, 4)) {
                             tl::cp_async_chunk(tl_dst12, tl_src11);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
                         } else {
                             #pragma unroll
-                            for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst12[tl_v] = tl::in_bounds(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 1) + ((tl_chunk9 * 8) / 8192), M) && tl::in_bounds(((tl_chunk9 * 8) % 8192) + tl_v, N) ? tl_src11[tl_v] : -tl::inf<tl::f16>();
+                            for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst12[tl_v] = tl::in_bounds((int(blockIdx.x) + (g + 1) * int(gridDim.x)) + ((tl_chunk9 * 8) / 8192), M) && tl::in_bounds(((tl_chunk9 * 8) % 8192) + tl_v, N) ? tl_src11[tl_v] : -tl::inf<tl::f16>();
                         }
                     }
                 }

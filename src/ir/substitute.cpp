@@ -26,6 +26,35 @@ protected:
         auto it = map_.find(op->var.get());
         return it == map_.end() ? op : it->second;
     }
+    // An integer sum, difference or product that substituted constants make trivial folds (`b + t * g`
+    // at t = 0 is `b`, `t * 64 + 64` at t = 0 is 64), so that a pipeline's prologue reads as written.
+    ExprPtr visit(const NodePtr<Binary>& op) override {
+        ExprPtr e = Mutator::visit(op);
+        auto* b = e->as<Binary>();
+        if (!b || !is_int(b->dtype)) return e;
+        auto l = const_int(b->lhs), r = const_int(b->rhs);
+        auto zero = [&](const ExprPtr& like) { return std::make_shared<IntImm>(like->dtype, 0); };
+        if (l && r && (b->op == BinaryOp::Add || b->op == BinaryOp::Sub || b->op == BinaryOp::Mul)) {
+            int64_t v = b->op == BinaryOp::Add ? *l + *r : b->op == BinaryOp::Sub ? *l - *r : *l * *r;
+            return std::make_shared<IntImm>(b->dtype, v);
+        }
+        switch (b->op) {
+        case BinaryOp::Add:
+            if (r == 0) return b->lhs;
+            if (l == 0) return b->rhs;
+            break;
+        case BinaryOp::Sub:
+            if (r == 0) return b->lhs;
+            break;
+        case BinaryOp::Mul:
+            if (r == 0 || l == 0) return zero(e);
+            if (r == 1) return b->lhs;
+            if (l == 1) return b->rhs;
+            break;
+        default: break;
+        }
+        return e;
+    }
 
 private:
     const VarMap& map_;

@@ -30,24 +30,24 @@ __global__ void __launch_bounds__(128) column_sums_kernel(
     const int32_t t_trips = tl::cdiv(R, 16);
     if (0 < t_trips) {
         // copy(X[t * 16 +: 16, 0 +: W <= 256], xs);  (bounded_extents_async.tl:15)
-        if (tl::is_aligned(X, 16) && W % 8 == 0 && (0 * 16) >= 0 && (0 * 16) + 16 <= R && 0 >= 0 && 0 + 256 <= W && W >= 256 && 0 % 8 == 0) {
+        if (tl::is_aligned(X, 16) && W % 8 == 0 && 0 >= 0 && 0 + 16 <= R && 0 >= 0 && 0 + 256 <= W && W >= 256 && 0 % 8 == 0) {
             #pragma unroll
             for (int tl_i1 = 0; tl_i1 < 4; ++tl_i1) {
                 const int tl_chunk0 = tl_tid + tl_i1 * 128;
-                tl::cp_async_16(&xs[(0 * 16 + ((tl_chunk0 * 8) / 256)) * 264 + ((tl_chunk0 * 8) % 256)], &X[int64_t((0 * 16) + ((tl_chunk0 * 8) / 256)) * W + ((tl_chunk0 * 8) % 256)]);
+                tl::cp_async_16(&xs[(0 * 16 + ((tl_chunk0 * 8) / 256)) * 264 + ((tl_chunk0 * 8) % 256)], &X[int64_t((tl_chunk0 * 8) / 256) * W + ((tl_chunk0 * 8) % 256)]);
             }
         } else {
             #pragma unroll
             for (int tl_i3 = 0; tl_i3 < 4; ++tl_i3) {
                 const int tl_chunk2 = tl_tid + tl_i3 * 128;
-                const tl::f16* tl_src4 = &X[int64_t((0 * 16) + ((tl_chunk2 * 8) / 256)) * W + ((tl_chunk2 * 8) % 256)];
+                const tl::f16* tl_src4 = &X[int64_t((tl_chunk2 * 8) / 256) * W + ((tl_chunk2 * 8) % 256)];
                 tl::f16* tl_dst5 = &xs[(0 * 16 + ((tl_chunk2 * 8) / 256)) * 264 + ((tl_chunk2 * 8) % 256)];
-                const int tl_valid6 = !(tl::in_bounds((0 * 16) + ((tl_chunk2 * 8) / 256), R)) ? 0 : max(0, min(8, W - ((tl_chunk2 * 8) % 256)));
+                const int tl_valid6 = !(tl::in_bounds((tl_chunk2 * 8) / 256, R)) ? 0 : max(0, min(8, W - ((tl_chunk2 * 8) % 256)));
                 if (tl_valid6 == 8 && (tl_chunk2 * 8) % 256 >= 0 && tl::is_aligned(tl_src4, 4)) {
                     tl::cp_async_chunk(tl_dst5, tl_src4);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
                 } else {
                     #pragma unroll
-                    for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst5[tl_v] = tl::in_bounds((0 * 16) + ((tl_chunk2 * 8) / 256), R) && tl::in_bounds(((tl_chunk2 * 8) % 256) + tl_v, W) ? tl_src4[tl_v] : tl::convert<tl::f16>(0.0f);
+                    for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst5[tl_v] = tl::in_bounds((tl_chunk2 * 8) / 256, R) && tl::in_bounds(((tl_chunk2 * 8) % 256) + tl_v, W) ? tl_src4[tl_v] : tl::convert<tl::f16>(0.0f);
                 }
             }
         }
@@ -55,24 +55,24 @@ __global__ void __launch_bounds__(128) column_sums_kernel(
     tl::cp_async_commit();
     if (1 < t_trips) {
         // copy(X[t * 16 +: 16, 0 +: W <= 256], xs);  (bounded_extents_async.tl:15)
-        if (tl::is_aligned(X, 16) && W % 8 == 0 && (1 * 16) >= 0 && (1 * 16) + 16 <= R && 0 >= 0 && 0 + 256 <= W && W >= 256 && 0 % 8 == 0) {
+        if (tl::is_aligned(X, 16) && W % 8 == 0 && 16 >= 0 && 16 + 16 <= R && 0 >= 0 && 0 + 256 <= W && W >= 256 && 0 % 8 == 0) {
             #pragma unroll
             for (int tl_i8 = 0; tl_i8 < 4; ++tl_i8) {
                 const int tl_chunk7 = tl_tid + tl_i8 * 128;
-                tl::cp_async_16(&xs[(1 * 16 + ((tl_chunk7 * 8) / 256)) * 264 + ((tl_chunk7 * 8) % 256)], &X[int64_t((1 * 16) + ((tl_chunk7 * 8) / 256)) * W + ((tl_chunk7 * 8) % 256)]);
+                tl::cp_async_16(&xs[(1 * 16 + ((tl_chunk7 * 8) / 256)) * 264 + ((tl_chunk7 * 8) % 256)], &X[int64_t(16 + ((tl_chunk7 * 8) / 256)) * W + ((tl_chunk7 * 8) % 256)]);
             }
         } else {
             #pragma unroll
             for (int tl_i10 = 0; tl_i10 < 4; ++tl_i10) {
                 const int tl_chunk9 = tl_tid + tl_i10 * 128;
-                const tl::f16* tl_src11 = &X[int64_t((1 * 16) + ((tl_chunk9 * 8) / 256)) * W + ((tl_chunk9 * 8) % 256)];
+                const tl::f16* tl_src11 = &X[int64_t(16 + ((tl_chunk9 * 8) / 256)) * W + ((tl_chunk9 * 8) % 256)];
                 tl::f16* tl_dst12 = &xs[(1 * 16 + ((tl_chunk9 * 8) / 256)) * 264 + ((tl_chunk9 * 8) % 256)];
-                const int tl_valid13 = !(tl::in_bounds((1 * 16) + ((tl_chunk9 * 8) / 256), R)) ? 0 : max(0, min(8, W - ((tl_chunk9 * 8) % 256)));
+                const int tl_valid13 = !(tl::in_bounds(16 + ((tl_chunk9 * 8) / 256), R)) ? 0 : max(0, min(8, W - ((tl_chunk9 * 8) % 256)));
                 if (tl_valid13 == 8 && (tl_chunk9 * 8) % 256 >= 0 && tl::is_aligned(tl_src11, 4)) {
                     tl::cp_async_chunk(tl_dst12, tl_src11);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
                 } else {
                     #pragma unroll
-                    for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst12[tl_v] = tl::in_bounds((1 * 16) + ((tl_chunk9 * 8) / 256), R) && tl::in_bounds(((tl_chunk9 * 8) % 256) + tl_v, W) ? tl_src11[tl_v] : tl::convert<tl::f16>(0.0f);
+                    for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst12[tl_v] = tl::in_bounds(16 + ((tl_chunk9 * 8) / 256), R) && tl::in_bounds(((tl_chunk9 * 8) % 256) + tl_v, W) ? tl_src11[tl_v] : tl::convert<tl::f16>(0.0f);
                 }
             }
         }

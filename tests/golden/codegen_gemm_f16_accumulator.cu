@@ -51,46 +51,46 @@ __global__ void __launch_bounds__(128) hgemm_kernel(
     const int32_t k_trips = tl::cdiv(K, 32);
     if (0 < k_trips) {
         // copy(A[block.y * BM +: BM, k * BK +: BK], a);  (codegen_gemm_f16_accumulator.tl:19)
-        if (tl::is_aligned(A, 16) && K % 8 == 0 && (int(blockIdx.y) * 64) >= 0 && (int(blockIdx.y) * 64) + 64 <= M && (0 * 32) >= 0 && (0 * 32) + 32 <= K && (0 * 32) % 8 == 0) {
+        if (tl::is_aligned(A, 16) && K % 8 == 0 && (int(blockIdx.y) * 64) >= 0 && (int(blockIdx.y) * 64) + 64 <= M && 0 >= 0 && 0 + 32 <= K && 0 % 8 == 0) {
             #pragma unroll
             for (int tl_i6 = 0; tl_i6 < 2; ++tl_i6) {
                 const int tl_chunk5 = tl_tid + tl_i6 * 128;
-                tl::cp_async_16(&a[(0 * 64 + ((tl_chunk5 * 8) / 32)) * 40 + ((tl_chunk5 * 8) % 32)], &A[int64_t((int(blockIdx.y) * 64) + ((tl_chunk5 * 8) / 32)) * K + ((0 * 32) + ((tl_chunk5 * 8) % 32))]);
+                tl::cp_async_16(&a[(0 * 64 + ((tl_chunk5 * 8) / 32)) * 40 + ((tl_chunk5 * 8) % 32)], &A[int64_t((int(blockIdx.y) * 64) + ((tl_chunk5 * 8) / 32)) * K + ((tl_chunk5 * 8) % 32)]);
             }
         } else {
             #pragma unroll
             for (int tl_i8 = 0; tl_i8 < 2; ++tl_i8) {
                 const int tl_chunk7 = tl_tid + tl_i8 * 128;
-                const tl::f16* tl_src9 = &A[int64_t((int(blockIdx.y) * 64) + ((tl_chunk7 * 8) / 32)) * K + ((0 * 32) + ((tl_chunk7 * 8) % 32))];
+                const tl::f16* tl_src9 = &A[int64_t((int(blockIdx.y) * 64) + ((tl_chunk7 * 8) / 32)) * K + ((tl_chunk7 * 8) % 32)];
                 tl::f16* tl_dst10 = &a[(0 * 64 + ((tl_chunk7 * 8) / 32)) * 40 + ((tl_chunk7 * 8) % 32)];
-                const int tl_valid11 = !(tl::in_bounds((int(blockIdx.y) * 64) + ((tl_chunk7 * 8) / 32), M)) ? 0 : max(0, min(8, K - ((0 * 32) + ((tl_chunk7 * 8) % 32))));
-                if (tl_valid11 == 8 && (0 * 32) + ((tl_chunk7 * 8) % 32) >= 0 && tl::is_aligned(tl_src9, 4)) {
+                const int tl_valid11 = !(tl::in_bounds((int(blockIdx.y) * 64) + ((tl_chunk7 * 8) / 32), M)) ? 0 : max(0, min(8, K - ((tl_chunk7 * 8) % 32)));
+                if (tl_valid11 == 8 && (tl_chunk7 * 8) % 32 >= 0 && tl::is_aligned(tl_src9, 4)) {
                     tl::cp_async_chunk(tl_dst10, tl_src9);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
                 } else {
                     #pragma unroll
-                    for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst10[tl_v] = tl::in_bounds((int(blockIdx.y) * 64) + ((tl_chunk7 * 8) / 32), M) && tl::in_bounds(((0 * 32) + ((tl_chunk7 * 8) % 32)) + tl_v, K) ? tl_src9[tl_v] : tl::convert<tl::f16>(0.0f);
+                    for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst10[tl_v] = tl::in_bounds((int(blockIdx.y) * 64) + ((tl_chunk7 * 8) / 32), M) && tl::in_bounds(((tl_chunk7 * 8) % 32) + tl_v, K) ? tl_src9[tl_v] : tl::convert<tl::f16>(0.0f);
                 }
             }
         }
         // copy(B[k * BK +: BK, 0 +: BN], b);  (codegen_gemm_f16_accumulator.tl:20)
-        if (tl::is_aligned(B, 16) && N % 8 == 0 && (0 * 32) >= 0 && (0 * 32) + 32 <= K && 0 >= 0 && 0 + 64 <= N && 0 % 8 == 0) {
+        if (tl::is_aligned(B, 16) && N % 8 == 0 && 0 >= 0 && 0 + 32 <= K && 0 >= 0 && 0 + 64 <= N && 0 % 8 == 0) {
             #pragma unroll
             for (int tl_i13 = 0; tl_i13 < 2; ++tl_i13) {
                 const int tl_chunk12 = tl_tid + tl_i13 * 128;
-                tl::cp_async_16(&b[(0 * 32 + ((tl_chunk12 * 8) / 64)) * 72 + ((tl_chunk12 * 8) % 64)], &B[int64_t((0 * 32) + ((tl_chunk12 * 8) / 64)) * N + ((tl_chunk12 * 8) % 64)]);
+                tl::cp_async_16(&b[(0 * 32 + ((tl_chunk12 * 8) / 64)) * 72 + ((tl_chunk12 * 8) % 64)], &B[int64_t((tl_chunk12 * 8) / 64) * N + ((tl_chunk12 * 8) % 64)]);
             }
         } else {
             #pragma unroll
             for (int tl_i15 = 0; tl_i15 < 2; ++tl_i15) {
                 const int tl_chunk14 = tl_tid + tl_i15 * 128;
-                const tl::f16* tl_src16 = &B[int64_t((0 * 32) + ((tl_chunk14 * 8) / 64)) * N + ((tl_chunk14 * 8) % 64)];
+                const tl::f16* tl_src16 = &B[int64_t((tl_chunk14 * 8) / 64) * N + ((tl_chunk14 * 8) % 64)];
                 tl::f16* tl_dst17 = &b[(0 * 32 + ((tl_chunk14 * 8) / 64)) * 72 + ((tl_chunk14 * 8) % 64)];
-                const int tl_valid18 = !(tl::in_bounds((0 * 32) + ((tl_chunk14 * 8) / 64), K)) ? 0 : max(0, min(8, N - ((tl_chunk14 * 8) % 64)));
+                const int tl_valid18 = !(tl::in_bounds((tl_chunk14 * 8) / 64, K)) ? 0 : max(0, min(8, N - ((tl_chunk14 * 8) % 64)));
                 if (tl_valid18 == 8 && (tl_chunk14 * 8) % 64 >= 0 && tl::is_aligned(tl_src16, 4)) {
                     tl::cp_async_chunk(tl_dst17, tl_src16);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
                 } else {
                     #pragma unroll
-                    for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst17[tl_v] = tl::in_bounds((0 * 32) + ((tl_chunk14 * 8) / 64), K) && tl::in_bounds(((tl_chunk14 * 8) % 64) + tl_v, N) ? tl_src16[tl_v] : tl::convert<tl::f16>(0.0f);
+                    for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst17[tl_v] = tl::in_bounds((tl_chunk14 * 8) / 64, K) && tl::in_bounds(((tl_chunk14 * 8) % 64) + tl_v, N) ? tl_src16[tl_v] : tl::convert<tl::f16>(0.0f);
                 }
             }
         }

@@ -35,35 +35,35 @@ __global__ void __launch_bounds__(128) gathered_gemm_kernel(
         #pragma unroll
         for (int tl_i1 = 0; tl_i1 < 2; ++tl_i1) {
             const int tl_chunk0 = tl_tid + tl_i1 * 128;
-            const tl::f16* tl_src2 = &X[int64_t(tl::gather_index(Idx, r0 + ((tl_chunk0 * 8) / 32), R)) * K + ((0 * 32) + ((tl_chunk0 * 8) % 32))];
+            const tl::f16* tl_src2 = &X[int64_t(tl::gather_index(Idx, r0 + ((tl_chunk0 * 8) / 32), R)) * K + ((tl_chunk0 * 8) % 32)];
             tl::f16* tl_dst3 = &a[(0 * 64 + ((tl_chunk0 * 8) / 32)) * 40 + ((tl_chunk0 * 8) % 32)];
-            const int tl_valid4 = !(tl::in_bounds(tl::gather_index(Idx, r0 + ((tl_chunk0 * 8) / 32), R), M)) ? 0 : max(0, min(8, K - ((0 * 32) + ((tl_chunk0 * 8) % 32))));
-            if (tl_valid4 == 8 && (0 * 32) + ((tl_chunk0 * 8) % 32) >= 0 && tl::is_aligned(tl_src2, 4)) {
+            const int tl_valid4 = !(tl::in_bounds(tl::gather_index(Idx, r0 + ((tl_chunk0 * 8) / 32), R), M)) ? 0 : max(0, min(8, K - ((tl_chunk0 * 8) % 32)));
+            if (tl_valid4 == 8 && (tl_chunk0 * 8) % 32 >= 0 && tl::is_aligned(tl_src2, 4)) {
                 tl::cp_async_chunk(tl_dst3, tl_src2);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
             } else {
                 #pragma unroll
-                for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst3[tl_v] = tl::in_bounds(tl::gather_index(Idx, r0 + ((tl_chunk0 * 8) / 32), R), M) && tl::in_bounds(((0 * 32) + ((tl_chunk0 * 8) % 32)) + tl_v, K) ? tl_src2[tl_v] : tl::convert<tl::f16>(0.0f);
+                for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst3[tl_v] = tl::in_bounds(tl::gather_index(Idx, r0 + ((tl_chunk0 * 8) / 32), R), M) && tl::in_bounds(((tl_chunk0 * 8) % 32) + tl_v, K) ? tl_src2[tl_v] : tl::convert<tl::f16>(0.0f);
             }
         }
         // copy(W[k * 32 +: 32, c0 +: 64], b);  (copy_gather.tl:17)
-        if (tl::is_aligned(W, 16) && N % 8 == 0 && (0 * 32) >= 0 && (0 * 32) + 32 <= K && c0 >= 0 && c0 + 64 <= N && c0 % 8 == 0) {
+        if (tl::is_aligned(W, 16) && N % 8 == 0 && 0 >= 0 && 0 + 32 <= K && c0 >= 0 && c0 + 64 <= N && c0 % 8 == 0) {
             #pragma unroll
             for (int tl_i6 = 0; tl_i6 < 2; ++tl_i6) {
                 const int tl_chunk5 = tl_tid + tl_i6 * 128;
-                tl::cp_async_16(&b[(0 * 32 + ((tl_chunk5 * 8) / 64)) * 72 + ((tl_chunk5 * 8) % 64)], &W[int64_t((0 * 32) + ((tl_chunk5 * 8) / 64)) * N + (c0 + ((tl_chunk5 * 8) % 64))]);
+                tl::cp_async_16(&b[(0 * 32 + ((tl_chunk5 * 8) / 64)) * 72 + ((tl_chunk5 * 8) % 64)], &W[int64_t((tl_chunk5 * 8) / 64) * N + (c0 + ((tl_chunk5 * 8) % 64))]);
             }
         } else {
             #pragma unroll
             for (int tl_i8 = 0; tl_i8 < 2; ++tl_i8) {
                 const int tl_chunk7 = tl_tid + tl_i8 * 128;
-                const tl::f16* tl_src9 = &W[int64_t((0 * 32) + ((tl_chunk7 * 8) / 64)) * N + (c0 + ((tl_chunk7 * 8) % 64))];
+                const tl::f16* tl_src9 = &W[int64_t((tl_chunk7 * 8) / 64) * N + (c0 + ((tl_chunk7 * 8) % 64))];
                 tl::f16* tl_dst10 = &b[(0 * 32 + ((tl_chunk7 * 8) / 64)) * 72 + ((tl_chunk7 * 8) % 64)];
-                const int tl_valid11 = !(tl::in_bounds((0 * 32) + ((tl_chunk7 * 8) / 64), K)) ? 0 : max(0, min(8, N - (c0 + ((tl_chunk7 * 8) % 64))));
+                const int tl_valid11 = !(tl::in_bounds((tl_chunk7 * 8) / 64, K)) ? 0 : max(0, min(8, N - (c0 + ((tl_chunk7 * 8) % 64))));
                 if (tl_valid11 == 8 && c0 + ((tl_chunk7 * 8) % 64) >= 0 && tl::is_aligned(tl_src9, 4)) {
                     tl::cp_async_chunk(tl_dst10, tl_src9);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
                 } else {
                     #pragma unroll
-                    for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst10[tl_v] = tl::in_bounds((0 * 32) + ((tl_chunk7 * 8) / 64), K) && tl::in_bounds((c0 + ((tl_chunk7 * 8) % 64)) + tl_v, N) ? tl_src9[tl_v] : tl::convert<tl::f16>(0.0f);
+                    for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst10[tl_v] = tl::in_bounds((tl_chunk7 * 8) / 64, K) && tl::in_bounds((c0 + ((tl_chunk7 * 8) % 64)) + tl_v, N) ? tl_src9[tl_v] : tl::convert<tl::f16>(0.0f);
                 }
             }
         }
@@ -74,35 +74,35 @@ __global__ void __launch_bounds__(128) gathered_gemm_kernel(
         #pragma unroll
         for (int tl_i13 = 0; tl_i13 < 2; ++tl_i13) {
             const int tl_chunk12 = tl_tid + tl_i13 * 128;
-            const tl::f16* tl_src14 = &X[int64_t(tl::gather_index(Idx, r0 + ((tl_chunk12 * 8) / 32), R)) * K + ((1 * 32) + ((tl_chunk12 * 8) % 32))];
+            const tl::f16* tl_src14 = &X[int64_t(tl::gather_index(Idx, r0 + ((tl_chunk12 * 8) / 32), R)) * K + (32 + ((tl_chunk12 * 8) % 32))];
             tl::f16* tl_dst15 = &a[(1 * 64 + ((tl_chunk12 * 8) / 32)) * 40 + ((tl_chunk12 * 8) % 32)];
-            const int tl_valid16 = !(tl::in_bounds(tl::gather_index(Idx, r0 + ((tl_chunk12 * 8) / 32), R), M)) ? 0 : max(0, min(8, K - ((1 * 32) + ((tl_chunk12 * 8) % 32))));
-            if (tl_valid16 == 8 && (1 * 32) + ((tl_chunk12 * 8) % 32) >= 0 && tl::is_aligned(tl_src14, 4)) {
+            const int tl_valid16 = !(tl::in_bounds(tl::gather_index(Idx, r0 + ((tl_chunk12 * 8) / 32), R), M)) ? 0 : max(0, min(8, K - (32 + ((tl_chunk12 * 8) % 32))));
+            if (tl_valid16 == 8 && 32 + ((tl_chunk12 * 8) % 32) >= 0 && tl::is_aligned(tl_src14, 4)) {
                 tl::cp_async_chunk(tl_dst15, tl_src14);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
             } else {
                 #pragma unroll
-                for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst15[tl_v] = tl::in_bounds(tl::gather_index(Idx, r0 + ((tl_chunk12 * 8) / 32), R), M) && tl::in_bounds(((1 * 32) + ((tl_chunk12 * 8) % 32)) + tl_v, K) ? tl_src14[tl_v] : tl::convert<tl::f16>(0.0f);
+                for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst15[tl_v] = tl::in_bounds(tl::gather_index(Idx, r0 + ((tl_chunk12 * 8) / 32), R), M) && tl::in_bounds((32 + ((tl_chunk12 * 8) % 32)) + tl_v, K) ? tl_src14[tl_v] : tl::convert<tl::f16>(0.0f);
             }
         }
         // copy(W[k * 32 +: 32, c0 +: 64], b);  (copy_gather.tl:17)
-        if (tl::is_aligned(W, 16) && N % 8 == 0 && (1 * 32) >= 0 && (1 * 32) + 32 <= K && c0 >= 0 && c0 + 64 <= N && c0 % 8 == 0) {
+        if (tl::is_aligned(W, 16) && N % 8 == 0 && 32 >= 0 && 32 + 32 <= K && c0 >= 0 && c0 + 64 <= N && c0 % 8 == 0) {
             #pragma unroll
             for (int tl_i18 = 0; tl_i18 < 2; ++tl_i18) {
                 const int tl_chunk17 = tl_tid + tl_i18 * 128;
-                tl::cp_async_16(&b[(1 * 32 + ((tl_chunk17 * 8) / 64)) * 72 + ((tl_chunk17 * 8) % 64)], &W[int64_t((1 * 32) + ((tl_chunk17 * 8) / 64)) * N + (c0 + ((tl_chunk17 * 8) % 64))]);
+                tl::cp_async_16(&b[(1 * 32 + ((tl_chunk17 * 8) / 64)) * 72 + ((tl_chunk17 * 8) % 64)], &W[int64_t(32 + ((tl_chunk17 * 8) / 64)) * N + (c0 + ((tl_chunk17 * 8) % 64))]);
             }
         } else {
             #pragma unroll
             for (int tl_i20 = 0; tl_i20 < 2; ++tl_i20) {
                 const int tl_chunk19 = tl_tid + tl_i20 * 128;
-                const tl::f16* tl_src21 = &W[int64_t((1 * 32) + ((tl_chunk19 * 8) / 64)) * N + (c0 + ((tl_chunk19 * 8) % 64))];
+                const tl::f16* tl_src21 = &W[int64_t(32 + ((tl_chunk19 * 8) / 64)) * N + (c0 + ((tl_chunk19 * 8) % 64))];
                 tl::f16* tl_dst22 = &b[(1 * 32 + ((tl_chunk19 * 8) / 64)) * 72 + ((tl_chunk19 * 8) % 64)];
-                const int tl_valid23 = !(tl::in_bounds((1 * 32) + ((tl_chunk19 * 8) / 64), K)) ? 0 : max(0, min(8, N - (c0 + ((tl_chunk19 * 8) % 64))));
+                const int tl_valid23 = !(tl::in_bounds(32 + ((tl_chunk19 * 8) / 64), K)) ? 0 : max(0, min(8, N - (c0 + ((tl_chunk19 * 8) % 64))));
                 if (tl_valid23 == 8 && c0 + ((tl_chunk19 * 8) % 64) >= 0 && tl::is_aligned(tl_src21, 4)) {
                     tl::cp_async_chunk(tl_dst22, tl_src21);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
                 } else {
                     #pragma unroll
-                    for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst22[tl_v] = tl::in_bounds((1 * 32) + ((tl_chunk19 * 8) / 64), K) && tl::in_bounds((c0 + ((tl_chunk19 * 8) % 64)) + tl_v, N) ? tl_src21[tl_v] : tl::convert<tl::f16>(0.0f);
+                    for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst22[tl_v] = tl::in_bounds(32 + ((tl_chunk19 * 8) / 64), K) && tl::in_bounds((c0 + ((tl_chunk19 * 8) % 64)) + tl_v, N) ? tl_src21[tl_v] : tl::convert<tl::f16>(0.0f);
                 }
             }
         }

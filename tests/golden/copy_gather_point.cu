@@ -28,24 +28,24 @@ __global__ void __launch_bounds__(128) paged_rows_kernel(
     const int32_t t_trips = tl::cdiv(L, 32);
     if (0 < t_trips) {
         // copy(Pages[flat_tbl[b * MAXP + key / PS], key % PS +: 32, block.x, 0 +: 64], k);  (copy_gather_point.tl:16)
-        if (tl::is_aligned(Pages, 16) && 64 % 8 == 0 && tl::in_bounds(tl::gather_index(flat_tbl, b * MAXP + 0 * 32 / PS, B * MAXP), NP) && (0 * 32 % PS) >= 0 && (0 * 32 % PS) + 32 <= PS && tl::in_bounds(int(blockIdx.x), HKV) && 0 >= 0 && 0 + 64 <= 64 && 0 % 8 == 0) {
+        if (tl::is_aligned(Pages, 16) && 64 % 8 == 0 && tl::in_bounds(tl::gather_index(flat_tbl, b * MAXP + 0 / PS, B * MAXP), NP) && (0 % PS) >= 0 && (0 % PS) + 32 <= PS && tl::in_bounds(int(blockIdx.x), HKV) && 0 >= 0 && 0 + 64 <= 64 && 0 % 8 == 0) {
             #pragma unroll
             for (int tl_i1 = 0; tl_i1 < 2; ++tl_i1) {
                 const int tl_chunk0 = tl_tid + tl_i1 * 128;
-                tl::cp_async_16(&k[(0 * 32 + ((tl_chunk0 * 8) / 64)) * 72 + ((tl_chunk0 * 8) % 64)], &Pages[((int64_t(tl::gather_index(flat_tbl, b * MAXP + 0 * 32 / PS, B * MAXP)) * PS + ((0 * 32 % PS) + ((tl_chunk0 * 8) / 64))) * HKV + int(blockIdx.x)) * 64 + ((tl_chunk0 * 8) % 64)]);
+                tl::cp_async_16(&k[(0 * 32 + ((tl_chunk0 * 8) / 64)) * 72 + ((tl_chunk0 * 8) % 64)], &Pages[((int64_t(tl::gather_index(flat_tbl, b * MAXP + 0 / PS, B * MAXP)) * PS + ((0 % PS) + ((tl_chunk0 * 8) / 64))) * HKV + int(blockIdx.x)) * 64 + ((tl_chunk0 * 8) % 64)]);
             }
         } else {
             #pragma unroll
             for (int tl_i3 = 0; tl_i3 < 2; ++tl_i3) {
                 const int tl_chunk2 = tl_tid + tl_i3 * 128;
-                const tl::f16* tl_src4 = &Pages[((int64_t(tl::gather_index(flat_tbl, b * MAXP + 0 * 32 / PS, B * MAXP)) * PS + ((0 * 32 % PS) + ((tl_chunk2 * 8) / 64))) * HKV + int(blockIdx.x)) * 64 + ((tl_chunk2 * 8) % 64)];
+                const tl::f16* tl_src4 = &Pages[((int64_t(tl::gather_index(flat_tbl, b * MAXP + 0 / PS, B * MAXP)) * PS + ((0 % PS) + ((tl_chunk2 * 8) / 64))) * HKV + int(blockIdx.x)) * 64 + ((tl_chunk2 * 8) % 64)];
                 tl::f16* tl_dst5 = &k[(0 * 32 + ((tl_chunk2 * 8) / 64)) * 72 + ((tl_chunk2 * 8) % 64)];
-                const int tl_valid6 = !(tl::in_bounds(tl::gather_index(flat_tbl, b * MAXP + 0 * 32 / PS, B * MAXP), NP) && tl::in_bounds((0 * 32 % PS) + ((tl_chunk2 * 8) / 64), PS) && tl::in_bounds(int(blockIdx.x), HKV)) ? 0 : max(0, min(8, 64 - ((tl_chunk2 * 8) % 64)));
+                const int tl_valid6 = !(tl::in_bounds(tl::gather_index(flat_tbl, b * MAXP + 0 / PS, B * MAXP), NP) && tl::in_bounds((0 % PS) + ((tl_chunk2 * 8) / 64), PS) && tl::in_bounds(int(blockIdx.x), HKV)) ? 0 : max(0, min(8, 64 - ((tl_chunk2 * 8) % 64)));
                 if (tl_valid6 == 8 && (tl_chunk2 * 8) % 64 >= 0 && tl::is_aligned(tl_src4, 4)) {
                     tl::cp_async_chunk(tl_dst5, tl_src4);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
                 } else {
                     #pragma unroll
-                    for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst5[tl_v] = tl::in_bounds(tl::gather_index(flat_tbl, b * MAXP + 0 * 32 / PS, B * MAXP), NP) && tl::in_bounds((0 * 32 % PS) + ((tl_chunk2 * 8) / 64), PS) && tl::in_bounds(int(blockIdx.x), HKV) && tl::in_bounds(((tl_chunk2 * 8) % 64) + tl_v, 64) ? tl_src4[tl_v] : tl::convert<tl::f16>(0.0f);
+                    for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst5[tl_v] = tl::in_bounds(tl::gather_index(flat_tbl, b * MAXP + 0 / PS, B * MAXP), NP) && tl::in_bounds((0 % PS) + ((tl_chunk2 * 8) / 64), PS) && tl::in_bounds(int(blockIdx.x), HKV) && tl::in_bounds(((tl_chunk2 * 8) % 64) + tl_v, 64) ? tl_src4[tl_v] : tl::convert<tl::f16>(0.0f);
                 }
             }
         }
@@ -53,24 +53,24 @@ __global__ void __launch_bounds__(128) paged_rows_kernel(
     tl::cp_async_commit();
     if (1 < t_trips) {
         // copy(Pages[flat_tbl[b * MAXP + key / PS], key % PS +: 32, block.x, 0 +: 64], k);  (copy_gather_point.tl:16)
-        if (tl::is_aligned(Pages, 16) && 64 % 8 == 0 && tl::in_bounds(tl::gather_index(flat_tbl, b * MAXP + 1 * 32 / PS, B * MAXP), NP) && (1 * 32 % PS) >= 0 && (1 * 32 % PS) + 32 <= PS && tl::in_bounds(int(blockIdx.x), HKV) && 0 >= 0 && 0 + 64 <= 64 && 0 % 8 == 0) {
+        if (tl::is_aligned(Pages, 16) && 64 % 8 == 0 && tl::in_bounds(tl::gather_index(flat_tbl, b * MAXP + 32 / PS, B * MAXP), NP) && (32 % PS) >= 0 && (32 % PS) + 32 <= PS && tl::in_bounds(int(blockIdx.x), HKV) && 0 >= 0 && 0 + 64 <= 64 && 0 % 8 == 0) {
             #pragma unroll
             for (int tl_i8 = 0; tl_i8 < 2; ++tl_i8) {
                 const int tl_chunk7 = tl_tid + tl_i8 * 128;
-                tl::cp_async_16(&k[(1 * 32 + ((tl_chunk7 * 8) / 64)) * 72 + ((tl_chunk7 * 8) % 64)], &Pages[((int64_t(tl::gather_index(flat_tbl, b * MAXP + 1 * 32 / PS, B * MAXP)) * PS + ((1 * 32 % PS) + ((tl_chunk7 * 8) / 64))) * HKV + int(blockIdx.x)) * 64 + ((tl_chunk7 * 8) % 64)]);
+                tl::cp_async_16(&k[(1 * 32 + ((tl_chunk7 * 8) / 64)) * 72 + ((tl_chunk7 * 8) % 64)], &Pages[((int64_t(tl::gather_index(flat_tbl, b * MAXP + 32 / PS, B * MAXP)) * PS + ((32 % PS) + ((tl_chunk7 * 8) / 64))) * HKV + int(blockIdx.x)) * 64 + ((tl_chunk7 * 8) % 64)]);
             }
         } else {
             #pragma unroll
             for (int tl_i10 = 0; tl_i10 < 2; ++tl_i10) {
                 const int tl_chunk9 = tl_tid + tl_i10 * 128;
-                const tl::f16* tl_src11 = &Pages[((int64_t(tl::gather_index(flat_tbl, b * MAXP + 1 * 32 / PS, B * MAXP)) * PS + ((1 * 32 % PS) + ((tl_chunk9 * 8) / 64))) * HKV + int(blockIdx.x)) * 64 + ((tl_chunk9 * 8) % 64)];
+                const tl::f16* tl_src11 = &Pages[((int64_t(tl::gather_index(flat_tbl, b * MAXP + 32 / PS, B * MAXP)) * PS + ((32 % PS) + ((tl_chunk9 * 8) / 64))) * HKV + int(blockIdx.x)) * 64 + ((tl_chunk9 * 8) % 64)];
                 tl::f16* tl_dst12 = &k[(1 * 32 + ((tl_chunk9 * 8) / 64)) * 72 + ((tl_chunk9 * 8) % 64)];
-                const int tl_valid13 = !(tl::in_bounds(tl::gather_index(flat_tbl, b * MAXP + 1 * 32 / PS, B * MAXP), NP) && tl::in_bounds((1 * 32 % PS) + ((tl_chunk9 * 8) / 64), PS) && tl::in_bounds(int(blockIdx.x), HKV)) ? 0 : max(0, min(8, 64 - ((tl_chunk9 * 8) % 64)));
+                const int tl_valid13 = !(tl::in_bounds(tl::gather_index(flat_tbl, b * MAXP + 32 / PS, B * MAXP), NP) && tl::in_bounds((32 % PS) + ((tl_chunk9 * 8) / 64), PS) && tl::in_bounds(int(blockIdx.x), HKV)) ? 0 : max(0, min(8, 64 - ((tl_chunk9 * 8) % 64)));
                 if (tl_valid13 == 8 && (tl_chunk9 * 8) % 64 >= 0 && tl::is_aligned(tl_src11, 4)) {
                     tl::cp_async_chunk(tl_dst12, tl_src11);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
                 } else {
                     #pragma unroll
-                    for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst12[tl_v] = tl::in_bounds(tl::gather_index(flat_tbl, b * MAXP + 1 * 32 / PS, B * MAXP), NP) && tl::in_bounds((1 * 32 % PS) + ((tl_chunk9 * 8) / 64), PS) && tl::in_bounds(int(blockIdx.x), HKV) && tl::in_bounds(((tl_chunk9 * 8) % 64) + tl_v, 64) ? tl_src11[tl_v] : tl::convert<tl::f16>(0.0f);
+                    for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst12[tl_v] = tl::in_bounds(tl::gather_index(flat_tbl, b * MAXP + 32 / PS, B * MAXP), NP) && tl::in_bounds((32 % PS) + ((tl_chunk9 * 8) / 64), PS) && tl::in_bounds(int(blockIdx.x), HKV) && tl::in_bounds(((tl_chunk9 * 8) % 64) + tl_v, 64) ? tl_src11[tl_v] : tl::convert<tl::f16>(0.0f);
                 }
             }
         }

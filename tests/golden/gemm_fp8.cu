@@ -33,46 +33,46 @@ __global__ void __launch_bounds__(128) gemm_fp8_scaled_kernel(
     const int32_t k_trips = tl::cdiv(K, 64);
     if (0 < k_trips) {
         // copy(A[block.y * 64 +: 64, k * 64 +: 64], a);  (gemm_fp8.tl:18)
-        if (tl::is_aligned(A, 16) && K % 16 == 0 && (int(blockIdx.y) * 64) >= 0 && (int(blockIdx.y) * 64) + 64 <= M && (0 * 64) >= 0 && (0 * 64) + 64 <= K && (0 * 64) % 16 == 0) {
+        if (tl::is_aligned(A, 16) && K % 16 == 0 && (int(blockIdx.y) * 64) >= 0 && (int(blockIdx.y) * 64) + 64 <= M && 0 >= 0 && 0 + 64 <= K && 0 % 16 == 0) {
             #pragma unroll
             for (int tl_i1 = 0; tl_i1 < 2; ++tl_i1) {
                 const int tl_chunk0 = tl_tid + tl_i1 * 128;
-                tl::cp_async_16(&a[(0 * 64 + ((tl_chunk0 * 16) / 64)) * 80 + ((tl_chunk0 * 16) % 64)], &A[int64_t((int(blockIdx.y) * 64) + ((tl_chunk0 * 16) / 64)) * K + ((0 * 64) + ((tl_chunk0 * 16) % 64))]);
+                tl::cp_async_16(&a[(0 * 64 + ((tl_chunk0 * 16) / 64)) * 80 + ((tl_chunk0 * 16) % 64)], &A[int64_t((int(blockIdx.y) * 64) + ((tl_chunk0 * 16) / 64)) * K + ((tl_chunk0 * 16) % 64)]);
             }
         } else {
             #pragma unroll
             for (int tl_i3 = 0; tl_i3 < 2; ++tl_i3) {
                 const int tl_chunk2 = tl_tid + tl_i3 * 128;
-                const tl::f8e4m3* tl_src4 = &A[int64_t((int(blockIdx.y) * 64) + ((tl_chunk2 * 16) / 64)) * K + ((0 * 64) + ((tl_chunk2 * 16) % 64))];
+                const tl::f8e4m3* tl_src4 = &A[int64_t((int(blockIdx.y) * 64) + ((tl_chunk2 * 16) / 64)) * K + ((tl_chunk2 * 16) % 64)];
                 tl::f8e4m3* tl_dst5 = &a[(0 * 64 + ((tl_chunk2 * 16) / 64)) * 80 + ((tl_chunk2 * 16) % 64)];
-                const int tl_valid6 = !(tl::in_bounds((int(blockIdx.y) * 64) + ((tl_chunk2 * 16) / 64), M)) ? 0 : max(0, min(16, K - ((0 * 64) + ((tl_chunk2 * 16) % 64))));
-                if (tl_valid6 == 16 && (0 * 64) + ((tl_chunk2 * 16) % 64) >= 0 && tl::is_aligned(tl_src4, 4)) {
+                const int tl_valid6 = !(tl::in_bounds((int(blockIdx.y) * 64) + ((tl_chunk2 * 16) / 64), M)) ? 0 : max(0, min(16, K - ((tl_chunk2 * 16) % 64)));
+                if (tl_valid6 == 16 && (tl_chunk2 * 16) % 64 >= 0 && tl::is_aligned(tl_src4, 4)) {
                     tl::cp_async_chunk(tl_dst5, tl_src4);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
                 } else {
                     #pragma unroll
-                    for (int tl_v = 0; tl_v < 16; ++tl_v) tl_dst5[tl_v] = tl::in_bounds((int(blockIdx.y) * 64) + ((tl_chunk2 * 16) / 64), M) && tl::in_bounds(((0 * 64) + ((tl_chunk2 * 16) % 64)) + tl_v, K) ? tl_src4[tl_v] : tl::convert<tl::f8e4m3>(0.0f);
+                    for (int tl_v = 0; tl_v < 16; ++tl_v) tl_dst5[tl_v] = tl::in_bounds((int(blockIdx.y) * 64) + ((tl_chunk2 * 16) / 64), M) && tl::in_bounds(((tl_chunk2 * 16) % 64) + tl_v, K) ? tl_src4[tl_v] : tl::convert<tl::f8e4m3>(0.0f);
                 }
             }
         }
         // copy(B[block.x * 64 +: 64, k * 64 +: 64], b);  (gemm_fp8.tl:19)
-        if (tl::is_aligned(B, 16) && K % 16 == 0 && (int(blockIdx.x) * 64) >= 0 && (int(blockIdx.x) * 64) + 64 <= N && (0 * 64) >= 0 && (0 * 64) + 64 <= K && (0 * 64) % 16 == 0) {
+        if (tl::is_aligned(B, 16) && K % 16 == 0 && (int(blockIdx.x) * 64) >= 0 && (int(blockIdx.x) * 64) + 64 <= N && 0 >= 0 && 0 + 64 <= K && 0 % 16 == 0) {
             #pragma unroll
             for (int tl_i8 = 0; tl_i8 < 2; ++tl_i8) {
                 const int tl_chunk7 = tl_tid + tl_i8 * 128;
-                tl::cp_async_16(&b[(0 * 64 + ((tl_chunk7 * 16) / 64)) * 80 + ((tl_chunk7 * 16) % 64)], &B[int64_t((int(blockIdx.x) * 64) + ((tl_chunk7 * 16) / 64)) * K + ((0 * 64) + ((tl_chunk7 * 16) % 64))]);
+                tl::cp_async_16(&b[(0 * 64 + ((tl_chunk7 * 16) / 64)) * 80 + ((tl_chunk7 * 16) % 64)], &B[int64_t((int(blockIdx.x) * 64) + ((tl_chunk7 * 16) / 64)) * K + ((tl_chunk7 * 16) % 64)]);
             }
         } else {
             #pragma unroll
             for (int tl_i10 = 0; tl_i10 < 2; ++tl_i10) {
                 const int tl_chunk9 = tl_tid + tl_i10 * 128;
-                const tl::f8e4m3* tl_src11 = &B[int64_t((int(blockIdx.x) * 64) + ((tl_chunk9 * 16) / 64)) * K + ((0 * 64) + ((tl_chunk9 * 16) % 64))];
+                const tl::f8e4m3* tl_src11 = &B[int64_t((int(blockIdx.x) * 64) + ((tl_chunk9 * 16) / 64)) * K + ((tl_chunk9 * 16) % 64)];
                 tl::f8e4m3* tl_dst12 = &b[(0 * 64 + ((tl_chunk9 * 16) / 64)) * 80 + ((tl_chunk9 * 16) % 64)];
-                const int tl_valid13 = !(tl::in_bounds((int(blockIdx.x) * 64) + ((tl_chunk9 * 16) / 64), N)) ? 0 : max(0, min(16, K - ((0 * 64) + ((tl_chunk9 * 16) % 64))));
-                if (tl_valid13 == 16 && (0 * 64) + ((tl_chunk9 * 16) % 64) >= 0 && tl::is_aligned(tl_src11, 4)) {
+                const int tl_valid13 = !(tl::in_bounds((int(blockIdx.x) * 64) + ((tl_chunk9 * 16) / 64), N)) ? 0 : max(0, min(16, K - ((tl_chunk9 * 16) % 64)));
+                if (tl_valid13 == 16 && (tl_chunk9 * 16) % 64 >= 0 && tl::is_aligned(tl_src11, 4)) {
                     tl::cp_async_chunk(tl_dst12, tl_src11);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
                 } else {
                     #pragma unroll
-                    for (int tl_v = 0; tl_v < 16; ++tl_v) tl_dst12[tl_v] = tl::in_bounds((int(blockIdx.x) * 64) + ((tl_chunk9 * 16) / 64), N) && tl::in_bounds(((0 * 64) + ((tl_chunk9 * 16) % 64)) + tl_v, K) ? tl_src11[tl_v] : tl::convert<tl::f8e4m3>(0.0f);
+                    for (int tl_v = 0; tl_v < 16; ++tl_v) tl_dst12[tl_v] = tl::in_bounds((int(blockIdx.x) * 64) + ((tl_chunk9 * 16) / 64), N) && tl::in_bounds(((tl_chunk9 * 16) % 64) + tl_v, K) ? tl_src11[tl_v] : tl::convert<tl::f8e4m3>(0.0f);
                 }
             }
         }
@@ -335,46 +335,46 @@ __global__ void __launch_bounds__(64) gemm_fp8_mixed_kernel(
     const int32_t k_trips = tl::cdiv(K, 32);
     if (0 < k_trips) {
         // copy(A[block.y * 32 +: 32, k * 32 +: 32], a);  (gemm_fp8.tl:36)
-        if (tl::is_aligned(A, 16) && K % 16 == 0 && (int(blockIdx.y) * 32) >= 0 && (int(blockIdx.y) * 32) + 32 <= M && (0 * 32) >= 0 && (0 * 32) + 32 <= K && (0 * 32) % 16 == 0) {
+        if (tl::is_aligned(A, 16) && K % 16 == 0 && (int(blockIdx.y) * 32) >= 0 && (int(blockIdx.y) * 32) + 32 <= M && 0 >= 0 && 0 + 32 <= K && 0 % 16 == 0) {
             #pragma unroll
             for (int tl_i1 = 0; tl_i1 < 1; ++tl_i1) {
                 const int tl_chunk0 = tl_tid + tl_i1 * 64;
-                tl::cp_async_16(&a[(0 * 32 + ((tl_chunk0 * 16) / 32)) * 48 + ((tl_chunk0 * 16) % 32)], &A[int64_t((int(blockIdx.y) * 32) + ((tl_chunk0 * 16) / 32)) * K + ((0 * 32) + ((tl_chunk0 * 16) % 32))]);
+                tl::cp_async_16(&a[(0 * 32 + ((tl_chunk0 * 16) / 32)) * 48 + ((tl_chunk0 * 16) % 32)], &A[int64_t((int(blockIdx.y) * 32) + ((tl_chunk0 * 16) / 32)) * K + ((tl_chunk0 * 16) % 32)]);
             }
         } else {
             #pragma unroll
             for (int tl_i3 = 0; tl_i3 < 1; ++tl_i3) {
                 const int tl_chunk2 = tl_tid + tl_i3 * 64;
-                const tl::f8e5m2* tl_src4 = &A[int64_t((int(blockIdx.y) * 32) + ((tl_chunk2 * 16) / 32)) * K + ((0 * 32) + ((tl_chunk2 * 16) % 32))];
+                const tl::f8e5m2* tl_src4 = &A[int64_t((int(blockIdx.y) * 32) + ((tl_chunk2 * 16) / 32)) * K + ((tl_chunk2 * 16) % 32)];
                 tl::f8e5m2* tl_dst5 = &a[(0 * 32 + ((tl_chunk2 * 16) / 32)) * 48 + ((tl_chunk2 * 16) % 32)];
-                const int tl_valid6 = !(tl::in_bounds((int(blockIdx.y) * 32) + ((tl_chunk2 * 16) / 32), M)) ? 0 : max(0, min(16, K - ((0 * 32) + ((tl_chunk2 * 16) % 32))));
-                if (tl_valid6 == 16 && (0 * 32) + ((tl_chunk2 * 16) % 32) >= 0 && tl::is_aligned(tl_src4, 4)) {
+                const int tl_valid6 = !(tl::in_bounds((int(blockIdx.y) * 32) + ((tl_chunk2 * 16) / 32), M)) ? 0 : max(0, min(16, K - ((tl_chunk2 * 16) % 32)));
+                if (tl_valid6 == 16 && (tl_chunk2 * 16) % 32 >= 0 && tl::is_aligned(tl_src4, 4)) {
                     tl::cp_async_chunk(tl_dst5, tl_src4);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
                 } else {
                     #pragma unroll
-                    for (int tl_v = 0; tl_v < 16; ++tl_v) tl_dst5[tl_v] = tl::in_bounds((int(blockIdx.y) * 32) + ((tl_chunk2 * 16) / 32), M) && tl::in_bounds(((0 * 32) + ((tl_chunk2 * 16) % 32)) + tl_v, K) ? tl_src4[tl_v] : tl::convert<tl::f8e5m2>(0.0f);
+                    for (int tl_v = 0; tl_v < 16; ++tl_v) tl_dst5[tl_v] = tl::in_bounds((int(blockIdx.y) * 32) + ((tl_chunk2 * 16) / 32), M) && tl::in_bounds(((tl_chunk2 * 16) % 32) + tl_v, K) ? tl_src4[tl_v] : tl::convert<tl::f8e5m2>(0.0f);
                 }
             }
         }
         // copy(B[k * 32 +: 32, block.x * 32 +: 32], b);  (gemm_fp8.tl:37)
-        if (tl::is_aligned(B, 16) && N % 16 == 0 && (0 * 32) >= 0 && (0 * 32) + 32 <= K && (int(blockIdx.x) * 32) >= 0 && (int(blockIdx.x) * 32) + 32 <= N && (int(blockIdx.x) * 32) % 16 == 0) {
+        if (tl::is_aligned(B, 16) && N % 16 == 0 && 0 >= 0 && 0 + 32 <= K && (int(blockIdx.x) * 32) >= 0 && (int(blockIdx.x) * 32) + 32 <= N && (int(blockIdx.x) * 32) % 16 == 0) {
             #pragma unroll
             for (int tl_i8 = 0; tl_i8 < 1; ++tl_i8) {
                 const int tl_chunk7 = tl_tid + tl_i8 * 64;
-                tl::cp_async_16(&b[(0 * 32 + ((tl_chunk7 * 16) / 32)) * 48 + ((tl_chunk7 * 16) % 32)], &B[int64_t((0 * 32) + ((tl_chunk7 * 16) / 32)) * N + ((int(blockIdx.x) * 32) + ((tl_chunk7 * 16) % 32))]);
+                tl::cp_async_16(&b[(0 * 32 + ((tl_chunk7 * 16) / 32)) * 48 + ((tl_chunk7 * 16) % 32)], &B[int64_t((tl_chunk7 * 16) / 32) * N + ((int(blockIdx.x) * 32) + ((tl_chunk7 * 16) % 32))]);
             }
         } else {
             #pragma unroll
             for (int tl_i10 = 0; tl_i10 < 1; ++tl_i10) {
                 const int tl_chunk9 = tl_tid + tl_i10 * 64;
-                const tl::f8e4m3* tl_src11 = &B[int64_t((0 * 32) + ((tl_chunk9 * 16) / 32)) * N + ((int(blockIdx.x) * 32) + ((tl_chunk9 * 16) % 32))];
+                const tl::f8e4m3* tl_src11 = &B[int64_t((tl_chunk9 * 16) / 32) * N + ((int(blockIdx.x) * 32) + ((tl_chunk9 * 16) % 32))];
                 tl::f8e4m3* tl_dst12 = &b[(0 * 32 + ((tl_chunk9 * 16) / 32)) * 48 + ((tl_chunk9 * 16) % 32)];
-                const int tl_valid13 = !(tl::in_bounds((0 * 32) + ((tl_chunk9 * 16) / 32), K)) ? 0 : max(0, min(16, N - ((int(blockIdx.x) * 32) + ((tl_chunk9 * 16) % 32))));
+                const int tl_valid13 = !(tl::in_bounds((tl_chunk9 * 16) / 32, K)) ? 0 : max(0, min(16, N - ((int(blockIdx.x) * 32) + ((tl_chunk9 * 16) % 32))));
                 if (tl_valid13 == 16 && (int(blockIdx.x) * 32) + ((tl_chunk9 * 16) % 32) >= 0 && tl::is_aligned(tl_src11, 4)) {
                     tl::cp_async_chunk(tl_dst12, tl_src11);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
                 } else {
                     #pragma unroll
-                    for (int tl_v = 0; tl_v < 16; ++tl_v) tl_dst12[tl_v] = tl::in_bounds((0 * 32) + ((tl_chunk9 * 16) / 32), K) && tl::in_bounds(((int(blockIdx.x) * 32) + ((tl_chunk9 * 16) % 32)) + tl_v, N) ? tl_src11[tl_v] : tl::convert<tl::f8e4m3>(0.0f);
+                    for (int tl_v = 0; tl_v < 16; ++tl_v) tl_dst12[tl_v] = tl::in_bounds((tl_chunk9 * 16) / 32, K) && tl::in_bounds(((int(blockIdx.x) * 32) + ((tl_chunk9 * 16) % 32)) + tl_v, N) ? tl_src11[tl_v] : tl::convert<tl::f8e4m3>(0.0f);
                 }
             }
         }

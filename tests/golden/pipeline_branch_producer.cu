@@ -24,24 +24,24 @@ __global__ void __launch_bounds__(128) branch_producer_kernel(
     const int32_t t_trips = 4;
     if (0 < t_trips) {
         // copy(X[Tbl[slot], 0 +: 64, 0 +: 64], x);  (pipeline_branch_producer.tl:16)
-        if (tl::is_aligned(X, 16) && 64 % 8 == 0 && tl::in_bounds(tl::gather_index(Tbl, int(blockIdx.x) * 4 + 0, R), P) && 0 >= 0 && 0 + 64 <= 64 && 0 >= 0 && 0 + 64 <= 64 && 0 % 8 == 0) {
+        if (tl::is_aligned(X, 16) && 64 % 8 == 0 && tl::in_bounds(tl::gather_index(Tbl, int(blockIdx.x) * 4, R), P) && 0 >= 0 && 0 + 64 <= 64 && 0 >= 0 && 0 + 64 <= 64 && 0 % 8 == 0) {
             #pragma unroll
             for (int tl_i1 = 0; tl_i1 < 4; ++tl_i1) {
                 const int tl_chunk0 = tl_tid + tl_i1 * 128;
-                tl::cp_async_16(&x[(0 * 64 + ((tl_chunk0 * 8) / 64)) * 72 + ((tl_chunk0 * 8) % 64)], &X[(int64_t(tl::gather_index(Tbl, int(blockIdx.x) * 4 + 0, R)) * 64 + ((tl_chunk0 * 8) / 64)) * 64 + ((tl_chunk0 * 8) % 64)]);
+                tl::cp_async_16(&x[(0 * 64 + ((tl_chunk0 * 8) / 64)) * 72 + ((tl_chunk0 * 8) % 64)], &X[(int64_t(tl::gather_index(Tbl, int(blockIdx.x) * 4, R)) * 64 + ((tl_chunk0 * 8) / 64)) * 64 + ((tl_chunk0 * 8) % 64)]);
             }
         } else {
             #pragma unroll
             for (int tl_i3 = 0; tl_i3 < 4; ++tl_i3) {
                 const int tl_chunk2 = tl_tid + tl_i3 * 128;
-                const tl::f16* tl_src4 = &X[(int64_t(tl::gather_index(Tbl, int(blockIdx.x) * 4 + 0, R)) * 64 + ((tl_chunk2 * 8) / 64)) * 64 + ((tl_chunk2 * 8) % 64)];
+                const tl::f16* tl_src4 = &X[(int64_t(tl::gather_index(Tbl, int(blockIdx.x) * 4, R)) * 64 + ((tl_chunk2 * 8) / 64)) * 64 + ((tl_chunk2 * 8) % 64)];
                 tl::f16* tl_dst5 = &x[(0 * 64 + ((tl_chunk2 * 8) / 64)) * 72 + ((tl_chunk2 * 8) % 64)];
-                const int tl_valid6 = !(tl::in_bounds(tl::gather_index(Tbl, int(blockIdx.x) * 4 + 0, R), P) && tl::in_bounds((tl_chunk2 * 8) / 64, 64)) ? 0 : max(0, min(8, 64 - ((tl_chunk2 * 8) % 64)));
+                const int tl_valid6 = !(tl::in_bounds(tl::gather_index(Tbl, int(blockIdx.x) * 4, R), P) && tl::in_bounds((tl_chunk2 * 8) / 64, 64)) ? 0 : max(0, min(8, 64 - ((tl_chunk2 * 8) % 64)));
                 if (tl_valid6 == 8 && (tl_chunk2 * 8) % 64 >= 0 && tl::is_aligned(tl_src4, 4)) {
                     tl::cp_async_chunk(tl_dst5, tl_src4);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
                 } else {
                     #pragma unroll
-                    for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst5[tl_v] = tl::in_bounds(tl::gather_index(Tbl, int(blockIdx.x) * 4 + 0, R), P) && tl::in_bounds((tl_chunk2 * 8) / 64, 64) && tl::in_bounds(((tl_chunk2 * 8) % 64) + tl_v, 64) ? tl_src4[tl_v] : tl::convert<tl::f16>(0.0f);
+                    for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst5[tl_v] = tl::in_bounds(tl::gather_index(Tbl, int(blockIdx.x) * 4, R), P) && tl::in_bounds((tl_chunk2 * 8) / 64, 64) && tl::in_bounds(((tl_chunk2 * 8) % 64) + tl_v, 64) ? tl_src4[tl_v] : tl::convert<tl::f16>(0.0f);
                 }
             }
         }

@@ -31,16 +31,16 @@ __global__ void __launch_bounds__(128) gemm_no_async_kernel(
         #pragma unroll
         for (int tl_i1 = 0; tl_i1 < 2; ++tl_i1) {
             const int tl_chunk0 = tl_tid + tl_i1 * 128;
-            const tl::f16* tl_src2 = &A[int64_t((int(blockIdx.y) * 64) + ((tl_chunk0 * 8) / 32)) * K + ((0 * 32) + ((tl_chunk0 * 8) % 32))];
+            const tl::f16* tl_src2 = &A[int64_t((int(blockIdx.y) * 64) + ((tl_chunk0 * 8) / 32)) * K + ((tl_chunk0 * 8) % 32)];
             tl::f16* tl_dst3 = &a[(0 * 64 + ((tl_chunk0 * 8) / 32)) * 40 + ((tl_chunk0 * 8) % 32)];
-            if (tl::in_bounds((int(blockIdx.y) * 64) + ((tl_chunk0 * 8) / 32), M) && tl::in_bounds((0 * 32) + ((tl_chunk0 * 8) % 32), K) && tl::in_bounds((int(blockIdx.y) * 64) + ((tl_chunk0 * 8) / 32), M) && tl::in_bounds(((0 * 32) + ((tl_chunk0 * 8) % 32)) + 7, K) && tl::is_aligned(tl_src2, 16) && tl::is_aligned(tl_dst3, 16)) {
+            if (tl::in_bounds((int(blockIdx.y) * 64) + ((tl_chunk0 * 8) / 32), M) && tl::in_bounds((tl_chunk0 * 8) % 32, K) && tl::in_bounds((int(blockIdx.y) * 64) + ((tl_chunk0 * 8) / 32), M) && tl::in_bounds(((tl_chunk0 * 8) % 32) + 7, K) && tl::is_aligned(tl_src2, 16) && tl::is_aligned(tl_dst3, 16)) {
                 tl::f16 tl_vec4[8];
                 tl::load_vector<tl::f16, 8>(tl_vec4, tl_src2);
                 tl::store_vector<tl::f16, 8>(tl_dst3, tl_vec4);
             } else {
                 #pragma unroll
                 for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                    a[(0 * 64 + ((tl_chunk0 * 8 + tl_v) / 32)) * 40 + ((tl_chunk0 * 8 + tl_v) % 32)] = tl::in_bounds((int(blockIdx.y) * 64) + ((tl_chunk0 * 8 + tl_v) / 32), M) && tl::in_bounds((0 * 32) + ((tl_chunk0 * 8 + tl_v) % 32), K) ? A[int64_t((int(blockIdx.y) * 64) + ((tl_chunk0 * 8 + tl_v) / 32)) * K + ((0 * 32) + ((tl_chunk0 * 8 + tl_v) % 32))] : tl::convert<tl::f16>(0.0f);
+                    a[(0 * 64 + ((tl_chunk0 * 8 + tl_v) / 32)) * 40 + ((tl_chunk0 * 8 + tl_v) % 32)] = tl::in_bounds((int(blockIdx.y) * 64) + ((tl_chunk0 * 8 + tl_v) / 32), M) && tl::in_bounds((tl_chunk0 * 8 + tl_v) % 32, K) ? A[int64_t((int(blockIdx.y) * 64) + ((tl_chunk0 * 8 + tl_v) / 32)) * K + ((tl_chunk0 * 8 + tl_v) % 32)] : tl::convert<tl::f16>(0.0f);
                 }
             }
         }
@@ -48,16 +48,16 @@ __global__ void __launch_bounds__(128) gemm_no_async_kernel(
         #pragma unroll
         for (int tl_i6 = 0; tl_i6 < 2; ++tl_i6) {
             const int tl_chunk5 = tl_tid + tl_i6 * 128;
-            const tl::f16* tl_src7 = &B[int64_t((0 * 32) + ((tl_chunk5 * 8) / 64)) * N + ((int(blockIdx.x) * 64) + ((tl_chunk5 * 8) % 64))];
+            const tl::f16* tl_src7 = &B[int64_t((tl_chunk5 * 8) / 64) * N + ((int(blockIdx.x) * 64) + ((tl_chunk5 * 8) % 64))];
             tl::f16* tl_dst8 = &b[(0 * 32 + ((tl_chunk5 * 8) / 64)) * 72 + ((tl_chunk5 * 8) % 64)];
-            if (tl::in_bounds((0 * 32) + ((tl_chunk5 * 8) / 64), K) && tl::in_bounds((int(blockIdx.x) * 64) + ((tl_chunk5 * 8) % 64), N) && tl::in_bounds((0 * 32) + ((tl_chunk5 * 8) / 64), K) && tl::in_bounds(((int(blockIdx.x) * 64) + ((tl_chunk5 * 8) % 64)) + 7, N) && tl::is_aligned(tl_src7, 16) && tl::is_aligned(tl_dst8, 16)) {
+            if (tl::in_bounds((tl_chunk5 * 8) / 64, K) && tl::in_bounds((int(blockIdx.x) * 64) + ((tl_chunk5 * 8) % 64), N) && tl::in_bounds((tl_chunk5 * 8) / 64, K) && tl::in_bounds(((int(blockIdx.x) * 64) + ((tl_chunk5 * 8) % 64)) + 7, N) && tl::is_aligned(tl_src7, 16) && tl::is_aligned(tl_dst8, 16)) {
                 tl::f16 tl_vec9[8];
                 tl::load_vector<tl::f16, 8>(tl_vec9, tl_src7);
                 tl::store_vector<tl::f16, 8>(tl_dst8, tl_vec9);
             } else {
                 #pragma unroll
                 for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                    b[(0 * 32 + ((tl_chunk5 * 8 + tl_v) / 64)) * 72 + ((tl_chunk5 * 8 + tl_v) % 64)] = tl::in_bounds((0 * 32) + ((tl_chunk5 * 8 + tl_v) / 64), K) && tl::in_bounds((int(blockIdx.x) * 64) + ((tl_chunk5 * 8 + tl_v) % 64), N) ? B[int64_t((0 * 32) + ((tl_chunk5 * 8 + tl_v) / 64)) * N + ((int(blockIdx.x) * 64) + ((tl_chunk5 * 8 + tl_v) % 64))] : tl::convert<tl::f16>(0.0f);
+                    b[(0 * 32 + ((tl_chunk5 * 8 + tl_v) / 64)) * 72 + ((tl_chunk5 * 8 + tl_v) % 64)] = tl::in_bounds((tl_chunk5 * 8 + tl_v) / 64, K) && tl::in_bounds((int(blockIdx.x) * 64) + ((tl_chunk5 * 8 + tl_v) % 64), N) ? B[int64_t((tl_chunk5 * 8 + tl_v) / 64) * N + ((int(blockIdx.x) * 64) + ((tl_chunk5 * 8 + tl_v) % 64))] : tl::convert<tl::f16>(0.0f);
                 }
             }
         }
@@ -68,16 +68,16 @@ __global__ void __launch_bounds__(128) gemm_no_async_kernel(
         #pragma unroll
         for (int tl_i11 = 0; tl_i11 < 2; ++tl_i11) {
             const int tl_chunk10 = tl_tid + tl_i11 * 128;
-            const tl::f16* tl_src12 = &A[int64_t((int(blockIdx.y) * 64) + ((tl_chunk10 * 8) / 32)) * K + ((1 * 32) + ((tl_chunk10 * 8) % 32))];
+            const tl::f16* tl_src12 = &A[int64_t((int(blockIdx.y) * 64) + ((tl_chunk10 * 8) / 32)) * K + (32 + ((tl_chunk10 * 8) % 32))];
             tl::f16* tl_dst13 = &a[(1 * 64 + ((tl_chunk10 * 8) / 32)) * 40 + ((tl_chunk10 * 8) % 32)];
-            if (tl::in_bounds((int(blockIdx.y) * 64) + ((tl_chunk10 * 8) / 32), M) && tl::in_bounds((1 * 32) + ((tl_chunk10 * 8) % 32), K) && tl::in_bounds((int(blockIdx.y) * 64) + ((tl_chunk10 * 8) / 32), M) && tl::in_bounds(((1 * 32) + ((tl_chunk10 * 8) % 32)) + 7, K) && tl::is_aligned(tl_src12, 16) && tl::is_aligned(tl_dst13, 16)) {
+            if (tl::in_bounds((int(blockIdx.y) * 64) + ((tl_chunk10 * 8) / 32), M) && tl::in_bounds(32 + ((tl_chunk10 * 8) % 32), K) && tl::in_bounds((int(blockIdx.y) * 64) + ((tl_chunk10 * 8) / 32), M) && tl::in_bounds((32 + ((tl_chunk10 * 8) % 32)) + 7, K) && tl::is_aligned(tl_src12, 16) && tl::is_aligned(tl_dst13, 16)) {
                 tl::f16 tl_vec14[8];
                 tl::load_vector<tl::f16, 8>(tl_vec14, tl_src12);
                 tl::store_vector<tl::f16, 8>(tl_dst13, tl_vec14);
             } else {
                 #pragma unroll
                 for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                    a[(1 * 64 + ((tl_chunk10 * 8 + tl_v) / 32)) * 40 + ((tl_chunk10 * 8 + tl_v) % 32)] = tl::in_bounds((int(blockIdx.y) * 64) + ((tl_chunk10 * 8 + tl_v) / 32), M) && tl::in_bounds((1 * 32) + ((tl_chunk10 * 8 + tl_v) % 32), K) ? A[int64_t((int(blockIdx.y) * 64) + ((tl_chunk10 * 8 + tl_v) / 32)) * K + ((1 * 32) + ((tl_chunk10 * 8 + tl_v) % 32))] : tl::convert<tl::f16>(0.0f);
+                    a[(1 * 64 + ((tl_chunk10 * 8 + tl_v) / 32)) * 40 + ((tl_chunk10 * 8 + tl_v) % 32)] = tl::in_bounds((int(blockIdx.y) * 64) + ((tl_chunk10 * 8 + tl_v) / 32), M) && tl::in_bounds(32 + ((tl_chunk10 * 8 + tl_v) % 32), K) ? A[int64_t((int(blockIdx.y) * 64) + ((tl_chunk10 * 8 + tl_v) / 32)) * K + (32 + ((tl_chunk10 * 8 + tl_v) % 32))] : tl::convert<tl::f16>(0.0f);
                 }
             }
         }
@@ -85,16 +85,16 @@ __global__ void __launch_bounds__(128) gemm_no_async_kernel(
         #pragma unroll
         for (int tl_i16 = 0; tl_i16 < 2; ++tl_i16) {
             const int tl_chunk15 = tl_tid + tl_i16 * 128;
-            const tl::f16* tl_src17 = &B[int64_t((1 * 32) + ((tl_chunk15 * 8) / 64)) * N + ((int(blockIdx.x) * 64) + ((tl_chunk15 * 8) % 64))];
+            const tl::f16* tl_src17 = &B[int64_t(32 + ((tl_chunk15 * 8) / 64)) * N + ((int(blockIdx.x) * 64) + ((tl_chunk15 * 8) % 64))];
             tl::f16* tl_dst18 = &b[(1 * 32 + ((tl_chunk15 * 8) / 64)) * 72 + ((tl_chunk15 * 8) % 64)];
-            if (tl::in_bounds((1 * 32) + ((tl_chunk15 * 8) / 64), K) && tl::in_bounds((int(blockIdx.x) * 64) + ((tl_chunk15 * 8) % 64), N) && tl::in_bounds((1 * 32) + ((tl_chunk15 * 8) / 64), K) && tl::in_bounds(((int(blockIdx.x) * 64) + ((tl_chunk15 * 8) % 64)) + 7, N) && tl::is_aligned(tl_src17, 16) && tl::is_aligned(tl_dst18, 16)) {
+            if (tl::in_bounds(32 + ((tl_chunk15 * 8) / 64), K) && tl::in_bounds((int(blockIdx.x) * 64) + ((tl_chunk15 * 8) % 64), N) && tl::in_bounds(32 + ((tl_chunk15 * 8) / 64), K) && tl::in_bounds(((int(blockIdx.x) * 64) + ((tl_chunk15 * 8) % 64)) + 7, N) && tl::is_aligned(tl_src17, 16) && tl::is_aligned(tl_dst18, 16)) {
                 tl::f16 tl_vec19[8];
                 tl::load_vector<tl::f16, 8>(tl_vec19, tl_src17);
                 tl::store_vector<tl::f16, 8>(tl_dst18, tl_vec19);
             } else {
                 #pragma unroll
                 for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                    b[(1 * 32 + ((tl_chunk15 * 8 + tl_v) / 64)) * 72 + ((tl_chunk15 * 8 + tl_v) % 64)] = tl::in_bounds((1 * 32) + ((tl_chunk15 * 8 + tl_v) / 64), K) && tl::in_bounds((int(blockIdx.x) * 64) + ((tl_chunk15 * 8 + tl_v) % 64), N) ? B[int64_t((1 * 32) + ((tl_chunk15 * 8 + tl_v) / 64)) * N + ((int(blockIdx.x) * 64) + ((tl_chunk15 * 8 + tl_v) % 64))] : tl::convert<tl::f16>(0.0f);
+                    b[(1 * 32 + ((tl_chunk15 * 8 + tl_v) / 64)) * 72 + ((tl_chunk15 * 8 + tl_v) % 64)] = tl::in_bounds(32 + ((tl_chunk15 * 8 + tl_v) / 64), K) && tl::in_bounds((int(blockIdx.x) * 64) + ((tl_chunk15 * 8 + tl_v) % 64), N) ? B[int64_t(32 + ((tl_chunk15 * 8 + tl_v) / 64)) * N + ((int(blockIdx.x) * 64) + ((tl_chunk15 * 8 + tl_v) % 64))] : tl::convert<tl::f16>(0.0f);
                 }
             }
         }

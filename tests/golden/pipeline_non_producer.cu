@@ -30,24 +30,24 @@ __global__ void __launch_bounds__(128) scaled_row_sum_kernel(
     const int32_t k_trips = tl::cdiv(N, 64);
     if (0 < k_trips) {
         // copy(X[block.x * 32 +: 32, k * 64 +: 64], x);  (pipeline_non_producer.tl:20)
-        if (tl::is_aligned(X, 16) && N % 4 == 0 && (int(blockIdx.x) * 32) >= 0 && (int(blockIdx.x) * 32) + 32 <= M && (0 * 64) >= 0 && (0 * 64) + 64 <= N && (0 * 64) % 4 == 0) {
+        if (tl::is_aligned(X, 16) && N % 4 == 0 && (int(blockIdx.x) * 32) >= 0 && (int(blockIdx.x) * 32) + 32 <= M && 0 >= 0 && 0 + 64 <= N && 0 % 4 == 0) {
             #pragma unroll
             for (int tl_i1 = 0; tl_i1 < 4; ++tl_i1) {
                 const int tl_chunk0 = tl_tid + tl_i1 * 128;
-                tl::cp_async_16(&x[(0 * 32 + ((tl_chunk0 * 4) / 64)) * 68 + ((tl_chunk0 * 4) % 64)], &X[int64_t((int(blockIdx.x) * 32) + ((tl_chunk0 * 4) / 64)) * N + ((0 * 64) + ((tl_chunk0 * 4) % 64))]);
+                tl::cp_async_16(&x[(0 * 32 + ((tl_chunk0 * 4) / 64)) * 68 + ((tl_chunk0 * 4) % 64)], &X[int64_t((int(blockIdx.x) * 32) + ((tl_chunk0 * 4) / 64)) * N + ((tl_chunk0 * 4) % 64)]);
             }
         } else {
             #pragma unroll
             for (int tl_i3 = 0; tl_i3 < 4; ++tl_i3) {
                 const int tl_chunk2 = tl_tid + tl_i3 * 128;
-                const float* tl_src4 = &X[int64_t((int(blockIdx.x) * 32) + ((tl_chunk2 * 4) / 64)) * N + ((0 * 64) + ((tl_chunk2 * 4) % 64))];
+                const float* tl_src4 = &X[int64_t((int(blockIdx.x) * 32) + ((tl_chunk2 * 4) / 64)) * N + ((tl_chunk2 * 4) % 64)];
                 float* tl_dst5 = &x[(0 * 32 + ((tl_chunk2 * 4) / 64)) * 68 + ((tl_chunk2 * 4) % 64)];
-                const int tl_valid6 = !(tl::in_bounds((int(blockIdx.x) * 32) + ((tl_chunk2 * 4) / 64), M)) ? 0 : max(0, min(4, N - ((0 * 64) + ((tl_chunk2 * 4) % 64))));
-                if (tl_valid6 == 4 && (0 * 64) + ((tl_chunk2 * 4) % 64) >= 0 && tl::is_aligned(tl_src4, 4)) {
+                const int tl_valid6 = !(tl::in_bounds((int(blockIdx.x) * 32) + ((tl_chunk2 * 4) / 64), M)) ? 0 : max(0, min(4, N - ((tl_chunk2 * 4) % 64)));
+                if (tl_valid6 == 4 && (tl_chunk2 * 4) % 64 >= 0 && tl::is_aligned(tl_src4, 4)) {
                     tl::cp_async_chunk(tl_dst5, tl_src4);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
                 } else {
                     #pragma unroll
-                    for (int tl_v = 0; tl_v < 4; ++tl_v) tl_dst5[tl_v] = tl::in_bounds((int(blockIdx.x) * 32) + ((tl_chunk2 * 4) / 64), M) && tl::in_bounds(((0 * 64) + ((tl_chunk2 * 4) % 64)) + tl_v, N) ? tl_src4[tl_v] : 0.0f;
+                    for (int tl_v = 0; tl_v < 4; ++tl_v) tl_dst5[tl_v] = tl::in_bounds((int(blockIdx.x) * 32) + ((tl_chunk2 * 4) / 64), M) && tl::in_bounds(((tl_chunk2 * 4) % 64) + tl_v, N) ? tl_src4[tl_v] : 0.0f;
                 }
             }
         }

@@ -24,24 +24,24 @@ __global__ void __launch_bounds__(128) short_trip_kernel(
     const int32_t k_trips = 2;
     if (0 < k_trips) {
         // copy(A[block.x * 32 +: 32, k * 32 +: 32], a);  (pipeline_short_trip.tl:15)
-        if (tl::is_aligned(A, 16) && 64 % 4 == 0 && (int(blockIdx.x) * 32) >= 0 && (int(blockIdx.x) * 32) + 32 <= M && (0 * 32) >= 0 && (0 * 32) + 32 <= 64 && (0 * 32) % 4 == 0) {
+        if (tl::is_aligned(A, 16) && 64 % 4 == 0 && (int(blockIdx.x) * 32) >= 0 && (int(blockIdx.x) * 32) + 32 <= M && 0 >= 0 && 0 + 32 <= 64 && 0 % 4 == 0) {
             #pragma unroll
             for (int tl_i1 = 0; tl_i1 < 2; ++tl_i1) {
                 const int tl_chunk0 = tl_tid + tl_i1 * 128;
-                tl::cp_async_16(&a[(0 * 32 + ((tl_chunk0 * 4) / 32)) * 36 + ((tl_chunk0 * 4) % 32)], &A[int64_t((int(blockIdx.x) * 32) + ((tl_chunk0 * 4) / 32)) * 64 + ((0 * 32) + ((tl_chunk0 * 4) % 32))]);
+                tl::cp_async_16(&a[(0 * 32 + ((tl_chunk0 * 4) / 32)) * 36 + ((tl_chunk0 * 4) % 32)], &A[int64_t((int(blockIdx.x) * 32) + ((tl_chunk0 * 4) / 32)) * 64 + ((tl_chunk0 * 4) % 32)]);
             }
         } else {
             #pragma unroll
             for (int tl_i3 = 0; tl_i3 < 2; ++tl_i3) {
                 const int tl_chunk2 = tl_tid + tl_i3 * 128;
-                const float* tl_src4 = &A[int64_t((int(blockIdx.x) * 32) + ((tl_chunk2 * 4) / 32)) * 64 + ((0 * 32) + ((tl_chunk2 * 4) % 32))];
+                const float* tl_src4 = &A[int64_t((int(blockIdx.x) * 32) + ((tl_chunk2 * 4) / 32)) * 64 + ((tl_chunk2 * 4) % 32)];
                 float* tl_dst5 = &a[(0 * 32 + ((tl_chunk2 * 4) / 32)) * 36 + ((tl_chunk2 * 4) % 32)];
-                const int tl_valid6 = !(tl::in_bounds((int(blockIdx.x) * 32) + ((tl_chunk2 * 4) / 32), M)) ? 0 : max(0, min(4, 64 - ((0 * 32) + ((tl_chunk2 * 4) % 32))));
-                if (tl_valid6 == 4 && (0 * 32) + ((tl_chunk2 * 4) % 32) >= 0 && tl::is_aligned(tl_src4, 4)) {
+                const int tl_valid6 = !(tl::in_bounds((int(blockIdx.x) * 32) + ((tl_chunk2 * 4) / 32), M)) ? 0 : max(0, min(4, 64 - ((tl_chunk2 * 4) % 32)));
+                if (tl_valid6 == 4 && (tl_chunk2 * 4) % 32 >= 0 && tl::is_aligned(tl_src4, 4)) {
                     tl::cp_async_chunk(tl_dst5, tl_src4);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
                 } else {
                     #pragma unroll
-                    for (int tl_v = 0; tl_v < 4; ++tl_v) tl_dst5[tl_v] = tl::in_bounds((int(blockIdx.x) * 32) + ((tl_chunk2 * 4) / 32), M) && tl::in_bounds(((0 * 32) + ((tl_chunk2 * 4) % 32)) + tl_v, 64) ? tl_src4[tl_v] : 0.0f;
+                    for (int tl_v = 0; tl_v < 4; ++tl_v) tl_dst5[tl_v] = tl::in_bounds((int(blockIdx.x) * 32) + ((tl_chunk2 * 4) / 32), M) && tl::in_bounds(((tl_chunk2 * 4) % 32) + tl_v, 64) ? tl_src4[tl_v] : 0.0f;
                 }
             }
         }
@@ -49,24 +49,24 @@ __global__ void __launch_bounds__(128) short_trip_kernel(
     tl::cp_async_commit();
     if (1 < k_trips) {
         // copy(A[block.x * 32 +: 32, k * 32 +: 32], a);  (pipeline_short_trip.tl:15)
-        if (tl::is_aligned(A, 16) && 64 % 4 == 0 && (int(blockIdx.x) * 32) >= 0 && (int(blockIdx.x) * 32) + 32 <= M && (1 * 32) >= 0 && (1 * 32) + 32 <= 64 && (1 * 32) % 4 == 0) {
+        if (tl::is_aligned(A, 16) && 64 % 4 == 0 && (int(blockIdx.x) * 32) >= 0 && (int(blockIdx.x) * 32) + 32 <= M && 32 >= 0 && 32 + 32 <= 64 && 32 % 4 == 0) {
             #pragma unroll
             for (int tl_i8 = 0; tl_i8 < 2; ++tl_i8) {
                 const int tl_chunk7 = tl_tid + tl_i8 * 128;
-                tl::cp_async_16(&a[(1 * 32 + ((tl_chunk7 * 4) / 32)) * 36 + ((tl_chunk7 * 4) % 32)], &A[int64_t((int(blockIdx.x) * 32) + ((tl_chunk7 * 4) / 32)) * 64 + ((1 * 32) + ((tl_chunk7 * 4) % 32))]);
+                tl::cp_async_16(&a[(1 * 32 + ((tl_chunk7 * 4) / 32)) * 36 + ((tl_chunk7 * 4) % 32)], &A[int64_t((int(blockIdx.x) * 32) + ((tl_chunk7 * 4) / 32)) * 64 + (32 + ((tl_chunk7 * 4) % 32))]);
             }
         } else {
             #pragma unroll
             for (int tl_i10 = 0; tl_i10 < 2; ++tl_i10) {
                 const int tl_chunk9 = tl_tid + tl_i10 * 128;
-                const float* tl_src11 = &A[int64_t((int(blockIdx.x) * 32) + ((tl_chunk9 * 4) / 32)) * 64 + ((1 * 32) + ((tl_chunk9 * 4) % 32))];
+                const float* tl_src11 = &A[int64_t((int(blockIdx.x) * 32) + ((tl_chunk9 * 4) / 32)) * 64 + (32 + ((tl_chunk9 * 4) % 32))];
                 float* tl_dst12 = &a[(1 * 32 + ((tl_chunk9 * 4) / 32)) * 36 + ((tl_chunk9 * 4) % 32)];
-                const int tl_valid13 = !(tl::in_bounds((int(blockIdx.x) * 32) + ((tl_chunk9 * 4) / 32), M)) ? 0 : max(0, min(4, 64 - ((1 * 32) + ((tl_chunk9 * 4) % 32))));
-                if (tl_valid13 == 4 && (1 * 32) + ((tl_chunk9 * 4) % 32) >= 0 && tl::is_aligned(tl_src11, 4)) {
+                const int tl_valid13 = !(tl::in_bounds((int(blockIdx.x) * 32) + ((tl_chunk9 * 4) / 32), M)) ? 0 : max(0, min(4, 64 - (32 + ((tl_chunk9 * 4) % 32))));
+                if (tl_valid13 == 4 && 32 + ((tl_chunk9 * 4) % 32) >= 0 && tl::is_aligned(tl_src11, 4)) {
                     tl::cp_async_chunk(tl_dst12, tl_src11);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
                 } else {
                     #pragma unroll
-                    for (int tl_v = 0; tl_v < 4; ++tl_v) tl_dst12[tl_v] = tl::in_bounds((int(blockIdx.x) * 32) + ((tl_chunk9 * 4) / 32), M) && tl::in_bounds(((1 * 32) + ((tl_chunk9 * 4) % 32)) + tl_v, 64) ? tl_src11[tl_v] : 0.0f;
+                    for (int tl_v = 0; tl_v < 4; ++tl_v) tl_dst12[tl_v] = tl::in_bounds((int(blockIdx.x) * 32) + ((tl_chunk9 * 4) / 32), M) && tl::in_bounds((32 + ((tl_chunk9 * 4) % 32)) + tl_v, 64) ? tl_src11[tl_v] : 0.0f;
                 }
             }
         }
@@ -74,24 +74,24 @@ __global__ void __launch_bounds__(128) short_trip_kernel(
     tl::cp_async_commit();
     if (2 < k_trips) {
         // copy(A[block.x * 32 +: 32, k * 32 +: 32], a);  (pipeline_short_trip.tl:15)
-        if (tl::is_aligned(A, 16) && 64 % 4 == 0 && (int(blockIdx.x) * 32) >= 0 && (int(blockIdx.x) * 32) + 32 <= M && (2 * 32) >= 0 && (2 * 32) + 32 <= 64 && (2 * 32) % 4 == 0) {
+        if (tl::is_aligned(A, 16) && 64 % 4 == 0 && (int(blockIdx.x) * 32) >= 0 && (int(blockIdx.x) * 32) + 32 <= M && 64 >= 0 && 64 + 32 <= 64 && 64 % 4 == 0) {
             #pragma unroll
             for (int tl_i15 = 0; tl_i15 < 2; ++tl_i15) {
                 const int tl_chunk14 = tl_tid + tl_i15 * 128;
-                tl::cp_async_16(&a[(2 * 32 + ((tl_chunk14 * 4) / 32)) * 36 + ((tl_chunk14 * 4) % 32)], &A[int64_t((int(blockIdx.x) * 32) + ((tl_chunk14 * 4) / 32)) * 64 + ((2 * 32) + ((tl_chunk14 * 4) % 32))]);
+                tl::cp_async_16(&a[(2 * 32 + ((tl_chunk14 * 4) / 32)) * 36 + ((tl_chunk14 * 4) % 32)], &A[int64_t((int(blockIdx.x) * 32) + ((tl_chunk14 * 4) / 32)) * 64 + (64 + ((tl_chunk14 * 4) % 32))]);
             }
         } else {
             #pragma unroll
             for (int tl_i17 = 0; tl_i17 < 2; ++tl_i17) {
                 const int tl_chunk16 = tl_tid + tl_i17 * 128;
-                const float* tl_src18 = &A[int64_t((int(blockIdx.x) * 32) + ((tl_chunk16 * 4) / 32)) * 64 + ((2 * 32) + ((tl_chunk16 * 4) % 32))];
+                const float* tl_src18 = &A[int64_t((int(blockIdx.x) * 32) + ((tl_chunk16 * 4) / 32)) * 64 + (64 + ((tl_chunk16 * 4) % 32))];
                 float* tl_dst19 = &a[(2 * 32 + ((tl_chunk16 * 4) / 32)) * 36 + ((tl_chunk16 * 4) % 32)];
-                const int tl_valid20 = !(tl::in_bounds((int(blockIdx.x) * 32) + ((tl_chunk16 * 4) / 32), M)) ? 0 : max(0, min(4, 64 - ((2 * 32) + ((tl_chunk16 * 4) % 32))));
-                if (tl_valid20 == 4 && (2 * 32) + ((tl_chunk16 * 4) % 32) >= 0 && tl::is_aligned(tl_src18, 4)) {
+                const int tl_valid20 = !(tl::in_bounds((int(blockIdx.x) * 32) + ((tl_chunk16 * 4) / 32), M)) ? 0 : max(0, min(4, 64 - (64 + ((tl_chunk16 * 4) % 32))));
+                if (tl_valid20 == 4 && 64 + ((tl_chunk16 * 4) % 32) >= 0 && tl::is_aligned(tl_src18, 4)) {
                     tl::cp_async_chunk(tl_dst19, tl_src18);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
                 } else {
                     #pragma unroll
-                    for (int tl_v = 0; tl_v < 4; ++tl_v) tl_dst19[tl_v] = tl::in_bounds((int(blockIdx.x) * 32) + ((tl_chunk16 * 4) / 32), M) && tl::in_bounds(((2 * 32) + ((tl_chunk16 * 4) % 32)) + tl_v, 64) ? tl_src18[tl_v] : 0.0f;
+                    for (int tl_v = 0; tl_v < 4; ++tl_v) tl_dst19[tl_v] = tl::in_bounds((int(blockIdx.x) * 32) + ((tl_chunk16 * 4) / 32), M) && tl::in_bounds((64 + ((tl_chunk16 * 4) % 32)) + tl_v, 64) ? tl_src18[tl_v] : 0.0f;
                 }
             }
         }

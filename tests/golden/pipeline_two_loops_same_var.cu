@@ -32,16 +32,16 @@ __global__ void __launch_bounds__(128) two_passes_kernel(
         for (int tl_i1 = 0; tl_i1 < 1; ++tl_i1) {
             const int tl_chunk0 = tl_tid + tl_i1 * 128;
             if (tl_chunk0 < 64) {
-                const float* tl_src2 = &X[int64_t(row) * N + ((0 * 256) + (tl_chunk0 * 4))];
+                const float* tl_src2 = &X[int64_t(row) * N + (tl_chunk0 * 4)];
                 float* tl_dst3 = &xs[0 * 260 + (tl_chunk0 * 4)];
-                if (tl::in_bounds(row, M) && tl::in_bounds((0 * 256) + (tl_chunk0 * 4), N) && tl::in_bounds(row, M) && tl::in_bounds(((0 * 256) + (tl_chunk0 * 4)) + 3, N) && tl::is_aligned(tl_src2, 16) && tl::is_aligned(tl_dst3, 16)) {
+                if (tl::in_bounds(row, M) && tl::in_bounds(tl_chunk0 * 4, N) && tl::in_bounds(row, M) && tl::in_bounds((tl_chunk0 * 4) + 3, N) && tl::is_aligned(tl_src2, 16) && tl::is_aligned(tl_dst3, 16)) {
                     float tl_vec4[4];
                     tl::load_vector<float, 4>(tl_vec4, tl_src2);
                     tl::store_vector<float, 4>(tl_dst3, tl_vec4);
                 } else {
                     #pragma unroll
                     for (int tl_v = 0; tl_v < 4; ++tl_v) {
-                        xs[0 * 260 + (tl_chunk0 * 4 + tl_v)] = tl::in_bounds(row, M) && tl::in_bounds((0 * 256) + (tl_chunk0 * 4 + tl_v), N) ? X[int64_t(row) * N + ((0 * 256) + (tl_chunk0 * 4 + tl_v))] : 0.0f;
+                        xs[0 * 260 + (tl_chunk0 * 4 + tl_v)] = tl::in_bounds(row, M) && tl::in_bounds(tl_chunk0 * 4 + tl_v, N) ? X[int64_t(row) * N + (tl_chunk0 * 4 + tl_v)] : 0.0f;
                     }
                 }
             }
@@ -108,16 +108,16 @@ __global__ void __launch_bounds__(128) two_passes_kernel(
         for (int tl_i14 = 0; tl_i14 < 1; ++tl_i14) {
             const int tl_chunk13 = tl_tid + tl_i14 * 128;
             if (tl_chunk13 < 64) {
-                const float* tl_src15 = &X[int64_t(row) * N + ((0 * 256) + (tl_chunk13 * 4))];
+                const float* tl_src15 = &X[int64_t(row) * N + (tl_chunk13 * 4)];
                 float* tl_dst16 = &xs2[0 * 260 + (tl_chunk13 * 4)];
-                if (tl::in_bounds(row, M) && tl::in_bounds((0 * 256) + (tl_chunk13 * 4), N) && tl::in_bounds(row, M) && tl::in_bounds(((0 * 256) + (tl_chunk13 * 4)) + 3, N) && tl::is_aligned(tl_src15, 16) && tl::is_aligned(tl_dst16, 16)) {
+                if (tl::in_bounds(row, M) && tl::in_bounds(tl_chunk13 * 4, N) && tl::in_bounds(row, M) && tl::in_bounds((tl_chunk13 * 4) + 3, N) && tl::is_aligned(tl_src15, 16) && tl::is_aligned(tl_dst16, 16)) {
                     float tl_vec17[4];
                     tl::load_vector<float, 4>(tl_vec17, tl_src15);
                     tl::store_vector<float, 4>(tl_dst16, tl_vec17);
                 } else {
                     #pragma unroll
                     for (int tl_v = 0; tl_v < 4; ++tl_v) {
-                        xs2[0 * 260 + (tl_chunk13 * 4 + tl_v)] = tl::in_bounds(row, M) && tl::in_bounds((0 * 256) + (tl_chunk13 * 4 + tl_v), N) ? X[int64_t(row) * N + ((0 * 256) + (tl_chunk13 * 4 + tl_v))] : 0.0f;
+                        xs2[0 * 260 + (tl_chunk13 * 4 + tl_v)] = tl::in_bounds(row, M) && tl::in_bounds(tl_chunk13 * 4 + tl_v, N) ? X[int64_t(row) * N + (tl_chunk13 * 4 + tl_v)] : 0.0f;
                     }
                 }
             }

@@ -72,24 +72,24 @@ __global__ void __launch_bounds__(256) once_operand_kernel(
             }
         }
         // copy(B[t * 64 +: 64, 0 +: 64], b);  (schedule_wgmma_once_operand.tl:19)
-        if (tl::is_aligned(B, 16) && 64 % 8 == 0 && (0 * 64) >= 0 && (0 * 64) + 64 <= N && 0 >= 0 && 0 + 64 <= 64 && 0 % 8 == 0) {
+        if (tl::is_aligned(B, 16) && 64 % 8 == 0 && 0 >= 0 && 0 + 64 <= N && 0 >= 0 && 0 + 64 <= 64 && 0 % 8 == 0) {
             #pragma unroll
             for (int tl_i13 = 0; tl_i13 < 2; ++tl_i13) {
                 const int tl_chunk12 = tl_tid + tl_i13 * 256;
-                tl::cp_async_16(&b[(0 * 64 + ((tl_chunk12 * 8) / 64)) * 72 + ((tl_chunk12 * 8) % 64)], &B[int64_t((0 * 64) + ((tl_chunk12 * 8) / 64)) * 64 + ((tl_chunk12 * 8) % 64)]);
+                tl::cp_async_16(&b[(0 * 64 + ((tl_chunk12 * 8) / 64)) * 72 + ((tl_chunk12 * 8) % 64)], &B[int64_t((tl_chunk12 * 8) / 64) * 64 + ((tl_chunk12 * 8) % 64)]);
             }
         } else {
             #pragma unroll
             for (int tl_i15 = 0; tl_i15 < 2; ++tl_i15) {
                 const int tl_chunk14 = tl_tid + tl_i15 * 256;
-                const tl::f16* tl_src16 = &B[int64_t((0 * 64) + ((tl_chunk14 * 8) / 64)) * 64 + ((tl_chunk14 * 8) % 64)];
+                const tl::f16* tl_src16 = &B[int64_t((tl_chunk14 * 8) / 64) * 64 + ((tl_chunk14 * 8) % 64)];
                 tl::f16* tl_dst17 = &b[(0 * 64 + ((tl_chunk14 * 8) / 64)) * 72 + ((tl_chunk14 * 8) % 64)];
-                const int tl_valid18 = !(tl::in_bounds((0 * 64) + ((tl_chunk14 * 8) / 64), N)) ? 0 : max(0, min(8, 64 - ((tl_chunk14 * 8) % 64)));
+                const int tl_valid18 = !(tl::in_bounds((tl_chunk14 * 8) / 64, N)) ? 0 : max(0, min(8, 64 - ((tl_chunk14 * 8) % 64)));
                 if (tl_valid18 == 8 && (tl_chunk14 * 8) % 64 >= 0 && tl::is_aligned(tl_src16, 4)) {
                     tl::cp_async_chunk(tl_dst17, tl_src16);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
                 } else {
                     #pragma unroll
-                    for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst17[tl_v] = tl::in_bounds((0 * 64) + ((tl_chunk14 * 8) / 64), N) && tl::in_bounds(((tl_chunk14 * 8) % 64) + tl_v, 64) ? tl_src16[tl_v] : tl::convert<tl::f16>(0.0f);
+                    for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst17[tl_v] = tl::in_bounds((tl_chunk14 * 8) / 64, N) && tl::in_bounds(((tl_chunk14 * 8) % 64) + tl_v, 64) ? tl_src16[tl_v] : tl::convert<tl::f16>(0.0f);
                 }
             }
         }

@@ -112,16 +112,16 @@ __global__ void __launch_bounds__(128) gemm_kernel_variant1(
         #pragma unroll
         for (int tl_i1 = 0; tl_i1 < 2; ++tl_i1) {
             const int tl_chunk0 = tl_tid + tl_i1 * 128;
-            const tl::f16* tl_src2 = &A[int64_t((int(blockIdx.y) * 64) + ((tl_chunk0 * 8) / 32)) * K + ((0 * 32) + ((tl_chunk0 * 8) % 32))];
+            const tl::f16* tl_src2 = &A[int64_t((int(blockIdx.y) * 64) + ((tl_chunk0 * 8) / 32)) * K + ((tl_chunk0 * 8) % 32)];
             tl::f16* tl_dst3 = &a[(0 * 64 + ((tl_chunk0 * 8) / 32)) * 40 + ((tl_chunk0 * 8) % 32)];
-            if (tl::in_bounds((int(blockIdx.y) * 64) + ((tl_chunk0 * 8) / 32), M) && tl::in_bounds((0 * 32) + ((tl_chunk0 * 8) % 32), K) && tl::in_bounds((int(blockIdx.y) * 64) + ((tl_chunk0 * 8) / 32), M) && tl::in_bounds(((0 * 32) + ((tl_chunk0 * 8) % 32)) + 7, K) && tl::is_aligned(tl_src2, 16) && tl::is_aligned(tl_dst3, 16)) {
+            if (tl::in_bounds((int(blockIdx.y) * 64) + ((tl_chunk0 * 8) / 32), M) && tl::in_bounds((tl_chunk0 * 8) % 32, K) && tl::in_bounds((int(blockIdx.y) * 64) + ((tl_chunk0 * 8) / 32), M) && tl::in_bounds(((tl_chunk0 * 8) % 32) + 7, K) && tl::is_aligned(tl_src2, 16) && tl::is_aligned(tl_dst3, 16)) {
                 tl::f16 tl_vec4[8];
                 tl::load_vector<tl::f16, 8>(tl_vec4, tl_src2);
                 tl::store_vector<tl::f16, 8>(tl_dst3, tl_vec4);
             } else {
                 #pragma unroll
                 for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                    a[(0 * 64 + ((tl_chunk0 * 8 + tl_v) / 32)) * 40 + ((tl_chunk0 * 8 + tl_v) % 32)] = tl::in_bounds((int(blockIdx.y) * 64) + ((tl_chunk0 * 8 + tl_v) / 32), M) && tl::in_bounds((0 * 32) + ((tl_chunk0 * 8 + tl_v) % 32), K) ? A[int64_t((int(blockIdx.y) * 64) + ((tl_chunk0 * 8 + tl_v) / 32)) * K + ((0 * 32) + ((tl_chunk0 * 8 + tl_v) % 32))] : tl::convert<tl::f16>(0.0f);
+                    a[(0 * 64 + ((tl_chunk0 * 8 + tl_v) / 32)) * 40 + ((tl_chunk0 * 8 + tl_v) % 32)] = tl::in_bounds((int(blockIdx.y) * 64) + ((tl_chunk0 * 8 + tl_v) / 32), M) && tl::in_bounds((tl_chunk0 * 8 + tl_v) % 32, K) ? A[int64_t((int(blockIdx.y) * 64) + ((tl_chunk0 * 8 + tl_v) / 32)) * K + ((tl_chunk0 * 8 + tl_v) % 32)] : tl::convert<tl::f16>(0.0f);
                 }
             }
         }
@@ -129,16 +129,16 @@ __global__ void __launch_bounds__(128) gemm_kernel_variant1(
         #pragma unroll
         for (int tl_i6 = 0; tl_i6 < 2; ++tl_i6) {
             const int tl_chunk5 = tl_tid + tl_i6 * 128;
-            const tl::f16* tl_src7 = &B[int64_t((0 * 32) + ((tl_chunk5 * 8) / 64)) * N + ((int(blockIdx.x) * 64) + ((tl_chunk5 * 8) % 64))];
+            const tl::f16* tl_src7 = &B[int64_t((tl_chunk5 * 8) / 64) * N + ((int(blockIdx.x) * 64) + ((tl_chunk5 * 8) % 64))];
             tl::f16* tl_dst8 = &b[(0 * 32 + ((tl_chunk5 * 8) / 64)) * 72 + ((tl_chunk5 * 8) % 64)];
-            if (tl::in_bounds((0 * 32) + ((tl_chunk5 * 8) / 64), K) && tl::in_bounds((int(blockIdx.x) * 64) + ((tl_chunk5 * 8) % 64), N) && tl::in_bounds((0 * 32) + ((tl_chunk5 * 8) / 64), K) && tl::in_bounds(((int(blockIdx.x) * 64) + ((tl_chunk5 * 8) % 64)) + 7, N) && tl::is_aligned(tl_src7, 16) && tl::is_aligned(tl_dst8, 16)) {
+            if (tl::in_bounds((tl_chunk5 * 8) / 64, K) && tl::in_bounds((int(blockIdx.x) * 64) + ((tl_chunk5 * 8) % 64), N) && tl::in_bounds((tl_chunk5 * 8) / 64, K) && tl::in_bounds(((int(blockIdx.x) * 64) + ((tl_chunk5 * 8) % 64)) + 7, N) && tl::is_aligned(tl_src7, 16) && tl::is_aligned(tl_dst8, 16)) {
                 tl::f16 tl_vec9[8];
                 tl::load_vector<tl::f16, 8>(tl_vec9, tl_src7);
                 tl::store_vector<tl::f16, 8>(tl_dst8, tl_vec9);
             } else {
                 #pragma unroll
                 for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                    b[(0 * 32 + ((tl_chunk5 * 8 + tl_v) / 64)) * 72 + ((tl_chunk5 * 8 + tl_v) % 64)] = tl::in_bounds((0 * 32) + ((tl_chunk5 * 8 + tl_v) / 64), K) && tl::in_bounds((int(blockIdx.x) * 64) + ((tl_chunk5 * 8 + tl_v) % 64), N) ? B[int64_t((0 * 32) + ((tl_chunk5 * 8 + tl_v) / 64)) * N + ((int(blockIdx.x) * 64) + ((tl_chunk5 * 8 + tl_v) % 64))] : tl::convert<tl::f16>(0.0f);
+                    b[(0 * 32 + ((tl_chunk5 * 8 + tl_v) / 64)) * 72 + ((tl_chunk5 * 8 + tl_v) % 64)] = tl::in_bounds((tl_chunk5 * 8 + tl_v) / 64, K) && tl::in_bounds((int(blockIdx.x) * 64) + ((tl_chunk5 * 8 + tl_v) % 64), N) ? B[int64_t((tl_chunk5 * 8 + tl_v) / 64) * N + ((int(blockIdx.x) * 64) + ((tl_chunk5 * 8 + tl_v) % 64))] : tl::convert<tl::f16>(0.0f);
                 }
             }
         }
@@ -149,16 +149,16 @@ __global__ void __launch_bounds__(128) gemm_kernel_variant1(
         #pragma unroll
         for (int tl_i11 = 0; tl_i11 < 2; ++tl_i11) {
             const int tl_chunk10 = tl_tid + tl_i11 * 128;
-            const tl::f16* tl_src12 = &A[int64_t((int(blockIdx.y) * 64) + ((tl_chunk10 * 8) / 32)) * K + ((1 * 32) + ((tl_chunk10 * 8) % 32))];
+            const tl::f16* tl_src12 = &A[int64_t((int(blockIdx.y) * 64) + ((tl_chunk10 * 8) / 32)) * K + (32 + ((tl_chunk10 * 8) % 32))];
             tl::f16* tl_dst13 = &a[(1 * 64 + ((tl_chunk10 * 8) / 32)) * 40 + ((tl_chunk10 * 8) % 32)];
-            if (tl::in_bounds((int(blockIdx.y) * 64) + ((tl_chunk10 * 8) / 32), M) && tl::in_bounds((1 * 32) + ((tl_chunk10 * 8) % 32), K) && tl::in_bounds((int(blockIdx.y) * 64) + ((tl_chunk10 * 8) / 32), M) && tl::in_bounds(((1 * 32) + ((tl_chunk10 * 8) % 32)) + 7, K) && tl::is_aligned(tl_src12, 16) && tl::is_aligned(tl_dst13, 16)) {
+            if (tl::in_bounds((int(blockIdx.y) * 64) + ((tl_chunk10 * 8) / 32), M) && tl::in_bounds(32 + ((tl_chunk10 * 8) % 32), K) && tl::in_bounds((int(blockIdx.y) * 64) + ((tl_chunk10 * 8) / 32), M) && tl::in_bounds((32 + ((tl_chunk10 * 8) % 32)) + 7, K) && tl::is_aligned(tl_src12, 16) && tl::is_aligned(tl_dst13, 16)) {
                 tl::f16 tl_vec14[8];
                 tl::load_vector<tl::f16, 8>(tl_vec14, tl_src12);
                 tl::store_vector<tl::f16, 8>(tl_dst13, tl_vec14);
             } else {
                 #pragma unroll
                 for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                    a[(1 * 64 + ((tl_chunk10 * 8 + tl_v) / 32)) * 40 + ((tl_chunk10 * 8 + tl_v) % 32)] = tl::in_bounds((int(blockIdx.y) * 64) + ((tl_chunk10 * 8 + tl_v) / 32), M) && tl::in_bounds((1 * 32) + ((tl_chunk10 * 8 + tl_v) % 32), K) ? A[int64_t((int(blockIdx.y) * 64) + ((tl_chunk10 * 8 + tl_v) / 32)) * K + ((1 * 32) + ((tl_chunk10 * 8 + tl_v) % 32))] : tl::convert<tl::f16>(0.0f);
+                    a[(1 * 64 + ((tl_chunk10 * 8 + tl_v) / 32)) * 40 + ((tl_chunk10 * 8 + tl_v) % 32)] = tl::in_bounds((int(blockIdx.y) * 64) + ((tl_chunk10 * 8 + tl_v) / 32), M) && tl::in_bounds(32 + ((tl_chunk10 * 8 + tl_v) % 32), K) ? A[int64_t((int(blockIdx.y) * 64) + ((tl_chunk10 * 8 + tl_v) / 32)) * K + (32 + ((tl_chunk10 * 8 + tl_v) % 32))] : tl::convert<tl::f16>(0.0f);
                 }
             }
         }
@@ -166,16 +166,16 @@ __global__ void __launch_bounds__(128) gemm_kernel_variant1(
         #pragma unroll
         for (int tl_i16 = 0; tl_i16 < 2; ++tl_i16) {
             const int tl_chunk15 = tl_tid + tl_i16 * 128;
-            const tl::f16* tl_src17 = &B[int64_t((1 * 32) + ((tl_chunk15 * 8) / 64)) * N + ((int(blockIdx.x) * 64) + ((tl_chunk15 * 8) % 64))];
+            const tl::f16* tl_src17 = &B[int64_t(32 + ((tl_chunk15 * 8) / 64)) * N + ((int(blockIdx.x) * 64) + ((tl_chunk15 * 8) % 64))];
             tl::f16* tl_dst18 = &b[(1 * 32 + ((tl_chunk15 * 8) / 64)) * 72 + ((tl_chunk15 * 8) % 64)];
-            if (tl::in_bounds((1 * 32) + ((tl_chunk15 * 8) / 64), K) && tl::in_bounds((int(blockIdx.x) * 64) + ((tl_chunk15 * 8) % 64), N) && tl::in_bounds((1 * 32) + ((tl_chunk15 * 8) / 64), K) && tl::in_bounds(((int(blockIdx.x) * 64) + ((tl_chunk15 * 8) % 64)) + 7, N) && tl::is_aligned(tl_src17, 16) && tl::is_aligned(tl_dst18, 16)) {
+            if (tl::in_bounds(32 + ((tl_chunk15 * 8) / 64), K) && tl::in_bounds((int(blockIdx.x) * 64) + ((tl_chunk15 * 8) % 64), N) && tl::in_bounds(32 + ((tl_chunk15 * 8) / 64), K) && tl::in_bounds(((int(blockIdx.x) * 64) + ((tl_chunk15 * 8) % 64)) + 7, N) && tl::is_aligned(tl_src17, 16) && tl::is_aligned(tl_dst18, 16)) {
                 tl::f16 tl_vec19[8];
                 tl::load_vector<tl::f16, 8>(tl_vec19, tl_src17);
                 tl::store_vector<tl::f16, 8>(tl_dst18, tl_vec19);
             } else {
                 #pragma unroll
                 for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                    b[(1 * 32 + ((tl_chunk15 * 8 + tl_v) / 64)) * 72 + ((tl_chunk15 * 8 + tl_v) % 64)] = tl::in_bounds((1 * 32) + ((tl_chunk15 * 8 + tl_v) / 64), K) && tl::in_bounds((int(blockIdx.x) * 64) + ((tl_chunk15 * 8 + tl_v) % 64), N) ? B[int64_t((1 * 32) + ((tl_chunk15 * 8 + tl_v) / 64)) * N + ((int(blockIdx.x) * 64) + ((tl_chunk15 * 8 + tl_v) % 64))] : tl::convert<tl::f16>(0.0f);
+                    b[(1 * 32 + ((tl_chunk15 * 8 + tl_v) / 64)) * 72 + ((tl_chunk15 * 8 + tl_v) % 64)] = tl::in_bounds(32 + ((tl_chunk15 * 8 + tl_v) / 64), K) && tl::in_bounds((int(blockIdx.x) * 64) + ((tl_chunk15 * 8 + tl_v) % 64), N) ? B[int64_t(32 + ((tl_chunk15 * 8 + tl_v) / 64)) * N + ((int(blockIdx.x) * 64) + ((tl_chunk15 * 8 + tl_v) % 64))] : tl::convert<tl::f16>(0.0f);
                 }
             }
         }
@@ -269,46 +269,46 @@ __global__ void __launch_bounds__(128) gemm_kernel_variant2(
     const int32_t k_trips = tl::cdiv(K, 32);
     if (0 < k_trips) {
         // copy(A[block.y * 64 +: 64, k * 32 +: 32], a);  (tuned_switches.tl:15)
-        if (tl::is_aligned(A, 16) && K % 8 == 0 && (int(blockIdx.y) * 64) >= 0 && (int(blockIdx.y) * 64) + 64 <= M && (0 * 32) >= 0 && (0 * 32) + 32 <= K && (0 * 32) % 8 == 0) {
+        if (tl::is_aligned(A, 16) && K % 8 == 0 && (int(blockIdx.y) * 64) >= 0 && (int(blockIdx.y) * 64) + 64 <= M && 0 >= 0 && 0 + 32 <= K && 0 % 8 == 0) {
             #pragma unroll
             for (int tl_i1 = 0; tl_i1 < 2; ++tl_i1) {
                 const int tl_chunk0 = tl_tid + tl_i1 * 128;
-                tl::cp_async_16(&a[(0 * 64 + ((tl_chunk0 * 8) / 32)) * 40 + ((tl_chunk0 * 8) % 32)], &A[int64_t((int(blockIdx.y) * 64) + ((tl_chunk0 * 8) / 32)) * K + ((0 * 32) + ((tl_chunk0 * 8) % 32))]);
+                tl::cp_async_16(&a[(0 * 64 + ((tl_chunk0 * 8) / 32)) * 40 + ((tl_chunk0 * 8) % 32)], &A[int64_t((int(blockIdx.y) * 64) + ((tl_chunk0 * 8) / 32)) * K + ((tl_chunk0 * 8) % 32)]);
             }
         } else {
             #pragma unroll
             for (int tl_i3 = 0; tl_i3 < 2; ++tl_i3) {
                 const int tl_chunk2 = tl_tid + tl_i3 * 128;
-                const tl::f16* tl_src4 = &A[int64_t((int(blockIdx.y) * 64) + ((tl_chunk2 * 8) / 32)) * K + ((0 * 32) + ((tl_chunk2 * 8) % 32))];
+                const tl::f16* tl_src4 = &A[int64_t((int(blockIdx.y) * 64) + ((tl_chunk2 * 8) / 32)) * K + ((tl_chunk2 * 8) % 32)];
                 tl::f16* tl_dst5 = &a[(0 * 64 + ((tl_chunk2 * 8) / 32)) * 40 + ((tl_chunk2 * 8) % 32)];
-                const int tl_valid6 = !(tl::in_bounds((int(blockIdx.y) * 64) + ((tl_chunk2 * 8) / 32), M)) ? 0 : max(0, min(8, K - ((0 * 32) + ((tl_chunk2 * 8) % 32))));
-                if (tl_valid6 == 8 && (0 * 32) + ((tl_chunk2 * 8) % 32) >= 0 && tl::is_aligned(tl_src4, 4)) {
+                const int tl_valid6 = !(tl::in_bounds((int(blockIdx.y) * 64) + ((tl_chunk2 * 8) / 32), M)) ? 0 : max(0, min(8, K - ((tl_chunk2 * 8) % 32)));
+                if (tl_valid6 == 8 && (tl_chunk2 * 8) % 32 >= 0 && tl::is_aligned(tl_src4, 4)) {
                     tl::cp_async_chunk(tl_dst5, tl_src4);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
                 } else {
                     #pragma unroll
-                    for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst5[tl_v] = tl::in_bounds((int(blockIdx.y) * 64) + ((tl_chunk2 * 8) / 32), M) && tl::in_bounds(((0 * 32) + ((tl_chunk2 * 8) % 32)) + tl_v, K) ? tl_src4[tl_v] : tl::convert<tl::f16>(0.0f);
+                    for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst5[tl_v] = tl::in_bounds((int(blockIdx.y) * 64) + ((tl_chunk2 * 8) / 32), M) && tl::in_bounds(((tl_chunk2 * 8) % 32) + tl_v, K) ? tl_src4[tl_v] : tl::convert<tl::f16>(0.0f);
                 }
             }
         }
         // copy(B[k * 32 +: 32, block.x * 64 +: 64], b);  (tuned_switches.tl:16)
-        if (tl::is_aligned(B, 16) && N % 8 == 0 && (0 * 32) >= 0 && (0 * 32) + 32 <= K && (int(blockIdx.x) * 64) >= 0 && (int(blockIdx.x) * 64) + 64 <= N && (int(blockIdx.x) * 64) % 8 == 0) {
+        if (tl::is_aligned(B, 16) && N % 8 == 0 && 0 >= 0 && 0 + 32 <= K && (int(blockIdx.x) * 64) >= 0 && (int(blockIdx.x) * 64) + 64 <= N && (int(blockIdx.x) * 64) % 8 == 0) {
             #pragma unroll
             for (int tl_i8 = 0; tl_i8 < 2; ++tl_i8) {
                 const int tl_chunk7 = tl_tid + tl_i8 * 128;
-                tl::cp_async_16(&b[(0 * 32 + ((tl_chunk7 * 8) / 64)) * 72 + ((tl_chunk7 * 8) % 64)], &B[int64_t((0 * 32) + ((tl_chunk7 * 8) / 64)) * N + ((int(blockIdx.x) * 64) + ((tl_chunk7 * 8) % 64))]);
+                tl::cp_async_16(&b[(0 * 32 + ((tl_chunk7 * 8) / 64)) * 72 + ((tl_chunk7 * 8) % 64)], &B[int64_t((tl_chunk7 * 8) / 64) * N + ((int(blockIdx.x) * 64) + ((tl_chunk7 * 8) % 64))]);
             }
         } else {
             #pragma unroll
             for (int tl_i10 = 0; tl_i10 < 2; ++tl_i10) {
                 const int tl_chunk9 = tl_tid + tl_i10 * 128;
-                const tl::f16* tl_src11 = &B[int64_t((0 * 32) + ((tl_chunk9 * 8) / 64)) * N + ((int(blockIdx.x) * 64) + ((tl_chunk9 * 8) % 64))];
+                const tl::f16* tl_src11 = &B[int64_t((tl_chunk9 * 8) / 64) * N + ((int(blockIdx.x) * 64) + ((tl_chunk9 * 8) % 64))];
                 tl::f16* tl_dst12 = &b[(0 * 32 + ((tl_chunk9 * 8) / 64)) * 72 + ((tl_chunk9 * 8) % 64)];
-                const int tl_valid13 = !(tl::in_bounds((0 * 32) + ((tl_chunk9 * 8) / 64), K)) ? 0 : max(0, min(8, N - ((int(blockIdx.x) * 64) + ((tl_chunk9 * 8) % 64))));
+                const int tl_valid13 = !(tl::in_bounds((tl_chunk9 * 8) / 64, K)) ? 0 : max(0, min(8, N - ((int(blockIdx.x) * 64) + ((tl_chunk9 * 8) % 64))));
                 if (tl_valid13 == 8 && (int(blockIdx.x) * 64) + ((tl_chunk9 * 8) % 64) >= 0 && tl::is_aligned(tl_src11, 4)) {
                     tl::cp_async_chunk(tl_dst12, tl_src11);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
                 } else {
                     #pragma unroll
-                    for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst12[tl_v] = tl::in_bounds((0 * 32) + ((tl_chunk9 * 8) / 64), K) && tl::in_bounds(((int(blockIdx.x) * 64) + ((tl_chunk9 * 8) % 64)) + tl_v, N) ? tl_src11[tl_v] : tl::convert<tl::f16>(0.0f);
+                    for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst12[tl_v] = tl::in_bounds((tl_chunk9 * 8) / 64, K) && tl::in_bounds(((int(blockIdx.x) * 64) + ((tl_chunk9 * 8) % 64)) + tl_v, N) ? tl_src11[tl_v] : tl::convert<tl::f16>(0.0f);
                 }
             }
         }
@@ -316,46 +316,46 @@ __global__ void __launch_bounds__(128) gemm_kernel_variant2(
     tl::cp_async_commit();
     if (1 < k_trips) {
         // copy(A[block.y * 64 +: 64, k * 32 +: 32], a);  (tuned_switches.tl:15)
-        if (tl::is_aligned(A, 16) && K % 8 == 0 && (int(blockIdx.y) * 64) >= 0 && (int(blockIdx.y) * 64) + 64 <= M && (1 * 32) >= 0 && (1 * 32) + 32 <= K && (1 * 32) % 8 == 0) {
+        if (tl::is_aligned(A, 16) && K % 8 == 0 && (int(blockIdx.y) * 64) >= 0 && (int(blockIdx.y) * 64) + 64 <= M && 32 >= 0 && 32 + 32 <= K && 32 % 8 == 0) {
             #pragma unroll
             for (int tl_i15 = 0; tl_i15 < 2; ++tl_i15) {
                 const int tl_chunk14 = tl_tid + tl_i15 * 128;
-                tl::cp_async_16(&a[(1 * 64 + ((tl_chunk14 * 8) / 32)) * 40 + ((tl_chunk14 * 8) % 32)], &A[int64_t((int(blockIdx.y) * 64) + ((tl_chunk14 * 8) / 32)) * K + ((1 * 32) + ((tl_chunk14 * 8) % 32))]);
+                tl::cp_async_16(&a[(1 * 64 + ((tl_chunk14 * 8) / 32)) * 40 + ((tl_chunk14 * 8) % 32)], &A[int64_t((int(blockIdx.y) * 64) + ((tl_chunk14 * 8) / 32)) * K + (32 + ((tl_chunk14 * 8) % 32))]);
             }
         } else {
             #pragma unroll
             for (int tl_i17 = 0; tl_i17 < 2; ++tl_i17) {
                 const int tl_chunk16 = tl_tid + tl_i17 * 128;
-                const tl::f16* tl_src18 = &A[int64_t((int(blockIdx.y) * 64) + ((tl_chunk16 * 8) / 32)) * K + ((1 * 32) + ((tl_chunk16 * 8) % 32))];
+                const tl::f16* tl_src18 = &A[int64_t((int(blockIdx.y) * 64) + ((tl_chunk16 * 8) / 32)) * K + (32 + ((tl_chunk16 * 8) % 32))];
                 tl::f16* tl_dst19 = &a[(1 * 64 + ((tl_chunk16 * 8) / 32)) * 40 + ((tl_chunk16 * 8) % 32)];
-                const int tl_valid20 = !(tl::in_bounds((int(blockIdx.y) * 64) + ((tl_chunk16 * 8) / 32), M)) ? 0 : max(0, min(8, K - ((1 * 32) + ((tl_chunk16 * 8) % 32))));
-                if (tl_valid20 == 8 && (1 * 32) + ((tl_chunk16 * 8) % 32) >= 0 && tl::is_aligned(tl_src18, 4)) {
+                const int tl_valid20 = !(tl::in_bounds((int(blockIdx.y) * 64) + ((tl_chunk16 * 8) / 32), M)) ? 0 : max(0, min(8, K - (32 + ((tl_chunk16 * 8) % 32))));
+                if (tl_valid20 == 8 && 32 + ((tl_chunk16 * 8) % 32) >= 0 && tl::is_aligned(tl_src18, 4)) {
                     tl::cp_async_chunk(tl_dst19, tl_src18);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
                 } else {
                     #pragma unroll
-                    for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst19[tl_v] = tl::in_bounds((int(blockIdx.y) * 64) + ((tl_chunk16 * 8) / 32), M) && tl::in_bounds(((1 * 32) + ((tl_chunk16 * 8) % 32)) + tl_v, K) ? tl_src18[tl_v] : tl::convert<tl::f16>(0.0f);
+                    for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst19[tl_v] = tl::in_bounds((int(blockIdx.y) * 64) + ((tl_chunk16 * 8) / 32), M) && tl::in_bounds((32 + ((tl_chunk16 * 8) % 32)) + tl_v, K) ? tl_src18[tl_v] : tl::convert<tl::f16>(0.0f);
                 }
             }
         }
         // copy(B[k * 32 +: 32, block.x * 64 +: 64], b);  (tuned_switches.tl:16)
-        if (tl::is_aligned(B, 16) && N % 8 == 0 && (1 * 32) >= 0 && (1 * 32) + 32 <= K && (int(blockIdx.x) * 64) >= 0 && (int(blockIdx.x) * 64) + 64 <= N && (int(blockIdx.x) * 64) % 8 == 0) {
+        if (tl::is_aligned(B, 16) && N % 8 == 0 && 32 >= 0 && 32 + 32 <= K && (int(blockIdx.x) * 64) >= 0 && (int(blockIdx.x) * 64) + 64 <= N && (int(blockIdx.x) * 64) % 8 == 0) {
             #pragma unroll
             for (int tl_i22 = 0; tl_i22 < 2; ++tl_i22) {
                 const int tl_chunk21 = tl_tid + tl_i22 * 128;
-                tl::cp_async_16(&b[(1 * 32 + ((tl_chunk21 * 8) / 64)) * 72 + ((tl_chunk21 * 8) % 64)], &B[int64_t((1 * 32) + ((tl_chunk21 * 8) / 64)) * N + ((int(blockIdx.x) * 64) + ((tl_chunk21 * 8) % 64))]);
+                tl::cp_async_16(&b[(1 * 32 + ((tl_chunk21 * 8) / 64)) * 72 + ((tl_chunk21 * 8) % 64)], &B[int64_t(32 + ((tl_chunk21 * 8) / 64)) * N + ((int(blockIdx.x) * 64) + ((tl_chunk21 * 8) % 64))]);
             }
         } else {
             #pragma unroll
             for (int tl_i24 = 0; tl_i24 < 2; ++tl_i24) {
                 const int tl_chunk23 = tl_tid + tl_i24 * 128;
-                const tl::f16* tl_src25 = &B[int64_t((1 * 32) + ((tl_chunk23 * 8) / 64)) * N + ((int(blockIdx.x) * 64) + ((tl_chunk23 * 8) % 64))];
+                const tl::f16* tl_src25 = &B[int64_t(32 + ((tl_chunk23 * 8) / 64)) * N + ((int(blockIdx.x) * 64) + ((tl_chunk23 * 8) % 64))];
                 tl::f16* tl_dst26 = &b[(1 * 32 + ((tl_chunk23 * 8) / 64)) * 72 + ((tl_chunk23 * 8) % 64)];
-                const int tl_valid27 = !(tl::in_bounds((1 * 32) + ((tl_chunk23 * 8) / 64), K)) ? 0 : max(0, min(8, N - ((int(blockIdx.x) * 64) + ((tl_chunk23 * 8) % 64))));
+                const int tl_valid27 = !(tl::in_bounds(32 + ((tl_chunk23 * 8) / 64), K)) ? 0 : max(0, min(8, N - ((int(blockIdx.x) * 64) + ((tl_chunk23 * 8) % 64))));
                 if (tl_valid27 == 8 && (int(blockIdx.x) * 64) + ((tl_chunk23 * 8) % 64) >= 0 && tl::is_aligned(tl_src25, 4)) {
                     tl::cp_async_chunk(tl_dst26, tl_src25);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
                 } else {
                     #pragma unroll
-                    for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst26[tl_v] = tl::in_bounds((1 * 32) + ((tl_chunk23 * 8) / 64), K) && tl::in_bounds(((int(blockIdx.x) * 64) + ((tl_chunk23 * 8) % 64)) + tl_v, N) ? tl_src25[tl_v] : tl::convert<tl::f16>(0.0f);
+                    for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst26[tl_v] = tl::in_bounds(32 + ((tl_chunk23 * 8) / 64), K) && tl::in_bounds(((int(blockIdx.x) * 64) + ((tl_chunk23 * 8) % 64)) + tl_v, N) ? tl_src25[tl_v] : tl::convert<tl::f16>(0.0f);
                 }
             }
         }

@@ -33,46 +33,46 @@ __global__ void __launch_bounds__(256) linear_kernel(
     const int32_t k_trips = tl::cdiv(K, 64);
     if (0 < k_trips) {
         // copy(X2[row0 +: BM, k * BK +: BK], a);  (view_gemm_tokens.tl:22)
-        if (tl::is_aligned(X2, 16) && K % 8 == 0 && row0 >= 0 && row0 + 128 <= (B * S) && (0 * 64) >= 0 && (0 * 64) + 64 <= K && (0 * 64) % 8 == 0) {
+        if (tl::is_aligned(X2, 16) && K % 8 == 0 && row0 >= 0 && row0 + 128 <= (B * S) && 0 >= 0 && 0 + 64 <= K && 0 % 8 == 0) {
             #pragma unroll
             for (int tl_i1 = 0; tl_i1 < 4; ++tl_i1) {
                 const int tl_chunk0 = tl_tid + tl_i1 * 256;
-                tl::cp_async_16(&a[(0 * 128 + ((tl_chunk0 * 8) / 64)) * 72 + ((tl_chunk0 * 8) % 64)], &X2[int64_t(row0 + ((tl_chunk0 * 8) / 64)) * K + ((0 * 64) + ((tl_chunk0 * 8) % 64))]);
+                tl::cp_async_16(&a[(0 * 128 + ((tl_chunk0 * 8) / 64)) * 72 + ((tl_chunk0 * 8) % 64)], &X2[int64_t(row0 + ((tl_chunk0 * 8) / 64)) * K + ((tl_chunk0 * 8) % 64)]);
             }
         } else {
             #pragma unroll
             for (int tl_i3 = 0; tl_i3 < 4; ++tl_i3) {
                 const int tl_chunk2 = tl_tid + tl_i3 * 256;
-                const tl::f16* tl_src4 = &X2[int64_t(row0 + ((tl_chunk2 * 8) / 64)) * K + ((0 * 64) + ((tl_chunk2 * 8) % 64))];
+                const tl::f16* tl_src4 = &X2[int64_t(row0 + ((tl_chunk2 * 8) / 64)) * K + ((tl_chunk2 * 8) % 64)];
                 tl::f16* tl_dst5 = &a[(0 * 128 + ((tl_chunk2 * 8) / 64)) * 72 + ((tl_chunk2 * 8) % 64)];
-                const int tl_valid6 = !(tl::in_bounds(row0 + ((tl_chunk2 * 8) / 64), B * S)) ? 0 : max(0, min(8, K - ((0 * 64) + ((tl_chunk2 * 8) % 64))));
-                if (tl_valid6 == 8 && (0 * 64) + ((tl_chunk2 * 8) % 64) >= 0 && tl::is_aligned(tl_src4, 4)) {
+                const int tl_valid6 = !(tl::in_bounds(row0 + ((tl_chunk2 * 8) / 64), B * S)) ? 0 : max(0, min(8, K - ((tl_chunk2 * 8) % 64)));
+                if (tl_valid6 == 8 && (tl_chunk2 * 8) % 64 >= 0 && tl::is_aligned(tl_src4, 4)) {
                     tl::cp_async_chunk(tl_dst5, tl_src4);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
                 } else {
                     #pragma unroll
-                    for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst5[tl_v] = tl::in_bounds(row0 + ((tl_chunk2 * 8) / 64), B * S) && tl::in_bounds(((0 * 64) + ((tl_chunk2 * 8) % 64)) + tl_v, K) ? tl_src4[tl_v] : tl::convert<tl::f16>(0.0f);
+                    for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst5[tl_v] = tl::in_bounds(row0 + ((tl_chunk2 * 8) / 64), B * S) && tl::in_bounds(((tl_chunk2 * 8) % 64) + tl_v, K) ? tl_src4[tl_v] : tl::convert<tl::f16>(0.0f);
                 }
             }
         }
         // copy(W[k * BK +: BK, col0 +: BN], b);  (view_gemm_tokens.tl:23)
-        if (tl::is_aligned(W, 16) && N % 8 == 0 && (0 * 64) >= 0 && (0 * 64) + 64 <= K && col0 >= 0 && col0 + 128 <= N && col0 % 8 == 0) {
+        if (tl::is_aligned(W, 16) && N % 8 == 0 && 0 >= 0 && 0 + 64 <= K && col0 >= 0 && col0 + 128 <= N && col0 % 8 == 0) {
             #pragma unroll
             for (int tl_i8 = 0; tl_i8 < 4; ++tl_i8) {
                 const int tl_chunk7 = tl_tid + tl_i8 * 256;
-                tl::cp_async_16(&b[(0 * 64 + ((tl_chunk7 * 8) / 128)) * 136 + ((tl_chunk7 * 8) % 128)], &W[int64_t((0 * 64) + ((tl_chunk7 * 8) / 128)) * N + (col0 + ((tl_chunk7 * 8) % 128))]);
+                tl::cp_async_16(&b[(0 * 64 + ((tl_chunk7 * 8) / 128)) * 136 + ((tl_chunk7 * 8) % 128)], &W[int64_t((tl_chunk7 * 8) / 128) * N + (col0 + ((tl_chunk7 * 8) % 128))]);
             }
         } else {
             #pragma unroll
             for (int tl_i10 = 0; tl_i10 < 4; ++tl_i10) {
                 const int tl_chunk9 = tl_tid + tl_i10 * 256;
-                const tl::f16* tl_src11 = &W[int64_t((0 * 64) + ((tl_chunk9 * 8) / 128)) * N + (col0 + ((tl_chunk9 * 8) % 128))];
+                const tl::f16* tl_src11 = &W[int64_t((tl_chunk9 * 8) / 128) * N + (col0 + ((tl_chunk9 * 8) % 128))];
                 tl::f16* tl_dst12 = &b[(0 * 64 + ((tl_chunk9 * 8) / 128)) * 136 + ((tl_chunk9 * 8) % 128)];
-                const int tl_valid13 = !(tl::in_bounds((0 * 64) + ((tl_chunk9 * 8) / 128), K)) ? 0 : max(0, min(8, N - (col0 + ((tl_chunk9 * 8) % 128))));
+                const int tl_valid13 = !(tl::in_bounds((tl_chunk9 * 8) / 128, K)) ? 0 : max(0, min(8, N - (col0 + ((tl_chunk9 * 8) % 128))));
                 if (tl_valid13 == 8 && col0 + ((tl_chunk9 * 8) % 128) >= 0 && tl::is_aligned(tl_src11, 4)) {
                     tl::cp_async_chunk(tl_dst12, tl_src11);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
                 } else {
                     #pragma unroll
-                    for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst12[tl_v] = tl::in_bounds((0 * 64) + ((tl_chunk9 * 8) / 128), K) && tl::in_bounds((col0 + ((tl_chunk9 * 8) % 128)) + tl_v, N) ? tl_src11[tl_v] : tl::convert<tl::f16>(0.0f);
+                    for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst12[tl_v] = tl::in_bounds((tl_chunk9 * 8) / 128, K) && tl::in_bounds((col0 + ((tl_chunk9 * 8) % 128)) + tl_v, N) ? tl_src11[tl_v] : tl::convert<tl::f16>(0.0f);
                 }
             }
         }
@@ -80,46 +80,46 @@ __global__ void __launch_bounds__(256) linear_kernel(
     tl::cp_async_commit();
     if (1 < k_trips) {
         // copy(X2[row0 +: BM, k * BK +: BK], a);  (view_gemm_tokens.tl:22)
-        if (tl::is_aligned(X2, 16) && K % 8 == 0 && row0 >= 0 && row0 + 128 <= (B * S) && (1 * 64) >= 0 && (1 * 64) + 64 <= K && (1 * 64) % 8 == 0) {
+        if (tl::is_aligned(X2, 16) && K % 8 == 0 && row0 >= 0 && row0 + 128 <= (B * S) && 64 >= 0 && 64 + 64 <= K && 64 % 8 == 0) {
             #pragma unroll
             for (int tl_i15 = 0; tl_i15 < 4; ++tl_i15) {
                 const int tl_chunk14 = tl_tid + tl_i15 * 256;
-                tl::cp_async_16(&a[(1 * 128 + ((tl_chunk14 * 8) / 64)) * 72 + ((tl_chunk14 * 8) % 64)], &X2[int64_t(row0 + ((tl_chunk14 * 8) / 64)) * K + ((1 * 64) + ((tl_chunk14 * 8) % 64))]);
+                tl::cp_async_16(&a[(1 * 128 + ((tl_chunk14 * 8) / 64)) * 72 + ((tl_chunk14 * 8) % 64)], &X2[int64_t(row0 + ((tl_chunk14 * 8) / 64)) * K + (64 + ((tl_chunk14 * 8) % 64))]);
             }
         } else {
             #pragma unroll
             for (int tl_i17 = 0; tl_i17 < 4; ++tl_i17) {
                 const int tl_chunk16 = tl_tid + tl_i17 * 256;
-                const tl::f16* tl_src18 = &X2[int64_t(row0 + ((tl_chunk16 * 8) / 64)) * K + ((1 * 64) + ((tl_chunk16 * 8) % 64))];
+                const tl::f16* tl_src18 = &X2[int64_t(row0 + ((tl_chunk16 * 8) / 64)) * K + (64 + ((tl_chunk16 * 8) % 64))];
                 tl::f16* tl_dst19 = &a[(1 * 128 + ((tl_chunk16 * 8) / 64)) * 72 + ((tl_chunk16 * 8) % 64)];
-                const int tl_valid20 = !(tl::in_bounds(row0 + ((tl_chunk16 * 8) / 64), B * S)) ? 0 : max(0, min(8, K - ((1 * 64) + ((tl_chunk16 * 8) % 64))));
-                if (tl_valid20 == 8 && (1 * 64) + ((tl_chunk16 * 8) % 64) >= 0 && tl::is_aligned(tl_src18, 4)) {
+                const int tl_valid20 = !(tl::in_bounds(row0 + ((tl_chunk16 * 8) / 64), B * S)) ? 0 : max(0, min(8, K - (64 + ((tl_chunk16 * 8) % 64))));
+                if (tl_valid20 == 8 && 64 + ((tl_chunk16 * 8) % 64) >= 0 && tl::is_aligned(tl_src18, 4)) {
                     tl::cp_async_chunk(tl_dst19, tl_src18);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
                 } else {
                     #pragma unroll
-                    for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst19[tl_v] = tl::in_bounds(row0 + ((tl_chunk16 * 8) / 64), B * S) && tl::in_bounds(((1 * 64) + ((tl_chunk16 * 8) % 64)) + tl_v, K) ? tl_src18[tl_v] : tl::convert<tl::f16>(0.0f);
+                    for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst19[tl_v] = tl::in_bounds(row0 + ((tl_chunk16 * 8) / 64), B * S) && tl::in_bounds((64 + ((tl_chunk16 * 8) % 64)) + tl_v, K) ? tl_src18[tl_v] : tl::convert<tl::f16>(0.0f);
                 }
             }
         }
         // copy(W[k * BK +: BK, col0 +: BN], b);  (view_gemm_tokens.tl:23)
-        if (tl::is_aligned(W, 16) && N % 8 == 0 && (1 * 64) >= 0 && (1 * 64) + 64 <= K && col0 >= 0 && col0 + 128 <= N && col0 % 8 == 0) {
+        if (tl::is_aligned(W, 16) && N % 8 == 0 && 64 >= 0 && 64 + 64 <= K && col0 >= 0 && col0 + 128 <= N && col0 % 8 == 0) {
             #pragma unroll
             for (int tl_i22 = 0; tl_i22 < 4; ++tl_i22) {
                 const int tl_chunk21 = tl_tid + tl_i22 * 256;
-                tl::cp_async_16(&b[(1 * 64 + ((tl_chunk21 * 8) / 128)) * 136 + ((tl_chunk21 * 8) % 128)], &W[int64_t((1 * 64) + ((tl_chunk21 * 8) / 128)) * N + (col0 + ((tl_chunk21 * 8) % 128))]);
+                tl::cp_async_16(&b[(1 * 64 + ((tl_chunk21 * 8) / 128)) * 136 + ((tl_chunk21 * 8) % 128)], &W[int64_t(64 + ((tl_chunk21 * 8) / 128)) * N + (col0 + ((tl_chunk21 * 8) % 128))]);
             }
         } else {
             #pragma unroll
             for (int tl_i24 = 0; tl_i24 < 4; ++tl_i24) {
                 const int tl_chunk23 = tl_tid + tl_i24 * 256;
-                const tl::f16* tl_src25 = &W[int64_t((1 * 64) + ((tl_chunk23 * 8) / 128)) * N + (col0 + ((tl_chunk23 * 8) % 128))];
+                const tl::f16* tl_src25 = &W[int64_t(64 + ((tl_chunk23 * 8) / 128)) * N + (col0 + ((tl_chunk23 * 8) % 128))];
                 tl::f16* tl_dst26 = &b[(1 * 64 + ((tl_chunk23 * 8) / 128)) * 136 + ((tl_chunk23 * 8) % 128)];
-                const int tl_valid27 = !(tl::in_bounds((1 * 64) + ((tl_chunk23 * 8) / 128), K)) ? 0 : max(0, min(8, N - (col0 + ((tl_chunk23 * 8) % 128))));
+                const int tl_valid27 = !(tl::in_bounds(64 + ((tl_chunk23 * 8) / 128), K)) ? 0 : max(0, min(8, N - (col0 + ((tl_chunk23 * 8) % 128))));
                 if (tl_valid27 == 8 && col0 + ((tl_chunk23 * 8) % 128) >= 0 && tl::is_aligned(tl_src25, 4)) {
                     tl::cp_async_chunk(tl_dst26, tl_src25);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
                 } else {
                     #pragma unroll
-                    for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst26[tl_v] = tl::in_bounds((1 * 64) + ((tl_chunk23 * 8) / 128), K) && tl::in_bounds((col0 + ((tl_chunk23 * 8) % 128)) + tl_v, N) ? tl_src25[tl_v] : tl::convert<tl::f16>(0.0f);
+                    for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst26[tl_v] = tl::in_bounds(64 + ((tl_chunk23 * 8) / 128), K) && tl::in_bounds((col0 + ((tl_chunk23 * 8) % 128)) + tl_v, N) ? tl_src25[tl_v] : tl::convert<tl::f16>(0.0f);
                 }
             }
         }

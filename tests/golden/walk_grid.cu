@@ -28,24 +28,24 @@ __global__ void __launch_bounds__(128) head_sums_kernel(
     const int32_t tile_walk_trips = tl::cdiv(tiles_x * tiles_y * tiles_z - int(blockIdx.x), int(gridDim.x));
     if (0 < tile_walk_trips) {
         // copy(X[block.z, block.y, s0 +: 32, 0 +: 64], xs);  (walk_grid.tl:16)
-        if (tl::is_aligned(X, 16) && 64 % 4 == 0 && tl::in_bounds((int(blockIdx.x) + 0 * int(gridDim.x)) / tiles_x / tiles_y, B) && tl::in_bounds((int(blockIdx.x) + 0 * int(gridDim.x)) / tiles_x % tiles_y, H) && ((int(blockIdx.x) + 0 * int(gridDim.x)) % tiles_x * 32) >= 0 && ((int(blockIdx.x) + 0 * int(gridDim.x)) % tiles_x * 32) + 32 <= S && 0 >= 0 && 0 + 64 <= 64 && 0 % 4 == 0) {
+        if (tl::is_aligned(X, 16) && 64 % 4 == 0 && tl::in_bounds(int(blockIdx.x) / tiles_x / tiles_y, B) && tl::in_bounds(int(blockIdx.x) / tiles_x % tiles_y, H) && (int(blockIdx.x) % tiles_x * 32) >= 0 && (int(blockIdx.x) % tiles_x * 32) + 32 <= S && 0 >= 0 && 0 + 64 <= 64 && 0 % 4 == 0) {
             #pragma unroll
             for (int tl_i1 = 0; tl_i1 < 4; ++tl_i1) {
                 const int tl_chunk0 = tl_tid + tl_i1 * 128;
-                tl::cp_async_16(&xs[(0 * 32 + ((tl_chunk0 * 4) / 64)) * 68 + ((tl_chunk0 * 4) % 64)], &X[((int64_t((int(blockIdx.x) + 0 * int(gridDim.x)) / tiles_x / tiles_y) * H + ((int(blockIdx.x) + 0 * int(gridDim.x)) / tiles_x % tiles_y)) * S + (((int(blockIdx.x) + 0 * int(gridDim.x)) % tiles_x * 32) + ((tl_chunk0 * 4) / 64))) * 64 + ((tl_chunk0 * 4) % 64)]);
+                tl::cp_async_16(&xs[(0 * 32 + ((tl_chunk0 * 4) / 64)) * 68 + ((tl_chunk0 * 4) % 64)], &X[((int64_t(int(blockIdx.x) / tiles_x / tiles_y) * H + (int(blockIdx.x) / tiles_x % tiles_y)) * S + ((int(blockIdx.x) % tiles_x * 32) + ((tl_chunk0 * 4) / 64))) * 64 + ((tl_chunk0 * 4) % 64)]);
             }
         } else {
             #pragma unroll
             for (int tl_i3 = 0; tl_i3 < 4; ++tl_i3) {
                 const int tl_chunk2 = tl_tid + tl_i3 * 128;
-                const float* tl_src4 = &X[((int64_t((int(blockIdx.x) + 0 * int(gridDim.x)) / tiles_x / tiles_y) * H + ((int(blockIdx.x) + 0 * int(gridDim.x)) / tiles_x % tiles_y)) * S + (((int(blockIdx.x) + 0 * int(gridDim.x)) % tiles_x * 32) + ((tl_chunk2 * 4) / 64))) * 64 + ((tl_chunk2 * 4) % 64)];
+                const float* tl_src4 = &X[((int64_t(int(blockIdx.x) / tiles_x / tiles_y) * H + (int(blockIdx.x) / tiles_x % tiles_y)) * S + ((int(blockIdx.x) % tiles_x * 32) + ((tl_chunk2 * 4) / 64))) * 64 + ((tl_chunk2 * 4) % 64)];
                 float* tl_dst5 = &xs[(0 * 32 + ((tl_chunk2 * 4) / 64)) * 68 + ((tl_chunk2 * 4) % 64)];
-                const int tl_valid6 = !(tl::in_bounds((int(blockIdx.x) + 0 * int(gridDim.x)) / tiles_x / tiles_y, B) && tl::in_bounds((int(blockIdx.x) + 0 * int(gridDim.x)) / tiles_x % tiles_y, H) && tl::in_bounds(((int(blockIdx.x) + 0 * int(gridDim.x)) % tiles_x * 32) + ((tl_chunk2 * 4) / 64), S)) ? 0 : max(0, min(4, 64 - ((tl_chunk2 * 4) % 64)));
+                const int tl_valid6 = !(tl::in_bounds(int(blockIdx.x) / tiles_x / tiles_y, B) && tl::in_bounds(int(blockIdx.x) / tiles_x % tiles_y, H) && tl::in_bounds((int(blockIdx.x) % tiles_x * 32) + ((tl_chunk2 * 4) / 64), S)) ? 0 : max(0, min(4, 64 - ((tl_chunk2 * 4) % 64)));
                 if (tl_valid6 == 4 && (tl_chunk2 * 4) % 64 >= 0 && tl::is_aligned(tl_src4, 4)) {
                     tl::cp_async_chunk(tl_dst5, tl_src4);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
                 } else {
                     #pragma unroll
-                    for (int tl_v = 0; tl_v < 4; ++tl_v) tl_dst5[tl_v] = tl::in_bounds((int(blockIdx.x) + 0 * int(gridDim.x)) / tiles_x / tiles_y, B) && tl::in_bounds((int(blockIdx.x) + 0 * int(gridDim.x)) / tiles_x % tiles_y, H) && tl::in_bounds(((int(blockIdx.x) + 0 * int(gridDim.x)) % tiles_x * 32) + ((tl_chunk2 * 4) / 64), S) && tl::in_bounds(((tl_chunk2 * 4) % 64) + tl_v, 64) ? tl_src4[tl_v] : 0.0f;
+                    for (int tl_v = 0; tl_v < 4; ++tl_v) tl_dst5[tl_v] = tl::in_bounds(int(blockIdx.x) / tiles_x / tiles_y, B) && tl::in_bounds(int(blockIdx.x) / tiles_x % tiles_y, H) && tl::in_bounds((int(blockIdx.x) % tiles_x * 32) + ((tl_chunk2 * 4) / 64), S) && tl::in_bounds(((tl_chunk2 * 4) % 64) + tl_v, 64) ? tl_src4[tl_v] : 0.0f;
                 }
             }
         }

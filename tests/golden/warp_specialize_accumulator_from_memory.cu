@@ -44,46 +44,46 @@ __global__ void __launch_bounds__(128) gemm_kernel(
     const int32_t k_trips = tl::cdiv(K, 64);
     if (0 < k_trips) {
         // copy(A[row0 +: 64, k * 64 +: 64], a);  (warp_specialize_accumulator_from_memory.tl:18)
-        if (tl::is_aligned(A, 16) && K % 8 == 0 && row0 >= 0 && row0 + 64 <= M && (0 * 64) >= 0 && (0 * 64) + 64 <= K && (0 * 64) % 8 == 0) {
+        if (tl::is_aligned(A, 16) && K % 8 == 0 && row0 >= 0 && row0 + 64 <= M && 0 >= 0 && 0 + 64 <= K && 0 % 8 == 0) {
             #pragma unroll
             for (int tl_i4 = 0; tl_i4 < 4; ++tl_i4) {
                 const int tl_chunk3 = tl_tid + tl_i4 * 128;
-                tl::cp_async_16(&a[(0 * 64 + ((tl_chunk3 * 8) / 64)) * 72 + ((tl_chunk3 * 8) % 64)], &A[int64_t(row0 + ((tl_chunk3 * 8) / 64)) * K + ((0 * 64) + ((tl_chunk3 * 8) % 64))]);
+                tl::cp_async_16(&a[(0 * 64 + ((tl_chunk3 * 8) / 64)) * 72 + ((tl_chunk3 * 8) % 64)], &A[int64_t(row0 + ((tl_chunk3 * 8) / 64)) * K + ((tl_chunk3 * 8) % 64)]);
             }
         } else {
             #pragma unroll
             for (int tl_i6 = 0; tl_i6 < 4; ++tl_i6) {
                 const int tl_chunk5 = tl_tid + tl_i6 * 128;
-                const tl::f16* tl_src7 = &A[int64_t(row0 + ((tl_chunk5 * 8) / 64)) * K + ((0 * 64) + ((tl_chunk5 * 8) % 64))];
+                const tl::f16* tl_src7 = &A[int64_t(row0 + ((tl_chunk5 * 8) / 64)) * K + ((tl_chunk5 * 8) % 64)];
                 tl::f16* tl_dst8 = &a[(0 * 64 + ((tl_chunk5 * 8) / 64)) * 72 + ((tl_chunk5 * 8) % 64)];
-                const int tl_valid9 = !(tl::in_bounds(row0 + ((tl_chunk5 * 8) / 64), M)) ? 0 : max(0, min(8, K - ((0 * 64) + ((tl_chunk5 * 8) % 64))));
-                if (tl_valid9 == 8 && (0 * 64) + ((tl_chunk5 * 8) % 64) >= 0 && tl::is_aligned(tl_src7, 4)) {
+                const int tl_valid9 = !(tl::in_bounds(row0 + ((tl_chunk5 * 8) / 64), M)) ? 0 : max(0, min(8, K - ((tl_chunk5 * 8) % 64)));
+                if (tl_valid9 == 8 && (tl_chunk5 * 8) % 64 >= 0 && tl::is_aligned(tl_src7, 4)) {
                     tl::cp_async_chunk(tl_dst8, tl_src7);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
                 } else {
                     #pragma unroll
-                    for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst8[tl_v] = tl::in_bounds(row0 + ((tl_chunk5 * 8) / 64), M) && tl::in_bounds(((0 * 64) + ((tl_chunk5 * 8) % 64)) + tl_v, K) ? tl_src7[tl_v] : tl::convert<tl::f16>(0.0f);
+                    for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst8[tl_v] = tl::in_bounds(row0 + ((tl_chunk5 * 8) / 64), M) && tl::in_bounds(((tl_chunk5 * 8) % 64) + tl_v, K) ? tl_src7[tl_v] : tl::convert<tl::f16>(0.0f);
                 }
             }
         }
         // copy(B[k * 64 +: 64, col0 +: 64], b);  (warp_specialize_accumulator_from_memory.tl:19)
-        if (tl::is_aligned(B, 16) && N % 8 == 0 && (0 * 64) >= 0 && (0 * 64) + 64 <= K && col0 >= 0 && col0 + 64 <= N && col0 % 8 == 0) {
+        if (tl::is_aligned(B, 16) && N % 8 == 0 && 0 >= 0 && 0 + 64 <= K && col0 >= 0 && col0 + 64 <= N && col0 % 8 == 0) {
             #pragma unroll
             for (int tl_i11 = 0; tl_i11 < 4; ++tl_i11) {
                 const int tl_chunk10 = tl_tid + tl_i11 * 128;
-                tl::cp_async_16(&b[(0 * 64 + ((tl_chunk10 * 8) / 64)) * 72 + ((tl_chunk10 * 8) % 64)], &B[int64_t((0 * 64) + ((tl_chunk10 * 8) / 64)) * N + (col0 + ((tl_chunk10 * 8) % 64))]);
+                tl::cp_async_16(&b[(0 * 64 + ((tl_chunk10 * 8) / 64)) * 72 + ((tl_chunk10 * 8) % 64)], &B[int64_t((tl_chunk10 * 8) / 64) * N + (col0 + ((tl_chunk10 * 8) % 64))]);
             }
         } else {
             #pragma unroll
             for (int tl_i13 = 0; tl_i13 < 4; ++tl_i13) {
                 const int tl_chunk12 = tl_tid + tl_i13 * 128;
-                const tl::f16* tl_src14 = &B[int64_t((0 * 64) + ((tl_chunk12 * 8) / 64)) * N + (col0 + ((tl_chunk12 * 8) % 64))];
+                const tl::f16* tl_src14 = &B[int64_t((tl_chunk12 * 8) / 64) * N + (col0 + ((tl_chunk12 * 8) % 64))];
                 tl::f16* tl_dst15 = &b[(0 * 64 + ((tl_chunk12 * 8) / 64)) * 72 + ((tl_chunk12 * 8) % 64)];
-                const int tl_valid16 = !(tl::in_bounds((0 * 64) + ((tl_chunk12 * 8) / 64), K)) ? 0 : max(0, min(8, N - (col0 + ((tl_chunk12 * 8) % 64))));
+                const int tl_valid16 = !(tl::in_bounds((tl_chunk12 * 8) / 64, K)) ? 0 : max(0, min(8, N - (col0 + ((tl_chunk12 * 8) % 64))));
                 if (tl_valid16 == 8 && col0 + ((tl_chunk12 * 8) % 64) >= 0 && tl::is_aligned(tl_src14, 4)) {
                     tl::cp_async_chunk(tl_dst15, tl_src14);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
                 } else {
                     #pragma unroll
-                    for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst15[tl_v] = tl::in_bounds((0 * 64) + ((tl_chunk12 * 8) / 64), K) && tl::in_bounds((col0 + ((tl_chunk12 * 8) % 64)) + tl_v, N) ? tl_src14[tl_v] : tl::convert<tl::f16>(0.0f);
+                    for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst15[tl_v] = tl::in_bounds((tl_chunk12 * 8) / 64, K) && tl::in_bounds((col0 + ((tl_chunk12 * 8) % 64)) + tl_v, N) ? tl_src14[tl_v] : tl::convert<tl::f16>(0.0f);
                 }
             }
         }

@@ -33,16 +33,16 @@ __global__ void __launch_bounds__(128) gemm_kernel(
         #pragma unroll
         for (int tl_i1 = 0; tl_i1 < 4; ++tl_i1) {
             const int tl_chunk0 = tl_tid + tl_i1 * 128;
-            const tl::f16* tl_src2 = &A[int64_t(row0 + ((tl_chunk0 * 8) / 64)) * K + ((0 * 64) + ((tl_chunk0 * 8) % 64))];
+            const tl::f16* tl_src2 = &A[int64_t(row0 + ((tl_chunk0 * 8) / 64)) * K + ((tl_chunk0 * 8) % 64)];
             tl::f16* tl_dst3 = &a[(0 * 64 + ((tl_chunk0 * 8) / 64)) * 72 + ((tl_chunk0 * 8) % 64)];
-            if (tl::in_bounds(row0 + ((tl_chunk0 * 8) / 64), M) && tl::in_bounds((0 * 64) + ((tl_chunk0 * 8) % 64), K) && tl::in_bounds(row0 + ((tl_chunk0 * 8) / 64), M) && tl::in_bounds(((0 * 64) + ((tl_chunk0 * 8) % 64)) + 7, K) && tl::is_aligned(tl_src2, 16) && tl::is_aligned(tl_dst3, 16)) {
+            if (tl::in_bounds(row0 + ((tl_chunk0 * 8) / 64), M) && tl::in_bounds((tl_chunk0 * 8) % 64, K) && tl::in_bounds(row0 + ((tl_chunk0 * 8) / 64), M) && tl::in_bounds(((tl_chunk0 * 8) % 64) + 7, K) && tl::is_aligned(tl_src2, 16) && tl::is_aligned(tl_dst3, 16)) {
                 tl::f16 tl_vec4[8];
                 tl::load_vector<tl::f16, 8>(tl_vec4, tl_src2);
                 tl::store_vector<tl::f16, 8>(tl_dst3, tl_vec4);
             } else {
                 #pragma unroll
                 for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                    a[(0 * 64 + ((tl_chunk0 * 8 + tl_v) / 64)) * 72 + ((tl_chunk0 * 8 + tl_v) % 64)] = tl::in_bounds(row0 + ((tl_chunk0 * 8 + tl_v) / 64), M) && tl::in_bounds((0 * 64) + ((tl_chunk0 * 8 + tl_v) % 64), K) ? A[int64_t(row0 + ((tl_chunk0 * 8 + tl_v) / 64)) * K + ((0 * 64) + ((tl_chunk0 * 8 + tl_v) % 64))] : tl::convert<tl::f16>(0.0f);
+                    a[(0 * 64 + ((tl_chunk0 * 8 + tl_v) / 64)) * 72 + ((tl_chunk0 * 8 + tl_v) % 64)] = tl::in_bounds(row0 + ((tl_chunk0 * 8 + tl_v) / 64), M) && tl::in_bounds((tl_chunk0 * 8 + tl_v) % 64, K) ? A[int64_t(row0 + ((tl_chunk0 * 8 + tl_v) / 64)) * K + ((tl_chunk0 * 8 + tl_v) % 64)] : tl::convert<tl::f16>(0.0f);
                 }
             }
         }
@@ -50,16 +50,16 @@ __global__ void __launch_bounds__(128) gemm_kernel(
         #pragma unroll
         for (int tl_i6 = 0; tl_i6 < 4; ++tl_i6) {
             const int tl_chunk5 = tl_tid + tl_i6 * 128;
-            const tl::f16* tl_src7 = &B[int64_t((0 * 64) + ((tl_chunk5 * 8) / 64)) * N + (col0 + ((tl_chunk5 * 8) % 64))];
+            const tl::f16* tl_src7 = &B[int64_t((tl_chunk5 * 8) / 64) * N + (col0 + ((tl_chunk5 * 8) % 64))];
             tl::f16* tl_dst8 = &b[(0 * 64 + ((tl_chunk5 * 8) / 64)) * 72 + ((tl_chunk5 * 8) % 64)];
-            if (tl::in_bounds((0 * 64) + ((tl_chunk5 * 8) / 64), K) && tl::in_bounds(col0 + ((tl_chunk5 * 8) % 64), N) && tl::in_bounds((0 * 64) + ((tl_chunk5 * 8) / 64), K) && tl::in_bounds((col0 + ((tl_chunk5 * 8) % 64)) + 7, N) && tl::is_aligned(tl_src7, 16) && tl::is_aligned(tl_dst8, 16)) {
+            if (tl::in_bounds((tl_chunk5 * 8) / 64, K) && tl::in_bounds(col0 + ((tl_chunk5 * 8) % 64), N) && tl::in_bounds((tl_chunk5 * 8) / 64, K) && tl::in_bounds((col0 + ((tl_chunk5 * 8) % 64)) + 7, N) && tl::is_aligned(tl_src7, 16) && tl::is_aligned(tl_dst8, 16)) {
                 tl::f16 tl_vec9[8];
                 tl::load_vector<tl::f16, 8>(tl_vec9, tl_src7);
                 tl::store_vector<tl::f16, 8>(tl_dst8, tl_vec9);
             } else {
                 #pragma unroll
                 for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                    b[(0 * 64 + ((tl_chunk5 * 8 + tl_v) / 64)) * 72 + ((tl_chunk5 * 8 + tl_v) % 64)] = tl::in_bounds((0 * 64) + ((tl_chunk5 * 8 + tl_v) / 64), K) && tl::in_bounds(col0 + ((tl_chunk5 * 8 + tl_v) % 64), N) ? B[int64_t((0 * 64) + ((tl_chunk5 * 8 + tl_v) / 64)) * N + (col0 + ((tl_chunk5 * 8 + tl_v) % 64))] : tl::convert<tl::f16>(0.0f);
+                    b[(0 * 64 + ((tl_chunk5 * 8 + tl_v) / 64)) * 72 + ((tl_chunk5 * 8 + tl_v) % 64)] = tl::in_bounds((tl_chunk5 * 8 + tl_v) / 64, K) && tl::in_bounds(col0 + ((tl_chunk5 * 8 + tl_v) % 64), N) ? B[int64_t((tl_chunk5 * 8 + tl_v) / 64) * N + (col0 + ((tl_chunk5 * 8 + tl_v) % 64))] : tl::convert<tl::f16>(0.0f);
                 }
             }
         }

@@ -29,46 +29,46 @@ __global__ void __launch_bounds__(128) gemm_kernel(
     const int32_t k_trips = tl::cdiv(K, 64);
     if (0 < k_trips) {
         // copy(A[row0 +: 64, k * 64 +: 64], a);  (warp_specialize_reject_accumulator_slice.tl:17)
-        if (tl::is_aligned(A, 16) && K % 8 == 0 && row0 >= 0 && row0 + 64 <= M && (0 * 64) >= 0 && (0 * 64) + 64 <= K && (0 * 64) % 8 == 0) {
+        if (tl::is_aligned(A, 16) && K % 8 == 0 && row0 >= 0 && row0 + 64 <= M && 0 >= 0 && 0 + 64 <= K && 0 % 8 == 0) {
             #pragma unroll
             for (int tl_i1 = 0; tl_i1 < 4; ++tl_i1) {
                 const int tl_chunk0 = tl_tid + tl_i1 * 128;
-                tl::cp_async_16(&a[(0 * 64 + ((tl_chunk0 * 8) / 64)) * 72 + ((tl_chunk0 * 8) % 64)], &A[int64_t(row0 + ((tl_chunk0 * 8) / 64)) * K + ((0 * 64) + ((tl_chunk0 * 8) % 64))]);
+                tl::cp_async_16(&a[(0 * 64 + ((tl_chunk0 * 8) / 64)) * 72 + ((tl_chunk0 * 8) % 64)], &A[int64_t(row0 + ((tl_chunk0 * 8) / 64)) * K + ((tl_chunk0 * 8) % 64)]);
             }
         } else {
             #pragma unroll
             for (int tl_i3 = 0; tl_i3 < 4; ++tl_i3) {
                 const int tl_chunk2 = tl_tid + tl_i3 * 128;
-                const tl::f16* tl_src4 = &A[int64_t(row0 + ((tl_chunk2 * 8) / 64)) * K + ((0 * 64) + ((tl_chunk2 * 8) % 64))];
+                const tl::f16* tl_src4 = &A[int64_t(row0 + ((tl_chunk2 * 8) / 64)) * K + ((tl_chunk2 * 8) % 64)];
                 tl::f16* tl_dst5 = &a[(0 * 64 + ((tl_chunk2 * 8) / 64)) * 72 + ((tl_chunk2 * 8) % 64)];
-                const int tl_valid6 = !(tl::in_bounds(row0 + ((tl_chunk2 * 8) / 64), M)) ? 0 : max(0, min(8, K - ((0 * 64) + ((tl_chunk2 * 8) % 64))));
-                if (tl_valid6 == 8 && (0 * 64) + ((tl_chunk2 * 8) % 64) >= 0 && tl::is_aligned(tl_src4, 4)) {
+                const int tl_valid6 = !(tl::in_bounds(row0 + ((tl_chunk2 * 8) / 64), M)) ? 0 : max(0, min(8, K - ((tl_chunk2 * 8) % 64)));
+                if (tl_valid6 == 8 && (tl_chunk2 * 8) % 64 >= 0 && tl::is_aligned(tl_src4, 4)) {
                     tl::cp_async_chunk(tl_dst5, tl_src4);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
                 } else {
                     #pragma unroll
-                    for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst5[tl_v] = tl::in_bounds(row0 + ((tl_chunk2 * 8) / 64), M) && tl::in_bounds(((0 * 64) + ((tl_chunk2 * 8) % 64)) + tl_v, K) ? tl_src4[tl_v] : tl::convert<tl::f16>(0.0f);
+                    for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst5[tl_v] = tl::in_bounds(row0 + ((tl_chunk2 * 8) / 64), M) && tl::in_bounds(((tl_chunk2 * 8) % 64) + tl_v, K) ? tl_src4[tl_v] : tl::convert<tl::f16>(0.0f);
                 }
             }
         }
         // copy(B[k * 64 +: 64, col0 +: 64], b);  (warp_specialize_reject_accumulator_slice.tl:18)
-        if (tl::is_aligned(B, 16) && N % 8 == 0 && (0 * 64) >= 0 && (0 * 64) + 64 <= K && col0 >= 0 && col0 + 64 <= N && col0 % 8 == 0) {
+        if (tl::is_aligned(B, 16) && N % 8 == 0 && 0 >= 0 && 0 + 64 <= K && col0 >= 0 && col0 + 64 <= N && col0 % 8 == 0) {
             #pragma unroll
             for (int tl_i8 = 0; tl_i8 < 4; ++tl_i8) {
                 const int tl_chunk7 = tl_tid + tl_i8 * 128;
-                tl::cp_async_16(&b[(0 * 64 + ((tl_chunk7 * 8) / 64)) * 72 + ((tl_chunk7 * 8) % 64)], &B[int64_t((0 * 64) + ((tl_chunk7 * 8) / 64)) * N + (col0 + ((tl_chunk7 * 8) % 64))]);
+                tl::cp_async_16(&b[(0 * 64 + ((tl_chunk7 * 8) / 64)) * 72 + ((tl_chunk7 * 8) % 64)], &B[int64_t((tl_chunk7 * 8) / 64) * N + (col0 + ((tl_chunk7 * 8) % 64))]);
             }
         } else {
             #pragma unroll
             for (int tl_i10 = 0; tl_i10 < 4; ++tl_i10) {
                 const int tl_chunk9 = tl_tid + tl_i10 * 128;
-                const tl::f16* tl_src11 = &B[int64_t((0 * 64) + ((tl_chunk9 * 8) / 64)) * N + (col0 + ((tl_chunk9 * 8) % 64))];
+                const tl::f16* tl_src11 = &B[int64_t((tl_chunk9 * 8) / 64) * N + (col0 + ((tl_chunk9 * 8) % 64))];
                 tl::f16* tl_dst12 = &b[(0 * 64 + ((tl_chunk9 * 8) / 64)) * 72 + ((tl_chunk9 * 8) % 64)];
-                const int tl_valid13 = !(tl::in_bounds((0 * 64) + ((tl_chunk9 * 8) / 64), K)) ? 0 : max(0, min(8, N - (col0 + ((tl_chunk9 * 8) % 64))));
+                const int tl_valid13 = !(tl::in_bounds((tl_chunk9 * 8) / 64, K)) ? 0 : max(0, min(8, N - (col0 + ((tl_chunk9 * 8) % 64))));
                 if (tl_valid13 == 8 && col0 + ((tl_chunk9 * 8) % 64) >= 0 && tl::is_aligned(tl_src11, 4)) {
                     tl::cp_async_chunk(tl_dst12, tl_src11);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
                 } else {
                     #pragma unroll
-                    for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst12[tl_v] = tl::in_bounds((0 * 64) + ((tl_chunk9 * 8) / 64), K) && tl::in_bounds((col0 + ((tl_chunk9 * 8) % 64)) + tl_v, N) ? tl_src11[tl_v] : tl::convert<tl::f16>(0.0f);
+                    for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst12[tl_v] = tl::in_bounds((tl_chunk9 * 8) / 64, K) && tl::in_bounds((col0 + ((tl_chunk9 * 8) % 64)) + tl_v, N) ? tl_src11[tl_v] : tl::convert<tl::f16>(0.0f);
                 }
             }
         }

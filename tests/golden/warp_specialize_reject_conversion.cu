@@ -33,9 +33,9 @@ __global__ void __launch_bounds__(128) gemm_kernel(
         #pragma unroll
         for (int tl_i1 = 0; tl_i1 < 8; ++tl_i1) {
             const int tl_chunk0 = tl_tid + tl_i1 * 128;
-            const float* tl_src2 = &A[int64_t(row0 + ((tl_chunk0 * 4) / 64)) * K + ((0 * 64) + ((tl_chunk0 * 4) % 64))];
+            const float* tl_src2 = &A[int64_t(row0 + ((tl_chunk0 * 4) / 64)) * K + ((tl_chunk0 * 4) % 64)];
             tl::f16* tl_dst3 = &a[(0 * 64 + ((tl_chunk0 * 4) / 64)) * 72 + ((tl_chunk0 * 4) % 64)];
-            if (tl::in_bounds(row0 + ((tl_chunk0 * 4) / 64), M) && tl::in_bounds((0 * 64) + ((tl_chunk0 * 4) % 64), K) && tl::in_bounds(row0 + ((tl_chunk0 * 4) / 64), M) && tl::in_bounds(((0 * 64) + ((tl_chunk0 * 4) % 64)) + 3, K) && tl::is_aligned(tl_src2, 16) && tl::is_aligned(tl_dst3, 8)) {
+            if (tl::in_bounds(row0 + ((tl_chunk0 * 4) / 64), M) && tl::in_bounds((tl_chunk0 * 4) % 64, K) && tl::in_bounds(row0 + ((tl_chunk0 * 4) / 64), M) && tl::in_bounds(((tl_chunk0 * 4) % 64) + 3, K) && tl::is_aligned(tl_src2, 16) && tl::is_aligned(tl_dst3, 8)) {
                 float tl_vec4[4];
                 tl::load_vector<float, 4>(tl_vec4, tl_src2);
                 tl::f16 tl_vec5[4];
@@ -45,29 +45,29 @@ __global__ void __launch_bounds__(128) gemm_kernel(
             } else {
                 #pragma unroll
                 for (int tl_v = 0; tl_v < 4; ++tl_v) {
-                    a[(0 * 64 + ((tl_chunk0 * 4 + tl_v) / 64)) * 72 + ((tl_chunk0 * 4 + tl_v) % 64)] = tl::in_bounds(row0 + ((tl_chunk0 * 4 + tl_v) / 64), M) && tl::in_bounds((0 * 64) + ((tl_chunk0 * 4 + tl_v) % 64), K) ? tl::convert<tl::f16>(A[int64_t(row0 + ((tl_chunk0 * 4 + tl_v) / 64)) * K + ((0 * 64) + ((tl_chunk0 * 4 + tl_v) % 64))]) : tl::convert<tl::f16>(0.0f);
+                    a[(0 * 64 + ((tl_chunk0 * 4 + tl_v) / 64)) * 72 + ((tl_chunk0 * 4 + tl_v) % 64)] = tl::in_bounds(row0 + ((tl_chunk0 * 4 + tl_v) / 64), M) && tl::in_bounds((tl_chunk0 * 4 + tl_v) % 64, K) ? tl::convert<tl::f16>(A[int64_t(row0 + ((tl_chunk0 * 4 + tl_v) / 64)) * K + ((tl_chunk0 * 4 + tl_v) % 64)]) : tl::convert<tl::f16>(0.0f);
                 }
             }
         }
         // copy(B[k * 64 +: 64, col0 +: 64], b);  (warp_specialize_reject_conversion.tl:18)
-        if (tl::is_aligned(B, 16) && N % 8 == 0 && (0 * 64) >= 0 && (0 * 64) + 64 <= K && col0 >= 0 && col0 + 64 <= N && col0 % 8 == 0) {
+        if (tl::is_aligned(B, 16) && N % 8 == 0 && 0 >= 0 && 0 + 64 <= K && col0 >= 0 && col0 + 64 <= N && col0 % 8 == 0) {
             #pragma unroll
             for (int tl_i7 = 0; tl_i7 < 4; ++tl_i7) {
                 const int tl_chunk6 = tl_tid + tl_i7 * 128;
-                tl::cp_async_16(&b[(0 * 64 + ((tl_chunk6 * 8) / 64)) * 72 + ((tl_chunk6 * 8) % 64)], &B[int64_t((0 * 64) + ((tl_chunk6 * 8) / 64)) * N + (col0 + ((tl_chunk6 * 8) % 64))]);
+                tl::cp_async_16(&b[(0 * 64 + ((tl_chunk6 * 8) / 64)) * 72 + ((tl_chunk6 * 8) % 64)], &B[int64_t((tl_chunk6 * 8) / 64) * N + (col0 + ((tl_chunk6 * 8) % 64))]);
             }
         } else {
             #pragma unroll
             for (int tl_i9 = 0; tl_i9 < 4; ++tl_i9) {
                 const int tl_chunk8 = tl_tid + tl_i9 * 128;
-                const tl::f16* tl_src10 = &B[int64_t((0 * 64) + ((tl_chunk8 * 8) / 64)) * N + (col0 + ((tl_chunk8 * 8) % 64))];
+                const tl::f16* tl_src10 = &B[int64_t((tl_chunk8 * 8) / 64) * N + (col0 + ((tl_chunk8 * 8) % 64))];
                 tl::f16* tl_dst11 = &b[(0 * 64 + ((tl_chunk8 * 8) / 64)) * 72 + ((tl_chunk8 * 8) % 64)];
-                const int tl_valid12 = !(tl::in_bounds((0 * 64) + ((tl_chunk8 * 8) / 64), K)) ? 0 : max(0, min(8, N - (col0 + ((tl_chunk8 * 8) % 64))));
+                const int tl_valid12 = !(tl::in_bounds((tl_chunk8 * 8) / 64, K)) ? 0 : max(0, min(8, N - (col0 + ((tl_chunk8 * 8) % 64))));
                 if (tl_valid12 == 8 && col0 + ((tl_chunk8 * 8) % 64) >= 0 && tl::is_aligned(tl_src10, 4)) {
                     tl::cp_async_chunk(tl_dst11, tl_src10);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
                 } else {
                     #pragma unroll
-                    for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst11[tl_v] = tl::in_bounds((0 * 64) + ((tl_chunk8 * 8) / 64), K) && tl::in_bounds((col0 + ((tl_chunk8 * 8) % 64)) + tl_v, N) ? tl_src10[tl_v] : tl::convert<tl::f16>(0.0f);
+                    for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst11[tl_v] = tl::in_bounds((tl_chunk8 * 8) / 64, K) && tl::in_bounds((col0 + ((tl_chunk8 * 8) % 64)) + tl_v, N) ? tl_src10[tl_v] : tl::convert<tl::f16>(0.0f);
                 }
             }
         }

@@ -28,46 +28,46 @@ __global__ void __launch_bounds__(128) gemm_fp8_nn_kernel(
     const int32_t k_trips = tl::cdiv(K, 128);
     if (0 < k_trips) {
         // copy(A[block.y * 64 +: 64, k * 128 +: 128], a);  (warp_specialize_reject_fp8_mn_major.tl:14)
-        if (tl::is_aligned(A, 16) && K % 16 == 0 && (int(blockIdx.y) * 64) >= 0 && (int(blockIdx.y) * 64) + 64 <= M && (0 * 128) >= 0 && (0 * 128) + 128 <= K && (0 * 128) % 16 == 0) {
+        if (tl::is_aligned(A, 16) && K % 16 == 0 && (int(blockIdx.y) * 64) >= 0 && (int(blockIdx.y) * 64) + 64 <= M && 0 >= 0 && 0 + 128 <= K && 0 % 16 == 0) {
             #pragma unroll
             for (int tl_i1 = 0; tl_i1 < 4; ++tl_i1) {
                 const int tl_chunk0 = tl_tid + tl_i1 * 128;
-                tl::cp_async_16(&a[(0 * 64 + ((tl_chunk0 * 16) / 128)) * 144 + ((tl_chunk0 * 16) % 128)], &A[int64_t((int(blockIdx.y) * 64) + ((tl_chunk0 * 16) / 128)) * K + ((0 * 128) + ((tl_chunk0 * 16) % 128))]);
+                tl::cp_async_16(&a[(0 * 64 + ((tl_chunk0 * 16) / 128)) * 144 + ((tl_chunk0 * 16) % 128)], &A[int64_t((int(blockIdx.y) * 64) + ((tl_chunk0 * 16) / 128)) * K + ((tl_chunk0 * 16) % 128)]);
             }
         } else {
             #pragma unroll
             for (int tl_i3 = 0; tl_i3 < 4; ++tl_i3) {
                 const int tl_chunk2 = tl_tid + tl_i3 * 128;
-                const tl::f8e4m3* tl_src4 = &A[int64_t((int(blockIdx.y) * 64) + ((tl_chunk2 * 16) / 128)) * K + ((0 * 128) + ((tl_chunk2 * 16) % 128))];
+                const tl::f8e4m3* tl_src4 = &A[int64_t((int(blockIdx.y) * 64) + ((tl_chunk2 * 16) / 128)) * K + ((tl_chunk2 * 16) % 128)];
                 tl::f8e4m3* tl_dst5 = &a[(0 * 64 + ((tl_chunk2 * 16) / 128)) * 144 + ((tl_chunk2 * 16) % 128)];
-                const int tl_valid6 = !(tl::in_bounds((int(blockIdx.y) * 64) + ((tl_chunk2 * 16) / 128), M)) ? 0 : max(0, min(16, K - ((0 * 128) + ((tl_chunk2 * 16) % 128))));
-                if (tl_valid6 == 16 && (0 * 128) + ((tl_chunk2 * 16) % 128) >= 0 && tl::is_aligned(tl_src4, 4)) {
+                const int tl_valid6 = !(tl::in_bounds((int(blockIdx.y) * 64) + ((tl_chunk2 * 16) / 128), M)) ? 0 : max(0, min(16, K - ((tl_chunk2 * 16) % 128)));
+                if (tl_valid6 == 16 && (tl_chunk2 * 16) % 128 >= 0 && tl::is_aligned(tl_src4, 4)) {
                     tl::cp_async_chunk(tl_dst5, tl_src4);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
                 } else {
                     #pragma unroll
-                    for (int tl_v = 0; tl_v < 16; ++tl_v) tl_dst5[tl_v] = tl::in_bounds((int(blockIdx.y) * 64) + ((tl_chunk2 * 16) / 128), M) && tl::in_bounds(((0 * 128) + ((tl_chunk2 * 16) % 128)) + tl_v, K) ? tl_src4[tl_v] : tl::convert<tl::f8e4m3>(0.0f);
+                    for (int tl_v = 0; tl_v < 16; ++tl_v) tl_dst5[tl_v] = tl::in_bounds((int(blockIdx.y) * 64) + ((tl_chunk2 * 16) / 128), M) && tl::in_bounds(((tl_chunk2 * 16) % 128) + tl_v, K) ? tl_src4[tl_v] : tl::convert<tl::f8e4m3>(0.0f);
                 }
             }
         }
         // copy(B[k * 128 +: 128, block.x * 128 +: 128], b);  (warp_specialize_reject_fp8_mn_major.tl:15)
-        if (tl::is_aligned(B, 16) && N % 16 == 0 && (0 * 128) >= 0 && (0 * 128) + 128 <= K && (int(blockIdx.x) * 128) >= 0 && (int(blockIdx.x) * 128) + 128 <= N && (int(blockIdx.x) * 128) % 16 == 0) {
+        if (tl::is_aligned(B, 16) && N % 16 == 0 && 0 >= 0 && 0 + 128 <= K && (int(blockIdx.x) * 128) >= 0 && (int(blockIdx.x) * 128) + 128 <= N && (int(blockIdx.x) * 128) % 16 == 0) {
             #pragma unroll
             for (int tl_i8 = 0; tl_i8 < 8; ++tl_i8) {
                 const int tl_chunk7 = tl_tid + tl_i8 * 128;
-                tl::cp_async_16(&b[(0 * 128 + ((tl_chunk7 * 16) / 128)) * 144 + ((tl_chunk7 * 16) % 128)], &B[int64_t((0 * 128) + ((tl_chunk7 * 16) / 128)) * N + ((int(blockIdx.x) * 128) + ((tl_chunk7 * 16) % 128))]);
+                tl::cp_async_16(&b[(0 * 128 + ((tl_chunk7 * 16) / 128)) * 144 + ((tl_chunk7 * 16) % 128)], &B[int64_t((tl_chunk7 * 16) / 128) * N + ((int(blockIdx.x) * 128) + ((tl_chunk7 * 16) % 128))]);
             }
         } else {
             #pragma unroll
             for (int tl_i10 = 0; tl_i10 < 8; ++tl_i10) {
                 const int tl_chunk9 = tl_tid + tl_i10 * 128;
-                const tl::f8e4m3* tl_src11 = &B[int64_t((0 * 128) + ((tl_chunk9 * 16) / 128)) * N + ((int(blockIdx.x) * 128) + ((tl_chunk9 * 16) % 128))];
+                const tl::f8e4m3* tl_src11 = &B[int64_t((tl_chunk9 * 16) / 128) * N + ((int(blockIdx.x) * 128) + ((tl_chunk9 * 16) % 128))];
                 tl::f8e4m3* tl_dst12 = &b[(0 * 128 + ((tl_chunk9 * 16) / 128)) * 144 + ((tl_chunk9 * 16) % 128)];
-                const int tl_valid13 = !(tl::in_bounds((0 * 128) + ((tl_chunk9 * 16) / 128), K)) ? 0 : max(0, min(16, N - ((int(blockIdx.x) * 128) + ((tl_chunk9 * 16) % 128))));
+                const int tl_valid13 = !(tl::in_bounds((tl_chunk9 * 16) / 128, K)) ? 0 : max(0, min(16, N - ((int(blockIdx.x) * 128) + ((tl_chunk9 * 16) % 128))));
                 if (tl_valid13 == 16 && (int(blockIdx.x) * 128) + ((tl_chunk9 * 16) % 128) >= 0 && tl::is_aligned(tl_src11, 4)) {
                     tl::cp_async_chunk(tl_dst12, tl_src11);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
                 } else {
                     #pragma unroll
-                    for (int tl_v = 0; tl_v < 16; ++tl_v) tl_dst12[tl_v] = tl::in_bounds((0 * 128) + ((tl_chunk9 * 16) / 128), K) && tl::in_bounds(((int(blockIdx.x) * 128) + ((tl_chunk9 * 16) % 128)) + tl_v, N) ? tl_src11[tl_v] : tl::convert<tl::f8e4m3>(0.0f);
+                    for (int tl_v = 0; tl_v < 16; ++tl_v) tl_dst12[tl_v] = tl::in_bounds((tl_chunk9 * 16) / 128, K) && tl::in_bounds(((int(blockIdx.x) * 128) + ((tl_chunk9 * 16) % 128)) + tl_v, N) ? tl_src11[tl_v] : tl::convert<tl::f8e4m3>(0.0f);
                 }
             }
         }
@@ -75,46 +75,46 @@ __global__ void __launch_bounds__(128) gemm_fp8_nn_kernel(
     tl::cp_async_commit();
     if (1 < k_trips) {
         // copy(A[block.y * 64 +: 64, k * 128 +: 128], a);  (warp_specialize_reject_fp8_mn_major.tl:14)
-        if (tl::is_aligned(A, 16) && K % 16 == 0 && (int(blockIdx.y) * 64) >= 0 && (int(blockIdx.y) * 64) + 64 <= M && (1 * 128) >= 0 && (1 * 128) + 128 <= K && (1 * 128) % 16 == 0) {
+        if (tl::is_aligned(A, 16) && K % 16 == 0 && (int(blockIdx.y) * 64) >= 0 && (int(blockIdx.y) * 64) + 64 <= M && 128 >= 0 && 128 + 128 <= K && 128 % 16 == 0) {
             #pragma unroll
             for (int tl_i15 = 0; tl_i15 < 4; ++tl_i15) {
                 const int tl_chunk14 = tl_tid + tl_i15 * 128;
-                tl::cp_async_16(&a[(1 * 64 + ((tl_chunk14 * 16) / 128)) * 144 + ((tl_chunk14 * 16) % 128)], &A[int64_t((int(blockIdx.y) * 64) + ((tl_chunk14 * 16) / 128)) * K + ((1 * 128) + ((tl_chunk14 * 16) % 128))]);
+                tl::cp_async_16(&a[(1 * 64 + ((tl_chunk14 * 16) / 128)) * 144 + ((tl_chunk14 * 16) % 128)], &A[int64_t((int(blockIdx.y) * 64) + ((tl_chunk14 * 16) / 128)) * K + (128 + ((tl_chunk14 * 16) % 128))]);
             }
         } else {
             #pragma unroll
             for (int tl_i17 = 0; tl_i17 < 4; ++tl_i17) {
                 const int tl_chunk16 = tl_tid + tl_i17 * 128;
-                const tl::f8e4m3* tl_src18 = &A[int64_t((int(blockIdx.y) * 64) + ((tl_chunk16 * 16) / 128)) * K + ((1 * 128) + ((tl_chunk16 * 16) % 128))];
+                const tl::f8e4m3* tl_src18 = &A[int64_t((int(blockIdx.y) * 64) + ((tl_chunk16 * 16) / 128)) * K + (128 + ((tl_chunk16 * 16) % 128))];
                 tl::f8e4m3* tl_dst19 = &a[(1 * 64 + ((tl_chunk16 * 16) / 128)) * 144 + ((tl_chunk16 * 16) % 128)];
-                const int tl_valid20 = !(tl::in_bounds((int(blockIdx.y) * 64) + ((tl_chunk16 * 16) / 128), M)) ? 0 : max(0, min(16, K - ((1 * 128) + ((tl_chunk16 * 16) % 128))));
-                if (tl_valid20 == 16 && (1 * 128) + ((tl_chunk16 * 16) % 128) >= 0 && tl::is_aligned(tl_src18, 4)) {
+                const int tl_valid20 = !(tl::in_bounds((int(blockIdx.y) * 64) + ((tl_chunk16 * 16) / 128), M)) ? 0 : max(0, min(16, K - (128 + ((tl_chunk16 * 16) % 128))));
+                if (tl_valid20 == 16 && 128 + ((tl_chunk16 * 16) % 128) >= 0 && tl::is_aligned(tl_src18, 4)) {
                     tl::cp_async_chunk(tl_dst19, tl_src18);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
                 } else {
                     #pragma unroll
-                    for (int tl_v = 0; tl_v < 16; ++tl_v) tl_dst19[tl_v] = tl::in_bounds((int(blockIdx.y) * 64) + ((tl_chunk16 * 16) / 128), M) && tl::in_bounds(((1 * 128) + ((tl_chunk16 * 16) % 128)) + tl_v, K) ? tl_src18[tl_v] : tl::convert<tl::f8e4m3>(0.0f);
+                    for (int tl_v = 0; tl_v < 16; ++tl_v) tl_dst19[tl_v] = tl::in_bounds((int(blockIdx.y) * 64) + ((tl_chunk16 * 16) / 128), M) && tl::in_bounds((128 + ((tl_chunk16 * 16) % 128)) + tl_v, K) ? tl_src18[tl_v] : tl::convert<tl::f8e4m3>(0.0f);
                 }
             }
         }
         // copy(B[k * 128 +: 128, block.x * 128 +: 128], b);  (warp_specialize_reject_fp8_mn_major.tl:15)
-        if (tl::is_aligned(B, 16) && N % 16 == 0 && (1 * 128) >= 0 && (1 * 128) + 128 <= K && (int(blockIdx.x) * 128) >= 0 && (int(blockIdx.x) * 128) + 128 <= N && (int(blockIdx.x) * 128) % 16 == 0) {
+        if (tl::is_aligned(B, 16) && N % 16 == 0 && 128 >= 0 && 128 + 128 <= K && (int(blockIdx.x) * 128) >= 0 && (int(blockIdx.x) * 128) + 128 <= N && (int(blockIdx.x) * 128) % 16 == 0) {
             #pragma unroll
             for (int tl_i22 = 0; tl_i22 < 8; ++tl_i22) {
                 const int tl_chunk21 = tl_tid + tl_i22 * 128;
-                tl::cp_async_16(&b[(1 * 128 + ((tl_chunk21 * 16) / 128)) * 144 + ((tl_chunk21 * 16) % 128)], &B[int64_t((1 * 128) + ((tl_chunk21 * 16) / 128)) * N + ((int(blockIdx.x) * 128) + ((tl_chunk21 * 16) % 128))]);
+                tl::cp_async_16(&b[(1 * 128 + ((tl_chunk21 * 16) / 128)) * 144 + ((tl_chunk21 * 16) % 128)], &B[int64_t(128 + ((tl_chunk21 * 16) / 128)) * N + ((int(blockIdx.x) * 128) + ((tl_chunk21 * 16) % 128))]);
             }
         } else {
             #pragma unroll
             for (int tl_i24 = 0; tl_i24 < 8; ++tl_i24) {
                 const int tl_chunk23 = tl_tid + tl_i24 * 128;
-                const tl::f8e4m3* tl_src25 = &B[int64_t((1 * 128) + ((tl_chunk23 * 16) / 128)) * N + ((int(blockIdx.x) * 128) + ((tl_chunk23 * 16) % 128))];
+                const tl::f8e4m3* tl_src25 = &B[int64_t(128 + ((tl_chunk23 * 16) / 128)) * N + ((int(blockIdx.x) * 128) + ((tl_chunk23 * 16) % 128))];
                 tl::f8e4m3* tl_dst26 = &b[(1 * 128 + ((tl_chunk23 * 16) / 128)) * 144 + ((tl_chunk23 * 16) % 128)];
-                const int tl_valid27 = !(tl::in_bounds((1 * 128) + ((tl_chunk23 * 16) / 128), K)) ? 0 : max(0, min(16, N - ((int(blockIdx.x) * 128) + ((tl_chunk23 * 16) % 128))));
+                const int tl_valid27 = !(tl::in_bounds(128 + ((tl_chunk23 * 16) / 128), K)) ? 0 : max(0, min(16, N - ((int(blockIdx.x) * 128) + ((tl_chunk23 * 16) % 128))));
                 if (tl_valid27 == 16 && (int(blockIdx.x) * 128) + ((tl_chunk23 * 16) % 128) >= 0 && tl::is_aligned(tl_src25, 4)) {
                     tl::cp_async_chunk(tl_dst26, tl_src25);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
                 } else {
                     #pragma unroll
-                    for (int tl_v = 0; tl_v < 16; ++tl_v) tl_dst26[tl_v] = tl::in_bounds((1 * 128) + ((tl_chunk23 * 16) / 128), K) && tl::in_bounds(((int(blockIdx.x) * 128) + ((tl_chunk23 * 16) % 128)) + tl_v, N) ? tl_src25[tl_v] : tl::convert<tl::f8e4m3>(0.0f);
+                    for (int tl_v = 0; tl_v < 16; ++tl_v) tl_dst26[tl_v] = tl::in_bounds(128 + ((tl_chunk23 * 16) / 128), K) && tl::in_bounds(((int(blockIdx.x) * 128) + ((tl_chunk23 * 16) % 128)) + tl_v, N) ? tl_src25[tl_v] : tl::convert<tl::f8e4m3>(0.0f);
                 }
             }
         }

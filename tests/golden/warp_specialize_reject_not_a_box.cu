@@ -33,27 +33,27 @@ __global__ void __launch_bounds__(128) gemm_kernel(
         #pragma unroll
         for (int tl_i1 = 0; tl_i1 < 32; ++tl_i1) {
             const int tl_e0 = tl_tid + tl_i1 * 128;
-            a[(0 * 64 + (tl_e0 / 64)) * 72 + (tl_e0 % 64)] = tl::in_bounds(row0 + (tl_e0 / 64), M) && tl::in_bounds((0 * 64) + (tl_e0 % 64), K) && tl::in_bounds(1, 2) ? A[(int64_t(row0 + (tl_e0 / 64)) * K + ((0 * 64) + (tl_e0 % 64))) * 2 + 1] : tl::convert<tl::f16>(0.0f);
+            a[(0 * 64 + (tl_e0 / 64)) * 72 + (tl_e0 % 64)] = tl::in_bounds(row0 + (tl_e0 / 64), M) && tl::in_bounds(tl_e0 % 64, K) && tl::in_bounds(1, 2) ? A[(int64_t(row0 + (tl_e0 / 64)) * K + (tl_e0 % 64)) * 2 + 1] : tl::convert<tl::f16>(0.0f);
         }
         // copy(B[k * 64 +: 64, col0 +: 64], b);  (warp_specialize_reject_not_a_box.tl:19)
-        if (tl::is_aligned(B, 16) && N % 8 == 0 && (0 * 64) >= 0 && (0 * 64) + 64 <= K && col0 >= 0 && col0 + 64 <= N && col0 % 8 == 0) {
+        if (tl::is_aligned(B, 16) && N % 8 == 0 && 0 >= 0 && 0 + 64 <= K && col0 >= 0 && col0 + 64 <= N && col0 % 8 == 0) {
             #pragma unroll
             for (int tl_i3 = 0; tl_i3 < 4; ++tl_i3) {
                 const int tl_chunk2 = tl_tid + tl_i3 * 128;
-                tl::cp_async_16(&b[(0 * 64 + ((tl_chunk2 * 8) / 64)) * 72 + ((tl_chunk2 * 8) % 64)], &B[int64_t((0 * 64) + ((tl_chunk2 * 8) / 64)) * N + (col0 + ((tl_chunk2 * 8) % 64))]);
+                tl::cp_async_16(&b[(0 * 64 + ((tl_chunk2 * 8) / 64)) * 72 + ((tl_chunk2 * 8) % 64)], &B[int64_t((tl_chunk2 * 8) / 64) * N + (col0 + ((tl_chunk2 * 8) % 64))]);
             }
         } else {
             #pragma unroll
             for (int tl_i5 = 0; tl_i5 < 4; ++tl_i5) {
                 const int tl_chunk4 = tl_tid + tl_i5 * 128;
-                const tl::f16* tl_src6 = &B[int64_t((0 * 64) + ((tl_chunk4 * 8) / 64)) * N + (col0 + ((tl_chunk4 * 8) % 64))];
+                const tl::f16* tl_src6 = &B[int64_t((tl_chunk4 * 8) / 64) * N + (col0 + ((tl_chunk4 * 8) % 64))];
                 tl::f16* tl_dst7 = &b[(0 * 64 + ((tl_chunk4 * 8) / 64)) * 72 + ((tl_chunk4 * 8) % 64)];
-                const int tl_valid8 = !(tl::in_bounds((0 * 64) + ((tl_chunk4 * 8) / 64), K)) ? 0 : max(0, min(8, N - (col0 + ((tl_chunk4 * 8) % 64))));
+                const int tl_valid8 = !(tl::in_bounds((tl_chunk4 * 8) / 64, K)) ? 0 : max(0, min(8, N - (col0 + ((tl_chunk4 * 8) % 64))));
                 if (tl_valid8 == 8 && col0 + ((tl_chunk4 * 8) % 64) >= 0 && tl::is_aligned(tl_src6, 4)) {
                     tl::cp_async_chunk(tl_dst7, tl_src6);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
                 } else {
                     #pragma unroll
-                    for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst7[tl_v] = tl::in_bounds((0 * 64) + ((tl_chunk4 * 8) / 64), K) && tl::in_bounds((col0 + ((tl_chunk4 * 8) % 64)) + tl_v, N) ? tl_src6[tl_v] : tl::convert<tl::f16>(0.0f);
+                    for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst7[tl_v] = tl::in_bounds((tl_chunk4 * 8) / 64, K) && tl::in_bounds((col0 + ((tl_chunk4 * 8) % 64)) + tl_v, N) ? tl_src6[tl_v] : tl::convert<tl::f16>(0.0f);
                 }
             }
         }

@@ -35,68 +35,68 @@ __global__ void __launch_bounds__(256) dual_kernel(
     const int32_t k_trips = tl::cdiv(K, 64);
     if (0 < k_trips) {
         // copy(A[block.y * 128 +: 128, k * 64 +: 64], a);  (warp_specialize_two_gemms.tl:15)
-        if (tl::is_aligned(A, 16) && K % 8 == 0 && (int(blockIdx.y) * 128) >= 0 && (int(blockIdx.y) * 128) + 128 <= M && (0 * 64) >= 0 && (0 * 64) + 64 <= K && (0 * 64) % 8 == 0) {
+        if (tl::is_aligned(A, 16) && K % 8 == 0 && (int(blockIdx.y) * 128) >= 0 && (int(blockIdx.y) * 128) + 128 <= M && 0 >= 0 && 0 + 64 <= K && 0 % 8 == 0) {
             #pragma unroll
             for (int tl_i1 = 0; tl_i1 < 4; ++tl_i1) {
                 const int tl_chunk0 = tl_tid + tl_i1 * 256;
-                tl::cp_async_16(&a[(0 * 128 + ((tl_chunk0 * 8) / 64)) * 72 + ((tl_chunk0 * 8) % 64)], &A[int64_t((int(blockIdx.y) * 128) + ((tl_chunk0 * 8) / 64)) * K + ((0 * 64) + ((tl_chunk0 * 8) % 64))]);
+                tl::cp_async_16(&a[(0 * 128 + ((tl_chunk0 * 8) / 64)) * 72 + ((tl_chunk0 * 8) % 64)], &A[int64_t((int(blockIdx.y) * 128) + ((tl_chunk0 * 8) / 64)) * K + ((tl_chunk0 * 8) % 64)]);
             }
         } else {
             #pragma unroll
             for (int tl_i3 = 0; tl_i3 < 4; ++tl_i3) {
                 const int tl_chunk2 = tl_tid + tl_i3 * 256;
-                const tl::f16* tl_src4 = &A[int64_t((int(blockIdx.y) * 128) + ((tl_chunk2 * 8) / 64)) * K + ((0 * 64) + ((tl_chunk2 * 8) % 64))];
+                const tl::f16* tl_src4 = &A[int64_t((int(blockIdx.y) * 128) + ((tl_chunk2 * 8) / 64)) * K + ((tl_chunk2 * 8) % 64)];
                 tl::f16* tl_dst5 = &a[(0 * 128 + ((tl_chunk2 * 8) / 64)) * 72 + ((tl_chunk2 * 8) % 64)];
-                const int tl_valid6 = !(tl::in_bounds((int(blockIdx.y) * 128) + ((tl_chunk2 * 8) / 64), M)) ? 0 : max(0, min(8, K - ((0 * 64) + ((tl_chunk2 * 8) % 64))));
-                if (tl_valid6 == 8 && (0 * 64) + ((tl_chunk2 * 8) % 64) >= 0 && tl::is_aligned(tl_src4, 4)) {
+                const int tl_valid6 = !(tl::in_bounds((int(blockIdx.y) * 128) + ((tl_chunk2 * 8) / 64), M)) ? 0 : max(0, min(8, K - ((tl_chunk2 * 8) % 64)));
+                if (tl_valid6 == 8 && (tl_chunk2 * 8) % 64 >= 0 && tl::is_aligned(tl_src4, 4)) {
                     tl::cp_async_chunk(tl_dst5, tl_src4);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
                 } else {
                     #pragma unroll
-                    for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst5[tl_v] = tl::in_bounds((int(blockIdx.y) * 128) + ((tl_chunk2 * 8) / 64), M) && tl::in_bounds(((0 * 64) + ((tl_chunk2 * 8) % 64)) + tl_v, K) ? tl_src4[tl_v] : tl::convert<tl::f16>(0.0f);
+                    for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst5[tl_v] = tl::in_bounds((int(blockIdx.y) * 128) + ((tl_chunk2 * 8) / 64), M) && tl::in_bounds(((tl_chunk2 * 8) % 64) + tl_v, K) ? tl_src4[tl_v] : tl::convert<tl::f16>(0.0f);
                 }
             }
         }
         // copy(B1[block.x * 64 +: 64, k * 64 +: 64], b1);  (warp_specialize_two_gemms.tl:16)
-        if (tl::is_aligned(B1, 16) && K % 8 == 0 && (int(blockIdx.x) * 64) >= 0 && (int(blockIdx.x) * 64) + 64 <= N && (0 * 64) >= 0 && (0 * 64) + 64 <= K && (0 * 64) % 8 == 0) {
+        if (tl::is_aligned(B1, 16) && K % 8 == 0 && (int(blockIdx.x) * 64) >= 0 && (int(blockIdx.x) * 64) + 64 <= N && 0 >= 0 && 0 + 64 <= K && 0 % 8 == 0) {
             #pragma unroll
             for (int tl_i8 = 0; tl_i8 < 2; ++tl_i8) {
                 const int tl_chunk7 = tl_tid + tl_i8 * 256;
-                tl::cp_async_16(&b1[(0 * 64 + ((tl_chunk7 * 8) / 64)) * 72 + ((tl_chunk7 * 8) % 64)], &B1[int64_t((int(blockIdx.x) * 64) + ((tl_chunk7 * 8) / 64)) * K + ((0 * 64) + ((tl_chunk7 * 8) % 64))]);
+                tl::cp_async_16(&b1[(0 * 64 + ((tl_chunk7 * 8) / 64)) * 72 + ((tl_chunk7 * 8) % 64)], &B1[int64_t((int(blockIdx.x) * 64) + ((tl_chunk7 * 8) / 64)) * K + ((tl_chunk7 * 8) % 64)]);
             }
         } else {
             #pragma unroll
             for (int tl_i10 = 0; tl_i10 < 2; ++tl_i10) {
                 const int tl_chunk9 = tl_tid + tl_i10 * 256;
-                const tl::f16* tl_src11 = &B1[int64_t((int(blockIdx.x) * 64) + ((tl_chunk9 * 8) / 64)) * K + ((0 * 64) + ((tl_chunk9 * 8) % 64))];
+                const tl::f16* tl_src11 = &B1[int64_t((int(blockIdx.x) * 64) + ((tl_chunk9 * 8) / 64)) * K + ((tl_chunk9 * 8) % 64)];
                 tl::f16* tl_dst12 = &b1[(0 * 64 + ((tl_chunk9 * 8) / 64)) * 72 + ((tl_chunk9 * 8) % 64)];
-                const int tl_valid13 = !(tl::in_bounds((int(blockIdx.x) * 64) + ((tl_chunk9 * 8) / 64), N)) ? 0 : max(0, min(8, K - ((0 * 64) + ((tl_chunk9 * 8) % 64))));
-                if (tl_valid13 == 8 && (0 * 64) + ((tl_chunk9 * 8) % 64) >= 0 && tl::is_aligned(tl_src11, 4)) {
+                const int tl_valid13 = !(tl::in_bounds((int(blockIdx.x) * 64) + ((tl_chunk9 * 8) / 64), N)) ? 0 : max(0, min(8, K - ((tl_chunk9 * 8) % 64)));
+                if (tl_valid13 == 8 && (tl_chunk9 * 8) % 64 >= 0 && tl::is_aligned(tl_src11, 4)) {
                     tl::cp_async_chunk(tl_dst12, tl_src11);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
                 } else {
                     #pragma unroll
-                    for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst12[tl_v] = tl::in_bounds((int(blockIdx.x) * 64) + ((tl_chunk9 * 8) / 64), N) && tl::in_bounds(((0 * 64) + ((tl_chunk9 * 8) % 64)) + tl_v, K) ? tl_src11[tl_v] : tl::convert<tl::f16>(0.0f);
+                    for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst12[tl_v] = tl::in_bounds((int(blockIdx.x) * 64) + ((tl_chunk9 * 8) / 64), N) && tl::in_bounds(((tl_chunk9 * 8) % 64) + tl_v, K) ? tl_src11[tl_v] : tl::convert<tl::f16>(0.0f);
                 }
             }
         }
         // copy(B2[block.x * 64 +: 64, k * 64 +: 64], b2);  (warp_specialize_two_gemms.tl:17)
-        if (tl::is_aligned(B2, 16) && K % 8 == 0 && (int(blockIdx.x) * 64) >= 0 && (int(blockIdx.x) * 64) + 64 <= N && (0 * 64) >= 0 && (0 * 64) + 64 <= K && (0 * 64) % 8 == 0) {
+        if (tl::is_aligned(B2, 16) && K % 8 == 0 && (int(blockIdx.x) * 64) >= 0 && (int(blockIdx.x) * 64) + 64 <= N && 0 >= 0 && 0 + 64 <= K && 0 % 8 == 0) {
             #pragma unroll
             for (int tl_i15 = 0; tl_i15 < 2; ++tl_i15) {
                 const int tl_chunk14 = tl_tid + tl_i15 * 256;
-                tl::cp_async_16(&b2[(0 * 64 + ((tl_chunk14 * 8) / 64)) * 72 + ((tl_chunk14 * 8) % 64)], &B2[int64_t((int(blockIdx.x) * 64) + ((tl_chunk14 * 8) / 64)) * K + ((0 * 64) + ((tl_chunk14 * 8) % 64))]);
+                tl::cp_async_16(&b2[(0 * 64 + ((tl_chunk14 * 8) / 64)) * 72 + ((tl_chunk14 * 8) % 64)], &B2[int64_t((int(blockIdx.x) * 64) + ((tl_chunk14 * 8) / 64)) * K + ((tl_chunk14 * 8) % 64)]);
             }
         } else {
             #pragma unroll
             for (int tl_i17 = 0; tl_i17 < 2; ++tl_i17) {
                 const int tl_chunk16 = tl_tid + tl_i17 * 256;
-                const tl::f16* tl_src18 = &B2[int64_t((int(blockIdx.x) * 64) + ((tl_chunk16 * 8) / 64)) * K + ((0 * 64) + ((tl_chunk16 * 8) % 64))];
+                const tl::f16* tl_src18 = &B2[int64_t((int(blockIdx.x) * 64) + ((tl_chunk16 * 8) / 64)) * K + ((tl_chunk16 * 8) % 64)];
                 tl::f16* tl_dst19 = &b2[(0 * 64 + ((tl_chunk16 * 8) / 64)) * 72 + ((tl_chunk16 * 8) % 64)];
-                const int tl_valid20 = !(tl::in_bounds((int(blockIdx.x) * 64) + ((tl_chunk16 * 8) / 64), N)) ? 0 : max(0, min(8, K - ((0 * 64) + ((tl_chunk16 * 8) % 64))));
-                if (tl_valid20 == 8 && (0 * 64) + ((tl_chunk16 * 8) % 64) >= 0 && tl::is_aligned(tl_src18, 4)) {
+                const int tl_valid20 = !(tl::in_bounds((int(blockIdx.x) * 64) + ((tl_chunk16 * 8) / 64), N)) ? 0 : max(0, min(8, K - ((tl_chunk16 * 8) % 64)));
+                if (tl_valid20 == 8 && (tl_chunk16 * 8) % 64 >= 0 && tl::is_aligned(tl_src18, 4)) {
                     tl::cp_async_chunk(tl_dst19, tl_src18);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
                 } else {
                     #pragma unroll
-                    for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst19[tl_v] = tl::in_bounds((int(blockIdx.x) * 64) + ((tl_chunk16 * 8) / 64), N) && tl::in_bounds(((0 * 64) + ((tl_chunk16 * 8) % 64)) + tl_v, K) ? tl_src18[tl_v] : tl::convert<tl::f16>(0.0f);
+                    for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst19[tl_v] = tl::in_bounds((int(blockIdx.x) * 64) + ((tl_chunk16 * 8) / 64), N) && tl::in_bounds(((tl_chunk16 * 8) % 64) + tl_v, K) ? tl_src18[tl_v] : tl::convert<tl::f16>(0.0f);
                 }
             }
         }
@@ -104,68 +104,68 @@ __global__ void __launch_bounds__(256) dual_kernel(
     tl::cp_async_commit();
     if (1 < k_trips) {
         // copy(A[block.y * 128 +: 128, k * 64 +: 64], a);  (warp_specialize_two_gemms.tl:15)
-        if (tl::is_aligned(A, 16) && K % 8 == 0 && (int(blockIdx.y) * 128) >= 0 && (int(blockIdx.y) * 128) + 128 <= M && (1 * 64) >= 0 && (1 * 64) + 64 <= K && (1 * 64) % 8 == 0) {
+        if (tl::is_aligned(A, 16) && K % 8 == 0 && (int(blockIdx.y) * 128) >= 0 && (int(blockIdx.y) * 128) + 128 <= M && 64 >= 0 && 64 + 64 <= K && 64 % 8 == 0) {
             #pragma unroll
             for (int tl_i22 = 0; tl_i22 < 4; ++tl_i22) {
                 const int tl_chunk21 = tl_tid + tl_i22 * 256;
-                tl::cp_async_16(&a[(1 * 128 + ((tl_chunk21 * 8) / 64)) * 72 + ((tl_chunk21 * 8) % 64)], &A[int64_t((int(blockIdx.y) * 128) + ((tl_chunk21 * 8) / 64)) * K + ((1 * 64) + ((tl_chunk21 * 8) % 64))]);
+                tl::cp_async_16(&a[(1 * 128 + ((tl_chunk21 * 8) / 64)) * 72 + ((tl_chunk21 * 8) % 64)], &A[int64_t((int(blockIdx.y) * 128) + ((tl_chunk21 * 8) / 64)) * K + (64 + ((tl_chunk21 * 8) % 64))]);
             }
         } else {
             #pragma unroll
             for (int tl_i24 = 0; tl_i24 < 4; ++tl_i24) {
                 const int tl_chunk23 = tl_tid + tl_i24 * 256;
-                const tl::f16* tl_src25 = &A[int64_t((int(blockIdx.y) * 128) + ((tl_chunk23 * 8) / 64)) * K + ((1 * 64) + ((tl_chunk23 * 8) % 64))];
+                const tl::f16* tl_src25 = &A[int64_t((int(blockIdx.y) * 128) + ((tl_chunk23 * 8) / 64)) * K + (64 + ((tl_chunk23 * 8) % 64))];
                 tl::f16* tl_dst26 = &a[(1 * 128 + ((tl_chunk23 * 8) / 64)) * 72 + ((tl_chunk23 * 8) % 64)];
-                const int tl_valid27 = !(tl::in_bounds((int(blockIdx.y) * 128) + ((tl_chunk23 * 8) / 64), M)) ? 0 : max(0, min(8, K - ((1 * 64) + ((tl_chunk23 * 8) % 64))));
-                if (tl_valid27 == 8 && (1 * 64) + ((tl_chunk23 * 8) % 64) >= 0 && tl::is_aligned(tl_src25, 4)) {
+                const int tl_valid27 = !(tl::in_bounds((int(blockIdx.y) * 128) + ((tl_chunk23 * 8) / 64), M)) ? 0 : max(0, min(8, K - (64 + ((tl_chunk23 * 8) % 64))));
+                if (tl_valid27 == 8 && 64 + ((tl_chunk23 * 8) % 64) >= 0 && tl::is_aligned(tl_src25, 4)) {
                     tl::cp_async_chunk(tl_dst26, tl_src25);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
                 } else {
                     #pragma unroll
-                    for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst26[tl_v] = tl::in_bounds((int(blockIdx.y) * 128) + ((tl_chunk23 * 8) / 64), M) && tl::in_bounds(((1 * 64) + ((tl_chunk23 * 8) % 64)) + tl_v, K) ? tl_src25[tl_v] : tl::convert<tl::f16>(0.0f);
+                    for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst26[tl_v] = tl::in_bounds((int(blockIdx.y) * 128) + ((tl_chunk23 * 8) / 64), M) && tl::in_bounds((64 + ((tl_chunk23 * 8) % 64)) + tl_v, K) ? tl_src25[tl_v] : tl::convert<tl::f16>(0.0f);
                 }
             }
         }
         // copy(B1[block.x * 64 +: 64, k * 64 +: 64], b1);  (warp_specialize_two_gemms.tl:16)
-        if (tl::is_aligned(B1, 16) && K % 8 == 0 && (int(blockIdx.x) * 64) >= 0 && (int(blockIdx.x) * 64) + 64 <= N && (1 * 64) >= 0 && (1 * 64) + 64 <= K && (1 * 64) % 8 == 0) {
+        if (tl::is_aligned(B1, 16) && K % 8 == 0 && (int(blockIdx.x) * 64) >= 0 && (int(blockIdx.x) * 64) + 64 <= N && 64 >= 0 && 64 + 64 <= K && 64 % 8 == 0) {
             #pragma unroll
             for (int tl_i29 = 0; tl_i29 < 2; ++tl_i29) {
                 const int tl_chunk28 = tl_tid + tl_i29 * 256;
-                tl::cp_async_16(&b1[(1 * 64 + ((tl_chunk28 * 8) / 64)) * 72 + ((tl_chunk28 * 8) % 64)], &B1[int64_t((int(blockIdx.x) * 64) + ((tl_chunk28 * 8) / 64)) * K + ((1 * 64) + ((tl_chunk28 * 8) % 64))]);
+                tl::cp_async_16(&b1[(1 * 64 + ((tl_chunk28 * 8) / 64)) * 72 + ((tl_chunk28 * 8) % 64)], &B1[int64_t((int(blockIdx.x) * 64) + ((tl_chunk28 * 8) / 64)) * K + (64 + ((tl_chunk28 * 8) % 64))]);
             }
         } else {
             #pragma unroll
             for (int tl_i31 = 0; tl_i31 < 2; ++tl_i31) {
                 const int tl_chunk30 = tl_tid + tl_i31 * 256;
-                const tl::f16* tl_src32 = &B1[int64_t((int(blockIdx.x) * 64) + ((tl_chunk30 * 8) / 64)) * K + ((1 * 64) + ((tl_chunk30 * 8) % 64))];
+                const tl::f16* tl_src32 = &B1[int64_t((int(blockIdx.x) * 64) + ((tl_chunk30 * 8) / 64)) * K + (64 + ((tl_chunk30 * 8) % 64))];
                 tl::f16* tl_dst33 = &b1[(1 * 64 + ((tl_chunk30 * 8) / 64)) * 72 + ((tl_chunk30 * 8) % 64)];
-                const int tl_valid34 = !(tl::in_bounds((int(blockIdx.x) * 64) + ((tl_chunk30 * 8) / 64), N)) ? 0 : max(0, min(8, K - ((1 * 64) + ((tl_chunk30 * 8) % 64))));
-                if (tl_valid34 == 8 && (1 * 64) + ((tl_chunk30 * 8) % 64) >= 0 && tl::is_aligned(tl_src32, 4)) {
+                const int tl_valid34 = !(tl::in_bounds((int(blockIdx.x) * 64) + ((tl_chunk30 * 8) / 64), N)) ? 0 : max(0, min(8, K - (64 + ((tl_chunk30 * 8) % 64))));
+                if (tl_valid34 == 8 && 64 + ((tl_chunk30 * 8) % 64) >= 0 && tl::is_aligned(tl_src32, 4)) {
                     tl::cp_async_chunk(tl_dst33, tl_src32);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
                 } else {
                     #pragma unroll
-                    for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst33[tl_v] = tl::in_bounds((int(blockIdx.x) * 64) + ((tl_chunk30 * 8) / 64), N) && tl::in_bounds(((1 * 64) + ((tl_chunk30 * 8) % 64)) + tl_v, K) ? tl_src32[tl_v] : tl::convert<tl::f16>(0.0f);
+                    for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst33[tl_v] = tl::in_bounds((int(blockIdx.x) * 64) + ((tl_chunk30 * 8) / 64), N) && tl::in_bounds((64 + ((tl_chunk30 * 8) % 64)) + tl_v, K) ? tl_src32[tl_v] : tl::convert<tl::f16>(0.0f);
                 }
             }
         }
         // copy(B2[block.x * 64 +: 64, k * 64 +: 64], b2);  (warp_specialize_two_gemms.tl:17)
-        if (tl::is_aligned(B2, 16) && K % 8 == 0 && (int(blockIdx.x) * 64) >= 0 && (int(blockIdx.x) * 64) + 64 <= N && (1 * 64) >= 0 && (1 * 64) + 64 <= K && (1 * 64) % 8 == 0) {
+        if (tl::is_aligned(B2, 16) && K % 8 == 0 && (int(blockIdx.x) * 64) >= 0 && (int(blockIdx.x) * 64) + 64 <= N && 64 >= 0 && 64 + 64 <= K && 64 % 8 == 0) {
             #pragma unroll
             for (int tl_i36 = 0; tl_i36 < 2; ++tl_i36) {
                 const int tl_chunk35 = tl_tid + tl_i36 * 256;
-                tl::cp_async_16(&b2[(1 * 64 + ((tl_chunk35 * 8) / 64)) * 72 + ((tl_chunk35 * 8) % 64)], &B2[int64_t((int(blockIdx.x) * 64) + ((tl_chunk35 * 8) / 64)) * K + ((1 * 64) + ((tl_chunk35 * 8) % 64))]);
+                tl::cp_async_16(&b2[(1 * 64 + ((tl_chunk35 * 8) / 64)) * 72 + ((tl_chunk35 * 8) % 64)], &B2[int64_t((int(blockIdx.x) * 64) + ((tl_chunk35 * 8) / 64)) * K + (64 + ((tl_chunk35 * 8) % 64))]);
             }
         } else {
             #pragma unroll
             for (int tl_i38 = 0; tl_i38 < 2; ++tl_i38) {
                 const int tl_chunk37 = tl_tid + tl_i38 * 256;
-                const tl::f16* tl_src39 = &B2[int64_t((int(blockIdx.x) * 64) + ((tl_chunk37 * 8) / 64)) * K + ((1 * 64) + ((tl_chunk37 * 8) % 64))];
+                const tl::f16* tl_src39 = &B2[int64_t((int(blockIdx.x) * 64) + ((tl_chunk37 * 8) / 64)) * K + (64 + ((tl_chunk37 * 8) % 64))];
                 tl::f16* tl_dst40 = &b2[(1 * 64 + ((tl_chunk37 * 8) / 64)) * 72 + ((tl_chunk37 * 8) % 64)];
-                const int tl_valid41 = !(tl::in_bounds((int(blockIdx.x) * 64) + ((tl_chunk37 * 8) / 64), N)) ? 0 : max(0, min(8, K - ((1 * 64) + ((tl_chunk37 * 8) % 64))));
-                if (tl_valid41 == 8 && (1 * 64) + ((tl_chunk37 * 8) % 64) >= 0 && tl::is_aligned(tl_src39, 4)) {
+                const int tl_valid41 = !(tl::in_bounds((int(blockIdx.x) * 64) + ((tl_chunk37 * 8) / 64), N)) ? 0 : max(0, min(8, K - (64 + ((tl_chunk37 * 8) % 64))));
+                if (tl_valid41 == 8 && 64 + ((tl_chunk37 * 8) % 64) >= 0 && tl::is_aligned(tl_src39, 4)) {
                     tl::cp_async_chunk(tl_dst40, tl_src39);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
                 } else {
                     #pragma unroll
-                    for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst40[tl_v] = tl::in_bounds((int(blockIdx.x) * 64) + ((tl_chunk37 * 8) / 64), N) && tl::in_bounds(((1 * 64) + ((tl_chunk37 * 8) % 64)) + tl_v, K) ? tl_src39[tl_v] : tl::convert<tl::f16>(0.0f);
+                    for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst40[tl_v] = tl::in_bounds((int(blockIdx.x) * 64) + ((tl_chunk37 * 8) / 64), N) && tl::in_bounds((64 + ((tl_chunk37 * 8) % 64)) + tl_v, K) ? tl_src39[tl_v] : tl::convert<tl::f16>(0.0f);
                 }
             }
         }
