@@ -16,6 +16,10 @@
 
 namespace tlc::codegen {
 
+namespace {
+
+// For a last index `e + v` (or `v + e`) with e free of v: e, the part of the index that is the same
+// for every element of a chunk along v; null otherwise.
 ir::ExprPtr chunk_offset_of(const ir::ExprPtr& index, const ir::Var* v) {
     auto* add = index->as<ir::Binary>();
     if (!add || add->op != ir::BinaryOp::Add) return nullptr;
@@ -27,6 +31,8 @@ ir::ExprPtr chunk_offset_of(const ir::ExprPtr& index, const ir::Var* v) {
     if (is_v(add->lhs) && !ir::mentions(add->rhs, v)) return add->rhs;
     return nullptr;
 }
+
+} // namespace
 
 std::vector<const ir::Load*> chunk_reads(const ir::For& f, const std::vector<int64_t>& extents, int64_t width) {
     std::vector<const ir::Load*> reads;
@@ -336,10 +342,10 @@ SpreadChunks plan_spread_chunks(const ir::For& f, const std::vector<int64_t>& ex
         bool down_columns = false;
         for (size_t d = 0; d + 1 < idx.size(); ++d) down_columns |= ir::mentions(ir::substitute(idx[d], lets), last);
         if (!down_columns) continue;
+        const ir::ExprPtr along_row = ir::substitute(idx.back(), lets);
+        if (ir::mentions(along_row, last)) continue;
         for (size_t u = 0; u + 1 < f.vars.size(); ++u)
-            if (coefficient_of(ir::substitute(idx.back(), lets), f.vars[u].get()) == std::optional<int64_t>(1) &&
-                !ir::mentions(ir::substitute(idx.back(), lets), last))
-                plan.across_threads = u;
+            if (coefficient_of(along_row, f.vars[u].get()) == std::optional<int64_t>(1)) plan.across_threads = u;
     }
 
     // A loop too short to give every thread a chunk of two gains nothing from chunks: no remark.

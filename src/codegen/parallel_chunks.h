@@ -11,10 +11,6 @@
 
 namespace tlc::codegen {
 
-// For a last index `e + v` (or `v + e`) with e free of v: e, the part of the index that is the same
-// for every element of a chunk along v; null otherwise.
-ir::ExprPtr chunk_offset_of(const ir::ExprPtr& index, const ir::Var* v);
-
 // Reads of shared memory that can be loaded a chunk at a time with no bounds test: indexed by the
 // loop's last variable (plus an offset its chunk shares) on the buffer's last axis and, on every
 // other axis, by a constant, another loop variable within the axis's extent, or an index the
