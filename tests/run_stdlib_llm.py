@@ -14,9 +14,11 @@ fp8_gemm_block_scaled (e4m3 bits decoded; several scale groups, tiles past M and
 moe_unpermute (a stable sort by expert, ids routed nowhere), moe_expert_gemm (the grouped GEMM over
 the experts' row slabs, empty experts). The GPU tests (tests/gpu/stdlib_*_test.cu) run the same kernels as compiled."""
 import argparse
+import atexit
 import math
 import os
 import random
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -29,6 +31,7 @@ parser.add_argument("--tlc", default=os.environ.get("TLC", "build/src/tlc"))
 parser.add_argument("--root", default=".")
 args = parser.parse_args()
 TMP = tempfile.mkdtemp(prefix="tlc-stdlib-llm-")
+atexit.register(shutil.rmtree, TMP, ignore_errors=True)
 random.seed(5)
 results = []
 

@@ -5,7 +5,7 @@ variants, at row lengths that make the launch take each of them (ROW = 128, 512,
 the widest one's tiled walk (N > 8192); then pinned with -D ROW=256 -D BN=64, so that the tiled walk
 also runs on small rows; then with --sm-count=1 (a grid of one wave of a one-SM GPU), so that each block walks several row groups. Row counts are not multiples of the rows per block. The GPU tests
 (tests/gpu/stdlib_*_test.cu) run the same kernels as compiled."""
-import argparse, math, os, random, subprocess, sys, tempfile
+import argparse, atexit, math, os, random, shutil, subprocess, sys, tempfile
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from npy import write_npy, read_npy
 parser = argparse.ArgumentParser(description=__doc__)
@@ -14,6 +14,7 @@ parser.add_argument("--root", default=".")
 args = parser.parse_args()
 TLC = args.tlc
 TMP = tempfile.mkdtemp(prefix="tlc-stdlib-rows-")
+atexit.register(shutil.rmtree, TMP, ignore_errors=True)
 random.seed(3)
 def run(file, kernel, defines, tensors, scalars, dtype="<f4"):
     args = [TLC, "run", file, "--kernel", kernel, "--stop-after", "verify-mbarriers"]

@@ -28,6 +28,9 @@
 #                   (run_sanitizers.sh runs every tool over every program)
 #   --quick         only the small cases of each program (TH_QUICK=1: a few odd-sized shapes and
 #                   the argument checks; the large ones print `# SKIP`)
+#   --generated-only LIST  for these archs (a subset of --arch), compile only the generated .cu with
+#                   warnings as errors and build no binary (implies --no-run for them): a compile
+#                   check that skips the test source, which the other archs build
 #   --sm80-sass     build sm_80 as -gencode=arch=compute_80,code=sm_80 (SASS, so that ptxas checks it);
 #                   a compile check: such a binary does not run on an sm_90 GPU (use with --no-run)
 #   --nvcc PATH     nvcc to use (default: $NVCC, else nvcc on PATH, else /usr/local/cuda/bin/nvcc)
@@ -46,7 +49,7 @@ JOBS=$(nproc 2>/dev/null || echo 4)
 ARCHS=$TLC_GPU_ARCHS
 ONLY=
 BUILD_DIR=/tmp/tlc-gpu-tests
-DO_BUILD=1 DO_RUN=1 SANITIZE=0 SANITIZE_TOOL=memcheck TIMEOUT=600 QUICK=0 SM80_SASS=0
+GENERATED_ONLY= DO_BUILD=1 DO_RUN=1 SANITIZE=0 SANITIZE_TOOL=memcheck TIMEOUT=600 QUICK=0 SM80_SASS=0
 NVCC=${NVCC:-}
 GEN_DIR=
 while [[ $# -gt 0 ]]; do
@@ -63,6 +66,7 @@ while [[ $# -gt 0 ]]; do
         --sanitize=*) SANITIZE=1; SANITIZE_TOOL=${1#--sanitize=}; shift ;;
         --quick) QUICK=1; shift ;;
         --sm80-sass) SM80_SASS=1; shift ;;
+        --generated-only) GENERATED_ONLY=" ${2//,/ } "; shift 2 ;;
         --nvcc) NVCC=$2; shift 2 ;;
         -h|--help) usage ;;
         -*) echo "run_gpu_tests.sh: unknown option $1" >&2; usage ;;
@@ -145,16 +149,22 @@ build_one() {
     # warning-free), then linked with the test source, which is held to nvcc's defaults (-pthread:
     # some tests launch from several host threads).
     local obj=$BUILD_DIR/$arch/$test.generated.o
+    local generated_only=0
+    [[ $GENERATED_ONLY == *" $arch "* ]] && generated_only=1
     {
         echo "$NVCC ${flags[*]} -Werror all-warnings -c $gen/$sample.cu -o $obj"
         "$NVCC" "${flags[@]}" -Werror all-warnings -c "$gen/$sample.cu" -o "$obj" &&
-            echo "$NVCC ${flags[*]} $test_src $obj -Xcompiler -pthread -o $out" &&
-            "$NVCC" "${flags[@]}" "$test_src" "$obj" -Xcompiler -pthread -o "$out"
+            if [[ $generated_only -eq 0 ]]; then
+                echo "$NVCC ${flags[*]} $test_src $obj -Xcompiler -pthread -o $out" &&
+                    "$NVCC" "${flags[@]}" "$test_src" "$obj" -Xcompiler -pthread -o "$out"
+            fi
     } >"$log" 2>&1
     local rc=$?
     rm -f "$obj"
     echo "build time: $((SECONDS - start)) s, exit $rc" >>"$log"
-    if [[ $rc -eq 0 ]]; then echo ok >"$status_file"; else echo failed >"$status_file"; fi
+    if [[ $rc -ne 0 ]]; then echo failed >"$status_file"
+    elif [[ $generated_only -eq 1 ]]; then echo compiled >"$status_file"
+    else echo ok >"$status_file"; fi
 }
 
 if [[ $DO_BUILD -eq 1 ]]; then
@@ -202,7 +212,9 @@ for p in "${PROGRAMS[@]}"; do
     build=$(cat "$BUILD_DIR/$arch/$test.build" 2>/dev/null || echo "not-built")
     passed=0 failed=0 seconds=0 status=
     run_log=$LOG_DIR/$arch.$test.run.log
-    if [[ $build != ok ]]; then
+    if [[ $build == compiled ]]; then
+        status=COMPILED
+    elif [[ $build != ok ]]; then
         failed=1
         status="BUILD-${build^^}"
         say "FAIL $test [$arch] build: $build (log: $LOG_DIR/$arch.$test.build.log)"
