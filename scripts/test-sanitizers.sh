@@ -5,11 +5,21 @@
 # (they install, build or grep, and the in-tree package test builds its own uninstrumented tlc).
 # Test time limits are 4 times the usual (TLC_TEST_TIMEOUT_SCALE). Extra arguments go to ctest.
 #
+# --quick (CI): also leaves out the runners that repeat the interpreter over more shapes and seeds
+# (stdlib_llm, stdlib_rows, random_programs: about 10 of the run's CPU minutes under ASan;
+# `interpreter` still runs every sample and stdlib kernel through it) and the tests whose time goes
+# to other programs (report_browser: Chromium; python_package: nvcc).
+#
 # Any sanitizer report aborts tlc (abort_on_error=1): the runners see a signal, never an exit code
 # 0 or 1 that a test could take for a clean run. Exits non-zero on any failure.
 # Environment: TLC_ASAN_BUILD_DIR (default build-asan), TLC_JOBS (default nproc).
 set -euo pipefail
 cd "$(dirname "$0")/.."
+skip='nvcc|package\..*|editors\..*'
+if [[ ${1:-} == --quick ]]; then
+    skip+='|stdlib_llm|stdlib_rows|random_programs|report_browser|python_package'
+    shift
+fi
 ./scripts/install-deps.sh --test
 
 build_dir=${TLC_ASAN_BUILD_DIR:-build-asan}
@@ -31,6 +41,6 @@ export TLC_TEST_NO_NVCC=1
 start=$(date +%s)
 cd "$build_dir"
 rc=0
-ctest --output-on-failure -j "${TLC_JOBS:-$(nproc)}" -E '^(nvcc|package\..*|editors\..*)$' "$@" || rc=$?
+ctest --output-on-failure -j "${TLC_JOBS:-$(nproc)}" -E "^($skip)\$" "$@" || rc=$?
 echo "test-sanitizers.sh: ctest took $(($(date +%s) - start)) s"
 exit "$rc"
