@@ -11,7 +11,8 @@ then builds the GPU test programs of tests/gpu/variants.sh (every sample and std
 variants; tests/gpu/<name>_test.cu and stdlib_<name>_test.cu) with tests/gpu's own scripts
 (generate.sh, run_gpu_tests.sh, which also compiles the generated files with -Werror all-warnings)
 and, when a GPU is present (`nvidia-smi` works), runs those its arch can run. Programs that cannot
-run are linked for sm_90a only; for sm_80 their generated code is compiled (--generated-only). Skips, saying so, when nvcc is absent."""
+run are linked for sm_90a only; for sm_80 their generated code is compiled (--generated-only).
+Skips, saying so, when nvcc is absent."""
 import os
 import shlex
 import shutil
