@@ -4,7 +4,7 @@
 # installed, find_package(tlc CONFIG) recreates them from the prefix (cmake/tlcConfig.cmake.in).
 # Installed layout under the prefix:
 #   bin/tlc                          (installed by src/CMakeLists.txt)
-#   include/tlc/tl/...               the runtime headers (the generated code does #include <tl/tl.cuh>)
+#   include/tlc/tl/...               the runtime headers (the generated code includes those it uses)
 #   share/tlc/stdlib/*.tl, *.cuh     the operator library (on tlc_add_kernels' import path) and the
 #                                    CUDA headers its `extern fn`s include
 #   share/tlc/editors/{vscode,vim}   editor support (installed by editors/CMakeLists.txt)

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Builds the libFuzzer target tests/fuzz/fuzz_pipeline (clang, -fsanitize=fuzzer,address,undefined)
-# and fuzzes the whole pipeline for a bounded time: scripts/fuzz.sh [SECONDS] (default 300).
+# Builds the libFuzzer target tests/fuzz/fuzz_pipeline (clang, -fsanitize=fuzzer,address,undefined;
+# scripts/build-sanitized.sh, in the build scripts/test-sanitizers.sh shares) and fuzzes the whole
+# pipeline for a bounded time: scripts/fuzz.sh [SECONDS] (default 300).
 #
 # Fails (exit 1) on any crash, sanitizer report, internal error, leak, timeout (one input over 10 s)
 # or OOM (over 2 GB). Every input that failed is copied into tests/fuzz/regressions/ as
@@ -8,20 +9,16 @@
 # fix the bug, keep the file.
 #
 # Seeds: samples/, stdlib/, tests/diagnostics/, tests/golden/ and tests/fuzz/regressions/. New
-# inputs accumulate in $TLC_FUZZ_BUILD_DIR/corpus (kept between local runs; CI starts empty).
-# Environment: TLC_FUZZ_BUILD_DIR (default build-fuzz), TLC_JOBS (build jobs, default nproc).
+# inputs accumulate in $TLC_SANITIZED_BUILD_DIR/corpus (kept between local runs; CI starts empty).
+# Environment: TLC_SANITIZED_BUILD_DIR (default build-asan), TLC_JOBS (build jobs, default nproc).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 seconds=${1:-300}
 [[ "$seconds" =~ ^[0-9]+$ ]] || { echo "usage: scripts/fuzz.sh [SECONDS]" >&2; exit 2; }
 ./scripts/install-deps.sh --test
 
-build_dir=${TLC_FUZZ_BUILD_DIR:-build-fuzz}
-start=$(date +%s)
-cmake -S . -B "$build_dir" -G Ninja -DCMAKE_CXX_COMPILER=clang++ -DTLC_FUZZ=ON -DTLC_BUILD_TESTS=OFF -DTLC_WARNINGS_AS_ERRORS=ON \
-      -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O1 -g"
-cmake --build "$build_dir" --target fuzz_pipeline -j "${TLC_JOBS:-$(nproc)}"
-echo "fuzz.sh: build took $(($(date +%s) - start)) s"
+build_dir=${TLC_SANITIZED_BUILD_DIR:-build-asan}
+./scripts/build-sanitized.sh "$build_dir" fuzz_pipeline
 
 seeds="$build_dir/seeds" corpus="$build_dir/corpus" artifacts="$build_dir/artifacts"
 rm -rf "$seeds" "$artifacts"

@@ -13,7 +13,8 @@ tests/interpreter/bounded.tl that tiles of bounded extents (`N <= 4096`) reduce,
 loop over only the N elements that exist,
 and two kernels of tests/gpu/wgmma_shapes.tl (three swizzle boxes per row; a trip that is more
 than one gemm) and of tests/golden/warp_specialize_{two_gemms,trip_reduce}.tl on all three
-schedules. Then:
+schedules. `--quick` (or $TLC_TEST_QUICK=1) runs each kernel case only on the last of its programs,
+the one scheduled for the newest target. Then:
   - argument errors of `tlc run` (E090x, usage), each with its exit code and code on stderr;
   - tests/interpreter/fault_*.tl: faults inside a kernel, expected as `// CHECK-FAULT: <line>
     <CODE>` at that .tl line, run with the extra arguments of a `// RUN: ...` line on random
@@ -579,7 +580,8 @@ def table_row(status, label, variant, max_abs, max_rel, seconds):
 def run_cases(args, res, tmp):
     cases = [c for c in build_cases() if args.only in c.label()]
     for case in cases:
-        for variant in case.variants:
+        # --quick: only the last program of each case, the one scheduled for the newest target.
+        for variant in case.variants[-1:] if args.quick else case.variants:
             ok, detail, max_abs, max_rel, seconds = run_case(args, case, variant, os.path.join(tmp, "case"))
             table_row("ok" if ok else "FAIL", case.label(), variant, max_abs, max_rel, seconds)
             res.check(f"{case.label()} [{' '.join(variant) or 'after sema'}]", ok, detail)
@@ -720,7 +722,10 @@ def mutations(args, res, tmp):
 def main():
     args = parse_args(__doc__.splitlines()[0], lambda p: (
         p.add_argument("--jobs", type=int, default=2, help="blocks `tlc run` runs in parallel"),
-        p.add_argument("--only", default="", help="only the kernel cases whose label contains this text")))
+        p.add_argument("--only", default="", help="only the kernel cases whose label contains this text"),
+        p.add_argument("--quick", action="store_true", default=os.environ.get("TLC_TEST_QUICK") == "1",
+                       help="run each kernel case once, on its program scheduled for the newest target "
+                            "(default when $TLC_TEST_QUICK=1: the sanitizer suite's --quick)")))
     res = Results("interpreter")
     tmp = tempfile.mkdtemp(prefix="tlc-interpreter-")
     start = time.monotonic()

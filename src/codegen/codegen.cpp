@@ -5,6 +5,7 @@
 #include "codegen/host_stub.h"
 #include "codegen/kernel_emitter.h"
 #include "codegen/program_stub.h"
+#include "codegen/runtime_includes.h"
 #include "support/check.h"
 #include "ir/walk.h"
 
@@ -106,7 +107,7 @@ std::optional<CodegenOutput> generate(const ir::Module& module, const CodegenOpt
     h.line();
 
     cu.str() += file_banner(options, "CUDA");
-    cu.line("#include <tl/tl.cuh>");
+    const size_t runtime_includes_at = cu.str().size(); // filled in once the code is written
     if (!options.header_name.empty()) cu.line("#include \"" + options.header_name + "\"");
     std::set<std::string> extern_headers; // of the `extern fn`s, each once, in declaration order
     for (const ir::FunctionPtr& fn : module.functions)
@@ -237,6 +238,10 @@ std::optional<CodegenOutput> generate(const ir::Module& module, const CodegenOpt
     for (const ir::Program& p : module.programs) emit_program_c_twins(p, ns, h, true);
     h.line("}");
 
+    std::string includes;
+    for (const std::string& header : runtime_includes(std::string_view(cu.str()).substr(runtime_includes_at)))
+        includes += "#include <" + header + ">\n";
+    cu.str().insert(runtime_includes_at, includes);
     result.cuda = std::move(cu.str());
     result.header = std::move(h.str());
     return result;
