@@ -41,23 +41,15 @@ __global__ void __launch_bounds__(256) transpose_kernel(
     }
     __syncthreads();  // RAW on `tile`
     // for i, j in parallel(TILE, TILE) {  (transpose.tl:15)
-    // for i, j in parallel(64, 64): iterations dealt round-robin to the threads, 8 consecutive `j` at a time, neighbouring threads along `i` (a shared tile read down its columns)
+    // for i, j in parallel(64, 64): iterations dealt round-robin to the threads
     #pragma unroll
-    for (int tl_i6 = 0; tl_i6 < 2; ++tl_i6) {
+    for (int tl_i6 = 0; tl_i6 < 16; ++tl_i6) {
         const int tl_e5 = tl_tid + tl_i6 * 256;
-        const int tl_c7 = (tl_e5 / 64) * 8;  // the chunk's first `j`
-        const int i = tl_e5 % 64;
-        tl::bf16 tl_gathered9[8];
-        unsigned tl_written10 = 0u;  // the elements stored
-        #pragma unroll
-        for (int tl_o8 = 0; tl_o8 < 8; ++tl_o8) {
-            [[maybe_unused]] const int j = tl_c7 + tl_o8;
-            if (c0 + i < N && r0 + j < M) {
-                tl_gathered9[tl_o8] = tile[j * 72 + i];
-                tl_written10 |= 1u << tl_o8;
-            }
+        const int i = tl_e5 / 64;
+        const int j = tl_e5 % 64;
+        if (c0 + i < N && r0 + j < M) {
+            Y[(int64_t(b) * N + (c0 + i)) * M + (r0 + j)] = tile[j * 72 + i];
         }
-        tl::store_chunk<tl::bf16, 8>(&Y[(int64_t(b) * N + (c0 + i)) * M + (r0 + tl_c7)], tl_gathered9, tl_written10);
     }
 }
 

@@ -243,24 +243,11 @@ bool KernelEmitter::emit_chunked_spread(const ir::For& f, const std::vector<int6
     std::vector<int64_t> chunks = extents;
     chunks.back() /= width;
     source_comment(f, "");
-    std::string across = plan.across_threads + 1 == f.vars.size()
-                             ? ""
-                             : fmt::format(", neighbouring threads along `{}` (a shared tile read down its columns)",
-                                           f.vars[plan.across_threads]->name);
-    out_.line(fmt::format("// for {} in parallel({}): iterations dealt round-robin to the threads, {} consecutive `{}` at a time{}",
-                          loop_variables(f), fmt::join(extents, ", "), width, last->name, across));
+    out_.line(fmt::format("// for {} in parallel({}): iterations dealt round-robin to the threads, {} consecutive `{}` at a time",
+                          loop_variables(f), fmt::join(extents, ", "), width, last->name));
     std::string e = fresh("e");
-    // The chunk's coordinates, the variable neighbouring threads walk innermost.
-    std::vector<size_t> order;
-    for (size_t d = 0; d < chunks.size(); ++d)
-        if (d != plan.across_threads) order.push_back(d);
-    order.push_back(plan.across_threads);
-    std::vector<int64_t> dealt;
-    for (size_t d : order) dealt.push_back(chunks[d]);
     spread_loop(e, ir::element_count(chunks), [&] {
-        std::vector<std::string> coords(chunks.size());
-        std::vector<std::string> in_order = unflatten(e, dealt);
-        for (size_t k = 0; k < order.size(); ++k) coords[order[k]] = in_order[k];
+        std::vector<std::string> coords = unflatten(e, chunks);
         std::string start = fresh("c");
         std::string first = chunks.back() == 1 ? "0" : fmt::format("{} * {}", parenthesized(coords.back()), width);
         out_.line(fmt::format("const int {} = {};  // the chunk's first `{}`", start, first, last->name));

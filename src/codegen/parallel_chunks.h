@@ -47,11 +47,6 @@ struct ChunkGroup {
 // chunk's elements of a group are then one run of memory, moved with 16-byte accesses where aligned.
 struct SpreadChunks {
     int64_t width = 0;                          // 0: the loop runs one iteration at a time
-    // The loop variable whose chunks neighbouring threads take (the last by default): another one
-    // when the loop reads a shared tile down its columns along the chunks (`tile[j, i]` in a loop
-    // chunked along j) and along the rows with that variable (`i`), so that a warp's threads read
-    // along a row of the tile, not down 32 / W rows that may share their banks.
-    size_t across_threads = 0;
     std::vector<const ir::Load*> shared_reads;  // loaded with no bounds test (chunk_reads)
     std::vector<ChunkGroup> groups;             // loaded inside the tensor's bounds (0 outside), or stored
     // The stores to global memory made one element per access, each with why (a remark).

@@ -193,23 +193,15 @@ __global__ void __launch_bounds__(128) gemm_relu_t_kernel(
     }
     __syncthreads();  // RAW on `c`
     // for i, j in parallel(64, 64) {  (verify_barriers.tl:23)
-    // for i, j in parallel(64, 64): iterations dealt round-robin to the threads, 4 consecutive `j` at a time, neighbouring threads along `i` (a shared tile read down its columns)
+    // for i, j in parallel(64, 64): iterations dealt round-robin to the threads
     #pragma unroll
-    for (int tl_i46 = 0; tl_i46 < 8; ++tl_i46) {
+    for (int tl_i46 = 0; tl_i46 < 32; ++tl_i46) {
         const int tl_e45 = tl_tid + tl_i46 * 128;
-        const int tl_c47 = (tl_e45 / 64) * 4;  // the chunk's first `j`
-        const int i = tl_e45 % 64;
-        float tl_gathered49[4];
-        unsigned tl_written50 = 0u;  // the elements stored
-        #pragma unroll
-        for (int tl_o48 = 0; tl_o48 < 4; ++tl_o48) {
-            [[maybe_unused]] const int j = tl_c47 + tl_o48;
-            if (int(blockIdx.x) * 64 + i < N && int(blockIdx.y) * 64 + j < M) {
-                tl_gathered49[tl_o48] = tl::max(c[j * 68 + i], 0.0f);
-                tl_written50 |= 1u << tl_o48;
-            }
+        const int i = tl_e45 / 64;
+        const int j = tl_e45 % 64;
+        if (int(blockIdx.x) * 64 + i < N && int(blockIdx.y) * 64 + j < M) {
+            C[int64_t(int(blockIdx.x) * 64 + i) * M + (int(blockIdx.y) * 64 + j)] = tl::max(c[j * 68 + i], 0.0f);
         }
-        tl::store_chunk<float, 4>(&C[int64_t(int(blockIdx.x) * 64 + i) * M + (int(blockIdx.y) * 64 + tl_c47)], tl_gathered49, tl_written50);
     }
 }
 

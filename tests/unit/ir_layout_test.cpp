@@ -270,7 +270,8 @@ TEST_CASE("blocked_rows: per-axis, valid, row-major registers, and equal to bloc
     for (auto [shape, threads, v] : std::vector<std::tuple<std::vector<int64_t>, int64_t, int64_t>>{
              {{8, 256}, 256, 8}, {{64, 64}, 128, 8}, {{5, 100}, 128, 4}, {{3, 7}, 64, 1}, {{2, 4, 32}, 128, 4},
              {{1024}, 256, 4}, {{64}, 128, 8}, {{16, 2}, 32, 2}, {{300, 8}, 96, 8}}) {
-        CAPTURE(shape[0]);
+        const int64_t rows = shape[0]; // clang 14's lambdas cannot capture a structured binding
+        CAPTURE(rows);
         Layout l = Layout::blocked_rows(shape, threads, v);
         CHECK(l.per_axis());
         check_properties(l);
@@ -311,7 +312,8 @@ TEST_CASE("blocked_rows, compact: a row per warp when there are rows for every w
     for (auto [shape, threads, v] : std::vector<std::tuple<std::vector<int64_t>, int64_t, int64_t>>{
              {{8, 512}, 256, 8}, {{2, 2048}, 256, 8}, {{1, 8192}, 512, 8}, {{32, 128}, 256, 8}, {{3, 1000}, 128, 8},
              {{2, 4, 512}, 256, 4}}) {
-        CAPTURE(shape[0]);
+        const int64_t rows = shape[0]; // clang 14's lambdas cannot capture a structured binding
+        CAPTURE(rows);
         Layout l = Layout::blocked_rows(shape, threads, v, true);
         CHECK(l.per_axis());
         check_properties(l);

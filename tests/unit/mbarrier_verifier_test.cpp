@@ -216,7 +216,8 @@ TEST_CASE("releasing a stage while its wgmma may still run (mma_in_flight > rele
         for (int stages = 2; stages <= 4; ++stages) {
             CAPTURE(groups);
             CAPTURE(stages);
-            for (auto [in_flight, lag] : {std::pair{2, 1}, std::pair{stages, 1}, std::pair{1, 0}}) {
+            for (const auto& [in_flight_, lag_] : {std::pair{2, 1}, std::pair{stages, 1}, std::pair{1, 0}}) {
+                const int in_flight = in_flight_, lag = lag_; // clang 14 cannot capture a structured binding
                 CAPTURE(in_flight);
                 CAPTURE(lag);
                 schedule::MbarrierProtocol p = protocol(stages, groups);
@@ -601,7 +602,8 @@ TEST_CASE("two rings as emitted pass for 1..3 stages each and 1..2 consumer warp
 
 TEST_CASE("two rings: releasing the first gemm's stage before it retired, or V's too early, is an overwrite") {
     for (int groups = 1; groups <= 2; ++groups)
-        for (auto [stages, first] : {std::pair{2, 1}, std::pair{3, 2}}) {
+        for (const auto& [stages_, first] : {std::pair{2, 1}, std::pair{3, 2}}) {
+            const int stages = stages_; // clang 14 cannot capture a structured binding
             // (With two stages in each ring the producer cannot get ahead far enough: it refills
             // K's stage only after it loaded the V that needs this trip's release of the main ring.)
             CAPTURE(groups);
