@@ -8,7 +8,7 @@
 namespace {
 
 // kernel transpose<TILE = 64, T = bf16>  (stdlib/transpose.tl:6)
-// 256 threads per block, 9216 bytes of shared memory
+// 256 threads per block, 8192 bytes of shared memory
 __global__ void __launch_bounds__(256) transpose_kernel(
         const tl::bf16* __restrict__ X,
         tl::bf16* __restrict__ Y,
@@ -18,7 +18,7 @@ __global__ void __launch_bounds__(256) transpose_kernel(
 {
     const int tl_tid = tl::thread_index<256>();
     extern __shared__ __align__(128) unsigned char tl_smem[];
-    tl::bf16* tile = reinterpret_cast<tl::bf16*>(tl_smem + 0);  // shared tile: bf16[64, 64], row pitch 72
+    tl::bf16* tile = reinterpret_cast<tl::bf16*>(tl_smem + 0);  // shared tile: bf16[64, 64], row pitch 64, 16-byte units XOR-swizzled by (row + row / 8) % 8
     const int32_t b = int(blockIdx.z);
     const int32_t r0 = int(blockIdx.y) * 64;
     const int32_t c0 = int(blockIdx.x) * 64;
@@ -27,7 +27,7 @@ __global__ void __launch_bounds__(256) transpose_kernel(
     for (int tl_i1 = 0; tl_i1 < 2; ++tl_i1) {
         const int tl_chunk0 = tl_tid + tl_i1 * 256;
         const tl::bf16* tl_src2 = &X[(int64_t(b) * M + (r0 + ((tl_chunk0 * 8) / 64))) * N + (c0 + ((tl_chunk0 * 8) % 64))];
-        tl::bf16* tl_dst3 = &tile[((tl_chunk0 * 8) / 64) * 72 + ((tl_chunk0 * 8) % 64)];
+        tl::bf16* tl_dst3 = &tile[((tl_chunk0 * 8) / 64) * 64 + tl::xor_swizzled_column<8, 8, 8>((tl_chunk0 * 8) / 64, (tl_chunk0 * 8) % 64)];
         if (tl::in_bounds(b, BT) && tl::in_bounds(r0 + ((tl_chunk0 * 8) / 64), M) && tl::in_bounds(c0 + ((tl_chunk0 * 8) % 64), N) && tl::in_bounds(b, BT) && tl::in_bounds(r0 + ((tl_chunk0 * 8) / 64), M) && tl::in_bounds((c0 + ((tl_chunk0 * 8) % 64)) + 7, N) && tl::is_aligned(tl_src2, 16) && tl::is_aligned(tl_dst3, 16)) {
             tl::bf16 tl_vec4[8];
             tl::load_vector<tl::bf16, 8>(tl_vec4, tl_src2);
@@ -35,21 +35,29 @@ __global__ void __launch_bounds__(256) transpose_kernel(
         } else {
             #pragma unroll
             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                tile[((tl_chunk0 * 8 + tl_v) / 64) * 72 + ((tl_chunk0 * 8 + tl_v) % 64)] = tl::in_bounds(b, BT) && tl::in_bounds(r0 + ((tl_chunk0 * 8 + tl_v) / 64), M) && tl::in_bounds(c0 + ((tl_chunk0 * 8 + tl_v) % 64), N) ? X[(int64_t(b) * M + (r0 + ((tl_chunk0 * 8 + tl_v) / 64))) * N + (c0 + ((tl_chunk0 * 8 + tl_v) % 64))] : tl::convert<tl::bf16>(0.0f);
+                tile[((tl_chunk0 * 8 + tl_v) / 64) * 64 + tl::xor_swizzled_column<8, 8, 8>((tl_chunk0 * 8 + tl_v) / 64, (tl_chunk0 * 8 + tl_v) % 64)] = tl::in_bounds(b, BT) && tl::in_bounds(r0 + ((tl_chunk0 * 8 + tl_v) / 64), M) && tl::in_bounds(c0 + ((tl_chunk0 * 8 + tl_v) % 64), N) ? X[(int64_t(b) * M + (r0 + ((tl_chunk0 * 8 + tl_v) / 64))) * N + (c0 + ((tl_chunk0 * 8 + tl_v) % 64))] : tl::convert<tl::bf16>(0.0f);
             }
         }
     }
     __syncthreads();  // RAW on `tile`
     // for i, j in parallel(TILE, TILE) {  (transpose.tl:15)
-    // for i, j in parallel(64, 64): iterations dealt round-robin to the threads
+    // for i, j in parallel(64, 64): iterations dealt round-robin to the threads, 8 consecutive `j` at a time
     #pragma unroll
-    for (int tl_i6 = 0; tl_i6 < 16; ++tl_i6) {
+    for (int tl_i6 = 0; tl_i6 < 2; ++tl_i6) {
         const int tl_e5 = tl_tid + tl_i6 * 256;
-        const int i = tl_e5 / 64;
-        const int j = tl_e5 % 64;
-        if (c0 + i < N && r0 + j < M) {
-            Y[(int64_t(b) * N + (c0 + i)) * M + (r0 + j)] = tile[j * 72 + i];
+        const int tl_c7 = (tl_e5 % 8) * 8;  // the chunk's first `j`
+        const int i = tl_e5 / 8;
+        tl::bf16 tl_gathered9[8];
+        unsigned tl_written10 = 0u;  // the elements stored
+        #pragma unroll
+        for (int tl_o8 = 0; tl_o8 < 8; ++tl_o8) {
+            [[maybe_unused]] const int j = tl_c7 + tl_o8;
+            if (c0 + i < N && r0 + j < M) {
+                tl_gathered9[tl_o8] = tile[j * 64 + tl::xor_swizzled_column<8, 8, 8>(j, i)];
+                tl_written10 |= 1u << tl_o8;
+            }
         }
+        tl::store_chunk<tl::bf16, 8>(&Y[(int64_t(b) * N + (c0 + i)) * M + (r0 + tl_c7)], tl_gathered9, tl_written10);
     }
 }
 
@@ -75,7 +83,7 @@ cudaError_t transpose(const __nv_bfloat16* X, __nv_bfloat16* Y, int64_t BT, int6
         return tl_err;
     }();
     if (tl_attributes != cudaSuccess) return tl::host::record(tl_attributes, tl_name, "setting the shared-memory attributes");
-    ::transpose_kernel<<<dim3(unsigned(tl_grid_x), unsigned(tl_grid_y), unsigned(tl_grid_z)), 256, 9216, stream>>>(X, Y, static_cast<int32_t>(BT), static_cast<int32_t>(M), static_cast<int32_t>(N));
+    ::transpose_kernel<<<dim3(unsigned(tl_grid_x), unsigned(tl_grid_y), unsigned(tl_grid_z)), 256, 8192, stream>>>(X, Y, static_cast<int32_t>(BT), static_cast<int32_t>(M), static_cast<int32_t>(N));
     return tl::host::record(cudaGetLastError(), tl_name, "launch");
 }
 

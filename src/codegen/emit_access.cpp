@@ -81,7 +81,11 @@ std::string KernelEmitter::element(const ir::Buffer& b, const std::vector<std::s
         std::string rows = indices.size() == 1 ? "" : flatten(std::vector<std::string>(indices.begin(), indices.end() - 1),
                                                               std::vector<int64_t>(b.const_shape.begin(), b.const_shape.end() - 1));
         if (rows.empty()) return name + "[" + indices.back() + "]";
-        return fmt::format("{}[{} * {} + {}]", name, parenthesized(rows), it->second.row_pitch, parenthesized(indices.back()));
+        const ir::SharedSlot& slot = it->second;
+        if (slot.xor_rows > 0)  // 16-byte units XOR-swizzled by row (schedule/column_walks.h)
+            return fmt::format("{}[{} * {} + tl::xor_swizzled_column<{}, {}, {}>({}, {})]", name, parenthesized(rows), slot.row_pitch,
+                               slot.xor_rows, slot.xor_keys, slot.xor_unit(), rows, indices.back());
+        return fmt::format("{}[{} * {} + {}]", name, parenthesized(rows), slot.row_pitch, parenthesized(indices.back()));
     }
     case ir::Scope::Fragment:
     case ir::Scope::Local:

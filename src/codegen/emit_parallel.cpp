@@ -8,7 +8,7 @@
 //    stores to shared/global memory are made by one thread per iteration.
 #include "codegen/cuda_names.h"
 #include "codegen/kernel_emitter.h"
-#include "codegen/parallel_chunks.h"
+#include "schedule/parallel_chunks.h"
 #include "ir/printer.h"
 #include "support/check.h"
 
@@ -19,6 +19,10 @@
 
 namespace tlc::codegen {
 
+using schedule::ChunkGroup;
+using schedule::plan_spread_chunks;
+using schedule::ScalarAccess;
+
 namespace {
 
 // The loop's variables as written: `i, j`.
@@ -28,58 +32,10 @@ std::string loop_variables(const ir::For& f) {
     return fmt::format("{}", fmt::join(names, ", "));
 }
 
-struct BodyUses {
-    const ir::Buffer* distributed = nullptr; // first distributed fragment touched
-    const ir::Buffer* replicated_write = nullptr;
-};
-
 } // namespace
 
 void KernelEmitter::emit_parallel(const ir::For& f) {
-    BodyUses uses;
-    // The loop runs over a distributed fragment indexed by exactly its variables; fragments read at
-    // fewer of them (broadcast reads) do not decide how it runs.
-    auto exact = [&](const std::vector<ir::ExprPtr>& indices) {
-        if (indices.size() != f.vars.size()) return false;
-        for (size_t d = 0; d < indices.size(); ++d) {
-            auto* v = indices[d]->as<ir::VarRef>();
-            if (!v || v->var != f.vars[d]) return false;
-        }
-        return true;
-    };
-    std::function<void(const ir::ExprPtr&)> visit_expr = [&](const ir::ExprPtr& e) {
-        if (!e) return;
-        if (auto* l = e->as<ir::Load>()) {
-            if (is_distributed(*l->buffer) && exact(l->indices) && !uses.distributed) uses.distributed = l->buffer.get();
-            for (auto& i : l->indices) visit_expr(i);
-        } else if (auto* u = e->as<ir::Unary>()) visit_expr(u->operand);
-        else if (auto* b = e->as<ir::Binary>()) visit_expr(b->lhs), visit_expr(b->rhs);
-        else if (auto* s = e->as<ir::Select>()) visit_expr(s->cond), visit_expr(s->then_value), visit_expr(s->else_value);
-        else if (auto* c = e->as<ir::Cast>()) visit_expr(c->operand);
-        else if (auto* c = e->as<ir::Call>()) for (auto& a : c->args) visit_expr(a);
-    };
-    std::function<void(const ir::StmtPtr&)> visit = [&](const ir::StmtPtr& s) {
-        if (!s) return;
-        if (auto* st = s->as<ir::Store>()) {
-            if (is_distributed(*st->buffer) && exact(st->indices) && !uses.distributed) uses.distributed = st->buffer.get();
-            if (st->buffer->scope == ir::Scope::Fragment && !is_distributed(*st->buffer) && !uses.replicated_write)
-                uses.replicated_write = st->buffer.get();
-            for (auto& i : st->indices) visit_expr(i);
-            visit_expr(st->value);
-        } else if (auto* seq = s->as<ir::Seq>()) {
-            for (auto& c : seq->stmts) visit(c);
-        } else if (auto* i = s->as<ir::If>()) {
-            visit_expr(i->cond), visit(i->then_body), visit(i->else_body);
-        } else if (auto* fo = s->as<ir::For>()) {
-            for (auto& e : fo->extents) visit_expr(e);
-            visit(fo->body);
-        } else if (auto* l = s->as<ir::LetStmt>()) {
-            visit_expr(l->value);
-        } else if (auto* ev = s->as<ir::Evaluate>()) {
-            visit_expr(ev->value);
-        }
-    };
-    visit(f.body);
+    schedule::ParallelLoopUses uses = schedule::parallel_loop_uses(f, [&](const ir::Buffer& b) { return is_distributed(b); });
 
     std::vector<int64_t> extents;
     for (auto& e : f.extents) {
@@ -235,7 +191,15 @@ bool KernelEmitter::emit_chunked_parallel(const ir::For& f, const ir::Buffer& an
 // slots that stored, and after the slots each store's elements go to memory at once.
 bool KernelEmitter::emit_chunked_spread(const ir::For& f, const std::vector<int64_t>& extents, ElementContext& ctx,
                                         const std::function<void(const std::vector<std::string>&)>& bind_vars) {
-    SpreadChunks plan = plan_spread_chunks(f, extents, kernel_.threads);
+    SpreadChunks plan = plan_spread_chunks(f, extents, kernel_.threads, 0, [&](const ir::Buffer& tile, int64_t width) {
+        auto slot = plan_.buffers.find(&tile);
+        if (slot != plan_.buffers.end() && slot->second.xor_rows == width) return std::string();
+        if (auto why = plan_.unswizzled_column_walks.find(&tile); why != plan_.unswizzled_column_walks.end())
+            return fmt::format("the tile keeps padded rows, as {}", why->second);
+        if (slot != plan_.buffers.end() && slot->second.xor_rows > 0)
+            return fmt::format("the tile is swizzled for another loop's chunks of {} rows", slot->second.xor_rows);
+        return std::string("the tile is not swizzled");
+    });
     report_scalar_stores(plan);
     if (!plan.width) return false;
     const ir::Var* last = f.vars.back().get();
@@ -303,7 +267,10 @@ std::vector<KernelEmitter::ChunkStore> KernelEmitter::emit_chunk_loads(const ir:
         if (fresh_read) {
             at->second = fresh("chunk");
             out_.line(fmt::format("{} {}[{}];", type, at->second, width));
-            out_.line(fmt::format("tl::load_chunk<{}, {}>({}, &{});", type, width, at->second, first));
+            if (xor_swizzled(*read->buffer))
+                emit_swizzled_chunk(*read->buffer, indices(read->indices), width, "{0}[tl_v] = {1};", at->second);
+            else
+                out_.line(fmt::format("tl::load_chunk<{}, {}>({}, &{});", type, width, at->second, first));
         }
         ctx.chunk_reads[read] = at->second + "[" + offset + "]";
     }
@@ -340,12 +307,18 @@ std::vector<KernelEmitter::ChunkStore> KernelEmitter::emit_chunk_loads(const ir:
         if (!g.store) {
             std::string regs = fresh("chunk");
             out_.line(fmt::format("{} {}[{}];", type, regs, run));
-            out_.line(fmt::format("tl::load_chunk_guarded<{}, {}>({}, &{}, {}, {}, {});", type, run, regs, first,
-                                  inside(b, idx, idx.size() - 1), idx.back(), extent(b, idx.size() - 1)));
+            if (xor_swizzled(b))
+                emit_swizzled_chunk(b, idx, run,
+                                    fmt::format("{{0}}[tl_v] = {} && tl::in_bounds({}, {}) ? {{1}} : tl::convert<{}>(0.0f);",
+                                                inside(b, idx, idx.size() - 1), "(" + idx.back() + ") + tl_v", extent(b, idx.size() - 1), type),
+                                    regs);
+            else
+                out_.line(fmt::format("tl::load_chunk_guarded<{}, {}>({}, &{}, {}, {}, {});", type, run, regs, first,
+                                      inside(b, idx, idx.size() - 1), idx.back(), extent(b, idx.size() - 1)));
             for (auto& [read, lane] : g.loads) ctx.chunk_reads[read] = fmt::format("{}[{}]", regs, element_of(g, lane));
             continue;
         }
-        ChunkStore s{type, first, fresh("gathered"), fresh("written"), run};
+        ChunkStore s{type, first, fresh("gathered"), fresh("written"), run, xor_swizzled(b) ? idx : std::vector<std::string>{}, &b};
         out_.line(fmt::format("{} {}[{}];", type, s.registers, run));
         out_.line(fmt::format("unsigned {} = 0u;  // the elements stored", s.written));
         for (auto& [st, lane] : g.stores) ctx.chunk_writes[st] = {s.registers, s.written, element_of(g, lane)};
@@ -359,9 +332,31 @@ std::vector<KernelEmitter::ChunkStore> KernelEmitter::emit_chunk_loads(const ir:
 // that stores (one of the holders of a replicated element).
 void KernelEmitter::emit_chunk_stores(const std::vector<ChunkStore>& stores, const std::string& guard) {
     for (const ChunkStore& s : stores) {
+        if (!s.swizzled_indices.empty()) {  // one element at a time, each at its swizzled place
+            out_.block(guard.empty() ? "" : "if (" + guard + ")", [&] {
+                emit_swizzled_chunk(*s.buffer, s.swizzled_indices, s.run, fmt::format("if (({} >> tl_v) & 1u) {{1}} = {{0}}[tl_v];", s.written),
+                                    s.registers);
+            });
+            continue;
+        }
         std::string store = fmt::format("tl::store_chunk<{}, {}>(&{}, {}, {});", s.type, s.run, s.first, s.registers, s.written);
         out_.line(guard.empty() ? store : "if (" + guard + ") " + store);
     }
+}
+
+bool KernelEmitter::xor_swizzled(const ir::Buffer& b) const {
+    auto slot = plan_.buffers.find(&b);
+    return b.scope == ir::Scope::Shared && slot != plan_.buffers.end() && slot->second.xor_rows > 0;
+}
+
+// The `run` elements of a chunk of a tile with swizzled units, from `idx` on along the last axis,
+// one statement each: `pattern` with {0} the registers and {1} the element (tl_v its place in the
+// run). A chunk may start inside a unit and cross into the next, whose place the swizzle moves.
+void KernelEmitter::emit_swizzled_chunk(const ir::Buffer& b, std::vector<std::string> idx, int64_t run, const std::string& pattern,
+                                        const std::string& registers) {
+    idx.back() = "(" + idx.back() + ") + tl_v";
+    out_.line("#pragma unroll");
+    out_.line(fmt::format("for (int tl_v = 0; tl_v < {}; ++tl_v) {}", run, fmt::format(fmt::runtime(pattern), registers, element(b, idx))));
 }
 
 } // namespace tlc::codegen

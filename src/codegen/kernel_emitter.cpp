@@ -169,8 +169,7 @@ void KernelEmitter::emit_shared_declarations() {
             const ir::SharedSlot& slot = plan_.buffers.at(buffer);
             std::string shape;
             for (size_t i = 0; i < buffer->const_shape.size(); ++i) shape += (i ? ", " : "") + std::to_string(buffer->const_shape[i]);
-            std::string how = slot.swizzled ? fmt::format("{} stages, {}-byte swizzled (TMA)", slot.stages, slot.swizzle_bytes())
-                                     : fmt::format("row pitch {}", slot.row_pitch);
+            std::string how = ir::print_slot_layout(slot) + (slot.swizzled ? " (TMA)" : "");
             out_.line(fmt::format("{}* {} = reinterpret_cast<{}*>(tl_smem + {});  // shared {}: {}[{}], {}",
                                   cuda_type(buffer->dtype), identifier(buffer->name), cuda_type(buffer->dtype), slot.offset,
                                   buffer->name, dtype_name(buffer->dtype), shape, how));

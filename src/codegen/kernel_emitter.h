@@ -16,9 +16,13 @@
 #include <string>
 #include <vector>
 
+namespace tlc::schedule {
+struct SpreadChunks;  // schedule/parallel_chunks.h
+}
+
 namespace tlc::codegen {
 
-struct SpreadChunks;  // parallel_chunks.h
+using schedule::SpreadChunks;
 
 // The layouts infer-layouts chose; codegen only reads them.
 using ir::FragmentLayout;
@@ -148,7 +152,7 @@ private:
     // The chunk slot `slot` of a fragment falls in, when its chunks tile the last axis
     // (`first_of_chunk`: the caller's slot is a chunk's first, a multiple of the width).
     std::optional<SlotChunk> slot_chunk(const ir::Buffer& frag, const std::string& slot, bool first_of_chunk = false) const;
-    // A round-robin loop whose threads take chunks of consecutive iterations (parallel_chunks.h);
+    // A round-robin loop whose threads take chunks of consecutive iterations (schedule/parallel_chunks.h);
     // reports the stores to global memory left one element per access. Returns false, emitting no
     // code, when the loop runs one iteration at a time.
     bool emit_chunked_spread(const ir::For& f, const std::vector<int64_t>& extents, ElementContext& ctx,
@@ -159,7 +163,13 @@ private:
     struct ChunkStore {
         std::string type, first, registers, written;
         int64_t run = 0;
+        std::vector<std::string> swizzled_indices;  // the first element's, for a tile with swizzled units (else empty)
+        const ir::Buffer* buffer = nullptr;
     };
+    // Whether `b` is a shared tile whose 16-byte units are XOR-swizzled (schedule/column_walks.h).
+    bool xor_swizzled(const ir::Buffer& b) const;
+    void emit_swizzled_chunk(const ir::Buffer& b, std::vector<std::string> idx, int64_t run, const std::string& pattern,
+                             const std::string& registers);
     std::vector<ChunkStore> emit_chunk_loads(const ir::For& f, const SpreadChunks& plan, const std::string& start,
                                              const std::string& offset, ElementContext& ctx);
     void emit_chunk_stores(const std::vector<ChunkStore>& stores, const std::string& guard);

@@ -385,8 +385,7 @@ public:
         for (const Buffer* b : p.order) {
             const SharedSlot& slot = p.buffers.at(b);
             line(0, fmt::format("//   {} @ {}: {}, {}", b->name, slot.offset, type(*b),
-                                slot.swizzled ? fmt::format("{} stages, {}-byte swizzled", slot.stages, slot.swizzle_bytes())
-                                              : fmt::format("row pitch {}", slot.row_pitch)));
+                                print_slot_layout(slot)));
         }
         if (p.scratch_bytes > 0) {
             line(0, fmt::format("//   scratch @ {}: {} bytes (largest use: {})", p.scratch_offset, p.scratch_bytes,
@@ -555,6 +554,13 @@ std::string print_module(const Module& module) {
         p.program(program);
     }
     return p.out;
+}
+
+std::string print_slot_layout(const SharedSlot& slot) {
+    if (slot.swizzled) return fmt::format("{} stages, {}-byte swizzled", slot.stages, slot.swizzle_bytes());
+    if (slot.xor_rows > 0)
+        return fmt::format("row pitch {}, 16-byte units XOR-swizzled by (row + row / {}) % {}", slot.row_pitch, slot.xor_rows, slot.xor_keys);
+    return fmt::format("row pitch {}", slot.row_pitch);
 }
 
 } // namespace tlc::ir

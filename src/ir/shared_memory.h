@@ -18,7 +18,9 @@ struct Stmt;
 
 // A shared tile's place. A tile loaded by the warp-specialized loop's TMA ring holds `stages`
 // unpadded copies in a swizzled layout (128-, 64- or 32-byte, by its row's bytes); any other tile
-// is one copy whose rows may be padded against bank conflicts.
+// is one copy whose rows may be padded against bank conflicts, or, for a tile that chunked
+// `parallel` loops read down its columns, unpadded with its 16-byte units XOR-swizzled: unit u of
+// row r lies at unit u ^ ((r + r / xor_rows) % xor_keys) of the row (schedule/column_walks.h).
 struct SharedSlot {
     int64_t offset = 0;    // bytes from the start of the dynamic shared memory
     int64_t rows = 1;      // elements / last extent
@@ -27,6 +29,9 @@ struct SharedSlot {
     int elem_bytes = 1;
     int stages = 1;
     bool swizzled = false; // TMA's swizzle (stage bases 1024-byte aligned)
+    int64_t xor_rows = 0;  // > 0: the XOR swizzle of 16-byte units, keyed by row + row / xor_rows
+    int64_t xor_keys = 0;  // ... modulo xor_keys (a power of two that divides the row's units)
+    int64_t xor_unit() const { return 16 / elem_bytes; } // elements per 16-byte unit
     int64_t stage_bytes() const { return rows * row_pitch * elem_bytes; }
     // The swizzle width in bytes (ir/dtype.h swizzle_bytes_of_row), 0 when not swizzled.
     int64_t swizzle_bytes() const { return swizzled ? swizzle_bytes_of_row(cols * elem_bytes) : 0; }
@@ -60,6 +65,9 @@ struct SharedMemoryPlan {
     std::map<const Buffer*, SharedSlot> buffers;
     std::vector<const Buffer*> order;           // allocation order, for deterministic output
     std::map<const Stmt*, ScratchUse> scratch;  // every lowering that communicates through scratch
+    // Tiles read down their columns by a chunked loop that keep padded rows, and why (a remark
+    // when the loop then runs one element at a time).
+    std::map<const Buffer*, std::string> unswizzled_column_walks;
     int64_t scratch_offset = 0;
     int64_t scratch_bytes = 0;                  // the largest use
     const Stmt* largest_scratch_use = nullptr;  // its statement (the first in program order)

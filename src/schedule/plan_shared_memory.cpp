@@ -1,6 +1,7 @@
 // Pass `plan-shared-memory` (see plan_shared_memory.h): one layout of the dynamic shared memory.
 #include "schedule/plan_shared_memory.h"
 
+#include "schedule/column_walks.h"
 #include "schedule/infer_layouts.h"
 #include "schedule/verify_mbarriers.h"
 
@@ -141,6 +142,9 @@ ir::SharedMemoryPlan compute_shared_memory_plan(const ir::Kernel& kernel) {
         kernel.warp_specialization.enabled ? ir::warp_specialized_loop(kernel) : nullptr;
     auto loaded_by_tma = [&](const ir::Buffer& b) { return ws_loop && ws_loop->loads_into(&b); };
     const WgmmaPath wgmma_path(kernel);
+    const ColumnWalkPlan column_walks =
+        plan_column_walks(kernel, [&](const ir::Buffer& b) { return loaded_by_tma(b) || (ws_loop && ws_loop->loads_once(&b)); });
+    plan.unswizzled_column_walks = column_walks.blocked;
     int64_t offset = 0;
     std::function<void(const ir::StmtPtr&)> visit = [&](const ir::StmtPtr& s) {
         if (!s) return;
@@ -156,6 +160,11 @@ ir::SharedMemoryPlan compute_shared_memory_plan(const ir::Kernel& kernel) {
                 slot.stages = loaded_by_tma(b) ? ws_loop->stages_of(&b) : 1;
                 slot.swizzled = true;
                 offset = align_up(offset, 1024);
+            } else if (auto walked = column_walks.swizzle_rows.find(&b); walked != column_walks.swizzle_rows.end()) {
+                // Read down its columns by chunks of rows: unpadded, its 16-byte units swizzled.
+                slot.xor_rows = walked->second;
+                slot.xor_keys = column_walk_keys(slot.cols, slot.elem_bytes);
+                offset = align_up(offset, 128);
             } else {
                 // Rows of an even number of 16-byte units get 16 bytes of padding: the 8 rows an
                 // ldmatrix (or a column walk) touches then start in 8 different 16-byte bank groups.

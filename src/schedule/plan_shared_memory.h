@@ -4,11 +4,12 @@
 //
 // Precondition: the kernel is scheduled (pipelines and barriers in place, warp roles decided).
 // Postcondition: `shared_memory.planned`; every shared tile has a slot (128-byte aligned; rows of
-// an even number of 16-byte units padded by 16 bytes; tiles of the warp-specialized TMA ring hold
-// `stages` swizzled copies at 1024-byte boundaries); every lowering that exchanges data between
-// threads through shared memory (block reductions, cumsum, fragment relayout, gemm operands that
-// are not shared tiles) has its scratch use recorded; the total is checked against the target's
-// per-block limit (an error diagnostic, not a failed launch).
+// an even number of 16-byte units padded by 16 bytes, or, for a tile that chunked loops read down
+// its columns, unpadded with XOR-swizzled 16-byte units (column_walks.h); tiles of the
+// warp-specialized TMA ring hold `stages` swizzled copies at 1024-byte boundaries); every lowering
+// that exchanges data between threads through shared memory (block reductions, cumsum, fragment
+// relayout, gemm operands that are not shared tiles) has its scratch use recorded; the total is
+// checked against the target's per-block limit (an error diagnostic, not a failed launch).
 //
 //   fragment a: f16[64, 64]; shared b: f16[64, 64]; gemm(a, b, acc);
 //     =>  b @ 0 (pitch 72), scratch @ 9216: gemm staging of `a` [64 x 64], pitch 72 (9216 bytes)

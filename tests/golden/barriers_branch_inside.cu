@@ -8,7 +8,7 @@
 namespace {
 
 // kernel transpose_if  (barriers_branch_inside.tl:7)
-// 256 threads per block, 17408 bytes of shared memory
+// 256 threads per block, 16384 bytes of shared memory
 __global__ void __launch_bounds__(256) transpose_if_kernel(
         const float* __restrict__ A,
         float* __restrict__ B,
@@ -17,14 +17,14 @@ __global__ void __launch_bounds__(256) transpose_if_kernel(
 {
     const int tl_tid = tl::thread_index<256>();
     extern __shared__ __align__(128) unsigned char tl_smem[];
-    float* s = reinterpret_cast<float*>(tl_smem + 0);  // shared s: f32[64, 64], row pitch 68
+    float* s = reinterpret_cast<float*>(tl_smem + 0);  // shared s: f32[64, 64], row pitch 64, 16-byte units XOR-swizzled by (row + row / 4) % 8
     if (int(blockIdx.y) * 64 < M) {
         // copy(A[block.y * 64 +: 64, block.x * 64 +: 64], s);  (barriers_branch_inside.tl:12)
         #pragma unroll
         for (int tl_i1 = 0; tl_i1 < 4; ++tl_i1) {
             const int tl_chunk0 = tl_tid + tl_i1 * 256;
             const float* tl_src2 = &A[int64_t((int(blockIdx.y) * 64) + ((tl_chunk0 * 4) / 64)) * N + ((int(blockIdx.x) * 64) + ((tl_chunk0 * 4) % 64))];
-            float* tl_dst3 = &s[((tl_chunk0 * 4) / 64) * 68 + ((tl_chunk0 * 4) % 64)];
+            float* tl_dst3 = &s[((tl_chunk0 * 4) / 64) * 64 + tl::xor_swizzled_column<4, 8, 4>((tl_chunk0 * 4) / 64, (tl_chunk0 * 4) % 64)];
             if (tl::in_bounds((int(blockIdx.y) * 64) + ((tl_chunk0 * 4) / 64), M) && tl::in_bounds((int(blockIdx.x) * 64) + ((tl_chunk0 * 4) % 64), N) && tl::in_bounds((int(blockIdx.y) * 64) + ((tl_chunk0 * 4) / 64), M) && tl::in_bounds(((int(blockIdx.x) * 64) + ((tl_chunk0 * 4) % 64)) + 3, N) && tl::is_aligned(tl_src2, 16) && tl::is_aligned(tl_dst3, 16)) {
                 float tl_vec4[4];
                 tl::load_vector<float, 4>(tl_vec4, tl_src2);
@@ -32,21 +32,29 @@ __global__ void __launch_bounds__(256) transpose_if_kernel(
             } else {
                 #pragma unroll
                 for (int tl_v = 0; tl_v < 4; ++tl_v) {
-                    s[((tl_chunk0 * 4 + tl_v) / 64) * 68 + ((tl_chunk0 * 4 + tl_v) % 64)] = tl::in_bounds((int(blockIdx.y) * 64) + ((tl_chunk0 * 4 + tl_v) / 64), M) && tl::in_bounds((int(blockIdx.x) * 64) + ((tl_chunk0 * 4 + tl_v) % 64), N) ? A[int64_t((int(blockIdx.y) * 64) + ((tl_chunk0 * 4 + tl_v) / 64)) * N + ((int(blockIdx.x) * 64) + ((tl_chunk0 * 4 + tl_v) % 64))] : 0.0f;
+                    s[((tl_chunk0 * 4 + tl_v) / 64) * 64 + tl::xor_swizzled_column<4, 8, 4>((tl_chunk0 * 4 + tl_v) / 64, (tl_chunk0 * 4 + tl_v) % 64)] = tl::in_bounds((int(blockIdx.y) * 64) + ((tl_chunk0 * 4 + tl_v) / 64), M) && tl::in_bounds((int(blockIdx.x) * 64) + ((tl_chunk0 * 4 + tl_v) % 64), N) ? A[int64_t((int(blockIdx.y) * 64) + ((tl_chunk0 * 4 + tl_v) / 64)) * N + ((int(blockIdx.x) * 64) + ((tl_chunk0 * 4 + tl_v) % 64))] : 0.0f;
                 }
             }
         }
         __syncthreads();  // RAW on `s`
         // for i, j in parallel(64, 64) {  (barriers_branch_inside.tl:13)
-        // for i, j in parallel(64, 64): iterations dealt round-robin to the threads
+        // for i, j in parallel(64, 64): iterations dealt round-robin to the threads, 4 consecutive `j` at a time
         #pragma unroll
-        for (int tl_i6 = 0; tl_i6 < 16; ++tl_i6) {
+        for (int tl_i6 = 0; tl_i6 < 4; ++tl_i6) {
             const int tl_e5 = tl_tid + tl_i6 * 256;
-            const int i = tl_e5 / 64;
-            const int j = tl_e5 % 64;
-            if (int(blockIdx.x) * 64 + i < N && int(blockIdx.y) * 64 + j < M) {
-                B[int64_t(int(blockIdx.x) * 64 + i) * M + (int(blockIdx.y) * 64 + j)] = s[j * 68 + i];
+            const int tl_c7 = (tl_e5 % 16) * 4;  // the chunk's first `j`
+            const int i = tl_e5 / 16;
+            float tl_gathered9[4];
+            unsigned tl_written10 = 0u;  // the elements stored
+            #pragma unroll
+            for (int tl_o8 = 0; tl_o8 < 4; ++tl_o8) {
+                [[maybe_unused]] const int j = tl_c7 + tl_o8;
+                if (int(blockIdx.x) * 64 + i < N && int(blockIdx.y) * 64 + j < M) {
+                    tl_gathered9[tl_o8] = s[j * 64 + tl::xor_swizzled_column<4, 8, 4>(j, i)];
+                    tl_written10 |= 1u << tl_o8;
+                }
             }
+            tl::store_chunk<float, 4>(&B[int64_t(int(blockIdx.x) * 64 + i) * M + (int(blockIdx.y) * 64 + tl_c7)], tl_gathered9, tl_written10);
         }
     }
 }
@@ -72,7 +80,7 @@ cudaError_t transpose_if(const float* A, float* B, int64_t M, int64_t N, cudaStr
         return tl_err;
     }();
     if (tl_attributes != cudaSuccess) return tl::host::record(tl_attributes, tl_name, "setting the shared-memory attributes");
-    ::transpose_if_kernel<<<dim3(unsigned(tl_grid_x), unsigned(tl_grid_y), unsigned(tl_grid_z)), 256, 17408, stream>>>(A, B, static_cast<int32_t>(M), static_cast<int32_t>(N));
+    ::transpose_if_kernel<<<dim3(unsigned(tl_grid_x), unsigned(tl_grid_y), unsigned(tl_grid_z)), 256, 16384, stream>>>(A, B, static_cast<int32_t>(M), static_cast<int32_t>(N));
     return tl::host::record(cudaGetLastError(), tl_name, "launch");
 }
 

@@ -7,8 +7,8 @@
 
 namespace {
 
-// kernel transpose  (codegen_transpose.tl:7)
-// 256 threads per block, 4608 bytes of shared memory
+// kernel transpose  (codegen_transpose.tl:8)
+// 256 threads per block, 4096 bytes of shared memory
 __global__ void __launch_bounds__(256) transpose_kernel(
         const float* __restrict__ A,
         float* __restrict__ B,
@@ -17,15 +17,15 @@ __global__ void __launch_bounds__(256) transpose_kernel(
 {
     const int tl_tid = tl::thread_index<256>();
     extern __shared__ __align__(128) unsigned char tl_smem[];
-    float* tile = reinterpret_cast<float*>(tl_smem + 0);  // shared tile: f32[32, 32], row pitch 36
+    float* tile = reinterpret_cast<float*>(tl_smem + 0);  // shared tile: f32[32, 32], row pitch 32, 16-byte units XOR-swizzled by (row + row / 4) % 8
     const int32_t r0 = int(blockIdx.y) * 32;
     const int32_t c0 = int(blockIdx.x) * 32;
-    // copy(A[r0 +: 32, c0 +: 32], tile);  (codegen_transpose.tl:13)
+    // copy(A[r0 +: 32, c0 +: 32], tile);  (codegen_transpose.tl:14)
     #pragma unroll
     for (int tl_i1 = 0; tl_i1 < 1; ++tl_i1) {
         const int tl_chunk0 = tl_tid + tl_i1 * 256;
         const float* tl_src2 = &A[int64_t(r0 + ((tl_chunk0 * 4) / 32)) * N + (c0 + ((tl_chunk0 * 4) % 32))];
-        float* tl_dst3 = &tile[((tl_chunk0 * 4) / 32) * 36 + ((tl_chunk0 * 4) % 32)];
+        float* tl_dst3 = &tile[((tl_chunk0 * 4) / 32) * 32 + tl::xor_swizzled_column<4, 8, 4>((tl_chunk0 * 4) / 32, (tl_chunk0 * 4) % 32)];
         if (tl::in_bounds(r0 + ((tl_chunk0 * 4) / 32), M) && tl::in_bounds(c0 + ((tl_chunk0 * 4) % 32), N) && tl::in_bounds(r0 + ((tl_chunk0 * 4) / 32), M) && tl::in_bounds((c0 + ((tl_chunk0 * 4) % 32)) + 3, N) && tl::is_aligned(tl_src2, 16) && tl::is_aligned(tl_dst3, 16)) {
             float tl_vec4[4];
             tl::load_vector<float, 4>(tl_vec4, tl_src2);
@@ -33,21 +33,29 @@ __global__ void __launch_bounds__(256) transpose_kernel(
         } else {
             #pragma unroll
             for (int tl_v = 0; tl_v < 4; ++tl_v) {
-                tile[((tl_chunk0 * 4 + tl_v) / 32) * 36 + ((tl_chunk0 * 4 + tl_v) % 32)] = tl::in_bounds(r0 + ((tl_chunk0 * 4 + tl_v) / 32), M) && tl::in_bounds(c0 + ((tl_chunk0 * 4 + tl_v) % 32), N) ? A[int64_t(r0 + ((tl_chunk0 * 4 + tl_v) / 32)) * N + (c0 + ((tl_chunk0 * 4 + tl_v) % 32))] : 0.0f;
+                tile[((tl_chunk0 * 4 + tl_v) / 32) * 32 + tl::xor_swizzled_column<4, 8, 4>((tl_chunk0 * 4 + tl_v) / 32, (tl_chunk0 * 4 + tl_v) % 32)] = tl::in_bounds(r0 + ((tl_chunk0 * 4 + tl_v) / 32), M) && tl::in_bounds(c0 + ((tl_chunk0 * 4 + tl_v) % 32), N) ? A[int64_t(r0 + ((tl_chunk0 * 4 + tl_v) / 32)) * N + (c0 + ((tl_chunk0 * 4 + tl_v) % 32))] : 0.0f;
             }
         }
     }
     __syncthreads();  // RAW on `tile`
-    // for i, j in parallel(32, 32) {  (codegen_transpose.tl:14)
-    // for i, j in parallel(32, 32): iterations dealt round-robin to the threads
+    // for i, j in parallel(32, 32) {  (codegen_transpose.tl:15)
+    // for i, j in parallel(32, 32): iterations dealt round-robin to the threads, 4 consecutive `j` at a time
     #pragma unroll
-    for (int tl_i6 = 0; tl_i6 < 4; ++tl_i6) {
+    for (int tl_i6 = 0; tl_i6 < 1; ++tl_i6) {
         const int tl_e5 = tl_tid + tl_i6 * 256;
-        const int i = tl_e5 / 32;
-        const int j = tl_e5 % 32;
-        if (c0 + i < N && r0 + j < M) {
-            B[int64_t(c0 + i) * M + (r0 + j)] = tile[j * 36 + i];
+        const int tl_c7 = (tl_e5 % 8) * 4;  // the chunk's first `j`
+        const int i = tl_e5 / 8;
+        float tl_gathered9[4];
+        unsigned tl_written10 = 0u;  // the elements stored
+        #pragma unroll
+        for (int tl_o8 = 0; tl_o8 < 4; ++tl_o8) {
+            [[maybe_unused]] const int j = tl_c7 + tl_o8;
+            if (c0 + i < N && r0 + j < M) {
+                tl_gathered9[tl_o8] = tile[j * 32 + tl::xor_swizzled_column<4, 8, 4>(j, i)];
+                tl_written10 |= 1u << tl_o8;
+            }
         }
+        tl::store_chunk<float, 4>(&B[int64_t(c0 + i) * M + (r0 + tl_c7)], tl_gathered9, tl_written10);
     }
 }
 
@@ -72,7 +80,7 @@ cudaError_t transpose(const float* A, float* B, int64_t M, int64_t N, cudaStream
         return tl_err;
     }();
     if (tl_attributes != cudaSuccess) return tl::host::record(tl_attributes, tl_name, "setting the shared-memory attributes");
-    ::transpose_kernel<<<dim3(unsigned(tl_grid_x), unsigned(tl_grid_y), unsigned(tl_grid_z)), 256, 4608, stream>>>(A, B, static_cast<int32_t>(M), static_cast<int32_t>(N));
+    ::transpose_kernel<<<dim3(unsigned(tl_grid_x), unsigned(tl_grid_y), unsigned(tl_grid_z)), 256, 4096, stream>>>(A, B, static_cast<int32_t>(M), static_cast<int32_t>(N));
     return tl::host::record(cudaGetLastError(), tl_name, "launch");
 }
 

@@ -8,7 +8,7 @@
 namespace {
 
 // kernel gemm_relu_t  (verify_barriers.tl:9)
-// 128 threads per block, 46592 bytes of shared memory
+// 128 threads per block, 45568 bytes of shared memory
 __global__ void __launch_bounds__(128) gemm_relu_t_kernel(
         const tl::f16* __restrict__ A,
         const tl::f16* __restrict__ B,
@@ -22,7 +22,7 @@ __global__ void __launch_bounds__(128) gemm_relu_t_kernel(
     extern __shared__ __align__(128) unsigned char tl_smem[];
     tl::f16* a = reinterpret_cast<tl::f16*>(tl_smem + 0);  // shared a: f16[3, 64, 32], row pitch 40
     tl::f16* b = reinterpret_cast<tl::f16*>(tl_smem + 15360);  // shared b: f16[3, 32, 64], row pitch 72
-    float* c = reinterpret_cast<float*>(tl_smem + 29184);  // shared c: f32[64, 64], row pitch 68
+    float* c = reinterpret_cast<float*>(tl_smem + 29184);  // shared c: f32[64, 64], row pitch 64, 16-byte units XOR-swizzled by (row + row / 4) % 8
     float acc[acc_layout::kSlots];  // fragment acc: f32[64, 64]
     #pragma unroll
     for (int tl_i = 0; tl_i < acc_layout::kSlots; ++tl_i) acc[tl_i] = 0.0f;
@@ -183,7 +183,7 @@ __global__ void __launch_bounds__(128) gemm_relu_t_kernel(
     // copy(acc, c);  (verify_barriers.tl:22)
     #pragma unroll
     for (int tl_chunk42 = 0; tl_chunk42 < acc_layout::kSlots; tl_chunk42 += 2) {
-        float* tl_ptr43 = &c[(acc_layout::row(tl_tid, tl_chunk42)) * 68 + (acc_layout::col(tl_tid, tl_chunk42))];
+        float* tl_ptr43 = &c[(acc_layout::row(tl_tid, tl_chunk42)) * 64 + tl::xor_swizzled_column<4, 8, 4>(acc_layout::row(tl_tid, tl_chunk42), acc_layout::col(tl_tid, tl_chunk42))];
         {
             float tl_vec44[2];
             #pragma unroll
@@ -193,15 +193,23 @@ __global__ void __launch_bounds__(128) gemm_relu_t_kernel(
     }
     __syncthreads();  // RAW on `c`
     // for i, j in parallel(64, 64) {  (verify_barriers.tl:23)
-    // for i, j in parallel(64, 64): iterations dealt round-robin to the threads
+    // for i, j in parallel(64, 64): iterations dealt round-robin to the threads, 4 consecutive `j` at a time
     #pragma unroll
-    for (int tl_i46 = 0; tl_i46 < 32; ++tl_i46) {
+    for (int tl_i46 = 0; tl_i46 < 8; ++tl_i46) {
         const int tl_e45 = tl_tid + tl_i46 * 128;
-        const int i = tl_e45 / 64;
-        const int j = tl_e45 % 64;
-        if (int(blockIdx.x) * 64 + i < N && int(blockIdx.y) * 64 + j < M) {
-            C[int64_t(int(blockIdx.x) * 64 + i) * M + (int(blockIdx.y) * 64 + j)] = tl::max(c[j * 68 + i], 0.0f);
+        const int tl_c47 = (tl_e45 % 16) * 4;  // the chunk's first `j`
+        const int i = tl_e45 / 16;
+        float tl_gathered49[4];
+        unsigned tl_written50 = 0u;  // the elements stored
+        #pragma unroll
+        for (int tl_o48 = 0; tl_o48 < 4; ++tl_o48) {
+            [[maybe_unused]] const int j = tl_c47 + tl_o48;
+            if (int(blockIdx.x) * 64 + i < N && int(blockIdx.y) * 64 + j < M) {
+                tl_gathered49[tl_o48] = tl::max(c[j * 64 + tl::xor_swizzled_column<4, 8, 4>(j, i)], 0.0f);
+                tl_written50 |= 1u << tl_o48;
+            }
         }
+        tl::store_chunk<float, 4>(&C[int64_t(int(blockIdx.x) * 64 + i) * M + (int(blockIdx.y) * 64 + tl_c47)], tl_gathered49, tl_written50);
     }
 }
 
@@ -228,7 +236,7 @@ cudaError_t gemm_relu_t(const __half* A, const __half* B, float* C, int64_t M, i
         return tl_err;
     }();
     if (tl_attributes != cudaSuccess) return tl::host::record(tl_attributes, tl_name, "setting the shared-memory attributes");
-    ::gemm_relu_t_kernel<<<dim3(unsigned(tl_grid_x), unsigned(tl_grid_y), unsigned(tl_grid_z)), 128, 46592, stream>>>(A, B, C, static_cast<int32_t>(M), static_cast<int32_t>(K), static_cast<int32_t>(N));
+    ::gemm_relu_t_kernel<<<dim3(unsigned(tl_grid_x), unsigned(tl_grid_y), unsigned(tl_grid_z)), 128, 45568, stream>>>(A, B, C, static_cast<int32_t>(M), static_cast<int32_t>(K), static_cast<int32_t>(N));
     return tl::host::record(cudaGetLastError(), tl_name, "launch");
 }
 

@@ -88,6 +88,7 @@ wgmma_shapes|tests/gpu/wgmma_shapes|.|-|-
 wgmma_trips|tests/gpu/wgmma_trips|.|-|-
 bounded_extents|tests/gpu/bounded_extents|.|-|-
 spread_chunks|tests/gpu/spread_chunks|.|-|-
+column_walks|tests/gpu/column_walks|.|-|-
 "
 TLC_GPU_ARCHS="sm_90a sm_80"
 

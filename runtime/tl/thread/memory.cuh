@@ -46,6 +46,17 @@ template <typename I> __device__ __forceinline__ int gather_index(const I* idx, 
     return v >= 0 && v <= 0x7fffffff ? static_cast<int>(v) : -1;
 }
 
+// Column `c` of row `r` of a shared tile whose 16-byte units (UNIT elements each) are XOR-swizzled
+// by row: unit u of row r lies at unit u ^ ((r + r / ROWS) % KEYS). Any 8 rows ROWS apart (a column
+// read in chunks of ROWS rows) and any 8 consecutive rows from a multiple of 8 (a warp's fragment
+// store) then use different keys. ROWS, KEYS and UNIT are powers of two and KEYS divides the row's
+// units, so the column stays in its row and a unit's elements stay consecutive (16-byte vectors
+// within a unit are unchanged).
+template <int ROWS, int KEYS, int UNIT> __host__ __device__ __forceinline__ int xor_swizzled_column(int r, int c) {
+    const unsigned row = static_cast<unsigned>(r);
+    return c ^ static_cast<int>((row + row / ROWS) % KEYS * UNIT);
+}
+
 template <typename T> __host__ __device__ __forceinline__ bool is_aligned(const T* p, int bytes) {
     return (reinterpret_cast<uintptr_t>(p) & (bytes - 1)) == 0;
 }

@@ -5,11 +5,12 @@
 
 #include "ir/ir.h"
 
+#include <functional>
 #include <map>
 #include <string>
 #include <vector>
 
-namespace tlc::codegen {
+namespace tlc::schedule {
 
 // Reads of shared memory that can be loaded a chunk at a time with no bounds test: indexed by the
 // loop's last variable (plus an offset its chunk shares) on the buffer's last axis and, on every
@@ -51,13 +52,36 @@ struct SpreadChunks {
     std::vector<ChunkGroup> groups;             // loaded inside the tensor's bounds (0 outside), or stored
     // The stores to global memory made one element per access, each with why (a remark).
     std::vector<std::pair<const ir::Store*, ScalarAccess>> scalar_stores;
+    // Shared tiles read down their columns along the chunks (`tile[j, i]` in a loop chunked along
+    // `j`, a transpose): a warp's lanes read rows `width` apart at once, which is a bank conflict
+    // unless the tile's 16-byte units are XOR-swizzled by `row / width` (schedule/column_walks.h).
+    std::vector<const ir::Buffer*> column_walks;
 };
+
+// Whether a shared tile read down its columns serves chunks of `width` rows without bank
+// conflicts: "" when it does (its units are swizzled by `row / width`), else why not.
+using ColumnWalkCheck = std::function<std::string(const ir::Buffer& tile, int64_t width)>;
 
 // Plans the chunks of a round-robin loop of `threads` threads over `extents`: the widest chunk
 // (16 bytes of the narrowest group's run per iteration, at most) that divides the last extent and
 // still gives every thread a chunk. With `fixed_width` (a loop over a fragment whose layout gives
 // each thread chunks of that many consecutive columns) the chunks are that wide, and no store is
 // reported.
-SpreadChunks plan_spread_chunks(const ir::For& f, const std::vector<int64_t>& extents, int threads, int64_t fixed_width = 0);
+// A loop that reads a shared tile down its columns is chunked only where `column_walk` allows it
+// (the loop runs one element at a time otherwise, with the reason in `scalar_stores`); without
+// `column_walk` every such read is allowed and listed in `column_walks` (how the shared memory
+// planner finds the tiles to swizzle).
+SpreadChunks plan_spread_chunks(const ir::For& f, const std::vector<int64_t>& extents, int threads, int64_t fixed_width = 0,
+                                const ColumnWalkCheck& column_walk = {});
 
-} // namespace tlc::codegen
+// What a `parallel` loop's body touches that decides how its iterations are dealt: the first
+// distributed fragment it reads or writes at exactly the loop's variables (the loop then runs over
+// that fragment's layout), and the first replicated fragment it writes. With neither, and no
+// anchor from infer-layouts, the iterations are dealt round-robin to the threads.
+struct ParallelLoopUses {
+    const ir::Buffer* distributed = nullptr;
+    const ir::Buffer* replicated_write = nullptr;
+};
+ParallelLoopUses parallel_loop_uses(const ir::For& f, const std::function<bool(const ir::Buffer&)>& is_distributed);
+
+} // namespace tlc::schedule

@@ -1,6 +1,6 @@
 // Which loads and stores of a `parallel` loop's body can move a chunk of consecutive iterations at
 // a time, and how wide a chunk each thread of a round-robin loop takes (see parallel_chunks.h).
-#include "codegen/parallel_chunks.h"
+#include "schedule/parallel_chunks.h"
 
 #include "ir/dtype.h"
 #include "ir/printer.h"
@@ -14,7 +14,7 @@
 #include <optional>
 #include <set>
 
-namespace tlc::codegen {
+namespace tlc::schedule {
 
 namespace {
 
@@ -137,7 +137,8 @@ bool memory_scope(const ir::Buffer& b) { return b.scope == ir::Scope::Global || 
 
 } // namespace
 
-SpreadChunks plan_spread_chunks(const ir::For& f, const std::vector<int64_t>& extents, int threads, int64_t fixed_width) {
+SpreadChunks plan_spread_chunks(const ir::For& f, const std::vector<int64_t>& extents, int threads, int64_t fixed_width,
+                                const ColumnWalkCheck& column_walk) {
     SpreadChunks plan;
     const ir::Var* last = f.vars.back().get();
     const std::string last_name = last->name;
@@ -336,23 +337,29 @@ SpreadChunks plan_spread_chunks(const ir::For& f, const std::vector<int64_t>& ex
                     fmt::format("make the last extent a multiple of {}", widest)};
     plan.width = any && width >= 2 ? width : 0;
     // A shared tile read down its columns along the chunks (`tile[j, i]` in a loop chunked along
-    // j, a transpose): a warp's chunks read 32 / W rows of the tile at once, rows that share their
-    // banks (8 apart with a 16-byte pad: 8-way conflicts); dealing the chunks along `i` instead
-    // makes each thread store its 16 bytes to another row of the output (half sectors). Both
-    // measured slower than one element at a time (a bf16 transpose: 0.40-0.50x a copy chunked
-    // along `i`, 0.60-0.74x unchunked), so such a loop is not chunked.
+    // j, a transpose): a warp's chunks read 32 / W rows of the tile at once, rows W apart, which
+    // share their banks unless the tile is swizzled for it (padded rows 8 apart start in the same
+    // bank group). Measured on a bf16 transpose: 0.40-0.50x a copy chunked on a padded tile,
+    // 0.60-0.74x one element at a time; chunked on the swizzled tile, 0.96-0.99x in a hand-written
+    // version. Where the tile cannot be swizzled, the loop runs one element at a time.
+    std::set<const ir::Buffer*> walked;
     for (auto& [a, v] : verdicts) {
         if (!plan.width || !a->load || a->load->buffer->scope != ir::Scope::Shared || a->nested) continue;
         const auto& idx = a->load->indices;
         bool down_columns = false;
         for (size_t d = 0; d + 1 < idx.size(); ++d) down_columns |= ir::mentions(ir::substitute(idx[d], lets), last);
         if (!down_columns || ir::mentions(ir::substitute(idx.back(), lets), last)) continue;
-        loop_why = {fmt::format("the loop reads the shared tile `{}` down its columns along `{}`, and chunks of `{}` "
-                                "would read rows that share their banks (one element at a time is faster)",
-                                a->load->buffer->name, last_name, last_name),
+        const ir::Buffer* tile = a->load->buffer.get();
+        if (walked.insert(tile).second) plan.column_walks.push_back(tile);
+        std::string why = column_walk ? column_walk(*tile, plan.width) : "";
+        if (why.empty()) continue;
+        loop_why = {fmt::format("the loop reads the shared tile `{}` down its columns along `{}`, and in chunks of `{}` the rows "
+                                "it reads at once would share their banks: {}",
+                                tile->name, last_name, last_name, why),
                     ""};
         plan.width = 0;
     }
+    if (!plan.width) plan.column_walks.clear();
 
     // A loop too short to give every thread a chunk of two gains nothing from chunks: no remark.
     const bool worth_chunks = n / 2 >= threads;
@@ -366,4 +373,52 @@ SpreadChunks plan_spread_chunks(const ir::For& f, const std::vector<int64_t>& ex
     return plan;
 }
 
-} // namespace tlc::codegen
+ParallelLoopUses parallel_loop_uses(const ir::For& f, const std::function<bool(const ir::Buffer&)>& is_distributed) {
+    ParallelLoopUses uses;
+    // The loop runs over a distributed fragment indexed by exactly its variables; fragments read at
+    // fewer of them (broadcast reads) do not decide how it runs.
+    auto exact = [&](const std::vector<ir::ExprPtr>& indices) {
+        if (indices.size() != f.vars.size()) return false;
+        for (size_t d = 0; d < indices.size(); ++d) {
+            auto* v = indices[d]->as<ir::VarRef>();
+            if (!v || v->var != f.vars[d]) return false;
+        }
+        return true;
+    };
+    std::function<void(const ir::ExprPtr&)> visit_expr = [&](const ir::ExprPtr& e) {
+        if (!e) return;
+        if (auto* l = e->as<ir::Load>()) {
+            if (is_distributed(*l->buffer) && exact(l->indices) && !uses.distributed) uses.distributed = l->buffer.get();
+            for (auto& i : l->indices) visit_expr(i);
+        } else if (auto* u = e->as<ir::Unary>()) visit_expr(u->operand);
+        else if (auto* b = e->as<ir::Binary>()) visit_expr(b->lhs), visit_expr(b->rhs);
+        else if (auto* s = e->as<ir::Select>()) visit_expr(s->cond), visit_expr(s->then_value), visit_expr(s->else_value);
+        else if (auto* c = e->as<ir::Cast>()) visit_expr(c->operand);
+        else if (auto* c = e->as<ir::Call>()) for (auto& a : c->args) visit_expr(a);
+    };
+    std::function<void(const ir::StmtPtr&)> visit = [&](const ir::StmtPtr& s) {
+        if (!s) return;
+        if (auto* st = s->as<ir::Store>()) {
+            if (is_distributed(*st->buffer) && exact(st->indices) && !uses.distributed) uses.distributed = st->buffer.get();
+            if (st->buffer->scope == ir::Scope::Fragment && !is_distributed(*st->buffer) && !uses.replicated_write)
+                uses.replicated_write = st->buffer.get();
+            for (auto& i : st->indices) visit_expr(i);
+            visit_expr(st->value);
+        } else if (auto* seq = s->as<ir::Seq>()) {
+            for (auto& c : seq->stmts) visit(c);
+        } else if (auto* i = s->as<ir::If>()) {
+            visit_expr(i->cond), visit(i->then_body), visit(i->else_body);
+        } else if (auto* fo = s->as<ir::For>()) {
+            for (auto& e : fo->extents) visit_expr(e);
+            visit(fo->body);
+        } else if (auto* l = s->as<ir::LetStmt>()) {
+            visit_expr(l->value);
+        } else if (auto* ev = s->as<ir::Evaluate>()) {
+            visit_expr(ev->value);
+        }
+    };
+    visit(f.body);
+    return uses;
+}
+
+} // namespace tlc::schedule
