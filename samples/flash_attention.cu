@@ -695,7 +695,7 @@ cudaError_t flash_attention(const __half* Q, const __half* K, const __half* V, _
                 cudaError_t tl_err = cudaSuccess;
                 tl_err = cudaFuncSetAttribute(::flash_attention_kernel_sm90, cudaFuncAttributeMaxDynamicSharedMemorySize, 140432);
                 if (tl_err == cudaSuccess)
-                    tl_err = cudaFuncSetAttribute(::flash_attention_kernel_sm90, cudaFuncAttributePreferredSharedMemoryCarveout, cudaSharedmemCarveoutMaxShared);
+                    tl_err = cudaFuncSetAttribute(::flash_attention_kernel_sm90, cudaFuncAttributePreferredSharedMemoryCarveout, tl::host::occupancy_carveout(::flash_attention_kernel_sm90, 128, 140432));
                 return tl_err;
             }();
             if (tl_attributes_sm90 != cudaSuccess) return tl::host::record(tl_attributes_sm90, tl_name, "setting the shared-memory attributes");
@@ -710,7 +710,7 @@ cudaError_t flash_attention(const __half* Q, const __half* K, const __half* V, _
     static const cudaError_t tl_attributes = [] {
         cudaError_t tl_err = cudaSuccess;
         if (tl_err == cudaSuccess)
-            tl_err = cudaFuncSetAttribute(::flash_attention_kernel, cudaFuncAttributePreferredSharedMemoryCarveout, cudaSharedmemCarveoutMaxShared);
+            tl_err = cudaFuncSetAttribute(::flash_attention_kernel, cudaFuncAttributePreferredSharedMemoryCarveout, tl::host::occupancy_carveout(::flash_attention_kernel, 128, 46080));
         return tl_err;
     }();
     if (tl_attributes != cudaSuccess) return tl::host::record(tl_attributes, tl_name, "setting the shared-memory attributes");

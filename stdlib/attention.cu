@@ -1373,7 +1373,7 @@ cudaError_t flash_attention(const __half* Q, const __half* K, const __half* V, _
                 cudaError_t tl_err = cudaSuccess;
                 tl_err = cudaFuncSetAttribute(::flash_attention_kernel_sm90, cudaFuncAttributeMaxDynamicSharedMemorySize, 189536);
                 if (tl_err == cudaSuccess)
-                    tl_err = cudaFuncSetAttribute(::flash_attention_kernel_sm90, cudaFuncAttributePreferredSharedMemoryCarveout, cudaSharedmemCarveoutMaxShared);
+                    tl_err = cudaFuncSetAttribute(::flash_attention_kernel_sm90, cudaFuncAttributePreferredSharedMemoryCarveout, tl::host::occupancy_carveout(::flash_attention_kernel_sm90, 384, 189536));
                 return tl_err;
             }();
             if (tl_attributes_sm90 != cudaSuccess) return tl::host::record(tl_attributes_sm90, tl_name, "setting the shared-memory attributes");
@@ -1388,7 +1388,7 @@ cudaError_t flash_attention(const __half* Q, const __half* K, const __half* V, _
     static const cudaError_t tl_attributes = [] {
         cudaError_t tl_err = cudaSuccess;
         if (tl_err == cudaSuccess)
-            tl_err = cudaFuncSetAttribute(::flash_attention_kernel, cudaFuncAttributePreferredSharedMemoryCarveout, cudaSharedmemCarveoutMaxShared);
+            tl_err = cudaFuncSetAttribute(::flash_attention_kernel, cudaFuncAttributePreferredSharedMemoryCarveout, tl::host::occupancy_carveout(::flash_attention_kernel, 128, 36864));
         return tl_err;
     }();
     if (tl_attributes != cudaSuccess) return tl::host::record(tl_attributes, tl_name, "setting the shared-memory attributes");
@@ -1435,7 +1435,7 @@ cudaError_t flash_attention_gqa(const __half* Q, const __half* K, const __half* 
                 cudaError_t tl_err = cudaSuccess;
                 tl_err = cudaFuncSetAttribute(::flash_attention_gqa_kernel_sm90, cudaFuncAttributeMaxDynamicSharedMemorySize, 189536);
                 if (tl_err == cudaSuccess)
-                    tl_err = cudaFuncSetAttribute(::flash_attention_gqa_kernel_sm90, cudaFuncAttributePreferredSharedMemoryCarveout, cudaSharedmemCarveoutMaxShared);
+                    tl_err = cudaFuncSetAttribute(::flash_attention_gqa_kernel_sm90, cudaFuncAttributePreferredSharedMemoryCarveout, tl::host::occupancy_carveout(::flash_attention_gqa_kernel_sm90, 384, 189536));
                 return tl_err;
             }();
             if (tl_attributes_sm90 != cudaSuccess) return tl::host::record(tl_attributes_sm90, tl_name, "setting the shared-memory attributes");
@@ -1450,7 +1450,7 @@ cudaError_t flash_attention_gqa(const __half* Q, const __half* K, const __half* 
     static const cudaError_t tl_attributes = [] {
         cudaError_t tl_err = cudaSuccess;
         if (tl_err == cudaSuccess)
-            tl_err = cudaFuncSetAttribute(::flash_attention_gqa_kernel, cudaFuncAttributePreferredSharedMemoryCarveout, cudaSharedmemCarveoutMaxShared);
+            tl_err = cudaFuncSetAttribute(::flash_attention_gqa_kernel, cudaFuncAttributePreferredSharedMemoryCarveout, tl::host::occupancy_carveout(::flash_attention_gqa_kernel, 128, 36864));
         return tl_err;
     }();
     if (tl_attributes != cudaSuccess) return tl::host::record(tl_attributes, tl_name, "setting the shared-memory attributes");

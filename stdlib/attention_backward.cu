@@ -1114,7 +1114,7 @@ cudaError_t attention_backward_rows(const __half* Q, const __half* K, const __ha
                 cudaError_t tl_err = cudaSuccess;
                 tl_err = cudaFuncSetAttribute(::attention_backward_rows_kernel_sm90, cudaFuncAttributeMaxDynamicSharedMemorySize, 148624);
                 if (tl_err == cudaSuccess)
-                    tl_err = cudaFuncSetAttribute(::attention_backward_rows_kernel_sm90, cudaFuncAttributePreferredSharedMemoryCarveout, cudaSharedmemCarveoutMaxShared);
+                    tl_err = cudaFuncSetAttribute(::attention_backward_rows_kernel_sm90, cudaFuncAttributePreferredSharedMemoryCarveout, tl::host::occupancy_carveout(::attention_backward_rows_kernel_sm90, 256, 148624));
                 return tl_err;
             }();
             if (tl_attributes_sm90 != cudaSuccess) return tl::host::record(tl_attributes_sm90, tl_name, "setting the shared-memory attributes");
@@ -1130,7 +1130,7 @@ cudaError_t attention_backward_rows(const __half* Q, const __half* K, const __ha
         cudaError_t tl_err = cudaSuccess;
         tl_err = cudaFuncSetAttribute(::attention_backward_rows_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, 55296);
         if (tl_err == cudaSuccess)
-            tl_err = cudaFuncSetAttribute(::attention_backward_rows_kernel, cudaFuncAttributePreferredSharedMemoryCarveout, cudaSharedmemCarveoutMaxShared);
+            tl_err = cudaFuncSetAttribute(::attention_backward_rows_kernel, cudaFuncAttributePreferredSharedMemoryCarveout, tl::host::occupancy_carveout(::attention_backward_rows_kernel, 256, 55296));
         return tl_err;
     }();
     if (tl_attributes != cudaSuccess) return tl::host::record(tl_attributes, tl_name, "setting the shared-memory attributes");
@@ -1160,7 +1160,7 @@ cudaError_t attention_backward_kv(const __half* Q, const __half* K, const __half
         cudaError_t tl_err = cudaSuccess;
         tl_err = cudaFuncSetAttribute(::attention_backward_kv_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, 182528);
         if (tl_err == cudaSuccess)
-            tl_err = cudaFuncSetAttribute(::attention_backward_kv_kernel, cudaFuncAttributePreferredSharedMemoryCarveout, cudaSharedmemCarveoutMaxShared);
+            tl_err = cudaFuncSetAttribute(::attention_backward_kv_kernel, cudaFuncAttributePreferredSharedMemoryCarveout, tl::host::occupancy_carveout(::attention_backward_kv_kernel, 256, 182528));
         return tl_err;
     }();
     if (tl_attributes != cudaSuccess) return tl::host::record(tl_attributes, tl_name, "setting the shared-memory attributes");

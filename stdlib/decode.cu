@@ -2324,7 +2324,7 @@ static cudaError_t flash_decode_split_variant0(const __half* Q, const __half* K,
         cudaError_t tl_err = cudaSuccess;
         tl_err = cudaFuncSetAttribute(::flash_decode_split_kernel_variant0, cudaFuncAttributeMaxDynamicSharedMemorySize, 76288);
         if (tl_err == cudaSuccess)
-            tl_err = cudaFuncSetAttribute(::flash_decode_split_kernel_variant0, cudaFuncAttributePreferredSharedMemoryCarveout, cudaSharedmemCarveoutMaxShared);
+            tl_err = cudaFuncSetAttribute(::flash_decode_split_kernel_variant0, cudaFuncAttributePreferredSharedMemoryCarveout, tl::host::occupancy_carveout(::flash_decode_split_kernel_variant0, 128, 76288));
         return tl_err;
     }();
     if (tl_attributes_variant0 != cudaSuccess) return tl::host::record(tl_attributes_variant0, tl_name, "setting the shared-memory attributes");
@@ -2381,7 +2381,7 @@ static cudaError_t flash_decode_split_variant1(const __half* Q, const __half* K,
         cudaError_t tl_err = cudaSuccess;
         tl_err = cudaFuncSetAttribute(::flash_decode_split_kernel_variant1, cudaFuncAttributeMaxDynamicSharedMemorySize, 87040);
         if (tl_err == cudaSuccess)
-            tl_err = cudaFuncSetAttribute(::flash_decode_split_kernel_variant1, cudaFuncAttributePreferredSharedMemoryCarveout, cudaSharedmemCarveoutMaxShared);
+            tl_err = cudaFuncSetAttribute(::flash_decode_split_kernel_variant1, cudaFuncAttributePreferredSharedMemoryCarveout, tl::host::occupancy_carveout(::flash_decode_split_kernel_variant1, 128, 87040));
         return tl_err;
     }();
     if (tl_attributes_variant1 != cudaSuccess) return tl::host::record(tl_attributes_variant1, tl_name, "setting the shared-memory attributes");
@@ -2417,7 +2417,7 @@ cudaError_t flash_decode_combine(const float* O_part, const float* Lse, __half* 
     static const cudaError_t tl_attributes = [] {
         cudaError_t tl_err = cudaSuccess;
         if (tl_err == cudaSuccess)
-            tl_err = cudaFuncSetAttribute(::flash_decode_combine_kernel, cudaFuncAttributePreferredSharedMemoryCarveout, cudaSharedmemCarveoutMaxShared);
+            tl_err = cudaFuncSetAttribute(::flash_decode_combine_kernel, cudaFuncAttributePreferredSharedMemoryCarveout, tl::host::occupancy_carveout(::flash_decode_combine_kernel, 128, 2048));
         return tl_err;
     }();
     if (tl_attributes != cudaSuccess) return tl::host::record(tl_attributes, tl_name, "setting the shared-memory attributes");
@@ -2474,7 +2474,7 @@ static cudaError_t flash_decode_varlen_flash_decode_split_variant0(const __half*
         cudaError_t tl_err = cudaSuccess;
         tl_err = cudaFuncSetAttribute(::flash_decode_varlen_flash_decode_split_kernel_variant0, cudaFuncAttributeMaxDynamicSharedMemorySize, 76288);
         if (tl_err == cudaSuccess)
-            tl_err = cudaFuncSetAttribute(::flash_decode_varlen_flash_decode_split_kernel_variant0, cudaFuncAttributePreferredSharedMemoryCarveout, cudaSharedmemCarveoutMaxShared);
+            tl_err = cudaFuncSetAttribute(::flash_decode_varlen_flash_decode_split_kernel_variant0, cudaFuncAttributePreferredSharedMemoryCarveout, tl::host::occupancy_carveout(::flash_decode_varlen_flash_decode_split_kernel_variant0, 128, 76288));
         return tl_err;
     }();
     if (tl_attributes_variant0 != cudaSuccess) return tl::host::record(tl_attributes_variant0, tl_name, "setting the shared-memory attributes");
@@ -2531,7 +2531,7 @@ static cudaError_t flash_decode_varlen_flash_decode_split_variant1(const __half*
         cudaError_t tl_err = cudaSuccess;
         tl_err = cudaFuncSetAttribute(::flash_decode_varlen_flash_decode_split_kernel_variant1, cudaFuncAttributeMaxDynamicSharedMemorySize, 87040);
         if (tl_err == cudaSuccess)
-            tl_err = cudaFuncSetAttribute(::flash_decode_varlen_flash_decode_split_kernel_variant1, cudaFuncAttributePreferredSharedMemoryCarveout, cudaSharedmemCarveoutMaxShared);
+            tl_err = cudaFuncSetAttribute(::flash_decode_varlen_flash_decode_split_kernel_variant1, cudaFuncAttributePreferredSharedMemoryCarveout, tl::host::occupancy_carveout(::flash_decode_varlen_flash_decode_split_kernel_variant1, 128, 87040));
         return tl_err;
     }();
     if (tl_attributes_variant1 != cudaSuccess) return tl::host::record(tl_attributes_variant1, tl_name, "setting the shared-memory attributes");
@@ -2595,7 +2595,7 @@ static cudaError_t flash_decode_paged_flash_decode_split_variant0(const __half* 
         cudaError_t tl_err = cudaSuccess;
         tl_err = cudaFuncSetAttribute(::flash_decode_paged_flash_decode_split_kernel_variant0, cudaFuncAttributeMaxDynamicSharedMemorySize, 76288);
         if (tl_err == cudaSuccess)
-            tl_err = cudaFuncSetAttribute(::flash_decode_paged_flash_decode_split_kernel_variant0, cudaFuncAttributePreferredSharedMemoryCarveout, cudaSharedmemCarveoutMaxShared);
+            tl_err = cudaFuncSetAttribute(::flash_decode_paged_flash_decode_split_kernel_variant0, cudaFuncAttributePreferredSharedMemoryCarveout, tl::host::occupancy_carveout(::flash_decode_paged_flash_decode_split_kernel_variant0, 128, 76288));
         return tl_err;
     }();
     if (tl_attributes_variant0 != cudaSuccess) return tl::host::record(tl_attributes_variant0, tl_name, "setting the shared-memory attributes");
@@ -2652,7 +2652,7 @@ static cudaError_t flash_decode_paged_flash_decode_split_variant1(const __half* 
         cudaError_t tl_err = cudaSuccess;
         tl_err = cudaFuncSetAttribute(::flash_decode_paged_flash_decode_split_kernel_variant1, cudaFuncAttributeMaxDynamicSharedMemorySize, 87040);
         if (tl_err == cudaSuccess)
-            tl_err = cudaFuncSetAttribute(::flash_decode_paged_flash_decode_split_kernel_variant1, cudaFuncAttributePreferredSharedMemoryCarveout, cudaSharedmemCarveoutMaxShared);
+            tl_err = cudaFuncSetAttribute(::flash_decode_paged_flash_decode_split_kernel_variant1, cudaFuncAttributePreferredSharedMemoryCarveout, tl::host::occupancy_carveout(::flash_decode_paged_flash_decode_split_kernel_variant1, 128, 87040));
         return tl_err;
     }();
     if (tl_attributes_variant1 != cudaSuccess) return tl::host::record(tl_attributes_variant1, tl_name, "setting the shared-memory attributes");

@@ -2612,7 +2612,7 @@ cudaError_t gemm(const __half* A, const __half* B, __half* C, int64_t M, int64_t
                 cudaError_t tl_err = cudaSuccess;
                 tl_err = cudaFuncSetAttribute(::gemm_kernel_sm90, cudaFuncAttributeMaxDynamicSharedMemorySize, 230464);
                 if (tl_err == cudaSuccess)
-                    tl_err = cudaFuncSetAttribute(::gemm_kernel_sm90, cudaFuncAttributePreferredSharedMemoryCarveout, cudaSharedmemCarveoutMaxShared);
+                    tl_err = cudaFuncSetAttribute(::gemm_kernel_sm90, cudaFuncAttributePreferredSharedMemoryCarveout, tl::host::occupancy_carveout(::gemm_kernel_sm90, 256, 230464));
                 return tl_err;
             }();
             if (tl_attributes_sm90 != cudaSuccess) return tl::host::record(tl_attributes_sm90, tl_name, "setting the shared-memory attributes");
@@ -2628,7 +2628,7 @@ cudaError_t gemm(const __half* A, const __half* B, __half* C, int64_t M, int64_t
         cudaError_t tl_err = cudaSuccess;
         tl_err = cudaFuncSetAttribute(::gemm_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, 107520);
         if (tl_err == cudaSuccess)
-            tl_err = cudaFuncSetAttribute(::gemm_kernel, cudaFuncAttributePreferredSharedMemoryCarveout, cudaSharedmemCarveoutMaxShared);
+            tl_err = cudaFuncSetAttribute(::gemm_kernel, cudaFuncAttributePreferredSharedMemoryCarveout, tl::host::occupancy_carveout(::gemm_kernel, 256, 107520));
         return tl_err;
     }();
     if (tl_attributes != cudaSuccess) return tl::host::record(tl_attributes, tl_name, "setting the shared-memory attributes");
@@ -2666,7 +2666,7 @@ cudaError_t gemm_nt(const __half* A, const __half* B, __half* C, int64_t M, int6
                 cudaError_t tl_err = cudaSuccess;
                 tl_err = cudaFuncSetAttribute(::gemm_nt_kernel_sm90, cudaFuncAttributeMaxDynamicSharedMemorySize, 230464);
                 if (tl_err == cudaSuccess)
-                    tl_err = cudaFuncSetAttribute(::gemm_nt_kernel_sm90, cudaFuncAttributePreferredSharedMemoryCarveout, cudaSharedmemCarveoutMaxShared);
+                    tl_err = cudaFuncSetAttribute(::gemm_nt_kernel_sm90, cudaFuncAttributePreferredSharedMemoryCarveout, tl::host::occupancy_carveout(::gemm_nt_kernel_sm90, 256, 230464));
                 return tl_err;
             }();
             if (tl_attributes_sm90 != cudaSuccess) return tl::host::record(tl_attributes_sm90, tl_name, "setting the shared-memory attributes");
@@ -2682,7 +2682,7 @@ cudaError_t gemm_nt(const __half* A, const __half* B, __half* C, int64_t M, int6
         cudaError_t tl_err = cudaSuccess;
         tl_err = cudaFuncSetAttribute(::gemm_nt_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, 110592);
         if (tl_err == cudaSuccess)
-            tl_err = cudaFuncSetAttribute(::gemm_nt_kernel, cudaFuncAttributePreferredSharedMemoryCarveout, cudaSharedmemCarveoutMaxShared);
+            tl_err = cudaFuncSetAttribute(::gemm_nt_kernel, cudaFuncAttributePreferredSharedMemoryCarveout, tl::host::occupancy_carveout(::gemm_nt_kernel, 256, 110592));
         return tl_err;
     }();
     if (tl_attributes != cudaSuccess) return tl::host::record(tl_attributes, tl_name, "setting the shared-memory attributes");
@@ -2720,7 +2720,7 @@ cudaError_t gemm_scaled(const __half* A, const __half* B, __half* C, float alpha
                 cudaError_t tl_err = cudaSuccess;
                 tl_err = cudaFuncSetAttribute(::gemm_scaled_kernel_sm90, cudaFuncAttributeMaxDynamicSharedMemorySize, 230464);
                 if (tl_err == cudaSuccess)
-                    tl_err = cudaFuncSetAttribute(::gemm_scaled_kernel_sm90, cudaFuncAttributePreferredSharedMemoryCarveout, cudaSharedmemCarveoutMaxShared);
+                    tl_err = cudaFuncSetAttribute(::gemm_scaled_kernel_sm90, cudaFuncAttributePreferredSharedMemoryCarveout, tl::host::occupancy_carveout(::gemm_scaled_kernel_sm90, 256, 230464));
                 return tl_err;
             }();
             if (tl_attributes_sm90 != cudaSuccess) return tl::host::record(tl_attributes_sm90, tl_name, "setting the shared-memory attributes");
@@ -2736,7 +2736,7 @@ cudaError_t gemm_scaled(const __half* A, const __half* B, __half* C, float alpha
         cudaError_t tl_err = cudaSuccess;
         tl_err = cudaFuncSetAttribute(::gemm_scaled_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, 107520);
         if (tl_err == cudaSuccess)
-            tl_err = cudaFuncSetAttribute(::gemm_scaled_kernel, cudaFuncAttributePreferredSharedMemoryCarveout, cudaSharedmemCarveoutMaxShared);
+            tl_err = cudaFuncSetAttribute(::gemm_scaled_kernel, cudaFuncAttributePreferredSharedMemoryCarveout, tl::host::occupancy_carveout(::gemm_scaled_kernel, 256, 107520));
         return tl_err;
     }();
     if (tl_attributes != cudaSuccess) return tl::host::record(tl_attributes, tl_name, "setting the shared-memory attributes");
@@ -2775,7 +2775,7 @@ cudaError_t gemm_bias(const __half* A, const __half* B, const __half* Bias, __ha
                 cudaError_t tl_err = cudaSuccess;
                 tl_err = cudaFuncSetAttribute(::gemm_bias_kernel_sm90, cudaFuncAttributeMaxDynamicSharedMemorySize, 231488);
                 if (tl_err == cudaSuccess)
-                    tl_err = cudaFuncSetAttribute(::gemm_bias_kernel_sm90, cudaFuncAttributePreferredSharedMemoryCarveout, cudaSharedmemCarveoutMaxShared);
+                    tl_err = cudaFuncSetAttribute(::gemm_bias_kernel_sm90, cudaFuncAttributePreferredSharedMemoryCarveout, tl::host::occupancy_carveout(::gemm_bias_kernel_sm90, 256, 231488));
                 return tl_err;
             }();
             if (tl_attributes_sm90 != cudaSuccess) return tl::host::record(tl_attributes_sm90, tl_name, "setting the shared-memory attributes");
@@ -2791,7 +2791,7 @@ cudaError_t gemm_bias(const __half* A, const __half* B, const __half* Bias, __ha
         cudaError_t tl_err = cudaSuccess;
         tl_err = cudaFuncSetAttribute(::gemm_bias_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, 107776);
         if (tl_err == cudaSuccess)
-            tl_err = cudaFuncSetAttribute(::gemm_bias_kernel, cudaFuncAttributePreferredSharedMemoryCarveout, cudaSharedmemCarveoutMaxShared);
+            tl_err = cudaFuncSetAttribute(::gemm_bias_kernel, cudaFuncAttributePreferredSharedMemoryCarveout, tl::host::occupancy_carveout(::gemm_bias_kernel, 256, 107776));
         return tl_err;
     }();
     if (tl_attributes != cudaSuccess) return tl::host::record(tl_attributes, tl_name, "setting the shared-memory attributes");
@@ -2830,7 +2830,7 @@ cudaError_t gemm_bias_gelu(const __half* A, const __half* B, const __half* Bias,
                 cudaError_t tl_err = cudaSuccess;
                 tl_err = cudaFuncSetAttribute(::gemm_bias_gelu_kernel_sm90, cudaFuncAttributeMaxDynamicSharedMemorySize, 231488);
                 if (tl_err == cudaSuccess)
-                    tl_err = cudaFuncSetAttribute(::gemm_bias_gelu_kernel_sm90, cudaFuncAttributePreferredSharedMemoryCarveout, cudaSharedmemCarveoutMaxShared);
+                    tl_err = cudaFuncSetAttribute(::gemm_bias_gelu_kernel_sm90, cudaFuncAttributePreferredSharedMemoryCarveout, tl::host::occupancy_carveout(::gemm_bias_gelu_kernel_sm90, 256, 231488));
                 return tl_err;
             }();
             if (tl_attributes_sm90 != cudaSuccess) return tl::host::record(tl_attributes_sm90, tl_name, "setting the shared-memory attributes");
@@ -2846,7 +2846,7 @@ cudaError_t gemm_bias_gelu(const __half* A, const __half* B, const __half* Bias,
         cudaError_t tl_err = cudaSuccess;
         tl_err = cudaFuncSetAttribute(::gemm_bias_gelu_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, 107776);
         if (tl_err == cudaSuccess)
-            tl_err = cudaFuncSetAttribute(::gemm_bias_gelu_kernel, cudaFuncAttributePreferredSharedMemoryCarveout, cudaSharedmemCarveoutMaxShared);
+            tl_err = cudaFuncSetAttribute(::gemm_bias_gelu_kernel, cudaFuncAttributePreferredSharedMemoryCarveout, tl::host::occupancy_carveout(::gemm_bias_gelu_kernel, 256, 107776));
         return tl_err;
     }();
     if (tl_attributes != cudaSuccess) return tl::host::record(tl_attributes, tl_name, "setting the shared-memory attributes");
@@ -2885,7 +2885,7 @@ cudaError_t gemm_bias_silu(const __half* A, const __half* B, const __half* Bias,
                 cudaError_t tl_err = cudaSuccess;
                 tl_err = cudaFuncSetAttribute(::gemm_bias_silu_kernel_sm90, cudaFuncAttributeMaxDynamicSharedMemorySize, 231488);
                 if (tl_err == cudaSuccess)
-                    tl_err = cudaFuncSetAttribute(::gemm_bias_silu_kernel_sm90, cudaFuncAttributePreferredSharedMemoryCarveout, cudaSharedmemCarveoutMaxShared);
+                    tl_err = cudaFuncSetAttribute(::gemm_bias_silu_kernel_sm90, cudaFuncAttributePreferredSharedMemoryCarveout, tl::host::occupancy_carveout(::gemm_bias_silu_kernel_sm90, 256, 231488));
                 return tl_err;
             }();
             if (tl_attributes_sm90 != cudaSuccess) return tl::host::record(tl_attributes_sm90, tl_name, "setting the shared-memory attributes");
@@ -2901,7 +2901,7 @@ cudaError_t gemm_bias_silu(const __half* A, const __half* B, const __half* Bias,
         cudaError_t tl_err = cudaSuccess;
         tl_err = cudaFuncSetAttribute(::gemm_bias_silu_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, 107776);
         if (tl_err == cudaSuccess)
-            tl_err = cudaFuncSetAttribute(::gemm_bias_silu_kernel, cudaFuncAttributePreferredSharedMemoryCarveout, cudaSharedmemCarveoutMaxShared);
+            tl_err = cudaFuncSetAttribute(::gemm_bias_silu_kernel, cudaFuncAttributePreferredSharedMemoryCarveout, tl::host::occupancy_carveout(::gemm_bias_silu_kernel, 256, 107776));
         return tl_err;
     }();
     if (tl_attributes != cudaSuccess) return tl::host::record(tl_attributes, tl_name, "setting the shared-memory attributes");
@@ -2941,7 +2941,7 @@ cudaError_t gemm_splitk_partial(const __half* A, const __half* B, float* Part, i
                 cudaError_t tl_err = cudaSuccess;
                 tl_err = cudaFuncSetAttribute(::gemm_splitk_partial_kernel_sm90, cudaFuncAttributeMaxDynamicSharedMemorySize, 197712);
                 if (tl_err == cudaSuccess)
-                    tl_err = cudaFuncSetAttribute(::gemm_splitk_partial_kernel_sm90, cudaFuncAttributePreferredSharedMemoryCarveout, cudaSharedmemCarveoutMaxShared);
+                    tl_err = cudaFuncSetAttribute(::gemm_splitk_partial_kernel_sm90, cudaFuncAttributePreferredSharedMemoryCarveout, tl::host::occupancy_carveout(::gemm_splitk_partial_kernel_sm90, 256, 197712));
                 return tl_err;
             }();
             if (tl_attributes_sm90 != cudaSuccess) return tl::host::record(tl_attributes_sm90, tl_name, "setting the shared-memory attributes");
@@ -2960,7 +2960,7 @@ cudaError_t gemm_splitk_partial(const __half* A, const __half* B, float* Part, i
         cudaError_t tl_err = cudaSuccess;
         tl_err = cudaFuncSetAttribute(::gemm_splitk_partial_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, 107520);
         if (tl_err == cudaSuccess)
-            tl_err = cudaFuncSetAttribute(::gemm_splitk_partial_kernel, cudaFuncAttributePreferredSharedMemoryCarveout, cudaSharedmemCarveoutMaxShared);
+            tl_err = cudaFuncSetAttribute(::gemm_splitk_partial_kernel, cudaFuncAttributePreferredSharedMemoryCarveout, tl::host::occupancy_carveout(::gemm_splitk_partial_kernel, 256, 107520));
         return tl_err;
     }();
     if (tl_attributes != cudaSuccess) return tl::host::record(tl_attributes, tl_name, "setting the shared-memory attributes");
@@ -2983,7 +2983,7 @@ static cudaError_t gemm_splitk_splitk_combine(const float* Part, __half* C, int6
     static const cudaError_t tl_attributes = [] {
         cudaError_t tl_err = cudaSuccess;
         if (tl_err == cudaSuccess)
-            tl_err = cudaFuncSetAttribute(::gemm_splitk_splitk_combine_kernel, cudaFuncAttributePreferredSharedMemoryCarveout, cudaSharedmemCarveoutMaxShared);
+            tl_err = cudaFuncSetAttribute(::gemm_splitk_splitk_combine_kernel, cudaFuncAttributePreferredSharedMemoryCarveout, tl::host::occupancy_carveout(::gemm_splitk_splitk_combine_kernel, 128, 4096));
         return tl_err;
     }();
     if (tl_attributes != cudaSuccess) return tl::host::record(tl_attributes, tl_name, "setting the shared-memory attributes");

@@ -1383,7 +1383,7 @@ cudaError_t moe_count(const int32_t* Ids, int32_t* Counts, int64_t M, int64_t K,
     static const cudaError_t tl_attributes = [] {
         cudaError_t tl_err = cudaSuccess;
         if (tl_err == cudaSuccess)
-            tl_err = cudaFuncSetAttribute(::moe_count_kernel, cudaFuncAttributePreferredSharedMemoryCarveout, cudaSharedmemCarveoutMaxShared);
+            tl_err = cudaFuncSetAttribute(::moe_count_kernel, cudaFuncAttributePreferredSharedMemoryCarveout, tl::host::occupancy_carveout(::moe_count_kernel, 256, 32));
         return tl_err;
     }();
     if (tl_attributes != cudaSuccess) return tl::host::record(tl_attributes, tl_name, "setting the shared-memory attributes");
@@ -1416,7 +1416,7 @@ cudaError_t moe_positions(const int32_t* Ids, const int32_t* Counts, int32_t* Of
     static const cudaError_t tl_attributes = [] {
         cudaError_t tl_err = cudaSuccess;
         if (tl_err == cudaSuccess)
-            tl_err = cudaFuncSetAttribute(::moe_positions_kernel, cudaFuncAttributePreferredSharedMemoryCarveout, cudaSharedmemCarveoutMaxShared);
+            tl_err = cudaFuncSetAttribute(::moe_positions_kernel, cudaFuncAttributePreferredSharedMemoryCarveout, tl::host::occupancy_carveout(::moe_positions_kernel, 256, 9216));
         return tl_err;
     }();
     if (tl_attributes != cudaSuccess) return tl::host::record(tl_attributes, tl_name, "setting the shared-memory attributes");
@@ -1439,7 +1439,7 @@ cudaError_t moe_gather_rows(const __nv_bfloat16* X, const int32_t* Src, __nv_bfl
     static const cudaError_t tl_attributes = [] {
         cudaError_t tl_err = cudaSuccess;
         if (tl_err == cudaSuccess)
-            tl_err = cudaFuncSetAttribute(::moe_gather_rows_kernel, cudaFuncAttributePreferredSharedMemoryCarveout, cudaSharedmemCarveoutMaxShared);
+            tl_err = cudaFuncSetAttribute(::moe_gather_rows_kernel, cudaFuncAttributePreferredSharedMemoryCarveout, tl::host::occupancy_carveout(::moe_gather_rows_kernel, 128, 33280));
         return tl_err;
     }();
     if (tl_attributes != cudaSuccess) return tl::host::record(tl_attributes, tl_name, "setting the shared-memory attributes");
@@ -1485,7 +1485,7 @@ cudaError_t moe_tiles(const int32_t* Offsets, int32_t* TileExpert, int32_t* RowI
     static const cudaError_t tl_attributes = [] {
         cudaError_t tl_err = cudaSuccess;
         if (tl_err == cudaSuccess)
-            tl_err = cudaFuncSetAttribute(::moe_tiles_kernel, cudaFuncAttributePreferredSharedMemoryCarveout, cudaSharedmemCarveoutMaxShared);
+            tl_err = cudaFuncSetAttribute(::moe_tiles_kernel, cudaFuncAttributePreferredSharedMemoryCarveout, tl::host::occupancy_carveout(::moe_tiles_kernel, 256, 32));
         return tl_err;
     }();
     if (tl_attributes != cudaSuccess) return tl::host::record(tl_attributes, tl_name, "setting the shared-memory attributes");
@@ -1513,7 +1513,7 @@ cudaError_t moe_grouped_gemm(const __nv_bfloat16* Xp, const __nv_bfloat16* W, co
         cudaError_t tl_err = cudaSuccess;
         tl_err = cudaFuncSetAttribute(::moe_grouped_gemm_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, 82944);
         if (tl_err == cudaSuccess)
-            tl_err = cudaFuncSetAttribute(::moe_grouped_gemm_kernel, cudaFuncAttributePreferredSharedMemoryCarveout, cudaSharedmemCarveoutMaxShared);
+            tl_err = cudaFuncSetAttribute(::moe_grouped_gemm_kernel, cudaFuncAttributePreferredSharedMemoryCarveout, tl::host::occupancy_carveout(::moe_grouped_gemm_kernel, 128, 82944));
         return tl_err;
     }();
     if (tl_attributes != cudaSuccess) return tl::host::record(tl_attributes, tl_name, "setting the shared-memory attributes");

@@ -11294,7 +11294,7 @@ static cudaError_t layernorm_variant0(const __half* X, const __half* W, const __
     static const cudaError_t tl_attributes_variant0 = [] {
         cudaError_t tl_err = cudaSuccess;
         if (tl_err == cudaSuccess)
-            tl_err = cudaFuncSetAttribute(::layernorm_kernel_variant0, cudaFuncAttributePreferredSharedMemoryCarveout, cudaSharedmemCarveoutMaxShared);
+            tl_err = cudaFuncSetAttribute(::layernorm_kernel_variant0, cudaFuncAttributePreferredSharedMemoryCarveout, tl::host::occupancy_carveout(::layernorm_kernel_variant0, 128, 9232));
         return tl_err;
     }();
     if (tl_attributes_variant0 != cudaSuccess) return tl::host::record(tl_attributes_variant0, tl_name, "setting the shared-memory attributes");
@@ -11318,7 +11318,7 @@ static cudaError_t layernorm_variant1(const __half* X, const __half* W, const __
     static const cudaError_t tl_attributes_variant1 = [] {
         cudaError_t tl_err = cudaSuccess;
         if (tl_err == cudaSuccess)
-            tl_err = cudaFuncSetAttribute(::layernorm_kernel_variant1, cudaFuncAttributePreferredSharedMemoryCarveout, cudaSharedmemCarveoutMaxShared);
+            tl_err = cudaFuncSetAttribute(::layernorm_kernel_variant1, cudaFuncAttributePreferredSharedMemoryCarveout, tl::host::occupancy_carveout(::layernorm_kernel_variant1, 128, 9488));
         return tl_err;
     }();
     if (tl_attributes_variant1 != cudaSuccess) return tl::host::record(tl_attributes_variant1, tl_name, "setting the shared-memory attributes");
@@ -11342,7 +11342,7 @@ static cudaError_t layernorm_variant2(const __half* X, const __half* W, const __
     static const cudaError_t tl_attributes_variant2 = [] {
         cudaError_t tl_err = cudaSuccess;
         if (tl_err == cudaSuccess)
-            tl_err = cudaFuncSetAttribute(::layernorm_kernel_variant2, cudaFuncAttributePreferredSharedMemoryCarveout, cudaSharedmemCarveoutMaxShared);
+            tl_err = cudaFuncSetAttribute(::layernorm_kernel_variant2, cudaFuncAttributePreferredSharedMemoryCarveout, tl::host::occupancy_carveout(::layernorm_kernel_variant2, 128, 10384));
         return tl_err;
     }();
     if (tl_attributes_variant2 != cudaSuccess) return tl::host::record(tl_attributes_variant2, tl_name, "setting the shared-memory attributes");
@@ -11366,7 +11366,7 @@ static cudaError_t layernorm_variant3(const __half* X, const __half* W, const __
     static const cudaError_t tl_attributes_variant3 = [] {
         cudaError_t tl_err = cudaSuccess;
         if (tl_err == cudaSuccess)
-            tl_err = cudaFuncSetAttribute(::layernorm_kernel_variant3, cudaFuncAttributePreferredSharedMemoryCarveout, cudaSharedmemCarveoutMaxShared);
+            tl_err = cudaFuncSetAttribute(::layernorm_kernel_variant3, cudaFuncAttributePreferredSharedMemoryCarveout, tl::host::occupancy_carveout(::layernorm_kernel_variant3, 128, 12432));
         return tl_err;
     }();
     if (tl_attributes_variant3 != cudaSuccess) return tl::host::record(tl_attributes_variant3, tl_name, "setting the shared-memory attributes");
@@ -11390,7 +11390,7 @@ static cudaError_t layernorm_variant4(const __half* X, const __half* W, const __
     static const cudaError_t tl_attributes_variant4 = [] {
         cudaError_t tl_err = cudaSuccess;
         if (tl_err == cudaSuccess)
-            tl_err = cudaFuncSetAttribute(::layernorm_kernel_variant4, cudaFuncAttributePreferredSharedMemoryCarveout, cudaSharedmemCarveoutMaxShared);
+            tl_err = cudaFuncSetAttribute(::layernorm_kernel_variant4, cudaFuncAttributePreferredSharedMemoryCarveout, tl::host::occupancy_carveout(::layernorm_kernel_variant4, 128, 16528));
         return tl_err;
     }();
     if (tl_attributes_variant4 != cudaSuccess) return tl::host::record(tl_attributes_variant4, tl_name, "setting the shared-memory attributes");
@@ -11414,7 +11414,7 @@ static cudaError_t layernorm_variant5(const __half* X, const __half* W, const __
     static const cudaError_t tl_attributes_variant5 = [] {
         cudaError_t tl_err = cudaSuccess;
         if (tl_err == cudaSuccess)
-            tl_err = cudaFuncSetAttribute(::layernorm_kernel_variant5, cudaFuncAttributePreferredSharedMemoryCarveout, cudaSharedmemCarveoutMaxShared);
+            tl_err = cudaFuncSetAttribute(::layernorm_kernel_variant5, cudaFuncAttributePreferredSharedMemoryCarveout, tl::host::occupancy_carveout(::layernorm_kernel_variant5, 256, 32928));
         return tl_err;
     }();
     if (tl_attributes_variant5 != cudaSuccess) return tl::host::record(tl_attributes_variant5, tl_name, "setting the shared-memory attributes");
@@ -11439,7 +11439,7 @@ static cudaError_t layernorm_variant6(const __half* X, const __half* W, const __
         cudaError_t tl_err = cudaSuccess;
         tl_err = cudaFuncSetAttribute(::layernorm_kernel_variant6, cudaFuncAttributeMaxDynamicSharedMemorySize, 65728);
         if (tl_err == cudaSuccess)
-            tl_err = cudaFuncSetAttribute(::layernorm_kernel_variant6, cudaFuncAttributePreferredSharedMemoryCarveout, cudaSharedmemCarveoutMaxShared);
+            tl_err = cudaFuncSetAttribute(::layernorm_kernel_variant6, cudaFuncAttributePreferredSharedMemoryCarveout, tl::host::occupancy_carveout(::layernorm_kernel_variant6, 512, 65728));
         return tl_err;
     }();
     if (tl_attributes_variant6 != cudaSuccess) return tl::host::record(tl_attributes_variant6, tl_name, "setting the shared-memory attributes");
@@ -11479,7 +11479,7 @@ static cudaError_t rmsnorm_variant0(const __half* X, const __half* W, __half* Y,
     static const cudaError_t tl_attributes_variant0 = [] {
         cudaError_t tl_err = cudaSuccess;
         if (tl_err == cudaSuccess)
-            tl_err = cudaFuncSetAttribute(::rmsnorm_kernel_variant0, cudaFuncAttributePreferredSharedMemoryCarveout, cudaSharedmemCarveoutMaxShared);
+            tl_err = cudaFuncSetAttribute(::rmsnorm_kernel_variant0, cudaFuncAttributePreferredSharedMemoryCarveout, tl::host::occupancy_carveout(::rmsnorm_kernel_variant0, 128, 8976));
         return tl_err;
     }();
     if (tl_attributes_variant0 != cudaSuccess) return tl::host::record(tl_attributes_variant0, tl_name, "setting the shared-memory attributes");
@@ -11502,7 +11502,7 @@ static cudaError_t rmsnorm_variant1(const __half* X, const __half* W, __half* Y,
     static const cudaError_t tl_attributes_variant1 = [] {
         cudaError_t tl_err = cudaSuccess;
         if (tl_err == cudaSuccess)
-            tl_err = cudaFuncSetAttribute(::rmsnorm_kernel_variant1, cudaFuncAttributePreferredSharedMemoryCarveout, cudaSharedmemCarveoutMaxShared);
+            tl_err = cudaFuncSetAttribute(::rmsnorm_kernel_variant1, cudaFuncAttributePreferredSharedMemoryCarveout, tl::host::occupancy_carveout(::rmsnorm_kernel_variant1, 128, 8976));
         return tl_err;
     }();
     if (tl_attributes_variant1 != cudaSuccess) return tl::host::record(tl_attributes_variant1, tl_name, "setting the shared-memory attributes");
@@ -11525,7 +11525,7 @@ static cudaError_t rmsnorm_variant2(const __half* X, const __half* W, __half* Y,
     static const cudaError_t tl_attributes_variant2 = [] {
         cudaError_t tl_err = cudaSuccess;
         if (tl_err == cudaSuccess)
-            tl_err = cudaFuncSetAttribute(::rmsnorm_kernel_variant2, cudaFuncAttributePreferredSharedMemoryCarveout, cudaSharedmemCarveoutMaxShared);
+            tl_err = cudaFuncSetAttribute(::rmsnorm_kernel_variant2, cudaFuncAttributePreferredSharedMemoryCarveout, tl::host::occupancy_carveout(::rmsnorm_kernel_variant2, 128, 9360));
         return tl_err;
     }();
     if (tl_attributes_variant2 != cudaSuccess) return tl::host::record(tl_attributes_variant2, tl_name, "setting the shared-memory attributes");
@@ -11548,7 +11548,7 @@ static cudaError_t rmsnorm_variant3(const __half* X, const __half* W, __half* Y,
     static const cudaError_t tl_attributes_variant3 = [] {
         cudaError_t tl_err = cudaSuccess;
         if (tl_err == cudaSuccess)
-            tl_err = cudaFuncSetAttribute(::rmsnorm_kernel_variant3, cudaFuncAttributePreferredSharedMemoryCarveout, cudaSharedmemCarveoutMaxShared);
+            tl_err = cudaFuncSetAttribute(::rmsnorm_kernel_variant3, cudaFuncAttributePreferredSharedMemoryCarveout, tl::host::occupancy_carveout(::rmsnorm_kernel_variant3, 128, 10384));
         return tl_err;
     }();
     if (tl_attributes_variant3 != cudaSuccess) return tl::host::record(tl_attributes_variant3, tl_name, "setting the shared-memory attributes");
@@ -11571,7 +11571,7 @@ static cudaError_t rmsnorm_variant4(const __half* X, const __half* W, __half* Y,
     static const cudaError_t tl_attributes_variant4 = [] {
         cudaError_t tl_err = cudaSuccess;
         if (tl_err == cudaSuccess)
-            tl_err = cudaFuncSetAttribute(::rmsnorm_kernel_variant4, cudaFuncAttributePreferredSharedMemoryCarveout, cudaSharedmemCarveoutMaxShared);
+            tl_err = cudaFuncSetAttribute(::rmsnorm_kernel_variant4, cudaFuncAttributePreferredSharedMemoryCarveout, tl::host::occupancy_carveout(::rmsnorm_kernel_variant4, 128, 12432));
         return tl_err;
     }();
     if (tl_attributes_variant4 != cudaSuccess) return tl::host::record(tl_attributes_variant4, tl_name, "setting the shared-memory attributes");
@@ -11594,7 +11594,7 @@ static cudaError_t rmsnorm_variant5(const __half* X, const __half* W, __half* Y,
     static const cudaError_t tl_attributes_variant5 = [] {
         cudaError_t tl_err = cudaSuccess;
         if (tl_err == cudaSuccess)
-            tl_err = cudaFuncSetAttribute(::rmsnorm_kernel_variant5, cudaFuncAttributePreferredSharedMemoryCarveout, cudaSharedmemCarveoutMaxShared);
+            tl_err = cudaFuncSetAttribute(::rmsnorm_kernel_variant5, cudaFuncAttributePreferredSharedMemoryCarveout, tl::host::occupancy_carveout(::rmsnorm_kernel_variant5, 256, 24736));
         return tl_err;
     }();
     if (tl_attributes_variant5 != cudaSuccess) return tl::host::record(tl_attributes_variant5, tl_name, "setting the shared-memory attributes");
@@ -11618,7 +11618,7 @@ static cudaError_t rmsnorm_variant6(const __half* X, const __half* W, __half* Y,
         cudaError_t tl_err = cudaSuccess;
         tl_err = cudaFuncSetAttribute(::rmsnorm_kernel_variant6, cudaFuncAttributeMaxDynamicSharedMemorySize, 49344);
         if (tl_err == cudaSuccess)
-            tl_err = cudaFuncSetAttribute(::rmsnorm_kernel_variant6, cudaFuncAttributePreferredSharedMemoryCarveout, cudaSharedmemCarveoutMaxShared);
+            tl_err = cudaFuncSetAttribute(::rmsnorm_kernel_variant6, cudaFuncAttributePreferredSharedMemoryCarveout, tl::host::occupancy_carveout(::rmsnorm_kernel_variant6, 512, 49344));
         return tl_err;
     }();
     if (tl_attributes_variant6 != cudaSuccess) return tl::host::record(tl_attributes_variant6, tl_name, "setting the shared-memory attributes");
@@ -11659,7 +11659,7 @@ static cudaError_t residual_rmsnorm_variant0(const __half* X, __half* R, const _
     static const cudaError_t tl_attributes_variant0 = [] {
         cudaError_t tl_err = cudaSuccess;
         if (tl_err == cudaSuccess)
-            tl_err = cudaFuncSetAttribute(::residual_rmsnorm_kernel_variant0, cudaFuncAttributePreferredSharedMemoryCarveout, cudaSharedmemCarveoutMaxShared);
+            tl_err = cudaFuncSetAttribute(::residual_rmsnorm_kernel_variant0, cudaFuncAttributePreferredSharedMemoryCarveout, tl::host::occupancy_carveout(::residual_rmsnorm_kernel_variant0, 128, 17680));
         return tl_err;
     }();
     if (tl_attributes_variant0 != cudaSuccess) return tl::host::record(tl_attributes_variant0, tl_name, "setting the shared-memory attributes");
@@ -11683,7 +11683,7 @@ static cudaError_t residual_rmsnorm_variant1(const __half* X, __half* R, const _
     static const cudaError_t tl_attributes_variant1 = [] {
         cudaError_t tl_err = cudaSuccess;
         if (tl_err == cudaSuccess)
-            tl_err = cudaFuncSetAttribute(::residual_rmsnorm_kernel_variant1, cudaFuncAttributePreferredSharedMemoryCarveout, cudaSharedmemCarveoutMaxShared);
+            tl_err = cudaFuncSetAttribute(::residual_rmsnorm_kernel_variant1, cudaFuncAttributePreferredSharedMemoryCarveout, tl::host::occupancy_carveout(::residual_rmsnorm_kernel_variant1, 128, 17424));
         return tl_err;
     }();
     if (tl_attributes_variant1 != cudaSuccess) return tl::host::record(tl_attributes_variant1, tl_name, "setting the shared-memory attributes");
@@ -11707,7 +11707,7 @@ static cudaError_t residual_rmsnorm_variant2(const __half* X, __half* R, const _
     static const cudaError_t tl_attributes_variant2 = [] {
         cudaError_t tl_err = cudaSuccess;
         if (tl_err == cudaSuccess)
-            tl_err = cudaFuncSetAttribute(::residual_rmsnorm_kernel_variant2, cudaFuncAttributePreferredSharedMemoryCarveout, cudaSharedmemCarveoutMaxShared);
+            tl_err = cudaFuncSetAttribute(::residual_rmsnorm_kernel_variant2, cudaFuncAttributePreferredSharedMemoryCarveout, tl::host::occupancy_carveout(::residual_rmsnorm_kernel_variant2, 128, 17680));
         return tl_err;
     }();
     if (tl_attributes_variant2 != cudaSuccess) return tl::host::record(tl_attributes_variant2, tl_name, "setting the shared-memory attributes");
@@ -11731,7 +11731,7 @@ static cudaError_t residual_rmsnorm_variant3(const __half* X, __half* R, const _
     static const cudaError_t tl_attributes_variant3 = [] {
         cudaError_t tl_err = cudaSuccess;
         if (tl_err == cudaSuccess)
-            tl_err = cudaFuncSetAttribute(::residual_rmsnorm_kernel_variant3, cudaFuncAttributePreferredSharedMemoryCarveout, cudaSharedmemCarveoutMaxShared);
+            tl_err = cudaFuncSetAttribute(::residual_rmsnorm_kernel_variant3, cudaFuncAttributePreferredSharedMemoryCarveout, tl::host::occupancy_carveout(::residual_rmsnorm_kernel_variant3, 128, 18704));
         return tl_err;
     }();
     if (tl_attributes_variant3 != cudaSuccess) return tl::host::record(tl_attributes_variant3, tl_name, "setting the shared-memory attributes");
@@ -11755,7 +11755,7 @@ static cudaError_t residual_rmsnorm_variant4(const __half* X, __half* R, const _
     static const cudaError_t tl_attributes_variant4 = [] {
         cudaError_t tl_err = cudaSuccess;
         if (tl_err == cudaSuccess)
-            tl_err = cudaFuncSetAttribute(::residual_rmsnorm_kernel_variant4, cudaFuncAttributePreferredSharedMemoryCarveout, cudaSharedmemCarveoutMaxShared);
+            tl_err = cudaFuncSetAttribute(::residual_rmsnorm_kernel_variant4, cudaFuncAttributePreferredSharedMemoryCarveout, tl::host::occupancy_carveout(::residual_rmsnorm_kernel_variant4, 128, 20752));
         return tl_err;
     }();
     if (tl_attributes_variant4 != cudaSuccess) return tl::host::record(tl_attributes_variant4, tl_name, "setting the shared-memory attributes");
@@ -11779,7 +11779,7 @@ static cudaError_t residual_rmsnorm_variant5(const __half* X, __half* R, const _
     static const cudaError_t tl_attributes_variant5 = [] {
         cudaError_t tl_err = cudaSuccess;
         if (tl_err == cudaSuccess)
-            tl_err = cudaFuncSetAttribute(::residual_rmsnorm_kernel_variant5, cudaFuncAttributePreferredSharedMemoryCarveout, cudaSharedmemCarveoutMaxShared);
+            tl_err = cudaFuncSetAttribute(::residual_rmsnorm_kernel_variant5, cudaFuncAttributePreferredSharedMemoryCarveout, tl::host::occupancy_carveout(::residual_rmsnorm_kernel_variant5, 256, 41248));
         return tl_err;
     }();
     if (tl_attributes_variant5 != cudaSuccess) return tl::host::record(tl_attributes_variant5, tl_name, "setting the shared-memory attributes");
@@ -11804,7 +11804,7 @@ static cudaError_t residual_rmsnorm_variant6(const __half* X, __half* R, const _
         cudaError_t tl_err = cudaSuccess;
         tl_err = cudaFuncSetAttribute(::residual_rmsnorm_kernel_variant6, cudaFuncAttributeMaxDynamicSharedMemorySize, 82240);
         if (tl_err == cudaSuccess)
-            tl_err = cudaFuncSetAttribute(::residual_rmsnorm_kernel_variant6, cudaFuncAttributePreferredSharedMemoryCarveout, cudaSharedmemCarveoutMaxShared);
+            tl_err = cudaFuncSetAttribute(::residual_rmsnorm_kernel_variant6, cudaFuncAttributePreferredSharedMemoryCarveout, tl::host::occupancy_carveout(::residual_rmsnorm_kernel_variant6, 512, 82240));
         return tl_err;
     }();
     if (tl_attributes_variant6 != cudaSuccess) return tl::host::record(tl_attributes_variant6, tl_name, "setting the shared-memory attributes");
@@ -11845,7 +11845,7 @@ static cudaError_t layernorm_gelu_variant0(const __half* X, const __half* W, con
     static const cudaError_t tl_attributes_variant0 = [] {
         cudaError_t tl_err = cudaSuccess;
         if (tl_err == cudaSuccess)
-            tl_err = cudaFuncSetAttribute(::layernorm_gelu_kernel_variant0, cudaFuncAttributePreferredSharedMemoryCarveout, cudaSharedmemCarveoutMaxShared);
+            tl_err = cudaFuncSetAttribute(::layernorm_gelu_kernel_variant0, cudaFuncAttributePreferredSharedMemoryCarveout, tl::host::occupancy_carveout(::layernorm_gelu_kernel_variant0, 128, 9232));
         return tl_err;
     }();
     if (tl_attributes_variant0 != cudaSuccess) return tl::host::record(tl_attributes_variant0, tl_name, "setting the shared-memory attributes");
@@ -11869,7 +11869,7 @@ static cudaError_t layernorm_gelu_variant1(const __half* X, const __half* W, con
     static const cudaError_t tl_attributes_variant1 = [] {
         cudaError_t tl_err = cudaSuccess;
         if (tl_err == cudaSuccess)
-            tl_err = cudaFuncSetAttribute(::layernorm_gelu_kernel_variant1, cudaFuncAttributePreferredSharedMemoryCarveout, cudaSharedmemCarveoutMaxShared);
+            tl_err = cudaFuncSetAttribute(::layernorm_gelu_kernel_variant1, cudaFuncAttributePreferredSharedMemoryCarveout, tl::host::occupancy_carveout(::layernorm_gelu_kernel_variant1, 128, 9488));
         return tl_err;
     }();
     if (tl_attributes_variant1 != cudaSuccess) return tl::host::record(tl_attributes_variant1, tl_name, "setting the shared-memory attributes");
@@ -11893,7 +11893,7 @@ static cudaError_t layernorm_gelu_variant2(const __half* X, const __half* W, con
     static const cudaError_t tl_attributes_variant2 = [] {
         cudaError_t tl_err = cudaSuccess;
         if (tl_err == cudaSuccess)
-            tl_err = cudaFuncSetAttribute(::layernorm_gelu_kernel_variant2, cudaFuncAttributePreferredSharedMemoryCarveout, cudaSharedmemCarveoutMaxShared);
+            tl_err = cudaFuncSetAttribute(::layernorm_gelu_kernel_variant2, cudaFuncAttributePreferredSharedMemoryCarveout, tl::host::occupancy_carveout(::layernorm_gelu_kernel_variant2, 128, 10384));
         return tl_err;
     }();
     if (tl_attributes_variant2 != cudaSuccess) return tl::host::record(tl_attributes_variant2, tl_name, "setting the shared-memory attributes");
@@ -11917,7 +11917,7 @@ static cudaError_t layernorm_gelu_variant3(const __half* X, const __half* W, con
     static const cudaError_t tl_attributes_variant3 = [] {
         cudaError_t tl_err = cudaSuccess;
         if (tl_err == cudaSuccess)
-            tl_err = cudaFuncSetAttribute(::layernorm_gelu_kernel_variant3, cudaFuncAttributePreferredSharedMemoryCarveout, cudaSharedmemCarveoutMaxShared);
+            tl_err = cudaFuncSetAttribute(::layernorm_gelu_kernel_variant3, cudaFuncAttributePreferredSharedMemoryCarveout, tl::host::occupancy_carveout(::layernorm_gelu_kernel_variant3, 128, 12432));
         return tl_err;
     }();
     if (tl_attributes_variant3 != cudaSuccess) return tl::host::record(tl_attributes_variant3, tl_name, "setting the shared-memory attributes");
@@ -11941,7 +11941,7 @@ static cudaError_t layernorm_gelu_variant4(const __half* X, const __half* W, con
     static const cudaError_t tl_attributes_variant4 = [] {
         cudaError_t tl_err = cudaSuccess;
         if (tl_err == cudaSuccess)
-            tl_err = cudaFuncSetAttribute(::layernorm_gelu_kernel_variant4, cudaFuncAttributePreferredSharedMemoryCarveout, cudaSharedmemCarveoutMaxShared);
+            tl_err = cudaFuncSetAttribute(::layernorm_gelu_kernel_variant4, cudaFuncAttributePreferredSharedMemoryCarveout, tl::host::occupancy_carveout(::layernorm_gelu_kernel_variant4, 128, 16528));
         return tl_err;
     }();
     if (tl_attributes_variant4 != cudaSuccess) return tl::host::record(tl_attributes_variant4, tl_name, "setting the shared-memory attributes");
@@ -11965,7 +11965,7 @@ static cudaError_t layernorm_gelu_variant5(const __half* X, const __half* W, con
     static const cudaError_t tl_attributes_variant5 = [] {
         cudaError_t tl_err = cudaSuccess;
         if (tl_err == cudaSuccess)
-            tl_err = cudaFuncSetAttribute(::layernorm_gelu_kernel_variant5, cudaFuncAttributePreferredSharedMemoryCarveout, cudaSharedmemCarveoutMaxShared);
+            tl_err = cudaFuncSetAttribute(::layernorm_gelu_kernel_variant5, cudaFuncAttributePreferredSharedMemoryCarveout, tl::host::occupancy_carveout(::layernorm_gelu_kernel_variant5, 256, 32928));
         return tl_err;
     }();
     if (tl_attributes_variant5 != cudaSuccess) return tl::host::record(tl_attributes_variant5, tl_name, "setting the shared-memory attributes");
@@ -11990,7 +11990,7 @@ static cudaError_t layernorm_gelu_variant6(const __half* X, const __half* W, con
         cudaError_t tl_err = cudaSuccess;
         tl_err = cudaFuncSetAttribute(::layernorm_gelu_kernel_variant6, cudaFuncAttributeMaxDynamicSharedMemorySize, 65728);
         if (tl_err == cudaSuccess)
-            tl_err = cudaFuncSetAttribute(::layernorm_gelu_kernel_variant6, cudaFuncAttributePreferredSharedMemoryCarveout, cudaSharedmemCarveoutMaxShared);
+            tl_err = cudaFuncSetAttribute(::layernorm_gelu_kernel_variant6, cudaFuncAttributePreferredSharedMemoryCarveout, tl::host::occupancy_carveout(::layernorm_gelu_kernel_variant6, 512, 65728));
         return tl_err;
     }();
     if (tl_attributes_variant6 != cudaSuccess) return tl::host::record(tl_attributes_variant6, tl_name, "setting the shared-memory attributes");

@@ -1703,7 +1703,7 @@ static cudaError_t w4a16_partial_variant0(const __half* A, const uint32_t* Wq, c
     static const cudaError_t tl_attributes_variant0 = [] {
         cudaError_t tl_err = cudaSuccess;
         if (tl_err == cudaSuccess)
-            tl_err = cudaFuncSetAttribute(::w4a16_partial_kernel_variant0, cudaFuncAttributePreferredSharedMemoryCarveout, cudaSharedmemCarveoutMaxShared);
+            tl_err = cudaFuncSetAttribute(::w4a16_partial_kernel_variant0, cudaFuncAttributePreferredSharedMemoryCarveout, tl::host::occupancy_carveout(::w4a16_partial_kernel_variant0, 128, 36736));
         return tl_err;
     }();
     if (tl_attributes_variant0 != cudaSuccess) return tl::host::record(tl_attributes_variant0, tl_name, "setting the shared-memory attributes");
@@ -1742,7 +1742,7 @@ static cudaError_t w4a16_partial_variant1(const __half* A, const uint32_t* Wq, c
         cudaError_t tl_err = cudaSuccess;
         tl_err = cudaFuncSetAttribute(::w4a16_partial_kernel_variant1, cudaFuncAttributeMaxDynamicSharedMemorySize, 146560);
         if (tl_err == cudaSuccess)
-            tl_err = cudaFuncSetAttribute(::w4a16_partial_kernel_variant1, cudaFuncAttributePreferredSharedMemoryCarveout, cudaSharedmemCarveoutMaxShared);
+            tl_err = cudaFuncSetAttribute(::w4a16_partial_kernel_variant1, cudaFuncAttributePreferredSharedMemoryCarveout, tl::host::occupancy_carveout(::w4a16_partial_kernel_variant1, 128, 146560));
         return tl_err;
     }();
     if (tl_attributes_variant1 != cudaSuccess) return tl::host::record(tl_attributes_variant1, tl_name, "setting the shared-memory attributes");
@@ -1796,7 +1796,7 @@ static cudaError_t fp8_gemm_block_scaled_variant0(const __nv_fp8_e4m3* A, const 
                 cudaError_t tl_err = cudaSuccess;
                 tl_err = cudaFuncSetAttribute(::fp8_gemm_block_scaled_kernel_variant0_sm90, cudaFuncAttributeMaxDynamicSharedMemorySize, 132800);
                 if (tl_err == cudaSuccess)
-                    tl_err = cudaFuncSetAttribute(::fp8_gemm_block_scaled_kernel_variant0_sm90, cudaFuncAttributePreferredSharedMemoryCarveout, cudaSharedmemCarveoutMaxShared);
+                    tl_err = cudaFuncSetAttribute(::fp8_gemm_block_scaled_kernel_variant0_sm90, cudaFuncAttributePreferredSharedMemoryCarveout, tl::host::occupancy_carveout(::fp8_gemm_block_scaled_kernel_variant0_sm90, 256, 132800));
                 return tl_err;
             }();
             if (tl_attributes_variant0_sm90 != cudaSuccess) return tl::host::record(tl_attributes_variant0_sm90, tl_name, "setting the shared-memory attributes");
@@ -1812,7 +1812,7 @@ static cudaError_t fp8_gemm_block_scaled_variant0(const __nv_fp8_e4m3* A, const 
         cudaError_t tl_err = cudaSuccess;
         tl_err = cudaFuncSetAttribute(::fp8_gemm_block_scaled_kernel_variant0, cudaFuncAttributeMaxDynamicSharedMemorySize, 112384);
         if (tl_err == cudaSuccess)
-            tl_err = cudaFuncSetAttribute(::fp8_gemm_block_scaled_kernel_variant0, cudaFuncAttributePreferredSharedMemoryCarveout, cudaSharedmemCarveoutMaxShared);
+            tl_err = cudaFuncSetAttribute(::fp8_gemm_block_scaled_kernel_variant0, cudaFuncAttributePreferredSharedMemoryCarveout, tl::host::occupancy_carveout(::fp8_gemm_block_scaled_kernel_variant0, 512, 112384));
         return tl_err;
     }();
     if (tl_attributes_variant0 != cudaSuccess) return tl::host::record(tl_attributes_variant0, tl_name, "setting the shared-memory attributes");
@@ -1859,7 +1859,7 @@ static cudaError_t fp8_gemm_block_scaled_variant1(const __nv_fp8_e4m3* A, const 
                 cudaError_t tl_err = cudaSuccess;
                 tl_err = cudaFuncSetAttribute(::fp8_gemm_block_scaled_kernel_variant1_sm90, cudaFuncAttributeMaxDynamicSharedMemorySize, 149216);
                 if (tl_err == cudaSuccess)
-                    tl_err = cudaFuncSetAttribute(::fp8_gemm_block_scaled_kernel_variant1_sm90, cudaFuncAttributePreferredSharedMemoryCarveout, cudaSharedmemCarveoutMaxShared);
+                    tl_err = cudaFuncSetAttribute(::fp8_gemm_block_scaled_kernel_variant1_sm90, cudaFuncAttributePreferredSharedMemoryCarveout, tl::host::occupancy_carveout(::fp8_gemm_block_scaled_kernel_variant1_sm90, 256, 149216));
                 return tl_err;
             }();
             if (tl_attributes_variant1_sm90 != cudaSuccess) return tl::host::record(tl_attributes_variant1_sm90, tl_name, "setting the shared-memory attributes");
@@ -1875,7 +1875,7 @@ static cudaError_t fp8_gemm_block_scaled_variant1(const __nv_fp8_e4m3* A, const 
         cudaError_t tl_err = cudaSuccess;
         tl_err = cudaFuncSetAttribute(::fp8_gemm_block_scaled_kernel_variant1, cudaFuncAttributeMaxDynamicSharedMemorySize, 84736);
         if (tl_err == cudaSuccess)
-            tl_err = cudaFuncSetAttribute(::fp8_gemm_block_scaled_kernel_variant1, cudaFuncAttributePreferredSharedMemoryCarveout, cudaSharedmemCarveoutMaxShared);
+            tl_err = cudaFuncSetAttribute(::fp8_gemm_block_scaled_kernel_variant1, cudaFuncAttributePreferredSharedMemoryCarveout, tl::host::occupancy_carveout(::fp8_gemm_block_scaled_kernel_variant1, 256, 84736));
         return tl_err;
     }();
     if (tl_attributes_variant1 != cudaSuccess) return tl::host::record(tl_attributes_variant1, tl_name, "setting the shared-memory attributes");
@@ -1905,7 +1905,7 @@ static cudaError_t w4a16_gemm_splitk_combine(const float* Part, __half* C, int64
     static const cudaError_t tl_attributes = [] {
         cudaError_t tl_err = cudaSuccess;
         if (tl_err == cudaSuccess)
-            tl_err = cudaFuncSetAttribute(::w4a16_gemm_splitk_combine_kernel, cudaFuncAttributePreferredSharedMemoryCarveout, cudaSharedmemCarveoutMaxShared);
+            tl_err = cudaFuncSetAttribute(::w4a16_gemm_splitk_combine_kernel, cudaFuncAttributePreferredSharedMemoryCarveout, tl::host::occupancy_carveout(::w4a16_gemm_splitk_combine_kernel, 128, 4096));
         return tl_err;
     }();
     if (tl_attributes != cudaSuccess) return tl::host::record(tl_attributes, tl_name, "setting the shared-memory attributes");

@@ -2490,7 +2490,7 @@ static cudaError_t fp8_per_token_variant0(const __nv_bfloat16* X, __nv_fp8_e4m3*
     static const cudaError_t tl_attributes_variant0 = [] {
         cudaError_t tl_err = cudaSuccess;
         if (tl_err == cudaSuccess)
-            tl_err = cudaFuncSetAttribute(::fp8_per_token_kernel_variant0, cudaFuncAttributePreferredSharedMemoryCarveout, cudaSharedmemCarveoutMaxShared);
+            tl_err = cudaFuncSetAttribute(::fp8_per_token_kernel_variant0, cudaFuncAttributePreferredSharedMemoryCarveout, tl::host::occupancy_carveout(::fp8_per_token_kernel_variant0, 256, 17440));
         return tl_err;
     }();
     if (tl_attributes_variant0 != cudaSuccess) return tl::host::record(tl_attributes_variant0, tl_name, "setting the shared-memory attributes");
@@ -2513,7 +2513,7 @@ static cudaError_t fp8_per_token_variant1(const __nv_bfloat16* X, __nv_fp8_e4m3*
     static const cudaError_t tl_attributes_variant1 = [] {
         cudaError_t tl_err = cudaSuccess;
         if (tl_err == cudaSuccess)
-            tl_err = cudaFuncSetAttribute(::fp8_per_token_kernel_variant1, cudaFuncAttributePreferredSharedMemoryCarveout, cudaSharedmemCarveoutMaxShared);
+            tl_err = cudaFuncSetAttribute(::fp8_per_token_kernel_variant1, cudaFuncAttributePreferredSharedMemoryCarveout, tl::host::occupancy_carveout(::fp8_per_token_kernel_variant1, 256, 16928));
         return tl_err;
     }();
     if (tl_attributes_variant1 != cudaSuccess) return tl::host::record(tl_attributes_variant1, tl_name, "setting the shared-memory attributes");
@@ -2536,7 +2536,7 @@ static cudaError_t fp8_per_token_variant2(const __nv_bfloat16* X, __nv_fp8_e4m3*
     static const cudaError_t tl_attributes_variant2 = [] {
         cudaError_t tl_err = cudaSuccess;
         if (tl_err == cudaSuccess)
-            tl_err = cudaFuncSetAttribute(::fp8_per_token_kernel_variant2, cudaFuncAttributePreferredSharedMemoryCarveout, cudaSharedmemCarveoutMaxShared);
+            tl_err = cudaFuncSetAttribute(::fp8_per_token_kernel_variant2, cudaFuncAttributePreferredSharedMemoryCarveout, tl::host::occupancy_carveout(::fp8_per_token_kernel_variant2, 256, 16672));
         return tl_err;
     }();
     if (tl_attributes_variant2 != cudaSuccess) return tl::host::record(tl_attributes_variant2, tl_name, "setting the shared-memory attributes");
@@ -2559,7 +2559,7 @@ static cudaError_t fp8_per_token_variant3(const __nv_bfloat16* X, __nv_fp8_e4m3*
     static const cudaError_t tl_attributes_variant3 = [] {
         cudaError_t tl_err = cudaSuccess;
         if (tl_err == cudaSuccess)
-            tl_err = cudaFuncSetAttribute(::fp8_per_token_kernel_variant3, cudaFuncAttributePreferredSharedMemoryCarveout, cudaSharedmemCarveoutMaxShared);
+            tl_err = cudaFuncSetAttribute(::fp8_per_token_kernel_variant3, cudaFuncAttributePreferredSharedMemoryCarveout, tl::host::occupancy_carveout(::fp8_per_token_kernel_variant3, 256, 16544));
         return tl_err;
     }();
     if (tl_attributes_variant3 != cudaSuccess) return tl::host::record(tl_attributes_variant3, tl_name, "setting the shared-memory attributes");
@@ -2582,7 +2582,7 @@ static cudaError_t fp8_per_token_variant4(const __nv_bfloat16* X, __nv_fp8_e4m3*
     static const cudaError_t tl_attributes_variant4 = [] {
         cudaError_t tl_err = cudaSuccess;
         if (tl_err == cudaSuccess)
-            tl_err = cudaFuncSetAttribute(::fp8_per_token_kernel_variant4, cudaFuncAttributePreferredSharedMemoryCarveout, cudaSharedmemCarveoutMaxShared);
+            tl_err = cudaFuncSetAttribute(::fp8_per_token_kernel_variant4, cudaFuncAttributePreferredSharedMemoryCarveout, tl::host::occupancy_carveout(::fp8_per_token_kernel_variant4, 256, 16544));
         return tl_err;
     }();
     if (tl_attributes_variant4 != cudaSuccess) return tl::host::record(tl_attributes_variant4, tl_name, "setting the shared-memory attributes");
@@ -2605,7 +2605,7 @@ static cudaError_t fp8_per_token_variant5(const __nv_bfloat16* X, __nv_fp8_e4m3*
     static const cudaError_t tl_attributes_variant5 = [] {
         cudaError_t tl_err = cudaSuccess;
         if (tl_err == cudaSuccess)
-            tl_err = cudaFuncSetAttribute(::fp8_per_token_kernel_variant5, cudaFuncAttributePreferredSharedMemoryCarveout, cudaSharedmemCarveoutMaxShared);
+            tl_err = cudaFuncSetAttribute(::fp8_per_token_kernel_variant5, cudaFuncAttributePreferredSharedMemoryCarveout, tl::host::occupancy_carveout(::fp8_per_token_kernel_variant5, 256, 16544));
         return tl_err;
     }();
     if (tl_attributes_variant5 != cudaSuccess) return tl::host::record(tl_attributes_variant5, tl_name, "setting the shared-memory attributes");
@@ -2628,7 +2628,7 @@ static cudaError_t fp8_per_token_variant6(const __nv_bfloat16* X, __nv_fp8_e4m3*
     static const cudaError_t tl_attributes_variant6 = [] {
         cudaError_t tl_err = cudaSuccess;
         if (tl_err == cudaSuccess)
-            tl_err = cudaFuncSetAttribute(::fp8_per_token_kernel_variant6, cudaFuncAttributePreferredSharedMemoryCarveout, cudaSharedmemCarveoutMaxShared);
+            tl_err = cudaFuncSetAttribute(::fp8_per_token_kernel_variant6, cudaFuncAttributePreferredSharedMemoryCarveout, tl::host::occupancy_carveout(::fp8_per_token_kernel_variant6, 512, 32960));
         return tl_err;
     }();
     if (tl_attributes_variant6 != cudaSuccess) return tl::host::record(tl_attributes_variant6, tl_name, "setting the shared-memory attributes");
@@ -2672,7 +2672,7 @@ cudaError_t fp8_per_group(const __nv_bfloat16* X, __nv_fp8_e4m3* Q, float* Scale
     static const cudaError_t tl_attributes = [] {
         cudaError_t tl_err = cudaSuccess;
         if (tl_err == cudaSuccess)
-            tl_err = cudaFuncSetAttribute(::fp8_per_group_kernel, cudaFuncAttributePreferredSharedMemoryCarveout, cudaSharedmemCarveoutMaxShared);
+            tl_err = cudaFuncSetAttribute(::fp8_per_group_kernel, cudaFuncAttributePreferredSharedMemoryCarveout, tl::host::occupancy_carveout(::fp8_per_group_kernel, 256, 34816));
         return tl_err;
     }();
     if (tl_attributes != cudaSuccess) return tl::host::record(tl_attributes, tl_name, "setting the shared-memory attributes");
@@ -2701,7 +2701,7 @@ cudaError_t fp8_per_block(const __nv_bfloat16* X, __nv_fp8_e4m3* Q, float* Scale
         cudaError_t tl_err = cudaSuccess;
         tl_err = cudaFuncSetAttribute(::fp8_per_block_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, 69696);
         if (tl_err == cudaSuccess)
-            tl_err = cudaFuncSetAttribute(::fp8_per_block_kernel, cudaFuncAttributePreferredSharedMemoryCarveout, cudaSharedmemCarveoutMaxShared);
+            tl_err = cudaFuncSetAttribute(::fp8_per_block_kernel, cudaFuncAttributePreferredSharedMemoryCarveout, tl::host::occupancy_carveout(::fp8_per_block_kernel, 512, 69696));
         return tl_err;
     }();
     if (tl_attributes != cudaSuccess) return tl::host::record(tl_attributes, tl_name, "setting the shared-memory attributes");
@@ -2729,7 +2729,7 @@ cudaError_t swiglu_fp8_per_group(const __nv_bfloat16* X, __nv_fp8_e4m3* Q, float
     static const cudaError_t tl_attributes = [] {
         cudaError_t tl_err = cudaSuccess;
         if (tl_err == cudaSuccess)
-            tl_err = cudaFuncSetAttribute(::swiglu_fp8_per_group_kernel, cudaFuncAttributePreferredSharedMemoryCarveout, cudaSharedmemCarveoutMaxShared);
+            tl_err = cudaFuncSetAttribute(::swiglu_fp8_per_group_kernel, cudaFuncAttributePreferredSharedMemoryCarveout, tl::host::occupancy_carveout(::swiglu_fp8_per_group_kernel, 256, 34816));
         return tl_err;
     }();
     if (tl_attributes != cudaSuccess) return tl::host::record(tl_attributes, tl_name, "setting the shared-memory attributes");

@@ -4570,7 +4570,7 @@ static cudaError_t softmax_variant0(const __half* X, __half* Y, int64_t M, int64
     static const cudaError_t tl_attributes_variant0 = [] {
         cudaError_t tl_err = cudaSuccess;
         if (tl_err == cudaSuccess)
-            tl_err = cudaFuncSetAttribute(::softmax_kernel_variant0, cudaFuncAttributePreferredSharedMemoryCarveout, cudaSharedmemCarveoutMaxShared);
+            tl_err = cudaFuncSetAttribute(::softmax_kernel_variant0, cudaFuncAttributePreferredSharedMemoryCarveout, tl::host::occupancy_carveout(::softmax_kernel_variant0, 128, 8720));
         return tl_err;
     }();
     if (tl_attributes_variant0 != cudaSuccess) return tl::host::record(tl_attributes_variant0, tl_name, "setting the shared-memory attributes");
@@ -4592,7 +4592,7 @@ static cudaError_t softmax_variant1(const __half* X, __half* Y, int64_t M, int64
     static const cudaError_t tl_attributes_variant1 = [] {
         cudaError_t tl_err = cudaSuccess;
         if (tl_err == cudaSuccess)
-            tl_err = cudaFuncSetAttribute(::softmax_kernel_variant1, cudaFuncAttributePreferredSharedMemoryCarveout, cudaSharedmemCarveoutMaxShared);
+            tl_err = cudaFuncSetAttribute(::softmax_kernel_variant1, cudaFuncAttributePreferredSharedMemoryCarveout, tl::host::occupancy_carveout(::softmax_kernel_variant1, 128, 8464));
         return tl_err;
     }();
     if (tl_attributes_variant1 != cudaSuccess) return tl::host::record(tl_attributes_variant1, tl_name, "setting the shared-memory attributes");
@@ -4614,7 +4614,7 @@ static cudaError_t softmax_variant2(const __half* X, __half* Y, int64_t M, int64
     static const cudaError_t tl_attributes_variant2 = [] {
         cudaError_t tl_err = cudaSuccess;
         if (tl_err == cudaSuccess)
-            tl_err = cudaFuncSetAttribute(::softmax_kernel_variant2, cudaFuncAttributePreferredSharedMemoryCarveout, cudaSharedmemCarveoutMaxShared);
+            tl_err = cudaFuncSetAttribute(::softmax_kernel_variant2, cudaFuncAttributePreferredSharedMemoryCarveout, tl::host::occupancy_carveout(::softmax_kernel_variant2, 128, 8336));
         return tl_err;
     }();
     if (tl_attributes_variant2 != cudaSuccess) return tl::host::record(tl_attributes_variant2, tl_name, "setting the shared-memory attributes");
@@ -4636,7 +4636,7 @@ static cudaError_t softmax_variant3(const __half* X, __half* Y, int64_t M, int64
     static const cudaError_t tl_attributes_variant3 = [] {
         cudaError_t tl_err = cudaSuccess;
         if (tl_err == cudaSuccess)
-            tl_err = cudaFuncSetAttribute(::softmax_kernel_variant3, cudaFuncAttributePreferredSharedMemoryCarveout, cudaSharedmemCarveoutMaxShared);
+            tl_err = cudaFuncSetAttribute(::softmax_kernel_variant3, cudaFuncAttributePreferredSharedMemoryCarveout, tl::host::occupancy_carveout(::softmax_kernel_variant3, 128, 8336));
         return tl_err;
     }();
     if (tl_attributes_variant3 != cudaSuccess) return tl::host::record(tl_attributes_variant3, tl_name, "setting the shared-memory attributes");
@@ -4658,7 +4658,7 @@ static cudaError_t softmax_variant4(const __half* X, __half* Y, int64_t M, int64
     static const cudaError_t tl_attributes_variant4 = [] {
         cudaError_t tl_err = cudaSuccess;
         if (tl_err == cudaSuccess)
-            tl_err = cudaFuncSetAttribute(::softmax_kernel_variant4, cudaFuncAttributePreferredSharedMemoryCarveout, cudaSharedmemCarveoutMaxShared);
+            tl_err = cudaFuncSetAttribute(::softmax_kernel_variant4, cudaFuncAttributePreferredSharedMemoryCarveout, tl::host::occupancy_carveout(::softmax_kernel_variant4, 128, 8336));
         return tl_err;
     }();
     if (tl_attributes_variant4 != cudaSuccess) return tl::host::record(tl_attributes_variant4, tl_name, "setting the shared-memory attributes");
@@ -4680,7 +4680,7 @@ static cudaError_t softmax_variant5(const __half* X, __half* Y, int64_t M, int64
     static const cudaError_t tl_attributes_variant5 = [] {
         cudaError_t tl_err = cudaSuccess;
         if (tl_err == cudaSuccess)
-            tl_err = cudaFuncSetAttribute(::softmax_kernel_variant5, cudaFuncAttributePreferredSharedMemoryCarveout, cudaSharedmemCarveoutMaxShared);
+            tl_err = cudaFuncSetAttribute(::softmax_kernel_variant5, cudaFuncAttributePreferredSharedMemoryCarveout, tl::host::occupancy_carveout(::softmax_kernel_variant5, 256, 16544));
         return tl_err;
     }();
     if (tl_attributes_variant5 != cudaSuccess) return tl::host::record(tl_attributes_variant5, tl_name, "setting the shared-memory attributes");
@@ -4702,7 +4702,7 @@ static cudaError_t softmax_variant6(const __half* X, __half* Y, int64_t M, int64
     static const cudaError_t tl_attributes_variant6 = [] {
         cudaError_t tl_err = cudaSuccess;
         if (tl_err == cudaSuccess)
-            tl_err = cudaFuncSetAttribute(::softmax_kernel_variant6, cudaFuncAttributePreferredSharedMemoryCarveout, cudaSharedmemCarveoutMaxShared);
+            tl_err = cudaFuncSetAttribute(::softmax_kernel_variant6, cudaFuncAttributePreferredSharedMemoryCarveout, tl::host::occupancy_carveout(::softmax_kernel_variant6, 512, 32960));
         return tl_err;
     }();
     if (tl_attributes_variant6 != cudaSuccess) return tl::host::record(tl_attributes_variant6, tl_name, "setting the shared-memory attributes");
@@ -4741,7 +4741,7 @@ static cudaError_t log_softmax_variant0(const __half* X, __half* Y, int64_t M, i
     static const cudaError_t tl_attributes_variant0 = [] {
         cudaError_t tl_err = cudaSuccess;
         if (tl_err == cudaSuccess)
-            tl_err = cudaFuncSetAttribute(::log_softmax_kernel_variant0, cudaFuncAttributePreferredSharedMemoryCarveout, cudaSharedmemCarveoutMaxShared);
+            tl_err = cudaFuncSetAttribute(::log_softmax_kernel_variant0, cudaFuncAttributePreferredSharedMemoryCarveout, tl::host::occupancy_carveout(::log_softmax_kernel_variant0, 128, 8720));
         return tl_err;
     }();
     if (tl_attributes_variant0 != cudaSuccess) return tl::host::record(tl_attributes_variant0, tl_name, "setting the shared-memory attributes");
@@ -4763,7 +4763,7 @@ static cudaError_t log_softmax_variant1(const __half* X, __half* Y, int64_t M, i
     static const cudaError_t tl_attributes_variant1 = [] {
         cudaError_t tl_err = cudaSuccess;
         if (tl_err == cudaSuccess)
-            tl_err = cudaFuncSetAttribute(::log_softmax_kernel_variant1, cudaFuncAttributePreferredSharedMemoryCarveout, cudaSharedmemCarveoutMaxShared);
+            tl_err = cudaFuncSetAttribute(::log_softmax_kernel_variant1, cudaFuncAttributePreferredSharedMemoryCarveout, tl::host::occupancy_carveout(::log_softmax_kernel_variant1, 128, 8464));
         return tl_err;
     }();
     if (tl_attributes_variant1 != cudaSuccess) return tl::host::record(tl_attributes_variant1, tl_name, "setting the shared-memory attributes");
@@ -4785,7 +4785,7 @@ static cudaError_t log_softmax_variant2(const __half* X, __half* Y, int64_t M, i
     static const cudaError_t tl_attributes_variant2 = [] {
         cudaError_t tl_err = cudaSuccess;
         if (tl_err == cudaSuccess)
-            tl_err = cudaFuncSetAttribute(::log_softmax_kernel_variant2, cudaFuncAttributePreferredSharedMemoryCarveout, cudaSharedmemCarveoutMaxShared);
+            tl_err = cudaFuncSetAttribute(::log_softmax_kernel_variant2, cudaFuncAttributePreferredSharedMemoryCarveout, tl::host::occupancy_carveout(::log_softmax_kernel_variant2, 128, 8336));
         return tl_err;
     }();
     if (tl_attributes_variant2 != cudaSuccess) return tl::host::record(tl_attributes_variant2, tl_name, "setting the shared-memory attributes");
@@ -4807,7 +4807,7 @@ static cudaError_t log_softmax_variant3(const __half* X, __half* Y, int64_t M, i
     static const cudaError_t tl_attributes_variant3 = [] {
         cudaError_t tl_err = cudaSuccess;
         if (tl_err == cudaSuccess)
-            tl_err = cudaFuncSetAttribute(::log_softmax_kernel_variant3, cudaFuncAttributePreferredSharedMemoryCarveout, cudaSharedmemCarveoutMaxShared);
+            tl_err = cudaFuncSetAttribute(::log_softmax_kernel_variant3, cudaFuncAttributePreferredSharedMemoryCarveout, tl::host::occupancy_carveout(::log_softmax_kernel_variant3, 128, 8336));
         return tl_err;
     }();
     if (tl_attributes_variant3 != cudaSuccess) return tl::host::record(tl_attributes_variant3, tl_name, "setting the shared-memory attributes");
@@ -4829,7 +4829,7 @@ static cudaError_t log_softmax_variant4(const __half* X, __half* Y, int64_t M, i
     static const cudaError_t tl_attributes_variant4 = [] {
         cudaError_t tl_err = cudaSuccess;
         if (tl_err == cudaSuccess)
-            tl_err = cudaFuncSetAttribute(::log_softmax_kernel_variant4, cudaFuncAttributePreferredSharedMemoryCarveout, cudaSharedmemCarveoutMaxShared);
+            tl_err = cudaFuncSetAttribute(::log_softmax_kernel_variant4, cudaFuncAttributePreferredSharedMemoryCarveout, tl::host::occupancy_carveout(::log_softmax_kernel_variant4, 128, 8336));
         return tl_err;
     }();
     if (tl_attributes_variant4 != cudaSuccess) return tl::host::record(tl_attributes_variant4, tl_name, "setting the shared-memory attributes");
@@ -4851,7 +4851,7 @@ static cudaError_t log_softmax_variant5(const __half* X, __half* Y, int64_t M, i
     static const cudaError_t tl_attributes_variant5 = [] {
         cudaError_t tl_err = cudaSuccess;
         if (tl_err == cudaSuccess)
-            tl_err = cudaFuncSetAttribute(::log_softmax_kernel_variant5, cudaFuncAttributePreferredSharedMemoryCarveout, cudaSharedmemCarveoutMaxShared);
+            tl_err = cudaFuncSetAttribute(::log_softmax_kernel_variant5, cudaFuncAttributePreferredSharedMemoryCarveout, tl::host::occupancy_carveout(::log_softmax_kernel_variant5, 256, 16544));
         return tl_err;
     }();
     if (tl_attributes_variant5 != cudaSuccess) return tl::host::record(tl_attributes_variant5, tl_name, "setting the shared-memory attributes");
@@ -4873,7 +4873,7 @@ static cudaError_t log_softmax_variant6(const __half* X, __half* Y, int64_t M, i
     static const cudaError_t tl_attributes_variant6 = [] {
         cudaError_t tl_err = cudaSuccess;
         if (tl_err == cudaSuccess)
-            tl_err = cudaFuncSetAttribute(::log_softmax_kernel_variant6, cudaFuncAttributePreferredSharedMemoryCarveout, cudaSharedmemCarveoutMaxShared);
+            tl_err = cudaFuncSetAttribute(::log_softmax_kernel_variant6, cudaFuncAttributePreferredSharedMemoryCarveout, tl::host::occupancy_carveout(::log_softmax_kernel_variant6, 512, 32960));
         return tl_err;
     }();
     if (tl_attributes_variant6 != cudaSuccess) return tl::host::record(tl_attributes_variant6, tl_name, "setting the shared-memory attributes");

@@ -63,8 +63,9 @@ void emit_stub_declarations(const ir::Kernel& k, CudaWriter& out) {
 
 namespace {
 
-// Once per process: allow more than 48 KB of dynamic shared memory, and ask for the largest
-// shared-memory carveout so that as many blocks as possible fit on an SM.
+// Once per process: allow more than 48 KB of dynamic shared memory, and ask for the
+// shared-memory carveout that fits as many blocks as the kernel's threads and registers allow
+// (tl::host::occupancy_carveout), leaving the rest of the SM's memory to the L1 cache.
 void emit_shared_memory_attributes(const ir::Kernel& k, int64_t shared_bytes, CudaWriter& out) {
     if (shared_bytes <= 0) return;
     std::string fn = global_function(k);
@@ -74,7 +75,7 @@ void emit_shared_memory_attributes(const ir::Kernel& k, int64_t shared_bytes, Cu
     if (shared_bytes > 48 * 1024)
         out.line(fmt::format("    tl_err = cudaFuncSetAttribute({}, cudaFuncAttributeMaxDynamicSharedMemorySize, {});", fn, shared_bytes));
     out.line("    if (tl_err == cudaSuccess)");
-    out.line(fmt::format("        tl_err = cudaFuncSetAttribute({}, cudaFuncAttributePreferredSharedMemoryCarveout, cudaSharedmemCarveoutMaxShared);", fn));
+    out.line(fmt::format("        tl_err = cudaFuncSetAttribute({0}, cudaFuncAttributePreferredSharedMemoryCarveout, tl::host::occupancy_carveout({0}, {1}, {2}));", fn, k.threads, shared_bytes));
     out.line("    return tl_err;");
     out.line("}();");
     out.line(fmt::format("if ({} != cudaSuccess) return tl::host::record({}, tl_name, \"setting the shared-memory attributes\");", var, var));

@@ -137,7 +137,7 @@ cudaError_t scaled_suffix(const __half* X, __half* Y, int64_t M, int64_t N, cuda
     static const cudaError_t tl_attributes = [] {
         cudaError_t tl_err = cudaSuccess;
         if (tl_err == cudaSuccess)
-            tl_err = cudaFuncSetAttribute(::scaled_suffix_kernel, cudaFuncAttributePreferredSharedMemoryCarveout, cudaSharedmemCarveoutMaxShared);
+            tl_err = cudaFuncSetAttribute(::scaled_suffix_kernel, cudaFuncAttributePreferredSharedMemoryCarveout, tl::host::occupancy_carveout(::scaled_suffix_kernel, 128, 8704));
         return tl_err;
     }();
     if (tl_attributes != cudaSuccess) return tl::host::record(tl_attributes, tl_name, "setting the shared-memory attributes");

@@ -155,7 +155,7 @@ cudaError_t branch_producer(const __half* X, const int32_t* Tbl, __half* Y, cons
     static const cudaError_t tl_attributes = [] {
         cudaError_t tl_err = cudaSuccess;
         if (tl_err == cudaSuccess)
-            tl_err = cudaFuncSetAttribute(::branch_producer_kernel, cudaFuncAttributePreferredSharedMemoryCarveout, cudaSharedmemCarveoutMaxShared);
+            tl_err = cudaFuncSetAttribute(::branch_producer_kernel, cudaFuncAttributePreferredSharedMemoryCarveout, tl::host::occupancy_carveout(::branch_producer_kernel, 128, 27648));
         return tl_err;
     }();
     if (tl_attributes != cudaSuccess) return tl::host::record(tl_attributes, tl_name, "setting the shared-memory attributes");

@@ -368,7 +368,7 @@ cudaError_t once_operand(const __half* A, const __half* B, const __half* W, __ha
                 cudaError_t tl_err = cudaSuccess;
                 tl_err = cudaFuncSetAttribute(::once_operand_kernel_sm90, cudaFuncAttributeMaxDynamicSharedMemorySize, 189552);
                 if (tl_err == cudaSuccess)
-                    tl_err = cudaFuncSetAttribute(::once_operand_kernel_sm90, cudaFuncAttributePreferredSharedMemoryCarveout, cudaSharedmemCarveoutMaxShared);
+                    tl_err = cudaFuncSetAttribute(::once_operand_kernel_sm90, cudaFuncAttributePreferredSharedMemoryCarveout, tl::host::occupancy_carveout(::once_operand_kernel_sm90, 256, 189552));
                 return tl_err;
             }();
             if (tl_attributes_sm90 != cudaSuccess) return tl::host::record(tl_attributes_sm90, tl_name, "setting the shared-memory attributes");
@@ -384,7 +384,7 @@ cudaError_t once_operand(const __half* A, const __half* B, const __half* W, __ha
         cudaError_t tl_err = cudaSuccess;
         tl_err = cudaFuncSetAttribute(::once_operand_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, 64512);
         if (tl_err == cudaSuccess)
-            tl_err = cudaFuncSetAttribute(::once_operand_kernel, cudaFuncAttributePreferredSharedMemoryCarveout, cudaSharedmemCarveoutMaxShared);
+            tl_err = cudaFuncSetAttribute(::once_operand_kernel, cudaFuncAttributePreferredSharedMemoryCarveout, tl::host::occupancy_carveout(::once_operand_kernel, 256, 64512));
         return tl_err;
     }();
     if (tl_attributes != cudaSuccess) return tl::host::record(tl_attributes, tl_name, "setting the shared-memory attributes");

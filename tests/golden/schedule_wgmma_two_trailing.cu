@@ -559,7 +559,7 @@ cudaError_t two_trailing(const __half* Q, const __half* K, const __half* V, cons
                 cudaError_t tl_err = cudaSuccess;
                 tl_err = cudaFuncSetAttribute(::two_trailing_kernel_sm90, cudaFuncAttributeMaxDynamicSharedMemorySize, 222336);
                 if (tl_err == cudaSuccess)
-                    tl_err = cudaFuncSetAttribute(::two_trailing_kernel_sm90, cudaFuncAttributePreferredSharedMemoryCarveout, cudaSharedmemCarveoutMaxShared);
+                    tl_err = cudaFuncSetAttribute(::two_trailing_kernel_sm90, cudaFuncAttributePreferredSharedMemoryCarveout, tl::host::occupancy_carveout(::two_trailing_kernel_sm90, 256, 222336));
                 return tl_err;
             }();
             if (tl_attributes_sm90 != cudaSuccess) return tl::host::record(tl_attributes_sm90, tl_name, "setting the shared-memory attributes");
@@ -575,7 +575,7 @@ cudaError_t two_trailing(const __half* Q, const __half* K, const __half* V, cons
         cudaError_t tl_err = cudaSuccess;
         tl_err = cudaFuncSetAttribute(::two_trailing_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, 73728);
         if (tl_err == cudaSuccess)
-            tl_err = cudaFuncSetAttribute(::two_trailing_kernel, cudaFuncAttributePreferredSharedMemoryCarveout, cudaSharedmemCarveoutMaxShared);
+            tl_err = cudaFuncSetAttribute(::two_trailing_kernel, cudaFuncAttributePreferredSharedMemoryCarveout, tl::host::occupancy_carveout(::two_trailing_kernel, 256, 73728));
         return tl_err;
     }();
     if (tl_attributes != cudaSuccess) return tl::host::record(tl_attributes, tl_name, "setting the shared-memory attributes");

@@ -371,7 +371,7 @@ cudaError_t linear(const __half* X, const __half* W, __half* Y, int64_t B, int64
                 cudaError_t tl_err = cudaSuccess;
                 tl_err = cudaFuncSetAttribute(::linear_kernel_sm90, cudaFuncAttributeMaxDynamicSharedMemorySize, 164928);
                 if (tl_err == cudaSuccess)
-                    tl_err = cudaFuncSetAttribute(::linear_kernel_sm90, cudaFuncAttributePreferredSharedMemoryCarveout, cudaSharedmemCarveoutMaxShared);
+                    tl_err = cudaFuncSetAttribute(::linear_kernel_sm90, cudaFuncAttributePreferredSharedMemoryCarveout, tl::host::occupancy_carveout(::linear_kernel_sm90, 256, 164928));
                 return tl_err;
             }();
             if (tl_attributes_sm90 != cudaSuccess) return tl::host::record(tl_attributes_sm90, tl_name, "setting the shared-memory attributes");
@@ -387,7 +387,7 @@ cudaError_t linear(const __half* X, const __half* W, __half* Y, int64_t B, int64
         cudaError_t tl_err = cudaSuccess;
         tl_err = cudaFuncSetAttribute(::linear_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, 107520);
         if (tl_err == cudaSuccess)
-            tl_err = cudaFuncSetAttribute(::linear_kernel, cudaFuncAttributePreferredSharedMemoryCarveout, cudaSharedmemCarveoutMaxShared);
+            tl_err = cudaFuncSetAttribute(::linear_kernel, cudaFuncAttributePreferredSharedMemoryCarveout, tl::host::occupancy_carveout(::linear_kernel, 256, 107520));
         return tl_err;
     }();
     if (tl_attributes != cudaSuccess) return tl::host::record(tl_attributes, tl_name, "setting the shared-memory attributes");

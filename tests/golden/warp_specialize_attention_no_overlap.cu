@@ -580,7 +580,7 @@ cudaError_t attention(const __half* Q, const __half* K, const __half* V, __half*
                 cudaError_t tl_err = cudaSuccess;
                 tl_err = cudaFuncSetAttribute(::attention_kernel_sm90, cudaFuncAttributeMaxDynamicSharedMemorySize, 148624);
                 if (tl_err == cudaSuccess)
-                    tl_err = cudaFuncSetAttribute(::attention_kernel_sm90, cudaFuncAttributePreferredSharedMemoryCarveout, cudaSharedmemCarveoutMaxShared);
+                    tl_err = cudaFuncSetAttribute(::attention_kernel_sm90, cudaFuncAttributePreferredSharedMemoryCarveout, tl::host::occupancy_carveout(::attention_kernel_sm90, 256, 148624));
                 return tl_err;
             }();
             if (tl_attributes_sm90 != cudaSuccess) return tl::host::record(tl_attributes_sm90, tl_name, "setting the shared-memory attributes");
@@ -596,7 +596,7 @@ cudaError_t attention(const __half* Q, const __half* K, const __half* V, __half*
         cudaError_t tl_err = cudaSuccess;
         tl_err = cudaFuncSetAttribute(::attention_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, 55296);
         if (tl_err == cudaSuccess)
-            tl_err = cudaFuncSetAttribute(::attention_kernel, cudaFuncAttributePreferredSharedMemoryCarveout, cudaSharedmemCarveoutMaxShared);
+            tl_err = cudaFuncSetAttribute(::attention_kernel, cudaFuncAttributePreferredSharedMemoryCarveout, tl::host::occupancy_carveout(::attention_kernel, 256, 55296));
         return tl_err;
     }();
     if (tl_attributes != cudaSuccess) return tl::host::record(tl_attributes, tl_name, "setting the shared-memory attributes");

@@ -702,7 +702,7 @@ cudaError_t trmm(const __half* A, const __half* B, __half* C, int64_t M, int64_t
                 cudaError_t tl_err = cudaSuccess;
                 tl_err = cudaFuncSetAttribute(::trmm_kernel_sm90, cudaFuncAttributeMaxDynamicSharedMemorySize, 164944);
                 if (tl_err == cudaSuccess)
-                    tl_err = cudaFuncSetAttribute(::trmm_kernel_sm90, cudaFuncAttributePreferredSharedMemoryCarveout, cudaSharedmemCarveoutMaxShared);
+                    tl_err = cudaFuncSetAttribute(::trmm_kernel_sm90, cudaFuncAttributePreferredSharedMemoryCarveout, tl::host::occupancy_carveout(::trmm_kernel_sm90, 256, 164944));
                 return tl_err;
             }();
             if (tl_attributes_sm90 != cudaSuccess) return tl::host::record(tl_attributes_sm90, tl_name, "setting the shared-memory attributes");
@@ -721,7 +721,7 @@ cudaError_t trmm(const __half* A, const __half* B, __half* C, int64_t M, int64_t
         cudaError_t tl_err = cudaSuccess;
         tl_err = cudaFuncSetAttribute(::trmm_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, 107520);
         if (tl_err == cudaSuccess)
-            tl_err = cudaFuncSetAttribute(::trmm_kernel, cudaFuncAttributePreferredSharedMemoryCarveout, cudaSharedmemCarveoutMaxShared);
+            tl_err = cudaFuncSetAttribute(::trmm_kernel, cudaFuncAttributePreferredSharedMemoryCarveout, tl::host::occupancy_carveout(::trmm_kernel, 256, 107520));
         return tl_err;
     }();
     if (tl_attributes != cudaSuccess) return tl::host::record(tl_attributes, tl_name, "setting the shared-memory attributes");
@@ -758,7 +758,7 @@ cudaError_t trmm_static(const __half* A, const __half* B, __half* C, int64_t M, 
                 cudaError_t tl_err = cudaSuccess;
                 tl_err = cudaFuncSetAttribute(::trmm_static_kernel_sm90, cudaFuncAttributeMaxDynamicSharedMemorySize, 164928);
                 if (tl_err == cudaSuccess)
-                    tl_err = cudaFuncSetAttribute(::trmm_static_kernel_sm90, cudaFuncAttributePreferredSharedMemoryCarveout, cudaSharedmemCarveoutMaxShared);
+                    tl_err = cudaFuncSetAttribute(::trmm_static_kernel_sm90, cudaFuncAttributePreferredSharedMemoryCarveout, tl::host::occupancy_carveout(::trmm_static_kernel_sm90, 256, 164928));
                 return tl_err;
             }();
             if (tl_attributes_sm90 != cudaSuccess) return tl::host::record(tl_attributes_sm90, tl_name, "setting the shared-memory attributes");
@@ -774,7 +774,7 @@ cudaError_t trmm_static(const __half* A, const __half* B, __half* C, int64_t M, 
         cudaError_t tl_err = cudaSuccess;
         tl_err = cudaFuncSetAttribute(::trmm_static_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, 107520);
         if (tl_err == cudaSuccess)
-            tl_err = cudaFuncSetAttribute(::trmm_static_kernel, cudaFuncAttributePreferredSharedMemoryCarveout, cudaSharedmemCarveoutMaxShared);
+            tl_err = cudaFuncSetAttribute(::trmm_static_kernel, cudaFuncAttributePreferredSharedMemoryCarveout, tl::host::occupancy_carveout(::trmm_static_kernel, 256, 107520));
         return tl_err;
     }();
     if (tl_attributes != cudaSuccess) return tl::host::record(tl_attributes, tl_name, "setting the shared-memory attributes");

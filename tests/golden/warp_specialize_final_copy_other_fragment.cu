@@ -339,7 +339,7 @@ cudaError_t k(const __half* A, const __half* B, __half* C, float* D, int64_t M, 
                 cudaError_t tl_err = cudaSuccess;
                 tl_err = cudaFuncSetAttribute(::k_kernel_sm90, cudaFuncAttributeMaxDynamicSharedMemorySize, 132224);
                 if (tl_err == cudaSuccess)
-                    tl_err = cudaFuncSetAttribute(::k_kernel_sm90, cudaFuncAttributePreferredSharedMemoryCarveout, cudaSharedmemCarveoutMaxShared);
+                    tl_err = cudaFuncSetAttribute(::k_kernel_sm90, cudaFuncAttributePreferredSharedMemoryCarveout, tl::host::occupancy_carveout(::k_kernel_sm90, 128, 132224));
                 return tl_err;
             }();
             if (tl_attributes_sm90 != cudaSuccess) return tl::host::record(tl_attributes_sm90, tl_name, "setting the shared-memory attributes");
@@ -354,7 +354,7 @@ cudaError_t k(const __half* A, const __half* B, __half* C, float* D, int64_t M, 
     static const cudaError_t tl_attributes = [] {
         cudaError_t tl_err = cudaSuccess;
         if (tl_err == cudaSuccess)
-            tl_err = cudaFuncSetAttribute(::k_kernel, cudaFuncAttributePreferredSharedMemoryCarveout, cudaSharedmemCarveoutMaxShared);
+            tl_err = cudaFuncSetAttribute(::k_kernel, cudaFuncAttributePreferredSharedMemoryCarveout, tl::host::occupancy_carveout(::k_kernel, 128, 36864));
         return tl_err;
     }();
     if (tl_attributes != cudaSuccess) return tl::host::record(tl_attributes, tl_name, "setting the shared-memory attributes");

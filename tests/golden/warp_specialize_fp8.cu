@@ -405,7 +405,7 @@ cudaError_t gemm_fp8(const __nv_fp8_e4m3* A, const __nv_fp8_e5m2* B, __nv_bfloat
                 cudaError_t tl_err = cudaSuccess;
                 tl_err = cudaFuncSetAttribute(::gemm_fp8_kernel_sm90, cudaFuncAttributeMaxDynamicSharedMemorySize, 164928);
                 if (tl_err == cudaSuccess)
-                    tl_err = cudaFuncSetAttribute(::gemm_fp8_kernel_sm90, cudaFuncAttributePreferredSharedMemoryCarveout, cudaSharedmemCarveoutMaxShared);
+                    tl_err = cudaFuncSetAttribute(::gemm_fp8_kernel_sm90, cudaFuncAttributePreferredSharedMemoryCarveout, tl::host::occupancy_carveout(::gemm_fp8_kernel_sm90, 256, 164928));
                 return tl_err;
             }();
             if (tl_attributes_sm90 != cudaSuccess) return tl::host::record(tl_attributes_sm90, tl_name, "setting the shared-memory attributes");
@@ -421,7 +421,7 @@ cudaError_t gemm_fp8(const __nv_fp8_e4m3* A, const __nv_fp8_e5m2* B, __nv_bfloat
         cudaError_t tl_err = cudaSuccess;
         tl_err = cudaFuncSetAttribute(::gemm_fp8_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, 147456);
         if (tl_err == cudaSuccess)
-            tl_err = cudaFuncSetAttribute(::gemm_fp8_kernel, cudaFuncAttributePreferredSharedMemoryCarveout, cudaSharedmemCarveoutMaxShared);
+            tl_err = cudaFuncSetAttribute(::gemm_fp8_kernel, cudaFuncAttributePreferredSharedMemoryCarveout, tl::host::occupancy_carveout(::gemm_fp8_kernel, 256, 147456));
         return tl_err;
     }();
     if (tl_attributes != cudaSuccess) return tl::host::record(tl_attributes, tl_name, "setting the shared-memory attributes");

@@ -218,7 +218,7 @@ cudaError_t gemm_fp8_nn(const __nv_fp8_e4m3* A, const __nv_fp8_e4m3* B, float* C
         cudaError_t tl_err = cudaSuccess;
         tl_err = cudaFuncSetAttribute(::gemm_fp8_nn_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, 82944);
         if (tl_err == cudaSuccess)
-            tl_err = cudaFuncSetAttribute(::gemm_fp8_nn_kernel, cudaFuncAttributePreferredSharedMemoryCarveout, cudaSharedmemCarveoutMaxShared);
+            tl_err = cudaFuncSetAttribute(::gemm_fp8_nn_kernel, cudaFuncAttributePreferredSharedMemoryCarveout, tl::host::occupancy_carveout(::gemm_fp8_nn_kernel, 128, 82944));
         return tl_err;
     }();
     if (tl_attributes != cudaSuccess) return tl::host::record(tl_attributes, tl_name, "setting the shared-memory attributes");

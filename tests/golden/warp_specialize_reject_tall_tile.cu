@@ -172,7 +172,7 @@ cudaError_t gemm(const __half* A, const __half* B, float* C, int64_t M, int64_t 
         cudaError_t tl_err = cudaSuccess;
         tl_err = cudaFuncSetAttribute(::gemm_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, 176128);
         if (tl_err == cudaSuccess)
-            tl_err = cudaFuncSetAttribute(::gemm_kernel, cudaFuncAttributePreferredSharedMemoryCarveout, cudaSharedmemCarveoutMaxShared);
+            tl_err = cudaFuncSetAttribute(::gemm_kernel, cudaFuncAttributePreferredSharedMemoryCarveout, tl::host::occupancy_carveout(::gemm_kernel, 128, 176128));
         return tl_err;
     }();
     if (tl_attributes != cudaSuccess) return tl::host::record(tl_attributes, tl_name, "setting the shared-memory attributes");

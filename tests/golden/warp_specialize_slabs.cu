@@ -302,7 +302,7 @@ cudaError_t gemm(const __half* A, const __half* B, float* C, int64_t M, int64_t 
                 cudaError_t tl_err = cudaSuccess;
                 tl_err = cudaFuncSetAttribute(::gemm_kernel_sm90, cudaFuncAttributeMaxDynamicSharedMemorySize, 148576);
                 if (tl_err == cudaSuccess)
-                    tl_err = cudaFuncSetAttribute(::gemm_kernel_sm90, cudaFuncAttributePreferredSharedMemoryCarveout, cudaSharedmemCarveoutMaxShared);
+                    tl_err = cudaFuncSetAttribute(::gemm_kernel_sm90, cudaFuncAttributePreferredSharedMemoryCarveout, tl::host::occupancy_carveout(::gemm_kernel_sm90, 128, 148576));
                 return tl_err;
             }();
             if (tl_attributes_sm90 != cudaSuccess) return tl::host::record(tl_attributes_sm90, tl_name, "setting the shared-memory attributes");
@@ -318,7 +318,7 @@ cudaError_t gemm(const __half* A, const __half* B, float* C, int64_t M, int64_t 
         cudaError_t tl_err = cudaSuccess;
         tl_err = cudaFuncSetAttribute(::gemm_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, 55296);
         if (tl_err == cudaSuccess)
-            tl_err = cudaFuncSetAttribute(::gemm_kernel, cudaFuncAttributePreferredSharedMemoryCarveout, cudaSharedmemCarveoutMaxShared);
+            tl_err = cudaFuncSetAttribute(::gemm_kernel, cudaFuncAttributePreferredSharedMemoryCarveout, tl::host::occupancy_carveout(::gemm_kernel, 128, 55296));
         return tl_err;
     }();
     if (tl_attributes != cudaSuccess) return tl::host::record(tl_attributes, tl_name, "setting the shared-memory attributes");

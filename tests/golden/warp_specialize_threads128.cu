@@ -397,7 +397,7 @@ cudaError_t gemm(const __nv_bfloat16* A, const __nv_bfloat16* B, float* C, int64
                 cudaError_t tl_err = cudaSuccess;
                 tl_err = cudaFuncSetAttribute(::gemm_kernel_sm90, cudaFuncAttributeMaxDynamicSharedMemorySize, 148576);
                 if (tl_err == cudaSuccess)
-                    tl_err = cudaFuncSetAttribute(::gemm_kernel_sm90, cudaFuncAttributePreferredSharedMemoryCarveout, cudaSharedmemCarveoutMaxShared);
+                    tl_err = cudaFuncSetAttribute(::gemm_kernel_sm90, cudaFuncAttributePreferredSharedMemoryCarveout, tl::host::occupancy_carveout(::gemm_kernel_sm90, 128, 148576));
                 return tl_err;
             }();
             if (tl_attributes_sm90 != cudaSuccess) return tl::host::record(tl_attributes_sm90, tl_name, "setting the shared-memory attributes");
@@ -413,7 +413,7 @@ cudaError_t gemm(const __nv_bfloat16* A, const __nv_bfloat16* B, float* C, int64
         cudaError_t tl_err = cudaSuccess;
         tl_err = cudaFuncSetAttribute(::gemm_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, 106496);
         if (tl_err == cudaSuccess)
-            tl_err = cudaFuncSetAttribute(::gemm_kernel, cudaFuncAttributePreferredSharedMemoryCarveout, cudaSharedmemCarveoutMaxShared);
+            tl_err = cudaFuncSetAttribute(::gemm_kernel, cudaFuncAttributePreferredSharedMemoryCarveout, tl::host::occupancy_carveout(::gemm_kernel, 128, 106496));
         return tl_err;
     }();
     if (tl_attributes != cudaSuccess) return tl::host::record(tl_attributes, tl_name, "setting the shared-memory attributes");

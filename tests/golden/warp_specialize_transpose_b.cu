@@ -363,7 +363,7 @@ cudaError_t gemm_nt(const __half* A, const __half* B, __half* C, int64_t M, int6
                 cudaError_t tl_err = cudaSuccess;
                 tl_err = cudaFuncSetAttribute(::gemm_nt_kernel_sm90, cudaFuncAttributeMaxDynamicSharedMemorySize, 164928);
                 if (tl_err == cudaSuccess)
-                    tl_err = cudaFuncSetAttribute(::gemm_nt_kernel_sm90, cudaFuncAttributePreferredSharedMemoryCarveout, cudaSharedmemCarveoutMaxShared);
+                    tl_err = cudaFuncSetAttribute(::gemm_nt_kernel_sm90, cudaFuncAttributePreferredSharedMemoryCarveout, tl::host::occupancy_carveout(::gemm_nt_kernel_sm90, 256, 164928));
                 return tl_err;
             }();
             if (tl_attributes_sm90 != cudaSuccess) return tl::host::record(tl_attributes_sm90, tl_name, "setting the shared-memory attributes");
@@ -379,7 +379,7 @@ cudaError_t gemm_nt(const __half* A, const __half* B, __half* C, int64_t M, int6
         cudaError_t tl_err = cudaSuccess;
         tl_err = cudaFuncSetAttribute(::gemm_nt_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, 110592);
         if (tl_err == cudaSuccess)
-            tl_err = cudaFuncSetAttribute(::gemm_nt_kernel, cudaFuncAttributePreferredSharedMemoryCarveout, cudaSharedmemCarveoutMaxShared);
+            tl_err = cudaFuncSetAttribute(::gemm_nt_kernel, cudaFuncAttributePreferredSharedMemoryCarveout, tl::host::occupancy_carveout(::gemm_nt_kernel, 256, 110592));
         return tl_err;
     }();
     if (tl_attributes != cudaSuccess) return tl::host::record(tl_attributes, tl_name, "setting the shared-memory attributes");

@@ -472,7 +472,7 @@ cudaError_t dual(const __half* A, const __half* B1, const __half* B2, __half* C1
                 cudaError_t tl_err = cudaSuccess;
                 tl_err = cudaFuncSetAttribute(::dual_kernel_sm90, cudaFuncAttributeMaxDynamicSharedMemorySize, 132160);
                 if (tl_err == cudaSuccess)
-                    tl_err = cudaFuncSetAttribute(::dual_kernel_sm90, cudaFuncAttributePreferredSharedMemoryCarveout, cudaSharedmemCarveoutMaxShared);
+                    tl_err = cudaFuncSetAttribute(::dual_kernel_sm90, cudaFuncAttributePreferredSharedMemoryCarveout, tl::host::occupancy_carveout(::dual_kernel_sm90, 256, 132160));
                 return tl_err;
             }();
             if (tl_attributes_sm90 != cudaSuccess) return tl::host::record(tl_attributes_sm90, tl_name, "setting the shared-memory attributes");
@@ -488,7 +488,7 @@ cudaError_t dual(const __half* A, const __half* B1, const __half* B2, __half* C1
         cudaError_t tl_err = cudaSuccess;
         tl_err = cudaFuncSetAttribute(::dual_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, 110592);
         if (tl_err == cudaSuccess)
-            tl_err = cudaFuncSetAttribute(::dual_kernel, cudaFuncAttributePreferredSharedMemoryCarveout, cudaSharedmemCarveoutMaxShared);
+            tl_err = cudaFuncSetAttribute(::dual_kernel, cudaFuncAttributePreferredSharedMemoryCarveout, tl::host::occupancy_carveout(::dual_kernel, 256, 110592));
         return tl_err;
     }();
     if (tl_attributes != cudaSuccess) return tl::host::record(tl_attributes, tl_name, "setting the shared-memory attributes");

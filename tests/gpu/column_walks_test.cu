@@ -19,6 +19,7 @@
 // 8, aligned bases) — persistent, so a block reuses the swizzled tile `c` for several output tiles
 // when there are more tiles than SMs — and the cp.async + mma.sync kernel elsewhere.
 #include "column_walks.h"
+#include "compare_elements.h"
 #include "harness.h"
 
 #include <cmath>
@@ -29,56 +30,10 @@
 
 namespace {
 
+using th::compare;
+using th::offsets;
+using th::val;
 using th::When;
-
-double val(float x) { return x; }
-double val(__half x) { return th::to_f64(x); }
-double val(__nv_bfloat16 x) { return th::to_f64(x); }
-
-// "" for aligned tensors, else "/in+<a>,out+<b>" (the element offsets of the inputs and outputs).
-std::string offsets(size_t in, size_t out) {
-    if (in == 0 && out == 0) return "";
-    return "/in+" + std::to_string(in) + ",out+" + std::to_string(out);
-}
-
-// Compares an output element by element. An element with stored[i] == 0 must keep the bits it had
-// before the launch (`before`); the others must equal ref[i] exactly when tol == 0, else satisfy
-// |got - ref| <= tol * scale[i]. The figure reported is the largest |got - ref| (exact) or
-// |got - ref| / scale (otherwise); NaN where a stored element is not finite.
-template <typename T>
-th::Outcome compare(const char* tensor, const std::vector<T>& got, const std::vector<T>& before, const std::vector<double>& ref,
-                    const std::vector<char>& stored, const std::vector<double>& scale, double tol, bool guards_ok) {
-    if (got.size() != ref.size()) return th::expect(false, std::string(tensor) + ": size mismatch");
-    double worst = 0.0;
-    bool non_finite = false;
-    size_t worst_i = 0, changed = 0, first_changed = 0;
-    for (size_t i = 0; i < got.size(); ++i) {
-        if (!stored.empty() && !stored[i]) {
-            if (std::memcmp(&got[i], &before[i], sizeof(T)) != 0 && changed++ == 0) first_changed = i;
-            continue;
-        }
-        const double v = val(got[i]);
-        if (!std::isfinite(v)) {
-            if (!non_finite) worst_i = i;
-            non_finite = true;
-            continue;
-        }
-        const double e = tol == 0.0 ? std::fabs(v - ref[i]) : std::fabs(v - ref[i]) / scale[i];
-        if (!non_finite && e > worst) worst = e, worst_i = i;
-    }
-    th::Outcome o = th::numeric(non_finite ? std::nan("") : worst, tol, guards_ok && changed == 0);
-    const bool numeric_ok = !non_finite && (worst == 0.0 || worst < tol);
-    if (changed > 0) {
-        o.note = std::to_string(changed) + " element(s) of " + tensor + " that the kernel must not write changed, the first at " +
-                 std::to_string(first_changed);
-    } else if (!guards_ok) {
-        o.note = "out-of-bounds write: a guard zone changed";
-    } else if (!numeric_ok && !got.empty()) {
-        o.note = std::string(tensor) + "[" + std::to_string(worst_i) + "] = " + std::to_string(val(got[worst_i])) +
-                 ", expected " + std::to_string(ref[worst_i]);
-    }
-    return o;
-}
 
 // The first of several outcomes that fails, else the one with the largest figure.
 th::Outcome first_failure(const std::vector<th::Outcome>& all) {
