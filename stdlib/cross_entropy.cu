@@ -249,9 +249,12 @@ __global__ void __launch_bounds__(256) cross_entropy_backward_kernel(
 {
     using x_layout = tl::BlockedLayout<2048, 8, 256>;  // fragment x: f32[2048]
     const int tl_tid = tl::thread_index<256>();
+    // Blocks numbered with block.y fastest: block.y moves most of the bytes (those of `DX` and `X`) by a smaller stride than block.x (which `DLoss`, `Lse` and `Target` prefer).
+    [[maybe_unused]] const int tl_tiles_x = M, tl_tiles_y = tl::cdiv(V, 2048), tl_tiles_z = 1;
+    [[maybe_unused]] const int tl_block_x = int(blockIdx.x) / tl_tiles_y, tl_block_y = int(blockIdx.x) % tl_tiles_y, tl_block_z = int(blockIdx.z);
     float x[x_layout::kSlots];  // fragment x: f32[2048]
-    const int32_t row = int(blockIdx.x);
-    const int32_t c0 = int(blockIdx.y) * 2048;
+    const int32_t row = tl_block_x;
+    const int32_t c0 = tl_block_y * 2048;
     // copy(X[row, c0 +: BN], x);  (cross_entropy.tl:76)
     #pragma unroll
     for (int tl_chunk0 = 0; tl_chunk0 < x_layout::kSlots; tl_chunk0 += 8) {
@@ -337,9 +340,10 @@ cudaError_t cross_entropy_backward(const __nv_bfloat16* X, const int32_t* Target
     if (cudaError_t tl_err = tl::host::check_dim(V, tl_name, "V"); tl_err != cudaSuccess) return tl_err;
     const int64_t tl_grid_x = int64_t(M), tl_grid_y = int64_t(tl::cdiv(V, 2048)), tl_grid_z = int64_t(1);
     if (tl_grid_x <= 0 || tl_grid_y <= 0 || tl_grid_z <= 0) return cudaSuccess;  // nothing to compute
-    if (tl_grid_x > INT32_MAX || tl_grid_y > 65535 || tl_grid_z > 65535)
+    if (tl_grid_x > INT32_MAX || tl_grid_y > INT32_MAX / tl_grid_x || tl_grid_z > 65535)
         return tl::host::invalid_argument(std::string(tl_name) + ": the grid is larger than CUDA allows");
-    ::cross_entropy_backward_kernel<<<dim3(unsigned(tl_grid_x), unsigned(tl_grid_y), unsigned(tl_grid_z)), 256, 0, stream>>>(X, Target, Lse, DLoss, DX, static_cast<int32_t>(M), static_cast<int32_t>(V));
+    // The x-y plane along x, block.y fastest (the kernel computes block.x and block.y).
+    ::cross_entropy_backward_kernel<<<dim3(unsigned(tl_grid_x * tl_grid_y), 1, unsigned(tl_grid_z)), 256, 0, stream>>>(X, Target, Lse, DLoss, DX, static_cast<int32_t>(M), static_cast<int32_t>(V));
     return tl::host::record(cudaGetLastError(), tl_name, "launch");
 }
 

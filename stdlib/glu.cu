@@ -38,10 +38,13 @@ __global__ void __launch_bounds__(128, 16) swiglu_kernel(
     using u_layout = tl::BlockedLayout<1024, 8, 128>;  // fragment u: f32[1, 1024]
     const tl::f16* const Xg = X;  // view Xg: f16[M, 2, N] of X
     const int tl_tid = tl::thread_index<128>();
+    // Blocks numbered with block.y fastest: block.y moves the accesses of `X` and `Y` by a smaller stride than block.x.
+    [[maybe_unused]] const int tl_tiles_x = tl::cdiv(M, 1), tl_tiles_y = tl::cdiv(N, 1024), tl_tiles_z = 1;
+    [[maybe_unused]] const int tl_block_x = int(blockIdx.x) / tl_tiles_y, tl_block_y = int(blockIdx.x) % tl_tiles_y, tl_block_z = int(blockIdx.z);
     float g[g_layout::kSlots];  // fragment g: f32[1, 1024]
     float u[u_layout::kSlots];  // fragment u: f32[1, 1024]
-    const int32_t r0 = int(blockIdx.x) * 1;
-    const int32_t c0 = int(blockIdx.y) * 1024;
+    const int32_t r0 = tl_block_x * 1;
+    const int32_t c0 = tl_block_y * 1024;
     // copy(Xg[r0 +: RB, 0, c0 +: BN], g);  (glu.tl:31)
     #pragma unroll
     for (int tl_chunk0 = 0; tl_chunk0 < g_layout::kSlots; tl_chunk0 += 8) {
@@ -113,10 +116,13 @@ __global__ void __launch_bounds__(128, 16) geglu_kernel(
     using u_layout = tl::BlockedLayout<1024, 8, 128>;  // fragment u: f32[1, 1024]
     const tl::f16* const Xg = X;  // view Xg: f16[M, 2, N] of X
     const int tl_tid = tl::thread_index<128>();
+    // Blocks numbered with block.y fastest: block.y moves the accesses of `X` and `Y` by a smaller stride than block.x.
+    [[maybe_unused]] const int tl_tiles_x = tl::cdiv(M, 1), tl_tiles_y = tl::cdiv(N, 1024), tl_tiles_z = 1;
+    [[maybe_unused]] const int tl_block_x = int(blockIdx.x) / tl_tiles_y, tl_block_y = int(blockIdx.x) % tl_tiles_y, tl_block_z = int(blockIdx.z);
     float g[g_layout::kSlots];  // fragment g: f32[1, 1024]
     float u[u_layout::kSlots];  // fragment u: f32[1, 1024]
-    const int32_t r0 = int(blockIdx.x) * 1;
-    const int32_t c0 = int(blockIdx.y) * 1024;
+    const int32_t r0 = tl_block_x * 1;
+    const int32_t c0 = tl_block_y * 1024;
     // copy(Xg[r0 +: RB, 0, c0 +: BN], g);  (glu.tl:49)
     #pragma unroll
     for (int tl_chunk0 = 0; tl_chunk0 < g_layout::kSlots; tl_chunk0 += 8) {
@@ -190,9 +196,10 @@ cudaError_t swiglu(const __half* X, __half* Y, int64_t M, int64_t K, int64_t N, 
         return tl::host::invalid_argument(std::string(tl_name) + ": requirement `M * 2 * N == M * K (view Xg of X)` does not hold" + " (" + "M = " + std::to_string(M) + ", N = " + std::to_string(N) + ", K = " + std::to_string(K) + ")");
     const int64_t tl_grid_x = int64_t(tl::cdiv(M, 1)), tl_grid_y = int64_t(tl::cdiv(N, 1024)), tl_grid_z = int64_t(1);
     if (tl_grid_x <= 0 || tl_grid_y <= 0 || tl_grid_z <= 0) return cudaSuccess;  // nothing to compute
-    if (tl_grid_x > INT32_MAX || tl_grid_y > 65535 || tl_grid_z > 65535)
+    if (tl_grid_x > INT32_MAX || tl_grid_y > INT32_MAX / tl_grid_x || tl_grid_z > 65535)
         return tl::host::invalid_argument(std::string(tl_name) + ": the grid is larger than CUDA allows");
-    ::swiglu_kernel<<<dim3(unsigned(tl_grid_x), unsigned(tl_grid_y), unsigned(tl_grid_z)), 128, 0, stream>>>(X, Y, static_cast<int32_t>(M), static_cast<int32_t>(K), static_cast<int32_t>(N));
+    // The x-y plane along x, block.y fastest (the kernel computes block.x and block.y).
+    ::swiglu_kernel<<<dim3(unsigned(tl_grid_x * tl_grid_y), 1, unsigned(tl_grid_z)), 128, 0, stream>>>(X, Y, static_cast<int32_t>(M), static_cast<int32_t>(K), static_cast<int32_t>(N));
     return tl::host::record(cudaGetLastError(), tl_name, "launch");
 }
 
@@ -207,9 +214,10 @@ cudaError_t geglu(const __half* X, __half* Y, int64_t M, int64_t K, int64_t N, c
         return tl::host::invalid_argument(std::string(tl_name) + ": requirement `M * 2 * N == M * K (view Xg of X)` does not hold" + " (" + "M = " + std::to_string(M) + ", N = " + std::to_string(N) + ", K = " + std::to_string(K) + ")");
     const int64_t tl_grid_x = int64_t(tl::cdiv(M, 1)), tl_grid_y = int64_t(tl::cdiv(N, 1024)), tl_grid_z = int64_t(1);
     if (tl_grid_x <= 0 || tl_grid_y <= 0 || tl_grid_z <= 0) return cudaSuccess;  // nothing to compute
-    if (tl_grid_x > INT32_MAX || tl_grid_y > 65535 || tl_grid_z > 65535)
+    if (tl_grid_x > INT32_MAX || tl_grid_y > INT32_MAX / tl_grid_x || tl_grid_z > 65535)
         return tl::host::invalid_argument(std::string(tl_name) + ": the grid is larger than CUDA allows");
-    ::geglu_kernel<<<dim3(unsigned(tl_grid_x), unsigned(tl_grid_y), unsigned(tl_grid_z)), 128, 0, stream>>>(X, Y, static_cast<int32_t>(M), static_cast<int32_t>(K), static_cast<int32_t>(N));
+    // The x-y plane along x, block.y fastest (the kernel computes block.x and block.y).
+    ::geglu_kernel<<<dim3(unsigned(tl_grid_x * tl_grid_y), 1, unsigned(tl_grid_z)), 128, 0, stream>>>(X, Y, static_cast<int32_t>(M), static_cast<int32_t>(K), static_cast<int32_t>(N));
     return tl::host::record(cudaGetLastError(), tl_name, "launch");
 }
 

@@ -982,13 +982,16 @@ __global__ void __launch_bounds__(128) moe_unpermute_kernel(
     // fragment w: f32[16], slice of `acc` (broadcast): [16] over 128 threads: (4:t32 4:r1) 4 registers, 32 replicas
     [[maybe_unused]] const int32_t* const pos = PosT;  // view pos: i32[(K * M)] of PosT
     const int tl_tid = tl::thread_index<128>();
+    // Blocks numbered with block.y fastest: block.y moves most of the bytes (those of `Y` and `Yp`) by a smaller stride than block.x (which `Weights` prefers).
+    [[maybe_unused]] const int tl_tiles_x = tl::cdiv(M, 16), tl_tiles_y = tl::cdiv(D, 512), tl_tiles_z = 1;
+    [[maybe_unused]] const int tl_block_x = int(blockIdx.x) / tl_tiles_y, tl_block_y = int(blockIdx.x) % tl_tiles_y, tl_block_z = int(blockIdx.z);
     float y[64];  // fragment y: f32[16, 512]
     float acc[64];  // fragment acc: f32[16, 512]
     #pragma unroll
     for (int tl_i = 0; tl_i < 64; ++tl_i) acc[tl_i] = 0.0f;
     float w[4];  // fragment w: f32[16]
-    const int32_t t0 = int(blockIdx.x) * 16;
-    const int32_t d0 = int(blockIdx.y) * 512;
+    const int32_t t0 = tl_block_x * 16;
+    const int32_t d0 = tl_block_y * 512;
     // for k in pipelined(K, stages = 2) {  (moe.tl:292)
     for (int k = 0; k < K; ++k) {
         // copy(Yp[pos[k * M + t0 +: RB], d0 +: BD], y);      // PosT = -1: a row of zeros  (moe.tl:293)
@@ -1461,9 +1464,10 @@ cudaError_t moe_unpermute(const __nv_bfloat16* Yp, const int32_t* PosT, const fl
         return tl::host::invalid_argument(std::string(tl_name) + ": requirement `MK == (M * K)` does not hold" + " (" + "MK = " + std::to_string(MK) + ", M = " + std::to_string(M) + ", K = " + std::to_string(K) + ")");
     const int64_t tl_grid_x = int64_t(tl::cdiv(M, 16)), tl_grid_y = int64_t(tl::cdiv(D, 512)), tl_grid_z = int64_t(1);
     if (tl_grid_x <= 0 || tl_grid_y <= 0 || tl_grid_z <= 0) return cudaSuccess;  // nothing to compute
-    if (tl_grid_x > INT32_MAX || tl_grid_y > 65535 || tl_grid_z > 65535)
+    if (tl_grid_x > INT32_MAX || tl_grid_y > INT32_MAX / tl_grid_x || tl_grid_z > 65535)
         return tl::host::invalid_argument(std::string(tl_name) + ": the grid is larger than CUDA allows");
-    ::moe_unpermute_kernel<<<dim3(unsigned(tl_grid_x), unsigned(tl_grid_y), unsigned(tl_grid_z)), 128, 0, stream>>>(Yp, PosT, Weights, Y, static_cast<int32_t>(MK), static_cast<int32_t>(D), static_cast<int32_t>(K), static_cast<int32_t>(M));
+    // The x-y plane along x, block.y fastest (the kernel computes block.x and block.y).
+    ::moe_unpermute_kernel<<<dim3(unsigned(tl_grid_x * tl_grid_y), 1, unsigned(tl_grid_z)), 128, 0, stream>>>(Yp, PosT, Weights, Y, static_cast<int32_t>(MK), static_cast<int32_t>(D), static_cast<int32_t>(K), static_cast<int32_t>(M));
     return tl::host::record(cudaGetLastError(), tl_name, "launch");
 }
 

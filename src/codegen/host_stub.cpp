@@ -236,6 +236,9 @@ void emit_stub_definitions(const StubKernels& kernels, KernelEmitter& exprs, Cud
         if (k.walks_grid) {
             out.line("if (tl_grid_x > INT32_MAX || tl_grid_y > INT32_MAX / tl_grid_x || tl_grid_z > INT32_MAX / (tl_grid_x * tl_grid_y))");
             out.line("    return tl::host::invalid_argument(std::string(tl_name) + \": the grid has more than 2^31 - 1 tiles\");");
+        } else if (k.blocks_y_first) {
+            out.line("if (tl_grid_x > INT32_MAX || tl_grid_y > INT32_MAX / tl_grid_x || tl_grid_z > 65535)");
+            out.line("    return tl::host::invalid_argument(std::string(tl_name) + \": the grid is larger than CUDA allows\");");
         } else {
             out.line("if (tl_grid_x > INT32_MAX || tl_grid_y > 65535 || tl_grid_z > 65535)");
             out.line("    return tl::host::invalid_argument(std::string(tl_name) + \": the grid is larger than CUDA allows\");");
@@ -266,6 +269,11 @@ void emit_stub_definitions(const StubKernels& kernels, KernelEmitter& exprs, Cud
             out.line(fmt::format("const int64_t tl_blocks = std::min(tl_grid_x * tl_grid_y * tl_grid_z, tl::host::resident_blocks({}, {}, {}));",
                                  global_function(k), k.threads, shared_bytes));
             out.line(fmt::format("{}<<<unsigned(tl_blocks), {}, {}, stream>>>({});", global_function(k), k.threads, shared_bytes, arglist));
+            out.line("return tl::host::record(cudaGetLastError(), tl_name, \"launch\");");
+        } else if (k.blocks_y_first) {
+            out.line("// The x-y plane along x, block.y fastest (the kernel computes block.x and block.y).");
+            out.line(fmt::format("{}<<<dim3(unsigned(tl_grid_x * tl_grid_y), 1, unsigned(tl_grid_z)), {}, {}, stream>>>({});",
+                                 global_function(k), k.threads, shared_bytes, arglist));
             out.line("return tl::host::record(cudaGetLastError(), tl_name, \"launch\");");
         } else {
             out.line(fmt::format("{}<<<dim3(unsigned(tl_grid_x), unsigned(tl_grid_y), unsigned(tl_grid_z)), {}, {}, stream>>>({});",

@@ -146,10 +146,22 @@ void KernelEmitter::emit() {
         emit_layouts(); // local aliases: fragment names are only unique within one kernel
         emit_views();
         out_.line(fmt::format("const int tl_tid = tl::thread_index<{}>();", kernel_.threads));
+        if (kernel_.blocks_y_first) emit_blocks_y_first();
         if (plan_.total_bytes > 0) out_.line("extern __shared__ __align__(128) unsigned char tl_smem[];");
         emit_shared_declarations();
         stmt(kernel_.body, {});
     });
+}
+
+// The block's coordinates when the launch numbers the x-y plane along blockIdx.x with block.y
+// fastest (schedule/order_blocks.h): consecutive blocks take neighbouring column tiles.
+void KernelEmitter::emit_blocks_y_first() {
+    std::vector<std::string> grid;
+    for (size_t i = 0; i < 3; ++i) grid.push_back(i < kernel_.grid.size() ? expr(kernel_.grid[i]) : "1");
+    out_.line("// Blocks numbered with block.y fastest: " + kernel_.blocks_y_first_why + ".");
+    out_.line(fmt::format("[[maybe_unused]] const int tl_tiles_x = {}, tl_tiles_y = {}, tl_tiles_z = {};", grid[0], grid[1], grid[2]));
+    out_.line("[[maybe_unused]] const int tl_block_x = int(blockIdx.x) / tl_tiles_y, tl_block_y = int(blockIdx.x) % tl_tiles_y, "
+              "tl_block_z = int(blockIdx.z);");
 }
 
 void KernelEmitter::emit_views() {

@@ -97,7 +97,10 @@ public:
     std::string cast_to(const std::string& value, Dtype from, Dtype to) const;
     // Inside a warp-specialized kernel, block.* name the current tile and thread.x / block.x
     // count only the kernel's own (consumer) threads.
-    bool tile_coordinates() const { return kernel_.warp_specialization.enabled; }
+    // Block coordinates and tile counts come from variables (tl_block_x, tl_tiles_x, ...), not from
+    // blockIdx and gridDim: a warp-specialized kernel's tile loop, a launch in block.y-first order.
+    bool tile_coordinates() const { return kernel_.warp_specialization.enabled || kernel_.blocks_y_first; }
+    void emit_blocks_y_first();
     int threads() const { return kernel_.threads; }
     bool fast_math() const { return kernel_.options.fast_math; }
 

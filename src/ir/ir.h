@@ -534,6 +534,7 @@ struct KernelOptions {
     bool split_rings = true;        // @no_split_rings
     bool dynamic_tiles = true;      // @no_dynamic_tiles
     bool chunk_loops = true;        // @no_chunk_loops: round-robin parallel loops one iteration at a time
+    bool order_blocks = true;       // @no_order_blocks: the hardware's block order (schedule/order_blocks.h)
     int min_blocks = 0;             // @min_blocks(N): blocks resident per SM at least (0: ptxas decides)
     bool fast_math = false;         // @fast_math: exp, log, tanh, sigmoid and f32 division approximated
     bool walk_grid = false;         // @walk_grid: the blocks walk the grid's tiles (schedule/walk_grid.h)
@@ -541,7 +542,7 @@ struct KernelOptions {
 
 // The automatic transformations a kernel can switch off (`@no_...`, `--disable NAME`), by the
 // name `--disable` takes: pipeline, async-copy, tma, warp-specialize, persistent, deepen-ring,
-// overlap-wgmma, pingpong, split-rings, dynamic-tiles, chunk-loops.
+// overlap-wgmma, pingpong, split-rings, dynamic-tiles, chunk-loops, order-blocks.
 const std::vector<std::string>& transformation_switches();
 // Switches the transformation `name` (one of transformation_switches()) off in `options`; false
 // when `name` is not a switch.
@@ -601,6 +602,11 @@ struct Kernel {
     // Set by walk-grid: `grid` holds the tiles, and the launch runs min(tiles, the blocks the GPU
     // holds at once) blocks along x, each walking tiles block.x, block.x + grid.x, ... in its body.
     bool walks_grid = false;
+    // Set by order-blocks: the launch numbers the blocks of the x-y plane along one axis with y
+    // fastest (consecutive blocks take the neighbouring block.y of one block.x); block.* and grid.*
+    // keep their meaning. `blocks_y_first_why` says why (the IR dump).
+    bool blocks_y_first = false;
+    std::string blocks_y_first_why;
     int threads = 128;
     std::vector<int> cluster;        // empty when no cluster
     // `requires(...)`: launch preconditions over dims and scalars, checked by the launch stub, with

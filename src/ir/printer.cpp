@@ -434,6 +434,7 @@ public:
         if (!k.options.persistent) attrs += "@no_persistent ";
         if (!k.options.dynamic_tiles) attrs += "@no_dynamic_tiles ";
         if (!k.options.chunk_loops) attrs += "@no_chunk_loops ";
+        if (!k.options.order_blocks) attrs += "@no_order_blocks ";
         if (k.options.min_blocks > 0) attrs += fmt::format("@min_blocks({}) ", k.options.min_blocks);
         if (k.options.fast_math) attrs += "@fast_math ";
         if (k.options.walk_grid) attrs += "@walk_grid ";
@@ -462,6 +463,7 @@ public:
         if (!k.schedule_remark.empty()) line(0, "// " + k.schedule_remark);
         if (k.walks_grid)
             line(0, "// walks the grid: min(tiles, the blocks the GPU holds at once) blocks, each taking tiles block.x, block.x + grid.x, ...");
+        if (k.blocks_y_first) line(0, "// blocks numbered with block.y fastest: " + k.blocks_y_first_why);
         fragment_layouts(k.layouts);
         shared_memory(k.shared_memory);
         line(0, head + " {");

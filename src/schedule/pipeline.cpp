@@ -4,6 +4,7 @@
 #include "schedule/barriers.h"
 #include "schedule/drop_unused_lets.h"
 #include "schedule/infer_layouts.h"
+#include "schedule/order_blocks.h"
 #include "schedule/pipeline_loops.h"
 #include "schedule/plan_shared_memory.h"
 #include "schedule/schedule_wgmma.h"
@@ -70,6 +71,10 @@ const std::vector<Pass>& passes() {
          }},
         {"walk-grid", [](ir::Kernel& k, const ScheduleOptions& options, DiagnosticEngine& diags) {
              walk_grid(k, options.shared_memory_limit, diags);
+             return true;
+         }},
+        {"order-blocks", [](ir::Kernel& k, const ScheduleOptions&, DiagnosticEngine&) {
+             order_blocks(k);
              return true;
          }},
         {"pipeline-loops", [](ir::Kernel& k, const ScheduleOptions&, DiagnosticEngine& diags) {
