@@ -249,7 +249,7 @@ __global__ void __launch_bounds__(256) cross_entropy_backward_kernel(
 {
     using x_layout = tl::BlockedLayout<2048, 8, 256>;  // fragment x: f32[2048]
     const int tl_tid = tl::thread_index<256>();
-    // Blocks numbered with block.y fastest: block.y moves most of the bytes (those of `DX` and `X`) by a smaller stride than block.x (which `DLoss`, `Lse` and `Target` prefer).
+    // Blocks numbered with block.y fastest: block.y moves most of the elements (those of `DX` and `X`) by a smaller stride than block.x (which `DLoss`, `Lse` and `Target` prefer).
     [[maybe_unused]] const int tl_tiles_x = M, tl_tiles_y = tl::cdiv(V, 2048), tl_tiles_z = 1;
     [[maybe_unused]] const int tl_block_x = int(blockIdx.x) / tl_tiles_y, tl_block_y = int(blockIdx.x) % tl_tiles_y, tl_block_z = int(blockIdx.z);
     float x[x_layout::kSlots];  // fragment x: f32[2048]

@@ -982,7 +982,7 @@ __global__ void __launch_bounds__(128) moe_unpermute_kernel(
     // fragment w: f32[16], slice of `acc` (broadcast): [16] over 128 threads: (4:t32 4:r1) 4 registers, 32 replicas
     [[maybe_unused]] const int32_t* const pos = PosT;  // view pos: i32[(K * M)] of PosT
     const int tl_tid = tl::thread_index<128>();
-    // Blocks numbered with block.y fastest: block.y moves most of the bytes (those of `Y` and `Yp`) by a smaller stride than block.x (which `Weights` prefers).
+    // Blocks numbered with block.y fastest: block.y moves most of the elements (those of `Y` and `Yp`) by a smaller stride than block.x (which `Weights` prefers).
     [[maybe_unused]] const int tl_tiles_x = tl::cdiv(M, 16), tl_tiles_y = tl::cdiv(D, 512), tl_tiles_z = 1;
     [[maybe_unused]] const int tl_block_x = int(blockIdx.x) / tl_tiles_y, tl_block_y = int(blockIdx.x) % tl_tiles_y, tl_block_z = int(blockIdx.z);
     float y[64];  // fragment y: f32[16, 512]

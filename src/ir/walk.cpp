@@ -181,6 +181,13 @@ BufferUses buffer_uses(const StmtPtr& s, const Stmt* skip) {
     return out;
 }
 
+bool reads_builtin(const ExprPtr& e, BuiltinKind kind) {
+    return e && any_expr(e, [&](const Expr& x) {
+               auto* b = x.as<Builtin>();
+               return b && b->builtin == kind;
+           });
+}
+
 bool any_expr(const ExprPtr& e, const std::function<bool(const Expr&)>& pred) {
     bool found = false;
     walk_expr(e, [&](const Expr& x) { found = found || pred(x); });

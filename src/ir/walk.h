@@ -77,6 +77,8 @@ bool any_expr(const ExprPtr& e, const std::function<bool(const Expr&)>& pred);
 bool any_expr_through_lets(const ExprPtr& e, const std::vector<StmtPtr>& before, const std::function<bool(const Expr&)>& pred);
 // True when e, or anything s evaluates, reads variable v (a VarRef to it).
 bool mentions(const ExprPtr& e, const Var* v);
+// Whether e reads the builtin `kind` (block.x, grid.y, sm_count, ...); false for a null e.
+bool reads_builtin(const ExprPtr& e, BuiltinKind kind);
 bool mentions(const StmtPtr& s, const Var* v);
 
 } // namespace tlc::ir

@@ -17,13 +17,6 @@ namespace tlc::schedule {
 
 namespace {
 
-bool reads(const ir::ExprPtr& e, ir::BuiltinKind kind) {
-    return e && ir::any_expr(e, [&](const ir::Expr& x) {
-               auto* b = x.as<ir::Builtin>();
-               return b && b->builtin == kind;
-           });
-}
-
 // Which of block.x and block.y moves each access of global memory by the smaller stride: the one
 // read in the later index (the last index is the contiguous axis), with the body's `let`s
 // substituted. Each access counts by the elements it moves a block (a region's tile, the
@@ -37,8 +30,8 @@ struct BlockStrides {
         if (b.scope != ir::Scope::Global) return;
         int x_depth = -1, y_depth = -1;
         for (size_t d = 0; d < indices.size(); ++d) {
-            if (reads(indices[d], ir::BuiltinKind::BlockIdxX)) x_depth = int(d);
-            if (reads(indices[d], ir::BuiltinKind::BlockIdxY)) y_depth = int(d);
+            if (ir::reads_builtin(indices[d], ir::BuiltinKind::BlockIdxX)) x_depth = int(d);
+            if (ir::reads_builtin(indices[d], ir::BuiltinKind::BlockIdxY)) y_depth = int(d);
         }
         if (y_depth > x_depth) y_weight += weight, y_tensors.insert(b.storage().name);
         if (x_depth > y_depth) x_weight += weight, x_tensors.insert(b.storage().name);
@@ -127,7 +120,7 @@ bool order_blocks(ir::Kernel& kernel) {
     if (!kernel.options.order_blocks || kernel.warp_specialization.enabled || kernel.walks_grid || !kernel.cluster.empty()) return false;
     if (kernel.grid.size() < 2 || ir::const_int(kernel.grid[1]) == 1) return false;
     for (const ir::ExprPtr& g : kernel.grid)
-        if (reads(g, ir::BuiltinKind::SmCount)) return false;
+        if (ir::reads_builtin(g, ir::BuiltinKind::SmCount)) return false;
     // A gemm reads its operand tiles many times over, from L2; its block order is a matter of L2
     // reuse, which this pass does not judge.
     bool gemm = false;
@@ -139,7 +132,7 @@ bool order_blocks(ir::Kernel& kernel) {
     kernel.blocks_y_first_why =
         strides.x_tensors.empty()
             ? fmt::format("block.y moves the accesses of {} by a smaller stride than block.x", names(strides.y_tensors))
-            : fmt::format("block.y moves most of the bytes (those of {}) by a smaller stride than block.x (which {} prefer{})",
+            : fmt::format("block.y moves most of the elements (those of {}) by a smaller stride than block.x (which {} prefer{})",
                           names(strides.y_tensors), names(strides.x_tensors), strides.x_tensors.size() == 1 ? "s" : "");
     return true;
 }

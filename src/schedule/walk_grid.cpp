@@ -44,13 +44,6 @@ std::string body_blocker(const ir::StmtPtr& body) {
     return why;
 }
 
-bool reads_builtin(const ir::ExprPtr& e, ir::BuiltinKind kind) {
-    return ir::any_expr(e, [&](const ir::Expr& x) {
-        auto* b = x.as<ir::Builtin>();
-        return b && b->builtin == kind;
-    });
-}
-
 // block.{x,y,z} -> the tile's coordinates, grid.{x,y,z} -> the tile counts.
 class TileCoordinates : public ir::Mutator {
 public:
@@ -102,7 +95,7 @@ bool walk_grid(ir::Kernel& kernel, int64_t shared_memory_limit, DiagnosticEngine
     if (std::string why = body_blocker(kernel.body); !why.empty())
         return not_walked(staged->range, why, "drop `@walk_grid`: the kernel streams its tiles already");
     for (const ir::ExprPtr& g : kernel.grid)
-        if (reads_builtin(g, ir::BuiltinKind::SmCount))
+        if (ir::reads_builtin(g, ir::BuiltinKind::SmCount))
             return not_walked(staged->range, "its grid is sized by `sm_count`",
                                  "drop `@walk_grid`, or size the grid by the data (one block per tile)");
 

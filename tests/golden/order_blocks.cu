@@ -123,7 +123,7 @@ __global__ void __launch_bounds__(128) mostly_rows_kernel(
 {
     using x_layout = tl::BlockedLayout<1024, 8, 128>;  // fragment x: f32[2, 512]
     const int tl_tid = tl::thread_index<128>();
-    // Blocks numbered with block.y fastest: block.y moves most of the bytes (those of `X` and `Y`) by a smaller stride than block.x (which `S` prefers).
+    // Blocks numbered with block.y fastest: block.y moves most of the elements (those of `X` and `Y`) by a smaller stride than block.x (which `S` prefers).
     [[maybe_unused]] const int tl_tiles_x = tl::cdiv(M, 2), tl_tiles_y = tl::cdiv(N, 512), tl_tiles_z = 1;
     [[maybe_unused]] const int tl_block_x = int(blockIdx.x) / tl_tiles_y, tl_block_y = int(blockIdx.x) % tl_tiles_y, tl_block_z = int(blockIdx.z);
     float x[x_layout::kSlots];  // fragment x: f32[2, 512]
