@@ -609,9 +609,7 @@ void KernelEmitter::emit_warp_specialized_body() {
         out_.line("tl::sm90::mbarrier_init_fence();");
     });
     out_.line("__syncthreads();");
-    std::vector<std::string> grid;
-    for (size_t i = 0; i < 3; ++i) grid.push_back(i < kernel_.grid.size() ? expr(kernel_.grid[i]) : "1");
-    out_.line(fmt::format("const int tl_tiles_x = {}, tl_tiles_y = {}, tl_tiles_z = {};", grid[0], grid[1], grid[2]));
+    out_.line(tile_counts_declaration());
     out_.line("const int tl_tiles = tl_tiles_x * tl_tiles_y * tl_tiles_z;");
     out_.block(fmt::format("if (threadIdx.x < {})", ws.producer_threads), [&] {
         out_.line("// Producer warpgroup: one thread issues every TMA load.");

@@ -153,13 +153,19 @@ void KernelEmitter::emit() {
     });
 }
 
+// `const int tl_tiles_x = ..., tl_tiles_y = ..., tl_tiles_z = ...;`: the grid's expressions
+// evaluated in the kernel (a tile loop's, or a reordered launch's, block.* and grid.*).
+std::string KernelEmitter::tile_counts_declaration() {
+    std::vector<std::string> grid;
+    for (size_t i = 0; i < 3; ++i) grid.push_back(i < kernel_.grid.size() ? expr(kernel_.grid[i]) : "1");
+    return fmt::format("const int tl_tiles_x = {}, tl_tiles_y = {}, tl_tiles_z = {};", grid[0], grid[1], grid[2]);
+}
+
 // The block's coordinates when the launch numbers the x-y plane along blockIdx.x with block.y
 // fastest (schedule/order_blocks.h): consecutive blocks take neighbouring column tiles.
 void KernelEmitter::emit_blocks_y_first() {
-    std::vector<std::string> grid;
-    for (size_t i = 0; i < 3; ++i) grid.push_back(i < kernel_.grid.size() ? expr(kernel_.grid[i]) : "1");
     out_.line("// Blocks numbered with block.y fastest: " + kernel_.blocks_y_first_why + ".");
-    out_.line(fmt::format("[[maybe_unused]] const int tl_tiles_x = {}, tl_tiles_y = {}, tl_tiles_z = {};", grid[0], grid[1], grid[2]));
+    out_.line("[[maybe_unused]] " + tile_counts_declaration());
     out_.line("[[maybe_unused]] const int tl_block_x = int(blockIdx.x) / tl_tiles_y, tl_block_y = int(blockIdx.x) % tl_tiles_y, "
               "tl_block_z = int(blockIdx.z);");
 }

@@ -101,6 +101,7 @@ public:
     // blockIdx and gridDim: a warp-specialized kernel's tile loop, a launch in block.y-first order.
     bool tile_coordinates() const { return kernel_.warp_specialization.enabled || kernel_.blocks_y_first; }
     void emit_blocks_y_first();
+    std::string tile_counts_declaration();
     int threads() const { return kernel_.threads; }
     bool fast_math() const { return kernel_.options.fast_math; }
 
