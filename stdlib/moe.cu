@@ -642,6 +642,7 @@ __global__ void __launch_bounds__(256) moe_count_kernel(
 {
     using id_layout = tl::BlockedLayout<2048, 8, 256>;  // fragment id: i32[2048]
     using hit_layout = tl::BlockedLayout<2048, 8, 256>;  // fragment hit: i32[2048]
+    using id_next_layout = tl::BlockedLayout<2048, 8, 256>;  // fragment id_next: i32[2048]
     const int32_t* const ids = Ids;  // view ids: i32[(M * K)] of Ids
     const int tl_tid = tl::thread_index<256>();
     extern __shared__ __align__(128) unsigned char tl_smem[];
@@ -650,30 +651,54 @@ __global__ void __launch_bounds__(256) moe_count_kernel(
     int32_t hit[hit_layout::kSlots];  // fragment hit: i32[2048]
     int32_t part;
     int32_t total = 0;
+    int32_t id_next[id_next_layout::kSlots];  // fragment id_next: i32[2048]
+    if (0 < tl::cdiv(M * K, 2048)) {
+        // copy(ids[t * BS +: BS], id, pad = -1);  (moe.tl:204)
+        #pragma unroll
+        for (int tl_chunk0 = 0; tl_chunk0 < id_next_layout::kSlots; tl_chunk0 += 4) {
+            const int32_t* tl_ptr1 = &ids[((id_next_layout::flat(tl_tid, (tl_chunk0 / 8) * 8)) % 2048) + tl_chunk0 % 8];
+            if (tl::in_bounds(((id_next_layout::flat(tl_tid, (tl_chunk0 / 8) * 8)) % 2048) + tl_chunk0 % 8, M * K) && tl::in_bounds((((id_next_layout::flat(tl_tid, (tl_chunk0 / 8) * 8)) % 2048) + tl_chunk0 % 8) + 3, M * K) && tl::is_aligned(tl_ptr1, 16)) {
+                int32_t tl_vec2[4];
+                tl::load_vector<int32_t, 4>(tl_vec2, tl_ptr1);
+                #pragma unroll
+                for (int tl_v = 0; tl_v < 4; ++tl_v) id_next[tl_chunk0 + tl_v] = tl_vec2[tl_v];
+            } else {
+                #pragma unroll
+                for (int tl_v = 0; tl_v < 4; ++tl_v) {
+                    id_next[tl_chunk0 + tl_v] = tl::in_bounds(((id_next_layout::flat(tl_tid, ((tl_chunk0 + tl_v) / 8) * 8)) % 2048) + (tl_chunk0 + tl_v) % 8, M * K) ? ids[((id_next_layout::flat(tl_tid, ((tl_chunk0 + tl_v) / 8) * 8)) % 2048) + (tl_chunk0 + tl_v) % 8] : -1;
+                }
+            }
+        }
+    }
     // for t in pipelined(cdiv(M * K, BS), stages = 2) {  (moe.tl:203)
     for (int t = 0; t < tl::cdiv(M * K, 2048); ++t) {
         // copy(ids[t * BS +: BS], id, pad = -1);  (moe.tl:204)
         #pragma unroll
-        for (int tl_chunk0 = 0; tl_chunk0 < id_layout::kSlots; tl_chunk0 += 4) {
-            const int32_t* tl_ptr1 = &ids[(t * 2048) + (((id_layout::flat(tl_tid, (tl_chunk0 / 8) * 8)) % 2048) + tl_chunk0 % 8)];
-            if (tl::in_bounds((t * 2048) + (((id_layout::flat(tl_tid, (tl_chunk0 / 8) * 8)) % 2048) + tl_chunk0 % 8), M * K) && tl::in_bounds(((t * 2048) + (((id_layout::flat(tl_tid, (tl_chunk0 / 8) * 8)) % 2048) + tl_chunk0 % 8)) + 3, M * K) && tl::is_aligned(tl_ptr1, 16)) {
-                int32_t tl_vec2[4];
-                tl::load_vector<int32_t, 4>(tl_vec2, tl_ptr1);
-                #pragma unroll
-                for (int tl_v = 0; tl_v < 4; ++tl_v) id[tl_chunk0 + tl_v] = tl_vec2[tl_v];
-            } else {
-                #pragma unroll
-                for (int tl_v = 0; tl_v < 4; ++tl_v) {
-                    id[tl_chunk0 + tl_v] = tl::in_bounds((t * 2048) + (((id_layout::flat(tl_tid, ((tl_chunk0 + tl_v) / 8) * 8)) % 2048) + (tl_chunk0 + tl_v) % 8), M * K) ? ids[(t * 2048) + (((id_layout::flat(tl_tid, ((tl_chunk0 + tl_v) / 8) * 8)) % 2048) + (tl_chunk0 + tl_v) % 8)] : -1;
+        for (int tl_s = 0; tl_s < id_layout::kSlots; ++tl_s) id[tl_s] = id_next[tl_s];
+        if (t + 1 < tl::cdiv(M * K, 2048)) {
+            // copy(ids[t * BS +: BS], id, pad = -1);  (moe.tl:204)
+            #pragma unroll
+            for (int tl_chunk3 = 0; tl_chunk3 < id_next_layout::kSlots; tl_chunk3 += 4) {
+                const int32_t* tl_ptr4 = &ids[((t + 1) * 2048) + (((id_next_layout::flat(tl_tid, (tl_chunk3 / 8) * 8)) % 2048) + tl_chunk3 % 8)];
+                if (tl::in_bounds(((t + 1) * 2048) + (((id_next_layout::flat(tl_tid, (tl_chunk3 / 8) * 8)) % 2048) + tl_chunk3 % 8), M * K) && tl::in_bounds((((t + 1) * 2048) + (((id_next_layout::flat(tl_tid, (tl_chunk3 / 8) * 8)) % 2048) + tl_chunk3 % 8)) + 3, M * K) && tl::is_aligned(tl_ptr4, 16)) {
+                    int32_t tl_vec5[4];
+                    tl::load_vector<int32_t, 4>(tl_vec5, tl_ptr4);
+                    #pragma unroll
+                    for (int tl_v = 0; tl_v < 4; ++tl_v) id_next[tl_chunk3 + tl_v] = tl_vec5[tl_v];
+                } else {
+                    #pragma unroll
+                    for (int tl_v = 0; tl_v < 4; ++tl_v) {
+                        id_next[tl_chunk3 + tl_v] = tl::in_bounds(((t + 1) * 2048) + (((id_next_layout::flat(tl_tid, ((tl_chunk3 + tl_v) / 8) * 8)) % 2048) + (tl_chunk3 + tl_v) % 8), M * K) ? ids[((t + 1) * 2048) + (((id_next_layout::flat(tl_tid, ((tl_chunk3 + tl_v) / 8) * 8)) % 2048) + (tl_chunk3 + tl_v) % 8)] : -1;
+                    }
                 }
             }
         }
         // for i in parallel(BS) {  (moe.tl:205)
         // for i in parallel(2048): each thread visits the elements of `hit` it holds
         #pragma unroll
-        for (int tl_s3 = 0; tl_s3 < hit_layout::kSlots; ++tl_s3) {
-            [[maybe_unused]] const int i = ((hit_layout::flat(tl_tid, (tl_s3 / 8) * 8)) % 2048) + tl_s3 % 8;
-            hit[tl_s3] = id[tl_s3] == int(blockIdx.x) ? 1 : 0;
+        for (int tl_s6 = 0; tl_s6 < hit_layout::kSlots; ++tl_s6) {
+            [[maybe_unused]] const int i = ((hit_layout::flat(tl_tid, (tl_s6 / 8) * 8)) % 2048) + tl_s6 % 8;
+            hit[tl_s6] = id[tl_s6] == int(blockIdx.x) ? 1 : 0;
         }
         // reduce(sum, hit, part);  (moe.tl:208)
         {
@@ -681,8 +706,8 @@ __global__ void __launch_bounds__(256) moe_count_kernel(
             #pragma unroll
             for (int tl_i = 0; tl_i < 1; ++tl_i) tl_part[tl_i] = tl::SumOp::identity<int32_t>();
             #pragma unroll
-            for (int tl_s4 = 0; tl_s4 < hit_layout::kSlots; ++tl_s4) {
-                tl_part[0] = tl::SumOp::combine(tl_part[0], tl::SumOp::element(hit[tl_s4]));
+            for (int tl_s7 = 0; tl_s7 < hit_layout::kSlots; ++tl_s7) {
+                tl_part[0] = tl::SumOp::combine(tl_part[0], tl::SumOp::element(hit[tl_s7]));
             }
             tl::block_allreduce<tl::SumOp, 1, 256>(tl_part, reinterpret_cast<int32_t*>(tl_scratch), tl_tid);
             {
@@ -694,10 +719,10 @@ __global__ void __launch_bounds__(256) moe_count_kernel(
     // for i in parallel(1) {  (moe.tl:211)
     // for i in parallel(1): iterations dealt round-robin to the threads
     #pragma unroll
-    for (int tl_i6 = 0; tl_i6 < 1; ++tl_i6) {
-        const int tl_e5 = tl_tid + tl_i6 * 256;
-        if (tl_e5 < 1) {
-            const int i = tl_e5;
+    for (int tl_i9 = 0; tl_i9 < 1; ++tl_i9) {
+        const int tl_e8 = tl_tid + tl_i9 * 256;
+        if (tl_e8 < 1) {
+            const int i = tl_e8;
             Counts[int(blockIdx.x) + i] = total;
         }
     }
@@ -980,6 +1005,7 @@ __global__ void __launch_bounds__(128) moe_unpermute_kernel(
     // fragment y: f32[16, 512], blocked per axis, vector 8: [16, 512] over 128 threads: (4:t32 4:r16, 8:r1 32:t1 2:r8) 64 registers
     // fragment acc: f32[16, 512], blocked per axis, vector 8: [16, 512] over 128 threads: (4:t32 4:r16, 8:r1 32:t1 2:r8) 64 registers
     // fragment w: f32[16], slice of `acc` (broadcast): [16] over 128 threads: (4:t32 4:r1) 4 registers, 32 replicas
+    // fragment w_next: f32[16], slice of `acc` (broadcast): [16] over 128 threads: (4:t32 4:r1) 4 registers, 32 replicas
     [[maybe_unused]] const int32_t* const pos = PosT;  // view pos: i32[(K * M)] of PosT
     const int tl_tid = tl::thread_index<128>();
     // Blocks numbered with block.y fastest: block.y moves most of the elements (those of `Y` and `Yp`) by a smaller stride than block.x (which `Weights` prefers).
@@ -992,51 +1018,64 @@ __global__ void __launch_bounds__(128) moe_unpermute_kernel(
     float w[4];  // fragment w: f32[16]
     const int32_t t0 = tl_block_x * 16;
     const int32_t d0 = tl_block_y * 512;
+    float w_next[4];  // fragment w_next: f32[16]
+    if (0 < K) {
+        // copy(Weights[t0 +: RB, k], w);  (moe.tl:294)
+        #pragma unroll
+        for (int tl_s0 = 0; tl_s0 < 4; ++tl_s0) {
+            w_next[tl_s0] = tl::in_bounds(t0 + ((tl_tid / 32) + (tl_s0) * 4), M) && tl::in_bounds(0, K) ? Weights[int64_t(t0 + ((tl_tid / 32) + (tl_s0) * 4)) * K + 0] : 0.0f;
+        }
+    }
     // for k in pipelined(K, stages = 2) {  (moe.tl:292)
     for (int k = 0; k < K; ++k) {
         // copy(Yp[pos[k * M + t0 +: RB], d0 +: BD], y);      // PosT = -1: a row of zeros  (moe.tl:293)
         #pragma unroll
-        for (int tl_chunk0 = 0; tl_chunk0 < 64; tl_chunk0 += 8) {
-            const tl::bf16* tl_ptr1 = &Yp[int64_t(tl::gather_index(pos, (k * M + t0) + ((tl_tid / 32) + (tl_chunk0 / 16) * 4), K * M)) * D + (d0 + ((tl_chunk0 % 8) + (tl_tid % 32) * 8 + (tl_chunk0 / 8 % 2) * 256))];
-            if (tl::in_bounds(tl::gather_index(pos, (k * M + t0) + ((tl_tid / 32) + (tl_chunk0 / 16) * 4), K * M), MK) && tl::in_bounds(d0 + ((tl_chunk0 % 8) + (tl_tid % 32) * 8 + (tl_chunk0 / 8 % 2) * 256), D) && tl::in_bounds(tl::gather_index(pos, (k * M + t0) + ((tl_tid / 32) + (tl_chunk0 / 16) * 4), K * M), MK) && tl::in_bounds((d0 + ((tl_chunk0 % 8) + (tl_tid % 32) * 8 + (tl_chunk0 / 8 % 2) * 256)) + 7, D) && tl::is_aligned(tl_ptr1, 16)) {
-                tl::bf16 tl_vec2[8];
-                tl::load_vector<tl::bf16, 8>(tl_vec2, tl_ptr1);
+        for (int tl_chunk1 = 0; tl_chunk1 < 64; tl_chunk1 += 8) {
+            const tl::bf16* tl_ptr2 = &Yp[int64_t(tl::gather_index(pos, (k * M + t0) + ((tl_tid / 32) + (tl_chunk1 / 16) * 4), K * M)) * D + (d0 + ((tl_chunk1 % 8) + (tl_tid % 32) * 8 + (tl_chunk1 / 8 % 2) * 256))];
+            if (tl::in_bounds(tl::gather_index(pos, (k * M + t0) + ((tl_tid / 32) + (tl_chunk1 / 16) * 4), K * M), MK) && tl::in_bounds(d0 + ((tl_chunk1 % 8) + (tl_tid % 32) * 8 + (tl_chunk1 / 8 % 2) * 256), D) && tl::in_bounds(tl::gather_index(pos, (k * M + t0) + ((tl_tid / 32) + (tl_chunk1 / 16) * 4), K * M), MK) && tl::in_bounds((d0 + ((tl_chunk1 % 8) + (tl_tid % 32) * 8 + (tl_chunk1 / 8 % 2) * 256)) + 7, D) && tl::is_aligned(tl_ptr2, 16)) {
+                tl::bf16 tl_vec3[8];
+                tl::load_vector<tl::bf16, 8>(tl_vec3, tl_ptr2);
                 #pragma unroll
-                for (int tl_v = 0; tl_v < 8; ++tl_v) y[tl_chunk0 + tl_v] = tl::convert<float>(tl_vec2[tl_v]);
+                for (int tl_v = 0; tl_v < 8; ++tl_v) y[tl_chunk1 + tl_v] = tl::convert<float>(tl_vec3[tl_v]);
             } else {
                 #pragma unroll
                 for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                    y[tl_chunk0 + tl_v] = tl::in_bounds(tl::gather_index(pos, (k * M + t0) + ((tl_tid / 32) + ((tl_chunk0 + tl_v) / 16) * 4), K * M), MK) && tl::in_bounds(d0 + (((tl_chunk0 + tl_v) % 8) + (tl_tid % 32) * 8 + ((tl_chunk0 + tl_v) / 8 % 2) * 256), D) ? tl::convert<float>(Yp[int64_t(tl::gather_index(pos, (k * M + t0) + ((tl_tid / 32) + ((tl_chunk0 + tl_v) / 16) * 4), K * M)) * D + (d0 + (((tl_chunk0 + tl_v) % 8) + (tl_tid % 32) * 8 + ((tl_chunk0 + tl_v) / 8 % 2) * 256))]) : 0.0f;
+                    y[tl_chunk1 + tl_v] = tl::in_bounds(tl::gather_index(pos, (k * M + t0) + ((tl_tid / 32) + ((tl_chunk1 + tl_v) / 16) * 4), K * M), MK) && tl::in_bounds(d0 + (((tl_chunk1 + tl_v) % 8) + (tl_tid % 32) * 8 + ((tl_chunk1 + tl_v) / 8 % 2) * 256), D) ? tl::convert<float>(Yp[int64_t(tl::gather_index(pos, (k * M + t0) + ((tl_tid / 32) + ((tl_chunk1 + tl_v) / 16) * 4), K * M)) * D + (d0 + (((tl_chunk1 + tl_v) % 8) + (tl_tid % 32) * 8 + ((tl_chunk1 + tl_v) / 8 % 2) * 256))]) : 0.0f;
                 }
             }
         }
         // copy(Weights[t0 +: RB, k], w);  (moe.tl:294)
         #pragma unroll
-        for (int tl_s3 = 0; tl_s3 < 4; ++tl_s3) {
-            w[tl_s3] = tl::in_bounds(t0 + ((tl_tid / 32) + (tl_s3) * 4), M) && tl::in_bounds(k, K) ? Weights[int64_t(t0 + ((tl_tid / 32) + (tl_s3) * 4)) * K + k] : 0.0f;
+        for (int tl_s = 0; tl_s < 4; ++tl_s) w[tl_s] = w_next[tl_s];
+        if (k + 1 < K) {
+            // copy(Weights[t0 +: RB, k], w);  (moe.tl:294)
+            #pragma unroll
+            for (int tl_s4 = 0; tl_s4 < 4; ++tl_s4) {
+                w_next[tl_s4] = tl::in_bounds(t0 + ((tl_tid / 32) + (tl_s4) * 4), M) && tl::in_bounds(k + 1, K) ? Weights[int64_t(t0 + ((tl_tid / 32) + (tl_s4) * 4)) * K + (k + 1)] : 0.0f;
+            }
         }
         // for i, j in parallel(RB, BD) {  (moe.tl:295)
         // for i, j in parallel(16, 512): each thread visits the elements of `acc` it holds
         #pragma unroll
-        for (int tl_s4 = 0; tl_s4 < 64; ++tl_s4) {
-            [[maybe_unused]] const int i = ((tl_tid / 32) + (tl_s4 / 16) * 4);
-            [[maybe_unused]] const int j = ((tl_s4 % 8) + (tl_tid % 32) * 8 + (tl_s4 / 8 % 2) * 256);
-            acc[tl_s4] = acc[tl_s4] + w[(tl_s4 / 16)] * y[tl_s4];
+        for (int tl_s5 = 0; tl_s5 < 64; ++tl_s5) {
+            [[maybe_unused]] const int i = ((tl_tid / 32) + (tl_s5 / 16) * 4);
+            [[maybe_unused]] const int j = ((tl_s5 % 8) + (tl_tid % 32) * 8 + (tl_s5 / 8 % 2) * 256);
+            acc[tl_s5] = acc[tl_s5] + w[(tl_s5 / 16)] * y[tl_s5];
         }
     }
     // copy(acc, Y[t0 +: RB, d0 +: BD]);  (moe.tl:299)
     #pragma unroll
-    for (int tl_chunk5 = 0; tl_chunk5 < 64; tl_chunk5 += 8) {
-        tl::bf16* tl_ptr6 = &Y[int64_t(t0 + ((tl_tid / 32) + (tl_chunk5 / 16) * 4)) * D + (d0 + ((tl_chunk5 % 8) + (tl_tid % 32) * 8 + (tl_chunk5 / 8 % 2) * 256))];
-        if (tl::in_bounds(t0 + ((tl_tid / 32) + (tl_chunk5 / 16) * 4), M) && tl::in_bounds(d0 + ((tl_chunk5 % 8) + (tl_tid % 32) * 8 + (tl_chunk5 / 8 % 2) * 256), D) && tl::in_bounds(t0 + ((tl_tid / 32) + (tl_chunk5 / 16) * 4), M) && tl::in_bounds((d0 + ((tl_chunk5 % 8) + (tl_tid % 32) * 8 + (tl_chunk5 / 8 % 2) * 256)) + 7, D) && tl::is_aligned(tl_ptr6, 16)) {
-            tl::bf16 tl_vec7[8];
+    for (int tl_chunk6 = 0; tl_chunk6 < 64; tl_chunk6 += 8) {
+        tl::bf16* tl_ptr7 = &Y[int64_t(t0 + ((tl_tid / 32) + (tl_chunk6 / 16) * 4)) * D + (d0 + ((tl_chunk6 % 8) + (tl_tid % 32) * 8 + (tl_chunk6 / 8 % 2) * 256))];
+        if (tl::in_bounds(t0 + ((tl_tid / 32) + (tl_chunk6 / 16) * 4), M) && tl::in_bounds(d0 + ((tl_chunk6 % 8) + (tl_tid % 32) * 8 + (tl_chunk6 / 8 % 2) * 256), D) && tl::in_bounds(t0 + ((tl_tid / 32) + (tl_chunk6 / 16) * 4), M) && tl::in_bounds((d0 + ((tl_chunk6 % 8) + (tl_tid % 32) * 8 + (tl_chunk6 / 8 % 2) * 256)) + 7, D) && tl::is_aligned(tl_ptr7, 16)) {
+            tl::bf16 tl_vec8[8];
             #pragma unroll
-            for (int tl_v = 0; tl_v < 8; tl_v += 2) tl::convert_pair(&tl_vec7[tl_v], acc[tl_chunk5 + tl_v], acc[tl_chunk5 + tl_v + 1]);
-            tl::store_vector<tl::bf16, 8>(tl_ptr6, tl_vec7);
+            for (int tl_v = 0; tl_v < 8; tl_v += 2) tl::convert_pair(&tl_vec8[tl_v], acc[tl_chunk6 + tl_v], acc[tl_chunk6 + tl_v + 1]);
+            tl::store_vector<tl::bf16, 8>(tl_ptr7, tl_vec8);
         } else {
             #pragma unroll
             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                if (tl::in_bounds(t0 + ((tl_tid / 32) + ((tl_chunk5 + tl_v) / 16) * 4), M) && tl::in_bounds(d0 + (((tl_chunk5 + tl_v) % 8) + (tl_tid % 32) * 8 + ((tl_chunk5 + tl_v) / 8 % 2) * 256), D)) Y[int64_t(t0 + ((tl_tid / 32) + ((tl_chunk5 + tl_v) / 16) * 4)) * D + (d0 + (((tl_chunk5 + tl_v) % 8) + (tl_tid % 32) * 8 + ((tl_chunk5 + tl_v) / 8 % 2) * 256))] = tl::convert<tl::bf16>(acc[tl_chunk5 + tl_v]);
+                if (tl::in_bounds(t0 + ((tl_tid / 32) + ((tl_chunk6 + tl_v) / 16) * 4), M) && tl::in_bounds(d0 + (((tl_chunk6 + tl_v) % 8) + (tl_tid % 32) * 8 + ((tl_chunk6 + tl_v) / 8 % 2) * 256), D)) Y[int64_t(t0 + ((tl_tid / 32) + ((tl_chunk6 + tl_v) / 16) * 4)) * D + (d0 + (((tl_chunk6 + tl_v) % 8) + (tl_tid % 32) * 8 + ((tl_chunk6 + tl_v) / 8 % 2) * 256))] = tl::convert<tl::bf16>(acc[tl_chunk6 + tl_v]);
             }
         }
     }

@@ -754,7 +754,7 @@ __global__ void __launch_bounds__(128) w4a16_partial_kernel_variant1(
 }
 
 // kernel fp8_gemm_block_scaled<BN = 128, BM = 128, G = 128, STAGES = 3, THREADS = 512, T = bf16>  (stdlib/qgemm.tl:82)
-// 512 threads per block, 112384 bytes of shared memory
+// 512 threads per block, 110592 bytes of shared memory
 __global__ void __launch_bounds__(512) fp8_gemm_block_scaled_kernel_variant0(
         const tl::f8e4m3* __restrict__ A,
         const float* __restrict__ As,
@@ -767,14 +767,16 @@ __global__ void __launch_bounds__(512) fp8_gemm_block_scaled_kernel_variant0(
         int32_t N,
         int32_t NB)
 {
+    // fragment sa: f32[128], slice of `acc` (broadcast): [128] over 512 threads: (8:t4 2:r1 2:r2 4:t128) 4 registers, 16 replicas
     using part_layout = tl::MmaAccLayout<128, 128, 4, 4>;  // fragment part: f32[128, 128], mma.sync accumulators
     using acc_layout = tl::MmaAccLayout<128, 128, 4, 4>;  // fragment acc: f32[128, 128], mma.sync accumulators
+    // fragment sa_next: f32[128], slice of `acc` (broadcast): [128] over 512 threads: (8:t4 2:r1 2:r2 4:t128) 4 registers, 16 replicas
     const int tl_tid = tl::thread_index<512>();
     extern __shared__ __align__(128) unsigned char tl_smem[];
     tl::f8e4m3* a = reinterpret_cast<tl::f8e4m3*>(tl_smem + 0);  // shared a: f8e4m3[3, 128, 128], row pitch 144
     tl::f8e4m3* b = reinterpret_cast<tl::f8e4m3*>(tl_smem + 55296);  // shared b: f8e4m3[3, 128, 128], row pitch 144
-    float* sa = reinterpret_cast<float*>(tl_smem + 110592);  // shared sa: f32[3, 128], row pitch 132
-    float* sb = reinterpret_cast<float*>(tl_smem + 112256);  // shared sb: f32[3, 1], row pitch 1
+    float sa[4];  // fragment sa: f32[128]
+    float sb[1];  // local sb: f32[1]
     float part[part_layout::kSlots];  // fragment part: f32[128, 128]
     float acc[acc_layout::kSlots];  // fragment acc: f32[128, 128]
     #pragma unroll
@@ -827,91 +829,68 @@ __global__ void __launch_bounds__(512) fp8_gemm_block_scaled_kernel_variant0(
                 }
             }
         }
-        // copy(As[row0 +: BM, k], sa);  (qgemm.tl:102)
-        #pragma unroll
-        for (int tl_i15 = 0; tl_i15 < 1; ++tl_i15) {
-            const int tl_elem14 = tl_tid + tl_i15 * 512;
-            if (tl_elem14 < 128) {
-                if (tl::in_bounds(row0 + tl_elem14, M) && tl::in_bounds(0, KG)) tl::cp_async_4(&sa[0 * 132 + tl_elem14], &As[int64_t(row0 + tl_elem14) * KG + 0]);
-                else sa[0 * 132 + tl_elem14] = 0.0f;
-            }
-        }
-        // copy(Bs[col0 / G +: 1, k], sb);  (qgemm.tl:103)
-        #pragma unroll
-        for (int tl_i17 = 0; tl_i17 < 1; ++tl_i17) {
-            const int tl_elem16 = tl_tid + tl_i17 * 512;
-            if (tl_elem16 < 1) {
-                if (tl::in_bounds((col0 / 128) + tl_elem16, NB) && tl::in_bounds(0, KG)) tl::cp_async_4(&sb[0 * 1 + tl_elem16], &Bs[int64_t((col0 / 128) + tl_elem16) * KG + 0]);
-                else sb[0 * 1 + tl_elem16] = 0.0f;
-            }
-        }
     }
     tl::cp_async_commit();
     if (1 < k_trips) {
         // copy(A[row0 +: BM, k * G +: G], a);  (qgemm.tl:100)
         if (tl::is_aligned(A, 16) && K % 16 == 0 && row0 >= 0 && row0 + 128 <= M && 128 >= 0 && 128 + 128 <= K && 128 % 16 == 0) {
             #pragma unroll
-            for (int tl_i19 = 0; tl_i19 < 2; ++tl_i19) {
-                const int tl_chunk18 = tl_tid + tl_i19 * 512;
-                tl::cp_async_16(&a[(1 * 128 + ((tl_chunk18 * 16) / 128)) * 144 + ((tl_chunk18 * 16) % 128)], &A[int64_t(row0 + ((tl_chunk18 * 16) / 128)) * K + (128 + ((tl_chunk18 * 16) % 128))]);
+            for (int tl_i15 = 0; tl_i15 < 2; ++tl_i15) {
+                const int tl_chunk14 = tl_tid + tl_i15 * 512;
+                tl::cp_async_16(&a[(1 * 128 + ((tl_chunk14 * 16) / 128)) * 144 + ((tl_chunk14 * 16) % 128)], &A[int64_t(row0 + ((tl_chunk14 * 16) / 128)) * K + (128 + ((tl_chunk14 * 16) % 128))]);
             }
         } else {
             #pragma unroll
-            for (int tl_i21 = 0; tl_i21 < 2; ++tl_i21) {
-                const int tl_chunk20 = tl_tid + tl_i21 * 512;
-                const tl::f8e4m3* tl_src22 = &A[int64_t(row0 + ((tl_chunk20 * 16) / 128)) * K + (128 + ((tl_chunk20 * 16) % 128))];
-                tl::f8e4m3* tl_dst23 = &a[(1 * 128 + ((tl_chunk20 * 16) / 128)) * 144 + ((tl_chunk20 * 16) % 128)];
-                const int tl_valid24 = !(tl::in_bounds(row0 + ((tl_chunk20 * 16) / 128), M)) ? 0 : max(0, min(16, K - (128 + ((tl_chunk20 * 16) % 128))));
-                if (tl_valid24 == 16 && 128 + ((tl_chunk20 * 16) % 128) >= 0 && tl::is_aligned(tl_src22, 4)) {
-                    tl::cp_async_chunk(tl_dst23, tl_src22);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
+            for (int tl_i17 = 0; tl_i17 < 2; ++tl_i17) {
+                const int tl_chunk16 = tl_tid + tl_i17 * 512;
+                const tl::f8e4m3* tl_src18 = &A[int64_t(row0 + ((tl_chunk16 * 16) / 128)) * K + (128 + ((tl_chunk16 * 16) % 128))];
+                tl::f8e4m3* tl_dst19 = &a[(1 * 128 + ((tl_chunk16 * 16) / 128)) * 144 + ((tl_chunk16 * 16) % 128)];
+                const int tl_valid20 = !(tl::in_bounds(row0 + ((tl_chunk16 * 16) / 128), M)) ? 0 : max(0, min(16, K - (128 + ((tl_chunk16 * 16) % 128))));
+                if (tl_valid20 == 16 && 128 + ((tl_chunk16 * 16) % 128) >= 0 && tl::is_aligned(tl_src18, 4)) {
+                    tl::cp_async_chunk(tl_dst19, tl_src18);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
                 } else {
                     #pragma unroll
-                    for (int tl_v = 0; tl_v < 16; ++tl_v) tl_dst23[tl_v] = tl::in_bounds(row0 + ((tl_chunk20 * 16) / 128), M) && tl::in_bounds((128 + ((tl_chunk20 * 16) % 128)) + tl_v, K) ? tl_src22[tl_v] : tl::convert<tl::f8e4m3>(0.0f);
+                    for (int tl_v = 0; tl_v < 16; ++tl_v) tl_dst19[tl_v] = tl::in_bounds(row0 + ((tl_chunk16 * 16) / 128), M) && tl::in_bounds((128 + ((tl_chunk16 * 16) % 128)) + tl_v, K) ? tl_src18[tl_v] : tl::convert<tl::f8e4m3>(0.0f);
                 }
             }
         }
         // copy(B[col0 +: BN, k * G +: G], b);  (qgemm.tl:101)
         if (tl::is_aligned(B, 16) && K % 16 == 0 && col0 >= 0 && col0 + 128 <= N && 128 >= 0 && 128 + 128 <= K && 128 % 16 == 0) {
             #pragma unroll
-            for (int tl_i26 = 0; tl_i26 < 2; ++tl_i26) {
-                const int tl_chunk25 = tl_tid + tl_i26 * 512;
-                tl::cp_async_16(&b[(1 * 128 + ((tl_chunk25 * 16) / 128)) * 144 + ((tl_chunk25 * 16) % 128)], &B[int64_t(col0 + ((tl_chunk25 * 16) / 128)) * K + (128 + ((tl_chunk25 * 16) % 128))]);
+            for (int tl_i22 = 0; tl_i22 < 2; ++tl_i22) {
+                const int tl_chunk21 = tl_tid + tl_i22 * 512;
+                tl::cp_async_16(&b[(1 * 128 + ((tl_chunk21 * 16) / 128)) * 144 + ((tl_chunk21 * 16) % 128)], &B[int64_t(col0 + ((tl_chunk21 * 16) / 128)) * K + (128 + ((tl_chunk21 * 16) % 128))]);
             }
         } else {
             #pragma unroll
-            for (int tl_i28 = 0; tl_i28 < 2; ++tl_i28) {
-                const int tl_chunk27 = tl_tid + tl_i28 * 512;
-                const tl::f8e4m3* tl_src29 = &B[int64_t(col0 + ((tl_chunk27 * 16) / 128)) * K + (128 + ((tl_chunk27 * 16) % 128))];
-                tl::f8e4m3* tl_dst30 = &b[(1 * 128 + ((tl_chunk27 * 16) / 128)) * 144 + ((tl_chunk27 * 16) % 128)];
-                const int tl_valid31 = !(tl::in_bounds(col0 + ((tl_chunk27 * 16) / 128), N)) ? 0 : max(0, min(16, K - (128 + ((tl_chunk27 * 16) % 128))));
-                if (tl_valid31 == 16 && 128 + ((tl_chunk27 * 16) % 128) >= 0 && tl::is_aligned(tl_src29, 4)) {
-                    tl::cp_async_chunk(tl_dst30, tl_src29);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
+            for (int tl_i24 = 0; tl_i24 < 2; ++tl_i24) {
+                const int tl_chunk23 = tl_tid + tl_i24 * 512;
+                const tl::f8e4m3* tl_src25 = &B[int64_t(col0 + ((tl_chunk23 * 16) / 128)) * K + (128 + ((tl_chunk23 * 16) % 128))];
+                tl::f8e4m3* tl_dst26 = &b[(1 * 128 + ((tl_chunk23 * 16) / 128)) * 144 + ((tl_chunk23 * 16) % 128)];
+                const int tl_valid27 = !(tl::in_bounds(col0 + ((tl_chunk23 * 16) / 128), N)) ? 0 : max(0, min(16, K - (128 + ((tl_chunk23 * 16) % 128))));
+                if (tl_valid27 == 16 && 128 + ((tl_chunk23 * 16) % 128) >= 0 && tl::is_aligned(tl_src25, 4)) {
+                    tl::cp_async_chunk(tl_dst26, tl_src25);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
                 } else {
                     #pragma unroll
-                    for (int tl_v = 0; tl_v < 16; ++tl_v) tl_dst30[tl_v] = tl::in_bounds(col0 + ((tl_chunk27 * 16) / 128), N) && tl::in_bounds((128 + ((tl_chunk27 * 16) % 128)) + tl_v, K) ? tl_src29[tl_v] : tl::convert<tl::f8e4m3>(0.0f);
+                    for (int tl_v = 0; tl_v < 16; ++tl_v) tl_dst26[tl_v] = tl::in_bounds(col0 + ((tl_chunk23 * 16) / 128), N) && tl::in_bounds((128 + ((tl_chunk23 * 16) % 128)) + tl_v, K) ? tl_src25[tl_v] : tl::convert<tl::f8e4m3>(0.0f);
                 }
-            }
-        }
-        // copy(As[row0 +: BM, k], sa);  (qgemm.tl:102)
-        #pragma unroll
-        for (int tl_i33 = 0; tl_i33 < 1; ++tl_i33) {
-            const int tl_elem32 = tl_tid + tl_i33 * 512;
-            if (tl_elem32 < 128) {
-                if (tl::in_bounds(row0 + tl_elem32, M) && tl::in_bounds(1, KG)) tl::cp_async_4(&sa[1 * 132 + tl_elem32], &As[int64_t(row0 + tl_elem32) * KG + 1]);
-                else sa[1 * 132 + tl_elem32] = 0.0f;
-            }
-        }
-        // copy(Bs[col0 / G +: 1, k], sb);  (qgemm.tl:103)
-        #pragma unroll
-        for (int tl_i35 = 0; tl_i35 < 1; ++tl_i35) {
-            const int tl_elem34 = tl_tid + tl_i35 * 512;
-            if (tl_elem34 < 1) {
-                if (tl::in_bounds((col0 / 128) + tl_elem34, NB) && tl::in_bounds(1, KG)) tl::cp_async_4(&sb[1 * 1 + tl_elem34], &Bs[int64_t((col0 / 128) + tl_elem34) * KG + 1]);
-                else sb[1 * 1 + tl_elem34] = 0.0f;
             }
         }
     }
     tl::cp_async_commit();
+    float sa_next[4];  // fragment sa_next: f32[128]
+    float sb_next[1];  // local sb_next: f32[1]
+    if (0 < k_trips) {
+        // copy(As[row0 +: BM, k], sa);  (qgemm.tl:102)
+        #pragma unroll
+        for (int tl_s28 = 0; tl_s28 < 4; ++tl_s28) {
+            sa_next[tl_s28] = tl::in_bounds(row0 + ((tl_tid / 4 % 8) + (tl_s28 % 2) * 8 + (tl_s28 / 2) * 16 + (tl_tid / 128) * 32), M) && tl::in_bounds(0, KG) ? As[int64_t(row0 + ((tl_tid / 4 % 8) + (tl_s28 % 2) * 8 + (tl_s28 / 2) * 16 + (tl_tid / 128) * 32)) * KG + 0] : 0.0f;
+        }
+        // copy(Bs[col0 / G +: 1, k], sb);  (qgemm.tl:103)
+        for (int tl_e29 = 0; tl_e29 < 1; ++tl_e29) {
+            sb_next[tl_e29] = tl::in_bounds((col0 / 128) + tl_e29, NB) && tl::in_bounds(0, KG) ? Bs[int64_t((col0 / 128) + tl_e29) * KG + 0] : 0.0f;
+        }
+    }
     // for k in pipelined(KG, stages = STAGES) {  (qgemm.tl:99)
     for (int k = 0; k < k_trips; ++k) {
         tl::cp_async_wait<1>();  // at most 1 copy groups of this thread still in flight
@@ -920,67 +899,67 @@ __global__ void __launch_bounds__(512) fp8_gemm_block_scaled_kernel_variant0(
             // copy(A[row0 +: BM, k * G +: G], a);  (qgemm.tl:100)
             if (tl::is_aligned(A, 16) && K % 16 == 0 && row0 >= 0 && row0 + 128 <= M && ((k + 2) * 128) >= 0 && ((k + 2) * 128) + 128 <= K && ((k + 2) * 128) % 16 == 0) {
                 #pragma unroll
-                for (int tl_i37 = 0; tl_i37 < 2; ++tl_i37) {
-                    const int tl_chunk36 = tl_tid + tl_i37 * 512;
-                    tl::cp_async_16(&a[(((k + 2) % 3) * 128 + ((tl_chunk36 * 16) / 128)) * 144 + ((tl_chunk36 * 16) % 128)], &A[int64_t(row0 + ((tl_chunk36 * 16) / 128)) * K + (((k + 2) * 128) + ((tl_chunk36 * 16) % 128))]);
+                for (int tl_i31 = 0; tl_i31 < 2; ++tl_i31) {
+                    const int tl_chunk30 = tl_tid + tl_i31 * 512;
+                    tl::cp_async_16(&a[(((k + 2) % 3) * 128 + ((tl_chunk30 * 16) / 128)) * 144 + ((tl_chunk30 * 16) % 128)], &A[int64_t(row0 + ((tl_chunk30 * 16) / 128)) * K + (((k + 2) * 128) + ((tl_chunk30 * 16) % 128))]);
                 }
             } else {
                 #pragma unroll
-                for (int tl_i39 = 0; tl_i39 < 2; ++tl_i39) {
-                    const int tl_chunk38 = tl_tid + tl_i39 * 512;
-                    const tl::f8e4m3* tl_src40 = &A[int64_t(row0 + ((tl_chunk38 * 16) / 128)) * K + (((k + 2) * 128) + ((tl_chunk38 * 16) % 128))];
-                    tl::f8e4m3* tl_dst41 = &a[(((k + 2) % 3) * 128 + ((tl_chunk38 * 16) / 128)) * 144 + ((tl_chunk38 * 16) % 128)];
-                    const int tl_valid42 = !(tl::in_bounds(row0 + ((tl_chunk38 * 16) / 128), M)) ? 0 : max(0, min(16, K - (((k + 2) * 128) + ((tl_chunk38 * 16) % 128))));
-                    if (tl_valid42 == 16 && ((k + 2) * 128) + ((tl_chunk38 * 16) % 128) >= 0 && tl::is_aligned(tl_src40, 4)) {
-                        tl::cp_async_chunk(tl_dst41, tl_src40);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
+                for (int tl_i33 = 0; tl_i33 < 2; ++tl_i33) {
+                    const int tl_chunk32 = tl_tid + tl_i33 * 512;
+                    const tl::f8e4m3* tl_src34 = &A[int64_t(row0 + ((tl_chunk32 * 16) / 128)) * K + (((k + 2) * 128) + ((tl_chunk32 * 16) % 128))];
+                    tl::f8e4m3* tl_dst35 = &a[(((k + 2) % 3) * 128 + ((tl_chunk32 * 16) / 128)) * 144 + ((tl_chunk32 * 16) % 128)];
+                    const int tl_valid36 = !(tl::in_bounds(row0 + ((tl_chunk32 * 16) / 128), M)) ? 0 : max(0, min(16, K - (((k + 2) * 128) + ((tl_chunk32 * 16) % 128))));
+                    if (tl_valid36 == 16 && ((k + 2) * 128) + ((tl_chunk32 * 16) % 128) >= 0 && tl::is_aligned(tl_src34, 4)) {
+                        tl::cp_async_chunk(tl_dst35, tl_src34);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
                     } else {
                         #pragma unroll
-                        for (int tl_v = 0; tl_v < 16; ++tl_v) tl_dst41[tl_v] = tl::in_bounds(row0 + ((tl_chunk38 * 16) / 128), M) && tl::in_bounds((((k + 2) * 128) + ((tl_chunk38 * 16) % 128)) + tl_v, K) ? tl_src40[tl_v] : tl::convert<tl::f8e4m3>(0.0f);
+                        for (int tl_v = 0; tl_v < 16; ++tl_v) tl_dst35[tl_v] = tl::in_bounds(row0 + ((tl_chunk32 * 16) / 128), M) && tl::in_bounds((((k + 2) * 128) + ((tl_chunk32 * 16) % 128)) + tl_v, K) ? tl_src34[tl_v] : tl::convert<tl::f8e4m3>(0.0f);
                     }
                 }
             }
             // copy(B[col0 +: BN, k * G +: G], b);  (qgemm.tl:101)
             if (tl::is_aligned(B, 16) && K % 16 == 0 && col0 >= 0 && col0 + 128 <= N && ((k + 2) * 128) >= 0 && ((k + 2) * 128) + 128 <= K && ((k + 2) * 128) % 16 == 0) {
                 #pragma unroll
-                for (int tl_i44 = 0; tl_i44 < 2; ++tl_i44) {
-                    const int tl_chunk43 = tl_tid + tl_i44 * 512;
-                    tl::cp_async_16(&b[(((k + 2) % 3) * 128 + ((tl_chunk43 * 16) / 128)) * 144 + ((tl_chunk43 * 16) % 128)], &B[int64_t(col0 + ((tl_chunk43 * 16) / 128)) * K + (((k + 2) * 128) + ((tl_chunk43 * 16) % 128))]);
+                for (int tl_i38 = 0; tl_i38 < 2; ++tl_i38) {
+                    const int tl_chunk37 = tl_tid + tl_i38 * 512;
+                    tl::cp_async_16(&b[(((k + 2) % 3) * 128 + ((tl_chunk37 * 16) / 128)) * 144 + ((tl_chunk37 * 16) % 128)], &B[int64_t(col0 + ((tl_chunk37 * 16) / 128)) * K + (((k + 2) * 128) + ((tl_chunk37 * 16) % 128))]);
                 }
             } else {
                 #pragma unroll
-                for (int tl_i46 = 0; tl_i46 < 2; ++tl_i46) {
-                    const int tl_chunk45 = tl_tid + tl_i46 * 512;
-                    const tl::f8e4m3* tl_src47 = &B[int64_t(col0 + ((tl_chunk45 * 16) / 128)) * K + (((k + 2) * 128) + ((tl_chunk45 * 16) % 128))];
-                    tl::f8e4m3* tl_dst48 = &b[(((k + 2) % 3) * 128 + ((tl_chunk45 * 16) / 128)) * 144 + ((tl_chunk45 * 16) % 128)];
-                    const int tl_valid49 = !(tl::in_bounds(col0 + ((tl_chunk45 * 16) / 128), N)) ? 0 : max(0, min(16, K - (((k + 2) * 128) + ((tl_chunk45 * 16) % 128))));
-                    if (tl_valid49 == 16 && ((k + 2) * 128) + ((tl_chunk45 * 16) % 128) >= 0 && tl::is_aligned(tl_src47, 4)) {
-                        tl::cp_async_chunk(tl_dst48, tl_src47);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
+                for (int tl_i40 = 0; tl_i40 < 2; ++tl_i40) {
+                    const int tl_chunk39 = tl_tid + tl_i40 * 512;
+                    const tl::f8e4m3* tl_src41 = &B[int64_t(col0 + ((tl_chunk39 * 16) / 128)) * K + (((k + 2) * 128) + ((tl_chunk39 * 16) % 128))];
+                    tl::f8e4m3* tl_dst42 = &b[(((k + 2) % 3) * 128 + ((tl_chunk39 * 16) / 128)) * 144 + ((tl_chunk39 * 16) % 128)];
+                    const int tl_valid43 = !(tl::in_bounds(col0 + ((tl_chunk39 * 16) / 128), N)) ? 0 : max(0, min(16, K - (((k + 2) * 128) + ((tl_chunk39 * 16) % 128))));
+                    if (tl_valid43 == 16 && ((k + 2) * 128) + ((tl_chunk39 * 16) % 128) >= 0 && tl::is_aligned(tl_src41, 4)) {
+                        tl::cp_async_chunk(tl_dst42, tl_src41);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
                     } else {
                         #pragma unroll
-                        for (int tl_v = 0; tl_v < 16; ++tl_v) tl_dst48[tl_v] = tl::in_bounds(col0 + ((tl_chunk45 * 16) / 128), N) && tl::in_bounds((((k + 2) * 128) + ((tl_chunk45 * 16) % 128)) + tl_v, K) ? tl_src47[tl_v] : tl::convert<tl::f8e4m3>(0.0f);
+                        for (int tl_v = 0; tl_v < 16; ++tl_v) tl_dst42[tl_v] = tl::in_bounds(col0 + ((tl_chunk39 * 16) / 128), N) && tl::in_bounds((((k + 2) * 128) + ((tl_chunk39 * 16) % 128)) + tl_v, K) ? tl_src41[tl_v] : tl::convert<tl::f8e4m3>(0.0f);
                     }
-                }
-            }
-            // copy(As[row0 +: BM, k], sa);  (qgemm.tl:102)
-            #pragma unroll
-            for (int tl_i51 = 0; tl_i51 < 1; ++tl_i51) {
-                const int tl_elem50 = tl_tid + tl_i51 * 512;
-                if (tl_elem50 < 128) {
-                    if (tl::in_bounds(row0 + tl_elem50, M) && tl::in_bounds(k + 2, KG)) tl::cp_async_4(&sa[((k + 2) % 3) * 132 + tl_elem50], &As[int64_t(row0 + tl_elem50) * KG + (k + 2)]);
-                    else sa[((k + 2) % 3) * 132 + tl_elem50] = 0.0f;
-                }
-            }
-            // copy(Bs[col0 / G +: 1, k], sb);  (qgemm.tl:103)
-            #pragma unroll
-            for (int tl_i53 = 0; tl_i53 < 1; ++tl_i53) {
-                const int tl_elem52 = tl_tid + tl_i53 * 512;
-                if (tl_elem52 < 1) {
-                    if (tl::in_bounds((col0 / 128) + tl_elem52, NB) && tl::in_bounds(k + 2, KG)) tl::cp_async_4(&sb[((k + 2) % 3) * 1 + tl_elem52], &Bs[int64_t((col0 / 128) + tl_elem52) * KG + (k + 2)]);
-                    else sb[((k + 2) % 3) * 1 + tl_elem52] = 0.0f;
                 }
             }
         }
         tl::cp_async_commit();
+        // copy(As[row0 +: BM, k], sa);  (qgemm.tl:102)
+        #pragma unroll
+        for (int tl_s = 0; tl_s < 4; ++tl_s) sa[tl_s] = sa_next[tl_s];
+        // copy(Bs[col0 / G +: 1, k], sb);  (qgemm.tl:103)
+        for (int tl_e44 = 0; tl_e44 < 1; ++tl_e44) {
+            sb[tl_e44] = sb_next[tl_e44];
+        }
+        if (k + 1 < k_trips) {
+            // copy(As[row0 +: BM, k], sa);  (qgemm.tl:102)
+            #pragma unroll
+            for (int tl_s45 = 0; tl_s45 < 4; ++tl_s45) {
+                sa_next[tl_s45] = tl::in_bounds(row0 + ((tl_tid / 4 % 8) + (tl_s45 % 2) * 8 + (tl_s45 / 2) * 16 + (tl_tid / 128) * 32), M) && tl::in_bounds(k + 1, KG) ? As[int64_t(row0 + ((tl_tid / 4 % 8) + (tl_s45 % 2) * 8 + (tl_s45 / 2) * 16 + (tl_tid / 128) * 32)) * KG + (k + 1)] : 0.0f;
+            }
+            // copy(Bs[col0 / G +: 1, k], sb);  (qgemm.tl:103)
+            for (int tl_e46 = 0; tl_e46 < 1; ++tl_e46) {
+                sb_next[tl_e46] = tl::in_bounds((col0 / 128) + tl_e46, NB) && tl::in_bounds(k + 1, KG) ? Bs[int64_t((col0 / 128) + tl_e46) * KG + (k + 1)] : 0.0f;
+            }
+        }
         // gemm(a, b, part, transpose_b = true, clear = true);  (qgemm.tl:104)
         {
             for (int tl_s = 0; tl_s < part_layout::kSlots; ++tl_s) part[tl_s] = 0.0f;
@@ -991,33 +970,33 @@ __global__ void __launch_bounds__(512) fp8_gemm_block_scaled_kernel_variant0(
         // for i, j in parallel(BM, BN) {  (qgemm.tl:105)
         // for i, j in parallel(128, 128): each thread visits the elements of `acc` it holds
         #pragma unroll
-        for (int tl_s54 = 0; tl_s54 < acc_layout::kSlots; ++tl_s54) {
-            const int i = acc_layout::row(tl_tid, tl_s54);
-            [[maybe_unused]] const int j = acc_layout::col(tl_tid, tl_s54);
-            acc[tl_s54] = acc[tl_s54] + part[tl_s54] * (sa[(k % 3) * 132 + i] * sb[(k % 3) * 1 + 0]);
+        for (int tl_s47 = 0; tl_s47 < acc_layout::kSlots; ++tl_s47) {
+            [[maybe_unused]] const int i = acc_layout::row(tl_tid, tl_s47);
+            [[maybe_unused]] const int j = acc_layout::col(tl_tid, tl_s47);
+            acc[tl_s47] = acc[tl_s47] + part[tl_s47] * (sa[(tl_s47 / 2 % 2) + (tl_s47 / 16) * 2] * sb[0]);
         }
     }
     tl::cp_async_wait<0>();  // at most 0 copy groups of this thread still in flight
     // copy(acc, C[row0 +: BM, col0 +: BN]);  (qgemm.tl:109)
     #pragma unroll
-    for (int tl_chunk55 = 0; tl_chunk55 < acc_layout::kSlots; tl_chunk55 += 2) {
-        tl::bf16* tl_ptr56 = &C[int64_t(row0 + (acc_layout::row(tl_tid, tl_chunk55))) * N + (col0 + (acc_layout::col(tl_tid, tl_chunk55)))];
-        if (tl::in_bounds(row0 + (acc_layout::row(tl_tid, tl_chunk55)), M) && tl::in_bounds(col0 + (acc_layout::col(tl_tid, tl_chunk55)), N) && tl::in_bounds(row0 + (acc_layout::row(tl_tid, tl_chunk55)), M) && tl::in_bounds((col0 + (acc_layout::col(tl_tid, tl_chunk55))) + 1, N) && tl::is_aligned(tl_ptr56, 4)) {
-            tl::bf16 tl_vec57[2];
+    for (int tl_chunk48 = 0; tl_chunk48 < acc_layout::kSlots; tl_chunk48 += 2) {
+        tl::bf16* tl_ptr49 = &C[int64_t(row0 + (acc_layout::row(tl_tid, tl_chunk48))) * N + (col0 + (acc_layout::col(tl_tid, tl_chunk48)))];
+        if (tl::in_bounds(row0 + (acc_layout::row(tl_tid, tl_chunk48)), M) && tl::in_bounds(col0 + (acc_layout::col(tl_tid, tl_chunk48)), N) && tl::in_bounds(row0 + (acc_layout::row(tl_tid, tl_chunk48)), M) && tl::in_bounds((col0 + (acc_layout::col(tl_tid, tl_chunk48))) + 1, N) && tl::is_aligned(tl_ptr49, 4)) {
+            tl::bf16 tl_vec50[2];
             #pragma unroll
-            for (int tl_v = 0; tl_v < 2; tl_v += 2) tl::convert_pair(&tl_vec57[tl_v], acc[tl_chunk55 + tl_v], acc[tl_chunk55 + tl_v + 1]);
-            tl::store_vector<tl::bf16, 2>(tl_ptr56, tl_vec57);
+            for (int tl_v = 0; tl_v < 2; tl_v += 2) tl::convert_pair(&tl_vec50[tl_v], acc[tl_chunk48 + tl_v], acc[tl_chunk48 + tl_v + 1]);
+            tl::store_vector<tl::bf16, 2>(tl_ptr49, tl_vec50);
         } else {
             #pragma unroll
             for (int tl_v = 0; tl_v < 2; ++tl_v) {
-                if (tl::in_bounds(row0 + (acc_layout::row(tl_tid, tl_chunk55 + tl_v)), M) && tl::in_bounds(col0 + (acc_layout::col(tl_tid, tl_chunk55 + tl_v)), N)) C[int64_t(row0 + (acc_layout::row(tl_tid, tl_chunk55 + tl_v))) * N + (col0 + (acc_layout::col(tl_tid, tl_chunk55 + tl_v)))] = tl::convert<tl::bf16>(acc[tl_chunk55 + tl_v]);
+                if (tl::in_bounds(row0 + (acc_layout::row(tl_tid, tl_chunk48 + tl_v)), M) && tl::in_bounds(col0 + (acc_layout::col(tl_tid, tl_chunk48 + tl_v)), N)) C[int64_t(row0 + (acc_layout::row(tl_tid, tl_chunk48 + tl_v))) * N + (col0 + (acc_layout::col(tl_tid, tl_chunk48 + tl_v)))] = tl::convert<tl::bf16>(acc[tl_chunk48 + tl_v]);
             }
         }
     }
 }
 
 // kernel fp8_gemm_block_scaled<BN = 128, BM = 128, G = 128, STAGES = 3, THREADS = 256, T = bf16>  (stdlib/qgemm.tl:82)
-// 256 threads per block, 132800 bytes of shared memory
+// 256 threads per block, 132160 bytes of shared memory
 // warp-specialized: warpgroup 0 issues TMA loads, the other 256 threads run wgmma; persistent over the tiles
 __global__ void __launch_bounds__(384, 1) fp8_gemm_block_scaled_kernel_variant0_sm90(
         const __grid_constant__ CUtensorMap tl_map_A,
@@ -1036,15 +1015,15 @@ __global__ void __launch_bounds__(384, 1) fp8_gemm_block_scaled_kernel_variant0_
     #if defined(__CUDA_ARCH__) && !TL_SM90A_DEVICE
     __trap();  // built for another arch; the launch stub runs this kernel only on sm_90 devices
     #else
+    // fragment sa: f32[128], slice of `acc` (broadcast): [128] over 256 threads: (8:t4 2:r1 8:t32) 2 registers, 4 replicas
     using part_layout = tl::MmaAccLayout<128, 128, 8, 1>;  // fragment part: f32[128, 128], wgmma accumulators
     using acc_layout = tl::MmaAccLayout<128, 128, 8, 1>;  // fragment acc: f32[128, 128], wgmma accumulators
+    // fragment sa_next: f32[128], slice of `acc` (broadcast): [128] over 256 threads: (8:t4 2:r1 8:t32) 2 registers, 4 replicas
     extern __shared__ __align__(1024) unsigned char tl_smem_raw[];
     unsigned char* tl_smem = tl_smem_raw + ((1024 - tl::sm90::smem_address(tl_smem_raw) % 1024) % 1024);
     tl::f8e4m3* a = reinterpret_cast<tl::f8e4m3*>(tl_smem + 0);  // shared a: f8e4m3[128, 128], 4 stages, 128-byte swizzled (TMA)
     tl::f8e4m3* b = reinterpret_cast<tl::f8e4m3*>(tl_smem + 65536);  // shared b: f8e4m3[128, 128], 4 stages, 128-byte swizzled (TMA)
-    float* sa = reinterpret_cast<float*>(tl_smem + 131072);  // shared sa: f32[128], row pitch 128
-    float* sb = reinterpret_cast<float*>(tl_smem + 131584);  // shared sb: f32[1], row pitch 1
-    uint64_t* tl_full = reinterpret_cast<uint64_t*>(tl_smem + 131712);   // per stage: its TMA loads landed
+    uint64_t* tl_full = reinterpret_cast<uint64_t*>(tl_smem + 131072);   // per stage: its TMA loads landed
     uint64_t* tl_empty = tl_full + 4;  // per stage: every consumer warp finished reading it
     if (threadIdx.x == 0) {
         for (int tl_s = 0; tl_s < 4; ++tl_s) {
@@ -1098,73 +1077,87 @@ __global__ void __launch_bounds__(384, 1) fp8_gemm_block_scaled_kernel_variant0_
             const int tl_block_y = tl_group_first_y + tl_in_plane % (8 * tl_tiles_x) % tl_group_rows;
             const int tl_block_x = tl_in_plane % (8 * tl_tiles_x) / tl_group_rows;
             (void)tl_block_x, (void)tl_block_y, (void)tl_block_z;
+            float sa[2];  // fragment sa: f32[128]
+            float sb[1];  // local sb: f32[1]
             float part[part_layout::kSlots];  // fragment part: f32[128, 128]
             float acc[acc_layout::kSlots];  // fragment acc: f32[128, 128]
             #pragma unroll
             for (int tl_i = 0; tl_i < acc_layout::kSlots; ++tl_i) acc[tl_i] = 0.0f;
             const int32_t row0 = tl_block_y * 128;
             const int32_t col0 = tl_block_x * 128;
+            float sa_next[2];  // fragment sa_next: f32[128]
+            float sb_next[1];  // local sb_next: f32[1]
+            if (0 < KG) {
+                // copy(As[row0 +: BM, k], sa);  (qgemm.tl:102)
+                #pragma unroll
+                for (int tl_s0 = 0; tl_s0 < 2; ++tl_s0) {
+                    sa_next[tl_s0] = tl::in_bounds(row0 + ((tl_tid / 4 % 8) + (tl_s0) * 8 + (tl_tid / 32) * 16), M) && tl::in_bounds(0, KG) ? As[int64_t(row0 + ((tl_tid / 4 % 8) + (tl_s0) * 8 + (tl_tid / 32) * 16)) * KG + 0] : 0.0f;
+                }
+                // copy(Bs[col0 / G +: 1, k], sb);  (qgemm.tl:103)
+                for (int tl_e1 = 0; tl_e1 < 1; ++tl_e1) {
+                    sb_next[tl_e1] = tl::in_bounds((col0 / 128) + tl_e1, NB) && tl::in_bounds(0, KG) ? Bs[int64_t((col0 / 128) + tl_e1) * KG + 0] : 0.0f;
+                }
+            }
             // for k in pipelined(KG, stages = STAGES) {  (qgemm.tl:99)
-            const int tl_trips0 = KG;
-            for (int k = 0; k < tl_trips0; ++k, ++tl_it) {
+            const int tl_trips2 = KG;
+            for (int k = 0; k < tl_trips2; ++k, ++tl_it) {
                 const int tl_stage = tl_it % 4;
                 tl::sm90::mbarrier_wait(&tl_full[tl_stage], (tl_it / 4 + 0) & 1);  // trip k's TMA loads landed
                 // gemm(a, b, part, transpose_b = true, clear = true);  (qgemm.tl:104)
                 tl::sm90::warpgroup_gemm<tl::f8e4m3, 128, 128, 128, false, true, 2>(part, a + tl_stage * 16384, b + tl_stage * 16384, tl_tid / 128, true);
-                tl::sm90::named_barrier_sync(1, 256);  // WAR on `sa`
                 // copy(As[row0 +: BM, k], sa);  (qgemm.tl:102)
                 #pragma unroll
-                for (int tl_i2 = 0; tl_i2 < 1; ++tl_i2) {
-                    const int tl_e1 = tl_tid + tl_i2 * 256;
-                    if (tl_e1 < 128) {
-                        sa[tl_e1] = tl::in_bounds(row0 + tl_e1, M) && tl::in_bounds(k, KG) ? As[int64_t(row0 + tl_e1) * KG + k] : 0.0f;
-                    }
-                }
+                for (int tl_s = 0; tl_s < 2; ++tl_s) sa[tl_s] = sa_next[tl_s];
                 // copy(Bs[col0 / G +: 1, k], sb);  (qgemm.tl:103)
-                #pragma unroll
-                for (int tl_i4 = 0; tl_i4 < 1; ++tl_i4) {
-                    const int tl_e3 = tl_tid + tl_i4 * 256;
-                    if (tl_e3 < 1) {
-                        sb[tl_e3] = tl::in_bounds((col0 / 128) + tl_e3, NB) && tl::in_bounds(k, KG) ? Bs[int64_t((col0 / 128) + tl_e3) * KG + k] : 0.0f;
+                for (int tl_e3 = 0; tl_e3 < 1; ++tl_e3) {
+                    sb[tl_e3] = sb_next[tl_e3];
+                }
+                if (k + 1 < KG) {
+                    // copy(As[row0 +: BM, k], sa);  (qgemm.tl:102)
+                    #pragma unroll
+                    for (int tl_s4 = 0; tl_s4 < 2; ++tl_s4) {
+                        sa_next[tl_s4] = tl::in_bounds(row0 + ((tl_tid / 4 % 8) + (tl_s4) * 8 + (tl_tid / 32) * 16), M) && tl::in_bounds(k + 1, KG) ? As[int64_t(row0 + ((tl_tid / 4 % 8) + (tl_s4) * 8 + (tl_tid / 32) * 16)) * KG + (k + 1)] : 0.0f;
+                    }
+                    // copy(Bs[col0 / G +: 1, k], sb);  (qgemm.tl:103)
+                    for (int tl_e5 = 0; tl_e5 < 1; ++tl_e5) {
+                        sb_next[tl_e5] = tl::in_bounds((col0 / 128) + tl_e5, NB) && tl::in_bounds(k + 1, KG) ? Bs[int64_t((col0 / 128) + tl_e5) * KG + (k + 1)] : 0.0f;
                     }
                 }
-                tl::sm90::named_barrier_sync(1, 256);  // RAW on `sa`
                 tl::sm90::wgmma_wait<0>();  // #0 (into `part`) retired
                 tl::sm90::fence_accumulators(part);
                 if (tl_tid % 32 == 0) tl::sm90::mbarrier_arrive(&tl_empty[tl_stage]);  // release trip k's stage
                 // for i, j in parallel(BM, BN) {  (qgemm.tl:105)
                 // for i, j in parallel(128, 128): each thread visits the elements of `acc` it holds
                 #pragma unroll
-                for (int tl_s5 = 0; tl_s5 < acc_layout::kSlots; ++tl_s5) {
-                    const int i = acc_layout::row(tl_tid, tl_s5);
-                    [[maybe_unused]] const int j = acc_layout::col(tl_tid, tl_s5);
-                    acc[tl_s5] = acc[tl_s5] + part[tl_s5] * (sa[i] * sb[0]);
+                for (int tl_s6 = 0; tl_s6 < acc_layout::kSlots; ++tl_s6) {
+                    [[maybe_unused]] const int i = acc_layout::row(tl_tid, tl_s6);
+                    [[maybe_unused]] const int j = acc_layout::col(tl_tid, tl_s6);
+                    acc[tl_s6] = acc[tl_s6] + part[tl_s6] * (sa[(tl_s6 / 2 % 2)] * sb[0]);
                 }
             }
             // copy(acc, C[row0 +: BM, col0 +: BN]);  (qgemm.tl:109)
             #pragma unroll
-            for (int tl_chunk6 = 0; tl_chunk6 < acc_layout::kSlots; tl_chunk6 += 2) {
-                tl::bf16* tl_ptr7 = &C[int64_t(row0 + (acc_layout::row(tl_tid, tl_chunk6))) * N + (col0 + (acc_layout::col(tl_tid, tl_chunk6)))];
-                if (tl::in_bounds(row0 + (acc_layout::row(tl_tid, tl_chunk6)), M) && tl::in_bounds(col0 + (acc_layout::col(tl_tid, tl_chunk6)), N) && tl::in_bounds(row0 + (acc_layout::row(tl_tid, tl_chunk6)), M) && tl::in_bounds((col0 + (acc_layout::col(tl_tid, tl_chunk6))) + 1, N) && tl::is_aligned(tl_ptr7, 4)) {
-                    tl::bf16 tl_vec8[2];
+            for (int tl_chunk7 = 0; tl_chunk7 < acc_layout::kSlots; tl_chunk7 += 2) {
+                tl::bf16* tl_ptr8 = &C[int64_t(row0 + (acc_layout::row(tl_tid, tl_chunk7))) * N + (col0 + (acc_layout::col(tl_tid, tl_chunk7)))];
+                if (tl::in_bounds(row0 + (acc_layout::row(tl_tid, tl_chunk7)), M) && tl::in_bounds(col0 + (acc_layout::col(tl_tid, tl_chunk7)), N) && tl::in_bounds(row0 + (acc_layout::row(tl_tid, tl_chunk7)), M) && tl::in_bounds((col0 + (acc_layout::col(tl_tid, tl_chunk7))) + 1, N) && tl::is_aligned(tl_ptr8, 4)) {
+                    tl::bf16 tl_vec9[2];
                     #pragma unroll
-                    for (int tl_v = 0; tl_v < 2; tl_v += 2) tl::convert_pair(&tl_vec8[tl_v], acc[tl_chunk6 + tl_v], acc[tl_chunk6 + tl_v + 1]);
-                    tl::store_vector<tl::bf16, 2>(tl_ptr7, tl_vec8);
+                    for (int tl_v = 0; tl_v < 2; tl_v += 2) tl::convert_pair(&tl_vec9[tl_v], acc[tl_chunk7 + tl_v], acc[tl_chunk7 + tl_v + 1]);
+                    tl::store_vector<tl::bf16, 2>(tl_ptr8, tl_vec9);
                 } else {
                     #pragma unroll
                     for (int tl_v = 0; tl_v < 2; ++tl_v) {
-                        if (tl::in_bounds(row0 + (acc_layout::row(tl_tid, tl_chunk6 + tl_v)), M) && tl::in_bounds(col0 + (acc_layout::col(tl_tid, tl_chunk6 + tl_v)), N)) C[int64_t(row0 + (acc_layout::row(tl_tid, tl_chunk6 + tl_v))) * N + (col0 + (acc_layout::col(tl_tid, tl_chunk6 + tl_v)))] = tl::convert<tl::bf16>(acc[tl_chunk6 + tl_v]);
+                        if (tl::in_bounds(row0 + (acc_layout::row(tl_tid, tl_chunk7 + tl_v)), M) && tl::in_bounds(col0 + (acc_layout::col(tl_tid, tl_chunk7 + tl_v)), N)) C[int64_t(row0 + (acc_layout::row(tl_tid, tl_chunk7 + tl_v))) * N + (col0 + (acc_layout::col(tl_tid, tl_chunk7 + tl_v)))] = tl::convert<tl::bf16>(acc[tl_chunk7 + tl_v]);
                     }
                 }
             }
-            tl::sm90::named_barrier_sync(1, 256);  // every consumer finished this tile's epilogue
         }
     }
     #endif
 }
 
 // kernel fp8_gemm_block_scaled<BN = 64, BM = 128, G = 128, STAGES = 3, THREADS = 256, T = bf16>  (stdlib/qgemm.tl:82)
-// 256 threads per block, 84736 bytes of shared memory
+// 256 threads per block, 82944 bytes of shared memory
 __global__ void __launch_bounds__(256) fp8_gemm_block_scaled_kernel_variant1(
         const tl::f8e4m3* __restrict__ A,
         const float* __restrict__ As,
@@ -1177,14 +1170,16 @@ __global__ void __launch_bounds__(256) fp8_gemm_block_scaled_kernel_variant1(
         int32_t N,
         int32_t NB)
 {
+    // fragment sa: f32[128], slice of `acc` (broadcast): [128] over 256 threads: (8:t4 2:r1 2:r2 4:t64) 4 registers, 8 replicas
     using part_layout = tl::MmaAccLayout<128, 64, 4, 2>;  // fragment part: f32[128, 64], mma.sync accumulators
     using acc_layout = tl::MmaAccLayout<128, 64, 4, 2>;  // fragment acc: f32[128, 64], mma.sync accumulators
+    // fragment sa_next: f32[128], slice of `acc` (broadcast): [128] over 256 threads: (8:t4 2:r1 2:r2 4:t64) 4 registers, 8 replicas
     const int tl_tid = tl::thread_index<256>();
     extern __shared__ __align__(128) unsigned char tl_smem[];
     tl::f8e4m3* a = reinterpret_cast<tl::f8e4m3*>(tl_smem + 0);  // shared a: f8e4m3[3, 128, 128], row pitch 144
     tl::f8e4m3* b = reinterpret_cast<tl::f8e4m3*>(tl_smem + 55296);  // shared b: f8e4m3[3, 64, 128], row pitch 144
-    float* sa = reinterpret_cast<float*>(tl_smem + 82944);  // shared sa: f32[3, 128], row pitch 132
-    float* sb = reinterpret_cast<float*>(tl_smem + 84608);  // shared sb: f32[3, 1], row pitch 1
+    float sa[4];  // fragment sa: f32[128]
+    float sb[1];  // local sb: f32[1]
     float part[part_layout::kSlots];  // fragment part: f32[128, 64]
     float acc[acc_layout::kSlots];  // fragment acc: f32[128, 64]
     #pragma unroll
@@ -1237,91 +1232,68 @@ __global__ void __launch_bounds__(256) fp8_gemm_block_scaled_kernel_variant1(
                 }
             }
         }
-        // copy(As[row0 +: BM, k], sa);  (qgemm.tl:102)
-        #pragma unroll
-        for (int tl_i15 = 0; tl_i15 < 1; ++tl_i15) {
-            const int tl_elem14 = tl_tid + tl_i15 * 256;
-            if (tl_elem14 < 128) {
-                if (tl::in_bounds(row0 + tl_elem14, M) && tl::in_bounds(0, KG)) tl::cp_async_4(&sa[0 * 132 + tl_elem14], &As[int64_t(row0 + tl_elem14) * KG + 0]);
-                else sa[0 * 132 + tl_elem14] = 0.0f;
-            }
-        }
-        // copy(Bs[col0 / G +: 1, k], sb);  (qgemm.tl:103)
-        #pragma unroll
-        for (int tl_i17 = 0; tl_i17 < 1; ++tl_i17) {
-            const int tl_elem16 = tl_tid + tl_i17 * 256;
-            if (tl_elem16 < 1) {
-                if (tl::in_bounds((col0 / 128) + tl_elem16, NB) && tl::in_bounds(0, KG)) tl::cp_async_4(&sb[0 * 1 + tl_elem16], &Bs[int64_t((col0 / 128) + tl_elem16) * KG + 0]);
-                else sb[0 * 1 + tl_elem16] = 0.0f;
-            }
-        }
     }
     tl::cp_async_commit();
     if (1 < k_trips) {
         // copy(A[row0 +: BM, k * G +: G], a);  (qgemm.tl:100)
         if (tl::is_aligned(A, 16) && K % 16 == 0 && row0 >= 0 && row0 + 128 <= M && 128 >= 0 && 128 + 128 <= K && 128 % 16 == 0) {
             #pragma unroll
-            for (int tl_i19 = 0; tl_i19 < 4; ++tl_i19) {
-                const int tl_chunk18 = tl_tid + tl_i19 * 256;
-                tl::cp_async_16(&a[(1 * 128 + ((tl_chunk18 * 16) / 128)) * 144 + ((tl_chunk18 * 16) % 128)], &A[int64_t(row0 + ((tl_chunk18 * 16) / 128)) * K + (128 + ((tl_chunk18 * 16) % 128))]);
+            for (int tl_i15 = 0; tl_i15 < 4; ++tl_i15) {
+                const int tl_chunk14 = tl_tid + tl_i15 * 256;
+                tl::cp_async_16(&a[(1 * 128 + ((tl_chunk14 * 16) / 128)) * 144 + ((tl_chunk14 * 16) % 128)], &A[int64_t(row0 + ((tl_chunk14 * 16) / 128)) * K + (128 + ((tl_chunk14 * 16) % 128))]);
             }
         } else {
             #pragma unroll
-            for (int tl_i21 = 0; tl_i21 < 4; ++tl_i21) {
-                const int tl_chunk20 = tl_tid + tl_i21 * 256;
-                const tl::f8e4m3* tl_src22 = &A[int64_t(row0 + ((tl_chunk20 * 16) / 128)) * K + (128 + ((tl_chunk20 * 16) % 128))];
-                tl::f8e4m3* tl_dst23 = &a[(1 * 128 + ((tl_chunk20 * 16) / 128)) * 144 + ((tl_chunk20 * 16) % 128)];
-                const int tl_valid24 = !(tl::in_bounds(row0 + ((tl_chunk20 * 16) / 128), M)) ? 0 : max(0, min(16, K - (128 + ((tl_chunk20 * 16) % 128))));
-                if (tl_valid24 == 16 && 128 + ((tl_chunk20 * 16) % 128) >= 0 && tl::is_aligned(tl_src22, 4)) {
-                    tl::cp_async_chunk(tl_dst23, tl_src22);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
+            for (int tl_i17 = 0; tl_i17 < 4; ++tl_i17) {
+                const int tl_chunk16 = tl_tid + tl_i17 * 256;
+                const tl::f8e4m3* tl_src18 = &A[int64_t(row0 + ((tl_chunk16 * 16) / 128)) * K + (128 + ((tl_chunk16 * 16) % 128))];
+                tl::f8e4m3* tl_dst19 = &a[(1 * 128 + ((tl_chunk16 * 16) / 128)) * 144 + ((tl_chunk16 * 16) % 128)];
+                const int tl_valid20 = !(tl::in_bounds(row0 + ((tl_chunk16 * 16) / 128), M)) ? 0 : max(0, min(16, K - (128 + ((tl_chunk16 * 16) % 128))));
+                if (tl_valid20 == 16 && 128 + ((tl_chunk16 * 16) % 128) >= 0 && tl::is_aligned(tl_src18, 4)) {
+                    tl::cp_async_chunk(tl_dst19, tl_src18);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
                 } else {
                     #pragma unroll
-                    for (int tl_v = 0; tl_v < 16; ++tl_v) tl_dst23[tl_v] = tl::in_bounds(row0 + ((tl_chunk20 * 16) / 128), M) && tl::in_bounds((128 + ((tl_chunk20 * 16) % 128)) + tl_v, K) ? tl_src22[tl_v] : tl::convert<tl::f8e4m3>(0.0f);
+                    for (int tl_v = 0; tl_v < 16; ++tl_v) tl_dst19[tl_v] = tl::in_bounds(row0 + ((tl_chunk16 * 16) / 128), M) && tl::in_bounds((128 + ((tl_chunk16 * 16) % 128)) + tl_v, K) ? tl_src18[tl_v] : tl::convert<tl::f8e4m3>(0.0f);
                 }
             }
         }
         // copy(B[col0 +: BN, k * G +: G], b);  (qgemm.tl:101)
         if (tl::is_aligned(B, 16) && K % 16 == 0 && col0 >= 0 && col0 + 64 <= N && 128 >= 0 && 128 + 128 <= K && 128 % 16 == 0) {
             #pragma unroll
-            for (int tl_i26 = 0; tl_i26 < 2; ++tl_i26) {
-                const int tl_chunk25 = tl_tid + tl_i26 * 256;
-                tl::cp_async_16(&b[(1 * 64 + ((tl_chunk25 * 16) / 128)) * 144 + ((tl_chunk25 * 16) % 128)], &B[int64_t(col0 + ((tl_chunk25 * 16) / 128)) * K + (128 + ((tl_chunk25 * 16) % 128))]);
+            for (int tl_i22 = 0; tl_i22 < 2; ++tl_i22) {
+                const int tl_chunk21 = tl_tid + tl_i22 * 256;
+                tl::cp_async_16(&b[(1 * 64 + ((tl_chunk21 * 16) / 128)) * 144 + ((tl_chunk21 * 16) % 128)], &B[int64_t(col0 + ((tl_chunk21 * 16) / 128)) * K + (128 + ((tl_chunk21 * 16) % 128))]);
             }
         } else {
             #pragma unroll
-            for (int tl_i28 = 0; tl_i28 < 2; ++tl_i28) {
-                const int tl_chunk27 = tl_tid + tl_i28 * 256;
-                const tl::f8e4m3* tl_src29 = &B[int64_t(col0 + ((tl_chunk27 * 16) / 128)) * K + (128 + ((tl_chunk27 * 16) % 128))];
-                tl::f8e4m3* tl_dst30 = &b[(1 * 64 + ((tl_chunk27 * 16) / 128)) * 144 + ((tl_chunk27 * 16) % 128)];
-                const int tl_valid31 = !(tl::in_bounds(col0 + ((tl_chunk27 * 16) / 128), N)) ? 0 : max(0, min(16, K - (128 + ((tl_chunk27 * 16) % 128))));
-                if (tl_valid31 == 16 && 128 + ((tl_chunk27 * 16) % 128) >= 0 && tl::is_aligned(tl_src29, 4)) {
-                    tl::cp_async_chunk(tl_dst30, tl_src29);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
+            for (int tl_i24 = 0; tl_i24 < 2; ++tl_i24) {
+                const int tl_chunk23 = tl_tid + tl_i24 * 256;
+                const tl::f8e4m3* tl_src25 = &B[int64_t(col0 + ((tl_chunk23 * 16) / 128)) * K + (128 + ((tl_chunk23 * 16) % 128))];
+                tl::f8e4m3* tl_dst26 = &b[(1 * 64 + ((tl_chunk23 * 16) / 128)) * 144 + ((tl_chunk23 * 16) % 128)];
+                const int tl_valid27 = !(tl::in_bounds(col0 + ((tl_chunk23 * 16) / 128), N)) ? 0 : max(0, min(16, K - (128 + ((tl_chunk23 * 16) % 128))));
+                if (tl_valid27 == 16 && 128 + ((tl_chunk23 * 16) % 128) >= 0 && tl::is_aligned(tl_src25, 4)) {
+                    tl::cp_async_chunk(tl_dst26, tl_src25);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
                 } else {
                     #pragma unroll
-                    for (int tl_v = 0; tl_v < 16; ++tl_v) tl_dst30[tl_v] = tl::in_bounds(col0 + ((tl_chunk27 * 16) / 128), N) && tl::in_bounds((128 + ((tl_chunk27 * 16) % 128)) + tl_v, K) ? tl_src29[tl_v] : tl::convert<tl::f8e4m3>(0.0f);
+                    for (int tl_v = 0; tl_v < 16; ++tl_v) tl_dst26[tl_v] = tl::in_bounds(col0 + ((tl_chunk23 * 16) / 128), N) && tl::in_bounds((128 + ((tl_chunk23 * 16) % 128)) + tl_v, K) ? tl_src25[tl_v] : tl::convert<tl::f8e4m3>(0.0f);
                 }
-            }
-        }
-        // copy(As[row0 +: BM, k], sa);  (qgemm.tl:102)
-        #pragma unroll
-        for (int tl_i33 = 0; tl_i33 < 1; ++tl_i33) {
-            const int tl_elem32 = tl_tid + tl_i33 * 256;
-            if (tl_elem32 < 128) {
-                if (tl::in_bounds(row0 + tl_elem32, M) && tl::in_bounds(1, KG)) tl::cp_async_4(&sa[1 * 132 + tl_elem32], &As[int64_t(row0 + tl_elem32) * KG + 1]);
-                else sa[1 * 132 + tl_elem32] = 0.0f;
-            }
-        }
-        // copy(Bs[col0 / G +: 1, k], sb);  (qgemm.tl:103)
-        #pragma unroll
-        for (int tl_i35 = 0; tl_i35 < 1; ++tl_i35) {
-            const int tl_elem34 = tl_tid + tl_i35 * 256;
-            if (tl_elem34 < 1) {
-                if (tl::in_bounds((col0 / 128) + tl_elem34, NB) && tl::in_bounds(1, KG)) tl::cp_async_4(&sb[1 * 1 + tl_elem34], &Bs[int64_t((col0 / 128) + tl_elem34) * KG + 1]);
-                else sb[1 * 1 + tl_elem34] = 0.0f;
             }
         }
     }
     tl::cp_async_commit();
+    float sa_next[4];  // fragment sa_next: f32[128]
+    float sb_next[1];  // local sb_next: f32[1]
+    if (0 < k_trips) {
+        // copy(As[row0 +: BM, k], sa);  (qgemm.tl:102)
+        #pragma unroll
+        for (int tl_s28 = 0; tl_s28 < 4; ++tl_s28) {
+            sa_next[tl_s28] = tl::in_bounds(row0 + ((tl_tid / 4 % 8) + (tl_s28 % 2) * 8 + (tl_s28 / 2) * 16 + (tl_tid / 64) * 32), M) && tl::in_bounds(0, KG) ? As[int64_t(row0 + ((tl_tid / 4 % 8) + (tl_s28 % 2) * 8 + (tl_s28 / 2) * 16 + (tl_tid / 64) * 32)) * KG + 0] : 0.0f;
+        }
+        // copy(Bs[col0 / G +: 1, k], sb);  (qgemm.tl:103)
+        for (int tl_e29 = 0; tl_e29 < 1; ++tl_e29) {
+            sb_next[tl_e29] = tl::in_bounds((col0 / 128) + tl_e29, NB) && tl::in_bounds(0, KG) ? Bs[int64_t((col0 / 128) + tl_e29) * KG + 0] : 0.0f;
+        }
+    }
     // for k in pipelined(KG, stages = STAGES) {  (qgemm.tl:99)
     for (int k = 0; k < k_trips; ++k) {
         tl::cp_async_wait<1>();  // at most 1 copy groups of this thread still in flight
@@ -1330,67 +1302,67 @@ __global__ void __launch_bounds__(256) fp8_gemm_block_scaled_kernel_variant1(
             // copy(A[row0 +: BM, k * G +: G], a);  (qgemm.tl:100)
             if (tl::is_aligned(A, 16) && K % 16 == 0 && row0 >= 0 && row0 + 128 <= M && ((k + 2) * 128) >= 0 && ((k + 2) * 128) + 128 <= K && ((k + 2) * 128) % 16 == 0) {
                 #pragma unroll
-                for (int tl_i37 = 0; tl_i37 < 4; ++tl_i37) {
-                    const int tl_chunk36 = tl_tid + tl_i37 * 256;
-                    tl::cp_async_16(&a[(((k + 2) % 3) * 128 + ((tl_chunk36 * 16) / 128)) * 144 + ((tl_chunk36 * 16) % 128)], &A[int64_t(row0 + ((tl_chunk36 * 16) / 128)) * K + (((k + 2) * 128) + ((tl_chunk36 * 16) % 128))]);
+                for (int tl_i31 = 0; tl_i31 < 4; ++tl_i31) {
+                    const int tl_chunk30 = tl_tid + tl_i31 * 256;
+                    tl::cp_async_16(&a[(((k + 2) % 3) * 128 + ((tl_chunk30 * 16) / 128)) * 144 + ((tl_chunk30 * 16) % 128)], &A[int64_t(row0 + ((tl_chunk30 * 16) / 128)) * K + (((k + 2) * 128) + ((tl_chunk30 * 16) % 128))]);
                 }
             } else {
                 #pragma unroll
-                for (int tl_i39 = 0; tl_i39 < 4; ++tl_i39) {
-                    const int tl_chunk38 = tl_tid + tl_i39 * 256;
-                    const tl::f8e4m3* tl_src40 = &A[int64_t(row0 + ((tl_chunk38 * 16) / 128)) * K + (((k + 2) * 128) + ((tl_chunk38 * 16) % 128))];
-                    tl::f8e4m3* tl_dst41 = &a[(((k + 2) % 3) * 128 + ((tl_chunk38 * 16) / 128)) * 144 + ((tl_chunk38 * 16) % 128)];
-                    const int tl_valid42 = !(tl::in_bounds(row0 + ((tl_chunk38 * 16) / 128), M)) ? 0 : max(0, min(16, K - (((k + 2) * 128) + ((tl_chunk38 * 16) % 128))));
-                    if (tl_valid42 == 16 && ((k + 2) * 128) + ((tl_chunk38 * 16) % 128) >= 0 && tl::is_aligned(tl_src40, 4)) {
-                        tl::cp_async_chunk(tl_dst41, tl_src40);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
+                for (int tl_i33 = 0; tl_i33 < 4; ++tl_i33) {
+                    const int tl_chunk32 = tl_tid + tl_i33 * 256;
+                    const tl::f8e4m3* tl_src34 = &A[int64_t(row0 + ((tl_chunk32 * 16) / 128)) * K + (((k + 2) * 128) + ((tl_chunk32 * 16) % 128))];
+                    tl::f8e4m3* tl_dst35 = &a[(((k + 2) % 3) * 128 + ((tl_chunk32 * 16) / 128)) * 144 + ((tl_chunk32 * 16) % 128)];
+                    const int tl_valid36 = !(tl::in_bounds(row0 + ((tl_chunk32 * 16) / 128), M)) ? 0 : max(0, min(16, K - (((k + 2) * 128) + ((tl_chunk32 * 16) % 128))));
+                    if (tl_valid36 == 16 && ((k + 2) * 128) + ((tl_chunk32 * 16) % 128) >= 0 && tl::is_aligned(tl_src34, 4)) {
+                        tl::cp_async_chunk(tl_dst35, tl_src34);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
                     } else {
                         #pragma unroll
-                        for (int tl_v = 0; tl_v < 16; ++tl_v) tl_dst41[tl_v] = tl::in_bounds(row0 + ((tl_chunk38 * 16) / 128), M) && tl::in_bounds((((k + 2) * 128) + ((tl_chunk38 * 16) % 128)) + tl_v, K) ? tl_src40[tl_v] : tl::convert<tl::f8e4m3>(0.0f);
+                        for (int tl_v = 0; tl_v < 16; ++tl_v) tl_dst35[tl_v] = tl::in_bounds(row0 + ((tl_chunk32 * 16) / 128), M) && tl::in_bounds((((k + 2) * 128) + ((tl_chunk32 * 16) % 128)) + tl_v, K) ? tl_src34[tl_v] : tl::convert<tl::f8e4m3>(0.0f);
                     }
                 }
             }
             // copy(B[col0 +: BN, k * G +: G], b);  (qgemm.tl:101)
             if (tl::is_aligned(B, 16) && K % 16 == 0 && col0 >= 0 && col0 + 64 <= N && ((k + 2) * 128) >= 0 && ((k + 2) * 128) + 128 <= K && ((k + 2) * 128) % 16 == 0) {
                 #pragma unroll
-                for (int tl_i44 = 0; tl_i44 < 2; ++tl_i44) {
-                    const int tl_chunk43 = tl_tid + tl_i44 * 256;
-                    tl::cp_async_16(&b[(((k + 2) % 3) * 64 + ((tl_chunk43 * 16) / 128)) * 144 + ((tl_chunk43 * 16) % 128)], &B[int64_t(col0 + ((tl_chunk43 * 16) / 128)) * K + (((k + 2) * 128) + ((tl_chunk43 * 16) % 128))]);
+                for (int tl_i38 = 0; tl_i38 < 2; ++tl_i38) {
+                    const int tl_chunk37 = tl_tid + tl_i38 * 256;
+                    tl::cp_async_16(&b[(((k + 2) % 3) * 64 + ((tl_chunk37 * 16) / 128)) * 144 + ((tl_chunk37 * 16) % 128)], &B[int64_t(col0 + ((tl_chunk37 * 16) / 128)) * K + (((k + 2) * 128) + ((tl_chunk37 * 16) % 128))]);
                 }
             } else {
                 #pragma unroll
-                for (int tl_i46 = 0; tl_i46 < 2; ++tl_i46) {
-                    const int tl_chunk45 = tl_tid + tl_i46 * 256;
-                    const tl::f8e4m3* tl_src47 = &B[int64_t(col0 + ((tl_chunk45 * 16) / 128)) * K + (((k + 2) * 128) + ((tl_chunk45 * 16) % 128))];
-                    tl::f8e4m3* tl_dst48 = &b[(((k + 2) % 3) * 64 + ((tl_chunk45 * 16) / 128)) * 144 + ((tl_chunk45 * 16) % 128)];
-                    const int tl_valid49 = !(tl::in_bounds(col0 + ((tl_chunk45 * 16) / 128), N)) ? 0 : max(0, min(16, K - (((k + 2) * 128) + ((tl_chunk45 * 16) % 128))));
-                    if (tl_valid49 == 16 && ((k + 2) * 128) + ((tl_chunk45 * 16) % 128) >= 0 && tl::is_aligned(tl_src47, 4)) {
-                        tl::cp_async_chunk(tl_dst48, tl_src47);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
+                for (int tl_i40 = 0; tl_i40 < 2; ++tl_i40) {
+                    const int tl_chunk39 = tl_tid + tl_i40 * 256;
+                    const tl::f8e4m3* tl_src41 = &B[int64_t(col0 + ((tl_chunk39 * 16) / 128)) * K + (((k + 2) * 128) + ((tl_chunk39 * 16) % 128))];
+                    tl::f8e4m3* tl_dst42 = &b[(((k + 2) % 3) * 64 + ((tl_chunk39 * 16) / 128)) * 144 + ((tl_chunk39 * 16) % 128)];
+                    const int tl_valid43 = !(tl::in_bounds(col0 + ((tl_chunk39 * 16) / 128), N)) ? 0 : max(0, min(16, K - (((k + 2) * 128) + ((tl_chunk39 * 16) % 128))));
+                    if (tl_valid43 == 16 && ((k + 2) * 128) + ((tl_chunk39 * 16) % 128) >= 0 && tl::is_aligned(tl_src41, 4)) {
+                        tl::cp_async_chunk(tl_dst42, tl_src41);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
                     } else {
                         #pragma unroll
-                        for (int tl_v = 0; tl_v < 16; ++tl_v) tl_dst48[tl_v] = tl::in_bounds(col0 + ((tl_chunk45 * 16) / 128), N) && tl::in_bounds((((k + 2) * 128) + ((tl_chunk45 * 16) % 128)) + tl_v, K) ? tl_src47[tl_v] : tl::convert<tl::f8e4m3>(0.0f);
+                        for (int tl_v = 0; tl_v < 16; ++tl_v) tl_dst42[tl_v] = tl::in_bounds(col0 + ((tl_chunk39 * 16) / 128), N) && tl::in_bounds((((k + 2) * 128) + ((tl_chunk39 * 16) % 128)) + tl_v, K) ? tl_src41[tl_v] : tl::convert<tl::f8e4m3>(0.0f);
                     }
-                }
-            }
-            // copy(As[row0 +: BM, k], sa);  (qgemm.tl:102)
-            #pragma unroll
-            for (int tl_i51 = 0; tl_i51 < 1; ++tl_i51) {
-                const int tl_elem50 = tl_tid + tl_i51 * 256;
-                if (tl_elem50 < 128) {
-                    if (tl::in_bounds(row0 + tl_elem50, M) && tl::in_bounds(k + 2, KG)) tl::cp_async_4(&sa[((k + 2) % 3) * 132 + tl_elem50], &As[int64_t(row0 + tl_elem50) * KG + (k + 2)]);
-                    else sa[((k + 2) % 3) * 132 + tl_elem50] = 0.0f;
-                }
-            }
-            // copy(Bs[col0 / G +: 1, k], sb);  (qgemm.tl:103)
-            #pragma unroll
-            for (int tl_i53 = 0; tl_i53 < 1; ++tl_i53) {
-                const int tl_elem52 = tl_tid + tl_i53 * 256;
-                if (tl_elem52 < 1) {
-                    if (tl::in_bounds((col0 / 128) + tl_elem52, NB) && tl::in_bounds(k + 2, KG)) tl::cp_async_4(&sb[((k + 2) % 3) * 1 + tl_elem52], &Bs[int64_t((col0 / 128) + tl_elem52) * KG + (k + 2)]);
-                    else sb[((k + 2) % 3) * 1 + tl_elem52] = 0.0f;
                 }
             }
         }
         tl::cp_async_commit();
+        // copy(As[row0 +: BM, k], sa);  (qgemm.tl:102)
+        #pragma unroll
+        for (int tl_s = 0; tl_s < 4; ++tl_s) sa[tl_s] = sa_next[tl_s];
+        // copy(Bs[col0 / G +: 1, k], sb);  (qgemm.tl:103)
+        for (int tl_e44 = 0; tl_e44 < 1; ++tl_e44) {
+            sb[tl_e44] = sb_next[tl_e44];
+        }
+        if (k + 1 < k_trips) {
+            // copy(As[row0 +: BM, k], sa);  (qgemm.tl:102)
+            #pragma unroll
+            for (int tl_s45 = 0; tl_s45 < 4; ++tl_s45) {
+                sa_next[tl_s45] = tl::in_bounds(row0 + ((tl_tid / 4 % 8) + (tl_s45 % 2) * 8 + (tl_s45 / 2) * 16 + (tl_tid / 64) * 32), M) && tl::in_bounds(k + 1, KG) ? As[int64_t(row0 + ((tl_tid / 4 % 8) + (tl_s45 % 2) * 8 + (tl_s45 / 2) * 16 + (tl_tid / 64) * 32)) * KG + (k + 1)] : 0.0f;
+            }
+            // copy(Bs[col0 / G +: 1, k], sb);  (qgemm.tl:103)
+            for (int tl_e46 = 0; tl_e46 < 1; ++tl_e46) {
+                sb_next[tl_e46] = tl::in_bounds((col0 / 128) + tl_e46, NB) && tl::in_bounds(k + 1, KG) ? Bs[int64_t((col0 / 128) + tl_e46) * KG + (k + 1)] : 0.0f;
+            }
+        }
         // gemm(a, b, part, transpose_b = true, clear = true);  (qgemm.tl:104)
         {
             for (int tl_s = 0; tl_s < part_layout::kSlots; ++tl_s) part[tl_s] = 0.0f;
@@ -1401,33 +1373,33 @@ __global__ void __launch_bounds__(256) fp8_gemm_block_scaled_kernel_variant1(
         // for i, j in parallel(BM, BN) {  (qgemm.tl:105)
         // for i, j in parallel(128, 64): each thread visits the elements of `acc` it holds
         #pragma unroll
-        for (int tl_s54 = 0; tl_s54 < acc_layout::kSlots; ++tl_s54) {
-            const int i = acc_layout::row(tl_tid, tl_s54);
-            [[maybe_unused]] const int j = acc_layout::col(tl_tid, tl_s54);
-            acc[tl_s54] = acc[tl_s54] + part[tl_s54] * (sa[(k % 3) * 132 + i] * sb[(k % 3) * 1 + 0]);
+        for (int tl_s47 = 0; tl_s47 < acc_layout::kSlots; ++tl_s47) {
+            [[maybe_unused]] const int i = acc_layout::row(tl_tid, tl_s47);
+            [[maybe_unused]] const int j = acc_layout::col(tl_tid, tl_s47);
+            acc[tl_s47] = acc[tl_s47] + part[tl_s47] * (sa[(tl_s47 / 2 % 2) + (tl_s47 / 16) * 2] * sb[0]);
         }
     }
     tl::cp_async_wait<0>();  // at most 0 copy groups of this thread still in flight
     // copy(acc, C[row0 +: BM, col0 +: BN]);  (qgemm.tl:109)
     #pragma unroll
-    for (int tl_chunk55 = 0; tl_chunk55 < acc_layout::kSlots; tl_chunk55 += 2) {
-        tl::bf16* tl_ptr56 = &C[int64_t(row0 + (acc_layout::row(tl_tid, tl_chunk55))) * N + (col0 + (acc_layout::col(tl_tid, tl_chunk55)))];
-        if (tl::in_bounds(row0 + (acc_layout::row(tl_tid, tl_chunk55)), M) && tl::in_bounds(col0 + (acc_layout::col(tl_tid, tl_chunk55)), N) && tl::in_bounds(row0 + (acc_layout::row(tl_tid, tl_chunk55)), M) && tl::in_bounds((col0 + (acc_layout::col(tl_tid, tl_chunk55))) + 1, N) && tl::is_aligned(tl_ptr56, 4)) {
-            tl::bf16 tl_vec57[2];
+    for (int tl_chunk48 = 0; tl_chunk48 < acc_layout::kSlots; tl_chunk48 += 2) {
+        tl::bf16* tl_ptr49 = &C[int64_t(row0 + (acc_layout::row(tl_tid, tl_chunk48))) * N + (col0 + (acc_layout::col(tl_tid, tl_chunk48)))];
+        if (tl::in_bounds(row0 + (acc_layout::row(tl_tid, tl_chunk48)), M) && tl::in_bounds(col0 + (acc_layout::col(tl_tid, tl_chunk48)), N) && tl::in_bounds(row0 + (acc_layout::row(tl_tid, tl_chunk48)), M) && tl::in_bounds((col0 + (acc_layout::col(tl_tid, tl_chunk48))) + 1, N) && tl::is_aligned(tl_ptr49, 4)) {
+            tl::bf16 tl_vec50[2];
             #pragma unroll
-            for (int tl_v = 0; tl_v < 2; tl_v += 2) tl::convert_pair(&tl_vec57[tl_v], acc[tl_chunk55 + tl_v], acc[tl_chunk55 + tl_v + 1]);
-            tl::store_vector<tl::bf16, 2>(tl_ptr56, tl_vec57);
+            for (int tl_v = 0; tl_v < 2; tl_v += 2) tl::convert_pair(&tl_vec50[tl_v], acc[tl_chunk48 + tl_v], acc[tl_chunk48 + tl_v + 1]);
+            tl::store_vector<tl::bf16, 2>(tl_ptr49, tl_vec50);
         } else {
             #pragma unroll
             for (int tl_v = 0; tl_v < 2; ++tl_v) {
-                if (tl::in_bounds(row0 + (acc_layout::row(tl_tid, tl_chunk55 + tl_v)), M) && tl::in_bounds(col0 + (acc_layout::col(tl_tid, tl_chunk55 + tl_v)), N)) C[int64_t(row0 + (acc_layout::row(tl_tid, tl_chunk55 + tl_v))) * N + (col0 + (acc_layout::col(tl_tid, tl_chunk55 + tl_v)))] = tl::convert<tl::bf16>(acc[tl_chunk55 + tl_v]);
+                if (tl::in_bounds(row0 + (acc_layout::row(tl_tid, tl_chunk48 + tl_v)), M) && tl::in_bounds(col0 + (acc_layout::col(tl_tid, tl_chunk48 + tl_v)), N)) C[int64_t(row0 + (acc_layout::row(tl_tid, tl_chunk48 + tl_v))) * N + (col0 + (acc_layout::col(tl_tid, tl_chunk48 + tl_v)))] = tl::convert<tl::bf16>(acc[tl_chunk48 + tl_v]);
             }
         }
     }
 }
 
 // kernel fp8_gemm_block_scaled<BN = 64, BM = 128, G = 128, STAGES = 3, THREADS = 256, T = bf16>  (stdlib/qgemm.tl:82)
-// 256 threads per block, 149216 bytes of shared memory
+// 256 threads per block, 148576 bytes of shared memory
 // warp-specialized: warpgroup 0 issues TMA loads, the other 256 threads run wgmma; persistent over the tiles
 __global__ void __launch_bounds__(384, 1) fp8_gemm_block_scaled_kernel_variant1_sm90(
         const __grid_constant__ CUtensorMap tl_map_A,
@@ -1446,15 +1418,15 @@ __global__ void __launch_bounds__(384, 1) fp8_gemm_block_scaled_kernel_variant1_
     #if defined(__CUDA_ARCH__) && !TL_SM90A_DEVICE
     __trap();  // built for another arch; the launch stub runs this kernel only on sm_90 devices
     #else
+    // fragment sa: f32[128], slice of `acc` (broadcast): [128] over 256 threads: (8:t4 2:r1 8:t32) 2 registers, 4 replicas
     using part_layout = tl::MmaAccLayout<128, 64, 8, 1>;  // fragment part: f32[128, 64], wgmma accumulators
     using acc_layout = tl::MmaAccLayout<128, 64, 8, 1>;  // fragment acc: f32[128, 64], wgmma accumulators
+    // fragment sa_next: f32[128], slice of `acc` (broadcast): [128] over 256 threads: (8:t4 2:r1 8:t32) 2 registers, 4 replicas
     extern __shared__ __align__(1024) unsigned char tl_smem_raw[];
     unsigned char* tl_smem = tl_smem_raw + ((1024 - tl::sm90::smem_address(tl_smem_raw) % 1024) % 1024);
     tl::f8e4m3* a = reinterpret_cast<tl::f8e4m3*>(tl_smem + 0);  // shared a: f8e4m3[128, 128], 6 stages, 128-byte swizzled (TMA)
     tl::f8e4m3* b = reinterpret_cast<tl::f8e4m3*>(tl_smem + 98304);  // shared b: f8e4m3[64, 128], 6 stages, 128-byte swizzled (TMA)
-    float* sa = reinterpret_cast<float*>(tl_smem + 147456);  // shared sa: f32[128], row pitch 128
-    float* sb = reinterpret_cast<float*>(tl_smem + 147968);  // shared sb: f32[1], row pitch 1
-    uint64_t* tl_full = reinterpret_cast<uint64_t*>(tl_smem + 148096);   // per stage: its TMA loads landed
+    uint64_t* tl_full = reinterpret_cast<uint64_t*>(tl_smem + 147456);   // per stage: its TMA loads landed
     uint64_t* tl_empty = tl_full + 6;  // per stage: every consumer warp finished reading it
     if (threadIdx.x == 0) {
         for (int tl_s = 0; tl_s < 6; ++tl_s) {
@@ -1508,66 +1480,80 @@ __global__ void __launch_bounds__(384, 1) fp8_gemm_block_scaled_kernel_variant1_
             const int tl_block_y = tl_group_first_y + tl_in_plane % (8 * tl_tiles_x) % tl_group_rows;
             const int tl_block_x = tl_in_plane % (8 * tl_tiles_x) / tl_group_rows;
             (void)tl_block_x, (void)tl_block_y, (void)tl_block_z;
+            float sa[2];  // fragment sa: f32[128]
+            float sb[1];  // local sb: f32[1]
             float part[part_layout::kSlots];  // fragment part: f32[128, 64]
             float acc[acc_layout::kSlots];  // fragment acc: f32[128, 64]
             #pragma unroll
             for (int tl_i = 0; tl_i < acc_layout::kSlots; ++tl_i) acc[tl_i] = 0.0f;
             const int32_t row0 = tl_block_y * 128;
             const int32_t col0 = tl_block_x * 64;
+            float sa_next[2];  // fragment sa_next: f32[128]
+            float sb_next[1];  // local sb_next: f32[1]
+            if (0 < KG) {
+                // copy(As[row0 +: BM, k], sa);  (qgemm.tl:102)
+                #pragma unroll
+                for (int tl_s0 = 0; tl_s0 < 2; ++tl_s0) {
+                    sa_next[tl_s0] = tl::in_bounds(row0 + ((tl_tid / 4 % 8) + (tl_s0) * 8 + (tl_tid / 32) * 16), M) && tl::in_bounds(0, KG) ? As[int64_t(row0 + ((tl_tid / 4 % 8) + (tl_s0) * 8 + (tl_tid / 32) * 16)) * KG + 0] : 0.0f;
+                }
+                // copy(Bs[col0 / G +: 1, k], sb);  (qgemm.tl:103)
+                for (int tl_e1 = 0; tl_e1 < 1; ++tl_e1) {
+                    sb_next[tl_e1] = tl::in_bounds((col0 / 128) + tl_e1, NB) && tl::in_bounds(0, KG) ? Bs[int64_t((col0 / 128) + tl_e1) * KG + 0] : 0.0f;
+                }
+            }
             // for k in pipelined(KG, stages = STAGES) {  (qgemm.tl:99)
-            const int tl_trips0 = KG;
-            for (int k = 0; k < tl_trips0; ++k, ++tl_it) {
+            const int tl_trips2 = KG;
+            for (int k = 0; k < tl_trips2; ++k, ++tl_it) {
                 const int tl_stage = tl_it % 6;
                 tl::sm90::mbarrier_wait(&tl_full[tl_stage], (tl_it / 6 + 0) & 1);  // trip k's TMA loads landed
                 // gemm(a, b, part, transpose_b = true, clear = true);  (qgemm.tl:104)
                 tl::sm90::warpgroup_gemm<tl::f8e4m3, 128, 64, 128, false, true, 2>(part, a + tl_stage * 16384, b + tl_stage * 8192, tl_tid / 128, true);
-                tl::sm90::named_barrier_sync(1, 256);  // WAR on `sa`
                 // copy(As[row0 +: BM, k], sa);  (qgemm.tl:102)
                 #pragma unroll
-                for (int tl_i2 = 0; tl_i2 < 1; ++tl_i2) {
-                    const int tl_e1 = tl_tid + tl_i2 * 256;
-                    if (tl_e1 < 128) {
-                        sa[tl_e1] = tl::in_bounds(row0 + tl_e1, M) && tl::in_bounds(k, KG) ? As[int64_t(row0 + tl_e1) * KG + k] : 0.0f;
-                    }
-                }
+                for (int tl_s = 0; tl_s < 2; ++tl_s) sa[tl_s] = sa_next[tl_s];
                 // copy(Bs[col0 / G +: 1, k], sb);  (qgemm.tl:103)
-                #pragma unroll
-                for (int tl_i4 = 0; tl_i4 < 1; ++tl_i4) {
-                    const int tl_e3 = tl_tid + tl_i4 * 256;
-                    if (tl_e3 < 1) {
-                        sb[tl_e3] = tl::in_bounds((col0 / 128) + tl_e3, NB) && tl::in_bounds(k, KG) ? Bs[int64_t((col0 / 128) + tl_e3) * KG + k] : 0.0f;
+                for (int tl_e3 = 0; tl_e3 < 1; ++tl_e3) {
+                    sb[tl_e3] = sb_next[tl_e3];
+                }
+                if (k + 1 < KG) {
+                    // copy(As[row0 +: BM, k], sa);  (qgemm.tl:102)
+                    #pragma unroll
+                    for (int tl_s4 = 0; tl_s4 < 2; ++tl_s4) {
+                        sa_next[tl_s4] = tl::in_bounds(row0 + ((tl_tid / 4 % 8) + (tl_s4) * 8 + (tl_tid / 32) * 16), M) && tl::in_bounds(k + 1, KG) ? As[int64_t(row0 + ((tl_tid / 4 % 8) + (tl_s4) * 8 + (tl_tid / 32) * 16)) * KG + (k + 1)] : 0.0f;
+                    }
+                    // copy(Bs[col0 / G +: 1, k], sb);  (qgemm.tl:103)
+                    for (int tl_e5 = 0; tl_e5 < 1; ++tl_e5) {
+                        sb_next[tl_e5] = tl::in_bounds((col0 / 128) + tl_e5, NB) && tl::in_bounds(k + 1, KG) ? Bs[int64_t((col0 / 128) + tl_e5) * KG + (k + 1)] : 0.0f;
                     }
                 }
-                tl::sm90::named_barrier_sync(1, 256);  // RAW on `sa`
                 tl::sm90::wgmma_wait<0>();  // #0 (into `part`) retired
                 tl::sm90::fence_accumulators(part);
                 if (tl_tid % 32 == 0) tl::sm90::mbarrier_arrive(&tl_empty[tl_stage]);  // release trip k's stage
                 // for i, j in parallel(BM, BN) {  (qgemm.tl:105)
                 // for i, j in parallel(128, 64): each thread visits the elements of `acc` it holds
                 #pragma unroll
-                for (int tl_s5 = 0; tl_s5 < acc_layout::kSlots; ++tl_s5) {
-                    const int i = acc_layout::row(tl_tid, tl_s5);
-                    [[maybe_unused]] const int j = acc_layout::col(tl_tid, tl_s5);
-                    acc[tl_s5] = acc[tl_s5] + part[tl_s5] * (sa[i] * sb[0]);
+                for (int tl_s6 = 0; tl_s6 < acc_layout::kSlots; ++tl_s6) {
+                    [[maybe_unused]] const int i = acc_layout::row(tl_tid, tl_s6);
+                    [[maybe_unused]] const int j = acc_layout::col(tl_tid, tl_s6);
+                    acc[tl_s6] = acc[tl_s6] + part[tl_s6] * (sa[(tl_s6 / 2 % 2)] * sb[0]);
                 }
             }
             // copy(acc, C[row0 +: BM, col0 +: BN]);  (qgemm.tl:109)
             #pragma unroll
-            for (int tl_chunk6 = 0; tl_chunk6 < acc_layout::kSlots; tl_chunk6 += 2) {
-                tl::bf16* tl_ptr7 = &C[int64_t(row0 + (acc_layout::row(tl_tid, tl_chunk6))) * N + (col0 + (acc_layout::col(tl_tid, tl_chunk6)))];
-                if (tl::in_bounds(row0 + (acc_layout::row(tl_tid, tl_chunk6)), M) && tl::in_bounds(col0 + (acc_layout::col(tl_tid, tl_chunk6)), N) && tl::in_bounds(row0 + (acc_layout::row(tl_tid, tl_chunk6)), M) && tl::in_bounds((col0 + (acc_layout::col(tl_tid, tl_chunk6))) + 1, N) && tl::is_aligned(tl_ptr7, 4)) {
-                    tl::bf16 tl_vec8[2];
+            for (int tl_chunk7 = 0; tl_chunk7 < acc_layout::kSlots; tl_chunk7 += 2) {
+                tl::bf16* tl_ptr8 = &C[int64_t(row0 + (acc_layout::row(tl_tid, tl_chunk7))) * N + (col0 + (acc_layout::col(tl_tid, tl_chunk7)))];
+                if (tl::in_bounds(row0 + (acc_layout::row(tl_tid, tl_chunk7)), M) && tl::in_bounds(col0 + (acc_layout::col(tl_tid, tl_chunk7)), N) && tl::in_bounds(row0 + (acc_layout::row(tl_tid, tl_chunk7)), M) && tl::in_bounds((col0 + (acc_layout::col(tl_tid, tl_chunk7))) + 1, N) && tl::is_aligned(tl_ptr8, 4)) {
+                    tl::bf16 tl_vec9[2];
                     #pragma unroll
-                    for (int tl_v = 0; tl_v < 2; tl_v += 2) tl::convert_pair(&tl_vec8[tl_v], acc[tl_chunk6 + tl_v], acc[tl_chunk6 + tl_v + 1]);
-                    tl::store_vector<tl::bf16, 2>(tl_ptr7, tl_vec8);
+                    for (int tl_v = 0; tl_v < 2; tl_v += 2) tl::convert_pair(&tl_vec9[tl_v], acc[tl_chunk7 + tl_v], acc[tl_chunk7 + tl_v + 1]);
+                    tl::store_vector<tl::bf16, 2>(tl_ptr8, tl_vec9);
                 } else {
                     #pragma unroll
                     for (int tl_v = 0; tl_v < 2; ++tl_v) {
-                        if (tl::in_bounds(row0 + (acc_layout::row(tl_tid, tl_chunk6 + tl_v)), M) && tl::in_bounds(col0 + (acc_layout::col(tl_tid, tl_chunk6 + tl_v)), N)) C[int64_t(row0 + (acc_layout::row(tl_tid, tl_chunk6 + tl_v))) * N + (col0 + (acc_layout::col(tl_tid, tl_chunk6 + tl_v)))] = tl::convert<tl::bf16>(acc[tl_chunk6 + tl_v]);
+                        if (tl::in_bounds(row0 + (acc_layout::row(tl_tid, tl_chunk7 + tl_v)), M) && tl::in_bounds(col0 + (acc_layout::col(tl_tid, tl_chunk7 + tl_v)), N)) C[int64_t(row0 + (acc_layout::row(tl_tid, tl_chunk7 + tl_v))) * N + (col0 + (acc_layout::col(tl_tid, tl_chunk7 + tl_v)))] = tl::convert<tl::bf16>(acc[tl_chunk7 + tl_v]);
                     }
                 }
             }
-            tl::sm90::named_barrier_sync(1, 256);  // every consumer finished this tile's epilogue
         }
     }
     #endif
@@ -1794,29 +1780,29 @@ static cudaError_t fp8_gemm_block_scaled_variant0(const __nv_fp8_e4m3* A, const 
         if (tl_tma) {
             static const cudaError_t tl_attributes_variant0_sm90 = [] {
                 cudaError_t tl_err = cudaSuccess;
-                tl_err = cudaFuncSetAttribute(::fp8_gemm_block_scaled_kernel_variant0_sm90, cudaFuncAttributeMaxDynamicSharedMemorySize, 132800);
+                tl_err = cudaFuncSetAttribute(::fp8_gemm_block_scaled_kernel_variant0_sm90, cudaFuncAttributeMaxDynamicSharedMemorySize, 132160);
                 if (tl_err == cudaSuccess)
-                    tl_err = cudaFuncSetAttribute(::fp8_gemm_block_scaled_kernel_variant0_sm90, cudaFuncAttributePreferredSharedMemoryCarveout, tl::host::occupancy_carveout(::fp8_gemm_block_scaled_kernel_variant0_sm90, 256, 132800));
+                    tl_err = cudaFuncSetAttribute(::fp8_gemm_block_scaled_kernel_variant0_sm90, cudaFuncAttributePreferredSharedMemoryCarveout, tl::host::occupancy_carveout(::fp8_gemm_block_scaled_kernel_variant0_sm90, 256, 132160));
                 return tl_err;
             }();
             if (tl_attributes_variant0_sm90 != cudaSuccess) return tl::host::record(tl_attributes_variant0_sm90, tl_name, "setting the shared-memory attributes");
             const int64_t tl_tiles = int64_t(tl::cdiv(N, 128)) * int64_t(tl::cdiv(M, 128));  // the warp-specialized kernel's own tiles
             const int64_t tl_blocks = tl_tiles < tl_device.sm_count ? tl_tiles : tl_device.sm_count;  // persistent: one block per SM
             if (tl_blocks <= INT32_MAX) {
-                ::fp8_gemm_block_scaled_kernel_variant0_sm90<<<unsigned(tl_blocks), 384, 132800, stream>>>(tl_map_A, tl_map_B, A, As, B, Bs, C, static_cast<int32_t>(M), static_cast<int32_t>(K), static_cast<int32_t>(KG), static_cast<int32_t>(N), static_cast<int32_t>(NB));
+                ::fp8_gemm_block_scaled_kernel_variant0_sm90<<<unsigned(tl_blocks), 384, 132160, stream>>>(tl_map_A, tl_map_B, A, As, B, Bs, C, static_cast<int32_t>(M), static_cast<int32_t>(K), static_cast<int32_t>(KG), static_cast<int32_t>(N), static_cast<int32_t>(NB));
                 return tl::host::record(cudaGetLastError(), tl_name, "launch");
             }
         }
     }
     static const cudaError_t tl_attributes_variant0 = [] {
         cudaError_t tl_err = cudaSuccess;
-        tl_err = cudaFuncSetAttribute(::fp8_gemm_block_scaled_kernel_variant0, cudaFuncAttributeMaxDynamicSharedMemorySize, 112384);
+        tl_err = cudaFuncSetAttribute(::fp8_gemm_block_scaled_kernel_variant0, cudaFuncAttributeMaxDynamicSharedMemorySize, 110592);
         if (tl_err == cudaSuccess)
-            tl_err = cudaFuncSetAttribute(::fp8_gemm_block_scaled_kernel_variant0, cudaFuncAttributePreferredSharedMemoryCarveout, tl::host::occupancy_carveout(::fp8_gemm_block_scaled_kernel_variant0, 512, 112384));
+            tl_err = cudaFuncSetAttribute(::fp8_gemm_block_scaled_kernel_variant0, cudaFuncAttributePreferredSharedMemoryCarveout, tl::host::occupancy_carveout(::fp8_gemm_block_scaled_kernel_variant0, 512, 110592));
         return tl_err;
     }();
     if (tl_attributes_variant0 != cudaSuccess) return tl::host::record(tl_attributes_variant0, tl_name, "setting the shared-memory attributes");
-    ::fp8_gemm_block_scaled_kernel_variant0<<<dim3(unsigned(tl_grid_x), unsigned(tl_grid_y), unsigned(tl_grid_z)), 512, 112384, stream>>>(A, As, B, Bs, C, static_cast<int32_t>(M), static_cast<int32_t>(K), static_cast<int32_t>(KG), static_cast<int32_t>(N), static_cast<int32_t>(NB));
+    ::fp8_gemm_block_scaled_kernel_variant0<<<dim3(unsigned(tl_grid_x), unsigned(tl_grid_y), unsigned(tl_grid_z)), 512, 110592, stream>>>(A, As, B, Bs, C, static_cast<int32_t>(M), static_cast<int32_t>(K), static_cast<int32_t>(KG), static_cast<int32_t>(N), static_cast<int32_t>(NB));
     return tl::host::record(cudaGetLastError(), tl_name, "launch");
 }
 
@@ -1857,29 +1843,29 @@ static cudaError_t fp8_gemm_block_scaled_variant1(const __nv_fp8_e4m3* A, const 
         if (tl_tma) {
             static const cudaError_t tl_attributes_variant1_sm90 = [] {
                 cudaError_t tl_err = cudaSuccess;
-                tl_err = cudaFuncSetAttribute(::fp8_gemm_block_scaled_kernel_variant1_sm90, cudaFuncAttributeMaxDynamicSharedMemorySize, 149216);
+                tl_err = cudaFuncSetAttribute(::fp8_gemm_block_scaled_kernel_variant1_sm90, cudaFuncAttributeMaxDynamicSharedMemorySize, 148576);
                 if (tl_err == cudaSuccess)
-                    tl_err = cudaFuncSetAttribute(::fp8_gemm_block_scaled_kernel_variant1_sm90, cudaFuncAttributePreferredSharedMemoryCarveout, tl::host::occupancy_carveout(::fp8_gemm_block_scaled_kernel_variant1_sm90, 256, 149216));
+                    tl_err = cudaFuncSetAttribute(::fp8_gemm_block_scaled_kernel_variant1_sm90, cudaFuncAttributePreferredSharedMemoryCarveout, tl::host::occupancy_carveout(::fp8_gemm_block_scaled_kernel_variant1_sm90, 256, 148576));
                 return tl_err;
             }();
             if (tl_attributes_variant1_sm90 != cudaSuccess) return tl::host::record(tl_attributes_variant1_sm90, tl_name, "setting the shared-memory attributes");
             const int64_t tl_tiles = int64_t(tl::cdiv(N, 64)) * int64_t(tl::cdiv(M, 128));  // the warp-specialized kernel's own tiles
             const int64_t tl_blocks = tl_tiles < tl_device.sm_count ? tl_tiles : tl_device.sm_count;  // persistent: one block per SM
             if (tl_blocks <= INT32_MAX) {
-                ::fp8_gemm_block_scaled_kernel_variant1_sm90<<<unsigned(tl_blocks), 384, 149216, stream>>>(tl_map_A, tl_map_B, A, As, B, Bs, C, static_cast<int32_t>(M), static_cast<int32_t>(K), static_cast<int32_t>(KG), static_cast<int32_t>(N), static_cast<int32_t>(NB));
+                ::fp8_gemm_block_scaled_kernel_variant1_sm90<<<unsigned(tl_blocks), 384, 148576, stream>>>(tl_map_A, tl_map_B, A, As, B, Bs, C, static_cast<int32_t>(M), static_cast<int32_t>(K), static_cast<int32_t>(KG), static_cast<int32_t>(N), static_cast<int32_t>(NB));
                 return tl::host::record(cudaGetLastError(), tl_name, "launch");
             }
         }
     }
     static const cudaError_t tl_attributes_variant1 = [] {
         cudaError_t tl_err = cudaSuccess;
-        tl_err = cudaFuncSetAttribute(::fp8_gemm_block_scaled_kernel_variant1, cudaFuncAttributeMaxDynamicSharedMemorySize, 84736);
+        tl_err = cudaFuncSetAttribute(::fp8_gemm_block_scaled_kernel_variant1, cudaFuncAttributeMaxDynamicSharedMemorySize, 82944);
         if (tl_err == cudaSuccess)
-            tl_err = cudaFuncSetAttribute(::fp8_gemm_block_scaled_kernel_variant1, cudaFuncAttributePreferredSharedMemoryCarveout, tl::host::occupancy_carveout(::fp8_gemm_block_scaled_kernel_variant1, 256, 84736));
+            tl_err = cudaFuncSetAttribute(::fp8_gemm_block_scaled_kernel_variant1, cudaFuncAttributePreferredSharedMemoryCarveout, tl::host::occupancy_carveout(::fp8_gemm_block_scaled_kernel_variant1, 256, 82944));
         return tl_err;
     }();
     if (tl_attributes_variant1 != cudaSuccess) return tl::host::record(tl_attributes_variant1, tl_name, "setting the shared-memory attributes");
-    ::fp8_gemm_block_scaled_kernel_variant1<<<dim3(unsigned(tl_grid_x), unsigned(tl_grid_y), unsigned(tl_grid_z)), 256, 84736, stream>>>(A, As, B, Bs, C, static_cast<int32_t>(M), static_cast<int32_t>(K), static_cast<int32_t>(KG), static_cast<int32_t>(N), static_cast<int32_t>(NB));
+    ::fp8_gemm_block_scaled_kernel_variant1<<<dim3(unsigned(tl_grid_x), unsigned(tl_grid_y), unsigned(tl_grid_z)), 256, 82944, stream>>>(A, As, B, Bs, C, static_cast<int32_t>(M), static_cast<int32_t>(K), static_cast<int32_t>(KG), static_cast<int32_t>(N), static_cast<int32_t>(NB));
     return tl::host::record(cudaGetLastError(), tl_name, "launch");
 }
 

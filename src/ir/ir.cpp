@@ -99,7 +99,7 @@ Region whole(const BufferPtr& buffer) {
 const std::vector<std::string>& transformation_switches() {
     static const std::vector<std::string> names{"pipeline", "async-copy", "tma", "warp-specialize", "persistent",
                                                 "deepen-ring", "overlap-wgmma", "pingpong", "split-rings", "dynamic-tiles", "chunk-loops",
-                                                "order-blocks"};
+                                                "order-blocks", "prefetch-registers"};
     return names;
 }
 
@@ -116,6 +116,7 @@ bool disable_transformation(KernelOptions& options, const std::string& name) {
     else if (name == "dynamic-tiles") options.dynamic_tiles = false;
     else if (name == "chunk-loops") options.chunk_loops = false;
     else if (name == "order-blocks") options.order_blocks = false;
+    else if (name == "prefetch-registers") options.prefetch_registers = false;
     else return false;
     return true;
 }

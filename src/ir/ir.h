@@ -277,6 +277,7 @@ struct For : Stmt {
     std::vector<ExprPtr> extents;
     LoopOptions options;
     StmtPtr body;
+    int prefetched_copies = 0; // copies into registers issued a trip ahead or before the loop (pass prefetch-registers)
     For(LoopKind k, std::vector<VarPtr> v, std::vector<ExprPtr> e, LoopOptions o, StmtPtr b, SourceRange r = {})
         : Stmt(kKind, r), loop_kind(k), vars(std::move(v)), extents(std::move(e)), options(o), body(std::move(b)) {}
 };
@@ -535,6 +536,7 @@ struct KernelOptions {
     bool dynamic_tiles = true;      // @no_dynamic_tiles
     bool chunk_loops = true;        // @no_chunk_loops: round-robin parallel loops one iteration at a time
     bool order_blocks = true;       // @no_order_blocks: the hardware's block order (schedule/order_blocks.h)
+    bool prefetch_registers = true; // @no_prefetch_registers: register copies of pipelined loops issued a trip ahead
     int min_blocks = 0;             // @min_blocks(N): blocks resident per SM at least (0: ptxas decides)
     bool fast_math = false;         // @fast_math: exp, log, tanh, sigmoid and f32 division approximated
     bool walk_grid = false;         // @walk_grid: the blocks walk the grid's tiles (schedule/walk_grid.h)
@@ -542,7 +544,7 @@ struct KernelOptions {
 
 // The automatic transformations a kernel can switch off (`@no_...`, `--disable NAME`), by the
 // name `--disable` takes: pipeline, async-copy, tma, warp-specialize, persistent, deepen-ring,
-// overlap-wgmma, pingpong, split-rings, dynamic-tiles, chunk-loops, order-blocks.
+// overlap-wgmma, pingpong, split-rings, dynamic-tiles, chunk-loops, order-blocks, prefetch-registers.
 const std::vector<std::string>& transformation_switches();
 // Switches the transformation `name` (one of transformation_switches()) off in `options`; false
 // when `name` is not a switch.

@@ -211,8 +211,9 @@ public:
                 args += fmt::format(", stages={}", f->options.stages);
             if (f->options.unroll_factor)
                 args += fmt::format(", factor={}", *f->options.unroll_factor);
-            line(indent, fmt::format("{}for {} in {}({}) {{", head, vars,
-                                     loop_kind_name(f->loop_kind), args));
+            const std::string prefetched =
+                f->prefetched_copies ? fmt::format("  // copies into registers issued ahead: {}", f->prefetched_copies) : "";
+            line(indent, fmt::format("{}for {} in {}({}) {{{}", head, vars, loop_kind_name(f->loop_kind), args, prefetched));
             body(f->body, indent + 1);
             line(indent, "}");
             break;

@@ -7,6 +7,7 @@
 #include "schedule/order_blocks.h"
 #include "schedule/pipeline_loops.h"
 #include "schedule/plan_shared_memory.h"
+#include "schedule/prefetch_registers.h"
 #include "schedule/schedule_wgmma.h"
 #include "schedule/verify_shared_bounds.h"
 #include "schedule/walk_grid.h"
@@ -113,6 +114,10 @@ const std::vector<Pass>& passes() {
              if (!ok) return false;
              return k.layouts.wgmma_accumulator ? infer_layouts(k, options.target_sm, diags)
                                                 : infer_layouts(*k.fallback, options.target_sm, diags);
+         }},
+        {"prefetch-registers", [](ir::Kernel& k, const ScheduleOptions&, DiagnosticEngine& diags) {
+             prefetch_registers(k, &diags);
+             return true;
          }},
         {"plan-shared-memory", [](ir::Kernel& k, const ScheduleOptions& options, DiagnosticEngine& diags) {
              return plan_shared_memory(k, options.arch, options.shared_memory_limit, diags);

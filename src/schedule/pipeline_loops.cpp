@@ -17,6 +17,15 @@ namespace {
 
 using BufferMap = std::map<const ir::Buffer*, ir::BufferPtr>;
 
+// Whether a loop body copies from global memory into a fragment or local tile at its top level.
+bool copies_into_registers(const std::vector<ir::StmtPtr>& body) {
+    for (const ir::StmtPtr& s : body)
+        if (auto* c = s->as<ir::Copy>(); c && c->src.buffer->scope == ir::Scope::Global &&
+                                         (c->dst.buffer->scope == ir::Scope::Fragment || c->dst.buffer->scope == ir::Scope::Local))
+            return true;
+    return false;
+}
+
 bool has_load(const ir::ExprPtr& e) {
     return ir::any_expr(e, [](const ir::Expr& x) { return x.kind == ir::ExprKind::Load; });
 }
@@ -216,6 +225,8 @@ private:
             seen_reads.insert(reads.begin(), reads.end());
         }
         if (producers.empty()) {
+            // Copies into registers are pass prefetch-registers' to issue ahead (or to say why not).
+            if (why_not.empty() && copies_into_registers(body_stmts)) return loop_stmt;
             serial(loop_stmt, S,
                    why_not.empty() ? "its body copies no tile from global into shared memory, so there is nothing to prefetch"
                                    : "no copy can be issued ahead: " + why_not,

@@ -19,6 +19,7 @@ __global__ void __launch_bounds__(128) gemm_kernel(
 {
     using b_layout = tl::BlockedLayout<4096, 8, 128>;  // fragment b: f16[64, 64]
     using acc_layout = tl::MmaAccLayout<64, 64, 2, 2>;  // fragment acc: f32[64, 64], mma.sync accumulators
+    using b_next_layout = tl::BlockedLayout<4096, 8, 128>;  // fragment b_next: f16[64, 64]
     const int tl_tid = tl::thread_index<128>();
     extern __shared__ __align__(128) unsigned char tl_smem[];
     tl::f16* a = reinterpret_cast<tl::f16*>(tl_smem + 0);  // shared a: f16[2, 64, 64], row pitch 72
@@ -55,6 +56,25 @@ __global__ void __launch_bounds__(128) gemm_kernel(
         }
     }
     tl::cp_async_commit();
+    tl::f16 b_next[b_next_layout::kSlots];  // fragment b_next: f16[64, 64]
+    if (0 < k_trips) {
+        // copy(B[k * 64 +: 64, col0 +: 64], b);  (warp_specialize_reject_copy_into_fragment.tl:18)
+        #pragma unroll
+        for (int tl_chunk7 = 0; tl_chunk7 < b_next_layout::kSlots; tl_chunk7 += 8) {
+            const tl::f16* tl_ptr8 = &B[int64_t((b_next_layout::flat(tl_tid, (tl_chunk7 / 8) * 8)) / 64) * N + (col0 + (((b_next_layout::flat(tl_tid, (tl_chunk7 / 8) * 8)) % 64) + tl_chunk7 % 8))];
+            if (tl::in_bounds((b_next_layout::flat(tl_tid, (tl_chunk7 / 8) * 8)) / 64, K) && tl::in_bounds(col0 + (((b_next_layout::flat(tl_tid, (tl_chunk7 / 8) * 8)) % 64) + tl_chunk7 % 8), N) && tl::in_bounds((b_next_layout::flat(tl_tid, (tl_chunk7 / 8) * 8)) / 64, K) && tl::in_bounds((col0 + (((b_next_layout::flat(tl_tid, (tl_chunk7 / 8) * 8)) % 64) + tl_chunk7 % 8)) + 7, N) && tl::is_aligned(tl_ptr8, 16)) {
+                tl::f16 tl_vec9[8];
+                tl::load_vector<tl::f16, 8>(tl_vec9, tl_ptr8);
+                #pragma unroll
+                for (int tl_v = 0; tl_v < 8; ++tl_v) b_next[tl_chunk7 + tl_v] = tl_vec9[tl_v];
+            } else {
+                #pragma unroll
+                for (int tl_v = 0; tl_v < 8; ++tl_v) {
+                    b_next[tl_chunk7 + tl_v] = tl::in_bounds((b_next_layout::flat(tl_tid, ((tl_chunk7 + tl_v) / 8) * 8)) / 64, K) && tl::in_bounds(col0 + (((b_next_layout::flat(tl_tid, ((tl_chunk7 + tl_v) / 8) * 8)) % 64) + (tl_chunk7 + tl_v) % 8), N) ? B[int64_t((b_next_layout::flat(tl_tid, ((tl_chunk7 + tl_v) / 8) * 8)) / 64) * N + (col0 + (((b_next_layout::flat(tl_tid, ((tl_chunk7 + tl_v) / 8) * 8)) % 64) + (tl_chunk7 + tl_v) % 8))] : tl::convert<tl::f16>(0.0f);
+                }
+            }
+        }
+    }
     // for k in pipelined(cdiv(K, 64), stages = 2) {  (warp_specialize_reject_copy_into_fragment.tl:16)
     for (int k = 0; k < k_trips; ++k) {
         tl::cp_async_wait<0>();  // at most 0 copy groups of this thread still in flight
@@ -63,22 +83,22 @@ __global__ void __launch_bounds__(128) gemm_kernel(
             // copy(A[row0 +: 64, k * 64 +: 64], a);  (warp_specialize_reject_copy_into_fragment.tl:17)
             if (tl::is_aligned(A, 16) && K % 8 == 0 && row0 >= 0 && row0 + 64 <= M && ((k + 1) * 64) >= 0 && ((k + 1) * 64) + 64 <= K && ((k + 1) * 64) % 8 == 0) {
                 #pragma unroll
-                for (int tl_i8 = 0; tl_i8 < 4; ++tl_i8) {
-                    const int tl_chunk7 = tl_tid + tl_i8 * 128;
-                    tl::cp_async_16(&a[(((k + 1) % 2) * 64 + ((tl_chunk7 * 8) / 64)) * 72 + ((tl_chunk7 * 8) % 64)], &A[int64_t(row0 + ((tl_chunk7 * 8) / 64)) * K + (((k + 1) * 64) + ((tl_chunk7 * 8) % 64))]);
+                for (int tl_i11 = 0; tl_i11 < 4; ++tl_i11) {
+                    const int tl_chunk10 = tl_tid + tl_i11 * 128;
+                    tl::cp_async_16(&a[(((k + 1) % 2) * 64 + ((tl_chunk10 * 8) / 64)) * 72 + ((tl_chunk10 * 8) % 64)], &A[int64_t(row0 + ((tl_chunk10 * 8) / 64)) * K + (((k + 1) * 64) + ((tl_chunk10 * 8) % 64))]);
                 }
             } else {
                 #pragma unroll
-                for (int tl_i10 = 0; tl_i10 < 4; ++tl_i10) {
-                    const int tl_chunk9 = tl_tid + tl_i10 * 128;
-                    const tl::f16* tl_src11 = &A[int64_t(row0 + ((tl_chunk9 * 8) / 64)) * K + (((k + 1) * 64) + ((tl_chunk9 * 8) % 64))];
-                    tl::f16* tl_dst12 = &a[(((k + 1) % 2) * 64 + ((tl_chunk9 * 8) / 64)) * 72 + ((tl_chunk9 * 8) % 64)];
-                    const int tl_valid13 = !(tl::in_bounds(row0 + ((tl_chunk9 * 8) / 64), M)) ? 0 : max(0, min(8, K - (((k + 1) * 64) + ((tl_chunk9 * 8) % 64))));
-                    if (tl_valid13 == 8 && ((k + 1) * 64) + ((tl_chunk9 * 8) % 64) >= 0 && tl::is_aligned(tl_src11, 4)) {
-                        tl::cp_async_chunk(tl_dst12, tl_src11);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
+                for (int tl_i13 = 0; tl_i13 < 4; ++tl_i13) {
+                    const int tl_chunk12 = tl_tid + tl_i13 * 128;
+                    const tl::f16* tl_src14 = &A[int64_t(row0 + ((tl_chunk12 * 8) / 64)) * K + (((k + 1) * 64) + ((tl_chunk12 * 8) % 64))];
+                    tl::f16* tl_dst15 = &a[(((k + 1) % 2) * 64 + ((tl_chunk12 * 8) / 64)) * 72 + ((tl_chunk12 * 8) % 64)];
+                    const int tl_valid16 = !(tl::in_bounds(row0 + ((tl_chunk12 * 8) / 64), M)) ? 0 : max(0, min(8, K - (((k + 1) * 64) + ((tl_chunk12 * 8) % 64))));
+                    if (tl_valid16 == 8 && ((k + 1) * 64) + ((tl_chunk12 * 8) % 64) >= 0 && tl::is_aligned(tl_src14, 4)) {
+                        tl::cp_async_chunk(tl_dst15, tl_src14);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
                     } else {
                         #pragma unroll
-                        for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst12[tl_v] = tl::in_bounds(row0 + ((tl_chunk9 * 8) / 64), M) && tl::in_bounds((((k + 1) * 64) + ((tl_chunk9 * 8) % 64)) + tl_v, K) ? tl_src11[tl_v] : tl::convert<tl::f16>(0.0f);
+                        for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst15[tl_v] = tl::in_bounds(row0 + ((tl_chunk12 * 8) / 64), M) && tl::in_bounds((((k + 1) * 64) + ((tl_chunk12 * 8) % 64)) + tl_v, K) ? tl_src14[tl_v] : tl::convert<tl::f16>(0.0f);
                     }
                 }
             }
@@ -86,48 +106,53 @@ __global__ void __launch_bounds__(128) gemm_kernel(
         tl::cp_async_commit();
         // copy(B[k * 64 +: 64, col0 +: 64], b);  (warp_specialize_reject_copy_into_fragment.tl:18)
         #pragma unroll
-        for (int tl_chunk14 = 0; tl_chunk14 < b_layout::kSlots; tl_chunk14 += 8) {
-            const tl::f16* tl_ptr15 = &B[int64_t((k * 64) + ((b_layout::flat(tl_tid, (tl_chunk14 / 8) * 8)) / 64)) * N + (col0 + (((b_layout::flat(tl_tid, (tl_chunk14 / 8) * 8)) % 64) + tl_chunk14 % 8))];
-            if (tl::in_bounds((k * 64) + ((b_layout::flat(tl_tid, (tl_chunk14 / 8) * 8)) / 64), K) && tl::in_bounds(col0 + (((b_layout::flat(tl_tid, (tl_chunk14 / 8) * 8)) % 64) + tl_chunk14 % 8), N) && tl::in_bounds((k * 64) + ((b_layout::flat(tl_tid, (tl_chunk14 / 8) * 8)) / 64), K) && tl::in_bounds((col0 + (((b_layout::flat(tl_tid, (tl_chunk14 / 8) * 8)) % 64) + tl_chunk14 % 8)) + 7, N) && tl::is_aligned(tl_ptr15, 16)) {
-                tl::f16 tl_vec16[8];
-                tl::load_vector<tl::f16, 8>(tl_vec16, tl_ptr15);
-                #pragma unroll
-                for (int tl_v = 0; tl_v < 8; ++tl_v) b[tl_chunk14 + tl_v] = tl_vec16[tl_v];
-            } else {
-                #pragma unroll
-                for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                    b[tl_chunk14 + tl_v] = tl::in_bounds((k * 64) + ((b_layout::flat(tl_tid, ((tl_chunk14 + tl_v) / 8) * 8)) / 64), K) && tl::in_bounds(col0 + (((b_layout::flat(tl_tid, ((tl_chunk14 + tl_v) / 8) * 8)) % 64) + (tl_chunk14 + tl_v) % 8), N) ? B[int64_t((k * 64) + ((b_layout::flat(tl_tid, ((tl_chunk14 + tl_v) / 8) * 8)) / 64)) * N + (col0 + (((b_layout::flat(tl_tid, ((tl_chunk14 + tl_v) / 8) * 8)) % 64) + (tl_chunk14 + tl_v) % 8))] : tl::convert<tl::f16>(0.0f);
+        for (int tl_s = 0; tl_s < b_layout::kSlots; ++tl_s) b[tl_s] = b_next[tl_s];
+        if (k + 1 < k_trips) {
+            // copy(B[k * 64 +: 64, col0 +: 64], b);  (warp_specialize_reject_copy_into_fragment.tl:18)
+            #pragma unroll
+            for (int tl_chunk17 = 0; tl_chunk17 < b_next_layout::kSlots; tl_chunk17 += 8) {
+                const tl::f16* tl_ptr18 = &B[int64_t(((k + 1) * 64) + ((b_next_layout::flat(tl_tid, (tl_chunk17 / 8) * 8)) / 64)) * N + (col0 + (((b_next_layout::flat(tl_tid, (tl_chunk17 / 8) * 8)) % 64) + tl_chunk17 % 8))];
+                if (tl::in_bounds(((k + 1) * 64) + ((b_next_layout::flat(tl_tid, (tl_chunk17 / 8) * 8)) / 64), K) && tl::in_bounds(col0 + (((b_next_layout::flat(tl_tid, (tl_chunk17 / 8) * 8)) % 64) + tl_chunk17 % 8), N) && tl::in_bounds(((k + 1) * 64) + ((b_next_layout::flat(tl_tid, (tl_chunk17 / 8) * 8)) / 64), K) && tl::in_bounds((col0 + (((b_next_layout::flat(tl_tid, (tl_chunk17 / 8) * 8)) % 64) + tl_chunk17 % 8)) + 7, N) && tl::is_aligned(tl_ptr18, 16)) {
+                    tl::f16 tl_vec19[8];
+                    tl::load_vector<tl::f16, 8>(tl_vec19, tl_ptr18);
+                    #pragma unroll
+                    for (int tl_v = 0; tl_v < 8; ++tl_v) b_next[tl_chunk17 + tl_v] = tl_vec19[tl_v];
+                } else {
+                    #pragma unroll
+                    for (int tl_v = 0; tl_v < 8; ++tl_v) {
+                        b_next[tl_chunk17 + tl_v] = tl::in_bounds(((k + 1) * 64) + ((b_next_layout::flat(tl_tid, ((tl_chunk17 + tl_v) / 8) * 8)) / 64), K) && tl::in_bounds(col0 + (((b_next_layout::flat(tl_tid, ((tl_chunk17 + tl_v) / 8) * 8)) % 64) + (tl_chunk17 + tl_v) % 8), N) ? B[int64_t(((k + 1) * 64) + ((b_next_layout::flat(tl_tid, ((tl_chunk17 + tl_v) / 8) * 8)) / 64)) * N + (col0 + (((b_next_layout::flat(tl_tid, ((tl_chunk17 + tl_v) / 8) * 8)) % 64) + (tl_chunk17 + tl_v) % 8))] : tl::convert<tl::f16>(0.0f);
+                    }
                 }
             }
         }
         // gemm(a, b, acc);  (warp_specialize_reject_copy_into_fragment.tl:19)
         {
-            tl::f16* tl_staged17 = reinterpret_cast<tl::f16*>(tl_scratch + 0);  // 64 x 64, row pitch 72
+            tl::f16* tl_staged20 = reinterpret_cast<tl::f16*>(tl_scratch + 0);  // 64 x 64, row pitch 72
             __syncthreads();  // the staging buffer may still be read by a previous gemm
             #pragma unroll
-            for (int tl_s18 = 0; tl_s18 < b_layout::kSlots; ++tl_s18) {
-                tl_staged17[((b_layout::flat(tl_tid, (tl_s18 / 8) * 8)) / 64) * 72 + (((b_layout::flat(tl_tid, (tl_s18 / 8) * 8)) % 64) + tl_s18 % 8)] = b[tl_s18];
+            for (int tl_s21 = 0; tl_s21 < b_layout::kSlots; ++tl_s21) {
+                tl_staged20[((b_layout::flat(tl_tid, (tl_s21 / 8) * 8)) / 64) * 72 + (((b_layout::flat(tl_tid, (tl_s21 / 8) * 8)) % 64) + tl_s21 % 8)] = b[tl_s21];
             }
             __syncthreads();
             tl::warp_gemm_mma<64, 64, 64, 2, 2, tl::f16, false, false>(
                 acc, tl::SharedMatrix<tl::f16, false, 72>{&a[((k % 2) * 64 + 0) * 72 + 0]},
-                tl::SharedMatrix<tl::f16, false, 72>{tl_staged17}, tl_tid);
+                tl::SharedMatrix<tl::f16, false, 72>{tl_staged20}, tl_tid);
         }
     }
     tl::cp_async_wait<0>();  // at most 0 copy groups of this thread still in flight
     // copy(acc, C[row0 +: 64, col0 +: 64]);  (warp_specialize_reject_copy_into_fragment.tl:21)
     #pragma unroll
-    for (int tl_chunk19 = 0; tl_chunk19 < acc_layout::kSlots; tl_chunk19 += 2) {
-        float* tl_ptr20 = &C[int64_t(row0 + (acc_layout::row(tl_tid, tl_chunk19))) * N + (col0 + (acc_layout::col(tl_tid, tl_chunk19)))];
-        if (tl::in_bounds(row0 + (acc_layout::row(tl_tid, tl_chunk19)), M) && tl::in_bounds(col0 + (acc_layout::col(tl_tid, tl_chunk19)), N) && tl::in_bounds(row0 + (acc_layout::row(tl_tid, tl_chunk19)), M) && tl::in_bounds((col0 + (acc_layout::col(tl_tid, tl_chunk19))) + 1, N) && tl::is_aligned(tl_ptr20, 8)) {
-            float tl_vec21[2];
+    for (int tl_chunk22 = 0; tl_chunk22 < acc_layout::kSlots; tl_chunk22 += 2) {
+        float* tl_ptr23 = &C[int64_t(row0 + (acc_layout::row(tl_tid, tl_chunk22))) * N + (col0 + (acc_layout::col(tl_tid, tl_chunk22)))];
+        if (tl::in_bounds(row0 + (acc_layout::row(tl_tid, tl_chunk22)), M) && tl::in_bounds(col0 + (acc_layout::col(tl_tid, tl_chunk22)), N) && tl::in_bounds(row0 + (acc_layout::row(tl_tid, tl_chunk22)), M) && tl::in_bounds((col0 + (acc_layout::col(tl_tid, tl_chunk22))) + 1, N) && tl::is_aligned(tl_ptr23, 8)) {
+            float tl_vec24[2];
             #pragma unroll
-            for (int tl_v = 0; tl_v < 2; ++tl_v) tl_vec21[tl_v] = acc[tl_chunk19 + tl_v];
-            tl::store_vector<float, 2>(tl_ptr20, tl_vec21);
+            for (int tl_v = 0; tl_v < 2; ++tl_v) tl_vec24[tl_v] = acc[tl_chunk22 + tl_v];
+            tl::store_vector<float, 2>(tl_ptr23, tl_vec24);
         } else {
             #pragma unroll
             for (int tl_v = 0; tl_v < 2; ++tl_v) {
-                if (tl::in_bounds(row0 + (acc_layout::row(tl_tid, tl_chunk19 + tl_v)), M) && tl::in_bounds(col0 + (acc_layout::col(tl_tid, tl_chunk19 + tl_v)), N)) C[int64_t(row0 + (acc_layout::row(tl_tid, tl_chunk19 + tl_v))) * N + (col0 + (acc_layout::col(tl_tid, tl_chunk19 + tl_v)))] = acc[tl_chunk19 + tl_v];
+                if (tl::in_bounds(row0 + (acc_layout::row(tl_tid, tl_chunk22 + tl_v)), M) && tl::in_bounds(col0 + (acc_layout::col(tl_tid, tl_chunk22 + tl_v)), N)) C[int64_t(row0 + (acc_layout::row(tl_tid, tl_chunk22 + tl_v))) * N + (col0 + (acc_layout::col(tl_tid, tl_chunk22 + tl_v)))] = acc[tl_chunk22 + tl_v];
             }
         }
     }

@@ -92,6 +92,24 @@ __global__ void __launch_bounds__(128) rowmax_kernel(
         }
     }
     tl::cp_async_commit();
+    if (0 < k_trips) {
+        // copy(Bias[block.x * 64 +: 64], bias);  (warp_specialize_trip_reduce.tl:20)
+        #pragma unroll
+        for (int tl_chunk14 = 0; tl_chunk14 < 16; tl_chunk14 += 2) {
+            const float* tl_ptr15 = &Bias[(int(blockIdx.x) * 64) + ((tl_chunk14 % 2) + (tl_tid % 4) * 2 + (tl_chunk14 / 2) * 8)];
+            if (tl::in_bounds((int(blockIdx.x) * 64) + ((tl_chunk14 % 2) + (tl_tid % 4) * 2 + (tl_chunk14 / 2) * 8), N) && tl::in_bounds(((int(blockIdx.x) * 64) + ((tl_chunk14 % 2) + (tl_tid % 4) * 2 + (tl_chunk14 / 2) * 8)) + 1, N) && tl::is_aligned(tl_ptr15, 8)) {
+                float tl_vec16[2];
+                tl::load_vector<float, 2>(tl_vec16, tl_ptr15);
+                #pragma unroll
+                for (int tl_v = 0; tl_v < 2; ++tl_v) bias[tl_chunk14 + tl_v] = tl_vec16[tl_v];
+            } else {
+                #pragma unroll
+                for (int tl_v = 0; tl_v < 2; ++tl_v) {
+                    bias[tl_chunk14 + tl_v] = tl::in_bounds((int(blockIdx.x) * 64) + (((tl_chunk14 + tl_v) % 2) + (tl_tid % 4) * 2 + ((tl_chunk14 + tl_v) / 2) * 8), N) ? Bias[(int(blockIdx.x) * 64) + (((tl_chunk14 + tl_v) % 2) + (tl_tid % 4) * 2 + ((tl_chunk14 + tl_v) / 2) * 8)] : 0.0f;
+                }
+            }
+        }
+    }
     // for k in pipelined(cdiv(K, 64), stages = 2) {  (warp_specialize_trip_reduce.tl:17)
     for (int k = 0; k < k_trips; ++k) {
         tl::cp_async_wait<0>();  // at most 0 copy groups of this thread still in flight
@@ -100,65 +118,49 @@ __global__ void __launch_bounds__(128) rowmax_kernel(
             // copy(A[block.y * 64 +: 64, k * 64 +: 64], a);  (warp_specialize_trip_reduce.tl:18)
             if (tl::is_aligned(A, 16) && K % 8 == 0 && (int(blockIdx.y) * 64) >= 0 && (int(blockIdx.y) * 64) + 64 <= M && ((k + 1) * 64) >= 0 && ((k + 1) * 64) + 64 <= K && ((k + 1) * 64) % 8 == 0) {
                 #pragma unroll
-                for (int tl_i15 = 0; tl_i15 < 4; ++tl_i15) {
-                    const int tl_chunk14 = tl_tid + tl_i15 * 128;
-                    tl::cp_async_16(&a[(((k + 1) % 2) * 64 + ((tl_chunk14 * 8) / 64)) * 72 + ((tl_chunk14 * 8) % 64)], &A[int64_t((int(blockIdx.y) * 64) + ((tl_chunk14 * 8) / 64)) * K + (((k + 1) * 64) + ((tl_chunk14 * 8) % 64))]);
+                for (int tl_i18 = 0; tl_i18 < 4; ++tl_i18) {
+                    const int tl_chunk17 = tl_tid + tl_i18 * 128;
+                    tl::cp_async_16(&a[(((k + 1) % 2) * 64 + ((tl_chunk17 * 8) / 64)) * 72 + ((tl_chunk17 * 8) % 64)], &A[int64_t((int(blockIdx.y) * 64) + ((tl_chunk17 * 8) / 64)) * K + (((k + 1) * 64) + ((tl_chunk17 * 8) % 64))]);
                 }
             } else {
                 #pragma unroll
-                for (int tl_i17 = 0; tl_i17 < 4; ++tl_i17) {
-                    const int tl_chunk16 = tl_tid + tl_i17 * 128;
-                    const tl::f16* tl_src18 = &A[int64_t((int(blockIdx.y) * 64) + ((tl_chunk16 * 8) / 64)) * K + (((k + 1) * 64) + ((tl_chunk16 * 8) % 64))];
-                    tl::f16* tl_dst19 = &a[(((k + 1) % 2) * 64 + ((tl_chunk16 * 8) / 64)) * 72 + ((tl_chunk16 * 8) % 64)];
-                    const int tl_valid20 = !(tl::in_bounds((int(blockIdx.y) * 64) + ((tl_chunk16 * 8) / 64), M)) ? 0 : max(0, min(8, K - (((k + 1) * 64) + ((tl_chunk16 * 8) % 64))));
-                    if (tl_valid20 == 8 && ((k + 1) * 64) + ((tl_chunk16 * 8) % 64) >= 0 && tl::is_aligned(tl_src18, 4)) {
-                        tl::cp_async_chunk(tl_dst19, tl_src18);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
+                for (int tl_i20 = 0; tl_i20 < 4; ++tl_i20) {
+                    const int tl_chunk19 = tl_tid + tl_i20 * 128;
+                    const tl::f16* tl_src21 = &A[int64_t((int(blockIdx.y) * 64) + ((tl_chunk19 * 8) / 64)) * K + (((k + 1) * 64) + ((tl_chunk19 * 8) % 64))];
+                    tl::f16* tl_dst22 = &a[(((k + 1) % 2) * 64 + ((tl_chunk19 * 8) / 64)) * 72 + ((tl_chunk19 * 8) % 64)];
+                    const int tl_valid23 = !(tl::in_bounds((int(blockIdx.y) * 64) + ((tl_chunk19 * 8) / 64), M)) ? 0 : max(0, min(8, K - (((k + 1) * 64) + ((tl_chunk19 * 8) % 64))));
+                    if (tl_valid23 == 8 && ((k + 1) * 64) + ((tl_chunk19 * 8) % 64) >= 0 && tl::is_aligned(tl_src21, 4)) {
+                        tl::cp_async_chunk(tl_dst22, tl_src21);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
                     } else {
                         #pragma unroll
-                        for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst19[tl_v] = tl::in_bounds((int(blockIdx.y) * 64) + ((tl_chunk16 * 8) / 64), M) && tl::in_bounds((((k + 1) * 64) + ((tl_chunk16 * 8) % 64)) + tl_v, K) ? tl_src18[tl_v] : tl::convert<tl::f16>(0.0f);
+                        for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst22[tl_v] = tl::in_bounds((int(blockIdx.y) * 64) + ((tl_chunk19 * 8) / 64), M) && tl::in_bounds((((k + 1) * 64) + ((tl_chunk19 * 8) % 64)) + tl_v, K) ? tl_src21[tl_v] : tl::convert<tl::f16>(0.0f);
                     }
                 }
             }
             // copy(B[block.x * 64 +: 64, k * 64 +: 64], b);  (warp_specialize_trip_reduce.tl:19)
             if (tl::is_aligned(B, 16) && K % 8 == 0 && (int(blockIdx.x) * 64) >= 0 && (int(blockIdx.x) * 64) + 64 <= N && ((k + 1) * 64) >= 0 && ((k + 1) * 64) + 64 <= K && ((k + 1) * 64) % 8 == 0) {
                 #pragma unroll
-                for (int tl_i22 = 0; tl_i22 < 4; ++tl_i22) {
-                    const int tl_chunk21 = tl_tid + tl_i22 * 128;
-                    tl::cp_async_16(&b[(((k + 1) % 2) * 64 + ((tl_chunk21 * 8) / 64)) * 72 + ((tl_chunk21 * 8) % 64)], &B[int64_t((int(blockIdx.x) * 64) + ((tl_chunk21 * 8) / 64)) * K + (((k + 1) * 64) + ((tl_chunk21 * 8) % 64))]);
+                for (int tl_i25 = 0; tl_i25 < 4; ++tl_i25) {
+                    const int tl_chunk24 = tl_tid + tl_i25 * 128;
+                    tl::cp_async_16(&b[(((k + 1) % 2) * 64 + ((tl_chunk24 * 8) / 64)) * 72 + ((tl_chunk24 * 8) % 64)], &B[int64_t((int(blockIdx.x) * 64) + ((tl_chunk24 * 8) / 64)) * K + (((k + 1) * 64) + ((tl_chunk24 * 8) % 64))]);
                 }
             } else {
                 #pragma unroll
-                for (int tl_i24 = 0; tl_i24 < 4; ++tl_i24) {
-                    const int tl_chunk23 = tl_tid + tl_i24 * 128;
-                    const tl::f16* tl_src25 = &B[int64_t((int(blockIdx.x) * 64) + ((tl_chunk23 * 8) / 64)) * K + (((k + 1) * 64) + ((tl_chunk23 * 8) % 64))];
-                    tl::f16* tl_dst26 = &b[(((k + 1) % 2) * 64 + ((tl_chunk23 * 8) / 64)) * 72 + ((tl_chunk23 * 8) % 64)];
-                    const int tl_valid27 = !(tl::in_bounds((int(blockIdx.x) * 64) + ((tl_chunk23 * 8) / 64), N)) ? 0 : max(0, min(8, K - (((k + 1) * 64) + ((tl_chunk23 * 8) % 64))));
-                    if (tl_valid27 == 8 && ((k + 1) * 64) + ((tl_chunk23 * 8) % 64) >= 0 && tl::is_aligned(tl_src25, 4)) {
-                        tl::cp_async_chunk(tl_dst26, tl_src25);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
+                for (int tl_i27 = 0; tl_i27 < 4; ++tl_i27) {
+                    const int tl_chunk26 = tl_tid + tl_i27 * 128;
+                    const tl::f16* tl_src28 = &B[int64_t((int(blockIdx.x) * 64) + ((tl_chunk26 * 8) / 64)) * K + (((k + 1) * 64) + ((tl_chunk26 * 8) % 64))];
+                    tl::f16* tl_dst29 = &b[(((k + 1) % 2) * 64 + ((tl_chunk26 * 8) / 64)) * 72 + ((tl_chunk26 * 8) % 64)];
+                    const int tl_valid30 = !(tl::in_bounds((int(blockIdx.x) * 64) + ((tl_chunk26 * 8) / 64), N)) ? 0 : max(0, min(8, K - (((k + 1) * 64) + ((tl_chunk26 * 8) % 64))));
+                    if (tl_valid30 == 8 && ((k + 1) * 64) + ((tl_chunk26 * 8) % 64) >= 0 && tl::is_aligned(tl_src28, 4)) {
+                        tl::cp_async_chunk(tl_dst29, tl_src28);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
                     } else {
                         #pragma unroll
-                        for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst26[tl_v] = tl::in_bounds((int(blockIdx.x) * 64) + ((tl_chunk23 * 8) / 64), N) && tl::in_bounds((((k + 1) * 64) + ((tl_chunk23 * 8) % 64)) + tl_v, K) ? tl_src25[tl_v] : tl::convert<tl::f16>(0.0f);
+                        for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst29[tl_v] = tl::in_bounds((int(blockIdx.x) * 64) + ((tl_chunk26 * 8) / 64), N) && tl::in_bounds((((k + 1) * 64) + ((tl_chunk26 * 8) % 64)) + tl_v, K) ? tl_src28[tl_v] : tl::convert<tl::f16>(0.0f);
                     }
                 }
             }
         }
         tl::cp_async_commit();
-        // copy(Bias[block.x * 64 +: 64], bias);  (warp_specialize_trip_reduce.tl:20)
-        #pragma unroll
-        for (int tl_chunk28 = 0; tl_chunk28 < 16; tl_chunk28 += 2) {
-            const float* tl_ptr29 = &Bias[(int(blockIdx.x) * 64) + ((tl_chunk28 % 2) + (tl_tid % 4) * 2 + (tl_chunk28 / 2) * 8)];
-            if (tl::in_bounds((int(blockIdx.x) * 64) + ((tl_chunk28 % 2) + (tl_tid % 4) * 2 + (tl_chunk28 / 2) * 8), N) && tl::in_bounds(((int(blockIdx.x) * 64) + ((tl_chunk28 % 2) + (tl_tid % 4) * 2 + (tl_chunk28 / 2) * 8)) + 1, N) && tl::is_aligned(tl_ptr29, 8)) {
-                float tl_vec30[2];
-                tl::load_vector<float, 2>(tl_vec30, tl_ptr29);
-                #pragma unroll
-                for (int tl_v = 0; tl_v < 2; ++tl_v) bias[tl_chunk28 + tl_v] = tl_vec30[tl_v];
-            } else {
-                #pragma unroll
-                for (int tl_v = 0; tl_v < 2; ++tl_v) {
-                    bias[tl_chunk28 + tl_v] = tl::in_bounds((int(blockIdx.x) * 64) + (((tl_chunk28 + tl_v) % 2) + (tl_tid % 4) * 2 + ((tl_chunk28 + tl_v) / 2) * 8), N) ? Bias[(int(blockIdx.x) * 64) + (((tl_chunk28 + tl_v) % 2) + (tl_tid % 4) * 2 + ((tl_chunk28 + tl_v) / 2) * 8)] : 0.0f;
-                }
-            }
-        }
         // gemm(a, b, part, transpose_b = true, clear = true);  (warp_specialize_trip_reduce.tl:21)
         {
             for (int tl_s = 0; tl_s < part_layout::kSlots; ++tl_s) part[tl_s] = 0.0f;
@@ -317,29 +319,31 @@ __global__ void __launch_bounds__(256, 1) rowmax_kernel_sm90(
             #pragma unroll
             for (int tl_i = 0; tl_i < 2; ++tl_i) m[tl_i] = -tl::inf<float>();
             float pm[2];  // fragment pm: f32[64]
+            if (0 < tl::cdiv(K, 64)) {
+                // copy(Bias[block.x * 64 +: 64], bias);  (warp_specialize_trip_reduce.tl:20)
+                #pragma unroll
+                for (int tl_chunk0 = 0; tl_chunk0 < 16; tl_chunk0 += 2) {
+                    const float* tl_ptr1 = &Bias[(tl_block_x * 64) + ((tl_chunk0 % 2) + (tl_tid % 4) * 2 + (tl_chunk0 / 2) * 8)];
+                    if (tl::in_bounds((tl_block_x * 64) + ((tl_chunk0 % 2) + (tl_tid % 4) * 2 + (tl_chunk0 / 2) * 8), N) && tl::in_bounds(((tl_block_x * 64) + ((tl_chunk0 % 2) + (tl_tid % 4) * 2 + (tl_chunk0 / 2) * 8)) + 1, N) && tl::is_aligned(tl_ptr1, 8)) {
+                        float tl_vec2[2];
+                        tl::load_vector<float, 2>(tl_vec2, tl_ptr1);
+                        #pragma unroll
+                        for (int tl_v = 0; tl_v < 2; ++tl_v) bias[tl_chunk0 + tl_v] = tl_vec2[tl_v];
+                    } else {
+                        #pragma unroll
+                        for (int tl_v = 0; tl_v < 2; ++tl_v) {
+                            bias[tl_chunk0 + tl_v] = tl::in_bounds((tl_block_x * 64) + (((tl_chunk0 + tl_v) % 2) + (tl_tid % 4) * 2 + ((tl_chunk0 + tl_v) / 2) * 8), N) ? Bias[(tl_block_x * 64) + (((tl_chunk0 + tl_v) % 2) + (tl_tid % 4) * 2 + ((tl_chunk0 + tl_v) / 2) * 8)] : 0.0f;
+                        }
+                    }
+                }
+            }
             // for k in pipelined(cdiv(K, 64), stages = 2) {  (warp_specialize_trip_reduce.tl:17)
-            const int tl_trips0 = tl::cdiv(K, 64);
-            for (int k = 0; k < tl_trips0; ++k, ++tl_it) {
+            const int tl_trips3 = tl::cdiv(K, 64);
+            for (int k = 0; k < tl_trips3; ++k, ++tl_it) {
                 const int tl_stage = tl_it % 8;
                 tl::sm90::mbarrier_wait(&tl_full[tl_stage], (tl_it / 8 + 0) & 1);  // trip k's TMA loads landed
                 // gemm(a, b, part, transpose_b = true, clear = true);  (warp_specialize_trip_reduce.tl:21)
                 tl::sm90::warpgroup_gemm<tl::f16, 64, 64, 64, false, true, 1>(part, a + tl_stage * 4096, b + tl_stage * 4096, tl_tid / 128, true);
-                // copy(Bias[block.x * 64 +: 64], bias);  (warp_specialize_trip_reduce.tl:20)
-                #pragma unroll
-                for (int tl_chunk1 = 0; tl_chunk1 < 16; tl_chunk1 += 2) {
-                    const float* tl_ptr2 = &Bias[(tl_block_x * 64) + ((tl_chunk1 % 2) + (tl_tid % 4) * 2 + (tl_chunk1 / 2) * 8)];
-                    if (tl::in_bounds((tl_block_x * 64) + ((tl_chunk1 % 2) + (tl_tid % 4) * 2 + (tl_chunk1 / 2) * 8), N) && tl::in_bounds(((tl_block_x * 64) + ((tl_chunk1 % 2) + (tl_tid % 4) * 2 + (tl_chunk1 / 2) * 8)) + 1, N) && tl::is_aligned(tl_ptr2, 8)) {
-                        float tl_vec3[2];
-                        tl::load_vector<float, 2>(tl_vec3, tl_ptr2);
-                        #pragma unroll
-                        for (int tl_v = 0; tl_v < 2; ++tl_v) bias[tl_chunk1 + tl_v] = tl_vec3[tl_v];
-                    } else {
-                        #pragma unroll
-                        for (int tl_v = 0; tl_v < 2; ++tl_v) {
-                            bias[tl_chunk1 + tl_v] = tl::in_bounds((tl_block_x * 64) + (((tl_chunk1 + tl_v) % 2) + (tl_tid % 4) * 2 + ((tl_chunk1 + tl_v) / 2) * 8), N) ? Bias[(tl_block_x * 64) + (((tl_chunk1 + tl_v) % 2) + (tl_tid % 4) * 2 + ((tl_chunk1 + tl_v) / 2) * 8)] : 0.0f;
-                        }
-                    }
-                }
                 tl::sm90::wgmma_wait<0>();  // #0 (into `part`) retired
                 tl::sm90::fence_accumulators(part);
                 if (tl_tid % 32 == 0) tl::sm90::mbarrier_arrive(&tl_empty[tl_stage]);  // release trip k's stage
