@@ -243,23 +243,23 @@ void KernelEmitter::emit_copy_with_fragment(const ir::Copy& c, bool fragment_is_
     if (width == 1 && other_is_memory) { // remark R0005: one element per load or store
         const char* scope = o.scope == ir::Scope::Global ? "global" : "shared";
         if (other.ranges.back().is_point) {
-            diags_.report(DiagKind::CopyNotVectorized, c.range, f.name, scope, o.name,
+            diags_.report(DiagKind::CopyNotVectorized, c.range, f.declared_name(), scope, o.name,
                           fmt::format("its innermost axis in `{}` is a single index, so the elements are not contiguous", o.name));
             diags_.note(DiagKind::NoteFix, c.range, fmt::format("copy a slice along the innermost axis of `{}`", o.name));
         } else if (run == 1 && l->kind == LayoutKind::General) {
-            diags_.report(DiagKind::CopyNotVectorized, c.range, f.name, scope, o.name,
+            diags_.report(DiagKind::CopyNotVectorized, c.range, f.declared_name(), scope, o.name,
                           fmt::format("its layout ({}) puts consecutive elements of a row in different threads", l->origin));
             diags_.note(DiagKind::NoteFix, c.range,
                         fmt::format("for a large tile, copy `{}` into a `shared` tile first; the copy from shared memory "
                                     "to global memory is vectorized",
-                                    f.name));
+                                    f.declared_name()));
         } else if (run == 1) {
             int64_t last = f.const_shape.empty() ? 1 : f.const_shape.back();
-            diags_.report(DiagKind::CopyNotVectorized, c.range, f.name, scope, o.name,
+            diags_.report(DiagKind::CopyNotVectorized, c.range, f.declared_name(), scope, o.name,
                           fmt::format("the last extent of `{}` is {}, which is odd, so each thread holds single elements of a row",
-                                      f.name, last));
+                                      f.declared_name(), last));
             diags_.note(DiagKind::NoteFix, c.range,
-                        fmt::format("make the last extent of `{}` even (a multiple of {} for 16-byte accesses)", f.name,
+                        fmt::format("make the last extent of `{}` even (a multiple of {} for 16-byte accesses)", f.declared_name(),
                                     std::max(2, 16 / bytes)));
         }
     }

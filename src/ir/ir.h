@@ -61,10 +61,15 @@ struct Buffer {
     // A view (`view Xh: f16[T, C / 64, 64] = X;`): the tensor or view whose elements this one sees
     // with its own shape, whose extents may then be any launch-time i32 expressions.
     std::shared_ptr<const Buffer> view_of;
+    // A tile a pass made to stand in for one the author declared (prefetch-registers' `<tile>_next`):
+    // that tile's name, which diagnostics use. Empty for the author's own buffers.
+    std::string stands_for;
     SourceRange range;
 
     int64_t num_elements() const; // product of const_shape (1 for a scalar)
     size_t rank() const { return shape.size(); }
+    // The name the author knows this buffer by (see stands_for).
+    const std::string& declared_name() const { return stands_for.empty() ? name : stands_for; }
     // The tensor parameter whose memory this buffer is (itself unless it is a view).
     const Buffer& storage() const { return view_of ? view_of->storage() : *this; }
 };

@@ -221,6 +221,7 @@ private:
         }
         auto next = std::make_shared<ir::Buffer>(*c.dst.buffer);
         next->name = fresh_name(c.dst.buffer->name + "_next");
+        next->stands_for = c.dst.buffer->declared_name();
         // The same registers as the tile it stands in for (its own type alias, where it has one).
         if (auto it = kernel_.layouts.fragments.find(c.dst.buffer.get()); it != kernel_.layouts.fragments.end()) {
             ir::FragmentLayout layout = it->second;
