@@ -6,7 +6,7 @@
 // per_thread_copy(X, Y, N), per_thread_prefix(X, Y, Sums, N), fragment_to_local(X, Y, N),
 // min_max_launch(X, N), int_reduce(X, Y, N), tl_scale(X, alpha, N) (and tlc_tl_scale),
 // hgemm(A, B, C, M, K, N), extern_rotate(X, Y, N), view_rows(X, Y, N, M), block_scans(X, X2, Y1, Y2, Y3, N, R, C),
-// chunk_reads(X, W, Y, R).
+// chunk_reads(X, W, Y, R), prefetched_scales(X, W, S, Bias, Y, M, N, KT).
 #include "regressions.h"
 #include "harness.h"
 
@@ -312,6 +312,29 @@ int main() {
                     ref[size_t(r * 512 + j)] = double(__half2float(w[size_t(j)])) * double(__half2float(x[size_t(r * 512 + j)])) +
                                                double(__half2float(x[size_t(r * 512 + 511 - j)]));
             return th::numeric(th::rel_err(Y.download(), ref), 1e-5, X.guards_intact() && W.guards_intact() && Y.guards_intact());
+        });
+    for (const std::pair<int64_t, int64_t> mn : {std::pair<int64_t, int64_t>{37, 130}, {64, 256}, {1, 1}, {100, 63}})
+        suite.run("prefetched_scales/" + std::to_string(mn.first) + "x" + std::to_string(mn.second), [mn] {
+            const int64_t M = mn.first, N = mn.second, KT = (N + 63) / 64;
+            const auto x = th::random_vector<__half>(th::numel({M, N}), 970 + M);
+            const auto w = th::random_vector<float>(size_t(N), 980);
+            const auto sc = th::random_vector<float>(size_t(KT), 990);
+            const auto bias = th::random_vector<float>(64, 995);
+            th::DeviceBuffer<__half> X(x);
+            th::DeviceBuffer<float> W(w), S(sc), Bias(bias), Y(th::numel({M, 64}));
+            Y.poison();
+            th::check_launch(tlc::prefetched_scales(X.get(), W.get(), S.get(), Bias.get(), Y.get(), M, N, KT), "prefetched_scales");
+            std::vector<double> ref(th::numel({M, 64}), 0.0);
+            for (int64_t m = 0; m < M; ++m)
+                for (int64_t j = 0; j < 64; ++j)
+                    for (int64_t k = 0; k < KT; ++k) {
+                        const int64_t c = 64 * k + j;
+                        const double xv = c < N ? double(__half2float(x[size_t(m * N + c)])) : 0.0;
+                        const double wv = c < N ? double(w[size_t(c)]) : 0.0;
+                        ref[size_t(m * 64 + j)] += xv * wv * double(sc[size_t(k)]) + double(bias[size_t(j)]);
+                    }
+            return th::numeric(th::rel_err(Y.download(), ref), 1e-5,
+                               X.guards_intact() && W.guards_intact() && S.guards_intact() && Bias.guards_intact() && Y.guards_intact());
         });
     return suite.finish();
 }
