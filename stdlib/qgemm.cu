@@ -753,9 +753,9 @@ __global__ void __launch_bounds__(128) w4a16_partial_kernel_variant1(
     }
 }
 
-// kernel fp8_gemm_block_scaled<BN = 128, BM = 128, G = 128, STAGES = 3, THREADS = 512, T = bf16>  (stdlib/qgemm.tl:82)
+// kernel fp8_gemm_block_scaled_tile<BN = 128, BM = 128, G = 128, STAGES = 3, THREADS = 512, T = bf16>  (stdlib/qgemm.tl:82)
 // 512 threads per block, 110592 bytes of shared memory
-__global__ void __launch_bounds__(512) fp8_gemm_block_scaled_kernel_variant0(
+__global__ void __launch_bounds__(512) fp8_gemm_block_scaled_tile_kernel_variant0(
         const tl::f8e4m3* __restrict__ A,
         const float* __restrict__ As,
         const tl::f8e4m3* __restrict__ B,
@@ -995,10 +995,10 @@ __global__ void __launch_bounds__(512) fp8_gemm_block_scaled_kernel_variant0(
     }
 }
 
-// kernel fp8_gemm_block_scaled<BN = 128, BM = 128, G = 128, STAGES = 3, THREADS = 256, T = bf16>  (stdlib/qgemm.tl:82)
+// kernel fp8_gemm_block_scaled_tile<BN = 128, BM = 128, G = 128, STAGES = 3, THREADS = 256, T = bf16>  (stdlib/qgemm.tl:82)
 // 256 threads per block, 132160 bytes of shared memory
 // warp-specialized: warpgroup 0 issues TMA loads, the other 256 threads run wgmma; persistent over the tiles
-__global__ void __launch_bounds__(384, 1) fp8_gemm_block_scaled_kernel_variant0_sm90(
+__global__ void __launch_bounds__(384, 1) fp8_gemm_block_scaled_tile_kernel_variant0_sm90(
         const __grid_constant__ CUtensorMap tl_map_A,
         const __grid_constant__ CUtensorMap tl_map_B,
         const tl::f8e4m3* __restrict__ A,
@@ -1156,9 +1156,9 @@ __global__ void __launch_bounds__(384, 1) fp8_gemm_block_scaled_kernel_variant0_
     #endif
 }
 
-// kernel fp8_gemm_block_scaled<BN = 64, BM = 128, G = 128, STAGES = 3, THREADS = 256, T = bf16>  (stdlib/qgemm.tl:82)
+// kernel fp8_gemm_block_scaled_tile<BN = 64, BM = 128, G = 128, STAGES = 3, THREADS = 256, T = bf16>  (stdlib/qgemm.tl:82)
 // 256 threads per block, 82944 bytes of shared memory
-__global__ void __launch_bounds__(256) fp8_gemm_block_scaled_kernel_variant1(
+__global__ void __launch_bounds__(256) fp8_gemm_block_scaled_tile_kernel_variant1(
         const tl::f8e4m3* __restrict__ A,
         const float* __restrict__ As,
         const tl::f8e4m3* __restrict__ B,
@@ -1398,10 +1398,10 @@ __global__ void __launch_bounds__(256) fp8_gemm_block_scaled_kernel_variant1(
     }
 }
 
-// kernel fp8_gemm_block_scaled<BN = 64, BM = 128, G = 128, STAGES = 3, THREADS = 256, T = bf16>  (stdlib/qgemm.tl:82)
+// kernel fp8_gemm_block_scaled_tile<BN = 64, BM = 128, G = 128, STAGES = 3, THREADS = 256, T = bf16>  (stdlib/qgemm.tl:82)
 // 256 threads per block, 148576 bytes of shared memory
 // warp-specialized: warpgroup 0 issues TMA loads, the other 256 threads run wgmma; persistent over the tiles
-__global__ void __launch_bounds__(384, 1) fp8_gemm_block_scaled_kernel_variant1_sm90(
+__global__ void __launch_bounds__(384, 1) fp8_gemm_block_scaled_tile_kernel_variant1_sm90(
         const __grid_constant__ CUtensorMap tl_map_A,
         const __grid_constant__ CUtensorMap tl_map_B,
         const tl::f8e4m3* __restrict__ A,
@@ -1551,6 +1551,558 @@ __global__ void __launch_bounds__(384, 1) fp8_gemm_block_scaled_kernel_variant1_
                     #pragma unroll
                     for (int tl_v = 0; tl_v < 2; ++tl_v) {
                         if (tl::in_bounds(row0 + (acc_layout::row(tl_tid, tl_chunk7 + tl_v)), M) && tl::in_bounds(col0 + (acc_layout::col(tl_tid, tl_chunk7 + tl_v)), N)) C[int64_t(row0 + (acc_layout::row(tl_tid, tl_chunk7 + tl_v))) * N + (col0 + (acc_layout::col(tl_tid, tl_chunk7 + tl_v)))] = tl::convert<tl::bf16>(acc[tl_chunk7 + tl_v]);
+                    }
+                }
+            }
+        }
+    }
+    #endif
+}
+
+// kernel fp8_gemm_block_scaled_wide<BM = 32, G = 128, STAGES = 3, THREADS = 512, T = bf16>  (stdlib/qgemm.tl:118)
+// 512 threads per block, 124416 bytes of shared memory
+__global__ void __launch_bounds__(512) fp8_gemm_block_scaled_wide_kernel(
+        const tl::f8e4m3* __restrict__ A,
+        const float* __restrict__ As,
+        const tl::f8e4m3* __restrict__ B,
+        const float* __restrict__ Bs,
+        tl::bf16* __restrict__ C,
+        int32_t M,
+        int32_t K,
+        int32_t KG,
+        int32_t N,
+        int32_t NB)
+{
+    // fragment sa: f32[32], slice of `acc0` (broadcast): [32] over 512 threads: (8:t4 2:r1 2:t256) 2 registers, 32 replicas
+    using part_layout = tl::MmaAccLayout<32, 128, 2, 8>;  // fragment part: f32[32, 128], mma.sync accumulators
+    using acc0_layout = tl::MmaAccLayout<32, 128, 2, 8>;  // fragment acc0: f32[32, 128], mma.sync accumulators
+    using acc1_layout = tl::MmaAccLayout<32, 128, 2, 8>;  // fragment acc1: f32[32, 128], mma.sync accumulators
+    // fragment sa_next: f32[32], slice of `acc0` (broadcast): [32] over 512 threads: (8:t4 2:r1 2:t256) 2 registers, 32 replicas
+    const int tl_tid = tl::thread_index<512>();
+    extern __shared__ __align__(128) unsigned char tl_smem[];
+    tl::f8e4m3* a = reinterpret_cast<tl::f8e4m3*>(tl_smem + 0);  // shared a: f8e4m3[3, 32, 128], row pitch 144
+    tl::f8e4m3* b0 = reinterpret_cast<tl::f8e4m3*>(tl_smem + 13824);  // shared b0: f8e4m3[3, 128, 128], row pitch 144
+    tl::f8e4m3* b1 = reinterpret_cast<tl::f8e4m3*>(tl_smem + 69120);  // shared b1: f8e4m3[3, 128, 128], row pitch 144
+    float sa[2];  // fragment sa: f32[32]
+    float sb[2];  // local sb: f32[2]
+    float part[part_layout::kSlots];  // fragment part: f32[32, 128]
+    float acc0[acc0_layout::kSlots];  // fragment acc0: f32[32, 128]
+    #pragma unroll
+    for (int tl_i = 0; tl_i < acc0_layout::kSlots; ++tl_i) acc0[tl_i] = 0.0f;
+    float acc1[acc1_layout::kSlots];  // fragment acc1: f32[32, 128]
+    #pragma unroll
+    for (int tl_i = 0; tl_i < acc1_layout::kSlots; ++tl_i) acc1[tl_i] = 0.0f;
+    const int32_t row0 = int(blockIdx.y) * 32;
+    const int32_t col0 = int(blockIdx.x) * 2 * 128;
+    const int32_t k_trips = KG;
+    if (0 < k_trips) {
+        // copy(A[row0 +: BM, k * G +: G], a);  (qgemm.tl:136)
+        if (tl::is_aligned(A, 16) && K % 16 == 0 && row0 >= 0 && row0 + 32 <= M && 0 >= 0 && 0 + 128 <= K && 0 % 16 == 0) {
+            #pragma unroll
+            for (int tl_i1 = 0; tl_i1 < 1; ++tl_i1) {
+                const int tl_chunk0 = tl_tid + tl_i1 * 512;
+                if (tl_chunk0 < 256) {
+                    tl::cp_async_16(&a[(0 * 32 + ((tl_chunk0 * 16) / 128)) * 144 + ((tl_chunk0 * 16) % 128)], &A[int64_t(row0 + ((tl_chunk0 * 16) / 128)) * K + ((tl_chunk0 * 16) % 128)]);
+                }
+            }
+        } else {
+            #pragma unroll
+            for (int tl_i3 = 0; tl_i3 < 1; ++tl_i3) {
+                const int tl_chunk2 = tl_tid + tl_i3 * 512;
+                if (tl_chunk2 < 256) {
+                    const tl::f8e4m3* tl_src4 = &A[int64_t(row0 + ((tl_chunk2 * 16) / 128)) * K + ((tl_chunk2 * 16) % 128)];
+                    tl::f8e4m3* tl_dst5 = &a[(0 * 32 + ((tl_chunk2 * 16) / 128)) * 144 + ((tl_chunk2 * 16) % 128)];
+                    const int tl_valid6 = !(tl::in_bounds(row0 + ((tl_chunk2 * 16) / 128), M)) ? 0 : max(0, min(16, K - ((tl_chunk2 * 16) % 128)));
+                    if (tl_valid6 == 16 && (tl_chunk2 * 16) % 128 >= 0 && tl::is_aligned(tl_src4, 4)) {
+                        tl::cp_async_chunk(tl_dst5, tl_src4);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
+                    } else {
+                        #pragma unroll
+                        for (int tl_v = 0; tl_v < 16; ++tl_v) tl_dst5[tl_v] = tl::in_bounds(row0 + ((tl_chunk2 * 16) / 128), M) && tl::in_bounds(((tl_chunk2 * 16) % 128) + tl_v, K) ? tl_src4[tl_v] : tl::convert<tl::f8e4m3>(0.0f);
+                    }
+                }
+            }
+        }
+        // copy(B[col0 +: G, k * G +: G], b0);  (qgemm.tl:137)
+        if (tl::is_aligned(B, 16) && K % 16 == 0 && col0 >= 0 && col0 + 128 <= N && 0 >= 0 && 0 + 128 <= K && 0 % 16 == 0) {
+            #pragma unroll
+            for (int tl_i8 = 0; tl_i8 < 2; ++tl_i8) {
+                const int tl_chunk7 = tl_tid + tl_i8 * 512;
+                tl::cp_async_16(&b0[(0 * 128 + ((tl_chunk7 * 16) / 128)) * 144 + ((tl_chunk7 * 16) % 128)], &B[int64_t(col0 + ((tl_chunk7 * 16) / 128)) * K + ((tl_chunk7 * 16) % 128)]);
+            }
+        } else {
+            #pragma unroll
+            for (int tl_i10 = 0; tl_i10 < 2; ++tl_i10) {
+                const int tl_chunk9 = tl_tid + tl_i10 * 512;
+                const tl::f8e4m3* tl_src11 = &B[int64_t(col0 + ((tl_chunk9 * 16) / 128)) * K + ((tl_chunk9 * 16) % 128)];
+                tl::f8e4m3* tl_dst12 = &b0[(0 * 128 + ((tl_chunk9 * 16) / 128)) * 144 + ((tl_chunk9 * 16) % 128)];
+                const int tl_valid13 = !(tl::in_bounds(col0 + ((tl_chunk9 * 16) / 128), N)) ? 0 : max(0, min(16, K - ((tl_chunk9 * 16) % 128)));
+                if (tl_valid13 == 16 && (tl_chunk9 * 16) % 128 >= 0 && tl::is_aligned(tl_src11, 4)) {
+                    tl::cp_async_chunk(tl_dst12, tl_src11);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
+                } else {
+                    #pragma unroll
+                    for (int tl_v = 0; tl_v < 16; ++tl_v) tl_dst12[tl_v] = tl::in_bounds(col0 + ((tl_chunk9 * 16) / 128), N) && tl::in_bounds(((tl_chunk9 * 16) % 128) + tl_v, K) ? tl_src11[tl_v] : tl::convert<tl::f8e4m3>(0.0f);
+                }
+            }
+        }
+        // copy(B[col0 + G +: G, k * G +: G], b1);  (qgemm.tl:138)
+        if (tl::is_aligned(B, 16) && K % 16 == 0 && (col0 + 128) >= 0 && (col0 + 128) + 128 <= N && 0 >= 0 && 0 + 128 <= K && 0 % 16 == 0) {
+            #pragma unroll
+            for (int tl_i15 = 0; tl_i15 < 2; ++tl_i15) {
+                const int tl_chunk14 = tl_tid + tl_i15 * 512;
+                tl::cp_async_16(&b1[(0 * 128 + ((tl_chunk14 * 16) / 128)) * 144 + ((tl_chunk14 * 16) % 128)], &B[int64_t((col0 + 128) + ((tl_chunk14 * 16) / 128)) * K + ((tl_chunk14 * 16) % 128)]);
+            }
+        } else {
+            #pragma unroll
+            for (int tl_i17 = 0; tl_i17 < 2; ++tl_i17) {
+                const int tl_chunk16 = tl_tid + tl_i17 * 512;
+                const tl::f8e4m3* tl_src18 = &B[int64_t((col0 + 128) + ((tl_chunk16 * 16) / 128)) * K + ((tl_chunk16 * 16) % 128)];
+                tl::f8e4m3* tl_dst19 = &b1[(0 * 128 + ((tl_chunk16 * 16) / 128)) * 144 + ((tl_chunk16 * 16) % 128)];
+                const int tl_valid20 = !(tl::in_bounds((col0 + 128) + ((tl_chunk16 * 16) / 128), N)) ? 0 : max(0, min(16, K - ((tl_chunk16 * 16) % 128)));
+                if (tl_valid20 == 16 && (tl_chunk16 * 16) % 128 >= 0 && tl::is_aligned(tl_src18, 4)) {
+                    tl::cp_async_chunk(tl_dst19, tl_src18);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
+                } else {
+                    #pragma unroll
+                    for (int tl_v = 0; tl_v < 16; ++tl_v) tl_dst19[tl_v] = tl::in_bounds((col0 + 128) + ((tl_chunk16 * 16) / 128), N) && tl::in_bounds(((tl_chunk16 * 16) % 128) + tl_v, K) ? tl_src18[tl_v] : tl::convert<tl::f8e4m3>(0.0f);
+                }
+            }
+        }
+    }
+    tl::cp_async_commit();
+    if (1 < k_trips) {
+        // copy(A[row0 +: BM, k * G +: G], a);  (qgemm.tl:136)
+        if (tl::is_aligned(A, 16) && K % 16 == 0 && row0 >= 0 && row0 + 32 <= M && 128 >= 0 && 128 + 128 <= K && 128 % 16 == 0) {
+            #pragma unroll
+            for (int tl_i22 = 0; tl_i22 < 1; ++tl_i22) {
+                const int tl_chunk21 = tl_tid + tl_i22 * 512;
+                if (tl_chunk21 < 256) {
+                    tl::cp_async_16(&a[(1 * 32 + ((tl_chunk21 * 16) / 128)) * 144 + ((tl_chunk21 * 16) % 128)], &A[int64_t(row0 + ((tl_chunk21 * 16) / 128)) * K + (128 + ((tl_chunk21 * 16) % 128))]);
+                }
+            }
+        } else {
+            #pragma unroll
+            for (int tl_i24 = 0; tl_i24 < 1; ++tl_i24) {
+                const int tl_chunk23 = tl_tid + tl_i24 * 512;
+                if (tl_chunk23 < 256) {
+                    const tl::f8e4m3* tl_src25 = &A[int64_t(row0 + ((tl_chunk23 * 16) / 128)) * K + (128 + ((tl_chunk23 * 16) % 128))];
+                    tl::f8e4m3* tl_dst26 = &a[(1 * 32 + ((tl_chunk23 * 16) / 128)) * 144 + ((tl_chunk23 * 16) % 128)];
+                    const int tl_valid27 = !(tl::in_bounds(row0 + ((tl_chunk23 * 16) / 128), M)) ? 0 : max(0, min(16, K - (128 + ((tl_chunk23 * 16) % 128))));
+                    if (tl_valid27 == 16 && 128 + ((tl_chunk23 * 16) % 128) >= 0 && tl::is_aligned(tl_src25, 4)) {
+                        tl::cp_async_chunk(tl_dst26, tl_src25);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
+                    } else {
+                        #pragma unroll
+                        for (int tl_v = 0; tl_v < 16; ++tl_v) tl_dst26[tl_v] = tl::in_bounds(row0 + ((tl_chunk23 * 16) / 128), M) && tl::in_bounds((128 + ((tl_chunk23 * 16) % 128)) + tl_v, K) ? tl_src25[tl_v] : tl::convert<tl::f8e4m3>(0.0f);
+                    }
+                }
+            }
+        }
+        // copy(B[col0 +: G, k * G +: G], b0);  (qgemm.tl:137)
+        if (tl::is_aligned(B, 16) && K % 16 == 0 && col0 >= 0 && col0 + 128 <= N && 128 >= 0 && 128 + 128 <= K && 128 % 16 == 0) {
+            #pragma unroll
+            for (int tl_i29 = 0; tl_i29 < 2; ++tl_i29) {
+                const int tl_chunk28 = tl_tid + tl_i29 * 512;
+                tl::cp_async_16(&b0[(1 * 128 + ((tl_chunk28 * 16) / 128)) * 144 + ((tl_chunk28 * 16) % 128)], &B[int64_t(col0 + ((tl_chunk28 * 16) / 128)) * K + (128 + ((tl_chunk28 * 16) % 128))]);
+            }
+        } else {
+            #pragma unroll
+            for (int tl_i31 = 0; tl_i31 < 2; ++tl_i31) {
+                const int tl_chunk30 = tl_tid + tl_i31 * 512;
+                const tl::f8e4m3* tl_src32 = &B[int64_t(col0 + ((tl_chunk30 * 16) / 128)) * K + (128 + ((tl_chunk30 * 16) % 128))];
+                tl::f8e4m3* tl_dst33 = &b0[(1 * 128 + ((tl_chunk30 * 16) / 128)) * 144 + ((tl_chunk30 * 16) % 128)];
+                const int tl_valid34 = !(tl::in_bounds(col0 + ((tl_chunk30 * 16) / 128), N)) ? 0 : max(0, min(16, K - (128 + ((tl_chunk30 * 16) % 128))));
+                if (tl_valid34 == 16 && 128 + ((tl_chunk30 * 16) % 128) >= 0 && tl::is_aligned(tl_src32, 4)) {
+                    tl::cp_async_chunk(tl_dst33, tl_src32);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
+                } else {
+                    #pragma unroll
+                    for (int tl_v = 0; tl_v < 16; ++tl_v) tl_dst33[tl_v] = tl::in_bounds(col0 + ((tl_chunk30 * 16) / 128), N) && tl::in_bounds((128 + ((tl_chunk30 * 16) % 128)) + tl_v, K) ? tl_src32[tl_v] : tl::convert<tl::f8e4m3>(0.0f);
+                }
+            }
+        }
+        // copy(B[col0 + G +: G, k * G +: G], b1);  (qgemm.tl:138)
+        if (tl::is_aligned(B, 16) && K % 16 == 0 && (col0 + 128) >= 0 && (col0 + 128) + 128 <= N && 128 >= 0 && 128 + 128 <= K && 128 % 16 == 0) {
+            #pragma unroll
+            for (int tl_i36 = 0; tl_i36 < 2; ++tl_i36) {
+                const int tl_chunk35 = tl_tid + tl_i36 * 512;
+                tl::cp_async_16(&b1[(1 * 128 + ((tl_chunk35 * 16) / 128)) * 144 + ((tl_chunk35 * 16) % 128)], &B[int64_t((col0 + 128) + ((tl_chunk35 * 16) / 128)) * K + (128 + ((tl_chunk35 * 16) % 128))]);
+            }
+        } else {
+            #pragma unroll
+            for (int tl_i38 = 0; tl_i38 < 2; ++tl_i38) {
+                const int tl_chunk37 = tl_tid + tl_i38 * 512;
+                const tl::f8e4m3* tl_src39 = &B[int64_t((col0 + 128) + ((tl_chunk37 * 16) / 128)) * K + (128 + ((tl_chunk37 * 16) % 128))];
+                tl::f8e4m3* tl_dst40 = &b1[(1 * 128 + ((tl_chunk37 * 16) / 128)) * 144 + ((tl_chunk37 * 16) % 128)];
+                const int tl_valid41 = !(tl::in_bounds((col0 + 128) + ((tl_chunk37 * 16) / 128), N)) ? 0 : max(0, min(16, K - (128 + ((tl_chunk37 * 16) % 128))));
+                if (tl_valid41 == 16 && 128 + ((tl_chunk37 * 16) % 128) >= 0 && tl::is_aligned(tl_src39, 4)) {
+                    tl::cp_async_chunk(tl_dst40, tl_src39);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
+                } else {
+                    #pragma unroll
+                    for (int tl_v = 0; tl_v < 16; ++tl_v) tl_dst40[tl_v] = tl::in_bounds((col0 + 128) + ((tl_chunk37 * 16) / 128), N) && tl::in_bounds((128 + ((tl_chunk37 * 16) % 128)) + tl_v, K) ? tl_src39[tl_v] : tl::convert<tl::f8e4m3>(0.0f);
+                }
+            }
+        }
+    }
+    tl::cp_async_commit();
+    float sa_next[2];  // fragment sa_next: f32[32]
+    float sb_next[2];  // local sb_next: f32[2]
+    if (0 < k_trips) {
+        // copy(As[row0 +: BM, k], sa);  (qgemm.tl:139)
+        #pragma unroll
+        for (int tl_s42 = 0; tl_s42 < 2; ++tl_s42) {
+            sa_next[tl_s42] = tl::in_bounds(row0 + ((tl_tid / 4 % 8) + (tl_s42) * 8 + (tl_tid / 256) * 16), M) && tl::in_bounds(0, KG) ? As[int64_t(row0 + ((tl_tid / 4 % 8) + (tl_s42) * 8 + (tl_tid / 256) * 16)) * KG + 0] : 0.0f;
+        }
+        // copy(Bs[col0 / G +: 2, k], sb);  (qgemm.tl:140)
+        for (int tl_e43 = 0; tl_e43 < 2; ++tl_e43) {
+            sb_next[tl_e43] = tl::in_bounds((col0 / 128) + tl_e43, NB) && tl::in_bounds(0, KG) ? Bs[int64_t((col0 / 128) + tl_e43) * KG + 0] : 0.0f;
+        }
+    }
+    // for k in pipelined(KG, stages = STAGES) {  (qgemm.tl:135)
+    for (int k = 0; k < k_trips; ++k) {
+        tl::cp_async_wait<1>();  // at most 1 copy groups of this thread still in flight
+        __syncthreads();  // pipeline: stage `k % 3` has landed and the stage refilled next is no longer read
+        if (k + 2 < k_trips) {
+            // copy(A[row0 +: BM, k * G +: G], a);  (qgemm.tl:136)
+            if (tl::is_aligned(A, 16) && K % 16 == 0 && row0 >= 0 && row0 + 32 <= M && ((k + 2) * 128) >= 0 && ((k + 2) * 128) + 128 <= K && ((k + 2) * 128) % 16 == 0) {
+                #pragma unroll
+                for (int tl_i45 = 0; tl_i45 < 1; ++tl_i45) {
+                    const int tl_chunk44 = tl_tid + tl_i45 * 512;
+                    if (tl_chunk44 < 256) {
+                        tl::cp_async_16(&a[(((k + 2) % 3) * 32 + ((tl_chunk44 * 16) / 128)) * 144 + ((tl_chunk44 * 16) % 128)], &A[int64_t(row0 + ((tl_chunk44 * 16) / 128)) * K + (((k + 2) * 128) + ((tl_chunk44 * 16) % 128))]);
+                    }
+                }
+            } else {
+                #pragma unroll
+                for (int tl_i47 = 0; tl_i47 < 1; ++tl_i47) {
+                    const int tl_chunk46 = tl_tid + tl_i47 * 512;
+                    if (tl_chunk46 < 256) {
+                        const tl::f8e4m3* tl_src48 = &A[int64_t(row0 + ((tl_chunk46 * 16) / 128)) * K + (((k + 2) * 128) + ((tl_chunk46 * 16) % 128))];
+                        tl::f8e4m3* tl_dst49 = &a[(((k + 2) % 3) * 32 + ((tl_chunk46 * 16) / 128)) * 144 + ((tl_chunk46 * 16) % 128)];
+                        const int tl_valid50 = !(tl::in_bounds(row0 + ((tl_chunk46 * 16) / 128), M)) ? 0 : max(0, min(16, K - (((k + 2) * 128) + ((tl_chunk46 * 16) % 128))));
+                        if (tl_valid50 == 16 && ((k + 2) * 128) + ((tl_chunk46 * 16) % 128) >= 0 && tl::is_aligned(tl_src48, 4)) {
+                            tl::cp_async_chunk(tl_dst49, tl_src48);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
+                        } else {
+                            #pragma unroll
+                            for (int tl_v = 0; tl_v < 16; ++tl_v) tl_dst49[tl_v] = tl::in_bounds(row0 + ((tl_chunk46 * 16) / 128), M) && tl::in_bounds((((k + 2) * 128) + ((tl_chunk46 * 16) % 128)) + tl_v, K) ? tl_src48[tl_v] : tl::convert<tl::f8e4m3>(0.0f);
+                        }
+                    }
+                }
+            }
+            // copy(B[col0 +: G, k * G +: G], b0);  (qgemm.tl:137)
+            if (tl::is_aligned(B, 16) && K % 16 == 0 && col0 >= 0 && col0 + 128 <= N && ((k + 2) * 128) >= 0 && ((k + 2) * 128) + 128 <= K && ((k + 2) * 128) % 16 == 0) {
+                #pragma unroll
+                for (int tl_i52 = 0; tl_i52 < 2; ++tl_i52) {
+                    const int tl_chunk51 = tl_tid + tl_i52 * 512;
+                    tl::cp_async_16(&b0[(((k + 2) % 3) * 128 + ((tl_chunk51 * 16) / 128)) * 144 + ((tl_chunk51 * 16) % 128)], &B[int64_t(col0 + ((tl_chunk51 * 16) / 128)) * K + (((k + 2) * 128) + ((tl_chunk51 * 16) % 128))]);
+                }
+            } else {
+                #pragma unroll
+                for (int tl_i54 = 0; tl_i54 < 2; ++tl_i54) {
+                    const int tl_chunk53 = tl_tid + tl_i54 * 512;
+                    const tl::f8e4m3* tl_src55 = &B[int64_t(col0 + ((tl_chunk53 * 16) / 128)) * K + (((k + 2) * 128) + ((tl_chunk53 * 16) % 128))];
+                    tl::f8e4m3* tl_dst56 = &b0[(((k + 2) % 3) * 128 + ((tl_chunk53 * 16) / 128)) * 144 + ((tl_chunk53 * 16) % 128)];
+                    const int tl_valid57 = !(tl::in_bounds(col0 + ((tl_chunk53 * 16) / 128), N)) ? 0 : max(0, min(16, K - (((k + 2) * 128) + ((tl_chunk53 * 16) % 128))));
+                    if (tl_valid57 == 16 && ((k + 2) * 128) + ((tl_chunk53 * 16) % 128) >= 0 && tl::is_aligned(tl_src55, 4)) {
+                        tl::cp_async_chunk(tl_dst56, tl_src55);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
+                    } else {
+                        #pragma unroll
+                        for (int tl_v = 0; tl_v < 16; ++tl_v) tl_dst56[tl_v] = tl::in_bounds(col0 + ((tl_chunk53 * 16) / 128), N) && tl::in_bounds((((k + 2) * 128) + ((tl_chunk53 * 16) % 128)) + tl_v, K) ? tl_src55[tl_v] : tl::convert<tl::f8e4m3>(0.0f);
+                    }
+                }
+            }
+            // copy(B[col0 + G +: G, k * G +: G], b1);  (qgemm.tl:138)
+            if (tl::is_aligned(B, 16) && K % 16 == 0 && (col0 + 128) >= 0 && (col0 + 128) + 128 <= N && ((k + 2) * 128) >= 0 && ((k + 2) * 128) + 128 <= K && ((k + 2) * 128) % 16 == 0) {
+                #pragma unroll
+                for (int tl_i59 = 0; tl_i59 < 2; ++tl_i59) {
+                    const int tl_chunk58 = tl_tid + tl_i59 * 512;
+                    tl::cp_async_16(&b1[(((k + 2) % 3) * 128 + ((tl_chunk58 * 16) / 128)) * 144 + ((tl_chunk58 * 16) % 128)], &B[int64_t((col0 + 128) + ((tl_chunk58 * 16) / 128)) * K + (((k + 2) * 128) + ((tl_chunk58 * 16) % 128))]);
+                }
+            } else {
+                #pragma unroll
+                for (int tl_i61 = 0; tl_i61 < 2; ++tl_i61) {
+                    const int tl_chunk60 = tl_tid + tl_i61 * 512;
+                    const tl::f8e4m3* tl_src62 = &B[int64_t((col0 + 128) + ((tl_chunk60 * 16) / 128)) * K + (((k + 2) * 128) + ((tl_chunk60 * 16) % 128))];
+                    tl::f8e4m3* tl_dst63 = &b1[(((k + 2) % 3) * 128 + ((tl_chunk60 * 16) / 128)) * 144 + ((tl_chunk60 * 16) % 128)];
+                    const int tl_valid64 = !(tl::in_bounds((col0 + 128) + ((tl_chunk60 * 16) / 128), N)) ? 0 : max(0, min(16, K - (((k + 2) * 128) + ((tl_chunk60 * 16) % 128))));
+                    if (tl_valid64 == 16 && ((k + 2) * 128) + ((tl_chunk60 * 16) % 128) >= 0 && tl::is_aligned(tl_src62, 4)) {
+                        tl::cp_async_chunk(tl_dst63, tl_src62);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
+                    } else {
+                        #pragma unroll
+                        for (int tl_v = 0; tl_v < 16; ++tl_v) tl_dst63[tl_v] = tl::in_bounds((col0 + 128) + ((tl_chunk60 * 16) / 128), N) && tl::in_bounds((((k + 2) * 128) + ((tl_chunk60 * 16) % 128)) + tl_v, K) ? tl_src62[tl_v] : tl::convert<tl::f8e4m3>(0.0f);
+                    }
+                }
+            }
+        }
+        tl::cp_async_commit();
+        // copy(As[row0 +: BM, k], sa);  (qgemm.tl:139)
+        #pragma unroll
+        for (int tl_s = 0; tl_s < 2; ++tl_s) sa[tl_s] = sa_next[tl_s];
+        // copy(Bs[col0 / G +: 2, k], sb);  (qgemm.tl:140)
+        for (int tl_e65 = 0; tl_e65 < 2; ++tl_e65) {
+            sb[tl_e65] = sb_next[tl_e65];
+        }
+        if (k + 1 < k_trips) {
+            // copy(As[row0 +: BM, k], sa);  (qgemm.tl:139)
+            #pragma unroll
+            for (int tl_s66 = 0; tl_s66 < 2; ++tl_s66) {
+                sa_next[tl_s66] = tl::in_bounds(row0 + ((tl_tid / 4 % 8) + (tl_s66) * 8 + (tl_tid / 256) * 16), M) && tl::in_bounds(k + 1, KG) ? As[int64_t(row0 + ((tl_tid / 4 % 8) + (tl_s66) * 8 + (tl_tid / 256) * 16)) * KG + (k + 1)] : 0.0f;
+            }
+            // copy(Bs[col0 / G +: 2, k], sb);  (qgemm.tl:140)
+            for (int tl_e67 = 0; tl_e67 < 2; ++tl_e67) {
+                sb_next[tl_e67] = tl::in_bounds((col0 / 128) + tl_e67, NB) && tl::in_bounds(k + 1, KG) ? Bs[int64_t((col0 / 128) + tl_e67) * KG + (k + 1)] : 0.0f;
+            }
+        }
+        // gemm(a, b0, part, transpose_b = true, clear = true);  (qgemm.tl:141)
+        {
+            for (int tl_s = 0; tl_s < part_layout::kSlots; ++tl_s) part[tl_s] = 0.0f;
+            tl::warp_gemm_mma<32, 128, 128, 2, 8, tl::f8e4m3, false, true>(
+                part, tl::SharedMatrix<tl::f8e4m3, false, 144>{&a[((k % 3) * 32 + 0) * 144 + 0]},
+                tl::SharedMatrix<tl::f8e4m3, true, 144>{&b0[((k % 3) * 128 + 0) * 144 + 0]}, tl_tid);
+        }
+        // for i, j in parallel(BM, G) {  (qgemm.tl:142)
+        // for i, j in parallel(32, 128): each thread visits the elements of `acc0` it holds
+        #pragma unroll
+        for (int tl_s68 = 0; tl_s68 < acc0_layout::kSlots; ++tl_s68) {
+            [[maybe_unused]] const int i = acc0_layout::row(tl_tid, tl_s68);
+            [[maybe_unused]] const int j = acc0_layout::col(tl_tid, tl_s68);
+            acc0[tl_s68] = acc0[tl_s68] + part[tl_s68] * (sa[(tl_s68 / 2 % 2)] * sb[0]);
+        }
+        // gemm(a, b1, part, transpose_b = true, clear = true);  (qgemm.tl:145)
+        {
+            for (int tl_s = 0; tl_s < part_layout::kSlots; ++tl_s) part[tl_s] = 0.0f;
+            tl::warp_gemm_mma<32, 128, 128, 2, 8, tl::f8e4m3, false, true>(
+                part, tl::SharedMatrix<tl::f8e4m3, false, 144>{&a[((k % 3) * 32 + 0) * 144 + 0]},
+                tl::SharedMatrix<tl::f8e4m3, true, 144>{&b1[((k % 3) * 128 + 0) * 144 + 0]}, tl_tid);
+        }
+        // for i, j in parallel(BM, G) {  (qgemm.tl:146)
+        // for i, j in parallel(32, 128): each thread visits the elements of `acc1` it holds
+        #pragma unroll
+        for (int tl_s69 = 0; tl_s69 < acc1_layout::kSlots; ++tl_s69) {
+            [[maybe_unused]] const int i = acc1_layout::row(tl_tid, tl_s69);
+            [[maybe_unused]] const int j = acc1_layout::col(tl_tid, tl_s69);
+            acc1[tl_s69] = acc1[tl_s69] + part[tl_s69] * (sa[(tl_s69 / 2 % 2)] * sb[1]);
+        }
+    }
+    tl::cp_async_wait<0>();  // at most 0 copy groups of this thread still in flight
+    // copy(acc0, C[row0 +: BM, col0 +: G]);  (qgemm.tl:150)
+    #pragma unroll
+    for (int tl_chunk70 = 0; tl_chunk70 < acc0_layout::kSlots; tl_chunk70 += 2) {
+        tl::bf16* tl_ptr71 = &C[int64_t(row0 + (acc0_layout::row(tl_tid, tl_chunk70))) * N + (col0 + (acc0_layout::col(tl_tid, tl_chunk70)))];
+        if (tl::in_bounds(row0 + (acc0_layout::row(tl_tid, tl_chunk70)), M) && tl::in_bounds(col0 + (acc0_layout::col(tl_tid, tl_chunk70)), N) && tl::in_bounds(row0 + (acc0_layout::row(tl_tid, tl_chunk70)), M) && tl::in_bounds((col0 + (acc0_layout::col(tl_tid, tl_chunk70))) + 1, N) && tl::is_aligned(tl_ptr71, 4)) {
+            tl::bf16 tl_vec72[2];
+            #pragma unroll
+            for (int tl_v = 0; tl_v < 2; tl_v += 2) tl::convert_pair(&tl_vec72[tl_v], acc0[tl_chunk70 + tl_v], acc0[tl_chunk70 + tl_v + 1]);
+            tl::store_vector<tl::bf16, 2>(tl_ptr71, tl_vec72);
+        } else {
+            #pragma unroll
+            for (int tl_v = 0; tl_v < 2; ++tl_v) {
+                if (tl::in_bounds(row0 + (acc0_layout::row(tl_tid, tl_chunk70 + tl_v)), M) && tl::in_bounds(col0 + (acc0_layout::col(tl_tid, tl_chunk70 + tl_v)), N)) C[int64_t(row0 + (acc0_layout::row(tl_tid, tl_chunk70 + tl_v))) * N + (col0 + (acc0_layout::col(tl_tid, tl_chunk70 + tl_v)))] = tl::convert<tl::bf16>(acc0[tl_chunk70 + tl_v]);
+            }
+        }
+    }
+    // copy(acc1, C[row0 +: BM, col0 + G +: G]);  (qgemm.tl:151)
+    #pragma unroll
+    for (int tl_chunk73 = 0; tl_chunk73 < acc1_layout::kSlots; tl_chunk73 += 2) {
+        tl::bf16* tl_ptr74 = &C[int64_t(row0 + (acc1_layout::row(tl_tid, tl_chunk73))) * N + ((col0 + 128) + (acc1_layout::col(tl_tid, tl_chunk73)))];
+        if (tl::in_bounds(row0 + (acc1_layout::row(tl_tid, tl_chunk73)), M) && tl::in_bounds((col0 + 128) + (acc1_layout::col(tl_tid, tl_chunk73)), N) && tl::in_bounds(row0 + (acc1_layout::row(tl_tid, tl_chunk73)), M) && tl::in_bounds(((col0 + 128) + (acc1_layout::col(tl_tid, tl_chunk73))) + 1, N) && tl::is_aligned(tl_ptr74, 4)) {
+            tl::bf16 tl_vec75[2];
+            #pragma unroll
+            for (int tl_v = 0; tl_v < 2; tl_v += 2) tl::convert_pair(&tl_vec75[tl_v], acc1[tl_chunk73 + tl_v], acc1[tl_chunk73 + tl_v + 1]);
+            tl::store_vector<tl::bf16, 2>(tl_ptr74, tl_vec75);
+        } else {
+            #pragma unroll
+            for (int tl_v = 0; tl_v < 2; ++tl_v) {
+                if (tl::in_bounds(row0 + (acc1_layout::row(tl_tid, tl_chunk73 + tl_v)), M) && tl::in_bounds((col0 + 128) + (acc1_layout::col(tl_tid, tl_chunk73 + tl_v)), N)) C[int64_t(row0 + (acc1_layout::row(tl_tid, tl_chunk73 + tl_v))) * N + ((col0 + 128) + (acc1_layout::col(tl_tid, tl_chunk73 + tl_v)))] = tl::convert<tl::bf16>(acc1[tl_chunk73 + tl_v]);
+            }
+        }
+    }
+}
+
+// kernel fp8_gemm_block_scaled_wide<BM = 128, G = 128, STAGES = 3, THREADS = 256, T = bf16>  (stdlib/qgemm.tl:118)
+// 256 threads per block, 148528 bytes of shared memory
+// warp-specialized: warpgroup 0 issues TMA loads, the other 256 threads run wgmma; persistent over the tiles
+__global__ void __launch_bounds__(384, 1) fp8_gemm_block_scaled_wide_kernel_sm90(
+        const __grid_constant__ CUtensorMap tl_map_A,
+        const __grid_constant__ CUtensorMap tl_map_B,
+        const tl::f8e4m3* __restrict__ A,
+        const float* __restrict__ As,
+        const tl::f8e4m3* __restrict__ B,
+        const float* __restrict__ Bs,
+        tl::bf16* __restrict__ C,
+        int32_t M,
+        int32_t K,
+        int32_t KG,
+        int32_t N,
+        int32_t NB)
+{
+    #if defined(__CUDA_ARCH__) && !TL_SM90A_DEVICE
+    __trap();  // built for another arch; the launch stub runs this kernel only on sm_90 devices
+    #else
+    // fragment sa: f32[128], slice of `acc0` (broadcast): [128] over 256 threads: (8:t4 2:r1 8:t32) 2 registers, 4 replicas
+    using part_layout = tl::MmaAccLayout<128, 128, 8, 1>;  // fragment part: f32[128, 128], wgmma accumulators
+    using acc0_layout = tl::MmaAccLayout<128, 128, 8, 1>;  // fragment acc0: f32[128, 128], wgmma accumulators
+    using acc1_layout = tl::MmaAccLayout<128, 128, 8, 1>;  // fragment acc1: f32[128, 128], wgmma accumulators
+    // fragment sa_next: f32[128], slice of `acc0` (broadcast): [128] over 256 threads: (8:t4 2:r1 8:t32) 2 registers, 4 replicas
+    extern __shared__ __align__(1024) unsigned char tl_smem_raw[];
+    unsigned char* tl_smem = tl_smem_raw + ((1024 - tl::sm90::smem_address(tl_smem_raw) % 1024) % 1024);
+    tl::f8e4m3* a = reinterpret_cast<tl::f8e4m3*>(tl_smem + 0);  // shared a: f8e4m3[128, 128], 3 stages, 128-byte swizzled (TMA)
+    tl::f8e4m3* b0 = reinterpret_cast<tl::f8e4m3*>(tl_smem + 49152);  // shared b0: f8e4m3[128, 128], 3 stages, 128-byte swizzled (TMA)
+    tl::f8e4m3* b1 = reinterpret_cast<tl::f8e4m3*>(tl_smem + 98304);  // shared b1: f8e4m3[128, 128], 3 stages, 128-byte swizzled (TMA)
+    uint64_t* tl_full = reinterpret_cast<uint64_t*>(tl_smem + 147456);   // per stage: its TMA loads landed
+    uint64_t* tl_empty = tl_full + 3;  // per stage: every consumer warp finished reading it
+    if (threadIdx.x == 0) {
+        for (int tl_s = 0; tl_s < 3; ++tl_s) {
+            tl::sm90::mbarrier_init(&tl_full[tl_s], 1);
+            tl::sm90::mbarrier_init(&tl_empty[tl_s], 8);  // one arrival per consumer warp
+        }
+        tl::sm90::mbarrier_init_fence();
+    }
+    __syncthreads();
+    const int tl_tiles_x = tl::cdiv(N, 256), tl_tiles_y = tl::cdiv(M, 128), tl_tiles_z = 1;
+    const int tl_tiles = tl_tiles_x * tl_tiles_y * tl_tiles_z;
+    if (threadIdx.x < 128) {
+        // Producer warpgroup: one thread issues every TMA load.
+        tl::sm90::release_registers<40>();
+        if (threadIdx.x == 0) {
+            tl::sm90::tma_prefetch_descriptor(&tl_map_A);
+            tl::sm90::tma_prefetch_descriptor(&tl_map_B);
+            int tl_it = 0;  // trips issued so far, across tiles: stage tl_it % stages, round tl_it / stages
+            for (int tl_tile = blockIdx.x; tl_tile < tl_tiles; tl_tile += gridDim.x) {
+                const int tl_block_z = tl_tile / (tl_tiles_x * tl_tiles_y);
+                const int tl_in_plane = tl_tile % (tl_tiles_x * tl_tiles_y);
+                const int tl_group_first_y = tl_in_plane / (8 * tl_tiles_x) * 8;
+                const int tl_group_rows = min(tl_tiles_y - tl_group_first_y, 8);
+                const int tl_block_y = tl_group_first_y + tl_in_plane % (8 * tl_tiles_x) % tl_group_rows;
+                const int tl_block_x = tl_in_plane % (8 * tl_tiles_x) / tl_group_rows;
+                (void)tl_block_x, (void)tl_block_y, (void)tl_block_z;
+                const int32_t row0 = tl_block_y * 128;
+                const int32_t col0 = tl_block_x * 2 * 128;
+                for (int k = 0; k < KG; ++k, ++tl_it) {
+                    const int tl_stage = tl_it % 3;
+                    tl::sm90::mbarrier_wait(&tl_empty[tl_stage], (tl_it / 3 + 1) & 1);  // consumers released it
+                    tl::sm90::mbarrier_arrive_expect_tx(&tl_full[tl_stage], 49152);
+                    // copy(A[row0 +: BM, k * G +: G], a);  (qgemm.tl:136)
+                    tl::sm90::tma_load_2d(a + tl_stage * 16384, &tl_map_A, &tl_full[tl_stage], k * 128, row0);
+                    // copy(B[col0 +: G, k * G +: G], b0);  (qgemm.tl:137)
+                    tl::sm90::tma_load_2d(b0 + tl_stage * 16384, &tl_map_B, &tl_full[tl_stage], k * 128, col0);
+                    // copy(B[col0 + G +: G, k * G +: G], b1);  (qgemm.tl:138)
+                    tl::sm90::tma_load_2d(b1 + tl_stage * 16384, &tl_map_B, &tl_full[tl_stage], k * 128, col0 + 128);
+                }
+            }
+        }
+    }
+    else {
+        // Consumer warpgroups: the kernel's 256 threads.
+        tl::sm90::claim_registers<232>();
+        const int tl_tid = tl::thread_index<256>(128);
+        int tl_it = 0;  // trips consumed so far, across tiles
+        for (int tl_tile = blockIdx.x; tl_tile < tl_tiles; tl_tile += gridDim.x) {
+            const int tl_block_z = tl_tile / (tl_tiles_x * tl_tiles_y);
+            const int tl_in_plane = tl_tile % (tl_tiles_x * tl_tiles_y);
+            const int tl_group_first_y = tl_in_plane / (8 * tl_tiles_x) * 8;
+            const int tl_group_rows = min(tl_tiles_y - tl_group_first_y, 8);
+            const int tl_block_y = tl_group_first_y + tl_in_plane % (8 * tl_tiles_x) % tl_group_rows;
+            const int tl_block_x = tl_in_plane % (8 * tl_tiles_x) / tl_group_rows;
+            (void)tl_block_x, (void)tl_block_y, (void)tl_block_z;
+            float sa[2];  // fragment sa: f32[128]
+            float sb[2];  // local sb: f32[2]
+            float part[part_layout::kSlots];  // fragment part: f32[128, 128]
+            float acc0[acc0_layout::kSlots];  // fragment acc0: f32[128, 128]
+            #pragma unroll
+            for (int tl_i = 0; tl_i < acc0_layout::kSlots; ++tl_i) acc0[tl_i] = 0.0f;
+            float acc1[acc1_layout::kSlots];  // fragment acc1: f32[128, 128]
+            #pragma unroll
+            for (int tl_i = 0; tl_i < acc1_layout::kSlots; ++tl_i) acc1[tl_i] = 0.0f;
+            const int32_t row0 = tl_block_y * 128;
+            const int32_t col0 = tl_block_x * 2 * 128;
+            float sa_next[2];  // fragment sa_next: f32[128]
+            float sb_next[2];  // local sb_next: f32[2]
+            if (0 < KG) {
+                // copy(As[row0 +: BM, k], sa);  (qgemm.tl:139)
+                #pragma unroll
+                for (int tl_s0 = 0; tl_s0 < 2; ++tl_s0) {
+                    sa_next[tl_s0] = tl::in_bounds(row0 + ((tl_tid / 4 % 8) + (tl_s0) * 8 + (tl_tid / 32) * 16), M) && tl::in_bounds(0, KG) ? As[int64_t(row0 + ((tl_tid / 4 % 8) + (tl_s0) * 8 + (tl_tid / 32) * 16)) * KG + 0] : 0.0f;
+                }
+                // copy(Bs[col0 / G +: 2, k], sb);  (qgemm.tl:140)
+                for (int tl_e1 = 0; tl_e1 < 2; ++tl_e1) {
+                    sb_next[tl_e1] = tl::in_bounds((col0 / 128) + tl_e1, NB) && tl::in_bounds(0, KG) ? Bs[int64_t((col0 / 128) + tl_e1) * KG + 0] : 0.0f;
+                }
+            }
+            // for k in pipelined(KG, stages = STAGES) {  (qgemm.tl:135)
+            const int tl_trips2 = KG;
+            for (int k = 0; k < tl_trips2; ++k, ++tl_it) {
+                const int tl_stage = tl_it % 3;
+                tl::sm90::mbarrier_wait(&tl_full[tl_stage], (tl_it / 3 + 0) & 1);  // trip k's TMA loads landed
+                // gemm(a, b0, part, transpose_b = true, clear = true);  (qgemm.tl:141)
+                tl::sm90::warpgroup_gemm<tl::f8e4m3, 128, 128, 128, false, true, 2>(part, a + tl_stage * 16384, b0 + tl_stage * 16384, tl_tid / 128, true);
+                // copy(As[row0 +: BM, k], sa);  (qgemm.tl:139)
+                #pragma unroll
+                for (int tl_s = 0; tl_s < 2; ++tl_s) sa[tl_s] = sa_next[tl_s];
+                // copy(Bs[col0 / G +: 2, k], sb);  (qgemm.tl:140)
+                for (int tl_e3 = 0; tl_e3 < 2; ++tl_e3) {
+                    sb[tl_e3] = sb_next[tl_e3];
+                }
+                if (k + 1 < KG) {
+                    // copy(As[row0 +: BM, k], sa);  (qgemm.tl:139)
+                    #pragma unroll
+                    for (int tl_s4 = 0; tl_s4 < 2; ++tl_s4) {
+                        sa_next[tl_s4] = tl::in_bounds(row0 + ((tl_tid / 4 % 8) + (tl_s4) * 8 + (tl_tid / 32) * 16), M) && tl::in_bounds(k + 1, KG) ? As[int64_t(row0 + ((tl_tid / 4 % 8) + (tl_s4) * 8 + (tl_tid / 32) * 16)) * KG + (k + 1)] : 0.0f;
+                    }
+                    // copy(Bs[col0 / G +: 2, k], sb);  (qgemm.tl:140)
+                    for (int tl_e5 = 0; tl_e5 < 2; ++tl_e5) {
+                        sb_next[tl_e5] = tl::in_bounds((col0 / 128) + tl_e5, NB) && tl::in_bounds(k + 1, KG) ? Bs[int64_t((col0 / 128) + tl_e5) * KG + (k + 1)] : 0.0f;
+                    }
+                }
+                tl::sm90::wgmma_wait<0>();  // #0 (into `part`) retired
+                tl::sm90::fence_accumulators(part);
+                // for i, j in parallel(BM, G) {  (qgemm.tl:142)
+                // for i, j in parallel(128, 128): each thread visits the elements of `acc0` it holds
+                #pragma unroll
+                for (int tl_s6 = 0; tl_s6 < acc0_layout::kSlots; ++tl_s6) {
+                    [[maybe_unused]] const int i = acc0_layout::row(tl_tid, tl_s6);
+                    [[maybe_unused]] const int j = acc0_layout::col(tl_tid, tl_s6);
+                    acc0[tl_s6] = acc0[tl_s6] + part[tl_s6] * (sa[(tl_s6 / 2 % 2)] * sb[0]);
+                }
+                // gemm(a, b1, part, transpose_b = true, clear = true);  (qgemm.tl:145)
+                tl::sm90::warpgroup_gemm<tl::f8e4m3, 128, 128, 128, false, true, 2>(part, a + tl_stage * 16384, b1 + tl_stage * 16384, tl_tid / 128, true);
+                tl::sm90::wgmma_wait<0>();  // #1 (into `part`) retired
+                tl::sm90::fence_accumulators(part);
+                if (tl_tid % 32 == 0) tl::sm90::mbarrier_arrive(&tl_empty[tl_stage]);  // release trip k's stage
+                // for i, j in parallel(BM, G) {  (qgemm.tl:146)
+                // for i, j in parallel(128, 128): each thread visits the elements of `acc1` it holds
+                #pragma unroll
+                for (int tl_s7 = 0; tl_s7 < acc1_layout::kSlots; ++tl_s7) {
+                    [[maybe_unused]] const int i = acc1_layout::row(tl_tid, tl_s7);
+                    [[maybe_unused]] const int j = acc1_layout::col(tl_tid, tl_s7);
+                    acc1[tl_s7] = acc1[tl_s7] + part[tl_s7] * (sa[(tl_s7 / 2 % 2)] * sb[1]);
+                }
+            }
+            // copy(acc0, C[row0 +: BM, col0 +: G]);  (qgemm.tl:150)
+            #pragma unroll
+            for (int tl_chunk8 = 0; tl_chunk8 < acc0_layout::kSlots; tl_chunk8 += 2) {
+                tl::bf16* tl_ptr9 = &C[int64_t(row0 + (acc0_layout::row(tl_tid, tl_chunk8))) * N + (col0 + (acc0_layout::col(tl_tid, tl_chunk8)))];
+                if (tl::in_bounds(row0 + (acc0_layout::row(tl_tid, tl_chunk8)), M) && tl::in_bounds(col0 + (acc0_layout::col(tl_tid, tl_chunk8)), N) && tl::in_bounds(row0 + (acc0_layout::row(tl_tid, tl_chunk8)), M) && tl::in_bounds((col0 + (acc0_layout::col(tl_tid, tl_chunk8))) + 1, N) && tl::is_aligned(tl_ptr9, 4)) {
+                    tl::bf16 tl_vec10[2];
+                    #pragma unroll
+                    for (int tl_v = 0; tl_v < 2; tl_v += 2) tl::convert_pair(&tl_vec10[tl_v], acc0[tl_chunk8 + tl_v], acc0[tl_chunk8 + tl_v + 1]);
+                    tl::store_vector<tl::bf16, 2>(tl_ptr9, tl_vec10);
+                } else {
+                    #pragma unroll
+                    for (int tl_v = 0; tl_v < 2; ++tl_v) {
+                        if (tl::in_bounds(row0 + (acc0_layout::row(tl_tid, tl_chunk8 + tl_v)), M) && tl::in_bounds(col0 + (acc0_layout::col(tl_tid, tl_chunk8 + tl_v)), N)) C[int64_t(row0 + (acc0_layout::row(tl_tid, tl_chunk8 + tl_v))) * N + (col0 + (acc0_layout::col(tl_tid, tl_chunk8 + tl_v)))] = tl::convert<tl::bf16>(acc0[tl_chunk8 + tl_v]);
+                    }
+                }
+            }
+            // copy(acc1, C[row0 +: BM, col0 + G +: G]);  (qgemm.tl:151)
+            #pragma unroll
+            for (int tl_chunk11 = 0; tl_chunk11 < acc1_layout::kSlots; tl_chunk11 += 2) {
+                tl::bf16* tl_ptr12 = &C[int64_t(row0 + (acc1_layout::row(tl_tid, tl_chunk11))) * N + ((col0 + 128) + (acc1_layout::col(tl_tid, tl_chunk11)))];
+                if (tl::in_bounds(row0 + (acc1_layout::row(tl_tid, tl_chunk11)), M) && tl::in_bounds((col0 + 128) + (acc1_layout::col(tl_tid, tl_chunk11)), N) && tl::in_bounds(row0 + (acc1_layout::row(tl_tid, tl_chunk11)), M) && tl::in_bounds(((col0 + 128) + (acc1_layout::col(tl_tid, tl_chunk11))) + 1, N) && tl::is_aligned(tl_ptr12, 4)) {
+                    tl::bf16 tl_vec13[2];
+                    #pragma unroll
+                    for (int tl_v = 0; tl_v < 2; tl_v += 2) tl::convert_pair(&tl_vec13[tl_v], acc1[tl_chunk11 + tl_v], acc1[tl_chunk11 + tl_v + 1]);
+                    tl::store_vector<tl::bf16, 2>(tl_ptr12, tl_vec13);
+                } else {
+                    #pragma unroll
+                    for (int tl_v = 0; tl_v < 2; ++tl_v) {
+                        if (tl::in_bounds(row0 + (acc1_layout::row(tl_tid, tl_chunk11 + tl_v)), M) && tl::in_bounds((col0 + 128) + (acc1_layout::col(tl_tid, tl_chunk11 + tl_v)), N)) C[int64_t(row0 + (acc1_layout::row(tl_tid, tl_chunk11 + tl_v))) * N + ((col0 + 128) + (acc1_layout::col(tl_tid, tl_chunk11 + tl_v)))] = tl::convert<tl::bf16>(acc1[tl_chunk11 + tl_v]);
                     }
                 }
             }
@@ -1743,9 +2295,9 @@ cudaError_t w4a16_partial(const __half* A, const uint32_t* Wq, const __half* Sca
     return w4a16_partial_variant1(A, Wq, Scales, Part, k_len, M, K, N, KW, KG, SPLITS, stream);  // BM = 64
 }
 
-// Variant 0 of kernel `fp8_gemm_block_scaled`: BN = 128.
-static cudaError_t fp8_gemm_block_scaled_variant0(const __nv_fp8_e4m3* A, const float* As, const __nv_fp8_e4m3* B, const float* Bs, __nv_bfloat16* C, int64_t M, int64_t K, int64_t KG, int64_t N, int64_t NB, cudaStream_t stream) {
-    constexpr const char* tl_name = "fp8_gemm_block_scaled";
+// Variant 0 of kernel `fp8_gemm_block_scaled_tile`: BN = 128.
+static cudaError_t fp8_gemm_block_scaled_tile_variant0(const __nv_fp8_e4m3* A, const float* As, const __nv_fp8_e4m3* B, const float* Bs, __nv_bfloat16* C, int64_t M, int64_t K, int64_t KG, int64_t N, int64_t NB, cudaStream_t stream) {
+    constexpr const char* tl_name = "fp8_gemm_block_scaled_tile";
     if (cudaError_t tl_err = tl::host::check_pointer(A, tl_name, "A", 1); tl_err != cudaSuccess) return tl_err;
     if (cudaError_t tl_err = tl::host::check_pointer(As, tl_name, "As", 4); tl_err != cudaSuccess) return tl_err;
     if (cudaError_t tl_err = tl::host::check_pointer(B, tl_name, "B", 1); tl_err != cudaSuccess) return tl_err;
@@ -1780,35 +2332,35 @@ static cudaError_t fp8_gemm_block_scaled_variant0(const __nv_fp8_e4m3* A, const 
         if (tl_tma) {
             static const cudaError_t tl_attributes_variant0_sm90 = [] {
                 cudaError_t tl_err = cudaSuccess;
-                tl_err = cudaFuncSetAttribute(::fp8_gemm_block_scaled_kernel_variant0_sm90, cudaFuncAttributeMaxDynamicSharedMemorySize, 132160);
+                tl_err = cudaFuncSetAttribute(::fp8_gemm_block_scaled_tile_kernel_variant0_sm90, cudaFuncAttributeMaxDynamicSharedMemorySize, 132160);
                 if (tl_err == cudaSuccess)
-                    tl_err = cudaFuncSetAttribute(::fp8_gemm_block_scaled_kernel_variant0_sm90, cudaFuncAttributePreferredSharedMemoryCarveout, tl::host::occupancy_carveout(::fp8_gemm_block_scaled_kernel_variant0_sm90, 256, 132160));
+                    tl_err = cudaFuncSetAttribute(::fp8_gemm_block_scaled_tile_kernel_variant0_sm90, cudaFuncAttributePreferredSharedMemoryCarveout, tl::host::occupancy_carveout(::fp8_gemm_block_scaled_tile_kernel_variant0_sm90, 256, 132160));
                 return tl_err;
             }();
             if (tl_attributes_variant0_sm90 != cudaSuccess) return tl::host::record(tl_attributes_variant0_sm90, tl_name, "setting the shared-memory attributes");
             const int64_t tl_tiles = int64_t(tl::cdiv(N, 128)) * int64_t(tl::cdiv(M, 128));  // the warp-specialized kernel's own tiles
             const int64_t tl_blocks = tl_tiles < tl_device.sm_count ? tl_tiles : tl_device.sm_count;  // persistent: one block per SM
             if (tl_blocks <= INT32_MAX) {
-                ::fp8_gemm_block_scaled_kernel_variant0_sm90<<<unsigned(tl_blocks), 384, 132160, stream>>>(tl_map_A, tl_map_B, A, As, B, Bs, C, static_cast<int32_t>(M), static_cast<int32_t>(K), static_cast<int32_t>(KG), static_cast<int32_t>(N), static_cast<int32_t>(NB));
+                ::fp8_gemm_block_scaled_tile_kernel_variant0_sm90<<<unsigned(tl_blocks), 384, 132160, stream>>>(tl_map_A, tl_map_B, A, As, B, Bs, C, static_cast<int32_t>(M), static_cast<int32_t>(K), static_cast<int32_t>(KG), static_cast<int32_t>(N), static_cast<int32_t>(NB));
                 return tl::host::record(cudaGetLastError(), tl_name, "launch");
             }
         }
     }
     static const cudaError_t tl_attributes_variant0 = [] {
         cudaError_t tl_err = cudaSuccess;
-        tl_err = cudaFuncSetAttribute(::fp8_gemm_block_scaled_kernel_variant0, cudaFuncAttributeMaxDynamicSharedMemorySize, 110592);
+        tl_err = cudaFuncSetAttribute(::fp8_gemm_block_scaled_tile_kernel_variant0, cudaFuncAttributeMaxDynamicSharedMemorySize, 110592);
         if (tl_err == cudaSuccess)
-            tl_err = cudaFuncSetAttribute(::fp8_gemm_block_scaled_kernel_variant0, cudaFuncAttributePreferredSharedMemoryCarveout, tl::host::occupancy_carveout(::fp8_gemm_block_scaled_kernel_variant0, 512, 110592));
+            tl_err = cudaFuncSetAttribute(::fp8_gemm_block_scaled_tile_kernel_variant0, cudaFuncAttributePreferredSharedMemoryCarveout, tl::host::occupancy_carveout(::fp8_gemm_block_scaled_tile_kernel_variant0, 512, 110592));
         return tl_err;
     }();
     if (tl_attributes_variant0 != cudaSuccess) return tl::host::record(tl_attributes_variant0, tl_name, "setting the shared-memory attributes");
-    ::fp8_gemm_block_scaled_kernel_variant0<<<dim3(unsigned(tl_grid_x), unsigned(tl_grid_y), unsigned(tl_grid_z)), 512, 110592, stream>>>(A, As, B, Bs, C, static_cast<int32_t>(M), static_cast<int32_t>(K), static_cast<int32_t>(KG), static_cast<int32_t>(N), static_cast<int32_t>(NB));
+    ::fp8_gemm_block_scaled_tile_kernel_variant0<<<dim3(unsigned(tl_grid_x), unsigned(tl_grid_y), unsigned(tl_grid_z)), 512, 110592, stream>>>(A, As, B, Bs, C, static_cast<int32_t>(M), static_cast<int32_t>(K), static_cast<int32_t>(KG), static_cast<int32_t>(N), static_cast<int32_t>(NB));
     return tl::host::record(cudaGetLastError(), tl_name, "launch");
 }
 
-// Variant 1 of kernel `fp8_gemm_block_scaled`: BN = 64.
-static cudaError_t fp8_gemm_block_scaled_variant1(const __nv_fp8_e4m3* A, const float* As, const __nv_fp8_e4m3* B, const float* Bs, __nv_bfloat16* C, int64_t M, int64_t K, int64_t KG, int64_t N, int64_t NB, cudaStream_t stream) {
-    constexpr const char* tl_name = "fp8_gemm_block_scaled";
+// Variant 1 of kernel `fp8_gemm_block_scaled_tile`: BN = 64.
+static cudaError_t fp8_gemm_block_scaled_tile_variant1(const __nv_fp8_e4m3* A, const float* As, const __nv_fp8_e4m3* B, const float* Bs, __nv_bfloat16* C, int64_t M, int64_t K, int64_t KG, int64_t N, int64_t NB, cudaStream_t stream) {
+    constexpr const char* tl_name = "fp8_gemm_block_scaled_tile";
     if (cudaError_t tl_err = tl::host::check_pointer(A, tl_name, "A", 1); tl_err != cudaSuccess) return tl_err;
     if (cudaError_t tl_err = tl::host::check_pointer(As, tl_name, "As", 4); tl_err != cudaSuccess) return tl_err;
     if (cudaError_t tl_err = tl::host::check_pointer(B, tl_name, "B", 1); tl_err != cudaSuccess) return tl_err;
@@ -1843,37 +2395,97 @@ static cudaError_t fp8_gemm_block_scaled_variant1(const __nv_fp8_e4m3* A, const 
         if (tl_tma) {
             static const cudaError_t tl_attributes_variant1_sm90 = [] {
                 cudaError_t tl_err = cudaSuccess;
-                tl_err = cudaFuncSetAttribute(::fp8_gemm_block_scaled_kernel_variant1_sm90, cudaFuncAttributeMaxDynamicSharedMemorySize, 148576);
+                tl_err = cudaFuncSetAttribute(::fp8_gemm_block_scaled_tile_kernel_variant1_sm90, cudaFuncAttributeMaxDynamicSharedMemorySize, 148576);
                 if (tl_err == cudaSuccess)
-                    tl_err = cudaFuncSetAttribute(::fp8_gemm_block_scaled_kernel_variant1_sm90, cudaFuncAttributePreferredSharedMemoryCarveout, tl::host::occupancy_carveout(::fp8_gemm_block_scaled_kernel_variant1_sm90, 256, 148576));
+                    tl_err = cudaFuncSetAttribute(::fp8_gemm_block_scaled_tile_kernel_variant1_sm90, cudaFuncAttributePreferredSharedMemoryCarveout, tl::host::occupancy_carveout(::fp8_gemm_block_scaled_tile_kernel_variant1_sm90, 256, 148576));
                 return tl_err;
             }();
             if (tl_attributes_variant1_sm90 != cudaSuccess) return tl::host::record(tl_attributes_variant1_sm90, tl_name, "setting the shared-memory attributes");
             const int64_t tl_tiles = int64_t(tl::cdiv(N, 64)) * int64_t(tl::cdiv(M, 128));  // the warp-specialized kernel's own tiles
             const int64_t tl_blocks = tl_tiles < tl_device.sm_count ? tl_tiles : tl_device.sm_count;  // persistent: one block per SM
             if (tl_blocks <= INT32_MAX) {
-                ::fp8_gemm_block_scaled_kernel_variant1_sm90<<<unsigned(tl_blocks), 384, 148576, stream>>>(tl_map_A, tl_map_B, A, As, B, Bs, C, static_cast<int32_t>(M), static_cast<int32_t>(K), static_cast<int32_t>(KG), static_cast<int32_t>(N), static_cast<int32_t>(NB));
+                ::fp8_gemm_block_scaled_tile_kernel_variant1_sm90<<<unsigned(tl_blocks), 384, 148576, stream>>>(tl_map_A, tl_map_B, A, As, B, Bs, C, static_cast<int32_t>(M), static_cast<int32_t>(K), static_cast<int32_t>(KG), static_cast<int32_t>(N), static_cast<int32_t>(NB));
                 return tl::host::record(cudaGetLastError(), tl_name, "launch");
             }
         }
     }
     static const cudaError_t tl_attributes_variant1 = [] {
         cudaError_t tl_err = cudaSuccess;
-        tl_err = cudaFuncSetAttribute(::fp8_gemm_block_scaled_kernel_variant1, cudaFuncAttributeMaxDynamicSharedMemorySize, 82944);
+        tl_err = cudaFuncSetAttribute(::fp8_gemm_block_scaled_tile_kernel_variant1, cudaFuncAttributeMaxDynamicSharedMemorySize, 82944);
         if (tl_err == cudaSuccess)
-            tl_err = cudaFuncSetAttribute(::fp8_gemm_block_scaled_kernel_variant1, cudaFuncAttributePreferredSharedMemoryCarveout, tl::host::occupancy_carveout(::fp8_gemm_block_scaled_kernel_variant1, 256, 82944));
+            tl_err = cudaFuncSetAttribute(::fp8_gemm_block_scaled_tile_kernel_variant1, cudaFuncAttributePreferredSharedMemoryCarveout, tl::host::occupancy_carveout(::fp8_gemm_block_scaled_tile_kernel_variant1, 256, 82944));
         return tl_err;
     }();
     if (tl_attributes_variant1 != cudaSuccess) return tl::host::record(tl_attributes_variant1, tl_name, "setting the shared-memory attributes");
-    ::fp8_gemm_block_scaled_kernel_variant1<<<dim3(unsigned(tl_grid_x), unsigned(tl_grid_y), unsigned(tl_grid_z)), 256, 82944, stream>>>(A, As, B, Bs, C, static_cast<int32_t>(M), static_cast<int32_t>(K), static_cast<int32_t>(KG), static_cast<int32_t>(N), static_cast<int32_t>(NB));
+    ::fp8_gemm_block_scaled_tile_kernel_variant1<<<dim3(unsigned(tl_grid_x), unsigned(tl_grid_y), unsigned(tl_grid_z)), 256, 82944, stream>>>(A, As, B, Bs, C, static_cast<int32_t>(M), static_cast<int32_t>(K), static_cast<int32_t>(KG), static_cast<int32_t>(N), static_cast<int32_t>(NB));
     return tl::host::record(cudaGetLastError(), tl_name, "launch");
 }
 
-cudaError_t fp8_gemm_block_scaled(const __nv_fp8_e4m3* A, const float* As, const __nv_fp8_e4m3* B, const float* Bs, __nv_bfloat16* C, int64_t M, int64_t K, int64_t KG, int64_t N, int64_t NB, cudaStream_t stream) {
+cudaError_t fp8_gemm_block_scaled_tile(const __nv_fp8_e4m3* A, const float* As, const __nv_fp8_e4m3* B, const float* Bs, __nv_bfloat16* C, int64_t M, int64_t K, int64_t KG, int64_t N, int64_t NB, cudaStream_t stream) {
     // 2 variants, tried in order: the first whose condition holds is launched.
     if (tl::cdiv(M, 128) * tl::cdiv(N, 128) >= tl::host::sm_count())
-        return fp8_gemm_block_scaled_variant0(A, As, B, Bs, C, M, K, KG, N, NB, stream);  // BN = 128
-    return fp8_gemm_block_scaled_variant1(A, As, B, Bs, C, M, K, KG, N, NB, stream);  // BN = 64
+        return fp8_gemm_block_scaled_tile_variant0(A, As, B, Bs, C, M, K, KG, N, NB, stream);  // BN = 128
+    return fp8_gemm_block_scaled_tile_variant1(A, As, B, Bs, C, M, K, KG, N, NB, stream);  // BN = 64
+}
+
+cudaError_t fp8_gemm_block_scaled_wide(const __nv_fp8_e4m3* A, const float* As, const __nv_fp8_e4m3* B, const float* Bs, __nv_bfloat16* C, int64_t M, int64_t K, int64_t KG, int64_t N, int64_t NB, cudaStream_t stream) {
+    constexpr const char* tl_name = "fp8_gemm_block_scaled_wide";
+    if (cudaError_t tl_err = tl::host::check_pointer(A, tl_name, "A", 1); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_pointer(As, tl_name, "As", 4); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_pointer(B, tl_name, "B", 1); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_pointer(Bs, tl_name, "Bs", 4); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_pointer(C, tl_name, "C", 2); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_dim(M, tl_name, "M"); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_dim(K, tl_name, "K"); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_dim(KG, tl_name, "KG"); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_dim(N, tl_name, "N"); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_dim(NB, tl_name, "NB"); tl_err != cudaSuccess) return tl_err;
+    if (!(KG == tl::cdiv(K, 128)))
+        return tl::host::invalid_argument(std::string(tl_name) + ": requirement `KG == cdiv(K, G)` does not hold" + " (" + "KG = " + std::to_string(KG) + ", K = " + std::to_string(K) + ")");
+    if (!(NB == tl::cdiv(N, 128)))
+        return tl::host::invalid_argument(std::string(tl_name) + ": requirement `NB == cdiv(N, G)` does not hold" + " (" + "NB = " + std::to_string(NB) + ", N = " + std::to_string(N) + ")");
+    if (cudaError_t tl_err = tl::host::check_compute_capability(89, tl_name, "a gemm of 8-bit floats on the tensor cores (mma.sync m16n8k32)"); tl_err != cudaSuccess) return tl_err;
+    const int64_t tl_grid_x = int64_t(tl::cdiv(N, 256)), tl_grid_y = int64_t(tl::cdiv(M, 32)), tl_grid_z = int64_t(1);
+    if (tl_grid_x <= 0 || tl_grid_y <= 0 || tl_grid_z <= 0) return cudaSuccess;  // nothing to compute
+    if (tl_grid_x > INT32_MAX || tl_grid_y > 65535 || tl_grid_z > 65535)
+        return tl::host::invalid_argument(std::string(tl_name) + ": the grid is larger than CUDA allows");
+    const tl::host::DeviceTraits tl_device = tl::host::current_device_traits();
+    if (tl_device.major == 9) {
+        // TMA needs 16-byte-aligned tensors whose rows are a multiple of 16 bytes.
+        CUtensorMap tl_map_A;
+        CUtensorMap tl_map_B;
+        const bool tl_tma =
+            tl::host::tma_compatible(A, int64_t(M), int64_t(K), 1) &&
+            tl::host::make_tensor_map_2d(&tl_map_A, A, CU_TENSOR_MAP_DATA_TYPE_UINT8, 1, int64_t(M), int64_t(K), 128, 128) &&
+            tl::host::tma_compatible(B, int64_t(N), int64_t(K), 1) &&
+            tl::host::make_tensor_map_2d(&tl_map_B, B, CU_TENSOR_MAP_DATA_TYPE_UINT8, 1, int64_t(N), int64_t(K), 128, 128);
+        if (tl_tma) {
+            static const cudaError_t tl_attributes_sm90 = [] {
+                cudaError_t tl_err = cudaSuccess;
+                tl_err = cudaFuncSetAttribute(::fp8_gemm_block_scaled_wide_kernel_sm90, cudaFuncAttributeMaxDynamicSharedMemorySize, 148528);
+                if (tl_err == cudaSuccess)
+                    tl_err = cudaFuncSetAttribute(::fp8_gemm_block_scaled_wide_kernel_sm90, cudaFuncAttributePreferredSharedMemoryCarveout, tl::host::occupancy_carveout(::fp8_gemm_block_scaled_wide_kernel_sm90, 256, 148528));
+                return tl_err;
+            }();
+            if (tl_attributes_sm90 != cudaSuccess) return tl::host::record(tl_attributes_sm90, tl_name, "setting the shared-memory attributes");
+            const int64_t tl_tiles = int64_t(tl::cdiv(N, 256)) * int64_t(tl::cdiv(M, 128));  // the warp-specialized kernel's own tiles
+            const int64_t tl_blocks = tl_tiles < tl_device.sm_count ? tl_tiles : tl_device.sm_count;  // persistent: one block per SM
+            if (tl_blocks <= INT32_MAX) {
+                ::fp8_gemm_block_scaled_wide_kernel_sm90<<<unsigned(tl_blocks), 384, 148528, stream>>>(tl_map_A, tl_map_B, A, As, B, Bs, C, static_cast<int32_t>(M), static_cast<int32_t>(K), static_cast<int32_t>(KG), static_cast<int32_t>(N), static_cast<int32_t>(NB));
+                return tl::host::record(cudaGetLastError(), tl_name, "launch");
+            }
+        }
+    }
+    static const cudaError_t tl_attributes = [] {
+        cudaError_t tl_err = cudaSuccess;
+        tl_err = cudaFuncSetAttribute(::fp8_gemm_block_scaled_wide_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, 124416);
+        if (tl_err == cudaSuccess)
+            tl_err = cudaFuncSetAttribute(::fp8_gemm_block_scaled_wide_kernel, cudaFuncAttributePreferredSharedMemoryCarveout, tl::host::occupancy_carveout(::fp8_gemm_block_scaled_wide_kernel, 512, 124416));
+        return tl_err;
+    }();
+    if (tl_attributes != cudaSuccess) return tl::host::record(tl_attributes, tl_name, "setting the shared-memory attributes");
+    ::fp8_gemm_block_scaled_wide_kernel<<<dim3(unsigned(tl_grid_x), unsigned(tl_grid_y), unsigned(tl_grid_z)), 512, 124416, stream>>>(A, As, B, Bs, C, static_cast<int32_t>(M), static_cast<int32_t>(K), static_cast<int32_t>(KG), static_cast<int32_t>(N), static_cast<int32_t>(NB));
+    return tl::host::record(cudaGetLastError(), tl_name, "launch");
 }
 
 // Kernel `w4a16_gemm_splitk_combine` as program `w4a16_gemm` launches it.
@@ -1954,11 +2566,65 @@ cudaError_t w4a16_gemm(const __half* A, const uint32_t* Wq, const __half* Scales
     return cudaSuccess;
 }
 
+// The workspaces of program `fp8_gemm_block_scaled`, each 256-byte aligned in one allocation: their offsets, and the total size.
+static int64_t fp8_gemm_block_scaled_workspace_layout(int64_t M, int64_t K, int64_t KG, int64_t N, int64_t NB, size_t* tl_offsets) {
+    (void)tl_offsets;
+    int64_t tl_bytes = 0;
+    return tl_bytes;
+}
+
+size_t fp8_gemm_block_scaled_workspace_size(int64_t M, int64_t K, int64_t KG, int64_t N, int64_t NB) {
+    size_t tl_offsets[1];
+    const int64_t tl_bytes = fp8_gemm_block_scaled_workspace_layout(M, K, KG, N, NB, tl_offsets);
+    return tl_bytes < 0 ? 0 : size_t(tl_bytes);
+}
+
+// Program `fp8_gemm_block_scaled`: launches fp8_gemm_block_scaled_wide and fp8_gemm_block_scaled_tile on `stream`, in order.
+cudaError_t fp8_gemm_block_scaled(const __nv_fp8_e4m3* A, const float* As, const __nv_fp8_e4m3* B, const float* Bs, __nv_bfloat16* C, int64_t M, int64_t K, int64_t KG, int64_t N, int64_t NB, cudaStream_t stream, void* workspace, size_t workspace_bytes) {
+    constexpr const char* tl_name = "fp8_gemm_block_scaled";
+    if (cudaError_t tl_err = tl::host::check_pointer(A, tl_name, "A", 1); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_pointer(As, tl_name, "As", 4); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_pointer(B, tl_name, "B", 1); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_pointer(Bs, tl_name, "Bs", 4); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_pointer(C, tl_name, "C", 2); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_dim(M, tl_name, "M"); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_dim(K, tl_name, "K"); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_dim(KG, tl_name, "KG"); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_dim(N, tl_name, "N"); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_dim(NB, tl_name, "NB"); tl_err != cudaSuccess) return tl_err;
+    if (!(KG == tl::cdiv(K, 128)))
+        return tl::host::invalid_argument(std::string(tl_name) + ": requirement `KG == cdiv(K, G)` does not hold" + " (" + "KG = " + std::to_string(KG) + ", K = " + std::to_string(K) + ")");
+    if (!(NB == tl::cdiv(N, 128)))
+        return tl::host::invalid_argument(std::string(tl_name) + ": requirement `NB == cdiv(N, G)` does not hold" + " (" + "NB = " + std::to_string(NB) + ", N = " + std::to_string(N) + ")");
+    size_t tl_offsets[1];
+    const int64_t tl_bytes = fp8_gemm_block_scaled_workspace_layout(M, K, KG, N, NB, tl_offsets);
+    if (tl_bytes < 0)
+        return tl::host::invalid_argument(std::string(tl_name) + ": a workspace extent is negative");
+    if (workspace == nullptr) {
+        if (cudaError_t tl_err = tl::host::stream_workspace(size_t(tl_bytes), stream, &workspace); tl_err != cudaSuccess)
+            return tl::host::record(tl_err, tl_name, "allocating the workspace");
+    } else if (workspace_bytes < size_t(tl_bytes) || reinterpret_cast<uintptr_t>(workspace) % 256 != 0) {
+        return tl::host::invalid_argument(std::string(tl_name) + ": the workspace must be 256-byte aligned and hold " + std::to_string(tl_bytes) + " bytes (fp8_gemm_block_scaled_workspace_size), but has " + std::to_string(workspace_bytes));
+    }
+    // launch fp8_gemm_block_scaled_wide<G = G, T = T>(A, As, B, Bs, C);
+    if (tl::cdiv(M, 128) * tl::cdiv(N, 256) >= tl::host::sm_count()) {
+        if (cudaError_t tl_err = fp8_gemm_block_scaled_wide(A, As, B, Bs, C, int64_t(M), int64_t(K), int64_t(KG), int64_t(N), int64_t(NB), stream); tl_err != cudaSuccess) return tl_err;
+    }
+    // launch fp8_gemm_block_scaled_tile<G = G, T = T>(A, As, B, Bs, C);
+    if (!(tl::cdiv(M, 128) * tl::cdiv(N, 256) >= tl::host::sm_count())) {
+        if (cudaError_t tl_err = fp8_gemm_block_scaled_tile(A, As, B, Bs, C, int64_t(M), int64_t(K), int64_t(KG), int64_t(N), int64_t(NB), stream); tl_err != cudaSuccess) return tl_err;
+    }
+    return cudaSuccess;
+}
+
 }  // namespace tlc
 
 extern "C" {
 cudaError_t tlc_w4a16_partial(const void* A, const void* Wq, const void* Scales, void* Part, int32_t k_len, int64_t M, int64_t K, int64_t N, int64_t KW, int64_t KG, int64_t SPLITS, cudaStream_t stream) { return tlc::w4a16_partial(static_cast<const __half*>(A), static_cast<const uint32_t*>(Wq), static_cast<const __half*>(Scales), static_cast<float*>(Part), k_len, M, K, N, KW, KG, SPLITS, stream); }
-cudaError_t tlc_fp8_gemm_block_scaled(const void* A, const void* As, const void* B, const void* Bs, void* C, int64_t M, int64_t K, int64_t KG, int64_t N, int64_t NB, cudaStream_t stream) { return tlc::fp8_gemm_block_scaled(static_cast<const __nv_fp8_e4m3*>(A), static_cast<const float*>(As), static_cast<const __nv_fp8_e4m3*>(B), static_cast<const float*>(Bs), static_cast<__nv_bfloat16*>(C), M, K, KG, N, NB, stream); }
+cudaError_t tlc_fp8_gemm_block_scaled_tile(const void* A, const void* As, const void* B, const void* Bs, void* C, int64_t M, int64_t K, int64_t KG, int64_t N, int64_t NB, cudaStream_t stream) { return tlc::fp8_gemm_block_scaled_tile(static_cast<const __nv_fp8_e4m3*>(A), static_cast<const float*>(As), static_cast<const __nv_fp8_e4m3*>(B), static_cast<const float*>(Bs), static_cast<__nv_bfloat16*>(C), M, K, KG, N, NB, stream); }
+cudaError_t tlc_fp8_gemm_block_scaled_wide(const void* A, const void* As, const void* B, const void* Bs, void* C, int64_t M, int64_t K, int64_t KG, int64_t N, int64_t NB, cudaStream_t stream) { return tlc::fp8_gemm_block_scaled_wide(static_cast<const __nv_fp8_e4m3*>(A), static_cast<const float*>(As), static_cast<const __nv_fp8_e4m3*>(B), static_cast<const float*>(Bs), static_cast<__nv_bfloat16*>(C), M, K, KG, N, NB, stream); }
 cudaError_t tlc_w4a16_gemm(const void* A, const void* Wq, const void* Scales, void* C, int64_t M, int64_t K, int64_t N, int64_t KW, int64_t KG, cudaStream_t stream, void* workspace, size_t workspace_bytes) { return tlc::w4a16_gemm(static_cast<const __half*>(A), static_cast<const uint32_t*>(Wq), static_cast<const __half*>(Scales), static_cast<__half*>(C), M, K, N, KW, KG, stream, workspace, workspace_bytes); }
 size_t tlc_w4a16_gemm_workspace_size(int64_t M, int64_t K, int64_t N, int64_t KW, int64_t KG) { return tlc::w4a16_gemm_workspace_size(M, K, N, KW, KG); }
+cudaError_t tlc_fp8_gemm_block_scaled(const void* A, const void* As, const void* B, const void* Bs, void* C, int64_t M, int64_t K, int64_t KG, int64_t N, int64_t NB, cudaStream_t stream, void* workspace, size_t workspace_bytes) { return tlc::fp8_gemm_block_scaled(static_cast<const __nv_fp8_e4m3*>(A), static_cast<const float*>(As), static_cast<const __nv_fp8_e4m3*>(B), static_cast<const float*>(Bs), static_cast<__nv_bfloat16*>(C), M, K, KG, N, NB, stream, workspace, workspace_bytes); }
+size_t tlc_fp8_gemm_block_scaled_workspace_size(int64_t M, int64_t K, int64_t KG, int64_t N, int64_t NB) { return tlc::fp8_gemm_block_scaled_workspace_size(M, K, KG, N, NB); }
 }

@@ -9,7 +9,7 @@ step of its block's exact quotient), cross_entropy and its backward (ignored tar
 transpose (values equal), topk_gating (softmax or sigmoid scores, renormalised or not, ties), flash decoding
 (flash_decode_split then flash_decode_combine: O, and each split's log2 Lse, -inf where a row sees no key),
 w4a16_gemm (4-bit weights: both tile variants, K past the k step and the groups),
-fp8_gemm_block_scaled (e4m3 bits decoded; several scale groups, tiles past M and N), gemm_splitk
+fp8_gemm_block_scaled (the program and both kernels; e4m3 bits decoded; several scale groups, tiles past M and N), gemm_splitk
 (several K slices, one, K = 0), moe_permute and
 moe_unpermute (a stable sort by expert, ids routed nowhere), moe_expert_gemm (the grouped GEMM over
 the experts' row slabs, empty experts). The GPU tests (tests/gpu/stdlib_*_test.cu) run the same kernels as compiled."""
@@ -595,7 +595,7 @@ for M, N, K, G, t, d in ((3, 45, 200, 64, "f32", ["BK=64"]), (1, 33, 136, 32, "f
           bound=1e-5 if t == "f32" else 1e-2)
 
 # ---- fp8_gemm_block_scaled ------------------------------------------------------------------
-def fp8_gemm_block_scaled(M, N, K, G, t, defines):
+def fp8_gemm_block_scaled(M, N, K, G, t, defines, name="fp8_gemm_block_scaled_tile"):
     """C = Σ_k A[m, k] · As[m, k / G] · B[n, k] · Bs[n / G, k / G] against float64 on the decoded
     e4m3 values (random bits of magnitude below 4, subnormals included, so that f16 holds C)."""
     KG, NB = -(-K // G), -(-N // G)
@@ -603,7 +603,7 @@ def fp8_gemm_block_scaled(M, N, K, G, t, defines):
     bits = lambda n: [random.choice(small) for _ in range(n)]
     A, B = bits(M * K), bits(N * K)
     As, Bs = rnd(M * KG, 0.5, 2.0), rnd(NB * KG, 0.5, 2.0)
-    out = run("qgemm.tl", "fp8_gemm_block_scaled", [f"T={t}", f"G={G}"] + defines,
+    out = run("qgemm.tl", name, [f"T={t}", f"G={G}"] + defines,
               {"A": ("f8e4m3", [M, K], A), "As": ("f32", [M, KG], As), "B": ("f8e4m3", [N, K], B),
                "Bs": ("f32", [NB, KG], Bs), "C": (t, [M, N], [0.0] * (M * N))}, outputs=("C",))
     a = [e4m3_to_float(x) for x in A]
@@ -618,8 +618,15 @@ def fp8_gemm_block_scaled(M, N, K, G, t, defines):
 for M, N, K, G, t, d in ((37, 70, 100, 32, "bf16", ["BM=32", "BN=32", "THREADS=128"]),
                          (5, 33, 32, 32, "f16", ["BM=32", "BN=16", "THREADS=64"]),
                          (16, 64, 192, 64, "bf16", ["BM=16", "BN=64", "THREADS=128", "STAGES=2"])):
-    check(f"fp8_gemm_block_scaled M={M} N={N} K={K} G={G} {t} {' '.join(d)}",
+    check(f"fp8_gemm_block_scaled_tile M={M} N={N} K={K} G={G} {t} {' '.join(d)}",
           lambda: fp8_gemm_block_scaled(M, N, K, G, t, d), bound=1e-2)
+# The 128 x 256 form (two column halves of G, each with its scale block), small: N past the second
+# half of the last tile; and the program, which picks a kernel by the tile count.
+for M, N, K, G, t, d in ((37, 100, 100, 32, "bf16", ["BM=32", "THREADS=128"]),):
+    check(f"fp8_gemm_block_scaled_wide M={M} N={N} K={K} G={G} {t} {' '.join(d)}",
+          lambda: fp8_gemm_block_scaled(M, N, K, G, t, d, "fp8_gemm_block_scaled_wide"), bound=1e-2)
+check("fp8_gemm_block_scaled (program) M=5 N=70 K=130 G=128 bf16",
+      lambda: fp8_gemm_block_scaled(5, 70, 130, 128, "bf16", [], "fp8_gemm_block_scaled"), bound=1e-2)
 
 # ---- gemm_splitk --------------------------------------------------------------------------------
 def gemm_splitk(M, N, K, t, defines, program="gemm_splitk"):

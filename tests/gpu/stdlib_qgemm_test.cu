@@ -335,6 +335,9 @@ int main() {
         {128, 7168, 2048, 0, th::When::full, ""},
         {4096, 4096, 4096, 0, th::When::full, ""},        // prefill
         {1300, 1700, 256, 1, th::When::full, "_offset1"}, // 128 x 128 tiles (154 of them), unaligned: not by TMA
+        {1100, 3900, 130, 0, th::When::always, ""},       // sm_90a: 128 x 256 tiles (144), N past a half's scale block
+        {1100, 3900, 130, 1, th::When::always, "_offset1"}, // the same, unaligned: the 128 x 256 kernel's fallback
+        {2000, 2100, 1000, 0, th::When::full, ""},        // 128 x 256 tiles, the last one's second half outside N
     };
     seed = 9500;
     for (const Fp8Shape& s : fp8_shapes) {
