@@ -8,6 +8,7 @@
 
 #include <fmt/format.h>
 
+#include <map>
 #include <optional>
 #include <set>
 
@@ -127,41 +128,70 @@ private:
     // the new tiles' allocations and their loads of trip 0 are appended to `before`. Consecutive
     // qualifying copies share one branch for their loads.
     std::vector<ir::StmtPtr> rewrite_body(const LoopView& loop, std::vector<ir::StmtPtr>& before, int& copies) {
-        std::vector<ir::StmtPtr> body;
-        std::vector<ir::StmtPtr> lets = loop.lets_before_body; // the lets evaluated before each statement
-        std::set<const ir::Buffer*> seen_reads;
-        int64_t words_taken = 0;
-        Prefetches run; // the current run of consecutive qualifying copies
-        for (const ir::StmtPtr& s : *loop.body) {
-            auto* c = s->as<ir::Copy>();
-            const bool candidate = c && !c->async && c->src.buffer->scope == ir::Scope::Global && in_registers(*c->dst.buffer);
-            std::optional<std::string> why = candidate ? why_not(*c, loop, lets, seen_reads) : std::nullopt;
-            const bool invariant = candidate && !why && !depends_on_trip(*c, loop, lets);
-            if (candidate && !why && !invariant) {
-                const int64_t words = words_per_thread(*c->dst.buffer, kernel_.layouts);
-                if (words_taken + words > kMaxPrefetchWords)
-                    why = fmt::format("the loop's prefetched tiles would hold {} registers per thread, more than the {} that "
-                                      "may be held twice",
-                                      words_taken + words, kMaxPrefetchWords);
-                else
-                    words_taken += words;
-            }
-            if (candidate && !why) {
-                add_to_run(*c, loop, lets, invariant, run);
-                ++copies;
-            } else {
-                run.flush(loop, body, before);
-                if (candidate && diags_) {
-                    diags_->report(DiagKind::CopyNotPrefetched, c->range, scope_name(c->dst.buffer->scope), c->dst.buffer->name, *why);
-                    diags_->note(DiagKind::NoteFix, c->range,
-                                 "copy, at the top of the loop body, a whole register tile that no other statement writes, from a region "
-                                 "computed from the loop index; or copy a larger tile into shared memory, which the pipeline stages");
+        // First the decisions: per candidate copy, why it stays (nullopt: it moves) and whether every
+        // trip makes it alike.
+        struct Decision {
+            std::optional<std::string> why;
+            bool invariant = false;
+        };
+        std::map<const ir::Stmt*, Decision> decisions;
+        std::vector<std::vector<ir::StmtPtr>> lets_at; // the lets before each statement
+        {
+            std::vector<ir::StmtPtr> lets = loop.lets_before_body;
+            std::set<const ir::Buffer*> seen_reads;
+            int64_t words_taken = 0;
+            const ir::Copy* waited = nullptr; // a copy the trip still makes (and waits for)
+            for (const ir::StmtPtr& s : *loop.body) {
+                lets_at.push_back(lets);
+                auto* c = s->as<ir::Copy>();
+                if (c && !c->async && c->src.buffer->scope == ir::Scope::Global && in_registers(*c->dst.buffer)) {
+                    Decision d;
+                    d.why = why_not(*c, loop, lets, seen_reads);
+                    d.invariant = !d.why && !depends_on_trip(*c, loop, lets);
+                    if (!d.why && !d.invariant) {
+                        const int64_t words = words_per_thread(*c->dst.buffer, kernel_.layouts);
+                        if (words_taken + words > kMaxPrefetchWords)
+                            d.why = fmt::format("the loop's prefetched tiles would hold {} registers per thread, more than the {} "
+                                                "that may be held twice",
+                                                words_taken + words, kMaxPrefetchWords);
+                        else
+                            words_taken += words;
+                    }
+                    if (d.why && !waited) waited = c;
+                    decisions[s.get()] = d;
                 }
-                body.push_back(s);
+                if (s->as<ir::LetStmt>()) lets.push_back(s);
+                const ir::BufferUses uses = ir::buffer_uses(s);
+                seen_reads.insert(uses.reads.begin(), uses.reads.end());
             }
-            if (s->as<ir::LetStmt>()) lets.push_back(s);
-            const ir::BufferUses uses = ir::buffer_uses(s);
-            seen_reads.insert(uses.reads.begin(), uses.reads.end());
+            // A trip that still waits for one of its copies gains little from loading the others
+            // ahead, which would cost it registers (and perhaps occupancy): those stay too.
+            if (waited)
+                for (auto& [stmt, d] : decisions)
+                    if (!d.why && !d.invariant)
+                        d.why = fmt::format("the trip still waits for its copy into `{}`, so loading this one ahead would cost "
+                                            "registers and save little",
+                                            waited->dst.buffer->declared_name());
+        }
+        std::vector<ir::StmtPtr> body;
+        Prefetches run; // the current run of consecutive copies that move
+        for (size_t i = 0; i < loop.body->size(); ++i) {
+            const ir::StmtPtr& s = (*loop.body)[i];
+            auto it = decisions.find(s.get());
+            if (it != decisions.end() && !it->second.why) {
+                add_to_run(*s->as<ir::Copy>(), loop, lets_at[i], it->second.invariant, run);
+                ++copies;
+                continue;
+            }
+            run.flush(loop, body, before);
+            if (it != decisions.end() && diags_) {
+                const ir::Copy& c = *s->as<ir::Copy>();
+                diags_->report(DiagKind::CopyNotPrefetched, c.range, scope_name(c.dst.buffer->scope), c.dst.buffer->name, *it->second.why);
+                diags_->note(DiagKind::NoteFix, c.range,
+                             "copy, at the top of the loop body, a whole register tile that no other statement writes, from a region "
+                             "computed from the loop index; or copy a larger tile into shared memory, which the pipeline stages");
+            }
+            body.push_back(s);
         }
         run.flush(loop, body, before);
         if (!copies) return {};
