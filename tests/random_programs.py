@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
-"""Differential test of the scheduler: random well-typed tile programs (gemm main loops, row and
-column reductions, elementwise kernels, accumulations into partial results) on random inputs, from a seed. Each program must pass
+"""Differential test of the scheduler: random well-typed tile programs (gemm main loops, some with
+block-scaled steps whose scales are copied into registers in the loop, row and column reductions, elementwise kernels, accumulations into partial results) on random inputs, from a seed. Each program must pass
 `tlc check` for sm_80 and sm_90a, and `tlc run` must give bit-identical outputs for the IR after
 sema (the program's meaning) and for the scheduled IR (`--stop-after verify-mbarriers`) for
 sm_80 and sm_90a, each also with `--disable pipeline` and `--disable async-copy`. A difference, a
@@ -177,6 +177,14 @@ def gen_gemm(rng, idx):
     if use_kmax:
         params.append("kmax: i32")
         p.scalars["kmax"] = rng.randint(0, 3)
+    # Block-scaled steps (the FP8 recipe's shape): each k tile's product cleared into `part`, then
+    # added in times a scale per row and step (a fragment) and one per step (a local), both copied
+    # from global memory in the loop (pass prefetch-registers loads them a trip ahead).
+    scaled = rng.random() < 0.25
+    if scaled:
+        params += ["Sa: global f32[M, KT]", "Sb: global f32[KT]"]
+        p.tensors["Sa"] = ("f32", [M, max(1, -(-K // BK))], False)
+        p.tensors["Sb"] = ("f32", [max(1, -(-K // BK))], False)
     attrs = []
     if rng.random() < 0.1:
         attrs.append(rng.choice(["@no_tma", "@no_warp_specialize", "@no_persistent", "@no_async_copy", "@no_deepen_ring", "@no_split_rings"]))
@@ -185,12 +193,18 @@ def gen_gemm(rng, idx):
         p.emit(a)
     p.emit(f"kernel {p.kernel}<BM = {BM}, BN = {BN}, BK = {BK}>({', '.join(params)})")
     p.emit(f"grid(cdiv(N, BN), cdiv(M, BM{' * ' + str(RT) if RT > 1 else ''})) threads({threads})", 1)
+    if scaled:
+        p.emit("requires(KT == max(1, cdiv(K, BK)))", 1)
     p.emit("{")
     afrag_kw = "fragment" if a_frag else "shared  "
     p.emit(f"{afrag_kw} a: {T}[{'BK, BM' if ta else 'BM, BK'}];", 1)
     p.emit(f"shared   b: {T}[{'BN, BK' if tb else 'BK, BN'}];", 1)
     init_kind = rng.choice(["init", "init", "init", "clear", "fill"])
     p.emit(f"fragment acc: f32[BM, BN]{' = 0.0' if init_kind == 'init' else ''};", 1)
+    if scaled:
+        p.emit("fragment part: f32[BM, BN];", 1)
+        p.emit("fragment sa: f32[BM];", 1)
+        p.emit("local    sb: f32[1];", 1)
     if epi_store == "shared":
         p.emit(f"shared   c: {CT}[BM, BN];", 1)
     elif epi_store == "fragment":
@@ -237,10 +251,19 @@ def gen_gemm(rng, idx):
               f"copy(B[col0 +: BN, {k0} +: BK], b);" if tb else f"copy(B[{k0} +: BK, col0 +: BN], b);"]
     if rng.random() < 0.3:
         copies.reverse()
+    if scaled:
+        step = f"({k0}) / BK"
+        scale_copies = [f"copy(Sa[row0 +: BM, {step}], sa);", f"copy(Sb[{step} +: 1], sb);"]
+        copies += scale_copies if rng.random() < 0.5 else scale_copies[::-1]
     for c in copies:
         p.emit(c, d + 1)
     opts = (", transpose_a = true" if ta else "") + (", transpose_b = true" if tb else "")
-    if not hopper and BK % 32 == 0 and rng.random() < 0.2:
+    if scaled:
+        p.emit(f"gemm(a, b, part{opts}, clear = true);", d + 1)
+        p.emit("for i, j in parallel(BM, BN) {", d + 1)
+        p.emit("acc[i, j] += part[i, j] * (sa[i] * sb[0]);", d + 2)
+        p.emit("}", d + 1)
+    elif not hopper and BK % 32 == 0 and rng.random() < 0.2:
         # The k tile in two halves, through regions of the operands.
         h = BK // 2
         for s0 in (0, h):
@@ -249,7 +272,7 @@ def gen_gemm(rng, idx):
             p.emit(f"gemm({ar}, {br}, acc{opts});", d + 1)
     else:
         p.emit(f"gemm(a, b, acc{opts});", d + 1)
-    if not hopper and rng.random() < 0.15:
+    if not hopper and not scaled and rng.random() < 0.15:
         # Work after the gemm in the loop body, under a uniform condition.
         p.emit("if k % 2 == 1 {", d + 1)
         p.emit("for i, j in parallel(BM, BN) {", d + 2)

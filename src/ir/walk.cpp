@@ -154,6 +154,13 @@ std::set<std::string> names_in(const Kernel& k) {
     return names;
 }
 
+std::string fresh_name(std::set<std::string>& taken, const std::string& base) {
+    std::string name = base;
+    for (int i = 2; taken.count(name); ++i) name = base + std::to_string(i);
+    taken.insert(name);
+    return name;
+}
+
 namespace {
 void collect_buffer_uses(const StmtPtr& s, const Stmt* skip, BufferUses& out) {
     if (!s || s.get() == skip) return;

@@ -49,6 +49,8 @@ void walk_stmts(const StmtPtr& s, const std::function<void(const Stmt&)>& f);
 // Every name a kernel declares or reads (parameters, dims, lets, loop variables, allocations,
 // variables read): a pass that adds a variable picks a name outside this set.
 std::set<std::string> names_in(const Kernel& k);
+// `base`, or `base2`, `base3`, ... : the first that `taken` lacks, which is then added to it.
+std::string fresh_name(std::set<std::string>& taken, const std::string& base);
 
 // The divisors of every `/` and `%` inside e, in pre-order: what a condition evaluated on the host
 // must check for zero before it divides.

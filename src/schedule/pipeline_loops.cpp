@@ -166,12 +166,7 @@ protected:
 private:
     // A name no variable of the kernel has: two pipelined loops over `t` in one scope would
     // otherwise both declare `t_trips`.
-    std::string fresh_name(const std::string& base) {
-        std::string name = base;
-        for (int i = 2; taken_names_.count(name); ++i) name = base + std::to_string(i);
-        taken_names_.insert(name);
-        return name;
-    }
+    std::string fresh_name(const std::string& base) { return ir::fresh_name(taken_names_, base); }
 
     ir::StmtPtr pipeline(const ir::StmtPtr& loop_stmt, const ir::For& loop) {
         const int S = loop.options.stages;

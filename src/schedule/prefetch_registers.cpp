@@ -264,12 +264,7 @@ private:
         run.next_loads.push_back(load_at(ir::make_binary(ir::BinaryOp::Add, ir::make_var(loop.index), ir::make_int(1)), ir::whole(next)));
     }
 
-    std::string fresh_name(const std::string& base) {
-        std::string name = base;
-        for (int i = 2; taken_names_.count(name); ++i) name = base + std::to_string(i);
-        taken_names_.insert(name);
-        return name;
-    }
+    std::string fresh_name(const std::string& base) { return ir::fresh_name(taken_names_, base); }
 
     ir::Kernel& kernel_;
     DiagnosticEngine* diags_;

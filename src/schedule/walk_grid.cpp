@@ -126,10 +126,7 @@ bool walk_grid(ir::Kernel& kernel, int64_t shared_memory_limit, DiagnosticEngine
     std::set<std::string> taken = ir::names_in(kernel);
     const SourceRange at = kernel.name_range;
     auto fresh = [&](const std::string& base, ir::VarKind kind) {
-        std::string name = base;
-        for (int i = 2; taken.count(name); ++i) name = base + std::to_string(i);
-        taken.insert(name);
-        return std::make_shared<ir::Var>(ir::Var{name, Dtype::I32, kind, at});
+        return std::make_shared<ir::Var>(ir::Var{ir::fresh_name(taken, base), Dtype::I32, kind, at});
     };
 
     std::vector<ir::StmtPtr> out;     // before the loop: the hoisted allocations, the tile counts
