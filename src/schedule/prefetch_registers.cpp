@@ -77,16 +77,31 @@ private:
             ir::StmtPtr inner = mutate(f->body); // nested loops first
             auto* seq = inner->as<ir::Seq>();
             if (!seq) return inner == f->body ? nullptr : ir::rebuild(std::static_pointer_cast<const ir::For>(s), [&](ir::For& n) { n.body = inner; });
-            LoopView view{f->vars[0], f->extents[0], {}, &seq->stmts, s};
+            // The trip count, evaluated once: a count read from memory is bound to a `let` before
+            // the loop, since the loads of the next trip test it again.
+            ir::ExprPtr trips = f->extents[0];
+            ir::StmtPtr trips_let;
+            if (ir::any_expr(trips, is_load)) {
+                auto var = std::make_shared<ir::Var>(ir::Var{fresh_name(f->vars[0]->name + "_trips"), Dtype::I32, ir::VarKind::Let, s->range});
+                trips_let = std::make_shared<ir::LetStmt>(var, trips, s->range);
+                trips = ir::make_var(var);
+            }
+            LoopView view{f->vars[0], trips, {}, &seq->stmts, s};
             int copies = 0;
-            std::vector<ir::StmtPtr> body = rewrite_body(view, before, copies);
+            std::vector<ir::StmtPtr> ahead; // the new tiles and the loads before the loop
+            std::vector<ir::StmtPtr> body = rewrite_body(view, ahead, copies);
             if (body.empty()) return inner == f->body ? nullptr : ir::rebuild(std::static_pointer_cast<const ir::For>(s), [&](ir::For& n) { n.body = inner; });
+            if (trips_let) before.push_back(trips_let);
+            before.insert(before.end(), ahead.begin(), ahead.end());
             return ir::rebuild(std::static_pointer_cast<const ir::For>(s), [&](ir::For& n) {
                 n.body = std::make_shared<ir::Seq>(std::move(body), inner->range);
+                n.extents = {trips};
                 n.prefetched_copies = copies;
             });
         }
         if (auto* w = s->as<ir::WarpSpecializedLoop>()) {
+            // Both roles evaluate the trip count: one read from memory stays where it is.
+            if (ir::any_expr(w->trip_count, is_load)) return nullptr;
             LoopView view{w->var, w->trip_count, w->lets, &w->statements(), s};
             int copies = 0;
             std::vector<ir::StmtPtr> body = rewrite_body(view, before, copies);

@@ -29,7 +29,8 @@
 // the loop (a gather through a read-only global index tensor included); the tile is read nowhere in
 // the trip before the copy, written by no other statement of the loop and used nowhere outside it;
 // and the loop's prefetched tiles hold at most kMaxPrefetchWords registers per thread (they are held
-// twice). When one register copy of the trip must stay, none moves a trip ahead: the trip waits for
+// twice). A `pipelined` loop's trip count read from memory is bound to a `let` before the loop (the
+// next trip's loads test it); a warp-specialized loop with one is left alone. When one register copy of the trip must stay, none moves a trip ahead: the trip waits for
 // that one anyway, and the others' second tiles would cost registers (a MoE un-permutation whose
 // 64-register gathered tile stayed went from 162 to 193 registers and lost a block per SM). A register copy of such a loop that does not qualify gets remark R0010 with the reason
 // (pipeline-loops leaves such loops to this pass: no R0004). Off under @no_prefetch_registers /

@@ -7,7 +7,7 @@
 
 namespace {
 
-// kernel scaled_rows  (prefetch_registers.tl:8)
+// kernel scaled_rows  (prefetch_registers.tl:10)
 // 128 threads per block, 13824 bytes of shared memory
 __global__ void __launch_bounds__(128) scaled_rows_kernel(
         const tl::f16* __restrict__ X,
@@ -34,7 +34,7 @@ __global__ void __launch_bounds__(128) scaled_rows_kernel(
     for (int tl_i = 0; tl_i < 16; ++tl_i) acc[tl_i] = 0.0f;
     const int32_t k_trips = tl::cdiv(N, 64);
     if (0 < k_trips) {
-        // copy(X[block.x * 32 +: 32, k * 64 +: 64], x);  (prefetch_registers.tl:18)
+        // copy(X[block.x * 32 +: 32, k * 64 +: 64], x);  (prefetch_registers.tl:20)
         if (tl::is_aligned(X, 16) && N % 8 == 0 && (int(blockIdx.x) * 32) >= 0 && (int(blockIdx.x) * 32) + 32 <= M && 0 >= 0 && 0 + 64 <= N && 0 % 8 == 0) {
             #pragma unroll
             for (int tl_i1 = 0; tl_i1 < 2; ++tl_i1) {
@@ -59,7 +59,7 @@ __global__ void __launch_bounds__(128) scaled_rows_kernel(
     }
     tl::cp_async_commit();
     if (1 < k_trips) {
-        // copy(X[block.x * 32 +: 32, k * 64 +: 64], x);  (prefetch_registers.tl:18)
+        // copy(X[block.x * 32 +: 32, k * 64 +: 64], x);  (prefetch_registers.tl:20)
         if (tl::is_aligned(X, 16) && N % 8 == 0 && (int(blockIdx.x) * 32) >= 0 && (int(blockIdx.x) * 32) + 32 <= M && 64 >= 0 && 64 + 64 <= N && 64 % 8 == 0) {
             #pragma unroll
             for (int tl_i8 = 0; tl_i8 < 2; ++tl_i8) {
@@ -86,7 +86,7 @@ __global__ void __launch_bounds__(128) scaled_rows_kernel(
     float w_next[8];  // fragment w_next: f32[64]
     float s_next[1];  // local s_next: f32[1]
     if (0 < k_trips) {
-        // copy(W[col +: 64], w);  (prefetch_registers.tl:20)
+        // copy(W[col +: 64], w);  (prefetch_registers.tl:22)
         #pragma unroll
         for (int tl_chunk14 = 0; tl_chunk14 < 8; tl_chunk14 += 4) {
             const float* tl_ptr15 = &W[((tl_chunk14) + (tl_tid % 8) * 8)];
@@ -102,11 +102,11 @@ __global__ void __launch_bounds__(128) scaled_rows_kernel(
                 }
             }
         }
-        // copy(S[k +: 1], s);  (prefetch_registers.tl:21)
+        // copy(S[k +: 1], s);  (prefetch_registers.tl:23)
         for (int tl_e17 = 0; tl_e17 < 1; ++tl_e17) {
             s_next[tl_e17] = tl::in_bounds(tl_e17, KT) ? S[tl_e17] : 0.0f;
         }
-        // copy(Bias[0 +: 64], b);  (prefetch_registers.tl:22)
+        // copy(Bias[0 +: 64], b);  (prefetch_registers.tl:24)
         #pragma unroll
         for (int tl_chunk18 = 0; tl_chunk18 < 8; tl_chunk18 += 4) {
             const float* tl_ptr19 = &Bias[((tl_chunk18) + (tl_tid % 8) * 8)];
@@ -123,12 +123,12 @@ __global__ void __launch_bounds__(128) scaled_rows_kernel(
             }
         }
     }
-    // for k in pipelined(cdiv(N, 64), stages = 3) {  (prefetch_registers.tl:17)
+    // for k in pipelined(cdiv(N, 64), stages = 3) {  (prefetch_registers.tl:19)
     for (int k = 0; k < k_trips; ++k) {
         tl::cp_async_wait<1>();  // at most 1 copy groups of this thread still in flight
         __syncthreads();  // pipeline: stage `k % 3` has landed and the stage refilled next is no longer read
         if (k + 2 < k_trips) {
-            // copy(X[block.x * 32 +: 32, k * 64 +: 64], x);  (prefetch_registers.tl:18)
+            // copy(X[block.x * 32 +: 32, k * 64 +: 64], x);  (prefetch_registers.tl:20)
             if (tl::is_aligned(X, 16) && N % 8 == 0 && (int(blockIdx.x) * 32) >= 0 && (int(blockIdx.x) * 32) + 32 <= M && ((k + 2) * 64) >= 0 && ((k + 2) * 64) + 64 <= N && ((k + 2) * 64) % 8 == 0) {
                 #pragma unroll
                 for (int tl_i22 = 0; tl_i22 < 2; ++tl_i22) {
@@ -152,15 +152,15 @@ __global__ void __launch_bounds__(128) scaled_rows_kernel(
             }
         }
         tl::cp_async_commit();
-        // copy(W[col +: 64], w);  (prefetch_registers.tl:20)
+        // copy(W[col +: 64], w);  (prefetch_registers.tl:22)
         #pragma unroll
         for (int tl_s = 0; tl_s < 8; ++tl_s) w[tl_s] = w_next[tl_s];
-        // copy(S[k +: 1], s);  (prefetch_registers.tl:21)
+        // copy(S[k +: 1], s);  (prefetch_registers.tl:23)
         for (int tl_e28 = 0; tl_e28 < 1; ++tl_e28) {
             s[tl_e28] = s_next[tl_e28];
         }
         if (k + 1 < k_trips) {
-            // copy(W[col +: 64], w);  (prefetch_registers.tl:20)
+            // copy(W[col +: 64], w);  (prefetch_registers.tl:22)
             #pragma unroll
             for (int tl_chunk29 = 0; tl_chunk29 < 8; tl_chunk29 += 4) {
                 const float* tl_ptr30 = &W[((k + 1) * 64) + ((tl_chunk29) + (tl_tid % 8) * 8)];
@@ -176,12 +176,12 @@ __global__ void __launch_bounds__(128) scaled_rows_kernel(
                     }
                 }
             }
-            // copy(S[k +: 1], s);  (prefetch_registers.tl:21)
+            // copy(S[k +: 1], s);  (prefetch_registers.tl:23)
             for (int tl_e32 = 0; tl_e32 < 1; ++tl_e32) {
                 s_next[tl_e32] = tl::in_bounds((k + 1) + tl_e32, KT) ? S[(k + 1) + tl_e32] : 0.0f;
             }
         }
-        // for i, j in parallel(32, 64) {  (prefetch_registers.tl:23)
+        // for i, j in parallel(32, 64) {  (prefetch_registers.tl:25)
         // for i, j in parallel(32, 64): each thread visits the elements of `acc` it holds
         #pragma unroll
         for (int tl_k34 = 0; tl_k34 < 16; tl_k34 += 8) {
@@ -198,7 +198,7 @@ __global__ void __launch_bounds__(128) scaled_rows_kernel(
         }
     }
     tl::cp_async_wait<0>();  // at most 0 copy groups of this thread still in flight
-    // copy(acc, Y[block.x * 32 +: 32, 0 +: 64]);  (prefetch_registers.tl:27)
+    // copy(acc, Y[block.x * 32 +: 32, 0 +: 64]);  (prefetch_registers.tl:29)
     #pragma unroll
     for (int tl_chunk39 = 0; tl_chunk39 < 16; tl_chunk39 += 4) {
         float* tl_ptr40 = &Y[int64_t((int(blockIdx.x) * 32) + ((tl_tid / 8) + (tl_chunk39 / 8) * 16)) * 64 + ((tl_chunk39 % 8) + (tl_tid % 8) * 8)];
@@ -211,6 +211,101 @@ __global__ void __launch_bounds__(128) scaled_rows_kernel(
             #pragma unroll
             for (int tl_v = 0; tl_v < 4; ++tl_v) {
                 if (tl::in_bounds((int(blockIdx.x) * 32) + ((tl_tid / 8) + ((tl_chunk39 + tl_v) / 8) * 16), M) && tl::in_bounds((((tl_chunk39 + tl_v) % 8) + (tl_tid % 8) * 8), 64)) Y[int64_t((int(blockIdx.x) * 32) + ((tl_tid / 8) + ((tl_chunk39 + tl_v) / 8) * 16)) * 64 + (((tl_chunk39 + tl_v) % 8) + (tl_tid % 8) * 8)] = acc[tl_chunk39 + tl_v];
+            }
+        }
+    }
+}
+
+// kernel per_row  (prefetch_registers.tl:32)
+// 64 threads per block, 0 bytes of shared memory
+__global__ void __launch_bounds__(64) per_row_kernel(
+        const float* __restrict__ X,
+        const int32_t* __restrict__ Lens,
+        float* __restrict__ Y,
+        int32_t R,
+        int32_t N)
+{
+    using x_layout = tl::BlockedLayout<64, 8, 64>;  // fragment x: f32[64]
+    using acc_layout = tl::BlockedLayout<64, 8, 64>;  // fragment acc: f32[64]
+    using x_next_layout = tl::BlockedLayout<64, 8, 64>;  // fragment x_next: f32[64]
+    const int tl_tid = tl::thread_index<64>();
+    int32_t len[1];  // local len: i32[1]
+    float x[x_layout::kSlots];  // fragment x: f32[64]
+    float acc[acc_layout::kSlots];  // fragment acc: f32[64]
+    #pragma unroll
+    for (int tl_i = 0; tl_i < acc_layout::kSlots; ++tl_i) acc[tl_i] = 0.0f;
+    // copy(Lens[block.x +: 1], len);  (prefetch_registers.tl:38)
+    for (int tl_e0 = 0; tl_e0 < 1; ++tl_e0) {
+        len[tl_e0] = tl::in_bounds(int(blockIdx.x) + tl_e0, R) ? Lens[int(blockIdx.x) + tl_e0] : 0;
+    }
+    const int32_t k_trips = tl::cdiv(tl::min(len[0], N), 64);
+    float x_next[x_next_layout::kSlots];  // fragment x_next: f32[64]
+    if (0 < k_trips) {
+        // copy(X[block.x, k * 64 +: 64], x);  (prefetch_registers.tl:40)
+        #pragma unroll
+        for (int tl_chunk1 = 0; tl_chunk1 < x_next_layout::kSlots; tl_chunk1 += 4) {
+            if (!(x_next_layout::valid(tl_tid, tl_chunk1))) continue;
+            const float* tl_ptr2 = &X[int64_t(int(blockIdx.x)) * N + (((x_next_layout::flat(tl_tid, (tl_chunk1 / 8) * 8)) % 64) + tl_chunk1 % 8)];
+            if (tl::in_bounds(int(blockIdx.x), R) && tl::in_bounds(((x_next_layout::flat(tl_tid, (tl_chunk1 / 8) * 8)) % 64) + tl_chunk1 % 8, N) && tl::in_bounds(int(blockIdx.x), R) && tl::in_bounds((((x_next_layout::flat(tl_tid, (tl_chunk1 / 8) * 8)) % 64) + tl_chunk1 % 8) + 3, N) && tl::is_aligned(tl_ptr2, 16)) {
+                float tl_vec3[4];
+                tl::load_vector<float, 4>(tl_vec3, tl_ptr2);
+                #pragma unroll
+                for (int tl_v = 0; tl_v < 4; ++tl_v) x_next[tl_chunk1 + tl_v] = tl_vec3[tl_v];
+            } else {
+                #pragma unroll
+                for (int tl_v = 0; tl_v < 4; ++tl_v) {
+                    x_next[tl_chunk1 + tl_v] = tl::in_bounds(int(blockIdx.x), R) && tl::in_bounds(((x_next_layout::flat(tl_tid, ((tl_chunk1 + tl_v) / 8) * 8)) % 64) + (tl_chunk1 + tl_v) % 8, N) ? X[int64_t(int(blockIdx.x)) * N + (((x_next_layout::flat(tl_tid, ((tl_chunk1 + tl_v) / 8) * 8)) % 64) + (tl_chunk1 + tl_v) % 8)] : 0.0f;
+                }
+            }
+        }
+    }
+    // for k in pipelined(cdiv(min(len[0], N), 64), stages = 2) {  (prefetch_registers.tl:39)
+    for (int k = 0; k < k_trips; ++k) {
+        // copy(X[block.x, k * 64 +: 64], x);  (prefetch_registers.tl:40)
+        #pragma unroll
+        for (int tl_s = 0; tl_s < x_layout::kSlots; ++tl_s) x[tl_s] = x_next[tl_s];
+        if (k + 1 < k_trips) {
+            // copy(X[block.x, k * 64 +: 64], x);  (prefetch_registers.tl:40)
+            #pragma unroll
+            for (int tl_chunk4 = 0; tl_chunk4 < x_next_layout::kSlots; tl_chunk4 += 4) {
+                if (!(x_next_layout::valid(tl_tid, tl_chunk4))) continue;
+                const float* tl_ptr5 = &X[int64_t(int(blockIdx.x)) * N + (((k + 1) * 64) + (((x_next_layout::flat(tl_tid, (tl_chunk4 / 8) * 8)) % 64) + tl_chunk4 % 8))];
+                if (tl::in_bounds(int(blockIdx.x), R) && tl::in_bounds(((k + 1) * 64) + (((x_next_layout::flat(tl_tid, (tl_chunk4 / 8) * 8)) % 64) + tl_chunk4 % 8), N) && tl::in_bounds(int(blockIdx.x), R) && tl::in_bounds((((k + 1) * 64) + (((x_next_layout::flat(tl_tid, (tl_chunk4 / 8) * 8)) % 64) + tl_chunk4 % 8)) + 3, N) && tl::is_aligned(tl_ptr5, 16)) {
+                    float tl_vec6[4];
+                    tl::load_vector<float, 4>(tl_vec6, tl_ptr5);
+                    #pragma unroll
+                    for (int tl_v = 0; tl_v < 4; ++tl_v) x_next[tl_chunk4 + tl_v] = tl_vec6[tl_v];
+                } else {
+                    #pragma unroll
+                    for (int tl_v = 0; tl_v < 4; ++tl_v) {
+                        x_next[tl_chunk4 + tl_v] = tl::in_bounds(int(blockIdx.x), R) && tl::in_bounds(((k + 1) * 64) + (((x_next_layout::flat(tl_tid, ((tl_chunk4 + tl_v) / 8) * 8)) % 64) + (tl_chunk4 + tl_v) % 8), N) ? X[int64_t(int(blockIdx.x)) * N + (((k + 1) * 64) + (((x_next_layout::flat(tl_tid, ((tl_chunk4 + tl_v) / 8) * 8)) % 64) + (tl_chunk4 + tl_v) % 8))] : 0.0f;
+                    }
+                }
+            }
+        }
+        // for j in parallel(64) {  (prefetch_registers.tl:41)
+        // for j in parallel(64): each thread visits the elements of `acc` it holds
+        #pragma unroll
+        for (int tl_s7 = 0; tl_s7 < acc_layout::kSlots; ++tl_s7) {
+            if (!(acc_layout::valid(tl_tid, tl_s7))) continue;
+            [[maybe_unused]] const int j = ((acc_layout::flat(tl_tid, (tl_s7 / 8) * 8)) % 64) + tl_s7 % 8;
+            acc[tl_s7] = acc[tl_s7] + x[tl_s7];
+        }
+    }
+    // copy(acc, Y[block.x, 0 +: 64]);  (prefetch_registers.tl:45)
+    #pragma unroll
+    for (int tl_chunk8 = 0; tl_chunk8 < acc_layout::kSlots; tl_chunk8 += 4) {
+        if (!(acc_layout::valid(tl_tid, tl_chunk8))) continue;
+        float* tl_ptr9 = &Y[int64_t(int(blockIdx.x)) * 64 + (((acc_layout::flat(tl_tid, (tl_chunk8 / 8) * 8)) % 64) + tl_chunk8 % 8)];
+        if (tl::in_bounds(int(blockIdx.x), R) && tl::in_bounds(((acc_layout::flat(tl_tid, (tl_chunk8 / 8) * 8)) % 64) + tl_chunk8 % 8, 64) && tl::in_bounds(int(blockIdx.x), R) && tl::in_bounds((((acc_layout::flat(tl_tid, (tl_chunk8 / 8) * 8)) % 64) + tl_chunk8 % 8) + 3, 64) && tl::is_aligned(tl_ptr9, 16)) {
+            float tl_vec10[4];
+            #pragma unroll
+            for (int tl_v = 0; tl_v < 4; ++tl_v) tl_vec10[tl_v] = acc[tl_chunk8 + tl_v];
+            tl::store_vector<float, 4>(tl_ptr9, tl_vec10);
+        } else {
+            #pragma unroll
+            for (int tl_v = 0; tl_v < 4; ++tl_v) {
+                if (tl::in_bounds(int(blockIdx.x), R) && tl::in_bounds(((acc_layout::flat(tl_tid, ((tl_chunk8 + tl_v) / 8) * 8)) % 64) + (tl_chunk8 + tl_v) % 8, 64)) Y[int64_t(int(blockIdx.x)) * 64 + (((acc_layout::flat(tl_tid, ((tl_chunk8 + tl_v) / 8) * 8)) % 64) + (tl_chunk8 + tl_v) % 8)] = acc[tl_chunk8 + tl_v];
             }
         }
     }
@@ -247,8 +342,24 @@ cudaError_t scaled_rows(const __half* X, const float* W, const float* S, const f
     return tl::host::record(cudaGetLastError(), tl_name, "launch");
 }
 
+cudaError_t per_row(const float* X, const int32_t* Lens, float* Y, int64_t R, int64_t N, cudaStream_t stream) {
+    constexpr const char* tl_name = "per_row";
+    if (cudaError_t tl_err = tl::host::check_pointer(X, tl_name, "X", 4); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_pointer(Lens, tl_name, "Lens", 4); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_pointer(Y, tl_name, "Y", 4); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_dim(R, tl_name, "R"); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_dim(N, tl_name, "N"); tl_err != cudaSuccess) return tl_err;
+    const int64_t tl_grid_x = int64_t(R), tl_grid_y = int64_t(1), tl_grid_z = int64_t(1);
+    if (tl_grid_x <= 0 || tl_grid_y <= 0 || tl_grid_z <= 0) return cudaSuccess;  // nothing to compute
+    if (tl_grid_x > INT32_MAX || tl_grid_y > 65535 || tl_grid_z > 65535)
+        return tl::host::invalid_argument(std::string(tl_name) + ": the grid is larger than CUDA allows");
+    ::per_row_kernel<<<dim3(unsigned(tl_grid_x), unsigned(tl_grid_y), unsigned(tl_grid_z)), 64, 0, stream>>>(X, Lens, Y, static_cast<int32_t>(R), static_cast<int32_t>(N));
+    return tl::host::record(cudaGetLastError(), tl_name, "launch");
+}
+
 }  // namespace tlc
 
 extern "C" {
 cudaError_t tlc_scaled_rows(const void* X, const void* W, const void* S, const void* Bias, void* Y, int64_t M, int64_t N, int64_t KT, cudaStream_t stream) { return tlc::scaled_rows(static_cast<const __half*>(X), static_cast<const float*>(W), static_cast<const float*>(S), static_cast<const float*>(Bias), static_cast<float*>(Y), M, N, KT, stream); }
+cudaError_t tlc_per_row(const void* X, const void* Lens, void* Y, int64_t R, int64_t N, cudaStream_t stream) { return tlc::per_row(static_cast<const float*>(X), static_cast<const int32_t*>(Lens), static_cast<float*>(Y), R, N, stream); }
 }

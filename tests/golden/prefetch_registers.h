@@ -15,8 +15,12 @@ namespace tlc {
 // Launches kernel `scaled_rows`; returns cudaErrorInvalidValue (see tlc::last_error_message()) for bad arguments.
 cudaError_t scaled_rows(const __half* X, const float* W, const float* S, const float* Bias, float* Y, int64_t M, int64_t N, int64_t KT, cudaStream_t stream = 0);
 
+// Launches kernel `per_row`; returns cudaErrorInvalidValue (see tlc::last_error_message()) for bad arguments.
+cudaError_t per_row(const float* X, const int32_t* Lens, float* Y, int64_t R, int64_t N, cudaStream_t stream = 0);
+
 }  // namespace tlc
 
 extern "C" {
 cudaError_t tlc_scaled_rows(const void* X, const void* W, const void* S, const void* Bias, void* Y, int64_t M, int64_t N, int64_t KT, cudaStream_t stream);
+cudaError_t tlc_per_row(const void* X, const void* Lens, void* Y, int64_t R, int64_t N, cudaStream_t stream);
 }
