@@ -2,9 +2,9 @@
 #include "schedule/prefetch_registers.h"
 
 #include "ir/mutate.h"
-#include "schedule/drop_unused_lets.h"
 #include "ir/substitute.h"
 #include "ir/walk.h"
+#include "schedule/drop_unused_lets.h"
 
 #include <fmt/format.h>
 
