@@ -5,6 +5,7 @@
 #include "ir/mutate.h"
 #include "ir/substitute.h"
 #include "ir/walk.h"
+#include "schedule/prefetch_registers.h"
 
 #include <fmt/format.h>
 
@@ -20,9 +21,7 @@ using BufferMap = std::map<const ir::Buffer*, ir::BufferPtr>;
 // Whether a loop body copies from global memory into a fragment or local tile at its top level.
 bool copies_into_registers(const std::vector<ir::StmtPtr>& body) {
     for (const ir::StmtPtr& s : body)
-        if (auto* c = s->as<ir::Copy>(); c && c->src.buffer->scope == ir::Scope::Global &&
-                                         (c->dst.buffer->scope == ir::Scope::Fragment || c->dst.buffer->scope == ir::Scope::Local))
-            return true;
+        if (auto* c = s->as<ir::Copy>(); c && loads_into_registers(*c)) return true;
     return false;
 }
 

@@ -14,11 +14,14 @@
 
 namespace tlc::schedule {
 
+bool loads_into_registers(const ir::Copy& c) {
+    const ir::Scope dst = c.dst.buffer->scope;
+    return !c.async && c.src.buffer->scope == ir::Scope::Global && (dst == ir::Scope::Fragment || dst == ir::Scope::Local);
+}
+
 namespace {
 
 bool is_load(const ir::Expr& x) { return x.kind == ir::ExprKind::Load; }
-
-bool in_registers(const ir::Buffer& b) { return b.scope == ir::Scope::Fragment || b.scope == ir::Scope::Local; }
 
 // 32-bit registers per thread that tile `b` takes: a local tile whole, a fragment by its layout.
 int64_t words_per_thread(const ir::Buffer& b, const ir::KernelLayouts& layouts) {
@@ -75,8 +78,13 @@ private:
                                    kernel_.options.pipeline && f->options.pipeline.value_or(true);
             if (!pipelined) return nullptr;
             ir::StmtPtr inner = mutate(f->body); // nested loops first
+            // The loop with only its nested loops rewritten (null when none was).
+            auto with_inner = [&]() -> ir::StmtPtr {
+                if (inner == f->body) return nullptr;
+                return ir::rebuild(std::static_pointer_cast<const ir::For>(s), [&](ir::For& n) { n.body = inner; });
+            };
             auto* seq = inner->as<ir::Seq>();
-            if (!seq) return inner == f->body ? nullptr : ir::rebuild(std::static_pointer_cast<const ir::For>(s), [&](ir::For& n) { n.body = inner; });
+            if (!seq) return with_inner();
             // The trip count, evaluated once: a count read from memory is bound to a `let` before
             // the loop, since the loads of the next trip test it again.
             ir::ExprPtr trips = f->extents[0];
@@ -90,7 +98,7 @@ private:
             int copies = 0;
             std::vector<ir::StmtPtr> ahead; // the new tiles and the loads before the loop
             std::vector<ir::StmtPtr> body = rewrite_body(view, ahead, copies);
-            if (body.empty()) return inner == f->body ? nullptr : ir::rebuild(std::static_pointer_cast<const ir::For>(s), [&](ir::For& n) { n.body = inner; });
+            if (body.empty()) return with_inner();
             if (trips_let) before.push_back(trips_let);
             before.insert(before.end(), ahead.begin(), ahead.end());
             return ir::rebuild(std::static_pointer_cast<const ir::For>(s), [&](ir::For& n) {
@@ -159,7 +167,7 @@ private:
             for (const ir::StmtPtr& s : *loop.body) {
                 lets_at.push_back(lets);
                 auto* c = s->as<ir::Copy>();
-                if (c && !c->async && c->src.buffer->scope == ir::Scope::Global && in_registers(*c->dst.buffer)) {
+                if (c && loads_into_registers(*c)) {
                     Decision d;
                     d.why = why_not(*c, loop, lets, seen_reads);
                     d.invariant = !d.why && !depends_on_trip(*c, loop, lets);

@@ -46,6 +46,10 @@ namespace tlc::schedule {
 // holds them twice).
 inline constexpr int64_t kMaxPrefetchWords = 16;
 
+// A synchronous copy from global memory into a `fragment` or `local` tile: what this pass moves
+// (and what pipeline-loops leaves to it).
+bool loads_into_registers(const ir::Copy& c);
+
 // Rewrites `kernel.body` (above), adding the new tiles' layouts to `kernel.layouts`; returns the
 // number of copies it moved.
 int prefetch_registers(ir::Kernel& kernel, DiagnosticEngine* diags = nullptr);
