@@ -359,35 +359,46 @@ MaybeTyped Checker::check_intrinsic(const ast::Call& e, std::string_view name) {
 }
 
 MaybeTyped Checker::check_fn_call(const ast::Call& e, Symbol& sym) {
-    FnInfo& f = *sym.fn;
-    if (!resolve_signature(f)) return std::nullopt;
+    FnInfo* f = sym.fn;
     std::vector<ArgSpec> specs;
-    for (const ast::FnParam& p : f.decl->params) specs.push_back(ArgSpec{p.name, true, true});
+    for (const ast::FnParam& p : f->decl->params) specs.push_back(ArgSpec{p.name, true, true});
     std::vector<const ast::Expr*> a;
     if (!bind_args(e.callee, e.callee_range, e.args, specs, a)) {
         mark_used(e.args);
         return std::nullopt;
     }
+    std::vector<MaybeTyped> typed;
+    for (const ast::Expr* arg : a) typed.push_back(check_expr(*arg));
+    if (f->is_generic()) {
+        if (f->state == FnInfo::State::Pending) lower_fn(*f);
+        if (!f->generic_ok) return std::nullopt; // its declaration's error was reported
+        f = fn_instance(*f, a, typed);
+        if (!f) return std::nullopt;
+    }
+    if (!resolve_signature(*f)) return std::nullopt;
     std::vector<ir::ExprPtr> args;
     bool ok = true;
     for (size_t i = 0; i < a.size(); ++i) {
-        MaybeTyped t = check_expr(*a[i]);
-        std::optional<ir::ExprPtr> c =
-            t ? convert(*t, f.param_types[i], a[i]->range) : std::nullopt;
+        std::optional<ir::ExprPtr> c = typed[i] ? convert(*typed[i], f->param_types[i], a[i]->range) : std::nullopt;
         if (c)
             args.push_back(*c);
         else
             ok = false;
     }
-    if (f.state == FnInfo::State::InProgress) {
+    if (f->state == FnInfo::State::InProgress) {
         diags_.report(DiagKind::RecursiveFn, e.callee_range, e.callee);
         return std::nullopt;
     }
-    if (f.state == FnInfo::State::Pending) lower_fn(f);
-    if (st_.fn) st_.fn->callees.push_back(&f);
-    if (st_.kernel) st_.kernel->callees.push_back(&f);
-    if (!ok || !f.ir) return std::nullopt;
-    return Typed{std::make_shared<ir::Call>(f.ir, std::move(args), f.result, e.range), false};
+    if (f->state == FnInfo::State::Pending) {
+        size_t errors_before = diags_.error_count();
+        lower_fn(*f);
+        if (!f->bindings.empty() && diags_.error_count() > errors_before)
+            diags_.note(DiagKind::NoteHint, e.callee_range, fmt::format("in `{}`, called here", instance_label(*f)));
+    }
+    if (st_.fn) st_.fn->callees.push_back(f);
+    if (st_.kernel) st_.kernel->callees.push_back(f);
+    if (!ok || !f->ir) return std::nullopt;
+    return Typed{std::make_shared<ir::Call>(f->ir, std::move(args), f->result, e.range), false};
 }
 
 } // namespace tlc::sema

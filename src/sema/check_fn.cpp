@@ -1,14 +1,123 @@
-// User functions: signatures, `let`/`if`/`return` bodies, missing returns and recursion.
+// User functions: signatures, `let`/`if`/`return` bodies, missing returns and recursion; generic
+// functions' dtype parameters and their instances.
 #include "sema/checker.h"
 
 #include <regex>
 
 namespace tlc::sema {
 
+// An instance's dtype parameters, as compile-time constants in a new scope (popped by the caller).
+void Checker::declare_type_bindings(const FnInfo& f) {
+    st_.scopes.push();
+    for (size_t i = 0; i < f.bindings.size(); ++i) {
+        const ast::CompileParam& p = f.decl->type_params[i];
+        Symbol sym{SymbolKind::CompileParam, p.name, p.name_range};
+        sym.value = ConstValue{nullptr, f.bindings[i], false};
+        sym.used = true;
+        declare_local(std::move(sym));
+    }
+}
+
+// A generic function's declaration: each parameter is a plain `dtype`, and some parameter of the
+// function has it as its type, so that every call deduces it. The body is checked per instance.
+void Checker::check_generic_fn(FnInfo& f) {
+    const ast::Fn& decl = *f.decl;
+    std::set<std::string> seen;
+    for (const ast::CompileParam& p : decl.type_params) {
+        std::string why;
+        if (p.kind != ast::ParamKind::Dtype)
+            why = fmt::format("must be a dtype (`{}: dtype`): a function's compile-time parameters are the dtypes of its "
+                              "parameters",
+                              p.name);
+        else if (p.default_value || !p.candidates.empty())
+            why = "takes no default or candidates: each call deduces it from its arguments";
+        else if (!seen.insert(p.name).second)
+            why = "is declared twice";
+        else if (std::none_of(decl.params.begin(), decl.params.end(), [&](const ast::FnParam& q) {
+                     return q.type.shape.empty() && q.type.elem.name == p.name;
+                 }))
+            why = fmt::format("is not the type of any parameter, so no call can deduce it (declare a parameter `x: {}`)",
+                              p.name);
+        if (!why.empty()) {
+            diags_.report(DiagKind::FnTypeParam, p.name_range, p.name, decl.name, why);
+            f.generic_ok = false;
+        }
+    }
+    check_extern_binding(decl);
+}
+
+// The instance of generic function `g` for a call whose arguments (`args`, checked as `typed`)
+// bind its dtype parameters; created (pending) the first time. Each dtype parameter is the dtype of
+// the arguments of its parameters; integer and float literals only count where no other argument
+// binds it (a literal `2.0` then makes it f32, `2` i32). Null after an error.
+FnInfo* Checker::fn_instance(FnInfo& g, const std::vector<const ast::Expr*>& args,
+                             const std::vector<MaybeTyped>& typed) {
+    const ast::Fn& decl = *g.decl;
+    std::vector<Dtype> bound(decl.type_params.size());
+    std::vector<const ast::Expr*> by(decl.type_params.size(), nullptr);
+    bool complete = true;
+    for (size_t t = 0; t < decl.type_params.size(); ++t) {
+        const std::string& name = decl.type_params[t].name;
+        for (bool literals : {false, true}) {
+            for (size_t i = 0; i < args.size() && !(literals && by[t]); ++i) {
+                const ast::FnParam& p = decl.params[i];
+                if (!p.type.shape.empty() || p.type.elem.name != name || !typed[i] || typed[i]->weak != literals) continue;
+                Dtype d = typed[i]->expr->dtype;
+                if (!by[t]) {
+                    bound[t] = d;
+                    by[t] = args[i];
+                } else if (bound[t] != d) {
+                    size_t first = std::find(args.begin(), args.end(), by[t]) - args.begin();
+                    diags_.report(DiagKind::FnTypeDeduction, args[i]->range, name, decl.name, dtype_name(bound[t]),
+                                  decl.params[first].name, dtype_name(d), p.name);
+                    return nullptr;
+                }
+            }
+        }
+        complete = complete && by[t];
+    }
+    if (!complete) return nullptr; // an argument had errors, reported already
+    auto it = g.instances.find(bound);
+    if (it != g.instances.end()) return it->second;
+    fns_.push_back(FnInfo{});
+    FnInfo& inst = fns_.back();
+    inst.decl = g.decl;
+    inst.from_main = false;
+    inst.bindings = bound;
+    g.instances.emplace(bound, &inst);
+    return &inst;
+}
+
+// `lerp<T = f16>`: a generic function's instance as diagnostics name it.
+std::string Checker::instance_label(const FnInfo& f) const {
+    std::string out = f.decl->name + "<";
+    for (size_t i = 0; i < f.bindings.size(); ++i)
+        out += fmt::format("{}{} = {}", i ? ", " : "", f.decl->type_params[i].name, dtype_name(f.bindings[i]));
+    return out + ">";
+}
+
+// The name of the function in the IR and the generated code: its own, or for an instance of a
+// generic function the name followed by its dtypes (`lerp_f16`), made unique among the module's
+// names with trailing underscores.
+std::string Checker::instance_name(const FnInfo& f) const {
+    if (f.bindings.empty()) return f.decl->name;
+    std::string name = f.decl->name;
+    for (Dtype d : f.bindings) name += "_" + std::string(dtype_name(d));
+    auto taken = [&](const std::string& n) {
+        if (globals_.count(n)) return true;
+        for (const FnInfo& other : fns_)
+            if (&other != &f && other.ir && other.ir->name == n) return true;
+        return false;
+    };
+    while (taken(name)) name += "_";
+    return name;
+}
+
 bool Checker::resolve_signature(FnInfo& f) {
     if (f.signature_done) return f.signature_ok;
     f.signature_done = true;
     FreshBody fresh(*this, Place::Signature);
+    declare_type_bindings(f);
     bool ok = true;
     for (const ast::FnParam& p : f.decl->params) {
         std::optional<Dtype> dt = resolve_dtype(p.type.elem);
@@ -30,6 +139,7 @@ bool Checker::resolve_signature(FnInfo& f) {
     if (!rt) ok = false;
     f.result = rt.value_or(Dtype::F32);
     f.signature_ok = ok;
+    st_.scopes.pop();
     return ok;
 }
 
@@ -71,6 +181,11 @@ void Checker::check_extern_binding(const ast::Fn& decl) {
 
 void Checker::lower_fn(FnInfo& f) {
     if (f.state != FnInfo::State::Pending) return;
+    if (f.is_generic()) {
+        check_generic_fn(f);
+        f.state = FnInfo::State::Done;
+        return;
+    }
     size_t errors_before = diags_.error_count();
     bool signature = resolve_signature(f);
     f.state = FnInfo::State::InProgress;
@@ -80,6 +195,7 @@ void Checker::lower_fn(FnInfo& f) {
     {
         FreshBody fresh(*this, Place::FnBody);
         st_.fn = &f;
+        declare_type_bindings(f);
         st_.scopes.push();
         for (size_t i = 0; i < decl.params.size(); ++i) {
             const ast::FnParam& p = decl.params[i];
@@ -98,11 +214,12 @@ void Checker::lower_fn(FnInfo& f) {
             diags_.note(DiagKind::NoteHint, decl.name_range,
                         "only an `extern fn`, which calls a CUDA function, may leave out its body");
         pop_scope();
+        st_.scopes.pop();
     }
-    check_extern_binding(decl);
+    if (f.bindings.empty()) check_extern_binding(decl); // a generic function's was checked once
     if (signature && (body || decl.is_extern) && diags_.error_count() == errors_before) {
         auto fn = std::make_shared<ir::Function>();
-        fn->name = decl.name;
+        fn->name = instance_name(f);
         fn->params = std::move(params);
         fn->result = f.result;
         fn->body = body;

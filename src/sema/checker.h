@@ -36,6 +36,12 @@ struct ArgSpec {
 struct FnInfo {
     const ast::Fn* decl = nullptr;
     bool from_main = false;
+    // A generic function (`fn f<T: dtype>`) is checked once per list of dtypes its calls deduce:
+    // the generic one holds its instances, each instance the dtypes bound to the parameters.
+    std::vector<Dtype> bindings;
+    std::map<std::vector<Dtype>, FnInfo*> instances;
+    bool generic_ok = true; // a generic function's dtype parameters are well declared
+    bool is_generic() const { return !decl->type_params.empty() && bindings.empty(); }
     enum class State { Pending, InProgress, Done } state = State::Pending;
     bool signature_done = false, signature_ok = false;
     std::vector<Dtype> param_types;
@@ -225,6 +231,12 @@ public:
     // ---- check_fn.cpp: functions
     bool resolve_signature(FnInfo& fn);
     void lower_fn(FnInfo& fn);
+    void check_generic_fn(FnInfo& fn);
+    std::string instance_label(const FnInfo& fn) const;
+    std::string instance_name(const FnInfo& fn) const;
+    void declare_type_bindings(const FnInfo& fn);
+    FnInfo* fn_instance(FnInfo& generic, const std::vector<const ast::Expr*>& args,
+                        const std::vector<MaybeTyped>& typed);
 
     // ---- limits.cpp: target limits
     void check_shared_memory(const ast::Kernel& k, const ir::Kernel& kernel);

@@ -187,9 +187,9 @@ std::optional<ir::Module> Checker::run(const ast::Module& main,
         if (diags_.saturated()) break;
         if (s.kind == SymbolKind::Const) eval_global_const(s);
     }
-    for (FnInfo& f : fns_) {
+    for (size_t i = 0; i < fns_.size(); ++i) { // by index: calls append generic functions' instances
         if (diags_.saturated()) break;
-        lower_fn(f);
+        lower_fn(fns_[i]);
     }
 
     ir::Module out;

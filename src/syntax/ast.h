@@ -252,22 +252,6 @@ struct FnParam {
     SourceRange name_range;
     TypeRef type;
 };
-// `fn gelu(x: f32) -> f32 { ... }`: an inline device function over scalars.
-struct Fn {
-    std::string name;
-    SourceRange name_range;
-    std::vector<FnParam> params;
-    TypeRef result;
-    std::unique_ptr<Block> body; // null for `fn f(...) -> T;` (an extern fn without a reference body)
-    SourceRange range;
-    // `extern fn f(...) -> T = "cuda_name" in "header.cuh"`: a device function written in CUDA.
-    bool is_extern = false;
-    SourceRange extern_range;          // the `extern` keyword
-    std::optional<std::string> cuda_name;
-    SourceRange cuda_name_range;
-    std::optional<std::string> header;
-    SourceRange header_range;
-};
 enum class ParamKind { Int, Dtype, Bool, Inferred };
 const char* spelling(ParamKind k);
 // `BM: int = 128` in `kernel k<...>`.
@@ -280,6 +264,25 @@ struct CompileParam {
     std::vector<ExprPtr> candidates;
     SourceRange candidates_range;
     SourceRange range;
+};
+// `fn gelu(x: f32) -> f32 { ... }`: an inline device function over scalars.
+struct Fn {
+    std::string name;
+    SourceRange name_range;
+    // `fn f<T: dtype>(...)`: dtype parameters, deduced from the arguments at each call (one
+    // instance of the function per distinct list of dtypes).
+    std::vector<CompileParam> type_params;
+    std::vector<FnParam> params;
+    TypeRef result;
+    std::unique_ptr<Block> body; // null for `fn f(...) -> T;` (an extern fn without a reference body)
+    SourceRange range;
+    // `extern fn f(...) -> T = "cuda_name" in "header.cuh"`: a device function written in CUDA.
+    bool is_extern = false;
+    SourceRange extern_range;          // the `extern` keyword
+    std::optional<std::string> cuda_name;
+    SourceRange cuda_name_range;
+    std::optional<std::string> header;
+    SourceRange header_range;
 };
 // `A: global mut f16[M, K]` (tensor) or `alpha: f32` (scalar).
 struct RuntimeParam {

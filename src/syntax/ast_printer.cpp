@@ -243,7 +243,8 @@ public:
             std::string params;
             for (size_t i = 0; i < f.params.size(); ++i)
                 params += (i ? ", " : "") + f.params[i].name + ": " + type(f.params[i].type);
-            std::string head = fmt::format("{}fn {}({}) -> {}", f.is_extern ? "extern " : "", f.name, params, type(f.result));
+            std::string head = fmt::format("{}fn {}{}({}) -> {}", f.is_extern ? "extern " : "", f.name, compile_params(f.type_params),
+                                           params, type(f.result));
             if (f.cuda_name) head += " = \"" + *f.cuda_name + "\"";
             if (f.header) head += " in \"" + *f.header + "\"";
             if (!f.body) {
@@ -268,25 +269,29 @@ public:
         }
     }
 
+    // `<BM: int in [64, 128] = 128, T: dtype>`, or "" for none.
+    std::string compile_params(const std::vector<ast::CompileParam>& params) {
+        if (params.empty()) return "";
+        std::string out = "<";
+        for (size_t i = 0; i < params.size(); ++i) {
+            auto& p = params[i];
+            out += (i ? ", " : "") + p.name;
+            if (p.kind != ast::ParamKind::Inferred) out += std::string(": ") + ast::spelling(p.kind);
+            if (!p.candidates.empty()) {
+                out += " in [";
+                for (size_t j = 0; j < p.candidates.size(); ++j) out += (j ? ", " : "") + expr(*p.candidates[j]);
+                out += "]";
+            }
+            if (p.default_value) out += " = " + expr(*p.default_value);
+        }
+        return out + ">";
+    }
+
     // `kernel NAME<...>(...)` and its launch clauses (a program's too).
     void signature(const ast::Kernel& k, const std::string& keyword) {
         {
             std::string head = keyword + k.name;
-            if (!k.compile_params.empty()) {
-                head += "<";
-                for (size_t i = 0; i < k.compile_params.size(); ++i) {
-                    auto& p = k.compile_params[i];
-                    head += (i ? ", " : "") + p.name;
-                    if (p.kind != ast::ParamKind::Inferred) head += std::string(": ") + ast::spelling(p.kind);
-                    if (!p.candidates.empty()) {
-                        head += " in [";
-                        for (size_t j = 0; j < p.candidates.size(); ++j) head += (j ? ", " : "") + expr(*p.candidates[j]);
-                        head += "]";
-                    }
-                    if (p.default_value) head += " = " + expr(*p.default_value);
-                }
-                head += ">";
-            }
+            head += compile_params(k.compile_params);
             head += "(";
             for (size_t i = 0; i < k.params.size(); ++i) {
                 auto& p = k.params[i];

@@ -47,11 +47,13 @@ ast::Const AstBuilder::build_const(P::ConstDeclContext* ctx) {
     return c;
 }
 
-// fnDecl : FN IDENT LPAREN (fnParam (COMMA fnParam)*)? RPAREN ARROW typeRef block
+// fnDecl : EXTERN? FN declName (LT compileParam,* GT)? LPAREN (fnParam (COMMA fnParam)*)? RPAREN ARROW typeRef
+//          (ASSIGN STRING_LIT (IN STRING_LIT)?)? (block | SEMI)
 ast::Fn AstBuilder::build_fn(P::FnDeclContext* ctx) {
     ast::Fn f;
     f.name = ctx->declName()->getText();
     f.name_range = range_of(ctx->declName());
+    for (auto* p : ctx->compileParam()) f.type_params.push_back(build_compile_param(p));
     for (auto* p : ctx->fnParam())
         f.params.push_back(ast::FnParam{p->IDENT()->getText(), range_of(p->IDENT()), build_type_ref(p->typeRef())});
     f.result = build_type_ref(ctx->typeRef());
