@@ -990,8 +990,8 @@ __global__ void __launch_bounds__(128) moe_gather_rows_kernel(
     tl::cp_async_wait<0>();  // at most 0 copy groups of this thread still in flight
 }
 
-// kernel moe_unpermute<RB = 16, BD = 512, T = bf16>  (stdlib/moe.tl:281)
-// 128 threads per block, 49920 bytes of shared memory
+// kernel moe_unpermute<RB = 8, BD = 512, T = bf16>  (stdlib/moe.tl:281)
+// 128 threads per block, 24960 bytes of shared memory
 __global__ void __launch_bounds__(128) moe_unpermute_kernel(
         const tl::bf16* __restrict__ Yp,
         const int32_t* __restrict__ PosT,
@@ -1002,30 +1002,30 @@ __global__ void __launch_bounds__(128) moe_unpermute_kernel(
         int32_t K,
         int32_t M)
 {
-    // fragment acc: f32[16, 512], blocked per axis, vector 8: [16, 512] over 128 threads: (4:t32 4:r16, 8:r1 32:t1 2:r8) 64 registers
-    // fragment w: f32[16], slice of `acc` (broadcast): [16] over 128 threads: (4:t32 4:r1) 4 registers, 32 replicas
-    // fragment w_next: f32[16], slice of `acc` (broadcast): [16] over 128 threads: (4:t32 4:r1) 4 registers, 32 replicas
+    // fragment acc: f32[8, 512], blocked per axis, vector 8: [8, 512] over 128 threads: (4:t32 2:r16, 8:r1 32:t1 2:r8) 32 registers
+    // fragment w: f32[8], slice of `acc` (broadcast): [8] over 128 threads: (4:t32 2:r1) 2 registers, 32 replicas
+    // fragment w_next: f32[8], slice of `acc` (broadcast): [8] over 128 threads: (4:t32 2:r1) 2 registers, 32 replicas
     [[maybe_unused]] const int32_t* const pos = PosT;  // view pos: i32[(K * M)] of PosT
     const int tl_tid = tl::thread_index<128>();
     // Blocks numbered with block.y fastest: block.y moves most of the elements (those of `Y` and `Yp`) by a smaller stride than block.x (which `Weights` prefers).
-    [[maybe_unused]] const int tl_tiles_x = tl::cdiv(M, 16), tl_tiles_y = tl::cdiv(D, 512), tl_tiles_z = 1;
+    [[maybe_unused]] const int tl_tiles_x = tl::cdiv(M, 8), tl_tiles_y = tl::cdiv(D, 512), tl_tiles_z = 1;
     [[maybe_unused]] const int tl_block_x = int(blockIdx.x) / tl_tiles_y, tl_block_y = int(blockIdx.x) % tl_tiles_y, tl_block_z = int(blockIdx.z);
     extern __shared__ __align__(128) unsigned char tl_smem[];
-    tl::bf16* y = reinterpret_cast<tl::bf16*>(tl_smem + 0);  // shared y: bf16[3, 16, 512], row pitch 520
-    float acc[64];  // fragment acc: f32[16, 512]
+    tl::bf16* y = reinterpret_cast<tl::bf16*>(tl_smem + 0);  // shared y: bf16[3, 8, 512], row pitch 520
+    float acc[32];  // fragment acc: f32[8, 512]
     #pragma unroll
-    for (int tl_i = 0; tl_i < 64; ++tl_i) acc[tl_i] = 0.0f;
-    float w[4];  // fragment w: f32[16]
-    const int32_t t0 = tl_block_x * 16;
+    for (int tl_i = 0; tl_i < 32; ++tl_i) acc[tl_i] = 0.0f;
+    float w[2];  // fragment w: f32[8]
+    const int32_t t0 = tl_block_x * 8;
     const int32_t d0 = tl_block_y * 512;
     const int32_t k_trips = K;
     if (0 < k_trips) {
         // copy(Yp[pos[k * M + t0 +: RB], d0 +: BD], y);      // PosT = -1: a row of zeros  (moe.tl:293)
         #pragma unroll
-        for (int tl_i1 = 0; tl_i1 < 8; ++tl_i1) {
+        for (int tl_i1 = 0; tl_i1 < 4; ++tl_i1) {
             const int tl_chunk0 = tl_tid + tl_i1 * 128;
             const tl::bf16* tl_src2 = &Yp[int64_t(tl::gather_index(pos, t0 + ((tl_chunk0 * 8) / 512), K * M)) * D + (d0 + ((tl_chunk0 * 8) % 512))];
-            tl::bf16* tl_dst3 = &y[(0 * 16 + ((tl_chunk0 * 8) / 512)) * 520 + ((tl_chunk0 * 8) % 512)];
+            tl::bf16* tl_dst3 = &y[(0 * 8 + ((tl_chunk0 * 8) / 512)) * 520 + ((tl_chunk0 * 8) % 512)];
             const int tl_valid4 = !(tl::in_bounds(tl::gather_index(pos, t0 + ((tl_chunk0 * 8) / 512), K * M), MK)) ? 0 : max(0, min(8, D - (d0 + ((tl_chunk0 * 8) % 512))));
             if (tl_valid4 == 8 && d0 + ((tl_chunk0 * 8) % 512) >= 0 && tl::is_aligned(tl_src2, 4)) {
                 tl::cp_async_chunk(tl_dst3, tl_src2);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
@@ -1039,10 +1039,10 @@ __global__ void __launch_bounds__(128) moe_unpermute_kernel(
     if (1 < k_trips) {
         // copy(Yp[pos[k * M + t0 +: RB], d0 +: BD], y);      // PosT = -1: a row of zeros  (moe.tl:293)
         #pragma unroll
-        for (int tl_i6 = 0; tl_i6 < 8; ++tl_i6) {
+        for (int tl_i6 = 0; tl_i6 < 4; ++tl_i6) {
             const int tl_chunk5 = tl_tid + tl_i6 * 128;
             const tl::bf16* tl_src7 = &Yp[int64_t(tl::gather_index(pos, (M + t0) + ((tl_chunk5 * 8) / 512), K * M)) * D + (d0 + ((tl_chunk5 * 8) % 512))];
-            tl::bf16* tl_dst8 = &y[(1 * 16 + ((tl_chunk5 * 8) / 512)) * 520 + ((tl_chunk5 * 8) % 512)];
+            tl::bf16* tl_dst8 = &y[(1 * 8 + ((tl_chunk5 * 8) / 512)) * 520 + ((tl_chunk5 * 8) % 512)];
             const int tl_valid9 = !(tl::in_bounds(tl::gather_index(pos, (M + t0) + ((tl_chunk5 * 8) / 512), K * M), MK)) ? 0 : max(0, min(8, D - (d0 + ((tl_chunk5 * 8) % 512))));
             if (tl_valid9 == 8 && d0 + ((tl_chunk5 * 8) % 512) >= 0 && tl::is_aligned(tl_src7, 4)) {
                 tl::cp_async_chunk(tl_dst8, tl_src7);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
@@ -1053,11 +1053,11 @@ __global__ void __launch_bounds__(128) moe_unpermute_kernel(
         }
     }
     tl::cp_async_commit();
-    float w_next[4];  // fragment w_next: f32[16]
+    float w_next[2];  // fragment w_next: f32[8]
     if (0 < k_trips) {
         // copy(Weights[t0 +: RB, k], w);  (moe.tl:294)
         #pragma unroll
-        for (int tl_s10 = 0; tl_s10 < 4; ++tl_s10) {
+        for (int tl_s10 = 0; tl_s10 < 2; ++tl_s10) {
             w_next[tl_s10] = tl::in_bounds(t0 + ((tl_tid / 32) + (tl_s10) * 4), M) && tl::in_bounds(0, K) ? Weights[int64_t(t0 + ((tl_tid / 32) + (tl_s10) * 4)) * K + 0] : 0.0f;
         }
     }
@@ -1068,10 +1068,10 @@ __global__ void __launch_bounds__(128) moe_unpermute_kernel(
         if (k + 2 < k_trips) {
             // copy(Yp[pos[k * M + t0 +: RB], d0 +: BD], y);      // PosT = -1: a row of zeros  (moe.tl:293)
             #pragma unroll
-            for (int tl_i12 = 0; tl_i12 < 8; ++tl_i12) {
+            for (int tl_i12 = 0; tl_i12 < 4; ++tl_i12) {
                 const int tl_chunk11 = tl_tid + tl_i12 * 128;
                 const tl::bf16* tl_src13 = &Yp[int64_t(tl::gather_index(pos, ((k + 2) * M + t0) + ((tl_chunk11 * 8) / 512), K * M)) * D + (d0 + ((tl_chunk11 * 8) % 512))];
-                tl::bf16* tl_dst14 = &y[(((k + 2) % 3) * 16 + ((tl_chunk11 * 8) / 512)) * 520 + ((tl_chunk11 * 8) % 512)];
+                tl::bf16* tl_dst14 = &y[(((k + 2) % 3) * 8 + ((tl_chunk11 * 8) / 512)) * 520 + ((tl_chunk11 * 8) % 512)];
                 const int tl_valid15 = !(tl::in_bounds(tl::gather_index(pos, ((k + 2) * M + t0) + ((tl_chunk11 * 8) / 512), K * M), MK)) ? 0 : max(0, min(8, D - (d0 + ((tl_chunk11 * 8) % 512))));
                 if (tl_valid15 == 8 && d0 + ((tl_chunk11 * 8) % 512) >= 0 && tl::is_aligned(tl_src13, 4)) {
                     tl::cp_async_chunk(tl_dst14, tl_src13);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
@@ -1084,22 +1084,22 @@ __global__ void __launch_bounds__(128) moe_unpermute_kernel(
         tl::cp_async_commit();
         // copy(Weights[t0 +: RB, k], w);  (moe.tl:294)
         #pragma unroll
-        for (int tl_s = 0; tl_s < 4; ++tl_s) w[tl_s] = w_next[tl_s];
+        for (int tl_s = 0; tl_s < 2; ++tl_s) w[tl_s] = w_next[tl_s];
         if (k + 1 < k_trips) {
             // copy(Weights[t0 +: RB, k], w);  (moe.tl:294)
             #pragma unroll
-            for (int tl_s16 = 0; tl_s16 < 4; ++tl_s16) {
+            for (int tl_s16 = 0; tl_s16 < 2; ++tl_s16) {
                 w_next[tl_s16] = tl::in_bounds(t0 + ((tl_tid / 32) + (tl_s16) * 4), M) && tl::in_bounds(k + 1, K) ? Weights[int64_t(t0 + ((tl_tid / 32) + (tl_s16) * 4)) * K + (k + 1)] : 0.0f;
             }
         }
         // for i, j in parallel(RB, BD) {  (moe.tl:295)
-        // for i, j in parallel(16, 512): each thread visits the elements of `acc` it holds
+        // for i, j in parallel(8, 512): each thread visits the elements of `acc` it holds
         #pragma unroll
-        for (int tl_k18 = 0; tl_k18 < 64; tl_k18 += 8) {
+        for (int tl_k18 = 0; tl_k18 < 32; tl_k18 += 8) {
             const int tl_c19 = ((tl_k18 % 8) + (tl_tid % 32) * 8 + (tl_k18 / 8 % 2) * 256);  // the chunk's first column
             const int i = ((tl_tid / 32) + (tl_k18 / 16) * 4);
             tl::bf16 tl_chunk21[8];
-            tl::load_chunk<tl::bf16, 8>(tl_chunk21, &y[((k % 3) * 16 + i) * 520 + tl_c19]);
+            tl::load_chunk<tl::bf16, 8>(tl_chunk21, &y[((k % 3) * 8 + i) * 520 + tl_c19]);
             #pragma unroll
             for (int tl_o20 = 0; tl_o20 < 8; ++tl_o20) {
                 [[maybe_unused]] const int tl_s22 = tl_k18 + tl_o20;
@@ -1111,7 +1111,7 @@ __global__ void __launch_bounds__(128) moe_unpermute_kernel(
     tl::cp_async_wait<0>();  // at most 0 copy groups of this thread still in flight
     // copy(acc, Y[t0 +: RB, d0 +: BD]);  (moe.tl:299)
     #pragma unroll
-    for (int tl_chunk23 = 0; tl_chunk23 < 64; tl_chunk23 += 8) {
+    for (int tl_chunk23 = 0; tl_chunk23 < 32; tl_chunk23 += 8) {
         tl::bf16* tl_ptr24 = &Y[int64_t(t0 + ((tl_tid / 32) + (tl_chunk23 / 16) * 4)) * D + (d0 + ((tl_chunk23 % 8) + (tl_tid % 32) * 8 + (tl_chunk23 / 8 % 2) * 256))];
         if (tl::in_bounds(t0 + ((tl_tid / 32) + (tl_chunk23 / 16) * 4), M) && tl::in_bounds(d0 + ((tl_chunk23 % 8) + (tl_tid % 32) * 8 + (tl_chunk23 / 8 % 2) * 256), D) && tl::in_bounds(t0 + ((tl_tid / 32) + (tl_chunk23 / 16) * 4), M) && tl::in_bounds((d0 + ((tl_chunk23 % 8) + (tl_tid % 32) * 8 + (tl_chunk23 / 8 % 2) * 256)) + 7, D) && tl::is_aligned(tl_ptr24, 16)) {
             tl::bf16 tl_vec25[8];
@@ -1547,20 +1547,19 @@ cudaError_t moe_unpermute(const __nv_bfloat16* Yp, const int32_t* PosT, const fl
     if (cudaError_t tl_err = tl::host::check_dim(M, tl_name, "M"); tl_err != cudaSuccess) return tl_err;
     if (!(MK == M * K))
         return tl::host::invalid_argument(std::string(tl_name) + ": requirement `MK == (M * K)` does not hold" + " (" + "MK = " + std::to_string(MK) + ", M = " + std::to_string(M) + ", K = " + std::to_string(K) + ")");
-    const int64_t tl_grid_x = int64_t(tl::cdiv(M, 16)), tl_grid_y = int64_t(tl::cdiv(D, 512)), tl_grid_z = int64_t(1);
+    const int64_t tl_grid_x = int64_t(tl::cdiv(M, 8)), tl_grid_y = int64_t(tl::cdiv(D, 512)), tl_grid_z = int64_t(1);
     if (tl_grid_x <= 0 || tl_grid_y <= 0 || tl_grid_z <= 0) return cudaSuccess;  // nothing to compute
     if (tl_grid_x > INT32_MAX || tl_grid_y > INT32_MAX / tl_grid_x || tl_grid_z > 65535)
         return tl::host::invalid_argument(std::string(tl_name) + ": the grid is larger than CUDA allows");
     static const cudaError_t tl_attributes = [] {
         cudaError_t tl_err = cudaSuccess;
-        tl_err = cudaFuncSetAttribute(::moe_unpermute_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, 49920);
         if (tl_err == cudaSuccess)
-            tl_err = cudaFuncSetAttribute(::moe_unpermute_kernel, cudaFuncAttributePreferredSharedMemoryCarveout, tl::host::occupancy_carveout(::moe_unpermute_kernel, 128, 49920));
+            tl_err = cudaFuncSetAttribute(::moe_unpermute_kernel, cudaFuncAttributePreferredSharedMemoryCarveout, tl::host::occupancy_carveout(::moe_unpermute_kernel, 128, 24960));
         return tl_err;
     }();
     if (tl_attributes != cudaSuccess) return tl::host::record(tl_attributes, tl_name, "setting the shared-memory attributes");
     // The x-y plane along x, block.y fastest (the kernel computes block.x and block.y).
-    ::moe_unpermute_kernel<<<dim3(unsigned(tl_grid_x * tl_grid_y), 1, unsigned(tl_grid_z)), 128, 49920, stream>>>(Yp, PosT, Weights, Y, static_cast<int32_t>(MK), static_cast<int32_t>(D), static_cast<int32_t>(K), static_cast<int32_t>(M));
+    ::moe_unpermute_kernel<<<dim3(unsigned(tl_grid_x * tl_grid_y), 1, unsigned(tl_grid_z)), 128, 24960, stream>>>(Yp, PosT, Weights, Y, static_cast<int32_t>(MK), static_cast<int32_t>(D), static_cast<int32_t>(K), static_cast<int32_t>(M));
     return tl::host::record(cudaGetLastError(), tl_name, "launch");
 }
 

@@ -9,14 +9,14 @@
 #include <tl/host/tma.h>
 #include <tl/host/workspace.h>
 #include "qgemm.h"
-#include "int4.cuh"  // extern fn s4_unpack
+#include "int4.cuh"  // extern fn s4_dequant_f16
 
 #include <string>
 
 namespace {
 
-// kernel w4a16_partial<BM = 16, BN = 32, BK = 128, G = 128, STAGES = 4, T = f16>  (stdlib/qgemm.tl:27)
-// 128 threads per block, 36736 bytes of shared memory
+// kernel w4a16_partial<BM = 16, BN = 64, BK = 128, G = 128, STAGES = 4, T = f16>  (stdlib/qgemm.tl:31)
+// 128 threads per block, 38528 bytes of shared memory
 __global__ void __launch_bounds__(128) w4a16_partial_kernel_variant0(
         const tl::f16* __restrict__ A,
         const uint32_t* __restrict__ Wq,
@@ -30,24 +30,23 @@ __global__ void __launch_bounds__(128) w4a16_partial_kernel_variant0(
         int32_t KG,
         int32_t SPLITS)
 {
-    using w_layout = tl::BlockedLayout<4096, 8, 128>;  // fragment w: f16[32, 128]
-    using acc_layout = tl::MmaAccLayout<16, 32, 1, 4>;  // fragment acc: f32[16, 32], mma.sync accumulators
+    using w_layout = tl::MmaAccLayout<64, 128, 4, 1>;  // fragment w: f16[64, 128], mma.sync accumulators
+    using acc_layout = tl::MmaAccLayout<64, 16, 4, 1>;  // fragment acc: f32[64, 16], mma.sync accumulators
     const int tl_tid = tl::thread_index<128>();
     extern __shared__ __align__(128) unsigned char tl_smem[];
     tl::f16* a = reinterpret_cast<tl::f16*>(tl_smem + 0);  // shared a: f16[4, 16, 128], row pitch 136
-    uint32_t* wq = reinterpret_cast<uint32_t*>(tl_smem + 17408);  // shared wq: u32[4, 32, 16], row pitch 20
-    tl::f16* sc = reinterpret_cast<tl::f16*>(tl_smem + 27648);  // shared sc: f16[4, 1, 32], row pitch 40
-    unsigned char* tl_scratch = tl_smem + 28032;  // 8704 bytes for reductions and staging
-    tl::f16 w[w_layout::kSlots];  // fragment w: f16[32, 128]
-    float acc[acc_layout::kSlots];  // fragment acc: f32[16, 32]
+    uint32_t* wq = reinterpret_cast<uint32_t*>(tl_smem + 17408);  // shared wq: u32[4, 64, 16], row pitch 20
+    tl::f16* sc = reinterpret_cast<tl::f16*>(tl_smem + 37888);  // shared sc: f16[4, 1, 64], row pitch 72
+    tl::f16 w[w_layout::kSlots];  // fragment w: f16[64, 128]
+    float acc[acc_layout::kSlots];  // fragment acc: f32[64, 16]
     #pragma unroll
     for (int tl_i = 0; tl_i < acc_layout::kSlots; ++tl_i) acc[tl_i] = 0.0f;
     const int32_t row0 = int(blockIdx.y) * 16;
-    const int32_t col0 = int(blockIdx.x) * 32;
+    const int32_t col0 = int(blockIdx.x) * 64;
     const int32_t k0 = int(blockIdx.z) * k_len;
     const int32_t k_trips = tl::cdiv(tl::min(k_len, K - k0), 128);
     if (0 < k_trips) {
-        // copy(A[row0 +: BM, kk +: BK], a);                  // past K: zeros, so the padded  (qgemm.tl:46)
+        // copy(A[row0 +: BM, kk +: BK], a);                  // past K: zeros, so the padded  (qgemm.tl:50)
         if (tl::is_aligned(A, 16) && K % 8 == 0 && row0 >= 0 && row0 + 16 <= M && k0 >= 0 && k0 + 128 <= K && k0 % 8 == 0) {
             #pragma unroll
             for (int tl_i1 = 0; tl_i1 < 2; ++tl_i1) {
@@ -69,19 +68,19 @@ __global__ void __launch_bounds__(128) w4a16_partial_kernel_variant0(
                 }
             }
         }
-        // copy(Wq[col0 +: BN, kk / 8 +: BK / 8], wq);        // weights add nothing  (qgemm.tl:47)
-        if (tl::is_aligned(Wq, 16) && KW % 4 == 0 && col0 >= 0 && col0 + 32 <= N && (k0 / 8) >= 0 && (k0 / 8) + 16 <= KW && (k0 / 8) % 4 == 0) {
+        // copy(Wq[col0 +: BN, kk / 8 +: BK / 8], wq);        // weights add nothing  (qgemm.tl:51)
+        if (tl::is_aligned(Wq, 16) && KW % 4 == 0 && col0 >= 0 && col0 + 64 <= N && (k0 / 8) >= 0 && (k0 / 8) + 16 <= KW && (k0 / 8) % 4 == 0) {
             #pragma unroll
-            for (int tl_i8 = 0; tl_i8 < 1; ++tl_i8) {
+            for (int tl_i8 = 0; tl_i8 < 2; ++tl_i8) {
                 const int tl_chunk7 = tl_tid + tl_i8 * 128;
-                tl::cp_async_16(&wq[(0 * 32 + ((tl_chunk7 * 4) / 16)) * 20 + ((tl_chunk7 * 4) % 16)], &Wq[int64_t(col0 + ((tl_chunk7 * 4) / 16)) * KW + ((k0 / 8) + ((tl_chunk7 * 4) % 16))]);
+                tl::cp_async_16(&wq[(0 * 64 + ((tl_chunk7 * 4) / 16)) * 20 + ((tl_chunk7 * 4) % 16)], &Wq[int64_t(col0 + ((tl_chunk7 * 4) / 16)) * KW + ((k0 / 8) + ((tl_chunk7 * 4) % 16))]);
             }
         } else {
             #pragma unroll
-            for (int tl_i10 = 0; tl_i10 < 1; ++tl_i10) {
+            for (int tl_i10 = 0; tl_i10 < 2; ++tl_i10) {
                 const int tl_chunk9 = tl_tid + tl_i10 * 128;
                 const uint32_t* tl_src11 = &Wq[int64_t(col0 + ((tl_chunk9 * 4) / 16)) * KW + ((k0 / 8) + ((tl_chunk9 * 4) % 16))];
-                uint32_t* tl_dst12 = &wq[(0 * 32 + ((tl_chunk9 * 4) / 16)) * 20 + ((tl_chunk9 * 4) % 16)];
+                uint32_t* tl_dst12 = &wq[(0 * 64 + ((tl_chunk9 * 4) / 16)) * 20 + ((tl_chunk9 * 4) % 16)];
                 const int tl_valid13 = !(tl::in_bounds(col0 + ((tl_chunk9 * 4) / 16), N)) ? 0 : max(0, min(4, KW - ((k0 / 8) + ((tl_chunk9 * 4) % 16))));
                 if (tl_valid13 == 4 && (k0 / 8) + ((tl_chunk9 * 4) % 16) >= 0 && tl::is_aligned(tl_src11, 4)) {
                     tl::cp_async_chunk(tl_dst12, tl_src11);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
@@ -91,28 +90,28 @@ __global__ void __launch_bounds__(128) w4a16_partial_kernel_variant0(
                 }
             }
         }
-        // copy(Scales[kk / G +: BK / G, col0 +: BN], sc);     // a row of the step's group: cp.async  (qgemm.tl:48)
-        if (tl::is_aligned(Scales, 16) && N % 8 == 0 && (k0 / 128) >= 0 && (k0 / 128) + 1 <= KG && col0 >= 0 && col0 + 32 <= N && col0 % 8 == 0) {
+        // copy(Scales[kk / G +: BK / G, col0 +: BN], sc);     // a row of the step's group: cp.async  (qgemm.tl:52)
+        if (tl::is_aligned(Scales, 16) && N % 8 == 0 && (k0 / 128) >= 0 && (k0 / 128) + 1 <= KG && col0 >= 0 && col0 + 64 <= N && col0 % 8 == 0) {
             #pragma unroll
             for (int tl_i15 = 0; tl_i15 < 1; ++tl_i15) {
                 const int tl_chunk14 = tl_tid + tl_i15 * 128;
-                if (tl_chunk14 < 4) {
-                    tl::cp_async_16(&sc[(0 * 1 + ((tl_chunk14 * 8) / 32)) * 40 + ((tl_chunk14 * 8) % 32)], &Scales[int64_t((k0 / 128) + ((tl_chunk14 * 8) / 32)) * N + (col0 + ((tl_chunk14 * 8) % 32))]);
+                if (tl_chunk14 < 8) {
+                    tl::cp_async_16(&sc[(0 * 1 + ((tl_chunk14 * 8) / 64)) * 72 + ((tl_chunk14 * 8) % 64)], &Scales[int64_t((k0 / 128) + ((tl_chunk14 * 8) / 64)) * N + (col0 + ((tl_chunk14 * 8) % 64))]);
                 }
             }
         } else {
             #pragma unroll
             for (int tl_i17 = 0; tl_i17 < 1; ++tl_i17) {
                 const int tl_chunk16 = tl_tid + tl_i17 * 128;
-                if (tl_chunk16 < 4) {
-                    const tl::f16* tl_src18 = &Scales[int64_t((k0 / 128) + ((tl_chunk16 * 8) / 32)) * N + (col0 + ((tl_chunk16 * 8) % 32))];
-                    tl::f16* tl_dst19 = &sc[(0 * 1 + ((tl_chunk16 * 8) / 32)) * 40 + ((tl_chunk16 * 8) % 32)];
-                    const int tl_valid20 = !(tl::in_bounds((k0 / 128) + ((tl_chunk16 * 8) / 32), KG)) ? 0 : max(0, min(8, N - (col0 + ((tl_chunk16 * 8) % 32))));
-                    if (tl_valid20 == 8 && col0 + ((tl_chunk16 * 8) % 32) >= 0 && tl::is_aligned(tl_src18, 4)) {
+                if (tl_chunk16 < 8) {
+                    const tl::f16* tl_src18 = &Scales[int64_t((k0 / 128) + ((tl_chunk16 * 8) / 64)) * N + (col0 + ((tl_chunk16 * 8) % 64))];
+                    tl::f16* tl_dst19 = &sc[(0 * 1 + ((tl_chunk16 * 8) / 64)) * 72 + ((tl_chunk16 * 8) % 64)];
+                    const int tl_valid20 = !(tl::in_bounds((k0 / 128) + ((tl_chunk16 * 8) / 64), KG)) ? 0 : max(0, min(8, N - (col0 + ((tl_chunk16 * 8) % 64))));
+                    if (tl_valid20 == 8 && col0 + ((tl_chunk16 * 8) % 64) >= 0 && tl::is_aligned(tl_src18, 4)) {
                         tl::cp_async_chunk(tl_dst19, tl_src18);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
                     } else {
                         #pragma unroll
-                        for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst19[tl_v] = tl::in_bounds((k0 / 128) + ((tl_chunk16 * 8) / 32), KG) && tl::in_bounds((col0 + ((tl_chunk16 * 8) % 32)) + tl_v, N) ? tl_src18[tl_v] : tl::convert<tl::f16>(0.0f);
+                        for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst19[tl_v] = tl::in_bounds((k0 / 128) + ((tl_chunk16 * 8) / 64), KG) && tl::in_bounds((col0 + ((tl_chunk16 * 8) % 64)) + tl_v, N) ? tl_src18[tl_v] : tl::convert<tl::f16>(0.0f);
                     }
                 }
             }
@@ -120,7 +119,7 @@ __global__ void __launch_bounds__(128) w4a16_partial_kernel_variant0(
     }
     tl::cp_async_commit();
     if (1 < k_trips) {
-        // copy(A[row0 +: BM, kk +: BK], a);                  // past K: zeros, so the padded  (qgemm.tl:46)
+        // copy(A[row0 +: BM, kk +: BK], a);                  // past K: zeros, so the padded  (qgemm.tl:50)
         if (tl::is_aligned(A, 16) && K % 8 == 0 && row0 >= 0 && row0 + 16 <= M && (k0 + 128) >= 0 && (k0 + 128) + 128 <= K && (k0 + 128) % 8 == 0) {
             #pragma unroll
             for (int tl_i22 = 0; tl_i22 < 2; ++tl_i22) {
@@ -142,19 +141,19 @@ __global__ void __launch_bounds__(128) w4a16_partial_kernel_variant0(
                 }
             }
         }
-        // copy(Wq[col0 +: BN, kk / 8 +: BK / 8], wq);        // weights add nothing  (qgemm.tl:47)
-        if (tl::is_aligned(Wq, 16) && KW % 4 == 0 && col0 >= 0 && col0 + 32 <= N && ((k0 + 128) / 8) >= 0 && ((k0 + 128) / 8) + 16 <= KW && ((k0 + 128) / 8) % 4 == 0) {
+        // copy(Wq[col0 +: BN, kk / 8 +: BK / 8], wq);        // weights add nothing  (qgemm.tl:51)
+        if (tl::is_aligned(Wq, 16) && KW % 4 == 0 && col0 >= 0 && col0 + 64 <= N && ((k0 + 128) / 8) >= 0 && ((k0 + 128) / 8) + 16 <= KW && ((k0 + 128) / 8) % 4 == 0) {
             #pragma unroll
-            for (int tl_i29 = 0; tl_i29 < 1; ++tl_i29) {
+            for (int tl_i29 = 0; tl_i29 < 2; ++tl_i29) {
                 const int tl_chunk28 = tl_tid + tl_i29 * 128;
-                tl::cp_async_16(&wq[(1 * 32 + ((tl_chunk28 * 4) / 16)) * 20 + ((tl_chunk28 * 4) % 16)], &Wq[int64_t(col0 + ((tl_chunk28 * 4) / 16)) * KW + (((k0 + 128) / 8) + ((tl_chunk28 * 4) % 16))]);
+                tl::cp_async_16(&wq[(1 * 64 + ((tl_chunk28 * 4) / 16)) * 20 + ((tl_chunk28 * 4) % 16)], &Wq[int64_t(col0 + ((tl_chunk28 * 4) / 16)) * KW + (((k0 + 128) / 8) + ((tl_chunk28 * 4) % 16))]);
             }
         } else {
             #pragma unroll
-            for (int tl_i31 = 0; tl_i31 < 1; ++tl_i31) {
+            for (int tl_i31 = 0; tl_i31 < 2; ++tl_i31) {
                 const int tl_chunk30 = tl_tid + tl_i31 * 128;
                 const uint32_t* tl_src32 = &Wq[int64_t(col0 + ((tl_chunk30 * 4) / 16)) * KW + (((k0 + 128) / 8) + ((tl_chunk30 * 4) % 16))];
-                uint32_t* tl_dst33 = &wq[(1 * 32 + ((tl_chunk30 * 4) / 16)) * 20 + ((tl_chunk30 * 4) % 16)];
+                uint32_t* tl_dst33 = &wq[(1 * 64 + ((tl_chunk30 * 4) / 16)) * 20 + ((tl_chunk30 * 4) % 16)];
                 const int tl_valid34 = !(tl::in_bounds(col0 + ((tl_chunk30 * 4) / 16), N)) ? 0 : max(0, min(4, KW - (((k0 + 128) / 8) + ((tl_chunk30 * 4) % 16))));
                 if (tl_valid34 == 4 && ((k0 + 128) / 8) + ((tl_chunk30 * 4) % 16) >= 0 && tl::is_aligned(tl_src32, 4)) {
                     tl::cp_async_chunk(tl_dst33, tl_src32);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
@@ -164,28 +163,28 @@ __global__ void __launch_bounds__(128) w4a16_partial_kernel_variant0(
                 }
             }
         }
-        // copy(Scales[kk / G +: BK / G, col0 +: BN], sc);     // a row of the step's group: cp.async  (qgemm.tl:48)
-        if (tl::is_aligned(Scales, 16) && N % 8 == 0 && ((k0 + 128) / 128) >= 0 && ((k0 + 128) / 128) + 1 <= KG && col0 >= 0 && col0 + 32 <= N && col0 % 8 == 0) {
+        // copy(Scales[kk / G +: BK / G, col0 +: BN], sc);     // a row of the step's group: cp.async  (qgemm.tl:52)
+        if (tl::is_aligned(Scales, 16) && N % 8 == 0 && ((k0 + 128) / 128) >= 0 && ((k0 + 128) / 128) + 1 <= KG && col0 >= 0 && col0 + 64 <= N && col0 % 8 == 0) {
             #pragma unroll
             for (int tl_i36 = 0; tl_i36 < 1; ++tl_i36) {
                 const int tl_chunk35 = tl_tid + tl_i36 * 128;
-                if (tl_chunk35 < 4) {
-                    tl::cp_async_16(&sc[(1 * 1 + ((tl_chunk35 * 8) / 32)) * 40 + ((tl_chunk35 * 8) % 32)], &Scales[int64_t(((k0 + 128) / 128) + ((tl_chunk35 * 8) / 32)) * N + (col0 + ((tl_chunk35 * 8) % 32))]);
+                if (tl_chunk35 < 8) {
+                    tl::cp_async_16(&sc[(1 * 1 + ((tl_chunk35 * 8) / 64)) * 72 + ((tl_chunk35 * 8) % 64)], &Scales[int64_t(((k0 + 128) / 128) + ((tl_chunk35 * 8) / 64)) * N + (col0 + ((tl_chunk35 * 8) % 64))]);
                 }
             }
         } else {
             #pragma unroll
             for (int tl_i38 = 0; tl_i38 < 1; ++tl_i38) {
                 const int tl_chunk37 = tl_tid + tl_i38 * 128;
-                if (tl_chunk37 < 4) {
-                    const tl::f16* tl_src39 = &Scales[int64_t(((k0 + 128) / 128) + ((tl_chunk37 * 8) / 32)) * N + (col0 + ((tl_chunk37 * 8) % 32))];
-                    tl::f16* tl_dst40 = &sc[(1 * 1 + ((tl_chunk37 * 8) / 32)) * 40 + ((tl_chunk37 * 8) % 32)];
-                    const int tl_valid41 = !(tl::in_bounds(((k0 + 128) / 128) + ((tl_chunk37 * 8) / 32), KG)) ? 0 : max(0, min(8, N - (col0 + ((tl_chunk37 * 8) % 32))));
-                    if (tl_valid41 == 8 && col0 + ((tl_chunk37 * 8) % 32) >= 0 && tl::is_aligned(tl_src39, 4)) {
+                if (tl_chunk37 < 8) {
+                    const tl::f16* tl_src39 = &Scales[int64_t(((k0 + 128) / 128) + ((tl_chunk37 * 8) / 64)) * N + (col0 + ((tl_chunk37 * 8) % 64))];
+                    tl::f16* tl_dst40 = &sc[(1 * 1 + ((tl_chunk37 * 8) / 64)) * 72 + ((tl_chunk37 * 8) % 64)];
+                    const int tl_valid41 = !(tl::in_bounds(((k0 + 128) / 128) + ((tl_chunk37 * 8) / 64), KG)) ? 0 : max(0, min(8, N - (col0 + ((tl_chunk37 * 8) % 64))));
+                    if (tl_valid41 == 8 && col0 + ((tl_chunk37 * 8) % 64) >= 0 && tl::is_aligned(tl_src39, 4)) {
                         tl::cp_async_chunk(tl_dst40, tl_src39);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
                     } else {
                         #pragma unroll
-                        for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst40[tl_v] = tl::in_bounds(((k0 + 128) / 128) + ((tl_chunk37 * 8) / 32), KG) && tl::in_bounds((col0 + ((tl_chunk37 * 8) % 32)) + tl_v, N) ? tl_src39[tl_v] : tl::convert<tl::f16>(0.0f);
+                        for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst40[tl_v] = tl::in_bounds(((k0 + 128) / 128) + ((tl_chunk37 * 8) / 64), KG) && tl::in_bounds((col0 + ((tl_chunk37 * 8) % 64)) + tl_v, N) ? tl_src39[tl_v] : tl::convert<tl::f16>(0.0f);
                     }
                 }
             }
@@ -193,7 +192,7 @@ __global__ void __launch_bounds__(128) w4a16_partial_kernel_variant0(
     }
     tl::cp_async_commit();
     if (2 < k_trips) {
-        // copy(A[row0 +: BM, kk +: BK], a);                  // past K: zeros, so the padded  (qgemm.tl:46)
+        // copy(A[row0 +: BM, kk +: BK], a);                  // past K: zeros, so the padded  (qgemm.tl:50)
         if (tl::is_aligned(A, 16) && K % 8 == 0 && row0 >= 0 && row0 + 16 <= M && (k0 + 256) >= 0 && (k0 + 256) + 128 <= K && (k0 + 256) % 8 == 0) {
             #pragma unroll
             for (int tl_i43 = 0; tl_i43 < 2; ++tl_i43) {
@@ -215,19 +214,19 @@ __global__ void __launch_bounds__(128) w4a16_partial_kernel_variant0(
                 }
             }
         }
-        // copy(Wq[col0 +: BN, kk / 8 +: BK / 8], wq);        // weights add nothing  (qgemm.tl:47)
-        if (tl::is_aligned(Wq, 16) && KW % 4 == 0 && col0 >= 0 && col0 + 32 <= N && ((k0 + 256) / 8) >= 0 && ((k0 + 256) / 8) + 16 <= KW && ((k0 + 256) / 8) % 4 == 0) {
+        // copy(Wq[col0 +: BN, kk / 8 +: BK / 8], wq);        // weights add nothing  (qgemm.tl:51)
+        if (tl::is_aligned(Wq, 16) && KW % 4 == 0 && col0 >= 0 && col0 + 64 <= N && ((k0 + 256) / 8) >= 0 && ((k0 + 256) / 8) + 16 <= KW && ((k0 + 256) / 8) % 4 == 0) {
             #pragma unroll
-            for (int tl_i50 = 0; tl_i50 < 1; ++tl_i50) {
+            for (int tl_i50 = 0; tl_i50 < 2; ++tl_i50) {
                 const int tl_chunk49 = tl_tid + tl_i50 * 128;
-                tl::cp_async_16(&wq[(2 * 32 + ((tl_chunk49 * 4) / 16)) * 20 + ((tl_chunk49 * 4) % 16)], &Wq[int64_t(col0 + ((tl_chunk49 * 4) / 16)) * KW + (((k0 + 256) / 8) + ((tl_chunk49 * 4) % 16))]);
+                tl::cp_async_16(&wq[(2 * 64 + ((tl_chunk49 * 4) / 16)) * 20 + ((tl_chunk49 * 4) % 16)], &Wq[int64_t(col0 + ((tl_chunk49 * 4) / 16)) * KW + (((k0 + 256) / 8) + ((tl_chunk49 * 4) % 16))]);
             }
         } else {
             #pragma unroll
-            for (int tl_i52 = 0; tl_i52 < 1; ++tl_i52) {
+            for (int tl_i52 = 0; tl_i52 < 2; ++tl_i52) {
                 const int tl_chunk51 = tl_tid + tl_i52 * 128;
                 const uint32_t* tl_src53 = &Wq[int64_t(col0 + ((tl_chunk51 * 4) / 16)) * KW + (((k0 + 256) / 8) + ((tl_chunk51 * 4) % 16))];
-                uint32_t* tl_dst54 = &wq[(2 * 32 + ((tl_chunk51 * 4) / 16)) * 20 + ((tl_chunk51 * 4) % 16)];
+                uint32_t* tl_dst54 = &wq[(2 * 64 + ((tl_chunk51 * 4) / 16)) * 20 + ((tl_chunk51 * 4) % 16)];
                 const int tl_valid55 = !(tl::in_bounds(col0 + ((tl_chunk51 * 4) / 16), N)) ? 0 : max(0, min(4, KW - (((k0 + 256) / 8) + ((tl_chunk51 * 4) % 16))));
                 if (tl_valid55 == 4 && ((k0 + 256) / 8) + ((tl_chunk51 * 4) % 16) >= 0 && tl::is_aligned(tl_src53, 4)) {
                     tl::cp_async_chunk(tl_dst54, tl_src53);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
@@ -237,40 +236,40 @@ __global__ void __launch_bounds__(128) w4a16_partial_kernel_variant0(
                 }
             }
         }
-        // copy(Scales[kk / G +: BK / G, col0 +: BN], sc);     // a row of the step's group: cp.async  (qgemm.tl:48)
-        if (tl::is_aligned(Scales, 16) && N % 8 == 0 && ((k0 + 256) / 128) >= 0 && ((k0 + 256) / 128) + 1 <= KG && col0 >= 0 && col0 + 32 <= N && col0 % 8 == 0) {
+        // copy(Scales[kk / G +: BK / G, col0 +: BN], sc);     // a row of the step's group: cp.async  (qgemm.tl:52)
+        if (tl::is_aligned(Scales, 16) && N % 8 == 0 && ((k0 + 256) / 128) >= 0 && ((k0 + 256) / 128) + 1 <= KG && col0 >= 0 && col0 + 64 <= N && col0 % 8 == 0) {
             #pragma unroll
             for (int tl_i57 = 0; tl_i57 < 1; ++tl_i57) {
                 const int tl_chunk56 = tl_tid + tl_i57 * 128;
-                if (tl_chunk56 < 4) {
-                    tl::cp_async_16(&sc[(2 * 1 + ((tl_chunk56 * 8) / 32)) * 40 + ((tl_chunk56 * 8) % 32)], &Scales[int64_t(((k0 + 256) / 128) + ((tl_chunk56 * 8) / 32)) * N + (col0 + ((tl_chunk56 * 8) % 32))]);
+                if (tl_chunk56 < 8) {
+                    tl::cp_async_16(&sc[(2 * 1 + ((tl_chunk56 * 8) / 64)) * 72 + ((tl_chunk56 * 8) % 64)], &Scales[int64_t(((k0 + 256) / 128) + ((tl_chunk56 * 8) / 64)) * N + (col0 + ((tl_chunk56 * 8) % 64))]);
                 }
             }
         } else {
             #pragma unroll
             for (int tl_i59 = 0; tl_i59 < 1; ++tl_i59) {
                 const int tl_chunk58 = tl_tid + tl_i59 * 128;
-                if (tl_chunk58 < 4) {
-                    const tl::f16* tl_src60 = &Scales[int64_t(((k0 + 256) / 128) + ((tl_chunk58 * 8) / 32)) * N + (col0 + ((tl_chunk58 * 8) % 32))];
-                    tl::f16* tl_dst61 = &sc[(2 * 1 + ((tl_chunk58 * 8) / 32)) * 40 + ((tl_chunk58 * 8) % 32)];
-                    const int tl_valid62 = !(tl::in_bounds(((k0 + 256) / 128) + ((tl_chunk58 * 8) / 32), KG)) ? 0 : max(0, min(8, N - (col0 + ((tl_chunk58 * 8) % 32))));
-                    if (tl_valid62 == 8 && col0 + ((tl_chunk58 * 8) % 32) >= 0 && tl::is_aligned(tl_src60, 4)) {
+                if (tl_chunk58 < 8) {
+                    const tl::f16* tl_src60 = &Scales[int64_t(((k0 + 256) / 128) + ((tl_chunk58 * 8) / 64)) * N + (col0 + ((tl_chunk58 * 8) % 64))];
+                    tl::f16* tl_dst61 = &sc[(2 * 1 + ((tl_chunk58 * 8) / 64)) * 72 + ((tl_chunk58 * 8) % 64)];
+                    const int tl_valid62 = !(tl::in_bounds(((k0 + 256) / 128) + ((tl_chunk58 * 8) / 64), KG)) ? 0 : max(0, min(8, N - (col0 + ((tl_chunk58 * 8) % 64))));
+                    if (tl_valid62 == 8 && col0 + ((tl_chunk58 * 8) % 64) >= 0 && tl::is_aligned(tl_src60, 4)) {
                         tl::cp_async_chunk(tl_dst61, tl_src60);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
                     } else {
                         #pragma unroll
-                        for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst61[tl_v] = tl::in_bounds(((k0 + 256) / 128) + ((tl_chunk58 * 8) / 32), KG) && tl::in_bounds((col0 + ((tl_chunk58 * 8) % 32)) + tl_v, N) ? tl_src60[tl_v] : tl::convert<tl::f16>(0.0f);
+                        for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst61[tl_v] = tl::in_bounds(((k0 + 256) / 128) + ((tl_chunk58 * 8) / 64), KG) && tl::in_bounds((col0 + ((tl_chunk58 * 8) % 64)) + tl_v, N) ? tl_src60[tl_v] : tl::convert<tl::f16>(0.0f);
                     }
                 }
             }
         }
     }
     tl::cp_async_commit();
-    // for k in pipelined(cdiv(min(k_len, K - k0), BK), stages = STAGES) {  (qgemm.tl:44)
+    // for k in pipelined(cdiv(min(k_len, K - k0), BK), stages = STAGES) {  (qgemm.tl:48)
     for (int k = 0; k < k_trips; ++k) {
         tl::cp_async_wait<2>();  // at most 2 copy groups of this thread still in flight
         __syncthreads();  // pipeline: stage `k % 4` has landed and the stage refilled next is no longer read
         if (k + 3 < k_trips) {
-            // copy(A[row0 +: BM, kk +: BK], a);                  // past K: zeros, so the padded  (qgemm.tl:46)
+            // copy(A[row0 +: BM, kk +: BK], a);                  // past K: zeros, so the padded  (qgemm.tl:50)
             if (tl::is_aligned(A, 16) && K % 8 == 0 && row0 >= 0 && row0 + 16 <= M && (k0 + (k + 3) * 128) >= 0 && (k0 + (k + 3) * 128) + 128 <= K && (k0 + (k + 3) * 128) % 8 == 0) {
                 #pragma unroll
                 for (int tl_i64 = 0; tl_i64 < 2; ++tl_i64) {
@@ -292,19 +291,19 @@ __global__ void __launch_bounds__(128) w4a16_partial_kernel_variant0(
                     }
                 }
             }
-            // copy(Wq[col0 +: BN, kk / 8 +: BK / 8], wq);        // weights add nothing  (qgemm.tl:47)
-            if (tl::is_aligned(Wq, 16) && KW % 4 == 0 && col0 >= 0 && col0 + 32 <= N && ((k0 + (k + 3) * 128) / 8) >= 0 && ((k0 + (k + 3) * 128) / 8) + 16 <= KW && ((k0 + (k + 3) * 128) / 8) % 4 == 0) {
+            // copy(Wq[col0 +: BN, kk / 8 +: BK / 8], wq);        // weights add nothing  (qgemm.tl:51)
+            if (tl::is_aligned(Wq, 16) && KW % 4 == 0 && col0 >= 0 && col0 + 64 <= N && ((k0 + (k + 3) * 128) / 8) >= 0 && ((k0 + (k + 3) * 128) / 8) + 16 <= KW && ((k0 + (k + 3) * 128) / 8) % 4 == 0) {
                 #pragma unroll
-                for (int tl_i71 = 0; tl_i71 < 1; ++tl_i71) {
+                for (int tl_i71 = 0; tl_i71 < 2; ++tl_i71) {
                     const int tl_chunk70 = tl_tid + tl_i71 * 128;
-                    tl::cp_async_16(&wq[(((k + 3) % 4) * 32 + ((tl_chunk70 * 4) / 16)) * 20 + ((tl_chunk70 * 4) % 16)], &Wq[int64_t(col0 + ((tl_chunk70 * 4) / 16)) * KW + (((k0 + (k + 3) * 128) / 8) + ((tl_chunk70 * 4) % 16))]);
+                    tl::cp_async_16(&wq[(((k + 3) % 4) * 64 + ((tl_chunk70 * 4) / 16)) * 20 + ((tl_chunk70 * 4) % 16)], &Wq[int64_t(col0 + ((tl_chunk70 * 4) / 16)) * KW + (((k0 + (k + 3) * 128) / 8) + ((tl_chunk70 * 4) % 16))]);
                 }
             } else {
                 #pragma unroll
-                for (int tl_i73 = 0; tl_i73 < 1; ++tl_i73) {
+                for (int tl_i73 = 0; tl_i73 < 2; ++tl_i73) {
                     const int tl_chunk72 = tl_tid + tl_i73 * 128;
                     const uint32_t* tl_src74 = &Wq[int64_t(col0 + ((tl_chunk72 * 4) / 16)) * KW + (((k0 + (k + 3) * 128) / 8) + ((tl_chunk72 * 4) % 16))];
-                    uint32_t* tl_dst75 = &wq[(((k + 3) % 4) * 32 + ((tl_chunk72 * 4) / 16)) * 20 + ((tl_chunk72 * 4) % 16)];
+                    uint32_t* tl_dst75 = &wq[(((k + 3) % 4) * 64 + ((tl_chunk72 * 4) / 16)) * 20 + ((tl_chunk72 * 4) % 16)];
                     const int tl_valid76 = !(tl::in_bounds(col0 + ((tl_chunk72 * 4) / 16), N)) ? 0 : max(0, min(4, KW - (((k0 + (k + 3) * 128) / 8) + ((tl_chunk72 * 4) % 16))));
                     if (tl_valid76 == 4 && ((k0 + (k + 3) * 128) / 8) + ((tl_chunk72 * 4) % 16) >= 0 && tl::is_aligned(tl_src74, 4)) {
                         tl::cp_async_chunk(tl_dst75, tl_src74);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
@@ -314,78 +313,63 @@ __global__ void __launch_bounds__(128) w4a16_partial_kernel_variant0(
                     }
                 }
             }
-            // copy(Scales[kk / G +: BK / G, col0 +: BN], sc);     // a row of the step's group: cp.async  (qgemm.tl:48)
-            if (tl::is_aligned(Scales, 16) && N % 8 == 0 && ((k0 + (k + 3) * 128) / 128) >= 0 && ((k0 + (k + 3) * 128) / 128) + 1 <= KG && col0 >= 0 && col0 + 32 <= N && col0 % 8 == 0) {
+            // copy(Scales[kk / G +: BK / G, col0 +: BN], sc);     // a row of the step's group: cp.async  (qgemm.tl:52)
+            if (tl::is_aligned(Scales, 16) && N % 8 == 0 && ((k0 + (k + 3) * 128) / 128) >= 0 && ((k0 + (k + 3) * 128) / 128) + 1 <= KG && col0 >= 0 && col0 + 64 <= N && col0 % 8 == 0) {
                 #pragma unroll
                 for (int tl_i78 = 0; tl_i78 < 1; ++tl_i78) {
                     const int tl_chunk77 = tl_tid + tl_i78 * 128;
-                    if (tl_chunk77 < 4) {
-                        tl::cp_async_16(&sc[(((k + 3) % 4) * 1 + ((tl_chunk77 * 8) / 32)) * 40 + ((tl_chunk77 * 8) % 32)], &Scales[int64_t(((k0 + (k + 3) * 128) / 128) + ((tl_chunk77 * 8) / 32)) * N + (col0 + ((tl_chunk77 * 8) % 32))]);
+                    if (tl_chunk77 < 8) {
+                        tl::cp_async_16(&sc[(((k + 3) % 4) * 1 + ((tl_chunk77 * 8) / 64)) * 72 + ((tl_chunk77 * 8) % 64)], &Scales[int64_t(((k0 + (k + 3) * 128) / 128) + ((tl_chunk77 * 8) / 64)) * N + (col0 + ((tl_chunk77 * 8) % 64))]);
                     }
                 }
             } else {
                 #pragma unroll
                 for (int tl_i80 = 0; tl_i80 < 1; ++tl_i80) {
                     const int tl_chunk79 = tl_tid + tl_i80 * 128;
-                    if (tl_chunk79 < 4) {
-                        const tl::f16* tl_src81 = &Scales[int64_t(((k0 + (k + 3) * 128) / 128) + ((tl_chunk79 * 8) / 32)) * N + (col0 + ((tl_chunk79 * 8) % 32))];
-                        tl::f16* tl_dst82 = &sc[(((k + 3) % 4) * 1 + ((tl_chunk79 * 8) / 32)) * 40 + ((tl_chunk79 * 8) % 32)];
-                        const int tl_valid83 = !(tl::in_bounds(((k0 + (k + 3) * 128) / 128) + ((tl_chunk79 * 8) / 32), KG)) ? 0 : max(0, min(8, N - (col0 + ((tl_chunk79 * 8) % 32))));
-                        if (tl_valid83 == 8 && col0 + ((tl_chunk79 * 8) % 32) >= 0 && tl::is_aligned(tl_src81, 4)) {
+                    if (tl_chunk79 < 8) {
+                        const tl::f16* tl_src81 = &Scales[int64_t(((k0 + (k + 3) * 128) / 128) + ((tl_chunk79 * 8) / 64)) * N + (col0 + ((tl_chunk79 * 8) % 64))];
+                        tl::f16* tl_dst82 = &sc[(((k + 3) % 4) * 1 + ((tl_chunk79 * 8) / 64)) * 72 + ((tl_chunk79 * 8) % 64)];
+                        const int tl_valid83 = !(tl::in_bounds(((k0 + (k + 3) * 128) / 128) + ((tl_chunk79 * 8) / 64), KG)) ? 0 : max(0, min(8, N - (col0 + ((tl_chunk79 * 8) % 64))));
+                        if (tl_valid83 == 8 && col0 + ((tl_chunk79 * 8) % 64) >= 0 && tl::is_aligned(tl_src81, 4)) {
                             tl::cp_async_chunk(tl_dst82, tl_src81);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
                         } else {
                             #pragma unroll
-                            for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst82[tl_v] = tl::in_bounds(((k0 + (k + 3) * 128) / 128) + ((tl_chunk79 * 8) / 32), KG) && tl::in_bounds((col0 + ((tl_chunk79 * 8) % 32)) + tl_v, N) ? tl_src81[tl_v] : tl::convert<tl::f16>(0.0f);
+                            for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst82[tl_v] = tl::in_bounds(((k0 + (k + 3) * 128) / 128) + ((tl_chunk79 * 8) / 64), KG) && tl::in_bounds((col0 + ((tl_chunk79 * 8) % 64)) + tl_v, N) ? tl_src81[tl_v] : tl::convert<tl::f16>(0.0f);
                         }
                     }
                 }
             }
         }
         tl::cp_async_commit();
-        // for n, j in parallel(BN, BK) {  (qgemm.tl:49)
-        // for n, j in parallel(32, 128): each thread visits the elements of `w` it holds
+        // for n, j in parallel(BN, BK) {  (qgemm.tl:53)
+        // for n, j in parallel(64, 128): each thread visits the elements of `w` it holds
         #pragma unroll
         for (int tl_s84 = 0; tl_s84 < w_layout::kSlots; ++tl_s84) {
-            const int tl_c85 = (w_layout::flat(tl_tid, (tl_s84 / 8) * 8)) % 128;  // the chunk's first column
-            const int n = (w_layout::flat(tl_tid, (tl_s84 / 8) * 8)) / 128;
-            const int j = tl_c85 + tl_s84 % 8;
-            w[tl_s84] = tl::convert<tl::f16>(tlc_stdlib::s4_unpack(wq[((k % 4) * 32 + n) * 20 + (tl_c85 / 8 + (tl_s84 % 8) / 8)], static_cast<uint32_t>((tl_s84 % 8) % 8)) * tl::convert<float>(sc[((k % 4) * 1 + (j / 128)) * 40 + n]));
+            const int n = w_layout::row(tl_tid, tl_s84);
+            const int j = w_layout::col(tl_tid, tl_s84);
+            w[tl_s84] = tlc_stdlib::s4_dequant(wq[((k % 4) * 64 + n) * 20 + (j / 8)], static_cast<uint32_t>(j % 8), sc[((k % 4) * 1 + (j / 128)) * 72 + n]);
         }
-        // gemm(a, w, acc, transpose_b = true);  (qgemm.tl:52)
+        // gemm(w, a, acc, transpose_b = true);  (qgemm.tl:56)
         {
-            tl::f16* tl_staged86 = reinterpret_cast<tl::f16*>(tl_scratch + 0);  // 32 x 128, row pitch 136
-            __syncthreads();  // the staging buffer may still be read by a previous gemm
-            #pragma unroll
-            for (int tl_s87 = 0; tl_s87 < w_layout::kSlots; ++tl_s87) {
-                tl_staged86[((w_layout::flat(tl_tid, (tl_s87 / 8) * 8)) / 128) * 136 + (((w_layout::flat(tl_tid, (tl_s87 / 8) * 8)) % 128) + tl_s87 % 8)] = w[tl_s87];
-            }
-            __syncthreads();
-            tl::warp_gemm_mma<16, 32, 128, 1, 4, tl::f16, false, true>(
-                acc, tl::SharedMatrix<tl::f16, false, 136>{&a[((k % 4) * 16 + 0) * 136 + 0]},
-                tl::SharedMatrix<tl::f16, true, 136>{tl_staged86}, tl_tid);
+            tl::warp_gemm_mma_register_a<64, 16, 128, 4, tl::f16, true>(  // A from the registers of `w`
+                acc, w, tl::SharedMatrix<tl::f16, true, 136>{&a[((k % 4) * 16 + 0) * 136 + 0]}, tl_tid);
         }
     }
     tl::cp_async_wait<0>();  // at most 0 copy groups of this thread still in flight
-    // copy(acc, Part[block.z, row0 +: BM, col0 +: BN]);  (qgemm.tl:54)
+    // for n, m in parallel(BN, BM) {                          // Part[z] = accᵀ  (qgemm.tl:58)
+    // for n, m in parallel(64, 16): each thread visits the elements of `acc` it holds
     #pragma unroll
-    for (int tl_chunk88 = 0; tl_chunk88 < acc_layout::kSlots; tl_chunk88 += 2) {
-        float* tl_ptr89 = &Part[(int64_t(int(blockIdx.z)) * M + (row0 + (acc_layout::row(tl_tid, tl_chunk88)))) * N + (col0 + (acc_layout::col(tl_tid, tl_chunk88)))];
-        if (tl::in_bounds(int(blockIdx.z), SPLITS) && tl::in_bounds(row0 + (acc_layout::row(tl_tid, tl_chunk88)), M) && tl::in_bounds(col0 + (acc_layout::col(tl_tid, tl_chunk88)), N) && tl::in_bounds(int(blockIdx.z), SPLITS) && tl::in_bounds(row0 + (acc_layout::row(tl_tid, tl_chunk88)), M) && tl::in_bounds((col0 + (acc_layout::col(tl_tid, tl_chunk88))) + 1, N) && tl::is_aligned(tl_ptr89, 8)) {
-            float tl_vec90[2];
-            #pragma unroll
-            for (int tl_v = 0; tl_v < 2; ++tl_v) tl_vec90[tl_v] = acc[tl_chunk88 + tl_v];
-            tl::store_vector<float, 2>(tl_ptr89, tl_vec90);
-        } else {
-            #pragma unroll
-            for (int tl_v = 0; tl_v < 2; ++tl_v) {
-                if (tl::in_bounds(int(blockIdx.z), SPLITS) && tl::in_bounds(row0 + (acc_layout::row(tl_tid, tl_chunk88 + tl_v)), M) && tl::in_bounds(col0 + (acc_layout::col(tl_tid, tl_chunk88 + tl_v)), N)) Part[(int64_t(int(blockIdx.z)) * M + (row0 + (acc_layout::row(tl_tid, tl_chunk88 + tl_v)))) * N + (col0 + (acc_layout::col(tl_tid, tl_chunk88 + tl_v)))] = acc[tl_chunk88 + tl_v];
-            }
+    for (int tl_s85 = 0; tl_s85 < acc_layout::kSlots; ++tl_s85) {
+        const int n = acc_layout::row(tl_tid, tl_s85);
+        const int m = acc_layout::col(tl_tid, tl_s85);
+        if (row0 + m < M && col0 + n < N) {
+            Part[(int64_t(int(blockIdx.z)) * M + (row0 + m)) * N + (col0 + n)] = acc[tl_s85];
         }
     }
 }
 
-// kernel w4a16_partial<BM = 64, BN = 128, BK = 128, G = 128, STAGES = 4, T = f16>  (stdlib/qgemm.tl:27)
-// 128 threads per block, 146560 bytes of shared memory
+// kernel w4a16_partial<BM = 64, BN = 128, BK = 128, G = 128, STAGES = 4, T = f16>  (stdlib/qgemm.tl:31)
+// 128 threads per block, 111744 bytes of shared memory
 __global__ void __launch_bounds__(128) w4a16_partial_kernel_variant1(
         const tl::f16* __restrict__ A,
         const uint32_t* __restrict__ Wq,
@@ -399,16 +383,15 @@ __global__ void __launch_bounds__(128) w4a16_partial_kernel_variant1(
         int32_t KG,
         int32_t SPLITS)
 {
-    using w_layout = tl::BlockedLayout<16384, 8, 128>;  // fragment w: f16[128, 128]
-    using acc_layout = tl::MmaAccLayout<64, 128, 1, 4>;  // fragment acc: f32[64, 128], mma.sync accumulators
+    using w_layout = tl::MmaAccLayout<128, 128, 4, 1>;  // fragment w: f16[128, 128], mma.sync accumulators
+    using acc_layout = tl::MmaAccLayout<128, 64, 4, 1>;  // fragment acc: f32[128, 64], mma.sync accumulators
     const int tl_tid = tl::thread_index<128>();
     extern __shared__ __align__(128) unsigned char tl_smem[];
     tl::f16* a = reinterpret_cast<tl::f16*>(tl_smem + 0);  // shared a: f16[4, 64, 128], row pitch 136
     uint32_t* wq = reinterpret_cast<uint32_t*>(tl_smem + 69632);  // shared wq: u32[4, 128, 16], row pitch 20
     tl::f16* sc = reinterpret_cast<tl::f16*>(tl_smem + 110592);  // shared sc: f16[4, 1, 128], row pitch 136
-    unsigned char* tl_scratch = tl_smem + 111744;  // 34816 bytes for reductions and staging
     tl::f16 w[w_layout::kSlots];  // fragment w: f16[128, 128]
-    float acc[acc_layout::kSlots];  // fragment acc: f32[64, 128]
+    float acc[acc_layout::kSlots];  // fragment acc: f32[128, 64]
     #pragma unroll
     for (int tl_i = 0; tl_i < acc_layout::kSlots; ++tl_i) acc[tl_i] = 0.0f;
     const int32_t row0 = int(blockIdx.y) * 64;
@@ -416,7 +399,7 @@ __global__ void __launch_bounds__(128) w4a16_partial_kernel_variant1(
     const int32_t k0 = int(blockIdx.z) * k_len;
     const int32_t k_trips = tl::cdiv(tl::min(k_len, K - k0), 128);
     if (0 < k_trips) {
-        // copy(A[row0 +: BM, kk +: BK], a);                  // past K: zeros, so the padded  (qgemm.tl:46)
+        // copy(A[row0 +: BM, kk +: BK], a);                  // past K: zeros, so the padded  (qgemm.tl:50)
         if (tl::is_aligned(A, 16) && K % 8 == 0 && row0 >= 0 && row0 + 64 <= M && k0 >= 0 && k0 + 128 <= K && k0 % 8 == 0) {
             #pragma unroll
             for (int tl_i1 = 0; tl_i1 < 8; ++tl_i1) {
@@ -438,7 +421,7 @@ __global__ void __launch_bounds__(128) w4a16_partial_kernel_variant1(
                 }
             }
         }
-        // copy(Wq[col0 +: BN, kk / 8 +: BK / 8], wq);        // weights add nothing  (qgemm.tl:47)
+        // copy(Wq[col0 +: BN, kk / 8 +: BK / 8], wq);        // weights add nothing  (qgemm.tl:51)
         if (tl::is_aligned(Wq, 16) && KW % 4 == 0 && col0 >= 0 && col0 + 128 <= N && (k0 / 8) >= 0 && (k0 / 8) + 16 <= KW && (k0 / 8) % 4 == 0) {
             #pragma unroll
             for (int tl_i8 = 0; tl_i8 < 4; ++tl_i8) {
@@ -460,7 +443,7 @@ __global__ void __launch_bounds__(128) w4a16_partial_kernel_variant1(
                 }
             }
         }
-        // copy(Scales[kk / G +: BK / G, col0 +: BN], sc);     // a row of the step's group: cp.async  (qgemm.tl:48)
+        // copy(Scales[kk / G +: BK / G, col0 +: BN], sc);     // a row of the step's group: cp.async  (qgemm.tl:52)
         if (tl::is_aligned(Scales, 16) && N % 8 == 0 && (k0 / 128) >= 0 && (k0 / 128) + 1 <= KG && col0 >= 0 && col0 + 128 <= N && col0 % 8 == 0) {
             #pragma unroll
             for (int tl_i15 = 0; tl_i15 < 1; ++tl_i15) {
@@ -489,7 +472,7 @@ __global__ void __launch_bounds__(128) w4a16_partial_kernel_variant1(
     }
     tl::cp_async_commit();
     if (1 < k_trips) {
-        // copy(A[row0 +: BM, kk +: BK], a);                  // past K: zeros, so the padded  (qgemm.tl:46)
+        // copy(A[row0 +: BM, kk +: BK], a);                  // past K: zeros, so the padded  (qgemm.tl:50)
         if (tl::is_aligned(A, 16) && K % 8 == 0 && row0 >= 0 && row0 + 64 <= M && (k0 + 128) >= 0 && (k0 + 128) + 128 <= K && (k0 + 128) % 8 == 0) {
             #pragma unroll
             for (int tl_i22 = 0; tl_i22 < 8; ++tl_i22) {
@@ -511,7 +494,7 @@ __global__ void __launch_bounds__(128) w4a16_partial_kernel_variant1(
                 }
             }
         }
-        // copy(Wq[col0 +: BN, kk / 8 +: BK / 8], wq);        // weights add nothing  (qgemm.tl:47)
+        // copy(Wq[col0 +: BN, kk / 8 +: BK / 8], wq);        // weights add nothing  (qgemm.tl:51)
         if (tl::is_aligned(Wq, 16) && KW % 4 == 0 && col0 >= 0 && col0 + 128 <= N && ((k0 + 128) / 8) >= 0 && ((k0 + 128) / 8) + 16 <= KW && ((k0 + 128) / 8) % 4 == 0) {
             #pragma unroll
             for (int tl_i29 = 0; tl_i29 < 4; ++tl_i29) {
@@ -533,7 +516,7 @@ __global__ void __launch_bounds__(128) w4a16_partial_kernel_variant1(
                 }
             }
         }
-        // copy(Scales[kk / G +: BK / G, col0 +: BN], sc);     // a row of the step's group: cp.async  (qgemm.tl:48)
+        // copy(Scales[kk / G +: BK / G, col0 +: BN], sc);     // a row of the step's group: cp.async  (qgemm.tl:52)
         if (tl::is_aligned(Scales, 16) && N % 8 == 0 && ((k0 + 128) / 128) >= 0 && ((k0 + 128) / 128) + 1 <= KG && col0 >= 0 && col0 + 128 <= N && col0 % 8 == 0) {
             #pragma unroll
             for (int tl_i36 = 0; tl_i36 < 1; ++tl_i36) {
@@ -562,7 +545,7 @@ __global__ void __launch_bounds__(128) w4a16_partial_kernel_variant1(
     }
     tl::cp_async_commit();
     if (2 < k_trips) {
-        // copy(A[row0 +: BM, kk +: BK], a);                  // past K: zeros, so the padded  (qgemm.tl:46)
+        // copy(A[row0 +: BM, kk +: BK], a);                  // past K: zeros, so the padded  (qgemm.tl:50)
         if (tl::is_aligned(A, 16) && K % 8 == 0 && row0 >= 0 && row0 + 64 <= M && (k0 + 256) >= 0 && (k0 + 256) + 128 <= K && (k0 + 256) % 8 == 0) {
             #pragma unroll
             for (int tl_i43 = 0; tl_i43 < 8; ++tl_i43) {
@@ -584,7 +567,7 @@ __global__ void __launch_bounds__(128) w4a16_partial_kernel_variant1(
                 }
             }
         }
-        // copy(Wq[col0 +: BN, kk / 8 +: BK / 8], wq);        // weights add nothing  (qgemm.tl:47)
+        // copy(Wq[col0 +: BN, kk / 8 +: BK / 8], wq);        // weights add nothing  (qgemm.tl:51)
         if (tl::is_aligned(Wq, 16) && KW % 4 == 0 && col0 >= 0 && col0 + 128 <= N && ((k0 + 256) / 8) >= 0 && ((k0 + 256) / 8) + 16 <= KW && ((k0 + 256) / 8) % 4 == 0) {
             #pragma unroll
             for (int tl_i50 = 0; tl_i50 < 4; ++tl_i50) {
@@ -606,7 +589,7 @@ __global__ void __launch_bounds__(128) w4a16_partial_kernel_variant1(
                 }
             }
         }
-        // copy(Scales[kk / G +: BK / G, col0 +: BN], sc);     // a row of the step's group: cp.async  (qgemm.tl:48)
+        // copy(Scales[kk / G +: BK / G, col0 +: BN], sc);     // a row of the step's group: cp.async  (qgemm.tl:52)
         if (tl::is_aligned(Scales, 16) && N % 8 == 0 && ((k0 + 256) / 128) >= 0 && ((k0 + 256) / 128) + 1 <= KG && col0 >= 0 && col0 + 128 <= N && col0 % 8 == 0) {
             #pragma unroll
             for (int tl_i57 = 0; tl_i57 < 1; ++tl_i57) {
@@ -634,12 +617,12 @@ __global__ void __launch_bounds__(128) w4a16_partial_kernel_variant1(
         }
     }
     tl::cp_async_commit();
-    // for k in pipelined(cdiv(min(k_len, K - k0), BK), stages = STAGES) {  (qgemm.tl:44)
+    // for k in pipelined(cdiv(min(k_len, K - k0), BK), stages = STAGES) {  (qgemm.tl:48)
     for (int k = 0; k < k_trips; ++k) {
         tl::cp_async_wait<2>();  // at most 2 copy groups of this thread still in flight
         __syncthreads();  // pipeline: stage `k % 4` has landed and the stage refilled next is no longer read
         if (k + 3 < k_trips) {
-            // copy(A[row0 +: BM, kk +: BK], a);                  // past K: zeros, so the padded  (qgemm.tl:46)
+            // copy(A[row0 +: BM, kk +: BK], a);                  // past K: zeros, so the padded  (qgemm.tl:50)
             if (tl::is_aligned(A, 16) && K % 8 == 0 && row0 >= 0 && row0 + 64 <= M && (k0 + (k + 3) * 128) >= 0 && (k0 + (k + 3) * 128) + 128 <= K && (k0 + (k + 3) * 128) % 8 == 0) {
                 #pragma unroll
                 for (int tl_i64 = 0; tl_i64 < 8; ++tl_i64) {
@@ -661,7 +644,7 @@ __global__ void __launch_bounds__(128) w4a16_partial_kernel_variant1(
                     }
                 }
             }
-            // copy(Wq[col0 +: BN, kk / 8 +: BK / 8], wq);        // weights add nothing  (qgemm.tl:47)
+            // copy(Wq[col0 +: BN, kk / 8 +: BK / 8], wq);        // weights add nothing  (qgemm.tl:51)
             if (tl::is_aligned(Wq, 16) && KW % 4 == 0 && col0 >= 0 && col0 + 128 <= N && ((k0 + (k + 3) * 128) / 8) >= 0 && ((k0 + (k + 3) * 128) / 8) + 16 <= KW && ((k0 + (k + 3) * 128) / 8) % 4 == 0) {
                 #pragma unroll
                 for (int tl_i71 = 0; tl_i71 < 4; ++tl_i71) {
@@ -683,7 +666,7 @@ __global__ void __launch_bounds__(128) w4a16_partial_kernel_variant1(
                     }
                 }
             }
-            // copy(Scales[kk / G +: BK / G, col0 +: BN], sc);     // a row of the step's group: cp.async  (qgemm.tl:48)
+            // copy(Scales[kk / G +: BK / G, col0 +: BN], sc);     // a row of the step's group: cp.async  (qgemm.tl:52)
             if (tl::is_aligned(Scales, 16) && N % 8 == 0 && ((k0 + (k + 3) * 128) / 128) >= 0 && ((k0 + (k + 3) * 128) / 128) + 1 <= KG && col0 >= 0 && col0 + 128 <= N && col0 % 8 == 0) {
                 #pragma unroll
                 for (int tl_i78 = 0; tl_i78 < 1; ++tl_i78) {
@@ -711,49 +694,34 @@ __global__ void __launch_bounds__(128) w4a16_partial_kernel_variant1(
             }
         }
         tl::cp_async_commit();
-        // for n, j in parallel(BN, BK) {  (qgemm.tl:49)
+        // for n, j in parallel(BN, BK) {  (qgemm.tl:53)
         // for n, j in parallel(128, 128): each thread visits the elements of `w` it holds
         #pragma unroll
         for (int tl_s84 = 0; tl_s84 < w_layout::kSlots; ++tl_s84) {
-            const int tl_c85 = (w_layout::flat(tl_tid, (tl_s84 / 8) * 8)) % 128;  // the chunk's first column
-            const int n = (w_layout::flat(tl_tid, (tl_s84 / 8) * 8)) / 128;
-            const int j = tl_c85 + tl_s84 % 8;
-            w[tl_s84] = tl::convert<tl::f16>(tlc_stdlib::s4_unpack(wq[((k % 4) * 128 + n) * 20 + (tl_c85 / 8 + (tl_s84 % 8) / 8)], static_cast<uint32_t>((tl_s84 % 8) % 8)) * tl::convert<float>(sc[((k % 4) * 1 + (j / 128)) * 136 + n]));
+            const int n = w_layout::row(tl_tid, tl_s84);
+            const int j = w_layout::col(tl_tid, tl_s84);
+            w[tl_s84] = tlc_stdlib::s4_dequant(wq[((k % 4) * 128 + n) * 20 + (j / 8)], static_cast<uint32_t>(j % 8), sc[((k % 4) * 1 + (j / 128)) * 136 + n]);
         }
-        // gemm(a, w, acc, transpose_b = true);  (qgemm.tl:52)
+        // gemm(w, a, acc, transpose_b = true);  (qgemm.tl:56)
         {
-            tl::f16* tl_staged86 = reinterpret_cast<tl::f16*>(tl_scratch + 0);  // 128 x 128, row pitch 136
-            __syncthreads();  // the staging buffer may still be read by a previous gemm
-            #pragma unroll
-            for (int tl_s87 = 0; tl_s87 < w_layout::kSlots; ++tl_s87) {
-                tl_staged86[((w_layout::flat(tl_tid, (tl_s87 / 8) * 8)) / 128) * 136 + (((w_layout::flat(tl_tid, (tl_s87 / 8) * 8)) % 128) + tl_s87 % 8)] = w[tl_s87];
-            }
-            __syncthreads();
-            tl::warp_gemm_mma<64, 128, 128, 1, 4, tl::f16, false, true>(
-                acc, tl::SharedMatrix<tl::f16, false, 136>{&a[((k % 4) * 64 + 0) * 136 + 0]},
-                tl::SharedMatrix<tl::f16, true, 136>{tl_staged86}, tl_tid);
+            tl::warp_gemm_mma_register_a<128, 64, 128, 4, tl::f16, true>(  // A from the registers of `w`
+                acc, w, tl::SharedMatrix<tl::f16, true, 136>{&a[((k % 4) * 64 + 0) * 136 + 0]}, tl_tid);
         }
     }
     tl::cp_async_wait<0>();  // at most 0 copy groups of this thread still in flight
-    // copy(acc, Part[block.z, row0 +: BM, col0 +: BN]);  (qgemm.tl:54)
+    // for n, m in parallel(BN, BM) {                          // Part[z] = accᵀ  (qgemm.tl:58)
+    // for n, m in parallel(128, 64): each thread visits the elements of `acc` it holds
     #pragma unroll
-    for (int tl_chunk88 = 0; tl_chunk88 < acc_layout::kSlots; tl_chunk88 += 2) {
-        float* tl_ptr89 = &Part[(int64_t(int(blockIdx.z)) * M + (row0 + (acc_layout::row(tl_tid, tl_chunk88)))) * N + (col0 + (acc_layout::col(tl_tid, tl_chunk88)))];
-        if (tl::in_bounds(int(blockIdx.z), SPLITS) && tl::in_bounds(row0 + (acc_layout::row(tl_tid, tl_chunk88)), M) && tl::in_bounds(col0 + (acc_layout::col(tl_tid, tl_chunk88)), N) && tl::in_bounds(int(blockIdx.z), SPLITS) && tl::in_bounds(row0 + (acc_layout::row(tl_tid, tl_chunk88)), M) && tl::in_bounds((col0 + (acc_layout::col(tl_tid, tl_chunk88))) + 1, N) && tl::is_aligned(tl_ptr89, 8)) {
-            float tl_vec90[2];
-            #pragma unroll
-            for (int tl_v = 0; tl_v < 2; ++tl_v) tl_vec90[tl_v] = acc[tl_chunk88 + tl_v];
-            tl::store_vector<float, 2>(tl_ptr89, tl_vec90);
-        } else {
-            #pragma unroll
-            for (int tl_v = 0; tl_v < 2; ++tl_v) {
-                if (tl::in_bounds(int(blockIdx.z), SPLITS) && tl::in_bounds(row0 + (acc_layout::row(tl_tid, tl_chunk88 + tl_v)), M) && tl::in_bounds(col0 + (acc_layout::col(tl_tid, tl_chunk88 + tl_v)), N)) Part[(int64_t(int(blockIdx.z)) * M + (row0 + (acc_layout::row(tl_tid, tl_chunk88 + tl_v)))) * N + (col0 + (acc_layout::col(tl_tid, tl_chunk88 + tl_v)))] = acc[tl_chunk88 + tl_v];
-            }
+    for (int tl_s85 = 0; tl_s85 < acc_layout::kSlots; ++tl_s85) {
+        const int n = acc_layout::row(tl_tid, tl_s85);
+        const int m = acc_layout::col(tl_tid, tl_s85);
+        if (row0 + m < M && col0 + n < N) {
+            Part[(int64_t(int(blockIdx.z)) * M + (row0 + m)) * N + (col0 + n)] = acc[tl_s85];
         }
     }
 }
 
-// kernel fp8_gemm_block_scaled_tile<BN = 128, BM = 128, G = 128, STAGES = 3, THREADS = 512, T = bf16>  (stdlib/qgemm.tl:82)
+// kernel fp8_gemm_block_scaled_tile<BN = 128, BM = 128, G = 128, STAGES = 3, THREADS = 512, T = bf16>  (stdlib/qgemm.tl:90)
 // 512 threads per block, 110592 bytes of shared memory
 __global__ void __launch_bounds__(512) fp8_gemm_block_scaled_tile_kernel_variant0(
         const tl::f8e4m3* __restrict__ A,
@@ -785,7 +753,7 @@ __global__ void __launch_bounds__(512) fp8_gemm_block_scaled_tile_kernel_variant
     const int32_t col0 = int(blockIdx.x) * 128;
     const int32_t k_trips = KG;
     if (0 < k_trips) {
-        // copy(A[row0 +: BM, k * G +: G], a);  (qgemm.tl:100)
+        // copy(A[row0 +: BM, k * G +: G], a);  (qgemm.tl:108)
         if (tl::is_aligned(A, 16) && K % 16 == 0 && row0 >= 0 && row0 + 128 <= M && 0 >= 0 && 0 + 128 <= K && 0 % 16 == 0) {
             #pragma unroll
             for (int tl_i1 = 0; tl_i1 < 2; ++tl_i1) {
@@ -807,7 +775,7 @@ __global__ void __launch_bounds__(512) fp8_gemm_block_scaled_tile_kernel_variant
                 }
             }
         }
-        // copy(B[col0 +: BN, k * G +: G], b);  (qgemm.tl:101)
+        // copy(B[col0 +: BN, k * G +: G], b);  (qgemm.tl:109)
         if (tl::is_aligned(B, 16) && K % 16 == 0 && col0 >= 0 && col0 + 128 <= N && 0 >= 0 && 0 + 128 <= K && 0 % 16 == 0) {
             #pragma unroll
             for (int tl_i8 = 0; tl_i8 < 2; ++tl_i8) {
@@ -832,7 +800,7 @@ __global__ void __launch_bounds__(512) fp8_gemm_block_scaled_tile_kernel_variant
     }
     tl::cp_async_commit();
     if (1 < k_trips) {
-        // copy(A[row0 +: BM, k * G +: G], a);  (qgemm.tl:100)
+        // copy(A[row0 +: BM, k * G +: G], a);  (qgemm.tl:108)
         if (tl::is_aligned(A, 16) && K % 16 == 0 && row0 >= 0 && row0 + 128 <= M && 128 >= 0 && 128 + 128 <= K && 128 % 16 == 0) {
             #pragma unroll
             for (int tl_i15 = 0; tl_i15 < 2; ++tl_i15) {
@@ -854,7 +822,7 @@ __global__ void __launch_bounds__(512) fp8_gemm_block_scaled_tile_kernel_variant
                 }
             }
         }
-        // copy(B[col0 +: BN, k * G +: G], b);  (qgemm.tl:101)
+        // copy(B[col0 +: BN, k * G +: G], b);  (qgemm.tl:109)
         if (tl::is_aligned(B, 16) && K % 16 == 0 && col0 >= 0 && col0 + 128 <= N && 128 >= 0 && 128 + 128 <= K && 128 % 16 == 0) {
             #pragma unroll
             for (int tl_i22 = 0; tl_i22 < 2; ++tl_i22) {
@@ -881,22 +849,22 @@ __global__ void __launch_bounds__(512) fp8_gemm_block_scaled_tile_kernel_variant
     float sa_next[4];  // fragment sa_next: f32[128]
     float sb_next[1];  // local sb_next: f32[1]
     if (0 < k_trips) {
-        // copy(As[row0 +: BM, k], sa);  (qgemm.tl:102)
+        // copy(As[row0 +: BM, k], sa);  (qgemm.tl:110)
         #pragma unroll
         for (int tl_s28 = 0; tl_s28 < 4; ++tl_s28) {
             sa_next[tl_s28] = tl::in_bounds(row0 + ((tl_tid / 4 % 8) + (tl_s28 % 2) * 8 + (tl_s28 / 2) * 16 + (tl_tid / 128) * 32), M) && tl::in_bounds(0, KG) ? As[int64_t(row0 + ((tl_tid / 4 % 8) + (tl_s28 % 2) * 8 + (tl_s28 / 2) * 16 + (tl_tid / 128) * 32)) * KG + 0] : 0.0f;
         }
-        // copy(Bs[col0 / G +: 1, k], sb);  (qgemm.tl:103)
+        // copy(Bs[col0 / G +: 1, k], sb);  (qgemm.tl:111)
         for (int tl_e29 = 0; tl_e29 < 1; ++tl_e29) {
             sb_next[tl_e29] = tl::in_bounds((col0 / 128) + tl_e29, NB) && tl::in_bounds(0, KG) ? Bs[int64_t((col0 / 128) + tl_e29) * KG + 0] : 0.0f;
         }
     }
-    // for k in pipelined(KG, stages = STAGES) {  (qgemm.tl:99)
+    // for k in pipelined(KG, stages = STAGES) {  (qgemm.tl:107)
     for (int k = 0; k < k_trips; ++k) {
         tl::cp_async_wait<1>();  // at most 1 copy groups of this thread still in flight
         __syncthreads();  // pipeline: stage `k % 3` has landed and the stage refilled next is no longer read
         if (k + 2 < k_trips) {
-            // copy(A[row0 +: BM, k * G +: G], a);  (qgemm.tl:100)
+            // copy(A[row0 +: BM, k * G +: G], a);  (qgemm.tl:108)
             if (tl::is_aligned(A, 16) && K % 16 == 0 && row0 >= 0 && row0 + 128 <= M && ((k + 2) * 128) >= 0 && ((k + 2) * 128) + 128 <= K && ((k + 2) * 128) % 16 == 0) {
                 #pragma unroll
                 for (int tl_i31 = 0; tl_i31 < 2; ++tl_i31) {
@@ -918,7 +886,7 @@ __global__ void __launch_bounds__(512) fp8_gemm_block_scaled_tile_kernel_variant
                     }
                 }
             }
-            // copy(B[col0 +: BN, k * G +: G], b);  (qgemm.tl:101)
+            // copy(B[col0 +: BN, k * G +: G], b);  (qgemm.tl:109)
             if (tl::is_aligned(B, 16) && K % 16 == 0 && col0 >= 0 && col0 + 128 <= N && ((k + 2) * 128) >= 0 && ((k + 2) * 128) + 128 <= K && ((k + 2) * 128) % 16 == 0) {
                 #pragma unroll
                 for (int tl_i38 = 0; tl_i38 < 2; ++tl_i38) {
@@ -942,32 +910,32 @@ __global__ void __launch_bounds__(512) fp8_gemm_block_scaled_tile_kernel_variant
             }
         }
         tl::cp_async_commit();
-        // copy(As[row0 +: BM, k], sa);  (qgemm.tl:102)
+        // copy(As[row0 +: BM, k], sa);  (qgemm.tl:110)
         #pragma unroll
         for (int tl_s = 0; tl_s < 4; ++tl_s) sa[tl_s] = sa_next[tl_s];
-        // copy(Bs[col0 / G +: 1, k], sb);  (qgemm.tl:103)
+        // copy(Bs[col0 / G +: 1, k], sb);  (qgemm.tl:111)
         for (int tl_e44 = 0; tl_e44 < 1; ++tl_e44) {
             sb[tl_e44] = sb_next[tl_e44];
         }
         if (k + 1 < k_trips) {
-            // copy(As[row0 +: BM, k], sa);  (qgemm.tl:102)
+            // copy(As[row0 +: BM, k], sa);  (qgemm.tl:110)
             #pragma unroll
             for (int tl_s45 = 0; tl_s45 < 4; ++tl_s45) {
                 sa_next[tl_s45] = tl::in_bounds(row0 + ((tl_tid / 4 % 8) + (tl_s45 % 2) * 8 + (tl_s45 / 2) * 16 + (tl_tid / 128) * 32), M) && tl::in_bounds(k + 1, KG) ? As[int64_t(row0 + ((tl_tid / 4 % 8) + (tl_s45 % 2) * 8 + (tl_s45 / 2) * 16 + (tl_tid / 128) * 32)) * KG + (k + 1)] : 0.0f;
             }
-            // copy(Bs[col0 / G +: 1, k], sb);  (qgemm.tl:103)
+            // copy(Bs[col0 / G +: 1, k], sb);  (qgemm.tl:111)
             for (int tl_e46 = 0; tl_e46 < 1; ++tl_e46) {
                 sb_next[tl_e46] = tl::in_bounds((col0 / 128) + tl_e46, NB) && tl::in_bounds(k + 1, KG) ? Bs[int64_t((col0 / 128) + tl_e46) * KG + (k + 1)] : 0.0f;
             }
         }
-        // gemm(a, b, part, transpose_b = true, clear = true);  (qgemm.tl:104)
+        // gemm(a, b, part, transpose_b = true, clear = true);  (qgemm.tl:112)
         {
             for (int tl_s = 0; tl_s < part_layout::kSlots; ++tl_s) part[tl_s] = 0.0f;
             tl::warp_gemm_mma<128, 128, 128, 4, 4, tl::f8e4m3, false, true>(
                 part, tl::SharedMatrix<tl::f8e4m3, false, 144>{&a[((k % 3) * 128 + 0) * 144 + 0]},
                 tl::SharedMatrix<tl::f8e4m3, true, 144>{&b[((k % 3) * 128 + 0) * 144 + 0]}, tl_tid);
         }
-        // for i, j in parallel(BM, BN) {  (qgemm.tl:105)
+        // for i, j in parallel(BM, BN) {  (qgemm.tl:113)
         // for i, j in parallel(128, 128): each thread visits the elements of `acc` it holds
         #pragma unroll
         for (int tl_s47 = 0; tl_s47 < acc_layout::kSlots; ++tl_s47) {
@@ -977,7 +945,7 @@ __global__ void __launch_bounds__(512) fp8_gemm_block_scaled_tile_kernel_variant
         }
     }
     tl::cp_async_wait<0>();  // at most 0 copy groups of this thread still in flight
-    // copy(acc, C[row0 +: BM, col0 +: BN]);  (qgemm.tl:109)
+    // copy(acc, C[row0 +: BM, col0 +: BN]);  (qgemm.tl:117)
     #pragma unroll
     for (int tl_chunk48 = 0; tl_chunk48 < acc_layout::kSlots; tl_chunk48 += 2) {
         tl::bf16* tl_ptr49 = &C[int64_t(row0 + (acc_layout::row(tl_tid, tl_chunk48))) * N + (col0 + (acc_layout::col(tl_tid, tl_chunk48)))];
@@ -995,7 +963,7 @@ __global__ void __launch_bounds__(512) fp8_gemm_block_scaled_tile_kernel_variant
     }
 }
 
-// kernel fp8_gemm_block_scaled_tile<BN = 128, BM = 128, G = 128, STAGES = 3, THREADS = 256, T = bf16>  (stdlib/qgemm.tl:82)
+// kernel fp8_gemm_block_scaled_tile<BN = 128, BM = 128, G = 128, STAGES = 3, THREADS = 256, T = bf16>  (stdlib/qgemm.tl:90)
 // 256 threads per block, 132160 bytes of shared memory
 // warp-specialized: warpgroup 0 issues TMA loads, the other 256 threads run wgmma; persistent over the tiles
 __global__ void __launch_bounds__(384, 1) fp8_gemm_block_scaled_tile_kernel_variant0_sm90(
@@ -1056,9 +1024,9 @@ __global__ void __launch_bounds__(384, 1) fp8_gemm_block_scaled_tile_kernel_vari
                     const int tl_stage = tl_it % 4;
                     tl::sm90::mbarrier_wait(&tl_empty[tl_stage], (tl_it / 4 + 1) & 1);  // consumers released it
                     tl::sm90::mbarrier_arrive_expect_tx(&tl_full[tl_stage], 32768);
-                    // copy(A[row0 +: BM, k * G +: G], a);  (qgemm.tl:100)
+                    // copy(A[row0 +: BM, k * G +: G], a);  (qgemm.tl:108)
                     tl::sm90::tma_load_2d(a + tl_stage * 16384, &tl_map_A, &tl_full[tl_stage], k * 128, row0);
-                    // copy(B[col0 +: BN, k * G +: G], b);  (qgemm.tl:101)
+                    // copy(B[col0 +: BN, k * G +: G], b);  (qgemm.tl:109)
                     tl::sm90::tma_load_2d(b + tl_stage * 16384, &tl_map_B, &tl_full[tl_stage], k * 128, col0);
                 }
             }
@@ -1088,37 +1056,37 @@ __global__ void __launch_bounds__(384, 1) fp8_gemm_block_scaled_tile_kernel_vari
             float sa_next[2];  // fragment sa_next: f32[128]
             float sb_next[1];  // local sb_next: f32[1]
             if (0 < KG) {
-                // copy(As[row0 +: BM, k], sa);  (qgemm.tl:102)
+                // copy(As[row0 +: BM, k], sa);  (qgemm.tl:110)
                 #pragma unroll
                 for (int tl_s0 = 0; tl_s0 < 2; ++tl_s0) {
                     sa_next[tl_s0] = tl::in_bounds(row0 + ((tl_tid / 4 % 8) + (tl_s0) * 8 + (tl_tid / 32) * 16), M) && tl::in_bounds(0, KG) ? As[int64_t(row0 + ((tl_tid / 4 % 8) + (tl_s0) * 8 + (tl_tid / 32) * 16)) * KG + 0] : 0.0f;
                 }
-                // copy(Bs[col0 / G +: 1, k], sb);  (qgemm.tl:103)
+                // copy(Bs[col0 / G +: 1, k], sb);  (qgemm.tl:111)
                 for (int tl_e1 = 0; tl_e1 < 1; ++tl_e1) {
                     sb_next[tl_e1] = tl::in_bounds((col0 / 128) + tl_e1, NB) && tl::in_bounds(0, KG) ? Bs[int64_t((col0 / 128) + tl_e1) * KG + 0] : 0.0f;
                 }
             }
-            // for k in pipelined(KG, stages = STAGES) {  (qgemm.tl:99)
+            // for k in pipelined(KG, stages = STAGES) {  (qgemm.tl:107)
             const int tl_trips2 = KG;
             for (int k = 0; k < tl_trips2; ++k, ++tl_it) {
                 const int tl_stage = tl_it % 4;
                 tl::sm90::mbarrier_wait(&tl_full[tl_stage], (tl_it / 4 + 0) & 1);  // trip k's TMA loads landed
-                // gemm(a, b, part, transpose_b = true, clear = true);  (qgemm.tl:104)
+                // gemm(a, b, part, transpose_b = true, clear = true);  (qgemm.tl:112)
                 tl::sm90::warpgroup_gemm<tl::f8e4m3, 128, 128, 128, false, true, 2>(part, a + tl_stage * 16384, b + tl_stage * 16384, tl_tid / 128, true);
-                // copy(As[row0 +: BM, k], sa);  (qgemm.tl:102)
+                // copy(As[row0 +: BM, k], sa);  (qgemm.tl:110)
                 #pragma unroll
                 for (int tl_s = 0; tl_s < 2; ++tl_s) sa[tl_s] = sa_next[tl_s];
-                // copy(Bs[col0 / G +: 1, k], sb);  (qgemm.tl:103)
+                // copy(Bs[col0 / G +: 1, k], sb);  (qgemm.tl:111)
                 for (int tl_e3 = 0; tl_e3 < 1; ++tl_e3) {
                     sb[tl_e3] = sb_next[tl_e3];
                 }
                 if (k + 1 < KG) {
-                    // copy(As[row0 +: BM, k], sa);  (qgemm.tl:102)
+                    // copy(As[row0 +: BM, k], sa);  (qgemm.tl:110)
                     #pragma unroll
                     for (int tl_s4 = 0; tl_s4 < 2; ++tl_s4) {
                         sa_next[tl_s4] = tl::in_bounds(row0 + ((tl_tid / 4 % 8) + (tl_s4) * 8 + (tl_tid / 32) * 16), M) && tl::in_bounds(k + 1, KG) ? As[int64_t(row0 + ((tl_tid / 4 % 8) + (tl_s4) * 8 + (tl_tid / 32) * 16)) * KG + (k + 1)] : 0.0f;
                     }
-                    // copy(Bs[col0 / G +: 1, k], sb);  (qgemm.tl:103)
+                    // copy(Bs[col0 / G +: 1, k], sb);  (qgemm.tl:111)
                     for (int tl_e5 = 0; tl_e5 < 1; ++tl_e5) {
                         sb_next[tl_e5] = tl::in_bounds((col0 / 128) + tl_e5, NB) && tl::in_bounds(k + 1, KG) ? Bs[int64_t((col0 / 128) + tl_e5) * KG + (k + 1)] : 0.0f;
                     }
@@ -1126,7 +1094,7 @@ __global__ void __launch_bounds__(384, 1) fp8_gemm_block_scaled_tile_kernel_vari
                 tl::sm90::wgmma_wait<0>();  // #0 (into `part`) retired
                 tl::sm90::fence_accumulators(part);
                 if (tl_tid % 32 == 0) tl::sm90::mbarrier_arrive(&tl_empty[tl_stage]);  // release trip k's stage
-                // for i, j in parallel(BM, BN) {  (qgemm.tl:105)
+                // for i, j in parallel(BM, BN) {  (qgemm.tl:113)
                 // for i, j in parallel(128, 128): each thread visits the elements of `acc` it holds
                 #pragma unroll
                 for (int tl_s6 = 0; tl_s6 < acc_layout::kSlots; ++tl_s6) {
@@ -1135,7 +1103,7 @@ __global__ void __launch_bounds__(384, 1) fp8_gemm_block_scaled_tile_kernel_vari
                     acc[tl_s6] = acc[tl_s6] + part[tl_s6] * (sa[(tl_s6 / 2 % 2)] * sb[0]);
                 }
             }
-            // copy(acc, C[row0 +: BM, col0 +: BN]);  (qgemm.tl:109)
+            // copy(acc, C[row0 +: BM, col0 +: BN]);  (qgemm.tl:117)
             #pragma unroll
             for (int tl_chunk7 = 0; tl_chunk7 < acc_layout::kSlots; tl_chunk7 += 2) {
                 tl::bf16* tl_ptr8 = &C[int64_t(row0 + (acc_layout::row(tl_tid, tl_chunk7))) * N + (col0 + (acc_layout::col(tl_tid, tl_chunk7)))];
@@ -1156,7 +1124,7 @@ __global__ void __launch_bounds__(384, 1) fp8_gemm_block_scaled_tile_kernel_vari
     #endif
 }
 
-// kernel fp8_gemm_block_scaled_tile<BN = 64, BM = 128, G = 128, STAGES = 3, THREADS = 256, T = bf16>  (stdlib/qgemm.tl:82)
+// kernel fp8_gemm_block_scaled_tile<BN = 64, BM = 128, G = 128, STAGES = 3, THREADS = 256, T = bf16>  (stdlib/qgemm.tl:90)
 // 256 threads per block, 82944 bytes of shared memory
 __global__ void __launch_bounds__(256) fp8_gemm_block_scaled_tile_kernel_variant1(
         const tl::f8e4m3* __restrict__ A,
@@ -1188,7 +1156,7 @@ __global__ void __launch_bounds__(256) fp8_gemm_block_scaled_tile_kernel_variant
     const int32_t col0 = int(blockIdx.x) * 64;
     const int32_t k_trips = KG;
     if (0 < k_trips) {
-        // copy(A[row0 +: BM, k * G +: G], a);  (qgemm.tl:100)
+        // copy(A[row0 +: BM, k * G +: G], a);  (qgemm.tl:108)
         if (tl::is_aligned(A, 16) && K % 16 == 0 && row0 >= 0 && row0 + 128 <= M && 0 >= 0 && 0 + 128 <= K && 0 % 16 == 0) {
             #pragma unroll
             for (int tl_i1 = 0; tl_i1 < 4; ++tl_i1) {
@@ -1210,7 +1178,7 @@ __global__ void __launch_bounds__(256) fp8_gemm_block_scaled_tile_kernel_variant
                 }
             }
         }
-        // copy(B[col0 +: BN, k * G +: G], b);  (qgemm.tl:101)
+        // copy(B[col0 +: BN, k * G +: G], b);  (qgemm.tl:109)
         if (tl::is_aligned(B, 16) && K % 16 == 0 && col0 >= 0 && col0 + 64 <= N && 0 >= 0 && 0 + 128 <= K && 0 % 16 == 0) {
             #pragma unroll
             for (int tl_i8 = 0; tl_i8 < 2; ++tl_i8) {
@@ -1235,7 +1203,7 @@ __global__ void __launch_bounds__(256) fp8_gemm_block_scaled_tile_kernel_variant
     }
     tl::cp_async_commit();
     if (1 < k_trips) {
-        // copy(A[row0 +: BM, k * G +: G], a);  (qgemm.tl:100)
+        // copy(A[row0 +: BM, k * G +: G], a);  (qgemm.tl:108)
         if (tl::is_aligned(A, 16) && K % 16 == 0 && row0 >= 0 && row0 + 128 <= M && 128 >= 0 && 128 + 128 <= K && 128 % 16 == 0) {
             #pragma unroll
             for (int tl_i15 = 0; tl_i15 < 4; ++tl_i15) {
@@ -1257,7 +1225,7 @@ __global__ void __launch_bounds__(256) fp8_gemm_block_scaled_tile_kernel_variant
                 }
             }
         }
-        // copy(B[col0 +: BN, k * G +: G], b);  (qgemm.tl:101)
+        // copy(B[col0 +: BN, k * G +: G], b);  (qgemm.tl:109)
         if (tl::is_aligned(B, 16) && K % 16 == 0 && col0 >= 0 && col0 + 64 <= N && 128 >= 0 && 128 + 128 <= K && 128 % 16 == 0) {
             #pragma unroll
             for (int tl_i22 = 0; tl_i22 < 2; ++tl_i22) {
@@ -1284,22 +1252,22 @@ __global__ void __launch_bounds__(256) fp8_gemm_block_scaled_tile_kernel_variant
     float sa_next[4];  // fragment sa_next: f32[128]
     float sb_next[1];  // local sb_next: f32[1]
     if (0 < k_trips) {
-        // copy(As[row0 +: BM, k], sa);  (qgemm.tl:102)
+        // copy(As[row0 +: BM, k], sa);  (qgemm.tl:110)
         #pragma unroll
         for (int tl_s28 = 0; tl_s28 < 4; ++tl_s28) {
             sa_next[tl_s28] = tl::in_bounds(row0 + ((tl_tid / 4 % 8) + (tl_s28 % 2) * 8 + (tl_s28 / 2) * 16 + (tl_tid / 64) * 32), M) && tl::in_bounds(0, KG) ? As[int64_t(row0 + ((tl_tid / 4 % 8) + (tl_s28 % 2) * 8 + (tl_s28 / 2) * 16 + (tl_tid / 64) * 32)) * KG + 0] : 0.0f;
         }
-        // copy(Bs[col0 / G +: 1, k], sb);  (qgemm.tl:103)
+        // copy(Bs[col0 / G +: 1, k], sb);  (qgemm.tl:111)
         for (int tl_e29 = 0; tl_e29 < 1; ++tl_e29) {
             sb_next[tl_e29] = tl::in_bounds((col0 / 128) + tl_e29, NB) && tl::in_bounds(0, KG) ? Bs[int64_t((col0 / 128) + tl_e29) * KG + 0] : 0.0f;
         }
     }
-    // for k in pipelined(KG, stages = STAGES) {  (qgemm.tl:99)
+    // for k in pipelined(KG, stages = STAGES) {  (qgemm.tl:107)
     for (int k = 0; k < k_trips; ++k) {
         tl::cp_async_wait<1>();  // at most 1 copy groups of this thread still in flight
         __syncthreads();  // pipeline: stage `k % 3` has landed and the stage refilled next is no longer read
         if (k + 2 < k_trips) {
-            // copy(A[row0 +: BM, k * G +: G], a);  (qgemm.tl:100)
+            // copy(A[row0 +: BM, k * G +: G], a);  (qgemm.tl:108)
             if (tl::is_aligned(A, 16) && K % 16 == 0 && row0 >= 0 && row0 + 128 <= M && ((k + 2) * 128) >= 0 && ((k + 2) * 128) + 128 <= K && ((k + 2) * 128) % 16 == 0) {
                 #pragma unroll
                 for (int tl_i31 = 0; tl_i31 < 4; ++tl_i31) {
@@ -1321,7 +1289,7 @@ __global__ void __launch_bounds__(256) fp8_gemm_block_scaled_tile_kernel_variant
                     }
                 }
             }
-            // copy(B[col0 +: BN, k * G +: G], b);  (qgemm.tl:101)
+            // copy(B[col0 +: BN, k * G +: G], b);  (qgemm.tl:109)
             if (tl::is_aligned(B, 16) && K % 16 == 0 && col0 >= 0 && col0 + 64 <= N && ((k + 2) * 128) >= 0 && ((k + 2) * 128) + 128 <= K && ((k + 2) * 128) % 16 == 0) {
                 #pragma unroll
                 for (int tl_i38 = 0; tl_i38 < 2; ++tl_i38) {
@@ -1345,32 +1313,32 @@ __global__ void __launch_bounds__(256) fp8_gemm_block_scaled_tile_kernel_variant
             }
         }
         tl::cp_async_commit();
-        // copy(As[row0 +: BM, k], sa);  (qgemm.tl:102)
+        // copy(As[row0 +: BM, k], sa);  (qgemm.tl:110)
         #pragma unroll
         for (int tl_s = 0; tl_s < 4; ++tl_s) sa[tl_s] = sa_next[tl_s];
-        // copy(Bs[col0 / G +: 1, k], sb);  (qgemm.tl:103)
+        // copy(Bs[col0 / G +: 1, k], sb);  (qgemm.tl:111)
         for (int tl_e44 = 0; tl_e44 < 1; ++tl_e44) {
             sb[tl_e44] = sb_next[tl_e44];
         }
         if (k + 1 < k_trips) {
-            // copy(As[row0 +: BM, k], sa);  (qgemm.tl:102)
+            // copy(As[row0 +: BM, k], sa);  (qgemm.tl:110)
             #pragma unroll
             for (int tl_s45 = 0; tl_s45 < 4; ++tl_s45) {
                 sa_next[tl_s45] = tl::in_bounds(row0 + ((tl_tid / 4 % 8) + (tl_s45 % 2) * 8 + (tl_s45 / 2) * 16 + (tl_tid / 64) * 32), M) && tl::in_bounds(k + 1, KG) ? As[int64_t(row0 + ((tl_tid / 4 % 8) + (tl_s45 % 2) * 8 + (tl_s45 / 2) * 16 + (tl_tid / 64) * 32)) * KG + (k + 1)] : 0.0f;
             }
-            // copy(Bs[col0 / G +: 1, k], sb);  (qgemm.tl:103)
+            // copy(Bs[col0 / G +: 1, k], sb);  (qgemm.tl:111)
             for (int tl_e46 = 0; tl_e46 < 1; ++tl_e46) {
                 sb_next[tl_e46] = tl::in_bounds((col0 / 128) + tl_e46, NB) && tl::in_bounds(k + 1, KG) ? Bs[int64_t((col0 / 128) + tl_e46) * KG + (k + 1)] : 0.0f;
             }
         }
-        // gemm(a, b, part, transpose_b = true, clear = true);  (qgemm.tl:104)
+        // gemm(a, b, part, transpose_b = true, clear = true);  (qgemm.tl:112)
         {
             for (int tl_s = 0; tl_s < part_layout::kSlots; ++tl_s) part[tl_s] = 0.0f;
             tl::warp_gemm_mma<128, 64, 128, 4, 2, tl::f8e4m3, false, true>(
                 part, tl::SharedMatrix<tl::f8e4m3, false, 144>{&a[((k % 3) * 128 + 0) * 144 + 0]},
                 tl::SharedMatrix<tl::f8e4m3, true, 144>{&b[((k % 3) * 64 + 0) * 144 + 0]}, tl_tid);
         }
-        // for i, j in parallel(BM, BN) {  (qgemm.tl:105)
+        // for i, j in parallel(BM, BN) {  (qgemm.tl:113)
         // for i, j in parallel(128, 64): each thread visits the elements of `acc` it holds
         #pragma unroll
         for (int tl_s47 = 0; tl_s47 < acc_layout::kSlots; ++tl_s47) {
@@ -1380,7 +1348,7 @@ __global__ void __launch_bounds__(256) fp8_gemm_block_scaled_tile_kernel_variant
         }
     }
     tl::cp_async_wait<0>();  // at most 0 copy groups of this thread still in flight
-    // copy(acc, C[row0 +: BM, col0 +: BN]);  (qgemm.tl:109)
+    // copy(acc, C[row0 +: BM, col0 +: BN]);  (qgemm.tl:117)
     #pragma unroll
     for (int tl_chunk48 = 0; tl_chunk48 < acc_layout::kSlots; tl_chunk48 += 2) {
         tl::bf16* tl_ptr49 = &C[int64_t(row0 + (acc_layout::row(tl_tid, tl_chunk48))) * N + (col0 + (acc_layout::col(tl_tid, tl_chunk48)))];
@@ -1398,7 +1366,7 @@ __global__ void __launch_bounds__(256) fp8_gemm_block_scaled_tile_kernel_variant
     }
 }
 
-// kernel fp8_gemm_block_scaled_tile<BN = 64, BM = 128, G = 128, STAGES = 3, THREADS = 256, T = bf16>  (stdlib/qgemm.tl:82)
+// kernel fp8_gemm_block_scaled_tile<BN = 64, BM = 128, G = 128, STAGES = 3, THREADS = 256, T = bf16>  (stdlib/qgemm.tl:90)
 // 256 threads per block, 148576 bytes of shared memory
 // warp-specialized: warpgroup 0 issues TMA loads, the other 256 threads run wgmma; persistent over the tiles
 __global__ void __launch_bounds__(384, 1) fp8_gemm_block_scaled_tile_kernel_variant1_sm90(
@@ -1459,9 +1427,9 @@ __global__ void __launch_bounds__(384, 1) fp8_gemm_block_scaled_tile_kernel_vari
                     const int tl_stage = tl_it % 6;
                     tl::sm90::mbarrier_wait(&tl_empty[tl_stage], (tl_it / 6 + 1) & 1);  // consumers released it
                     tl::sm90::mbarrier_arrive_expect_tx(&tl_full[tl_stage], 24576);
-                    // copy(A[row0 +: BM, k * G +: G], a);  (qgemm.tl:100)
+                    // copy(A[row0 +: BM, k * G +: G], a);  (qgemm.tl:108)
                     tl::sm90::tma_load_2d(a + tl_stage * 16384, &tl_map_A, &tl_full[tl_stage], k * 128, row0);
-                    // copy(B[col0 +: BN, k * G +: G], b);  (qgemm.tl:101)
+                    // copy(B[col0 +: BN, k * G +: G], b);  (qgemm.tl:109)
                     tl::sm90::tma_load_2d(b + tl_stage * 8192, &tl_map_B, &tl_full[tl_stage], k * 128, col0);
                 }
             }
@@ -1491,37 +1459,37 @@ __global__ void __launch_bounds__(384, 1) fp8_gemm_block_scaled_tile_kernel_vari
             float sa_next[2];  // fragment sa_next: f32[128]
             float sb_next[1];  // local sb_next: f32[1]
             if (0 < KG) {
-                // copy(As[row0 +: BM, k], sa);  (qgemm.tl:102)
+                // copy(As[row0 +: BM, k], sa);  (qgemm.tl:110)
                 #pragma unroll
                 for (int tl_s0 = 0; tl_s0 < 2; ++tl_s0) {
                     sa_next[tl_s0] = tl::in_bounds(row0 + ((tl_tid / 4 % 8) + (tl_s0) * 8 + (tl_tid / 32) * 16), M) && tl::in_bounds(0, KG) ? As[int64_t(row0 + ((tl_tid / 4 % 8) + (tl_s0) * 8 + (tl_tid / 32) * 16)) * KG + 0] : 0.0f;
                 }
-                // copy(Bs[col0 / G +: 1, k], sb);  (qgemm.tl:103)
+                // copy(Bs[col0 / G +: 1, k], sb);  (qgemm.tl:111)
                 for (int tl_e1 = 0; tl_e1 < 1; ++tl_e1) {
                     sb_next[tl_e1] = tl::in_bounds((col0 / 128) + tl_e1, NB) && tl::in_bounds(0, KG) ? Bs[int64_t((col0 / 128) + tl_e1) * KG + 0] : 0.0f;
                 }
             }
-            // for k in pipelined(KG, stages = STAGES) {  (qgemm.tl:99)
+            // for k in pipelined(KG, stages = STAGES) {  (qgemm.tl:107)
             const int tl_trips2 = KG;
             for (int k = 0; k < tl_trips2; ++k, ++tl_it) {
                 const int tl_stage = tl_it % 6;
                 tl::sm90::mbarrier_wait(&tl_full[tl_stage], (tl_it / 6 + 0) & 1);  // trip k's TMA loads landed
-                // gemm(a, b, part, transpose_b = true, clear = true);  (qgemm.tl:104)
+                // gemm(a, b, part, transpose_b = true, clear = true);  (qgemm.tl:112)
                 tl::sm90::warpgroup_gemm<tl::f8e4m3, 128, 64, 128, false, true, 2>(part, a + tl_stage * 16384, b + tl_stage * 8192, tl_tid / 128, true);
-                // copy(As[row0 +: BM, k], sa);  (qgemm.tl:102)
+                // copy(As[row0 +: BM, k], sa);  (qgemm.tl:110)
                 #pragma unroll
                 for (int tl_s = 0; tl_s < 2; ++tl_s) sa[tl_s] = sa_next[tl_s];
-                // copy(Bs[col0 / G +: 1, k], sb);  (qgemm.tl:103)
+                // copy(Bs[col0 / G +: 1, k], sb);  (qgemm.tl:111)
                 for (int tl_e3 = 0; tl_e3 < 1; ++tl_e3) {
                     sb[tl_e3] = sb_next[tl_e3];
                 }
                 if (k + 1 < KG) {
-                    // copy(As[row0 +: BM, k], sa);  (qgemm.tl:102)
+                    // copy(As[row0 +: BM, k], sa);  (qgemm.tl:110)
                     #pragma unroll
                     for (int tl_s4 = 0; tl_s4 < 2; ++tl_s4) {
                         sa_next[tl_s4] = tl::in_bounds(row0 + ((tl_tid / 4 % 8) + (tl_s4) * 8 + (tl_tid / 32) * 16), M) && tl::in_bounds(k + 1, KG) ? As[int64_t(row0 + ((tl_tid / 4 % 8) + (tl_s4) * 8 + (tl_tid / 32) * 16)) * KG + (k + 1)] : 0.0f;
                     }
-                    // copy(Bs[col0 / G +: 1, k], sb);  (qgemm.tl:103)
+                    // copy(Bs[col0 / G +: 1, k], sb);  (qgemm.tl:111)
                     for (int tl_e5 = 0; tl_e5 < 1; ++tl_e5) {
                         sb_next[tl_e5] = tl::in_bounds((col0 / 128) + tl_e5, NB) && tl::in_bounds(k + 1, KG) ? Bs[int64_t((col0 / 128) + tl_e5) * KG + (k + 1)] : 0.0f;
                     }
@@ -1529,7 +1497,7 @@ __global__ void __launch_bounds__(384, 1) fp8_gemm_block_scaled_tile_kernel_vari
                 tl::sm90::wgmma_wait<0>();  // #0 (into `part`) retired
                 tl::sm90::fence_accumulators(part);
                 if (tl_tid % 32 == 0) tl::sm90::mbarrier_arrive(&tl_empty[tl_stage]);  // release trip k's stage
-                // for i, j in parallel(BM, BN) {  (qgemm.tl:105)
+                // for i, j in parallel(BM, BN) {  (qgemm.tl:113)
                 // for i, j in parallel(128, 64): each thread visits the elements of `acc` it holds
                 #pragma unroll
                 for (int tl_s6 = 0; tl_s6 < acc_layout::kSlots; ++tl_s6) {
@@ -1538,7 +1506,7 @@ __global__ void __launch_bounds__(384, 1) fp8_gemm_block_scaled_tile_kernel_vari
                     acc[tl_s6] = acc[tl_s6] + part[tl_s6] * (sa[(tl_s6 / 2 % 2)] * sb[0]);
                 }
             }
-            // copy(acc, C[row0 +: BM, col0 +: BN]);  (qgemm.tl:109)
+            // copy(acc, C[row0 +: BM, col0 +: BN]);  (qgemm.tl:117)
             #pragma unroll
             for (int tl_chunk7 = 0; tl_chunk7 < acc_layout::kSlots; tl_chunk7 += 2) {
                 tl::bf16* tl_ptr8 = &C[int64_t(row0 + (acc_layout::row(tl_tid, tl_chunk7))) * N + (col0 + (acc_layout::col(tl_tid, tl_chunk7)))];
@@ -1559,7 +1527,7 @@ __global__ void __launch_bounds__(384, 1) fp8_gemm_block_scaled_tile_kernel_vari
     #endif
 }
 
-// kernel fp8_gemm_block_scaled_wide<BM = 32, G = 128, STAGES = 3, THREADS = 512, T = bf16>  (stdlib/qgemm.tl:118)
+// kernel fp8_gemm_block_scaled_wide<BM = 32, G = 128, STAGES = 3, THREADS = 512, T = bf16>  (stdlib/qgemm.tl:126)
 // 512 threads per block, 124416 bytes of shared memory
 __global__ void __launch_bounds__(512) fp8_gemm_block_scaled_wide_kernel(
         const tl::f8e4m3* __restrict__ A,
@@ -1596,7 +1564,7 @@ __global__ void __launch_bounds__(512) fp8_gemm_block_scaled_wide_kernel(
     const int32_t col0 = int(blockIdx.x) * 2 * 128;
     const int32_t k_trips = KG;
     if (0 < k_trips) {
-        // copy(A[row0 +: BM, k * G +: G], a);  (qgemm.tl:136)
+        // copy(A[row0 +: BM, k * G +: G], a);  (qgemm.tl:144)
         if (tl::is_aligned(A, 16) && K % 16 == 0 && row0 >= 0 && row0 + 32 <= M && 0 >= 0 && 0 + 128 <= K && 0 % 16 == 0) {
             #pragma unroll
             for (int tl_i1 = 0; tl_i1 < 1; ++tl_i1) {
@@ -1622,7 +1590,7 @@ __global__ void __launch_bounds__(512) fp8_gemm_block_scaled_wide_kernel(
                 }
             }
         }
-        // copy(B[col0 +: G, k * G +: G], b0);  (qgemm.tl:137)
+        // copy(B[col0 +: G, k * G +: G], b0);  (qgemm.tl:145)
         if (tl::is_aligned(B, 16) && K % 16 == 0 && col0 >= 0 && col0 + 128 <= N && 0 >= 0 && 0 + 128 <= K && 0 % 16 == 0) {
             #pragma unroll
             for (int tl_i8 = 0; tl_i8 < 2; ++tl_i8) {
@@ -1644,7 +1612,7 @@ __global__ void __launch_bounds__(512) fp8_gemm_block_scaled_wide_kernel(
                 }
             }
         }
-        // copy(B[col0 + G +: G, k * G +: G], b1);  (qgemm.tl:138)
+        // copy(B[col0 + G +: G, k * G +: G], b1);  (qgemm.tl:146)
         if (tl::is_aligned(B, 16) && K % 16 == 0 && (col0 + 128) >= 0 && (col0 + 128) + 128 <= N && 0 >= 0 && 0 + 128 <= K && 0 % 16 == 0) {
             #pragma unroll
             for (int tl_i15 = 0; tl_i15 < 2; ++tl_i15) {
@@ -1669,7 +1637,7 @@ __global__ void __launch_bounds__(512) fp8_gemm_block_scaled_wide_kernel(
     }
     tl::cp_async_commit();
     if (1 < k_trips) {
-        // copy(A[row0 +: BM, k * G +: G], a);  (qgemm.tl:136)
+        // copy(A[row0 +: BM, k * G +: G], a);  (qgemm.tl:144)
         if (tl::is_aligned(A, 16) && K % 16 == 0 && row0 >= 0 && row0 + 32 <= M && 128 >= 0 && 128 + 128 <= K && 128 % 16 == 0) {
             #pragma unroll
             for (int tl_i22 = 0; tl_i22 < 1; ++tl_i22) {
@@ -1695,7 +1663,7 @@ __global__ void __launch_bounds__(512) fp8_gemm_block_scaled_wide_kernel(
                 }
             }
         }
-        // copy(B[col0 +: G, k * G +: G], b0);  (qgemm.tl:137)
+        // copy(B[col0 +: G, k * G +: G], b0);  (qgemm.tl:145)
         if (tl::is_aligned(B, 16) && K % 16 == 0 && col0 >= 0 && col0 + 128 <= N && 128 >= 0 && 128 + 128 <= K && 128 % 16 == 0) {
             #pragma unroll
             for (int tl_i29 = 0; tl_i29 < 2; ++tl_i29) {
@@ -1717,7 +1685,7 @@ __global__ void __launch_bounds__(512) fp8_gemm_block_scaled_wide_kernel(
                 }
             }
         }
-        // copy(B[col0 + G +: G, k * G +: G], b1);  (qgemm.tl:138)
+        // copy(B[col0 + G +: G, k * G +: G], b1);  (qgemm.tl:146)
         if (tl::is_aligned(B, 16) && K % 16 == 0 && (col0 + 128) >= 0 && (col0 + 128) + 128 <= N && 128 >= 0 && 128 + 128 <= K && 128 % 16 == 0) {
             #pragma unroll
             for (int tl_i36 = 0; tl_i36 < 2; ++tl_i36) {
@@ -1744,22 +1712,22 @@ __global__ void __launch_bounds__(512) fp8_gemm_block_scaled_wide_kernel(
     float sa_next[2];  // fragment sa_next: f32[32]
     float sb_next[2];  // local sb_next: f32[2]
     if (0 < k_trips) {
-        // copy(As[row0 +: BM, k], sa);  (qgemm.tl:139)
+        // copy(As[row0 +: BM, k], sa);  (qgemm.tl:147)
         #pragma unroll
         for (int tl_s42 = 0; tl_s42 < 2; ++tl_s42) {
             sa_next[tl_s42] = tl::in_bounds(row0 + ((tl_tid / 4 % 8) + (tl_s42) * 8 + (tl_tid / 256) * 16), M) && tl::in_bounds(0, KG) ? As[int64_t(row0 + ((tl_tid / 4 % 8) + (tl_s42) * 8 + (tl_tid / 256) * 16)) * KG + 0] : 0.0f;
         }
-        // copy(Bs[col0 / G +: 2, k], sb);  (qgemm.tl:140)
+        // copy(Bs[col0 / G +: 2, k], sb);  (qgemm.tl:148)
         for (int tl_e43 = 0; tl_e43 < 2; ++tl_e43) {
             sb_next[tl_e43] = tl::in_bounds((col0 / 128) + tl_e43, NB) && tl::in_bounds(0, KG) ? Bs[int64_t((col0 / 128) + tl_e43) * KG + 0] : 0.0f;
         }
     }
-    // for k in pipelined(KG, stages = STAGES) {  (qgemm.tl:135)
+    // for k in pipelined(KG, stages = STAGES) {  (qgemm.tl:143)
     for (int k = 0; k < k_trips; ++k) {
         tl::cp_async_wait<1>();  // at most 1 copy groups of this thread still in flight
         __syncthreads();  // pipeline: stage `k % 3` has landed and the stage refilled next is no longer read
         if (k + 2 < k_trips) {
-            // copy(A[row0 +: BM, k * G +: G], a);  (qgemm.tl:136)
+            // copy(A[row0 +: BM, k * G +: G], a);  (qgemm.tl:144)
             if (tl::is_aligned(A, 16) && K % 16 == 0 && row0 >= 0 && row0 + 32 <= M && ((k + 2) * 128) >= 0 && ((k + 2) * 128) + 128 <= K && ((k + 2) * 128) % 16 == 0) {
                 #pragma unroll
                 for (int tl_i45 = 0; tl_i45 < 1; ++tl_i45) {
@@ -1785,7 +1753,7 @@ __global__ void __launch_bounds__(512) fp8_gemm_block_scaled_wide_kernel(
                     }
                 }
             }
-            // copy(B[col0 +: G, k * G +: G], b0);  (qgemm.tl:137)
+            // copy(B[col0 +: G, k * G +: G], b0);  (qgemm.tl:145)
             if (tl::is_aligned(B, 16) && K % 16 == 0 && col0 >= 0 && col0 + 128 <= N && ((k + 2) * 128) >= 0 && ((k + 2) * 128) + 128 <= K && ((k + 2) * 128) % 16 == 0) {
                 #pragma unroll
                 for (int tl_i52 = 0; tl_i52 < 2; ++tl_i52) {
@@ -1807,7 +1775,7 @@ __global__ void __launch_bounds__(512) fp8_gemm_block_scaled_wide_kernel(
                     }
                 }
             }
-            // copy(B[col0 + G +: G, k * G +: G], b1);  (qgemm.tl:138)
+            // copy(B[col0 + G +: G, k * G +: G], b1);  (qgemm.tl:146)
             if (tl::is_aligned(B, 16) && K % 16 == 0 && (col0 + 128) >= 0 && (col0 + 128) + 128 <= N && ((k + 2) * 128) >= 0 && ((k + 2) * 128) + 128 <= K && ((k + 2) * 128) % 16 == 0) {
                 #pragma unroll
                 for (int tl_i59 = 0; tl_i59 < 2; ++tl_i59) {
@@ -1831,32 +1799,32 @@ __global__ void __launch_bounds__(512) fp8_gemm_block_scaled_wide_kernel(
             }
         }
         tl::cp_async_commit();
-        // copy(As[row0 +: BM, k], sa);  (qgemm.tl:139)
+        // copy(As[row0 +: BM, k], sa);  (qgemm.tl:147)
         #pragma unroll
         for (int tl_s = 0; tl_s < 2; ++tl_s) sa[tl_s] = sa_next[tl_s];
-        // copy(Bs[col0 / G +: 2, k], sb);  (qgemm.tl:140)
+        // copy(Bs[col0 / G +: 2, k], sb);  (qgemm.tl:148)
         for (int tl_e65 = 0; tl_e65 < 2; ++tl_e65) {
             sb[tl_e65] = sb_next[tl_e65];
         }
         if (k + 1 < k_trips) {
-            // copy(As[row0 +: BM, k], sa);  (qgemm.tl:139)
+            // copy(As[row0 +: BM, k], sa);  (qgemm.tl:147)
             #pragma unroll
             for (int tl_s66 = 0; tl_s66 < 2; ++tl_s66) {
                 sa_next[tl_s66] = tl::in_bounds(row0 + ((tl_tid / 4 % 8) + (tl_s66) * 8 + (tl_tid / 256) * 16), M) && tl::in_bounds(k + 1, KG) ? As[int64_t(row0 + ((tl_tid / 4 % 8) + (tl_s66) * 8 + (tl_tid / 256) * 16)) * KG + (k + 1)] : 0.0f;
             }
-            // copy(Bs[col0 / G +: 2, k], sb);  (qgemm.tl:140)
+            // copy(Bs[col0 / G +: 2, k], sb);  (qgemm.tl:148)
             for (int tl_e67 = 0; tl_e67 < 2; ++tl_e67) {
                 sb_next[tl_e67] = tl::in_bounds((col0 / 128) + tl_e67, NB) && tl::in_bounds(k + 1, KG) ? Bs[int64_t((col0 / 128) + tl_e67) * KG + (k + 1)] : 0.0f;
             }
         }
-        // gemm(a, b0, part, transpose_b = true, clear = true);  (qgemm.tl:141)
+        // gemm(a, b0, part, transpose_b = true, clear = true);  (qgemm.tl:149)
         {
             for (int tl_s = 0; tl_s < part_layout::kSlots; ++tl_s) part[tl_s] = 0.0f;
             tl::warp_gemm_mma<32, 128, 128, 2, 8, tl::f8e4m3, false, true>(
                 part, tl::SharedMatrix<tl::f8e4m3, false, 144>{&a[((k % 3) * 32 + 0) * 144 + 0]},
                 tl::SharedMatrix<tl::f8e4m3, true, 144>{&b0[((k % 3) * 128 + 0) * 144 + 0]}, tl_tid);
         }
-        // for i, j in parallel(BM, G) {  (qgemm.tl:142)
+        // for i, j in parallel(BM, G) {  (qgemm.tl:150)
         // for i, j in parallel(32, 128): each thread visits the elements of `acc0` it holds
         #pragma unroll
         for (int tl_s68 = 0; tl_s68 < acc0_layout::kSlots; ++tl_s68) {
@@ -1864,14 +1832,14 @@ __global__ void __launch_bounds__(512) fp8_gemm_block_scaled_wide_kernel(
             [[maybe_unused]] const int j = acc0_layout::col(tl_tid, tl_s68);
             acc0[tl_s68] = acc0[tl_s68] + part[tl_s68] * (sa[(tl_s68 / 2 % 2)] * sb[0]);
         }
-        // gemm(a, b1, part, transpose_b = true, clear = true);  (qgemm.tl:145)
+        // gemm(a, b1, part, transpose_b = true, clear = true);  (qgemm.tl:153)
         {
             for (int tl_s = 0; tl_s < part_layout::kSlots; ++tl_s) part[tl_s] = 0.0f;
             tl::warp_gemm_mma<32, 128, 128, 2, 8, tl::f8e4m3, false, true>(
                 part, tl::SharedMatrix<tl::f8e4m3, false, 144>{&a[((k % 3) * 32 + 0) * 144 + 0]},
                 tl::SharedMatrix<tl::f8e4m3, true, 144>{&b1[((k % 3) * 128 + 0) * 144 + 0]}, tl_tid);
         }
-        // for i, j in parallel(BM, G) {  (qgemm.tl:146)
+        // for i, j in parallel(BM, G) {  (qgemm.tl:154)
         // for i, j in parallel(32, 128): each thread visits the elements of `acc1` it holds
         #pragma unroll
         for (int tl_s69 = 0; tl_s69 < acc1_layout::kSlots; ++tl_s69) {
@@ -1881,7 +1849,7 @@ __global__ void __launch_bounds__(512) fp8_gemm_block_scaled_wide_kernel(
         }
     }
     tl::cp_async_wait<0>();  // at most 0 copy groups of this thread still in flight
-    // copy(acc0, C[row0 +: BM, col0 +: G]);  (qgemm.tl:150)
+    // copy(acc0, C[row0 +: BM, col0 +: G]);  (qgemm.tl:158)
     #pragma unroll
     for (int tl_chunk70 = 0; tl_chunk70 < acc0_layout::kSlots; tl_chunk70 += 2) {
         tl::bf16* tl_ptr71 = &C[int64_t(row0 + (acc0_layout::row(tl_tid, tl_chunk70))) * N + (col0 + (acc0_layout::col(tl_tid, tl_chunk70)))];
@@ -1897,7 +1865,7 @@ __global__ void __launch_bounds__(512) fp8_gemm_block_scaled_wide_kernel(
             }
         }
     }
-    // copy(acc1, C[row0 +: BM, col0 + G +: G]);  (qgemm.tl:151)
+    // copy(acc1, C[row0 +: BM, col0 + G +: G]);  (qgemm.tl:159)
     #pragma unroll
     for (int tl_chunk73 = 0; tl_chunk73 < acc1_layout::kSlots; tl_chunk73 += 2) {
         tl::bf16* tl_ptr74 = &C[int64_t(row0 + (acc1_layout::row(tl_tid, tl_chunk73))) * N + ((col0 + 128) + (acc1_layout::col(tl_tid, tl_chunk73)))];
@@ -1915,7 +1883,7 @@ __global__ void __launch_bounds__(512) fp8_gemm_block_scaled_wide_kernel(
     }
 }
 
-// kernel fp8_gemm_block_scaled_wide<BM = 128, G = 128, STAGES = 3, THREADS = 256, T = bf16>  (stdlib/qgemm.tl:118)
+// kernel fp8_gemm_block_scaled_wide<BM = 128, G = 128, STAGES = 3, THREADS = 256, T = bf16>  (stdlib/qgemm.tl:126)
 // 256 threads per block, 148528 bytes of shared memory
 // warp-specialized: warpgroup 0 issues TMA loads, the other 256 threads run wgmma; persistent over the tiles
 __global__ void __launch_bounds__(384, 1) fp8_gemm_block_scaled_wide_kernel_sm90(
@@ -1978,11 +1946,11 @@ __global__ void __launch_bounds__(384, 1) fp8_gemm_block_scaled_wide_kernel_sm90
                     const int tl_stage = tl_it % 3;
                     tl::sm90::mbarrier_wait(&tl_empty[tl_stage], (tl_it / 3 + 1) & 1);  // consumers released it
                     tl::sm90::mbarrier_arrive_expect_tx(&tl_full[tl_stage], 49152);
-                    // copy(A[row0 +: BM, k * G +: G], a);  (qgemm.tl:136)
+                    // copy(A[row0 +: BM, k * G +: G], a);  (qgemm.tl:144)
                     tl::sm90::tma_load_2d(a + tl_stage * 16384, &tl_map_A, &tl_full[tl_stage], k * 128, row0);
-                    // copy(B[col0 +: G, k * G +: G], b0);  (qgemm.tl:137)
+                    // copy(B[col0 +: G, k * G +: G], b0);  (qgemm.tl:145)
                     tl::sm90::tma_load_2d(b0 + tl_stage * 16384, &tl_map_B, &tl_full[tl_stage], k * 128, col0);
-                    // copy(B[col0 + G +: G, k * G +: G], b1);  (qgemm.tl:138)
+                    // copy(B[col0 + G +: G, k * G +: G], b1);  (qgemm.tl:146)
                     tl::sm90::tma_load_2d(b1 + tl_stage * 16384, &tl_map_B, &tl_full[tl_stage], k * 128, col0 + 128);
                 }
             }
@@ -2015,44 +1983,44 @@ __global__ void __launch_bounds__(384, 1) fp8_gemm_block_scaled_wide_kernel_sm90
             float sa_next[2];  // fragment sa_next: f32[128]
             float sb_next[2];  // local sb_next: f32[2]
             if (0 < KG) {
-                // copy(As[row0 +: BM, k], sa);  (qgemm.tl:139)
+                // copy(As[row0 +: BM, k], sa);  (qgemm.tl:147)
                 #pragma unroll
                 for (int tl_s0 = 0; tl_s0 < 2; ++tl_s0) {
                     sa_next[tl_s0] = tl::in_bounds(row0 + ((tl_tid / 4 % 8) + (tl_s0) * 8 + (tl_tid / 32) * 16), M) && tl::in_bounds(0, KG) ? As[int64_t(row0 + ((tl_tid / 4 % 8) + (tl_s0) * 8 + (tl_tid / 32) * 16)) * KG + 0] : 0.0f;
                 }
-                // copy(Bs[col0 / G +: 2, k], sb);  (qgemm.tl:140)
+                // copy(Bs[col0 / G +: 2, k], sb);  (qgemm.tl:148)
                 for (int tl_e1 = 0; tl_e1 < 2; ++tl_e1) {
                     sb_next[tl_e1] = tl::in_bounds((col0 / 128) + tl_e1, NB) && tl::in_bounds(0, KG) ? Bs[int64_t((col0 / 128) + tl_e1) * KG + 0] : 0.0f;
                 }
             }
-            // for k in pipelined(KG, stages = STAGES) {  (qgemm.tl:135)
+            // for k in pipelined(KG, stages = STAGES) {  (qgemm.tl:143)
             const int tl_trips2 = KG;
             for (int k = 0; k < tl_trips2; ++k, ++tl_it) {
                 const int tl_stage = tl_it % 3;
                 tl::sm90::mbarrier_wait(&tl_full[tl_stage], (tl_it / 3 + 0) & 1);  // trip k's TMA loads landed
-                // gemm(a, b0, part, transpose_b = true, clear = true);  (qgemm.tl:141)
+                // gemm(a, b0, part, transpose_b = true, clear = true);  (qgemm.tl:149)
                 tl::sm90::warpgroup_gemm<tl::f8e4m3, 128, 128, 128, false, true, 2>(part, a + tl_stage * 16384, b0 + tl_stage * 16384, tl_tid / 128, true);
-                // copy(As[row0 +: BM, k], sa);  (qgemm.tl:139)
+                // copy(As[row0 +: BM, k], sa);  (qgemm.tl:147)
                 #pragma unroll
                 for (int tl_s = 0; tl_s < 2; ++tl_s) sa[tl_s] = sa_next[tl_s];
-                // copy(Bs[col0 / G +: 2, k], sb);  (qgemm.tl:140)
+                // copy(Bs[col0 / G +: 2, k], sb);  (qgemm.tl:148)
                 for (int tl_e3 = 0; tl_e3 < 2; ++tl_e3) {
                     sb[tl_e3] = sb_next[tl_e3];
                 }
                 if (k + 1 < KG) {
-                    // copy(As[row0 +: BM, k], sa);  (qgemm.tl:139)
+                    // copy(As[row0 +: BM, k], sa);  (qgemm.tl:147)
                     #pragma unroll
                     for (int tl_s4 = 0; tl_s4 < 2; ++tl_s4) {
                         sa_next[tl_s4] = tl::in_bounds(row0 + ((tl_tid / 4 % 8) + (tl_s4) * 8 + (tl_tid / 32) * 16), M) && tl::in_bounds(k + 1, KG) ? As[int64_t(row0 + ((tl_tid / 4 % 8) + (tl_s4) * 8 + (tl_tid / 32) * 16)) * KG + (k + 1)] : 0.0f;
                     }
-                    // copy(Bs[col0 / G +: 2, k], sb);  (qgemm.tl:140)
+                    // copy(Bs[col0 / G +: 2, k], sb);  (qgemm.tl:148)
                     for (int tl_e5 = 0; tl_e5 < 2; ++tl_e5) {
                         sb_next[tl_e5] = tl::in_bounds((col0 / 128) + tl_e5, NB) && tl::in_bounds(k + 1, KG) ? Bs[int64_t((col0 / 128) + tl_e5) * KG + (k + 1)] : 0.0f;
                     }
                 }
                 tl::sm90::wgmma_wait<0>();  // #0 (into `part`) retired
                 tl::sm90::fence_accumulators(part);
-                // for i, j in parallel(BM, G) {  (qgemm.tl:142)
+                // for i, j in parallel(BM, G) {  (qgemm.tl:150)
                 // for i, j in parallel(128, 128): each thread visits the elements of `acc0` it holds
                 #pragma unroll
                 for (int tl_s6 = 0; tl_s6 < acc0_layout::kSlots; ++tl_s6) {
@@ -2060,12 +2028,12 @@ __global__ void __launch_bounds__(384, 1) fp8_gemm_block_scaled_wide_kernel_sm90
                     [[maybe_unused]] const int j = acc0_layout::col(tl_tid, tl_s6);
                     acc0[tl_s6] = acc0[tl_s6] + part[tl_s6] * (sa[(tl_s6 / 2 % 2)] * sb[0]);
                 }
-                // gemm(a, b1, part, transpose_b = true, clear = true);  (qgemm.tl:145)
+                // gemm(a, b1, part, transpose_b = true, clear = true);  (qgemm.tl:153)
                 tl::sm90::warpgroup_gemm<tl::f8e4m3, 128, 128, 128, false, true, 2>(part, a + tl_stage * 16384, b1 + tl_stage * 16384, tl_tid / 128, true);
                 tl::sm90::wgmma_wait<0>();  // #1 (into `part`) retired
                 tl::sm90::fence_accumulators(part);
                 if (tl_tid % 32 == 0) tl::sm90::mbarrier_arrive(&tl_empty[tl_stage]);  // release trip k's stage
-                // for i, j in parallel(BM, G) {  (qgemm.tl:146)
+                // for i, j in parallel(BM, G) {  (qgemm.tl:154)
                 // for i, j in parallel(128, 128): each thread visits the elements of `acc1` it holds
                 #pragma unroll
                 for (int tl_s7 = 0; tl_s7 < acc1_layout::kSlots; ++tl_s7) {
@@ -2074,7 +2042,7 @@ __global__ void __launch_bounds__(384, 1) fp8_gemm_block_scaled_wide_kernel_sm90
                     acc1[tl_s7] = acc1[tl_s7] + part[tl_s7] * (sa[(tl_s7 / 2 % 2)] * sb[1]);
                 }
             }
-            // copy(acc0, C[row0 +: BM, col0 +: G]);  (qgemm.tl:150)
+            // copy(acc0, C[row0 +: BM, col0 +: G]);  (qgemm.tl:158)
             #pragma unroll
             for (int tl_chunk8 = 0; tl_chunk8 < acc0_layout::kSlots; tl_chunk8 += 2) {
                 tl::bf16* tl_ptr9 = &C[int64_t(row0 + (acc0_layout::row(tl_tid, tl_chunk8))) * N + (col0 + (acc0_layout::col(tl_tid, tl_chunk8)))];
@@ -2090,7 +2058,7 @@ __global__ void __launch_bounds__(384, 1) fp8_gemm_block_scaled_wide_kernel_sm90
                     }
                 }
             }
-            // copy(acc1, C[row0 +: BM, col0 + G +: G]);  (qgemm.tl:151)
+            // copy(acc1, C[row0 +: BM, col0 + G +: G]);  (qgemm.tl:159)
             #pragma unroll
             for (int tl_chunk11 = 0; tl_chunk11 < acc1_layout::kSlots; tl_chunk11 += 2) {
                 tl::bf16* tl_ptr12 = &C[int64_t(row0 + (acc1_layout::row(tl_tid, tl_chunk11))) * N + ((col0 + 128) + (acc1_layout::col(tl_tid, tl_chunk11)))];
@@ -2234,18 +2202,18 @@ static cudaError_t w4a16_partial_variant0(const __half* A, const uint32_t* Wq, c
         return tl::host::invalid_argument(std::string(tl_name) + ": requirement `(k_len % BK) == 0` does not hold" + " (" + "k_len = " + std::to_string(k_len) + ")");
     if (!(true))
         return tl::host::invalid_argument(std::string(tl_name) + ": requirement `(BK % G) == 0` does not hold");
-    const int64_t tl_grid_x = int64_t(tl::cdiv(N, 32)), tl_grid_y = int64_t(tl::cdiv(M, 16)), tl_grid_z = int64_t(SPLITS);
+    const int64_t tl_grid_x = int64_t(tl::cdiv(N, 64)), tl_grid_y = int64_t(tl::cdiv(M, 16)), tl_grid_z = int64_t(SPLITS);
     if (tl_grid_x <= 0 || tl_grid_y <= 0 || tl_grid_z <= 0) return cudaSuccess;  // nothing to compute
     if (tl_grid_x > INT32_MAX || tl_grid_y > 65535 || tl_grid_z > 65535)
         return tl::host::invalid_argument(std::string(tl_name) + ": the grid is larger than CUDA allows");
     static const cudaError_t tl_attributes_variant0 = [] {
         cudaError_t tl_err = cudaSuccess;
         if (tl_err == cudaSuccess)
-            tl_err = cudaFuncSetAttribute(::w4a16_partial_kernel_variant0, cudaFuncAttributePreferredSharedMemoryCarveout, tl::host::occupancy_carveout(::w4a16_partial_kernel_variant0, 128, 36736));
+            tl_err = cudaFuncSetAttribute(::w4a16_partial_kernel_variant0, cudaFuncAttributePreferredSharedMemoryCarveout, tl::host::occupancy_carveout(::w4a16_partial_kernel_variant0, 128, 38528));
         return tl_err;
     }();
     if (tl_attributes_variant0 != cudaSuccess) return tl::host::record(tl_attributes_variant0, tl_name, "setting the shared-memory attributes");
-    ::w4a16_partial_kernel_variant0<<<dim3(unsigned(tl_grid_x), unsigned(tl_grid_y), unsigned(tl_grid_z)), 128, 36736, stream>>>(A, Wq, Scales, Part, k_len, static_cast<int32_t>(M), static_cast<int32_t>(K), static_cast<int32_t>(N), static_cast<int32_t>(KW), static_cast<int32_t>(KG), static_cast<int32_t>(SPLITS));
+    ::w4a16_partial_kernel_variant0<<<dim3(unsigned(tl_grid_x), unsigned(tl_grid_y), unsigned(tl_grid_z)), 128, 38528, stream>>>(A, Wq, Scales, Part, k_len, static_cast<int32_t>(M), static_cast<int32_t>(K), static_cast<int32_t>(N), static_cast<int32_t>(KW), static_cast<int32_t>(KG), static_cast<int32_t>(SPLITS));
     return tl::host::record(cudaGetLastError(), tl_name, "launch");
 }
 
@@ -2278,13 +2246,13 @@ static cudaError_t w4a16_partial_variant1(const __half* A, const uint32_t* Wq, c
         return tl::host::invalid_argument(std::string(tl_name) + ": the grid is larger than CUDA allows");
     static const cudaError_t tl_attributes_variant1 = [] {
         cudaError_t tl_err = cudaSuccess;
-        tl_err = cudaFuncSetAttribute(::w4a16_partial_kernel_variant1, cudaFuncAttributeMaxDynamicSharedMemorySize, 146560);
+        tl_err = cudaFuncSetAttribute(::w4a16_partial_kernel_variant1, cudaFuncAttributeMaxDynamicSharedMemorySize, 111744);
         if (tl_err == cudaSuccess)
-            tl_err = cudaFuncSetAttribute(::w4a16_partial_kernel_variant1, cudaFuncAttributePreferredSharedMemoryCarveout, tl::host::occupancy_carveout(::w4a16_partial_kernel_variant1, 128, 146560));
+            tl_err = cudaFuncSetAttribute(::w4a16_partial_kernel_variant1, cudaFuncAttributePreferredSharedMemoryCarveout, tl::host::occupancy_carveout(::w4a16_partial_kernel_variant1, 128, 111744));
         return tl_err;
     }();
     if (tl_attributes_variant1 != cudaSuccess) return tl::host::record(tl_attributes_variant1, tl_name, "setting the shared-memory attributes");
-    ::w4a16_partial_kernel_variant1<<<dim3(unsigned(tl_grid_x), unsigned(tl_grid_y), unsigned(tl_grid_z)), 128, 146560, stream>>>(A, Wq, Scales, Part, k_len, static_cast<int32_t>(M), static_cast<int32_t>(K), static_cast<int32_t>(N), static_cast<int32_t>(KW), static_cast<int32_t>(KG), static_cast<int32_t>(SPLITS));
+    ::w4a16_partial_kernel_variant1<<<dim3(unsigned(tl_grid_x), unsigned(tl_grid_y), unsigned(tl_grid_z)), 128, 111744, stream>>>(A, Wq, Scales, Part, k_len, static_cast<int32_t>(M), static_cast<int32_t>(K), static_cast<int32_t>(N), static_cast<int32_t>(KW), static_cast<int32_t>(KG), static_cast<int32_t>(SPLITS));
     return tl::host::record(cudaGetLastError(), tl_name, "launch");
 }
 
@@ -2513,8 +2481,8 @@ static cudaError_t w4a16_gemm_splitk_combine(const float* Part, __half* C, int64
 
 // The workspaces of program `w4a16_gemm`, each 256-byte aligned in one allocation: their offsets, and the total size.
 static int64_t w4a16_gemm_workspace_layout(int64_t M, int64_t K, int64_t N, int64_t KW, int64_t KG, size_t* tl_offsets) {
-    [[maybe_unused]] const int32_t tiles = M <= 16 ? tl::cdiv(N, 32) : tl::cdiv(N, 128) * tl::cdiv(M, 64);
-    [[maybe_unused]] const int32_t slices = tl::max(1, tl::min(tl::cdiv(1024, tl::max(tiles, 1)), tl::cdiv(K, 128)));
+    [[maybe_unused]] const int32_t tiles = M <= 16 ? tl::cdiv(N, 64) : tl::cdiv(N, 128) * tl::cdiv(M, 64);
+    [[maybe_unused]] const int32_t slices = tl::max(1, tl::min(tl::cdiv(512, tl::max(tiles, 1)), tl::cdiv(K, 128)));
     [[maybe_unused]] const int32_t k_len = tl::max(1, tl::cdiv(tl::cdiv(K, slices), 128)) * 128;
     [[maybe_unused]] const int32_t splits = tl::max(1, tl::cdiv(K, k_len));
     int64_t tl_bytes = 0;
@@ -2544,8 +2512,8 @@ cudaError_t w4a16_gemm(const __half* A, const uint32_t* Wq, const __half* Scales
     if (cudaError_t tl_err = tl::host::check_dim(N, tl_name, "N"); tl_err != cudaSuccess) return tl_err;
     if (cudaError_t tl_err = tl::host::check_dim(KW, tl_name, "KW"); tl_err != cudaSuccess) return tl_err;
     if (cudaError_t tl_err = tl::host::check_dim(KG, tl_name, "KG"); tl_err != cudaSuccess) return tl_err;
-    [[maybe_unused]] const int32_t tiles = M <= 16 ? tl::cdiv(N, 32) : tl::cdiv(N, 128) * tl::cdiv(M, 64);
-    [[maybe_unused]] const int32_t slices = tl::max(1, tl::min(tl::cdiv(1024, tl::max(tiles, 1)), tl::cdiv(K, 128)));
+    [[maybe_unused]] const int32_t tiles = M <= 16 ? tl::cdiv(N, 64) : tl::cdiv(N, 128) * tl::cdiv(M, 64);
+    [[maybe_unused]] const int32_t slices = tl::max(1, tl::min(tl::cdiv(512, tl::max(tiles, 1)), tl::cdiv(K, 128)));
     [[maybe_unused]] const int32_t k_len = tl::max(1, tl::cdiv(tl::cdiv(K, slices), 128)) * 128;
     [[maybe_unused]] const int32_t splits = tl::max(1, tl::cdiv(K, k_len));
     size_t tl_offsets[1];
