@@ -43,6 +43,14 @@ void Checker::check_generic_fn(FnInfo& f) {
             f.generic_ok = false;
         }
     }
+    // The parameter and result types are checked once, with every dtype parameter standing for
+    // f32; a wrong one is reported here, not again at every instance.
+    if (f.generic_ok) {
+        FnInfo probe;
+        probe.decl = f.decl;
+        probe.bindings.assign(decl.type_params.size(), Dtype::F32);
+        f.generic_ok = resolve_signature(probe);
+    }
     check_extern_binding(decl);
 }
 
