@@ -95,6 +95,8 @@ __global__ void __launch_bounds__(256) attention_backward_rows_kernel(
                 const int tl_valid11 = !(tl::in_bounds(b, B) && tl::in_bounds(h, H) && tl::in_bounds((tl_chunk7 * 8) / 64, S)) ? 0 : max(0, min(8, 64 - ((tl_chunk7 * 8) % 64)));
                 if (tl_valid11 == 8 && (tl_chunk7 * 8) % 64 >= 0 && tl::is_aligned(tl_src9, 4)) {
                     tl::cp_async_chunk(tl_dst10, tl_src9);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
+                } else if (tl_valid11 == 0) {
+                    tl::fill_vector<tl::f16, 8>(tl_dst10, tl::convert<tl::f16>(0.0f));
                 } else {
                     #pragma unroll
                     for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst10[tl_v] = tl::in_bounds(b, B) && tl::in_bounds(h, H) && tl::in_bounds((tl_chunk7 * 8) / 64, S) && tl::in_bounds(((tl_chunk7 * 8) % 64) + tl_v, 64) ? tl_src9[tl_v] : tl::convert<tl::f16>(0.0f);
@@ -124,6 +126,8 @@ __global__ void __launch_bounds__(256) attention_backward_rows_kernel(
                     const int tl_valid18 = !(tl::in_bounds(b, B) && tl::in_bounds(h, H) && tl::in_bounds(((t + 1) * 128) + ((tl_chunk14 * 8) / 64), S)) ? 0 : max(0, min(8, 64 - ((tl_chunk14 * 8) % 64)));
                     if (tl_valid18 == 8 && (tl_chunk14 * 8) % 64 >= 0 && tl::is_aligned(tl_src16, 4)) {
                         tl::cp_async_chunk(tl_dst17, tl_src16);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
+                    } else if (tl_valid18 == 0) {
+                        tl::fill_vector<tl::f16, 8>(tl_dst17, tl::convert<tl::f16>(0.0f));
                     } else {
                         #pragma unroll
                         for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst17[tl_v] = tl::in_bounds(b, B) && tl::in_bounds(h, H) && tl::in_bounds(((t + 1) * 128) + ((tl_chunk14 * 8) / 64), S) && tl::in_bounds(((tl_chunk14 * 8) % 64) + tl_v, 64) ? tl_src16[tl_v] : tl::convert<tl::f16>(0.0f);
@@ -709,6 +713,8 @@ __global__ void __launch_bounds__(256) attention_backward_kv_kernel(
                 const int tl_valid16 = !(tl::in_bounds(b, B) && tl::in_bounds(h, H) && tl::in_bounds((first * 128) + ((tl_chunk12 * 8) / 64), S)) ? 0 : max(0, min(8, 64 - ((tl_chunk12 * 8) % 64)));
                 if (tl_valid16 == 8 && (tl_chunk12 * 8) % 64 >= 0 && tl::is_aligned(tl_src14, 4)) {
                     tl::cp_async_chunk(tl_dst15, tl_src14);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
+                } else if (tl_valid16 == 0) {
+                    tl::fill_vector<tl::f16, 8>(tl_dst15, tl::convert<tl::f16>(0.0f));
                 } else {
                     #pragma unroll
                     for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst15[tl_v] = tl::in_bounds(b, B) && tl::in_bounds(h, H) && tl::in_bounds((first * 128) + ((tl_chunk12 * 8) / 64), S) && tl::in_bounds(((tl_chunk12 * 8) % 64) + tl_v, 64) ? tl_src14[tl_v] : tl::convert<tl::f16>(0.0f);
@@ -731,6 +737,8 @@ __global__ void __launch_bounds__(256) attention_backward_kv_kernel(
                 const int tl_valid23 = !(tl::in_bounds(b, B) && tl::in_bounds(h, H) && tl::in_bounds((first * 128) + ((tl_chunk19 * 8) / 64), S)) ? 0 : max(0, min(8, 64 - ((tl_chunk19 * 8) % 64)));
                 if (tl_valid23 == 8 && (tl_chunk19 * 8) % 64 >= 0 && tl::is_aligned(tl_src21, 4)) {
                     tl::cp_async_chunk(tl_dst22, tl_src21);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
+                } else if (tl_valid23 == 0) {
+                    tl::fill_vector<tl::f16, 8>(tl_dst22, tl::convert<tl::f16>(0.0f));
                 } else {
                     #pragma unroll
                     for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst22[tl_v] = tl::in_bounds(b, B) && tl::in_bounds(h, H) && tl::in_bounds((first * 128) + ((tl_chunk19 * 8) / 64), S) && tl::in_bounds(((tl_chunk19 * 8) % 64) + tl_v, 64) ? tl_src21[tl_v] : tl::convert<tl::f16>(0.0f);
@@ -756,6 +764,8 @@ __global__ void __launch_bounds__(256) attention_backward_kv_kernel(
                     const int tl_valid30 = !(tl::in_bounds(b, B) && tl::in_bounds(h, H)) ? 0 : max(0, min(4, S - ((first * 128) + (tl_chunk26 * 4))));
                     if (tl_valid30 == 4 && (first * 128) + (tl_chunk26 * 4) >= 0 && tl::is_aligned(tl_src28, 4)) {
                         tl::cp_async_chunk(tl_dst29, tl_src28);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
+                    } else if (tl_valid30 == 0) {
+                        tl::fill_vector<float, 4>(tl_dst29, 0.0f);
                     } else {
                         #pragma unroll
                         for (int tl_v = 0; tl_v < 4; ++tl_v) tl_dst29[tl_v] = tl::in_bounds(b, B) && tl::in_bounds(h, H) && tl::in_bounds(((first * 128) + (tl_chunk26 * 4)) + tl_v, S) ? tl_src28[tl_v] : 0.0f;
@@ -782,6 +792,8 @@ __global__ void __launch_bounds__(256) attention_backward_kv_kernel(
                     const int tl_valid37 = !(tl::in_bounds(b, B) && tl::in_bounds(h, H)) ? 0 : max(0, min(4, S - ((first * 128) + (tl_chunk33 * 4))));
                     if (tl_valid37 == 4 && (first * 128) + (tl_chunk33 * 4) >= 0 && tl::is_aligned(tl_src35, 4)) {
                         tl::cp_async_chunk(tl_dst36, tl_src35);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
+                    } else if (tl_valid37 == 0) {
+                        tl::fill_vector<float, 4>(tl_dst36, 0.0f);
                     } else {
                         #pragma unroll
                         for (int tl_v = 0; tl_v < 4; ++tl_v) tl_dst36[tl_v] = tl::in_bounds(b, B) && tl::in_bounds(h, H) && tl::in_bounds(((first * 128) + (tl_chunk33 * 4)) + tl_v, S) ? tl_src35[tl_v] : 0.0f;
@@ -812,6 +824,8 @@ __global__ void __launch_bounds__(256) attention_backward_kv_kernel(
                     const int tl_valid44 = !(tl::in_bounds(b, B) && tl::in_bounds(h, H) && tl::in_bounds(((first + (t + 1)) * 128) + ((tl_chunk40 * 8) / 64), S)) ? 0 : max(0, min(8, 64 - ((tl_chunk40 * 8) % 64)));
                     if (tl_valid44 == 8 && (tl_chunk40 * 8) % 64 >= 0 && tl::is_aligned(tl_src42, 4)) {
                         tl::cp_async_chunk(tl_dst43, tl_src42);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
+                    } else if (tl_valid44 == 0) {
+                        tl::fill_vector<tl::f16, 8>(tl_dst43, tl::convert<tl::f16>(0.0f));
                     } else {
                         #pragma unroll
                         for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst43[tl_v] = tl::in_bounds(b, B) && tl::in_bounds(h, H) && tl::in_bounds(((first + (t + 1)) * 128) + ((tl_chunk40 * 8) / 64), S) && tl::in_bounds(((tl_chunk40 * 8) % 64) + tl_v, 64) ? tl_src42[tl_v] : tl::convert<tl::f16>(0.0f);
@@ -834,6 +848,8 @@ __global__ void __launch_bounds__(256) attention_backward_kv_kernel(
                     const int tl_valid51 = !(tl::in_bounds(b, B) && tl::in_bounds(h, H) && tl::in_bounds(((first + (t + 1)) * 128) + ((tl_chunk47 * 8) / 64), S)) ? 0 : max(0, min(8, 64 - ((tl_chunk47 * 8) % 64)));
                     if (tl_valid51 == 8 && (tl_chunk47 * 8) % 64 >= 0 && tl::is_aligned(tl_src49, 4)) {
                         tl::cp_async_chunk(tl_dst50, tl_src49);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
+                    } else if (tl_valid51 == 0) {
+                        tl::fill_vector<tl::f16, 8>(tl_dst50, tl::convert<tl::f16>(0.0f));
                     } else {
                         #pragma unroll
                         for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst50[tl_v] = tl::in_bounds(b, B) && tl::in_bounds(h, H) && tl::in_bounds(((first + (t + 1)) * 128) + ((tl_chunk47 * 8) / 64), S) && tl::in_bounds(((tl_chunk47 * 8) % 64) + tl_v, 64) ? tl_src49[tl_v] : tl::convert<tl::f16>(0.0f);
@@ -859,6 +875,8 @@ __global__ void __launch_bounds__(256) attention_backward_kv_kernel(
                         const int tl_valid58 = !(tl::in_bounds(b, B) && tl::in_bounds(h, H)) ? 0 : max(0, min(4, S - (((first + (t + 1)) * 128) + (tl_chunk54 * 4))));
                         if (tl_valid58 == 4 && ((first + (t + 1)) * 128) + (tl_chunk54 * 4) >= 0 && tl::is_aligned(tl_src56, 4)) {
                             tl::cp_async_chunk(tl_dst57, tl_src56);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
+                        } else if (tl_valid58 == 0) {
+                            tl::fill_vector<float, 4>(tl_dst57, 0.0f);
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 4; ++tl_v) tl_dst57[tl_v] = tl::in_bounds(b, B) && tl::in_bounds(h, H) && tl::in_bounds((((first + (t + 1)) * 128) + (tl_chunk54 * 4)) + tl_v, S) ? tl_src56[tl_v] : 0.0f;
@@ -885,6 +903,8 @@ __global__ void __launch_bounds__(256) attention_backward_kv_kernel(
                         const int tl_valid65 = !(tl::in_bounds(b, B) && tl::in_bounds(h, H)) ? 0 : max(0, min(4, S - (((first + (t + 1)) * 128) + (tl_chunk61 * 4))));
                         if (tl_valid65 == 4 && ((first + (t + 1)) * 128) + (tl_chunk61 * 4) >= 0 && tl::is_aligned(tl_src63, 4)) {
                             tl::cp_async_chunk(tl_dst64, tl_src63);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
+                        } else if (tl_valid65 == 0) {
+                            tl::fill_vector<float, 4>(tl_dst64, 0.0f);
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 4; ++tl_v) tl_dst64[tl_v] = tl::in_bounds(b, B) && tl::in_bounds(h, H) && tl::in_bounds((((first + (t + 1)) * 128) + (tl_chunk61 * 4)) + tl_v, S) ? tl_src63[tl_v] : 0.0f;

@@ -56,6 +56,8 @@ __global__ void __launch_bounds__(256) cross_entropy_kernel(
                 const int tl_valid6 = !(tl::in_bounds(row, M)) ? 0 : max(0, min(8, V - (tl_chunk2 * 8)));
                 if (tl_valid6 == 8 && tl_chunk2 * 8 >= 0 && tl::is_aligned(tl_src4, 4)) {
                     tl::cp_async_chunk(tl_dst5, tl_src4);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
+                } else if (tl_valid6 == 0) {
+                    tl::fill_vector<tl::bf16, 8>(tl_dst5, -tl::inf<tl::bf16>());
                 } else {
                     #pragma unroll
                     for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst5[tl_v] = tl::in_bounds(row, M) && tl::in_bounds((tl_chunk2 * 8) + tl_v, V) ? tl_src4[tl_v] : -tl::inf<tl::bf16>();
@@ -85,6 +87,8 @@ __global__ void __launch_bounds__(256) cross_entropy_kernel(
                     const int tl_valid13 = !(tl::in_bounds(row, M)) ? 0 : max(0, min(8, V - (((t + 1) * 4096) + (tl_chunk9 * 8))));
                     if (tl_valid13 == 8 && ((t + 1) * 4096) + (tl_chunk9 * 8) >= 0 && tl::is_aligned(tl_src11, 4)) {
                         tl::cp_async_chunk(tl_dst12, tl_src11);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
+                    } else if (tl_valid13 == 0) {
+                        tl::fill_vector<tl::bf16, 8>(tl_dst12, -tl::inf<tl::bf16>());
                     } else {
                         #pragma unroll
                         for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst12[tl_v] = tl::in_bounds(row, M) && tl::in_bounds((((t + 1) * 4096) + (tl_chunk9 * 8)) + tl_v, V) ? tl_src11[tl_v] : -tl::inf<tl::bf16>();

@@ -62,6 +62,8 @@ __global__ void __launch_bounds__(256) gemm_kernel(
                 const int tl_valid6 = !(tl::in_bounds(row0 + ((tl_chunk2 * 8) / 64), M)) ? 0 : max(0, min(8, K - ((tl_chunk2 * 8) % 64)));
                 if (tl_valid6 == 8 && (tl_chunk2 * 8) % 64 >= 0 && tl::is_aligned(tl_src4, 4)) {
                     tl::cp_async_chunk(tl_dst5, tl_src4);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
+                } else if (tl_valid6 == 0) {
+                    tl::fill_vector<tl::f16, 8>(tl_dst5, tl::convert<tl::f16>(0.0f));
                 } else {
                     #pragma unroll
                     for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst5[tl_v] = tl::in_bounds(row0 + ((tl_chunk2 * 8) / 64), M) && tl::in_bounds(((tl_chunk2 * 8) % 64) + tl_v, K) ? tl_src4[tl_v] : tl::convert<tl::f16>(0.0f);
@@ -84,6 +86,8 @@ __global__ void __launch_bounds__(256) gemm_kernel(
                 const int tl_valid13 = !(tl::in_bounds((tl_chunk9 * 8) / 128, K)) ? 0 : max(0, min(8, N - (col0 + ((tl_chunk9 * 8) % 128))));
                 if (tl_valid13 == 8 && col0 + ((tl_chunk9 * 8) % 128) >= 0 && tl::is_aligned(tl_src11, 4)) {
                     tl::cp_async_chunk(tl_dst12, tl_src11);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
+                } else if (tl_valid13 == 0) {
+                    tl::fill_vector<tl::f16, 8>(tl_dst12, tl::convert<tl::f16>(0.0f));
                 } else {
                     #pragma unroll
                     for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst12[tl_v] = tl::in_bounds((tl_chunk9 * 8) / 128, K) && tl::in_bounds((col0 + ((tl_chunk9 * 8) % 128)) + tl_v, N) ? tl_src11[tl_v] : tl::convert<tl::f16>(0.0f);
@@ -109,6 +113,8 @@ __global__ void __launch_bounds__(256) gemm_kernel(
                 const int tl_valid20 = !(tl::in_bounds(row0 + ((tl_chunk16 * 8) / 64), M)) ? 0 : max(0, min(8, K - (64 + ((tl_chunk16 * 8) % 64))));
                 if (tl_valid20 == 8 && 64 + ((tl_chunk16 * 8) % 64) >= 0 && tl::is_aligned(tl_src18, 4)) {
                     tl::cp_async_chunk(tl_dst19, tl_src18);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
+                } else if (tl_valid20 == 0) {
+                    tl::fill_vector<tl::f16, 8>(tl_dst19, tl::convert<tl::f16>(0.0f));
                 } else {
                     #pragma unroll
                     for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst19[tl_v] = tl::in_bounds(row0 + ((tl_chunk16 * 8) / 64), M) && tl::in_bounds((64 + ((tl_chunk16 * 8) % 64)) + tl_v, K) ? tl_src18[tl_v] : tl::convert<tl::f16>(0.0f);
@@ -131,6 +137,8 @@ __global__ void __launch_bounds__(256) gemm_kernel(
                 const int tl_valid27 = !(tl::in_bounds(64 + ((tl_chunk23 * 8) / 128), K)) ? 0 : max(0, min(8, N - (col0 + ((tl_chunk23 * 8) % 128))));
                 if (tl_valid27 == 8 && col0 + ((tl_chunk23 * 8) % 128) >= 0 && tl::is_aligned(tl_src25, 4)) {
                     tl::cp_async_chunk(tl_dst26, tl_src25);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
+                } else if (tl_valid27 == 0) {
+                    tl::fill_vector<tl::f16, 8>(tl_dst26, tl::convert<tl::f16>(0.0f));
                 } else {
                     #pragma unroll
                     for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst26[tl_v] = tl::in_bounds(64 + ((tl_chunk23 * 8) / 128), K) && tl::in_bounds((col0 + ((tl_chunk23 * 8) % 128)) + tl_v, N) ? tl_src25[tl_v] : tl::convert<tl::f16>(0.0f);
@@ -160,6 +168,8 @@ __global__ void __launch_bounds__(256) gemm_kernel(
                     const int tl_valid34 = !(tl::in_bounds(row0 + ((tl_chunk30 * 8) / 64), M)) ? 0 : max(0, min(8, K - (((k + 2) * 64) + ((tl_chunk30 * 8) % 64))));
                     if (tl_valid34 == 8 && ((k + 2) * 64) + ((tl_chunk30 * 8) % 64) >= 0 && tl::is_aligned(tl_src32, 4)) {
                         tl::cp_async_chunk(tl_dst33, tl_src32);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
+                    } else if (tl_valid34 == 0) {
+                        tl::fill_vector<tl::f16, 8>(tl_dst33, tl::convert<tl::f16>(0.0f));
                     } else {
                         #pragma unroll
                         for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst33[tl_v] = tl::in_bounds(row0 + ((tl_chunk30 * 8) / 64), M) && tl::in_bounds((((k + 2) * 64) + ((tl_chunk30 * 8) % 64)) + tl_v, K) ? tl_src32[tl_v] : tl::convert<tl::f16>(0.0f);
@@ -182,6 +192,8 @@ __global__ void __launch_bounds__(256) gemm_kernel(
                     const int tl_valid41 = !(tl::in_bounds(((k + 2) * 64) + ((tl_chunk37 * 8) / 128), K)) ? 0 : max(0, min(8, N - (col0 + ((tl_chunk37 * 8) % 128))));
                     if (tl_valid41 == 8 && col0 + ((tl_chunk37 * 8) % 128) >= 0 && tl::is_aligned(tl_src39, 4)) {
                         tl::cp_async_chunk(tl_dst40, tl_src39);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
+                    } else if (tl_valid41 == 0) {
+                        tl::fill_vector<tl::f16, 8>(tl_dst40, tl::convert<tl::f16>(0.0f));
                     } else {
                         #pragma unroll
                         for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst40[tl_v] = tl::in_bounds(((k + 2) * 64) + ((tl_chunk37 * 8) / 128), K) && tl::in_bounds((col0 + ((tl_chunk37 * 8) % 128)) + tl_v, N) ? tl_src39[tl_v] : tl::convert<tl::f16>(0.0f);
@@ -381,6 +393,8 @@ __global__ void __launch_bounds__(256) gemm_nt_kernel(
                 const int tl_valid6 = !(tl::in_bounds(row0 + ((tl_chunk2 * 8) / 64), M)) ? 0 : max(0, min(8, K - ((tl_chunk2 * 8) % 64)));
                 if (tl_valid6 == 8 && (tl_chunk2 * 8) % 64 >= 0 && tl::is_aligned(tl_src4, 4)) {
                     tl::cp_async_chunk(tl_dst5, tl_src4);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
+                } else if (tl_valid6 == 0) {
+                    tl::fill_vector<tl::f16, 8>(tl_dst5, tl::convert<tl::f16>(0.0f));
                 } else {
                     #pragma unroll
                     for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst5[tl_v] = tl::in_bounds(row0 + ((tl_chunk2 * 8) / 64), M) && tl::in_bounds(((tl_chunk2 * 8) % 64) + tl_v, K) ? tl_src4[tl_v] : tl::convert<tl::f16>(0.0f);
@@ -403,6 +417,8 @@ __global__ void __launch_bounds__(256) gemm_nt_kernel(
                 const int tl_valid13 = !(tl::in_bounds(col0 + ((tl_chunk9 * 8) / 64), N)) ? 0 : max(0, min(8, K - ((tl_chunk9 * 8) % 64)));
                 if (tl_valid13 == 8 && (tl_chunk9 * 8) % 64 >= 0 && tl::is_aligned(tl_src11, 4)) {
                     tl::cp_async_chunk(tl_dst12, tl_src11);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
+                } else if (tl_valid13 == 0) {
+                    tl::fill_vector<tl::f16, 8>(tl_dst12, tl::convert<tl::f16>(0.0f));
                 } else {
                     #pragma unroll
                     for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst12[tl_v] = tl::in_bounds(col0 + ((tl_chunk9 * 8) / 64), N) && tl::in_bounds(((tl_chunk9 * 8) % 64) + tl_v, K) ? tl_src11[tl_v] : tl::convert<tl::f16>(0.0f);
@@ -428,6 +444,8 @@ __global__ void __launch_bounds__(256) gemm_nt_kernel(
                 const int tl_valid20 = !(tl::in_bounds(row0 + ((tl_chunk16 * 8) / 64), M)) ? 0 : max(0, min(8, K - (64 + ((tl_chunk16 * 8) % 64))));
                 if (tl_valid20 == 8 && 64 + ((tl_chunk16 * 8) % 64) >= 0 && tl::is_aligned(tl_src18, 4)) {
                     tl::cp_async_chunk(tl_dst19, tl_src18);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
+                } else if (tl_valid20 == 0) {
+                    tl::fill_vector<tl::f16, 8>(tl_dst19, tl::convert<tl::f16>(0.0f));
                 } else {
                     #pragma unroll
                     for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst19[tl_v] = tl::in_bounds(row0 + ((tl_chunk16 * 8) / 64), M) && tl::in_bounds((64 + ((tl_chunk16 * 8) % 64)) + tl_v, K) ? tl_src18[tl_v] : tl::convert<tl::f16>(0.0f);
@@ -450,6 +468,8 @@ __global__ void __launch_bounds__(256) gemm_nt_kernel(
                 const int tl_valid27 = !(tl::in_bounds(col0 + ((tl_chunk23 * 8) / 64), N)) ? 0 : max(0, min(8, K - (64 + ((tl_chunk23 * 8) % 64))));
                 if (tl_valid27 == 8 && 64 + ((tl_chunk23 * 8) % 64) >= 0 && tl::is_aligned(tl_src25, 4)) {
                     tl::cp_async_chunk(tl_dst26, tl_src25);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
+                } else if (tl_valid27 == 0) {
+                    tl::fill_vector<tl::f16, 8>(tl_dst26, tl::convert<tl::f16>(0.0f));
                 } else {
                     #pragma unroll
                     for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst26[tl_v] = tl::in_bounds(col0 + ((tl_chunk23 * 8) / 64), N) && tl::in_bounds((64 + ((tl_chunk23 * 8) % 64)) + tl_v, K) ? tl_src25[tl_v] : tl::convert<tl::f16>(0.0f);
@@ -479,6 +499,8 @@ __global__ void __launch_bounds__(256) gemm_nt_kernel(
                     const int tl_valid34 = !(tl::in_bounds(row0 + ((tl_chunk30 * 8) / 64), M)) ? 0 : max(0, min(8, K - (((k + 2) * 64) + ((tl_chunk30 * 8) % 64))));
                     if (tl_valid34 == 8 && ((k + 2) * 64) + ((tl_chunk30 * 8) % 64) >= 0 && tl::is_aligned(tl_src32, 4)) {
                         tl::cp_async_chunk(tl_dst33, tl_src32);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
+                    } else if (tl_valid34 == 0) {
+                        tl::fill_vector<tl::f16, 8>(tl_dst33, tl::convert<tl::f16>(0.0f));
                     } else {
                         #pragma unroll
                         for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst33[tl_v] = tl::in_bounds(row0 + ((tl_chunk30 * 8) / 64), M) && tl::in_bounds((((k + 2) * 64) + ((tl_chunk30 * 8) % 64)) + tl_v, K) ? tl_src32[tl_v] : tl::convert<tl::f16>(0.0f);
@@ -501,6 +523,8 @@ __global__ void __launch_bounds__(256) gemm_nt_kernel(
                     const int tl_valid41 = !(tl::in_bounds(col0 + ((tl_chunk37 * 8) / 64), N)) ? 0 : max(0, min(8, K - (((k + 2) * 64) + ((tl_chunk37 * 8) % 64))));
                     if (tl_valid41 == 8 && ((k + 2) * 64) + ((tl_chunk37 * 8) % 64) >= 0 && tl::is_aligned(tl_src39, 4)) {
                         tl::cp_async_chunk(tl_dst40, tl_src39);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
+                    } else if (tl_valid41 == 0) {
+                        tl::fill_vector<tl::f16, 8>(tl_dst40, tl::convert<tl::f16>(0.0f));
                     } else {
                         #pragma unroll
                         for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst40[tl_v] = tl::in_bounds(col0 + ((tl_chunk37 * 8) / 64), N) && tl::in_bounds((((k + 2) * 64) + ((tl_chunk37 * 8) % 64)) + tl_v, K) ? tl_src39[tl_v] : tl::convert<tl::f16>(0.0f);
@@ -699,6 +723,8 @@ __global__ void __launch_bounds__(256) gemm_scaled_kernel(
                 const int tl_valid6 = !(tl::in_bounds(row0 + ((tl_chunk2 * 8) / 64), M)) ? 0 : max(0, min(8, K - ((tl_chunk2 * 8) % 64)));
                 if (tl_valid6 == 8 && (tl_chunk2 * 8) % 64 >= 0 && tl::is_aligned(tl_src4, 4)) {
                     tl::cp_async_chunk(tl_dst5, tl_src4);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
+                } else if (tl_valid6 == 0) {
+                    tl::fill_vector<tl::f16, 8>(tl_dst5, tl::convert<tl::f16>(0.0f));
                 } else {
                     #pragma unroll
                     for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst5[tl_v] = tl::in_bounds(row0 + ((tl_chunk2 * 8) / 64), M) && tl::in_bounds(((tl_chunk2 * 8) % 64) + tl_v, K) ? tl_src4[tl_v] : tl::convert<tl::f16>(0.0f);
@@ -721,6 +747,8 @@ __global__ void __launch_bounds__(256) gemm_scaled_kernel(
                 const int tl_valid13 = !(tl::in_bounds((tl_chunk9 * 8) / 128, K)) ? 0 : max(0, min(8, N - (col0 + ((tl_chunk9 * 8) % 128))));
                 if (tl_valid13 == 8 && col0 + ((tl_chunk9 * 8) % 128) >= 0 && tl::is_aligned(tl_src11, 4)) {
                     tl::cp_async_chunk(tl_dst12, tl_src11);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
+                } else if (tl_valid13 == 0) {
+                    tl::fill_vector<tl::f16, 8>(tl_dst12, tl::convert<tl::f16>(0.0f));
                 } else {
                     #pragma unroll
                     for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst12[tl_v] = tl::in_bounds((tl_chunk9 * 8) / 128, K) && tl::in_bounds((col0 + ((tl_chunk9 * 8) % 128)) + tl_v, N) ? tl_src11[tl_v] : tl::convert<tl::f16>(0.0f);
@@ -746,6 +774,8 @@ __global__ void __launch_bounds__(256) gemm_scaled_kernel(
                 const int tl_valid20 = !(tl::in_bounds(row0 + ((tl_chunk16 * 8) / 64), M)) ? 0 : max(0, min(8, K - (64 + ((tl_chunk16 * 8) % 64))));
                 if (tl_valid20 == 8 && 64 + ((tl_chunk16 * 8) % 64) >= 0 && tl::is_aligned(tl_src18, 4)) {
                     tl::cp_async_chunk(tl_dst19, tl_src18);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
+                } else if (tl_valid20 == 0) {
+                    tl::fill_vector<tl::f16, 8>(tl_dst19, tl::convert<tl::f16>(0.0f));
                 } else {
                     #pragma unroll
                     for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst19[tl_v] = tl::in_bounds(row0 + ((tl_chunk16 * 8) / 64), M) && tl::in_bounds((64 + ((tl_chunk16 * 8) % 64)) + tl_v, K) ? tl_src18[tl_v] : tl::convert<tl::f16>(0.0f);
@@ -768,6 +798,8 @@ __global__ void __launch_bounds__(256) gemm_scaled_kernel(
                 const int tl_valid27 = !(tl::in_bounds(64 + ((tl_chunk23 * 8) / 128), K)) ? 0 : max(0, min(8, N - (col0 + ((tl_chunk23 * 8) % 128))));
                 if (tl_valid27 == 8 && col0 + ((tl_chunk23 * 8) % 128) >= 0 && tl::is_aligned(tl_src25, 4)) {
                     tl::cp_async_chunk(tl_dst26, tl_src25);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
+                } else if (tl_valid27 == 0) {
+                    tl::fill_vector<tl::f16, 8>(tl_dst26, tl::convert<tl::f16>(0.0f));
                 } else {
                     #pragma unroll
                     for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst26[tl_v] = tl::in_bounds(64 + ((tl_chunk23 * 8) / 128), K) && tl::in_bounds((col0 + ((tl_chunk23 * 8) % 128)) + tl_v, N) ? tl_src25[tl_v] : tl::convert<tl::f16>(0.0f);
@@ -797,6 +829,8 @@ __global__ void __launch_bounds__(256) gemm_scaled_kernel(
                     const int tl_valid34 = !(tl::in_bounds(row0 + ((tl_chunk30 * 8) / 64), M)) ? 0 : max(0, min(8, K - (((k + 2) * 64) + ((tl_chunk30 * 8) % 64))));
                     if (tl_valid34 == 8 && ((k + 2) * 64) + ((tl_chunk30 * 8) % 64) >= 0 && tl::is_aligned(tl_src32, 4)) {
                         tl::cp_async_chunk(tl_dst33, tl_src32);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
+                    } else if (tl_valid34 == 0) {
+                        tl::fill_vector<tl::f16, 8>(tl_dst33, tl::convert<tl::f16>(0.0f));
                     } else {
                         #pragma unroll
                         for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst33[tl_v] = tl::in_bounds(row0 + ((tl_chunk30 * 8) / 64), M) && tl::in_bounds((((k + 2) * 64) + ((tl_chunk30 * 8) % 64)) + tl_v, K) ? tl_src32[tl_v] : tl::convert<tl::f16>(0.0f);
@@ -819,6 +853,8 @@ __global__ void __launch_bounds__(256) gemm_scaled_kernel(
                     const int tl_valid41 = !(tl::in_bounds(((k + 2) * 64) + ((tl_chunk37 * 8) / 128), K)) ? 0 : max(0, min(8, N - (col0 + ((tl_chunk37 * 8) % 128))));
                     if (tl_valid41 == 8 && col0 + ((tl_chunk37 * 8) % 128) >= 0 && tl::is_aligned(tl_src39, 4)) {
                         tl::cp_async_chunk(tl_dst40, tl_src39);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
+                    } else if (tl_valid41 == 0) {
+                        tl::fill_vector<tl::f16, 8>(tl_dst40, tl::convert<tl::f16>(0.0f));
                     } else {
                         #pragma unroll
                         for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst40[tl_v] = tl::in_bounds(((k + 2) * 64) + ((tl_chunk37 * 8) / 128), K) && tl::in_bounds((col0 + ((tl_chunk37 * 8) % 128)) + tl_v, N) ? tl_src39[tl_v] : tl::convert<tl::f16>(0.0f);
@@ -1048,6 +1084,8 @@ __global__ void __launch_bounds__(256) gemm_bias_kernel(
                 const int tl_valid6 = !(tl::in_bounds(row0 + ((tl_chunk2 * 8) / 64), M)) ? 0 : max(0, min(8, K - ((tl_chunk2 * 8) % 64)));
                 if (tl_valid6 == 8 && (tl_chunk2 * 8) % 64 >= 0 && tl::is_aligned(tl_src4, 4)) {
                     tl::cp_async_chunk(tl_dst5, tl_src4);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
+                } else if (tl_valid6 == 0) {
+                    tl::fill_vector<tl::f16, 8>(tl_dst5, tl::convert<tl::f16>(0.0f));
                 } else {
                     #pragma unroll
                     for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst5[tl_v] = tl::in_bounds(row0 + ((tl_chunk2 * 8) / 64), M) && tl::in_bounds(((tl_chunk2 * 8) % 64) + tl_v, K) ? tl_src4[tl_v] : tl::convert<tl::f16>(0.0f);
@@ -1070,6 +1108,8 @@ __global__ void __launch_bounds__(256) gemm_bias_kernel(
                 const int tl_valid13 = !(tl::in_bounds((tl_chunk9 * 8) / 128, K)) ? 0 : max(0, min(8, N - (col0 + ((tl_chunk9 * 8) % 128))));
                 if (tl_valid13 == 8 && col0 + ((tl_chunk9 * 8) % 128) >= 0 && tl::is_aligned(tl_src11, 4)) {
                     tl::cp_async_chunk(tl_dst12, tl_src11);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
+                } else if (tl_valid13 == 0) {
+                    tl::fill_vector<tl::f16, 8>(tl_dst12, tl::convert<tl::f16>(0.0f));
                 } else {
                     #pragma unroll
                     for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst12[tl_v] = tl::in_bounds((tl_chunk9 * 8) / 128, K) && tl::in_bounds((col0 + ((tl_chunk9 * 8) % 128)) + tl_v, N) ? tl_src11[tl_v] : tl::convert<tl::f16>(0.0f);
@@ -1095,6 +1135,8 @@ __global__ void __launch_bounds__(256) gemm_bias_kernel(
                 const int tl_valid20 = !(tl::in_bounds(row0 + ((tl_chunk16 * 8) / 64), M)) ? 0 : max(0, min(8, K - (64 + ((tl_chunk16 * 8) % 64))));
                 if (tl_valid20 == 8 && 64 + ((tl_chunk16 * 8) % 64) >= 0 && tl::is_aligned(tl_src18, 4)) {
                     tl::cp_async_chunk(tl_dst19, tl_src18);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
+                } else if (tl_valid20 == 0) {
+                    tl::fill_vector<tl::f16, 8>(tl_dst19, tl::convert<tl::f16>(0.0f));
                 } else {
                     #pragma unroll
                     for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst19[tl_v] = tl::in_bounds(row0 + ((tl_chunk16 * 8) / 64), M) && tl::in_bounds((64 + ((tl_chunk16 * 8) % 64)) + tl_v, K) ? tl_src18[tl_v] : tl::convert<tl::f16>(0.0f);
@@ -1117,6 +1159,8 @@ __global__ void __launch_bounds__(256) gemm_bias_kernel(
                 const int tl_valid27 = !(tl::in_bounds(64 + ((tl_chunk23 * 8) / 128), K)) ? 0 : max(0, min(8, N - (col0 + ((tl_chunk23 * 8) % 128))));
                 if (tl_valid27 == 8 && col0 + ((tl_chunk23 * 8) % 128) >= 0 && tl::is_aligned(tl_src25, 4)) {
                     tl::cp_async_chunk(tl_dst26, tl_src25);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
+                } else if (tl_valid27 == 0) {
+                    tl::fill_vector<tl::f16, 8>(tl_dst26, tl::convert<tl::f16>(0.0f));
                 } else {
                     #pragma unroll
                     for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst26[tl_v] = tl::in_bounds(64 + ((tl_chunk23 * 8) / 128), K) && tl::in_bounds((col0 + ((tl_chunk23 * 8) % 128)) + tl_v, N) ? tl_src25[tl_v] : tl::convert<tl::f16>(0.0f);
@@ -1146,6 +1190,8 @@ __global__ void __launch_bounds__(256) gemm_bias_kernel(
                     const int tl_valid34 = !(tl::in_bounds(row0 + ((tl_chunk30 * 8) / 64), M)) ? 0 : max(0, min(8, K - (((k + 2) * 64) + ((tl_chunk30 * 8) % 64))));
                     if (tl_valid34 == 8 && ((k + 2) * 64) + ((tl_chunk30 * 8) % 64) >= 0 && tl::is_aligned(tl_src32, 4)) {
                         tl::cp_async_chunk(tl_dst33, tl_src32);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
+                    } else if (tl_valid34 == 0) {
+                        tl::fill_vector<tl::f16, 8>(tl_dst33, tl::convert<tl::f16>(0.0f));
                     } else {
                         #pragma unroll
                         for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst33[tl_v] = tl::in_bounds(row0 + ((tl_chunk30 * 8) / 64), M) && tl::in_bounds((((k + 2) * 64) + ((tl_chunk30 * 8) % 64)) + tl_v, K) ? tl_src32[tl_v] : tl::convert<tl::f16>(0.0f);
@@ -1168,6 +1214,8 @@ __global__ void __launch_bounds__(256) gemm_bias_kernel(
                     const int tl_valid41 = !(tl::in_bounds(((k + 2) * 64) + ((tl_chunk37 * 8) / 128), K)) ? 0 : max(0, min(8, N - (col0 + ((tl_chunk37 * 8) % 128))));
                     if (tl_valid41 == 8 && col0 + ((tl_chunk37 * 8) % 128) >= 0 && tl::is_aligned(tl_src39, 4)) {
                         tl::cp_async_chunk(tl_dst40, tl_src39);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
+                    } else if (tl_valid41 == 0) {
+                        tl::fill_vector<tl::f16, 8>(tl_dst40, tl::convert<tl::f16>(0.0f));
                     } else {
                         #pragma unroll
                         for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst40[tl_v] = tl::in_bounds(((k + 2) * 64) + ((tl_chunk37 * 8) / 128), K) && tl::in_bounds((col0 + ((tl_chunk37 * 8) % 128)) + tl_v, N) ? tl_src39[tl_v] : tl::convert<tl::f16>(0.0f);
@@ -1428,6 +1476,8 @@ __global__ void __launch_bounds__(256) gemm_bias_gelu_kernel(
                 const int tl_valid6 = !(tl::in_bounds(row0 + ((tl_chunk2 * 8) / 64), M)) ? 0 : max(0, min(8, K - ((tl_chunk2 * 8) % 64)));
                 if (tl_valid6 == 8 && (tl_chunk2 * 8) % 64 >= 0 && tl::is_aligned(tl_src4, 4)) {
                     tl::cp_async_chunk(tl_dst5, tl_src4);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
+                } else if (tl_valid6 == 0) {
+                    tl::fill_vector<tl::f16, 8>(tl_dst5, tl::convert<tl::f16>(0.0f));
                 } else {
                     #pragma unroll
                     for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst5[tl_v] = tl::in_bounds(row0 + ((tl_chunk2 * 8) / 64), M) && tl::in_bounds(((tl_chunk2 * 8) % 64) + tl_v, K) ? tl_src4[tl_v] : tl::convert<tl::f16>(0.0f);
@@ -1450,6 +1500,8 @@ __global__ void __launch_bounds__(256) gemm_bias_gelu_kernel(
                 const int tl_valid13 = !(tl::in_bounds((tl_chunk9 * 8) / 128, K)) ? 0 : max(0, min(8, N - (col0 + ((tl_chunk9 * 8) % 128))));
                 if (tl_valid13 == 8 && col0 + ((tl_chunk9 * 8) % 128) >= 0 && tl::is_aligned(tl_src11, 4)) {
                     tl::cp_async_chunk(tl_dst12, tl_src11);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
+                } else if (tl_valid13 == 0) {
+                    tl::fill_vector<tl::f16, 8>(tl_dst12, tl::convert<tl::f16>(0.0f));
                 } else {
                     #pragma unroll
                     for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst12[tl_v] = tl::in_bounds((tl_chunk9 * 8) / 128, K) && tl::in_bounds((col0 + ((tl_chunk9 * 8) % 128)) + tl_v, N) ? tl_src11[tl_v] : tl::convert<tl::f16>(0.0f);
@@ -1475,6 +1527,8 @@ __global__ void __launch_bounds__(256) gemm_bias_gelu_kernel(
                 const int tl_valid20 = !(tl::in_bounds(row0 + ((tl_chunk16 * 8) / 64), M)) ? 0 : max(0, min(8, K - (64 + ((tl_chunk16 * 8) % 64))));
                 if (tl_valid20 == 8 && 64 + ((tl_chunk16 * 8) % 64) >= 0 && tl::is_aligned(tl_src18, 4)) {
                     tl::cp_async_chunk(tl_dst19, tl_src18);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
+                } else if (tl_valid20 == 0) {
+                    tl::fill_vector<tl::f16, 8>(tl_dst19, tl::convert<tl::f16>(0.0f));
                 } else {
                     #pragma unroll
                     for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst19[tl_v] = tl::in_bounds(row0 + ((tl_chunk16 * 8) / 64), M) && tl::in_bounds((64 + ((tl_chunk16 * 8) % 64)) + tl_v, K) ? tl_src18[tl_v] : tl::convert<tl::f16>(0.0f);
@@ -1497,6 +1551,8 @@ __global__ void __launch_bounds__(256) gemm_bias_gelu_kernel(
                 const int tl_valid27 = !(tl::in_bounds(64 + ((tl_chunk23 * 8) / 128), K)) ? 0 : max(0, min(8, N - (col0 + ((tl_chunk23 * 8) % 128))));
                 if (tl_valid27 == 8 && col0 + ((tl_chunk23 * 8) % 128) >= 0 && tl::is_aligned(tl_src25, 4)) {
                     tl::cp_async_chunk(tl_dst26, tl_src25);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
+                } else if (tl_valid27 == 0) {
+                    tl::fill_vector<tl::f16, 8>(tl_dst26, tl::convert<tl::f16>(0.0f));
                 } else {
                     #pragma unroll
                     for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst26[tl_v] = tl::in_bounds(64 + ((tl_chunk23 * 8) / 128), K) && tl::in_bounds((col0 + ((tl_chunk23 * 8) % 128)) + tl_v, N) ? tl_src25[tl_v] : tl::convert<tl::f16>(0.0f);
@@ -1526,6 +1582,8 @@ __global__ void __launch_bounds__(256) gemm_bias_gelu_kernel(
                     const int tl_valid34 = !(tl::in_bounds(row0 + ((tl_chunk30 * 8) / 64), M)) ? 0 : max(0, min(8, K - (((k + 2) * 64) + ((tl_chunk30 * 8) % 64))));
                     if (tl_valid34 == 8 && ((k + 2) * 64) + ((tl_chunk30 * 8) % 64) >= 0 && tl::is_aligned(tl_src32, 4)) {
                         tl::cp_async_chunk(tl_dst33, tl_src32);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
+                    } else if (tl_valid34 == 0) {
+                        tl::fill_vector<tl::f16, 8>(tl_dst33, tl::convert<tl::f16>(0.0f));
                     } else {
                         #pragma unroll
                         for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst33[tl_v] = tl::in_bounds(row0 + ((tl_chunk30 * 8) / 64), M) && tl::in_bounds((((k + 2) * 64) + ((tl_chunk30 * 8) % 64)) + tl_v, K) ? tl_src32[tl_v] : tl::convert<tl::f16>(0.0f);
@@ -1548,6 +1606,8 @@ __global__ void __launch_bounds__(256) gemm_bias_gelu_kernel(
                     const int tl_valid41 = !(tl::in_bounds(((k + 2) * 64) + ((tl_chunk37 * 8) / 128), K)) ? 0 : max(0, min(8, N - (col0 + ((tl_chunk37 * 8) % 128))));
                     if (tl_valid41 == 8 && col0 + ((tl_chunk37 * 8) % 128) >= 0 && tl::is_aligned(tl_src39, 4)) {
                         tl::cp_async_chunk(tl_dst40, tl_src39);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
+                    } else if (tl_valid41 == 0) {
+                        tl::fill_vector<tl::f16, 8>(tl_dst40, tl::convert<tl::f16>(0.0f));
                     } else {
                         #pragma unroll
                         for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst40[tl_v] = tl::in_bounds(((k + 2) * 64) + ((tl_chunk37 * 8) / 128), K) && tl::in_bounds((col0 + ((tl_chunk37 * 8) % 128)) + tl_v, N) ? tl_src39[tl_v] : tl::convert<tl::f16>(0.0f);
@@ -1808,6 +1868,8 @@ __global__ void __launch_bounds__(256) gemm_bias_silu_kernel(
                 const int tl_valid6 = !(tl::in_bounds(row0 + ((tl_chunk2 * 8) / 64), M)) ? 0 : max(0, min(8, K - ((tl_chunk2 * 8) % 64)));
                 if (tl_valid6 == 8 && (tl_chunk2 * 8) % 64 >= 0 && tl::is_aligned(tl_src4, 4)) {
                     tl::cp_async_chunk(tl_dst5, tl_src4);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
+                } else if (tl_valid6 == 0) {
+                    tl::fill_vector<tl::f16, 8>(tl_dst5, tl::convert<tl::f16>(0.0f));
                 } else {
                     #pragma unroll
                     for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst5[tl_v] = tl::in_bounds(row0 + ((tl_chunk2 * 8) / 64), M) && tl::in_bounds(((tl_chunk2 * 8) % 64) + tl_v, K) ? tl_src4[tl_v] : tl::convert<tl::f16>(0.0f);
@@ -1830,6 +1892,8 @@ __global__ void __launch_bounds__(256) gemm_bias_silu_kernel(
                 const int tl_valid13 = !(tl::in_bounds((tl_chunk9 * 8) / 128, K)) ? 0 : max(0, min(8, N - (col0 + ((tl_chunk9 * 8) % 128))));
                 if (tl_valid13 == 8 && col0 + ((tl_chunk9 * 8) % 128) >= 0 && tl::is_aligned(tl_src11, 4)) {
                     tl::cp_async_chunk(tl_dst12, tl_src11);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
+                } else if (tl_valid13 == 0) {
+                    tl::fill_vector<tl::f16, 8>(tl_dst12, tl::convert<tl::f16>(0.0f));
                 } else {
                     #pragma unroll
                     for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst12[tl_v] = tl::in_bounds((tl_chunk9 * 8) / 128, K) && tl::in_bounds((col0 + ((tl_chunk9 * 8) % 128)) + tl_v, N) ? tl_src11[tl_v] : tl::convert<tl::f16>(0.0f);
@@ -1855,6 +1919,8 @@ __global__ void __launch_bounds__(256) gemm_bias_silu_kernel(
                 const int tl_valid20 = !(tl::in_bounds(row0 + ((tl_chunk16 * 8) / 64), M)) ? 0 : max(0, min(8, K - (64 + ((tl_chunk16 * 8) % 64))));
                 if (tl_valid20 == 8 && 64 + ((tl_chunk16 * 8) % 64) >= 0 && tl::is_aligned(tl_src18, 4)) {
                     tl::cp_async_chunk(tl_dst19, tl_src18);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
+                } else if (tl_valid20 == 0) {
+                    tl::fill_vector<tl::f16, 8>(tl_dst19, tl::convert<tl::f16>(0.0f));
                 } else {
                     #pragma unroll
                     for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst19[tl_v] = tl::in_bounds(row0 + ((tl_chunk16 * 8) / 64), M) && tl::in_bounds((64 + ((tl_chunk16 * 8) % 64)) + tl_v, K) ? tl_src18[tl_v] : tl::convert<tl::f16>(0.0f);
@@ -1877,6 +1943,8 @@ __global__ void __launch_bounds__(256) gemm_bias_silu_kernel(
                 const int tl_valid27 = !(tl::in_bounds(64 + ((tl_chunk23 * 8) / 128), K)) ? 0 : max(0, min(8, N - (col0 + ((tl_chunk23 * 8) % 128))));
                 if (tl_valid27 == 8 && col0 + ((tl_chunk23 * 8) % 128) >= 0 && tl::is_aligned(tl_src25, 4)) {
                     tl::cp_async_chunk(tl_dst26, tl_src25);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
+                } else if (tl_valid27 == 0) {
+                    tl::fill_vector<tl::f16, 8>(tl_dst26, tl::convert<tl::f16>(0.0f));
                 } else {
                     #pragma unroll
                     for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst26[tl_v] = tl::in_bounds(64 + ((tl_chunk23 * 8) / 128), K) && tl::in_bounds((col0 + ((tl_chunk23 * 8) % 128)) + tl_v, N) ? tl_src25[tl_v] : tl::convert<tl::f16>(0.0f);
@@ -1906,6 +1974,8 @@ __global__ void __launch_bounds__(256) gemm_bias_silu_kernel(
                     const int tl_valid34 = !(tl::in_bounds(row0 + ((tl_chunk30 * 8) / 64), M)) ? 0 : max(0, min(8, K - (((k + 2) * 64) + ((tl_chunk30 * 8) % 64))));
                     if (tl_valid34 == 8 && ((k + 2) * 64) + ((tl_chunk30 * 8) % 64) >= 0 && tl::is_aligned(tl_src32, 4)) {
                         tl::cp_async_chunk(tl_dst33, tl_src32);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
+                    } else if (tl_valid34 == 0) {
+                        tl::fill_vector<tl::f16, 8>(tl_dst33, tl::convert<tl::f16>(0.0f));
                     } else {
                         #pragma unroll
                         for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst33[tl_v] = tl::in_bounds(row0 + ((tl_chunk30 * 8) / 64), M) && tl::in_bounds((((k + 2) * 64) + ((tl_chunk30 * 8) % 64)) + tl_v, K) ? tl_src32[tl_v] : tl::convert<tl::f16>(0.0f);
@@ -1928,6 +1998,8 @@ __global__ void __launch_bounds__(256) gemm_bias_silu_kernel(
                     const int tl_valid41 = !(tl::in_bounds(((k + 2) * 64) + ((tl_chunk37 * 8) / 128), K)) ? 0 : max(0, min(8, N - (col0 + ((tl_chunk37 * 8) % 128))));
                     if (tl_valid41 == 8 && col0 + ((tl_chunk37 * 8) % 128) >= 0 && tl::is_aligned(tl_src39, 4)) {
                         tl::cp_async_chunk(tl_dst40, tl_src39);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
+                    } else if (tl_valid41 == 0) {
+                        tl::fill_vector<tl::f16, 8>(tl_dst40, tl::convert<tl::f16>(0.0f));
                     } else {
                         #pragma unroll
                         for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst40[tl_v] = tl::in_bounds(((k + 2) * 64) + ((tl_chunk37 * 8) / 128), K) && tl::in_bounds((col0 + ((tl_chunk37 * 8) % 128)) + tl_v, N) ? tl_src39[tl_v] : tl::convert<tl::f16>(0.0f);
@@ -2189,6 +2261,8 @@ __global__ void __launch_bounds__(256) gemm_splitk_partial_kernel(
                 const int tl_valid6 = !(tl::in_bounds(row0 + ((tl_chunk2 * 8) / 64), M)) ? 0 : max(0, min(8, K - (k0 + ((tl_chunk2 * 8) % 64))));
                 if (tl_valid6 == 8 && k0 + ((tl_chunk2 * 8) % 64) >= 0 && tl::is_aligned(tl_src4, 4)) {
                     tl::cp_async_chunk(tl_dst5, tl_src4);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
+                } else if (tl_valid6 == 0) {
+                    tl::fill_vector<tl::f16, 8>(tl_dst5, tl::convert<tl::f16>(0.0f));
                 } else {
                     #pragma unroll
                     for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst5[tl_v] = tl::in_bounds(row0 + ((tl_chunk2 * 8) / 64), M) && tl::in_bounds((k0 + ((tl_chunk2 * 8) % 64)) + tl_v, K) ? tl_src4[tl_v] : tl::convert<tl::f16>(0.0f);
@@ -2211,6 +2285,8 @@ __global__ void __launch_bounds__(256) gemm_splitk_partial_kernel(
                 const int tl_valid13 = !(tl::in_bounds(k0 + ((tl_chunk9 * 8) / 128), K)) ? 0 : max(0, min(8, N - (col0 + ((tl_chunk9 * 8) % 128))));
                 if (tl_valid13 == 8 && col0 + ((tl_chunk9 * 8) % 128) >= 0 && tl::is_aligned(tl_src11, 4)) {
                     tl::cp_async_chunk(tl_dst12, tl_src11);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
+                } else if (tl_valid13 == 0) {
+                    tl::fill_vector<tl::f16, 8>(tl_dst12, tl::convert<tl::f16>(0.0f));
                 } else {
                     #pragma unroll
                     for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst12[tl_v] = tl::in_bounds(k0 + ((tl_chunk9 * 8) / 128), K) && tl::in_bounds((col0 + ((tl_chunk9 * 8) % 128)) + tl_v, N) ? tl_src11[tl_v] : tl::convert<tl::f16>(0.0f);
@@ -2236,6 +2312,8 @@ __global__ void __launch_bounds__(256) gemm_splitk_partial_kernel(
                 const int tl_valid20 = !(tl::in_bounds(row0 + ((tl_chunk16 * 8) / 64), M)) ? 0 : max(0, min(8, K - ((k0 + 64) + ((tl_chunk16 * 8) % 64))));
                 if (tl_valid20 == 8 && (k0 + 64) + ((tl_chunk16 * 8) % 64) >= 0 && tl::is_aligned(tl_src18, 4)) {
                     tl::cp_async_chunk(tl_dst19, tl_src18);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
+                } else if (tl_valid20 == 0) {
+                    tl::fill_vector<tl::f16, 8>(tl_dst19, tl::convert<tl::f16>(0.0f));
                 } else {
                     #pragma unroll
                     for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst19[tl_v] = tl::in_bounds(row0 + ((tl_chunk16 * 8) / 64), M) && tl::in_bounds(((k0 + 64) + ((tl_chunk16 * 8) % 64)) + tl_v, K) ? tl_src18[tl_v] : tl::convert<tl::f16>(0.0f);
@@ -2258,6 +2336,8 @@ __global__ void __launch_bounds__(256) gemm_splitk_partial_kernel(
                 const int tl_valid27 = !(tl::in_bounds((k0 + 64) + ((tl_chunk23 * 8) / 128), K)) ? 0 : max(0, min(8, N - (col0 + ((tl_chunk23 * 8) % 128))));
                 if (tl_valid27 == 8 && col0 + ((tl_chunk23 * 8) % 128) >= 0 && tl::is_aligned(tl_src25, 4)) {
                     tl::cp_async_chunk(tl_dst26, tl_src25);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
+                } else if (tl_valid27 == 0) {
+                    tl::fill_vector<tl::f16, 8>(tl_dst26, tl::convert<tl::f16>(0.0f));
                 } else {
                     #pragma unroll
                     for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst26[tl_v] = tl::in_bounds((k0 + 64) + ((tl_chunk23 * 8) / 128), K) && tl::in_bounds((col0 + ((tl_chunk23 * 8) % 128)) + tl_v, N) ? tl_src25[tl_v] : tl::convert<tl::f16>(0.0f);
@@ -2287,6 +2367,8 @@ __global__ void __launch_bounds__(256) gemm_splitk_partial_kernel(
                     const int tl_valid34 = !(tl::in_bounds(row0 + ((tl_chunk30 * 8) / 64), M)) ? 0 : max(0, min(8, K - ((k0 + (k + 2) * 64) + ((tl_chunk30 * 8) % 64))));
                     if (tl_valid34 == 8 && (k0 + (k + 2) * 64) + ((tl_chunk30 * 8) % 64) >= 0 && tl::is_aligned(tl_src32, 4)) {
                         tl::cp_async_chunk(tl_dst33, tl_src32);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
+                    } else if (tl_valid34 == 0) {
+                        tl::fill_vector<tl::f16, 8>(tl_dst33, tl::convert<tl::f16>(0.0f));
                     } else {
                         #pragma unroll
                         for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst33[tl_v] = tl::in_bounds(row0 + ((tl_chunk30 * 8) / 64), M) && tl::in_bounds(((k0 + (k + 2) * 64) + ((tl_chunk30 * 8) % 64)) + tl_v, K) ? tl_src32[tl_v] : tl::convert<tl::f16>(0.0f);
@@ -2309,6 +2391,8 @@ __global__ void __launch_bounds__(256) gemm_splitk_partial_kernel(
                     const int tl_valid41 = !(tl::in_bounds((k0 + (k + 2) * 64) + ((tl_chunk37 * 8) / 128), K)) ? 0 : max(0, min(8, N - (col0 + ((tl_chunk37 * 8) % 128))));
                     if (tl_valid41 == 8 && col0 + ((tl_chunk37 * 8) % 128) >= 0 && tl::is_aligned(tl_src39, 4)) {
                         tl::cp_async_chunk(tl_dst40, tl_src39);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
+                    } else if (tl_valid41 == 0) {
+                        tl::fill_vector<tl::f16, 8>(tl_dst40, tl::convert<tl::f16>(0.0f));
                     } else {
                         #pragma unroll
                         for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst40[tl_v] = tl::in_bounds((k0 + (k + 2) * 64) + ((tl_chunk37 * 8) / 128), K) && tl::in_bounds((col0 + ((tl_chunk37 * 8) % 128)) + tl_v, N) ? tl_src39[tl_v] : tl::convert<tl::f16>(0.0f);

@@ -105,6 +105,8 @@ __global__ void __launch_bounds__(128, 8) layernorm_kernel_variant0(
                     const int tl_valid16 = !(tl::in_bounds((int(blockIdx.x) * 16) + ((tl_chunk12 * 8) / 128), M)) ? 0 : max(0, min(8, N - ((tl_chunk12 * 8) % 128)));
                     if (tl_valid16 == 8 && (tl_chunk12 * 8) % 128 >= 0 && tl::is_aligned(tl_src14, 4)) {
                         tl::cp_async_chunk(tl_dst15, tl_src14);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
+                    } else if (tl_valid16 == 0) {
+                        tl::fill_vector<tl::f16, 8>(tl_dst15, tl::convert<tl::f16>(0.0f));
                     } else {
                         #pragma unroll
                         for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst15[tl_v] = tl::in_bounds((int(blockIdx.x) * 16) + ((tl_chunk12 * 8) / 128), M) && tl::in_bounds(((tl_chunk12 * 8) % 128) + tl_v, N) ? tl_src14[tl_v] : tl::convert<tl::f16>(0.0f);
@@ -134,6 +136,8 @@ __global__ void __launch_bounds__(128, 8) layernorm_kernel_variant0(
                         const int tl_valid23 = !(tl::in_bounds(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 16) + ((tl_chunk19 * 8) / 128), M)) ? 0 : max(0, min(8, N - ((tl_chunk19 * 8) % 128)));
                         if (tl_valid23 == 8 && (tl_chunk19 * 8) % 128 >= 0 && tl::is_aligned(tl_src21, 4)) {
                             tl::cp_async_chunk(tl_dst22, tl_src21);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
+                        } else if (tl_valid23 == 0) {
+                            tl::fill_vector<tl::f16, 8>(tl_dst22, tl::convert<tl::f16>(0.0f));
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst22[tl_v] = tl::in_bounds(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 16) + ((tl_chunk19 * 8) / 128), M) && tl::in_bounds(((tl_chunk19 * 8) % 128) + tl_v, N) ? tl_src21[tl_v] : tl::convert<tl::f16>(0.0f);
@@ -514,6 +518,8 @@ __global__ void __launch_bounds__(128, 8) layernorm_kernel_variant1(
                     const int tl_valid16 = !(tl::in_bounds((int(blockIdx.x) * 8) + ((tl_chunk12 * 8) / 256), M)) ? 0 : max(0, min(8, N - ((tl_chunk12 * 8) % 256)));
                     if (tl_valid16 == 8 && (tl_chunk12 * 8) % 256 >= 0 && tl::is_aligned(tl_src14, 4)) {
                         tl::cp_async_chunk(tl_dst15, tl_src14);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
+                    } else if (tl_valid16 == 0) {
+                        tl::fill_vector<tl::f16, 8>(tl_dst15, tl::convert<tl::f16>(0.0f));
                     } else {
                         #pragma unroll
                         for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst15[tl_v] = tl::in_bounds((int(blockIdx.x) * 8) + ((tl_chunk12 * 8) / 256), M) && tl::in_bounds(((tl_chunk12 * 8) % 256) + tl_v, N) ? tl_src14[tl_v] : tl::convert<tl::f16>(0.0f);
@@ -543,6 +549,8 @@ __global__ void __launch_bounds__(128, 8) layernorm_kernel_variant1(
                         const int tl_valid23 = !(tl::in_bounds(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 8) + ((tl_chunk19 * 8) / 256), M)) ? 0 : max(0, min(8, N - ((tl_chunk19 * 8) % 256)));
                         if (tl_valid23 == 8 && (tl_chunk19 * 8) % 256 >= 0 && tl::is_aligned(tl_src21, 4)) {
                             tl::cp_async_chunk(tl_dst22, tl_src21);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
+                        } else if (tl_valid23 == 0) {
+                            tl::fill_vector<tl::f16, 8>(tl_dst22, tl::convert<tl::f16>(0.0f));
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst22[tl_v] = tl::in_bounds(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 8) + ((tl_chunk19 * 8) / 256), M) && tl::in_bounds(((tl_chunk19 * 8) % 256) + tl_v, N) ? tl_src21[tl_v] : tl::convert<tl::f16>(0.0f);
@@ -925,6 +933,8 @@ __global__ void __launch_bounds__(128, 8) layernorm_kernel_variant2(
                     const int tl_valid16 = !(tl::in_bounds((int(blockIdx.x) * 4) + ((tl_chunk12 * 8) / 512), M)) ? 0 : max(0, min(8, N - ((tl_chunk12 * 8) % 512)));
                     if (tl_valid16 == 8 && (tl_chunk12 * 8) % 512 >= 0 && tl::is_aligned(tl_src14, 4)) {
                         tl::cp_async_chunk(tl_dst15, tl_src14);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
+                    } else if (tl_valid16 == 0) {
+                        tl::fill_vector<tl::f16, 8>(tl_dst15, tl::convert<tl::f16>(0.0f));
                     } else {
                         #pragma unroll
                         for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst15[tl_v] = tl::in_bounds((int(blockIdx.x) * 4) + ((tl_chunk12 * 8) / 512), M) && tl::in_bounds(((tl_chunk12 * 8) % 512) + tl_v, N) ? tl_src14[tl_v] : tl::convert<tl::f16>(0.0f);
@@ -954,6 +964,8 @@ __global__ void __launch_bounds__(128, 8) layernorm_kernel_variant2(
                         const int tl_valid23 = !(tl::in_bounds(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 4) + ((tl_chunk19 * 8) / 512), M)) ? 0 : max(0, min(8, N - ((tl_chunk19 * 8) % 512)));
                         if (tl_valid23 == 8 && (tl_chunk19 * 8) % 512 >= 0 && tl::is_aligned(tl_src21, 4)) {
                             tl::cp_async_chunk(tl_dst22, tl_src21);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
+                        } else if (tl_valid23 == 0) {
+                            tl::fill_vector<tl::f16, 8>(tl_dst22, tl::convert<tl::f16>(0.0f));
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst22[tl_v] = tl::in_bounds(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 4) + ((tl_chunk19 * 8) / 512), M) && tl::in_bounds(((tl_chunk19 * 8) % 512) + tl_v, N) ? tl_src21[tl_v] : tl::convert<tl::f16>(0.0f);
@@ -1332,6 +1344,8 @@ __global__ void __launch_bounds__(128, 8) layernorm_kernel_variant3(
                     const int tl_valid16 = !(tl::in_bounds((int(blockIdx.x) * 2) + ((tl_chunk12 * 8) / 1024), M)) ? 0 : max(0, min(8, N - ((tl_chunk12 * 8) % 1024)));
                     if (tl_valid16 == 8 && (tl_chunk12 * 8) % 1024 >= 0 && tl::is_aligned(tl_src14, 4)) {
                         tl::cp_async_chunk(tl_dst15, tl_src14);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
+                    } else if (tl_valid16 == 0) {
+                        tl::fill_vector<tl::f16, 8>(tl_dst15, tl::convert<tl::f16>(0.0f));
                     } else {
                         #pragma unroll
                         for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst15[tl_v] = tl::in_bounds((int(blockIdx.x) * 2) + ((tl_chunk12 * 8) / 1024), M) && tl::in_bounds(((tl_chunk12 * 8) % 1024) + tl_v, N) ? tl_src14[tl_v] : tl::convert<tl::f16>(0.0f);
@@ -1361,6 +1375,8 @@ __global__ void __launch_bounds__(128, 8) layernorm_kernel_variant3(
                         const int tl_valid23 = !(tl::in_bounds(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 2) + ((tl_chunk19 * 8) / 1024), M)) ? 0 : max(0, min(8, N - ((tl_chunk19 * 8) % 1024)));
                         if (tl_valid23 == 8 && (tl_chunk19 * 8) % 1024 >= 0 && tl::is_aligned(tl_src21, 4)) {
                             tl::cp_async_chunk(tl_dst22, tl_src21);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
+                        } else if (tl_valid23 == 0) {
+                            tl::fill_vector<tl::f16, 8>(tl_dst22, tl::convert<tl::f16>(0.0f));
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst22[tl_v] = tl::in_bounds(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 2) + ((tl_chunk19 * 8) / 1024), M) && tl::in_bounds(((tl_chunk19 * 8) % 1024) + tl_v, N) ? tl_src21[tl_v] : tl::convert<tl::f16>(0.0f);
@@ -1765,6 +1781,8 @@ __global__ void __launch_bounds__(128, 8) layernorm_kernel_variant4(
                     const int tl_valid16 = !(tl::in_bounds(int(blockIdx.x) + ((tl_chunk12 * 8) / 2048), M)) ? 0 : max(0, min(8, N - ((tl_chunk12 * 8) % 2048)));
                     if (tl_valid16 == 8 && (tl_chunk12 * 8) % 2048 >= 0 && tl::is_aligned(tl_src14, 4)) {
                         tl::cp_async_chunk(tl_dst15, tl_src14);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
+                    } else if (tl_valid16 == 0) {
+                        tl::fill_vector<tl::f16, 8>(tl_dst15, tl::convert<tl::f16>(0.0f));
                     } else {
                         #pragma unroll
                         for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst15[tl_v] = tl::in_bounds(int(blockIdx.x) + ((tl_chunk12 * 8) / 2048), M) && tl::in_bounds(((tl_chunk12 * 8) % 2048) + tl_v, N) ? tl_src14[tl_v] : tl::convert<tl::f16>(0.0f);
@@ -1794,6 +1812,8 @@ __global__ void __launch_bounds__(128, 8) layernorm_kernel_variant4(
                         const int tl_valid23 = !(tl::in_bounds((int(blockIdx.x) + (g + 1) * int(gridDim.x)) + ((tl_chunk19 * 8) / 2048), M)) ? 0 : max(0, min(8, N - ((tl_chunk19 * 8) % 2048)));
                         if (tl_valid23 == 8 && (tl_chunk19 * 8) % 2048 >= 0 && tl::is_aligned(tl_src21, 4)) {
                             tl::cp_async_chunk(tl_dst22, tl_src21);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
+                        } else if (tl_valid23 == 0) {
+                            tl::fill_vector<tl::f16, 8>(tl_dst22, tl::convert<tl::f16>(0.0f));
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst22[tl_v] = tl::in_bounds((int(blockIdx.x) + (g + 1) * int(gridDim.x)) + ((tl_chunk19 * 8) / 2048), M) && tl::in_bounds(((tl_chunk19 * 8) % 2048) + tl_v, N) ? tl_src21[tl_v] : tl::convert<tl::f16>(0.0f);
@@ -2200,6 +2220,8 @@ __global__ void __launch_bounds__(256, 4) layernorm_kernel_variant5(
                     const int tl_valid16 = !(tl::in_bounds(int(blockIdx.x) + ((tl_chunk12 * 8) / 4096), M)) ? 0 : max(0, min(8, N - ((tl_chunk12 * 8) % 4096)));
                     if (tl_valid16 == 8 && (tl_chunk12 * 8) % 4096 >= 0 && tl::is_aligned(tl_src14, 4)) {
                         tl::cp_async_chunk(tl_dst15, tl_src14);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
+                    } else if (tl_valid16 == 0) {
+                        tl::fill_vector<tl::f16, 8>(tl_dst15, tl::convert<tl::f16>(0.0f));
                     } else {
                         #pragma unroll
                         for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst15[tl_v] = tl::in_bounds(int(blockIdx.x) + ((tl_chunk12 * 8) / 4096), M) && tl::in_bounds(((tl_chunk12 * 8) % 4096) + tl_v, N) ? tl_src14[tl_v] : tl::convert<tl::f16>(0.0f);
@@ -2229,6 +2251,8 @@ __global__ void __launch_bounds__(256, 4) layernorm_kernel_variant5(
                         const int tl_valid23 = !(tl::in_bounds((int(blockIdx.x) + (g + 1) * int(gridDim.x)) + ((tl_chunk19 * 8) / 4096), M)) ? 0 : max(0, min(8, N - ((tl_chunk19 * 8) % 4096)));
                         if (tl_valid23 == 8 && (tl_chunk19 * 8) % 4096 >= 0 && tl::is_aligned(tl_src21, 4)) {
                             tl::cp_async_chunk(tl_dst22, tl_src21);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
+                        } else if (tl_valid23 == 0) {
+                            tl::fill_vector<tl::f16, 8>(tl_dst22, tl::convert<tl::f16>(0.0f));
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst22[tl_v] = tl::in_bounds((int(blockIdx.x) + (g + 1) * int(gridDim.x)) + ((tl_chunk19 * 8) / 4096), M) && tl::in_bounds(((tl_chunk19 * 8) % 4096) + tl_v, N) ? tl_src21[tl_v] : tl::convert<tl::f16>(0.0f);
@@ -2637,6 +2661,8 @@ __global__ void __launch_bounds__(512, 2) layernorm_kernel_variant6(
                     const int tl_valid16 = !(tl::in_bounds(int(blockIdx.x) + ((tl_chunk12 * 8) / 8192), M)) ? 0 : max(0, min(8, N - ((tl_chunk12 * 8) % 8192)));
                     if (tl_valid16 == 8 && (tl_chunk12 * 8) % 8192 >= 0 && tl::is_aligned(tl_src14, 4)) {
                         tl::cp_async_chunk(tl_dst15, tl_src14);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
+                    } else if (tl_valid16 == 0) {
+                        tl::fill_vector<tl::f16, 8>(tl_dst15, tl::convert<tl::f16>(0.0f));
                     } else {
                         #pragma unroll
                         for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst15[tl_v] = tl::in_bounds(int(blockIdx.x) + ((tl_chunk12 * 8) / 8192), M) && tl::in_bounds(((tl_chunk12 * 8) % 8192) + tl_v, N) ? tl_src14[tl_v] : tl::convert<tl::f16>(0.0f);
@@ -2666,6 +2692,8 @@ __global__ void __launch_bounds__(512, 2) layernorm_kernel_variant6(
                         const int tl_valid23 = !(tl::in_bounds((int(blockIdx.x) + (g + 1) * int(gridDim.x)) + ((tl_chunk19 * 8) / 8192), M)) ? 0 : max(0, min(8, N - ((tl_chunk19 * 8) % 8192)));
                         if (tl_valid23 == 8 && (tl_chunk19 * 8) % 8192 >= 0 && tl::is_aligned(tl_src21, 4)) {
                             tl::cp_async_chunk(tl_dst22, tl_src21);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
+                        } else if (tl_valid23 == 0) {
+                            tl::fill_vector<tl::f16, 8>(tl_dst22, tl::convert<tl::f16>(0.0f));
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst22[tl_v] = tl::in_bounds((int(blockIdx.x) + (g + 1) * int(gridDim.x)) + ((tl_chunk19 * 8) / 8192), M) && tl::in_bounds(((tl_chunk19 * 8) % 8192) + tl_v, N) ? tl_src21[tl_v] : tl::convert<tl::f16>(0.0f);
@@ -3054,6 +3082,8 @@ __global__ void __launch_bounds__(128, 8) rmsnorm_kernel_variant0(
                     const int tl_valid11 = !(tl::in_bounds((int(blockIdx.x) * 16) + ((tl_chunk7 * 8) / 128), M)) ? 0 : max(0, min(8, N - ((tl_chunk7 * 8) % 128)));
                     if (tl_valid11 == 8 && (tl_chunk7 * 8) % 128 >= 0 && tl::is_aligned(tl_src9, 4)) {
                         tl::cp_async_chunk(tl_dst10, tl_src9);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
+                    } else if (tl_valid11 == 0) {
+                        tl::fill_vector<tl::f16, 8>(tl_dst10, tl::convert<tl::f16>(0.0f));
                     } else {
                         #pragma unroll
                         for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst10[tl_v] = tl::in_bounds((int(blockIdx.x) * 16) + ((tl_chunk7 * 8) / 128), M) && tl::in_bounds(((tl_chunk7 * 8) % 128) + tl_v, N) ? tl_src9[tl_v] : tl::convert<tl::f16>(0.0f);
@@ -3083,6 +3113,8 @@ __global__ void __launch_bounds__(128, 8) rmsnorm_kernel_variant0(
                         const int tl_valid18 = !(tl::in_bounds(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 16) + ((tl_chunk14 * 8) / 128), M)) ? 0 : max(0, min(8, N - ((tl_chunk14 * 8) % 128)));
                         if (tl_valid18 == 8 && (tl_chunk14 * 8) % 128 >= 0 && tl::is_aligned(tl_src16, 4)) {
                             tl::cp_async_chunk(tl_dst17, tl_src16);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
+                        } else if (tl_valid18 == 0) {
+                            tl::fill_vector<tl::f16, 8>(tl_dst17, tl::convert<tl::f16>(0.0f));
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst17[tl_v] = tl::in_bounds(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 16) + ((tl_chunk14 * 8) / 128), M) && tl::in_bounds(((tl_chunk14 * 8) % 128) + tl_v, N) ? tl_src16[tl_v] : tl::convert<tl::f16>(0.0f);
@@ -3357,6 +3389,8 @@ __global__ void __launch_bounds__(128, 8) rmsnorm_kernel_variant1(
                     const int tl_valid11 = !(tl::in_bounds((int(blockIdx.x) * 8) + ((tl_chunk7 * 8) / 256), M)) ? 0 : max(0, min(8, N - ((tl_chunk7 * 8) % 256)));
                     if (tl_valid11 == 8 && (tl_chunk7 * 8) % 256 >= 0 && tl::is_aligned(tl_src9, 4)) {
                         tl::cp_async_chunk(tl_dst10, tl_src9);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
+                    } else if (tl_valid11 == 0) {
+                        tl::fill_vector<tl::f16, 8>(tl_dst10, tl::convert<tl::f16>(0.0f));
                     } else {
                         #pragma unroll
                         for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst10[tl_v] = tl::in_bounds((int(blockIdx.x) * 8) + ((tl_chunk7 * 8) / 256), M) && tl::in_bounds(((tl_chunk7 * 8) % 256) + tl_v, N) ? tl_src9[tl_v] : tl::convert<tl::f16>(0.0f);
@@ -3386,6 +3420,8 @@ __global__ void __launch_bounds__(128, 8) rmsnorm_kernel_variant1(
                         const int tl_valid18 = !(tl::in_bounds(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 8) + ((tl_chunk14 * 8) / 256), M)) ? 0 : max(0, min(8, N - ((tl_chunk14 * 8) % 256)));
                         if (tl_valid18 == 8 && (tl_chunk14 * 8) % 256 >= 0 && tl::is_aligned(tl_src16, 4)) {
                             tl::cp_async_chunk(tl_dst17, tl_src16);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
+                        } else if (tl_valid18 == 0) {
+                            tl::fill_vector<tl::f16, 8>(tl_dst17, tl::convert<tl::f16>(0.0f));
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst17[tl_v] = tl::in_bounds(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 8) + ((tl_chunk14 * 8) / 256), M) && tl::in_bounds(((tl_chunk14 * 8) % 256) + tl_v, N) ? tl_src16[tl_v] : tl::convert<tl::f16>(0.0f);
@@ -3661,6 +3697,8 @@ __global__ void __launch_bounds__(128, 8) rmsnorm_kernel_variant2(
                     const int tl_valid11 = !(tl::in_bounds((int(blockIdx.x) * 4) + ((tl_chunk7 * 8) / 512), M)) ? 0 : max(0, min(8, N - ((tl_chunk7 * 8) % 512)));
                     if (tl_valid11 == 8 && (tl_chunk7 * 8) % 512 >= 0 && tl::is_aligned(tl_src9, 4)) {
                         tl::cp_async_chunk(tl_dst10, tl_src9);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
+                    } else if (tl_valid11 == 0) {
+                        tl::fill_vector<tl::f16, 8>(tl_dst10, tl::convert<tl::f16>(0.0f));
                     } else {
                         #pragma unroll
                         for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst10[tl_v] = tl::in_bounds((int(blockIdx.x) * 4) + ((tl_chunk7 * 8) / 512), M) && tl::in_bounds(((tl_chunk7 * 8) % 512) + tl_v, N) ? tl_src9[tl_v] : tl::convert<tl::f16>(0.0f);
@@ -3690,6 +3728,8 @@ __global__ void __launch_bounds__(128, 8) rmsnorm_kernel_variant2(
                         const int tl_valid18 = !(tl::in_bounds(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 4) + ((tl_chunk14 * 8) / 512), M)) ? 0 : max(0, min(8, N - ((tl_chunk14 * 8) % 512)));
                         if (tl_valid18 == 8 && (tl_chunk14 * 8) % 512 >= 0 && tl::is_aligned(tl_src16, 4)) {
                             tl::cp_async_chunk(tl_dst17, tl_src16);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
+                        } else if (tl_valid18 == 0) {
+                            tl::fill_vector<tl::f16, 8>(tl_dst17, tl::convert<tl::f16>(0.0f));
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst17[tl_v] = tl::in_bounds(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 4) + ((tl_chunk14 * 8) / 512), M) && tl::in_bounds(((tl_chunk14 * 8) % 512) + tl_v, N) ? tl_src16[tl_v] : tl::convert<tl::f16>(0.0f);
@@ -3963,6 +4003,8 @@ __global__ void __launch_bounds__(128, 8) rmsnorm_kernel_variant3(
                     const int tl_valid11 = !(tl::in_bounds((int(blockIdx.x) * 2) + ((tl_chunk7 * 8) / 1024), M)) ? 0 : max(0, min(8, N - ((tl_chunk7 * 8) % 1024)));
                     if (tl_valid11 == 8 && (tl_chunk7 * 8) % 1024 >= 0 && tl::is_aligned(tl_src9, 4)) {
                         tl::cp_async_chunk(tl_dst10, tl_src9);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
+                    } else if (tl_valid11 == 0) {
+                        tl::fill_vector<tl::f16, 8>(tl_dst10, tl::convert<tl::f16>(0.0f));
                     } else {
                         #pragma unroll
                         for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst10[tl_v] = tl::in_bounds((int(blockIdx.x) * 2) + ((tl_chunk7 * 8) / 1024), M) && tl::in_bounds(((tl_chunk7 * 8) % 1024) + tl_v, N) ? tl_src9[tl_v] : tl::convert<tl::f16>(0.0f);
@@ -3992,6 +4034,8 @@ __global__ void __launch_bounds__(128, 8) rmsnorm_kernel_variant3(
                         const int tl_valid18 = !(tl::in_bounds(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 2) + ((tl_chunk14 * 8) / 1024), M)) ? 0 : max(0, min(8, N - ((tl_chunk14 * 8) % 1024)));
                         if (tl_valid18 == 8 && (tl_chunk14 * 8) % 1024 >= 0 && tl::is_aligned(tl_src16, 4)) {
                             tl::cp_async_chunk(tl_dst17, tl_src16);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
+                        } else if (tl_valid18 == 0) {
+                            tl::fill_vector<tl::f16, 8>(tl_dst17, tl::convert<tl::f16>(0.0f));
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst17[tl_v] = tl::in_bounds(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 2) + ((tl_chunk14 * 8) / 1024), M) && tl::in_bounds(((tl_chunk14 * 8) % 1024) + tl_v, N) ? tl_src16[tl_v] : tl::convert<tl::f16>(0.0f);
@@ -4278,6 +4322,8 @@ __global__ void __launch_bounds__(128, 8) rmsnorm_kernel_variant4(
                     const int tl_valid11 = !(tl::in_bounds(int(blockIdx.x) + ((tl_chunk7 * 8) / 2048), M)) ? 0 : max(0, min(8, N - ((tl_chunk7 * 8) % 2048)));
                     if (tl_valid11 == 8 && (tl_chunk7 * 8) % 2048 >= 0 && tl::is_aligned(tl_src9, 4)) {
                         tl::cp_async_chunk(tl_dst10, tl_src9);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
+                    } else if (tl_valid11 == 0) {
+                        tl::fill_vector<tl::f16, 8>(tl_dst10, tl::convert<tl::f16>(0.0f));
                     } else {
                         #pragma unroll
                         for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst10[tl_v] = tl::in_bounds(int(blockIdx.x) + ((tl_chunk7 * 8) / 2048), M) && tl::in_bounds(((tl_chunk7 * 8) % 2048) + tl_v, N) ? tl_src9[tl_v] : tl::convert<tl::f16>(0.0f);
@@ -4307,6 +4353,8 @@ __global__ void __launch_bounds__(128, 8) rmsnorm_kernel_variant4(
                         const int tl_valid18 = !(tl::in_bounds((int(blockIdx.x) + (g + 1) * int(gridDim.x)) + ((tl_chunk14 * 8) / 2048), M)) ? 0 : max(0, min(8, N - ((tl_chunk14 * 8) % 2048)));
                         if (tl_valid18 == 8 && (tl_chunk14 * 8) % 2048 >= 0 && tl::is_aligned(tl_src16, 4)) {
                             tl::cp_async_chunk(tl_dst17, tl_src16);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
+                        } else if (tl_valid18 == 0) {
+                            tl::fill_vector<tl::f16, 8>(tl_dst17, tl::convert<tl::f16>(0.0f));
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst17[tl_v] = tl::in_bounds((int(blockIdx.x) + (g + 1) * int(gridDim.x)) + ((tl_chunk14 * 8) / 2048), M) && tl::in_bounds(((tl_chunk14 * 8) % 2048) + tl_v, N) ? tl_src16[tl_v] : tl::convert<tl::f16>(0.0f);
@@ -4594,6 +4642,8 @@ __global__ void __launch_bounds__(256, 4) rmsnorm_kernel_variant5(
                     const int tl_valid11 = !(tl::in_bounds(int(blockIdx.x) + ((tl_chunk7 * 8) / 4096), M)) ? 0 : max(0, min(8, N - ((tl_chunk7 * 8) % 4096)));
                     if (tl_valid11 == 8 && (tl_chunk7 * 8) % 4096 >= 0 && tl::is_aligned(tl_src9, 4)) {
                         tl::cp_async_chunk(tl_dst10, tl_src9);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
+                    } else if (tl_valid11 == 0) {
+                        tl::fill_vector<tl::f16, 8>(tl_dst10, tl::convert<tl::f16>(0.0f));
                     } else {
                         #pragma unroll
                         for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst10[tl_v] = tl::in_bounds(int(blockIdx.x) + ((tl_chunk7 * 8) / 4096), M) && tl::in_bounds(((tl_chunk7 * 8) % 4096) + tl_v, N) ? tl_src9[tl_v] : tl::convert<tl::f16>(0.0f);
@@ -4623,6 +4673,8 @@ __global__ void __launch_bounds__(256, 4) rmsnorm_kernel_variant5(
                         const int tl_valid18 = !(tl::in_bounds((int(blockIdx.x) + (g + 1) * int(gridDim.x)) + ((tl_chunk14 * 8) / 4096), M)) ? 0 : max(0, min(8, N - ((tl_chunk14 * 8) % 4096)));
                         if (tl_valid18 == 8 && (tl_chunk14 * 8) % 4096 >= 0 && tl::is_aligned(tl_src16, 4)) {
                             tl::cp_async_chunk(tl_dst17, tl_src16);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
+                        } else if (tl_valid18 == 0) {
+                            tl::fill_vector<tl::f16, 8>(tl_dst17, tl::convert<tl::f16>(0.0f));
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst17[tl_v] = tl::in_bounds((int(blockIdx.x) + (g + 1) * int(gridDim.x)) + ((tl_chunk14 * 8) / 4096), M) && tl::in_bounds(((tl_chunk14 * 8) % 4096) + tl_v, N) ? tl_src16[tl_v] : tl::convert<tl::f16>(0.0f);
@@ -4911,6 +4963,8 @@ __global__ void __launch_bounds__(512, 2) rmsnorm_kernel_variant6(
                     const int tl_valid11 = !(tl::in_bounds(int(blockIdx.x) + ((tl_chunk7 * 8) / 8192), M)) ? 0 : max(0, min(8, N - ((tl_chunk7 * 8) % 8192)));
                     if (tl_valid11 == 8 && (tl_chunk7 * 8) % 8192 >= 0 && tl::is_aligned(tl_src9, 4)) {
                         tl::cp_async_chunk(tl_dst10, tl_src9);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
+                    } else if (tl_valid11 == 0) {
+                        tl::fill_vector<tl::f16, 8>(tl_dst10, tl::convert<tl::f16>(0.0f));
                     } else {
                         #pragma unroll
                         for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst10[tl_v] = tl::in_bounds(int(blockIdx.x) + ((tl_chunk7 * 8) / 8192), M) && tl::in_bounds(((tl_chunk7 * 8) % 8192) + tl_v, N) ? tl_src9[tl_v] : tl::convert<tl::f16>(0.0f);
@@ -4940,6 +4994,8 @@ __global__ void __launch_bounds__(512, 2) rmsnorm_kernel_variant6(
                         const int tl_valid18 = !(tl::in_bounds((int(blockIdx.x) + (g + 1) * int(gridDim.x)) + ((tl_chunk14 * 8) / 8192), M)) ? 0 : max(0, min(8, N - ((tl_chunk14 * 8) % 8192)));
                         if (tl_valid18 == 8 && (tl_chunk14 * 8) % 8192 >= 0 && tl::is_aligned(tl_src16, 4)) {
                             tl::cp_async_chunk(tl_dst17, tl_src16);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
+                        } else if (tl_valid18 == 0) {
+                            tl::fill_vector<tl::f16, 8>(tl_dst17, tl::convert<tl::f16>(0.0f));
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst17[tl_v] = tl::in_bounds((int(blockIdx.x) + (g + 1) * int(gridDim.x)) + ((tl_chunk14 * 8) / 8192), M) && tl::in_bounds(((tl_chunk14 * 8) % 8192) + tl_v, N) ? tl_src16[tl_v] : tl::convert<tl::f16>(0.0f);
@@ -5235,6 +5291,8 @@ __global__ void __launch_bounds__(128, 8) residual_rmsnorm_kernel_variant0(
                     const int tl_valid11 = !(tl::in_bounds((int(blockIdx.x) * 16) + ((tl_chunk7 * 8) / 128), M)) ? 0 : max(0, min(8, N - ((tl_chunk7 * 8) % 128)));
                     if (tl_valid11 == 8 && (tl_chunk7 * 8) % 128 >= 0 && tl::is_aligned(tl_src9, 4)) {
                         tl::cp_async_chunk(tl_dst10, tl_src9);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
+                    } else if (tl_valid11 == 0) {
+                        tl::fill_vector<tl::f16, 8>(tl_dst10, tl::convert<tl::f16>(0.0f));
                     } else {
                         #pragma unroll
                         for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst10[tl_v] = tl::in_bounds((int(blockIdx.x) * 16) + ((tl_chunk7 * 8) / 128), M) && tl::in_bounds(((tl_chunk7 * 8) % 128) + tl_v, N) ? tl_src9[tl_v] : tl::convert<tl::f16>(0.0f);
@@ -5257,6 +5315,8 @@ __global__ void __launch_bounds__(128, 8) residual_rmsnorm_kernel_variant0(
                     const int tl_valid18 = !(tl::in_bounds((int(blockIdx.x) * 16) + ((tl_chunk14 * 8) / 128), M)) ? 0 : max(0, min(8, N - ((tl_chunk14 * 8) % 128)));
                     if (tl_valid18 == 8 && (tl_chunk14 * 8) % 128 >= 0 && tl::is_aligned(tl_src16, 4)) {
                         tl::cp_async_chunk(tl_dst17, tl_src16);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
+                    } else if (tl_valid18 == 0) {
+                        tl::fill_vector<tl::f16, 8>(tl_dst17, tl::convert<tl::f16>(0.0f));
                     } else {
                         #pragma unroll
                         for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst17[tl_v] = tl::in_bounds((int(blockIdx.x) * 16) + ((tl_chunk14 * 8) / 128), M) && tl::in_bounds(((tl_chunk14 * 8) % 128) + tl_v, N) ? tl_src16[tl_v] : tl::convert<tl::f16>(0.0f);
@@ -5286,6 +5346,8 @@ __global__ void __launch_bounds__(128, 8) residual_rmsnorm_kernel_variant0(
                         const int tl_valid25 = !(tl::in_bounds(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 16) + ((tl_chunk21 * 8) / 128), M)) ? 0 : max(0, min(8, N - ((tl_chunk21 * 8) % 128)));
                         if (tl_valid25 == 8 && (tl_chunk21 * 8) % 128 >= 0 && tl::is_aligned(tl_src23, 4)) {
                             tl::cp_async_chunk(tl_dst24, tl_src23);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
+                        } else if (tl_valid25 == 0) {
+                            tl::fill_vector<tl::f16, 8>(tl_dst24, tl::convert<tl::f16>(0.0f));
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst24[tl_v] = tl::in_bounds(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 16) + ((tl_chunk21 * 8) / 128), M) && tl::in_bounds(((tl_chunk21 * 8) % 128) + tl_v, N) ? tl_src23[tl_v] : tl::convert<tl::f16>(0.0f);
@@ -5308,6 +5370,8 @@ __global__ void __launch_bounds__(128, 8) residual_rmsnorm_kernel_variant0(
                         const int tl_valid32 = !(tl::in_bounds(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 16) + ((tl_chunk28 * 8) / 128), M)) ? 0 : max(0, min(8, N - ((tl_chunk28 * 8) % 128)));
                         if (tl_valid32 == 8 && (tl_chunk28 * 8) % 128 >= 0 && tl::is_aligned(tl_src30, 4)) {
                             tl::cp_async_chunk(tl_dst31, tl_src30);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
+                        } else if (tl_valid32 == 0) {
+                            tl::fill_vector<tl::f16, 8>(tl_dst31, tl::convert<tl::f16>(0.0f));
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst31[tl_v] = tl::in_bounds(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 16) + ((tl_chunk28 * 8) / 128), M) && tl::in_bounds(((tl_chunk28 * 8) % 128) + tl_v, N) ? tl_src30[tl_v] : tl::convert<tl::f16>(0.0f);
@@ -5675,6 +5739,8 @@ __global__ void __launch_bounds__(128, 8) residual_rmsnorm_kernel_variant1(
                     const int tl_valid11 = !(tl::in_bounds((int(blockIdx.x) * 8) + ((tl_chunk7 * 8) / 256), M)) ? 0 : max(0, min(8, N - ((tl_chunk7 * 8) % 256)));
                     if (tl_valid11 == 8 && (tl_chunk7 * 8) % 256 >= 0 && tl::is_aligned(tl_src9, 4)) {
                         tl::cp_async_chunk(tl_dst10, tl_src9);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
+                    } else if (tl_valid11 == 0) {
+                        tl::fill_vector<tl::f16, 8>(tl_dst10, tl::convert<tl::f16>(0.0f));
                     } else {
                         #pragma unroll
                         for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst10[tl_v] = tl::in_bounds((int(blockIdx.x) * 8) + ((tl_chunk7 * 8) / 256), M) && tl::in_bounds(((tl_chunk7 * 8) % 256) + tl_v, N) ? tl_src9[tl_v] : tl::convert<tl::f16>(0.0f);
@@ -5697,6 +5763,8 @@ __global__ void __launch_bounds__(128, 8) residual_rmsnorm_kernel_variant1(
                     const int tl_valid18 = !(tl::in_bounds((int(blockIdx.x) * 8) + ((tl_chunk14 * 8) / 256), M)) ? 0 : max(0, min(8, N - ((tl_chunk14 * 8) % 256)));
                     if (tl_valid18 == 8 && (tl_chunk14 * 8) % 256 >= 0 && tl::is_aligned(tl_src16, 4)) {
                         tl::cp_async_chunk(tl_dst17, tl_src16);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
+                    } else if (tl_valid18 == 0) {
+                        tl::fill_vector<tl::f16, 8>(tl_dst17, tl::convert<tl::f16>(0.0f));
                     } else {
                         #pragma unroll
                         for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst17[tl_v] = tl::in_bounds((int(blockIdx.x) * 8) + ((tl_chunk14 * 8) / 256), M) && tl::in_bounds(((tl_chunk14 * 8) % 256) + tl_v, N) ? tl_src16[tl_v] : tl::convert<tl::f16>(0.0f);
@@ -5726,6 +5794,8 @@ __global__ void __launch_bounds__(128, 8) residual_rmsnorm_kernel_variant1(
                         const int tl_valid25 = !(tl::in_bounds(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 8) + ((tl_chunk21 * 8) / 256), M)) ? 0 : max(0, min(8, N - ((tl_chunk21 * 8) % 256)));
                         if (tl_valid25 == 8 && (tl_chunk21 * 8) % 256 >= 0 && tl::is_aligned(tl_src23, 4)) {
                             tl::cp_async_chunk(tl_dst24, tl_src23);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
+                        } else if (tl_valid25 == 0) {
+                            tl::fill_vector<tl::f16, 8>(tl_dst24, tl::convert<tl::f16>(0.0f));
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst24[tl_v] = tl::in_bounds(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 8) + ((tl_chunk21 * 8) / 256), M) && tl::in_bounds(((tl_chunk21 * 8) % 256) + tl_v, N) ? tl_src23[tl_v] : tl::convert<tl::f16>(0.0f);
@@ -5748,6 +5818,8 @@ __global__ void __launch_bounds__(128, 8) residual_rmsnorm_kernel_variant1(
                         const int tl_valid32 = !(tl::in_bounds(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 8) + ((tl_chunk28 * 8) / 256), M)) ? 0 : max(0, min(8, N - ((tl_chunk28 * 8) % 256)));
                         if (tl_valid32 == 8 && (tl_chunk28 * 8) % 256 >= 0 && tl::is_aligned(tl_src30, 4)) {
                             tl::cp_async_chunk(tl_dst31, tl_src30);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
+                        } else if (tl_valid32 == 0) {
+                            tl::fill_vector<tl::f16, 8>(tl_dst31, tl::convert<tl::f16>(0.0f));
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst31[tl_v] = tl::in_bounds(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 8) + ((tl_chunk28 * 8) / 256), M) && tl::in_bounds(((tl_chunk28 * 8) % 256) + tl_v, N) ? tl_src30[tl_v] : tl::convert<tl::f16>(0.0f);
@@ -6116,6 +6188,8 @@ __global__ void __launch_bounds__(128, 8) residual_rmsnorm_kernel_variant2(
                     const int tl_valid11 = !(tl::in_bounds((int(blockIdx.x) * 4) + ((tl_chunk7 * 8) / 512), M)) ? 0 : max(0, min(8, N - ((tl_chunk7 * 8) % 512)));
                     if (tl_valid11 == 8 && (tl_chunk7 * 8) % 512 >= 0 && tl::is_aligned(tl_src9, 4)) {
                         tl::cp_async_chunk(tl_dst10, tl_src9);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
+                    } else if (tl_valid11 == 0) {
+                        tl::fill_vector<tl::f16, 8>(tl_dst10, tl::convert<tl::f16>(0.0f));
                     } else {
                         #pragma unroll
                         for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst10[tl_v] = tl::in_bounds((int(blockIdx.x) * 4) + ((tl_chunk7 * 8) / 512), M) && tl::in_bounds(((tl_chunk7 * 8) % 512) + tl_v, N) ? tl_src9[tl_v] : tl::convert<tl::f16>(0.0f);
@@ -6138,6 +6212,8 @@ __global__ void __launch_bounds__(128, 8) residual_rmsnorm_kernel_variant2(
                     const int tl_valid18 = !(tl::in_bounds((int(blockIdx.x) * 4) + ((tl_chunk14 * 8) / 512), M)) ? 0 : max(0, min(8, N - ((tl_chunk14 * 8) % 512)));
                     if (tl_valid18 == 8 && (tl_chunk14 * 8) % 512 >= 0 && tl::is_aligned(tl_src16, 4)) {
                         tl::cp_async_chunk(tl_dst17, tl_src16);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
+                    } else if (tl_valid18 == 0) {
+                        tl::fill_vector<tl::f16, 8>(tl_dst17, tl::convert<tl::f16>(0.0f));
                     } else {
                         #pragma unroll
                         for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst17[tl_v] = tl::in_bounds((int(blockIdx.x) * 4) + ((tl_chunk14 * 8) / 512), M) && tl::in_bounds(((tl_chunk14 * 8) % 512) + tl_v, N) ? tl_src16[tl_v] : tl::convert<tl::f16>(0.0f);
@@ -6167,6 +6243,8 @@ __global__ void __launch_bounds__(128, 8) residual_rmsnorm_kernel_variant2(
                         const int tl_valid25 = !(tl::in_bounds(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 4) + ((tl_chunk21 * 8) / 512), M)) ? 0 : max(0, min(8, N - ((tl_chunk21 * 8) % 512)));
                         if (tl_valid25 == 8 && (tl_chunk21 * 8) % 512 >= 0 && tl::is_aligned(tl_src23, 4)) {
                             tl::cp_async_chunk(tl_dst24, tl_src23);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
+                        } else if (tl_valid25 == 0) {
+                            tl::fill_vector<tl::f16, 8>(tl_dst24, tl::convert<tl::f16>(0.0f));
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst24[tl_v] = tl::in_bounds(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 4) + ((tl_chunk21 * 8) / 512), M) && tl::in_bounds(((tl_chunk21 * 8) % 512) + tl_v, N) ? tl_src23[tl_v] : tl::convert<tl::f16>(0.0f);
@@ -6189,6 +6267,8 @@ __global__ void __launch_bounds__(128, 8) residual_rmsnorm_kernel_variant2(
                         const int tl_valid32 = !(tl::in_bounds(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 4) + ((tl_chunk28 * 8) / 512), M)) ? 0 : max(0, min(8, N - ((tl_chunk28 * 8) % 512)));
                         if (tl_valid32 == 8 && (tl_chunk28 * 8) % 512 >= 0 && tl::is_aligned(tl_src30, 4)) {
                             tl::cp_async_chunk(tl_dst31, tl_src30);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
+                        } else if (tl_valid32 == 0) {
+                            tl::fill_vector<tl::f16, 8>(tl_dst31, tl::convert<tl::f16>(0.0f));
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst31[tl_v] = tl::in_bounds(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 4) + ((tl_chunk28 * 8) / 512), M) && tl::in_bounds(((tl_chunk28 * 8) % 512) + tl_v, N) ? tl_src30[tl_v] : tl::convert<tl::f16>(0.0f);
@@ -6555,6 +6635,8 @@ __global__ void __launch_bounds__(128, 8) residual_rmsnorm_kernel_variant3(
                     const int tl_valid11 = !(tl::in_bounds((int(blockIdx.x) * 2) + ((tl_chunk7 * 8) / 1024), M)) ? 0 : max(0, min(8, N - ((tl_chunk7 * 8) % 1024)));
                     if (tl_valid11 == 8 && (tl_chunk7 * 8) % 1024 >= 0 && tl::is_aligned(tl_src9, 4)) {
                         tl::cp_async_chunk(tl_dst10, tl_src9);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
+                    } else if (tl_valid11 == 0) {
+                        tl::fill_vector<tl::f16, 8>(tl_dst10, tl::convert<tl::f16>(0.0f));
                     } else {
                         #pragma unroll
                         for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst10[tl_v] = tl::in_bounds((int(blockIdx.x) * 2) + ((tl_chunk7 * 8) / 1024), M) && tl::in_bounds(((tl_chunk7 * 8) % 1024) + tl_v, N) ? tl_src9[tl_v] : tl::convert<tl::f16>(0.0f);
@@ -6577,6 +6659,8 @@ __global__ void __launch_bounds__(128, 8) residual_rmsnorm_kernel_variant3(
                     const int tl_valid18 = !(tl::in_bounds((int(blockIdx.x) * 2) + ((tl_chunk14 * 8) / 1024), M)) ? 0 : max(0, min(8, N - ((tl_chunk14 * 8) % 1024)));
                     if (tl_valid18 == 8 && (tl_chunk14 * 8) % 1024 >= 0 && tl::is_aligned(tl_src16, 4)) {
                         tl::cp_async_chunk(tl_dst17, tl_src16);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
+                    } else if (tl_valid18 == 0) {
+                        tl::fill_vector<tl::f16, 8>(tl_dst17, tl::convert<tl::f16>(0.0f));
                     } else {
                         #pragma unroll
                         for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst17[tl_v] = tl::in_bounds((int(blockIdx.x) * 2) + ((tl_chunk14 * 8) / 1024), M) && tl::in_bounds(((tl_chunk14 * 8) % 1024) + tl_v, N) ? tl_src16[tl_v] : tl::convert<tl::f16>(0.0f);
@@ -6606,6 +6690,8 @@ __global__ void __launch_bounds__(128, 8) residual_rmsnorm_kernel_variant3(
                         const int tl_valid25 = !(tl::in_bounds(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 2) + ((tl_chunk21 * 8) / 1024), M)) ? 0 : max(0, min(8, N - ((tl_chunk21 * 8) % 1024)));
                         if (tl_valid25 == 8 && (tl_chunk21 * 8) % 1024 >= 0 && tl::is_aligned(tl_src23, 4)) {
                             tl::cp_async_chunk(tl_dst24, tl_src23);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
+                        } else if (tl_valid25 == 0) {
+                            tl::fill_vector<tl::f16, 8>(tl_dst24, tl::convert<tl::f16>(0.0f));
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst24[tl_v] = tl::in_bounds(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 2) + ((tl_chunk21 * 8) / 1024), M) && tl::in_bounds(((tl_chunk21 * 8) % 1024) + tl_v, N) ? tl_src23[tl_v] : tl::convert<tl::f16>(0.0f);
@@ -6628,6 +6714,8 @@ __global__ void __launch_bounds__(128, 8) residual_rmsnorm_kernel_variant3(
                         const int tl_valid32 = !(tl::in_bounds(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 2) + ((tl_chunk28 * 8) / 1024), M)) ? 0 : max(0, min(8, N - ((tl_chunk28 * 8) % 1024)));
                         if (tl_valid32 == 8 && (tl_chunk28 * 8) % 1024 >= 0 && tl::is_aligned(tl_src30, 4)) {
                             tl::cp_async_chunk(tl_dst31, tl_src30);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
+                        } else if (tl_valid32 == 0) {
+                            tl::fill_vector<tl::f16, 8>(tl_dst31, tl::convert<tl::f16>(0.0f));
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst31[tl_v] = tl::in_bounds(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 2) + ((tl_chunk28 * 8) / 1024), M) && tl::in_bounds(((tl_chunk28 * 8) % 1024) + tl_v, N) ? tl_src30[tl_v] : tl::convert<tl::f16>(0.0f);
@@ -7007,6 +7095,8 @@ __global__ void __launch_bounds__(128, 8) residual_rmsnorm_kernel_variant4(
                     const int tl_valid11 = !(tl::in_bounds(int(blockIdx.x) + ((tl_chunk7 * 8) / 2048), M)) ? 0 : max(0, min(8, N - ((tl_chunk7 * 8) % 2048)));
                     if (tl_valid11 == 8 && (tl_chunk7 * 8) % 2048 >= 0 && tl::is_aligned(tl_src9, 4)) {
                         tl::cp_async_chunk(tl_dst10, tl_src9);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
+                    } else if (tl_valid11 == 0) {
+                        tl::fill_vector<tl::f16, 8>(tl_dst10, tl::convert<tl::f16>(0.0f));
                     } else {
                         #pragma unroll
                         for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst10[tl_v] = tl::in_bounds(int(blockIdx.x) + ((tl_chunk7 * 8) / 2048), M) && tl::in_bounds(((tl_chunk7 * 8) % 2048) + tl_v, N) ? tl_src9[tl_v] : tl::convert<tl::f16>(0.0f);
@@ -7029,6 +7119,8 @@ __global__ void __launch_bounds__(128, 8) residual_rmsnorm_kernel_variant4(
                     const int tl_valid18 = !(tl::in_bounds(int(blockIdx.x) + ((tl_chunk14 * 8) / 2048), M)) ? 0 : max(0, min(8, N - ((tl_chunk14 * 8) % 2048)));
                     if (tl_valid18 == 8 && (tl_chunk14 * 8) % 2048 >= 0 && tl::is_aligned(tl_src16, 4)) {
                         tl::cp_async_chunk(tl_dst17, tl_src16);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
+                    } else if (tl_valid18 == 0) {
+                        tl::fill_vector<tl::f16, 8>(tl_dst17, tl::convert<tl::f16>(0.0f));
                     } else {
                         #pragma unroll
                         for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst17[tl_v] = tl::in_bounds(int(blockIdx.x) + ((tl_chunk14 * 8) / 2048), M) && tl::in_bounds(((tl_chunk14 * 8) % 2048) + tl_v, N) ? tl_src16[tl_v] : tl::convert<tl::f16>(0.0f);
@@ -7058,6 +7150,8 @@ __global__ void __launch_bounds__(128, 8) residual_rmsnorm_kernel_variant4(
                         const int tl_valid25 = !(tl::in_bounds((int(blockIdx.x) + (g + 1) * int(gridDim.x)) + ((tl_chunk21 * 8) / 2048), M)) ? 0 : max(0, min(8, N - ((tl_chunk21 * 8) % 2048)));
                         if (tl_valid25 == 8 && (tl_chunk21 * 8) % 2048 >= 0 && tl::is_aligned(tl_src23, 4)) {
                             tl::cp_async_chunk(tl_dst24, tl_src23);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
+                        } else if (tl_valid25 == 0) {
+                            tl::fill_vector<tl::f16, 8>(tl_dst24, tl::convert<tl::f16>(0.0f));
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst24[tl_v] = tl::in_bounds((int(blockIdx.x) + (g + 1) * int(gridDim.x)) + ((tl_chunk21 * 8) / 2048), M) && tl::in_bounds(((tl_chunk21 * 8) % 2048) + tl_v, N) ? tl_src23[tl_v] : tl::convert<tl::f16>(0.0f);
@@ -7080,6 +7174,8 @@ __global__ void __launch_bounds__(128, 8) residual_rmsnorm_kernel_variant4(
                         const int tl_valid32 = !(tl::in_bounds((int(blockIdx.x) + (g + 1) * int(gridDim.x)) + ((tl_chunk28 * 8) / 2048), M)) ? 0 : max(0, min(8, N - ((tl_chunk28 * 8) % 2048)));
                         if (tl_valid32 == 8 && (tl_chunk28 * 8) % 2048 >= 0 && tl::is_aligned(tl_src30, 4)) {
                             tl::cp_async_chunk(tl_dst31, tl_src30);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
+                        } else if (tl_valid32 == 0) {
+                            tl::fill_vector<tl::f16, 8>(tl_dst31, tl::convert<tl::f16>(0.0f));
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst31[tl_v] = tl::in_bounds((int(blockIdx.x) + (g + 1) * int(gridDim.x)) + ((tl_chunk28 * 8) / 2048), M) && tl::in_bounds(((tl_chunk28 * 8) % 2048) + tl_v, N) ? tl_src30[tl_v] : tl::convert<tl::f16>(0.0f);
@@ -7460,6 +7556,8 @@ __global__ void __launch_bounds__(256, 4) residual_rmsnorm_kernel_variant5(
                     const int tl_valid11 = !(tl::in_bounds(int(blockIdx.x) + ((tl_chunk7 * 8) / 4096), M)) ? 0 : max(0, min(8, N - ((tl_chunk7 * 8) % 4096)));
                     if (tl_valid11 == 8 && (tl_chunk7 * 8) % 4096 >= 0 && tl::is_aligned(tl_src9, 4)) {
                         tl::cp_async_chunk(tl_dst10, tl_src9);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
+                    } else if (tl_valid11 == 0) {
+                        tl::fill_vector<tl::f16, 8>(tl_dst10, tl::convert<tl::f16>(0.0f));
                     } else {
                         #pragma unroll
                         for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst10[tl_v] = tl::in_bounds(int(blockIdx.x) + ((tl_chunk7 * 8) / 4096), M) && tl::in_bounds(((tl_chunk7 * 8) % 4096) + tl_v, N) ? tl_src9[tl_v] : tl::convert<tl::f16>(0.0f);
@@ -7482,6 +7580,8 @@ __global__ void __launch_bounds__(256, 4) residual_rmsnorm_kernel_variant5(
                     const int tl_valid18 = !(tl::in_bounds(int(blockIdx.x) + ((tl_chunk14 * 8) / 4096), M)) ? 0 : max(0, min(8, N - ((tl_chunk14 * 8) % 4096)));
                     if (tl_valid18 == 8 && (tl_chunk14 * 8) % 4096 >= 0 && tl::is_aligned(tl_src16, 4)) {
                         tl::cp_async_chunk(tl_dst17, tl_src16);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
+                    } else if (tl_valid18 == 0) {
+                        tl::fill_vector<tl::f16, 8>(tl_dst17, tl::convert<tl::f16>(0.0f));
                     } else {
                         #pragma unroll
                         for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst17[tl_v] = tl::in_bounds(int(blockIdx.x) + ((tl_chunk14 * 8) / 4096), M) && tl::in_bounds(((tl_chunk14 * 8) % 4096) + tl_v, N) ? tl_src16[tl_v] : tl::convert<tl::f16>(0.0f);
@@ -7511,6 +7611,8 @@ __global__ void __launch_bounds__(256, 4) residual_rmsnorm_kernel_variant5(
                         const int tl_valid25 = !(tl::in_bounds((int(blockIdx.x) + (g + 1) * int(gridDim.x)) + ((tl_chunk21 * 8) / 4096), M)) ? 0 : max(0, min(8, N - ((tl_chunk21 * 8) % 4096)));
                         if (tl_valid25 == 8 && (tl_chunk21 * 8) % 4096 >= 0 && tl::is_aligned(tl_src23, 4)) {
                             tl::cp_async_chunk(tl_dst24, tl_src23);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
+                        } else if (tl_valid25 == 0) {
+                            tl::fill_vector<tl::f16, 8>(tl_dst24, tl::convert<tl::f16>(0.0f));
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst24[tl_v] = tl::in_bounds((int(blockIdx.x) + (g + 1) * int(gridDim.x)) + ((tl_chunk21 * 8) / 4096), M) && tl::in_bounds(((tl_chunk21 * 8) % 4096) + tl_v, N) ? tl_src23[tl_v] : tl::convert<tl::f16>(0.0f);
@@ -7533,6 +7635,8 @@ __global__ void __launch_bounds__(256, 4) residual_rmsnorm_kernel_variant5(
                         const int tl_valid32 = !(tl::in_bounds((int(blockIdx.x) + (g + 1) * int(gridDim.x)) + ((tl_chunk28 * 8) / 4096), M)) ? 0 : max(0, min(8, N - ((tl_chunk28 * 8) % 4096)));
                         if (tl_valid32 == 8 && (tl_chunk28 * 8) % 4096 >= 0 && tl::is_aligned(tl_src30, 4)) {
                             tl::cp_async_chunk(tl_dst31, tl_src30);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
+                        } else if (tl_valid32 == 0) {
+                            tl::fill_vector<tl::f16, 8>(tl_dst31, tl::convert<tl::f16>(0.0f));
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst31[tl_v] = tl::in_bounds((int(blockIdx.x) + (g + 1) * int(gridDim.x)) + ((tl_chunk28 * 8) / 4096), M) && tl::in_bounds(((tl_chunk28 * 8) % 4096) + tl_v, N) ? tl_src30[tl_v] : tl::convert<tl::f16>(0.0f);
@@ -7914,6 +8018,8 @@ __global__ void __launch_bounds__(512, 2) residual_rmsnorm_kernel_variant6(
                     const int tl_valid11 = !(tl::in_bounds(int(blockIdx.x) + ((tl_chunk7 * 8) / 8192), M)) ? 0 : max(0, min(8, N - ((tl_chunk7 * 8) % 8192)));
                     if (tl_valid11 == 8 && (tl_chunk7 * 8) % 8192 >= 0 && tl::is_aligned(tl_src9, 4)) {
                         tl::cp_async_chunk(tl_dst10, tl_src9);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
+                    } else if (tl_valid11 == 0) {
+                        tl::fill_vector<tl::f16, 8>(tl_dst10, tl::convert<tl::f16>(0.0f));
                     } else {
                         #pragma unroll
                         for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst10[tl_v] = tl::in_bounds(int(blockIdx.x) + ((tl_chunk7 * 8) / 8192), M) && tl::in_bounds(((tl_chunk7 * 8) % 8192) + tl_v, N) ? tl_src9[tl_v] : tl::convert<tl::f16>(0.0f);
@@ -7936,6 +8042,8 @@ __global__ void __launch_bounds__(512, 2) residual_rmsnorm_kernel_variant6(
                     const int tl_valid18 = !(tl::in_bounds(int(blockIdx.x) + ((tl_chunk14 * 8) / 8192), M)) ? 0 : max(0, min(8, N - ((tl_chunk14 * 8) % 8192)));
                     if (tl_valid18 == 8 && (tl_chunk14 * 8) % 8192 >= 0 && tl::is_aligned(tl_src16, 4)) {
                         tl::cp_async_chunk(tl_dst17, tl_src16);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
+                    } else if (tl_valid18 == 0) {
+                        tl::fill_vector<tl::f16, 8>(tl_dst17, tl::convert<tl::f16>(0.0f));
                     } else {
                         #pragma unroll
                         for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst17[tl_v] = tl::in_bounds(int(blockIdx.x) + ((tl_chunk14 * 8) / 8192), M) && tl::in_bounds(((tl_chunk14 * 8) % 8192) + tl_v, N) ? tl_src16[tl_v] : tl::convert<tl::f16>(0.0f);
@@ -7965,6 +8073,8 @@ __global__ void __launch_bounds__(512, 2) residual_rmsnorm_kernel_variant6(
                         const int tl_valid25 = !(tl::in_bounds((int(blockIdx.x) + (g + 1) * int(gridDim.x)) + ((tl_chunk21 * 8) / 8192), M)) ? 0 : max(0, min(8, N - ((tl_chunk21 * 8) % 8192)));
                         if (tl_valid25 == 8 && (tl_chunk21 * 8) % 8192 >= 0 && tl::is_aligned(tl_src23, 4)) {
                             tl::cp_async_chunk(tl_dst24, tl_src23);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
+                        } else if (tl_valid25 == 0) {
+                            tl::fill_vector<tl::f16, 8>(tl_dst24, tl::convert<tl::f16>(0.0f));
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst24[tl_v] = tl::in_bounds((int(blockIdx.x) + (g + 1) * int(gridDim.x)) + ((tl_chunk21 * 8) / 8192), M) && tl::in_bounds(((tl_chunk21 * 8) % 8192) + tl_v, N) ? tl_src23[tl_v] : tl::convert<tl::f16>(0.0f);
@@ -7987,6 +8097,8 @@ __global__ void __launch_bounds__(512, 2) residual_rmsnorm_kernel_variant6(
                         const int tl_valid32 = !(tl::in_bounds((int(blockIdx.x) + (g + 1) * int(gridDim.x)) + ((tl_chunk28 * 8) / 8192), M)) ? 0 : max(0, min(8, N - ((tl_chunk28 * 8) % 8192)));
                         if (tl_valid32 == 8 && (tl_chunk28 * 8) % 8192 >= 0 && tl::is_aligned(tl_src30, 4)) {
                             tl::cp_async_chunk(tl_dst31, tl_src30);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
+                        } else if (tl_valid32 == 0) {
+                            tl::fill_vector<tl::f16, 8>(tl_dst31, tl::convert<tl::f16>(0.0f));
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst31[tl_v] = tl::in_bounds((int(blockIdx.x) + (g + 1) * int(gridDim.x)) + ((tl_chunk28 * 8) / 8192), M) && tl::in_bounds(((tl_chunk28 * 8) % 8192) + tl_v, N) ? tl_src30[tl_v] : tl::convert<tl::f16>(0.0f);
@@ -8393,6 +8505,8 @@ __global__ void __launch_bounds__(128, 8) layernorm_gelu_kernel_variant0(
                     const int tl_valid16 = !(tl::in_bounds((int(blockIdx.x) * 16) + ((tl_chunk12 * 8) / 128), M)) ? 0 : max(0, min(8, N - ((tl_chunk12 * 8) % 128)));
                     if (tl_valid16 == 8 && (tl_chunk12 * 8) % 128 >= 0 && tl::is_aligned(tl_src14, 4)) {
                         tl::cp_async_chunk(tl_dst15, tl_src14);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
+                    } else if (tl_valid16 == 0) {
+                        tl::fill_vector<tl::f16, 8>(tl_dst15, tl::convert<tl::f16>(0.0f));
                     } else {
                         #pragma unroll
                         for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst15[tl_v] = tl::in_bounds((int(blockIdx.x) * 16) + ((tl_chunk12 * 8) / 128), M) && tl::in_bounds(((tl_chunk12 * 8) % 128) + tl_v, N) ? tl_src14[tl_v] : tl::convert<tl::f16>(0.0f);
@@ -8422,6 +8536,8 @@ __global__ void __launch_bounds__(128, 8) layernorm_gelu_kernel_variant0(
                         const int tl_valid23 = !(tl::in_bounds(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 16) + ((tl_chunk19 * 8) / 128), M)) ? 0 : max(0, min(8, N - ((tl_chunk19 * 8) % 128)));
                         if (tl_valid23 == 8 && (tl_chunk19 * 8) % 128 >= 0 && tl::is_aligned(tl_src21, 4)) {
                             tl::cp_async_chunk(tl_dst22, tl_src21);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
+                        } else if (tl_valid23 == 0) {
+                            tl::fill_vector<tl::f16, 8>(tl_dst22, tl::convert<tl::f16>(0.0f));
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst22[tl_v] = tl::in_bounds(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 16) + ((tl_chunk19 * 8) / 128), M) && tl::in_bounds(((tl_chunk19 * 8) % 128) + tl_v, N) ? tl_src21[tl_v] : tl::convert<tl::f16>(0.0f);
@@ -8802,6 +8918,8 @@ __global__ void __launch_bounds__(128, 8) layernorm_gelu_kernel_variant1(
                     const int tl_valid16 = !(tl::in_bounds((int(blockIdx.x) * 8) + ((tl_chunk12 * 8) / 256), M)) ? 0 : max(0, min(8, N - ((tl_chunk12 * 8) % 256)));
                     if (tl_valid16 == 8 && (tl_chunk12 * 8) % 256 >= 0 && tl::is_aligned(tl_src14, 4)) {
                         tl::cp_async_chunk(tl_dst15, tl_src14);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
+                    } else if (tl_valid16 == 0) {
+                        tl::fill_vector<tl::f16, 8>(tl_dst15, tl::convert<tl::f16>(0.0f));
                     } else {
                         #pragma unroll
                         for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst15[tl_v] = tl::in_bounds((int(blockIdx.x) * 8) + ((tl_chunk12 * 8) / 256), M) && tl::in_bounds(((tl_chunk12 * 8) % 256) + tl_v, N) ? tl_src14[tl_v] : tl::convert<tl::f16>(0.0f);
@@ -8831,6 +8949,8 @@ __global__ void __launch_bounds__(128, 8) layernorm_gelu_kernel_variant1(
                         const int tl_valid23 = !(tl::in_bounds(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 8) + ((tl_chunk19 * 8) / 256), M)) ? 0 : max(0, min(8, N - ((tl_chunk19 * 8) % 256)));
                         if (tl_valid23 == 8 && (tl_chunk19 * 8) % 256 >= 0 && tl::is_aligned(tl_src21, 4)) {
                             tl::cp_async_chunk(tl_dst22, tl_src21);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
+                        } else if (tl_valid23 == 0) {
+                            tl::fill_vector<tl::f16, 8>(tl_dst22, tl::convert<tl::f16>(0.0f));
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst22[tl_v] = tl::in_bounds(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 8) + ((tl_chunk19 * 8) / 256), M) && tl::in_bounds(((tl_chunk19 * 8) % 256) + tl_v, N) ? tl_src21[tl_v] : tl::convert<tl::f16>(0.0f);
@@ -9213,6 +9333,8 @@ __global__ void __launch_bounds__(128, 8) layernorm_gelu_kernel_variant2(
                     const int tl_valid16 = !(tl::in_bounds((int(blockIdx.x) * 4) + ((tl_chunk12 * 8) / 512), M)) ? 0 : max(0, min(8, N - ((tl_chunk12 * 8) % 512)));
                     if (tl_valid16 == 8 && (tl_chunk12 * 8) % 512 >= 0 && tl::is_aligned(tl_src14, 4)) {
                         tl::cp_async_chunk(tl_dst15, tl_src14);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
+                    } else if (tl_valid16 == 0) {
+                        tl::fill_vector<tl::f16, 8>(tl_dst15, tl::convert<tl::f16>(0.0f));
                     } else {
                         #pragma unroll
                         for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst15[tl_v] = tl::in_bounds((int(blockIdx.x) * 4) + ((tl_chunk12 * 8) / 512), M) && tl::in_bounds(((tl_chunk12 * 8) % 512) + tl_v, N) ? tl_src14[tl_v] : tl::convert<tl::f16>(0.0f);
@@ -9242,6 +9364,8 @@ __global__ void __launch_bounds__(128, 8) layernorm_gelu_kernel_variant2(
                         const int tl_valid23 = !(tl::in_bounds(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 4) + ((tl_chunk19 * 8) / 512), M)) ? 0 : max(0, min(8, N - ((tl_chunk19 * 8) % 512)));
                         if (tl_valid23 == 8 && (tl_chunk19 * 8) % 512 >= 0 && tl::is_aligned(tl_src21, 4)) {
                             tl::cp_async_chunk(tl_dst22, tl_src21);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
+                        } else if (tl_valid23 == 0) {
+                            tl::fill_vector<tl::f16, 8>(tl_dst22, tl::convert<tl::f16>(0.0f));
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst22[tl_v] = tl::in_bounds(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 4) + ((tl_chunk19 * 8) / 512), M) && tl::in_bounds(((tl_chunk19 * 8) % 512) + tl_v, N) ? tl_src21[tl_v] : tl::convert<tl::f16>(0.0f);
@@ -9620,6 +9744,8 @@ __global__ void __launch_bounds__(128, 8) layernorm_gelu_kernel_variant3(
                     const int tl_valid16 = !(tl::in_bounds((int(blockIdx.x) * 2) + ((tl_chunk12 * 8) / 1024), M)) ? 0 : max(0, min(8, N - ((tl_chunk12 * 8) % 1024)));
                     if (tl_valid16 == 8 && (tl_chunk12 * 8) % 1024 >= 0 && tl::is_aligned(tl_src14, 4)) {
                         tl::cp_async_chunk(tl_dst15, tl_src14);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
+                    } else if (tl_valid16 == 0) {
+                        tl::fill_vector<tl::f16, 8>(tl_dst15, tl::convert<tl::f16>(0.0f));
                     } else {
                         #pragma unroll
                         for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst15[tl_v] = tl::in_bounds((int(blockIdx.x) * 2) + ((tl_chunk12 * 8) / 1024), M) && tl::in_bounds(((tl_chunk12 * 8) % 1024) + tl_v, N) ? tl_src14[tl_v] : tl::convert<tl::f16>(0.0f);
@@ -9649,6 +9775,8 @@ __global__ void __launch_bounds__(128, 8) layernorm_gelu_kernel_variant3(
                         const int tl_valid23 = !(tl::in_bounds(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 2) + ((tl_chunk19 * 8) / 1024), M)) ? 0 : max(0, min(8, N - ((tl_chunk19 * 8) % 1024)));
                         if (tl_valid23 == 8 && (tl_chunk19 * 8) % 1024 >= 0 && tl::is_aligned(tl_src21, 4)) {
                             tl::cp_async_chunk(tl_dst22, tl_src21);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
+                        } else if (tl_valid23 == 0) {
+                            tl::fill_vector<tl::f16, 8>(tl_dst22, tl::convert<tl::f16>(0.0f));
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst22[tl_v] = tl::in_bounds(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 2) + ((tl_chunk19 * 8) / 1024), M) && tl::in_bounds(((tl_chunk19 * 8) % 1024) + tl_v, N) ? tl_src21[tl_v] : tl::convert<tl::f16>(0.0f);
@@ -10053,6 +10181,8 @@ __global__ void __launch_bounds__(128, 8) layernorm_gelu_kernel_variant4(
                     const int tl_valid16 = !(tl::in_bounds(int(blockIdx.x) + ((tl_chunk12 * 8) / 2048), M)) ? 0 : max(0, min(8, N - ((tl_chunk12 * 8) % 2048)));
                     if (tl_valid16 == 8 && (tl_chunk12 * 8) % 2048 >= 0 && tl::is_aligned(tl_src14, 4)) {
                         tl::cp_async_chunk(tl_dst15, tl_src14);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
+                    } else if (tl_valid16 == 0) {
+                        tl::fill_vector<tl::f16, 8>(tl_dst15, tl::convert<tl::f16>(0.0f));
                     } else {
                         #pragma unroll
                         for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst15[tl_v] = tl::in_bounds(int(blockIdx.x) + ((tl_chunk12 * 8) / 2048), M) && tl::in_bounds(((tl_chunk12 * 8) % 2048) + tl_v, N) ? tl_src14[tl_v] : tl::convert<tl::f16>(0.0f);
@@ -10082,6 +10212,8 @@ __global__ void __launch_bounds__(128, 8) layernorm_gelu_kernel_variant4(
                         const int tl_valid23 = !(tl::in_bounds((int(blockIdx.x) + (g + 1) * int(gridDim.x)) + ((tl_chunk19 * 8) / 2048), M)) ? 0 : max(0, min(8, N - ((tl_chunk19 * 8) % 2048)));
                         if (tl_valid23 == 8 && (tl_chunk19 * 8) % 2048 >= 0 && tl::is_aligned(tl_src21, 4)) {
                             tl::cp_async_chunk(tl_dst22, tl_src21);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
+                        } else if (tl_valid23 == 0) {
+                            tl::fill_vector<tl::f16, 8>(tl_dst22, tl::convert<tl::f16>(0.0f));
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst22[tl_v] = tl::in_bounds((int(blockIdx.x) + (g + 1) * int(gridDim.x)) + ((tl_chunk19 * 8) / 2048), M) && tl::in_bounds(((tl_chunk19 * 8) % 2048) + tl_v, N) ? tl_src21[tl_v] : tl::convert<tl::f16>(0.0f);
@@ -10488,6 +10620,8 @@ __global__ void __launch_bounds__(256, 4) layernorm_gelu_kernel_variant5(
                     const int tl_valid16 = !(tl::in_bounds(int(blockIdx.x) + ((tl_chunk12 * 8) / 4096), M)) ? 0 : max(0, min(8, N - ((tl_chunk12 * 8) % 4096)));
                     if (tl_valid16 == 8 && (tl_chunk12 * 8) % 4096 >= 0 && tl::is_aligned(tl_src14, 4)) {
                         tl::cp_async_chunk(tl_dst15, tl_src14);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
+                    } else if (tl_valid16 == 0) {
+                        tl::fill_vector<tl::f16, 8>(tl_dst15, tl::convert<tl::f16>(0.0f));
                     } else {
                         #pragma unroll
                         for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst15[tl_v] = tl::in_bounds(int(blockIdx.x) + ((tl_chunk12 * 8) / 4096), M) && tl::in_bounds(((tl_chunk12 * 8) % 4096) + tl_v, N) ? tl_src14[tl_v] : tl::convert<tl::f16>(0.0f);
@@ -10517,6 +10651,8 @@ __global__ void __launch_bounds__(256, 4) layernorm_gelu_kernel_variant5(
                         const int tl_valid23 = !(tl::in_bounds((int(blockIdx.x) + (g + 1) * int(gridDim.x)) + ((tl_chunk19 * 8) / 4096), M)) ? 0 : max(0, min(8, N - ((tl_chunk19 * 8) % 4096)));
                         if (tl_valid23 == 8 && (tl_chunk19 * 8) % 4096 >= 0 && tl::is_aligned(tl_src21, 4)) {
                             tl::cp_async_chunk(tl_dst22, tl_src21);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
+                        } else if (tl_valid23 == 0) {
+                            tl::fill_vector<tl::f16, 8>(tl_dst22, tl::convert<tl::f16>(0.0f));
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst22[tl_v] = tl::in_bounds((int(blockIdx.x) + (g + 1) * int(gridDim.x)) + ((tl_chunk19 * 8) / 4096), M) && tl::in_bounds(((tl_chunk19 * 8) % 4096) + tl_v, N) ? tl_src21[tl_v] : tl::convert<tl::f16>(0.0f);
@@ -10925,6 +11061,8 @@ __global__ void __launch_bounds__(512, 2) layernorm_gelu_kernel_variant6(
                     const int tl_valid16 = !(tl::in_bounds(int(blockIdx.x) + ((tl_chunk12 * 8) / 8192), M)) ? 0 : max(0, min(8, N - ((tl_chunk12 * 8) % 8192)));
                     if (tl_valid16 == 8 && (tl_chunk12 * 8) % 8192 >= 0 && tl::is_aligned(tl_src14, 4)) {
                         tl::cp_async_chunk(tl_dst15, tl_src14);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
+                    } else if (tl_valid16 == 0) {
+                        tl::fill_vector<tl::f16, 8>(tl_dst15, tl::convert<tl::f16>(0.0f));
                     } else {
                         #pragma unroll
                         for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst15[tl_v] = tl::in_bounds(int(blockIdx.x) + ((tl_chunk12 * 8) / 8192), M) && tl::in_bounds(((tl_chunk12 * 8) % 8192) + tl_v, N) ? tl_src14[tl_v] : tl::convert<tl::f16>(0.0f);
@@ -10954,6 +11092,8 @@ __global__ void __launch_bounds__(512, 2) layernorm_gelu_kernel_variant6(
                         const int tl_valid23 = !(tl::in_bounds((int(blockIdx.x) + (g + 1) * int(gridDim.x)) + ((tl_chunk19 * 8) / 8192), M)) ? 0 : max(0, min(8, N - ((tl_chunk19 * 8) % 8192)));
                         if (tl_valid23 == 8 && (tl_chunk19 * 8) % 8192 >= 0 && tl::is_aligned(tl_src21, 4)) {
                             tl::cp_async_chunk(tl_dst22, tl_src21);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
+                        } else if (tl_valid23 == 0) {
+                            tl::fill_vector<tl::f16, 8>(tl_dst22, tl::convert<tl::f16>(0.0f));
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst22[tl_v] = tl::in_bounds((int(blockIdx.x) + (g + 1) * int(gridDim.x)) + ((tl_chunk19 * 8) / 8192), M) && tl::in_bounds(((tl_chunk19 * 8) % 8192) + tl_v, N) ? tl_src21[tl_v] : tl::convert<tl::f16>(0.0f);

@@ -62,6 +62,8 @@ __global__ void __launch_bounds__(128) w4a16_partial_kernel_variant0(
                 const int tl_valid6 = !(tl::in_bounds(row0 + ((tl_chunk2 * 8) / 128), M)) ? 0 : max(0, min(8, K - (k0 + ((tl_chunk2 * 8) % 128))));
                 if (tl_valid6 == 8 && k0 + ((tl_chunk2 * 8) % 128) >= 0 && tl::is_aligned(tl_src4, 4)) {
                     tl::cp_async_chunk(tl_dst5, tl_src4);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
+                } else if (tl_valid6 == 0) {
+                    tl::fill_vector<tl::f16, 8>(tl_dst5, tl::convert<tl::f16>(0.0f));
                 } else {
                     #pragma unroll
                     for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst5[tl_v] = tl::in_bounds(row0 + ((tl_chunk2 * 8) / 128), M) && tl::in_bounds((k0 + ((tl_chunk2 * 8) % 128)) + tl_v, K) ? tl_src4[tl_v] : tl::convert<tl::f16>(0.0f);
@@ -84,6 +86,8 @@ __global__ void __launch_bounds__(128) w4a16_partial_kernel_variant0(
                 const int tl_valid13 = !(tl::in_bounds(col0 + ((tl_chunk9 * 4) / 16), N)) ? 0 : max(0, min(4, KW - ((k0 / 8) + ((tl_chunk9 * 4) % 16))));
                 if (tl_valid13 == 4 && (k0 / 8) + ((tl_chunk9 * 4) % 16) >= 0 && tl::is_aligned(tl_src11, 4)) {
                     tl::cp_async_chunk(tl_dst12, tl_src11);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
+                } else if (tl_valid13 == 0) {
+                    tl::fill_vector<uint32_t, 4>(tl_dst12, 0u);
                 } else {
                     #pragma unroll
                     for (int tl_v = 0; tl_v < 4; ++tl_v) tl_dst12[tl_v] = tl::in_bounds(col0 + ((tl_chunk9 * 4) / 16), N) && tl::in_bounds(((k0 / 8) + ((tl_chunk9 * 4) % 16)) + tl_v, KW) ? tl_src11[tl_v] : 0u;
@@ -109,6 +113,8 @@ __global__ void __launch_bounds__(128) w4a16_partial_kernel_variant0(
                     const int tl_valid20 = !(tl::in_bounds((k0 / 128) + ((tl_chunk16 * 8) / 64), KG)) ? 0 : max(0, min(8, N - (col0 + ((tl_chunk16 * 8) % 64))));
                     if (tl_valid20 == 8 && col0 + ((tl_chunk16 * 8) % 64) >= 0 && tl::is_aligned(tl_src18, 4)) {
                         tl::cp_async_chunk(tl_dst19, tl_src18);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
+                    } else if (tl_valid20 == 0) {
+                        tl::fill_vector<tl::f16, 8>(tl_dst19, tl::convert<tl::f16>(0.0f));
                     } else {
                         #pragma unroll
                         for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst19[tl_v] = tl::in_bounds((k0 / 128) + ((tl_chunk16 * 8) / 64), KG) && tl::in_bounds((col0 + ((tl_chunk16 * 8) % 64)) + tl_v, N) ? tl_src18[tl_v] : tl::convert<tl::f16>(0.0f);
@@ -135,6 +141,8 @@ __global__ void __launch_bounds__(128) w4a16_partial_kernel_variant0(
                 const int tl_valid27 = !(tl::in_bounds(row0 + ((tl_chunk23 * 8) / 128), M)) ? 0 : max(0, min(8, K - ((k0 + 128) + ((tl_chunk23 * 8) % 128))));
                 if (tl_valid27 == 8 && (k0 + 128) + ((tl_chunk23 * 8) % 128) >= 0 && tl::is_aligned(tl_src25, 4)) {
                     tl::cp_async_chunk(tl_dst26, tl_src25);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
+                } else if (tl_valid27 == 0) {
+                    tl::fill_vector<tl::f16, 8>(tl_dst26, tl::convert<tl::f16>(0.0f));
                 } else {
                     #pragma unroll
                     for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst26[tl_v] = tl::in_bounds(row0 + ((tl_chunk23 * 8) / 128), M) && tl::in_bounds(((k0 + 128) + ((tl_chunk23 * 8) % 128)) + tl_v, K) ? tl_src25[tl_v] : tl::convert<tl::f16>(0.0f);
@@ -157,6 +165,8 @@ __global__ void __launch_bounds__(128) w4a16_partial_kernel_variant0(
                 const int tl_valid34 = !(tl::in_bounds(col0 + ((tl_chunk30 * 4) / 16), N)) ? 0 : max(0, min(4, KW - (((k0 + 128) / 8) + ((tl_chunk30 * 4) % 16))));
                 if (tl_valid34 == 4 && ((k0 + 128) / 8) + ((tl_chunk30 * 4) % 16) >= 0 && tl::is_aligned(tl_src32, 4)) {
                     tl::cp_async_chunk(tl_dst33, tl_src32);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
+                } else if (tl_valid34 == 0) {
+                    tl::fill_vector<uint32_t, 4>(tl_dst33, 0u);
                 } else {
                     #pragma unroll
                     for (int tl_v = 0; tl_v < 4; ++tl_v) tl_dst33[tl_v] = tl::in_bounds(col0 + ((tl_chunk30 * 4) / 16), N) && tl::in_bounds((((k0 + 128) / 8) + ((tl_chunk30 * 4) % 16)) + tl_v, KW) ? tl_src32[tl_v] : 0u;
@@ -182,6 +192,8 @@ __global__ void __launch_bounds__(128) w4a16_partial_kernel_variant0(
                     const int tl_valid41 = !(tl::in_bounds(((k0 + 128) / 128) + ((tl_chunk37 * 8) / 64), KG)) ? 0 : max(0, min(8, N - (col0 + ((tl_chunk37 * 8) % 64))));
                     if (tl_valid41 == 8 && col0 + ((tl_chunk37 * 8) % 64) >= 0 && tl::is_aligned(tl_src39, 4)) {
                         tl::cp_async_chunk(tl_dst40, tl_src39);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
+                    } else if (tl_valid41 == 0) {
+                        tl::fill_vector<tl::f16, 8>(tl_dst40, tl::convert<tl::f16>(0.0f));
                     } else {
                         #pragma unroll
                         for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst40[tl_v] = tl::in_bounds(((k0 + 128) / 128) + ((tl_chunk37 * 8) / 64), KG) && tl::in_bounds((col0 + ((tl_chunk37 * 8) % 64)) + tl_v, N) ? tl_src39[tl_v] : tl::convert<tl::f16>(0.0f);
@@ -208,6 +220,8 @@ __global__ void __launch_bounds__(128) w4a16_partial_kernel_variant0(
                 const int tl_valid48 = !(tl::in_bounds(row0 + ((tl_chunk44 * 8) / 128), M)) ? 0 : max(0, min(8, K - ((k0 + 256) + ((tl_chunk44 * 8) % 128))));
                 if (tl_valid48 == 8 && (k0 + 256) + ((tl_chunk44 * 8) % 128) >= 0 && tl::is_aligned(tl_src46, 4)) {
                     tl::cp_async_chunk(tl_dst47, tl_src46);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
+                } else if (tl_valid48 == 0) {
+                    tl::fill_vector<tl::f16, 8>(tl_dst47, tl::convert<tl::f16>(0.0f));
                 } else {
                     #pragma unroll
                     for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst47[tl_v] = tl::in_bounds(row0 + ((tl_chunk44 * 8) / 128), M) && tl::in_bounds(((k0 + 256) + ((tl_chunk44 * 8) % 128)) + tl_v, K) ? tl_src46[tl_v] : tl::convert<tl::f16>(0.0f);
@@ -230,6 +244,8 @@ __global__ void __launch_bounds__(128) w4a16_partial_kernel_variant0(
                 const int tl_valid55 = !(tl::in_bounds(col0 + ((tl_chunk51 * 4) / 16), N)) ? 0 : max(0, min(4, KW - (((k0 + 256) / 8) + ((tl_chunk51 * 4) % 16))));
                 if (tl_valid55 == 4 && ((k0 + 256) / 8) + ((tl_chunk51 * 4) % 16) >= 0 && tl::is_aligned(tl_src53, 4)) {
                     tl::cp_async_chunk(tl_dst54, tl_src53);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
+                } else if (tl_valid55 == 0) {
+                    tl::fill_vector<uint32_t, 4>(tl_dst54, 0u);
                 } else {
                     #pragma unroll
                     for (int tl_v = 0; tl_v < 4; ++tl_v) tl_dst54[tl_v] = tl::in_bounds(col0 + ((tl_chunk51 * 4) / 16), N) && tl::in_bounds((((k0 + 256) / 8) + ((tl_chunk51 * 4) % 16)) + tl_v, KW) ? tl_src53[tl_v] : 0u;
@@ -255,6 +271,8 @@ __global__ void __launch_bounds__(128) w4a16_partial_kernel_variant0(
                     const int tl_valid62 = !(tl::in_bounds(((k0 + 256) / 128) + ((tl_chunk58 * 8) / 64), KG)) ? 0 : max(0, min(8, N - (col0 + ((tl_chunk58 * 8) % 64))));
                     if (tl_valid62 == 8 && col0 + ((tl_chunk58 * 8) % 64) >= 0 && tl::is_aligned(tl_src60, 4)) {
                         tl::cp_async_chunk(tl_dst61, tl_src60);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
+                    } else if (tl_valid62 == 0) {
+                        tl::fill_vector<tl::f16, 8>(tl_dst61, tl::convert<tl::f16>(0.0f));
                     } else {
                         #pragma unroll
                         for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst61[tl_v] = tl::in_bounds(((k0 + 256) / 128) + ((tl_chunk58 * 8) / 64), KG) && tl::in_bounds((col0 + ((tl_chunk58 * 8) % 64)) + tl_v, N) ? tl_src60[tl_v] : tl::convert<tl::f16>(0.0f);
@@ -285,6 +303,8 @@ __global__ void __launch_bounds__(128) w4a16_partial_kernel_variant0(
                     const int tl_valid69 = !(tl::in_bounds(row0 + ((tl_chunk65 * 8) / 128), M)) ? 0 : max(0, min(8, K - ((k0 + (k + 3) * 128) + ((tl_chunk65 * 8) % 128))));
                     if (tl_valid69 == 8 && (k0 + (k + 3) * 128) + ((tl_chunk65 * 8) % 128) >= 0 && tl::is_aligned(tl_src67, 4)) {
                         tl::cp_async_chunk(tl_dst68, tl_src67);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
+                    } else if (tl_valid69 == 0) {
+                        tl::fill_vector<tl::f16, 8>(tl_dst68, tl::convert<tl::f16>(0.0f));
                     } else {
                         #pragma unroll
                         for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst68[tl_v] = tl::in_bounds(row0 + ((tl_chunk65 * 8) / 128), M) && tl::in_bounds(((k0 + (k + 3) * 128) + ((tl_chunk65 * 8) % 128)) + tl_v, K) ? tl_src67[tl_v] : tl::convert<tl::f16>(0.0f);
@@ -307,6 +327,8 @@ __global__ void __launch_bounds__(128) w4a16_partial_kernel_variant0(
                     const int tl_valid76 = !(tl::in_bounds(col0 + ((tl_chunk72 * 4) / 16), N)) ? 0 : max(0, min(4, KW - (((k0 + (k + 3) * 128) / 8) + ((tl_chunk72 * 4) % 16))));
                     if (tl_valid76 == 4 && ((k0 + (k + 3) * 128) / 8) + ((tl_chunk72 * 4) % 16) >= 0 && tl::is_aligned(tl_src74, 4)) {
                         tl::cp_async_chunk(tl_dst75, tl_src74);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
+                    } else if (tl_valid76 == 0) {
+                        tl::fill_vector<uint32_t, 4>(tl_dst75, 0u);
                     } else {
                         #pragma unroll
                         for (int tl_v = 0; tl_v < 4; ++tl_v) tl_dst75[tl_v] = tl::in_bounds(col0 + ((tl_chunk72 * 4) / 16), N) && tl::in_bounds((((k0 + (k + 3) * 128) / 8) + ((tl_chunk72 * 4) % 16)) + tl_v, KW) ? tl_src74[tl_v] : 0u;
@@ -332,6 +354,8 @@ __global__ void __launch_bounds__(128) w4a16_partial_kernel_variant0(
                         const int tl_valid83 = !(tl::in_bounds(((k0 + (k + 3) * 128) / 128) + ((tl_chunk79 * 8) / 64), KG)) ? 0 : max(0, min(8, N - (col0 + ((tl_chunk79 * 8) % 64))));
                         if (tl_valid83 == 8 && col0 + ((tl_chunk79 * 8) % 64) >= 0 && tl::is_aligned(tl_src81, 4)) {
                             tl::cp_async_chunk(tl_dst82, tl_src81);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
+                        } else if (tl_valid83 == 0) {
+                            tl::fill_vector<tl::f16, 8>(tl_dst82, tl::convert<tl::f16>(0.0f));
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst82[tl_v] = tl::in_bounds(((k0 + (k + 3) * 128) / 128) + ((tl_chunk79 * 8) / 64), KG) && tl::in_bounds((col0 + ((tl_chunk79 * 8) % 64)) + tl_v, N) ? tl_src81[tl_v] : tl::convert<tl::f16>(0.0f);
@@ -415,6 +439,8 @@ __global__ void __launch_bounds__(128) w4a16_partial_kernel_variant1(
                 const int tl_valid6 = !(tl::in_bounds(row0 + ((tl_chunk2 * 8) / 128), M)) ? 0 : max(0, min(8, K - (k0 + ((tl_chunk2 * 8) % 128))));
                 if (tl_valid6 == 8 && k0 + ((tl_chunk2 * 8) % 128) >= 0 && tl::is_aligned(tl_src4, 4)) {
                     tl::cp_async_chunk(tl_dst5, tl_src4);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
+                } else if (tl_valid6 == 0) {
+                    tl::fill_vector<tl::f16, 8>(tl_dst5, tl::convert<tl::f16>(0.0f));
                 } else {
                     #pragma unroll
                     for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst5[tl_v] = tl::in_bounds(row0 + ((tl_chunk2 * 8) / 128), M) && tl::in_bounds((k0 + ((tl_chunk2 * 8) % 128)) + tl_v, K) ? tl_src4[tl_v] : tl::convert<tl::f16>(0.0f);
@@ -437,6 +463,8 @@ __global__ void __launch_bounds__(128) w4a16_partial_kernel_variant1(
                 const int tl_valid13 = !(tl::in_bounds(col0 + ((tl_chunk9 * 4) / 16), N)) ? 0 : max(0, min(4, KW - ((k0 / 8) + ((tl_chunk9 * 4) % 16))));
                 if (tl_valid13 == 4 && (k0 / 8) + ((tl_chunk9 * 4) % 16) >= 0 && tl::is_aligned(tl_src11, 4)) {
                     tl::cp_async_chunk(tl_dst12, tl_src11);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
+                } else if (tl_valid13 == 0) {
+                    tl::fill_vector<uint32_t, 4>(tl_dst12, 0u);
                 } else {
                     #pragma unroll
                     for (int tl_v = 0; tl_v < 4; ++tl_v) tl_dst12[tl_v] = tl::in_bounds(col0 + ((tl_chunk9 * 4) / 16), N) && tl::in_bounds(((k0 / 8) + ((tl_chunk9 * 4) % 16)) + tl_v, KW) ? tl_src11[tl_v] : 0u;
@@ -462,6 +490,8 @@ __global__ void __launch_bounds__(128) w4a16_partial_kernel_variant1(
                     const int tl_valid20 = !(tl::in_bounds((k0 / 128) + ((tl_chunk16 * 8) / 128), KG)) ? 0 : max(0, min(8, N - (col0 + ((tl_chunk16 * 8) % 128))));
                     if (tl_valid20 == 8 && col0 + ((tl_chunk16 * 8) % 128) >= 0 && tl::is_aligned(tl_src18, 4)) {
                         tl::cp_async_chunk(tl_dst19, tl_src18);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
+                    } else if (tl_valid20 == 0) {
+                        tl::fill_vector<tl::f16, 8>(tl_dst19, tl::convert<tl::f16>(0.0f));
                     } else {
                         #pragma unroll
                         for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst19[tl_v] = tl::in_bounds((k0 / 128) + ((tl_chunk16 * 8) / 128), KG) && tl::in_bounds((col0 + ((tl_chunk16 * 8) % 128)) + tl_v, N) ? tl_src18[tl_v] : tl::convert<tl::f16>(0.0f);
@@ -488,6 +518,8 @@ __global__ void __launch_bounds__(128) w4a16_partial_kernel_variant1(
                 const int tl_valid27 = !(tl::in_bounds(row0 + ((tl_chunk23 * 8) / 128), M)) ? 0 : max(0, min(8, K - ((k0 + 128) + ((tl_chunk23 * 8) % 128))));
                 if (tl_valid27 == 8 && (k0 + 128) + ((tl_chunk23 * 8) % 128) >= 0 && tl::is_aligned(tl_src25, 4)) {
                     tl::cp_async_chunk(tl_dst26, tl_src25);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
+                } else if (tl_valid27 == 0) {
+                    tl::fill_vector<tl::f16, 8>(tl_dst26, tl::convert<tl::f16>(0.0f));
                 } else {
                     #pragma unroll
                     for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst26[tl_v] = tl::in_bounds(row0 + ((tl_chunk23 * 8) / 128), M) && tl::in_bounds(((k0 + 128) + ((tl_chunk23 * 8) % 128)) + tl_v, K) ? tl_src25[tl_v] : tl::convert<tl::f16>(0.0f);
@@ -510,6 +542,8 @@ __global__ void __launch_bounds__(128) w4a16_partial_kernel_variant1(
                 const int tl_valid34 = !(tl::in_bounds(col0 + ((tl_chunk30 * 4) / 16), N)) ? 0 : max(0, min(4, KW - (((k0 + 128) / 8) + ((tl_chunk30 * 4) % 16))));
                 if (tl_valid34 == 4 && ((k0 + 128) / 8) + ((tl_chunk30 * 4) % 16) >= 0 && tl::is_aligned(tl_src32, 4)) {
                     tl::cp_async_chunk(tl_dst33, tl_src32);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
+                } else if (tl_valid34 == 0) {
+                    tl::fill_vector<uint32_t, 4>(tl_dst33, 0u);
                 } else {
                     #pragma unroll
                     for (int tl_v = 0; tl_v < 4; ++tl_v) tl_dst33[tl_v] = tl::in_bounds(col0 + ((tl_chunk30 * 4) / 16), N) && tl::in_bounds((((k0 + 128) / 8) + ((tl_chunk30 * 4) % 16)) + tl_v, KW) ? tl_src32[tl_v] : 0u;
@@ -535,6 +569,8 @@ __global__ void __launch_bounds__(128) w4a16_partial_kernel_variant1(
                     const int tl_valid41 = !(tl::in_bounds(((k0 + 128) / 128) + ((tl_chunk37 * 8) / 128), KG)) ? 0 : max(0, min(8, N - (col0 + ((tl_chunk37 * 8) % 128))));
                     if (tl_valid41 == 8 && col0 + ((tl_chunk37 * 8) % 128) >= 0 && tl::is_aligned(tl_src39, 4)) {
                         tl::cp_async_chunk(tl_dst40, tl_src39);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
+                    } else if (tl_valid41 == 0) {
+                        tl::fill_vector<tl::f16, 8>(tl_dst40, tl::convert<tl::f16>(0.0f));
                     } else {
                         #pragma unroll
                         for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst40[tl_v] = tl::in_bounds(((k0 + 128) / 128) + ((tl_chunk37 * 8) / 128), KG) && tl::in_bounds((col0 + ((tl_chunk37 * 8) % 128)) + tl_v, N) ? tl_src39[tl_v] : tl::convert<tl::f16>(0.0f);
@@ -561,6 +597,8 @@ __global__ void __launch_bounds__(128) w4a16_partial_kernel_variant1(
                 const int tl_valid48 = !(tl::in_bounds(row0 + ((tl_chunk44 * 8) / 128), M)) ? 0 : max(0, min(8, K - ((k0 + 256) + ((tl_chunk44 * 8) % 128))));
                 if (tl_valid48 == 8 && (k0 + 256) + ((tl_chunk44 * 8) % 128) >= 0 && tl::is_aligned(tl_src46, 4)) {
                     tl::cp_async_chunk(tl_dst47, tl_src46);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
+                } else if (tl_valid48 == 0) {
+                    tl::fill_vector<tl::f16, 8>(tl_dst47, tl::convert<tl::f16>(0.0f));
                 } else {
                     #pragma unroll
                     for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst47[tl_v] = tl::in_bounds(row0 + ((tl_chunk44 * 8) / 128), M) && tl::in_bounds(((k0 + 256) + ((tl_chunk44 * 8) % 128)) + tl_v, K) ? tl_src46[tl_v] : tl::convert<tl::f16>(0.0f);
@@ -583,6 +621,8 @@ __global__ void __launch_bounds__(128) w4a16_partial_kernel_variant1(
                 const int tl_valid55 = !(tl::in_bounds(col0 + ((tl_chunk51 * 4) / 16), N)) ? 0 : max(0, min(4, KW - (((k0 + 256) / 8) + ((tl_chunk51 * 4) % 16))));
                 if (tl_valid55 == 4 && ((k0 + 256) / 8) + ((tl_chunk51 * 4) % 16) >= 0 && tl::is_aligned(tl_src53, 4)) {
                     tl::cp_async_chunk(tl_dst54, tl_src53);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
+                } else if (tl_valid55 == 0) {
+                    tl::fill_vector<uint32_t, 4>(tl_dst54, 0u);
                 } else {
                     #pragma unroll
                     for (int tl_v = 0; tl_v < 4; ++tl_v) tl_dst54[tl_v] = tl::in_bounds(col0 + ((tl_chunk51 * 4) / 16), N) && tl::in_bounds((((k0 + 256) / 8) + ((tl_chunk51 * 4) % 16)) + tl_v, KW) ? tl_src53[tl_v] : 0u;
@@ -608,6 +648,8 @@ __global__ void __launch_bounds__(128) w4a16_partial_kernel_variant1(
                     const int tl_valid62 = !(tl::in_bounds(((k0 + 256) / 128) + ((tl_chunk58 * 8) / 128), KG)) ? 0 : max(0, min(8, N - (col0 + ((tl_chunk58 * 8) % 128))));
                     if (tl_valid62 == 8 && col0 + ((tl_chunk58 * 8) % 128) >= 0 && tl::is_aligned(tl_src60, 4)) {
                         tl::cp_async_chunk(tl_dst61, tl_src60);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
+                    } else if (tl_valid62 == 0) {
+                        tl::fill_vector<tl::f16, 8>(tl_dst61, tl::convert<tl::f16>(0.0f));
                     } else {
                         #pragma unroll
                         for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst61[tl_v] = tl::in_bounds(((k0 + 256) / 128) + ((tl_chunk58 * 8) / 128), KG) && tl::in_bounds((col0 + ((tl_chunk58 * 8) % 128)) + tl_v, N) ? tl_src60[tl_v] : tl::convert<tl::f16>(0.0f);
@@ -638,6 +680,8 @@ __global__ void __launch_bounds__(128) w4a16_partial_kernel_variant1(
                     const int tl_valid69 = !(tl::in_bounds(row0 + ((tl_chunk65 * 8) / 128), M)) ? 0 : max(0, min(8, K - ((k0 + (k + 3) * 128) + ((tl_chunk65 * 8) % 128))));
                     if (tl_valid69 == 8 && (k0 + (k + 3) * 128) + ((tl_chunk65 * 8) % 128) >= 0 && tl::is_aligned(tl_src67, 4)) {
                         tl::cp_async_chunk(tl_dst68, tl_src67);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
+                    } else if (tl_valid69 == 0) {
+                        tl::fill_vector<tl::f16, 8>(tl_dst68, tl::convert<tl::f16>(0.0f));
                     } else {
                         #pragma unroll
                         for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst68[tl_v] = tl::in_bounds(row0 + ((tl_chunk65 * 8) / 128), M) && tl::in_bounds(((k0 + (k + 3) * 128) + ((tl_chunk65 * 8) % 128)) + tl_v, K) ? tl_src67[tl_v] : tl::convert<tl::f16>(0.0f);
@@ -660,6 +704,8 @@ __global__ void __launch_bounds__(128) w4a16_partial_kernel_variant1(
                     const int tl_valid76 = !(tl::in_bounds(col0 + ((tl_chunk72 * 4) / 16), N)) ? 0 : max(0, min(4, KW - (((k0 + (k + 3) * 128) / 8) + ((tl_chunk72 * 4) % 16))));
                     if (tl_valid76 == 4 && ((k0 + (k + 3) * 128) / 8) + ((tl_chunk72 * 4) % 16) >= 0 && tl::is_aligned(tl_src74, 4)) {
                         tl::cp_async_chunk(tl_dst75, tl_src74);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
+                    } else if (tl_valid76 == 0) {
+                        tl::fill_vector<uint32_t, 4>(tl_dst75, 0u);
                     } else {
                         #pragma unroll
                         for (int tl_v = 0; tl_v < 4; ++tl_v) tl_dst75[tl_v] = tl::in_bounds(col0 + ((tl_chunk72 * 4) / 16), N) && tl::in_bounds((((k0 + (k + 3) * 128) / 8) + ((tl_chunk72 * 4) % 16)) + tl_v, KW) ? tl_src74[tl_v] : 0u;
@@ -685,6 +731,8 @@ __global__ void __launch_bounds__(128) w4a16_partial_kernel_variant1(
                         const int tl_valid83 = !(tl::in_bounds(((k0 + (k + 3) * 128) / 128) + ((tl_chunk79 * 8) / 128), KG)) ? 0 : max(0, min(8, N - (col0 + ((tl_chunk79 * 8) % 128))));
                         if (tl_valid83 == 8 && col0 + ((tl_chunk79 * 8) % 128) >= 0 && tl::is_aligned(tl_src81, 4)) {
                             tl::cp_async_chunk(tl_dst82, tl_src81);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
+                        } else if (tl_valid83 == 0) {
+                            tl::fill_vector<tl::f16, 8>(tl_dst82, tl::convert<tl::f16>(0.0f));
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst82[tl_v] = tl::in_bounds(((k0 + (k + 3) * 128) / 128) + ((tl_chunk79 * 8) / 128), KG) && tl::in_bounds((col0 + ((tl_chunk79 * 8) % 128)) + tl_v, N) ? tl_src81[tl_v] : tl::convert<tl::f16>(0.0f);
@@ -769,6 +817,8 @@ __global__ void __launch_bounds__(512) fp8_gemm_block_scaled_tile_kernel_variant
                 const int tl_valid6 = !(tl::in_bounds(row0 + ((tl_chunk2 * 16) / 128), M)) ? 0 : max(0, min(16, K - ((tl_chunk2 * 16) % 128)));
                 if (tl_valid6 == 16 && (tl_chunk2 * 16) % 128 >= 0 && tl::is_aligned(tl_src4, 4)) {
                     tl::cp_async_chunk(tl_dst5, tl_src4);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
+                } else if (tl_valid6 == 0) {
+                    tl::fill_vector<tl::f8e4m3, 16>(tl_dst5, tl::convert<tl::f8e4m3>(0.0f));
                 } else {
                     #pragma unroll
                     for (int tl_v = 0; tl_v < 16; ++tl_v) tl_dst5[tl_v] = tl::in_bounds(row0 + ((tl_chunk2 * 16) / 128), M) && tl::in_bounds(((tl_chunk2 * 16) % 128) + tl_v, K) ? tl_src4[tl_v] : tl::convert<tl::f8e4m3>(0.0f);
@@ -791,6 +841,8 @@ __global__ void __launch_bounds__(512) fp8_gemm_block_scaled_tile_kernel_variant
                 const int tl_valid13 = !(tl::in_bounds(col0 + ((tl_chunk9 * 16) / 128), N)) ? 0 : max(0, min(16, K - ((tl_chunk9 * 16) % 128)));
                 if (tl_valid13 == 16 && (tl_chunk9 * 16) % 128 >= 0 && tl::is_aligned(tl_src11, 4)) {
                     tl::cp_async_chunk(tl_dst12, tl_src11);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
+                } else if (tl_valid13 == 0) {
+                    tl::fill_vector<tl::f8e4m3, 16>(tl_dst12, tl::convert<tl::f8e4m3>(0.0f));
                 } else {
                     #pragma unroll
                     for (int tl_v = 0; tl_v < 16; ++tl_v) tl_dst12[tl_v] = tl::in_bounds(col0 + ((tl_chunk9 * 16) / 128), N) && tl::in_bounds(((tl_chunk9 * 16) % 128) + tl_v, K) ? tl_src11[tl_v] : tl::convert<tl::f8e4m3>(0.0f);
@@ -816,6 +868,8 @@ __global__ void __launch_bounds__(512) fp8_gemm_block_scaled_tile_kernel_variant
                 const int tl_valid20 = !(tl::in_bounds(row0 + ((tl_chunk16 * 16) / 128), M)) ? 0 : max(0, min(16, K - (128 + ((tl_chunk16 * 16) % 128))));
                 if (tl_valid20 == 16 && 128 + ((tl_chunk16 * 16) % 128) >= 0 && tl::is_aligned(tl_src18, 4)) {
                     tl::cp_async_chunk(tl_dst19, tl_src18);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
+                } else if (tl_valid20 == 0) {
+                    tl::fill_vector<tl::f8e4m3, 16>(tl_dst19, tl::convert<tl::f8e4m3>(0.0f));
                 } else {
                     #pragma unroll
                     for (int tl_v = 0; tl_v < 16; ++tl_v) tl_dst19[tl_v] = tl::in_bounds(row0 + ((tl_chunk16 * 16) / 128), M) && tl::in_bounds((128 + ((tl_chunk16 * 16) % 128)) + tl_v, K) ? tl_src18[tl_v] : tl::convert<tl::f8e4m3>(0.0f);
@@ -838,6 +892,8 @@ __global__ void __launch_bounds__(512) fp8_gemm_block_scaled_tile_kernel_variant
                 const int tl_valid27 = !(tl::in_bounds(col0 + ((tl_chunk23 * 16) / 128), N)) ? 0 : max(0, min(16, K - (128 + ((tl_chunk23 * 16) % 128))));
                 if (tl_valid27 == 16 && 128 + ((tl_chunk23 * 16) % 128) >= 0 && tl::is_aligned(tl_src25, 4)) {
                     tl::cp_async_chunk(tl_dst26, tl_src25);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
+                } else if (tl_valid27 == 0) {
+                    tl::fill_vector<tl::f8e4m3, 16>(tl_dst26, tl::convert<tl::f8e4m3>(0.0f));
                 } else {
                     #pragma unroll
                     for (int tl_v = 0; tl_v < 16; ++tl_v) tl_dst26[tl_v] = tl::in_bounds(col0 + ((tl_chunk23 * 16) / 128), N) && tl::in_bounds((128 + ((tl_chunk23 * 16) % 128)) + tl_v, K) ? tl_src25[tl_v] : tl::convert<tl::f8e4m3>(0.0f);
@@ -880,6 +936,8 @@ __global__ void __launch_bounds__(512) fp8_gemm_block_scaled_tile_kernel_variant
                     const int tl_valid36 = !(tl::in_bounds(row0 + ((tl_chunk32 * 16) / 128), M)) ? 0 : max(0, min(16, K - (((k + 2) * 128) + ((tl_chunk32 * 16) % 128))));
                     if (tl_valid36 == 16 && ((k + 2) * 128) + ((tl_chunk32 * 16) % 128) >= 0 && tl::is_aligned(tl_src34, 4)) {
                         tl::cp_async_chunk(tl_dst35, tl_src34);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
+                    } else if (tl_valid36 == 0) {
+                        tl::fill_vector<tl::f8e4m3, 16>(tl_dst35, tl::convert<tl::f8e4m3>(0.0f));
                     } else {
                         #pragma unroll
                         for (int tl_v = 0; tl_v < 16; ++tl_v) tl_dst35[tl_v] = tl::in_bounds(row0 + ((tl_chunk32 * 16) / 128), M) && tl::in_bounds((((k + 2) * 128) + ((tl_chunk32 * 16) % 128)) + tl_v, K) ? tl_src34[tl_v] : tl::convert<tl::f8e4m3>(0.0f);
@@ -902,6 +960,8 @@ __global__ void __launch_bounds__(512) fp8_gemm_block_scaled_tile_kernel_variant
                     const int tl_valid43 = !(tl::in_bounds(col0 + ((tl_chunk39 * 16) / 128), N)) ? 0 : max(0, min(16, K - (((k + 2) * 128) + ((tl_chunk39 * 16) % 128))));
                     if (tl_valid43 == 16 && ((k + 2) * 128) + ((tl_chunk39 * 16) % 128) >= 0 && tl::is_aligned(tl_src41, 4)) {
                         tl::cp_async_chunk(tl_dst42, tl_src41);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
+                    } else if (tl_valid43 == 0) {
+                        tl::fill_vector<tl::f8e4m3, 16>(tl_dst42, tl::convert<tl::f8e4m3>(0.0f));
                     } else {
                         #pragma unroll
                         for (int tl_v = 0; tl_v < 16; ++tl_v) tl_dst42[tl_v] = tl::in_bounds(col0 + ((tl_chunk39 * 16) / 128), N) && tl::in_bounds((((k + 2) * 128) + ((tl_chunk39 * 16) % 128)) + tl_v, K) ? tl_src41[tl_v] : tl::convert<tl::f8e4m3>(0.0f);
@@ -1172,6 +1232,8 @@ __global__ void __launch_bounds__(256) fp8_gemm_block_scaled_tile_kernel_variant
                 const int tl_valid6 = !(tl::in_bounds(row0 + ((tl_chunk2 * 16) / 128), M)) ? 0 : max(0, min(16, K - ((tl_chunk2 * 16) % 128)));
                 if (tl_valid6 == 16 && (tl_chunk2 * 16) % 128 >= 0 && tl::is_aligned(tl_src4, 4)) {
                     tl::cp_async_chunk(tl_dst5, tl_src4);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
+                } else if (tl_valid6 == 0) {
+                    tl::fill_vector<tl::f8e4m3, 16>(tl_dst5, tl::convert<tl::f8e4m3>(0.0f));
                 } else {
                     #pragma unroll
                     for (int tl_v = 0; tl_v < 16; ++tl_v) tl_dst5[tl_v] = tl::in_bounds(row0 + ((tl_chunk2 * 16) / 128), M) && tl::in_bounds(((tl_chunk2 * 16) % 128) + tl_v, K) ? tl_src4[tl_v] : tl::convert<tl::f8e4m3>(0.0f);
@@ -1194,6 +1256,8 @@ __global__ void __launch_bounds__(256) fp8_gemm_block_scaled_tile_kernel_variant
                 const int tl_valid13 = !(tl::in_bounds(col0 + ((tl_chunk9 * 16) / 128), N)) ? 0 : max(0, min(16, K - ((tl_chunk9 * 16) % 128)));
                 if (tl_valid13 == 16 && (tl_chunk9 * 16) % 128 >= 0 && tl::is_aligned(tl_src11, 4)) {
                     tl::cp_async_chunk(tl_dst12, tl_src11);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
+                } else if (tl_valid13 == 0) {
+                    tl::fill_vector<tl::f8e4m3, 16>(tl_dst12, tl::convert<tl::f8e4m3>(0.0f));
                 } else {
                     #pragma unroll
                     for (int tl_v = 0; tl_v < 16; ++tl_v) tl_dst12[tl_v] = tl::in_bounds(col0 + ((tl_chunk9 * 16) / 128), N) && tl::in_bounds(((tl_chunk9 * 16) % 128) + tl_v, K) ? tl_src11[tl_v] : tl::convert<tl::f8e4m3>(0.0f);
@@ -1219,6 +1283,8 @@ __global__ void __launch_bounds__(256) fp8_gemm_block_scaled_tile_kernel_variant
                 const int tl_valid20 = !(tl::in_bounds(row0 + ((tl_chunk16 * 16) / 128), M)) ? 0 : max(0, min(16, K - (128 + ((tl_chunk16 * 16) % 128))));
                 if (tl_valid20 == 16 && 128 + ((tl_chunk16 * 16) % 128) >= 0 && tl::is_aligned(tl_src18, 4)) {
                     tl::cp_async_chunk(tl_dst19, tl_src18);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
+                } else if (tl_valid20 == 0) {
+                    tl::fill_vector<tl::f8e4m3, 16>(tl_dst19, tl::convert<tl::f8e4m3>(0.0f));
                 } else {
                     #pragma unroll
                     for (int tl_v = 0; tl_v < 16; ++tl_v) tl_dst19[tl_v] = tl::in_bounds(row0 + ((tl_chunk16 * 16) / 128), M) && tl::in_bounds((128 + ((tl_chunk16 * 16) % 128)) + tl_v, K) ? tl_src18[tl_v] : tl::convert<tl::f8e4m3>(0.0f);
@@ -1241,6 +1307,8 @@ __global__ void __launch_bounds__(256) fp8_gemm_block_scaled_tile_kernel_variant
                 const int tl_valid27 = !(tl::in_bounds(col0 + ((tl_chunk23 * 16) / 128), N)) ? 0 : max(0, min(16, K - (128 + ((tl_chunk23 * 16) % 128))));
                 if (tl_valid27 == 16 && 128 + ((tl_chunk23 * 16) % 128) >= 0 && tl::is_aligned(tl_src25, 4)) {
                     tl::cp_async_chunk(tl_dst26, tl_src25);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
+                } else if (tl_valid27 == 0) {
+                    tl::fill_vector<tl::f8e4m3, 16>(tl_dst26, tl::convert<tl::f8e4m3>(0.0f));
                 } else {
                     #pragma unroll
                     for (int tl_v = 0; tl_v < 16; ++tl_v) tl_dst26[tl_v] = tl::in_bounds(col0 + ((tl_chunk23 * 16) / 128), N) && tl::in_bounds((128 + ((tl_chunk23 * 16) % 128)) + tl_v, K) ? tl_src25[tl_v] : tl::convert<tl::f8e4m3>(0.0f);
@@ -1283,6 +1351,8 @@ __global__ void __launch_bounds__(256) fp8_gemm_block_scaled_tile_kernel_variant
                     const int tl_valid36 = !(tl::in_bounds(row0 + ((tl_chunk32 * 16) / 128), M)) ? 0 : max(0, min(16, K - (((k + 2) * 128) + ((tl_chunk32 * 16) % 128))));
                     if (tl_valid36 == 16 && ((k + 2) * 128) + ((tl_chunk32 * 16) % 128) >= 0 && tl::is_aligned(tl_src34, 4)) {
                         tl::cp_async_chunk(tl_dst35, tl_src34);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
+                    } else if (tl_valid36 == 0) {
+                        tl::fill_vector<tl::f8e4m3, 16>(tl_dst35, tl::convert<tl::f8e4m3>(0.0f));
                     } else {
                         #pragma unroll
                         for (int tl_v = 0; tl_v < 16; ++tl_v) tl_dst35[tl_v] = tl::in_bounds(row0 + ((tl_chunk32 * 16) / 128), M) && tl::in_bounds((((k + 2) * 128) + ((tl_chunk32 * 16) % 128)) + tl_v, K) ? tl_src34[tl_v] : tl::convert<tl::f8e4m3>(0.0f);
@@ -1305,6 +1375,8 @@ __global__ void __launch_bounds__(256) fp8_gemm_block_scaled_tile_kernel_variant
                     const int tl_valid43 = !(tl::in_bounds(col0 + ((tl_chunk39 * 16) / 128), N)) ? 0 : max(0, min(16, K - (((k + 2) * 128) + ((tl_chunk39 * 16) % 128))));
                     if (tl_valid43 == 16 && ((k + 2) * 128) + ((tl_chunk39 * 16) % 128) >= 0 && tl::is_aligned(tl_src41, 4)) {
                         tl::cp_async_chunk(tl_dst42, tl_src41);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
+                    } else if (tl_valid43 == 0) {
+                        tl::fill_vector<tl::f8e4m3, 16>(tl_dst42, tl::convert<tl::f8e4m3>(0.0f));
                     } else {
                         #pragma unroll
                         for (int tl_v = 0; tl_v < 16; ++tl_v) tl_dst42[tl_v] = tl::in_bounds(col0 + ((tl_chunk39 * 16) / 128), N) && tl::in_bounds((((k + 2) * 128) + ((tl_chunk39 * 16) % 128)) + tl_v, K) ? tl_src41[tl_v] : tl::convert<tl::f8e4m3>(0.0f);
@@ -1583,6 +1655,8 @@ __global__ void __launch_bounds__(512) fp8_gemm_block_scaled_wide_kernel(
                     const int tl_valid6 = !(tl::in_bounds(row0 + ((tl_chunk2 * 16) / 128), M)) ? 0 : max(0, min(16, K - ((tl_chunk2 * 16) % 128)));
                     if (tl_valid6 == 16 && (tl_chunk2 * 16) % 128 >= 0 && tl::is_aligned(tl_src4, 4)) {
                         tl::cp_async_chunk(tl_dst5, tl_src4);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
+                    } else if (tl_valid6 == 0) {
+                        tl::fill_vector<tl::f8e4m3, 16>(tl_dst5, tl::convert<tl::f8e4m3>(0.0f));
                     } else {
                         #pragma unroll
                         for (int tl_v = 0; tl_v < 16; ++tl_v) tl_dst5[tl_v] = tl::in_bounds(row0 + ((tl_chunk2 * 16) / 128), M) && tl::in_bounds(((tl_chunk2 * 16) % 128) + tl_v, K) ? tl_src4[tl_v] : tl::convert<tl::f8e4m3>(0.0f);
@@ -1606,6 +1680,8 @@ __global__ void __launch_bounds__(512) fp8_gemm_block_scaled_wide_kernel(
                 const int tl_valid13 = !(tl::in_bounds(col0 + ((tl_chunk9 * 16) / 128), N)) ? 0 : max(0, min(16, K - ((tl_chunk9 * 16) % 128)));
                 if (tl_valid13 == 16 && (tl_chunk9 * 16) % 128 >= 0 && tl::is_aligned(tl_src11, 4)) {
                     tl::cp_async_chunk(tl_dst12, tl_src11);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
+                } else if (tl_valid13 == 0) {
+                    tl::fill_vector<tl::f8e4m3, 16>(tl_dst12, tl::convert<tl::f8e4m3>(0.0f));
                 } else {
                     #pragma unroll
                     for (int tl_v = 0; tl_v < 16; ++tl_v) tl_dst12[tl_v] = tl::in_bounds(col0 + ((tl_chunk9 * 16) / 128), N) && tl::in_bounds(((tl_chunk9 * 16) % 128) + tl_v, K) ? tl_src11[tl_v] : tl::convert<tl::f8e4m3>(0.0f);
@@ -1628,6 +1704,8 @@ __global__ void __launch_bounds__(512) fp8_gemm_block_scaled_wide_kernel(
                 const int tl_valid20 = !(tl::in_bounds((col0 + 128) + ((tl_chunk16 * 16) / 128), N)) ? 0 : max(0, min(16, K - ((tl_chunk16 * 16) % 128)));
                 if (tl_valid20 == 16 && (tl_chunk16 * 16) % 128 >= 0 && tl::is_aligned(tl_src18, 4)) {
                     tl::cp_async_chunk(tl_dst19, tl_src18);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
+                } else if (tl_valid20 == 0) {
+                    tl::fill_vector<tl::f8e4m3, 16>(tl_dst19, tl::convert<tl::f8e4m3>(0.0f));
                 } else {
                     #pragma unroll
                     for (int tl_v = 0; tl_v < 16; ++tl_v) tl_dst19[tl_v] = tl::in_bounds((col0 + 128) + ((tl_chunk16 * 16) / 128), N) && tl::in_bounds(((tl_chunk16 * 16) % 128) + tl_v, K) ? tl_src18[tl_v] : tl::convert<tl::f8e4m3>(0.0f);
@@ -1656,6 +1734,8 @@ __global__ void __launch_bounds__(512) fp8_gemm_block_scaled_wide_kernel(
                     const int tl_valid27 = !(tl::in_bounds(row0 + ((tl_chunk23 * 16) / 128), M)) ? 0 : max(0, min(16, K - (128 + ((tl_chunk23 * 16) % 128))));
                     if (tl_valid27 == 16 && 128 + ((tl_chunk23 * 16) % 128) >= 0 && tl::is_aligned(tl_src25, 4)) {
                         tl::cp_async_chunk(tl_dst26, tl_src25);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
+                    } else if (tl_valid27 == 0) {
+                        tl::fill_vector<tl::f8e4m3, 16>(tl_dst26, tl::convert<tl::f8e4m3>(0.0f));
                     } else {
                         #pragma unroll
                         for (int tl_v = 0; tl_v < 16; ++tl_v) tl_dst26[tl_v] = tl::in_bounds(row0 + ((tl_chunk23 * 16) / 128), M) && tl::in_bounds((128 + ((tl_chunk23 * 16) % 128)) + tl_v, K) ? tl_src25[tl_v] : tl::convert<tl::f8e4m3>(0.0f);
@@ -1679,6 +1759,8 @@ __global__ void __launch_bounds__(512) fp8_gemm_block_scaled_wide_kernel(
                 const int tl_valid34 = !(tl::in_bounds(col0 + ((tl_chunk30 * 16) / 128), N)) ? 0 : max(0, min(16, K - (128 + ((tl_chunk30 * 16) % 128))));
                 if (tl_valid34 == 16 && 128 + ((tl_chunk30 * 16) % 128) >= 0 && tl::is_aligned(tl_src32, 4)) {
                     tl::cp_async_chunk(tl_dst33, tl_src32);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
+                } else if (tl_valid34 == 0) {
+                    tl::fill_vector<tl::f8e4m3, 16>(tl_dst33, tl::convert<tl::f8e4m3>(0.0f));
                 } else {
                     #pragma unroll
                     for (int tl_v = 0; tl_v < 16; ++tl_v) tl_dst33[tl_v] = tl::in_bounds(col0 + ((tl_chunk30 * 16) / 128), N) && tl::in_bounds((128 + ((tl_chunk30 * 16) % 128)) + tl_v, K) ? tl_src32[tl_v] : tl::convert<tl::f8e4m3>(0.0f);
@@ -1701,6 +1783,8 @@ __global__ void __launch_bounds__(512) fp8_gemm_block_scaled_wide_kernel(
                 const int tl_valid41 = !(tl::in_bounds((col0 + 128) + ((tl_chunk37 * 16) / 128), N)) ? 0 : max(0, min(16, K - (128 + ((tl_chunk37 * 16) % 128))));
                 if (tl_valid41 == 16 && 128 + ((tl_chunk37 * 16) % 128) >= 0 && tl::is_aligned(tl_src39, 4)) {
                     tl::cp_async_chunk(tl_dst40, tl_src39);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
+                } else if (tl_valid41 == 0) {
+                    tl::fill_vector<tl::f8e4m3, 16>(tl_dst40, tl::convert<tl::f8e4m3>(0.0f));
                 } else {
                     #pragma unroll
                     for (int tl_v = 0; tl_v < 16; ++tl_v) tl_dst40[tl_v] = tl::in_bounds((col0 + 128) + ((tl_chunk37 * 16) / 128), N) && tl::in_bounds((128 + ((tl_chunk37 * 16) % 128)) + tl_v, K) ? tl_src39[tl_v] : tl::convert<tl::f8e4m3>(0.0f);
@@ -1746,6 +1830,8 @@ __global__ void __launch_bounds__(512) fp8_gemm_block_scaled_wide_kernel(
                         const int tl_valid50 = !(tl::in_bounds(row0 + ((tl_chunk46 * 16) / 128), M)) ? 0 : max(0, min(16, K - (((k + 2) * 128) + ((tl_chunk46 * 16) % 128))));
                         if (tl_valid50 == 16 && ((k + 2) * 128) + ((tl_chunk46 * 16) % 128) >= 0 && tl::is_aligned(tl_src48, 4)) {
                             tl::cp_async_chunk(tl_dst49, tl_src48);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
+                        } else if (tl_valid50 == 0) {
+                            tl::fill_vector<tl::f8e4m3, 16>(tl_dst49, tl::convert<tl::f8e4m3>(0.0f));
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 16; ++tl_v) tl_dst49[tl_v] = tl::in_bounds(row0 + ((tl_chunk46 * 16) / 128), M) && tl::in_bounds((((k + 2) * 128) + ((tl_chunk46 * 16) % 128)) + tl_v, K) ? tl_src48[tl_v] : tl::convert<tl::f8e4m3>(0.0f);
@@ -1769,6 +1855,8 @@ __global__ void __launch_bounds__(512) fp8_gemm_block_scaled_wide_kernel(
                     const int tl_valid57 = !(tl::in_bounds(col0 + ((tl_chunk53 * 16) / 128), N)) ? 0 : max(0, min(16, K - (((k + 2) * 128) + ((tl_chunk53 * 16) % 128))));
                     if (tl_valid57 == 16 && ((k + 2) * 128) + ((tl_chunk53 * 16) % 128) >= 0 && tl::is_aligned(tl_src55, 4)) {
                         tl::cp_async_chunk(tl_dst56, tl_src55);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
+                    } else if (tl_valid57 == 0) {
+                        tl::fill_vector<tl::f8e4m3, 16>(tl_dst56, tl::convert<tl::f8e4m3>(0.0f));
                     } else {
                         #pragma unroll
                         for (int tl_v = 0; tl_v < 16; ++tl_v) tl_dst56[tl_v] = tl::in_bounds(col0 + ((tl_chunk53 * 16) / 128), N) && tl::in_bounds((((k + 2) * 128) + ((tl_chunk53 * 16) % 128)) + tl_v, K) ? tl_src55[tl_v] : tl::convert<tl::f8e4m3>(0.0f);
@@ -1791,6 +1879,8 @@ __global__ void __launch_bounds__(512) fp8_gemm_block_scaled_wide_kernel(
                     const int tl_valid64 = !(tl::in_bounds((col0 + 128) + ((tl_chunk60 * 16) / 128), N)) ? 0 : max(0, min(16, K - (((k + 2) * 128) + ((tl_chunk60 * 16) % 128))));
                     if (tl_valid64 == 16 && ((k + 2) * 128) + ((tl_chunk60 * 16) % 128) >= 0 && tl::is_aligned(tl_src62, 4)) {
                         tl::cp_async_chunk(tl_dst63, tl_src62);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
+                    } else if (tl_valid64 == 0) {
+                        tl::fill_vector<tl::f8e4m3, 16>(tl_dst63, tl::convert<tl::f8e4m3>(0.0f));
                     } else {
                         #pragma unroll
                         for (int tl_v = 0; tl_v < 16; ++tl_v) tl_dst63[tl_v] = tl::in_bounds((col0 + 128) + ((tl_chunk60 * 16) / 128), N) && tl::in_bounds((((k + 2) * 128) + ((tl_chunk60 * 16) % 128)) + tl_v, K) ? tl_src62[tl_v] : tl::convert<tl::f8e4m3>(0.0f);

@@ -62,6 +62,8 @@ __global__ void __launch_bounds__(256, 4) fp8_per_token_kernel_variant0(
                     const int tl_valid6 = !(tl::in_bounds((int(blockIdx.x) * 32) + ((tl_chunk2 * 8) / 128), M)) ? 0 : max(0, min(8, N - ((tl_chunk2 * 8) % 128)));
                     if (tl_valid6 == 8 && (tl_chunk2 * 8) % 128 >= 0 && tl::is_aligned(tl_src4, 4)) {
                         tl::cp_async_chunk(tl_dst5, tl_src4);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
+                    } else if (tl_valid6 == 0) {
+                        tl::fill_vector<tl::bf16, 8>(tl_dst5, tl::convert<tl::bf16>(0.0f));
                     } else {
                         #pragma unroll
                         for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst5[tl_v] = tl::in_bounds((int(blockIdx.x) * 32) + ((tl_chunk2 * 8) / 128), M) && tl::in_bounds(((tl_chunk2 * 8) % 128) + tl_v, N) ? tl_src4[tl_v] : tl::convert<tl::bf16>(0.0f);
@@ -91,6 +93,8 @@ __global__ void __launch_bounds__(256, 4) fp8_per_token_kernel_variant0(
                         const int tl_valid13 = !(tl::in_bounds(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 32) + ((tl_chunk9 * 8) / 128), M)) ? 0 : max(0, min(8, N - ((tl_chunk9 * 8) % 128)));
                         if (tl_valid13 == 8 && (tl_chunk9 * 8) % 128 >= 0 && tl::is_aligned(tl_src11, 4)) {
                             tl::cp_async_chunk(tl_dst12, tl_src11);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
+                        } else if (tl_valid13 == 0) {
+                            tl::fill_vector<tl::bf16, 8>(tl_dst12, tl::convert<tl::bf16>(0.0f));
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst12[tl_v] = tl::in_bounds(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 32) + ((tl_chunk9 * 8) / 128), M) && tl::in_bounds(((tl_chunk9 * 8) % 128) + tl_v, N) ? tl_src11[tl_v] : tl::convert<tl::bf16>(0.0f);
@@ -321,6 +325,8 @@ __global__ void __launch_bounds__(256, 4) fp8_per_token_kernel_variant1(
                     const int tl_valid6 = !(tl::in_bounds((int(blockIdx.x) * 16) + ((tl_chunk2 * 8) / 256), M)) ? 0 : max(0, min(8, N - ((tl_chunk2 * 8) % 256)));
                     if (tl_valid6 == 8 && (tl_chunk2 * 8) % 256 >= 0 && tl::is_aligned(tl_src4, 4)) {
                         tl::cp_async_chunk(tl_dst5, tl_src4);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
+                    } else if (tl_valid6 == 0) {
+                        tl::fill_vector<tl::bf16, 8>(tl_dst5, tl::convert<tl::bf16>(0.0f));
                     } else {
                         #pragma unroll
                         for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst5[tl_v] = tl::in_bounds((int(blockIdx.x) * 16) + ((tl_chunk2 * 8) / 256), M) && tl::in_bounds(((tl_chunk2 * 8) % 256) + tl_v, N) ? tl_src4[tl_v] : tl::convert<tl::bf16>(0.0f);
@@ -350,6 +356,8 @@ __global__ void __launch_bounds__(256, 4) fp8_per_token_kernel_variant1(
                         const int tl_valid13 = !(tl::in_bounds(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 16) + ((tl_chunk9 * 8) / 256), M)) ? 0 : max(0, min(8, N - ((tl_chunk9 * 8) % 256)));
                         if (tl_valid13 == 8 && (tl_chunk9 * 8) % 256 >= 0 && tl::is_aligned(tl_src11, 4)) {
                             tl::cp_async_chunk(tl_dst12, tl_src11);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
+                        } else if (tl_valid13 == 0) {
+                            tl::fill_vector<tl::bf16, 8>(tl_dst12, tl::convert<tl::bf16>(0.0f));
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst12[tl_v] = tl::in_bounds(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 16) + ((tl_chunk9 * 8) / 256), M) && tl::in_bounds(((tl_chunk9 * 8) % 256) + tl_v, N) ? tl_src11[tl_v] : tl::convert<tl::bf16>(0.0f);
@@ -581,6 +589,8 @@ __global__ void __launch_bounds__(256, 4) fp8_per_token_kernel_variant2(
                     const int tl_valid6 = !(tl::in_bounds((int(blockIdx.x) * 8) + ((tl_chunk2 * 8) / 512), M)) ? 0 : max(0, min(8, N - ((tl_chunk2 * 8) % 512)));
                     if (tl_valid6 == 8 && (tl_chunk2 * 8) % 512 >= 0 && tl::is_aligned(tl_src4, 4)) {
                         tl::cp_async_chunk(tl_dst5, tl_src4);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
+                    } else if (tl_valid6 == 0) {
+                        tl::fill_vector<tl::bf16, 8>(tl_dst5, tl::convert<tl::bf16>(0.0f));
                     } else {
                         #pragma unroll
                         for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst5[tl_v] = tl::in_bounds((int(blockIdx.x) * 8) + ((tl_chunk2 * 8) / 512), M) && tl::in_bounds(((tl_chunk2 * 8) % 512) + tl_v, N) ? tl_src4[tl_v] : tl::convert<tl::bf16>(0.0f);
@@ -610,6 +620,8 @@ __global__ void __launch_bounds__(256, 4) fp8_per_token_kernel_variant2(
                         const int tl_valid13 = !(tl::in_bounds(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 8) + ((tl_chunk9 * 8) / 512), M)) ? 0 : max(0, min(8, N - ((tl_chunk9 * 8) % 512)));
                         if (tl_valid13 == 8 && (tl_chunk9 * 8) % 512 >= 0 && tl::is_aligned(tl_src11, 4)) {
                             tl::cp_async_chunk(tl_dst12, tl_src11);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
+                        } else if (tl_valid13 == 0) {
+                            tl::fill_vector<tl::bf16, 8>(tl_dst12, tl::convert<tl::bf16>(0.0f));
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst12[tl_v] = tl::in_bounds(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 8) + ((tl_chunk9 * 8) / 512), M) && tl::in_bounds(((tl_chunk9 * 8) % 512) + tl_v, N) ? tl_src11[tl_v] : tl::convert<tl::bf16>(0.0f);
@@ -841,6 +853,8 @@ __global__ void __launch_bounds__(256, 4) fp8_per_token_kernel_variant3(
                     const int tl_valid6 = !(tl::in_bounds((int(blockIdx.x) * 4) + ((tl_chunk2 * 8) / 1024), M)) ? 0 : max(0, min(8, N - ((tl_chunk2 * 8) % 1024)));
                     if (tl_valid6 == 8 && (tl_chunk2 * 8) % 1024 >= 0 && tl::is_aligned(tl_src4, 4)) {
                         tl::cp_async_chunk(tl_dst5, tl_src4);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
+                    } else if (tl_valid6 == 0) {
+                        tl::fill_vector<tl::bf16, 8>(tl_dst5, tl::convert<tl::bf16>(0.0f));
                     } else {
                         #pragma unroll
                         for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst5[tl_v] = tl::in_bounds((int(blockIdx.x) * 4) + ((tl_chunk2 * 8) / 1024), M) && tl::in_bounds(((tl_chunk2 * 8) % 1024) + tl_v, N) ? tl_src4[tl_v] : tl::convert<tl::bf16>(0.0f);
@@ -870,6 +884,8 @@ __global__ void __launch_bounds__(256, 4) fp8_per_token_kernel_variant3(
                         const int tl_valid13 = !(tl::in_bounds(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 4) + ((tl_chunk9 * 8) / 1024), M)) ? 0 : max(0, min(8, N - ((tl_chunk9 * 8) % 1024)));
                         if (tl_valid13 == 8 && (tl_chunk9 * 8) % 1024 >= 0 && tl::is_aligned(tl_src11, 4)) {
                             tl::cp_async_chunk(tl_dst12, tl_src11);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
+                        } else if (tl_valid13 == 0) {
+                            tl::fill_vector<tl::bf16, 8>(tl_dst12, tl::convert<tl::bf16>(0.0f));
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst12[tl_v] = tl::in_bounds(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 4) + ((tl_chunk9 * 8) / 1024), M) && tl::in_bounds(((tl_chunk9 * 8) % 1024) + tl_v, N) ? tl_src11[tl_v] : tl::convert<tl::bf16>(0.0f);
@@ -1114,6 +1130,8 @@ __global__ void __launch_bounds__(256, 4) fp8_per_token_kernel_variant4(
                     const int tl_valid6 = !(tl::in_bounds((int(blockIdx.x) * 2) + ((tl_chunk2 * 8) / 2048), M)) ? 0 : max(0, min(8, N - ((tl_chunk2 * 8) % 2048)));
                     if (tl_valid6 == 8 && (tl_chunk2 * 8) % 2048 >= 0 && tl::is_aligned(tl_src4, 4)) {
                         tl::cp_async_chunk(tl_dst5, tl_src4);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
+                    } else if (tl_valid6 == 0) {
+                        tl::fill_vector<tl::bf16, 8>(tl_dst5, tl::convert<tl::bf16>(0.0f));
                     } else {
                         #pragma unroll
                         for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst5[tl_v] = tl::in_bounds((int(blockIdx.x) * 2) + ((tl_chunk2 * 8) / 2048), M) && tl::in_bounds(((tl_chunk2 * 8) % 2048) + tl_v, N) ? tl_src4[tl_v] : tl::convert<tl::bf16>(0.0f);
@@ -1143,6 +1161,8 @@ __global__ void __launch_bounds__(256, 4) fp8_per_token_kernel_variant4(
                         const int tl_valid13 = !(tl::in_bounds(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 2) + ((tl_chunk9 * 8) / 2048), M)) ? 0 : max(0, min(8, N - ((tl_chunk9 * 8) % 2048)));
                         if (tl_valid13 == 8 && (tl_chunk9 * 8) % 2048 >= 0 && tl::is_aligned(tl_src11, 4)) {
                             tl::cp_async_chunk(tl_dst12, tl_src11);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
+                        } else if (tl_valid13 == 0) {
+                            tl::fill_vector<tl::bf16, 8>(tl_dst12, tl::convert<tl::bf16>(0.0f));
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst12[tl_v] = tl::in_bounds(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 2) + ((tl_chunk9 * 8) / 2048), M) && tl::in_bounds(((tl_chunk9 * 8) % 2048) + tl_v, N) ? tl_src11[tl_v] : tl::convert<tl::bf16>(0.0f);
@@ -1388,6 +1408,8 @@ __global__ void __launch_bounds__(256, 4) fp8_per_token_kernel_variant5(
                     const int tl_valid6 = !(tl::in_bounds(int(blockIdx.x) + ((tl_chunk2 * 8) / 4096), M)) ? 0 : max(0, min(8, N - ((tl_chunk2 * 8) % 4096)));
                     if (tl_valid6 == 8 && (tl_chunk2 * 8) % 4096 >= 0 && tl::is_aligned(tl_src4, 4)) {
                         tl::cp_async_chunk(tl_dst5, tl_src4);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
+                    } else if (tl_valid6 == 0) {
+                        tl::fill_vector<tl::bf16, 8>(tl_dst5, tl::convert<tl::bf16>(0.0f));
                     } else {
                         #pragma unroll
                         for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst5[tl_v] = tl::in_bounds(int(blockIdx.x) + ((tl_chunk2 * 8) / 4096), M) && tl::in_bounds(((tl_chunk2 * 8) % 4096) + tl_v, N) ? tl_src4[tl_v] : tl::convert<tl::bf16>(0.0f);
@@ -1417,6 +1439,8 @@ __global__ void __launch_bounds__(256, 4) fp8_per_token_kernel_variant5(
                         const int tl_valid13 = !(tl::in_bounds((int(blockIdx.x) + (g + 1) * int(gridDim.x)) + ((tl_chunk9 * 8) / 4096), M)) ? 0 : max(0, min(8, N - ((tl_chunk9 * 8) % 4096)));
                         if (tl_valid13 == 8 && (tl_chunk9 * 8) % 4096 >= 0 && tl::is_aligned(tl_src11, 4)) {
                             tl::cp_async_chunk(tl_dst12, tl_src11);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
+                        } else if (tl_valid13 == 0) {
+                            tl::fill_vector<tl::bf16, 8>(tl_dst12, tl::convert<tl::bf16>(0.0f));
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst12[tl_v] = tl::in_bounds((int(blockIdx.x) + (g + 1) * int(gridDim.x)) + ((tl_chunk9 * 8) / 4096), M) && tl::in_bounds(((tl_chunk9 * 8) % 4096) + tl_v, N) ? tl_src11[tl_v] : tl::convert<tl::bf16>(0.0f);
@@ -1663,6 +1687,8 @@ __global__ void __launch_bounds__(512, 2) fp8_per_token_kernel_variant6(
                     const int tl_valid6 = !(tl::in_bounds(int(blockIdx.x) + ((tl_chunk2 * 8) / 8192), M)) ? 0 : max(0, min(8, N - ((tl_chunk2 * 8) % 8192)));
                     if (tl_valid6 == 8 && (tl_chunk2 * 8) % 8192 >= 0 && tl::is_aligned(tl_src4, 4)) {
                         tl::cp_async_chunk(tl_dst5, tl_src4);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
+                    } else if (tl_valid6 == 0) {
+                        tl::fill_vector<tl::bf16, 8>(tl_dst5, tl::convert<tl::bf16>(0.0f));
                     } else {
                         #pragma unroll
                         for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst5[tl_v] = tl::in_bounds(int(blockIdx.x) + ((tl_chunk2 * 8) / 8192), M) && tl::in_bounds(((tl_chunk2 * 8) % 8192) + tl_v, N) ? tl_src4[tl_v] : tl::convert<tl::bf16>(0.0f);
@@ -1692,6 +1718,8 @@ __global__ void __launch_bounds__(512, 2) fp8_per_token_kernel_variant6(
                         const int tl_valid13 = !(tl::in_bounds((int(blockIdx.x) + (g + 1) * int(gridDim.x)) + ((tl_chunk9 * 8) / 8192), M)) ? 0 : max(0, min(8, N - ((tl_chunk9 * 8) % 8192)));
                         if (tl_valid13 == 8 && (tl_chunk9 * 8) % 8192 >= 0 && tl::is_aligned(tl_src11, 4)) {
                             tl::cp_async_chunk(tl_dst12, tl_src11);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
+                        } else if (tl_valid13 == 0) {
+                            tl::fill_vector<tl::bf16, 8>(tl_dst12, tl::convert<tl::bf16>(0.0f));
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst12[tl_v] = tl::in_bounds((int(blockIdx.x) + (g + 1) * int(gridDim.x)) + ((tl_chunk9 * 8) / 8192), M) && tl::in_bounds(((tl_chunk9 * 8) % 8192) + tl_v, N) ? tl_src11[tl_v] : tl::convert<tl::bf16>(0.0f);
@@ -1937,6 +1965,8 @@ __global__ void __launch_bounds__(256, 4) fp8_per_group_kernel(
                 const int tl_valid6 = !(tl::in_bounds((int(blockIdx.x) / tiles_n * 16) + ((tl_chunk2 * 8) / 512), M) && tl::in_bounds((int(blockIdx.x) % tiles_n * 4) + (((tl_chunk2 * 8) / 128) % 4), NG)) ? 0 : max(0, min(8, 128 - ((tl_chunk2 * 8) % 128)));
                 if (tl_valid6 == 8 && (tl_chunk2 * 8) % 128 >= 0 && tl::is_aligned(tl_src4, 4)) {
                     tl::cp_async_chunk(tl_dst5, tl_src4);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
+                } else if (tl_valid6 == 0) {
+                    tl::fill_vector<tl::bf16, 8>(tl_dst5, tl::convert<tl::bf16>(0.0f));
                 } else {
                     #pragma unroll
                     for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst5[tl_v] = tl::in_bounds((int(blockIdx.x) / tiles_n * 16) + ((tl_chunk2 * 8) / 512), M) && tl::in_bounds((int(blockIdx.x) % tiles_n * 4) + (((tl_chunk2 * 8) / 128) % 4), NG) && tl::in_bounds(((tl_chunk2 * 8) % 128) + tl_v, 128) ? tl_src4[tl_v] : tl::convert<tl::bf16>(0.0f);
@@ -1966,6 +1996,8 @@ __global__ void __launch_bounds__(256, 4) fp8_per_group_kernel(
                     const int tl_valid13 = !(tl::in_bounds(((int(blockIdx.x) + (t + 1) * int(gridDim.x)) / tiles_n * 16) + ((tl_chunk9 * 8) / 512), M) && tl::in_bounds(((int(blockIdx.x) + (t + 1) * int(gridDim.x)) % tiles_n * 4) + (((tl_chunk9 * 8) / 128) % 4), NG)) ? 0 : max(0, min(8, 128 - ((tl_chunk9 * 8) % 128)));
                     if (tl_valid13 == 8 && (tl_chunk9 * 8) % 128 >= 0 && tl::is_aligned(tl_src11, 4)) {
                         tl::cp_async_chunk(tl_dst12, tl_src11);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
+                    } else if (tl_valid13 == 0) {
+                        tl::fill_vector<tl::bf16, 8>(tl_dst12, tl::convert<tl::bf16>(0.0f));
                     } else {
                         #pragma unroll
                         for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst12[tl_v] = tl::in_bounds(((int(blockIdx.x) + (t + 1) * int(gridDim.x)) / tiles_n * 16) + ((tl_chunk9 * 8) / 512), M) && tl::in_bounds(((int(blockIdx.x) + (t + 1) * int(gridDim.x)) % tiles_n * 4) + (((tl_chunk9 * 8) / 128) % 4), NG) && tl::in_bounds(((tl_chunk9 * 8) % 128) + tl_v, 128) ? tl_src11[tl_v] : tl::convert<tl::bf16>(0.0f);
@@ -2099,6 +2131,8 @@ __global__ void __launch_bounds__(512) fp8_per_block_kernel(
                 const int tl_valid6 = !(tl::in_bounds((int(blockIdx.x) / NB * 128) + ((tl_chunk2 * 8) / 128), M)) ? 0 : max(0, min(8, N - ((int(blockIdx.x) % NB * 128) + ((tl_chunk2 * 8) % 128))));
                 if (tl_valid6 == 8 && (int(blockIdx.x) % NB * 128) + ((tl_chunk2 * 8) % 128) >= 0 && tl::is_aligned(tl_src4, 4)) {
                     tl::cp_async_chunk(tl_dst5, tl_src4);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
+                } else if (tl_valid6 == 0) {
+                    tl::fill_vector<tl::bf16, 8>(tl_dst5, tl::convert<tl::bf16>(0.0f));
                 } else {
                     #pragma unroll
                     for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst5[tl_v] = tl::in_bounds((int(blockIdx.x) / NB * 128) + ((tl_chunk2 * 8) / 128), M) && tl::in_bounds(((int(blockIdx.x) % NB * 128) + ((tl_chunk2 * 8) % 128)) + tl_v, N) ? tl_src4[tl_v] : tl::convert<tl::bf16>(0.0f);
@@ -2128,6 +2162,8 @@ __global__ void __launch_bounds__(512) fp8_per_block_kernel(
                     const int tl_valid13 = !(tl::in_bounds(((int(blockIdx.x) + (t + 1) * int(gridDim.x)) / NB * 128) + ((tl_chunk9 * 8) / 128), M)) ? 0 : max(0, min(8, N - (((int(blockIdx.x) + (t + 1) * int(gridDim.x)) % NB * 128) + ((tl_chunk9 * 8) % 128))));
                     if (tl_valid13 == 8 && ((int(blockIdx.x) + (t + 1) * int(gridDim.x)) % NB * 128) + ((tl_chunk9 * 8) % 128) >= 0 && tl::is_aligned(tl_src11, 4)) {
                         tl::cp_async_chunk(tl_dst12, tl_src11);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
+                    } else if (tl_valid13 == 0) {
+                        tl::fill_vector<tl::bf16, 8>(tl_dst12, tl::convert<tl::bf16>(0.0f));
                     } else {
                         #pragma unroll
                         for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst12[tl_v] = tl::in_bounds(((int(blockIdx.x) + (t + 1) * int(gridDim.x)) / NB * 128) + ((tl_chunk9 * 8) / 128), M) && tl::in_bounds((((int(blockIdx.x) + (t + 1) * int(gridDim.x)) % NB * 128) + ((tl_chunk9 * 8) % 128)) + tl_v, N) ? tl_src11[tl_v] : tl::convert<tl::bf16>(0.0f);
@@ -2278,6 +2314,8 @@ __global__ void __launch_bounds__(256, 4) swiglu_fp8_per_group_kernel(
                 const int tl_valid6 = !(tl::in_bounds((int(blockIdx.x) / tiles_n * 8) + ((tl_chunk2 * 8) / 512), M) && tl::in_bounds(0, 2) && tl::in_bounds((int(blockIdx.x) % tiles_n * 4) + (((tl_chunk2 * 8) / 128) % 4), NG)) ? 0 : max(0, min(8, 128 - ((tl_chunk2 * 8) % 128)));
                 if (tl_valid6 == 8 && (tl_chunk2 * 8) % 128 >= 0 && tl::is_aligned(tl_src4, 4)) {
                     tl::cp_async_chunk(tl_dst5, tl_src4);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
+                } else if (tl_valid6 == 0) {
+                    tl::fill_vector<tl::bf16, 8>(tl_dst5, tl::convert<tl::bf16>(0.0f));
                 } else {
                     #pragma unroll
                     for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst5[tl_v] = tl::in_bounds((int(blockIdx.x) / tiles_n * 8) + ((tl_chunk2 * 8) / 512), M) && tl::in_bounds(0, 2) && tl::in_bounds((int(blockIdx.x) % tiles_n * 4) + (((tl_chunk2 * 8) / 128) % 4), NG) && tl::in_bounds(((tl_chunk2 * 8) % 128) + tl_v, 128) ? tl_src4[tl_v] : tl::convert<tl::bf16>(0.0f);
@@ -2300,6 +2338,8 @@ __global__ void __launch_bounds__(256, 4) swiglu_fp8_per_group_kernel(
                 const int tl_valid13 = !(tl::in_bounds((int(blockIdx.x) / tiles_n * 8) + ((tl_chunk9 * 8) / 512), M) && tl::in_bounds(1, 2) && tl::in_bounds((int(blockIdx.x) % tiles_n * 4) + (((tl_chunk9 * 8) / 128) % 4), NG)) ? 0 : max(0, min(8, 128 - ((tl_chunk9 * 8) % 128)));
                 if (tl_valid13 == 8 && (tl_chunk9 * 8) % 128 >= 0 && tl::is_aligned(tl_src11, 4)) {
                     tl::cp_async_chunk(tl_dst12, tl_src11);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
+                } else if (tl_valid13 == 0) {
+                    tl::fill_vector<tl::bf16, 8>(tl_dst12, tl::convert<tl::bf16>(0.0f));
                 } else {
                     #pragma unroll
                     for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst12[tl_v] = tl::in_bounds((int(blockIdx.x) / tiles_n * 8) + ((tl_chunk9 * 8) / 512), M) && tl::in_bounds(1, 2) && tl::in_bounds((int(blockIdx.x) % tiles_n * 4) + (((tl_chunk9 * 8) / 128) % 4), NG) && tl::in_bounds(((tl_chunk9 * 8) % 128) + tl_v, 128) ? tl_src11[tl_v] : tl::convert<tl::bf16>(0.0f);
@@ -2329,6 +2369,8 @@ __global__ void __launch_bounds__(256, 4) swiglu_fp8_per_group_kernel(
                     const int tl_valid20 = !(tl::in_bounds(((int(blockIdx.x) + (t + 1) * int(gridDim.x)) / tiles_n * 8) + ((tl_chunk16 * 8) / 512), M) && tl::in_bounds(0, 2) && tl::in_bounds(((int(blockIdx.x) + (t + 1) * int(gridDim.x)) % tiles_n * 4) + (((tl_chunk16 * 8) / 128) % 4), NG)) ? 0 : max(0, min(8, 128 - ((tl_chunk16 * 8) % 128)));
                     if (tl_valid20 == 8 && (tl_chunk16 * 8) % 128 >= 0 && tl::is_aligned(tl_src18, 4)) {
                         tl::cp_async_chunk(tl_dst19, tl_src18);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
+                    } else if (tl_valid20 == 0) {
+                        tl::fill_vector<tl::bf16, 8>(tl_dst19, tl::convert<tl::bf16>(0.0f));
                     } else {
                         #pragma unroll
                         for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst19[tl_v] = tl::in_bounds(((int(blockIdx.x) + (t + 1) * int(gridDim.x)) / tiles_n * 8) + ((tl_chunk16 * 8) / 512), M) && tl::in_bounds(0, 2) && tl::in_bounds(((int(blockIdx.x) + (t + 1) * int(gridDim.x)) % tiles_n * 4) + (((tl_chunk16 * 8) / 128) % 4), NG) && tl::in_bounds(((tl_chunk16 * 8) % 128) + tl_v, 128) ? tl_src18[tl_v] : tl::convert<tl::bf16>(0.0f);
@@ -2351,6 +2393,8 @@ __global__ void __launch_bounds__(256, 4) swiglu_fp8_per_group_kernel(
                     const int tl_valid27 = !(tl::in_bounds(((int(blockIdx.x) + (t + 1) * int(gridDim.x)) / tiles_n * 8) + ((tl_chunk23 * 8) / 512), M) && tl::in_bounds(1, 2) && tl::in_bounds(((int(blockIdx.x) + (t + 1) * int(gridDim.x)) % tiles_n * 4) + (((tl_chunk23 * 8) / 128) % 4), NG)) ? 0 : max(0, min(8, 128 - ((tl_chunk23 * 8) % 128)));
                     if (tl_valid27 == 8 && (tl_chunk23 * 8) % 128 >= 0 && tl::is_aligned(tl_src25, 4)) {
                         tl::cp_async_chunk(tl_dst26, tl_src25);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
+                    } else if (tl_valid27 == 0) {
+                        tl::fill_vector<tl::bf16, 8>(tl_dst26, tl::convert<tl::bf16>(0.0f));
                     } else {
                         #pragma unroll
                         for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst26[tl_v] = tl::in_bounds(((int(blockIdx.x) + (t + 1) * int(gridDim.x)) / tiles_n * 8) + ((tl_chunk23 * 8) / 512), M) && tl::in_bounds(1, 2) && tl::in_bounds(((int(blockIdx.x) + (t + 1) * int(gridDim.x)) % tiles_n * 4) + (((tl_chunk23 * 8) / 128) % 4), NG) && tl::in_bounds(((tl_chunk23 * 8) % 128) + tl_v, 128) ? tl_src25[tl_v] : tl::convert<tl::bf16>(0.0f);

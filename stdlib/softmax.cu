@@ -51,6 +51,8 @@ __global__ void __launch_bounds__(128, 8) softmax_kernel_variant0(
                     const int tl_valid6 = !(tl::in_bounds((int(blockIdx.x) * 16) + ((tl_chunk2 * 8) / 128), M)) ? 0 : max(0, min(8, N - ((tl_chunk2 * 8) % 128)));
                     if (tl_valid6 == 8 && (tl_chunk2 * 8) % 128 >= 0 && tl::is_aligned(tl_src4, 4)) {
                         tl::cp_async_chunk(tl_dst5, tl_src4);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
+                    } else if (tl_valid6 == 0) {
+                        tl::fill_vector<tl::f16, 8>(tl_dst5, -tl::inf<tl::f16>());
                     } else {
                         #pragma unroll
                         for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst5[tl_v] = tl::in_bounds((int(blockIdx.x) * 16) + ((tl_chunk2 * 8) / 128), M) && tl::in_bounds(((tl_chunk2 * 8) % 128) + tl_v, N) ? tl_src4[tl_v] : -tl::inf<tl::f16>();
@@ -80,6 +82,8 @@ __global__ void __launch_bounds__(128, 8) softmax_kernel_variant0(
                         const int tl_valid13 = !(tl::in_bounds(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 16) + ((tl_chunk9 * 8) / 128), M)) ? 0 : max(0, min(8, N - ((tl_chunk9 * 8) % 128)));
                         if (tl_valid13 == 8 && (tl_chunk9 * 8) % 128 >= 0 && tl::is_aligned(tl_src11, 4)) {
                             tl::cp_async_chunk(tl_dst12, tl_src11);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
+                        } else if (tl_valid13 == 0) {
+                            tl::fill_vector<tl::f16, 8>(tl_dst12, -tl::inf<tl::f16>());
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst12[tl_v] = tl::in_bounds(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 16) + ((tl_chunk9 * 8) / 128), M) && tl::in_bounds(((tl_chunk9 * 8) % 128) + tl_v, N) ? tl_src11[tl_v] : -tl::inf<tl::f16>();
@@ -345,6 +349,8 @@ __global__ void __launch_bounds__(128, 8) softmax_kernel_variant1(
                     const int tl_valid6 = !(tl::in_bounds((int(blockIdx.x) * 8) + ((tl_chunk2 * 8) / 256), M)) ? 0 : max(0, min(8, N - ((tl_chunk2 * 8) % 256)));
                     if (tl_valid6 == 8 && (tl_chunk2 * 8) % 256 >= 0 && tl::is_aligned(tl_src4, 4)) {
                         tl::cp_async_chunk(tl_dst5, tl_src4);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
+                    } else if (tl_valid6 == 0) {
+                        tl::fill_vector<tl::f16, 8>(tl_dst5, -tl::inf<tl::f16>());
                     } else {
                         #pragma unroll
                         for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst5[tl_v] = tl::in_bounds((int(blockIdx.x) * 8) + ((tl_chunk2 * 8) / 256), M) && tl::in_bounds(((tl_chunk2 * 8) % 256) + tl_v, N) ? tl_src4[tl_v] : -tl::inf<tl::f16>();
@@ -374,6 +380,8 @@ __global__ void __launch_bounds__(128, 8) softmax_kernel_variant1(
                         const int tl_valid13 = !(tl::in_bounds(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 8) + ((tl_chunk9 * 8) / 256), M)) ? 0 : max(0, min(8, N - ((tl_chunk9 * 8) % 256)));
                         if (tl_valid13 == 8 && (tl_chunk9 * 8) % 256 >= 0 && tl::is_aligned(tl_src11, 4)) {
                             tl::cp_async_chunk(tl_dst12, tl_src11);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
+                        } else if (tl_valid13 == 0) {
+                            tl::fill_vector<tl::f16, 8>(tl_dst12, -tl::inf<tl::f16>());
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst12[tl_v] = tl::in_bounds(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 8) + ((tl_chunk9 * 8) / 256), M) && tl::in_bounds(((tl_chunk9 * 8) % 256) + tl_v, N) ? tl_src11[tl_v] : -tl::inf<tl::f16>();
@@ -641,6 +649,8 @@ __global__ void __launch_bounds__(128, 8) softmax_kernel_variant2(
                     const int tl_valid6 = !(tl::in_bounds((int(blockIdx.x) * 4) + ((tl_chunk2 * 8) / 512), M)) ? 0 : max(0, min(8, N - ((tl_chunk2 * 8) % 512)));
                     if (tl_valid6 == 8 && (tl_chunk2 * 8) % 512 >= 0 && tl::is_aligned(tl_src4, 4)) {
                         tl::cp_async_chunk(tl_dst5, tl_src4);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
+                    } else if (tl_valid6 == 0) {
+                        tl::fill_vector<tl::f16, 8>(tl_dst5, -tl::inf<tl::f16>());
                     } else {
                         #pragma unroll
                         for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst5[tl_v] = tl::in_bounds((int(blockIdx.x) * 4) + ((tl_chunk2 * 8) / 512), M) && tl::in_bounds(((tl_chunk2 * 8) % 512) + tl_v, N) ? tl_src4[tl_v] : -tl::inf<tl::f16>();
@@ -670,6 +680,8 @@ __global__ void __launch_bounds__(128, 8) softmax_kernel_variant2(
                         const int tl_valid13 = !(tl::in_bounds(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 4) + ((tl_chunk9 * 8) / 512), M)) ? 0 : max(0, min(8, N - ((tl_chunk9 * 8) % 512)));
                         if (tl_valid13 == 8 && (tl_chunk9 * 8) % 512 >= 0 && tl::is_aligned(tl_src11, 4)) {
                             tl::cp_async_chunk(tl_dst12, tl_src11);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
+                        } else if (tl_valid13 == 0) {
+                            tl::fill_vector<tl::f16, 8>(tl_dst12, -tl::inf<tl::f16>());
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst12[tl_v] = tl::in_bounds(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 4) + ((tl_chunk9 * 8) / 512), M) && tl::in_bounds(((tl_chunk9 * 8) % 512) + tl_v, N) ? tl_src11[tl_v] : -tl::inf<tl::f16>();
@@ -937,6 +949,8 @@ __global__ void __launch_bounds__(128, 8) softmax_kernel_variant3(
                     const int tl_valid6 = !(tl::in_bounds((int(blockIdx.x) * 2) + ((tl_chunk2 * 8) / 1024), M)) ? 0 : max(0, min(8, N - ((tl_chunk2 * 8) % 1024)));
                     if (tl_valid6 == 8 && (tl_chunk2 * 8) % 1024 >= 0 && tl::is_aligned(tl_src4, 4)) {
                         tl::cp_async_chunk(tl_dst5, tl_src4);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
+                    } else if (tl_valid6 == 0) {
+                        tl::fill_vector<tl::f16, 8>(tl_dst5, -tl::inf<tl::f16>());
                     } else {
                         #pragma unroll
                         for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst5[tl_v] = tl::in_bounds((int(blockIdx.x) * 2) + ((tl_chunk2 * 8) / 1024), M) && tl::in_bounds(((tl_chunk2 * 8) % 1024) + tl_v, N) ? tl_src4[tl_v] : -tl::inf<tl::f16>();
@@ -966,6 +980,8 @@ __global__ void __launch_bounds__(128, 8) softmax_kernel_variant3(
                         const int tl_valid13 = !(tl::in_bounds(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 2) + ((tl_chunk9 * 8) / 1024), M)) ? 0 : max(0, min(8, N - ((tl_chunk9 * 8) % 1024)));
                         if (tl_valid13 == 8 && (tl_chunk9 * 8) % 1024 >= 0 && tl::is_aligned(tl_src11, 4)) {
                             tl::cp_async_chunk(tl_dst12, tl_src11);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
+                        } else if (tl_valid13 == 0) {
+                            tl::fill_vector<tl::f16, 8>(tl_dst12, -tl::inf<tl::f16>());
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst12[tl_v] = tl::in_bounds(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 2) + ((tl_chunk9 * 8) / 1024), M) && tl::in_bounds(((tl_chunk9 * 8) % 1024) + tl_v, N) ? tl_src11[tl_v] : -tl::inf<tl::f16>();
@@ -1259,6 +1275,8 @@ __global__ void __launch_bounds__(128, 8) softmax_kernel_variant4(
                     const int tl_valid6 = !(tl::in_bounds(int(blockIdx.x) + ((tl_chunk2 * 8) / 2048), M)) ? 0 : max(0, min(8, N - ((tl_chunk2 * 8) % 2048)));
                     if (tl_valid6 == 8 && (tl_chunk2 * 8) % 2048 >= 0 && tl::is_aligned(tl_src4, 4)) {
                         tl::cp_async_chunk(tl_dst5, tl_src4);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
+                    } else if (tl_valid6 == 0) {
+                        tl::fill_vector<tl::f16, 8>(tl_dst5, -tl::inf<tl::f16>());
                     } else {
                         #pragma unroll
                         for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst5[tl_v] = tl::in_bounds(int(blockIdx.x) + ((tl_chunk2 * 8) / 2048), M) && tl::in_bounds(((tl_chunk2 * 8) % 2048) + tl_v, N) ? tl_src4[tl_v] : -tl::inf<tl::f16>();
@@ -1288,6 +1306,8 @@ __global__ void __launch_bounds__(128, 8) softmax_kernel_variant4(
                         const int tl_valid13 = !(tl::in_bounds((int(blockIdx.x) + (g + 1) * int(gridDim.x)) + ((tl_chunk9 * 8) / 2048), M)) ? 0 : max(0, min(8, N - ((tl_chunk9 * 8) % 2048)));
                         if (tl_valid13 == 8 && (tl_chunk9 * 8) % 2048 >= 0 && tl::is_aligned(tl_src11, 4)) {
                             tl::cp_async_chunk(tl_dst12, tl_src11);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
+                        } else if (tl_valid13 == 0) {
+                            tl::fill_vector<tl::f16, 8>(tl_dst12, -tl::inf<tl::f16>());
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst12[tl_v] = tl::in_bounds((int(blockIdx.x) + (g + 1) * int(gridDim.x)) + ((tl_chunk9 * 8) / 2048), M) && tl::in_bounds(((tl_chunk9 * 8) % 2048) + tl_v, N) ? tl_src11[tl_v] : -tl::inf<tl::f16>();
@@ -1583,6 +1603,8 @@ __global__ void __launch_bounds__(256, 4) softmax_kernel_variant5(
                     const int tl_valid6 = !(tl::in_bounds(int(blockIdx.x) + ((tl_chunk2 * 8) / 4096), M)) ? 0 : max(0, min(8, N - ((tl_chunk2 * 8) % 4096)));
                     if (tl_valid6 == 8 && (tl_chunk2 * 8) % 4096 >= 0 && tl::is_aligned(tl_src4, 4)) {
                         tl::cp_async_chunk(tl_dst5, tl_src4);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
+                    } else if (tl_valid6 == 0) {
+                        tl::fill_vector<tl::f16, 8>(tl_dst5, -tl::inf<tl::f16>());
                     } else {
                         #pragma unroll
                         for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst5[tl_v] = tl::in_bounds(int(blockIdx.x) + ((tl_chunk2 * 8) / 4096), M) && tl::in_bounds(((tl_chunk2 * 8) % 4096) + tl_v, N) ? tl_src4[tl_v] : -tl::inf<tl::f16>();
@@ -1612,6 +1634,8 @@ __global__ void __launch_bounds__(256, 4) softmax_kernel_variant5(
                         const int tl_valid13 = !(tl::in_bounds((int(blockIdx.x) + (g + 1) * int(gridDim.x)) + ((tl_chunk9 * 8) / 4096), M)) ? 0 : max(0, min(8, N - ((tl_chunk9 * 8) % 4096)));
                         if (tl_valid13 == 8 && (tl_chunk9 * 8) % 4096 >= 0 && tl::is_aligned(tl_src11, 4)) {
                             tl::cp_async_chunk(tl_dst12, tl_src11);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
+                        } else if (tl_valid13 == 0) {
+                            tl::fill_vector<tl::f16, 8>(tl_dst12, -tl::inf<tl::f16>());
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst12[tl_v] = tl::in_bounds((int(blockIdx.x) + (g + 1) * int(gridDim.x)) + ((tl_chunk9 * 8) / 4096), M) && tl::in_bounds(((tl_chunk9 * 8) % 4096) + tl_v, N) ? tl_src11[tl_v] : -tl::inf<tl::f16>();
@@ -1909,6 +1933,8 @@ __global__ void __launch_bounds__(512, 2) softmax_kernel_variant6(
                     const int tl_valid6 = !(tl::in_bounds(int(blockIdx.x) + ((tl_chunk2 * 8) / 8192), M)) ? 0 : max(0, min(8, N - ((tl_chunk2 * 8) % 8192)));
                     if (tl_valid6 == 8 && (tl_chunk2 * 8) % 8192 >= 0 && tl::is_aligned(tl_src4, 4)) {
                         tl::cp_async_chunk(tl_dst5, tl_src4);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
+                    } else if (tl_valid6 == 0) {
+                        tl::fill_vector<tl::f16, 8>(tl_dst5, -tl::inf<tl::f16>());
                     } else {
                         #pragma unroll
                         for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst5[tl_v] = tl::in_bounds(int(blockIdx.x) + ((tl_chunk2 * 8) / 8192), M) && tl::in_bounds(((tl_chunk2 * 8) % 8192) + tl_v, N) ? tl_src4[tl_v] : -tl::inf<tl::f16>();
@@ -1938,6 +1964,8 @@ __global__ void __launch_bounds__(512, 2) softmax_kernel_variant6(
                         const int tl_valid13 = !(tl::in_bounds((int(blockIdx.x) + (g + 1) * int(gridDim.x)) + ((tl_chunk9 * 8) / 8192), M)) ? 0 : max(0, min(8, N - ((tl_chunk9 * 8) % 8192)));
                         if (tl_valid13 == 8 && (tl_chunk9 * 8) % 8192 >= 0 && tl::is_aligned(tl_src11, 4)) {
                             tl::cp_async_chunk(tl_dst12, tl_src11);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
+                        } else if (tl_valid13 == 0) {
+                            tl::fill_vector<tl::f16, 8>(tl_dst12, -tl::inf<tl::f16>());
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst12[tl_v] = tl::in_bounds((int(blockIdx.x) + (g + 1) * int(gridDim.x)) + ((tl_chunk9 * 8) / 8192), M) && tl::in_bounds(((tl_chunk9 * 8) % 8192) + tl_v, N) ? tl_src11[tl_v] : -tl::inf<tl::f16>();
@@ -2239,6 +2267,8 @@ __global__ void __launch_bounds__(128, 8) log_softmax_kernel_variant0(
                     const int tl_valid6 = !(tl::in_bounds((int(blockIdx.x) * 16) + ((tl_chunk2 * 8) / 128), M)) ? 0 : max(0, min(8, N - ((tl_chunk2 * 8) % 128)));
                     if (tl_valid6 == 8 && (tl_chunk2 * 8) % 128 >= 0 && tl::is_aligned(tl_src4, 4)) {
                         tl::cp_async_chunk(tl_dst5, tl_src4);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
+                    } else if (tl_valid6 == 0) {
+                        tl::fill_vector<tl::f16, 8>(tl_dst5, -tl::inf<tl::f16>());
                     } else {
                         #pragma unroll
                         for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst5[tl_v] = tl::in_bounds((int(blockIdx.x) * 16) + ((tl_chunk2 * 8) / 128), M) && tl::in_bounds(((tl_chunk2 * 8) % 128) + tl_v, N) ? tl_src4[tl_v] : -tl::inf<tl::f16>();
@@ -2268,6 +2298,8 @@ __global__ void __launch_bounds__(128, 8) log_softmax_kernel_variant0(
                         const int tl_valid13 = !(tl::in_bounds(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 16) + ((tl_chunk9 * 8) / 128), M)) ? 0 : max(0, min(8, N - ((tl_chunk9 * 8) % 128)));
                         if (tl_valid13 == 8 && (tl_chunk9 * 8) % 128 >= 0 && tl::is_aligned(tl_src11, 4)) {
                             tl::cp_async_chunk(tl_dst12, tl_src11);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
+                        } else if (tl_valid13 == 0) {
+                            tl::fill_vector<tl::f16, 8>(tl_dst12, -tl::inf<tl::f16>());
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst12[tl_v] = tl::in_bounds(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 16) + ((tl_chunk9 * 8) / 128), M) && tl::in_bounds(((tl_chunk9 * 8) % 128) + tl_v, N) ? tl_src11[tl_v] : -tl::inf<tl::f16>();
@@ -2535,6 +2567,8 @@ __global__ void __launch_bounds__(128, 8) log_softmax_kernel_variant1(
                     const int tl_valid6 = !(tl::in_bounds((int(blockIdx.x) * 8) + ((tl_chunk2 * 8) / 256), M)) ? 0 : max(0, min(8, N - ((tl_chunk2 * 8) % 256)));
                     if (tl_valid6 == 8 && (tl_chunk2 * 8) % 256 >= 0 && tl::is_aligned(tl_src4, 4)) {
                         tl::cp_async_chunk(tl_dst5, tl_src4);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
+                    } else if (tl_valid6 == 0) {
+                        tl::fill_vector<tl::f16, 8>(tl_dst5, -tl::inf<tl::f16>());
                     } else {
                         #pragma unroll
                         for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst5[tl_v] = tl::in_bounds((int(blockIdx.x) * 8) + ((tl_chunk2 * 8) / 256), M) && tl::in_bounds(((tl_chunk2 * 8) % 256) + tl_v, N) ? tl_src4[tl_v] : -tl::inf<tl::f16>();
@@ -2564,6 +2598,8 @@ __global__ void __launch_bounds__(128, 8) log_softmax_kernel_variant1(
                         const int tl_valid13 = !(tl::in_bounds(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 8) + ((tl_chunk9 * 8) / 256), M)) ? 0 : max(0, min(8, N - ((tl_chunk9 * 8) % 256)));
                         if (tl_valid13 == 8 && (tl_chunk9 * 8) % 256 >= 0 && tl::is_aligned(tl_src11, 4)) {
                             tl::cp_async_chunk(tl_dst12, tl_src11);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
+                        } else if (tl_valid13 == 0) {
+                            tl::fill_vector<tl::f16, 8>(tl_dst12, -tl::inf<tl::f16>());
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst12[tl_v] = tl::in_bounds(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 8) + ((tl_chunk9 * 8) / 256), M) && tl::in_bounds(((tl_chunk9 * 8) % 256) + tl_v, N) ? tl_src11[tl_v] : -tl::inf<tl::f16>();
@@ -2833,6 +2869,8 @@ __global__ void __launch_bounds__(128, 8) log_softmax_kernel_variant2(
                     const int tl_valid6 = !(tl::in_bounds((int(blockIdx.x) * 4) + ((tl_chunk2 * 8) / 512), M)) ? 0 : max(0, min(8, N - ((tl_chunk2 * 8) % 512)));
                     if (tl_valid6 == 8 && (tl_chunk2 * 8) % 512 >= 0 && tl::is_aligned(tl_src4, 4)) {
                         tl::cp_async_chunk(tl_dst5, tl_src4);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
+                    } else if (tl_valid6 == 0) {
+                        tl::fill_vector<tl::f16, 8>(tl_dst5, -tl::inf<tl::f16>());
                     } else {
                         #pragma unroll
                         for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst5[tl_v] = tl::in_bounds((int(blockIdx.x) * 4) + ((tl_chunk2 * 8) / 512), M) && tl::in_bounds(((tl_chunk2 * 8) % 512) + tl_v, N) ? tl_src4[tl_v] : -tl::inf<tl::f16>();
@@ -2862,6 +2900,8 @@ __global__ void __launch_bounds__(128, 8) log_softmax_kernel_variant2(
                         const int tl_valid13 = !(tl::in_bounds(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 4) + ((tl_chunk9 * 8) / 512), M)) ? 0 : max(0, min(8, N - ((tl_chunk9 * 8) % 512)));
                         if (tl_valid13 == 8 && (tl_chunk9 * 8) % 512 >= 0 && tl::is_aligned(tl_src11, 4)) {
                             tl::cp_async_chunk(tl_dst12, tl_src11);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
+                        } else if (tl_valid13 == 0) {
+                            tl::fill_vector<tl::f16, 8>(tl_dst12, -tl::inf<tl::f16>());
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst12[tl_v] = tl::in_bounds(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 4) + ((tl_chunk9 * 8) / 512), M) && tl::in_bounds(((tl_chunk9 * 8) % 512) + tl_v, N) ? tl_src11[tl_v] : -tl::inf<tl::f16>();
@@ -3131,6 +3171,8 @@ __global__ void __launch_bounds__(128, 8) log_softmax_kernel_variant3(
                     const int tl_valid6 = !(tl::in_bounds((int(blockIdx.x) * 2) + ((tl_chunk2 * 8) / 1024), M)) ? 0 : max(0, min(8, N - ((tl_chunk2 * 8) % 1024)));
                     if (tl_valid6 == 8 && (tl_chunk2 * 8) % 1024 >= 0 && tl::is_aligned(tl_src4, 4)) {
                         tl::cp_async_chunk(tl_dst5, tl_src4);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
+                    } else if (tl_valid6 == 0) {
+                        tl::fill_vector<tl::f16, 8>(tl_dst5, -tl::inf<tl::f16>());
                     } else {
                         #pragma unroll
                         for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst5[tl_v] = tl::in_bounds((int(blockIdx.x) * 2) + ((tl_chunk2 * 8) / 1024), M) && tl::in_bounds(((tl_chunk2 * 8) % 1024) + tl_v, N) ? tl_src4[tl_v] : -tl::inf<tl::f16>();
@@ -3160,6 +3202,8 @@ __global__ void __launch_bounds__(128, 8) log_softmax_kernel_variant3(
                         const int tl_valid13 = !(tl::in_bounds(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 2) + ((tl_chunk9 * 8) / 1024), M)) ? 0 : max(0, min(8, N - ((tl_chunk9 * 8) % 1024)));
                         if (tl_valid13 == 8 && (tl_chunk9 * 8) % 1024 >= 0 && tl::is_aligned(tl_src11, 4)) {
                             tl::cp_async_chunk(tl_dst12, tl_src11);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
+                        } else if (tl_valid13 == 0) {
+                            tl::fill_vector<tl::f16, 8>(tl_dst12, -tl::inf<tl::f16>());
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst12[tl_v] = tl::in_bounds(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 2) + ((tl_chunk9 * 8) / 1024), M) && tl::in_bounds(((tl_chunk9 * 8) % 1024) + tl_v, N) ? tl_src11[tl_v] : -tl::inf<tl::f16>();
@@ -3455,6 +3499,8 @@ __global__ void __launch_bounds__(128, 8) log_softmax_kernel_variant4(
                     const int tl_valid6 = !(tl::in_bounds(int(blockIdx.x) + ((tl_chunk2 * 8) / 2048), M)) ? 0 : max(0, min(8, N - ((tl_chunk2 * 8) % 2048)));
                     if (tl_valid6 == 8 && (tl_chunk2 * 8) % 2048 >= 0 && tl::is_aligned(tl_src4, 4)) {
                         tl::cp_async_chunk(tl_dst5, tl_src4);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
+                    } else if (tl_valid6 == 0) {
+                        tl::fill_vector<tl::f16, 8>(tl_dst5, -tl::inf<tl::f16>());
                     } else {
                         #pragma unroll
                         for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst5[tl_v] = tl::in_bounds(int(blockIdx.x) + ((tl_chunk2 * 8) / 2048), M) && tl::in_bounds(((tl_chunk2 * 8) % 2048) + tl_v, N) ? tl_src4[tl_v] : -tl::inf<tl::f16>();
@@ -3484,6 +3530,8 @@ __global__ void __launch_bounds__(128, 8) log_softmax_kernel_variant4(
                         const int tl_valid13 = !(tl::in_bounds((int(blockIdx.x) + (g + 1) * int(gridDim.x)) + ((tl_chunk9 * 8) / 2048), M)) ? 0 : max(0, min(8, N - ((tl_chunk9 * 8) % 2048)));
                         if (tl_valid13 == 8 && (tl_chunk9 * 8) % 2048 >= 0 && tl::is_aligned(tl_src11, 4)) {
                             tl::cp_async_chunk(tl_dst12, tl_src11);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
+                        } else if (tl_valid13 == 0) {
+                            tl::fill_vector<tl::f16, 8>(tl_dst12, -tl::inf<tl::f16>());
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst12[tl_v] = tl::in_bounds((int(blockIdx.x) + (g + 1) * int(gridDim.x)) + ((tl_chunk9 * 8) / 2048), M) && tl::in_bounds(((tl_chunk9 * 8) % 2048) + tl_v, N) ? tl_src11[tl_v] : -tl::inf<tl::f16>();
@@ -3781,6 +3829,8 @@ __global__ void __launch_bounds__(256, 4) log_softmax_kernel_variant5(
                     const int tl_valid6 = !(tl::in_bounds(int(blockIdx.x) + ((tl_chunk2 * 8) / 4096), M)) ? 0 : max(0, min(8, N - ((tl_chunk2 * 8) % 4096)));
                     if (tl_valid6 == 8 && (tl_chunk2 * 8) % 4096 >= 0 && tl::is_aligned(tl_src4, 4)) {
                         tl::cp_async_chunk(tl_dst5, tl_src4);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
+                    } else if (tl_valid6 == 0) {
+                        tl::fill_vector<tl::f16, 8>(tl_dst5, -tl::inf<tl::f16>());
                     } else {
                         #pragma unroll
                         for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst5[tl_v] = tl::in_bounds(int(blockIdx.x) + ((tl_chunk2 * 8) / 4096), M) && tl::in_bounds(((tl_chunk2 * 8) % 4096) + tl_v, N) ? tl_src4[tl_v] : -tl::inf<tl::f16>();
@@ -3810,6 +3860,8 @@ __global__ void __launch_bounds__(256, 4) log_softmax_kernel_variant5(
                         const int tl_valid13 = !(tl::in_bounds((int(blockIdx.x) + (g + 1) * int(gridDim.x)) + ((tl_chunk9 * 8) / 4096), M)) ? 0 : max(0, min(8, N - ((tl_chunk9 * 8) % 4096)));
                         if (tl_valid13 == 8 && (tl_chunk9 * 8) % 4096 >= 0 && tl::is_aligned(tl_src11, 4)) {
                             tl::cp_async_chunk(tl_dst12, tl_src11);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
+                        } else if (tl_valid13 == 0) {
+                            tl::fill_vector<tl::f16, 8>(tl_dst12, -tl::inf<tl::f16>());
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst12[tl_v] = tl::in_bounds((int(blockIdx.x) + (g + 1) * int(gridDim.x)) + ((tl_chunk9 * 8) / 4096), M) && tl::in_bounds(((tl_chunk9 * 8) % 4096) + tl_v, N) ? tl_src11[tl_v] : -tl::inf<tl::f16>();
@@ -4109,6 +4161,8 @@ __global__ void __launch_bounds__(512, 2) log_softmax_kernel_variant6(
                     const int tl_valid6 = !(tl::in_bounds(int(blockIdx.x) + ((tl_chunk2 * 8) / 8192), M)) ? 0 : max(0, min(8, N - ((tl_chunk2 * 8) % 8192)));
                     if (tl_valid6 == 8 && (tl_chunk2 * 8) % 8192 >= 0 && tl::is_aligned(tl_src4, 4)) {
                         tl::cp_async_chunk(tl_dst5, tl_src4);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
+                    } else if (tl_valid6 == 0) {
+                        tl::fill_vector<tl::f16, 8>(tl_dst5, -tl::inf<tl::f16>());
                     } else {
                         #pragma unroll
                         for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst5[tl_v] = tl::in_bounds(int(blockIdx.x) + ((tl_chunk2 * 8) / 8192), M) && tl::in_bounds(((tl_chunk2 * 8) % 8192) + tl_v, N) ? tl_src4[tl_v] : -tl::inf<tl::f16>();
@@ -4138,6 +4192,8 @@ __global__ void __launch_bounds__(512, 2) log_softmax_kernel_variant6(
                         const int tl_valid13 = !(tl::in_bounds((int(blockIdx.x) + (g + 1) * int(gridDim.x)) + ((tl_chunk9 * 8) / 8192), M)) ? 0 : max(0, min(8, N - ((tl_chunk9 * 8) % 8192)));
                         if (tl_valid13 == 8 && (tl_chunk9 * 8) % 8192 >= 0 && tl::is_aligned(tl_src11, 4)) {
                             tl::cp_async_chunk(tl_dst12, tl_src11);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
+                        } else if (tl_valid13 == 0) {
+                            tl::fill_vector<tl::f16, 8>(tl_dst12, -tl::inf<tl::f16>());
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst12[tl_v] = tl::in_bounds((int(blockIdx.x) + (g + 1) * int(gridDim.x)) + ((tl_chunk9 * 8) / 8192), M) && tl::in_bounds(((tl_chunk9 * 8) % 8192) + tl_v, N) ? tl_src11[tl_v] : -tl::inf<tl::f16>();

@@ -150,13 +150,23 @@ bool KernelEmitter::emit_copy_async(const ir::Copy& c) {
         out_.indent();
         out_.line(fmt::format("tl::cp_async_chunk({}, {});  // 16, 8 or 4 bytes per cp.async, as the source is aligned", dp, sp));
         out_.dedent();
+        // A chunk wholly outside the tensor (padding rows of an edge tile, say) is the pad value:
+        // one vector store where the destination's chunks are aligned.
+        const int64_t chunk_bytes = width * dtype_bytes(d.dtype);
+        const std::string pad = c.pad ? expr(c.pad) : int_literal(0, d.dtype);
+        if (chunk_bytes <= 16 && (chunk_bytes & (chunk_bytes - 1)) == 0 && shared_chunks_aligned(c.dst, width)) {
+            out_.line(fmt::format("}} else if ({} == 0) {{", valid));
+            out_.indent();
+            out_.line(fmt::format("tl::fill_vector<{}, {}>({}, {});", type, width, dp, pad));
+            out_.dedent();
+        }
         out_.line("} else {");
         out_.indent();
         out_.line("#pragma unroll");
         std::vector<std::string> each = si;
         each.back() = "(" + si.back() + ") + tl_v";
         out_.line(fmt::format("for (int tl_v = 0; tl_v < {}; ++tl_v) {}[tl_v] = {} ? {}[tl_v] : {};", width, dp,
-                              bounds_mask(c.src, each), sp, c.pad ? expr(c.pad) : int_literal(0, d.dtype)));
+                              bounds_mask(c.src, each), sp, pad));
         out_.dedent();
         out_.line("}");
     });

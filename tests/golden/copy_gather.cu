@@ -40,6 +40,8 @@ __global__ void __launch_bounds__(128) gathered_gemm_kernel(
             const int tl_valid4 = !(tl::in_bounds(tl::gather_index(Idx, r0 + ((tl_chunk0 * 8) / 32), R), M)) ? 0 : max(0, min(8, K - ((tl_chunk0 * 8) % 32)));
             if (tl_valid4 == 8 && (tl_chunk0 * 8) % 32 >= 0 && tl::is_aligned(tl_src2, 4)) {
                 tl::cp_async_chunk(tl_dst3, tl_src2);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
+            } else if (tl_valid4 == 0) {
+                tl::fill_vector<tl::f16, 8>(tl_dst3, tl::convert<tl::f16>(0.0f));
             } else {
                 #pragma unroll
                 for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst3[tl_v] = tl::in_bounds(tl::gather_index(Idx, r0 + ((tl_chunk0 * 8) / 32), R), M) && tl::in_bounds(((tl_chunk0 * 8) % 32) + tl_v, K) ? tl_src2[tl_v] : tl::convert<tl::f16>(0.0f);
@@ -61,6 +63,8 @@ __global__ void __launch_bounds__(128) gathered_gemm_kernel(
                 const int tl_valid11 = !(tl::in_bounds((tl_chunk7 * 8) / 64, K)) ? 0 : max(0, min(8, N - (c0 + ((tl_chunk7 * 8) % 64))));
                 if (tl_valid11 == 8 && c0 + ((tl_chunk7 * 8) % 64) >= 0 && tl::is_aligned(tl_src9, 4)) {
                     tl::cp_async_chunk(tl_dst10, tl_src9);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
+                } else if (tl_valid11 == 0) {
+                    tl::fill_vector<tl::f16, 8>(tl_dst10, tl::convert<tl::f16>(0.0f));
                 } else {
                     #pragma unroll
                     for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst10[tl_v] = tl::in_bounds((tl_chunk7 * 8) / 64, K) && tl::in_bounds((c0 + ((tl_chunk7 * 8) % 64)) + tl_v, N) ? tl_src9[tl_v] : tl::convert<tl::f16>(0.0f);
@@ -79,6 +83,8 @@ __global__ void __launch_bounds__(128) gathered_gemm_kernel(
             const int tl_valid16 = !(tl::in_bounds(tl::gather_index(Idx, r0 + ((tl_chunk12 * 8) / 32), R), M)) ? 0 : max(0, min(8, K - (32 + ((tl_chunk12 * 8) % 32))));
             if (tl_valid16 == 8 && 32 + ((tl_chunk12 * 8) % 32) >= 0 && tl::is_aligned(tl_src14, 4)) {
                 tl::cp_async_chunk(tl_dst15, tl_src14);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
+            } else if (tl_valid16 == 0) {
+                tl::fill_vector<tl::f16, 8>(tl_dst15, tl::convert<tl::f16>(0.0f));
             } else {
                 #pragma unroll
                 for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst15[tl_v] = tl::in_bounds(tl::gather_index(Idx, r0 + ((tl_chunk12 * 8) / 32), R), M) && tl::in_bounds((32 + ((tl_chunk12 * 8) % 32)) + tl_v, K) ? tl_src14[tl_v] : tl::convert<tl::f16>(0.0f);
@@ -100,6 +106,8 @@ __global__ void __launch_bounds__(128) gathered_gemm_kernel(
                 const int tl_valid23 = !(tl::in_bounds(32 + ((tl_chunk19 * 8) / 64), K)) ? 0 : max(0, min(8, N - (c0 + ((tl_chunk19 * 8) % 64))));
                 if (tl_valid23 == 8 && c0 + ((tl_chunk19 * 8) % 64) >= 0 && tl::is_aligned(tl_src21, 4)) {
                     tl::cp_async_chunk(tl_dst22, tl_src21);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
+                } else if (tl_valid23 == 0) {
+                    tl::fill_vector<tl::f16, 8>(tl_dst22, tl::convert<tl::f16>(0.0f));
                 } else {
                     #pragma unroll
                     for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst22[tl_v] = tl::in_bounds(32 + ((tl_chunk19 * 8) / 64), K) && tl::in_bounds((c0 + ((tl_chunk19 * 8) % 64)) + tl_v, N) ? tl_src21[tl_v] : tl::convert<tl::f16>(0.0f);
@@ -122,6 +130,8 @@ __global__ void __launch_bounds__(128) gathered_gemm_kernel(
                 const int tl_valid28 = !(tl::in_bounds(tl::gather_index(Idx, r0 + ((tl_chunk24 * 8) / 32), R), M)) ? 0 : max(0, min(8, K - (((k + 2) * 32) + ((tl_chunk24 * 8) % 32))));
                 if (tl_valid28 == 8 && ((k + 2) * 32) + ((tl_chunk24 * 8) % 32) >= 0 && tl::is_aligned(tl_src26, 4)) {
                     tl::cp_async_chunk(tl_dst27, tl_src26);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
+                } else if (tl_valid28 == 0) {
+                    tl::fill_vector<tl::f16, 8>(tl_dst27, tl::convert<tl::f16>(0.0f));
                 } else {
                     #pragma unroll
                     for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst27[tl_v] = tl::in_bounds(tl::gather_index(Idx, r0 + ((tl_chunk24 * 8) / 32), R), M) && tl::in_bounds((((k + 2) * 32) + ((tl_chunk24 * 8) % 32)) + tl_v, K) ? tl_src26[tl_v] : tl::convert<tl::f16>(0.0f);
@@ -143,6 +153,8 @@ __global__ void __launch_bounds__(128) gathered_gemm_kernel(
                     const int tl_valid35 = !(tl::in_bounds(((k + 2) * 32) + ((tl_chunk31 * 8) / 64), K)) ? 0 : max(0, min(8, N - (c0 + ((tl_chunk31 * 8) % 64))));
                     if (tl_valid35 == 8 && c0 + ((tl_chunk31 * 8) % 64) >= 0 && tl::is_aligned(tl_src33, 4)) {
                         tl::cp_async_chunk(tl_dst34, tl_src33);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
+                    } else if (tl_valid35 == 0) {
+                        tl::fill_vector<tl::f16, 8>(tl_dst34, tl::convert<tl::f16>(0.0f));
                     } else {
                         #pragma unroll
                         for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst34[tl_v] = tl::in_bounds(((k + 2) * 32) + ((tl_chunk31 * 8) / 64), K) && tl::in_bounds((c0 + ((tl_chunk31 * 8) % 64)) + tl_v, N) ? tl_src33[tl_v] : tl::convert<tl::f16>(0.0f);

@@ -101,6 +101,8 @@ __global__ void __launch_bounds__(128) halo_rows_kernel(
                     const int tl_valid6 = !(tl::in_bounds(0, M)) ? 0 : max(0, min(4, N - ((int(blockIdx.x) * 128 - 4) + (tl_chunk2 * 4))));
                     if (tl_valid6 == 4 && (int(blockIdx.x) * 128 - 4) + (tl_chunk2 * 4) >= 0 && tl::is_aligned(tl_src4, 4)) {
                         tl::cp_async_chunk(tl_dst5, tl_src4);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
+                    } else if (tl_valid6 == 0) {
+                        tl::fill_vector<float, 4>(tl_dst5, 0.0f);
                     } else {
                         #pragma unroll
                         for (int tl_v = 0; tl_v < 4; ++tl_v) tl_dst5[tl_v] = tl::in_bounds(0, M) && tl::in_bounds(((int(blockIdx.x) * 128 - 4) + (tl_chunk2 * 4)) + tl_v, N) ? tl_src4[tl_v] : 0.0f;
@@ -134,6 +136,8 @@ __global__ void __launch_bounds__(128) halo_rows_kernel(
                         const int tl_valid13 = !(tl::in_bounds(r + 1, M)) ? 0 : max(0, min(4, N - ((int(blockIdx.x) * 128 - 4) + (tl_chunk9 * 4))));
                         if (tl_valid13 == 4 && (int(blockIdx.x) * 128 - 4) + (tl_chunk9 * 4) >= 0 && tl::is_aligned(tl_src11, 4)) {
                             tl::cp_async_chunk(tl_dst12, tl_src11);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
+                        } else if (tl_valid13 == 0) {
+                            tl::fill_vector<float, 4>(tl_dst12, 0.0f);
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 4; ++tl_v) tl_dst12[tl_v] = tl::in_bounds(r + 1, M) && tl::in_bounds(((int(blockIdx.x) * 128 - 4) + (tl_chunk9 * 4)) + tl_v, N) ? tl_src11[tl_v] : 0.0f;

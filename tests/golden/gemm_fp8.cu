@@ -54,6 +54,8 @@ __global__ void __launch_bounds__(128) gemm_fp8_scaled_kernel(
                 const int tl_valid6 = !(tl::in_bounds((int(blockIdx.y) * 64) + ((tl_chunk2 * 16) / 64), M)) ? 0 : max(0, min(16, K - ((tl_chunk2 * 16) % 64)));
                 if (tl_valid6 == 16 && (tl_chunk2 * 16) % 64 >= 0 && tl::is_aligned(tl_src4, 4)) {
                     tl::cp_async_chunk(tl_dst5, tl_src4);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
+                } else if (tl_valid6 == 0) {
+                    tl::fill_vector<tl::f8e4m3, 16>(tl_dst5, tl::convert<tl::f8e4m3>(0.0f));
                 } else {
                     #pragma unroll
                     for (int tl_v = 0; tl_v < 16; ++tl_v) tl_dst5[tl_v] = tl::in_bounds((int(blockIdx.y) * 64) + ((tl_chunk2 * 16) / 64), M) && tl::in_bounds(((tl_chunk2 * 16) % 64) + tl_v, K) ? tl_src4[tl_v] : tl::convert<tl::f8e4m3>(0.0f);
@@ -76,6 +78,8 @@ __global__ void __launch_bounds__(128) gemm_fp8_scaled_kernel(
                 const int tl_valid13 = !(tl::in_bounds((int(blockIdx.x) * 64) + ((tl_chunk9 * 16) / 64), N)) ? 0 : max(0, min(16, K - ((tl_chunk9 * 16) % 64)));
                 if (tl_valid13 == 16 && (tl_chunk9 * 16) % 64 >= 0 && tl::is_aligned(tl_src11, 4)) {
                     tl::cp_async_chunk(tl_dst12, tl_src11);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
+                } else if (tl_valid13 == 0) {
+                    tl::fill_vector<tl::f8e4m3, 16>(tl_dst12, tl::convert<tl::f8e4m3>(0.0f));
                 } else {
                     #pragma unroll
                     for (int tl_v = 0; tl_v < 16; ++tl_v) tl_dst12[tl_v] = tl::in_bounds((int(blockIdx.x) * 64) + ((tl_chunk9 * 16) / 64), N) && tl::in_bounds(((tl_chunk9 * 16) % 64) + tl_v, K) ? tl_src11[tl_v] : tl::convert<tl::f8e4m3>(0.0f);
@@ -114,6 +118,8 @@ __global__ void __launch_bounds__(128) gemm_fp8_scaled_kernel(
                     const int tl_valid22 = !(tl::in_bounds((int(blockIdx.y) * 64) + ((tl_chunk18 * 16) / 64), M)) ? 0 : max(0, min(16, K - (((k + 1) * 64) + ((tl_chunk18 * 16) % 64))));
                     if (tl_valid22 == 16 && ((k + 1) * 64) + ((tl_chunk18 * 16) % 64) >= 0 && tl::is_aligned(tl_src20, 4)) {
                         tl::cp_async_chunk(tl_dst21, tl_src20);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
+                    } else if (tl_valid22 == 0) {
+                        tl::fill_vector<tl::f8e4m3, 16>(tl_dst21, tl::convert<tl::f8e4m3>(0.0f));
                     } else {
                         #pragma unroll
                         for (int tl_v = 0; tl_v < 16; ++tl_v) tl_dst21[tl_v] = tl::in_bounds((int(blockIdx.y) * 64) + ((tl_chunk18 * 16) / 64), M) && tl::in_bounds((((k + 1) * 64) + ((tl_chunk18 * 16) % 64)) + tl_v, K) ? tl_src20[tl_v] : tl::convert<tl::f8e4m3>(0.0f);
@@ -136,6 +142,8 @@ __global__ void __launch_bounds__(128) gemm_fp8_scaled_kernel(
                     const int tl_valid29 = !(tl::in_bounds((int(blockIdx.x) * 64) + ((tl_chunk25 * 16) / 64), N)) ? 0 : max(0, min(16, K - (((k + 1) * 64) + ((tl_chunk25 * 16) % 64))));
                     if (tl_valid29 == 16 && ((k + 1) * 64) + ((tl_chunk25 * 16) % 64) >= 0 && tl::is_aligned(tl_src27, 4)) {
                         tl::cp_async_chunk(tl_dst28, tl_src27);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
+                    } else if (tl_valid29 == 0) {
+                        tl::fill_vector<tl::f8e4m3, 16>(tl_dst28, tl::convert<tl::f8e4m3>(0.0f));
                     } else {
                         #pragma unroll
                         for (int tl_v = 0; tl_v < 16; ++tl_v) tl_dst28[tl_v] = tl::in_bounds((int(blockIdx.x) * 64) + ((tl_chunk25 * 16) / 64), N) && tl::in_bounds((((k + 1) * 64) + ((tl_chunk25 * 16) % 64)) + tl_v, K) ? tl_src27[tl_v] : tl::convert<tl::f8e4m3>(0.0f);
@@ -356,6 +364,8 @@ __global__ void __launch_bounds__(64) gemm_fp8_mixed_kernel(
                 const int tl_valid6 = !(tl::in_bounds((int(blockIdx.y) * 32) + ((tl_chunk2 * 16) / 32), M)) ? 0 : max(0, min(16, K - ((tl_chunk2 * 16) % 32)));
                 if (tl_valid6 == 16 && (tl_chunk2 * 16) % 32 >= 0 && tl::is_aligned(tl_src4, 4)) {
                     tl::cp_async_chunk(tl_dst5, tl_src4);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
+                } else if (tl_valid6 == 0) {
+                    tl::fill_vector<tl::f8e5m2, 16>(tl_dst5, tl::convert<tl::f8e5m2>(0.0f));
                 } else {
                     #pragma unroll
                     for (int tl_v = 0; tl_v < 16; ++tl_v) tl_dst5[tl_v] = tl::in_bounds((int(blockIdx.y) * 32) + ((tl_chunk2 * 16) / 32), M) && tl::in_bounds(((tl_chunk2 * 16) % 32) + tl_v, K) ? tl_src4[tl_v] : tl::convert<tl::f8e5m2>(0.0f);
@@ -378,6 +388,8 @@ __global__ void __launch_bounds__(64) gemm_fp8_mixed_kernel(
                 const int tl_valid13 = !(tl::in_bounds((tl_chunk9 * 16) / 32, K)) ? 0 : max(0, min(16, N - ((int(blockIdx.x) * 32) + ((tl_chunk9 * 16) % 32))));
                 if (tl_valid13 == 16 && (int(blockIdx.x) * 32) + ((tl_chunk9 * 16) % 32) >= 0 && tl::is_aligned(tl_src11, 4)) {
                     tl::cp_async_chunk(tl_dst12, tl_src11);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
+                } else if (tl_valid13 == 0) {
+                    tl::fill_vector<tl::f8e4m3, 16>(tl_dst12, tl::convert<tl::f8e4m3>(0.0f));
                 } else {
                     #pragma unroll
                     for (int tl_v = 0; tl_v < 16; ++tl_v) tl_dst12[tl_v] = tl::in_bounds((tl_chunk9 * 16) / 32, K) && tl::in_bounds(((int(blockIdx.x) * 32) + ((tl_chunk9 * 16) % 32)) + tl_v, N) ? tl_src11[tl_v] : tl::convert<tl::f8e4m3>(0.0f);
@@ -407,6 +419,8 @@ __global__ void __launch_bounds__(64) gemm_fp8_mixed_kernel(
                     const int tl_valid20 = !(tl::in_bounds((int(blockIdx.y) * 32) + ((tl_chunk16 * 16) / 32), M)) ? 0 : max(0, min(16, K - (((k + 1) * 32) + ((tl_chunk16 * 16) % 32))));
                     if (tl_valid20 == 16 && ((k + 1) * 32) + ((tl_chunk16 * 16) % 32) >= 0 && tl::is_aligned(tl_src18, 4)) {
                         tl::cp_async_chunk(tl_dst19, tl_src18);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
+                    } else if (tl_valid20 == 0) {
+                        tl::fill_vector<tl::f8e5m2, 16>(tl_dst19, tl::convert<tl::f8e5m2>(0.0f));
                     } else {
                         #pragma unroll
                         for (int tl_v = 0; tl_v < 16; ++tl_v) tl_dst19[tl_v] = tl::in_bounds((int(blockIdx.y) * 32) + ((tl_chunk16 * 16) / 32), M) && tl::in_bounds((((k + 1) * 32) + ((tl_chunk16 * 16) % 32)) + tl_v, K) ? tl_src18[tl_v] : tl::convert<tl::f8e5m2>(0.0f);
@@ -429,6 +443,8 @@ __global__ void __launch_bounds__(64) gemm_fp8_mixed_kernel(
                     const int tl_valid27 = !(tl::in_bounds(((k + 1) * 32) + ((tl_chunk23 * 16) / 32), K)) ? 0 : max(0, min(16, N - ((int(blockIdx.x) * 32) + ((tl_chunk23 * 16) % 32))));
                     if (tl_valid27 == 16 && (int(blockIdx.x) * 32) + ((tl_chunk23 * 16) % 32) >= 0 && tl::is_aligned(tl_src25, 4)) {
                         tl::cp_async_chunk(tl_dst26, tl_src25);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
+                    } else if (tl_valid27 == 0) {
+                        tl::fill_vector<tl::f8e4m3, 16>(tl_dst26, tl::convert<tl::f8e4m3>(0.0f));
                     } else {
                         #pragma unroll
                         for (int tl_v = 0; tl_v < 16; ++tl_v) tl_dst26[tl_v] = tl::in_bounds(((k + 1) * 32) + ((tl_chunk23 * 16) / 32), K) && tl::in_bounds(((int(blockIdx.x) * 32) + ((tl_chunk23 * 16) % 32)) + tl_v, N) ? tl_src25[tl_v] : tl::convert<tl::f8e4m3>(0.0f);

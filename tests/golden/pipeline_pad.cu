@@ -40,6 +40,8 @@ __global__ void __launch_bounds__(128) row_max_kernel(
                 const int tl_valid6 = !(tl::in_bounds((int(blockIdx.x) * 8) + ((tl_chunk2 * 8) / 128), M)) ? 0 : max(0, min(8, N - ((tl_chunk2 * 8) % 128)));
                 if (tl_valid6 == 8 && (tl_chunk2 * 8) % 128 >= 0 && tl::is_aligned(tl_src4, 4)) {
                     tl::cp_async_chunk(tl_dst5, tl_src4);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
+                } else if (tl_valid6 == 0) {
+                    tl::fill_vector<tl::f16, 8>(tl_dst5, -tl::inf<tl::f16>());
                 } else {
                     #pragma unroll
                     for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst5[tl_v] = tl::in_bounds((int(blockIdx.x) * 8) + ((tl_chunk2 * 8) / 128), M) && tl::in_bounds(((tl_chunk2 * 8) % 128) + tl_v, N) ? tl_src4[tl_v] : -tl::inf<tl::f16>();
@@ -69,6 +71,8 @@ __global__ void __launch_bounds__(128) row_max_kernel(
                     const int tl_valid13 = !(tl::in_bounds(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 8) + ((tl_chunk9 * 8) / 128), M)) ? 0 : max(0, min(8, N - ((tl_chunk9 * 8) % 128)));
                     if (tl_valid13 == 8 && (tl_chunk9 * 8) % 128 >= 0 && tl::is_aligned(tl_src11, 4)) {
                         tl::cp_async_chunk(tl_dst12, tl_src11);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
+                    } else if (tl_valid13 == 0) {
+                        tl::fill_vector<tl::f16, 8>(tl_dst12, -tl::inf<tl::f16>());
                     } else {
                         #pragma unroll
                         for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst12[tl_v] = tl::in_bounds(((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 8) + ((tl_chunk9 * 8) / 128), M) && tl::in_bounds(((tl_chunk9 * 8) % 128) + tl_v, N) ? tl_src11[tl_v] : -tl::inf<tl::f16>();

@@ -39,6 +39,8 @@ __global__ void __launch_bounds__(128) short_trip_kernel(
                 const int tl_valid6 = !(tl::in_bounds((int(blockIdx.x) * 32) + ((tl_chunk2 * 4) / 32), M)) ? 0 : max(0, min(4, 64 - ((tl_chunk2 * 4) % 32)));
                 if (tl_valid6 == 4 && (tl_chunk2 * 4) % 32 >= 0 && tl::is_aligned(tl_src4, 4)) {
                     tl::cp_async_chunk(tl_dst5, tl_src4);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
+                } else if (tl_valid6 == 0) {
+                    tl::fill_vector<float, 4>(tl_dst5, 0.0f);
                 } else {
                     #pragma unroll
                     for (int tl_v = 0; tl_v < 4; ++tl_v) tl_dst5[tl_v] = tl::in_bounds((int(blockIdx.x) * 32) + ((tl_chunk2 * 4) / 32), M) && tl::in_bounds(((tl_chunk2 * 4) % 32) + tl_v, 64) ? tl_src4[tl_v] : 0.0f;
@@ -64,6 +66,8 @@ __global__ void __launch_bounds__(128) short_trip_kernel(
                 const int tl_valid13 = !(tl::in_bounds((int(blockIdx.x) * 32) + ((tl_chunk9 * 4) / 32), M)) ? 0 : max(0, min(4, 64 - (32 + ((tl_chunk9 * 4) % 32))));
                 if (tl_valid13 == 4 && 32 + ((tl_chunk9 * 4) % 32) >= 0 && tl::is_aligned(tl_src11, 4)) {
                     tl::cp_async_chunk(tl_dst12, tl_src11);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
+                } else if (tl_valid13 == 0) {
+                    tl::fill_vector<float, 4>(tl_dst12, 0.0f);
                 } else {
                     #pragma unroll
                     for (int tl_v = 0; tl_v < 4; ++tl_v) tl_dst12[tl_v] = tl::in_bounds((int(blockIdx.x) * 32) + ((tl_chunk9 * 4) / 32), M) && tl::in_bounds((32 + ((tl_chunk9 * 4) % 32)) + tl_v, 64) ? tl_src11[tl_v] : 0.0f;
@@ -89,6 +93,8 @@ __global__ void __launch_bounds__(128) short_trip_kernel(
                 const int tl_valid20 = !(tl::in_bounds((int(blockIdx.x) * 32) + ((tl_chunk16 * 4) / 32), M)) ? 0 : max(0, min(4, 64 - (64 + ((tl_chunk16 * 4) % 32))));
                 if (tl_valid20 == 4 && 64 + ((tl_chunk16 * 4) % 32) >= 0 && tl::is_aligned(tl_src18, 4)) {
                     tl::cp_async_chunk(tl_dst19, tl_src18);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
+                } else if (tl_valid20 == 0) {
+                    tl::fill_vector<float, 4>(tl_dst19, 0.0f);
                 } else {
                     #pragma unroll
                     for (int tl_v = 0; tl_v < 4; ++tl_v) tl_dst19[tl_v] = tl::in_bounds((int(blockIdx.x) * 32) + ((tl_chunk16 * 4) / 32), M) && tl::in_bounds((64 + ((tl_chunk16 * 4) % 32)) + tl_v, 64) ? tl_src18[tl_v] : 0.0f;
@@ -118,6 +124,8 @@ __global__ void __launch_bounds__(128) short_trip_kernel(
                     const int tl_valid27 = !(tl::in_bounds((int(blockIdx.x) * 32) + ((tl_chunk23 * 4) / 32), M)) ? 0 : max(0, min(4, 64 - (((k + 3) * 32) + ((tl_chunk23 * 4) % 32))));
                     if (tl_valid27 == 4 && ((k + 3) * 32) + ((tl_chunk23 * 4) % 32) >= 0 && tl::is_aligned(tl_src25, 4)) {
                         tl::cp_async_chunk(tl_dst26, tl_src25);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
+                    } else if (tl_valid27 == 0) {
+                        tl::fill_vector<float, 4>(tl_dst26, 0.0f);
                     } else {
                         #pragma unroll
                         for (int tl_v = 0; tl_v < 4; ++tl_v) tl_dst26[tl_v] = tl::in_bounds((int(blockIdx.x) * 32) + ((tl_chunk23 * 4) / 32), M) && tl::in_bounds((((k + 3) * 32) + ((tl_chunk23 * 4) % 32)) + tl_v, 64) ? tl_src25[tl_v] : 0.0f;

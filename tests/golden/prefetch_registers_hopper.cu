@@ -61,6 +61,8 @@ __global__ void __launch_bounds__(256) block_scaled_kernel(
                 const int tl_valid6 = !(tl::in_bounds(row0 + ((tl_chunk2 * 16) / 128), M)) ? 0 : max(0, min(16, K - ((tl_chunk2 * 16) % 128)));
                 if (tl_valid6 == 16 && (tl_chunk2 * 16) % 128 >= 0 && tl::is_aligned(tl_src4, 4)) {
                     tl::cp_async_chunk(tl_dst5, tl_src4);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
+                } else if (tl_valid6 == 0) {
+                    tl::fill_vector<tl::f8e4m3, 16>(tl_dst5, tl::convert<tl::f8e4m3>(0.0f));
                 } else {
                     #pragma unroll
                     for (int tl_v = 0; tl_v < 16; ++tl_v) tl_dst5[tl_v] = tl::in_bounds(row0 + ((tl_chunk2 * 16) / 128), M) && tl::in_bounds(((tl_chunk2 * 16) % 128) + tl_v, K) ? tl_src4[tl_v] : tl::convert<tl::f8e4m3>(0.0f);
@@ -83,6 +85,8 @@ __global__ void __launch_bounds__(256) block_scaled_kernel(
                 const int tl_valid13 = !(tl::in_bounds(col0 + ((tl_chunk9 * 16) / 128), N)) ? 0 : max(0, min(16, K - ((tl_chunk9 * 16) % 128)));
                 if (tl_valid13 == 16 && (tl_chunk9 * 16) % 128 >= 0 && tl::is_aligned(tl_src11, 4)) {
                     tl::cp_async_chunk(tl_dst12, tl_src11);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
+                } else if (tl_valid13 == 0) {
+                    tl::fill_vector<tl::f8e4m3, 16>(tl_dst12, tl::convert<tl::f8e4m3>(0.0f));
                 } else {
                     #pragma unroll
                     for (int tl_v = 0; tl_v < 16; ++tl_v) tl_dst12[tl_v] = tl::in_bounds(col0 + ((tl_chunk9 * 16) / 128), N) && tl::in_bounds(((tl_chunk9 * 16) % 128) + tl_v, K) ? tl_src11[tl_v] : tl::convert<tl::f8e4m3>(0.0f);
@@ -108,6 +112,8 @@ __global__ void __launch_bounds__(256) block_scaled_kernel(
                 const int tl_valid20 = !(tl::in_bounds(row0 + ((tl_chunk16 * 16) / 128), M)) ? 0 : max(0, min(16, K - (128 + ((tl_chunk16 * 16) % 128))));
                 if (tl_valid20 == 16 && 128 + ((tl_chunk16 * 16) % 128) >= 0 && tl::is_aligned(tl_src18, 4)) {
                     tl::cp_async_chunk(tl_dst19, tl_src18);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
+                } else if (tl_valid20 == 0) {
+                    tl::fill_vector<tl::f8e4m3, 16>(tl_dst19, tl::convert<tl::f8e4m3>(0.0f));
                 } else {
                     #pragma unroll
                     for (int tl_v = 0; tl_v < 16; ++tl_v) tl_dst19[tl_v] = tl::in_bounds(row0 + ((tl_chunk16 * 16) / 128), M) && tl::in_bounds((128 + ((tl_chunk16 * 16) % 128)) + tl_v, K) ? tl_src18[tl_v] : tl::convert<tl::f8e4m3>(0.0f);
@@ -130,6 +136,8 @@ __global__ void __launch_bounds__(256) block_scaled_kernel(
                 const int tl_valid27 = !(tl::in_bounds(col0 + ((tl_chunk23 * 16) / 128), N)) ? 0 : max(0, min(16, K - (128 + ((tl_chunk23 * 16) % 128))));
                 if (tl_valid27 == 16 && 128 + ((tl_chunk23 * 16) % 128) >= 0 && tl::is_aligned(tl_src25, 4)) {
                     tl::cp_async_chunk(tl_dst26, tl_src25);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
+                } else if (tl_valid27 == 0) {
+                    tl::fill_vector<tl::f8e4m3, 16>(tl_dst26, tl::convert<tl::f8e4m3>(0.0f));
                 } else {
                     #pragma unroll
                     for (int tl_v = 0; tl_v < 16; ++tl_v) tl_dst26[tl_v] = tl::in_bounds(col0 + ((tl_chunk23 * 16) / 128), N) && tl::in_bounds((128 + ((tl_chunk23 * 16) % 128)) + tl_v, K) ? tl_src25[tl_v] : tl::convert<tl::f8e4m3>(0.0f);
@@ -172,6 +180,8 @@ __global__ void __launch_bounds__(256) block_scaled_kernel(
                     const int tl_valid36 = !(tl::in_bounds(row0 + ((tl_chunk32 * 16) / 128), M)) ? 0 : max(0, min(16, K - (((k + 2) * 128) + ((tl_chunk32 * 16) % 128))));
                     if (tl_valid36 == 16 && ((k + 2) * 128) + ((tl_chunk32 * 16) % 128) >= 0 && tl::is_aligned(tl_src34, 4)) {
                         tl::cp_async_chunk(tl_dst35, tl_src34);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
+                    } else if (tl_valid36 == 0) {
+                        tl::fill_vector<tl::f8e4m3, 16>(tl_dst35, tl::convert<tl::f8e4m3>(0.0f));
                     } else {
                         #pragma unroll
                         for (int tl_v = 0; tl_v < 16; ++tl_v) tl_dst35[tl_v] = tl::in_bounds(row0 + ((tl_chunk32 * 16) / 128), M) && tl::in_bounds((((k + 2) * 128) + ((tl_chunk32 * 16) % 128)) + tl_v, K) ? tl_src34[tl_v] : tl::convert<tl::f8e4m3>(0.0f);
@@ -194,6 +204,8 @@ __global__ void __launch_bounds__(256) block_scaled_kernel(
                     const int tl_valid43 = !(tl::in_bounds(col0 + ((tl_chunk39 * 16) / 128), N)) ? 0 : max(0, min(16, K - (((k + 2) * 128) + ((tl_chunk39 * 16) % 128))));
                     if (tl_valid43 == 16 && ((k + 2) * 128) + ((tl_chunk39 * 16) % 128) >= 0 && tl::is_aligned(tl_src41, 4)) {
                         tl::cp_async_chunk(tl_dst42, tl_src41);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
+                    } else if (tl_valid43 == 0) {
+                        tl::fill_vector<tl::f8e4m3, 16>(tl_dst42, tl::convert<tl::f8e4m3>(0.0f));
                     } else {
                         #pragma unroll
                         for (int tl_v = 0; tl_v < 16; ++tl_v) tl_dst42[tl_v] = tl::in_bounds(col0 + ((tl_chunk39 * 16) / 128), N) && tl::in_bounds((((k + 2) * 128) + ((tl_chunk39 * 16) % 128)) + tl_v, K) ? tl_src41[tl_v] : tl::convert<tl::f8e4m3>(0.0f);

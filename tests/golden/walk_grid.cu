@@ -43,6 +43,8 @@ __global__ void __launch_bounds__(128) head_sums_kernel(
                 const int tl_valid6 = !(tl::in_bounds(int(blockIdx.x) / tiles_x / tiles_y, B) && tl::in_bounds(int(blockIdx.x) / tiles_x % tiles_y, H) && tl::in_bounds((int(blockIdx.x) % tiles_x * 32) + ((tl_chunk2 * 4) / 64), S)) ? 0 : max(0, min(4, 64 - ((tl_chunk2 * 4) % 64)));
                 if (tl_valid6 == 4 && (tl_chunk2 * 4) % 64 >= 0 && tl::is_aligned(tl_src4, 4)) {
                     tl::cp_async_chunk(tl_dst5, tl_src4);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
+                } else if (tl_valid6 == 0) {
+                    tl::fill_vector<float, 4>(tl_dst5, 0.0f);
                 } else {
                     #pragma unroll
                     for (int tl_v = 0; tl_v < 4; ++tl_v) tl_dst5[tl_v] = tl::in_bounds(int(blockIdx.x) / tiles_x / tiles_y, B) && tl::in_bounds(int(blockIdx.x) / tiles_x % tiles_y, H) && tl::in_bounds((int(blockIdx.x) % tiles_x * 32) + ((tl_chunk2 * 4) / 64), S) && tl::in_bounds(((tl_chunk2 * 4) % 64) + tl_v, 64) ? tl_src4[tl_v] : 0.0f;
@@ -72,6 +74,8 @@ __global__ void __launch_bounds__(128) head_sums_kernel(
                     const int tl_valid13 = !(tl::in_bounds((int(blockIdx.x) + (tile_walk + 1) * int(gridDim.x)) / tiles_x / tiles_y, B) && tl::in_bounds((int(blockIdx.x) + (tile_walk + 1) * int(gridDim.x)) / tiles_x % tiles_y, H) && tl::in_bounds(((int(blockIdx.x) + (tile_walk + 1) * int(gridDim.x)) % tiles_x * 32) + ((tl_chunk9 * 4) / 64), S)) ? 0 : max(0, min(4, 64 - ((tl_chunk9 * 4) % 64)));
                     if (tl_valid13 == 4 && (tl_chunk9 * 4) % 64 >= 0 && tl::is_aligned(tl_src11, 4)) {
                         tl::cp_async_chunk(tl_dst12, tl_src11);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
+                    } else if (tl_valid13 == 0) {
+                        tl::fill_vector<float, 4>(tl_dst12, 0.0f);
                     } else {
                         #pragma unroll
                         for (int tl_v = 0; tl_v < 4; ++tl_v) tl_dst12[tl_v] = tl::in_bounds((int(blockIdx.x) + (tile_walk + 1) * int(gridDim.x)) / tiles_x / tiles_y, B) && tl::in_bounds((int(blockIdx.x) + (tile_walk + 1) * int(gridDim.x)) / tiles_x % tiles_y, H) && tl::in_bounds(((int(blockIdx.x) + (tile_walk + 1) * int(gridDim.x)) % tiles_x * 32) + ((tl_chunk9 * 4) / 64), S) && tl::in_bounds(((tl_chunk9 * 4) % 64) + tl_v, 64) ? tl_src11[tl_v] : 0.0f;

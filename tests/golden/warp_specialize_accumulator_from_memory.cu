@@ -65,6 +65,8 @@ __global__ void __launch_bounds__(128) gemm_kernel(
                 const int tl_valid9 = !(tl::in_bounds(row0 + ((tl_chunk5 * 8) / 64), M)) ? 0 : max(0, min(8, K - ((tl_chunk5 * 8) % 64)));
                 if (tl_valid9 == 8 && (tl_chunk5 * 8) % 64 >= 0 && tl::is_aligned(tl_src7, 4)) {
                     tl::cp_async_chunk(tl_dst8, tl_src7);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
+                } else if (tl_valid9 == 0) {
+                    tl::fill_vector<tl::f16, 8>(tl_dst8, tl::convert<tl::f16>(0.0f));
                 } else {
                     #pragma unroll
                     for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst8[tl_v] = tl::in_bounds(row0 + ((tl_chunk5 * 8) / 64), M) && tl::in_bounds(((tl_chunk5 * 8) % 64) + tl_v, K) ? tl_src7[tl_v] : tl::convert<tl::f16>(0.0f);
@@ -87,6 +89,8 @@ __global__ void __launch_bounds__(128) gemm_kernel(
                 const int tl_valid16 = !(tl::in_bounds((tl_chunk12 * 8) / 64, K)) ? 0 : max(0, min(8, N - (col0 + ((tl_chunk12 * 8) % 64))));
                 if (tl_valid16 == 8 && col0 + ((tl_chunk12 * 8) % 64) >= 0 && tl::is_aligned(tl_src14, 4)) {
                     tl::cp_async_chunk(tl_dst15, tl_src14);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
+                } else if (tl_valid16 == 0) {
+                    tl::fill_vector<tl::f16, 8>(tl_dst15, tl::convert<tl::f16>(0.0f));
                 } else {
                     #pragma unroll
                     for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst15[tl_v] = tl::in_bounds((tl_chunk12 * 8) / 64, K) && tl::in_bounds((col0 + ((tl_chunk12 * 8) % 64)) + tl_v, N) ? tl_src14[tl_v] : tl::convert<tl::f16>(0.0f);
@@ -116,6 +120,8 @@ __global__ void __launch_bounds__(128) gemm_kernel(
                     const int tl_valid23 = !(tl::in_bounds(row0 + ((tl_chunk19 * 8) / 64), M)) ? 0 : max(0, min(8, K - (((k + 1) * 64) + ((tl_chunk19 * 8) % 64))));
                     if (tl_valid23 == 8 && ((k + 1) * 64) + ((tl_chunk19 * 8) % 64) >= 0 && tl::is_aligned(tl_src21, 4)) {
                         tl::cp_async_chunk(tl_dst22, tl_src21);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
+                    } else if (tl_valid23 == 0) {
+                        tl::fill_vector<tl::f16, 8>(tl_dst22, tl::convert<tl::f16>(0.0f));
                     } else {
                         #pragma unroll
                         for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst22[tl_v] = tl::in_bounds(row0 + ((tl_chunk19 * 8) / 64), M) && tl::in_bounds((((k + 1) * 64) + ((tl_chunk19 * 8) % 64)) + tl_v, K) ? tl_src21[tl_v] : tl::convert<tl::f16>(0.0f);
@@ -138,6 +144,8 @@ __global__ void __launch_bounds__(128) gemm_kernel(
                     const int tl_valid30 = !(tl::in_bounds(((k + 1) * 64) + ((tl_chunk26 * 8) / 64), K)) ? 0 : max(0, min(8, N - (col0 + ((tl_chunk26 * 8) % 64))));
                     if (tl_valid30 == 8 && col0 + ((tl_chunk26 * 8) % 64) >= 0 && tl::is_aligned(tl_src28, 4)) {
                         tl::cp_async_chunk(tl_dst29, tl_src28);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
+                    } else if (tl_valid30 == 0) {
+                        tl::fill_vector<tl::f16, 8>(tl_dst29, tl::convert<tl::f16>(0.0f));
                     } else {
                         #pragma unroll
                         for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst29[tl_v] = tl::in_bounds(((k + 1) * 64) + ((tl_chunk26 * 8) / 64), K) && tl::in_bounds((col0 + ((tl_chunk26 * 8) % 64)) + tl_v, N) ? tl_src28[tl_v] : tl::convert<tl::f16>(0.0f);

@@ -91,6 +91,8 @@ __global__ void __launch_bounds__(256) attention_kernel(
                 const int tl_valid11 = !(tl::in_bounds(b, B) && tl::in_bounds(h, H) && tl::in_bounds((tl_chunk7 * 8) / 64, S)) ? 0 : max(0, min(8, 64 - ((tl_chunk7 * 8) % 64)));
                 if (tl_valid11 == 8 && (tl_chunk7 * 8) % 64 >= 0 && tl::is_aligned(tl_src9, 4)) {
                     tl::cp_async_chunk(tl_dst10, tl_src9);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
+                } else if (tl_valid11 == 0) {
+                    tl::fill_vector<tl::f16, 8>(tl_dst10, tl::convert<tl::f16>(0.0f));
                 } else {
                     #pragma unroll
                     for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst10[tl_v] = tl::in_bounds(b, B) && tl::in_bounds(h, H) && tl::in_bounds((tl_chunk7 * 8) / 64, S) && tl::in_bounds(((tl_chunk7 * 8) % 64) + tl_v, 64) ? tl_src9[tl_v] : tl::convert<tl::f16>(0.0f);
@@ -113,6 +115,8 @@ __global__ void __launch_bounds__(256) attention_kernel(
                 const int tl_valid18 = !(tl::in_bounds(b, B) && tl::in_bounds(h, H) && tl::in_bounds((tl_chunk14 * 8) / 64, S)) ? 0 : max(0, min(8, 64 - ((tl_chunk14 * 8) % 64)));
                 if (tl_valid18 == 8 && (tl_chunk14 * 8) % 64 >= 0 && tl::is_aligned(tl_src16, 4)) {
                     tl::cp_async_chunk(tl_dst17, tl_src16);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
+                } else if (tl_valid18 == 0) {
+                    tl::fill_vector<tl::f16, 8>(tl_dst17, tl::convert<tl::f16>(0.0f));
                 } else {
                     #pragma unroll
                     for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst17[tl_v] = tl::in_bounds(b, B) && tl::in_bounds(h, H) && tl::in_bounds((tl_chunk14 * 8) / 64, S) && tl::in_bounds(((tl_chunk14 * 8) % 64) + tl_v, 64) ? tl_src16[tl_v] : tl::convert<tl::f16>(0.0f);
@@ -142,6 +146,8 @@ __global__ void __launch_bounds__(256) attention_kernel(
                     const int tl_valid25 = !(tl::in_bounds(b, B) && tl::in_bounds(h, H) && tl::in_bounds(((t + 1) * 64) + ((tl_chunk21 * 8) / 64), S)) ? 0 : max(0, min(8, 64 - ((tl_chunk21 * 8) % 64)));
                     if (tl_valid25 == 8 && (tl_chunk21 * 8) % 64 >= 0 && tl::is_aligned(tl_src23, 4)) {
                         tl::cp_async_chunk(tl_dst24, tl_src23);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
+                    } else if (tl_valid25 == 0) {
+                        tl::fill_vector<tl::f16, 8>(tl_dst24, tl::convert<tl::f16>(0.0f));
                     } else {
                         #pragma unroll
                         for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst24[tl_v] = tl::in_bounds(b, B) && tl::in_bounds(h, H) && tl::in_bounds(((t + 1) * 64) + ((tl_chunk21 * 8) / 64), S) && tl::in_bounds(((tl_chunk21 * 8) % 64) + tl_v, 64) ? tl_src23[tl_v] : tl::convert<tl::f16>(0.0f);
@@ -164,6 +170,8 @@ __global__ void __launch_bounds__(256) attention_kernel(
                     const int tl_valid32 = !(tl::in_bounds(b, B) && tl::in_bounds(h, H) && tl::in_bounds(((t + 1) * 64) + ((tl_chunk28 * 8) / 64), S)) ? 0 : max(0, min(8, 64 - ((tl_chunk28 * 8) % 64)));
                     if (tl_valid32 == 8 && (tl_chunk28 * 8) % 64 >= 0 && tl::is_aligned(tl_src30, 4)) {
                         tl::cp_async_chunk(tl_dst31, tl_src30);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
+                    } else if (tl_valid32 == 0) {
+                        tl::fill_vector<tl::f16, 8>(tl_dst31, tl::convert<tl::f16>(0.0f));
                     } else {
                         #pragma unroll
                         for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst31[tl_v] = tl::in_bounds(b, B) && tl::in_bounds(h, H) && tl::in_bounds(((t + 1) * 64) + ((tl_chunk28 * 8) / 64), S) && tl::in_bounds(((tl_chunk28 * 8) % 64) + tl_v, 64) ? tl_src30[tl_v] : tl::convert<tl::f16>(0.0f);

@@ -53,6 +53,8 @@ __global__ void __launch_bounds__(256) trmm_kernel(
                 const int tl_valid6 = !(tl::in_bounds(row0 + ((tl_chunk2 * 8) / 64), M)) ? 0 : max(0, min(8, M - ((tl_chunk2 * 8) % 64)));
                 if (tl_valid6 == 8 && (tl_chunk2 * 8) % 64 >= 0 && tl::is_aligned(tl_src4, 4)) {
                     tl::cp_async_chunk(tl_dst5, tl_src4);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
+                } else if (tl_valid6 == 0) {
+                    tl::fill_vector<tl::f16, 8>(tl_dst5, tl::convert<tl::f16>(0.0f));
                 } else {
                     #pragma unroll
                     for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst5[tl_v] = tl::in_bounds(row0 + ((tl_chunk2 * 8) / 64), M) && tl::in_bounds(((tl_chunk2 * 8) % 64) + tl_v, M) ? tl_src4[tl_v] : tl::convert<tl::f16>(0.0f);
@@ -75,6 +77,8 @@ __global__ void __launch_bounds__(256) trmm_kernel(
                 const int tl_valid13 = !(tl::in_bounds((tl_chunk9 * 8) / 128, M)) ? 0 : max(0, min(8, N - (col0 + ((tl_chunk9 * 8) % 128))));
                 if (tl_valid13 == 8 && col0 + ((tl_chunk9 * 8) % 128) >= 0 && tl::is_aligned(tl_src11, 4)) {
                     tl::cp_async_chunk(tl_dst12, tl_src11);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
+                } else if (tl_valid13 == 0) {
+                    tl::fill_vector<tl::f16, 8>(tl_dst12, tl::convert<tl::f16>(0.0f));
                 } else {
                     #pragma unroll
                     for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst12[tl_v] = tl::in_bounds((tl_chunk9 * 8) / 128, M) && tl::in_bounds((col0 + ((tl_chunk9 * 8) % 128)) + tl_v, N) ? tl_src11[tl_v] : tl::convert<tl::f16>(0.0f);
@@ -100,6 +104,8 @@ __global__ void __launch_bounds__(256) trmm_kernel(
                 const int tl_valid20 = !(tl::in_bounds(row0 + ((tl_chunk16 * 8) / 64), M)) ? 0 : max(0, min(8, M - (64 + ((tl_chunk16 * 8) % 64))));
                 if (tl_valid20 == 8 && 64 + ((tl_chunk16 * 8) % 64) >= 0 && tl::is_aligned(tl_src18, 4)) {
                     tl::cp_async_chunk(tl_dst19, tl_src18);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
+                } else if (tl_valid20 == 0) {
+                    tl::fill_vector<tl::f16, 8>(tl_dst19, tl::convert<tl::f16>(0.0f));
                 } else {
                     #pragma unroll
                     for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst19[tl_v] = tl::in_bounds(row0 + ((tl_chunk16 * 8) / 64), M) && tl::in_bounds((64 + ((tl_chunk16 * 8) % 64)) + tl_v, M) ? tl_src18[tl_v] : tl::convert<tl::f16>(0.0f);
@@ -122,6 +128,8 @@ __global__ void __launch_bounds__(256) trmm_kernel(
                 const int tl_valid27 = !(tl::in_bounds(64 + ((tl_chunk23 * 8) / 128), M)) ? 0 : max(0, min(8, N - (col0 + ((tl_chunk23 * 8) % 128))));
                 if (tl_valid27 == 8 && col0 + ((tl_chunk23 * 8) % 128) >= 0 && tl::is_aligned(tl_src25, 4)) {
                     tl::cp_async_chunk(tl_dst26, tl_src25);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
+                } else if (tl_valid27 == 0) {
+                    tl::fill_vector<tl::f16, 8>(tl_dst26, tl::convert<tl::f16>(0.0f));
                 } else {
                     #pragma unroll
                     for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst26[tl_v] = tl::in_bounds(64 + ((tl_chunk23 * 8) / 128), M) && tl::in_bounds((col0 + ((tl_chunk23 * 8) % 128)) + tl_v, N) ? tl_src25[tl_v] : tl::convert<tl::f16>(0.0f);
@@ -151,6 +159,8 @@ __global__ void __launch_bounds__(256) trmm_kernel(
                     const int tl_valid34 = !(tl::in_bounds(row0 + ((tl_chunk30 * 8) / 64), M)) ? 0 : max(0, min(8, M - (((k + 2) * 64) + ((tl_chunk30 * 8) % 64))));
                     if (tl_valid34 == 8 && ((k + 2) * 64) + ((tl_chunk30 * 8) % 64) >= 0 && tl::is_aligned(tl_src32, 4)) {
                         tl::cp_async_chunk(tl_dst33, tl_src32);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
+                    } else if (tl_valid34 == 0) {
+                        tl::fill_vector<tl::f16, 8>(tl_dst33, tl::convert<tl::f16>(0.0f));
                     } else {
                         #pragma unroll
                         for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst33[tl_v] = tl::in_bounds(row0 + ((tl_chunk30 * 8) / 64), M) && tl::in_bounds((((k + 2) * 64) + ((tl_chunk30 * 8) % 64)) + tl_v, M) ? tl_src32[tl_v] : tl::convert<tl::f16>(0.0f);
@@ -173,6 +183,8 @@ __global__ void __launch_bounds__(256) trmm_kernel(
                     const int tl_valid41 = !(tl::in_bounds(((k + 2) * 64) + ((tl_chunk37 * 8) / 128), M)) ? 0 : max(0, min(8, N - (col0 + ((tl_chunk37 * 8) % 128))));
                     if (tl_valid41 == 8 && col0 + ((tl_chunk37 * 8) % 128) >= 0 && tl::is_aligned(tl_src39, 4)) {
                         tl::cp_async_chunk(tl_dst40, tl_src39);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
+                    } else if (tl_valid41 == 0) {
+                        tl::fill_vector<tl::f16, 8>(tl_dst40, tl::convert<tl::f16>(0.0f));
                     } else {
                         #pragma unroll
                         for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst40[tl_v] = tl::in_bounds(((k + 2) * 64) + ((tl_chunk37 * 8) / 128), M) && tl::in_bounds((col0 + ((tl_chunk37 * 8) % 128)) + tl_v, N) ? tl_src39[tl_v] : tl::convert<tl::f16>(0.0f);
@@ -389,6 +401,8 @@ __global__ void __launch_bounds__(256) trmm_static_kernel(
                 const int tl_valid6 = !(tl::in_bounds(row0 + ((tl_chunk2 * 8) / 64), M)) ? 0 : max(0, min(8, M - ((tl_chunk2 * 8) % 64)));
                 if (tl_valid6 == 8 && (tl_chunk2 * 8) % 64 >= 0 && tl::is_aligned(tl_src4, 4)) {
                     tl::cp_async_chunk(tl_dst5, tl_src4);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
+                } else if (tl_valid6 == 0) {
+                    tl::fill_vector<tl::f16, 8>(tl_dst5, tl::convert<tl::f16>(0.0f));
                 } else {
                     #pragma unroll
                     for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst5[tl_v] = tl::in_bounds(row0 + ((tl_chunk2 * 8) / 64), M) && tl::in_bounds(((tl_chunk2 * 8) % 64) + tl_v, M) ? tl_src4[tl_v] : tl::convert<tl::f16>(0.0f);
@@ -411,6 +425,8 @@ __global__ void __launch_bounds__(256) trmm_static_kernel(
                 const int tl_valid13 = !(tl::in_bounds((tl_chunk9 * 8) / 128, M)) ? 0 : max(0, min(8, N - (col0 + ((tl_chunk9 * 8) % 128))));
                 if (tl_valid13 == 8 && col0 + ((tl_chunk9 * 8) % 128) >= 0 && tl::is_aligned(tl_src11, 4)) {
                     tl::cp_async_chunk(tl_dst12, tl_src11);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
+                } else if (tl_valid13 == 0) {
+                    tl::fill_vector<tl::f16, 8>(tl_dst12, tl::convert<tl::f16>(0.0f));
                 } else {
                     #pragma unroll
                     for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst12[tl_v] = tl::in_bounds((tl_chunk9 * 8) / 128, M) && tl::in_bounds((col0 + ((tl_chunk9 * 8) % 128)) + tl_v, N) ? tl_src11[tl_v] : tl::convert<tl::f16>(0.0f);
@@ -436,6 +452,8 @@ __global__ void __launch_bounds__(256) trmm_static_kernel(
                 const int tl_valid20 = !(tl::in_bounds(row0 + ((tl_chunk16 * 8) / 64), M)) ? 0 : max(0, min(8, M - (64 + ((tl_chunk16 * 8) % 64))));
                 if (tl_valid20 == 8 && 64 + ((tl_chunk16 * 8) % 64) >= 0 && tl::is_aligned(tl_src18, 4)) {
                     tl::cp_async_chunk(tl_dst19, tl_src18);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
+                } else if (tl_valid20 == 0) {
+                    tl::fill_vector<tl::f16, 8>(tl_dst19, tl::convert<tl::f16>(0.0f));
                 } else {
                     #pragma unroll
                     for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst19[tl_v] = tl::in_bounds(row0 + ((tl_chunk16 * 8) / 64), M) && tl::in_bounds((64 + ((tl_chunk16 * 8) % 64)) + tl_v, M) ? tl_src18[tl_v] : tl::convert<tl::f16>(0.0f);
@@ -458,6 +476,8 @@ __global__ void __launch_bounds__(256) trmm_static_kernel(
                 const int tl_valid27 = !(tl::in_bounds(64 + ((tl_chunk23 * 8) / 128), M)) ? 0 : max(0, min(8, N - (col0 + ((tl_chunk23 * 8) % 128))));
                 if (tl_valid27 == 8 && col0 + ((tl_chunk23 * 8) % 128) >= 0 && tl::is_aligned(tl_src25, 4)) {
                     tl::cp_async_chunk(tl_dst26, tl_src25);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
+                } else if (tl_valid27 == 0) {
+                    tl::fill_vector<tl::f16, 8>(tl_dst26, tl::convert<tl::f16>(0.0f));
                 } else {
                     #pragma unroll
                     for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst26[tl_v] = tl::in_bounds(64 + ((tl_chunk23 * 8) / 128), M) && tl::in_bounds((col0 + ((tl_chunk23 * 8) % 128)) + tl_v, N) ? tl_src25[tl_v] : tl::convert<tl::f16>(0.0f);
@@ -487,6 +507,8 @@ __global__ void __launch_bounds__(256) trmm_static_kernel(
                     const int tl_valid34 = !(tl::in_bounds(row0 + ((tl_chunk30 * 8) / 64), M)) ? 0 : max(0, min(8, M - (((k + 2) * 64) + ((tl_chunk30 * 8) % 64))));
                     if (tl_valid34 == 8 && ((k + 2) * 64) + ((tl_chunk30 * 8) % 64) >= 0 && tl::is_aligned(tl_src32, 4)) {
                         tl::cp_async_chunk(tl_dst33, tl_src32);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
+                    } else if (tl_valid34 == 0) {
+                        tl::fill_vector<tl::f16, 8>(tl_dst33, tl::convert<tl::f16>(0.0f));
                     } else {
                         #pragma unroll
                         for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst33[tl_v] = tl::in_bounds(row0 + ((tl_chunk30 * 8) / 64), M) && tl::in_bounds((((k + 2) * 64) + ((tl_chunk30 * 8) % 64)) + tl_v, M) ? tl_src32[tl_v] : tl::convert<tl::f16>(0.0f);
@@ -509,6 +531,8 @@ __global__ void __launch_bounds__(256) trmm_static_kernel(
                     const int tl_valid41 = !(tl::in_bounds(((k + 2) * 64) + ((tl_chunk37 * 8) / 128), M)) ? 0 : max(0, min(8, N - (col0 + ((tl_chunk37 * 8) % 128))));
                     if (tl_valid41 == 8 && col0 + ((tl_chunk37 * 8) % 128) >= 0 && tl::is_aligned(tl_src39, 4)) {
                         tl::cp_async_chunk(tl_dst40, tl_src39);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
+                    } else if (tl_valid41 == 0) {
+                        tl::fill_vector<tl::f16, 8>(tl_dst40, tl::convert<tl::f16>(0.0f));
                     } else {
                         #pragma unroll
                         for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst40[tl_v] = tl::in_bounds(((k + 2) * 64) + ((tl_chunk37 * 8) / 128), M) && tl::in_bounds((col0 + ((tl_chunk37 * 8) % 128)) + tl_v, N) ? tl_src39[tl_v] : tl::convert<tl::f16>(0.0f);

@@ -49,6 +49,8 @@ __global__ void __launch_bounds__(256) gemm_fp8_kernel(
                 const int tl_valid6 = !(tl::in_bounds((int(blockIdx.y) * 128) + ((tl_chunk2 * 16) / 128), M)) ? 0 : max(0, min(16, K - ((tl_chunk2 * 16) % 128)));
                 if (tl_valid6 == 16 && (tl_chunk2 * 16) % 128 >= 0 && tl::is_aligned(tl_src4, 4)) {
                     tl::cp_async_chunk(tl_dst5, tl_src4);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
+                } else if (tl_valid6 == 0) {
+                    tl::fill_vector<tl::f8e4m3, 16>(tl_dst5, tl::convert<tl::f8e4m3>(0.0f));
                 } else {
                     #pragma unroll
                     for (int tl_v = 0; tl_v < 16; ++tl_v) tl_dst5[tl_v] = tl::in_bounds((int(blockIdx.y) * 128) + ((tl_chunk2 * 16) / 128), M) && tl::in_bounds(((tl_chunk2 * 16) % 128) + tl_v, K) ? tl_src4[tl_v] : tl::convert<tl::f8e4m3>(0.0f);
@@ -71,6 +73,8 @@ __global__ void __launch_bounds__(256) gemm_fp8_kernel(
                 const int tl_valid13 = !(tl::in_bounds((int(blockIdx.x) * 128) + ((tl_chunk9 * 16) / 128), N)) ? 0 : max(0, min(16, K - ((tl_chunk9 * 16) % 128)));
                 if (tl_valid13 == 16 && (tl_chunk9 * 16) % 128 >= 0 && tl::is_aligned(tl_src11, 4)) {
                     tl::cp_async_chunk(tl_dst12, tl_src11);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
+                } else if (tl_valid13 == 0) {
+                    tl::fill_vector<tl::f8e5m2, 16>(tl_dst12, tl::convert<tl::f8e5m2>(0.0f));
                 } else {
                     #pragma unroll
                     for (int tl_v = 0; tl_v < 16; ++tl_v) tl_dst12[tl_v] = tl::in_bounds((int(blockIdx.x) * 128) + ((tl_chunk9 * 16) / 128), N) && tl::in_bounds(((tl_chunk9 * 16) % 128) + tl_v, K) ? tl_src11[tl_v] : tl::convert<tl::f8e5m2>(0.0f);
@@ -96,6 +100,8 @@ __global__ void __launch_bounds__(256) gemm_fp8_kernel(
                 const int tl_valid20 = !(tl::in_bounds((int(blockIdx.y) * 128) + ((tl_chunk16 * 16) / 128), M)) ? 0 : max(0, min(16, K - (128 + ((tl_chunk16 * 16) % 128))));
                 if (tl_valid20 == 16 && 128 + ((tl_chunk16 * 16) % 128) >= 0 && tl::is_aligned(tl_src18, 4)) {
                     tl::cp_async_chunk(tl_dst19, tl_src18);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
+                } else if (tl_valid20 == 0) {
+                    tl::fill_vector<tl::f8e4m3, 16>(tl_dst19, tl::convert<tl::f8e4m3>(0.0f));
                 } else {
                     #pragma unroll
                     for (int tl_v = 0; tl_v < 16; ++tl_v) tl_dst19[tl_v] = tl::in_bounds((int(blockIdx.y) * 128) + ((tl_chunk16 * 16) / 128), M) && tl::in_bounds((128 + ((tl_chunk16 * 16) % 128)) + tl_v, K) ? tl_src18[tl_v] : tl::convert<tl::f8e4m3>(0.0f);
@@ -118,6 +124,8 @@ __global__ void __launch_bounds__(256) gemm_fp8_kernel(
                 const int tl_valid27 = !(tl::in_bounds((int(blockIdx.x) * 128) + ((tl_chunk23 * 16) / 128), N)) ? 0 : max(0, min(16, K - (128 + ((tl_chunk23 * 16) % 128))));
                 if (tl_valid27 == 16 && 128 + ((tl_chunk23 * 16) % 128) >= 0 && tl::is_aligned(tl_src25, 4)) {
                     tl::cp_async_chunk(tl_dst26, tl_src25);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
+                } else if (tl_valid27 == 0) {
+                    tl::fill_vector<tl::f8e5m2, 16>(tl_dst26, tl::convert<tl::f8e5m2>(0.0f));
                 } else {
                     #pragma unroll
                     for (int tl_v = 0; tl_v < 16; ++tl_v) tl_dst26[tl_v] = tl::in_bounds((int(blockIdx.x) * 128) + ((tl_chunk23 * 16) / 128), N) && tl::in_bounds((128 + ((tl_chunk23 * 16) % 128)) + tl_v, K) ? tl_src25[tl_v] : tl::convert<tl::f8e5m2>(0.0f);
@@ -143,6 +151,8 @@ __global__ void __launch_bounds__(256) gemm_fp8_kernel(
                 const int tl_valid34 = !(tl::in_bounds((int(blockIdx.y) * 128) + ((tl_chunk30 * 16) / 128), M)) ? 0 : max(0, min(16, K - (256 + ((tl_chunk30 * 16) % 128))));
                 if (tl_valid34 == 16 && 256 + ((tl_chunk30 * 16) % 128) >= 0 && tl::is_aligned(tl_src32, 4)) {
                     tl::cp_async_chunk(tl_dst33, tl_src32);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
+                } else if (tl_valid34 == 0) {
+                    tl::fill_vector<tl::f8e4m3, 16>(tl_dst33, tl::convert<tl::f8e4m3>(0.0f));
                 } else {
                     #pragma unroll
                     for (int tl_v = 0; tl_v < 16; ++tl_v) tl_dst33[tl_v] = tl::in_bounds((int(blockIdx.y) * 128) + ((tl_chunk30 * 16) / 128), M) && tl::in_bounds((256 + ((tl_chunk30 * 16) % 128)) + tl_v, K) ? tl_src32[tl_v] : tl::convert<tl::f8e4m3>(0.0f);
@@ -165,6 +175,8 @@ __global__ void __launch_bounds__(256) gemm_fp8_kernel(
                 const int tl_valid41 = !(tl::in_bounds((int(blockIdx.x) * 128) + ((tl_chunk37 * 16) / 128), N)) ? 0 : max(0, min(16, K - (256 + ((tl_chunk37 * 16) % 128))));
                 if (tl_valid41 == 16 && 256 + ((tl_chunk37 * 16) % 128) >= 0 && tl::is_aligned(tl_src39, 4)) {
                     tl::cp_async_chunk(tl_dst40, tl_src39);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
+                } else if (tl_valid41 == 0) {
+                    tl::fill_vector<tl::f8e5m2, 16>(tl_dst40, tl::convert<tl::f8e5m2>(0.0f));
                 } else {
                     #pragma unroll
                     for (int tl_v = 0; tl_v < 16; ++tl_v) tl_dst40[tl_v] = tl::in_bounds((int(blockIdx.x) * 128) + ((tl_chunk37 * 16) / 128), N) && tl::in_bounds((256 + ((tl_chunk37 * 16) % 128)) + tl_v, K) ? tl_src39[tl_v] : tl::convert<tl::f8e5m2>(0.0f);
@@ -194,6 +206,8 @@ __global__ void __launch_bounds__(256) gemm_fp8_kernel(
                     const int tl_valid48 = !(tl::in_bounds((int(blockIdx.y) * 128) + ((tl_chunk44 * 16) / 128), M)) ? 0 : max(0, min(16, K - (((k + 3) * 128) + ((tl_chunk44 * 16) % 128))));
                     if (tl_valid48 == 16 && ((k + 3) * 128) + ((tl_chunk44 * 16) % 128) >= 0 && tl::is_aligned(tl_src46, 4)) {
                         tl::cp_async_chunk(tl_dst47, tl_src46);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
+                    } else if (tl_valid48 == 0) {
+                        tl::fill_vector<tl::f8e4m3, 16>(tl_dst47, tl::convert<tl::f8e4m3>(0.0f));
                     } else {
                         #pragma unroll
                         for (int tl_v = 0; tl_v < 16; ++tl_v) tl_dst47[tl_v] = tl::in_bounds((int(blockIdx.y) * 128) + ((tl_chunk44 * 16) / 128), M) && tl::in_bounds((((k + 3) * 128) + ((tl_chunk44 * 16) % 128)) + tl_v, K) ? tl_src46[tl_v] : tl::convert<tl::f8e4m3>(0.0f);
@@ -216,6 +230,8 @@ __global__ void __launch_bounds__(256) gemm_fp8_kernel(
                     const int tl_valid55 = !(tl::in_bounds((int(blockIdx.x) * 128) + ((tl_chunk51 * 16) / 128), N)) ? 0 : max(0, min(16, K - (((k + 3) * 128) + ((tl_chunk51 * 16) % 128))));
                     if (tl_valid55 == 16 && ((k + 3) * 128) + ((tl_chunk51 * 16) % 128) >= 0 && tl::is_aligned(tl_src53, 4)) {
                         tl::cp_async_chunk(tl_dst54, tl_src53);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
+                    } else if (tl_valid55 == 0) {
+                        tl::fill_vector<tl::f8e5m2, 16>(tl_dst54, tl::convert<tl::f8e5m2>(0.0f));
                     } else {
                         #pragma unroll
                         for (int tl_v = 0; tl_v < 16; ++tl_v) tl_dst54[tl_v] = tl::in_bounds((int(blockIdx.x) * 128) + ((tl_chunk51 * 16) / 128), N) && tl::in_bounds((((k + 3) * 128) + ((tl_chunk51 * 16) % 128)) + tl_v, K) ? tl_src53[tl_v] : tl::convert<tl::f8e5m2>(0.0f);

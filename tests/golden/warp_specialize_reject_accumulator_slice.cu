@@ -44,6 +44,8 @@ __global__ void __launch_bounds__(128) gemm_kernel(
                 const int tl_valid6 = !(tl::in_bounds(row0 + ((tl_chunk2 * 8) / 64), M)) ? 0 : max(0, min(8, K - ((tl_chunk2 * 8) % 64)));
                 if (tl_valid6 == 8 && (tl_chunk2 * 8) % 64 >= 0 && tl::is_aligned(tl_src4, 4)) {
                     tl::cp_async_chunk(tl_dst5, tl_src4);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
+                } else if (tl_valid6 == 0) {
+                    tl::fill_vector<tl::f16, 8>(tl_dst5, tl::convert<tl::f16>(0.0f));
                 } else {
                     #pragma unroll
                     for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst5[tl_v] = tl::in_bounds(row0 + ((tl_chunk2 * 8) / 64), M) && tl::in_bounds(((tl_chunk2 * 8) % 64) + tl_v, K) ? tl_src4[tl_v] : tl::convert<tl::f16>(0.0f);
@@ -66,6 +68,8 @@ __global__ void __launch_bounds__(128) gemm_kernel(
                 const int tl_valid13 = !(tl::in_bounds((tl_chunk9 * 8) / 64, K)) ? 0 : max(0, min(8, N - (col0 + ((tl_chunk9 * 8) % 64))));
                 if (tl_valid13 == 8 && col0 + ((tl_chunk9 * 8) % 64) >= 0 && tl::is_aligned(tl_src11, 4)) {
                     tl::cp_async_chunk(tl_dst12, tl_src11);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
+                } else if (tl_valid13 == 0) {
+                    tl::fill_vector<tl::f16, 8>(tl_dst12, tl::convert<tl::f16>(0.0f));
                 } else {
                     #pragma unroll
                     for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst12[tl_v] = tl::in_bounds((tl_chunk9 * 8) / 64, K) && tl::in_bounds((col0 + ((tl_chunk9 * 8) % 64)) + tl_v, N) ? tl_src11[tl_v] : tl::convert<tl::f16>(0.0f);
@@ -95,6 +99,8 @@ __global__ void __launch_bounds__(128) gemm_kernel(
                     const int tl_valid20 = !(tl::in_bounds(row0 + ((tl_chunk16 * 8) / 64), M)) ? 0 : max(0, min(8, K - (((k + 1) * 64) + ((tl_chunk16 * 8) % 64))));
                     if (tl_valid20 == 8 && ((k + 1) * 64) + ((tl_chunk16 * 8) % 64) >= 0 && tl::is_aligned(tl_src18, 4)) {
                         tl::cp_async_chunk(tl_dst19, tl_src18);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
+                    } else if (tl_valid20 == 0) {
+                        tl::fill_vector<tl::f16, 8>(tl_dst19, tl::convert<tl::f16>(0.0f));
                     } else {
                         #pragma unroll
                         for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst19[tl_v] = tl::in_bounds(row0 + ((tl_chunk16 * 8) / 64), M) && tl::in_bounds((((k + 1) * 64) + ((tl_chunk16 * 8) % 64)) + tl_v, K) ? tl_src18[tl_v] : tl::convert<tl::f16>(0.0f);
@@ -117,6 +123,8 @@ __global__ void __launch_bounds__(128) gemm_kernel(
                     const int tl_valid27 = !(tl::in_bounds(((k + 1) * 64) + ((tl_chunk23 * 8) / 64), K)) ? 0 : max(0, min(8, N - (col0 + ((tl_chunk23 * 8) % 64))));
                     if (tl_valid27 == 8 && col0 + ((tl_chunk23 * 8) % 64) >= 0 && tl::is_aligned(tl_src25, 4)) {
                         tl::cp_async_chunk(tl_dst26, tl_src25);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
+                    } else if (tl_valid27 == 0) {
+                        tl::fill_vector<tl::f16, 8>(tl_dst26, tl::convert<tl::f16>(0.0f));
                     } else {
                         #pragma unroll
                         for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst26[tl_v] = tl::in_bounds(((k + 1) * 64) + ((tl_chunk23 * 8) / 64), K) && tl::in_bounds((col0 + ((tl_chunk23 * 8) % 64)) + tl_v, N) ? tl_src25[tl_v] : tl::convert<tl::f16>(0.0f);

@@ -65,6 +65,8 @@ __global__ void __launch_bounds__(128) gemm_kernel(
                 const int tl_valid12 = !(tl::in_bounds((tl_chunk8 * 8) / 64, K)) ? 0 : max(0, min(8, N - (col0 + ((tl_chunk8 * 8) % 64))));
                 if (tl_valid12 == 8 && col0 + ((tl_chunk8 * 8) % 64) >= 0 && tl::is_aligned(tl_src10, 4)) {
                     tl::cp_async_chunk(tl_dst11, tl_src10);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
+                } else if (tl_valid12 == 0) {
+                    tl::fill_vector<tl::f16, 8>(tl_dst11, tl::convert<tl::f16>(0.0f));
                 } else {
                     #pragma unroll
                     for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst11[tl_v] = tl::in_bounds((tl_chunk8 * 8) / 64, K) && tl::in_bounds((col0 + ((tl_chunk8 * 8) % 64)) + tl_v, N) ? tl_src10[tl_v] : tl::convert<tl::f16>(0.0f);
@@ -114,6 +116,8 @@ __global__ void __launch_bounds__(128) gemm_kernel(
                     const int tl_valid25 = !(tl::in_bounds(((k + 1) * 64) + ((tl_chunk21 * 8) / 64), K)) ? 0 : max(0, min(8, N - (col0 + ((tl_chunk21 * 8) % 64))));
                     if (tl_valid25 == 8 && col0 + ((tl_chunk21 * 8) % 64) >= 0 && tl::is_aligned(tl_src23, 4)) {
                         tl::cp_async_chunk(tl_dst24, tl_src23);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
+                    } else if (tl_valid25 == 0) {
+                        tl::fill_vector<tl::f16, 8>(tl_dst24, tl::convert<tl::f16>(0.0f));
                     } else {
                         #pragma unroll
                         for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst24[tl_v] = tl::in_bounds(((k + 1) * 64) + ((tl_chunk21 * 8) / 64), K) && tl::in_bounds((col0 + ((tl_chunk21 * 8) % 64)) + tl_v, N) ? tl_src23[tl_v] : tl::convert<tl::f16>(0.0f);

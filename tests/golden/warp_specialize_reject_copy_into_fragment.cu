@@ -48,6 +48,8 @@ __global__ void __launch_bounds__(128) gemm_kernel(
                 const int tl_valid6 = !(tl::in_bounds(row0 + ((tl_chunk2 * 8) / 64), M)) ? 0 : max(0, min(8, K - ((tl_chunk2 * 8) % 64)));
                 if (tl_valid6 == 8 && (tl_chunk2 * 8) % 64 >= 0 && tl::is_aligned(tl_src4, 4)) {
                     tl::cp_async_chunk(tl_dst5, tl_src4);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
+                } else if (tl_valid6 == 0) {
+                    tl::fill_vector<tl::f16, 8>(tl_dst5, tl::convert<tl::f16>(0.0f));
                 } else {
                     #pragma unroll
                     for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst5[tl_v] = tl::in_bounds(row0 + ((tl_chunk2 * 8) / 64), M) && tl::in_bounds(((tl_chunk2 * 8) % 64) + tl_v, K) ? tl_src4[tl_v] : tl::convert<tl::f16>(0.0f);
@@ -96,6 +98,8 @@ __global__ void __launch_bounds__(128) gemm_kernel(
                     const int tl_valid16 = !(tl::in_bounds(row0 + ((tl_chunk12 * 8) / 64), M)) ? 0 : max(0, min(8, K - (((k + 1) * 64) + ((tl_chunk12 * 8) % 64))));
                     if (tl_valid16 == 8 && ((k + 1) * 64) + ((tl_chunk12 * 8) % 64) >= 0 && tl::is_aligned(tl_src14, 4)) {
                         tl::cp_async_chunk(tl_dst15, tl_src14);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
+                    } else if (tl_valid16 == 0) {
+                        tl::fill_vector<tl::f16, 8>(tl_dst15, tl::convert<tl::f16>(0.0f));
                     } else {
                         #pragma unroll
                         for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst15[tl_v] = tl::in_bounds(row0 + ((tl_chunk12 * 8) / 64), M) && tl::in_bounds((((k + 1) * 64) + ((tl_chunk12 * 8) % 64)) + tl_v, K) ? tl_src14[tl_v] : tl::convert<tl::f16>(0.0f);

@@ -43,6 +43,8 @@ __global__ void __launch_bounds__(128) gemm_fp8_nn_kernel(
                 const int tl_valid6 = !(tl::in_bounds((int(blockIdx.y) * 64) + ((tl_chunk2 * 16) / 128), M)) ? 0 : max(0, min(16, K - ((tl_chunk2 * 16) % 128)));
                 if (tl_valid6 == 16 && (tl_chunk2 * 16) % 128 >= 0 && tl::is_aligned(tl_src4, 4)) {
                     tl::cp_async_chunk(tl_dst5, tl_src4);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
+                } else if (tl_valid6 == 0) {
+                    tl::fill_vector<tl::f8e4m3, 16>(tl_dst5, tl::convert<tl::f8e4m3>(0.0f));
                 } else {
                     #pragma unroll
                     for (int tl_v = 0; tl_v < 16; ++tl_v) tl_dst5[tl_v] = tl::in_bounds((int(blockIdx.y) * 64) + ((tl_chunk2 * 16) / 128), M) && tl::in_bounds(((tl_chunk2 * 16) % 128) + tl_v, K) ? tl_src4[tl_v] : tl::convert<tl::f8e4m3>(0.0f);
@@ -65,6 +67,8 @@ __global__ void __launch_bounds__(128) gemm_fp8_nn_kernel(
                 const int tl_valid13 = !(tl::in_bounds((tl_chunk9 * 16) / 128, K)) ? 0 : max(0, min(16, N - ((int(blockIdx.x) * 128) + ((tl_chunk9 * 16) % 128))));
                 if (tl_valid13 == 16 && (int(blockIdx.x) * 128) + ((tl_chunk9 * 16) % 128) >= 0 && tl::is_aligned(tl_src11, 4)) {
                     tl::cp_async_chunk(tl_dst12, tl_src11);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
+                } else if (tl_valid13 == 0) {
+                    tl::fill_vector<tl::f8e4m3, 16>(tl_dst12, tl::convert<tl::f8e4m3>(0.0f));
                 } else {
                     #pragma unroll
                     for (int tl_v = 0; tl_v < 16; ++tl_v) tl_dst12[tl_v] = tl::in_bounds((tl_chunk9 * 16) / 128, K) && tl::in_bounds(((int(blockIdx.x) * 128) + ((tl_chunk9 * 16) % 128)) + tl_v, N) ? tl_src11[tl_v] : tl::convert<tl::f8e4m3>(0.0f);
@@ -90,6 +94,8 @@ __global__ void __launch_bounds__(128) gemm_fp8_nn_kernel(
                 const int tl_valid20 = !(tl::in_bounds((int(blockIdx.y) * 64) + ((tl_chunk16 * 16) / 128), M)) ? 0 : max(0, min(16, K - (128 + ((tl_chunk16 * 16) % 128))));
                 if (tl_valid20 == 16 && 128 + ((tl_chunk16 * 16) % 128) >= 0 && tl::is_aligned(tl_src18, 4)) {
                     tl::cp_async_chunk(tl_dst19, tl_src18);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
+                } else if (tl_valid20 == 0) {
+                    tl::fill_vector<tl::f8e4m3, 16>(tl_dst19, tl::convert<tl::f8e4m3>(0.0f));
                 } else {
                     #pragma unroll
                     for (int tl_v = 0; tl_v < 16; ++tl_v) tl_dst19[tl_v] = tl::in_bounds((int(blockIdx.y) * 64) + ((tl_chunk16 * 16) / 128), M) && tl::in_bounds((128 + ((tl_chunk16 * 16) % 128)) + tl_v, K) ? tl_src18[tl_v] : tl::convert<tl::f8e4m3>(0.0f);
@@ -112,6 +118,8 @@ __global__ void __launch_bounds__(128) gemm_fp8_nn_kernel(
                 const int tl_valid27 = !(tl::in_bounds(128 + ((tl_chunk23 * 16) / 128), K)) ? 0 : max(0, min(16, N - ((int(blockIdx.x) * 128) + ((tl_chunk23 * 16) % 128))));
                 if (tl_valid27 == 16 && (int(blockIdx.x) * 128) + ((tl_chunk23 * 16) % 128) >= 0 && tl::is_aligned(tl_src25, 4)) {
                     tl::cp_async_chunk(tl_dst26, tl_src25);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
+                } else if (tl_valid27 == 0) {
+                    tl::fill_vector<tl::f8e4m3, 16>(tl_dst26, tl::convert<tl::f8e4m3>(0.0f));
                 } else {
                     #pragma unroll
                     for (int tl_v = 0; tl_v < 16; ++tl_v) tl_dst26[tl_v] = tl::in_bounds(128 + ((tl_chunk23 * 16) / 128), K) && tl::in_bounds(((int(blockIdx.x) * 128) + ((tl_chunk23 * 16) % 128)) + tl_v, N) ? tl_src25[tl_v] : tl::convert<tl::f8e4m3>(0.0f);
@@ -141,6 +149,8 @@ __global__ void __launch_bounds__(128) gemm_fp8_nn_kernel(
                     const int tl_valid34 = !(tl::in_bounds((int(blockIdx.y) * 64) + ((tl_chunk30 * 16) / 128), M)) ? 0 : max(0, min(16, K - (((k + 2) * 128) + ((tl_chunk30 * 16) % 128))));
                     if (tl_valid34 == 16 && ((k + 2) * 128) + ((tl_chunk30 * 16) % 128) >= 0 && tl::is_aligned(tl_src32, 4)) {
                         tl::cp_async_chunk(tl_dst33, tl_src32);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
+                    } else if (tl_valid34 == 0) {
+                        tl::fill_vector<tl::f8e4m3, 16>(tl_dst33, tl::convert<tl::f8e4m3>(0.0f));
                     } else {
                         #pragma unroll
                         for (int tl_v = 0; tl_v < 16; ++tl_v) tl_dst33[tl_v] = tl::in_bounds((int(blockIdx.y) * 64) + ((tl_chunk30 * 16) / 128), M) && tl::in_bounds((((k + 2) * 128) + ((tl_chunk30 * 16) % 128)) + tl_v, K) ? tl_src32[tl_v] : tl::convert<tl::f8e4m3>(0.0f);
@@ -163,6 +173,8 @@ __global__ void __launch_bounds__(128) gemm_fp8_nn_kernel(
                     const int tl_valid41 = !(tl::in_bounds(((k + 2) * 128) + ((tl_chunk37 * 16) / 128), K)) ? 0 : max(0, min(16, N - ((int(blockIdx.x) * 128) + ((tl_chunk37 * 16) % 128))));
                     if (tl_valid41 == 16 && (int(blockIdx.x) * 128) + ((tl_chunk37 * 16) % 128) >= 0 && tl::is_aligned(tl_src39, 4)) {
                         tl::cp_async_chunk(tl_dst40, tl_src39);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
+                    } else if (tl_valid41 == 0) {
+                        tl::fill_vector<tl::f8e4m3, 16>(tl_dst40, tl::convert<tl::f8e4m3>(0.0f));
                     } else {
                         #pragma unroll
                         for (int tl_v = 0; tl_v < 16; ++tl_v) tl_dst40[tl_v] = tl::in_bounds(((k + 2) * 128) + ((tl_chunk37 * 16) / 128), K) && tl::in_bounds(((int(blockIdx.x) * 128) + ((tl_chunk37 * 16) % 128)) + tl_v, N) ? tl_src39[tl_v] : tl::convert<tl::f8e4m3>(0.0f);

@@ -51,6 +51,8 @@ __global__ void __launch_bounds__(128) gemm_kernel(
                 const int tl_valid8 = !(tl::in_bounds((tl_chunk4 * 8) / 64, K)) ? 0 : max(0, min(8, N - (col0 + ((tl_chunk4 * 8) % 64))));
                 if (tl_valid8 == 8 && col0 + ((tl_chunk4 * 8) % 64) >= 0 && tl::is_aligned(tl_src6, 4)) {
                     tl::cp_async_chunk(tl_dst7, tl_src6);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
+                } else if (tl_valid8 == 0) {
+                    tl::fill_vector<tl::f16, 8>(tl_dst7, tl::convert<tl::f16>(0.0f));
                 } else {
                     #pragma unroll
                     for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst7[tl_v] = tl::in_bounds((tl_chunk4 * 8) / 64, K) && tl::in_bounds((col0 + ((tl_chunk4 * 8) % 64)) + tl_v, N) ? tl_src6[tl_v] : tl::convert<tl::f16>(0.0f);
@@ -86,6 +88,8 @@ __global__ void __launch_bounds__(128) gemm_kernel(
                     const int tl_valid17 = !(tl::in_bounds(((k + 1) * 64) + ((tl_chunk13 * 8) / 64), K)) ? 0 : max(0, min(8, N - (col0 + ((tl_chunk13 * 8) % 64))));
                     if (tl_valid17 == 8 && col0 + ((tl_chunk13 * 8) % 64) >= 0 && tl::is_aligned(tl_src15, 4)) {
                         tl::cp_async_chunk(tl_dst16, tl_src15);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
+                    } else if (tl_valid17 == 0) {
+                        tl::fill_vector<tl::f16, 8>(tl_dst16, tl::convert<tl::f16>(0.0f));
                     } else {
                         #pragma unroll
                         for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst16[tl_v] = tl::in_bounds(((k + 1) * 64) + ((tl_chunk13 * 8) / 64), K) && tl::in_bounds((col0 + ((tl_chunk13 * 8) % 64)) + tl_v, N) ? tl_src15[tl_v] : tl::convert<tl::f16>(0.0f);

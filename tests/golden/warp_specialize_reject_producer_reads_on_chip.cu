@@ -57,6 +57,8 @@ __global__ void __launch_bounds__(128) gemm_kernel(
                 const int tl_valid8 = !(tl::in_bounds(row0 + ((tl_chunk4 * 8) / 64), M)) ? 0 : max(0, min(8, K - ((tl_chunk4 * 8) % 64)));
                 if (tl_valid8 == 8 && (tl_chunk4 * 8) % 64 >= 0 && tl::is_aligned(tl_src6, 4)) {
                     tl::cp_async_chunk(tl_dst7, tl_src6);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
+                } else if (tl_valid8 == 0) {
+                    tl::fill_vector<tl::f16, 8>(tl_dst7, tl::convert<tl::f16>(0.0f));
                 } else {
                     #pragma unroll
                     for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst7[tl_v] = tl::in_bounds(row0 + ((tl_chunk4 * 8) / 64), M) && tl::in_bounds(((tl_chunk4 * 8) % 64) + tl_v, K) ? tl_src6[tl_v] : tl::convert<tl::f16>(0.0f);
@@ -79,6 +81,8 @@ __global__ void __launch_bounds__(128) gemm_kernel(
                 const int tl_valid15 = !(tl::in_bounds((tl_chunk11 * 8) / 64, K)) ? 0 : max(0, min(8, N - (col0 + ((tl_chunk11 * 8) % 64))));
                 if (tl_valid15 == 8 && col0 + ((tl_chunk11 * 8) % 64) >= 0 && tl::is_aligned(tl_src13, 4)) {
                     tl::cp_async_chunk(tl_dst14, tl_src13);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
+                } else if (tl_valid15 == 0) {
+                    tl::fill_vector<tl::f16, 8>(tl_dst14, tl::convert<tl::f16>(0.0f));
                 } else {
                     #pragma unroll
                     for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst14[tl_v] = tl::in_bounds((tl_chunk11 * 8) / 64, K) && tl::in_bounds((col0 + ((tl_chunk11 * 8) % 64)) + tl_v, N) ? tl_src13[tl_v] : tl::convert<tl::f16>(0.0f);
@@ -108,6 +112,8 @@ __global__ void __launch_bounds__(128) gemm_kernel(
                     const int tl_valid22 = !(tl::in_bounds(row0 + ((tl_chunk18 * 8) / 64), M)) ? 0 : max(0, min(8, K - (((k + 1) * 64) + ((tl_chunk18 * 8) % 64))));
                     if (tl_valid22 == 8 && ((k + 1) * 64) + ((tl_chunk18 * 8) % 64) >= 0 && tl::is_aligned(tl_src20, 4)) {
                         tl::cp_async_chunk(tl_dst21, tl_src20);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
+                    } else if (tl_valid22 == 0) {
+                        tl::fill_vector<tl::f16, 8>(tl_dst21, tl::convert<tl::f16>(0.0f));
                     } else {
                         #pragma unroll
                         for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst21[tl_v] = tl::in_bounds(row0 + ((tl_chunk18 * 8) / 64), M) && tl::in_bounds((((k + 1) * 64) + ((tl_chunk18 * 8) % 64)) + tl_v, K) ? tl_src20[tl_v] : tl::convert<tl::f16>(0.0f);
@@ -130,6 +136,8 @@ __global__ void __launch_bounds__(128) gemm_kernel(
                     const int tl_valid29 = !(tl::in_bounds(((k + 1) * 64) + ((tl_chunk25 * 8) / 64), K)) ? 0 : max(0, min(8, N - (col0 + ((tl_chunk25 * 8) % 64))));
                     if (tl_valid29 == 8 && col0 + ((tl_chunk25 * 8) % 64) >= 0 && tl::is_aligned(tl_src27, 4)) {
                         tl::cp_async_chunk(tl_dst28, tl_src27);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
+                    } else if (tl_valid29 == 0) {
+                        tl::fill_vector<tl::f16, 8>(tl_dst28, tl::convert<tl::f16>(0.0f));
                     } else {
                         #pragma unroll
                         for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst28[tl_v] = tl::in_bounds(((k + 1) * 64) + ((tl_chunk25 * 8) / 64), K) && tl::in_bounds((col0 + ((tl_chunk25 * 8) % 64)) + tl_v, N) ? tl_src27[tl_v] : tl::convert<tl::f16>(0.0f);

@@ -62,6 +62,8 @@ __global__ void __launch_bounds__(128) rowmax_kernel(
                 const int tl_valid6 = !(tl::in_bounds((int(blockIdx.y) * 64) + ((tl_chunk2 * 8) / 64), M)) ? 0 : max(0, min(8, K - ((tl_chunk2 * 8) % 64)));
                 if (tl_valid6 == 8 && (tl_chunk2 * 8) % 64 >= 0 && tl::is_aligned(tl_src4, 4)) {
                     tl::cp_async_chunk(tl_dst5, tl_src4);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
+                } else if (tl_valid6 == 0) {
+                    tl::fill_vector<tl::f16, 8>(tl_dst5, tl::convert<tl::f16>(0.0f));
                 } else {
                     #pragma unroll
                     for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst5[tl_v] = tl::in_bounds((int(blockIdx.y) * 64) + ((tl_chunk2 * 8) / 64), M) && tl::in_bounds(((tl_chunk2 * 8) % 64) + tl_v, K) ? tl_src4[tl_v] : tl::convert<tl::f16>(0.0f);
@@ -84,6 +86,8 @@ __global__ void __launch_bounds__(128) rowmax_kernel(
                 const int tl_valid13 = !(tl::in_bounds((int(blockIdx.x) * 64) + ((tl_chunk9 * 8) / 64), N)) ? 0 : max(0, min(8, K - ((tl_chunk9 * 8) % 64)));
                 if (tl_valid13 == 8 && (tl_chunk9 * 8) % 64 >= 0 && tl::is_aligned(tl_src11, 4)) {
                     tl::cp_async_chunk(tl_dst12, tl_src11);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
+                } else if (tl_valid13 == 0) {
+                    tl::fill_vector<tl::f16, 8>(tl_dst12, tl::convert<tl::f16>(0.0f));
                 } else {
                     #pragma unroll
                     for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst12[tl_v] = tl::in_bounds((int(blockIdx.x) * 64) + ((tl_chunk9 * 8) / 64), N) && tl::in_bounds(((tl_chunk9 * 8) % 64) + tl_v, K) ? tl_src11[tl_v] : tl::convert<tl::f16>(0.0f);
@@ -131,6 +135,8 @@ __global__ void __launch_bounds__(128) rowmax_kernel(
                     const int tl_valid23 = !(tl::in_bounds((int(blockIdx.y) * 64) + ((tl_chunk19 * 8) / 64), M)) ? 0 : max(0, min(8, K - (((k + 1) * 64) + ((tl_chunk19 * 8) % 64))));
                     if (tl_valid23 == 8 && ((k + 1) * 64) + ((tl_chunk19 * 8) % 64) >= 0 && tl::is_aligned(tl_src21, 4)) {
                         tl::cp_async_chunk(tl_dst22, tl_src21);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
+                    } else if (tl_valid23 == 0) {
+                        tl::fill_vector<tl::f16, 8>(tl_dst22, tl::convert<tl::f16>(0.0f));
                     } else {
                         #pragma unroll
                         for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst22[tl_v] = tl::in_bounds((int(blockIdx.y) * 64) + ((tl_chunk19 * 8) / 64), M) && tl::in_bounds((((k + 1) * 64) + ((tl_chunk19 * 8) % 64)) + tl_v, K) ? tl_src21[tl_v] : tl::convert<tl::f16>(0.0f);
@@ -153,6 +159,8 @@ __global__ void __launch_bounds__(128) rowmax_kernel(
                     const int tl_valid30 = !(tl::in_bounds((int(blockIdx.x) * 64) + ((tl_chunk26 * 8) / 64), N)) ? 0 : max(0, min(8, K - (((k + 1) * 64) + ((tl_chunk26 * 8) % 64))));
                     if (tl_valid30 == 8 && ((k + 1) * 64) + ((tl_chunk26 * 8) % 64) >= 0 && tl::is_aligned(tl_src28, 4)) {
                         tl::cp_async_chunk(tl_dst29, tl_src28);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
+                    } else if (tl_valid30 == 0) {
+                        tl::fill_vector<tl::f16, 8>(tl_dst29, tl::convert<tl::f16>(0.0f));
                     } else {
                         #pragma unroll
                         for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst29[tl_v] = tl::in_bounds((int(blockIdx.x) * 64) + ((tl_chunk26 * 8) / 64), N) && tl::in_bounds((((k + 1) * 64) + ((tl_chunk26 * 8) % 64)) + tl_v, K) ? tl_src28[tl_v] : tl::convert<tl::f16>(0.0f);

@@ -34,6 +34,14 @@ template <typename T, int V> __device__ __forceinline__ void store_vector(T* dst
     *reinterpret_cast<Raw*>(dst) = raw;
 }
 
+// Stores V copies of `value` with one instruction; `dst` must be aligned to V * sizeof(T).
+template <typename T, int V> __device__ __forceinline__ void fill_vector(T* dst, T value) {
+    T src[V];
+#pragma unroll
+    for (int i = 0; i < V; ++i) src[i] = value;
+    store_vector<T, V>(dst, src);
+}
+
 // 0 <= i < n in one unsigned comparison (a negative index wraps to a huge value).
 __host__ __device__ __forceinline__ bool in_bounds(int i, int n) { return static_cast<unsigned>(i) < static_cast<unsigned>(n); }
 
