@@ -1712,8 +1712,6 @@ __global__ void __launch_bounds__(128) flash_decode_paged_flash_decode_split_ker
                 const int tl_valid11 = !(tl::in_bounds(tl::gather_index(pages, b * MAXP + k_begin / PS, B * MAXP), NP) && tl::in_bounds(hkv, HKV) && tl::in_bounds((k_begin % PS) + ((tl_chunk7 * 8) / 128), PS)) ? 0 : max(0, min(8, 128 - ((tl_chunk7 * 8) % 128)));
                 if (tl_valid11 == 8 && (tl_chunk7 * 8) % 128 >= 0 && tl::is_aligned(tl_src9, 4)) {
                     tl::cp_async_chunk(tl_dst10, tl_src9);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
-                } else if (tl_valid11 == 0) {
-                    tl::fill_vector<tl::f16, 8>(tl_dst10, tl::convert<tl::f16>(0.0f));
                 } else {
                     #pragma unroll
                     for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst10[tl_v] = tl::in_bounds(tl::gather_index(pages, b * MAXP + k_begin / PS, B * MAXP), NP) && tl::in_bounds(hkv, HKV) && tl::in_bounds((k_begin % PS) + ((tl_chunk7 * 8) / 128), PS) && tl::in_bounds(((tl_chunk7 * 8) % 128) + tl_v, 128) ? tl_src9[tl_v] : tl::convert<tl::f16>(0.0f);
@@ -1736,8 +1734,6 @@ __global__ void __launch_bounds__(128) flash_decode_paged_flash_decode_split_ker
                 const int tl_valid18 = !(tl::in_bounds(tl::gather_index(pages, b * MAXP + k_begin / PS, B * MAXP), NP) && tl::in_bounds(hkv, HKV) && tl::in_bounds((k_begin % PS) + ((tl_chunk14 * 8) / 128), PS)) ? 0 : max(0, min(8, 128 - ((tl_chunk14 * 8) % 128)));
                 if (tl_valid18 == 8 && (tl_chunk14 * 8) % 128 >= 0 && tl::is_aligned(tl_src16, 4)) {
                     tl::cp_async_chunk(tl_dst17, tl_src16);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
-                } else if (tl_valid18 == 0) {
-                    tl::fill_vector<tl::f16, 8>(tl_dst17, tl::convert<tl::f16>(0.0f));
                 } else {
                     #pragma unroll
                     for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst17[tl_v] = tl::in_bounds(tl::gather_index(pages, b * MAXP + k_begin / PS, B * MAXP), NP) && tl::in_bounds(hkv, HKV) && tl::in_bounds((k_begin % PS) + ((tl_chunk14 * 8) / 128), PS) && tl::in_bounds(((tl_chunk14 * 8) % 128) + tl_v, 128) ? tl_src16[tl_v] : tl::convert<tl::f16>(0.0f);
@@ -1767,8 +1763,6 @@ __global__ void __launch_bounds__(128) flash_decode_paged_flash_decode_split_ker
                     const int tl_valid25 = !(tl::in_bounds(tl::gather_index(pages, b * MAXP + (k_begin + (t + 1) * 64) / PS, B * MAXP), NP) && tl::in_bounds(hkv, HKV) && tl::in_bounds(((k_begin + (t + 1) * 64) % PS) + ((tl_chunk21 * 8) / 128), PS)) ? 0 : max(0, min(8, 128 - ((tl_chunk21 * 8) % 128)));
                     if (tl_valid25 == 8 && (tl_chunk21 * 8) % 128 >= 0 && tl::is_aligned(tl_src23, 4)) {
                         tl::cp_async_chunk(tl_dst24, tl_src23);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
-                    } else if (tl_valid25 == 0) {
-                        tl::fill_vector<tl::f16, 8>(tl_dst24, tl::convert<tl::f16>(0.0f));
                     } else {
                         #pragma unroll
                         for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst24[tl_v] = tl::in_bounds(tl::gather_index(pages, b * MAXP + (k_begin + (t + 1) * 64) / PS, B * MAXP), NP) && tl::in_bounds(hkv, HKV) && tl::in_bounds(((k_begin + (t + 1) * 64) % PS) + ((tl_chunk21 * 8) / 128), PS) && tl::in_bounds(((tl_chunk21 * 8) % 128) + tl_v, 128) ? tl_src23[tl_v] : tl::convert<tl::f16>(0.0f);
@@ -1791,8 +1785,6 @@ __global__ void __launch_bounds__(128) flash_decode_paged_flash_decode_split_ker
                     const int tl_valid32 = !(tl::in_bounds(tl::gather_index(pages, b * MAXP + (k_begin + (t + 1) * 64) / PS, B * MAXP), NP) && tl::in_bounds(hkv, HKV) && tl::in_bounds(((k_begin + (t + 1) * 64) % PS) + ((tl_chunk28 * 8) / 128), PS)) ? 0 : max(0, min(8, 128 - ((tl_chunk28 * 8) % 128)));
                     if (tl_valid32 == 8 && (tl_chunk28 * 8) % 128 >= 0 && tl::is_aligned(tl_src30, 4)) {
                         tl::cp_async_chunk(tl_dst31, tl_src30);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
-                    } else if (tl_valid32 == 0) {
-                        tl::fill_vector<tl::f16, 8>(tl_dst31, tl::convert<tl::f16>(0.0f));
                     } else {
                         #pragma unroll
                         for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst31[tl_v] = tl::in_bounds(tl::gather_index(pages, b * MAXP + (k_begin + (t + 1) * 64) / PS, B * MAXP), NP) && tl::in_bounds(hkv, HKV) && tl::in_bounds(((k_begin + (t + 1) * 64) % PS) + ((tl_chunk28 * 8) / 128), PS) && tl::in_bounds(((tl_chunk28 * 8) % 128) + tl_v, 128) ? tl_src30[tl_v] : tl::convert<tl::f16>(0.0f);
@@ -2087,8 +2079,6 @@ __global__ void __launch_bounds__(128) flash_decode_paged_flash_decode_split_ker
                 const int tl_valid11 = !(tl::in_bounds(tl::gather_index(pages, b * MAXP + k_begin / PS, B * MAXP), NP) && tl::in_bounds(hkv, HKV) && tl::in_bounds((k_begin % PS) + ((tl_chunk7 * 8) / 128), PS)) ? 0 : max(0, min(8, 128 - ((tl_chunk7 * 8) % 128)));
                 if (tl_valid11 == 8 && (tl_chunk7 * 8) % 128 >= 0 && tl::is_aligned(tl_src9, 4)) {
                     tl::cp_async_chunk(tl_dst10, tl_src9);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
-                } else if (tl_valid11 == 0) {
-                    tl::fill_vector<tl::f16, 8>(tl_dst10, tl::convert<tl::f16>(0.0f));
                 } else {
                     #pragma unroll
                     for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst10[tl_v] = tl::in_bounds(tl::gather_index(pages, b * MAXP + k_begin / PS, B * MAXP), NP) && tl::in_bounds(hkv, HKV) && tl::in_bounds((k_begin % PS) + ((tl_chunk7 * 8) / 128), PS) && tl::in_bounds(((tl_chunk7 * 8) % 128) + tl_v, 128) ? tl_src9[tl_v] : tl::convert<tl::f16>(0.0f);
@@ -2111,8 +2101,6 @@ __global__ void __launch_bounds__(128) flash_decode_paged_flash_decode_split_ker
                 const int tl_valid18 = !(tl::in_bounds(tl::gather_index(pages, b * MAXP + k_begin / PS, B * MAXP), NP) && tl::in_bounds(hkv, HKV) && tl::in_bounds((k_begin % PS) + ((tl_chunk14 * 8) / 128), PS)) ? 0 : max(0, min(8, 128 - ((tl_chunk14 * 8) % 128)));
                 if (tl_valid18 == 8 && (tl_chunk14 * 8) % 128 >= 0 && tl::is_aligned(tl_src16, 4)) {
                     tl::cp_async_chunk(tl_dst17, tl_src16);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
-                } else if (tl_valid18 == 0) {
-                    tl::fill_vector<tl::f16, 8>(tl_dst17, tl::convert<tl::f16>(0.0f));
                 } else {
                     #pragma unroll
                     for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst17[tl_v] = tl::in_bounds(tl::gather_index(pages, b * MAXP + k_begin / PS, B * MAXP), NP) && tl::in_bounds(hkv, HKV) && tl::in_bounds((k_begin % PS) + ((tl_chunk14 * 8) / 128), PS) && tl::in_bounds(((tl_chunk14 * 8) % 128) + tl_v, 128) ? tl_src16[tl_v] : tl::convert<tl::f16>(0.0f);
@@ -2142,8 +2130,6 @@ __global__ void __launch_bounds__(128) flash_decode_paged_flash_decode_split_ker
                     const int tl_valid25 = !(tl::in_bounds(tl::gather_index(pages, b * MAXP + (k_begin + (t + 1) * 64) / PS, B * MAXP), NP) && tl::in_bounds(hkv, HKV) && tl::in_bounds(((k_begin + (t + 1) * 64) % PS) + ((tl_chunk21 * 8) / 128), PS)) ? 0 : max(0, min(8, 128 - ((tl_chunk21 * 8) % 128)));
                     if (tl_valid25 == 8 && (tl_chunk21 * 8) % 128 >= 0 && tl::is_aligned(tl_src23, 4)) {
                         tl::cp_async_chunk(tl_dst24, tl_src23);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
-                    } else if (tl_valid25 == 0) {
-                        tl::fill_vector<tl::f16, 8>(tl_dst24, tl::convert<tl::f16>(0.0f));
                     } else {
                         #pragma unroll
                         for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst24[tl_v] = tl::in_bounds(tl::gather_index(pages, b * MAXP + (k_begin + (t + 1) * 64) / PS, B * MAXP), NP) && tl::in_bounds(hkv, HKV) && tl::in_bounds(((k_begin + (t + 1) * 64) % PS) + ((tl_chunk21 * 8) / 128), PS) && tl::in_bounds(((tl_chunk21 * 8) % 128) + tl_v, 128) ? tl_src23[tl_v] : tl::convert<tl::f16>(0.0f);
@@ -2166,8 +2152,6 @@ __global__ void __launch_bounds__(128) flash_decode_paged_flash_decode_split_ker
                     const int tl_valid32 = !(tl::in_bounds(tl::gather_index(pages, b * MAXP + (k_begin + (t + 1) * 64) / PS, B * MAXP), NP) && tl::in_bounds(hkv, HKV) && tl::in_bounds(((k_begin + (t + 1) * 64) % PS) + ((tl_chunk28 * 8) / 128), PS)) ? 0 : max(0, min(8, 128 - ((tl_chunk28 * 8) % 128)));
                     if (tl_valid32 == 8 && (tl_chunk28 * 8) % 128 >= 0 && tl::is_aligned(tl_src30, 4)) {
                         tl::cp_async_chunk(tl_dst31, tl_src30);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
-                    } else if (tl_valid32 == 0) {
-                        tl::fill_vector<tl::f16, 8>(tl_dst31, tl::convert<tl::f16>(0.0f));
                     } else {
                         #pragma unroll
                         for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst31[tl_v] = tl::in_bounds(tl::gather_index(pages, b * MAXP + (k_begin + (t + 1) * 64) / PS, B * MAXP), NP) && tl::in_bounds(hkv, HKV) && tl::in_bounds(((k_begin + (t + 1) * 64) % PS) + ((tl_chunk28 * 8) / 128), PS) && tl::in_bounds(((tl_chunk28 * 8) % 128) + tl_v, 128) ? tl_src30[tl_v] : tl::convert<tl::f16>(0.0f);

@@ -941,8 +941,6 @@ __global__ void __launch_bounds__(128) moe_gather_rows_kernel(
             const int tl_valid4 = !(tl::in_bounds(tl::gather_index(Src, r0 + ((tl_chunk0 * 8) / 512), MK), M)) ? 0 : max(0, min(8, D - ((tl_chunk0 * 8) % 512)));
             if (tl_valid4 == 8 && (tl_chunk0 * 8) % 512 >= 0 && tl::is_aligned(tl_src2, 4)) {
                 tl::cp_async_chunk(tl_dst3, tl_src2);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
-            } else if (tl_valid4 == 0) {
-                tl::fill_vector<tl::bf16, 8>(tl_dst3, tl::convert<tl::bf16>(0.0f));
             } else {
                 #pragma unroll
                 for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst3[tl_v] = tl::in_bounds(tl::gather_index(Src, r0 + ((tl_chunk0 * 8) / 512), MK), M) && tl::in_bounds(((tl_chunk0 * 8) % 512) + tl_v, D) ? tl_src2[tl_v] : tl::convert<tl::bf16>(0.0f);
@@ -964,8 +962,6 @@ __global__ void __launch_bounds__(128) moe_gather_rows_kernel(
                 const int tl_valid9 = !(tl::in_bounds(tl::gather_index(Src, r0 + ((tl_chunk5 * 8) / 512), MK), M)) ? 0 : max(0, min(8, D - (((t + 1) * 512) + ((tl_chunk5 * 8) % 512))));
                 if (tl_valid9 == 8 && ((t + 1) * 512) + ((tl_chunk5 * 8) % 512) >= 0 && tl::is_aligned(tl_src7, 4)) {
                     tl::cp_async_chunk(tl_dst8, tl_src7);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
-                } else if (tl_valid9 == 0) {
-                    tl::fill_vector<tl::bf16, 8>(tl_dst8, tl::convert<tl::bf16>(0.0f));
                 } else {
                     #pragma unroll
                     for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst8[tl_v] = tl::in_bounds(tl::gather_index(Src, r0 + ((tl_chunk5 * 8) / 512), MK), M) && tl::in_bounds((((t + 1) * 512) + ((tl_chunk5 * 8) % 512)) + tl_v, D) ? tl_src7[tl_v] : tl::convert<tl::bf16>(0.0f);
@@ -1033,8 +1029,6 @@ __global__ void __launch_bounds__(128) moe_unpermute_kernel(
             const int tl_valid4 = !(tl::in_bounds(tl::gather_index(pos, t0 + ((tl_chunk0 * 8) / 512), K * M), MK)) ? 0 : max(0, min(8, D - (d0 + ((tl_chunk0 * 8) % 512))));
             if (tl_valid4 == 8 && d0 + ((tl_chunk0 * 8) % 512) >= 0 && tl::is_aligned(tl_src2, 4)) {
                 tl::cp_async_chunk(tl_dst3, tl_src2);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
-            } else if (tl_valid4 == 0) {
-                tl::fill_vector<tl::bf16, 8>(tl_dst3, tl::convert<tl::bf16>(0.0f));
             } else {
                 #pragma unroll
                 for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst3[tl_v] = tl::in_bounds(tl::gather_index(pos, t0 + ((tl_chunk0 * 8) / 512), K * M), MK) && tl::in_bounds((d0 + ((tl_chunk0 * 8) % 512)) + tl_v, D) ? tl_src2[tl_v] : tl::convert<tl::bf16>(0.0f);
@@ -1052,8 +1046,6 @@ __global__ void __launch_bounds__(128) moe_unpermute_kernel(
             const int tl_valid9 = !(tl::in_bounds(tl::gather_index(pos, (M + t0) + ((tl_chunk5 * 8) / 512), K * M), MK)) ? 0 : max(0, min(8, D - (d0 + ((tl_chunk5 * 8) % 512))));
             if (tl_valid9 == 8 && d0 + ((tl_chunk5 * 8) % 512) >= 0 && tl::is_aligned(tl_src7, 4)) {
                 tl::cp_async_chunk(tl_dst8, tl_src7);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
-            } else if (tl_valid9 == 0) {
-                tl::fill_vector<tl::bf16, 8>(tl_dst8, tl::convert<tl::bf16>(0.0f));
             } else {
                 #pragma unroll
                 for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst8[tl_v] = tl::in_bounds(tl::gather_index(pos, (M + t0) + ((tl_chunk5 * 8) / 512), K * M), MK) && tl::in_bounds((d0 + ((tl_chunk5 * 8) % 512)) + tl_v, D) ? tl_src7[tl_v] : tl::convert<tl::bf16>(0.0f);
@@ -1083,8 +1075,6 @@ __global__ void __launch_bounds__(128) moe_unpermute_kernel(
                 const int tl_valid15 = !(tl::in_bounds(tl::gather_index(pos, ((k + 2) * M + t0) + ((tl_chunk11 * 8) / 512), K * M), MK)) ? 0 : max(0, min(8, D - (d0 + ((tl_chunk11 * 8) % 512))));
                 if (tl_valid15 == 8 && d0 + ((tl_chunk11 * 8) % 512) >= 0 && tl::is_aligned(tl_src13, 4)) {
                     tl::cp_async_chunk(tl_dst14, tl_src13);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
-                } else if (tl_valid15 == 0) {
-                    tl::fill_vector<tl::bf16, 8>(tl_dst14, tl::convert<tl::bf16>(0.0f));
                 } else {
                     #pragma unroll
                     for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst14[tl_v] = tl::in_bounds(tl::gather_index(pos, ((k + 2) * M + t0) + ((tl_chunk11 * 8) / 512), K * M), MK) && tl::in_bounds((d0 + ((tl_chunk11 * 8) % 512)) + tl_v, D) ? tl_src13[tl_v] : tl::convert<tl::bf16>(0.0f);
@@ -1302,8 +1292,6 @@ __global__ void __launch_bounds__(128) moe_grouped_gemm_kernel(
             const int tl_valid4 = !(tl::in_bounds(tl::gather_index(rows, (t * 64) + ((tl_chunk0 * 8) / 64), MAXT * 64), MK)) ? 0 : max(0, min(8, D - ((tl_chunk0 * 8) % 64)));
             if (tl_valid4 == 8 && (tl_chunk0 * 8) % 64 >= 0 && tl::is_aligned(tl_src2, 4)) {
                 tl::cp_async_chunk(tl_dst3, tl_src2);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
-            } else if (tl_valid4 == 0) {
-                tl::fill_vector<tl::bf16, 8>(tl_dst3, tl::convert<tl::bf16>(0.0f));
             } else {
                 #pragma unroll
                 for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst3[tl_v] = tl::in_bounds(tl::gather_index(rows, (t * 64) + ((tl_chunk0 * 8) / 64), MAXT * 64), MK) && tl::in_bounds(((tl_chunk0 * 8) % 64) + tl_v, D) ? tl_src2[tl_v] : tl::convert<tl::bf16>(0.0f);
@@ -1325,8 +1313,6 @@ __global__ void __launch_bounds__(128) moe_grouped_gemm_kernel(
                 const int tl_valid11 = !(tl::in_bounds(tl::gather_index(TileExpert, t, MAXT), E) && tl::in_bounds(col0 + ((tl_chunk7 * 8) / 64), N)) ? 0 : max(0, min(8, D - ((tl_chunk7 * 8) % 64)));
                 if (tl_valid11 == 8 && (tl_chunk7 * 8) % 64 >= 0 && tl::is_aligned(tl_src9, 4)) {
                     tl::cp_async_chunk(tl_dst10, tl_src9);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
-                } else if (tl_valid11 == 0) {
-                    tl::fill_vector<tl::bf16, 8>(tl_dst10, tl::convert<tl::bf16>(0.0f));
                 } else {
                     #pragma unroll
                     for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst10[tl_v] = tl::in_bounds(tl::gather_index(TileExpert, t, MAXT), E) && tl::in_bounds(col0 + ((tl_chunk7 * 8) / 64), N) && tl::in_bounds(((tl_chunk7 * 8) % 64) + tl_v, D) ? tl_src9[tl_v] : tl::convert<tl::bf16>(0.0f);
@@ -1345,8 +1331,6 @@ __global__ void __launch_bounds__(128) moe_grouped_gemm_kernel(
             const int tl_valid16 = !(tl::in_bounds(tl::gather_index(rows, (t * 64) + ((tl_chunk12 * 8) / 64), MAXT * 64), MK)) ? 0 : max(0, min(8, D - (64 + ((tl_chunk12 * 8) % 64))));
             if (tl_valid16 == 8 && 64 + ((tl_chunk12 * 8) % 64) >= 0 && tl::is_aligned(tl_src14, 4)) {
                 tl::cp_async_chunk(tl_dst15, tl_src14);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
-            } else if (tl_valid16 == 0) {
-                tl::fill_vector<tl::bf16, 8>(tl_dst15, tl::convert<tl::bf16>(0.0f));
             } else {
                 #pragma unroll
                 for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst15[tl_v] = tl::in_bounds(tl::gather_index(rows, (t * 64) + ((tl_chunk12 * 8) / 64), MAXT * 64), MK) && tl::in_bounds((64 + ((tl_chunk12 * 8) % 64)) + tl_v, D) ? tl_src14[tl_v] : tl::convert<tl::bf16>(0.0f);
@@ -1368,8 +1352,6 @@ __global__ void __launch_bounds__(128) moe_grouped_gemm_kernel(
                 const int tl_valid23 = !(tl::in_bounds(tl::gather_index(TileExpert, t, MAXT), E) && tl::in_bounds(col0 + ((tl_chunk19 * 8) / 64), N)) ? 0 : max(0, min(8, D - (64 + ((tl_chunk19 * 8) % 64))));
                 if (tl_valid23 == 8 && 64 + ((tl_chunk19 * 8) % 64) >= 0 && tl::is_aligned(tl_src21, 4)) {
                     tl::cp_async_chunk(tl_dst22, tl_src21);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
-                } else if (tl_valid23 == 0) {
-                    tl::fill_vector<tl::bf16, 8>(tl_dst22, tl::convert<tl::bf16>(0.0f));
                 } else {
                     #pragma unroll
                     for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst22[tl_v] = tl::in_bounds(tl::gather_index(TileExpert, t, MAXT), E) && tl::in_bounds(col0 + ((tl_chunk19 * 8) / 64), N) && tl::in_bounds((64 + ((tl_chunk19 * 8) % 64)) + tl_v, D) ? tl_src21[tl_v] : tl::convert<tl::bf16>(0.0f);
@@ -1392,8 +1374,6 @@ __global__ void __launch_bounds__(128) moe_grouped_gemm_kernel(
                 const int tl_valid28 = !(tl::in_bounds(tl::gather_index(rows, (t * 64) + ((tl_chunk24 * 8) / 64), MAXT * 64), MK)) ? 0 : max(0, min(8, D - (((k + 2) * 64) + ((tl_chunk24 * 8) % 64))));
                 if (tl_valid28 == 8 && ((k + 2) * 64) + ((tl_chunk24 * 8) % 64) >= 0 && tl::is_aligned(tl_src26, 4)) {
                     tl::cp_async_chunk(tl_dst27, tl_src26);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
-                } else if (tl_valid28 == 0) {
-                    tl::fill_vector<tl::bf16, 8>(tl_dst27, tl::convert<tl::bf16>(0.0f));
                 } else {
                     #pragma unroll
                     for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst27[tl_v] = tl::in_bounds(tl::gather_index(rows, (t * 64) + ((tl_chunk24 * 8) / 64), MAXT * 64), MK) && tl::in_bounds((((k + 2) * 64) + ((tl_chunk24 * 8) % 64)) + tl_v, D) ? tl_src26[tl_v] : tl::convert<tl::bf16>(0.0f);
@@ -1415,8 +1395,6 @@ __global__ void __launch_bounds__(128) moe_grouped_gemm_kernel(
                     const int tl_valid35 = !(tl::in_bounds(tl::gather_index(TileExpert, t, MAXT), E) && tl::in_bounds(col0 + ((tl_chunk31 * 8) / 64), N)) ? 0 : max(0, min(8, D - (((k + 2) * 64) + ((tl_chunk31 * 8) % 64))));
                     if (tl_valid35 == 8 && ((k + 2) * 64) + ((tl_chunk31 * 8) % 64) >= 0 && tl::is_aligned(tl_src33, 4)) {
                         tl::cp_async_chunk(tl_dst34, tl_src33);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
-                    } else if (tl_valid35 == 0) {
-                        tl::fill_vector<tl::bf16, 8>(tl_dst34, tl::convert<tl::bf16>(0.0f));
                     } else {
                         #pragma unroll
                         for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst34[tl_v] = tl::in_bounds(tl::gather_index(TileExpert, t, MAXT), E) && tl::in_bounds(col0 + ((tl_chunk31 * 8) / 64), N) && tl::in_bounds((((k + 2) * 64) + ((tl_chunk31 * 8) % 64)) + tl_v, D) ? tl_src33[tl_v] : tl::convert<tl::bf16>(0.0f);

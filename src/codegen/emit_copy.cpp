@@ -151,10 +151,13 @@ bool KernelEmitter::emit_copy_async(const ir::Copy& c) {
         out_.line(fmt::format("tl::cp_async_chunk({}, {});  // 16, 8 or 4 bytes per cp.async, as the source is aligned", dp, sp));
         out_.dedent();
         // A chunk wholly outside the tensor (padding rows of an edge tile, say) is the pad value:
-        // one vector store where the destination's chunks are aligned.
+        // one vector store where the destination's chunks are aligned. Not in a gather (rows or
+        // a page picked by an index), whose chunks lie outside only where an index does: there the
+        // extra branch cost the paged decoding kernel a register spill on sm_80.
         const int64_t chunk_bytes = width * dtype_bytes(d.dtype);
         const std::string pad = c.pad ? expr(c.pad) : int_literal(0, d.dtype);
-        if (chunk_bytes <= 16 && (chunk_bytes & (chunk_bytes - 1)) == 0 && shared_chunks_aligned(c.dst, width)) {
+        if (!c.src.gathers() && chunk_bytes <= 16 && (chunk_bytes & (chunk_bytes - 1)) == 0 &&
+            shared_chunks_aligned(c.dst, width)) {
             out_.line(fmt::format("}} else if ({} == 0) {{", valid));
             out_.indent();
             out_.line(fmt::format("tl::fill_vector<{}, {}>({}, {});", type, width, dp, pad));

@@ -40,8 +40,6 @@ __global__ void __launch_bounds__(128) gathered_gemm_kernel(
             const int tl_valid4 = !(tl::in_bounds(tl::gather_index(Idx, r0 + ((tl_chunk0 * 8) / 32), R), M)) ? 0 : max(0, min(8, K - ((tl_chunk0 * 8) % 32)));
             if (tl_valid4 == 8 && (tl_chunk0 * 8) % 32 >= 0 && tl::is_aligned(tl_src2, 4)) {
                 tl::cp_async_chunk(tl_dst3, tl_src2);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
-            } else if (tl_valid4 == 0) {
-                tl::fill_vector<tl::f16, 8>(tl_dst3, tl::convert<tl::f16>(0.0f));
             } else {
                 #pragma unroll
                 for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst3[tl_v] = tl::in_bounds(tl::gather_index(Idx, r0 + ((tl_chunk0 * 8) / 32), R), M) && tl::in_bounds(((tl_chunk0 * 8) % 32) + tl_v, K) ? tl_src2[tl_v] : tl::convert<tl::f16>(0.0f);
@@ -83,8 +81,6 @@ __global__ void __launch_bounds__(128) gathered_gemm_kernel(
             const int tl_valid16 = !(tl::in_bounds(tl::gather_index(Idx, r0 + ((tl_chunk12 * 8) / 32), R), M)) ? 0 : max(0, min(8, K - (32 + ((tl_chunk12 * 8) % 32))));
             if (tl_valid16 == 8 && 32 + ((tl_chunk12 * 8) % 32) >= 0 && tl::is_aligned(tl_src14, 4)) {
                 tl::cp_async_chunk(tl_dst15, tl_src14);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
-            } else if (tl_valid16 == 0) {
-                tl::fill_vector<tl::f16, 8>(tl_dst15, tl::convert<tl::f16>(0.0f));
             } else {
                 #pragma unroll
                 for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst15[tl_v] = tl::in_bounds(tl::gather_index(Idx, r0 + ((tl_chunk12 * 8) / 32), R), M) && tl::in_bounds((32 + ((tl_chunk12 * 8) % 32)) + tl_v, K) ? tl_src14[tl_v] : tl::convert<tl::f16>(0.0f);
@@ -130,8 +126,6 @@ __global__ void __launch_bounds__(128) gathered_gemm_kernel(
                 const int tl_valid28 = !(tl::in_bounds(tl::gather_index(Idx, r0 + ((tl_chunk24 * 8) / 32), R), M)) ? 0 : max(0, min(8, K - (((k + 2) * 32) + ((tl_chunk24 * 8) % 32))));
                 if (tl_valid28 == 8 && ((k + 2) * 32) + ((tl_chunk24 * 8) % 32) >= 0 && tl::is_aligned(tl_src26, 4)) {
                     tl::cp_async_chunk(tl_dst27, tl_src26);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
-                } else if (tl_valid28 == 0) {
-                    tl::fill_vector<tl::f16, 8>(tl_dst27, tl::convert<tl::f16>(0.0f));
                 } else {
                     #pragma unroll
                     for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst27[tl_v] = tl::in_bounds(tl::gather_index(Idx, r0 + ((tl_chunk24 * 8) / 32), R), M) && tl::in_bounds((((k + 2) * 32) + ((tl_chunk24 * 8) % 32)) + tl_v, K) ? tl_src26[tl_v] : tl::convert<tl::f16>(0.0f);

@@ -39,8 +39,6 @@ __global__ void __launch_bounds__(128) branch_producer_kernel(
                 const int tl_valid6 = !(tl::in_bounds(tl::gather_index(Tbl, int(blockIdx.x) * 4, R), P) && tl::in_bounds((tl_chunk2 * 8) / 64, 64)) ? 0 : max(0, min(8, 64 - ((tl_chunk2 * 8) % 64)));
                 if (tl_valid6 == 8 && (tl_chunk2 * 8) % 64 >= 0 && tl::is_aligned(tl_src4, 4)) {
                     tl::cp_async_chunk(tl_dst5, tl_src4);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
-                } else if (tl_valid6 == 0) {
-                    tl::fill_vector<tl::f16, 8>(tl_dst5, tl::convert<tl::f16>(0.0f));
                 } else {
                     #pragma unroll
                     for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst5[tl_v] = tl::in_bounds(tl::gather_index(Tbl, int(blockIdx.x) * 4, R), P) && tl::in_bounds((tl_chunk2 * 8) / 64, 64) && tl::in_bounds(((tl_chunk2 * 8) % 64) + tl_v, 64) ? tl_src4[tl_v] : tl::convert<tl::f16>(0.0f);
@@ -70,8 +68,6 @@ __global__ void __launch_bounds__(128) branch_producer_kernel(
                     const int tl_valid13 = !(tl::in_bounds(tl::gather_index(Tbl, int(blockIdx.x) * 4 + (t + 1), R), P) && tl::in_bounds((tl_chunk9 * 8) / 64, 64)) ? 0 : max(0, min(8, 64 - ((tl_chunk9 * 8) % 64)));
                     if (tl_valid13 == 8 && (tl_chunk9 * 8) % 64 >= 0 && tl::is_aligned(tl_src11, 4)) {
                         tl::cp_async_chunk(tl_dst12, tl_src11);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
-                    } else if (tl_valid13 == 0) {
-                        tl::fill_vector<tl::f16, 8>(tl_dst12, tl::convert<tl::f16>(0.0f));
                     } else {
                         #pragma unroll
                         for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst12[tl_v] = tl::in_bounds(tl::gather_index(Tbl, int(blockIdx.x) * 4 + (t + 1), R), P) && tl::in_bounds((tl_chunk9 * 8) / 64, 64) && tl::in_bounds(((tl_chunk9 * 8) % 64) + tl_v, 64) ? tl_src11[tl_v] : tl::convert<tl::f16>(0.0f);
