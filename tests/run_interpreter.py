@@ -9,6 +9,7 @@ chooses, tests/interpreter/sm_count.tl that `--sm-count` sets the builtin `sm_co
 tests/interpreter/program_if.tl that a program launches what its `if`s select, and
 tests/interpreter/fill_edge.tl that a fill past a tensor's end skips what lies outside, and
 tests/interpreter/halo.tl that a copy from a region starting below 0 reads the pad value there,
+tests/interpreter/generic_fn.tl that a generic function runs one instance per dtype,
 tests/interpreter/bounded.tl that tiles of bounded extents (`N <= 4096`) reduce, scan, copy and
 loop over only the N elements that exist,
 and two kernels of tests/gpu/wgmma_shapes.tl (three swizzle boxes per row; a trip that is more
@@ -413,6 +414,14 @@ def build_cases():
                       {"A": ("f16", (m, k), a), "B": ("f16", (n, k), b1), "Bias": ("f32", (n,), bias),
                        "C": ("f32", (m, n), nan_filled("f32", m * n)), "R": ("f32", (nb, m), nan_filled("f32", nb * m))},
                       {"C": c, "R": r}, variants=[AFTER_SEMA, SCHEDULED_SM80, SCHEDULED_SM90A]))
+    # Generic functions (tests/interpreter/generic_fn.tl): one instance per dtype.
+    for n in (1, 70, 128):
+        x = uniform(rng, "f32", n)
+        h = [rng.randint(-32, 32) / 8.0 for _ in range(n)]
+        cases.append(Case("tests/interpreter/generic_fn.tl", "blend",
+                          {"X": ("f32", (n,), x), "H": ("f16", (n,), h), "Y": ("f32", (n,), nan_filled("f32", n)),
+                           "Z": ("f16", (n,), nan_filled("f16", n))},
+                          {"Y": [v + (2.0 - v) * 0.25 for v in x], "Z": [2.0 * v for v in h]}))
     # A region starting below 0 (and ending past N): the pad value at both edges.
     for n in (1, 130, 256, 300):
         x = uniform(rng, "f32", n)
