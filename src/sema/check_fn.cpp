@@ -90,7 +90,6 @@ FnInfo* Checker::fn_instance(FnInfo& g, const std::vector<const ast::Expr*>& arg
     fns_.push_back(FnInfo{});
     FnInfo& inst = fns_.back();
     inst.decl = g.decl;
-    inst.from_main = false;
     inst.bindings = bound;
     g.instances.emplace(bound, &inst);
     return &inst;
