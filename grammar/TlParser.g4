@@ -11,10 +11,11 @@ constDecl   : CONST IDENT (COLON typeRef)? ASSIGN expr SEMI;
 
 // fn gelu(x: f32) -> f32 { return x * sigmoid(1.702 * x); }
 // extern fn rotl(x: u32, n: u32) -> u32 = "__funnelshift_l";   (a CUDA device function; optional
-// `in "header.cuh"`, and an optional body: the reference `tlc run` executes)
+// `pair "name2"`, its form for two elements at once, and `in "header.cuh"`, and an optional body:
+// the reference `tlc run` executes)
 // fn lerp<T: dtype>(a: T, b: T, t: T) -> T { ... }   (dtype parameters, deduced at each call)
 fnDecl      : EXTERN? FN declName (LT compileParam (COMMA compileParam)* COMMA? GT)? LPAREN (fnParam (COMMA fnParam)*)? RPAREN ARROW typeRef
-              (ASSIGN cudaName=STRING_LIT (IN header=STRING_LIT)?)? (block | SEMI);
+              (ASSIGN cudaName=STRING_LIT (pairWord=IDENT pairName=STRING_LIT)? (IN header=STRING_LIT)?)? (block | SEMI);
 fnParam     : IDENT COLON typeRef;
 // Kernels and functions may take the name of a tile operation (`kernel gemm`).
 declName    : IDENT | COPY | GEMM | FILL | CLEAR | REDUCE | CUMSUM | ATOMIC_ADD;

@@ -28,4 +28,41 @@ __device__ __forceinline__ float s4_dequant(uint32_t word, uint32_t i, float sca
     return (biased - 8388616.0f) * scale;
 }
 
+// The pair form (`pair "tlc_stdlib::s4_dequant_pair"`): the elements of two calls as one
+// 2-vector (.x the first, .y the second). When the two calls decode the neighbouring nibbles
+// 2b and 2b + 1 of one word, as a thread's register pair of an mma fragment does, the pair is
+// decoded at once: a PRMT puts byte b in the low byte, a multiply by 0x1001 copies it 12 bits up
+// (the high nibble lands in bits 16..19), one LOP3 keeps the two nibbles and or-s in two 1024s
+// (f16) or 128s (bf16), and one subtract and one multiply of two lanes finish both — five
+// instructions for two weights, each rounded once as in s4_dequant. Anything else (other nibbles,
+// other words) decodes the two one at a time. After inlining, the test is decided at compile time.
+__device__ __forceinline__ uint32_t s4_pair_bits(uint32_t word, uint32_t byte, uint32_t magic) {
+    const uint32_t low_byte = __byte_perm(word, 0u, 0x4440u | byte);
+    return ((low_byte * 0x1001u) & 0x000F000Fu) | magic;
+}
+__device__ __forceinline__ bool s4_neighbours(uint32_t w0, uint32_t i0, uint32_t w1, uint32_t i1) {
+    return w0 == w1 && (i0 & 1u) == 0u && i1 == i0 + 1u && i0 < 8u;
+}
+__device__ __forceinline__ __half2 s4_dequant_pair(uint32_t w0, uint32_t i0, __half s0, uint32_t w1, uint32_t i1, __half s1) {
+    if (s4_neighbours(w0, i0, w1, i1)) {
+        const uint32_t bits = s4_pair_bits(w0, i0 >> 1, 0x64006400u);
+        const __half2 q = __hsub2(*reinterpret_cast<const __half2*>(&bits), __half2half2(__ushort_as_half(0x6408u)));
+        return __hmul2(q, __halves2half2(s0, s1));
+    }
+    return __halves2half2(s4_dequant(w0, i0, s0), s4_dequant(w1, i1, s1));
+}
+__device__ __forceinline__ __nv_bfloat162 s4_dequant_pair(uint32_t w0, uint32_t i0, __nv_bfloat16 s0, uint32_t w1, uint32_t i1,
+                                                          __nv_bfloat16 s1) {
+    if (s4_neighbours(w0, i0, w1, i1)) {
+        const uint32_t bits = s4_pair_bits(w0, i0 >> 1, 0x43004300u);
+        const __nv_bfloat162 q =
+            __hsub2(*reinterpret_cast<const __nv_bfloat162*>(&bits), __bfloat162bfloat162(__ushort_as_bfloat16(0x4308u)));
+        return __hmul2(q, __halves2bfloat162(s0, s1));
+    }
+    return __halves2bfloat162(s4_dequant(w0, i0, s0), s4_dequant(w1, i1, s1));
+}
+__device__ __forceinline__ float2 s4_dequant_pair(uint32_t w0, uint32_t i0, float s0, uint32_t w1, uint32_t i1, float s1) {
+    return make_float2(s4_dequant(w0, i0, s0), s4_dequant(w1, i1, s1));
+}
+
 }  // namespace tlc_stdlib

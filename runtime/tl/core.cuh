@@ -12,4 +12,5 @@
 #include "tl/warp/mma.cuh"
 #include "tl/warp/reduce.cuh"
 #include "tl/block/reduce.cuh"
+#include "tl/block/grid_dependency.cuh"
 #include "tl/host/launch.h"

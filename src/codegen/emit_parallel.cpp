@@ -105,9 +105,10 @@ void KernelEmitter::emit_parallel(const ir::For& f) {
         ctx.slot = slot;
         // Threads holding the same elements all run their iterations; one of them stores to memory.
         ctx.store_guard = first_replica_condition(l->layout);
-        if (kernel_.options.chunk_loops && emit_chunked_parallel(f, *uses.distributed, extents, ctx, bind_vars)) return;
-        out_.line("#pragma unroll");
-        out_.block(fmt::format("for (int {0} = 0; {0} < {1}; ++{0})", slot, slot_count(*l)), [&] {
+        const PairPlan pairs = plan_pairs(f, uses.distributed);
+        if (kernel_.options.chunk_loops && emit_chunked_parallel(f, *uses.distributed, extents, ctx, bind_vars, pairs)) return;
+        // One slot, `slot` (declared by the caller), then the body; with pairs, the caller makes the store.
+        auto slot_body = [&] {
             if (std::string valid = slot_valid(*l, slot); !valid.empty()) out_.line(fmt::format("if (!({})) continue;", valid));
             std::vector<std::string> coords = slot_coords(*uses.distributed, slot);
             auto chunk = slot_chunk(*uses.distributed, slot);
@@ -121,11 +122,27 @@ void KernelEmitter::emit_parallel(const ir::For& f) {
                 ctx.chunk_width = chunk->width;
             }
             bind_vars(coords);
+        };
+        out_.line("#pragma unroll");
+        if (pairs.store) {
+            std::string first = fresh("s");
+            out_.block(fmt::format("for (int {0} = 0; {0} < {1}; {0} += 2)", first, slot_count(*l)), [&] {
+                emit_paired_slots(f, pairs, ctx, first, [&](const std::string& half) {
+                    out_.line(fmt::format("const int {} = {} + {};", slot, first, half));
+                    slot_body();
+                });
+            });
+            return;
+        }
+        out_.block(fmt::format("for (int {0} = 0; {0} < {1}; ++{0})", slot, slot_count(*l)), [&] {
+            slot_body();
             stmt(f.body, ctx);
         });
         return;
     }
     bool redundant = uses.replicated_write != nullptr;
+    report_unpaired_calls(f, redundant ? "every thread runs every iteration of the loop (it writes a fragment every thread holds whole)"
+                                       : "the loop runs over no fragment spread over the threads (pairs form in a loop over such a fragment)");
     if (!redundant && kernel_.options.chunk_loops && emit_chunked_spread(f, extents, ctx, bind_vars)) return;
     source_comment(f, "");
     out_.line(fmt::format("// for {} in parallel({}): {}", vars, ext,
@@ -151,7 +168,8 @@ void KernelEmitter::emit_parallel(const ir::For& f) {
 // coordinates other than the last are the chunk's (its slots share them). Returns false, emitting
 // nothing, when the loop is not of that kind.
 bool KernelEmitter::emit_chunked_parallel(const ir::For& f, const ir::Buffer& anchor, const std::vector<int64_t>& extents,
-                                          ElementContext& ctx, const std::function<void(const std::vector<std::string>&)>& bind_vars) {
+                                          ElementContext& ctx, const std::function<void(const std::vector<std::string>&)>& bind_vars,
+                                          const PairPlan& pairs) {
     const FragmentLayout& l = *layout_of(anchor);
     if (!slot_valid(l, "0").empty()) return false;
     auto probe = slot_chunk(anchor, "0", /*first_of_chunk=*/true);
@@ -173,12 +191,25 @@ bool KernelEmitter::emit_chunked_parallel(const ir::For& f, const ir::Buffer& an
         ctx.chunk_start = start;
         ctx.chunk_offset = offset;
         ctx.chunk_width = chunk->width;
-        out_.line("#pragma unroll");
-        out_.block(fmt::format("for (int {0} = 0; {0} < {1}; ++{0})", offset, chunk->width), [&] {
+        auto bind_slot = [&] {
             out_.line(fmt::format("[[maybe_unused]] const int {} = {} + {};", ctx.slot, k, offset));
             out_.line(fmt::format("[[maybe_unused]] const int {} = {} + {};", var_name(*f.vars.back()), start, offset));
-            stmt(f.body, ctx);
-        });
+        };
+        out_.line("#pragma unroll");
+        if (pairs.store) {  // the chunk's width is even (plan_pairs)
+            std::string first = fresh("o");
+            out_.block(fmt::format("for (int {0} = 0; {0} < {1}; {0} += 2)", first, chunk->width), [&] {
+                emit_paired_slots(f, pairs, ctx, k + " + " + first, [&](const std::string& half) {
+                    out_.line(fmt::format("const int {} = {} + {};", offset, first, half));
+                    bind_slot();
+                });
+            });
+        } else {
+            out_.block(fmt::format("for (int {0} = 0; {0} < {1}; ++{0})", offset, chunk->width), [&] {
+                bind_slot();
+                stmt(f.body, ctx);
+            });
+        }
         emit_chunk_stores(stores, ctx.store_guard);
     });
     return true;

@@ -558,6 +558,7 @@ void KernelEmitter::emit_warp_specialized_body() {
     out_.line("#if defined(__CUDA_ARCH__) && !TL_SM90A_DEVICE");
     out_.line("__trap();  // built for another arch; the launch stub runs this kernel only on sm_90 devices");
     out_.line("#else");
+    emit_grid_dependency();
     emit_layouts();
     emit_views();
     packed_pairs_ = packed_register_operands();

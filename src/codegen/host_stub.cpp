@@ -50,6 +50,26 @@ std::vector<StubParam> stub_params(const ir::Kernel& k) { return codegen::stub_p
 // kernel `<name>`'s.
 std::string global_function(const ir::Kernel& k) { return "::" + kernel_function_name(k); }
 
+// The launch of `k` over `grid` (a dim3 expression) with `threads` threads, as the stub's last
+// statement: the triple-chevron syntax, or tl::host::launch where the kernel runs in a cluster or
+// belongs to a program (whose kernels after the first may be scheduled while the one before them
+// finishes: programmatic dependent launch, each kernel waiting for its predecessor at its top).
+void emit_launch(const ir::Kernel& k, const std::string& grid, int threads, int64_t shared_bytes, const std::string& args,
+                 CudaWriter& out) {
+    const bool overlap = !k.launched_by.empty();
+    if (k.cluster.empty() && !overlap) {
+        out.line(fmt::format("{}<<<{}, {}, {}, stream>>>({});", global_function(k), grid, threads, shared_bytes, args));
+        out.line("return tl::host::record(cudaGetLastError(), tl_name, \"launch\");");
+        return;
+    }
+    std::vector<int> c = k.cluster;
+    if (!c.empty()) c.resize(3, 1);
+    std::string cluster = c.empty() ? "dim3(0, 0, 0)" : fmt::format("dim3({}, {}, {})", c[0], c[1], c[2]);
+    out.line(fmt::format("const tl::host::LaunchShape tl_shape{{{}, dim3({}), {}, {}, {}}};{}", grid, threads, shared_bytes, cluster,
+                         overlap ? "true" : "false", overlap ? "  // may overlap the end of the kernel before it" : ""));
+    out.line(fmt::format("return tl::host::record(tl::host::launch({}, tl_shape, stream, {}), tl_name, \"launch\");", global_function(k), args));
+}
+
 } // namespace
 
 void emit_stub_declarations(const ir::Kernel& k, CudaWriter& out) {
@@ -142,9 +162,8 @@ void emit_hopper_launch(const ir::Kernel& k, int64_t shared_bytes, const std::st
                     out.line("    return tl::host::record(tl_err, tl_name, \"allocating the tile counter\");");
                     counter = ", tl_tile_counter";
                 }
-                out.line(fmt::format("{}<<<unsigned(tl_blocks), {}, {}, stream>>>({}{}{});", global_function(k),
-                                     k.threads + k.warp_specialization.producer_threads, shared_bytes, maps_args, arglist, counter));
-                out.line("return tl::host::record(cudaGetLastError(), tl_name, \"launch\");");
+                emit_launch(k, "unsigned(tl_blocks)", k.threads + k.warp_specialization.producer_threads, shared_bytes,
+                            maps_args + arglist + counter, out);
             });
         });
     });
@@ -250,35 +269,16 @@ void emit_stub_definitions(const StubKernels& kernels, KernelEmitter& exprs, Cud
         for (auto& a : args) arglist += (arglist.empty() ? "" : ", ") + a;
         if (kernels.hopper) emit_hopper_launch(*kernels.hopper, kernels.hopper_shared_bytes, arglist, exprs, out);
         emit_shared_memory_attributes(k, shared_bytes, out);
-        if (!k.cluster.empty()) {
-            out.line("cudaLaunchConfig_t tl_config = {};");
-            out.line("tl_config.gridDim = dim3(unsigned(tl_grid_x), unsigned(tl_grid_y), unsigned(tl_grid_z));");
-            out.line(fmt::format("tl_config.blockDim = dim3({});", k.threads));
-            out.line(fmt::format("tl_config.dynamicSmemBytes = {};", shared_bytes));
-            out.line("tl_config.stream = stream;");
-            out.line("cudaLaunchAttribute tl_attribute;");
-            out.line("tl_attribute.id = cudaLaunchAttributeClusterDimension;");
-            std::vector<int> c = k.cluster;
-            c.resize(3, 1);
-            out.line(fmt::format("tl_attribute.val.clusterDim.x = {}; tl_attribute.val.clusterDim.y = {}; tl_attribute.val.clusterDim.z = {};", c[0], c[1], c[2]));
-            out.line("tl_config.attrs = &tl_attribute;");
-            out.line("tl_config.numAttrs = 1;");
-            out.line(fmt::format("return tl::host::record(cudaLaunchKernelEx(&tl_config, {}, {}), tl_name, \"launch\");", global_function(k), arglist));
-        } else if (k.walks_grid) {
+        if (k.walks_grid) {
             out.line("// Each block walks tiles blockIdx.x, blockIdx.x + gridDim.x, ...: as many blocks as the GPU holds at once.");
             out.line(fmt::format("const int64_t tl_blocks = std::min(tl_grid_x * tl_grid_y * tl_grid_z, tl::host::resident_blocks({}, {}, {}));",
                                  global_function(k), k.threads, shared_bytes));
-            out.line(fmt::format("{}<<<unsigned(tl_blocks), {}, {}, stream>>>({});", global_function(k), k.threads, shared_bytes, arglist));
-            out.line("return tl::host::record(cudaGetLastError(), tl_name, \"launch\");");
+            emit_launch(k, "unsigned(tl_blocks)", k.threads, shared_bytes, arglist, out);
         } else if (k.blocks_y_first) {
             out.line("// The x-y plane along x, block.y fastest (the kernel computes block.x and block.y).");
-            out.line(fmt::format("{}<<<dim3(unsigned(tl_grid_x * tl_grid_y), 1, unsigned(tl_grid_z)), {}, {}, stream>>>({});",
-                                 global_function(k), k.threads, shared_bytes, arglist));
-            out.line("return tl::host::record(cudaGetLastError(), tl_name, \"launch\");");
+            emit_launch(k, "dim3(unsigned(tl_grid_x * tl_grid_y), 1, unsigned(tl_grid_z))", k.threads, shared_bytes, arglist, out);
         } else {
-            out.line(fmt::format("{}<<<dim3(unsigned(tl_grid_x), unsigned(tl_grid_y), unsigned(tl_grid_z)), {}, {}, stream>>>({});",
-                                 global_function(k), k.threads, shared_bytes, arglist));
-            out.line("return tl::host::record(cudaGetLastError(), tl_name, \"launch\");");
+            emit_launch(k, "dim3(unsigned(tl_grid_x), unsigned(tl_grid_y), unsigned(tl_grid_z))", k.threads, shared_bytes, arglist, out);
         }
     });
 }

@@ -143,6 +143,7 @@ void KernelEmitter::emit() {
         return;
     }
     out_.block("", [&] {
+        emit_grid_dependency();
         emit_layouts(); // local aliases: fragment names are only unique within one kernel
         emit_views();
         out_.line(fmt::format("const int tl_tid = tl::thread_index<{}>();", kernel_.threads));
@@ -151,6 +152,16 @@ void KernelEmitter::emit() {
         emit_shared_declarations();
         stmt(kernel_.body, {});
     });
+}
+
+// A kernel of a program may be scheduled while the kernel before it on the stream finishes
+// (host_stub.cpp, emit_launch): it waits for that kernel before anything else, and lets the next
+// one be scheduled as soon as all of its own blocks are running (they have all been scheduled by
+// then, so the next kernel's blocks take no place one of them needs).
+void KernelEmitter::emit_grid_dependency() {
+    if (kernel_.launched_by.empty()) return;
+    out_.line(fmt::format("tl::wait_for_previous_grid();  // launched by program `{}`: the kernel before it has finished", kernel_.launched_by));
+    out_.line("tl::allow_next_grid();");
 }
 
 // `const int tl_tiles_x = ..., tl_tiles_y = ..., tl_tiles_z = ...;`: the grid's expressions

@@ -108,6 +108,7 @@ public:
 private:
     // ---- kernel skeleton (kernel_emitter.cpp)
     void emit_views(); // `view` declarations: aliases of their tensors' pointers
+    void emit_grid_dependency(); // a program's kernel: wait for the kernel before it, let the next one be scheduled
     void emit_shared_declarations(); // pointers into tl_smem for every shared buffer and the scratch
     // ---- warp-specialized kernels (emit_warp_specialized.cpp)
     void emit_warp_specialized_body();
@@ -178,8 +179,22 @@ private:
                                              const std::string& offset, ElementContext& ctx);
     void emit_chunk_stores(const std::vector<ChunkStore>& stores, const std::string& guard);
     void report_scalar_stores(const SpreadChunks& plan);
+    // Pair forms of extern functions (emit_pairs.cpp): a loop over a fragment whose threads hold
+    // neighbouring elements of a row in consecutive registers, ending with a store of a call of an
+    // `extern fn` with a pair form, computes each register pair with one call of it.
+    struct PairPlan {
+        const ir::Store* store = nullptr;  // null: no pairs (remark R0011 at each call that has a pair form)
+        const ir::Call* call = nullptr;
+    };
+    PairPlan plan_pairs(const ir::For& f, const ir::Buffer* anchor);
+    void report_unpaired_calls(const ir::For& f, const std::string& why);
+    // The slots `first_slot` and `first_slot + 1`: `open_half(h)` binds the loop's variables for slot
+    // first_slot + h; the body but its last statement runs for both, then the pair call and the stores.
+    void emit_paired_slots(const ir::For& f, const PairPlan& plan, ElementContext& ctx, const std::string& first_slot,
+                           const std::function<void(const std::string&)>& open_half);
     bool emit_chunked_parallel(const ir::For& f, const ir::Buffer& anchor, const std::vector<int64_t>& extents,
-                               ElementContext& ctx, const std::function<void(const std::vector<std::string>&)>& bind_vars);
+                               ElementContext& ctx, const std::function<void(const std::vector<std::string>&)>& bind_vars,
+                               const PairPlan& pairs);
     std::vector<std::string> slot_coords(const ir::Buffer& frag, const std::string& slot) const;
 
     // ---- fragment layouts (emit_layout.cpp)

@@ -524,6 +524,9 @@ struct Function {
     StmtPtr body; // Let / If / Return statements; null for an extern fn without a reference body
     SourceRange range;
     std::string cuda_name; // set for an extern fn
+    // `pair "name2"`: the CUDA function computing two elements at once, name2(args of the first,
+    // args of the second) -> a value with members .x and .y; or empty.
+    std::string pair_name;
     std::string header;    // `in "header.cuh"`, or empty
 };
 

@@ -369,7 +369,8 @@ public:
                                   dtype_name(f.params[i]->dtype));
         std::string head = fmt::format("fn {}({}) -> {}", f.name, params, dtype_name(f.result));
         if (!f.cuda_name.empty())
-            head = "extern " + head + " = \"" + f.cuda_name + "\"" + (f.header.empty() ? "" : " in \"" + f.header + "\"");
+            head = "extern " + head + " = \"" + f.cuda_name + "\"" + (f.pair_name.empty() ? "" : " pair \"" + f.pair_name + "\"") +
+                   (f.header.empty() ? "" : " in \"" + f.header + "\"");
         if (!f.body) {
             line(0, head + ";");
             return;

@@ -176,6 +176,12 @@ void Checker::check_extern_binding(const ast::Fn& decl) {
     }
     if (std::string why = not_cpp_function_name(*decl.cuda_name); !why.empty())
         diags_.report(DiagKind::ExternFnBadName, decl.cuda_name_range, *decl.cuda_name, why);
+    if (decl.pair_name) {
+        if (decl.pair_word != "pair")
+            diags_.report(DiagKind::ExternFnPairWord, decl.pair_word_range, decl.pair_word);
+        else if (std::string why = not_cpp_function_name(*decl.pair_name); !why.empty())
+            diags_.report(DiagKind::ExternFnBadName, decl.pair_name_range, *decl.pair_name, why);
+    }
     if (decl.header) {
         const std::string& h = *decl.header;
         std::string why = h.empty() ? "it is empty"
@@ -233,6 +239,7 @@ void Checker::lower_fn(FnInfo& f) {
         fn->range = decl.range;
         if (decl.is_extern) {
             fn->cuda_name = *decl.cuda_name;
+            fn->pair_name = decl.pair_name.value_or("");
             fn->header = decl.header.value_or("");
         }
         f.ir = fn;

@@ -281,6 +281,12 @@ struct Fn {
     SourceRange extern_range;          // the `extern` keyword
     std::optional<std::string> cuda_name;
     SourceRange cuda_name_range;
+    // `= "f" pair "f2"`: the CUDA function that computes two elements at once (`pair_word` is the
+    // word written before it, which must be `pair`).
+    std::optional<std::string> pair_name;
+    SourceRange pair_name_range;
+    std::string pair_word;
+    SourceRange pair_word_range;
     std::optional<std::string> header;
     SourceRange header_range;
 };

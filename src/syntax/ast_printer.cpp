@@ -246,6 +246,7 @@ public:
             std::string head = fmt::format("{}fn {}{}({}) -> {}", f.is_extern ? "extern " : "", f.name, compile_params(f.type_params),
                                            params, type(f.result));
             if (f.cuda_name) head += " = \"" + *f.cuda_name + "\"";
+            if (f.pair_name) head += " pair \"" + *f.pair_name + "\"";
             if (f.header) head += " in \"" + *f.header + "\"";
             if (!f.body) {
                 line(0, head + ";");

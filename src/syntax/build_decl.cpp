@@ -48,7 +48,7 @@ ast::Const AstBuilder::build_const(P::ConstDeclContext* ctx) {
 }
 
 // fnDecl : EXTERN? FN declName (LT compileParam,* GT)? LPAREN (fnParam (COMMA fnParam)*)? RPAREN ARROW typeRef
-//          (ASSIGN STRING_LIT (IN STRING_LIT)?)? (block | SEMI)
+//          (ASSIGN STRING_LIT (IDENT STRING_LIT)? (IN STRING_LIT)?)? (block | SEMI)
 ast::Fn AstBuilder::build_fn(P::FnDeclContext* ctx) {
     ast::Fn f;
     f.name = ctx->declName()->getText();
@@ -66,6 +66,12 @@ ast::Fn AstBuilder::build_fn(P::FnDeclContext* ctx) {
     if (ctx->cudaName) {
         f.cuda_name = string_value(ctx->cudaName);
         f.cuda_name_range = range_of(ctx->cudaName);
+    }
+    if (ctx->pairName) {
+        f.pair_word = ctx->pairWord->getText();
+        f.pair_word_range = range_of(ctx->pairWord);
+        f.pair_name = string_value(ctx->pairName);
+        f.pair_name_range = range_of(ctx->pairName);
     }
     if (ctx->header) {
         f.header = string_value(ctx->header);

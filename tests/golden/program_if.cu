@@ -71,6 +71,8 @@ __global__ void __launch_bounds__(128) pick_scale_kernel(
         float alpha,
         int32_t N)
 {
+    tl::wait_for_previous_grid();  // launched by program `pick`: the kernel before it has finished
+    tl::allow_next_grid();
     using x_layout = tl::BlockedLayout<128, 8, 128>;  // fragment x: f32[128]
     const int tl_tid = tl::thread_index<128>();
     float x[x_layout::kSlots];  // fragment x: f32[128]
@@ -145,8 +147,8 @@ static cudaError_t pick_scale(const float* X, float* Y, float alpha, int64_t N, 
     if (tl_grid_x <= 0 || tl_grid_y <= 0 || tl_grid_z <= 0) return cudaSuccess;  // nothing to compute
     if (tl_grid_x > INT32_MAX || tl_grid_y > 65535 || tl_grid_z > 65535)
         return tl::host::invalid_argument(std::string(tl_name) + ": the grid is larger than CUDA allows");
-    ::pick_scale_kernel<<<dim3(unsigned(tl_grid_x), unsigned(tl_grid_y), unsigned(tl_grid_z)), 128, 0, stream>>>(X, Y, alpha, static_cast<int32_t>(N));
-    return tl::host::record(cudaGetLastError(), tl_name, "launch");
+    const tl::host::LaunchShape tl_shape{dim3(unsigned(tl_grid_x), unsigned(tl_grid_y), unsigned(tl_grid_z)), dim3(128), 0, dim3(0, 0, 0), true};  // may overlap the end of the kernel before it
+    return tl::host::record(tl::host::launch(::pick_scale_kernel, tl_shape, stream, X, Y, alpha, static_cast<int32_t>(N)), tl_name, "launch");
 }
 
 // The workspaces of program `pick`, each 256-byte aligned in one allocation: their offsets, and the total size.

@@ -71,6 +71,8 @@ __global__ void __launch_bounds__(128) twice_scale_kernel(
         float alpha,
         int32_t N)
 {
+    tl::wait_for_previous_grid();  // launched by program `twice`: the kernel before it has finished
+    tl::allow_next_grid();
     using x_layout = tl::BlockedLayout<512, 8, 128>;  // fragment x: f32[512]
     const int tl_tid = tl::thread_index<128>();
     float x[x_layout::kSlots];  // fragment x: f32[512]
@@ -126,6 +128,8 @@ __global__ void __launch_bounds__(128) twice_scale_2_kernel(
         float alpha,
         int32_t N)
 {
+    tl::wait_for_previous_grid();  // launched by program `twice`: the kernel before it has finished
+    tl::allow_next_grid();
     using x_layout = tl::BlockedLayout<1024, 8, 128>;  // fragment x: f32[1024]
     const int tl_tid = tl::thread_index<128>();
     float x[x_layout::kSlots];  // fragment x: f32[1024]
@@ -197,8 +201,8 @@ static cudaError_t twice_scale(const float* X, float* T, float alpha, int64_t N,
     if (tl_grid_x <= 0 || tl_grid_y <= 0 || tl_grid_z <= 0) return cudaSuccess;  // nothing to compute
     if (tl_grid_x > INT32_MAX || tl_grid_y > 65535 || tl_grid_z > 65535)
         return tl::host::invalid_argument(std::string(tl_name) + ": the grid is larger than CUDA allows");
-    ::twice_scale_kernel<<<dim3(unsigned(tl_grid_x), unsigned(tl_grid_y), unsigned(tl_grid_z)), 128, 0, stream>>>(X, T, alpha, static_cast<int32_t>(N));
-    return tl::host::record(cudaGetLastError(), tl_name, "launch");
+    const tl::host::LaunchShape tl_shape{dim3(unsigned(tl_grid_x), unsigned(tl_grid_y), unsigned(tl_grid_z)), dim3(128), 0, dim3(0, 0, 0), true};  // may overlap the end of the kernel before it
+    return tl::host::record(tl::host::launch(::twice_scale_kernel, tl_shape, stream, X, T, alpha, static_cast<int32_t>(N)), tl_name, "launch");
 }
 
 // Kernel `twice_scale_2` as program `twice` launches it.
@@ -211,8 +215,8 @@ static cudaError_t twice_scale_2(const float* X, float* T, float alpha, int64_t 
     if (tl_grid_x <= 0 || tl_grid_y <= 0 || tl_grid_z <= 0) return cudaSuccess;  // nothing to compute
     if (tl_grid_x > INT32_MAX || tl_grid_y > 65535 || tl_grid_z > 65535)
         return tl::host::invalid_argument(std::string(tl_name) + ": the grid is larger than CUDA allows");
-    ::twice_scale_2_kernel<<<dim3(unsigned(tl_grid_x), unsigned(tl_grid_y), unsigned(tl_grid_z)), 128, 0, stream>>>(X, T, alpha, static_cast<int32_t>(N));
-    return tl::host::record(cudaGetLastError(), tl_name, "launch");
+    const tl::host::LaunchShape tl_shape{dim3(unsigned(tl_grid_x), unsigned(tl_grid_y), unsigned(tl_grid_z)), dim3(128), 0, dim3(0, 0, 0), true};  // may overlap the end of the kernel before it
+    return tl::host::record(tl::host::launch(::twice_scale_2_kernel, tl_shape, stream, X, T, alpha, static_cast<int32_t>(N)), tl_name, "launch");
 }
 
 // The workspaces of program `twice`, each 256-byte aligned in one allocation: their offsets, and the total size.

@@ -88,6 +88,8 @@ __global__ void __launch_bounds__(128) scale_shift_pad_scale_kernel(
         int32_t N,
         int32_t P)
 {
+    tl::wait_for_previous_grid();  // launched by program `scale_shift`: the kernel before it has finished
+    tl::allow_next_grid();
     const int tl_tid = tl::thread_index<128>();
     // for i in parallel(BLOCK) {  (program_workspace.tl:11)
     // for i in parallel(512): iterations dealt round-robin to the threads, 4 consecutive `i` at a time
@@ -166,8 +168,8 @@ static cudaError_t scale_shift_pad_scale(const float* X, float* T, float alpha, 
     if (tl_grid_x <= 0 || tl_grid_y <= 0 || tl_grid_z <= 0) return cudaSuccess;  // nothing to compute
     if (tl_grid_x > INT32_MAX || tl_grid_y > 65535 || tl_grid_z > 65535)
         return tl::host::invalid_argument(std::string(tl_name) + ": the grid is larger than CUDA allows");
-    ::scale_shift_pad_scale_kernel<<<dim3(unsigned(tl_grid_x), unsigned(tl_grid_y), unsigned(tl_grid_z)), 128, 0, stream>>>(X, T, alpha, static_cast<int32_t>(N), static_cast<int32_t>(P));
-    return tl::host::record(cudaGetLastError(), tl_name, "launch");
+    const tl::host::LaunchShape tl_shape{dim3(unsigned(tl_grid_x), unsigned(tl_grid_y), unsigned(tl_grid_z)), dim3(128), 0, dim3(0, 0, 0), true};  // may overlap the end of the kernel before it
+    return tl::host::record(tl::host::launch(::scale_shift_pad_scale_kernel, tl_shape, stream, X, T, alpha, static_cast<int32_t>(N), static_cast<int32_t>(P)), tl_name, "launch");
 }
 
 // The workspaces of program `scale_shift`, each 256-byte aligned in one allocation: their offsets, and the total size.

@@ -183,17 +183,8 @@ cudaError_t gemm(const __half* A, const __half* B, float* C, int64_t M, int64_t 
         return tl_err;
     }();
     if (tl_attributes != cudaSuccess) return tl::host::record(tl_attributes, tl_name, "setting the shared-memory attributes");
-    cudaLaunchConfig_t tl_config = {};
-    tl_config.gridDim = dim3(unsigned(tl_grid_x), unsigned(tl_grid_y), unsigned(tl_grid_z));
-    tl_config.blockDim = dim3(128);
-    tl_config.dynamicSmemBytes = 36864;
-    tl_config.stream = stream;
-    cudaLaunchAttribute tl_attribute;
-    tl_attribute.id = cudaLaunchAttributeClusterDimension;
-    tl_attribute.val.clusterDim.x = 2; tl_attribute.val.clusterDim.y = 1; tl_attribute.val.clusterDim.z = 1;
-    tl_config.attrs = &tl_attribute;
-    tl_config.numAttrs = 1;
-    return tl::host::record(cudaLaunchKernelEx(&tl_config, ::gemm_kernel, A, B, C, static_cast<int32_t>(M), static_cast<int32_t>(K), static_cast<int32_t>(N)), tl_name, "launch");
+    const tl::host::LaunchShape tl_shape{dim3(unsigned(tl_grid_x), unsigned(tl_grid_y), unsigned(tl_grid_z)), dim3(128), 36864, dim3(2, 1, 1), false};
+    return tl::host::record(tl::host::launch(::gemm_kernel, tl_shape, stream, A, B, C, static_cast<int32_t>(M), static_cast<int32_t>(K), static_cast<int32_t>(N)), tl_name, "launch");
 }
 
 }  // namespace tlc

@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace tl::host {
@@ -74,6 +75,44 @@ inline cudaError_t check_compute_capability(int needed, const char* kernel, cons
                            std::to_string(needed % 10) + " or newer; this device has " + std::to_string(t.major) + "." +
                            std::to_string(t.minor);
     return cudaErrorInvalidDeviceFunction;
+}
+
+// The launch of a kernel through cudaLaunchKernelEx, for what the triple-chevron syntax cannot say:
+// a cluster shape (`cluster` of 0 x 0 x 0: none) and programmatic stream serialization
+// (`overlap_previous`: the kernel may be scheduled before the previous kernel on the stream has
+// finished; it must call tl::wait_for_previous_grid before it touches memory). The latter is asked
+// for only on devices of compute capability 9.0 and newer, which have it.
+struct LaunchShape {
+    dim3 grid;
+    dim3 block;
+    size_t shared_bytes = 0;
+    dim3 cluster = dim3(0, 0, 0);
+    bool overlap_previous = false;
+};
+template <typename... Params, typename... Args>
+inline cudaError_t launch(void (*kernel)(Params...), const LaunchShape& shape, cudaStream_t stream, Args&&... args) {
+    cudaLaunchConfig_t config = {};
+    config.gridDim = shape.grid;
+    config.blockDim = shape.block;
+    config.dynamicSmemBytes = shape.shared_bytes;
+    config.stream = stream;
+    cudaLaunchAttribute attributes[2] = {};
+    unsigned count = 0;
+    if (shape.cluster.x > 0) {
+        attributes[count].id = cudaLaunchAttributeClusterDimension;
+        attributes[count].val.clusterDim.x = shape.cluster.x;
+        attributes[count].val.clusterDim.y = shape.cluster.y;
+        attributes[count].val.clusterDim.z = shape.cluster.z;
+        ++count;
+    }
+    if (shape.overlap_previous && current_device_traits().major >= 9) {
+        attributes[count].id = cudaLaunchAttributeProgrammaticStreamSerialization;
+        attributes[count].val.programmaticStreamSerializationAllowed = 1;
+        ++count;
+    }
+    config.attrs = attributes;
+    config.numAttrs = count;
+    return cudaLaunchKernelEx(&config, kernel, std::forward<Args>(args)...);
 }
 
 // The builtin `sm_count` of launch expressions (grid, requires, when, a program's lets): the SM
