@@ -68,7 +68,7 @@ KernelEmitter::PairPlan KernelEmitter::plan_pairs(const ir::For& f, const ir::Bu
         const ir::Call* call = st ? stored_call(*st) : nullptr;
         if (!call || !has_pair_form(*call))
             return "the loop's last statement does not store the call into a fragment (`frag[i, j] = f(...)`)";
-        if (layout_of(*st->buffer) != l)
+        if (const FragmentLayout* stored = layout_of(*st->buffer); !stored || !(stored->layout == l->layout))
             return fmt::format("fragment `{}` does not have the layout of `{}`, which the loop runs over", st->buffer->name, anchor->name);
         if (st->indices.size() != f.vars.size()) return "the stored element is not indexed by all of the loop's variables";
         for (size_t i = 0; i < f.vars.size(); ++i) {

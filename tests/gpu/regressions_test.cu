@@ -5,7 +5,7 @@
 // Stubs: fragment_operand(A, B, C), accumulate_thrice(A, B, C), pipelined_fragment_b(A, B, C, M, K, N),
 // per_thread_copy(X, Y, N), per_thread_prefix(X, Y, Sums, N), fragment_to_local(X, Y, N),
 // min_max_launch(X, N), int_reduce(X, Y, N), tl_scale(X, alpha, N) (and tlc_tl_scale),
-// hgemm(A, B, C, M, K, N), extern_rotate(X, Y, N), view_rows(X, Y, N, M), block_scans(X, X2, Y1, Y2, Y3, N, R, C),
+// hgemm(A, B, C, M, K, N), extern_rotate(X, Y, N), pair_round(X, Y, M, N), view_rows(X, Y, N, M), block_scans(X, X2, Y1, Y2, Y3, N, R, C),
 // chunk_reads(X, W, Y, R), prefetched_scales(X, W, S, Bias, Y, M, N, KT).
 #include "regressions.h"
 #include "harness.h"
@@ -163,6 +163,22 @@ th::Outcome check_extern_rotate(int64_t N, uint64_t seed) {
     return th::expect(X.guards_intact() && Y.guards_intact(), "out-of-bounds write");
 }
 
+// pair_round: Y = round-to-nearest f16 of 2 X + 1, each register pair of the fragment rounded by
+// one call of __floats2half2_rn (the pair form of an extern fn); bit-equal to the host's rounding.
+th::Outcome check_pair_round(int64_t M, int64_t N, uint64_t seed) {
+    const auto x = th::random_vector<float>(static_cast<size_t>(M * N), seed);
+    th::DeviceBuffer<float> X(x);
+    th::DeviceBuffer<__half> Y(static_cast<size_t>(M * N));
+    Y.poison();
+    th::check_launch(tlc::pair_round(X.get(), Y.get(), M, N), "pair_round");
+    const auto y = Y.download();
+    for (int64_t i = 0; i < M * N; ++i) {
+        const __half want = __float2half_rn(x[i] * 2.0f + 1.0f);
+        if (__half_as_ushort(y[i]) != __half_as_ushort(want)) return th::expect(false, "element " + std::to_string(i) + " wrong");
+    }
+    return th::expect(X.guards_intact() && Y.guards_intact(), "out-of-bounds write");
+}
+
 // view_rows: Y[M = 3 N] written through the view [N, 3] as (x, 2x, -x) per row; M != 3 N is refused.
 th::Outcome check_view_rows(int64_t N, uint64_t seed) {
     const auto x = th::random_vector<float>(static_cast<size_t>(N), seed);
@@ -265,6 +281,9 @@ int main() {
         suite.run("hgemm/130x70xK=" + std::to_string(k), [&] { return check_hgemm(130, 70, k, 1000 + k); });
     for (int64_t n : {1000, 128, 1})
         suite.run("extern_rotate/N=" + std::to_string(n), [&] { return check_extern_rotate(n, 900 + n); });
+    for (const std::pair<int64_t, int64_t> mn : {std::pair<int64_t, int64_t>{32, 64}, {37, 70}, {1, 3}, {100, 129}})
+        suite.run("pair_round/" + std::to_string(mn.first) + "x" + std::to_string(mn.second),
+                  [&] { return check_pair_round(mn.first, mn.second, 960 + mn.first); });
     for (int64_t n : {1000, 128, 1})
         suite.run("view_rows/N=" + std::to_string(n), [&] { return check_view_rows(n, 950 + n); });
     for (const std::pair<int64_t, int64_t> mn : {std::pair<int64_t, int64_t>{37, 37}, {64, 64}, {130, 200}, {1, 5}})
