@@ -30,6 +30,7 @@ __global__ void __launch_bounds__(128) flash_decode_split_kernel_variant0(
         int32_t SPLITS,
         int32_t HNQ)
 {
+    tl::allow_next_grid();  // a program launches this kernel: its next kernel may be scheduled now
     using s_layout = tl::MmaAccLayout<16, 64, 1, 4>;  // fragment s: f32[16, 64], mma.sync accumulators
     using p_layout = tl::MmaAccLayout<16, 64, 1, 4>;  // fragment p: f16[16, 64], mma.sync accumulators
     using o_layout = tl::MmaAccLayout<16, 128, 1, 4>;  // fragment o: f32[16, 128], mma.sync accumulators
@@ -402,6 +403,7 @@ __global__ void __launch_bounds__(128) flash_decode_split_kernel_variant1(
         int32_t SPLITS,
         int32_t HNQ)
 {
+    tl::allow_next_grid();  // a program launches this kernel: its next kernel may be scheduled now
     using s_layout = tl::MmaAccLayout<64, 64, 4, 1>;  // fragment s: f32[64, 64], mma.sync accumulators
     using p_layout = tl::MmaAccLayout<64, 64, 4, 1>;  // fragment p: f16[64, 64], mma.sync accumulators
     using o_layout = tl::MmaAccLayout<64, 128, 4, 1>;  // fragment o: f32[64, 128], mma.sync accumulators
@@ -727,6 +729,7 @@ __global__ void __launch_bounds__(128) flash_decode_combine_kernel(
         int32_t H,
         int32_t NQ)
 {
+    tl::allow_next_grid();  // a program launches this kernel: its next kernel may be scheduled now
     // fragment lse: f32[16], slice of `op` (broadcast): [16] over 128 threads: (8:t16 2:r1) 2 registers, 16 replicas
     // fragment w: f32[16], slice of `op` (broadcast): [16] over 128 threads: (8:t16 2:r1) 2 registers, 16 replicas
     // fragment op: f32[16, 128], blocked per axis, vector 8: [16, 128] over 128 threads: (8:t16 2:r8, 8:r1 16:t1) 16 registers
@@ -911,6 +914,8 @@ __global__ void __launch_bounds__(128) flash_decode_varlen_flash_decode_split_ke
         int32_t SPLITS,
         int32_t HNQ)
 {
+    tl::wait_for_previous_grid();  // launched by program `flash_decode_varlen`: the kernel before it has finished
+    tl::allow_next_grid();  // a program launches this kernel: its next kernel may be scheduled now
     using s_layout = tl::MmaAccLayout<16, 64, 1, 4>;  // fragment s: f32[16, 64], mma.sync accumulators
     using p_layout = tl::MmaAccLayout<16, 64, 1, 4>;  // fragment p: f16[16, 64], mma.sync accumulators
     using o_layout = tl::MmaAccLayout<16, 128, 1, 4>;  // fragment o: f32[16, 128], mma.sync accumulators
@@ -1287,6 +1292,8 @@ __global__ void __launch_bounds__(128) flash_decode_varlen_flash_decode_split_ke
         int32_t SPLITS,
         int32_t HNQ)
 {
+    tl::wait_for_previous_grid();  // launched by program `flash_decode_varlen`: the kernel before it has finished
+    tl::allow_next_grid();  // a program launches this kernel: its next kernel may be scheduled now
     using s_layout = tl::MmaAccLayout<64, 64, 4, 1>;  // fragment s: f32[64, 64], mma.sync accumulators
     using p_layout = tl::MmaAccLayout<64, 64, 4, 1>;  // fragment p: f16[64, 64], mma.sync accumulators
     using o_layout = tl::MmaAccLayout<64, 128, 4, 1>;  // fragment o: f32[64, 128], mma.sync accumulators
@@ -1626,6 +1633,8 @@ __global__ void __launch_bounds__(128) flash_decode_paged_flash_decode_split_ker
         int32_t SPLITS,
         int32_t HNQ)
 {
+    tl::wait_for_previous_grid();  // launched by program `flash_decode_paged`: the kernel before it has finished
+    tl::allow_next_grid();  // a program launches this kernel: its next kernel may be scheduled now
     using s_layout = tl::MmaAccLayout<16, 64, 1, 4>;  // fragment s: f32[16, 64], mma.sync accumulators
     using p_layout = tl::MmaAccLayout<16, 64, 1, 4>;  // fragment p: f16[16, 64], mma.sync accumulators
     using o_layout = tl::MmaAccLayout<16, 128, 1, 4>;  // fragment o: f32[16, 128], mma.sync accumulators
@@ -1994,6 +2003,8 @@ __global__ void __launch_bounds__(128) flash_decode_paged_flash_decode_split_ker
         int32_t SPLITS,
         int32_t HNQ)
 {
+    tl::wait_for_previous_grid();  // launched by program `flash_decode_paged`: the kernel before it has finished
+    tl::allow_next_grid();  // a program launches this kernel: its next kernel may be scheduled now
     using s_layout = tl::MmaAccLayout<64, 64, 4, 1>;  // fragment s: f32[64, 64], mma.sync accumulators
     using p_layout = tl::MmaAccLayout<64, 64, 4, 1>;  // fragment p: f16[64, 64], mma.sync accumulators
     using o_layout = tl::MmaAccLayout<64, 128, 4, 1>;  // fragment o: f32[64, 128], mma.sync accumulators
@@ -2510,8 +2521,8 @@ static cudaError_t flash_decode_varlen_flash_decode_split_variant0(const __half*
         return tl_err;
     }();
     if (tl_attributes_variant0 != cudaSuccess) return tl::host::record(tl_attributes_variant0, tl_name, "setting the shared-memory attributes");
-    ::flash_decode_varlen_flash_decode_split_kernel_variant0<<<dim3(unsigned(tl_grid_x), unsigned(tl_grid_y), unsigned(tl_grid_z)), 128, 76288, stream>>>(Q, K, V, Lens, Tbl, O_part, Lse, sm_scale, split_len, static_cast<int32_t>(B), static_cast<int32_t>(H), static_cast<int32_t>(NQ), static_cast<int32_t>(NP), static_cast<int32_t>(HKV), static_cast<int32_t>(PS), static_cast<int32_t>(MAXP), static_cast<int32_t>(SPLITS), static_cast<int32_t>(HNQ));
-    return tl::host::record(cudaGetLastError(), tl_name, "launch");
+    const tl::host::LaunchShape tl_shape{dim3(unsigned(tl_grid_x), unsigned(tl_grid_y), unsigned(tl_grid_z)), dim3(128), 76288, dim3(0, 0, 0), true};  // may overlap the end of the kernel before it
+    return tl::host::record(tl::host::launch(::flash_decode_varlen_flash_decode_split_kernel_variant0, tl_shape, stream, Q, K, V, Lens, Tbl, O_part, Lse, sm_scale, split_len, static_cast<int32_t>(B), static_cast<int32_t>(H), static_cast<int32_t>(NQ), static_cast<int32_t>(NP), static_cast<int32_t>(HKV), static_cast<int32_t>(PS), static_cast<int32_t>(MAXP), static_cast<int32_t>(SPLITS), static_cast<int32_t>(HNQ)), tl_name, "launch");
 }
 
 // Variant 1 of kernel `flash_decode_varlen_flash_decode_split`: BM = 64.
@@ -2567,8 +2578,8 @@ static cudaError_t flash_decode_varlen_flash_decode_split_variant1(const __half*
         return tl_err;
     }();
     if (tl_attributes_variant1 != cudaSuccess) return tl::host::record(tl_attributes_variant1, tl_name, "setting the shared-memory attributes");
-    ::flash_decode_varlen_flash_decode_split_kernel_variant1<<<dim3(unsigned(tl_grid_x), unsigned(tl_grid_y), unsigned(tl_grid_z)), 128, 87040, stream>>>(Q, K, V, Lens, Tbl, O_part, Lse, sm_scale, split_len, static_cast<int32_t>(B), static_cast<int32_t>(H), static_cast<int32_t>(NQ), static_cast<int32_t>(NP), static_cast<int32_t>(HKV), static_cast<int32_t>(PS), static_cast<int32_t>(MAXP), static_cast<int32_t>(SPLITS), static_cast<int32_t>(HNQ));
-    return tl::host::record(cudaGetLastError(), tl_name, "launch");
+    const tl::host::LaunchShape tl_shape{dim3(unsigned(tl_grid_x), unsigned(tl_grid_y), unsigned(tl_grid_z)), dim3(128), 87040, dim3(0, 0, 0), true};  // may overlap the end of the kernel before it
+    return tl::host::record(tl::host::launch(::flash_decode_varlen_flash_decode_split_kernel_variant1, tl_shape, stream, Q, K, V, Lens, Tbl, O_part, Lse, sm_scale, split_len, static_cast<int32_t>(B), static_cast<int32_t>(H), static_cast<int32_t>(NQ), static_cast<int32_t>(NP), static_cast<int32_t>(HKV), static_cast<int32_t>(PS), static_cast<int32_t>(MAXP), static_cast<int32_t>(SPLITS), static_cast<int32_t>(HNQ)), tl_name, "launch");
 }
 
 static cudaError_t flash_decode_varlen_flash_decode_split(const __half* Q, const __half* K, const __half* V, const int32_t* Lens, const int32_t* Tbl, float* O_part, float* Lse, float sm_scale, int32_t split_len, int64_t B, int64_t H, int64_t NQ, int64_t NP, int64_t HKV, int64_t PS, int64_t MAXP, int64_t SPLITS, int64_t HNQ, cudaStream_t stream) {
@@ -2631,8 +2642,8 @@ static cudaError_t flash_decode_paged_flash_decode_split_variant0(const __half* 
         return tl_err;
     }();
     if (tl_attributes_variant0 != cudaSuccess) return tl::host::record(tl_attributes_variant0, tl_name, "setting the shared-memory attributes");
-    ::flash_decode_paged_flash_decode_split_kernel_variant0<<<dim3(unsigned(tl_grid_x), unsigned(tl_grid_y), unsigned(tl_grid_z)), 128, 76288, stream>>>(Q, K, V, Lens, Tbl, O_part, Lse, sm_scale, split_len, static_cast<int32_t>(B), static_cast<int32_t>(H), static_cast<int32_t>(NQ), static_cast<int32_t>(NP), static_cast<int32_t>(HKV), static_cast<int32_t>(PS), static_cast<int32_t>(MAXP), static_cast<int32_t>(SPLITS), static_cast<int32_t>(HNQ));
-    return tl::host::record(cudaGetLastError(), tl_name, "launch");
+    const tl::host::LaunchShape tl_shape{dim3(unsigned(tl_grid_x), unsigned(tl_grid_y), unsigned(tl_grid_z)), dim3(128), 76288, dim3(0, 0, 0), true};  // may overlap the end of the kernel before it
+    return tl::host::record(tl::host::launch(::flash_decode_paged_flash_decode_split_kernel_variant0, tl_shape, stream, Q, K, V, Lens, Tbl, O_part, Lse, sm_scale, split_len, static_cast<int32_t>(B), static_cast<int32_t>(H), static_cast<int32_t>(NQ), static_cast<int32_t>(NP), static_cast<int32_t>(HKV), static_cast<int32_t>(PS), static_cast<int32_t>(MAXP), static_cast<int32_t>(SPLITS), static_cast<int32_t>(HNQ)), tl_name, "launch");
 }
 
 // Variant 1 of kernel `flash_decode_paged_flash_decode_split`: BM = 64.
@@ -2688,8 +2699,8 @@ static cudaError_t flash_decode_paged_flash_decode_split_variant1(const __half* 
         return tl_err;
     }();
     if (tl_attributes_variant1 != cudaSuccess) return tl::host::record(tl_attributes_variant1, tl_name, "setting the shared-memory attributes");
-    ::flash_decode_paged_flash_decode_split_kernel_variant1<<<dim3(unsigned(tl_grid_x), unsigned(tl_grid_y), unsigned(tl_grid_z)), 128, 87040, stream>>>(Q, K, V, Lens, Tbl, O_part, Lse, sm_scale, split_len, static_cast<int32_t>(B), static_cast<int32_t>(H), static_cast<int32_t>(NQ), static_cast<int32_t>(NP), static_cast<int32_t>(HKV), static_cast<int32_t>(PS), static_cast<int32_t>(MAXP), static_cast<int32_t>(SPLITS), static_cast<int32_t>(HNQ));
-    return tl::host::record(cudaGetLastError(), tl_name, "launch");
+    const tl::host::LaunchShape tl_shape{dim3(unsigned(tl_grid_x), unsigned(tl_grid_y), unsigned(tl_grid_z)), dim3(128), 87040, dim3(0, 0, 0), true};  // may overlap the end of the kernel before it
+    return tl::host::record(tl::host::launch(::flash_decode_paged_flash_decode_split_kernel_variant1, tl_shape, stream, Q, K, V, Lens, Tbl, O_part, Lse, sm_scale, split_len, static_cast<int32_t>(B), static_cast<int32_t>(H), static_cast<int32_t>(NQ), static_cast<int32_t>(NP), static_cast<int32_t>(HKV), static_cast<int32_t>(PS), static_cast<int32_t>(MAXP), static_cast<int32_t>(SPLITS), static_cast<int32_t>(HNQ)), tl_name, "launch");
 }
 
 static cudaError_t flash_decode_paged_flash_decode_split(const __half* Q, const __half* K, const __half* V, const int32_t* Lens, const int32_t* Tbl, float* O_part, float* Lse, float sm_scale, int32_t split_len, int64_t B, int64_t H, int64_t NQ, int64_t NP, int64_t HKV, int64_t PS, int64_t MAXP, int64_t SPLITS, int64_t HNQ, cudaStream_t stream) {

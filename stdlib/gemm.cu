@@ -34,6 +34,7 @@ __global__ void __launch_bounds__(256) gemm_kernel(
         int32_t K,
         int32_t N)
 {
+    tl::allow_next_grid();  // a program launches this kernel: its next kernel may be scheduled now
     using acc_layout = tl::MmaAccLayout<128, 128, 2, 4>;  // fragment acc: f32[128, 128], mma.sync accumulators
     const int tl_tid = tl::thread_index<256>();
     extern __shared__ __align__(128) unsigned char tl_smem[];
@@ -245,6 +246,7 @@ __global__ void __launch_bounds__(384, 1) gemm_kernel_sm90(
     #if defined(__CUDA_ARCH__) && !TL_SM90A_DEVICE
     __trap();  // built for another arch; the launch stub runs this kernel only on sm_90 devices
     #else
+    tl::allow_next_grid();  // a program launches this kernel: its next kernel may be scheduled now
     using acc_layout = tl::MmaAccLayout<128, 256, 8, 1>;  // fragment acc: f32[128, 256], wgmma accumulators
     extern __shared__ __align__(1024) unsigned char tl_smem_raw[];
     unsigned char* tl_smem = tl_smem_raw + ((1024 - tl::sm90::smem_address(tl_smem_raw) % 1024) % 1024);
@@ -2232,6 +2234,7 @@ __global__ void __launch_bounds__(256) gemm_splitk_partial_kernel(
         int32_t N,
         int32_t SPLITS)
 {
+    tl::allow_next_grid();  // a program launches this kernel: its next kernel may be scheduled now
     using acc_layout = tl::MmaAccLayout<128, 128, 2, 4>;  // fragment acc: f32[128, 128], mma.sync accumulators
     const int tl_tid = tl::thread_index<256>();
     extern __shared__ __align__(128) unsigned char tl_smem[];
@@ -2446,6 +2449,7 @@ __global__ void __launch_bounds__(384, 1) gemm_splitk_partial_kernel_sm90(
     #if defined(__CUDA_ARCH__) && !TL_SM90A_DEVICE
     __trap();  // built for another arch; the launch stub runs this kernel only on sm_90 devices
     #else
+    tl::allow_next_grid();  // a program launches this kernel: its next kernel may be scheduled now
     using acc_layout = tl::MmaAccLayout<128, 256, 8, 1>;  // fragment acc: f32[128, 256], wgmma accumulators
     extern __shared__ __align__(1024) unsigned char tl_smem_raw[];
     unsigned char* tl_smem = tl_smem_raw + ((1024 - tl::sm90::smem_address(tl_smem_raw) % 1024) % 1024);
@@ -2575,6 +2579,8 @@ __global__ void __launch_bounds__(128) gemm_splitk_splitk_combine_kernel(
         int32_t M,
         int32_t N)
 {
+    tl::wait_for_previous_grid();  // launched by program `gemm_splitk`: the kernel before it has finished
+    tl::allow_next_grid();  // a program launches this kernel: its next kernel may be scheduled now
     // fragment p: f32[8, 256], blocked per axis, vector 8: [8, 256] over 128 threads: (4:t32 2:r8, 8:r1 32:t1) 16 registers
     // fragment part: f32[256], slice of `p` (reduce over axis 0): [256] over 128 threads: (8:r1 32:t1) 8 registers, 4 replicas
     // fragment acc: f32[256], slice of `p` (reduce over axis 0): [256] over 128 threads: (8:r1 32:t1) 8 registers, 4 replicas
@@ -3071,8 +3077,8 @@ static cudaError_t gemm_splitk_splitk_combine(const float* Part, __half* C, int6
         return tl_err;
     }();
     if (tl_attributes != cudaSuccess) return tl::host::record(tl_attributes, tl_name, "setting the shared-memory attributes");
-    ::gemm_splitk_splitk_combine_kernel<<<dim3(unsigned(tl_grid_x), unsigned(tl_grid_y), unsigned(tl_grid_z)), 128, 4096, stream>>>(Part, C, static_cast<int32_t>(SPLITS), static_cast<int32_t>(M), static_cast<int32_t>(N));
-    return tl::host::record(cudaGetLastError(), tl_name, "launch");
+    const tl::host::LaunchShape tl_shape{dim3(unsigned(tl_grid_x), unsigned(tl_grid_y), unsigned(tl_grid_z)), dim3(128), 4096, dim3(0, 0, 0), true};  // may overlap the end of the kernel before it
+    return tl::host::record(tl::host::launch(::gemm_splitk_splitk_combine_kernel, tl_shape, stream, Part, C, static_cast<int32_t>(SPLITS), static_cast<int32_t>(M), static_cast<int32_t>(N)), tl_name, "launch");
 }
 
 // The workspaces of program `gemm_splitk`, each 256-byte aligned in one allocation: their offsets, and the total size.

@@ -15,7 +15,7 @@
 
 namespace {
 
-// kernel w4a16_partial<BM = 16, BN = 64, BK = 128, G = 128, STAGES = 4, T = f16>  (stdlib/qgemm.tl:31)
+// kernel w4a16_partial<BM = 16, BN = 64, BK = 128, G = 128, STAGES = 4, T = f16>  (stdlib/qgemm.tl:36)
 // 128 threads per block, 38528 bytes of shared memory
 __global__ void __launch_bounds__(128) w4a16_partial_kernel_variant0(
         const tl::f16* __restrict__ A,
@@ -30,6 +30,7 @@ __global__ void __launch_bounds__(128) w4a16_partial_kernel_variant0(
         int32_t KG,
         int32_t SPLITS)
 {
+    tl::allow_next_grid();  // a program launches this kernel: its next kernel may be scheduled now
     using w_layout = tl::MmaAccLayout<64, 128, 4, 1>;  // fragment w: f16[64, 128], mma.sync accumulators
     using acc_layout = tl::MmaAccLayout<64, 16, 4, 1>;  // fragment acc: f32[64, 16], mma.sync accumulators
     const int tl_tid = tl::thread_index<128>();
@@ -46,7 +47,7 @@ __global__ void __launch_bounds__(128) w4a16_partial_kernel_variant0(
     const int32_t k0 = int(blockIdx.z) * k_len;
     const int32_t k_trips = tl::cdiv(tl::min(k_len, K - k0), 128);
     if (0 < k_trips) {
-        // copy(A[row0 +: BM, kk +: BK], a);                  // past K: zeros, so the padded  (qgemm.tl:50)
+        // copy(A[row0 +: BM, kk +: BK], a);                  // past K: zeros, so the padded  (qgemm.tl:55)
         if (tl::is_aligned(A, 16) && K % 8 == 0 && row0 >= 0 && row0 + 16 <= M && k0 >= 0 && k0 + 128 <= K && k0 % 8 == 0) {
             #pragma unroll
             for (int tl_i1 = 0; tl_i1 < 2; ++tl_i1) {
@@ -70,7 +71,7 @@ __global__ void __launch_bounds__(128) w4a16_partial_kernel_variant0(
                 }
             }
         }
-        // copy(Wq[col0 +: BN, kk / 8 +: BK / 8], wq);        // weights add nothing  (qgemm.tl:51)
+        // copy(Wq[col0 +: BN, kk / 8 +: BK / 8], wq);        // weights add nothing  (qgemm.tl:56)
         if (tl::is_aligned(Wq, 16) && KW % 4 == 0 && col0 >= 0 && col0 + 64 <= N && (k0 / 8) >= 0 && (k0 / 8) + 16 <= KW && (k0 / 8) % 4 == 0) {
             #pragma unroll
             for (int tl_i8 = 0; tl_i8 < 2; ++tl_i8) {
@@ -94,7 +95,7 @@ __global__ void __launch_bounds__(128) w4a16_partial_kernel_variant0(
                 }
             }
         }
-        // copy(Scales[kk / G +: BK / G, col0 +: BN], sc);     // a row of the step's group: cp.async  (qgemm.tl:52)
+        // copy(Scales[kk / G +: BK / G, col0 +: BN], sc);     // a row of the step's group: cp.async  (qgemm.tl:57)
         if (tl::is_aligned(Scales, 16) && N % 8 == 0 && (k0 / 128) >= 0 && (k0 / 128) + 1 <= KG && col0 >= 0 && col0 + 64 <= N && col0 % 8 == 0) {
             #pragma unroll
             for (int tl_i15 = 0; tl_i15 < 1; ++tl_i15) {
@@ -125,7 +126,7 @@ __global__ void __launch_bounds__(128) w4a16_partial_kernel_variant0(
     }
     tl::cp_async_commit();
     if (1 < k_trips) {
-        // copy(A[row0 +: BM, kk +: BK], a);                  // past K: zeros, so the padded  (qgemm.tl:50)
+        // copy(A[row0 +: BM, kk +: BK], a);                  // past K: zeros, so the padded  (qgemm.tl:55)
         if (tl::is_aligned(A, 16) && K % 8 == 0 && row0 >= 0 && row0 + 16 <= M && (k0 + 128) >= 0 && (k0 + 128) + 128 <= K && (k0 + 128) % 8 == 0) {
             #pragma unroll
             for (int tl_i22 = 0; tl_i22 < 2; ++tl_i22) {
@@ -149,7 +150,7 @@ __global__ void __launch_bounds__(128) w4a16_partial_kernel_variant0(
                 }
             }
         }
-        // copy(Wq[col0 +: BN, kk / 8 +: BK / 8], wq);        // weights add nothing  (qgemm.tl:51)
+        // copy(Wq[col0 +: BN, kk / 8 +: BK / 8], wq);        // weights add nothing  (qgemm.tl:56)
         if (tl::is_aligned(Wq, 16) && KW % 4 == 0 && col0 >= 0 && col0 + 64 <= N && ((k0 + 128) / 8) >= 0 && ((k0 + 128) / 8) + 16 <= KW && ((k0 + 128) / 8) % 4 == 0) {
             #pragma unroll
             for (int tl_i29 = 0; tl_i29 < 2; ++tl_i29) {
@@ -173,7 +174,7 @@ __global__ void __launch_bounds__(128) w4a16_partial_kernel_variant0(
                 }
             }
         }
-        // copy(Scales[kk / G +: BK / G, col0 +: BN], sc);     // a row of the step's group: cp.async  (qgemm.tl:52)
+        // copy(Scales[kk / G +: BK / G, col0 +: BN], sc);     // a row of the step's group: cp.async  (qgemm.tl:57)
         if (tl::is_aligned(Scales, 16) && N % 8 == 0 && ((k0 + 128) / 128) >= 0 && ((k0 + 128) / 128) + 1 <= KG && col0 >= 0 && col0 + 64 <= N && col0 % 8 == 0) {
             #pragma unroll
             for (int tl_i36 = 0; tl_i36 < 1; ++tl_i36) {
@@ -204,7 +205,7 @@ __global__ void __launch_bounds__(128) w4a16_partial_kernel_variant0(
     }
     tl::cp_async_commit();
     if (2 < k_trips) {
-        // copy(A[row0 +: BM, kk +: BK], a);                  // past K: zeros, so the padded  (qgemm.tl:50)
+        // copy(A[row0 +: BM, kk +: BK], a);                  // past K: zeros, so the padded  (qgemm.tl:55)
         if (tl::is_aligned(A, 16) && K % 8 == 0 && row0 >= 0 && row0 + 16 <= M && (k0 + 256) >= 0 && (k0 + 256) + 128 <= K && (k0 + 256) % 8 == 0) {
             #pragma unroll
             for (int tl_i43 = 0; tl_i43 < 2; ++tl_i43) {
@@ -228,7 +229,7 @@ __global__ void __launch_bounds__(128) w4a16_partial_kernel_variant0(
                 }
             }
         }
-        // copy(Wq[col0 +: BN, kk / 8 +: BK / 8], wq);        // weights add nothing  (qgemm.tl:51)
+        // copy(Wq[col0 +: BN, kk / 8 +: BK / 8], wq);        // weights add nothing  (qgemm.tl:56)
         if (tl::is_aligned(Wq, 16) && KW % 4 == 0 && col0 >= 0 && col0 + 64 <= N && ((k0 + 256) / 8) >= 0 && ((k0 + 256) / 8) + 16 <= KW && ((k0 + 256) / 8) % 4 == 0) {
             #pragma unroll
             for (int tl_i50 = 0; tl_i50 < 2; ++tl_i50) {
@@ -252,7 +253,7 @@ __global__ void __launch_bounds__(128) w4a16_partial_kernel_variant0(
                 }
             }
         }
-        // copy(Scales[kk / G +: BK / G, col0 +: BN], sc);     // a row of the step's group: cp.async  (qgemm.tl:52)
+        // copy(Scales[kk / G +: BK / G, col0 +: BN], sc);     // a row of the step's group: cp.async  (qgemm.tl:57)
         if (tl::is_aligned(Scales, 16) && N % 8 == 0 && ((k0 + 256) / 128) >= 0 && ((k0 + 256) / 128) + 1 <= KG && col0 >= 0 && col0 + 64 <= N && col0 % 8 == 0) {
             #pragma unroll
             for (int tl_i57 = 0; tl_i57 < 1; ++tl_i57) {
@@ -282,12 +283,12 @@ __global__ void __launch_bounds__(128) w4a16_partial_kernel_variant0(
         }
     }
     tl::cp_async_commit();
-    // for k in pipelined(cdiv(min(k_len, K - k0), BK), stages = STAGES) {  (qgemm.tl:48)
+    // for k in pipelined(cdiv(min(k_len, K - k0), BK), stages = STAGES) {  (qgemm.tl:53)
     for (int k = 0; k < k_trips; ++k) {
         tl::cp_async_wait<2>();  // at most 2 copy groups of this thread still in flight
         __syncthreads();  // pipeline: stage `k % 4` has landed and the stage refilled next is no longer read
         if (k + 3 < k_trips) {
-            // copy(A[row0 +: BM, kk +: BK], a);                  // past K: zeros, so the padded  (qgemm.tl:50)
+            // copy(A[row0 +: BM, kk +: BK], a);                  // past K: zeros, so the padded  (qgemm.tl:55)
             if (tl::is_aligned(A, 16) && K % 8 == 0 && row0 >= 0 && row0 + 16 <= M && (k0 + (k + 3) * 128) >= 0 && (k0 + (k + 3) * 128) + 128 <= K && (k0 + (k + 3) * 128) % 8 == 0) {
                 #pragma unroll
                 for (int tl_i64 = 0; tl_i64 < 2; ++tl_i64) {
@@ -311,7 +312,7 @@ __global__ void __launch_bounds__(128) w4a16_partial_kernel_variant0(
                     }
                 }
             }
-            // copy(Wq[col0 +: BN, kk / 8 +: BK / 8], wq);        // weights add nothing  (qgemm.tl:51)
+            // copy(Wq[col0 +: BN, kk / 8 +: BK / 8], wq);        // weights add nothing  (qgemm.tl:56)
             if (tl::is_aligned(Wq, 16) && KW % 4 == 0 && col0 >= 0 && col0 + 64 <= N && ((k0 + (k + 3) * 128) / 8) >= 0 && ((k0 + (k + 3) * 128) / 8) + 16 <= KW && ((k0 + (k + 3) * 128) / 8) % 4 == 0) {
                 #pragma unroll
                 for (int tl_i71 = 0; tl_i71 < 2; ++tl_i71) {
@@ -335,7 +336,7 @@ __global__ void __launch_bounds__(128) w4a16_partial_kernel_variant0(
                     }
                 }
             }
-            // copy(Scales[kk / G +: BK / G, col0 +: BN], sc);     // a row of the step's group: cp.async  (qgemm.tl:52)
+            // copy(Scales[kk / G +: BK / G, col0 +: BN], sc);     // a row of the step's group: cp.async  (qgemm.tl:57)
             if (tl::is_aligned(Scales, 16) && N % 8 == 0 && ((k0 + (k + 3) * 128) / 128) >= 0 && ((k0 + (k + 3) * 128) / 128) + 1 <= KG && col0 >= 0 && col0 + 64 <= N && col0 % 8 == 0) {
                 #pragma unroll
                 for (int tl_i78 = 0; tl_i78 < 1; ++tl_i78) {
@@ -365,34 +366,47 @@ __global__ void __launch_bounds__(128) w4a16_partial_kernel_variant0(
             }
         }
         tl::cp_async_commit();
-        // for n, j in parallel(BN, BK) {  (qgemm.tl:53)
+        // for n, j in parallel(BN, BK) {  (qgemm.tl:58)
         // for n, j in parallel(64, 128): each thread visits the elements of `w` it holds
         #pragma unroll
-        for (int tl_s84 = 0; tl_s84 < w_layout::kSlots; ++tl_s84) {
-            const int n = w_layout::row(tl_tid, tl_s84);
-            const int j = w_layout::col(tl_tid, tl_s84);
-            w[tl_s84] = tlc_stdlib::s4_dequant(wq[((k % 4) * 64 + n) * 20 + (j / 8)], static_cast<uint32_t>(j % 8), sc[((k % 4) * 1 + (j / 128)) * 72 + n]);
+        for (int tl_s85 = 0; tl_s85 < w_layout::kSlots; tl_s85 += 2) {
+            // slots tl_s85 and tl_s85 + 1 (neighbouring elements of a row) in one call of tlc_stdlib::s4_dequant_pair
+            uint32_t tl_arg86[2];
+            uint32_t tl_arg87[2];
+            tl::f16 tl_arg88[2];
+            #pragma unroll
+            for (int tl_h89 = 0; tl_h89 < 2; ++tl_h89) {
+                const int tl_s84 = tl_s85 + tl_h89;
+                const int n = w_layout::row(tl_tid, tl_s84);
+                const int j = w_layout::col(tl_tid, tl_s84);
+                tl_arg86[tl_h89] = wq[((k % 4) * 64 + n) * 20 + (j / 8)];
+                tl_arg87[tl_h89] = static_cast<uint32_t>(j % 8);
+                tl_arg88[tl_h89] = sc[((k % 4) * 1 + (j / 128)) * 72 + n];
+            }
+            const auto tl_pair90 = tlc_stdlib::s4_dequant_pair(tl_arg86[0], tl_arg87[0], tl_arg88[0], tl_arg86[1], tl_arg87[1], tl_arg88[1]);
+            w[tl_s85] = tl_pair90.x;
+            w[tl_s85 + 1] = tl_pair90.y;
         }
-        // gemm(w, a, acc, transpose_b = true);  (qgemm.tl:56)
+        // gemm(w, a, acc, transpose_b = true);  (qgemm.tl:61)
         {
             tl::warp_gemm_mma_register_a<64, 16, 128, 4, tl::f16, true>(  // A from the registers of `w`
                 acc, w, tl::SharedMatrix<tl::f16, true, 136>{&a[((k % 4) * 16 + 0) * 136 + 0]}, tl_tid);
         }
     }
     tl::cp_async_wait<0>();  // at most 0 copy groups of this thread still in flight
-    // for n, m in parallel(BN, BM) {                          // Part[z] = accᵀ  (qgemm.tl:58)
+    // for n, m in parallel(BN, BM) {                          // Part[z] = accᵀ  (qgemm.tl:63)
     // for n, m in parallel(64, 16): each thread visits the elements of `acc` it holds
     #pragma unroll
-    for (int tl_s85 = 0; tl_s85 < acc_layout::kSlots; ++tl_s85) {
-        const int n = acc_layout::row(tl_tid, tl_s85);
-        const int m = acc_layout::col(tl_tid, tl_s85);
+    for (int tl_s91 = 0; tl_s91 < acc_layout::kSlots; ++tl_s91) {
+        const int n = acc_layout::row(tl_tid, tl_s91);
+        const int m = acc_layout::col(tl_tid, tl_s91);
         if (row0 + m < M && col0 + n < N) {
-            Part[(int64_t(int(blockIdx.z)) * M + (row0 + m)) * N + (col0 + n)] = acc[tl_s85];
+            Part[(int64_t(int(blockIdx.z)) * M + (row0 + m)) * N + (col0 + n)] = acc[tl_s91];
         }
     }
 }
 
-// kernel w4a16_partial<BM = 64, BN = 128, BK = 128, G = 128, STAGES = 4, T = f16>  (stdlib/qgemm.tl:31)
+// kernel w4a16_partial<BM = 64, BN = 128, BK = 128, G = 128, STAGES = 4, T = f16>  (stdlib/qgemm.tl:36)
 // 128 threads per block, 111744 bytes of shared memory
 __global__ void __launch_bounds__(128) w4a16_partial_kernel_variant1(
         const tl::f16* __restrict__ A,
@@ -407,6 +421,7 @@ __global__ void __launch_bounds__(128) w4a16_partial_kernel_variant1(
         int32_t KG,
         int32_t SPLITS)
 {
+    tl::allow_next_grid();  // a program launches this kernel: its next kernel may be scheduled now
     using w_layout = tl::MmaAccLayout<128, 128, 4, 1>;  // fragment w: f16[128, 128], mma.sync accumulators
     using acc_layout = tl::MmaAccLayout<128, 64, 4, 1>;  // fragment acc: f32[128, 64], mma.sync accumulators
     const int tl_tid = tl::thread_index<128>();
@@ -423,7 +438,7 @@ __global__ void __launch_bounds__(128) w4a16_partial_kernel_variant1(
     const int32_t k0 = int(blockIdx.z) * k_len;
     const int32_t k_trips = tl::cdiv(tl::min(k_len, K - k0), 128);
     if (0 < k_trips) {
-        // copy(A[row0 +: BM, kk +: BK], a);                  // past K: zeros, so the padded  (qgemm.tl:50)
+        // copy(A[row0 +: BM, kk +: BK], a);                  // past K: zeros, so the padded  (qgemm.tl:55)
         if (tl::is_aligned(A, 16) && K % 8 == 0 && row0 >= 0 && row0 + 64 <= M && k0 >= 0 && k0 + 128 <= K && k0 % 8 == 0) {
             #pragma unroll
             for (int tl_i1 = 0; tl_i1 < 8; ++tl_i1) {
@@ -447,7 +462,7 @@ __global__ void __launch_bounds__(128) w4a16_partial_kernel_variant1(
                 }
             }
         }
-        // copy(Wq[col0 +: BN, kk / 8 +: BK / 8], wq);        // weights add nothing  (qgemm.tl:51)
+        // copy(Wq[col0 +: BN, kk / 8 +: BK / 8], wq);        // weights add nothing  (qgemm.tl:56)
         if (tl::is_aligned(Wq, 16) && KW % 4 == 0 && col0 >= 0 && col0 + 128 <= N && (k0 / 8) >= 0 && (k0 / 8) + 16 <= KW && (k0 / 8) % 4 == 0) {
             #pragma unroll
             for (int tl_i8 = 0; tl_i8 < 4; ++tl_i8) {
@@ -471,7 +486,7 @@ __global__ void __launch_bounds__(128) w4a16_partial_kernel_variant1(
                 }
             }
         }
-        // copy(Scales[kk / G +: BK / G, col0 +: BN], sc);     // a row of the step's group: cp.async  (qgemm.tl:52)
+        // copy(Scales[kk / G +: BK / G, col0 +: BN], sc);     // a row of the step's group: cp.async  (qgemm.tl:57)
         if (tl::is_aligned(Scales, 16) && N % 8 == 0 && (k0 / 128) >= 0 && (k0 / 128) + 1 <= KG && col0 >= 0 && col0 + 128 <= N && col0 % 8 == 0) {
             #pragma unroll
             for (int tl_i15 = 0; tl_i15 < 1; ++tl_i15) {
@@ -502,7 +517,7 @@ __global__ void __launch_bounds__(128) w4a16_partial_kernel_variant1(
     }
     tl::cp_async_commit();
     if (1 < k_trips) {
-        // copy(A[row0 +: BM, kk +: BK], a);                  // past K: zeros, so the padded  (qgemm.tl:50)
+        // copy(A[row0 +: BM, kk +: BK], a);                  // past K: zeros, so the padded  (qgemm.tl:55)
         if (tl::is_aligned(A, 16) && K % 8 == 0 && row0 >= 0 && row0 + 64 <= M && (k0 + 128) >= 0 && (k0 + 128) + 128 <= K && (k0 + 128) % 8 == 0) {
             #pragma unroll
             for (int tl_i22 = 0; tl_i22 < 8; ++tl_i22) {
@@ -526,7 +541,7 @@ __global__ void __launch_bounds__(128) w4a16_partial_kernel_variant1(
                 }
             }
         }
-        // copy(Wq[col0 +: BN, kk / 8 +: BK / 8], wq);        // weights add nothing  (qgemm.tl:51)
+        // copy(Wq[col0 +: BN, kk / 8 +: BK / 8], wq);        // weights add nothing  (qgemm.tl:56)
         if (tl::is_aligned(Wq, 16) && KW % 4 == 0 && col0 >= 0 && col0 + 128 <= N && ((k0 + 128) / 8) >= 0 && ((k0 + 128) / 8) + 16 <= KW && ((k0 + 128) / 8) % 4 == 0) {
             #pragma unroll
             for (int tl_i29 = 0; tl_i29 < 4; ++tl_i29) {
@@ -550,7 +565,7 @@ __global__ void __launch_bounds__(128) w4a16_partial_kernel_variant1(
                 }
             }
         }
-        // copy(Scales[kk / G +: BK / G, col0 +: BN], sc);     // a row of the step's group: cp.async  (qgemm.tl:52)
+        // copy(Scales[kk / G +: BK / G, col0 +: BN], sc);     // a row of the step's group: cp.async  (qgemm.tl:57)
         if (tl::is_aligned(Scales, 16) && N % 8 == 0 && ((k0 + 128) / 128) >= 0 && ((k0 + 128) / 128) + 1 <= KG && col0 >= 0 && col0 + 128 <= N && col0 % 8 == 0) {
             #pragma unroll
             for (int tl_i36 = 0; tl_i36 < 1; ++tl_i36) {
@@ -581,7 +596,7 @@ __global__ void __launch_bounds__(128) w4a16_partial_kernel_variant1(
     }
     tl::cp_async_commit();
     if (2 < k_trips) {
-        // copy(A[row0 +: BM, kk +: BK], a);                  // past K: zeros, so the padded  (qgemm.tl:50)
+        // copy(A[row0 +: BM, kk +: BK], a);                  // past K: zeros, so the padded  (qgemm.tl:55)
         if (tl::is_aligned(A, 16) && K % 8 == 0 && row0 >= 0 && row0 + 64 <= M && (k0 + 256) >= 0 && (k0 + 256) + 128 <= K && (k0 + 256) % 8 == 0) {
             #pragma unroll
             for (int tl_i43 = 0; tl_i43 < 8; ++tl_i43) {
@@ -605,7 +620,7 @@ __global__ void __launch_bounds__(128) w4a16_partial_kernel_variant1(
                 }
             }
         }
-        // copy(Wq[col0 +: BN, kk / 8 +: BK / 8], wq);        // weights add nothing  (qgemm.tl:51)
+        // copy(Wq[col0 +: BN, kk / 8 +: BK / 8], wq);        // weights add nothing  (qgemm.tl:56)
         if (tl::is_aligned(Wq, 16) && KW % 4 == 0 && col0 >= 0 && col0 + 128 <= N && ((k0 + 256) / 8) >= 0 && ((k0 + 256) / 8) + 16 <= KW && ((k0 + 256) / 8) % 4 == 0) {
             #pragma unroll
             for (int tl_i50 = 0; tl_i50 < 4; ++tl_i50) {
@@ -629,7 +644,7 @@ __global__ void __launch_bounds__(128) w4a16_partial_kernel_variant1(
                 }
             }
         }
-        // copy(Scales[kk / G +: BK / G, col0 +: BN], sc);     // a row of the step's group: cp.async  (qgemm.tl:52)
+        // copy(Scales[kk / G +: BK / G, col0 +: BN], sc);     // a row of the step's group: cp.async  (qgemm.tl:57)
         if (tl::is_aligned(Scales, 16) && N % 8 == 0 && ((k0 + 256) / 128) >= 0 && ((k0 + 256) / 128) + 1 <= KG && col0 >= 0 && col0 + 128 <= N && col0 % 8 == 0) {
             #pragma unroll
             for (int tl_i57 = 0; tl_i57 < 1; ++tl_i57) {
@@ -659,12 +674,12 @@ __global__ void __launch_bounds__(128) w4a16_partial_kernel_variant1(
         }
     }
     tl::cp_async_commit();
-    // for k in pipelined(cdiv(min(k_len, K - k0), BK), stages = STAGES) {  (qgemm.tl:48)
+    // for k in pipelined(cdiv(min(k_len, K - k0), BK), stages = STAGES) {  (qgemm.tl:53)
     for (int k = 0; k < k_trips; ++k) {
         tl::cp_async_wait<2>();  // at most 2 copy groups of this thread still in flight
         __syncthreads();  // pipeline: stage `k % 4` has landed and the stage refilled next is no longer read
         if (k + 3 < k_trips) {
-            // copy(A[row0 +: BM, kk +: BK], a);                  // past K: zeros, so the padded  (qgemm.tl:50)
+            // copy(A[row0 +: BM, kk +: BK], a);                  // past K: zeros, so the padded  (qgemm.tl:55)
             if (tl::is_aligned(A, 16) && K % 8 == 0 && row0 >= 0 && row0 + 64 <= M && (k0 + (k + 3) * 128) >= 0 && (k0 + (k + 3) * 128) + 128 <= K && (k0 + (k + 3) * 128) % 8 == 0) {
                 #pragma unroll
                 for (int tl_i64 = 0; tl_i64 < 8; ++tl_i64) {
@@ -688,7 +703,7 @@ __global__ void __launch_bounds__(128) w4a16_partial_kernel_variant1(
                     }
                 }
             }
-            // copy(Wq[col0 +: BN, kk / 8 +: BK / 8], wq);        // weights add nothing  (qgemm.tl:51)
+            // copy(Wq[col0 +: BN, kk / 8 +: BK / 8], wq);        // weights add nothing  (qgemm.tl:56)
             if (tl::is_aligned(Wq, 16) && KW % 4 == 0 && col0 >= 0 && col0 + 128 <= N && ((k0 + (k + 3) * 128) / 8) >= 0 && ((k0 + (k + 3) * 128) / 8) + 16 <= KW && ((k0 + (k + 3) * 128) / 8) % 4 == 0) {
                 #pragma unroll
                 for (int tl_i71 = 0; tl_i71 < 4; ++tl_i71) {
@@ -712,7 +727,7 @@ __global__ void __launch_bounds__(128) w4a16_partial_kernel_variant1(
                     }
                 }
             }
-            // copy(Scales[kk / G +: BK / G, col0 +: BN], sc);     // a row of the step's group: cp.async  (qgemm.tl:52)
+            // copy(Scales[kk / G +: BK / G, col0 +: BN], sc);     // a row of the step's group: cp.async  (qgemm.tl:57)
             if (tl::is_aligned(Scales, 16) && N % 8 == 0 && ((k0 + (k + 3) * 128) / 128) >= 0 && ((k0 + (k + 3) * 128) / 128) + 1 <= KG && col0 >= 0 && col0 + 128 <= N && col0 % 8 == 0) {
                 #pragma unroll
                 for (int tl_i78 = 0; tl_i78 < 1; ++tl_i78) {
@@ -742,34 +757,47 @@ __global__ void __launch_bounds__(128) w4a16_partial_kernel_variant1(
             }
         }
         tl::cp_async_commit();
-        // for n, j in parallel(BN, BK) {  (qgemm.tl:53)
+        // for n, j in parallel(BN, BK) {  (qgemm.tl:58)
         // for n, j in parallel(128, 128): each thread visits the elements of `w` it holds
         #pragma unroll
-        for (int tl_s84 = 0; tl_s84 < w_layout::kSlots; ++tl_s84) {
-            const int n = w_layout::row(tl_tid, tl_s84);
-            const int j = w_layout::col(tl_tid, tl_s84);
-            w[tl_s84] = tlc_stdlib::s4_dequant(wq[((k % 4) * 128 + n) * 20 + (j / 8)], static_cast<uint32_t>(j % 8), sc[((k % 4) * 1 + (j / 128)) * 136 + n]);
+        for (int tl_s85 = 0; tl_s85 < w_layout::kSlots; tl_s85 += 2) {
+            // slots tl_s85 and tl_s85 + 1 (neighbouring elements of a row) in one call of tlc_stdlib::s4_dequant_pair
+            uint32_t tl_arg86[2];
+            uint32_t tl_arg87[2];
+            tl::f16 tl_arg88[2];
+            #pragma unroll
+            for (int tl_h89 = 0; tl_h89 < 2; ++tl_h89) {
+                const int tl_s84 = tl_s85 + tl_h89;
+                const int n = w_layout::row(tl_tid, tl_s84);
+                const int j = w_layout::col(tl_tid, tl_s84);
+                tl_arg86[tl_h89] = wq[((k % 4) * 128 + n) * 20 + (j / 8)];
+                tl_arg87[tl_h89] = static_cast<uint32_t>(j % 8);
+                tl_arg88[tl_h89] = sc[((k % 4) * 1 + (j / 128)) * 136 + n];
+            }
+            const auto tl_pair90 = tlc_stdlib::s4_dequant_pair(tl_arg86[0], tl_arg87[0], tl_arg88[0], tl_arg86[1], tl_arg87[1], tl_arg88[1]);
+            w[tl_s85] = tl_pair90.x;
+            w[tl_s85 + 1] = tl_pair90.y;
         }
-        // gemm(w, a, acc, transpose_b = true);  (qgemm.tl:56)
+        // gemm(w, a, acc, transpose_b = true);  (qgemm.tl:61)
         {
             tl::warp_gemm_mma_register_a<128, 64, 128, 4, tl::f16, true>(  // A from the registers of `w`
                 acc, w, tl::SharedMatrix<tl::f16, true, 136>{&a[((k % 4) * 64 + 0) * 136 + 0]}, tl_tid);
         }
     }
     tl::cp_async_wait<0>();  // at most 0 copy groups of this thread still in flight
-    // for n, m in parallel(BN, BM) {                          // Part[z] = accᵀ  (qgemm.tl:58)
+    // for n, m in parallel(BN, BM) {                          // Part[z] = accᵀ  (qgemm.tl:63)
     // for n, m in parallel(128, 64): each thread visits the elements of `acc` it holds
     #pragma unroll
-    for (int tl_s85 = 0; tl_s85 < acc_layout::kSlots; ++tl_s85) {
-        const int n = acc_layout::row(tl_tid, tl_s85);
-        const int m = acc_layout::col(tl_tid, tl_s85);
+    for (int tl_s91 = 0; tl_s91 < acc_layout::kSlots; ++tl_s91) {
+        const int n = acc_layout::row(tl_tid, tl_s91);
+        const int m = acc_layout::col(tl_tid, tl_s91);
         if (row0 + m < M && col0 + n < N) {
-            Part[(int64_t(int(blockIdx.z)) * M + (row0 + m)) * N + (col0 + n)] = acc[tl_s85];
+            Part[(int64_t(int(blockIdx.z)) * M + (row0 + m)) * N + (col0 + n)] = acc[tl_s91];
         }
     }
 }
 
-// kernel fp8_gemm_block_scaled_tile<BN = 128, BM = 128, G = 128, STAGES = 3, THREADS = 512, T = bf16>  (stdlib/qgemm.tl:90)
+// kernel fp8_gemm_block_scaled_tile<BN = 128, BM = 128, G = 128, STAGES = 3, THREADS = 512, T = bf16>  (stdlib/qgemm.tl:96)
 // 512 threads per block, 110592 bytes of shared memory
 __global__ void __launch_bounds__(512) fp8_gemm_block_scaled_tile_kernel_variant0(
         const tl::f8e4m3* __restrict__ A,
@@ -783,6 +811,7 @@ __global__ void __launch_bounds__(512) fp8_gemm_block_scaled_tile_kernel_variant
         int32_t N,
         int32_t NB)
 {
+    tl::allow_next_grid();  // a program launches this kernel: its next kernel may be scheduled now
     // fragment sa: f32[128], slice of `acc` (broadcast): [128] over 512 threads: (8:t4 2:r1 2:r2 4:t128) 4 registers, 16 replicas
     using part_layout = tl::MmaAccLayout<128, 128, 4, 4>;  // fragment part: f32[128, 128], mma.sync accumulators
     using acc_layout = tl::MmaAccLayout<128, 128, 4, 4>;  // fragment acc: f32[128, 128], mma.sync accumulators
@@ -801,7 +830,7 @@ __global__ void __launch_bounds__(512) fp8_gemm_block_scaled_tile_kernel_variant
     const int32_t col0 = int(blockIdx.x) * 128;
     const int32_t k_trips = KG;
     if (0 < k_trips) {
-        // copy(A[row0 +: BM, k * G +: G], a);  (qgemm.tl:108)
+        // copy(A[row0 +: BM, k * G +: G], a);  (qgemm.tl:114)
         if (tl::is_aligned(A, 16) && K % 16 == 0 && row0 >= 0 && row0 + 128 <= M && 0 >= 0 && 0 + 128 <= K && 0 % 16 == 0) {
             #pragma unroll
             for (int tl_i1 = 0; tl_i1 < 2; ++tl_i1) {
@@ -825,7 +854,7 @@ __global__ void __launch_bounds__(512) fp8_gemm_block_scaled_tile_kernel_variant
                 }
             }
         }
-        // copy(B[col0 +: BN, k * G +: G], b);  (qgemm.tl:109)
+        // copy(B[col0 +: BN, k * G +: G], b);  (qgemm.tl:115)
         if (tl::is_aligned(B, 16) && K % 16 == 0 && col0 >= 0 && col0 + 128 <= N && 0 >= 0 && 0 + 128 <= K && 0 % 16 == 0) {
             #pragma unroll
             for (int tl_i8 = 0; tl_i8 < 2; ++tl_i8) {
@@ -852,7 +881,7 @@ __global__ void __launch_bounds__(512) fp8_gemm_block_scaled_tile_kernel_variant
     }
     tl::cp_async_commit();
     if (1 < k_trips) {
-        // copy(A[row0 +: BM, k * G +: G], a);  (qgemm.tl:108)
+        // copy(A[row0 +: BM, k * G +: G], a);  (qgemm.tl:114)
         if (tl::is_aligned(A, 16) && K % 16 == 0 && row0 >= 0 && row0 + 128 <= M && 128 >= 0 && 128 + 128 <= K && 128 % 16 == 0) {
             #pragma unroll
             for (int tl_i15 = 0; tl_i15 < 2; ++tl_i15) {
@@ -876,7 +905,7 @@ __global__ void __launch_bounds__(512) fp8_gemm_block_scaled_tile_kernel_variant
                 }
             }
         }
-        // copy(B[col0 +: BN, k * G +: G], b);  (qgemm.tl:109)
+        // copy(B[col0 +: BN, k * G +: G], b);  (qgemm.tl:115)
         if (tl::is_aligned(B, 16) && K % 16 == 0 && col0 >= 0 && col0 + 128 <= N && 128 >= 0 && 128 + 128 <= K && 128 % 16 == 0) {
             #pragma unroll
             for (int tl_i22 = 0; tl_i22 < 2; ++tl_i22) {
@@ -905,22 +934,22 @@ __global__ void __launch_bounds__(512) fp8_gemm_block_scaled_tile_kernel_variant
     float sa_next[4];  // fragment sa_next: f32[128]
     float sb_next[1];  // local sb_next: f32[1]
     if (0 < k_trips) {
-        // copy(As[row0 +: BM, k], sa);  (qgemm.tl:110)
+        // copy(As[row0 +: BM, k], sa);  (qgemm.tl:116)
         #pragma unroll
         for (int tl_s28 = 0; tl_s28 < 4; ++tl_s28) {
             sa_next[tl_s28] = tl::in_bounds(row0 + ((tl_tid / 4 % 8) + (tl_s28 % 2) * 8 + (tl_s28 / 2) * 16 + (tl_tid / 128) * 32), M) && tl::in_bounds(0, KG) ? As[int64_t(row0 + ((tl_tid / 4 % 8) + (tl_s28 % 2) * 8 + (tl_s28 / 2) * 16 + (tl_tid / 128) * 32)) * KG + 0] : 0.0f;
         }
-        // copy(Bs[col0 / G +: 1, k], sb);  (qgemm.tl:111)
+        // copy(Bs[col0 / G +: 1, k], sb);  (qgemm.tl:117)
         for (int tl_e29 = 0; tl_e29 < 1; ++tl_e29) {
             sb_next[tl_e29] = tl::in_bounds((col0 / 128) + tl_e29, NB) && tl::in_bounds(0, KG) ? Bs[int64_t((col0 / 128) + tl_e29) * KG + 0] : 0.0f;
         }
     }
-    // for k in pipelined(KG, stages = STAGES) {  (qgemm.tl:107)
+    // for k in pipelined(KG, stages = STAGES) {  (qgemm.tl:113)
     for (int k = 0; k < k_trips; ++k) {
         tl::cp_async_wait<1>();  // at most 1 copy groups of this thread still in flight
         __syncthreads();  // pipeline: stage `k % 3` has landed and the stage refilled next is no longer read
         if (k + 2 < k_trips) {
-            // copy(A[row0 +: BM, k * G +: G], a);  (qgemm.tl:108)
+            // copy(A[row0 +: BM, k * G +: G], a);  (qgemm.tl:114)
             if (tl::is_aligned(A, 16) && K % 16 == 0 && row0 >= 0 && row0 + 128 <= M && ((k + 2) * 128) >= 0 && ((k + 2) * 128) + 128 <= K && ((k + 2) * 128) % 16 == 0) {
                 #pragma unroll
                 for (int tl_i31 = 0; tl_i31 < 2; ++tl_i31) {
@@ -944,7 +973,7 @@ __global__ void __launch_bounds__(512) fp8_gemm_block_scaled_tile_kernel_variant
                     }
                 }
             }
-            // copy(B[col0 +: BN, k * G +: G], b);  (qgemm.tl:109)
+            // copy(B[col0 +: BN, k * G +: G], b);  (qgemm.tl:115)
             if (tl::is_aligned(B, 16) && K % 16 == 0 && col0 >= 0 && col0 + 128 <= N && ((k + 2) * 128) >= 0 && ((k + 2) * 128) + 128 <= K && ((k + 2) * 128) % 16 == 0) {
                 #pragma unroll
                 for (int tl_i38 = 0; tl_i38 < 2; ++tl_i38) {
@@ -970,32 +999,32 @@ __global__ void __launch_bounds__(512) fp8_gemm_block_scaled_tile_kernel_variant
             }
         }
         tl::cp_async_commit();
-        // copy(As[row0 +: BM, k], sa);  (qgemm.tl:110)
+        // copy(As[row0 +: BM, k], sa);  (qgemm.tl:116)
         #pragma unroll
         for (int tl_s = 0; tl_s < 4; ++tl_s) sa[tl_s] = sa_next[tl_s];
-        // copy(Bs[col0 / G +: 1, k], sb);  (qgemm.tl:111)
+        // copy(Bs[col0 / G +: 1, k], sb);  (qgemm.tl:117)
         for (int tl_e44 = 0; tl_e44 < 1; ++tl_e44) {
             sb[tl_e44] = sb_next[tl_e44];
         }
         if (k + 1 < k_trips) {
-            // copy(As[row0 +: BM, k], sa);  (qgemm.tl:110)
+            // copy(As[row0 +: BM, k], sa);  (qgemm.tl:116)
             #pragma unroll
             for (int tl_s45 = 0; tl_s45 < 4; ++tl_s45) {
                 sa_next[tl_s45] = tl::in_bounds(row0 + ((tl_tid / 4 % 8) + (tl_s45 % 2) * 8 + (tl_s45 / 2) * 16 + (tl_tid / 128) * 32), M) && tl::in_bounds(k + 1, KG) ? As[int64_t(row0 + ((tl_tid / 4 % 8) + (tl_s45 % 2) * 8 + (tl_s45 / 2) * 16 + (tl_tid / 128) * 32)) * KG + (k + 1)] : 0.0f;
             }
-            // copy(Bs[col0 / G +: 1, k], sb);  (qgemm.tl:111)
+            // copy(Bs[col0 / G +: 1, k], sb);  (qgemm.tl:117)
             for (int tl_e46 = 0; tl_e46 < 1; ++tl_e46) {
                 sb_next[tl_e46] = tl::in_bounds((col0 / 128) + tl_e46, NB) && tl::in_bounds(k + 1, KG) ? Bs[int64_t((col0 / 128) + tl_e46) * KG + (k + 1)] : 0.0f;
             }
         }
-        // gemm(a, b, part, transpose_b = true, clear = true);  (qgemm.tl:112)
+        // gemm(a, b, part, transpose_b = true, clear = true);  (qgemm.tl:118)
         {
             for (int tl_s = 0; tl_s < part_layout::kSlots; ++tl_s) part[tl_s] = 0.0f;
             tl::warp_gemm_mma<128, 128, 128, 4, 4, tl::f8e4m3, false, true>(
                 part, tl::SharedMatrix<tl::f8e4m3, false, 144>{&a[((k % 3) * 128 + 0) * 144 + 0]},
                 tl::SharedMatrix<tl::f8e4m3, true, 144>{&b[((k % 3) * 128 + 0) * 144 + 0]}, tl_tid);
         }
-        // for i, j in parallel(BM, BN) {  (qgemm.tl:113)
+        // for i, j in parallel(BM, BN) {  (qgemm.tl:119)
         // for i, j in parallel(128, 128): each thread visits the elements of `acc` it holds
         #pragma unroll
         for (int tl_s47 = 0; tl_s47 < acc_layout::kSlots; ++tl_s47) {
@@ -1005,7 +1034,7 @@ __global__ void __launch_bounds__(512) fp8_gemm_block_scaled_tile_kernel_variant
         }
     }
     tl::cp_async_wait<0>();  // at most 0 copy groups of this thread still in flight
-    // copy(acc, C[row0 +: BM, col0 +: BN]);  (qgemm.tl:117)
+    // copy(acc, C[row0 +: BM, col0 +: BN]);  (qgemm.tl:123)
     #pragma unroll
     for (int tl_chunk48 = 0; tl_chunk48 < acc_layout::kSlots; tl_chunk48 += 2) {
         tl::bf16* tl_ptr49 = &C[int64_t(row0 + (acc_layout::row(tl_tid, tl_chunk48))) * N + (col0 + (acc_layout::col(tl_tid, tl_chunk48)))];
@@ -1023,7 +1052,7 @@ __global__ void __launch_bounds__(512) fp8_gemm_block_scaled_tile_kernel_variant
     }
 }
 
-// kernel fp8_gemm_block_scaled_tile<BN = 128, BM = 128, G = 128, STAGES = 3, THREADS = 256, T = bf16>  (stdlib/qgemm.tl:90)
+// kernel fp8_gemm_block_scaled_tile<BN = 128, BM = 128, G = 128, STAGES = 3, THREADS = 256, T = bf16>  (stdlib/qgemm.tl:96)
 // 256 threads per block, 132160 bytes of shared memory
 // warp-specialized: warpgroup 0 issues TMA loads, the other 256 threads run wgmma; persistent over the tiles
 __global__ void __launch_bounds__(384, 1) fp8_gemm_block_scaled_tile_kernel_variant0_sm90(
@@ -1043,6 +1072,7 @@ __global__ void __launch_bounds__(384, 1) fp8_gemm_block_scaled_tile_kernel_vari
     #if defined(__CUDA_ARCH__) && !TL_SM90A_DEVICE
     __trap();  // built for another arch; the launch stub runs this kernel only on sm_90 devices
     #else
+    tl::allow_next_grid();  // a program launches this kernel: its next kernel may be scheduled now
     // fragment sa: f32[128], slice of `acc` (broadcast): [128] over 256 threads: (8:t4 2:r1 8:t32) 2 registers, 4 replicas
     using part_layout = tl::MmaAccLayout<128, 128, 8, 1>;  // fragment part: f32[128, 128], wgmma accumulators
     using acc_layout = tl::MmaAccLayout<128, 128, 8, 1>;  // fragment acc: f32[128, 128], wgmma accumulators
@@ -1084,9 +1114,9 @@ __global__ void __launch_bounds__(384, 1) fp8_gemm_block_scaled_tile_kernel_vari
                     const int tl_stage = tl_it % 4;
                     tl::sm90::mbarrier_wait(&tl_empty[tl_stage], (tl_it / 4 + 1) & 1);  // consumers released it
                     tl::sm90::mbarrier_arrive_expect_tx(&tl_full[tl_stage], 32768);
-                    // copy(A[row0 +: BM, k * G +: G], a);  (qgemm.tl:108)
+                    // copy(A[row0 +: BM, k * G +: G], a);  (qgemm.tl:114)
                     tl::sm90::tma_load_2d(a + tl_stage * 16384, &tl_map_A, &tl_full[tl_stage], k * 128, row0);
-                    // copy(B[col0 +: BN, k * G +: G], b);  (qgemm.tl:109)
+                    // copy(B[col0 +: BN, k * G +: G], b);  (qgemm.tl:115)
                     tl::sm90::tma_load_2d(b + tl_stage * 16384, &tl_map_B, &tl_full[tl_stage], k * 128, col0);
                 }
             }
@@ -1116,37 +1146,37 @@ __global__ void __launch_bounds__(384, 1) fp8_gemm_block_scaled_tile_kernel_vari
             float sa_next[2];  // fragment sa_next: f32[128]
             float sb_next[1];  // local sb_next: f32[1]
             if (0 < KG) {
-                // copy(As[row0 +: BM, k], sa);  (qgemm.tl:110)
+                // copy(As[row0 +: BM, k], sa);  (qgemm.tl:116)
                 #pragma unroll
                 for (int tl_s0 = 0; tl_s0 < 2; ++tl_s0) {
                     sa_next[tl_s0] = tl::in_bounds(row0 + ((tl_tid / 4 % 8) + (tl_s0) * 8 + (tl_tid / 32) * 16), M) && tl::in_bounds(0, KG) ? As[int64_t(row0 + ((tl_tid / 4 % 8) + (tl_s0) * 8 + (tl_tid / 32) * 16)) * KG + 0] : 0.0f;
                 }
-                // copy(Bs[col0 / G +: 1, k], sb);  (qgemm.tl:111)
+                // copy(Bs[col0 / G +: 1, k], sb);  (qgemm.tl:117)
                 for (int tl_e1 = 0; tl_e1 < 1; ++tl_e1) {
                     sb_next[tl_e1] = tl::in_bounds((col0 / 128) + tl_e1, NB) && tl::in_bounds(0, KG) ? Bs[int64_t((col0 / 128) + tl_e1) * KG + 0] : 0.0f;
                 }
             }
-            // for k in pipelined(KG, stages = STAGES) {  (qgemm.tl:107)
+            // for k in pipelined(KG, stages = STAGES) {  (qgemm.tl:113)
             const int tl_trips2 = KG;
             for (int k = 0; k < tl_trips2; ++k, ++tl_it) {
                 const int tl_stage = tl_it % 4;
                 tl::sm90::mbarrier_wait(&tl_full[tl_stage], (tl_it / 4 + 0) & 1);  // trip k's TMA loads landed
-                // gemm(a, b, part, transpose_b = true, clear = true);  (qgemm.tl:112)
+                // gemm(a, b, part, transpose_b = true, clear = true);  (qgemm.tl:118)
                 tl::sm90::warpgroup_gemm<tl::f8e4m3, 128, 128, 128, false, true, 2>(part, a + tl_stage * 16384, b + tl_stage * 16384, tl_tid / 128, true);
-                // copy(As[row0 +: BM, k], sa);  (qgemm.tl:110)
+                // copy(As[row0 +: BM, k], sa);  (qgemm.tl:116)
                 #pragma unroll
                 for (int tl_s = 0; tl_s < 2; ++tl_s) sa[tl_s] = sa_next[tl_s];
-                // copy(Bs[col0 / G +: 1, k], sb);  (qgemm.tl:111)
+                // copy(Bs[col0 / G +: 1, k], sb);  (qgemm.tl:117)
                 for (int tl_e3 = 0; tl_e3 < 1; ++tl_e3) {
                     sb[tl_e3] = sb_next[tl_e3];
                 }
                 if (k + 1 < KG) {
-                    // copy(As[row0 +: BM, k], sa);  (qgemm.tl:110)
+                    // copy(As[row0 +: BM, k], sa);  (qgemm.tl:116)
                     #pragma unroll
                     for (int tl_s4 = 0; tl_s4 < 2; ++tl_s4) {
                         sa_next[tl_s4] = tl::in_bounds(row0 + ((tl_tid / 4 % 8) + (tl_s4) * 8 + (tl_tid / 32) * 16), M) && tl::in_bounds(k + 1, KG) ? As[int64_t(row0 + ((tl_tid / 4 % 8) + (tl_s4) * 8 + (tl_tid / 32) * 16)) * KG + (k + 1)] : 0.0f;
                     }
-                    // copy(Bs[col0 / G +: 1, k], sb);  (qgemm.tl:111)
+                    // copy(Bs[col0 / G +: 1, k], sb);  (qgemm.tl:117)
                     for (int tl_e5 = 0; tl_e5 < 1; ++tl_e5) {
                         sb_next[tl_e5] = tl::in_bounds((col0 / 128) + tl_e5, NB) && tl::in_bounds(k + 1, KG) ? Bs[int64_t((col0 / 128) + tl_e5) * KG + (k + 1)] : 0.0f;
                     }
@@ -1154,7 +1184,7 @@ __global__ void __launch_bounds__(384, 1) fp8_gemm_block_scaled_tile_kernel_vari
                 tl::sm90::wgmma_wait<0>();  // #0 (into `part`) retired
                 tl::sm90::fence_accumulators(part);
                 if (tl_tid % 32 == 0) tl::sm90::mbarrier_arrive(&tl_empty[tl_stage]);  // release trip k's stage
-                // for i, j in parallel(BM, BN) {  (qgemm.tl:113)
+                // for i, j in parallel(BM, BN) {  (qgemm.tl:119)
                 // for i, j in parallel(128, 128): each thread visits the elements of `acc` it holds
                 #pragma unroll
                 for (int tl_s6 = 0; tl_s6 < acc_layout::kSlots; ++tl_s6) {
@@ -1163,7 +1193,7 @@ __global__ void __launch_bounds__(384, 1) fp8_gemm_block_scaled_tile_kernel_vari
                     acc[tl_s6] = acc[tl_s6] + part[tl_s6] * (sa[(tl_s6 / 2 % 2)] * sb[0]);
                 }
             }
-            // copy(acc, C[row0 +: BM, col0 +: BN]);  (qgemm.tl:117)
+            // copy(acc, C[row0 +: BM, col0 +: BN]);  (qgemm.tl:123)
             #pragma unroll
             for (int tl_chunk7 = 0; tl_chunk7 < acc_layout::kSlots; tl_chunk7 += 2) {
                 tl::bf16* tl_ptr8 = &C[int64_t(row0 + (acc_layout::row(tl_tid, tl_chunk7))) * N + (col0 + (acc_layout::col(tl_tid, tl_chunk7)))];
@@ -1184,7 +1214,7 @@ __global__ void __launch_bounds__(384, 1) fp8_gemm_block_scaled_tile_kernel_vari
     #endif
 }
 
-// kernel fp8_gemm_block_scaled_tile<BN = 64, BM = 128, G = 128, STAGES = 3, THREADS = 256, T = bf16>  (stdlib/qgemm.tl:90)
+// kernel fp8_gemm_block_scaled_tile<BN = 64, BM = 128, G = 128, STAGES = 3, THREADS = 256, T = bf16>  (stdlib/qgemm.tl:96)
 // 256 threads per block, 82944 bytes of shared memory
 __global__ void __launch_bounds__(256) fp8_gemm_block_scaled_tile_kernel_variant1(
         const tl::f8e4m3* __restrict__ A,
@@ -1198,6 +1228,7 @@ __global__ void __launch_bounds__(256) fp8_gemm_block_scaled_tile_kernel_variant
         int32_t N,
         int32_t NB)
 {
+    tl::allow_next_grid();  // a program launches this kernel: its next kernel may be scheduled now
     // fragment sa: f32[128], slice of `acc` (broadcast): [128] over 256 threads: (8:t4 2:r1 2:r2 4:t64) 4 registers, 8 replicas
     using part_layout = tl::MmaAccLayout<128, 64, 4, 2>;  // fragment part: f32[128, 64], mma.sync accumulators
     using acc_layout = tl::MmaAccLayout<128, 64, 4, 2>;  // fragment acc: f32[128, 64], mma.sync accumulators
@@ -1216,7 +1247,7 @@ __global__ void __launch_bounds__(256) fp8_gemm_block_scaled_tile_kernel_variant
     const int32_t col0 = int(blockIdx.x) * 64;
     const int32_t k_trips = KG;
     if (0 < k_trips) {
-        // copy(A[row0 +: BM, k * G +: G], a);  (qgemm.tl:108)
+        // copy(A[row0 +: BM, k * G +: G], a);  (qgemm.tl:114)
         if (tl::is_aligned(A, 16) && K % 16 == 0 && row0 >= 0 && row0 + 128 <= M && 0 >= 0 && 0 + 128 <= K && 0 % 16 == 0) {
             #pragma unroll
             for (int tl_i1 = 0; tl_i1 < 4; ++tl_i1) {
@@ -1240,7 +1271,7 @@ __global__ void __launch_bounds__(256) fp8_gemm_block_scaled_tile_kernel_variant
                 }
             }
         }
-        // copy(B[col0 +: BN, k * G +: G], b);  (qgemm.tl:109)
+        // copy(B[col0 +: BN, k * G +: G], b);  (qgemm.tl:115)
         if (tl::is_aligned(B, 16) && K % 16 == 0 && col0 >= 0 && col0 + 64 <= N && 0 >= 0 && 0 + 128 <= K && 0 % 16 == 0) {
             #pragma unroll
             for (int tl_i8 = 0; tl_i8 < 2; ++tl_i8) {
@@ -1267,7 +1298,7 @@ __global__ void __launch_bounds__(256) fp8_gemm_block_scaled_tile_kernel_variant
     }
     tl::cp_async_commit();
     if (1 < k_trips) {
-        // copy(A[row0 +: BM, k * G +: G], a);  (qgemm.tl:108)
+        // copy(A[row0 +: BM, k * G +: G], a);  (qgemm.tl:114)
         if (tl::is_aligned(A, 16) && K % 16 == 0 && row0 >= 0 && row0 + 128 <= M && 128 >= 0 && 128 + 128 <= K && 128 % 16 == 0) {
             #pragma unroll
             for (int tl_i15 = 0; tl_i15 < 4; ++tl_i15) {
@@ -1291,7 +1322,7 @@ __global__ void __launch_bounds__(256) fp8_gemm_block_scaled_tile_kernel_variant
                 }
             }
         }
-        // copy(B[col0 +: BN, k * G +: G], b);  (qgemm.tl:109)
+        // copy(B[col0 +: BN, k * G +: G], b);  (qgemm.tl:115)
         if (tl::is_aligned(B, 16) && K % 16 == 0 && col0 >= 0 && col0 + 64 <= N && 128 >= 0 && 128 + 128 <= K && 128 % 16 == 0) {
             #pragma unroll
             for (int tl_i22 = 0; tl_i22 < 2; ++tl_i22) {
@@ -1320,22 +1351,22 @@ __global__ void __launch_bounds__(256) fp8_gemm_block_scaled_tile_kernel_variant
     float sa_next[4];  // fragment sa_next: f32[128]
     float sb_next[1];  // local sb_next: f32[1]
     if (0 < k_trips) {
-        // copy(As[row0 +: BM, k], sa);  (qgemm.tl:110)
+        // copy(As[row0 +: BM, k], sa);  (qgemm.tl:116)
         #pragma unroll
         for (int tl_s28 = 0; tl_s28 < 4; ++tl_s28) {
             sa_next[tl_s28] = tl::in_bounds(row0 + ((tl_tid / 4 % 8) + (tl_s28 % 2) * 8 + (tl_s28 / 2) * 16 + (tl_tid / 64) * 32), M) && tl::in_bounds(0, KG) ? As[int64_t(row0 + ((tl_tid / 4 % 8) + (tl_s28 % 2) * 8 + (tl_s28 / 2) * 16 + (tl_tid / 64) * 32)) * KG + 0] : 0.0f;
         }
-        // copy(Bs[col0 / G +: 1, k], sb);  (qgemm.tl:111)
+        // copy(Bs[col0 / G +: 1, k], sb);  (qgemm.tl:117)
         for (int tl_e29 = 0; tl_e29 < 1; ++tl_e29) {
             sb_next[tl_e29] = tl::in_bounds((col0 / 128) + tl_e29, NB) && tl::in_bounds(0, KG) ? Bs[int64_t((col0 / 128) + tl_e29) * KG + 0] : 0.0f;
         }
     }
-    // for k in pipelined(KG, stages = STAGES) {  (qgemm.tl:107)
+    // for k in pipelined(KG, stages = STAGES) {  (qgemm.tl:113)
     for (int k = 0; k < k_trips; ++k) {
         tl::cp_async_wait<1>();  // at most 1 copy groups of this thread still in flight
         __syncthreads();  // pipeline: stage `k % 3` has landed and the stage refilled next is no longer read
         if (k + 2 < k_trips) {
-            // copy(A[row0 +: BM, k * G +: G], a);  (qgemm.tl:108)
+            // copy(A[row0 +: BM, k * G +: G], a);  (qgemm.tl:114)
             if (tl::is_aligned(A, 16) && K % 16 == 0 && row0 >= 0 && row0 + 128 <= M && ((k + 2) * 128) >= 0 && ((k + 2) * 128) + 128 <= K && ((k + 2) * 128) % 16 == 0) {
                 #pragma unroll
                 for (int tl_i31 = 0; tl_i31 < 4; ++tl_i31) {
@@ -1359,7 +1390,7 @@ __global__ void __launch_bounds__(256) fp8_gemm_block_scaled_tile_kernel_variant
                     }
                 }
             }
-            // copy(B[col0 +: BN, k * G +: G], b);  (qgemm.tl:109)
+            // copy(B[col0 +: BN, k * G +: G], b);  (qgemm.tl:115)
             if (tl::is_aligned(B, 16) && K % 16 == 0 && col0 >= 0 && col0 + 64 <= N && ((k + 2) * 128) >= 0 && ((k + 2) * 128) + 128 <= K && ((k + 2) * 128) % 16 == 0) {
                 #pragma unroll
                 for (int tl_i38 = 0; tl_i38 < 2; ++tl_i38) {
@@ -1385,32 +1416,32 @@ __global__ void __launch_bounds__(256) fp8_gemm_block_scaled_tile_kernel_variant
             }
         }
         tl::cp_async_commit();
-        // copy(As[row0 +: BM, k], sa);  (qgemm.tl:110)
+        // copy(As[row0 +: BM, k], sa);  (qgemm.tl:116)
         #pragma unroll
         for (int tl_s = 0; tl_s < 4; ++tl_s) sa[tl_s] = sa_next[tl_s];
-        // copy(Bs[col0 / G +: 1, k], sb);  (qgemm.tl:111)
+        // copy(Bs[col0 / G +: 1, k], sb);  (qgemm.tl:117)
         for (int tl_e44 = 0; tl_e44 < 1; ++tl_e44) {
             sb[tl_e44] = sb_next[tl_e44];
         }
         if (k + 1 < k_trips) {
-            // copy(As[row0 +: BM, k], sa);  (qgemm.tl:110)
+            // copy(As[row0 +: BM, k], sa);  (qgemm.tl:116)
             #pragma unroll
             for (int tl_s45 = 0; tl_s45 < 4; ++tl_s45) {
                 sa_next[tl_s45] = tl::in_bounds(row0 + ((tl_tid / 4 % 8) + (tl_s45 % 2) * 8 + (tl_s45 / 2) * 16 + (tl_tid / 64) * 32), M) && tl::in_bounds(k + 1, KG) ? As[int64_t(row0 + ((tl_tid / 4 % 8) + (tl_s45 % 2) * 8 + (tl_s45 / 2) * 16 + (tl_tid / 64) * 32)) * KG + (k + 1)] : 0.0f;
             }
-            // copy(Bs[col0 / G +: 1, k], sb);  (qgemm.tl:111)
+            // copy(Bs[col0 / G +: 1, k], sb);  (qgemm.tl:117)
             for (int tl_e46 = 0; tl_e46 < 1; ++tl_e46) {
                 sb_next[tl_e46] = tl::in_bounds((col0 / 128) + tl_e46, NB) && tl::in_bounds(k + 1, KG) ? Bs[int64_t((col0 / 128) + tl_e46) * KG + (k + 1)] : 0.0f;
             }
         }
-        // gemm(a, b, part, transpose_b = true, clear = true);  (qgemm.tl:112)
+        // gemm(a, b, part, transpose_b = true, clear = true);  (qgemm.tl:118)
         {
             for (int tl_s = 0; tl_s < part_layout::kSlots; ++tl_s) part[tl_s] = 0.0f;
             tl::warp_gemm_mma<128, 64, 128, 4, 2, tl::f8e4m3, false, true>(
                 part, tl::SharedMatrix<tl::f8e4m3, false, 144>{&a[((k % 3) * 128 + 0) * 144 + 0]},
                 tl::SharedMatrix<tl::f8e4m3, true, 144>{&b[((k % 3) * 64 + 0) * 144 + 0]}, tl_tid);
         }
-        // for i, j in parallel(BM, BN) {  (qgemm.tl:113)
+        // for i, j in parallel(BM, BN) {  (qgemm.tl:119)
         // for i, j in parallel(128, 64): each thread visits the elements of `acc` it holds
         #pragma unroll
         for (int tl_s47 = 0; tl_s47 < acc_layout::kSlots; ++tl_s47) {
@@ -1420,7 +1451,7 @@ __global__ void __launch_bounds__(256) fp8_gemm_block_scaled_tile_kernel_variant
         }
     }
     tl::cp_async_wait<0>();  // at most 0 copy groups of this thread still in flight
-    // copy(acc, C[row0 +: BM, col0 +: BN]);  (qgemm.tl:117)
+    // copy(acc, C[row0 +: BM, col0 +: BN]);  (qgemm.tl:123)
     #pragma unroll
     for (int tl_chunk48 = 0; tl_chunk48 < acc_layout::kSlots; tl_chunk48 += 2) {
         tl::bf16* tl_ptr49 = &C[int64_t(row0 + (acc_layout::row(tl_tid, tl_chunk48))) * N + (col0 + (acc_layout::col(tl_tid, tl_chunk48)))];
@@ -1438,7 +1469,7 @@ __global__ void __launch_bounds__(256) fp8_gemm_block_scaled_tile_kernel_variant
     }
 }
 
-// kernel fp8_gemm_block_scaled_tile<BN = 64, BM = 128, G = 128, STAGES = 3, THREADS = 256, T = bf16>  (stdlib/qgemm.tl:90)
+// kernel fp8_gemm_block_scaled_tile<BN = 64, BM = 128, G = 128, STAGES = 3, THREADS = 256, T = bf16>  (stdlib/qgemm.tl:96)
 // 256 threads per block, 148576 bytes of shared memory
 // warp-specialized: warpgroup 0 issues TMA loads, the other 256 threads run wgmma; persistent over the tiles
 __global__ void __launch_bounds__(384, 1) fp8_gemm_block_scaled_tile_kernel_variant1_sm90(
@@ -1458,6 +1489,7 @@ __global__ void __launch_bounds__(384, 1) fp8_gemm_block_scaled_tile_kernel_vari
     #if defined(__CUDA_ARCH__) && !TL_SM90A_DEVICE
     __trap();  // built for another arch; the launch stub runs this kernel only on sm_90 devices
     #else
+    tl::allow_next_grid();  // a program launches this kernel: its next kernel may be scheduled now
     // fragment sa: f32[128], slice of `acc` (broadcast): [128] over 256 threads: (8:t4 2:r1 8:t32) 2 registers, 4 replicas
     using part_layout = tl::MmaAccLayout<128, 64, 8, 1>;  // fragment part: f32[128, 64], wgmma accumulators
     using acc_layout = tl::MmaAccLayout<128, 64, 8, 1>;  // fragment acc: f32[128, 64], wgmma accumulators
@@ -1499,9 +1531,9 @@ __global__ void __launch_bounds__(384, 1) fp8_gemm_block_scaled_tile_kernel_vari
                     const int tl_stage = tl_it % 6;
                     tl::sm90::mbarrier_wait(&tl_empty[tl_stage], (tl_it / 6 + 1) & 1);  // consumers released it
                     tl::sm90::mbarrier_arrive_expect_tx(&tl_full[tl_stage], 24576);
-                    // copy(A[row0 +: BM, k * G +: G], a);  (qgemm.tl:108)
+                    // copy(A[row0 +: BM, k * G +: G], a);  (qgemm.tl:114)
                     tl::sm90::tma_load_2d(a + tl_stage * 16384, &tl_map_A, &tl_full[tl_stage], k * 128, row0);
-                    // copy(B[col0 +: BN, k * G +: G], b);  (qgemm.tl:109)
+                    // copy(B[col0 +: BN, k * G +: G], b);  (qgemm.tl:115)
                     tl::sm90::tma_load_2d(b + tl_stage * 8192, &tl_map_B, &tl_full[tl_stage], k * 128, col0);
                 }
             }
@@ -1531,37 +1563,37 @@ __global__ void __launch_bounds__(384, 1) fp8_gemm_block_scaled_tile_kernel_vari
             float sa_next[2];  // fragment sa_next: f32[128]
             float sb_next[1];  // local sb_next: f32[1]
             if (0 < KG) {
-                // copy(As[row0 +: BM, k], sa);  (qgemm.tl:110)
+                // copy(As[row0 +: BM, k], sa);  (qgemm.tl:116)
                 #pragma unroll
                 for (int tl_s0 = 0; tl_s0 < 2; ++tl_s0) {
                     sa_next[tl_s0] = tl::in_bounds(row0 + ((tl_tid / 4 % 8) + (tl_s0) * 8 + (tl_tid / 32) * 16), M) && tl::in_bounds(0, KG) ? As[int64_t(row0 + ((tl_tid / 4 % 8) + (tl_s0) * 8 + (tl_tid / 32) * 16)) * KG + 0] : 0.0f;
                 }
-                // copy(Bs[col0 / G +: 1, k], sb);  (qgemm.tl:111)
+                // copy(Bs[col0 / G +: 1, k], sb);  (qgemm.tl:117)
                 for (int tl_e1 = 0; tl_e1 < 1; ++tl_e1) {
                     sb_next[tl_e1] = tl::in_bounds((col0 / 128) + tl_e1, NB) && tl::in_bounds(0, KG) ? Bs[int64_t((col0 / 128) + tl_e1) * KG + 0] : 0.0f;
                 }
             }
-            // for k in pipelined(KG, stages = STAGES) {  (qgemm.tl:107)
+            // for k in pipelined(KG, stages = STAGES) {  (qgemm.tl:113)
             const int tl_trips2 = KG;
             for (int k = 0; k < tl_trips2; ++k, ++tl_it) {
                 const int tl_stage = tl_it % 6;
                 tl::sm90::mbarrier_wait(&tl_full[tl_stage], (tl_it / 6 + 0) & 1);  // trip k's TMA loads landed
-                // gemm(a, b, part, transpose_b = true, clear = true);  (qgemm.tl:112)
+                // gemm(a, b, part, transpose_b = true, clear = true);  (qgemm.tl:118)
                 tl::sm90::warpgroup_gemm<tl::f8e4m3, 128, 64, 128, false, true, 2>(part, a + tl_stage * 16384, b + tl_stage * 8192, tl_tid / 128, true);
-                // copy(As[row0 +: BM, k], sa);  (qgemm.tl:110)
+                // copy(As[row0 +: BM, k], sa);  (qgemm.tl:116)
                 #pragma unroll
                 for (int tl_s = 0; tl_s < 2; ++tl_s) sa[tl_s] = sa_next[tl_s];
-                // copy(Bs[col0 / G +: 1, k], sb);  (qgemm.tl:111)
+                // copy(Bs[col0 / G +: 1, k], sb);  (qgemm.tl:117)
                 for (int tl_e3 = 0; tl_e3 < 1; ++tl_e3) {
                     sb[tl_e3] = sb_next[tl_e3];
                 }
                 if (k + 1 < KG) {
-                    // copy(As[row0 +: BM, k], sa);  (qgemm.tl:110)
+                    // copy(As[row0 +: BM, k], sa);  (qgemm.tl:116)
                     #pragma unroll
                     for (int tl_s4 = 0; tl_s4 < 2; ++tl_s4) {
                         sa_next[tl_s4] = tl::in_bounds(row0 + ((tl_tid / 4 % 8) + (tl_s4) * 8 + (tl_tid / 32) * 16), M) && tl::in_bounds(k + 1, KG) ? As[int64_t(row0 + ((tl_tid / 4 % 8) + (tl_s4) * 8 + (tl_tid / 32) * 16)) * KG + (k + 1)] : 0.0f;
                     }
-                    // copy(Bs[col0 / G +: 1, k], sb);  (qgemm.tl:111)
+                    // copy(Bs[col0 / G +: 1, k], sb);  (qgemm.tl:117)
                     for (int tl_e5 = 0; tl_e5 < 1; ++tl_e5) {
                         sb_next[tl_e5] = tl::in_bounds((col0 / 128) + tl_e5, NB) && tl::in_bounds(k + 1, KG) ? Bs[int64_t((col0 / 128) + tl_e5) * KG + (k + 1)] : 0.0f;
                     }
@@ -1569,7 +1601,7 @@ __global__ void __launch_bounds__(384, 1) fp8_gemm_block_scaled_tile_kernel_vari
                 tl::sm90::wgmma_wait<0>();  // #0 (into `part`) retired
                 tl::sm90::fence_accumulators(part);
                 if (tl_tid % 32 == 0) tl::sm90::mbarrier_arrive(&tl_empty[tl_stage]);  // release trip k's stage
-                // for i, j in parallel(BM, BN) {  (qgemm.tl:113)
+                // for i, j in parallel(BM, BN) {  (qgemm.tl:119)
                 // for i, j in parallel(128, 64): each thread visits the elements of `acc` it holds
                 #pragma unroll
                 for (int tl_s6 = 0; tl_s6 < acc_layout::kSlots; ++tl_s6) {
@@ -1578,7 +1610,7 @@ __global__ void __launch_bounds__(384, 1) fp8_gemm_block_scaled_tile_kernel_vari
                     acc[tl_s6] = acc[tl_s6] + part[tl_s6] * (sa[(tl_s6 / 2 % 2)] * sb[0]);
                 }
             }
-            // copy(acc, C[row0 +: BM, col0 +: BN]);  (qgemm.tl:117)
+            // copy(acc, C[row0 +: BM, col0 +: BN]);  (qgemm.tl:123)
             #pragma unroll
             for (int tl_chunk7 = 0; tl_chunk7 < acc_layout::kSlots; tl_chunk7 += 2) {
                 tl::bf16* tl_ptr8 = &C[int64_t(row0 + (acc_layout::row(tl_tid, tl_chunk7))) * N + (col0 + (acc_layout::col(tl_tid, tl_chunk7)))];
@@ -1599,7 +1631,7 @@ __global__ void __launch_bounds__(384, 1) fp8_gemm_block_scaled_tile_kernel_vari
     #endif
 }
 
-// kernel fp8_gemm_block_scaled_wide<BM = 32, G = 128, STAGES = 3, THREADS = 512, T = bf16>  (stdlib/qgemm.tl:126)
+// kernel fp8_gemm_block_scaled_wide<BM = 32, G = 128, STAGES = 3, THREADS = 512, T = bf16>  (stdlib/qgemm.tl:132)
 // 512 threads per block, 124416 bytes of shared memory
 __global__ void __launch_bounds__(512) fp8_gemm_block_scaled_wide_kernel(
         const tl::f8e4m3* __restrict__ A,
@@ -1613,6 +1645,7 @@ __global__ void __launch_bounds__(512) fp8_gemm_block_scaled_wide_kernel(
         int32_t N,
         int32_t NB)
 {
+    tl::allow_next_grid();  // a program launches this kernel: its next kernel may be scheduled now
     // fragment sa: f32[32], slice of `acc0` (broadcast): [32] over 512 threads: (8:t4 2:r1 2:t256) 2 registers, 32 replicas
     using part_layout = tl::MmaAccLayout<32, 128, 2, 8>;  // fragment part: f32[32, 128], mma.sync accumulators
     using acc0_layout = tl::MmaAccLayout<32, 128, 2, 8>;  // fragment acc0: f32[32, 128], mma.sync accumulators
@@ -1636,7 +1669,7 @@ __global__ void __launch_bounds__(512) fp8_gemm_block_scaled_wide_kernel(
     const int32_t col0 = int(blockIdx.x) * 2 * 128;
     const int32_t k_trips = KG;
     if (0 < k_trips) {
-        // copy(A[row0 +: BM, k * G +: G], a);  (qgemm.tl:144)
+        // copy(A[row0 +: BM, k * G +: G], a);  (qgemm.tl:150)
         if (tl::is_aligned(A, 16) && K % 16 == 0 && row0 >= 0 && row0 + 32 <= M && 0 >= 0 && 0 + 128 <= K && 0 % 16 == 0) {
             #pragma unroll
             for (int tl_i1 = 0; tl_i1 < 1; ++tl_i1) {
@@ -1664,7 +1697,7 @@ __global__ void __launch_bounds__(512) fp8_gemm_block_scaled_wide_kernel(
                 }
             }
         }
-        // copy(B[col0 +: G, k * G +: G], b0);  (qgemm.tl:145)
+        // copy(B[col0 +: G, k * G +: G], b0);  (qgemm.tl:151)
         if (tl::is_aligned(B, 16) && K % 16 == 0 && col0 >= 0 && col0 + 128 <= N && 0 >= 0 && 0 + 128 <= K && 0 % 16 == 0) {
             #pragma unroll
             for (int tl_i8 = 0; tl_i8 < 2; ++tl_i8) {
@@ -1688,7 +1721,7 @@ __global__ void __launch_bounds__(512) fp8_gemm_block_scaled_wide_kernel(
                 }
             }
         }
-        // copy(B[col0 + G +: G, k * G +: G], b1);  (qgemm.tl:146)
+        // copy(B[col0 + G +: G, k * G +: G], b1);  (qgemm.tl:152)
         if (tl::is_aligned(B, 16) && K % 16 == 0 && (col0 + 128) >= 0 && (col0 + 128) + 128 <= N && 0 >= 0 && 0 + 128 <= K && 0 % 16 == 0) {
             #pragma unroll
             for (int tl_i15 = 0; tl_i15 < 2; ++tl_i15) {
@@ -1715,7 +1748,7 @@ __global__ void __launch_bounds__(512) fp8_gemm_block_scaled_wide_kernel(
     }
     tl::cp_async_commit();
     if (1 < k_trips) {
-        // copy(A[row0 +: BM, k * G +: G], a);  (qgemm.tl:144)
+        // copy(A[row0 +: BM, k * G +: G], a);  (qgemm.tl:150)
         if (tl::is_aligned(A, 16) && K % 16 == 0 && row0 >= 0 && row0 + 32 <= M && 128 >= 0 && 128 + 128 <= K && 128 % 16 == 0) {
             #pragma unroll
             for (int tl_i22 = 0; tl_i22 < 1; ++tl_i22) {
@@ -1743,7 +1776,7 @@ __global__ void __launch_bounds__(512) fp8_gemm_block_scaled_wide_kernel(
                 }
             }
         }
-        // copy(B[col0 +: G, k * G +: G], b0);  (qgemm.tl:145)
+        // copy(B[col0 +: G, k * G +: G], b0);  (qgemm.tl:151)
         if (tl::is_aligned(B, 16) && K % 16 == 0 && col0 >= 0 && col0 + 128 <= N && 128 >= 0 && 128 + 128 <= K && 128 % 16 == 0) {
             #pragma unroll
             for (int tl_i29 = 0; tl_i29 < 2; ++tl_i29) {
@@ -1767,7 +1800,7 @@ __global__ void __launch_bounds__(512) fp8_gemm_block_scaled_wide_kernel(
                 }
             }
         }
-        // copy(B[col0 + G +: G, k * G +: G], b1);  (qgemm.tl:146)
+        // copy(B[col0 + G +: G, k * G +: G], b1);  (qgemm.tl:152)
         if (tl::is_aligned(B, 16) && K % 16 == 0 && (col0 + 128) >= 0 && (col0 + 128) + 128 <= N && 128 >= 0 && 128 + 128 <= K && 128 % 16 == 0) {
             #pragma unroll
             for (int tl_i36 = 0; tl_i36 < 2; ++tl_i36) {
@@ -1796,22 +1829,22 @@ __global__ void __launch_bounds__(512) fp8_gemm_block_scaled_wide_kernel(
     float sa_next[2];  // fragment sa_next: f32[32]
     float sb_next[2];  // local sb_next: f32[2]
     if (0 < k_trips) {
-        // copy(As[row0 +: BM, k], sa);  (qgemm.tl:147)
+        // copy(As[row0 +: BM, k], sa);  (qgemm.tl:153)
         #pragma unroll
         for (int tl_s42 = 0; tl_s42 < 2; ++tl_s42) {
             sa_next[tl_s42] = tl::in_bounds(row0 + ((tl_tid / 4 % 8) + (tl_s42) * 8 + (tl_tid / 256) * 16), M) && tl::in_bounds(0, KG) ? As[int64_t(row0 + ((tl_tid / 4 % 8) + (tl_s42) * 8 + (tl_tid / 256) * 16)) * KG + 0] : 0.0f;
         }
-        // copy(Bs[col0 / G +: 2, k], sb);  (qgemm.tl:148)
+        // copy(Bs[col0 / G +: 2, k], sb);  (qgemm.tl:154)
         for (int tl_e43 = 0; tl_e43 < 2; ++tl_e43) {
             sb_next[tl_e43] = tl::in_bounds((col0 / 128) + tl_e43, NB) && tl::in_bounds(0, KG) ? Bs[int64_t((col0 / 128) + tl_e43) * KG + 0] : 0.0f;
         }
     }
-    // for k in pipelined(KG, stages = STAGES) {  (qgemm.tl:143)
+    // for k in pipelined(KG, stages = STAGES) {  (qgemm.tl:149)
     for (int k = 0; k < k_trips; ++k) {
         tl::cp_async_wait<1>();  // at most 1 copy groups of this thread still in flight
         __syncthreads();  // pipeline: stage `k % 3` has landed and the stage refilled next is no longer read
         if (k + 2 < k_trips) {
-            // copy(A[row0 +: BM, k * G +: G], a);  (qgemm.tl:144)
+            // copy(A[row0 +: BM, k * G +: G], a);  (qgemm.tl:150)
             if (tl::is_aligned(A, 16) && K % 16 == 0 && row0 >= 0 && row0 + 32 <= M && ((k + 2) * 128) >= 0 && ((k + 2) * 128) + 128 <= K && ((k + 2) * 128) % 16 == 0) {
                 #pragma unroll
                 for (int tl_i45 = 0; tl_i45 < 1; ++tl_i45) {
@@ -1839,7 +1872,7 @@ __global__ void __launch_bounds__(512) fp8_gemm_block_scaled_wide_kernel(
                     }
                 }
             }
-            // copy(B[col0 +: G, k * G +: G], b0);  (qgemm.tl:145)
+            // copy(B[col0 +: G, k * G +: G], b0);  (qgemm.tl:151)
             if (tl::is_aligned(B, 16) && K % 16 == 0 && col0 >= 0 && col0 + 128 <= N && ((k + 2) * 128) >= 0 && ((k + 2) * 128) + 128 <= K && ((k + 2) * 128) % 16 == 0) {
                 #pragma unroll
                 for (int tl_i52 = 0; tl_i52 < 2; ++tl_i52) {
@@ -1863,7 +1896,7 @@ __global__ void __launch_bounds__(512) fp8_gemm_block_scaled_wide_kernel(
                     }
                 }
             }
-            // copy(B[col0 + G +: G, k * G +: G], b1);  (qgemm.tl:146)
+            // copy(B[col0 + G +: G, k * G +: G], b1);  (qgemm.tl:152)
             if (tl::is_aligned(B, 16) && K % 16 == 0 && (col0 + 128) >= 0 && (col0 + 128) + 128 <= N && ((k + 2) * 128) >= 0 && ((k + 2) * 128) + 128 <= K && ((k + 2) * 128) % 16 == 0) {
                 #pragma unroll
                 for (int tl_i59 = 0; tl_i59 < 2; ++tl_i59) {
@@ -1889,32 +1922,32 @@ __global__ void __launch_bounds__(512) fp8_gemm_block_scaled_wide_kernel(
             }
         }
         tl::cp_async_commit();
-        // copy(As[row0 +: BM, k], sa);  (qgemm.tl:147)
+        // copy(As[row0 +: BM, k], sa);  (qgemm.tl:153)
         #pragma unroll
         for (int tl_s = 0; tl_s < 2; ++tl_s) sa[tl_s] = sa_next[tl_s];
-        // copy(Bs[col0 / G +: 2, k], sb);  (qgemm.tl:148)
+        // copy(Bs[col0 / G +: 2, k], sb);  (qgemm.tl:154)
         for (int tl_e65 = 0; tl_e65 < 2; ++tl_e65) {
             sb[tl_e65] = sb_next[tl_e65];
         }
         if (k + 1 < k_trips) {
-            // copy(As[row0 +: BM, k], sa);  (qgemm.tl:147)
+            // copy(As[row0 +: BM, k], sa);  (qgemm.tl:153)
             #pragma unroll
             for (int tl_s66 = 0; tl_s66 < 2; ++tl_s66) {
                 sa_next[tl_s66] = tl::in_bounds(row0 + ((tl_tid / 4 % 8) + (tl_s66) * 8 + (tl_tid / 256) * 16), M) && tl::in_bounds(k + 1, KG) ? As[int64_t(row0 + ((tl_tid / 4 % 8) + (tl_s66) * 8 + (tl_tid / 256) * 16)) * KG + (k + 1)] : 0.0f;
             }
-            // copy(Bs[col0 / G +: 2, k], sb);  (qgemm.tl:148)
+            // copy(Bs[col0 / G +: 2, k], sb);  (qgemm.tl:154)
             for (int tl_e67 = 0; tl_e67 < 2; ++tl_e67) {
                 sb_next[tl_e67] = tl::in_bounds((col0 / 128) + tl_e67, NB) && tl::in_bounds(k + 1, KG) ? Bs[int64_t((col0 / 128) + tl_e67) * KG + (k + 1)] : 0.0f;
             }
         }
-        // gemm(a, b0, part, transpose_b = true, clear = true);  (qgemm.tl:149)
+        // gemm(a, b0, part, transpose_b = true, clear = true);  (qgemm.tl:155)
         {
             for (int tl_s = 0; tl_s < part_layout::kSlots; ++tl_s) part[tl_s] = 0.0f;
             tl::warp_gemm_mma<32, 128, 128, 2, 8, tl::f8e4m3, false, true>(
                 part, tl::SharedMatrix<tl::f8e4m3, false, 144>{&a[((k % 3) * 32 + 0) * 144 + 0]},
                 tl::SharedMatrix<tl::f8e4m3, true, 144>{&b0[((k % 3) * 128 + 0) * 144 + 0]}, tl_tid);
         }
-        // for i, j in parallel(BM, G) {  (qgemm.tl:150)
+        // for i, j in parallel(BM, G) {  (qgemm.tl:156)
         // for i, j in parallel(32, 128): each thread visits the elements of `acc0` it holds
         #pragma unroll
         for (int tl_s68 = 0; tl_s68 < acc0_layout::kSlots; ++tl_s68) {
@@ -1922,14 +1955,14 @@ __global__ void __launch_bounds__(512) fp8_gemm_block_scaled_wide_kernel(
             [[maybe_unused]] const int j = acc0_layout::col(tl_tid, tl_s68);
             acc0[tl_s68] = acc0[tl_s68] + part[tl_s68] * (sa[(tl_s68 / 2 % 2)] * sb[0]);
         }
-        // gemm(a, b1, part, transpose_b = true, clear = true);  (qgemm.tl:153)
+        // gemm(a, b1, part, transpose_b = true, clear = true);  (qgemm.tl:159)
         {
             for (int tl_s = 0; tl_s < part_layout::kSlots; ++tl_s) part[tl_s] = 0.0f;
             tl::warp_gemm_mma<32, 128, 128, 2, 8, tl::f8e4m3, false, true>(
                 part, tl::SharedMatrix<tl::f8e4m3, false, 144>{&a[((k % 3) * 32 + 0) * 144 + 0]},
                 tl::SharedMatrix<tl::f8e4m3, true, 144>{&b1[((k % 3) * 128 + 0) * 144 + 0]}, tl_tid);
         }
-        // for i, j in parallel(BM, G) {  (qgemm.tl:154)
+        // for i, j in parallel(BM, G) {  (qgemm.tl:160)
         // for i, j in parallel(32, 128): each thread visits the elements of `acc1` it holds
         #pragma unroll
         for (int tl_s69 = 0; tl_s69 < acc1_layout::kSlots; ++tl_s69) {
@@ -1939,7 +1972,7 @@ __global__ void __launch_bounds__(512) fp8_gemm_block_scaled_wide_kernel(
         }
     }
     tl::cp_async_wait<0>();  // at most 0 copy groups of this thread still in flight
-    // copy(acc0, C[row0 +: BM, col0 +: G]);  (qgemm.tl:158)
+    // copy(acc0, C[row0 +: BM, col0 +: G]);  (qgemm.tl:164)
     #pragma unroll
     for (int tl_chunk70 = 0; tl_chunk70 < acc0_layout::kSlots; tl_chunk70 += 2) {
         tl::bf16* tl_ptr71 = &C[int64_t(row0 + (acc0_layout::row(tl_tid, tl_chunk70))) * N + (col0 + (acc0_layout::col(tl_tid, tl_chunk70)))];
@@ -1955,7 +1988,7 @@ __global__ void __launch_bounds__(512) fp8_gemm_block_scaled_wide_kernel(
             }
         }
     }
-    // copy(acc1, C[row0 +: BM, col0 + G +: G]);  (qgemm.tl:159)
+    // copy(acc1, C[row0 +: BM, col0 + G +: G]);  (qgemm.tl:165)
     #pragma unroll
     for (int tl_chunk73 = 0; tl_chunk73 < acc1_layout::kSlots; tl_chunk73 += 2) {
         tl::bf16* tl_ptr74 = &C[int64_t(row0 + (acc1_layout::row(tl_tid, tl_chunk73))) * N + ((col0 + 128) + (acc1_layout::col(tl_tid, tl_chunk73)))];
@@ -1973,7 +2006,7 @@ __global__ void __launch_bounds__(512) fp8_gemm_block_scaled_wide_kernel(
     }
 }
 
-// kernel fp8_gemm_block_scaled_wide<BM = 128, G = 128, STAGES = 3, THREADS = 256, T = bf16>  (stdlib/qgemm.tl:126)
+// kernel fp8_gemm_block_scaled_wide<BM = 128, G = 128, STAGES = 3, THREADS = 256, T = bf16>  (stdlib/qgemm.tl:132)
 // 256 threads per block, 148528 bytes of shared memory
 // warp-specialized: warpgroup 0 issues TMA loads, the other 256 threads run wgmma; persistent over the tiles
 __global__ void __launch_bounds__(384, 1) fp8_gemm_block_scaled_wide_kernel_sm90(
@@ -1993,6 +2026,7 @@ __global__ void __launch_bounds__(384, 1) fp8_gemm_block_scaled_wide_kernel_sm90
     #if defined(__CUDA_ARCH__) && !TL_SM90A_DEVICE
     __trap();  // built for another arch; the launch stub runs this kernel only on sm_90 devices
     #else
+    tl::allow_next_grid();  // a program launches this kernel: its next kernel may be scheduled now
     // fragment sa: f32[128], slice of `acc0` (broadcast): [128] over 256 threads: (8:t4 2:r1 8:t32) 2 registers, 4 replicas
     using part_layout = tl::MmaAccLayout<128, 128, 8, 1>;  // fragment part: f32[128, 128], wgmma accumulators
     using acc0_layout = tl::MmaAccLayout<128, 128, 8, 1>;  // fragment acc0: f32[128, 128], wgmma accumulators
@@ -2036,11 +2070,11 @@ __global__ void __launch_bounds__(384, 1) fp8_gemm_block_scaled_wide_kernel_sm90
                     const int tl_stage = tl_it % 3;
                     tl::sm90::mbarrier_wait(&tl_empty[tl_stage], (tl_it / 3 + 1) & 1);  // consumers released it
                     tl::sm90::mbarrier_arrive_expect_tx(&tl_full[tl_stage], 49152);
-                    // copy(A[row0 +: BM, k * G +: G], a);  (qgemm.tl:144)
+                    // copy(A[row0 +: BM, k * G +: G], a);  (qgemm.tl:150)
                     tl::sm90::tma_load_2d(a + tl_stage * 16384, &tl_map_A, &tl_full[tl_stage], k * 128, row0);
-                    // copy(B[col0 +: G, k * G +: G], b0);  (qgemm.tl:145)
+                    // copy(B[col0 +: G, k * G +: G], b0);  (qgemm.tl:151)
                     tl::sm90::tma_load_2d(b0 + tl_stage * 16384, &tl_map_B, &tl_full[tl_stage], k * 128, col0);
-                    // copy(B[col0 + G +: G, k * G +: G], b1);  (qgemm.tl:146)
+                    // copy(B[col0 + G +: G, k * G +: G], b1);  (qgemm.tl:152)
                     tl::sm90::tma_load_2d(b1 + tl_stage * 16384, &tl_map_B, &tl_full[tl_stage], k * 128, col0 + 128);
                 }
             }
@@ -2073,44 +2107,44 @@ __global__ void __launch_bounds__(384, 1) fp8_gemm_block_scaled_wide_kernel_sm90
             float sa_next[2];  // fragment sa_next: f32[128]
             float sb_next[2];  // local sb_next: f32[2]
             if (0 < KG) {
-                // copy(As[row0 +: BM, k], sa);  (qgemm.tl:147)
+                // copy(As[row0 +: BM, k], sa);  (qgemm.tl:153)
                 #pragma unroll
                 for (int tl_s0 = 0; tl_s0 < 2; ++tl_s0) {
                     sa_next[tl_s0] = tl::in_bounds(row0 + ((tl_tid / 4 % 8) + (tl_s0) * 8 + (tl_tid / 32) * 16), M) && tl::in_bounds(0, KG) ? As[int64_t(row0 + ((tl_tid / 4 % 8) + (tl_s0) * 8 + (tl_tid / 32) * 16)) * KG + 0] : 0.0f;
                 }
-                // copy(Bs[col0 / G +: 2, k], sb);  (qgemm.tl:148)
+                // copy(Bs[col0 / G +: 2, k], sb);  (qgemm.tl:154)
                 for (int tl_e1 = 0; tl_e1 < 2; ++tl_e1) {
                     sb_next[tl_e1] = tl::in_bounds((col0 / 128) + tl_e1, NB) && tl::in_bounds(0, KG) ? Bs[int64_t((col0 / 128) + tl_e1) * KG + 0] : 0.0f;
                 }
             }
-            // for k in pipelined(KG, stages = STAGES) {  (qgemm.tl:143)
+            // for k in pipelined(KG, stages = STAGES) {  (qgemm.tl:149)
             const int tl_trips2 = KG;
             for (int k = 0; k < tl_trips2; ++k, ++tl_it) {
                 const int tl_stage = tl_it % 3;
                 tl::sm90::mbarrier_wait(&tl_full[tl_stage], (tl_it / 3 + 0) & 1);  // trip k's TMA loads landed
-                // gemm(a, b0, part, transpose_b = true, clear = true);  (qgemm.tl:149)
+                // gemm(a, b0, part, transpose_b = true, clear = true);  (qgemm.tl:155)
                 tl::sm90::warpgroup_gemm<tl::f8e4m3, 128, 128, 128, false, true, 2>(part, a + tl_stage * 16384, b0 + tl_stage * 16384, tl_tid / 128, true);
-                // copy(As[row0 +: BM, k], sa);  (qgemm.tl:147)
+                // copy(As[row0 +: BM, k], sa);  (qgemm.tl:153)
                 #pragma unroll
                 for (int tl_s = 0; tl_s < 2; ++tl_s) sa[tl_s] = sa_next[tl_s];
-                // copy(Bs[col0 / G +: 2, k], sb);  (qgemm.tl:148)
+                // copy(Bs[col0 / G +: 2, k], sb);  (qgemm.tl:154)
                 for (int tl_e3 = 0; tl_e3 < 2; ++tl_e3) {
                     sb[tl_e3] = sb_next[tl_e3];
                 }
                 if (k + 1 < KG) {
-                    // copy(As[row0 +: BM, k], sa);  (qgemm.tl:147)
+                    // copy(As[row0 +: BM, k], sa);  (qgemm.tl:153)
                     #pragma unroll
                     for (int tl_s4 = 0; tl_s4 < 2; ++tl_s4) {
                         sa_next[tl_s4] = tl::in_bounds(row0 + ((tl_tid / 4 % 8) + (tl_s4) * 8 + (tl_tid / 32) * 16), M) && tl::in_bounds(k + 1, KG) ? As[int64_t(row0 + ((tl_tid / 4 % 8) + (tl_s4) * 8 + (tl_tid / 32) * 16)) * KG + (k + 1)] : 0.0f;
                     }
-                    // copy(Bs[col0 / G +: 2, k], sb);  (qgemm.tl:148)
+                    // copy(Bs[col0 / G +: 2, k], sb);  (qgemm.tl:154)
                     for (int tl_e5 = 0; tl_e5 < 2; ++tl_e5) {
                         sb_next[tl_e5] = tl::in_bounds((col0 / 128) + tl_e5, NB) && tl::in_bounds(k + 1, KG) ? Bs[int64_t((col0 / 128) + tl_e5) * KG + (k + 1)] : 0.0f;
                     }
                 }
                 tl::sm90::wgmma_wait<0>();  // #0 (into `part`) retired
                 tl::sm90::fence_accumulators(part);
-                // for i, j in parallel(BM, G) {  (qgemm.tl:150)
+                // for i, j in parallel(BM, G) {  (qgemm.tl:156)
                 // for i, j in parallel(128, 128): each thread visits the elements of `acc0` it holds
                 #pragma unroll
                 for (int tl_s6 = 0; tl_s6 < acc0_layout::kSlots; ++tl_s6) {
@@ -2118,12 +2152,12 @@ __global__ void __launch_bounds__(384, 1) fp8_gemm_block_scaled_wide_kernel_sm90
                     [[maybe_unused]] const int j = acc0_layout::col(tl_tid, tl_s6);
                     acc0[tl_s6] = acc0[tl_s6] + part[tl_s6] * (sa[(tl_s6 / 2 % 2)] * sb[0]);
                 }
-                // gemm(a, b1, part, transpose_b = true, clear = true);  (qgemm.tl:153)
+                // gemm(a, b1, part, transpose_b = true, clear = true);  (qgemm.tl:159)
                 tl::sm90::warpgroup_gemm<tl::f8e4m3, 128, 128, 128, false, true, 2>(part, a + tl_stage * 16384, b1 + tl_stage * 16384, tl_tid / 128, true);
                 tl::sm90::wgmma_wait<0>();  // #1 (into `part`) retired
                 tl::sm90::fence_accumulators(part);
                 if (tl_tid % 32 == 0) tl::sm90::mbarrier_arrive(&tl_empty[tl_stage]);  // release trip k's stage
-                // for i, j in parallel(BM, G) {  (qgemm.tl:154)
+                // for i, j in parallel(BM, G) {  (qgemm.tl:160)
                 // for i, j in parallel(128, 128): each thread visits the elements of `acc1` it holds
                 #pragma unroll
                 for (int tl_s7 = 0; tl_s7 < acc1_layout::kSlots; ++tl_s7) {
@@ -2132,7 +2166,7 @@ __global__ void __launch_bounds__(384, 1) fp8_gemm_block_scaled_wide_kernel_sm90
                     acc1[tl_s7] = acc1[tl_s7] + part[tl_s7] * (sa[(tl_s7 / 2 % 2)] * sb[1]);
                 }
             }
-            // copy(acc0, C[row0 +: BM, col0 +: G]);  (qgemm.tl:158)
+            // copy(acc0, C[row0 +: BM, col0 +: G]);  (qgemm.tl:164)
             #pragma unroll
             for (int tl_chunk8 = 0; tl_chunk8 < acc0_layout::kSlots; tl_chunk8 += 2) {
                 tl::bf16* tl_ptr9 = &C[int64_t(row0 + (acc0_layout::row(tl_tid, tl_chunk8))) * N + (col0 + (acc0_layout::col(tl_tid, tl_chunk8)))];
@@ -2148,7 +2182,7 @@ __global__ void __launch_bounds__(384, 1) fp8_gemm_block_scaled_wide_kernel_sm90
                     }
                 }
             }
-            // copy(acc1, C[row0 +: BM, col0 + G +: G]);  (qgemm.tl:159)
+            // copy(acc1, C[row0 +: BM, col0 + G +: G]);  (qgemm.tl:165)
             #pragma unroll
             for (int tl_chunk11 = 0; tl_chunk11 < acc1_layout::kSlots; tl_chunk11 += 2) {
                 tl::bf16* tl_ptr12 = &C[int64_t(row0 + (acc1_layout::row(tl_tid, tl_chunk11))) * N + ((col0 + 128) + (acc1_layout::col(tl_tid, tl_chunk11)))];
@@ -2178,6 +2212,8 @@ __global__ void __launch_bounds__(128) w4a16_gemm_splitk_combine_kernel(
         int32_t M,
         int32_t N)
 {
+    tl::wait_for_previous_grid();  // launched by program `w4a16_gemm`: the kernel before it has finished
+    tl::allow_next_grid();  // a program launches this kernel: its next kernel may be scheduled now
     // fragment p: f32[8, 256], blocked per axis, vector 8: [8, 256] over 128 threads: (4:t32 2:r8, 8:r1 32:t1) 16 registers
     // fragment part: f32[256], slice of `p` (reduce over axis 0): [256] over 128 threads: (8:r1 32:t1) 8 registers, 4 replicas
     // fragment acc: f32[256], slice of `p` (reduce over axis 0): [256] over 128 threads: (8:r1 32:t1) 8 registers, 4 replicas
@@ -2565,14 +2601,15 @@ static cudaError_t w4a16_gemm_splitk_combine(const float* Part, __half* C, int64
         return tl_err;
     }();
     if (tl_attributes != cudaSuccess) return tl::host::record(tl_attributes, tl_name, "setting the shared-memory attributes");
-    ::w4a16_gemm_splitk_combine_kernel<<<dim3(unsigned(tl_grid_x), unsigned(tl_grid_y), unsigned(tl_grid_z)), 128, 4096, stream>>>(Part, C, static_cast<int32_t>(SPLITS), static_cast<int32_t>(M), static_cast<int32_t>(N));
-    return tl::host::record(cudaGetLastError(), tl_name, "launch");
+    const tl::host::LaunchShape tl_shape{dim3(unsigned(tl_grid_x), unsigned(tl_grid_y), unsigned(tl_grid_z)), dim3(128), 4096, dim3(0, 0, 0), true};  // may overlap the end of the kernel before it
+    return tl::host::record(tl::host::launch(::w4a16_gemm_splitk_combine_kernel, tl_shape, stream, Part, C, static_cast<int32_t>(SPLITS), static_cast<int32_t>(M), static_cast<int32_t>(N)), tl_name, "launch");
 }
 
 // The workspaces of program `w4a16_gemm`, each 256-byte aligned in one allocation: their offsets, and the total size.
 static int64_t w4a16_gemm_workspace_layout(int64_t M, int64_t K, int64_t N, int64_t KW, int64_t KG, size_t* tl_offsets) {
     [[maybe_unused]] const int32_t tiles = M <= 16 ? tl::cdiv(N, 64) : tl::cdiv(N, 128) * tl::cdiv(M, 64);
-    [[maybe_unused]] const int32_t slices = tl::max(1, tl::min(tl::cdiv(512, tl::max(tiles, 1)), tl::cdiv(K, 128)));
+    [[maybe_unused]] const int32_t by_blocks = tl::min(tl::cdiv(512, tl::max(tiles, 1)), tl::cdiv(K, 128));
+    [[maybe_unused]] const int32_t slices = tl::max(1, M <= 16 ? tl::min(by_blocks, K / (64 * tl::max(M, 1))) : by_blocks);
     [[maybe_unused]] const int32_t k_len = tl::max(1, tl::cdiv(tl::cdiv(K, slices), 128)) * 128;
     [[maybe_unused]] const int32_t splits = tl::max(1, tl::cdiv(K, k_len));
     int64_t tl_bytes = 0;
@@ -2603,7 +2640,8 @@ cudaError_t w4a16_gemm(const __half* A, const uint32_t* Wq, const __half* Scales
     if (cudaError_t tl_err = tl::host::check_dim(KW, tl_name, "KW"); tl_err != cudaSuccess) return tl_err;
     if (cudaError_t tl_err = tl::host::check_dim(KG, tl_name, "KG"); tl_err != cudaSuccess) return tl_err;
     [[maybe_unused]] const int32_t tiles = M <= 16 ? tl::cdiv(N, 64) : tl::cdiv(N, 128) * tl::cdiv(M, 64);
-    [[maybe_unused]] const int32_t slices = tl::max(1, tl::min(tl::cdiv(512, tl::max(tiles, 1)), tl::cdiv(K, 128)));
+    [[maybe_unused]] const int32_t by_blocks = tl::min(tl::cdiv(512, tl::max(tiles, 1)), tl::cdiv(K, 128));
+    [[maybe_unused]] const int32_t slices = tl::max(1, M <= 16 ? tl::min(by_blocks, K / (64 * tl::max(M, 1))) : by_blocks);
     [[maybe_unused]] const int32_t k_len = tl::max(1, tl::cdiv(tl::cdiv(K, slices), 128)) * 128;
     [[maybe_unused]] const int32_t splits = tl::max(1, tl::cdiv(K, k_len));
     size_t tl_offsets[1];

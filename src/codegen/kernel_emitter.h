@@ -84,6 +84,9 @@ public:
                   DiagnosticEngine& diags, CudaWriter& out);
 
     void emit();
+    // The kernel is launched by a program (its own launch function too, for a kernel that is
+    // public): it lets the program's next kernel be scheduled early (emit_grid_dependency).
+    void set_launched_in_program(bool launched) { launched_in_program_ = launched; }
     // Statements outside any kernel context (bodies of user functions).
     void emit_statements(const ir::StmtPtr& s) { stmt(s, {}); }
     int64_t shared_bytes() const { return plan_.total_bytes; }
@@ -253,6 +256,7 @@ private:
     CudaWriter& out_;
     int name_counter_ = 0;
     bool ok_ = true;
+    bool launched_in_program_ = false;
     std::string block_sync_ = "__syncthreads()";
     // Top-level `let`s the role being emitted does not read (the producer's coordinates, in the
     // consumers of a warp-specialized kernel): not emitted.
