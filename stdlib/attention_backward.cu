@@ -29,7 +29,6 @@ __global__ void __launch_bounds__(256) attention_backward_rows_kernel(
         int32_t H,
         int32_t S)
 {
-    tl::allow_next_grid();  // a program launches this kernel: its next kernel may be scheduled now
     using s_layout = tl::MmaAccLayout<128, 128, 8, 1>;  // fragment s: f32[128, 128], mma.sync accumulators
     // fragment m: f32[128], slice of `s` (reduce over axis 1): [128] over 256 threads: (8:t4 2:r1 8:t32) 2 registers, 4 replicas
     // fragment l: f32[128], slice of `s` (reduce over axis 1): [128] over 256 threads: (8:t4 2:r1 8:t32) 2 registers, 4 replicas
@@ -334,7 +333,6 @@ __global__ void __launch_bounds__(384, 1) attention_backward_rows_kernel_sm90(
     #if defined(__CUDA_ARCH__) && !TL_SM90A_DEVICE
     __trap();  // built for another arch; the launch stub runs this kernel only on sm_90 devices
     #else
-    tl::allow_next_grid();  // a program launches this kernel: its next kernel may be scheduled now
     using s_layout = tl::MmaAccLayout<128, 128, 8, 1>;  // fragment s: f32[128, 128], wgmma accumulators
     // fragment m: f32[128], slice of `s` (reduce over axis 1): [128] over 256 threads: (8:t4 2:r1 8:t32) 2 registers, 4 replicas
     // fragment l: f32[128], slice of `s` (reduce over axis 1): [128] over 256 threads: (8:t4 2:r1 8:t32) 2 registers, 4 replicas
@@ -630,7 +628,6 @@ __global__ void __launch_bounds__(256) attention_backward_kv_kernel(
         int32_t H,
         int32_t S)
 {
-    tl::allow_next_grid();  // a program launches this kernel: its next kernel may be scheduled now
     // fragment lse: f32[128], slice of `s` (broadcast): [128] over 256 threads: (8:t4 2:r1 4:r2 2:t128) 8 registers, 16 replicas
     // fragment delta: f32[128], slice of `dp` (broadcast): [128] over 256 threads: (8:t4 2:r1 4:r2 2:t128) 8 registers, 16 replicas
     using s_layout = tl::MmaAccLayout<128, 128, 2, 4>;  // fragment s: f32[128, 128], mma.sync accumulators
@@ -1063,7 +1060,6 @@ __global__ void __launch_bounds__(128) attention_backward_dq_kernel(
         int32_t H,
         int32_t S)
 {
-    tl::allow_next_grid();  // a program launches this kernel: its next kernel may be scheduled now
     using x_layout = tl::BlockedLayout<4096, 8, 128>;  // fragment x: f32[64, 64]
     const int tl_tid = tl::thread_index<128>();
     float x[x_layout::kSlots];  // fragment x: f32[64, 64]

@@ -30,7 +30,6 @@ __global__ void __launch_bounds__(128) flash_decode_split_kernel_variant0(
         int32_t SPLITS,
         int32_t HNQ)
 {
-    tl::allow_next_grid();  // a program launches this kernel: its next kernel may be scheduled now
     using s_layout = tl::MmaAccLayout<16, 64, 1, 4>;  // fragment s: f32[16, 64], mma.sync accumulators
     using p_layout = tl::MmaAccLayout<16, 64, 1, 4>;  // fragment p: f16[16, 64], mma.sync accumulators
     using o_layout = tl::MmaAccLayout<16, 128, 1, 4>;  // fragment o: f32[16, 128], mma.sync accumulators
@@ -403,7 +402,6 @@ __global__ void __launch_bounds__(128) flash_decode_split_kernel_variant1(
         int32_t SPLITS,
         int32_t HNQ)
 {
-    tl::allow_next_grid();  // a program launches this kernel: its next kernel may be scheduled now
     using s_layout = tl::MmaAccLayout<64, 64, 4, 1>;  // fragment s: f32[64, 64], mma.sync accumulators
     using p_layout = tl::MmaAccLayout<64, 64, 4, 1>;  // fragment p: f16[64, 64], mma.sync accumulators
     using o_layout = tl::MmaAccLayout<64, 128, 4, 1>;  // fragment o: f32[64, 128], mma.sync accumulators
@@ -729,7 +727,6 @@ __global__ void __launch_bounds__(128) flash_decode_combine_kernel(
         int32_t H,
         int32_t NQ)
 {
-    tl::allow_next_grid();  // a program launches this kernel: its next kernel may be scheduled now
     // fragment lse: f32[16], slice of `op` (broadcast): [16] over 128 threads: (8:t16 2:r1) 2 registers, 16 replicas
     // fragment w: f32[16], slice of `op` (broadcast): [16] over 128 threads: (8:t16 2:r1) 2 registers, 16 replicas
     // fragment op: f32[16, 128], blocked per axis, vector 8: [16, 128] over 128 threads: (8:t16 2:r8, 8:r1 16:t1) 16 registers
@@ -915,7 +912,6 @@ __global__ void __launch_bounds__(128) flash_decode_varlen_flash_decode_split_ke
         int32_t HNQ)
 {
     tl::wait_for_previous_grid();  // launched by program `flash_decode_varlen`: the kernel before it has finished
-    tl::allow_next_grid();  // a program launches this kernel: its next kernel may be scheduled now
     using s_layout = tl::MmaAccLayout<16, 64, 1, 4>;  // fragment s: f32[16, 64], mma.sync accumulators
     using p_layout = tl::MmaAccLayout<16, 64, 1, 4>;  // fragment p: f16[16, 64], mma.sync accumulators
     using o_layout = tl::MmaAccLayout<16, 128, 1, 4>;  // fragment o: f32[16, 128], mma.sync accumulators
@@ -1293,7 +1289,6 @@ __global__ void __launch_bounds__(128) flash_decode_varlen_flash_decode_split_ke
         int32_t HNQ)
 {
     tl::wait_for_previous_grid();  // launched by program `flash_decode_varlen`: the kernel before it has finished
-    tl::allow_next_grid();  // a program launches this kernel: its next kernel may be scheduled now
     using s_layout = tl::MmaAccLayout<64, 64, 4, 1>;  // fragment s: f32[64, 64], mma.sync accumulators
     using p_layout = tl::MmaAccLayout<64, 64, 4, 1>;  // fragment p: f16[64, 64], mma.sync accumulators
     using o_layout = tl::MmaAccLayout<64, 128, 4, 1>;  // fragment o: f32[64, 128], mma.sync accumulators
@@ -1634,7 +1629,6 @@ __global__ void __launch_bounds__(128) flash_decode_paged_flash_decode_split_ker
         int32_t HNQ)
 {
     tl::wait_for_previous_grid();  // launched by program `flash_decode_paged`: the kernel before it has finished
-    tl::allow_next_grid();  // a program launches this kernel: its next kernel may be scheduled now
     using s_layout = tl::MmaAccLayout<16, 64, 1, 4>;  // fragment s: f32[16, 64], mma.sync accumulators
     using p_layout = tl::MmaAccLayout<16, 64, 1, 4>;  // fragment p: f16[16, 64], mma.sync accumulators
     using o_layout = tl::MmaAccLayout<16, 128, 1, 4>;  // fragment o: f32[16, 128], mma.sync accumulators
@@ -2004,7 +1998,6 @@ __global__ void __launch_bounds__(128) flash_decode_paged_flash_decode_split_ker
         int32_t HNQ)
 {
     tl::wait_for_previous_grid();  // launched by program `flash_decode_paged`: the kernel before it has finished
-    tl::allow_next_grid();  // a program launches this kernel: its next kernel may be scheduled now
     using s_layout = tl::MmaAccLayout<64, 64, 4, 1>;  // fragment s: f32[64, 64], mma.sync accumulators
     using p_layout = tl::MmaAccLayout<64, 64, 4, 1>;  // fragment p: f16[64, 64], mma.sync accumulators
     using o_layout = tl::MmaAccLayout<64, 128, 4, 1>;  // fragment o: f32[64, 128], mma.sync accumulators

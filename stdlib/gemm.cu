@@ -34,7 +34,6 @@ __global__ void __launch_bounds__(256) gemm_kernel(
         int32_t K,
         int32_t N)
 {
-    tl::allow_next_grid();  // a program launches this kernel: its next kernel may be scheduled now
     using acc_layout = tl::MmaAccLayout<128, 128, 2, 4>;  // fragment acc: f32[128, 128], mma.sync accumulators
     const int tl_tid = tl::thread_index<256>();
     extern __shared__ __align__(128) unsigned char tl_smem[];
@@ -246,7 +245,6 @@ __global__ void __launch_bounds__(384, 1) gemm_kernel_sm90(
     #if defined(__CUDA_ARCH__) && !TL_SM90A_DEVICE
     __trap();  // built for another arch; the launch stub runs this kernel only on sm_90 devices
     #else
-    tl::allow_next_grid();  // a program launches this kernel: its next kernel may be scheduled now
     using acc_layout = tl::MmaAccLayout<128, 256, 8, 1>;  // fragment acc: f32[128, 256], wgmma accumulators
     extern __shared__ __align__(1024) unsigned char tl_smem_raw[];
     unsigned char* tl_smem = tl_smem_raw + ((1024 - tl::sm90::smem_address(tl_smem_raw) % 1024) % 1024);
@@ -2234,7 +2232,6 @@ __global__ void __launch_bounds__(256) gemm_splitk_partial_kernel(
         int32_t N,
         int32_t SPLITS)
 {
-    tl::allow_next_grid();  // a program launches this kernel: its next kernel may be scheduled now
     using acc_layout = tl::MmaAccLayout<128, 128, 2, 4>;  // fragment acc: f32[128, 128], mma.sync accumulators
     const int tl_tid = tl::thread_index<256>();
     extern __shared__ __align__(128) unsigned char tl_smem[];
@@ -2449,7 +2446,6 @@ __global__ void __launch_bounds__(384, 1) gemm_splitk_partial_kernel_sm90(
     #if defined(__CUDA_ARCH__) && !TL_SM90A_DEVICE
     __trap();  // built for another arch; the launch stub runs this kernel only on sm_90 devices
     #else
-    tl::allow_next_grid();  // a program launches this kernel: its next kernel may be scheduled now
     using acc_layout = tl::MmaAccLayout<128, 256, 8, 1>;  // fragment acc: f32[128, 256], wgmma accumulators
     extern __shared__ __align__(1024) unsigned char tl_smem_raw[];
     unsigned char* tl_smem = tl_smem_raw + ((1024 - tl::sm90::smem_address(tl_smem_raw) % 1024) % 1024);
@@ -2580,7 +2576,6 @@ __global__ void __launch_bounds__(128) gemm_splitk_splitk_combine_kernel(
         int32_t N)
 {
     tl::wait_for_previous_grid();  // launched by program `gemm_splitk`: the kernel before it has finished
-    tl::allow_next_grid();  // a program launches this kernel: its next kernel may be scheduled now
     // fragment p: f32[8, 256], blocked per axis, vector 8: [8, 256] over 128 threads: (4:t32 2:r8, 8:r1 32:t1) 16 registers
     // fragment part: f32[256], slice of `p` (reduce over axis 0): [256] over 128 threads: (8:r1 32:t1) 8 registers, 4 replicas
     // fragment acc: f32[256], slice of `p` (reduce over axis 0): [256] over 128 threads: (8:r1 32:t1) 8 registers, 4 replicas

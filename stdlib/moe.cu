@@ -640,7 +640,6 @@ __global__ void __launch_bounds__(256) moe_count_kernel(
         int32_t K,
         int32_t E)
 {
-    tl::allow_next_grid();  // a program launches this kernel: its next kernel may be scheduled now
     using id_layout = tl::BlockedLayout<2048, 8, 256>;  // fragment id: i32[2048]
     using hit_layout = tl::BlockedLayout<2048, 8, 256>;  // fragment hit: i32[2048]
     using id_next_layout = tl::BlockedLayout<2048, 8, 256>;  // fragment id_next: i32[2048]
@@ -743,7 +742,6 @@ __global__ void __launch_bounds__(256) moe_positions_kernel(
         int32_t EO,
         int32_t MK)
 {
-    tl::allow_next_grid();  // a program launches this kernel: its next kernel may be scheduled now
     using counts_layout = tl::BlockedLayout<1024, 8, 256>;  // fragment counts: i32[1024]
     using id_layout = tl::BlockedLayout<2048, 8, 256>;  // fragment id: i32[2048]
     using hit_layout = tl::BlockedLayout<2048, 8, 256>;  // fragment hit: i32[2048]
@@ -928,7 +926,6 @@ __global__ void __launch_bounds__(128) moe_gather_rows_kernel(
         int32_t D,
         int32_t MK)
 {
-    tl::allow_next_grid();  // a program launches this kernel: its next kernel may be scheduled now
     const int tl_tid = tl::thread_index<128>();
     extern __shared__ __align__(128) unsigned char tl_smem[];
     tl::bf16* xs = reinterpret_cast<tl::bf16*>(tl_smem + 0);  // shared xs: bf16[2, 16, 512], row pitch 520
@@ -1139,7 +1136,6 @@ __global__ void __launch_bounds__(256) moe_tiles_kernel(
         int32_t EO,
         int32_t MAXT)
 {
-    tl::allow_next_grid();  // a program launches this kernel: its next kernel may be scheduled now
     using tiles_layout = tl::BlockedLayout<1024, 8, 256>;  // fragment tiles: i32[1024]
     using before_layout = tl::BlockedLayout<1024, 8, 256>;  // fragment before: i32[1024]
     const int tl_tid = tl::thread_index<256>();
@@ -1274,7 +1270,6 @@ __global__ void __launch_bounds__(128) moe_grouped_gemm_kernel(
         int32_t N,
         int32_t MAXT)
 {
-    tl::allow_next_grid();  // a program launches this kernel: its next kernel may be scheduled now
     using acc_layout = tl::MmaAccLayout<64, 128, 1, 4>;  // fragment acc: f32[64, 128], mma.sync accumulators
     const int32_t* const rows = RowIdx;  // view rows: i32[(MAXT * 64)] of RowIdx
     const int tl_tid = tl::thread_index<128>();

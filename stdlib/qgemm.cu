@@ -30,7 +30,6 @@ __global__ void __launch_bounds__(128) w4a16_partial_kernel_variant0(
         int32_t KG,
         int32_t SPLITS)
 {
-    tl::allow_next_grid();  // a program launches this kernel: its next kernel may be scheduled now
     using w_layout = tl::MmaAccLayout<64, 128, 4, 1>;  // fragment w: f16[64, 128], mma.sync accumulators
     using acc_layout = tl::MmaAccLayout<64, 16, 4, 1>;  // fragment acc: f32[64, 16], mma.sync accumulators
     const int tl_tid = tl::thread_index<128>();
@@ -421,7 +420,6 @@ __global__ void __launch_bounds__(128) w4a16_partial_kernel_variant1(
         int32_t KG,
         int32_t SPLITS)
 {
-    tl::allow_next_grid();  // a program launches this kernel: its next kernel may be scheduled now
     using w_layout = tl::MmaAccLayout<128, 128, 4, 1>;  // fragment w: f16[128, 128], mma.sync accumulators
     using acc_layout = tl::MmaAccLayout<128, 64, 4, 1>;  // fragment acc: f32[128, 64], mma.sync accumulators
     const int tl_tid = tl::thread_index<128>();
@@ -811,7 +809,6 @@ __global__ void __launch_bounds__(512) fp8_gemm_block_scaled_tile_kernel_variant
         int32_t N,
         int32_t NB)
 {
-    tl::allow_next_grid();  // a program launches this kernel: its next kernel may be scheduled now
     // fragment sa: f32[128], slice of `acc` (broadcast): [128] over 512 threads: (8:t4 2:r1 2:r2 4:t128) 4 registers, 16 replicas
     using part_layout = tl::MmaAccLayout<128, 128, 4, 4>;  // fragment part: f32[128, 128], mma.sync accumulators
     using acc_layout = tl::MmaAccLayout<128, 128, 4, 4>;  // fragment acc: f32[128, 128], mma.sync accumulators
@@ -1072,7 +1069,6 @@ __global__ void __launch_bounds__(384, 1) fp8_gemm_block_scaled_tile_kernel_vari
     #if defined(__CUDA_ARCH__) && !TL_SM90A_DEVICE
     __trap();  // built for another arch; the launch stub runs this kernel only on sm_90 devices
     #else
-    tl::allow_next_grid();  // a program launches this kernel: its next kernel may be scheduled now
     // fragment sa: f32[128], slice of `acc` (broadcast): [128] over 256 threads: (8:t4 2:r1 8:t32) 2 registers, 4 replicas
     using part_layout = tl::MmaAccLayout<128, 128, 8, 1>;  // fragment part: f32[128, 128], wgmma accumulators
     using acc_layout = tl::MmaAccLayout<128, 128, 8, 1>;  // fragment acc: f32[128, 128], wgmma accumulators
@@ -1228,7 +1224,6 @@ __global__ void __launch_bounds__(256) fp8_gemm_block_scaled_tile_kernel_variant
         int32_t N,
         int32_t NB)
 {
-    tl::allow_next_grid();  // a program launches this kernel: its next kernel may be scheduled now
     // fragment sa: f32[128], slice of `acc` (broadcast): [128] over 256 threads: (8:t4 2:r1 2:r2 4:t64) 4 registers, 8 replicas
     using part_layout = tl::MmaAccLayout<128, 64, 4, 2>;  // fragment part: f32[128, 64], mma.sync accumulators
     using acc_layout = tl::MmaAccLayout<128, 64, 4, 2>;  // fragment acc: f32[128, 64], mma.sync accumulators
@@ -1489,7 +1484,6 @@ __global__ void __launch_bounds__(384, 1) fp8_gemm_block_scaled_tile_kernel_vari
     #if defined(__CUDA_ARCH__) && !TL_SM90A_DEVICE
     __trap();  // built for another arch; the launch stub runs this kernel only on sm_90 devices
     #else
-    tl::allow_next_grid();  // a program launches this kernel: its next kernel may be scheduled now
     // fragment sa: f32[128], slice of `acc` (broadcast): [128] over 256 threads: (8:t4 2:r1 8:t32) 2 registers, 4 replicas
     using part_layout = tl::MmaAccLayout<128, 64, 8, 1>;  // fragment part: f32[128, 64], wgmma accumulators
     using acc_layout = tl::MmaAccLayout<128, 64, 8, 1>;  // fragment acc: f32[128, 64], wgmma accumulators
@@ -1645,7 +1639,6 @@ __global__ void __launch_bounds__(512) fp8_gemm_block_scaled_wide_kernel(
         int32_t N,
         int32_t NB)
 {
-    tl::allow_next_grid();  // a program launches this kernel: its next kernel may be scheduled now
     // fragment sa: f32[32], slice of `acc0` (broadcast): [32] over 512 threads: (8:t4 2:r1 2:t256) 2 registers, 32 replicas
     using part_layout = tl::MmaAccLayout<32, 128, 2, 8>;  // fragment part: f32[32, 128], mma.sync accumulators
     using acc0_layout = tl::MmaAccLayout<32, 128, 2, 8>;  // fragment acc0: f32[32, 128], mma.sync accumulators
@@ -2026,7 +2019,6 @@ __global__ void __launch_bounds__(384, 1) fp8_gemm_block_scaled_wide_kernel_sm90
     #if defined(__CUDA_ARCH__) && !TL_SM90A_DEVICE
     __trap();  // built for another arch; the launch stub runs this kernel only on sm_90 devices
     #else
-    tl::allow_next_grid();  // a program launches this kernel: its next kernel may be scheduled now
     // fragment sa: f32[128], slice of `acc0` (broadcast): [128] over 256 threads: (8:t4 2:r1 8:t32) 2 registers, 4 replicas
     using part_layout = tl::MmaAccLayout<128, 128, 8, 1>;  // fragment part: f32[128, 128], wgmma accumulators
     using acc0_layout = tl::MmaAccLayout<128, 128, 8, 1>;  // fragment acc0: f32[128, 128], wgmma accumulators
@@ -2213,7 +2205,6 @@ __global__ void __launch_bounds__(128) w4a16_gemm_splitk_combine_kernel(
         int32_t N)
 {
     tl::wait_for_previous_grid();  // launched by program `w4a16_gemm`: the kernel before it has finished
-    tl::allow_next_grid();  // a program launches this kernel: its next kernel may be scheduled now
     // fragment p: f32[8, 256], blocked per axis, vector 8: [8, 256] over 128 threads: (4:t32 2:r8, 8:r1 32:t1) 16 registers
     // fragment part: f32[256], slice of `p` (reduce over axis 0): [256] over 128 threads: (8:r1 32:t1) 8 registers, 4 replicas
     // fragment acc: f32[256], slice of `p` (reduce over axis 0): [256] over 128 threads: (8:r1 32:t1) 8 registers, 4 replicas

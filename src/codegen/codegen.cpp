@@ -149,13 +149,9 @@ std::optional<CodegenOutput> generate(const ir::Module& module, const CodegenOpt
     // stub runs where TMA cannot); both share one launch stub.
     std::vector<StubKernels> stubs;
     bool ok = true;
-    std::set<std::string> program_kernels;  // the kernels some program launches, by launch function
-    for (const ir::Program& p : module.programs)
-        for (const ir::ProgramLaunch& l : p.launches) program_kernels.insert(l.kernel);
     auto emit_kernel = [&](const ir::Kernel& k) -> int64_t {
         TLC_CHECK(k.layouts.inferred, "kernel `" + k.name + "` reached codegen without layouts");
         KernelEmitter emitter(k, options, sources, diags, cu);
-        emitter.set_launched_in_program(program_kernels.count(k.name) > 0);
         emitter.emit();
         ok &= emitter.ok();
         cu.line();

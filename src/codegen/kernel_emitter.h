@@ -84,9 +84,6 @@ public:
                   DiagnosticEngine& diags, CudaWriter& out);
 
     void emit();
-    // The kernel is launched by a program (its own launch function too, for a kernel that is
-    // public): it lets the program's next kernel be scheduled early (emit_grid_dependency).
-    void set_launched_in_program(bool launched) { launched_in_program_ = launched; }
     // Statements outside any kernel context (bodies of user functions).
     void emit_statements(const ir::StmtPtr& s) { stmt(s, {}); }
     int64_t shared_bytes() const { return plan_.total_bytes; }
@@ -111,7 +108,7 @@ public:
 private:
     // ---- kernel skeleton (kernel_emitter.cpp)
     void emit_views(); // `view` declarations: aliases of their tensors' pointers
-    void emit_grid_dependency(); // a program's kernel: wait for the kernel before it, let the next one be scheduled
+    void emit_grid_dependency(); // a program's kernel: wait for the kernel before it
     void emit_shared_declarations(); // pointers into tl_smem for every shared buffer and the scratch
     // ---- warp-specialized kernels (emit_warp_specialized.cpp)
     void emit_warp_specialized_body();
@@ -256,7 +253,6 @@ private:
     CudaWriter& out_;
     int name_counter_ = 0;
     bool ok_ = true;
-    bool launched_in_program_ = false;
     std::string block_sync_ = "__syncthreads()";
     // Top-level `let`s the role being emitted does not read (the producer's coordinates, in the
     // consumers of a warp-specialized kernel): not emitted.

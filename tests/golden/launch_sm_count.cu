@@ -110,7 +110,6 @@ __global__ void __launch_bounds__(32) partial_sums_kernel(
         int32_t N,
         int32_t B)
 {
-    tl::allow_next_grid();  // a program launches this kernel: its next kernel may be scheduled now
     using x_layout = tl::BlockedLayout<64, 8, 32>;  // fragment x: f32[64]
     using s_layout = tl::BlockedLayout<64, 8, 32>;  // fragment s: f32[64]
     const int tl_tid = tl::thread_index<32>();
@@ -172,7 +171,6 @@ __global__ void __launch_bounds__(32) column_totals_kernel(
         int32_t B,
         int32_t N)
 {
-    tl::allow_next_grid();  // a program launches this kernel: its next kernel may be scheduled now
     using p_layout = tl::BlockedLayout<64, 8, 32>;  // fragment p: f32[64]
     using s_layout = tl::BlockedLayout<64, 8, 32>;  // fragment s: f32[64]
     const int tl_tid = tl::thread_index<32>();

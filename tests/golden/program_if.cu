@@ -16,7 +16,6 @@ __global__ void __launch_bounds__(128) scale_kernel(
         float alpha,
         int32_t N)
 {
-    tl::allow_next_grid();  // a program launches this kernel: its next kernel may be scheduled now
     using x_layout = tl::BlockedLayout<256, 8, 128>;  // fragment x: f32[256]
     const int tl_tid = tl::thread_index<128>();
     float x[x_layout::kSlots];  // fragment x: f32[256]
@@ -73,7 +72,6 @@ __global__ void __launch_bounds__(128) pick_scale_kernel(
         int32_t N)
 {
     tl::wait_for_previous_grid();  // launched by program `pick`: the kernel before it has finished
-    tl::allow_next_grid();  // a program launches this kernel: its next kernel may be scheduled now
     using x_layout = tl::BlockedLayout<128, 8, 128>;  // fragment x: f32[128]
     const int tl_tid = tl::thread_index<128>();
     float x[x_layout::kSlots];  // fragment x: f32[128]

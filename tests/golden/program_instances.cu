@@ -16,7 +16,6 @@ __global__ void __launch_bounds__(128) scale_kernel(
         float alpha,
         int32_t N)
 {
-    tl::allow_next_grid();  // a program launches this kernel: its next kernel may be scheduled now
     using x_layout = tl::BlockedLayout<256, 8, 128>;  // fragment x: f32[256]
     const int tl_tid = tl::thread_index<128>();
     float x[x_layout::kSlots];  // fragment x: f32[256]
@@ -73,7 +72,6 @@ __global__ void __launch_bounds__(128) twice_scale_kernel(
         int32_t N)
 {
     tl::wait_for_previous_grid();  // launched by program `twice`: the kernel before it has finished
-    tl::allow_next_grid();  // a program launches this kernel: its next kernel may be scheduled now
     using x_layout = tl::BlockedLayout<512, 8, 128>;  // fragment x: f32[512]
     const int tl_tid = tl::thread_index<128>();
     float x[x_layout::kSlots];  // fragment x: f32[512]
@@ -130,7 +128,6 @@ __global__ void __launch_bounds__(128) twice_scale_2_kernel(
         int32_t N)
 {
     tl::wait_for_previous_grid();  // launched by program `twice`: the kernel before it has finished
-    tl::allow_next_grid();  // a program launches this kernel: its next kernel may be scheduled now
     using x_layout = tl::BlockedLayout<1024, 8, 128>;  // fragment x: f32[1024]
     const int tl_tid = tl::thread_index<128>();
     float x[x_layout::kSlots];  // fragment x: f32[1024]

@@ -55,7 +55,6 @@ __global__ void __launch_bounds__(128) shift_kernel(
         int32_t P,
         int32_t N)
 {
-    tl::allow_next_grid();  // a program launches this kernel: its next kernel may be scheduled now
     const int tl_tid = tl::thread_index<128>();
     // for i in parallel(BLOCK) {  (program_workspace.tl:25)
     // for i in parallel(256): iterations dealt round-robin to the threads, 2 consecutive `i` at a time
@@ -90,7 +89,6 @@ __global__ void __launch_bounds__(128) scale_shift_pad_scale_kernel(
         int32_t P)
 {
     tl::wait_for_previous_grid();  // launched by program `scale_shift`: the kernel before it has finished
-    tl::allow_next_grid();  // a program launches this kernel: its next kernel may be scheduled now
     const int tl_tid = tl::thread_index<128>();
     // for i in parallel(BLOCK) {  (program_workspace.tl:11)
     // for i in parallel(512): iterations dealt round-robin to the threads, 4 consecutive `i` at a time
