@@ -84,8 +84,8 @@ __global__ void __launch_bounds__(128) rope_half_kernel(
     }
 }
 
-// kernel rope_interleaved<D = 128, HALF = 64, RB = 16, T = f16>  (stdlib/rope.tl:34)
-// 128 threads per block, 4352 bytes of shared memory
+// kernel rope_interleaved<D = 128, HALF = 64, RB = 64, T = f16>  (stdlib/rope.tl:36)
+// 128 threads per block, 17408 bytes of shared memory
 __global__ void __launch_bounds__(128) rope_interleaved_kernel(
         tl::f16* __restrict__ X,
         const int32_t* __restrict__ Pos,
@@ -98,11 +98,11 @@ __global__ void __launch_bounds__(128) rope_interleaved_kernel(
     tl::f16* const Xr = X;  // view Xr: f16[(NT * H), 128] of X
     const int tl_tid = tl::thread_index<128>();
     extern __shared__ __align__(128) unsigned char tl_smem[];
-    tl::f16* xs = reinterpret_cast<tl::f16*>(tl_smem + 0);  // shared xs: f16[16, 128], row pitch 136
-    const int32_t r0 = int(blockIdx.x) * 16;
-    // copy(Xr[r0 +: RB, 0 +: D], xs);  (rope.tl:41)
+    tl::f16* xs = reinterpret_cast<tl::f16*>(tl_smem + 0);  // shared xs: f16[64, 128], row pitch 136
+    const int32_t r0 = int(blockIdx.x) * 64;
+    // copy(Xr[r0 +: RB, 0 +: D], xs);  (rope.tl:43)
     #pragma unroll
-    for (int tl_i1 = 0; tl_i1 < 2; ++tl_i1) {
+    for (int tl_i1 = 0; tl_i1 < 8; ++tl_i1) {
         const int tl_chunk0 = tl_tid + tl_i1 * 128;
         const tl::f16* tl_src2 = &Xr[int64_t(r0 + ((tl_chunk0 * 8) / 128)) * 128 + ((tl_chunk0 * 8) % 128)];
         tl::f16* tl_dst3 = &xs[((tl_chunk0 * 8) / 128) * 136 + ((tl_chunk0 * 8) % 128)];
@@ -118,10 +118,10 @@ __global__ void __launch_bounds__(128) rope_interleaved_kernel(
         }
     }
     __syncthreads();  // RAW on `xs`
-    // for i, j in parallel(RB, HALF) {  (rope.tl:42)
-    // for i, j in parallel(16, 64): iterations dealt round-robin to the threads, 4 consecutive `j` at a time
+    // for i, j in parallel(RB, HALF) {  (rope.tl:44)
+    // for i, j in parallel(64, 64): iterations dealt round-robin to the threads, 4 consecutive `j` at a time
     #pragma unroll
-    for (int tl_i6 = 0; tl_i6 < 2; ++tl_i6) {
+    for (int tl_i6 = 0; tl_i6 < 8; ++tl_i6) {
         const int tl_e5 = tl_tid + tl_i6 * 128;
         const int tl_c7 = (tl_e5 % 16) * 4;  // the chunk's first `j`
         const int i = tl_e5 / 16;
@@ -131,7 +131,7 @@ __global__ void __launch_bounds__(128) rope_interleaved_kernel(
         float tl_chunk11[4];
         tl::load_chunk_guarded<float, 4>(tl_chunk11, &Sin[int64_t(tl_at9) * 64 + tl_c7], tl::in_bounds(tl_at9, P), tl_c7, 64);
         tl::f16 tl_chunk12[8];
-        tl::load_chunk_guarded<tl::f16, 8>(tl_chunk12, &xs[i * 136 + (2 * tl_c7)], tl::in_bounds(i, 16), 2 * tl_c7, 128);
+        tl::load_chunk_guarded<tl::f16, 8>(tl_chunk12, &xs[i * 136 + (2 * tl_c7)], tl::in_bounds(i, 64), 2 * tl_c7, 128);
         tl::f16 tl_gathered13[8];
         unsigned tl_written14 = 0u;  // the elements stored
         #pragma unroll
@@ -193,18 +193,18 @@ cudaError_t rope_interleaved(__half* X, const int32_t* Pos, const float* Cos, co
     if (cudaError_t tl_err = tl::host::check_dim(NT, tl_name, "NT"); tl_err != cudaSuccess) return tl_err;
     if (cudaError_t tl_err = tl::host::check_dim(H, tl_name, "H"); tl_err != cudaSuccess) return tl_err;
     if (cudaError_t tl_err = tl::host::check_dim(P, tl_name, "P"); tl_err != cudaSuccess) return tl_err;
-    const int64_t tl_grid_x = int64_t(tl::cdiv(NT * H, 16)), tl_grid_y = int64_t(1), tl_grid_z = int64_t(1);
+    const int64_t tl_grid_x = int64_t(tl::cdiv(NT * H, 64)), tl_grid_y = int64_t(1), tl_grid_z = int64_t(1);
     if (tl_grid_x <= 0 || tl_grid_y <= 0 || tl_grid_z <= 0) return cudaSuccess;  // nothing to compute
     if (tl_grid_x > INT32_MAX || tl_grid_y > 65535 || tl_grid_z > 65535)
         return tl::host::invalid_argument(std::string(tl_name) + ": the grid is larger than CUDA allows");
     static const cudaError_t tl_attributes = [] {
         cudaError_t tl_err = cudaSuccess;
         if (tl_err == cudaSuccess)
-            tl_err = cudaFuncSetAttribute(::rope_interleaved_kernel, cudaFuncAttributePreferredSharedMemoryCarveout, tl::host::occupancy_carveout(::rope_interleaved_kernel, 128, 4352));
+            tl_err = cudaFuncSetAttribute(::rope_interleaved_kernel, cudaFuncAttributePreferredSharedMemoryCarveout, tl::host::occupancy_carveout(::rope_interleaved_kernel, 128, 17408));
         return tl_err;
     }();
     if (tl_attributes != cudaSuccess) return tl::host::record(tl_attributes, tl_name, "setting the shared-memory attributes");
-    ::rope_interleaved_kernel<<<dim3(unsigned(tl_grid_x), unsigned(tl_grid_y), unsigned(tl_grid_z)), 128, 4352, stream>>>(X, Pos, Cos, Sin, static_cast<int32_t>(NT), static_cast<int32_t>(H), static_cast<int32_t>(P));
+    ::rope_interleaved_kernel<<<dim3(unsigned(tl_grid_x), unsigned(tl_grid_y), unsigned(tl_grid_z)), 128, 17408, stream>>>(X, Pos, Cos, Sin, static_cast<int32_t>(NT), static_cast<int32_t>(H), static_cast<int32_t>(P));
     return tl::host::record(cudaGetLastError(), tl_name, "launch");
 }
 
