@@ -6,8 +6,10 @@
 #include <tl/sm90/tma.cuh>
 #include <tl/sm90/warpgroup.cuh>
 #include <tl/sm90/wgmma.cuh>
+#include <tl/sm90/tile_order.cuh>
 #include <tl/host/tma.h>
 #include <tl/host/workspace.h>
+#include <tl/host/tile_counter.h>
 #include "qgemm.h"
 #include "int4.cuh"  // extern fn s4_dequant_f16
 
@@ -2195,6 +2197,1420 @@ __global__ void __launch_bounds__(384, 1) fp8_gemm_block_scaled_wide_kernel_sm90
     #endif
 }
 
+// kernel fp8_gemm_block_scaled_skinny<BM = 16, G = 128, BN = 128, STAGES = 4>  (stdlib/qgemm.tl:176)
+// 128 threads per block, 82944 bytes of shared memory
+__global__ void __launch_bounds__(128) fp8_gemm_block_scaled_skinny_kernel_variant0(
+        const tl::f8e4m3* __restrict__ A,
+        const float* __restrict__ As,
+        const tl::f8e4m3* __restrict__ B,
+        const float* __restrict__ Bs,
+        float* __restrict__ Part,
+        int32_t k_groups,
+        int32_t M,
+        int32_t K,
+        int32_t KG,
+        int32_t N,
+        int32_t NB,
+        int32_t SPLITS)
+{
+    // fragment sa: f32[16], slice of `acc` (broadcast): [16] over 128 threads: (2:r1 4:t1 2:r2) 4 registers, 32 replicas
+    using part_layout = tl::MmaAccLayout<128, 16, 4, 1>;  // fragment part: f32[128, 16], mma.sync accumulators
+    using acc_layout = tl::MmaAccLayout<128, 16, 4, 1>;  // fragment acc: f32[128, 16], mma.sync accumulators
+    // fragment sa_next: f32[16], slice of `acc` (broadcast): [16] over 128 threads: (2:r1 4:t1 2:r2) 4 registers, 32 replicas
+    const int tl_tid = tl::thread_index<128>();
+    extern __shared__ __align__(128) unsigned char tl_smem[];
+    tl::f8e4m3* b = reinterpret_cast<tl::f8e4m3*>(tl_smem + 0);  // shared b: f8e4m3[4, 128, 128], row pitch 144
+    tl::f8e4m3* a = reinterpret_cast<tl::f8e4m3*>(tl_smem + 73728);  // shared a: f8e4m3[4, 16, 128], row pitch 144
+    float sa[4];  // fragment sa: f32[16]
+    float sb[1];  // local sb: f32[1]
+    float part[part_layout::kSlots];  // fragment part: f32[128, 16]
+    float acc[acc_layout::kSlots];  // fragment acc: f32[128, 16]
+    #pragma unroll
+    for (int tl_i = 0; tl_i < acc_layout::kSlots; ++tl_i) acc[tl_i] = 0.0f;
+    const int32_t row0 = int(blockIdx.y) * 16;
+    const int32_t col0 = int(blockIdx.x) * 128;
+    const int32_t g0 = int(blockIdx.z) * k_groups;
+    const int32_t k_trips = tl::min(k_groups, KG - g0);
+    if (0 < k_trips) {
+        // copy(B[col0 +: BN, (g0 + k) * G +: G], b);  (qgemm.tl:194)
+        if (tl::is_aligned(B, 16) && K % 16 == 0 && col0 >= 0 && col0 + 128 <= N && (g0 * 128) >= 0 && (g0 * 128) + 128 <= K && (g0 * 128) % 16 == 0) {
+            #pragma unroll
+            for (int tl_i1 = 0; tl_i1 < 8; ++tl_i1) {
+                const int tl_chunk0 = tl_tid + tl_i1 * 128;
+                tl::cp_async_16(&b[(0 * 128 + ((tl_chunk0 * 16) / 128)) * 144 + ((tl_chunk0 * 16) % 128)], &B[int64_t(col0 + ((tl_chunk0 * 16) / 128)) * K + ((g0 * 128) + ((tl_chunk0 * 16) % 128))]);
+            }
+        } else {
+            #pragma unroll
+            for (int tl_i3 = 0; tl_i3 < 8; ++tl_i3) {
+                const int tl_chunk2 = tl_tid + tl_i3 * 128;
+                const tl::f8e4m3* tl_src4 = &B[int64_t(col0 + ((tl_chunk2 * 16) / 128)) * K + ((g0 * 128) + ((tl_chunk2 * 16) % 128))];
+                tl::f8e4m3* tl_dst5 = &b[(0 * 128 + ((tl_chunk2 * 16) / 128)) * 144 + ((tl_chunk2 * 16) % 128)];
+                const int tl_valid6 = !(tl::in_bounds(col0 + ((tl_chunk2 * 16) / 128), N)) ? 0 : max(0, min(16, K - ((g0 * 128) + ((tl_chunk2 * 16) % 128))));
+                if (tl_valid6 == 16 && (g0 * 128) + ((tl_chunk2 * 16) % 128) >= 0 && tl::is_aligned(tl_src4, 4)) {
+                    tl::cp_async_chunk(tl_dst5, tl_src4);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
+                } else if (tl_valid6 == 0) {
+                    tl::fill_vector<tl::f8e4m3, 16>(tl_dst5, tl::convert<tl::f8e4m3>(0.0f));
+                } else {
+                    #pragma unroll
+                    for (int tl_v = 0; tl_v < 16; ++tl_v) tl_dst5[tl_v] = tl::in_bounds(col0 + ((tl_chunk2 * 16) / 128), N) && tl::in_bounds(((g0 * 128) + ((tl_chunk2 * 16) % 128)) + tl_v, K) ? tl_src4[tl_v] : tl::convert<tl::f8e4m3>(0.0f);
+                }
+            }
+        }
+        // copy(A[row0 +: BM, (g0 + k) * G +: G], a);  (qgemm.tl:195)
+        if (tl::is_aligned(A, 16) && K % 16 == 0 && row0 >= 0 && row0 + 16 <= M && (g0 * 128) >= 0 && (g0 * 128) + 128 <= K && (g0 * 128) % 16 == 0) {
+            #pragma unroll
+            for (int tl_i8 = 0; tl_i8 < 1; ++tl_i8) {
+                const int tl_chunk7 = tl_tid + tl_i8 * 128;
+                tl::cp_async_16(&a[(0 * 16 + ((tl_chunk7 * 16) / 128)) * 144 + ((tl_chunk7 * 16) % 128)], &A[int64_t(row0 + ((tl_chunk7 * 16) / 128)) * K + ((g0 * 128) + ((tl_chunk7 * 16) % 128))]);
+            }
+        } else {
+            #pragma unroll
+            for (int tl_i10 = 0; tl_i10 < 1; ++tl_i10) {
+                const int tl_chunk9 = tl_tid + tl_i10 * 128;
+                const tl::f8e4m3* tl_src11 = &A[int64_t(row0 + ((tl_chunk9 * 16) / 128)) * K + ((g0 * 128) + ((tl_chunk9 * 16) % 128))];
+                tl::f8e4m3* tl_dst12 = &a[(0 * 16 + ((tl_chunk9 * 16) / 128)) * 144 + ((tl_chunk9 * 16) % 128)];
+                const int tl_valid13 = !(tl::in_bounds(row0 + ((tl_chunk9 * 16) / 128), M)) ? 0 : max(0, min(16, K - ((g0 * 128) + ((tl_chunk9 * 16) % 128))));
+                if (tl_valid13 == 16 && (g0 * 128) + ((tl_chunk9 * 16) % 128) >= 0 && tl::is_aligned(tl_src11, 4)) {
+                    tl::cp_async_chunk(tl_dst12, tl_src11);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
+                } else if (tl_valid13 == 0) {
+                    tl::fill_vector<tl::f8e4m3, 16>(tl_dst12, tl::convert<tl::f8e4m3>(0.0f));
+                } else {
+                    #pragma unroll
+                    for (int tl_v = 0; tl_v < 16; ++tl_v) tl_dst12[tl_v] = tl::in_bounds(row0 + ((tl_chunk9 * 16) / 128), M) && tl::in_bounds(((g0 * 128) + ((tl_chunk9 * 16) % 128)) + tl_v, K) ? tl_src11[tl_v] : tl::convert<tl::f8e4m3>(0.0f);
+                }
+            }
+        }
+    }
+    tl::cp_async_commit();
+    if (1 < k_trips) {
+        // copy(B[col0 +: BN, (g0 + k) * G +: G], b);  (qgemm.tl:194)
+        if (tl::is_aligned(B, 16) && K % 16 == 0 && col0 >= 0 && col0 + 128 <= N && ((g0 + 1) * 128) >= 0 && ((g0 + 1) * 128) + 128 <= K && ((g0 + 1) * 128) % 16 == 0) {
+            #pragma unroll
+            for (int tl_i15 = 0; tl_i15 < 8; ++tl_i15) {
+                const int tl_chunk14 = tl_tid + tl_i15 * 128;
+                tl::cp_async_16(&b[(1 * 128 + ((tl_chunk14 * 16) / 128)) * 144 + ((tl_chunk14 * 16) % 128)], &B[int64_t(col0 + ((tl_chunk14 * 16) / 128)) * K + (((g0 + 1) * 128) + ((tl_chunk14 * 16) % 128))]);
+            }
+        } else {
+            #pragma unroll
+            for (int tl_i17 = 0; tl_i17 < 8; ++tl_i17) {
+                const int tl_chunk16 = tl_tid + tl_i17 * 128;
+                const tl::f8e4m3* tl_src18 = &B[int64_t(col0 + ((tl_chunk16 * 16) / 128)) * K + (((g0 + 1) * 128) + ((tl_chunk16 * 16) % 128))];
+                tl::f8e4m3* tl_dst19 = &b[(1 * 128 + ((tl_chunk16 * 16) / 128)) * 144 + ((tl_chunk16 * 16) % 128)];
+                const int tl_valid20 = !(tl::in_bounds(col0 + ((tl_chunk16 * 16) / 128), N)) ? 0 : max(0, min(16, K - (((g0 + 1) * 128) + ((tl_chunk16 * 16) % 128))));
+                if (tl_valid20 == 16 && ((g0 + 1) * 128) + ((tl_chunk16 * 16) % 128) >= 0 && tl::is_aligned(tl_src18, 4)) {
+                    tl::cp_async_chunk(tl_dst19, tl_src18);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
+                } else if (tl_valid20 == 0) {
+                    tl::fill_vector<tl::f8e4m3, 16>(tl_dst19, tl::convert<tl::f8e4m3>(0.0f));
+                } else {
+                    #pragma unroll
+                    for (int tl_v = 0; tl_v < 16; ++tl_v) tl_dst19[tl_v] = tl::in_bounds(col0 + ((tl_chunk16 * 16) / 128), N) && tl::in_bounds((((g0 + 1) * 128) + ((tl_chunk16 * 16) % 128)) + tl_v, K) ? tl_src18[tl_v] : tl::convert<tl::f8e4m3>(0.0f);
+                }
+            }
+        }
+        // copy(A[row0 +: BM, (g0 + k) * G +: G], a);  (qgemm.tl:195)
+        if (tl::is_aligned(A, 16) && K % 16 == 0 && row0 >= 0 && row0 + 16 <= M && ((g0 + 1) * 128) >= 0 && ((g0 + 1) * 128) + 128 <= K && ((g0 + 1) * 128) % 16 == 0) {
+            #pragma unroll
+            for (int tl_i22 = 0; tl_i22 < 1; ++tl_i22) {
+                const int tl_chunk21 = tl_tid + tl_i22 * 128;
+                tl::cp_async_16(&a[(1 * 16 + ((tl_chunk21 * 16) / 128)) * 144 + ((tl_chunk21 * 16) % 128)], &A[int64_t(row0 + ((tl_chunk21 * 16) / 128)) * K + (((g0 + 1) * 128) + ((tl_chunk21 * 16) % 128))]);
+            }
+        } else {
+            #pragma unroll
+            for (int tl_i24 = 0; tl_i24 < 1; ++tl_i24) {
+                const int tl_chunk23 = tl_tid + tl_i24 * 128;
+                const tl::f8e4m3* tl_src25 = &A[int64_t(row0 + ((tl_chunk23 * 16) / 128)) * K + (((g0 + 1) * 128) + ((tl_chunk23 * 16) % 128))];
+                tl::f8e4m3* tl_dst26 = &a[(1 * 16 + ((tl_chunk23 * 16) / 128)) * 144 + ((tl_chunk23 * 16) % 128)];
+                const int tl_valid27 = !(tl::in_bounds(row0 + ((tl_chunk23 * 16) / 128), M)) ? 0 : max(0, min(16, K - (((g0 + 1) * 128) + ((tl_chunk23 * 16) % 128))));
+                if (tl_valid27 == 16 && ((g0 + 1) * 128) + ((tl_chunk23 * 16) % 128) >= 0 && tl::is_aligned(tl_src25, 4)) {
+                    tl::cp_async_chunk(tl_dst26, tl_src25);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
+                } else if (tl_valid27 == 0) {
+                    tl::fill_vector<tl::f8e4m3, 16>(tl_dst26, tl::convert<tl::f8e4m3>(0.0f));
+                } else {
+                    #pragma unroll
+                    for (int tl_v = 0; tl_v < 16; ++tl_v) tl_dst26[tl_v] = tl::in_bounds(row0 + ((tl_chunk23 * 16) / 128), M) && tl::in_bounds((((g0 + 1) * 128) + ((tl_chunk23 * 16) % 128)) + tl_v, K) ? tl_src25[tl_v] : tl::convert<tl::f8e4m3>(0.0f);
+                }
+            }
+        }
+    }
+    tl::cp_async_commit();
+    if (2 < k_trips) {
+        // copy(B[col0 +: BN, (g0 + k) * G +: G], b);  (qgemm.tl:194)
+        if (tl::is_aligned(B, 16) && K % 16 == 0 && col0 >= 0 && col0 + 128 <= N && ((g0 + 2) * 128) >= 0 && ((g0 + 2) * 128) + 128 <= K && ((g0 + 2) * 128) % 16 == 0) {
+            #pragma unroll
+            for (int tl_i29 = 0; tl_i29 < 8; ++tl_i29) {
+                const int tl_chunk28 = tl_tid + tl_i29 * 128;
+                tl::cp_async_16(&b[(2 * 128 + ((tl_chunk28 * 16) / 128)) * 144 + ((tl_chunk28 * 16) % 128)], &B[int64_t(col0 + ((tl_chunk28 * 16) / 128)) * K + (((g0 + 2) * 128) + ((tl_chunk28 * 16) % 128))]);
+            }
+        } else {
+            #pragma unroll
+            for (int tl_i31 = 0; tl_i31 < 8; ++tl_i31) {
+                const int tl_chunk30 = tl_tid + tl_i31 * 128;
+                const tl::f8e4m3* tl_src32 = &B[int64_t(col0 + ((tl_chunk30 * 16) / 128)) * K + (((g0 + 2) * 128) + ((tl_chunk30 * 16) % 128))];
+                tl::f8e4m3* tl_dst33 = &b[(2 * 128 + ((tl_chunk30 * 16) / 128)) * 144 + ((tl_chunk30 * 16) % 128)];
+                const int tl_valid34 = !(tl::in_bounds(col0 + ((tl_chunk30 * 16) / 128), N)) ? 0 : max(0, min(16, K - (((g0 + 2) * 128) + ((tl_chunk30 * 16) % 128))));
+                if (tl_valid34 == 16 && ((g0 + 2) * 128) + ((tl_chunk30 * 16) % 128) >= 0 && tl::is_aligned(tl_src32, 4)) {
+                    tl::cp_async_chunk(tl_dst33, tl_src32);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
+                } else if (tl_valid34 == 0) {
+                    tl::fill_vector<tl::f8e4m3, 16>(tl_dst33, tl::convert<tl::f8e4m3>(0.0f));
+                } else {
+                    #pragma unroll
+                    for (int tl_v = 0; tl_v < 16; ++tl_v) tl_dst33[tl_v] = tl::in_bounds(col0 + ((tl_chunk30 * 16) / 128), N) && tl::in_bounds((((g0 + 2) * 128) + ((tl_chunk30 * 16) % 128)) + tl_v, K) ? tl_src32[tl_v] : tl::convert<tl::f8e4m3>(0.0f);
+                }
+            }
+        }
+        // copy(A[row0 +: BM, (g0 + k) * G +: G], a);  (qgemm.tl:195)
+        if (tl::is_aligned(A, 16) && K % 16 == 0 && row0 >= 0 && row0 + 16 <= M && ((g0 + 2) * 128) >= 0 && ((g0 + 2) * 128) + 128 <= K && ((g0 + 2) * 128) % 16 == 0) {
+            #pragma unroll
+            for (int tl_i36 = 0; tl_i36 < 1; ++tl_i36) {
+                const int tl_chunk35 = tl_tid + tl_i36 * 128;
+                tl::cp_async_16(&a[(2 * 16 + ((tl_chunk35 * 16) / 128)) * 144 + ((tl_chunk35 * 16) % 128)], &A[int64_t(row0 + ((tl_chunk35 * 16) / 128)) * K + (((g0 + 2) * 128) + ((tl_chunk35 * 16) % 128))]);
+            }
+        } else {
+            #pragma unroll
+            for (int tl_i38 = 0; tl_i38 < 1; ++tl_i38) {
+                const int tl_chunk37 = tl_tid + tl_i38 * 128;
+                const tl::f8e4m3* tl_src39 = &A[int64_t(row0 + ((tl_chunk37 * 16) / 128)) * K + (((g0 + 2) * 128) + ((tl_chunk37 * 16) % 128))];
+                tl::f8e4m3* tl_dst40 = &a[(2 * 16 + ((tl_chunk37 * 16) / 128)) * 144 + ((tl_chunk37 * 16) % 128)];
+                const int tl_valid41 = !(tl::in_bounds(row0 + ((tl_chunk37 * 16) / 128), M)) ? 0 : max(0, min(16, K - (((g0 + 2) * 128) + ((tl_chunk37 * 16) % 128))));
+                if (tl_valid41 == 16 && ((g0 + 2) * 128) + ((tl_chunk37 * 16) % 128) >= 0 && tl::is_aligned(tl_src39, 4)) {
+                    tl::cp_async_chunk(tl_dst40, tl_src39);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
+                } else if (tl_valid41 == 0) {
+                    tl::fill_vector<tl::f8e4m3, 16>(tl_dst40, tl::convert<tl::f8e4m3>(0.0f));
+                } else {
+                    #pragma unroll
+                    for (int tl_v = 0; tl_v < 16; ++tl_v) tl_dst40[tl_v] = tl::in_bounds(row0 + ((tl_chunk37 * 16) / 128), M) && tl::in_bounds((((g0 + 2) * 128) + ((tl_chunk37 * 16) % 128)) + tl_v, K) ? tl_src39[tl_v] : tl::convert<tl::f8e4m3>(0.0f);
+                }
+            }
+        }
+    }
+    tl::cp_async_commit();
+    float sa_next[4];  // fragment sa_next: f32[16]
+    float sb_next[1];  // local sb_next: f32[1]
+    if (0 < k_trips) {
+        // copy(As[row0 +: BM, g0 + k], sa);  (qgemm.tl:196)
+        #pragma unroll
+        for (int tl_s42 = 0; tl_s42 < 4; ++tl_s42) {
+            sa_next[tl_s42] = tl::in_bounds(row0 + ((tl_s42 % 2) + (tl_tid % 4) * 2 + (tl_s42 / 2) * 8), M) && tl::in_bounds(g0, KG) ? As[int64_t(row0 + ((tl_s42 % 2) + (tl_tid % 4) * 2 + (tl_s42 / 2) * 8)) * KG + g0] : 0.0f;
+        }
+        // copy(Bs[col0 / G +: 1, g0 + k], sb);  (qgemm.tl:197)
+        for (int tl_e43 = 0; tl_e43 < 1; ++tl_e43) {
+            sb_next[tl_e43] = tl::in_bounds((col0 / 128) + tl_e43, NB) && tl::in_bounds(g0, KG) ? Bs[int64_t((col0 / 128) + tl_e43) * KG + g0] : 0.0f;
+        }
+    }
+    // for k in pipelined(min(k_groups, KG - g0), stages = STAGES) {  (qgemm.tl:193)
+    for (int k = 0; k < k_trips; ++k) {
+        tl::cp_async_wait<2>();  // at most 2 copy groups of this thread still in flight
+        __syncthreads();  // pipeline: stage `k % 4` has landed and the stage refilled next is no longer read
+        if (k + 3 < k_trips) {
+            // copy(B[col0 +: BN, (g0 + k) * G +: G], b);  (qgemm.tl:194)
+            if (tl::is_aligned(B, 16) && K % 16 == 0 && col0 >= 0 && col0 + 128 <= N && ((g0 + (k + 3)) * 128) >= 0 && ((g0 + (k + 3)) * 128) + 128 <= K && ((g0 + (k + 3)) * 128) % 16 == 0) {
+                #pragma unroll
+                for (int tl_i45 = 0; tl_i45 < 8; ++tl_i45) {
+                    const int tl_chunk44 = tl_tid + tl_i45 * 128;
+                    tl::cp_async_16(&b[(((k + 3) % 4) * 128 + ((tl_chunk44 * 16) / 128)) * 144 + ((tl_chunk44 * 16) % 128)], &B[int64_t(col0 + ((tl_chunk44 * 16) / 128)) * K + (((g0 + (k + 3)) * 128) + ((tl_chunk44 * 16) % 128))]);
+                }
+            } else {
+                #pragma unroll
+                for (int tl_i47 = 0; tl_i47 < 8; ++tl_i47) {
+                    const int tl_chunk46 = tl_tid + tl_i47 * 128;
+                    const tl::f8e4m3* tl_src48 = &B[int64_t(col0 + ((tl_chunk46 * 16) / 128)) * K + (((g0 + (k + 3)) * 128) + ((tl_chunk46 * 16) % 128))];
+                    tl::f8e4m3* tl_dst49 = &b[(((k + 3) % 4) * 128 + ((tl_chunk46 * 16) / 128)) * 144 + ((tl_chunk46 * 16) % 128)];
+                    const int tl_valid50 = !(tl::in_bounds(col0 + ((tl_chunk46 * 16) / 128), N)) ? 0 : max(0, min(16, K - (((g0 + (k + 3)) * 128) + ((tl_chunk46 * 16) % 128))));
+                    if (tl_valid50 == 16 && ((g0 + (k + 3)) * 128) + ((tl_chunk46 * 16) % 128) >= 0 && tl::is_aligned(tl_src48, 4)) {
+                        tl::cp_async_chunk(tl_dst49, tl_src48);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
+                    } else if (tl_valid50 == 0) {
+                        tl::fill_vector<tl::f8e4m3, 16>(tl_dst49, tl::convert<tl::f8e4m3>(0.0f));
+                    } else {
+                        #pragma unroll
+                        for (int tl_v = 0; tl_v < 16; ++tl_v) tl_dst49[tl_v] = tl::in_bounds(col0 + ((tl_chunk46 * 16) / 128), N) && tl::in_bounds((((g0 + (k + 3)) * 128) + ((tl_chunk46 * 16) % 128)) + tl_v, K) ? tl_src48[tl_v] : tl::convert<tl::f8e4m3>(0.0f);
+                    }
+                }
+            }
+            // copy(A[row0 +: BM, (g0 + k) * G +: G], a);  (qgemm.tl:195)
+            if (tl::is_aligned(A, 16) && K % 16 == 0 && row0 >= 0 && row0 + 16 <= M && ((g0 + (k + 3)) * 128) >= 0 && ((g0 + (k + 3)) * 128) + 128 <= K && ((g0 + (k + 3)) * 128) % 16 == 0) {
+                #pragma unroll
+                for (int tl_i52 = 0; tl_i52 < 1; ++tl_i52) {
+                    const int tl_chunk51 = tl_tid + tl_i52 * 128;
+                    tl::cp_async_16(&a[(((k + 3) % 4) * 16 + ((tl_chunk51 * 16) / 128)) * 144 + ((tl_chunk51 * 16) % 128)], &A[int64_t(row0 + ((tl_chunk51 * 16) / 128)) * K + (((g0 + (k + 3)) * 128) + ((tl_chunk51 * 16) % 128))]);
+                }
+            } else {
+                #pragma unroll
+                for (int tl_i54 = 0; tl_i54 < 1; ++tl_i54) {
+                    const int tl_chunk53 = tl_tid + tl_i54 * 128;
+                    const tl::f8e4m3* tl_src55 = &A[int64_t(row0 + ((tl_chunk53 * 16) / 128)) * K + (((g0 + (k + 3)) * 128) + ((tl_chunk53 * 16) % 128))];
+                    tl::f8e4m3* tl_dst56 = &a[(((k + 3) % 4) * 16 + ((tl_chunk53 * 16) / 128)) * 144 + ((tl_chunk53 * 16) % 128)];
+                    const int tl_valid57 = !(tl::in_bounds(row0 + ((tl_chunk53 * 16) / 128), M)) ? 0 : max(0, min(16, K - (((g0 + (k + 3)) * 128) + ((tl_chunk53 * 16) % 128))));
+                    if (tl_valid57 == 16 && ((g0 + (k + 3)) * 128) + ((tl_chunk53 * 16) % 128) >= 0 && tl::is_aligned(tl_src55, 4)) {
+                        tl::cp_async_chunk(tl_dst56, tl_src55);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
+                    } else if (tl_valid57 == 0) {
+                        tl::fill_vector<tl::f8e4m3, 16>(tl_dst56, tl::convert<tl::f8e4m3>(0.0f));
+                    } else {
+                        #pragma unroll
+                        for (int tl_v = 0; tl_v < 16; ++tl_v) tl_dst56[tl_v] = tl::in_bounds(row0 + ((tl_chunk53 * 16) / 128), M) && tl::in_bounds((((g0 + (k + 3)) * 128) + ((tl_chunk53 * 16) % 128)) + tl_v, K) ? tl_src55[tl_v] : tl::convert<tl::f8e4m3>(0.0f);
+                    }
+                }
+            }
+        }
+        tl::cp_async_commit();
+        // copy(As[row0 +: BM, g0 + k], sa);  (qgemm.tl:196)
+        #pragma unroll
+        for (int tl_s = 0; tl_s < 4; ++tl_s) sa[tl_s] = sa_next[tl_s];
+        // copy(Bs[col0 / G +: 1, g0 + k], sb);  (qgemm.tl:197)
+        for (int tl_e58 = 0; tl_e58 < 1; ++tl_e58) {
+            sb[tl_e58] = sb_next[tl_e58];
+        }
+        if (k + 1 < k_trips) {
+            // copy(As[row0 +: BM, g0 + k], sa);  (qgemm.tl:196)
+            #pragma unroll
+            for (int tl_s59 = 0; tl_s59 < 4; ++tl_s59) {
+                sa_next[tl_s59] = tl::in_bounds(row0 + ((tl_s59 % 2) + (tl_tid % 4) * 2 + (tl_s59 / 2) * 8), M) && tl::in_bounds(g0 + (k + 1), KG) ? As[int64_t(row0 + ((tl_s59 % 2) + (tl_tid % 4) * 2 + (tl_s59 / 2) * 8)) * KG + (g0 + (k + 1))] : 0.0f;
+            }
+            // copy(Bs[col0 / G +: 1, g0 + k], sb);  (qgemm.tl:197)
+            for (int tl_e60 = 0; tl_e60 < 1; ++tl_e60) {
+                sb_next[tl_e60] = tl::in_bounds((col0 / 128) + tl_e60, NB) && tl::in_bounds(g0 + (k + 1), KG) ? Bs[int64_t((col0 / 128) + tl_e60) * KG + (g0 + (k + 1))] : 0.0f;
+            }
+        }
+        // gemm(b, a, part, transpose_b = true, clear = true);  (qgemm.tl:198)
+        {
+            for (int tl_s = 0; tl_s < part_layout::kSlots; ++tl_s) part[tl_s] = 0.0f;
+            tl::warp_gemm_mma<128, 16, 128, 4, 1, tl::f8e4m3, false, true>(
+                part, tl::SharedMatrix<tl::f8e4m3, false, 144>{&b[((k % 4) * 128 + 0) * 144 + 0]},
+                tl::SharedMatrix<tl::f8e4m3, true, 144>{&a[((k % 4) * 16 + 0) * 144 + 0]}, tl_tid);
+        }
+        // for i, j in parallel(BN, BM) {  (qgemm.tl:199)
+        // for i, j in parallel(128, 16): each thread visits the elements of `acc` it holds
+        #pragma unroll
+        for (int tl_s61 = 0; tl_s61 < acc_layout::kSlots; ++tl_s61) {
+            [[maybe_unused]] const int i = acc_layout::row(tl_tid, tl_s61);
+            [[maybe_unused]] const int j = acc_layout::col(tl_tid, tl_s61);
+            acc[tl_s61] = acc[tl_s61] + part[tl_s61] * (sa[(tl_s61 % 2) + (tl_s61 / 4 % 2) * 2] * sb[0]);
+        }
+    }
+    tl::cp_async_wait<0>();  // at most 0 copy groups of this thread still in flight
+    // for i, j in parallel(BN, BM) {                          // Part[z] = accᵀ  (qgemm.tl:203)
+    // for i, j in parallel(128, 16): each thread visits the elements of `acc` it holds
+    #pragma unroll
+    for (int tl_s62 = 0; tl_s62 < acc_layout::kSlots; ++tl_s62) {
+        const int i = acc_layout::row(tl_tid, tl_s62);
+        const int j = acc_layout::col(tl_tid, tl_s62);
+        if (row0 + j < M && col0 + i < N) {
+            Part[(int64_t(int(blockIdx.z)) * M + (row0 + j)) * N + (col0 + i)] = acc[tl_s62];
+        }
+    }
+}
+
+// kernel fp8_gemm_block_scaled_skinny<BM = 16, G = 128, BN = 128, STAGES = 4>  (stdlib/qgemm.tl:176)
+// 128 threads per block, 148624 bytes of shared memory
+// warp-specialized: warpgroup 0 issues TMA loads, the other 128 threads run wgmma; persistent over the tiles
+__global__ void __launch_bounds__(256, 1) fp8_gemm_block_scaled_skinny_kernel_variant0_sm90(
+        const __grid_constant__ CUtensorMap tl_map_B,
+        const __grid_constant__ CUtensorMap tl_map_A,
+        const tl::f8e4m3* __restrict__ A,
+        const float* __restrict__ As,
+        const tl::f8e4m3* __restrict__ B,
+        const float* __restrict__ Bs,
+        float* __restrict__ Part,
+        int32_t k_groups,
+        int32_t M,
+        int32_t K,
+        int32_t KG,
+        int32_t N,
+        int32_t NB,
+        int32_t SPLITS,
+        unsigned* __restrict__ tl_tile_counter)
+{
+    #if defined(__CUDA_ARCH__) && !TL_SM90A_DEVICE
+    __trap();  // built for another arch; the launch stub runs this kernel only on sm_90 devices
+    #else
+    // fragment sa: f32[16], slice of `acc` (broadcast): [16] over 128 threads: (2:r1 4:t1 2:r2) 4 registers, 32 replicas
+    using part_layout = tl::MmaAccLayout<128, 16, 4, 1, true>;  // fragment part: f32[128, 16], wgmma accumulators
+    using acc_layout = tl::MmaAccLayout<128, 16, 4, 1, true>;  // fragment acc: f32[128, 16], wgmma accumulators
+    // fragment sa_next: f32[16], slice of `acc` (broadcast): [16] over 128 threads: (2:r1 4:t1 2:r2) 4 registers, 32 replicas
+    extern __shared__ __align__(1024) unsigned char tl_smem_raw[];
+    unsigned char* tl_smem = tl_smem_raw + ((1024 - tl::sm90::smem_address(tl_smem_raw) % 1024) % 1024);
+    tl::f8e4m3* b = reinterpret_cast<tl::f8e4m3*>(tl_smem + 0);  // shared b: f8e4m3[128, 128], 8 stages, 128-byte swizzled (TMA)
+    tl::f8e4m3* a = reinterpret_cast<tl::f8e4m3*>(tl_smem + 131072);  // shared a: f8e4m3[16, 128], 8 stages, 128-byte swizzled (TMA)
+    uint64_t* tl_full = reinterpret_cast<uint64_t*>(tl_smem + 147456);   // per stage: its TMA loads landed
+    uint64_t* tl_empty = tl_full + 8;  // per stage: every consumer warp finished reading it
+    uint64_t* tl_tile_full = tl_empty + 8;  // the producer wrote the next tile's index
+    uint64_t* tl_tile_empty = tl_tile_full + 1;  // every consumer warp read it
+    int* tl_mailbox = reinterpret_cast<int*>(tl_tile_counter) + 4 * (1 + blockIdx.x);  // this block's 16 bytes beside the counter
+    if (threadIdx.x == 0) {
+        for (int tl_s = 0; tl_s < 8; ++tl_s) {
+            tl::sm90::mbarrier_init(&tl_full[tl_s], 1);
+            tl::sm90::mbarrier_init(&tl_empty[tl_s], 4);  // one arrival per consumer warp
+        }
+        tl::sm90::mbarrier_init(tl_tile_full, 1);
+        tl::sm90::mbarrier_init(tl_tile_empty, 4);  // one arrival per consumer warp
+        tl::sm90::mbarrier_init_fence();
+    }
+    __syncthreads();
+    const int tl_tiles_x = tl::cdiv(N, 128), tl_tiles_y = tl::cdiv(M, 16), tl_tiles_z = SPLITS;
+    const int tl_tiles = tl_tiles_x * tl_tiles_y * tl_tiles_z;
+    if (threadIdx.x < 128) {
+        // Producer warpgroup: one thread issues every TMA load.
+        tl::sm90::release_registers<40>();
+        if (threadIdx.x == 0) {
+            tl::sm90::tma_prefetch_descriptor(&tl_map_B);
+            tl::sm90::tma_prefetch_descriptor(&tl_map_A);
+            int tl_it = 0;  // trips issued so far, across tiles: stage tl_it % stages, round tl_it / stages
+            // The trip counts differ between tiles: this block starts with tile blockIdx.x, then claims the next one as it finishes each.
+            int tl_tile = blockIdx.x;
+            for (int tl_round = 0;; ++tl_round) {
+                tl::sm90::mbarrier_wait(tl_tile_empty, (tl_round + 1) & 1);  // every consumer warp read the last tile's index
+                tl::sm90::hand_over_tile(tl_mailbox, tl_tile, tl_tile_full);  // tl_tiles: none left
+                if (tl_tile >= tl_tiles) break;
+                const int tl_block_z = tl_tile / (tl_tiles_x * tl_tiles_y);
+                const int tl_in_plane = tl_tile % (tl_tiles_x * tl_tiles_y);
+                const int tl_group_first_y = tl_in_plane / (8 * tl_tiles_x) * 8;
+                const int tl_group_rows = min(tl_tiles_y - tl_group_first_y, 8);
+                const int tl_block_y = tl_group_first_y + tl_in_plane % (8 * tl_tiles_x) % tl_group_rows;
+                const int tl_block_x = tl_in_plane % (8 * tl_tiles_x) / tl_group_rows;
+                (void)tl_block_x, (void)tl_block_y, (void)tl_block_z;
+                const int32_t row0 = tl_block_y * 16;
+                const int32_t col0 = tl_block_x * 128;
+                const int32_t g0 = tl_block_z * k_groups;
+                for (int k = 0; k < tl::min(k_groups, KG - g0); ++k, ++tl_it) {
+                    const int tl_stage = tl_it % 8;
+                    tl::sm90::mbarrier_wait(&tl_empty[tl_stage], (tl_it / 8 + 1) & 1);  // consumers released it
+                    tl::sm90::mbarrier_arrive_expect_tx(&tl_full[tl_stage], 18432);
+                    // copy(B[col0 +: BN, (g0 + k) * G +: G], b);  (qgemm.tl:194)
+                    tl::sm90::tma_load_2d(b + tl_stage * 16384, &tl_map_B, &tl_full[tl_stage], (g0 + k) * 128, col0);
+                    // copy(A[row0 +: BM, (g0 + k) * G +: G], a);  (qgemm.tl:195)
+                    tl::sm90::tma_load_2d(a + tl_stage * 2048, &tl_map_A, &tl_full[tl_stage], (g0 + k) * 128, row0);
+                }
+                tl_tile = tl::sm90::claim_next_tile(tl_tile_counter, tl_tiles);
+            }
+        }
+    }
+    else {
+        // Consumer warpgroups: the kernel's 128 threads.
+        tl::sm90::claim_registers<256>();
+        const int tl_tid = tl::thread_index<128>(128);
+        int tl_it = 0;  // trips consumed so far, across tiles
+        // The tiles in the order the producer claims them (tl_tiles: none left).
+        for (int tl_round = 0;; ++tl_round) {
+            tl::sm90::mbarrier_wait(tl_tile_full, (tl_round + 0) & 1);  // the producer handed over this round's tile
+            const int tl_tile = tl::sm90::tile_in_mailbox(tl_mailbox);
+            __syncwarp();
+            if (tl_tid % 32 == 0) tl::sm90::mbarrier_arrive(tl_tile_empty);  // this warp read it
+            if (tl_tile >= tl_tiles) break;
+            const int tl_block_z = tl_tile / (tl_tiles_x * tl_tiles_y);
+            const int tl_in_plane = tl_tile % (tl_tiles_x * tl_tiles_y);
+            const int tl_group_first_y = tl_in_plane / (8 * tl_tiles_x) * 8;
+            const int tl_group_rows = min(tl_tiles_y - tl_group_first_y, 8);
+            const int tl_block_y = tl_group_first_y + tl_in_plane % (8 * tl_tiles_x) % tl_group_rows;
+            const int tl_block_x = tl_in_plane % (8 * tl_tiles_x) / tl_group_rows;
+            (void)tl_block_x, (void)tl_block_y, (void)tl_block_z;
+            float sa[4];  // fragment sa: f32[16]
+            float sb[1];  // local sb: f32[1]
+            float part[part_layout::kSlots];  // fragment part: f32[128, 16]
+            float acc[acc_layout::kSlots];  // fragment acc: f32[128, 16]
+            #pragma unroll
+            for (int tl_i = 0; tl_i < acc_layout::kSlots; ++tl_i) acc[tl_i] = 0.0f;
+            const int32_t row0 = tl_block_y * 16;
+            const int32_t col0 = tl_block_x * 128;
+            const int32_t g0 = tl_block_z * k_groups;
+            float sa_next[4];  // fragment sa_next: f32[16]
+            float sb_next[1];  // local sb_next: f32[1]
+            if (0 < tl::min(k_groups, KG - g0)) {
+                // copy(As[row0 +: BM, g0 + k], sa);  (qgemm.tl:196)
+                #pragma unroll
+                for (int tl_s0 = 0; tl_s0 < 4; ++tl_s0) {
+                    sa_next[tl_s0] = tl::in_bounds(row0 + ((tl_s0 % 2) + (tl_tid % 4) * 2 + (tl_s0 / 2) * 8), M) && tl::in_bounds(g0, KG) ? As[int64_t(row0 + ((tl_s0 % 2) + (tl_tid % 4) * 2 + (tl_s0 / 2) * 8)) * KG + g0] : 0.0f;
+                }
+                // copy(Bs[col0 / G +: 1, g0 + k], sb);  (qgemm.tl:197)
+                for (int tl_e1 = 0; tl_e1 < 1; ++tl_e1) {
+                    sb_next[tl_e1] = tl::in_bounds((col0 / 128) + tl_e1, NB) && tl::in_bounds(g0, KG) ? Bs[int64_t((col0 / 128) + tl_e1) * KG + g0] : 0.0f;
+                }
+            }
+            // for k in pipelined(min(k_groups, KG - g0), stages = STAGES) {  (qgemm.tl:193)
+            const int tl_trips2 = tl::min(k_groups, KG - g0);
+            for (int k = 0; k < tl_trips2; ++k, ++tl_it) {
+                const int tl_stage = tl_it % 8;
+                tl::sm90::mbarrier_wait(&tl_full[tl_stage], (tl_it / 8 + 0) & 1);  // trip k's TMA loads landed
+                // gemm(b, a, part, transpose_b = true, clear = true);  (qgemm.tl:198)
+                tl::sm90::warpgroup_gemm<tl::f8e4m3, 128, 16, 128, false, true, 1>(part, b + tl_stage * 16384, a + tl_stage * 2048, tl_tid / 128, true);
+                // copy(As[row0 +: BM, g0 + k], sa);  (qgemm.tl:196)
+                #pragma unroll
+                for (int tl_s = 0; tl_s < 4; ++tl_s) sa[tl_s] = sa_next[tl_s];
+                // copy(Bs[col0 / G +: 1, g0 + k], sb);  (qgemm.tl:197)
+                for (int tl_e3 = 0; tl_e3 < 1; ++tl_e3) {
+                    sb[tl_e3] = sb_next[tl_e3];
+                }
+                if (k + 1 < tl::min(k_groups, KG - g0)) {
+                    // copy(As[row0 +: BM, g0 + k], sa);  (qgemm.tl:196)
+                    #pragma unroll
+                    for (int tl_s4 = 0; tl_s4 < 4; ++tl_s4) {
+                        sa_next[tl_s4] = tl::in_bounds(row0 + ((tl_s4 % 2) + (tl_tid % 4) * 2 + (tl_s4 / 2) * 8), M) && tl::in_bounds(g0 + (k + 1), KG) ? As[int64_t(row0 + ((tl_s4 % 2) + (tl_tid % 4) * 2 + (tl_s4 / 2) * 8)) * KG + (g0 + (k + 1))] : 0.0f;
+                    }
+                    // copy(Bs[col0 / G +: 1, g0 + k], sb);  (qgemm.tl:197)
+                    for (int tl_e5 = 0; tl_e5 < 1; ++tl_e5) {
+                        sb_next[tl_e5] = tl::in_bounds((col0 / 128) + tl_e5, NB) && tl::in_bounds(g0 + (k + 1), KG) ? Bs[int64_t((col0 / 128) + tl_e5) * KG + (g0 + (k + 1))] : 0.0f;
+                    }
+                }
+                tl::sm90::wgmma_wait<0>();  // #0 (into `part`) retired
+                tl::sm90::fence_accumulators(part);
+                if (tl_tid % 32 == 0) tl::sm90::mbarrier_arrive(&tl_empty[tl_stage]);  // release trip k's stage
+                // for i, j in parallel(BN, BM) {  (qgemm.tl:199)
+                // for i, j in parallel(128, 16): each thread visits the elements of `acc` it holds
+                #pragma unroll
+                for (int tl_s6 = 0; tl_s6 < acc_layout::kSlots; ++tl_s6) {
+                    [[maybe_unused]] const int i = acc_layout::row(tl_tid, tl_s6);
+                    [[maybe_unused]] const int j = acc_layout::col(tl_tid, tl_s6);
+                    acc[tl_s6] = acc[tl_s6] + part[tl_s6] * (sa[(tl_s6 % 2) + (tl_s6 / 4 % 2) * 2] * sb[0]);
+                }
+            }
+            // for i, j in parallel(BN, BM) {                          // Part[z] = accᵀ  (qgemm.tl:203)
+            // for i, j in parallel(128, 16): each thread visits the elements of `acc` it holds
+            #pragma unroll
+            for (int tl_s7 = 0; tl_s7 < acc_layout::kSlots; ++tl_s7) {
+                const int i = acc_layout::row(tl_tid, tl_s7);
+                const int j = acc_layout::col(tl_tid, tl_s7);
+                if (row0 + j < M && col0 + i < N) {
+                    Part[(int64_t(tl_block_z) * M + (row0 + j)) * N + (col0 + i)] = acc[tl_s7];
+                }
+            }
+        }
+    }
+    #endif
+}
+
+// kernel fp8_gemm_block_scaled_skinny<BM = 32, G = 128, BN = 128, STAGES = 4>  (stdlib/qgemm.tl:176)
+// 128 threads per block, 92160 bytes of shared memory
+__global__ void __launch_bounds__(128) fp8_gemm_block_scaled_skinny_kernel_variant1(
+        const tl::f8e4m3* __restrict__ A,
+        const float* __restrict__ As,
+        const tl::f8e4m3* __restrict__ B,
+        const float* __restrict__ Bs,
+        float* __restrict__ Part,
+        int32_t k_groups,
+        int32_t M,
+        int32_t K,
+        int32_t KG,
+        int32_t N,
+        int32_t NB,
+        int32_t SPLITS)
+{
+    // fragment sa: f32[32], slice of `acc` (broadcast): [32] over 128 threads: (2:r1 4:t1 4:r2) 8 registers, 32 replicas
+    using part_layout = tl::MmaAccLayout<128, 32, 4, 1>;  // fragment part: f32[128, 32], mma.sync accumulators
+    using acc_layout = tl::MmaAccLayout<128, 32, 4, 1>;  // fragment acc: f32[128, 32], mma.sync accumulators
+    // fragment sa_next: f32[32], slice of `acc` (broadcast): [32] over 128 threads: (2:r1 4:t1 4:r2) 8 registers, 32 replicas
+    const int tl_tid = tl::thread_index<128>();
+    extern __shared__ __align__(128) unsigned char tl_smem[];
+    tl::f8e4m3* b = reinterpret_cast<tl::f8e4m3*>(tl_smem + 0);  // shared b: f8e4m3[4, 128, 128], row pitch 144
+    tl::f8e4m3* a = reinterpret_cast<tl::f8e4m3*>(tl_smem + 73728);  // shared a: f8e4m3[4, 32, 128], row pitch 144
+    float sa[8];  // fragment sa: f32[32]
+    float sb[1];  // local sb: f32[1]
+    float part[part_layout::kSlots];  // fragment part: f32[128, 32]
+    float acc[acc_layout::kSlots];  // fragment acc: f32[128, 32]
+    #pragma unroll
+    for (int tl_i = 0; tl_i < acc_layout::kSlots; ++tl_i) acc[tl_i] = 0.0f;
+    const int32_t row0 = int(blockIdx.y) * 32;
+    const int32_t col0 = int(blockIdx.x) * 128;
+    const int32_t g0 = int(blockIdx.z) * k_groups;
+    const int32_t k_trips = tl::min(k_groups, KG - g0);
+    if (0 < k_trips) {
+        // copy(B[col0 +: BN, (g0 + k) * G +: G], b);  (qgemm.tl:194)
+        if (tl::is_aligned(B, 16) && K % 16 == 0 && col0 >= 0 && col0 + 128 <= N && (g0 * 128) >= 0 && (g0 * 128) + 128 <= K && (g0 * 128) % 16 == 0) {
+            #pragma unroll
+            for (int tl_i1 = 0; tl_i1 < 8; ++tl_i1) {
+                const int tl_chunk0 = tl_tid + tl_i1 * 128;
+                tl::cp_async_16(&b[(0 * 128 + ((tl_chunk0 * 16) / 128)) * 144 + ((tl_chunk0 * 16) % 128)], &B[int64_t(col0 + ((tl_chunk0 * 16) / 128)) * K + ((g0 * 128) + ((tl_chunk0 * 16) % 128))]);
+            }
+        } else {
+            #pragma unroll
+            for (int tl_i3 = 0; tl_i3 < 8; ++tl_i3) {
+                const int tl_chunk2 = tl_tid + tl_i3 * 128;
+                const tl::f8e4m3* tl_src4 = &B[int64_t(col0 + ((tl_chunk2 * 16) / 128)) * K + ((g0 * 128) + ((tl_chunk2 * 16) % 128))];
+                tl::f8e4m3* tl_dst5 = &b[(0 * 128 + ((tl_chunk2 * 16) / 128)) * 144 + ((tl_chunk2 * 16) % 128)];
+                const int tl_valid6 = !(tl::in_bounds(col0 + ((tl_chunk2 * 16) / 128), N)) ? 0 : max(0, min(16, K - ((g0 * 128) + ((tl_chunk2 * 16) % 128))));
+                if (tl_valid6 == 16 && (g0 * 128) + ((tl_chunk2 * 16) % 128) >= 0 && tl::is_aligned(tl_src4, 4)) {
+                    tl::cp_async_chunk(tl_dst5, tl_src4);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
+                } else if (tl_valid6 == 0) {
+                    tl::fill_vector<tl::f8e4m3, 16>(tl_dst5, tl::convert<tl::f8e4m3>(0.0f));
+                } else {
+                    #pragma unroll
+                    for (int tl_v = 0; tl_v < 16; ++tl_v) tl_dst5[tl_v] = tl::in_bounds(col0 + ((tl_chunk2 * 16) / 128), N) && tl::in_bounds(((g0 * 128) + ((tl_chunk2 * 16) % 128)) + tl_v, K) ? tl_src4[tl_v] : tl::convert<tl::f8e4m3>(0.0f);
+                }
+            }
+        }
+        // copy(A[row0 +: BM, (g0 + k) * G +: G], a);  (qgemm.tl:195)
+        if (tl::is_aligned(A, 16) && K % 16 == 0 && row0 >= 0 && row0 + 32 <= M && (g0 * 128) >= 0 && (g0 * 128) + 128 <= K && (g0 * 128) % 16 == 0) {
+            #pragma unroll
+            for (int tl_i8 = 0; tl_i8 < 2; ++tl_i8) {
+                const int tl_chunk7 = tl_tid + tl_i8 * 128;
+                tl::cp_async_16(&a[(0 * 32 + ((tl_chunk7 * 16) / 128)) * 144 + ((tl_chunk7 * 16) % 128)], &A[int64_t(row0 + ((tl_chunk7 * 16) / 128)) * K + ((g0 * 128) + ((tl_chunk7 * 16) % 128))]);
+            }
+        } else {
+            #pragma unroll
+            for (int tl_i10 = 0; tl_i10 < 2; ++tl_i10) {
+                const int tl_chunk9 = tl_tid + tl_i10 * 128;
+                const tl::f8e4m3* tl_src11 = &A[int64_t(row0 + ((tl_chunk9 * 16) / 128)) * K + ((g0 * 128) + ((tl_chunk9 * 16) % 128))];
+                tl::f8e4m3* tl_dst12 = &a[(0 * 32 + ((tl_chunk9 * 16) / 128)) * 144 + ((tl_chunk9 * 16) % 128)];
+                const int tl_valid13 = !(tl::in_bounds(row0 + ((tl_chunk9 * 16) / 128), M)) ? 0 : max(0, min(16, K - ((g0 * 128) + ((tl_chunk9 * 16) % 128))));
+                if (tl_valid13 == 16 && (g0 * 128) + ((tl_chunk9 * 16) % 128) >= 0 && tl::is_aligned(tl_src11, 4)) {
+                    tl::cp_async_chunk(tl_dst12, tl_src11);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
+                } else if (tl_valid13 == 0) {
+                    tl::fill_vector<tl::f8e4m3, 16>(tl_dst12, tl::convert<tl::f8e4m3>(0.0f));
+                } else {
+                    #pragma unroll
+                    for (int tl_v = 0; tl_v < 16; ++tl_v) tl_dst12[tl_v] = tl::in_bounds(row0 + ((tl_chunk9 * 16) / 128), M) && tl::in_bounds(((g0 * 128) + ((tl_chunk9 * 16) % 128)) + tl_v, K) ? tl_src11[tl_v] : tl::convert<tl::f8e4m3>(0.0f);
+                }
+            }
+        }
+    }
+    tl::cp_async_commit();
+    if (1 < k_trips) {
+        // copy(B[col0 +: BN, (g0 + k) * G +: G], b);  (qgemm.tl:194)
+        if (tl::is_aligned(B, 16) && K % 16 == 0 && col0 >= 0 && col0 + 128 <= N && ((g0 + 1) * 128) >= 0 && ((g0 + 1) * 128) + 128 <= K && ((g0 + 1) * 128) % 16 == 0) {
+            #pragma unroll
+            for (int tl_i15 = 0; tl_i15 < 8; ++tl_i15) {
+                const int tl_chunk14 = tl_tid + tl_i15 * 128;
+                tl::cp_async_16(&b[(1 * 128 + ((tl_chunk14 * 16) / 128)) * 144 + ((tl_chunk14 * 16) % 128)], &B[int64_t(col0 + ((tl_chunk14 * 16) / 128)) * K + (((g0 + 1) * 128) + ((tl_chunk14 * 16) % 128))]);
+            }
+        } else {
+            #pragma unroll
+            for (int tl_i17 = 0; tl_i17 < 8; ++tl_i17) {
+                const int tl_chunk16 = tl_tid + tl_i17 * 128;
+                const tl::f8e4m3* tl_src18 = &B[int64_t(col0 + ((tl_chunk16 * 16) / 128)) * K + (((g0 + 1) * 128) + ((tl_chunk16 * 16) % 128))];
+                tl::f8e4m3* tl_dst19 = &b[(1 * 128 + ((tl_chunk16 * 16) / 128)) * 144 + ((tl_chunk16 * 16) % 128)];
+                const int tl_valid20 = !(tl::in_bounds(col0 + ((tl_chunk16 * 16) / 128), N)) ? 0 : max(0, min(16, K - (((g0 + 1) * 128) + ((tl_chunk16 * 16) % 128))));
+                if (tl_valid20 == 16 && ((g0 + 1) * 128) + ((tl_chunk16 * 16) % 128) >= 0 && tl::is_aligned(tl_src18, 4)) {
+                    tl::cp_async_chunk(tl_dst19, tl_src18);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
+                } else if (tl_valid20 == 0) {
+                    tl::fill_vector<tl::f8e4m3, 16>(tl_dst19, tl::convert<tl::f8e4m3>(0.0f));
+                } else {
+                    #pragma unroll
+                    for (int tl_v = 0; tl_v < 16; ++tl_v) tl_dst19[tl_v] = tl::in_bounds(col0 + ((tl_chunk16 * 16) / 128), N) && tl::in_bounds((((g0 + 1) * 128) + ((tl_chunk16 * 16) % 128)) + tl_v, K) ? tl_src18[tl_v] : tl::convert<tl::f8e4m3>(0.0f);
+                }
+            }
+        }
+        // copy(A[row0 +: BM, (g0 + k) * G +: G], a);  (qgemm.tl:195)
+        if (tl::is_aligned(A, 16) && K % 16 == 0 && row0 >= 0 && row0 + 32 <= M && ((g0 + 1) * 128) >= 0 && ((g0 + 1) * 128) + 128 <= K && ((g0 + 1) * 128) % 16 == 0) {
+            #pragma unroll
+            for (int tl_i22 = 0; tl_i22 < 2; ++tl_i22) {
+                const int tl_chunk21 = tl_tid + tl_i22 * 128;
+                tl::cp_async_16(&a[(1 * 32 + ((tl_chunk21 * 16) / 128)) * 144 + ((tl_chunk21 * 16) % 128)], &A[int64_t(row0 + ((tl_chunk21 * 16) / 128)) * K + (((g0 + 1) * 128) + ((tl_chunk21 * 16) % 128))]);
+            }
+        } else {
+            #pragma unroll
+            for (int tl_i24 = 0; tl_i24 < 2; ++tl_i24) {
+                const int tl_chunk23 = tl_tid + tl_i24 * 128;
+                const tl::f8e4m3* tl_src25 = &A[int64_t(row0 + ((tl_chunk23 * 16) / 128)) * K + (((g0 + 1) * 128) + ((tl_chunk23 * 16) % 128))];
+                tl::f8e4m3* tl_dst26 = &a[(1 * 32 + ((tl_chunk23 * 16) / 128)) * 144 + ((tl_chunk23 * 16) % 128)];
+                const int tl_valid27 = !(tl::in_bounds(row0 + ((tl_chunk23 * 16) / 128), M)) ? 0 : max(0, min(16, K - (((g0 + 1) * 128) + ((tl_chunk23 * 16) % 128))));
+                if (tl_valid27 == 16 && ((g0 + 1) * 128) + ((tl_chunk23 * 16) % 128) >= 0 && tl::is_aligned(tl_src25, 4)) {
+                    tl::cp_async_chunk(tl_dst26, tl_src25);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
+                } else if (tl_valid27 == 0) {
+                    tl::fill_vector<tl::f8e4m3, 16>(tl_dst26, tl::convert<tl::f8e4m3>(0.0f));
+                } else {
+                    #pragma unroll
+                    for (int tl_v = 0; tl_v < 16; ++tl_v) tl_dst26[tl_v] = tl::in_bounds(row0 + ((tl_chunk23 * 16) / 128), M) && tl::in_bounds((((g0 + 1) * 128) + ((tl_chunk23 * 16) % 128)) + tl_v, K) ? tl_src25[tl_v] : tl::convert<tl::f8e4m3>(0.0f);
+                }
+            }
+        }
+    }
+    tl::cp_async_commit();
+    if (2 < k_trips) {
+        // copy(B[col0 +: BN, (g0 + k) * G +: G], b);  (qgemm.tl:194)
+        if (tl::is_aligned(B, 16) && K % 16 == 0 && col0 >= 0 && col0 + 128 <= N && ((g0 + 2) * 128) >= 0 && ((g0 + 2) * 128) + 128 <= K && ((g0 + 2) * 128) % 16 == 0) {
+            #pragma unroll
+            for (int tl_i29 = 0; tl_i29 < 8; ++tl_i29) {
+                const int tl_chunk28 = tl_tid + tl_i29 * 128;
+                tl::cp_async_16(&b[(2 * 128 + ((tl_chunk28 * 16) / 128)) * 144 + ((tl_chunk28 * 16) % 128)], &B[int64_t(col0 + ((tl_chunk28 * 16) / 128)) * K + (((g0 + 2) * 128) + ((tl_chunk28 * 16) % 128))]);
+            }
+        } else {
+            #pragma unroll
+            for (int tl_i31 = 0; tl_i31 < 8; ++tl_i31) {
+                const int tl_chunk30 = tl_tid + tl_i31 * 128;
+                const tl::f8e4m3* tl_src32 = &B[int64_t(col0 + ((tl_chunk30 * 16) / 128)) * K + (((g0 + 2) * 128) + ((tl_chunk30 * 16) % 128))];
+                tl::f8e4m3* tl_dst33 = &b[(2 * 128 + ((tl_chunk30 * 16) / 128)) * 144 + ((tl_chunk30 * 16) % 128)];
+                const int tl_valid34 = !(tl::in_bounds(col0 + ((tl_chunk30 * 16) / 128), N)) ? 0 : max(0, min(16, K - (((g0 + 2) * 128) + ((tl_chunk30 * 16) % 128))));
+                if (tl_valid34 == 16 && ((g0 + 2) * 128) + ((tl_chunk30 * 16) % 128) >= 0 && tl::is_aligned(tl_src32, 4)) {
+                    tl::cp_async_chunk(tl_dst33, tl_src32);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
+                } else if (tl_valid34 == 0) {
+                    tl::fill_vector<tl::f8e4m3, 16>(tl_dst33, tl::convert<tl::f8e4m3>(0.0f));
+                } else {
+                    #pragma unroll
+                    for (int tl_v = 0; tl_v < 16; ++tl_v) tl_dst33[tl_v] = tl::in_bounds(col0 + ((tl_chunk30 * 16) / 128), N) && tl::in_bounds((((g0 + 2) * 128) + ((tl_chunk30 * 16) % 128)) + tl_v, K) ? tl_src32[tl_v] : tl::convert<tl::f8e4m3>(0.0f);
+                }
+            }
+        }
+        // copy(A[row0 +: BM, (g0 + k) * G +: G], a);  (qgemm.tl:195)
+        if (tl::is_aligned(A, 16) && K % 16 == 0 && row0 >= 0 && row0 + 32 <= M && ((g0 + 2) * 128) >= 0 && ((g0 + 2) * 128) + 128 <= K && ((g0 + 2) * 128) % 16 == 0) {
+            #pragma unroll
+            for (int tl_i36 = 0; tl_i36 < 2; ++tl_i36) {
+                const int tl_chunk35 = tl_tid + tl_i36 * 128;
+                tl::cp_async_16(&a[(2 * 32 + ((tl_chunk35 * 16) / 128)) * 144 + ((tl_chunk35 * 16) % 128)], &A[int64_t(row0 + ((tl_chunk35 * 16) / 128)) * K + (((g0 + 2) * 128) + ((tl_chunk35 * 16) % 128))]);
+            }
+        } else {
+            #pragma unroll
+            for (int tl_i38 = 0; tl_i38 < 2; ++tl_i38) {
+                const int tl_chunk37 = tl_tid + tl_i38 * 128;
+                const tl::f8e4m3* tl_src39 = &A[int64_t(row0 + ((tl_chunk37 * 16) / 128)) * K + (((g0 + 2) * 128) + ((tl_chunk37 * 16) % 128))];
+                tl::f8e4m3* tl_dst40 = &a[(2 * 32 + ((tl_chunk37 * 16) / 128)) * 144 + ((tl_chunk37 * 16) % 128)];
+                const int tl_valid41 = !(tl::in_bounds(row0 + ((tl_chunk37 * 16) / 128), M)) ? 0 : max(0, min(16, K - (((g0 + 2) * 128) + ((tl_chunk37 * 16) % 128))));
+                if (tl_valid41 == 16 && ((g0 + 2) * 128) + ((tl_chunk37 * 16) % 128) >= 0 && tl::is_aligned(tl_src39, 4)) {
+                    tl::cp_async_chunk(tl_dst40, tl_src39);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
+                } else if (tl_valid41 == 0) {
+                    tl::fill_vector<tl::f8e4m3, 16>(tl_dst40, tl::convert<tl::f8e4m3>(0.0f));
+                } else {
+                    #pragma unroll
+                    for (int tl_v = 0; tl_v < 16; ++tl_v) tl_dst40[tl_v] = tl::in_bounds(row0 + ((tl_chunk37 * 16) / 128), M) && tl::in_bounds((((g0 + 2) * 128) + ((tl_chunk37 * 16) % 128)) + tl_v, K) ? tl_src39[tl_v] : tl::convert<tl::f8e4m3>(0.0f);
+                }
+            }
+        }
+    }
+    tl::cp_async_commit();
+    float sa_next[8];  // fragment sa_next: f32[32]
+    float sb_next[1];  // local sb_next: f32[1]
+    if (0 < k_trips) {
+        // copy(As[row0 +: BM, g0 + k], sa);  (qgemm.tl:196)
+        #pragma unroll
+        for (int tl_s42 = 0; tl_s42 < 8; ++tl_s42) {
+            sa_next[tl_s42] = tl::in_bounds(row0 + ((tl_s42 % 2) + (tl_tid % 4) * 2 + (tl_s42 / 2) * 8), M) && tl::in_bounds(g0, KG) ? As[int64_t(row0 + ((tl_s42 % 2) + (tl_tid % 4) * 2 + (tl_s42 / 2) * 8)) * KG + g0] : 0.0f;
+        }
+        // copy(Bs[col0 / G +: 1, g0 + k], sb);  (qgemm.tl:197)
+        for (int tl_e43 = 0; tl_e43 < 1; ++tl_e43) {
+            sb_next[tl_e43] = tl::in_bounds((col0 / 128) + tl_e43, NB) && tl::in_bounds(g0, KG) ? Bs[int64_t((col0 / 128) + tl_e43) * KG + g0] : 0.0f;
+        }
+    }
+    // for k in pipelined(min(k_groups, KG - g0), stages = STAGES) {  (qgemm.tl:193)
+    for (int k = 0; k < k_trips; ++k) {
+        tl::cp_async_wait<2>();  // at most 2 copy groups of this thread still in flight
+        __syncthreads();  // pipeline: stage `k % 4` has landed and the stage refilled next is no longer read
+        if (k + 3 < k_trips) {
+            // copy(B[col0 +: BN, (g0 + k) * G +: G], b);  (qgemm.tl:194)
+            if (tl::is_aligned(B, 16) && K % 16 == 0 && col0 >= 0 && col0 + 128 <= N && ((g0 + (k + 3)) * 128) >= 0 && ((g0 + (k + 3)) * 128) + 128 <= K && ((g0 + (k + 3)) * 128) % 16 == 0) {
+                #pragma unroll
+                for (int tl_i45 = 0; tl_i45 < 8; ++tl_i45) {
+                    const int tl_chunk44 = tl_tid + tl_i45 * 128;
+                    tl::cp_async_16(&b[(((k + 3) % 4) * 128 + ((tl_chunk44 * 16) / 128)) * 144 + ((tl_chunk44 * 16) % 128)], &B[int64_t(col0 + ((tl_chunk44 * 16) / 128)) * K + (((g0 + (k + 3)) * 128) + ((tl_chunk44 * 16) % 128))]);
+                }
+            } else {
+                #pragma unroll
+                for (int tl_i47 = 0; tl_i47 < 8; ++tl_i47) {
+                    const int tl_chunk46 = tl_tid + tl_i47 * 128;
+                    const tl::f8e4m3* tl_src48 = &B[int64_t(col0 + ((tl_chunk46 * 16) / 128)) * K + (((g0 + (k + 3)) * 128) + ((tl_chunk46 * 16) % 128))];
+                    tl::f8e4m3* tl_dst49 = &b[(((k + 3) % 4) * 128 + ((tl_chunk46 * 16) / 128)) * 144 + ((tl_chunk46 * 16) % 128)];
+                    const int tl_valid50 = !(tl::in_bounds(col0 + ((tl_chunk46 * 16) / 128), N)) ? 0 : max(0, min(16, K - (((g0 + (k + 3)) * 128) + ((tl_chunk46 * 16) % 128))));
+                    if (tl_valid50 == 16 && ((g0 + (k + 3)) * 128) + ((tl_chunk46 * 16) % 128) >= 0 && tl::is_aligned(tl_src48, 4)) {
+                        tl::cp_async_chunk(tl_dst49, tl_src48);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
+                    } else if (tl_valid50 == 0) {
+                        tl::fill_vector<tl::f8e4m3, 16>(tl_dst49, tl::convert<tl::f8e4m3>(0.0f));
+                    } else {
+                        #pragma unroll
+                        for (int tl_v = 0; tl_v < 16; ++tl_v) tl_dst49[tl_v] = tl::in_bounds(col0 + ((tl_chunk46 * 16) / 128), N) && tl::in_bounds((((g0 + (k + 3)) * 128) + ((tl_chunk46 * 16) % 128)) + tl_v, K) ? tl_src48[tl_v] : tl::convert<tl::f8e4m3>(0.0f);
+                    }
+                }
+            }
+            // copy(A[row0 +: BM, (g0 + k) * G +: G], a);  (qgemm.tl:195)
+            if (tl::is_aligned(A, 16) && K % 16 == 0 && row0 >= 0 && row0 + 32 <= M && ((g0 + (k + 3)) * 128) >= 0 && ((g0 + (k + 3)) * 128) + 128 <= K && ((g0 + (k + 3)) * 128) % 16 == 0) {
+                #pragma unroll
+                for (int tl_i52 = 0; tl_i52 < 2; ++tl_i52) {
+                    const int tl_chunk51 = tl_tid + tl_i52 * 128;
+                    tl::cp_async_16(&a[(((k + 3) % 4) * 32 + ((tl_chunk51 * 16) / 128)) * 144 + ((tl_chunk51 * 16) % 128)], &A[int64_t(row0 + ((tl_chunk51 * 16) / 128)) * K + (((g0 + (k + 3)) * 128) + ((tl_chunk51 * 16) % 128))]);
+                }
+            } else {
+                #pragma unroll
+                for (int tl_i54 = 0; tl_i54 < 2; ++tl_i54) {
+                    const int tl_chunk53 = tl_tid + tl_i54 * 128;
+                    const tl::f8e4m3* tl_src55 = &A[int64_t(row0 + ((tl_chunk53 * 16) / 128)) * K + (((g0 + (k + 3)) * 128) + ((tl_chunk53 * 16) % 128))];
+                    tl::f8e4m3* tl_dst56 = &a[(((k + 3) % 4) * 32 + ((tl_chunk53 * 16) / 128)) * 144 + ((tl_chunk53 * 16) % 128)];
+                    const int tl_valid57 = !(tl::in_bounds(row0 + ((tl_chunk53 * 16) / 128), M)) ? 0 : max(0, min(16, K - (((g0 + (k + 3)) * 128) + ((tl_chunk53 * 16) % 128))));
+                    if (tl_valid57 == 16 && ((g0 + (k + 3)) * 128) + ((tl_chunk53 * 16) % 128) >= 0 && tl::is_aligned(tl_src55, 4)) {
+                        tl::cp_async_chunk(tl_dst56, tl_src55);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
+                    } else if (tl_valid57 == 0) {
+                        tl::fill_vector<tl::f8e4m3, 16>(tl_dst56, tl::convert<tl::f8e4m3>(0.0f));
+                    } else {
+                        #pragma unroll
+                        for (int tl_v = 0; tl_v < 16; ++tl_v) tl_dst56[tl_v] = tl::in_bounds(row0 + ((tl_chunk53 * 16) / 128), M) && tl::in_bounds((((g0 + (k + 3)) * 128) + ((tl_chunk53 * 16) % 128)) + tl_v, K) ? tl_src55[tl_v] : tl::convert<tl::f8e4m3>(0.0f);
+                    }
+                }
+            }
+        }
+        tl::cp_async_commit();
+        // copy(As[row0 +: BM, g0 + k], sa);  (qgemm.tl:196)
+        #pragma unroll
+        for (int tl_s = 0; tl_s < 8; ++tl_s) sa[tl_s] = sa_next[tl_s];
+        // copy(Bs[col0 / G +: 1, g0 + k], sb);  (qgemm.tl:197)
+        for (int tl_e58 = 0; tl_e58 < 1; ++tl_e58) {
+            sb[tl_e58] = sb_next[tl_e58];
+        }
+        if (k + 1 < k_trips) {
+            // copy(As[row0 +: BM, g0 + k], sa);  (qgemm.tl:196)
+            #pragma unroll
+            for (int tl_s59 = 0; tl_s59 < 8; ++tl_s59) {
+                sa_next[tl_s59] = tl::in_bounds(row0 + ((tl_s59 % 2) + (tl_tid % 4) * 2 + (tl_s59 / 2) * 8), M) && tl::in_bounds(g0 + (k + 1), KG) ? As[int64_t(row0 + ((tl_s59 % 2) + (tl_tid % 4) * 2 + (tl_s59 / 2) * 8)) * KG + (g0 + (k + 1))] : 0.0f;
+            }
+            // copy(Bs[col0 / G +: 1, g0 + k], sb);  (qgemm.tl:197)
+            for (int tl_e60 = 0; tl_e60 < 1; ++tl_e60) {
+                sb_next[tl_e60] = tl::in_bounds((col0 / 128) + tl_e60, NB) && tl::in_bounds(g0 + (k + 1), KG) ? Bs[int64_t((col0 / 128) + tl_e60) * KG + (g0 + (k + 1))] : 0.0f;
+            }
+        }
+        // gemm(b, a, part, transpose_b = true, clear = true);  (qgemm.tl:198)
+        {
+            for (int tl_s = 0; tl_s < part_layout::kSlots; ++tl_s) part[tl_s] = 0.0f;
+            tl::warp_gemm_mma<128, 32, 128, 4, 1, tl::f8e4m3, false, true>(
+                part, tl::SharedMatrix<tl::f8e4m3, false, 144>{&b[((k % 4) * 128 + 0) * 144 + 0]},
+                tl::SharedMatrix<tl::f8e4m3, true, 144>{&a[((k % 4) * 32 + 0) * 144 + 0]}, tl_tid);
+        }
+        // for i, j in parallel(BN, BM) {  (qgemm.tl:199)
+        // for i, j in parallel(128, 32): each thread visits the elements of `acc` it holds
+        #pragma unroll
+        for (int tl_s61 = 0; tl_s61 < acc_layout::kSlots; ++tl_s61) {
+            [[maybe_unused]] const int i = acc_layout::row(tl_tid, tl_s61);
+            [[maybe_unused]] const int j = acc_layout::col(tl_tid, tl_s61);
+            acc[tl_s61] = acc[tl_s61] + part[tl_s61] * (sa[(tl_s61 % 2) + (tl_s61 / 4 % 4) * 2] * sb[0]);
+        }
+    }
+    tl::cp_async_wait<0>();  // at most 0 copy groups of this thread still in flight
+    // for i, j in parallel(BN, BM) {                          // Part[z] = accᵀ  (qgemm.tl:203)
+    // for i, j in parallel(128, 32): each thread visits the elements of `acc` it holds
+    #pragma unroll
+    for (int tl_s62 = 0; tl_s62 < acc_layout::kSlots; ++tl_s62) {
+        const int i = acc_layout::row(tl_tid, tl_s62);
+        const int j = acc_layout::col(tl_tid, tl_s62);
+        if (row0 + j < M && col0 + i < N) {
+            Part[(int64_t(int(blockIdx.z)) * M + (row0 + j)) * N + (col0 + i)] = acc[tl_s62];
+        }
+    }
+}
+
+// kernel fp8_gemm_block_scaled_skinny<BM = 32, G = 128, BN = 128, STAGES = 4>  (stdlib/qgemm.tl:176)
+// 128 threads per block, 144512 bytes of shared memory
+// warp-specialized: warpgroup 0 issues TMA loads, the other 128 threads run wgmma; persistent over the tiles
+__global__ void __launch_bounds__(256, 1) fp8_gemm_block_scaled_skinny_kernel_variant1_sm90(
+        const __grid_constant__ CUtensorMap tl_map_B,
+        const __grid_constant__ CUtensorMap tl_map_A,
+        const tl::f8e4m3* __restrict__ A,
+        const float* __restrict__ As,
+        const tl::f8e4m3* __restrict__ B,
+        const float* __restrict__ Bs,
+        float* __restrict__ Part,
+        int32_t k_groups,
+        int32_t M,
+        int32_t K,
+        int32_t KG,
+        int32_t N,
+        int32_t NB,
+        int32_t SPLITS,
+        unsigned* __restrict__ tl_tile_counter)
+{
+    #if defined(__CUDA_ARCH__) && !TL_SM90A_DEVICE
+    __trap();  // built for another arch; the launch stub runs this kernel only on sm_90 devices
+    #else
+    // fragment sa: f32[32], slice of `acc` (broadcast): [32] over 128 threads: (2:r1 4:t1 4:r2) 8 registers, 32 replicas
+    using part_layout = tl::MmaAccLayout<128, 32, 4, 1, true>;  // fragment part: f32[128, 32], wgmma accumulators
+    using acc_layout = tl::MmaAccLayout<128, 32, 4, 1, true>;  // fragment acc: f32[128, 32], wgmma accumulators
+    // fragment sa_next: f32[32], slice of `acc` (broadcast): [32] over 128 threads: (2:r1 4:t1 4:r2) 8 registers, 32 replicas
+    extern __shared__ __align__(1024) unsigned char tl_smem_raw[];
+    unsigned char* tl_smem = tl_smem_raw + ((1024 - tl::sm90::smem_address(tl_smem_raw) % 1024) % 1024);
+    tl::f8e4m3* b = reinterpret_cast<tl::f8e4m3*>(tl_smem + 0);  // shared b: f8e4m3[128, 128], 7 stages, 128-byte swizzled (TMA)
+    tl::f8e4m3* a = reinterpret_cast<tl::f8e4m3*>(tl_smem + 114688);  // shared a: f8e4m3[32, 128], 7 stages, 128-byte swizzled (TMA)
+    uint64_t* tl_full = reinterpret_cast<uint64_t*>(tl_smem + 143360);   // per stage: its TMA loads landed
+    uint64_t* tl_empty = tl_full + 7;  // per stage: every consumer warp finished reading it
+    uint64_t* tl_tile_full = tl_empty + 7;  // the producer wrote the next tile's index
+    uint64_t* tl_tile_empty = tl_tile_full + 1;  // every consumer warp read it
+    int* tl_mailbox = reinterpret_cast<int*>(tl_tile_counter) + 4 * (1 + blockIdx.x);  // this block's 16 bytes beside the counter
+    if (threadIdx.x == 0) {
+        for (int tl_s = 0; tl_s < 7; ++tl_s) {
+            tl::sm90::mbarrier_init(&tl_full[tl_s], 1);
+            tl::sm90::mbarrier_init(&tl_empty[tl_s], 4);  // one arrival per consumer warp
+        }
+        tl::sm90::mbarrier_init(tl_tile_full, 1);
+        tl::sm90::mbarrier_init(tl_tile_empty, 4);  // one arrival per consumer warp
+        tl::sm90::mbarrier_init_fence();
+    }
+    __syncthreads();
+    const int tl_tiles_x = tl::cdiv(N, 128), tl_tiles_y = tl::cdiv(M, 32), tl_tiles_z = SPLITS;
+    const int tl_tiles = tl_tiles_x * tl_tiles_y * tl_tiles_z;
+    if (threadIdx.x < 128) {
+        // Producer warpgroup: one thread issues every TMA load.
+        tl::sm90::release_registers<40>();
+        if (threadIdx.x == 0) {
+            tl::sm90::tma_prefetch_descriptor(&tl_map_B);
+            tl::sm90::tma_prefetch_descriptor(&tl_map_A);
+            int tl_it = 0;  // trips issued so far, across tiles: stage tl_it % stages, round tl_it / stages
+            // The trip counts differ between tiles: this block starts with tile blockIdx.x, then claims the next one as it finishes each.
+            int tl_tile = blockIdx.x;
+            for (int tl_round = 0;; ++tl_round) {
+                tl::sm90::mbarrier_wait(tl_tile_empty, (tl_round + 1) & 1);  // every consumer warp read the last tile's index
+                tl::sm90::hand_over_tile(tl_mailbox, tl_tile, tl_tile_full);  // tl_tiles: none left
+                if (tl_tile >= tl_tiles) break;
+                const int tl_block_z = tl_tile / (tl_tiles_x * tl_tiles_y);
+                const int tl_in_plane = tl_tile % (tl_tiles_x * tl_tiles_y);
+                const int tl_group_first_y = tl_in_plane / (8 * tl_tiles_x) * 8;
+                const int tl_group_rows = min(tl_tiles_y - tl_group_first_y, 8);
+                const int tl_block_y = tl_group_first_y + tl_in_plane % (8 * tl_tiles_x) % tl_group_rows;
+                const int tl_block_x = tl_in_plane % (8 * tl_tiles_x) / tl_group_rows;
+                (void)tl_block_x, (void)tl_block_y, (void)tl_block_z;
+                const int32_t row0 = tl_block_y * 32;
+                const int32_t col0 = tl_block_x * 128;
+                const int32_t g0 = tl_block_z * k_groups;
+                for (int k = 0; k < tl::min(k_groups, KG - g0); ++k, ++tl_it) {
+                    const int tl_stage = tl_it % 7;
+                    tl::sm90::mbarrier_wait(&tl_empty[tl_stage], (tl_it / 7 + 1) & 1);  // consumers released it
+                    tl::sm90::mbarrier_arrive_expect_tx(&tl_full[tl_stage], 20480);
+                    // copy(B[col0 +: BN, (g0 + k) * G +: G], b);  (qgemm.tl:194)
+                    tl::sm90::tma_load_2d(b + tl_stage * 16384, &tl_map_B, &tl_full[tl_stage], (g0 + k) * 128, col0);
+                    // copy(A[row0 +: BM, (g0 + k) * G +: G], a);  (qgemm.tl:195)
+                    tl::sm90::tma_load_2d(a + tl_stage * 4096, &tl_map_A, &tl_full[tl_stage], (g0 + k) * 128, row0);
+                }
+                tl_tile = tl::sm90::claim_next_tile(tl_tile_counter, tl_tiles);
+            }
+        }
+    }
+    else {
+        // Consumer warpgroups: the kernel's 128 threads.
+        tl::sm90::claim_registers<256>();
+        const int tl_tid = tl::thread_index<128>(128);
+        int tl_it = 0;  // trips consumed so far, across tiles
+        // The tiles in the order the producer claims them (tl_tiles: none left).
+        for (int tl_round = 0;; ++tl_round) {
+            tl::sm90::mbarrier_wait(tl_tile_full, (tl_round + 0) & 1);  // the producer handed over this round's tile
+            const int tl_tile = tl::sm90::tile_in_mailbox(tl_mailbox);
+            __syncwarp();
+            if (tl_tid % 32 == 0) tl::sm90::mbarrier_arrive(tl_tile_empty);  // this warp read it
+            if (tl_tile >= tl_tiles) break;
+            const int tl_block_z = tl_tile / (tl_tiles_x * tl_tiles_y);
+            const int tl_in_plane = tl_tile % (tl_tiles_x * tl_tiles_y);
+            const int tl_group_first_y = tl_in_plane / (8 * tl_tiles_x) * 8;
+            const int tl_group_rows = min(tl_tiles_y - tl_group_first_y, 8);
+            const int tl_block_y = tl_group_first_y + tl_in_plane % (8 * tl_tiles_x) % tl_group_rows;
+            const int tl_block_x = tl_in_plane % (8 * tl_tiles_x) / tl_group_rows;
+            (void)tl_block_x, (void)tl_block_y, (void)tl_block_z;
+            float sa[8];  // fragment sa: f32[32]
+            float sb[1];  // local sb: f32[1]
+            float part[part_layout::kSlots];  // fragment part: f32[128, 32]
+            float acc[acc_layout::kSlots];  // fragment acc: f32[128, 32]
+            #pragma unroll
+            for (int tl_i = 0; tl_i < acc_layout::kSlots; ++tl_i) acc[tl_i] = 0.0f;
+            const int32_t row0 = tl_block_y * 32;
+            const int32_t col0 = tl_block_x * 128;
+            const int32_t g0 = tl_block_z * k_groups;
+            float sa_next[8];  // fragment sa_next: f32[32]
+            float sb_next[1];  // local sb_next: f32[1]
+            if (0 < tl::min(k_groups, KG - g0)) {
+                // copy(As[row0 +: BM, g0 + k], sa);  (qgemm.tl:196)
+                #pragma unroll
+                for (int tl_s0 = 0; tl_s0 < 8; ++tl_s0) {
+                    sa_next[tl_s0] = tl::in_bounds(row0 + ((tl_s0 % 2) + (tl_tid % 4) * 2 + (tl_s0 / 2) * 8), M) && tl::in_bounds(g0, KG) ? As[int64_t(row0 + ((tl_s0 % 2) + (tl_tid % 4) * 2 + (tl_s0 / 2) * 8)) * KG + g0] : 0.0f;
+                }
+                // copy(Bs[col0 / G +: 1, g0 + k], sb);  (qgemm.tl:197)
+                for (int tl_e1 = 0; tl_e1 < 1; ++tl_e1) {
+                    sb_next[tl_e1] = tl::in_bounds((col0 / 128) + tl_e1, NB) && tl::in_bounds(g0, KG) ? Bs[int64_t((col0 / 128) + tl_e1) * KG + g0] : 0.0f;
+                }
+            }
+            // for k in pipelined(min(k_groups, KG - g0), stages = STAGES) {  (qgemm.tl:193)
+            const int tl_trips2 = tl::min(k_groups, KG - g0);
+            for (int k = 0; k < tl_trips2; ++k, ++tl_it) {
+                const int tl_stage = tl_it % 7;
+                tl::sm90::mbarrier_wait(&tl_full[tl_stage], (tl_it / 7 + 0) & 1);  // trip k's TMA loads landed
+                // gemm(b, a, part, transpose_b = true, clear = true);  (qgemm.tl:198)
+                tl::sm90::warpgroup_gemm<tl::f8e4m3, 128, 32, 128, false, true, 1>(part, b + tl_stage * 16384, a + tl_stage * 4096, tl_tid / 128, true);
+                // copy(As[row0 +: BM, g0 + k], sa);  (qgemm.tl:196)
+                #pragma unroll
+                for (int tl_s = 0; tl_s < 8; ++tl_s) sa[tl_s] = sa_next[tl_s];
+                // copy(Bs[col0 / G +: 1, g0 + k], sb);  (qgemm.tl:197)
+                for (int tl_e3 = 0; tl_e3 < 1; ++tl_e3) {
+                    sb[tl_e3] = sb_next[tl_e3];
+                }
+                if (k + 1 < tl::min(k_groups, KG - g0)) {
+                    // copy(As[row0 +: BM, g0 + k], sa);  (qgemm.tl:196)
+                    #pragma unroll
+                    for (int tl_s4 = 0; tl_s4 < 8; ++tl_s4) {
+                        sa_next[tl_s4] = tl::in_bounds(row0 + ((tl_s4 % 2) + (tl_tid % 4) * 2 + (tl_s4 / 2) * 8), M) && tl::in_bounds(g0 + (k + 1), KG) ? As[int64_t(row0 + ((tl_s4 % 2) + (tl_tid % 4) * 2 + (tl_s4 / 2) * 8)) * KG + (g0 + (k + 1))] : 0.0f;
+                    }
+                    // copy(Bs[col0 / G +: 1, g0 + k], sb);  (qgemm.tl:197)
+                    for (int tl_e5 = 0; tl_e5 < 1; ++tl_e5) {
+                        sb_next[tl_e5] = tl::in_bounds((col0 / 128) + tl_e5, NB) && tl::in_bounds(g0 + (k + 1), KG) ? Bs[int64_t((col0 / 128) + tl_e5) * KG + (g0 + (k + 1))] : 0.0f;
+                    }
+                }
+                tl::sm90::wgmma_wait<0>();  // #0 (into `part`) retired
+                tl::sm90::fence_accumulators(part);
+                if (tl_tid % 32 == 0) tl::sm90::mbarrier_arrive(&tl_empty[tl_stage]);  // release trip k's stage
+                // for i, j in parallel(BN, BM) {  (qgemm.tl:199)
+                // for i, j in parallel(128, 32): each thread visits the elements of `acc` it holds
+                #pragma unroll
+                for (int tl_s6 = 0; tl_s6 < acc_layout::kSlots; ++tl_s6) {
+                    [[maybe_unused]] const int i = acc_layout::row(tl_tid, tl_s6);
+                    [[maybe_unused]] const int j = acc_layout::col(tl_tid, tl_s6);
+                    acc[tl_s6] = acc[tl_s6] + part[tl_s6] * (sa[(tl_s6 % 2) + (tl_s6 / 4 % 4) * 2] * sb[0]);
+                }
+            }
+            // for i, j in parallel(BN, BM) {                          // Part[z] = accᵀ  (qgemm.tl:203)
+            // for i, j in parallel(128, 32): each thread visits the elements of `acc` it holds
+            #pragma unroll
+            for (int tl_s7 = 0; tl_s7 < acc_layout::kSlots; ++tl_s7) {
+                const int i = acc_layout::row(tl_tid, tl_s7);
+                const int j = acc_layout::col(tl_tid, tl_s7);
+                if (row0 + j < M && col0 + i < N) {
+                    Part[(int64_t(tl_block_z) * M + (row0 + j)) * N + (col0 + i)] = acc[tl_s7];
+                }
+            }
+        }
+    }
+    #endif
+}
+
+// kernel fp8_gemm_block_scaled_skinny<BM = 64, G = 128, BN = 128, STAGES = 4>  (stdlib/qgemm.tl:176)
+// 128 threads per block, 110592 bytes of shared memory
+__global__ void __launch_bounds__(128) fp8_gemm_block_scaled_skinny_kernel_variant2(
+        const tl::f8e4m3* __restrict__ A,
+        const float* __restrict__ As,
+        const tl::f8e4m3* __restrict__ B,
+        const float* __restrict__ Bs,
+        float* __restrict__ Part,
+        int32_t k_groups,
+        int32_t M,
+        int32_t K,
+        int32_t KG,
+        int32_t N,
+        int32_t NB,
+        int32_t SPLITS)
+{
+    // fragment sa: f32[64], slice of `acc` (broadcast): [64] over 128 threads: (2:r1 4:t1 4:r2 2:t32) 8 registers, 16 replicas
+    using part_layout = tl::MmaAccLayout<128, 64, 2, 2>;  // fragment part: f32[128, 64], mma.sync accumulators
+    using acc_layout = tl::MmaAccLayout<128, 64, 2, 2>;  // fragment acc: f32[128, 64], mma.sync accumulators
+    // fragment sa_next: f32[64], slice of `acc` (broadcast): [64] over 128 threads: (2:r1 4:t1 4:r2 2:t32) 8 registers, 16 replicas
+    const int tl_tid = tl::thread_index<128>();
+    extern __shared__ __align__(128) unsigned char tl_smem[];
+    tl::f8e4m3* b = reinterpret_cast<tl::f8e4m3*>(tl_smem + 0);  // shared b: f8e4m3[4, 128, 128], row pitch 144
+    tl::f8e4m3* a = reinterpret_cast<tl::f8e4m3*>(tl_smem + 73728);  // shared a: f8e4m3[4, 64, 128], row pitch 144
+    float sa[8];  // fragment sa: f32[64]
+    float sb[1];  // local sb: f32[1]
+    float part[part_layout::kSlots];  // fragment part: f32[128, 64]
+    float acc[acc_layout::kSlots];  // fragment acc: f32[128, 64]
+    #pragma unroll
+    for (int tl_i = 0; tl_i < acc_layout::kSlots; ++tl_i) acc[tl_i] = 0.0f;
+    const int32_t row0 = int(blockIdx.y) * 64;
+    const int32_t col0 = int(blockIdx.x) * 128;
+    const int32_t g0 = int(blockIdx.z) * k_groups;
+    const int32_t k_trips = tl::min(k_groups, KG - g0);
+    if (0 < k_trips) {
+        // copy(B[col0 +: BN, (g0 + k) * G +: G], b);  (qgemm.tl:194)
+        if (tl::is_aligned(B, 16) && K % 16 == 0 && col0 >= 0 && col0 + 128 <= N && (g0 * 128) >= 0 && (g0 * 128) + 128 <= K && (g0 * 128) % 16 == 0) {
+            #pragma unroll
+            for (int tl_i1 = 0; tl_i1 < 8; ++tl_i1) {
+                const int tl_chunk0 = tl_tid + tl_i1 * 128;
+                tl::cp_async_16(&b[(0 * 128 + ((tl_chunk0 * 16) / 128)) * 144 + ((tl_chunk0 * 16) % 128)], &B[int64_t(col0 + ((tl_chunk0 * 16) / 128)) * K + ((g0 * 128) + ((tl_chunk0 * 16) % 128))]);
+            }
+        } else {
+            #pragma unroll
+            for (int tl_i3 = 0; tl_i3 < 8; ++tl_i3) {
+                const int tl_chunk2 = tl_tid + tl_i3 * 128;
+                const tl::f8e4m3* tl_src4 = &B[int64_t(col0 + ((tl_chunk2 * 16) / 128)) * K + ((g0 * 128) + ((tl_chunk2 * 16) % 128))];
+                tl::f8e4m3* tl_dst5 = &b[(0 * 128 + ((tl_chunk2 * 16) / 128)) * 144 + ((tl_chunk2 * 16) % 128)];
+                const int tl_valid6 = !(tl::in_bounds(col0 + ((tl_chunk2 * 16) / 128), N)) ? 0 : max(0, min(16, K - ((g0 * 128) + ((tl_chunk2 * 16) % 128))));
+                if (tl_valid6 == 16 && (g0 * 128) + ((tl_chunk2 * 16) % 128) >= 0 && tl::is_aligned(tl_src4, 4)) {
+                    tl::cp_async_chunk(tl_dst5, tl_src4);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
+                } else if (tl_valid6 == 0) {
+                    tl::fill_vector<tl::f8e4m3, 16>(tl_dst5, tl::convert<tl::f8e4m3>(0.0f));
+                } else {
+                    #pragma unroll
+                    for (int tl_v = 0; tl_v < 16; ++tl_v) tl_dst5[tl_v] = tl::in_bounds(col0 + ((tl_chunk2 * 16) / 128), N) && tl::in_bounds(((g0 * 128) + ((tl_chunk2 * 16) % 128)) + tl_v, K) ? tl_src4[tl_v] : tl::convert<tl::f8e4m3>(0.0f);
+                }
+            }
+        }
+        // copy(A[row0 +: BM, (g0 + k) * G +: G], a);  (qgemm.tl:195)
+        if (tl::is_aligned(A, 16) && K % 16 == 0 && row0 >= 0 && row0 + 64 <= M && (g0 * 128) >= 0 && (g0 * 128) + 128 <= K && (g0 * 128) % 16 == 0) {
+            #pragma unroll
+            for (int tl_i8 = 0; tl_i8 < 4; ++tl_i8) {
+                const int tl_chunk7 = tl_tid + tl_i8 * 128;
+                tl::cp_async_16(&a[(0 * 64 + ((tl_chunk7 * 16) / 128)) * 144 + ((tl_chunk7 * 16) % 128)], &A[int64_t(row0 + ((tl_chunk7 * 16) / 128)) * K + ((g0 * 128) + ((tl_chunk7 * 16) % 128))]);
+            }
+        } else {
+            #pragma unroll
+            for (int tl_i10 = 0; tl_i10 < 4; ++tl_i10) {
+                const int tl_chunk9 = tl_tid + tl_i10 * 128;
+                const tl::f8e4m3* tl_src11 = &A[int64_t(row0 + ((tl_chunk9 * 16) / 128)) * K + ((g0 * 128) + ((tl_chunk9 * 16) % 128))];
+                tl::f8e4m3* tl_dst12 = &a[(0 * 64 + ((tl_chunk9 * 16) / 128)) * 144 + ((tl_chunk9 * 16) % 128)];
+                const int tl_valid13 = !(tl::in_bounds(row0 + ((tl_chunk9 * 16) / 128), M)) ? 0 : max(0, min(16, K - ((g0 * 128) + ((tl_chunk9 * 16) % 128))));
+                if (tl_valid13 == 16 && (g0 * 128) + ((tl_chunk9 * 16) % 128) >= 0 && tl::is_aligned(tl_src11, 4)) {
+                    tl::cp_async_chunk(tl_dst12, tl_src11);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
+                } else if (tl_valid13 == 0) {
+                    tl::fill_vector<tl::f8e4m3, 16>(tl_dst12, tl::convert<tl::f8e4m3>(0.0f));
+                } else {
+                    #pragma unroll
+                    for (int tl_v = 0; tl_v < 16; ++tl_v) tl_dst12[tl_v] = tl::in_bounds(row0 + ((tl_chunk9 * 16) / 128), M) && tl::in_bounds(((g0 * 128) + ((tl_chunk9 * 16) % 128)) + tl_v, K) ? tl_src11[tl_v] : tl::convert<tl::f8e4m3>(0.0f);
+                }
+            }
+        }
+    }
+    tl::cp_async_commit();
+    if (1 < k_trips) {
+        // copy(B[col0 +: BN, (g0 + k) * G +: G], b);  (qgemm.tl:194)
+        if (tl::is_aligned(B, 16) && K % 16 == 0 && col0 >= 0 && col0 + 128 <= N && ((g0 + 1) * 128) >= 0 && ((g0 + 1) * 128) + 128 <= K && ((g0 + 1) * 128) % 16 == 0) {
+            #pragma unroll
+            for (int tl_i15 = 0; tl_i15 < 8; ++tl_i15) {
+                const int tl_chunk14 = tl_tid + tl_i15 * 128;
+                tl::cp_async_16(&b[(1 * 128 + ((tl_chunk14 * 16) / 128)) * 144 + ((tl_chunk14 * 16) % 128)], &B[int64_t(col0 + ((tl_chunk14 * 16) / 128)) * K + (((g0 + 1) * 128) + ((tl_chunk14 * 16) % 128))]);
+            }
+        } else {
+            #pragma unroll
+            for (int tl_i17 = 0; tl_i17 < 8; ++tl_i17) {
+                const int tl_chunk16 = tl_tid + tl_i17 * 128;
+                const tl::f8e4m3* tl_src18 = &B[int64_t(col0 + ((tl_chunk16 * 16) / 128)) * K + (((g0 + 1) * 128) + ((tl_chunk16 * 16) % 128))];
+                tl::f8e4m3* tl_dst19 = &b[(1 * 128 + ((tl_chunk16 * 16) / 128)) * 144 + ((tl_chunk16 * 16) % 128)];
+                const int tl_valid20 = !(tl::in_bounds(col0 + ((tl_chunk16 * 16) / 128), N)) ? 0 : max(0, min(16, K - (((g0 + 1) * 128) + ((tl_chunk16 * 16) % 128))));
+                if (tl_valid20 == 16 && ((g0 + 1) * 128) + ((tl_chunk16 * 16) % 128) >= 0 && tl::is_aligned(tl_src18, 4)) {
+                    tl::cp_async_chunk(tl_dst19, tl_src18);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
+                } else if (tl_valid20 == 0) {
+                    tl::fill_vector<tl::f8e4m3, 16>(tl_dst19, tl::convert<tl::f8e4m3>(0.0f));
+                } else {
+                    #pragma unroll
+                    for (int tl_v = 0; tl_v < 16; ++tl_v) tl_dst19[tl_v] = tl::in_bounds(col0 + ((tl_chunk16 * 16) / 128), N) && tl::in_bounds((((g0 + 1) * 128) + ((tl_chunk16 * 16) % 128)) + tl_v, K) ? tl_src18[tl_v] : tl::convert<tl::f8e4m3>(0.0f);
+                }
+            }
+        }
+        // copy(A[row0 +: BM, (g0 + k) * G +: G], a);  (qgemm.tl:195)
+        if (tl::is_aligned(A, 16) && K % 16 == 0 && row0 >= 0 && row0 + 64 <= M && ((g0 + 1) * 128) >= 0 && ((g0 + 1) * 128) + 128 <= K && ((g0 + 1) * 128) % 16 == 0) {
+            #pragma unroll
+            for (int tl_i22 = 0; tl_i22 < 4; ++tl_i22) {
+                const int tl_chunk21 = tl_tid + tl_i22 * 128;
+                tl::cp_async_16(&a[(1 * 64 + ((tl_chunk21 * 16) / 128)) * 144 + ((tl_chunk21 * 16) % 128)], &A[int64_t(row0 + ((tl_chunk21 * 16) / 128)) * K + (((g0 + 1) * 128) + ((tl_chunk21 * 16) % 128))]);
+            }
+        } else {
+            #pragma unroll
+            for (int tl_i24 = 0; tl_i24 < 4; ++tl_i24) {
+                const int tl_chunk23 = tl_tid + tl_i24 * 128;
+                const tl::f8e4m3* tl_src25 = &A[int64_t(row0 + ((tl_chunk23 * 16) / 128)) * K + (((g0 + 1) * 128) + ((tl_chunk23 * 16) % 128))];
+                tl::f8e4m3* tl_dst26 = &a[(1 * 64 + ((tl_chunk23 * 16) / 128)) * 144 + ((tl_chunk23 * 16) % 128)];
+                const int tl_valid27 = !(tl::in_bounds(row0 + ((tl_chunk23 * 16) / 128), M)) ? 0 : max(0, min(16, K - (((g0 + 1) * 128) + ((tl_chunk23 * 16) % 128))));
+                if (tl_valid27 == 16 && ((g0 + 1) * 128) + ((tl_chunk23 * 16) % 128) >= 0 && tl::is_aligned(tl_src25, 4)) {
+                    tl::cp_async_chunk(tl_dst26, tl_src25);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
+                } else if (tl_valid27 == 0) {
+                    tl::fill_vector<tl::f8e4m3, 16>(tl_dst26, tl::convert<tl::f8e4m3>(0.0f));
+                } else {
+                    #pragma unroll
+                    for (int tl_v = 0; tl_v < 16; ++tl_v) tl_dst26[tl_v] = tl::in_bounds(row0 + ((tl_chunk23 * 16) / 128), M) && tl::in_bounds((((g0 + 1) * 128) + ((tl_chunk23 * 16) % 128)) + tl_v, K) ? tl_src25[tl_v] : tl::convert<tl::f8e4m3>(0.0f);
+                }
+            }
+        }
+    }
+    tl::cp_async_commit();
+    if (2 < k_trips) {
+        // copy(B[col0 +: BN, (g0 + k) * G +: G], b);  (qgemm.tl:194)
+        if (tl::is_aligned(B, 16) && K % 16 == 0 && col0 >= 0 && col0 + 128 <= N && ((g0 + 2) * 128) >= 0 && ((g0 + 2) * 128) + 128 <= K && ((g0 + 2) * 128) % 16 == 0) {
+            #pragma unroll
+            for (int tl_i29 = 0; tl_i29 < 8; ++tl_i29) {
+                const int tl_chunk28 = tl_tid + tl_i29 * 128;
+                tl::cp_async_16(&b[(2 * 128 + ((tl_chunk28 * 16) / 128)) * 144 + ((tl_chunk28 * 16) % 128)], &B[int64_t(col0 + ((tl_chunk28 * 16) / 128)) * K + (((g0 + 2) * 128) + ((tl_chunk28 * 16) % 128))]);
+            }
+        } else {
+            #pragma unroll
+            for (int tl_i31 = 0; tl_i31 < 8; ++tl_i31) {
+                const int tl_chunk30 = tl_tid + tl_i31 * 128;
+                const tl::f8e4m3* tl_src32 = &B[int64_t(col0 + ((tl_chunk30 * 16) / 128)) * K + (((g0 + 2) * 128) + ((tl_chunk30 * 16) % 128))];
+                tl::f8e4m3* tl_dst33 = &b[(2 * 128 + ((tl_chunk30 * 16) / 128)) * 144 + ((tl_chunk30 * 16) % 128)];
+                const int tl_valid34 = !(tl::in_bounds(col0 + ((tl_chunk30 * 16) / 128), N)) ? 0 : max(0, min(16, K - (((g0 + 2) * 128) + ((tl_chunk30 * 16) % 128))));
+                if (tl_valid34 == 16 && ((g0 + 2) * 128) + ((tl_chunk30 * 16) % 128) >= 0 && tl::is_aligned(tl_src32, 4)) {
+                    tl::cp_async_chunk(tl_dst33, tl_src32);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
+                } else if (tl_valid34 == 0) {
+                    tl::fill_vector<tl::f8e4m3, 16>(tl_dst33, tl::convert<tl::f8e4m3>(0.0f));
+                } else {
+                    #pragma unroll
+                    for (int tl_v = 0; tl_v < 16; ++tl_v) tl_dst33[tl_v] = tl::in_bounds(col0 + ((tl_chunk30 * 16) / 128), N) && tl::in_bounds((((g0 + 2) * 128) + ((tl_chunk30 * 16) % 128)) + tl_v, K) ? tl_src32[tl_v] : tl::convert<tl::f8e4m3>(0.0f);
+                }
+            }
+        }
+        // copy(A[row0 +: BM, (g0 + k) * G +: G], a);  (qgemm.tl:195)
+        if (tl::is_aligned(A, 16) && K % 16 == 0 && row0 >= 0 && row0 + 64 <= M && ((g0 + 2) * 128) >= 0 && ((g0 + 2) * 128) + 128 <= K && ((g0 + 2) * 128) % 16 == 0) {
+            #pragma unroll
+            for (int tl_i36 = 0; tl_i36 < 4; ++tl_i36) {
+                const int tl_chunk35 = tl_tid + tl_i36 * 128;
+                tl::cp_async_16(&a[(2 * 64 + ((tl_chunk35 * 16) / 128)) * 144 + ((tl_chunk35 * 16) % 128)], &A[int64_t(row0 + ((tl_chunk35 * 16) / 128)) * K + (((g0 + 2) * 128) + ((tl_chunk35 * 16) % 128))]);
+            }
+        } else {
+            #pragma unroll
+            for (int tl_i38 = 0; tl_i38 < 4; ++tl_i38) {
+                const int tl_chunk37 = tl_tid + tl_i38 * 128;
+                const tl::f8e4m3* tl_src39 = &A[int64_t(row0 + ((tl_chunk37 * 16) / 128)) * K + (((g0 + 2) * 128) + ((tl_chunk37 * 16) % 128))];
+                tl::f8e4m3* tl_dst40 = &a[(2 * 64 + ((tl_chunk37 * 16) / 128)) * 144 + ((tl_chunk37 * 16) % 128)];
+                const int tl_valid41 = !(tl::in_bounds(row0 + ((tl_chunk37 * 16) / 128), M)) ? 0 : max(0, min(16, K - (((g0 + 2) * 128) + ((tl_chunk37 * 16) % 128))));
+                if (tl_valid41 == 16 && ((g0 + 2) * 128) + ((tl_chunk37 * 16) % 128) >= 0 && tl::is_aligned(tl_src39, 4)) {
+                    tl::cp_async_chunk(tl_dst40, tl_src39);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
+                } else if (tl_valid41 == 0) {
+                    tl::fill_vector<tl::f8e4m3, 16>(tl_dst40, tl::convert<tl::f8e4m3>(0.0f));
+                } else {
+                    #pragma unroll
+                    for (int tl_v = 0; tl_v < 16; ++tl_v) tl_dst40[tl_v] = tl::in_bounds(row0 + ((tl_chunk37 * 16) / 128), M) && tl::in_bounds((((g0 + 2) * 128) + ((tl_chunk37 * 16) % 128)) + tl_v, K) ? tl_src39[tl_v] : tl::convert<tl::f8e4m3>(0.0f);
+                }
+            }
+        }
+    }
+    tl::cp_async_commit();
+    float sa_next[8];  // fragment sa_next: f32[64]
+    float sb_next[1];  // local sb_next: f32[1]
+    if (0 < k_trips) {
+        // copy(As[row0 +: BM, g0 + k], sa);  (qgemm.tl:196)
+        #pragma unroll
+        for (int tl_s42 = 0; tl_s42 < 8; ++tl_s42) {
+            sa_next[tl_s42] = tl::in_bounds(row0 + ((tl_s42 % 2) + (tl_tid % 4) * 2 + (tl_s42 / 2) * 8 + (tl_tid / 32 % 2) * 32), M) && tl::in_bounds(g0, KG) ? As[int64_t(row0 + ((tl_s42 % 2) + (tl_tid % 4) * 2 + (tl_s42 / 2) * 8 + (tl_tid / 32 % 2) * 32)) * KG + g0] : 0.0f;
+        }
+        // copy(Bs[col0 / G +: 1, g0 + k], sb);  (qgemm.tl:197)
+        for (int tl_e43 = 0; tl_e43 < 1; ++tl_e43) {
+            sb_next[tl_e43] = tl::in_bounds((col0 / 128) + tl_e43, NB) && tl::in_bounds(g0, KG) ? Bs[int64_t((col0 / 128) + tl_e43) * KG + g0] : 0.0f;
+        }
+    }
+    // for k in pipelined(min(k_groups, KG - g0), stages = STAGES) {  (qgemm.tl:193)
+    for (int k = 0; k < k_trips; ++k) {
+        tl::cp_async_wait<2>();  // at most 2 copy groups of this thread still in flight
+        __syncthreads();  // pipeline: stage `k % 4` has landed and the stage refilled next is no longer read
+        if (k + 3 < k_trips) {
+            // copy(B[col0 +: BN, (g0 + k) * G +: G], b);  (qgemm.tl:194)
+            if (tl::is_aligned(B, 16) && K % 16 == 0 && col0 >= 0 && col0 + 128 <= N && ((g0 + (k + 3)) * 128) >= 0 && ((g0 + (k + 3)) * 128) + 128 <= K && ((g0 + (k + 3)) * 128) % 16 == 0) {
+                #pragma unroll
+                for (int tl_i45 = 0; tl_i45 < 8; ++tl_i45) {
+                    const int tl_chunk44 = tl_tid + tl_i45 * 128;
+                    tl::cp_async_16(&b[(((k + 3) % 4) * 128 + ((tl_chunk44 * 16) / 128)) * 144 + ((tl_chunk44 * 16) % 128)], &B[int64_t(col0 + ((tl_chunk44 * 16) / 128)) * K + (((g0 + (k + 3)) * 128) + ((tl_chunk44 * 16) % 128))]);
+                }
+            } else {
+                #pragma unroll
+                for (int tl_i47 = 0; tl_i47 < 8; ++tl_i47) {
+                    const int tl_chunk46 = tl_tid + tl_i47 * 128;
+                    const tl::f8e4m3* tl_src48 = &B[int64_t(col0 + ((tl_chunk46 * 16) / 128)) * K + (((g0 + (k + 3)) * 128) + ((tl_chunk46 * 16) % 128))];
+                    tl::f8e4m3* tl_dst49 = &b[(((k + 3) % 4) * 128 + ((tl_chunk46 * 16) / 128)) * 144 + ((tl_chunk46 * 16) % 128)];
+                    const int tl_valid50 = !(tl::in_bounds(col0 + ((tl_chunk46 * 16) / 128), N)) ? 0 : max(0, min(16, K - (((g0 + (k + 3)) * 128) + ((tl_chunk46 * 16) % 128))));
+                    if (tl_valid50 == 16 && ((g0 + (k + 3)) * 128) + ((tl_chunk46 * 16) % 128) >= 0 && tl::is_aligned(tl_src48, 4)) {
+                        tl::cp_async_chunk(tl_dst49, tl_src48);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
+                    } else if (tl_valid50 == 0) {
+                        tl::fill_vector<tl::f8e4m3, 16>(tl_dst49, tl::convert<tl::f8e4m3>(0.0f));
+                    } else {
+                        #pragma unroll
+                        for (int tl_v = 0; tl_v < 16; ++tl_v) tl_dst49[tl_v] = tl::in_bounds(col0 + ((tl_chunk46 * 16) / 128), N) && tl::in_bounds((((g0 + (k + 3)) * 128) + ((tl_chunk46 * 16) % 128)) + tl_v, K) ? tl_src48[tl_v] : tl::convert<tl::f8e4m3>(0.0f);
+                    }
+                }
+            }
+            // copy(A[row0 +: BM, (g0 + k) * G +: G], a);  (qgemm.tl:195)
+            if (tl::is_aligned(A, 16) && K % 16 == 0 && row0 >= 0 && row0 + 64 <= M && ((g0 + (k + 3)) * 128) >= 0 && ((g0 + (k + 3)) * 128) + 128 <= K && ((g0 + (k + 3)) * 128) % 16 == 0) {
+                #pragma unroll
+                for (int tl_i52 = 0; tl_i52 < 4; ++tl_i52) {
+                    const int tl_chunk51 = tl_tid + tl_i52 * 128;
+                    tl::cp_async_16(&a[(((k + 3) % 4) * 64 + ((tl_chunk51 * 16) / 128)) * 144 + ((tl_chunk51 * 16) % 128)], &A[int64_t(row0 + ((tl_chunk51 * 16) / 128)) * K + (((g0 + (k + 3)) * 128) + ((tl_chunk51 * 16) % 128))]);
+                }
+            } else {
+                #pragma unroll
+                for (int tl_i54 = 0; tl_i54 < 4; ++tl_i54) {
+                    const int tl_chunk53 = tl_tid + tl_i54 * 128;
+                    const tl::f8e4m3* tl_src55 = &A[int64_t(row0 + ((tl_chunk53 * 16) / 128)) * K + (((g0 + (k + 3)) * 128) + ((tl_chunk53 * 16) % 128))];
+                    tl::f8e4m3* tl_dst56 = &a[(((k + 3) % 4) * 64 + ((tl_chunk53 * 16) / 128)) * 144 + ((tl_chunk53 * 16) % 128)];
+                    const int tl_valid57 = !(tl::in_bounds(row0 + ((tl_chunk53 * 16) / 128), M)) ? 0 : max(0, min(16, K - (((g0 + (k + 3)) * 128) + ((tl_chunk53 * 16) % 128))));
+                    if (tl_valid57 == 16 && ((g0 + (k + 3)) * 128) + ((tl_chunk53 * 16) % 128) >= 0 && tl::is_aligned(tl_src55, 4)) {
+                        tl::cp_async_chunk(tl_dst56, tl_src55);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
+                    } else if (tl_valid57 == 0) {
+                        tl::fill_vector<tl::f8e4m3, 16>(tl_dst56, tl::convert<tl::f8e4m3>(0.0f));
+                    } else {
+                        #pragma unroll
+                        for (int tl_v = 0; tl_v < 16; ++tl_v) tl_dst56[tl_v] = tl::in_bounds(row0 + ((tl_chunk53 * 16) / 128), M) && tl::in_bounds((((g0 + (k + 3)) * 128) + ((tl_chunk53 * 16) % 128)) + tl_v, K) ? tl_src55[tl_v] : tl::convert<tl::f8e4m3>(0.0f);
+                    }
+                }
+            }
+        }
+        tl::cp_async_commit();
+        // copy(As[row0 +: BM, g0 + k], sa);  (qgemm.tl:196)
+        #pragma unroll
+        for (int tl_s = 0; tl_s < 8; ++tl_s) sa[tl_s] = sa_next[tl_s];
+        // copy(Bs[col0 / G +: 1, g0 + k], sb);  (qgemm.tl:197)
+        for (int tl_e58 = 0; tl_e58 < 1; ++tl_e58) {
+            sb[tl_e58] = sb_next[tl_e58];
+        }
+        if (k + 1 < k_trips) {
+            // copy(As[row0 +: BM, g0 + k], sa);  (qgemm.tl:196)
+            #pragma unroll
+            for (int tl_s59 = 0; tl_s59 < 8; ++tl_s59) {
+                sa_next[tl_s59] = tl::in_bounds(row0 + ((tl_s59 % 2) + (tl_tid % 4) * 2 + (tl_s59 / 2) * 8 + (tl_tid / 32 % 2) * 32), M) && tl::in_bounds(g0 + (k + 1), KG) ? As[int64_t(row0 + ((tl_s59 % 2) + (tl_tid % 4) * 2 + (tl_s59 / 2) * 8 + (tl_tid / 32 % 2) * 32)) * KG + (g0 + (k + 1))] : 0.0f;
+            }
+            // copy(Bs[col0 / G +: 1, g0 + k], sb);  (qgemm.tl:197)
+            for (int tl_e60 = 0; tl_e60 < 1; ++tl_e60) {
+                sb_next[tl_e60] = tl::in_bounds((col0 / 128) + tl_e60, NB) && tl::in_bounds(g0 + (k + 1), KG) ? Bs[int64_t((col0 / 128) + tl_e60) * KG + (g0 + (k + 1))] : 0.0f;
+            }
+        }
+        // gemm(b, a, part, transpose_b = true, clear = true);  (qgemm.tl:198)
+        {
+            for (int tl_s = 0; tl_s < part_layout::kSlots; ++tl_s) part[tl_s] = 0.0f;
+            tl::warp_gemm_mma<128, 64, 128, 2, 2, tl::f8e4m3, false, true>(
+                part, tl::SharedMatrix<tl::f8e4m3, false, 144>{&b[((k % 4) * 128 + 0) * 144 + 0]},
+                tl::SharedMatrix<tl::f8e4m3, true, 144>{&a[((k % 4) * 64 + 0) * 144 + 0]}, tl_tid);
+        }
+        // for i, j in parallel(BN, BM) {  (qgemm.tl:199)
+        // for i, j in parallel(128, 64): each thread visits the elements of `acc` it holds
+        #pragma unroll
+        for (int tl_s61 = 0; tl_s61 < acc_layout::kSlots; ++tl_s61) {
+            [[maybe_unused]] const int i = acc_layout::row(tl_tid, tl_s61);
+            [[maybe_unused]] const int j = acc_layout::col(tl_tid, tl_s61);
+            acc[tl_s61] = acc[tl_s61] + part[tl_s61] * (sa[(tl_s61 % 2) + (tl_s61 / 4 % 4) * 2] * sb[0]);
+        }
+    }
+    tl::cp_async_wait<0>();  // at most 0 copy groups of this thread still in flight
+    // for i, j in parallel(BN, BM) {                          // Part[z] = accᵀ  (qgemm.tl:203)
+    // for i, j in parallel(128, 64): each thread visits the elements of `acc` it holds
+    #pragma unroll
+    for (int tl_s62 = 0; tl_s62 < acc_layout::kSlots; ++tl_s62) {
+        const int i = acc_layout::row(tl_tid, tl_s62);
+        const int j = acc_layout::col(tl_tid, tl_s62);
+        if (row0 + j < M && col0 + i < N) {
+            Part[(int64_t(int(blockIdx.z)) * M + (row0 + j)) * N + (col0 + i)] = acc[tl_s62];
+        }
+    }
+}
+
+// kernel fp8_gemm_block_scaled_skinny<BM = 64, G = 128, BN = 128, STAGES = 4>  (stdlib/qgemm.tl:176)
+// 128 threads per block, 148592 bytes of shared memory
+// warp-specialized: warpgroup 0 issues TMA loads, the other 128 threads run wgmma; persistent over the tiles
+__global__ void __launch_bounds__(256, 1) fp8_gemm_block_scaled_skinny_kernel_variant2_sm90(
+        const __grid_constant__ CUtensorMap tl_map_B,
+        const __grid_constant__ CUtensorMap tl_map_A,
+        const tl::f8e4m3* __restrict__ A,
+        const float* __restrict__ As,
+        const tl::f8e4m3* __restrict__ B,
+        const float* __restrict__ Bs,
+        float* __restrict__ Part,
+        int32_t k_groups,
+        int32_t M,
+        int32_t K,
+        int32_t KG,
+        int32_t N,
+        int32_t NB,
+        int32_t SPLITS,
+        unsigned* __restrict__ tl_tile_counter)
+{
+    #if defined(__CUDA_ARCH__) && !TL_SM90A_DEVICE
+    __trap();  // built for another arch; the launch stub runs this kernel only on sm_90 devices
+    #else
+    // fragment sa: f32[64], slice of `acc` (broadcast): [64] over 128 threads: (2:r1 4:t1 8:r2) 16 registers, 32 replicas
+    using part_layout = tl::MmaAccLayout<128, 64, 4, 1, true>;  // fragment part: f32[128, 64], wgmma accumulators
+    using acc_layout = tl::MmaAccLayout<128, 64, 4, 1, true>;  // fragment acc: f32[128, 64], wgmma accumulators
+    extern __shared__ __align__(1024) unsigned char tl_smem_raw[];
+    unsigned char* tl_smem = tl_smem_raw + ((1024 - tl::sm90::smem_address(tl_smem_raw) % 1024) % 1024);
+    tl::f8e4m3* b = reinterpret_cast<tl::f8e4m3*>(tl_smem + 0);  // shared b: f8e4m3[128, 128], 6 stages, 128-byte swizzled (TMA)
+    tl::f8e4m3* a = reinterpret_cast<tl::f8e4m3*>(tl_smem + 98304);  // shared a: f8e4m3[64, 128], 6 stages, 128-byte swizzled (TMA)
+    uint64_t* tl_full = reinterpret_cast<uint64_t*>(tl_smem + 147456);   // per stage: its TMA loads landed
+    uint64_t* tl_empty = tl_full + 6;  // per stage: every consumer warp finished reading it
+    uint64_t* tl_tile_full = tl_empty + 6;  // the producer wrote the next tile's index
+    uint64_t* tl_tile_empty = tl_tile_full + 1;  // every consumer warp read it
+    int* tl_mailbox = reinterpret_cast<int*>(tl_tile_counter) + 4 * (1 + blockIdx.x);  // this block's 16 bytes beside the counter
+    if (threadIdx.x == 0) {
+        for (int tl_s = 0; tl_s < 6; ++tl_s) {
+            tl::sm90::mbarrier_init(&tl_full[tl_s], 1);
+            tl::sm90::mbarrier_init(&tl_empty[tl_s], 4);  // one arrival per consumer warp
+        }
+        tl::sm90::mbarrier_init(tl_tile_full, 1);
+        tl::sm90::mbarrier_init(tl_tile_empty, 4);  // one arrival per consumer warp
+        tl::sm90::mbarrier_init_fence();
+    }
+    __syncthreads();
+    const int tl_tiles_x = tl::cdiv(N, 128), tl_tiles_y = tl::cdiv(M, 64), tl_tiles_z = SPLITS;
+    const int tl_tiles = tl_tiles_x * tl_tiles_y * tl_tiles_z;
+    if (threadIdx.x < 128) {
+        // Producer warpgroup: one thread issues every TMA load.
+        tl::sm90::release_registers<40>();
+        if (threadIdx.x == 0) {
+            tl::sm90::tma_prefetch_descriptor(&tl_map_B);
+            tl::sm90::tma_prefetch_descriptor(&tl_map_A);
+            int tl_it = 0;  // trips issued so far, across tiles: stage tl_it % stages, round tl_it / stages
+            // The trip counts differ between tiles: this block starts with tile blockIdx.x, then claims the next one as it finishes each.
+            int tl_tile = blockIdx.x;
+            for (int tl_round = 0;; ++tl_round) {
+                tl::sm90::mbarrier_wait(tl_tile_empty, (tl_round + 1) & 1);  // every consumer warp read the last tile's index
+                tl::sm90::hand_over_tile(tl_mailbox, tl_tile, tl_tile_full);  // tl_tiles: none left
+                if (tl_tile >= tl_tiles) break;
+                const int tl_block_z = tl_tile / (tl_tiles_x * tl_tiles_y);
+                const int tl_in_plane = tl_tile % (tl_tiles_x * tl_tiles_y);
+                const int tl_group_first_y = tl_in_plane / (8 * tl_tiles_x) * 8;
+                const int tl_group_rows = min(tl_tiles_y - tl_group_first_y, 8);
+                const int tl_block_y = tl_group_first_y + tl_in_plane % (8 * tl_tiles_x) % tl_group_rows;
+                const int tl_block_x = tl_in_plane % (8 * tl_tiles_x) / tl_group_rows;
+                (void)tl_block_x, (void)tl_block_y, (void)tl_block_z;
+                const int32_t row0 = tl_block_y * 64;
+                const int32_t col0 = tl_block_x * 128;
+                const int32_t g0 = tl_block_z * k_groups;
+                for (int k = 0; k < tl::min(k_groups, KG - g0); ++k, ++tl_it) {
+                    const int tl_stage = tl_it % 6;
+                    tl::sm90::mbarrier_wait(&tl_empty[tl_stage], (tl_it / 6 + 1) & 1);  // consumers released it
+                    tl::sm90::mbarrier_arrive_expect_tx(&tl_full[tl_stage], 24576);
+                    // copy(B[col0 +: BN, (g0 + k) * G +: G], b);  (qgemm.tl:194)
+                    tl::sm90::tma_load_2d(b + tl_stage * 16384, &tl_map_B, &tl_full[tl_stage], (g0 + k) * 128, col0);
+                    // copy(A[row0 +: BM, (g0 + k) * G +: G], a);  (qgemm.tl:195)
+                    tl::sm90::tma_load_2d(a + tl_stage * 8192, &tl_map_A, &tl_full[tl_stage], (g0 + k) * 128, row0);
+                }
+                tl_tile = tl::sm90::claim_next_tile(tl_tile_counter, tl_tiles);
+            }
+        }
+    }
+    else {
+        // Consumer warpgroups: the kernel's 128 threads.
+        tl::sm90::claim_registers<256>();
+        const int tl_tid = tl::thread_index<128>(128);
+        int tl_it = 0;  // trips consumed so far, across tiles
+        // The tiles in the order the producer claims them (tl_tiles: none left).
+        for (int tl_round = 0;; ++tl_round) {
+            tl::sm90::mbarrier_wait(tl_tile_full, (tl_round + 0) & 1);  // the producer handed over this round's tile
+            const int tl_tile = tl::sm90::tile_in_mailbox(tl_mailbox);
+            __syncwarp();
+            if (tl_tid % 32 == 0) tl::sm90::mbarrier_arrive(tl_tile_empty);  // this warp read it
+            if (tl_tile >= tl_tiles) break;
+            const int tl_block_z = tl_tile / (tl_tiles_x * tl_tiles_y);
+            const int tl_in_plane = tl_tile % (tl_tiles_x * tl_tiles_y);
+            const int tl_group_first_y = tl_in_plane / (8 * tl_tiles_x) * 8;
+            const int tl_group_rows = min(tl_tiles_y - tl_group_first_y, 8);
+            const int tl_block_y = tl_group_first_y + tl_in_plane % (8 * tl_tiles_x) % tl_group_rows;
+            const int tl_block_x = tl_in_plane % (8 * tl_tiles_x) / tl_group_rows;
+            (void)tl_block_x, (void)tl_block_y, (void)tl_block_z;
+            float sa[16];  // fragment sa: f32[64]
+            float sb[1];  // local sb: f32[1]
+            float part[part_layout::kSlots];  // fragment part: f32[128, 64]
+            float acc[acc_layout::kSlots];  // fragment acc: f32[128, 64]
+            #pragma unroll
+            for (int tl_i = 0; tl_i < acc_layout::kSlots; ++tl_i) acc[tl_i] = 0.0f;
+            const int32_t row0 = tl_block_y * 64;
+            const int32_t col0 = tl_block_x * 128;
+            const int32_t g0 = tl_block_z * k_groups;
+            // for k in pipelined(min(k_groups, KG - g0), stages = STAGES) {  (qgemm.tl:193)
+            const int tl_trips0 = tl::min(k_groups, KG - g0);
+            for (int k = 0; k < tl_trips0; ++k, ++tl_it) {
+                const int tl_stage = tl_it % 6;
+                tl::sm90::mbarrier_wait(&tl_full[tl_stage], (tl_it / 6 + 0) & 1);  // trip k's TMA loads landed
+                // gemm(b, a, part, transpose_b = true, clear = true);  (qgemm.tl:198)
+                tl::sm90::warpgroup_gemm<tl::f8e4m3, 128, 64, 128, false, true, 1>(part, b + tl_stage * 16384, a + tl_stage * 8192, tl_tid / 128, true);
+                // copy(As[row0 +: BM, g0 + k], sa);  (qgemm.tl:196)
+                #pragma unroll
+                for (int tl_s1 = 0; tl_s1 < 16; ++tl_s1) {
+                    sa[tl_s1] = tl::in_bounds(row0 + ((tl_s1 % 2) + (tl_tid % 4) * 2 + (tl_s1 / 2) * 8), M) && tl::in_bounds(g0 + k, KG) ? As[int64_t(row0 + ((tl_s1 % 2) + (tl_tid % 4) * 2 + (tl_s1 / 2) * 8)) * KG + (g0 + k)] : 0.0f;
+                }
+                // copy(Bs[col0 / G +: 1, g0 + k], sb);  (qgemm.tl:197)
+                for (int tl_e2 = 0; tl_e2 < 1; ++tl_e2) {
+                    sb[tl_e2] = tl::in_bounds((col0 / 128) + tl_e2, NB) && tl::in_bounds(g0 + k, KG) ? Bs[int64_t((col0 / 128) + tl_e2) * KG + (g0 + k)] : 0.0f;
+                }
+                tl::sm90::wgmma_wait<0>();  // #0 (into `part`) retired
+                tl::sm90::fence_accumulators(part);
+                if (tl_tid % 32 == 0) tl::sm90::mbarrier_arrive(&tl_empty[tl_stage]);  // release trip k's stage
+                // for i, j in parallel(BN, BM) {  (qgemm.tl:199)
+                // for i, j in parallel(128, 64): each thread visits the elements of `acc` it holds
+                #pragma unroll
+                for (int tl_s3 = 0; tl_s3 < acc_layout::kSlots; ++tl_s3) {
+                    [[maybe_unused]] const int i = acc_layout::row(tl_tid, tl_s3);
+                    [[maybe_unused]] const int j = acc_layout::col(tl_tid, tl_s3);
+                    acc[tl_s3] = acc[tl_s3] + part[tl_s3] * (sa[(tl_s3 % 2) + (tl_s3 / 4 % 8) * 2] * sb[0]);
+                }
+            }
+            // for i, j in parallel(BN, BM) {                          // Part[z] = accᵀ  (qgemm.tl:203)
+            // for i, j in parallel(128, 64): each thread visits the elements of `acc` it holds
+            #pragma unroll
+            for (int tl_s4 = 0; tl_s4 < acc_layout::kSlots; ++tl_s4) {
+                const int i = acc_layout::row(tl_tid, tl_s4);
+                const int j = acc_layout::col(tl_tid, tl_s4);
+                if (row0 + j < M && col0 + i < N) {
+                    Part[(int64_t(tl_block_z) * M + (row0 + j)) * N + (col0 + i)] = acc[tl_s4];
+                }
+            }
+        }
+    }
+    #endif
+}
+
 // kernel w4a16_gemm_splitk_combine<SC = 8, BC = 256, T = f16>  (stdlib/splitk.tl:7)
 // 128 threads per block, 4096 bytes of shared memory
 __global__ void __launch_bounds__(128) w4a16_gemm_splitk_combine_kernel(
@@ -2286,6 +3702,103 @@ __global__ void __launch_bounds__(128) w4a16_gemm_splitk_combine_kernel(
                 #pragma unroll
                 for (int tl_v = 0; tl_v < 8; ++tl_v) {
                     if (tl::in_bounds(row, M) && tl::in_bounds(col0 + (((tl_chunk5 + tl_v)) + (tl_tid % 32) * 8), N)) C[int64_t(row) * N + (col0 + (((tl_chunk5 + tl_v)) + (tl_tid % 32) * 8))] = tl::convert<tl::f16>(acc[tl_chunk5 + tl_v]);
+                }
+            }
+        }
+    }
+}
+
+// kernel fp8_gemm_block_scaled_splitk_combine<SC = 8, BC = 256, T = bf16>  (stdlib/splitk.tl:7)
+// 128 threads per block, 4096 bytes of shared memory
+__global__ void __launch_bounds__(128) fp8_gemm_block_scaled_splitk_combine_kernel(
+        const float* __restrict__ Part,
+        tl::bf16* __restrict__ C,
+        int32_t SPLITS,
+        int32_t M,
+        int32_t N)
+{
+    tl::wait_for_previous_grid();  // launched by program `fp8_gemm_block_scaled`: the kernel before it has finished
+    // fragment p: f32[8, 256], blocked per axis, vector 8: [8, 256] over 128 threads: (4:t32 2:r8, 8:r1 32:t1) 16 registers
+    // fragment part: f32[256], slice of `p` (reduce over axis 0): [256] over 128 threads: (8:r1 32:t1) 8 registers, 4 replicas
+    // fragment acc: f32[256], slice of `p` (reduce over axis 0): [256] over 128 threads: (8:r1 32:t1) 8 registers, 4 replicas
+    const int tl_tid = tl::thread_index<128>();
+    extern __shared__ __align__(128) unsigned char tl_smem[];
+    unsigned char* tl_scratch = tl_smem + 0;  // 4096 bytes for reductions and staging
+    float p[16];  // fragment p: f32[8, 256]
+    float part[8];  // fragment part: f32[256]
+    float acc[8];  // fragment acc: f32[256]
+    #pragma unroll
+    for (int tl_i = 0; tl_i < 8; ++tl_i) acc[tl_i] = 0.0f;
+    const int32_t row = int(blockIdx.y);
+    const int32_t col0 = int(blockIdx.x) * 256;
+    for (int c = 0; c < tl::cdiv(SPLITS, 8); ++c) {
+        // copy(Part[c * SC +: SC, row, col0 +: BC], p);      // past SPLITS: zeros  (splitk.tl:16)
+        #pragma unroll
+        for (int tl_chunk0 = 0; tl_chunk0 < 16; tl_chunk0 += 4) {
+            const float* tl_ptr1 = &Part[(int64_t((c * 8) + ((tl_tid / 32) + (tl_chunk0 / 8) * 4)) * M + row) * N + (col0 + ((tl_chunk0 % 8) + (tl_tid % 32) * 8))];
+            if (tl::in_bounds((c * 8) + ((tl_tid / 32) + (tl_chunk0 / 8) * 4), SPLITS) && tl::in_bounds(row, M) && tl::in_bounds(col0 + ((tl_chunk0 % 8) + (tl_tid % 32) * 8), N) && tl::in_bounds((c * 8) + ((tl_tid / 32) + (tl_chunk0 / 8) * 4), SPLITS) && tl::in_bounds(row, M) && tl::in_bounds((col0 + ((tl_chunk0 % 8) + (tl_tid % 32) * 8)) + 3, N) && tl::is_aligned(tl_ptr1, 16)) {
+                float tl_vec2[4];
+                tl::load_vector<float, 4>(tl_vec2, tl_ptr1);
+                #pragma unroll
+                for (int tl_v = 0; tl_v < 4; ++tl_v) p[tl_chunk0 + tl_v] = tl_vec2[tl_v];
+            } else {
+                #pragma unroll
+                for (int tl_v = 0; tl_v < 4; ++tl_v) {
+                    p[tl_chunk0 + tl_v] = tl::in_bounds((c * 8) + ((tl_tid / 32) + ((tl_chunk0 + tl_v) / 8) * 4), SPLITS) && tl::in_bounds(row, M) && tl::in_bounds(col0 + (((tl_chunk0 + tl_v) % 8) + (tl_tid % 32) * 8), N) ? Part[(int64_t((c * 8) + ((tl_tid / 32) + ((tl_chunk0 + tl_v) / 8) * 4)) * M + row) * N + (col0 + (((tl_chunk0 + tl_v) % 8) + (tl_tid % 32) * 8))] : 0.0f;
+                }
+            }
+        }
+        // reduce(sum, p, part, axis = 0);  (splitk.tl:17)
+        // each thread folds its 2 values of each of its 8 results; then across the 4 warps that do
+        {
+            float tl_part[8];
+            #pragma unroll
+            for (int tl_i = 0; tl_i < 8; ++tl_i) tl_part[tl_i] = tl::SumOp::identity<float>();
+            #pragma unroll
+            for (int tl_s3 = 0; tl_s3 < 16; ++tl_s3) {
+                tl_part[(tl_s3 % 8)] = tl::SumOp::combine(tl_part[(tl_s3 % 8)], tl::SumOp::element(p[tl_s3]));
+            }
+            if (true) {
+                #pragma unroll
+                for (int tl_i = 0; tl_i < 8; ++tl_i) {
+                    reinterpret_cast<float*>(tl_scratch)[((tl_tid / 32 % 4)) * 256 + tl::bank_swizzle(((tl_i) + (tl_tid % 32) * 8))] = tl_part[tl_i];
+                }
+            }
+            __syncthreads();
+            #pragma unroll
+            for (int tl_i = 0; tl_i < 8; ++tl_i) {
+                tl_part[tl_i] = reinterpret_cast<float*>(tl_scratch)[(0) * 256 + tl::bank_swizzle(((tl_i) + (tl_tid % 32) * 8))];
+                #pragma unroll
+                for (int tl_w = 1; tl_w < 4; ++tl_w) tl_part[tl_i] = tl::SumOp::combine(tl_part[tl_i], reinterpret_cast<float*>(tl_scratch)[(tl_w) * 256 + tl::bank_swizzle(((tl_i) + (tl_tid % 32) * 8))]);
+            }
+            __syncthreads();  // the scratch is free again
+            #pragma unroll
+            for (int tl_i = 0; tl_i < 8; ++tl_i) {
+                part[tl_i] = tl_part[tl_i];
+            }
+        }
+        // for i in parallel(BC) {  (splitk.tl:18)
+        // for i in parallel(256): each thread visits the elements of `acc` it holds
+        #pragma unroll
+        for (int tl_s4 = 0; tl_s4 < 8; ++tl_s4) {
+            [[maybe_unused]] const int i = ((tl_s4) + (tl_tid % 32) * 8);
+            acc[tl_s4] = acc[tl_s4] + part[tl_s4];
+        }
+    }
+    // copy(acc, C[row, col0 +: BC]);  (splitk.tl:22)
+    if ((tl_tid / 32) == 0) {  // one copy of each replicated element is stored
+        #pragma unroll
+        for (int tl_chunk5 = 0; tl_chunk5 < 8; tl_chunk5 += 8) {
+            tl::bf16* tl_ptr6 = &C[int64_t(row) * N + (col0 + ((tl_chunk5) + (tl_tid % 32) * 8))];
+            if (tl::in_bounds(row, M) && tl::in_bounds(col0 + ((tl_chunk5) + (tl_tid % 32) * 8), N) && tl::in_bounds(row, M) && tl::in_bounds((col0 + ((tl_chunk5) + (tl_tid % 32) * 8)) + 7, N) && tl::is_aligned(tl_ptr6, 16)) {
+                tl::bf16 tl_vec7[8];
+                #pragma unroll
+                for (int tl_v = 0; tl_v < 8; tl_v += 2) tl::convert_pair(&tl_vec7[tl_v], acc[tl_chunk5 + tl_v], acc[tl_chunk5 + tl_v + 1]);
+                tl::store_vector<tl::bf16, 8>(tl_ptr6, tl_vec7);
+            } else {
+                #pragma unroll
+                for (int tl_v = 0; tl_v < 8; ++tl_v) {
+                    if (tl::in_bounds(row, M) && tl::in_bounds(col0 + (((tl_chunk5 + tl_v)) + (tl_tid % 32) * 8), N)) C[int64_t(row) * N + (col0 + (((tl_chunk5 + tl_v)) + (tl_tid % 32) * 8))] = tl::convert<tl::bf16>(acc[tl_chunk5 + tl_v]);
                 }
             }
         }
@@ -2573,6 +4086,222 @@ cudaError_t fp8_gemm_block_scaled_wide(const __nv_fp8_e4m3* A, const float* As, 
     return tl::host::record(cudaGetLastError(), tl_name, "launch");
 }
 
+// Variant 0 of kernel `fp8_gemm_block_scaled_skinny`: BM = 16.
+static cudaError_t fp8_gemm_block_scaled_skinny_variant0(const __nv_fp8_e4m3* A, const float* As, const __nv_fp8_e4m3* B, const float* Bs, float* Part, int32_t k_groups, int64_t M, int64_t K, int64_t KG, int64_t N, int64_t NB, int64_t SPLITS, cudaStream_t stream) {
+    constexpr const char* tl_name = "fp8_gemm_block_scaled_skinny";
+    if (cudaError_t tl_err = tl::host::check_pointer(A, tl_name, "A", 1); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_pointer(As, tl_name, "As", 4); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_pointer(B, tl_name, "B", 1); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_pointer(Bs, tl_name, "Bs", 4); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_pointer(Part, tl_name, "Part", 4); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_dim(M, tl_name, "M"); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_dim(K, tl_name, "K"); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_dim(KG, tl_name, "KG"); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_dim(N, tl_name, "N"); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_dim(NB, tl_name, "NB"); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_dim(SPLITS, tl_name, "SPLITS"); tl_err != cudaSuccess) return tl_err;
+    if (!(KG == tl::cdiv(K, 128)))
+        return tl::host::invalid_argument(std::string(tl_name) + ": requirement `KG == cdiv(K, G)` does not hold" + " (" + "KG = " + std::to_string(KG) + ", K = " + std::to_string(K) + ")");
+    if (!(NB == tl::cdiv(N, 128)))
+        return tl::host::invalid_argument(std::string(tl_name) + ": requirement `NB == cdiv(N, G)` does not hold" + " (" + "NB = " + std::to_string(NB) + ", N = " + std::to_string(N) + ")");
+    if (!(k_groups > 0))
+        return tl::host::invalid_argument(std::string(tl_name) + ": requirement `k_groups > 0` does not hold" + " (" + "k_groups = " + std::to_string(k_groups) + ")");
+    if (!(true))
+        return tl::host::invalid_argument(std::string(tl_name) + ": requirement `(G % BN) == 0` does not hold");
+    if (cudaError_t tl_err = tl::host::check_compute_capability(89, tl_name, "a gemm of 8-bit floats on the tensor cores (mma.sync m16n8k32)"); tl_err != cudaSuccess) return tl_err;
+    const int64_t tl_grid_x = int64_t(tl::cdiv(N, 128)), tl_grid_y = int64_t(tl::cdiv(M, 16)), tl_grid_z = int64_t(SPLITS);
+    if (tl_grid_x <= 0 || tl_grid_y <= 0 || tl_grid_z <= 0) return cudaSuccess;  // nothing to compute
+    if (tl_grid_x > INT32_MAX || tl_grid_y > 65535 || tl_grid_z > 65535)
+        return tl::host::invalid_argument(std::string(tl_name) + ": the grid is larger than CUDA allows");
+    const tl::host::DeviceTraits tl_device = tl::host::current_device_traits();
+    if (tl_device.major == 9) {
+        // TMA needs 16-byte-aligned tensors whose rows are a multiple of 16 bytes.
+        CUtensorMap tl_map_B;
+        CUtensorMap tl_map_A;
+        const bool tl_tma =
+            tl::host::tma_compatible(B, int64_t(N), int64_t(K), 1) &&
+            tl::host::make_tensor_map_2d(&tl_map_B, B, CU_TENSOR_MAP_DATA_TYPE_UINT8, 1, int64_t(N), int64_t(K), 128, 128) &&
+            tl::host::tma_compatible(A, int64_t(M), int64_t(K), 1) &&
+            tl::host::make_tensor_map_2d(&tl_map_A, A, CU_TENSOR_MAP_DATA_TYPE_UINT8, 1, int64_t(M), int64_t(K), 16, 128);
+        if (tl_tma) {
+            static const cudaError_t tl_attributes_variant0_sm90 = [] {
+                cudaError_t tl_err = cudaSuccess;
+                tl_err = cudaFuncSetAttribute(::fp8_gemm_block_scaled_skinny_kernel_variant0_sm90, cudaFuncAttributeMaxDynamicSharedMemorySize, 148624);
+                if (tl_err == cudaSuccess)
+                    tl_err = cudaFuncSetAttribute(::fp8_gemm_block_scaled_skinny_kernel_variant0_sm90, cudaFuncAttributePreferredSharedMemoryCarveout, tl::host::occupancy_carveout(::fp8_gemm_block_scaled_skinny_kernel_variant0_sm90, 128, 148624));
+                return tl_err;
+            }();
+            if (tl_attributes_variant0_sm90 != cudaSuccess) return tl::host::record(tl_attributes_variant0_sm90, tl_name, "setting the shared-memory attributes");
+            const int64_t tl_tiles = int64_t(tl::cdiv(N, 128)) * int64_t(tl::cdiv(M, 16)) * int64_t(SPLITS);  // the warp-specialized kernel's own tiles
+            const int64_t tl_blocks = tl_tiles < tl_device.sm_count ? tl_tiles : tl_device.sm_count;  // persistent: one block per SM
+            if (tl_blocks <= INT32_MAX) {
+                unsigned* tl_tile_counter = nullptr;  // the blocks claim their tiles from it (this stream's)
+                if (cudaError_t tl_err = tl::host::tile_counter(stream, tl_blocks, &tl_tile_counter); tl_err != cudaSuccess)
+                    return tl::host::record(tl_err, tl_name, "allocating the tile counter");
+                ::fp8_gemm_block_scaled_skinny_kernel_variant0_sm90<<<unsigned(tl_blocks), 256, 148624, stream>>>(tl_map_B, tl_map_A, A, As, B, Bs, Part, k_groups, static_cast<int32_t>(M), static_cast<int32_t>(K), static_cast<int32_t>(KG), static_cast<int32_t>(N), static_cast<int32_t>(NB), static_cast<int32_t>(SPLITS), tl_tile_counter);
+                return tl::host::record(cudaGetLastError(), tl_name, "launch");
+            }
+        }
+    }
+    static const cudaError_t tl_attributes_variant0 = [] {
+        cudaError_t tl_err = cudaSuccess;
+        tl_err = cudaFuncSetAttribute(::fp8_gemm_block_scaled_skinny_kernel_variant0, cudaFuncAttributeMaxDynamicSharedMemorySize, 82944);
+        if (tl_err == cudaSuccess)
+            tl_err = cudaFuncSetAttribute(::fp8_gemm_block_scaled_skinny_kernel_variant0, cudaFuncAttributePreferredSharedMemoryCarveout, tl::host::occupancy_carveout(::fp8_gemm_block_scaled_skinny_kernel_variant0, 128, 82944));
+        return tl_err;
+    }();
+    if (tl_attributes_variant0 != cudaSuccess) return tl::host::record(tl_attributes_variant0, tl_name, "setting the shared-memory attributes");
+    ::fp8_gemm_block_scaled_skinny_kernel_variant0<<<dim3(unsigned(tl_grid_x), unsigned(tl_grid_y), unsigned(tl_grid_z)), 128, 82944, stream>>>(A, As, B, Bs, Part, k_groups, static_cast<int32_t>(M), static_cast<int32_t>(K), static_cast<int32_t>(KG), static_cast<int32_t>(N), static_cast<int32_t>(NB), static_cast<int32_t>(SPLITS));
+    return tl::host::record(cudaGetLastError(), tl_name, "launch");
+}
+
+// Variant 1 of kernel `fp8_gemm_block_scaled_skinny`: BM = 32.
+static cudaError_t fp8_gemm_block_scaled_skinny_variant1(const __nv_fp8_e4m3* A, const float* As, const __nv_fp8_e4m3* B, const float* Bs, float* Part, int32_t k_groups, int64_t M, int64_t K, int64_t KG, int64_t N, int64_t NB, int64_t SPLITS, cudaStream_t stream) {
+    constexpr const char* tl_name = "fp8_gemm_block_scaled_skinny";
+    if (cudaError_t tl_err = tl::host::check_pointer(A, tl_name, "A", 1); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_pointer(As, tl_name, "As", 4); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_pointer(B, tl_name, "B", 1); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_pointer(Bs, tl_name, "Bs", 4); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_pointer(Part, tl_name, "Part", 4); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_dim(M, tl_name, "M"); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_dim(K, tl_name, "K"); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_dim(KG, tl_name, "KG"); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_dim(N, tl_name, "N"); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_dim(NB, tl_name, "NB"); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_dim(SPLITS, tl_name, "SPLITS"); tl_err != cudaSuccess) return tl_err;
+    if (!(KG == tl::cdiv(K, 128)))
+        return tl::host::invalid_argument(std::string(tl_name) + ": requirement `KG == cdiv(K, G)` does not hold" + " (" + "KG = " + std::to_string(KG) + ", K = " + std::to_string(K) + ")");
+    if (!(NB == tl::cdiv(N, 128)))
+        return tl::host::invalid_argument(std::string(tl_name) + ": requirement `NB == cdiv(N, G)` does not hold" + " (" + "NB = " + std::to_string(NB) + ", N = " + std::to_string(N) + ")");
+    if (!(k_groups > 0))
+        return tl::host::invalid_argument(std::string(tl_name) + ": requirement `k_groups > 0` does not hold" + " (" + "k_groups = " + std::to_string(k_groups) + ")");
+    if (!(true))
+        return tl::host::invalid_argument(std::string(tl_name) + ": requirement `(G % BN) == 0` does not hold");
+    if (cudaError_t tl_err = tl::host::check_compute_capability(89, tl_name, "a gemm of 8-bit floats on the tensor cores (mma.sync m16n8k32)"); tl_err != cudaSuccess) return tl_err;
+    const int64_t tl_grid_x = int64_t(tl::cdiv(N, 128)), tl_grid_y = int64_t(tl::cdiv(M, 32)), tl_grid_z = int64_t(SPLITS);
+    if (tl_grid_x <= 0 || tl_grid_y <= 0 || tl_grid_z <= 0) return cudaSuccess;  // nothing to compute
+    if (tl_grid_x > INT32_MAX || tl_grid_y > 65535 || tl_grid_z > 65535)
+        return tl::host::invalid_argument(std::string(tl_name) + ": the grid is larger than CUDA allows");
+    const tl::host::DeviceTraits tl_device = tl::host::current_device_traits();
+    if (tl_device.major == 9) {
+        // TMA needs 16-byte-aligned tensors whose rows are a multiple of 16 bytes.
+        CUtensorMap tl_map_B;
+        CUtensorMap tl_map_A;
+        const bool tl_tma =
+            tl::host::tma_compatible(B, int64_t(N), int64_t(K), 1) &&
+            tl::host::make_tensor_map_2d(&tl_map_B, B, CU_TENSOR_MAP_DATA_TYPE_UINT8, 1, int64_t(N), int64_t(K), 128, 128) &&
+            tl::host::tma_compatible(A, int64_t(M), int64_t(K), 1) &&
+            tl::host::make_tensor_map_2d(&tl_map_A, A, CU_TENSOR_MAP_DATA_TYPE_UINT8, 1, int64_t(M), int64_t(K), 32, 128);
+        if (tl_tma) {
+            static const cudaError_t tl_attributes_variant1_sm90 = [] {
+                cudaError_t tl_err = cudaSuccess;
+                tl_err = cudaFuncSetAttribute(::fp8_gemm_block_scaled_skinny_kernel_variant1_sm90, cudaFuncAttributeMaxDynamicSharedMemorySize, 144512);
+                if (tl_err == cudaSuccess)
+                    tl_err = cudaFuncSetAttribute(::fp8_gemm_block_scaled_skinny_kernel_variant1_sm90, cudaFuncAttributePreferredSharedMemoryCarveout, tl::host::occupancy_carveout(::fp8_gemm_block_scaled_skinny_kernel_variant1_sm90, 128, 144512));
+                return tl_err;
+            }();
+            if (tl_attributes_variant1_sm90 != cudaSuccess) return tl::host::record(tl_attributes_variant1_sm90, tl_name, "setting the shared-memory attributes");
+            const int64_t tl_tiles = int64_t(tl::cdiv(N, 128)) * int64_t(tl::cdiv(M, 32)) * int64_t(SPLITS);  // the warp-specialized kernel's own tiles
+            const int64_t tl_blocks = tl_tiles < tl_device.sm_count ? tl_tiles : tl_device.sm_count;  // persistent: one block per SM
+            if (tl_blocks <= INT32_MAX) {
+                unsigned* tl_tile_counter = nullptr;  // the blocks claim their tiles from it (this stream's)
+                if (cudaError_t tl_err = tl::host::tile_counter(stream, tl_blocks, &tl_tile_counter); tl_err != cudaSuccess)
+                    return tl::host::record(tl_err, tl_name, "allocating the tile counter");
+                ::fp8_gemm_block_scaled_skinny_kernel_variant1_sm90<<<unsigned(tl_blocks), 256, 144512, stream>>>(tl_map_B, tl_map_A, A, As, B, Bs, Part, k_groups, static_cast<int32_t>(M), static_cast<int32_t>(K), static_cast<int32_t>(KG), static_cast<int32_t>(N), static_cast<int32_t>(NB), static_cast<int32_t>(SPLITS), tl_tile_counter);
+                return tl::host::record(cudaGetLastError(), tl_name, "launch");
+            }
+        }
+    }
+    static const cudaError_t tl_attributes_variant1 = [] {
+        cudaError_t tl_err = cudaSuccess;
+        tl_err = cudaFuncSetAttribute(::fp8_gemm_block_scaled_skinny_kernel_variant1, cudaFuncAttributeMaxDynamicSharedMemorySize, 92160);
+        if (tl_err == cudaSuccess)
+            tl_err = cudaFuncSetAttribute(::fp8_gemm_block_scaled_skinny_kernel_variant1, cudaFuncAttributePreferredSharedMemoryCarveout, tl::host::occupancy_carveout(::fp8_gemm_block_scaled_skinny_kernel_variant1, 128, 92160));
+        return tl_err;
+    }();
+    if (tl_attributes_variant1 != cudaSuccess) return tl::host::record(tl_attributes_variant1, tl_name, "setting the shared-memory attributes");
+    ::fp8_gemm_block_scaled_skinny_kernel_variant1<<<dim3(unsigned(tl_grid_x), unsigned(tl_grid_y), unsigned(tl_grid_z)), 128, 92160, stream>>>(A, As, B, Bs, Part, k_groups, static_cast<int32_t>(M), static_cast<int32_t>(K), static_cast<int32_t>(KG), static_cast<int32_t>(N), static_cast<int32_t>(NB), static_cast<int32_t>(SPLITS));
+    return tl::host::record(cudaGetLastError(), tl_name, "launch");
+}
+
+// Variant 2 of kernel `fp8_gemm_block_scaled_skinny`: BM = 64.
+static cudaError_t fp8_gemm_block_scaled_skinny_variant2(const __nv_fp8_e4m3* A, const float* As, const __nv_fp8_e4m3* B, const float* Bs, float* Part, int32_t k_groups, int64_t M, int64_t K, int64_t KG, int64_t N, int64_t NB, int64_t SPLITS, cudaStream_t stream) {
+    constexpr const char* tl_name = "fp8_gemm_block_scaled_skinny";
+    if (cudaError_t tl_err = tl::host::check_pointer(A, tl_name, "A", 1); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_pointer(As, tl_name, "As", 4); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_pointer(B, tl_name, "B", 1); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_pointer(Bs, tl_name, "Bs", 4); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_pointer(Part, tl_name, "Part", 4); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_dim(M, tl_name, "M"); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_dim(K, tl_name, "K"); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_dim(KG, tl_name, "KG"); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_dim(N, tl_name, "N"); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_dim(NB, tl_name, "NB"); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_dim(SPLITS, tl_name, "SPLITS"); tl_err != cudaSuccess) return tl_err;
+    if (!(KG == tl::cdiv(K, 128)))
+        return tl::host::invalid_argument(std::string(tl_name) + ": requirement `KG == cdiv(K, G)` does not hold" + " (" + "KG = " + std::to_string(KG) + ", K = " + std::to_string(K) + ")");
+    if (!(NB == tl::cdiv(N, 128)))
+        return tl::host::invalid_argument(std::string(tl_name) + ": requirement `NB == cdiv(N, G)` does not hold" + " (" + "NB = " + std::to_string(NB) + ", N = " + std::to_string(N) + ")");
+    if (!(k_groups > 0))
+        return tl::host::invalid_argument(std::string(tl_name) + ": requirement `k_groups > 0` does not hold" + " (" + "k_groups = " + std::to_string(k_groups) + ")");
+    if (!(true))
+        return tl::host::invalid_argument(std::string(tl_name) + ": requirement `(G % BN) == 0` does not hold");
+    if (cudaError_t tl_err = tl::host::check_compute_capability(89, tl_name, "a gemm of 8-bit floats on the tensor cores (mma.sync m16n8k32)"); tl_err != cudaSuccess) return tl_err;
+    const int64_t tl_grid_x = int64_t(tl::cdiv(N, 128)), tl_grid_y = int64_t(tl::cdiv(M, 64)), tl_grid_z = int64_t(SPLITS);
+    if (tl_grid_x <= 0 || tl_grid_y <= 0 || tl_grid_z <= 0) return cudaSuccess;  // nothing to compute
+    if (tl_grid_x > INT32_MAX || tl_grid_y > 65535 || tl_grid_z > 65535)
+        return tl::host::invalid_argument(std::string(tl_name) + ": the grid is larger than CUDA allows");
+    const tl::host::DeviceTraits tl_device = tl::host::current_device_traits();
+    if (tl_device.major == 9) {
+        // TMA needs 16-byte-aligned tensors whose rows are a multiple of 16 bytes.
+        CUtensorMap tl_map_B;
+        CUtensorMap tl_map_A;
+        const bool tl_tma =
+            tl::host::tma_compatible(B, int64_t(N), int64_t(K), 1) &&
+            tl::host::make_tensor_map_2d(&tl_map_B, B, CU_TENSOR_MAP_DATA_TYPE_UINT8, 1, int64_t(N), int64_t(K), 128, 128) &&
+            tl::host::tma_compatible(A, int64_t(M), int64_t(K), 1) &&
+            tl::host::make_tensor_map_2d(&tl_map_A, A, CU_TENSOR_MAP_DATA_TYPE_UINT8, 1, int64_t(M), int64_t(K), 64, 128);
+        if (tl_tma) {
+            static const cudaError_t tl_attributes_variant2_sm90 = [] {
+                cudaError_t tl_err = cudaSuccess;
+                tl_err = cudaFuncSetAttribute(::fp8_gemm_block_scaled_skinny_kernel_variant2_sm90, cudaFuncAttributeMaxDynamicSharedMemorySize, 148592);
+                if (tl_err == cudaSuccess)
+                    tl_err = cudaFuncSetAttribute(::fp8_gemm_block_scaled_skinny_kernel_variant2_sm90, cudaFuncAttributePreferredSharedMemoryCarveout, tl::host::occupancy_carveout(::fp8_gemm_block_scaled_skinny_kernel_variant2_sm90, 128, 148592));
+                return tl_err;
+            }();
+            if (tl_attributes_variant2_sm90 != cudaSuccess) return tl::host::record(tl_attributes_variant2_sm90, tl_name, "setting the shared-memory attributes");
+            const int64_t tl_tiles = int64_t(tl::cdiv(N, 128)) * int64_t(tl::cdiv(M, 64)) * int64_t(SPLITS);  // the warp-specialized kernel's own tiles
+            const int64_t tl_blocks = tl_tiles < tl_device.sm_count ? tl_tiles : tl_device.sm_count;  // persistent: one block per SM
+            if (tl_blocks <= INT32_MAX) {
+                unsigned* tl_tile_counter = nullptr;  // the blocks claim their tiles from it (this stream's)
+                if (cudaError_t tl_err = tl::host::tile_counter(stream, tl_blocks, &tl_tile_counter); tl_err != cudaSuccess)
+                    return tl::host::record(tl_err, tl_name, "allocating the tile counter");
+                ::fp8_gemm_block_scaled_skinny_kernel_variant2_sm90<<<unsigned(tl_blocks), 256, 148592, stream>>>(tl_map_B, tl_map_A, A, As, B, Bs, Part, k_groups, static_cast<int32_t>(M), static_cast<int32_t>(K), static_cast<int32_t>(KG), static_cast<int32_t>(N), static_cast<int32_t>(NB), static_cast<int32_t>(SPLITS), tl_tile_counter);
+                return tl::host::record(cudaGetLastError(), tl_name, "launch");
+            }
+        }
+    }
+    static const cudaError_t tl_attributes_variant2 = [] {
+        cudaError_t tl_err = cudaSuccess;
+        tl_err = cudaFuncSetAttribute(::fp8_gemm_block_scaled_skinny_kernel_variant2, cudaFuncAttributeMaxDynamicSharedMemorySize, 110592);
+        if (tl_err == cudaSuccess)
+            tl_err = cudaFuncSetAttribute(::fp8_gemm_block_scaled_skinny_kernel_variant2, cudaFuncAttributePreferredSharedMemoryCarveout, tl::host::occupancy_carveout(::fp8_gemm_block_scaled_skinny_kernel_variant2, 128, 110592));
+        return tl_err;
+    }();
+    if (tl_attributes_variant2 != cudaSuccess) return tl::host::record(tl_attributes_variant2, tl_name, "setting the shared-memory attributes");
+    ::fp8_gemm_block_scaled_skinny_kernel_variant2<<<dim3(unsigned(tl_grid_x), unsigned(tl_grid_y), unsigned(tl_grid_z)), 128, 110592, stream>>>(A, As, B, Bs, Part, k_groups, static_cast<int32_t>(M), static_cast<int32_t>(K), static_cast<int32_t>(KG), static_cast<int32_t>(N), static_cast<int32_t>(NB), static_cast<int32_t>(SPLITS));
+    return tl::host::record(cudaGetLastError(), tl_name, "launch");
+}
+
+cudaError_t fp8_gemm_block_scaled_skinny(const __nv_fp8_e4m3* A, const float* As, const __nv_fp8_e4m3* B, const float* Bs, float* Part, int32_t k_groups, int64_t M, int64_t K, int64_t KG, int64_t N, int64_t NB, int64_t SPLITS, cudaStream_t stream) {
+    // 3 variants, tried in order: the first whose condition holds is launched.
+    if (M <= 16)
+        return fp8_gemm_block_scaled_skinny_variant0(A, As, B, Bs, Part, k_groups, M, K, KG, N, NB, SPLITS, stream);  // BM = 16
+    if (M <= 32)
+        return fp8_gemm_block_scaled_skinny_variant1(A, As, B, Bs, Part, k_groups, M, K, KG, N, NB, SPLITS, stream);  // BM = 32
+    return fp8_gemm_block_scaled_skinny_variant2(A, As, B, Bs, Part, k_groups, M, K, KG, N, NB, SPLITS, stream);  // BM = 64
+}
+
 // Kernel `w4a16_gemm_splitk_combine` as program `w4a16_gemm` launches it.
 static cudaError_t w4a16_gemm_splitk_combine(const float* Part, __half* C, int64_t SPLITS, int64_t M, int64_t N, cudaStream_t stream) {
     constexpr const char* tl_name = "w4a16_gemm_splitk_combine";
@@ -2594,6 +4323,29 @@ static cudaError_t w4a16_gemm_splitk_combine(const float* Part, __half* C, int64
     if (tl_attributes != cudaSuccess) return tl::host::record(tl_attributes, tl_name, "setting the shared-memory attributes");
     const tl::host::LaunchShape tl_shape{dim3(unsigned(tl_grid_x), unsigned(tl_grid_y), unsigned(tl_grid_z)), dim3(128), 4096, dim3(0, 0, 0), true};  // may overlap the end of the kernel before it
     return tl::host::record(tl::host::launch(::w4a16_gemm_splitk_combine_kernel, tl_shape, stream, Part, C, static_cast<int32_t>(SPLITS), static_cast<int32_t>(M), static_cast<int32_t>(N)), tl_name, "launch");
+}
+
+// Kernel `fp8_gemm_block_scaled_splitk_combine` as program `fp8_gemm_block_scaled` launches it.
+static cudaError_t fp8_gemm_block_scaled_splitk_combine(const float* Part, __nv_bfloat16* C, int64_t SPLITS, int64_t M, int64_t N, cudaStream_t stream) {
+    constexpr const char* tl_name = "fp8_gemm_block_scaled_splitk_combine";
+    if (cudaError_t tl_err = tl::host::check_pointer(Part, tl_name, "Part", 4); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_pointer(C, tl_name, "C", 2); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_dim(SPLITS, tl_name, "SPLITS"); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_dim(M, tl_name, "M"); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_dim(N, tl_name, "N"); tl_err != cudaSuccess) return tl_err;
+    const int64_t tl_grid_x = int64_t(tl::cdiv(N, 256)), tl_grid_y = int64_t(M), tl_grid_z = int64_t(1);
+    if (tl_grid_x <= 0 || tl_grid_y <= 0 || tl_grid_z <= 0) return cudaSuccess;  // nothing to compute
+    if (tl_grid_x > INT32_MAX || tl_grid_y > 65535 || tl_grid_z > 65535)
+        return tl::host::invalid_argument(std::string(tl_name) + ": the grid is larger than CUDA allows");
+    static const cudaError_t tl_attributes = [] {
+        cudaError_t tl_err = cudaSuccess;
+        if (tl_err == cudaSuccess)
+            tl_err = cudaFuncSetAttribute(::fp8_gemm_block_scaled_splitk_combine_kernel, cudaFuncAttributePreferredSharedMemoryCarveout, tl::host::occupancy_carveout(::fp8_gemm_block_scaled_splitk_combine_kernel, 128, 4096));
+        return tl_err;
+    }();
+    if (tl_attributes != cudaSuccess) return tl::host::record(tl_attributes, tl_name, "setting the shared-memory attributes");
+    const tl::host::LaunchShape tl_shape{dim3(unsigned(tl_grid_x), unsigned(tl_grid_y), unsigned(tl_grid_z)), dim3(128), 4096, dim3(0, 0, 0), true};  // may overlap the end of the kernel before it
+    return tl::host::record(tl::host::launch(::fp8_gemm_block_scaled_splitk_combine_kernel, tl_shape, stream, Part, C, static_cast<int32_t>(SPLITS), static_cast<int32_t>(M), static_cast<int32_t>(N)), tl_name, "launch");
 }
 
 // The workspaces of program `w4a16_gemm`, each 256-byte aligned in one allocation: their offsets, and the total size.
@@ -2655,8 +4407,16 @@ cudaError_t w4a16_gemm(const __half* A, const uint32_t* Wq, const __half* Scales
 
 // The workspaces of program `fp8_gemm_block_scaled`, each 256-byte aligned in one allocation: their offsets, and the total size.
 static int64_t fp8_gemm_block_scaled_workspace_layout(int64_t M, int64_t K, int64_t KG, int64_t N, int64_t NB, size_t* tl_offsets) {
-    (void)tl_offsets;
+    [[maybe_unused]] const bool skinny = M <= 64;
+    [[maybe_unused]] const int32_t tiles = tl::cdiv(N, 128);
+    [[maybe_unused]] const int32_t slices = tl::max(1, tl::min(tl::min(tl::cdiv(512, tl::max(tiles, 1)), KG), K / (32 * tl::max(M, 1))));
+    [[maybe_unused]] const int32_t k_groups = tl::cdiv(KG, slices);
     int64_t tl_bytes = 0;
+    if (int64_t(skinny ? tl::cdiv(KG, k_groups) : 0) < 0) return -1;  // workspace `Part`
+    if (int64_t(M) < 0) return -1;  // workspace `Part`
+    if (int64_t(N) < 0) return -1;  // workspace `Part`
+    tl_offsets[0] = size_t(tl_bytes);
+    tl_bytes += tl::host::workspace_align(int64_t(skinny ? tl::cdiv(KG, k_groups) : 0) * int64_t(M) * int64_t(N) * 4);  // Part: f32[(skinny ? cdiv(KG, k_groups) : 0), M, N]
     return tl_bytes;
 }
 
@@ -2666,7 +4426,7 @@ size_t fp8_gemm_block_scaled_workspace_size(int64_t M, int64_t K, int64_t KG, in
     return tl_bytes < 0 ? 0 : size_t(tl_bytes);
 }
 
-// Program `fp8_gemm_block_scaled`: launches fp8_gemm_block_scaled_wide and fp8_gemm_block_scaled_tile on `stream`, in order.
+// Program `fp8_gemm_block_scaled`: launches fp8_gemm_block_scaled_skinny, fp8_gemm_block_scaled_splitk_combine, fp8_gemm_block_scaled_wide and fp8_gemm_block_scaled_tile on `stream`, in order.
 cudaError_t fp8_gemm_block_scaled(const __nv_fp8_e4m3* A, const float* As, const __nv_fp8_e4m3* B, const float* Bs, __nv_bfloat16* C, int64_t M, int64_t K, int64_t KG, int64_t N, int64_t NB, cudaStream_t stream, void* workspace, size_t workspace_bytes) {
     constexpr const char* tl_name = "fp8_gemm_block_scaled";
     if (cudaError_t tl_err = tl::host::check_pointer(A, tl_name, "A", 1); tl_err != cudaSuccess) return tl_err;
@@ -2683,6 +4443,10 @@ cudaError_t fp8_gemm_block_scaled(const __nv_fp8_e4m3* A, const float* As, const
         return tl::host::invalid_argument(std::string(tl_name) + ": requirement `KG == cdiv(K, G)` does not hold" + " (" + "KG = " + std::to_string(KG) + ", K = " + std::to_string(K) + ")");
     if (!(NB == tl::cdiv(N, 128)))
         return tl::host::invalid_argument(std::string(tl_name) + ": requirement `NB == cdiv(N, G)` does not hold" + " (" + "NB = " + std::to_string(NB) + ", N = " + std::to_string(N) + ")");
+    [[maybe_unused]] const bool skinny = M <= 64;
+    [[maybe_unused]] const int32_t tiles = tl::cdiv(N, 128);
+    [[maybe_unused]] const int32_t slices = tl::max(1, tl::min(tl::min(tl::cdiv(512, tl::max(tiles, 1)), KG), K / (32 * tl::max(M, 1))));
+    [[maybe_unused]] const int32_t k_groups = tl::cdiv(KG, slices);
     size_t tl_offsets[1];
     const int64_t tl_bytes = fp8_gemm_block_scaled_workspace_layout(M, K, KG, N, NB, tl_offsets);
     if (tl_bytes < 0)
@@ -2693,12 +4457,21 @@ cudaError_t fp8_gemm_block_scaled(const __nv_fp8_e4m3* A, const float* As, const
     } else if (workspace_bytes < size_t(tl_bytes) || reinterpret_cast<uintptr_t>(workspace) % 256 != 0) {
         return tl::host::invalid_argument(std::string(tl_name) + ": the workspace must be 256-byte aligned and hold " + std::to_string(tl_bytes) + " bytes (fp8_gemm_block_scaled_workspace_size), but has " + std::to_string(workspace_bytes));
     }
+    float* const Part = reinterpret_cast<float*>(static_cast<char*>(workspace) + tl_offsets[0]);
+    // launch fp8_gemm_block_scaled_skinny<G = G>(A, As, B, Bs, Part, k_groups);
+    if (skinny) {
+        if (cudaError_t tl_err = fp8_gemm_block_scaled_skinny(A, As, B, Bs, Part, k_groups, int64_t(M), int64_t(K), int64_t(KG), int64_t(N), int64_t(NB), int64_t(skinny ? tl::cdiv(KG, k_groups) : 0), stream); tl_err != cudaSuccess) return tl_err;
+    }
+    // launch splitk_combine<T = T>(Part, C);
+    if (skinny) {
+        if (cudaError_t tl_err = fp8_gemm_block_scaled_splitk_combine(Part, C, int64_t(skinny ? tl::cdiv(KG, k_groups) : 0), int64_t(M), int64_t(N), stream); tl_err != cudaSuccess) return tl_err;
+    }
     // launch fp8_gemm_block_scaled_wide<G = G, T = T>(A, As, B, Bs, C);
-    if (tl::cdiv(M, 128) * tl::cdiv(N, 256) >= tl::host::sm_count()) {
+    if (!skinny && tl::cdiv(M, 128) * tl::cdiv(N, 256) >= tl::host::sm_count()) {
         if (cudaError_t tl_err = fp8_gemm_block_scaled_wide(A, As, B, Bs, C, int64_t(M), int64_t(K), int64_t(KG), int64_t(N), int64_t(NB), stream); tl_err != cudaSuccess) return tl_err;
     }
     // launch fp8_gemm_block_scaled_tile<G = G, T = T>(A, As, B, Bs, C);
-    if (!(tl::cdiv(M, 128) * tl::cdiv(N, 256) >= tl::host::sm_count())) {
+    if (!skinny && !(tl::cdiv(M, 128) * tl::cdiv(N, 256) >= tl::host::sm_count())) {
         if (cudaError_t tl_err = fp8_gemm_block_scaled_tile(A, As, B, Bs, C, int64_t(M), int64_t(K), int64_t(KG), int64_t(N), int64_t(NB), stream); tl_err != cudaSuccess) return tl_err;
     }
     return cudaSuccess;
@@ -2710,6 +4483,7 @@ extern "C" {
 cudaError_t tlc_w4a16_partial(const void* A, const void* Wq, const void* Scales, void* Part, int32_t k_len, int64_t M, int64_t K, int64_t N, int64_t KW, int64_t KG, int64_t SPLITS, cudaStream_t stream) { return tlc::w4a16_partial(static_cast<const __half*>(A), static_cast<const uint32_t*>(Wq), static_cast<const __half*>(Scales), static_cast<float*>(Part), k_len, M, K, N, KW, KG, SPLITS, stream); }
 cudaError_t tlc_fp8_gemm_block_scaled_tile(const void* A, const void* As, const void* B, const void* Bs, void* C, int64_t M, int64_t K, int64_t KG, int64_t N, int64_t NB, cudaStream_t stream) { return tlc::fp8_gemm_block_scaled_tile(static_cast<const __nv_fp8_e4m3*>(A), static_cast<const float*>(As), static_cast<const __nv_fp8_e4m3*>(B), static_cast<const float*>(Bs), static_cast<__nv_bfloat16*>(C), M, K, KG, N, NB, stream); }
 cudaError_t tlc_fp8_gemm_block_scaled_wide(const void* A, const void* As, const void* B, const void* Bs, void* C, int64_t M, int64_t K, int64_t KG, int64_t N, int64_t NB, cudaStream_t stream) { return tlc::fp8_gemm_block_scaled_wide(static_cast<const __nv_fp8_e4m3*>(A), static_cast<const float*>(As), static_cast<const __nv_fp8_e4m3*>(B), static_cast<const float*>(Bs), static_cast<__nv_bfloat16*>(C), M, K, KG, N, NB, stream); }
+cudaError_t tlc_fp8_gemm_block_scaled_skinny(const void* A, const void* As, const void* B, const void* Bs, void* Part, int32_t k_groups, int64_t M, int64_t K, int64_t KG, int64_t N, int64_t NB, int64_t SPLITS, cudaStream_t stream) { return tlc::fp8_gemm_block_scaled_skinny(static_cast<const __nv_fp8_e4m3*>(A), static_cast<const float*>(As), static_cast<const __nv_fp8_e4m3*>(B), static_cast<const float*>(Bs), static_cast<float*>(Part), k_groups, M, K, KG, N, NB, SPLITS, stream); }
 cudaError_t tlc_w4a16_gemm(const void* A, const void* Wq, const void* Scales, void* C, int64_t M, int64_t K, int64_t N, int64_t KW, int64_t KG, cudaStream_t stream, void* workspace, size_t workspace_bytes) { return tlc::w4a16_gemm(static_cast<const __half*>(A), static_cast<const uint32_t*>(Wq), static_cast<const __half*>(Scales), static_cast<__half*>(C), M, K, N, KW, KG, stream, workspace, workspace_bytes); }
 size_t tlc_w4a16_gemm_workspace_size(int64_t M, int64_t K, int64_t N, int64_t KW, int64_t KG) { return tlc::w4a16_gemm_workspace_size(M, K, N, KW, KG); }
 cudaError_t tlc_fp8_gemm_block_scaled(const void* A, const void* As, const void* B, const void* Bs, void* C, int64_t M, int64_t K, int64_t KG, int64_t N, int64_t NB, cudaStream_t stream, void* workspace, size_t workspace_bytes) { return tlc::fp8_gemm_block_scaled(static_cast<const __nv_fp8_e4m3*>(A), static_cast<const float*>(As), static_cast<const __nv_fp8_e4m3*>(B), static_cast<const float*>(Bs), static_cast<__nv_bfloat16*>(C), M, K, KG, N, NB, stream, workspace, workspace_bytes); }

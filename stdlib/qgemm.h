@@ -21,13 +21,16 @@ cudaError_t fp8_gemm_block_scaled_tile(const __nv_fp8_e4m3* A, const float* As, 
 // Launches kernel `fp8_gemm_block_scaled_wide`; returns cudaErrorInvalidValue (see tlc::last_error_message()) for bad arguments.
 cudaError_t fp8_gemm_block_scaled_wide(const __nv_fp8_e4m3* A, const float* As, const __nv_fp8_e4m3* B, const float* Bs, __nv_bfloat16* C, int64_t M, int64_t K, int64_t KG, int64_t N, int64_t NB, cudaStream_t stream = 0);
 
+// Launches kernel `fp8_gemm_block_scaled_skinny`; returns cudaErrorInvalidValue (see tlc::last_error_message()) for bad arguments.
+cudaError_t fp8_gemm_block_scaled_skinny(const __nv_fp8_e4m3* A, const float* As, const __nv_fp8_e4m3* B, const float* Bs, float* Part, int32_t k_groups, int64_t M, int64_t K, int64_t KG, int64_t N, int64_t NB, int64_t SPLITS, cudaStream_t stream = 0);
+
 // Launches program `w4a16_gemm` (w4a16_partial and w4a16_gemm_splitk_combine in order on `stream`); returns cudaErrorInvalidValue (see
 // tlc::last_error_message()) for bad arguments. Its workspaces live in `workspace` (256-byte aligned, at
 // least w4a16_gemm_workspace_size(...) bytes), or, when it is null, in a buffer kept for `stream` and reused.
 cudaError_t w4a16_gemm(const __half* A, const uint32_t* Wq, const __half* Scales, __half* C, int64_t M, int64_t K, int64_t N, int64_t KW, int64_t KG, cudaStream_t stream = 0, void* workspace = nullptr, size_t workspace_bytes = 0);
 size_t w4a16_gemm_workspace_size(int64_t M, int64_t K, int64_t N, int64_t KW, int64_t KG);
 
-// Launches program `fp8_gemm_block_scaled` (fp8_gemm_block_scaled_wide and fp8_gemm_block_scaled_tile in order on `stream`); returns cudaErrorInvalidValue (see
+// Launches program `fp8_gemm_block_scaled` (fp8_gemm_block_scaled_skinny, fp8_gemm_block_scaled_splitk_combine, fp8_gemm_block_scaled_wide and fp8_gemm_block_scaled_tile in order on `stream`); returns cudaErrorInvalidValue (see
 // tlc::last_error_message()) for bad arguments. Its workspaces live in `workspace` (256-byte aligned, at
 // least fp8_gemm_block_scaled_workspace_size(...) bytes), or, when it is null, in a buffer kept for `stream` and reused.
 cudaError_t fp8_gemm_block_scaled(const __nv_fp8_e4m3* A, const float* As, const __nv_fp8_e4m3* B, const float* Bs, __nv_bfloat16* C, int64_t M, int64_t K, int64_t KG, int64_t N, int64_t NB, cudaStream_t stream = 0, void* workspace = nullptr, size_t workspace_bytes = 0);
@@ -39,6 +42,7 @@ extern "C" {
 cudaError_t tlc_w4a16_partial(const void* A, const void* Wq, const void* Scales, void* Part, int32_t k_len, int64_t M, int64_t K, int64_t N, int64_t KW, int64_t KG, int64_t SPLITS, cudaStream_t stream);
 cudaError_t tlc_fp8_gemm_block_scaled_tile(const void* A, const void* As, const void* B, const void* Bs, void* C, int64_t M, int64_t K, int64_t KG, int64_t N, int64_t NB, cudaStream_t stream);
 cudaError_t tlc_fp8_gemm_block_scaled_wide(const void* A, const void* As, const void* B, const void* Bs, void* C, int64_t M, int64_t K, int64_t KG, int64_t N, int64_t NB, cudaStream_t stream);
+cudaError_t tlc_fp8_gemm_block_scaled_skinny(const void* A, const void* As, const void* B, const void* Bs, void* Part, int32_t k_groups, int64_t M, int64_t K, int64_t KG, int64_t N, int64_t NB, int64_t SPLITS, cudaStream_t stream);
 cudaError_t tlc_w4a16_gemm(const void* A, const void* Wq, const void* Scales, void* C, int64_t M, int64_t K, int64_t N, int64_t KW, int64_t KG, cudaStream_t stream, void* workspace, size_t workspace_bytes);
 size_t tlc_w4a16_gemm_workspace_size(int64_t M, int64_t K, int64_t N, int64_t KW, int64_t KG);
 cudaError_t tlc_fp8_gemm_block_scaled(const void* A, const void* As, const void* B, const void* Bs, void* C, int64_t M, int64_t K, int64_t KG, int64_t N, int64_t NB, cudaStream_t stream, void* workspace, size_t workspace_bytes);

@@ -9,7 +9,7 @@ step of its block's exact quotient), cross_entropy and its backward (ignored tar
 transpose (values equal), topk_gating (softmax or sigmoid scores, renormalised or not, ties), flash decoding
 (flash_decode_split then flash_decode_combine: O, and each split's log2 Lse, -inf where a row sees no key),
 w4a16_gemm (4-bit weights: both tile variants, K past the k step and the groups),
-fp8_gemm_block_scaled (the program and both kernels; e4m3 bits decoded; several scale groups, tiles past M and N), gemm_splitk
+fp8_gemm_block_scaled (the program and its kernels, the skinny path over slices of K; e4m3 bits decoded; several scale groups, tiles past M and N), gemm_splitk
 (several K slices, one, K = 0), moe_permute and
 moe_unpermute (a stable sort by expert, ids routed nowhere), moe_expert_gemm (the grouped GEMM over
 the experts' row slabs, empty experts). The GPU tests (tests/gpu/stdlib_*_test.cu) run the same kernels as compiled."""
@@ -627,6 +627,11 @@ for M, N, K, G, t, d in ((37, 100, 100, 32, "bf16", ["BM=32", "THREADS=128"]),):
           lambda: fp8_gemm_block_scaled(M, N, K, G, t, d, "fp8_gemm_block_scaled_wide"), bound=1e-2)
 check("fp8_gemm_block_scaled (program) M=5 N=70 K=130 G=128 bf16",
       lambda: fp8_gemm_block_scaled(5, 70, 130, 128, "bf16", [], "fp8_gemm_block_scaled"), bound=1e-2)
+# M <= 64 takes the transposed kernel over slices of K (fp8_gemm_block_scaled_skinny, then
+# splitk_combine): three slices, the last shorter (K = 300, G = 32); the 32- and 64-row variants.
+for M, N, K, G, t in ((3, 40, 300, 32, "bf16"), (20, 70, 130, 64, "f16"), (40, 20, 64, 16, "bf16")):
+    check(f"fp8_gemm_block_scaled (program, skinny) M={M} N={N} K={K} G={G} {t}",
+          lambda: fp8_gemm_block_scaled(M, N, K, G, t, [], "fp8_gemm_block_scaled"), bound=1e-2)
 
 # ---- gemm_splitk --------------------------------------------------------------------------------
 def gemm_splitk(M, N, K, t, defines, program="gemm_splitk"):
