@@ -422,6 +422,13 @@ def build_cases():
                           {"X": ("f32", (n,), x), "H": ("f16", (n,), h), "Y": ("f32", (n,), nan_filled("f32", n)),
                            "Z": ("f16", (n,), nan_filled("f16", n))},
                           {"Y": [v + (2.0 - v) * 0.25 for v in x], "Z": [2.0 * v for v in h]}))
+    # An extern fn with a pair form (tests/golden/extern_pair.tl): `tlc run` calls its body, and the
+    # scheduled IR (whose loop the CUDA emits two slots at a time) computes the same.
+    for m, n in ((3, 70), (33, 64), (1, 5)):
+        x = uniform(rng, "f32", m * n)
+        cases.append(Case("tests/golden/extern_pair.tl", "rows_to_bf16",
+                          {"X": ("f32", (m, n), x), "Y": ("bf16", (m, n), nan_filled("bf16", m * n))},
+                          {"Y": [v * v + 1.0 for v in x]}, variants=[AFTER_SEMA, SCHEDULED_SM80, SCHEDULED_SM90A]))
     # A region starting below 0 (and ending past N): the pad value at both edges.
     for n in (1, 130, 256, 300):
         x = uniform(rng, "f32", n)
