@@ -531,7 +531,7 @@ OPS = {
                                 (4, 14336, 4096), (64, 4096, 4096)], [(3, 100, 1000)]),
     "fp8_per_token": (case_fp8, [(16384, 4096), (4096, 8192), (65536, 1024)], [(1000, 1031)]),
     # M x N x K: decoding, DeepSeek-V3-like N = 7168, K = 2048, prefill
-    "fp8_gemm_block_scaled": (case_fp8_gemm_block_scaled, [(16, 4096, 4096), (128, 7168, 2048), (4096, 4096, 4096),
+    "fp8_gemm_block_scaled": (case_fp8_gemm_block_scaled, [(16, 4096, 4096), (64, 7168, 2048), (128, 7168, 2048), (4096, 4096, 4096),
                                                            (4096, 7168, 2048), (16384, 4096, 4096)], [(100, 208, 320)]),
 }
 # relative L2 bounds of tlc's output against the reference (the FP8 casts: the cast's own rounding;
