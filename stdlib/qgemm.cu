@@ -4407,7 +4407,7 @@ cudaError_t w4a16_gemm(const __half* A, const uint32_t* Wq, const __half* Scales
 
 // The workspaces of program `fp8_gemm_block_scaled`, each 256-byte aligned in one allocation: their offsets, and the total size.
 static int64_t fp8_gemm_block_scaled_workspace_layout(int64_t M, int64_t K, int64_t KG, int64_t N, int64_t NB, size_t* tl_offsets) {
-    [[maybe_unused]] const bool skinny = M <= 64;
+    [[maybe_unused]] const bool skinny = M <= 16;
     [[maybe_unused]] const int32_t tiles = tl::cdiv(N, 128);
     [[maybe_unused]] const int32_t slices = tl::max(1, tl::min(tl::min(tl::cdiv(512, tl::max(tiles, 1)), KG), K / (32 * tl::max(M, 1))));
     [[maybe_unused]] const int32_t k_groups = tl::cdiv(KG, slices);
@@ -4443,7 +4443,7 @@ cudaError_t fp8_gemm_block_scaled(const __nv_fp8_e4m3* A, const float* As, const
         return tl::host::invalid_argument(std::string(tl_name) + ": requirement `KG == cdiv(K, G)` does not hold" + " (" + "KG = " + std::to_string(KG) + ", K = " + std::to_string(K) + ")");
     if (!(NB == tl::cdiv(N, 128)))
         return tl::host::invalid_argument(std::string(tl_name) + ": requirement `NB == cdiv(N, G)` does not hold" + " (" + "NB = " + std::to_string(NB) + ", N = " + std::to_string(N) + ")");
-    [[maybe_unused]] const bool skinny = M <= 64;
+    [[maybe_unused]] const bool skinny = M <= 16;
     [[maybe_unused]] const int32_t tiles = tl::cdiv(N, 128);
     [[maybe_unused]] const int32_t slices = tl::max(1, tl::min(tl::min(tl::cdiv(512, tl::max(tiles, 1)), KG), K / (32 * tl::max(M, 1))));
     [[maybe_unused]] const int32_t k_groups = tl::cdiv(KG, slices);

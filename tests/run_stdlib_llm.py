@@ -627,11 +627,12 @@ for M, N, K, G, t, d in ((37, 100, 100, 32, "bf16", ["BM=32", "THREADS=128"]),):
           lambda: fp8_gemm_block_scaled(M, N, K, G, t, d, "fp8_gemm_block_scaled_wide"), bound=1e-2)
 check("fp8_gemm_block_scaled (program) M=5 N=70 K=130 G=128 bf16",
       lambda: fp8_gemm_block_scaled(5, 70, 130, 128, "bf16", [], "fp8_gemm_block_scaled"), bound=1e-2)
-# M <= 64 takes the transposed kernel over slices of K (fp8_gemm_block_scaled_skinny, then
-# splitk_combine): three slices, the last shorter (K = 300, G = 32); the 32- and 64-row variants.
+# M <= SKINNY_M takes the transposed kernel over slices of K (fp8_gemm_block_scaled_skinny, then
+# splitk_combine): three slices, the last shorter (K = 300, G = 32); with SKINNY_M = 64, the 32- and
+# 64-row variants.
 for M, N, K, G, t in ((3, 40, 300, 32, "bf16"), (20, 70, 130, 64, "f16"), (40, 20, 64, 16, "bf16")):
     check(f"fp8_gemm_block_scaled (program, skinny) M={M} N={N} K={K} G={G} {t}",
-          lambda: fp8_gemm_block_scaled(M, N, K, G, t, [], "fp8_gemm_block_scaled"), bound=1e-2)
+          lambda: fp8_gemm_block_scaled(M, N, K, G, t, ["SKINNY_M=64"], "fp8_gemm_block_scaled"), bound=1e-2)
 
 # ---- gemm_splitk --------------------------------------------------------------------------------
 def gemm_splitk(M, N, K, t, defines, program="gemm_splitk"):

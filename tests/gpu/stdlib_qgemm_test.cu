@@ -330,8 +330,8 @@ int main() {
         {40, 130, 1001, 0, th::When::full, ""},           // odd K: rows not 16-byte aligned
         {67, 96, 256, 1, th::When::full, "_offset1"},     // unaligned bases, K a multiple of 16
         {33, 100, 384, 0, th::When::full, "_all_exponents", 15},
-        {64, 300, 1000, 0, th::When::always, ""},         // M <= 64: transposed over slices of K, 64-row variant
-        {17, 257, 2048, 1, th::When::always, "_offset1"}, // the same, 32-row variant, unaligned: not by TMA
+        {64, 300, 1000, 0, th::When::always, ""},         // M = 64, past the skinny kernel's default reach
+        {17, 257, 2048, 1, th::When::always, "_offset1"}, // the same at M = 17, unaligned: not by TMA
         {16, 4096, 4096, 0, th::When::full, ""},          // decoding
         {32, 1536, 7168, 0, th::When::full, ""},          // K = 7168
         {128, 7168, 2048, 0, th::When::full, ""},
