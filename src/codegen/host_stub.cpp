@@ -52,8 +52,9 @@ std::string global_function(const ir::Kernel& k) { return "::" + kernel_function
 
 // The launch of `k` over `grid` (a dim3 expression) with `threads` threads, as the stub's last
 // statement: the triple-chevron syntax, or tl::host::launch where the kernel runs in a cluster or
-// belongs to a program (whose kernels after the first may be scheduled while the one before them
-// finishes: programmatic dependent launch, each kernel waiting for its predecessor at its top).
+// was instantiated for a program (it may then be scheduled while the kernel before it on the
+// stream finishes: a programmatic dependent launch, the kernel waiting for its predecessor at its
+// top, KernelEmitter::emit_grid_dependency).
 void emit_launch(const ir::Kernel& k, const std::string& grid, int threads, int64_t shared_bytes, const std::string& args,
                  CudaWriter& out) {
     const bool overlap = !k.launched_by.empty();
