@@ -26,19 +26,9 @@ bool has_pair_form(const ir::Call& c) { return c.function && !c.function->pair_n
 // Every call of a function with a pair form in `body`.
 std::vector<const ir::Call*> pairable_calls(const ir::StmtPtr& body) {
     std::vector<const ir::Call*> calls;
-    std::function<void(const ir::ExprPtr&)> scan = [&](const ir::ExprPtr& e) {
-        if (!e) return;
-        if (auto* c = e->as<ir::Call>(); c && has_pair_form(*c)) calls.push_back(c);
-        ir::for_each_operand(*e, scan);
-    };
-    std::function<void(const ir::StmtPtr&)> walk = [&](const ir::StmtPtr& s) {
-        if (!s) return;
-        ir::for_each_child(*s, {.expr = scan,
-                                .region = [&](const ir::Region& r, ir::Access) { ir::for_each_region_expr(r, scan); },
-                                .store = {},
-                                .stmt = walk});
-    };
-    walk(body);
+    ir::walk_exprs(body, [&](const ir::Expr& e) {
+        if (auto* c = e.as<ir::Call>(); c && has_pair_form(*c)) calls.push_back(c);
+    });
     return calls;
 }
 
