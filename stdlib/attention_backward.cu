@@ -611,8 +611,8 @@ __global__ void __launch_bounds__(384, 1) attention_backward_rows_kernel_sm90(
     #endif
 }
 
-// kernel attention_backward_kv<D = 64, BM = 128, BN = 128, CAUSAL = false, STAGES = 2, THREADS = 256, T = f16>  (stdlib/attention_backward.tl:92)
-// 256 threads per block, 182528 bytes of shared memory
+// kernel attention_backward_kv<D = 64, BM = 64, BN = 128, CAUSAL = false, STAGES = 2, THREADS = 256, T = f16>  (stdlib/attention_backward.tl:92)
+// 256 threads per block, 108544 bytes of shared memory
 __global__ void __launch_bounds__(256) attention_backward_kv_kernel(
         const tl::f16* __restrict__ Q,
         const tl::f16* __restrict__ K,
@@ -628,28 +628,28 @@ __global__ void __launch_bounds__(256) attention_backward_kv_kernel(
         int32_t H,
         int32_t S)
 {
-    // fragment lse: f32[128], slice of `s` (broadcast): [128] over 256 threads: (8:t4 2:r1 4:r2 2:t128) 8 registers, 16 replicas
-    // fragment delta: f32[128], slice of `dp` (broadcast): [128] over 256 threads: (8:t4 2:r1 4:r2 2:t128) 8 registers, 16 replicas
-    using s_layout = tl::MmaAccLayout<128, 128, 2, 4>;  // fragment s: f32[128, 128], mma.sync accumulators
-    using dp_layout = tl::MmaAccLayout<128, 128, 2, 4>;  // fragment dp: f32[128, 128], mma.sync accumulators
-    using dq_layout = tl::MmaAccLayout<128, 64, 4, 2>;  // fragment dq: f32[128, 64], mma.sync accumulators
+    // fragment lse: f32[64], slice of `s` (broadcast): [64] over 256 threads: (8:t4 2:r1 2:r2 2:t128) 4 registers, 16 replicas
+    // fragment delta: f32[64], slice of `dp` (broadcast): [64] over 256 threads: (8:t4 2:r1 2:r2 2:t128) 4 registers, 16 replicas
+    using s_layout = tl::MmaAccLayout<64, 128, 2, 4>;  // fragment s: f32[64, 128], mma.sync accumulators
+    using dp_layout = tl::MmaAccLayout<64, 128, 2, 4>;  // fragment dp: f32[64, 128], mma.sync accumulators
+    using dq_layout = tl::MmaAccLayout<64, 64, 2, 4>;  // fragment dq: f32[64, 64], mma.sync accumulators
     using dk_layout = tl::MmaAccLayout<128, 64, 4, 2>;  // fragment dk: f32[128, 64], mma.sync accumulators
     using dv_layout = tl::MmaAccLayout<128, 64, 4, 2>;  // fragment dv: f32[128, 64], mma.sync accumulators
+    // fragment lse_next: f32[64], slice of `s` (broadcast): [64] over 256 threads: (8:t4 2:r1 2:r2 2:t128) 4 registers, 16 replicas
+    // fragment delta_next: f32[64], slice of `dp` (broadcast): [64] over 256 threads: (8:t4 2:r1 2:r2 2:t128) 4 registers, 16 replicas
     const int tl_tid = tl::thread_index<256>();
     extern __shared__ __align__(128) unsigned char tl_smem[];
     tl::f16* k = reinterpret_cast<tl::f16*>(tl_smem + 0);  // shared k: f16[128, 64], row pitch 72
     tl::f16* v = reinterpret_cast<tl::f16*>(tl_smem + 18432);  // shared v: f16[128, 64], row pitch 72
-    tl::f16* q = reinterpret_cast<tl::f16*>(tl_smem + 36864);  // shared q: f16[2, 128, 64], row pitch 72
-    tl::f16* go = reinterpret_cast<tl::f16*>(tl_smem + 73728);  // shared go: f16[2, 128, 64], row pitch 72
-    float* lse_tile = reinterpret_cast<float*>(tl_smem + 110592);  // shared lse_tile: f32[2, 128], row pitch 132
-    float* delta_tile = reinterpret_cast<float*>(tl_smem + 111744);  // shared delta_tile: f32[2, 128], row pitch 132
-    tl::f16* p = reinterpret_cast<tl::f16*>(tl_smem + 112896);  // shared p: f16[128, 128], row pitch 136
-    tl::f16* ds = reinterpret_cast<tl::f16*>(tl_smem + 147712);  // shared ds: f16[128, 128], row pitch 136
-    float lse[8];  // fragment lse: f32[128]
-    float delta[8];  // fragment delta: f32[128]
-    float s[s_layout::kSlots];  // fragment s: f32[128, 128]
-    float dp[dp_layout::kSlots];  // fragment dp: f32[128, 128]
-    float dq[dq_layout::kSlots];  // fragment dq: f32[128, 64]
+    tl::f16* q = reinterpret_cast<tl::f16*>(tl_smem + 36864);  // shared q: f16[2, 64, 64], row pitch 72
+    tl::f16* go = reinterpret_cast<tl::f16*>(tl_smem + 55296);  // shared go: f16[2, 64, 64], row pitch 72
+    tl::f16* p = reinterpret_cast<tl::f16*>(tl_smem + 73728);  // shared p: f16[64, 128], row pitch 136
+    tl::f16* ds = reinterpret_cast<tl::f16*>(tl_smem + 91136);  // shared ds: f16[64, 128], row pitch 136
+    float lse[4];  // fragment lse: f32[64]
+    float delta[4];  // fragment delta: f32[64]
+    float s[s_layout::kSlots];  // fragment s: f32[64, 128]
+    float dp[dp_layout::kSlots];  // fragment dp: f32[64, 128]
+    float dq[dq_layout::kSlots];  // fragment dq: f32[64, 64]
     float dk[dk_layout::kSlots];  // fragment dk: f32[128, 64]
     #pragma unroll
     for (int tl_i = 0; tl_i < dk_layout::kSlots; ++tl_i) dk[tl_i] = 0.0f;
@@ -660,7 +660,7 @@ __global__ void __launch_bounds__(256) attention_backward_kv_kernel(
     const int32_t h = int(blockIdx.y);
     const int32_t k0 = int(blockIdx.x) * 128;
     const float qk_scale = sm_scale * 1.4426950216293335f;
-    // copy(K[b, h, k0 +: BN, 0 +: D], k);  (attention_backward.tl:123)
+    // copy(K[b, h, k0 +: BN, 0 +: D], k);  (attention_backward.tl:121)
     #pragma unroll
     for (int tl_i1 = 0; tl_i1 < 4; ++tl_i1) {
         const int tl_chunk0 = tl_tid + tl_i1 * 256;
@@ -677,7 +677,7 @@ __global__ void __launch_bounds__(256) attention_backward_kv_kernel(
             }
         }
     }
-    // copy(V[b, h, k0 +: BN, 0 +: D], v);  (attention_backward.tl:124)
+    // copy(V[b, h, k0 +: BN, 0 +: D], v);  (attention_backward.tl:122)
     #pragma unroll
     for (int tl_i6 = 0; tl_i6 < 4; ++tl_i6) {
         const int tl_chunk5 = tl_tid + tl_i6 * 256;
@@ -695,363 +695,559 @@ __global__ void __launch_bounds__(256) attention_backward_kv_kernel(
         }
     }
     const int32_t first = 0;
-    const int32_t t_trips = tl::cdiv(S, 128) - first;
+    const int32_t t_trips = tl::cdiv(S, 64) - first;
     if (0 < t_trips) {
-        // copy(Q[b, h, q0 +: BM, 0 +: D], q);  (attention_backward.tl:128)
-        if (tl::is_aligned(Q, 16) && 64 % 8 == 0 && tl::in_bounds(b, B) && tl::in_bounds(h, H) && (first * 128) >= 0 && (first * 128) + 128 <= S && 0 >= 0 && 0 + 64 <= 64 && 0 % 8 == 0) {
+        // copy(Q[b, h, q0 +: BM, 0 +: D], q);  (attention_backward.tl:126)
+        if (tl::is_aligned(Q, 16) && 64 % 8 == 0 && tl::in_bounds(b, B) && tl::in_bounds(h, H) && (first * 64) >= 0 && (first * 64) + 64 <= S && 0 >= 0 && 0 + 64 <= 64 && 0 % 8 == 0) {
             #pragma unroll
-            for (int tl_i11 = 0; tl_i11 < 4; ++tl_i11) {
+            for (int tl_i11 = 0; tl_i11 < 2; ++tl_i11) {
                 const int tl_chunk10 = tl_tid + tl_i11 * 256;
-                tl::cp_async_16(&q[(0 * 128 + ((tl_chunk10 * 8) / 64)) * 72 + ((tl_chunk10 * 8) % 64)], &Q[((int64_t(b) * H + h) * S + ((first * 128) + ((tl_chunk10 * 8) / 64))) * 64 + ((tl_chunk10 * 8) % 64)]);
+                tl::cp_async_16(&q[(0 * 64 + ((tl_chunk10 * 8) / 64)) * 72 + ((tl_chunk10 * 8) % 64)], &Q[((int64_t(b) * H + h) * S + ((first * 64) + ((tl_chunk10 * 8) / 64))) * 64 + ((tl_chunk10 * 8) % 64)]);
             }
         } else {
             #pragma unroll
-            for (int tl_i13 = 0; tl_i13 < 4; ++tl_i13) {
+            for (int tl_i13 = 0; tl_i13 < 2; ++tl_i13) {
                 const int tl_chunk12 = tl_tid + tl_i13 * 256;
-                const tl::f16* tl_src14 = &Q[((int64_t(b) * H + h) * S + ((first * 128) + ((tl_chunk12 * 8) / 64))) * 64 + ((tl_chunk12 * 8) % 64)];
-                tl::f16* tl_dst15 = &q[(0 * 128 + ((tl_chunk12 * 8) / 64)) * 72 + ((tl_chunk12 * 8) % 64)];
-                const int tl_valid16 = !(tl::in_bounds(b, B) && tl::in_bounds(h, H) && tl::in_bounds((first * 128) + ((tl_chunk12 * 8) / 64), S)) ? 0 : max(0, min(8, 64 - ((tl_chunk12 * 8) % 64)));
+                const tl::f16* tl_src14 = &Q[((int64_t(b) * H + h) * S + ((first * 64) + ((tl_chunk12 * 8) / 64))) * 64 + ((tl_chunk12 * 8) % 64)];
+                tl::f16* tl_dst15 = &q[(0 * 64 + ((tl_chunk12 * 8) / 64)) * 72 + ((tl_chunk12 * 8) % 64)];
+                const int tl_valid16 = !(tl::in_bounds(b, B) && tl::in_bounds(h, H) && tl::in_bounds((first * 64) + ((tl_chunk12 * 8) / 64), S)) ? 0 : max(0, min(8, 64 - ((tl_chunk12 * 8) % 64)));
                 if (tl_valid16 == 8 && (tl_chunk12 * 8) % 64 >= 0 && tl::is_aligned(tl_src14, 4)) {
                     tl::cp_async_chunk(tl_dst15, tl_src14);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
                 } else if (tl_valid16 == 0) {
                     tl::fill_vector<tl::f16, 8>(tl_dst15, tl::convert<tl::f16>(0.0f));
                 } else {
                     #pragma unroll
-                    for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst15[tl_v] = tl::in_bounds(b, B) && tl::in_bounds(h, H) && tl::in_bounds((first * 128) + ((tl_chunk12 * 8) / 64), S) && tl::in_bounds(((tl_chunk12 * 8) % 64) + tl_v, 64) ? tl_src14[tl_v] : tl::convert<tl::f16>(0.0f);
+                    for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst15[tl_v] = tl::in_bounds(b, B) && tl::in_bounds(h, H) && tl::in_bounds((first * 64) + ((tl_chunk12 * 8) / 64), S) && tl::in_bounds(((tl_chunk12 * 8) % 64) + tl_v, 64) ? tl_src14[tl_v] : tl::convert<tl::f16>(0.0f);
                 }
             }
         }
-        // copy(dO[b, h, q0 +: BM, 0 +: D], go);  (attention_backward.tl:129)
-        if (tl::is_aligned(dO, 16) && 64 % 8 == 0 && tl::in_bounds(b, B) && tl::in_bounds(h, H) && (first * 128) >= 0 && (first * 128) + 128 <= S && 0 >= 0 && 0 + 64 <= 64 && 0 % 8 == 0) {
+        // copy(dO[b, h, q0 +: BM, 0 +: D], go);  (attention_backward.tl:127)
+        if (tl::is_aligned(dO, 16) && 64 % 8 == 0 && tl::in_bounds(b, B) && tl::in_bounds(h, H) && (first * 64) >= 0 && (first * 64) + 64 <= S && 0 >= 0 && 0 + 64 <= 64 && 0 % 8 == 0) {
             #pragma unroll
-            for (int tl_i18 = 0; tl_i18 < 4; ++tl_i18) {
+            for (int tl_i18 = 0; tl_i18 < 2; ++tl_i18) {
                 const int tl_chunk17 = tl_tid + tl_i18 * 256;
-                tl::cp_async_16(&go[(0 * 128 + ((tl_chunk17 * 8) / 64)) * 72 + ((tl_chunk17 * 8) % 64)], &dO[((int64_t(b) * H + h) * S + ((first * 128) + ((tl_chunk17 * 8) / 64))) * 64 + ((tl_chunk17 * 8) % 64)]);
+                tl::cp_async_16(&go[(0 * 64 + ((tl_chunk17 * 8) / 64)) * 72 + ((tl_chunk17 * 8) % 64)], &dO[((int64_t(b) * H + h) * S + ((first * 64) + ((tl_chunk17 * 8) / 64))) * 64 + ((tl_chunk17 * 8) % 64)]);
             }
         } else {
             #pragma unroll
-            for (int tl_i20 = 0; tl_i20 < 4; ++tl_i20) {
+            for (int tl_i20 = 0; tl_i20 < 2; ++tl_i20) {
                 const int tl_chunk19 = tl_tid + tl_i20 * 256;
-                const tl::f16* tl_src21 = &dO[((int64_t(b) * H + h) * S + ((first * 128) + ((tl_chunk19 * 8) / 64))) * 64 + ((tl_chunk19 * 8) % 64)];
-                tl::f16* tl_dst22 = &go[(0 * 128 + ((tl_chunk19 * 8) / 64)) * 72 + ((tl_chunk19 * 8) % 64)];
-                const int tl_valid23 = !(tl::in_bounds(b, B) && tl::in_bounds(h, H) && tl::in_bounds((first * 128) + ((tl_chunk19 * 8) / 64), S)) ? 0 : max(0, min(8, 64 - ((tl_chunk19 * 8) % 64)));
+                const tl::f16* tl_src21 = &dO[((int64_t(b) * H + h) * S + ((first * 64) + ((tl_chunk19 * 8) / 64))) * 64 + ((tl_chunk19 * 8) % 64)];
+                tl::f16* tl_dst22 = &go[(0 * 64 + ((tl_chunk19 * 8) / 64)) * 72 + ((tl_chunk19 * 8) % 64)];
+                const int tl_valid23 = !(tl::in_bounds(b, B) && tl::in_bounds(h, H) && tl::in_bounds((first * 64) + ((tl_chunk19 * 8) / 64), S)) ? 0 : max(0, min(8, 64 - ((tl_chunk19 * 8) % 64)));
                 if (tl_valid23 == 8 && (tl_chunk19 * 8) % 64 >= 0 && tl::is_aligned(tl_src21, 4)) {
                     tl::cp_async_chunk(tl_dst22, tl_src21);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
                 } else if (tl_valid23 == 0) {
                     tl::fill_vector<tl::f16, 8>(tl_dst22, tl::convert<tl::f16>(0.0f));
                 } else {
                     #pragma unroll
-                    for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst22[tl_v] = tl::in_bounds(b, B) && tl::in_bounds(h, H) && tl::in_bounds((first * 128) + ((tl_chunk19 * 8) / 64), S) && tl::in_bounds(((tl_chunk19 * 8) % 64) + tl_v, 64) ? tl_src21[tl_v] : tl::convert<tl::f16>(0.0f);
-                }
-            }
-        }
-        // copy(Lse[b, h, q0 +: BM], lse_tile);  (attention_backward.tl:130)
-        if (tl::is_aligned(Lse, 16) && S % 4 == 0 && tl::in_bounds(b, B) && tl::in_bounds(h, H) && (first * 128) >= 0 && (first * 128) + 128 <= S && (first * 128) % 4 == 0) {
-            #pragma unroll
-            for (int tl_i25 = 0; tl_i25 < 1; ++tl_i25) {
-                const int tl_chunk24 = tl_tid + tl_i25 * 256;
-                if (tl_chunk24 < 32) {
-                    tl::cp_async_16(&lse_tile[0 * 132 + (tl_chunk24 * 4)], &Lse[(int64_t(b) * H + h) * S + ((first * 128) + (tl_chunk24 * 4))]);
-                }
-            }
-        } else {
-            #pragma unroll
-            for (int tl_i27 = 0; tl_i27 < 1; ++tl_i27) {
-                const int tl_chunk26 = tl_tid + tl_i27 * 256;
-                if (tl_chunk26 < 32) {
-                    const float* tl_src28 = &Lse[(int64_t(b) * H + h) * S + ((first * 128) + (tl_chunk26 * 4))];
-                    float* tl_dst29 = &lse_tile[0 * 132 + (tl_chunk26 * 4)];
-                    const int tl_valid30 = !(tl::in_bounds(b, B) && tl::in_bounds(h, H)) ? 0 : max(0, min(4, S - ((first * 128) + (tl_chunk26 * 4))));
-                    if (tl_valid30 == 4 && (first * 128) + (tl_chunk26 * 4) >= 0 && tl::is_aligned(tl_src28, 4)) {
-                        tl::cp_async_chunk(tl_dst29, tl_src28);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
-                    } else if (tl_valid30 == 0) {
-                        tl::fill_vector<float, 4>(tl_dst29, 0.0f);
-                    } else {
-                        #pragma unroll
-                        for (int tl_v = 0; tl_v < 4; ++tl_v) tl_dst29[tl_v] = tl::in_bounds(b, B) && tl::in_bounds(h, H) && tl::in_bounds(((first * 128) + (tl_chunk26 * 4)) + tl_v, S) ? tl_src28[tl_v] : 0.0f;
-                    }
-                }
-            }
-        }
-        // copy(Delta[b, h, q0 +: BM], delta_tile);  (attention_backward.tl:131)
-        if (tl::is_aligned(Delta, 16) && S % 4 == 0 && tl::in_bounds(b, B) && tl::in_bounds(h, H) && (first * 128) >= 0 && (first * 128) + 128 <= S && (first * 128) % 4 == 0) {
-            #pragma unroll
-            for (int tl_i32 = 0; tl_i32 < 1; ++tl_i32) {
-                const int tl_chunk31 = tl_tid + tl_i32 * 256;
-                if (tl_chunk31 < 32) {
-                    tl::cp_async_16(&delta_tile[0 * 132 + (tl_chunk31 * 4)], &Delta[(int64_t(b) * H + h) * S + ((first * 128) + (tl_chunk31 * 4))]);
-                }
-            }
-        } else {
-            #pragma unroll
-            for (int tl_i34 = 0; tl_i34 < 1; ++tl_i34) {
-                const int tl_chunk33 = tl_tid + tl_i34 * 256;
-                if (tl_chunk33 < 32) {
-                    const float* tl_src35 = &Delta[(int64_t(b) * H + h) * S + ((first * 128) + (tl_chunk33 * 4))];
-                    float* tl_dst36 = &delta_tile[0 * 132 + (tl_chunk33 * 4)];
-                    const int tl_valid37 = !(tl::in_bounds(b, B) && tl::in_bounds(h, H)) ? 0 : max(0, min(4, S - ((first * 128) + (tl_chunk33 * 4))));
-                    if (tl_valid37 == 4 && (first * 128) + (tl_chunk33 * 4) >= 0 && tl::is_aligned(tl_src35, 4)) {
-                        tl::cp_async_chunk(tl_dst36, tl_src35);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
-                    } else if (tl_valid37 == 0) {
-                        tl::fill_vector<float, 4>(tl_dst36, 0.0f);
-                    } else {
-                        #pragma unroll
-                        for (int tl_v = 0; tl_v < 4; ++tl_v) tl_dst36[tl_v] = tl::in_bounds(b, B) && tl::in_bounds(h, H) && tl::in_bounds(((first * 128) + (tl_chunk33 * 4)) + tl_v, S) ? tl_src35[tl_v] : 0.0f;
-                    }
+                    for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst22[tl_v] = tl::in_bounds(b, B) && tl::in_bounds(h, H) && tl::in_bounds((first * 64) + ((tl_chunk19 * 8) / 64), S) && tl::in_bounds(((tl_chunk19 * 8) % 64) + tl_v, 64) ? tl_src21[tl_v] : tl::convert<tl::f16>(0.0f);
                 }
             }
         }
     }
     tl::cp_async_commit();
-    // for t in pipelined(cdiv(S, BM) - first, stages = STAGES) {  (attention_backward.tl:126)
+    float lse_next[4];  // fragment lse_next: f32[64]
+    float delta_next[4];  // fragment delta_next: f32[64]
+    if (0 < t_trips) {
+        // copy(Lse[b, h, q0 +: BM], lse);  (attention_backward.tl:128)
+        #pragma unroll
+        for (int tl_s24 = 0; tl_s24 < 4; ++tl_s24) {
+            lse_next[tl_s24] = tl::in_bounds(b, B) && tl::in_bounds(h, H) && tl::in_bounds((first * 64) + ((tl_tid / 4 % 8) + (tl_s24 % 2) * 8 + (tl_s24 / 2) * 16 + (tl_tid / 128) * 32), S) ? Lse[(int64_t(b) * H + h) * S + ((first * 64) + ((tl_tid / 4 % 8) + (tl_s24 % 2) * 8 + (tl_s24 / 2) * 16 + (tl_tid / 128) * 32))] : 0.0f;
+        }
+        // copy(Delta[b, h, q0 +: BM], delta);  (attention_backward.tl:129)
+        #pragma unroll
+        for (int tl_s25 = 0; tl_s25 < 4; ++tl_s25) {
+            delta_next[tl_s25] = tl::in_bounds(b, B) && tl::in_bounds(h, H) && tl::in_bounds((first * 64) + ((tl_tid / 4 % 8) + (tl_s25 % 2) * 8 + (tl_s25 / 2) * 16 + (tl_tid / 128) * 32), S) ? Delta[(int64_t(b) * H + h) * S + ((first * 64) + ((tl_tid / 4 % 8) + (tl_s25 % 2) * 8 + (tl_s25 / 2) * 16 + (tl_tid / 128) * 32))] : 0.0f;
+        }
+    }
+    // for t in pipelined(cdiv(S, BM) - first, stages = STAGES) {  (attention_backward.tl:124)
     for (int t = 0; t < t_trips; ++t) {
         tl::cp_async_wait<0>();  // at most 0 copy groups of this thread still in flight
         __syncthreads();  // pipeline: stage `t % 2` has landed and the stage refilled next is no longer read
         if (t + 1 < t_trips) {
-            // copy(Q[b, h, q0 +: BM, 0 +: D], q);  (attention_backward.tl:128)
-            if (tl::is_aligned(Q, 16) && 64 % 8 == 0 && tl::in_bounds(b, B) && tl::in_bounds(h, H) && ((first + (t + 1)) * 128) >= 0 && ((first + (t + 1)) * 128) + 128 <= S && 0 >= 0 && 0 + 64 <= 64 && 0 % 8 == 0) {
+            // copy(Q[b, h, q0 +: BM, 0 +: D], q);  (attention_backward.tl:126)
+            if (tl::is_aligned(Q, 16) && 64 % 8 == 0 && tl::in_bounds(b, B) && tl::in_bounds(h, H) && ((first + (t + 1)) * 64) >= 0 && ((first + (t + 1)) * 64) + 64 <= S && 0 >= 0 && 0 + 64 <= 64 && 0 % 8 == 0) {
                 #pragma unroll
-                for (int tl_i39 = 0; tl_i39 < 4; ++tl_i39) {
-                    const int tl_chunk38 = tl_tid + tl_i39 * 256;
-                    tl::cp_async_16(&q[(((t + 1) % 2) * 128 + ((tl_chunk38 * 8) / 64)) * 72 + ((tl_chunk38 * 8) % 64)], &Q[((int64_t(b) * H + h) * S + (((first + (t + 1)) * 128) + ((tl_chunk38 * 8) / 64))) * 64 + ((tl_chunk38 * 8) % 64)]);
+                for (int tl_i27 = 0; tl_i27 < 2; ++tl_i27) {
+                    const int tl_chunk26 = tl_tid + tl_i27 * 256;
+                    tl::cp_async_16(&q[(((t + 1) % 2) * 64 + ((tl_chunk26 * 8) / 64)) * 72 + ((tl_chunk26 * 8) % 64)], &Q[((int64_t(b) * H + h) * S + (((first + (t + 1)) * 64) + ((tl_chunk26 * 8) / 64))) * 64 + ((tl_chunk26 * 8) % 64)]);
                 }
             } else {
                 #pragma unroll
-                for (int tl_i41 = 0; tl_i41 < 4; ++tl_i41) {
-                    const int tl_chunk40 = tl_tid + tl_i41 * 256;
-                    const tl::f16* tl_src42 = &Q[((int64_t(b) * H + h) * S + (((first + (t + 1)) * 128) + ((tl_chunk40 * 8) / 64))) * 64 + ((tl_chunk40 * 8) % 64)];
-                    tl::f16* tl_dst43 = &q[(((t + 1) % 2) * 128 + ((tl_chunk40 * 8) / 64)) * 72 + ((tl_chunk40 * 8) % 64)];
-                    const int tl_valid44 = !(tl::in_bounds(b, B) && tl::in_bounds(h, H) && tl::in_bounds(((first + (t + 1)) * 128) + ((tl_chunk40 * 8) / 64), S)) ? 0 : max(0, min(8, 64 - ((tl_chunk40 * 8) % 64)));
-                    if (tl_valid44 == 8 && (tl_chunk40 * 8) % 64 >= 0 && tl::is_aligned(tl_src42, 4)) {
-                        tl::cp_async_chunk(tl_dst43, tl_src42);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
-                    } else if (tl_valid44 == 0) {
-                        tl::fill_vector<tl::f16, 8>(tl_dst43, tl::convert<tl::f16>(0.0f));
+                for (int tl_i29 = 0; tl_i29 < 2; ++tl_i29) {
+                    const int tl_chunk28 = tl_tid + tl_i29 * 256;
+                    const tl::f16* tl_src30 = &Q[((int64_t(b) * H + h) * S + (((first + (t + 1)) * 64) + ((tl_chunk28 * 8) / 64))) * 64 + ((tl_chunk28 * 8) % 64)];
+                    tl::f16* tl_dst31 = &q[(((t + 1) % 2) * 64 + ((tl_chunk28 * 8) / 64)) * 72 + ((tl_chunk28 * 8) % 64)];
+                    const int tl_valid32 = !(tl::in_bounds(b, B) && tl::in_bounds(h, H) && tl::in_bounds(((first + (t + 1)) * 64) + ((tl_chunk28 * 8) / 64), S)) ? 0 : max(0, min(8, 64 - ((tl_chunk28 * 8) % 64)));
+                    if (tl_valid32 == 8 && (tl_chunk28 * 8) % 64 >= 0 && tl::is_aligned(tl_src30, 4)) {
+                        tl::cp_async_chunk(tl_dst31, tl_src30);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
+                    } else if (tl_valid32 == 0) {
+                        tl::fill_vector<tl::f16, 8>(tl_dst31, tl::convert<tl::f16>(0.0f));
                     } else {
                         #pragma unroll
-                        for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst43[tl_v] = tl::in_bounds(b, B) && tl::in_bounds(h, H) && tl::in_bounds(((first + (t + 1)) * 128) + ((tl_chunk40 * 8) / 64), S) && tl::in_bounds(((tl_chunk40 * 8) % 64) + tl_v, 64) ? tl_src42[tl_v] : tl::convert<tl::f16>(0.0f);
+                        for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst31[tl_v] = tl::in_bounds(b, B) && tl::in_bounds(h, H) && tl::in_bounds(((first + (t + 1)) * 64) + ((tl_chunk28 * 8) / 64), S) && tl::in_bounds(((tl_chunk28 * 8) % 64) + tl_v, 64) ? tl_src30[tl_v] : tl::convert<tl::f16>(0.0f);
                     }
                 }
             }
-            // copy(dO[b, h, q0 +: BM, 0 +: D], go);  (attention_backward.tl:129)
-            if (tl::is_aligned(dO, 16) && 64 % 8 == 0 && tl::in_bounds(b, B) && tl::in_bounds(h, H) && ((first + (t + 1)) * 128) >= 0 && ((first + (t + 1)) * 128) + 128 <= S && 0 >= 0 && 0 + 64 <= 64 && 0 % 8 == 0) {
+            // copy(dO[b, h, q0 +: BM, 0 +: D], go);  (attention_backward.tl:127)
+            if (tl::is_aligned(dO, 16) && 64 % 8 == 0 && tl::in_bounds(b, B) && tl::in_bounds(h, H) && ((first + (t + 1)) * 64) >= 0 && ((first + (t + 1)) * 64) + 64 <= S && 0 >= 0 && 0 + 64 <= 64 && 0 % 8 == 0) {
                 #pragma unroll
-                for (int tl_i46 = 0; tl_i46 < 4; ++tl_i46) {
-                    const int tl_chunk45 = tl_tid + tl_i46 * 256;
-                    tl::cp_async_16(&go[(((t + 1) % 2) * 128 + ((tl_chunk45 * 8) / 64)) * 72 + ((tl_chunk45 * 8) % 64)], &dO[((int64_t(b) * H + h) * S + (((first + (t + 1)) * 128) + ((tl_chunk45 * 8) / 64))) * 64 + ((tl_chunk45 * 8) % 64)]);
+                for (int tl_i34 = 0; tl_i34 < 2; ++tl_i34) {
+                    const int tl_chunk33 = tl_tid + tl_i34 * 256;
+                    tl::cp_async_16(&go[(((t + 1) % 2) * 64 + ((tl_chunk33 * 8) / 64)) * 72 + ((tl_chunk33 * 8) % 64)], &dO[((int64_t(b) * H + h) * S + (((first + (t + 1)) * 64) + ((tl_chunk33 * 8) / 64))) * 64 + ((tl_chunk33 * 8) % 64)]);
                 }
             } else {
                 #pragma unroll
-                for (int tl_i48 = 0; tl_i48 < 4; ++tl_i48) {
-                    const int tl_chunk47 = tl_tid + tl_i48 * 256;
-                    const tl::f16* tl_src49 = &dO[((int64_t(b) * H + h) * S + (((first + (t + 1)) * 128) + ((tl_chunk47 * 8) / 64))) * 64 + ((tl_chunk47 * 8) % 64)];
-                    tl::f16* tl_dst50 = &go[(((t + 1) % 2) * 128 + ((tl_chunk47 * 8) / 64)) * 72 + ((tl_chunk47 * 8) % 64)];
-                    const int tl_valid51 = !(tl::in_bounds(b, B) && tl::in_bounds(h, H) && tl::in_bounds(((first + (t + 1)) * 128) + ((tl_chunk47 * 8) / 64), S)) ? 0 : max(0, min(8, 64 - ((tl_chunk47 * 8) % 64)));
-                    if (tl_valid51 == 8 && (tl_chunk47 * 8) % 64 >= 0 && tl::is_aligned(tl_src49, 4)) {
-                        tl::cp_async_chunk(tl_dst50, tl_src49);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
-                    } else if (tl_valid51 == 0) {
-                        tl::fill_vector<tl::f16, 8>(tl_dst50, tl::convert<tl::f16>(0.0f));
+                for (int tl_i36 = 0; tl_i36 < 2; ++tl_i36) {
+                    const int tl_chunk35 = tl_tid + tl_i36 * 256;
+                    const tl::f16* tl_src37 = &dO[((int64_t(b) * H + h) * S + (((first + (t + 1)) * 64) + ((tl_chunk35 * 8) / 64))) * 64 + ((tl_chunk35 * 8) % 64)];
+                    tl::f16* tl_dst38 = &go[(((t + 1) % 2) * 64 + ((tl_chunk35 * 8) / 64)) * 72 + ((tl_chunk35 * 8) % 64)];
+                    const int tl_valid39 = !(tl::in_bounds(b, B) && tl::in_bounds(h, H) && tl::in_bounds(((first + (t + 1)) * 64) + ((tl_chunk35 * 8) / 64), S)) ? 0 : max(0, min(8, 64 - ((tl_chunk35 * 8) % 64)));
+                    if (tl_valid39 == 8 && (tl_chunk35 * 8) % 64 >= 0 && tl::is_aligned(tl_src37, 4)) {
+                        tl::cp_async_chunk(tl_dst38, tl_src37);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
+                    } else if (tl_valid39 == 0) {
+                        tl::fill_vector<tl::f16, 8>(tl_dst38, tl::convert<tl::f16>(0.0f));
                     } else {
                         #pragma unroll
-                        for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst50[tl_v] = tl::in_bounds(b, B) && tl::in_bounds(h, H) && tl::in_bounds(((first + (t + 1)) * 128) + ((tl_chunk47 * 8) / 64), S) && tl::in_bounds(((tl_chunk47 * 8) % 64) + tl_v, 64) ? tl_src49[tl_v] : tl::convert<tl::f16>(0.0f);
-                    }
-                }
-            }
-            // copy(Lse[b, h, q0 +: BM], lse_tile);  (attention_backward.tl:130)
-            if (tl::is_aligned(Lse, 16) && S % 4 == 0 && tl::in_bounds(b, B) && tl::in_bounds(h, H) && ((first + (t + 1)) * 128) >= 0 && ((first + (t + 1)) * 128) + 128 <= S && ((first + (t + 1)) * 128) % 4 == 0) {
-                #pragma unroll
-                for (int tl_i53 = 0; tl_i53 < 1; ++tl_i53) {
-                    const int tl_chunk52 = tl_tid + tl_i53 * 256;
-                    if (tl_chunk52 < 32) {
-                        tl::cp_async_16(&lse_tile[((t + 1) % 2) * 132 + (tl_chunk52 * 4)], &Lse[(int64_t(b) * H + h) * S + (((first + (t + 1)) * 128) + (tl_chunk52 * 4))]);
-                    }
-                }
-            } else {
-                #pragma unroll
-                for (int tl_i55 = 0; tl_i55 < 1; ++tl_i55) {
-                    const int tl_chunk54 = tl_tid + tl_i55 * 256;
-                    if (tl_chunk54 < 32) {
-                        const float* tl_src56 = &Lse[(int64_t(b) * H + h) * S + (((first + (t + 1)) * 128) + (tl_chunk54 * 4))];
-                        float* tl_dst57 = &lse_tile[((t + 1) % 2) * 132 + (tl_chunk54 * 4)];
-                        const int tl_valid58 = !(tl::in_bounds(b, B) && tl::in_bounds(h, H)) ? 0 : max(0, min(4, S - (((first + (t + 1)) * 128) + (tl_chunk54 * 4))));
-                        if (tl_valid58 == 4 && ((first + (t + 1)) * 128) + (tl_chunk54 * 4) >= 0 && tl::is_aligned(tl_src56, 4)) {
-                            tl::cp_async_chunk(tl_dst57, tl_src56);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
-                        } else if (tl_valid58 == 0) {
-                            tl::fill_vector<float, 4>(tl_dst57, 0.0f);
-                        } else {
-                            #pragma unroll
-                            for (int tl_v = 0; tl_v < 4; ++tl_v) tl_dst57[tl_v] = tl::in_bounds(b, B) && tl::in_bounds(h, H) && tl::in_bounds((((first + (t + 1)) * 128) + (tl_chunk54 * 4)) + tl_v, S) ? tl_src56[tl_v] : 0.0f;
-                        }
-                    }
-                }
-            }
-            // copy(Delta[b, h, q0 +: BM], delta_tile);  (attention_backward.tl:131)
-            if (tl::is_aligned(Delta, 16) && S % 4 == 0 && tl::in_bounds(b, B) && tl::in_bounds(h, H) && ((first + (t + 1)) * 128) >= 0 && ((first + (t + 1)) * 128) + 128 <= S && ((first + (t + 1)) * 128) % 4 == 0) {
-                #pragma unroll
-                for (int tl_i60 = 0; tl_i60 < 1; ++tl_i60) {
-                    const int tl_chunk59 = tl_tid + tl_i60 * 256;
-                    if (tl_chunk59 < 32) {
-                        tl::cp_async_16(&delta_tile[((t + 1) % 2) * 132 + (tl_chunk59 * 4)], &Delta[(int64_t(b) * H + h) * S + (((first + (t + 1)) * 128) + (tl_chunk59 * 4))]);
-                    }
-                }
-            } else {
-                #pragma unroll
-                for (int tl_i62 = 0; tl_i62 < 1; ++tl_i62) {
-                    const int tl_chunk61 = tl_tid + tl_i62 * 256;
-                    if (tl_chunk61 < 32) {
-                        const float* tl_src63 = &Delta[(int64_t(b) * H + h) * S + (((first + (t + 1)) * 128) + (tl_chunk61 * 4))];
-                        float* tl_dst64 = &delta_tile[((t + 1) % 2) * 132 + (tl_chunk61 * 4)];
-                        const int tl_valid65 = !(tl::in_bounds(b, B) && tl::in_bounds(h, H)) ? 0 : max(0, min(4, S - (((first + (t + 1)) * 128) + (tl_chunk61 * 4))));
-                        if (tl_valid65 == 4 && ((first + (t + 1)) * 128) + (tl_chunk61 * 4) >= 0 && tl::is_aligned(tl_src63, 4)) {
-                            tl::cp_async_chunk(tl_dst64, tl_src63);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
-                        } else if (tl_valid65 == 0) {
-                            tl::fill_vector<float, 4>(tl_dst64, 0.0f);
-                        } else {
-                            #pragma unroll
-                            for (int tl_v = 0; tl_v < 4; ++tl_v) tl_dst64[tl_v] = tl::in_bounds(b, B) && tl::in_bounds(h, H) && tl::in_bounds((((first + (t + 1)) * 128) + (tl_chunk61 * 4)) + tl_v, S) ? tl_src63[tl_v] : 0.0f;
-                        }
+                        for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst38[tl_v] = tl::in_bounds(b, B) && tl::in_bounds(h, H) && tl::in_bounds(((first + (t + 1)) * 64) + ((tl_chunk35 * 8) / 64), S) && tl::in_bounds(((tl_chunk35 * 8) % 64) + tl_v, 64) ? tl_src37[tl_v] : tl::convert<tl::f16>(0.0f);
                     }
                 }
             }
         }
         tl::cp_async_commit();
-        const int32_t q0 = (first + t) * 128;
-        // copy(lse_tile, lse);  (attention_backward.tl:132)
+        const int32_t q0 = (first + t) * 64;
+        // copy(Lse[b, h, q0 +: BM], lse);  (attention_backward.tl:128)
         #pragma unroll
-        for (int tl_s66 = 0; tl_s66 < 8; ++tl_s66) {
-            lse[tl_s66] = lse_tile[(t % 2) * 132 + ((tl_tid / 4 % 8) + (tl_s66 % 2) * 8 + (tl_s66 / 2) * 16 + (tl_tid / 128) * 64)];
-        }
-        // copy(delta_tile, delta);  (attention_backward.tl:133)
+        for (int tl_s = 0; tl_s < 4; ++tl_s) lse[tl_s] = lse_next[tl_s];
+        // copy(Delta[b, h, q0 +: BM], delta);  (attention_backward.tl:129)
         #pragma unroll
-        for (int tl_s67 = 0; tl_s67 < 8; ++tl_s67) {
-            delta[tl_s67] = delta_tile[(t % 2) * 132 + ((tl_tid / 4 % 8) + (tl_s67 % 2) * 8 + (tl_s67 / 2) * 16 + (tl_tid / 128) * 64)];
+        for (int tl_s = 0; tl_s < 4; ++tl_s) delta[tl_s] = delta_next[tl_s];
+        if (t + 1 < t_trips) {
+            // copy(Lse[b, h, q0 +: BM], lse);  (attention_backward.tl:128)
+            #pragma unroll
+            for (int tl_s40 = 0; tl_s40 < 4; ++tl_s40) {
+                lse_next[tl_s40] = tl::in_bounds(b, B) && tl::in_bounds(h, H) && tl::in_bounds(((first + (t + 1)) * 64) + ((tl_tid / 4 % 8) + (tl_s40 % 2) * 8 + (tl_s40 / 2) * 16 + (tl_tid / 128) * 32), S) ? Lse[(int64_t(b) * H + h) * S + (((first + (t + 1)) * 64) + ((tl_tid / 4 % 8) + (tl_s40 % 2) * 8 + (tl_s40 / 2) * 16 + (tl_tid / 128) * 32))] : 0.0f;
+            }
+            // copy(Delta[b, h, q0 +: BM], delta);  (attention_backward.tl:129)
+            #pragma unroll
+            for (int tl_s41 = 0; tl_s41 < 4; ++tl_s41) {
+                delta_next[tl_s41] = tl::in_bounds(b, B) && tl::in_bounds(h, H) && tl::in_bounds(((first + (t + 1)) * 64) + ((tl_tid / 4 % 8) + (tl_s41 % 2) * 8 + (tl_s41 / 2) * 16 + (tl_tid / 128) * 32), S) ? Delta[(int64_t(b) * H + h) * S + (((first + (t + 1)) * 64) + ((tl_tid / 4 % 8) + (tl_s41 % 2) * 8 + (tl_s41 / 2) * 16 + (tl_tid / 128) * 32))] : 0.0f;
+            }
         }
-        // gemm(q, k, s, transpose_b = true, clear = true);        // S = Q Kᵀ  (attention_backward.tl:135)
+        // gemm(q, k, s, transpose_b = true, clear = true);        // S = Q Kᵀ  (attention_backward.tl:131)
         {
             for (int tl_s = 0; tl_s < s_layout::kSlots; ++tl_s) s[tl_s] = 0.0f;
-            tl::warp_gemm_mma<128, 128, 64, 2, 4, tl::f16, false, true>(
-                s, tl::SharedMatrix<tl::f16, false, 72>{&q[((t % 2) * 128 + 0) * 72 + 0]},
+            tl::warp_gemm_mma<64, 128, 64, 2, 4, tl::f16, false, true>(
+                s, tl::SharedMatrix<tl::f16, false, 72>{&q[((t % 2) * 64 + 0) * 72 + 0]},
                 tl::SharedMatrix<tl::f16, true, 72>{&k[0 * 72 + 0]}, tl_tid);
         }
-        if (k0 + 128 > S || q0 + 128 > S) {
-            // for i, j in parallel(BM, BN) {  (attention_backward.tl:137)
-            // for i, j in parallel(128, 128): each thread visits the elements of `s` it holds
+        if (k0 + 128 > S || q0 + 64 > S) {
+            // for i, j in parallel(BM, BN) {  (attention_backward.tl:133)
+            // for i, j in parallel(64, 128): each thread visits the elements of `s` it holds
             #pragma unroll
-            for (int tl_s68 = 0; tl_s68 < s_layout::kSlots; ++tl_s68) {
-                const int i = s_layout::row(tl_tid, tl_s68);
-                const int j = s_layout::col(tl_tid, tl_s68);
+            for (int tl_s42 = 0; tl_s42 < s_layout::kSlots; ++tl_s42) {
+                const int i = s_layout::row(tl_tid, tl_s42);
+                const int j = s_layout::col(tl_tid, tl_s42);
                 const bool masked = k0 + j >= S || q0 + i >= S;
-                s[tl_s68] = masked ? 0.0f : tl::fast::exp2(s[tl_s68] * qk_scale - lse[(tl_s68 / 2 % 2) + (tl_s68 / 16) * 2]);
+                s[tl_s42] = masked ? 0.0f : tl::fast::exp2(s[tl_s42] * qk_scale - lse[(tl_s42 / 2 % 2) + (tl_s42 / 16) * 2]);
             }
         } else {
-            // for i, j in parallel(BM, BN) {  (attention_backward.tl:142)
-            // for i, j in parallel(128, 128): each thread visits the elements of `s` it holds
+            // for i, j in parallel(BM, BN) {  (attention_backward.tl:138)
+            // for i, j in parallel(64, 128): each thread visits the elements of `s` it holds
             #pragma unroll
-            for (int tl_s69 = 0; tl_s69 < s_layout::kSlots; ++tl_s69) {
-                [[maybe_unused]] const int i = s_layout::row(tl_tid, tl_s69);
-                [[maybe_unused]] const int j = s_layout::col(tl_tid, tl_s69);
-                s[tl_s69] = tl::fast::exp2(s[tl_s69] * qk_scale - lse[(tl_s69 / 2 % 2) + (tl_s69 / 16) * 2]);
+            for (int tl_s43 = 0; tl_s43 < s_layout::kSlots; ++tl_s43) {
+                [[maybe_unused]] const int i = s_layout::row(tl_tid, tl_s43);
+                [[maybe_unused]] const int j = s_layout::col(tl_tid, tl_s43);
+                s[tl_s43] = tl::fast::exp2(s[tl_s43] * qk_scale - lse[(tl_s43 / 2 % 2) + (tl_s43 / 16) * 2]);
             }
         }
-        // copy(s, p);  (attention_backward.tl:146)
+        // copy(s, p);  (attention_backward.tl:142)
         #pragma unroll
-        for (int tl_chunk70 = 0; tl_chunk70 < s_layout::kSlots; tl_chunk70 += 2) {
-            tl::f16* tl_ptr71 = &p[(s_layout::row(tl_tid, tl_chunk70)) * 136 + (s_layout::col(tl_tid, tl_chunk70))];
+        for (int tl_chunk44 = 0; tl_chunk44 < s_layout::kSlots; tl_chunk44 += 2) {
+            tl::f16* tl_ptr45 = &p[(s_layout::row(tl_tid, tl_chunk44)) * 136 + (s_layout::col(tl_tid, tl_chunk44))];
             {
-                tl::f16 tl_vec72[2];
+                tl::f16 tl_vec46[2];
                 #pragma unroll
-                for (int tl_v = 0; tl_v < 2; tl_v += 2) tl::convert_pair(&tl_vec72[tl_v], s[tl_chunk70 + tl_v], s[tl_chunk70 + tl_v + 1]);
-                tl::store_vector<tl::f16, 2>(tl_ptr71, tl_vec72);
+                for (int tl_v = 0; tl_v < 2; tl_v += 2) tl::convert_pair(&tl_vec46[tl_v], s[tl_chunk44 + tl_v], s[tl_chunk44 + tl_v + 1]);
+                tl::store_vector<tl::f16, 2>(tl_ptr45, tl_vec46);
             }
         }
         __syncthreads();  // RAW on `p`
-        // gemm(p, go, dv, transpose_a = true);                    // dV += Pᵀ dO  (attention_backward.tl:147)
+        // gemm(p, go, dv, transpose_a = true);                    // dV += Pᵀ dO  (attention_backward.tl:143)
         {
-            tl::warp_gemm_mma<128, 64, 128, 4, 2, tl::f16, true, false>(
+            tl::warp_gemm_mma<128, 64, 64, 4, 2, tl::f16, true, false>(
                 dv, tl::SharedMatrix<tl::f16, true, 136>{&p[0 * 136 + 0]},
-                tl::SharedMatrix<tl::f16, false, 72>{&go[((t % 2) * 128 + 0) * 72 + 0]}, tl_tid);
+                tl::SharedMatrix<tl::f16, false, 72>{&go[((t % 2) * 64 + 0) * 72 + 0]}, tl_tid);
         }
-        // gemm(go, v, dp, transpose_b = true, clear = true);      // dP = dO Vᵀ  (attention_backward.tl:148)
+        // gemm(go, v, dp, transpose_b = true, clear = true);      // dP = dO Vᵀ  (attention_backward.tl:144)
         {
             for (int tl_s = 0; tl_s < dp_layout::kSlots; ++tl_s) dp[tl_s] = 0.0f;
-            tl::warp_gemm_mma<128, 128, 64, 2, 4, tl::f16, false, true>(
-                dp, tl::SharedMatrix<tl::f16, false, 72>{&go[((t % 2) * 128 + 0) * 72 + 0]},
+            tl::warp_gemm_mma<64, 128, 64, 2, 4, tl::f16, false, true>(
+                dp, tl::SharedMatrix<tl::f16, false, 72>{&go[((t % 2) * 64 + 0) * 72 + 0]},
                 tl::SharedMatrix<tl::f16, true, 72>{&v[0 * 72 + 0]}, tl_tid);
         }
-        // for i, j in parallel(BM, BN) {  (attention_backward.tl:149)
-        // for i, j in parallel(128, 128): each thread visits the elements of `dp` it holds
+        // for i, j in parallel(BM, BN) {  (attention_backward.tl:145)
+        // for i, j in parallel(64, 128): each thread visits the elements of `dp` it holds
         #pragma unroll
-        for (int tl_s73 = 0; tl_s73 < dp_layout::kSlots; ++tl_s73) {
-            const int i = dp_layout::row(tl_tid, tl_s73);
-            const int j = dp_layout::col(tl_tid, tl_s73);
-            dp[tl_s73] = tl::convert<float>(p[i * 136 + j]) * (dp[tl_s73] - delta[(tl_s73 / 2 % 2) + (tl_s73 / 16) * 2]) * sm_scale;
+        for (int tl_s47 = 0; tl_s47 < dp_layout::kSlots; ++tl_s47) {
+            const int i = dp_layout::row(tl_tid, tl_s47);
+            const int j = dp_layout::col(tl_tid, tl_s47);
+            dp[tl_s47] = tl::convert<float>(p[i * 136 + j]) * (dp[tl_s47] - delta[(tl_s47 / 2 % 2) + (tl_s47 / 16) * 2]) * sm_scale;
         }
-        // copy(dp, ds);  (attention_backward.tl:152)
+        // copy(dp, ds);  (attention_backward.tl:148)
         #pragma unroll
-        for (int tl_chunk74 = 0; tl_chunk74 < dp_layout::kSlots; tl_chunk74 += 2) {
-            tl::f16* tl_ptr75 = &ds[(dp_layout::row(tl_tid, tl_chunk74)) * 136 + (dp_layout::col(tl_tid, tl_chunk74))];
+        for (int tl_chunk48 = 0; tl_chunk48 < dp_layout::kSlots; tl_chunk48 += 2) {
+            tl::f16* tl_ptr49 = &ds[(dp_layout::row(tl_tid, tl_chunk48)) * 136 + (dp_layout::col(tl_tid, tl_chunk48))];
             {
-                tl::f16 tl_vec76[2];
+                tl::f16 tl_vec50[2];
                 #pragma unroll
-                for (int tl_v = 0; tl_v < 2; tl_v += 2) tl::convert_pair(&tl_vec76[tl_v], dp[tl_chunk74 + tl_v], dp[tl_chunk74 + tl_v + 1]);
-                tl::store_vector<tl::f16, 2>(tl_ptr75, tl_vec76);
+                for (int tl_v = 0; tl_v < 2; tl_v += 2) tl::convert_pair(&tl_vec50[tl_v], dp[tl_chunk48 + tl_v], dp[tl_chunk48 + tl_v + 1]);
+                tl::store_vector<tl::f16, 2>(tl_ptr49, tl_vec50);
             }
         }
         __syncthreads();  // RAW on `ds`
-        // gemm(ds, q, dk, transpose_a = true);                    // dK += dSᵀ Q  (attention_backward.tl:153)
+        // gemm(ds, q, dk, transpose_a = true);                    // dK += dSᵀ Q  (attention_backward.tl:149)
         {
-            tl::warp_gemm_mma<128, 64, 128, 4, 2, tl::f16, true, false>(
+            tl::warp_gemm_mma<128, 64, 64, 4, 2, tl::f16, true, false>(
                 dk, tl::SharedMatrix<tl::f16, true, 136>{&ds[0 * 136 + 0]},
-                tl::SharedMatrix<tl::f16, false, 72>{&q[((t % 2) * 128 + 0) * 72 + 0]}, tl_tid);
+                tl::SharedMatrix<tl::f16, false, 72>{&q[((t % 2) * 64 + 0) * 72 + 0]}, tl_tid);
         }
-        // gemm(ds, k, dq, clear = true);                          // this block's share of dQ  (attention_backward.tl:154)
+        // gemm(ds, k, dq, clear = true);                          // this block's share of dQ  (attention_backward.tl:150)
         {
             for (int tl_s = 0; tl_s < dq_layout::kSlots; ++tl_s) dq[tl_s] = 0.0f;
-            tl::warp_gemm_mma<128, 64, 128, 4, 2, tl::f16, false, false>(
+            tl::warp_gemm_mma<64, 64, 128, 2, 4, tl::f16, false, false>(
                 dq, tl::SharedMatrix<tl::f16, false, 136>{&ds[0 * 136 + 0]},
                 tl::SharedMatrix<tl::f16, false, 72>{&k[0 * 72 + 0]}, tl_tid);
         }
-        // atomic_add(dQacc[b, h, q0 +: BM, 0 +: D], dq);  (attention_backward.tl:155)
+        // atomic_add(dQacc[b, h, q0 +: BM, 0 +: D], dq);  (attention_backward.tl:151)
         #pragma unroll
-        for (int tl_s77 = 0; tl_s77 < dq_layout::kSlots; ++tl_s77) {
-            if (tl::in_bounds(b, B) && tl::in_bounds(h, H) && tl::in_bounds(q0 + (dq_layout::row(tl_tid, tl_s77)), S) && tl::in_bounds(dq_layout::col(tl_tid, tl_s77), 64)) tl::atomic_add(&dQacc[((int64_t(b) * H + h) * S + (q0 + (dq_layout::row(tl_tid, tl_s77)))) * 64 + (dq_layout::col(tl_tid, tl_s77))], dq[tl_s77]);
+        for (int tl_s51 = 0; tl_s51 < dq_layout::kSlots; ++tl_s51) {
+            if (tl::in_bounds(b, B) && tl::in_bounds(h, H) && tl::in_bounds(q0 + (dq_layout::row(tl_tid, tl_s51)), S) && tl::in_bounds(dq_layout::col(tl_tid, tl_s51), 64)) tl::atomic_add(&dQacc[((int64_t(b) * H + h) * S + (q0 + (dq_layout::row(tl_tid, tl_s51)))) * 64 + (dq_layout::col(tl_tid, tl_s51))], dq[tl_s51]);
         }
     }
     tl::cp_async_wait<0>();  // at most 0 copy groups of this thread still in flight
-    // copy(dk, dK[b, h, k0 +: BN, 0 +: D]);  (attention_backward.tl:157)
+    // copy(dk, dK[b, h, k0 +: BN, 0 +: D]);  (attention_backward.tl:153)
     #pragma unroll
-    for (int tl_chunk78 = 0; tl_chunk78 < dk_layout::kSlots; tl_chunk78 += 2) {
-        tl::f16* tl_ptr79 = &dK[((int64_t(b) * H + h) * S + (k0 + (dk_layout::row(tl_tid, tl_chunk78)))) * 64 + (dk_layout::col(tl_tid, tl_chunk78))];
-        if (tl::in_bounds(b, B) && tl::in_bounds(h, H) && tl::in_bounds(k0 + (dk_layout::row(tl_tid, tl_chunk78)), S) && tl::in_bounds(dk_layout::col(tl_tid, tl_chunk78), 64) && tl::in_bounds(b, B) && tl::in_bounds(h, H) && tl::in_bounds(k0 + (dk_layout::row(tl_tid, tl_chunk78)), S) && tl::in_bounds((dk_layout::col(tl_tid, tl_chunk78)) + 1, 64) && tl::is_aligned(tl_ptr79, 4)) {
-            tl::f16 tl_vec80[2];
+    for (int tl_chunk52 = 0; tl_chunk52 < dk_layout::kSlots; tl_chunk52 += 2) {
+        tl::f16* tl_ptr53 = &dK[((int64_t(b) * H + h) * S + (k0 + (dk_layout::row(tl_tid, tl_chunk52)))) * 64 + (dk_layout::col(tl_tid, tl_chunk52))];
+        if (tl::in_bounds(b, B) && tl::in_bounds(h, H) && tl::in_bounds(k0 + (dk_layout::row(tl_tid, tl_chunk52)), S) && tl::in_bounds(dk_layout::col(tl_tid, tl_chunk52), 64) && tl::in_bounds(b, B) && tl::in_bounds(h, H) && tl::in_bounds(k0 + (dk_layout::row(tl_tid, tl_chunk52)), S) && tl::in_bounds((dk_layout::col(tl_tid, tl_chunk52)) + 1, 64) && tl::is_aligned(tl_ptr53, 4)) {
+            tl::f16 tl_vec54[2];
             #pragma unroll
-            for (int tl_v = 0; tl_v < 2; tl_v += 2) tl::convert_pair(&tl_vec80[tl_v], dk[tl_chunk78 + tl_v], dk[tl_chunk78 + tl_v + 1]);
-            tl::store_vector<tl::f16, 2>(tl_ptr79, tl_vec80);
+            for (int tl_v = 0; tl_v < 2; tl_v += 2) tl::convert_pair(&tl_vec54[tl_v], dk[tl_chunk52 + tl_v], dk[tl_chunk52 + tl_v + 1]);
+            tl::store_vector<tl::f16, 2>(tl_ptr53, tl_vec54);
         } else {
             #pragma unroll
             for (int tl_v = 0; tl_v < 2; ++tl_v) {
-                if (tl::in_bounds(b, B) && tl::in_bounds(h, H) && tl::in_bounds(k0 + (dk_layout::row(tl_tid, tl_chunk78 + tl_v)), S) && tl::in_bounds(dk_layout::col(tl_tid, tl_chunk78 + tl_v), 64)) dK[((int64_t(b) * H + h) * S + (k0 + (dk_layout::row(tl_tid, tl_chunk78 + tl_v)))) * 64 + (dk_layout::col(tl_tid, tl_chunk78 + tl_v))] = tl::convert<tl::f16>(dk[tl_chunk78 + tl_v]);
+                if (tl::in_bounds(b, B) && tl::in_bounds(h, H) && tl::in_bounds(k0 + (dk_layout::row(tl_tid, tl_chunk52 + tl_v)), S) && tl::in_bounds(dk_layout::col(tl_tid, tl_chunk52 + tl_v), 64)) dK[((int64_t(b) * H + h) * S + (k0 + (dk_layout::row(tl_tid, tl_chunk52 + tl_v)))) * 64 + (dk_layout::col(tl_tid, tl_chunk52 + tl_v))] = tl::convert<tl::f16>(dk[tl_chunk52 + tl_v]);
             }
         }
     }
-    // copy(dv, dV[b, h, k0 +: BN, 0 +: D]);  (attention_backward.tl:158)
+    // copy(dv, dV[b, h, k0 +: BN, 0 +: D]);  (attention_backward.tl:154)
     #pragma unroll
-    for (int tl_chunk81 = 0; tl_chunk81 < dv_layout::kSlots; tl_chunk81 += 2) {
-        tl::f16* tl_ptr82 = &dV[((int64_t(b) * H + h) * S + (k0 + (dv_layout::row(tl_tid, tl_chunk81)))) * 64 + (dv_layout::col(tl_tid, tl_chunk81))];
-        if (tl::in_bounds(b, B) && tl::in_bounds(h, H) && tl::in_bounds(k0 + (dv_layout::row(tl_tid, tl_chunk81)), S) && tl::in_bounds(dv_layout::col(tl_tid, tl_chunk81), 64) && tl::in_bounds(b, B) && tl::in_bounds(h, H) && tl::in_bounds(k0 + (dv_layout::row(tl_tid, tl_chunk81)), S) && tl::in_bounds((dv_layout::col(tl_tid, tl_chunk81)) + 1, 64) && tl::is_aligned(tl_ptr82, 4)) {
-            tl::f16 tl_vec83[2];
+    for (int tl_chunk55 = 0; tl_chunk55 < dv_layout::kSlots; tl_chunk55 += 2) {
+        tl::f16* tl_ptr56 = &dV[((int64_t(b) * H + h) * S + (k0 + (dv_layout::row(tl_tid, tl_chunk55)))) * 64 + (dv_layout::col(tl_tid, tl_chunk55))];
+        if (tl::in_bounds(b, B) && tl::in_bounds(h, H) && tl::in_bounds(k0 + (dv_layout::row(tl_tid, tl_chunk55)), S) && tl::in_bounds(dv_layout::col(tl_tid, tl_chunk55), 64) && tl::in_bounds(b, B) && tl::in_bounds(h, H) && tl::in_bounds(k0 + (dv_layout::row(tl_tid, tl_chunk55)), S) && tl::in_bounds((dv_layout::col(tl_tid, tl_chunk55)) + 1, 64) && tl::is_aligned(tl_ptr56, 4)) {
+            tl::f16 tl_vec57[2];
             #pragma unroll
-            for (int tl_v = 0; tl_v < 2; tl_v += 2) tl::convert_pair(&tl_vec83[tl_v], dv[tl_chunk81 + tl_v], dv[tl_chunk81 + tl_v + 1]);
-            tl::store_vector<tl::f16, 2>(tl_ptr82, tl_vec83);
+            for (int tl_v = 0; tl_v < 2; tl_v += 2) tl::convert_pair(&tl_vec57[tl_v], dv[tl_chunk55 + tl_v], dv[tl_chunk55 + tl_v + 1]);
+            tl::store_vector<tl::f16, 2>(tl_ptr56, tl_vec57);
         } else {
             #pragma unroll
             for (int tl_v = 0; tl_v < 2; ++tl_v) {
-                if (tl::in_bounds(b, B) && tl::in_bounds(h, H) && tl::in_bounds(k0 + (dv_layout::row(tl_tid, tl_chunk81 + tl_v)), S) && tl::in_bounds(dv_layout::col(tl_tid, tl_chunk81 + tl_v), 64)) dV[((int64_t(b) * H + h) * S + (k0 + (dv_layout::row(tl_tid, tl_chunk81 + tl_v)))) * 64 + (dv_layout::col(tl_tid, tl_chunk81 + tl_v))] = tl::convert<tl::f16>(dv[tl_chunk81 + tl_v]);
+                if (tl::in_bounds(b, B) && tl::in_bounds(h, H) && tl::in_bounds(k0 + (dv_layout::row(tl_tid, tl_chunk55 + tl_v)), S) && tl::in_bounds(dv_layout::col(tl_tid, tl_chunk55 + tl_v), 64)) dV[((int64_t(b) * H + h) * S + (k0 + (dv_layout::row(tl_tid, tl_chunk55 + tl_v)))) * 64 + (dv_layout::col(tl_tid, tl_chunk55 + tl_v))] = tl::convert<tl::f16>(dv[tl_chunk55 + tl_v]);
             }
         }
     }
 }
 
-// kernel attention_backward_dq<BM = 64, D = 64, T = f16>  (stdlib/attention_backward.tl:162)
+// kernel attention_backward_kv<D = 64, BM = 128, BN = 128, CAUSAL = false, STAGES = 2, THREADS = 256, T = f16>  (stdlib/attention_backward.tl:92)
+// 256 threads per block, 230480 bytes of shared memory
+// warp-specialized: warpgroup 0 issues TMA loads, the other 256 threads run wgmma; persistent over the tiles
+__global__ void __launch_bounds__(384, 1) attention_backward_kv_kernel_sm90(
+        const __grid_constant__ CUtensorMap tl_map_K,
+        const __grid_constant__ CUtensorMap tl_map_V,
+        const __grid_constant__ CUtensorMap tl_map_Q,
+        const __grid_constant__ CUtensorMap tl_map_dO,
+        const tl::f16* __restrict__ Q,
+        const tl::f16* __restrict__ K,
+        const tl::f16* __restrict__ V,
+        const tl::f16* __restrict__ dO,
+        const float* __restrict__ Lse,
+        const float* __restrict__ Delta,
+        tl::f16* __restrict__ dK,
+        tl::f16* __restrict__ dV,
+        float* __restrict__ dQacc,
+        float sm_scale,
+        int32_t B,
+        int32_t H,
+        int32_t S)
+{
+    #if defined(__CUDA_ARCH__) && !TL_SM90A_DEVICE
+    __trap();  // built for another arch; the launch stub runs this kernel only on sm_90 devices
+    #else
+    // fragment lse: f32[128], slice of `s` (broadcast): [128] over 256 threads: (8:t4 2:r1 8:t32) 2 registers, 4 replicas
+    // fragment delta: f32[128], slice of `dp` (broadcast): [128] over 256 threads: (8:t4 2:r1 8:t32) 2 registers, 4 replicas
+    using s_layout = tl::MmaAccLayout<128, 128, 8, 1>;  // fragment s: f32[128, 128], wgmma accumulators
+    using dp_layout = tl::MmaAccLayout<128, 128, 8, 1>;  // fragment dp: f32[128, 128], wgmma accumulators
+    using dq_layout = tl::MmaAccLayout<128, 64, 8, 1>;  // fragment dq: f32[128, 64], wgmma accumulators
+    using dk_layout = tl::MmaAccLayout<128, 64, 8, 1>;  // fragment dk: f32[128, 64], wgmma accumulators
+    using dv_layout = tl::MmaAccLayout<128, 64, 8, 1>;  // fragment dv: f32[128, 64], wgmma accumulators
+    // fragment lse_next: f32[128], slice of `s` (broadcast): [128] over 256 threads: (8:t4 2:r1 8:t32) 2 registers, 4 replicas
+    // fragment delta_next: f32[128], slice of `dp` (broadcast): [128] over 256 threads: (8:t4 2:r1 8:t32) 2 registers, 4 replicas
+    extern __shared__ __align__(1024) unsigned char tl_smem_raw[];
+    unsigned char* tl_smem = tl_smem_raw + ((1024 - tl::sm90::smem_address(tl_smem_raw) % 1024) % 1024);
+    tl::f16* k = reinterpret_cast<tl::f16*>(tl_smem + 0);  // shared k: f16[128, 64], 1 stages, 128-byte swizzled (TMA)
+    tl::f16* v = reinterpret_cast<tl::f16*>(tl_smem + 16384);  // shared v: f16[128, 64], 1 stages, 128-byte swizzled (TMA)
+    tl::f16* q = reinterpret_cast<tl::f16*>(tl_smem + 32768);  // shared q: f16[128, 64], 4 stages, 128-byte swizzled (TMA)
+    tl::f16* go = reinterpret_cast<tl::f16*>(tl_smem + 98304);  // shared go: f16[128, 64], 4 stages, 128-byte swizzled (TMA)
+    tl::f16* p = reinterpret_cast<tl::f16*>(tl_smem + 163840);  // shared p: f16[128, 128], 1 stages, 128-byte swizzled (TMA)
+    tl::f16* ds = reinterpret_cast<tl::f16*>(tl_smem + 196608);  // shared ds: f16[128, 128], 1 stages, 128-byte swizzled (TMA)
+    uint64_t* tl_full = reinterpret_cast<uint64_t*>(tl_smem + 229376);   // per stage: its TMA loads landed
+    uint64_t* tl_empty = tl_full + 4;  // per stage: every consumer warp finished reading it
+    uint64_t* tl_once_full = tl_empty + 4;  // the tiles loaded once per tile landed
+    uint64_t* tl_once_empty = tl_once_full + 1;  // every consumer warp finished the tile's wgmmas
+    if (threadIdx.x == 0) {
+        for (int tl_s = 0; tl_s < 4; ++tl_s) {
+            tl::sm90::mbarrier_init(&tl_full[tl_s], 1);
+            tl::sm90::mbarrier_init(&tl_empty[tl_s], 8);  // one arrival per consumer warp
+        }
+        tl::sm90::mbarrier_init(tl_once_full, 1);
+        tl::sm90::mbarrier_init(tl_once_empty, 8);  // one arrival per consumer warp
+        tl::sm90::mbarrier_init_fence();
+    }
+    __syncthreads();
+    const int tl_tiles_x = tl::cdiv(S, 128), tl_tiles_y = H, tl_tiles_z = B;
+    const int tl_tiles = tl_tiles_x * tl_tiles_y * tl_tiles_z;
+    if (threadIdx.x < 128) {
+        // Producer warpgroup: one thread issues every TMA load.
+        tl::sm90::release_registers<40>();
+        if (threadIdx.x == 0) {
+            tl::sm90::tma_prefetch_descriptor(&tl_map_K);
+            tl::sm90::tma_prefetch_descriptor(&tl_map_V);
+            tl::sm90::tma_prefetch_descriptor(&tl_map_Q);
+            tl::sm90::tma_prefetch_descriptor(&tl_map_dO);
+            int tl_it = 0;  // trips issued so far, across tiles: stage tl_it % stages, round tl_it / stages
+            for (int tl_tile = blockIdx.x, tl_round = 0; tl_tile < tl_tiles; tl_tile += gridDim.x, ++tl_round) {
+                const int tl_block_z = tl_tile / (tl_tiles_x * tl_tiles_y);
+                const int tl_in_plane = tl_tile % (tl_tiles_x * tl_tiles_y);
+                const int tl_group_first_y = tl_in_plane / (8 * tl_tiles_x) * 8;
+                const int tl_group_rows = min(tl_tiles_y - tl_group_first_y, 8);
+                const int tl_block_y = tl_group_first_y + tl_in_plane % (8 * tl_tiles_x) % tl_group_rows;
+                const int tl_block_x = tl_in_plane % (8 * tl_tiles_x) / tl_group_rows;
+                (void)tl_block_x, (void)tl_block_y, (void)tl_block_z;
+                const int32_t b = tl_block_z;
+                const int32_t h = tl_block_y;
+                const int32_t k0 = tl_block_x * 128;
+                const int32_t first = 0;
+                tl::sm90::mbarrier_wait(tl_once_empty, (tl_round + 1) & 1);  // the previous tile's readers are done
+                tl::sm90::mbarrier_arrive_expect_tx(tl_once_full, 32768);
+                // copy(K[b, h, k0 +: BN, 0 +: D], k);  (attention_backward.tl:121)
+                tl::sm90::tma_load_4d(k, &tl_map_K, tl_once_full, 0, k0, h, b);
+                // copy(V[b, h, k0 +: BN, 0 +: D], v);  (attention_backward.tl:122)
+                tl::sm90::tma_load_4d(v, &tl_map_V, tl_once_full, 0, k0, h, b);
+                for (int t = 0; t < tl::cdiv(S, 128) - first; ++t, ++tl_it) {
+                    const int tl_stage = tl_it % 4;
+                    tl::sm90::mbarrier_wait(&tl_empty[tl_stage], (tl_it / 4 + 1) & 1);  // consumers released it
+                    tl::sm90::mbarrier_arrive_expect_tx(&tl_full[tl_stage], 32768);
+                    const int32_t q0 = (first + t) * 128;
+                    // copy(Q[b, h, q0 +: BM, 0 +: D], q);  (attention_backward.tl:126)
+                    tl::sm90::tma_load_4d(q + tl_stage * 8192, &tl_map_Q, &tl_full[tl_stage], 0, q0, h, b);
+                    // copy(dO[b, h, q0 +: BM, 0 +: D], go);  (attention_backward.tl:127)
+                    tl::sm90::tma_load_4d(go + tl_stage * 8192, &tl_map_dO, &tl_full[tl_stage], 0, q0, h, b);
+                }
+            }
+        }
+    }
+    else {
+        // Consumer warpgroups: the kernel's 256 threads.
+        tl::sm90::claim_registers<232>();
+        const int tl_tid = tl::thread_index<256>(128);
+        int tl_it = 0;  // trips consumed so far, across tiles
+        for (int tl_tile = blockIdx.x, tl_round = 0; tl_tile < tl_tiles; tl_tile += gridDim.x, ++tl_round) {
+            const int tl_block_z = tl_tile / (tl_tiles_x * tl_tiles_y);
+            const int tl_in_plane = tl_tile % (tl_tiles_x * tl_tiles_y);
+            const int tl_group_first_y = tl_in_plane / (8 * tl_tiles_x) * 8;
+            const int tl_group_rows = min(tl_tiles_y - tl_group_first_y, 8);
+            const int tl_block_y = tl_group_first_y + tl_in_plane % (8 * tl_tiles_x) % tl_group_rows;
+            const int tl_block_x = tl_in_plane % (8 * tl_tiles_x) / tl_group_rows;
+            (void)tl_block_x, (void)tl_block_y, (void)tl_block_z;
+            float lse[2];  // fragment lse: f32[128]
+            float delta[2];  // fragment delta: f32[128]
+            float s[s_layout::kSlots];  // fragment s: f32[128, 128]
+            float dp[dp_layout::kSlots];  // fragment dp: f32[128, 128]
+            float dq[dq_layout::kSlots];  // fragment dq: f32[128, 64]
+            float dk[dk_layout::kSlots];  // fragment dk: f32[128, 64]
+            #pragma unroll
+            for (int tl_i = 0; tl_i < dk_layout::kSlots; ++tl_i) dk[tl_i] = 0.0f;
+            float dv[dv_layout::kSlots];  // fragment dv: f32[128, 64]
+            #pragma unroll
+            for (int tl_i = 0; tl_i < dv_layout::kSlots; ++tl_i) dv[tl_i] = 0.0f;
+            const int32_t b = tl_block_z;
+            const int32_t h = tl_block_y;
+            const int32_t k0 = tl_block_x * 128;
+            const float qk_scale = sm_scale * 1.4426950216293335f;
+            // copy(K[b, h, k0 +: BN, 0 +: D], k);  (attention_backward.tl:121)
+            tl::sm90::mbarrier_wait(tl_once_full, (tl_round + 0) & 1);  // the tiles loaded once per tile landed
+            // copy(V[b, h, k0 +: BN, 0 +: D], v);  (attention_backward.tl:122)
+            const int32_t first = 0;
+            float lse_next[2];  // fragment lse_next: f32[128]
+            float delta_next[2];  // fragment delta_next: f32[128]
+            if (0 < tl::cdiv(S, 128) - first) {
+                // copy(Lse[b, h, q0 +: BM], lse);  (attention_backward.tl:128)
+                #pragma unroll
+                for (int tl_s0 = 0; tl_s0 < 2; ++tl_s0) {
+                    lse_next[tl_s0] = tl::in_bounds(b, B) && tl::in_bounds(h, H) && tl::in_bounds((first * 128) + ((tl_tid / 4 % 8) + (tl_s0) * 8 + (tl_tid / 32) * 16), S) ? Lse[(int64_t(b) * H + h) * S + ((first * 128) + ((tl_tid / 4 % 8) + (tl_s0) * 8 + (tl_tid / 32) * 16))] : 0.0f;
+                }
+                // copy(Delta[b, h, q0 +: BM], delta);  (attention_backward.tl:129)
+                #pragma unroll
+                for (int tl_s1 = 0; tl_s1 < 2; ++tl_s1) {
+                    delta_next[tl_s1] = tl::in_bounds(b, B) && tl::in_bounds(h, H) && tl::in_bounds((first * 128) + ((tl_tid / 4 % 8) + (tl_s1) * 8 + (tl_tid / 32) * 16), S) ? Delta[(int64_t(b) * H + h) * S + ((first * 128) + ((tl_tid / 4 % 8) + (tl_s1) * 8 + (tl_tid / 32) * 16))] : 0.0f;
+                }
+            }
+            // for t in pipelined(cdiv(S, BM) - first, stages = STAGES) {  (attention_backward.tl:124)
+            const int tl_trips2 = tl::cdiv(S, 128) - first;
+            for (int t = 0; t < tl_trips2; ++t, ++tl_it) {
+                const int tl_stage = tl_it % 4;
+                tl::sm90::mbarrier_wait(&tl_full[tl_stage], (tl_it / 4 + 0) & 1);  // trip t's TMA loads landed
+                const int32_t q0 = (first + t) * 128;
+                // gemm(q, k, s, transpose_b = true, clear = true);        // S = Q Kᵀ  (attention_backward.tl:131)
+                tl::sm90::warpgroup_gemm<tl::f16, 128, 128, 64, false, true, 2>(s, q + tl_stage * 8192, k, tl_tid / 128, true);
+                // copy(Lse[b, h, q0 +: BM], lse);  (attention_backward.tl:128)
+                #pragma unroll
+                for (int tl_s = 0; tl_s < 2; ++tl_s) lse[tl_s] = lse_next[tl_s];
+                // copy(Delta[b, h, q0 +: BM], delta);  (attention_backward.tl:129)
+                #pragma unroll
+                for (int tl_s = 0; tl_s < 2; ++tl_s) delta[tl_s] = delta_next[tl_s];
+                if (t + 1 < tl::cdiv(S, 128) - first) {
+                    // copy(Lse[b, h, q0 +: BM], lse);  (attention_backward.tl:128)
+                    #pragma unroll
+                    for (int tl_s3 = 0; tl_s3 < 2; ++tl_s3) {
+                        lse_next[tl_s3] = tl::in_bounds(b, B) && tl::in_bounds(h, H) && tl::in_bounds(((first + (t + 1)) * 128) + ((tl_tid / 4 % 8) + (tl_s3) * 8 + (tl_tid / 32) * 16), S) ? Lse[(int64_t(b) * H + h) * S + (((first + (t + 1)) * 128) + ((tl_tid / 4 % 8) + (tl_s3) * 8 + (tl_tid / 32) * 16))] : 0.0f;
+                    }
+                    // copy(Delta[b, h, q0 +: BM], delta);  (attention_backward.tl:129)
+                    #pragma unroll
+                    for (int tl_s4 = 0; tl_s4 < 2; ++tl_s4) {
+                        delta_next[tl_s4] = tl::in_bounds(b, B) && tl::in_bounds(h, H) && tl::in_bounds(((first + (t + 1)) * 128) + ((tl_tid / 4 % 8) + (tl_s4) * 8 + (tl_tid / 32) * 16), S) ? Delta[(int64_t(b) * H + h) * S + (((first + (t + 1)) * 128) + ((tl_tid / 4 % 8) + (tl_s4) * 8 + (tl_tid / 32) * 16))] : 0.0f;
+                    }
+                }
+                tl::sm90::wgmma_wait<0>();  // #0 (into `s`) retired
+                tl::sm90::fence_accumulators(s);
+                if (k0 + 128 > S || q0 + 128 > S) {
+                    // for i, j in parallel(BM, BN) {  (attention_backward.tl:133)
+                    // for i, j in parallel(128, 128): each thread visits the elements of `s` it holds
+                    #pragma unroll
+                    for (int tl_s5 = 0; tl_s5 < s_layout::kSlots; ++tl_s5) {
+                        const int i = s_layout::row(tl_tid, tl_s5);
+                        const int j = s_layout::col(tl_tid, tl_s5);
+                        const bool masked = k0 + j >= S || q0 + i >= S;
+                        s[tl_s5] = masked ? 0.0f : tl::fast::exp2(s[tl_s5] * qk_scale - lse[(tl_s5 / 2 % 2)]);
+                    }
+                } else {
+                    // for i, j in parallel(BM, BN) {  (attention_backward.tl:138)
+                    // for i, j in parallel(128, 128): each thread visits the elements of `s` it holds
+                    #pragma unroll
+                    for (int tl_s6 = 0; tl_s6 < s_layout::kSlots; ++tl_s6) {
+                        [[maybe_unused]] const int i = s_layout::row(tl_tid, tl_s6);
+                        [[maybe_unused]] const int j = s_layout::col(tl_tid, tl_s6);
+                        s[tl_s6] = tl::fast::exp2(s[tl_s6] * qk_scale - lse[(tl_s6 / 2 % 2)]);
+                    }
+                }
+                // copy(s, p);  (attention_backward.tl:142)
+                #pragma unroll
+                for (int tl_chunk7 = 0; tl_chunk7 < s_layout::kSlots; tl_chunk7 += 2) {
+                    tl::f16* tl_ptr8 = &p[tl::sm90::swizzled_element<128, 128, 2>(s_layout::row(tl_tid, tl_chunk7), s_layout::col(tl_tid, tl_chunk7))];
+                    {
+                        tl::f16 tl_vec9[2];
+                        #pragma unroll
+                        for (int tl_v = 0; tl_v < 2; tl_v += 2) tl::convert_pair(&tl_vec9[tl_v], s[tl_chunk7 + tl_v], s[tl_chunk7 + tl_v + 1]);
+                        tl::store_vector<tl::f16, 2>(tl_ptr8, tl_vec9);
+                    }
+                }
+                tl::sm90::fence_proxy_async_shared();  // these stores -> the wgmmas that read the tile (after the barrier)
+                tl::sm90::named_barrier_sync(1, 256);  // RAW on `p`
+                // gemm(p, go, dv, transpose_a = true);                    // dV += Pᵀ dO  (attention_backward.tl:143)
+                tl::sm90::warpgroup_gemm<tl::f16, 128, 64, 128, true, false, 2>(dv, p, go + tl_stage * 8192, tl_tid / 128);
+                // gemm(go, v, dp, transpose_b = true, clear = true);      // dP = dO Vᵀ  (attention_backward.tl:144)
+                tl::sm90::warpgroup_gemm<tl::f16, 128, 128, 64, false, true, 2>(dp, go + tl_stage * 8192, v, tl_tid / 128, true);
+                tl::sm90::wgmma_wait<0>();  // #1 (into `dv`), #2 (into `dp`) retired
+                tl::sm90::fence_accumulators(dv);
+                tl::sm90::fence_accumulators(dp);
+                // for i, j in parallel(BM, BN) {  (attention_backward.tl:145)
+                // for i, j in parallel(128, 128): each thread visits the elements of `dp` it holds
+                #pragma unroll
+                for (int tl_s10 = 0; tl_s10 < dp_layout::kSlots; ++tl_s10) {
+                    const int i = dp_layout::row(tl_tid, tl_s10);
+                    const int j = dp_layout::col(tl_tid, tl_s10);
+                    dp[tl_s10] = tl::convert<float>(p[tl::sm90::swizzled_element<128, 128, 2>(i, j)]) * (dp[tl_s10] - delta[(tl_s10 / 2 % 2)]) * sm_scale;
+                }
+                // copy(dp, ds);  (attention_backward.tl:148)
+                #pragma unroll
+                for (int tl_chunk11 = 0; tl_chunk11 < dp_layout::kSlots; tl_chunk11 += 2) {
+                    tl::f16* tl_ptr12 = &ds[tl::sm90::swizzled_element<128, 128, 2>(dp_layout::row(tl_tid, tl_chunk11), dp_layout::col(tl_tid, tl_chunk11))];
+                    {
+                        tl::f16 tl_vec13[2];
+                        #pragma unroll
+                        for (int tl_v = 0; tl_v < 2; tl_v += 2) tl::convert_pair(&tl_vec13[tl_v], dp[tl_chunk11 + tl_v], dp[tl_chunk11 + tl_v + 1]);
+                        tl::store_vector<tl::f16, 2>(tl_ptr12, tl_vec13);
+                    }
+                }
+                tl::sm90::fence_proxy_async_shared();  // these stores -> the wgmmas that read the tile (after the barrier)
+                tl::sm90::named_barrier_sync(1, 256);  // RAW on `ds`
+                // gemm(ds, q, dk, transpose_a = true);                    // dK += dSᵀ Q  (attention_backward.tl:149)
+                tl::sm90::warpgroup_gemm<tl::f16, 128, 64, 128, true, false, 2>(dk, ds, q + tl_stage * 8192, tl_tid / 128);
+                // gemm(ds, k, dq, clear = true);                          // this block's share of dQ  (attention_backward.tl:150)
+                tl::sm90::warpgroup_gemm<tl::f16, 128, 64, 128, false, false, 2>(dq, ds, k, tl_tid / 128, true);
+                tl::sm90::wgmma_wait<0>();  // #3 (into `dk`), #4 (into `dq`) retired
+                tl::sm90::fence_accumulators(dk);
+                tl::sm90::fence_accumulators(dq);
+                if (tl_tid % 32 == 0) tl::sm90::mbarrier_arrive(&tl_empty[tl_stage]);  // release trip t's stage
+                // atomic_add(dQacc[b, h, q0 +: BM, 0 +: D], dq);  (attention_backward.tl:151)
+                #pragma unroll
+                for (int tl_s14 = 0; tl_s14 < dq_layout::kSlots; ++tl_s14) {
+                    if (tl::in_bounds(b, B) && tl::in_bounds(h, H) && tl::in_bounds(q0 + (dq_layout::row(tl_tid, tl_s14)), S) && tl::in_bounds(dq_layout::col(tl_tid, tl_s14), 64)) tl::atomic_add(&dQacc[((int64_t(b) * H + h) * S + (q0 + (dq_layout::row(tl_tid, tl_s14)))) * 64 + (dq_layout::col(tl_tid, tl_s14))], dq[tl_s14]);
+                }
+            }
+            if (tl_tid % 32 == 0) tl::sm90::mbarrier_arrive(tl_once_empty);  // the tiles loaded once per tile may be refilled
+            // copy(dk, dK[b, h, k0 +: BN, 0 +: D]);  (attention_backward.tl:153)
+            #pragma unroll
+            for (int tl_chunk15 = 0; tl_chunk15 < dk_layout::kSlots; tl_chunk15 += 2) {
+                tl::f16* tl_ptr16 = &dK[((int64_t(b) * H + h) * S + (k0 + (dk_layout::row(tl_tid, tl_chunk15)))) * 64 + (dk_layout::col(tl_tid, tl_chunk15))];
+                if (tl::in_bounds(b, B) && tl::in_bounds(h, H) && tl::in_bounds(k0 + (dk_layout::row(tl_tid, tl_chunk15)), S) && tl::in_bounds(dk_layout::col(tl_tid, tl_chunk15), 64) && tl::in_bounds(b, B) && tl::in_bounds(h, H) && tl::in_bounds(k0 + (dk_layout::row(tl_tid, tl_chunk15)), S) && tl::in_bounds((dk_layout::col(tl_tid, tl_chunk15)) + 1, 64) && tl::is_aligned(tl_ptr16, 4)) {
+                    tl::f16 tl_vec17[2];
+                    #pragma unroll
+                    for (int tl_v = 0; tl_v < 2; tl_v += 2) tl::convert_pair(&tl_vec17[tl_v], dk[tl_chunk15 + tl_v], dk[tl_chunk15 + tl_v + 1]);
+                    tl::store_vector<tl::f16, 2>(tl_ptr16, tl_vec17);
+                } else {
+                    #pragma unroll
+                    for (int tl_v = 0; tl_v < 2; ++tl_v) {
+                        if (tl::in_bounds(b, B) && tl::in_bounds(h, H) && tl::in_bounds(k0 + (dk_layout::row(tl_tid, tl_chunk15 + tl_v)), S) && tl::in_bounds(dk_layout::col(tl_tid, tl_chunk15 + tl_v), 64)) dK[((int64_t(b) * H + h) * S + (k0 + (dk_layout::row(tl_tid, tl_chunk15 + tl_v)))) * 64 + (dk_layout::col(tl_tid, tl_chunk15 + tl_v))] = tl::convert<tl::f16>(dk[tl_chunk15 + tl_v]);
+                    }
+                }
+            }
+            // copy(dv, dV[b, h, k0 +: BN, 0 +: D]);  (attention_backward.tl:154)
+            #pragma unroll
+            for (int tl_chunk18 = 0; tl_chunk18 < dv_layout::kSlots; tl_chunk18 += 2) {
+                tl::f16* tl_ptr19 = &dV[((int64_t(b) * H + h) * S + (k0 + (dv_layout::row(tl_tid, tl_chunk18)))) * 64 + (dv_layout::col(tl_tid, tl_chunk18))];
+                if (tl::in_bounds(b, B) && tl::in_bounds(h, H) && tl::in_bounds(k0 + (dv_layout::row(tl_tid, tl_chunk18)), S) && tl::in_bounds(dv_layout::col(tl_tid, tl_chunk18), 64) && tl::in_bounds(b, B) && tl::in_bounds(h, H) && tl::in_bounds(k0 + (dv_layout::row(tl_tid, tl_chunk18)), S) && tl::in_bounds((dv_layout::col(tl_tid, tl_chunk18)) + 1, 64) && tl::is_aligned(tl_ptr19, 4)) {
+                    tl::f16 tl_vec20[2];
+                    #pragma unroll
+                    for (int tl_v = 0; tl_v < 2; tl_v += 2) tl::convert_pair(&tl_vec20[tl_v], dv[tl_chunk18 + tl_v], dv[tl_chunk18 + tl_v + 1]);
+                    tl::store_vector<tl::f16, 2>(tl_ptr19, tl_vec20);
+                } else {
+                    #pragma unroll
+                    for (int tl_v = 0; tl_v < 2; ++tl_v) {
+                        if (tl::in_bounds(b, B) && tl::in_bounds(h, H) && tl::in_bounds(k0 + (dv_layout::row(tl_tid, tl_chunk18 + tl_v)), S) && tl::in_bounds(dv_layout::col(tl_tid, tl_chunk18 + tl_v), 64)) dV[((int64_t(b) * H + h) * S + (k0 + (dv_layout::row(tl_tid, tl_chunk18 + tl_v)))) * 64 + (dv_layout::col(tl_tid, tl_chunk18 + tl_v))] = tl::convert<tl::f16>(dv[tl_chunk18 + tl_v]);
+                    }
+                }
+            }
+            tl::sm90::named_barrier_sync(1, 256);  // every consumer finished this tile's epilogue
+        }
+    }
+    #endif
+}
+
+// kernel attention_backward_dq<BM = 64, D = 64, T = f16>  (stdlib/attention_backward.tl:158)
 // 128 threads per block, 0 bytes of shared memory
 __global__ void __launch_bounds__(128) attention_backward_dq_kernel(
         const float* __restrict__ dQacc,
@@ -1063,7 +1259,7 @@ __global__ void __launch_bounds__(128) attention_backward_dq_kernel(
     using x_layout = tl::BlockedLayout<4096, 8, 128>;  // fragment x: f32[64, 64]
     const int tl_tid = tl::thread_index<128>();
     float x[x_layout::kSlots];  // fragment x: f32[64, 64]
-    // copy(dQacc[block.z, block.y, block.x * BM +: BM, 0 +: D], x);  (attention_backward.tl:167)
+    // copy(dQacc[block.z, block.y, block.x * BM +: BM, 0 +: D], x);  (attention_backward.tl:163)
     #pragma unroll
     for (int tl_chunk0 = 0; tl_chunk0 < x_layout::kSlots; tl_chunk0 += 4) {
         const float* tl_ptr1 = &dQacc[((int64_t(int(blockIdx.z)) * H + int(blockIdx.y)) * S + ((int(blockIdx.x) * 64) + ((x_layout::flat(tl_tid, (tl_chunk0 / 8) * 8)) / 64))) * 64 + (((x_layout::flat(tl_tid, (tl_chunk0 / 8) * 8)) % 64) + tl_chunk0 % 8)];
@@ -1079,7 +1275,7 @@ __global__ void __launch_bounds__(128) attention_backward_dq_kernel(
             }
         }
     }
-    // copy(x, dQ[block.z, block.y, block.x * BM +: BM, 0 +: D]);  (attention_backward.tl:168)
+    // copy(x, dQ[block.z, block.y, block.x * BM +: BM, 0 +: D]);  (attention_backward.tl:164)
     #pragma unroll
     for (int tl_chunk3 = 0; tl_chunk3 < x_layout::kSlots; tl_chunk3 += 8) {
         tl::f16* tl_ptr4 = &dQ[((int64_t(int(blockIdx.z)) * H + int(blockIdx.y)) * S + ((int(blockIdx.x) * 64) + ((x_layout::flat(tl_tid, (tl_chunk3 / 8) * 8)) / 64))) * 64 + (((x_layout::flat(tl_tid, (tl_chunk3 / 8) * 8)) % 64) + tl_chunk3 % 8)];
@@ -1176,15 +1372,52 @@ cudaError_t attention_backward_kv(const __half* Q, const __half* K, const __half
     if (tl_grid_x <= 0 || tl_grid_y <= 0 || tl_grid_z <= 0) return cudaSuccess;  // nothing to compute
     if (tl_grid_x > INT32_MAX || tl_grid_y > 65535 || tl_grid_z > 65535)
         return tl::host::invalid_argument(std::string(tl_name) + ": the grid is larger than CUDA allows");
+    const tl::host::DeviceTraits tl_device = tl::host::current_device_traits();
+    if (tl_device.major == 9) {
+        // TMA needs 16-byte-aligned tensors whose rows are a multiple of 16 bytes.
+        CUtensorMap tl_map_K;
+        const int64_t tl_dims_tl_map_K[4] = {int64_t(B), int64_t(H), int64_t(S), int64_t(64)};
+        CUtensorMap tl_map_V;
+        const int64_t tl_dims_tl_map_V[4] = {int64_t(B), int64_t(H), int64_t(S), int64_t(64)};
+        CUtensorMap tl_map_Q;
+        const int64_t tl_dims_tl_map_Q[4] = {int64_t(B), int64_t(H), int64_t(S), int64_t(64)};
+        CUtensorMap tl_map_dO;
+        const int64_t tl_dims_tl_map_dO[4] = {int64_t(B), int64_t(H), int64_t(S), int64_t(64)};
+        const bool tl_tma =
+            tl::host::tma_compatible(K, int64_t(B) * int64_t(H) * int64_t(S), int64_t(64), 2) &&
+            tl::host::make_tensor_map(&tl_map_K, K, CU_TENSOR_MAP_DATA_TYPE_FLOAT16, 2, 4, tl_dims_tl_map_K, 2, 128, 64) &&
+            tl::host::tma_compatible(V, int64_t(B) * int64_t(H) * int64_t(S), int64_t(64), 2) &&
+            tl::host::make_tensor_map(&tl_map_V, V, CU_TENSOR_MAP_DATA_TYPE_FLOAT16, 2, 4, tl_dims_tl_map_V, 2, 128, 64) &&
+            tl::host::tma_compatible(Q, int64_t(B) * int64_t(H) * int64_t(S), int64_t(64), 2) &&
+            tl::host::make_tensor_map(&tl_map_Q, Q, CU_TENSOR_MAP_DATA_TYPE_FLOAT16, 2, 4, tl_dims_tl_map_Q, 2, 128, 64) &&
+            tl::host::tma_compatible(dO, int64_t(B) * int64_t(H) * int64_t(S), int64_t(64), 2) &&
+            tl::host::make_tensor_map(&tl_map_dO, dO, CU_TENSOR_MAP_DATA_TYPE_FLOAT16, 2, 4, tl_dims_tl_map_dO, 2, 128, 64);
+        if (tl_tma) {
+            static const cudaError_t tl_attributes_sm90 = [] {
+                cudaError_t tl_err = cudaSuccess;
+                tl_err = cudaFuncSetAttribute(::attention_backward_kv_kernel_sm90, cudaFuncAttributeMaxDynamicSharedMemorySize, 230480);
+                if (tl_err == cudaSuccess)
+                    tl_err = cudaFuncSetAttribute(::attention_backward_kv_kernel_sm90, cudaFuncAttributePreferredSharedMemoryCarveout, tl::host::occupancy_carveout(::attention_backward_kv_kernel_sm90, 256, 230480));
+                return tl_err;
+            }();
+            if (tl_attributes_sm90 != cudaSuccess) return tl::host::record(tl_attributes_sm90, tl_name, "setting the shared-memory attributes");
+            const int64_t tl_tiles = int64_t(tl::cdiv(S, 128)) * int64_t(H) * int64_t(B);  // the warp-specialized kernel's own tiles
+            const int64_t tl_blocks = tl_tiles < tl_device.sm_count ? tl_tiles : tl_device.sm_count;  // persistent: one block per SM
+            if (tl_blocks <= INT32_MAX) {
+                ::attention_backward_kv_kernel_sm90<<<unsigned(tl_blocks), 384, 230480, stream>>>(tl_map_K, tl_map_V, tl_map_Q, tl_map_dO, Q, K, V, dO, Lse, Delta, dK, dV, dQacc, sm_scale, static_cast<int32_t>(B), static_cast<int32_t>(H), static_cast<int32_t>(S));
+                return tl::host::record(cudaGetLastError(), tl_name, "launch");
+            }
+        }
+    }
     static const cudaError_t tl_attributes = [] {
         cudaError_t tl_err = cudaSuccess;
-        tl_err = cudaFuncSetAttribute(::attention_backward_kv_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, 182528);
+        tl_err = cudaFuncSetAttribute(::attention_backward_kv_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, 108544);
         if (tl_err == cudaSuccess)
-            tl_err = cudaFuncSetAttribute(::attention_backward_kv_kernel, cudaFuncAttributePreferredSharedMemoryCarveout, tl::host::occupancy_carveout(::attention_backward_kv_kernel, 256, 182528));
+            tl_err = cudaFuncSetAttribute(::attention_backward_kv_kernel, cudaFuncAttributePreferredSharedMemoryCarveout, tl::host::occupancy_carveout(::attention_backward_kv_kernel, 256, 108544));
         return tl_err;
     }();
     if (tl_attributes != cudaSuccess) return tl::host::record(tl_attributes, tl_name, "setting the shared-memory attributes");
-    ::attention_backward_kv_kernel<<<dim3(unsigned(tl_grid_x), unsigned(tl_grid_y), unsigned(tl_grid_z)), 256, 182528, stream>>>(Q, K, V, dO, Lse, Delta, dK, dV, dQacc, sm_scale, static_cast<int32_t>(B), static_cast<int32_t>(H), static_cast<int32_t>(S));
+    ::attention_backward_kv_kernel<<<dim3(unsigned(tl_grid_x), unsigned(tl_grid_y), unsigned(tl_grid_z)), 256, 108544, stream>>>(Q, K, V, dO, Lse, Delta, dK, dV, dQacc, sm_scale, static_cast<int32_t>(B), static_cast<int32_t>(H), static_cast<int32_t>(S));
     return tl::host::record(cudaGetLastError(), tl_name, "launch");
 }
 

@@ -82,6 +82,11 @@ std::string KernelEmitter::element(const ir::Buffer& b, const std::vector<std::s
                                                               std::vector<int64_t>(b.const_shape.begin(), b.const_shape.end() - 1));
         if (rows.empty()) return name + "[" + indices.back() + "]";
         const ir::SharedSlot& slot = it->second;
+        if (slot.swizzled) {  // wgmma's swizzled layout (a tile the consumers write for wgmma to read)
+            TLC_CHECK(slot.stages == 1 && indices.size() == 2, "an element access to a tile of the TMA ring");
+            return fmt::format("{}[tl::sm90::swizzled_element<{}, {}, {}>({}, {})]", name, slot.rows, slot.swizzle_bytes(), slot.elem_bytes,
+                               indices[0], indices[1]);
+        }
         if (slot.xor_rows > 0)  // 16-byte units XOR-swizzled by row (schedule/column_walks.h)
             return fmt::format("{}[{} * {} + tl::xor_swizzled_column<{}, {}, {}>({}, {})]", name, parenthesized(rows), slot.row_pitch,
                                slot.xor_rows, slot.xor_keys, slot.xor_unit(), rows, indices.back());

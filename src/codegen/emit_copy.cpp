@@ -208,9 +208,11 @@ bool KernelEmitter::emit_copy_async_elements(const ir::Copy& c) {
 bool KernelEmitter::shared_chunks_aligned(const ir::Region& r, int width) const {
     if (r.buffer->scope != ir::Scope::Shared || r.ranges.empty()) return false;
     auto it = plan_.buffers.find(r.buffer.get());
-    if (it == plan_.buffers.end() || it->second.swizzled) return false;
+    if (it == plan_.buffers.end()) return false;
     const int64_t chunk_bytes = int64_t(width) * dtype_bytes(r.buffer->dtype);
     const std::optional<int64_t> first_col = ir::const_int(r.ranges.back().start);
+    // wgmma's swizzled layout permutes whole 16-byte units of 1024-byte-aligned rows.
+    if (it->second.swizzled) return it->second.stages == 1 && chunk_bytes <= 16 && first_col && *first_col % width == 0;
     return it->second.offset % chunk_bytes == 0 && it->second.row_pitch % width == 0 && first_col && *first_col % width == 0;
 }
 

@@ -225,6 +225,7 @@ bool KernelEmitter::emit_chunked_spread(const ir::For& f, const std::vector<int6
     SpreadChunks plan = plan_spread_chunks(f, extents, kernel_.threads, 0, [&](const ir::Buffer& tile, int64_t width) {
         auto slot = plan_.buffers.find(&tile);
         if (slot != plan_.buffers.end() && slot->second.xor_rows == width) return std::string();
+        if (slot != plan_.buffers.end() && slot->second.swizzled) return std::string("the tile is in wgmma's swizzled layout");
         if (auto why = plan_.unswizzled_column_walks.find(&tile); why != plan_.unswizzled_column_walks.end())
             return fmt::format("the tile keeps padded rows, as {}", why->second);
         if (slot != plan_.buffers.end() && slot->second.xor_rows > 0)
@@ -298,7 +299,7 @@ std::vector<KernelEmitter::ChunkStore> KernelEmitter::emit_chunk_loads(const ir:
         if (fresh_read) {
             at->second = fresh("chunk");
             out_.line(fmt::format("{} {}[{}];", type, at->second, width));
-            if (xor_swizzled(*read->buffer))
+            if (units_permuted(*read->buffer))
                 emit_swizzled_chunk(*read->buffer, indices(read->indices), width, "{0}[tl_v] = {1};", at->second);
             else
                 out_.line(fmt::format("tl::load_chunk<{}, {}>({}, &{});", type, width, at->second, first));
@@ -338,7 +339,7 @@ std::vector<KernelEmitter::ChunkStore> KernelEmitter::emit_chunk_loads(const ir:
         if (!g.store) {
             std::string regs = fresh("chunk");
             out_.line(fmt::format("{} {}[{}];", type, regs, run));
-            if (xor_swizzled(b))
+            if (units_permuted(b))
                 emit_swizzled_chunk(b, idx, run,
                                     fmt::format("{{0}}[tl_v] = {} && tl::in_bounds({}, {}) ? {{1}} : tl::convert<{}>(0.0f);",
                                                 inside(b, idx, idx.size() - 1), "(" + idx.back() + ") + tl_v", extent(b, idx.size() - 1), type),
@@ -349,7 +350,7 @@ std::vector<KernelEmitter::ChunkStore> KernelEmitter::emit_chunk_loads(const ir:
             for (auto& [read, lane] : g.loads) ctx.chunk_reads[read] = fmt::format("{}[{}]", regs, element_of(g, lane));
             continue;
         }
-        ChunkStore s{type, first, fresh("gathered"), fresh("written"), run, xor_swizzled(b) ? idx : std::vector<std::string>{}, &b};
+        ChunkStore s{type, first, fresh("gathered"), fresh("written"), run, units_permuted(b) ? idx : std::vector<std::string>{}, &b};
         out_.line(fmt::format("{} {}[{}];", type, s.registers, run));
         out_.line(fmt::format("unsigned {} = 0u;  // the elements stored", s.written));
         for (auto& [st, lane] : g.stores) ctx.chunk_writes[st] = {s.registers, s.written, element_of(g, lane)};
@@ -375,9 +376,9 @@ void KernelEmitter::emit_chunk_stores(const std::vector<ChunkStore>& stores, con
     }
 }
 
-bool KernelEmitter::xor_swizzled(const ir::Buffer& b) const {
+bool KernelEmitter::units_permuted(const ir::Buffer& b) const {
     auto slot = plan_.buffers.find(&b);
-    return b.scope == ir::Scope::Shared && slot != plan_.buffers.end() && slot->second.xor_rows > 0;
+    return b.scope == ir::Scope::Shared && slot != plan_.buffers.end() && (slot->second.xor_rows > 0 || slot->second.swizzled);
 }
 
 // The `run` elements of a chunk of a tile with swizzled units, from `idx` on along the last axis,

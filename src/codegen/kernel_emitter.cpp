@@ -342,6 +342,8 @@ void KernelEmitter::stmt(const ir::StmtPtr& s, const ElementContext& ctx) {
         }
         source_comment(*s, "copy");
         emit_copy(*s->as<ir::Copy>());
+        if (ws_loop_ && ws_loop_->writes_operand(s->as<ir::Copy>()->dst.buffer.get()))
+            out_.line("tl::sm90::fence_proxy_async_shared();  // these stores -> the wgmmas that read the tile (after the barrier)");
         break;
     case ir::StmtKind::Gemm: source_comment(*s, "gemm"); emit_gemm(*s->as<ir::Gemm>()); break;
     case ir::StmtKind::Fill: source_comment(*s, "fill"); emit_fill(*s->as<ir::Fill>()); break;

@@ -171,8 +171,9 @@ private:
         std::vector<std::string> swizzled_indices;  // the first element's, for a tile with swizzled units (else empty)
         const ir::Buffer* buffer = nullptr;
     };
-    // Whether `b` is a shared tile whose 16-byte units are XOR-swizzled (schedule/column_walks.h).
-    bool xor_swizzled(const ir::Buffer& b) const;
+    // Whether `b` is a shared tile whose 16-byte units are permuted by row: XOR-swizzled for column walks
+    // (schedule/column_walks.h) or in wgmma's swizzled layout; its elements are addressed one by one.
+    bool units_permuted(const ir::Buffer& b) const;
     void emit_swizzled_chunk(const ir::Buffer& b, std::vector<std::string> idx, int64_t run, const std::string& pattern,
                              const std::string& registers);
     std::vector<ChunkStore> emit_chunk_loads(const ir::For& f, const SpreadChunks& plan, const std::string& start,

@@ -188,8 +188,14 @@ bool touches_async_operands(const StmtPtr& s, const Gemm& g) {
     return uses.touches(g.c.buffer.get()) || (g.a.buffer->scope == Scope::Fragment && uses.touches(g.a.buffer.get()));
 }
 
+bool WarpSpecializedLoop::writes_operand(const Buffer* b) const {
+    for (const BufferPtr& t : written)
+        if (t.get() == b) return true;
+    return false;
+}
+
 std::vector<const Gemm*> WarpSpecializedLoop::wgmma_gemms() const {
-    auto loaded = [&](const Buffer* b) { return loads_into(b) || loads_once(b); };
+    auto loaded = [&](const Buffer* b) { return holds_wgmma_layout(b); };
     auto register_operand = [](const Buffer* b) { return b->scope == Scope::Fragment && dtype_bytes(b->dtype) == 2; };
     std::vector<const Gemm*> out;
     for (const StmtPtr& s : statements())

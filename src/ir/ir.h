@@ -393,8 +393,9 @@ struct AsyncWait : Stmt {
 // stage is released once the wgmmas reading it have retired. The shared tiles in `loads` hold
 // `stages` copies in the swizzled layout TMA writes and are read by those gemms only. The tiles in
 // `once` are loaded before the loop by copies marked tma_once (one swizzled copy each) and read
-// by those gemms in every trip. A gemm runs with wgmma when B is a loaded tile (either kind) and A
-// is one too, or a 16-bit fragment (A from registers: warp-specialize admits only a copy of a
+// by those gemms in every trip. The tiles in `written` are written by the consumers in the trip
+// (one swizzled copy each). A gemm runs with wgmma when B is a tile of any of the three kinds and
+// A is one too, or a 16-bit fragment (A from registers: warp-specialize admits only a copy of a
 // wgmma accumulator, whose layout is the A operand's).
 struct TmaLoad {
     Region src;       // a global slice of two ranged axes (rows, the last axis), any others points
@@ -467,6 +468,9 @@ struct WarpSpecializedLoop : Stmt {
     std::vector<TmaLoad> loads;
     StmtPtr body;                // the consumers' part of a trip (a Seq), the TMA copies taken out
     std::vector<BufferPtr> once; // shared tiles TMA loads once per tile, before the loop
+    // Shared tiles the consumers write in each trip (a whole-tile copy from a fragment, fenced for
+    // the async proxy) that wgmma gemms of the trip read: laid out as a ring stage is, one copy.
+    std::vector<BufferPtr> written;
     // The first statement of `body` is a wgmma gemm issued together with the previous trip's
     // trailing wgmmas (those after the last use of its result): trip t + 1's first gemm is issued
     // with trip t's trailing gemms, and trip t + 1's statements up to their first use of the
@@ -493,6 +497,13 @@ struct WarpSpecializedLoop : Stmt {
     bool loads_into(const Buffer* b) const;
     // True when `b` is one of `once`.
     bool loads_once(const Buffer* b) const;
+    // True when `b` is one of `written`.
+    bool writes_operand(const Buffer* b) const;
+    // True when `b` is a shared tile in wgmma's swizzled layout: loaded by the ring or once, or written.
+    bool holds_wgmma_layout(const Buffer* b) const { return loads_into(b) || loads_once(b) || writes_operand(b); }
+    // True when gemm `g` reads a tile of `written` (its wgmmas must retire before the consumers'
+    // next barrier, after which another warpgroup may overwrite the tile).
+    bool reads_written(const Gemm& g) const { return writes_operand(g.a.buffer.get()) || writes_operand(g.b.buffer.get()); }
     // True when `b` is the shared tile of a load in the first gemm's ring (first_stages > 0).
     bool in_first_ring(const Buffer* b) const;
     // True when gemm `g` reads a tile of `loads` (a stage of a ring).
@@ -500,7 +511,7 @@ struct WarpSpecializedLoop : Stmt {
     // The stages of the ring that loads `b` (a tile of `loads`).
     int stages_of(const Buffer* b) const { return in_first_ring(b) ? first_stages : stages; }
     // The gemms of `body` that run with wgmma, in order (each a top-level statement of `body`): B a
-    // tile of `loads` or `once`, A one too or a 16-bit fragment (wgmma's register form).
+    // tile of `loads`, `once` or `written`, A one too or a 16-bit fragment (wgmma's register form).
     std::vector<const Gemm*> wgmma_gemms() const;
     // When `body` begins with a gemm: the index of the first statement after the last one that
     // touches that gemm's accumulator (1 when none does); the statements from there on are the
@@ -586,6 +597,9 @@ struct WarpSpecialization {
         std::string why;
     };
     std::vector<ConsumerCopy> consumer_copies;
+    // The trip's gemms that do not run on wgmma (remark R0012 says why, at the gemm): `tile` is
+    // the accumulator.
+    std::vector<ConsumerCopy> mma_sync_gemms;
 };
 
 // One of the variants of a kernel whose compile-time parameters list candidate values

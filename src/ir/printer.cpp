@@ -279,6 +279,11 @@ public:
                                      (ld.first_ring ? "[first_stage], signals first_full[first_stage]  // the first gemm's ring"
                                                     : "[stage], signals full[stage]"));
             line(indent + 1, "consumer:  // the kernel's warpgroups; wait until the stage is full");
+            if (!w->written.empty()) {
+                std::vector<std::string> names;
+                for (const BufferPtr& b : w->written) names.push_back(b->name);
+                line(indent + 2, fmt::format("// written for wgmma (swizzled, fenced for the async proxy): {}", fmt::join(names, ", ")));
+            }
             auto wgmma = [&](const Gemm& g) {
                 std::string t = "wgmma " + region(g.a) + ", " + region(g.b) + " -> " + region(g.c);
                 if (g.transpose_a) t += ", transpose_a";

@@ -68,6 +68,12 @@ const std::vector<Pass>& passes() {
                             "TMA loads 2-d slices into whole tiles that only gemms of loaded tiles read; a small load "
                             "such as a column of scales costs little here");
              }
+             for (const ir::WarpSpecialization::ConsumerCopy& g : k.warp_specialization.mma_sync_gemms) {
+                 diags.report(DiagKind::GemmNotWgmma, g.range, g.tile, g.why);
+                 diags.note(DiagKind::NoteFix, g.range,
+                            "wgmma reads shared tiles that TMA loads, or that the trip writes whole from a fragment and "
+                            "otherwise reads only element by element (docs/language.md, section 14.1)");
+             }
              return true;
          }},
         {"walk-grid", [](ir::Kernel& k, const ScheduleOptions& options, DiagnosticEngine& diags) {

@@ -143,7 +143,7 @@ ir::SharedMemoryPlan compute_shared_memory_plan(const ir::Kernel& kernel) {
     auto loaded_by_tma = [&](const ir::Buffer& b) { return ws_loop && ws_loop->loads_into(&b); };
     const WgmmaPath wgmma_path(kernel);
     const ColumnWalkPlan column_walks =
-        plan_column_walks(kernel, [&](const ir::Buffer& b) { return loaded_by_tma(b) || (ws_loop && ws_loop->loads_once(&b)); });
+        plan_column_walks(kernel, [&](const ir::Buffer& b) { return ws_loop && ws_loop->holds_wgmma_layout(&b); });
     plan.unswizzled_column_walks = column_walks.blocked;
     int64_t offset = 0;
     std::function<void(const ir::StmtPtr&)> visit = [&](const ir::StmtPtr& s) {
@@ -155,8 +155,9 @@ ir::SharedMemoryPlan compute_shared_memory_plan(const ir::Kernel& kernel) {
             slot.cols = b.const_shape.empty() ? 1 : b.const_shape.back();
             slot.rows = b.num_elements() / std::max<int64_t>(slot.cols, 1);
             slot.row_pitch = slot.cols;
-            if (loaded_by_tma(b) || (ws_loop && ws_loop->loads_once(&b))) {
-                // The layout TMA writes: unpadded rows, each stage at the swizzle pattern's period.
+            if (ws_loop && ws_loop->holds_wgmma_layout(&b)) {
+                // The layout TMA writes and wgmma reads: unpadded rows, each stage at the swizzle
+                // pattern's period (a tile the consumers write has one stage).
                 slot.stages = loaded_by_tma(b) ? ws_loop->stages_of(&b) : 1;
                 slot.swizzled = true;
                 offset = align_up(offset, 1024);

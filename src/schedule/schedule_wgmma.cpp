@@ -121,6 +121,9 @@ private:
         for (const ir::StmtPtr& s : loop_.statements()) {
             bool touches_pending = false;
             for (auto& [token, g] : pending) touches_pending |= ir::touches_async_operands(s, *g);
+            // A gemm reading a tile the consumers write retires before their next barrier: past it
+            // another warpgroup may overwrite the tile (the barrier orders the writes after the reads).
+            for (auto& [token, g] : pending) touches_pending |= s->kind == ir::StmtKind::Barrier && loop_.reads_written(*g);
             if (touches_pending) retire();
             if (!is_wgmma(s)) {
                 trip.push_back(run(s));

@@ -609,6 +609,14 @@ std::optional<std::string> check_gemm_tokens(const ir::WarpSpecializedLoop& loop
                         break;
                     case Kind::Run:
                         for (const InFlight& f : in_flight)
+                            if (loop.reads_written(*f.gemm) &&
+                                (s.stmt->kind == ir::StmtKind::Barrier || ir::buffer_uses(s.stmt).writes.count(f.gemm->a.buffer.get()) ||
+                                 ir::buffer_uses(s.stmt).writes.count(f.gemm->b.buffer.get())))
+                                return fmt::format("{}: a barrier or a write of `{}` while token #{} (the gemm into `{}`) reads a tile the "
+                                                   "consumers write",
+                                                   where, loop.writes_operand(f.gemm->a.buffer.get()) ? f.gemm->a.buffer->name : f.gemm->b.buffer->name,
+                                                   f.token, f.gemm->c.buffer->name);
+                        for (const InFlight& f : in_flight)
                             if (ir::touches_async_operands(s.stmt, *f.gemm))
                                 return fmt::format("{}: a statement touches `{}` or `{}` while token #{} (the gemm into `{}`) is in flight", where,
                                                    f.gemm->c.buffer->name, f.gemm->a.buffer->name, f.token, f.gemm->c.buffer->name);

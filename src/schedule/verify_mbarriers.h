@@ -88,7 +88,8 @@ std::optional<std::string> check_consumer_schedule(const MbarrierProtocol& p, co
 // The gemm tokens of the loop's schedule, run for 1..max_trips trips of one tile: no statement
 // touches the accumulator or register operand of a gemm in flight, or an accumulator retired without
 // a fence; no fence names a token in flight; no stage is released while an issued gemm reads it;
-// nothing is in flight when the tile ends. Returns the first violation.
+// no barrier comes, and no statement writes the tile, while a gemm reading a tile the consumers write
+// is in flight; nothing is in flight when the tile ends. Returns the first violation.
 std::optional<std::string> check_gemm_tokens(const ir::WarpSpecializedLoop& loop, int max_trips);
 
 // Explores the ping-pong for 1..max_turns turns of each warpgroup: two inside their turns at once,

@@ -152,12 +152,57 @@ void split_rings(ir::WarpSpecializedLoop& loop) {
     loop.first_stages = loop.stages;
 }
 
+// Whether `s` reads `tile` only element by element (loads in expressions), never as a region
+// (a copy, a reduce, a gemm operand) and never writes it.
+bool reads_only_elements(const ir::StmtPtr& s, const ir::Buffer* tile) {
+    bool ok = true;
+    std::function<void(const ir::StmtPtr&)> visit = [&](const ir::StmtPtr& st) {
+        ir::for_each_child(*st, {
+            .expr = [](const ir::ExprPtr&) {},
+            .region = [&](const ir::Region& r, ir::Access) { ok &= r.buffer.get() != tile; },
+            .store = [&](const ir::Store& store) { ok &= store.buffer.get() != tile; },
+            .stmt = visit,
+        });
+    };
+    visit(s);
+    return ok;
+}
+
+// Whether the copy `c`, a top-level statement of the trip (`trip`), writes a tile that wgmma
+// gemms of the trip may read (ir::WarpSpecializedLoop::written): a whole 16-bit tile of wgmma's
+// swizzled layout written whole from a fragment, first in the trip, by no other statement, and
+// otherwise read only by gemms or element by element (codegen addresses each element's swizzled
+// place; a region copy or reduce of it would not).
+Why check_written_operand(const ir::Copy& c, const std::vector<ir::StmtPtr>& trip) {
+    const ir::Buffer& dst = *c.dst.buffer;
+    if (!c.src.is_whole() || !c.dst.is_whole()) return fmt::format("the copy into `{}` does not write the whole tile from a whole fragment", dst.name);
+    if (dst.dtype != Dtype::F16 && dst.dtype != Dtype::BF16) return fmt::format("tile `{}` is not f16 or bf16", dst.name);
+    if (dst.rank() != 2 || !tile_swizzle_bytes(dst.dtype, dst.const_shape[1]))
+        return fmt::format("tile `{}` is not a 2-d tile with rows of a multiple of 32 bytes (wgmma's swizzled layout)", dst.name);
+    bool written = false;
+    for (const ir::StmtPtr& s : trip) {
+        if (s.get() == &c) {
+            written = true;
+            continue;
+        }
+        const ir::BufferUses u = ir::buffer_uses(s);
+        if (!u.touches(&dst)) continue;
+        if (!written) return fmt::format("the trip reads `{}` before it writes it", dst.name);
+        if (u.writes.count(&dst)) return fmt::format("the trip writes `{}` more than once", dst.name);
+        if (s->as<ir::Gemm>()) continue; // an operand (an accumulator would be a write)
+        if (!reads_only_elements(s, &dst))
+            return fmt::format("tile `{}` is read other than by gemms or element by element", dst.name);
+    }
+    return std::nullopt;
+}
+
 struct Match {
     size_t loop_index = 0;
     ir::WarpSpecializedLoop* loop = nullptr;
     ir::StmtPtr replacement;
     std::vector<ir::StmtPtr> top; // the kernel body's statements, the copies made once marked
     std::vector<ir::WarpSpecialization::ConsumerCopy> consumer_copies;
+    std::vector<ir::WarpSpecialization::ConsumerCopy> mma_sync_gemms;
 };
 
 Why match(const ir::Kernel& kernel, Match& out) {
@@ -214,8 +259,21 @@ Why match(const ir::Kernel& kernel, Match& out) {
         const ir::Buffer* dst = c->dst.buffer.get();
         if (!check_copy(*c) && !candidates.count(dst) && !uses_outside_loop(dst, c)) candidates.insert(dst), once.insert(dst);
     }
+    // Tiles the consumers write in the trip for wgmma gemms to read (check_written_operand), used
+    // nowhere outside the loop.
+    std::set<const ir::Buffer*> written;
+    std::map<const ir::Buffer*, std::string> written_why;
+    for (const ir::StmtPtr& s : rest) {
+        auto* c = s->as<ir::Copy>();
+        if (!c || c->src.buffer->scope != ir::Scope::Fragment || c->dst.buffer->scope != ir::Scope::Shared) continue;
+        const ir::Buffer* dst = c->dst.buffer.get();
+        if (Why why = check_written_operand(*c, rest)) written_why[dst] = *why;
+        else if (uses_outside_loop(dst, nullptr)) written_why[dst] = fmt::format("tile `{}` is also used outside the pipelined loop", dst->name);
+        else written.insert(dst);
+    }
+    auto operand_tile = [&](const ir::Buffer* b) { return candidates.count(b) || written.count(b); };
     // A fragment A operand (wgmma's register form) is a 16-bit copy, made in the trip, of the
-    // accumulator of a gemm of two loaded tiles: the accumulator's layout is then the A operand's.
+    // accumulator of a gemm of two such tiles: the accumulator's layout is then the A operand's.
     auto register_operand = [&](const ir::Gemm& g) {
         const ir::Buffer* a = g.a.buffer.get();
         if (a->scope != ir::Scope::Fragment || dtype_bytes(a->dtype) != 2 || a->dtype != g.b.buffer->dtype || g.transpose_a ||
@@ -227,8 +285,8 @@ Why match(const ir::Kernel& kernel, Match& out) {
                 c->src.buffer->const_shape != a->const_shape)
                 continue;
             for (const ir::StmtPtr& t : rest)
-                if (auto* acc = t->as<ir::Gemm>(); acc && acc->c.buffer == c->src.buffer && candidates.count(acc->a.buffer.get()) &&
-                                                   candidates.count(acc->b.buffer.get()))
+                if (auto* acc = t->as<ir::Gemm>(); acc && acc->c.buffer == c->src.buffer && operand_tile(acc->a.buffer.get()) &&
+                                                   operand_tile(acc->b.buffer.get()))
                     return true;
         }
         return false;
@@ -236,12 +294,19 @@ Why match(const ir::Kernel& kernel, Match& out) {
     // Drop the candidates read other than as an operand of a wgmma gemm, until none is.
     auto wgmma_of = [&](const ir::Stmt& st) -> const ir::Gemm* {
         auto* g = st.as<ir::Gemm>();
-        return g && candidates.count(g->b.buffer.get()) && (candidates.count(g->a.buffer.get()) || register_operand(*g)) ? g : nullptr;
+        return g && operand_tile(g->b.buffer.get()) && (operand_tile(g->a.buffer.get()) || register_operand(*g)) ? g : nullptr;
     };
     for (bool changed = true; changed;) {
         changed = false;
         for (const ir::StmtPtr& s : rest) {
             const ir::Gemm* g = wgmma_of(*s);
+            // A written tile is laid out for wgmma: every gemm that reads it must run on wgmma.
+            if (auto* other = s->as<ir::Gemm>(); other && !g)
+                for (const ir::Buffer* b : {other->a.buffer.get(), other->b.buffer.get()})
+                    if (written.erase(b)) {
+                        written_why[b] = fmt::format("a gemm reads `{}` with an operand that wgmma cannot read", b->name);
+                        changed = true;
+                    }
             ir::BufferUses u = ir::buffer_uses(s);
             for (auto it = candidates.begin(); it != candidates.end();) {
                 const bool operand = g && (g->a.buffer.get() == *it || g->b.buffer.get() == *it) && g->c.buffer.get() != *it;
@@ -281,13 +346,15 @@ Why match(const ir::Kernel& kernel, Match& out) {
             if (!g) continue;
             for (const ir::Buffer* b : {g->a.buffer.get(), g->b.buffer.get()})
                 if (auto it = copy_why.find(b); it != copy_why.end()) return it->second;
+            for (const ir::Buffer* b : {g->a.buffer.get(), g->b.buffer.get()})
+                if (auto it = written_why.find(b); it != written_why.end()) return it->second;
             for (const ir::Buffer* b : {g->a.buffer.get(), g->b.buffer.get()}) {
                 bool copied = false;
                 for (const ir::StmtPtr& h : head_copies) copied |= h->as<ir::Copy>()->dst.buffer.get() == b;
                 if (!copied)
                     return fmt::format("the gemm's operand `{}` is not a shared tile the loop loads (here wgmma reads B, and "
                                        "A unless it is a 16-bit copy of a wgmma accumulator, from shared tiles that TMA "
-                                       "loads in the loop or once before it)",
+                                       "loads in the loop or once before it, or that the trip writes whole from a fragment)",
                                        b->name);
             }
             for (const ir::Buffer* b : {g->a.buffer.get(), g->b.buffer.get()})
@@ -304,6 +371,21 @@ Why match(const ir::Kernel& kernel, Match& out) {
     }
     for (const ir::Gemm* g : gemms)
         if (Why why = check_gemm(*g, warpgroups)) return why;
+    // The gemms left to mma.sync, and why (remark R0012).
+    out.mma_sync_gemms.clear();
+    for (const ir::StmtPtr& s : consumer) {
+        auto* g = s->as<ir::Gemm>();
+        if (!g || wgmma_of(*s)) continue;
+        std::string why;
+        for (const ir::Buffer* b : {g->a.buffer.get(), g->b.buffer.get()})
+            for (const auto* reasons : {&written_why, &use_why, &copy_why})
+                if (auto it = reasons->find(b); why.empty() && it != reasons->end()) why = it->second;
+        if (why.empty())
+            why = g->a.buffer->scope == ir::Scope::Fragment && !register_operand(*g)
+                      ? fmt::format("its A operand `{}` is a fragment but not a 16-bit copy of a wgmma accumulator", g->a.buffer->name)
+                      : "an operand is not a shared tile the loop loads by TMA or writes whole from a fragment";
+        out.mma_sync_gemms.push_back({g->range, g->c.buffer->name, why});
+    }
     // Each wgmma gemm is issued as early as it can be: before the statements ahead of it that
     // leave its accumulator and its register operand alone (e.g. loads of scales), which then run
     // while its wgmmas do.
@@ -315,7 +397,7 @@ Why match(const ir::Kernel& kernel, Match& out) {
             const ir::StmtPtr& before = consumer[j - 1];
             const ir::BufferUses u = ir::buffer_uses(before);
             if (before->as<ir::Gemm>() || before->kind == ir::StmtKind::Let || u.touches(g->c.buffer.get()) ||
-                (register_a && u.touches(register_a)))
+                (register_a && u.touches(register_a)) || u.writes.count(g->a.buffer.get()) || u.writes.count(g->b.buffer.get()))
                 break;
             std::swap(consumer[j - 1], consumer[j]);
         }
@@ -370,6 +452,13 @@ Why match(const ir::Kernel& kernel, Match& out) {
     auto ws = std::make_shared<ir::WarpSpecializedLoop>(loop->vars[0], loop->extents[0], loop->options.stages, lets,
                                                         loads, std::make_shared<ir::Seq>(consumer, loop->range), loop->range);
     ws->once = once_tiles;
+    for (const ir::StmtPtr& s : rest) // the written tiles a wgmma reads, in the order the trip writes them
+        if (auto* c = s->as<ir::Copy>(); c && written.count(c->dst.buffer.get()))
+            for (const ir::Gemm* g : gemms)
+                if (g->a.buffer == c->dst.buffer || g->b.buffer == c->dst.buffer) {
+                    ws->written.push_back(c->dst.buffer);
+                    break;
+                }
     ws->issue_first_gemm_early = kernel.options.overlap_wgmma && issues_first_gemm_early(*ws);
     ws->pingpong = ws->issue_first_gemm_early && kernel.options.pingpong && warpgroups >= 2;
     out.loop_index = at;
@@ -499,6 +588,7 @@ bool warp_specialize(ir::Kernel& kernel, const std::string& arch, const ir::Kern
     // staging buffers fit next to the pipeline (227 KB per block on sm_90a).
     kernel.warp_specialization.enabled = true;
     kernel.warp_specialization.consumer_copies = m.consumer_copies;
+    kernel.warp_specialization.mma_sync_gemms = m.mma_sync_gemms;
     // Tiles whose trip counts differ (a causal mask, variable lengths) would leave blocks idle in a
     // fixed order: such kernels claim their tiles from a counter as they go.
     kernel.warp_specialization.dynamic_tiles = kernel.options.persistent && kernel.options.dynamic_tiles &&

@@ -25,6 +25,14 @@ template <int R> __host__ __device__ __forceinline__ int swizzled_offset(int r, 
     return (c / 64) * R * 64 + r * 64 + ((((c % 64) / 8) ^ (r % 8)) * 8) + (c % 8);
 }
 
+// Element (r, c) of a tile of R rows in the swizzled layout above, SWIZZLE-byte boxes of
+// ELEM_BYTES-byte elements: box c / E (E elements a box row) at R * E elements, row r of the box at
+// r * E, its 16-byte chunk permuted.
+template <int R, int SWIZZLE, int ELEM_BYTES> __host__ __device__ __forceinline__ int swizzled_element(int r, int c) {
+    constexpr int E = SWIZZLE / ELEM_BYTES, U = 16 / ELEM_BYTES;
+    return (c / E) * R * E + r * E + ((((c % E) / U) ^ ((r * SWIZZLE / 128) % (SWIZZLE / 16))) * U) + c % U;
+}
+
 // The swizzle width, in bytes, of a shared tile whose rows are ROW_BYTES long: the widest of 128,
 // 64 and 32 that divides them (the compiler's tile_swizzle_bytes), 0 when none does.
 template <int ROW_BYTES> __host__ __device__ constexpr int swizzle_bytes() {
