@@ -921,9 +921,15 @@ __global__ void __launch_bounds__(256) attention_backward_kv_kernel(
                 tl::SharedMatrix<tl::f16, false, 72>{&k[0 * 72 + 0]}, tl_tid);
         }
         // atomic_add(dQacc[b, h, q0 +: BM, 0 +: D], dq);  (attention_backward.tl:151)
-        #pragma unroll
-        for (int tl_s51 = 0; tl_s51 < dq_layout::kSlots; ++tl_s51) {
-            if (tl::in_bounds(b, B) && tl::in_bounds(h, H) && tl::in_bounds(q0 + (dq_layout::row(tl_tid, tl_s51)), S) && tl::in_bounds(dq_layout::col(tl_tid, tl_s51), 64)) tl::atomic_add(&dQacc[((int64_t(b) * H + h) * S + (q0 + (dq_layout::row(tl_tid, tl_s51)))) * 64 + (dq_layout::col(tl_tid, tl_s51))], dq[tl_s51]);
+        {
+            #pragma unroll
+            for (int tl_pair51 = 0; tl_pair51 < dq_layout::kSlots; tl_pair51 += 2) {
+                if (tl::in_bounds(b, B) && tl::in_bounds(h, H) && tl::in_bounds(q0 + (dq_layout::row(tl_tid, tl_pair51)), S) && tl::in_bounds(dq_layout::col(tl_tid, tl_pair51), 64) && tl::in_bounds(b, B) && tl::in_bounds(h, H) && tl::in_bounds(q0 + (dq_layout::row(tl_tid, tl_pair51)), S) && tl::in_bounds((dq_layout::col(tl_tid, tl_pair51)) + 1, 64)) tl::atomic_add_pair(&dQacc[((int64_t(b) * H + h) * S + (q0 + (dq_layout::row(tl_tid, tl_pair51)))) * 64 + (dq_layout::col(tl_tid, tl_pair51))], dq[tl_pair51], dq[tl_pair51 + 1]);
+                else {
+                    if (tl::in_bounds(b, B) && tl::in_bounds(h, H) && tl::in_bounds(q0 + (dq_layout::row(tl_tid, tl_pair51)), S) && tl::in_bounds(dq_layout::col(tl_tid, tl_pair51), 64)) tl::atomic_add(&dQacc[((int64_t(b) * H + h) * S + (q0 + (dq_layout::row(tl_tid, tl_pair51)))) * 64 + (dq_layout::col(tl_tid, tl_pair51))], dq[tl_pair51]);
+                    if (tl::in_bounds(b, B) && tl::in_bounds(h, H) && tl::in_bounds(q0 + (dq_layout::row(tl_tid, tl_pair51)), S) && tl::in_bounds((dq_layout::col(tl_tid, tl_pair51)) + 1, 64)) tl::atomic_add(&dQacc[((int64_t(b) * H + h) * S + (q0 + (dq_layout::row(tl_tid, tl_pair51)))) * 64 + ((dq_layout::col(tl_tid, tl_pair51)) + 1)], dq[tl_pair51 + 1]);
+                }
+            }
         }
     }
     tl::cp_async_wait<0>();  // at most 0 copy groups of this thread still in flight
@@ -1203,9 +1209,15 @@ __global__ void __launch_bounds__(384, 1) attention_backward_kv_kernel_sm90(
                 tl::sm90::fence_accumulators(dq);
                 if (tl_tid % 32 == 0) tl::sm90::mbarrier_arrive(&tl_empty[tl_stage]);  // release trip t's stage
                 // atomic_add(dQacc[b, h, q0 +: BM, 0 +: D], dq);  (attention_backward.tl:151)
-                #pragma unroll
-                for (int tl_s14 = 0; tl_s14 < dq_layout::kSlots; ++tl_s14) {
-                    if (tl::in_bounds(b, B) && tl::in_bounds(h, H) && tl::in_bounds(q0 + (dq_layout::row(tl_tid, tl_s14)), S) && tl::in_bounds(dq_layout::col(tl_tid, tl_s14), 64)) tl::atomic_add(&dQacc[((int64_t(b) * H + h) * S + (q0 + (dq_layout::row(tl_tid, tl_s14)))) * 64 + (dq_layout::col(tl_tid, tl_s14))], dq[tl_s14]);
+                {
+                    #pragma unroll
+                    for (int tl_pair14 = 0; tl_pair14 < dq_layout::kSlots; tl_pair14 += 2) {
+                        if (tl::in_bounds(b, B) && tl::in_bounds(h, H) && tl::in_bounds(q0 + (dq_layout::row(tl_tid, tl_pair14)), S) && tl::in_bounds(dq_layout::col(tl_tid, tl_pair14), 64) && tl::in_bounds(b, B) && tl::in_bounds(h, H) && tl::in_bounds(q0 + (dq_layout::row(tl_tid, tl_pair14)), S) && tl::in_bounds((dq_layout::col(tl_tid, tl_pair14)) + 1, 64)) tl::atomic_add_pair(&dQacc[((int64_t(b) * H + h) * S + (q0 + (dq_layout::row(tl_tid, tl_pair14)))) * 64 + (dq_layout::col(tl_tid, tl_pair14))], dq[tl_pair14], dq[tl_pair14 + 1]);
+                        else {
+                            if (tl::in_bounds(b, B) && tl::in_bounds(h, H) && tl::in_bounds(q0 + (dq_layout::row(tl_tid, tl_pair14)), S) && tl::in_bounds(dq_layout::col(tl_tid, tl_pair14), 64)) tl::atomic_add(&dQacc[((int64_t(b) * H + h) * S + (q0 + (dq_layout::row(tl_tid, tl_pair14)))) * 64 + (dq_layout::col(tl_tid, tl_pair14))], dq[tl_pair14]);
+                            if (tl::in_bounds(b, B) && tl::in_bounds(h, H) && tl::in_bounds(q0 + (dq_layout::row(tl_tid, tl_pair14)), S) && tl::in_bounds((dq_layout::col(tl_tid, tl_pair14)) + 1, 64)) tl::atomic_add(&dQacc[((int64_t(b) * H + h) * S + (q0 + (dq_layout::row(tl_tid, tl_pair14)))) * 64 + ((dq_layout::col(tl_tid, tl_pair14)) + 1)], dq[tl_pair14 + 1]);
+                        }
+                    }
                 }
             }
             if (tl_tid % 32 == 0) tl::sm90::mbarrier_arrive(tl_once_empty);  // the tiles loaded once per tile may be refilled

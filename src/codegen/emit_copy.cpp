@@ -451,6 +451,7 @@ void KernelEmitter::emit_atomic_add(const ir::AtomicAdd& a) {
         std::vector<std::string> di = region_indices(a.dst, coords);
         out_.line(fmt::format("if ({}) tl::atomic_add(&{}, {});", bounds_mask(a.dst, di), element(d, di), cast_to(src_value, s.dtype, d.dtype)));
     };
+    if (is_distributed(s) && emit_paired_atomic_add(a)) return;
     if (is_distributed(s)) {
         for_each_owned(s, Holders::First, [&](const std::vector<std::string>& coords, const std::string& slot) {
             add(coords, identifier(s.name) + "[" + slot + "]");
@@ -460,6 +461,39 @@ void KernelEmitter::emit_atomic_add(const ir::AtomicAdd& a) {
     for_each_element(a.dst.tile_shape(), false, [&](const std::vector<std::string>& coords, const std::string&) {
         add(coords, element(s, region_indices(a.src, coords)));
     });
+}
+
+// atomic_add of an f32 fragment whose threads hold pairs of neighbouring elements of a row in
+// consecutive slots (an mma layout's register pairs, a blocked layout's even vectors) into f32
+// memory along its last axis: one tl::atomic_add_pair per pair (an 8-byte atomic on sm_90 and
+// newer), each element alone where the pair crosses the region's bounds. False when it does not
+// apply.
+bool KernelEmitter::emit_paired_atomic_add(const ir::AtomicAdd& a) {
+    const ir::Buffer& s = *a.src.buffer;
+    const ir::Buffer& d = *a.dst.buffer;
+    const FragmentLayout* l = layout_of(s);
+    if (!l || s.dtype != Dtype::F32 || d.dtype != Dtype::F32 || a.dst.ranges.back().is_point) return false;
+    const int64_t run = l->kind == LayoutKind::Blocked ? l->vector : l->kind == LayoutKind::MmaAcc ? 2 : l->layout.vector_width();
+    if (run % 2) return false;
+    std::string first = first_replica_condition(l->layout);
+    std::string ch = fresh("pair");
+    out_.block(first.empty() ? std::string() : fmt::format("if ({})", first), [&] {
+        out_.line("#pragma unroll");
+        out_.block(fmt::format("for (int {0} = 0; {0} < {1}; {0} += 2)", ch, slot_count(*l)), [&] {
+            if (std::string valid = slot_valid(*l, ch); !valid.empty()) out_.line(fmt::format("if (!({})) continue;", valid));
+            std::vector<std::string> idx = region_indices(a.dst, slot_coords(s, ch));
+            std::vector<std::string> next = idx;
+            next.back() = "(" + next.back() + ") + 1";
+            const std::string value = identifier(s.name) + "[" + ch + "]", value2 = identifier(s.name) + "[" + ch + " + 1]";
+            out_.line(fmt::format("if ({} && {}) tl::atomic_add_pair(&{}, {}, {});", bounds_mask(a.dst, idx), bounds_mask(a.dst, next),
+                                  element(d, idx), value, value2));
+            out_.block("else", [&] {
+                out_.line(fmt::format("if ({}) tl::atomic_add(&{}, {});", bounds_mask(a.dst, idx), element(d, idx), value));
+                out_.line(fmt::format("if ({}) tl::atomic_add(&{}, {});", bounds_mask(a.dst, next), element(d, next), value2));
+            });
+        });
+    });
+    return true;
 }
 
 } // namespace tlc::codegen

@@ -227,6 +227,7 @@ private:
     void emit_segmented_scan(const std::vector<int64_t>& shape, int axis, bool reverse, const std::string& tile,
                              const std::string& acc_type);
     void emit_atomic_add(const ir::AtomicAdd& a);
+    bool emit_paired_atomic_add(const ir::AtomicAdd& a);
     void emit_parallel(const ir::For& f);
     // Iterates every element of a tile spread over the threads (or by each thread when
     // `every_thread`); `body` receives the tile coordinates.

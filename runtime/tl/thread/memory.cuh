@@ -143,6 +143,19 @@ template <typename T> __device__ __forceinline__ void atomic_add(T* dst, T value
         static_assert(sizeof(T) == 0, "atomic_add supports f16, bf16, f32, f64, i32, u32 and i64");
     }
 }
+
+// dst[0] += a, dst[1] += b: one 8-byte atomic on sm_90 and newer when dst is 8-byte aligned (half
+// the atomic instructions of two adds), else two.
+__device__ __forceinline__ void atomic_add_pair(float* dst, float a, float b) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+    if (is_aligned(dst, 8)) {
+        atomicAdd(reinterpret_cast<float2*>(dst), make_float2(a, b));
+        return;
+    }
+#endif
+    atomicAdd(dst, a);
+    atomicAdd(dst + 1, b);
+}
 #endif
 
 } // namespace tl
