@@ -1,11 +1,13 @@
 #!/usr/bin/env python3
-"""bench/attention_backward_bench.py — tlc's flash_attention_backward (stdlib/attention_backward.tl)
-against PyTorch's scaled_dot_product_attention backward with the FlashAttention-2 backend
+"""bench/attention_backward_bench.py — tlc's flash_attention_backward and flash_attention_backward_with_lse
+(stdlib/attention_backward.tl) against PyTorch's scaled_dot_product_attention backward with the FlashAttention-2 backend
 (SDPBackend.FLASH_ATTENTION) and the cuDNN backend (SDPBackend.CUDNN_ATTENTION), in one process on
 one GPU, through the Python package (`tlc.load`), to JSON and a markdown table.
 
 Every case: Q, K, V, dO random (normal), O the forward output of PyTorch's SDPA (its default
-backend); tlc's dQ, dK, dV (poisoned with NaN before the checked call) and each peer's checked
+backend); the saved log-sum-exp for flash_attention_backward_with_lse from PyTorch's FlashAttention
+forward op (the stdlib's lse kernel where this torch has none), as the peers keep it from their
+forward pass; tlc's dQ, dK, dV (poisoned with NaN before the checked call) and each peer's checked
 against a float64 reference (autograd over float64 tensors) on the first and the last (batch,
 head) pair; GPU time only: a `torch.cuda._sleep` spin queued before the timed
 calls hides the host's launch cost, then `--iters` calls back to back between CUDA events, the
@@ -19,7 +21,7 @@ and tlc (TLC=path, or build/src/tlc, or on PATH).
                                             [--define NAME=VALUE ...] [--breakdown] [--source FILE.tl]
 
 --define sets a compile-time parameter of the program (its tiles: BM, BN, THREADS), as `tlc -D`
-does; --breakdown also times each of the program's three kernels alone (`*_ms` in the JSON);
+does; --breakdown also times each of the programs' four kernels alone (`*_ms` in the JSON);
 --source benchmarks another file that defines the same program and kernels (an edited copy of
 stdlib/attention_backward.tl) instead of the standard library's.
 """
@@ -121,16 +123,33 @@ def peer(backend_name, causal, scale):
 
 
 def kernel_ms(mod, q, k, v, o, do, dq, dk, dv, scale, iters):
-    """GPU milliseconds of each kernel of the program alone, on workspaces of their own."""
+    """GPU milliseconds of each kernel of the programs alone, on workspaces of their own."""
     B, H, S, D = q.shape
     lse, delta = (torch.empty(B, H, S, device=q.device, dtype=torch.float32) for _ in range(2))
     dq_acc = torch.zeros(B, H, S, D, device=q.device, dtype=torch.float32)
-    mod.attention_backward_rows(q, k, o, do, lse, delta, dq_acc, sm_scale=scale)
+    mod.attention_backward_lse(q, k, lse, sm_scale=scale)
+    mod.attention_backward_delta(o, do, delta, dq_acc)
     return {
-        "rows_ms": gpu_ms(lambda: mod.attention_backward_rows(q, k, o, do, lse, delta, dq_acc, sm_scale=scale), iters),
+        "lse_ms": gpu_ms(lambda: mod.attention_backward_lse(q, k, lse, sm_scale=scale), iters),
+        "delta_ms": gpu_ms(lambda: mod.attention_backward_delta(o, do, delta, dq_acc), iters),
         "kv_ms": gpu_ms(lambda: mod.attention_backward_kv(q, k, v, do, lse, delta, dk, dv, dq_acc, sm_scale=scale), iters),
         "dq_ms": gpu_ms(lambda: mod.attention_backward_dq(dq_acc, dq), iters),
     }
+
+
+def forward_lse(mod, q, k, causal, scale):
+    """The forward pass's log-sum-exp per query row (natural log, [B, H, S] f32) as PyTorch's
+    FlashAttention forward returns it, and where it came from; the stdlib's own lse kernel where
+    this torch has no such op."""
+    try:
+        v = torch.zeros_like(q)
+        out = torch.ops.aten._scaled_dot_product_flash_attention(q, k, v, 0.0, causal, False, scale=scale)
+        return out[1].float().contiguous(), "torch _scaled_dot_product_flash_attention"
+    except Exception:  # noqa: BLE001 - another torch: the stdlib's kernel computes the same rows
+        B, H, S, _ = q.shape
+        lse = torch.empty(B, H, S, device=q.device, dtype=torch.float32)
+        mod.attention_backward_lse(q, k, lse, sm_scale=scale)
+        return lse, "tlc attention_backward_lse"
 
 
 def main():
@@ -168,7 +187,8 @@ def main():
     a.out.parent.mkdir(parents=True, exist_ok=True)
     torch.manual_seed(1234)
     records = []
-    header = "| dtype | D | mask | B×H×S | tlc ms | tlc TFLOP/s | FA2 TFLOP/s | cuDNN TFLOP/s | tlc/FA2 | tlc/cuDNN | error tlc | check |"
+    header = ("| dtype | D | mask | B×H×S | tlc ms | tlc TFLOP/s | tlc, saved lse ms | tlc, saved lse TFLOP/s | FA2 TFLOP/s | "
+              "cuDNN TFLOP/s | tlc/FA2 | saved lse/FA2 | saved lse/cuDNN | error tlc | check |")
     lines = [header, "|---" * (header.count("|") - 1) + "|"]
     print(header, flush=True)
     for tname in a.dtypes.split(","):
@@ -185,20 +205,28 @@ def main():
                     dq, dk, dv = (torch.empty_like(q) for _ in range(3))
                     mod = tlc.load(a.source or builder.stdlib_dir() / "attention_backward.tl",
                                    defines={"T": tname, "D": d, "CAUSAL": "true" if causal else "false", **defines})
-                    prog = mod.flash_attention_backward
+                    prog, prog_lse = mod.flash_attention_backward, mod.flash_attention_backward_with_lse
+                    lse, rec["lse_source"] = forward_lse(mod, q, k, causal, scale)
 
                     def run_tlc():
                         prog(q, k, v, o, do, dq, dk, dv, sm_scale=scale)
+
+                    def run_tlc_lse():
+                        prog_lse(q, k, v, o, do, lse, dq, dk, dv, sm_scale=scale)
                     pick = [0, B * H - 1] if B * H > 1 else [0]  # the first and the last (batch, head) pair
                     ref = reference(q, k, v, do, causal, scale, pick)
-                    for x in (dq, dk, dv):
-                        x.fill_(float("nan"))  # what the kernel leaves unwritten fails the check
-                    run_tlc()
-                    err = max(rel_err(pairs(x, pick), r) for x, r in zip((dq, dk, dv), ref))
+                    errs = []
+                    for run in (run_tlc, run_tlc_lse):
+                        for x in (dq, dk, dv):
+                            x.fill_(float("nan"))  # what the kernel leaves unwritten fails the check
+                        run()
+                        errs.append(max(rel_err(pairs(x, pick), r) for x, r in zip((dq, dk, dv), ref)))
+                    err = max(errs)
                     flops = 2.5 * 4 * B * H * S * S * d * (0.5 if causal else 1.0)
                     rate = lambda ms: flops / (ms * 1e-3) / 1e12 if ms else None  # noqa: E731
-                    t_tlc = gpu_ms(run_tlc, iters)
-                    rec.update(tlc_ms=t_tlc, tlc_tflops=rate(t_tlc), error_tlc=err,
+                    t_tlc, t_lse = gpu_ms(run_tlc, iters), gpu_ms(run_tlc_lse, iters)
+                    rec.update(tlc_ms=t_tlc, tlc_tflops=rate(t_tlc), error_tlc=errs[0],
+                               tlc_lse_ms=t_lse, tlc_lse_tflops=rate(t_lse), error_tlc_lse=errs[1],
                                check="PASS" if math.isfinite(err) and err <= BOUND[tname] else "FAIL")
                     if a.breakdown:
                         rec.update(kernel_ms(mod, q, k, v, o, do, dq, dk, dv, scale, iters))
@@ -212,7 +240,8 @@ def main():
                             got = backward()
                             rec[f"{name}_check_error"] = max(rel_err(pairs(x, pick), r) for x, r in zip(got, ref))
                             t = gpu_ms(backward, iters)
-                            rec.update({f"{name}_ms": t, f"{name}_tflops": rate(t), f"tlc_vs_{name}": t / t_tlc})
+                            rec.update({f"{name}_ms": t, f"{name}_tflops": rate(t), f"tlc_vs_{name}": t / t_tlc,
+                                        f"tlc_lse_vs_{name}": t / t_lse})
                         except Exception as e:  # noqa: BLE001 - an unavailable backend is recorded
                             rec[f"{name}_error"] = f"{type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}"
                 except Exception as e:  # noqa: BLE001 - a failing case is recorded, the rest run
@@ -223,14 +252,15 @@ def main():
                 why += [f"{label}: {cell(rec[f'{name}_error'], 80)}"
                         for name, label in (("flash", "FA2"), ("cudnn", "cuDNN")) if rec.get(f"{name}_error")]
                 line = (f"| {tname} | {d} | {mask} | {B}×{H}×{S} | {f('tlc_ms', '.3f')} | {f('tlc_tflops', '.1f')} | "
+                        f"{f('tlc_lse_ms', '.3f')} | {f('tlc_lse_tflops', '.1f')} | "
                         f"{f('flash_tflops', '.1f')} | {f('cudnn_tflops', '.1f')} | {f('tlc_vs_flash', '.2f')} | "
-                        f"{f('tlc_vs_cudnn', '.2f')} | {f('error_tlc', '.1e')} | {rec['check']}"
+                        f"{f('tlc_lse_vs_flash', '.2f')} | {f('tlc_lse_vs_cudnn', '.2f')} | {f('error_tlc', '.1e')} | {rec['check']}"
                         + (f" ({'; '.join(why)})" if why else "") + " |")
                 lines.append(line)
                 print(line, flush=True)
                 if rec.get("kv_ms") is not None:
-                    print(f"  kernels alone: rows {rec['rows_ms']:.3f} ms, kv {rec['kv_ms']:.3f} ms, dq {rec['dq_ms']:.3f} ms",
-                          flush=True)
+                    print(f"  kernels alone: lse {rec['lse_ms']:.3f} ms, delta {rec['delta_ms']:.3f} ms, kv {rec['kv_ms']:.3f} ms, "
+                          f"dq {rec['dq_ms']:.3f} ms", flush=True)
     out = {"benchmark": "attention_backward_bench", "date": datetime.datetime.now(datetime.timezone.utc).isoformat(),
            "gpu": torch.cuda.get_device_name(), "torch": torch.__version__,
            "cudnn": torch.backends.cudnn.version() if torch.backends.cudnn.is_available() else None,

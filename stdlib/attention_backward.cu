@@ -14,16 +14,12 @@
 
 namespace {
 
-// kernel attention_backward_rows<D = 64, BM = 128, BN = 128, CAUSAL = false, T = f16>  (stdlib/attention_backward.tl:19)
+// kernel attention_backward_lse<D = 64, BM = 128, BN = 128, CAUSAL = false, T = f16>  (stdlib/attention_backward.tl:24)
 // 256 threads per block, 55296 bytes of shared memory
-__global__ void __launch_bounds__(256) attention_backward_rows_kernel(
+__global__ void __launch_bounds__(256) attention_backward_lse_kernel(
         const tl::f16* __restrict__ Q,
         const tl::f16* __restrict__ K,
-        const tl::f16* __restrict__ O,
-        const tl::f16* __restrict__ dO,
         float* __restrict__ Lse,
-        float* __restrict__ Delta,
-        float* __restrict__ dQacc,
         float sm_scale,
         int32_t B,
         int32_t H,
@@ -35,9 +31,6 @@ __global__ void __launch_bounds__(256) attention_backward_rows_kernel(
     // fragment m_tile: f32[128], slice of `s` (reduce over axis 1): [128] over 256 threads: (8:t4 2:r1 8:t32) 2 registers, 4 replicas
     // fragment l_tile: f32[128], slice of `s` (reduce over axis 1): [128] over 256 threads: (8:t4 2:r1 8:t32) 2 registers, 4 replicas
     // fragment alpha: f32[128], slice of `s` (reduce over axis 1): [128] over 256 threads: (8:t4 2:r1 8:t32) 2 registers, 4 replicas
-    // fragment o: f32[128, 64], blocked per axis, vector 8: [128, 64] over 256 threads: (32:t8 4:r8, 8:r1 8:t1) 32 registers
-    // fragment go: f32[128, 64], blocked per axis, vector 8: [128, 64] over 256 threads: (32:t8 4:r8, 8:r1 8:t1) 32 registers
-    // fragment delta: f32[128], slice of `o` (reduce over axis 1): [128] over 256 threads: (32:t8 4:r1) 4 registers, 8 replicas
     const int tl_tid = tl::thread_index<256>();
     extern __shared__ __align__(128) unsigned char tl_smem[];
     tl::f16* q = reinterpret_cast<tl::f16*>(tl_smem + 0);  // shared q: f16[128, 64], row pitch 72
@@ -52,9 +45,6 @@ __global__ void __launch_bounds__(256) attention_backward_rows_kernel(
     float m_tile[2];  // fragment m_tile: f32[128]
     float l_tile[2];  // fragment l_tile: f32[128]
     float alpha[2];  // fragment alpha: f32[128]
-    float o[32];  // fragment o: f32[128, 64]
-    float go[32];  // fragment go: f32[128, 64]
-    float delta[4];  // fragment delta: f32[128]
     const int32_t b = int(blockIdx.z);
     const int32_t h = int(blockIdx.y);
     const int32_t q0 = int(blockIdx.x) * 128;
@@ -227,7 +217,7 @@ __global__ void __launch_bounds__(256) attention_backward_rows_kernel(
     #pragma unroll
     for (int tl_s25 = 0; tl_s25 < 2; ++tl_s25) {
         [[maybe_unused]] const int i = ((tl_tid / 4 % 8) + (tl_s25) * 8 + (tl_tid / 32) * 16);
-        m[tl_s25] = m[tl_s25] + tl::fast::log2(l[tl_s25]);
+        m[tl_s25] = (m[tl_s25] + tl::fast::log2(l[tl_s25])) * 0.6931471824645996f;
     }
     // copy(m, Lse[b, h, q0 +: BM]);  (attention_backward.tl:73)
     if ((tl_tid % 4) == 0) {
@@ -236,95 +226,17 @@ __global__ void __launch_bounds__(256) attention_backward_rows_kernel(
             if (tl::in_bounds(b, B) && tl::in_bounds(h, H) && tl::in_bounds(q0 + ((tl_tid / 4 % 8) + (tl_s26) * 8 + (tl_tid / 32) * 16), S)) Lse[(int64_t(b) * H + h) * S + (q0 + ((tl_tid / 4 % 8) + (tl_s26) * 8 + (tl_tid / 32) * 16))] = m[tl_s26];
         }
     }
-    // copy(O[b, h, q0 +: BM, 0 +: D], o);  (attention_backward.tl:75)
-    #pragma unroll
-    for (int tl_chunk27 = 0; tl_chunk27 < 32; tl_chunk27 += 8) {
-        const tl::f16* tl_ptr28 = &O[((int64_t(b) * H + h) * S + (q0 + ((tl_tid / 8) + (tl_chunk27 / 8) * 32))) * 64 + ((tl_chunk27 % 8) + (tl_tid % 8) * 8)];
-        if (tl::in_bounds(b, B) && tl::in_bounds(h, H) && tl::in_bounds(q0 + ((tl_tid / 8) + (tl_chunk27 / 8) * 32), S) && tl::in_bounds(((tl_chunk27 % 8) + (tl_tid % 8) * 8), 64) && tl::in_bounds(b, B) && tl::in_bounds(h, H) && tl::in_bounds(q0 + ((tl_tid / 8) + (tl_chunk27 / 8) * 32), S) && tl::in_bounds((((tl_chunk27 % 8) + (tl_tid % 8) * 8)) + 7, 64) && tl::is_aligned(tl_ptr28, 16)) {
-            tl::f16 tl_vec29[8];
-            tl::load_vector<tl::f16, 8>(tl_vec29, tl_ptr28);
-            #pragma unroll
-            for (int tl_v = 0; tl_v < 8; ++tl_v) o[tl_chunk27 + tl_v] = tl::convert<float>(tl_vec29[tl_v]);
-        } else {
-            #pragma unroll
-            for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                o[tl_chunk27 + tl_v] = tl::in_bounds(b, B) && tl::in_bounds(h, H) && tl::in_bounds(q0 + ((tl_tid / 8) + ((tl_chunk27 + tl_v) / 8) * 32), S) && tl::in_bounds((((tl_chunk27 + tl_v) % 8) + (tl_tid % 8) * 8), 64) ? tl::convert<float>(O[((int64_t(b) * H + h) * S + (q0 + ((tl_tid / 8) + ((tl_chunk27 + tl_v) / 8) * 32))) * 64 + (((tl_chunk27 + tl_v) % 8) + (tl_tid % 8) * 8)]) : 0.0f;
-            }
-        }
-    }
-    // copy(dO[b, h, q0 +: BM, 0 +: D], go);  (attention_backward.tl:76)
-    #pragma unroll
-    for (int tl_chunk30 = 0; tl_chunk30 < 32; tl_chunk30 += 8) {
-        const tl::f16* tl_ptr31 = &dO[((int64_t(b) * H + h) * S + (q0 + ((tl_tid / 8) + (tl_chunk30 / 8) * 32))) * 64 + ((tl_chunk30 % 8) + (tl_tid % 8) * 8)];
-        if (tl::in_bounds(b, B) && tl::in_bounds(h, H) && tl::in_bounds(q0 + ((tl_tid / 8) + (tl_chunk30 / 8) * 32), S) && tl::in_bounds(((tl_chunk30 % 8) + (tl_tid % 8) * 8), 64) && tl::in_bounds(b, B) && tl::in_bounds(h, H) && tl::in_bounds(q0 + ((tl_tid / 8) + (tl_chunk30 / 8) * 32), S) && tl::in_bounds((((tl_chunk30 % 8) + (tl_tid % 8) * 8)) + 7, 64) && tl::is_aligned(tl_ptr31, 16)) {
-            tl::f16 tl_vec32[8];
-            tl::load_vector<tl::f16, 8>(tl_vec32, tl_ptr31);
-            #pragma unroll
-            for (int tl_v = 0; tl_v < 8; ++tl_v) go[tl_chunk30 + tl_v] = tl::convert<float>(tl_vec32[tl_v]);
-        } else {
-            #pragma unroll
-            for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                go[tl_chunk30 + tl_v] = tl::in_bounds(b, B) && tl::in_bounds(h, H) && tl::in_bounds(q0 + ((tl_tid / 8) + ((tl_chunk30 + tl_v) / 8) * 32), S) && tl::in_bounds((((tl_chunk30 + tl_v) % 8) + (tl_tid % 8) * 8), 64) ? tl::convert<float>(dO[((int64_t(b) * H + h) * S + (q0 + ((tl_tid / 8) + ((tl_chunk30 + tl_v) / 8) * 32))) * 64 + (((tl_chunk30 + tl_v) % 8) + (tl_tid % 8) * 8)]) : 0.0f;
-            }
-        }
-    }
-    // for i, d in parallel(BM, D) {  (attention_backward.tl:77)
-    // for i, d in parallel(128, 64): each thread visits the elements of `o` it holds
-    #pragma unroll
-    for (int tl_s33 = 0; tl_s33 < 32; ++tl_s33) {
-        [[maybe_unused]] const int i = ((tl_tid / 8) + (tl_s33 / 8) * 32);
-        [[maybe_unused]] const int d = ((tl_s33 % 8) + (tl_tid % 8) * 8);
-        o[tl_s33] = o[tl_s33] * go[tl_s33];
-    }
-    // reduce(sum, o, delta, axis = 1);  (attention_backward.tl:80)
-    // each thread folds its 8 values of each of its 4 results; xor shuffles 1, 2, 4 among the lanes that share one
-    {
-        float tl_part[4];
-        #pragma unroll
-        for (int tl_i = 0; tl_i < 4; ++tl_i) tl_part[tl_i] = tl::SumOp::identity<float>();
-        #pragma unroll
-        for (int tl_s34 = 0; tl_s34 < 32; ++tl_s34) {
-            tl_part[(tl_s34 / 8)] = tl::SumOp::combine(tl_part[(tl_s34 / 8)], tl::SumOp::element(o[tl_s34]));
-        }
-        #pragma unroll
-        for (int tl_i = 0; tl_i < 4; ++tl_i) {
-            tl_part[tl_i] = tl::xor_combine<tl::SumOp, 1>(tl_part[tl_i]);
-            tl_part[tl_i] = tl::xor_combine<tl::SumOp, 2>(tl_part[tl_i]);
-            tl_part[tl_i] = tl::xor_combine<tl::SumOp, 4>(tl_part[tl_i]);
-        }
-        #pragma unroll
-        for (int tl_i = 0; tl_i < 4; ++tl_i) {
-            delta[tl_i] = tl_part[tl_i];
-        }
-    }
-    // copy(delta, Delta[b, h, q0 +: BM]);  (attention_backward.tl:81)
-    if ((tl_tid % 8) == 0) {
-        #pragma unroll
-        for (int tl_s35 = 0; tl_s35 < 4; ++tl_s35) {
-            if (tl::in_bounds(b, B) && tl::in_bounds(h, H) && tl::in_bounds(q0 + ((tl_tid / 8) + (tl_s35) * 32), S)) Delta[(int64_t(b) * H + h) * S + (q0 + ((tl_tid / 8) + (tl_s35) * 32))] = delta[tl_s35];
-        }
-    }
-    // fill(dQacc[b, h, q0 +: BM, 0 +: D], 0.0);  (attention_backward.tl:82)
-    #pragma unroll
-    for (int tl_i37 = 0; tl_i37 < 32; ++tl_i37) {
-        const int tl_e36 = tl_tid + tl_i37 * 256;
-        if (tl::in_bounds(b, B) && tl::in_bounds(h, H) && tl::in_bounds(q0 + (tl_e36 / 64), S) && tl::in_bounds(tl_e36 % 64, 64)) dQacc[((int64_t(b) * H + h) * S + (q0 + (tl_e36 / 64))) * 64 + (tl_e36 % 64)] = 0.0f;
-    }
 }
 
-// kernel attention_backward_rows<D = 64, BM = 128, BN = 128, CAUSAL = false, T = f16>  (stdlib/attention_backward.tl:19)
+// kernel attention_backward_lse<D = 64, BM = 128, BN = 128, CAUSAL = false, T = f16>  (stdlib/attention_backward.tl:24)
 // 256 threads per block, 148624 bytes of shared memory
 // warp-specialized: warpgroup 0 issues TMA loads, the other 256 threads run wgmma; persistent over the tiles
-__global__ void __launch_bounds__(384, 1) attention_backward_rows_kernel_sm90(
+__global__ void __launch_bounds__(384, 1) attention_backward_lse_kernel_sm90(
         const __grid_constant__ CUtensorMap tl_map_Q,
         const __grid_constant__ CUtensorMap tl_map_K,
         const tl::f16* __restrict__ Q,
         const tl::f16* __restrict__ K,
-        const tl::f16* __restrict__ O,
-        const tl::f16* __restrict__ dO,
         float* __restrict__ Lse,
-        float* __restrict__ Delta,
-        float* __restrict__ dQacc,
         float sm_scale,
         int32_t B,
         int32_t H,
@@ -339,9 +251,6 @@ __global__ void __launch_bounds__(384, 1) attention_backward_rows_kernel_sm90(
     // fragment m_tile: f32[128], slice of `s` (reduce over axis 1): [128] over 256 threads: (8:t4 2:r1 8:t32) 2 registers, 4 replicas
     // fragment l_tile: f32[128], slice of `s` (reduce over axis 1): [128] over 256 threads: (8:t4 2:r1 8:t32) 2 registers, 4 replicas
     // fragment alpha: f32[128], slice of `s` (reduce over axis 1): [128] over 256 threads: (8:t4 2:r1 8:t32) 2 registers, 4 replicas
-    // fragment o: f32[128, 64], blocked per axis, vector 8: [128, 64] over 256 threads: (32:t8 4:r8, 8:r1 8:t1) 32 registers
-    // fragment go: f32[128, 64], blocked per axis, vector 8: [128, 64] over 256 threads: (32:t8 4:r8, 8:r1 8:t1) 32 registers
-    // fragment delta: f32[128], slice of `o` (reduce over axis 1): [128] over 256 threads: (32:t8 4:r1) 4 registers, 8 replicas
     extern __shared__ __align__(1024) unsigned char tl_smem_raw[];
     unsigned char* tl_smem = tl_smem_raw + ((1024 - tl::sm90::smem_address(tl_smem_raw) % 1024) % 1024);
     tl::f16* q = reinterpret_cast<tl::f16*>(tl_smem + 0);  // shared q: f16[128, 64], 1 stages, 128-byte swizzled (TMA)
@@ -419,9 +328,6 @@ __global__ void __launch_bounds__(384, 1) attention_backward_rows_kernel_sm90(
             float m_tile[2];  // fragment m_tile: f32[128]
             float l_tile[2];  // fragment l_tile: f32[128]
             float alpha[2];  // fragment alpha: f32[128]
-            float o[32];  // fragment o: f32[128, 64]
-            float go[32];  // fragment go: f32[128, 64]
-            float delta[4];  // fragment delta: f32[128]
             const int32_t b = tl_block_z;
             const int32_t h = tl_block_y;
             const int32_t q0 = tl_block_x * 128;
@@ -523,7 +429,7 @@ __global__ void __launch_bounds__(384, 1) attention_backward_rows_kernel_sm90(
             #pragma unroll
             for (int tl_s7 = 0; tl_s7 < 2; ++tl_s7) {
                 [[maybe_unused]] const int i = ((tl_tid / 4 % 8) + (tl_s7) * 8 + (tl_tid / 32) * 16);
-                m[tl_s7] = m[tl_s7] + tl::fast::log2(l[tl_s7]);
+                m[tl_s7] = (m[tl_s7] + tl::fast::log2(l[tl_s7])) * 0.6931471824645996f;
             }
             // copy(m, Lse[b, h, q0 +: BM]);  (attention_backward.tl:73)
             if ((tl_tid % 4) == 0) {
@@ -532,86 +438,109 @@ __global__ void __launch_bounds__(384, 1) attention_backward_rows_kernel_sm90(
                     if (tl::in_bounds(b, B) && tl::in_bounds(h, H) && tl::in_bounds(q0 + ((tl_tid / 4 % 8) + (tl_s8) * 8 + (tl_tid / 32) * 16), S)) Lse[(int64_t(b) * H + h) * S + (q0 + ((tl_tid / 4 % 8) + (tl_s8) * 8 + (tl_tid / 32) * 16))] = m[tl_s8];
                 }
             }
-            // copy(O[b, h, q0 +: BM, 0 +: D], o);  (attention_backward.tl:75)
-            #pragma unroll
-            for (int tl_chunk9 = 0; tl_chunk9 < 32; tl_chunk9 += 8) {
-                const tl::f16* tl_ptr10 = &O[((int64_t(b) * H + h) * S + (q0 + ((tl_tid / 8) + (tl_chunk9 / 8) * 32))) * 64 + ((tl_chunk9 % 8) + (tl_tid % 8) * 8)];
-                if (tl::in_bounds(b, B) && tl::in_bounds(h, H) && tl::in_bounds(q0 + ((tl_tid / 8) + (tl_chunk9 / 8) * 32), S) && tl::in_bounds(((tl_chunk9 % 8) + (tl_tid % 8) * 8), 64) && tl::in_bounds(b, B) && tl::in_bounds(h, H) && tl::in_bounds(q0 + ((tl_tid / 8) + (tl_chunk9 / 8) * 32), S) && tl::in_bounds((((tl_chunk9 % 8) + (tl_tid % 8) * 8)) + 7, 64) && tl::is_aligned(tl_ptr10, 16)) {
-                    tl::f16 tl_vec11[8];
-                    tl::load_vector<tl::f16, 8>(tl_vec11, tl_ptr10);
-                    #pragma unroll
-                    for (int tl_v = 0; tl_v < 8; ++tl_v) o[tl_chunk9 + tl_v] = tl::convert<float>(tl_vec11[tl_v]);
-                } else {
-                    #pragma unroll
-                    for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                        o[tl_chunk9 + tl_v] = tl::in_bounds(b, B) && tl::in_bounds(h, H) && tl::in_bounds(q0 + ((tl_tid / 8) + ((tl_chunk9 + tl_v) / 8) * 32), S) && tl::in_bounds((((tl_chunk9 + tl_v) % 8) + (tl_tid % 8) * 8), 64) ? tl::convert<float>(O[((int64_t(b) * H + h) * S + (q0 + ((tl_tid / 8) + ((tl_chunk9 + tl_v) / 8) * 32))) * 64 + (((tl_chunk9 + tl_v) % 8) + (tl_tid % 8) * 8)]) : 0.0f;
-                    }
-                }
-            }
-            // copy(dO[b, h, q0 +: BM, 0 +: D], go);  (attention_backward.tl:76)
-            #pragma unroll
-            for (int tl_chunk12 = 0; tl_chunk12 < 32; tl_chunk12 += 8) {
-                const tl::f16* tl_ptr13 = &dO[((int64_t(b) * H + h) * S + (q0 + ((tl_tid / 8) + (tl_chunk12 / 8) * 32))) * 64 + ((tl_chunk12 % 8) + (tl_tid % 8) * 8)];
-                if (tl::in_bounds(b, B) && tl::in_bounds(h, H) && tl::in_bounds(q0 + ((tl_tid / 8) + (tl_chunk12 / 8) * 32), S) && tl::in_bounds(((tl_chunk12 % 8) + (tl_tid % 8) * 8), 64) && tl::in_bounds(b, B) && tl::in_bounds(h, H) && tl::in_bounds(q0 + ((tl_tid / 8) + (tl_chunk12 / 8) * 32), S) && tl::in_bounds((((tl_chunk12 % 8) + (tl_tid % 8) * 8)) + 7, 64) && tl::is_aligned(tl_ptr13, 16)) {
-                    tl::f16 tl_vec14[8];
-                    tl::load_vector<tl::f16, 8>(tl_vec14, tl_ptr13);
-                    #pragma unroll
-                    for (int tl_v = 0; tl_v < 8; ++tl_v) go[tl_chunk12 + tl_v] = tl::convert<float>(tl_vec14[tl_v]);
-                } else {
-                    #pragma unroll
-                    for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                        go[tl_chunk12 + tl_v] = tl::in_bounds(b, B) && tl::in_bounds(h, H) && tl::in_bounds(q0 + ((tl_tid / 8) + ((tl_chunk12 + tl_v) / 8) * 32), S) && tl::in_bounds((((tl_chunk12 + tl_v) % 8) + (tl_tid % 8) * 8), 64) ? tl::convert<float>(dO[((int64_t(b) * H + h) * S + (q0 + ((tl_tid / 8) + ((tl_chunk12 + tl_v) / 8) * 32))) * 64 + (((tl_chunk12 + tl_v) % 8) + (tl_tid % 8) * 8)]) : 0.0f;
-                    }
-                }
-            }
-            // for i, d in parallel(BM, D) {  (attention_backward.tl:77)
-            // for i, d in parallel(128, 64): each thread visits the elements of `o` it holds
-            #pragma unroll
-            for (int tl_s15 = 0; tl_s15 < 32; ++tl_s15) {
-                [[maybe_unused]] const int i = ((tl_tid / 8) + (tl_s15 / 8) * 32);
-                [[maybe_unused]] const int d = ((tl_s15 % 8) + (tl_tid % 8) * 8);
-                o[tl_s15] = o[tl_s15] * go[tl_s15];
-            }
-            // reduce(sum, o, delta, axis = 1);  (attention_backward.tl:80)
-            // each thread folds its 8 values of each of its 4 results; xor shuffles 1, 2, 4 among the lanes that share one
-            {
-                float tl_part[4];
-                #pragma unroll
-                for (int tl_i = 0; tl_i < 4; ++tl_i) tl_part[tl_i] = tl::SumOp::identity<float>();
-                #pragma unroll
-                for (int tl_s16 = 0; tl_s16 < 32; ++tl_s16) {
-                    tl_part[(tl_s16 / 8)] = tl::SumOp::combine(tl_part[(tl_s16 / 8)], tl::SumOp::element(o[tl_s16]));
-                }
-                #pragma unroll
-                for (int tl_i = 0; tl_i < 4; ++tl_i) {
-                    tl_part[tl_i] = tl::xor_combine<tl::SumOp, 1>(tl_part[tl_i]);
-                    tl_part[tl_i] = tl::xor_combine<tl::SumOp, 2>(tl_part[tl_i]);
-                    tl_part[tl_i] = tl::xor_combine<tl::SumOp, 4>(tl_part[tl_i]);
-                }
-                #pragma unroll
-                for (int tl_i = 0; tl_i < 4; ++tl_i) {
-                    delta[tl_i] = tl_part[tl_i];
-                }
-            }
-            // copy(delta, Delta[b, h, q0 +: BM]);  (attention_backward.tl:81)
-            if ((tl_tid % 8) == 0) {
-                #pragma unroll
-                for (int tl_s17 = 0; tl_s17 < 4; ++tl_s17) {
-                    if (tl::in_bounds(b, B) && tl::in_bounds(h, H) && tl::in_bounds(q0 + ((tl_tid / 8) + (tl_s17) * 32), S)) Delta[(int64_t(b) * H + h) * S + (q0 + ((tl_tid / 8) + (tl_s17) * 32))] = delta[tl_s17];
-                }
-            }
-            // fill(dQacc[b, h, q0 +: BM, 0 +: D], 0.0);  (attention_backward.tl:82)
-            #pragma unroll
-            for (int tl_i19 = 0; tl_i19 < 32; ++tl_i19) {
-                const int tl_e18 = tl_tid + tl_i19 * 256;
-                if (tl::in_bounds(b, B) && tl::in_bounds(h, H) && tl::in_bounds(q0 + (tl_e18 / 64), S) && tl::in_bounds(tl_e18 % 64, 64)) dQacc[((int64_t(b) * H + h) * S + (q0 + (tl_e18 / 64))) * 64 + (tl_e18 % 64)] = 0.0f;
-            }
         }
     }
     #endif
 }
 
-// kernel attention_backward_kv<D = 64, BM = 64, BN = 128, CAUSAL = false, STAGES = 2, THREADS = 256, T = f16>  (stdlib/attention_backward.tl:92)
+// kernel attention_backward_delta<D = 64, BM = 128, T = f16>  (stdlib/attention_backward.tl:77)
+// 256 threads per block, 0 bytes of shared memory
+__global__ void __launch_bounds__(256) attention_backward_delta_kernel(
+        const tl::f16* __restrict__ O,
+        const tl::f16* __restrict__ dO,
+        float* __restrict__ Delta,
+        float* __restrict__ dQacc,
+        int32_t B,
+        int32_t H,
+        int32_t S)
+{
+    // fragment o: f32[128, 64], blocked per axis, vector 8: [128, 64] over 256 threads: (32:t8 4:r8, 8:r1 8:t1) 32 registers
+    // fragment go: f32[128, 64], blocked per axis, vector 8: [128, 64] over 256 threads: (32:t8 4:r8, 8:r1 8:t1) 32 registers
+    // fragment delta: f32[128], slice of `o` (reduce over axis 1): [128] over 256 threads: (32:t8 4:r1) 4 registers, 8 replicas
+    const int tl_tid = tl::thread_index<256>();
+    float o[32];  // fragment o: f32[128, 64]
+    float go[32];  // fragment go: f32[128, 64]
+    float delta[4];  // fragment delta: f32[128]
+    const int32_t b = int(blockIdx.z);
+    const int32_t h = int(blockIdx.y);
+    const int32_t q0 = int(blockIdx.x) * 128;
+    // copy(O[b, h, q0 +: BM, 0 +: D], o);  (attention_backward.tl:88)
+    #pragma unroll
+    for (int tl_chunk0 = 0; tl_chunk0 < 32; tl_chunk0 += 8) {
+        const tl::f16* tl_ptr1 = &O[((int64_t(b) * H + h) * S + (q0 + ((tl_tid / 8) + (tl_chunk0 / 8) * 32))) * 64 + ((tl_chunk0 % 8) + (tl_tid % 8) * 8)];
+        if (tl::in_bounds(b, B) && tl::in_bounds(h, H) && tl::in_bounds(q0 + ((tl_tid / 8) + (tl_chunk0 / 8) * 32), S) && tl::in_bounds(((tl_chunk0 % 8) + (tl_tid % 8) * 8), 64) && tl::in_bounds(b, B) && tl::in_bounds(h, H) && tl::in_bounds(q0 + ((tl_tid / 8) + (tl_chunk0 / 8) * 32), S) && tl::in_bounds((((tl_chunk0 % 8) + (tl_tid % 8) * 8)) + 7, 64) && tl::is_aligned(tl_ptr1, 16)) {
+            tl::f16 tl_vec2[8];
+            tl::load_vector<tl::f16, 8>(tl_vec2, tl_ptr1);
+            #pragma unroll
+            for (int tl_v = 0; tl_v < 8; ++tl_v) o[tl_chunk0 + tl_v] = tl::convert<float>(tl_vec2[tl_v]);
+        } else {
+            #pragma unroll
+            for (int tl_v = 0; tl_v < 8; ++tl_v) {
+                o[tl_chunk0 + tl_v] = tl::in_bounds(b, B) && tl::in_bounds(h, H) && tl::in_bounds(q0 + ((tl_tid / 8) + ((tl_chunk0 + tl_v) / 8) * 32), S) && tl::in_bounds((((tl_chunk0 + tl_v) % 8) + (tl_tid % 8) * 8), 64) ? tl::convert<float>(O[((int64_t(b) * H + h) * S + (q0 + ((tl_tid / 8) + ((tl_chunk0 + tl_v) / 8) * 32))) * 64 + (((tl_chunk0 + tl_v) % 8) + (tl_tid % 8) * 8)]) : 0.0f;
+            }
+        }
+    }
+    // copy(dO[b, h, q0 +: BM, 0 +: D], go);  (attention_backward.tl:89)
+    #pragma unroll
+    for (int tl_chunk3 = 0; tl_chunk3 < 32; tl_chunk3 += 8) {
+        const tl::f16* tl_ptr4 = &dO[((int64_t(b) * H + h) * S + (q0 + ((tl_tid / 8) + (tl_chunk3 / 8) * 32))) * 64 + ((tl_chunk3 % 8) + (tl_tid % 8) * 8)];
+        if (tl::in_bounds(b, B) && tl::in_bounds(h, H) && tl::in_bounds(q0 + ((tl_tid / 8) + (tl_chunk3 / 8) * 32), S) && tl::in_bounds(((tl_chunk3 % 8) + (tl_tid % 8) * 8), 64) && tl::in_bounds(b, B) && tl::in_bounds(h, H) && tl::in_bounds(q0 + ((tl_tid / 8) + (tl_chunk3 / 8) * 32), S) && tl::in_bounds((((tl_chunk3 % 8) + (tl_tid % 8) * 8)) + 7, 64) && tl::is_aligned(tl_ptr4, 16)) {
+            tl::f16 tl_vec5[8];
+            tl::load_vector<tl::f16, 8>(tl_vec5, tl_ptr4);
+            #pragma unroll
+            for (int tl_v = 0; tl_v < 8; ++tl_v) go[tl_chunk3 + tl_v] = tl::convert<float>(tl_vec5[tl_v]);
+        } else {
+            #pragma unroll
+            for (int tl_v = 0; tl_v < 8; ++tl_v) {
+                go[tl_chunk3 + tl_v] = tl::in_bounds(b, B) && tl::in_bounds(h, H) && tl::in_bounds(q0 + ((tl_tid / 8) + ((tl_chunk3 + tl_v) / 8) * 32), S) && tl::in_bounds((((tl_chunk3 + tl_v) % 8) + (tl_tid % 8) * 8), 64) ? tl::convert<float>(dO[((int64_t(b) * H + h) * S + (q0 + ((tl_tid / 8) + ((tl_chunk3 + tl_v) / 8) * 32))) * 64 + (((tl_chunk3 + tl_v) % 8) + (tl_tid % 8) * 8)]) : 0.0f;
+            }
+        }
+    }
+    // for i, d in parallel(BM, D) {  (attention_backward.tl:90)
+    // for i, d in parallel(128, 64): each thread visits the elements of `o` it holds
+    #pragma unroll
+    for (int tl_s6 = 0; tl_s6 < 32; ++tl_s6) {
+        [[maybe_unused]] const int i = ((tl_tid / 8) + (tl_s6 / 8) * 32);
+        [[maybe_unused]] const int d = ((tl_s6 % 8) + (tl_tid % 8) * 8);
+        o[tl_s6] = o[tl_s6] * go[tl_s6];
+    }
+    // reduce(sum, o, delta, axis = 1);  (attention_backward.tl:93)
+    // each thread folds its 8 values of each of its 4 results; xor shuffles 1, 2, 4 among the lanes that share one
+    {
+        float tl_part[4];
+        #pragma unroll
+        for (int tl_i = 0; tl_i < 4; ++tl_i) tl_part[tl_i] = tl::SumOp::identity<float>();
+        #pragma unroll
+        for (int tl_s7 = 0; tl_s7 < 32; ++tl_s7) {
+            tl_part[(tl_s7 / 8)] = tl::SumOp::combine(tl_part[(tl_s7 / 8)], tl::SumOp::element(o[tl_s7]));
+        }
+        #pragma unroll
+        for (int tl_i = 0; tl_i < 4; ++tl_i) {
+            tl_part[tl_i] = tl::xor_combine<tl::SumOp, 1>(tl_part[tl_i]);
+            tl_part[tl_i] = tl::xor_combine<tl::SumOp, 2>(tl_part[tl_i]);
+            tl_part[tl_i] = tl::xor_combine<tl::SumOp, 4>(tl_part[tl_i]);
+        }
+        #pragma unroll
+        for (int tl_i = 0; tl_i < 4; ++tl_i) {
+            delta[tl_i] = tl_part[tl_i];
+        }
+    }
+    // copy(delta, Delta[b, h, q0 +: BM]);  (attention_backward.tl:94)
+    if ((tl_tid % 8) == 0) {
+        #pragma unroll
+        for (int tl_s8 = 0; tl_s8 < 4; ++tl_s8) {
+            if (tl::in_bounds(b, B) && tl::in_bounds(h, H) && tl::in_bounds(q0 + ((tl_tid / 8) + (tl_s8) * 32), S)) Delta[(int64_t(b) * H + h) * S + (q0 + ((tl_tid / 8) + (tl_s8) * 32))] = delta[tl_s8];
+        }
+    }
+    // fill(dQacc[b, h, q0 +: BM, 0 +: D], 0.0);  (attention_backward.tl:95)
+    #pragma unroll
+    for (int tl_i10 = 0; tl_i10 < 32; ++tl_i10) {
+        const int tl_e9 = tl_tid + tl_i10 * 256;
+        if (tl::in_bounds(b, B) && tl::in_bounds(h, H) && tl::in_bounds(q0 + (tl_e9 / 64), S) && tl::in_bounds(tl_e9 % 64, 64)) dQacc[((int64_t(b) * H + h) * S + (q0 + (tl_e9 / 64))) * 64 + (tl_e9 % 64)] = 0.0f;
+    }
+}
+
+// kernel attention_backward_kv<D = 64, BM = 64, BN = 128, CAUSAL = false, STAGES = 2, THREADS = 256, T = f16>  (stdlib/attention_backward.tl:105)
 // 256 threads per block, 108544 bytes of shared memory
 __global__ void __launch_bounds__(256) attention_backward_kv_kernel(
         const tl::f16* __restrict__ Q,
@@ -635,8 +564,6 @@ __global__ void __launch_bounds__(256) attention_backward_kv_kernel(
     using dq_layout = tl::MmaAccLayout<64, 64, 2, 4>;  // fragment dq: f32[64, 64], mma.sync accumulators
     using dk_layout = tl::MmaAccLayout<128, 64, 4, 2>;  // fragment dk: f32[128, 64], mma.sync accumulators
     using dv_layout = tl::MmaAccLayout<128, 64, 4, 2>;  // fragment dv: f32[128, 64], mma.sync accumulators
-    // fragment lse_next: f32[64], slice of `s` (broadcast): [64] over 256 threads: (8:t4 2:r1 2:r2 2:t128) 4 registers, 16 replicas
-    // fragment delta_next: f32[64], slice of `dp` (broadcast): [64] over 256 threads: (8:t4 2:r1 2:r2 2:t128) 4 registers, 16 replicas
     const int tl_tid = tl::thread_index<256>();
     extern __shared__ __align__(128) unsigned char tl_smem[];
     tl::f16* k = reinterpret_cast<tl::f16*>(tl_smem + 0);  // shared k: f16[128, 64], row pitch 72
@@ -660,7 +587,7 @@ __global__ void __launch_bounds__(256) attention_backward_kv_kernel(
     const int32_t h = int(blockIdx.y);
     const int32_t k0 = int(blockIdx.x) * 128;
     const float qk_scale = sm_scale * 1.4426950216293335f;
-    // copy(K[b, h, k0 +: BN, 0 +: D], k);  (attention_backward.tl:121)
+    // copy(K[b, h, k0 +: BN, 0 +: D], k);  (attention_backward.tl:134)
     #pragma unroll
     for (int tl_i1 = 0; tl_i1 < 4; ++tl_i1) {
         const int tl_chunk0 = tl_tid + tl_i1 * 256;
@@ -677,7 +604,7 @@ __global__ void __launch_bounds__(256) attention_backward_kv_kernel(
             }
         }
     }
-    // copy(V[b, h, k0 +: BN, 0 +: D], v);  (attention_backward.tl:122)
+    // copy(V[b, h, k0 +: BN, 0 +: D], v);  (attention_backward.tl:135)
     #pragma unroll
     for (int tl_i6 = 0; tl_i6 < 4; ++tl_i6) {
         const int tl_chunk5 = tl_tid + tl_i6 * 256;
@@ -697,7 +624,7 @@ __global__ void __launch_bounds__(256) attention_backward_kv_kernel(
     const int32_t first = 0;
     const int32_t t_trips = tl::cdiv(S, 64) - first;
     if (0 < t_trips) {
-        // copy(Q[b, h, q0 +: BM, 0 +: D], q);  (attention_backward.tl:126)
+        // copy(Q[b, h, q0 +: BM, 0 +: D], q);  (attention_backward.tl:139)
         if (tl::is_aligned(Q, 16) && 64 % 8 == 0 && tl::in_bounds(b, B) && tl::in_bounds(h, H) && (first * 64) >= 0 && (first * 64) + 64 <= S && 0 >= 0 && 0 + 64 <= 64 && 0 % 8 == 0) {
             #pragma unroll
             for (int tl_i11 = 0; tl_i11 < 2; ++tl_i11) {
@@ -721,7 +648,7 @@ __global__ void __launch_bounds__(256) attention_backward_kv_kernel(
                 }
             }
         }
-        // copy(dO[b, h, q0 +: BM, 0 +: D], go);  (attention_backward.tl:127)
+        // copy(dO[b, h, q0 +: BM, 0 +: D], go);  (attention_backward.tl:140)
         if (tl::is_aligned(dO, 16) && 64 % 8 == 0 && tl::in_bounds(b, B) && tl::in_bounds(h, H) && (first * 64) >= 0 && (first * 64) + 64 <= S && 0 >= 0 && 0 + 64 <= 64 && 0 % 8 == 0) {
             #pragma unroll
             for (int tl_i18 = 0; tl_i18 < 2; ++tl_i18) {
@@ -747,95 +674,80 @@ __global__ void __launch_bounds__(256) attention_backward_kv_kernel(
         }
     }
     tl::cp_async_commit();
-    float lse_next[4];  // fragment lse_next: f32[64]
-    float delta_next[4];  // fragment delta_next: f32[64]
-    if (0 < t_trips) {
-        // copy(Lse[b, h, q0 +: BM], lse);  (attention_backward.tl:128)
-        #pragma unroll
-        for (int tl_s24 = 0; tl_s24 < 4; ++tl_s24) {
-            lse_next[tl_s24] = tl::in_bounds(b, B) && tl::in_bounds(h, H) && tl::in_bounds((first * 64) + ((tl_tid / 4 % 8) + (tl_s24 % 2) * 8 + (tl_s24 / 2) * 16 + (tl_tid / 128) * 32), S) ? Lse[(int64_t(b) * H + h) * S + ((first * 64) + ((tl_tid / 4 % 8) + (tl_s24 % 2) * 8 + (tl_s24 / 2) * 16 + (tl_tid / 128) * 32))] : 0.0f;
-        }
-        // copy(Delta[b, h, q0 +: BM], delta);  (attention_backward.tl:129)
-        #pragma unroll
-        for (int tl_s25 = 0; tl_s25 < 4; ++tl_s25) {
-            delta_next[tl_s25] = tl::in_bounds(b, B) && tl::in_bounds(h, H) && tl::in_bounds((first * 64) + ((tl_tid / 4 % 8) + (tl_s25 % 2) * 8 + (tl_s25 / 2) * 16 + (tl_tid / 128) * 32), S) ? Delta[(int64_t(b) * H + h) * S + ((first * 64) + ((tl_tid / 4 % 8) + (tl_s25 % 2) * 8 + (tl_s25 / 2) * 16 + (tl_tid / 128) * 32))] : 0.0f;
-        }
-    }
-    // for t in pipelined(cdiv(S, BM) - first, stages = STAGES) {  (attention_backward.tl:124)
+    // for t in pipelined(cdiv(S, BM) - first, stages = STAGES) {  (attention_backward.tl:137)
     for (int t = 0; t < t_trips; ++t) {
         tl::cp_async_wait<0>();  // at most 0 copy groups of this thread still in flight
         __syncthreads();  // pipeline: stage `t % 2` has landed and the stage refilled next is no longer read
         if (t + 1 < t_trips) {
-            // copy(Q[b, h, q0 +: BM, 0 +: D], q);  (attention_backward.tl:126)
+            // copy(Q[b, h, q0 +: BM, 0 +: D], q);  (attention_backward.tl:139)
             if (tl::is_aligned(Q, 16) && 64 % 8 == 0 && tl::in_bounds(b, B) && tl::in_bounds(h, H) && ((first + (t + 1)) * 64) >= 0 && ((first + (t + 1)) * 64) + 64 <= S && 0 >= 0 && 0 + 64 <= 64 && 0 % 8 == 0) {
+                #pragma unroll
+                for (int tl_i25 = 0; tl_i25 < 2; ++tl_i25) {
+                    const int tl_chunk24 = tl_tid + tl_i25 * 256;
+                    tl::cp_async_16(&q[(((t + 1) % 2) * 64 + ((tl_chunk24 * 8) / 64)) * 72 + ((tl_chunk24 * 8) % 64)], &Q[((int64_t(b) * H + h) * S + (((first + (t + 1)) * 64) + ((tl_chunk24 * 8) / 64))) * 64 + ((tl_chunk24 * 8) % 64)]);
+                }
+            } else {
                 #pragma unroll
                 for (int tl_i27 = 0; tl_i27 < 2; ++tl_i27) {
                     const int tl_chunk26 = tl_tid + tl_i27 * 256;
-                    tl::cp_async_16(&q[(((t + 1) % 2) * 64 + ((tl_chunk26 * 8) / 64)) * 72 + ((tl_chunk26 * 8) % 64)], &Q[((int64_t(b) * H + h) * S + (((first + (t + 1)) * 64) + ((tl_chunk26 * 8) / 64))) * 64 + ((tl_chunk26 * 8) % 64)]);
-                }
-            } else {
-                #pragma unroll
-                for (int tl_i29 = 0; tl_i29 < 2; ++tl_i29) {
-                    const int tl_chunk28 = tl_tid + tl_i29 * 256;
-                    const tl::f16* tl_src30 = &Q[((int64_t(b) * H + h) * S + (((first + (t + 1)) * 64) + ((tl_chunk28 * 8) / 64))) * 64 + ((tl_chunk28 * 8) % 64)];
-                    tl::f16* tl_dst31 = &q[(((t + 1) % 2) * 64 + ((tl_chunk28 * 8) / 64)) * 72 + ((tl_chunk28 * 8) % 64)];
-                    const int tl_valid32 = !(tl::in_bounds(b, B) && tl::in_bounds(h, H) && tl::in_bounds(((first + (t + 1)) * 64) + ((tl_chunk28 * 8) / 64), S)) ? 0 : max(0, min(8, 64 - ((tl_chunk28 * 8) % 64)));
-                    if (tl_valid32 == 8 && (tl_chunk28 * 8) % 64 >= 0 && tl::is_aligned(tl_src30, 4)) {
-                        tl::cp_async_chunk(tl_dst31, tl_src30);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
-                    } else if (tl_valid32 == 0) {
-                        tl::fill_vector<tl::f16, 8>(tl_dst31, tl::convert<tl::f16>(0.0f));
+                    const tl::f16* tl_src28 = &Q[((int64_t(b) * H + h) * S + (((first + (t + 1)) * 64) + ((tl_chunk26 * 8) / 64))) * 64 + ((tl_chunk26 * 8) % 64)];
+                    tl::f16* tl_dst29 = &q[(((t + 1) % 2) * 64 + ((tl_chunk26 * 8) / 64)) * 72 + ((tl_chunk26 * 8) % 64)];
+                    const int tl_valid30 = !(tl::in_bounds(b, B) && tl::in_bounds(h, H) && tl::in_bounds(((first + (t + 1)) * 64) + ((tl_chunk26 * 8) / 64), S)) ? 0 : max(0, min(8, 64 - ((tl_chunk26 * 8) % 64)));
+                    if (tl_valid30 == 8 && (tl_chunk26 * 8) % 64 >= 0 && tl::is_aligned(tl_src28, 4)) {
+                        tl::cp_async_chunk(tl_dst29, tl_src28);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
+                    } else if (tl_valid30 == 0) {
+                        tl::fill_vector<tl::f16, 8>(tl_dst29, tl::convert<tl::f16>(0.0f));
                     } else {
                         #pragma unroll
-                        for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst31[tl_v] = tl::in_bounds(b, B) && tl::in_bounds(h, H) && tl::in_bounds(((first + (t + 1)) * 64) + ((tl_chunk28 * 8) / 64), S) && tl::in_bounds(((tl_chunk28 * 8) % 64) + tl_v, 64) ? tl_src30[tl_v] : tl::convert<tl::f16>(0.0f);
+                        for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst29[tl_v] = tl::in_bounds(b, B) && tl::in_bounds(h, H) && tl::in_bounds(((first + (t + 1)) * 64) + ((tl_chunk26 * 8) / 64), S) && tl::in_bounds(((tl_chunk26 * 8) % 64) + tl_v, 64) ? tl_src28[tl_v] : tl::convert<tl::f16>(0.0f);
                     }
                 }
             }
-            // copy(dO[b, h, q0 +: BM, 0 +: D], go);  (attention_backward.tl:127)
+            // copy(dO[b, h, q0 +: BM, 0 +: D], go);  (attention_backward.tl:140)
             if (tl::is_aligned(dO, 16) && 64 % 8 == 0 && tl::in_bounds(b, B) && tl::in_bounds(h, H) && ((first + (t + 1)) * 64) >= 0 && ((first + (t + 1)) * 64) + 64 <= S && 0 >= 0 && 0 + 64 <= 64 && 0 % 8 == 0) {
                 #pragma unroll
-                for (int tl_i34 = 0; tl_i34 < 2; ++tl_i34) {
-                    const int tl_chunk33 = tl_tid + tl_i34 * 256;
-                    tl::cp_async_16(&go[(((t + 1) % 2) * 64 + ((tl_chunk33 * 8) / 64)) * 72 + ((tl_chunk33 * 8) % 64)], &dO[((int64_t(b) * H + h) * S + (((first + (t + 1)) * 64) + ((tl_chunk33 * 8) / 64))) * 64 + ((tl_chunk33 * 8) % 64)]);
+                for (int tl_i32 = 0; tl_i32 < 2; ++tl_i32) {
+                    const int tl_chunk31 = tl_tid + tl_i32 * 256;
+                    tl::cp_async_16(&go[(((t + 1) % 2) * 64 + ((tl_chunk31 * 8) / 64)) * 72 + ((tl_chunk31 * 8) % 64)], &dO[((int64_t(b) * H + h) * S + (((first + (t + 1)) * 64) + ((tl_chunk31 * 8) / 64))) * 64 + ((tl_chunk31 * 8) % 64)]);
                 }
             } else {
                 #pragma unroll
-                for (int tl_i36 = 0; tl_i36 < 2; ++tl_i36) {
-                    const int tl_chunk35 = tl_tid + tl_i36 * 256;
-                    const tl::f16* tl_src37 = &dO[((int64_t(b) * H + h) * S + (((first + (t + 1)) * 64) + ((tl_chunk35 * 8) / 64))) * 64 + ((tl_chunk35 * 8) % 64)];
-                    tl::f16* tl_dst38 = &go[(((t + 1) % 2) * 64 + ((tl_chunk35 * 8) / 64)) * 72 + ((tl_chunk35 * 8) % 64)];
-                    const int tl_valid39 = !(tl::in_bounds(b, B) && tl::in_bounds(h, H) && tl::in_bounds(((first + (t + 1)) * 64) + ((tl_chunk35 * 8) / 64), S)) ? 0 : max(0, min(8, 64 - ((tl_chunk35 * 8) % 64)));
-                    if (tl_valid39 == 8 && (tl_chunk35 * 8) % 64 >= 0 && tl::is_aligned(tl_src37, 4)) {
-                        tl::cp_async_chunk(tl_dst38, tl_src37);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
-                    } else if (tl_valid39 == 0) {
-                        tl::fill_vector<tl::f16, 8>(tl_dst38, tl::convert<tl::f16>(0.0f));
+                for (int tl_i34 = 0; tl_i34 < 2; ++tl_i34) {
+                    const int tl_chunk33 = tl_tid + tl_i34 * 256;
+                    const tl::f16* tl_src35 = &dO[((int64_t(b) * H + h) * S + (((first + (t + 1)) * 64) + ((tl_chunk33 * 8) / 64))) * 64 + ((tl_chunk33 * 8) % 64)];
+                    tl::f16* tl_dst36 = &go[(((t + 1) % 2) * 64 + ((tl_chunk33 * 8) / 64)) * 72 + ((tl_chunk33 * 8) % 64)];
+                    const int tl_valid37 = !(tl::in_bounds(b, B) && tl::in_bounds(h, H) && tl::in_bounds(((first + (t + 1)) * 64) + ((tl_chunk33 * 8) / 64), S)) ? 0 : max(0, min(8, 64 - ((tl_chunk33 * 8) % 64)));
+                    if (tl_valid37 == 8 && (tl_chunk33 * 8) % 64 >= 0 && tl::is_aligned(tl_src35, 4)) {
+                        tl::cp_async_chunk(tl_dst36, tl_src35);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
+                    } else if (tl_valid37 == 0) {
+                        tl::fill_vector<tl::f16, 8>(tl_dst36, tl::convert<tl::f16>(0.0f));
                     } else {
                         #pragma unroll
-                        for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst38[tl_v] = tl::in_bounds(b, B) && tl::in_bounds(h, H) && tl::in_bounds(((first + (t + 1)) * 64) + ((tl_chunk35 * 8) / 64), S) && tl::in_bounds(((tl_chunk35 * 8) % 64) + tl_v, 64) ? tl_src37[tl_v] : tl::convert<tl::f16>(0.0f);
+                        for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst36[tl_v] = tl::in_bounds(b, B) && tl::in_bounds(h, H) && tl::in_bounds(((first + (t + 1)) * 64) + ((tl_chunk33 * 8) / 64), S) && tl::in_bounds(((tl_chunk33 * 8) % 64) + tl_v, 64) ? tl_src35[tl_v] : tl::convert<tl::f16>(0.0f);
                     }
                 }
             }
         }
         tl::cp_async_commit();
         const int32_t q0 = (first + t) * 64;
-        // copy(Lse[b, h, q0 +: BM], lse);  (attention_backward.tl:128)
+        // copy(Lse[b, h, q0 +: BM], lse);  (attention_backward.tl:141)
         #pragma unroll
-        for (int tl_s = 0; tl_s < 4; ++tl_s) lse[tl_s] = lse_next[tl_s];
-        // copy(Delta[b, h, q0 +: BM], delta);  (attention_backward.tl:129)
-        #pragma unroll
-        for (int tl_s = 0; tl_s < 4; ++tl_s) delta[tl_s] = delta_next[tl_s];
-        if (t + 1 < t_trips) {
-            // copy(Lse[b, h, q0 +: BM], lse);  (attention_backward.tl:128)
-            #pragma unroll
-            for (int tl_s40 = 0; tl_s40 < 4; ++tl_s40) {
-                lse_next[tl_s40] = tl::in_bounds(b, B) && tl::in_bounds(h, H) && tl::in_bounds(((first + (t + 1)) * 64) + ((tl_tid / 4 % 8) + (tl_s40 % 2) * 8 + (tl_s40 / 2) * 16 + (tl_tid / 128) * 32), S) ? Lse[(int64_t(b) * H + h) * S + (((first + (t + 1)) * 64) + ((tl_tid / 4 % 8) + (tl_s40 % 2) * 8 + (tl_s40 / 2) * 16 + (tl_tid / 128) * 32))] : 0.0f;
-            }
-            // copy(Delta[b, h, q0 +: BM], delta);  (attention_backward.tl:129)
-            #pragma unroll
-            for (int tl_s41 = 0; tl_s41 < 4; ++tl_s41) {
-                delta_next[tl_s41] = tl::in_bounds(b, B) && tl::in_bounds(h, H) && tl::in_bounds(((first + (t + 1)) * 64) + ((tl_tid / 4 % 8) + (tl_s41 % 2) * 8 + (tl_s41 / 2) * 16 + (tl_tid / 128) * 32), S) ? Delta[(int64_t(b) * H + h) * S + (((first + (t + 1)) * 64) + ((tl_tid / 4 % 8) + (tl_s41 % 2) * 8 + (tl_s41 / 2) * 16 + (tl_tid / 128) * 32))] : 0.0f;
-            }
+        for (int tl_s38 = 0; tl_s38 < 4; ++tl_s38) {
+            lse[tl_s38] = tl::in_bounds(b, B) && tl::in_bounds(h, H) && tl::in_bounds(q0 + ((tl_tid / 4 % 8) + (tl_s38 % 2) * 8 + (tl_s38 / 2) * 16 + (tl_tid / 128) * 32), S) ? Lse[(int64_t(b) * H + h) * S + (q0 + ((tl_tid / 4 % 8) + (tl_s38 % 2) * 8 + (tl_s38 / 2) * 16 + (tl_tid / 128) * 32))] : 0.0f;
         }
-        // gemm(q, k, s, transpose_b = true, clear = true);        // S = Q Kᵀ  (attention_backward.tl:131)
+        // copy(Delta[b, h, q0 +: BM], delta);  (attention_backward.tl:142)
+        #pragma unroll
+        for (int tl_s39 = 0; tl_s39 < 4; ++tl_s39) {
+            delta[tl_s39] = tl::in_bounds(b, B) && tl::in_bounds(h, H) && tl::in_bounds(q0 + ((tl_tid / 4 % 8) + (tl_s39 % 2) * 8 + (tl_s39 / 2) * 16 + (tl_tid / 128) * 32), S) ? Delta[(int64_t(b) * H + h) * S + (q0 + ((tl_tid / 4 % 8) + (tl_s39 % 2) * 8 + (tl_s39 / 2) * 16 + (tl_tid / 128) * 32))] : 0.0f;
+        }
+        // for i in parallel(BM) {  (attention_backward.tl:143)
+        // for i in parallel(64): each thread visits the elements of `lse` it holds
+        #pragma unroll
+        for (int tl_s40 = 0; tl_s40 < 4; ++tl_s40) {
+            [[maybe_unused]] const int i = ((tl_tid / 4 % 8) + (tl_s40 % 2) * 8 + (tl_s40 / 2) * 16 + (tl_tid / 128) * 32);
+            lse[tl_s40] = lse[tl_s40] * 1.4426950216293335f;
+        }
+        // gemm(q, k, s, transpose_b = true, clear = true);        // S = Q Kᵀ  (attention_backward.tl:147)
         {
             for (int tl_s = 0; tl_s < s_layout::kSlots; ++tl_s) s[tl_s] = 0.0f;
             tl::warp_gemm_mma<64, 128, 64, 2, 4, tl::f16, false, true>(
@@ -843,131 +755,131 @@ __global__ void __launch_bounds__(256) attention_backward_kv_kernel(
                 tl::SharedMatrix<tl::f16, true, 72>{&k[0 * 72 + 0]}, tl_tid);
         }
         if (k0 + 128 > S || q0 + 64 > S) {
-            // for i, j in parallel(BM, BN) {  (attention_backward.tl:133)
+            // for i, j in parallel(BM, BN) {  (attention_backward.tl:149)
+            // for i, j in parallel(64, 128): each thread visits the elements of `s` it holds
+            #pragma unroll
+            for (int tl_s41 = 0; tl_s41 < s_layout::kSlots; ++tl_s41) {
+                const int i = s_layout::row(tl_tid, tl_s41);
+                const int j = s_layout::col(tl_tid, tl_s41);
+                const bool masked = k0 + j >= S || q0 + i >= S;
+                s[tl_s41] = masked ? 0.0f : tl::fast::exp2(s[tl_s41] * qk_scale - lse[(tl_s41 / 2 % 2) + (tl_s41 / 16) * 2]);
+            }
+        } else {
+            // for i, j in parallel(BM, BN) {  (attention_backward.tl:154)
             // for i, j in parallel(64, 128): each thread visits the elements of `s` it holds
             #pragma unroll
             for (int tl_s42 = 0; tl_s42 < s_layout::kSlots; ++tl_s42) {
-                const int i = s_layout::row(tl_tid, tl_s42);
-                const int j = s_layout::col(tl_tid, tl_s42);
-                const bool masked = k0 + j >= S || q0 + i >= S;
-                s[tl_s42] = masked ? 0.0f : tl::fast::exp2(s[tl_s42] * qk_scale - lse[(tl_s42 / 2 % 2) + (tl_s42 / 16) * 2]);
-            }
-        } else {
-            // for i, j in parallel(BM, BN) {  (attention_backward.tl:138)
-            // for i, j in parallel(64, 128): each thread visits the elements of `s` it holds
-            #pragma unroll
-            for (int tl_s43 = 0; tl_s43 < s_layout::kSlots; ++tl_s43) {
-                [[maybe_unused]] const int i = s_layout::row(tl_tid, tl_s43);
-                [[maybe_unused]] const int j = s_layout::col(tl_tid, tl_s43);
-                s[tl_s43] = tl::fast::exp2(s[tl_s43] * qk_scale - lse[(tl_s43 / 2 % 2) + (tl_s43 / 16) * 2]);
+                [[maybe_unused]] const int i = s_layout::row(tl_tid, tl_s42);
+                [[maybe_unused]] const int j = s_layout::col(tl_tid, tl_s42);
+                s[tl_s42] = tl::fast::exp2(s[tl_s42] * qk_scale - lse[(tl_s42 / 2 % 2) + (tl_s42 / 16) * 2]);
             }
         }
-        // copy(s, p);  (attention_backward.tl:142)
+        // copy(s, p);  (attention_backward.tl:158)
         #pragma unroll
-        for (int tl_chunk44 = 0; tl_chunk44 < s_layout::kSlots; tl_chunk44 += 2) {
-            tl::f16* tl_ptr45 = &p[(s_layout::row(tl_tid, tl_chunk44)) * 136 + (s_layout::col(tl_tid, tl_chunk44))];
+        for (int tl_chunk43 = 0; tl_chunk43 < s_layout::kSlots; tl_chunk43 += 2) {
+            tl::f16* tl_ptr44 = &p[(s_layout::row(tl_tid, tl_chunk43)) * 136 + (s_layout::col(tl_tid, tl_chunk43))];
             {
-                tl::f16 tl_vec46[2];
+                tl::f16 tl_vec45[2];
                 #pragma unroll
-                for (int tl_v = 0; tl_v < 2; tl_v += 2) tl::convert_pair(&tl_vec46[tl_v], s[tl_chunk44 + tl_v], s[tl_chunk44 + tl_v + 1]);
-                tl::store_vector<tl::f16, 2>(tl_ptr45, tl_vec46);
+                for (int tl_v = 0; tl_v < 2; tl_v += 2) tl::convert_pair(&tl_vec45[tl_v], s[tl_chunk43 + tl_v], s[tl_chunk43 + tl_v + 1]);
+                tl::store_vector<tl::f16, 2>(tl_ptr44, tl_vec45);
             }
         }
         __syncthreads();  // RAW on `p`
-        // gemm(p, go, dv, transpose_a = true);                    // dV += Pᵀ dO  (attention_backward.tl:143)
+        // gemm(p, go, dv, transpose_a = true);                    // dV += Pᵀ dO  (attention_backward.tl:159)
         {
             tl::warp_gemm_mma<128, 64, 64, 4, 2, tl::f16, true, false>(
                 dv, tl::SharedMatrix<tl::f16, true, 136>{&p[0 * 136 + 0]},
                 tl::SharedMatrix<tl::f16, false, 72>{&go[((t % 2) * 64 + 0) * 72 + 0]}, tl_tid);
         }
-        // gemm(go, v, dp, transpose_b = true, clear = true);      // dP = dO Vᵀ  (attention_backward.tl:144)
+        // gemm(go, v, dp, transpose_b = true, clear = true);      // dP = dO Vᵀ  (attention_backward.tl:160)
         {
             for (int tl_s = 0; tl_s < dp_layout::kSlots; ++tl_s) dp[tl_s] = 0.0f;
             tl::warp_gemm_mma<64, 128, 64, 2, 4, tl::f16, false, true>(
                 dp, tl::SharedMatrix<tl::f16, false, 72>{&go[((t % 2) * 64 + 0) * 72 + 0]},
                 tl::SharedMatrix<tl::f16, true, 72>{&v[0 * 72 + 0]}, tl_tid);
         }
-        // for i, j in parallel(BM, BN) {  (attention_backward.tl:145)
+        // for i, j in parallel(BM, BN) {  (attention_backward.tl:161)
         // for i, j in parallel(64, 128): each thread visits the elements of `dp` it holds
         #pragma unroll
-        for (int tl_s47 = 0; tl_s47 < dp_layout::kSlots; ++tl_s47) {
-            const int i = dp_layout::row(tl_tid, tl_s47);
-            const int j = dp_layout::col(tl_tid, tl_s47);
-            dp[tl_s47] = tl::convert<float>(p[i * 136 + j]) * (dp[tl_s47] - delta[(tl_s47 / 2 % 2) + (tl_s47 / 16) * 2]) * sm_scale;
+        for (int tl_s46 = 0; tl_s46 < dp_layout::kSlots; ++tl_s46) {
+            const int i = dp_layout::row(tl_tid, tl_s46);
+            const int j = dp_layout::col(tl_tid, tl_s46);
+            dp[tl_s46] = tl::convert<float>(p[i * 136 + j]) * (dp[tl_s46] - delta[(tl_s46 / 2 % 2) + (tl_s46 / 16) * 2]) * sm_scale;
         }
-        // copy(dp, ds);  (attention_backward.tl:148)
+        // copy(dp, ds);  (attention_backward.tl:164)
         #pragma unroll
-        for (int tl_chunk48 = 0; tl_chunk48 < dp_layout::kSlots; tl_chunk48 += 2) {
-            tl::f16* tl_ptr49 = &ds[(dp_layout::row(tl_tid, tl_chunk48)) * 136 + (dp_layout::col(tl_tid, tl_chunk48))];
+        for (int tl_chunk47 = 0; tl_chunk47 < dp_layout::kSlots; tl_chunk47 += 2) {
+            tl::f16* tl_ptr48 = &ds[(dp_layout::row(tl_tid, tl_chunk47)) * 136 + (dp_layout::col(tl_tid, tl_chunk47))];
             {
-                tl::f16 tl_vec50[2];
+                tl::f16 tl_vec49[2];
                 #pragma unroll
-                for (int tl_v = 0; tl_v < 2; tl_v += 2) tl::convert_pair(&tl_vec50[tl_v], dp[tl_chunk48 + tl_v], dp[tl_chunk48 + tl_v + 1]);
-                tl::store_vector<tl::f16, 2>(tl_ptr49, tl_vec50);
+                for (int tl_v = 0; tl_v < 2; tl_v += 2) tl::convert_pair(&tl_vec49[tl_v], dp[tl_chunk47 + tl_v], dp[tl_chunk47 + tl_v + 1]);
+                tl::store_vector<tl::f16, 2>(tl_ptr48, tl_vec49);
             }
         }
         __syncthreads();  // RAW on `ds`
-        // gemm(ds, q, dk, transpose_a = true);                    // dK += dSᵀ Q  (attention_backward.tl:149)
+        // gemm(ds, q, dk, transpose_a = true);                    // dK += dSᵀ Q  (attention_backward.tl:165)
         {
             tl::warp_gemm_mma<128, 64, 64, 4, 2, tl::f16, true, false>(
                 dk, tl::SharedMatrix<tl::f16, true, 136>{&ds[0 * 136 + 0]},
                 tl::SharedMatrix<tl::f16, false, 72>{&q[((t % 2) * 64 + 0) * 72 + 0]}, tl_tid);
         }
-        // gemm(ds, k, dq, clear = true);                          // this block's share of dQ  (attention_backward.tl:150)
+        // gemm(ds, k, dq, clear = true);                          // this block's share of dQ  (attention_backward.tl:166)
         {
             for (int tl_s = 0; tl_s < dq_layout::kSlots; ++tl_s) dq[tl_s] = 0.0f;
             tl::warp_gemm_mma<64, 64, 128, 2, 4, tl::f16, false, false>(
                 dq, tl::SharedMatrix<tl::f16, false, 136>{&ds[0 * 136 + 0]},
                 tl::SharedMatrix<tl::f16, false, 72>{&k[0 * 72 + 0]}, tl_tid);
         }
-        // atomic_add(dQacc[b, h, q0 +: BM, 0 +: D], dq);  (attention_backward.tl:151)
+        // atomic_add(dQacc[b, h, q0 +: BM, 0 +: D], dq);  (attention_backward.tl:167)
         {
             #pragma unroll
-            for (int tl_pair51 = 0; tl_pair51 < dq_layout::kSlots; tl_pair51 += 2) {
-                if (tl::in_bounds(b, B) && tl::in_bounds(h, H) && tl::in_bounds(q0 + (dq_layout::row(tl_tid, tl_pair51)), S) && tl::in_bounds(dq_layout::col(tl_tid, tl_pair51), 64) && tl::in_bounds(b, B) && tl::in_bounds(h, H) && tl::in_bounds(q0 + (dq_layout::row(tl_tid, tl_pair51)), S) && tl::in_bounds((dq_layout::col(tl_tid, tl_pair51)) + 1, 64)) tl::atomic_add_pair(&dQacc[((int64_t(b) * H + h) * S + (q0 + (dq_layout::row(tl_tid, tl_pair51)))) * 64 + (dq_layout::col(tl_tid, tl_pair51))], dq[tl_pair51], dq[tl_pair51 + 1]);
+            for (int tl_pair50 = 0; tl_pair50 < dq_layout::kSlots; tl_pair50 += 2) {
+                if (tl::in_bounds(b, B) && tl::in_bounds(h, H) && tl::in_bounds(q0 + (dq_layout::row(tl_tid, tl_pair50)), S) && tl::in_bounds(dq_layout::col(tl_tid, tl_pair50), 64) && tl::in_bounds(b, B) && tl::in_bounds(h, H) && tl::in_bounds(q0 + (dq_layout::row(tl_tid, tl_pair50)), S) && tl::in_bounds((dq_layout::col(tl_tid, tl_pair50)) + 1, 64)) tl::atomic_add_pair(&dQacc[((int64_t(b) * H + h) * S + (q0 + (dq_layout::row(tl_tid, tl_pair50)))) * 64 + (dq_layout::col(tl_tid, tl_pair50))], dq[tl_pair50], dq[tl_pair50 + 1]);
                 else {
-                    if (tl::in_bounds(b, B) && tl::in_bounds(h, H) && tl::in_bounds(q0 + (dq_layout::row(tl_tid, tl_pair51)), S) && tl::in_bounds(dq_layout::col(tl_tid, tl_pair51), 64)) tl::atomic_add(&dQacc[((int64_t(b) * H + h) * S + (q0 + (dq_layout::row(tl_tid, tl_pair51)))) * 64 + (dq_layout::col(tl_tid, tl_pair51))], dq[tl_pair51]);
-                    if (tl::in_bounds(b, B) && tl::in_bounds(h, H) && tl::in_bounds(q0 + (dq_layout::row(tl_tid, tl_pair51)), S) && tl::in_bounds((dq_layout::col(tl_tid, tl_pair51)) + 1, 64)) tl::atomic_add(&dQacc[((int64_t(b) * H + h) * S + (q0 + (dq_layout::row(tl_tid, tl_pair51)))) * 64 + ((dq_layout::col(tl_tid, tl_pair51)) + 1)], dq[tl_pair51 + 1]);
+                    if (tl::in_bounds(b, B) && tl::in_bounds(h, H) && tl::in_bounds(q0 + (dq_layout::row(tl_tid, tl_pair50)), S) && tl::in_bounds(dq_layout::col(tl_tid, tl_pair50), 64)) tl::atomic_add(&dQacc[((int64_t(b) * H + h) * S + (q0 + (dq_layout::row(tl_tid, tl_pair50)))) * 64 + (dq_layout::col(tl_tid, tl_pair50))], dq[tl_pair50]);
+                    if (tl::in_bounds(b, B) && tl::in_bounds(h, H) && tl::in_bounds(q0 + (dq_layout::row(tl_tid, tl_pair50)), S) && tl::in_bounds((dq_layout::col(tl_tid, tl_pair50)) + 1, 64)) tl::atomic_add(&dQacc[((int64_t(b) * H + h) * S + (q0 + (dq_layout::row(tl_tid, tl_pair50)))) * 64 + ((dq_layout::col(tl_tid, tl_pair50)) + 1)], dq[tl_pair50 + 1]);
                 }
             }
         }
     }
     tl::cp_async_wait<0>();  // at most 0 copy groups of this thread still in flight
-    // copy(dk, dK[b, h, k0 +: BN, 0 +: D]);  (attention_backward.tl:153)
+    // copy(dk, dK[b, h, k0 +: BN, 0 +: D]);  (attention_backward.tl:169)
     #pragma unroll
-    for (int tl_chunk52 = 0; tl_chunk52 < dk_layout::kSlots; tl_chunk52 += 2) {
-        tl::f16* tl_ptr53 = &dK[((int64_t(b) * H + h) * S + (k0 + (dk_layout::row(tl_tid, tl_chunk52)))) * 64 + (dk_layout::col(tl_tid, tl_chunk52))];
-        if (tl::in_bounds(b, B) && tl::in_bounds(h, H) && tl::in_bounds(k0 + (dk_layout::row(tl_tid, tl_chunk52)), S) && tl::in_bounds(dk_layout::col(tl_tid, tl_chunk52), 64) && tl::in_bounds(b, B) && tl::in_bounds(h, H) && tl::in_bounds(k0 + (dk_layout::row(tl_tid, tl_chunk52)), S) && tl::in_bounds((dk_layout::col(tl_tid, tl_chunk52)) + 1, 64) && tl::is_aligned(tl_ptr53, 4)) {
-            tl::f16 tl_vec54[2];
+    for (int tl_chunk51 = 0; tl_chunk51 < dk_layout::kSlots; tl_chunk51 += 2) {
+        tl::f16* tl_ptr52 = &dK[((int64_t(b) * H + h) * S + (k0 + (dk_layout::row(tl_tid, tl_chunk51)))) * 64 + (dk_layout::col(tl_tid, tl_chunk51))];
+        if (tl::in_bounds(b, B) && tl::in_bounds(h, H) && tl::in_bounds(k0 + (dk_layout::row(tl_tid, tl_chunk51)), S) && tl::in_bounds(dk_layout::col(tl_tid, tl_chunk51), 64) && tl::in_bounds(b, B) && tl::in_bounds(h, H) && tl::in_bounds(k0 + (dk_layout::row(tl_tid, tl_chunk51)), S) && tl::in_bounds((dk_layout::col(tl_tid, tl_chunk51)) + 1, 64) && tl::is_aligned(tl_ptr52, 4)) {
+            tl::f16 tl_vec53[2];
             #pragma unroll
-            for (int tl_v = 0; tl_v < 2; tl_v += 2) tl::convert_pair(&tl_vec54[tl_v], dk[tl_chunk52 + tl_v], dk[tl_chunk52 + tl_v + 1]);
-            tl::store_vector<tl::f16, 2>(tl_ptr53, tl_vec54);
+            for (int tl_v = 0; tl_v < 2; tl_v += 2) tl::convert_pair(&tl_vec53[tl_v], dk[tl_chunk51 + tl_v], dk[tl_chunk51 + tl_v + 1]);
+            tl::store_vector<tl::f16, 2>(tl_ptr52, tl_vec53);
         } else {
             #pragma unroll
             for (int tl_v = 0; tl_v < 2; ++tl_v) {
-                if (tl::in_bounds(b, B) && tl::in_bounds(h, H) && tl::in_bounds(k0 + (dk_layout::row(tl_tid, tl_chunk52 + tl_v)), S) && tl::in_bounds(dk_layout::col(tl_tid, tl_chunk52 + tl_v), 64)) dK[((int64_t(b) * H + h) * S + (k0 + (dk_layout::row(tl_tid, tl_chunk52 + tl_v)))) * 64 + (dk_layout::col(tl_tid, tl_chunk52 + tl_v))] = tl::convert<tl::f16>(dk[tl_chunk52 + tl_v]);
+                if (tl::in_bounds(b, B) && tl::in_bounds(h, H) && tl::in_bounds(k0 + (dk_layout::row(tl_tid, tl_chunk51 + tl_v)), S) && tl::in_bounds(dk_layout::col(tl_tid, tl_chunk51 + tl_v), 64)) dK[((int64_t(b) * H + h) * S + (k0 + (dk_layout::row(tl_tid, tl_chunk51 + tl_v)))) * 64 + (dk_layout::col(tl_tid, tl_chunk51 + tl_v))] = tl::convert<tl::f16>(dk[tl_chunk51 + tl_v]);
             }
         }
     }
-    // copy(dv, dV[b, h, k0 +: BN, 0 +: D]);  (attention_backward.tl:154)
+    // copy(dv, dV[b, h, k0 +: BN, 0 +: D]);  (attention_backward.tl:170)
     #pragma unroll
-    for (int tl_chunk55 = 0; tl_chunk55 < dv_layout::kSlots; tl_chunk55 += 2) {
-        tl::f16* tl_ptr56 = &dV[((int64_t(b) * H + h) * S + (k0 + (dv_layout::row(tl_tid, tl_chunk55)))) * 64 + (dv_layout::col(tl_tid, tl_chunk55))];
-        if (tl::in_bounds(b, B) && tl::in_bounds(h, H) && tl::in_bounds(k0 + (dv_layout::row(tl_tid, tl_chunk55)), S) && tl::in_bounds(dv_layout::col(tl_tid, tl_chunk55), 64) && tl::in_bounds(b, B) && tl::in_bounds(h, H) && tl::in_bounds(k0 + (dv_layout::row(tl_tid, tl_chunk55)), S) && tl::in_bounds((dv_layout::col(tl_tid, tl_chunk55)) + 1, 64) && tl::is_aligned(tl_ptr56, 4)) {
-            tl::f16 tl_vec57[2];
+    for (int tl_chunk54 = 0; tl_chunk54 < dv_layout::kSlots; tl_chunk54 += 2) {
+        tl::f16* tl_ptr55 = &dV[((int64_t(b) * H + h) * S + (k0 + (dv_layout::row(tl_tid, tl_chunk54)))) * 64 + (dv_layout::col(tl_tid, tl_chunk54))];
+        if (tl::in_bounds(b, B) && tl::in_bounds(h, H) && tl::in_bounds(k0 + (dv_layout::row(tl_tid, tl_chunk54)), S) && tl::in_bounds(dv_layout::col(tl_tid, tl_chunk54), 64) && tl::in_bounds(b, B) && tl::in_bounds(h, H) && tl::in_bounds(k0 + (dv_layout::row(tl_tid, tl_chunk54)), S) && tl::in_bounds((dv_layout::col(tl_tid, tl_chunk54)) + 1, 64) && tl::is_aligned(tl_ptr55, 4)) {
+            tl::f16 tl_vec56[2];
             #pragma unroll
-            for (int tl_v = 0; tl_v < 2; tl_v += 2) tl::convert_pair(&tl_vec57[tl_v], dv[tl_chunk55 + tl_v], dv[tl_chunk55 + tl_v + 1]);
-            tl::store_vector<tl::f16, 2>(tl_ptr56, tl_vec57);
+            for (int tl_v = 0; tl_v < 2; tl_v += 2) tl::convert_pair(&tl_vec56[tl_v], dv[tl_chunk54 + tl_v], dv[tl_chunk54 + tl_v + 1]);
+            tl::store_vector<tl::f16, 2>(tl_ptr55, tl_vec56);
         } else {
             #pragma unroll
             for (int tl_v = 0; tl_v < 2; ++tl_v) {
-                if (tl::in_bounds(b, B) && tl::in_bounds(h, H) && tl::in_bounds(k0 + (dv_layout::row(tl_tid, tl_chunk55 + tl_v)), S) && tl::in_bounds(dv_layout::col(tl_tid, tl_chunk55 + tl_v), 64)) dV[((int64_t(b) * H + h) * S + (k0 + (dv_layout::row(tl_tid, tl_chunk55 + tl_v)))) * 64 + (dv_layout::col(tl_tid, tl_chunk55 + tl_v))] = tl::convert<tl::f16>(dv[tl_chunk55 + tl_v]);
+                if (tl::in_bounds(b, B) && tl::in_bounds(h, H) && tl::in_bounds(k0 + (dv_layout::row(tl_tid, tl_chunk54 + tl_v)), S) && tl::in_bounds(dv_layout::col(tl_tid, tl_chunk54 + tl_v), 64)) dV[((int64_t(b) * H + h) * S + (k0 + (dv_layout::row(tl_tid, tl_chunk54 + tl_v)))) * 64 + (dv_layout::col(tl_tid, tl_chunk54 + tl_v))] = tl::convert<tl::f16>(dv[tl_chunk54 + tl_v]);
             }
         }
     }
 }
 
-// kernel attention_backward_kv<D = 64, BM = 128, BN = 128, CAUSAL = false, STAGES = 2, THREADS = 256, T = f16>  (stdlib/attention_backward.tl:92)
+// kernel attention_backward_kv<D = 64, BM = 128, BN = 128, CAUSAL = false, STAGES = 2, THREADS = 256, T = f16>  (stdlib/attention_backward.tl:105)
 // 256 threads per block, 230480 bytes of shared memory
 // warp-specialized: warpgroup 0 issues TMA loads, the other 256 threads run wgmma; persistent over the tiles
 __global__ void __launch_bounds__(384, 1) attention_backward_kv_kernel_sm90(
@@ -999,8 +911,6 @@ __global__ void __launch_bounds__(384, 1) attention_backward_kv_kernel_sm90(
     using dq_layout = tl::MmaAccLayout<128, 64, 8, 1>;  // fragment dq: f32[128, 64], wgmma accumulators
     using dk_layout = tl::MmaAccLayout<128, 64, 8, 1>;  // fragment dk: f32[128, 64], wgmma accumulators
     using dv_layout = tl::MmaAccLayout<128, 64, 8, 1>;  // fragment dv: f32[128, 64], wgmma accumulators
-    // fragment lse_next: f32[128], slice of `s` (broadcast): [128] over 256 threads: (8:t4 2:r1 8:t32) 2 registers, 4 replicas
-    // fragment delta_next: f32[128], slice of `dp` (broadcast): [128] over 256 threads: (8:t4 2:r1 8:t32) 2 registers, 4 replicas
     extern __shared__ __align__(1024) unsigned char tl_smem_raw[];
     unsigned char* tl_smem = tl_smem_raw + ((1024 - tl::sm90::smem_address(tl_smem_raw) % 1024) % 1024);
     tl::f16* k = reinterpret_cast<tl::f16*>(tl_smem + 0);  // shared k: f16[128, 64], 1 stages, 128-byte swizzled (TMA)
@@ -1048,18 +958,18 @@ __global__ void __launch_bounds__(384, 1) attention_backward_kv_kernel_sm90(
                 const int32_t first = 0;
                 tl::sm90::mbarrier_wait(tl_once_empty, (tl_round + 1) & 1);  // the previous tile's readers are done
                 tl::sm90::mbarrier_arrive_expect_tx(tl_once_full, 32768);
-                // copy(K[b, h, k0 +: BN, 0 +: D], k);  (attention_backward.tl:121)
+                // copy(K[b, h, k0 +: BN, 0 +: D], k);  (attention_backward.tl:134)
                 tl::sm90::tma_load_4d(k, &tl_map_K, tl_once_full, 0, k0, h, b);
-                // copy(V[b, h, k0 +: BN, 0 +: D], v);  (attention_backward.tl:122)
+                // copy(V[b, h, k0 +: BN, 0 +: D], v);  (attention_backward.tl:135)
                 tl::sm90::tma_load_4d(v, &tl_map_V, tl_once_full, 0, k0, h, b);
                 for (int t = 0; t < tl::cdiv(S, 128) - first; ++t, ++tl_it) {
                     const int tl_stage = tl_it % 4;
                     tl::sm90::mbarrier_wait(&tl_empty[tl_stage], (tl_it / 4 + 1) & 1);  // consumers released it
                     tl::sm90::mbarrier_arrive_expect_tx(&tl_full[tl_stage], 32768);
                     const int32_t q0 = (first + t) * 128;
-                    // copy(Q[b, h, q0 +: BM, 0 +: D], q);  (attention_backward.tl:126)
+                    // copy(Q[b, h, q0 +: BM, 0 +: D], q);  (attention_backward.tl:139)
                     tl::sm90::tma_load_4d(q + tl_stage * 8192, &tl_map_Q, &tl_full[tl_stage], 0, q0, h, b);
-                    // copy(dO[b, h, q0 +: BM, 0 +: D], go);  (attention_backward.tl:127)
+                    // copy(dO[b, h, q0 +: BM, 0 +: D], go);  (attention_backward.tl:140)
                     tl::sm90::tma_load_4d(go + tl_stage * 8192, &tl_map_dO, &tl_full[tl_stage], 0, q0, h, b);
                 }
             }
@@ -1093,163 +1003,148 @@ __global__ void __launch_bounds__(384, 1) attention_backward_kv_kernel_sm90(
             const int32_t h = tl_block_y;
             const int32_t k0 = tl_block_x * 128;
             const float qk_scale = sm_scale * 1.4426950216293335f;
-            // copy(K[b, h, k0 +: BN, 0 +: D], k);  (attention_backward.tl:121)
+            // copy(K[b, h, k0 +: BN, 0 +: D], k);  (attention_backward.tl:134)
             tl::sm90::mbarrier_wait(tl_once_full, (tl_round + 0) & 1);  // the tiles loaded once per tile landed
-            // copy(V[b, h, k0 +: BN, 0 +: D], v);  (attention_backward.tl:122)
+            // copy(V[b, h, k0 +: BN, 0 +: D], v);  (attention_backward.tl:135)
             const int32_t first = 0;
-            float lse_next[2];  // fragment lse_next: f32[128]
-            float delta_next[2];  // fragment delta_next: f32[128]
-            if (0 < tl::cdiv(S, 128) - first) {
-                // copy(Lse[b, h, q0 +: BM], lse);  (attention_backward.tl:128)
-                #pragma unroll
-                for (int tl_s0 = 0; tl_s0 < 2; ++tl_s0) {
-                    lse_next[tl_s0] = tl::in_bounds(b, B) && tl::in_bounds(h, H) && tl::in_bounds((first * 128) + ((tl_tid / 4 % 8) + (tl_s0) * 8 + (tl_tid / 32) * 16), S) ? Lse[(int64_t(b) * H + h) * S + ((first * 128) + ((tl_tid / 4 % 8) + (tl_s0) * 8 + (tl_tid / 32) * 16))] : 0.0f;
-                }
-                // copy(Delta[b, h, q0 +: BM], delta);  (attention_backward.tl:129)
-                #pragma unroll
-                for (int tl_s1 = 0; tl_s1 < 2; ++tl_s1) {
-                    delta_next[tl_s1] = tl::in_bounds(b, B) && tl::in_bounds(h, H) && tl::in_bounds((first * 128) + ((tl_tid / 4 % 8) + (tl_s1) * 8 + (tl_tid / 32) * 16), S) ? Delta[(int64_t(b) * H + h) * S + ((first * 128) + ((tl_tid / 4 % 8) + (tl_s1) * 8 + (tl_tid / 32) * 16))] : 0.0f;
-                }
-            }
-            // for t in pipelined(cdiv(S, BM) - first, stages = STAGES) {  (attention_backward.tl:124)
-            const int tl_trips2 = tl::cdiv(S, 128) - first;
-            for (int t = 0; t < tl_trips2; ++t, ++tl_it) {
+            // for t in pipelined(cdiv(S, BM) - first, stages = STAGES) {  (attention_backward.tl:137)
+            const int tl_trips0 = tl::cdiv(S, 128) - first;
+            for (int t = 0; t < tl_trips0; ++t, ++tl_it) {
                 const int tl_stage = tl_it % 4;
                 tl::sm90::mbarrier_wait(&tl_full[tl_stage], (tl_it / 4 + 0) & 1);  // trip t's TMA loads landed
                 const int32_t q0 = (first + t) * 128;
-                // gemm(q, k, s, transpose_b = true, clear = true);        // S = Q Kᵀ  (attention_backward.tl:131)
+                // gemm(q, k, s, transpose_b = true, clear = true);        // S = Q Kᵀ  (attention_backward.tl:147)
                 tl::sm90::warpgroup_gemm<tl::f16, 128, 128, 64, false, true, 2>(s, q + tl_stage * 8192, k, tl_tid / 128, true);
-                // copy(Lse[b, h, q0 +: BM], lse);  (attention_backward.tl:128)
+                // copy(Lse[b, h, q0 +: BM], lse);  (attention_backward.tl:141)
                 #pragma unroll
-                for (int tl_s = 0; tl_s < 2; ++tl_s) lse[tl_s] = lse_next[tl_s];
-                // copy(Delta[b, h, q0 +: BM], delta);  (attention_backward.tl:129)
+                for (int tl_s1 = 0; tl_s1 < 2; ++tl_s1) {
+                    lse[tl_s1] = tl::in_bounds(b, B) && tl::in_bounds(h, H) && tl::in_bounds(q0 + ((tl_tid / 4 % 8) + (tl_s1) * 8 + (tl_tid / 32) * 16), S) ? Lse[(int64_t(b) * H + h) * S + (q0 + ((tl_tid / 4 % 8) + (tl_s1) * 8 + (tl_tid / 32) * 16))] : 0.0f;
+                }
+                // copy(Delta[b, h, q0 +: BM], delta);  (attention_backward.tl:142)
                 #pragma unroll
-                for (int tl_s = 0; tl_s < 2; ++tl_s) delta[tl_s] = delta_next[tl_s];
-                if (t + 1 < tl::cdiv(S, 128) - first) {
-                    // copy(Lse[b, h, q0 +: BM], lse);  (attention_backward.tl:128)
-                    #pragma unroll
-                    for (int tl_s3 = 0; tl_s3 < 2; ++tl_s3) {
-                        lse_next[tl_s3] = tl::in_bounds(b, B) && tl::in_bounds(h, H) && tl::in_bounds(((first + (t + 1)) * 128) + ((tl_tid / 4 % 8) + (tl_s3) * 8 + (tl_tid / 32) * 16), S) ? Lse[(int64_t(b) * H + h) * S + (((first + (t + 1)) * 128) + ((tl_tid / 4 % 8) + (tl_s3) * 8 + (tl_tid / 32) * 16))] : 0.0f;
-                    }
-                    // copy(Delta[b, h, q0 +: BM], delta);  (attention_backward.tl:129)
-                    #pragma unroll
-                    for (int tl_s4 = 0; tl_s4 < 2; ++tl_s4) {
-                        delta_next[tl_s4] = tl::in_bounds(b, B) && tl::in_bounds(h, H) && tl::in_bounds(((first + (t + 1)) * 128) + ((tl_tid / 4 % 8) + (tl_s4) * 8 + (tl_tid / 32) * 16), S) ? Delta[(int64_t(b) * H + h) * S + (((first + (t + 1)) * 128) + ((tl_tid / 4 % 8) + (tl_s4) * 8 + (tl_tid / 32) * 16))] : 0.0f;
-                    }
+                for (int tl_s2 = 0; tl_s2 < 2; ++tl_s2) {
+                    delta[tl_s2] = tl::in_bounds(b, B) && tl::in_bounds(h, H) && tl::in_bounds(q0 + ((tl_tid / 4 % 8) + (tl_s2) * 8 + (tl_tid / 32) * 16), S) ? Delta[(int64_t(b) * H + h) * S + (q0 + ((tl_tid / 4 % 8) + (tl_s2) * 8 + (tl_tid / 32) * 16))] : 0.0f;
+                }
+                // for i in parallel(BM) {  (attention_backward.tl:143)
+                // for i in parallel(128): each thread visits the elements of `lse` it holds
+                #pragma unroll
+                for (int tl_s3 = 0; tl_s3 < 2; ++tl_s3) {
+                    [[maybe_unused]] const int i = ((tl_tid / 4 % 8) + (tl_s3) * 8 + (tl_tid / 32) * 16);
+                    lse[tl_s3] = lse[tl_s3] * 1.4426950216293335f;
                 }
                 tl::sm90::wgmma_wait<0>();  // #0 (into `s`) retired
                 tl::sm90::fence_accumulators(s);
                 if (k0 + 128 > S || q0 + 128 > S) {
-                    // for i, j in parallel(BM, BN) {  (attention_backward.tl:133)
+                    // for i, j in parallel(BM, BN) {  (attention_backward.tl:149)
+                    // for i, j in parallel(128, 128): each thread visits the elements of `s` it holds
+                    #pragma unroll
+                    for (int tl_s4 = 0; tl_s4 < s_layout::kSlots; ++tl_s4) {
+                        const int i = s_layout::row(tl_tid, tl_s4);
+                        const int j = s_layout::col(tl_tid, tl_s4);
+                        const bool masked = k0 + j >= S || q0 + i >= S;
+                        s[tl_s4] = masked ? 0.0f : tl::fast::exp2(s[tl_s4] * qk_scale - lse[(tl_s4 / 2 % 2)]);
+                    }
+                } else {
+                    // for i, j in parallel(BM, BN) {  (attention_backward.tl:154)
                     // for i, j in parallel(128, 128): each thread visits the elements of `s` it holds
                     #pragma unroll
                     for (int tl_s5 = 0; tl_s5 < s_layout::kSlots; ++tl_s5) {
-                        const int i = s_layout::row(tl_tid, tl_s5);
-                        const int j = s_layout::col(tl_tid, tl_s5);
-                        const bool masked = k0 + j >= S || q0 + i >= S;
-                        s[tl_s5] = masked ? 0.0f : tl::fast::exp2(s[tl_s5] * qk_scale - lse[(tl_s5 / 2 % 2)]);
-                    }
-                } else {
-                    // for i, j in parallel(BM, BN) {  (attention_backward.tl:138)
-                    // for i, j in parallel(128, 128): each thread visits the elements of `s` it holds
-                    #pragma unroll
-                    for (int tl_s6 = 0; tl_s6 < s_layout::kSlots; ++tl_s6) {
-                        [[maybe_unused]] const int i = s_layout::row(tl_tid, tl_s6);
-                        [[maybe_unused]] const int j = s_layout::col(tl_tid, tl_s6);
-                        s[tl_s6] = tl::fast::exp2(s[tl_s6] * qk_scale - lse[(tl_s6 / 2 % 2)]);
+                        [[maybe_unused]] const int i = s_layout::row(tl_tid, tl_s5);
+                        [[maybe_unused]] const int j = s_layout::col(tl_tid, tl_s5);
+                        s[tl_s5] = tl::fast::exp2(s[tl_s5] * qk_scale - lse[(tl_s5 / 2 % 2)]);
                     }
                 }
-                // copy(s, p);  (attention_backward.tl:142)
+                // copy(s, p);  (attention_backward.tl:158)
                 #pragma unroll
-                for (int tl_chunk7 = 0; tl_chunk7 < s_layout::kSlots; tl_chunk7 += 2) {
-                    tl::f16* tl_ptr8 = &p[tl::sm90::swizzled_element<128, 128, 2>(s_layout::row(tl_tid, tl_chunk7), s_layout::col(tl_tid, tl_chunk7))];
+                for (int tl_chunk6 = 0; tl_chunk6 < s_layout::kSlots; tl_chunk6 += 2) {
+                    tl::f16* tl_ptr7 = &p[tl::sm90::swizzled_element<128, 128, 2>(s_layout::row(tl_tid, tl_chunk6), s_layout::col(tl_tid, tl_chunk6))];
                     {
-                        tl::f16 tl_vec9[2];
+                        tl::f16 tl_vec8[2];
                         #pragma unroll
-                        for (int tl_v = 0; tl_v < 2; tl_v += 2) tl::convert_pair(&tl_vec9[tl_v], s[tl_chunk7 + tl_v], s[tl_chunk7 + tl_v + 1]);
-                        tl::store_vector<tl::f16, 2>(tl_ptr8, tl_vec9);
+                        for (int tl_v = 0; tl_v < 2; tl_v += 2) tl::convert_pair(&tl_vec8[tl_v], s[tl_chunk6 + tl_v], s[tl_chunk6 + tl_v + 1]);
+                        tl::store_vector<tl::f16, 2>(tl_ptr7, tl_vec8);
                     }
                 }
                 tl::sm90::fence_proxy_async_shared();  // these stores -> the wgmmas that read the tile (after the barrier)
                 tl::sm90::named_barrier_sync(1, 256);  // RAW on `p`
-                // gemm(p, go, dv, transpose_a = true);                    // dV += Pᵀ dO  (attention_backward.tl:143)
+                // gemm(p, go, dv, transpose_a = true);                    // dV += Pᵀ dO  (attention_backward.tl:159)
                 tl::sm90::warpgroup_gemm<tl::f16, 128, 64, 128, true, false, 2>(dv, p, go + tl_stage * 8192, tl_tid / 128);
-                // gemm(go, v, dp, transpose_b = true, clear = true);      // dP = dO Vᵀ  (attention_backward.tl:144)
+                // gemm(go, v, dp, transpose_b = true, clear = true);      // dP = dO Vᵀ  (attention_backward.tl:160)
                 tl::sm90::warpgroup_gemm<tl::f16, 128, 128, 64, false, true, 2>(dp, go + tl_stage * 8192, v, tl_tid / 128, true);
                 tl::sm90::wgmma_wait<0>();  // #1 (into `dv`), #2 (into `dp`) retired
                 tl::sm90::fence_accumulators(dv);
                 tl::sm90::fence_accumulators(dp);
-                // for i, j in parallel(BM, BN) {  (attention_backward.tl:145)
+                // for i, j in parallel(BM, BN) {  (attention_backward.tl:161)
                 // for i, j in parallel(128, 128): each thread visits the elements of `dp` it holds
                 #pragma unroll
-                for (int tl_s10 = 0; tl_s10 < dp_layout::kSlots; ++tl_s10) {
-                    const int i = dp_layout::row(tl_tid, tl_s10);
-                    const int j = dp_layout::col(tl_tid, tl_s10);
-                    dp[tl_s10] = tl::convert<float>(p[tl::sm90::swizzled_element<128, 128, 2>(i, j)]) * (dp[tl_s10] - delta[(tl_s10 / 2 % 2)]) * sm_scale;
+                for (int tl_s9 = 0; tl_s9 < dp_layout::kSlots; ++tl_s9) {
+                    const int i = dp_layout::row(tl_tid, tl_s9);
+                    const int j = dp_layout::col(tl_tid, tl_s9);
+                    dp[tl_s9] = tl::convert<float>(p[tl::sm90::swizzled_element<128, 128, 2>(i, j)]) * (dp[tl_s9] - delta[(tl_s9 / 2 % 2)]) * sm_scale;
                 }
-                // copy(dp, ds);  (attention_backward.tl:148)
+                // copy(dp, ds);  (attention_backward.tl:164)
                 #pragma unroll
-                for (int tl_chunk11 = 0; tl_chunk11 < dp_layout::kSlots; tl_chunk11 += 2) {
-                    tl::f16* tl_ptr12 = &ds[tl::sm90::swizzled_element<128, 128, 2>(dp_layout::row(tl_tid, tl_chunk11), dp_layout::col(tl_tid, tl_chunk11))];
+                for (int tl_chunk10 = 0; tl_chunk10 < dp_layout::kSlots; tl_chunk10 += 2) {
+                    tl::f16* tl_ptr11 = &ds[tl::sm90::swizzled_element<128, 128, 2>(dp_layout::row(tl_tid, tl_chunk10), dp_layout::col(tl_tid, tl_chunk10))];
                     {
-                        tl::f16 tl_vec13[2];
+                        tl::f16 tl_vec12[2];
                         #pragma unroll
-                        for (int tl_v = 0; tl_v < 2; tl_v += 2) tl::convert_pair(&tl_vec13[tl_v], dp[tl_chunk11 + tl_v], dp[tl_chunk11 + tl_v + 1]);
-                        tl::store_vector<tl::f16, 2>(tl_ptr12, tl_vec13);
+                        for (int tl_v = 0; tl_v < 2; tl_v += 2) tl::convert_pair(&tl_vec12[tl_v], dp[tl_chunk10 + tl_v], dp[tl_chunk10 + tl_v + 1]);
+                        tl::store_vector<tl::f16, 2>(tl_ptr11, tl_vec12);
                     }
                 }
                 tl::sm90::fence_proxy_async_shared();  // these stores -> the wgmmas that read the tile (after the barrier)
                 tl::sm90::named_barrier_sync(1, 256);  // RAW on `ds`
-                // gemm(ds, q, dk, transpose_a = true);                    // dK += dSᵀ Q  (attention_backward.tl:149)
+                // gemm(ds, q, dk, transpose_a = true);                    // dK += dSᵀ Q  (attention_backward.tl:165)
                 tl::sm90::warpgroup_gemm<tl::f16, 128, 64, 128, true, false, 2>(dk, ds, q + tl_stage * 8192, tl_tid / 128);
-                // gemm(ds, k, dq, clear = true);                          // this block's share of dQ  (attention_backward.tl:150)
+                // gemm(ds, k, dq, clear = true);                          // this block's share of dQ  (attention_backward.tl:166)
                 tl::sm90::warpgroup_gemm<tl::f16, 128, 64, 128, false, false, 2>(dq, ds, k, tl_tid / 128, true);
                 tl::sm90::wgmma_wait<0>();  // #3 (into `dk`), #4 (into `dq`) retired
                 tl::sm90::fence_accumulators(dk);
                 tl::sm90::fence_accumulators(dq);
                 if (tl_tid % 32 == 0) tl::sm90::mbarrier_arrive(&tl_empty[tl_stage]);  // release trip t's stage
-                // atomic_add(dQacc[b, h, q0 +: BM, 0 +: D], dq);  (attention_backward.tl:151)
+                // atomic_add(dQacc[b, h, q0 +: BM, 0 +: D], dq);  (attention_backward.tl:167)
                 {
                     #pragma unroll
-                    for (int tl_pair14 = 0; tl_pair14 < dq_layout::kSlots; tl_pair14 += 2) {
-                        if (tl::in_bounds(b, B) && tl::in_bounds(h, H) && tl::in_bounds(q0 + (dq_layout::row(tl_tid, tl_pair14)), S) && tl::in_bounds(dq_layout::col(tl_tid, tl_pair14), 64) && tl::in_bounds(b, B) && tl::in_bounds(h, H) && tl::in_bounds(q0 + (dq_layout::row(tl_tid, tl_pair14)), S) && tl::in_bounds((dq_layout::col(tl_tid, tl_pair14)) + 1, 64)) tl::atomic_add_pair(&dQacc[((int64_t(b) * H + h) * S + (q0 + (dq_layout::row(tl_tid, tl_pair14)))) * 64 + (dq_layout::col(tl_tid, tl_pair14))], dq[tl_pair14], dq[tl_pair14 + 1]);
+                    for (int tl_pair13 = 0; tl_pair13 < dq_layout::kSlots; tl_pair13 += 2) {
+                        if (tl::in_bounds(b, B) && tl::in_bounds(h, H) && tl::in_bounds(q0 + (dq_layout::row(tl_tid, tl_pair13)), S) && tl::in_bounds(dq_layout::col(tl_tid, tl_pair13), 64) && tl::in_bounds(b, B) && tl::in_bounds(h, H) && tl::in_bounds(q0 + (dq_layout::row(tl_tid, tl_pair13)), S) && tl::in_bounds((dq_layout::col(tl_tid, tl_pair13)) + 1, 64)) tl::atomic_add_pair(&dQacc[((int64_t(b) * H + h) * S + (q0 + (dq_layout::row(tl_tid, tl_pair13)))) * 64 + (dq_layout::col(tl_tid, tl_pair13))], dq[tl_pair13], dq[tl_pair13 + 1]);
                         else {
-                            if (tl::in_bounds(b, B) && tl::in_bounds(h, H) && tl::in_bounds(q0 + (dq_layout::row(tl_tid, tl_pair14)), S) && tl::in_bounds(dq_layout::col(tl_tid, tl_pair14), 64)) tl::atomic_add(&dQacc[((int64_t(b) * H + h) * S + (q0 + (dq_layout::row(tl_tid, tl_pair14)))) * 64 + (dq_layout::col(tl_tid, tl_pair14))], dq[tl_pair14]);
-                            if (tl::in_bounds(b, B) && tl::in_bounds(h, H) && tl::in_bounds(q0 + (dq_layout::row(tl_tid, tl_pair14)), S) && tl::in_bounds((dq_layout::col(tl_tid, tl_pair14)) + 1, 64)) tl::atomic_add(&dQacc[((int64_t(b) * H + h) * S + (q0 + (dq_layout::row(tl_tid, tl_pair14)))) * 64 + ((dq_layout::col(tl_tid, tl_pair14)) + 1)], dq[tl_pair14 + 1]);
+                            if (tl::in_bounds(b, B) && tl::in_bounds(h, H) && tl::in_bounds(q0 + (dq_layout::row(tl_tid, tl_pair13)), S) && tl::in_bounds(dq_layout::col(tl_tid, tl_pair13), 64)) tl::atomic_add(&dQacc[((int64_t(b) * H + h) * S + (q0 + (dq_layout::row(tl_tid, tl_pair13)))) * 64 + (dq_layout::col(tl_tid, tl_pair13))], dq[tl_pair13]);
+                            if (tl::in_bounds(b, B) && tl::in_bounds(h, H) && tl::in_bounds(q0 + (dq_layout::row(tl_tid, tl_pair13)), S) && tl::in_bounds((dq_layout::col(tl_tid, tl_pair13)) + 1, 64)) tl::atomic_add(&dQacc[((int64_t(b) * H + h) * S + (q0 + (dq_layout::row(tl_tid, tl_pair13)))) * 64 + ((dq_layout::col(tl_tid, tl_pair13)) + 1)], dq[tl_pair13 + 1]);
                         }
                     }
                 }
             }
             if (tl_tid % 32 == 0) tl::sm90::mbarrier_arrive(tl_once_empty);  // the tiles loaded once per tile may be refilled
-            // copy(dk, dK[b, h, k0 +: BN, 0 +: D]);  (attention_backward.tl:153)
+            // copy(dk, dK[b, h, k0 +: BN, 0 +: D]);  (attention_backward.tl:169)
             #pragma unroll
-            for (int tl_chunk15 = 0; tl_chunk15 < dk_layout::kSlots; tl_chunk15 += 2) {
-                tl::f16* tl_ptr16 = &dK[((int64_t(b) * H + h) * S + (k0 + (dk_layout::row(tl_tid, tl_chunk15)))) * 64 + (dk_layout::col(tl_tid, tl_chunk15))];
-                if (tl::in_bounds(b, B) && tl::in_bounds(h, H) && tl::in_bounds(k0 + (dk_layout::row(tl_tid, tl_chunk15)), S) && tl::in_bounds(dk_layout::col(tl_tid, tl_chunk15), 64) && tl::in_bounds(b, B) && tl::in_bounds(h, H) && tl::in_bounds(k0 + (dk_layout::row(tl_tid, tl_chunk15)), S) && tl::in_bounds((dk_layout::col(tl_tid, tl_chunk15)) + 1, 64) && tl::is_aligned(tl_ptr16, 4)) {
-                    tl::f16 tl_vec17[2];
+            for (int tl_chunk14 = 0; tl_chunk14 < dk_layout::kSlots; tl_chunk14 += 2) {
+                tl::f16* tl_ptr15 = &dK[((int64_t(b) * H + h) * S + (k0 + (dk_layout::row(tl_tid, tl_chunk14)))) * 64 + (dk_layout::col(tl_tid, tl_chunk14))];
+                if (tl::in_bounds(b, B) && tl::in_bounds(h, H) && tl::in_bounds(k0 + (dk_layout::row(tl_tid, tl_chunk14)), S) && tl::in_bounds(dk_layout::col(tl_tid, tl_chunk14), 64) && tl::in_bounds(b, B) && tl::in_bounds(h, H) && tl::in_bounds(k0 + (dk_layout::row(tl_tid, tl_chunk14)), S) && tl::in_bounds((dk_layout::col(tl_tid, tl_chunk14)) + 1, 64) && tl::is_aligned(tl_ptr15, 4)) {
+                    tl::f16 tl_vec16[2];
                     #pragma unroll
-                    for (int tl_v = 0; tl_v < 2; tl_v += 2) tl::convert_pair(&tl_vec17[tl_v], dk[tl_chunk15 + tl_v], dk[tl_chunk15 + tl_v + 1]);
-                    tl::store_vector<tl::f16, 2>(tl_ptr16, tl_vec17);
+                    for (int tl_v = 0; tl_v < 2; tl_v += 2) tl::convert_pair(&tl_vec16[tl_v], dk[tl_chunk14 + tl_v], dk[tl_chunk14 + tl_v + 1]);
+                    tl::store_vector<tl::f16, 2>(tl_ptr15, tl_vec16);
                 } else {
                     #pragma unroll
                     for (int tl_v = 0; tl_v < 2; ++tl_v) {
-                        if (tl::in_bounds(b, B) && tl::in_bounds(h, H) && tl::in_bounds(k0 + (dk_layout::row(tl_tid, tl_chunk15 + tl_v)), S) && tl::in_bounds(dk_layout::col(tl_tid, tl_chunk15 + tl_v), 64)) dK[((int64_t(b) * H + h) * S + (k0 + (dk_layout::row(tl_tid, tl_chunk15 + tl_v)))) * 64 + (dk_layout::col(tl_tid, tl_chunk15 + tl_v))] = tl::convert<tl::f16>(dk[tl_chunk15 + tl_v]);
+                        if (tl::in_bounds(b, B) && tl::in_bounds(h, H) && tl::in_bounds(k0 + (dk_layout::row(tl_tid, tl_chunk14 + tl_v)), S) && tl::in_bounds(dk_layout::col(tl_tid, tl_chunk14 + tl_v), 64)) dK[((int64_t(b) * H + h) * S + (k0 + (dk_layout::row(tl_tid, tl_chunk14 + tl_v)))) * 64 + (dk_layout::col(tl_tid, tl_chunk14 + tl_v))] = tl::convert<tl::f16>(dk[tl_chunk14 + tl_v]);
                     }
                 }
             }
-            // copy(dv, dV[b, h, k0 +: BN, 0 +: D]);  (attention_backward.tl:154)
+            // copy(dv, dV[b, h, k0 +: BN, 0 +: D]);  (attention_backward.tl:170)
             #pragma unroll
-            for (int tl_chunk18 = 0; tl_chunk18 < dv_layout::kSlots; tl_chunk18 += 2) {
-                tl::f16* tl_ptr19 = &dV[((int64_t(b) * H + h) * S + (k0 + (dv_layout::row(tl_tid, tl_chunk18)))) * 64 + (dv_layout::col(tl_tid, tl_chunk18))];
-                if (tl::in_bounds(b, B) && tl::in_bounds(h, H) && tl::in_bounds(k0 + (dv_layout::row(tl_tid, tl_chunk18)), S) && tl::in_bounds(dv_layout::col(tl_tid, tl_chunk18), 64) && tl::in_bounds(b, B) && tl::in_bounds(h, H) && tl::in_bounds(k0 + (dv_layout::row(tl_tid, tl_chunk18)), S) && tl::in_bounds((dv_layout::col(tl_tid, tl_chunk18)) + 1, 64) && tl::is_aligned(tl_ptr19, 4)) {
-                    tl::f16 tl_vec20[2];
+            for (int tl_chunk17 = 0; tl_chunk17 < dv_layout::kSlots; tl_chunk17 += 2) {
+                tl::f16* tl_ptr18 = &dV[((int64_t(b) * H + h) * S + (k0 + (dv_layout::row(tl_tid, tl_chunk17)))) * 64 + (dv_layout::col(tl_tid, tl_chunk17))];
+                if (tl::in_bounds(b, B) && tl::in_bounds(h, H) && tl::in_bounds(k0 + (dv_layout::row(tl_tid, tl_chunk17)), S) && tl::in_bounds(dv_layout::col(tl_tid, tl_chunk17), 64) && tl::in_bounds(b, B) && tl::in_bounds(h, H) && tl::in_bounds(k0 + (dv_layout::row(tl_tid, tl_chunk17)), S) && tl::in_bounds((dv_layout::col(tl_tid, tl_chunk17)) + 1, 64) && tl::is_aligned(tl_ptr18, 4)) {
+                    tl::f16 tl_vec19[2];
                     #pragma unroll
-                    for (int tl_v = 0; tl_v < 2; tl_v += 2) tl::convert_pair(&tl_vec20[tl_v], dv[tl_chunk18 + tl_v], dv[tl_chunk18 + tl_v + 1]);
-                    tl::store_vector<tl::f16, 2>(tl_ptr19, tl_vec20);
+                    for (int tl_v = 0; tl_v < 2; tl_v += 2) tl::convert_pair(&tl_vec19[tl_v], dv[tl_chunk17 + tl_v], dv[tl_chunk17 + tl_v + 1]);
+                    tl::store_vector<tl::f16, 2>(tl_ptr18, tl_vec19);
                 } else {
                     #pragma unroll
                     for (int tl_v = 0; tl_v < 2; ++tl_v) {
-                        if (tl::in_bounds(b, B) && tl::in_bounds(h, H) && tl::in_bounds(k0 + (dv_layout::row(tl_tid, tl_chunk18 + tl_v)), S) && tl::in_bounds(dv_layout::col(tl_tid, tl_chunk18 + tl_v), 64)) dV[((int64_t(b) * H + h) * S + (k0 + (dv_layout::row(tl_tid, tl_chunk18 + tl_v)))) * 64 + (dv_layout::col(tl_tid, tl_chunk18 + tl_v))] = tl::convert<tl::f16>(dv[tl_chunk18 + tl_v]);
+                        if (tl::in_bounds(b, B) && tl::in_bounds(h, H) && tl::in_bounds(k0 + (dv_layout::row(tl_tid, tl_chunk17 + tl_v)), S) && tl::in_bounds(dv_layout::col(tl_tid, tl_chunk17 + tl_v), 64)) dV[((int64_t(b) * H + h) * S + (k0 + (dv_layout::row(tl_tid, tl_chunk17 + tl_v)))) * 64 + (dv_layout::col(tl_tid, tl_chunk17 + tl_v))] = tl::convert<tl::f16>(dv[tl_chunk17 + tl_v]);
                     }
                 }
             }
@@ -1259,7 +1154,7 @@ __global__ void __launch_bounds__(384, 1) attention_backward_kv_kernel_sm90(
     #endif
 }
 
-// kernel attention_backward_dq<BM = 64, D = 64, T = f16>  (stdlib/attention_backward.tl:158)
+// kernel attention_backward_dq<BM = 64, D = 64, T = f16>  (stdlib/attention_backward.tl:174)
 // 128 threads per block, 0 bytes of shared memory
 __global__ void __launch_bounds__(128) attention_backward_dq_kernel(
         const float* __restrict__ dQacc,
@@ -1271,7 +1166,7 @@ __global__ void __launch_bounds__(128) attention_backward_dq_kernel(
     using x_layout = tl::BlockedLayout<4096, 8, 128>;  // fragment x: f32[64, 64]
     const int tl_tid = tl::thread_index<128>();
     float x[x_layout::kSlots];  // fragment x: f32[64, 64]
-    // copy(dQacc[block.z, block.y, block.x * BM +: BM, 0 +: D], x);  (attention_backward.tl:163)
+    // copy(dQacc[block.z, block.y, block.x * BM +: BM, 0 +: D], x);  (attention_backward.tl:179)
     #pragma unroll
     for (int tl_chunk0 = 0; tl_chunk0 < x_layout::kSlots; tl_chunk0 += 4) {
         const float* tl_ptr1 = &dQacc[((int64_t(int(blockIdx.z)) * H + int(blockIdx.y)) * S + ((int(blockIdx.x) * 64) + ((x_layout::flat(tl_tid, (tl_chunk0 / 8) * 8)) / 64))) * 64 + (((x_layout::flat(tl_tid, (tl_chunk0 / 8) * 8)) % 64) + tl_chunk0 % 8)];
@@ -1287,7 +1182,7 @@ __global__ void __launch_bounds__(128) attention_backward_dq_kernel(
             }
         }
     }
-    // copy(x, dQ[block.z, block.y, block.x * BM +: BM, 0 +: D]);  (attention_backward.tl:164)
+    // copy(x, dQ[block.z, block.y, block.x * BM +: BM, 0 +: D]);  (attention_backward.tl:180)
     #pragma unroll
     for (int tl_chunk3 = 0; tl_chunk3 < x_layout::kSlots; tl_chunk3 += 8) {
         tl::f16* tl_ptr4 = &dQ[((int64_t(int(blockIdx.z)) * H + int(blockIdx.y)) * S + ((int(blockIdx.x) * 64) + ((x_layout::flat(tl_tid, (tl_chunk3 / 8) * 8)) / 64))) * 64 + (((x_layout::flat(tl_tid, (tl_chunk3 / 8) * 8)) % 64) + tl_chunk3 % 8)];
@@ -1309,15 +1204,11 @@ __global__ void __launch_bounds__(128) attention_backward_dq_kernel(
 
 namespace tlc {
 
-cudaError_t attention_backward_rows(const __half* Q, const __half* K, const __half* O, const __half* dO, float* Lse, float* Delta, float* dQacc, float sm_scale, int64_t B, int64_t H, int64_t S, cudaStream_t stream) {
-    constexpr const char* tl_name = "attention_backward_rows";
+cudaError_t attention_backward_lse(const __half* Q, const __half* K, float* Lse, float sm_scale, int64_t B, int64_t H, int64_t S, cudaStream_t stream) {
+    constexpr const char* tl_name = "attention_backward_lse";
     if (cudaError_t tl_err = tl::host::check_pointer(Q, tl_name, "Q", 2); tl_err != cudaSuccess) return tl_err;
     if (cudaError_t tl_err = tl::host::check_pointer(K, tl_name, "K", 2); tl_err != cudaSuccess) return tl_err;
-    if (cudaError_t tl_err = tl::host::check_pointer(O, tl_name, "O", 2); tl_err != cudaSuccess) return tl_err;
-    if (cudaError_t tl_err = tl::host::check_pointer(dO, tl_name, "dO", 2); tl_err != cudaSuccess) return tl_err;
     if (cudaError_t tl_err = tl::host::check_pointer(Lse, tl_name, "Lse", 4); tl_err != cudaSuccess) return tl_err;
-    if (cudaError_t tl_err = tl::host::check_pointer(Delta, tl_name, "Delta", 4); tl_err != cudaSuccess) return tl_err;
-    if (cudaError_t tl_err = tl::host::check_pointer(dQacc, tl_name, "dQacc", 4); tl_err != cudaSuccess) return tl_err;
     if (cudaError_t tl_err = tl::host::check_dim(B, tl_name, "B"); tl_err != cudaSuccess) return tl_err;
     if (cudaError_t tl_err = tl::host::check_dim(H, tl_name, "H"); tl_err != cudaSuccess) return tl_err;
     if (cudaError_t tl_err = tl::host::check_dim(S, tl_name, "S"); tl_err != cudaSuccess) return tl_err;
@@ -1340,29 +1231,46 @@ cudaError_t attention_backward_rows(const __half* Q, const __half* K, const __ha
         if (tl_tma) {
             static const cudaError_t tl_attributes_sm90 = [] {
                 cudaError_t tl_err = cudaSuccess;
-                tl_err = cudaFuncSetAttribute(::attention_backward_rows_kernel_sm90, cudaFuncAttributeMaxDynamicSharedMemorySize, 148624);
+                tl_err = cudaFuncSetAttribute(::attention_backward_lse_kernel_sm90, cudaFuncAttributeMaxDynamicSharedMemorySize, 148624);
                 if (tl_err == cudaSuccess)
-                    tl_err = cudaFuncSetAttribute(::attention_backward_rows_kernel_sm90, cudaFuncAttributePreferredSharedMemoryCarveout, tl::host::occupancy_carveout(::attention_backward_rows_kernel_sm90, 256, 148624));
+                    tl_err = cudaFuncSetAttribute(::attention_backward_lse_kernel_sm90, cudaFuncAttributePreferredSharedMemoryCarveout, tl::host::occupancy_carveout(::attention_backward_lse_kernel_sm90, 256, 148624));
                 return tl_err;
             }();
             if (tl_attributes_sm90 != cudaSuccess) return tl::host::record(tl_attributes_sm90, tl_name, "setting the shared-memory attributes");
             const int64_t tl_tiles = int64_t(tl::cdiv(S, 128)) * int64_t(H) * int64_t(B);  // the warp-specialized kernel's own tiles
             const int64_t tl_blocks = tl_tiles < tl_device.sm_count ? tl_tiles : tl_device.sm_count;  // persistent: one block per SM
             if (tl_blocks <= INT32_MAX) {
-                ::attention_backward_rows_kernel_sm90<<<unsigned(tl_blocks), 384, 148624, stream>>>(tl_map_Q, tl_map_K, Q, K, O, dO, Lse, Delta, dQacc, sm_scale, static_cast<int32_t>(B), static_cast<int32_t>(H), static_cast<int32_t>(S));
+                ::attention_backward_lse_kernel_sm90<<<unsigned(tl_blocks), 384, 148624, stream>>>(tl_map_Q, tl_map_K, Q, K, Lse, sm_scale, static_cast<int32_t>(B), static_cast<int32_t>(H), static_cast<int32_t>(S));
                 return tl::host::record(cudaGetLastError(), tl_name, "launch");
             }
         }
     }
     static const cudaError_t tl_attributes = [] {
         cudaError_t tl_err = cudaSuccess;
-        tl_err = cudaFuncSetAttribute(::attention_backward_rows_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, 55296);
+        tl_err = cudaFuncSetAttribute(::attention_backward_lse_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, 55296);
         if (tl_err == cudaSuccess)
-            tl_err = cudaFuncSetAttribute(::attention_backward_rows_kernel, cudaFuncAttributePreferredSharedMemoryCarveout, tl::host::occupancy_carveout(::attention_backward_rows_kernel, 256, 55296));
+            tl_err = cudaFuncSetAttribute(::attention_backward_lse_kernel, cudaFuncAttributePreferredSharedMemoryCarveout, tl::host::occupancy_carveout(::attention_backward_lse_kernel, 256, 55296));
         return tl_err;
     }();
     if (tl_attributes != cudaSuccess) return tl::host::record(tl_attributes, tl_name, "setting the shared-memory attributes");
-    ::attention_backward_rows_kernel<<<dim3(unsigned(tl_grid_x), unsigned(tl_grid_y), unsigned(tl_grid_z)), 256, 55296, stream>>>(Q, K, O, dO, Lse, Delta, dQacc, sm_scale, static_cast<int32_t>(B), static_cast<int32_t>(H), static_cast<int32_t>(S));
+    ::attention_backward_lse_kernel<<<dim3(unsigned(tl_grid_x), unsigned(tl_grid_y), unsigned(tl_grid_z)), 256, 55296, stream>>>(Q, K, Lse, sm_scale, static_cast<int32_t>(B), static_cast<int32_t>(H), static_cast<int32_t>(S));
+    return tl::host::record(cudaGetLastError(), tl_name, "launch");
+}
+
+cudaError_t attention_backward_delta(const __half* O, const __half* dO, float* Delta, float* dQacc, int64_t B, int64_t H, int64_t S, cudaStream_t stream) {
+    constexpr const char* tl_name = "attention_backward_delta";
+    if (cudaError_t tl_err = tl::host::check_pointer(O, tl_name, "O", 2); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_pointer(dO, tl_name, "dO", 2); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_pointer(Delta, tl_name, "Delta", 4); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_pointer(dQacc, tl_name, "dQacc", 4); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_dim(B, tl_name, "B"); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_dim(H, tl_name, "H"); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_dim(S, tl_name, "S"); tl_err != cudaSuccess) return tl_err;
+    const int64_t tl_grid_x = int64_t(tl::cdiv(S, 128)), tl_grid_y = int64_t(H), tl_grid_z = int64_t(B);
+    if (tl_grid_x <= 0 || tl_grid_y <= 0 || tl_grid_z <= 0) return cudaSuccess;  // nothing to compute
+    if (tl_grid_x > INT32_MAX || tl_grid_y > 65535 || tl_grid_z > 65535)
+        return tl::host::invalid_argument(std::string(tl_name) + ": the grid is larger than CUDA allows");
+    ::attention_backward_delta_kernel<<<dim3(unsigned(tl_grid_x), unsigned(tl_grid_y), unsigned(tl_grid_z)), 256, 0, stream>>>(O, dO, Delta, dQacc, static_cast<int32_t>(B), static_cast<int32_t>(H), static_cast<int32_t>(S));
     return tl::host::record(cudaGetLastError(), tl_name, "launch");
 }
 
@@ -1476,7 +1384,7 @@ size_t flash_attention_backward_workspace_size(float sm_scale, int64_t B, int64_
     return tl_bytes < 0 ? 0 : size_t(tl_bytes);
 }
 
-// Program `flash_attention_backward`: launches attention_backward_rows, attention_backward_kv and attention_backward_dq on `stream`, in order.
+// Program `flash_attention_backward`: launches attention_backward_lse, attention_backward_delta, attention_backward_kv and attention_backward_dq on `stream`, in order.
 cudaError_t flash_attention_backward(const __half* Q, const __half* K, const __half* V, const __half* O, const __half* dO, __half* dQ, __half* dK, __half* dV, float sm_scale, int64_t B, int64_t H, int64_t S, cudaStream_t stream, void* workspace, size_t workspace_bytes) {
     constexpr const char* tl_name = "flash_attention_backward";
     if (cudaError_t tl_err = tl::host::check_pointer(Q, tl_name, "Q", 2); tl_err != cudaSuccess) return tl_err;
@@ -1503,8 +1411,69 @@ cudaError_t flash_attention_backward(const __half* Q, const __half* K, const __h
     float* const Lse = reinterpret_cast<float*>(static_cast<char*>(workspace) + tl_offsets[0]);
     float* const Delta = reinterpret_cast<float*>(static_cast<char*>(workspace) + tl_offsets[1]);
     float* const dQacc = reinterpret_cast<float*>(static_cast<char*>(workspace) + tl_offsets[2]);
-    // launch attention_backward_rows<D = D, CAUSAL = CAUSAL, T = T>(Q, K, O, dO, Lse, Delta, dQacc, sm_scale);
-    if (cudaError_t tl_err = attention_backward_rows(Q, K, O, dO, Lse, Delta, dQacc, sm_scale, int64_t(B), int64_t(H), int64_t(S), stream); tl_err != cudaSuccess) return tl_err;
+    // launch attention_backward_lse<D = D, CAUSAL = CAUSAL, T = T>(Q, K, Lse, sm_scale);
+    if (cudaError_t tl_err = attention_backward_lse(Q, K, Lse, sm_scale, int64_t(B), int64_t(H), int64_t(S), stream); tl_err != cudaSuccess) return tl_err;
+    // launch attention_backward_delta<D = D, T = T>(O, dO, Delta, dQacc);
+    if (cudaError_t tl_err = attention_backward_delta(O, dO, Delta, dQacc, int64_t(B), int64_t(H), int64_t(S), stream); tl_err != cudaSuccess) return tl_err;
+    // launch attention_backward_kv<BM = BM, BN = BN, D = D, CAUSAL = CAUSAL, THREADS = THREADS, T = T>(Q, K, V, dO, Lse, Delta, dK, dV, dQacc, sm_scale);
+    if (cudaError_t tl_err = attention_backward_kv(Q, K, V, dO, Lse, Delta, dK, dV, dQacc, sm_scale, int64_t(B), int64_t(H), int64_t(S), stream); tl_err != cudaSuccess) return tl_err;
+    // launch attention_backward_dq<D = D, T = T>(dQacc, dQ);
+    if (cudaError_t tl_err = attention_backward_dq(dQacc, dQ, int64_t(B), int64_t(H), int64_t(S), stream); tl_err != cudaSuccess) return tl_err;
+    return cudaSuccess;
+}
+
+// The workspaces of program `flash_attention_backward_with_lse`, each 256-byte aligned in one allocation: their offsets, and the total size.
+static int64_t flash_attention_backward_with_lse_workspace_layout(float sm_scale, int64_t B, int64_t H, int64_t S, size_t* tl_offsets) {
+    int64_t tl_bytes = 0;
+    if (int64_t(B) < 0) return -1;  // workspace `Delta`
+    if (int64_t(H) < 0) return -1;  // workspace `Delta`
+    if (int64_t(S) < 0) return -1;  // workspace `Delta`
+    tl_offsets[0] = size_t(tl_bytes);
+    tl_bytes += tl::host::workspace_align(int64_t(B) * int64_t(H) * int64_t(S) * 4);  // Delta: f32[B, H, S]
+    if (int64_t(B) < 0) return -1;  // workspace `dQacc`
+    if (int64_t(H) < 0) return -1;  // workspace `dQacc`
+    if (int64_t(S) < 0) return -1;  // workspace `dQacc`
+    if (int64_t(64) < 0) return -1;  // workspace `dQacc`
+    tl_offsets[1] = size_t(tl_bytes);
+    tl_bytes += tl::host::workspace_align(int64_t(B) * int64_t(H) * int64_t(S) * int64_t(64) * 4);  // dQacc: f32[B, H, S, 64]
+    return tl_bytes;
+}
+
+size_t flash_attention_backward_with_lse_workspace_size(float sm_scale, int64_t B, int64_t H, int64_t S) {
+    size_t tl_offsets[2];
+    const int64_t tl_bytes = flash_attention_backward_with_lse_workspace_layout(sm_scale, B, H, S, tl_offsets);
+    return tl_bytes < 0 ? 0 : size_t(tl_bytes);
+}
+
+// Program `flash_attention_backward_with_lse`: launches attention_backward_delta, attention_backward_kv and attention_backward_dq on `stream`, in order.
+cudaError_t flash_attention_backward_with_lse(const __half* Q, const __half* K, const __half* V, const __half* O, const __half* dO, const float* Lse, __half* dQ, __half* dK, __half* dV, float sm_scale, int64_t B, int64_t H, int64_t S, cudaStream_t stream, void* workspace, size_t workspace_bytes) {
+    constexpr const char* tl_name = "flash_attention_backward_with_lse";
+    if (cudaError_t tl_err = tl::host::check_pointer(Q, tl_name, "Q", 2); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_pointer(K, tl_name, "K", 2); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_pointer(V, tl_name, "V", 2); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_pointer(O, tl_name, "O", 2); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_pointer(dO, tl_name, "dO", 2); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_pointer(Lse, tl_name, "Lse", 4); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_pointer(dQ, tl_name, "dQ", 2); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_pointer(dK, tl_name, "dK", 2); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_pointer(dV, tl_name, "dV", 2); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_dim(B, tl_name, "B"); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_dim(H, tl_name, "H"); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_dim(S, tl_name, "S"); tl_err != cudaSuccess) return tl_err;
+    size_t tl_offsets[2];
+    const int64_t tl_bytes = flash_attention_backward_with_lse_workspace_layout(sm_scale, B, H, S, tl_offsets);
+    if (tl_bytes < 0)
+        return tl::host::invalid_argument(std::string(tl_name) + ": a workspace extent is negative");
+    if (workspace == nullptr) {
+        if (cudaError_t tl_err = tl::host::stream_workspace(size_t(tl_bytes), stream, &workspace); tl_err != cudaSuccess)
+            return tl::host::record(tl_err, tl_name, "allocating the workspace");
+    } else if (workspace_bytes < size_t(tl_bytes) || reinterpret_cast<uintptr_t>(workspace) % 256 != 0) {
+        return tl::host::invalid_argument(std::string(tl_name) + ": the workspace must be 256-byte aligned and hold " + std::to_string(tl_bytes) + " bytes (flash_attention_backward_with_lse_workspace_size), but has " + std::to_string(workspace_bytes));
+    }
+    float* const Delta = reinterpret_cast<float*>(static_cast<char*>(workspace) + tl_offsets[0]);
+    float* const dQacc = reinterpret_cast<float*>(static_cast<char*>(workspace) + tl_offsets[1]);
+    // launch attention_backward_delta<D = D, T = T>(O, dO, Delta, dQacc);
+    if (cudaError_t tl_err = attention_backward_delta(O, dO, Delta, dQacc, int64_t(B), int64_t(H), int64_t(S), stream); tl_err != cudaSuccess) return tl_err;
     // launch attention_backward_kv<BM = BM, BN = BN, D = D, CAUSAL = CAUSAL, THREADS = THREADS, T = T>(Q, K, V, dO, Lse, Delta, dK, dV, dQacc, sm_scale);
     if (cudaError_t tl_err = attention_backward_kv(Q, K, V, dO, Lse, Delta, dK, dV, dQacc, sm_scale, int64_t(B), int64_t(H), int64_t(S), stream); tl_err != cudaSuccess) return tl_err;
     // launch attention_backward_dq<D = D, T = T>(dQacc, dQ);
@@ -1515,9 +1484,12 @@ cudaError_t flash_attention_backward(const __half* Q, const __half* K, const __h
 }  // namespace tlc
 
 extern "C" {
-cudaError_t tlc_attention_backward_rows(const void* Q, const void* K, const void* O, const void* dO, void* Lse, void* Delta, void* dQacc, float sm_scale, int64_t B, int64_t H, int64_t S, cudaStream_t stream) { return tlc::attention_backward_rows(static_cast<const __half*>(Q), static_cast<const __half*>(K), static_cast<const __half*>(O), static_cast<const __half*>(dO), static_cast<float*>(Lse), static_cast<float*>(Delta), static_cast<float*>(dQacc), sm_scale, B, H, S, stream); }
+cudaError_t tlc_attention_backward_lse(const void* Q, const void* K, void* Lse, float sm_scale, int64_t B, int64_t H, int64_t S, cudaStream_t stream) { return tlc::attention_backward_lse(static_cast<const __half*>(Q), static_cast<const __half*>(K), static_cast<float*>(Lse), sm_scale, B, H, S, stream); }
+cudaError_t tlc_attention_backward_delta(const void* O, const void* dO, void* Delta, void* dQacc, int64_t B, int64_t H, int64_t S, cudaStream_t stream) { return tlc::attention_backward_delta(static_cast<const __half*>(O), static_cast<const __half*>(dO), static_cast<float*>(Delta), static_cast<float*>(dQacc), B, H, S, stream); }
 cudaError_t tlc_attention_backward_kv(const void* Q, const void* K, const void* V, const void* dO, const void* Lse, const void* Delta, void* dK, void* dV, void* dQacc, float sm_scale, int64_t B, int64_t H, int64_t S, cudaStream_t stream) { return tlc::attention_backward_kv(static_cast<const __half*>(Q), static_cast<const __half*>(K), static_cast<const __half*>(V), static_cast<const __half*>(dO), static_cast<const float*>(Lse), static_cast<const float*>(Delta), static_cast<__half*>(dK), static_cast<__half*>(dV), static_cast<float*>(dQacc), sm_scale, B, H, S, stream); }
 cudaError_t tlc_attention_backward_dq(const void* dQacc, void* dQ, int64_t B, int64_t H, int64_t S, cudaStream_t stream) { return tlc::attention_backward_dq(static_cast<const float*>(dQacc), static_cast<__half*>(dQ), B, H, S, stream); }
 cudaError_t tlc_flash_attention_backward(const void* Q, const void* K, const void* V, const void* O, const void* dO, void* dQ, void* dK, void* dV, float sm_scale, int64_t B, int64_t H, int64_t S, cudaStream_t stream, void* workspace, size_t workspace_bytes) { return tlc::flash_attention_backward(static_cast<const __half*>(Q), static_cast<const __half*>(K), static_cast<const __half*>(V), static_cast<const __half*>(O), static_cast<const __half*>(dO), static_cast<__half*>(dQ), static_cast<__half*>(dK), static_cast<__half*>(dV), sm_scale, B, H, S, stream, workspace, workspace_bytes); }
 size_t tlc_flash_attention_backward_workspace_size(float sm_scale, int64_t B, int64_t H, int64_t S) { return tlc::flash_attention_backward_workspace_size(sm_scale, B, H, S); }
+cudaError_t tlc_flash_attention_backward_with_lse(const void* Q, const void* K, const void* V, const void* O, const void* dO, const void* Lse, void* dQ, void* dK, void* dV, float sm_scale, int64_t B, int64_t H, int64_t S, cudaStream_t stream, void* workspace, size_t workspace_bytes) { return tlc::flash_attention_backward_with_lse(static_cast<const __half*>(Q), static_cast<const __half*>(K), static_cast<const __half*>(V), static_cast<const __half*>(O), static_cast<const __half*>(dO), static_cast<const float*>(Lse), static_cast<__half*>(dQ), static_cast<__half*>(dK), static_cast<__half*>(dV), sm_scale, B, H, S, stream, workspace, workspace_bytes); }
+size_t tlc_flash_attention_backward_with_lse_workspace_size(float sm_scale, int64_t B, int64_t H, int64_t S) { return tlc::flash_attention_backward_with_lse_workspace_size(sm_scale, B, H, S); }
 }

@@ -12,8 +12,11 @@
 
 namespace tlc {
 
-// Launches kernel `attention_backward_rows`; returns cudaErrorInvalidValue (see tlc::last_error_message()) for bad arguments.
-cudaError_t attention_backward_rows(const __half* Q, const __half* K, const __half* O, const __half* dO, float* Lse, float* Delta, float* dQacc, float sm_scale, int64_t B, int64_t H, int64_t S, cudaStream_t stream = 0);
+// Launches kernel `attention_backward_lse`; returns cudaErrorInvalidValue (see tlc::last_error_message()) for bad arguments.
+cudaError_t attention_backward_lse(const __half* Q, const __half* K, float* Lse, float sm_scale, int64_t B, int64_t H, int64_t S, cudaStream_t stream = 0);
+
+// Launches kernel `attention_backward_delta`; returns cudaErrorInvalidValue (see tlc::last_error_message()) for bad arguments.
+cudaError_t attention_backward_delta(const __half* O, const __half* dO, float* Delta, float* dQacc, int64_t B, int64_t H, int64_t S, cudaStream_t stream = 0);
 
 // Launches kernel `attention_backward_kv`; returns cudaErrorInvalidValue (see tlc::last_error_message()) for bad arguments.
 cudaError_t attention_backward_kv(const __half* Q, const __half* K, const __half* V, const __half* dO, const float* Lse, const float* Delta, __half* dK, __half* dV, float* dQacc, float sm_scale, int64_t B, int64_t H, int64_t S, cudaStream_t stream = 0);
@@ -21,18 +24,27 @@ cudaError_t attention_backward_kv(const __half* Q, const __half* K, const __half
 // Launches kernel `attention_backward_dq`; returns cudaErrorInvalidValue (see tlc::last_error_message()) for bad arguments.
 cudaError_t attention_backward_dq(const float* dQacc, __half* dQ, int64_t B, int64_t H, int64_t S, cudaStream_t stream = 0);
 
-// Launches program `flash_attention_backward` (attention_backward_rows, attention_backward_kv and attention_backward_dq in order on `stream`); returns cudaErrorInvalidValue (see
+// Launches program `flash_attention_backward` (attention_backward_lse, attention_backward_delta, attention_backward_kv and attention_backward_dq in order on `stream`); returns cudaErrorInvalidValue (see
 // tlc::last_error_message()) for bad arguments. Its workspaces live in `workspace` (256-byte aligned, at
 // least flash_attention_backward_workspace_size(...) bytes), or, when it is null, in a buffer kept for `stream` and reused.
 cudaError_t flash_attention_backward(const __half* Q, const __half* K, const __half* V, const __half* O, const __half* dO, __half* dQ, __half* dK, __half* dV, float sm_scale, int64_t B, int64_t H, int64_t S, cudaStream_t stream = 0, void* workspace = nullptr, size_t workspace_bytes = 0);
 size_t flash_attention_backward_workspace_size(float sm_scale, int64_t B, int64_t H, int64_t S);
 
+// Launches program `flash_attention_backward_with_lse` (attention_backward_delta, attention_backward_kv and attention_backward_dq in order on `stream`); returns cudaErrorInvalidValue (see
+// tlc::last_error_message()) for bad arguments. Its workspaces live in `workspace` (256-byte aligned, at
+// least flash_attention_backward_with_lse_workspace_size(...) bytes), or, when it is null, in a buffer kept for `stream` and reused.
+cudaError_t flash_attention_backward_with_lse(const __half* Q, const __half* K, const __half* V, const __half* O, const __half* dO, const float* Lse, __half* dQ, __half* dK, __half* dV, float sm_scale, int64_t B, int64_t H, int64_t S, cudaStream_t stream = 0, void* workspace = nullptr, size_t workspace_bytes = 0);
+size_t flash_attention_backward_with_lse_workspace_size(float sm_scale, int64_t B, int64_t H, int64_t S);
+
 }  // namespace tlc
 
 extern "C" {
-cudaError_t tlc_attention_backward_rows(const void* Q, const void* K, const void* O, const void* dO, void* Lse, void* Delta, void* dQacc, float sm_scale, int64_t B, int64_t H, int64_t S, cudaStream_t stream);
+cudaError_t tlc_attention_backward_lse(const void* Q, const void* K, void* Lse, float sm_scale, int64_t B, int64_t H, int64_t S, cudaStream_t stream);
+cudaError_t tlc_attention_backward_delta(const void* O, const void* dO, void* Delta, void* dQacc, int64_t B, int64_t H, int64_t S, cudaStream_t stream);
 cudaError_t tlc_attention_backward_kv(const void* Q, const void* K, const void* V, const void* dO, const void* Lse, const void* Delta, void* dK, void* dV, void* dQacc, float sm_scale, int64_t B, int64_t H, int64_t S, cudaStream_t stream);
 cudaError_t tlc_attention_backward_dq(const void* dQacc, void* dQ, int64_t B, int64_t H, int64_t S, cudaStream_t stream);
 cudaError_t tlc_flash_attention_backward(const void* Q, const void* K, const void* V, const void* O, const void* dO, void* dQ, void* dK, void* dV, float sm_scale, int64_t B, int64_t H, int64_t S, cudaStream_t stream, void* workspace, size_t workspace_bytes);
 size_t tlc_flash_attention_backward_workspace_size(float sm_scale, int64_t B, int64_t H, int64_t S);
+cudaError_t tlc_flash_attention_backward_with_lse(const void* Q, const void* K, const void* V, const void* O, const void* dO, const void* Lse, void* dQ, void* dK, void* dV, float sm_scale, int64_t B, int64_t H, int64_t S, cudaStream_t stream, void* workspace, size_t workspace_bytes);
+size_t tlc_flash_attention_backward_with_lse_workspace_size(float sm_scale, int64_t B, int64_t H, int64_t S);
 }

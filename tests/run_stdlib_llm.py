@@ -664,10 +664,11 @@ for M, N, K, t, d in ((5, 33, 300, "f16", ["BM=16", "BN=32", "BK=16", "MIN_SPLIT
     check(f"matmul M={M} N={N} K={K} {t} {' '.join(d)}", lambda: gemm_splitk(M, N, K, t, d, "matmul"), bound=1e-2)
 
 # ---- flash_attention_backward -----------------------------------------------------------------
-def attention_backward(B, H, S, D, causal, t, defines):
+def attention_backward(B, H, S, D, causal, t, defines, with_lse=False):
     """dQ, dK, dV against float64: P = softmax(scale · Q Kᵀ), dV = Pᵀ dO, dP = dO Vᵀ,
     dS = P ∘ (dP − rowsum(dO ∘ O)), dQ = scale · dS K, dK = scale · dSᵀ Q; O is the float64
-    forward output rounded to T (as the caller's forward pass would give it)."""
+    forward output rounded to T (as the caller's forward pass would give it). With `with_lse`,
+    the program flash_attention_backward_with_lse, given each row's log-sum-exp (natural log)."""
     from npy import quantize
     q8 = lambda xs: [quantize(t, x) for x in xs]
     n = B * H * S * D
@@ -676,6 +677,7 @@ def attention_backward(B, H, S, D, causal, t, defines):
     at = lambda X, bh, i: X[(bh * S + i) * D:(bh * S + i + 1) * D]
     O = [0.0] * n
     dQ, dK, dV = [0.0] * n, [0.0] * n, [0.0] * n
+    Lse = [0.0] * (B * H * S)
     for bh in range(B * H):
         P = []
         for i in range(S):
@@ -684,6 +686,7 @@ def attention_backward(B, H, S, D, causal, t, defines):
             m = max(row)
             e = [math.exp(x - m) for x in row]
             z = sum(e)
+            Lse[bh * S + i] = m + math.log(z)
             P.append([x / z for x in e])
         for i in range(S):
             for d in range(D):
@@ -706,10 +709,14 @@ def attention_backward(B, H, S, D, causal, t, defines):
                     dV[(bh * S + j) * D + d] += P[i][j] * go[d]
         O[bh * S * D:(bh + 1) * S * D] = Oq
     nan = [math.nan] * n
-    out = run("attention_backward.tl", "flash_attention_backward", [f"T={t}", f"D={D}", f"CAUSAL={'true' if causal else 'false'}"] + defines,
-              {"Q": (t, [B, H, S, D], Q), "K": (t, [B, H, S, D], K), "V": (t, [B, H, S, D], V), "O": (t, [B, H, S, D], O),
+    tensors = {"Q": (t, [B, H, S, D], Q), "K": (t, [B, H, S, D], K), "V": (t, [B, H, S, D], V), "O": (t, [B, H, S, D], O),
                "dO": (t, [B, H, S, D], dO), "dQ": (t, [B, H, S, D], nan), "dK": (t, [B, H, S, D], nan),
-               "dV": (t, [B, H, S, D], nan)}, {"sm_scale": scale}, outputs=("dQ", "dK", "dV"))
+               "dV": (t, [B, H, S, D], nan)}
+    if with_lse:
+        tensors["Lse"] = ("f32", [B, H, S], Lse)
+    out = run("attention_backward.tl", "flash_attention_backward_with_lse" if with_lse else "flash_attention_backward",
+              [f"T={t}", f"D={D}", f"CAUSAL={'true' if causal else 'false'}"] + defines,
+              tensors, {"sm_scale": scale}, outputs=("dQ", "dK", "dV"))
     return max(rel(out["dQ"], dQ), rel(out["dK"], dK), rel(out["dV"], dV))
 
 
@@ -727,6 +734,10 @@ for B, H, S, D, causal, t, d in ((1, 2, 77, 64, False, "f16", []), (1, 1, 77, 64
                                  (1, 2, 100, 16, False, "f16", ["BM=32", "BN=64"])):
     check(f"flash_attention_backward B={B} H={H} S={S} D={D} {'causal' if causal else 'full'} {t} {' '.join(d)}",
           lambda: attention_backward(B, H, S, D, causal, t, d), bound=2e-2 if t == "bf16" else 1e-2)
+# The program that takes the forward pass's log-sum-exp.
+for B, H, S, D, causal, t, d in ((1, 2, 77, 64, False, "f16", []), (1, 1, 200, 128, True, "bf16", [])):
+    check(f"flash_attention_backward_with_lse B={B} H={H} S={S} D={D} {'causal' if causal else 'full'} {t} {' '.join(d)}",
+          lambda: attention_backward(B, H, S, D, causal, t, d, with_lse=True), bound=2e-2 if t == "bf16" else 1e-2)
 
 bad = results.count(False)
 print(f"stdlib llm: {len(results) - bad}/{len(results)} passed")

@@ -1,6 +1,8 @@
-// stdlib_attention_backward_test.cu — the program flash_attention_backward of
-// stdlib/attention_backward.tl against float64:
+// stdlib_attention_backward_test.cu — the programs flash_attention_backward and
+// flash_attention_backward_with_lse of stdlib/attention_backward.tl against float64:
 //   flash_attention_backward(Q, K, V, O, dO, dQ, dK, dV, sm_scale, B, H, S)   all [B, H, S, D]
+//   flash_attention_backward_with_lse(Q, K, V, O, dO, Lse, dQ, dK, dV, sm_scale, B, H, S)
+//     Lse [B, H, S] f32: the forward pass's log-sum-exp (natural log, float64 here rounded to f32)
 // with P = softmax(sm_scale · Q Kᵀ (+ causal mask)), O = P V (computed here in float64 and rounded
 // to T, as the caller's forward pass gives it), dV = Pᵀ dO, dS = P ∘ (dO Vᵀ − rowsum(dO ∘ O)),
 // dQ = sm_scale · dS K, dK = sm_scale · dSᵀ Q. D and CAUSAL are compile-time parameters and T
@@ -62,10 +64,11 @@ void reference(const double* Qh, const double* Kh, const double* Vh, const doubl
     }
 }
 
-// The forward output in float64, rounded to T.
+// The forward output in float64, rounded to T, and each row's log-sum-exp (natural log) in `lse`.
 std::vector<T> forward(const std::vector<double>& q, const std::vector<double>& k, const std::vector<double>& v, int64_t BH,
-                       int64_t S, double scale) {
+                       int64_t S, double scale, std::vector<float>& lse) {
     std::vector<T> o(q.size());
+    lse.assign(static_cast<size_t>(BH * S), 0.0f);
     std::vector<double> p(static_cast<size_t>(S));
     for (int64_t bh = 0; bh < BH; ++bh) {
         const double *Qh = &q[bh * S * D], *Kh = &k[bh * S * D], *Vh = &v[bh * S * D];
@@ -78,6 +81,7 @@ std::vector<T> forward(const std::vector<double>& q, const std::vector<double>& 
                 m = std::max(m, p[j] = s * scale);
             }
             for (int64_t j = 0; j < n_keys; ++j) l += (p[j] = std::exp(p[j] - m));
+            lse[static_cast<size_t>(bh * S + i)] = static_cast<float>(m + std::log(l));
             for (int64_t d = 0; d < D; ++d) {
                 double acc = 0.0;
                 for (int64_t j = 0; j < n_keys; ++j) acc += p[j] / l * Vh[j * D + d];
@@ -95,25 +99,38 @@ th::Outcome check(int64_t B, int64_t H, int64_t S, uint64_t seed, double sm_scal
     const auto v = th::random_vector<T>(n, seed + 2);
     const auto go = th::random_vector<T>(n, seed + 3);
     const auto qd = th::to_f64(q), kd = th::to_f64(k), vd = th::to_f64(v), god = th::to_f64(go);
-    const auto o = forward(qd, kd, vd, B * H, S, sm_scale);
+    std::vector<float> lse;
+    const auto o = forward(qd, kd, vd, B * H, S, sm_scale, lse);
     const auto od = th::to_f64(o);
 
     th::OffsetBuffer<T> Q(q, offset), K(k, offset), V(v, offset), O(o, offset), dO(go, offset);
-    th::OffsetBuffer<T> dQ(n, offset), dK(n, offset), dV(n, offset);
-    dQ.poison();
-    dK.poison();
-    dV.poison();
-    th::check_launch(tlc::flash_attention_backward(Q.get(), K.get(), V.get(), O.get(), dO.get(), dQ.get(), dK.get(), dV.get(),
-                                                   static_cast<float>(sm_scale), B, H, S),
-                     "flash_attention_backward");
+    th::OffsetBuffer<float> Lse(lse, offset);
     std::vector<double> rq(n, 0.0), rk(n, 0.0), rv(n, 0.0);
     for (int64_t bh = 0; bh < B * H; ++bh) {
         const size_t at = static_cast<size_t>(bh * S * D);
         reference(&qd[at], &kd[at], &vd[at], &od[at], &god[at], S, sm_scale, &rq[at], &rk[at], &rv[at]);
     }
-    const double err = std::max({th::rel_err(dQ.download(), rq), th::rel_err(dK.download(), rk), th::rel_err(dV.download(), rv)});
-    const bool guards = Q.guards_intact() && K.guards_intact() && V.guards_intact() && O.guards_intact() && dO.guards_intact() &&
-                        dQ.guards_intact() && dK.guards_intact() && dV.guards_intact();
+    // Both programs, each into freshly poisoned gradients.
+    double err = 0.0;
+    bool guards = true;
+    for (const bool with_lse : {false, true}) {
+        th::OffsetBuffer<T> dQ(n, offset), dK(n, offset), dV(n, offset);
+        dQ.poison();
+        dK.poison();
+        dV.poison();
+        if (with_lse)
+            th::check_launch(tlc::flash_attention_backward_with_lse(Q.get(), K.get(), V.get(), O.get(), dO.get(), Lse.get(), dQ.get(),
+                                                                    dK.get(), dV.get(), static_cast<float>(sm_scale), B, H, S),
+                             "flash_attention_backward_with_lse");
+        else
+            th::check_launch(tlc::flash_attention_backward(Q.get(), K.get(), V.get(), O.get(), dO.get(), dQ.get(), dK.get(), dV.get(),
+                                                           static_cast<float>(sm_scale), B, H, S),
+                             "flash_attention_backward");
+        err = std::max({err, th::rel_err(dQ.download(), rq), th::rel_err(dK.download(), rk), th::rel_err(dV.download(), rv)});
+        guards = guards && dQ.guards_intact() && dK.guards_intact() && dV.guards_intact();
+    }
+    guards = guards && Q.guards_intact() && K.guards_intact() && V.guards_intact() && O.guards_intact() && dO.guards_intact() &&
+             Lse.guards_intact();
     return th::numeric(err, th::Dtype<T>::bound, guards);
 }
 
