@@ -289,7 +289,9 @@ void KernelEmitter::emit_producer(const ir::WarpSpecializedLoop& loop) {
 void KernelEmitter::emit_wgmma(const ir::Gemm& g, const std::string& stage) {
     const ir::Buffer& c = *g.c.buffer;
     const FragmentLayout* l = layout_of(c);
-    TLC_CHECK(l && l->kind == LayoutKind::MmaAcc && l->warps_n == 1 && l->warps_m == kernel_.threads / 32,
+    const bool by_columns = l && l->warps_m_fastest; // the columns split over the warpgroups
+    TLC_CHECK(l && l->kind == LayoutKind::MmaAcc &&
+                  (by_columns ? l->warps_m == 4 && l->warps_n == kernel_.threads / 128 : l->warps_n == 1 && l->warps_m == kernel_.threads / 32),
               "wgmma accumulator without the wgmma layout");
     int64_t bm = g.transpose_a ? g.a.buffer->const_shape[1] : g.a.buffer->const_shape[0];
     int64_t bk = g.transpose_a ? g.a.buffer->const_shape[0] : g.a.buffer->const_shape[1];
@@ -304,6 +306,7 @@ void KernelEmitter::emit_wgmma(const ir::Gemm& g, const std::string& stage) {
                            b.num_elements());
     };
     if (g.a.buffer->scope == ir::Scope::Fragment) {
+        TLC_CHECK(!by_columns, "a register A operand with the accumulator's columns split over the warpgroups");
         const FragmentLayout* la = layout_of(*g.a.buffer);
         const int warps = kernel_.threads / 32;
         TLC_CHECK(la && la->kind == LayoutKind::MmaAcc && la->layout == ir::Layout::mma_accumulator(bm, bk, warps, 1, bm > 16 * warps),
@@ -313,9 +316,10 @@ void KernelEmitter::emit_wgmma(const ir::Gemm& g, const std::string& stage) {
                               identifier(g.a.buffer->name), tile(*g.b.buffer), clear, g.a.buffer->name));
         return;
     }
-    out_.line(fmt::format("tl::sm90::warpgroup_gemm<{}, {}, {}, {}, {}, {}, {}>({}, {}, {}, tl_tid / 128{});",
+    out_.line(fmt::format("tl::sm90::warpgroup_gemm<{}, {}, {}, {}, {}, {}, {}{}>({}, {}, {}, tl_tid / 128{});{}",
                           cuda_type(g.a.buffer->dtype), bm, bn, bk, g.transpose_a, g.transpose_b, kernel_.threads / 128,
-                          identifier(c.name), tile(*g.a.buffer), tile(*g.b.buffer), clear));
+                          by_columns ? ", true" : "", identifier(c.name), tile(*g.a.buffer), tile(*g.b.buffer), clear,
+                          by_columns ? "  // each warpgroup its share of the columns" : ""));
 }
 
 // The consumers' loop: the steps of the loop's schedule (pass schedule-wgmma) in order. A

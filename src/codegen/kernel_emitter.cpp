@@ -105,7 +105,7 @@ void KernelEmitter::emit_layouts() {
             else if (l->kind == LayoutKind::MmaAcc)
                 out_.line(fmt::format("using {} = tl::MmaAccLayout<{}, {}, {}, {}{}>;  // fragment {}: {}[{}], {} accumulators",
                                       l->type_name, b.const_shape[0], b.const_shape[1], l->warps_m, l->warps_n,
-                                      l->m_interleaved ? ", true" : "", b.name, dtype_name(b.dtype), shape,
+                                      l->warps_m_fastest ? fmt::format(", {}, true", l->m_interleaved) : l->m_interleaved ? ", true" : "", b.name, dtype_name(b.dtype), shape,
                                       ws_loop_ ? "wgmma" : "mma.sync"));
             else if (l->kind == LayoutKind::General)
                 out_.line(fmt::format("// fragment {}: {}[{}], {}: {}", b.name, dtype_name(b.dtype), shape, l->origin, l->layout.str()));

@@ -27,6 +27,7 @@ struct FragmentLayout {
     int vector = 1;               // Blocked: chunk width
     int warps_m = 1, warps_n = 1; // MmaAcc: warp arrangement
     bool m_interleaved = false;   // MmaAcc: a warp's 16-row tiles lie 16 * warps_m rows apart (wgmma slabs)
+    bool warps_m_fastest = false; // MmaAcc: warp w at (w % warps_m, w / warps_m), warpgroups side by side along N
     std::string type_name;        // the C++ alias emitted for it, e.g. "acc_layout" (not for General)
     std::string origin;           // General: where the layout comes from, e.g. "slice of `s` (reduce over axis 1)"
     Layout layout;                // exactly which thread holds which element in which register

@@ -159,7 +159,7 @@ Layout Layout::blocked_rows(const std::vector<int64_t>& shape, int64_t threads, 
     return l.normalized();
 }
 
-Layout Layout::mma_accumulator(int64_t m, int64_t n, int64_t warps_m, int64_t warps_n, bool m_interleaved) {
+Layout Layout::mma_accumulator(int64_t m, int64_t n, int64_t warps_m, int64_t warps_n, bool m_interleaved, bool warps_m_fastest) {
     // m16n8 accumulator: row r in lane 4·(r % 8) + c / 2, register 2·(r / 8) + c % 2.
     Layout atom;
     atom.shape = {16, 8};
@@ -167,12 +167,17 @@ Layout Layout::mma_accumulator(int64_t m, int64_t n, int64_t warps_m, int64_t wa
     atom.modes = {{1, {{8, LayoutAxis::Thread, 4}, {2, LayoutAxis::Register, 2}}},
                   {1, {{2, LayoutAxis::Register, 1}, {4, LayoutAxis::Thread, 1}}}};
     const int64_t tiles_m = m / (16 * warps_m), tiles_n = n / (8 * warps_n);
+    Layout warps = threads_only({warps_m, warps_n});
+    if (warps_m_fastest) { // warp w at (w % warps_m, w / warps_m)
+        warps.modes[0].factors[0].stride = 1;
+        warps.modes[1].factors[0].stride = warps_m;
+    }
     if (m_interleaved) { // the warps' rows inside each 16·warps_m-row band, then the bands in registers
-        auto band = product(*product(atom, registers_only({1, tiles_n})), threads_only({warps_m, warps_n}));
+        auto band = product(*product(atom, registers_only({1, tiles_n})), warps);
         return product(*band, registers_only({tiles_m, 1}))->normalized();
     }
     auto per_warp = product(atom, registers_only({tiles_m, tiles_n}));
-    return product(*per_warp, threads_only({warps_m, warps_n}))->normalized();
+    return product(*per_warp, warps)->normalized();
 }
 
 int64_t Layout::registers() const {

@@ -79,8 +79,11 @@ struct Layout {
     // accumulator registers of each 16×8 tile, tiles ordered row-major within the warp's part.
     // With `m_interleaved`, a warp's 16-row tiles are not adjacent but 16·warps_m rows apart (warp
     // row w holds rows 16w + 16·warps_m·t + 0..15, t = 0, 1, ...): the wgmma accumulator of
-    // several 64-row slabs per warpgroup.
-    static Layout mma_accumulator(int64_t m, int64_t n, int64_t warps_m, int64_t warps_n, bool m_interleaved = false);
+    // several 64-row slabs per warpgroup. With `warps_m_fastest`, warp w is at row w % warps_m,
+    // column w / warps_m instead: warpgroups of 4 warps side by side along N (a wgmma accumulator
+    // whose columns are split over the warpgroups).
+    static Layout mma_accumulator(int64_t m, int64_t n, int64_t warps_m, int64_t warps_n, bool m_interleaved = false,
+                                  bool warps_m_fastest = false);
     // One thread holding a tile of `shape` in row-major registers (the unit of product()).
     static Layout registers_only(const std::vector<int64_t>& shape);
     // `threads` threads arranged over `shape` row-major, one element each.

@@ -5,6 +5,7 @@
 #include "ir/walk.h"
 #include "schedule/partial_reductions.h"
 #include "schedule/plan_shared_memory.h"
+#include "schedule/warp_specialize.h"
 #include "support/check.h"
 
 #include <fmt/format.h>
@@ -282,6 +283,8 @@ bool wgmma_layout_holds(const ir::Kernel& kernel) {
         auto it = kernel.layouts.fragments.find(b);
         if (it == kernel.layouts.fragments.end() || it->second.kind != LayoutKind::MmaAcc) return false;
         const auto& shape = b->const_shape;
+        if (wgmma_splits_columns(shape[0], warps / 4))
+            return it->second.layout == ir::Layout::mma_accumulator(shape[0], shape[1], 4, warps / 4, shape[0] > 64, true);
         return it->second.layout == ir::Layout::mma_accumulator(shape[0], shape[1], warps, 1, shape[0] > 16 * warps);
     };
     for (const ir::Gemm* g : w->wgmma_gemms()) {
@@ -495,14 +498,18 @@ Choice choose_layouts(const ir::Kernel& kernel, int target_sm, UseCollector& use
         auto shape = gemms.front()->c.tile_shape();
         const ir::Buffer* root = groups.find(acc);
         const std::set<int>& axes = warp_whole_axes[root];
-        // wgmma (warp-specialized loop): warp w of the consumers holds rows 16w .. 16w + 15.
-        auto [wm, wn] = wgmma ? std::pair<int, int>{warps, 1}
-                              : accumulator_warps(shape[0], shape[1], warps, axes.count(1) > 0, axes.count(0) > 0);
+        // wgmma (warp-specialized loop): warp w of the consumers holds rows 16w .. 16w + 15, or,
+        // with the columns split over the warpgroups, rows 16 (w % 4) .. of warpgroup w / 4's columns.
+        const bool by_columns = wgmma && wgmma_splits_columns(shape[0], warps / 4);
+        auto [wm, wn] = by_columns ? std::pair<int, int>{4, warps / 4}
+                        : wgmma    ? std::pair<int, int>{warps, 1}
+                                   : accumulator_warps(shape[0], shape[1], warps, axes.count(1) > 0, axes.count(0) > 0);
         // wgmma slabs: a warp's 16-row tiles are a band of 16 * warps rows apart.
         const bool interleaved = wgmma && shape[0] > 16 * wm;
         auto existing = group_layout.find(root);
         bool compatible = existing == group_layout.end() || (existing->second.warps_m == wm && existing->second.warps_n == wn &&
-                                                             existing->second.m_interleaved == interleaved);
+                                                             existing->second.m_interleaved == interleaved &&
+                                                             existing->second.warps_m_fastest == by_columns);
         if (!wm) {
             miss_all(fmt::format("the {} x {} accumulator `{}` does not split into 16 x 8 mma tiles over the {} warps of "
                                  "threads({}) (M must be a multiple of 16 * warps_m and N of 8 * warps_n, warps_m * "
@@ -525,18 +532,23 @@ Choice choose_layouts(const ir::Kernel& kernel, int target_sm, UseCollector& use
         l.warps_m = wm;
         l.warps_n = wn;
         l.m_interleaved = interleaved;
-        l.layout = ir::Layout::mma_accumulator(shape[0], shape[1], wm, wn, interleaved);
+        l.warps_m_fastest = by_columns;
+        l.layout = ir::Layout::mma_accumulator(shape[0], shape[1], wm, wn, interleaved, by_columns);
         group_layout[root] = l;
-        // mma.sync lays a warp's tiles out adjacently: with wgmma slabs interleaved, another gemm
-        // into the accumulator runs the FMA loop over its layout.
-        auto on_tensor_cores = [&](const ir::Gemm* g) { return tensor_core_shape(g) && (!interleaved || is_wgmma(g)); };
+        // mma.sync lays a warp's tiles out adjacently and its warps row-major: with wgmma slabs
+        // interleaved or the columns split over warpgroups, another gemm into the accumulator runs
+        // the FMA loop over its layout.
+        auto on_tensor_cores = [&](const ir::Gemm* g) { return tensor_core_shape(g) && ((!interleaved && !by_columns) || is_wgmma(g)); };
         for (const ir::Gemm* g : gemms)
             if (on_tensor_cores(g)) out.gemms[g] = GemmPlan{true, wm, wn};
-        miss_all(interleaved ? fmt::format("its accumulator `{}` holds several 64-row wgmma slabs per warpgroup, a layout "
-                                           "mma.sync does not produce",
-                                           acc->name)
-                             : "",
-                 interleaved ? "gemm the loaded tiles into it, or give it 64 rows per consumer warpgroup" : "");
+        miss_all(interleaved  ? fmt::format("its accumulator `{}` holds several 64-row wgmma slabs per warpgroup, a layout "
+                                            "mma.sync does not produce",
+                                            acc->name)
+                 : by_columns ? fmt::format("its accumulator `{}` is split by columns over the consumer warpgroups (wgmma), a "
+                                            "warp order mma.sync does not produce",
+                                            acc->name)
+                              : "",
+                 interleaved || by_columns ? "gemm the loaded tiles into it, or give it 64 rows per consumer warpgroup" : "");
         // the others run the FMA loop over the mma layout: their own shape says why
         for (const ir::Gemm* g : gemms)
             if (on_tensor_cores(g)) misses.erase(g);

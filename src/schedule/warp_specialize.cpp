@@ -75,11 +75,23 @@ Why check_gemm(const ir::Gemm& g, int warpgroups) {
     auto as = g.a.buffer->const_shape, bs = g.b.buffer->const_shape;
     int64_t k = g.transpose_a ? as[0] : as[1];
     // Each consumer warpgroup runs m64 wgmmas over slabs of 64 rows: slab t of warpgroup w holds
-    // rows 64 * (t * warpgroups + w) onwards.
-    if (m % (64 * warpgroups))
-        return fmt::format("the accumulator has {} rows; wgmma with {} consumer warpgroup(s) needs a multiple of {}", m,
-                           warpgroups, 64 * warpgroups);
-    if (n % 8 || n > 256) return fmt::format("the accumulator has {} columns (wgmma: a multiple of 8, at most 256)", n);
+    // rows 64 * (t * warpgroups + w) onwards; with too few rows for that, every warpgroup runs
+    // every slab over its share of the columns (wgmma_splits_columns).
+    const bool by_columns = wgmma_splits_columns(m, warpgroups);
+    if (m % (64 * warpgroups) && !by_columns)
+        return fmt::format("the accumulator has {} rows; wgmma with {} consumer warpgroup(s) needs a multiple of 64 (split "
+                           "by columns over the warpgroups) or of {} (by 64-row slabs)",
+                           m, warpgroups, 64 * warpgroups);
+    const int64_t n_each = by_columns ? n / warpgroups : n; // the columns one warpgroup's wgmmas compute
+    if (by_columns && (n % (8 * warpgroups)))
+        return fmt::format("the {}-row accumulator is split by columns over {} warpgroups, but its {} columns are not a "
+                           "multiple of {}",
+                           m, warpgroups, n, 8 * warpgroups);
+    if (by_columns && g.a.buffer->scope == ir::Scope::Fragment)
+        return fmt::format("a register A operand needs the accumulator's rows in 64-row slabs over the warpgroups ({} rows "
+                           "are not a multiple of {})",
+                           m, 64 * warpgroups);
+    if (n % 8 || n_each > 256) return fmt::format("the accumulator has {} columns (wgmma: a multiple of 8, at most 256)", n);
     if (int64_t per_thread = m * n / (128 * warpgroups); per_thread > kMaxWgmmaAccumulators)
         return fmt::format("the {} x {} accumulator needs {} registers per consumer thread (at most {}); use more "
                            "consumer warpgroups (threads(256)) or a smaller tile",
@@ -88,8 +100,9 @@ Why check_gemm(const ir::Gemm& g, int warpgroups) {
     // or 32 bytes (tile_swizzle_bytes); an MN-major operand's rows into 128-byte boxes.
     if (int64_t step = 32 / dtype_bytes(at); k % step) return fmt::format("the gemm's k extent {} is not a multiple of {}", k, step);
     const int64_t row = swizzle_row_elements(at);
-    if (!g.transpose_b && n % row)
-        return fmt::format("the accumulator has {} columns, not a multiple of {} (B is MN-major: whole 128-byte rows)", n, row);
+    if (!g.transpose_b && n_each % row)
+        return fmt::format("the accumulator has {} columns{}, not a multiple of {} (B is MN-major: whole 128-byte rows)", n_each,
+                           by_columns ? " per warpgroup" : "", row);
     if (g.transpose_a && m % row)
         return fmt::format("A's M extent is not a multiple of {} (A is MN-major: whole 128-byte rows)", row);
     return std::nullopt;
@@ -277,7 +290,7 @@ Why match(const ir::Kernel& kernel, Match& out) {
     auto register_operand = [&](const ir::Gemm& g) {
         const ir::Buffer* a = g.a.buffer.get();
         if (a->scope != ir::Scope::Fragment || dtype_bytes(a->dtype) != 2 || a->dtype != g.b.buffer->dtype || g.transpose_a ||
-            a->rank() != 2 || !g.a.is_whole())
+            a->rank() != 2 || !g.a.is_whole() || a->const_shape[0] % (64 * warpgroups))
             return false;
         for (const ir::StmtPtr& s : rest) {
             auto* c = s->as<ir::Copy>();
@@ -470,7 +483,7 @@ Why match(const ir::Kernel& kernel, Match& out) {
 // The kernel's last statement, when it is `copy(acc, G[r +: BM, c +: N])` of a wgmma's
 // accumulator into a 2-d f16/bf16 tensor with N a multiple of 64, can be stored through shared
 // memory by TMA; returns the rewritten body or null.
-ir::StmtPtr with_tma_store(const std::vector<ir::StmtPtr>& top, const ir::WarpSpecializedLoop& loop) {
+ir::StmtPtr with_tma_store(const std::vector<ir::StmtPtr>& top, const ir::WarpSpecializedLoop& loop, int kernel_threads) {
     if (top.empty()) return nullptr;
     auto* c = top.back()->as<ir::Copy>();
     if (!c || c->pad || c->src.buffer->scope != ir::Scope::Fragment || c->dst.buffer->scope != ir::Scope::Global) return nullptr;
@@ -481,6 +494,7 @@ ir::StmtPtr with_tma_store(const std::vector<ir::StmtPtr>& top, const ir::WarpSp
     bool accumulator = false; // the accumulator of a wgmma itself: its layout is wgmma's
     for (const ir::Gemm* g : loop.wgmma_gemms()) accumulator |= c->src.buffer == g->c.buffer;
     if (!accumulator) return nullptr;
+    if (c->src.buffer->const_shape[0] % (64 * (kernel_threads / 128))) return nullptr; // 64-row slabs per warpgroup
     if (c->dst.ranges[1].extent % 64) return nullptr;
     auto store = std::make_shared<ir::Copy>(*c);
     store->tma_store = true;
@@ -593,7 +607,7 @@ bool warp_specialize(ir::Kernel& kernel, const std::string& arch, const ir::Kern
     // fixed order: such kernels claim their tiles from a counter as they go.
     kernel.warp_specialization.dynamic_tiles = kernel.options.persistent && kernel.options.dynamic_tiles &&
                                                trips_differ_between_tiles(top, m.loop_index, *m.loop);
-    if (ir::StmtPtr stored = with_tma_store(top, *m.loop)) {
+    if (ir::StmtPtr stored = with_tma_store(top, *m.loop, kernel.threads)) {
         ir::Kernel candidate = kernel;
         candidate.body = stored;
         if (compute_shared_memory_plan(candidate).total_bytes <= kHopperSharedBytes) kernel.body = stored;

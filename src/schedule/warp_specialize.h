@@ -47,6 +47,13 @@ namespace tlc::schedule {
 // The most f32 accumulators per consumer thread the Hopper path takes (a 128 x 256 tile over two
 // warpgroups, 128 x 128 over one): the rest of the 240-odd registers hold addresses and the epilogue.
 inline constexpr int64_t kMaxWgmmaAccumulators = 128;
+// How a wgmma accumulator of `rows` rows is spread over `warpgroups` consumer warpgroups: in 64-row
+// slabs when `rows` is a multiple of 64 * warpgroups (slab t of warpgroup w holds rows
+// 64 * (t * warpgroups + w) onwards), else, when it is a multiple of 64, by columns: each
+// warpgroup holds every row and its own N / warpgroups columns (this returns true then).
+inline bool wgmma_splits_columns(int64_t rows, int warpgroups) {
+    return warpgroups > 1 && rows % (64 * warpgroups) != 0 && rows % 64 == 0;
+}
 // The TMA ring is deepened beyond the loop's stages until this many bytes of loads are in flight,
 // up to kMaxRingStages stages and as far as shared memory allows (unless @no_deepen_ring).
 inline constexpr int64_t kRingBytesInFlight = 128 * 1024;

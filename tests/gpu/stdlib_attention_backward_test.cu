@@ -11,6 +11,7 @@
 //   bf16     tlc -D T=bf16             -DTLC_T=__nv_bfloat16
 //   causal   tlc -D CAUSAL=true        -DTLC_CAUSAL=1   (query i sees keys 0..i)
 //   d128     tlc -D D=128 -D CAUSAL=true   -DTLC_D=128 -DTLC_CAUSAL=1
+//   d128_full tlc -D D=128                -DTLC_D=128
 #include "attention_backward.h"
 #include "harness.h"
 

@@ -74,6 +74,7 @@ stdlib_attention_backward|stdlib/attention_backward|.|-|-
 stdlib_attention_backward_bf16|stdlib/attention_backward|bf16|-D T=bf16|-DTLC_T=__nv_bfloat16
 stdlib_attention_backward_causal|stdlib/attention_backward|causal|-D CAUSAL=true|-DTLC_CAUSAL=1
 stdlib_attention_backward_d128|stdlib/attention_backward|d128|-D D=128 -D CAUSAL=true|-DTLC_D=128 -DTLC_CAUSAL=1
+stdlib_attention_backward_d128_full|stdlib/attention_backward|d128_full|-D D=128|-DTLC_D=128
 stdlib_decode|stdlib/decode|.|-|-
 stdlib_decode_bf16|stdlib/decode|bf16|-D T=bf16|-DTLC_T=__nv_bfloat16
 stdlib_decode_d64|stdlib/decode|d64|-D D=64|-DTLC_D=64

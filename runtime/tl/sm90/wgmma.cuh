@@ -85,26 +85,36 @@ template <int S> __device__ __forceinline__ void fence_accumulators(float (&acc)
 // MN-major rows in 128-byte boxes. 16-bit operands are one type (f16 or bf16); 8-bit floats pair
 // in any way and are both K-major. In bytes, a K-major 8-bit tile is laid out and stepped through
 // exactly as a 16-bit one.
+// With SPLIT_N the warpgroups split the columns instead of the rows: warpgroup w computes every
+// 64-row slab of the block tile over columns w * N / WARPGROUPS onwards (its accumulators:
+// MmaAccLayout<BM, N, 4, WARPGROUPS, BM != 64, true>), reading its part of B in place (B's box
+// strides stay the whole tile's).
 // With `clear`, the first wgmma of each slab overwrites its accumulators (scale-d = 0) instead of
 // adding to them: acc = A * B, with no register writes of its own between the wgmmas (which would
 // make ptxas serialise them against the wgmmas still in flight).
-template <typename T, int BM, int N, int BK, bool TRANS_A, bool TRANS_B, int WARPGROUPS, typename TB, int ACC>
+template <typename T, int BM, int N, int BK, bool TRANS_A, bool TRANS_B, int WARPGROUPS, bool SPLIT_N = false, typename TB, int ACC>
 __device__ __forceinline__ void warpgroup_gemm(float (&acc)[ACC], const T* a, const TB* b, int warpgroup, bool clear = false) {
     static_assert(sizeof(T) == sizeof(TB) && (sizeof(T) == 2 || sizeof(T) == 1), "wgmma operands: 16-bit or 8-bit");
     static_assert(sizeof(T) == 1 || std::is_same_v<T, TB>, "16-bit wgmma operands are of one type");
     static_assert(sizeof(T) == 2 || (!TRANS_A && TRANS_B), "8-bit wgmma operands are K-major");
     constexpr int B = int(sizeof(T));
     constexpr int KS = 32 / B;   // k per wgmma
-    constexpr int SLABS = ACC / (N / 2);
-    static_assert(BK % KS == 0 && N % 8 == 0 && N <= 256 && ACC % (N / 2) == 0, "wgmma tile shape");
-    static_assert(BM == 64 * WARPGROUPS * SLABS, "the accumulators are this warpgroup's 64-row slabs of the BM rows");
+    constexpr int NW = SPLIT_N ? N / WARPGROUPS : N;        // the columns this warpgroup computes
+    constexpr int M_GROUPS = SPLIT_N ? 1 : WARPGROUPS;      // warpgroups stacked along M
+    constexpr int SLABS = ACC / (NW / 2);
+    static_assert(BK % KS == 0 && NW % 8 == 0 && NW <= 256 && ACC % (NW / 2) == 0, "wgmma tile shape");
+    static_assert(BM == 64 * M_GROUPS * SLABS, "the accumulators are this warpgroup's 64-row slabs of the BM rows");
     // Swizzle widths: a K-major operand's rows of BK elements, an MN-major operand's 128 bytes.
     constexpr int SA = TRANS_A ? 128 : swizzle_bytes<BK * B>(), SB = TRANS_B ? swizzle_bytes<BK * B>() : 128;
     static_assert(SA && SB, "a K-major operand's rows are a multiple of 32 bytes");
     static_assert(!TRANS_A || BM % (128 / B) == 0, "an MN-major A spans whole 128-byte swizzle rows");
-    static_assert(TRANS_B || N % (128 / B) == 0, "an MN-major B spans whole 128-byte swizzle rows");
+    static_assert(TRANS_B || NW % (128 / B) == 0, "an MN-major B spans whole 128-byte swizzle rows");
     const char* a_bytes = reinterpret_cast<const char*>(a);
-    const uint64_t b_desc = TRANS_B ? matrix_descriptor<SB>(b, 16, 8 * SB) : matrix_descriptor<128>(b, BK * 128, 1024);
+    // This warpgroup's first column of B: rows of a K-major B (8-row groups, whole swizzle periods),
+    // 128-byte boxes of an MN-major one.
+    const int col0 = SPLIT_N ? warpgroup * NW : 0;
+    const char* b_bytes = reinterpret_cast<const char*>(b) + (TRANS_B ? col0 * SB : col0 / (128 / B) * BK * 128);
+    const uint64_t b_desc = TRANS_B ? matrix_descriptor<SB>(b_bytes, 16, 8 * SB) : matrix_descriptor<128>(b_bytes, BK * 128, 1024);
     fence_accumulators(acc);
     wgmma_fence();
 #pragma unroll
@@ -116,15 +126,15 @@ __device__ __forceinline__ void warpgroup_gemm(float (&acc)[ACC], const T* a, co
         const uint64_t b_step = b_desc + (b_off >> 4);
 #pragma unroll
         for (int t = 0; t < SLABS; ++t) {
-            const int slab = t * WARPGROUPS + warpgroup; // the 64-row slab of the block tile
+            const int slab = SPLIT_N ? t : t * WARPGROUPS + warpgroup; // the 64-row slab of the block tile
             const uint64_t a_desc = TRANS_A ? matrix_descriptor<128>(a_bytes + slab * BK * 128, BK * 128, 1024)
                                             : matrix_descriptor<SA>(a_bytes + slab * 64 * SA, 16, 8 * SA);
             const int a_off = TRANS_A ? kk * 16 * 128 : (kk / (SA / 32)) * BM * SA + (kk % (SA / 32)) * 32;
             const uint64_t a_step = a_desc + (a_off >> 4);
-            float(&d)[N / 2] = *reinterpret_cast<float(*)[N / 2]>(&acc[t * (N / 2)]);
+            float(&d)[NW / 2] = *reinterpret_cast<float(*)[NW / 2]>(&acc[t * (NW / 2)]);
             const int accumulate = clear && kk == 0 ? 0 : 1;
-            if constexpr (sizeof(T) == 1) WgmmaOpF8<T, TB, N>::run(d, a_step, b_step, accumulate);
-            else WgmmaOp<T, N>::template run<TRANS_A ? 1 : 0, TRANS_B ? 0 : 1>(d, a_step, b_step, accumulate);
+            if constexpr (sizeof(T) == 1) WgmmaOpF8<T, TB, NW>::run(d, a_step, b_step, accumulate);
+            else WgmmaOp<T, NW>::template run<TRANS_A ? 1 : 0, TRANS_B ? 0 : 1>(d, a_step, b_step, accumulate);
         }
     }
     wgmma_commit();
