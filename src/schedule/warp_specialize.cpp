@@ -87,10 +87,6 @@ Why check_gemm(const ir::Gemm& g, int warpgroups) {
         return fmt::format("the {}-row accumulator is split by columns over {} warpgroups, but its {} columns are not a "
                            "multiple of {}",
                            m, warpgroups, n, 8 * warpgroups);
-    if (by_columns && g.a.buffer->scope == ir::Scope::Fragment)
-        return fmt::format("a register A operand needs the accumulator's rows in 64-row slabs over the warpgroups ({} rows "
-                           "are not a multiple of {})",
-                           m, 64 * warpgroups);
     if (n % 8 || n_each > 256) return fmt::format("the accumulator has {} columns (wgmma: a multiple of 8, at most 256)", n);
     if (int64_t per_thread = m * n / (128 * warpgroups); per_thread > kMaxWgmmaAccumulators)
         return fmt::format("the {} x {} accumulator needs {} registers per consumer thread (at most {}); use more "
@@ -384,19 +380,24 @@ Why match(const ir::Kernel& kernel, Match& out) {
     }
     for (const ir::Gemm* g : gemms)
         if (Why why = check_gemm(*g, warpgroups)) return why;
-    // The gemms left to mma.sync, and why (remark R0012).
+    // The gemms left to mma.sync, and why (remark R0012): a register A operand wgmma cannot read
+    // first (its tiles are dropped because of it), then the operands' own reasons.
     out.mma_sync_gemms.clear();
     for (const ir::StmtPtr& s : consumer) {
         auto* g = s->as<ir::Gemm>();
         if (!g || wgmma_of(*s)) continue;
+        const ir::Buffer& a = *g->a.buffer;
         std::string why;
+        if (a.scope == ir::Scope::Fragment && a.rank() == 2 && a.const_shape[0] % (64 * warpgroups))
+            why = fmt::format("wgmma reads a register A operand in 64-row slabs, one per consumer warpgroup, and `{}` has {} "
+                              "rows, not a multiple of {}",
+                              a.name, a.const_shape[0], 64 * warpgroups);
+        else if (a.scope == ir::Scope::Fragment && !register_operand(*g))
+            why = fmt::format("its A operand `{}` is a fragment but not a 16-bit copy of a wgmma accumulator", a.name);
         for (const ir::Buffer* b : {g->a.buffer.get(), g->b.buffer.get()})
             for (const auto* reasons : {&written_why, &use_why, &copy_why})
                 if (auto it = reasons->find(b); why.empty() && it != reasons->end()) why = it->second;
-        if (why.empty())
-            why = g->a.buffer->scope == ir::Scope::Fragment && !register_operand(*g)
-                      ? fmt::format("its A operand `{}` is a fragment but not a 16-bit copy of a wgmma accumulator", g->a.buffer->name)
-                      : "an operand is not a shared tile the loop loads by TMA or writes whole from a fragment";
+        if (why.empty()) why = "an operand is not a shared tile the loop loads by TMA or writes whole from a fragment";
         out.mma_sync_gemms.push_back({g->range, g->c.buffer->name, why});
     }
     // Each wgmma gemm is issued as early as it can be: before the statements ahead of it that
