@@ -32,20 +32,18 @@ template <int NUMEL, int V, int THREADS> struct BlockedLayout {
 // w / WARPS_N, column w % WARPS_N, or, with WARPS_M_FASTEST, at row w % WARPS_M, column w / WARPS_M
 // (warpgroups side by side along N: a wgmma accumulator whose columns are split over them).
 template <int M, int N, int WARPS_M, int WARPS_N, bool M_INTERLEAVED = false, bool WARPS_M_FASTEST = false> struct MmaAccLayout {
-    __host__ __device__ static constexpr int warp_row(int warp) { return WARPS_M_FASTEST ? warp % WARPS_M : warp / WARPS_N; }
-    __host__ __device__ static constexpr int warp_col(int warp) { return WARPS_M_FASTEST ? warp / WARPS_M : warp % WARPS_N; }
     static constexpr int kWarpM = M / WARPS_M, kWarpN = N / WARPS_N;
     static constexpr int kTilesM = kWarpM / 16, kTilesN = kWarpN / 8;
     static constexpr int kSlots = kTilesM * kTilesN * 4;
     static_assert(M % (16 * WARPS_M) == 0 && N % (8 * WARPS_N) == 0, "mma tiles must cover the fragment");
     // Slot s = ((tile_m * kTilesN) + tile_n) * 4 + r, with r the mma accumulator register.
     __device__ static __forceinline__ int row(int tid, int s) {
-        int warp_m = warp_row(tid / 32), lane = tid % 32, r = s % 4, tile_m = s / (kTilesN * 4);
+        int warp_m = WARPS_M_FASTEST ? (tid / 32) % WARPS_M : (tid / 32) / WARPS_N, lane = tid % 32, r = s % 4, tile_m = s / (kTilesN * 4);
         if constexpr (M_INTERLEAVED) return tile_m * 16 * WARPS_M + warp_m * 16 + lane / 4 + 8 * (r / 2);
         return warp_m * kWarpM + tile_m * 16 + lane / 4 + 8 * (r / 2);
     }
     __device__ static __forceinline__ int col(int tid, int s) {
-        int warp_n = warp_col(tid / 32), lane = tid % 32, r = s % 4;
+        int warp_n = WARPS_M_FASTEST ? (tid / 32) / WARPS_M : (tid / 32) % WARPS_N, lane = tid % 32, r = s % 4;
         return warp_n * kWarpN + ((s / 4) % kTilesN) * 8 + (lane % 4) * 2 + (r % 2);
     }
     __device__ static __forceinline__ bool valid(int, int) { return true; }
