@@ -151,6 +151,8 @@ private:
         const std::vector<ir::StmtPtr>& stmts = loop_.statements();
         const size_t tail_begin = loop_.trailing_begin();
         TLC_CHECK(tail_begin > 1 && tail_begin < stmts.size(), "a software-pipelined trip: its first gemm's result used, then trailing gemms");
+        for (size_t j = tail_begin; j < stmts.size(); ++j)
+            TLC_CHECK(is_wgmma(stmts[j]), "a software-pipelined trip whose trailing statements are not all wgmma gemms");
         // B starts at the first statement that touches a trailing gemm's accumulator or register operand.
         size_t b_begin = tail_begin;
         for (size_t i = 1; i < tail_begin && b_begin == tail_begin; ++i)

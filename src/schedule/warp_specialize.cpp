@@ -109,8 +109,10 @@ Why check_gemm(const ir::Gemm& g, int warpgroups) {
 // result, and every statement after the last such use is a wgmma gemm that leaves that result
 // alone, one of them reading a tile of the ring (it then releases the stage). Its accumulator is
 // free once that last use is done, so trip t + 1's gemm may overwrite it while trip t's trailing
-// gemms run.
+// gemms run. Not with tiles the consumers write (loop.written): the barriers around their writes
+// would fall among the trailing gemms, and the next trip's write while they run.
 bool issues_first_gemm_early(const ir::WarpSpecializedLoop& loop) {
+    if (!loop.written.empty()) return false;
     const std::vector<ir::StmtPtr>& stmts = loop.statements();
     const std::vector<const ir::Gemm*> wgmmas = loop.wgmma_gemms();
     auto is_wgmma = [&](const ir::Stmt& s) {

@@ -6,7 +6,8 @@
 // per_thread_copy(X, Y, N), per_thread_prefix(X, Y, Sums, N), fragment_to_local(X, Y, N),
 // min_max_launch(X, N), int_reduce(X, Y, N), tl_scale(X, alpha, N) (and tlc_tl_scale),
 // hgemm(A, B, C, M, K, N), extern_rotate(X, Y, N), pair_round(X, Y, M, N), view_rows(X, Y, N, M), block_scans(X, X2, Y1, Y2, Y3, N, R, C),
-// chunk_reads(X, W, Y, R), prefetched_scales(X, W, S, Bias, Y, M, N, KT).
+// chunk_reads(X, W, Y, R), prefetched_scales(X, W, S, Bias, Y, M, N, KT), written_b_operand(A, B, X, M, K),
+// split_columns_3(A, B, Y, M, K, N), split_columns_reduce(A, B, R, M, K).
 #include "regressions.h"
 #include "harness.h"
 
@@ -179,6 +180,55 @@ th::Outcome check_pair_round(int64_t M, int64_t N, uint64_t seed) {
     return th::expect(X.guards_intact() && Y.guards_intact(), "out-of-bounds write");
 }
 
+// Hopper-path forms, each against float64 at odd sizes (K not a multiple of 8 sends the launch to
+// the sm_80 kernel: rows not 16-byte aligned for TMA).
+// written_b_operand: X = Σ_k a_k (s_k + s_kᵀ), s_k = f16(b_k b_kᵀ), 64-column slices, 0 past K.
+th::Outcome check_written_b_operand(int64_t M, int64_t K, uint64_t seed) {
+    const auto a = th::random_vector<__half>(static_cast<size_t>(M * K), seed, -0.5, 0.5);
+    const auto b = th::random_vector<__half>(static_cast<size_t>(64 * K), seed + 1, -0.5, 0.5);
+    th::DeviceBuffer<__half> A(a), B(b);
+    th::DeviceBuffer<float> X(static_cast<size_t>(M * 64));
+    X.poison();
+    th::check_launch(tlc::written_b_operand(A.get(), B.get(), X.get(), M, K), "written_b_operand");
+    std::vector<double> ref(static_cast<size_t>(M * 64), 0.0), sk(64 * 64);
+    for (int64_t k0 = 0; k0 < K; k0 += 64) {
+        const int64_t kn = std::min<int64_t>(64, K - k0);
+        for (int64_t i = 0; i < 64; ++i)
+            for (int64_t j = 0; j < 64; ++j) {
+                double acc = 0.0;
+                for (int64_t k = 0; k < kn; ++k) acc += double(__half2float(b[i * K + k0 + k])) * __half2float(b[j * K + k0 + k]);
+                sk[i * 64 + j] = __half2float(__float2half_rn(static_cast<float>(acc)));
+            }
+        for (int64_t m = 0; m < M; ++m)
+            for (int64_t j = 0; j < 64; ++j) {
+                double acc = 0.0;
+                for (int64_t k = 0; k < kn; ++k) acc += double(__half2float(a[m * K + k0 + k])) * (sk[k * 64 + j] + sk[j * 64 + k]);
+                ref[m * 64 + j] += acc;
+            }
+    }
+    return th::numeric(th::rel_err(X.download(), ref), 1e-3, A.guards_intact() && B.guards_intact() && X.guards_intact());
+}
+
+// split_columns_3: Y = 2 A Bᵀ (three warpgroups, 64-row tiles); split_columns_reduce: R = rowmax(A B2ᵀ).
+th::Outcome check_split_columns(bool reduce, int64_t M, int64_t N, int64_t K, uint64_t seed) {
+    const auto a = th::random_vector<__half>(static_cast<size_t>(M * K), seed);
+    const auto b = th::random_vector<__half>(static_cast<size_t>(N * K), seed + 1);
+    th::DeviceBuffer<__half> A(a), B(b);
+    th::DeviceBuffer<float> Y(static_cast<size_t>(reduce ? M : M * N));
+    Y.poison();
+    if (reduce) th::check_launch(tlc::split_columns_reduce(A.get(), B.get(), Y.get(), M, K), "split_columns_reduce");
+    else th::check_launch(tlc::split_columns_3(A.get(), B.get(), Y.get(), M, K, N), "split_columns_3");
+    std::vector<double> ref(static_cast<size_t>(reduce ? M : M * N), reduce ? -INFINITY : 0.0);
+    for (int64_t m = 0; m < M; ++m)
+        for (int64_t n = 0; n < N; ++n) {
+            double acc = 0.0;
+            for (int64_t k = 0; k < K; ++k) acc += double(__half2float(a[m * K + k])) * __half2float(b[n * K + k]);
+            if (reduce) ref[m] = std::max(ref[m], acc);
+            else ref[m * N + n] = 2.0 * acc;
+        }
+    return th::numeric(th::rel_err(Y.download(), ref), 1e-4, A.guards_intact() && B.guards_intact() && Y.guards_intact());
+}
+
 // view_rows: Y[M = 3 N] written through the view [N, 3] as (x, 2x, -x) per row; M != 3 N is refused.
 th::Outcome check_view_rows(int64_t N, uint64_t seed) {
     const auto x = th::random_vector<float>(static_cast<size_t>(N), seed);
@@ -286,6 +336,15 @@ int main() {
                   [&] { return check_pair_round(mn.first, mn.second, 960 + mn.first); });
     for (int64_t n : {1000, 128, 1})
         suite.run("view_rows/N=" + std::to_string(n), [&] { return check_view_rows(n, 950 + n); });
+    for (const std::pair<int64_t, int64_t> mk : {std::pair<int64_t, int64_t>{256, 192}, {129, 64}, {200, 130}, {1, 8}})
+        suite.run("written_b_operand/M=" + std::to_string(mk.first) + ",K=" + std::to_string(mk.second),
+                  [&] { return check_written_b_operand(mk.first, mk.second, 1500 + mk.first); });
+    for (const int64_t m : {128, 70, 64, 1})
+        suite.run("split_columns_3/M=" + std::to_string(m) + ",N=200,K=256", [&] { return check_split_columns(false, m, 200, 256, 1600 + m); });
+    suite.run("split_columns_3/M=64,N=384,K=100", [&] { return check_split_columns(false, 64, 384, 100, 1700); });
+    for (const std::pair<int64_t, int64_t> mk : {std::pair<int64_t, int64_t>{64, 64}, {130, 200}, {256, 100}, {1, 8}})
+        suite.run("split_columns_reduce/M=" + std::to_string(mk.first) + ",K=" + std::to_string(mk.second),
+                  [&] { return check_split_columns(true, mk.first, 128, mk.second, 1800 + mk.first); });
     for (const std::pair<int64_t, int64_t> mn : {std::pair<int64_t, int64_t>{37, 37}, {64, 64}, {130, 200}, {1, 5}})
         suite.run("tile_roundtrip/" + std::to_string(mn.first) + "x" + std::to_string(mn.second),
                   [&] { return check_tile_roundtrip(mn.first, mn.second, 990 + mn.first); });
