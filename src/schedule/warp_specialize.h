@@ -22,8 +22,12 @@
 //   - at least one gemm of two loaded tiles, each a top-level statement of the trip, of f16/bf16
 //     operands (or 8-bit floats stored K-major) into an f32 fragment [M, N]: M a multiple of
 //     64 * warpgroups (each warpgroup runs m64 wgmmas over M / (64 * warpgroups) slabs of 64
-//     rows), N <= 256 a multiple of 8, at most kMaxWgmmaAccumulators accumulators per consumer
-//     thread; an MN-major operand spans whole 128-byte rows;
+//     rows) or, split by columns, of 64 (wgmma_splits_columns), N / (warpgroups it is split over)
+//     <= 256 a multiple of 8, at most kMaxWgmmaAccumulators accumulators per consumer thread; an
+//     MN-major operand spans whole 128-byte rows. Besides loaded tiles, a gemm may read a shared
+//     tile the trip writes whole from a fragment and otherwise reads only by gemms or element by
+//     element (WarpSpecializedLoop::written); a gemm that cannot run on wgmma stays on mma.sync
+//     among the consumers (remark R0012);
 //   - every TMA load is a 2-d slice `G[r +: R, c +: C]` into a whole shared tile [R, C] of G's
 //     dtype, R <= 256, rows of a multiple of 32 bytes (cut into boxes of the widest of the 128-,
 //     64- and 32-byte swizzles that divides them, ir/dtype.h tile_swizzle_bytes), no pad value;
