@@ -217,6 +217,16 @@ bool KernelEmitter::shared_chunks_aligned(const ir::Region& r, int width) const 
 }
 
 // One side is a distributed fragment: each thread moves the elements it holds.
+namespace {
+// Runs of consecutive slots that are consecutive columns: a blocked layout's chunks, and the
+// register pairs (2j, 2j + 1) of the mma / wgmma accumulator layout.
+int consecutive_column_run(const FragmentLayout& l) {
+    return l.kind == LayoutKind::Blocked  ? l.vector
+           : l.kind == LayoutKind::MmaAcc ? 2
+                                          : static_cast<int>(l.layout.vector_width());
+}
+} // namespace
+
 void KernelEmitter::emit_copy_with_fragment(const ir::Copy& c, bool fragment_is_src) {
     const ir::Region& frag = fragment_is_src ? c.src : c.dst;
     const ir::Region& other = fragment_is_src ? c.dst : c.src;
@@ -249,11 +259,7 @@ void KernelEmitter::emit_copy_with_fragment(const ir::Copy& c, bool fragment_is_
     };
 
     int bytes = dtype_bytes(o.dtype);
-    // Runs of consecutive slots that are consecutive columns: a blocked layout's chunks, and the
-    // register pairs (2j, 2j + 1) of the mma / wgmma accumulator layout.
-    int run = l->kind == LayoutKind::Blocked  ? l->vector
-              : l->kind == LayoutKind::MmaAcc ? 2
-                                              : static_cast<int>(l->layout.vector_width());
+    int run = consecutive_column_run(*l);
     int width = other_is_memory && !other.ranges.back().is_point ? vector_width(run, bytes, run) : 1;
     if (width == 1 && other_is_memory) { // remark R0005: one element per load or store
         const char* scope = o.scope == ir::Scope::Global ? "global" : "shared";
@@ -473,8 +479,7 @@ bool KernelEmitter::emit_paired_atomic_add(const ir::AtomicAdd& a) {
     const ir::Buffer& d = *a.dst.buffer;
     const FragmentLayout* l = layout_of(s);
     if (!l || s.dtype != Dtype::F32 || d.dtype != Dtype::F32 || a.dst.ranges.back().is_point) return false;
-    const int64_t run = l->kind == LayoutKind::Blocked ? l->vector : l->kind == LayoutKind::MmaAcc ? 2 : l->layout.vector_width();
-    if (run % 2) return false;
+    if (consecutive_column_run(*l) % 2) return false;
     std::string first = first_replica_condition(l->layout);
     std::string ch = fresh("pair");
     out_.block(first.empty() ? std::string() : fmt::format("if ({})", first), [&] {

@@ -195,11 +195,11 @@ bool WarpSpecializedLoop::writes_operand(const Buffer* b) const {
 }
 
 std::vector<const Gemm*> WarpSpecializedLoop::wgmma_gemms() const {
-    auto loaded = [&](const Buffer* b) { return holds_wgmma_layout(b); };
     auto register_operand = [](const Buffer* b) { return b->scope == Scope::Fragment && dtype_bytes(b->dtype) == 2; };
     std::vector<const Gemm*> out;
     for (const StmtPtr& s : statements())
-        if (auto* g = s->as<Gemm>(); g && loaded(g->b.buffer.get()) && (loaded(g->a.buffer.get()) || register_operand(g->a.buffer.get())))
+        if (auto* g = s->as<Gemm>(); g && holds_wgmma_layout(g->b.buffer.get()) &&
+                                     (holds_wgmma_layout(g->a.buffer.get()) || register_operand(g->a.buffer.get())))
             out.push_back(g);
     return out;
 }

@@ -607,11 +607,11 @@ std::optional<std::string> check_gemm_tokens(const ir::WarpSpecializedLoop& loop
                                 it = it->second == t ? unfenced.erase(it) : std::next(it);
                         }
                         break;
-                    case Kind::Run:
+                    case Kind::Run: {
+                        const ir::BufferUses uses = ir::buffer_uses(s.stmt);
                         for (const InFlight& f : in_flight)
-                            if (loop.reads_written(*f.gemm) &&
-                                (s.stmt->kind == ir::StmtKind::Barrier || ir::buffer_uses(s.stmt).writes.count(f.gemm->a.buffer.get()) ||
-                                 ir::buffer_uses(s.stmt).writes.count(f.gemm->b.buffer.get())))
+                            if (loop.reads_written(*f.gemm) && (s.stmt->kind == ir::StmtKind::Barrier || uses.writes.count(f.gemm->a.buffer.get()) ||
+                                                                uses.writes.count(f.gemm->b.buffer.get())))
                                 return fmt::format("{}: a barrier or a write of `{}` while token #{} (the gemm into `{}`) reads a tile the "
                                                    "consumers write",
                                                    where, loop.writes_operand(f.gemm->a.buffer.get()) ? f.gemm->a.buffer->name : f.gemm->b.buffer->name,
@@ -621,10 +621,11 @@ std::optional<std::string> check_gemm_tokens(const ir::WarpSpecializedLoop& loop
                                 return fmt::format("{}: a statement touches `{}` or `{}` while token #{} (the gemm into `{}`) is in flight", where,
                                                    f.gemm->c.buffer->name, f.gemm->a.buffer->name, f.token, f.gemm->c.buffer->name);
                         for (auto& [acc, token] : unfenced)
-                            if (ir::buffer_uses(s.stmt).touches(acc))
+                            if (uses.touches(acc))
                                 return fmt::format("{}: a statement touches `{}`, which token #{} wrote, without a fence after its wait", where,
                                                    acc->name, token);
                         break;
+                    }
                     case Kind::Release:
                         for (const InFlight& f : in_flight)
                             if (f.trip >= 0 && f.ring == s.ring && f.trip == k - s.back)
