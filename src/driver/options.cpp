@@ -211,8 +211,9 @@ void add_common_options(CLI::App& app, Options& o, RawOptions& raw) {
     app.add_flag("-w", o.suppress_warnings, "Suppress all warnings");
     app.add_option("-R", raw.remarks,
                    "-Rfallback: remark on every fast path not taken (tensor cores, TMA + wgmma, "
-                   "cp.async, pipelining, vector width, spread fragments, register gemm operands, partial results), with the reason "
-                   "and the fix")
+                   "cp.async, pipelining, vector width, spread fragments, register gemm operands, partial results, "
+                   "vector stores of chunked loops, register copies a trip ahead, pair forms of extern functions, wgmma for each "
+                   "gemm of the Hopper path's trip), with the reason and the fix")
         ->check(one_of({"fallback"}))
         ->type_name("fallback");
     app.add_option("--disable", o.disabled,
