@@ -631,33 +631,41 @@ __global__ void __launch_bounds__(256) topk_gating_grouped_kernel(
     }
 }
 
-// kernel moe_count<BS = 2048>  (stdlib/moe.tl:195)
+// kernel moe_count<BS = 2048>  (stdlib/moe.tl:197)
 // 256 threads per block, 32 bytes of shared memory
 __global__ void __launch_bounds__(256) moe_count_kernel(
         const int32_t* __restrict__ Ids,
         int32_t* __restrict__ Counts,
         int32_t M,
         int32_t K,
-        int32_t E)
+        int32_t EO,
+        int32_t S)
 {
     using id_layout = tl::BlockedLayout<2048, 8, 256>;  // fragment id: i32[2048]
     using hit_layout = tl::BlockedLayout<2048, 8, 256>;  // fragment hit: i32[2048]
     using id_next_layout = tl::BlockedLayout<2048, 8, 256>;  // fragment id_next: i32[2048]
     const int32_t* const ids = Ids;  // view ids: i32[(M * K)] of Ids
     const int tl_tid = tl::thread_index<256>();
+    // Blocks numbered with block.y fastest: block.y moves the accesses of `Counts` and `Ids` by a smaller stride than block.x.
+    [[maybe_unused]] const int tl_tiles_x = EO, tl_tiles_y = S, tl_tiles_z = 1;
+    [[maybe_unused]] const int tl_block_x = int(blockIdx.x) / tl_tiles_y, tl_block_y = int(blockIdx.x) % tl_tiles_y, tl_block_z = int(blockIdx.z);
     extern __shared__ __align__(128) unsigned char tl_smem[];
     unsigned char* tl_scratch = tl_smem + 0;  // 32 bytes for reductions and staging
     int32_t id[id_layout::kSlots];  // fragment id: i32[2048]
     int32_t hit[hit_layout::kSlots];  // fragment hit: i32[2048]
     int32_t part;
     int32_t total = 0;
+    const int32_t e = tl_block_x;
+    const int32_t E = EO - 1;
+    const int32_t seg_chunks = tl::cdiv(tl::cdiv(M * K, 2048), S);
+    const int32_t c0 = tl_block_y * seg_chunks;
     int32_t id_next[id_next_layout::kSlots];  // fragment id_next: i32[2048]
-    if (0 < tl::cdiv(M * K, 2048)) {
-        // copy(ids[t * BS +: BS], id, pad = -1);  (moe.tl:204)
+    if (0 < tl::max(0, tl::min(seg_chunks, tl::cdiv(M * K, 2048) - c0))) {
+        // copy(ids[(c0 + t) * BS +: BS], id, pad = 0);  (moe.tl:210)
         #pragma unroll
         for (int tl_chunk0 = 0; tl_chunk0 < id_next_layout::kSlots; tl_chunk0 += 4) {
-            const int32_t* tl_ptr1 = &ids[((id_next_layout::flat(tl_tid, (tl_chunk0 / 8) * 8)) % 2048) + tl_chunk0 % 8];
-            if (tl::in_bounds(((id_next_layout::flat(tl_tid, (tl_chunk0 / 8) * 8)) % 2048) + tl_chunk0 % 8, M * K) && tl::in_bounds((((id_next_layout::flat(tl_tid, (tl_chunk0 / 8) * 8)) % 2048) + tl_chunk0 % 8) + 3, M * K) && tl::is_aligned(tl_ptr1, 16)) {
+            const int32_t* tl_ptr1 = &ids[(c0 * 2048) + (((id_next_layout::flat(tl_tid, (tl_chunk0 / 8) * 8)) % 2048) + tl_chunk0 % 8)];
+            if (tl::in_bounds((c0 * 2048) + (((id_next_layout::flat(tl_tid, (tl_chunk0 / 8) * 8)) % 2048) + tl_chunk0 % 8), M * K) && tl::in_bounds(((c0 * 2048) + (((id_next_layout::flat(tl_tid, (tl_chunk0 / 8) * 8)) % 2048) + tl_chunk0 % 8)) + 3, M * K) && tl::is_aligned(tl_ptr1, 16)) {
                 int32_t tl_vec2[4];
                 tl::load_vector<int32_t, 4>(tl_vec2, tl_ptr1);
                 #pragma unroll
@@ -665,22 +673,22 @@ __global__ void __launch_bounds__(256) moe_count_kernel(
             } else {
                 #pragma unroll
                 for (int tl_v = 0; tl_v < 4; ++tl_v) {
-                    id_next[tl_chunk0 + tl_v] = tl::in_bounds(((id_next_layout::flat(tl_tid, ((tl_chunk0 + tl_v) / 8) * 8)) % 2048) + (tl_chunk0 + tl_v) % 8, M * K) ? ids[((id_next_layout::flat(tl_tid, ((tl_chunk0 + tl_v) / 8) * 8)) % 2048) + (tl_chunk0 + tl_v) % 8] : -1;
+                    id_next[tl_chunk0 + tl_v] = tl::in_bounds((c0 * 2048) + (((id_next_layout::flat(tl_tid, ((tl_chunk0 + tl_v) / 8) * 8)) % 2048) + (tl_chunk0 + tl_v) % 8), M * K) ? ids[(c0 * 2048) + (((id_next_layout::flat(tl_tid, ((tl_chunk0 + tl_v) / 8) * 8)) % 2048) + (tl_chunk0 + tl_v) % 8)] : 0;
                 }
             }
         }
     }
-    // for t in pipelined(cdiv(M * K, BS), stages = 2) {  (moe.tl:203)
-    for (int t = 0; t < tl::cdiv(M * K, 2048); ++t) {
-        // copy(ids[t * BS +: BS], id, pad = -1);  (moe.tl:204)
+    // for t in pipelined(max(0, min(seg_chunks, cdiv(M * K, BS) - c0)), stages = 2) {  (moe.tl:209)
+    for (int t = 0; t < tl::max(0, tl::min(seg_chunks, tl::cdiv(M * K, 2048) - c0)); ++t) {
+        // copy(ids[(c0 + t) * BS +: BS], id, pad = 0);  (moe.tl:210)
         #pragma unroll
         for (int tl_s = 0; tl_s < id_layout::kSlots; ++tl_s) id[tl_s] = id_next[tl_s];
-        if (t + 1 < tl::cdiv(M * K, 2048)) {
-            // copy(ids[t * BS +: BS], id, pad = -1);  (moe.tl:204)
+        if (t + 1 < tl::max(0, tl::min(seg_chunks, tl::cdiv(M * K, 2048) - c0))) {
+            // copy(ids[(c0 + t) * BS +: BS], id, pad = 0);  (moe.tl:210)
             #pragma unroll
             for (int tl_chunk3 = 0; tl_chunk3 < id_next_layout::kSlots; tl_chunk3 += 4) {
-                const int32_t* tl_ptr4 = &ids[((t + 1) * 2048) + (((id_next_layout::flat(tl_tid, (tl_chunk3 / 8) * 8)) % 2048) + tl_chunk3 % 8)];
-                if (tl::in_bounds(((t + 1) * 2048) + (((id_next_layout::flat(tl_tid, (tl_chunk3 / 8) * 8)) % 2048) + tl_chunk3 % 8), M * K) && tl::in_bounds((((t + 1) * 2048) + (((id_next_layout::flat(tl_tid, (tl_chunk3 / 8) * 8)) % 2048) + tl_chunk3 % 8)) + 3, M * K) && tl::is_aligned(tl_ptr4, 16)) {
+                const int32_t* tl_ptr4 = &ids[((c0 + (t + 1)) * 2048) + (((id_next_layout::flat(tl_tid, (tl_chunk3 / 8) * 8)) % 2048) + tl_chunk3 % 8)];
+                if (tl::in_bounds(((c0 + (t + 1)) * 2048) + (((id_next_layout::flat(tl_tid, (tl_chunk3 / 8) * 8)) % 2048) + tl_chunk3 % 8), M * K) && tl::in_bounds((((c0 + (t + 1)) * 2048) + (((id_next_layout::flat(tl_tid, (tl_chunk3 / 8) * 8)) % 2048) + tl_chunk3 % 8)) + 3, M * K) && tl::is_aligned(tl_ptr4, 16)) {
                     int32_t tl_vec5[4];
                     tl::load_vector<int32_t, 4>(tl_vec5, tl_ptr4);
                     #pragma unroll
@@ -688,26 +696,28 @@ __global__ void __launch_bounds__(256) moe_count_kernel(
                 } else {
                     #pragma unroll
                     for (int tl_v = 0; tl_v < 4; ++tl_v) {
-                        id_next[tl_chunk3 + tl_v] = tl::in_bounds(((t + 1) * 2048) + (((id_next_layout::flat(tl_tid, ((tl_chunk3 + tl_v) / 8) * 8)) % 2048) + (tl_chunk3 + tl_v) % 8), M * K) ? ids[((t + 1) * 2048) + (((id_next_layout::flat(tl_tid, ((tl_chunk3 + tl_v) / 8) * 8)) % 2048) + (tl_chunk3 + tl_v) % 8)] : -1;
+                        id_next[tl_chunk3 + tl_v] = tl::in_bounds(((c0 + (t + 1)) * 2048) + (((id_next_layout::flat(tl_tid, ((tl_chunk3 + tl_v) / 8) * 8)) % 2048) + (tl_chunk3 + tl_v) % 8), M * K) ? ids[((c0 + (t + 1)) * 2048) + (((id_next_layout::flat(tl_tid, ((tl_chunk3 + tl_v) / 8) * 8)) % 2048) + (tl_chunk3 + tl_v) % 8)] : 0;
                     }
                 }
             }
         }
-        // for i in parallel(BS) {  (moe.tl:205)
-        // for i in parallel(2048): each thread visits the elements of `hit` it holds
+        // for i in parallel(BS) {  (moe.tl:211)
+        // for i in parallel(2048): each thread visits the elements of `id` it holds
         #pragma unroll
-        for (int tl_s6 = 0; tl_s6 < hit_layout::kSlots; ++tl_s6) {
-            [[maybe_unused]] const int i = ((hit_layout::flat(tl_tid, (tl_s6 / 8) * 8)) % 2048) + tl_s6 % 8;
-            hit[tl_s6] = id[tl_s6] == int(blockIdx.x) ? 1 : 0;
+        for (int tl_s6 = 0; tl_s6 < id_layout::kSlots; ++tl_s6) {
+            const int tl_c7 = (id_layout::flat(tl_tid, (tl_s6 / 8) * 8)) % 2048;  // the chunk's first column
+            const int i = tl_c7 + tl_s6 % 8;
+            const bool nowhere = id[tl_s6] < 0 || id[tl_s6] >= E;
+            hit[tl_s6] = (c0 + t) * 2048 + i < M * K && (e == E ? nowhere : id[tl_s6] == e) ? 1 : 0;
         }
-        // reduce(sum, hit, part);  (moe.tl:208)
+        // reduce(sum, hit, part);  (moe.tl:215)
         {
             int32_t tl_part[1];
             #pragma unroll
             for (int tl_i = 0; tl_i < 1; ++tl_i) tl_part[tl_i] = tl::SumOp::identity<int32_t>();
             #pragma unroll
-            for (int tl_s7 = 0; tl_s7 < hit_layout::kSlots; ++tl_s7) {
-                tl_part[0] = tl::SumOp::combine(tl_part[0], tl::SumOp::element(hit[tl_s7]));
+            for (int tl_s8 = 0; tl_s8 < hit_layout::kSlots; ++tl_s8) {
+                tl_part[0] = tl::SumOp::combine(tl_part[0], tl::SumOp::element(hit[tl_s8]));
             }
             tl::block_allreduce<tl::SumOp, 1, 256>(tl_part, reinterpret_cast<int32_t*>(tl_scratch), tl_tid);
             {
@@ -716,19 +726,19 @@ __global__ void __launch_bounds__(256) moe_count_kernel(
         }
         total = total + part;
     }
-    // for i in parallel(1) {  (moe.tl:211)
+    // for i in parallel(1) {  (moe.tl:218)
     // for i in parallel(1): iterations dealt round-robin to the threads
     #pragma unroll
-    for (int tl_i9 = 0; tl_i9 < 1; ++tl_i9) {
-        const int tl_e8 = tl_tid + tl_i9 * 256;
-        if (tl_e8 < 1) {
-            const int i = tl_e8;
-            Counts[int(blockIdx.x) + i] = total;
+    for (int tl_i10 = 0; tl_i10 < 1; ++tl_i10) {
+        const int tl_e9 = tl_tid + tl_i10 * 256;
+        if (tl_e9 < 1) {
+            const int i = tl_e9;
+            Counts[int64_t(e + i) * S + tl_block_y] = total;
         }
     }
 }
 
-// kernel moe_positions<BS = 2048, EB = 1024>  (stdlib/moe.tl:218)
+// kernel moe_positions<BS = 2048, EB = 1024>  (stdlib/moe.tl:226)
 // 256 threads per block, 9216 bytes of shared memory
 __global__ void __launch_bounds__(256) moe_positions_kernel(
         const int32_t* __restrict__ Ids,
@@ -738,8 +748,8 @@ __global__ void __launch_bounds__(256) moe_positions_kernel(
         int32_t* __restrict__ PosT,
         int32_t M,
         int32_t K,
-        int32_t E,
         int32_t EO,
+        int32_t S,
         int32_t MK)
 {
     using counts_layout = tl::BlockedLayout<1024, 8, 256>;  // fragment counts: i32[1024]
@@ -747,64 +757,75 @@ __global__ void __launch_bounds__(256) moe_positions_kernel(
     using hit_layout = tl::BlockedLayout<2048, 8, 256>;  // fragment hit: i32[2048]
     using rank_layout = tl::BlockedLayout<2048, 8, 256>;  // fragment rank: i32[2048]
     const int32_t* const ids = Ids;  // view ids: i32[(M * K)] of Ids
+    const int32_t* const counts_flat = Counts;  // view counts_flat: i32[(EO * S)] of Counts
     const int tl_tid = tl::thread_index<256>();
+    // Blocks numbered with block.y fastest: block.y moves most of the elements (those of `Ids` and `PosT`) by a smaller stride than block.x (which `Offsets` prefers).
+    [[maybe_unused]] const int tl_tiles_x = EO, tl_tiles_y = S, tl_tiles_z = 1;
+    [[maybe_unused]] const int tl_block_x = int(blockIdx.x) / tl_tiles_y, tl_block_y = int(blockIdx.x) % tl_tiles_y, tl_block_z = int(blockIdx.z);
     extern __shared__ __align__(128) unsigned char tl_smem[];
     unsigned char* tl_scratch = tl_smem + 0;  // 9216 bytes for reductions and staging
     int32_t counts[counts_layout::kSlots];  // fragment counts: i32[1024]
     int32_t id[id_layout::kSlots];  // fragment id: i32[2048]
     int32_t hit[hit_layout::kSlots];  // fragment hit: i32[2048]
     int32_t rank[rank_layout::kSlots];  // fragment rank: i32[2048]
-    int32_t start;
     int32_t part;
+    int32_t start = 0;
     int32_t run = 0;
-    const int32_t e = int(blockIdx.x);
-    // copy(Counts[0 +: EB], counts);                 // past E: zeros  (moe.tl:233)
-    #pragma unroll
-    for (int tl_chunk0 = 0; tl_chunk0 < counts_layout::kSlots; tl_chunk0 += 4) {
-        if (!(counts_layout::valid(tl_tid, tl_chunk0))) continue;
-        const int32_t* tl_ptr1 = &Counts[((counts_layout::flat(tl_tid, (tl_chunk0 / 8) * 8)) % 1024) + tl_chunk0 % 8];
-        if (tl::in_bounds(((counts_layout::flat(tl_tid, (tl_chunk0 / 8) * 8)) % 1024) + tl_chunk0 % 8, E) && tl::in_bounds((((counts_layout::flat(tl_tid, (tl_chunk0 / 8) * 8)) % 1024) + tl_chunk0 % 8) + 3, E) && tl::is_aligned(tl_ptr1, 16)) {
-            int32_t tl_vec2[4];
-            tl::load_vector<int32_t, 4>(tl_vec2, tl_ptr1);
-            #pragma unroll
-            for (int tl_v = 0; tl_v < 4; ++tl_v) counts[tl_chunk0 + tl_v] = tl_vec2[tl_v];
-        } else {
-            #pragma unroll
-            for (int tl_v = 0; tl_v < 4; ++tl_v) {
-                counts[tl_chunk0 + tl_v] = tl::in_bounds(((counts_layout::flat(tl_tid, ((tl_chunk0 + tl_v) / 8) * 8)) % 1024) + (tl_chunk0 + tl_v) % 8, E) ? Counts[((counts_layout::flat(tl_tid, ((tl_chunk0 + tl_v) / 8) * 8)) % 1024) + (tl_chunk0 + tl_v) % 8] : 0;
+    const int32_t e = tl_block_x;
+    const int32_t E = EO - 1;
+    const int32_t before = e * S + tl_block_y;
+    for (int c = 0; c < tl::cdiv(before, 1024); ++c) {
+        // copy(counts_flat[c * EB +: EB], counts, pad = 0);  (moe.tl:245)
+        #pragma unroll
+        for (int tl_chunk0 = 0; tl_chunk0 < counts_layout::kSlots; tl_chunk0 += 4) {
+            if (!(counts_layout::valid(tl_tid, tl_chunk0))) continue;
+            const int32_t* tl_ptr1 = &counts_flat[(c * 1024) + (((counts_layout::flat(tl_tid, (tl_chunk0 / 8) * 8)) % 1024) + tl_chunk0 % 8)];
+            if (tl::in_bounds((c * 1024) + (((counts_layout::flat(tl_tid, (tl_chunk0 / 8) * 8)) % 1024) + tl_chunk0 % 8), EO * S) && tl::in_bounds(((c * 1024) + (((counts_layout::flat(tl_tid, (tl_chunk0 / 8) * 8)) % 1024) + tl_chunk0 % 8)) + 3, EO * S) && tl::is_aligned(tl_ptr1, 16)) {
+                int32_t tl_vec2[4];
+                tl::load_vector<int32_t, 4>(tl_vec2, tl_ptr1);
+                #pragma unroll
+                for (int tl_v = 0; tl_v < 4; ++tl_v) counts[tl_chunk0 + tl_v] = tl_vec2[tl_v];
+            } else {
+                #pragma unroll
+                for (int tl_v = 0; tl_v < 4; ++tl_v) {
+                    counts[tl_chunk0 + tl_v] = tl::in_bounds((c * 1024) + (((counts_layout::flat(tl_tid, ((tl_chunk0 + tl_v) / 8) * 8)) % 1024) + (tl_chunk0 + tl_v) % 8), EO * S) ? counts_flat[(c * 1024) + (((counts_layout::flat(tl_tid, ((tl_chunk0 + tl_v) / 8) * 8)) % 1024) + (tl_chunk0 + tl_v) % 8)] : 0;
+                }
             }
         }
-    }
-    // for i in parallel(EB) {  (moe.tl:234)
-    // for i in parallel(1024): each thread visits the elements of `counts` it holds
-    #pragma unroll
-    for (int tl_s3 = 0; tl_s3 < counts_layout::kSlots; ++tl_s3) {
-        if (!(counts_layout::valid(tl_tid, tl_s3))) continue;
-        const int tl_c4 = (counts_layout::flat(tl_tid, (tl_s3 / 8) * 8)) % 1024;  // the chunk's first column
-        const int i = tl_c4 + tl_s3 % 8;
-        counts[tl_s3] = i < e ? counts[tl_s3] : 0;
-    }
-    // reduce(sum, counts, start);  (moe.tl:237)
-    {
-        int32_t tl_part[1];
+        // for i in parallel(EB) {  (moe.tl:246)
+        // for i in parallel(1024): each thread visits the elements of `counts` it holds
         #pragma unroll
-        for (int tl_i = 0; tl_i < 1; ++tl_i) tl_part[tl_i] = tl::SumOp::identity<int32_t>();
-        #pragma unroll
-        for (int tl_s5 = 0; tl_s5 < counts_layout::kSlots; ++tl_s5) {
-            if (!(counts_layout::valid(tl_tid, tl_s5))) continue;
-            tl_part[0] = tl::SumOp::combine(tl_part[0], tl::SumOp::element(counts[tl_s5]));
+        for (int tl_s3 = 0; tl_s3 < counts_layout::kSlots; ++tl_s3) {
+            if (!(counts_layout::valid(tl_tid, tl_s3))) continue;
+            const int tl_c4 = (counts_layout::flat(tl_tid, (tl_s3 / 8) * 8)) % 1024;  // the chunk's first column
+            const int i = tl_c4 + tl_s3 % 8;
+            counts[tl_s3] = c * 1024 + i < before ? counts[tl_s3] : 0;
         }
-        tl::block_allreduce<tl::SumOp, 1, 256>(tl_part, reinterpret_cast<int32_t*>(tl_scratch), tl_tid);
+        // reduce(sum, counts, part);  (moe.tl:249)
         {
-            start = tl_part[0];
+            int32_t tl_part[1];
+            #pragma unroll
+            for (int tl_i = 0; tl_i < 1; ++tl_i) tl_part[tl_i] = tl::SumOp::identity<int32_t>();
+            #pragma unroll
+            for (int tl_s5 = 0; tl_s5 < counts_layout::kSlots; ++tl_s5) {
+                if (!(counts_layout::valid(tl_tid, tl_s5))) continue;
+                tl_part[0] = tl::SumOp::combine(tl_part[0], tl::SumOp::element(counts[tl_s5]));
+            }
+            tl::block_allreduce<tl::SumOp, 1, 256>(tl_part, reinterpret_cast<int32_t*>(tl_scratch), tl_tid);
+            {
+                part = tl_part[0];
+            }
         }
+        start = start + part;
     }
-    for (int t = 0; t < tl::cdiv(M * K, 2048); ++t) {
-        // copy(ids[t * BS +: BS], id, pad = 0);  (moe.tl:239)
+    const int32_t seg_chunks = tl::cdiv(tl::cdiv(M * K, 2048), S);
+    const int32_t c0 = tl_block_y * seg_chunks;
+    for (int t = 0; t < tl::max(0, tl::min(seg_chunks, tl::cdiv(M * K, 2048) - c0)); ++t) {
+        // copy(ids[(c0 + t) * BS +: BS], id, pad = 0);  (moe.tl:255)
         #pragma unroll
         for (int tl_chunk6 = 0; tl_chunk6 < id_layout::kSlots; tl_chunk6 += 4) {
-            const int32_t* tl_ptr7 = &ids[(t * 2048) + (((id_layout::flat(tl_tid, (tl_chunk6 / 8) * 8)) % 2048) + tl_chunk6 % 8)];
-            if (tl::in_bounds((t * 2048) + (((id_layout::flat(tl_tid, (tl_chunk6 / 8) * 8)) % 2048) + tl_chunk6 % 8), M * K) && tl::in_bounds(((t * 2048) + (((id_layout::flat(tl_tid, (tl_chunk6 / 8) * 8)) % 2048) + tl_chunk6 % 8)) + 3, M * K) && tl::is_aligned(tl_ptr7, 16)) {
+            const int32_t* tl_ptr7 = &ids[((c0 + t) * 2048) + (((id_layout::flat(tl_tid, (tl_chunk6 / 8) * 8)) % 2048) + tl_chunk6 % 8)];
+            if (tl::in_bounds(((c0 + t) * 2048) + (((id_layout::flat(tl_tid, (tl_chunk6 / 8) * 8)) % 2048) + tl_chunk6 % 8), M * K) && tl::in_bounds((((c0 + t) * 2048) + (((id_layout::flat(tl_tid, (tl_chunk6 / 8) * 8)) % 2048) + tl_chunk6 % 8)) + 3, M * K) && tl::is_aligned(tl_ptr7, 16)) {
                 int32_t tl_vec8[4];
                 tl::load_vector<int32_t, 4>(tl_vec8, tl_ptr7);
                 #pragma unroll
@@ -812,20 +833,20 @@ __global__ void __launch_bounds__(256) moe_positions_kernel(
             } else {
                 #pragma unroll
                 for (int tl_v = 0; tl_v < 4; ++tl_v) {
-                    id[tl_chunk6 + tl_v] = tl::in_bounds((t * 2048) + (((id_layout::flat(tl_tid, ((tl_chunk6 + tl_v) / 8) * 8)) % 2048) + (tl_chunk6 + tl_v) % 8), M * K) ? ids[(t * 2048) + (((id_layout::flat(tl_tid, ((tl_chunk6 + tl_v) / 8) * 8)) % 2048) + (tl_chunk6 + tl_v) % 8)] : 0;
+                    id[tl_chunk6 + tl_v] = tl::in_bounds(((c0 + t) * 2048) + (((id_layout::flat(tl_tid, ((tl_chunk6 + tl_v) / 8) * 8)) % 2048) + (tl_chunk6 + tl_v) % 8), M * K) ? ids[((c0 + t) * 2048) + (((id_layout::flat(tl_tid, ((tl_chunk6 + tl_v) / 8) * 8)) % 2048) + (tl_chunk6 + tl_v) % 8)] : 0;
                 }
             }
         }
-        // for i in parallel(BS) {  (moe.tl:240)
+        // for i in parallel(BS) {  (moe.tl:256)
         // for i in parallel(2048): each thread visits the elements of `id` it holds
         #pragma unroll
         for (int tl_s9 = 0; tl_s9 < id_layout::kSlots; ++tl_s9) {
             const int tl_c10 = (id_layout::flat(tl_tid, (tl_s9 / 8) * 8)) % 2048;  // the chunk's first column
             const int i = tl_c10 + tl_s9 % 8;
             const bool nowhere = id[tl_s9] < 0 || id[tl_s9] >= E;
-            hit[tl_s9] = t * 2048 + i < M * K && (e == E ? nowhere : id[tl_s9] == e) ? 1 : 0;
+            hit[tl_s9] = (c0 + t) * 2048 + i < M * K && (e == E ? nowhere : id[tl_s9] == e) ? 1 : 0;
         }
-        // cumsum(hit, rank);  (moe.tl:244)
+        // cumsum(hit, rank);  (moe.tl:260)
         {
             __syncthreads();
             #pragma unroll
@@ -862,20 +883,20 @@ __global__ void __launch_bounds__(256) moe_positions_kernel(
             }
             __syncthreads();
         }
-        // for i in parallel(BS) {  (moe.tl:245)
+        // for i in parallel(BS) {  (moe.tl:261)
         // for i in parallel(2048): each thread visits the elements of `hit` it holds
         #pragma unroll
         for (int tl_s13 = 0; tl_s13 < hit_layout::kSlots; ++tl_s13) {
             const int tl_c14 = (hit_layout::flat(tl_tid, (tl_s13 / 8) * 8)) % 2048;  // the chunk's first column
             const int i = tl_c14 + tl_s13 % 8;
             if (hit[tl_s13] == 1) {
-                const int32_t slot = t * 2048 + i;
+                const int32_t slot = (c0 + t) * 2048 + i;
                 const int32_t p = start + run + rank[tl_s13] - 1;
                 Src[p] = slot / K;
                 PosT[int64_t(slot % K) * M + (slot / K)] = e == E ? -1 : p;
             }
         }
-        // reduce(sum, hit, part);  (moe.tl:253)
+        // reduce(sum, hit, part);  (moe.tl:269)
         {
             int32_t tl_part[1];
             #pragma unroll
@@ -891,8 +912,8 @@ __global__ void __launch_bounds__(256) moe_positions_kernel(
         }
         run = run + part;
     }
-    if (e < E) {
-        // for i in parallel(1) {  (moe.tl:257)
+    if (tl_block_y == 0) {
+        // for i in parallel(1) {  (moe.tl:273)
         // for i in parallel(1): iterations dealt round-robin to the threads
         #pragma unroll
         for (int tl_i17 = 0; tl_i17 < 1; ++tl_i17) {
@@ -902,21 +923,10 @@ __global__ void __launch_bounds__(256) moe_positions_kernel(
                 Offsets[e + i] = start;
             }
         }
-    } else {
-        // for i in parallel(1) {  (moe.tl:261)
-        // for i in parallel(1): iterations dealt round-robin to the threads
-        #pragma unroll
-        for (int tl_i19 = 0; tl_i19 < 1; ++tl_i19) {
-            const int tl_e18 = tl_tid + tl_i19 * 256;
-            if (tl_e18 < 1) {
-                const int i = tl_e18;
-                Offsets[E + i] = start;
-            }
-        }
     }
 }
 
-// kernel moe_gather_rows<RB = 16, BD = 512, T = bf16>  (stdlib/moe.tl:268)
+// kernel moe_gather_rows<RB = 16, BD = 512, T = bf16>  (stdlib/moe.tl:280)
 // 128 threads per block, 33280 bytes of shared memory
 __global__ void __launch_bounds__(128) moe_gather_rows_kernel(
         const tl::bf16* __restrict__ X,
@@ -932,7 +942,7 @@ __global__ void __launch_bounds__(128) moe_gather_rows_kernel(
     const int32_t r0 = int(blockIdx.x) * 16;
     const int32_t t_trips = tl::cdiv(D, 512);
     if (0 < t_trips) {
-        // copy(X[Src[r0 +: RB], t * BD +: BD], xs);  (moe.tl:275)
+        // copy(X[Src[r0 +: RB], t * BD +: BD], xs);  (moe.tl:287)
         #pragma unroll
         for (int tl_i1 = 0; tl_i1 < 8; ++tl_i1) {
             const int tl_chunk0 = tl_tid + tl_i1 * 128;
@@ -948,12 +958,12 @@ __global__ void __launch_bounds__(128) moe_gather_rows_kernel(
         }
     }
     tl::cp_async_commit();
-    // for t in pipelined(cdiv(D, BD), stages = 2) {  (moe.tl:274)
+    // for t in pipelined(cdiv(D, BD), stages = 2) {  (moe.tl:286)
     for (int t = 0; t < t_trips; ++t) {
         tl::cp_async_wait<0>();  // at most 0 copy groups of this thread still in flight
         __syncthreads();  // pipeline: stage `t % 2` has landed and the stage refilled next is no longer read
         if (t + 1 < t_trips) {
-            // copy(X[Src[r0 +: RB], t * BD +: BD], xs);  (moe.tl:275)
+            // copy(X[Src[r0 +: RB], t * BD +: BD], xs);  (moe.tl:287)
             #pragma unroll
             for (int tl_i6 = 0; tl_i6 < 8; ++tl_i6) {
                 const int tl_chunk5 = tl_tid + tl_i6 * 128;
@@ -969,7 +979,7 @@ __global__ void __launch_bounds__(128) moe_gather_rows_kernel(
             }
         }
         tl::cp_async_commit();
-        // copy(xs, Xp[r0 +: RB, t * BD +: BD]);  (moe.tl:276)
+        // copy(xs, Xp[r0 +: RB, t * BD +: BD]);  (moe.tl:288)
         #pragma unroll
         for (int tl_i11 = 0; tl_i11 < 8; ++tl_i11) {
             const int tl_chunk10 = tl_tid + tl_i11 * 128;
@@ -990,7 +1000,7 @@ __global__ void __launch_bounds__(128) moe_gather_rows_kernel(
     tl::cp_async_wait<0>();  // at most 0 copy groups of this thread still in flight
 }
 
-// kernel moe_unpermute<RB = 8, BD = 512, T = bf16>  (stdlib/moe.tl:281)
+// kernel moe_unpermute<RB = 8, BD = 512, T = bf16>  (stdlib/moe.tl:293)
 // 128 threads per block, 24960 bytes of shared memory
 __global__ void __launch_bounds__(128) moe_unpermute_kernel(
         const tl::bf16* __restrict__ Yp,
@@ -1020,7 +1030,7 @@ __global__ void __launch_bounds__(128) moe_unpermute_kernel(
     const int32_t d0 = tl_block_y * 512;
     const int32_t k_trips = K;
     if (0 < k_trips) {
-        // copy(Yp[pos[k * M + t0 +: RB], d0 +: BD], y);      // PosT = -1: a row of zeros  (moe.tl:293)
+        // copy(Yp[pos[k * M + t0 +: RB], d0 +: BD], y);      // PosT = -1: a row of zeros  (moe.tl:305)
         #pragma unroll
         for (int tl_i1 = 0; tl_i1 < 4; ++tl_i1) {
             const int tl_chunk0 = tl_tid + tl_i1 * 128;
@@ -1037,7 +1047,7 @@ __global__ void __launch_bounds__(128) moe_unpermute_kernel(
     }
     tl::cp_async_commit();
     if (1 < k_trips) {
-        // copy(Yp[pos[k * M + t0 +: RB], d0 +: BD], y);      // PosT = -1: a row of zeros  (moe.tl:293)
+        // copy(Yp[pos[k * M + t0 +: RB], d0 +: BD], y);      // PosT = -1: a row of zeros  (moe.tl:305)
         #pragma unroll
         for (int tl_i6 = 0; tl_i6 < 4; ++tl_i6) {
             const int tl_chunk5 = tl_tid + tl_i6 * 128;
@@ -1055,18 +1065,18 @@ __global__ void __launch_bounds__(128) moe_unpermute_kernel(
     tl::cp_async_commit();
     float w_next[2];  // fragment w_next: f32[8]
     if (0 < k_trips) {
-        // copy(Weights[t0 +: RB, k], w);  (moe.tl:294)
+        // copy(Weights[t0 +: RB, k], w);  (moe.tl:306)
         #pragma unroll
         for (int tl_s10 = 0; tl_s10 < 2; ++tl_s10) {
             w_next[tl_s10] = tl::in_bounds(t0 + ((tl_tid / 32) + (tl_s10) * 4), M) && tl::in_bounds(0, K) ? Weights[int64_t(t0 + ((tl_tid / 32) + (tl_s10) * 4)) * K + 0] : 0.0f;
         }
     }
-    // for k in pipelined(K, stages = 3) {  (moe.tl:292)
+    // for k in pipelined(K, stages = 3) {  (moe.tl:304)
     for (int k = 0; k < k_trips; ++k) {
         tl::cp_async_wait<1>();  // at most 1 copy groups of this thread still in flight
         __syncthreads();  // pipeline: stage `k % 3` has landed and the stage refilled next is no longer read
         if (k + 2 < k_trips) {
-            // copy(Yp[pos[k * M + t0 +: RB], d0 +: BD], y);      // PosT = -1: a row of zeros  (moe.tl:293)
+            // copy(Yp[pos[k * M + t0 +: RB], d0 +: BD], y);      // PosT = -1: a row of zeros  (moe.tl:305)
             #pragma unroll
             for (int tl_i12 = 0; tl_i12 < 4; ++tl_i12) {
                 const int tl_chunk11 = tl_tid + tl_i12 * 128;
@@ -1082,17 +1092,17 @@ __global__ void __launch_bounds__(128) moe_unpermute_kernel(
             }
         }
         tl::cp_async_commit();
-        // copy(Weights[t0 +: RB, k], w);  (moe.tl:294)
+        // copy(Weights[t0 +: RB, k], w);  (moe.tl:306)
         #pragma unroll
         for (int tl_s = 0; tl_s < 2; ++tl_s) w[tl_s] = w_next[tl_s];
         if (k + 1 < k_trips) {
-            // copy(Weights[t0 +: RB, k], w);  (moe.tl:294)
+            // copy(Weights[t0 +: RB, k], w);  (moe.tl:306)
             #pragma unroll
             for (int tl_s16 = 0; tl_s16 < 2; ++tl_s16) {
                 w_next[tl_s16] = tl::in_bounds(t0 + ((tl_tid / 32) + (tl_s16) * 4), M) && tl::in_bounds(k + 1, K) ? Weights[int64_t(t0 + ((tl_tid / 32) + (tl_s16) * 4)) * K + (k + 1)] : 0.0f;
             }
         }
-        // for i, j in parallel(RB, BD) {  (moe.tl:295)
+        // for i, j in parallel(RB, BD) {  (moe.tl:307)
         // for i, j in parallel(8, 512): each thread visits the elements of `acc` it holds
         #pragma unroll
         for (int tl_k18 = 0; tl_k18 < 32; tl_k18 += 8) {
@@ -1109,7 +1119,7 @@ __global__ void __launch_bounds__(128) moe_unpermute_kernel(
         }
     }
     tl::cp_async_wait<0>();  // at most 0 copy groups of this thread still in flight
-    // copy(acc, Y[t0 +: RB, d0 +: BD]);  (moe.tl:299)
+    // copy(acc, Y[t0 +: RB, d0 +: BD]);  (moe.tl:311)
     #pragma unroll
     for (int tl_chunk23 = 0; tl_chunk23 < 32; tl_chunk23 += 8) {
         tl::bf16* tl_ptr24 = &Y[int64_t(t0 + ((tl_tid / 32) + (tl_chunk23 / 16) * 4)) * D + (d0 + ((tl_chunk23 % 8) + (tl_tid % 32) * 8 + (tl_chunk23 / 8 % 2) * 256))];
@@ -1127,7 +1137,7 @@ __global__ void __launch_bounds__(128) moe_unpermute_kernel(
     }
 }
 
-// kernel moe_tiles<BM = 64, EB = 1024>  (stdlib/moe.tl:323)
+// kernel moe_tiles<BM = 64, EB = 1024>  (stdlib/moe.tl:338)
 // 256 threads per block, 32 bytes of shared memory
 __global__ void __launch_bounds__(256) moe_tiles_kernel(
         const int32_t* __restrict__ Offsets,
@@ -1147,7 +1157,7 @@ __global__ void __launch_bounds__(256) moe_tiles_kernel(
     int32_t total;
     const int32_t e = int(blockIdx.x);
     const int32_t E = EO - 1;
-    // copy(Offsets[0 +: EB], before, pad = 0);  (moe.tl:334)
+    // copy(Offsets[0 +: EB], before, pad = 0);  (moe.tl:349)
     #pragma unroll
     for (int tl_chunk0 = 0; tl_chunk0 < before_layout::kSlots; tl_chunk0 += 4) {
         if (!(before_layout::valid(tl_tid, tl_chunk0))) continue;
@@ -1164,7 +1174,7 @@ __global__ void __launch_bounds__(256) moe_tiles_kernel(
             }
         }
     }
-    // copy(Offsets[1 +: EB], tiles, pad = 0);  (moe.tl:335)
+    // copy(Offsets[1 +: EB], tiles, pad = 0);  (moe.tl:350)
     #pragma unroll
     for (int tl_chunk3 = 0; tl_chunk3 < tiles_layout::kSlots; tl_chunk3 += 4) {
         if (!(tiles_layout::valid(tl_tid, tl_chunk3))) continue;
@@ -1181,7 +1191,7 @@ __global__ void __launch_bounds__(256) moe_tiles_kernel(
             }
         }
     }
-    // for i in parallel(EB) {  (moe.tl:336)
+    // for i in parallel(EB) {  (moe.tl:351)
     // for i in parallel(1024): each thread visits the elements of `tiles` it holds
     #pragma unroll
     for (int tl_s6 = 0; tl_s6 < tiles_layout::kSlots; ++tl_s6) {
@@ -1192,7 +1202,7 @@ __global__ void __launch_bounds__(256) moe_tiles_kernel(
         tiles[tl_s6] = tl::cdiv(tl::max(n, 0), 64);
         before[tl_s6] = i < e ? tiles[tl_s6] : 0;
     }
-    // reduce(sum, before, first);  (moe.tl:341)
+    // reduce(sum, before, first);  (moe.tl:356)
     {
         int32_t tl_part[1];
         #pragma unroll
@@ -1207,7 +1217,7 @@ __global__ void __launch_bounds__(256) moe_tiles_kernel(
             first = tl_part[0];
         }
     }
-    // reduce(sum, tiles, total);  (moe.tl:342)
+    // reduce(sum, tiles, total);  (moe.tl:357)
     {
         int32_t tl_part[1];
         #pragma unroll
@@ -1223,7 +1233,7 @@ __global__ void __launch_bounds__(256) moe_tiles_kernel(
         }
     }
     if (e < E) {
-        // for i, r in parallel(EB, BM) {  (moe.tl:344)
+        // for i, r in parallel(EB, BM) {  (moe.tl:359)
         // for i, r in parallel(1024, 64): iterations dealt round-robin to the threads
         for (int tl_e10 = tl_tid; tl_e10 < 65536; tl_e10 += 256) {
             const int i = tl_e10 / 64;
@@ -1238,7 +1248,7 @@ __global__ void __launch_bounds__(256) moe_tiles_kernel(
             }
         }
     } else {
-        // for i, r in parallel(EB, BM) {  (moe.tl:355)
+        // for i, r in parallel(EB, BM) {  (moe.tl:370)
         // for i, r in parallel(1024, 64): iterations dealt round-robin to the threads
         for (int tl_e11 = tl_tid; tl_e11 < 65536; tl_e11 += 256) {
             const int i = tl_e11 / 64;
@@ -1256,7 +1266,7 @@ __global__ void __launch_bounds__(256) moe_tiles_kernel(
     }
 }
 
-// kernel moe_grouped_gemm<BM = 64, BN = 128, BK = 64, STAGES = 3, T = bf16>  (stdlib/moe.tl:370)
+// kernel moe_grouped_gemm<BM = 64, BN = 128, BK = 64, STAGES = 3, T = bf16>  (stdlib/moe.tl:385)
 // 128 threads per block, 82944 bytes of shared memory
 __global__ void __launch_bounds__(128) moe_grouped_gemm_kernel(
         const tl::bf16* __restrict__ Xp,
@@ -1283,7 +1293,7 @@ __global__ void __launch_bounds__(128) moe_grouped_gemm_kernel(
     const int32_t col0 = int(blockIdx.x) * 128;
     const int32_t k_trips = tl::cdiv(D, 64);
     if (0 < k_trips) {
-        // copy(Xp[rows[t * BM +: BM], k * BK +: BK], a);         // row −1: zeros  (moe.tl:382)
+        // copy(Xp[rows[t * BM +: BM], k * BK +: BK], a);         // row −1: zeros  (moe.tl:397)
         #pragma unroll
         for (int tl_i1 = 0; tl_i1 < 4; ++tl_i1) {
             const int tl_chunk0 = tl_tid + tl_i1 * 128;
@@ -1297,7 +1307,7 @@ __global__ void __launch_bounds__(128) moe_grouped_gemm_kernel(
                 for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst3[tl_v] = tl::in_bounds(tl::gather_index(rows, (t * 64) + ((tl_chunk0 * 8) / 64), MAXT * 64), MK) && tl::in_bounds(((tl_chunk0 * 8) % 64) + tl_v, D) ? tl_src2[tl_v] : tl::convert<tl::bf16>(0.0f);
             }
         }
-        // copy(W[TileExpert[t], col0 +: BN, k * BK +: BK], b);    // expert −1: zeros  (moe.tl:383)
+        // copy(W[TileExpert[t], col0 +: BN, k * BK +: BK], b);    // expert −1: zeros  (moe.tl:398)
         if (tl::is_aligned(W, 16) && D % 8 == 0 && tl::in_bounds(tl::gather_index(TileExpert, t, MAXT), E) && col0 >= 0 && col0 + 128 <= N && 0 >= 0 && 0 + 64 <= D && 0 % 8 == 0) {
             #pragma unroll
             for (int tl_i6 = 0; tl_i6 < 8; ++tl_i6) {
@@ -1322,7 +1332,7 @@ __global__ void __launch_bounds__(128) moe_grouped_gemm_kernel(
     }
     tl::cp_async_commit();
     if (1 < k_trips) {
-        // copy(Xp[rows[t * BM +: BM], k * BK +: BK], a);         // row −1: zeros  (moe.tl:382)
+        // copy(Xp[rows[t * BM +: BM], k * BK +: BK], a);         // row −1: zeros  (moe.tl:397)
         #pragma unroll
         for (int tl_i13 = 0; tl_i13 < 4; ++tl_i13) {
             const int tl_chunk12 = tl_tid + tl_i13 * 128;
@@ -1336,7 +1346,7 @@ __global__ void __launch_bounds__(128) moe_grouped_gemm_kernel(
                 for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst15[tl_v] = tl::in_bounds(tl::gather_index(rows, (t * 64) + ((tl_chunk12 * 8) / 64), MAXT * 64), MK) && tl::in_bounds((64 + ((tl_chunk12 * 8) % 64)) + tl_v, D) ? tl_src14[tl_v] : tl::convert<tl::bf16>(0.0f);
             }
         }
-        // copy(W[TileExpert[t], col0 +: BN, k * BK +: BK], b);    // expert −1: zeros  (moe.tl:383)
+        // copy(W[TileExpert[t], col0 +: BN, k * BK +: BK], b);    // expert −1: zeros  (moe.tl:398)
         if (tl::is_aligned(W, 16) && D % 8 == 0 && tl::in_bounds(tl::gather_index(TileExpert, t, MAXT), E) && col0 >= 0 && col0 + 128 <= N && 64 >= 0 && 64 + 64 <= D && 64 % 8 == 0) {
             #pragma unroll
             for (int tl_i18 = 0; tl_i18 < 8; ++tl_i18) {
@@ -1360,12 +1370,12 @@ __global__ void __launch_bounds__(128) moe_grouped_gemm_kernel(
         }
     }
     tl::cp_async_commit();
-    // for k in pipelined(cdiv(D, BK), stages = STAGES) {  (moe.tl:381)
+    // for k in pipelined(cdiv(D, BK), stages = STAGES) {  (moe.tl:396)
     for (int k = 0; k < k_trips; ++k) {
         tl::cp_async_wait<1>();  // at most 1 copy groups of this thread still in flight
         __syncthreads();  // pipeline: stage `k % 3` has landed and the stage refilled next is no longer read
         if (k + 2 < k_trips) {
-            // copy(Xp[rows[t * BM +: BM], k * BK +: BK], a);         // row −1: zeros  (moe.tl:382)
+            // copy(Xp[rows[t * BM +: BM], k * BK +: BK], a);         // row −1: zeros  (moe.tl:397)
             #pragma unroll
             for (int tl_i25 = 0; tl_i25 < 4; ++tl_i25) {
                 const int tl_chunk24 = tl_tid + tl_i25 * 128;
@@ -1379,7 +1389,7 @@ __global__ void __launch_bounds__(128) moe_grouped_gemm_kernel(
                     for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst27[tl_v] = tl::in_bounds(tl::gather_index(rows, (t * 64) + ((tl_chunk24 * 8) / 64), MAXT * 64), MK) && tl::in_bounds((((k + 2) * 64) + ((tl_chunk24 * 8) % 64)) + tl_v, D) ? tl_src26[tl_v] : tl::convert<tl::bf16>(0.0f);
                 }
             }
-            // copy(W[TileExpert[t], col0 +: BN, k * BK +: BK], b);    // expert −1: zeros  (moe.tl:383)
+            // copy(W[TileExpert[t], col0 +: BN, k * BK +: BK], b);    // expert −1: zeros  (moe.tl:398)
             if (tl::is_aligned(W, 16) && D % 8 == 0 && tl::in_bounds(tl::gather_index(TileExpert, t, MAXT), E) && col0 >= 0 && col0 + 128 <= N && ((k + 2) * 64) >= 0 && ((k + 2) * 64) + 64 <= D && ((k + 2) * 64) % 8 == 0) {
                 #pragma unroll
                 for (int tl_i30 = 0; tl_i30 < 8; ++tl_i30) {
@@ -1403,7 +1413,7 @@ __global__ void __launch_bounds__(128) moe_grouped_gemm_kernel(
             }
         }
         tl::cp_async_commit();
-        // gemm(a, b, acc, transpose_b = true);  (moe.tl:384)
+        // gemm(a, b, acc, transpose_b = true);  (moe.tl:399)
         {
             tl::warp_gemm_mma<64, 128, 64, 1, 4, tl::bf16, false, true>(
                 acc, tl::SharedMatrix<tl::bf16, false, 72>{&a[((k % 3) * 64 + 0) * 72 + 0]},
@@ -1411,7 +1421,7 @@ __global__ void __launch_bounds__(128) moe_grouped_gemm_kernel(
         }
     }
     tl::cp_async_wait<0>();  // at most 0 copy groups of this thread still in flight
-    // for i, j in parallel(BM, BN) {  (moe.tl:386)
+    // for i, j in parallel(BM, BN) {  (moe.tl:401)
     // for i, j in parallel(64, 128): each thread visits the elements of `acc` it holds
     #pragma unroll
     for (int tl_s36 = 0; tl_s36 < acc_layout::kSlots; ++tl_s36) {
@@ -1457,16 +1467,17 @@ cudaError_t topk_gating_grouped(const float* Logits, const float* Bias, float* W
     return tl::host::record(cudaGetLastError(), tl_name, "launch");
 }
 
-cudaError_t moe_count(const int32_t* Ids, int32_t* Counts, int64_t M, int64_t K, int64_t E, cudaStream_t stream) {
+cudaError_t moe_count(const int32_t* Ids, int32_t* Counts, int64_t M, int64_t K, int64_t EO, int64_t S, cudaStream_t stream) {
     constexpr const char* tl_name = "moe_count";
     if (cudaError_t tl_err = tl::host::check_pointer(Ids, tl_name, "Ids", 4); tl_err != cudaSuccess) return tl_err;
     if (cudaError_t tl_err = tl::host::check_pointer(Counts, tl_name, "Counts", 4); tl_err != cudaSuccess) return tl_err;
     if (cudaError_t tl_err = tl::host::check_dim(M, tl_name, "M"); tl_err != cudaSuccess) return tl_err;
     if (cudaError_t tl_err = tl::host::check_dim(K, tl_name, "K"); tl_err != cudaSuccess) return tl_err;
-    if (cudaError_t tl_err = tl::host::check_dim(E, tl_name, "E"); tl_err != cudaSuccess) return tl_err;
-    const int64_t tl_grid_x = int64_t(E), tl_grid_y = int64_t(1), tl_grid_z = int64_t(1);
+    if (cudaError_t tl_err = tl::host::check_dim(EO, tl_name, "EO"); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_dim(S, tl_name, "S"); tl_err != cudaSuccess) return tl_err;
+    const int64_t tl_grid_x = int64_t(EO), tl_grid_y = int64_t(S), tl_grid_z = int64_t(1);
     if (tl_grid_x <= 0 || tl_grid_y <= 0 || tl_grid_z <= 0) return cudaSuccess;  // nothing to compute
-    if (tl_grid_x > INT32_MAX || tl_grid_y > 65535 || tl_grid_z > 65535)
+    if (tl_grid_x > INT32_MAX || tl_grid_y > INT32_MAX / tl_grid_x || tl_grid_z > 65535)
         return tl::host::invalid_argument(std::string(tl_name) + ": the grid is larger than CUDA allows");
     static const cudaError_t tl_attributes = [] {
         cudaError_t tl_err = cudaSuccess;
@@ -1475,11 +1486,12 @@ cudaError_t moe_count(const int32_t* Ids, int32_t* Counts, int64_t M, int64_t K,
         return tl_err;
     }();
     if (tl_attributes != cudaSuccess) return tl::host::record(tl_attributes, tl_name, "setting the shared-memory attributes");
-    ::moe_count_kernel<<<dim3(unsigned(tl_grid_x), unsigned(tl_grid_y), unsigned(tl_grid_z)), 256, 32, stream>>>(Ids, Counts, static_cast<int32_t>(M), static_cast<int32_t>(K), static_cast<int32_t>(E));
+    // The x-y plane along x, block.y fastest (the kernel computes block.x and block.y).
+    ::moe_count_kernel<<<dim3(unsigned(tl_grid_x * tl_grid_y), 1, unsigned(tl_grid_z)), 256, 32, stream>>>(Ids, Counts, static_cast<int32_t>(M), static_cast<int32_t>(K), static_cast<int32_t>(EO), static_cast<int32_t>(S));
     return tl::host::record(cudaGetLastError(), tl_name, "launch");
 }
 
-cudaError_t moe_positions(const int32_t* Ids, const int32_t* Counts, int32_t* Offsets, int32_t* Src, int32_t* PosT, int64_t M, int64_t K, int64_t E, int64_t EO, int64_t MK, cudaStream_t stream) {
+cudaError_t moe_positions(const int32_t* Ids, const int32_t* Counts, int32_t* Offsets, int32_t* Src, int32_t* PosT, int64_t M, int64_t K, int64_t EO, int64_t S, int64_t MK, cudaStream_t stream) {
     constexpr const char* tl_name = "moe_positions";
     if (cudaError_t tl_err = tl::host::check_pointer(Ids, tl_name, "Ids", 4); tl_err != cudaSuccess) return tl_err;
     if (cudaError_t tl_err = tl::host::check_pointer(Counts, tl_name, "Counts", 4); tl_err != cudaSuccess) return tl_err;
@@ -1488,18 +1500,14 @@ cudaError_t moe_positions(const int32_t* Ids, const int32_t* Counts, int32_t* Of
     if (cudaError_t tl_err = tl::host::check_pointer(PosT, tl_name, "PosT", 4); tl_err != cudaSuccess) return tl_err;
     if (cudaError_t tl_err = tl::host::check_dim(M, tl_name, "M"); tl_err != cudaSuccess) return tl_err;
     if (cudaError_t tl_err = tl::host::check_dim(K, tl_name, "K"); tl_err != cudaSuccess) return tl_err;
-    if (cudaError_t tl_err = tl::host::check_dim(E, tl_name, "E"); tl_err != cudaSuccess) return tl_err;
     if (cudaError_t tl_err = tl::host::check_dim(EO, tl_name, "EO"); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_dim(S, tl_name, "S"); tl_err != cudaSuccess) return tl_err;
     if (cudaError_t tl_err = tl::host::check_dim(MK, tl_name, "MK"); tl_err != cudaSuccess) return tl_err;
-    if (!(EO == E + 1))
-        return tl::host::invalid_argument(std::string(tl_name) + ": requirement `EO == (E + 1)` does not hold" + " (" + "EO = " + std::to_string(EO) + ", E = " + std::to_string(E) + ")");
     if (!(MK == M * K))
         return tl::host::invalid_argument(std::string(tl_name) + ": requirement `MK == (M * K)` does not hold" + " (" + "MK = " + std::to_string(MK) + ", M = " + std::to_string(M) + ", K = " + std::to_string(K) + ")");
-    if (!(E <= 1024))
-        return tl::host::invalid_argument(std::string(tl_name) + ": requirement `E <= EB` does not hold" + " (" + "E = " + std::to_string(E) + ")");
-    const int64_t tl_grid_x = int64_t(E + 1), tl_grid_y = int64_t(1), tl_grid_z = int64_t(1);
+    const int64_t tl_grid_x = int64_t(EO), tl_grid_y = int64_t(S), tl_grid_z = int64_t(1);
     if (tl_grid_x <= 0 || tl_grid_y <= 0 || tl_grid_z <= 0) return cudaSuccess;  // nothing to compute
-    if (tl_grid_x > INT32_MAX || tl_grid_y > 65535 || tl_grid_z > 65535)
+    if (tl_grid_x > INT32_MAX || tl_grid_y > INT32_MAX / tl_grid_x || tl_grid_z > 65535)
         return tl::host::invalid_argument(std::string(tl_name) + ": the grid is larger than CUDA allows");
     static const cudaError_t tl_attributes = [] {
         cudaError_t tl_err = cudaSuccess;
@@ -1508,7 +1516,8 @@ cudaError_t moe_positions(const int32_t* Ids, const int32_t* Counts, int32_t* Of
         return tl_err;
     }();
     if (tl_attributes != cudaSuccess) return tl::host::record(tl_attributes, tl_name, "setting the shared-memory attributes");
-    ::moe_positions_kernel<<<dim3(unsigned(tl_grid_x), unsigned(tl_grid_y), unsigned(tl_grid_z)), 256, 9216, stream>>>(Ids, Counts, Offsets, Src, PosT, static_cast<int32_t>(M), static_cast<int32_t>(K), static_cast<int32_t>(E), static_cast<int32_t>(EO), static_cast<int32_t>(MK));
+    // The x-y plane along x, block.y fastest (the kernel computes block.x and block.y).
+    ::moe_positions_kernel<<<dim3(unsigned(tl_grid_x * tl_grid_y), 1, unsigned(tl_grid_z)), 256, 9216, stream>>>(Ids, Counts, Offsets, Src, PosT, static_cast<int32_t>(M), static_cast<int32_t>(K), static_cast<int32_t>(EO), static_cast<int32_t>(S), static_cast<int32_t>(MK));
     return tl::host::record(cudaGetLastError(), tl_name, "launch");
 }
 
@@ -1619,10 +1628,13 @@ cudaError_t moe_grouped_gemm(const __nv_bfloat16* Xp, const __nv_bfloat16* W, co
 
 // The workspaces of program `moe_permute`, each 256-byte aligned in one allocation: their offsets, and the total size.
 static int64_t moe_permute_workspace_layout(int64_t M, int64_t D, int64_t K, int64_t MK, int64_t EO, size_t* tl_offsets) {
+    [[maybe_unused]] const int32_t chunks = tl::cdiv(MK, 2048);
+    [[maybe_unused]] const int32_t segments = tl::max(1, tl::min(chunks, tl::min(tl::cdiv(2048, EO), 8192 / EO)));
     int64_t tl_bytes = 0;
-    if (int64_t(EO - 1) < 0) return -1;  // workspace `Counts`
+    if (int64_t(EO) < 0) return -1;  // workspace `Counts`
+    if (int64_t(segments) < 0) return -1;  // workspace `Counts`
     tl_offsets[0] = size_t(tl_bytes);
-    tl_bytes += tl::host::workspace_align(int64_t(EO - 1) * 4);  // Counts: i32[(EO - 1)]
+    tl_bytes += tl::host::workspace_align(int64_t(EO) * int64_t(segments) * 4);  // Counts: i32[EO, segments]
     return tl_bytes;
 }
 
@@ -1650,6 +1662,8 @@ cudaError_t moe_permute(const __nv_bfloat16* X, const int32_t* Ids, __nv_bfloat1
         return tl::host::invalid_argument(std::string(tl_name) + ": requirement `MK == (M * K)` does not hold" + " (" + "MK = " + std::to_string(MK) + ", M = " + std::to_string(M) + ", K = " + std::to_string(K) + ")");
     if (!(EO >= 1))
         return tl::host::invalid_argument(std::string(tl_name) + ": requirement `EO >= 1` does not hold" + " (" + "EO = " + std::to_string(EO) + ")");
+    [[maybe_unused]] const int32_t chunks = tl::cdiv(MK, 2048);
+    [[maybe_unused]] const int32_t segments = tl::max(1, tl::min(chunks, tl::min(tl::cdiv(2048, EO), 8192 / EO)));
     size_t tl_offsets[1];
     const int64_t tl_bytes = moe_permute_workspace_layout(M, D, K, MK, EO, tl_offsets);
     if (tl_bytes < 0)
@@ -1661,10 +1675,10 @@ cudaError_t moe_permute(const __nv_bfloat16* X, const int32_t* Ids, __nv_bfloat1
         return tl::host::invalid_argument(std::string(tl_name) + ": the workspace must be 256-byte aligned and hold " + std::to_string(tl_bytes) + " bytes (moe_permute_workspace_size), but has " + std::to_string(workspace_bytes));
     }
     int32_t* const Counts = reinterpret_cast<int32_t*>(static_cast<char*>(workspace) + tl_offsets[0]);
-    // launch moe_count(Ids, Counts);
-    if (cudaError_t tl_err = moe_count(Ids, Counts, int64_t(M), int64_t(K), int64_t(EO - 1), stream); tl_err != cudaSuccess) return tl_err;
-    // launch moe_positions(Ids, Counts, Offsets, Src, PosT);
-    if (cudaError_t tl_err = moe_positions(Ids, Counts, Offsets, Src, PosT, int64_t(M), int64_t(K), int64_t(EO - 1), int64_t(EO), int64_t(MK), stream); tl_err != cudaSuccess) return tl_err;
+    // launch moe_count<BS = BS>(Ids, Counts);
+    if (cudaError_t tl_err = moe_count(Ids, Counts, int64_t(M), int64_t(K), int64_t(EO), int64_t(segments), stream); tl_err != cudaSuccess) return tl_err;
+    // launch moe_positions<BS = BS>(Ids, Counts, Offsets, Src, PosT);
+    if (cudaError_t tl_err = moe_positions(Ids, Counts, Offsets, Src, PosT, int64_t(M), int64_t(K), int64_t(EO), int64_t(segments), int64_t(MK), stream); tl_err != cudaSuccess) return tl_err;
     // launch moe_gather_rows<T = T>(X, Src, Xp);
     if (cudaError_t tl_err = moe_gather_rows(X, Src, Xp, int64_t(M), int64_t(D), int64_t(MK), stream); tl_err != cudaSuccess) return tl_err;
     return cudaSuccess;
@@ -1729,8 +1743,8 @@ cudaError_t moe_expert_gemm(const __nv_bfloat16* Xp, const __nv_bfloat16* W, con
 extern "C" {
 cudaError_t tlc_topk_gating(const void* Logits, void* Weights, void* Ids, int64_t M, cudaStream_t stream) { return tlc::topk_gating(static_cast<const float*>(Logits), static_cast<float*>(Weights), static_cast<int32_t*>(Ids), M, stream); }
 cudaError_t tlc_topk_gating_grouped(const void* Logits, const void* Bias, void* Weights, void* Ids, float scaling, int64_t M, cudaStream_t stream) { return tlc::topk_gating_grouped(static_cast<const float*>(Logits), static_cast<const float*>(Bias), static_cast<float*>(Weights), static_cast<int32_t*>(Ids), scaling, M, stream); }
-cudaError_t tlc_moe_count(const void* Ids, void* Counts, int64_t M, int64_t K, int64_t E, cudaStream_t stream) { return tlc::moe_count(static_cast<const int32_t*>(Ids), static_cast<int32_t*>(Counts), M, K, E, stream); }
-cudaError_t tlc_moe_positions(const void* Ids, const void* Counts, void* Offsets, void* Src, void* PosT, int64_t M, int64_t K, int64_t E, int64_t EO, int64_t MK, cudaStream_t stream) { return tlc::moe_positions(static_cast<const int32_t*>(Ids), static_cast<const int32_t*>(Counts), static_cast<int32_t*>(Offsets), static_cast<int32_t*>(Src), static_cast<int32_t*>(PosT), M, K, E, EO, MK, stream); }
+cudaError_t tlc_moe_count(const void* Ids, void* Counts, int64_t M, int64_t K, int64_t EO, int64_t S, cudaStream_t stream) { return tlc::moe_count(static_cast<const int32_t*>(Ids), static_cast<int32_t*>(Counts), M, K, EO, S, stream); }
+cudaError_t tlc_moe_positions(const void* Ids, const void* Counts, void* Offsets, void* Src, void* PosT, int64_t M, int64_t K, int64_t EO, int64_t S, int64_t MK, cudaStream_t stream) { return tlc::moe_positions(static_cast<const int32_t*>(Ids), static_cast<const int32_t*>(Counts), static_cast<int32_t*>(Offsets), static_cast<int32_t*>(Src), static_cast<int32_t*>(PosT), M, K, EO, S, MK, stream); }
 cudaError_t tlc_moe_gather_rows(const void* X, const void* Src, void* Xp, int64_t M, int64_t D, int64_t MK, cudaStream_t stream) { return tlc::moe_gather_rows(static_cast<const __nv_bfloat16*>(X), static_cast<const int32_t*>(Src), static_cast<__nv_bfloat16*>(Xp), M, D, MK, stream); }
 cudaError_t tlc_moe_unpermute(const void* Yp, const void* PosT, const void* Weights, void* Y, int64_t MK, int64_t D, int64_t K, int64_t M, cudaStream_t stream) { return tlc::moe_unpermute(static_cast<const __nv_bfloat16*>(Yp), static_cast<const int32_t*>(PosT), static_cast<const float*>(Weights), static_cast<__nv_bfloat16*>(Y), MK, D, K, M, stream); }
 cudaError_t tlc_moe_tiles(const void* Offsets, void* TileExpert, void* RowIdx, int64_t EO, int64_t MAXT, cudaStream_t stream) { return tlc::moe_tiles(static_cast<const int32_t*>(Offsets), static_cast<int32_t*>(TileExpert), static_cast<int32_t*>(RowIdx), EO, MAXT, stream); }

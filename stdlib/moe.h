@@ -19,10 +19,10 @@ cudaError_t topk_gating(const float* Logits, float* Weights, int32_t* Ids, int64
 cudaError_t topk_gating_grouped(const float* Logits, const float* Bias, float* Weights, int32_t* Ids, float scaling, int64_t M, cudaStream_t stream = 0);
 
 // Launches kernel `moe_count`; returns cudaErrorInvalidValue (see tlc::last_error_message()) for bad arguments.
-cudaError_t moe_count(const int32_t* Ids, int32_t* Counts, int64_t M, int64_t K, int64_t E, cudaStream_t stream = 0);
+cudaError_t moe_count(const int32_t* Ids, int32_t* Counts, int64_t M, int64_t K, int64_t EO, int64_t S, cudaStream_t stream = 0);
 
 // Launches kernel `moe_positions`; returns cudaErrorInvalidValue (see tlc::last_error_message()) for bad arguments.
-cudaError_t moe_positions(const int32_t* Ids, const int32_t* Counts, int32_t* Offsets, int32_t* Src, int32_t* PosT, int64_t M, int64_t K, int64_t E, int64_t EO, int64_t MK, cudaStream_t stream = 0);
+cudaError_t moe_positions(const int32_t* Ids, const int32_t* Counts, int32_t* Offsets, int32_t* Src, int32_t* PosT, int64_t M, int64_t K, int64_t EO, int64_t S, int64_t MK, cudaStream_t stream = 0);
 
 // Launches kernel `moe_gather_rows`; returns cudaErrorInvalidValue (see tlc::last_error_message()) for bad arguments.
 cudaError_t moe_gather_rows(const __nv_bfloat16* X, const int32_t* Src, __nv_bfloat16* Xp, int64_t M, int64_t D, int64_t MK, cudaStream_t stream = 0);
@@ -53,8 +53,8 @@ size_t moe_expert_gemm_workspace_size(int64_t MK, int64_t D, int64_t E, int64_t 
 extern "C" {
 cudaError_t tlc_topk_gating(const void* Logits, void* Weights, void* Ids, int64_t M, cudaStream_t stream);
 cudaError_t tlc_topk_gating_grouped(const void* Logits, const void* Bias, void* Weights, void* Ids, float scaling, int64_t M, cudaStream_t stream);
-cudaError_t tlc_moe_count(const void* Ids, void* Counts, int64_t M, int64_t K, int64_t E, cudaStream_t stream);
-cudaError_t tlc_moe_positions(const void* Ids, const void* Counts, void* Offsets, void* Src, void* PosT, int64_t M, int64_t K, int64_t E, int64_t EO, int64_t MK, cudaStream_t stream);
+cudaError_t tlc_moe_count(const void* Ids, void* Counts, int64_t M, int64_t K, int64_t EO, int64_t S, cudaStream_t stream);
+cudaError_t tlc_moe_positions(const void* Ids, const void* Counts, void* Offsets, void* Src, void* PosT, int64_t M, int64_t K, int64_t EO, int64_t S, int64_t MK, cudaStream_t stream);
 cudaError_t tlc_moe_gather_rows(const void* X, const void* Src, void* Xp, int64_t M, int64_t D, int64_t MK, cudaStream_t stream);
 cudaError_t tlc_moe_unpermute(const void* Yp, const void* PosT, const void* Weights, void* Y, int64_t MK, int64_t D, int64_t K, int64_t M, cudaStream_t stream);
 cudaError_t tlc_moe_tiles(const void* Offsets, void* TileExpert, void* RowIdx, int64_t EO, int64_t MAXT, cudaStream_t stream);

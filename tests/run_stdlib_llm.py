@@ -537,9 +537,13 @@ def moe_permute(M, K, E, D, ids, defines):
     return max(err, rel(y, ref))
 
 
-# Several id tiles (BS = 16), odd D past the column tile, ids outside [0, E) routed nowhere.
+# Several id tiles (BS = 16), odd D past the column tile, ids outside [0, E) routed nowhere; the
+# ids cut into segments of one tile (37 x 2), of three and two tiles (TARGET_BLOCKS = 18: two
+# segments per expert), and more counts than one chunk of the rank kernel's prefix (EB = 8).
 for M, K, E, D, d, bad in ((37, 2, 8, 70, ["BS=16", "BD=32", "RB=4"], False), (5, 8, 64, 33, [], False),
-                           (20, 3, 5, 40, ["BS=16", "BD=32"], True)):
+                           (20, 3, 5, 40, ["BS=16", "BD=32"], True),
+                           (37, 2, 8, 20, ["BS=16", "TARGET_BLOCKS=18"], True),
+                           (30, 3, 11, 20, ["BS=16", "EB=8"], True)):
     ids = [random.randrange(E) for _ in range(M * K)]
     if bad:
         ids[3], ids[10], ids[-1] = -1, E, 1000

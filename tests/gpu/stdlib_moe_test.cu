@@ -267,6 +267,8 @@ int main() {
     };
     const PermuteShape permute_shapes[] = {{37, 2, 8, 70, false, th::When::always}, {5, 8, 64, 33, false, th::When::always},
                                            {20, 3, 5, 40, true, th::When::always},  {1, 1, 1, 8, false, th::When::always},
+                                           // the ids in three segments; more experts than one chunk of the ranks' prefix
+                                           {700, 6, 20, 40, true, th::When::always}, {1300, 8, 1500, 24, true, th::When::always},
                                            {4099, 8, 64, 1031, false, th::When::full}, {16384, 8, 256, 4096, true, th::When::full}};
     for (const PermuteShape& p : permute_shapes) {
         suite.run("moe_permute/M=" + std::to_string(p.M) + ",K=" + std::to_string(p.K) + ",E=" + std::to_string(p.E) +
