@@ -8,6 +8,11 @@
 
 namespace {
 
+__device__ __forceinline__ int32_t routed_to(int32_t id, int32_t e, int32_t E, bool valid) {
+    const bool nowhere = id < 0 || id >= E;
+    return valid && (e == E ? nowhere : id == e) ? 1 : 0;
+}
+
 // kernel topk_gating<E = 64, K = 8, RB = 8, SIGMOID = false, RENORM = true, T = f32>  (stdlib/moe.tl:9)
 // 256 threads per block, 0 bytes of shared memory
 __global__ void __launch_bounds__(256) topk_gating_kernel(
@@ -631,7 +636,7 @@ __global__ void __launch_bounds__(256) topk_gating_grouped_kernel(
     }
 }
 
-// kernel moe_count<BS = 2048>  (stdlib/moe.tl:197)
+// kernel moe_count<BS = 2048>  (stdlib/moe.tl:204)
 // 256 threads per block, 32 bytes of shared memory
 __global__ void __launch_bounds__(256) moe_count_kernel(
         const int32_t* __restrict__ Ids,
@@ -661,7 +666,7 @@ __global__ void __launch_bounds__(256) moe_count_kernel(
     const int32_t c0 = tl_block_y * seg_chunks;
     int32_t id_next[id_next_layout::kSlots];  // fragment id_next: i32[2048]
     if (0 < tl::max(0, tl::min(seg_chunks, tl::cdiv(M * K, 2048) - c0))) {
-        // copy(ids[(c0 + t) * BS +: BS], id, pad = 0);  (moe.tl:210)
+        // copy(ids[(c0 + t) * BS +: BS], id, pad = 0);  (moe.tl:217)
         #pragma unroll
         for (int tl_chunk0 = 0; tl_chunk0 < id_next_layout::kSlots; tl_chunk0 += 4) {
             const int32_t* tl_ptr1 = &ids[(c0 * 2048) + (((id_next_layout::flat(tl_tid, (tl_chunk0 / 8) * 8)) % 2048) + tl_chunk0 % 8)];
@@ -678,13 +683,13 @@ __global__ void __launch_bounds__(256) moe_count_kernel(
             }
         }
     }
-    // for t in pipelined(max(0, min(seg_chunks, cdiv(M * K, BS) - c0)), stages = 2) {  (moe.tl:209)
+    // for t in pipelined(max(0, min(seg_chunks, cdiv(M * K, BS) - c0)), stages = 2) {  (moe.tl:216)
     for (int t = 0; t < tl::max(0, tl::min(seg_chunks, tl::cdiv(M * K, 2048) - c0)); ++t) {
-        // copy(ids[(c0 + t) * BS +: BS], id, pad = 0);  (moe.tl:210)
+        // copy(ids[(c0 + t) * BS +: BS], id, pad = 0);  (moe.tl:217)
         #pragma unroll
         for (int tl_s = 0; tl_s < id_layout::kSlots; ++tl_s) id[tl_s] = id_next[tl_s];
         if (t + 1 < tl::max(0, tl::min(seg_chunks, tl::cdiv(M * K, 2048) - c0))) {
-            // copy(ids[(c0 + t) * BS +: BS], id, pad = 0);  (moe.tl:210)
+            // copy(ids[(c0 + t) * BS +: BS], id, pad = 0);  (moe.tl:217)
             #pragma unroll
             for (int tl_chunk3 = 0; tl_chunk3 < id_next_layout::kSlots; tl_chunk3 += 4) {
                 const int32_t* tl_ptr4 = &ids[((c0 + (t + 1)) * 2048) + (((id_next_layout::flat(tl_tid, (tl_chunk3 / 8) * 8)) % 2048) + tl_chunk3 % 8)];
@@ -701,16 +706,15 @@ __global__ void __launch_bounds__(256) moe_count_kernel(
                 }
             }
         }
-        // for i in parallel(BS) {  (moe.tl:211)
-        // for i in parallel(2048): each thread visits the elements of `id` it holds
+        // for i in parallel(BS) {  (moe.tl:218)
+        // for i in parallel(2048): each thread visits the elements of `hit` it holds
         #pragma unroll
-        for (int tl_s6 = 0; tl_s6 < id_layout::kSlots; ++tl_s6) {
-            const int tl_c7 = (id_layout::flat(tl_tid, (tl_s6 / 8) * 8)) % 2048;  // the chunk's first column
+        for (int tl_s6 = 0; tl_s6 < hit_layout::kSlots; ++tl_s6) {
+            const int tl_c7 = (hit_layout::flat(tl_tid, (tl_s6 / 8) * 8)) % 2048;  // the chunk's first column
             const int i = tl_c7 + tl_s6 % 8;
-            const bool nowhere = id[tl_s6] < 0 || id[tl_s6] >= E;
-            hit[tl_s6] = (c0 + t) * 2048 + i < M * K && (e == E ? nowhere : id[tl_s6] == e) ? 1 : 0;
+            hit[tl_s6] = routed_to(id[tl_s6], e, E, (c0 + t) * 2048 + i < M * K);
         }
-        // reduce(sum, hit, part);  (moe.tl:215)
+        // reduce(sum, hit, part);  (moe.tl:221)
         {
             int32_t tl_part[1];
             #pragma unroll
@@ -726,7 +730,7 @@ __global__ void __launch_bounds__(256) moe_count_kernel(
         }
         total = total + part;
     }
-    // for i in parallel(1) {  (moe.tl:218)
+    // for i in parallel(1) {  (moe.tl:224)
     // for i in parallel(1): iterations dealt round-robin to the threads
     #pragma unroll
     for (int tl_i10 = 0; tl_i10 < 1; ++tl_i10) {
@@ -738,7 +742,7 @@ __global__ void __launch_bounds__(256) moe_count_kernel(
     }
 }
 
-// kernel moe_positions<BS = 2048, EB = 1024>  (stdlib/moe.tl:226)
+// kernel moe_positions<BS = 2048, EB = 1024>  (stdlib/moe.tl:232)
 // 256 threads per block, 9216 bytes of shared memory
 __global__ void __launch_bounds__(256) moe_positions_kernel(
         const int32_t* __restrict__ Ids,
@@ -775,7 +779,7 @@ __global__ void __launch_bounds__(256) moe_positions_kernel(
     const int32_t E = EO - 1;
     const int32_t before = e * S + tl_block_y;
     for (int c = 0; c < tl::cdiv(before, 1024); ++c) {
-        // copy(counts_flat[c * EB +: EB], counts, pad = 0);  (moe.tl:245)
+        // copy(counts_flat[c * EB +: EB], counts, pad = 0);  (moe.tl:251)
         #pragma unroll
         for (int tl_chunk0 = 0; tl_chunk0 < counts_layout::kSlots; tl_chunk0 += 4) {
             if (!(counts_layout::valid(tl_tid, tl_chunk0))) continue;
@@ -792,7 +796,7 @@ __global__ void __launch_bounds__(256) moe_positions_kernel(
                 }
             }
         }
-        // for i in parallel(EB) {  (moe.tl:246)
+        // for i in parallel(EB) {  (moe.tl:252)
         // for i in parallel(1024): each thread visits the elements of `counts` it holds
         #pragma unroll
         for (int tl_s3 = 0; tl_s3 < counts_layout::kSlots; ++tl_s3) {
@@ -801,7 +805,7 @@ __global__ void __launch_bounds__(256) moe_positions_kernel(
             const int i = tl_c4 + tl_s3 % 8;
             counts[tl_s3] = c * 1024 + i < before ? counts[tl_s3] : 0;
         }
-        // reduce(sum, counts, part);  (moe.tl:249)
+        // reduce(sum, counts, part);  (moe.tl:255)
         {
             int32_t tl_part[1];
             #pragma unroll
@@ -821,7 +825,7 @@ __global__ void __launch_bounds__(256) moe_positions_kernel(
     const int32_t seg_chunks = tl::cdiv(tl::cdiv(M * K, 2048), S);
     const int32_t c0 = tl_block_y * seg_chunks;
     for (int t = 0; t < tl::max(0, tl::min(seg_chunks, tl::cdiv(M * K, 2048) - c0)); ++t) {
-        // copy(ids[(c0 + t) * BS +: BS], id, pad = 0);  (moe.tl:255)
+        // copy(ids[(c0 + t) * BS +: BS], id, pad = 0);  (moe.tl:261)
         #pragma unroll
         for (int tl_chunk6 = 0; tl_chunk6 < id_layout::kSlots; tl_chunk6 += 4) {
             const int32_t* tl_ptr7 = &ids[((c0 + t) * 2048) + (((id_layout::flat(tl_tid, (tl_chunk6 / 8) * 8)) % 2048) + tl_chunk6 % 8)];
@@ -837,16 +841,15 @@ __global__ void __launch_bounds__(256) moe_positions_kernel(
                 }
             }
         }
-        // for i in parallel(BS) {  (moe.tl:256)
-        // for i in parallel(2048): each thread visits the elements of `id` it holds
+        // for i in parallel(BS) {  (moe.tl:262)
+        // for i in parallel(2048): each thread visits the elements of `hit` it holds
         #pragma unroll
-        for (int tl_s9 = 0; tl_s9 < id_layout::kSlots; ++tl_s9) {
-            const int tl_c10 = (id_layout::flat(tl_tid, (tl_s9 / 8) * 8)) % 2048;  // the chunk's first column
+        for (int tl_s9 = 0; tl_s9 < hit_layout::kSlots; ++tl_s9) {
+            const int tl_c10 = (hit_layout::flat(tl_tid, (tl_s9 / 8) * 8)) % 2048;  // the chunk's first column
             const int i = tl_c10 + tl_s9 % 8;
-            const bool nowhere = id[tl_s9] < 0 || id[tl_s9] >= E;
-            hit[tl_s9] = (c0 + t) * 2048 + i < M * K && (e == E ? nowhere : id[tl_s9] == e) ? 1 : 0;
+            hit[tl_s9] = routed_to(id[tl_s9], e, E, (c0 + t) * 2048 + i < M * K);
         }
-        // cumsum(hit, rank);  (moe.tl:260)
+        // cumsum(hit, rank);  (moe.tl:265)
         {
             __syncthreads();
             #pragma unroll
@@ -883,7 +886,7 @@ __global__ void __launch_bounds__(256) moe_positions_kernel(
             }
             __syncthreads();
         }
-        // for i in parallel(BS) {  (moe.tl:261)
+        // for i in parallel(BS) {  (moe.tl:266)
         // for i in parallel(2048): each thread visits the elements of `hit` it holds
         #pragma unroll
         for (int tl_s13 = 0; tl_s13 < hit_layout::kSlots; ++tl_s13) {
@@ -896,7 +899,7 @@ __global__ void __launch_bounds__(256) moe_positions_kernel(
                 PosT[int64_t(slot % K) * M + (slot / K)] = e == E ? -1 : p;
             }
         }
-        // reduce(sum, hit, part);  (moe.tl:269)
+        // reduce(sum, hit, part);  (moe.tl:274)
         {
             int32_t tl_part[1];
             #pragma unroll
@@ -913,7 +916,7 @@ __global__ void __launch_bounds__(256) moe_positions_kernel(
         run = run + part;
     }
     if (tl_block_y == 0) {
-        // for i in parallel(1) {  (moe.tl:273)
+        // for i in parallel(1) {  (moe.tl:278)
         // for i in parallel(1): iterations dealt round-robin to the threads
         #pragma unroll
         for (int tl_i17 = 0; tl_i17 < 1; ++tl_i17) {
@@ -926,7 +929,7 @@ __global__ void __launch_bounds__(256) moe_positions_kernel(
     }
 }
 
-// kernel moe_gather_rows<RB = 16, BD = 512, T = bf16>  (stdlib/moe.tl:280)
+// kernel moe_gather_rows<RB = 16, BD = 512, T = bf16>  (stdlib/moe.tl:285)
 // 128 threads per block, 33280 bytes of shared memory
 __global__ void __launch_bounds__(128) moe_gather_rows_kernel(
         const tl::bf16* __restrict__ X,
@@ -942,7 +945,7 @@ __global__ void __launch_bounds__(128) moe_gather_rows_kernel(
     const int32_t r0 = int(blockIdx.x) * 16;
     const int32_t t_trips = tl::cdiv(D, 512);
     if (0 < t_trips) {
-        // copy(X[Src[r0 +: RB], t * BD +: BD], xs);  (moe.tl:287)
+        // copy(X[Src[r0 +: RB], t * BD +: BD], xs);  (moe.tl:292)
         #pragma unroll
         for (int tl_i1 = 0; tl_i1 < 8; ++tl_i1) {
             const int tl_chunk0 = tl_tid + tl_i1 * 128;
@@ -958,12 +961,12 @@ __global__ void __launch_bounds__(128) moe_gather_rows_kernel(
         }
     }
     tl::cp_async_commit();
-    // for t in pipelined(cdiv(D, BD), stages = 2) {  (moe.tl:286)
+    // for t in pipelined(cdiv(D, BD), stages = 2) {  (moe.tl:291)
     for (int t = 0; t < t_trips; ++t) {
         tl::cp_async_wait<0>();  // at most 0 copy groups of this thread still in flight
         __syncthreads();  // pipeline: stage `t % 2` has landed and the stage refilled next is no longer read
         if (t + 1 < t_trips) {
-            // copy(X[Src[r0 +: RB], t * BD +: BD], xs);  (moe.tl:287)
+            // copy(X[Src[r0 +: RB], t * BD +: BD], xs);  (moe.tl:292)
             #pragma unroll
             for (int tl_i6 = 0; tl_i6 < 8; ++tl_i6) {
                 const int tl_chunk5 = tl_tid + tl_i6 * 128;
@@ -979,7 +982,7 @@ __global__ void __launch_bounds__(128) moe_gather_rows_kernel(
             }
         }
         tl::cp_async_commit();
-        // copy(xs, Xp[r0 +: RB, t * BD +: BD]);  (moe.tl:288)
+        // copy(xs, Xp[r0 +: RB, t * BD +: BD]);  (moe.tl:293)
         #pragma unroll
         for (int tl_i11 = 0; tl_i11 < 8; ++tl_i11) {
             const int tl_chunk10 = tl_tid + tl_i11 * 128;
@@ -1000,7 +1003,7 @@ __global__ void __launch_bounds__(128) moe_gather_rows_kernel(
     tl::cp_async_wait<0>();  // at most 0 copy groups of this thread still in flight
 }
 
-// kernel moe_unpermute<RB = 8, BD = 512, T = bf16>  (stdlib/moe.tl:293)
+// kernel moe_unpermute<RB = 8, BD = 512, T = bf16>  (stdlib/moe.tl:298)
 // 128 threads per block, 24960 bytes of shared memory
 __global__ void __launch_bounds__(128) moe_unpermute_kernel(
         const tl::bf16* __restrict__ Yp,
@@ -1030,7 +1033,7 @@ __global__ void __launch_bounds__(128) moe_unpermute_kernel(
     const int32_t d0 = tl_block_y * 512;
     const int32_t k_trips = K;
     if (0 < k_trips) {
-        // copy(Yp[pos[k * M + t0 +: RB], d0 +: BD], y);      // PosT = -1: a row of zeros  (moe.tl:305)
+        // copy(Yp[pos[k * M + t0 +: RB], d0 +: BD], y);      // PosT = -1: a row of zeros  (moe.tl:310)
         #pragma unroll
         for (int tl_i1 = 0; tl_i1 < 4; ++tl_i1) {
             const int tl_chunk0 = tl_tid + tl_i1 * 128;
@@ -1047,7 +1050,7 @@ __global__ void __launch_bounds__(128) moe_unpermute_kernel(
     }
     tl::cp_async_commit();
     if (1 < k_trips) {
-        // copy(Yp[pos[k * M + t0 +: RB], d0 +: BD], y);      // PosT = -1: a row of zeros  (moe.tl:305)
+        // copy(Yp[pos[k * M + t0 +: RB], d0 +: BD], y);      // PosT = -1: a row of zeros  (moe.tl:310)
         #pragma unroll
         for (int tl_i6 = 0; tl_i6 < 4; ++tl_i6) {
             const int tl_chunk5 = tl_tid + tl_i6 * 128;
@@ -1065,18 +1068,18 @@ __global__ void __launch_bounds__(128) moe_unpermute_kernel(
     tl::cp_async_commit();
     float w_next[2];  // fragment w_next: f32[8]
     if (0 < k_trips) {
-        // copy(Weights[t0 +: RB, k], w);  (moe.tl:306)
+        // copy(Weights[t0 +: RB, k], w);  (moe.tl:311)
         #pragma unroll
         for (int tl_s10 = 0; tl_s10 < 2; ++tl_s10) {
             w_next[tl_s10] = tl::in_bounds(t0 + ((tl_tid / 32) + (tl_s10) * 4), M) && tl::in_bounds(0, K) ? Weights[int64_t(t0 + ((tl_tid / 32) + (tl_s10) * 4)) * K + 0] : 0.0f;
         }
     }
-    // for k in pipelined(K, stages = 3) {  (moe.tl:304)
+    // for k in pipelined(K, stages = 3) {  (moe.tl:309)
     for (int k = 0; k < k_trips; ++k) {
         tl::cp_async_wait<1>();  // at most 1 copy groups of this thread still in flight
         __syncthreads();  // pipeline: stage `k % 3` has landed and the stage refilled next is no longer read
         if (k + 2 < k_trips) {
-            // copy(Yp[pos[k * M + t0 +: RB], d0 +: BD], y);      // PosT = -1: a row of zeros  (moe.tl:305)
+            // copy(Yp[pos[k * M + t0 +: RB], d0 +: BD], y);      // PosT = -1: a row of zeros  (moe.tl:310)
             #pragma unroll
             for (int tl_i12 = 0; tl_i12 < 4; ++tl_i12) {
                 const int tl_chunk11 = tl_tid + tl_i12 * 128;
@@ -1092,17 +1095,17 @@ __global__ void __launch_bounds__(128) moe_unpermute_kernel(
             }
         }
         tl::cp_async_commit();
-        // copy(Weights[t0 +: RB, k], w);  (moe.tl:306)
+        // copy(Weights[t0 +: RB, k], w);  (moe.tl:311)
         #pragma unroll
         for (int tl_s = 0; tl_s < 2; ++tl_s) w[tl_s] = w_next[tl_s];
         if (k + 1 < k_trips) {
-            // copy(Weights[t0 +: RB, k], w);  (moe.tl:306)
+            // copy(Weights[t0 +: RB, k], w);  (moe.tl:311)
             #pragma unroll
             for (int tl_s16 = 0; tl_s16 < 2; ++tl_s16) {
                 w_next[tl_s16] = tl::in_bounds(t0 + ((tl_tid / 32) + (tl_s16) * 4), M) && tl::in_bounds(k + 1, K) ? Weights[int64_t(t0 + ((tl_tid / 32) + (tl_s16) * 4)) * K + (k + 1)] : 0.0f;
             }
         }
-        // for i, j in parallel(RB, BD) {  (moe.tl:307)
+        // for i, j in parallel(RB, BD) {  (moe.tl:312)
         // for i, j in parallel(8, 512): each thread visits the elements of `acc` it holds
         #pragma unroll
         for (int tl_k18 = 0; tl_k18 < 32; tl_k18 += 8) {
@@ -1119,7 +1122,7 @@ __global__ void __launch_bounds__(128) moe_unpermute_kernel(
         }
     }
     tl::cp_async_wait<0>();  // at most 0 copy groups of this thread still in flight
-    // copy(acc, Y[t0 +: RB, d0 +: BD]);  (moe.tl:311)
+    // copy(acc, Y[t0 +: RB, d0 +: BD]);  (moe.tl:316)
     #pragma unroll
     for (int tl_chunk23 = 0; tl_chunk23 < 32; tl_chunk23 += 8) {
         tl::bf16* tl_ptr24 = &Y[int64_t(t0 + ((tl_tid / 32) + (tl_chunk23 / 16) * 4)) * D + (d0 + ((tl_chunk23 % 8) + (tl_tid % 32) * 8 + (tl_chunk23 / 8 % 2) * 256))];
@@ -1137,7 +1140,7 @@ __global__ void __launch_bounds__(128) moe_unpermute_kernel(
     }
 }
 
-// kernel moe_tiles<BM = 64, EB = 1024>  (stdlib/moe.tl:338)
+// kernel moe_tiles<BM = 64, EB = 1024>  (stdlib/moe.tl:343)
 // 256 threads per block, 32 bytes of shared memory
 __global__ void __launch_bounds__(256) moe_tiles_kernel(
         const int32_t* __restrict__ Offsets,
@@ -1157,7 +1160,7 @@ __global__ void __launch_bounds__(256) moe_tiles_kernel(
     int32_t total;
     const int32_t e = int(blockIdx.x);
     const int32_t E = EO - 1;
-    // copy(Offsets[0 +: EB], before, pad = 0);  (moe.tl:349)
+    // copy(Offsets[0 +: EB], before, pad = 0);  (moe.tl:354)
     #pragma unroll
     for (int tl_chunk0 = 0; tl_chunk0 < before_layout::kSlots; tl_chunk0 += 4) {
         if (!(before_layout::valid(tl_tid, tl_chunk0))) continue;
@@ -1174,7 +1177,7 @@ __global__ void __launch_bounds__(256) moe_tiles_kernel(
             }
         }
     }
-    // copy(Offsets[1 +: EB], tiles, pad = 0);  (moe.tl:350)
+    // copy(Offsets[1 +: EB], tiles, pad = 0);  (moe.tl:355)
     #pragma unroll
     for (int tl_chunk3 = 0; tl_chunk3 < tiles_layout::kSlots; tl_chunk3 += 4) {
         if (!(tiles_layout::valid(tl_tid, tl_chunk3))) continue;
@@ -1191,7 +1194,7 @@ __global__ void __launch_bounds__(256) moe_tiles_kernel(
             }
         }
     }
-    // for i in parallel(EB) {  (moe.tl:351)
+    // for i in parallel(EB) {  (moe.tl:356)
     // for i in parallel(1024): each thread visits the elements of `tiles` it holds
     #pragma unroll
     for (int tl_s6 = 0; tl_s6 < tiles_layout::kSlots; ++tl_s6) {
@@ -1202,7 +1205,7 @@ __global__ void __launch_bounds__(256) moe_tiles_kernel(
         tiles[tl_s6] = tl::cdiv(tl::max(n, 0), 64);
         before[tl_s6] = i < e ? tiles[tl_s6] : 0;
     }
-    // reduce(sum, before, first);  (moe.tl:356)
+    // reduce(sum, before, first);  (moe.tl:361)
     {
         int32_t tl_part[1];
         #pragma unroll
@@ -1217,7 +1220,7 @@ __global__ void __launch_bounds__(256) moe_tiles_kernel(
             first = tl_part[0];
         }
     }
-    // reduce(sum, tiles, total);  (moe.tl:357)
+    // reduce(sum, tiles, total);  (moe.tl:362)
     {
         int32_t tl_part[1];
         #pragma unroll
@@ -1233,7 +1236,7 @@ __global__ void __launch_bounds__(256) moe_tiles_kernel(
         }
     }
     if (e < E) {
-        // for i, r in parallel(EB, BM) {  (moe.tl:359)
+        // for i, r in parallel(EB, BM) {  (moe.tl:364)
         // for i, r in parallel(1024, 64): iterations dealt round-robin to the threads
         for (int tl_e10 = tl_tid; tl_e10 < 65536; tl_e10 += 256) {
             const int i = tl_e10 / 64;
@@ -1248,7 +1251,7 @@ __global__ void __launch_bounds__(256) moe_tiles_kernel(
             }
         }
     } else {
-        // for i, r in parallel(EB, BM) {  (moe.tl:370)
+        // for i, r in parallel(EB, BM) {  (moe.tl:375)
         // for i, r in parallel(1024, 64): iterations dealt round-robin to the threads
         for (int tl_e11 = tl_tid; tl_e11 < 65536; tl_e11 += 256) {
             const int i = tl_e11 / 64;
@@ -1266,7 +1269,7 @@ __global__ void __launch_bounds__(256) moe_tiles_kernel(
     }
 }
 
-// kernel moe_grouped_gemm<BM = 64, BN = 128, BK = 64, STAGES = 3, T = bf16>  (stdlib/moe.tl:385)
+// kernel moe_grouped_gemm<BM = 64, BN = 128, BK = 64, STAGES = 3, T = bf16>  (stdlib/moe.tl:390)
 // 128 threads per block, 82944 bytes of shared memory
 __global__ void __launch_bounds__(128) moe_grouped_gemm_kernel(
         const tl::bf16* __restrict__ Xp,
@@ -1293,7 +1296,7 @@ __global__ void __launch_bounds__(128) moe_grouped_gemm_kernel(
     const int32_t col0 = int(blockIdx.x) * 128;
     const int32_t k_trips = tl::cdiv(D, 64);
     if (0 < k_trips) {
-        // copy(Xp[rows[t * BM +: BM], k * BK +: BK], a);         // row −1: zeros  (moe.tl:397)
+        // copy(Xp[rows[t * BM +: BM], k * BK +: BK], a);         // row −1: zeros  (moe.tl:402)
         #pragma unroll
         for (int tl_i1 = 0; tl_i1 < 4; ++tl_i1) {
             const int tl_chunk0 = tl_tid + tl_i1 * 128;
@@ -1307,7 +1310,7 @@ __global__ void __launch_bounds__(128) moe_grouped_gemm_kernel(
                 for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst3[tl_v] = tl::in_bounds(tl::gather_index(rows, (t * 64) + ((tl_chunk0 * 8) / 64), MAXT * 64), MK) && tl::in_bounds(((tl_chunk0 * 8) % 64) + tl_v, D) ? tl_src2[tl_v] : tl::convert<tl::bf16>(0.0f);
             }
         }
-        // copy(W[TileExpert[t], col0 +: BN, k * BK +: BK], b);    // expert −1: zeros  (moe.tl:398)
+        // copy(W[TileExpert[t], col0 +: BN, k * BK +: BK], b);    // expert −1: zeros  (moe.tl:403)
         if (tl::is_aligned(W, 16) && D % 8 == 0 && tl::in_bounds(tl::gather_index(TileExpert, t, MAXT), E) && col0 >= 0 && col0 + 128 <= N && 0 >= 0 && 0 + 64 <= D && 0 % 8 == 0) {
             #pragma unroll
             for (int tl_i6 = 0; tl_i6 < 8; ++tl_i6) {
@@ -1332,7 +1335,7 @@ __global__ void __launch_bounds__(128) moe_grouped_gemm_kernel(
     }
     tl::cp_async_commit();
     if (1 < k_trips) {
-        // copy(Xp[rows[t * BM +: BM], k * BK +: BK], a);         // row −1: zeros  (moe.tl:397)
+        // copy(Xp[rows[t * BM +: BM], k * BK +: BK], a);         // row −1: zeros  (moe.tl:402)
         #pragma unroll
         for (int tl_i13 = 0; tl_i13 < 4; ++tl_i13) {
             const int tl_chunk12 = tl_tid + tl_i13 * 128;
@@ -1346,7 +1349,7 @@ __global__ void __launch_bounds__(128) moe_grouped_gemm_kernel(
                 for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst15[tl_v] = tl::in_bounds(tl::gather_index(rows, (t * 64) + ((tl_chunk12 * 8) / 64), MAXT * 64), MK) && tl::in_bounds((64 + ((tl_chunk12 * 8) % 64)) + tl_v, D) ? tl_src14[tl_v] : tl::convert<tl::bf16>(0.0f);
             }
         }
-        // copy(W[TileExpert[t], col0 +: BN, k * BK +: BK], b);    // expert −1: zeros  (moe.tl:398)
+        // copy(W[TileExpert[t], col0 +: BN, k * BK +: BK], b);    // expert −1: zeros  (moe.tl:403)
         if (tl::is_aligned(W, 16) && D % 8 == 0 && tl::in_bounds(tl::gather_index(TileExpert, t, MAXT), E) && col0 >= 0 && col0 + 128 <= N && 64 >= 0 && 64 + 64 <= D && 64 % 8 == 0) {
             #pragma unroll
             for (int tl_i18 = 0; tl_i18 < 8; ++tl_i18) {
@@ -1370,12 +1373,12 @@ __global__ void __launch_bounds__(128) moe_grouped_gemm_kernel(
         }
     }
     tl::cp_async_commit();
-    // for k in pipelined(cdiv(D, BK), stages = STAGES) {  (moe.tl:396)
+    // for k in pipelined(cdiv(D, BK), stages = STAGES) {  (moe.tl:401)
     for (int k = 0; k < k_trips; ++k) {
         tl::cp_async_wait<1>();  // at most 1 copy groups of this thread still in flight
         __syncthreads();  // pipeline: stage `k % 3` has landed and the stage refilled next is no longer read
         if (k + 2 < k_trips) {
-            // copy(Xp[rows[t * BM +: BM], k * BK +: BK], a);         // row −1: zeros  (moe.tl:397)
+            // copy(Xp[rows[t * BM +: BM], k * BK +: BK], a);         // row −1: zeros  (moe.tl:402)
             #pragma unroll
             for (int tl_i25 = 0; tl_i25 < 4; ++tl_i25) {
                 const int tl_chunk24 = tl_tid + tl_i25 * 128;
@@ -1389,7 +1392,7 @@ __global__ void __launch_bounds__(128) moe_grouped_gemm_kernel(
                     for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst27[tl_v] = tl::in_bounds(tl::gather_index(rows, (t * 64) + ((tl_chunk24 * 8) / 64), MAXT * 64), MK) && tl::in_bounds((((k + 2) * 64) + ((tl_chunk24 * 8) % 64)) + tl_v, D) ? tl_src26[tl_v] : tl::convert<tl::bf16>(0.0f);
                 }
             }
-            // copy(W[TileExpert[t], col0 +: BN, k * BK +: BK], b);    // expert −1: zeros  (moe.tl:398)
+            // copy(W[TileExpert[t], col0 +: BN, k * BK +: BK], b);    // expert −1: zeros  (moe.tl:403)
             if (tl::is_aligned(W, 16) && D % 8 == 0 && tl::in_bounds(tl::gather_index(TileExpert, t, MAXT), E) && col0 >= 0 && col0 + 128 <= N && ((k + 2) * 64) >= 0 && ((k + 2) * 64) + 64 <= D && ((k + 2) * 64) % 8 == 0) {
                 #pragma unroll
                 for (int tl_i30 = 0; tl_i30 < 8; ++tl_i30) {
@@ -1413,7 +1416,7 @@ __global__ void __launch_bounds__(128) moe_grouped_gemm_kernel(
             }
         }
         tl::cp_async_commit();
-        // gemm(a, b, acc, transpose_b = true);  (moe.tl:399)
+        // gemm(a, b, acc, transpose_b = true);  (moe.tl:404)
         {
             tl::warp_gemm_mma<64, 128, 64, 1, 4, tl::bf16, false, true>(
                 acc, tl::SharedMatrix<tl::bf16, false, 72>{&a[((k % 3) * 64 + 0) * 72 + 0]},
@@ -1421,7 +1424,7 @@ __global__ void __launch_bounds__(128) moe_grouped_gemm_kernel(
         }
     }
     tl::cp_async_wait<0>();  // at most 0 copy groups of this thread still in flight
-    // for i, j in parallel(BM, BN) {  (moe.tl:401)
+    // for i, j in parallel(BM, BN) {  (moe.tl:406)
     // for i, j in parallel(64, 128): each thread visits the elements of `acc` it holds
     #pragma unroll
     for (int tl_s36 = 0; tl_s36 < acc_layout::kSlots; ++tl_s36) {
