@@ -310,7 +310,6 @@ __global__ void __launch_bounds__(384, 1) attention_backward_lse_kernel_sm90(
         tl::sm90::claim_registers<232>();
         const int tl_tid = tl::thread_index<256>(128);
         int tl_it = 0;  // trips consumed so far, across tiles
-        tl::sm90::pingpong_start<8, 2>(tl_tid / 128);  // warpgroup 0 issues its wgmmas first
         for (int tl_tile = blockIdx.x, tl_round = 0; tl_tile < tl_tiles; tl_tile += gridDim.x, ++tl_round) {
             const int tl_block_z = tl_tile / (tl_tiles_x * tl_tiles_y);
             const int tl_in_plane = tl_tile % (tl_tiles_x * tl_tiles_y);
@@ -342,10 +341,8 @@ __global__ void __launch_bounds__(384, 1) attention_backward_lse_kernel_sm90(
                 const int tl_stage = tl_it % 8;
                 tl::sm90::mbarrier_wait(&tl_full[tl_stage], (tl_it / 8 + 0) & 1);  // trip t's TMA loads landed
                 const int32_t k0 = t * 128;
-                tl::sm90::pingpong_wait_turn<8, 2>(tl_tid / 128);
                 // gemm(q, k, s, transpose_b = true, clear = true);  (attention_backward.tl:48)
                 tl::sm90::warpgroup_gemm<tl::f16, 128, 128, 64, false, true, 2>(s, q, k + tl_stage * 8192, tl_tid / 128, true);
-                tl::sm90::pingpong_pass_turn<8, 2>(tl_tid / 128);
                 tl::sm90::wgmma_wait<0>();  // #0 (into `s`) retired
                 tl::sm90::fence_accumulators(s);
                 if (tl_tid % 32 == 0) tl::sm90::mbarrier_arrive(&tl_empty[tl_stage]);  // release trip t's stage

@@ -476,11 +476,9 @@ struct WarpSpecializedLoop : Stmt {
     // with trip t's trailing gemms, and trip t + 1's statements up to their first use of the
     // trailing gemms' results run while those do (the schedule-wgmma pass orders it).
     bool issue_first_gemm_early = false;
-    // With two or three consumer warpgroups: the warpgroups take turns issuing their wgmmas (named
-    // barriers 8 + w), so that the others run their other statements while one's gemms run
-    // (FlashAttention-3's ping-pong). Set by warp-specialize for a software-pipelined trip
-    // (issue_first_gemm_early), by schedule-wgmma for a trip that waits for its wgmmas and uses
-    // their results on the CUDA cores, without barriers of the consumers.
+    // With two or three consumer warpgroups and issue_first_gemm_early: the warpgroups take turns
+    // issuing their wgmmas (named barriers 8 + w), so that the others run their other statements
+    // while one's gemms run (FlashAttention-3's ping-pong).
     bool pingpong = false;
     // With issue_first_gemm_early: the loads only the first gemm reads (first_ring) have a ring of
     // their own with this many stages, released as soon as that gemm retires, while the others

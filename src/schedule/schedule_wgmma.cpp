@@ -134,20 +134,7 @@ private:
             ++issued;
         }
         if (!pending.empty()) retire();
-        if (loop_.pingpong) trip = runs_of_issues_as_turns(trip);
         if (!loop_.once.empty()) out_.tile_end.push_back(release_once(When::Always));
-    }
-
-    // Ping-pong in a trip that waits for its wgmmas: each run of consecutive issues is one turn.
-    std::vector<Step> runs_of_issues_as_turns(const std::vector<Step>& steps) const {
-        std::vector<Step> out;
-        for (size_t i = 0; i < steps.size(); ++i) {
-            const bool issue = steps[i].kind == Kind::Issue;
-            if (issue && (i == 0 || steps[i - 1].kind != Kind::Issue)) out.push_back(step(Kind::TurnBegin));
-            out.push_back(steps[i]);
-            if (issue && (i + 1 == steps.size() || steps[i + 1].kind != Kind::Issue)) out.push_back(step(Kind::TurnEnd));
-        }
-        return out;
     }
 
     // Ping-pong: a run of issues (with the waits for their loads between them) is one turn.
@@ -236,26 +223,6 @@ private:
     int next_token_ = 0;
 };
 
-// Whether the consumer warpgroups of a trip that waits for its wgmmas (not the plain main loop,
-// not software-pipelined) take turns issuing them: some statement uses a wgmma's result on the
-// CUDA cores (a scaling, a softmax), which one warpgroup can run while the tensor cores take the
-// other's gemms. Without turns the warpgroups issue together, the tensor cores interleave their
-// gemms, both results come at once, and both warpgroups run their CUDA-core work while the tensor
-// cores idle. Not where the trip has a barrier of the consumers (tiles they write and share): each
-// barrier puts the warpgroups back in step. Decided here, where the trip's barriers are in place.
-bool takes_turns_in_waiting_trip(const ir::Kernel& kernel, const ir::WarpSpecializedLoop& loop) {
-    if (!kernel.options.pingpong || kernel.threads / 128 < 2 || loop.single_gemm() || loop.issue_first_gemm_early) return false;
-    const std::vector<const ir::Gemm*> wgmmas = loop.wgmma_gemms();
-    bool uses_result = false;
-    for (const ir::StmtPtr& s : loop.statements()) {
-        if (s->kind == ir::StmtKind::Barrier) return false;
-        const ir::Gemm* g = s->as<ir::Gemm>();
-        if (g && std::find(wgmmas.begin(), wgmmas.end(), g) != wgmmas.end()) continue;
-        for (const ir::Gemm* w : wgmmas) uses_result |= ir::touches_async_operands(s, *w);
-    }
-    return uses_result;
-}
-
 } // namespace
 
 void schedule_wgmma(ir::Kernel& kernel) {
@@ -264,11 +231,10 @@ void schedule_wgmma(ir::Kernel& kernel) {
     if (!seq) return;
     std::vector<ir::StmtPtr> stmts = seq->stmts;
     for (ir::StmtPtr& s : stmts)
-        if (s->kind == ir::StmtKind::WarpSpecializedLoop) {
-            s = ir::rebuild(std::static_pointer_cast<const ir::WarpSpecializedLoop>(s), [&](ir::WarpSpecializedLoop& n) {
-                n.pingpong = n.pingpong || takes_turns_in_waiting_trip(kernel, n);
-                n.schedule = ScheduleBuilder(kernel, n).build();
-            });
+        if (auto* w = s->as<ir::WarpSpecializedLoop>()) {
+            ir::ConsumerSchedule schedule = ScheduleBuilder(kernel, *w).build();
+            s = ir::rebuild(std::static_pointer_cast<const ir::WarpSpecializedLoop>(s),
+                            [&](ir::WarpSpecializedLoop& n) { n.schedule = std::move(schedule); });
         }
     kernel.body = ir::rebuild(std::static_pointer_cast<const ir::Seq>(kernel.body), [&](ir::Seq& n) { n.stmts = std::move(stmts); });
 }

@@ -12,10 +12,7 @@
 //   - any other trip: each wgmma is waited for just before the first statement that touches its
 //     accumulator or register operand (or at the trip's end), and the stage is released once the
 //     last one retired; a wgmma that reads a tile the consumers write (loop.written) is waited for
-//     before the next barrier too. With two consumer warpgroups or more, when a statement uses a
-//     wgmma's result and the trip has no barrier, the pass sets loop.pingpong and each run of
-//     consecutive issues is one ping-pong turn (FP8 block scaling: one warpgroup scales its
-//     product while the other's wgmmas run);
+//     before the next barrier too;
 //   - a software-pipelined trip (first gemm F, statements A up to the first use of a trailing
 //     gemm's result, statements B, trailing gemms T): trip 0 runs F, A, B; each later trip issues
 //     F(t) with T(t - 1), waits for F(t) alone (wgmma groups retire in order), runs A(t) while

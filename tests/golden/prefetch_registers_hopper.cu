@@ -341,7 +341,6 @@ __global__ void __launch_bounds__(384, 1) block_scaled_kernel_sm90(
         tl::sm90::claim_registers<232>();
         const int tl_tid = tl::thread_index<256>(128);
         int tl_it = 0;  // trips consumed so far, across tiles
-        tl::sm90::pingpong_start<8, 2>(tl_tid / 128);  // warpgroup 0 issues its wgmmas first
         for (int tl_tile = blockIdx.x; tl_tile < tl_tiles; tl_tile += gridDim.x) {
             const int tl_block_z = tl_tile / (tl_tiles_x * tl_tiles_y);
             const int tl_in_plane = tl_tile % (tl_tiles_x * tl_tiles_y);
@@ -376,10 +375,8 @@ __global__ void __launch_bounds__(384, 1) block_scaled_kernel_sm90(
             for (int k = 0; k < tl_trips2; ++k, ++tl_it) {
                 const int tl_stage = tl_it % 4;
                 tl::sm90::mbarrier_wait(&tl_full[tl_stage], (tl_it / 4 + 0) & 1);  // trip k's TMA loads landed
-                tl::sm90::pingpong_wait_turn<8, 2>(tl_tid / 128);
                 // gemm(a, b, part, transpose_b = true, clear = true);  (prefetch_registers_hopper.tl:28)
                 tl::sm90::warpgroup_gemm<tl::f8e4m3, 128, 128, 128, false, true, 2>(part, a + tl_stage * 16384, b + tl_stage * 16384, tl_tid / 128, true);
-                tl::sm90::pingpong_pass_turn<8, 2>(tl_tid / 128);
                 // copy(As[row0 +: 128, k], sa);  (prefetch_registers_hopper.tl:26)
                 #pragma unroll
                 for (int tl_s = 0; tl_s < 2; ++tl_s) sa[tl_s] = sa_next[tl_s];

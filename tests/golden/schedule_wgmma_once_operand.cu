@@ -274,7 +274,6 @@ __global__ void __launch_bounds__(384, 1) once_operand_kernel_sm90(
         tl::sm90::claim_registers<232>();
         const int tl_tid = tl::thread_index<256>(128);
         int tl_it = 0;  // trips consumed so far, across tiles
-        tl::sm90::pingpong_start<8, 2>(tl_tid / 128);  // warpgroup 0 issues its wgmmas first
         int tl_store_chunks = 0;  // epilogue chunks stored so far, across tiles
         for (int tl_tile = blockIdx.x, tl_round = 0; tl_tile < tl_tiles; tl_tile += gridDim.x, ++tl_round) {
             const int tl_block_z = tl_tile / (tl_tiles_x * tl_tiles_y);
@@ -296,19 +295,15 @@ __global__ void __launch_bounds__(384, 1) once_operand_kernel_sm90(
             for (int t = 0; t < tl_trips0; ++t, ++tl_it) {
                 const int tl_stage = tl_it % 6;
                 tl::sm90::mbarrier_wait(&tl_full[tl_stage], (tl_it / 6 + 0) & 1);  // trip t's TMA loads landed
-                tl::sm90::pingpong_wait_turn<8, 2>(tl_tid / 128);
                 // gemm(a, b, s, transpose_b = true, clear = true);  (schedule_wgmma_once_operand.tl:20)
                 tl::sm90::warpgroup_gemm<tl::f16, 128, 64, 64, false, true, 2>(s, a + tl_stage * 8192, b + tl_stage * 4096, tl_tid / 128, true);
-                tl::sm90::pingpong_pass_turn<8, 2>(tl_tid / 128);
                 tl::sm90::wgmma_wait<0>();  // #0 (into `s`) retired
                 tl::sm90::fence_accumulators(s);
                 // copy(s, p);  (schedule_wgmma_once_operand.tl:21)
                 #pragma unroll
                 for (int tl_s = 0; tl_s < p_layout::kSlots; ++tl_s) p[tl_s] = tl::convert<tl::f16>(s[tl_s]);
-                tl::sm90::pingpong_wait_turn<8, 2>(tl_tid / 128);
                 // gemm(p, w, o);  (schedule_wgmma_once_operand.tl:22)
                 tl::sm90::warpgroup_gemm_rs<tl::f16, 128, 64, 64, false, 2>(o, p, w, tl_tid / 128);  // A from the registers of `p`
-                tl::sm90::pingpong_pass_turn<8, 2>(tl_tid / 128);
                 tl::sm90::wgmma_wait<0>();  // #1 (into `o`) retired
                 tl::sm90::fence_accumulators(o);
                 if (tl_tid % 32 == 0) tl::sm90::mbarrier_arrive(&tl_empty[tl_stage]);  // release trip t's stage

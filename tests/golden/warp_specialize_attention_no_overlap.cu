@@ -393,7 +393,6 @@ __global__ void __launch_bounds__(384, 1) attention_kernel_sm90(
         tl::sm90::claim_registers<232>();
         const int tl_tid = tl::thread_index<256>(128);
         int tl_it = 0;  // trips consumed so far, across tiles
-        tl::sm90::pingpong_start<8, 2>(tl_tid / 128);  // warpgroup 0 issues its wgmmas first
         for (int tl_tile = blockIdx.x, tl_round = 0; tl_tile < tl_tiles; tl_tile += gridDim.x, ++tl_round) {
             const int tl_block_z = tl_tile / (tl_tiles_x * tl_tiles_y);
             const int tl_in_plane = tl_tile % (tl_tiles_x * tl_tiles_y);
@@ -428,10 +427,8 @@ __global__ void __launch_bounds__(384, 1) attention_kernel_sm90(
                 const int tl_stage = tl_it % 8;
                 tl::sm90::mbarrier_wait(&tl_full[tl_stage], (tl_it / 8 + 0) & 1);  // trip t's TMA loads landed
                 const int32_t k0 = t * 64;
-                tl::sm90::pingpong_wait_turn<8, 2>(tl_tid / 128);
                 // gemm(q, k, s, transpose_b = true, clear = true);  (warp_specialize_attention_no_overlap.tl:33)
                 tl::sm90::warpgroup_gemm<tl::f16, 128, 64, 64, false, true, 2>(s, q, k + tl_stage * 4096, tl_tid / 128, true);
-                tl::sm90::pingpong_pass_turn<8, 2>(tl_tid / 128);
                 tl::sm90::wgmma_wait<0>();  // #0 (into `s`) retired
                 tl::sm90::fence_accumulators(s);
                 // for i, j in parallel(128, 64) {  (warp_specialize_attention_no_overlap.tl:34)
@@ -517,10 +514,8 @@ __global__ void __launch_bounds__(384, 1) attention_kernel_sm90(
                 // copy(s, p);  (warp_specialize_attention_no_overlap.tl:53)
                 #pragma unroll
                 for (int tl_s = 0; tl_s < p_layout::kSlots; ++tl_s) p[tl_s] = tl::convert<tl::f16>(s[tl_s]);
-                tl::sm90::pingpong_wait_turn<8, 2>(tl_tid / 128);
                 // gemm(p, v, o);  (warp_specialize_attention_no_overlap.tl:54)
                 tl::sm90::warpgroup_gemm_rs<tl::f16, 128, 64, 64, false, 2>(o, p, v + tl_stage * 4096, tl_tid / 128);  // A from the registers of `p`
-                tl::sm90::pingpong_pass_turn<8, 2>(tl_tid / 128);
                 tl::sm90::wgmma_wait<0>();  // #1 (into `o`) retired
                 tl::sm90::fence_accumulators(o);
                 if (tl_tid % 32 == 0) tl::sm90::mbarrier_arrive(&tl_empty[tl_stage]);  // release trip t's stage
