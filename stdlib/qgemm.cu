@@ -7,6 +7,7 @@
 #include <tl/sm90/warpgroup.cuh>
 #include <tl/sm90/wgmma.cuh>
 #include <tl/sm90/tile_order.cuh>
+#include <tl/sm90/cluster.cuh>
 #include <tl/host/tma.h>
 #include <tl/host/workspace.h>
 #include <tl/host/tile_counter.h>
@@ -1627,7 +1628,7 @@ __global__ void __launch_bounds__(384, 1) fp8_gemm_block_scaled_tile_kernel_vari
     #endif
 }
 
-// kernel fp8_gemm_block_scaled_wide<BM = 32, G = 128, STAGES = 3, THREADS = 512, T = bf16>  (stdlib/qgemm.tl:132)
+// kernel fp8_gemm_block_scaled_wide<BM = 32, G = 128, STAGES = 3, THREADS = 512, ROW_CLUSTER = 1, T = bf16>  (stdlib/qgemm.tl:132)
 // 512 threads per block, 124416 bytes of shared memory
 __global__ void __launch_bounds__(512) fp8_gemm_block_scaled_wide_kernel(
         const tl::f8e4m3* __restrict__ A,
@@ -1664,7 +1665,7 @@ __global__ void __launch_bounds__(512) fp8_gemm_block_scaled_wide_kernel(
     const int32_t col0 = int(blockIdx.x) * 2 * 128;
     const int32_t k_trips = KG;
     if (0 < k_trips) {
-        // copy(A[row0 +: BM, k * G +: G], a);  (qgemm.tl:150)
+        // copy(A[row0 +: BM, k * G +: G], a);  (qgemm.tl:151)
         if (tl::is_aligned(A, 16) && K % 16 == 0 && row0 >= 0 && row0 + 32 <= M && 0 >= 0 && 0 + 128 <= K && 0 % 16 == 0) {
             #pragma unroll
             for (int tl_i1 = 0; tl_i1 < 1; ++tl_i1) {
@@ -1692,7 +1693,7 @@ __global__ void __launch_bounds__(512) fp8_gemm_block_scaled_wide_kernel(
                 }
             }
         }
-        // copy(B[col0 +: G, k * G +: G], b0);  (qgemm.tl:151)
+        // copy(B[col0 +: G, k * G +: G], b0);  (qgemm.tl:152)
         if (tl::is_aligned(B, 16) && K % 16 == 0 && col0 >= 0 && col0 + 128 <= N && 0 >= 0 && 0 + 128 <= K && 0 % 16 == 0) {
             #pragma unroll
             for (int tl_i8 = 0; tl_i8 < 2; ++tl_i8) {
@@ -1716,7 +1717,7 @@ __global__ void __launch_bounds__(512) fp8_gemm_block_scaled_wide_kernel(
                 }
             }
         }
-        // copy(B[col0 + G +: G, k * G +: G], b1);  (qgemm.tl:152)
+        // copy(B[col0 + G +: G, k * G +: G], b1);  (qgemm.tl:153)
         if (tl::is_aligned(B, 16) && K % 16 == 0 && (col0 + 128) >= 0 && (col0 + 128) + 128 <= N && 0 >= 0 && 0 + 128 <= K && 0 % 16 == 0) {
             #pragma unroll
             for (int tl_i15 = 0; tl_i15 < 2; ++tl_i15) {
@@ -1743,7 +1744,7 @@ __global__ void __launch_bounds__(512) fp8_gemm_block_scaled_wide_kernel(
     }
     tl::cp_async_commit();
     if (1 < k_trips) {
-        // copy(A[row0 +: BM, k * G +: G], a);  (qgemm.tl:150)
+        // copy(A[row0 +: BM, k * G +: G], a);  (qgemm.tl:151)
         if (tl::is_aligned(A, 16) && K % 16 == 0 && row0 >= 0 && row0 + 32 <= M && 128 >= 0 && 128 + 128 <= K && 128 % 16 == 0) {
             #pragma unroll
             for (int tl_i22 = 0; tl_i22 < 1; ++tl_i22) {
@@ -1771,7 +1772,7 @@ __global__ void __launch_bounds__(512) fp8_gemm_block_scaled_wide_kernel(
                 }
             }
         }
-        // copy(B[col0 +: G, k * G +: G], b0);  (qgemm.tl:151)
+        // copy(B[col0 +: G, k * G +: G], b0);  (qgemm.tl:152)
         if (tl::is_aligned(B, 16) && K % 16 == 0 && col0 >= 0 && col0 + 128 <= N && 128 >= 0 && 128 + 128 <= K && 128 % 16 == 0) {
             #pragma unroll
             for (int tl_i29 = 0; tl_i29 < 2; ++tl_i29) {
@@ -1795,7 +1796,7 @@ __global__ void __launch_bounds__(512) fp8_gemm_block_scaled_wide_kernel(
                 }
             }
         }
-        // copy(B[col0 + G +: G, k * G +: G], b1);  (qgemm.tl:152)
+        // copy(B[col0 + G +: G, k * G +: G], b1);  (qgemm.tl:153)
         if (tl::is_aligned(B, 16) && K % 16 == 0 && (col0 + 128) >= 0 && (col0 + 128) + 128 <= N && 128 >= 0 && 128 + 128 <= K && 128 % 16 == 0) {
             #pragma unroll
             for (int tl_i36 = 0; tl_i36 < 2; ++tl_i36) {
@@ -1824,22 +1825,22 @@ __global__ void __launch_bounds__(512) fp8_gemm_block_scaled_wide_kernel(
     float sa_next[2];  // fragment sa_next: f32[32]
     float sb_next[2];  // local sb_next: f32[2]
     if (0 < k_trips) {
-        // copy(As[row0 +: BM, k], sa);  (qgemm.tl:153)
+        // copy(As[row0 +: BM, k], sa);  (qgemm.tl:154)
         #pragma unroll
         for (int tl_s42 = 0; tl_s42 < 2; ++tl_s42) {
             sa_next[tl_s42] = tl::in_bounds(row0 + ((tl_tid / 4 % 8) + (tl_s42) * 8 + (tl_tid / 256) * 16), M) && tl::in_bounds(0, KG) ? As[int64_t(row0 + ((tl_tid / 4 % 8) + (tl_s42) * 8 + (tl_tid / 256) * 16)) * KG + 0] : 0.0f;
         }
-        // copy(Bs[col0 / G +: 2, k], sb);  (qgemm.tl:154)
+        // copy(Bs[col0 / G +: 2, k], sb);  (qgemm.tl:155)
         for (int tl_e43 = 0; tl_e43 < 2; ++tl_e43) {
             sb_next[tl_e43] = tl::in_bounds((col0 / 128) + tl_e43, NB) && tl::in_bounds(0, KG) ? Bs[int64_t((col0 / 128) + tl_e43) * KG + 0] : 0.0f;
         }
     }
-    // for k in pipelined(KG, stages = STAGES) {  (qgemm.tl:149)
+    // for k in pipelined(KG, stages = STAGES) {  (qgemm.tl:150)
     for (int k = 0; k < k_trips; ++k) {
         tl::cp_async_wait<1>();  // at most 1 copy groups of this thread still in flight
         __syncthreads();  // pipeline: stage `k % 3` has landed and the stage refilled next is no longer read
         if (k + 2 < k_trips) {
-            // copy(A[row0 +: BM, k * G +: G], a);  (qgemm.tl:150)
+            // copy(A[row0 +: BM, k * G +: G], a);  (qgemm.tl:151)
             if (tl::is_aligned(A, 16) && K % 16 == 0 && row0 >= 0 && row0 + 32 <= M && ((k + 2) * 128) >= 0 && ((k + 2) * 128) + 128 <= K && ((k + 2) * 128) % 16 == 0) {
                 #pragma unroll
                 for (int tl_i45 = 0; tl_i45 < 1; ++tl_i45) {
@@ -1867,7 +1868,7 @@ __global__ void __launch_bounds__(512) fp8_gemm_block_scaled_wide_kernel(
                     }
                 }
             }
-            // copy(B[col0 +: G, k * G +: G], b0);  (qgemm.tl:151)
+            // copy(B[col0 +: G, k * G +: G], b0);  (qgemm.tl:152)
             if (tl::is_aligned(B, 16) && K % 16 == 0 && col0 >= 0 && col0 + 128 <= N && ((k + 2) * 128) >= 0 && ((k + 2) * 128) + 128 <= K && ((k + 2) * 128) % 16 == 0) {
                 #pragma unroll
                 for (int tl_i52 = 0; tl_i52 < 2; ++tl_i52) {
@@ -1891,7 +1892,7 @@ __global__ void __launch_bounds__(512) fp8_gemm_block_scaled_wide_kernel(
                     }
                 }
             }
-            // copy(B[col0 + G +: G, k * G +: G], b1);  (qgemm.tl:152)
+            // copy(B[col0 + G +: G, k * G +: G], b1);  (qgemm.tl:153)
             if (tl::is_aligned(B, 16) && K % 16 == 0 && (col0 + 128) >= 0 && (col0 + 128) + 128 <= N && ((k + 2) * 128) >= 0 && ((k + 2) * 128) + 128 <= K && ((k + 2) * 128) % 16 == 0) {
                 #pragma unroll
                 for (int tl_i59 = 0; tl_i59 < 2; ++tl_i59) {
@@ -1917,32 +1918,32 @@ __global__ void __launch_bounds__(512) fp8_gemm_block_scaled_wide_kernel(
             }
         }
         tl::cp_async_commit();
-        // copy(As[row0 +: BM, k], sa);  (qgemm.tl:153)
+        // copy(As[row0 +: BM, k], sa);  (qgemm.tl:154)
         #pragma unroll
         for (int tl_s = 0; tl_s < 2; ++tl_s) sa[tl_s] = sa_next[tl_s];
-        // copy(Bs[col0 / G +: 2, k], sb);  (qgemm.tl:154)
+        // copy(Bs[col0 / G +: 2, k], sb);  (qgemm.tl:155)
         for (int tl_e65 = 0; tl_e65 < 2; ++tl_e65) {
             sb[tl_e65] = sb_next[tl_e65];
         }
         if (k + 1 < k_trips) {
-            // copy(As[row0 +: BM, k], sa);  (qgemm.tl:153)
+            // copy(As[row0 +: BM, k], sa);  (qgemm.tl:154)
             #pragma unroll
             for (int tl_s66 = 0; tl_s66 < 2; ++tl_s66) {
                 sa_next[tl_s66] = tl::in_bounds(row0 + ((tl_tid / 4 % 8) + (tl_s66) * 8 + (tl_tid / 256) * 16), M) && tl::in_bounds(k + 1, KG) ? As[int64_t(row0 + ((tl_tid / 4 % 8) + (tl_s66) * 8 + (tl_tid / 256) * 16)) * KG + (k + 1)] : 0.0f;
             }
-            // copy(Bs[col0 / G +: 2, k], sb);  (qgemm.tl:154)
+            // copy(Bs[col0 / G +: 2, k], sb);  (qgemm.tl:155)
             for (int tl_e67 = 0; tl_e67 < 2; ++tl_e67) {
                 sb_next[tl_e67] = tl::in_bounds((col0 / 128) + tl_e67, NB) && tl::in_bounds(k + 1, KG) ? Bs[int64_t((col0 / 128) + tl_e67) * KG + (k + 1)] : 0.0f;
             }
         }
-        // gemm(a, b0, part, transpose_b = true, clear = true);  (qgemm.tl:155)
+        // gemm(a, b0, part, transpose_b = true, clear = true);  (qgemm.tl:156)
         {
             for (int tl_s = 0; tl_s < part_layout::kSlots; ++tl_s) part[tl_s] = 0.0f;
             tl::warp_gemm_mma<32, 128, 128, 2, 8, tl::f8e4m3, false, true>(
                 part, tl::SharedMatrix<tl::f8e4m3, false, 144>{&a[((k % 3) * 32 + 0) * 144 + 0]},
                 tl::SharedMatrix<tl::f8e4m3, true, 144>{&b0[((k % 3) * 128 + 0) * 144 + 0]}, tl_tid);
         }
-        // for i, j in parallel(BM, G) {  (qgemm.tl:156)
+        // for i, j in parallel(BM, G) {  (qgemm.tl:157)
         // for i, j in parallel(32, 128): each thread visits the elements of `acc0` it holds
         #pragma unroll
         for (int tl_s68 = 0; tl_s68 < acc0_layout::kSlots; ++tl_s68) {
@@ -1950,14 +1951,14 @@ __global__ void __launch_bounds__(512) fp8_gemm_block_scaled_wide_kernel(
             [[maybe_unused]] const int j = acc0_layout::col(tl_tid, tl_s68);
             acc0[tl_s68] = acc0[tl_s68] + part[tl_s68] * (sa[(tl_s68 / 2 % 2)] * sb[0]);
         }
-        // gemm(a, b1, part, transpose_b = true, clear = true);  (qgemm.tl:159)
+        // gemm(a, b1, part, transpose_b = true, clear = true);  (qgemm.tl:160)
         {
             for (int tl_s = 0; tl_s < part_layout::kSlots; ++tl_s) part[tl_s] = 0.0f;
             tl::warp_gemm_mma<32, 128, 128, 2, 8, tl::f8e4m3, false, true>(
                 part, tl::SharedMatrix<tl::f8e4m3, false, 144>{&a[((k % 3) * 32 + 0) * 144 + 0]},
                 tl::SharedMatrix<tl::f8e4m3, true, 144>{&b1[((k % 3) * 128 + 0) * 144 + 0]}, tl_tid);
         }
-        // for i, j in parallel(BM, G) {  (qgemm.tl:160)
+        // for i, j in parallel(BM, G) {  (qgemm.tl:161)
         // for i, j in parallel(32, 128): each thread visits the elements of `acc1` it holds
         #pragma unroll
         for (int tl_s69 = 0; tl_s69 < acc1_layout::kSlots; ++tl_s69) {
@@ -1967,7 +1968,7 @@ __global__ void __launch_bounds__(512) fp8_gemm_block_scaled_wide_kernel(
         }
     }
     tl::cp_async_wait<0>();  // at most 0 copy groups of this thread still in flight
-    // copy(acc0, C[row0 +: BM, col0 +: G]);  (qgemm.tl:164)
+    // copy(acc0, C[row0 +: BM, col0 +: G]);  (qgemm.tl:165)
     #pragma unroll
     for (int tl_chunk70 = 0; tl_chunk70 < acc0_layout::kSlots; tl_chunk70 += 2) {
         tl::bf16* tl_ptr71 = &C[int64_t(row0 + (acc0_layout::row(tl_tid, tl_chunk70))) * N + (col0 + (acc0_layout::col(tl_tid, tl_chunk70)))];
@@ -1983,7 +1984,7 @@ __global__ void __launch_bounds__(512) fp8_gemm_block_scaled_wide_kernel(
             }
         }
     }
-    // copy(acc1, C[row0 +: BM, col0 + G +: G]);  (qgemm.tl:165)
+    // copy(acc1, C[row0 +: BM, col0 + G +: G]);  (qgemm.tl:166)
     #pragma unroll
     for (int tl_chunk73 = 0; tl_chunk73 < acc1_layout::kSlots; tl_chunk73 += 2) {
         tl::bf16* tl_ptr74 = &C[int64_t(row0 + (acc1_layout::row(tl_tid, tl_chunk73))) * N + ((col0 + 128) + (acc1_layout::col(tl_tid, tl_chunk73)))];
@@ -2001,7 +2002,7 @@ __global__ void __launch_bounds__(512) fp8_gemm_block_scaled_wide_kernel(
     }
 }
 
-// kernel fp8_gemm_block_scaled_wide<BM = 128, G = 128, STAGES = 3, THREADS = 256, T = bf16>  (stdlib/qgemm.tl:132)
+// kernel fp8_gemm_block_scaled_wide<BM = 128, G = 128, STAGES = 3, THREADS = 256, ROW_CLUSTER = 2, T = bf16>  (stdlib/qgemm.tl:132)
 // 256 threads per block, 148528 bytes of shared memory
 // warp-specialized: warpgroup 0 issues TMA loads, the other 256 threads run wgmma; persistent over the tiles
 __global__ void __launch_bounds__(384, 1) fp8_gemm_block_scaled_wide_kernel_sm90(
@@ -2036,27 +2037,36 @@ __global__ void __launch_bounds__(384, 1) fp8_gemm_block_scaled_wide_kernel_sm90
     if (threadIdx.x == 0) {
         for (int tl_s = 0; tl_s < 3; ++tl_s) {
             tl::sm90::mbarrier_init(&tl_full[tl_s], 1);
-            tl::sm90::mbarrier_init(&tl_empty[tl_s], 8);  // one arrival per consumer warp
+            tl::sm90::mbarrier_init(&tl_empty[tl_s], 16);  // one arrival per consumer warp of each block of the cluster
         }
         tl::sm90::mbarrier_init_fence();
     }
-    __syncthreads();
+    tl::sm90::cluster_sync();  // the cluster's barriers are initialised before any block uses another's
+    const uint32_t tl_cluster_rank = tl::sm90::cluster_block_rank();
     const int tl_tiles_x = tl::cdiv(N, 256), tl_tiles_y = tl::cdiv(M, 128), tl_tiles_z = 1;
     const int tl_tiles = tl_tiles_x * tl_tiles_y * tl_tiles_z;
+    const int tl_cluster_tiles_x = tl::cdiv(tl_tiles_x, 1), tl_cluster_tiles_y = tl::cdiv(tl_tiles_y, 2), tl_cluster_tiles_z = tl::cdiv(tl_tiles_z, 1);
+    const int tl_cluster_tiles = tl_cluster_tiles_x * tl_cluster_tiles_y * tl_cluster_tiles_z;  // the tiles in clusters
+    (void)tl_tiles;
     if (threadIdx.x < 128) {
         // Producer warpgroup: one thread issues every TMA load.
         tl::sm90::release_registers<40>();
         if (threadIdx.x == 0) {
             tl::sm90::tma_prefetch_descriptor(&tl_map_A);
             tl::sm90::tma_prefetch_descriptor(&tl_map_B);
+            const int tl_slice_y = tl::sm90::ClusterShare<1, 2, 1, 2>::slice(tl_cluster_rank);  // this block's slice of the tiles shared along y
+            const uint16_t tl_mask_y = tl::sm90::ClusterShare<1, 2, 1, 2>::mask(tl_cluster_rank);  // the blocks that share them
             int tl_it = 0;  // trips issued so far, across tiles: stage tl_it % stages, round tl_it / stages
-            for (int tl_tile = blockIdx.x; tl_tile < tl_tiles; tl_tile += gridDim.x) {
-                const int tl_block_z = tl_tile / (tl_tiles_x * tl_tiles_y);
-                const int tl_in_plane = tl_tile % (tl_tiles_x * tl_tiles_y);
-                const int tl_group_first_y = tl_in_plane / (8 * tl_tiles_x) * 8;
-                const int tl_group_rows = min(tl_tiles_y - tl_group_first_y, 8);
-                const int tl_block_y = tl_group_first_y + tl_in_plane % (8 * tl_tiles_x) % tl_group_rows;
-                const int tl_block_x = tl_in_plane % (8 * tl_tiles_x) / tl_group_rows;
+            for (int tl_tile = int(blockIdx.x) / 2; tl_tile < tl_cluster_tiles; tl_tile += int(gridDim.x) / 2) {
+                const int tl_cluster_tile_z = tl_tile / (tl_cluster_tiles_x * tl_cluster_tiles_y);
+                const int tl_in_plane = tl_tile % (tl_cluster_tiles_x * tl_cluster_tiles_y);
+                const int tl_group_first_y = tl_in_plane / (8 * tl_cluster_tiles_x) * 8;
+                const int tl_group_rows = min(tl_cluster_tiles_y - tl_group_first_y, 8);
+                const int tl_cluster_tile_y = tl_group_first_y + tl_in_plane % (8 * tl_cluster_tiles_x) % tl_group_rows;
+                const int tl_cluster_tile_x = tl_in_plane % (8 * tl_cluster_tiles_x) / tl_group_rows;
+                const int tl_block_x = tl_cluster_tile_x * 1 + int(tl_cluster_rank % 1);
+                const int tl_block_y = tl_cluster_tile_y * 2 + int(tl_cluster_rank / 1 % 2);
+                const int tl_block_z = tl_cluster_tile_z * 1 + int(tl_cluster_rank / 2);
                 (void)tl_block_x, (void)tl_block_y, (void)tl_block_z;
                 const int32_t row0 = tl_block_y * 128;
                 const int32_t col0 = tl_block_x * 2 * 128;
@@ -2064,12 +2074,12 @@ __global__ void __launch_bounds__(384, 1) fp8_gemm_block_scaled_wide_kernel_sm90
                     const int tl_stage = tl_it % 3;
                     tl::sm90::mbarrier_wait(&tl_empty[tl_stage], (tl_it / 3 + 1) & 1);  // consumers released it
                     tl::sm90::mbarrier_arrive_expect_tx(&tl_full[tl_stage], 49152);
-                    // copy(A[row0 +: BM, k * G +: G], a);  (qgemm.tl:150)
+                    // copy(A[row0 +: BM, k * G +: G], a);  (qgemm.tl:151)
                     tl::sm90::tma_load_2d(a + tl_stage * 16384, &tl_map_A, &tl_full[tl_stage], k * 128, row0);
-                    // copy(B[col0 +: G, k * G +: G], b0);  (qgemm.tl:151)
-                    tl::sm90::tma_load_2d(b0 + tl_stage * 16384, &tl_map_B, &tl_full[tl_stage], k * 128, col0);
-                    // copy(B[col0 + G +: G, k * G +: G], b1);  (qgemm.tl:152)
-                    tl::sm90::tma_load_2d(b1 + tl_stage * 16384, &tl_map_B, &tl_full[tl_stage], k * 128, col0 + 128);
+                    // copy(B[col0 +: G, k * G +: G], b0);  (qgemm.tl:152)
+                    tl::sm90::tma_load_2d_multicast(b0 + tl_stage * 16384 + tl_slice_y * 8192, &tl_map_B, &tl_full[tl_stage], tl_mask_y, k * 128, col0 + tl_slice_y * 64);
+                    // copy(B[col0 + G +: G, k * G +: G], b1);  (qgemm.tl:153)
+                    tl::sm90::tma_load_2d_multicast(b1 + tl_stage * 16384 + tl_slice_y * 8192, &tl_map_B, &tl_full[tl_stage], tl_mask_y, k * 128, col0 + 128 + tl_slice_y * 64);
                 }
             }
         }
@@ -2079,14 +2089,25 @@ __global__ void __launch_bounds__(384, 1) fp8_gemm_block_scaled_wide_kernel_sm90
         tl::sm90::claim_registers<232>();
         const int tl_tid = tl::thread_index<256>(128);
         int tl_it = 0;  // trips consumed so far, across tiles
-        for (int tl_tile = blockIdx.x; tl_tile < tl_tiles; tl_tile += gridDim.x) {
-            const int tl_block_z = tl_tile / (tl_tiles_x * tl_tiles_y);
-            const int tl_in_plane = tl_tile % (tl_tiles_x * tl_tiles_y);
-            const int tl_group_first_y = tl_in_plane / (8 * tl_tiles_x) * 8;
-            const int tl_group_rows = min(tl_tiles_y - tl_group_first_y, 8);
-            const int tl_block_y = tl_group_first_y + tl_in_plane % (8 * tl_tiles_x) % tl_group_rows;
-            const int tl_block_x = tl_in_plane % (8 * tl_tiles_x) / tl_group_rows;
+        for (int tl_tile = int(blockIdx.x) / 2; tl_tile < tl_cluster_tiles; tl_tile += int(gridDim.x) / 2) {
+            const int tl_cluster_tile_z = tl_tile / (tl_cluster_tiles_x * tl_cluster_tiles_y);
+            const int tl_in_plane = tl_tile % (tl_cluster_tiles_x * tl_cluster_tiles_y);
+            const int tl_group_first_y = tl_in_plane / (8 * tl_cluster_tiles_x) * 8;
+            const int tl_group_rows = min(tl_cluster_tiles_y - tl_group_first_y, 8);
+            const int tl_cluster_tile_y = tl_group_first_y + tl_in_plane % (8 * tl_cluster_tiles_x) % tl_group_rows;
+            const int tl_cluster_tile_x = tl_in_plane % (8 * tl_cluster_tiles_x) / tl_group_rows;
+            const int tl_block_x = tl_cluster_tile_x * 1 + int(tl_cluster_rank % 1);
+            const int tl_block_y = tl_cluster_tile_y * 2 + int(tl_cluster_rank / 1 % 2);
+            const int tl_block_z = tl_cluster_tile_z * 1 + int(tl_cluster_rank / 2);
             (void)tl_block_x, (void)tl_block_y, (void)tl_block_z;
+            if (tl_block_x >= tl_tiles_x || tl_block_y >= tl_tiles_y || tl_block_z >= tl_tiles_z) {
+                // A tile past the grid's edge: this block only takes part in its cluster's shared loads.
+                for (int tl_k = 0; tl_k < KG; ++tl_k, ++tl_it) {
+                    tl::sm90::mbarrier_wait(&tl_full[tl_it % 3], (tl_it / 3 + 0) & 1);
+                    if (tl_tid % 32 == 0) tl::sm90::mbarrier_arrive_each_block<2>(&tl_empty[tl_it % 3]);
+                }
+                continue;
+            }
             float sa[2];  // fragment sa: f32[128]
             float sb[2];  // local sb: f32[2]
             float part[part_layout::kSlots];  // fragment part: f32[128, 128]
@@ -2101,44 +2122,44 @@ __global__ void __launch_bounds__(384, 1) fp8_gemm_block_scaled_wide_kernel_sm90
             float sa_next[2];  // fragment sa_next: f32[128]
             float sb_next[2];  // local sb_next: f32[2]
             if (0 < KG) {
-                // copy(As[row0 +: BM, k], sa);  (qgemm.tl:153)
+                // copy(As[row0 +: BM, k], sa);  (qgemm.tl:154)
                 #pragma unroll
                 for (int tl_s0 = 0; tl_s0 < 2; ++tl_s0) {
                     sa_next[tl_s0] = tl::in_bounds(row0 + ((tl_tid / 4 % 8) + (tl_s0) * 8 + (tl_tid / 32) * 16), M) && tl::in_bounds(0, KG) ? As[int64_t(row0 + ((tl_tid / 4 % 8) + (tl_s0) * 8 + (tl_tid / 32) * 16)) * KG + 0] : 0.0f;
                 }
-                // copy(Bs[col0 / G +: 2, k], sb);  (qgemm.tl:154)
+                // copy(Bs[col0 / G +: 2, k], sb);  (qgemm.tl:155)
                 for (int tl_e1 = 0; tl_e1 < 2; ++tl_e1) {
                     sb_next[tl_e1] = tl::in_bounds((col0 / 128) + tl_e1, NB) && tl::in_bounds(0, KG) ? Bs[int64_t((col0 / 128) + tl_e1) * KG + 0] : 0.0f;
                 }
             }
-            // for k in pipelined(KG, stages = STAGES) {  (qgemm.tl:149)
+            // for k in pipelined(KG, stages = STAGES) {  (qgemm.tl:150)
             const int tl_trips2 = KG;
             for (int k = 0; k < tl_trips2; ++k, ++tl_it) {
                 const int tl_stage = tl_it % 3;
                 tl::sm90::mbarrier_wait(&tl_full[tl_stage], (tl_it / 3 + 0) & 1);  // trip k's TMA loads landed
-                // gemm(a, b0, part, transpose_b = true, clear = true);  (qgemm.tl:155)
+                // gemm(a, b0, part, transpose_b = true, clear = true);  (qgemm.tl:156)
                 tl::sm90::warpgroup_gemm<tl::f8e4m3, 128, 128, 128, false, true, 2>(part, a + tl_stage * 16384, b0 + tl_stage * 16384, tl_tid / 128, true);
-                // copy(As[row0 +: BM, k], sa);  (qgemm.tl:153)
+                // copy(As[row0 +: BM, k], sa);  (qgemm.tl:154)
                 #pragma unroll
                 for (int tl_s = 0; tl_s < 2; ++tl_s) sa[tl_s] = sa_next[tl_s];
-                // copy(Bs[col0 / G +: 2, k], sb);  (qgemm.tl:154)
+                // copy(Bs[col0 / G +: 2, k], sb);  (qgemm.tl:155)
                 for (int tl_e3 = 0; tl_e3 < 2; ++tl_e3) {
                     sb[tl_e3] = sb_next[tl_e3];
                 }
                 if (k + 1 < KG) {
-                    // copy(As[row0 +: BM, k], sa);  (qgemm.tl:153)
+                    // copy(As[row0 +: BM, k], sa);  (qgemm.tl:154)
                     #pragma unroll
                     for (int tl_s4 = 0; tl_s4 < 2; ++tl_s4) {
                         sa_next[tl_s4] = tl::in_bounds(row0 + ((tl_tid / 4 % 8) + (tl_s4) * 8 + (tl_tid / 32) * 16), M) && tl::in_bounds(k + 1, KG) ? As[int64_t(row0 + ((tl_tid / 4 % 8) + (tl_s4) * 8 + (tl_tid / 32) * 16)) * KG + (k + 1)] : 0.0f;
                     }
-                    // copy(Bs[col0 / G +: 2, k], sb);  (qgemm.tl:154)
+                    // copy(Bs[col0 / G +: 2, k], sb);  (qgemm.tl:155)
                     for (int tl_e5 = 0; tl_e5 < 2; ++tl_e5) {
                         sb_next[tl_e5] = tl::in_bounds((col0 / 128) + tl_e5, NB) && tl::in_bounds(k + 1, KG) ? Bs[int64_t((col0 / 128) + tl_e5) * KG + (k + 1)] : 0.0f;
                     }
                 }
                 tl::sm90::wgmma_wait<0>();  // #0 (into `part`) retired
                 tl::sm90::fence_accumulators(part);
-                // for i, j in parallel(BM, G) {  (qgemm.tl:156)
+                // for i, j in parallel(BM, G) {  (qgemm.tl:157)
                 // for i, j in parallel(128, 128): each thread visits the elements of `acc0` it holds
                 #pragma unroll
                 for (int tl_s6 = 0; tl_s6 < acc0_layout::kSlots; ++tl_s6) {
@@ -2146,12 +2167,12 @@ __global__ void __launch_bounds__(384, 1) fp8_gemm_block_scaled_wide_kernel_sm90
                     [[maybe_unused]] const int j = acc0_layout::col(tl_tid, tl_s6);
                     acc0[tl_s6] = acc0[tl_s6] + part[tl_s6] * (sa[(tl_s6 / 2 % 2)] * sb[0]);
                 }
-                // gemm(a, b1, part, transpose_b = true, clear = true);  (qgemm.tl:159)
+                // gemm(a, b1, part, transpose_b = true, clear = true);  (qgemm.tl:160)
                 tl::sm90::warpgroup_gemm<tl::f8e4m3, 128, 128, 128, false, true, 2>(part, a + tl_stage * 16384, b1 + tl_stage * 16384, tl_tid / 128, true);
                 tl::sm90::wgmma_wait<0>();  // #1 (into `part`) retired
                 tl::sm90::fence_accumulators(part);
-                if (tl_tid % 32 == 0) tl::sm90::mbarrier_arrive(&tl_empty[tl_stage]);  // release trip k's stage
-                // for i, j in parallel(BM, G) {  (qgemm.tl:160)
+                if (tl_tid % 32 == 0) tl::sm90::mbarrier_arrive_each_block<2>(&tl_empty[tl_stage]);  // release trip k's stage in every block of the cluster
+                // for i, j in parallel(BM, G) {  (qgemm.tl:161)
                 // for i, j in parallel(128, 128): each thread visits the elements of `acc1` it holds
                 #pragma unroll
                 for (int tl_s7 = 0; tl_s7 < acc1_layout::kSlots; ++tl_s7) {
@@ -2160,7 +2181,7 @@ __global__ void __launch_bounds__(384, 1) fp8_gemm_block_scaled_wide_kernel_sm90
                     acc1[tl_s7] = acc1[tl_s7] + part[tl_s7] * (sa[(tl_s7 / 2 % 2)] * sb[1]);
                 }
             }
-            // copy(acc0, C[row0 +: BM, col0 +: G]);  (qgemm.tl:164)
+            // copy(acc0, C[row0 +: BM, col0 +: G]);  (qgemm.tl:165)
             #pragma unroll
             for (int tl_chunk8 = 0; tl_chunk8 < acc0_layout::kSlots; tl_chunk8 += 2) {
                 tl::bf16* tl_ptr9 = &C[int64_t(row0 + (acc0_layout::row(tl_tid, tl_chunk8))) * N + (col0 + (acc0_layout::col(tl_tid, tl_chunk8)))];
@@ -2176,7 +2197,7 @@ __global__ void __launch_bounds__(384, 1) fp8_gemm_block_scaled_wide_kernel_sm90
                     }
                 }
             }
-            // copy(acc1, C[row0 +: BM, col0 + G +: G]);  (qgemm.tl:165)
+            // copy(acc1, C[row0 +: BM, col0 + G +: G]);  (qgemm.tl:166)
             #pragma unroll
             for (int tl_chunk11 = 0; tl_chunk11 < acc1_layout::kSlots; tl_chunk11 += 2) {
                 tl::bf16* tl_ptr12 = &C[int64_t(row0 + (acc1_layout::row(tl_tid, tl_chunk11))) * N + ((col0 + 128) + (acc1_layout::col(tl_tid, tl_chunk11)))];
@@ -2194,10 +2215,11 @@ __global__ void __launch_bounds__(384, 1) fp8_gemm_block_scaled_wide_kernel_sm90
             }
         }
     }
+    tl::sm90::cluster_sync();  // no block leaves while another may still arrive on its barriers or load into it
     #endif
 }
 
-// kernel fp8_gemm_block_scaled_skinny<BM = 16, G = 128, BN = 128, STAGES = 4>  (stdlib/qgemm.tl:176)
+// kernel fp8_gemm_block_scaled_skinny<BM = 16, G = 128, BN = 128, STAGES = 4>  (stdlib/qgemm.tl:177)
 // 128 threads per block, 82944 bytes of shared memory
 __global__ void __launch_bounds__(128) fp8_gemm_block_scaled_skinny_kernel_variant0(
         const tl::f8e4m3* __restrict__ A,
@@ -2232,7 +2254,7 @@ __global__ void __launch_bounds__(128) fp8_gemm_block_scaled_skinny_kernel_varia
     const int32_t g0 = int(blockIdx.z) * k_groups;
     const int32_t k_trips = tl::min(k_groups, KG - g0);
     if (0 < k_trips) {
-        // copy(B[col0 +: BN, (g0 + k) * G +: G], b);  (qgemm.tl:194)
+        // copy(B[col0 +: BN, (g0 + k) * G +: G], b);  (qgemm.tl:195)
         if (tl::is_aligned(B, 16) && K % 16 == 0 && col0 >= 0 && col0 + 128 <= N && (g0 * 128) >= 0 && (g0 * 128) + 128 <= K && (g0 * 128) % 16 == 0) {
             #pragma unroll
             for (int tl_i1 = 0; tl_i1 < 8; ++tl_i1) {
@@ -2256,7 +2278,7 @@ __global__ void __launch_bounds__(128) fp8_gemm_block_scaled_skinny_kernel_varia
                 }
             }
         }
-        // copy(A[row0 +: BM, (g0 + k) * G +: G], a);  (qgemm.tl:195)
+        // copy(A[row0 +: BM, (g0 + k) * G +: G], a);  (qgemm.tl:196)
         if (tl::is_aligned(A, 16) && K % 16 == 0 && row0 >= 0 && row0 + 16 <= M && (g0 * 128) >= 0 && (g0 * 128) + 128 <= K && (g0 * 128) % 16 == 0) {
             #pragma unroll
             for (int tl_i8 = 0; tl_i8 < 1; ++tl_i8) {
@@ -2283,7 +2305,7 @@ __global__ void __launch_bounds__(128) fp8_gemm_block_scaled_skinny_kernel_varia
     }
     tl::cp_async_commit();
     if (1 < k_trips) {
-        // copy(B[col0 +: BN, (g0 + k) * G +: G], b);  (qgemm.tl:194)
+        // copy(B[col0 +: BN, (g0 + k) * G +: G], b);  (qgemm.tl:195)
         if (tl::is_aligned(B, 16) && K % 16 == 0 && col0 >= 0 && col0 + 128 <= N && ((g0 + 1) * 128) >= 0 && ((g0 + 1) * 128) + 128 <= K && ((g0 + 1) * 128) % 16 == 0) {
             #pragma unroll
             for (int tl_i15 = 0; tl_i15 < 8; ++tl_i15) {
@@ -2307,7 +2329,7 @@ __global__ void __launch_bounds__(128) fp8_gemm_block_scaled_skinny_kernel_varia
                 }
             }
         }
-        // copy(A[row0 +: BM, (g0 + k) * G +: G], a);  (qgemm.tl:195)
+        // copy(A[row0 +: BM, (g0 + k) * G +: G], a);  (qgemm.tl:196)
         if (tl::is_aligned(A, 16) && K % 16 == 0 && row0 >= 0 && row0 + 16 <= M && ((g0 + 1) * 128) >= 0 && ((g0 + 1) * 128) + 128 <= K && ((g0 + 1) * 128) % 16 == 0) {
             #pragma unroll
             for (int tl_i22 = 0; tl_i22 < 1; ++tl_i22) {
@@ -2334,7 +2356,7 @@ __global__ void __launch_bounds__(128) fp8_gemm_block_scaled_skinny_kernel_varia
     }
     tl::cp_async_commit();
     if (2 < k_trips) {
-        // copy(B[col0 +: BN, (g0 + k) * G +: G], b);  (qgemm.tl:194)
+        // copy(B[col0 +: BN, (g0 + k) * G +: G], b);  (qgemm.tl:195)
         if (tl::is_aligned(B, 16) && K % 16 == 0 && col0 >= 0 && col0 + 128 <= N && ((g0 + 2) * 128) >= 0 && ((g0 + 2) * 128) + 128 <= K && ((g0 + 2) * 128) % 16 == 0) {
             #pragma unroll
             for (int tl_i29 = 0; tl_i29 < 8; ++tl_i29) {
@@ -2358,7 +2380,7 @@ __global__ void __launch_bounds__(128) fp8_gemm_block_scaled_skinny_kernel_varia
                 }
             }
         }
-        // copy(A[row0 +: BM, (g0 + k) * G +: G], a);  (qgemm.tl:195)
+        // copy(A[row0 +: BM, (g0 + k) * G +: G], a);  (qgemm.tl:196)
         if (tl::is_aligned(A, 16) && K % 16 == 0 && row0 >= 0 && row0 + 16 <= M && ((g0 + 2) * 128) >= 0 && ((g0 + 2) * 128) + 128 <= K && ((g0 + 2) * 128) % 16 == 0) {
             #pragma unroll
             for (int tl_i36 = 0; tl_i36 < 1; ++tl_i36) {
@@ -2387,22 +2409,22 @@ __global__ void __launch_bounds__(128) fp8_gemm_block_scaled_skinny_kernel_varia
     float sa_next[4];  // fragment sa_next: f32[16]
     float sb_next[1];  // local sb_next: f32[1]
     if (0 < k_trips) {
-        // copy(As[row0 +: BM, g0 + k], sa);  (qgemm.tl:196)
+        // copy(As[row0 +: BM, g0 + k], sa);  (qgemm.tl:197)
         #pragma unroll
         for (int tl_s42 = 0; tl_s42 < 4; ++tl_s42) {
             sa_next[tl_s42] = tl::in_bounds(row0 + ((tl_s42 % 2) + (tl_tid % 4) * 2 + (tl_s42 / 2) * 8), M) && tl::in_bounds(g0, KG) ? As[int64_t(row0 + ((tl_s42 % 2) + (tl_tid % 4) * 2 + (tl_s42 / 2) * 8)) * KG + g0] : 0.0f;
         }
-        // copy(Bs[col0 / G +: 1, g0 + k], sb);  (qgemm.tl:197)
+        // copy(Bs[col0 / G +: 1, g0 + k], sb);  (qgemm.tl:198)
         for (int tl_e43 = 0; tl_e43 < 1; ++tl_e43) {
             sb_next[tl_e43] = tl::in_bounds((col0 / 128) + tl_e43, NB) && tl::in_bounds(g0, KG) ? Bs[int64_t((col0 / 128) + tl_e43) * KG + g0] : 0.0f;
         }
     }
-    // for k in pipelined(min(k_groups, KG - g0), stages = STAGES) {  (qgemm.tl:193)
+    // for k in pipelined(min(k_groups, KG - g0), stages = STAGES) {  (qgemm.tl:194)
     for (int k = 0; k < k_trips; ++k) {
         tl::cp_async_wait<2>();  // at most 2 copy groups of this thread still in flight
         __syncthreads();  // pipeline: stage `k % 4` has landed and the stage refilled next is no longer read
         if (k + 3 < k_trips) {
-            // copy(B[col0 +: BN, (g0 + k) * G +: G], b);  (qgemm.tl:194)
+            // copy(B[col0 +: BN, (g0 + k) * G +: G], b);  (qgemm.tl:195)
             if (tl::is_aligned(B, 16) && K % 16 == 0 && col0 >= 0 && col0 + 128 <= N && ((g0 + (k + 3)) * 128) >= 0 && ((g0 + (k + 3)) * 128) + 128 <= K && ((g0 + (k + 3)) * 128) % 16 == 0) {
                 #pragma unroll
                 for (int tl_i45 = 0; tl_i45 < 8; ++tl_i45) {
@@ -2426,7 +2448,7 @@ __global__ void __launch_bounds__(128) fp8_gemm_block_scaled_skinny_kernel_varia
                     }
                 }
             }
-            // copy(A[row0 +: BM, (g0 + k) * G +: G], a);  (qgemm.tl:195)
+            // copy(A[row0 +: BM, (g0 + k) * G +: G], a);  (qgemm.tl:196)
             if (tl::is_aligned(A, 16) && K % 16 == 0 && row0 >= 0 && row0 + 16 <= M && ((g0 + (k + 3)) * 128) >= 0 && ((g0 + (k + 3)) * 128) + 128 <= K && ((g0 + (k + 3)) * 128) % 16 == 0) {
                 #pragma unroll
                 for (int tl_i52 = 0; tl_i52 < 1; ++tl_i52) {
@@ -2452,32 +2474,32 @@ __global__ void __launch_bounds__(128) fp8_gemm_block_scaled_skinny_kernel_varia
             }
         }
         tl::cp_async_commit();
-        // copy(As[row0 +: BM, g0 + k], sa);  (qgemm.tl:196)
+        // copy(As[row0 +: BM, g0 + k], sa);  (qgemm.tl:197)
         #pragma unroll
         for (int tl_s = 0; tl_s < 4; ++tl_s) sa[tl_s] = sa_next[tl_s];
-        // copy(Bs[col0 / G +: 1, g0 + k], sb);  (qgemm.tl:197)
+        // copy(Bs[col0 / G +: 1, g0 + k], sb);  (qgemm.tl:198)
         for (int tl_e58 = 0; tl_e58 < 1; ++tl_e58) {
             sb[tl_e58] = sb_next[tl_e58];
         }
         if (k + 1 < k_trips) {
-            // copy(As[row0 +: BM, g0 + k], sa);  (qgemm.tl:196)
+            // copy(As[row0 +: BM, g0 + k], sa);  (qgemm.tl:197)
             #pragma unroll
             for (int tl_s59 = 0; tl_s59 < 4; ++tl_s59) {
                 sa_next[tl_s59] = tl::in_bounds(row0 + ((tl_s59 % 2) + (tl_tid % 4) * 2 + (tl_s59 / 2) * 8), M) && tl::in_bounds(g0 + (k + 1), KG) ? As[int64_t(row0 + ((tl_s59 % 2) + (tl_tid % 4) * 2 + (tl_s59 / 2) * 8)) * KG + (g0 + (k + 1))] : 0.0f;
             }
-            // copy(Bs[col0 / G +: 1, g0 + k], sb);  (qgemm.tl:197)
+            // copy(Bs[col0 / G +: 1, g0 + k], sb);  (qgemm.tl:198)
             for (int tl_e60 = 0; tl_e60 < 1; ++tl_e60) {
                 sb_next[tl_e60] = tl::in_bounds((col0 / 128) + tl_e60, NB) && tl::in_bounds(g0 + (k + 1), KG) ? Bs[int64_t((col0 / 128) + tl_e60) * KG + (g0 + (k + 1))] : 0.0f;
             }
         }
-        // gemm(b, a, part, transpose_b = true, clear = true);  (qgemm.tl:198)
+        // gemm(b, a, part, transpose_b = true, clear = true);  (qgemm.tl:199)
         {
             for (int tl_s = 0; tl_s < part_layout::kSlots; ++tl_s) part[tl_s] = 0.0f;
             tl::warp_gemm_mma<128, 16, 128, 4, 1, tl::f8e4m3, false, true>(
                 part, tl::SharedMatrix<tl::f8e4m3, false, 144>{&b[((k % 4) * 128 + 0) * 144 + 0]},
                 tl::SharedMatrix<tl::f8e4m3, true, 144>{&a[((k % 4) * 16 + 0) * 144 + 0]}, tl_tid);
         }
-        // for i, j in parallel(BN, BM) {  (qgemm.tl:199)
+        // for i, j in parallel(BN, BM) {  (qgemm.tl:200)
         // for i, j in parallel(128, 16): each thread visits the elements of `acc` it holds
         #pragma unroll
         for (int tl_s61 = 0; tl_s61 < acc_layout::kSlots; ++tl_s61) {
@@ -2487,7 +2509,7 @@ __global__ void __launch_bounds__(128) fp8_gemm_block_scaled_skinny_kernel_varia
         }
     }
     tl::cp_async_wait<0>();  // at most 0 copy groups of this thread still in flight
-    // for i, j in parallel(BN, BM) {                          // Part[z] = accᵀ  (qgemm.tl:203)
+    // for i, j in parallel(BN, BM) {                          // Part[z] = accᵀ  (qgemm.tl:204)
     // for i, j in parallel(128, 16): each thread visits the elements of `acc` it holds
     #pragma unroll
     for (int tl_s62 = 0; tl_s62 < acc_layout::kSlots; ++tl_s62) {
@@ -2499,7 +2521,7 @@ __global__ void __launch_bounds__(128) fp8_gemm_block_scaled_skinny_kernel_varia
     }
 }
 
-// kernel fp8_gemm_block_scaled_skinny<BM = 16, G = 128, BN = 128, STAGES = 4>  (stdlib/qgemm.tl:176)
+// kernel fp8_gemm_block_scaled_skinny<BM = 16, G = 128, BN = 128, STAGES = 4>  (stdlib/qgemm.tl:177)
 // 128 threads per block, 148624 bytes of shared memory
 // warp-specialized: warpgroup 0 issues TMA loads, the other 128 threads run wgmma; persistent over the tiles
 __global__ void __launch_bounds__(256, 1) fp8_gemm_block_scaled_skinny_kernel_variant0_sm90(
@@ -2574,9 +2596,9 @@ __global__ void __launch_bounds__(256, 1) fp8_gemm_block_scaled_skinny_kernel_va
                     const int tl_stage = tl_it % 8;
                     tl::sm90::mbarrier_wait(&tl_empty[tl_stage], (tl_it / 8 + 1) & 1);  // consumers released it
                     tl::sm90::mbarrier_arrive_expect_tx(&tl_full[tl_stage], 18432);
-                    // copy(B[col0 +: BN, (g0 + k) * G +: G], b);  (qgemm.tl:194)
+                    // copy(B[col0 +: BN, (g0 + k) * G +: G], b);  (qgemm.tl:195)
                     tl::sm90::tma_load_2d(b + tl_stage * 16384, &tl_map_B, &tl_full[tl_stage], (g0 + k) * 128, col0);
-                    // copy(A[row0 +: BM, (g0 + k) * G +: G], a);  (qgemm.tl:195)
+                    // copy(A[row0 +: BM, (g0 + k) * G +: G], a);  (qgemm.tl:196)
                     tl::sm90::tma_load_2d(a + tl_stage * 2048, &tl_map_A, &tl_full[tl_stage], (g0 + k) * 128, row0);
                 }
                 tl_tile = tl::sm90::claim_next_tile(tl_tile_counter, tl_tiles);
@@ -2614,37 +2636,37 @@ __global__ void __launch_bounds__(256, 1) fp8_gemm_block_scaled_skinny_kernel_va
             float sa_next[4];  // fragment sa_next: f32[16]
             float sb_next[1];  // local sb_next: f32[1]
             if (0 < tl::min(k_groups, KG - g0)) {
-                // copy(As[row0 +: BM, g0 + k], sa);  (qgemm.tl:196)
+                // copy(As[row0 +: BM, g0 + k], sa);  (qgemm.tl:197)
                 #pragma unroll
                 for (int tl_s0 = 0; tl_s0 < 4; ++tl_s0) {
                     sa_next[tl_s0] = tl::in_bounds(row0 + ((tl_s0 % 2) + (tl_tid % 4) * 2 + (tl_s0 / 2) * 8), M) && tl::in_bounds(g0, KG) ? As[int64_t(row0 + ((tl_s0 % 2) + (tl_tid % 4) * 2 + (tl_s0 / 2) * 8)) * KG + g0] : 0.0f;
                 }
-                // copy(Bs[col0 / G +: 1, g0 + k], sb);  (qgemm.tl:197)
+                // copy(Bs[col0 / G +: 1, g0 + k], sb);  (qgemm.tl:198)
                 for (int tl_e1 = 0; tl_e1 < 1; ++tl_e1) {
                     sb_next[tl_e1] = tl::in_bounds((col0 / 128) + tl_e1, NB) && tl::in_bounds(g0, KG) ? Bs[int64_t((col0 / 128) + tl_e1) * KG + g0] : 0.0f;
                 }
             }
-            // for k in pipelined(min(k_groups, KG - g0), stages = STAGES) {  (qgemm.tl:193)
+            // for k in pipelined(min(k_groups, KG - g0), stages = STAGES) {  (qgemm.tl:194)
             const int tl_trips2 = tl::min(k_groups, KG - g0);
             for (int k = 0; k < tl_trips2; ++k, ++tl_it) {
                 const int tl_stage = tl_it % 8;
                 tl::sm90::mbarrier_wait(&tl_full[tl_stage], (tl_it / 8 + 0) & 1);  // trip k's TMA loads landed
-                // gemm(b, a, part, transpose_b = true, clear = true);  (qgemm.tl:198)
+                // gemm(b, a, part, transpose_b = true, clear = true);  (qgemm.tl:199)
                 tl::sm90::warpgroup_gemm<tl::f8e4m3, 128, 16, 128, false, true, 1>(part, b + tl_stage * 16384, a + tl_stage * 2048, tl_tid / 128, true);
-                // copy(As[row0 +: BM, g0 + k], sa);  (qgemm.tl:196)
+                // copy(As[row0 +: BM, g0 + k], sa);  (qgemm.tl:197)
                 #pragma unroll
                 for (int tl_s = 0; tl_s < 4; ++tl_s) sa[tl_s] = sa_next[tl_s];
-                // copy(Bs[col0 / G +: 1, g0 + k], sb);  (qgemm.tl:197)
+                // copy(Bs[col0 / G +: 1, g0 + k], sb);  (qgemm.tl:198)
                 for (int tl_e3 = 0; tl_e3 < 1; ++tl_e3) {
                     sb[tl_e3] = sb_next[tl_e3];
                 }
                 if (k + 1 < tl::min(k_groups, KG - g0)) {
-                    // copy(As[row0 +: BM, g0 + k], sa);  (qgemm.tl:196)
+                    // copy(As[row0 +: BM, g0 + k], sa);  (qgemm.tl:197)
                     #pragma unroll
                     for (int tl_s4 = 0; tl_s4 < 4; ++tl_s4) {
                         sa_next[tl_s4] = tl::in_bounds(row0 + ((tl_s4 % 2) + (tl_tid % 4) * 2 + (tl_s4 / 2) * 8), M) && tl::in_bounds(g0 + (k + 1), KG) ? As[int64_t(row0 + ((tl_s4 % 2) + (tl_tid % 4) * 2 + (tl_s4 / 2) * 8)) * KG + (g0 + (k + 1))] : 0.0f;
                     }
-                    // copy(Bs[col0 / G +: 1, g0 + k], sb);  (qgemm.tl:197)
+                    // copy(Bs[col0 / G +: 1, g0 + k], sb);  (qgemm.tl:198)
                     for (int tl_e5 = 0; tl_e5 < 1; ++tl_e5) {
                         sb_next[tl_e5] = tl::in_bounds((col0 / 128) + tl_e5, NB) && tl::in_bounds(g0 + (k + 1), KG) ? Bs[int64_t((col0 / 128) + tl_e5) * KG + (g0 + (k + 1))] : 0.0f;
                     }
@@ -2652,7 +2674,7 @@ __global__ void __launch_bounds__(256, 1) fp8_gemm_block_scaled_skinny_kernel_va
                 tl::sm90::wgmma_wait<0>();  // #0 (into `part`) retired
                 tl::sm90::fence_accumulators(part);
                 if (tl_tid % 32 == 0) tl::sm90::mbarrier_arrive(&tl_empty[tl_stage]);  // release trip k's stage
-                // for i, j in parallel(BN, BM) {  (qgemm.tl:199)
+                // for i, j in parallel(BN, BM) {  (qgemm.tl:200)
                 // for i, j in parallel(128, 16): each thread visits the elements of `acc` it holds
                 #pragma unroll
                 for (int tl_s6 = 0; tl_s6 < acc_layout::kSlots; ++tl_s6) {
@@ -2661,7 +2683,7 @@ __global__ void __launch_bounds__(256, 1) fp8_gemm_block_scaled_skinny_kernel_va
                     acc[tl_s6] = acc[tl_s6] + part[tl_s6] * (sa[(tl_s6 % 2) + (tl_s6 / 4 % 2) * 2] * sb[0]);
                 }
             }
-            // for i, j in parallel(BN, BM) {                          // Part[z] = accᵀ  (qgemm.tl:203)
+            // for i, j in parallel(BN, BM) {                          // Part[z] = accᵀ  (qgemm.tl:204)
             // for i, j in parallel(128, 16): each thread visits the elements of `acc` it holds
             #pragma unroll
             for (int tl_s7 = 0; tl_s7 < acc_layout::kSlots; ++tl_s7) {
@@ -2676,7 +2698,7 @@ __global__ void __launch_bounds__(256, 1) fp8_gemm_block_scaled_skinny_kernel_va
     #endif
 }
 
-// kernel fp8_gemm_block_scaled_skinny<BM = 32, G = 128, BN = 128, STAGES = 4>  (stdlib/qgemm.tl:176)
+// kernel fp8_gemm_block_scaled_skinny<BM = 32, G = 128, BN = 128, STAGES = 4>  (stdlib/qgemm.tl:177)
 // 128 threads per block, 92160 bytes of shared memory
 __global__ void __launch_bounds__(128) fp8_gemm_block_scaled_skinny_kernel_variant1(
         const tl::f8e4m3* __restrict__ A,
@@ -2711,7 +2733,7 @@ __global__ void __launch_bounds__(128) fp8_gemm_block_scaled_skinny_kernel_varia
     const int32_t g0 = int(blockIdx.z) * k_groups;
     const int32_t k_trips = tl::min(k_groups, KG - g0);
     if (0 < k_trips) {
-        // copy(B[col0 +: BN, (g0 + k) * G +: G], b);  (qgemm.tl:194)
+        // copy(B[col0 +: BN, (g0 + k) * G +: G], b);  (qgemm.tl:195)
         if (tl::is_aligned(B, 16) && K % 16 == 0 && col0 >= 0 && col0 + 128 <= N && (g0 * 128) >= 0 && (g0 * 128) + 128 <= K && (g0 * 128) % 16 == 0) {
             #pragma unroll
             for (int tl_i1 = 0; tl_i1 < 8; ++tl_i1) {
@@ -2735,7 +2757,7 @@ __global__ void __launch_bounds__(128) fp8_gemm_block_scaled_skinny_kernel_varia
                 }
             }
         }
-        // copy(A[row0 +: BM, (g0 + k) * G +: G], a);  (qgemm.tl:195)
+        // copy(A[row0 +: BM, (g0 + k) * G +: G], a);  (qgemm.tl:196)
         if (tl::is_aligned(A, 16) && K % 16 == 0 && row0 >= 0 && row0 + 32 <= M && (g0 * 128) >= 0 && (g0 * 128) + 128 <= K && (g0 * 128) % 16 == 0) {
             #pragma unroll
             for (int tl_i8 = 0; tl_i8 < 2; ++tl_i8) {
@@ -2762,7 +2784,7 @@ __global__ void __launch_bounds__(128) fp8_gemm_block_scaled_skinny_kernel_varia
     }
     tl::cp_async_commit();
     if (1 < k_trips) {
-        // copy(B[col0 +: BN, (g0 + k) * G +: G], b);  (qgemm.tl:194)
+        // copy(B[col0 +: BN, (g0 + k) * G +: G], b);  (qgemm.tl:195)
         if (tl::is_aligned(B, 16) && K % 16 == 0 && col0 >= 0 && col0 + 128 <= N && ((g0 + 1) * 128) >= 0 && ((g0 + 1) * 128) + 128 <= K && ((g0 + 1) * 128) % 16 == 0) {
             #pragma unroll
             for (int tl_i15 = 0; tl_i15 < 8; ++tl_i15) {
@@ -2786,7 +2808,7 @@ __global__ void __launch_bounds__(128) fp8_gemm_block_scaled_skinny_kernel_varia
                 }
             }
         }
-        // copy(A[row0 +: BM, (g0 + k) * G +: G], a);  (qgemm.tl:195)
+        // copy(A[row0 +: BM, (g0 + k) * G +: G], a);  (qgemm.tl:196)
         if (tl::is_aligned(A, 16) && K % 16 == 0 && row0 >= 0 && row0 + 32 <= M && ((g0 + 1) * 128) >= 0 && ((g0 + 1) * 128) + 128 <= K && ((g0 + 1) * 128) % 16 == 0) {
             #pragma unroll
             for (int tl_i22 = 0; tl_i22 < 2; ++tl_i22) {
@@ -2813,7 +2835,7 @@ __global__ void __launch_bounds__(128) fp8_gemm_block_scaled_skinny_kernel_varia
     }
     tl::cp_async_commit();
     if (2 < k_trips) {
-        // copy(B[col0 +: BN, (g0 + k) * G +: G], b);  (qgemm.tl:194)
+        // copy(B[col0 +: BN, (g0 + k) * G +: G], b);  (qgemm.tl:195)
         if (tl::is_aligned(B, 16) && K % 16 == 0 && col0 >= 0 && col0 + 128 <= N && ((g0 + 2) * 128) >= 0 && ((g0 + 2) * 128) + 128 <= K && ((g0 + 2) * 128) % 16 == 0) {
             #pragma unroll
             for (int tl_i29 = 0; tl_i29 < 8; ++tl_i29) {
@@ -2837,7 +2859,7 @@ __global__ void __launch_bounds__(128) fp8_gemm_block_scaled_skinny_kernel_varia
                 }
             }
         }
-        // copy(A[row0 +: BM, (g0 + k) * G +: G], a);  (qgemm.tl:195)
+        // copy(A[row0 +: BM, (g0 + k) * G +: G], a);  (qgemm.tl:196)
         if (tl::is_aligned(A, 16) && K % 16 == 0 && row0 >= 0 && row0 + 32 <= M && ((g0 + 2) * 128) >= 0 && ((g0 + 2) * 128) + 128 <= K && ((g0 + 2) * 128) % 16 == 0) {
             #pragma unroll
             for (int tl_i36 = 0; tl_i36 < 2; ++tl_i36) {
@@ -2866,22 +2888,22 @@ __global__ void __launch_bounds__(128) fp8_gemm_block_scaled_skinny_kernel_varia
     float sa_next[8];  // fragment sa_next: f32[32]
     float sb_next[1];  // local sb_next: f32[1]
     if (0 < k_trips) {
-        // copy(As[row0 +: BM, g0 + k], sa);  (qgemm.tl:196)
+        // copy(As[row0 +: BM, g0 + k], sa);  (qgemm.tl:197)
         #pragma unroll
         for (int tl_s42 = 0; tl_s42 < 8; ++tl_s42) {
             sa_next[tl_s42] = tl::in_bounds(row0 + ((tl_s42 % 2) + (tl_tid % 4) * 2 + (tl_s42 / 2) * 8), M) && tl::in_bounds(g0, KG) ? As[int64_t(row0 + ((tl_s42 % 2) + (tl_tid % 4) * 2 + (tl_s42 / 2) * 8)) * KG + g0] : 0.0f;
         }
-        // copy(Bs[col0 / G +: 1, g0 + k], sb);  (qgemm.tl:197)
+        // copy(Bs[col0 / G +: 1, g0 + k], sb);  (qgemm.tl:198)
         for (int tl_e43 = 0; tl_e43 < 1; ++tl_e43) {
             sb_next[tl_e43] = tl::in_bounds((col0 / 128) + tl_e43, NB) && tl::in_bounds(g0, KG) ? Bs[int64_t((col0 / 128) + tl_e43) * KG + g0] : 0.0f;
         }
     }
-    // for k in pipelined(min(k_groups, KG - g0), stages = STAGES) {  (qgemm.tl:193)
+    // for k in pipelined(min(k_groups, KG - g0), stages = STAGES) {  (qgemm.tl:194)
     for (int k = 0; k < k_trips; ++k) {
         tl::cp_async_wait<2>();  // at most 2 copy groups of this thread still in flight
         __syncthreads();  // pipeline: stage `k % 4` has landed and the stage refilled next is no longer read
         if (k + 3 < k_trips) {
-            // copy(B[col0 +: BN, (g0 + k) * G +: G], b);  (qgemm.tl:194)
+            // copy(B[col0 +: BN, (g0 + k) * G +: G], b);  (qgemm.tl:195)
             if (tl::is_aligned(B, 16) && K % 16 == 0 && col0 >= 0 && col0 + 128 <= N && ((g0 + (k + 3)) * 128) >= 0 && ((g0 + (k + 3)) * 128) + 128 <= K && ((g0 + (k + 3)) * 128) % 16 == 0) {
                 #pragma unroll
                 for (int tl_i45 = 0; tl_i45 < 8; ++tl_i45) {
@@ -2905,7 +2927,7 @@ __global__ void __launch_bounds__(128) fp8_gemm_block_scaled_skinny_kernel_varia
                     }
                 }
             }
-            // copy(A[row0 +: BM, (g0 + k) * G +: G], a);  (qgemm.tl:195)
+            // copy(A[row0 +: BM, (g0 + k) * G +: G], a);  (qgemm.tl:196)
             if (tl::is_aligned(A, 16) && K % 16 == 0 && row0 >= 0 && row0 + 32 <= M && ((g0 + (k + 3)) * 128) >= 0 && ((g0 + (k + 3)) * 128) + 128 <= K && ((g0 + (k + 3)) * 128) % 16 == 0) {
                 #pragma unroll
                 for (int tl_i52 = 0; tl_i52 < 2; ++tl_i52) {
@@ -2931,32 +2953,32 @@ __global__ void __launch_bounds__(128) fp8_gemm_block_scaled_skinny_kernel_varia
             }
         }
         tl::cp_async_commit();
-        // copy(As[row0 +: BM, g0 + k], sa);  (qgemm.tl:196)
+        // copy(As[row0 +: BM, g0 + k], sa);  (qgemm.tl:197)
         #pragma unroll
         for (int tl_s = 0; tl_s < 8; ++tl_s) sa[tl_s] = sa_next[tl_s];
-        // copy(Bs[col0 / G +: 1, g0 + k], sb);  (qgemm.tl:197)
+        // copy(Bs[col0 / G +: 1, g0 + k], sb);  (qgemm.tl:198)
         for (int tl_e58 = 0; tl_e58 < 1; ++tl_e58) {
             sb[tl_e58] = sb_next[tl_e58];
         }
         if (k + 1 < k_trips) {
-            // copy(As[row0 +: BM, g0 + k], sa);  (qgemm.tl:196)
+            // copy(As[row0 +: BM, g0 + k], sa);  (qgemm.tl:197)
             #pragma unroll
             for (int tl_s59 = 0; tl_s59 < 8; ++tl_s59) {
                 sa_next[tl_s59] = tl::in_bounds(row0 + ((tl_s59 % 2) + (tl_tid % 4) * 2 + (tl_s59 / 2) * 8), M) && tl::in_bounds(g0 + (k + 1), KG) ? As[int64_t(row0 + ((tl_s59 % 2) + (tl_tid % 4) * 2 + (tl_s59 / 2) * 8)) * KG + (g0 + (k + 1))] : 0.0f;
             }
-            // copy(Bs[col0 / G +: 1, g0 + k], sb);  (qgemm.tl:197)
+            // copy(Bs[col0 / G +: 1, g0 + k], sb);  (qgemm.tl:198)
             for (int tl_e60 = 0; tl_e60 < 1; ++tl_e60) {
                 sb_next[tl_e60] = tl::in_bounds((col0 / 128) + tl_e60, NB) && tl::in_bounds(g0 + (k + 1), KG) ? Bs[int64_t((col0 / 128) + tl_e60) * KG + (g0 + (k + 1))] : 0.0f;
             }
         }
-        // gemm(b, a, part, transpose_b = true, clear = true);  (qgemm.tl:198)
+        // gemm(b, a, part, transpose_b = true, clear = true);  (qgemm.tl:199)
         {
             for (int tl_s = 0; tl_s < part_layout::kSlots; ++tl_s) part[tl_s] = 0.0f;
             tl::warp_gemm_mma<128, 32, 128, 4, 1, tl::f8e4m3, false, true>(
                 part, tl::SharedMatrix<tl::f8e4m3, false, 144>{&b[((k % 4) * 128 + 0) * 144 + 0]},
                 tl::SharedMatrix<tl::f8e4m3, true, 144>{&a[((k % 4) * 32 + 0) * 144 + 0]}, tl_tid);
         }
-        // for i, j in parallel(BN, BM) {  (qgemm.tl:199)
+        // for i, j in parallel(BN, BM) {  (qgemm.tl:200)
         // for i, j in parallel(128, 32): each thread visits the elements of `acc` it holds
         #pragma unroll
         for (int tl_s61 = 0; tl_s61 < acc_layout::kSlots; ++tl_s61) {
@@ -2966,7 +2988,7 @@ __global__ void __launch_bounds__(128) fp8_gemm_block_scaled_skinny_kernel_varia
         }
     }
     tl::cp_async_wait<0>();  // at most 0 copy groups of this thread still in flight
-    // for i, j in parallel(BN, BM) {                          // Part[z] = accᵀ  (qgemm.tl:203)
+    // for i, j in parallel(BN, BM) {                          // Part[z] = accᵀ  (qgemm.tl:204)
     // for i, j in parallel(128, 32): each thread visits the elements of `acc` it holds
     #pragma unroll
     for (int tl_s62 = 0; tl_s62 < acc_layout::kSlots; ++tl_s62) {
@@ -2978,7 +3000,7 @@ __global__ void __launch_bounds__(128) fp8_gemm_block_scaled_skinny_kernel_varia
     }
 }
 
-// kernel fp8_gemm_block_scaled_skinny<BM = 32, G = 128, BN = 128, STAGES = 4>  (stdlib/qgemm.tl:176)
+// kernel fp8_gemm_block_scaled_skinny<BM = 32, G = 128, BN = 128, STAGES = 4>  (stdlib/qgemm.tl:177)
 // 128 threads per block, 144512 bytes of shared memory
 // warp-specialized: warpgroup 0 issues TMA loads, the other 128 threads run wgmma; persistent over the tiles
 __global__ void __launch_bounds__(256, 1) fp8_gemm_block_scaled_skinny_kernel_variant1_sm90(
@@ -3053,9 +3075,9 @@ __global__ void __launch_bounds__(256, 1) fp8_gemm_block_scaled_skinny_kernel_va
                     const int tl_stage = tl_it % 7;
                     tl::sm90::mbarrier_wait(&tl_empty[tl_stage], (tl_it / 7 + 1) & 1);  // consumers released it
                     tl::sm90::mbarrier_arrive_expect_tx(&tl_full[tl_stage], 20480);
-                    // copy(B[col0 +: BN, (g0 + k) * G +: G], b);  (qgemm.tl:194)
+                    // copy(B[col0 +: BN, (g0 + k) * G +: G], b);  (qgemm.tl:195)
                     tl::sm90::tma_load_2d(b + tl_stage * 16384, &tl_map_B, &tl_full[tl_stage], (g0 + k) * 128, col0);
-                    // copy(A[row0 +: BM, (g0 + k) * G +: G], a);  (qgemm.tl:195)
+                    // copy(A[row0 +: BM, (g0 + k) * G +: G], a);  (qgemm.tl:196)
                     tl::sm90::tma_load_2d(a + tl_stage * 4096, &tl_map_A, &tl_full[tl_stage], (g0 + k) * 128, row0);
                 }
                 tl_tile = tl::sm90::claim_next_tile(tl_tile_counter, tl_tiles);
@@ -3093,37 +3115,37 @@ __global__ void __launch_bounds__(256, 1) fp8_gemm_block_scaled_skinny_kernel_va
             float sa_next[8];  // fragment sa_next: f32[32]
             float sb_next[1];  // local sb_next: f32[1]
             if (0 < tl::min(k_groups, KG - g0)) {
-                // copy(As[row0 +: BM, g0 + k], sa);  (qgemm.tl:196)
+                // copy(As[row0 +: BM, g0 + k], sa);  (qgemm.tl:197)
                 #pragma unroll
                 for (int tl_s0 = 0; tl_s0 < 8; ++tl_s0) {
                     sa_next[tl_s0] = tl::in_bounds(row0 + ((tl_s0 % 2) + (tl_tid % 4) * 2 + (tl_s0 / 2) * 8), M) && tl::in_bounds(g0, KG) ? As[int64_t(row0 + ((tl_s0 % 2) + (tl_tid % 4) * 2 + (tl_s0 / 2) * 8)) * KG + g0] : 0.0f;
                 }
-                // copy(Bs[col0 / G +: 1, g0 + k], sb);  (qgemm.tl:197)
+                // copy(Bs[col0 / G +: 1, g0 + k], sb);  (qgemm.tl:198)
                 for (int tl_e1 = 0; tl_e1 < 1; ++tl_e1) {
                     sb_next[tl_e1] = tl::in_bounds((col0 / 128) + tl_e1, NB) && tl::in_bounds(g0, KG) ? Bs[int64_t((col0 / 128) + tl_e1) * KG + g0] : 0.0f;
                 }
             }
-            // for k in pipelined(min(k_groups, KG - g0), stages = STAGES) {  (qgemm.tl:193)
+            // for k in pipelined(min(k_groups, KG - g0), stages = STAGES) {  (qgemm.tl:194)
             const int tl_trips2 = tl::min(k_groups, KG - g0);
             for (int k = 0; k < tl_trips2; ++k, ++tl_it) {
                 const int tl_stage = tl_it % 7;
                 tl::sm90::mbarrier_wait(&tl_full[tl_stage], (tl_it / 7 + 0) & 1);  // trip k's TMA loads landed
-                // gemm(b, a, part, transpose_b = true, clear = true);  (qgemm.tl:198)
+                // gemm(b, a, part, transpose_b = true, clear = true);  (qgemm.tl:199)
                 tl::sm90::warpgroup_gemm<tl::f8e4m3, 128, 32, 128, false, true, 1>(part, b + tl_stage * 16384, a + tl_stage * 4096, tl_tid / 128, true);
-                // copy(As[row0 +: BM, g0 + k], sa);  (qgemm.tl:196)
+                // copy(As[row0 +: BM, g0 + k], sa);  (qgemm.tl:197)
                 #pragma unroll
                 for (int tl_s = 0; tl_s < 8; ++tl_s) sa[tl_s] = sa_next[tl_s];
-                // copy(Bs[col0 / G +: 1, g0 + k], sb);  (qgemm.tl:197)
+                // copy(Bs[col0 / G +: 1, g0 + k], sb);  (qgemm.tl:198)
                 for (int tl_e3 = 0; tl_e3 < 1; ++tl_e3) {
                     sb[tl_e3] = sb_next[tl_e3];
                 }
                 if (k + 1 < tl::min(k_groups, KG - g0)) {
-                    // copy(As[row0 +: BM, g0 + k], sa);  (qgemm.tl:196)
+                    // copy(As[row0 +: BM, g0 + k], sa);  (qgemm.tl:197)
                     #pragma unroll
                     for (int tl_s4 = 0; tl_s4 < 8; ++tl_s4) {
                         sa_next[tl_s4] = tl::in_bounds(row0 + ((tl_s4 % 2) + (tl_tid % 4) * 2 + (tl_s4 / 2) * 8), M) && tl::in_bounds(g0 + (k + 1), KG) ? As[int64_t(row0 + ((tl_s4 % 2) + (tl_tid % 4) * 2 + (tl_s4 / 2) * 8)) * KG + (g0 + (k + 1))] : 0.0f;
                     }
-                    // copy(Bs[col0 / G +: 1, g0 + k], sb);  (qgemm.tl:197)
+                    // copy(Bs[col0 / G +: 1, g0 + k], sb);  (qgemm.tl:198)
                     for (int tl_e5 = 0; tl_e5 < 1; ++tl_e5) {
                         sb_next[tl_e5] = tl::in_bounds((col0 / 128) + tl_e5, NB) && tl::in_bounds(g0 + (k + 1), KG) ? Bs[int64_t((col0 / 128) + tl_e5) * KG + (g0 + (k + 1))] : 0.0f;
                     }
@@ -3131,7 +3153,7 @@ __global__ void __launch_bounds__(256, 1) fp8_gemm_block_scaled_skinny_kernel_va
                 tl::sm90::wgmma_wait<0>();  // #0 (into `part`) retired
                 tl::sm90::fence_accumulators(part);
                 if (tl_tid % 32 == 0) tl::sm90::mbarrier_arrive(&tl_empty[tl_stage]);  // release trip k's stage
-                // for i, j in parallel(BN, BM) {  (qgemm.tl:199)
+                // for i, j in parallel(BN, BM) {  (qgemm.tl:200)
                 // for i, j in parallel(128, 32): each thread visits the elements of `acc` it holds
                 #pragma unroll
                 for (int tl_s6 = 0; tl_s6 < acc_layout::kSlots; ++tl_s6) {
@@ -3140,7 +3162,7 @@ __global__ void __launch_bounds__(256, 1) fp8_gemm_block_scaled_skinny_kernel_va
                     acc[tl_s6] = acc[tl_s6] + part[tl_s6] * (sa[(tl_s6 % 2) + (tl_s6 / 4 % 4) * 2] * sb[0]);
                 }
             }
-            // for i, j in parallel(BN, BM) {                          // Part[z] = accᵀ  (qgemm.tl:203)
+            // for i, j in parallel(BN, BM) {                          // Part[z] = accᵀ  (qgemm.tl:204)
             // for i, j in parallel(128, 32): each thread visits the elements of `acc` it holds
             #pragma unroll
             for (int tl_s7 = 0; tl_s7 < acc_layout::kSlots; ++tl_s7) {
@@ -3155,7 +3177,7 @@ __global__ void __launch_bounds__(256, 1) fp8_gemm_block_scaled_skinny_kernel_va
     #endif
 }
 
-// kernel fp8_gemm_block_scaled_skinny<BM = 64, G = 128, BN = 128, STAGES = 4>  (stdlib/qgemm.tl:176)
+// kernel fp8_gemm_block_scaled_skinny<BM = 64, G = 128, BN = 128, STAGES = 4>  (stdlib/qgemm.tl:177)
 // 128 threads per block, 110592 bytes of shared memory
 __global__ void __launch_bounds__(128) fp8_gemm_block_scaled_skinny_kernel_variant2(
         const tl::f8e4m3* __restrict__ A,
@@ -3190,7 +3212,7 @@ __global__ void __launch_bounds__(128) fp8_gemm_block_scaled_skinny_kernel_varia
     const int32_t g0 = int(blockIdx.z) * k_groups;
     const int32_t k_trips = tl::min(k_groups, KG - g0);
     if (0 < k_trips) {
-        // copy(B[col0 +: BN, (g0 + k) * G +: G], b);  (qgemm.tl:194)
+        // copy(B[col0 +: BN, (g0 + k) * G +: G], b);  (qgemm.tl:195)
         if (tl::is_aligned(B, 16) && K % 16 == 0 && col0 >= 0 && col0 + 128 <= N && (g0 * 128) >= 0 && (g0 * 128) + 128 <= K && (g0 * 128) % 16 == 0) {
             #pragma unroll
             for (int tl_i1 = 0; tl_i1 < 8; ++tl_i1) {
@@ -3214,7 +3236,7 @@ __global__ void __launch_bounds__(128) fp8_gemm_block_scaled_skinny_kernel_varia
                 }
             }
         }
-        // copy(A[row0 +: BM, (g0 + k) * G +: G], a);  (qgemm.tl:195)
+        // copy(A[row0 +: BM, (g0 + k) * G +: G], a);  (qgemm.tl:196)
         if (tl::is_aligned(A, 16) && K % 16 == 0 && row0 >= 0 && row0 + 64 <= M && (g0 * 128) >= 0 && (g0 * 128) + 128 <= K && (g0 * 128) % 16 == 0) {
             #pragma unroll
             for (int tl_i8 = 0; tl_i8 < 4; ++tl_i8) {
@@ -3241,7 +3263,7 @@ __global__ void __launch_bounds__(128) fp8_gemm_block_scaled_skinny_kernel_varia
     }
     tl::cp_async_commit();
     if (1 < k_trips) {
-        // copy(B[col0 +: BN, (g0 + k) * G +: G], b);  (qgemm.tl:194)
+        // copy(B[col0 +: BN, (g0 + k) * G +: G], b);  (qgemm.tl:195)
         if (tl::is_aligned(B, 16) && K % 16 == 0 && col0 >= 0 && col0 + 128 <= N && ((g0 + 1) * 128) >= 0 && ((g0 + 1) * 128) + 128 <= K && ((g0 + 1) * 128) % 16 == 0) {
             #pragma unroll
             for (int tl_i15 = 0; tl_i15 < 8; ++tl_i15) {
@@ -3265,7 +3287,7 @@ __global__ void __launch_bounds__(128) fp8_gemm_block_scaled_skinny_kernel_varia
                 }
             }
         }
-        // copy(A[row0 +: BM, (g0 + k) * G +: G], a);  (qgemm.tl:195)
+        // copy(A[row0 +: BM, (g0 + k) * G +: G], a);  (qgemm.tl:196)
         if (tl::is_aligned(A, 16) && K % 16 == 0 && row0 >= 0 && row0 + 64 <= M && ((g0 + 1) * 128) >= 0 && ((g0 + 1) * 128) + 128 <= K && ((g0 + 1) * 128) % 16 == 0) {
             #pragma unroll
             for (int tl_i22 = 0; tl_i22 < 4; ++tl_i22) {
@@ -3292,7 +3314,7 @@ __global__ void __launch_bounds__(128) fp8_gemm_block_scaled_skinny_kernel_varia
     }
     tl::cp_async_commit();
     if (2 < k_trips) {
-        // copy(B[col0 +: BN, (g0 + k) * G +: G], b);  (qgemm.tl:194)
+        // copy(B[col0 +: BN, (g0 + k) * G +: G], b);  (qgemm.tl:195)
         if (tl::is_aligned(B, 16) && K % 16 == 0 && col0 >= 0 && col0 + 128 <= N && ((g0 + 2) * 128) >= 0 && ((g0 + 2) * 128) + 128 <= K && ((g0 + 2) * 128) % 16 == 0) {
             #pragma unroll
             for (int tl_i29 = 0; tl_i29 < 8; ++tl_i29) {
@@ -3316,7 +3338,7 @@ __global__ void __launch_bounds__(128) fp8_gemm_block_scaled_skinny_kernel_varia
                 }
             }
         }
-        // copy(A[row0 +: BM, (g0 + k) * G +: G], a);  (qgemm.tl:195)
+        // copy(A[row0 +: BM, (g0 + k) * G +: G], a);  (qgemm.tl:196)
         if (tl::is_aligned(A, 16) && K % 16 == 0 && row0 >= 0 && row0 + 64 <= M && ((g0 + 2) * 128) >= 0 && ((g0 + 2) * 128) + 128 <= K && ((g0 + 2) * 128) % 16 == 0) {
             #pragma unroll
             for (int tl_i36 = 0; tl_i36 < 4; ++tl_i36) {
@@ -3345,22 +3367,22 @@ __global__ void __launch_bounds__(128) fp8_gemm_block_scaled_skinny_kernel_varia
     float sa_next[8];  // fragment sa_next: f32[64]
     float sb_next[1];  // local sb_next: f32[1]
     if (0 < k_trips) {
-        // copy(As[row0 +: BM, g0 + k], sa);  (qgemm.tl:196)
+        // copy(As[row0 +: BM, g0 + k], sa);  (qgemm.tl:197)
         #pragma unroll
         for (int tl_s42 = 0; tl_s42 < 8; ++tl_s42) {
             sa_next[tl_s42] = tl::in_bounds(row0 + ((tl_s42 % 2) + (tl_tid % 4) * 2 + (tl_s42 / 2) * 8 + (tl_tid / 32 % 2) * 32), M) && tl::in_bounds(g0, KG) ? As[int64_t(row0 + ((tl_s42 % 2) + (tl_tid % 4) * 2 + (tl_s42 / 2) * 8 + (tl_tid / 32 % 2) * 32)) * KG + g0] : 0.0f;
         }
-        // copy(Bs[col0 / G +: 1, g0 + k], sb);  (qgemm.tl:197)
+        // copy(Bs[col0 / G +: 1, g0 + k], sb);  (qgemm.tl:198)
         for (int tl_e43 = 0; tl_e43 < 1; ++tl_e43) {
             sb_next[tl_e43] = tl::in_bounds((col0 / 128) + tl_e43, NB) && tl::in_bounds(g0, KG) ? Bs[int64_t((col0 / 128) + tl_e43) * KG + g0] : 0.0f;
         }
     }
-    // for k in pipelined(min(k_groups, KG - g0), stages = STAGES) {  (qgemm.tl:193)
+    // for k in pipelined(min(k_groups, KG - g0), stages = STAGES) {  (qgemm.tl:194)
     for (int k = 0; k < k_trips; ++k) {
         tl::cp_async_wait<2>();  // at most 2 copy groups of this thread still in flight
         __syncthreads();  // pipeline: stage `k % 4` has landed and the stage refilled next is no longer read
         if (k + 3 < k_trips) {
-            // copy(B[col0 +: BN, (g0 + k) * G +: G], b);  (qgemm.tl:194)
+            // copy(B[col0 +: BN, (g0 + k) * G +: G], b);  (qgemm.tl:195)
             if (tl::is_aligned(B, 16) && K % 16 == 0 && col0 >= 0 && col0 + 128 <= N && ((g0 + (k + 3)) * 128) >= 0 && ((g0 + (k + 3)) * 128) + 128 <= K && ((g0 + (k + 3)) * 128) % 16 == 0) {
                 #pragma unroll
                 for (int tl_i45 = 0; tl_i45 < 8; ++tl_i45) {
@@ -3384,7 +3406,7 @@ __global__ void __launch_bounds__(128) fp8_gemm_block_scaled_skinny_kernel_varia
                     }
                 }
             }
-            // copy(A[row0 +: BM, (g0 + k) * G +: G], a);  (qgemm.tl:195)
+            // copy(A[row0 +: BM, (g0 + k) * G +: G], a);  (qgemm.tl:196)
             if (tl::is_aligned(A, 16) && K % 16 == 0 && row0 >= 0 && row0 + 64 <= M && ((g0 + (k + 3)) * 128) >= 0 && ((g0 + (k + 3)) * 128) + 128 <= K && ((g0 + (k + 3)) * 128) % 16 == 0) {
                 #pragma unroll
                 for (int tl_i52 = 0; tl_i52 < 4; ++tl_i52) {
@@ -3410,32 +3432,32 @@ __global__ void __launch_bounds__(128) fp8_gemm_block_scaled_skinny_kernel_varia
             }
         }
         tl::cp_async_commit();
-        // copy(As[row0 +: BM, g0 + k], sa);  (qgemm.tl:196)
+        // copy(As[row0 +: BM, g0 + k], sa);  (qgemm.tl:197)
         #pragma unroll
         for (int tl_s = 0; tl_s < 8; ++tl_s) sa[tl_s] = sa_next[tl_s];
-        // copy(Bs[col0 / G +: 1, g0 + k], sb);  (qgemm.tl:197)
+        // copy(Bs[col0 / G +: 1, g0 + k], sb);  (qgemm.tl:198)
         for (int tl_e58 = 0; tl_e58 < 1; ++tl_e58) {
             sb[tl_e58] = sb_next[tl_e58];
         }
         if (k + 1 < k_trips) {
-            // copy(As[row0 +: BM, g0 + k], sa);  (qgemm.tl:196)
+            // copy(As[row0 +: BM, g0 + k], sa);  (qgemm.tl:197)
             #pragma unroll
             for (int tl_s59 = 0; tl_s59 < 8; ++tl_s59) {
                 sa_next[tl_s59] = tl::in_bounds(row0 + ((tl_s59 % 2) + (tl_tid % 4) * 2 + (tl_s59 / 2) * 8 + (tl_tid / 32 % 2) * 32), M) && tl::in_bounds(g0 + (k + 1), KG) ? As[int64_t(row0 + ((tl_s59 % 2) + (tl_tid % 4) * 2 + (tl_s59 / 2) * 8 + (tl_tid / 32 % 2) * 32)) * KG + (g0 + (k + 1))] : 0.0f;
             }
-            // copy(Bs[col0 / G +: 1, g0 + k], sb);  (qgemm.tl:197)
+            // copy(Bs[col0 / G +: 1, g0 + k], sb);  (qgemm.tl:198)
             for (int tl_e60 = 0; tl_e60 < 1; ++tl_e60) {
                 sb_next[tl_e60] = tl::in_bounds((col0 / 128) + tl_e60, NB) && tl::in_bounds(g0 + (k + 1), KG) ? Bs[int64_t((col0 / 128) + tl_e60) * KG + (g0 + (k + 1))] : 0.0f;
             }
         }
-        // gemm(b, a, part, transpose_b = true, clear = true);  (qgemm.tl:198)
+        // gemm(b, a, part, transpose_b = true, clear = true);  (qgemm.tl:199)
         {
             for (int tl_s = 0; tl_s < part_layout::kSlots; ++tl_s) part[tl_s] = 0.0f;
             tl::warp_gemm_mma<128, 64, 128, 2, 2, tl::f8e4m3, false, true>(
                 part, tl::SharedMatrix<tl::f8e4m3, false, 144>{&b[((k % 4) * 128 + 0) * 144 + 0]},
                 tl::SharedMatrix<tl::f8e4m3, true, 144>{&a[((k % 4) * 64 + 0) * 144 + 0]}, tl_tid);
         }
-        // for i, j in parallel(BN, BM) {  (qgemm.tl:199)
+        // for i, j in parallel(BN, BM) {  (qgemm.tl:200)
         // for i, j in parallel(128, 64): each thread visits the elements of `acc` it holds
         #pragma unroll
         for (int tl_s61 = 0; tl_s61 < acc_layout::kSlots; ++tl_s61) {
@@ -3445,7 +3467,7 @@ __global__ void __launch_bounds__(128) fp8_gemm_block_scaled_skinny_kernel_varia
         }
     }
     tl::cp_async_wait<0>();  // at most 0 copy groups of this thread still in flight
-    // for i, j in parallel(BN, BM) {                          // Part[z] = accᵀ  (qgemm.tl:203)
+    // for i, j in parallel(BN, BM) {                          // Part[z] = accᵀ  (qgemm.tl:204)
     // for i, j in parallel(128, 64): each thread visits the elements of `acc` it holds
     #pragma unroll
     for (int tl_s62 = 0; tl_s62 < acc_layout::kSlots; ++tl_s62) {
@@ -3457,7 +3479,7 @@ __global__ void __launch_bounds__(128) fp8_gemm_block_scaled_skinny_kernel_varia
     }
 }
 
-// kernel fp8_gemm_block_scaled_skinny<BM = 64, G = 128, BN = 128, STAGES = 4>  (stdlib/qgemm.tl:176)
+// kernel fp8_gemm_block_scaled_skinny<BM = 64, G = 128, BN = 128, STAGES = 4>  (stdlib/qgemm.tl:177)
 // 128 threads per block, 148592 bytes of shared memory
 // warp-specialized: warpgroup 0 issues TMA loads, the other 128 threads run wgmma; persistent over the tiles
 __global__ void __launch_bounds__(256, 1) fp8_gemm_block_scaled_skinny_kernel_variant2_sm90(
@@ -3531,9 +3553,9 @@ __global__ void __launch_bounds__(256, 1) fp8_gemm_block_scaled_skinny_kernel_va
                     const int tl_stage = tl_it % 6;
                     tl::sm90::mbarrier_wait(&tl_empty[tl_stage], (tl_it / 6 + 1) & 1);  // consumers released it
                     tl::sm90::mbarrier_arrive_expect_tx(&tl_full[tl_stage], 24576);
-                    // copy(B[col0 +: BN, (g0 + k) * G +: G], b);  (qgemm.tl:194)
+                    // copy(B[col0 +: BN, (g0 + k) * G +: G], b);  (qgemm.tl:195)
                     tl::sm90::tma_load_2d(b + tl_stage * 16384, &tl_map_B, &tl_full[tl_stage], (g0 + k) * 128, col0);
-                    // copy(A[row0 +: BM, (g0 + k) * G +: G], a);  (qgemm.tl:195)
+                    // copy(A[row0 +: BM, (g0 + k) * G +: G], a);  (qgemm.tl:196)
                     tl::sm90::tma_load_2d(a + tl_stage * 8192, &tl_map_A, &tl_full[tl_stage], (g0 + k) * 128, row0);
                 }
                 tl_tile = tl::sm90::claim_next_tile(tl_tile_counter, tl_tiles);
@@ -3568,26 +3590,26 @@ __global__ void __launch_bounds__(256, 1) fp8_gemm_block_scaled_skinny_kernel_va
             const int32_t row0 = tl_block_y * 64;
             const int32_t col0 = tl_block_x * 128;
             const int32_t g0 = tl_block_z * k_groups;
-            // for k in pipelined(min(k_groups, KG - g0), stages = STAGES) {  (qgemm.tl:193)
+            // for k in pipelined(min(k_groups, KG - g0), stages = STAGES) {  (qgemm.tl:194)
             const int tl_trips0 = tl::min(k_groups, KG - g0);
             for (int k = 0; k < tl_trips0; ++k, ++tl_it) {
                 const int tl_stage = tl_it % 6;
                 tl::sm90::mbarrier_wait(&tl_full[tl_stage], (tl_it / 6 + 0) & 1);  // trip k's TMA loads landed
-                // gemm(b, a, part, transpose_b = true, clear = true);  (qgemm.tl:198)
+                // gemm(b, a, part, transpose_b = true, clear = true);  (qgemm.tl:199)
                 tl::sm90::warpgroup_gemm<tl::f8e4m3, 128, 64, 128, false, true, 1>(part, b + tl_stage * 16384, a + tl_stage * 8192, tl_tid / 128, true);
-                // copy(As[row0 +: BM, g0 + k], sa);  (qgemm.tl:196)
+                // copy(As[row0 +: BM, g0 + k], sa);  (qgemm.tl:197)
                 #pragma unroll
                 for (int tl_s1 = 0; tl_s1 < 16; ++tl_s1) {
                     sa[tl_s1] = tl::in_bounds(row0 + ((tl_s1 % 2) + (tl_tid % 4) * 2 + (tl_s1 / 2) * 8), M) && tl::in_bounds(g0 + k, KG) ? As[int64_t(row0 + ((tl_s1 % 2) + (tl_tid % 4) * 2 + (tl_s1 / 2) * 8)) * KG + (g0 + k)] : 0.0f;
                 }
-                // copy(Bs[col0 / G +: 1, g0 + k], sb);  (qgemm.tl:197)
+                // copy(Bs[col0 / G +: 1, g0 + k], sb);  (qgemm.tl:198)
                 for (int tl_e2 = 0; tl_e2 < 1; ++tl_e2) {
                     sb[tl_e2] = tl::in_bounds((col0 / 128) + tl_e2, NB) && tl::in_bounds(g0 + k, KG) ? Bs[int64_t((col0 / 128) + tl_e2) * KG + (g0 + k)] : 0.0f;
                 }
                 tl::sm90::wgmma_wait<0>();  // #0 (into `part`) retired
                 tl::sm90::fence_accumulators(part);
                 if (tl_tid % 32 == 0) tl::sm90::mbarrier_arrive(&tl_empty[tl_stage]);  // release trip k's stage
-                // for i, j in parallel(BN, BM) {  (qgemm.tl:199)
+                // for i, j in parallel(BN, BM) {  (qgemm.tl:200)
                 // for i, j in parallel(128, 64): each thread visits the elements of `acc` it holds
                 #pragma unroll
                 for (int tl_s3 = 0; tl_s3 < acc_layout::kSlots; ++tl_s3) {
@@ -3596,7 +3618,7 @@ __global__ void __launch_bounds__(256, 1) fp8_gemm_block_scaled_skinny_kernel_va
                     acc[tl_s3] = acc[tl_s3] + part[tl_s3] * (sa[(tl_s3 % 2) + (tl_s3 / 4 % 8) * 2] * sb[0]);
                 }
             }
-            // for i, j in parallel(BN, BM) {                          // Part[z] = accᵀ  (qgemm.tl:203)
+            // for i, j in parallel(BN, BM) {                          // Part[z] = accᵀ  (qgemm.tl:204)
             // for i, j in parallel(128, 64): each thread visits the elements of `acc` it holds
             #pragma unroll
             for (int tl_s4 = 0; tl_s4 < acc_layout::kSlots; ++tl_s4) {
@@ -4056,7 +4078,7 @@ cudaError_t fp8_gemm_block_scaled_wide(const __nv_fp8_e4m3* A, const float* As, 
             tl::host::tma_compatible(A, int64_t(M), int64_t(K), 1) &&
             tl::host::make_tensor_map_2d(&tl_map_A, A, CU_TENSOR_MAP_DATA_TYPE_UINT8, 1, int64_t(M), int64_t(K), 128, 128) &&
             tl::host::tma_compatible(B, int64_t(N), int64_t(K), 1) &&
-            tl::host::make_tensor_map_2d(&tl_map_B, B, CU_TENSOR_MAP_DATA_TYPE_UINT8, 1, int64_t(N), int64_t(K), 128, 128);
+            tl::host::make_tensor_map_2d(&tl_map_B, B, CU_TENSOR_MAP_DATA_TYPE_UINT8, 1, int64_t(N), int64_t(K), 64, 128);
         if (tl_tma) {
             static const cudaError_t tl_attributes_sm90 = [] {
                 cudaError_t tl_err = cudaSuccess;
@@ -4066,11 +4088,11 @@ cudaError_t fp8_gemm_block_scaled_wide(const __nv_fp8_e4m3* A, const float* As, 
                 return tl_err;
             }();
             if (tl_attributes_sm90 != cudaSuccess) return tl::host::record(tl_attributes_sm90, tl_name, "setting the shared-memory attributes");
-            const int64_t tl_tiles = int64_t(tl::cdiv(N, 256)) * int64_t(tl::cdiv(M, 128));  // the warp-specialized kernel's own tiles
-            const int64_t tl_blocks = tl_tiles < tl_device.sm_count ? tl_tiles : tl_device.sm_count;  // persistent: one block per SM
+            const int64_t tl_clusters = int64_t(tl::cdiv(N, 256)) * tl::cdiv(int64_t(tl::cdiv(M, 128)), 2);  // the kernel's tiles in clusters of 1 x 2
+            const int64_t tl_blocks = 2 * std::min(tl_clusters, tl::host::resident_clusters(::fp8_gemm_block_scaled_wide_kernel_sm90, 384, 148528, 2));  // persistent: the clusters the GPU holds at once
             if (tl_blocks <= INT32_MAX) {
-                ::fp8_gemm_block_scaled_wide_kernel_sm90<<<unsigned(tl_blocks), 384, 148528, stream>>>(tl_map_A, tl_map_B, A, As, B, Bs, C, static_cast<int32_t>(M), static_cast<int32_t>(K), static_cast<int32_t>(KG), static_cast<int32_t>(N), static_cast<int32_t>(NB));
-                return tl::host::record(cudaGetLastError(), tl_name, "launch");
+                const tl::host::LaunchShape tl_shape{unsigned(tl_blocks), dim3(384), 148528, dim3(2, 1, 1), false};
+                return tl::host::record(tl::host::launch(::fp8_gemm_block_scaled_wide_kernel_sm90, tl_shape, stream, tl_map_A, tl_map_B, A, As, B, Bs, C, static_cast<int32_t>(M), static_cast<int32_t>(K), static_cast<int32_t>(KG), static_cast<int32_t>(N), static_cast<int32_t>(NB)), tl_name, "launch");
             }
         }
     }

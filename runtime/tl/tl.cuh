@@ -8,6 +8,7 @@
 #include "tl/sm90/warpgroup.cuh"
 #include "tl/sm90/wgmma.cuh"
 #include "tl/sm90/tile_order.cuh"
+#include "tl/sm90/cluster.cuh"
 #include "tl/host/tma.h"
 #include "tl/host/workspace.h"
 #include "tl/host/tile_counter.h"

@@ -26,16 +26,32 @@ int64_t box_cols_of(const ir::Buffer& tile) {
     TLC_CHECK(bytes > 0, "a TMA tile whose rows are not a multiple of 32 bytes");
     return bytes / dtype_bytes(tile.dtype);
 }
+// The blocks of the kernel's cluster that share a load (TmaLoad::multicast_axes), each loading one
+// slice of its rows: 1 when the block loads it alone.
+int sharing_blocks(const ir::Kernel& kernel, int multicast_axes) {
+    int blocks = 1;
+    for (size_t a = 0; a < kernel.cluster.size(); ++a)
+        if (multicast_axes & (1 << a)) blocks *= kernel.cluster[a];
+    return blocks;
+}
+// The suffix naming a group of sharing blocks in the CUDA (tl_slice_y, tl_mask_xy).
+std::string axes_suffix(int multicast_axes) {
+    std::string out;
+    for (int a = 0; a < 3; ++a)
+        if (multicast_axes & (1 << a)) out += "xyz"[a];
+    return out;
+}
 } // namespace
 
 std::vector<TmaMap> tma_maps(const ir::Kernel& kernel) {
     std::vector<TmaMap> maps;
     std::vector<TmaMap> boxes; // (tensor, box rows, box cols), unnamed
-    auto load_box = [&](const ir::Region& src, const ir::Buffer& dst) {
-        boxes.push_back({"", src.buffer.get(), dst.const_shape[0], box_cols_of(dst), ir::tma_row_axis(src)});
+    auto load_box = [&](const ir::Region& src, const ir::Buffer& dst, int slices) {
+        boxes.push_back({"", src.buffer.get(), dst.const_shape[0] / slices, box_cols_of(dst), ir::tma_row_axis(src)});
     };
-    for (const ir::Copy* c : ir::tma_once_copies(kernel)) load_box(c->src, *c->dst.buffer);
-    for (const ir::TmaLoad& ld : ir::warp_specialized_loop(kernel)->loads) load_box(ld.src, *ld.dst);
+    for (const ir::Copy* c : ir::tma_once_copies(kernel)) load_box(c->src, *c->dst.buffer, 1);
+    for (const ir::TmaLoad& ld : ir::warp_specialized_loop(kernel)->loads)
+        load_box(ld.src, *ld.dst, sharing_blocks(kernel, ld.multicast_axes)); // a shared tile: one slice a box
     if (const ir::Copy* st = ir::tma_store_copy(kernel))
         boxes.push_back({"", st->dst.buffer.get(), 64, swizzle_row_elements(st->dst.buffer->dtype), 0});
     for (TmaMap box : boxes) {
@@ -138,31 +154,45 @@ void KernelEmitter::emit_tile_loop(const std::function<void()>& body, bool produ
         }, "};");
         out_.line("const bool tl_longest_first = tl_trips_at(tl_tiles_x - 1) > tl_trips_at(0);");
     }
+    // In clusters, the loop walks clusters of tiles (tl_cluster_tiles_*), in the same order, and
+    // each block of a cluster takes the tile at its place in the cluster.
+    const bool clusters = !kernel_.cluster.empty();
+    const std::string tiles = clusters ? "tl_cluster_tiles" : "tl_tiles", at = clusters ? "tl_cluster_tile" : "tl_block";
     auto coordinates = [&] {
-        out_.line("const int tl_block_z = tl_tile / (tl_tiles_x * tl_tiles_y);");
-        out_.line("const int tl_in_plane = tl_tile % (tl_tiles_x * tl_tiles_y);");
-        out_.line("const int tl_group_first_y = tl_in_plane / (8 * tl_tiles_x) * 8;");
-        out_.line("const int tl_group_rows = min(tl_tiles_y - tl_group_first_y, 8);");
-        out_.line("const int tl_block_y = tl_group_first_y + tl_in_plane % (8 * tl_tiles_x) % tl_group_rows;");
+        out_.line(fmt::format("const int {1}_z = tl_tile / ({0}_x * {0}_y);", tiles, at));
+        out_.line(fmt::format("const int tl_in_plane = tl_tile % ({0}_x * {0}_y);", tiles));
+        out_.line(fmt::format("const int tl_group_first_y = tl_in_plane / (8 * {0}_x) * 8;", tiles));
+        out_.line(fmt::format("const int tl_group_rows = min({0}_y - tl_group_first_y, 8);", tiles));
+        out_.line(fmt::format("const int {1}_y = tl_group_first_y + tl_in_plane % (8 * {0}_x) % tl_group_rows;", tiles, at));
         if (by_x) {
             out_.line("const int tl_x_in_group = tl_in_plane % (8 * tl_tiles_x) / tl_group_rows;");
             out_.line("const int tl_block_x = tl_longest_first ? tl_tiles_x - 1 - tl_x_in_group : tl_x_in_group;");
         } else {
-            out_.line("const int tl_block_x = tl_in_plane % (8 * tl_tiles_x) / tl_group_rows;");
+            out_.line(fmt::format("const int {1}_x = tl_in_plane % (8 * {0}_x) / tl_group_rows;", tiles, at));
+        }
+        if (clusters) {
+            std::vector<int> c = kernel_.cluster;
+            c.resize(3, 1);
+            out_.line(fmt::format("const int tl_block_x = tl_cluster_tile_x * {0} + int(tl_cluster_rank % {0});", c[0]));
+            out_.line(fmt::format("const int tl_block_y = tl_cluster_tile_y * {1} + int(tl_cluster_rank / {0} % {1});", c[0], c[1]));
+            out_.line(fmt::format("const int tl_block_z = tl_cluster_tile_z * {2} + int(tl_cluster_rank / {0});", c[0] * c[1], c[1], c[2]));
         }
         out_.line("(void)tl_block_x, (void)tl_block_y, (void)tl_block_z;");
     };
     if (!kernel_.warp_specialization.dynamic_tiles) {
         // tl_round counts this block's tiles: the parity of the tiles loaded once per tile.
         const bool rounds = !ir::tma_once_copies(kernel_).empty();
-        out_.block(rounds ? "for (int tl_tile = blockIdx.x, tl_round = 0; tl_tile < tl_tiles; tl_tile += gridDim.x, ++tl_round)"
-                          : "for (int tl_tile = blockIdx.x; tl_tile < tl_tiles; tl_tile += gridDim.x)",
+        const std::string first = clusters ? fmt::format("int(blockIdx.x) / {}", kernel_.cluster_blocks()) : "blockIdx.x";
+        const std::string step = clusters ? fmt::format("int(gridDim.x) / {}", kernel_.cluster_blocks()) : "gridDim.x";
+        out_.block(rounds ? fmt::format("for (int tl_tile = {0}, tl_round = 0; tl_tile < {1}; tl_tile += {2}, ++tl_round)", first, tiles, step)
+                          : fmt::format("for (int tl_tile = {0}; tl_tile < {1}; tl_tile += {2})", first, tiles, step),
                    [&] {
                        coordinates();
                        body();
                    });
         return;
     }
+    TLC_CHECK(!clusters, "a warp-specialized kernel in clusters with tiles in a dynamic order");
     const schedule::MbarrierProtocol handover = schedule::tile_handover_protocol_of(kernel_);
     if (producer) {
         out_.line("// The trip counts differ between tiles: this block starts with tile blockIdx.x, then claims the next one as it finishes each.");
@@ -193,19 +223,71 @@ void KernelEmitter::emit_tile_loop(const std::function<void()>& body, bool produ
 
 // The TMA load of `src` into the shared tile `dst` (at element offset `stage_offset`), box by box
 // (one swizzle row of the tile each), completing on `barrier`.
+// A tile the cluster's blocks share (`multicast_axes`, TmaLoad::multicast_axes): this block loads
+// its slice of the rows (tl_slice_<axes> of them) into every sharing block (tl_mask_<axes>).
 void KernelEmitter::emit_tma_load(const ir::Region& src, const ir::Buffer& dst, const std::string& stage_offset,
-                                  const std::string& barrier, const std::vector<TmaMap>& maps) {
+                                  const std::string& barrier, const std::vector<TmaMap>& maps, int multicast_axes) {
     const int64_t rows = dst.const_shape[0], cols = dst.const_shape[1];
     const int64_t box_cols = box_cols_of(dst); // one swizzle row: 128, 64 or 32 bytes
     const int row_axis = ir::tma_row_axis(src), rank = static_cast<int>(src.ranges.size());
-    const TmaMap& map = map_for(maps, src.buffer.get(), rows, box_cols, row_axis);
+    const int slices = sharing_blocks(kernel_, multicast_axes);
+    const int64_t box_rows = rows / slices;
+    const TmaMap& map = map_for(maps, src.buffer.get(), box_rows, box_cols, row_axis);
+    const std::string slice = "tl_slice_" + axes_suffix(multicast_axes);
     for (int64_t box = 0; box < cols / box_cols; ++box) {
         // Coordinates innermost axis first: the columns, then every other axis (the rows' start, or the point).
         std::string coords = expr(src.ranges[rank - 1].start) + (box ? fmt::format(" + {}", box * box_cols) : "");
-        for (int axis = rank - 2; axis >= 0; --axis) coords += ", " + expr(src.ranges[axis].start);
-        out_.line(fmt::format("tl::sm90::tma_load_{}d({}{}{}, &{}, {}, {});", rank, identifier(dst.name), stage_offset,
-                              box ? fmt::format(" + {}", box * rows * box_cols) : "", map.name, barrier, coords));
+        for (int axis = rank - 2; axis >= 0; --axis)
+            coords += ", " + expr(src.ranges[axis].start) + (slices > 1 && axis == row_axis ? fmt::format(" + {} * {}", slice, box_rows) : "");
+        std::string offset = stage_offset + (box ? fmt::format(" + {}", box * rows * box_cols) : "");
+        if (slices == 1) {
+            out_.line(fmt::format("tl::sm90::tma_load_{}d({}{}, &{}, {}, {});", rank, identifier(dst.name), offset, map.name, barrier, coords));
+            continue;
+        }
+        out_.line(fmt::format("tl::sm90::tma_load_{}d_multicast({}{} + {} * {}, &{}, {}, tl_mask_{}, {});", rank, identifier(dst.name), offset,
+                              slice, box_rows * box_cols, map.name, barrier, axes_suffix(multicast_axes), coords));
     }
+}
+
+bool KernelEmitter::ring_shared_in_cluster(bool first_ring) const {
+    for (const ir::TmaLoad& ld : ws_loop_->loads)
+        if (ld.first_ring == first_ring && ld.multicast_axes) return true;
+    return false;
+}
+
+// The release of a stage by one consumer warp: in every block of the cluster when the blocks share
+// a tile of the ring (each block's producer refills its slice in all of them).
+std::string KernelEmitter::release_stage(const std::string& empty, const std::string& stage, bool first_ring) const {
+    if (ring_shared_in_cluster(first_ring))
+        return fmt::format("tl::sm90::mbarrier_arrive_each_block<{}>(&{}[{}])", kernel_.cluster_blocks(), empty, stage);
+    return fmt::format("tl::sm90::mbarrier_arrive(&{}[{}])", empty, stage);
+}
+
+// A tile past the kernel's grid, which a block of a cluster at the grid's edge takes: the block
+// computes nothing, but its producer still loads its slices of the shared tiles, and its consumers
+// wait for and release each trip's stages, so that the protocol runs in step in every block.
+void KernelEmitter::emit_cluster_idle_tile(const ir::WarpSpecializedLoop& loop) {
+    const schedule::MbarrierProtocol protocol = schedule::protocol_of(kernel_, loop);
+    out_.block("if (tl_block_x >= tl_tiles_x || tl_block_y >= tl_tiles_y || tl_block_z >= tl_tiles_z)", [&] {
+        out_.line("// A tile past the grid's edge: this block only takes part in its cluster's shared loads.");
+        const std::vector<ir::StmtPtr> trip_lets = lets_needed_by(lets_before_loop(kernel_, loop), vars_read_in({loop.trip_count}));
+        for (const ir::StmtPtr& l : trip_lets) stmt(l, {});
+        if (!loop.once.empty()) {
+            const schedule::MbarrierProtocol op = schedule::once_protocol_of(kernel_);
+            out_.line(fmt::format("tl::sm90::mbarrier_wait(tl_once_full, (tl_round + {}) & 1);", op.full_parity_offset));
+            out_.line("if (tl_tid % 32 == 0) tl::sm90::mbarrier_arrive(tl_once_empty);");
+        }
+        out_.block(fmt::format("for (int tl_k = 0; tl_k < {}; ++tl_k, ++tl_it)", expr(loop.trip_count)), [&] {
+            for (const bool first_ring : loop.first_stages ? std::vector<bool>{true, false} : std::vector<bool>{false}) {
+                const RingNames ring = ring_names(first_ring);
+                const int stages = protocol.ring_stages(first_ring ? 1 : 0);
+                out_.line(fmt::format("tl::sm90::mbarrier_wait(&{}[tl_it % {}], (tl_it / {} + {}) & 1);", ring.full, stages, stages,
+                                      protocol.full_parity_offset));
+                out_.line(fmt::format("if (tl_tid % 32 == 0) {};", release_stage(ring.empty, fmt::format("tl_it % {}", stages), first_ring)));
+            }
+        });
+        out_.line("continue;");
+    });
 }
 
 // A copy made once per tile by the producer: the consumers wait until it landed (one wait, at the
@@ -233,6 +315,17 @@ void KernelEmitter::emit_producer(const ir::WarpSpecializedLoop& loop) {
     for (const TmaMap& m : maps)
         if (m.box_rows != 64 || m.tensor != (ir::tma_store_copy(kernel_) ? ir::tma_store_copy(kernel_)->dst.buffer.get() : nullptr))
             out_.line(fmt::format("tl::sm90::tma_prefetch_descriptor(&{});", m.name));
+    std::set<int> shared_axes;
+    for (const ir::TmaLoad& ld : loop.loads)
+        if (ld.multicast_axes) shared_axes.insert(ld.multicast_axes);
+    for (int axes : shared_axes) {
+        std::vector<int> c = kernel_.cluster;
+        c.resize(3, 1);
+        const std::string share = fmt::format("tl::sm90::ClusterShare<{}, {}, {}, {}>", c[0], c[1], c[2], axes);
+        out_.line(fmt::format("const int tl_slice_{} = {}::slice(tl_cluster_rank);  // this block's slice of the tiles shared along {}",
+                              axes_suffix(axes), share, axes_suffix(axes)));
+        out_.line(fmt::format("const uint16_t tl_mask_{} = {}::mask(tl_cluster_rank);  // the blocks that share them", axes_suffix(axes), share));
+    }
     out_.line("int tl_it = 0;  // trips issued so far, across tiles: stage tl_it % stages, round tl_it / stages");
     emit_tile_loop([&] {
         // The `let`s before the loop that the producer reads (the tile's origin, the trip count) — pure values.
@@ -277,7 +370,7 @@ void KernelEmitter::emit_producer(const ir::WarpSpecializedLoop& loop) {
                     ir::Copy original(ld.src, ir::whole(ld.dst), nullptr, ld.range);
                     source_comment(original, "tma load");
                     emit_tma_load(ld.src, *ld.dst, fmt::format(" + {} * {}", ring.stage, ld.dst->num_elements()),
-                                  fmt::format("&{}[{}]", ring.full, ring.stage), maps);
+                                  fmt::format("&{}[{}]", ring.full, ring.stage), maps, ld.multicast_axes);
                 }
             }
         });
@@ -415,8 +508,9 @@ void KernelEmitter::emit_consumer_loop(const ir::WarpSpecializedLoop& loop) {
             for (int t : s.fenced) out_.line(fmt::format("tl::sm90::fence_accumulators({});", identifier(gemm_of_token.at(t)->c.buffer->name)));
             break;
         case Kind::Release:
-            out_.line(fmt::format("if ({}tl_tid % 32 == 0) tl::sm90::mbarrier_arrive(&{}[{}]);  // release {}'s stage{}", condition(), ring.empty,
-                                  stage, which, s.ring ? " of the first gemm's tiles" : ""));
+            out_.line(fmt::format("if ({}tl_tid % 32 == 0) {};  // release {}'s stage{}{}", condition(), release_stage(ring.empty, stage, s.ring == 1),
+                                  which, s.ring ? " of the first gemm's tiles" : "",
+                                  ring_shared_in_cluster(s.ring == 1) ? " in every block of the cluster" : ""));
             break;
         case Kind::ReleaseOnce:
             out_.line(fmt::format("if ({}tl_tid % 32 == 0) tl::sm90::mbarrier_arrive(tl_once_empty);  // the tiles loaded once per tile may be refilled",
@@ -597,8 +691,10 @@ void KernelEmitter::emit_warp_specialized_body() {
             const RingNames ring = ring_names(first_ring);
             out_.block(fmt::format("for (int tl_s = 0; tl_s < {}; ++tl_s)", protocol.ring_stages(first_ring ? 1 : 0)), [&] {
                 out_.line(fmt::format("tl::sm90::mbarrier_init(&{}[tl_s], 1);", ring.full));
-                out_.line(fmt::format("tl::sm90::mbarrier_init(&{}[tl_s], {});  // one arrival per consumer warp", ring.empty,
-                                      protocol.arrivals_per_phase() * 4));
+                const int blocks = ring_shared_in_cluster(first_ring) ? kernel_.cluster_blocks() : 1;
+                out_.line(fmt::format("tl::sm90::mbarrier_init(&{}[tl_s], {});  // one arrival per consumer warp{}", ring.empty,
+                                      protocol.arrivals_per_phase() * 4 * blocks,
+                                      blocks > 1 ? " of each block of the cluster" : ""));
             });
         }
         if (once) {
@@ -613,9 +709,24 @@ void KernelEmitter::emit_warp_specialized_body() {
         }
         out_.line("tl::sm90::mbarrier_init_fence();");
     });
-    out_.line("__syncthreads();");
+    const bool clusters = !kernel_.cluster.empty();
+    if (clusters) {
+        out_.line("tl::sm90::cluster_sync();  // the cluster's barriers are initialised before any block uses another's");
+        out_.line("const uint32_t tl_cluster_rank = tl::sm90::cluster_block_rank();");
+    } else {
+        out_.line("__syncthreads();");
+    }
     out_.line(tile_counts_declaration());
     out_.line("const int tl_tiles = tl_tiles_x * tl_tiles_y * tl_tiles_z;");
+    if (clusters) {
+        std::vector<int> c = kernel_.cluster;
+        c.resize(3, 1);
+        out_.line(fmt::format("const int tl_cluster_tiles_x = tl::cdiv(tl_tiles_x, {}), tl_cluster_tiles_y = tl::cdiv(tl_tiles_y, {}), "
+                              "tl_cluster_tiles_z = tl::cdiv(tl_tiles_z, {});",
+                              c[0], c[1], c[2]));
+        out_.line("const int tl_cluster_tiles = tl_cluster_tiles_x * tl_cluster_tiles_y * tl_cluster_tiles_z;  // the tiles in clusters");
+        out_.line("(void)tl_tiles;");
+    }
     out_.block(fmt::format("if (threadIdx.x < {})", ws.producer_threads), [&] {
         out_.line("// Producer warpgroup: one thread issues every TMA load.");
         out_.line(fmt::format("tl::sm90::release_registers<{}>();", ws.producer_registers));
@@ -651,6 +762,7 @@ void KernelEmitter::emit_warp_specialized_body() {
         for (const ir::StmtPtr& l : top_lets)
             if (std::find(kept.begin(), kept.end(), l) == kept.end()) omitted_lets_.insert(l.get());
         emit_tile_loop([&] {
+            if (clusters) emit_cluster_idle_tile(loop);
             stmt(kernel_.body, {});
             // The next tile's epilogue reuses the shared memory this one may still be reading.
             if (plan_.scratch_bytes > 0 || plan_.order.size() > loop.loads.size() + loop.once.size())
@@ -661,6 +773,7 @@ void KernelEmitter::emit_warp_specialized_body() {
         block_sync_ = "__syncthreads()";
         omitted_lets_.clear();
     });
+    if (clusters) out_.line("tl::sm90::cluster_sync();  // no block leaves while another may still arrive on its barriers or load into it");
     out_.line("#endif");
 }
 

@@ -8,6 +8,7 @@
 #include <fmt/ranges.h>
 
 #include <algorithm>
+#include <optional>
 
 namespace tlc::codegen {
 
@@ -55,15 +56,17 @@ std::string global_function(const ir::Kernel& k) { return "::" + kernel_function
 // was instantiated for a program (it may then be scheduled while the kernel before it on the
 // stream finishes: a programmatic dependent launch, the kernel waiting for its predecessor at its
 // top, KernelEmitter::emit_grid_dependency).
+// `cluster`: the cluster shape of the launch, when it is not the kernel's own (a warp-specialized
+// kernel numbers its blocks along x, each cluster's consecutively).
 void emit_launch(const ir::Kernel& k, const std::string& grid, int threads, int64_t shared_bytes, const std::string& args,
-                 CudaWriter& out) {
+                 CudaWriter& out, const std::optional<std::vector<int>>& cluster_shape = std::nullopt) {
     const bool overlap = !k.launched_by.empty();
-    if (k.cluster.empty() && !overlap) {
+    std::vector<int> c = cluster_shape ? *cluster_shape : k.cluster;
+    if (c.empty() && !overlap) {
         out.line(fmt::format("{}<<<{}, {}, {}, stream>>>({});", global_function(k), grid, threads, shared_bytes, args));
         out.line("return tl::host::record(cudaGetLastError(), tl_name, \"launch\");");
         return;
     }
-    std::vector<int> c = k.cluster;
     if (!c.empty()) c.resize(3, 1);
     std::string cluster = c.empty() ? "dim3(0, 0, 0)" : fmt::format("dim3({}, {}, {})", c[0], c[1], c[2]);
     out.line(fmt::format("const tl::host::LaunchShape tl_shape{{{}, dim3({}), {}, {}, {}}};{}", grid, threads, shared_bytes, cluster,
@@ -147,12 +150,30 @@ void emit_hopper_launch(const ir::Kernel& k, int64_t shared_bytes, const std::st
         out.block("if (tl_tma)", [&] {
             emit_shared_memory_attributes(k, shared_bytes, out);
             std::string tiles;
-            for (const ir::ExprPtr& g : k.grid) tiles += (tiles.empty() ? "" : " * ") + ("int64_t(" + exprs.expr(g) + ")");
-            out.line(fmt::format("const int64_t tl_tiles = {};  // the warp-specialized kernel's own tiles", tiles));
-            if (k.warp_specialization.persistent)
-                out.line("const int64_t tl_blocks = tl_tiles < tl_device.sm_count ? tl_tiles : tl_device.sm_count;  // persistent: one block per SM");
-            else
-                out.line("const int64_t tl_blocks = tl_tiles;");
+            const int cluster_blocks = k.cluster.empty() ? 1 : k.cluster_blocks();
+            for (size_t i = 0; i < k.grid.size(); ++i) {
+                const std::string g = "int64_t(" + exprs.expr(k.grid[i]) + ")";
+                const int c = i < k.cluster.size() ? k.cluster[i] : 1;
+                tiles += (tiles.empty() ? "" : " * ") + (c > 1 ? fmt::format("tl::cdiv({}, {})", g, c) : g);
+            }
+            if (cluster_blocks > 1) {
+                // The blocks of a cluster take neighbouring tiles together: the launch counts clusters of tiles.
+                out.line(fmt::format("const int64_t tl_clusters = {};  // the kernel's tiles in clusters of {}", tiles,
+                                     fmt::join(k.cluster, " x ")));
+                if (k.warp_specialization.persistent)
+                    out.line(fmt::format("const int64_t tl_blocks = {} * std::min(tl_clusters, tl::host::resident_clusters({}, {}, {}, {}));  "
+                                         "// persistent: the clusters the GPU holds at once",
+                                         cluster_blocks, global_function(k), k.threads + k.warp_specialization.producer_threads,
+                                         shared_bytes, cluster_blocks));
+                else
+                    out.line(fmt::format("const int64_t tl_blocks = {} * tl_clusters;", cluster_blocks));
+            } else {
+                out.line(fmt::format("const int64_t tl_tiles = {};  // the warp-specialized kernel's own tiles", tiles));
+                if (k.warp_specialization.persistent)
+                    out.line("const int64_t tl_blocks = tl_tiles < tl_device.sm_count ? tl_tiles : tl_device.sm_count;  // persistent: one block per SM");
+                else
+                    out.line("const int64_t tl_blocks = tl_tiles;");
+            }
             out.block("if (tl_blocks <= INT32_MAX)", [&] {
                 std::string maps_args;
                 for (const TmaMap& m : maps) maps_args += m.name + ", ";
@@ -164,7 +185,8 @@ void emit_hopper_launch(const ir::Kernel& k, int64_t shared_bytes, const std::st
                     counter = ", tl_tile_counter";
                 }
                 emit_launch(k, "unsigned(tl_blocks)", k.threads + k.warp_specialization.producer_threads, shared_bytes,
-                            maps_args + arglist + counter, out);
+                            maps_args + arglist + counter, out,
+                            cluster_blocks > 1 ? std::optional<std::vector<int>>(std::vector<int>{cluster_blocks, 1, 1}) : std::nullopt);
             });
         });
     });
@@ -278,6 +300,15 @@ void emit_stub_definitions(const StubKernels& kernels, KernelEmitter& exprs, Cud
         } else if (k.blocks_y_first) {
             out.line("// The x-y plane along x, block.y fastest (the kernel computes block.x and block.y).");
             emit_launch(k, "dim3(unsigned(tl_grid_x * tl_grid_y), 1, unsigned(tl_grid_z))", k.threads, shared_bytes, arglist, out);
+        } else if (!k.cluster.empty()) {
+            std::vector<int> c = k.cluster;
+            c.resize(3, 1);
+            out.line("// The grid in whole clusters: the blocks past the kernel's grid leave at once.");
+            emit_launch(k,
+                        fmt::format("dim3(unsigned(tl::cdiv(tl_grid_x, {0}) * {0}), unsigned(tl::cdiv(tl_grid_y, {1}) * {1}), "
+                                    "unsigned(tl::cdiv(tl_grid_z, {2}) * {2}))",
+                                    c[0], c[1], c[2]),
+                        k.threads, shared_bytes, arglist, out);
         } else {
             emit_launch(k, "dim3(unsigned(tl_grid_x), unsigned(tl_grid_y), unsigned(tl_grid_z))", k.threads, shared_bytes, arglist, out);
         }

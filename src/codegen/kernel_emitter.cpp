@@ -148,6 +148,7 @@ void KernelEmitter::emit() {
         emit_views();
         out_.line(fmt::format("const int tl_tid = tl::thread_index<{}>();", kernel_.threads));
         if (kernel_.blocks_y_first) emit_blocks_y_first();
+        if (!kernel_.cluster.empty()) emit_blocks_of_clusters();
         if (plan_.total_bytes > 0) out_.line("extern __shared__ __align__(128) unsigned char tl_smem[];");
         emit_shared_declarations();
         stmt(kernel_.body, {});
@@ -181,6 +182,14 @@ void KernelEmitter::emit_blocks_y_first() {
     out_.line("[[maybe_unused]] " + tile_counts_declaration());
     out_.line("[[maybe_unused]] const int tl_block_x = int(blockIdx.x) / tl_tiles_y, tl_block_y = int(blockIdx.x) % tl_tiles_y, "
               "tl_block_z = int(blockIdx.z);");
+}
+
+// A kernel launched in clusters: the launch rounds the grid up to whole clusters
+// (host_stub.cpp), and the blocks past the kernel's grid leave at once.
+void KernelEmitter::emit_blocks_of_clusters() {
+    out_.line(tile_counts_declaration());
+    out_.line("const int tl_block_x = int(blockIdx.x), tl_block_y = int(blockIdx.y), tl_block_z = int(blockIdx.z);");
+    out_.line("if (tl_block_x >= tl_tiles_x || tl_block_y >= tl_tiles_y || tl_block_z >= tl_tiles_z) return;  // rounds the grid up to whole clusters");
 }
 
 void KernelEmitter::emit_views() {

@@ -99,8 +99,9 @@ public:
     // count only the kernel's own (consumer) threads.
     // Block coordinates and tile counts come from variables (tl_block_x, tl_tiles_x, ...), not from
     // blockIdx and gridDim: a warp-specialized kernel's tile loop, a launch in block.y-first order.
-    bool tile_coordinates() const { return kernel_.warp_specialization.enabled || kernel_.blocks_y_first; }
+    bool tile_coordinates() const { return kernel_.warp_specialization.enabled || kernel_.blocks_y_first || !kernel_.cluster.empty(); }
     void emit_blocks_y_first();
+    void emit_blocks_of_clusters();
     std::string tile_counts_declaration();
     int threads() const { return kernel_.threads; }
     bool fast_math() const { return kernel_.options.fast_math; }
@@ -122,7 +123,12 @@ private:
     void emit_consumer_loop(const ir::WarpSpecializedLoop& loop);
     void emit_wgmma(const ir::Gemm& g, const std::string& stage = "tl_stage");
     void emit_tma_load(const ir::Region& src, const ir::Buffer& dst, const std::string& stage_offset, const std::string& barrier,
-                       const std::vector<TmaMap>& maps);
+                       const std::vector<TmaMap>& maps, int multicast_axes = 0);
+    // Thread-block clusters: whether a ring holds a tile the cluster's blocks share (its stages are
+    // then released in every block of the cluster), and the trips of a tile past the grid's edge.
+    bool ring_shared_in_cluster(bool first_ring) const;
+    std::string release_stage(const std::string& empty, const std::string& stage, bool first_ring) const;
+    void emit_cluster_idle_tile(const ir::WarpSpecializedLoop& loop);
     void emit_tma_once_wait(const ir::Copy& c);
     void emit_tma_store(const ir::Copy& c);
     // The block-wide barrier of the current code: __syncthreads, or a named barrier over the

@@ -403,6 +403,11 @@ struct TmaLoad {
     SourceRange range; // of the copy it replaces
     // In the ring of the tiles only the trip's first gemm reads (WarpSpecializedLoop::first_stages).
     bool first_ring = false;
+    // In a kernel launched in thread-block clusters: the cluster axes (bit 0 x, bit 1 y, bit 2 z)
+    // along which the load's coordinates do not change, so that the blocks of the cluster that
+    // differ only along them load the same tile. Each of those blocks loads one slice of its rows
+    // and multicasts it to all of them. 0: the block loads the tile alone.
+    int multicast_axes = 0;
 };
 // The row axis of a TMA load's source: its first ranged axis, when exactly two axes are ranged
 // and the last is one of them (a box [rows][columns] of a tensor of up to 5 axes, the others
@@ -600,6 +605,9 @@ struct WarpSpecialization {
     // The trip's gemms that do not run on wgmma (remark R0012 says why, at the gemm): `tile` is
     // the accumulator.
     std::vector<ConsumerCopy> mma_sync_gemms;
+    // In a kernel launched in clusters, the trip's TMA loads that the cluster's blocks do not share
+    // (remark R0013 says why, at the copy).
+    std::vector<ConsumerCopy> unshared_loads;
 };
 
 // One of the variants of a kernel whose compile-time parameters list candidate values
@@ -633,6 +641,7 @@ struct Kernel {
     std::string blocks_y_first_why;
     int threads = 128;
     std::vector<int> cluster;        // empty when no cluster
+    int cluster_blocks() const { int n = 1; for (int c : cluster) n *= c; return n; }
     // `requires(...)`: launch preconditions over dims and scalars, checked by the launch stub, with
     // their source text for the error message.
     std::vector<std::pair<ExprPtr, std::string>> requires_;

@@ -274,10 +274,16 @@ public:
                                      w->stages, w->first_stages ? fmt::format(", first_stages={}", w->first_stages) : ""));
             for (auto& l : w->lets) body(l, indent + 1);
             line(indent + 1, "producer:  // one thread of warpgroup 0; waits until the stage is empty");
-            for (auto& ld : w->loads)
+            for (auto& ld : w->loads) {
+                std::string shared; // the cluster axes whose blocks share the tile (TmaLoad::multicast_axes)
+                for (int a = 0; a < 3; ++a)
+                    if (ld.multicast_axes & (1 << a)) shared += "xyz"[a];
                 line(indent + 2, "tma_load " + region(ld.src) + " -> " + ld.dst->name +
-                                     (ld.first_ring ? "[first_stage], signals first_full[first_stage]  // the first gemm's ring"
-                                                    : "[stage], signals full[stage]"));
+                                     (ld.first_ring ? "[first_stage]" : "[stage]") +
+                                     (shared.empty() ? "" : ", multicast(" + shared + ")") +
+                                     (ld.first_ring ? ", signals first_full[first_stage]  // the first gemm's ring" : ", signals full[stage]") +
+                                     (shared.empty() ? "" : "  // each block of the cluster along " + shared + " loads a slice of the rows into all"));
+            }
             line(indent + 1, "consumer:  // the kernel's warpgroups; wait until the stage is full");
             if (!w->written.empty()) {
                 std::vector<std::string> names;

@@ -68,6 +68,12 @@ const std::vector<Pass>& passes() {
                             "TMA loads 2-d slices into whole tiles that only gemms of loaded tiles read; a small load "
                             "such as a column of scales costs little here");
              }
+             for (const ir::WarpSpecialization::ConsumerCopy& l : k.warp_specialization.unshared_loads) {
+                 diags.report(DiagKind::LoadNotMulticast, l.range, l.tile, l.why);
+                 diags.note(DiagKind::NoteFix, l.range,
+                            "the blocks of a cluster share a tile whose coordinates do not read block.<axis> for an axis "
+                            "of the cluster (directly or through `let`s), cut into 8-row slices, one per block");
+             }
              for (const ir::WarpSpecialization::ConsumerCopy& g : k.warp_specialization.mma_sync_gemms) {
                  diags.report(DiagKind::GemmNotWgmma, g.range, g.tile, g.why);
                  diags.note(DiagKind::NoteFix, g.range,

@@ -116,38 +116,55 @@ std::vector<ConsumerOp> scheduled_trip(const ir::WarpSpecializedLoop& loop, int 
     return ops;
 }
 
+// Blocks of a cluster (MbarrierProtocol::cluster_blocks): each block has its own producer, its own
+// consumer groups and its own barriers and stages. A stage of a shared ring (shared_rings) is filled
+// by a slice from every block's producer (TMA multicast: each slice completes bytes on the
+// destination block's `full` barrier), and each consumer group releases it in every block; a stage
+// of a block's own ring is filled by its own producer alone and released in its own block.
 class PipelineModel {
 public:
-    static constexpr int kMaxGroups = 4, kMaxStages = 8, kMaxMma = 8, kRings = 2;
+    static constexpr int kMaxGroups = 4, kMaxStages = 8, kMaxMma = 8, kRings = 2, kMaxBlocks = 2;
     // Fixed-size, allocation-free state (every field a small integer).
     struct State {
-        int8_t producer = 0, producer_ring = 0;   // next trip the producer issues, and which of its rings
+        int8_t producer[kMaxBlocks] = {}, producer_ring[kMaxBlocks] = {}; // next trip each producer issues, and which ring
         int8_t trip[kMaxGroups] = {}, pc[kMaxGroups] = {};
         int8_t mma_count[kMaxGroups] = {};        // issued wgmma groups not yet retired, oldest first
         int8_t mma[kMaxGroups][kMaxMma] = {};     // each: ring * 64 + the trip whose stage it reads
-        // Per ring and stage.
-        int8_t full_phase[kRings][kMaxStages] = {}, empty_phase[kRings][kMaxStages] = {};
-        int8_t empty_arrivals[kRings][kMaxStages] = {};
-        int8_t stage_trip[kRings][kMaxStages] = {}; // trip whose data the stage holds / receives (-1: none)
-        int8_t landed[kRings][kMaxStages] = {};     // 1 when that data has arrived
-        int groups = 0, stages[kRings] = {};
-        // The visited-set key; the consumer groups are interchangeable, so their states are encoded
-        // in sorted order and permutations of one state are visited once.
+        // Per block, ring and stage: the phases, the pending phase's arrival by the block's own
+        // producer and its slices landed so far, the trip whose data the stage holds once its full
+        // phase completed (-1: none, or being overwritten), and the slices in flight into it (per
+        // source block: the slice's trip + 1, 0 when none).
+        int8_t full_phase[kMaxBlocks][kRings][kMaxStages] = {}, empty_phase[kMaxBlocks][kRings][kMaxStages] = {};
+        int8_t empty_arrivals[kMaxBlocks][kRings][kMaxStages] = {};
+        int8_t arrived[kMaxBlocks][kRings][kMaxStages] = {}, slices_landed[kMaxBlocks][kRings][kMaxStages] = {};
+        int8_t data_trip[kMaxBlocks][kRings][kMaxStages] = {};
+        int8_t in_flight[kMaxBlocks][kRings][kMaxStages][kMaxBlocks] = {};
+        int groups = 0, blocks = 1, stages[kRings] = {};
+        // The visited-set key; the consumer groups of a block are interchangeable, so their states
+        // are encoded in sorted order and permutations of one state are visited once.
         std::string key() const {
-            std::string k{static_cast<char>(producer), static_cast<char>(producer_ring)};
-            std::vector<std::string> g(groups);
-            for (int i = 0; i < groups; ++i) {
-                g[i] = {static_cast<char>(trip[i]), static_cast<char>(pc[i]), static_cast<char>(mma_count[i])};
-                g[i].append(reinterpret_cast<const char*>(mma[i]), mma_count[i]);
+            std::string k;
+            for (int b = 0; b < blocks; ++b) k += {static_cast<char>(producer[b]), static_cast<char>(producer_ring[b])};
+            const int per_block = groups / blocks;
+            for (int b = 0; b < blocks; ++b) {
+                std::vector<std::string> g(per_block);
+                for (int i = 0; i < per_block; ++i) {
+                    const int x = b * per_block + i;
+                    g[i] = {static_cast<char>(trip[x]), static_cast<char>(pc[x]), static_cast<char>(mma_count[x])};
+                    g[i].append(reinterpret_cast<const char*>(mma[x]), mma_count[x]);
+                }
+                std::sort(g.begin(), g.end());
+                for (const std::string& group : g) {
+                    k += group;
+                    k += '|';
+                }
             }
-            std::sort(g.begin(), g.end());
-            for (const std::string& group : g) {
-                k += group;
-                k += '|';
-            }
-            for (int r = 0; r < kRings; ++r)
-                for (const auto* a : {full_phase[r], empty_phase[r], empty_arrivals[r], stage_trip[r], landed[r]})
-                    k.append(reinterpret_cast<const char*>(a), stages[r]);
+            for (int b = 0; b < blocks; ++b)
+                for (int r = 0; r < kRings; ++r) {
+                    for (const auto* a : {full_phase[b][r], empty_phase[b][r], empty_arrivals[b][r], arrived[b][r], slices_landed[b][r], data_trip[b][r]})
+                        k.append(reinterpret_cast<const char*>(a), stages[r]);
+                    for (int st = 0; st < stages[r]; ++st) k.append(reinterpret_cast<const char*>(in_flight[b][r][st]), blocks);
+                }
             return k;
         }
         void retire_oldest(int g) {
@@ -156,58 +173,106 @@ public:
         }
     };
 
-    PipelineModel(const MbarrierProtocol& p, int per_tile, int tiles, const TripScripts& script)
-        : p_(p), per_tile_(per_tile), total_(per_tile * tiles) {
+    // `idle_block`: in a cluster, the last block's tiles lie past the grid's edge: its consumers
+    // only wait for each trip's stages and release them (emit_cluster_idle_tile).
+    PipelineModel(const MbarrierProtocol& p, int per_tile, int tiles, const TripScripts& script, bool idle_block = false)
+        : p_(p), per_tile_(per_tile), total_(per_tile * tiles), blocks_(std::min(p.cluster_blocks, kMaxBlocks)) {
         // The producer fills the first gemm's ring first in each trip (emit_producer).
         rings_ = p.first_stages ? std::vector<int>{1, 0} : std::vector<int>{0};
         for (int k = 0; k < per_tile; ++k) scripts_.push_back(script(k, per_tile));
+        if (idle_block && blocks_ > 1) {
+            std::vector<ConsumerOp> idle;
+            for (int r : rings_) idle.insert(idle.end(), {{ConsumerOp::WaitFull, r, 0}, {ConsumerOp::Release, r, 0}});
+            idle_scripts_.assign(per_tile, idle);
+        }
     }
 
     State initial() const {
         State s;
-        s.groups = p_.consumer_groups;
+        s.blocks = blocks_;
+        s.groups = p_.consumer_groups * blocks_;
         s.stages[0] = p_.stages;
         s.stages[1] = p_.first_stages;
-        for (int r = 0; r < kRings; ++r)
-            for (int st = 0; st < s.stages[r]; ++st) s.stage_trip[r][st] = -1;
+        for (int b = 0; b < kMaxBlocks; ++b)
+            for (int r = 0; r < kRings; ++r)
+                for (int st = 0; st < s.stages[r]; ++st) s.data_trip[b][r][st] = -1;
         return s;
     }
 
     bool done(const State& s) const {
-        bool d = s.producer == total_;
-        for (int g = 0; g < p_.consumer_groups; ++g) d &= s.trip[g] == total_ && s.mma_count[g] == 0;
+        bool d = true;
+        for (int b = 0; b < blocks_; ++b) d &= s.producer[b] == total_;
+        for (int g = 0; g < s.groups; ++g) d &= s.trip[g] == total_ && s.mma_count[g] == 0;
         return d;
     }
 
     void successors(const State& s, std::vector<std::pair<State, std::string>>& next, std::optional<std::string>& violation) const {
-        // Producer: wait empty, then expect_tx + the TMA loads of trip `producer` into one ring.
-        if (s.producer < total_) {
-            const int it = s.producer, r = rings_[s.producer_ring], S = s.stages[r], st = it % S;
-            if (!p_.producer_waits_empty || parity_passes(s.empty_phase[r][st], p_.empty_parity(it, r))) {
-                for (int g = 0; g < p_.consumer_groups; ++g)
+        const int groups_per_block = p_.consumer_groups;
+        auto shared = [&](int r) { return blocks_ > 1 && (p_.shared_rings >> r & 1); };
+        auto block_name = [&](int b) { return blocks_ > 1 ? fmt::format("block {}'s ", b) : std::string(); };
+        // The pending full phase of (block, ring, stage) completes once its own producer arrived and
+        // every slice landed: the stage then holds that trip's data.
+        auto complete_full = [&](State& n, int b, int r, int st) {
+            const int slices = shared(r) ? blocks_ : 1;
+            if (!n.arrived[b][r][st] || n.slices_landed[b][r][st] != slices) return;
+            n.data_trip[b][r][st] = static_cast<int8_t>(n.full_phase[b][r][st] * n.stages[r] + st);
+            n.arrived[b][r][st] = 0, n.slices_landed[b][r][st] = 0;
+            ++n.full_phase[b][r][st];
+        };
+        // Producers: wait empty, then expect_tx + the TMA loads of trip `producer` into one ring
+        // (into every block of the cluster, one slice each, for a shared ring).
+        for (int p = 0; p < blocks_; ++p) {
+            if (s.producer[p] >= total_) continue;
+            const int it = s.producer[p], r = rings_[s.producer_ring[p]], S = s.stages[r], st = it % S;
+            if (p_.producer_waits_empty && !parity_passes(s.empty_phase[p][r][st], p_.empty_parity(it, r))) continue;
+            State n = s;
+            if (n.full_phase[p][r][st] * S + st != it) {
+                violation = fmt::format("{}producer arrives on full[{}] for trip {} while its phase for trip {} is pending", block_name(p), st, it,
+                                        n.full_phase[p][r][st] * S + st);
+                return;
+            }
+            n.arrived[p][r][st] = 1;
+            for (int d = 0; d < blocks_; ++d) {
+                if (d != p && !shared(r)) continue;
+                for (int g = d * groups_per_block; g < (d + 1) * groups_per_block; ++g)
                     for (int i = 0; i < s.mma_count[g]; ++i)
                         if (int t = s.mma[g][i] % 64; s.mma[g][i] / 64 == r && t % S == st) {
-                            violation = fmt::format("trip {} overwrites stage {}{} while group {}'s wgmma of trip {} still reads it", it, st,
-                                                    ring_name(r), g, t);
+                            violation = fmt::format("{}trip {} overwrites {}stage {}{} while group {}'s wgmma of trip {} still reads it",
+                                                    block_name(p), it, block_name(d), st, ring_name(r), g, t);
                             return;
                         }
-                State n = s;
-                n.stage_trip[r][st] = static_cast<int8_t>(it);
-                n.landed[r][st] = 0;
-                if (++n.producer_ring == static_cast<int>(rings_.size())) n.producer_ring = 0, ++n.producer;
-                next.push_back({n, fmt::format("P:{}{}", r ? "first" : "load", it)});
-            }
-        }
-        // TMA completion: the full phase of that stage completes.
-        for (int r = 0; r < kRings; ++r)
-            for (int st = 0; st < s.stages[r]; ++st)
-                if (s.stage_trip[r][st] >= 0 && !s.landed[r][st]) {
-                    State n = s;
-                    n.landed[r][st] = 1;
-                    ++n.full_phase[r][st];
-                    next.push_back({n, fmt::format("T:{}{}", r ? "first" : "done", s.stage_trip[r][st])});
+                if (n.in_flight[d][r][st][p]) {
+                    violation = fmt::format("{}trip {} loads into {}stage {}{} while its slice of trip {} is still landing", block_name(p), it,
+                                            block_name(d), st, ring_name(r), n.in_flight[d][r][st][p] - 1);
+                    return;
                 }
-        for (int g = 0; g < p_.consumer_groups; ++g) {
+                n.in_flight[d][r][st][p] = static_cast<int8_t>(it + 1);
+                n.data_trip[d][r][st] = -1; // being overwritten
+            }
+            complete_full(n, p, r, st);
+            if (++n.producer_ring[p] == static_cast<int>(rings_.size())) n.producer_ring[p] = 0, ++n.producer[p];
+            next.push_back({n, fmt::format("P{}:{}{}", blocks_ > 1 ? std::to_string(p) : "", r ? "first" : "load", it)});
+        }
+        // TMA completion: a slice lands and completes its bytes on the destination's pending phase.
+        for (int d = 0; d < blocks_; ++d)
+            for (int r = 0; r < kRings; ++r)
+                for (int st = 0; st < s.stages[r]; ++st)
+                    for (int p = 0; p < blocks_; ++p) {
+                        if (!s.in_flight[d][r][st][p]) continue;
+                        const int t = s.in_flight[d][r][st][p] - 1;
+                        State n = s;
+                        if (n.full_phase[d][r][st] * n.stages[r] + st != t) {
+                            violation = fmt::format("a slice of trip {} lands on {}full[{}]{} while its phase for trip {} is pending", t,
+                                                    block_name(d), st, ring_name(r), n.full_phase[d][r][st] * n.stages[r] + st);
+                            return;
+                        }
+                        n.in_flight[d][r][st][p] = 0;
+                        ++n.slices_landed[d][r][st];
+                        complete_full(n, d, r, st);
+                        next.push_back({n, fmt::format("T{}:{}{}", blocks_ > 1 ? fmt::format("{}>{}", p, d) : "", r ? "first" : "done", t)});
+                    }
+        for (int g = 0; g < s.groups; ++g) {
+            const int b = g / groups_per_block; // the group's block
             if (s.mma_count[g] > 0) { // the oldest wgmma group retires
                 State n = s;
                 n.retire_oldest(g);
@@ -215,15 +280,16 @@ public:
             }
             if (s.trip[g] == total_) continue;
             const int it = s.trip[g], k = it % per_tile_;
-            const ConsumerOp& op = scripts_[k][s.pc[g]];
+            const std::vector<std::vector<ConsumerOp>>& scripts = !idle_scripts_.empty() && b == blocks_ - 1 ? idle_scripts_ : scripts_;
+            const ConsumerOp& op = scripts[k][s.pc[g]];
             const int t = it - op.back, r = op.ring, st = t >= 0 ? t % s.stages[r] : 0;
             State n = s;
             auto advance = [&] {
-                if (++n.pc[g] == static_cast<int>(scripts_[k].size())) n.pc[g] = 0, ++n.trip[g];
+                if (++n.pc[g] == static_cast<int>(scripts[k].size())) n.pc[g] = 0, ++n.trip[g];
             };
             switch (op.kind) {
             case ConsumerOp::WaitFull:
-                if (!parity_passes(s.full_phase[r][st], p_.full_parity(t, r))) break;
+                if (!parity_passes(s.full_phase[b][r][st], p_.full_parity(t, r))) break;
                 advance();
                 next.push_back({n, fmt::format("G{}:{}{}", g, r ? "first" : "full", t)});
                 break;
@@ -235,9 +301,9 @@ public:
                     next.push_back({n, fmt::format("G{}:mma-{}", g, it)});
                     break;
                 }
-                if (s.stage_trip[r][st] != t || !s.landed[r][st]) {
-                    violation = fmt::format("group {} reads stage {}{} for trip {} but it holds {} trip {}", g, st, ring_name(r), t,
-                                            s.landed[r][st] ? "landed" : "in-flight", s.stage_trip[r][st]);
+                if (s.data_trip[b][r][st] != t) {
+                    violation = fmt::format("group {} reads {}stage {}{} for trip {} but it holds {}", g, block_name(b), st, ring_name(r), t,
+                                            s.data_trip[b][r][st] < 0 ? std::string("no landed data") : fmt::format("trip {}", s.data_trip[b][r][st]));
                     return;
                 }
                 TLC_CHECK(n.mma_count[g] < kMaxMma, "mbarrier model: too many wgmma groups in flight");
@@ -256,7 +322,12 @@ public:
                     next.push_back({n, fmt::format("G{}:next", g)});
                     break;
                 }
-                if (++n.empty_arrivals[r][st] == p_.arrivals_per_phase()) n.empty_arrivals[r][st] = 0, ++n.empty_phase[r][st];
+                // In every block for a shared ring (each block's producer refills its slice in all).
+                for (int d = 0; d < blocks_; ++d) {
+                    if (d != b && !shared(r)) continue;
+                    const int arrivals = p_.arrivals_per_phase() * (shared(r) ? blocks_ : 1);
+                    if (++n.empty_arrivals[d][r][st] == arrivals) n.empty_arrivals[d][r][st] = 0, ++n.empty_phase[d][r][st];
+                }
                 advance();
                 next.push_back({n, fmt::format("G{}:release{}{}", g, r ? "F" : "", t)});
                 break;
@@ -268,9 +339,10 @@ private:
     static std::string ring_name(int r) { return r ? " (the first gemm's ring)" : ""; }
 
     MbarrierProtocol p_;
-    int per_tile_, total_;
+    int per_tile_, total_, blocks_;
     std::vector<int> rings_;
     std::vector<std::vector<ConsumerOp>> scripts_; // per trip of a tile
+    std::vector<std::vector<ConsumerOp>> idle_scripts_; // the idle block's, when there is one
 };
 
 // ---- the epilogue: writers, the issuing thread, TMA store reads ------------------------------
@@ -456,6 +528,9 @@ MbarrierProtocol protocol_of(const ir::Kernel& kernel, const ir::WarpSpecialized
     MbarrierProtocol p;
     p.stages = loop.stages;
     p.consumer_groups = kernel.threads / 128;
+    for (const ir::TmaLoad& ld : loop.loads)
+        if (ld.multicast_axes) p.shared_rings |= 1 << (ld.first_ring ? 1 : 0);
+    if (p.shared_rings) p.cluster_blocks = kernel.cluster_blocks();
     if (loop.issue_first_gemm_early) {
         // Trip t's gemms retire during trip t + 1, which then releases t's stage: as the plain
         // main loop's one trip in flight (the schedule-wgmma pass orders it). With two rings,
@@ -500,16 +575,21 @@ PingpongProtocol pingpong_protocol_of(const ir::Kernel& kernel) {
 
 namespace {
 std::optional<std::string> explore_pipeline(const MbarrierProtocol& p, int max_trips, const TripScripts& script) {
-    TLC_CHECK(p.consumer_groups <= PipelineModel::kMaxGroups && p.stages <= PipelineModel::kMaxStages && p.stages >= 1 &&
+    TLC_CHECK(p.consumer_groups * std::min(p.cluster_blocks, PipelineModel::kMaxBlocks) <= PipelineModel::kMaxGroups &&
+                  p.stages <= PipelineModel::kMaxStages && p.stages >= 1 &&
                   p.first_stages >= 0 && p.first_stages <= PipelineModel::kMaxStages && 2 * max_trips < 64,
               "mbarrier model: protocol outside the model's bounds");
     for (int tiles = 1; tiles <= 2; ++tiles)
-        for (int trips = 1; trips <= max_trips; ++trips) {
-            PipelineModel m(p, trips, tiles, script);
-            if (auto v = explore(m))
-                return fmt::format("{} (stages {}{}, {} trips per tile, {} tiles)", *v, p.stages,
-                                   p.first_stages ? fmt::format(", first gemm's ring {}", p.first_stages) : "", trips, tiles);
-        }
+        for (int trips = 1; trips <= max_trips; ++trips)
+            for (const bool idle : p.cluster_blocks > 1 ? std::vector<bool>{false, true} : std::vector<bool>{false}) {
+                PipelineModel m(p, trips, tiles, script, idle);
+                if (auto v = explore(m))
+                    return fmt::format("{} (stages {}{}, {} trips per tile, {} tiles{})", *v, p.stages,
+                                       p.first_stages ? fmt::format(", first gemm's ring {}", p.first_stages) : "", trips, tiles,
+                                       p.cluster_blocks > 1 ? fmt::format(", {} blocks of a cluster{}", std::min(p.cluster_blocks, PipelineModel::kMaxBlocks),
+                                                                          idle ? ", the last one's tiles past the grid" : "")
+                                                            : "");
+            }
     return std::nullopt;
 }
 } // namespace
@@ -553,11 +633,23 @@ std::optional<std::string> memoized(const Protocol& p, const std::vector<int>& k
 // The memo key of a ring protocol explored for up to `max_trips` trips per tile: every field.
 std::vector<int> ring_key(const MbarrierProtocol& p, int max_trips) {
     return {p.stages, p.first_stages, p.consumer_groups, p.mma_in_flight, p.release_lag, p.producer_waits_empty,
-            p.empty_arrivals, p.full_parity_offset, p.empty_parity_offset, max_trips};
+            p.empty_arrivals, p.full_parity_offset, p.empty_parity_offset, p.cluster_blocks, p.shared_rings, max_trips};
 }
 } // namespace
 
 MbarrierProtocol explored_bounds(MbarrierProtocol p) {
+    if (p.cluster_blocks > 1) {
+        // A cluster: two of its blocks, one consumer group each (the groups of one block share its
+        // barriers alike, which the single-block exploration covers), rings of at most 2 stages
+        // (one trip more wraps each of them).
+        p.cluster_blocks = 2;
+        p.empty_arrivals = p.arrivals_per_phase() / p.consumer_groups;
+        p.consumer_groups = 1;
+        const int fewer = std::max(0, p.stages - p.first_stages);
+        p.stages = std::min(p.stages, 2);
+        if (p.first_stages) p.first_stages = std::clamp(p.stages - fewer, 1, p.first_stages);
+        return p;
+    }
     if (p.first_stages == 0) {
         p.stages = std::min(p.stages, 4);
         return p;

@@ -38,6 +38,12 @@ struct MbarrierProtocol {
     int empty_parity(int it, int ring = 0) const { return (it / ring_stages(ring) + empty_parity_offset) & 1; }
     int ring_stages(int ring) const { return ring ? first_stages : stages; }
     int arrivals_per_phase() const { return empty_arrivals < 0 ? consumer_groups : empty_arrivals; }
+    // Thread-block clusters: the blocks whose producers each load a slice of every stage of the
+    // rings in `shared_rings` (bit r: ring r, 0 the main ring, 1 the first gemm's; TMA multicast)
+    // and whose consumer groups each release such a stage in every block of the cluster (`empty`
+    // then completes with arrivals_per_phase() arrivals from each block).
+    int cluster_blocks = 1;
+    int shared_rings = 0;
 };
 
 // Per consumer warpgroup: `boxes` staging boxes used round-robin by a chunk counter that runs on

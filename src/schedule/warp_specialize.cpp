@@ -225,7 +225,6 @@ Why match(const ir::Kernel& kernel, Match& out) {
         return fmt::format("threads({}): the Hopper path runs one to three consumer warpgroups (threads(128), threads(256) or "
                            "threads(384))",
                            kernel.threads);
-    if (!kernel.cluster.empty()) return std::string("thread-block clusters are not yet combined with warp specialization");
     int warpgroups = kernel.threads / 128;
     if (count_pipelined(kernel.body) != 1) return std::string("the kernel does not have exactly one pipelined loop");
 
@@ -561,6 +560,51 @@ bool trips_differ_between_tiles(const std::vector<ir::StmtPtr>& top, size_t loop
                                      });
 }
 
+// In a kernel launched in thread-block clusters, the blocks of a cluster take neighbouring tiles
+// together (a cluster's tiles in the persistent loop) and share the loads whose coordinates do not
+// change along a cluster axis (TmaLoad::multicast_axes): each block of the group that shares a
+// tile loads one slice of its rows and multicasts it to the others, which cuts the traffic from
+// L2 for that tile by the group's size. Why a load is not shared goes to `unshared` (a remark);
+// the returned reason, when the cluster cannot be combined with the Hopper path at all.
+Why share_loads_in_cluster(const ir::Kernel& kernel, const std::vector<ir::StmtPtr>& top, size_t loop_index,
+                           ir::WarpSpecializedLoop& loop, std::vector<ir::WarpSpecialization::ConsumerCopy>& unshared) {
+    if (trips_differ_between_tiles(top, loop_index, loop))
+        return std::string("the loop's trip count differs between tiles, but the blocks of a thread-block cluster share "
+                           "their loads trip by trip");
+    std::vector<ir::StmtPtr> lets(top.begin(), top.begin() + static_cast<std::ptrdiff_t>(loop_index));
+    lets.insert(lets.end(), loop.lets.begin(), loop.lets.end());
+    static constexpr ir::BuiltinKind kBlockAxis[3] = {ir::BuiltinKind::BlockIdxX, ir::BuiltinKind::BlockIdxY, ir::BuiltinKind::BlockIdxZ};
+    static constexpr const char* kAxisName[3] = {"x", "y", "z"};
+    for (ir::TmaLoad& ld : loop.loads) {
+        int axes = 0, blocks = 1;
+        std::string changes; // the cluster axes the load's coordinates change along
+        for (size_t a = 0; a < kernel.cluster.size(); ++a) {
+            if (kernel.cluster[a] == 1) continue;
+            bool reads = false;
+            ir::for_each_region_expr(ld.src, [&](const ir::ExprPtr& e) {
+                reads |= ir::any_expr_through_lets(e, lets, [&](const ir::Expr& x) {
+                    auto* b = x.as<ir::Builtin>();
+                    return b && b->builtin == kBlockAxis[a];
+                });
+            });
+            if (reads) changes += fmt::format("{}block.{}", changes.empty() ? "" : ", ", kAxisName[a]);
+            else axes |= 1 << a, blocks *= kernel.cluster[a];
+        }
+        const int64_t rows = ld.dst->const_shape[0];
+        if (!axes) {
+            unshared.push_back({ld.range, ld.dst->name, fmt::format("its coordinates change with {}, along every axis of the cluster", changes)});
+        } else if (rows % (8 * blocks)) {
+            unshared.push_back({ld.range, ld.dst->name,
+                                fmt::format("its {} rows do not split into {} slices of whole 8-row swizzle atoms, one per block "
+                                            "that shares it",
+                                            rows, blocks)});
+        } else {
+            ld.multicast_axes = axes;
+        }
+    }
+    return std::nullopt;
+}
+
 } // namespace
 
 bool warp_specialize(ir::Kernel& kernel, const std::string& arch, const ir::Kernel* sm80, std::string* why_not) {
@@ -579,6 +623,13 @@ bool warp_specialize(ir::Kernel& kernel, const std::string& arch, const ir::Kern
             *why_not = *why;
         return false;
     }
+    std::vector<ir::WarpSpecialization::ConsumerCopy> unshared;
+    if (!kernel.cluster.empty())
+        if (Why why = share_loads_in_cluster(kernel, m.top, m.loop_index, *m.loop, unshared)) {
+            kernel.schedule_remark = "Hopper path (TMA + wgmma + warp specialization) not applied: " + *why;
+            if (why_not) *why_not = *why;
+            return false;
+        }
     // The launch stub passes one argument list to both kernels: the sm_80 specialisation serves
     // only when its parameters and dims are the kernel's, in the same order.
     auto same_signature = [&](const ir::Kernel& other) {
@@ -606,6 +657,7 @@ bool warp_specialize(ir::Kernel& kernel, const std::string& arch, const ir::Kern
     kernel.warp_specialization.enabled = true;
     kernel.warp_specialization.consumer_copies = m.consumer_copies;
     kernel.warp_specialization.mma_sync_gemms = m.mma_sync_gemms;
+    kernel.warp_specialization.unshared_loads = unshared;
     // Tiles whose trip counts differ (a causal mask, variable lengths) would leave blocks idle in a
     // fixed order: such kernels claim their tiles from a counter as they go.
     kernel.warp_specialization.dynamic_tiles = kernel.options.persistent && kernel.options.dynamic_tiles &&

@@ -255,6 +255,10 @@ void Checker::check_launch(const ast::Kernel& k, ir::Kernel& out) {
         out.cluster.push_back(static_cast<int>(*v));
     }
     if (!ok) return;
+    if (blocks == 1) { // a cluster of one block is none: any target takes it (a shape chosen per target)
+        out.cluster.clear();
+        return;
+    }
     if (blocks > 8)
         diags_.report(DiagKind::ClusterShape, k.cluster_range,
                       fmt::format("{} blocks per cluster is over the portable limit of 8", blocks));

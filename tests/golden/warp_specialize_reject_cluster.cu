@@ -7,7 +7,7 @@
 
 namespace {
 
-// kernel gemm  (warp_specialize_reject_cluster.tl:7)
+// kernel gemm  (warp_specialize_reject_cluster.tl:8)
 // 128 threads per block, 36864 bytes of shared memory
 __global__ void __launch_bounds__(128) gemm_kernel(
         const tl::f16* __restrict__ A,
@@ -19,17 +19,20 @@ __global__ void __launch_bounds__(128) gemm_kernel(
 {
     using acc_layout = tl::MmaAccLayout<64, 64, 2, 2>;  // fragment acc: f32[64, 64], mma.sync accumulators
     const int tl_tid = tl::thread_index<128>();
+    const int tl_tiles_x = tl::cdiv(N, 64), tl_tiles_y = tl::cdiv(M, 64), tl_tiles_z = 1;
+    const int tl_block_x = int(blockIdx.x), tl_block_y = int(blockIdx.y), tl_block_z = int(blockIdx.z);
+    if (tl_block_x >= tl_tiles_x || tl_block_y >= tl_tiles_y || tl_block_z >= tl_tiles_z) return;  // rounds the grid up to whole clusters
     extern __shared__ __align__(128) unsigned char tl_smem[];
     tl::f16* a = reinterpret_cast<tl::f16*>(tl_smem + 0);  // shared a: f16[2, 64, 64], row pitch 72
     tl::f16* b = reinterpret_cast<tl::f16*>(tl_smem + 18432);  // shared b: f16[2, 64, 64], row pitch 72
     float acc[acc_layout::kSlots];  // fragment acc: f32[64, 64]
     #pragma unroll
     for (int tl_i = 0; tl_i < acc_layout::kSlots; ++tl_i) acc[tl_i] = 0.0f;
-    const int32_t row0 = int(blockIdx.y) * 64;
-    const int32_t col0 = int(blockIdx.x) * 64;
-    const int32_t k_trips = tl::cdiv(K, 64);
+    const int32_t row0 = tl_block_y * 64;
+    const int32_t col0 = tl_block_x * 64;
+    const int32_t k_trips = tl::min(tl::cdiv(K, 64), tl_block_y + 1);
     if (0 < k_trips) {
-        // copy(A[row0 +: 64, k * 64 +: 64], a);  (warp_specialize_reject_cluster.tl:17)
+        // copy(A[row0 +: 64, k * 64 +: 64], a);  (warp_specialize_reject_cluster.tl:18)
         if (tl::is_aligned(A, 16) && K % 8 == 0 && row0 >= 0 && row0 + 64 <= M && 0 >= 0 && 0 + 64 <= K && 0 % 8 == 0) {
             #pragma unroll
             for (int tl_i1 = 0; tl_i1 < 4; ++tl_i1) {
@@ -53,7 +56,7 @@ __global__ void __launch_bounds__(128) gemm_kernel(
                 }
             }
         }
-        // copy(B[k * 64 +: 64, col0 +: 64], b);  (warp_specialize_reject_cluster.tl:18)
+        // copy(B[k * 64 +: 64, col0 +: 64], b);  (warp_specialize_reject_cluster.tl:19)
         if (tl::is_aligned(B, 16) && N % 8 == 0 && 0 >= 0 && 0 + 64 <= K && col0 >= 0 && col0 + 64 <= N && col0 % 8 == 0) {
             #pragma unroll
             for (int tl_i8 = 0; tl_i8 < 4; ++tl_i8) {
@@ -79,12 +82,12 @@ __global__ void __launch_bounds__(128) gemm_kernel(
         }
     }
     tl::cp_async_commit();
-    // for k in pipelined(cdiv(K, 64), stages = 2) {  (warp_specialize_reject_cluster.tl:16)
+    // for k in pipelined(min(cdiv(K, 64), block.y + 1), stages = 2) {  (warp_specialize_reject_cluster.tl:17)
     for (int k = 0; k < k_trips; ++k) {
         tl::cp_async_wait<0>();  // at most 0 copy groups of this thread still in flight
         __syncthreads();  // pipeline: stage `k % 2` has landed and the stage refilled next is no longer read
         if (k + 1 < k_trips) {
-            // copy(A[row0 +: 64, k * 64 +: 64], a);  (warp_specialize_reject_cluster.tl:17)
+            // copy(A[row0 +: 64, k * 64 +: 64], a);  (warp_specialize_reject_cluster.tl:18)
             if (tl::is_aligned(A, 16) && K % 8 == 0 && row0 >= 0 && row0 + 64 <= M && ((k + 1) * 64) >= 0 && ((k + 1) * 64) + 64 <= K && ((k + 1) * 64) % 8 == 0) {
                 #pragma unroll
                 for (int tl_i15 = 0; tl_i15 < 4; ++tl_i15) {
@@ -108,7 +111,7 @@ __global__ void __launch_bounds__(128) gemm_kernel(
                     }
                 }
             }
-            // copy(B[k * 64 +: 64, col0 +: 64], b);  (warp_specialize_reject_cluster.tl:18)
+            // copy(B[k * 64 +: 64, col0 +: 64], b);  (warp_specialize_reject_cluster.tl:19)
             if (tl::is_aligned(B, 16) && N % 8 == 0 && ((k + 1) * 64) >= 0 && ((k + 1) * 64) + 64 <= K && col0 >= 0 && col0 + 64 <= N && col0 % 8 == 0) {
                 #pragma unroll
                 for (int tl_i22 = 0; tl_i22 < 4; ++tl_i22) {
@@ -134,7 +137,7 @@ __global__ void __launch_bounds__(128) gemm_kernel(
             }
         }
         tl::cp_async_commit();
-        // gemm(a, b, acc);  (warp_specialize_reject_cluster.tl:19)
+        // gemm(a, b, acc);  (warp_specialize_reject_cluster.tl:20)
         {
             tl::warp_gemm_mma<64, 64, 64, 2, 2, tl::f16, false, false>(
                 acc, tl::SharedMatrix<tl::f16, false, 72>{&a[((k % 2) * 64 + 0) * 72 + 0]},
@@ -142,7 +145,7 @@ __global__ void __launch_bounds__(128) gemm_kernel(
         }
     }
     tl::cp_async_wait<0>();  // at most 0 copy groups of this thread still in flight
-    // copy(acc, C[row0 +: 64, col0 +: 64]);  (warp_specialize_reject_cluster.tl:21)
+    // copy(acc, C[row0 +: 64, col0 +: 64]);  (warp_specialize_reject_cluster.tl:22)
     #pragma unroll
     for (int tl_chunk28 = 0; tl_chunk28 < acc_layout::kSlots; tl_chunk28 += 2) {
         float* tl_ptr29 = &C[int64_t(row0 + (acc_layout::row(tl_tid, tl_chunk28))) * N + (col0 + (acc_layout::col(tl_tid, tl_chunk28)))];
@@ -183,7 +186,8 @@ cudaError_t gemm(const __half* A, const __half* B, float* C, int64_t M, int64_t 
         return tl_err;
     }();
     if (tl_attributes != cudaSuccess) return tl::host::record(tl_attributes, tl_name, "setting the shared-memory attributes");
-    const tl::host::LaunchShape tl_shape{dim3(unsigned(tl_grid_x), unsigned(tl_grid_y), unsigned(tl_grid_z)), dim3(128), 36864, dim3(2, 1, 1), false};
+    // The grid in whole clusters: the blocks past the kernel's grid leave at once.
+    const tl::host::LaunchShape tl_shape{dim3(unsigned(tl::cdiv(tl_grid_x, 2) * 2), unsigned(tl::cdiv(tl_grid_y, 1) * 1), unsigned(tl::cdiv(tl_grid_z, 1) * 1)), dim3(128), 36864, dim3(2, 1, 1), false};
     return tl::host::record(tl::host::launch(::gemm_kernel, tl_shape, stream, A, B, C, static_cast<int32_t>(M), static_cast<int32_t>(K), static_cast<int32_t>(N)), tl_name, "launch");
 }
 

@@ -340,6 +340,8 @@ int main() {
         {1100, 3900, 130, 0, th::When::always, ""},       // sm_90a: 128 x 256 tiles (144), N past a half's scale block
         {1100, 3900, 130, 1, th::When::always, "_offset1"}, // the same, unaligned: the 128 x 256 kernel's fallback
         {2000, 2100, 1000, 0, th::When::full, ""},        // 128 x 256 tiles, the last one's second half outside N
+        {1150, 4608, 1000, 0, th::When::always, ""},      // 128 x 256 tiles in clusters of two row tiles: 9 row tiles, the
+                                                          // last cluster's second tile past the grid; more clusters than SMs / 2
     };
     seed = 9500;
     for (const Fp8Shape& s : fp8_shapes) {

@@ -147,6 +147,42 @@ template <typename Kernel> inline int64_t resident_blocks(Kernel* kernel, int th
     return blocks;
 }
 
+// The clusters of `cluster_blocks` blocks of `kernel` (1-d, at `threads` threads and `shared_bytes`
+// of dynamic shared memory a block) that the current device holds at once: fewer than its SMs
+// divided by the cluster's blocks where a GPC's SMs do not split into whole clusters. At least 1;
+// cached per kernel and device on each host thread.
+template <typename Kernel> inline int64_t resident_clusters(Kernel* kernel, int threads, size_t shared_bytes, int cluster_blocks) {
+    struct Entry {
+        const void* kernel;
+        int device;
+        int64_t clusters;
+    };
+    static thread_local std::vector<Entry> cache;
+    int dev = 0;
+    if (cudaGetDevice(&dev) != cudaSuccess) return 1;
+    const void* key = reinterpret_cast<const void*>(kernel);
+    for (const Entry& e : cache)
+        if (e.kernel == key && e.device == dev) return e.clusters;
+    cudaLaunchConfig_t config = {};
+    config.gridDim = dim3(unsigned(cluster_blocks) * unsigned(sm_count()), 1, 1);
+    config.blockDim = dim3(unsigned(threads), 1, 1);
+    config.dynamicSmemBytes = shared_bytes;
+    cudaLaunchAttribute attribute = {};
+    attribute.id = cudaLaunchAttributeClusterDimension;
+    attribute.val.clusterDim.x = unsigned(cluster_blocks);
+    attribute.val.clusterDim.y = 1;
+    attribute.val.clusterDim.z = 1;
+    config.attrs = &attribute;
+    config.numAttrs = 1;
+    int clusters = 0;
+    if (cudaOccupancyMaxActiveClusters(&clusters, kernel, &config) != cudaSuccess || clusters < 1) {
+        (void)cudaGetLastError();  // the launch reports what is wrong
+        clusters = std::max(1, sm_count() / cluster_blocks);
+    }
+    cache.push_back({key, dev, clusters});
+    return clusters;
+}
+
 // The shared-memory carveout (percent of an SM's shared memory, for
 // cudaFuncAttributePreferredSharedMemoryCarveout) that holds as many blocks of `kernel` as its
 // threads, registers and the blocks-per-SM limit allow, each with `shared_bytes` of dynamic shared
