@@ -52,7 +52,7 @@ std::vector<TmaMap> tma_maps(const ir::Kernel& kernel) {
     for (const ir::Copy* c : ir::tma_once_copies(kernel)) load_box(c->src, *c->dst.buffer, 1);
     for (const ir::TmaLoad& ld : ir::warp_specialized_loop(kernel)->loads)
         load_box(ld.src, *ld.dst, sharing_blocks(kernel, ld.multicast_axes)); // a shared tile: one slice a box
-    if (const ir::Copy* st = ir::tma_store_copy(kernel))
+    for (const ir::Copy* st : ir::tma_store_copies(kernel))
         boxes.push_back({"", st->dst.buffer.get(), 64, swizzle_row_elements(st->dst.buffer->dtype), 0});
     for (TmaMap box : boxes) {
         bool known = false;
@@ -312,9 +312,12 @@ void KernelEmitter::emit_producer(const ir::WarpSpecializedLoop& loop) {
     auto bytes_of = [](const ir::Buffer& b) { return b.num_elements() * dtype_bytes(b.dtype); };
     int64_t once_bytes = 0;
     for (const ir::Copy* c : once) once_bytes += bytes_of(*c->dst.buffer);
+    const std::vector<const ir::Copy*> stores = ir::tma_store_copies(kernel_);
+    auto is_store_map = [&](const TmaMap& m) {
+        return m.box_rows == 64 && std::any_of(stores.begin(), stores.end(), [&](const ir::Copy* c) { return c->dst.buffer.get() == m.tensor; });
+    };
     for (const TmaMap& m : maps)
-        if (m.box_rows != 64 || m.tensor != (ir::tma_store_copy(kernel_) ? ir::tma_store_copy(kernel_)->dst.buffer.get() : nullptr))
-            out_.line(fmt::format("tl::sm90::tma_prefetch_descriptor(&{});", m.name));
+        if (!is_store_map(m)) out_.line(fmt::format("tl::sm90::tma_prefetch_descriptor(&{});", m.name));
     std::set<int> shared_axes;
     for (const ir::TmaLoad& ld : loop.loads)
         if (ld.multicast_axes) shared_axes.insert(ld.multicast_axes);

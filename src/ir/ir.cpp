@@ -219,11 +219,17 @@ bool WarpSpecializedLoop::single_gemm() const {
     return g && !g->clear && wgmma_gemms().size() == 1;
 }
 
-const Copy* tma_store_copy(const Kernel& kernel) {
+std::vector<const Copy*> tma_store_copies(const Kernel& kernel) {
+    std::vector<const Copy*> out;
     if (auto* seq = kernel.body ? kernel.body->as<Seq>() : nullptr)
         for (const StmtPtr& s : seq->stmts)
-            if (auto* c = s->as<Copy>(); c && c->tma_store) return c;
-    return nullptr;
+            if (auto* c = s->as<Copy>(); c && c->tma_store) out.push_back(c);
+    return out;
+}
+
+const Copy* tma_store_copy(const Kernel& kernel) {
+    const std::vector<const Copy*> copies = tma_store_copies(kernel);
+    return copies.empty() ? nullptr : copies.front();
 }
 
 std::vector<const Copy*> tma_once_copies(const Kernel& kernel) {

@@ -711,10 +711,12 @@ struct Module {
 ExprPtr make_int(int64_t v, Dtype t = Dtype::I32);
 int64_t element_count(const std::vector<int64_t>& shape); // product of the extents (1 for [])
 std::optional<int64_t> const_int(const ExprPtr& e); // value of an IntImm, else nullopt
-// A warp-specialized kernel's loop and its TMA-stored final copy; both sit at the top level of the
-// kernel body (schedule/warp_specialize.cpp puts them there). Null when absent.
+// A warp-specialized kernel's loop and its TMA-stored final copies (one tensor dtype; the first of
+// them); all sit at the top level of the kernel body (schedule/warp_specialize.cpp puts them
+// there). Null / empty when absent.
 const WarpSpecializedLoop* warp_specialized_loop(const Kernel& kernel);
 const Copy* tma_store_copy(const Kernel& kernel);
+std::vector<const Copy*> tma_store_copies(const Kernel& kernel);
 // The copies before the warp-specialized loop that its producer makes by TMA (tma_once), in order.
 std::vector<const Copy*> tma_once_copies(const Kernel& kernel);
 

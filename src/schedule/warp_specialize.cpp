@@ -482,27 +482,39 @@ Why match(const ir::Kernel& kernel, Match& out) {
     return std::nullopt;
 }
 
-// The kernel's last statement, when it is `copy(acc, G[r +: BM, c +: N])` of a wgmma's
-// accumulator into a 2-d f16/bf16 tensor with N a multiple of 64, can be stored through shared
-// memory by TMA; returns the rewritten body or null.
-ir::StmtPtr with_tma_store(const std::vector<ir::StmtPtr>& top, const ir::WarpSpecializedLoop& loop, int kernel_threads) {
-    if (top.empty()) return nullptr;
-    auto* c = top.back()->as<ir::Copy>();
-    if (!c || c->pad || c->src.buffer->scope != ir::Scope::Fragment || c->dst.buffer->scope != ir::Scope::Global) return nullptr;
-    const ir::Buffer& dst = *c->dst.buffer;
-    if (dst.rank() != 2 || c->dst.ranges[0].is_point || c->dst.ranges[1].is_point || !c->src.is_whole()) return nullptr;
-    if (dst.dtype != Dtype::F16 && dst.dtype != Dtype::BF16) return nullptr;
-    if (!c->dst.tile_limits().empty()) return nullptr;  // a TMA box has a constant shape
+// Whether `c` can be stored through shared memory by TMA: `copy(acc, G[r +: BM, c +: N])` of a
+// wgmma's accumulator, in 64-row slabs per consumer warpgroup, into a 2-d f16/bf16 tensor with N a
+// multiple of 64.
+bool tma_storable(const ir::Copy& c, const ir::WarpSpecializedLoop& loop, int kernel_threads) {
+    if (c.pad || c.src.buffer->scope != ir::Scope::Fragment || c.dst.buffer->scope != ir::Scope::Global) return false;
+    const ir::Buffer& dst = *c.dst.buffer;
+    if (dst.rank() != 2 || c.dst.ranges[0].is_point || c.dst.ranges[1].is_point || !c.src.is_whole()) return false;
+    if (dst.dtype != Dtype::F16 && dst.dtype != Dtype::BF16) return false;
+    if (!c.dst.tile_limits().empty()) return false;  // a TMA box has a constant shape
     bool accumulator = false; // the accumulator of a wgmma itself: its layout is wgmma's
-    for (const ir::Gemm* g : loop.wgmma_gemms()) accumulator |= c->src.buffer == g->c.buffer;
-    if (!accumulator) return nullptr;
-    if (c->src.buffer->const_shape[0] % (64 * (kernel_threads / 128))) return nullptr; // 64-row slabs per warpgroup
-    if (c->dst.ranges[1].extent % 64) return nullptr;
-    auto store = std::make_shared<ir::Copy>(*c);
-    store->tma_store = true;
+    for (const ir::Gemm* g : loop.wgmma_gemms()) accumulator |= c.src.buffer == g->c.buffer;
+    if (!accumulator) return false;
+    if (c.src.buffer->const_shape[0] % (64 * (kernel_threads / 128))) return false; // 64-row slabs per warpgroup
+    return c.dst.ranges[1].extent % 64 == 0;
+}
+
+// The kernel's last statements, as far back as each is a copy that TMA can store (tma_storable)
+// into a tensor of the last one's dtype (one kind of staging box): the body with them marked
+// `tma_store`, or null when the last statement is not one.
+ir::StmtPtr with_tma_store(const std::vector<ir::StmtPtr>& top, const ir::WarpSpecializedLoop& loop, int kernel_threads) {
     std::vector<ir::StmtPtr> body = top;
-    body.back() = store;
-    return std::make_shared<ir::Seq>(body);
+    size_t marked = 0;
+    for (size_t i = body.size(); i-- > 0;) {
+        auto* c = body[i]->as<ir::Copy>();
+        if (!c || !tma_storable(*c, loop, kernel_threads) ||
+            c->dst.buffer->dtype != body.back()->as<ir::Copy>()->dst.buffer->dtype)
+            break;
+        auto store = std::make_shared<ir::Copy>(*c);
+        store->tma_store = true;
+        body[i] = store;
+        ++marked;
+    }
+    return marked ? std::make_shared<ir::Seq>(body) : nullptr;
 }
 
 // Shared memory per block on sm_90a.

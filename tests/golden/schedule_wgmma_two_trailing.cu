@@ -295,6 +295,7 @@ __global__ void __launch_bounds__(384, 1) two_trailing_kernel_sm90(
         const __grid_constant__ CUtensorMap tl_map_K,
         const __grid_constant__ CUtensorMap tl_map_V,
         const __grid_constant__ CUtensorMap tl_map_V2,
+        const __grid_constant__ CUtensorMap tl_map_O,
         const __grid_constant__ CUtensorMap tl_map_O2,
         const tl::f16* __restrict__ Q,
         const tl::f16* __restrict__ K,
@@ -484,18 +485,26 @@ __global__ void __launch_bounds__(384, 1) two_trailing_kernel_sm90(
                 ++tl_it;
             }
             // copy(o, O[block.x * 128 +: 128, 0 +: 64]);  (schedule_wgmma_two_trailing.tl:31)
-            #pragma unroll
-            for (int tl_chunk5 = 0; tl_chunk5 < o_layout::kSlots; tl_chunk5 += 2) {
-                tl::f16* tl_ptr6 = &O[int64_t((tl_block_x * 128) + (o_layout::row(tl_tid, tl_chunk5))) * 64 + (o_layout::col(tl_tid, tl_chunk5))];
-                if (tl::in_bounds((tl_block_x * 128) + (o_layout::row(tl_tid, tl_chunk5)), M) && tl::in_bounds(o_layout::col(tl_tid, tl_chunk5), 64) && tl::in_bounds((tl_block_x * 128) + (o_layout::row(tl_tid, tl_chunk5)), M) && tl::in_bounds((o_layout::col(tl_tid, tl_chunk5)) + 1, 64) && tl::is_aligned(tl_ptr6, 4)) {
-                    tl::f16 tl_vec7[2];
+            {
+                const int tl_wg = tl_tid / 128;
+                tl::f16* tl_boxes = reinterpret_cast<tl::f16*>(tl_smem + 188416) + tl_wg * 2 * 64 * 64;  // this warpgroup's staging boxes
+                #pragma unroll
+                for (int tl_chunk = 0; tl_chunk < 1; ++tl_chunk, ++tl_store_chunks) {
+                    const int tl_slab_row = 64 * tl_wg, tl_chunk_col = 64 * tl_chunk;
+                    tl::f16* tl_box = tl_boxes + (tl_store_chunks % 2) * 64 * 64;  // boxes in turn, across tiles
+                    if (tl_tid % 128 == 0) tl::sm90::bulk_wait_read<1>();  // the last store from this box has read it
+                    tl::sm90::named_barrier_sync(2 + tl_wg, 128);
                     #pragma unroll
-                    for (int tl_v = 0; tl_v < 2; tl_v += 2) tl::convert_pair(&tl_vec7[tl_v], o[tl_chunk5 + tl_v], o[tl_chunk5 + tl_v + 1]);
-                    tl::store_vector<tl::f16, 2>(tl_ptr6, tl_vec7);
-                } else {
-                    #pragma unroll
-                    for (int tl_v = 0; tl_v < 2; ++tl_v) {
-                        if (tl::in_bounds((tl_block_x * 128) + (o_layout::row(tl_tid, tl_chunk5 + tl_v)), M) && tl::in_bounds(o_layout::col(tl_tid, tl_chunk5 + tl_v), 64)) O[int64_t((tl_block_x * 128) + (o_layout::row(tl_tid, tl_chunk5 + tl_v))) * 64 + (o_layout::col(tl_tid, tl_chunk5 + tl_v))] = tl::convert<tl::f16>(o[tl_chunk5 + tl_v]);
+                    for (int tl_s = tl_chunk * 32; tl_s < tl_chunk * 32 + 32; tl_s += 2) {
+                        const int tl_r = o_layout::row(tl_tid, tl_s) - tl_slab_row, tl_c = o_layout::col(tl_tid, tl_s) - tl_chunk_col;
+                        const tl::f16 tl_pair[2] = {tl::convert<tl::f16>(o[tl_s]), tl::convert<tl::f16>(o[tl_s + 1])};
+                        tl::store_vector<tl::f16, 2>(tl_box + tl::sm90::swizzled_offset<64>(tl_r, tl_c), tl_pair);
+                    }
+                    tl::sm90::fence_proxy_async_shared();  // plain stores -> the TMA engine's reads
+                    tl::sm90::named_barrier_sync(2 + tl_wg, 128);
+                    if (tl_tid % 128 == 0) {
+                        tl::sm90::tma_store_2d(&tl_map_O, tl_box, 0 + tl_chunk_col, tl_block_x * 128 + tl_slab_row);
+                        tl::sm90::bulk_commit();
                     }
                 }
             }
@@ -554,6 +563,7 @@ cudaError_t two_trailing(const __half* Q, const __half* K, const __half* V, cons
         CUtensorMap tl_map_K;
         CUtensorMap tl_map_V;
         CUtensorMap tl_map_V2;
+        CUtensorMap tl_map_O;
         CUtensorMap tl_map_O2;
         const bool tl_tma =
             tl::host::tma_compatible(Q, int64_t(M), int64_t(64), 2) &&
@@ -564,6 +574,8 @@ cudaError_t two_trailing(const __half* Q, const __half* K, const __half* V, cons
             tl::host::make_tensor_map_2d(&tl_map_V, V, CU_TENSOR_MAP_DATA_TYPE_FLOAT16, 2, int64_t(N), int64_t(64), 64, 64) &&
             tl::host::tma_compatible(V2, int64_t(N), int64_t(64), 2) &&
             tl::host::make_tensor_map_2d(&tl_map_V2, V2, CU_TENSOR_MAP_DATA_TYPE_FLOAT16, 2, int64_t(N), int64_t(64), 64, 64) &&
+            tl::host::tma_compatible(O, int64_t(M), int64_t(64), 2) &&
+            tl::host::make_tensor_map_2d(&tl_map_O, O, CU_TENSOR_MAP_DATA_TYPE_FLOAT16, 2, int64_t(M), int64_t(64), 64, 64) &&
             tl::host::tma_compatible(O2, int64_t(M), int64_t(64), 2) &&
             tl::host::make_tensor_map_2d(&tl_map_O2, O2, CU_TENSOR_MAP_DATA_TYPE_FLOAT16, 2, int64_t(M), int64_t(64), 64, 64);
         if (tl_tma) {
@@ -578,7 +590,7 @@ cudaError_t two_trailing(const __half* Q, const __half* K, const __half* V, cons
             const int64_t tl_tiles = int64_t(tl::cdiv(M, 128));  // the warp-specialized kernel's own tiles
             const int64_t tl_blocks = tl_tiles < tl_device.sm_count ? tl_tiles : tl_device.sm_count;  // persistent: one block per SM
             if (tl_blocks <= INT32_MAX) {
-                ::two_trailing_kernel_sm90<<<unsigned(tl_blocks), 384, 222336, stream>>>(tl_map_Q, tl_map_K, tl_map_V, tl_map_V2, tl_map_O2, Q, K, V, V2, O, O2, static_cast<int32_t>(M), static_cast<int32_t>(N));
+                ::two_trailing_kernel_sm90<<<unsigned(tl_blocks), 384, 222336, stream>>>(tl_map_Q, tl_map_K, tl_map_V, tl_map_V2, tl_map_O, tl_map_O2, Q, K, V, V2, O, O2, static_cast<int32_t>(M), static_cast<int32_t>(N));
                 return tl::host::record(cudaGetLastError(), tl_name, "launch");
             }
         }
