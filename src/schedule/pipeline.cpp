@@ -124,8 +124,10 @@ const std::vector<Pass>& passes() {
              const bool ok = infer_layouts(k, options.target_sm, diags);
              diags.mute_advice(was_muted);
              if (!ok) return false;
-             return k.layouts.wgmma_accumulator ? infer_layouts(k, options.target_sm, diags)
-                                                : infer_layouts(*k.fallback, options.target_sm, diags);
+             if (!k.layouts.wgmma_accumulator) return infer_layouts(*k.fallback, options.target_sm, diags);
+             if (!infer_layouts(k, options.target_sm, diags)) return false;
+             store_accumulator_layouts_by_tma(k);
+             return true;
          }},
         {"prefetch-registers", [](ir::Kernel& k, const ScheduleOptions&, DiagnosticEngine& diags) {
              prefetch_registers(k, &diags);

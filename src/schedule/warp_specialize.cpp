@@ -485,15 +485,15 @@ Why match(const ir::Kernel& kernel, Match& out) {
 // Whether `c` can be stored through shared memory by TMA: `copy(acc, G[r +: BM, c +: N])` of a
 // wgmma's accumulator, in 64-row slabs per consumer warpgroup, into a 2-d f16/bf16 tensor with N a
 // multiple of 64.
-bool tma_storable(const ir::Copy& c, const ir::WarpSpecializedLoop& loop, int kernel_threads) {
+// `wgmma_layout`: whether the copied fragment is laid out as a wgmma accumulator (before
+// infer-layouts, only an accumulator itself is known to be).
+bool tma_storable(const ir::Copy& c, const std::function<bool(const ir::Buffer&)>& wgmma_layout, int kernel_threads) {
     if (c.pad || c.src.buffer->scope != ir::Scope::Fragment || c.dst.buffer->scope != ir::Scope::Global) return false;
     const ir::Buffer& dst = *c.dst.buffer;
     if (dst.rank() != 2 || c.dst.ranges[0].is_point || c.dst.ranges[1].is_point || !c.src.is_whole()) return false;
     if (dst.dtype != Dtype::F16 && dst.dtype != Dtype::BF16) return false;
     if (!c.dst.tile_limits().empty()) return false;  // a TMA box has a constant shape
-    bool accumulator = false; // the accumulator of a wgmma itself: its layout is wgmma's
-    for (const ir::Gemm* g : loop.wgmma_gemms()) accumulator |= c.src.buffer == g->c.buffer;
-    if (!accumulator) return false;
+    if (!wgmma_layout(*c.src.buffer)) return false;
     if (c.src.buffer->const_shape[0] % (64 * (kernel_threads / 128))) return false; // 64-row slabs per warpgroup
     return c.dst.ranges[1].extent % 64 == 0;
 }
@@ -501,20 +501,30 @@ bool tma_storable(const ir::Copy& c, const ir::WarpSpecializedLoop& loop, int ke
 // The kernel's last statements, as far back as each is a copy that TMA can store (tma_storable)
 // into a tensor of the last one's dtype (one kind of staging box): the body with them marked
 // `tma_store`, or null when the last statement is not one.
-ir::StmtPtr with_tma_store(const std::vector<ir::StmtPtr>& top, const ir::WarpSpecializedLoop& loop, int kernel_threads) {
+ir::StmtPtr with_tma_store(const std::vector<ir::StmtPtr>& top, const std::function<bool(const ir::Buffer&)>& wgmma_layout,
+                           int kernel_threads) {
     std::vector<ir::StmtPtr> body = top;
     size_t marked = 0;
     for (size_t i = body.size(); i-- > 0;) {
         auto* c = body[i]->as<ir::Copy>();
-        if (!c || !tma_storable(*c, loop, kernel_threads) ||
-            c->dst.buffer->dtype != body.back()->as<ir::Copy>()->dst.buffer->dtype)
-            break;
+        if (!c || c->dst.buffer->dtype != body.back()->as<ir::Copy>()->dst.buffer->dtype) break;
+        if (c->tma_store) continue;
+        if (!tma_storable(*c, wgmma_layout, kernel_threads)) break;
         auto store = std::make_shared<ir::Copy>(*c);
         store->tma_store = true;
         body[i] = store;
         ++marked;
     }
     return marked ? std::make_shared<ir::Seq>(body) : nullptr;
+}
+
+// Whether `b` is the accumulator of one of the loop's wgmma gemms.
+auto is_wgmma_accumulator(const ir::WarpSpecializedLoop& loop) {
+    return [&loop](const ir::Buffer& b) {
+        for (const ir::Gemm* g : loop.wgmma_gemms())
+            if (g->c.buffer.get() == &b) return true;
+        return false;
+    };
 }
 
 // Shared memory per block on sm_90a.
@@ -674,7 +684,7 @@ bool warp_specialize(ir::Kernel& kernel, const std::string& arch, const ir::Kern
     // fixed order: such kernels claim their tiles from a counter as they go.
     kernel.warp_specialization.dynamic_tiles = kernel.options.persistent && kernel.options.dynamic_tiles &&
                                                trips_differ_between_tiles(top, m.loop_index, *m.loop);
-    if (ir::StmtPtr stored = with_tma_store(top, *m.loop, kernel.threads)) {
+    if (ir::StmtPtr stored = with_tma_store(top, is_wgmma_accumulator(*m.loop), kernel.threads)) {
         ir::Kernel candidate = kernel;
         candidate.body = stored;
         if (compute_shared_memory_plan(candidate).total_bytes <= kHopperSharedBytes) kernel.body = stored;
@@ -694,6 +704,25 @@ bool warp_specialize(ir::Kernel& kernel, const std::string& arch, const ir::Kern
     int consumer = (65536 - 128 * kernel.warp_specialization.producer_registers) / (128 * warpgroups) / 8 * 8;
     kernel.warp_specialization.consumer_registers = consumer > 256 ? 256 : consumer;
     return true;
+}
+
+void store_accumulator_layouts_by_tma(ir::Kernel& kernel) {
+    const ir::WarpSpecializedLoop* loop = ir::warp_specialized_loop(kernel);
+    auto* seq = kernel.body ? kernel.body->as<ir::Seq>() : nullptr;
+    if (!kernel.warp_specialization.enabled || !loop || !seq || !kernel.layouts.wgmma_accumulator) return;
+    const int warps = kernel.threads / 32;
+    auto wgmma_layout = [&](const ir::Buffer& b) {
+        auto it = kernel.layouts.fragments.find(&b);
+        if (it == kernel.layouts.fragments.end() || b.rank() != 2) return false;
+        const int64_t rows = b.const_shape[0], cols = b.const_shape[1];
+        return it->second.kind == ir::LayoutKind::MmaAcc &&
+               it->second.layout == ir::Layout::mma_accumulator(rows, cols, warps, 1, rows > 16 * warps);
+    };
+    ir::StmtPtr stored = with_tma_store(seq->stmts, wgmma_layout, kernel.threads);
+    if (!stored) return;
+    ir::Kernel candidate = kernel;
+    candidate.body = stored;
+    if (compute_shared_memory_plan(candidate).total_bytes <= kHopperSharedBytes) kernel.body = stored;
 }
 
 } // namespace tlc::schedule

@@ -71,4 +71,10 @@ inline constexpr int kMaxRingStages = 8;
 bool warp_specialize(ir::Kernel& kernel, const std::string& arch, const ir::Kernel* sm80 = nullptr,
                      std::string* why_not = nullptr);
 
+// After infer-layouts, on a warp-specialized kernel: the trailing copies of fragments that took a
+// wgmma accumulator's layout without being one (a tile computed from the accumulator on the CUDA
+// cores, such as a scaled sum of products) are stored through shared memory by TMA like the
+// accumulators' own copies (`copy.tma_store`), when the staging boxes fit.
+void store_accumulator_layouts_by_tma(ir::Kernel& kernel);
+
 } // namespace tlc::schedule

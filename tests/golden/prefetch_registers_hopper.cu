@@ -268,11 +268,12 @@ __global__ void __launch_bounds__(256) block_scaled_kernel(
 }
 
 // kernel block_scaled  (prefetch_registers_hopper.tl:9)
-// 256 threads per block, 132160 bytes of shared memory
+// 256 threads per block, 164928 bytes of shared memory
 // warp-specialized: warpgroup 0 issues TMA loads, the other 256 threads run wgmma; persistent over the tiles
 __global__ void __launch_bounds__(384, 1) block_scaled_kernel_sm90(
         const __grid_constant__ CUtensorMap tl_map_A,
         const __grid_constant__ CUtensorMap tl_map_B,
+        const __grid_constant__ CUtensorMap tl_map_C,
         const tl::f8e4m3* __restrict__ A,
         const float* __restrict__ As,
         const tl::f8e4m3* __restrict__ B,
@@ -295,7 +296,7 @@ __global__ void __launch_bounds__(384, 1) block_scaled_kernel_sm90(
     unsigned char* tl_smem = tl_smem_raw + ((1024 - tl::sm90::smem_address(tl_smem_raw) % 1024) % 1024);
     tl::f8e4m3* a = reinterpret_cast<tl::f8e4m3*>(tl_smem + 0);  // shared a: f8e4m3[128, 128], 4 stages, 128-byte swizzled (TMA)
     tl::f8e4m3* b = reinterpret_cast<tl::f8e4m3*>(tl_smem + 65536);  // shared b: f8e4m3[128, 128], 4 stages, 128-byte swizzled (TMA)
-    uint64_t* tl_full = reinterpret_cast<uint64_t*>(tl_smem + 131072);   // per stage: its TMA loads landed
+    uint64_t* tl_full = reinterpret_cast<uint64_t*>(tl_smem + 163840);   // per stage: its TMA loads landed
     uint64_t* tl_empty = tl_full + 4;  // per stage: every consumer warp finished reading it
     if (threadIdx.x == 0) {
         for (int tl_s = 0; tl_s < 4; ++tl_s) {
@@ -341,6 +342,7 @@ __global__ void __launch_bounds__(384, 1) block_scaled_kernel_sm90(
         tl::sm90::claim_registers<232>();
         const int tl_tid = tl::thread_index<256>(128);
         int tl_it = 0;  // trips consumed so far, across tiles
+        int tl_store_chunks = 0;  // epilogue chunks stored so far, across tiles
         for (int tl_tile = blockIdx.x; tl_tile < tl_tiles; tl_tile += gridDim.x) {
             const int tl_block_z = tl_tile / (tl_tiles_x * tl_tiles_y);
             const int tl_in_plane = tl_tile % (tl_tiles_x * tl_tiles_y);
@@ -408,22 +410,31 @@ __global__ void __launch_bounds__(384, 1) block_scaled_kernel_sm90(
                 }
             }
             // copy(acc, C[row0 +: 128, col0 +: 128]);  (prefetch_registers_hopper.tl:33)
-            #pragma unroll
-            for (int tl_chunk7 = 0; tl_chunk7 < acc_layout::kSlots; tl_chunk7 += 2) {
-                tl::bf16* tl_ptr8 = &C[int64_t(row0 + (acc_layout::row(tl_tid, tl_chunk7))) * N + (col0 + (acc_layout::col(tl_tid, tl_chunk7)))];
-                if (tl::in_bounds(row0 + (acc_layout::row(tl_tid, tl_chunk7)), M) && tl::in_bounds(col0 + (acc_layout::col(tl_tid, tl_chunk7)), N) && tl::in_bounds(row0 + (acc_layout::row(tl_tid, tl_chunk7)), M) && tl::in_bounds((col0 + (acc_layout::col(tl_tid, tl_chunk7))) + 1, N) && tl::is_aligned(tl_ptr8, 4)) {
-                    tl::bf16 tl_vec9[2];
+            {
+                const int tl_wg = tl_tid / 128;
+                tl::bf16* tl_boxes = reinterpret_cast<tl::bf16*>(tl_smem + 131072) + tl_wg * 2 * 64 * 64;  // this warpgroup's staging boxes
+                #pragma unroll
+                for (int tl_chunk = 0; tl_chunk < 2; ++tl_chunk, ++tl_store_chunks) {
+                    const int tl_slab_row = 64 * tl_wg, tl_chunk_col = 64 * tl_chunk;
+                    tl::bf16* tl_box = tl_boxes + (tl_store_chunks % 2) * 64 * 64;  // boxes in turn, across tiles
+                    if (tl_tid % 128 == 0) tl::sm90::bulk_wait_read<1>();  // the last store from this box has read it
+                    tl::sm90::named_barrier_sync(2 + tl_wg, 128);
                     #pragma unroll
-                    for (int tl_v = 0; tl_v < 2; tl_v += 2) tl::convert_pair(&tl_vec9[tl_v], acc[tl_chunk7 + tl_v], acc[tl_chunk7 + tl_v + 1]);
-                    tl::store_vector<tl::bf16, 2>(tl_ptr8, tl_vec9);
-                } else {
-                    #pragma unroll
-                    for (int tl_v = 0; tl_v < 2; ++tl_v) {
-                        if (tl::in_bounds(row0 + (acc_layout::row(tl_tid, tl_chunk7 + tl_v)), M) && tl::in_bounds(col0 + (acc_layout::col(tl_tid, tl_chunk7 + tl_v)), N)) C[int64_t(row0 + (acc_layout::row(tl_tid, tl_chunk7 + tl_v))) * N + (col0 + (acc_layout::col(tl_tid, tl_chunk7 + tl_v)))] = tl::convert<tl::bf16>(acc[tl_chunk7 + tl_v]);
+                    for (int tl_s = tl_chunk * 32; tl_s < tl_chunk * 32 + 32; tl_s += 2) {
+                        const int tl_r = acc_layout::row(tl_tid, tl_s) - tl_slab_row, tl_c = acc_layout::col(tl_tid, tl_s) - tl_chunk_col;
+                        const tl::bf16 tl_pair[2] = {tl::convert<tl::bf16>(acc[tl_s]), tl::convert<tl::bf16>(acc[tl_s + 1])};
+                        tl::store_vector<tl::bf16, 2>(tl_box + tl::sm90::swizzled_offset<64>(tl_r, tl_c), tl_pair);
+                    }
+                    tl::sm90::fence_proxy_async_shared();  // plain stores -> the TMA engine's reads
+                    tl::sm90::named_barrier_sync(2 + tl_wg, 128);
+                    if (tl_tid % 128 == 0) {
+                        tl::sm90::tma_store_2d(&tl_map_C, tl_box, col0 + tl_chunk_col, row0 + tl_slab_row);
+                        tl::sm90::bulk_commit();
                     }
                 }
             }
         }
+        if (tl_tid % 128 == 0) tl::sm90::bulk_wait<0>();  // the last TMA stores are complete
     }
     #endif
 }
@@ -458,24 +469,27 @@ cudaError_t block_scaled(const __nv_fp8_e4m3* A, const float* As, const __nv_fp8
         // TMA needs 16-byte-aligned tensors whose rows are a multiple of 16 bytes.
         CUtensorMap tl_map_A;
         CUtensorMap tl_map_B;
+        CUtensorMap tl_map_C;
         const bool tl_tma =
             tl::host::tma_compatible(A, int64_t(M), int64_t(K), 1) &&
             tl::host::make_tensor_map_2d(&tl_map_A, A, CU_TENSOR_MAP_DATA_TYPE_UINT8, 1, int64_t(M), int64_t(K), 128, 128) &&
             tl::host::tma_compatible(B, int64_t(N), int64_t(K), 1) &&
-            tl::host::make_tensor_map_2d(&tl_map_B, B, CU_TENSOR_MAP_DATA_TYPE_UINT8, 1, int64_t(N), int64_t(K), 128, 128);
+            tl::host::make_tensor_map_2d(&tl_map_B, B, CU_TENSOR_MAP_DATA_TYPE_UINT8, 1, int64_t(N), int64_t(K), 128, 128) &&
+            tl::host::tma_compatible(C, int64_t(M), int64_t(N), 2) &&
+            tl::host::make_tensor_map_2d(&tl_map_C, C, CU_TENSOR_MAP_DATA_TYPE_BFLOAT16, 2, int64_t(M), int64_t(N), 64, 64);
         if (tl_tma) {
             static const cudaError_t tl_attributes_sm90 = [] {
                 cudaError_t tl_err = cudaSuccess;
-                tl_err = cudaFuncSetAttribute(::block_scaled_kernel_sm90, cudaFuncAttributeMaxDynamicSharedMemorySize, 132160);
+                tl_err = cudaFuncSetAttribute(::block_scaled_kernel_sm90, cudaFuncAttributeMaxDynamicSharedMemorySize, 164928);
                 if (tl_err == cudaSuccess)
-                    tl_err = cudaFuncSetAttribute(::block_scaled_kernel_sm90, cudaFuncAttributePreferredSharedMemoryCarveout, tl::host::occupancy_carveout(::block_scaled_kernel_sm90, 256, 132160));
+                    tl_err = cudaFuncSetAttribute(::block_scaled_kernel_sm90, cudaFuncAttributePreferredSharedMemoryCarveout, tl::host::occupancy_carveout(::block_scaled_kernel_sm90, 256, 164928));
                 return tl_err;
             }();
             if (tl_attributes_sm90 != cudaSuccess) return tl::host::record(tl_attributes_sm90, tl_name, "setting the shared-memory attributes");
             const int64_t tl_tiles = int64_t(tl::cdiv(N, 128)) * int64_t(tl::cdiv(M, 128));  // the warp-specialized kernel's own tiles
             const int64_t tl_blocks = tl_tiles < tl_device.sm_count ? tl_tiles : tl_device.sm_count;  // persistent: one block per SM
             if (tl_blocks <= INT32_MAX) {
-                ::block_scaled_kernel_sm90<<<unsigned(tl_blocks), 384, 132160, stream>>>(tl_map_A, tl_map_B, A, As, B, Bs, C, static_cast<int32_t>(M), static_cast<int32_t>(K), static_cast<int32_t>(KG), static_cast<int32_t>(N), static_cast<int32_t>(NB));
+                ::block_scaled_kernel_sm90<<<unsigned(tl_blocks), 384, 164928, stream>>>(tl_map_A, tl_map_B, tl_map_C, A, As, B, Bs, C, static_cast<int32_t>(M), static_cast<int32_t>(K), static_cast<int32_t>(KG), static_cast<int32_t>(N), static_cast<int32_t>(NB));
                 return tl::host::record(cudaGetLastError(), tl_name, "launch");
             }
         }
