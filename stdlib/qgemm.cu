@@ -7,7 +7,6 @@
 #include <tl/sm90/warpgroup.cuh>
 #include <tl/sm90/wgmma.cuh>
 #include <tl/sm90/tile_order.cuh>
-#include <tl/sm90/cluster.cuh>
 #include <tl/host/tma.h>
 #include <tl/host/workspace.h>
 #include <tl/host/tile_counter.h>
@@ -1650,7 +1649,7 @@ __global__ void __launch_bounds__(384, 1) fp8_gemm_block_scaled_tile_kernel_vari
     #endif
 }
 
-// kernel fp8_gemm_block_scaled_wide<BM = 32, G = 128, STAGES = 3, THREADS = 512, ROW_CLUSTER = 1, T = bf16>  (stdlib/qgemm.tl:132)
+// kernel fp8_gemm_block_scaled_wide<BM = 32, G = 128, STAGES = 3, THREADS = 512, ROW_CLUSTER = 1, COL_CLUSTER = 1, T = bf16>  (stdlib/qgemm.tl:132)
 // 512 threads per block, 124416 bytes of shared memory
 __global__ void __launch_bounds__(512) fp8_gemm_block_scaled_wide_kernel(
         const tl::f8e4m3* __restrict__ A,
@@ -2024,7 +2023,7 @@ __global__ void __launch_bounds__(512) fp8_gemm_block_scaled_wide_kernel(
     }
 }
 
-// kernel fp8_gemm_block_scaled_wide<BM = 128, G = 128, STAGES = 3, THREADS = 256, ROW_CLUSTER = 2, T = bf16>  (stdlib/qgemm.tl:132)
+// kernel fp8_gemm_block_scaled_wide<BM = 128, G = 128, STAGES = 3, THREADS = 256, ROW_CLUSTER = 1, COL_CLUSTER = 1, T = bf16>  (stdlib/qgemm.tl:132)
 // 256 threads per block, 181296 bytes of shared memory
 // warp-specialized: warpgroup 0 issues TMA loads, the other 256 threads run wgmma; persistent over the tiles
 __global__ void __launch_bounds__(384, 1) fp8_gemm_block_scaled_wide_kernel_sm90(
@@ -2060,36 +2059,27 @@ __global__ void __launch_bounds__(384, 1) fp8_gemm_block_scaled_wide_kernel_sm90
     if (threadIdx.x == 0) {
         for (int tl_s = 0; tl_s < 3; ++tl_s) {
             tl::sm90::mbarrier_init(&tl_full[tl_s], 1);
-            tl::sm90::mbarrier_init(&tl_empty[tl_s], 16);  // one arrival per consumer warp of each block of the cluster
+            tl::sm90::mbarrier_init(&tl_empty[tl_s], 8);  // one arrival per consumer warp
         }
         tl::sm90::mbarrier_init_fence();
     }
-    tl::sm90::cluster_sync();  // the cluster's barriers are initialised before any block uses another's
-    const uint32_t tl_cluster_rank = tl::sm90::cluster_block_rank();
+    __syncthreads();
     const int tl_tiles_x = tl::cdiv(N, 256), tl_tiles_y = tl::cdiv(M, 128), tl_tiles_z = 1;
     const int tl_tiles = tl_tiles_x * tl_tiles_y * tl_tiles_z;
-    const int tl_cluster_tiles_x = tl::cdiv(tl_tiles_x, 1), tl_cluster_tiles_y = tl::cdiv(tl_tiles_y, 2), tl_cluster_tiles_z = tl::cdiv(tl_tiles_z, 1);
-    const int tl_cluster_tiles = tl_cluster_tiles_x * tl_cluster_tiles_y * tl_cluster_tiles_z;  // the tiles in clusters
-    (void)tl_tiles;
     if (threadIdx.x < 128) {
         // Producer warpgroup: one thread issues every TMA load.
         tl::sm90::release_registers<40>();
         if (threadIdx.x == 0) {
             tl::sm90::tma_prefetch_descriptor(&tl_map_A);
             tl::sm90::tma_prefetch_descriptor(&tl_map_B);
-            const int tl_slice_y = tl::sm90::ClusterShare<1, 2, 1, 2>::slice(tl_cluster_rank);  // this block's slice of the tiles shared along y
-            const uint16_t tl_mask_y = tl::sm90::ClusterShare<1, 2, 1, 2>::mask(tl_cluster_rank);  // the blocks that share them
             int tl_it = 0;  // trips issued so far, across tiles: stage tl_it % stages, round tl_it / stages
-            for (int tl_tile = int(blockIdx.x) / 2; tl_tile < tl_cluster_tiles; tl_tile += int(gridDim.x) / 2) {
-                const int tl_cluster_tile_z = tl_tile / (tl_cluster_tiles_x * tl_cluster_tiles_y);
-                const int tl_in_plane = tl_tile % (tl_cluster_tiles_x * tl_cluster_tiles_y);
-                const int tl_group_first_y = tl_in_plane / (8 * tl_cluster_tiles_x) * 8;
-                const int tl_group_rows = min(tl_cluster_tiles_y - tl_group_first_y, 8);
-                const int tl_cluster_tile_y = tl_group_first_y + tl_in_plane % (8 * tl_cluster_tiles_x) % tl_group_rows;
-                const int tl_cluster_tile_x = tl_in_plane % (8 * tl_cluster_tiles_x) / tl_group_rows;
-                const int tl_block_x = tl_cluster_tile_x * 1 + int(tl_cluster_rank % 1);
-                const int tl_block_y = tl_cluster_tile_y * 2 + int(tl_cluster_rank / 1 % 2);
-                const int tl_block_z = tl_cluster_tile_z * 1 + int(tl_cluster_rank / 2);
+            for (int tl_tile = blockIdx.x; tl_tile < tl_tiles; tl_tile += gridDim.x) {
+                const int tl_block_z = tl_tile / (tl_tiles_x * tl_tiles_y);
+                const int tl_in_plane = tl_tile % (tl_tiles_x * tl_tiles_y);
+                const int tl_group_first_y = tl_in_plane / (8 * tl_tiles_x) * 8;
+                const int tl_group_rows = min(tl_tiles_y - tl_group_first_y, 8);
+                const int tl_block_y = tl_group_first_y + tl_in_plane % (8 * tl_tiles_x) % tl_group_rows;
+                const int tl_block_x = tl_in_plane % (8 * tl_tiles_x) / tl_group_rows;
                 (void)tl_block_x, (void)tl_block_y, (void)tl_block_z;
                 const int32_t row0 = tl_block_y * 128;
                 const int32_t col0 = tl_block_x * 2 * 128;
@@ -2100,9 +2090,9 @@ __global__ void __launch_bounds__(384, 1) fp8_gemm_block_scaled_wide_kernel_sm90
                     // copy(A[row0 +: BM, k * G +: G], a);  (qgemm.tl:151)
                     tl::sm90::tma_load_2d(a + tl_stage * 16384, &tl_map_A, &tl_full[tl_stage], k * 128, row0);
                     // copy(B[col0 +: G, k * G +: G], b0);  (qgemm.tl:152)
-                    tl::sm90::tma_load_2d_multicast(b0 + tl_stage * 16384 + tl_slice_y * 8192, &tl_map_B, &tl_full[tl_stage], tl_mask_y, k * 128, col0 + tl_slice_y * 64);
+                    tl::sm90::tma_load_2d(b0 + tl_stage * 16384, &tl_map_B, &tl_full[tl_stage], k * 128, col0);
                     // copy(B[col0 + G +: G, k * G +: G], b1);  (qgemm.tl:153)
-                    tl::sm90::tma_load_2d_multicast(b1 + tl_stage * 16384 + tl_slice_y * 8192, &tl_map_B, &tl_full[tl_stage], tl_mask_y, k * 128, col0 + 128 + tl_slice_y * 64);
+                    tl::sm90::tma_load_2d(b1 + tl_stage * 16384, &tl_map_B, &tl_full[tl_stage], k * 128, col0 + 128);
                 }
             }
         }
@@ -2113,25 +2103,14 @@ __global__ void __launch_bounds__(384, 1) fp8_gemm_block_scaled_wide_kernel_sm90
         const int tl_tid = tl::thread_index<256>(128);
         int tl_it = 0;  // trips consumed so far, across tiles
         int tl_store_chunks = 0;  // epilogue chunks stored so far, across tiles
-        for (int tl_tile = int(blockIdx.x) / 2; tl_tile < tl_cluster_tiles; tl_tile += int(gridDim.x) / 2) {
-            const int tl_cluster_tile_z = tl_tile / (tl_cluster_tiles_x * tl_cluster_tiles_y);
-            const int tl_in_plane = tl_tile % (tl_cluster_tiles_x * tl_cluster_tiles_y);
-            const int tl_group_first_y = tl_in_plane / (8 * tl_cluster_tiles_x) * 8;
-            const int tl_group_rows = min(tl_cluster_tiles_y - tl_group_first_y, 8);
-            const int tl_cluster_tile_y = tl_group_first_y + tl_in_plane % (8 * tl_cluster_tiles_x) % tl_group_rows;
-            const int tl_cluster_tile_x = tl_in_plane % (8 * tl_cluster_tiles_x) / tl_group_rows;
-            const int tl_block_x = tl_cluster_tile_x * 1 + int(tl_cluster_rank % 1);
-            const int tl_block_y = tl_cluster_tile_y * 2 + int(tl_cluster_rank / 1 % 2);
-            const int tl_block_z = tl_cluster_tile_z * 1 + int(tl_cluster_rank / 2);
+        for (int tl_tile = blockIdx.x; tl_tile < tl_tiles; tl_tile += gridDim.x) {
+            const int tl_block_z = tl_tile / (tl_tiles_x * tl_tiles_y);
+            const int tl_in_plane = tl_tile % (tl_tiles_x * tl_tiles_y);
+            const int tl_group_first_y = tl_in_plane / (8 * tl_tiles_x) * 8;
+            const int tl_group_rows = min(tl_tiles_y - tl_group_first_y, 8);
+            const int tl_block_y = tl_group_first_y + tl_in_plane % (8 * tl_tiles_x) % tl_group_rows;
+            const int tl_block_x = tl_in_plane % (8 * tl_tiles_x) / tl_group_rows;
             (void)tl_block_x, (void)tl_block_y, (void)tl_block_z;
-            if (tl_block_x >= tl_tiles_x || tl_block_y >= tl_tiles_y || tl_block_z >= tl_tiles_z) {
-                // A tile past the grid's edge: this block only takes part in its cluster's shared loads.
-                for (int tl_k = 0; tl_k < KG; ++tl_k, ++tl_it) {
-                    tl::sm90::mbarrier_wait(&tl_full[tl_it % 3], (tl_it / 3 + 0) & 1);
-                    if (tl_tid % 32 == 0) tl::sm90::mbarrier_arrive_each_block<2>(&tl_empty[tl_it % 3]);
-                }
-                continue;
-            }
             float sa[2];  // fragment sa: f32[128]
             float sb[2];  // local sb: f32[2]
             float part[part_layout::kSlots];  // fragment part: f32[128, 128]
@@ -2195,7 +2174,7 @@ __global__ void __launch_bounds__(384, 1) fp8_gemm_block_scaled_wide_kernel_sm90
                 tl::sm90::warpgroup_gemm<tl::f8e4m3, 128, 128, 128, false, true, 2>(part, a + tl_stage * 16384, b1 + tl_stage * 16384, tl_tid / 128, true);
                 tl::sm90::wgmma_wait<0>();  // #1 (into `part`) retired
                 tl::sm90::fence_accumulators(part);
-                if (tl_tid % 32 == 0) tl::sm90::mbarrier_arrive_each_block<2>(&tl_empty[tl_stage]);  // release trip k's stage in every block of the cluster
+                if (tl_tid % 32 == 0) tl::sm90::mbarrier_arrive(&tl_empty[tl_stage]);  // release trip k's stage
                 // for i, j in parallel(BM, G) {  (qgemm.tl:161)
                 // for i, j in parallel(128, 128): each thread visits the elements of `acc1` it holds
                 #pragma unroll
@@ -2256,7 +2235,6 @@ __global__ void __launch_bounds__(384, 1) fp8_gemm_block_scaled_wide_kernel_sm90
         }
         if (tl_tid % 128 == 0) tl::sm90::bulk_wait<0>();  // the last TMA stores are complete
     }
-    tl::sm90::cluster_sync();  // no block leaves while another may still arrive on its barriers or load into it
     #endif
 }
 
@@ -4126,7 +4104,7 @@ cudaError_t fp8_gemm_block_scaled_wide(const __nv_fp8_e4m3* A, const float* As, 
             tl::host::tma_compatible(A, int64_t(M), int64_t(K), 1) &&
             tl::host::make_tensor_map_2d(&tl_map_A, A, CU_TENSOR_MAP_DATA_TYPE_UINT8, 1, int64_t(M), int64_t(K), 128, 128) &&
             tl::host::tma_compatible(B, int64_t(N), int64_t(K), 1) &&
-            tl::host::make_tensor_map_2d(&tl_map_B, B, CU_TENSOR_MAP_DATA_TYPE_UINT8, 1, int64_t(N), int64_t(K), 64, 128) &&
+            tl::host::make_tensor_map_2d(&tl_map_B, B, CU_TENSOR_MAP_DATA_TYPE_UINT8, 1, int64_t(N), int64_t(K), 128, 128) &&
             tl::host::tma_compatible(C, int64_t(M), int64_t(N), 2) &&
             tl::host::make_tensor_map_2d(&tl_map_C, C, CU_TENSOR_MAP_DATA_TYPE_BFLOAT16, 2, int64_t(M), int64_t(N), 64, 64);
         if (tl_tma) {
@@ -4138,11 +4116,11 @@ cudaError_t fp8_gemm_block_scaled_wide(const __nv_fp8_e4m3* A, const float* As, 
                 return tl_err;
             }();
             if (tl_attributes_sm90 != cudaSuccess) return tl::host::record(tl_attributes_sm90, tl_name, "setting the shared-memory attributes");
-            const int64_t tl_clusters = int64_t(tl::cdiv(N, 256)) * tl::cdiv(int64_t(tl::cdiv(M, 128)), 2);  // the kernel's tiles in clusters of 1 x 2
-            const int64_t tl_blocks = 2 * std::min(tl_clusters, tl::host::resident_clusters(::fp8_gemm_block_scaled_wide_kernel_sm90, 384, 181296, 2));  // persistent: the clusters the GPU holds at once
+            const int64_t tl_tiles = int64_t(tl::cdiv(N, 256)) * int64_t(tl::cdiv(M, 128));  // the warp-specialized kernel's own tiles
+            const int64_t tl_blocks = tl_tiles < tl_device.sm_count ? tl_tiles : tl_device.sm_count;  // persistent: one block per SM
             if (tl_blocks <= INT32_MAX) {
-                const tl::host::LaunchShape tl_shape{unsigned(tl_blocks), dim3(384), 181296, dim3(2, 1, 1), false};
-                return tl::host::record(tl::host::launch(::fp8_gemm_block_scaled_wide_kernel_sm90, tl_shape, stream, tl_map_A, tl_map_B, tl_map_C, A, As, B, Bs, C, static_cast<int32_t>(M), static_cast<int32_t>(K), static_cast<int32_t>(KG), static_cast<int32_t>(N), static_cast<int32_t>(NB)), tl_name, "launch");
+                ::fp8_gemm_block_scaled_wide_kernel_sm90<<<unsigned(tl_blocks), 384, 181296, stream>>>(tl_map_A, tl_map_B, tl_map_C, A, As, B, Bs, C, static_cast<int32_t>(M), static_cast<int32_t>(K), static_cast<int32_t>(KG), static_cast<int32_t>(N), static_cast<int32_t>(NB));
+                return tl::host::record(cudaGetLastError(), tl_name, "launch");
             }
         }
     }

@@ -7,11 +7,13 @@
 // min_max_launch(X, N), int_reduce(X, Y, N), tl_scale(X, alpha, N) (and tlc_tl_scale),
 // hgemm(A, B, C, M, K, N), extern_rotate(X, Y, N), pair_round(X, Y, M, N), view_rows(X, Y, N, M), block_scans(X, X2, Y1, Y2, Y3, N, R, C),
 // chunk_reads(X, W, Y, R), prefetched_scales(X, W, S, Bias, Y, M, N, KT), written_b_operand(A, B, X, M, K),
-// split_columns_3(A, B, Y, M, K, N), split_columns_reduce(A, B, R, M, K).
+// split_columns_3(A, B, Y, M, K, N), split_columns_reduce(A, B, R, M, K),
+// cluster_gemm_2x2(A, B, C, M, K, N), cluster_gemm_1x4(A, B, C, K, M, N).
 #include "regressions.h"
 #include "harness.h"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <string>
 #include <utility>
@@ -229,6 +231,36 @@ th::Outcome check_split_columns(bool reduce, int64_t M, int64_t N, int64_t K, ui
     return th::numeric(th::rel_err(Y.download(), ref), 1e-4, A.guards_intact() && B.guards_intact() && Y.guards_intact());
 }
 
+// The GEMMs in thread-block clusters, C = A · Bᵀ against float64: 2 x 2 clusters (f16 C; A [M, K])
+// and 1 x 4 clusters (f32 C; A stored [K, M]). Grids that are not whole clusters (blocks whose tiles
+// lie past the grid), several tiles per persistent block, K past the last full step, and K = 100
+// (rows not 16-byte aligned: the cp.async fallback, launched in whole clusters).
+th::Outcome check_cluster_gemm(bool square, int64_t M, int64_t N, int64_t K, uint64_t seed) {
+    const auto a = th::random_vector<__half>(static_cast<size_t>(M * K), seed, -0.5, 0.5);
+    const auto b = th::random_vector<__half>(static_cast<size_t>(N * K), seed + 1, -0.5, 0.5);
+    th::DeviceBuffer<__half> A(a), B(b);
+    std::vector<double> ref(static_cast<size_t>(M * N));
+    for (int64_t m = 0; m < M; ++m)
+        for (int64_t n = 0; n < N; ++n) {
+            double acc = 0.0;
+            for (int64_t k = 0; k < K; ++k) {
+                const float x = __half2float(square ? a[m * K + k] : a[k * M + m]); // 1 x 4: A stored [K, M]
+                acc += double(x) * __half2float(b[n * K + k]);
+            }
+            ref[static_cast<size_t>(m * N + n)] = acc;
+        }
+    if (square) {
+        th::DeviceBuffer<__half> C(static_cast<size_t>(M * N));
+        C.poison();
+        th::check_launch(tlc::cluster_gemm_2x2(A.get(), B.get(), C.get(), M, K, N), "cluster_gemm_2x2");
+        return th::numeric(th::rel_err(C.download(), ref), 1e-2, A.guards_intact() && B.guards_intact() && C.guards_intact());
+    }
+    th::DeviceBuffer<float> C(static_cast<size_t>(M * N));
+    C.poison();
+    th::check_launch(tlc::cluster_gemm_1x4(A.get(), B.get(), C.get(), K, M, N), "cluster_gemm_1x4");
+    return th::numeric(th::rel_err(C.download(), ref), 1e-4, A.guards_intact() && B.guards_intact() && C.guards_intact());
+}
+
 // view_rows: Y[M = 3 N] written through the view [N, 3] as (x, 2x, -x) per row; M != 3 N is refused.
 th::Outcome check_view_rows(int64_t N, uint64_t seed) {
     const auto x = th::random_vector<float>(static_cast<size_t>(N), seed);
@@ -348,6 +380,13 @@ int main() {
     for (const std::pair<int64_t, int64_t> mn : {std::pair<int64_t, int64_t>{37, 37}, {64, 64}, {130, 200}, {1, 5}})
         suite.run("tile_roundtrip/" + std::to_string(mn.first) + "x" + std::to_string(mn.second),
                   [&] { return check_tile_roundtrip(mn.first, mn.second, 990 + mn.first); });
+    for (const bool square : {true, false})
+        for (const std::array<int64_t, 3> mnk : {std::array<int64_t, 3>{300, 500, 200}, {128, 128, 64}, {2500, 2500, 128},
+                                                 {300, 500, 100}, {1, 1, 8}}) {
+            const std::string shape = std::to_string(mnk[0]) + "x" + std::to_string(mnk[1]) + "x" + std::to_string(mnk[2]);
+            suite.run(std::string(square ? "cluster_gemm_2x2/" : "cluster_gemm_1x4/") + shape,
+                      [&] { return check_cluster_gemm(square, mnk[0], mnk[1], mnk[2], 2000 + mnk[0] + square); });
+        }
     suite.run("gather_rows/M=23,N=150,R=37", [&] { return check_gather_rows(23, 150, 37, 1100); });
     suite.run("gather_rows/M=500,N=256,R=1000", [&] { return check_gather_rows(500, 256, 1000, 1200); });
     suite.run("gather_rows/M=1,N=1,R=1", [&] { return check_gather_rows(1, 1, 1, 1300); });
