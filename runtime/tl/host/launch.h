@@ -122,29 +122,37 @@ inline int sm_count() {
     return n > 0 ? n : 1;
 }
 
-// The blocks of `kernel` the current device holds at once: blocks resident per SM (at `threads`
-// threads and `shared_bytes` of dynamic shared memory a block) times its SMs; at least 1. Cached
-// per kernel and device on each host thread.
-template <typename Kernel> inline int64_t resident_blocks(Kernel* kernel, int threads, size_t shared_bytes) {
+// `compute()` for `kernel` on the current device, computed once per kernel, device and `what`
+// (the quantity) on each host thread; 1 when the device cannot be queried.
+template <typename Compute> inline int64_t cached_per_kernel(const void* kernel, int what, Compute compute) {
     struct Entry {
         const void* kernel;
         int device;
-        int64_t blocks;
+        int what;
+        int64_t value;
     };
     static thread_local std::vector<Entry> cache;
     int dev = 0;
     if (cudaGetDevice(&dev) != cudaSuccess) return 1;
-    const void* key = reinterpret_cast<const void*>(kernel);
     for (const Entry& e : cache)
-        if (e.kernel == key && e.device == dev) return e.blocks;
-    int per_sm = 0;
-    if (cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, threads, shared_bytes) != cudaSuccess || per_sm < 1) {
-        (void)cudaGetLastError();  // the launch reports what is wrong
-        per_sm = 1;
-    }
-    const int64_t blocks = int64_t(per_sm) * sm_count();
-    cache.push_back({key, dev, blocks});
-    return blocks;
+        if (e.kernel == kernel && e.device == dev && e.what == what) return e.value;
+    const int64_t value = compute();
+    cache.push_back({kernel, dev, what, value});
+    return value;
+}
+
+// The blocks of `kernel` the current device holds at once: blocks resident per SM (at `threads`
+// threads and `shared_bytes` of dynamic shared memory a block) times its SMs; at least 1. Cached
+// per kernel and device on each host thread.
+template <typename Kernel> inline int64_t resident_blocks(Kernel* kernel, int threads, size_t shared_bytes) {
+    return cached_per_kernel(reinterpret_cast<const void*>(kernel), 0, [&]() -> int64_t {
+        int per_sm = 0;
+        if (cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, threads, shared_bytes) != cudaSuccess || per_sm < 1) {
+            (void)cudaGetLastError();  // the launch reports what is wrong
+            per_sm = 1;
+        }
+        return int64_t(per_sm) * sm_count();
+    });
 }
 
 // The clusters of `cluster_blocks` blocks of `kernel` (1-d, at `threads` threads and `shared_bytes`
@@ -152,35 +160,25 @@ template <typename Kernel> inline int64_t resident_blocks(Kernel* kernel, int th
 // divided by the cluster's blocks where a GPC's SMs do not split into whole clusters. At least 1;
 // cached per kernel and device on each host thread.
 template <typename Kernel> inline int64_t resident_clusters(Kernel* kernel, int threads, size_t shared_bytes, int cluster_blocks) {
-    struct Entry {
-        const void* kernel;
-        int device;
-        int64_t clusters;
-    };
-    static thread_local std::vector<Entry> cache;
-    int dev = 0;
-    if (cudaGetDevice(&dev) != cudaSuccess) return 1;
-    const void* key = reinterpret_cast<const void*>(kernel);
-    for (const Entry& e : cache)
-        if (e.kernel == key && e.device == dev) return e.clusters;
-    cudaLaunchConfig_t config = {};
-    config.gridDim = dim3(unsigned(cluster_blocks) * unsigned(sm_count()), 1, 1);
-    config.blockDim = dim3(unsigned(threads), 1, 1);
-    config.dynamicSmemBytes = shared_bytes;
-    cudaLaunchAttribute attribute = {};
-    attribute.id = cudaLaunchAttributeClusterDimension;
-    attribute.val.clusterDim.x = unsigned(cluster_blocks);
-    attribute.val.clusterDim.y = 1;
-    attribute.val.clusterDim.z = 1;
-    config.attrs = &attribute;
-    config.numAttrs = 1;
-    int clusters = 0;
-    if (cudaOccupancyMaxActiveClusters(&clusters, kernel, &config) != cudaSuccess || clusters < 1) {
-        (void)cudaGetLastError();  // the launch reports what is wrong
-        clusters = std::max(1, sm_count() / cluster_blocks);
-    }
-    cache.push_back({key, dev, clusters});
-    return clusters;
+    return cached_per_kernel(reinterpret_cast<const void*>(kernel), 1, [&]() -> int64_t {
+        cudaLaunchConfig_t config = {};
+        config.gridDim = dim3(unsigned(cluster_blocks) * unsigned(sm_count()), 1, 1);
+        config.blockDim = dim3(unsigned(threads), 1, 1);
+        config.dynamicSmemBytes = shared_bytes;
+        cudaLaunchAttribute attribute = {};
+        attribute.id = cudaLaunchAttributeClusterDimension;
+        attribute.val.clusterDim.x = unsigned(cluster_blocks);
+        attribute.val.clusterDim.y = 1;
+        attribute.val.clusterDim.z = 1;
+        config.attrs = &attribute;
+        config.numAttrs = 1;
+        int clusters = 0;
+        if (cudaOccupancyMaxActiveClusters(&clusters, kernel, &config) != cudaSuccess || clusters < 1) {
+            (void)cudaGetLastError();  // the launch reports what is wrong
+            clusters = std::max(1, sm_count() / cluster_blocks);
+        }
+        return int64_t(clusters);
+    });
 }
 
 // The shared-memory carveout (percent of an SM's shared memory, for
