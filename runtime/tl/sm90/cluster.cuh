@@ -31,11 +31,14 @@ __device__ __forceinline__ void cluster_sync() {
 }
 
 // One arrival on the mbarrier at `bar`'s offset in block `rank` of the cluster (this block's own
-// included), with release semantics at cluster scope.
+// included). Release semantics at CTA scope, as CUTLASS's cluster barriers arrive: what the
+// arrival orders is this warp's wgmma reads of a stage (retired before it) against the TMA writes
+// that refill it; a cluster-scope release would also wait for the warp's own global loads still in
+// flight (the scales of the next trip), every trip.
 __device__ __forceinline__ void mbarrier_arrive_in_block(uint64_t* bar, uint32_t rank) {
 #if TL_SM90A_DEVICE
     asm volatile("{\n.reg .b32 remote;\nmapa.shared::cluster.u32 remote, %0, %1;\n"
-                 "mbarrier.arrive.release.cluster.shared::cluster.b64 _, [remote];\n}\n" ::"r"(smem_address(bar)),
+                 "mbarrier.arrive.shared::cluster.b64 _, [remote];\n}\n" ::"r"(smem_address(bar)),
                  "r"(rank)
                  : "memory");
 #endif
