@@ -1649,7 +1649,7 @@ __global__ void __launch_bounds__(384, 1) fp8_gemm_block_scaled_tile_kernel_vari
     #endif
 }
 
-// kernel fp8_gemm_block_scaled_wide<BM = 32, G = 128, STAGES = 3, THREADS = 512, ROW_CLUSTER = 1, COL_CLUSTER = 1, T = bf16>  (stdlib/qgemm.tl:132)
+// kernel fp8_gemm_block_scaled_wide<BM = 32, G = 128, STAGES = 3, THREADS = 512, ROW_CLUSTER = 1, COL_CLUSTER = 1, T = bf16>  (stdlib/qgemm.tl:135)
 // 512 threads per block, 124416 bytes of shared memory
 __global__ void __launch_bounds__(512) fp8_gemm_block_scaled_wide_kernel(
         const tl::f8e4m3* __restrict__ A,
@@ -1686,7 +1686,7 @@ __global__ void __launch_bounds__(512) fp8_gemm_block_scaled_wide_kernel(
     const int32_t col0 = int(blockIdx.x) * 2 * 128;
     const int32_t k_trips = KG;
     if (0 < k_trips) {
-        // copy(A[row0 +: BM, k * G +: G], a);  (qgemm.tl:151)
+        // copy(A[row0 +: BM, k * G +: G], a);  (qgemm.tl:154)
         if (tl::is_aligned(A, 16) && K % 16 == 0 && row0 >= 0 && row0 + 32 <= M && 0 >= 0 && 0 + 128 <= K && 0 % 16 == 0) {
             #pragma unroll
             for (int tl_i1 = 0; tl_i1 < 1; ++tl_i1) {
@@ -1714,7 +1714,7 @@ __global__ void __launch_bounds__(512) fp8_gemm_block_scaled_wide_kernel(
                 }
             }
         }
-        // copy(B[col0 +: G, k * G +: G], b0);  (qgemm.tl:152)
+        // copy(B[col0 +: G, k * G +: G], b0);  (qgemm.tl:155)
         if (tl::is_aligned(B, 16) && K % 16 == 0 && col0 >= 0 && col0 + 128 <= N && 0 >= 0 && 0 + 128 <= K && 0 % 16 == 0) {
             #pragma unroll
             for (int tl_i8 = 0; tl_i8 < 2; ++tl_i8) {
@@ -1738,7 +1738,7 @@ __global__ void __launch_bounds__(512) fp8_gemm_block_scaled_wide_kernel(
                 }
             }
         }
-        // copy(B[col0 + G +: G, k * G +: G], b1);  (qgemm.tl:153)
+        // copy(B[col0 + G +: G, k * G +: G], b1);  (qgemm.tl:156)
         if (tl::is_aligned(B, 16) && K % 16 == 0 && (col0 + 128) >= 0 && (col0 + 128) + 128 <= N && 0 >= 0 && 0 + 128 <= K && 0 % 16 == 0) {
             #pragma unroll
             for (int tl_i15 = 0; tl_i15 < 2; ++tl_i15) {
@@ -1765,7 +1765,7 @@ __global__ void __launch_bounds__(512) fp8_gemm_block_scaled_wide_kernel(
     }
     tl::cp_async_commit();
     if (1 < k_trips) {
-        // copy(A[row0 +: BM, k * G +: G], a);  (qgemm.tl:151)
+        // copy(A[row0 +: BM, k * G +: G], a);  (qgemm.tl:154)
         if (tl::is_aligned(A, 16) && K % 16 == 0 && row0 >= 0 && row0 + 32 <= M && 128 >= 0 && 128 + 128 <= K && 128 % 16 == 0) {
             #pragma unroll
             for (int tl_i22 = 0; tl_i22 < 1; ++tl_i22) {
@@ -1793,7 +1793,7 @@ __global__ void __launch_bounds__(512) fp8_gemm_block_scaled_wide_kernel(
                 }
             }
         }
-        // copy(B[col0 +: G, k * G +: G], b0);  (qgemm.tl:152)
+        // copy(B[col0 +: G, k * G +: G], b0);  (qgemm.tl:155)
         if (tl::is_aligned(B, 16) && K % 16 == 0 && col0 >= 0 && col0 + 128 <= N && 128 >= 0 && 128 + 128 <= K && 128 % 16 == 0) {
             #pragma unroll
             for (int tl_i29 = 0; tl_i29 < 2; ++tl_i29) {
@@ -1817,7 +1817,7 @@ __global__ void __launch_bounds__(512) fp8_gemm_block_scaled_wide_kernel(
                 }
             }
         }
-        // copy(B[col0 + G +: G, k * G +: G], b1);  (qgemm.tl:153)
+        // copy(B[col0 + G +: G, k * G +: G], b1);  (qgemm.tl:156)
         if (tl::is_aligned(B, 16) && K % 16 == 0 && (col0 + 128) >= 0 && (col0 + 128) + 128 <= N && 128 >= 0 && 128 + 128 <= K && 128 % 16 == 0) {
             #pragma unroll
             for (int tl_i36 = 0; tl_i36 < 2; ++tl_i36) {
@@ -1846,22 +1846,22 @@ __global__ void __launch_bounds__(512) fp8_gemm_block_scaled_wide_kernel(
     float sa_next[2];  // fragment sa_next: f32[32]
     float sb_next[2];  // local sb_next: f32[2]
     if (0 < k_trips) {
-        // copy(As[row0 +: BM, k], sa);  (qgemm.tl:154)
+        // copy(As[row0 +: BM, k], sa);  (qgemm.tl:157)
         #pragma unroll
         for (int tl_s42 = 0; tl_s42 < 2; ++tl_s42) {
             sa_next[tl_s42] = tl::in_bounds(row0 + ((tl_tid / 4 % 8) + (tl_s42) * 8 + (tl_tid / 256) * 16), M) && tl::in_bounds(0, KG) ? As[int64_t(row0 + ((tl_tid / 4 % 8) + (tl_s42) * 8 + (tl_tid / 256) * 16)) * KG + 0] : 0.0f;
         }
-        // copy(Bs[col0 / G +: 2, k], sb);  (qgemm.tl:155)
+        // copy(Bs[col0 / G +: 2, k], sb);  (qgemm.tl:158)
         for (int tl_e43 = 0; tl_e43 < 2; ++tl_e43) {
             sb_next[tl_e43] = tl::in_bounds((col0 / 128) + tl_e43, NB) && tl::in_bounds(0, KG) ? Bs[int64_t((col0 / 128) + tl_e43) * KG + 0] : 0.0f;
         }
     }
-    // for k in pipelined(KG, stages = STAGES) {  (qgemm.tl:150)
+    // for k in pipelined(KG, stages = STAGES) {  (qgemm.tl:153)
     for (int k = 0; k < k_trips; ++k) {
         tl::cp_async_wait<1>();  // at most 1 copy groups of this thread still in flight
         __syncthreads();  // pipeline: stage `k % 3` has landed and the stage refilled next is no longer read
         if (k + 2 < k_trips) {
-            // copy(A[row0 +: BM, k * G +: G], a);  (qgemm.tl:151)
+            // copy(A[row0 +: BM, k * G +: G], a);  (qgemm.tl:154)
             if (tl::is_aligned(A, 16) && K % 16 == 0 && row0 >= 0 && row0 + 32 <= M && ((k + 2) * 128) >= 0 && ((k + 2) * 128) + 128 <= K && ((k + 2) * 128) % 16 == 0) {
                 #pragma unroll
                 for (int tl_i45 = 0; tl_i45 < 1; ++tl_i45) {
@@ -1889,7 +1889,7 @@ __global__ void __launch_bounds__(512) fp8_gemm_block_scaled_wide_kernel(
                     }
                 }
             }
-            // copy(B[col0 +: G, k * G +: G], b0);  (qgemm.tl:152)
+            // copy(B[col0 +: G, k * G +: G], b0);  (qgemm.tl:155)
             if (tl::is_aligned(B, 16) && K % 16 == 0 && col0 >= 0 && col0 + 128 <= N && ((k + 2) * 128) >= 0 && ((k + 2) * 128) + 128 <= K && ((k + 2) * 128) % 16 == 0) {
                 #pragma unroll
                 for (int tl_i52 = 0; tl_i52 < 2; ++tl_i52) {
@@ -1913,7 +1913,7 @@ __global__ void __launch_bounds__(512) fp8_gemm_block_scaled_wide_kernel(
                     }
                 }
             }
-            // copy(B[col0 + G +: G, k * G +: G], b1);  (qgemm.tl:153)
+            // copy(B[col0 + G +: G, k * G +: G], b1);  (qgemm.tl:156)
             if (tl::is_aligned(B, 16) && K % 16 == 0 && (col0 + 128) >= 0 && (col0 + 128) + 128 <= N && ((k + 2) * 128) >= 0 && ((k + 2) * 128) + 128 <= K && ((k + 2) * 128) % 16 == 0) {
                 #pragma unroll
                 for (int tl_i59 = 0; tl_i59 < 2; ++tl_i59) {
@@ -1939,32 +1939,32 @@ __global__ void __launch_bounds__(512) fp8_gemm_block_scaled_wide_kernel(
             }
         }
         tl::cp_async_commit();
-        // copy(As[row0 +: BM, k], sa);  (qgemm.tl:154)
+        // copy(As[row0 +: BM, k], sa);  (qgemm.tl:157)
         #pragma unroll
         for (int tl_s = 0; tl_s < 2; ++tl_s) sa[tl_s] = sa_next[tl_s];
-        // copy(Bs[col0 / G +: 2, k], sb);  (qgemm.tl:155)
+        // copy(Bs[col0 / G +: 2, k], sb);  (qgemm.tl:158)
         for (int tl_e65 = 0; tl_e65 < 2; ++tl_e65) {
             sb[tl_e65] = sb_next[tl_e65];
         }
         if (k + 1 < k_trips) {
-            // copy(As[row0 +: BM, k], sa);  (qgemm.tl:154)
+            // copy(As[row0 +: BM, k], sa);  (qgemm.tl:157)
             #pragma unroll
             for (int tl_s66 = 0; tl_s66 < 2; ++tl_s66) {
                 sa_next[tl_s66] = tl::in_bounds(row0 + ((tl_tid / 4 % 8) + (tl_s66) * 8 + (tl_tid / 256) * 16), M) && tl::in_bounds(k + 1, KG) ? As[int64_t(row0 + ((tl_tid / 4 % 8) + (tl_s66) * 8 + (tl_tid / 256) * 16)) * KG + (k + 1)] : 0.0f;
             }
-            // copy(Bs[col0 / G +: 2, k], sb);  (qgemm.tl:155)
+            // copy(Bs[col0 / G +: 2, k], sb);  (qgemm.tl:158)
             for (int tl_e67 = 0; tl_e67 < 2; ++tl_e67) {
                 sb_next[tl_e67] = tl::in_bounds((col0 / 128) + tl_e67, NB) && tl::in_bounds(k + 1, KG) ? Bs[int64_t((col0 / 128) + tl_e67) * KG + (k + 1)] : 0.0f;
             }
         }
-        // gemm(a, b0, part, transpose_b = true, clear = true);  (qgemm.tl:156)
+        // gemm(a, b0, part, transpose_b = true, clear = true);  (qgemm.tl:159)
         {
             for (int tl_s = 0; tl_s < part_layout::kSlots; ++tl_s) part[tl_s] = 0.0f;
             tl::warp_gemm_mma<32, 128, 128, 2, 8, tl::f8e4m3, false, true>(
                 part, tl::SharedMatrix<tl::f8e4m3, false, 144>{&a[((k % 3) * 32 + 0) * 144 + 0]},
                 tl::SharedMatrix<tl::f8e4m3, true, 144>{&b0[((k % 3) * 128 + 0) * 144 + 0]}, tl_tid);
         }
-        // for i, j in parallel(BM, G) {  (qgemm.tl:157)
+        // for i, j in parallel(BM, G) {  (qgemm.tl:160)
         // for i, j in parallel(32, 128): each thread visits the elements of `acc0` it holds
         #pragma unroll
         for (int tl_s68 = 0; tl_s68 < acc0_layout::kSlots; ++tl_s68) {
@@ -1972,14 +1972,14 @@ __global__ void __launch_bounds__(512) fp8_gemm_block_scaled_wide_kernel(
             [[maybe_unused]] const int j = acc0_layout::col(tl_tid, tl_s68);
             acc0[tl_s68] = acc0[tl_s68] + part[tl_s68] * (sa[(tl_s68 / 2 % 2)] * sb[0]);
         }
-        // gemm(a, b1, part, transpose_b = true, clear = true);  (qgemm.tl:160)
+        // gemm(a, b1, part, transpose_b = true, clear = true);  (qgemm.tl:163)
         {
             for (int tl_s = 0; tl_s < part_layout::kSlots; ++tl_s) part[tl_s] = 0.0f;
             tl::warp_gemm_mma<32, 128, 128, 2, 8, tl::f8e4m3, false, true>(
                 part, tl::SharedMatrix<tl::f8e4m3, false, 144>{&a[((k % 3) * 32 + 0) * 144 + 0]},
                 tl::SharedMatrix<tl::f8e4m3, true, 144>{&b1[((k % 3) * 128 + 0) * 144 + 0]}, tl_tid);
         }
-        // for i, j in parallel(BM, G) {  (qgemm.tl:161)
+        // for i, j in parallel(BM, G) {  (qgemm.tl:164)
         // for i, j in parallel(32, 128): each thread visits the elements of `acc1` it holds
         #pragma unroll
         for (int tl_s69 = 0; tl_s69 < acc1_layout::kSlots; ++tl_s69) {
@@ -1989,7 +1989,7 @@ __global__ void __launch_bounds__(512) fp8_gemm_block_scaled_wide_kernel(
         }
     }
     tl::cp_async_wait<0>();  // at most 0 copy groups of this thread still in flight
-    // copy(acc0, C[row0 +: BM, col0 +: G]);  (qgemm.tl:165)
+    // copy(acc0, C[row0 +: BM, col0 +: G]);  (qgemm.tl:168)
     #pragma unroll
     for (int tl_chunk70 = 0; tl_chunk70 < acc0_layout::kSlots; tl_chunk70 += 2) {
         tl::bf16* tl_ptr71 = &C[int64_t(row0 + (acc0_layout::row(tl_tid, tl_chunk70))) * N + (col0 + (acc0_layout::col(tl_tid, tl_chunk70)))];
@@ -2005,7 +2005,7 @@ __global__ void __launch_bounds__(512) fp8_gemm_block_scaled_wide_kernel(
             }
         }
     }
-    // copy(acc1, C[row0 +: BM, col0 + G +: G]);  (qgemm.tl:166)
+    // copy(acc1, C[row0 +: BM, col0 + G +: G]);  (qgemm.tl:169)
     #pragma unroll
     for (int tl_chunk73 = 0; tl_chunk73 < acc1_layout::kSlots; tl_chunk73 += 2) {
         tl::bf16* tl_ptr74 = &C[int64_t(row0 + (acc1_layout::row(tl_tid, tl_chunk73))) * N + ((col0 + 128) + (acc1_layout::col(tl_tid, tl_chunk73)))];
@@ -2023,7 +2023,7 @@ __global__ void __launch_bounds__(512) fp8_gemm_block_scaled_wide_kernel(
     }
 }
 
-// kernel fp8_gemm_block_scaled_wide<BM = 128, G = 128, STAGES = 3, THREADS = 256, ROW_CLUSTER = 1, COL_CLUSTER = 1, T = bf16>  (stdlib/qgemm.tl:132)
+// kernel fp8_gemm_block_scaled_wide<BM = 128, G = 128, STAGES = 3, THREADS = 256, ROW_CLUSTER = 1, COL_CLUSTER = 1, T = bf16>  (stdlib/qgemm.tl:135)
 // 256 threads per block, 181296 bytes of shared memory
 // warp-specialized: warpgroup 0 issues TMA loads, the other 256 threads run wgmma; persistent over the tiles
 __global__ void __launch_bounds__(384, 1) fp8_gemm_block_scaled_wide_kernel_sm90(
@@ -2087,11 +2087,11 @@ __global__ void __launch_bounds__(384, 1) fp8_gemm_block_scaled_wide_kernel_sm90
                     const int tl_stage = tl_it % 3;
                     tl::sm90::mbarrier_wait(&tl_empty[tl_stage], (tl_it / 3 + 1) & 1);  // consumers released it
                     tl::sm90::mbarrier_arrive_expect_tx(&tl_full[tl_stage], 49152);
-                    // copy(A[row0 +: BM, k * G +: G], a);  (qgemm.tl:151)
+                    // copy(A[row0 +: BM, k * G +: G], a);  (qgemm.tl:154)
                     tl::sm90::tma_load_2d(a + tl_stage * 16384, &tl_map_A, &tl_full[tl_stage], k * 128, row0);
-                    // copy(B[col0 +: G, k * G +: G], b0);  (qgemm.tl:152)
+                    // copy(B[col0 +: G, k * G +: G], b0);  (qgemm.tl:155)
                     tl::sm90::tma_load_2d(b0 + tl_stage * 16384, &tl_map_B, &tl_full[tl_stage], k * 128, col0);
-                    // copy(B[col0 + G +: G, k * G +: G], b1);  (qgemm.tl:153)
+                    // copy(B[col0 + G +: G, k * G +: G], b1);  (qgemm.tl:156)
                     tl::sm90::tma_load_2d(b1 + tl_stage * 16384, &tl_map_B, &tl_full[tl_stage], k * 128, col0 + 128);
                 }
             }
@@ -2125,44 +2125,44 @@ __global__ void __launch_bounds__(384, 1) fp8_gemm_block_scaled_wide_kernel_sm90
             float sa_next[2];  // fragment sa_next: f32[128]
             float sb_next[2];  // local sb_next: f32[2]
             if (0 < KG) {
-                // copy(As[row0 +: BM, k], sa);  (qgemm.tl:154)
+                // copy(As[row0 +: BM, k], sa);  (qgemm.tl:157)
                 #pragma unroll
                 for (int tl_s0 = 0; tl_s0 < 2; ++tl_s0) {
                     sa_next[tl_s0] = tl::in_bounds(row0 + ((tl_tid / 4 % 8) + (tl_s0) * 8 + (tl_tid / 32) * 16), M) && tl::in_bounds(0, KG) ? As[int64_t(row0 + ((tl_tid / 4 % 8) + (tl_s0) * 8 + (tl_tid / 32) * 16)) * KG + 0] : 0.0f;
                 }
-                // copy(Bs[col0 / G +: 2, k], sb);  (qgemm.tl:155)
+                // copy(Bs[col0 / G +: 2, k], sb);  (qgemm.tl:158)
                 for (int tl_e1 = 0; tl_e1 < 2; ++tl_e1) {
                     sb_next[tl_e1] = tl::in_bounds((col0 / 128) + tl_e1, NB) && tl::in_bounds(0, KG) ? Bs[int64_t((col0 / 128) + tl_e1) * KG + 0] : 0.0f;
                 }
             }
-            // for k in pipelined(KG, stages = STAGES) {  (qgemm.tl:150)
+            // for k in pipelined(KG, stages = STAGES) {  (qgemm.tl:153)
             const int tl_trips2 = KG;
             for (int k = 0; k < tl_trips2; ++k, ++tl_it) {
                 const int tl_stage = tl_it % 3;
                 tl::sm90::mbarrier_wait(&tl_full[tl_stage], (tl_it / 3 + 0) & 1);  // trip k's TMA loads landed
-                // gemm(a, b0, part, transpose_b = true, clear = true);  (qgemm.tl:156)
+                // gemm(a, b0, part, transpose_b = true, clear = true);  (qgemm.tl:159)
                 tl::sm90::warpgroup_gemm<tl::f8e4m3, 128, 128, 128, false, true, 2>(part, a + tl_stage * 16384, b0 + tl_stage * 16384, tl_tid / 128, true);
-                // copy(As[row0 +: BM, k], sa);  (qgemm.tl:154)
+                // copy(As[row0 +: BM, k], sa);  (qgemm.tl:157)
                 #pragma unroll
                 for (int tl_s = 0; tl_s < 2; ++tl_s) sa[tl_s] = sa_next[tl_s];
-                // copy(Bs[col0 / G +: 2, k], sb);  (qgemm.tl:155)
+                // copy(Bs[col0 / G +: 2, k], sb);  (qgemm.tl:158)
                 for (int tl_e3 = 0; tl_e3 < 2; ++tl_e3) {
                     sb[tl_e3] = sb_next[tl_e3];
                 }
                 if (k + 1 < KG) {
-                    // copy(As[row0 +: BM, k], sa);  (qgemm.tl:154)
+                    // copy(As[row0 +: BM, k], sa);  (qgemm.tl:157)
                     #pragma unroll
                     for (int tl_s4 = 0; tl_s4 < 2; ++tl_s4) {
                         sa_next[tl_s4] = tl::in_bounds(row0 + ((tl_tid / 4 % 8) + (tl_s4) * 8 + (tl_tid / 32) * 16), M) && tl::in_bounds(k + 1, KG) ? As[int64_t(row0 + ((tl_tid / 4 % 8) + (tl_s4) * 8 + (tl_tid / 32) * 16)) * KG + (k + 1)] : 0.0f;
                     }
-                    // copy(Bs[col0 / G +: 2, k], sb);  (qgemm.tl:155)
+                    // copy(Bs[col0 / G +: 2, k], sb);  (qgemm.tl:158)
                     for (int tl_e5 = 0; tl_e5 < 2; ++tl_e5) {
                         sb_next[tl_e5] = tl::in_bounds((col0 / 128) + tl_e5, NB) && tl::in_bounds(k + 1, KG) ? Bs[int64_t((col0 / 128) + tl_e5) * KG + (k + 1)] : 0.0f;
                     }
                 }
                 tl::sm90::wgmma_wait<0>();  // #0 (into `part`) retired
                 tl::sm90::fence_accumulators(part);
-                // for i, j in parallel(BM, G) {  (qgemm.tl:157)
+                // for i, j in parallel(BM, G) {  (qgemm.tl:160)
                 // for i, j in parallel(128, 128): each thread visits the elements of `acc0` it holds
                 #pragma unroll
                 for (int tl_s6 = 0; tl_s6 < acc0_layout::kSlots; ++tl_s6) {
@@ -2170,12 +2170,12 @@ __global__ void __launch_bounds__(384, 1) fp8_gemm_block_scaled_wide_kernel_sm90
                     [[maybe_unused]] const int j = acc0_layout::col(tl_tid, tl_s6);
                     acc0[tl_s6] = acc0[tl_s6] + part[tl_s6] * (sa[(tl_s6 / 2 % 2)] * sb[0]);
                 }
-                // gemm(a, b1, part, transpose_b = true, clear = true);  (qgemm.tl:160)
+                // gemm(a, b1, part, transpose_b = true, clear = true);  (qgemm.tl:163)
                 tl::sm90::warpgroup_gemm<tl::f8e4m3, 128, 128, 128, false, true, 2>(part, a + tl_stage * 16384, b1 + tl_stage * 16384, tl_tid / 128, true);
                 tl::sm90::wgmma_wait<0>();  // #1 (into `part`) retired
                 tl::sm90::fence_accumulators(part);
                 if (tl_tid % 32 == 0) tl::sm90::mbarrier_arrive(&tl_empty[tl_stage]);  // release trip k's stage
-                // for i, j in parallel(BM, G) {  (qgemm.tl:161)
+                // for i, j in parallel(BM, G) {  (qgemm.tl:164)
                 // for i, j in parallel(128, 128): each thread visits the elements of `acc1` it holds
                 #pragma unroll
                 for (int tl_s7 = 0; tl_s7 < acc1_layout::kSlots; ++tl_s7) {
@@ -2184,7 +2184,7 @@ __global__ void __launch_bounds__(384, 1) fp8_gemm_block_scaled_wide_kernel_sm90
                     acc1[tl_s7] = acc1[tl_s7] + part[tl_s7] * (sa[(tl_s7 / 2 % 2)] * sb[1]);
                 }
             }
-            // copy(acc0, C[row0 +: BM, col0 +: G]);  (qgemm.tl:165)
+            // copy(acc0, C[row0 +: BM, col0 +: G]);  (qgemm.tl:168)
             {
                 const int tl_wg = tl_tid / 128;
                 tl::bf16* tl_boxes = reinterpret_cast<tl::bf16*>(tl_smem + 147456) + tl_wg * 2 * 64 * 64;  // this warpgroup's staging boxes
@@ -2208,7 +2208,7 @@ __global__ void __launch_bounds__(384, 1) fp8_gemm_block_scaled_wide_kernel_sm90
                     }
                 }
             }
-            // copy(acc1, C[row0 +: BM, col0 + G +: G]);  (qgemm.tl:166)
+            // copy(acc1, C[row0 +: BM, col0 + G +: G]);  (qgemm.tl:169)
             {
                 const int tl_wg = tl_tid / 128;
                 tl::bf16* tl_boxes = reinterpret_cast<tl::bf16*>(tl_smem + 147456) + tl_wg * 2 * 64 * 64;  // this warpgroup's staging boxes
@@ -2238,7 +2238,7 @@ __global__ void __launch_bounds__(384, 1) fp8_gemm_block_scaled_wide_kernel_sm90
     #endif
 }
 
-// kernel fp8_gemm_block_scaled_skinny<BM = 16, G = 128, BN = 128, STAGES = 4>  (stdlib/qgemm.tl:177)
+// kernel fp8_gemm_block_scaled_skinny<BM = 16, G = 128, BN = 128, STAGES = 4>  (stdlib/qgemm.tl:180)
 // 128 threads per block, 82944 bytes of shared memory
 __global__ void __launch_bounds__(128) fp8_gemm_block_scaled_skinny_kernel_variant0(
         const tl::f8e4m3* __restrict__ A,
@@ -2273,7 +2273,7 @@ __global__ void __launch_bounds__(128) fp8_gemm_block_scaled_skinny_kernel_varia
     const int32_t g0 = int(blockIdx.z) * k_groups;
     const int32_t k_trips = tl::min(k_groups, KG - g0);
     if (0 < k_trips) {
-        // copy(B[col0 +: BN, (g0 + k) * G +: G], b);  (qgemm.tl:195)
+        // copy(B[col0 +: BN, (g0 + k) * G +: G], b);  (qgemm.tl:198)
         if (tl::is_aligned(B, 16) && K % 16 == 0 && col0 >= 0 && col0 + 128 <= N && (g0 * 128) >= 0 && (g0 * 128) + 128 <= K && (g0 * 128) % 16 == 0) {
             #pragma unroll
             for (int tl_i1 = 0; tl_i1 < 8; ++tl_i1) {
@@ -2297,7 +2297,7 @@ __global__ void __launch_bounds__(128) fp8_gemm_block_scaled_skinny_kernel_varia
                 }
             }
         }
-        // copy(A[row0 +: BM, (g0 + k) * G +: G], a);  (qgemm.tl:196)
+        // copy(A[row0 +: BM, (g0 + k) * G +: G], a);  (qgemm.tl:199)
         if (tl::is_aligned(A, 16) && K % 16 == 0 && row0 >= 0 && row0 + 16 <= M && (g0 * 128) >= 0 && (g0 * 128) + 128 <= K && (g0 * 128) % 16 == 0) {
             #pragma unroll
             for (int tl_i8 = 0; tl_i8 < 1; ++tl_i8) {
@@ -2324,7 +2324,7 @@ __global__ void __launch_bounds__(128) fp8_gemm_block_scaled_skinny_kernel_varia
     }
     tl::cp_async_commit();
     if (1 < k_trips) {
-        // copy(B[col0 +: BN, (g0 + k) * G +: G], b);  (qgemm.tl:195)
+        // copy(B[col0 +: BN, (g0 + k) * G +: G], b);  (qgemm.tl:198)
         if (tl::is_aligned(B, 16) && K % 16 == 0 && col0 >= 0 && col0 + 128 <= N && ((g0 + 1) * 128) >= 0 && ((g0 + 1) * 128) + 128 <= K && ((g0 + 1) * 128) % 16 == 0) {
             #pragma unroll
             for (int tl_i15 = 0; tl_i15 < 8; ++tl_i15) {
@@ -2348,7 +2348,7 @@ __global__ void __launch_bounds__(128) fp8_gemm_block_scaled_skinny_kernel_varia
                 }
             }
         }
-        // copy(A[row0 +: BM, (g0 + k) * G +: G], a);  (qgemm.tl:196)
+        // copy(A[row0 +: BM, (g0 + k) * G +: G], a);  (qgemm.tl:199)
         if (tl::is_aligned(A, 16) && K % 16 == 0 && row0 >= 0 && row0 + 16 <= M && ((g0 + 1) * 128) >= 0 && ((g0 + 1) * 128) + 128 <= K && ((g0 + 1) * 128) % 16 == 0) {
             #pragma unroll
             for (int tl_i22 = 0; tl_i22 < 1; ++tl_i22) {
@@ -2375,7 +2375,7 @@ __global__ void __launch_bounds__(128) fp8_gemm_block_scaled_skinny_kernel_varia
     }
     tl::cp_async_commit();
     if (2 < k_trips) {
-        // copy(B[col0 +: BN, (g0 + k) * G +: G], b);  (qgemm.tl:195)
+        // copy(B[col0 +: BN, (g0 + k) * G +: G], b);  (qgemm.tl:198)
         if (tl::is_aligned(B, 16) && K % 16 == 0 && col0 >= 0 && col0 + 128 <= N && ((g0 + 2) * 128) >= 0 && ((g0 + 2) * 128) + 128 <= K && ((g0 + 2) * 128) % 16 == 0) {
             #pragma unroll
             for (int tl_i29 = 0; tl_i29 < 8; ++tl_i29) {
@@ -2399,7 +2399,7 @@ __global__ void __launch_bounds__(128) fp8_gemm_block_scaled_skinny_kernel_varia
                 }
             }
         }
-        // copy(A[row0 +: BM, (g0 + k) * G +: G], a);  (qgemm.tl:196)
+        // copy(A[row0 +: BM, (g0 + k) * G +: G], a);  (qgemm.tl:199)
         if (tl::is_aligned(A, 16) && K % 16 == 0 && row0 >= 0 && row0 + 16 <= M && ((g0 + 2) * 128) >= 0 && ((g0 + 2) * 128) + 128 <= K && ((g0 + 2) * 128) % 16 == 0) {
             #pragma unroll
             for (int tl_i36 = 0; tl_i36 < 1; ++tl_i36) {
@@ -2428,22 +2428,22 @@ __global__ void __launch_bounds__(128) fp8_gemm_block_scaled_skinny_kernel_varia
     float sa_next[4];  // fragment sa_next: f32[16]
     float sb_next[1];  // local sb_next: f32[1]
     if (0 < k_trips) {
-        // copy(As[row0 +: BM, g0 + k], sa);  (qgemm.tl:197)
+        // copy(As[row0 +: BM, g0 + k], sa);  (qgemm.tl:200)
         #pragma unroll
         for (int tl_s42 = 0; tl_s42 < 4; ++tl_s42) {
             sa_next[tl_s42] = tl::in_bounds(row0 + ((tl_s42 % 2) + (tl_tid % 4) * 2 + (tl_s42 / 2) * 8), M) && tl::in_bounds(g0, KG) ? As[int64_t(row0 + ((tl_s42 % 2) + (tl_tid % 4) * 2 + (tl_s42 / 2) * 8)) * KG + g0] : 0.0f;
         }
-        // copy(Bs[col0 / G +: 1, g0 + k], sb);  (qgemm.tl:198)
+        // copy(Bs[col0 / G +: 1, g0 + k], sb);  (qgemm.tl:201)
         for (int tl_e43 = 0; tl_e43 < 1; ++tl_e43) {
             sb_next[tl_e43] = tl::in_bounds((col0 / 128) + tl_e43, NB) && tl::in_bounds(g0, KG) ? Bs[int64_t((col0 / 128) + tl_e43) * KG + g0] : 0.0f;
         }
     }
-    // for k in pipelined(min(k_groups, KG - g0), stages = STAGES) {  (qgemm.tl:194)
+    // for k in pipelined(min(k_groups, KG - g0), stages = STAGES) {  (qgemm.tl:197)
     for (int k = 0; k < k_trips; ++k) {
         tl::cp_async_wait<2>();  // at most 2 copy groups of this thread still in flight
         __syncthreads();  // pipeline: stage `k % 4` has landed and the stage refilled next is no longer read
         if (k + 3 < k_trips) {
-            // copy(B[col0 +: BN, (g0 + k) * G +: G], b);  (qgemm.tl:195)
+            // copy(B[col0 +: BN, (g0 + k) * G +: G], b);  (qgemm.tl:198)
             if (tl::is_aligned(B, 16) && K % 16 == 0 && col0 >= 0 && col0 + 128 <= N && ((g0 + (k + 3)) * 128) >= 0 && ((g0 + (k + 3)) * 128) + 128 <= K && ((g0 + (k + 3)) * 128) % 16 == 0) {
                 #pragma unroll
                 for (int tl_i45 = 0; tl_i45 < 8; ++tl_i45) {
@@ -2467,7 +2467,7 @@ __global__ void __launch_bounds__(128) fp8_gemm_block_scaled_skinny_kernel_varia
                     }
                 }
             }
-            // copy(A[row0 +: BM, (g0 + k) * G +: G], a);  (qgemm.tl:196)
+            // copy(A[row0 +: BM, (g0 + k) * G +: G], a);  (qgemm.tl:199)
             if (tl::is_aligned(A, 16) && K % 16 == 0 && row0 >= 0 && row0 + 16 <= M && ((g0 + (k + 3)) * 128) >= 0 && ((g0 + (k + 3)) * 128) + 128 <= K && ((g0 + (k + 3)) * 128) % 16 == 0) {
                 #pragma unroll
                 for (int tl_i52 = 0; tl_i52 < 1; ++tl_i52) {
@@ -2493,32 +2493,32 @@ __global__ void __launch_bounds__(128) fp8_gemm_block_scaled_skinny_kernel_varia
             }
         }
         tl::cp_async_commit();
-        // copy(As[row0 +: BM, g0 + k], sa);  (qgemm.tl:197)
+        // copy(As[row0 +: BM, g0 + k], sa);  (qgemm.tl:200)
         #pragma unroll
         for (int tl_s = 0; tl_s < 4; ++tl_s) sa[tl_s] = sa_next[tl_s];
-        // copy(Bs[col0 / G +: 1, g0 + k], sb);  (qgemm.tl:198)
+        // copy(Bs[col0 / G +: 1, g0 + k], sb);  (qgemm.tl:201)
         for (int tl_e58 = 0; tl_e58 < 1; ++tl_e58) {
             sb[tl_e58] = sb_next[tl_e58];
         }
         if (k + 1 < k_trips) {
-            // copy(As[row0 +: BM, g0 + k], sa);  (qgemm.tl:197)
+            // copy(As[row0 +: BM, g0 + k], sa);  (qgemm.tl:200)
             #pragma unroll
             for (int tl_s59 = 0; tl_s59 < 4; ++tl_s59) {
                 sa_next[tl_s59] = tl::in_bounds(row0 + ((tl_s59 % 2) + (tl_tid % 4) * 2 + (tl_s59 / 2) * 8), M) && tl::in_bounds(g0 + (k + 1), KG) ? As[int64_t(row0 + ((tl_s59 % 2) + (tl_tid % 4) * 2 + (tl_s59 / 2) * 8)) * KG + (g0 + (k + 1))] : 0.0f;
             }
-            // copy(Bs[col0 / G +: 1, g0 + k], sb);  (qgemm.tl:198)
+            // copy(Bs[col0 / G +: 1, g0 + k], sb);  (qgemm.tl:201)
             for (int tl_e60 = 0; tl_e60 < 1; ++tl_e60) {
                 sb_next[tl_e60] = tl::in_bounds((col0 / 128) + tl_e60, NB) && tl::in_bounds(g0 + (k + 1), KG) ? Bs[int64_t((col0 / 128) + tl_e60) * KG + (g0 + (k + 1))] : 0.0f;
             }
         }
-        // gemm(b, a, part, transpose_b = true, clear = true);  (qgemm.tl:199)
+        // gemm(b, a, part, transpose_b = true, clear = true);  (qgemm.tl:202)
         {
             for (int tl_s = 0; tl_s < part_layout::kSlots; ++tl_s) part[tl_s] = 0.0f;
             tl::warp_gemm_mma<128, 16, 128, 4, 1, tl::f8e4m3, false, true>(
                 part, tl::SharedMatrix<tl::f8e4m3, false, 144>{&b[((k % 4) * 128 + 0) * 144 + 0]},
                 tl::SharedMatrix<tl::f8e4m3, true, 144>{&a[((k % 4) * 16 + 0) * 144 + 0]}, tl_tid);
         }
-        // for i, j in parallel(BN, BM) {  (qgemm.tl:200)
+        // for i, j in parallel(BN, BM) {  (qgemm.tl:203)
         // for i, j in parallel(128, 16): each thread visits the elements of `acc` it holds
         #pragma unroll
         for (int tl_s61 = 0; tl_s61 < acc_layout::kSlots; ++tl_s61) {
@@ -2528,7 +2528,7 @@ __global__ void __launch_bounds__(128) fp8_gemm_block_scaled_skinny_kernel_varia
         }
     }
     tl::cp_async_wait<0>();  // at most 0 copy groups of this thread still in flight
-    // for i, j in parallel(BN, BM) {                          // Part[z] = accᵀ  (qgemm.tl:204)
+    // for i, j in parallel(BN, BM) {                          // Part[z] = accᵀ  (qgemm.tl:207)
     // for i, j in parallel(128, 16): each thread visits the elements of `acc` it holds
     #pragma unroll
     for (int tl_s62 = 0; tl_s62 < acc_layout::kSlots; ++tl_s62) {
@@ -2540,7 +2540,7 @@ __global__ void __launch_bounds__(128) fp8_gemm_block_scaled_skinny_kernel_varia
     }
 }
 
-// kernel fp8_gemm_block_scaled_skinny<BM = 16, G = 128, BN = 128, STAGES = 4>  (stdlib/qgemm.tl:177)
+// kernel fp8_gemm_block_scaled_skinny<BM = 16, G = 128, BN = 128, STAGES = 4>  (stdlib/qgemm.tl:180)
 // 128 threads per block, 148624 bytes of shared memory
 // warp-specialized: warpgroup 0 issues TMA loads, the other 128 threads run wgmma; persistent over the tiles
 __global__ void __launch_bounds__(256, 1) fp8_gemm_block_scaled_skinny_kernel_variant0_sm90(
@@ -2615,9 +2615,9 @@ __global__ void __launch_bounds__(256, 1) fp8_gemm_block_scaled_skinny_kernel_va
                     const int tl_stage = tl_it % 8;
                     tl::sm90::mbarrier_wait(&tl_empty[tl_stage], (tl_it / 8 + 1) & 1);  // consumers released it
                     tl::sm90::mbarrier_arrive_expect_tx(&tl_full[tl_stage], 18432);
-                    // copy(B[col0 +: BN, (g0 + k) * G +: G], b);  (qgemm.tl:195)
+                    // copy(B[col0 +: BN, (g0 + k) * G +: G], b);  (qgemm.tl:198)
                     tl::sm90::tma_load_2d(b + tl_stage * 16384, &tl_map_B, &tl_full[tl_stage], (g0 + k) * 128, col0);
-                    // copy(A[row0 +: BM, (g0 + k) * G +: G], a);  (qgemm.tl:196)
+                    // copy(A[row0 +: BM, (g0 + k) * G +: G], a);  (qgemm.tl:199)
                     tl::sm90::tma_load_2d(a + tl_stage * 2048, &tl_map_A, &tl_full[tl_stage], (g0 + k) * 128, row0);
                 }
                 tl_tile = tl::sm90::claim_next_tile(tl_tile_counter, tl_tiles);
@@ -2655,37 +2655,37 @@ __global__ void __launch_bounds__(256, 1) fp8_gemm_block_scaled_skinny_kernel_va
             float sa_next[4];  // fragment sa_next: f32[16]
             float sb_next[1];  // local sb_next: f32[1]
             if (0 < tl::min(k_groups, KG - g0)) {
-                // copy(As[row0 +: BM, g0 + k], sa);  (qgemm.tl:197)
+                // copy(As[row0 +: BM, g0 + k], sa);  (qgemm.tl:200)
                 #pragma unroll
                 for (int tl_s0 = 0; tl_s0 < 4; ++tl_s0) {
                     sa_next[tl_s0] = tl::in_bounds(row0 + ((tl_s0 % 2) + (tl_tid % 4) * 2 + (tl_s0 / 2) * 8), M) && tl::in_bounds(g0, KG) ? As[int64_t(row0 + ((tl_s0 % 2) + (tl_tid % 4) * 2 + (tl_s0 / 2) * 8)) * KG + g0] : 0.0f;
                 }
-                // copy(Bs[col0 / G +: 1, g0 + k], sb);  (qgemm.tl:198)
+                // copy(Bs[col0 / G +: 1, g0 + k], sb);  (qgemm.tl:201)
                 for (int tl_e1 = 0; tl_e1 < 1; ++tl_e1) {
                     sb_next[tl_e1] = tl::in_bounds((col0 / 128) + tl_e1, NB) && tl::in_bounds(g0, KG) ? Bs[int64_t((col0 / 128) + tl_e1) * KG + g0] : 0.0f;
                 }
             }
-            // for k in pipelined(min(k_groups, KG - g0), stages = STAGES) {  (qgemm.tl:194)
+            // for k in pipelined(min(k_groups, KG - g0), stages = STAGES) {  (qgemm.tl:197)
             const int tl_trips2 = tl::min(k_groups, KG - g0);
             for (int k = 0; k < tl_trips2; ++k, ++tl_it) {
                 const int tl_stage = tl_it % 8;
                 tl::sm90::mbarrier_wait(&tl_full[tl_stage], (tl_it / 8 + 0) & 1);  // trip k's TMA loads landed
-                // gemm(b, a, part, transpose_b = true, clear = true);  (qgemm.tl:199)
+                // gemm(b, a, part, transpose_b = true, clear = true);  (qgemm.tl:202)
                 tl::sm90::warpgroup_gemm<tl::f8e4m3, 128, 16, 128, false, true, 1>(part, b + tl_stage * 16384, a + tl_stage * 2048, tl_tid / 128, true);
-                // copy(As[row0 +: BM, g0 + k], sa);  (qgemm.tl:197)
+                // copy(As[row0 +: BM, g0 + k], sa);  (qgemm.tl:200)
                 #pragma unroll
                 for (int tl_s = 0; tl_s < 4; ++tl_s) sa[tl_s] = sa_next[tl_s];
-                // copy(Bs[col0 / G +: 1, g0 + k], sb);  (qgemm.tl:198)
+                // copy(Bs[col0 / G +: 1, g0 + k], sb);  (qgemm.tl:201)
                 for (int tl_e3 = 0; tl_e3 < 1; ++tl_e3) {
                     sb[tl_e3] = sb_next[tl_e3];
                 }
                 if (k + 1 < tl::min(k_groups, KG - g0)) {
-                    // copy(As[row0 +: BM, g0 + k], sa);  (qgemm.tl:197)
+                    // copy(As[row0 +: BM, g0 + k], sa);  (qgemm.tl:200)
                     #pragma unroll
                     for (int tl_s4 = 0; tl_s4 < 4; ++tl_s4) {
                         sa_next[tl_s4] = tl::in_bounds(row0 + ((tl_s4 % 2) + (tl_tid % 4) * 2 + (tl_s4 / 2) * 8), M) && tl::in_bounds(g0 + (k + 1), KG) ? As[int64_t(row0 + ((tl_s4 % 2) + (tl_tid % 4) * 2 + (tl_s4 / 2) * 8)) * KG + (g0 + (k + 1))] : 0.0f;
                     }
-                    // copy(Bs[col0 / G +: 1, g0 + k], sb);  (qgemm.tl:198)
+                    // copy(Bs[col0 / G +: 1, g0 + k], sb);  (qgemm.tl:201)
                     for (int tl_e5 = 0; tl_e5 < 1; ++tl_e5) {
                         sb_next[tl_e5] = tl::in_bounds((col0 / 128) + tl_e5, NB) && tl::in_bounds(g0 + (k + 1), KG) ? Bs[int64_t((col0 / 128) + tl_e5) * KG + (g0 + (k + 1))] : 0.0f;
                     }
@@ -2693,7 +2693,7 @@ __global__ void __launch_bounds__(256, 1) fp8_gemm_block_scaled_skinny_kernel_va
                 tl::sm90::wgmma_wait<0>();  // #0 (into `part`) retired
                 tl::sm90::fence_accumulators(part);
                 if (tl_tid % 32 == 0) tl::sm90::mbarrier_arrive(&tl_empty[tl_stage]);  // release trip k's stage
-                // for i, j in parallel(BN, BM) {  (qgemm.tl:200)
+                // for i, j in parallel(BN, BM) {  (qgemm.tl:203)
                 // for i, j in parallel(128, 16): each thread visits the elements of `acc` it holds
                 #pragma unroll
                 for (int tl_s6 = 0; tl_s6 < acc_layout::kSlots; ++tl_s6) {
@@ -2702,7 +2702,7 @@ __global__ void __launch_bounds__(256, 1) fp8_gemm_block_scaled_skinny_kernel_va
                     acc[tl_s6] = acc[tl_s6] + part[tl_s6] * (sa[(tl_s6 % 2) + (tl_s6 / 4 % 2) * 2] * sb[0]);
                 }
             }
-            // for i, j in parallel(BN, BM) {                          // Part[z] = accᵀ  (qgemm.tl:204)
+            // for i, j in parallel(BN, BM) {                          // Part[z] = accᵀ  (qgemm.tl:207)
             // for i, j in parallel(128, 16): each thread visits the elements of `acc` it holds
             #pragma unroll
             for (int tl_s7 = 0; tl_s7 < acc_layout::kSlots; ++tl_s7) {
@@ -2717,7 +2717,7 @@ __global__ void __launch_bounds__(256, 1) fp8_gemm_block_scaled_skinny_kernel_va
     #endif
 }
 
-// kernel fp8_gemm_block_scaled_skinny<BM = 32, G = 128, BN = 128, STAGES = 4>  (stdlib/qgemm.tl:177)
+// kernel fp8_gemm_block_scaled_skinny<BM = 32, G = 128, BN = 128, STAGES = 4>  (stdlib/qgemm.tl:180)
 // 128 threads per block, 92160 bytes of shared memory
 __global__ void __launch_bounds__(128) fp8_gemm_block_scaled_skinny_kernel_variant1(
         const tl::f8e4m3* __restrict__ A,
@@ -2752,7 +2752,7 @@ __global__ void __launch_bounds__(128) fp8_gemm_block_scaled_skinny_kernel_varia
     const int32_t g0 = int(blockIdx.z) * k_groups;
     const int32_t k_trips = tl::min(k_groups, KG - g0);
     if (0 < k_trips) {
-        // copy(B[col0 +: BN, (g0 + k) * G +: G], b);  (qgemm.tl:195)
+        // copy(B[col0 +: BN, (g0 + k) * G +: G], b);  (qgemm.tl:198)
         if (tl::is_aligned(B, 16) && K % 16 == 0 && col0 >= 0 && col0 + 128 <= N && (g0 * 128) >= 0 && (g0 * 128) + 128 <= K && (g0 * 128) % 16 == 0) {
             #pragma unroll
             for (int tl_i1 = 0; tl_i1 < 8; ++tl_i1) {
@@ -2776,7 +2776,7 @@ __global__ void __launch_bounds__(128) fp8_gemm_block_scaled_skinny_kernel_varia
                 }
             }
         }
-        // copy(A[row0 +: BM, (g0 + k) * G +: G], a);  (qgemm.tl:196)
+        // copy(A[row0 +: BM, (g0 + k) * G +: G], a);  (qgemm.tl:199)
         if (tl::is_aligned(A, 16) && K % 16 == 0 && row0 >= 0 && row0 + 32 <= M && (g0 * 128) >= 0 && (g0 * 128) + 128 <= K && (g0 * 128) % 16 == 0) {
             #pragma unroll
             for (int tl_i8 = 0; tl_i8 < 2; ++tl_i8) {
@@ -2803,7 +2803,7 @@ __global__ void __launch_bounds__(128) fp8_gemm_block_scaled_skinny_kernel_varia
     }
     tl::cp_async_commit();
     if (1 < k_trips) {
-        // copy(B[col0 +: BN, (g0 + k) * G +: G], b);  (qgemm.tl:195)
+        // copy(B[col0 +: BN, (g0 + k) * G +: G], b);  (qgemm.tl:198)
         if (tl::is_aligned(B, 16) && K % 16 == 0 && col0 >= 0 && col0 + 128 <= N && ((g0 + 1) * 128) >= 0 && ((g0 + 1) * 128) + 128 <= K && ((g0 + 1) * 128) % 16 == 0) {
             #pragma unroll
             for (int tl_i15 = 0; tl_i15 < 8; ++tl_i15) {
@@ -2827,7 +2827,7 @@ __global__ void __launch_bounds__(128) fp8_gemm_block_scaled_skinny_kernel_varia
                 }
             }
         }
-        // copy(A[row0 +: BM, (g0 + k) * G +: G], a);  (qgemm.tl:196)
+        // copy(A[row0 +: BM, (g0 + k) * G +: G], a);  (qgemm.tl:199)
         if (tl::is_aligned(A, 16) && K % 16 == 0 && row0 >= 0 && row0 + 32 <= M && ((g0 + 1) * 128) >= 0 && ((g0 + 1) * 128) + 128 <= K && ((g0 + 1) * 128) % 16 == 0) {
             #pragma unroll
             for (int tl_i22 = 0; tl_i22 < 2; ++tl_i22) {
@@ -2854,7 +2854,7 @@ __global__ void __launch_bounds__(128) fp8_gemm_block_scaled_skinny_kernel_varia
     }
     tl::cp_async_commit();
     if (2 < k_trips) {
-        // copy(B[col0 +: BN, (g0 + k) * G +: G], b);  (qgemm.tl:195)
+        // copy(B[col0 +: BN, (g0 + k) * G +: G], b);  (qgemm.tl:198)
         if (tl::is_aligned(B, 16) && K % 16 == 0 && col0 >= 0 && col0 + 128 <= N && ((g0 + 2) * 128) >= 0 && ((g0 + 2) * 128) + 128 <= K && ((g0 + 2) * 128) % 16 == 0) {
             #pragma unroll
             for (int tl_i29 = 0; tl_i29 < 8; ++tl_i29) {
@@ -2878,7 +2878,7 @@ __global__ void __launch_bounds__(128) fp8_gemm_block_scaled_skinny_kernel_varia
                 }
             }
         }
-        // copy(A[row0 +: BM, (g0 + k) * G +: G], a);  (qgemm.tl:196)
+        // copy(A[row0 +: BM, (g0 + k) * G +: G], a);  (qgemm.tl:199)
         if (tl::is_aligned(A, 16) && K % 16 == 0 && row0 >= 0 && row0 + 32 <= M && ((g0 + 2) * 128) >= 0 && ((g0 + 2) * 128) + 128 <= K && ((g0 + 2) * 128) % 16 == 0) {
             #pragma unroll
             for (int tl_i36 = 0; tl_i36 < 2; ++tl_i36) {
@@ -2907,22 +2907,22 @@ __global__ void __launch_bounds__(128) fp8_gemm_block_scaled_skinny_kernel_varia
     float sa_next[8];  // fragment sa_next: f32[32]
     float sb_next[1];  // local sb_next: f32[1]
     if (0 < k_trips) {
-        // copy(As[row0 +: BM, g0 + k], sa);  (qgemm.tl:197)
+        // copy(As[row0 +: BM, g0 + k], sa);  (qgemm.tl:200)
         #pragma unroll
         for (int tl_s42 = 0; tl_s42 < 8; ++tl_s42) {
             sa_next[tl_s42] = tl::in_bounds(row0 + ((tl_s42 % 2) + (tl_tid % 4) * 2 + (tl_s42 / 2) * 8), M) && tl::in_bounds(g0, KG) ? As[int64_t(row0 + ((tl_s42 % 2) + (tl_tid % 4) * 2 + (tl_s42 / 2) * 8)) * KG + g0] : 0.0f;
         }
-        // copy(Bs[col0 / G +: 1, g0 + k], sb);  (qgemm.tl:198)
+        // copy(Bs[col0 / G +: 1, g0 + k], sb);  (qgemm.tl:201)
         for (int tl_e43 = 0; tl_e43 < 1; ++tl_e43) {
             sb_next[tl_e43] = tl::in_bounds((col0 / 128) + tl_e43, NB) && tl::in_bounds(g0, KG) ? Bs[int64_t((col0 / 128) + tl_e43) * KG + g0] : 0.0f;
         }
     }
-    // for k in pipelined(min(k_groups, KG - g0), stages = STAGES) {  (qgemm.tl:194)
+    // for k in pipelined(min(k_groups, KG - g0), stages = STAGES) {  (qgemm.tl:197)
     for (int k = 0; k < k_trips; ++k) {
         tl::cp_async_wait<2>();  // at most 2 copy groups of this thread still in flight
         __syncthreads();  // pipeline: stage `k % 4` has landed and the stage refilled next is no longer read
         if (k + 3 < k_trips) {
-            // copy(B[col0 +: BN, (g0 + k) * G +: G], b);  (qgemm.tl:195)
+            // copy(B[col0 +: BN, (g0 + k) * G +: G], b);  (qgemm.tl:198)
             if (tl::is_aligned(B, 16) && K % 16 == 0 && col0 >= 0 && col0 + 128 <= N && ((g0 + (k + 3)) * 128) >= 0 && ((g0 + (k + 3)) * 128) + 128 <= K && ((g0 + (k + 3)) * 128) % 16 == 0) {
                 #pragma unroll
                 for (int tl_i45 = 0; tl_i45 < 8; ++tl_i45) {
@@ -2946,7 +2946,7 @@ __global__ void __launch_bounds__(128) fp8_gemm_block_scaled_skinny_kernel_varia
                     }
                 }
             }
-            // copy(A[row0 +: BM, (g0 + k) * G +: G], a);  (qgemm.tl:196)
+            // copy(A[row0 +: BM, (g0 + k) * G +: G], a);  (qgemm.tl:199)
             if (tl::is_aligned(A, 16) && K % 16 == 0 && row0 >= 0 && row0 + 32 <= M && ((g0 + (k + 3)) * 128) >= 0 && ((g0 + (k + 3)) * 128) + 128 <= K && ((g0 + (k + 3)) * 128) % 16 == 0) {
                 #pragma unroll
                 for (int tl_i52 = 0; tl_i52 < 2; ++tl_i52) {
@@ -2972,32 +2972,32 @@ __global__ void __launch_bounds__(128) fp8_gemm_block_scaled_skinny_kernel_varia
             }
         }
         tl::cp_async_commit();
-        // copy(As[row0 +: BM, g0 + k], sa);  (qgemm.tl:197)
+        // copy(As[row0 +: BM, g0 + k], sa);  (qgemm.tl:200)
         #pragma unroll
         for (int tl_s = 0; tl_s < 8; ++tl_s) sa[tl_s] = sa_next[tl_s];
-        // copy(Bs[col0 / G +: 1, g0 + k], sb);  (qgemm.tl:198)
+        // copy(Bs[col0 / G +: 1, g0 + k], sb);  (qgemm.tl:201)
         for (int tl_e58 = 0; tl_e58 < 1; ++tl_e58) {
             sb[tl_e58] = sb_next[tl_e58];
         }
         if (k + 1 < k_trips) {
-            // copy(As[row0 +: BM, g0 + k], sa);  (qgemm.tl:197)
+            // copy(As[row0 +: BM, g0 + k], sa);  (qgemm.tl:200)
             #pragma unroll
             for (int tl_s59 = 0; tl_s59 < 8; ++tl_s59) {
                 sa_next[tl_s59] = tl::in_bounds(row0 + ((tl_s59 % 2) + (tl_tid % 4) * 2 + (tl_s59 / 2) * 8), M) && tl::in_bounds(g0 + (k + 1), KG) ? As[int64_t(row0 + ((tl_s59 % 2) + (tl_tid % 4) * 2 + (tl_s59 / 2) * 8)) * KG + (g0 + (k + 1))] : 0.0f;
             }
-            // copy(Bs[col0 / G +: 1, g0 + k], sb);  (qgemm.tl:198)
+            // copy(Bs[col0 / G +: 1, g0 + k], sb);  (qgemm.tl:201)
             for (int tl_e60 = 0; tl_e60 < 1; ++tl_e60) {
                 sb_next[tl_e60] = tl::in_bounds((col0 / 128) + tl_e60, NB) && tl::in_bounds(g0 + (k + 1), KG) ? Bs[int64_t((col0 / 128) + tl_e60) * KG + (g0 + (k + 1))] : 0.0f;
             }
         }
-        // gemm(b, a, part, transpose_b = true, clear = true);  (qgemm.tl:199)
+        // gemm(b, a, part, transpose_b = true, clear = true);  (qgemm.tl:202)
         {
             for (int tl_s = 0; tl_s < part_layout::kSlots; ++tl_s) part[tl_s] = 0.0f;
             tl::warp_gemm_mma<128, 32, 128, 4, 1, tl::f8e4m3, false, true>(
                 part, tl::SharedMatrix<tl::f8e4m3, false, 144>{&b[((k % 4) * 128 + 0) * 144 + 0]},
                 tl::SharedMatrix<tl::f8e4m3, true, 144>{&a[((k % 4) * 32 + 0) * 144 + 0]}, tl_tid);
         }
-        // for i, j in parallel(BN, BM) {  (qgemm.tl:200)
+        // for i, j in parallel(BN, BM) {  (qgemm.tl:203)
         // for i, j in parallel(128, 32): each thread visits the elements of `acc` it holds
         #pragma unroll
         for (int tl_s61 = 0; tl_s61 < acc_layout::kSlots; ++tl_s61) {
@@ -3007,7 +3007,7 @@ __global__ void __launch_bounds__(128) fp8_gemm_block_scaled_skinny_kernel_varia
         }
     }
     tl::cp_async_wait<0>();  // at most 0 copy groups of this thread still in flight
-    // for i, j in parallel(BN, BM) {                          // Part[z] = accᵀ  (qgemm.tl:204)
+    // for i, j in parallel(BN, BM) {                          // Part[z] = accᵀ  (qgemm.tl:207)
     // for i, j in parallel(128, 32): each thread visits the elements of `acc` it holds
     #pragma unroll
     for (int tl_s62 = 0; tl_s62 < acc_layout::kSlots; ++tl_s62) {
@@ -3019,7 +3019,7 @@ __global__ void __launch_bounds__(128) fp8_gemm_block_scaled_skinny_kernel_varia
     }
 }
 
-// kernel fp8_gemm_block_scaled_skinny<BM = 32, G = 128, BN = 128, STAGES = 4>  (stdlib/qgemm.tl:177)
+// kernel fp8_gemm_block_scaled_skinny<BM = 32, G = 128, BN = 128, STAGES = 4>  (stdlib/qgemm.tl:180)
 // 128 threads per block, 144512 bytes of shared memory
 // warp-specialized: warpgroup 0 issues TMA loads, the other 128 threads run wgmma; persistent over the tiles
 __global__ void __launch_bounds__(256, 1) fp8_gemm_block_scaled_skinny_kernel_variant1_sm90(
@@ -3094,9 +3094,9 @@ __global__ void __launch_bounds__(256, 1) fp8_gemm_block_scaled_skinny_kernel_va
                     const int tl_stage = tl_it % 7;
                     tl::sm90::mbarrier_wait(&tl_empty[tl_stage], (tl_it / 7 + 1) & 1);  // consumers released it
                     tl::sm90::mbarrier_arrive_expect_tx(&tl_full[tl_stage], 20480);
-                    // copy(B[col0 +: BN, (g0 + k) * G +: G], b);  (qgemm.tl:195)
+                    // copy(B[col0 +: BN, (g0 + k) * G +: G], b);  (qgemm.tl:198)
                     tl::sm90::tma_load_2d(b + tl_stage * 16384, &tl_map_B, &tl_full[tl_stage], (g0 + k) * 128, col0);
-                    // copy(A[row0 +: BM, (g0 + k) * G +: G], a);  (qgemm.tl:196)
+                    // copy(A[row0 +: BM, (g0 + k) * G +: G], a);  (qgemm.tl:199)
                     tl::sm90::tma_load_2d(a + tl_stage * 4096, &tl_map_A, &tl_full[tl_stage], (g0 + k) * 128, row0);
                 }
                 tl_tile = tl::sm90::claim_next_tile(tl_tile_counter, tl_tiles);
@@ -3134,37 +3134,37 @@ __global__ void __launch_bounds__(256, 1) fp8_gemm_block_scaled_skinny_kernel_va
             float sa_next[8];  // fragment sa_next: f32[32]
             float sb_next[1];  // local sb_next: f32[1]
             if (0 < tl::min(k_groups, KG - g0)) {
-                // copy(As[row0 +: BM, g0 + k], sa);  (qgemm.tl:197)
+                // copy(As[row0 +: BM, g0 + k], sa);  (qgemm.tl:200)
                 #pragma unroll
                 for (int tl_s0 = 0; tl_s0 < 8; ++tl_s0) {
                     sa_next[tl_s0] = tl::in_bounds(row0 + ((tl_s0 % 2) + (tl_tid % 4) * 2 + (tl_s0 / 2) * 8), M) && tl::in_bounds(g0, KG) ? As[int64_t(row0 + ((tl_s0 % 2) + (tl_tid % 4) * 2 + (tl_s0 / 2) * 8)) * KG + g0] : 0.0f;
                 }
-                // copy(Bs[col0 / G +: 1, g0 + k], sb);  (qgemm.tl:198)
+                // copy(Bs[col0 / G +: 1, g0 + k], sb);  (qgemm.tl:201)
                 for (int tl_e1 = 0; tl_e1 < 1; ++tl_e1) {
                     sb_next[tl_e1] = tl::in_bounds((col0 / 128) + tl_e1, NB) && tl::in_bounds(g0, KG) ? Bs[int64_t((col0 / 128) + tl_e1) * KG + g0] : 0.0f;
                 }
             }
-            // for k in pipelined(min(k_groups, KG - g0), stages = STAGES) {  (qgemm.tl:194)
+            // for k in pipelined(min(k_groups, KG - g0), stages = STAGES) {  (qgemm.tl:197)
             const int tl_trips2 = tl::min(k_groups, KG - g0);
             for (int k = 0; k < tl_trips2; ++k, ++tl_it) {
                 const int tl_stage = tl_it % 7;
                 tl::sm90::mbarrier_wait(&tl_full[tl_stage], (tl_it / 7 + 0) & 1);  // trip k's TMA loads landed
-                // gemm(b, a, part, transpose_b = true, clear = true);  (qgemm.tl:199)
+                // gemm(b, a, part, transpose_b = true, clear = true);  (qgemm.tl:202)
                 tl::sm90::warpgroup_gemm<tl::f8e4m3, 128, 32, 128, false, true, 1>(part, b + tl_stage * 16384, a + tl_stage * 4096, tl_tid / 128, true);
-                // copy(As[row0 +: BM, g0 + k], sa);  (qgemm.tl:197)
+                // copy(As[row0 +: BM, g0 + k], sa);  (qgemm.tl:200)
                 #pragma unroll
                 for (int tl_s = 0; tl_s < 8; ++tl_s) sa[tl_s] = sa_next[tl_s];
-                // copy(Bs[col0 / G +: 1, g0 + k], sb);  (qgemm.tl:198)
+                // copy(Bs[col0 / G +: 1, g0 + k], sb);  (qgemm.tl:201)
                 for (int tl_e3 = 0; tl_e3 < 1; ++tl_e3) {
                     sb[tl_e3] = sb_next[tl_e3];
                 }
                 if (k + 1 < tl::min(k_groups, KG - g0)) {
-                    // copy(As[row0 +: BM, g0 + k], sa);  (qgemm.tl:197)
+                    // copy(As[row0 +: BM, g0 + k], sa);  (qgemm.tl:200)
                     #pragma unroll
                     for (int tl_s4 = 0; tl_s4 < 8; ++tl_s4) {
                         sa_next[tl_s4] = tl::in_bounds(row0 + ((tl_s4 % 2) + (tl_tid % 4) * 2 + (tl_s4 / 2) * 8), M) && tl::in_bounds(g0 + (k + 1), KG) ? As[int64_t(row0 + ((tl_s4 % 2) + (tl_tid % 4) * 2 + (tl_s4 / 2) * 8)) * KG + (g0 + (k + 1))] : 0.0f;
                     }
-                    // copy(Bs[col0 / G +: 1, g0 + k], sb);  (qgemm.tl:198)
+                    // copy(Bs[col0 / G +: 1, g0 + k], sb);  (qgemm.tl:201)
                     for (int tl_e5 = 0; tl_e5 < 1; ++tl_e5) {
                         sb_next[tl_e5] = tl::in_bounds((col0 / 128) + tl_e5, NB) && tl::in_bounds(g0 + (k + 1), KG) ? Bs[int64_t((col0 / 128) + tl_e5) * KG + (g0 + (k + 1))] : 0.0f;
                     }
@@ -3172,7 +3172,7 @@ __global__ void __launch_bounds__(256, 1) fp8_gemm_block_scaled_skinny_kernel_va
                 tl::sm90::wgmma_wait<0>();  // #0 (into `part`) retired
                 tl::sm90::fence_accumulators(part);
                 if (tl_tid % 32 == 0) tl::sm90::mbarrier_arrive(&tl_empty[tl_stage]);  // release trip k's stage
-                // for i, j in parallel(BN, BM) {  (qgemm.tl:200)
+                // for i, j in parallel(BN, BM) {  (qgemm.tl:203)
                 // for i, j in parallel(128, 32): each thread visits the elements of `acc` it holds
                 #pragma unroll
                 for (int tl_s6 = 0; tl_s6 < acc_layout::kSlots; ++tl_s6) {
@@ -3181,7 +3181,7 @@ __global__ void __launch_bounds__(256, 1) fp8_gemm_block_scaled_skinny_kernel_va
                     acc[tl_s6] = acc[tl_s6] + part[tl_s6] * (sa[(tl_s6 % 2) + (tl_s6 / 4 % 4) * 2] * sb[0]);
                 }
             }
-            // for i, j in parallel(BN, BM) {                          // Part[z] = accᵀ  (qgemm.tl:204)
+            // for i, j in parallel(BN, BM) {                          // Part[z] = accᵀ  (qgemm.tl:207)
             // for i, j in parallel(128, 32): each thread visits the elements of `acc` it holds
             #pragma unroll
             for (int tl_s7 = 0; tl_s7 < acc_layout::kSlots; ++tl_s7) {
@@ -3196,7 +3196,7 @@ __global__ void __launch_bounds__(256, 1) fp8_gemm_block_scaled_skinny_kernel_va
     #endif
 }
 
-// kernel fp8_gemm_block_scaled_skinny<BM = 64, G = 128, BN = 128, STAGES = 4>  (stdlib/qgemm.tl:177)
+// kernel fp8_gemm_block_scaled_skinny<BM = 64, G = 128, BN = 128, STAGES = 4>  (stdlib/qgemm.tl:180)
 // 128 threads per block, 110592 bytes of shared memory
 __global__ void __launch_bounds__(128) fp8_gemm_block_scaled_skinny_kernel_variant2(
         const tl::f8e4m3* __restrict__ A,
@@ -3231,7 +3231,7 @@ __global__ void __launch_bounds__(128) fp8_gemm_block_scaled_skinny_kernel_varia
     const int32_t g0 = int(blockIdx.z) * k_groups;
     const int32_t k_trips = tl::min(k_groups, KG - g0);
     if (0 < k_trips) {
-        // copy(B[col0 +: BN, (g0 + k) * G +: G], b);  (qgemm.tl:195)
+        // copy(B[col0 +: BN, (g0 + k) * G +: G], b);  (qgemm.tl:198)
         if (tl::is_aligned(B, 16) && K % 16 == 0 && col0 >= 0 && col0 + 128 <= N && (g0 * 128) >= 0 && (g0 * 128) + 128 <= K && (g0 * 128) % 16 == 0) {
             #pragma unroll
             for (int tl_i1 = 0; tl_i1 < 8; ++tl_i1) {
@@ -3255,7 +3255,7 @@ __global__ void __launch_bounds__(128) fp8_gemm_block_scaled_skinny_kernel_varia
                 }
             }
         }
-        // copy(A[row0 +: BM, (g0 + k) * G +: G], a);  (qgemm.tl:196)
+        // copy(A[row0 +: BM, (g0 + k) * G +: G], a);  (qgemm.tl:199)
         if (tl::is_aligned(A, 16) && K % 16 == 0 && row0 >= 0 && row0 + 64 <= M && (g0 * 128) >= 0 && (g0 * 128) + 128 <= K && (g0 * 128) % 16 == 0) {
             #pragma unroll
             for (int tl_i8 = 0; tl_i8 < 4; ++tl_i8) {
@@ -3282,7 +3282,7 @@ __global__ void __launch_bounds__(128) fp8_gemm_block_scaled_skinny_kernel_varia
     }
     tl::cp_async_commit();
     if (1 < k_trips) {
-        // copy(B[col0 +: BN, (g0 + k) * G +: G], b);  (qgemm.tl:195)
+        // copy(B[col0 +: BN, (g0 + k) * G +: G], b);  (qgemm.tl:198)
         if (tl::is_aligned(B, 16) && K % 16 == 0 && col0 >= 0 && col0 + 128 <= N && ((g0 + 1) * 128) >= 0 && ((g0 + 1) * 128) + 128 <= K && ((g0 + 1) * 128) % 16 == 0) {
             #pragma unroll
             for (int tl_i15 = 0; tl_i15 < 8; ++tl_i15) {
@@ -3306,7 +3306,7 @@ __global__ void __launch_bounds__(128) fp8_gemm_block_scaled_skinny_kernel_varia
                 }
             }
         }
-        // copy(A[row0 +: BM, (g0 + k) * G +: G], a);  (qgemm.tl:196)
+        // copy(A[row0 +: BM, (g0 + k) * G +: G], a);  (qgemm.tl:199)
         if (tl::is_aligned(A, 16) && K % 16 == 0 && row0 >= 0 && row0 + 64 <= M && ((g0 + 1) * 128) >= 0 && ((g0 + 1) * 128) + 128 <= K && ((g0 + 1) * 128) % 16 == 0) {
             #pragma unroll
             for (int tl_i22 = 0; tl_i22 < 4; ++tl_i22) {
@@ -3333,7 +3333,7 @@ __global__ void __launch_bounds__(128) fp8_gemm_block_scaled_skinny_kernel_varia
     }
     tl::cp_async_commit();
     if (2 < k_trips) {
-        // copy(B[col0 +: BN, (g0 + k) * G +: G], b);  (qgemm.tl:195)
+        // copy(B[col0 +: BN, (g0 + k) * G +: G], b);  (qgemm.tl:198)
         if (tl::is_aligned(B, 16) && K % 16 == 0 && col0 >= 0 && col0 + 128 <= N && ((g0 + 2) * 128) >= 0 && ((g0 + 2) * 128) + 128 <= K && ((g0 + 2) * 128) % 16 == 0) {
             #pragma unroll
             for (int tl_i29 = 0; tl_i29 < 8; ++tl_i29) {
@@ -3357,7 +3357,7 @@ __global__ void __launch_bounds__(128) fp8_gemm_block_scaled_skinny_kernel_varia
                 }
             }
         }
-        // copy(A[row0 +: BM, (g0 + k) * G +: G], a);  (qgemm.tl:196)
+        // copy(A[row0 +: BM, (g0 + k) * G +: G], a);  (qgemm.tl:199)
         if (tl::is_aligned(A, 16) && K % 16 == 0 && row0 >= 0 && row0 + 64 <= M && ((g0 + 2) * 128) >= 0 && ((g0 + 2) * 128) + 128 <= K && ((g0 + 2) * 128) % 16 == 0) {
             #pragma unroll
             for (int tl_i36 = 0; tl_i36 < 4; ++tl_i36) {
@@ -3386,22 +3386,22 @@ __global__ void __launch_bounds__(128) fp8_gemm_block_scaled_skinny_kernel_varia
     float sa_next[8];  // fragment sa_next: f32[64]
     float sb_next[1];  // local sb_next: f32[1]
     if (0 < k_trips) {
-        // copy(As[row0 +: BM, g0 + k], sa);  (qgemm.tl:197)
+        // copy(As[row0 +: BM, g0 + k], sa);  (qgemm.tl:200)
         #pragma unroll
         for (int tl_s42 = 0; tl_s42 < 8; ++tl_s42) {
             sa_next[tl_s42] = tl::in_bounds(row0 + ((tl_s42 % 2) + (tl_tid % 4) * 2 + (tl_s42 / 2) * 8 + (tl_tid / 32 % 2) * 32), M) && tl::in_bounds(g0, KG) ? As[int64_t(row0 + ((tl_s42 % 2) + (tl_tid % 4) * 2 + (tl_s42 / 2) * 8 + (tl_tid / 32 % 2) * 32)) * KG + g0] : 0.0f;
         }
-        // copy(Bs[col0 / G +: 1, g0 + k], sb);  (qgemm.tl:198)
+        // copy(Bs[col0 / G +: 1, g0 + k], sb);  (qgemm.tl:201)
         for (int tl_e43 = 0; tl_e43 < 1; ++tl_e43) {
             sb_next[tl_e43] = tl::in_bounds((col0 / 128) + tl_e43, NB) && tl::in_bounds(g0, KG) ? Bs[int64_t((col0 / 128) + tl_e43) * KG + g0] : 0.0f;
         }
     }
-    // for k in pipelined(min(k_groups, KG - g0), stages = STAGES) {  (qgemm.tl:194)
+    // for k in pipelined(min(k_groups, KG - g0), stages = STAGES) {  (qgemm.tl:197)
     for (int k = 0; k < k_trips; ++k) {
         tl::cp_async_wait<2>();  // at most 2 copy groups of this thread still in flight
         __syncthreads();  // pipeline: stage `k % 4` has landed and the stage refilled next is no longer read
         if (k + 3 < k_trips) {
-            // copy(B[col0 +: BN, (g0 + k) * G +: G], b);  (qgemm.tl:195)
+            // copy(B[col0 +: BN, (g0 + k) * G +: G], b);  (qgemm.tl:198)
             if (tl::is_aligned(B, 16) && K % 16 == 0 && col0 >= 0 && col0 + 128 <= N && ((g0 + (k + 3)) * 128) >= 0 && ((g0 + (k + 3)) * 128) + 128 <= K && ((g0 + (k + 3)) * 128) % 16 == 0) {
                 #pragma unroll
                 for (int tl_i45 = 0; tl_i45 < 8; ++tl_i45) {
@@ -3425,7 +3425,7 @@ __global__ void __launch_bounds__(128) fp8_gemm_block_scaled_skinny_kernel_varia
                     }
                 }
             }
-            // copy(A[row0 +: BM, (g0 + k) * G +: G], a);  (qgemm.tl:196)
+            // copy(A[row0 +: BM, (g0 + k) * G +: G], a);  (qgemm.tl:199)
             if (tl::is_aligned(A, 16) && K % 16 == 0 && row0 >= 0 && row0 + 64 <= M && ((g0 + (k + 3)) * 128) >= 0 && ((g0 + (k + 3)) * 128) + 128 <= K && ((g0 + (k + 3)) * 128) % 16 == 0) {
                 #pragma unroll
                 for (int tl_i52 = 0; tl_i52 < 4; ++tl_i52) {
@@ -3451,32 +3451,32 @@ __global__ void __launch_bounds__(128) fp8_gemm_block_scaled_skinny_kernel_varia
             }
         }
         tl::cp_async_commit();
-        // copy(As[row0 +: BM, g0 + k], sa);  (qgemm.tl:197)
+        // copy(As[row0 +: BM, g0 + k], sa);  (qgemm.tl:200)
         #pragma unroll
         for (int tl_s = 0; tl_s < 8; ++tl_s) sa[tl_s] = sa_next[tl_s];
-        // copy(Bs[col0 / G +: 1, g0 + k], sb);  (qgemm.tl:198)
+        // copy(Bs[col0 / G +: 1, g0 + k], sb);  (qgemm.tl:201)
         for (int tl_e58 = 0; tl_e58 < 1; ++tl_e58) {
             sb[tl_e58] = sb_next[tl_e58];
         }
         if (k + 1 < k_trips) {
-            // copy(As[row0 +: BM, g0 + k], sa);  (qgemm.tl:197)
+            // copy(As[row0 +: BM, g0 + k], sa);  (qgemm.tl:200)
             #pragma unroll
             for (int tl_s59 = 0; tl_s59 < 8; ++tl_s59) {
                 sa_next[tl_s59] = tl::in_bounds(row0 + ((tl_s59 % 2) + (tl_tid % 4) * 2 + (tl_s59 / 2) * 8 + (tl_tid / 32 % 2) * 32), M) && tl::in_bounds(g0 + (k + 1), KG) ? As[int64_t(row0 + ((tl_s59 % 2) + (tl_tid % 4) * 2 + (tl_s59 / 2) * 8 + (tl_tid / 32 % 2) * 32)) * KG + (g0 + (k + 1))] : 0.0f;
             }
-            // copy(Bs[col0 / G +: 1, g0 + k], sb);  (qgemm.tl:198)
+            // copy(Bs[col0 / G +: 1, g0 + k], sb);  (qgemm.tl:201)
             for (int tl_e60 = 0; tl_e60 < 1; ++tl_e60) {
                 sb_next[tl_e60] = tl::in_bounds((col0 / 128) + tl_e60, NB) && tl::in_bounds(g0 + (k + 1), KG) ? Bs[int64_t((col0 / 128) + tl_e60) * KG + (g0 + (k + 1))] : 0.0f;
             }
         }
-        // gemm(b, a, part, transpose_b = true, clear = true);  (qgemm.tl:199)
+        // gemm(b, a, part, transpose_b = true, clear = true);  (qgemm.tl:202)
         {
             for (int tl_s = 0; tl_s < part_layout::kSlots; ++tl_s) part[tl_s] = 0.0f;
             tl::warp_gemm_mma<128, 64, 128, 2, 2, tl::f8e4m3, false, true>(
                 part, tl::SharedMatrix<tl::f8e4m3, false, 144>{&b[((k % 4) * 128 + 0) * 144 + 0]},
                 tl::SharedMatrix<tl::f8e4m3, true, 144>{&a[((k % 4) * 64 + 0) * 144 + 0]}, tl_tid);
         }
-        // for i, j in parallel(BN, BM) {  (qgemm.tl:200)
+        // for i, j in parallel(BN, BM) {  (qgemm.tl:203)
         // for i, j in parallel(128, 64): each thread visits the elements of `acc` it holds
         #pragma unroll
         for (int tl_s61 = 0; tl_s61 < acc_layout::kSlots; ++tl_s61) {
@@ -3486,7 +3486,7 @@ __global__ void __launch_bounds__(128) fp8_gemm_block_scaled_skinny_kernel_varia
         }
     }
     tl::cp_async_wait<0>();  // at most 0 copy groups of this thread still in flight
-    // for i, j in parallel(BN, BM) {                          // Part[z] = accᵀ  (qgemm.tl:204)
+    // for i, j in parallel(BN, BM) {                          // Part[z] = accᵀ  (qgemm.tl:207)
     // for i, j in parallel(128, 64): each thread visits the elements of `acc` it holds
     #pragma unroll
     for (int tl_s62 = 0; tl_s62 < acc_layout::kSlots; ++tl_s62) {
@@ -3498,7 +3498,7 @@ __global__ void __launch_bounds__(128) fp8_gemm_block_scaled_skinny_kernel_varia
     }
 }
 
-// kernel fp8_gemm_block_scaled_skinny<BM = 64, G = 128, BN = 128, STAGES = 4>  (stdlib/qgemm.tl:177)
+// kernel fp8_gemm_block_scaled_skinny<BM = 64, G = 128, BN = 128, STAGES = 4>  (stdlib/qgemm.tl:180)
 // 128 threads per block, 148592 bytes of shared memory
 // warp-specialized: warpgroup 0 issues TMA loads, the other 128 threads run wgmma; persistent over the tiles
 __global__ void __launch_bounds__(256, 1) fp8_gemm_block_scaled_skinny_kernel_variant2_sm90(
@@ -3572,9 +3572,9 @@ __global__ void __launch_bounds__(256, 1) fp8_gemm_block_scaled_skinny_kernel_va
                     const int tl_stage = tl_it % 6;
                     tl::sm90::mbarrier_wait(&tl_empty[tl_stage], (tl_it / 6 + 1) & 1);  // consumers released it
                     tl::sm90::mbarrier_arrive_expect_tx(&tl_full[tl_stage], 24576);
-                    // copy(B[col0 +: BN, (g0 + k) * G +: G], b);  (qgemm.tl:195)
+                    // copy(B[col0 +: BN, (g0 + k) * G +: G], b);  (qgemm.tl:198)
                     tl::sm90::tma_load_2d(b + tl_stage * 16384, &tl_map_B, &tl_full[tl_stage], (g0 + k) * 128, col0);
-                    // copy(A[row0 +: BM, (g0 + k) * G +: G], a);  (qgemm.tl:196)
+                    // copy(A[row0 +: BM, (g0 + k) * G +: G], a);  (qgemm.tl:199)
                     tl::sm90::tma_load_2d(a + tl_stage * 8192, &tl_map_A, &tl_full[tl_stage], (g0 + k) * 128, row0);
                 }
                 tl_tile = tl::sm90::claim_next_tile(tl_tile_counter, tl_tiles);
@@ -3609,26 +3609,26 @@ __global__ void __launch_bounds__(256, 1) fp8_gemm_block_scaled_skinny_kernel_va
             const int32_t row0 = tl_block_y * 64;
             const int32_t col0 = tl_block_x * 128;
             const int32_t g0 = tl_block_z * k_groups;
-            // for k in pipelined(min(k_groups, KG - g0), stages = STAGES) {  (qgemm.tl:194)
+            // for k in pipelined(min(k_groups, KG - g0), stages = STAGES) {  (qgemm.tl:197)
             const int tl_trips0 = tl::min(k_groups, KG - g0);
             for (int k = 0; k < tl_trips0; ++k, ++tl_it) {
                 const int tl_stage = tl_it % 6;
                 tl::sm90::mbarrier_wait(&tl_full[tl_stage], (tl_it / 6 + 0) & 1);  // trip k's TMA loads landed
-                // gemm(b, a, part, transpose_b = true, clear = true);  (qgemm.tl:199)
+                // gemm(b, a, part, transpose_b = true, clear = true);  (qgemm.tl:202)
                 tl::sm90::warpgroup_gemm<tl::f8e4m3, 128, 64, 128, false, true, 1>(part, b + tl_stage * 16384, a + tl_stage * 8192, tl_tid / 128, true);
-                // copy(As[row0 +: BM, g0 + k], sa);  (qgemm.tl:197)
+                // copy(As[row0 +: BM, g0 + k], sa);  (qgemm.tl:200)
                 #pragma unroll
                 for (int tl_s1 = 0; tl_s1 < 16; ++tl_s1) {
                     sa[tl_s1] = tl::in_bounds(row0 + ((tl_s1 % 2) + (tl_tid % 4) * 2 + (tl_s1 / 2) * 8), M) && tl::in_bounds(g0 + k, KG) ? As[int64_t(row0 + ((tl_s1 % 2) + (tl_tid % 4) * 2 + (tl_s1 / 2) * 8)) * KG + (g0 + k)] : 0.0f;
                 }
-                // copy(Bs[col0 / G +: 1, g0 + k], sb);  (qgemm.tl:198)
+                // copy(Bs[col0 / G +: 1, g0 + k], sb);  (qgemm.tl:201)
                 for (int tl_e2 = 0; tl_e2 < 1; ++tl_e2) {
                     sb[tl_e2] = tl::in_bounds((col0 / 128) + tl_e2, NB) && tl::in_bounds(g0 + k, KG) ? Bs[int64_t((col0 / 128) + tl_e2) * KG + (g0 + k)] : 0.0f;
                 }
                 tl::sm90::wgmma_wait<0>();  // #0 (into `part`) retired
                 tl::sm90::fence_accumulators(part);
                 if (tl_tid % 32 == 0) tl::sm90::mbarrier_arrive(&tl_empty[tl_stage]);  // release trip k's stage
-                // for i, j in parallel(BN, BM) {  (qgemm.tl:200)
+                // for i, j in parallel(BN, BM) {  (qgemm.tl:203)
                 // for i, j in parallel(128, 64): each thread visits the elements of `acc` it holds
                 #pragma unroll
                 for (int tl_s3 = 0; tl_s3 < acc_layout::kSlots; ++tl_s3) {
@@ -3637,7 +3637,7 @@ __global__ void __launch_bounds__(256, 1) fp8_gemm_block_scaled_skinny_kernel_va
                     acc[tl_s3] = acc[tl_s3] + part[tl_s3] * (sa[(tl_s3 % 2) + (tl_s3 / 4 % 8) * 2] * sb[0]);
                 }
             }
-            // for i, j in parallel(BN, BM) {                          // Part[z] = accᵀ  (qgemm.tl:204)
+            // for i, j in parallel(BN, BM) {                          // Part[z] = accᵀ  (qgemm.tl:207)
             // for i, j in parallel(128, 64): each thread visits the elements of `acc` it holds
             #pragma unroll
             for (int tl_s4 = 0; tl_s4 < acc_layout::kSlots; ++tl_s4) {
