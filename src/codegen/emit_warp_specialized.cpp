@@ -10,6 +10,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <array>
 #include <functional>
 #include <map>
 #include <set>
@@ -33,13 +34,6 @@ int sharing_blocks(const ir::Kernel& kernel, int multicast_axes) {
     for (size_t a = 0; a < kernel.cluster.size(); ++a)
         if (multicast_axes & (1 << a)) blocks *= kernel.cluster[a];
     return blocks;
-}
-// The suffix naming a group of sharing blocks in the CUDA (tl_slice_y, tl_mask_xy).
-std::string axes_suffix(int multicast_axes) {
-    std::string out;
-    for (int a = 0; a < 3; ++a)
-        if (multicast_axes & (1 << a)) out += "xyz"[a];
-    return out;
 }
 } // namespace
 
@@ -171,8 +165,7 @@ void KernelEmitter::emit_tile_loop(const std::function<void()>& body, bool produ
             out_.line(fmt::format("const int {1}_x = tl_in_plane % (8 * {0}_x) / tl_group_rows;", tiles, at));
         }
         if (clusters) {
-            std::vector<int> c = kernel_.cluster;
-            c.resize(3, 1);
+            const std::array<int, 3> c = kernel_.cluster_shape();
             out_.line(fmt::format("const int tl_block_x = tl_cluster_tile_x * {0} + int(tl_cluster_rank % {0});", c[0]));
             out_.line(fmt::format("const int tl_block_y = tl_cluster_tile_y * {1} + int(tl_cluster_rank / {0} % {1});", c[0], c[1]));
             out_.line(fmt::format("const int tl_block_z = tl_cluster_tile_z * {2} + int(tl_cluster_rank / {0});", c[0] * c[1], c[1], c[2]));
@@ -233,7 +226,7 @@ void KernelEmitter::emit_tma_load(const ir::Region& src, const ir::Buffer& dst, 
     const int slices = sharing_blocks(kernel_, multicast_axes);
     const int64_t box_rows = rows / slices;
     const TmaMap& map = map_for(maps, src.buffer.get(), box_rows, box_cols, row_axis);
-    const std::string slice = "tl_slice_" + axes_suffix(multicast_axes);
+    const std::string slice = "tl_slice_" + ir::multicast_axes_name(multicast_axes);
     for (int64_t box = 0; box < cols / box_cols; ++box) {
         // Coordinates innermost axis first: the columns, then every other axis (the rows' start, or the point).
         std::string coords = expr(src.ranges[rank - 1].start) + (box ? fmt::format(" + {}", box * box_cols) : "");
@@ -245,14 +238,12 @@ void KernelEmitter::emit_tma_load(const ir::Region& src, const ir::Buffer& dst, 
             continue;
         }
         out_.line(fmt::format("tl::sm90::tma_load_{}d_multicast({}{} + {} * {}, &{}, {}, tl_mask_{}, {});", rank, identifier(dst.name), offset,
-                              slice, box_rows * box_cols, map.name, barrier, axes_suffix(multicast_axes), coords));
+                              slice, box_rows * box_cols, map.name, barrier, ir::multicast_axes_name(multicast_axes), coords));
     }
 }
 
 bool KernelEmitter::ring_shared_in_cluster(bool first_ring) const {
-    for (const ir::TmaLoad& ld : ws_loop_->loads)
-        if (ld.first_ring == first_ring && ld.multicast_axes) return true;
-    return false;
+    return schedule::protocol_of(kernel_, *ws_loop_).shared_rings >> (first_ring ? 1 : 0) & 1;
 }
 
 // The release of a stage by one consumer warp: in every block of the cluster when the blocks share
@@ -322,12 +313,11 @@ void KernelEmitter::emit_producer(const ir::WarpSpecializedLoop& loop) {
     for (const ir::TmaLoad& ld : loop.loads)
         if (ld.multicast_axes) shared_axes.insert(ld.multicast_axes);
     for (int axes : shared_axes) {
-        std::vector<int> c = kernel_.cluster;
-        c.resize(3, 1);
+        const std::array<int, 3> c = kernel_.cluster_shape();
         const std::string share = fmt::format("tl::sm90::ClusterShare<{}, {}, {}, {}>", c[0], c[1], c[2], axes);
         out_.line(fmt::format("const int tl_slice_{} = {}::slice(tl_cluster_rank);  // this block's slice of the tiles shared along {}",
-                              axes_suffix(axes), share, axes_suffix(axes)));
-        out_.line(fmt::format("const uint16_t tl_mask_{} = {}::mask(tl_cluster_rank);  // the blocks that share them", axes_suffix(axes), share));
+                              ir::multicast_axes_name(axes), share, ir::multicast_axes_name(axes)));
+        out_.line(fmt::format("const uint16_t tl_mask_{} = {}::mask(tl_cluster_rank);  // the blocks that share them", ir::multicast_axes_name(axes), share));
     }
     out_.line("int tl_it = 0;  // trips issued so far, across tiles: stage tl_it % stages, round tl_it / stages");
     emit_tile_loop([&] {
@@ -722,8 +712,7 @@ void KernelEmitter::emit_warp_specialized_body() {
     out_.line(tile_counts_declaration());
     out_.line("const int tl_tiles = tl_tiles_x * tl_tiles_y * tl_tiles_z;");
     if (clusters) {
-        std::vector<int> c = kernel_.cluster;
-        c.resize(3, 1);
+        const std::array<int, 3> c = kernel_.cluster_shape();
         out_.line(fmt::format("const int tl_cluster_tiles_x = tl::cdiv(tl_tiles_x, {}), tl_cluster_tiles_y = tl::cdiv(tl_tiles_y, {}), "
                               "tl_cluster_tiles_z = tl::cdiv(tl_tiles_z, {});",
                               c[0], c[1], c[2]));

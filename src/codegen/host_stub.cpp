@@ -8,6 +8,7 @@
 #include <fmt/ranges.h>
 
 #include <algorithm>
+#include <array>
 #include <optional>
 
 namespace tlc::codegen {
@@ -301,8 +302,7 @@ void emit_stub_definitions(const StubKernels& kernels, KernelEmitter& exprs, Cud
             out.line("// The x-y plane along x, block.y fastest (the kernel computes block.x and block.y).");
             emit_launch(k, "dim3(unsigned(tl_grid_x * tl_grid_y), 1, unsigned(tl_grid_z))", k.threads, shared_bytes, arglist, out);
         } else if (!k.cluster.empty()) {
-            std::vector<int> c = k.cluster;
-            c.resize(3, 1);
+            const std::array<int, 3> c = k.cluster_shape();
             out.line("// The grid in whole clusters: the blocks past the kernel's grid leave at once.");
             emit_launch(k,
                         fmt::format("dim3(unsigned(tl::cdiv(tl_grid_x, {0}) * {0}), unsigned(tl::cdiv(tl_grid_y, {1}) * {1}), "

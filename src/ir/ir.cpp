@@ -219,6 +219,13 @@ bool WarpSpecializedLoop::single_gemm() const {
     return g && !g->clear && wgmma_gemms().size() == 1;
 }
 
+std::string multicast_axes_name(int multicast_axes) {
+    std::string out;
+    for (int a = 0; a < 3; ++a)
+        if (multicast_axes & (1 << a)) out += "xyz"[a];
+    return out;
+}
+
 std::vector<const Copy*> tma_store_copies(const Kernel& kernel) {
     std::vector<const Copy*> out;
     if (auto* seq = kernel.body ? kernel.body->as<Seq>() : nullptr)

@@ -9,6 +9,7 @@
 #include "ir/shared_memory.h"
 #include "support/source.h"
 
+#include <array>
 #include <cstdint>
 #include <memory>
 #include <optional>
@@ -409,6 +410,8 @@ struct TmaLoad {
     // and multicasts it to all of them. 0: the block loads the tile alone.
     int multicast_axes = 0;
 };
+// The cluster axes of a TmaLoad::multicast_axes mask by name, x first ("y", "xy").
+std::string multicast_axes_name(int multicast_axes);
 // The row axis of a TMA load's source: its first ranged axis, when exactly two axes are ranged
 // and the last is one of them (a box [rows][columns] of a tensor of up to 5 axes, the others
 // points); -1 otherwise.
@@ -642,6 +645,12 @@ struct Kernel {
     int threads = 128;
     std::vector<int> cluster;        // empty when no cluster
     int cluster_blocks() const { int n = 1; for (int c : cluster) n *= c; return n; }
+    // The cluster's extents along x, y and z (1 past the clause's axes).
+    std::array<int, 3> cluster_shape() const {
+        std::array<int, 3> c{1, 1, 1};
+        for (size_t i = 0; i < cluster.size() && i < 3; ++i) c[i] = cluster[i];
+        return c;
+    }
     // `requires(...)`: launch preconditions over dims and scalars, checked by the launch stub, with
     // their source text for the error message.
     std::vector<std::pair<ExprPtr, std::string>> requires_;

@@ -275,9 +275,7 @@ public:
             for (auto& l : w->lets) body(l, indent + 1);
             line(indent + 1, "producer:  // one thread of warpgroup 0; waits until the stage is empty");
             for (auto& ld : w->loads) {
-                std::string shared; // the cluster axes whose blocks share the tile (TmaLoad::multicast_axes)
-                for (int a = 0; a < 3; ++a)
-                    if (ld.multicast_axes & (1 << a)) shared += "xyz"[a];
+                const std::string shared = multicast_axes_name(ld.multicast_axes); // whose blocks share the tile
                 line(indent + 2, "tma_load " + region(ld.src) + " -> " + ld.dst->name +
                                      (ld.first_ring ? "[first_stage]" : "[stage]") +
                                      (shared.empty() ? "" : ", multicast(" + shared + ")") +
