@@ -644,6 +644,7 @@ struct Kernel {
     std::string blocks_y_first_why;
     int threads = 128;
     std::vector<int> cluster;        // empty when no cluster
+    SourceRange cluster_range;       // of the `cluster` clause
     int cluster_blocks() const { int n = 1; for (int c : cluster) n *= c; return n; }
     // The cluster's extents along x, y and z (1 past the clause's axes).
     std::array<int, 3> cluster_shape() const {

@@ -74,6 +74,15 @@ const std::vector<Pass>& passes() {
                             "the blocks of a cluster share a tile whose coordinates do not read block.<axis> for an axis "
                             "of the cluster (directly or through `let`s), cut into 8-row slices, one per block");
              }
+             if (options.arch == "sm_90a")
+                 if (std::string why = why_cluster_shares_nothing(k, !why_not.empty()); !why.empty()) {
+                     SourceRange at = k.cluster_range.valid() ? k.cluster_range : k.name_range;
+                     diags.report(DiagKind::ClusterSharesNothing, at, k.name, why);
+                     diags.note(DiagKind::NoteFix, at,
+                                "drop the `cluster` clause, or share tiles: the blocks of a cluster share the TMA loads "
+                                "whose coordinates do not read block.<axis> for an axis of the cluster (docs/hopper.md, "
+                                "\"Thread-block clusters and TMA multicast\")");
+                 }
              for (const ir::WarpSpecialization::ConsumerCopy& g : k.warp_specialization.mma_sync_gemms) {
                  diags.report(DiagKind::GemmNotWgmma, g.range, g.tile, g.why);
                  diags.note(DiagKind::NoteFix, g.range,

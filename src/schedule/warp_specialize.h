@@ -77,4 +77,9 @@ bool warp_specialize(ir::Kernel& kernel, const std::string& arch, const ir::Kern
 // accumulators' own copies (`copy.tma_store`), when the staging boxes fit.
 void store_accumulator_layouts_by_tma(ir::Kernel& kernel);
 
+// After warp-specialize, on a kernel launched in clusters of more than one block: why its blocks
+// share nothing (multicast TMA loads of the warp-specialized loop are what a cluster shares), or
+// empty when at least one load is shared. `hopper_path_refused`: the pass gave remark R0002.
+std::string why_cluster_shares_nothing(const ir::Kernel& kernel, bool hopper_path_refused);
+
 } // namespace tlc::schedule

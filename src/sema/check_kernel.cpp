@@ -255,6 +255,7 @@ void Checker::check_launch(const ast::Kernel& k, ir::Kernel& out) {
         out.cluster.push_back(static_cast<int>(*v));
     }
     if (!ok) return;
+    out.cluster_range = k.cluster_range;
     if (blocks == 1) { // a cluster of one block is none: any target takes it (a shape chosen per target)
         out.cluster.clear();
         return;

@@ -97,7 +97,7 @@ TEST_CASE("the database round-trips and a second open sees every record") {
         r.spill_bytes = 0;
         r.ms_by_iters = {{10, 1.5}, {20, 1.25}};
         db.put(key, r);
-        CandidateRecord bad{{{"BM", "256"}}, "rejected", "spills 64 bytes (ptxas)", 255, 64, {}, {}, {}, {}};
+        CandidateRecord bad{{{"BM", "256"}}, "rejected", "spills 64 bytes (ptxas)", 255, 64, {}, {}, {}, {}, {}};
         db.put(key, bad);
         r.ms_by_iters[40] = 1.2; // replaces the record
         db.put(key, r);
