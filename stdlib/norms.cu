@@ -5219,7 +5219,7 @@ __global__ void __launch_bounds__(512, 2) rmsnorm_kernel_variant6(
     }
 }
 
-// kernel residual_rmsnorm<ROW = 128, THREADS = 128, RB = 16, BN = 1024, WAVES = 1, T = f16>  (stdlib/norms.tl:178)
+// kernel residual_rmsnorm<ROW = 128, THREADS = 128, RB = 16, BN = 1024, WAVES = 64, T = f16>  (stdlib/norms.tl:181)
 // 128 threads per block, 17680 bytes of shared memory
 __global__ void __launch_bounds__(128, 8) residual_rmsnorm_kernel_variant0(
         const tl::f16* __restrict__ X,
@@ -5254,7 +5254,7 @@ __global__ void __launch_bounds__(128, 8) residual_rmsnorm_kernel_variant0(
     const float n = static_cast<float>(N);
     const float inv_n = tl::rsqrt(n * n);
     if (N <= 128) {
-        // copy(W[0 +: ROW], ws);  (norms.tl:201)
+        // copy(W[0 +: ROW], ws);  (norms.tl:204)
         #pragma unroll
         for (int tl_i1 = 0; tl_i1 < 1; ++tl_i1) {
             const int tl_chunk0 = tl_tid + tl_i1 * 128;
@@ -5275,7 +5275,7 @@ __global__ void __launch_bounds__(128, 8) residual_rmsnorm_kernel_variant0(
         }
         const int32_t g_trips = groups;
         if (0 < g_trips) {
-            // copy(X[row0 +: RB, 0 +: ROW], xs);  (norms.tl:204)
+            // copy(X[row0 +: RB, 0 +: ROW], xs);  (norms.tl:207)
             if (tl::is_aligned(X, 16) && N % 8 == 0 && (int(blockIdx.x) * 16) >= 0 && (int(blockIdx.x) * 16) + 16 <= M && 0 >= 0 && 0 + 128 <= N && 0 % 8 == 0) {
                 #pragma unroll
                 for (int tl_i6 = 0; tl_i6 < 2; ++tl_i6) {
@@ -5299,7 +5299,7 @@ __global__ void __launch_bounds__(128, 8) residual_rmsnorm_kernel_variant0(
                     }
                 }
             }
-            // copy(R[row0 +: RB, 0 +: ROW], rs);  (norms.tl:205)
+            // copy(R[row0 +: RB, 0 +: ROW], rs);  (norms.tl:208)
             if (tl::is_aligned(R, 16) && N % 8 == 0 && (int(blockIdx.x) * 16) >= 0 && (int(blockIdx.x) * 16) + 16 <= M && 0 >= 0 && 0 + 128 <= N && 0 % 8 == 0) {
                 #pragma unroll
                 for (int tl_i13 = 0; tl_i13 < 2; ++tl_i13) {
@@ -5325,12 +5325,12 @@ __global__ void __launch_bounds__(128, 8) residual_rmsnorm_kernel_variant0(
             }
         }
         tl::cp_async_commit();
-        // for g in pipelined(groups, stages = 2) {  (norms.tl:202)
+        // for g in pipelined(groups, stages = 2) {  (norms.tl:205)
         for (int g = 0; g < g_trips; ++g) {
             tl::cp_async_wait<0>();  // at most 0 copy groups of this thread still in flight
             __syncthreads();  // pipeline: stage `g % 2` has landed and the stage refilled next is no longer read
             if (g + 1 < g_trips) {
-                // copy(X[row0 +: RB, 0 +: ROW], xs);  (norms.tl:204)
+                // copy(X[row0 +: RB, 0 +: ROW], xs);  (norms.tl:207)
                 if (tl::is_aligned(X, 16) && N % 8 == 0 && ((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 16) >= 0 && ((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 16) + 16 <= M && 0 >= 0 && 0 + 128 <= N && 0 % 8 == 0) {
                     #pragma unroll
                     for (int tl_i20 = 0; tl_i20 < 2; ++tl_i20) {
@@ -5354,7 +5354,7 @@ __global__ void __launch_bounds__(128, 8) residual_rmsnorm_kernel_variant0(
                         }
                     }
                 }
-                // copy(R[row0 +: RB, 0 +: ROW], rs);  (norms.tl:205)
+                // copy(R[row0 +: RB, 0 +: ROW], rs);  (norms.tl:208)
                 if (tl::is_aligned(R, 16) && N % 8 == 0 && ((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 16) >= 0 && ((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 16) + 16 <= M && 0 >= 0 && 0 + 128 <= N && 0 % 8 == 0) {
                     #pragma unroll
                     for (int tl_i27 = 0; tl_i27 < 2; ++tl_i27) {
@@ -5381,7 +5381,7 @@ __global__ void __launch_bounds__(128, 8) residual_rmsnorm_kernel_variant0(
             }
             tl::cp_async_commit();
             const int32_t row0 = (int(blockIdx.x) + g * int(gridDim.x)) * 16;
-            // copy(xs, s);  (norms.tl:206)
+            // copy(xs, s);  (norms.tl:209)
             #pragma unroll
             for (int tl_chunk33 = 0; tl_chunk33 < 16; tl_chunk33 += 8) {
                 const tl::f16* tl_ptr34 = &xs[((g % 2) * 16 + ((tl_tid / 16) + (tl_chunk33 / 8) * 8)) * 136 + ((tl_chunk33 % 8) + (tl_tid % 16) * 8)];
@@ -5397,7 +5397,7 @@ __global__ void __launch_bounds__(128, 8) residual_rmsnorm_kernel_variant0(
                     }
                 }
             }
-            // copy(rs, sq);  (norms.tl:207)
+            // copy(rs, sq);  (norms.tl:210)
             #pragma unroll
             for (int tl_chunk36 = 0; tl_chunk36 < 16; tl_chunk36 += 8) {
                 const tl::f16* tl_ptr37 = &rs[((g % 2) * 16 + ((tl_tid / 16) + (tl_chunk36 / 8) * 8)) * 136 + ((tl_chunk36 % 8) + (tl_tid % 16) * 8)];
@@ -5413,7 +5413,7 @@ __global__ void __launch_bounds__(128, 8) residual_rmsnorm_kernel_variant0(
                     }
                 }
             }
-            // for i, j in parallel(RB, ROW) {  (norms.tl:208)
+            // for i, j in parallel(RB, ROW) {  (norms.tl:211)
             // for i, j in parallel(16, 128): each thread visits the elements of `s` it holds
             #pragma unroll
             for (int tl_s39 = 0; tl_s39 < 16; ++tl_s39) {
@@ -5424,7 +5424,7 @@ __global__ void __launch_bounds__(128, 8) residual_rmsnorm_kernel_variant0(
                 sq[tl_s39] = h * h;
             }
             __syncthreads();  // WAR on `R`
-            // copy(s, R[row0 +: RB, 0 +: ROW]);  (norms.tl:213)
+            // copy(s, R[row0 +: RB, 0 +: ROW]);  (norms.tl:216)
             #pragma unroll
             for (int tl_chunk40 = 0; tl_chunk40 < 16; tl_chunk40 += 8) {
                 tl::f16* tl_ptr41 = &R[int64_t(row0 + ((tl_tid / 16) + (tl_chunk40 / 8) * 8)) * N + ((tl_chunk40 % 8) + (tl_tid % 16) * 8)];
@@ -5440,7 +5440,7 @@ __global__ void __launch_bounds__(128, 8) residual_rmsnorm_kernel_variant0(
                     }
                 }
             }
-            // reduce(sum, sq, s_rrms, axis = 1);  (norms.tl:214)
+            // reduce(sum, sq, s_rrms, axis = 1);  (norms.tl:217)
             // each thread folds its 8 values of each of its 2 results; xor shuffles 1, 2, 4, 8 among the lanes that share one
             {
                 float tl_part[2];
@@ -5462,14 +5462,14 @@ __global__ void __launch_bounds__(128, 8) residual_rmsnorm_kernel_variant0(
                     s_rrms[tl_i] = tl_part[tl_i];
                 }
             }
-            // for i in parallel(RB) {  (norms.tl:215)
+            // for i in parallel(RB) {  (norms.tl:218)
             // for i in parallel(16): each thread visits the elements of `s_rrms` it holds
             #pragma unroll
             for (int tl_s44 = 0; tl_s44 < 2; ++tl_s44) {
                 [[maybe_unused]] const int i = ((tl_tid / 16) + (tl_s44) * 8);
                 s_rrms[tl_s44] = tl::rsqrt(s_rrms[tl_s44] * inv_n + eps);
             }
-            // for i, j in parallel(RB, ROW) {  (norms.tl:218)
+            // for i, j in parallel(RB, ROW) {  (norms.tl:221)
             // for i, j in parallel(16, 128): each thread visits the elements of `s` it holds
             #pragma unroll
             for (int tl_k46 = 0; tl_k46 < 16; tl_k46 += 8) {
@@ -5484,7 +5484,7 @@ __global__ void __launch_bounds__(128, 8) residual_rmsnorm_kernel_variant0(
                     s[tl_s50] = s[tl_s50] * s_rrms[(tl_s50 / 8)] * tl::convert<float>(tl_chunk49[tl_o48]);
                 }
             }
-            // copy(s, Y[row0 +: RB, 0 +: ROW]);  (norms.tl:221)
+            // copy(s, Y[row0 +: RB, 0 +: ROW]);  (norms.tl:224)
             #pragma unroll
             for (int tl_chunk51 = 0; tl_chunk51 < 16; tl_chunk51 += 8) {
                 tl::f16* tl_ptr52 = &Y[int64_t(row0 + ((tl_tid / 16) + (tl_chunk51 / 8) * 8)) * N + ((tl_chunk51 % 8) + (tl_tid % 16) * 8)];
@@ -5510,7 +5510,7 @@ __global__ void __launch_bounds__(128, 8) residual_rmsnorm_kernel_variant0(
                 const int32_t row = row0 + rr;
                 sum_x2 = 0.0f;
                 for (int t = 0; t < n_tiles; ++t) {
-                    // copy(X[row, t * BN +: BN], x);  (norms.tl:231)
+                    // copy(X[row, t * BN +: BN], x);  (norms.tl:234)
                     #pragma unroll
                     for (int tl_chunk54 = 0; tl_chunk54 < x_layout::kSlots; tl_chunk54 += 8) {
                         const tl::f16* tl_ptr55 = &X[int64_t(row) * N + ((t * 1024) + (((x_layout::flat(tl_tid, (tl_chunk54 / 8) * 8)) % 1024) + tl_chunk54 % 8))];
@@ -5527,7 +5527,7 @@ __global__ void __launch_bounds__(128, 8) residual_rmsnorm_kernel_variant0(
                         }
                     }
                     __syncthreads();  // RAW on `R`
-                    // copy(R[row, t * BN +: BN], r);  (norms.tl:232)
+                    // copy(R[row, t * BN +: BN], r);  (norms.tl:235)
                     #pragma unroll
                     for (int tl_chunk57 = 0; tl_chunk57 < r_layout::kSlots; tl_chunk57 += 8) {
                         const tl::f16* tl_ptr58 = &R[int64_t(row) * N + ((t * 1024) + (((r_layout::flat(tl_tid, (tl_chunk57 / 8) * 8)) % 1024) + tl_chunk57 % 8))];
@@ -5543,7 +5543,7 @@ __global__ void __launch_bounds__(128, 8) residual_rmsnorm_kernel_variant0(
                             }
                         }
                     }
-                    // for j in parallel(BN) {  (norms.tl:233)
+                    // for j in parallel(BN) {  (norms.tl:236)
                     // for j in parallel(1024): each thread visits the elements of `x` it holds
                     #pragma unroll
                     for (int tl_s60 = 0; tl_s60 < x_layout::kSlots; ++tl_s60) {
@@ -5551,7 +5551,7 @@ __global__ void __launch_bounds__(128, 8) residual_rmsnorm_kernel_variant0(
                         const float h = tl::convert<float>(tl::convert<tl::f16>(x[tl_s60] + r[tl_s60]));
                         x[tl_s60] = h * h;
                     }
-                    // reduce(sum, x, part);  (norms.tl:237)
+                    // reduce(sum, x, part);  (norms.tl:240)
                     {
                         float tl_part[1];
                         #pragma unroll
@@ -5570,7 +5570,7 @@ __global__ void __launch_bounds__(128, 8) residual_rmsnorm_kernel_variant0(
                 const float rrms = tl::rsqrt(sum_x2 * inv_n + eps);
                 for (int t = 0; t < n_tiles; ++t) {
                     const int32_t c0 = t * 1024;
-                    // copy(X[row, c0 +: BN], x);  (norms.tl:243)
+                    // copy(X[row, c0 +: BN], x);  (norms.tl:246)
                     #pragma unroll
                     for (int tl_chunk62 = 0; tl_chunk62 < x_layout::kSlots; tl_chunk62 += 8) {
                         const tl::f16* tl_ptr63 = &X[int64_t(row) * N + (c0 + (((x_layout::flat(tl_tid, (tl_chunk62 / 8) * 8)) % 1024) + tl_chunk62 % 8))];
@@ -5587,7 +5587,7 @@ __global__ void __launch_bounds__(128, 8) residual_rmsnorm_kernel_variant0(
                         }
                     }
                     __syncthreads();  // RAW on `R`
-                    // copy(R[row, c0 +: BN], r);  (norms.tl:244)
+                    // copy(R[row, c0 +: BN], r);  (norms.tl:247)
                     #pragma unroll
                     for (int tl_chunk65 = 0; tl_chunk65 < r_layout::kSlots; tl_chunk65 += 8) {
                         const tl::f16* tl_ptr66 = &R[int64_t(row) * N + (c0 + (((r_layout::flat(tl_tid, (tl_chunk65 / 8) * 8)) % 1024) + tl_chunk65 % 8))];
@@ -5603,7 +5603,7 @@ __global__ void __launch_bounds__(128, 8) residual_rmsnorm_kernel_variant0(
                             }
                         }
                     }
-                    // copy(W[c0 +: BN], w);  (norms.tl:245)
+                    // copy(W[c0 +: BN], w);  (norms.tl:248)
                     #pragma unroll
                     for (int tl_chunk68 = 0; tl_chunk68 < w_layout::kSlots; tl_chunk68 += 8) {
                         const tl::f16* tl_ptr69 = &W[c0 + (((w_layout::flat(tl_tid, (tl_chunk68 / 8) * 8)) % 1024) + tl_chunk68 % 8)];
@@ -5619,7 +5619,7 @@ __global__ void __launch_bounds__(128, 8) residual_rmsnorm_kernel_variant0(
                             }
                         }
                     }
-                    // for j in parallel(BN) {  (norms.tl:246)
+                    // for j in parallel(BN) {  (norms.tl:249)
                     // for j in parallel(1024): each thread visits the elements of `x` it holds
                     #pragma unroll
                     for (int tl_s71 = 0; tl_s71 < x_layout::kSlots; ++tl_s71) {
@@ -5629,7 +5629,7 @@ __global__ void __launch_bounds__(128, 8) residual_rmsnorm_kernel_variant0(
                         x[tl_s71] = h * rrms * w[tl_s71];
                     }
                     __syncthreads();  // WAR on `R`
-                    // copy(r, R[row, c0 +: BN]);  (norms.tl:251)
+                    // copy(r, R[row, c0 +: BN]);  (norms.tl:254)
                     #pragma unroll
                     for (int tl_chunk72 = 0; tl_chunk72 < r_layout::kSlots; tl_chunk72 += 8) {
                         tl::f16* tl_ptr73 = &R[int64_t(row) * N + (c0 + (((r_layout::flat(tl_tid, (tl_chunk72 / 8) * 8)) % 1024) + tl_chunk72 % 8))];
@@ -5645,7 +5645,7 @@ __global__ void __launch_bounds__(128, 8) residual_rmsnorm_kernel_variant0(
                             }
                         }
                     }
-                    // copy(x, Y[row, c0 +: BN]);  (norms.tl:252)
+                    // copy(x, Y[row, c0 +: BN]);  (norms.tl:255)
                     #pragma unroll
                     for (int tl_chunk75 = 0; tl_chunk75 < x_layout::kSlots; tl_chunk75 += 8) {
                         tl::f16* tl_ptr76 = &Y[int64_t(row) * N + (c0 + (((x_layout::flat(tl_tid, (tl_chunk75 / 8) * 8)) % 1024) + tl_chunk75 % 8))];
@@ -5667,7 +5667,7 @@ __global__ void __launch_bounds__(128, 8) residual_rmsnorm_kernel_variant0(
     }
 }
 
-// kernel residual_rmsnorm<ROW = 256, THREADS = 128, RB = 8, BN = 1024, WAVES = 1, T = f16>  (stdlib/norms.tl:178)
+// kernel residual_rmsnorm<ROW = 256, THREADS = 128, RB = 8, BN = 1024, WAVES = 64, T = f16>  (stdlib/norms.tl:181)
 // 128 threads per block, 17424 bytes of shared memory
 __global__ void __launch_bounds__(128, 8) residual_rmsnorm_kernel_variant1(
         const tl::f16* __restrict__ X,
@@ -5702,7 +5702,7 @@ __global__ void __launch_bounds__(128, 8) residual_rmsnorm_kernel_variant1(
     const float n = static_cast<float>(N);
     const float inv_n = tl::rsqrt(n * n);
     if (N <= 256) {
-        // copy(W[0 +: ROW], ws);  (norms.tl:201)
+        // copy(W[0 +: ROW], ws);  (norms.tl:204)
         #pragma unroll
         for (int tl_i1 = 0; tl_i1 < 1; ++tl_i1) {
             const int tl_chunk0 = tl_tid + tl_i1 * 128;
@@ -5723,7 +5723,7 @@ __global__ void __launch_bounds__(128, 8) residual_rmsnorm_kernel_variant1(
         }
         const int32_t g_trips = groups;
         if (0 < g_trips) {
-            // copy(X[row0 +: RB, 0 +: ROW], xs);  (norms.tl:204)
+            // copy(X[row0 +: RB, 0 +: ROW], xs);  (norms.tl:207)
             if (tl::is_aligned(X, 16) && N % 8 == 0 && (int(blockIdx.x) * 8) >= 0 && (int(blockIdx.x) * 8) + 8 <= M && 0 >= 0 && 0 + 256 <= N && 0 % 8 == 0) {
                 #pragma unroll
                 for (int tl_i6 = 0; tl_i6 < 2; ++tl_i6) {
@@ -5747,7 +5747,7 @@ __global__ void __launch_bounds__(128, 8) residual_rmsnorm_kernel_variant1(
                     }
                 }
             }
-            // copy(R[row0 +: RB, 0 +: ROW], rs);  (norms.tl:205)
+            // copy(R[row0 +: RB, 0 +: ROW], rs);  (norms.tl:208)
             if (tl::is_aligned(R, 16) && N % 8 == 0 && (int(blockIdx.x) * 8) >= 0 && (int(blockIdx.x) * 8) + 8 <= M && 0 >= 0 && 0 + 256 <= N && 0 % 8 == 0) {
                 #pragma unroll
                 for (int tl_i13 = 0; tl_i13 < 2; ++tl_i13) {
@@ -5773,12 +5773,12 @@ __global__ void __launch_bounds__(128, 8) residual_rmsnorm_kernel_variant1(
             }
         }
         tl::cp_async_commit();
-        // for g in pipelined(groups, stages = 2) {  (norms.tl:202)
+        // for g in pipelined(groups, stages = 2) {  (norms.tl:205)
         for (int g = 0; g < g_trips; ++g) {
             tl::cp_async_wait<0>();  // at most 0 copy groups of this thread still in flight
             __syncthreads();  // pipeline: stage `g % 2` has landed and the stage refilled next is no longer read
             if (g + 1 < g_trips) {
-                // copy(X[row0 +: RB, 0 +: ROW], xs);  (norms.tl:204)
+                // copy(X[row0 +: RB, 0 +: ROW], xs);  (norms.tl:207)
                 if (tl::is_aligned(X, 16) && N % 8 == 0 && ((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 8) >= 0 && ((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 8) + 8 <= M && 0 >= 0 && 0 + 256 <= N && 0 % 8 == 0) {
                     #pragma unroll
                     for (int tl_i20 = 0; tl_i20 < 2; ++tl_i20) {
@@ -5802,7 +5802,7 @@ __global__ void __launch_bounds__(128, 8) residual_rmsnorm_kernel_variant1(
                         }
                     }
                 }
-                // copy(R[row0 +: RB, 0 +: ROW], rs);  (norms.tl:205)
+                // copy(R[row0 +: RB, 0 +: ROW], rs);  (norms.tl:208)
                 if (tl::is_aligned(R, 16) && N % 8 == 0 && ((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 8) >= 0 && ((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 8) + 8 <= M && 0 >= 0 && 0 + 256 <= N && 0 % 8 == 0) {
                     #pragma unroll
                     for (int tl_i27 = 0; tl_i27 < 2; ++tl_i27) {
@@ -5829,7 +5829,7 @@ __global__ void __launch_bounds__(128, 8) residual_rmsnorm_kernel_variant1(
             }
             tl::cp_async_commit();
             const int32_t row0 = (int(blockIdx.x) + g * int(gridDim.x)) * 8;
-            // copy(xs, s);  (norms.tl:206)
+            // copy(xs, s);  (norms.tl:209)
             #pragma unroll
             for (int tl_chunk33 = 0; tl_chunk33 < 16; tl_chunk33 += 8) {
                 const tl::f16* tl_ptr34 = &xs[((g % 2) * 8 + ((tl_tid / 32) + (tl_chunk33 / 8) * 4)) * 264 + ((tl_chunk33 % 8) + (tl_tid % 32) * 8)];
@@ -5845,7 +5845,7 @@ __global__ void __launch_bounds__(128, 8) residual_rmsnorm_kernel_variant1(
                     }
                 }
             }
-            // copy(rs, sq);  (norms.tl:207)
+            // copy(rs, sq);  (norms.tl:210)
             #pragma unroll
             for (int tl_chunk36 = 0; tl_chunk36 < 16; tl_chunk36 += 8) {
                 const tl::f16* tl_ptr37 = &rs[((g % 2) * 8 + ((tl_tid / 32) + (tl_chunk36 / 8) * 4)) * 264 + ((tl_chunk36 % 8) + (tl_tid % 32) * 8)];
@@ -5861,7 +5861,7 @@ __global__ void __launch_bounds__(128, 8) residual_rmsnorm_kernel_variant1(
                     }
                 }
             }
-            // for i, j in parallel(RB, ROW) {  (norms.tl:208)
+            // for i, j in parallel(RB, ROW) {  (norms.tl:211)
             // for i, j in parallel(8, 256): each thread visits the elements of `s` it holds
             #pragma unroll
             for (int tl_s39 = 0; tl_s39 < 16; ++tl_s39) {
@@ -5872,7 +5872,7 @@ __global__ void __launch_bounds__(128, 8) residual_rmsnorm_kernel_variant1(
                 sq[tl_s39] = h * h;
             }
             __syncthreads();  // WAR on `R`
-            // copy(s, R[row0 +: RB, 0 +: ROW]);  (norms.tl:213)
+            // copy(s, R[row0 +: RB, 0 +: ROW]);  (norms.tl:216)
             #pragma unroll
             for (int tl_chunk40 = 0; tl_chunk40 < 16; tl_chunk40 += 8) {
                 tl::f16* tl_ptr41 = &R[int64_t(row0 + ((tl_tid / 32) + (tl_chunk40 / 8) * 4)) * N + ((tl_chunk40 % 8) + (tl_tid % 32) * 8)];
@@ -5888,7 +5888,7 @@ __global__ void __launch_bounds__(128, 8) residual_rmsnorm_kernel_variant1(
                     }
                 }
             }
-            // reduce(sum, sq, s_rrms, axis = 1);  (norms.tl:214)
+            // reduce(sum, sq, s_rrms, axis = 1);  (norms.tl:217)
             // each thread folds its 8 values of each of its 2 results; xor shuffles 1, 2, 4, 8, 16 among the lanes that share one
             {
                 float tl_part[2];
@@ -5911,14 +5911,14 @@ __global__ void __launch_bounds__(128, 8) residual_rmsnorm_kernel_variant1(
                     s_rrms[tl_i] = tl_part[tl_i];
                 }
             }
-            // for i in parallel(RB) {  (norms.tl:215)
+            // for i in parallel(RB) {  (norms.tl:218)
             // for i in parallel(8): each thread visits the elements of `s_rrms` it holds
             #pragma unroll
             for (int tl_s44 = 0; tl_s44 < 2; ++tl_s44) {
                 [[maybe_unused]] const int i = ((tl_tid / 32) + (tl_s44) * 4);
                 s_rrms[tl_s44] = tl::rsqrt(s_rrms[tl_s44] * inv_n + eps);
             }
-            // for i, j in parallel(RB, ROW) {  (norms.tl:218)
+            // for i, j in parallel(RB, ROW) {  (norms.tl:221)
             // for i, j in parallel(8, 256): each thread visits the elements of `s` it holds
             #pragma unroll
             for (int tl_k46 = 0; tl_k46 < 16; tl_k46 += 8) {
@@ -5933,7 +5933,7 @@ __global__ void __launch_bounds__(128, 8) residual_rmsnorm_kernel_variant1(
                     s[tl_s50] = s[tl_s50] * s_rrms[(tl_s50 / 8)] * tl::convert<float>(tl_chunk49[tl_o48]);
                 }
             }
-            // copy(s, Y[row0 +: RB, 0 +: ROW]);  (norms.tl:221)
+            // copy(s, Y[row0 +: RB, 0 +: ROW]);  (norms.tl:224)
             #pragma unroll
             for (int tl_chunk51 = 0; tl_chunk51 < 16; tl_chunk51 += 8) {
                 tl::f16* tl_ptr52 = &Y[int64_t(row0 + ((tl_tid / 32) + (tl_chunk51 / 8) * 4)) * N + ((tl_chunk51 % 8) + (tl_tid % 32) * 8)];
@@ -5959,7 +5959,7 @@ __global__ void __launch_bounds__(128, 8) residual_rmsnorm_kernel_variant1(
                 const int32_t row = row0 + rr;
                 sum_x2 = 0.0f;
                 for (int t = 0; t < n_tiles; ++t) {
-                    // copy(X[row, t * BN +: BN], x);  (norms.tl:231)
+                    // copy(X[row, t * BN +: BN], x);  (norms.tl:234)
                     #pragma unroll
                     for (int tl_chunk54 = 0; tl_chunk54 < x_layout::kSlots; tl_chunk54 += 8) {
                         const tl::f16* tl_ptr55 = &X[int64_t(row) * N + ((t * 1024) + (((x_layout::flat(tl_tid, (tl_chunk54 / 8) * 8)) % 1024) + tl_chunk54 % 8))];
@@ -5976,7 +5976,7 @@ __global__ void __launch_bounds__(128, 8) residual_rmsnorm_kernel_variant1(
                         }
                     }
                     __syncthreads();  // RAW on `R`
-                    // copy(R[row, t * BN +: BN], r);  (norms.tl:232)
+                    // copy(R[row, t * BN +: BN], r);  (norms.tl:235)
                     #pragma unroll
                     for (int tl_chunk57 = 0; tl_chunk57 < r_layout::kSlots; tl_chunk57 += 8) {
                         const tl::f16* tl_ptr58 = &R[int64_t(row) * N + ((t * 1024) + (((r_layout::flat(tl_tid, (tl_chunk57 / 8) * 8)) % 1024) + tl_chunk57 % 8))];
@@ -5992,7 +5992,7 @@ __global__ void __launch_bounds__(128, 8) residual_rmsnorm_kernel_variant1(
                             }
                         }
                     }
-                    // for j in parallel(BN) {  (norms.tl:233)
+                    // for j in parallel(BN) {  (norms.tl:236)
                     // for j in parallel(1024): each thread visits the elements of `x` it holds
                     #pragma unroll
                     for (int tl_s60 = 0; tl_s60 < x_layout::kSlots; ++tl_s60) {
@@ -6000,7 +6000,7 @@ __global__ void __launch_bounds__(128, 8) residual_rmsnorm_kernel_variant1(
                         const float h = tl::convert<float>(tl::convert<tl::f16>(x[tl_s60] + r[tl_s60]));
                         x[tl_s60] = h * h;
                     }
-                    // reduce(sum, x, part);  (norms.tl:237)
+                    // reduce(sum, x, part);  (norms.tl:240)
                     {
                         float tl_part[1];
                         #pragma unroll
@@ -6019,7 +6019,7 @@ __global__ void __launch_bounds__(128, 8) residual_rmsnorm_kernel_variant1(
                 const float rrms = tl::rsqrt(sum_x2 * inv_n + eps);
                 for (int t = 0; t < n_tiles; ++t) {
                     const int32_t c0 = t * 1024;
-                    // copy(X[row, c0 +: BN], x);  (norms.tl:243)
+                    // copy(X[row, c0 +: BN], x);  (norms.tl:246)
                     #pragma unroll
                     for (int tl_chunk62 = 0; tl_chunk62 < x_layout::kSlots; tl_chunk62 += 8) {
                         const tl::f16* tl_ptr63 = &X[int64_t(row) * N + (c0 + (((x_layout::flat(tl_tid, (tl_chunk62 / 8) * 8)) % 1024) + tl_chunk62 % 8))];
@@ -6036,7 +6036,7 @@ __global__ void __launch_bounds__(128, 8) residual_rmsnorm_kernel_variant1(
                         }
                     }
                     __syncthreads();  // RAW on `R`
-                    // copy(R[row, c0 +: BN], r);  (norms.tl:244)
+                    // copy(R[row, c0 +: BN], r);  (norms.tl:247)
                     #pragma unroll
                     for (int tl_chunk65 = 0; tl_chunk65 < r_layout::kSlots; tl_chunk65 += 8) {
                         const tl::f16* tl_ptr66 = &R[int64_t(row) * N + (c0 + (((r_layout::flat(tl_tid, (tl_chunk65 / 8) * 8)) % 1024) + tl_chunk65 % 8))];
@@ -6052,7 +6052,7 @@ __global__ void __launch_bounds__(128, 8) residual_rmsnorm_kernel_variant1(
                             }
                         }
                     }
-                    // copy(W[c0 +: BN], w);  (norms.tl:245)
+                    // copy(W[c0 +: BN], w);  (norms.tl:248)
                     #pragma unroll
                     for (int tl_chunk68 = 0; tl_chunk68 < w_layout::kSlots; tl_chunk68 += 8) {
                         const tl::f16* tl_ptr69 = &W[c0 + (((w_layout::flat(tl_tid, (tl_chunk68 / 8) * 8)) % 1024) + tl_chunk68 % 8)];
@@ -6068,7 +6068,7 @@ __global__ void __launch_bounds__(128, 8) residual_rmsnorm_kernel_variant1(
                             }
                         }
                     }
-                    // for j in parallel(BN) {  (norms.tl:246)
+                    // for j in parallel(BN) {  (norms.tl:249)
                     // for j in parallel(1024): each thread visits the elements of `x` it holds
                     #pragma unroll
                     for (int tl_s71 = 0; tl_s71 < x_layout::kSlots; ++tl_s71) {
@@ -6078,7 +6078,7 @@ __global__ void __launch_bounds__(128, 8) residual_rmsnorm_kernel_variant1(
                         x[tl_s71] = h * rrms * w[tl_s71];
                     }
                     __syncthreads();  // WAR on `R`
-                    // copy(r, R[row, c0 +: BN]);  (norms.tl:251)
+                    // copy(r, R[row, c0 +: BN]);  (norms.tl:254)
                     #pragma unroll
                     for (int tl_chunk72 = 0; tl_chunk72 < r_layout::kSlots; tl_chunk72 += 8) {
                         tl::f16* tl_ptr73 = &R[int64_t(row) * N + (c0 + (((r_layout::flat(tl_tid, (tl_chunk72 / 8) * 8)) % 1024) + tl_chunk72 % 8))];
@@ -6094,7 +6094,7 @@ __global__ void __launch_bounds__(128, 8) residual_rmsnorm_kernel_variant1(
                             }
                         }
                     }
-                    // copy(x, Y[row, c0 +: BN]);  (norms.tl:252)
+                    // copy(x, Y[row, c0 +: BN]);  (norms.tl:255)
                     #pragma unroll
                     for (int tl_chunk75 = 0; tl_chunk75 < x_layout::kSlots; tl_chunk75 += 8) {
                         tl::f16* tl_ptr76 = &Y[int64_t(row) * N + (c0 + (((x_layout::flat(tl_tid, (tl_chunk75 / 8) * 8)) % 1024) + tl_chunk75 % 8))];
@@ -6116,7 +6116,7 @@ __global__ void __launch_bounds__(128, 8) residual_rmsnorm_kernel_variant1(
     }
 }
 
-// kernel residual_rmsnorm<ROW = 512, THREADS = 128, RB = 4, BN = 1024, WAVES = 1, T = f16>  (stdlib/norms.tl:178)
+// kernel residual_rmsnorm<ROW = 512, THREADS = 128, RB = 4, BN = 1024, WAVES = 64, T = f16>  (stdlib/norms.tl:181)
 // 128 threads per block, 17680 bytes of shared memory
 __global__ void __launch_bounds__(128, 8) residual_rmsnorm_kernel_variant2(
         const tl::f16* __restrict__ X,
@@ -6151,7 +6151,7 @@ __global__ void __launch_bounds__(128, 8) residual_rmsnorm_kernel_variant2(
     const float n = static_cast<float>(N);
     const float inv_n = tl::rsqrt(n * n);
     if (N <= 512) {
-        // copy(W[0 +: ROW], ws);  (norms.tl:201)
+        // copy(W[0 +: ROW], ws);  (norms.tl:204)
         #pragma unroll
         for (int tl_i1 = 0; tl_i1 < 1; ++tl_i1) {
             const int tl_chunk0 = tl_tid + tl_i1 * 128;
@@ -6172,7 +6172,7 @@ __global__ void __launch_bounds__(128, 8) residual_rmsnorm_kernel_variant2(
         }
         const int32_t g_trips = groups;
         if (0 < g_trips) {
-            // copy(X[row0 +: RB, 0 +: ROW], xs);  (norms.tl:204)
+            // copy(X[row0 +: RB, 0 +: ROW], xs);  (norms.tl:207)
             if (tl::is_aligned(X, 16) && N % 8 == 0 && (int(blockIdx.x) * 4) >= 0 && (int(blockIdx.x) * 4) + 4 <= M && 0 >= 0 && 0 + 512 <= N && 0 % 8 == 0) {
                 #pragma unroll
                 for (int tl_i6 = 0; tl_i6 < 2; ++tl_i6) {
@@ -6196,7 +6196,7 @@ __global__ void __launch_bounds__(128, 8) residual_rmsnorm_kernel_variant2(
                     }
                 }
             }
-            // copy(R[row0 +: RB, 0 +: ROW], rs);  (norms.tl:205)
+            // copy(R[row0 +: RB, 0 +: ROW], rs);  (norms.tl:208)
             if (tl::is_aligned(R, 16) && N % 8 == 0 && (int(blockIdx.x) * 4) >= 0 && (int(blockIdx.x) * 4) + 4 <= M && 0 >= 0 && 0 + 512 <= N && 0 % 8 == 0) {
                 #pragma unroll
                 for (int tl_i13 = 0; tl_i13 < 2; ++tl_i13) {
@@ -6222,12 +6222,12 @@ __global__ void __launch_bounds__(128, 8) residual_rmsnorm_kernel_variant2(
             }
         }
         tl::cp_async_commit();
-        // for g in pipelined(groups, stages = 2) {  (norms.tl:202)
+        // for g in pipelined(groups, stages = 2) {  (norms.tl:205)
         for (int g = 0; g < g_trips; ++g) {
             tl::cp_async_wait<0>();  // at most 0 copy groups of this thread still in flight
             __syncthreads();  // pipeline: stage `g % 2` has landed and the stage refilled next is no longer read
             if (g + 1 < g_trips) {
-                // copy(X[row0 +: RB, 0 +: ROW], xs);  (norms.tl:204)
+                // copy(X[row0 +: RB, 0 +: ROW], xs);  (norms.tl:207)
                 if (tl::is_aligned(X, 16) && N % 8 == 0 && ((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 4) >= 0 && ((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 4) + 4 <= M && 0 >= 0 && 0 + 512 <= N && 0 % 8 == 0) {
                     #pragma unroll
                     for (int tl_i20 = 0; tl_i20 < 2; ++tl_i20) {
@@ -6251,7 +6251,7 @@ __global__ void __launch_bounds__(128, 8) residual_rmsnorm_kernel_variant2(
                         }
                     }
                 }
-                // copy(R[row0 +: RB, 0 +: ROW], rs);  (norms.tl:205)
+                // copy(R[row0 +: RB, 0 +: ROW], rs);  (norms.tl:208)
                 if (tl::is_aligned(R, 16) && N % 8 == 0 && ((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 4) >= 0 && ((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 4) + 4 <= M && 0 >= 0 && 0 + 512 <= N && 0 % 8 == 0) {
                     #pragma unroll
                     for (int tl_i27 = 0; tl_i27 < 2; ++tl_i27) {
@@ -6278,7 +6278,7 @@ __global__ void __launch_bounds__(128, 8) residual_rmsnorm_kernel_variant2(
             }
             tl::cp_async_commit();
             const int32_t row0 = (int(blockIdx.x) + g * int(gridDim.x)) * 4;
-            // copy(xs, s);  (norms.tl:206)
+            // copy(xs, s);  (norms.tl:209)
             #pragma unroll
             for (int tl_chunk33 = 0; tl_chunk33 < 16; tl_chunk33 += 8) {
                 const tl::f16* tl_ptr34 = &xs[((g % 2) * 4 + (tl_tid / 32)) * 520 + ((tl_chunk33 % 8) + (tl_tid % 32) * 8 + (tl_chunk33 / 8) * 256)];
@@ -6294,7 +6294,7 @@ __global__ void __launch_bounds__(128, 8) residual_rmsnorm_kernel_variant2(
                     }
                 }
             }
-            // copy(rs, sq);  (norms.tl:207)
+            // copy(rs, sq);  (norms.tl:210)
             #pragma unroll
             for (int tl_chunk36 = 0; tl_chunk36 < 16; tl_chunk36 += 8) {
                 const tl::f16* tl_ptr37 = &rs[((g % 2) * 4 + (tl_tid / 32)) * 520 + ((tl_chunk36 % 8) + (tl_tid % 32) * 8 + (tl_chunk36 / 8) * 256)];
@@ -6310,7 +6310,7 @@ __global__ void __launch_bounds__(128, 8) residual_rmsnorm_kernel_variant2(
                     }
                 }
             }
-            // for i, j in parallel(RB, ROW) {  (norms.tl:208)
+            // for i, j in parallel(RB, ROW) {  (norms.tl:211)
             // for i, j in parallel(4, 512): each thread visits the elements of `s` it holds
             #pragma unroll
             for (int tl_s39 = 0; tl_s39 < 16; ++tl_s39) {
@@ -6321,7 +6321,7 @@ __global__ void __launch_bounds__(128, 8) residual_rmsnorm_kernel_variant2(
                 sq[tl_s39] = h * h;
             }
             __syncthreads();  // WAR on `R`
-            // copy(s, R[row0 +: RB, 0 +: ROW]);  (norms.tl:213)
+            // copy(s, R[row0 +: RB, 0 +: ROW]);  (norms.tl:216)
             #pragma unroll
             for (int tl_chunk40 = 0; tl_chunk40 < 16; tl_chunk40 += 8) {
                 tl::f16* tl_ptr41 = &R[int64_t(row0 + (tl_tid / 32)) * N + ((tl_chunk40 % 8) + (tl_tid % 32) * 8 + (tl_chunk40 / 8) * 256)];
@@ -6337,7 +6337,7 @@ __global__ void __launch_bounds__(128, 8) residual_rmsnorm_kernel_variant2(
                     }
                 }
             }
-            // reduce(sum, sq, s_rrms, axis = 1);  (norms.tl:214)
+            // reduce(sum, sq, s_rrms, axis = 1);  (norms.tl:217)
             // each thread folds its 16 values of each of its 1 results; xor shuffles 1, 2, 4, 8, 16 among the lanes that share one
             {
                 float tl_part[1];
@@ -6360,14 +6360,14 @@ __global__ void __launch_bounds__(128, 8) residual_rmsnorm_kernel_variant2(
                     s_rrms[tl_i] = tl_part[tl_i];
                 }
             }
-            // for i in parallel(RB) {  (norms.tl:215)
+            // for i in parallel(RB) {  (norms.tl:218)
             // for i in parallel(4): each thread visits the elements of `s_rrms` it holds
             #pragma unroll
             for (int tl_s44 = 0; tl_s44 < 1; ++tl_s44) {
                 [[maybe_unused]] const int i = (tl_tid / 32);
                 s_rrms[tl_s44] = tl::rsqrt(s_rrms[tl_s44] * inv_n + eps);
             }
-            // for i, j in parallel(RB, ROW) {  (norms.tl:218)
+            // for i, j in parallel(RB, ROW) {  (norms.tl:221)
             // for i, j in parallel(4, 512): each thread visits the elements of `s` it holds
             #pragma unroll
             for (int tl_k46 = 0; tl_k46 < 16; tl_k46 += 8) {
@@ -6382,7 +6382,7 @@ __global__ void __launch_bounds__(128, 8) residual_rmsnorm_kernel_variant2(
                     s[tl_s50] = s[tl_s50] * s_rrms[0] * tl::convert<float>(tl_chunk49[tl_o48]);
                 }
             }
-            // copy(s, Y[row0 +: RB, 0 +: ROW]);  (norms.tl:221)
+            // copy(s, Y[row0 +: RB, 0 +: ROW]);  (norms.tl:224)
             #pragma unroll
             for (int tl_chunk51 = 0; tl_chunk51 < 16; tl_chunk51 += 8) {
                 tl::f16* tl_ptr52 = &Y[int64_t(row0 + (tl_tid / 32)) * N + ((tl_chunk51 % 8) + (tl_tid % 32) * 8 + (tl_chunk51 / 8) * 256)];
@@ -6408,7 +6408,7 @@ __global__ void __launch_bounds__(128, 8) residual_rmsnorm_kernel_variant2(
                 const int32_t row = row0 + rr;
                 sum_x2 = 0.0f;
                 for (int t = 0; t < n_tiles; ++t) {
-                    // copy(X[row, t * BN +: BN], x);  (norms.tl:231)
+                    // copy(X[row, t * BN +: BN], x);  (norms.tl:234)
                     #pragma unroll
                     for (int tl_chunk54 = 0; tl_chunk54 < x_layout::kSlots; tl_chunk54 += 8) {
                         const tl::f16* tl_ptr55 = &X[int64_t(row) * N + ((t * 1024) + (((x_layout::flat(tl_tid, (tl_chunk54 / 8) * 8)) % 1024) + tl_chunk54 % 8))];
@@ -6425,7 +6425,7 @@ __global__ void __launch_bounds__(128, 8) residual_rmsnorm_kernel_variant2(
                         }
                     }
                     __syncthreads();  // RAW on `R`
-                    // copy(R[row, t * BN +: BN], r);  (norms.tl:232)
+                    // copy(R[row, t * BN +: BN], r);  (norms.tl:235)
                     #pragma unroll
                     for (int tl_chunk57 = 0; tl_chunk57 < r_layout::kSlots; tl_chunk57 += 8) {
                         const tl::f16* tl_ptr58 = &R[int64_t(row) * N + ((t * 1024) + (((r_layout::flat(tl_tid, (tl_chunk57 / 8) * 8)) % 1024) + tl_chunk57 % 8))];
@@ -6441,7 +6441,7 @@ __global__ void __launch_bounds__(128, 8) residual_rmsnorm_kernel_variant2(
                             }
                         }
                     }
-                    // for j in parallel(BN) {  (norms.tl:233)
+                    // for j in parallel(BN) {  (norms.tl:236)
                     // for j in parallel(1024): each thread visits the elements of `x` it holds
                     #pragma unroll
                     for (int tl_s60 = 0; tl_s60 < x_layout::kSlots; ++tl_s60) {
@@ -6449,7 +6449,7 @@ __global__ void __launch_bounds__(128, 8) residual_rmsnorm_kernel_variant2(
                         const float h = tl::convert<float>(tl::convert<tl::f16>(x[tl_s60] + r[tl_s60]));
                         x[tl_s60] = h * h;
                     }
-                    // reduce(sum, x, part);  (norms.tl:237)
+                    // reduce(sum, x, part);  (norms.tl:240)
                     {
                         float tl_part[1];
                         #pragma unroll
@@ -6468,7 +6468,7 @@ __global__ void __launch_bounds__(128, 8) residual_rmsnorm_kernel_variant2(
                 const float rrms = tl::rsqrt(sum_x2 * inv_n + eps);
                 for (int t = 0; t < n_tiles; ++t) {
                     const int32_t c0 = t * 1024;
-                    // copy(X[row, c0 +: BN], x);  (norms.tl:243)
+                    // copy(X[row, c0 +: BN], x);  (norms.tl:246)
                     #pragma unroll
                     for (int tl_chunk62 = 0; tl_chunk62 < x_layout::kSlots; tl_chunk62 += 8) {
                         const tl::f16* tl_ptr63 = &X[int64_t(row) * N + (c0 + (((x_layout::flat(tl_tid, (tl_chunk62 / 8) * 8)) % 1024) + tl_chunk62 % 8))];
@@ -6485,7 +6485,7 @@ __global__ void __launch_bounds__(128, 8) residual_rmsnorm_kernel_variant2(
                         }
                     }
                     __syncthreads();  // RAW on `R`
-                    // copy(R[row, c0 +: BN], r);  (norms.tl:244)
+                    // copy(R[row, c0 +: BN], r);  (norms.tl:247)
                     #pragma unroll
                     for (int tl_chunk65 = 0; tl_chunk65 < r_layout::kSlots; tl_chunk65 += 8) {
                         const tl::f16* tl_ptr66 = &R[int64_t(row) * N + (c0 + (((r_layout::flat(tl_tid, (tl_chunk65 / 8) * 8)) % 1024) + tl_chunk65 % 8))];
@@ -6501,7 +6501,7 @@ __global__ void __launch_bounds__(128, 8) residual_rmsnorm_kernel_variant2(
                             }
                         }
                     }
-                    // copy(W[c0 +: BN], w);  (norms.tl:245)
+                    // copy(W[c0 +: BN], w);  (norms.tl:248)
                     #pragma unroll
                     for (int tl_chunk68 = 0; tl_chunk68 < w_layout::kSlots; tl_chunk68 += 8) {
                         const tl::f16* tl_ptr69 = &W[c0 + (((w_layout::flat(tl_tid, (tl_chunk68 / 8) * 8)) % 1024) + tl_chunk68 % 8)];
@@ -6517,7 +6517,7 @@ __global__ void __launch_bounds__(128, 8) residual_rmsnorm_kernel_variant2(
                             }
                         }
                     }
-                    // for j in parallel(BN) {  (norms.tl:246)
+                    // for j in parallel(BN) {  (norms.tl:249)
                     // for j in parallel(1024): each thread visits the elements of `x` it holds
                     #pragma unroll
                     for (int tl_s71 = 0; tl_s71 < x_layout::kSlots; ++tl_s71) {
@@ -6527,7 +6527,7 @@ __global__ void __launch_bounds__(128, 8) residual_rmsnorm_kernel_variant2(
                         x[tl_s71] = h * rrms * w[tl_s71];
                     }
                     __syncthreads();  // WAR on `R`
-                    // copy(r, R[row, c0 +: BN]);  (norms.tl:251)
+                    // copy(r, R[row, c0 +: BN]);  (norms.tl:254)
                     #pragma unroll
                     for (int tl_chunk72 = 0; tl_chunk72 < r_layout::kSlots; tl_chunk72 += 8) {
                         tl::f16* tl_ptr73 = &R[int64_t(row) * N + (c0 + (((r_layout::flat(tl_tid, (tl_chunk72 / 8) * 8)) % 1024) + tl_chunk72 % 8))];
@@ -6543,7 +6543,7 @@ __global__ void __launch_bounds__(128, 8) residual_rmsnorm_kernel_variant2(
                             }
                         }
                     }
-                    // copy(x, Y[row, c0 +: BN]);  (norms.tl:252)
+                    // copy(x, Y[row, c0 +: BN]);  (norms.tl:255)
                     #pragma unroll
                     for (int tl_chunk75 = 0; tl_chunk75 < x_layout::kSlots; tl_chunk75 += 8) {
                         tl::f16* tl_ptr76 = &Y[int64_t(row) * N + (c0 + (((x_layout::flat(tl_tid, (tl_chunk75 / 8) * 8)) % 1024) + tl_chunk75 % 8))];
@@ -6565,7 +6565,7 @@ __global__ void __launch_bounds__(128, 8) residual_rmsnorm_kernel_variant2(
     }
 }
 
-// kernel residual_rmsnorm<ROW = 1024, THREADS = 128, RB = 2, BN = 1024, WAVES = 1, T = f16>  (stdlib/norms.tl:178)
+// kernel residual_rmsnorm<ROW = 1024, THREADS = 128, RB = 2, BN = 1024, WAVES = 64, T = f16>  (stdlib/norms.tl:181)
 // 128 threads per block, 18704 bytes of shared memory
 __global__ void __launch_bounds__(128, 8) residual_rmsnorm_kernel_variant3(
         const tl::f16* __restrict__ X,
@@ -6600,7 +6600,7 @@ __global__ void __launch_bounds__(128, 8) residual_rmsnorm_kernel_variant3(
     const float n = static_cast<float>(N);
     const float inv_n = tl::rsqrt(n * n);
     if (N <= 1024) {
-        // copy(W[0 +: ROW], ws);  (norms.tl:201)
+        // copy(W[0 +: ROW], ws);  (norms.tl:204)
         #pragma unroll
         for (int tl_i1 = 0; tl_i1 < 1; ++tl_i1) {
             const int tl_chunk0 = tl_tid + tl_i1 * 128;
@@ -6619,7 +6619,7 @@ __global__ void __launch_bounds__(128, 8) residual_rmsnorm_kernel_variant3(
         }
         const int32_t g_trips = groups;
         if (0 < g_trips) {
-            // copy(X[row0 +: RB, 0 +: ROW], xs);  (norms.tl:204)
+            // copy(X[row0 +: RB, 0 +: ROW], xs);  (norms.tl:207)
             if (tl::is_aligned(X, 16) && N % 8 == 0 && (int(blockIdx.x) * 2) >= 0 && (int(blockIdx.x) * 2) + 2 <= M && 0 >= 0 && 0 + 1024 <= N && 0 % 8 == 0) {
                 #pragma unroll
                 for (int tl_i6 = 0; tl_i6 < 2; ++tl_i6) {
@@ -6643,7 +6643,7 @@ __global__ void __launch_bounds__(128, 8) residual_rmsnorm_kernel_variant3(
                     }
                 }
             }
-            // copy(R[row0 +: RB, 0 +: ROW], rs);  (norms.tl:205)
+            // copy(R[row0 +: RB, 0 +: ROW], rs);  (norms.tl:208)
             if (tl::is_aligned(R, 16) && N % 8 == 0 && (int(blockIdx.x) * 2) >= 0 && (int(blockIdx.x) * 2) + 2 <= M && 0 >= 0 && 0 + 1024 <= N && 0 % 8 == 0) {
                 #pragma unroll
                 for (int tl_i13 = 0; tl_i13 < 2; ++tl_i13) {
@@ -6669,12 +6669,12 @@ __global__ void __launch_bounds__(128, 8) residual_rmsnorm_kernel_variant3(
             }
         }
         tl::cp_async_commit();
-        // for g in pipelined(groups, stages = 2) {  (norms.tl:202)
+        // for g in pipelined(groups, stages = 2) {  (norms.tl:205)
         for (int g = 0; g < g_trips; ++g) {
             tl::cp_async_wait<0>();  // at most 0 copy groups of this thread still in flight
             __syncthreads();  // pipeline: stage `g % 2` has landed and the stage refilled next is no longer read
             if (g + 1 < g_trips) {
-                // copy(X[row0 +: RB, 0 +: ROW], xs);  (norms.tl:204)
+                // copy(X[row0 +: RB, 0 +: ROW], xs);  (norms.tl:207)
                 if (tl::is_aligned(X, 16) && N % 8 == 0 && ((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 2) >= 0 && ((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 2) + 2 <= M && 0 >= 0 && 0 + 1024 <= N && 0 % 8 == 0) {
                     #pragma unroll
                     for (int tl_i20 = 0; tl_i20 < 2; ++tl_i20) {
@@ -6698,7 +6698,7 @@ __global__ void __launch_bounds__(128, 8) residual_rmsnorm_kernel_variant3(
                         }
                     }
                 }
-                // copy(R[row0 +: RB, 0 +: ROW], rs);  (norms.tl:205)
+                // copy(R[row0 +: RB, 0 +: ROW], rs);  (norms.tl:208)
                 if (tl::is_aligned(R, 16) && N % 8 == 0 && ((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 2) >= 0 && ((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 2) + 2 <= M && 0 >= 0 && 0 + 1024 <= N && 0 % 8 == 0) {
                     #pragma unroll
                     for (int tl_i27 = 0; tl_i27 < 2; ++tl_i27) {
@@ -6725,7 +6725,7 @@ __global__ void __launch_bounds__(128, 8) residual_rmsnorm_kernel_variant3(
             }
             tl::cp_async_commit();
             const int32_t row0 = (int(blockIdx.x) + g * int(gridDim.x)) * 2;
-            // copy(xs, s);  (norms.tl:206)
+            // copy(xs, s);  (norms.tl:209)
             #pragma unroll
             for (int tl_chunk33 = 0; tl_chunk33 < 16; tl_chunk33 += 8) {
                 const tl::f16* tl_ptr34 = &xs[((g % 2) * 2 + (tl_tid / 64)) * 1032 + ((tl_chunk33 % 8) + (tl_tid % 64) * 8 + (tl_chunk33 / 8) * 512)];
@@ -6741,7 +6741,7 @@ __global__ void __launch_bounds__(128, 8) residual_rmsnorm_kernel_variant3(
                     }
                 }
             }
-            // copy(rs, sq);  (norms.tl:207)
+            // copy(rs, sq);  (norms.tl:210)
             #pragma unroll
             for (int tl_chunk36 = 0; tl_chunk36 < 16; tl_chunk36 += 8) {
                 const tl::f16* tl_ptr37 = &rs[((g % 2) * 2 + (tl_tid / 64)) * 1032 + ((tl_chunk36 % 8) + (tl_tid % 64) * 8 + (tl_chunk36 / 8) * 512)];
@@ -6757,7 +6757,7 @@ __global__ void __launch_bounds__(128, 8) residual_rmsnorm_kernel_variant3(
                     }
                 }
             }
-            // for i, j in parallel(RB, ROW) {  (norms.tl:208)
+            // for i, j in parallel(RB, ROW) {  (norms.tl:211)
             // for i, j in parallel(2, 1024): each thread visits the elements of `s` it holds
             #pragma unroll
             for (int tl_s39 = 0; tl_s39 < 16; ++tl_s39) {
@@ -6768,7 +6768,7 @@ __global__ void __launch_bounds__(128, 8) residual_rmsnorm_kernel_variant3(
                 sq[tl_s39] = h * h;
             }
             __syncthreads();  // WAR on `R`
-            // copy(s, R[row0 +: RB, 0 +: ROW]);  (norms.tl:213)
+            // copy(s, R[row0 +: RB, 0 +: ROW]);  (norms.tl:216)
             #pragma unroll
             for (int tl_chunk40 = 0; tl_chunk40 < 16; tl_chunk40 += 8) {
                 tl::f16* tl_ptr41 = &R[int64_t(row0 + (tl_tid / 64)) * N + ((tl_chunk40 % 8) + (tl_tid % 64) * 8 + (tl_chunk40 / 8) * 512)];
@@ -6784,7 +6784,7 @@ __global__ void __launch_bounds__(128, 8) residual_rmsnorm_kernel_variant3(
                     }
                 }
             }
-            // reduce(sum, sq, s_rrms, axis = 1);  (norms.tl:214)
+            // reduce(sum, sq, s_rrms, axis = 1);  (norms.tl:217)
             // each thread folds its 16 values of each of its 1 results; xor shuffles 1, 2, 4, 8, 16 among the lanes that share one; then across the 2 warps that do
             {
                 float tl_part[1];
@@ -6820,14 +6820,14 @@ __global__ void __launch_bounds__(128, 8) residual_rmsnorm_kernel_variant3(
                     s_rrms[tl_i] = tl_part[tl_i];
                 }
             }
-            // for i in parallel(RB) {  (norms.tl:215)
+            // for i in parallel(RB) {  (norms.tl:218)
             // for i in parallel(2): each thread visits the elements of `s_rrms` it holds
             #pragma unroll
             for (int tl_s44 = 0; tl_s44 < 1; ++tl_s44) {
                 [[maybe_unused]] const int i = (tl_tid / 64);
                 s_rrms[tl_s44] = tl::rsqrt(s_rrms[tl_s44] * inv_n + eps);
             }
-            // for i, j in parallel(RB, ROW) {  (norms.tl:218)
+            // for i, j in parallel(RB, ROW) {  (norms.tl:221)
             // for i, j in parallel(2, 1024): each thread visits the elements of `s` it holds
             #pragma unroll
             for (int tl_k46 = 0; tl_k46 < 16; tl_k46 += 8) {
@@ -6842,7 +6842,7 @@ __global__ void __launch_bounds__(128, 8) residual_rmsnorm_kernel_variant3(
                     s[tl_s50] = s[tl_s50] * s_rrms[0] * tl::convert<float>(tl_chunk49[tl_o48]);
                 }
             }
-            // copy(s, Y[row0 +: RB, 0 +: ROW]);  (norms.tl:221)
+            // copy(s, Y[row0 +: RB, 0 +: ROW]);  (norms.tl:224)
             #pragma unroll
             for (int tl_chunk51 = 0; tl_chunk51 < 16; tl_chunk51 += 8) {
                 tl::f16* tl_ptr52 = &Y[int64_t(row0 + (tl_tid / 64)) * N + ((tl_chunk51 % 8) + (tl_tid % 64) * 8 + (tl_chunk51 / 8) * 512)];
@@ -6868,7 +6868,7 @@ __global__ void __launch_bounds__(128, 8) residual_rmsnorm_kernel_variant3(
                 const int32_t row = row0 + rr;
                 sum_x2 = 0.0f;
                 for (int t = 0; t < n_tiles; ++t) {
-                    // copy(X[row, t * BN +: BN], x);  (norms.tl:231)
+                    // copy(X[row, t * BN +: BN], x);  (norms.tl:234)
                     #pragma unroll
                     for (int tl_chunk54 = 0; tl_chunk54 < x_layout::kSlots; tl_chunk54 += 8) {
                         const tl::f16* tl_ptr55 = &X[int64_t(row) * N + ((t * 1024) + (((x_layout::flat(tl_tid, (tl_chunk54 / 8) * 8)) % 1024) + tl_chunk54 % 8))];
@@ -6885,7 +6885,7 @@ __global__ void __launch_bounds__(128, 8) residual_rmsnorm_kernel_variant3(
                         }
                     }
                     __syncthreads();  // RAW on `R`
-                    // copy(R[row, t * BN +: BN], r);  (norms.tl:232)
+                    // copy(R[row, t * BN +: BN], r);  (norms.tl:235)
                     #pragma unroll
                     for (int tl_chunk57 = 0; tl_chunk57 < r_layout::kSlots; tl_chunk57 += 8) {
                         const tl::f16* tl_ptr58 = &R[int64_t(row) * N + ((t * 1024) + (((r_layout::flat(tl_tid, (tl_chunk57 / 8) * 8)) % 1024) + tl_chunk57 % 8))];
@@ -6901,7 +6901,7 @@ __global__ void __launch_bounds__(128, 8) residual_rmsnorm_kernel_variant3(
                             }
                         }
                     }
-                    // for j in parallel(BN) {  (norms.tl:233)
+                    // for j in parallel(BN) {  (norms.tl:236)
                     // for j in parallel(1024): each thread visits the elements of `x` it holds
                     #pragma unroll
                     for (int tl_s60 = 0; tl_s60 < x_layout::kSlots; ++tl_s60) {
@@ -6909,7 +6909,7 @@ __global__ void __launch_bounds__(128, 8) residual_rmsnorm_kernel_variant3(
                         const float h = tl::convert<float>(tl::convert<tl::f16>(x[tl_s60] + r[tl_s60]));
                         x[tl_s60] = h * h;
                     }
-                    // reduce(sum, x, part);  (norms.tl:237)
+                    // reduce(sum, x, part);  (norms.tl:240)
                     {
                         float tl_part[1];
                         #pragma unroll
@@ -6928,7 +6928,7 @@ __global__ void __launch_bounds__(128, 8) residual_rmsnorm_kernel_variant3(
                 const float rrms = tl::rsqrt(sum_x2 * inv_n + eps);
                 for (int t = 0; t < n_tiles; ++t) {
                     const int32_t c0 = t * 1024;
-                    // copy(X[row, c0 +: BN], x);  (norms.tl:243)
+                    // copy(X[row, c0 +: BN], x);  (norms.tl:246)
                     #pragma unroll
                     for (int tl_chunk62 = 0; tl_chunk62 < x_layout::kSlots; tl_chunk62 += 8) {
                         const tl::f16* tl_ptr63 = &X[int64_t(row) * N + (c0 + (((x_layout::flat(tl_tid, (tl_chunk62 / 8) * 8)) % 1024) + tl_chunk62 % 8))];
@@ -6945,7 +6945,7 @@ __global__ void __launch_bounds__(128, 8) residual_rmsnorm_kernel_variant3(
                         }
                     }
                     __syncthreads();  // RAW on `R`
-                    // copy(R[row, c0 +: BN], r);  (norms.tl:244)
+                    // copy(R[row, c0 +: BN], r);  (norms.tl:247)
                     #pragma unroll
                     for (int tl_chunk65 = 0; tl_chunk65 < r_layout::kSlots; tl_chunk65 += 8) {
                         const tl::f16* tl_ptr66 = &R[int64_t(row) * N + (c0 + (((r_layout::flat(tl_tid, (tl_chunk65 / 8) * 8)) % 1024) + tl_chunk65 % 8))];
@@ -6961,7 +6961,7 @@ __global__ void __launch_bounds__(128, 8) residual_rmsnorm_kernel_variant3(
                             }
                         }
                     }
-                    // copy(W[c0 +: BN], w);  (norms.tl:245)
+                    // copy(W[c0 +: BN], w);  (norms.tl:248)
                     #pragma unroll
                     for (int tl_chunk68 = 0; tl_chunk68 < w_layout::kSlots; tl_chunk68 += 8) {
                         const tl::f16* tl_ptr69 = &W[c0 + (((w_layout::flat(tl_tid, (tl_chunk68 / 8) * 8)) % 1024) + tl_chunk68 % 8)];
@@ -6977,7 +6977,7 @@ __global__ void __launch_bounds__(128, 8) residual_rmsnorm_kernel_variant3(
                             }
                         }
                     }
-                    // for j in parallel(BN) {  (norms.tl:246)
+                    // for j in parallel(BN) {  (norms.tl:249)
                     // for j in parallel(1024): each thread visits the elements of `x` it holds
                     #pragma unroll
                     for (int tl_s71 = 0; tl_s71 < x_layout::kSlots; ++tl_s71) {
@@ -6987,7 +6987,7 @@ __global__ void __launch_bounds__(128, 8) residual_rmsnorm_kernel_variant3(
                         x[tl_s71] = h * rrms * w[tl_s71];
                     }
                     __syncthreads();  // WAR on `R`
-                    // copy(r, R[row, c0 +: BN]);  (norms.tl:251)
+                    // copy(r, R[row, c0 +: BN]);  (norms.tl:254)
                     #pragma unroll
                     for (int tl_chunk72 = 0; tl_chunk72 < r_layout::kSlots; tl_chunk72 += 8) {
                         tl::f16* tl_ptr73 = &R[int64_t(row) * N + (c0 + (((r_layout::flat(tl_tid, (tl_chunk72 / 8) * 8)) % 1024) + tl_chunk72 % 8))];
@@ -7003,7 +7003,7 @@ __global__ void __launch_bounds__(128, 8) residual_rmsnorm_kernel_variant3(
                             }
                         }
                     }
-                    // copy(x, Y[row, c0 +: BN]);  (norms.tl:252)
+                    // copy(x, Y[row, c0 +: BN]);  (norms.tl:255)
                     #pragma unroll
                     for (int tl_chunk75 = 0; tl_chunk75 < x_layout::kSlots; tl_chunk75 += 8) {
                         tl::f16* tl_ptr76 = &Y[int64_t(row) * N + (c0 + (((x_layout::flat(tl_tid, (tl_chunk75 / 8) * 8)) % 1024) + tl_chunk75 % 8))];
@@ -7025,7 +7025,7 @@ __global__ void __launch_bounds__(128, 8) residual_rmsnorm_kernel_variant3(
     }
 }
 
-// kernel residual_rmsnorm<ROW = 2048, THREADS = 128, RB = 1, BN = 1024, WAVES = 1, T = f16>  (stdlib/norms.tl:178)
+// kernel residual_rmsnorm<ROW = 2048, THREADS = 128, RB = 1, BN = 1024, WAVES = 64, T = f16>  (stdlib/norms.tl:181)
 // 128 threads per block, 20752 bytes of shared memory
 __global__ void __launch_bounds__(128, 8) residual_rmsnorm_kernel_variant4(
         const tl::f16* __restrict__ X,
@@ -7060,7 +7060,7 @@ __global__ void __launch_bounds__(128, 8) residual_rmsnorm_kernel_variant4(
     const float n = static_cast<float>(N);
     const float inv_n = tl::rsqrt(n * n);
     if (N <= 2048) {
-        // copy(W[0 +: ROW], ws);  (norms.tl:201)
+        // copy(W[0 +: ROW], ws);  (norms.tl:204)
         #pragma unroll
         for (int tl_i1 = 0; tl_i1 < 2; ++tl_i1) {
             const int tl_chunk0 = tl_tid + tl_i1 * 128;
@@ -7079,7 +7079,7 @@ __global__ void __launch_bounds__(128, 8) residual_rmsnorm_kernel_variant4(
         }
         const int32_t g_trips = groups;
         if (0 < g_trips) {
-            // copy(X[row0 +: RB, 0 +: ROW], xs);  (norms.tl:204)
+            // copy(X[row0 +: RB, 0 +: ROW], xs);  (norms.tl:207)
             if (tl::is_aligned(X, 16) && N % 8 == 0 && int(blockIdx.x) >= 0 && int(blockIdx.x) + 1 <= M && 0 >= 0 && 0 + 2048 <= N && 0 % 8 == 0) {
                 #pragma unroll
                 for (int tl_i6 = 0; tl_i6 < 2; ++tl_i6) {
@@ -7103,7 +7103,7 @@ __global__ void __launch_bounds__(128, 8) residual_rmsnorm_kernel_variant4(
                     }
                 }
             }
-            // copy(R[row0 +: RB, 0 +: ROW], rs);  (norms.tl:205)
+            // copy(R[row0 +: RB, 0 +: ROW], rs);  (norms.tl:208)
             if (tl::is_aligned(R, 16) && N % 8 == 0 && int(blockIdx.x) >= 0 && int(blockIdx.x) + 1 <= M && 0 >= 0 && 0 + 2048 <= N && 0 % 8 == 0) {
                 #pragma unroll
                 for (int tl_i13 = 0; tl_i13 < 2; ++tl_i13) {
@@ -7129,12 +7129,12 @@ __global__ void __launch_bounds__(128, 8) residual_rmsnorm_kernel_variant4(
             }
         }
         tl::cp_async_commit();
-        // for g in pipelined(groups, stages = 2) {  (norms.tl:202)
+        // for g in pipelined(groups, stages = 2) {  (norms.tl:205)
         for (int g = 0; g < g_trips; ++g) {
             tl::cp_async_wait<0>();  // at most 0 copy groups of this thread still in flight
             __syncthreads();  // pipeline: stage `g % 2` has landed and the stage refilled next is no longer read
             if (g + 1 < g_trips) {
-                // copy(X[row0 +: RB, 0 +: ROW], xs);  (norms.tl:204)
+                // copy(X[row0 +: RB, 0 +: ROW], xs);  (norms.tl:207)
                 if (tl::is_aligned(X, 16) && N % 8 == 0 && (int(blockIdx.x) + (g + 1) * int(gridDim.x)) >= 0 && (int(blockIdx.x) + (g + 1) * int(gridDim.x)) + 1 <= M && 0 >= 0 && 0 + 2048 <= N && 0 % 8 == 0) {
                     #pragma unroll
                     for (int tl_i20 = 0; tl_i20 < 2; ++tl_i20) {
@@ -7158,7 +7158,7 @@ __global__ void __launch_bounds__(128, 8) residual_rmsnorm_kernel_variant4(
                         }
                     }
                 }
-                // copy(R[row0 +: RB, 0 +: ROW], rs);  (norms.tl:205)
+                // copy(R[row0 +: RB, 0 +: ROW], rs);  (norms.tl:208)
                 if (tl::is_aligned(R, 16) && N % 8 == 0 && (int(blockIdx.x) + (g + 1) * int(gridDim.x)) >= 0 && (int(blockIdx.x) + (g + 1) * int(gridDim.x)) + 1 <= M && 0 >= 0 && 0 + 2048 <= N && 0 % 8 == 0) {
                     #pragma unroll
                     for (int tl_i27 = 0; tl_i27 < 2; ++tl_i27) {
@@ -7185,7 +7185,7 @@ __global__ void __launch_bounds__(128, 8) residual_rmsnorm_kernel_variant4(
             }
             tl::cp_async_commit();
             const int32_t row0 = (int(blockIdx.x) + g * int(gridDim.x)) * 1;
-            // copy(xs, s);  (norms.tl:206)
+            // copy(xs, s);  (norms.tl:209)
             #pragma unroll
             for (int tl_chunk33 = 0; tl_chunk33 < 16; tl_chunk33 += 8) {
                 const tl::f16* tl_ptr34 = &xs[((g % 2) * 1 + 0) * 2056 + ((tl_chunk33 % 8) + (tl_tid) * 8 + (tl_chunk33 / 8) * 1024)];
@@ -7201,7 +7201,7 @@ __global__ void __launch_bounds__(128, 8) residual_rmsnorm_kernel_variant4(
                     }
                 }
             }
-            // copy(rs, sq);  (norms.tl:207)
+            // copy(rs, sq);  (norms.tl:210)
             #pragma unroll
             for (int tl_chunk36 = 0; tl_chunk36 < 16; tl_chunk36 += 8) {
                 const tl::f16* tl_ptr37 = &rs[((g % 2) * 1 + 0) * 2056 + ((tl_chunk36 % 8) + (tl_tid) * 8 + (tl_chunk36 / 8) * 1024)];
@@ -7217,7 +7217,7 @@ __global__ void __launch_bounds__(128, 8) residual_rmsnorm_kernel_variant4(
                     }
                 }
             }
-            // for i, j in parallel(RB, ROW) {  (norms.tl:208)
+            // for i, j in parallel(RB, ROW) {  (norms.tl:211)
             // for i, j in parallel(1, 2048): each thread visits the elements of `s` it holds
             #pragma unroll
             for (int tl_s39 = 0; tl_s39 < 16; ++tl_s39) {
@@ -7228,7 +7228,7 @@ __global__ void __launch_bounds__(128, 8) residual_rmsnorm_kernel_variant4(
                 sq[tl_s39] = h * h;
             }
             __syncthreads();  // WAR on `R`
-            // copy(s, R[row0 +: RB, 0 +: ROW]);  (norms.tl:213)
+            // copy(s, R[row0 +: RB, 0 +: ROW]);  (norms.tl:216)
             #pragma unroll
             for (int tl_chunk40 = 0; tl_chunk40 < 16; tl_chunk40 += 8) {
                 tl::f16* tl_ptr41 = &R[int64_t(row0 + 0) * N + ((tl_chunk40 % 8) + (tl_tid) * 8 + (tl_chunk40 / 8) * 1024)];
@@ -7244,7 +7244,7 @@ __global__ void __launch_bounds__(128, 8) residual_rmsnorm_kernel_variant4(
                     }
                 }
             }
-            // reduce(sum, sq, s_rrms, axis = 1);  (norms.tl:214)
+            // reduce(sum, sq, s_rrms, axis = 1);  (norms.tl:217)
             // each thread folds its 16 values of each of its 1 results; xor shuffles 1, 2, 4, 8, 16 among the lanes that share one; then across the 4 warps that do
             {
                 float tl_part[1];
@@ -7281,14 +7281,14 @@ __global__ void __launch_bounds__(128, 8) residual_rmsnorm_kernel_variant4(
                     s_rrms[tl_i] = tl_part[tl_i];
                 }
             }
-            // for i in parallel(RB) {  (norms.tl:215)
+            // for i in parallel(RB) {  (norms.tl:218)
             // for i in parallel(1): each thread visits the elements of `s_rrms` it holds
             #pragma unroll
             for (int tl_s44 = 0; tl_s44 < 1; ++tl_s44) {
                 [[maybe_unused]] const int i = 0;
                 s_rrms[tl_s44] = tl::rsqrt(s_rrms[tl_s44] * inv_n + eps);
             }
-            // for i, j in parallel(RB, ROW) {  (norms.tl:218)
+            // for i, j in parallel(RB, ROW) {  (norms.tl:221)
             // for i, j in parallel(1, 2048): each thread visits the elements of `s` it holds
             #pragma unroll
             for (int tl_k46 = 0; tl_k46 < 16; tl_k46 += 8) {
@@ -7303,7 +7303,7 @@ __global__ void __launch_bounds__(128, 8) residual_rmsnorm_kernel_variant4(
                     s[tl_s50] = s[tl_s50] * s_rrms[0] * tl::convert<float>(tl_chunk49[tl_o48]);
                 }
             }
-            // copy(s, Y[row0 +: RB, 0 +: ROW]);  (norms.tl:221)
+            // copy(s, Y[row0 +: RB, 0 +: ROW]);  (norms.tl:224)
             #pragma unroll
             for (int tl_chunk51 = 0; tl_chunk51 < 16; tl_chunk51 += 8) {
                 tl::f16* tl_ptr52 = &Y[int64_t(row0 + 0) * N + ((tl_chunk51 % 8) + (tl_tid) * 8 + (tl_chunk51 / 8) * 1024)];
@@ -7329,7 +7329,7 @@ __global__ void __launch_bounds__(128, 8) residual_rmsnorm_kernel_variant4(
                 const int32_t row = row0 + rr;
                 sum_x2 = 0.0f;
                 for (int t = 0; t < n_tiles; ++t) {
-                    // copy(X[row, t * BN +: BN], x);  (norms.tl:231)
+                    // copy(X[row, t * BN +: BN], x);  (norms.tl:234)
                     #pragma unroll
                     for (int tl_chunk54 = 0; tl_chunk54 < x_layout::kSlots; tl_chunk54 += 8) {
                         const tl::f16* tl_ptr55 = &X[int64_t(row) * N + ((t * 1024) + (((x_layout::flat(tl_tid, (tl_chunk54 / 8) * 8)) % 1024) + tl_chunk54 % 8))];
@@ -7346,7 +7346,7 @@ __global__ void __launch_bounds__(128, 8) residual_rmsnorm_kernel_variant4(
                         }
                     }
                     __syncthreads();  // RAW on `R`
-                    // copy(R[row, t * BN +: BN], r);  (norms.tl:232)
+                    // copy(R[row, t * BN +: BN], r);  (norms.tl:235)
                     #pragma unroll
                     for (int tl_chunk57 = 0; tl_chunk57 < r_layout::kSlots; tl_chunk57 += 8) {
                         const tl::f16* tl_ptr58 = &R[int64_t(row) * N + ((t * 1024) + (((r_layout::flat(tl_tid, (tl_chunk57 / 8) * 8)) % 1024) + tl_chunk57 % 8))];
@@ -7362,7 +7362,7 @@ __global__ void __launch_bounds__(128, 8) residual_rmsnorm_kernel_variant4(
                             }
                         }
                     }
-                    // for j in parallel(BN) {  (norms.tl:233)
+                    // for j in parallel(BN) {  (norms.tl:236)
                     // for j in parallel(1024): each thread visits the elements of `x` it holds
                     #pragma unroll
                     for (int tl_s60 = 0; tl_s60 < x_layout::kSlots; ++tl_s60) {
@@ -7370,7 +7370,7 @@ __global__ void __launch_bounds__(128, 8) residual_rmsnorm_kernel_variant4(
                         const float h = tl::convert<float>(tl::convert<tl::f16>(x[tl_s60] + r[tl_s60]));
                         x[tl_s60] = h * h;
                     }
-                    // reduce(sum, x, part);  (norms.tl:237)
+                    // reduce(sum, x, part);  (norms.tl:240)
                     {
                         float tl_part[1];
                         #pragma unroll
@@ -7389,7 +7389,7 @@ __global__ void __launch_bounds__(128, 8) residual_rmsnorm_kernel_variant4(
                 const float rrms = tl::rsqrt(sum_x2 * inv_n + eps);
                 for (int t = 0; t < n_tiles; ++t) {
                     const int32_t c0 = t * 1024;
-                    // copy(X[row, c0 +: BN], x);  (norms.tl:243)
+                    // copy(X[row, c0 +: BN], x);  (norms.tl:246)
                     #pragma unroll
                     for (int tl_chunk62 = 0; tl_chunk62 < x_layout::kSlots; tl_chunk62 += 8) {
                         const tl::f16* tl_ptr63 = &X[int64_t(row) * N + (c0 + (((x_layout::flat(tl_tid, (tl_chunk62 / 8) * 8)) % 1024) + tl_chunk62 % 8))];
@@ -7406,7 +7406,7 @@ __global__ void __launch_bounds__(128, 8) residual_rmsnorm_kernel_variant4(
                         }
                     }
                     __syncthreads();  // RAW on `R`
-                    // copy(R[row, c0 +: BN], r);  (norms.tl:244)
+                    // copy(R[row, c0 +: BN], r);  (norms.tl:247)
                     #pragma unroll
                     for (int tl_chunk65 = 0; tl_chunk65 < r_layout::kSlots; tl_chunk65 += 8) {
                         const tl::f16* tl_ptr66 = &R[int64_t(row) * N + (c0 + (((r_layout::flat(tl_tid, (tl_chunk65 / 8) * 8)) % 1024) + tl_chunk65 % 8))];
@@ -7422,7 +7422,7 @@ __global__ void __launch_bounds__(128, 8) residual_rmsnorm_kernel_variant4(
                             }
                         }
                     }
-                    // copy(W[c0 +: BN], w);  (norms.tl:245)
+                    // copy(W[c0 +: BN], w);  (norms.tl:248)
                     #pragma unroll
                     for (int tl_chunk68 = 0; tl_chunk68 < w_layout::kSlots; tl_chunk68 += 8) {
                         const tl::f16* tl_ptr69 = &W[c0 + (((w_layout::flat(tl_tid, (tl_chunk68 / 8) * 8)) % 1024) + tl_chunk68 % 8)];
@@ -7438,7 +7438,7 @@ __global__ void __launch_bounds__(128, 8) residual_rmsnorm_kernel_variant4(
                             }
                         }
                     }
-                    // for j in parallel(BN) {  (norms.tl:246)
+                    // for j in parallel(BN) {  (norms.tl:249)
                     // for j in parallel(1024): each thread visits the elements of `x` it holds
                     #pragma unroll
                     for (int tl_s71 = 0; tl_s71 < x_layout::kSlots; ++tl_s71) {
@@ -7448,7 +7448,7 @@ __global__ void __launch_bounds__(128, 8) residual_rmsnorm_kernel_variant4(
                         x[tl_s71] = h * rrms * w[tl_s71];
                     }
                     __syncthreads();  // WAR on `R`
-                    // copy(r, R[row, c0 +: BN]);  (norms.tl:251)
+                    // copy(r, R[row, c0 +: BN]);  (norms.tl:254)
                     #pragma unroll
                     for (int tl_chunk72 = 0; tl_chunk72 < r_layout::kSlots; tl_chunk72 += 8) {
                         tl::f16* tl_ptr73 = &R[int64_t(row) * N + (c0 + (((r_layout::flat(tl_tid, (tl_chunk72 / 8) * 8)) % 1024) + tl_chunk72 % 8))];
@@ -7464,7 +7464,7 @@ __global__ void __launch_bounds__(128, 8) residual_rmsnorm_kernel_variant4(
                             }
                         }
                     }
-                    // copy(x, Y[row, c0 +: BN]);  (norms.tl:252)
+                    // copy(x, Y[row, c0 +: BN]);  (norms.tl:255)
                     #pragma unroll
                     for (int tl_chunk75 = 0; tl_chunk75 < x_layout::kSlots; tl_chunk75 += 8) {
                         tl::f16* tl_ptr76 = &Y[int64_t(row) * N + (c0 + (((x_layout::flat(tl_tid, (tl_chunk75 / 8) * 8)) % 1024) + tl_chunk75 % 8))];
@@ -7486,7 +7486,7 @@ __global__ void __launch_bounds__(128, 8) residual_rmsnorm_kernel_variant4(
     }
 }
 
-// kernel residual_rmsnorm<ROW = 4096, THREADS = 256, RB = 1, BN = 2048, WAVES = 1, T = f16>  (stdlib/norms.tl:178)
+// kernel residual_rmsnorm<ROW = 4096, THREADS = 256, RB = 1, BN = 2048, WAVES = 64, T = f16>  (stdlib/norms.tl:181)
 // 256 threads per block, 41248 bytes of shared memory
 __global__ void __launch_bounds__(256, 4) residual_rmsnorm_kernel_variant5(
         const tl::f16* __restrict__ X,
@@ -7521,7 +7521,7 @@ __global__ void __launch_bounds__(256, 4) residual_rmsnorm_kernel_variant5(
     const float n = static_cast<float>(N);
     const float inv_n = tl::rsqrt(n * n);
     if (N <= 4096) {
-        // copy(W[0 +: ROW], ws);  (norms.tl:201)
+        // copy(W[0 +: ROW], ws);  (norms.tl:204)
         #pragma unroll
         for (int tl_i1 = 0; tl_i1 < 2; ++tl_i1) {
             const int tl_chunk0 = tl_tid + tl_i1 * 256;
@@ -7540,7 +7540,7 @@ __global__ void __launch_bounds__(256, 4) residual_rmsnorm_kernel_variant5(
         }
         const int32_t g_trips = groups;
         if (0 < g_trips) {
-            // copy(X[row0 +: RB, 0 +: ROW], xs);  (norms.tl:204)
+            // copy(X[row0 +: RB, 0 +: ROW], xs);  (norms.tl:207)
             if (tl::is_aligned(X, 16) && N % 8 == 0 && int(blockIdx.x) >= 0 && int(blockIdx.x) + 1 <= M && 0 >= 0 && 0 + 4096 <= N && 0 % 8 == 0) {
                 #pragma unroll
                 for (int tl_i6 = 0; tl_i6 < 2; ++tl_i6) {
@@ -7564,7 +7564,7 @@ __global__ void __launch_bounds__(256, 4) residual_rmsnorm_kernel_variant5(
                     }
                 }
             }
-            // copy(R[row0 +: RB, 0 +: ROW], rs);  (norms.tl:205)
+            // copy(R[row0 +: RB, 0 +: ROW], rs);  (norms.tl:208)
             if (tl::is_aligned(R, 16) && N % 8 == 0 && int(blockIdx.x) >= 0 && int(blockIdx.x) + 1 <= M && 0 >= 0 && 0 + 4096 <= N && 0 % 8 == 0) {
                 #pragma unroll
                 for (int tl_i13 = 0; tl_i13 < 2; ++tl_i13) {
@@ -7590,12 +7590,12 @@ __global__ void __launch_bounds__(256, 4) residual_rmsnorm_kernel_variant5(
             }
         }
         tl::cp_async_commit();
-        // for g in pipelined(groups, stages = 2) {  (norms.tl:202)
+        // for g in pipelined(groups, stages = 2) {  (norms.tl:205)
         for (int g = 0; g < g_trips; ++g) {
             tl::cp_async_wait<0>();  // at most 0 copy groups of this thread still in flight
             __syncthreads();  // pipeline: stage `g % 2` has landed and the stage refilled next is no longer read
             if (g + 1 < g_trips) {
-                // copy(X[row0 +: RB, 0 +: ROW], xs);  (norms.tl:204)
+                // copy(X[row0 +: RB, 0 +: ROW], xs);  (norms.tl:207)
                 if (tl::is_aligned(X, 16) && N % 8 == 0 && (int(blockIdx.x) + (g + 1) * int(gridDim.x)) >= 0 && (int(blockIdx.x) + (g + 1) * int(gridDim.x)) + 1 <= M && 0 >= 0 && 0 + 4096 <= N && 0 % 8 == 0) {
                     #pragma unroll
                     for (int tl_i20 = 0; tl_i20 < 2; ++tl_i20) {
@@ -7619,7 +7619,7 @@ __global__ void __launch_bounds__(256, 4) residual_rmsnorm_kernel_variant5(
                         }
                     }
                 }
-                // copy(R[row0 +: RB, 0 +: ROW], rs);  (norms.tl:205)
+                // copy(R[row0 +: RB, 0 +: ROW], rs);  (norms.tl:208)
                 if (tl::is_aligned(R, 16) && N % 8 == 0 && (int(blockIdx.x) + (g + 1) * int(gridDim.x)) >= 0 && (int(blockIdx.x) + (g + 1) * int(gridDim.x)) + 1 <= M && 0 >= 0 && 0 + 4096 <= N && 0 % 8 == 0) {
                     #pragma unroll
                     for (int tl_i27 = 0; tl_i27 < 2; ++tl_i27) {
@@ -7646,7 +7646,7 @@ __global__ void __launch_bounds__(256, 4) residual_rmsnorm_kernel_variant5(
             }
             tl::cp_async_commit();
             const int32_t row0 = (int(blockIdx.x) + g * int(gridDim.x)) * 1;
-            // copy(xs, s);  (norms.tl:206)
+            // copy(xs, s);  (norms.tl:209)
             #pragma unroll
             for (int tl_chunk33 = 0; tl_chunk33 < 16; tl_chunk33 += 8) {
                 const tl::f16* tl_ptr34 = &xs[((g % 2) * 1 + 0) * 4104 + ((tl_chunk33 % 8) + (tl_tid) * 8 + (tl_chunk33 / 8) * 2048)];
@@ -7662,7 +7662,7 @@ __global__ void __launch_bounds__(256, 4) residual_rmsnorm_kernel_variant5(
                     }
                 }
             }
-            // copy(rs, sq);  (norms.tl:207)
+            // copy(rs, sq);  (norms.tl:210)
             #pragma unroll
             for (int tl_chunk36 = 0; tl_chunk36 < 16; tl_chunk36 += 8) {
                 const tl::f16* tl_ptr37 = &rs[((g % 2) * 1 + 0) * 4104 + ((tl_chunk36 % 8) + (tl_tid) * 8 + (tl_chunk36 / 8) * 2048)];
@@ -7678,7 +7678,7 @@ __global__ void __launch_bounds__(256, 4) residual_rmsnorm_kernel_variant5(
                     }
                 }
             }
-            // for i, j in parallel(RB, ROW) {  (norms.tl:208)
+            // for i, j in parallel(RB, ROW) {  (norms.tl:211)
             // for i, j in parallel(1, 4096): each thread visits the elements of `s` it holds
             #pragma unroll
             for (int tl_s39 = 0; tl_s39 < 16; ++tl_s39) {
@@ -7689,7 +7689,7 @@ __global__ void __launch_bounds__(256, 4) residual_rmsnorm_kernel_variant5(
                 sq[tl_s39] = h * h;
             }
             __syncthreads();  // WAR on `R`
-            // copy(s, R[row0 +: RB, 0 +: ROW]);  (norms.tl:213)
+            // copy(s, R[row0 +: RB, 0 +: ROW]);  (norms.tl:216)
             #pragma unroll
             for (int tl_chunk40 = 0; tl_chunk40 < 16; tl_chunk40 += 8) {
                 tl::f16* tl_ptr41 = &R[int64_t(row0 + 0) * N + ((tl_chunk40 % 8) + (tl_tid) * 8 + (tl_chunk40 / 8) * 2048)];
@@ -7705,7 +7705,7 @@ __global__ void __launch_bounds__(256, 4) residual_rmsnorm_kernel_variant5(
                     }
                 }
             }
-            // reduce(sum, sq, s_rrms, axis = 1);  (norms.tl:214)
+            // reduce(sum, sq, s_rrms, axis = 1);  (norms.tl:217)
             // each thread folds its 16 values of each of its 1 results; xor shuffles 1, 2, 4, 8, 16 among the lanes that share one; then across the 8 warps that do
             {
                 float tl_part[1];
@@ -7743,14 +7743,14 @@ __global__ void __launch_bounds__(256, 4) residual_rmsnorm_kernel_variant5(
                     s_rrms[tl_i] = tl_part[tl_i];
                 }
             }
-            // for i in parallel(RB) {  (norms.tl:215)
+            // for i in parallel(RB) {  (norms.tl:218)
             // for i in parallel(1): each thread visits the elements of `s_rrms` it holds
             #pragma unroll
             for (int tl_s44 = 0; tl_s44 < 1; ++tl_s44) {
                 [[maybe_unused]] const int i = 0;
                 s_rrms[tl_s44] = tl::rsqrt(s_rrms[tl_s44] * inv_n + eps);
             }
-            // for i, j in parallel(RB, ROW) {  (norms.tl:218)
+            // for i, j in parallel(RB, ROW) {  (norms.tl:221)
             // for i, j in parallel(1, 4096): each thread visits the elements of `s` it holds
             #pragma unroll
             for (int tl_k46 = 0; tl_k46 < 16; tl_k46 += 8) {
@@ -7765,7 +7765,7 @@ __global__ void __launch_bounds__(256, 4) residual_rmsnorm_kernel_variant5(
                     s[tl_s50] = s[tl_s50] * s_rrms[0] * tl::convert<float>(tl_chunk49[tl_o48]);
                 }
             }
-            // copy(s, Y[row0 +: RB, 0 +: ROW]);  (norms.tl:221)
+            // copy(s, Y[row0 +: RB, 0 +: ROW]);  (norms.tl:224)
             #pragma unroll
             for (int tl_chunk51 = 0; tl_chunk51 < 16; tl_chunk51 += 8) {
                 tl::f16* tl_ptr52 = &Y[int64_t(row0 + 0) * N + ((tl_chunk51 % 8) + (tl_tid) * 8 + (tl_chunk51 / 8) * 2048)];
@@ -7791,7 +7791,7 @@ __global__ void __launch_bounds__(256, 4) residual_rmsnorm_kernel_variant5(
                 const int32_t row = row0 + rr;
                 sum_x2 = 0.0f;
                 for (int t = 0; t < n_tiles; ++t) {
-                    // copy(X[row, t * BN +: BN], x);  (norms.tl:231)
+                    // copy(X[row, t * BN +: BN], x);  (norms.tl:234)
                     #pragma unroll
                     for (int tl_chunk54 = 0; tl_chunk54 < x_layout::kSlots; tl_chunk54 += 8) {
                         const tl::f16* tl_ptr55 = &X[int64_t(row) * N + ((t * 2048) + (((x_layout::flat(tl_tid, (tl_chunk54 / 8) * 8)) % 2048) + tl_chunk54 % 8))];
@@ -7808,7 +7808,7 @@ __global__ void __launch_bounds__(256, 4) residual_rmsnorm_kernel_variant5(
                         }
                     }
                     __syncthreads();  // RAW on `R`
-                    // copy(R[row, t * BN +: BN], r);  (norms.tl:232)
+                    // copy(R[row, t * BN +: BN], r);  (norms.tl:235)
                     #pragma unroll
                     for (int tl_chunk57 = 0; tl_chunk57 < r_layout::kSlots; tl_chunk57 += 8) {
                         const tl::f16* tl_ptr58 = &R[int64_t(row) * N + ((t * 2048) + (((r_layout::flat(tl_tid, (tl_chunk57 / 8) * 8)) % 2048) + tl_chunk57 % 8))];
@@ -7824,7 +7824,7 @@ __global__ void __launch_bounds__(256, 4) residual_rmsnorm_kernel_variant5(
                             }
                         }
                     }
-                    // for j in parallel(BN) {  (norms.tl:233)
+                    // for j in parallel(BN) {  (norms.tl:236)
                     // for j in parallel(2048): each thread visits the elements of `x` it holds
                     #pragma unroll
                     for (int tl_s60 = 0; tl_s60 < x_layout::kSlots; ++tl_s60) {
@@ -7832,7 +7832,7 @@ __global__ void __launch_bounds__(256, 4) residual_rmsnorm_kernel_variant5(
                         const float h = tl::convert<float>(tl::convert<tl::f16>(x[tl_s60] + r[tl_s60]));
                         x[tl_s60] = h * h;
                     }
-                    // reduce(sum, x, part);  (norms.tl:237)
+                    // reduce(sum, x, part);  (norms.tl:240)
                     {
                         float tl_part[1];
                         #pragma unroll
@@ -7851,7 +7851,7 @@ __global__ void __launch_bounds__(256, 4) residual_rmsnorm_kernel_variant5(
                 const float rrms = tl::rsqrt(sum_x2 * inv_n + eps);
                 for (int t = 0; t < n_tiles; ++t) {
                     const int32_t c0 = t * 2048;
-                    // copy(X[row, c0 +: BN], x);  (norms.tl:243)
+                    // copy(X[row, c0 +: BN], x);  (norms.tl:246)
                     #pragma unroll
                     for (int tl_chunk62 = 0; tl_chunk62 < x_layout::kSlots; tl_chunk62 += 8) {
                         const tl::f16* tl_ptr63 = &X[int64_t(row) * N + (c0 + (((x_layout::flat(tl_tid, (tl_chunk62 / 8) * 8)) % 2048) + tl_chunk62 % 8))];
@@ -7868,7 +7868,7 @@ __global__ void __launch_bounds__(256, 4) residual_rmsnorm_kernel_variant5(
                         }
                     }
                     __syncthreads();  // RAW on `R`
-                    // copy(R[row, c0 +: BN], r);  (norms.tl:244)
+                    // copy(R[row, c0 +: BN], r);  (norms.tl:247)
                     #pragma unroll
                     for (int tl_chunk65 = 0; tl_chunk65 < r_layout::kSlots; tl_chunk65 += 8) {
                         const tl::f16* tl_ptr66 = &R[int64_t(row) * N + (c0 + (((r_layout::flat(tl_tid, (tl_chunk65 / 8) * 8)) % 2048) + tl_chunk65 % 8))];
@@ -7884,7 +7884,7 @@ __global__ void __launch_bounds__(256, 4) residual_rmsnorm_kernel_variant5(
                             }
                         }
                     }
-                    // copy(W[c0 +: BN], w);  (norms.tl:245)
+                    // copy(W[c0 +: BN], w);  (norms.tl:248)
                     #pragma unroll
                     for (int tl_chunk68 = 0; tl_chunk68 < w_layout::kSlots; tl_chunk68 += 8) {
                         const tl::f16* tl_ptr69 = &W[c0 + (((w_layout::flat(tl_tid, (tl_chunk68 / 8) * 8)) % 2048) + tl_chunk68 % 8)];
@@ -7900,7 +7900,7 @@ __global__ void __launch_bounds__(256, 4) residual_rmsnorm_kernel_variant5(
                             }
                         }
                     }
-                    // for j in parallel(BN) {  (norms.tl:246)
+                    // for j in parallel(BN) {  (norms.tl:249)
                     // for j in parallel(2048): each thread visits the elements of `x` it holds
                     #pragma unroll
                     for (int tl_s71 = 0; tl_s71 < x_layout::kSlots; ++tl_s71) {
@@ -7910,7 +7910,7 @@ __global__ void __launch_bounds__(256, 4) residual_rmsnorm_kernel_variant5(
                         x[tl_s71] = h * rrms * w[tl_s71];
                     }
                     __syncthreads();  // WAR on `R`
-                    // copy(r, R[row, c0 +: BN]);  (norms.tl:251)
+                    // copy(r, R[row, c0 +: BN]);  (norms.tl:254)
                     #pragma unroll
                     for (int tl_chunk72 = 0; tl_chunk72 < r_layout::kSlots; tl_chunk72 += 8) {
                         tl::f16* tl_ptr73 = &R[int64_t(row) * N + (c0 + (((r_layout::flat(tl_tid, (tl_chunk72 / 8) * 8)) % 2048) + tl_chunk72 % 8))];
@@ -7926,7 +7926,7 @@ __global__ void __launch_bounds__(256, 4) residual_rmsnorm_kernel_variant5(
                             }
                         }
                     }
-                    // copy(x, Y[row, c0 +: BN]);  (norms.tl:252)
+                    // copy(x, Y[row, c0 +: BN]);  (norms.tl:255)
                     #pragma unroll
                     for (int tl_chunk75 = 0; tl_chunk75 < x_layout::kSlots; tl_chunk75 += 8) {
                         tl::f16* tl_ptr76 = &Y[int64_t(row) * N + (c0 + (((x_layout::flat(tl_tid, (tl_chunk75 / 8) * 8)) % 2048) + tl_chunk75 % 8))];
@@ -7948,7 +7948,7 @@ __global__ void __launch_bounds__(256, 4) residual_rmsnorm_kernel_variant5(
     }
 }
 
-// kernel residual_rmsnorm<ROW = 8192, THREADS = 512, RB = 1, BN = 4096, WAVES = 1, T = f16>  (stdlib/norms.tl:178)
+// kernel residual_rmsnorm<ROW = 8192, THREADS = 512, RB = 1, BN = 4096, WAVES = 64, T = f16>  (stdlib/norms.tl:181)
 // 512 threads per block, 82240 bytes of shared memory
 __global__ void __launch_bounds__(512, 2) residual_rmsnorm_kernel_variant6(
         const tl::f16* __restrict__ X,
@@ -7983,7 +7983,7 @@ __global__ void __launch_bounds__(512, 2) residual_rmsnorm_kernel_variant6(
     const float n = static_cast<float>(N);
     const float inv_n = tl::rsqrt(n * n);
     if (N <= 8192) {
-        // copy(W[0 +: ROW], ws);  (norms.tl:201)
+        // copy(W[0 +: ROW], ws);  (norms.tl:204)
         #pragma unroll
         for (int tl_i1 = 0; tl_i1 < 2; ++tl_i1) {
             const int tl_chunk0 = tl_tid + tl_i1 * 512;
@@ -8002,7 +8002,7 @@ __global__ void __launch_bounds__(512, 2) residual_rmsnorm_kernel_variant6(
         }
         const int32_t g_trips = groups;
         if (0 < g_trips) {
-            // copy(X[row0 +: RB, 0 +: ROW], xs);  (norms.tl:204)
+            // copy(X[row0 +: RB, 0 +: ROW], xs);  (norms.tl:207)
             if (tl::is_aligned(X, 16) && N % 8 == 0 && int(blockIdx.x) >= 0 && int(blockIdx.x) + 1 <= M && 0 >= 0 && 0 + 8192 <= N && 0 % 8 == 0) {
                 #pragma unroll
                 for (int tl_i6 = 0; tl_i6 < 2; ++tl_i6) {
@@ -8026,7 +8026,7 @@ __global__ void __launch_bounds__(512, 2) residual_rmsnorm_kernel_variant6(
                     }
                 }
             }
-            // copy(R[row0 +: RB, 0 +: ROW], rs);  (norms.tl:205)
+            // copy(R[row0 +: RB, 0 +: ROW], rs);  (norms.tl:208)
             if (tl::is_aligned(R, 16) && N % 8 == 0 && int(blockIdx.x) >= 0 && int(blockIdx.x) + 1 <= M && 0 >= 0 && 0 + 8192 <= N && 0 % 8 == 0) {
                 #pragma unroll
                 for (int tl_i13 = 0; tl_i13 < 2; ++tl_i13) {
@@ -8052,12 +8052,12 @@ __global__ void __launch_bounds__(512, 2) residual_rmsnorm_kernel_variant6(
             }
         }
         tl::cp_async_commit();
-        // for g in pipelined(groups, stages = 2) {  (norms.tl:202)
+        // for g in pipelined(groups, stages = 2) {  (norms.tl:205)
         for (int g = 0; g < g_trips; ++g) {
             tl::cp_async_wait<0>();  // at most 0 copy groups of this thread still in flight
             __syncthreads();  // pipeline: stage `g % 2` has landed and the stage refilled next is no longer read
             if (g + 1 < g_trips) {
-                // copy(X[row0 +: RB, 0 +: ROW], xs);  (norms.tl:204)
+                // copy(X[row0 +: RB, 0 +: ROW], xs);  (norms.tl:207)
                 if (tl::is_aligned(X, 16) && N % 8 == 0 && (int(blockIdx.x) + (g + 1) * int(gridDim.x)) >= 0 && (int(blockIdx.x) + (g + 1) * int(gridDim.x)) + 1 <= M && 0 >= 0 && 0 + 8192 <= N && 0 % 8 == 0) {
                     #pragma unroll
                     for (int tl_i20 = 0; tl_i20 < 2; ++tl_i20) {
@@ -8081,7 +8081,7 @@ __global__ void __launch_bounds__(512, 2) residual_rmsnorm_kernel_variant6(
                         }
                     }
                 }
-                // copy(R[row0 +: RB, 0 +: ROW], rs);  (norms.tl:205)
+                // copy(R[row0 +: RB, 0 +: ROW], rs);  (norms.tl:208)
                 if (tl::is_aligned(R, 16) && N % 8 == 0 && (int(blockIdx.x) + (g + 1) * int(gridDim.x)) >= 0 && (int(blockIdx.x) + (g + 1) * int(gridDim.x)) + 1 <= M && 0 >= 0 && 0 + 8192 <= N && 0 % 8 == 0) {
                     #pragma unroll
                     for (int tl_i27 = 0; tl_i27 < 2; ++tl_i27) {
@@ -8108,7 +8108,7 @@ __global__ void __launch_bounds__(512, 2) residual_rmsnorm_kernel_variant6(
             }
             tl::cp_async_commit();
             const int32_t row0 = (int(blockIdx.x) + g * int(gridDim.x)) * 1;
-            // copy(xs, s);  (norms.tl:206)
+            // copy(xs, s);  (norms.tl:209)
             #pragma unroll
             for (int tl_chunk33 = 0; tl_chunk33 < 16; tl_chunk33 += 8) {
                 const tl::f16* tl_ptr34 = &xs[((g % 2) * 1 + 0) * 8200 + ((tl_chunk33 % 8) + (tl_tid) * 8 + (tl_chunk33 / 8) * 4096)];
@@ -8124,7 +8124,7 @@ __global__ void __launch_bounds__(512, 2) residual_rmsnorm_kernel_variant6(
                     }
                 }
             }
-            // copy(rs, sq);  (norms.tl:207)
+            // copy(rs, sq);  (norms.tl:210)
             #pragma unroll
             for (int tl_chunk36 = 0; tl_chunk36 < 16; tl_chunk36 += 8) {
                 const tl::f16* tl_ptr37 = &rs[((g % 2) * 1 + 0) * 8200 + ((tl_chunk36 % 8) + (tl_tid) * 8 + (tl_chunk36 / 8) * 4096)];
@@ -8140,7 +8140,7 @@ __global__ void __launch_bounds__(512, 2) residual_rmsnorm_kernel_variant6(
                     }
                 }
             }
-            // for i, j in parallel(RB, ROW) {  (norms.tl:208)
+            // for i, j in parallel(RB, ROW) {  (norms.tl:211)
             // for i, j in parallel(1, 8192): each thread visits the elements of `s` it holds
             #pragma unroll
             for (int tl_s39 = 0; tl_s39 < 16; ++tl_s39) {
@@ -8151,7 +8151,7 @@ __global__ void __launch_bounds__(512, 2) residual_rmsnorm_kernel_variant6(
                 sq[tl_s39] = h * h;
             }
             __syncthreads();  // WAR on `R`
-            // copy(s, R[row0 +: RB, 0 +: ROW]);  (norms.tl:213)
+            // copy(s, R[row0 +: RB, 0 +: ROW]);  (norms.tl:216)
             #pragma unroll
             for (int tl_chunk40 = 0; tl_chunk40 < 16; tl_chunk40 += 8) {
                 tl::f16* tl_ptr41 = &R[int64_t(row0 + 0) * N + ((tl_chunk40 % 8) + (tl_tid) * 8 + (tl_chunk40 / 8) * 4096)];
@@ -8167,7 +8167,7 @@ __global__ void __launch_bounds__(512, 2) residual_rmsnorm_kernel_variant6(
                     }
                 }
             }
-            // reduce(sum, sq, s_rrms, axis = 1);  (norms.tl:214)
+            // reduce(sum, sq, s_rrms, axis = 1);  (norms.tl:217)
             // each thread folds its 16 values of each of its 1 results; xor shuffles 1, 2, 4, 8, 16 among the lanes that share one; then across the 16 warps that do
             {
                 float tl_part[1];
@@ -8206,14 +8206,14 @@ __global__ void __launch_bounds__(512, 2) residual_rmsnorm_kernel_variant6(
                     s_rrms[tl_i] = tl_part[tl_i];
                 }
             }
-            // for i in parallel(RB) {  (norms.tl:215)
+            // for i in parallel(RB) {  (norms.tl:218)
             // for i in parallel(1): each thread visits the elements of `s_rrms` it holds
             #pragma unroll
             for (int tl_s44 = 0; tl_s44 < 1; ++tl_s44) {
                 [[maybe_unused]] const int i = 0;
                 s_rrms[tl_s44] = tl::rsqrt(s_rrms[tl_s44] * inv_n + eps);
             }
-            // for i, j in parallel(RB, ROW) {  (norms.tl:218)
+            // for i, j in parallel(RB, ROW) {  (norms.tl:221)
             // for i, j in parallel(1, 8192): each thread visits the elements of `s` it holds
             #pragma unroll
             for (int tl_k46 = 0; tl_k46 < 16; tl_k46 += 8) {
@@ -8228,7 +8228,7 @@ __global__ void __launch_bounds__(512, 2) residual_rmsnorm_kernel_variant6(
                     s[tl_s50] = s[tl_s50] * s_rrms[0] * tl::convert<float>(tl_chunk49[tl_o48]);
                 }
             }
-            // copy(s, Y[row0 +: RB, 0 +: ROW]);  (norms.tl:221)
+            // copy(s, Y[row0 +: RB, 0 +: ROW]);  (norms.tl:224)
             #pragma unroll
             for (int tl_chunk51 = 0; tl_chunk51 < 16; tl_chunk51 += 8) {
                 tl::f16* tl_ptr52 = &Y[int64_t(row0 + 0) * N + ((tl_chunk51 % 8) + (tl_tid) * 8 + (tl_chunk51 / 8) * 4096)];
@@ -8254,7 +8254,7 @@ __global__ void __launch_bounds__(512, 2) residual_rmsnorm_kernel_variant6(
                 const int32_t row = row0 + rr;
                 sum_x2 = 0.0f;
                 for (int t = 0; t < n_tiles; ++t) {
-                    // copy(X[row, t * BN +: BN], x);  (norms.tl:231)
+                    // copy(X[row, t * BN +: BN], x);  (norms.tl:234)
                     #pragma unroll
                     for (int tl_chunk54 = 0; tl_chunk54 < x_layout::kSlots; tl_chunk54 += 8) {
                         const tl::f16* tl_ptr55 = &X[int64_t(row) * N + ((t * 4096) + (((x_layout::flat(tl_tid, (tl_chunk54 / 8) * 8)) % 4096) + tl_chunk54 % 8))];
@@ -8271,7 +8271,7 @@ __global__ void __launch_bounds__(512, 2) residual_rmsnorm_kernel_variant6(
                         }
                     }
                     __syncthreads();  // RAW on `R`
-                    // copy(R[row, t * BN +: BN], r);  (norms.tl:232)
+                    // copy(R[row, t * BN +: BN], r);  (norms.tl:235)
                     #pragma unroll
                     for (int tl_chunk57 = 0; tl_chunk57 < r_layout::kSlots; tl_chunk57 += 8) {
                         const tl::f16* tl_ptr58 = &R[int64_t(row) * N + ((t * 4096) + (((r_layout::flat(tl_tid, (tl_chunk57 / 8) * 8)) % 4096) + tl_chunk57 % 8))];
@@ -8287,7 +8287,7 @@ __global__ void __launch_bounds__(512, 2) residual_rmsnorm_kernel_variant6(
                             }
                         }
                     }
-                    // for j in parallel(BN) {  (norms.tl:233)
+                    // for j in parallel(BN) {  (norms.tl:236)
                     // for j in parallel(4096): each thread visits the elements of `x` it holds
                     #pragma unroll
                     for (int tl_s60 = 0; tl_s60 < x_layout::kSlots; ++tl_s60) {
@@ -8295,7 +8295,7 @@ __global__ void __launch_bounds__(512, 2) residual_rmsnorm_kernel_variant6(
                         const float h = tl::convert<float>(tl::convert<tl::f16>(x[tl_s60] + r[tl_s60]));
                         x[tl_s60] = h * h;
                     }
-                    // reduce(sum, x, part);  (norms.tl:237)
+                    // reduce(sum, x, part);  (norms.tl:240)
                     {
                         float tl_part[1];
                         #pragma unroll
@@ -8314,7 +8314,7 @@ __global__ void __launch_bounds__(512, 2) residual_rmsnorm_kernel_variant6(
                 const float rrms = tl::rsqrt(sum_x2 * inv_n + eps);
                 for (int t = 0; t < n_tiles; ++t) {
                     const int32_t c0 = t * 4096;
-                    // copy(X[row, c0 +: BN], x);  (norms.tl:243)
+                    // copy(X[row, c0 +: BN], x);  (norms.tl:246)
                     #pragma unroll
                     for (int tl_chunk62 = 0; tl_chunk62 < x_layout::kSlots; tl_chunk62 += 8) {
                         const tl::f16* tl_ptr63 = &X[int64_t(row) * N + (c0 + (((x_layout::flat(tl_tid, (tl_chunk62 / 8) * 8)) % 4096) + tl_chunk62 % 8))];
@@ -8331,7 +8331,7 @@ __global__ void __launch_bounds__(512, 2) residual_rmsnorm_kernel_variant6(
                         }
                     }
                     __syncthreads();  // RAW on `R`
-                    // copy(R[row, c0 +: BN], r);  (norms.tl:244)
+                    // copy(R[row, c0 +: BN], r);  (norms.tl:247)
                     #pragma unroll
                     for (int tl_chunk65 = 0; tl_chunk65 < r_layout::kSlots; tl_chunk65 += 8) {
                         const tl::f16* tl_ptr66 = &R[int64_t(row) * N + (c0 + (((r_layout::flat(tl_tid, (tl_chunk65 / 8) * 8)) % 4096) + tl_chunk65 % 8))];
@@ -8347,7 +8347,7 @@ __global__ void __launch_bounds__(512, 2) residual_rmsnorm_kernel_variant6(
                             }
                         }
                     }
-                    // copy(W[c0 +: BN], w);  (norms.tl:245)
+                    // copy(W[c0 +: BN], w);  (norms.tl:248)
                     #pragma unroll
                     for (int tl_chunk68 = 0; tl_chunk68 < w_layout::kSlots; tl_chunk68 += 8) {
                         const tl::f16* tl_ptr69 = &W[c0 + (((w_layout::flat(tl_tid, (tl_chunk68 / 8) * 8)) % 4096) + tl_chunk68 % 8)];
@@ -8363,7 +8363,7 @@ __global__ void __launch_bounds__(512, 2) residual_rmsnorm_kernel_variant6(
                             }
                         }
                     }
-                    // for j in parallel(BN) {  (norms.tl:246)
+                    // for j in parallel(BN) {  (norms.tl:249)
                     // for j in parallel(4096): each thread visits the elements of `x` it holds
                     #pragma unroll
                     for (int tl_s71 = 0; tl_s71 < x_layout::kSlots; ++tl_s71) {
@@ -8373,7 +8373,7 @@ __global__ void __launch_bounds__(512, 2) residual_rmsnorm_kernel_variant6(
                         x[tl_s71] = h * rrms * w[tl_s71];
                     }
                     __syncthreads();  // WAR on `R`
-                    // copy(r, R[row, c0 +: BN]);  (norms.tl:251)
+                    // copy(r, R[row, c0 +: BN]);  (norms.tl:254)
                     #pragma unroll
                     for (int tl_chunk72 = 0; tl_chunk72 < r_layout::kSlots; tl_chunk72 += 8) {
                         tl::f16* tl_ptr73 = &R[int64_t(row) * N + (c0 + (((r_layout::flat(tl_tid, (tl_chunk72 / 8) * 8)) % 4096) + tl_chunk72 % 8))];
@@ -8389,7 +8389,7 @@ __global__ void __launch_bounds__(512, 2) residual_rmsnorm_kernel_variant6(
                             }
                         }
                     }
-                    // copy(x, Y[row, c0 +: BN]);  (norms.tl:252)
+                    // copy(x, Y[row, c0 +: BN]);  (norms.tl:255)
                     #pragma unroll
                     for (int tl_chunk75 = 0; tl_chunk75 < x_layout::kSlots; tl_chunk75 += 8) {
                         tl::f16* tl_ptr76 = &Y[int64_t(row) * N + (c0 + (((x_layout::flat(tl_tid, (tl_chunk75 / 8) * 8)) % 4096) + tl_chunk75 % 8))];
@@ -8411,7 +8411,7 @@ __global__ void __launch_bounds__(512, 2) residual_rmsnorm_kernel_variant6(
     }
 }
 
-// kernel layernorm_gelu<ROW = 128, THREADS = 128, RB = 16, BN = 1024, WAVES = 1, T = f16>  (stdlib/norms.tl:261)
+// kernel layernorm_gelu<ROW = 128, THREADS = 128, RB = 16, BN = 1024, WAVES = 1, T = f16>  (stdlib/norms.tl:264)
 // 128 threads per block, 9232 bytes of shared memory
 __global__ void __launch_bounds__(128, 8) layernorm_gelu_kernel_variant0(
         const tl::f16* __restrict__ X,
@@ -8449,7 +8449,7 @@ __global__ void __launch_bounds__(128, 8) layernorm_gelu_kernel_variant0(
     const float n = static_cast<float>(N);
     const float inv_n = tl::rsqrt(n * n);
     if (N <= 128) {
-        // copy(W[0 +: ROW], ws);  (norms.tl:286)
+        // copy(W[0 +: ROW], ws);  (norms.tl:289)
         #pragma unroll
         for (int tl_i1 = 0; tl_i1 < 1; ++tl_i1) {
             const int tl_chunk0 = tl_tid + tl_i1 * 128;
@@ -8468,7 +8468,7 @@ __global__ void __launch_bounds__(128, 8) layernorm_gelu_kernel_variant0(
                 }
             }
         }
-        // copy(Bias[0 +: ROW], bs);  (norms.tl:287)
+        // copy(Bias[0 +: ROW], bs);  (norms.tl:290)
         #pragma unroll
         for (int tl_i6 = 0; tl_i6 < 1; ++tl_i6) {
             const int tl_chunk5 = tl_tid + tl_i6 * 128;
@@ -8489,7 +8489,7 @@ __global__ void __launch_bounds__(128, 8) layernorm_gelu_kernel_variant0(
         }
         const int32_t g_trips = groups;
         if (0 < g_trips) {
-            // copy(X[row0 +: RB, 0 +: ROW], xs);  (norms.tl:290)
+            // copy(X[row0 +: RB, 0 +: ROW], xs);  (norms.tl:293)
             if (tl::is_aligned(X, 16) && N % 8 == 0 && (int(blockIdx.x) * 16) >= 0 && (int(blockIdx.x) * 16) + 16 <= M && 0 >= 0 && 0 + 128 <= N && 0 % 8 == 0) {
                 #pragma unroll
                 for (int tl_i11 = 0; tl_i11 < 2; ++tl_i11) {
@@ -8515,12 +8515,12 @@ __global__ void __launch_bounds__(128, 8) layernorm_gelu_kernel_variant0(
             }
         }
         tl::cp_async_commit();
-        // for g in pipelined(groups, stages = 2) {  (norms.tl:288)
+        // for g in pipelined(groups, stages = 2) {  (norms.tl:291)
         for (int g = 0; g < g_trips; ++g) {
             tl::cp_async_wait<0>();  // at most 0 copy groups of this thread still in flight
             __syncthreads();  // pipeline: stage `g % 2` has landed and the stage refilled next is no longer read
             if (g + 1 < g_trips) {
-                // copy(X[row0 +: RB, 0 +: ROW], xs);  (norms.tl:290)
+                // copy(X[row0 +: RB, 0 +: ROW], xs);  (norms.tl:293)
                 if (tl::is_aligned(X, 16) && N % 8 == 0 && ((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 16) >= 0 && ((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 16) + 16 <= M && 0 >= 0 && 0 + 128 <= N && 0 % 8 == 0) {
                     #pragma unroll
                     for (int tl_i18 = 0; tl_i18 < 2; ++tl_i18) {
@@ -8547,7 +8547,7 @@ __global__ void __launch_bounds__(128, 8) layernorm_gelu_kernel_variant0(
             }
             tl::cp_async_commit();
             const int32_t row0 = (int(blockIdx.x) + g * int(gridDim.x)) * 16;
-            // copy(xs, s);  (norms.tl:291)
+            // copy(xs, s);  (norms.tl:294)
             #pragma unroll
             for (int tl_chunk24 = 0; tl_chunk24 < 16; tl_chunk24 += 8) {
                 const tl::f16* tl_ptr25 = &xs[((g % 2) * 16 + ((tl_tid / 16) + (tl_chunk24 / 8) * 8)) * 136 + ((tl_chunk24 % 8) + (tl_tid % 16) * 8)];
@@ -8563,7 +8563,7 @@ __global__ void __launch_bounds__(128, 8) layernorm_gelu_kernel_variant0(
                     }
                 }
             }
-            // reduce(sum, s, s_mean, axis = 1);  (norms.tl:292)
+            // reduce(sum, s, s_mean, axis = 1);  (norms.tl:295)
             // each thread folds its 8 values of each of its 2 results; xor shuffles 1, 2, 4, 8 among the lanes that share one
             {
                 float tl_part[2];
@@ -8585,7 +8585,7 @@ __global__ void __launch_bounds__(128, 8) layernorm_gelu_kernel_variant0(
                     s_mean[tl_i] = tl_part[tl_i];
                 }
             }
-            // for i, j in parallel(RB, ROW) {  (norms.tl:293)
+            // for i, j in parallel(RB, ROW) {  (norms.tl:296)
             // for i, j in parallel(16, 128): each thread visits the elements of `s` it holds
             #pragma unroll
             for (int tl_s28 = 0; tl_s28 < 16; ++tl_s28) {
@@ -8596,7 +8596,7 @@ __global__ void __launch_bounds__(128, 8) layernorm_gelu_kernel_variant0(
                 s[tl_s28] = d;
                 sd[tl_s28] = j < N ? d * d : 0.0f;
             }
-            // reduce(sum, sd, s_rstd, axis = 1);  (norms.tl:298)
+            // reduce(sum, sd, s_rstd, axis = 1);  (norms.tl:301)
             // each thread folds its 8 values of each of its 2 results; xor shuffles 1, 2, 4, 8 among the lanes that share one
             {
                 float tl_part[2];
@@ -8618,14 +8618,14 @@ __global__ void __launch_bounds__(128, 8) layernorm_gelu_kernel_variant0(
                     s_rstd[tl_i] = tl_part[tl_i];
                 }
             }
-            // for i in parallel(RB) {  (norms.tl:299)
+            // for i in parallel(RB) {  (norms.tl:302)
             // for i in parallel(16): each thread visits the elements of `s_rstd` it holds
             #pragma unroll
             for (int tl_s31 = 0; tl_s31 < 2; ++tl_s31) {
                 [[maybe_unused]] const int i = ((tl_tid / 16) + (tl_s31) * 8);
                 s_rstd[tl_s31] = tl::rsqrt(s_rstd[tl_s31] * inv_n + eps);
             }
-            // for i, j in parallel(RB, ROW) {  (norms.tl:302)
+            // for i, j in parallel(RB, ROW) {  (norms.tl:305)
             // for i, j in parallel(16, 128): each thread visits the elements of `s` it holds
             #pragma unroll
             for (int tl_k33 = 0; tl_k33 < 16; tl_k33 += 8) {
@@ -8642,7 +8642,7 @@ __global__ void __launch_bounds__(128, 8) layernorm_gelu_kernel_variant0(
                     s[tl_s38] = gelu(s[tl_s38] * s_rstd[(tl_s38 / 8)] * tl::convert<float>(tl_chunk36[tl_o35]) + tl::convert<float>(tl_chunk37[tl_o35]));
                 }
             }
-            // copy(s, Y[row0 +: RB, 0 +: ROW]);  (norms.tl:305)
+            // copy(s, Y[row0 +: RB, 0 +: ROW]);  (norms.tl:308)
             #pragma unroll
             for (int tl_chunk39 = 0; tl_chunk39 < 16; tl_chunk39 += 8) {
                 tl::f16* tl_ptr40 = &Y[int64_t(row0 + ((tl_tid / 16) + (tl_chunk39 / 8) * 8)) * N + ((tl_chunk39 % 8) + (tl_tid % 16) * 8)];
@@ -8668,7 +8668,7 @@ __global__ void __launch_bounds__(128, 8) layernorm_gelu_kernel_variant0(
                 const int32_t row = row0 + rr;
                 sum_x = 0.0f;
                 for (int t = 0; t < n_tiles; ++t) {
-                    // copy(X[row, t * BN +: BN], x);  (norms.tl:315)
+                    // copy(X[row, t * BN +: BN], x);  (norms.tl:318)
                     #pragma unroll
                     for (int tl_chunk42 = 0; tl_chunk42 < x_layout::kSlots; tl_chunk42 += 8) {
                         const tl::f16* tl_ptr43 = &X[int64_t(row) * N + ((t * 1024) + (((x_layout::flat(tl_tid, (tl_chunk42 / 8) * 8)) % 1024) + tl_chunk42 % 8))];
@@ -8684,7 +8684,7 @@ __global__ void __launch_bounds__(128, 8) layernorm_gelu_kernel_variant0(
                             }
                         }
                     }
-                    // reduce(sum, x, part);  (norms.tl:316)
+                    // reduce(sum, x, part);  (norms.tl:319)
                     {
                         float tl_part[1];
                         #pragma unroll
@@ -8703,7 +8703,7 @@ __global__ void __launch_bounds__(128, 8) layernorm_gelu_kernel_variant0(
                 const float mean = sum_x * inv_n;
                 sum_d2 = 0.0f;
                 for (int t = 0; t < n_tiles; ++t) {
-                    // copy(X[row, t * BN +: BN], x);  (norms.tl:322)
+                    // copy(X[row, t * BN +: BN], x);  (norms.tl:325)
                     #pragma unroll
                     for (int tl_chunk46 = 0; tl_chunk46 < x_layout::kSlots; tl_chunk46 += 8) {
                         const tl::f16* tl_ptr47 = &X[int64_t(row) * N + ((t * 1024) + (((x_layout::flat(tl_tid, (tl_chunk46 / 8) * 8)) % 1024) + tl_chunk46 % 8))];
@@ -8719,7 +8719,7 @@ __global__ void __launch_bounds__(128, 8) layernorm_gelu_kernel_variant0(
                             }
                         }
                     }
-                    // for j in parallel(BN) {  (norms.tl:323)
+                    // for j in parallel(BN) {  (norms.tl:326)
                     // for j in parallel(1024): each thread visits the elements of `x` it holds
                     #pragma unroll
                     for (int tl_s49 = 0; tl_s49 < x_layout::kSlots; ++tl_s49) {
@@ -8728,7 +8728,7 @@ __global__ void __launch_bounds__(128, 8) layernorm_gelu_kernel_variant0(
                         const float d = x[tl_s49] - mean;
                         x[tl_s49] = t * 1024 + j < N ? d * d : 0.0f;
                     }
-                    // reduce(sum, x, part);  (norms.tl:327)
+                    // reduce(sum, x, part);  (norms.tl:330)
                     {
                         float tl_part[1];
                         #pragma unroll
@@ -8747,7 +8747,7 @@ __global__ void __launch_bounds__(128, 8) layernorm_gelu_kernel_variant0(
                 const float rstd = tl::rsqrt(sum_d2 * inv_n + eps);
                 for (int t = 0; t < n_tiles; ++t) {
                     const int32_t c0 = t * 1024;
-                    // copy(X[row, c0 +: BN], x);  (norms.tl:333)
+                    // copy(X[row, c0 +: BN], x);  (norms.tl:336)
                     #pragma unroll
                     for (int tl_chunk52 = 0; tl_chunk52 < x_layout::kSlots; tl_chunk52 += 8) {
                         const tl::f16* tl_ptr53 = &X[int64_t(row) * N + (c0 + (((x_layout::flat(tl_tid, (tl_chunk52 / 8) * 8)) % 1024) + tl_chunk52 % 8))];
@@ -8763,7 +8763,7 @@ __global__ void __launch_bounds__(128, 8) layernorm_gelu_kernel_variant0(
                             }
                         }
                     }
-                    // copy(W[c0 +: BN], w);  (norms.tl:334)
+                    // copy(W[c0 +: BN], w);  (norms.tl:337)
                     #pragma unroll
                     for (int tl_chunk55 = 0; tl_chunk55 < w_layout::kSlots; tl_chunk55 += 8) {
                         const tl::f16* tl_ptr56 = &W[c0 + (((w_layout::flat(tl_tid, (tl_chunk55 / 8) * 8)) % 1024) + tl_chunk55 % 8)];
@@ -8779,7 +8779,7 @@ __global__ void __launch_bounds__(128, 8) layernorm_gelu_kernel_variant0(
                             }
                         }
                     }
-                    // copy(Bias[c0 +: BN], b);  (norms.tl:335)
+                    // copy(Bias[c0 +: BN], b);  (norms.tl:338)
                     #pragma unroll
                     for (int tl_chunk58 = 0; tl_chunk58 < b_layout::kSlots; tl_chunk58 += 8) {
                         const tl::f16* tl_ptr59 = &Bias[c0 + (((b_layout::flat(tl_tid, (tl_chunk58 / 8) * 8)) % 1024) + tl_chunk58 % 8)];
@@ -8795,14 +8795,14 @@ __global__ void __launch_bounds__(128, 8) layernorm_gelu_kernel_variant0(
                             }
                         }
                     }
-                    // for j in parallel(BN) {  (norms.tl:336)
+                    // for j in parallel(BN) {  (norms.tl:339)
                     // for j in parallel(1024): each thread visits the elements of `x` it holds
                     #pragma unroll
                     for (int tl_s61 = 0; tl_s61 < x_layout::kSlots; ++tl_s61) {
                         [[maybe_unused]] const int j = ((x_layout::flat(tl_tid, (tl_s61 / 8) * 8)) % 1024) + tl_s61 % 8;
                         x[tl_s61] = gelu((x[tl_s61] - mean) * rstd * w[tl_s61] + b[tl_s61]);
                     }
-                    // copy(x, Y[row, c0 +: BN]);  (norms.tl:339)
+                    // copy(x, Y[row, c0 +: BN]);  (norms.tl:342)
                     #pragma unroll
                     for (int tl_chunk62 = 0; tl_chunk62 < x_layout::kSlots; tl_chunk62 += 8) {
                         tl::f16* tl_ptr63 = &Y[int64_t(row) * N + (c0 + (((x_layout::flat(tl_tid, (tl_chunk62 / 8) * 8)) % 1024) + tl_chunk62 % 8))];
@@ -8824,7 +8824,7 @@ __global__ void __launch_bounds__(128, 8) layernorm_gelu_kernel_variant0(
     }
 }
 
-// kernel layernorm_gelu<ROW = 256, THREADS = 128, RB = 8, BN = 1024, WAVES = 1, T = f16>  (stdlib/norms.tl:261)
+// kernel layernorm_gelu<ROW = 256, THREADS = 128, RB = 8, BN = 1024, WAVES = 1, T = f16>  (stdlib/norms.tl:264)
 // 128 threads per block, 9488 bytes of shared memory
 __global__ void __launch_bounds__(128, 8) layernorm_gelu_kernel_variant1(
         const tl::f16* __restrict__ X,
@@ -8862,7 +8862,7 @@ __global__ void __launch_bounds__(128, 8) layernorm_gelu_kernel_variant1(
     const float n = static_cast<float>(N);
     const float inv_n = tl::rsqrt(n * n);
     if (N <= 256) {
-        // copy(W[0 +: ROW], ws);  (norms.tl:286)
+        // copy(W[0 +: ROW], ws);  (norms.tl:289)
         #pragma unroll
         for (int tl_i1 = 0; tl_i1 < 1; ++tl_i1) {
             const int tl_chunk0 = tl_tid + tl_i1 * 128;
@@ -8881,7 +8881,7 @@ __global__ void __launch_bounds__(128, 8) layernorm_gelu_kernel_variant1(
                 }
             }
         }
-        // copy(Bias[0 +: ROW], bs);  (norms.tl:287)
+        // copy(Bias[0 +: ROW], bs);  (norms.tl:290)
         #pragma unroll
         for (int tl_i6 = 0; tl_i6 < 1; ++tl_i6) {
             const int tl_chunk5 = tl_tid + tl_i6 * 128;
@@ -8902,7 +8902,7 @@ __global__ void __launch_bounds__(128, 8) layernorm_gelu_kernel_variant1(
         }
         const int32_t g_trips = groups;
         if (0 < g_trips) {
-            // copy(X[row0 +: RB, 0 +: ROW], xs);  (norms.tl:290)
+            // copy(X[row0 +: RB, 0 +: ROW], xs);  (norms.tl:293)
             if (tl::is_aligned(X, 16) && N % 8 == 0 && (int(blockIdx.x) * 8) >= 0 && (int(blockIdx.x) * 8) + 8 <= M && 0 >= 0 && 0 + 256 <= N && 0 % 8 == 0) {
                 #pragma unroll
                 for (int tl_i11 = 0; tl_i11 < 2; ++tl_i11) {
@@ -8928,12 +8928,12 @@ __global__ void __launch_bounds__(128, 8) layernorm_gelu_kernel_variant1(
             }
         }
         tl::cp_async_commit();
-        // for g in pipelined(groups, stages = 2) {  (norms.tl:288)
+        // for g in pipelined(groups, stages = 2) {  (norms.tl:291)
         for (int g = 0; g < g_trips; ++g) {
             tl::cp_async_wait<0>();  // at most 0 copy groups of this thread still in flight
             __syncthreads();  // pipeline: stage `g % 2` has landed and the stage refilled next is no longer read
             if (g + 1 < g_trips) {
-                // copy(X[row0 +: RB, 0 +: ROW], xs);  (norms.tl:290)
+                // copy(X[row0 +: RB, 0 +: ROW], xs);  (norms.tl:293)
                 if (tl::is_aligned(X, 16) && N % 8 == 0 && ((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 8) >= 0 && ((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 8) + 8 <= M && 0 >= 0 && 0 + 256 <= N && 0 % 8 == 0) {
                     #pragma unroll
                     for (int tl_i18 = 0; tl_i18 < 2; ++tl_i18) {
@@ -8960,7 +8960,7 @@ __global__ void __launch_bounds__(128, 8) layernorm_gelu_kernel_variant1(
             }
             tl::cp_async_commit();
             const int32_t row0 = (int(blockIdx.x) + g * int(gridDim.x)) * 8;
-            // copy(xs, s);  (norms.tl:291)
+            // copy(xs, s);  (norms.tl:294)
             #pragma unroll
             for (int tl_chunk24 = 0; tl_chunk24 < 16; tl_chunk24 += 8) {
                 const tl::f16* tl_ptr25 = &xs[((g % 2) * 8 + ((tl_tid / 32) + (tl_chunk24 / 8) * 4)) * 264 + ((tl_chunk24 % 8) + (tl_tid % 32) * 8)];
@@ -8976,7 +8976,7 @@ __global__ void __launch_bounds__(128, 8) layernorm_gelu_kernel_variant1(
                     }
                 }
             }
-            // reduce(sum, s, s_mean, axis = 1);  (norms.tl:292)
+            // reduce(sum, s, s_mean, axis = 1);  (norms.tl:295)
             // each thread folds its 8 values of each of its 2 results; xor shuffles 1, 2, 4, 8, 16 among the lanes that share one
             {
                 float tl_part[2];
@@ -8999,7 +8999,7 @@ __global__ void __launch_bounds__(128, 8) layernorm_gelu_kernel_variant1(
                     s_mean[tl_i] = tl_part[tl_i];
                 }
             }
-            // for i, j in parallel(RB, ROW) {  (norms.tl:293)
+            // for i, j in parallel(RB, ROW) {  (norms.tl:296)
             // for i, j in parallel(8, 256): each thread visits the elements of `s` it holds
             #pragma unroll
             for (int tl_s28 = 0; tl_s28 < 16; ++tl_s28) {
@@ -9010,7 +9010,7 @@ __global__ void __launch_bounds__(128, 8) layernorm_gelu_kernel_variant1(
                 s[tl_s28] = d;
                 sd[tl_s28] = j < N ? d * d : 0.0f;
             }
-            // reduce(sum, sd, s_rstd, axis = 1);  (norms.tl:298)
+            // reduce(sum, sd, s_rstd, axis = 1);  (norms.tl:301)
             // each thread folds its 8 values of each of its 2 results; xor shuffles 1, 2, 4, 8, 16 among the lanes that share one
             {
                 float tl_part[2];
@@ -9033,14 +9033,14 @@ __global__ void __launch_bounds__(128, 8) layernorm_gelu_kernel_variant1(
                     s_rstd[tl_i] = tl_part[tl_i];
                 }
             }
-            // for i in parallel(RB) {  (norms.tl:299)
+            // for i in parallel(RB) {  (norms.tl:302)
             // for i in parallel(8): each thread visits the elements of `s_rstd` it holds
             #pragma unroll
             for (int tl_s31 = 0; tl_s31 < 2; ++tl_s31) {
                 [[maybe_unused]] const int i = ((tl_tid / 32) + (tl_s31) * 4);
                 s_rstd[tl_s31] = tl::rsqrt(s_rstd[tl_s31] * inv_n + eps);
             }
-            // for i, j in parallel(RB, ROW) {  (norms.tl:302)
+            // for i, j in parallel(RB, ROW) {  (norms.tl:305)
             // for i, j in parallel(8, 256): each thread visits the elements of `s` it holds
             #pragma unroll
             for (int tl_k33 = 0; tl_k33 < 16; tl_k33 += 8) {
@@ -9057,7 +9057,7 @@ __global__ void __launch_bounds__(128, 8) layernorm_gelu_kernel_variant1(
                     s[tl_s38] = gelu(s[tl_s38] * s_rstd[(tl_s38 / 8)] * tl::convert<float>(tl_chunk36[tl_o35]) + tl::convert<float>(tl_chunk37[tl_o35]));
                 }
             }
-            // copy(s, Y[row0 +: RB, 0 +: ROW]);  (norms.tl:305)
+            // copy(s, Y[row0 +: RB, 0 +: ROW]);  (norms.tl:308)
             #pragma unroll
             for (int tl_chunk39 = 0; tl_chunk39 < 16; tl_chunk39 += 8) {
                 tl::f16* tl_ptr40 = &Y[int64_t(row0 + ((tl_tid / 32) + (tl_chunk39 / 8) * 4)) * N + ((tl_chunk39 % 8) + (tl_tid % 32) * 8)];
@@ -9083,7 +9083,7 @@ __global__ void __launch_bounds__(128, 8) layernorm_gelu_kernel_variant1(
                 const int32_t row = row0 + rr;
                 sum_x = 0.0f;
                 for (int t = 0; t < n_tiles; ++t) {
-                    // copy(X[row, t * BN +: BN], x);  (norms.tl:315)
+                    // copy(X[row, t * BN +: BN], x);  (norms.tl:318)
                     #pragma unroll
                     for (int tl_chunk42 = 0; tl_chunk42 < x_layout::kSlots; tl_chunk42 += 8) {
                         const tl::f16* tl_ptr43 = &X[int64_t(row) * N + ((t * 1024) + (((x_layout::flat(tl_tid, (tl_chunk42 / 8) * 8)) % 1024) + tl_chunk42 % 8))];
@@ -9099,7 +9099,7 @@ __global__ void __launch_bounds__(128, 8) layernorm_gelu_kernel_variant1(
                             }
                         }
                     }
-                    // reduce(sum, x, part);  (norms.tl:316)
+                    // reduce(sum, x, part);  (norms.tl:319)
                     {
                         float tl_part[1];
                         #pragma unroll
@@ -9118,7 +9118,7 @@ __global__ void __launch_bounds__(128, 8) layernorm_gelu_kernel_variant1(
                 const float mean = sum_x * inv_n;
                 sum_d2 = 0.0f;
                 for (int t = 0; t < n_tiles; ++t) {
-                    // copy(X[row, t * BN +: BN], x);  (norms.tl:322)
+                    // copy(X[row, t * BN +: BN], x);  (norms.tl:325)
                     #pragma unroll
                     for (int tl_chunk46 = 0; tl_chunk46 < x_layout::kSlots; tl_chunk46 += 8) {
                         const tl::f16* tl_ptr47 = &X[int64_t(row) * N + ((t * 1024) + (((x_layout::flat(tl_tid, (tl_chunk46 / 8) * 8)) % 1024) + tl_chunk46 % 8))];
@@ -9134,7 +9134,7 @@ __global__ void __launch_bounds__(128, 8) layernorm_gelu_kernel_variant1(
                             }
                         }
                     }
-                    // for j in parallel(BN) {  (norms.tl:323)
+                    // for j in parallel(BN) {  (norms.tl:326)
                     // for j in parallel(1024): each thread visits the elements of `x` it holds
                     #pragma unroll
                     for (int tl_s49 = 0; tl_s49 < x_layout::kSlots; ++tl_s49) {
@@ -9143,7 +9143,7 @@ __global__ void __launch_bounds__(128, 8) layernorm_gelu_kernel_variant1(
                         const float d = x[tl_s49] - mean;
                         x[tl_s49] = t * 1024 + j < N ? d * d : 0.0f;
                     }
-                    // reduce(sum, x, part);  (norms.tl:327)
+                    // reduce(sum, x, part);  (norms.tl:330)
                     {
                         float tl_part[1];
                         #pragma unroll
@@ -9162,7 +9162,7 @@ __global__ void __launch_bounds__(128, 8) layernorm_gelu_kernel_variant1(
                 const float rstd = tl::rsqrt(sum_d2 * inv_n + eps);
                 for (int t = 0; t < n_tiles; ++t) {
                     const int32_t c0 = t * 1024;
-                    // copy(X[row, c0 +: BN], x);  (norms.tl:333)
+                    // copy(X[row, c0 +: BN], x);  (norms.tl:336)
                     #pragma unroll
                     for (int tl_chunk52 = 0; tl_chunk52 < x_layout::kSlots; tl_chunk52 += 8) {
                         const tl::f16* tl_ptr53 = &X[int64_t(row) * N + (c0 + (((x_layout::flat(tl_tid, (tl_chunk52 / 8) * 8)) % 1024) + tl_chunk52 % 8))];
@@ -9178,7 +9178,7 @@ __global__ void __launch_bounds__(128, 8) layernorm_gelu_kernel_variant1(
                             }
                         }
                     }
-                    // copy(W[c0 +: BN], w);  (norms.tl:334)
+                    // copy(W[c0 +: BN], w);  (norms.tl:337)
                     #pragma unroll
                     for (int tl_chunk55 = 0; tl_chunk55 < w_layout::kSlots; tl_chunk55 += 8) {
                         const tl::f16* tl_ptr56 = &W[c0 + (((w_layout::flat(tl_tid, (tl_chunk55 / 8) * 8)) % 1024) + tl_chunk55 % 8)];
@@ -9194,7 +9194,7 @@ __global__ void __launch_bounds__(128, 8) layernorm_gelu_kernel_variant1(
                             }
                         }
                     }
-                    // copy(Bias[c0 +: BN], b);  (norms.tl:335)
+                    // copy(Bias[c0 +: BN], b);  (norms.tl:338)
                     #pragma unroll
                     for (int tl_chunk58 = 0; tl_chunk58 < b_layout::kSlots; tl_chunk58 += 8) {
                         const tl::f16* tl_ptr59 = &Bias[c0 + (((b_layout::flat(tl_tid, (tl_chunk58 / 8) * 8)) % 1024) + tl_chunk58 % 8)];
@@ -9210,14 +9210,14 @@ __global__ void __launch_bounds__(128, 8) layernorm_gelu_kernel_variant1(
                             }
                         }
                     }
-                    // for j in parallel(BN) {  (norms.tl:336)
+                    // for j in parallel(BN) {  (norms.tl:339)
                     // for j in parallel(1024): each thread visits the elements of `x` it holds
                     #pragma unroll
                     for (int tl_s61 = 0; tl_s61 < x_layout::kSlots; ++tl_s61) {
                         [[maybe_unused]] const int j = ((x_layout::flat(tl_tid, (tl_s61 / 8) * 8)) % 1024) + tl_s61 % 8;
                         x[tl_s61] = gelu((x[tl_s61] - mean) * rstd * w[tl_s61] + b[tl_s61]);
                     }
-                    // copy(x, Y[row, c0 +: BN]);  (norms.tl:339)
+                    // copy(x, Y[row, c0 +: BN]);  (norms.tl:342)
                     #pragma unroll
                     for (int tl_chunk62 = 0; tl_chunk62 < x_layout::kSlots; tl_chunk62 += 8) {
                         tl::f16* tl_ptr63 = &Y[int64_t(row) * N + (c0 + (((x_layout::flat(tl_tid, (tl_chunk62 / 8) * 8)) % 1024) + tl_chunk62 % 8))];
@@ -9239,7 +9239,7 @@ __global__ void __launch_bounds__(128, 8) layernorm_gelu_kernel_variant1(
     }
 }
 
-// kernel layernorm_gelu<ROW = 512, THREADS = 128, RB = 4, BN = 1024, WAVES = 1, T = f16>  (stdlib/norms.tl:261)
+// kernel layernorm_gelu<ROW = 512, THREADS = 128, RB = 4, BN = 1024, WAVES = 1, T = f16>  (stdlib/norms.tl:264)
 // 128 threads per block, 10384 bytes of shared memory
 __global__ void __launch_bounds__(128, 8) layernorm_gelu_kernel_variant2(
         const tl::f16* __restrict__ X,
@@ -9277,7 +9277,7 @@ __global__ void __launch_bounds__(128, 8) layernorm_gelu_kernel_variant2(
     const float n = static_cast<float>(N);
     const float inv_n = tl::rsqrt(n * n);
     if (N <= 512) {
-        // copy(W[0 +: ROW], ws);  (norms.tl:286)
+        // copy(W[0 +: ROW], ws);  (norms.tl:289)
         #pragma unroll
         for (int tl_i1 = 0; tl_i1 < 1; ++tl_i1) {
             const int tl_chunk0 = tl_tid + tl_i1 * 128;
@@ -9296,7 +9296,7 @@ __global__ void __launch_bounds__(128, 8) layernorm_gelu_kernel_variant2(
                 }
             }
         }
-        // copy(Bias[0 +: ROW], bs);  (norms.tl:287)
+        // copy(Bias[0 +: ROW], bs);  (norms.tl:290)
         #pragma unroll
         for (int tl_i6 = 0; tl_i6 < 1; ++tl_i6) {
             const int tl_chunk5 = tl_tid + tl_i6 * 128;
@@ -9317,7 +9317,7 @@ __global__ void __launch_bounds__(128, 8) layernorm_gelu_kernel_variant2(
         }
         const int32_t g_trips = groups;
         if (0 < g_trips) {
-            // copy(X[row0 +: RB, 0 +: ROW], xs);  (norms.tl:290)
+            // copy(X[row0 +: RB, 0 +: ROW], xs);  (norms.tl:293)
             if (tl::is_aligned(X, 16) && N % 8 == 0 && (int(blockIdx.x) * 4) >= 0 && (int(blockIdx.x) * 4) + 4 <= M && 0 >= 0 && 0 + 512 <= N && 0 % 8 == 0) {
                 #pragma unroll
                 for (int tl_i11 = 0; tl_i11 < 2; ++tl_i11) {
@@ -9343,12 +9343,12 @@ __global__ void __launch_bounds__(128, 8) layernorm_gelu_kernel_variant2(
             }
         }
         tl::cp_async_commit();
-        // for g in pipelined(groups, stages = 2) {  (norms.tl:288)
+        // for g in pipelined(groups, stages = 2) {  (norms.tl:291)
         for (int g = 0; g < g_trips; ++g) {
             tl::cp_async_wait<0>();  // at most 0 copy groups of this thread still in flight
             __syncthreads();  // pipeline: stage `g % 2` has landed and the stage refilled next is no longer read
             if (g + 1 < g_trips) {
-                // copy(X[row0 +: RB, 0 +: ROW], xs);  (norms.tl:290)
+                // copy(X[row0 +: RB, 0 +: ROW], xs);  (norms.tl:293)
                 if (tl::is_aligned(X, 16) && N % 8 == 0 && ((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 4) >= 0 && ((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 4) + 4 <= M && 0 >= 0 && 0 + 512 <= N && 0 % 8 == 0) {
                     #pragma unroll
                     for (int tl_i18 = 0; tl_i18 < 2; ++tl_i18) {
@@ -9375,7 +9375,7 @@ __global__ void __launch_bounds__(128, 8) layernorm_gelu_kernel_variant2(
             }
             tl::cp_async_commit();
             const int32_t row0 = (int(blockIdx.x) + g * int(gridDim.x)) * 4;
-            // copy(xs, s);  (norms.tl:291)
+            // copy(xs, s);  (norms.tl:294)
             #pragma unroll
             for (int tl_chunk24 = 0; tl_chunk24 < 16; tl_chunk24 += 8) {
                 const tl::f16* tl_ptr25 = &xs[((g % 2) * 4 + (tl_tid / 32)) * 520 + ((tl_chunk24 % 8) + (tl_tid % 32) * 8 + (tl_chunk24 / 8) * 256)];
@@ -9391,7 +9391,7 @@ __global__ void __launch_bounds__(128, 8) layernorm_gelu_kernel_variant2(
                     }
                 }
             }
-            // reduce(sum, s, s_mean, axis = 1);  (norms.tl:292)
+            // reduce(sum, s, s_mean, axis = 1);  (norms.tl:295)
             // each thread folds its 16 values of each of its 1 results; xor shuffles 1, 2, 4, 8, 16 among the lanes that share one
             {
                 float tl_part[1];
@@ -9414,7 +9414,7 @@ __global__ void __launch_bounds__(128, 8) layernorm_gelu_kernel_variant2(
                     s_mean[tl_i] = tl_part[tl_i];
                 }
             }
-            // for i, j in parallel(RB, ROW) {  (norms.tl:293)
+            // for i, j in parallel(RB, ROW) {  (norms.tl:296)
             // for i, j in parallel(4, 512): each thread visits the elements of `s` it holds
             #pragma unroll
             for (int tl_s28 = 0; tl_s28 < 16; ++tl_s28) {
@@ -9425,7 +9425,7 @@ __global__ void __launch_bounds__(128, 8) layernorm_gelu_kernel_variant2(
                 s[tl_s28] = d;
                 sd[tl_s28] = j < N ? d * d : 0.0f;
             }
-            // reduce(sum, sd, s_rstd, axis = 1);  (norms.tl:298)
+            // reduce(sum, sd, s_rstd, axis = 1);  (norms.tl:301)
             // each thread folds its 16 values of each of its 1 results; xor shuffles 1, 2, 4, 8, 16 among the lanes that share one
             {
                 float tl_part[1];
@@ -9448,14 +9448,14 @@ __global__ void __launch_bounds__(128, 8) layernorm_gelu_kernel_variant2(
                     s_rstd[tl_i] = tl_part[tl_i];
                 }
             }
-            // for i in parallel(RB) {  (norms.tl:299)
+            // for i in parallel(RB) {  (norms.tl:302)
             // for i in parallel(4): each thread visits the elements of `s_rstd` it holds
             #pragma unroll
             for (int tl_s31 = 0; tl_s31 < 1; ++tl_s31) {
                 [[maybe_unused]] const int i = (tl_tid / 32);
                 s_rstd[tl_s31] = tl::rsqrt(s_rstd[tl_s31] * inv_n + eps);
             }
-            // for i, j in parallel(RB, ROW) {  (norms.tl:302)
+            // for i, j in parallel(RB, ROW) {  (norms.tl:305)
             // for i, j in parallel(4, 512): each thread visits the elements of `s` it holds
             #pragma unroll
             for (int tl_k33 = 0; tl_k33 < 16; tl_k33 += 8) {
@@ -9472,7 +9472,7 @@ __global__ void __launch_bounds__(128, 8) layernorm_gelu_kernel_variant2(
                     s[tl_s38] = gelu(s[tl_s38] * s_rstd[0] * tl::convert<float>(tl_chunk36[tl_o35]) + tl::convert<float>(tl_chunk37[tl_o35]));
                 }
             }
-            // copy(s, Y[row0 +: RB, 0 +: ROW]);  (norms.tl:305)
+            // copy(s, Y[row0 +: RB, 0 +: ROW]);  (norms.tl:308)
             #pragma unroll
             for (int tl_chunk39 = 0; tl_chunk39 < 16; tl_chunk39 += 8) {
                 tl::f16* tl_ptr40 = &Y[int64_t(row0 + (tl_tid / 32)) * N + ((tl_chunk39 % 8) + (tl_tid % 32) * 8 + (tl_chunk39 / 8) * 256)];
@@ -9498,7 +9498,7 @@ __global__ void __launch_bounds__(128, 8) layernorm_gelu_kernel_variant2(
                 const int32_t row = row0 + rr;
                 sum_x = 0.0f;
                 for (int t = 0; t < n_tiles; ++t) {
-                    // copy(X[row, t * BN +: BN], x);  (norms.tl:315)
+                    // copy(X[row, t * BN +: BN], x);  (norms.tl:318)
                     #pragma unroll
                     for (int tl_chunk42 = 0; tl_chunk42 < x_layout::kSlots; tl_chunk42 += 8) {
                         const tl::f16* tl_ptr43 = &X[int64_t(row) * N + ((t * 1024) + (((x_layout::flat(tl_tid, (tl_chunk42 / 8) * 8)) % 1024) + tl_chunk42 % 8))];
@@ -9514,7 +9514,7 @@ __global__ void __launch_bounds__(128, 8) layernorm_gelu_kernel_variant2(
                             }
                         }
                     }
-                    // reduce(sum, x, part);  (norms.tl:316)
+                    // reduce(sum, x, part);  (norms.tl:319)
                     {
                         float tl_part[1];
                         #pragma unroll
@@ -9533,7 +9533,7 @@ __global__ void __launch_bounds__(128, 8) layernorm_gelu_kernel_variant2(
                 const float mean = sum_x * inv_n;
                 sum_d2 = 0.0f;
                 for (int t = 0; t < n_tiles; ++t) {
-                    // copy(X[row, t * BN +: BN], x);  (norms.tl:322)
+                    // copy(X[row, t * BN +: BN], x);  (norms.tl:325)
                     #pragma unroll
                     for (int tl_chunk46 = 0; tl_chunk46 < x_layout::kSlots; tl_chunk46 += 8) {
                         const tl::f16* tl_ptr47 = &X[int64_t(row) * N + ((t * 1024) + (((x_layout::flat(tl_tid, (tl_chunk46 / 8) * 8)) % 1024) + tl_chunk46 % 8))];
@@ -9549,7 +9549,7 @@ __global__ void __launch_bounds__(128, 8) layernorm_gelu_kernel_variant2(
                             }
                         }
                     }
-                    // for j in parallel(BN) {  (norms.tl:323)
+                    // for j in parallel(BN) {  (norms.tl:326)
                     // for j in parallel(1024): each thread visits the elements of `x` it holds
                     #pragma unroll
                     for (int tl_s49 = 0; tl_s49 < x_layout::kSlots; ++tl_s49) {
@@ -9558,7 +9558,7 @@ __global__ void __launch_bounds__(128, 8) layernorm_gelu_kernel_variant2(
                         const float d = x[tl_s49] - mean;
                         x[tl_s49] = t * 1024 + j < N ? d * d : 0.0f;
                     }
-                    // reduce(sum, x, part);  (norms.tl:327)
+                    // reduce(sum, x, part);  (norms.tl:330)
                     {
                         float tl_part[1];
                         #pragma unroll
@@ -9577,7 +9577,7 @@ __global__ void __launch_bounds__(128, 8) layernorm_gelu_kernel_variant2(
                 const float rstd = tl::rsqrt(sum_d2 * inv_n + eps);
                 for (int t = 0; t < n_tiles; ++t) {
                     const int32_t c0 = t * 1024;
-                    // copy(X[row, c0 +: BN], x);  (norms.tl:333)
+                    // copy(X[row, c0 +: BN], x);  (norms.tl:336)
                     #pragma unroll
                     for (int tl_chunk52 = 0; tl_chunk52 < x_layout::kSlots; tl_chunk52 += 8) {
                         const tl::f16* tl_ptr53 = &X[int64_t(row) * N + (c0 + (((x_layout::flat(tl_tid, (tl_chunk52 / 8) * 8)) % 1024) + tl_chunk52 % 8))];
@@ -9593,7 +9593,7 @@ __global__ void __launch_bounds__(128, 8) layernorm_gelu_kernel_variant2(
                             }
                         }
                     }
-                    // copy(W[c0 +: BN], w);  (norms.tl:334)
+                    // copy(W[c0 +: BN], w);  (norms.tl:337)
                     #pragma unroll
                     for (int tl_chunk55 = 0; tl_chunk55 < w_layout::kSlots; tl_chunk55 += 8) {
                         const tl::f16* tl_ptr56 = &W[c0 + (((w_layout::flat(tl_tid, (tl_chunk55 / 8) * 8)) % 1024) + tl_chunk55 % 8)];
@@ -9609,7 +9609,7 @@ __global__ void __launch_bounds__(128, 8) layernorm_gelu_kernel_variant2(
                             }
                         }
                     }
-                    // copy(Bias[c0 +: BN], b);  (norms.tl:335)
+                    // copy(Bias[c0 +: BN], b);  (norms.tl:338)
                     #pragma unroll
                     for (int tl_chunk58 = 0; tl_chunk58 < b_layout::kSlots; tl_chunk58 += 8) {
                         const tl::f16* tl_ptr59 = &Bias[c0 + (((b_layout::flat(tl_tid, (tl_chunk58 / 8) * 8)) % 1024) + tl_chunk58 % 8)];
@@ -9625,14 +9625,14 @@ __global__ void __launch_bounds__(128, 8) layernorm_gelu_kernel_variant2(
                             }
                         }
                     }
-                    // for j in parallel(BN) {  (norms.tl:336)
+                    // for j in parallel(BN) {  (norms.tl:339)
                     // for j in parallel(1024): each thread visits the elements of `x` it holds
                     #pragma unroll
                     for (int tl_s61 = 0; tl_s61 < x_layout::kSlots; ++tl_s61) {
                         [[maybe_unused]] const int j = ((x_layout::flat(tl_tid, (tl_s61 / 8) * 8)) % 1024) + tl_s61 % 8;
                         x[tl_s61] = gelu((x[tl_s61] - mean) * rstd * w[tl_s61] + b[tl_s61]);
                     }
-                    // copy(x, Y[row, c0 +: BN]);  (norms.tl:339)
+                    // copy(x, Y[row, c0 +: BN]);  (norms.tl:342)
                     #pragma unroll
                     for (int tl_chunk62 = 0; tl_chunk62 < x_layout::kSlots; tl_chunk62 += 8) {
                         tl::f16* tl_ptr63 = &Y[int64_t(row) * N + (c0 + (((x_layout::flat(tl_tid, (tl_chunk62 / 8) * 8)) % 1024) + tl_chunk62 % 8))];
@@ -9654,7 +9654,7 @@ __global__ void __launch_bounds__(128, 8) layernorm_gelu_kernel_variant2(
     }
 }
 
-// kernel layernorm_gelu<ROW = 1024, THREADS = 128, RB = 2, BN = 1024, WAVES = 1, T = f16>  (stdlib/norms.tl:261)
+// kernel layernorm_gelu<ROW = 1024, THREADS = 128, RB = 2, BN = 1024, WAVES = 1, T = f16>  (stdlib/norms.tl:264)
 // 128 threads per block, 12432 bytes of shared memory
 __global__ void __launch_bounds__(128, 8) layernorm_gelu_kernel_variant3(
         const tl::f16* __restrict__ X,
@@ -9692,7 +9692,7 @@ __global__ void __launch_bounds__(128, 8) layernorm_gelu_kernel_variant3(
     const float n = static_cast<float>(N);
     const float inv_n = tl::rsqrt(n * n);
     if (N <= 1024) {
-        // copy(W[0 +: ROW], ws);  (norms.tl:286)
+        // copy(W[0 +: ROW], ws);  (norms.tl:289)
         #pragma unroll
         for (int tl_i1 = 0; tl_i1 < 1; ++tl_i1) {
             const int tl_chunk0 = tl_tid + tl_i1 * 128;
@@ -9709,7 +9709,7 @@ __global__ void __launch_bounds__(128, 8) layernorm_gelu_kernel_variant3(
                 }
             }
         }
-        // copy(Bias[0 +: ROW], bs);  (norms.tl:287)
+        // copy(Bias[0 +: ROW], bs);  (norms.tl:290)
         #pragma unroll
         for (int tl_i6 = 0; tl_i6 < 1; ++tl_i6) {
             const int tl_chunk5 = tl_tid + tl_i6 * 128;
@@ -9728,7 +9728,7 @@ __global__ void __launch_bounds__(128, 8) layernorm_gelu_kernel_variant3(
         }
         const int32_t g_trips = groups;
         if (0 < g_trips) {
-            // copy(X[row0 +: RB, 0 +: ROW], xs);  (norms.tl:290)
+            // copy(X[row0 +: RB, 0 +: ROW], xs);  (norms.tl:293)
             if (tl::is_aligned(X, 16) && N % 8 == 0 && (int(blockIdx.x) * 2) >= 0 && (int(blockIdx.x) * 2) + 2 <= M && 0 >= 0 && 0 + 1024 <= N && 0 % 8 == 0) {
                 #pragma unroll
                 for (int tl_i11 = 0; tl_i11 < 2; ++tl_i11) {
@@ -9754,12 +9754,12 @@ __global__ void __launch_bounds__(128, 8) layernorm_gelu_kernel_variant3(
             }
         }
         tl::cp_async_commit();
-        // for g in pipelined(groups, stages = 2) {  (norms.tl:288)
+        // for g in pipelined(groups, stages = 2) {  (norms.tl:291)
         for (int g = 0; g < g_trips; ++g) {
             tl::cp_async_wait<0>();  // at most 0 copy groups of this thread still in flight
             __syncthreads();  // pipeline: stage `g % 2` has landed and the stage refilled next is no longer read
             if (g + 1 < g_trips) {
-                // copy(X[row0 +: RB, 0 +: ROW], xs);  (norms.tl:290)
+                // copy(X[row0 +: RB, 0 +: ROW], xs);  (norms.tl:293)
                 if (tl::is_aligned(X, 16) && N % 8 == 0 && ((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 2) >= 0 && ((int(blockIdx.x) + (g + 1) * int(gridDim.x)) * 2) + 2 <= M && 0 >= 0 && 0 + 1024 <= N && 0 % 8 == 0) {
                     #pragma unroll
                     for (int tl_i18 = 0; tl_i18 < 2; ++tl_i18) {
@@ -9786,7 +9786,7 @@ __global__ void __launch_bounds__(128, 8) layernorm_gelu_kernel_variant3(
             }
             tl::cp_async_commit();
             const int32_t row0 = (int(blockIdx.x) + g * int(gridDim.x)) * 2;
-            // copy(xs, s);  (norms.tl:291)
+            // copy(xs, s);  (norms.tl:294)
             #pragma unroll
             for (int tl_chunk24 = 0; tl_chunk24 < 16; tl_chunk24 += 8) {
                 const tl::f16* tl_ptr25 = &xs[((g % 2) * 2 + (tl_tid / 64)) * 1032 + ((tl_chunk24 % 8) + (tl_tid % 64) * 8 + (tl_chunk24 / 8) * 512)];
@@ -9802,7 +9802,7 @@ __global__ void __launch_bounds__(128, 8) layernorm_gelu_kernel_variant3(
                     }
                 }
             }
-            // reduce(sum, s, s_mean, axis = 1);  (norms.tl:292)
+            // reduce(sum, s, s_mean, axis = 1);  (norms.tl:295)
             // each thread folds its 16 values of each of its 1 results; xor shuffles 1, 2, 4, 8, 16 among the lanes that share one; then across the 2 warps that do
             {
                 float tl_part[1];
@@ -9838,7 +9838,7 @@ __global__ void __launch_bounds__(128, 8) layernorm_gelu_kernel_variant3(
                     s_mean[tl_i] = tl_part[tl_i];
                 }
             }
-            // for i, j in parallel(RB, ROW) {  (norms.tl:293)
+            // for i, j in parallel(RB, ROW) {  (norms.tl:296)
             // for i, j in parallel(2, 1024): each thread visits the elements of `s` it holds
             #pragma unroll
             for (int tl_s28 = 0; tl_s28 < 16; ++tl_s28) {
@@ -9849,7 +9849,7 @@ __global__ void __launch_bounds__(128, 8) layernorm_gelu_kernel_variant3(
                 s[tl_s28] = d;
                 sd[tl_s28] = j < N ? d * d : 0.0f;
             }
-            // reduce(sum, sd, s_rstd, axis = 1);  (norms.tl:298)
+            // reduce(sum, sd, s_rstd, axis = 1);  (norms.tl:301)
             // each thread folds its 16 values of each of its 1 results; xor shuffles 1, 2, 4, 8, 16 among the lanes that share one; then across the 2 warps that do
             {
                 float tl_part[1];
@@ -9885,14 +9885,14 @@ __global__ void __launch_bounds__(128, 8) layernorm_gelu_kernel_variant3(
                     s_rstd[tl_i] = tl_part[tl_i];
                 }
             }
-            // for i in parallel(RB) {  (norms.tl:299)
+            // for i in parallel(RB) {  (norms.tl:302)
             // for i in parallel(2): each thread visits the elements of `s_rstd` it holds
             #pragma unroll
             for (int tl_s31 = 0; tl_s31 < 1; ++tl_s31) {
                 [[maybe_unused]] const int i = (tl_tid / 64);
                 s_rstd[tl_s31] = tl::rsqrt(s_rstd[tl_s31] * inv_n + eps);
             }
-            // for i, j in parallel(RB, ROW) {  (norms.tl:302)
+            // for i, j in parallel(RB, ROW) {  (norms.tl:305)
             // for i, j in parallel(2, 1024): each thread visits the elements of `s` it holds
             #pragma unroll
             for (int tl_k33 = 0; tl_k33 < 16; tl_k33 += 8) {
@@ -9909,7 +9909,7 @@ __global__ void __launch_bounds__(128, 8) layernorm_gelu_kernel_variant3(
                     s[tl_s38] = gelu(s[tl_s38] * s_rstd[0] * tl::convert<float>(tl_chunk36[tl_o35]) + tl::convert<float>(tl_chunk37[tl_o35]));
                 }
             }
-            // copy(s, Y[row0 +: RB, 0 +: ROW]);  (norms.tl:305)
+            // copy(s, Y[row0 +: RB, 0 +: ROW]);  (norms.tl:308)
             #pragma unroll
             for (int tl_chunk39 = 0; tl_chunk39 < 16; tl_chunk39 += 8) {
                 tl::f16* tl_ptr40 = &Y[int64_t(row0 + (tl_tid / 64)) * N + ((tl_chunk39 % 8) + (tl_tid % 64) * 8 + (tl_chunk39 / 8) * 512)];
@@ -9935,7 +9935,7 @@ __global__ void __launch_bounds__(128, 8) layernorm_gelu_kernel_variant3(
                 const int32_t row = row0 + rr;
                 sum_x = 0.0f;
                 for (int t = 0; t < n_tiles; ++t) {
-                    // copy(X[row, t * BN +: BN], x);  (norms.tl:315)
+                    // copy(X[row, t * BN +: BN], x);  (norms.tl:318)
                     #pragma unroll
                     for (int tl_chunk42 = 0; tl_chunk42 < x_layout::kSlots; tl_chunk42 += 8) {
                         const tl::f16* tl_ptr43 = &X[int64_t(row) * N + ((t * 1024) + (((x_layout::flat(tl_tid, (tl_chunk42 / 8) * 8)) % 1024) + tl_chunk42 % 8))];
@@ -9951,7 +9951,7 @@ __global__ void __launch_bounds__(128, 8) layernorm_gelu_kernel_variant3(
                             }
                         }
                     }
-                    // reduce(sum, x, part);  (norms.tl:316)
+                    // reduce(sum, x, part);  (norms.tl:319)
                     {
                         float tl_part[1];
                         #pragma unroll
@@ -9970,7 +9970,7 @@ __global__ void __launch_bounds__(128, 8) layernorm_gelu_kernel_variant3(
                 const float mean = sum_x * inv_n;
                 sum_d2 = 0.0f;
                 for (int t = 0; t < n_tiles; ++t) {
-                    // copy(X[row, t * BN +: BN], x);  (norms.tl:322)
+                    // copy(X[row, t * BN +: BN], x);  (norms.tl:325)
                     #pragma unroll
                     for (int tl_chunk46 = 0; tl_chunk46 < x_layout::kSlots; tl_chunk46 += 8) {
                         const tl::f16* tl_ptr47 = &X[int64_t(row) * N + ((t * 1024) + (((x_layout::flat(tl_tid, (tl_chunk46 / 8) * 8)) % 1024) + tl_chunk46 % 8))];
@@ -9986,7 +9986,7 @@ __global__ void __launch_bounds__(128, 8) layernorm_gelu_kernel_variant3(
                             }
                         }
                     }
-                    // for j in parallel(BN) {  (norms.tl:323)
+                    // for j in parallel(BN) {  (norms.tl:326)
                     // for j in parallel(1024): each thread visits the elements of `x` it holds
                     #pragma unroll
                     for (int tl_s49 = 0; tl_s49 < x_layout::kSlots; ++tl_s49) {
@@ -9995,7 +9995,7 @@ __global__ void __launch_bounds__(128, 8) layernorm_gelu_kernel_variant3(
                         const float d = x[tl_s49] - mean;
                         x[tl_s49] = t * 1024 + j < N ? d * d : 0.0f;
                     }
-                    // reduce(sum, x, part);  (norms.tl:327)
+                    // reduce(sum, x, part);  (norms.tl:330)
                     {
                         float tl_part[1];
                         #pragma unroll
@@ -10014,7 +10014,7 @@ __global__ void __launch_bounds__(128, 8) layernorm_gelu_kernel_variant3(
                 const float rstd = tl::rsqrt(sum_d2 * inv_n + eps);
                 for (int t = 0; t < n_tiles; ++t) {
                     const int32_t c0 = t * 1024;
-                    // copy(X[row, c0 +: BN], x);  (norms.tl:333)
+                    // copy(X[row, c0 +: BN], x);  (norms.tl:336)
                     #pragma unroll
                     for (int tl_chunk52 = 0; tl_chunk52 < x_layout::kSlots; tl_chunk52 += 8) {
                         const tl::f16* tl_ptr53 = &X[int64_t(row) * N + (c0 + (((x_layout::flat(tl_tid, (tl_chunk52 / 8) * 8)) % 1024) + tl_chunk52 % 8))];
@@ -10030,7 +10030,7 @@ __global__ void __launch_bounds__(128, 8) layernorm_gelu_kernel_variant3(
                             }
                         }
                     }
-                    // copy(W[c0 +: BN], w);  (norms.tl:334)
+                    // copy(W[c0 +: BN], w);  (norms.tl:337)
                     #pragma unroll
                     for (int tl_chunk55 = 0; tl_chunk55 < w_layout::kSlots; tl_chunk55 += 8) {
                         const tl::f16* tl_ptr56 = &W[c0 + (((w_layout::flat(tl_tid, (tl_chunk55 / 8) * 8)) % 1024) + tl_chunk55 % 8)];
@@ -10046,7 +10046,7 @@ __global__ void __launch_bounds__(128, 8) layernorm_gelu_kernel_variant3(
                             }
                         }
                     }
-                    // copy(Bias[c0 +: BN], b);  (norms.tl:335)
+                    // copy(Bias[c0 +: BN], b);  (norms.tl:338)
                     #pragma unroll
                     for (int tl_chunk58 = 0; tl_chunk58 < b_layout::kSlots; tl_chunk58 += 8) {
                         const tl::f16* tl_ptr59 = &Bias[c0 + (((b_layout::flat(tl_tid, (tl_chunk58 / 8) * 8)) % 1024) + tl_chunk58 % 8)];
@@ -10062,14 +10062,14 @@ __global__ void __launch_bounds__(128, 8) layernorm_gelu_kernel_variant3(
                             }
                         }
                     }
-                    // for j in parallel(BN) {  (norms.tl:336)
+                    // for j in parallel(BN) {  (norms.tl:339)
                     // for j in parallel(1024): each thread visits the elements of `x` it holds
                     #pragma unroll
                     for (int tl_s61 = 0; tl_s61 < x_layout::kSlots; ++tl_s61) {
                         [[maybe_unused]] const int j = ((x_layout::flat(tl_tid, (tl_s61 / 8) * 8)) % 1024) + tl_s61 % 8;
                         x[tl_s61] = gelu((x[tl_s61] - mean) * rstd * w[tl_s61] + b[tl_s61]);
                     }
-                    // copy(x, Y[row, c0 +: BN]);  (norms.tl:339)
+                    // copy(x, Y[row, c0 +: BN]);  (norms.tl:342)
                     #pragma unroll
                     for (int tl_chunk62 = 0; tl_chunk62 < x_layout::kSlots; tl_chunk62 += 8) {
                         tl::f16* tl_ptr63 = &Y[int64_t(row) * N + (c0 + (((x_layout::flat(tl_tid, (tl_chunk62 / 8) * 8)) % 1024) + tl_chunk62 % 8))];
@@ -10091,7 +10091,7 @@ __global__ void __launch_bounds__(128, 8) layernorm_gelu_kernel_variant3(
     }
 }
 
-// kernel layernorm_gelu<ROW = 2048, THREADS = 128, RB = 1, BN = 1024, WAVES = 1, T = f16>  (stdlib/norms.tl:261)
+// kernel layernorm_gelu<ROW = 2048, THREADS = 128, RB = 1, BN = 1024, WAVES = 1, T = f16>  (stdlib/norms.tl:264)
 // 128 threads per block, 16528 bytes of shared memory
 __global__ void __launch_bounds__(128, 8) layernorm_gelu_kernel_variant4(
         const tl::f16* __restrict__ X,
@@ -10129,7 +10129,7 @@ __global__ void __launch_bounds__(128, 8) layernorm_gelu_kernel_variant4(
     const float n = static_cast<float>(N);
     const float inv_n = tl::rsqrt(n * n);
     if (N <= 2048) {
-        // copy(W[0 +: ROW], ws);  (norms.tl:286)
+        // copy(W[0 +: ROW], ws);  (norms.tl:289)
         #pragma unroll
         for (int tl_i1 = 0; tl_i1 < 2; ++tl_i1) {
             const int tl_chunk0 = tl_tid + tl_i1 * 128;
@@ -10146,7 +10146,7 @@ __global__ void __launch_bounds__(128, 8) layernorm_gelu_kernel_variant4(
                 }
             }
         }
-        // copy(Bias[0 +: ROW], bs);  (norms.tl:287)
+        // copy(Bias[0 +: ROW], bs);  (norms.tl:290)
         #pragma unroll
         for (int tl_i6 = 0; tl_i6 < 2; ++tl_i6) {
             const int tl_chunk5 = tl_tid + tl_i6 * 128;
@@ -10165,7 +10165,7 @@ __global__ void __launch_bounds__(128, 8) layernorm_gelu_kernel_variant4(
         }
         const int32_t g_trips = groups;
         if (0 < g_trips) {
-            // copy(X[row0 +: RB, 0 +: ROW], xs);  (norms.tl:290)
+            // copy(X[row0 +: RB, 0 +: ROW], xs);  (norms.tl:293)
             if (tl::is_aligned(X, 16) && N % 8 == 0 && int(blockIdx.x) >= 0 && int(blockIdx.x) + 1 <= M && 0 >= 0 && 0 + 2048 <= N && 0 % 8 == 0) {
                 #pragma unroll
                 for (int tl_i11 = 0; tl_i11 < 2; ++tl_i11) {
@@ -10191,12 +10191,12 @@ __global__ void __launch_bounds__(128, 8) layernorm_gelu_kernel_variant4(
             }
         }
         tl::cp_async_commit();
-        // for g in pipelined(groups, stages = 2) {  (norms.tl:288)
+        // for g in pipelined(groups, stages = 2) {  (norms.tl:291)
         for (int g = 0; g < g_trips; ++g) {
             tl::cp_async_wait<0>();  // at most 0 copy groups of this thread still in flight
             __syncthreads();  // pipeline: stage `g % 2` has landed and the stage refilled next is no longer read
             if (g + 1 < g_trips) {
-                // copy(X[row0 +: RB, 0 +: ROW], xs);  (norms.tl:290)
+                // copy(X[row0 +: RB, 0 +: ROW], xs);  (norms.tl:293)
                 if (tl::is_aligned(X, 16) && N % 8 == 0 && (int(blockIdx.x) + (g + 1) * int(gridDim.x)) >= 0 && (int(blockIdx.x) + (g + 1) * int(gridDim.x)) + 1 <= M && 0 >= 0 && 0 + 2048 <= N && 0 % 8 == 0) {
                     #pragma unroll
                     for (int tl_i18 = 0; tl_i18 < 2; ++tl_i18) {
@@ -10223,7 +10223,7 @@ __global__ void __launch_bounds__(128, 8) layernorm_gelu_kernel_variant4(
             }
             tl::cp_async_commit();
             const int32_t row0 = (int(blockIdx.x) + g * int(gridDim.x)) * 1;
-            // copy(xs, s);  (norms.tl:291)
+            // copy(xs, s);  (norms.tl:294)
             #pragma unroll
             for (int tl_chunk24 = 0; tl_chunk24 < 16; tl_chunk24 += 8) {
                 const tl::f16* tl_ptr25 = &xs[((g % 2) * 1 + 0) * 2056 + ((tl_chunk24 % 8) + (tl_tid) * 8 + (tl_chunk24 / 8) * 1024)];
@@ -10239,7 +10239,7 @@ __global__ void __launch_bounds__(128, 8) layernorm_gelu_kernel_variant4(
                     }
                 }
             }
-            // reduce(sum, s, s_mean, axis = 1);  (norms.tl:292)
+            // reduce(sum, s, s_mean, axis = 1);  (norms.tl:295)
             // each thread folds its 16 values of each of its 1 results; xor shuffles 1, 2, 4, 8, 16 among the lanes that share one; then across the 4 warps that do
             {
                 float tl_part[1];
@@ -10276,7 +10276,7 @@ __global__ void __launch_bounds__(128, 8) layernorm_gelu_kernel_variant4(
                     s_mean[tl_i] = tl_part[tl_i];
                 }
             }
-            // for i, j in parallel(RB, ROW) {  (norms.tl:293)
+            // for i, j in parallel(RB, ROW) {  (norms.tl:296)
             // for i, j in parallel(1, 2048): each thread visits the elements of `s` it holds
             #pragma unroll
             for (int tl_s28 = 0; tl_s28 < 16; ++tl_s28) {
@@ -10287,7 +10287,7 @@ __global__ void __launch_bounds__(128, 8) layernorm_gelu_kernel_variant4(
                 s[tl_s28] = d;
                 sd[tl_s28] = j < N ? d * d : 0.0f;
             }
-            // reduce(sum, sd, s_rstd, axis = 1);  (norms.tl:298)
+            // reduce(sum, sd, s_rstd, axis = 1);  (norms.tl:301)
             // each thread folds its 16 values of each of its 1 results; xor shuffles 1, 2, 4, 8, 16 among the lanes that share one; then across the 4 warps that do
             {
                 float tl_part[1];
@@ -10324,14 +10324,14 @@ __global__ void __launch_bounds__(128, 8) layernorm_gelu_kernel_variant4(
                     s_rstd[tl_i] = tl_part[tl_i];
                 }
             }
-            // for i in parallel(RB) {  (norms.tl:299)
+            // for i in parallel(RB) {  (norms.tl:302)
             // for i in parallel(1): each thread visits the elements of `s_rstd` it holds
             #pragma unroll
             for (int tl_s31 = 0; tl_s31 < 1; ++tl_s31) {
                 [[maybe_unused]] const int i = 0;
                 s_rstd[tl_s31] = tl::rsqrt(s_rstd[tl_s31] * inv_n + eps);
             }
-            // for i, j in parallel(RB, ROW) {  (norms.tl:302)
+            // for i, j in parallel(RB, ROW) {  (norms.tl:305)
             // for i, j in parallel(1, 2048): each thread visits the elements of `s` it holds
             #pragma unroll
             for (int tl_k33 = 0; tl_k33 < 16; tl_k33 += 8) {
@@ -10348,7 +10348,7 @@ __global__ void __launch_bounds__(128, 8) layernorm_gelu_kernel_variant4(
                     s[tl_s38] = gelu(s[tl_s38] * s_rstd[0] * tl::convert<float>(tl_chunk36[tl_o35]) + tl::convert<float>(tl_chunk37[tl_o35]));
                 }
             }
-            // copy(s, Y[row0 +: RB, 0 +: ROW]);  (norms.tl:305)
+            // copy(s, Y[row0 +: RB, 0 +: ROW]);  (norms.tl:308)
             #pragma unroll
             for (int tl_chunk39 = 0; tl_chunk39 < 16; tl_chunk39 += 8) {
                 tl::f16* tl_ptr40 = &Y[int64_t(row0 + 0) * N + ((tl_chunk39 % 8) + (tl_tid) * 8 + (tl_chunk39 / 8) * 1024)];
@@ -10374,7 +10374,7 @@ __global__ void __launch_bounds__(128, 8) layernorm_gelu_kernel_variant4(
                 const int32_t row = row0 + rr;
                 sum_x = 0.0f;
                 for (int t = 0; t < n_tiles; ++t) {
-                    // copy(X[row, t * BN +: BN], x);  (norms.tl:315)
+                    // copy(X[row, t * BN +: BN], x);  (norms.tl:318)
                     #pragma unroll
                     for (int tl_chunk42 = 0; tl_chunk42 < x_layout::kSlots; tl_chunk42 += 8) {
                         const tl::f16* tl_ptr43 = &X[int64_t(row) * N + ((t * 1024) + (((x_layout::flat(tl_tid, (tl_chunk42 / 8) * 8)) % 1024) + tl_chunk42 % 8))];
@@ -10390,7 +10390,7 @@ __global__ void __launch_bounds__(128, 8) layernorm_gelu_kernel_variant4(
                             }
                         }
                     }
-                    // reduce(sum, x, part);  (norms.tl:316)
+                    // reduce(sum, x, part);  (norms.tl:319)
                     {
                         float tl_part[1];
                         #pragma unroll
@@ -10409,7 +10409,7 @@ __global__ void __launch_bounds__(128, 8) layernorm_gelu_kernel_variant4(
                 const float mean = sum_x * inv_n;
                 sum_d2 = 0.0f;
                 for (int t = 0; t < n_tiles; ++t) {
-                    // copy(X[row, t * BN +: BN], x);  (norms.tl:322)
+                    // copy(X[row, t * BN +: BN], x);  (norms.tl:325)
                     #pragma unroll
                     for (int tl_chunk46 = 0; tl_chunk46 < x_layout::kSlots; tl_chunk46 += 8) {
                         const tl::f16* tl_ptr47 = &X[int64_t(row) * N + ((t * 1024) + (((x_layout::flat(tl_tid, (tl_chunk46 / 8) * 8)) % 1024) + tl_chunk46 % 8))];
@@ -10425,7 +10425,7 @@ __global__ void __launch_bounds__(128, 8) layernorm_gelu_kernel_variant4(
                             }
                         }
                     }
-                    // for j in parallel(BN) {  (norms.tl:323)
+                    // for j in parallel(BN) {  (norms.tl:326)
                     // for j in parallel(1024): each thread visits the elements of `x` it holds
                     #pragma unroll
                     for (int tl_s49 = 0; tl_s49 < x_layout::kSlots; ++tl_s49) {
@@ -10434,7 +10434,7 @@ __global__ void __launch_bounds__(128, 8) layernorm_gelu_kernel_variant4(
                         const float d = x[tl_s49] - mean;
                         x[tl_s49] = t * 1024 + j < N ? d * d : 0.0f;
                     }
-                    // reduce(sum, x, part);  (norms.tl:327)
+                    // reduce(sum, x, part);  (norms.tl:330)
                     {
                         float tl_part[1];
                         #pragma unroll
@@ -10453,7 +10453,7 @@ __global__ void __launch_bounds__(128, 8) layernorm_gelu_kernel_variant4(
                 const float rstd = tl::rsqrt(sum_d2 * inv_n + eps);
                 for (int t = 0; t < n_tiles; ++t) {
                     const int32_t c0 = t * 1024;
-                    // copy(X[row, c0 +: BN], x);  (norms.tl:333)
+                    // copy(X[row, c0 +: BN], x);  (norms.tl:336)
                     #pragma unroll
                     for (int tl_chunk52 = 0; tl_chunk52 < x_layout::kSlots; tl_chunk52 += 8) {
                         const tl::f16* tl_ptr53 = &X[int64_t(row) * N + (c0 + (((x_layout::flat(tl_tid, (tl_chunk52 / 8) * 8)) % 1024) + tl_chunk52 % 8))];
@@ -10469,7 +10469,7 @@ __global__ void __launch_bounds__(128, 8) layernorm_gelu_kernel_variant4(
                             }
                         }
                     }
-                    // copy(W[c0 +: BN], w);  (norms.tl:334)
+                    // copy(W[c0 +: BN], w);  (norms.tl:337)
                     #pragma unroll
                     for (int tl_chunk55 = 0; tl_chunk55 < w_layout::kSlots; tl_chunk55 += 8) {
                         const tl::f16* tl_ptr56 = &W[c0 + (((w_layout::flat(tl_tid, (tl_chunk55 / 8) * 8)) % 1024) + tl_chunk55 % 8)];
@@ -10485,7 +10485,7 @@ __global__ void __launch_bounds__(128, 8) layernorm_gelu_kernel_variant4(
                             }
                         }
                     }
-                    // copy(Bias[c0 +: BN], b);  (norms.tl:335)
+                    // copy(Bias[c0 +: BN], b);  (norms.tl:338)
                     #pragma unroll
                     for (int tl_chunk58 = 0; tl_chunk58 < b_layout::kSlots; tl_chunk58 += 8) {
                         const tl::f16* tl_ptr59 = &Bias[c0 + (((b_layout::flat(tl_tid, (tl_chunk58 / 8) * 8)) % 1024) + tl_chunk58 % 8)];
@@ -10501,14 +10501,14 @@ __global__ void __launch_bounds__(128, 8) layernorm_gelu_kernel_variant4(
                             }
                         }
                     }
-                    // for j in parallel(BN) {  (norms.tl:336)
+                    // for j in parallel(BN) {  (norms.tl:339)
                     // for j in parallel(1024): each thread visits the elements of `x` it holds
                     #pragma unroll
                     for (int tl_s61 = 0; tl_s61 < x_layout::kSlots; ++tl_s61) {
                         [[maybe_unused]] const int j = ((x_layout::flat(tl_tid, (tl_s61 / 8) * 8)) % 1024) + tl_s61 % 8;
                         x[tl_s61] = gelu((x[tl_s61] - mean) * rstd * w[tl_s61] + b[tl_s61]);
                     }
-                    // copy(x, Y[row, c0 +: BN]);  (norms.tl:339)
+                    // copy(x, Y[row, c0 +: BN]);  (norms.tl:342)
                     #pragma unroll
                     for (int tl_chunk62 = 0; tl_chunk62 < x_layout::kSlots; tl_chunk62 += 8) {
                         tl::f16* tl_ptr63 = &Y[int64_t(row) * N + (c0 + (((x_layout::flat(tl_tid, (tl_chunk62 / 8) * 8)) % 1024) + tl_chunk62 % 8))];
@@ -10530,7 +10530,7 @@ __global__ void __launch_bounds__(128, 8) layernorm_gelu_kernel_variant4(
     }
 }
 
-// kernel layernorm_gelu<ROW = 4096, THREADS = 256, RB = 1, BN = 2048, WAVES = 1, T = f16>  (stdlib/norms.tl:261)
+// kernel layernorm_gelu<ROW = 4096, THREADS = 256, RB = 1, BN = 2048, WAVES = 1, T = f16>  (stdlib/norms.tl:264)
 // 256 threads per block, 32928 bytes of shared memory
 __global__ void __launch_bounds__(256, 4) layernorm_gelu_kernel_variant5(
         const tl::f16* __restrict__ X,
@@ -10568,7 +10568,7 @@ __global__ void __launch_bounds__(256, 4) layernorm_gelu_kernel_variant5(
     const float n = static_cast<float>(N);
     const float inv_n = tl::rsqrt(n * n);
     if (N <= 4096) {
-        // copy(W[0 +: ROW], ws);  (norms.tl:286)
+        // copy(W[0 +: ROW], ws);  (norms.tl:289)
         #pragma unroll
         for (int tl_i1 = 0; tl_i1 < 2; ++tl_i1) {
             const int tl_chunk0 = tl_tid + tl_i1 * 256;
@@ -10585,7 +10585,7 @@ __global__ void __launch_bounds__(256, 4) layernorm_gelu_kernel_variant5(
                 }
             }
         }
-        // copy(Bias[0 +: ROW], bs);  (norms.tl:287)
+        // copy(Bias[0 +: ROW], bs);  (norms.tl:290)
         #pragma unroll
         for (int tl_i6 = 0; tl_i6 < 2; ++tl_i6) {
             const int tl_chunk5 = tl_tid + tl_i6 * 256;
@@ -10604,7 +10604,7 @@ __global__ void __launch_bounds__(256, 4) layernorm_gelu_kernel_variant5(
         }
         const int32_t g_trips = groups;
         if (0 < g_trips) {
-            // copy(X[row0 +: RB, 0 +: ROW], xs);  (norms.tl:290)
+            // copy(X[row0 +: RB, 0 +: ROW], xs);  (norms.tl:293)
             if (tl::is_aligned(X, 16) && N % 8 == 0 && int(blockIdx.x) >= 0 && int(blockIdx.x) + 1 <= M && 0 >= 0 && 0 + 4096 <= N && 0 % 8 == 0) {
                 #pragma unroll
                 for (int tl_i11 = 0; tl_i11 < 2; ++tl_i11) {
@@ -10630,12 +10630,12 @@ __global__ void __launch_bounds__(256, 4) layernorm_gelu_kernel_variant5(
             }
         }
         tl::cp_async_commit();
-        // for g in pipelined(groups, stages = 2) {  (norms.tl:288)
+        // for g in pipelined(groups, stages = 2) {  (norms.tl:291)
         for (int g = 0; g < g_trips; ++g) {
             tl::cp_async_wait<0>();  // at most 0 copy groups of this thread still in flight
             __syncthreads();  // pipeline: stage `g % 2` has landed and the stage refilled next is no longer read
             if (g + 1 < g_trips) {
-                // copy(X[row0 +: RB, 0 +: ROW], xs);  (norms.tl:290)
+                // copy(X[row0 +: RB, 0 +: ROW], xs);  (norms.tl:293)
                 if (tl::is_aligned(X, 16) && N % 8 == 0 && (int(blockIdx.x) + (g + 1) * int(gridDim.x)) >= 0 && (int(blockIdx.x) + (g + 1) * int(gridDim.x)) + 1 <= M && 0 >= 0 && 0 + 4096 <= N && 0 % 8 == 0) {
                     #pragma unroll
                     for (int tl_i18 = 0; tl_i18 < 2; ++tl_i18) {
@@ -10662,7 +10662,7 @@ __global__ void __launch_bounds__(256, 4) layernorm_gelu_kernel_variant5(
             }
             tl::cp_async_commit();
             const int32_t row0 = (int(blockIdx.x) + g * int(gridDim.x)) * 1;
-            // copy(xs, s);  (norms.tl:291)
+            // copy(xs, s);  (norms.tl:294)
             #pragma unroll
             for (int tl_chunk24 = 0; tl_chunk24 < 16; tl_chunk24 += 8) {
                 const tl::f16* tl_ptr25 = &xs[((g % 2) * 1 + 0) * 4104 + ((tl_chunk24 % 8) + (tl_tid) * 8 + (tl_chunk24 / 8) * 2048)];
@@ -10678,7 +10678,7 @@ __global__ void __launch_bounds__(256, 4) layernorm_gelu_kernel_variant5(
                     }
                 }
             }
-            // reduce(sum, s, s_mean, axis = 1);  (norms.tl:292)
+            // reduce(sum, s, s_mean, axis = 1);  (norms.tl:295)
             // each thread folds its 16 values of each of its 1 results; xor shuffles 1, 2, 4, 8, 16 among the lanes that share one; then across the 8 warps that do
             {
                 float tl_part[1];
@@ -10716,7 +10716,7 @@ __global__ void __launch_bounds__(256, 4) layernorm_gelu_kernel_variant5(
                     s_mean[tl_i] = tl_part[tl_i];
                 }
             }
-            // for i, j in parallel(RB, ROW) {  (norms.tl:293)
+            // for i, j in parallel(RB, ROW) {  (norms.tl:296)
             // for i, j in parallel(1, 4096): each thread visits the elements of `s` it holds
             #pragma unroll
             for (int tl_s28 = 0; tl_s28 < 16; ++tl_s28) {
@@ -10727,7 +10727,7 @@ __global__ void __launch_bounds__(256, 4) layernorm_gelu_kernel_variant5(
                 s[tl_s28] = d;
                 sd[tl_s28] = j < N ? d * d : 0.0f;
             }
-            // reduce(sum, sd, s_rstd, axis = 1);  (norms.tl:298)
+            // reduce(sum, sd, s_rstd, axis = 1);  (norms.tl:301)
             // each thread folds its 16 values of each of its 1 results; xor shuffles 1, 2, 4, 8, 16 among the lanes that share one; then across the 8 warps that do
             {
                 float tl_part[1];
@@ -10765,14 +10765,14 @@ __global__ void __launch_bounds__(256, 4) layernorm_gelu_kernel_variant5(
                     s_rstd[tl_i] = tl_part[tl_i];
                 }
             }
-            // for i in parallel(RB) {  (norms.tl:299)
+            // for i in parallel(RB) {  (norms.tl:302)
             // for i in parallel(1): each thread visits the elements of `s_rstd` it holds
             #pragma unroll
             for (int tl_s31 = 0; tl_s31 < 1; ++tl_s31) {
                 [[maybe_unused]] const int i = 0;
                 s_rstd[tl_s31] = tl::rsqrt(s_rstd[tl_s31] * inv_n + eps);
             }
-            // for i, j in parallel(RB, ROW) {  (norms.tl:302)
+            // for i, j in parallel(RB, ROW) {  (norms.tl:305)
             // for i, j in parallel(1, 4096): each thread visits the elements of `s` it holds
             #pragma unroll
             for (int tl_k33 = 0; tl_k33 < 16; tl_k33 += 8) {
@@ -10789,7 +10789,7 @@ __global__ void __launch_bounds__(256, 4) layernorm_gelu_kernel_variant5(
                     s[tl_s38] = gelu(s[tl_s38] * s_rstd[0] * tl::convert<float>(tl_chunk36[tl_o35]) + tl::convert<float>(tl_chunk37[tl_o35]));
                 }
             }
-            // copy(s, Y[row0 +: RB, 0 +: ROW]);  (norms.tl:305)
+            // copy(s, Y[row0 +: RB, 0 +: ROW]);  (norms.tl:308)
             #pragma unroll
             for (int tl_chunk39 = 0; tl_chunk39 < 16; tl_chunk39 += 8) {
                 tl::f16* tl_ptr40 = &Y[int64_t(row0 + 0) * N + ((tl_chunk39 % 8) + (tl_tid) * 8 + (tl_chunk39 / 8) * 2048)];
@@ -10815,7 +10815,7 @@ __global__ void __launch_bounds__(256, 4) layernorm_gelu_kernel_variant5(
                 const int32_t row = row0 + rr;
                 sum_x = 0.0f;
                 for (int t = 0; t < n_tiles; ++t) {
-                    // copy(X[row, t * BN +: BN], x);  (norms.tl:315)
+                    // copy(X[row, t * BN +: BN], x);  (norms.tl:318)
                     #pragma unroll
                     for (int tl_chunk42 = 0; tl_chunk42 < x_layout::kSlots; tl_chunk42 += 8) {
                         const tl::f16* tl_ptr43 = &X[int64_t(row) * N + ((t * 2048) + (((x_layout::flat(tl_tid, (tl_chunk42 / 8) * 8)) % 2048) + tl_chunk42 % 8))];
@@ -10831,7 +10831,7 @@ __global__ void __launch_bounds__(256, 4) layernorm_gelu_kernel_variant5(
                             }
                         }
                     }
-                    // reduce(sum, x, part);  (norms.tl:316)
+                    // reduce(sum, x, part);  (norms.tl:319)
                     {
                         float tl_part[1];
                         #pragma unroll
@@ -10850,7 +10850,7 @@ __global__ void __launch_bounds__(256, 4) layernorm_gelu_kernel_variant5(
                 const float mean = sum_x * inv_n;
                 sum_d2 = 0.0f;
                 for (int t = 0; t < n_tiles; ++t) {
-                    // copy(X[row, t * BN +: BN], x);  (norms.tl:322)
+                    // copy(X[row, t * BN +: BN], x);  (norms.tl:325)
                     #pragma unroll
                     for (int tl_chunk46 = 0; tl_chunk46 < x_layout::kSlots; tl_chunk46 += 8) {
                         const tl::f16* tl_ptr47 = &X[int64_t(row) * N + ((t * 2048) + (((x_layout::flat(tl_tid, (tl_chunk46 / 8) * 8)) % 2048) + tl_chunk46 % 8))];
@@ -10866,7 +10866,7 @@ __global__ void __launch_bounds__(256, 4) layernorm_gelu_kernel_variant5(
                             }
                         }
                     }
-                    // for j in parallel(BN) {  (norms.tl:323)
+                    // for j in parallel(BN) {  (norms.tl:326)
                     // for j in parallel(2048): each thread visits the elements of `x` it holds
                     #pragma unroll
                     for (int tl_s49 = 0; tl_s49 < x_layout::kSlots; ++tl_s49) {
@@ -10875,7 +10875,7 @@ __global__ void __launch_bounds__(256, 4) layernorm_gelu_kernel_variant5(
                         const float d = x[tl_s49] - mean;
                         x[tl_s49] = t * 2048 + j < N ? d * d : 0.0f;
                     }
-                    // reduce(sum, x, part);  (norms.tl:327)
+                    // reduce(sum, x, part);  (norms.tl:330)
                     {
                         float tl_part[1];
                         #pragma unroll
@@ -10894,7 +10894,7 @@ __global__ void __launch_bounds__(256, 4) layernorm_gelu_kernel_variant5(
                 const float rstd = tl::rsqrt(sum_d2 * inv_n + eps);
                 for (int t = 0; t < n_tiles; ++t) {
                     const int32_t c0 = t * 2048;
-                    // copy(X[row, c0 +: BN], x);  (norms.tl:333)
+                    // copy(X[row, c0 +: BN], x);  (norms.tl:336)
                     #pragma unroll
                     for (int tl_chunk52 = 0; tl_chunk52 < x_layout::kSlots; tl_chunk52 += 8) {
                         const tl::f16* tl_ptr53 = &X[int64_t(row) * N + (c0 + (((x_layout::flat(tl_tid, (tl_chunk52 / 8) * 8)) % 2048) + tl_chunk52 % 8))];
@@ -10910,7 +10910,7 @@ __global__ void __launch_bounds__(256, 4) layernorm_gelu_kernel_variant5(
                             }
                         }
                     }
-                    // copy(W[c0 +: BN], w);  (norms.tl:334)
+                    // copy(W[c0 +: BN], w);  (norms.tl:337)
                     #pragma unroll
                     for (int tl_chunk55 = 0; tl_chunk55 < w_layout::kSlots; tl_chunk55 += 8) {
                         const tl::f16* tl_ptr56 = &W[c0 + (((w_layout::flat(tl_tid, (tl_chunk55 / 8) * 8)) % 2048) + tl_chunk55 % 8)];
@@ -10926,7 +10926,7 @@ __global__ void __launch_bounds__(256, 4) layernorm_gelu_kernel_variant5(
                             }
                         }
                     }
-                    // copy(Bias[c0 +: BN], b);  (norms.tl:335)
+                    // copy(Bias[c0 +: BN], b);  (norms.tl:338)
                     #pragma unroll
                     for (int tl_chunk58 = 0; tl_chunk58 < b_layout::kSlots; tl_chunk58 += 8) {
                         const tl::f16* tl_ptr59 = &Bias[c0 + (((b_layout::flat(tl_tid, (tl_chunk58 / 8) * 8)) % 2048) + tl_chunk58 % 8)];
@@ -10942,14 +10942,14 @@ __global__ void __launch_bounds__(256, 4) layernorm_gelu_kernel_variant5(
                             }
                         }
                     }
-                    // for j in parallel(BN) {  (norms.tl:336)
+                    // for j in parallel(BN) {  (norms.tl:339)
                     // for j in parallel(2048): each thread visits the elements of `x` it holds
                     #pragma unroll
                     for (int tl_s61 = 0; tl_s61 < x_layout::kSlots; ++tl_s61) {
                         [[maybe_unused]] const int j = ((x_layout::flat(tl_tid, (tl_s61 / 8) * 8)) % 2048) + tl_s61 % 8;
                         x[tl_s61] = gelu((x[tl_s61] - mean) * rstd * w[tl_s61] + b[tl_s61]);
                     }
-                    // copy(x, Y[row, c0 +: BN]);  (norms.tl:339)
+                    // copy(x, Y[row, c0 +: BN]);  (norms.tl:342)
                     #pragma unroll
                     for (int tl_chunk62 = 0; tl_chunk62 < x_layout::kSlots; tl_chunk62 += 8) {
                         tl::f16* tl_ptr63 = &Y[int64_t(row) * N + (c0 + (((x_layout::flat(tl_tid, (tl_chunk62 / 8) * 8)) % 2048) + tl_chunk62 % 8))];
@@ -10971,7 +10971,7 @@ __global__ void __launch_bounds__(256, 4) layernorm_gelu_kernel_variant5(
     }
 }
 
-// kernel layernorm_gelu<ROW = 8192, THREADS = 512, RB = 1, BN = 4096, WAVES = 1, T = f16>  (stdlib/norms.tl:261)
+// kernel layernorm_gelu<ROW = 8192, THREADS = 512, RB = 1, BN = 4096, WAVES = 1, T = f16>  (stdlib/norms.tl:264)
 // 512 threads per block, 65728 bytes of shared memory
 __global__ void __launch_bounds__(512, 2) layernorm_gelu_kernel_variant6(
         const tl::f16* __restrict__ X,
@@ -11009,7 +11009,7 @@ __global__ void __launch_bounds__(512, 2) layernorm_gelu_kernel_variant6(
     const float n = static_cast<float>(N);
     const float inv_n = tl::rsqrt(n * n);
     if (N <= 8192) {
-        // copy(W[0 +: ROW], ws);  (norms.tl:286)
+        // copy(W[0 +: ROW], ws);  (norms.tl:289)
         #pragma unroll
         for (int tl_i1 = 0; tl_i1 < 2; ++tl_i1) {
             const int tl_chunk0 = tl_tid + tl_i1 * 512;
@@ -11026,7 +11026,7 @@ __global__ void __launch_bounds__(512, 2) layernorm_gelu_kernel_variant6(
                 }
             }
         }
-        // copy(Bias[0 +: ROW], bs);  (norms.tl:287)
+        // copy(Bias[0 +: ROW], bs);  (norms.tl:290)
         #pragma unroll
         for (int tl_i6 = 0; tl_i6 < 2; ++tl_i6) {
             const int tl_chunk5 = tl_tid + tl_i6 * 512;
@@ -11045,7 +11045,7 @@ __global__ void __launch_bounds__(512, 2) layernorm_gelu_kernel_variant6(
         }
         const int32_t g_trips = groups;
         if (0 < g_trips) {
-            // copy(X[row0 +: RB, 0 +: ROW], xs);  (norms.tl:290)
+            // copy(X[row0 +: RB, 0 +: ROW], xs);  (norms.tl:293)
             if (tl::is_aligned(X, 16) && N % 8 == 0 && int(blockIdx.x) >= 0 && int(blockIdx.x) + 1 <= M && 0 >= 0 && 0 + 8192 <= N && 0 % 8 == 0) {
                 #pragma unroll
                 for (int tl_i11 = 0; tl_i11 < 2; ++tl_i11) {
@@ -11071,12 +11071,12 @@ __global__ void __launch_bounds__(512, 2) layernorm_gelu_kernel_variant6(
             }
         }
         tl::cp_async_commit();
-        // for g in pipelined(groups, stages = 2) {  (norms.tl:288)
+        // for g in pipelined(groups, stages = 2) {  (norms.tl:291)
         for (int g = 0; g < g_trips; ++g) {
             tl::cp_async_wait<0>();  // at most 0 copy groups of this thread still in flight
             __syncthreads();  // pipeline: stage `g % 2` has landed and the stage refilled next is no longer read
             if (g + 1 < g_trips) {
-                // copy(X[row0 +: RB, 0 +: ROW], xs);  (norms.tl:290)
+                // copy(X[row0 +: RB, 0 +: ROW], xs);  (norms.tl:293)
                 if (tl::is_aligned(X, 16) && N % 8 == 0 && (int(blockIdx.x) + (g + 1) * int(gridDim.x)) >= 0 && (int(blockIdx.x) + (g + 1) * int(gridDim.x)) + 1 <= M && 0 >= 0 && 0 + 8192 <= N && 0 % 8 == 0) {
                     #pragma unroll
                     for (int tl_i18 = 0; tl_i18 < 2; ++tl_i18) {
@@ -11103,7 +11103,7 @@ __global__ void __launch_bounds__(512, 2) layernorm_gelu_kernel_variant6(
             }
             tl::cp_async_commit();
             const int32_t row0 = (int(blockIdx.x) + g * int(gridDim.x)) * 1;
-            // copy(xs, s);  (norms.tl:291)
+            // copy(xs, s);  (norms.tl:294)
             #pragma unroll
             for (int tl_chunk24 = 0; tl_chunk24 < 16; tl_chunk24 += 8) {
                 const tl::f16* tl_ptr25 = &xs[((g % 2) * 1 + 0) * 8200 + ((tl_chunk24 % 8) + (tl_tid) * 8 + (tl_chunk24 / 8) * 4096)];
@@ -11119,7 +11119,7 @@ __global__ void __launch_bounds__(512, 2) layernorm_gelu_kernel_variant6(
                     }
                 }
             }
-            // reduce(sum, s, s_mean, axis = 1);  (norms.tl:292)
+            // reduce(sum, s, s_mean, axis = 1);  (norms.tl:295)
             // each thread folds its 16 values of each of its 1 results; xor shuffles 1, 2, 4, 8, 16 among the lanes that share one; then across the 16 warps that do
             {
                 float tl_part[1];
@@ -11158,7 +11158,7 @@ __global__ void __launch_bounds__(512, 2) layernorm_gelu_kernel_variant6(
                     s_mean[tl_i] = tl_part[tl_i];
                 }
             }
-            // for i, j in parallel(RB, ROW) {  (norms.tl:293)
+            // for i, j in parallel(RB, ROW) {  (norms.tl:296)
             // for i, j in parallel(1, 8192): each thread visits the elements of `s` it holds
             #pragma unroll
             for (int tl_s28 = 0; tl_s28 < 16; ++tl_s28) {
@@ -11169,7 +11169,7 @@ __global__ void __launch_bounds__(512, 2) layernorm_gelu_kernel_variant6(
                 s[tl_s28] = d;
                 sd[tl_s28] = j < N ? d * d : 0.0f;
             }
-            // reduce(sum, sd, s_rstd, axis = 1);  (norms.tl:298)
+            // reduce(sum, sd, s_rstd, axis = 1);  (norms.tl:301)
             // each thread folds its 16 values of each of its 1 results; xor shuffles 1, 2, 4, 8, 16 among the lanes that share one; then across the 16 warps that do
             {
                 float tl_part[1];
@@ -11208,14 +11208,14 @@ __global__ void __launch_bounds__(512, 2) layernorm_gelu_kernel_variant6(
                     s_rstd[tl_i] = tl_part[tl_i];
                 }
             }
-            // for i in parallel(RB) {  (norms.tl:299)
+            // for i in parallel(RB) {  (norms.tl:302)
             // for i in parallel(1): each thread visits the elements of `s_rstd` it holds
             #pragma unroll
             for (int tl_s31 = 0; tl_s31 < 1; ++tl_s31) {
                 [[maybe_unused]] const int i = 0;
                 s_rstd[tl_s31] = tl::rsqrt(s_rstd[tl_s31] * inv_n + eps);
             }
-            // for i, j in parallel(RB, ROW) {  (norms.tl:302)
+            // for i, j in parallel(RB, ROW) {  (norms.tl:305)
             // for i, j in parallel(1, 8192): each thread visits the elements of `s` it holds
             #pragma unroll
             for (int tl_k33 = 0; tl_k33 < 16; tl_k33 += 8) {
@@ -11232,7 +11232,7 @@ __global__ void __launch_bounds__(512, 2) layernorm_gelu_kernel_variant6(
                     s[tl_s38] = gelu(s[tl_s38] * s_rstd[0] * tl::convert<float>(tl_chunk36[tl_o35]) + tl::convert<float>(tl_chunk37[tl_o35]));
                 }
             }
-            // copy(s, Y[row0 +: RB, 0 +: ROW]);  (norms.tl:305)
+            // copy(s, Y[row0 +: RB, 0 +: ROW]);  (norms.tl:308)
             #pragma unroll
             for (int tl_chunk39 = 0; tl_chunk39 < 16; tl_chunk39 += 8) {
                 tl::f16* tl_ptr40 = &Y[int64_t(row0 + 0) * N + ((tl_chunk39 % 8) + (tl_tid) * 8 + (tl_chunk39 / 8) * 4096)];
@@ -11258,7 +11258,7 @@ __global__ void __launch_bounds__(512, 2) layernorm_gelu_kernel_variant6(
                 const int32_t row = row0 + rr;
                 sum_x = 0.0f;
                 for (int t = 0; t < n_tiles; ++t) {
-                    // copy(X[row, t * BN +: BN], x);  (norms.tl:315)
+                    // copy(X[row, t * BN +: BN], x);  (norms.tl:318)
                     #pragma unroll
                     for (int tl_chunk42 = 0; tl_chunk42 < x_layout::kSlots; tl_chunk42 += 8) {
                         const tl::f16* tl_ptr43 = &X[int64_t(row) * N + ((t * 4096) + (((x_layout::flat(tl_tid, (tl_chunk42 / 8) * 8)) % 4096) + tl_chunk42 % 8))];
@@ -11274,7 +11274,7 @@ __global__ void __launch_bounds__(512, 2) layernorm_gelu_kernel_variant6(
                             }
                         }
                     }
-                    // reduce(sum, x, part);  (norms.tl:316)
+                    // reduce(sum, x, part);  (norms.tl:319)
                     {
                         float tl_part[1];
                         #pragma unroll
@@ -11293,7 +11293,7 @@ __global__ void __launch_bounds__(512, 2) layernorm_gelu_kernel_variant6(
                 const float mean = sum_x * inv_n;
                 sum_d2 = 0.0f;
                 for (int t = 0; t < n_tiles; ++t) {
-                    // copy(X[row, t * BN +: BN], x);  (norms.tl:322)
+                    // copy(X[row, t * BN +: BN], x);  (norms.tl:325)
                     #pragma unroll
                     for (int tl_chunk46 = 0; tl_chunk46 < x_layout::kSlots; tl_chunk46 += 8) {
                         const tl::f16* tl_ptr47 = &X[int64_t(row) * N + ((t * 4096) + (((x_layout::flat(tl_tid, (tl_chunk46 / 8) * 8)) % 4096) + tl_chunk46 % 8))];
@@ -11309,7 +11309,7 @@ __global__ void __launch_bounds__(512, 2) layernorm_gelu_kernel_variant6(
                             }
                         }
                     }
-                    // for j in parallel(BN) {  (norms.tl:323)
+                    // for j in parallel(BN) {  (norms.tl:326)
                     // for j in parallel(4096): each thread visits the elements of `x` it holds
                     #pragma unroll
                     for (int tl_s49 = 0; tl_s49 < x_layout::kSlots; ++tl_s49) {
@@ -11318,7 +11318,7 @@ __global__ void __launch_bounds__(512, 2) layernorm_gelu_kernel_variant6(
                         const float d = x[tl_s49] - mean;
                         x[tl_s49] = t * 4096 + j < N ? d * d : 0.0f;
                     }
-                    // reduce(sum, x, part);  (norms.tl:327)
+                    // reduce(sum, x, part);  (norms.tl:330)
                     {
                         float tl_part[1];
                         #pragma unroll
@@ -11337,7 +11337,7 @@ __global__ void __launch_bounds__(512, 2) layernorm_gelu_kernel_variant6(
                 const float rstd = tl::rsqrt(sum_d2 * inv_n + eps);
                 for (int t = 0; t < n_tiles; ++t) {
                     const int32_t c0 = t * 4096;
-                    // copy(X[row, c0 +: BN], x);  (norms.tl:333)
+                    // copy(X[row, c0 +: BN], x);  (norms.tl:336)
                     #pragma unroll
                     for (int tl_chunk52 = 0; tl_chunk52 < x_layout::kSlots; tl_chunk52 += 8) {
                         const tl::f16* tl_ptr53 = &X[int64_t(row) * N + (c0 + (((x_layout::flat(tl_tid, (tl_chunk52 / 8) * 8)) % 4096) + tl_chunk52 % 8))];
@@ -11353,7 +11353,7 @@ __global__ void __launch_bounds__(512, 2) layernorm_gelu_kernel_variant6(
                             }
                         }
                     }
-                    // copy(W[c0 +: BN], w);  (norms.tl:334)
+                    // copy(W[c0 +: BN], w);  (norms.tl:337)
                     #pragma unroll
                     for (int tl_chunk55 = 0; tl_chunk55 < w_layout::kSlots; tl_chunk55 += 8) {
                         const tl::f16* tl_ptr56 = &W[c0 + (((w_layout::flat(tl_tid, (tl_chunk55 / 8) * 8)) % 4096) + tl_chunk55 % 8)];
@@ -11369,7 +11369,7 @@ __global__ void __launch_bounds__(512, 2) layernorm_gelu_kernel_variant6(
                             }
                         }
                     }
-                    // copy(Bias[c0 +: BN], b);  (norms.tl:335)
+                    // copy(Bias[c0 +: BN], b);  (norms.tl:338)
                     #pragma unroll
                     for (int tl_chunk58 = 0; tl_chunk58 < b_layout::kSlots; tl_chunk58 += 8) {
                         const tl::f16* tl_ptr59 = &Bias[c0 + (((b_layout::flat(tl_tid, (tl_chunk58 / 8) * 8)) % 4096) + tl_chunk58 % 8)];
@@ -11385,14 +11385,14 @@ __global__ void __launch_bounds__(512, 2) layernorm_gelu_kernel_variant6(
                             }
                         }
                     }
-                    // for j in parallel(BN) {  (norms.tl:336)
+                    // for j in parallel(BN) {  (norms.tl:339)
                     // for j in parallel(4096): each thread visits the elements of `x` it holds
                     #pragma unroll
                     for (int tl_s61 = 0; tl_s61 < x_layout::kSlots; ++tl_s61) {
                         [[maybe_unused]] const int j = ((x_layout::flat(tl_tid, (tl_s61 / 8) * 8)) % 4096) + tl_s61 % 8;
                         x[tl_s61] = gelu((x[tl_s61] - mean) * rstd * w[tl_s61] + b[tl_s61]);
                     }
-                    // copy(x, Y[row, c0 +: BN]);  (norms.tl:339)
+                    // copy(x, Y[row, c0 +: BN]);  (norms.tl:342)
                     #pragma unroll
                     for (int tl_chunk62 = 0; tl_chunk62 < x_layout::kSlots; tl_chunk62 += 8) {
                         tl::f16* tl_ptr63 = &Y[int64_t(row) * N + (c0 + (((x_layout::flat(tl_tid, (tl_chunk62 / 8) * 8)) % 4096) + tl_chunk62 % 8))];
@@ -11792,7 +11792,7 @@ static cudaError_t residual_rmsnorm_variant0(const __half* X, __half* R, const _
     if (cudaError_t tl_err = tl::host::check_pointer(Y, tl_name, "Y", 2); tl_err != cudaSuccess) return tl_err;
     if (cudaError_t tl_err = tl::host::check_dim(M, tl_name, "M"); tl_err != cudaSuccess) return tl_err;
     if (cudaError_t tl_err = tl::host::check_dim(N, tl_name, "N"); tl_err != cudaSuccess) return tl_err;
-    const int64_t tl_grid_x = int64_t(tl::min(tl::cdiv(M, 16), 1 * tl::host::sm_count() * 8)), tl_grid_y = int64_t(1), tl_grid_z = int64_t(1);
+    const int64_t tl_grid_x = int64_t(tl::min(tl::cdiv(M, 16), 64 * tl::host::sm_count() * 8)), tl_grid_y = int64_t(1), tl_grid_z = int64_t(1);
     if (tl_grid_x <= 0 || tl_grid_y <= 0 || tl_grid_z <= 0) return cudaSuccess;  // nothing to compute
     if (tl_grid_x > INT32_MAX || tl_grid_y > 65535 || tl_grid_z > 65535)
         return tl::host::invalid_argument(std::string(tl_name) + ": the grid is larger than CUDA allows");
@@ -11816,7 +11816,7 @@ static cudaError_t residual_rmsnorm_variant1(const __half* X, __half* R, const _
     if (cudaError_t tl_err = tl::host::check_pointer(Y, tl_name, "Y", 2); tl_err != cudaSuccess) return tl_err;
     if (cudaError_t tl_err = tl::host::check_dim(M, tl_name, "M"); tl_err != cudaSuccess) return tl_err;
     if (cudaError_t tl_err = tl::host::check_dim(N, tl_name, "N"); tl_err != cudaSuccess) return tl_err;
-    const int64_t tl_grid_x = int64_t(tl::min(tl::cdiv(M, 8), 1 * tl::host::sm_count() * 8)), tl_grid_y = int64_t(1), tl_grid_z = int64_t(1);
+    const int64_t tl_grid_x = int64_t(tl::min(tl::cdiv(M, 8), 64 * tl::host::sm_count() * 8)), tl_grid_y = int64_t(1), tl_grid_z = int64_t(1);
     if (tl_grid_x <= 0 || tl_grid_y <= 0 || tl_grid_z <= 0) return cudaSuccess;  // nothing to compute
     if (tl_grid_x > INT32_MAX || tl_grid_y > 65535 || tl_grid_z > 65535)
         return tl::host::invalid_argument(std::string(tl_name) + ": the grid is larger than CUDA allows");
@@ -11840,7 +11840,7 @@ static cudaError_t residual_rmsnorm_variant2(const __half* X, __half* R, const _
     if (cudaError_t tl_err = tl::host::check_pointer(Y, tl_name, "Y", 2); tl_err != cudaSuccess) return tl_err;
     if (cudaError_t tl_err = tl::host::check_dim(M, tl_name, "M"); tl_err != cudaSuccess) return tl_err;
     if (cudaError_t tl_err = tl::host::check_dim(N, tl_name, "N"); tl_err != cudaSuccess) return tl_err;
-    const int64_t tl_grid_x = int64_t(tl::min(tl::cdiv(M, 4), 1 * tl::host::sm_count() * 8)), tl_grid_y = int64_t(1), tl_grid_z = int64_t(1);
+    const int64_t tl_grid_x = int64_t(tl::min(tl::cdiv(M, 4), 64 * tl::host::sm_count() * 8)), tl_grid_y = int64_t(1), tl_grid_z = int64_t(1);
     if (tl_grid_x <= 0 || tl_grid_y <= 0 || tl_grid_z <= 0) return cudaSuccess;  // nothing to compute
     if (tl_grid_x > INT32_MAX || tl_grid_y > 65535 || tl_grid_z > 65535)
         return tl::host::invalid_argument(std::string(tl_name) + ": the grid is larger than CUDA allows");
@@ -11864,7 +11864,7 @@ static cudaError_t residual_rmsnorm_variant3(const __half* X, __half* R, const _
     if (cudaError_t tl_err = tl::host::check_pointer(Y, tl_name, "Y", 2); tl_err != cudaSuccess) return tl_err;
     if (cudaError_t tl_err = tl::host::check_dim(M, tl_name, "M"); tl_err != cudaSuccess) return tl_err;
     if (cudaError_t tl_err = tl::host::check_dim(N, tl_name, "N"); tl_err != cudaSuccess) return tl_err;
-    const int64_t tl_grid_x = int64_t(tl::min(tl::cdiv(M, 2), 1 * tl::host::sm_count() * 8)), tl_grid_y = int64_t(1), tl_grid_z = int64_t(1);
+    const int64_t tl_grid_x = int64_t(tl::min(tl::cdiv(M, 2), 64 * tl::host::sm_count() * 8)), tl_grid_y = int64_t(1), tl_grid_z = int64_t(1);
     if (tl_grid_x <= 0 || tl_grid_y <= 0 || tl_grid_z <= 0) return cudaSuccess;  // nothing to compute
     if (tl_grid_x > INT32_MAX || tl_grid_y > 65535 || tl_grid_z > 65535)
         return tl::host::invalid_argument(std::string(tl_name) + ": the grid is larger than CUDA allows");
@@ -11888,7 +11888,7 @@ static cudaError_t residual_rmsnorm_variant4(const __half* X, __half* R, const _
     if (cudaError_t tl_err = tl::host::check_pointer(Y, tl_name, "Y", 2); tl_err != cudaSuccess) return tl_err;
     if (cudaError_t tl_err = tl::host::check_dim(M, tl_name, "M"); tl_err != cudaSuccess) return tl_err;
     if (cudaError_t tl_err = tl::host::check_dim(N, tl_name, "N"); tl_err != cudaSuccess) return tl_err;
-    const int64_t tl_grid_x = int64_t(tl::min(tl::cdiv(M, 1), 1 * tl::host::sm_count() * 8)), tl_grid_y = int64_t(1), tl_grid_z = int64_t(1);
+    const int64_t tl_grid_x = int64_t(tl::min(tl::cdiv(M, 1), 64 * tl::host::sm_count() * 8)), tl_grid_y = int64_t(1), tl_grid_z = int64_t(1);
     if (tl_grid_x <= 0 || tl_grid_y <= 0 || tl_grid_z <= 0) return cudaSuccess;  // nothing to compute
     if (tl_grid_x > INT32_MAX || tl_grid_y > 65535 || tl_grid_z > 65535)
         return tl::host::invalid_argument(std::string(tl_name) + ": the grid is larger than CUDA allows");
@@ -11912,7 +11912,7 @@ static cudaError_t residual_rmsnorm_variant5(const __half* X, __half* R, const _
     if (cudaError_t tl_err = tl::host::check_pointer(Y, tl_name, "Y", 2); tl_err != cudaSuccess) return tl_err;
     if (cudaError_t tl_err = tl::host::check_dim(M, tl_name, "M"); tl_err != cudaSuccess) return tl_err;
     if (cudaError_t tl_err = tl::host::check_dim(N, tl_name, "N"); tl_err != cudaSuccess) return tl_err;
-    const int64_t tl_grid_x = int64_t(tl::min(tl::cdiv(M, 1), 1 * tl::host::sm_count() * 4)), tl_grid_y = int64_t(1), tl_grid_z = int64_t(1);
+    const int64_t tl_grid_x = int64_t(tl::min(tl::cdiv(M, 1), 64 * tl::host::sm_count() * 4)), tl_grid_y = int64_t(1), tl_grid_z = int64_t(1);
     if (tl_grid_x <= 0 || tl_grid_y <= 0 || tl_grid_z <= 0) return cudaSuccess;  // nothing to compute
     if (tl_grid_x > INT32_MAX || tl_grid_y > 65535 || tl_grid_z > 65535)
         return tl::host::invalid_argument(std::string(tl_name) + ": the grid is larger than CUDA allows");
@@ -11936,7 +11936,7 @@ static cudaError_t residual_rmsnorm_variant6(const __half* X, __half* R, const _
     if (cudaError_t tl_err = tl::host::check_pointer(Y, tl_name, "Y", 2); tl_err != cudaSuccess) return tl_err;
     if (cudaError_t tl_err = tl::host::check_dim(M, tl_name, "M"); tl_err != cudaSuccess) return tl_err;
     if (cudaError_t tl_err = tl::host::check_dim(N, tl_name, "N"); tl_err != cudaSuccess) return tl_err;
-    const int64_t tl_grid_x = int64_t(tl::min(tl::cdiv(M, 1), 1 * tl::host::sm_count() * 2)), tl_grid_y = int64_t(1), tl_grid_z = int64_t(1);
+    const int64_t tl_grid_x = int64_t(tl::min(tl::cdiv(M, 1), 64 * tl::host::sm_count() * 2)), tl_grid_y = int64_t(1), tl_grid_z = int64_t(1);
     if (tl_grid_x <= 0 || tl_grid_y <= 0 || tl_grid_z <= 0) return cudaSuccess;  // nothing to compute
     if (tl_grid_x > INT32_MAX || tl_grid_y > 65535 || tl_grid_z > 65535)
         return tl::host::invalid_argument(std::string(tl_name) + ": the grid is larger than CUDA allows");
