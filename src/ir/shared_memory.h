@@ -28,7 +28,7 @@ struct SharedSlot {
     int64_t row_pitch = 1; // elements between rows (>= cols)
     int elem_bytes = 1;
     int stages = 1;
-    bool swizzled = false; // TMA's swizzle (stage bases 1024-byte aligned)
+    bool swizzled = false; // TMA's swizzle (slot 1024-byte aligned; stages whole periods of the pattern)
     int64_t xor_rows = 0;  // > 0: the XOR swizzle of 16-byte units, keyed by row + row / xor_rows
     int64_t xor_keys = 0;  // ... modulo xor_keys (a power of two that divides the row's units)
     int64_t xor_unit() const { return 16 / elem_bytes; } // elements per 16-byte unit

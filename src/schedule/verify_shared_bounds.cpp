@@ -46,9 +46,11 @@ private:
             if (s.rows * s.cols != b->num_elements())
                 fail(fmt::format("`{}` slot of {} x {} elements for a tile of {}", b->name, s.rows, s.cols, b->num_elements()));
             if (s.elem_bytes != dtype_bytes(b->dtype)) fail(fmt::format("`{}` slot element size {}", b->name, s.elem_bytes));
-            if (s.swizzled && (s.offset % 1024 || s.stage_bytes() % 1024))
-                fail(fmt::format("`{}`: a 128-byte-swizzled stage must start at a 1024-byte boundary (offset {}, stage {} bytes)",
-                                 b->name, s.offset, s.stage_bytes()));
+            // TMA writes and wgmma reads the swizzle by shared-memory address bits: each stage starts
+            // at a period of the pattern (8 rows of the swizzle width: 256, 512 or 1024 bytes).
+            if (s.swizzled && (s.offset % 1024 || s.stage_bytes() % (8 * s.swizzle_bytes())))
+                fail(fmt::format("`{}`: a {}-byte-swizzled stage must start at a {}-byte boundary (offset {}, stage {} bytes)",
+                                 b->name, s.swizzle_bytes(), 8 * s.swizzle_bytes(), s.offset, s.stage_bytes()));
             if (s.offset % 16) fail(fmt::format("`{}` at offset {} is not 16-byte aligned", b->name, s.offset));
             areas.push_back({"shared tile `" + b->name + "`", s.offset, s.offset + s.bytes()});
         }

@@ -8,7 +8,8 @@
 // hgemm(A, B, C, M, K, N), extern_rotate(X, Y, N), pair_round(X, Y, M, N), view_rows(X, Y, N, M), block_scans(X, X2, Y1, Y2, Y3, N, R, C),
 // chunk_reads(X, W, Y, R), prefetched_scales(X, W, S, Bias, Y, M, N, KT), written_b_operand(A, B, X, M, K),
 // split_columns_3(A, B, Y, M, K, N), split_columns_reduce(A, B, R, M, K),
-// cluster_gemm_2x2(A, B, C, M, K, N), cluster_gemm_1x4(A, B, C, K, M, N).
+// cluster_gemm_2x2(A, B, C, M, K, N), cluster_gemm_1x4(A, B, C, K, M, N),
+// narrow_swizzle_stages(A, B, C, M, K, N).
 #include "regressions.h"
 #include "harness.h"
 
@@ -261,6 +262,25 @@ th::Outcome check_cluster_gemm(bool square, int64_t M, int64_t N, int64_t K, uin
     return th::numeric(th::rel_err(C.download(), ref), 1e-4, A.guards_intact() && B.guards_intact() && C.guards_intact());
 }
 
+// narrow_swizzle_stages: C = A · Bᵀ (A [M, K], B [N, K] f16, C f32); K % 32 != 0 runs the 48-column
+// variant (32-byte swizzle), other K the 40-column one (64-byte swizzle).
+th::Outcome check_narrow_swizzle_stages(int64_t M, int64_t N, int64_t K, uint64_t seed) {
+    const auto a = th::random_vector<__half>(static_cast<size_t>(M * K), seed, -0.5, 0.5);
+    const auto b = th::random_vector<__half>(static_cast<size_t>(N * K), seed + 1, -0.5, 0.5);
+    th::DeviceBuffer<__half> A(a), B(b);
+    std::vector<double> ref(static_cast<size_t>(M * N));
+    for (int64_t m = 0; m < M; ++m)
+        for (int64_t n = 0; n < N; ++n) {
+            double acc = 0.0;
+            for (int64_t k = 0; k < K; ++k) acc += double(__half2float(a[m * K + k])) * __half2float(b[n * K + k]);
+            ref[static_cast<size_t>(m * N + n)] = acc;
+        }
+    th::DeviceBuffer<float> C(static_cast<size_t>(M * N));
+    C.poison();
+    th::check_launch(tlc::narrow_swizzle_stages(A.get(), B.get(), C.get(), M, K, N), "narrow_swizzle_stages");
+    return th::numeric(th::rel_err(C.download(), ref), 1e-4, A.guards_intact() && B.guards_intact() && C.guards_intact());
+}
+
 // view_rows: Y[M = 3 N] written through the view [N, 3] as (x, 2x, -x) per row; M != 3 N is refused.
 th::Outcome check_view_rows(int64_t N, uint64_t seed) {
     const auto x = th::random_vector<float>(static_cast<size_t>(N), seed);
@@ -387,6 +407,10 @@ int main() {
             suite.run(std::string(square ? "cluster_gemm_2x2/" : "cluster_gemm_1x4/") + shape,
                       [&] { return check_cluster_gemm(square, mnk[0], mnk[1], mnk[2], 2000 + mnk[0] + square); });
         }
+    for (const std::array<int64_t, 3> mnk : {std::array<int64_t, 3>{200, 300, 100}, {64, 48, 16}, {130, 170, 250},
+                                             {200, 300, 96}, {64, 40, 32}, {1, 1, 64}})
+        suite.run("narrow_swizzle_stages/" + std::to_string(mnk[0]) + "x" + std::to_string(mnk[1]) + "x" + std::to_string(mnk[2]),
+                  [&] { return check_narrow_swizzle_stages(mnk[0], mnk[1], mnk[2], 2100 + mnk[0] + mnk[2]); });
     suite.run("gather_rows/M=23,N=150,R=37", [&] { return check_gather_rows(23, 150, 37, 1100); });
     suite.run("gather_rows/M=500,N=256,R=1000", [&] { return check_gather_rows(500, 256, 1000, 1200); });
     suite.run("gather_rows/M=1,N=1,R=1", [&] { return check_gather_rows(1, 1, 1, 1300); });
