@@ -3846,6 +3846,840 @@ __global__ void __launch_bounds__(128) fp8_gemm_block_scaled_splitk_combine_kern
     }
 }
 
+// kernel fp8_gemm_block_scaled_fp8_gemm_block_scaled_tile<BN = 128, BM = 64, G = 128, STAGES = 3, THREADS = 512, T = bf16>  (stdlib/qgemm.tl:96)
+// 512 threads per block, 82944 bytes of shared memory
+__global__ void __launch_bounds__(512) fp8_gemm_block_scaled_fp8_gemm_block_scaled_tile_kernel_variant0(
+        const tl::f8e4m3* __restrict__ A,
+        const float* __restrict__ As,
+        const tl::f8e4m3* __restrict__ B,
+        const float* __restrict__ Bs,
+        tl::bf16* __restrict__ C,
+        int32_t M,
+        int32_t K,
+        int32_t KG,
+        int32_t N,
+        int32_t NB)
+{
+    tl::wait_for_previous_grid();  // launched by program `fp8_gemm_block_scaled`: the kernel before it has finished
+    // fragment sa: f32[64], slice of `acc` (broadcast): [64] over 512 threads: (8:t4 2:r1 2:r2 2:t256) 4 registers, 32 replicas
+    using part_layout = tl::MmaAccLayout<64, 128, 2, 8>;  // fragment part: f32[64, 128], mma.sync accumulators
+    using acc_layout = tl::MmaAccLayout<64, 128, 2, 8>;  // fragment acc: f32[64, 128], mma.sync accumulators
+    // fragment sa_next: f32[64], slice of `acc` (broadcast): [64] over 512 threads: (8:t4 2:r1 2:r2 2:t256) 4 registers, 32 replicas
+    const int tl_tid = tl::thread_index<512>();
+    extern __shared__ __align__(128) unsigned char tl_smem[];
+    tl::f8e4m3* a = reinterpret_cast<tl::f8e4m3*>(tl_smem + 0);  // shared a: f8e4m3[3, 64, 128], row pitch 144
+    tl::f8e4m3* b = reinterpret_cast<tl::f8e4m3*>(tl_smem + 27648);  // shared b: f8e4m3[3, 128, 128], row pitch 144
+    float sa[4];  // fragment sa: f32[64]
+    float sb[1];  // local sb: f32[1]
+    float part[part_layout::kSlots];  // fragment part: f32[64, 128]
+    float acc[acc_layout::kSlots];  // fragment acc: f32[64, 128]
+    #pragma unroll
+    for (int tl_i = 0; tl_i < acc_layout::kSlots; ++tl_i) acc[tl_i] = 0.0f;
+    const int32_t row0 = int(blockIdx.y) * 64;
+    const int32_t col0 = int(blockIdx.x) * 128;
+    const int32_t k_trips = KG;
+    if (0 < k_trips) {
+        // copy(A[row0 +: BM, k * G +: G], a);  (qgemm.tl:114)
+        if (tl::is_aligned(A, 16) && K % 16 == 0 && row0 >= 0 && row0 + 64 <= M && 0 >= 0 && 0 + 128 <= K && 0 % 16 == 0) {
+            #pragma unroll
+            for (int tl_i1 = 0; tl_i1 < 1; ++tl_i1) {
+                const int tl_chunk0 = tl_tid + tl_i1 * 512;
+                tl::cp_async_16(&a[(0 * 64 + ((tl_chunk0 * 16) / 128)) * 144 + ((tl_chunk0 * 16) % 128)], &A[int64_t(row0 + ((tl_chunk0 * 16) / 128)) * K + ((tl_chunk0 * 16) % 128)]);
+            }
+        } else {
+            #pragma unroll
+            for (int tl_i3 = 0; tl_i3 < 1; ++tl_i3) {
+                const int tl_chunk2 = tl_tid + tl_i3 * 512;
+                const tl::f8e4m3* tl_src4 = &A[int64_t(row0 + ((tl_chunk2 * 16) / 128)) * K + ((tl_chunk2 * 16) % 128)];
+                tl::f8e4m3* tl_dst5 = &a[(0 * 64 + ((tl_chunk2 * 16) / 128)) * 144 + ((tl_chunk2 * 16) % 128)];
+                const int tl_valid6 = !(tl::in_bounds(row0 + ((tl_chunk2 * 16) / 128), M)) ? 0 : max(0, min(16, K - ((tl_chunk2 * 16) % 128)));
+                if (tl_valid6 == 16 && (tl_chunk2 * 16) % 128 >= 0 && tl::is_aligned(tl_src4, 4)) {
+                    tl::cp_async_chunk(tl_dst5, tl_src4);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
+                } else if (tl_valid6 == 0) {
+                    tl::fill_vector<tl::f8e4m3, 16>(tl_dst5, tl::convert<tl::f8e4m3>(0.0f));
+                } else {
+                    #pragma unroll
+                    for (int tl_v = 0; tl_v < 16; ++tl_v) tl_dst5[tl_v] = tl::in_bounds(row0 + ((tl_chunk2 * 16) / 128), M) && tl::in_bounds(((tl_chunk2 * 16) % 128) + tl_v, K) ? tl_src4[tl_v] : tl::convert<tl::f8e4m3>(0.0f);
+                }
+            }
+        }
+        // copy(B[col0 +: BN, k * G +: G], b);  (qgemm.tl:115)
+        if (tl::is_aligned(B, 16) && K % 16 == 0 && col0 >= 0 && col0 + 128 <= N && 0 >= 0 && 0 + 128 <= K && 0 % 16 == 0) {
+            #pragma unroll
+            for (int tl_i8 = 0; tl_i8 < 2; ++tl_i8) {
+                const int tl_chunk7 = tl_tid + tl_i8 * 512;
+                tl::cp_async_16(&b[(0 * 128 + ((tl_chunk7 * 16) / 128)) * 144 + ((tl_chunk7 * 16) % 128)], &B[int64_t(col0 + ((tl_chunk7 * 16) / 128)) * K + ((tl_chunk7 * 16) % 128)]);
+            }
+        } else {
+            #pragma unroll
+            for (int tl_i10 = 0; tl_i10 < 2; ++tl_i10) {
+                const int tl_chunk9 = tl_tid + tl_i10 * 512;
+                const tl::f8e4m3* tl_src11 = &B[int64_t(col0 + ((tl_chunk9 * 16) / 128)) * K + ((tl_chunk9 * 16) % 128)];
+                tl::f8e4m3* tl_dst12 = &b[(0 * 128 + ((tl_chunk9 * 16) / 128)) * 144 + ((tl_chunk9 * 16) % 128)];
+                const int tl_valid13 = !(tl::in_bounds(col0 + ((tl_chunk9 * 16) / 128), N)) ? 0 : max(0, min(16, K - ((tl_chunk9 * 16) % 128)));
+                if (tl_valid13 == 16 && (tl_chunk9 * 16) % 128 >= 0 && tl::is_aligned(tl_src11, 4)) {
+                    tl::cp_async_chunk(tl_dst12, tl_src11);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
+                } else if (tl_valid13 == 0) {
+                    tl::fill_vector<tl::f8e4m3, 16>(tl_dst12, tl::convert<tl::f8e4m3>(0.0f));
+                } else {
+                    #pragma unroll
+                    for (int tl_v = 0; tl_v < 16; ++tl_v) tl_dst12[tl_v] = tl::in_bounds(col0 + ((tl_chunk9 * 16) / 128), N) && tl::in_bounds(((tl_chunk9 * 16) % 128) + tl_v, K) ? tl_src11[tl_v] : tl::convert<tl::f8e4m3>(0.0f);
+                }
+            }
+        }
+    }
+    tl::cp_async_commit();
+    if (1 < k_trips) {
+        // copy(A[row0 +: BM, k * G +: G], a);  (qgemm.tl:114)
+        if (tl::is_aligned(A, 16) && K % 16 == 0 && row0 >= 0 && row0 + 64 <= M && 128 >= 0 && 128 + 128 <= K && 128 % 16 == 0) {
+            #pragma unroll
+            for (int tl_i15 = 0; tl_i15 < 1; ++tl_i15) {
+                const int tl_chunk14 = tl_tid + tl_i15 * 512;
+                tl::cp_async_16(&a[(1 * 64 + ((tl_chunk14 * 16) / 128)) * 144 + ((tl_chunk14 * 16) % 128)], &A[int64_t(row0 + ((tl_chunk14 * 16) / 128)) * K + (128 + ((tl_chunk14 * 16) % 128))]);
+            }
+        } else {
+            #pragma unroll
+            for (int tl_i17 = 0; tl_i17 < 1; ++tl_i17) {
+                const int tl_chunk16 = tl_tid + tl_i17 * 512;
+                const tl::f8e4m3* tl_src18 = &A[int64_t(row0 + ((tl_chunk16 * 16) / 128)) * K + (128 + ((tl_chunk16 * 16) % 128))];
+                tl::f8e4m3* tl_dst19 = &a[(1 * 64 + ((tl_chunk16 * 16) / 128)) * 144 + ((tl_chunk16 * 16) % 128)];
+                const int tl_valid20 = !(tl::in_bounds(row0 + ((tl_chunk16 * 16) / 128), M)) ? 0 : max(0, min(16, K - (128 + ((tl_chunk16 * 16) % 128))));
+                if (tl_valid20 == 16 && 128 + ((tl_chunk16 * 16) % 128) >= 0 && tl::is_aligned(tl_src18, 4)) {
+                    tl::cp_async_chunk(tl_dst19, tl_src18);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
+                } else if (tl_valid20 == 0) {
+                    tl::fill_vector<tl::f8e4m3, 16>(tl_dst19, tl::convert<tl::f8e4m3>(0.0f));
+                } else {
+                    #pragma unroll
+                    for (int tl_v = 0; tl_v < 16; ++tl_v) tl_dst19[tl_v] = tl::in_bounds(row0 + ((tl_chunk16 * 16) / 128), M) && tl::in_bounds((128 + ((tl_chunk16 * 16) % 128)) + tl_v, K) ? tl_src18[tl_v] : tl::convert<tl::f8e4m3>(0.0f);
+                }
+            }
+        }
+        // copy(B[col0 +: BN, k * G +: G], b);  (qgemm.tl:115)
+        if (tl::is_aligned(B, 16) && K % 16 == 0 && col0 >= 0 && col0 + 128 <= N && 128 >= 0 && 128 + 128 <= K && 128 % 16 == 0) {
+            #pragma unroll
+            for (int tl_i22 = 0; tl_i22 < 2; ++tl_i22) {
+                const int tl_chunk21 = tl_tid + tl_i22 * 512;
+                tl::cp_async_16(&b[(1 * 128 + ((tl_chunk21 * 16) / 128)) * 144 + ((tl_chunk21 * 16) % 128)], &B[int64_t(col0 + ((tl_chunk21 * 16) / 128)) * K + (128 + ((tl_chunk21 * 16) % 128))]);
+            }
+        } else {
+            #pragma unroll
+            for (int tl_i24 = 0; tl_i24 < 2; ++tl_i24) {
+                const int tl_chunk23 = tl_tid + tl_i24 * 512;
+                const tl::f8e4m3* tl_src25 = &B[int64_t(col0 + ((tl_chunk23 * 16) / 128)) * K + (128 + ((tl_chunk23 * 16) % 128))];
+                tl::f8e4m3* tl_dst26 = &b[(1 * 128 + ((tl_chunk23 * 16) / 128)) * 144 + ((tl_chunk23 * 16) % 128)];
+                const int tl_valid27 = !(tl::in_bounds(col0 + ((tl_chunk23 * 16) / 128), N)) ? 0 : max(0, min(16, K - (128 + ((tl_chunk23 * 16) % 128))));
+                if (tl_valid27 == 16 && 128 + ((tl_chunk23 * 16) % 128) >= 0 && tl::is_aligned(tl_src25, 4)) {
+                    tl::cp_async_chunk(tl_dst26, tl_src25);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
+                } else if (tl_valid27 == 0) {
+                    tl::fill_vector<tl::f8e4m3, 16>(tl_dst26, tl::convert<tl::f8e4m3>(0.0f));
+                } else {
+                    #pragma unroll
+                    for (int tl_v = 0; tl_v < 16; ++tl_v) tl_dst26[tl_v] = tl::in_bounds(col0 + ((tl_chunk23 * 16) / 128), N) && tl::in_bounds((128 + ((tl_chunk23 * 16) % 128)) + tl_v, K) ? tl_src25[tl_v] : tl::convert<tl::f8e4m3>(0.0f);
+                }
+            }
+        }
+    }
+    tl::cp_async_commit();
+    float sa_next[4];  // fragment sa_next: f32[64]
+    float sb_next[1];  // local sb_next: f32[1]
+    if (0 < k_trips) {
+        // copy(As[row0 +: BM, k], sa);  (qgemm.tl:116)
+        #pragma unroll
+        for (int tl_s28 = 0; tl_s28 < 4; ++tl_s28) {
+            sa_next[tl_s28] = tl::in_bounds(row0 + ((tl_tid / 4 % 8) + (tl_s28 % 2) * 8 + (tl_s28 / 2) * 16 + (tl_tid / 256) * 32), M) && tl::in_bounds(0, KG) ? As[int64_t(row0 + ((tl_tid / 4 % 8) + (tl_s28 % 2) * 8 + (tl_s28 / 2) * 16 + (tl_tid / 256) * 32)) * KG + 0] : 0.0f;
+        }
+        // copy(Bs[col0 / G +: 1, k], sb);  (qgemm.tl:117)
+        for (int tl_e29 = 0; tl_e29 < 1; ++tl_e29) {
+            sb_next[tl_e29] = tl::in_bounds((col0 / 128) + tl_e29, NB) && tl::in_bounds(0, KG) ? Bs[int64_t((col0 / 128) + tl_e29) * KG + 0] : 0.0f;
+        }
+    }
+    // for k in pipelined(KG, stages = STAGES) {  (qgemm.tl:113)
+    for (int k = 0; k < k_trips; ++k) {
+        tl::cp_async_wait<1>();  // at most 1 copy groups of this thread still in flight
+        __syncthreads();  // pipeline: stage `k % 3` has landed and the stage refilled next is no longer read
+        if (k + 2 < k_trips) {
+            // copy(A[row0 +: BM, k * G +: G], a);  (qgemm.tl:114)
+            if (tl::is_aligned(A, 16) && K % 16 == 0 && row0 >= 0 && row0 + 64 <= M && ((k + 2) * 128) >= 0 && ((k + 2) * 128) + 128 <= K && ((k + 2) * 128) % 16 == 0) {
+                #pragma unroll
+                for (int tl_i31 = 0; tl_i31 < 1; ++tl_i31) {
+                    const int tl_chunk30 = tl_tid + tl_i31 * 512;
+                    tl::cp_async_16(&a[(((k + 2) % 3) * 64 + ((tl_chunk30 * 16) / 128)) * 144 + ((tl_chunk30 * 16) % 128)], &A[int64_t(row0 + ((tl_chunk30 * 16) / 128)) * K + (((k + 2) * 128) + ((tl_chunk30 * 16) % 128))]);
+                }
+            } else {
+                #pragma unroll
+                for (int tl_i33 = 0; tl_i33 < 1; ++tl_i33) {
+                    const int tl_chunk32 = tl_tid + tl_i33 * 512;
+                    const tl::f8e4m3* tl_src34 = &A[int64_t(row0 + ((tl_chunk32 * 16) / 128)) * K + (((k + 2) * 128) + ((tl_chunk32 * 16) % 128))];
+                    tl::f8e4m3* tl_dst35 = &a[(((k + 2) % 3) * 64 + ((tl_chunk32 * 16) / 128)) * 144 + ((tl_chunk32 * 16) % 128)];
+                    const int tl_valid36 = !(tl::in_bounds(row0 + ((tl_chunk32 * 16) / 128), M)) ? 0 : max(0, min(16, K - (((k + 2) * 128) + ((tl_chunk32 * 16) % 128))));
+                    if (tl_valid36 == 16 && ((k + 2) * 128) + ((tl_chunk32 * 16) % 128) >= 0 && tl::is_aligned(tl_src34, 4)) {
+                        tl::cp_async_chunk(tl_dst35, tl_src34);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
+                    } else if (tl_valid36 == 0) {
+                        tl::fill_vector<tl::f8e4m3, 16>(tl_dst35, tl::convert<tl::f8e4m3>(0.0f));
+                    } else {
+                        #pragma unroll
+                        for (int tl_v = 0; tl_v < 16; ++tl_v) tl_dst35[tl_v] = tl::in_bounds(row0 + ((tl_chunk32 * 16) / 128), M) && tl::in_bounds((((k + 2) * 128) + ((tl_chunk32 * 16) % 128)) + tl_v, K) ? tl_src34[tl_v] : tl::convert<tl::f8e4m3>(0.0f);
+                    }
+                }
+            }
+            // copy(B[col0 +: BN, k * G +: G], b);  (qgemm.tl:115)
+            if (tl::is_aligned(B, 16) && K % 16 == 0 && col0 >= 0 && col0 + 128 <= N && ((k + 2) * 128) >= 0 && ((k + 2) * 128) + 128 <= K && ((k + 2) * 128) % 16 == 0) {
+                #pragma unroll
+                for (int tl_i38 = 0; tl_i38 < 2; ++tl_i38) {
+                    const int tl_chunk37 = tl_tid + tl_i38 * 512;
+                    tl::cp_async_16(&b[(((k + 2) % 3) * 128 + ((tl_chunk37 * 16) / 128)) * 144 + ((tl_chunk37 * 16) % 128)], &B[int64_t(col0 + ((tl_chunk37 * 16) / 128)) * K + (((k + 2) * 128) + ((tl_chunk37 * 16) % 128))]);
+                }
+            } else {
+                #pragma unroll
+                for (int tl_i40 = 0; tl_i40 < 2; ++tl_i40) {
+                    const int tl_chunk39 = tl_tid + tl_i40 * 512;
+                    const tl::f8e4m3* tl_src41 = &B[int64_t(col0 + ((tl_chunk39 * 16) / 128)) * K + (((k + 2) * 128) + ((tl_chunk39 * 16) % 128))];
+                    tl::f8e4m3* tl_dst42 = &b[(((k + 2) % 3) * 128 + ((tl_chunk39 * 16) / 128)) * 144 + ((tl_chunk39 * 16) % 128)];
+                    const int tl_valid43 = !(tl::in_bounds(col0 + ((tl_chunk39 * 16) / 128), N)) ? 0 : max(0, min(16, K - (((k + 2) * 128) + ((tl_chunk39 * 16) % 128))));
+                    if (tl_valid43 == 16 && ((k + 2) * 128) + ((tl_chunk39 * 16) % 128) >= 0 && tl::is_aligned(tl_src41, 4)) {
+                        tl::cp_async_chunk(tl_dst42, tl_src41);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
+                    } else if (tl_valid43 == 0) {
+                        tl::fill_vector<tl::f8e4m3, 16>(tl_dst42, tl::convert<tl::f8e4m3>(0.0f));
+                    } else {
+                        #pragma unroll
+                        for (int tl_v = 0; tl_v < 16; ++tl_v) tl_dst42[tl_v] = tl::in_bounds(col0 + ((tl_chunk39 * 16) / 128), N) && tl::in_bounds((((k + 2) * 128) + ((tl_chunk39 * 16) % 128)) + tl_v, K) ? tl_src41[tl_v] : tl::convert<tl::f8e4m3>(0.0f);
+                    }
+                }
+            }
+        }
+        tl::cp_async_commit();
+        // copy(As[row0 +: BM, k], sa);  (qgemm.tl:116)
+        #pragma unroll
+        for (int tl_s = 0; tl_s < 4; ++tl_s) sa[tl_s] = sa_next[tl_s];
+        // copy(Bs[col0 / G +: 1, k], sb);  (qgemm.tl:117)
+        for (int tl_e44 = 0; tl_e44 < 1; ++tl_e44) {
+            sb[tl_e44] = sb_next[tl_e44];
+        }
+        if (k + 1 < k_trips) {
+            // copy(As[row0 +: BM, k], sa);  (qgemm.tl:116)
+            #pragma unroll
+            for (int tl_s45 = 0; tl_s45 < 4; ++tl_s45) {
+                sa_next[tl_s45] = tl::in_bounds(row0 + ((tl_tid / 4 % 8) + (tl_s45 % 2) * 8 + (tl_s45 / 2) * 16 + (tl_tid / 256) * 32), M) && tl::in_bounds(k + 1, KG) ? As[int64_t(row0 + ((tl_tid / 4 % 8) + (tl_s45 % 2) * 8 + (tl_s45 / 2) * 16 + (tl_tid / 256) * 32)) * KG + (k + 1)] : 0.0f;
+            }
+            // copy(Bs[col0 / G +: 1, k], sb);  (qgemm.tl:117)
+            for (int tl_e46 = 0; tl_e46 < 1; ++tl_e46) {
+                sb_next[tl_e46] = tl::in_bounds((col0 / 128) + tl_e46, NB) && tl::in_bounds(k + 1, KG) ? Bs[int64_t((col0 / 128) + tl_e46) * KG + (k + 1)] : 0.0f;
+            }
+        }
+        // gemm(a, b, part, transpose_b = true, clear = true);  (qgemm.tl:118)
+        {
+            for (int tl_s = 0; tl_s < part_layout::kSlots; ++tl_s) part[tl_s] = 0.0f;
+            tl::warp_gemm_mma<64, 128, 128, 2, 8, tl::f8e4m3, false, true>(
+                part, tl::SharedMatrix<tl::f8e4m3, false, 144>{&a[((k % 3) * 64 + 0) * 144 + 0]},
+                tl::SharedMatrix<tl::f8e4m3, true, 144>{&b[((k % 3) * 128 + 0) * 144 + 0]}, tl_tid);
+        }
+        // for i, j in parallel(BM, BN) {  (qgemm.tl:119)
+        // for i, j in parallel(64, 128): each thread visits the elements of `acc` it holds
+        #pragma unroll
+        for (int tl_s47 = 0; tl_s47 < acc_layout::kSlots; ++tl_s47) {
+            [[maybe_unused]] const int i = acc_layout::row(tl_tid, tl_s47);
+            [[maybe_unused]] const int j = acc_layout::col(tl_tid, tl_s47);
+            acc[tl_s47] = acc[tl_s47] + part[tl_s47] * (sa[(tl_s47 / 2 % 2) + (tl_s47 / 8) * 2] * sb[0]);
+        }
+    }
+    tl::cp_async_wait<0>();  // at most 0 copy groups of this thread still in flight
+    // copy(acc, C[row0 +: BM, col0 +: BN]);  (qgemm.tl:123)
+    #pragma unroll
+    for (int tl_chunk48 = 0; tl_chunk48 < acc_layout::kSlots; tl_chunk48 += 2) {
+        tl::bf16* tl_ptr49 = &C[int64_t(row0 + (acc_layout::row(tl_tid, tl_chunk48))) * N + (col0 + (acc_layout::col(tl_tid, tl_chunk48)))];
+        if (tl::in_bounds(row0 + (acc_layout::row(tl_tid, tl_chunk48)), M) && tl::in_bounds(col0 + (acc_layout::col(tl_tid, tl_chunk48)), N) && tl::in_bounds(row0 + (acc_layout::row(tl_tid, tl_chunk48)), M) && tl::in_bounds((col0 + (acc_layout::col(tl_tid, tl_chunk48))) + 1, N) && tl::is_aligned(tl_ptr49, 4)) {
+            tl::bf16 tl_vec50[2];
+            #pragma unroll
+            for (int tl_v = 0; tl_v < 2; tl_v += 2) tl::convert_pair(&tl_vec50[tl_v], acc[tl_chunk48 + tl_v], acc[tl_chunk48 + tl_v + 1]);
+            tl::store_vector<tl::bf16, 2>(tl_ptr49, tl_vec50);
+        } else {
+            #pragma unroll
+            for (int tl_v = 0; tl_v < 2; ++tl_v) {
+                if (tl::in_bounds(row0 + (acc_layout::row(tl_tid, tl_chunk48 + tl_v)), M) && tl::in_bounds(col0 + (acc_layout::col(tl_tid, tl_chunk48 + tl_v)), N)) C[int64_t(row0 + (acc_layout::row(tl_tid, tl_chunk48 + tl_v))) * N + (col0 + (acc_layout::col(tl_tid, tl_chunk48 + tl_v)))] = tl::convert<tl::bf16>(acc[tl_chunk48 + tl_v]);
+            }
+        }
+    }
+}
+
+// kernel fp8_gemm_block_scaled_fp8_gemm_block_scaled_tile<BN = 128, BM = 64, G = 128, STAGES = 3, THREADS = 256, T = bf16>  (stdlib/qgemm.tl:96)
+// 256 threads per block, 148576 bytes of shared memory
+// warp-specialized: warpgroup 0 issues TMA loads, the other 256 threads run wgmma; persistent over the tiles
+__global__ void __launch_bounds__(384, 1) fp8_gemm_block_scaled_fp8_gemm_block_scaled_tile_kernel_variant0_sm90(
+        const __grid_constant__ CUtensorMap tl_map_A,
+        const __grid_constant__ CUtensorMap tl_map_B,
+        const tl::f8e4m3* __restrict__ A,
+        const float* __restrict__ As,
+        const tl::f8e4m3* __restrict__ B,
+        const float* __restrict__ Bs,
+        tl::bf16* __restrict__ C,
+        int32_t M,
+        int32_t K,
+        int32_t KG,
+        int32_t N,
+        int32_t NB)
+{
+    #if defined(__CUDA_ARCH__) && !TL_SM90A_DEVICE
+    __trap();  // built for another arch; the launch stub runs this kernel only on sm_90 devices
+    #else
+    tl::wait_for_previous_grid();  // launched by program `fp8_gemm_block_scaled`: the kernel before it has finished
+    // fragment sa: f32[64], slice of `acc` (broadcast): [64] over 256 threads: (8:t4 2:r1 4:t32) 2 registers, 8 replicas
+    using part_layout = tl::MmaAccLayout<64, 128, 4, 2, false, true>;  // fragment part: f32[64, 128], wgmma accumulators
+    using acc_layout = tl::MmaAccLayout<64, 128, 4, 2, false, true>;  // fragment acc: f32[64, 128], wgmma accumulators
+    // fragment sa_next: f32[64], slice of `acc` (broadcast): [64] over 256 threads: (8:t4 2:r1 4:t32) 2 registers, 8 replicas
+    extern __shared__ __align__(1024) unsigned char tl_smem_raw[];
+    unsigned char* tl_smem = tl_smem_raw + ((1024 - tl::sm90::smem_address(tl_smem_raw) % 1024) % 1024);
+    tl::f8e4m3* a = reinterpret_cast<tl::f8e4m3*>(tl_smem + 0);  // shared a: f8e4m3[64, 128], 6 stages, 128-byte swizzled (TMA)
+    tl::f8e4m3* b = reinterpret_cast<tl::f8e4m3*>(tl_smem + 49152);  // shared b: f8e4m3[128, 128], 6 stages, 128-byte swizzled (TMA)
+    uint64_t* tl_full = reinterpret_cast<uint64_t*>(tl_smem + 147456);   // per stage: its TMA loads landed
+    uint64_t* tl_empty = tl_full + 6;  // per stage: every consumer warp finished reading it
+    if (threadIdx.x == 0) {
+        for (int tl_s = 0; tl_s < 6; ++tl_s) {
+            tl::sm90::mbarrier_init(&tl_full[tl_s], 1);
+            tl::sm90::mbarrier_init(&tl_empty[tl_s], 8);  // one arrival per consumer warp
+        }
+        tl::sm90::mbarrier_init_fence();
+    }
+    __syncthreads();
+    const int tl_tiles_x = tl::cdiv(N, 128), tl_tiles_y = tl::cdiv(M, 64), tl_tiles_z = 1;
+    const int tl_tiles = tl_tiles_x * tl_tiles_y * tl_tiles_z;
+    if (threadIdx.x < 128) {
+        // Producer warpgroup: one thread issues every TMA load.
+        tl::sm90::release_registers<40>();
+        if (threadIdx.x == 0) {
+            tl::sm90::tma_prefetch_descriptor(&tl_map_A);
+            tl::sm90::tma_prefetch_descriptor(&tl_map_B);
+            int tl_it = 0;  // trips issued so far, across tiles: stage tl_it % stages, round tl_it / stages
+            for (int tl_tile = blockIdx.x; tl_tile < tl_tiles; tl_tile += gridDim.x) {
+                const int tl_block_z = tl_tile / (tl_tiles_x * tl_tiles_y);
+                const int tl_in_plane = tl_tile % (tl_tiles_x * tl_tiles_y);
+                const int tl_group_first_y = tl_in_plane / (8 * tl_tiles_x) * 8;
+                const int tl_group_rows = min(tl_tiles_y - tl_group_first_y, 8);
+                const int tl_block_y = tl_group_first_y + tl_in_plane % (8 * tl_tiles_x) % tl_group_rows;
+                const int tl_block_x = tl_in_plane % (8 * tl_tiles_x) / tl_group_rows;
+                (void)tl_block_x, (void)tl_block_y, (void)tl_block_z;
+                const int32_t row0 = tl_block_y * 64;
+                const int32_t col0 = tl_block_x * 128;
+                for (int k = 0; k < KG; ++k, ++tl_it) {
+                    const int tl_stage = tl_it % 6;
+                    tl::sm90::mbarrier_wait(&tl_empty[tl_stage], (tl_it / 6 + 1) & 1);  // consumers released it
+                    tl::sm90::mbarrier_arrive_expect_tx(&tl_full[tl_stage], 24576);
+                    // copy(A[row0 +: BM, k * G +: G], a);  (qgemm.tl:114)
+                    tl::sm90::tma_load_2d(a + tl_stage * 8192, &tl_map_A, &tl_full[tl_stage], k * 128, row0);
+                    // copy(B[col0 +: BN, k * G +: G], b);  (qgemm.tl:115)
+                    tl::sm90::tma_load_2d(b + tl_stage * 16384, &tl_map_B, &tl_full[tl_stage], k * 128, col0);
+                }
+            }
+        }
+    }
+    else {
+        // Consumer warpgroups: the kernel's 256 threads.
+        tl::sm90::claim_registers<232>();
+        const int tl_tid = tl::thread_index<256>(128);
+        int tl_it = 0;  // trips consumed so far, across tiles
+        for (int tl_tile = blockIdx.x; tl_tile < tl_tiles; tl_tile += gridDim.x) {
+            const int tl_block_z = tl_tile / (tl_tiles_x * tl_tiles_y);
+            const int tl_in_plane = tl_tile % (tl_tiles_x * tl_tiles_y);
+            const int tl_group_first_y = tl_in_plane / (8 * tl_tiles_x) * 8;
+            const int tl_group_rows = min(tl_tiles_y - tl_group_first_y, 8);
+            const int tl_block_y = tl_group_first_y + tl_in_plane % (8 * tl_tiles_x) % tl_group_rows;
+            const int tl_block_x = tl_in_plane % (8 * tl_tiles_x) / tl_group_rows;
+            (void)tl_block_x, (void)tl_block_y, (void)tl_block_z;
+            float sa[2];  // fragment sa: f32[64]
+            float sb[1];  // local sb: f32[1]
+            float part[part_layout::kSlots];  // fragment part: f32[64, 128]
+            float acc[acc_layout::kSlots];  // fragment acc: f32[64, 128]
+            #pragma unroll
+            for (int tl_i = 0; tl_i < acc_layout::kSlots; ++tl_i) acc[tl_i] = 0.0f;
+            const int32_t row0 = tl_block_y * 64;
+            const int32_t col0 = tl_block_x * 128;
+            float sa_next[2];  // fragment sa_next: f32[64]
+            float sb_next[1];  // local sb_next: f32[1]
+            if (0 < KG) {
+                // copy(As[row0 +: BM, k], sa);  (qgemm.tl:116)
+                #pragma unroll
+                for (int tl_s0 = 0; tl_s0 < 2; ++tl_s0) {
+                    sa_next[tl_s0] = tl::in_bounds(row0 + ((tl_tid / 4 % 8) + (tl_s0) * 8 + (tl_tid / 32 % 4) * 16), M) && tl::in_bounds(0, KG) ? As[int64_t(row0 + ((tl_tid / 4 % 8) + (tl_s0) * 8 + (tl_tid / 32 % 4) * 16)) * KG + 0] : 0.0f;
+                }
+                // copy(Bs[col0 / G +: 1, k], sb);  (qgemm.tl:117)
+                for (int tl_e1 = 0; tl_e1 < 1; ++tl_e1) {
+                    sb_next[tl_e1] = tl::in_bounds((col0 / 128) + tl_e1, NB) && tl::in_bounds(0, KG) ? Bs[int64_t((col0 / 128) + tl_e1) * KG + 0] : 0.0f;
+                }
+            }
+            // for k in pipelined(KG, stages = STAGES) {  (qgemm.tl:113)
+            const int tl_trips2 = KG;
+            for (int k = 0; k < tl_trips2; ++k, ++tl_it) {
+                const int tl_stage = tl_it % 6;
+                tl::sm90::mbarrier_wait(&tl_full[tl_stage], (tl_it / 6 + 0) & 1);  // trip k's TMA loads landed
+                // gemm(a, b, part, transpose_b = true, clear = true);  (qgemm.tl:118)
+                tl::sm90::warpgroup_gemm<tl::f8e4m3, 64, 128, 128, false, true, 2, true>(part, a + tl_stage * 8192, b + tl_stage * 16384, tl_tid / 128, true);  // each warpgroup its share of the columns
+                // copy(As[row0 +: BM, k], sa);  (qgemm.tl:116)
+                #pragma unroll
+                for (int tl_s = 0; tl_s < 2; ++tl_s) sa[tl_s] = sa_next[tl_s];
+                // copy(Bs[col0 / G +: 1, k], sb);  (qgemm.tl:117)
+                for (int tl_e3 = 0; tl_e3 < 1; ++tl_e3) {
+                    sb[tl_e3] = sb_next[tl_e3];
+                }
+                if (k + 1 < KG) {
+                    // copy(As[row0 +: BM, k], sa);  (qgemm.tl:116)
+                    #pragma unroll
+                    for (int tl_s4 = 0; tl_s4 < 2; ++tl_s4) {
+                        sa_next[tl_s4] = tl::in_bounds(row0 + ((tl_tid / 4 % 8) + (tl_s4) * 8 + (tl_tid / 32 % 4) * 16), M) && tl::in_bounds(k + 1, KG) ? As[int64_t(row0 + ((tl_tid / 4 % 8) + (tl_s4) * 8 + (tl_tid / 32 % 4) * 16)) * KG + (k + 1)] : 0.0f;
+                    }
+                    // copy(Bs[col0 / G +: 1, k], sb);  (qgemm.tl:117)
+                    for (int tl_e5 = 0; tl_e5 < 1; ++tl_e5) {
+                        sb_next[tl_e5] = tl::in_bounds((col0 / 128) + tl_e5, NB) && tl::in_bounds(k + 1, KG) ? Bs[int64_t((col0 / 128) + tl_e5) * KG + (k + 1)] : 0.0f;
+                    }
+                }
+                tl::sm90::wgmma_wait<0>();  // #0 (into `part`) retired
+                tl::sm90::fence_accumulators(part);
+                if (tl_tid % 32 == 0) tl::sm90::mbarrier_arrive(&tl_empty[tl_stage]);  // release trip k's stage
+                // for i, j in parallel(BM, BN) {  (qgemm.tl:119)
+                // for i, j in parallel(64, 128): each thread visits the elements of `acc` it holds
+                #pragma unroll
+                for (int tl_s6 = 0; tl_s6 < acc_layout::kSlots; ++tl_s6) {
+                    [[maybe_unused]] const int i = acc_layout::row(tl_tid, tl_s6);
+                    [[maybe_unused]] const int j = acc_layout::col(tl_tid, tl_s6);
+                    acc[tl_s6] = acc[tl_s6] + part[tl_s6] * (sa[(tl_s6 / 2 % 2)] * sb[0]);
+                }
+            }
+            // copy(acc, C[row0 +: BM, col0 +: BN]);  (qgemm.tl:123)
+            #pragma unroll
+            for (int tl_chunk7 = 0; tl_chunk7 < acc_layout::kSlots; tl_chunk7 += 2) {
+                tl::bf16* tl_ptr8 = &C[int64_t(row0 + (acc_layout::row(tl_tid, tl_chunk7))) * N + (col0 + (acc_layout::col(tl_tid, tl_chunk7)))];
+                if (tl::in_bounds(row0 + (acc_layout::row(tl_tid, tl_chunk7)), M) && tl::in_bounds(col0 + (acc_layout::col(tl_tid, tl_chunk7)), N) && tl::in_bounds(row0 + (acc_layout::row(tl_tid, tl_chunk7)), M) && tl::in_bounds((col0 + (acc_layout::col(tl_tid, tl_chunk7))) + 1, N) && tl::is_aligned(tl_ptr8, 4)) {
+                    tl::bf16 tl_vec9[2];
+                    #pragma unroll
+                    for (int tl_v = 0; tl_v < 2; tl_v += 2) tl::convert_pair(&tl_vec9[tl_v], acc[tl_chunk7 + tl_v], acc[tl_chunk7 + tl_v + 1]);
+                    tl::store_vector<tl::bf16, 2>(tl_ptr8, tl_vec9);
+                } else {
+                    #pragma unroll
+                    for (int tl_v = 0; tl_v < 2; ++tl_v) {
+                        if (tl::in_bounds(row0 + (acc_layout::row(tl_tid, tl_chunk7 + tl_v)), M) && tl::in_bounds(col0 + (acc_layout::col(tl_tid, tl_chunk7 + tl_v)), N)) C[int64_t(row0 + (acc_layout::row(tl_tid, tl_chunk7 + tl_v))) * N + (col0 + (acc_layout::col(tl_tid, tl_chunk7 + tl_v)))] = tl::convert<tl::bf16>(acc[tl_chunk7 + tl_v]);
+                    }
+                }
+            }
+        }
+    }
+    #endif
+}
+
+// kernel fp8_gemm_block_scaled_fp8_gemm_block_scaled_tile<BN = 64, BM = 64, G = 128, STAGES = 3, THREADS = 256, T = bf16>  (stdlib/qgemm.tl:96)
+// 256 threads per block, 55296 bytes of shared memory
+__global__ void __launch_bounds__(256) fp8_gemm_block_scaled_fp8_gemm_block_scaled_tile_kernel_variant1(
+        const tl::f8e4m3* __restrict__ A,
+        const float* __restrict__ As,
+        const tl::f8e4m3* __restrict__ B,
+        const float* __restrict__ Bs,
+        tl::bf16* __restrict__ C,
+        int32_t M,
+        int32_t K,
+        int32_t KG,
+        int32_t N,
+        int32_t NB)
+{
+    tl::wait_for_previous_grid();  // launched by program `fp8_gemm_block_scaled`: the kernel before it has finished
+    // fragment sa: f32[64], slice of `acc` (broadcast): [64] over 256 threads: (8:t4 2:r1 2:r2 2:t128) 4 registers, 16 replicas
+    using part_layout = tl::MmaAccLayout<64, 64, 2, 4>;  // fragment part: f32[64, 64], mma.sync accumulators
+    using acc_layout = tl::MmaAccLayout<64, 64, 2, 4>;  // fragment acc: f32[64, 64], mma.sync accumulators
+    // fragment sa_next: f32[64], slice of `acc` (broadcast): [64] over 256 threads: (8:t4 2:r1 2:r2 2:t128) 4 registers, 16 replicas
+    const int tl_tid = tl::thread_index<256>();
+    extern __shared__ __align__(128) unsigned char tl_smem[];
+    tl::f8e4m3* a = reinterpret_cast<tl::f8e4m3*>(tl_smem + 0);  // shared a: f8e4m3[3, 64, 128], row pitch 144
+    tl::f8e4m3* b = reinterpret_cast<tl::f8e4m3*>(tl_smem + 27648);  // shared b: f8e4m3[3, 64, 128], row pitch 144
+    float sa[4];  // fragment sa: f32[64]
+    float sb[1];  // local sb: f32[1]
+    float part[part_layout::kSlots];  // fragment part: f32[64, 64]
+    float acc[acc_layout::kSlots];  // fragment acc: f32[64, 64]
+    #pragma unroll
+    for (int tl_i = 0; tl_i < acc_layout::kSlots; ++tl_i) acc[tl_i] = 0.0f;
+    const int32_t row0 = int(blockIdx.y) * 64;
+    const int32_t col0 = int(blockIdx.x) * 64;
+    const int32_t k_trips = KG;
+    if (0 < k_trips) {
+        // copy(A[row0 +: BM, k * G +: G], a);  (qgemm.tl:114)
+        if (tl::is_aligned(A, 16) && K % 16 == 0 && row0 >= 0 && row0 + 64 <= M && 0 >= 0 && 0 + 128 <= K && 0 % 16 == 0) {
+            #pragma unroll
+            for (int tl_i1 = 0; tl_i1 < 2; ++tl_i1) {
+                const int tl_chunk0 = tl_tid + tl_i1 * 256;
+                tl::cp_async_16(&a[(0 * 64 + ((tl_chunk0 * 16) / 128)) * 144 + ((tl_chunk0 * 16) % 128)], &A[int64_t(row0 + ((tl_chunk0 * 16) / 128)) * K + ((tl_chunk0 * 16) % 128)]);
+            }
+        } else {
+            #pragma unroll
+            for (int tl_i3 = 0; tl_i3 < 2; ++tl_i3) {
+                const int tl_chunk2 = tl_tid + tl_i3 * 256;
+                const tl::f8e4m3* tl_src4 = &A[int64_t(row0 + ((tl_chunk2 * 16) / 128)) * K + ((tl_chunk2 * 16) % 128)];
+                tl::f8e4m3* tl_dst5 = &a[(0 * 64 + ((tl_chunk2 * 16) / 128)) * 144 + ((tl_chunk2 * 16) % 128)];
+                const int tl_valid6 = !(tl::in_bounds(row0 + ((tl_chunk2 * 16) / 128), M)) ? 0 : max(0, min(16, K - ((tl_chunk2 * 16) % 128)));
+                if (tl_valid6 == 16 && (tl_chunk2 * 16) % 128 >= 0 && tl::is_aligned(tl_src4, 4)) {
+                    tl::cp_async_chunk(tl_dst5, tl_src4);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
+                } else if (tl_valid6 == 0) {
+                    tl::fill_vector<tl::f8e4m3, 16>(tl_dst5, tl::convert<tl::f8e4m3>(0.0f));
+                } else {
+                    #pragma unroll
+                    for (int tl_v = 0; tl_v < 16; ++tl_v) tl_dst5[tl_v] = tl::in_bounds(row0 + ((tl_chunk2 * 16) / 128), M) && tl::in_bounds(((tl_chunk2 * 16) % 128) + tl_v, K) ? tl_src4[tl_v] : tl::convert<tl::f8e4m3>(0.0f);
+                }
+            }
+        }
+        // copy(B[col0 +: BN, k * G +: G], b);  (qgemm.tl:115)
+        if (tl::is_aligned(B, 16) && K % 16 == 0 && col0 >= 0 && col0 + 64 <= N && 0 >= 0 && 0 + 128 <= K && 0 % 16 == 0) {
+            #pragma unroll
+            for (int tl_i8 = 0; tl_i8 < 2; ++tl_i8) {
+                const int tl_chunk7 = tl_tid + tl_i8 * 256;
+                tl::cp_async_16(&b[(0 * 64 + ((tl_chunk7 * 16) / 128)) * 144 + ((tl_chunk7 * 16) % 128)], &B[int64_t(col0 + ((tl_chunk7 * 16) / 128)) * K + ((tl_chunk7 * 16) % 128)]);
+            }
+        } else {
+            #pragma unroll
+            for (int tl_i10 = 0; tl_i10 < 2; ++tl_i10) {
+                const int tl_chunk9 = tl_tid + tl_i10 * 256;
+                const tl::f8e4m3* tl_src11 = &B[int64_t(col0 + ((tl_chunk9 * 16) / 128)) * K + ((tl_chunk9 * 16) % 128)];
+                tl::f8e4m3* tl_dst12 = &b[(0 * 64 + ((tl_chunk9 * 16) / 128)) * 144 + ((tl_chunk9 * 16) % 128)];
+                const int tl_valid13 = !(tl::in_bounds(col0 + ((tl_chunk9 * 16) / 128), N)) ? 0 : max(0, min(16, K - ((tl_chunk9 * 16) % 128)));
+                if (tl_valid13 == 16 && (tl_chunk9 * 16) % 128 >= 0 && tl::is_aligned(tl_src11, 4)) {
+                    tl::cp_async_chunk(tl_dst12, tl_src11);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
+                } else if (tl_valid13 == 0) {
+                    tl::fill_vector<tl::f8e4m3, 16>(tl_dst12, tl::convert<tl::f8e4m3>(0.0f));
+                } else {
+                    #pragma unroll
+                    for (int tl_v = 0; tl_v < 16; ++tl_v) tl_dst12[tl_v] = tl::in_bounds(col0 + ((tl_chunk9 * 16) / 128), N) && tl::in_bounds(((tl_chunk9 * 16) % 128) + tl_v, K) ? tl_src11[tl_v] : tl::convert<tl::f8e4m3>(0.0f);
+                }
+            }
+        }
+    }
+    tl::cp_async_commit();
+    if (1 < k_trips) {
+        // copy(A[row0 +: BM, k * G +: G], a);  (qgemm.tl:114)
+        if (tl::is_aligned(A, 16) && K % 16 == 0 && row0 >= 0 && row0 + 64 <= M && 128 >= 0 && 128 + 128 <= K && 128 % 16 == 0) {
+            #pragma unroll
+            for (int tl_i15 = 0; tl_i15 < 2; ++tl_i15) {
+                const int tl_chunk14 = tl_tid + tl_i15 * 256;
+                tl::cp_async_16(&a[(1 * 64 + ((tl_chunk14 * 16) / 128)) * 144 + ((tl_chunk14 * 16) % 128)], &A[int64_t(row0 + ((tl_chunk14 * 16) / 128)) * K + (128 + ((tl_chunk14 * 16) % 128))]);
+            }
+        } else {
+            #pragma unroll
+            for (int tl_i17 = 0; tl_i17 < 2; ++tl_i17) {
+                const int tl_chunk16 = tl_tid + tl_i17 * 256;
+                const tl::f8e4m3* tl_src18 = &A[int64_t(row0 + ((tl_chunk16 * 16) / 128)) * K + (128 + ((tl_chunk16 * 16) % 128))];
+                tl::f8e4m3* tl_dst19 = &a[(1 * 64 + ((tl_chunk16 * 16) / 128)) * 144 + ((tl_chunk16 * 16) % 128)];
+                const int tl_valid20 = !(tl::in_bounds(row0 + ((tl_chunk16 * 16) / 128), M)) ? 0 : max(0, min(16, K - (128 + ((tl_chunk16 * 16) % 128))));
+                if (tl_valid20 == 16 && 128 + ((tl_chunk16 * 16) % 128) >= 0 && tl::is_aligned(tl_src18, 4)) {
+                    tl::cp_async_chunk(tl_dst19, tl_src18);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
+                } else if (tl_valid20 == 0) {
+                    tl::fill_vector<tl::f8e4m3, 16>(tl_dst19, tl::convert<tl::f8e4m3>(0.0f));
+                } else {
+                    #pragma unroll
+                    for (int tl_v = 0; tl_v < 16; ++tl_v) tl_dst19[tl_v] = tl::in_bounds(row0 + ((tl_chunk16 * 16) / 128), M) && tl::in_bounds((128 + ((tl_chunk16 * 16) % 128)) + tl_v, K) ? tl_src18[tl_v] : tl::convert<tl::f8e4m3>(0.0f);
+                }
+            }
+        }
+        // copy(B[col0 +: BN, k * G +: G], b);  (qgemm.tl:115)
+        if (tl::is_aligned(B, 16) && K % 16 == 0 && col0 >= 0 && col0 + 64 <= N && 128 >= 0 && 128 + 128 <= K && 128 % 16 == 0) {
+            #pragma unroll
+            for (int tl_i22 = 0; tl_i22 < 2; ++tl_i22) {
+                const int tl_chunk21 = tl_tid + tl_i22 * 256;
+                tl::cp_async_16(&b[(1 * 64 + ((tl_chunk21 * 16) / 128)) * 144 + ((tl_chunk21 * 16) % 128)], &B[int64_t(col0 + ((tl_chunk21 * 16) / 128)) * K + (128 + ((tl_chunk21 * 16) % 128))]);
+            }
+        } else {
+            #pragma unroll
+            for (int tl_i24 = 0; tl_i24 < 2; ++tl_i24) {
+                const int tl_chunk23 = tl_tid + tl_i24 * 256;
+                const tl::f8e4m3* tl_src25 = &B[int64_t(col0 + ((tl_chunk23 * 16) / 128)) * K + (128 + ((tl_chunk23 * 16) % 128))];
+                tl::f8e4m3* tl_dst26 = &b[(1 * 64 + ((tl_chunk23 * 16) / 128)) * 144 + ((tl_chunk23 * 16) % 128)];
+                const int tl_valid27 = !(tl::in_bounds(col0 + ((tl_chunk23 * 16) / 128), N)) ? 0 : max(0, min(16, K - (128 + ((tl_chunk23 * 16) % 128))));
+                if (tl_valid27 == 16 && 128 + ((tl_chunk23 * 16) % 128) >= 0 && tl::is_aligned(tl_src25, 4)) {
+                    tl::cp_async_chunk(tl_dst26, tl_src25);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
+                } else if (tl_valid27 == 0) {
+                    tl::fill_vector<tl::f8e4m3, 16>(tl_dst26, tl::convert<tl::f8e4m3>(0.0f));
+                } else {
+                    #pragma unroll
+                    for (int tl_v = 0; tl_v < 16; ++tl_v) tl_dst26[tl_v] = tl::in_bounds(col0 + ((tl_chunk23 * 16) / 128), N) && tl::in_bounds((128 + ((tl_chunk23 * 16) % 128)) + tl_v, K) ? tl_src25[tl_v] : tl::convert<tl::f8e4m3>(0.0f);
+                }
+            }
+        }
+    }
+    tl::cp_async_commit();
+    float sa_next[4];  // fragment sa_next: f32[64]
+    float sb_next[1];  // local sb_next: f32[1]
+    if (0 < k_trips) {
+        // copy(As[row0 +: BM, k], sa);  (qgemm.tl:116)
+        #pragma unroll
+        for (int tl_s28 = 0; tl_s28 < 4; ++tl_s28) {
+            sa_next[tl_s28] = tl::in_bounds(row0 + ((tl_tid / 4 % 8) + (tl_s28 % 2) * 8 + (tl_s28 / 2) * 16 + (tl_tid / 128) * 32), M) && tl::in_bounds(0, KG) ? As[int64_t(row0 + ((tl_tid / 4 % 8) + (tl_s28 % 2) * 8 + (tl_s28 / 2) * 16 + (tl_tid / 128) * 32)) * KG + 0] : 0.0f;
+        }
+        // copy(Bs[col0 / G +: 1, k], sb);  (qgemm.tl:117)
+        for (int tl_e29 = 0; tl_e29 < 1; ++tl_e29) {
+            sb_next[tl_e29] = tl::in_bounds((col0 / 128) + tl_e29, NB) && tl::in_bounds(0, KG) ? Bs[int64_t((col0 / 128) + tl_e29) * KG + 0] : 0.0f;
+        }
+    }
+    // for k in pipelined(KG, stages = STAGES) {  (qgemm.tl:113)
+    for (int k = 0; k < k_trips; ++k) {
+        tl::cp_async_wait<1>();  // at most 1 copy groups of this thread still in flight
+        __syncthreads();  // pipeline: stage `k % 3` has landed and the stage refilled next is no longer read
+        if (k + 2 < k_trips) {
+            // copy(A[row0 +: BM, k * G +: G], a);  (qgemm.tl:114)
+            if (tl::is_aligned(A, 16) && K % 16 == 0 && row0 >= 0 && row0 + 64 <= M && ((k + 2) * 128) >= 0 && ((k + 2) * 128) + 128 <= K && ((k + 2) * 128) % 16 == 0) {
+                #pragma unroll
+                for (int tl_i31 = 0; tl_i31 < 2; ++tl_i31) {
+                    const int tl_chunk30 = tl_tid + tl_i31 * 256;
+                    tl::cp_async_16(&a[(((k + 2) % 3) * 64 + ((tl_chunk30 * 16) / 128)) * 144 + ((tl_chunk30 * 16) % 128)], &A[int64_t(row0 + ((tl_chunk30 * 16) / 128)) * K + (((k + 2) * 128) + ((tl_chunk30 * 16) % 128))]);
+                }
+            } else {
+                #pragma unroll
+                for (int tl_i33 = 0; tl_i33 < 2; ++tl_i33) {
+                    const int tl_chunk32 = tl_tid + tl_i33 * 256;
+                    const tl::f8e4m3* tl_src34 = &A[int64_t(row0 + ((tl_chunk32 * 16) / 128)) * K + (((k + 2) * 128) + ((tl_chunk32 * 16) % 128))];
+                    tl::f8e4m3* tl_dst35 = &a[(((k + 2) % 3) * 64 + ((tl_chunk32 * 16) / 128)) * 144 + ((tl_chunk32 * 16) % 128)];
+                    const int tl_valid36 = !(tl::in_bounds(row0 + ((tl_chunk32 * 16) / 128), M)) ? 0 : max(0, min(16, K - (((k + 2) * 128) + ((tl_chunk32 * 16) % 128))));
+                    if (tl_valid36 == 16 && ((k + 2) * 128) + ((tl_chunk32 * 16) % 128) >= 0 && tl::is_aligned(tl_src34, 4)) {
+                        tl::cp_async_chunk(tl_dst35, tl_src34);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
+                    } else if (tl_valid36 == 0) {
+                        tl::fill_vector<tl::f8e4m3, 16>(tl_dst35, tl::convert<tl::f8e4m3>(0.0f));
+                    } else {
+                        #pragma unroll
+                        for (int tl_v = 0; tl_v < 16; ++tl_v) tl_dst35[tl_v] = tl::in_bounds(row0 + ((tl_chunk32 * 16) / 128), M) && tl::in_bounds((((k + 2) * 128) + ((tl_chunk32 * 16) % 128)) + tl_v, K) ? tl_src34[tl_v] : tl::convert<tl::f8e4m3>(0.0f);
+                    }
+                }
+            }
+            // copy(B[col0 +: BN, k * G +: G], b);  (qgemm.tl:115)
+            if (tl::is_aligned(B, 16) && K % 16 == 0 && col0 >= 0 && col0 + 64 <= N && ((k + 2) * 128) >= 0 && ((k + 2) * 128) + 128 <= K && ((k + 2) * 128) % 16 == 0) {
+                #pragma unroll
+                for (int tl_i38 = 0; tl_i38 < 2; ++tl_i38) {
+                    const int tl_chunk37 = tl_tid + tl_i38 * 256;
+                    tl::cp_async_16(&b[(((k + 2) % 3) * 64 + ((tl_chunk37 * 16) / 128)) * 144 + ((tl_chunk37 * 16) % 128)], &B[int64_t(col0 + ((tl_chunk37 * 16) / 128)) * K + (((k + 2) * 128) + ((tl_chunk37 * 16) % 128))]);
+                }
+            } else {
+                #pragma unroll
+                for (int tl_i40 = 0; tl_i40 < 2; ++tl_i40) {
+                    const int tl_chunk39 = tl_tid + tl_i40 * 256;
+                    const tl::f8e4m3* tl_src41 = &B[int64_t(col0 + ((tl_chunk39 * 16) / 128)) * K + (((k + 2) * 128) + ((tl_chunk39 * 16) % 128))];
+                    tl::f8e4m3* tl_dst42 = &b[(((k + 2) % 3) * 64 + ((tl_chunk39 * 16) / 128)) * 144 + ((tl_chunk39 * 16) % 128)];
+                    const int tl_valid43 = !(tl::in_bounds(col0 + ((tl_chunk39 * 16) / 128), N)) ? 0 : max(0, min(16, K - (((k + 2) * 128) + ((tl_chunk39 * 16) % 128))));
+                    if (tl_valid43 == 16 && ((k + 2) * 128) + ((tl_chunk39 * 16) % 128) >= 0 && tl::is_aligned(tl_src41, 4)) {
+                        tl::cp_async_chunk(tl_dst42, tl_src41);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
+                    } else if (tl_valid43 == 0) {
+                        tl::fill_vector<tl::f8e4m3, 16>(tl_dst42, tl::convert<tl::f8e4m3>(0.0f));
+                    } else {
+                        #pragma unroll
+                        for (int tl_v = 0; tl_v < 16; ++tl_v) tl_dst42[tl_v] = tl::in_bounds(col0 + ((tl_chunk39 * 16) / 128), N) && tl::in_bounds((((k + 2) * 128) + ((tl_chunk39 * 16) % 128)) + tl_v, K) ? tl_src41[tl_v] : tl::convert<tl::f8e4m3>(0.0f);
+                    }
+                }
+            }
+        }
+        tl::cp_async_commit();
+        // copy(As[row0 +: BM, k], sa);  (qgemm.tl:116)
+        #pragma unroll
+        for (int tl_s = 0; tl_s < 4; ++tl_s) sa[tl_s] = sa_next[tl_s];
+        // copy(Bs[col0 / G +: 1, k], sb);  (qgemm.tl:117)
+        for (int tl_e44 = 0; tl_e44 < 1; ++tl_e44) {
+            sb[tl_e44] = sb_next[tl_e44];
+        }
+        if (k + 1 < k_trips) {
+            // copy(As[row0 +: BM, k], sa);  (qgemm.tl:116)
+            #pragma unroll
+            for (int tl_s45 = 0; tl_s45 < 4; ++tl_s45) {
+                sa_next[tl_s45] = tl::in_bounds(row0 + ((tl_tid / 4 % 8) + (tl_s45 % 2) * 8 + (tl_s45 / 2) * 16 + (tl_tid / 128) * 32), M) && tl::in_bounds(k + 1, KG) ? As[int64_t(row0 + ((tl_tid / 4 % 8) + (tl_s45 % 2) * 8 + (tl_s45 / 2) * 16 + (tl_tid / 128) * 32)) * KG + (k + 1)] : 0.0f;
+            }
+            // copy(Bs[col0 / G +: 1, k], sb);  (qgemm.tl:117)
+            for (int tl_e46 = 0; tl_e46 < 1; ++tl_e46) {
+                sb_next[tl_e46] = tl::in_bounds((col0 / 128) + tl_e46, NB) && tl::in_bounds(k + 1, KG) ? Bs[int64_t((col0 / 128) + tl_e46) * KG + (k + 1)] : 0.0f;
+            }
+        }
+        // gemm(a, b, part, transpose_b = true, clear = true);  (qgemm.tl:118)
+        {
+            for (int tl_s = 0; tl_s < part_layout::kSlots; ++tl_s) part[tl_s] = 0.0f;
+            tl::warp_gemm_mma<64, 64, 128, 2, 4, tl::f8e4m3, false, true>(
+                part, tl::SharedMatrix<tl::f8e4m3, false, 144>{&a[((k % 3) * 64 + 0) * 144 + 0]},
+                tl::SharedMatrix<tl::f8e4m3, true, 144>{&b[((k % 3) * 64 + 0) * 144 + 0]}, tl_tid);
+        }
+        // for i, j in parallel(BM, BN) {  (qgemm.tl:119)
+        // for i, j in parallel(64, 64): each thread visits the elements of `acc` it holds
+        #pragma unroll
+        for (int tl_s47 = 0; tl_s47 < acc_layout::kSlots; ++tl_s47) {
+            [[maybe_unused]] const int i = acc_layout::row(tl_tid, tl_s47);
+            [[maybe_unused]] const int j = acc_layout::col(tl_tid, tl_s47);
+            acc[tl_s47] = acc[tl_s47] + part[tl_s47] * (sa[(tl_s47 / 2 % 2) + (tl_s47 / 8) * 2] * sb[0]);
+        }
+    }
+    tl::cp_async_wait<0>();  // at most 0 copy groups of this thread still in flight
+    // copy(acc, C[row0 +: BM, col0 +: BN]);  (qgemm.tl:123)
+    #pragma unroll
+    for (int tl_chunk48 = 0; tl_chunk48 < acc_layout::kSlots; tl_chunk48 += 2) {
+        tl::bf16* tl_ptr49 = &C[int64_t(row0 + (acc_layout::row(tl_tid, tl_chunk48))) * N + (col0 + (acc_layout::col(tl_tid, tl_chunk48)))];
+        if (tl::in_bounds(row0 + (acc_layout::row(tl_tid, tl_chunk48)), M) && tl::in_bounds(col0 + (acc_layout::col(tl_tid, tl_chunk48)), N) && tl::in_bounds(row0 + (acc_layout::row(tl_tid, tl_chunk48)), M) && tl::in_bounds((col0 + (acc_layout::col(tl_tid, tl_chunk48))) + 1, N) && tl::is_aligned(tl_ptr49, 4)) {
+            tl::bf16 tl_vec50[2];
+            #pragma unroll
+            for (int tl_v = 0; tl_v < 2; tl_v += 2) tl::convert_pair(&tl_vec50[tl_v], acc[tl_chunk48 + tl_v], acc[tl_chunk48 + tl_v + 1]);
+            tl::store_vector<tl::bf16, 2>(tl_ptr49, tl_vec50);
+        } else {
+            #pragma unroll
+            for (int tl_v = 0; tl_v < 2; ++tl_v) {
+                if (tl::in_bounds(row0 + (acc_layout::row(tl_tid, tl_chunk48 + tl_v)), M) && tl::in_bounds(col0 + (acc_layout::col(tl_tid, tl_chunk48 + tl_v)), N)) C[int64_t(row0 + (acc_layout::row(tl_tid, tl_chunk48 + tl_v))) * N + (col0 + (acc_layout::col(tl_tid, tl_chunk48 + tl_v)))] = tl::convert<tl::bf16>(acc[tl_chunk48 + tl_v]);
+            }
+        }
+    }
+}
+
+// kernel fp8_gemm_block_scaled_fp8_gemm_block_scaled_tile<BN = 64, BM = 64, G = 128, STAGES = 3, THREADS = 256, T = bf16>  (stdlib/qgemm.tl:96)
+// 256 threads per block, 132224 bytes of shared memory
+// warp-specialized: warpgroup 0 issues TMA loads, the other 256 threads run wgmma; persistent over the tiles
+__global__ void __launch_bounds__(384, 1) fp8_gemm_block_scaled_fp8_gemm_block_scaled_tile_kernel_variant1_sm90(
+        const __grid_constant__ CUtensorMap tl_map_A,
+        const __grid_constant__ CUtensorMap tl_map_B,
+        const tl::f8e4m3* __restrict__ A,
+        const float* __restrict__ As,
+        const tl::f8e4m3* __restrict__ B,
+        const float* __restrict__ Bs,
+        tl::bf16* __restrict__ C,
+        int32_t M,
+        int32_t K,
+        int32_t KG,
+        int32_t N,
+        int32_t NB)
+{
+    #if defined(__CUDA_ARCH__) && !TL_SM90A_DEVICE
+    __trap();  // built for another arch; the launch stub runs this kernel only on sm_90 devices
+    #else
+    tl::wait_for_previous_grid();  // launched by program `fp8_gemm_block_scaled`: the kernel before it has finished
+    // fragment sa: f32[64], slice of `acc` (broadcast): [64] over 256 threads: (8:t4 2:r1 4:t32) 2 registers, 8 replicas
+    using part_layout = tl::MmaAccLayout<64, 64, 4, 2, false, true>;  // fragment part: f32[64, 64], wgmma accumulators
+    using acc_layout = tl::MmaAccLayout<64, 64, 4, 2, false, true>;  // fragment acc: f32[64, 64], wgmma accumulators
+    // fragment sa_next: f32[64], slice of `acc` (broadcast): [64] over 256 threads: (8:t4 2:r1 4:t32) 2 registers, 8 replicas
+    extern __shared__ __align__(1024) unsigned char tl_smem_raw[];
+    unsigned char* tl_smem = tl_smem_raw + ((1024 - tl::sm90::smem_address(tl_smem_raw) % 1024) % 1024);
+    tl::f8e4m3* a = reinterpret_cast<tl::f8e4m3*>(tl_smem + 0);  // shared a: f8e4m3[64, 128], 8 stages, 128-byte swizzled (TMA)
+    tl::f8e4m3* b = reinterpret_cast<tl::f8e4m3*>(tl_smem + 65536);  // shared b: f8e4m3[64, 128], 8 stages, 128-byte swizzled (TMA)
+    uint64_t* tl_full = reinterpret_cast<uint64_t*>(tl_smem + 131072);   // per stage: its TMA loads landed
+    uint64_t* tl_empty = tl_full + 8;  // per stage: every consumer warp finished reading it
+    if (threadIdx.x == 0) {
+        for (int tl_s = 0; tl_s < 8; ++tl_s) {
+            tl::sm90::mbarrier_init(&tl_full[tl_s], 1);
+            tl::sm90::mbarrier_init(&tl_empty[tl_s], 8);  // one arrival per consumer warp
+        }
+        tl::sm90::mbarrier_init_fence();
+    }
+    __syncthreads();
+    const int tl_tiles_x = tl::cdiv(N, 64), tl_tiles_y = tl::cdiv(M, 64), tl_tiles_z = 1;
+    const int tl_tiles = tl_tiles_x * tl_tiles_y * tl_tiles_z;
+    if (threadIdx.x < 128) {
+        // Producer warpgroup: one thread issues every TMA load.
+        tl::sm90::release_registers<40>();
+        if (threadIdx.x == 0) {
+            tl::sm90::tma_prefetch_descriptor(&tl_map_A);
+            tl::sm90::tma_prefetch_descriptor(&tl_map_B);
+            int tl_it = 0;  // trips issued so far, across tiles: stage tl_it % stages, round tl_it / stages
+            for (int tl_tile = blockIdx.x; tl_tile < tl_tiles; tl_tile += gridDim.x) {
+                const int tl_block_z = tl_tile / (tl_tiles_x * tl_tiles_y);
+                const int tl_in_plane = tl_tile % (tl_tiles_x * tl_tiles_y);
+                const int tl_group_first_y = tl_in_plane / (8 * tl_tiles_x) * 8;
+                const int tl_group_rows = min(tl_tiles_y - tl_group_first_y, 8);
+                const int tl_block_y = tl_group_first_y + tl_in_plane % (8 * tl_tiles_x) % tl_group_rows;
+                const int tl_block_x = tl_in_plane % (8 * tl_tiles_x) / tl_group_rows;
+                (void)tl_block_x, (void)tl_block_y, (void)tl_block_z;
+                const int32_t row0 = tl_block_y * 64;
+                const int32_t col0 = tl_block_x * 64;
+                for (int k = 0; k < KG; ++k, ++tl_it) {
+                    const int tl_stage = tl_it % 8;
+                    tl::sm90::mbarrier_wait(&tl_empty[tl_stage], (tl_it / 8 + 1) & 1);  // consumers released it
+                    tl::sm90::mbarrier_arrive_expect_tx(&tl_full[tl_stage], 16384);
+                    // copy(A[row0 +: BM, k * G +: G], a);  (qgemm.tl:114)
+                    tl::sm90::tma_load_2d(a + tl_stage * 8192, &tl_map_A, &tl_full[tl_stage], k * 128, row0);
+                    // copy(B[col0 +: BN, k * G +: G], b);  (qgemm.tl:115)
+                    tl::sm90::tma_load_2d(b + tl_stage * 8192, &tl_map_B, &tl_full[tl_stage], k * 128, col0);
+                }
+            }
+        }
+    }
+    else {
+        // Consumer warpgroups: the kernel's 256 threads.
+        tl::sm90::claim_registers<232>();
+        const int tl_tid = tl::thread_index<256>(128);
+        int tl_it = 0;  // trips consumed so far, across tiles
+        for (int tl_tile = blockIdx.x; tl_tile < tl_tiles; tl_tile += gridDim.x) {
+            const int tl_block_z = tl_tile / (tl_tiles_x * tl_tiles_y);
+            const int tl_in_plane = tl_tile % (tl_tiles_x * tl_tiles_y);
+            const int tl_group_first_y = tl_in_plane / (8 * tl_tiles_x) * 8;
+            const int tl_group_rows = min(tl_tiles_y - tl_group_first_y, 8);
+            const int tl_block_y = tl_group_first_y + tl_in_plane % (8 * tl_tiles_x) % tl_group_rows;
+            const int tl_block_x = tl_in_plane % (8 * tl_tiles_x) / tl_group_rows;
+            (void)tl_block_x, (void)tl_block_y, (void)tl_block_z;
+            float sa[2];  // fragment sa: f32[64]
+            float sb[1];  // local sb: f32[1]
+            float part[part_layout::kSlots];  // fragment part: f32[64, 64]
+            float acc[acc_layout::kSlots];  // fragment acc: f32[64, 64]
+            #pragma unroll
+            for (int tl_i = 0; tl_i < acc_layout::kSlots; ++tl_i) acc[tl_i] = 0.0f;
+            const int32_t row0 = tl_block_y * 64;
+            const int32_t col0 = tl_block_x * 64;
+            float sa_next[2];  // fragment sa_next: f32[64]
+            float sb_next[1];  // local sb_next: f32[1]
+            if (0 < KG) {
+                // copy(As[row0 +: BM, k], sa);  (qgemm.tl:116)
+                #pragma unroll
+                for (int tl_s0 = 0; tl_s0 < 2; ++tl_s0) {
+                    sa_next[tl_s0] = tl::in_bounds(row0 + ((tl_tid / 4 % 8) + (tl_s0) * 8 + (tl_tid / 32 % 4) * 16), M) && tl::in_bounds(0, KG) ? As[int64_t(row0 + ((tl_tid / 4 % 8) + (tl_s0) * 8 + (tl_tid / 32 % 4) * 16)) * KG + 0] : 0.0f;
+                }
+                // copy(Bs[col0 / G +: 1, k], sb);  (qgemm.tl:117)
+                for (int tl_e1 = 0; tl_e1 < 1; ++tl_e1) {
+                    sb_next[tl_e1] = tl::in_bounds((col0 / 128) + tl_e1, NB) && tl::in_bounds(0, KG) ? Bs[int64_t((col0 / 128) + tl_e1) * KG + 0] : 0.0f;
+                }
+            }
+            // for k in pipelined(KG, stages = STAGES) {  (qgemm.tl:113)
+            const int tl_trips2 = KG;
+            for (int k = 0; k < tl_trips2; ++k, ++tl_it) {
+                const int tl_stage = tl_it % 8;
+                tl::sm90::mbarrier_wait(&tl_full[tl_stage], (tl_it / 8 + 0) & 1);  // trip k's TMA loads landed
+                // gemm(a, b, part, transpose_b = true, clear = true);  (qgemm.tl:118)
+                tl::sm90::warpgroup_gemm<tl::f8e4m3, 64, 64, 128, false, true, 2, true>(part, a + tl_stage * 8192, b + tl_stage * 8192, tl_tid / 128, true);  // each warpgroup its share of the columns
+                // copy(As[row0 +: BM, k], sa);  (qgemm.tl:116)
+                #pragma unroll
+                for (int tl_s = 0; tl_s < 2; ++tl_s) sa[tl_s] = sa_next[tl_s];
+                // copy(Bs[col0 / G +: 1, k], sb);  (qgemm.tl:117)
+                for (int tl_e3 = 0; tl_e3 < 1; ++tl_e3) {
+                    sb[tl_e3] = sb_next[tl_e3];
+                }
+                if (k + 1 < KG) {
+                    // copy(As[row0 +: BM, k], sa);  (qgemm.tl:116)
+                    #pragma unroll
+                    for (int tl_s4 = 0; tl_s4 < 2; ++tl_s4) {
+                        sa_next[tl_s4] = tl::in_bounds(row0 + ((tl_tid / 4 % 8) + (tl_s4) * 8 + (tl_tid / 32 % 4) * 16), M) && tl::in_bounds(k + 1, KG) ? As[int64_t(row0 + ((tl_tid / 4 % 8) + (tl_s4) * 8 + (tl_tid / 32 % 4) * 16)) * KG + (k + 1)] : 0.0f;
+                    }
+                    // copy(Bs[col0 / G +: 1, k], sb);  (qgemm.tl:117)
+                    for (int tl_e5 = 0; tl_e5 < 1; ++tl_e5) {
+                        sb_next[tl_e5] = tl::in_bounds((col0 / 128) + tl_e5, NB) && tl::in_bounds(k + 1, KG) ? Bs[int64_t((col0 / 128) + tl_e5) * KG + (k + 1)] : 0.0f;
+                    }
+                }
+                tl::sm90::wgmma_wait<0>();  // #0 (into `part`) retired
+                tl::sm90::fence_accumulators(part);
+                if (tl_tid % 32 == 0) tl::sm90::mbarrier_arrive(&tl_empty[tl_stage]);  // release trip k's stage
+                // for i, j in parallel(BM, BN) {  (qgemm.tl:119)
+                // for i, j in parallel(64, 64): each thread visits the elements of `acc` it holds
+                #pragma unroll
+                for (int tl_s6 = 0; tl_s6 < acc_layout::kSlots; ++tl_s6) {
+                    [[maybe_unused]] const int i = acc_layout::row(tl_tid, tl_s6);
+                    [[maybe_unused]] const int j = acc_layout::col(tl_tid, tl_s6);
+                    acc[tl_s6] = acc[tl_s6] + part[tl_s6] * (sa[(tl_s6 / 2 % 2)] * sb[0]);
+                }
+            }
+            // copy(acc, C[row0 +: BM, col0 +: BN]);  (qgemm.tl:123)
+            #pragma unroll
+            for (int tl_chunk7 = 0; tl_chunk7 < acc_layout::kSlots; tl_chunk7 += 2) {
+                tl::bf16* tl_ptr8 = &C[int64_t(row0 + (acc_layout::row(tl_tid, tl_chunk7))) * N + (col0 + (acc_layout::col(tl_tid, tl_chunk7)))];
+                if (tl::in_bounds(row0 + (acc_layout::row(tl_tid, tl_chunk7)), M) && tl::in_bounds(col0 + (acc_layout::col(tl_tid, tl_chunk7)), N) && tl::in_bounds(row0 + (acc_layout::row(tl_tid, tl_chunk7)), M) && tl::in_bounds((col0 + (acc_layout::col(tl_tid, tl_chunk7))) + 1, N) && tl::is_aligned(tl_ptr8, 4)) {
+                    tl::bf16 tl_vec9[2];
+                    #pragma unroll
+                    for (int tl_v = 0; tl_v < 2; tl_v += 2) tl::convert_pair(&tl_vec9[tl_v], acc[tl_chunk7 + tl_v], acc[tl_chunk7 + tl_v + 1]);
+                    tl::store_vector<tl::bf16, 2>(tl_ptr8, tl_vec9);
+                } else {
+                    #pragma unroll
+                    for (int tl_v = 0; tl_v < 2; ++tl_v) {
+                        if (tl::in_bounds(row0 + (acc_layout::row(tl_tid, tl_chunk7 + tl_v)), M) && tl::in_bounds(col0 + (acc_layout::col(tl_tid, tl_chunk7 + tl_v)), N)) C[int64_t(row0 + (acc_layout::row(tl_tid, tl_chunk7 + tl_v))) * N + (col0 + (acc_layout::col(tl_tid, tl_chunk7 + tl_v)))] = tl::convert<tl::bf16>(acc[tl_chunk7 + tl_v]);
+                    }
+                }
+            }
+        }
+    }
+    #endif
+}
+
 }  // namespace
 
 namespace tlc {
@@ -4398,6 +5232,139 @@ static cudaError_t fp8_gemm_block_scaled_splitk_combine(const float* Part, __nv_
     return tl::host::record(tl::host::launch(::fp8_gemm_block_scaled_splitk_combine_kernel, tl_shape, stream, Part, C, static_cast<int32_t>(SPLITS), static_cast<int32_t>(M), static_cast<int32_t>(N)), tl_name, "launch");
 }
 
+// Variant 0 of kernel `fp8_gemm_block_scaled_fp8_gemm_block_scaled_tile`: BN = 128.
+static cudaError_t fp8_gemm_block_scaled_fp8_gemm_block_scaled_tile_variant0(const __nv_fp8_e4m3* A, const float* As, const __nv_fp8_e4m3* B, const float* Bs, __nv_bfloat16* C, int64_t M, int64_t K, int64_t KG, int64_t N, int64_t NB, cudaStream_t stream) {
+    constexpr const char* tl_name = "fp8_gemm_block_scaled_fp8_gemm_block_scaled_tile";
+    if (cudaError_t tl_err = tl::host::check_pointer(A, tl_name, "A", 1); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_pointer(As, tl_name, "As", 4); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_pointer(B, tl_name, "B", 1); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_pointer(Bs, tl_name, "Bs", 4); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_pointer(C, tl_name, "C", 2); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_dim(M, tl_name, "M"); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_dim(K, tl_name, "K"); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_dim(KG, tl_name, "KG"); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_dim(N, tl_name, "N"); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_dim(NB, tl_name, "NB"); tl_err != cudaSuccess) return tl_err;
+    if (!(KG == tl::cdiv(K, 128)))
+        return tl::host::invalid_argument(std::string(tl_name) + ": requirement `KG == cdiv(K, G)` does not hold" + " (" + "KG = " + std::to_string(KG) + ", K = " + std::to_string(K) + ")");
+    if (!(NB == tl::cdiv(N, 128)))
+        return tl::host::invalid_argument(std::string(tl_name) + ": requirement `NB == cdiv(N, G)` does not hold" + " (" + "NB = " + std::to_string(NB) + ", N = " + std::to_string(N) + ")");
+    if (!(true))
+        return tl::host::invalid_argument(std::string(tl_name) + ": requirement `(G % BN) == 0` does not hold");
+    if (cudaError_t tl_err = tl::host::check_compute_capability(89, tl_name, "a gemm of 8-bit floats on the tensor cores (mma.sync m16n8k32)"); tl_err != cudaSuccess) return tl_err;
+    const int64_t tl_grid_x = int64_t(tl::cdiv(N, 128)), tl_grid_y = int64_t(tl::cdiv(M, 64)), tl_grid_z = int64_t(1);
+    if (tl_grid_x <= 0 || tl_grid_y <= 0 || tl_grid_z <= 0) return cudaSuccess;  // nothing to compute
+    if (tl_grid_x > INT32_MAX || tl_grid_y > 65535 || tl_grid_z > 65535)
+        return tl::host::invalid_argument(std::string(tl_name) + ": the grid is larger than CUDA allows");
+    const tl::host::DeviceTraits tl_device = tl::host::current_device_traits();
+    if (tl_device.major == 9) {
+        // TMA needs 16-byte-aligned tensors whose rows are a multiple of 16 bytes.
+        CUtensorMap tl_map_A;
+        CUtensorMap tl_map_B;
+        const bool tl_tma =
+            tl::host::tma_compatible(A, int64_t(M), int64_t(K), 1) &&
+            tl::host::make_tensor_map_2d(&tl_map_A, A, CU_TENSOR_MAP_DATA_TYPE_UINT8, 1, int64_t(M), int64_t(K), 64, 128) &&
+            tl::host::tma_compatible(B, int64_t(N), int64_t(K), 1) &&
+            tl::host::make_tensor_map_2d(&tl_map_B, B, CU_TENSOR_MAP_DATA_TYPE_UINT8, 1, int64_t(N), int64_t(K), 128, 128);
+        if (tl_tma) {
+            static const cudaError_t tl_attributes_variant0_sm90 = [] {
+                cudaError_t tl_err = cudaSuccess;
+                tl_err = cudaFuncSetAttribute(::fp8_gemm_block_scaled_fp8_gemm_block_scaled_tile_kernel_variant0_sm90, cudaFuncAttributeMaxDynamicSharedMemorySize, 148576);
+                if (tl_err == cudaSuccess)
+                    tl_err = cudaFuncSetAttribute(::fp8_gemm_block_scaled_fp8_gemm_block_scaled_tile_kernel_variant0_sm90, cudaFuncAttributePreferredSharedMemoryCarveout, tl::host::occupancy_carveout(::fp8_gemm_block_scaled_fp8_gemm_block_scaled_tile_kernel_variant0_sm90, 256, 148576));
+                return tl_err;
+            }();
+            if (tl_attributes_variant0_sm90 != cudaSuccess) return tl::host::record(tl_attributes_variant0_sm90, tl_name, "setting the shared-memory attributes");
+            const int64_t tl_tiles = int64_t(tl::cdiv(N, 128)) * int64_t(tl::cdiv(M, 64));  // the warp-specialized kernel's own tiles
+            const int64_t tl_blocks = tl_tiles < tl_device.sm_count ? tl_tiles : tl_device.sm_count;  // persistent: one block per SM
+            if (tl_blocks <= INT32_MAX) {
+                const tl::host::LaunchShape tl_shape{unsigned(tl_blocks), dim3(384), 148576, dim3(0, 0, 0), true};  // may overlap the end of the kernel before it
+                return tl::host::record(tl::host::launch(::fp8_gemm_block_scaled_fp8_gemm_block_scaled_tile_kernel_variant0_sm90, tl_shape, stream, tl_map_A, tl_map_B, A, As, B, Bs, C, static_cast<int32_t>(M), static_cast<int32_t>(K), static_cast<int32_t>(KG), static_cast<int32_t>(N), static_cast<int32_t>(NB)), tl_name, "launch");
+            }
+        }
+    }
+    static const cudaError_t tl_attributes_variant0 = [] {
+        cudaError_t tl_err = cudaSuccess;
+        tl_err = cudaFuncSetAttribute(::fp8_gemm_block_scaled_fp8_gemm_block_scaled_tile_kernel_variant0, cudaFuncAttributeMaxDynamicSharedMemorySize, 82944);
+        if (tl_err == cudaSuccess)
+            tl_err = cudaFuncSetAttribute(::fp8_gemm_block_scaled_fp8_gemm_block_scaled_tile_kernel_variant0, cudaFuncAttributePreferredSharedMemoryCarveout, tl::host::occupancy_carveout(::fp8_gemm_block_scaled_fp8_gemm_block_scaled_tile_kernel_variant0, 512, 82944));
+        return tl_err;
+    }();
+    if (tl_attributes_variant0 != cudaSuccess) return tl::host::record(tl_attributes_variant0, tl_name, "setting the shared-memory attributes");
+    const tl::host::LaunchShape tl_shape{dim3(unsigned(tl_grid_x), unsigned(tl_grid_y), unsigned(tl_grid_z)), dim3(512), 82944, dim3(0, 0, 0), true};  // may overlap the end of the kernel before it
+    return tl::host::record(tl::host::launch(::fp8_gemm_block_scaled_fp8_gemm_block_scaled_tile_kernel_variant0, tl_shape, stream, A, As, B, Bs, C, static_cast<int32_t>(M), static_cast<int32_t>(K), static_cast<int32_t>(KG), static_cast<int32_t>(N), static_cast<int32_t>(NB)), tl_name, "launch");
+}
+
+// Variant 1 of kernel `fp8_gemm_block_scaled_fp8_gemm_block_scaled_tile`: BN = 64.
+static cudaError_t fp8_gemm_block_scaled_fp8_gemm_block_scaled_tile_variant1(const __nv_fp8_e4m3* A, const float* As, const __nv_fp8_e4m3* B, const float* Bs, __nv_bfloat16* C, int64_t M, int64_t K, int64_t KG, int64_t N, int64_t NB, cudaStream_t stream) {
+    constexpr const char* tl_name = "fp8_gemm_block_scaled_fp8_gemm_block_scaled_tile";
+    if (cudaError_t tl_err = tl::host::check_pointer(A, tl_name, "A", 1); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_pointer(As, tl_name, "As", 4); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_pointer(B, tl_name, "B", 1); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_pointer(Bs, tl_name, "Bs", 4); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_pointer(C, tl_name, "C", 2); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_dim(M, tl_name, "M"); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_dim(K, tl_name, "K"); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_dim(KG, tl_name, "KG"); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_dim(N, tl_name, "N"); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_dim(NB, tl_name, "NB"); tl_err != cudaSuccess) return tl_err;
+    if (!(KG == tl::cdiv(K, 128)))
+        return tl::host::invalid_argument(std::string(tl_name) + ": requirement `KG == cdiv(K, G)` does not hold" + " (" + "KG = " + std::to_string(KG) + ", K = " + std::to_string(K) + ")");
+    if (!(NB == tl::cdiv(N, 128)))
+        return tl::host::invalid_argument(std::string(tl_name) + ": requirement `NB == cdiv(N, G)` does not hold" + " (" + "NB = " + std::to_string(NB) + ", N = " + std::to_string(N) + ")");
+    if (!(true))
+        return tl::host::invalid_argument(std::string(tl_name) + ": requirement `(G % BN) == 0` does not hold");
+    if (cudaError_t tl_err = tl::host::check_compute_capability(89, tl_name, "a gemm of 8-bit floats on the tensor cores (mma.sync m16n8k32)"); tl_err != cudaSuccess) return tl_err;
+    const int64_t tl_grid_x = int64_t(tl::cdiv(N, 64)), tl_grid_y = int64_t(tl::cdiv(M, 64)), tl_grid_z = int64_t(1);
+    if (tl_grid_x <= 0 || tl_grid_y <= 0 || tl_grid_z <= 0) return cudaSuccess;  // nothing to compute
+    if (tl_grid_x > INT32_MAX || tl_grid_y > 65535 || tl_grid_z > 65535)
+        return tl::host::invalid_argument(std::string(tl_name) + ": the grid is larger than CUDA allows");
+    const tl::host::DeviceTraits tl_device = tl::host::current_device_traits();
+    if (tl_device.major == 9) {
+        // TMA needs 16-byte-aligned tensors whose rows are a multiple of 16 bytes.
+        CUtensorMap tl_map_A;
+        CUtensorMap tl_map_B;
+        const bool tl_tma =
+            tl::host::tma_compatible(A, int64_t(M), int64_t(K), 1) &&
+            tl::host::make_tensor_map_2d(&tl_map_A, A, CU_TENSOR_MAP_DATA_TYPE_UINT8, 1, int64_t(M), int64_t(K), 64, 128) &&
+            tl::host::tma_compatible(B, int64_t(N), int64_t(K), 1) &&
+            tl::host::make_tensor_map_2d(&tl_map_B, B, CU_TENSOR_MAP_DATA_TYPE_UINT8, 1, int64_t(N), int64_t(K), 64, 128);
+        if (tl_tma) {
+            static const cudaError_t tl_attributes_variant1_sm90 = [] {
+                cudaError_t tl_err = cudaSuccess;
+                tl_err = cudaFuncSetAttribute(::fp8_gemm_block_scaled_fp8_gemm_block_scaled_tile_kernel_variant1_sm90, cudaFuncAttributeMaxDynamicSharedMemorySize, 132224);
+                if (tl_err == cudaSuccess)
+                    tl_err = cudaFuncSetAttribute(::fp8_gemm_block_scaled_fp8_gemm_block_scaled_tile_kernel_variant1_sm90, cudaFuncAttributePreferredSharedMemoryCarveout, tl::host::occupancy_carveout(::fp8_gemm_block_scaled_fp8_gemm_block_scaled_tile_kernel_variant1_sm90, 256, 132224));
+                return tl_err;
+            }();
+            if (tl_attributes_variant1_sm90 != cudaSuccess) return tl::host::record(tl_attributes_variant1_sm90, tl_name, "setting the shared-memory attributes");
+            const int64_t tl_tiles = int64_t(tl::cdiv(N, 64)) * int64_t(tl::cdiv(M, 64));  // the warp-specialized kernel's own tiles
+            const int64_t tl_blocks = tl_tiles < tl_device.sm_count ? tl_tiles : tl_device.sm_count;  // persistent: one block per SM
+            if (tl_blocks <= INT32_MAX) {
+                const tl::host::LaunchShape tl_shape{unsigned(tl_blocks), dim3(384), 132224, dim3(0, 0, 0), true};  // may overlap the end of the kernel before it
+                return tl::host::record(tl::host::launch(::fp8_gemm_block_scaled_fp8_gemm_block_scaled_tile_kernel_variant1_sm90, tl_shape, stream, tl_map_A, tl_map_B, A, As, B, Bs, C, static_cast<int32_t>(M), static_cast<int32_t>(K), static_cast<int32_t>(KG), static_cast<int32_t>(N), static_cast<int32_t>(NB)), tl_name, "launch");
+            }
+        }
+    }
+    static const cudaError_t tl_attributes_variant1 = [] {
+        cudaError_t tl_err = cudaSuccess;
+        tl_err = cudaFuncSetAttribute(::fp8_gemm_block_scaled_fp8_gemm_block_scaled_tile_kernel_variant1, cudaFuncAttributeMaxDynamicSharedMemorySize, 55296);
+        if (tl_err == cudaSuccess)
+            tl_err = cudaFuncSetAttribute(::fp8_gemm_block_scaled_fp8_gemm_block_scaled_tile_kernel_variant1, cudaFuncAttributePreferredSharedMemoryCarveout, tl::host::occupancy_carveout(::fp8_gemm_block_scaled_fp8_gemm_block_scaled_tile_kernel_variant1, 256, 55296));
+        return tl_err;
+    }();
+    if (tl_attributes_variant1 != cudaSuccess) return tl::host::record(tl_attributes_variant1, tl_name, "setting the shared-memory attributes");
+    const tl::host::LaunchShape tl_shape{dim3(unsigned(tl_grid_x), unsigned(tl_grid_y), unsigned(tl_grid_z)), dim3(256), 55296, dim3(0, 0, 0), true};  // may overlap the end of the kernel before it
+    return tl::host::record(tl::host::launch(::fp8_gemm_block_scaled_fp8_gemm_block_scaled_tile_kernel_variant1, tl_shape, stream, A, As, B, Bs, C, static_cast<int32_t>(M), static_cast<int32_t>(K), static_cast<int32_t>(KG), static_cast<int32_t>(N), static_cast<int32_t>(NB)), tl_name, "launch");
+}
+
+static cudaError_t fp8_gemm_block_scaled_fp8_gemm_block_scaled_tile(const __nv_fp8_e4m3* A, const float* As, const __nv_fp8_e4m3* B, const float* Bs, __nv_bfloat16* C, int64_t M, int64_t K, int64_t KG, int64_t N, int64_t NB, cudaStream_t stream) {
+    // 2 variants, tried in order: the first whose condition holds is launched.
+    if (tl::cdiv(M, 64) * tl::cdiv(N, 128) >= tl::host::sm_count())
+        return fp8_gemm_block_scaled_fp8_gemm_block_scaled_tile_variant0(A, As, B, Bs, C, M, K, KG, N, NB, stream);  // BN = 128
+    return fp8_gemm_block_scaled_fp8_gemm_block_scaled_tile_variant1(A, As, B, Bs, C, M, K, KG, N, NB, stream);  // BN = 64
+}
+
 // The workspaces of program `w4a16_gemm`, each 256-byte aligned in one allocation: their offsets, and the total size.
 static int64_t w4a16_gemm_workspace_layout(int64_t M, int64_t K, int64_t N, int64_t KW, int64_t KG, size_t* tl_offsets) {
     [[maybe_unused]] const int32_t tiles = M <= 16 ? tl::cdiv(N, 64) : tl::cdiv(N, 128) * tl::cdiv(M, 64);
@@ -4476,7 +5443,7 @@ size_t fp8_gemm_block_scaled_workspace_size(int64_t M, int64_t K, int64_t KG, in
     return tl_bytes < 0 ? 0 : size_t(tl_bytes);
 }
 
-// Program `fp8_gemm_block_scaled`: launches fp8_gemm_block_scaled_skinny, fp8_gemm_block_scaled_splitk_combine, fp8_gemm_block_scaled_wide and fp8_gemm_block_scaled_tile on `stream`, in order.
+// Program `fp8_gemm_block_scaled`: launches fp8_gemm_block_scaled_skinny, fp8_gemm_block_scaled_splitk_combine, fp8_gemm_block_scaled_wide, fp8_gemm_block_scaled_fp8_gemm_block_scaled_tile and fp8_gemm_block_scaled_tile on `stream`, in order.
 cudaError_t fp8_gemm_block_scaled(const __nv_fp8_e4m3* A, const float* As, const __nv_fp8_e4m3* B, const float* Bs, __nv_bfloat16* C, int64_t M, int64_t K, int64_t KG, int64_t N, int64_t NB, cudaStream_t stream, void* workspace, size_t workspace_bytes) {
     constexpr const char* tl_name = "fp8_gemm_block_scaled";
     if (cudaError_t tl_err = tl::host::check_pointer(A, tl_name, "A", 1); tl_err != cudaSuccess) return tl_err;
@@ -4520,8 +5487,12 @@ cudaError_t fp8_gemm_block_scaled(const __nv_fp8_e4m3* A, const float* As, const
     if (!skinny && tl::cdiv(M, 128) * tl::cdiv(N, 256) >= tl::host::sm_count()) {
         if (cudaError_t tl_err = fp8_gemm_block_scaled_wide(A, As, B, Bs, C, int64_t(M), int64_t(K), int64_t(KG), int64_t(N), int64_t(NB), stream); tl_err != cudaSuccess) return tl_err;
     }
+    // launch fp8_gemm_block_scaled_tile<BM = 64, G = G, T = T>(A, As, B, Bs, C);
+    if (!skinny && !(tl::cdiv(M, 128) * tl::cdiv(N, 256) >= tl::host::sm_count()) && M <= 64) {
+        if (cudaError_t tl_err = fp8_gemm_block_scaled_fp8_gemm_block_scaled_tile(A, As, B, Bs, C, int64_t(M), int64_t(K), int64_t(KG), int64_t(N), int64_t(NB), stream); tl_err != cudaSuccess) return tl_err;
+    }
     // launch fp8_gemm_block_scaled_tile<G = G, T = T>(A, As, B, Bs, C);
-    if (!skinny && !(tl::cdiv(M, 128) * tl::cdiv(N, 256) >= tl::host::sm_count())) {
+    if (!skinny && !(tl::cdiv(M, 128) * tl::cdiv(N, 256) >= tl::host::sm_count()) && !(M <= 64)) {
         if (cudaError_t tl_err = fp8_gemm_block_scaled_tile(A, As, B, Bs, C, int64_t(M), int64_t(K), int64_t(KG), int64_t(N), int64_t(NB), stream); tl_err != cudaSuccess) return tl_err;
     }
     return cudaSuccess;

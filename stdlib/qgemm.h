@@ -30,7 +30,7 @@ cudaError_t fp8_gemm_block_scaled_skinny(const __nv_fp8_e4m3* A, const float* As
 cudaError_t w4a16_gemm(const __half* A, const uint32_t* Wq, const __half* Scales, __half* C, int64_t M, int64_t K, int64_t N, int64_t KW, int64_t KG, cudaStream_t stream = 0, void* workspace = nullptr, size_t workspace_bytes = 0);
 size_t w4a16_gemm_workspace_size(int64_t M, int64_t K, int64_t N, int64_t KW, int64_t KG);
 
-// Launches program `fp8_gemm_block_scaled` (fp8_gemm_block_scaled_skinny, fp8_gemm_block_scaled_splitk_combine, fp8_gemm_block_scaled_wide and fp8_gemm_block_scaled_tile in order on `stream`); returns cudaErrorInvalidValue (see
+// Launches program `fp8_gemm_block_scaled` (fp8_gemm_block_scaled_skinny, fp8_gemm_block_scaled_splitk_combine, fp8_gemm_block_scaled_wide, fp8_gemm_block_scaled_fp8_gemm_block_scaled_tile and fp8_gemm_block_scaled_tile in order on `stream`); returns cudaErrorInvalidValue (see
 // tlc::last_error_message()) for bad arguments. Its workspaces live in `workspace` (256-byte aligned, at
 // least fp8_gemm_block_scaled_workspace_size(...) bytes), or, when it is null, in a buffer kept for `stream` and reused.
 cudaError_t fp8_gemm_block_scaled(const __nv_fp8_e4m3* A, const float* As, const __nv_fp8_e4m3* B, const float* Bs, __nv_bfloat16* C, int64_t M, int64_t K, int64_t KG, int64_t N, int64_t NB, cudaStream_t stream = 0, void* workspace = nullptr, size_t workspace_bytes = 0);
