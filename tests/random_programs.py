@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 """Differential test of the scheduler: random well-typed tile programs (gemm main loops, some with
-block-scaled steps whose scales are copied into registers in the loop, row and column reductions, elementwise kernels, accumulations into partial results) on random inputs, from a seed. Each program must pass
+block-scaled steps whose scales are copied into registers in the loop, some on the Hopper path with
+narrow swizzles or in thread-block clusters, row and column reductions, elementwise kernels, accumulations into partial results) on random inputs, from a seed. Each program must pass
 `tlc check` for sm_80 and sm_90a, and `tlc run` must give bit-identical outputs for the IR after
 sema (the program's meaning) and for the scheduled IR (`--stop-after verify-mbarriers`) for
 sm_80 and sm_90a, each also with `--disable pipeline` and `--disable async-copy`. A difference, a
@@ -127,8 +128,10 @@ def gen_gemm(rng, idx):
             T = rng.choice(["f16", "bf16"])
             threads = rng.choice([128, 256])
             BM = 64 * (threads // 128) if rng.random() < 0.8 else 64
-            BN = rng.choice([16, 32, 64, 128])
-            BK = 64
+            # Tiles of 32-, 64- and 128-byte rows (each swizzle width), and B tiles of a number of
+            # rows whose ring stages are not whole multiples of 1024 bytes.
+            BN = rng.choice([16, 24, 32, 40, 48, 64, 96, 128])
+            BK = rng.choice([16, 32, 64, 64])
             stages = rng.choice([2, 3, 4])
         else:
             T = rng.choice(FLOATS)
@@ -192,7 +195,12 @@ def gen_gemm(rng, idx):
     for a in attrs:
         p.emit(a)
     p.emit(f"kernel {p.kernel}<BM = {BM}, BN = {BN}, BK = {BK}>({', '.join(params)})")
-    p.emit(f"grid(cdiv(N, BN), cdiv(M, BM{' * ' + str(RT) if RT > 1 else ''})) threads({threads})", 1)
+    # Thread-block clusters on the Hopper path: neighbouring tiles share A (along x) or B (along y).
+    cluster = ""
+    if hopper and RT == 1 and rng.random() < 0.2:
+        two = "TARGET_SM == 90 ? 2 : 1"  # a cluster of one block elsewhere (sm_80 has none)
+        cluster = " cluster(" + rng.choice([f"{two}, 1", f"1, {two}", f"{two}, {two}"]) + ")"
+    p.emit(f"grid(cdiv(N, BN), cdiv(M, BM{' * ' + str(RT) if RT > 1 else ''})) threads({threads}){cluster}", 1)
     if scaled:
         p.emit("requires(KT == max(1, cdiv(K, BK)))", 1)
     p.emit("{")
@@ -531,8 +539,13 @@ def gen_elementwise_2d(rng, idx):
         p.emit("fragment w: f32[BN];", 1)
     shifted = rng.random() < 0.25
     if shifted:
-        # A second tile of X one column to the right (a stencil): two producers in one loop.
-        p.emit(f"{rng.choice(['shared', 'fragment'])} x2: {T}[BM, BN];", 1)
+        # A second tile of X one column to the right (a stencil): two producers in one loop. In
+        # shared memory only where both staged tiles and the output tile fit.
+        x2_scope = rng.choice(['shared', 'fragment'])
+        staged = smem((T, [BM, BN])) * stages * ((in_scope == "shared") + 1) + (smem((OT, [BM, BN])) if out_kind == "shared" else 0)
+        if x2_scope == "shared" and staged > SMEM_LIMIT:
+            x2_scope = "fragment"
+        p.emit(f"{x2_scope} x2: {T}[BM, BN];", 1)
     transpose = in_scope == "shared" and BM == BN and rng.random() < 0.3
     p.emit("let row0 = block.y * BM;", 1)
     loop = rng.choice(["pipelined", "serial", "unroll"])
