@@ -136,6 +136,13 @@ const std::vector<Pass>& passes() {
              if (!k.layouts.wgmma_accumulator) return infer_layouts(*k.fallback, options.target_sm, diags);
              if (!infer_layouts(k, options.target_sm, diags)) return false;
              store_accumulator_layouts_by_tma(k);
+             for (const ir::WarpSpecialization::ConsumerCopy& c : stores_not_by_tma(k)) {
+                 diags.report(DiagKind::StoreNotTma, c.range, c.tile, c.why);
+                 diags.note(DiagKind::NoteFix, c.range,
+                            "the epilogue stores by TMA the kernel's last copies of accumulators into 2-d f16/bf16 "
+                            "slices of one dtype, 64 rows per consumer warpgroup by a multiple of 64 columns "
+                            "(docs/hopper.md, \"The epilogue: TMA stores\")");
+             }
              return true;
          }},
         {"prefetch-registers", [](ir::Kernel& k, const ScheduleOptions&, DiagnosticEngine& diags) {

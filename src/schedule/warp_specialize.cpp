@@ -482,23 +482,32 @@ Why match(const ir::Kernel& kernel, Match& out) {
     return std::nullopt;
 }
 
-// Whether `c` can be stored through shared memory by TMA: `copy(acc, G[r +: BM, c +: N])` of a
-// wgmma's accumulator, in 64-row slabs per consumer warpgroup, into a 2-d f16/bf16 tensor with N a
-// multiple of 64.
+// Why `c` cannot be stored through shared memory by TMA, or empty when it can: `copy(acc, G[r +:
+// BM, c +: N])` of a wgmma's accumulator, in 64-row slabs per consumer warpgroup, into a 2-d
+// f16/bf16 tensor with N a multiple of 64.
 // `wgmma_layout`: whether the copied fragment is laid out as a wgmma accumulator (before
 // infer-layouts, only an accumulator itself is known to be).
-bool tma_storable(const ir::Copy& c, const std::function<bool(const ir::Buffer&)>& wgmma_layout, int kernel_threads) {
-    if (c.pad || c.src.buffer->scope != ir::Scope::Fragment || c.dst.buffer->scope != ir::Scope::Global) return false;
+std::string why_not_tma_storable(const ir::Copy& c, const std::function<bool(const ir::Buffer&)>& wgmma_layout,
+                                 int kernel_threads) {
+    if (c.src.buffer->scope != ir::Scope::Fragment || c.dst.buffer->scope != ir::Scope::Global)
+        return "it is not a copy of a fragment into global memory";
+    if (c.pad) return "it has a pad value";
     const ir::Buffer& dst = *c.dst.buffer;
-    if (dst.rank() != 2 || c.dst.ranges[0].is_point || c.dst.ranges[1].is_point || !c.src.is_whole()) return false;
-    if (dst.dtype != Dtype::F16 && dst.dtype != Dtype::BF16) return false;
-    if (!c.dst.tile_limits().empty()) return false;  // a TMA box has a constant shape
-    if (!wgmma_layout(*c.src.buffer)) return false;
-    if (c.src.buffer->const_shape[0] % (64 * (kernel_threads / 128))) return false; // 64-row slabs per warpgroup
-    return c.dst.ranges[1].extent % 64 == 0;
+    if (dst.rank() != 2 || c.dst.ranges[0].is_point || c.dst.ranges[1].is_point || !c.src.is_whole())
+        return fmt::format("it is not a whole fragment into a 2-d slice of two ranges (`{}` has {} axes)", dst.name, dst.rank());
+    if (dst.dtype != Dtype::F16 && dst.dtype != Dtype::BF16)
+        return fmt::format("`{}` holds {}; the epilogue stages 16-bit (f16, bf16) tiles only", dst.name, dtype_name(dst.dtype));
+    if (!c.dst.tile_limits().empty()) return "its extent is bounded, and a TMA box has a constant shape";
+    if (!wgmma_layout(*c.src.buffer)) return fmt::format("`{}` is not in a wgmma accumulator's layout", c.src.buffer->name);
+    const int64_t slab_rows = 64 * (kernel_threads / 128);
+    if (c.src.buffer->const_shape[0] % slab_rows)
+        return fmt::format("its {} rows are not a multiple of {} (64 per consumer warpgroup)", c.src.buffer->const_shape[0], slab_rows);
+    if (c.dst.ranges[1].extent % 64)
+        return fmt::format("its {} columns are not a multiple of 64 (the staging box's width)", c.dst.ranges[1].extent);
+    return {};
 }
 
-// The kernel's last statements, as far back as each is a copy that TMA can store (tma_storable)
+// The kernel's last statements, as far back as each is a copy that TMA can store (why_not_tma_storable)
 // into a tensor of the last one's dtype (one kind of staging box): the body with them marked
 // `tma_store`, or null when the last statement is not one.
 ir::StmtPtr with_tma_store(const std::vector<ir::StmtPtr>& top, const std::function<bool(const ir::Buffer&)>& wgmma_layout,
@@ -509,7 +518,7 @@ ir::StmtPtr with_tma_store(const std::vector<ir::StmtPtr>& top, const std::funct
         auto* c = body[i]->as<ir::Copy>();
         if (!c || c->dst.buffer->dtype != body.back()->as<ir::Copy>()->dst.buffer->dtype) break;
         if (c->tma_store) continue;
-        if (!tma_storable(*c, wgmma_layout, kernel_threads)) break;
+        if (!why_not_tma_storable(*c, wgmma_layout, kernel_threads).empty()) break;
         auto store = std::make_shared<ir::Copy>(*c);
         store->tma_store = true;
         body[i] = store;
@@ -706,23 +715,60 @@ bool warp_specialize(ir::Kernel& kernel, const std::string& arch, const ir::Kern
     return true;
 }
 
-void store_accumulator_layouts_by_tma(ir::Kernel& kernel) {
-    const ir::WarpSpecializedLoop* loop = ir::warp_specialized_loop(kernel);
-    auto* seq = kernel.body ? kernel.body->as<ir::Seq>() : nullptr;
-    if (!kernel.warp_specialization.enabled || !loop || !seq || !kernel.layouts.wgmma_accumulator) return;
+// After infer-layouts: whether a fragment of `kernel` is laid out as a wgmma accumulator.
+std::function<bool(const ir::Buffer&)> has_wgmma_accumulator_layout(const ir::Kernel& kernel) {
     const int warps = kernel.threads / 32;
-    auto wgmma_layout = [&](const ir::Buffer& b) {
+    return [&kernel, warps](const ir::Buffer& b) {
         auto it = kernel.layouts.fragments.find(&b);
         if (it == kernel.layouts.fragments.end() || b.rank() != 2) return false;
         const int64_t rows = b.const_shape[0], cols = b.const_shape[1];
         return it->second.kind == ir::LayoutKind::MmaAcc &&
                it->second.layout == ir::Layout::mma_accumulator(rows, cols, warps, 1, rows > 16 * warps);
     };
-    ir::StmtPtr stored = with_tma_store(seq->stmts, wgmma_layout, kernel.threads);
+}
+
+void store_accumulator_layouts_by_tma(ir::Kernel& kernel) {
+    const ir::WarpSpecializedLoop* loop = ir::warp_specialized_loop(kernel);
+    auto* seq = kernel.body ? kernel.body->as<ir::Seq>() : nullptr;
+    if (!kernel.warp_specialization.enabled || !loop || !seq || !kernel.layouts.wgmma_accumulator) return;
+    ir::StmtPtr stored = with_tma_store(seq->stmts, has_wgmma_accumulator_layout(kernel), kernel.threads);
     if (!stored) return;
     ir::Kernel candidate = kernel;
     candidate.body = stored;
     if (compute_shared_memory_plan(candidate).total_bytes <= kHopperSharedBytes) kernel.body = stored;
+}
+
+std::vector<ir::WarpSpecialization::ConsumerCopy> stores_not_by_tma(const ir::Kernel& kernel) {
+    std::vector<ir::WarpSpecialization::ConsumerCopy> out;
+    auto* seq = kernel.body ? kernel.body->as<ir::Seq>() : nullptr;
+    if (!kernel.warp_specialization.enabled || !seq || !kernel.layouts.wgmma_accumulator) return out;
+    const auto wgmma_layout = has_wgmma_accumulator_layout(kernel);
+    // What the epilogue would store if shared memory had room for its staging boxes.
+    ir::StmtPtr would_store = with_tma_store(seq->stmts, wgmma_layout, kernel.threads);
+    const auto& would = would_store ? would_store->as<ir::Seq>()->stmts : seq->stmts;
+    for (size_t i = 0; i < seq->stmts.size(); ++i) {
+        auto* c = seq->stmts[i]->as<ir::Copy>();
+        if (!c || c->tma_store || c->src.buffer->scope != ir::Scope::Fragment || c->dst.buffer->scope != ir::Scope::Global ||
+            !wgmma_layout(*c->src.buffer))
+            continue;
+        std::string why = why_not_tma_storable(*c, wgmma_layout, kernel.threads);
+        if (why.empty() && would[i]->as<ir::Copy>()->tma_store)
+            why = fmt::format("its staging boxes do not fit in the {} bytes of shared memory beside the ring", kHopperSharedBytes);
+        if (why.empty()) {
+            // Only the kernel's last copies are stored so, all into tensors of the last one's dtype.
+            const Dtype last = seq->stmts.back()->as<ir::Copy>() ? seq->stmts.back()->as<ir::Copy>()->dst.buffer->dtype
+                                                                  : c->dst.buffer->dtype;
+            bool only_copies_after = true;
+            for (size_t j = i + 1; j < seq->stmts.size(); ++j) only_copies_after &= seq->stmts[j]->as<ir::Copy>() != nullptr;
+            why = only_copies_after && last != c->dst.buffer->dtype
+                      ? fmt::format("`{}` holds {} and the kernel's last copy stores {}: the epilogue's staging boxes "
+                                    "hold one dtype", c->dst.buffer->name, dtype_name(c->dst.buffer->dtype), dtype_name(last))
+                      : "it is followed by statements other than such copies (only the copies that end the kernel are "
+                        "stored so)";
+        }
+        out.push_back({c->range, c->src.buffer->name, why});
+    }
+    return out;
 }
 
 std::string why_cluster_shares_nothing(const ir::Kernel& kernel, bool hopper_path_refused) {

@@ -77,6 +77,11 @@ bool warp_specialize(ir::Kernel& kernel, const std::string& arch, const ir::Kern
 // accumulators' own copies (`copy.tma_store`), when the staging boxes fit.
 void store_accumulator_layouts_by_tma(ir::Kernel& kernel);
 
+// After store_accumulator_layouts_by_tma, on a warp-specialized kernel: the top-level copies of
+// fragments in a wgmma accumulator's layout into global memory that are not stored by TMA, each
+// with the reason (remark R0015); `tile` is the copied fragment.
+std::vector<ir::WarpSpecialization::ConsumerCopy> stores_not_by_tma(const ir::Kernel& kernel);
+
 // After warp-specialize, on a kernel launched in clusters of more than one block: why its blocks
 // share nothing (multicast TMA loads of the warp-specialized loop are what a cluster shares), or
 // empty when at least one load is shared. `hopper_path_refused`: the pass gave remark R0002.
