@@ -232,6 +232,20 @@ th::Outcome check_split_columns(bool reduce, int64_t M, int64_t N, int64_t K, ui
     return th::numeric(th::rel_err(Y.download(), ref), 1e-4, A.guards_intact() && B.guards_intact() && Y.guards_intact());
 }
 
+// C = A · Bᵀ in float64 from f16 A [M, K] (stored [K, M] when `a_stored_km`) and B [N, K].
+std::vector<double> reference_a_bt(const std::vector<__half>& a, const std::vector<__half>& b, int64_t M, int64_t N,
+                                   int64_t K, bool a_stored_km) {
+    std::vector<double> ref(static_cast<size_t>(M * N));
+    for (int64_t m = 0; m < M; ++m)
+        for (int64_t n = 0; n < N; ++n) {
+            double acc = 0.0;
+            for (int64_t k = 0; k < K; ++k)
+                acc += double(__half2float(a_stored_km ? a[k * M + m] : a[m * K + k])) * __half2float(b[n * K + k]);
+            ref[static_cast<size_t>(m * N + n)] = acc;
+        }
+    return ref;
+}
+
 // The GEMMs in thread-block clusters, C = A · Bᵀ against float64: 2 x 2 clusters (f16 C; A [M, K])
 // and 1 x 4 clusters (f32 C; A stored [K, M]). Grids that are not whole clusters (blocks whose tiles
 // lie past the grid), several tiles per persistent block, K past the last full step, and K = 100
@@ -240,16 +254,7 @@ th::Outcome check_cluster_gemm(bool square, int64_t M, int64_t N, int64_t K, uin
     const auto a = th::random_vector<__half>(static_cast<size_t>(M * K), seed, -0.5, 0.5);
     const auto b = th::random_vector<__half>(static_cast<size_t>(N * K), seed + 1, -0.5, 0.5);
     th::DeviceBuffer<__half> A(a), B(b);
-    std::vector<double> ref(static_cast<size_t>(M * N));
-    for (int64_t m = 0; m < M; ++m)
-        for (int64_t n = 0; n < N; ++n) {
-            double acc = 0.0;
-            for (int64_t k = 0; k < K; ++k) {
-                const float x = __half2float(square ? a[m * K + k] : a[k * M + m]); // 1 x 4: A stored [K, M]
-                acc += double(x) * __half2float(b[n * K + k]);
-            }
-            ref[static_cast<size_t>(m * N + n)] = acc;
-        }
+    const std::vector<double> ref = reference_a_bt(a, b, M, N, K, !square); // 1 x 4: A stored [K, M]
     if (square) {
         th::DeviceBuffer<__half> C(static_cast<size_t>(M * N));
         C.poison();
@@ -268,13 +273,7 @@ th::Outcome check_narrow_swizzle_stages(int64_t M, int64_t N, int64_t K, uint64_
     const auto a = th::random_vector<__half>(static_cast<size_t>(M * K), seed, -0.5, 0.5);
     const auto b = th::random_vector<__half>(static_cast<size_t>(N * K), seed + 1, -0.5, 0.5);
     th::DeviceBuffer<__half> A(a), B(b);
-    std::vector<double> ref(static_cast<size_t>(M * N));
-    for (int64_t m = 0; m < M; ++m)
-        for (int64_t n = 0; n < N; ++n) {
-            double acc = 0.0;
-            for (int64_t k = 0; k < K; ++k) acc += double(__half2float(a[m * K + k])) * __half2float(b[n * K + k]);
-            ref[static_cast<size_t>(m * N + n)] = acc;
-        }
+    const std::vector<double> ref = reference_a_bt(a, b, M, N, K, false);
     th::DeviceBuffer<float> C(static_cast<size_t>(M * N));
     C.poison();
     th::check_launch(tlc::narrow_swizzle_stages(A.get(), B.get(), C.get(), M, K, N), "narrow_swizzle_stages");
