@@ -142,7 +142,8 @@ def gen_gemm(rng, idx):
         M, N, K = rng.choice(ODD_SIZES), rng.choice(ODD_SIZES), rng.choice(ODD_SIZES + [0, 200])
         RT = 1 if hopper or rng.random() < 0.7 else rng.choice([2, 3])
         ta = not hopper and rng.random() < 0.25
-        tb = rng.random() < 0.3
+        # An MN-major B of the Hopper path spans whole 128-byte rows: a narrower tile is mostly K-major.
+        tb = rng.random() < 0.3 or (hopper and BN % 64 != 0 and rng.random() < 0.8)
         a_frag = not hopper and rng.random() < 0.1
         CT = rng.choice(FLOATS)
         epi_store = rng.choice(["copy", "copy", "shared", "fragment", "elementwise"])
