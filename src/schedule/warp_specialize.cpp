@@ -774,22 +774,18 @@ std::vector<ir::WarpSpecialization::ConsumerCopy> stores_not_by_tma(const ir::Ke
 std::string why_cluster_shares_nothing(const ir::Kernel& kernel, bool hopper_path_refused) {
     if (kernel.cluster_blocks() <= 1) return {};
     if (kernel.warp_specialization.enabled) {
-        bool shared = false;
-        ir::walk_stmts(kernel.body, [&](const ir::Stmt& s) {
-            if (auto* loop = s.as<ir::WarpSpecializedLoop>())
-                for (const ir::TmaLoad& ld : loop->loads) shared |= ld.multicast_axes != 0;
-        });
-        if (shared) return {};
+        const ir::WarpSpecializedLoop* loop = ir::warp_specialized_loop(kernel);
+        if (loop)
+            for (const ir::TmaLoad& ld : loop->loads)
+                if (ld.multicast_axes) return {};
         return "no TMA load of its warp-specialized loop is shared (remark R0013 says why at each)";
     }
+    const std::string only = "only the TMA loads of the Hopper path's warp-specialized loop";
     if (hopper_path_refused)
-        return "only the TMA loads of the Hopper path's warp-specialized loop are shared across a cluster, and the kernel "
-               "does not take that path (remark R0002 says why)";
+        return only + " are shared across a cluster, and the kernel does not take that path (remark R0002 says why)";
     if (!kernel.options.tma || !kernel.options.warp_specialize || !kernel.options.pipeline)
-        return "only the TMA loads of the Hopper path's warp-specialized loop are shared across a cluster, and the path is "
-               "switched off for this kernel";
-    return "only the TMA loads of the Hopper path's warp-specialized loop (a `pipelined` loop with a gemm of loaded tiles) "
-           "are shared across a cluster, and the kernel has no such loop";
+        return only + " are shared across a cluster, and the path is switched off for this kernel";
+    return only + " (a `pipelined` loop with a gemm of loaded tiles) are shared across a cluster, and the kernel has no such loop";
 }
 
 } // namespace tlc::schedule
