@@ -7,6 +7,7 @@
 #include "support/check.h"
 
 #include <algorithm>
+#include <optional>
 
 namespace tlc::schedule {
 
@@ -104,27 +105,32 @@ private:
     }
 
     // Any other trip: each wgmma waited for just before its result (or register operand) is
-    // touched, the stage released once the last one retired.
+    // touched, the stage released once the last one retired. wgmma groups retire in the order they
+    // were issued, so a statement that needs the i-th oldest pending gemm waits until only the
+    // gemms issued after it are in flight (wgmma_wait<pending - 1 - i>): they keep running under it.
     void waits_before_use() {
         TLC_CHECK(protocol_.mma_in_flight == 0 && protocol_.release_lag == 0, "a general warp-specialized trip waits for its wgmmas");
         std::vector<Step>& trip = out_.trip;
         trip = {step(Kind::StageIndex), step(Kind::WaitLoads), step(Kind::Lets)};
-        std::vector<std::pair<int, const ir::Gemm*>> pending; // token, gemm
+        std::vector<std::pair<int, const ir::Gemm*>> pending; // token, gemm; oldest first
         size_t issued = 0;
-        auto retire = [&] {
+        auto retire_through = [&](size_t newest) {
             std::vector<int> fenced;
-            for (auto& [token, g] : pending) fenced.push_back(token);
-            trip.push_back(wait(0, fenced));
-            pending.clear();
-            if (issued == wgmmas_.size()) trip.push_back(release(0, 0));
+            for (size_t i = 0; i <= newest; ++i) fenced.push_back(pending[i].first);
+            trip.push_back(wait(static_cast<int>(pending.size() - 1 - newest), fenced));
+            pending.erase(pending.begin(), pending.begin() + static_cast<std::ptrdiff_t>(newest + 1));
+            if (issued == wgmmas_.size() && pending.empty()) trip.push_back(release(0, 0));
         };
         for (const ir::StmtPtr& s : loop_.statements()) {
-            bool touches_pending = false;
-            for (auto& [token, g] : pending) touches_pending |= ir::touches_async_operands(s, *g);
-            // A gemm reading a tile the consumers write retires before their next barrier: past it
-            // another warpgroup may overwrite the tile (the barrier orders the writes after the reads).
-            for (auto& [token, g] : pending) touches_pending |= s->kind == ir::StmtKind::Barrier && loop_.reads_written(*g);
-            if (touches_pending) retire();
+            // The newest pending gemm this statement must see retired. A gemm reading a tile the
+            // consumers write retires before their next barrier: past it another warpgroup may
+            // overwrite the tile (the barrier orders the writes after the reads).
+            std::optional<size_t> newest;
+            for (size_t i = 0; i < pending.size(); ++i) {
+                const ir::Gemm& g = *pending[i].second;
+                if (ir::touches_async_operands(s, g) || (s->kind == ir::StmtKind::Barrier && loop_.reads_written(g))) newest = i;
+            }
+            if (newest) retire_through(*newest);
             if (!is_wgmma(s)) {
                 trip.push_back(run(s));
                 continue;
@@ -133,7 +139,7 @@ private:
             pending.emplace_back(trip.back().token, s->as<ir::Gemm>());
             ++issued;
         }
-        if (!pending.empty()) retire();
+        if (!pending.empty()) retire_through(pending.size() - 1);
         if (!loop_.once.empty()) out_.tile_end.push_back(release_once(When::Always));
     }
 

@@ -12,7 +12,9 @@
 //   - any other trip: each wgmma is waited for just before the first statement that touches its
 //     accumulator or register operand (or at the trip's end), and the stage is released once the
 //     last one retired; a wgmma that reads a tile the consumers write (loop.written) is waited for
-//     before the next barrier too;
+//     before the next barrier too. Groups retire in issue order, so the wait leaves the gemms
+//     issued after the one needed in flight (wgmma_wait<n>, n of them): a statement that uses the
+//     first of two gemms runs while the second does;
 //   - a software-pipelined trip (first gemm F, statements A up to the first use of a trailing
 //     gemm's result, statements B, trailing gemms T): trip 0 runs F, A, B; each later trip issues
 //     F(t) with T(t - 1), waits for F(t) alone (wgmma groups retire in order), runs A(t) while

@@ -9,7 +9,7 @@
 // chunk_reads(X, W, Y, R), prefetched_scales(X, W, S, Bias, Y, M, N, KT), written_b_operand(A, B, X, M, K),
 // split_columns_3(A, B, Y, M, K, N), split_columns_reduce(A, B, R, M, K),
 // cluster_gemm_2x2(A, B, C, M, K, N), cluster_gemm_1x4(A, B, C, K, M, N),
-// narrow_swizzle_stages(A, B, C, M, K, N).
+// narrow_swizzle_stages(A, B, C, M, K, N), partial_wait(A, B, C, M, K, N).
 #include "regressions.h"
 #include "harness.h"
 
@@ -280,6 +280,21 @@ th::Outcome check_narrow_swizzle_stages(int64_t M, int64_t N, int64_t K, uint64_
     return th::numeric(th::rel_err(C.download(), ref), 1e-4, A.guards_intact() && B.guards_intact() && C.guards_intact());
 }
 
+// partial_wait: C = A · Bᵀ (A [M, K], B [N, K] f16, C f32) times 0.5 in the first 64 columns of each
+// 128 and 0.25 in the other 64.
+th::Outcome check_partial_wait(int64_t M, int64_t N, int64_t K, uint64_t seed) {
+    const auto a = th::random_vector<__half>(static_cast<size_t>(M * K), seed, -0.5, 0.5);
+    const auto b = th::random_vector<__half>(static_cast<size_t>(N * K), seed + 1, -0.5, 0.5);
+    th::DeviceBuffer<__half> A(a), B(b);
+    std::vector<double> ref = reference_a_bt(a, b, M, N, K, false);
+    for (int64_t i = 0; i < M; ++i)
+        for (int64_t j = 0; j < N; ++j) ref[static_cast<size_t>(i * N + j)] *= j % 128 < 64 ? 0.5 : 0.25;
+    th::DeviceBuffer<float> C(static_cast<size_t>(M * N));
+    C.poison();
+    th::check_launch(tlc::partial_wait(A.get(), B.get(), C.get(), M, K, N), "partial_wait");
+    return th::numeric(th::rel_err(C.download(), ref), 1e-4, A.guards_intact() && B.guards_intact() && C.guards_intact());
+}
+
 // view_rows: Y[M = 3 N] written through the view [N, 3] as (x, 2x, -x) per row; M != 3 N is refused.
 th::Outcome check_view_rows(int64_t N, uint64_t seed) {
     const auto x = th::random_vector<float>(static_cast<size_t>(N), seed);
@@ -410,6 +425,9 @@ int main() {
                                              {200, 300, 96}, {64, 40, 32}, {1, 1, 64}})
         suite.run("narrow_swizzle_stages/" + std::to_string(mnk[0]) + "x" + std::to_string(mnk[1]) + "x" + std::to_string(mnk[2]),
                   [&] { return check_narrow_swizzle_stages(mnk[0], mnk[1], mnk[2], 2100 + mnk[0] + mnk[2]); });
+    for (const std::array<int64_t, 3> mnk : {std::array<int64_t, 3>{256, 256, 256}, {300, 200, 100}, {129, 130, 65}, {1, 1, 8}})
+        suite.run("partial_wait/" + std::to_string(mnk[0]) + "x" + std::to_string(mnk[1]) + "x" + std::to_string(mnk[2]),
+                  [&] { return check_partial_wait(mnk[0], mnk[1], mnk[2], 2200 + mnk[0] + mnk[2]); });
     suite.run("gather_rows/M=23,N=150,R=37", [&] { return check_gather_rows(23, 150, 37, 1100); });
     suite.run("gather_rows/M=500,N=256,R=1000", [&] { return check_gather_rows(500, 256, 1000, 1200); });
     suite.run("gather_rows/M=1,N=1,R=1", [&] { return check_gather_rows(1, 1, 1, 1300); });
