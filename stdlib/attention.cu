@@ -13,7 +13,7 @@
 
 namespace {
 
-// kernel flash_attention<D = 64, CAUSAL = false, BM = 128, BN = 32, STAGES = 2, THREADS = 128, T = f16>  (stdlib/attention.tl:19)
+// kernel flash_attention<D = 64, CAUSAL = false, BM = 128, BN = 32, STAGES = 2, THREADS = 128, T = f16>  (stdlib/attention.tl:21)
 // 128 threads per block, 36864 bytes of shared memory
 __global__ void __launch_bounds__(128) flash_attention_kernel(
         const tl::f16* __restrict__ Q,
@@ -56,7 +56,7 @@ __global__ void __launch_bounds__(128) flash_attention_kernel(
     const int32_t h = int(blockIdx.y);
     const int32_t q0 = int(blockIdx.x) * 128;
     const float qk_scale = sm_scale * 1.4426950216293335f;
-    // copy(Q[b, h, q0 +: BM, 0 +: D], q);  (attention.tl:44)
+    // copy(Q[b, h, q0 +: BM, 0 +: D], q);  (attention.tl:46)
     #pragma unroll
     for (int tl_i1 = 0; tl_i1 < 8; ++tl_i1) {
         const int tl_chunk0 = tl_tid + tl_i1 * 128;
@@ -76,7 +76,7 @@ __global__ void __launch_bounds__(128) flash_attention_kernel(
     const int32_t n_kv = tl::cdiv(S, 32);
     const int32_t t_trips = n_kv;
     if (0 < t_trips) {
-        // copy(K[b, h, k0 +: BN, 0 +: D], k);  (attention.tl:48)
+        // copy(K[b, h, k0 +: BN, 0 +: D], k);  (attention.tl:50)
         if (tl::is_aligned(K, 16) && 64 % 8 == 0 && tl::in_bounds(b, B) && tl::in_bounds(h, H) && 0 >= 0 && 0 + 32 <= S && 0 >= 0 && 0 + 64 <= 64 && 0 % 8 == 0) {
             #pragma unroll
             for (int tl_i6 = 0; tl_i6 < 2; ++tl_i6) {
@@ -100,7 +100,7 @@ __global__ void __launch_bounds__(128) flash_attention_kernel(
                 }
             }
         }
-        // copy(V[b, h, k0 +: BN, 0 +: D], v);  (attention.tl:49)
+        // copy(V[b, h, k0 +: BN, 0 +: D], v);  (attention.tl:51)
         if (tl::is_aligned(V, 16) && 64 % 8 == 0 && tl::in_bounds(b, B) && tl::in_bounds(h, H) && 0 >= 0 && 0 + 32 <= S && 0 >= 0 && 0 + 64 <= 64 && 0 % 8 == 0) {
             #pragma unroll
             for (int tl_i13 = 0; tl_i13 < 2; ++tl_i13) {
@@ -126,12 +126,12 @@ __global__ void __launch_bounds__(128) flash_attention_kernel(
         }
     }
     tl::cp_async_commit();
-    // for t in pipelined(n_kv, stages = STAGES) {  (attention.tl:46)
+    // for t in pipelined(n_kv, stages = STAGES) {  (attention.tl:48)
     for (int t = 0; t < t_trips; ++t) {
         tl::cp_async_wait<0>();  // at most 0 copy groups of this thread still in flight
         __syncthreads();  // pipeline: stage `t % 2` has landed and the stage refilled next is no longer read
         if (t + 1 < t_trips) {
-            // copy(K[b, h, k0 +: BN, 0 +: D], k);  (attention.tl:48)
+            // copy(K[b, h, k0 +: BN, 0 +: D], k);  (attention.tl:50)
             if (tl::is_aligned(K, 16) && 64 % 8 == 0 && tl::in_bounds(b, B) && tl::in_bounds(h, H) && ((t + 1) * 32) >= 0 && ((t + 1) * 32) + 32 <= S && 0 >= 0 && 0 + 64 <= 64 && 0 % 8 == 0) {
                 #pragma unroll
                 for (int tl_i20 = 0; tl_i20 < 2; ++tl_i20) {
@@ -155,7 +155,7 @@ __global__ void __launch_bounds__(128) flash_attention_kernel(
                     }
                 }
             }
-            // copy(V[b, h, k0 +: BN, 0 +: D], v);  (attention.tl:49)
+            // copy(V[b, h, k0 +: BN, 0 +: D], v);  (attention.tl:51)
             if (tl::is_aligned(V, 16) && 64 % 8 == 0 && tl::in_bounds(b, B) && tl::in_bounds(h, H) && ((t + 1) * 32) >= 0 && ((t + 1) * 32) + 32 <= S && 0 >= 0 && 0 + 64 <= 64 && 0 % 8 == 0) {
                 #pragma unroll
                 for (int tl_i27 = 0; tl_i27 < 2; ++tl_i27) {
@@ -182,7 +182,7 @@ __global__ void __launch_bounds__(128) flash_attention_kernel(
         }
         tl::cp_async_commit();
         const int32_t k0 = t * 32;
-        // gemm(q, k, s, transpose_b = true, clear = true);  (attention.tl:51)
+        // gemm(q, k, s, transpose_b = true, clear = true);  (attention.tl:53)
         {
             for (int tl_s = 0; tl_s < s_layout::kSlots; ++tl_s) s[tl_s] = 0.0f;
             tl::warp_gemm_mma<128, 32, 64, 4, 1, tl::f16, false, true>(
@@ -190,7 +190,7 @@ __global__ void __launch_bounds__(128) flash_attention_kernel(
                 tl::SharedMatrix<tl::f16, true, 72>{&k[((t % 2) * 32 + 0) * 72 + 0]}, tl_tid);
         }
         if (k0 + 32 > S) {
-            // for i, j in parallel(BM, BN) {  (attention.tl:53)
+            // for i, j in parallel(BM, BN) {  (attention.tl:55)
             // for i, j in parallel(128, 32): each thread visits the elements of `s` it holds
             #pragma unroll
             for (int tl_s33 = 0; tl_s33 < s_layout::kSlots; ++tl_s33) {
@@ -201,7 +201,7 @@ __global__ void __launch_bounds__(128) flash_attention_kernel(
                 s[tl_s33] = masked ? -tl::inf<float>() : s[tl_s33];
             }
         }
-        // reduce(max, s, m_tile, axis = 1);  (attention.tl:60)
+        // reduce(max, s, m_tile, axis = 1);  (attention.tl:62)
         // each thread folds its 8 values of each of its 4 results; xor shuffles 1, 2 among the lanes that share one
         {
             float tl_part[4];
@@ -221,7 +221,7 @@ __global__ void __launch_bounds__(128) flash_attention_kernel(
                 m_tile[tl_i] = tl_part[tl_i];
             }
         }
-        // for i in parallel(BM) {  (attention.tl:61)
+        // for i in parallel(BM) {  (attention.tl:63)
         // for i in parallel(128): each thread visits the elements of `m` it holds
         #pragma unroll
         for (int tl_s35 = 0; tl_s35 < 4; ++tl_s35) {
@@ -230,7 +230,7 @@ __global__ void __launch_bounds__(128) flash_attention_kernel(
             alpha[tl_s35] = tl::fast::exp2(m[tl_s35] - m_new);
             m[tl_s35] = m_new;
         }
-        // for i, j in parallel(BM, BN) {  (attention.tl:66)
+        // for i, j in parallel(BM, BN) {  (attention.tl:68)
         // for i, j in parallel(128, 32): each thread visits the elements of `s` it holds
         #pragma unroll
         for (int tl_s36 = 0; tl_s36 < s_layout::kSlots; ++tl_s36) {
@@ -238,7 +238,7 @@ __global__ void __launch_bounds__(128) flash_attention_kernel(
             [[maybe_unused]] const int j = s_layout::col(tl_tid, tl_s36);
             s[tl_s36] = tl::fast::exp2(s[tl_s36] * qk_scale - m[(tl_s36 / 2 % 2) + (tl_s36 / 16) * 2]);
         }
-        // reduce(sum, s, l_tile, axis = 1);  (attention.tl:69)
+        // reduce(sum, s, l_tile, axis = 1);  (attention.tl:71)
         // each thread folds its 8 values of each of its 4 results; xor shuffles 1, 2 among the lanes that share one
         {
             float tl_part[4];
@@ -258,14 +258,14 @@ __global__ void __launch_bounds__(128) flash_attention_kernel(
                 l_tile[tl_i] = tl_part[tl_i];
             }
         }
-        // for i in parallel(BM) {  (attention.tl:70)
+        // for i in parallel(BM) {  (attention.tl:72)
         // for i in parallel(128): each thread visits the elements of `l` it holds
         #pragma unroll
         for (int tl_s38 = 0; tl_s38 < 4; ++tl_s38) {
             [[maybe_unused]] const int i = ((tl_tid / 4 % 8) + (tl_s38 % 2) * 8 + (tl_s38 / 2) * 16 + (tl_tid / 32) * 32);
             l[tl_s38] = l[tl_s38] * alpha[tl_s38] + l_tile[tl_s38];
         }
-        // for i, d in parallel(BM, D) {  (attention.tl:74)
+        // for i, d in parallel(BM, D) {  (attention.tl:76)
         // for i, d in parallel(128, 64): each thread visits the elements of `o` it holds
         #pragma unroll
         for (int tl_s39 = 0; tl_s39 < o_layout::kSlots; ++tl_s39) {
@@ -273,17 +273,17 @@ __global__ void __launch_bounds__(128) flash_attention_kernel(
             [[maybe_unused]] const int d = o_layout::col(tl_tid, tl_s39);
             o[tl_s39] = o[tl_s39] * alpha[(tl_s39 / 2 % 2) + (tl_s39 / 32) * 2];
         }
-        // copy(s, p);  (attention.tl:77)
+        // copy(s, p);  (attention.tl:79)
         #pragma unroll
         for (int tl_s = 0; tl_s < p_layout::kSlots; ++tl_s) p[tl_s] = tl::convert<tl::f16>(s[tl_s]);
-        // gemm(p, v, o);  (attention.tl:78)
+        // gemm(p, v, o);  (attention.tl:80)
         {
             tl::warp_gemm_mma_register_a<128, 64, 32, 4, tl::f16, false>(  // A from the registers of `p`
                 o, p, tl::SharedMatrix<tl::f16, false, 72>{&v[((t % 2) * 32 + 0) * 72 + 0]}, tl_tid);
         }
     }
     tl::cp_async_wait<0>();  // at most 0 copy groups of this thread still in flight
-    // for i, d in parallel(BM, D) {  (attention.tl:81)
+    // for i, d in parallel(BM, D) {  (attention.tl:83)
     // for i, d in parallel(128, 64): each thread visits the elements of `o` it holds
     #pragma unroll
     for (int tl_s40 = 0; tl_s40 < o_layout::kSlots; ++tl_s40) {
@@ -291,7 +291,7 @@ __global__ void __launch_bounds__(128) flash_attention_kernel(
         [[maybe_unused]] const int d = o_layout::col(tl_tid, tl_s40);
         o[tl_s40] = tl::fast::div(o[tl_s40], l[(tl_s40 / 2 % 2) + (tl_s40 / 32) * 2]);
     }
-    // copy(o, O[b, h, q0 +: BM, 0 +: D]);  (attention.tl:84)
+    // copy(o, O[b, h, q0 +: BM, 0 +: D]);  (attention.tl:86)
     #pragma unroll
     for (int tl_chunk41 = 0; tl_chunk41 < o_layout::kSlots; tl_chunk41 += 2) {
         tl::f16* tl_ptr42 = &O[((int64_t(b) * H + h) * S + (q0 + (o_layout::row(tl_tid, tl_chunk41)))) * 64 + (o_layout::col(tl_tid, tl_chunk41))];
@@ -309,7 +309,7 @@ __global__ void __launch_bounds__(128) flash_attention_kernel(
     }
 }
 
-// kernel flash_attention<D = 64, CAUSAL = false, BM = 192, BN = 128, STAGES = 2, THREADS = 384, T = f16>  (stdlib/attention.tl:19)
+// kernel flash_attention<D = 64, CAUSAL = false, BM = 192, BN = 128, STAGES = 2, THREADS = 384, T = f16>  (stdlib/attention.tl:21)
 // 384 threads per block, 189536 bytes of shared memory
 // warp-specialized: warpgroup 0 issues TMA loads, the other 384 threads run wgmma; persistent over the tiles
 __global__ void __launch_bounds__(512, 1) flash_attention_kernel_sm90(
@@ -379,16 +379,16 @@ __global__ void __launch_bounds__(512, 1) flash_attention_kernel_sm90(
                 const int32_t n_kv = tl::cdiv(S, 128);
                 tl::sm90::mbarrier_wait(tl_once_empty, (tl_round + 1) & 1);  // the previous tile's readers are done
                 tl::sm90::mbarrier_arrive_expect_tx(tl_once_full, 24576);
-                // copy(Q[b, h, q0 +: BM, 0 +: D], q);  (attention.tl:44)
+                // copy(Q[b, h, q0 +: BM, 0 +: D], q);  (attention.tl:46)
                 tl::sm90::tma_load_4d(q, &tl_map_Q, tl_once_full, 0, q0, h, b);
                 for (int t = 0; t < n_kv; ++t, ++tl_it) {
                     const int tl_stage = tl_it % 5;
                     tl::sm90::mbarrier_wait(&tl_empty[tl_stage], (tl_it / 5 + 1) & 1);  // consumers released it
                     tl::sm90::mbarrier_arrive_expect_tx(&tl_full[tl_stage], 32768);
                     const int32_t k0 = t * 128;
-                    // copy(K[b, h, k0 +: BN, 0 +: D], k);  (attention.tl:48)
+                    // copy(K[b, h, k0 +: BN, 0 +: D], k);  (attention.tl:50)
                     tl::sm90::tma_load_4d(k + tl_stage * 8192, &tl_map_K, &tl_full[tl_stage], 0, k0, h, b);
-                    // copy(V[b, h, k0 +: BN, 0 +: D], v);  (attention.tl:49)
+                    // copy(V[b, h, k0 +: BN, 0 +: D], v);  (attention.tl:51)
                     tl::sm90::tma_load_4d(v + tl_stage * 8192, &tl_map_V, &tl_full[tl_stage], 0, k0, h, b);
                 }
             }
@@ -426,10 +426,10 @@ __global__ void __launch_bounds__(512, 1) flash_attention_kernel_sm90(
             const int32_t h = tl_block_y;
             const int32_t q0 = tl_block_x * 192;
             const float qk_scale = sm_scale * 1.4426950216293335f;
-            // copy(Q[b, h, q0 +: BM, 0 +: D], q);  (attention.tl:44)
+            // copy(Q[b, h, q0 +: BM, 0 +: D], q);  (attention.tl:46)
             tl::sm90::mbarrier_wait(tl_once_full, (tl_round + 0) & 1);  // the tiles loaded once per tile landed
             const int32_t n_kv = tl::cdiv(S, 128);
-            // for t in pipelined(n_kv, stages = STAGES) {  (attention.tl:46)
+            // for t in pipelined(n_kv, stages = STAGES) {  (attention.tl:48)
             const int tl_trips0 = n_kv;
             if (tl_trips0 <= 0 && tl_tid % 32 == 0) tl::sm90::mbarrier_arrive(tl_once_empty);  // the tiles loaded once per tile may be refilled
             if (tl_trips0 > 0) {
@@ -440,14 +440,14 @@ __global__ void __launch_bounds__(512, 1) flash_attention_kernel_sm90(
                     const int32_t k0 = t * 128;
                     tl::sm90::mbarrier_wait(&tl_full[tl_stage], (tl_it / 5 + 0) & 1);  // trip t's TMA loads landed
                     tl::sm90::pingpong_wait_turn<8, 3>(tl_tid / 128);
-                    // gemm(q, k, s, transpose_b = true, clear = true);  (attention.tl:51)
+                    // gemm(q, k, s, transpose_b = true, clear = true);  (attention.tl:53)
                     tl::sm90::warpgroup_gemm<tl::f16, 192, 128, 64, false, true, 3>(s, q, k + tl_stage * 8192, tl_tid / 128, true);
                     tl::sm90::pingpong_pass_turn<8, 3>(tl_tid / 128);
                     tl::sm90::wgmma_wait<0>();  // #0 (into `s`) retired
                     tl::sm90::fence_accumulators(s);
                     if (tl_trips0 == 1 && tl_tid % 32 == 0) tl::sm90::mbarrier_arrive(tl_once_empty);  // the tiles loaded once per tile may be refilled
                     if (k0 + 128 > S) {
-                        // for i, j in parallel(BM, BN) {  (attention.tl:53)
+                        // for i, j in parallel(BM, BN) {  (attention.tl:55)
                         // for i, j in parallel(192, 128): each thread visits the elements of `s` it holds
                         #pragma unroll
                         for (int tl_s1 = 0; tl_s1 < s_layout::kSlots; ++tl_s1) {
@@ -458,7 +458,7 @@ __global__ void __launch_bounds__(512, 1) flash_attention_kernel_sm90(
                             s[tl_s1] = masked ? -tl::inf<float>() : s[tl_s1];
                         }
                     }
-                    // reduce(max, s, m_tile, axis = 1);  (attention.tl:60)
+                    // reduce(max, s, m_tile, axis = 1);  (attention.tl:62)
                     // each thread folds its 32 values of each of its 2 results; xor shuffles 1, 2 among the lanes that share one
                     {
                         float tl_part[2];
@@ -478,7 +478,7 @@ __global__ void __launch_bounds__(512, 1) flash_attention_kernel_sm90(
                             m_tile[tl_i] = tl_part[tl_i];
                         }
                     }
-                    // for i in parallel(BM) {  (attention.tl:61)
+                    // for i in parallel(BM) {  (attention.tl:63)
                     // for i in parallel(192): each thread visits the elements of `m` it holds
                     #pragma unroll
                     for (int tl_s3 = 0; tl_s3 < 2; ++tl_s3) {
@@ -487,7 +487,7 @@ __global__ void __launch_bounds__(512, 1) flash_attention_kernel_sm90(
                         alpha[tl_s3] = tl::fast::exp2(m[tl_s3] - m_new);
                         m[tl_s3] = m_new;
                     }
-                    // for i, j in parallel(BM, BN) {  (attention.tl:66)
+                    // for i, j in parallel(BM, BN) {  (attention.tl:68)
                     // for i, j in parallel(192, 128): each thread visits the elements of `s` it holds
                     #pragma unroll
                     for (int tl_s4 = 0; tl_s4 < s_layout::kSlots; ++tl_s4) {
@@ -495,7 +495,7 @@ __global__ void __launch_bounds__(512, 1) flash_attention_kernel_sm90(
                         [[maybe_unused]] const int j = s_layout::col(tl_tid, tl_s4);
                         s[tl_s4] = tl::fast::exp2(s[tl_s4] * qk_scale - m[(tl_s4 / 2 % 2)]);
                     }
-                    // reduce(sum, s, l_tile, axis = 1);  (attention.tl:69)
+                    // reduce(sum, s, l_tile, axis = 1);  (attention.tl:71)
                     // each thread folds its 32 values of each of its 2 results; xor shuffles 1, 2 among the lanes that share one
                     {
                         float tl_part[2];
@@ -515,14 +515,14 @@ __global__ void __launch_bounds__(512, 1) flash_attention_kernel_sm90(
                             l_tile[tl_i] = tl_part[tl_i];
                         }
                     }
-                    // for i in parallel(BM) {  (attention.tl:70)
+                    // for i in parallel(BM) {  (attention.tl:72)
                     // for i in parallel(192): each thread visits the elements of `l` it holds
                     #pragma unroll
                     for (int tl_s6 = 0; tl_s6 < 2; ++tl_s6) {
                         [[maybe_unused]] const int i = ((tl_tid / 4 % 8) + (tl_s6) * 8 + (tl_tid / 32) * 16);
                         l[tl_s6] = l[tl_s6] * alpha[tl_s6] + l_tile[tl_s6];
                     }
-                    // for i, d in parallel(BM, D) {  (attention.tl:74)
+                    // for i, d in parallel(BM, D) {  (attention.tl:76)
                     // for i, d in parallel(192, 64): each thread visits the elements of `o` it holds
                     #pragma unroll
                     for (int tl_s7 = 0; tl_s7 < o_layout::kSlots; ++tl_s7) {
@@ -530,7 +530,7 @@ __global__ void __launch_bounds__(512, 1) flash_attention_kernel_sm90(
                         [[maybe_unused]] const int d = o_layout::col(tl_tid, tl_s7);
                         o[tl_s7] = o[tl_s7] * alpha[(tl_s7 / 2 % 2)];
                     }
-                    // copy(s, p);  (attention.tl:77)
+                    // copy(s, p);  (attention.tl:79)
                     #pragma unroll
                     for (int tl_s = 0; tl_s < p_layout::kSlots; ++tl_s) p[tl_s] = tl::convert<tl::f16>(s[tl_s]);
                 }
@@ -541,16 +541,16 @@ __global__ void __launch_bounds__(512, 1) flash_attention_kernel_sm90(
                     const int32_t k0 = t * 128;
                     tl::sm90::mbarrier_wait(&tl_full[tl_stage], (tl_it / 5 + 0) & 1);  // trip t's TMA loads landed
                     tl::sm90::pingpong_wait_turn<8, 3>(tl_tid / 128);
-                    // gemm(q, k, s, transpose_b = true, clear = true);  (attention.tl:51)
+                    // gemm(q, k, s, transpose_b = true, clear = true);  (attention.tl:53)
                     tl::sm90::warpgroup_gemm<tl::f16, 192, 128, 64, false, true, 3>(s, q, k + tl_stage * 8192, tl_tid / 128, true);
-                    // gemm(p, v, o);  (attention.tl:78)
+                    // gemm(p, v, o);  (attention.tl:80)
                     tl::sm90::warpgroup_gemm_rs<tl::f16, 192, 64, 128, false, 3>(o, p, v + tl_stage_prev * 8192, tl_tid / 128);  // A from the registers of `p`
                     tl::sm90::pingpong_pass_turn<8, 3>(tl_tid / 128);
                     tl::sm90::wgmma_wait<1>();  // #1 (into `s`) retired; the 1 newest group(s) run on
                     tl::sm90::fence_accumulators(s);
                     if (t + 1 == tl_trips0 && tl_tid % 32 == 0) tl::sm90::mbarrier_arrive(tl_once_empty);  // the tiles loaded once per tile may be refilled
                     if (k0 + 128 > S) {
-                        // for i, j in parallel(BM, BN) {  (attention.tl:53)
+                        // for i, j in parallel(BM, BN) {  (attention.tl:55)
                         // for i, j in parallel(192, 128): each thread visits the elements of `s` it holds
                         #pragma unroll
                         for (int tl_s8 = 0; tl_s8 < s_layout::kSlots; ++tl_s8) {
@@ -561,7 +561,7 @@ __global__ void __launch_bounds__(512, 1) flash_attention_kernel_sm90(
                             s[tl_s8] = masked ? -tl::inf<float>() : s[tl_s8];
                         }
                     }
-                    // reduce(max, s, m_tile, axis = 1);  (attention.tl:60)
+                    // reduce(max, s, m_tile, axis = 1);  (attention.tl:62)
                     // each thread folds its 32 values of each of its 2 results; xor shuffles 1, 2 among the lanes that share one
                     {
                         float tl_part[2];
@@ -581,7 +581,7 @@ __global__ void __launch_bounds__(512, 1) flash_attention_kernel_sm90(
                             m_tile[tl_i] = tl_part[tl_i];
                         }
                     }
-                    // for i in parallel(BM) {  (attention.tl:61)
+                    // for i in parallel(BM) {  (attention.tl:63)
                     // for i in parallel(192): each thread visits the elements of `m` it holds
                     #pragma unroll
                     for (int tl_s10 = 0; tl_s10 < 2; ++tl_s10) {
@@ -590,7 +590,7 @@ __global__ void __launch_bounds__(512, 1) flash_attention_kernel_sm90(
                         alpha[tl_s10] = tl::fast::exp2(m[tl_s10] - m_new);
                         m[tl_s10] = m_new;
                     }
-                    // for i, j in parallel(BM, BN) {  (attention.tl:66)
+                    // for i, j in parallel(BM, BN) {  (attention.tl:68)
                     // for i, j in parallel(192, 128): each thread visits the elements of `s` it holds
                     #pragma unroll
                     for (int tl_s11 = 0; tl_s11 < s_layout::kSlots; ++tl_s11) {
@@ -598,7 +598,7 @@ __global__ void __launch_bounds__(512, 1) flash_attention_kernel_sm90(
                         [[maybe_unused]] const int j = s_layout::col(tl_tid, tl_s11);
                         s[tl_s11] = tl::fast::exp2(s[tl_s11] * qk_scale - m[(tl_s11 / 2 % 2)]);
                     }
-                    // reduce(sum, s, l_tile, axis = 1);  (attention.tl:69)
+                    // reduce(sum, s, l_tile, axis = 1);  (attention.tl:71)
                     // each thread folds its 32 values of each of its 2 results; xor shuffles 1, 2 among the lanes that share one
                     {
                         float tl_part[2];
@@ -618,7 +618,7 @@ __global__ void __launch_bounds__(512, 1) flash_attention_kernel_sm90(
                             l_tile[tl_i] = tl_part[tl_i];
                         }
                     }
-                    // for i in parallel(BM) {  (attention.tl:70)
+                    // for i in parallel(BM) {  (attention.tl:72)
                     // for i in parallel(192): each thread visits the elements of `l` it holds
                     #pragma unroll
                     for (int tl_s13 = 0; tl_s13 < 2; ++tl_s13) {
@@ -628,7 +628,7 @@ __global__ void __launch_bounds__(512, 1) flash_attention_kernel_sm90(
                     tl::sm90::wgmma_wait<0>();  // #2 (into `o`) retired
                     tl::sm90::fence_accumulators(o);
                     if (tl_tid % 32 == 0) tl::sm90::mbarrier_arrive(&tl_empty[tl_stage_prev]);  // release trip t - 1's stage
-                    // for i, d in parallel(BM, D) {  (attention.tl:74)
+                    // for i, d in parallel(BM, D) {  (attention.tl:76)
                     // for i, d in parallel(192, 64): each thread visits the elements of `o` it holds
                     #pragma unroll
                     for (int tl_s14 = 0; tl_s14 < o_layout::kSlots; ++tl_s14) {
@@ -636,14 +636,14 @@ __global__ void __launch_bounds__(512, 1) flash_attention_kernel_sm90(
                         [[maybe_unused]] const int d = o_layout::col(tl_tid, tl_s14);
                         o[tl_s14] = o[tl_s14] * alpha[(tl_s14 / 2 % 2)];
                     }
-                    // copy(s, p);  (attention.tl:77)
+                    // copy(s, p);  (attention.tl:79)
                     #pragma unroll
                     for (int tl_s = 0; tl_s < p_layout::kSlots; ++tl_s) p[tl_s] = tl::convert<tl::f16>(s[tl_s]);
                 }
                 // The last trip's trailing gemms.
                 const int tl_stage = tl_it % 5;
                 tl::sm90::pingpong_wait_turn<8, 3>(tl_tid / 128);
-                // gemm(p, v, o);  (attention.tl:78)
+                // gemm(p, v, o);  (attention.tl:80)
                 tl::sm90::warpgroup_gemm_rs<tl::f16, 192, 64, 128, false, 3>(o, p, v + tl_stage * 8192, tl_tid / 128);  // A from the registers of `p`
                 tl::sm90::pingpong_pass_turn<8, 3>(tl_tid / 128);
                 tl::sm90::wgmma_wait<0>();  // #3 (into `o`) retired
@@ -651,7 +651,7 @@ __global__ void __launch_bounds__(512, 1) flash_attention_kernel_sm90(
                 if (tl_tid % 32 == 0) tl::sm90::mbarrier_arrive(&tl_empty[tl_stage]);  // release the last trip's stage
                 ++tl_it;
             }
-            // for i, d in parallel(BM, D) {  (attention.tl:81)
+            // for i, d in parallel(BM, D) {  (attention.tl:83)
             // for i, d in parallel(192, 64): each thread visits the elements of `o` it holds
             #pragma unroll
             for (int tl_s15 = 0; tl_s15 < o_layout::kSlots; ++tl_s15) {
@@ -659,7 +659,7 @@ __global__ void __launch_bounds__(512, 1) flash_attention_kernel_sm90(
                 [[maybe_unused]] const int d = o_layout::col(tl_tid, tl_s15);
                 o[tl_s15] = tl::fast::div(o[tl_s15], l[(tl_s15 / 2 % 2)]);
             }
-            // copy(o, O[b, h, q0 +: BM, 0 +: D]);  (attention.tl:84)
+            // copy(o, O[b, h, q0 +: BM, 0 +: D]);  (attention.tl:86)
             #pragma unroll
             for (int tl_chunk16 = 0; tl_chunk16 < o_layout::kSlots; tl_chunk16 += 2) {
                 tl::f16* tl_ptr17 = &O[((int64_t(b) * H + h) * S + (q0 + (o_layout::row(tl_tid, tl_chunk16)))) * 64 + (o_layout::col(tl_tid, tl_chunk16))];
@@ -680,7 +680,7 @@ __global__ void __launch_bounds__(512, 1) flash_attention_kernel_sm90(
     #endif
 }
 
-// kernel flash_attention_gqa<D = 64, CAUSAL = false, BM = 128, BN = 32, STAGES = 2, THREADS = 128, T = f16>  (stdlib/attention.tl:89)
+// kernel flash_attention_gqa<D = 64, CAUSAL = false, BM = 128, BN = 32, STAGES = 2, THREADS = 128, T = f16>  (stdlib/attention.tl:91)
 // 128 threads per block, 36864 bytes of shared memory
 __global__ void __launch_bounds__(128) flash_attention_gqa_kernel(
         const tl::f16* __restrict__ Q,
@@ -725,7 +725,7 @@ __global__ void __launch_bounds__(128) flash_attention_gqa_kernel(
     const int32_t hkv = h / (H / HKV);
     const int32_t q0 = int(blockIdx.x) * 128;
     const float qk_scale = sm_scale * 1.4426950216293335f;
-    // copy(Q[b, h, q0 +: BM, 0 +: D], q);  (attention.tl:115)
+    // copy(Q[b, h, q0 +: BM, 0 +: D], q);  (attention.tl:117)
     #pragma unroll
     for (int tl_i1 = 0; tl_i1 < 8; ++tl_i1) {
         const int tl_chunk0 = tl_tid + tl_i1 * 128;
@@ -745,7 +745,7 @@ __global__ void __launch_bounds__(128) flash_attention_gqa_kernel(
     const int32_t n_kv = tl::cdiv(S, 32);
     const int32_t t_trips = n_kv;
     if (0 < t_trips) {
-        // copy(K[b, hkv, k0 +: BN, 0 +: D], k);  (attention.tl:119)
+        // copy(K[b, hkv, k0 +: BN, 0 +: D], k);  (attention.tl:121)
         if (tl::is_aligned(K, 16) && 64 % 8 == 0 && tl::in_bounds(b, B) && tl::in_bounds(hkv, HKV) && 0 >= 0 && 0 + 32 <= S && 0 >= 0 && 0 + 64 <= 64 && 0 % 8 == 0) {
             #pragma unroll
             for (int tl_i6 = 0; tl_i6 < 2; ++tl_i6) {
@@ -769,7 +769,7 @@ __global__ void __launch_bounds__(128) flash_attention_gqa_kernel(
                 }
             }
         }
-        // copy(V[b, hkv, k0 +: BN, 0 +: D], v);  (attention.tl:120)
+        // copy(V[b, hkv, k0 +: BN, 0 +: D], v);  (attention.tl:122)
         if (tl::is_aligned(V, 16) && 64 % 8 == 0 && tl::in_bounds(b, B) && tl::in_bounds(hkv, HKV) && 0 >= 0 && 0 + 32 <= S && 0 >= 0 && 0 + 64 <= 64 && 0 % 8 == 0) {
             #pragma unroll
             for (int tl_i13 = 0; tl_i13 < 2; ++tl_i13) {
@@ -795,12 +795,12 @@ __global__ void __launch_bounds__(128) flash_attention_gqa_kernel(
         }
     }
     tl::cp_async_commit();
-    // for t in pipelined(n_kv, stages = STAGES) {  (attention.tl:117)
+    // for t in pipelined(n_kv, stages = STAGES) {  (attention.tl:119)
     for (int t = 0; t < t_trips; ++t) {
         tl::cp_async_wait<0>();  // at most 0 copy groups of this thread still in flight
         __syncthreads();  // pipeline: stage `t % 2` has landed and the stage refilled next is no longer read
         if (t + 1 < t_trips) {
-            // copy(K[b, hkv, k0 +: BN, 0 +: D], k);  (attention.tl:119)
+            // copy(K[b, hkv, k0 +: BN, 0 +: D], k);  (attention.tl:121)
             if (tl::is_aligned(K, 16) && 64 % 8 == 0 && tl::in_bounds(b, B) && tl::in_bounds(hkv, HKV) && ((t + 1) * 32) >= 0 && ((t + 1) * 32) + 32 <= S && 0 >= 0 && 0 + 64 <= 64 && 0 % 8 == 0) {
                 #pragma unroll
                 for (int tl_i20 = 0; tl_i20 < 2; ++tl_i20) {
@@ -824,7 +824,7 @@ __global__ void __launch_bounds__(128) flash_attention_gqa_kernel(
                     }
                 }
             }
-            // copy(V[b, hkv, k0 +: BN, 0 +: D], v);  (attention.tl:120)
+            // copy(V[b, hkv, k0 +: BN, 0 +: D], v);  (attention.tl:122)
             if (tl::is_aligned(V, 16) && 64 % 8 == 0 && tl::in_bounds(b, B) && tl::in_bounds(hkv, HKV) && ((t + 1) * 32) >= 0 && ((t + 1) * 32) + 32 <= S && 0 >= 0 && 0 + 64 <= 64 && 0 % 8 == 0) {
                 #pragma unroll
                 for (int tl_i27 = 0; tl_i27 < 2; ++tl_i27) {
@@ -851,7 +851,7 @@ __global__ void __launch_bounds__(128) flash_attention_gqa_kernel(
         }
         tl::cp_async_commit();
         const int32_t k0 = t * 32;
-        // gemm(q, k, s, transpose_b = true, clear = true);  (attention.tl:122)
+        // gemm(q, k, s, transpose_b = true, clear = true);  (attention.tl:124)
         {
             for (int tl_s = 0; tl_s < s_layout::kSlots; ++tl_s) s[tl_s] = 0.0f;
             tl::warp_gemm_mma<128, 32, 64, 4, 1, tl::f16, false, true>(
@@ -859,7 +859,7 @@ __global__ void __launch_bounds__(128) flash_attention_gqa_kernel(
                 tl::SharedMatrix<tl::f16, true, 72>{&k[((t % 2) * 32 + 0) * 72 + 0]}, tl_tid);
         }
         if (k0 + 32 > S) {
-            // for i, j in parallel(BM, BN) {  (attention.tl:124)
+            // for i, j in parallel(BM, BN) {  (attention.tl:126)
             // for i, j in parallel(128, 32): each thread visits the elements of `s` it holds
             #pragma unroll
             for (int tl_s33 = 0; tl_s33 < s_layout::kSlots; ++tl_s33) {
@@ -870,7 +870,7 @@ __global__ void __launch_bounds__(128) flash_attention_gqa_kernel(
                 s[tl_s33] = masked ? -tl::inf<float>() : s[tl_s33];
             }
         }
-        // reduce(max, s, m_tile, axis = 1);  (attention.tl:131)
+        // reduce(max, s, m_tile, axis = 1);  (attention.tl:133)
         // each thread folds its 8 values of each of its 4 results; xor shuffles 1, 2 among the lanes that share one
         {
             float tl_part[4];
@@ -890,7 +890,7 @@ __global__ void __launch_bounds__(128) flash_attention_gqa_kernel(
                 m_tile[tl_i] = tl_part[tl_i];
             }
         }
-        // for i in parallel(BM) {  (attention.tl:132)
+        // for i in parallel(BM) {  (attention.tl:134)
         // for i in parallel(128): each thread visits the elements of `m` it holds
         #pragma unroll
         for (int tl_s35 = 0; tl_s35 < 4; ++tl_s35) {
@@ -899,7 +899,7 @@ __global__ void __launch_bounds__(128) flash_attention_gqa_kernel(
             alpha[tl_s35] = tl::fast::exp2(m[tl_s35] - m_new);
             m[tl_s35] = m_new;
         }
-        // for i, j in parallel(BM, BN) {  (attention.tl:137)
+        // for i, j in parallel(BM, BN) {  (attention.tl:139)
         // for i, j in parallel(128, 32): each thread visits the elements of `s` it holds
         #pragma unroll
         for (int tl_s36 = 0; tl_s36 < s_layout::kSlots; ++tl_s36) {
@@ -907,7 +907,7 @@ __global__ void __launch_bounds__(128) flash_attention_gqa_kernel(
             [[maybe_unused]] const int j = s_layout::col(tl_tid, tl_s36);
             s[tl_s36] = tl::fast::exp2(s[tl_s36] * qk_scale - m[(tl_s36 / 2 % 2) + (tl_s36 / 16) * 2]);
         }
-        // reduce(sum, s, l_tile, axis = 1);  (attention.tl:140)
+        // reduce(sum, s, l_tile, axis = 1);  (attention.tl:142)
         // each thread folds its 8 values of each of its 4 results; xor shuffles 1, 2 among the lanes that share one
         {
             float tl_part[4];
@@ -927,14 +927,14 @@ __global__ void __launch_bounds__(128) flash_attention_gqa_kernel(
                 l_tile[tl_i] = tl_part[tl_i];
             }
         }
-        // for i in parallel(BM) {  (attention.tl:141)
+        // for i in parallel(BM) {  (attention.tl:143)
         // for i in parallel(128): each thread visits the elements of `l` it holds
         #pragma unroll
         for (int tl_s38 = 0; tl_s38 < 4; ++tl_s38) {
             [[maybe_unused]] const int i = ((tl_tid / 4 % 8) + (tl_s38 % 2) * 8 + (tl_s38 / 2) * 16 + (tl_tid / 32) * 32);
             l[tl_s38] = l[tl_s38] * alpha[tl_s38] + l_tile[tl_s38];
         }
-        // for i, d in parallel(BM, D) {  (attention.tl:145)
+        // for i, d in parallel(BM, D) {  (attention.tl:147)
         // for i, d in parallel(128, 64): each thread visits the elements of `o` it holds
         #pragma unroll
         for (int tl_s39 = 0; tl_s39 < o_layout::kSlots; ++tl_s39) {
@@ -942,17 +942,17 @@ __global__ void __launch_bounds__(128) flash_attention_gqa_kernel(
             [[maybe_unused]] const int d = o_layout::col(tl_tid, tl_s39);
             o[tl_s39] = o[tl_s39] * alpha[(tl_s39 / 2 % 2) + (tl_s39 / 32) * 2];
         }
-        // copy(s, p);  (attention.tl:148)
+        // copy(s, p);  (attention.tl:150)
         #pragma unroll
         for (int tl_s = 0; tl_s < p_layout::kSlots; ++tl_s) p[tl_s] = tl::convert<tl::f16>(s[tl_s]);
-        // gemm(p, v, o);  (attention.tl:149)
+        // gemm(p, v, o);  (attention.tl:151)
         {
             tl::warp_gemm_mma_register_a<128, 64, 32, 4, tl::f16, false>(  // A from the registers of `p`
                 o, p, tl::SharedMatrix<tl::f16, false, 72>{&v[((t % 2) * 32 + 0) * 72 + 0]}, tl_tid);
         }
     }
     tl::cp_async_wait<0>();  // at most 0 copy groups of this thread still in flight
-    // for i, d in parallel(BM, D) {  (attention.tl:152)
+    // for i, d in parallel(BM, D) {  (attention.tl:154)
     // for i, d in parallel(128, 64): each thread visits the elements of `o` it holds
     #pragma unroll
     for (int tl_s40 = 0; tl_s40 < o_layout::kSlots; ++tl_s40) {
@@ -960,7 +960,7 @@ __global__ void __launch_bounds__(128) flash_attention_gqa_kernel(
         [[maybe_unused]] const int d = o_layout::col(tl_tid, tl_s40);
         o[tl_s40] = tl::fast::div(o[tl_s40], l[(tl_s40 / 2 % 2) + (tl_s40 / 32) * 2]);
     }
-    // copy(o, O[b, h, q0 +: BM, 0 +: D]);  (attention.tl:155)
+    // copy(o, O[b, h, q0 +: BM, 0 +: D]);  (attention.tl:157)
     #pragma unroll
     for (int tl_chunk41 = 0; tl_chunk41 < o_layout::kSlots; tl_chunk41 += 2) {
         tl::f16* tl_ptr42 = &O[((int64_t(b) * H + h) * S + (q0 + (o_layout::row(tl_tid, tl_chunk41)))) * 64 + (o_layout::col(tl_tid, tl_chunk41))];
@@ -978,7 +978,7 @@ __global__ void __launch_bounds__(128) flash_attention_gqa_kernel(
     }
 }
 
-// kernel flash_attention_gqa<D = 64, CAUSAL = false, BM = 192, BN = 128, STAGES = 2, THREADS = 384, T = f16>  (stdlib/attention.tl:89)
+// kernel flash_attention_gqa<D = 64, CAUSAL = false, BM = 192, BN = 128, STAGES = 2, THREADS = 384, T = f16>  (stdlib/attention.tl:91)
 // 384 threads per block, 189536 bytes of shared memory
 // warp-specialized: warpgroup 0 issues TMA loads, the other 384 threads run wgmma; persistent over the tiles
 __global__ void __launch_bounds__(512, 1) flash_attention_gqa_kernel_sm90(
@@ -1050,16 +1050,16 @@ __global__ void __launch_bounds__(512, 1) flash_attention_gqa_kernel_sm90(
                 const int32_t n_kv = tl::cdiv(S, 128);
                 tl::sm90::mbarrier_wait(tl_once_empty, (tl_round + 1) & 1);  // the previous tile's readers are done
                 tl::sm90::mbarrier_arrive_expect_tx(tl_once_full, 24576);
-                // copy(Q[b, h, q0 +: BM, 0 +: D], q);  (attention.tl:115)
+                // copy(Q[b, h, q0 +: BM, 0 +: D], q);  (attention.tl:117)
                 tl::sm90::tma_load_4d(q, &tl_map_Q, tl_once_full, 0, q0, h, b);
                 for (int t = 0; t < n_kv; ++t, ++tl_it) {
                     const int tl_stage = tl_it % 5;
                     tl::sm90::mbarrier_wait(&tl_empty[tl_stage], (tl_it / 5 + 1) & 1);  // consumers released it
                     tl::sm90::mbarrier_arrive_expect_tx(&tl_full[tl_stage], 32768);
                     const int32_t k0 = t * 128;
-                    // copy(K[b, hkv, k0 +: BN, 0 +: D], k);  (attention.tl:119)
+                    // copy(K[b, hkv, k0 +: BN, 0 +: D], k);  (attention.tl:121)
                     tl::sm90::tma_load_4d(k + tl_stage * 8192, &tl_map_K, &tl_full[tl_stage], 0, k0, hkv, b);
-                    // copy(V[b, hkv, k0 +: BN, 0 +: D], v);  (attention.tl:120)
+                    // copy(V[b, hkv, k0 +: BN, 0 +: D], v);  (attention.tl:122)
                     tl::sm90::tma_load_4d(v + tl_stage * 8192, &tl_map_V, &tl_full[tl_stage], 0, k0, hkv, b);
                 }
             }
@@ -1097,10 +1097,10 @@ __global__ void __launch_bounds__(512, 1) flash_attention_gqa_kernel_sm90(
             const int32_t h = tl_block_y;
             const int32_t q0 = tl_block_x * 192;
             const float qk_scale = sm_scale * 1.4426950216293335f;
-            // copy(Q[b, h, q0 +: BM, 0 +: D], q);  (attention.tl:115)
+            // copy(Q[b, h, q0 +: BM, 0 +: D], q);  (attention.tl:117)
             tl::sm90::mbarrier_wait(tl_once_full, (tl_round + 0) & 1);  // the tiles loaded once per tile landed
             const int32_t n_kv = tl::cdiv(S, 128);
-            // for t in pipelined(n_kv, stages = STAGES) {  (attention.tl:117)
+            // for t in pipelined(n_kv, stages = STAGES) {  (attention.tl:119)
             const int tl_trips0 = n_kv;
             if (tl_trips0 <= 0 && tl_tid % 32 == 0) tl::sm90::mbarrier_arrive(tl_once_empty);  // the tiles loaded once per tile may be refilled
             if (tl_trips0 > 0) {
@@ -1111,14 +1111,14 @@ __global__ void __launch_bounds__(512, 1) flash_attention_gqa_kernel_sm90(
                     const int32_t k0 = t * 128;
                     tl::sm90::mbarrier_wait(&tl_full[tl_stage], (tl_it / 5 + 0) & 1);  // trip t's TMA loads landed
                     tl::sm90::pingpong_wait_turn<8, 3>(tl_tid / 128);
-                    // gemm(q, k, s, transpose_b = true, clear = true);  (attention.tl:122)
+                    // gemm(q, k, s, transpose_b = true, clear = true);  (attention.tl:124)
                     tl::sm90::warpgroup_gemm<tl::f16, 192, 128, 64, false, true, 3>(s, q, k + tl_stage * 8192, tl_tid / 128, true);
                     tl::sm90::pingpong_pass_turn<8, 3>(tl_tid / 128);
                     tl::sm90::wgmma_wait<0>();  // #0 (into `s`) retired
                     tl::sm90::fence_accumulators(s);
                     if (tl_trips0 == 1 && tl_tid % 32 == 0) tl::sm90::mbarrier_arrive(tl_once_empty);  // the tiles loaded once per tile may be refilled
                     if (k0 + 128 > S) {
-                        // for i, j in parallel(BM, BN) {  (attention.tl:124)
+                        // for i, j in parallel(BM, BN) {  (attention.tl:126)
                         // for i, j in parallel(192, 128): each thread visits the elements of `s` it holds
                         #pragma unroll
                         for (int tl_s1 = 0; tl_s1 < s_layout::kSlots; ++tl_s1) {
@@ -1129,7 +1129,7 @@ __global__ void __launch_bounds__(512, 1) flash_attention_gqa_kernel_sm90(
                             s[tl_s1] = masked ? -tl::inf<float>() : s[tl_s1];
                         }
                     }
-                    // reduce(max, s, m_tile, axis = 1);  (attention.tl:131)
+                    // reduce(max, s, m_tile, axis = 1);  (attention.tl:133)
                     // each thread folds its 32 values of each of its 2 results; xor shuffles 1, 2 among the lanes that share one
                     {
                         float tl_part[2];
@@ -1149,7 +1149,7 @@ __global__ void __launch_bounds__(512, 1) flash_attention_gqa_kernel_sm90(
                             m_tile[tl_i] = tl_part[tl_i];
                         }
                     }
-                    // for i in parallel(BM) {  (attention.tl:132)
+                    // for i in parallel(BM) {  (attention.tl:134)
                     // for i in parallel(192): each thread visits the elements of `m` it holds
                     #pragma unroll
                     for (int tl_s3 = 0; tl_s3 < 2; ++tl_s3) {
@@ -1158,7 +1158,7 @@ __global__ void __launch_bounds__(512, 1) flash_attention_gqa_kernel_sm90(
                         alpha[tl_s3] = tl::fast::exp2(m[tl_s3] - m_new);
                         m[tl_s3] = m_new;
                     }
-                    // for i, j in parallel(BM, BN) {  (attention.tl:137)
+                    // for i, j in parallel(BM, BN) {  (attention.tl:139)
                     // for i, j in parallel(192, 128): each thread visits the elements of `s` it holds
                     #pragma unroll
                     for (int tl_s4 = 0; tl_s4 < s_layout::kSlots; ++tl_s4) {
@@ -1166,7 +1166,7 @@ __global__ void __launch_bounds__(512, 1) flash_attention_gqa_kernel_sm90(
                         [[maybe_unused]] const int j = s_layout::col(tl_tid, tl_s4);
                         s[tl_s4] = tl::fast::exp2(s[tl_s4] * qk_scale - m[(tl_s4 / 2 % 2)]);
                     }
-                    // reduce(sum, s, l_tile, axis = 1);  (attention.tl:140)
+                    // reduce(sum, s, l_tile, axis = 1);  (attention.tl:142)
                     // each thread folds its 32 values of each of its 2 results; xor shuffles 1, 2 among the lanes that share one
                     {
                         float tl_part[2];
@@ -1186,14 +1186,14 @@ __global__ void __launch_bounds__(512, 1) flash_attention_gqa_kernel_sm90(
                             l_tile[tl_i] = tl_part[tl_i];
                         }
                     }
-                    // for i in parallel(BM) {  (attention.tl:141)
+                    // for i in parallel(BM) {  (attention.tl:143)
                     // for i in parallel(192): each thread visits the elements of `l` it holds
                     #pragma unroll
                     for (int tl_s6 = 0; tl_s6 < 2; ++tl_s6) {
                         [[maybe_unused]] const int i = ((tl_tid / 4 % 8) + (tl_s6) * 8 + (tl_tid / 32) * 16);
                         l[tl_s6] = l[tl_s6] * alpha[tl_s6] + l_tile[tl_s6];
                     }
-                    // for i, d in parallel(BM, D) {  (attention.tl:145)
+                    // for i, d in parallel(BM, D) {  (attention.tl:147)
                     // for i, d in parallel(192, 64): each thread visits the elements of `o` it holds
                     #pragma unroll
                     for (int tl_s7 = 0; tl_s7 < o_layout::kSlots; ++tl_s7) {
@@ -1201,7 +1201,7 @@ __global__ void __launch_bounds__(512, 1) flash_attention_gqa_kernel_sm90(
                         [[maybe_unused]] const int d = o_layout::col(tl_tid, tl_s7);
                         o[tl_s7] = o[tl_s7] * alpha[(tl_s7 / 2 % 2)];
                     }
-                    // copy(s, p);  (attention.tl:148)
+                    // copy(s, p);  (attention.tl:150)
                     #pragma unroll
                     for (int tl_s = 0; tl_s < p_layout::kSlots; ++tl_s) p[tl_s] = tl::convert<tl::f16>(s[tl_s]);
                 }
@@ -1212,16 +1212,16 @@ __global__ void __launch_bounds__(512, 1) flash_attention_gqa_kernel_sm90(
                     const int32_t k0 = t * 128;
                     tl::sm90::mbarrier_wait(&tl_full[tl_stage], (tl_it / 5 + 0) & 1);  // trip t's TMA loads landed
                     tl::sm90::pingpong_wait_turn<8, 3>(tl_tid / 128);
-                    // gemm(q, k, s, transpose_b = true, clear = true);  (attention.tl:122)
+                    // gemm(q, k, s, transpose_b = true, clear = true);  (attention.tl:124)
                     tl::sm90::warpgroup_gemm<tl::f16, 192, 128, 64, false, true, 3>(s, q, k + tl_stage * 8192, tl_tid / 128, true);
-                    // gemm(p, v, o);  (attention.tl:149)
+                    // gemm(p, v, o);  (attention.tl:151)
                     tl::sm90::warpgroup_gemm_rs<tl::f16, 192, 64, 128, false, 3>(o, p, v + tl_stage_prev * 8192, tl_tid / 128);  // A from the registers of `p`
                     tl::sm90::pingpong_pass_turn<8, 3>(tl_tid / 128);
                     tl::sm90::wgmma_wait<1>();  // #1 (into `s`) retired; the 1 newest group(s) run on
                     tl::sm90::fence_accumulators(s);
                     if (t + 1 == tl_trips0 && tl_tid % 32 == 0) tl::sm90::mbarrier_arrive(tl_once_empty);  // the tiles loaded once per tile may be refilled
                     if (k0 + 128 > S) {
-                        // for i, j in parallel(BM, BN) {  (attention.tl:124)
+                        // for i, j in parallel(BM, BN) {  (attention.tl:126)
                         // for i, j in parallel(192, 128): each thread visits the elements of `s` it holds
                         #pragma unroll
                         for (int tl_s8 = 0; tl_s8 < s_layout::kSlots; ++tl_s8) {
@@ -1232,7 +1232,7 @@ __global__ void __launch_bounds__(512, 1) flash_attention_gqa_kernel_sm90(
                             s[tl_s8] = masked ? -tl::inf<float>() : s[tl_s8];
                         }
                     }
-                    // reduce(max, s, m_tile, axis = 1);  (attention.tl:131)
+                    // reduce(max, s, m_tile, axis = 1);  (attention.tl:133)
                     // each thread folds its 32 values of each of its 2 results; xor shuffles 1, 2 among the lanes that share one
                     {
                         float tl_part[2];
@@ -1252,7 +1252,7 @@ __global__ void __launch_bounds__(512, 1) flash_attention_gqa_kernel_sm90(
                             m_tile[tl_i] = tl_part[tl_i];
                         }
                     }
-                    // for i in parallel(BM) {  (attention.tl:132)
+                    // for i in parallel(BM) {  (attention.tl:134)
                     // for i in parallel(192): each thread visits the elements of `m` it holds
                     #pragma unroll
                     for (int tl_s10 = 0; tl_s10 < 2; ++tl_s10) {
@@ -1261,7 +1261,7 @@ __global__ void __launch_bounds__(512, 1) flash_attention_gqa_kernel_sm90(
                         alpha[tl_s10] = tl::fast::exp2(m[tl_s10] - m_new);
                         m[tl_s10] = m_new;
                     }
-                    // for i, j in parallel(BM, BN) {  (attention.tl:137)
+                    // for i, j in parallel(BM, BN) {  (attention.tl:139)
                     // for i, j in parallel(192, 128): each thread visits the elements of `s` it holds
                     #pragma unroll
                     for (int tl_s11 = 0; tl_s11 < s_layout::kSlots; ++tl_s11) {
@@ -1269,7 +1269,7 @@ __global__ void __launch_bounds__(512, 1) flash_attention_gqa_kernel_sm90(
                         [[maybe_unused]] const int j = s_layout::col(tl_tid, tl_s11);
                         s[tl_s11] = tl::fast::exp2(s[tl_s11] * qk_scale - m[(tl_s11 / 2 % 2)]);
                     }
-                    // reduce(sum, s, l_tile, axis = 1);  (attention.tl:140)
+                    // reduce(sum, s, l_tile, axis = 1);  (attention.tl:142)
                     // each thread folds its 32 values of each of its 2 results; xor shuffles 1, 2 among the lanes that share one
                     {
                         float tl_part[2];
@@ -1289,7 +1289,7 @@ __global__ void __launch_bounds__(512, 1) flash_attention_gqa_kernel_sm90(
                             l_tile[tl_i] = tl_part[tl_i];
                         }
                     }
-                    // for i in parallel(BM) {  (attention.tl:141)
+                    // for i in parallel(BM) {  (attention.tl:143)
                     // for i in parallel(192): each thread visits the elements of `l` it holds
                     #pragma unroll
                     for (int tl_s13 = 0; tl_s13 < 2; ++tl_s13) {
@@ -1299,7 +1299,7 @@ __global__ void __launch_bounds__(512, 1) flash_attention_gqa_kernel_sm90(
                     tl::sm90::wgmma_wait<0>();  // #2 (into `o`) retired
                     tl::sm90::fence_accumulators(o);
                     if (tl_tid % 32 == 0) tl::sm90::mbarrier_arrive(&tl_empty[tl_stage_prev]);  // release trip t - 1's stage
-                    // for i, d in parallel(BM, D) {  (attention.tl:145)
+                    // for i, d in parallel(BM, D) {  (attention.tl:147)
                     // for i, d in parallel(192, 64): each thread visits the elements of `o` it holds
                     #pragma unroll
                     for (int tl_s14 = 0; tl_s14 < o_layout::kSlots; ++tl_s14) {
@@ -1307,14 +1307,14 @@ __global__ void __launch_bounds__(512, 1) flash_attention_gqa_kernel_sm90(
                         [[maybe_unused]] const int d = o_layout::col(tl_tid, tl_s14);
                         o[tl_s14] = o[tl_s14] * alpha[(tl_s14 / 2 % 2)];
                     }
-                    // copy(s, p);  (attention.tl:148)
+                    // copy(s, p);  (attention.tl:150)
                     #pragma unroll
                     for (int tl_s = 0; tl_s < p_layout::kSlots; ++tl_s) p[tl_s] = tl::convert<tl::f16>(s[tl_s]);
                 }
                 // The last trip's trailing gemms.
                 const int tl_stage = tl_it % 5;
                 tl::sm90::pingpong_wait_turn<8, 3>(tl_tid / 128);
-                // gemm(p, v, o);  (attention.tl:149)
+                // gemm(p, v, o);  (attention.tl:151)
                 tl::sm90::warpgroup_gemm_rs<tl::f16, 192, 64, 128, false, 3>(o, p, v + tl_stage * 8192, tl_tid / 128);  // A from the registers of `p`
                 tl::sm90::pingpong_pass_turn<8, 3>(tl_tid / 128);
                 tl::sm90::wgmma_wait<0>();  // #3 (into `o`) retired
@@ -1322,7 +1322,7 @@ __global__ void __launch_bounds__(512, 1) flash_attention_gqa_kernel_sm90(
                 if (tl_tid % 32 == 0) tl::sm90::mbarrier_arrive(&tl_empty[tl_stage]);  // release the last trip's stage
                 ++tl_it;
             }
-            // for i, d in parallel(BM, D) {  (attention.tl:152)
+            // for i, d in parallel(BM, D) {  (attention.tl:154)
             // for i, d in parallel(192, 64): each thread visits the elements of `o` it holds
             #pragma unroll
             for (int tl_s15 = 0; tl_s15 < o_layout::kSlots; ++tl_s15) {
@@ -1330,7 +1330,7 @@ __global__ void __launch_bounds__(512, 1) flash_attention_gqa_kernel_sm90(
                 [[maybe_unused]] const int d = o_layout::col(tl_tid, tl_s15);
                 o[tl_s15] = tl::fast::div(o[tl_s15], l[(tl_s15 / 2 % 2)]);
             }
-            // copy(o, O[b, h, q0 +: BM, 0 +: D]);  (attention.tl:155)
+            // copy(o, O[b, h, q0 +: BM, 0 +: D]);  (attention.tl:157)
             #pragma unroll
             for (int tl_chunk16 = 0; tl_chunk16 < o_layout::kSlots; tl_chunk16 += 2) {
                 tl::f16* tl_ptr17 = &O[((int64_t(b) * H + h) * S + (q0 + (o_layout::row(tl_tid, tl_chunk16)))) * 64 + (o_layout::col(tl_tid, tl_chunk16))];

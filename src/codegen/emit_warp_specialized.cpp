@@ -47,7 +47,7 @@ std::vector<TmaMap> tma_maps(const ir::Kernel& kernel) {
     for (const ir::TmaLoad& ld : ir::warp_specialized_loop(kernel)->loads)
         load_box(ld.src, *ld.dst, sharing_blocks(kernel, ld.multicast_axes)); // a shared tile: one slice a box
     for (const ir::Copy* st : ir::tma_store_copies(kernel))
-        boxes.push_back({"", st->dst.buffer.get(), 64, swizzle_row_elements(st->dst.buffer->dtype), 0});
+        boxes.push_back({"", st->dst.buffer.get(), 64, swizzle_row_elements(st->dst.buffer->dtype), ir::tma_row_axis(st->dst)});
     for (TmaMap box : boxes) {
         bool known = false;
         for (const TmaMap& m : maps)
@@ -570,7 +570,14 @@ void KernelEmitter::emit_tma_store(const ir::Copy& c) {
     TLC_CHECK(l && l->kind == LayoutKind::MmaAcc && l->warps_n == 1 && l->warps_m == kernel_.threads / 32,
               "a TMA-stored fragment without the wgmma layout");
     const std::vector<TmaMap> maps = tma_maps(kernel_);
-    const TmaMap& map = map_for(maps, &dst, 64, swizzle_row_elements(dst.dtype));
+    const int row_axis = ir::tma_row_axis(c.dst);
+    const TmaMap& map = map_for(maps, &dst, 64, swizzle_row_elements(dst.dtype), row_axis);
+    // The box's coordinates, innermost first: its column, then each other axis (the row axis
+    // at this chunk's slab, the point axes at their index).
+    const int rank = static_cast<int>(dst.rank());
+    std::string coords = expr(c.dst.ranges[rank - 1].start) + " + tl_chunk_col";
+    for (int axis = rank - 2; axis >= 0; --axis)
+        coords += ", " + expr(c.dst.ranges[axis].start) + (axis == row_axis ? " + tl_slab_row" : "");
     const schedule::StoreProtocol protocol = schedule::store_protocol_of(kernel_);
     TLC_CHECK(protocol.counter_runs_across_tiles, "codegen keeps the staging box counter across tiles");
     const int64_t cols = frag.const_shape[1], chunks_per_slab = cols / 64;
@@ -604,8 +611,7 @@ void KernelEmitter::emit_tma_store(const ir::Copy& c) {
             if (protocol.fence) out_.line("tl::sm90::fence_proxy_async_shared();  // plain stores -> the TMA engine's reads");
             out_.line("tl::sm90::named_barrier_sync(2 + tl_wg, 128);");
             out_.block("if (tl_tid % 128 == 0)", [&] {
-                out_.line(fmt::format("tl::sm90::tma_store_2d(&{}, tl_box, {} + tl_chunk_col, {} + tl_slab_row);", map.name,
-                                      expr(c.dst.ranges[1].start), expr(c.dst.ranges[0].start)));
+                out_.line(fmt::format("tl::sm90::tma_store_{}d(&{}, tl_box, {});", rank, map.name, coords));
                 out_.line("tl::sm90::bulk_commit();");
             });
         });

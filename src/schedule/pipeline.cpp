@@ -140,8 +140,8 @@ const std::vector<Pass>& passes() {
                  diags.report(DiagKind::StoreNotTma, c.range, c.tile, c.why);
                  diags.note(DiagKind::NoteFix, c.range,
                             "the epilogue stores by TMA the kernel's last copies of accumulators into 2-d f16/bf16 "
-                            "slices of one dtype, 64 rows per consumer warpgroup by a multiple of 64 columns "
-                            "(docs/hopper.md, \"The epilogue: TMA stores\")");
+                            "slices of one dtype (the other axes of the tensor, up to 5, single indices), 64 rows per "
+                            "consumer warpgroup by a multiple of 64 columns (docs/hopper.md, \"The epilogue: TMA stores\")");
              }
              return true;
          }},

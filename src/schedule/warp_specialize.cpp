@@ -484,7 +484,8 @@ Why match(const ir::Kernel& kernel, Match& out) {
 
 // Why `c` cannot be stored through shared memory by TMA, or empty when it can: `copy(acc, G[r +:
 // BM, c +: N])` of a wgmma's accumulator, in 64-row slabs per consumer warpgroup, into a 2-d
-// f16/bf16 tensor with N a multiple of 64.
+// f16/bf16 tensor with N a multiple of 64, or into a slice of a tensor of up to 5 axes whose other
+// axes are points (`O[b, h, r +: BM, c +: N]`: a box of one along each of them).
 // `wgmma_layout`: whether the copied fragment is laid out as a wgmma accumulator (before
 // infer-layouts, only an accumulator itself is known to be).
 std::string why_not_tma_storable(const ir::Copy& c, const std::function<bool(const ir::Buffer&)>& wgmma_layout,
@@ -493,8 +494,12 @@ std::string why_not_tma_storable(const ir::Copy& c, const std::function<bool(con
         return "it is not a copy of a fragment into global memory";
     if (c.pad) return "it has a pad value";
     const ir::Buffer& dst = *c.dst.buffer;
-    if (dst.rank() != 2 || c.dst.ranges[0].is_point || c.dst.ranges[1].is_point || !c.src.is_whole())
-        return fmt::format("it is not a whole fragment into a 2-d slice of two ranges (`{}` has {} axes)", dst.name, dst.rank());
+    if (!c.src.is_whole() || c.src.buffer->rank() != 2)
+        return fmt::format("it is not a copy of a whole 2-d fragment (`{}`)", c.src.buffer->name);
+    if (dst.rank() > 5 || ir::tma_row_axis(c.dst) < 0)
+        return fmt::format("its destination is not a 2-d slice of `{}` (two ranges, the last axis one of them, every other axis a "
+                           "point, at most 5 axes; `{}` has {})",
+                           dst.name, dst.name, dst.rank());
     if (dst.dtype != Dtype::F16 && dst.dtype != Dtype::BF16)
         return fmt::format("`{}` holds {}; the epilogue stages 16-bit (f16, bf16) tiles only", dst.name, dtype_name(dst.dtype));
     if (!c.dst.tile_limits().empty()) return "its extent is bounded, and a TMA box has a constant shape";
@@ -502,8 +507,8 @@ std::string why_not_tma_storable(const ir::Copy& c, const std::function<bool(con
     const int64_t slab_rows = 64 * (kernel_threads / 128);
     if (c.src.buffer->const_shape[0] % slab_rows)
         return fmt::format("its {} rows are not a multiple of {} (64 per consumer warpgroup)", c.src.buffer->const_shape[0], slab_rows);
-    if (c.dst.ranges[1].extent % 64)
-        return fmt::format("its {} columns are not a multiple of 64 (the staging box's width)", c.dst.ranges[1].extent);
+    if (c.dst.ranges.back().extent % 64)
+        return fmt::format("its {} columns are not a multiple of 64 (the staging box's width)", c.dst.ranges.back().extent);
     return {};
 }
 
@@ -693,7 +698,7 @@ bool warp_specialize(ir::Kernel& kernel, const std::string& arch, const ir::Kern
     // fixed order: such kernels claim their tiles from a counter as they go.
     kernel.warp_specialization.dynamic_tiles = kernel.options.persistent && kernel.options.dynamic_tiles &&
                                                trips_differ_between_tiles(top, m.loop_index, *m.loop);
-    if (ir::StmtPtr stored = with_tma_store(top, is_wgmma_accumulator(*m.loop), kernel.threads)) {
+    if (ir::StmtPtr stored = kernel.options.tma_store ? with_tma_store(top, is_wgmma_accumulator(*m.loop), kernel.threads) : nullptr) {
         ir::Kernel candidate = kernel;
         candidate.body = stored;
         if (compute_shared_memory_plan(candidate).total_bytes <= kHopperSharedBytes) kernel.body = stored;
@@ -730,7 +735,7 @@ std::function<bool(const ir::Buffer&)> has_wgmma_accumulator_layout(const ir::Ke
 void store_accumulator_layouts_by_tma(ir::Kernel& kernel) {
     const ir::WarpSpecializedLoop* loop = ir::warp_specialized_loop(kernel);
     auto* seq = kernel.body ? kernel.body->as<ir::Seq>() : nullptr;
-    if (!kernel.warp_specialization.enabled || !loop || !seq || !kernel.layouts.wgmma_accumulator) return;
+    if (!kernel.warp_specialization.enabled || !loop || !seq || !kernel.layouts.wgmma_accumulator || !kernel.options.tma_store) return;
     ir::StmtPtr stored = with_tma_store(seq->stmts, has_wgmma_accumulator_layout(kernel), kernel.threads);
     if (!stored) return;
     ir::Kernel candidate = kernel;
@@ -752,6 +757,8 @@ std::vector<ir::WarpSpecialization::ConsumerCopy> stores_not_by_tma(const ir::Ke
             !wgmma_layout(*c->src.buffer))
             continue;
         std::string why = why_not_tma_storable(*c, wgmma_layout, kernel.threads);
+        if (why.empty() && !kernel.options.tma_store)
+            why = "the TMA-store epilogue is switched off (@no_tma_store or --disable tma-store)";
         if (why.empty() && would[i]->as<ir::Copy>()->tma_store)
             why = fmt::format("its staging boxes do not fit in the {} bytes of shared memory beside the ring", kHopperSharedBytes);
         if (why.empty()) {

@@ -321,12 +321,13 @@ __global__ void __launch_bounds__(384) attention_kernel(
 }
 
 // kernel attention  (warp_specialize_three_warpgroups.tl:8)
-// 384 threads per block, 156816 bytes of shared memory
+// 384 threads per block, 205968 bytes of shared memory
 // warp-specialized: warpgroup 0 issues TMA loads, the other 384 threads run wgmma; persistent over the tiles
 __global__ void __launch_bounds__(512, 1) attention_kernel_sm90(
         const __grid_constant__ CUtensorMap tl_map_Q,
         const __grid_constant__ CUtensorMap tl_map_K,
         const __grid_constant__ CUtensorMap tl_map_V,
+        const __grid_constant__ CUtensorMap tl_map_O,
         const tl::f16* __restrict__ Q,
         const tl::f16* __restrict__ K,
         const tl::f16* __restrict__ V,
@@ -352,7 +353,7 @@ __global__ void __launch_bounds__(512, 1) attention_kernel_sm90(
     tl::f16* q = reinterpret_cast<tl::f16*>(tl_smem + 0);  // shared q: f16[192, 64], 1 stages, 128-byte swizzled (TMA)
     tl::f16* k = reinterpret_cast<tl::f16*>(tl_smem + 24576);  // shared k: f16[64, 64], 8 stages, 128-byte swizzled (TMA)
     tl::f16* v = reinterpret_cast<tl::f16*>(tl_smem + 90112);  // shared v: f16[64, 64], 8 stages, 128-byte swizzled (TMA)
-    uint64_t* tl_full = reinterpret_cast<uint64_t*>(tl_smem + 155648);   // per stage: its TMA loads landed
+    uint64_t* tl_full = reinterpret_cast<uint64_t*>(tl_smem + 204800);   // per stage: its TMA loads landed
     uint64_t* tl_empty = tl_full + 8;  // per stage: every consumer warp finished reading it
     uint64_t* tl_once_full = tl_empty + 8;  // the tiles loaded once per tile landed
     uint64_t* tl_once_empty = tl_once_full + 1;  // every consumer warp finished the tile's wgmmas
@@ -410,6 +411,7 @@ __global__ void __launch_bounds__(512, 1) attention_kernel_sm90(
         const int tl_tid = tl::thread_index<384>(128);
         int tl_it = 0;  // trips consumed so far, across tiles
         tl::sm90::pingpong_start<8, 3>(tl_tid / 128);  // warpgroup 0 issues its wgmmas first
+        int tl_store_chunks = 0;  // epilogue chunks stored so far, across tiles
         for (int tl_tile = blockIdx.x, tl_round = 0; tl_tile < tl_tiles; tl_tile += gridDim.x, ++tl_round) {
             const int tl_block_z = tl_tile / (tl_tiles_x * tl_tiles_y);
             const int tl_in_plane = tl_tile % (tl_tiles_x * tl_tiles_y);
@@ -661,22 +663,31 @@ __global__ void __launch_bounds__(512, 1) attention_kernel_sm90(
                 o[tl_s15] = tl::fast::div(o[tl_s15], l[(tl_s15 / 2 % 2)]);
             }
             // copy(o, O[b, h, q0 +: 192, 0 +: 64]);  (warp_specialize_three_warpgroups.tl:60)
-            #pragma unroll
-            for (int tl_chunk16 = 0; tl_chunk16 < o_layout::kSlots; tl_chunk16 += 2) {
-                tl::f16* tl_ptr17 = &O[((int64_t(b) * H + h) * S + (q0 + (o_layout::row(tl_tid, tl_chunk16)))) * 64 + (o_layout::col(tl_tid, tl_chunk16))];
-                if (tl::in_bounds(b, B) && tl::in_bounds(h, H) && tl::in_bounds(q0 + (o_layout::row(tl_tid, tl_chunk16)), S) && tl::in_bounds(o_layout::col(tl_tid, tl_chunk16), 64) && tl::in_bounds(b, B) && tl::in_bounds(h, H) && tl::in_bounds(q0 + (o_layout::row(tl_tid, tl_chunk16)), S) && tl::in_bounds((o_layout::col(tl_tid, tl_chunk16)) + 1, 64) && tl::is_aligned(tl_ptr17, 4)) {
-                    tl::f16 tl_vec18[2];
+            {
+                const int tl_wg = tl_tid / 128;
+                tl::f16* tl_boxes = reinterpret_cast<tl::f16*>(tl_smem + 155648) + tl_wg * 2 * 64 * 64;  // this warpgroup's staging boxes
+                #pragma unroll
+                for (int tl_chunk = 0; tl_chunk < 1; ++tl_chunk, ++tl_store_chunks) {
+                    const int tl_slab_row = 64 * tl_wg, tl_chunk_col = 64 * tl_chunk;
+                    tl::f16* tl_box = tl_boxes + (tl_store_chunks % 2) * 64 * 64;  // boxes in turn, across tiles
+                    if (tl_tid % 128 == 0) tl::sm90::bulk_wait_read<1>();  // the last store from this box has read it
+                    tl::sm90::named_barrier_sync(2 + tl_wg, 128);
                     #pragma unroll
-                    for (int tl_v = 0; tl_v < 2; tl_v += 2) tl::convert_pair(&tl_vec18[tl_v], o[tl_chunk16 + tl_v], o[tl_chunk16 + tl_v + 1]);
-                    tl::store_vector<tl::f16, 2>(tl_ptr17, tl_vec18);
-                } else {
-                    #pragma unroll
-                    for (int tl_v = 0; tl_v < 2; ++tl_v) {
-                        if (tl::in_bounds(b, B) && tl::in_bounds(h, H) && tl::in_bounds(q0 + (o_layout::row(tl_tid, tl_chunk16 + tl_v)), S) && tl::in_bounds(o_layout::col(tl_tid, tl_chunk16 + tl_v), 64)) O[((int64_t(b) * H + h) * S + (q0 + (o_layout::row(tl_tid, tl_chunk16 + tl_v)))) * 64 + (o_layout::col(tl_tid, tl_chunk16 + tl_v))] = tl::convert<tl::f16>(o[tl_chunk16 + tl_v]);
+                    for (int tl_s = tl_chunk * 32; tl_s < tl_chunk * 32 + 32; tl_s += 2) {
+                        const int tl_r = o_layout::row(tl_tid, tl_s) - tl_slab_row, tl_c = o_layout::col(tl_tid, tl_s) - tl_chunk_col;
+                        const tl::f16 tl_pair[2] = {tl::convert<tl::f16>(o[tl_s]), tl::convert<tl::f16>(o[tl_s + 1])};
+                        tl::store_vector<tl::f16, 2>(tl_box + tl::sm90::swizzled_offset<64>(tl_r, tl_c), tl_pair);
+                    }
+                    tl::sm90::fence_proxy_async_shared();  // plain stores -> the TMA engine's reads
+                    tl::sm90::named_barrier_sync(2 + tl_wg, 128);
+                    if (tl_tid % 128 == 0) {
+                        tl::sm90::tma_store_4d(&tl_map_O, tl_box, 0 + tl_chunk_col, q0 + tl_slab_row, h, b);
+                        tl::sm90::bulk_commit();
                     }
                 }
             }
         }
+        if (tl_tid % 128 == 0) tl::sm90::bulk_wait<0>();  // the last TMA stores are complete
     }
     #endif
 }
@@ -707,26 +718,30 @@ cudaError_t attention(const __half* Q, const __half* K, const __half* V, __half*
         const int64_t tl_dims_tl_map_K[4] = {int64_t(B), int64_t(H), int64_t(S), int64_t(64)};
         CUtensorMap tl_map_V;
         const int64_t tl_dims_tl_map_V[4] = {int64_t(B), int64_t(H), int64_t(S), int64_t(64)};
+        CUtensorMap tl_map_O;
+        const int64_t tl_dims_tl_map_O[4] = {int64_t(B), int64_t(H), int64_t(S), int64_t(64)};
         const bool tl_tma =
             tl::host::tma_compatible(Q, int64_t(B) * int64_t(H) * int64_t(S), int64_t(64), 2) &&
             tl::host::make_tensor_map(&tl_map_Q, Q, CU_TENSOR_MAP_DATA_TYPE_FLOAT16, 2, 4, tl_dims_tl_map_Q, 2, 192, 64) &&
             tl::host::tma_compatible(K, int64_t(B) * int64_t(H) * int64_t(S), int64_t(64), 2) &&
             tl::host::make_tensor_map(&tl_map_K, K, CU_TENSOR_MAP_DATA_TYPE_FLOAT16, 2, 4, tl_dims_tl_map_K, 2, 64, 64) &&
             tl::host::tma_compatible(V, int64_t(B) * int64_t(H) * int64_t(S), int64_t(64), 2) &&
-            tl::host::make_tensor_map(&tl_map_V, V, CU_TENSOR_MAP_DATA_TYPE_FLOAT16, 2, 4, tl_dims_tl_map_V, 2, 64, 64);
+            tl::host::make_tensor_map(&tl_map_V, V, CU_TENSOR_MAP_DATA_TYPE_FLOAT16, 2, 4, tl_dims_tl_map_V, 2, 64, 64) &&
+            tl::host::tma_compatible(O, int64_t(B) * int64_t(H) * int64_t(S), int64_t(64), 2) &&
+            tl::host::make_tensor_map(&tl_map_O, O, CU_TENSOR_MAP_DATA_TYPE_FLOAT16, 2, 4, tl_dims_tl_map_O, 2, 64, 64);
         if (tl_tma) {
             static const cudaError_t tl_attributes_sm90 = [] {
                 cudaError_t tl_err = cudaSuccess;
-                tl_err = cudaFuncSetAttribute(::attention_kernel_sm90, cudaFuncAttributeMaxDynamicSharedMemorySize, 156816);
+                tl_err = cudaFuncSetAttribute(::attention_kernel_sm90, cudaFuncAttributeMaxDynamicSharedMemorySize, 205968);
                 if (tl_err == cudaSuccess)
-                    tl_err = cudaFuncSetAttribute(::attention_kernel_sm90, cudaFuncAttributePreferredSharedMemoryCarveout, tl::host::occupancy_carveout(::attention_kernel_sm90, 384, 156816));
+                    tl_err = cudaFuncSetAttribute(::attention_kernel_sm90, cudaFuncAttributePreferredSharedMemoryCarveout, tl::host::occupancy_carveout(::attention_kernel_sm90, 384, 205968));
                 return tl_err;
             }();
             if (tl_attributes_sm90 != cudaSuccess) return tl::host::record(tl_attributes_sm90, tl_name, "setting the shared-memory attributes");
             const int64_t tl_tiles = int64_t(tl::cdiv(S, 192)) * int64_t(H) * int64_t(B);  // the warp-specialized kernel's own tiles
             const int64_t tl_blocks = tl_tiles < tl_device.sm_count ? tl_tiles : tl_device.sm_count;  // persistent: one block per SM
             if (tl_blocks <= INT32_MAX) {
-                ::attention_kernel_sm90<<<unsigned(tl_blocks), 512, 156816, stream>>>(tl_map_Q, tl_map_K, tl_map_V, Q, K, V, O, sm_scale, static_cast<int32_t>(B), static_cast<int32_t>(H), static_cast<int32_t>(S));
+                ::attention_kernel_sm90<<<unsigned(tl_blocks), 512, 205968, stream>>>(tl_map_Q, tl_map_K, tl_map_V, tl_map_O, Q, K, V, O, sm_scale, static_cast<int32_t>(B), static_cast<int32_t>(H), static_cast<int32_t>(S));
                 return tl::host::record(cudaGetLastError(), tl_name, "launch");
             }
         }

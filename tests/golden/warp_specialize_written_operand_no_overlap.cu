@@ -215,12 +215,13 @@ __global__ void __launch_bounds__(256) attention_shared_p_kernel(
 }
 
 // kernel attention_shared_p  (warp_specialize_written_operand_no_overlap.tl:10)
-// 256 threads per block, 181328 bytes of shared memory
+// 256 threads per block, 214096 bytes of shared memory
 // warp-specialized: warpgroup 0 issues TMA loads, the other 256 threads run wgmma; persistent over the tiles
 __global__ void __launch_bounds__(384, 1) attention_shared_p_kernel_sm90(
         const __grid_constant__ CUtensorMap tl_map_Q,
         const __grid_constant__ CUtensorMap tl_map_K,
         const __grid_constant__ CUtensorMap tl_map_V,
+        const __grid_constant__ CUtensorMap tl_map_O,
         const tl::f16* __restrict__ Q,
         const tl::f16* __restrict__ K,
         const tl::f16* __restrict__ V,
@@ -240,7 +241,7 @@ __global__ void __launch_bounds__(384, 1) attention_shared_p_kernel_sm90(
     tl::f16* k = reinterpret_cast<tl::f16*>(tl_smem + 16384);  // shared k: f16[128, 64], 4 stages, 128-byte swizzled (TMA)
     tl::f16* v = reinterpret_cast<tl::f16*>(tl_smem + 81920);  // shared v: f16[128, 64], 4 stages, 128-byte swizzled (TMA)
     tl::f16* p = reinterpret_cast<tl::f16*>(tl_smem + 147456);  // shared p: f16[128, 128], 1 stages, 128-byte swizzled (TMA)
-    uint64_t* tl_full = reinterpret_cast<uint64_t*>(tl_smem + 180224);   // per stage: its TMA loads landed
+    uint64_t* tl_full = reinterpret_cast<uint64_t*>(tl_smem + 212992);   // per stage: its TMA loads landed
     uint64_t* tl_empty = tl_full + 4;  // per stage: every consumer warp finished reading it
     uint64_t* tl_once_full = tl_empty + 4;  // the tiles loaded once per tile landed
     uint64_t* tl_once_empty = tl_once_full + 1;  // every consumer warp finished the tile's wgmmas
@@ -294,6 +295,7 @@ __global__ void __launch_bounds__(384, 1) attention_shared_p_kernel_sm90(
         tl::sm90::claim_registers<232>();
         const int tl_tid = tl::thread_index<256>(128);
         int tl_it = 0;  // trips consumed so far, across tiles
+        int tl_store_chunks = 0;  // epilogue chunks stored so far, across tiles
         for (int tl_tile = blockIdx.x, tl_round = 0; tl_tile < tl_tiles; tl_tile += gridDim.x, ++tl_round) {
             const int tl_block_z = tl_tile / (tl_tiles_x * tl_tiles_y);
             const int tl_in_plane = tl_tile % (tl_tiles_x * tl_tiles_y);
@@ -348,23 +350,32 @@ __global__ void __launch_bounds__(384, 1) attention_shared_p_kernel_sm90(
             }
             if (tl_tid % 32 == 0) tl::sm90::mbarrier_arrive(tl_once_empty);  // the tiles loaded once per tile may be refilled
             // copy(o, O[block.z, block.y, q0 +: 128, 0 +: 64]);  (warp_specialize_written_operand_no_overlap.tl:33)
-            #pragma unroll
-            for (int tl_chunk5 = 0; tl_chunk5 < o_layout::kSlots; tl_chunk5 += 2) {
-                tl::f16* tl_ptr6 = &O[((int64_t(tl_block_z) * H + tl_block_y) * S + (q0 + (o_layout::row(tl_tid, tl_chunk5)))) * 64 + (o_layout::col(tl_tid, tl_chunk5))];
-                if (tl::in_bounds(tl_block_z, B) && tl::in_bounds(tl_block_y, H) && tl::in_bounds(q0 + (o_layout::row(tl_tid, tl_chunk5)), S) && tl::in_bounds(o_layout::col(tl_tid, tl_chunk5), 64) && tl::in_bounds(tl_block_z, B) && tl::in_bounds(tl_block_y, H) && tl::in_bounds(q0 + (o_layout::row(tl_tid, tl_chunk5)), S) && tl::in_bounds((o_layout::col(tl_tid, tl_chunk5)) + 1, 64) && tl::is_aligned(tl_ptr6, 4)) {
-                    tl::f16 tl_vec7[2];
+            {
+                const int tl_wg = tl_tid / 128;
+                tl::f16* tl_boxes = reinterpret_cast<tl::f16*>(tl_smem + 180224) + tl_wg * 2 * 64 * 64;  // this warpgroup's staging boxes
+                #pragma unroll
+                for (int tl_chunk = 0; tl_chunk < 1; ++tl_chunk, ++tl_store_chunks) {
+                    const int tl_slab_row = 64 * tl_wg, tl_chunk_col = 64 * tl_chunk;
+                    tl::f16* tl_box = tl_boxes + (tl_store_chunks % 2) * 64 * 64;  // boxes in turn, across tiles
+                    if (tl_tid % 128 == 0) tl::sm90::bulk_wait_read<1>();  // the last store from this box has read it
+                    tl::sm90::named_barrier_sync(2 + tl_wg, 128);
                     #pragma unroll
-                    for (int tl_v = 0; tl_v < 2; tl_v += 2) tl::convert_pair(&tl_vec7[tl_v], o[tl_chunk5 + tl_v], o[tl_chunk5 + tl_v + 1]);
-                    tl::store_vector<tl::f16, 2>(tl_ptr6, tl_vec7);
-                } else {
-                    #pragma unroll
-                    for (int tl_v = 0; tl_v < 2; ++tl_v) {
-                        if (tl::in_bounds(tl_block_z, B) && tl::in_bounds(tl_block_y, H) && tl::in_bounds(q0 + (o_layout::row(tl_tid, tl_chunk5 + tl_v)), S) && tl::in_bounds(o_layout::col(tl_tid, tl_chunk5 + tl_v), 64)) O[((int64_t(tl_block_z) * H + tl_block_y) * S + (q0 + (o_layout::row(tl_tid, tl_chunk5 + tl_v)))) * 64 + (o_layout::col(tl_tid, tl_chunk5 + tl_v))] = tl::convert<tl::f16>(o[tl_chunk5 + tl_v]);
+                    for (int tl_s = tl_chunk * 32; tl_s < tl_chunk * 32 + 32; tl_s += 2) {
+                        const int tl_r = o_layout::row(tl_tid, tl_s) - tl_slab_row, tl_c = o_layout::col(tl_tid, tl_s) - tl_chunk_col;
+                        const tl::f16 tl_pair[2] = {tl::convert<tl::f16>(o[tl_s]), tl::convert<tl::f16>(o[tl_s + 1])};
+                        tl::store_vector<tl::f16, 2>(tl_box + tl::sm90::swizzled_offset<64>(tl_r, tl_c), tl_pair);
+                    }
+                    tl::sm90::fence_proxy_async_shared();  // plain stores -> the TMA engine's reads
+                    tl::sm90::named_barrier_sync(2 + tl_wg, 128);
+                    if (tl_tid % 128 == 0) {
+                        tl::sm90::tma_store_4d(&tl_map_O, tl_box, 0 + tl_chunk_col, q0 + tl_slab_row, tl_block_y, tl_block_z);
+                        tl::sm90::bulk_commit();
                     }
                 }
             }
             tl::sm90::named_barrier_sync(1, 256);  // every consumer finished this tile's epilogue
         }
+        if (tl_tid % 128 == 0) tl::sm90::bulk_wait<0>();  // the last TMA stores are complete
     }
     #endif
 }
@@ -395,26 +406,30 @@ cudaError_t attention_shared_p(const __half* Q, const __half* K, const __half* V
         const int64_t tl_dims_tl_map_K[4] = {int64_t(B), int64_t(H), int64_t(S), int64_t(64)};
         CUtensorMap tl_map_V;
         const int64_t tl_dims_tl_map_V[4] = {int64_t(B), int64_t(H), int64_t(S), int64_t(64)};
+        CUtensorMap tl_map_O;
+        const int64_t tl_dims_tl_map_O[4] = {int64_t(B), int64_t(H), int64_t(S), int64_t(64)};
         const bool tl_tma =
             tl::host::tma_compatible(Q, int64_t(B) * int64_t(H) * int64_t(S), int64_t(64), 2) &&
             tl::host::make_tensor_map(&tl_map_Q, Q, CU_TENSOR_MAP_DATA_TYPE_FLOAT16, 2, 4, tl_dims_tl_map_Q, 2, 128, 64) &&
             tl::host::tma_compatible(K, int64_t(B) * int64_t(H) * int64_t(S), int64_t(64), 2) &&
             tl::host::make_tensor_map(&tl_map_K, K, CU_TENSOR_MAP_DATA_TYPE_FLOAT16, 2, 4, tl_dims_tl_map_K, 2, 128, 64) &&
             tl::host::tma_compatible(V, int64_t(B) * int64_t(H) * int64_t(S), int64_t(64), 2) &&
-            tl::host::make_tensor_map(&tl_map_V, V, CU_TENSOR_MAP_DATA_TYPE_FLOAT16, 2, 4, tl_dims_tl_map_V, 2, 128, 64);
+            tl::host::make_tensor_map(&tl_map_V, V, CU_TENSOR_MAP_DATA_TYPE_FLOAT16, 2, 4, tl_dims_tl_map_V, 2, 128, 64) &&
+            tl::host::tma_compatible(O, int64_t(B) * int64_t(H) * int64_t(S), int64_t(64), 2) &&
+            tl::host::make_tensor_map(&tl_map_O, O, CU_TENSOR_MAP_DATA_TYPE_FLOAT16, 2, 4, tl_dims_tl_map_O, 2, 64, 64);
         if (tl_tma) {
             static const cudaError_t tl_attributes_sm90 = [] {
                 cudaError_t tl_err = cudaSuccess;
-                tl_err = cudaFuncSetAttribute(::attention_shared_p_kernel_sm90, cudaFuncAttributeMaxDynamicSharedMemorySize, 181328);
+                tl_err = cudaFuncSetAttribute(::attention_shared_p_kernel_sm90, cudaFuncAttributeMaxDynamicSharedMemorySize, 214096);
                 if (tl_err == cudaSuccess)
-                    tl_err = cudaFuncSetAttribute(::attention_shared_p_kernel_sm90, cudaFuncAttributePreferredSharedMemoryCarveout, tl::host::occupancy_carveout(::attention_shared_p_kernel_sm90, 256, 181328));
+                    tl_err = cudaFuncSetAttribute(::attention_shared_p_kernel_sm90, cudaFuncAttributePreferredSharedMemoryCarveout, tl::host::occupancy_carveout(::attention_shared_p_kernel_sm90, 256, 214096));
                 return tl_err;
             }();
             if (tl_attributes_sm90 != cudaSuccess) return tl::host::record(tl_attributes_sm90, tl_name, "setting the shared-memory attributes");
             const int64_t tl_tiles = int64_t(tl::cdiv(S, 128)) * int64_t(H) * int64_t(B);  // the warp-specialized kernel's own tiles
             const int64_t tl_blocks = tl_tiles < tl_device.sm_count ? tl_tiles : tl_device.sm_count;  // persistent: one block per SM
             if (tl_blocks <= INT32_MAX) {
-                ::attention_shared_p_kernel_sm90<<<unsigned(tl_blocks), 384, 181328, stream>>>(tl_map_Q, tl_map_K, tl_map_V, Q, K, V, O, static_cast<int32_t>(B), static_cast<int32_t>(H), static_cast<int32_t>(S));
+                ::attention_shared_p_kernel_sm90<<<unsigned(tl_blocks), 384, 214096, stream>>>(tl_map_Q, tl_map_K, tl_map_V, tl_map_O, Q, K, V, O, static_cast<int32_t>(B), static_cast<int32_t>(H), static_cast<int32_t>(S));
                 return tl::host::record(cudaGetLastError(), tl_name, "launch");
             }
         }

@@ -9,7 +9,7 @@
 // chunk_reads(X, W, Y, R), prefetched_scales(X, W, S, Bias, Y, M, N, KT), written_b_operand(A, B, X, M, K),
 // split_columns_3(A, B, Y, M, K, N), split_columns_reduce(A, B, R, M, K),
 // cluster_gemm_2x2(A, B, C, M, K, N), cluster_gemm_1x4(A, B, C, K, M, N),
-// narrow_swizzle_stages(A, B, C, M, K, N), partial_wait(A, B, C, M, K, N).
+// narrow_swizzle_stages(A, B, C, M, K, N), partial_wait(A, B, C, M, K, N), heads_store(A, W, O, B, M, K, N, H).
 #include "regressions.h"
 #include "harness.h"
 
@@ -295,6 +295,26 @@ th::Outcome check_partial_wait(int64_t M, int64_t N, int64_t K, uint64_t seed) {
     return th::numeric(th::rel_err(C.download(), ref), 1e-4, A.guards_intact() && B.guards_intact() && C.guards_intact());
 }
 
+// heads_store: O[b, h, m, :] = A[b, m, :] · W[h * 64 +: 64, :]ᵀ (f16), stored into a 4-d tensor; M not a
+// multiple of 64 checks that the last row tile of each (b, h) slice does not write into the next.
+th::Outcome check_heads_store(int64_t B, int64_t H, int64_t M, int64_t K, uint64_t seed) {
+    const int64_t N = 64 * H;
+    const auto a = th::random_vector<__half>(static_cast<size_t>(B * M * K), seed, -0.5, 0.5);
+    const auto w = th::random_vector<__half>(static_cast<size_t>(N * K), seed + 1, -0.5, 0.5);
+    th::DeviceBuffer<__half> A(a), W(w), O(static_cast<size_t>(B * H * M * 64));
+    O.poison();
+    std::vector<double> ref(static_cast<size_t>(B * H * M * 64));
+    for (int64_t b = 0; b < B; ++b) {
+        const std::vector<__half> ab(a.begin() + b * M * K, a.begin() + (b + 1) * M * K);
+        const std::vector<double> r = reference_a_bt(ab, w, M, N, K, false);
+        for (int64_t h = 0; h < H; ++h)
+            for (int64_t m = 0; m < M; ++m)
+                for (int64_t d = 0; d < 64; ++d) ref[static_cast<size_t>(((b * H + h) * M + m) * 64 + d)] = r[static_cast<size_t>(m * N + h * 64 + d)];
+    }
+    th::check_launch(tlc::heads_store(A.get(), W.get(), O.get(), B, M, K, N, H), "heads_store");
+    return th::numeric(th::rel_err(O.download(), ref), 1e-2, A.guards_intact() && W.guards_intact() && O.guards_intact());
+}
+
 // view_rows: Y[M = 3 N] written through the view [N, 3] as (x, 2x, -x) per row; M != 3 N is refused.
 th::Outcome check_view_rows(int64_t N, uint64_t seed) {
     const auto x = th::random_vector<float>(static_cast<size_t>(N), seed);
@@ -428,6 +448,10 @@ int main() {
     for (const std::array<int64_t, 3> mnk : {std::array<int64_t, 3>{256, 256, 256}, {300, 200, 100}, {129, 130, 65}, {1, 1, 8}})
         suite.run("partial_wait/" + std::to_string(mnk[0]) + "x" + std::to_string(mnk[1]) + "x" + std::to_string(mnk[2]),
                   [&] { return check_partial_wait(mnk[0], mnk[1], mnk[2], 2200 + mnk[0] + mnk[2]); });
+    for (const std::array<int64_t, 4> bhmk : {std::array<int64_t, 4>{2, 3, 100, 64}, {1, 2, 128, 96}, {3, 1, 1, 8}, {2, 2, 200, 130}})
+        suite.run("heads_store/" + std::to_string(bhmk[0]) + "x" + std::to_string(bhmk[1]) + "x" + std::to_string(bhmk[2]) + "x" +
+                      std::to_string(bhmk[3]),
+                  [&] { return check_heads_store(bhmk[0], bhmk[1], bhmk[2], bhmk[3], 2300 + bhmk[2] + bhmk[3]); });
     suite.run("gather_rows/M=23,N=150,R=37", [&] { return check_gather_rows(23, 150, 37, 1100); });
     suite.run("gather_rows/M=500,N=256,R=1000", [&] { return check_gather_rows(500, 256, 1000, 1200); });
     suite.run("gather_rows/M=1,N=1,R=1", [&] { return check_gather_rows(1, 1, 1, 1300); });

@@ -67,6 +67,29 @@ __device__ __forceinline__ void tma_store_2d(const CUtensorMap* map, const void*
 #endif
 }
 
+// The same for a tensor of 3, 4 or 5 dims (coordinates innermost first; the box's other dims 1).
+__device__ __forceinline__ void tma_store_3d(const CUtensorMap* map, const void* src, int c0, int c1, int c2) {
+#if TL_SM90A_DEVICE
+    asm volatile("cp.async.bulk.tensor.3d.global.shared::cta.bulk_group [%0, {%2, %3, %4}], [%1];\n"
+                 ::"l"(reinterpret_cast<uint64_t>(map)), "r"(smem_address(src)), "r"(c0), "r"(c1), "r"(c2)
+                 : "memory");
+#endif
+}
+__device__ __forceinline__ void tma_store_4d(const CUtensorMap* map, const void* src, int c0, int c1, int c2, int c3) {
+#if TL_SM90A_DEVICE
+    asm volatile("cp.async.bulk.tensor.4d.global.shared::cta.bulk_group [%0, {%2, %3, %4, %5}], [%1];\n"
+                 ::"l"(reinterpret_cast<uint64_t>(map)), "r"(smem_address(src)), "r"(c0), "r"(c1), "r"(c2), "r"(c3)
+                 : "memory");
+#endif
+}
+__device__ __forceinline__ void tma_store_5d(const CUtensorMap* map, const void* src, int c0, int c1, int c2, int c3, int c4) {
+#if TL_SM90A_DEVICE
+    asm volatile("cp.async.bulk.tensor.5d.global.shared::cta.bulk_group [%0, {%2, %3, %4, %5, %6}], [%1];\n"
+                 ::"l"(reinterpret_cast<uint64_t>(map)), "r"(smem_address(src)), "r"(c0), "r"(c1), "r"(c2), "r"(c3), "r"(c4)
+                 : "memory");
+#endif
+}
+
 // Closes this thread's group of bulk stores issued since the previous commit.
 __device__ __forceinline__ void bulk_commit() {
 #if TL_SM90A_DEVICE
