@@ -540,7 +540,7 @@ __global__ void __launch_bounds__(256) attention_backward_delta_kernel(
     }
 }
 
-// kernel attention_backward_kv<D = 64, BM = 64, BN = 128, CAUSAL = false, STAGES = 2, THREADS = 256, T = f16>  (stdlib/attention_backward.tl:108)
+// kernel attention_backward_kv<D = 64, BM = 64, BN = 128, CAUSAL = false, STAGES = 2, THREADS = 256, T = f16>  (stdlib/attention_backward.tl:113)
 // 256 threads per block, 108544 bytes of shared memory
 __global__ void __launch_bounds__(256) attention_backward_kv_kernel(
         const tl::f16* __restrict__ Q,
@@ -587,7 +587,7 @@ __global__ void __launch_bounds__(256) attention_backward_kv_kernel(
     const int32_t h = int(blockIdx.y);
     const int32_t k0 = int(blockIdx.x) * 128;
     const float qk_scale = sm_scale * 1.4426950216293335f;
-    // copy(K[b, h, k0 +: BN, 0 +: D], k);  (attention_backward.tl:137)
+    // copy(K[b, h, k0 +: BN, 0 +: D], k);  (attention_backward.tl:142)
     #pragma unroll
     for (int tl_i1 = 0; tl_i1 < 4; ++tl_i1) {
         const int tl_chunk0 = tl_tid + tl_i1 * 256;
@@ -604,7 +604,7 @@ __global__ void __launch_bounds__(256) attention_backward_kv_kernel(
             }
         }
     }
-    // copy(V[b, h, k0 +: BN, 0 +: D], v);  (attention_backward.tl:138)
+    // copy(V[b, h, k0 +: BN, 0 +: D], v);  (attention_backward.tl:143)
     #pragma unroll
     for (int tl_i6 = 0; tl_i6 < 4; ++tl_i6) {
         const int tl_chunk5 = tl_tid + tl_i6 * 256;
@@ -624,7 +624,7 @@ __global__ void __launch_bounds__(256) attention_backward_kv_kernel(
     const int32_t first = 0;
     const int32_t t_trips = tl::cdiv(S, 64) - first;
     if (0 < t_trips) {
-        // copy(Q[b, h, q0 +: BM, 0 +: D], q);  (attention_backward.tl:142)
+        // copy(Q[b, h, q0 +: BM, 0 +: D], q);  (attention_backward.tl:147)
         if (tl::is_aligned(Q, 16) && 64 % 8 == 0 && tl::in_bounds(b, B) && tl::in_bounds(h, H) && (first * 64) >= 0 && (first * 64) + 64 <= S && 0 >= 0 && 0 + 64 <= 64 && 0 % 8 == 0) {
             #pragma unroll
             for (int tl_i11 = 0; tl_i11 < 2; ++tl_i11) {
@@ -648,7 +648,7 @@ __global__ void __launch_bounds__(256) attention_backward_kv_kernel(
                 }
             }
         }
-        // copy(dO[b, h, q0 +: BM, 0 +: D], go);  (attention_backward.tl:143)
+        // copy(dO[b, h, q0 +: BM, 0 +: D], go);  (attention_backward.tl:148)
         if (tl::is_aligned(dO, 16) && 64 % 8 == 0 && tl::in_bounds(b, B) && tl::in_bounds(h, H) && (first * 64) >= 0 && (first * 64) + 64 <= S && 0 >= 0 && 0 + 64 <= 64 && 0 % 8 == 0) {
             #pragma unroll
             for (int tl_i18 = 0; tl_i18 < 2; ++tl_i18) {
@@ -674,12 +674,12 @@ __global__ void __launch_bounds__(256) attention_backward_kv_kernel(
         }
     }
     tl::cp_async_commit();
-    // for t in pipelined(cdiv(S, BM) - first, stages = STAGES) {  (attention_backward.tl:140)
+    // for t in pipelined(cdiv(S, BM) - first, stages = STAGES) {  (attention_backward.tl:145)
     for (int t = 0; t < t_trips; ++t) {
         tl::cp_async_wait<0>();  // at most 0 copy groups of this thread still in flight
         __syncthreads();  // pipeline: stage `t % 2` has landed and the stage refilled next is no longer read
         if (t + 1 < t_trips) {
-            // copy(Q[b, h, q0 +: BM, 0 +: D], q);  (attention_backward.tl:142)
+            // copy(Q[b, h, q0 +: BM, 0 +: D], q);  (attention_backward.tl:147)
             if (tl::is_aligned(Q, 16) && 64 % 8 == 0 && tl::in_bounds(b, B) && tl::in_bounds(h, H) && ((first + (t + 1)) * 64) >= 0 && ((first + (t + 1)) * 64) + 64 <= S && 0 >= 0 && 0 + 64 <= 64 && 0 % 8 == 0) {
                 #pragma unroll
                 for (int tl_i25 = 0; tl_i25 < 2; ++tl_i25) {
@@ -703,7 +703,7 @@ __global__ void __launch_bounds__(256) attention_backward_kv_kernel(
                     }
                 }
             }
-            // copy(dO[b, h, q0 +: BM, 0 +: D], go);  (attention_backward.tl:143)
+            // copy(dO[b, h, q0 +: BM, 0 +: D], go);  (attention_backward.tl:148)
             if (tl::is_aligned(dO, 16) && 64 % 8 == 0 && tl::in_bounds(b, B) && tl::in_bounds(h, H) && ((first + (t + 1)) * 64) >= 0 && ((first + (t + 1)) * 64) + 64 <= S && 0 >= 0 && 0 + 64 <= 64 && 0 % 8 == 0) {
                 #pragma unroll
                 for (int tl_i32 = 0; tl_i32 < 2; ++tl_i32) {
@@ -730,24 +730,24 @@ __global__ void __launch_bounds__(256) attention_backward_kv_kernel(
         }
         tl::cp_async_commit();
         const int32_t q0 = (first + t) * 64;
-        // copy(Lse[b, h, q0 +: BM], lse);  (attention_backward.tl:144)
+        // copy(Lse[b, h, q0 +: BM], lse);  (attention_backward.tl:149)
         #pragma unroll
         for (int tl_s38 = 0; tl_s38 < 4; ++tl_s38) {
             lse[tl_s38] = tl::in_bounds(b, B) && tl::in_bounds(h, H) && tl::in_bounds(q0 + ((tl_tid / 4 % 8) + (tl_s38 % 2) * 8 + (tl_s38 / 2) * 16 + (tl_tid / 128) * 32), S) ? Lse[(int64_t(b) * H + h) * S + (q0 + ((tl_tid / 4 % 8) + (tl_s38 % 2) * 8 + (tl_s38 / 2) * 16 + (tl_tid / 128) * 32))] : 0.0f;
         }
-        // copy(Delta[b, h, q0 +: BM], delta);  (attention_backward.tl:145)
+        // copy(Delta[b, h, q0 +: BM], delta);  (attention_backward.tl:150)
         #pragma unroll
         for (int tl_s39 = 0; tl_s39 < 4; ++tl_s39) {
             delta[tl_s39] = tl::in_bounds(b, B) && tl::in_bounds(h, H) && tl::in_bounds(q0 + ((tl_tid / 4 % 8) + (tl_s39 % 2) * 8 + (tl_s39 / 2) * 16 + (tl_tid / 128) * 32), S) ? Delta[(int64_t(b) * H + h) * S + (q0 + ((tl_tid / 4 % 8) + (tl_s39 % 2) * 8 + (tl_s39 / 2) * 16 + (tl_tid / 128) * 32))] : 0.0f;
         }
-        // for i in parallel(BM) {  (attention_backward.tl:146)
+        // for i in parallel(BM) {  (attention_backward.tl:151)
         // for i in parallel(64): each thread visits the elements of `lse` it holds
         #pragma unroll
         for (int tl_s40 = 0; tl_s40 < 4; ++tl_s40) {
             [[maybe_unused]] const int i = ((tl_tid / 4 % 8) + (tl_s40 % 2) * 8 + (tl_s40 / 2) * 16 + (tl_tid / 128) * 32);
             lse[tl_s40] = lse[tl_s40] * 1.4426950216293335f;
         }
-        // gemm(q, k, s, transpose_b = true, clear = true);        // S = Q Kᵀ  (attention_backward.tl:150)
+        // gemm(q, k, s, transpose_b = true, clear = true);        // S = Q Kᵀ  (attention_backward.tl:155)
         {
             for (int tl_s = 0; tl_s < s_layout::kSlots; ++tl_s) s[tl_s] = 0.0f;
             tl::warp_gemm_mma<64, 128, 64, 2, 4, tl::f16, false, true>(
@@ -755,7 +755,7 @@ __global__ void __launch_bounds__(256) attention_backward_kv_kernel(
                 tl::SharedMatrix<tl::f16, true, 72>{&k[0 * 72 + 0]}, tl_tid);
         }
         if (k0 + 128 > S || q0 + 64 > S) {
-            // for i, j in parallel(BM, BN) {  (attention_backward.tl:152)
+            // for i, j in parallel(BM, BN) {  (attention_backward.tl:157)
             // for i, j in parallel(64, 128): each thread visits the elements of `s` it holds
             #pragma unroll
             for (int tl_s41 = 0; tl_s41 < s_layout::kSlots; ++tl_s41) {
@@ -765,7 +765,7 @@ __global__ void __launch_bounds__(256) attention_backward_kv_kernel(
                 s[tl_s41] = masked ? 0.0f : tl::fast::exp2(s[tl_s41] * qk_scale - lse[(tl_s41 / 2 % 2) + (tl_s41 / 16) * 2]);
             }
         } else {
-            // for i, j in parallel(BM, BN) {  (attention_backward.tl:157)
+            // for i, j in parallel(BM, BN) {  (attention_backward.tl:162)
             // for i, j in parallel(64, 128): each thread visits the elements of `s` it holds
             #pragma unroll
             for (int tl_s42 = 0; tl_s42 < s_layout::kSlots; ++tl_s42) {
@@ -774,7 +774,7 @@ __global__ void __launch_bounds__(256) attention_backward_kv_kernel(
                 s[tl_s42] = tl::fast::exp2(s[tl_s42] * qk_scale - lse[(tl_s42 / 2 % 2) + (tl_s42 / 16) * 2]);
             }
         }
-        // copy(s, p);  (attention_backward.tl:161)
+        // copy(s, p);  (attention_backward.tl:166)
         #pragma unroll
         for (int tl_chunk43 = 0; tl_chunk43 < s_layout::kSlots; tl_chunk43 += 2) {
             tl::f16* tl_ptr44 = &p[(s_layout::row(tl_tid, tl_chunk43)) * 136 + (s_layout::col(tl_tid, tl_chunk43))];
@@ -786,20 +786,20 @@ __global__ void __launch_bounds__(256) attention_backward_kv_kernel(
             }
         }
         __syncthreads();  // RAW on `p`
-        // gemm(p, go, dv, transpose_a = true);                    // dV += Pᵀ dO  (attention_backward.tl:162)
+        // gemm(p, go, dv, transpose_a = true);                    // dV += Pᵀ dO  (attention_backward.tl:167)
         {
             tl::warp_gemm_mma<128, 64, 64, 4, 2, tl::f16, true, false>(
                 dv, tl::SharedMatrix<tl::f16, true, 136>{&p[0 * 136 + 0]},
                 tl::SharedMatrix<tl::f16, false, 72>{&go[((t % 2) * 64 + 0) * 72 + 0]}, tl_tid);
         }
-        // gemm(go, v, dp, transpose_b = true, clear = true);      // dP = dO Vᵀ  (attention_backward.tl:163)
+        // gemm(go, v, dp, transpose_b = true, clear = true);      // dP = dO Vᵀ  (attention_backward.tl:168)
         {
             for (int tl_s = 0; tl_s < dp_layout::kSlots; ++tl_s) dp[tl_s] = 0.0f;
             tl::warp_gemm_mma<64, 128, 64, 2, 4, tl::f16, false, true>(
                 dp, tl::SharedMatrix<tl::f16, false, 72>{&go[((t % 2) * 64 + 0) * 72 + 0]},
                 tl::SharedMatrix<tl::f16, true, 72>{&v[0 * 72 + 0]}, tl_tid);
         }
-        // for i, j in parallel(BM, BN) {  (attention_backward.tl:164)
+        // for i, j in parallel(BM, BN) {  (attention_backward.tl:169)
         // for i, j in parallel(64, 128): each thread visits the elements of `dp` it holds
         #pragma unroll
         for (int tl_s46 = 0; tl_s46 < dp_layout::kSlots; ++tl_s46) {
@@ -807,7 +807,7 @@ __global__ void __launch_bounds__(256) attention_backward_kv_kernel(
             const int j = dp_layout::col(tl_tid, tl_s46);
             dp[tl_s46] = tl::convert<float>(p[i * 136 + j]) * (dp[tl_s46] - delta[(tl_s46 / 2 % 2) + (tl_s46 / 16) * 2]) * sm_scale;
         }
-        // copy(dp, ds);  (attention_backward.tl:167)
+        // copy(dp, ds);  (attention_backward.tl:172)
         #pragma unroll
         for (int tl_chunk47 = 0; tl_chunk47 < dp_layout::kSlots; tl_chunk47 += 2) {
             tl::f16* tl_ptr48 = &ds[(dp_layout::row(tl_tid, tl_chunk47)) * 136 + (dp_layout::col(tl_tid, tl_chunk47))];
@@ -819,20 +819,20 @@ __global__ void __launch_bounds__(256) attention_backward_kv_kernel(
             }
         }
         __syncthreads();  // RAW on `ds`
-        // gemm(ds, q, dk, transpose_a = true);                    // dK += dSᵀ Q  (attention_backward.tl:168)
-        {
-            tl::warp_gemm_mma<128, 64, 64, 4, 2, tl::f16, true, false>(
-                dk, tl::SharedMatrix<tl::f16, true, 136>{&ds[0 * 136 + 0]},
-                tl::SharedMatrix<tl::f16, false, 72>{&q[((t % 2) * 64 + 0) * 72 + 0]}, tl_tid);
-        }
-        // gemm(ds, k, dq, clear = true);                          // this block's share of dQ  (attention_backward.tl:169)
+        // gemm(ds, k, dq, clear = true);                          // this block's share of dQ  (attention_backward.tl:173)
         {
             for (int tl_s = 0; tl_s < dq_layout::kSlots; ++tl_s) dq[tl_s] = 0.0f;
             tl::warp_gemm_mma<64, 64, 128, 2, 4, tl::f16, false, false>(
                 dq, tl::SharedMatrix<tl::f16, false, 136>{&ds[0 * 136 + 0]},
                 tl::SharedMatrix<tl::f16, false, 72>{&k[0 * 72 + 0]}, tl_tid);
         }
-        // atomic_add(dQacc[b, h, q0 +: BM, 0 +: D], dq);  (attention_backward.tl:170)
+        // gemm(ds, q, dk, transpose_a = true);                    // dK += dSᵀ Q, in flight und...  (attention_backward.tl:174)
+        {
+            tl::warp_gemm_mma<128, 64, 64, 4, 2, tl::f16, true, false>(
+                dk, tl::SharedMatrix<tl::f16, true, 136>{&ds[0 * 136 + 0]},
+                tl::SharedMatrix<tl::f16, false, 72>{&q[((t % 2) * 64 + 0) * 72 + 0]}, tl_tid);
+        }
+        // atomic_add(dQacc[b, h, q0 +: BM, 0 +: D], dq);  (attention_backward.tl:175)
         {
             #pragma unroll
             for (int tl_pair50 = 0; tl_pair50 < dq_layout::kSlots; tl_pair50 += 2) {
@@ -845,7 +845,7 @@ __global__ void __launch_bounds__(256) attention_backward_kv_kernel(
         }
     }
     tl::cp_async_wait<0>();  // at most 0 copy groups of this thread still in flight
-    // copy(dk, dK[b, h, k0 +: BN, 0 +: D]);  (attention_backward.tl:172)
+    // copy(dk, dK[b, h, k0 +: BN, 0 +: D]);  (attention_backward.tl:177)
     #pragma unroll
     for (int tl_chunk51 = 0; tl_chunk51 < dk_layout::kSlots; tl_chunk51 += 2) {
         tl::f16* tl_ptr52 = &dK[((int64_t(b) * H + h) * S + (k0 + (dk_layout::row(tl_tid, tl_chunk51)))) * 64 + (dk_layout::col(tl_tid, tl_chunk51))];
@@ -861,7 +861,7 @@ __global__ void __launch_bounds__(256) attention_backward_kv_kernel(
             }
         }
     }
-    // copy(dv, dV[b, h, k0 +: BN, 0 +: D]);  (attention_backward.tl:173)
+    // copy(dv, dV[b, h, k0 +: BN, 0 +: D]);  (attention_backward.tl:178)
     #pragma unroll
     for (int tl_chunk54 = 0; tl_chunk54 < dv_layout::kSlots; tl_chunk54 += 2) {
         tl::f16* tl_ptr55 = &dV[((int64_t(b) * H + h) * S + (k0 + (dv_layout::row(tl_tid, tl_chunk54)))) * 64 + (dv_layout::col(tl_tid, tl_chunk54))];
@@ -879,7 +879,7 @@ __global__ void __launch_bounds__(256) attention_backward_kv_kernel(
     }
 }
 
-// kernel attention_backward_kv<D = 64, BM = 128, BN = 128, CAUSAL = false, STAGES = 2, THREADS = 256, T = f16>  (stdlib/attention_backward.tl:108)
+// kernel attention_backward_kv<D = 64, BM = 128, BN = 128, CAUSAL = false, STAGES = 2, THREADS = 256, T = f16>  (stdlib/attention_backward.tl:113)
 // 256 threads per block, 230480 bytes of shared memory
 // warp-specialized: warpgroup 0 issues TMA loads, the other 256 threads run wgmma; persistent over the tiles
 __global__ void __launch_bounds__(384, 1) attention_backward_kv_kernel_sm90(
@@ -958,18 +958,18 @@ __global__ void __launch_bounds__(384, 1) attention_backward_kv_kernel_sm90(
                 const int32_t first = 0;
                 tl::sm90::mbarrier_wait(tl_once_empty, (tl_round + 1) & 1);  // the previous tile's readers are done
                 tl::sm90::mbarrier_arrive_expect_tx(tl_once_full, 32768);
-                // copy(K[b, h, k0 +: BN, 0 +: D], k);  (attention_backward.tl:137)
+                // copy(K[b, h, k0 +: BN, 0 +: D], k);  (attention_backward.tl:142)
                 tl::sm90::tma_load_4d(k, &tl_map_K, tl_once_full, 0, k0, h, b);
-                // copy(V[b, h, k0 +: BN, 0 +: D], v);  (attention_backward.tl:138)
+                // copy(V[b, h, k0 +: BN, 0 +: D], v);  (attention_backward.tl:143)
                 tl::sm90::tma_load_4d(v, &tl_map_V, tl_once_full, 0, k0, h, b);
                 for (int t = 0; t < tl::cdiv(S, 128) - first; ++t, ++tl_it) {
                     const int tl_stage = tl_it % 4;
                     tl::sm90::mbarrier_wait(&tl_empty[tl_stage], (tl_it / 4 + 1) & 1);  // consumers released it
                     tl::sm90::mbarrier_arrive_expect_tx(&tl_full[tl_stage], 32768);
                     const int32_t q0 = (first + t) * 128;
-                    // copy(Q[b, h, q0 +: BM, 0 +: D], q);  (attention_backward.tl:142)
+                    // copy(Q[b, h, q0 +: BM, 0 +: D], q);  (attention_backward.tl:147)
                     tl::sm90::tma_load_4d(q + tl_stage * 8192, &tl_map_Q, &tl_full[tl_stage], 0, q0, h, b);
-                    // copy(dO[b, h, q0 +: BM, 0 +: D], go);  (attention_backward.tl:143)
+                    // copy(dO[b, h, q0 +: BM, 0 +: D], go);  (attention_backward.tl:148)
                     tl::sm90::tma_load_4d(go + tl_stage * 8192, &tl_map_dO, &tl_full[tl_stage], 0, q0, h, b);
                 }
             }
@@ -1003,29 +1003,29 @@ __global__ void __launch_bounds__(384, 1) attention_backward_kv_kernel_sm90(
             const int32_t h = tl_block_y;
             const int32_t k0 = tl_block_x * 128;
             const float qk_scale = sm_scale * 1.4426950216293335f;
-            // copy(K[b, h, k0 +: BN, 0 +: D], k);  (attention_backward.tl:137)
+            // copy(K[b, h, k0 +: BN, 0 +: D], k);  (attention_backward.tl:142)
             tl::sm90::mbarrier_wait(tl_once_full, (tl_round + 0) & 1);  // the tiles loaded once per tile landed
-            // copy(V[b, h, k0 +: BN, 0 +: D], v);  (attention_backward.tl:138)
+            // copy(V[b, h, k0 +: BN, 0 +: D], v);  (attention_backward.tl:143)
             const int32_t first = 0;
-            // for t in pipelined(cdiv(S, BM) - first, stages = STAGES) {  (attention_backward.tl:140)
+            // for t in pipelined(cdiv(S, BM) - first, stages = STAGES) {  (attention_backward.tl:145)
             const int tl_trips0 = tl::cdiv(S, 128) - first;
             for (int t = 0; t < tl_trips0; ++t, ++tl_it) {
                 const int tl_stage = tl_it % 4;
                 tl::sm90::mbarrier_wait(&tl_full[tl_stage], (tl_it / 4 + 0) & 1);  // trip t's TMA loads landed
                 const int32_t q0 = (first + t) * 128;
-                // gemm(q, k, s, transpose_b = true, clear = true);        // S = Q Kᵀ  (attention_backward.tl:150)
+                // gemm(q, k, s, transpose_b = true, clear = true);        // S = Q Kᵀ  (attention_backward.tl:155)
                 tl::sm90::warpgroup_gemm<tl::f16, 128, 128, 64, false, true, 2>(s, q + tl_stage * 8192, k, tl_tid / 128, true);
-                // copy(Lse[b, h, q0 +: BM], lse);  (attention_backward.tl:144)
+                // copy(Lse[b, h, q0 +: BM], lse);  (attention_backward.tl:149)
                 #pragma unroll
                 for (int tl_s1 = 0; tl_s1 < 2; ++tl_s1) {
                     lse[tl_s1] = tl::in_bounds(b, B) && tl::in_bounds(h, H) && tl::in_bounds(q0 + ((tl_tid / 4 % 8) + (tl_s1) * 8 + (tl_tid / 32) * 16), S) ? Lse[(int64_t(b) * H + h) * S + (q0 + ((tl_tid / 4 % 8) + (tl_s1) * 8 + (tl_tid / 32) * 16))] : 0.0f;
                 }
-                // copy(Delta[b, h, q0 +: BM], delta);  (attention_backward.tl:145)
+                // copy(Delta[b, h, q0 +: BM], delta);  (attention_backward.tl:150)
                 #pragma unroll
                 for (int tl_s2 = 0; tl_s2 < 2; ++tl_s2) {
                     delta[tl_s2] = tl::in_bounds(b, B) && tl::in_bounds(h, H) && tl::in_bounds(q0 + ((tl_tid / 4 % 8) + (tl_s2) * 8 + (tl_tid / 32) * 16), S) ? Delta[(int64_t(b) * H + h) * S + (q0 + ((tl_tid / 4 % 8) + (tl_s2) * 8 + (tl_tid / 32) * 16))] : 0.0f;
                 }
-                // for i in parallel(BM) {  (attention_backward.tl:146)
+                // for i in parallel(BM) {  (attention_backward.tl:151)
                 // for i in parallel(128): each thread visits the elements of `lse` it holds
                 #pragma unroll
                 for (int tl_s3 = 0; tl_s3 < 2; ++tl_s3) {
@@ -1035,7 +1035,7 @@ __global__ void __launch_bounds__(384, 1) attention_backward_kv_kernel_sm90(
                 tl::sm90::wgmma_wait<0>();  // #0 (into `s`) retired
                 tl::sm90::fence_accumulators(s);
                 if (k0 + 128 > S || q0 + 128 > S) {
-                    // for i, j in parallel(BM, BN) {  (attention_backward.tl:152)
+                    // for i, j in parallel(BM, BN) {  (attention_backward.tl:157)
                     // for i, j in parallel(128, 128): each thread visits the elements of `s` it holds
                     #pragma unroll
                     for (int tl_s4 = 0; tl_s4 < s_layout::kSlots; ++tl_s4) {
@@ -1045,7 +1045,7 @@ __global__ void __launch_bounds__(384, 1) attention_backward_kv_kernel_sm90(
                         s[tl_s4] = masked ? 0.0f : tl::fast::exp2(s[tl_s4] * qk_scale - lse[(tl_s4 / 2 % 2)]);
                     }
                 } else {
-                    // for i, j in parallel(BM, BN) {  (attention_backward.tl:157)
+                    // for i, j in parallel(BM, BN) {  (attention_backward.tl:162)
                     // for i, j in parallel(128, 128): each thread visits the elements of `s` it holds
                     #pragma unroll
                     for (int tl_s5 = 0; tl_s5 < s_layout::kSlots; ++tl_s5) {
@@ -1054,7 +1054,7 @@ __global__ void __launch_bounds__(384, 1) attention_backward_kv_kernel_sm90(
                         s[tl_s5] = tl::fast::exp2(s[tl_s5] * qk_scale - lse[(tl_s5 / 2 % 2)]);
                     }
                 }
-                // copy(s, p);  (attention_backward.tl:161)
+                // copy(s, p);  (attention_backward.tl:166)
                 #pragma unroll
                 for (int tl_chunk6 = 0; tl_chunk6 < s_layout::kSlots; tl_chunk6 += 2) {
                     tl::f16* tl_ptr7 = &p[tl::sm90::swizzled_element<128, 128, 2>(s_layout::row(tl_tid, tl_chunk6), s_layout::col(tl_tid, tl_chunk6))];
@@ -1067,14 +1067,14 @@ __global__ void __launch_bounds__(384, 1) attention_backward_kv_kernel_sm90(
                 }
                 tl::sm90::fence_proxy_async_shared();  // these stores -> the wgmmas that read the tile (after the barrier)
                 tl::sm90::named_barrier_sync(1, 256);  // RAW on `p`
-                // gemm(p, go, dv, transpose_a = true);                    // dV += Pᵀ dO  (attention_backward.tl:162)
+                // gemm(p, go, dv, transpose_a = true);                    // dV += Pᵀ dO  (attention_backward.tl:167)
                 tl::sm90::warpgroup_gemm<tl::f16, 128, 64, 128, true, false, 2>(dv, p, go + tl_stage * 8192, tl_tid / 128);
-                // gemm(go, v, dp, transpose_b = true, clear = true);      // dP = dO Vᵀ  (attention_backward.tl:163)
+                // gemm(go, v, dp, transpose_b = true, clear = true);      // dP = dO Vᵀ  (attention_backward.tl:168)
                 tl::sm90::warpgroup_gemm<tl::f16, 128, 128, 64, false, true, 2>(dp, go + tl_stage * 8192, v, tl_tid / 128, true);
                 tl::sm90::wgmma_wait<0>();  // #1 (into `dv`), #2 (into `dp`) retired
                 tl::sm90::fence_accumulators(dv);
                 tl::sm90::fence_accumulators(dp);
-                // for i, j in parallel(BM, BN) {  (attention_backward.tl:164)
+                // for i, j in parallel(BM, BN) {  (attention_backward.tl:169)
                 // for i, j in parallel(128, 128): each thread visits the elements of `dp` it holds
                 #pragma unroll
                 for (int tl_s9 = 0; tl_s9 < dp_layout::kSlots; ++tl_s9) {
@@ -1082,7 +1082,7 @@ __global__ void __launch_bounds__(384, 1) attention_backward_kv_kernel_sm90(
                     const int j = dp_layout::col(tl_tid, tl_s9);
                     dp[tl_s9] = tl::convert<float>(p[tl::sm90::swizzled_element<128, 128, 2>(i, j)]) * (dp[tl_s9] - delta[(tl_s9 / 2 % 2)]) * sm_scale;
                 }
-                // copy(dp, ds);  (attention_backward.tl:167)
+                // copy(dp, ds);  (attention_backward.tl:172)
                 #pragma unroll
                 for (int tl_chunk10 = 0; tl_chunk10 < dp_layout::kSlots; tl_chunk10 += 2) {
                     tl::f16* tl_ptr11 = &ds[tl::sm90::swizzled_element<128, 128, 2>(dp_layout::row(tl_tid, tl_chunk10), dp_layout::col(tl_tid, tl_chunk10))];
@@ -1095,15 +1095,13 @@ __global__ void __launch_bounds__(384, 1) attention_backward_kv_kernel_sm90(
                 }
                 tl::sm90::fence_proxy_async_shared();  // these stores -> the wgmmas that read the tile (after the barrier)
                 tl::sm90::named_barrier_sync(1, 256);  // RAW on `ds`
-                // gemm(ds, q, dk, transpose_a = true);                    // dK += dSᵀ Q  (attention_backward.tl:168)
-                tl::sm90::warpgroup_gemm<tl::f16, 128, 64, 128, true, false, 2>(dk, ds, q + tl_stage * 8192, tl_tid / 128);
-                // gemm(ds, k, dq, clear = true);                          // this block's share of dQ  (attention_backward.tl:169)
+                // gemm(ds, k, dq, clear = true);                          // this block's share of dQ  (attention_backward.tl:173)
                 tl::sm90::warpgroup_gemm<tl::f16, 128, 64, 128, false, false, 2>(dq, ds, k, tl_tid / 128, true);
-                tl::sm90::wgmma_wait<0>();  // #3 (into `dk`), #4 (into `dq`) retired
-                tl::sm90::fence_accumulators(dk);
+                // gemm(ds, q, dk, transpose_a = true);                    // dK += dSᵀ Q, in flight und...  (attention_backward.tl:174)
+                tl::sm90::warpgroup_gemm<tl::f16, 128, 64, 128, true, false, 2>(dk, ds, q + tl_stage * 8192, tl_tid / 128);
+                tl::sm90::wgmma_wait<1>();  // #3 (into `dq`) retired; the 1 newest group(s) run on
                 tl::sm90::fence_accumulators(dq);
-                if (tl_tid % 32 == 0) tl::sm90::mbarrier_arrive(&tl_empty[tl_stage]);  // release trip t's stage
-                // atomic_add(dQacc[b, h, q0 +: BM, 0 +: D], dq);  (attention_backward.tl:170)
+                // atomic_add(dQacc[b, h, q0 +: BM, 0 +: D], dq);  (attention_backward.tl:175)
                 {
                     #pragma unroll
                     for (int tl_pair13 = 0; tl_pair13 < dq_layout::kSlots; tl_pair13 += 2) {
@@ -1114,9 +1112,12 @@ __global__ void __launch_bounds__(384, 1) attention_backward_kv_kernel_sm90(
                         }
                     }
                 }
+                tl::sm90::wgmma_wait<0>();  // #4 (into `dk`) retired
+                tl::sm90::fence_accumulators(dk);
+                if (tl_tid % 32 == 0) tl::sm90::mbarrier_arrive(&tl_empty[tl_stage]);  // release trip t's stage
             }
             if (tl_tid % 32 == 0) tl::sm90::mbarrier_arrive(tl_once_empty);  // the tiles loaded once per tile may be refilled
-            // copy(dk, dK[b, h, k0 +: BN, 0 +: D]);  (attention_backward.tl:172)
+            // copy(dk, dK[b, h, k0 +: BN, 0 +: D]);  (attention_backward.tl:177)
             #pragma unroll
             for (int tl_chunk14 = 0; tl_chunk14 < dk_layout::kSlots; tl_chunk14 += 2) {
                 tl::f16* tl_ptr15 = &dK[((int64_t(b) * H + h) * S + (k0 + (dk_layout::row(tl_tid, tl_chunk14)))) * 64 + (dk_layout::col(tl_tid, tl_chunk14))];
@@ -1132,7 +1133,7 @@ __global__ void __launch_bounds__(384, 1) attention_backward_kv_kernel_sm90(
                     }
                 }
             }
-            // copy(dv, dV[b, h, k0 +: BN, 0 +: D]);  (attention_backward.tl:173)
+            // copy(dv, dV[b, h, k0 +: BN, 0 +: D]);  (attention_backward.tl:178)
             #pragma unroll
             for (int tl_chunk17 = 0; tl_chunk17 < dv_layout::kSlots; tl_chunk17 += 2) {
                 tl::f16* tl_ptr18 = &dV[((int64_t(b) * H + h) * S + (k0 + (dv_layout::row(tl_tid, tl_chunk17)))) * 64 + (dv_layout::col(tl_tid, tl_chunk17))];
@@ -1154,7 +1155,7 @@ __global__ void __launch_bounds__(384, 1) attention_backward_kv_kernel_sm90(
     #endif
 }
 
-// kernel attention_backward_dq<BM = 64, D = 64, T = f16>  (stdlib/attention_backward.tl:177)
+// kernel attention_backward_dq<BM = 64, D = 64, T = f16>  (stdlib/attention_backward.tl:182)
 // 128 threads per block, 0 bytes of shared memory
 __global__ void __launch_bounds__(128) attention_backward_dq_kernel(
         const float* __restrict__ dQacc,
@@ -1166,7 +1167,7 @@ __global__ void __launch_bounds__(128) attention_backward_dq_kernel(
     using x_layout = tl::BlockedLayout<4096, 8, 128>;  // fragment x: f32[64, 64]
     const int tl_tid = tl::thread_index<128>();
     float x[x_layout::kSlots];  // fragment x: f32[64, 64]
-    // copy(dQacc[block.z, block.y, block.x * BM +: BM, 0 +: D], x);  (attention_backward.tl:182)
+    // copy(dQacc[block.z, block.y, block.x * BM +: BM, 0 +: D], x);  (attention_backward.tl:187)
     #pragma unroll
     for (int tl_chunk0 = 0; tl_chunk0 < x_layout::kSlots; tl_chunk0 += 4) {
         const float* tl_ptr1 = &dQacc[((int64_t(int(blockIdx.z)) * H + int(blockIdx.y)) * S + ((int(blockIdx.x) * 64) + ((x_layout::flat(tl_tid, (tl_chunk0 / 8) * 8)) / 64))) * 64 + (((x_layout::flat(tl_tid, (tl_chunk0 / 8) * 8)) % 64) + tl_chunk0 % 8)];
@@ -1182,7 +1183,7 @@ __global__ void __launch_bounds__(128) attention_backward_dq_kernel(
             }
         }
     }
-    // copy(x, dQ[block.z, block.y, block.x * BM +: BM, 0 +: D]);  (attention_backward.tl:183)
+    // copy(x, dQ[block.z, block.y, block.x * BM +: BM, 0 +: D]);  (attention_backward.tl:188)
     #pragma unroll
     for (int tl_chunk3 = 0; tl_chunk3 < x_layout::kSlots; tl_chunk3 += 8) {
         tl::f16* tl_ptr4 = &dQ[((int64_t(int(blockIdx.z)) * H + int(blockIdx.y)) * S + ((int(blockIdx.x) * 64) + ((x_layout::flat(tl_tid, (tl_chunk3 / 8) * 8)) / 64))) * 64 + (((x_layout::flat(tl_tid, (tl_chunk3 / 8) * 8)) % 64) + tl_chunk3 % 8)];

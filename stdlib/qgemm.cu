@@ -797,8 +797,8 @@ __global__ void __launch_bounds__(128) w4a16_partial_kernel_variant1(
     }
 }
 
-// kernel fp8_gemm_block_scaled_tile<BN = 128, BM = 128, G = 128, STAGES = 3, THREADS = 512, T = bf16>  (stdlib/qgemm.tl:96)
-// 512 threads per block, 110592 bytes of shared memory
+// kernel fp8_gemm_block_scaled_tile<BN = 128, BM = 128, G = 128, STAGES = 2, THREADS = 512, T = bf16>  (stdlib/qgemm.tl:99)
+// 512 threads per block, 147456 bytes of shared memory
 __global__ void __launch_bounds__(512) fp8_gemm_block_scaled_tile_kernel_variant0(
         const tl::f8e4m3* __restrict__ A,
         const float* __restrict__ As,
@@ -811,37 +811,44 @@ __global__ void __launch_bounds__(512) fp8_gemm_block_scaled_tile_kernel_variant
         int32_t N,
         int32_t NB)
 {
-    // fragment sa: f32[128], slice of `acc` (broadcast): [128] over 512 threads: (8:t4 2:r1 2:r2 4:t128) 4 registers, 16 replicas
-    using part_layout = tl::MmaAccLayout<128, 128, 4, 4>;  // fragment part: f32[128, 128], mma.sync accumulators
+    // fragment sa0: f32[128], slice of `acc` (broadcast): [128] over 512 threads: (8:t4 2:r1 2:r2 4:t128) 4 registers, 16 replicas
+    // fragment sa1: f32[128], slice of `acc` (broadcast): [128] over 512 threads: (8:t4 2:r1 2:r2 4:t128) 4 registers, 16 replicas
+    using p0_layout = tl::MmaAccLayout<128, 128, 4, 4>;  // fragment p0: f32[128, 128], mma.sync accumulators
+    using p1_layout = tl::MmaAccLayout<128, 128, 4, 4>;  // fragment p1: f32[128, 128], mma.sync accumulators
     using acc_layout = tl::MmaAccLayout<128, 128, 4, 4>;  // fragment acc: f32[128, 128], mma.sync accumulators
-    // fragment sa_next: f32[128], slice of `acc` (broadcast): [128] over 512 threads: (8:t4 2:r1 2:r2 4:t128) 4 registers, 16 replicas
+    // fragment sa0_next: f32[128], slice of `acc` (broadcast): [128] over 512 threads: (8:t4 2:r1 2:r2 4:t128) 4 registers, 16 replicas
+    // fragment sa1_next: f32[128], slice of `acc` (broadcast): [128] over 512 threads: (8:t4 2:r1 2:r2 4:t128) 4 registers, 16 replicas
     const int tl_tid = tl::thread_index<512>();
     extern __shared__ __align__(128) unsigned char tl_smem[];
-    tl::f8e4m3* a = reinterpret_cast<tl::f8e4m3*>(tl_smem + 0);  // shared a: f8e4m3[3, 128, 128], row pitch 144
-    tl::f8e4m3* b = reinterpret_cast<tl::f8e4m3*>(tl_smem + 55296);  // shared b: f8e4m3[3, 128, 128], row pitch 144
-    float sa[4];  // fragment sa: f32[128]
-    float sb[1];  // local sb: f32[1]
-    float part[part_layout::kSlots];  // fragment part: f32[128, 128]
+    tl::f8e4m3* a0 = reinterpret_cast<tl::f8e4m3*>(tl_smem + 0);  // shared a0: f8e4m3[2, 128, 128], row pitch 144
+    tl::f8e4m3* b0 = reinterpret_cast<tl::f8e4m3*>(tl_smem + 36864);  // shared b0: f8e4m3[2, 128, 128], row pitch 144
+    tl::f8e4m3* a1 = reinterpret_cast<tl::f8e4m3*>(tl_smem + 73728);  // shared a1: f8e4m3[2, 128, 128], row pitch 144
+    tl::f8e4m3* b1 = reinterpret_cast<tl::f8e4m3*>(tl_smem + 110592);  // shared b1: f8e4m3[2, 128, 128], row pitch 144
+    float sa0[4];  // fragment sa0: f32[128]
+    float sa1[4];  // fragment sa1: f32[128]
+    float sb[2];  // local sb: f32[2]
+    float p0[p0_layout::kSlots];  // fragment p0: f32[128, 128]
+    float p1[p1_layout::kSlots];  // fragment p1: f32[128, 128]
     float acc[acc_layout::kSlots];  // fragment acc: f32[128, 128]
     #pragma unroll
     for (int tl_i = 0; tl_i < acc_layout::kSlots; ++tl_i) acc[tl_i] = 0.0f;
     const int32_t row0 = int(blockIdx.y) * 128;
     const int32_t col0 = int(blockIdx.x) * 128;
-    const int32_t k_trips = KG;
+    const int32_t k_trips = tl::cdiv(KG, 2);
     if (0 < k_trips) {
-        // copy(A[row0 +: BM, k * G +: G], a);  (qgemm.tl:114)
+        // copy(A[row0 +: BM, 2 * k * G +: G], a0);  (qgemm.tl:121)
         if (tl::is_aligned(A, 16) && K % 16 == 0 && row0 >= 0 && row0 + 128 <= M && 0 >= 0 && 0 + 128 <= K && 0 % 16 == 0) {
             #pragma unroll
             for (int tl_i1 = 0; tl_i1 < 2; ++tl_i1) {
                 const int tl_chunk0 = tl_tid + tl_i1 * 512;
-                tl::cp_async_16(&a[(0 * 128 + ((tl_chunk0 * 16) / 128)) * 144 + ((tl_chunk0 * 16) % 128)], &A[int64_t(row0 + ((tl_chunk0 * 16) / 128)) * K + ((tl_chunk0 * 16) % 128)]);
+                tl::cp_async_16(&a0[(0 * 128 + ((tl_chunk0 * 16) / 128)) * 144 + ((tl_chunk0 * 16) % 128)], &A[int64_t(row0 + ((tl_chunk0 * 16) / 128)) * K + ((tl_chunk0 * 16) % 128)]);
             }
         } else {
             #pragma unroll
             for (int tl_i3 = 0; tl_i3 < 2; ++tl_i3) {
                 const int tl_chunk2 = tl_tid + tl_i3 * 512;
                 const tl::f8e4m3* tl_src4 = &A[int64_t(row0 + ((tl_chunk2 * 16) / 128)) * K + ((tl_chunk2 * 16) % 128)];
-                tl::f8e4m3* tl_dst5 = &a[(0 * 128 + ((tl_chunk2 * 16) / 128)) * 144 + ((tl_chunk2 * 16) % 128)];
+                tl::f8e4m3* tl_dst5 = &a0[(0 * 128 + ((tl_chunk2 * 16) / 128)) * 144 + ((tl_chunk2 * 16) % 128)];
                 const int tl_valid6 = !(tl::in_bounds(row0 + ((tl_chunk2 * 16) / 128), M)) ? 0 : max(0, min(16, K - ((tl_chunk2 * 16) % 128)));
                 if (tl_valid6 == 16 && (tl_chunk2 * 16) % 128 >= 0 && tl::is_aligned(tl_src4, 4)) {
                     tl::cp_async_chunk(tl_dst5, tl_src4);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
@@ -853,19 +860,19 @@ __global__ void __launch_bounds__(512) fp8_gemm_block_scaled_tile_kernel_variant
                 }
             }
         }
-        // copy(B[col0 +: BN, k * G +: G], b);  (qgemm.tl:115)
+        // copy(B[col0 +: BN, 2 * k * G +: G], b0);  (qgemm.tl:122)
         if (tl::is_aligned(B, 16) && K % 16 == 0 && col0 >= 0 && col0 + 128 <= N && 0 >= 0 && 0 + 128 <= K && 0 % 16 == 0) {
             #pragma unroll
             for (int tl_i8 = 0; tl_i8 < 2; ++tl_i8) {
                 const int tl_chunk7 = tl_tid + tl_i8 * 512;
-                tl::cp_async_16(&b[(0 * 128 + ((tl_chunk7 * 16) / 128)) * 144 + ((tl_chunk7 * 16) % 128)], &B[int64_t(col0 + ((tl_chunk7 * 16) / 128)) * K + ((tl_chunk7 * 16) % 128)]);
+                tl::cp_async_16(&b0[(0 * 128 + ((tl_chunk7 * 16) / 128)) * 144 + ((tl_chunk7 * 16) % 128)], &B[int64_t(col0 + ((tl_chunk7 * 16) / 128)) * K + ((tl_chunk7 * 16) % 128)]);
             }
         } else {
             #pragma unroll
             for (int tl_i10 = 0; tl_i10 < 2; ++tl_i10) {
                 const int tl_chunk9 = tl_tid + tl_i10 * 512;
                 const tl::f8e4m3* tl_src11 = &B[int64_t(col0 + ((tl_chunk9 * 16) / 128)) * K + ((tl_chunk9 * 16) % 128)];
-                tl::f8e4m3* tl_dst12 = &b[(0 * 128 + ((tl_chunk9 * 16) / 128)) * 144 + ((tl_chunk9 * 16) % 128)];
+                tl::f8e4m3* tl_dst12 = &b0[(0 * 128 + ((tl_chunk9 * 16) / 128)) * 144 + ((tl_chunk9 * 16) % 128)];
                 const int tl_valid13 = !(tl::in_bounds(col0 + ((tl_chunk9 * 16) / 128), N)) ? 0 : max(0, min(16, K - ((tl_chunk9 * 16) % 128)));
                 if (tl_valid13 == 16 && (tl_chunk9 * 16) % 128 >= 0 && tl::is_aligned(tl_src11, 4)) {
                     tl::cp_async_chunk(tl_dst12, tl_src11);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
@@ -877,22 +884,19 @@ __global__ void __launch_bounds__(512) fp8_gemm_block_scaled_tile_kernel_variant
                 }
             }
         }
-    }
-    tl::cp_async_commit();
-    if (1 < k_trips) {
-        // copy(A[row0 +: BM, k * G +: G], a);  (qgemm.tl:114)
+        // copy(A[row0 +: BM, (2 * k + 1) * G +: G], a1);  (qgemm.tl:123)
         if (tl::is_aligned(A, 16) && K % 16 == 0 && row0 >= 0 && row0 + 128 <= M && 128 >= 0 && 128 + 128 <= K && 128 % 16 == 0) {
             #pragma unroll
             for (int tl_i15 = 0; tl_i15 < 2; ++tl_i15) {
                 const int tl_chunk14 = tl_tid + tl_i15 * 512;
-                tl::cp_async_16(&a[(1 * 128 + ((tl_chunk14 * 16) / 128)) * 144 + ((tl_chunk14 * 16) % 128)], &A[int64_t(row0 + ((tl_chunk14 * 16) / 128)) * K + (128 + ((tl_chunk14 * 16) % 128))]);
+                tl::cp_async_16(&a1[(0 * 128 + ((tl_chunk14 * 16) / 128)) * 144 + ((tl_chunk14 * 16) % 128)], &A[int64_t(row0 + ((tl_chunk14 * 16) / 128)) * K + (128 + ((tl_chunk14 * 16) % 128))]);
             }
         } else {
             #pragma unroll
             for (int tl_i17 = 0; tl_i17 < 2; ++tl_i17) {
                 const int tl_chunk16 = tl_tid + tl_i17 * 512;
                 const tl::f8e4m3* tl_src18 = &A[int64_t(row0 + ((tl_chunk16 * 16) / 128)) * K + (128 + ((tl_chunk16 * 16) % 128))];
-                tl::f8e4m3* tl_dst19 = &a[(1 * 128 + ((tl_chunk16 * 16) / 128)) * 144 + ((tl_chunk16 * 16) % 128)];
+                tl::f8e4m3* tl_dst19 = &a1[(0 * 128 + ((tl_chunk16 * 16) / 128)) * 144 + ((tl_chunk16 * 16) % 128)];
                 const int tl_valid20 = !(tl::in_bounds(row0 + ((tl_chunk16 * 16) / 128), M)) ? 0 : max(0, min(16, K - (128 + ((tl_chunk16 * 16) % 128))));
                 if (tl_valid20 == 16 && 128 + ((tl_chunk16 * 16) % 128) >= 0 && tl::is_aligned(tl_src18, 4)) {
                     tl::cp_async_chunk(tl_dst19, tl_src18);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
@@ -904,19 +908,19 @@ __global__ void __launch_bounds__(512) fp8_gemm_block_scaled_tile_kernel_variant
                 }
             }
         }
-        // copy(B[col0 +: BN, k * G +: G], b);  (qgemm.tl:115)
+        // copy(B[col0 +: BN, (2 * k + 1) * G +: G], b1);  (qgemm.tl:124)
         if (tl::is_aligned(B, 16) && K % 16 == 0 && col0 >= 0 && col0 + 128 <= N && 128 >= 0 && 128 + 128 <= K && 128 % 16 == 0) {
             #pragma unroll
             for (int tl_i22 = 0; tl_i22 < 2; ++tl_i22) {
                 const int tl_chunk21 = tl_tid + tl_i22 * 512;
-                tl::cp_async_16(&b[(1 * 128 + ((tl_chunk21 * 16) / 128)) * 144 + ((tl_chunk21 * 16) % 128)], &B[int64_t(col0 + ((tl_chunk21 * 16) / 128)) * K + (128 + ((tl_chunk21 * 16) % 128))]);
+                tl::cp_async_16(&b1[(0 * 128 + ((tl_chunk21 * 16) / 128)) * 144 + ((tl_chunk21 * 16) % 128)], &B[int64_t(col0 + ((tl_chunk21 * 16) / 128)) * K + (128 + ((tl_chunk21 * 16) % 128))]);
             }
         } else {
             #pragma unroll
             for (int tl_i24 = 0; tl_i24 < 2; ++tl_i24) {
                 const int tl_chunk23 = tl_tid + tl_i24 * 512;
                 const tl::f8e4m3* tl_src25 = &B[int64_t(col0 + ((tl_chunk23 * 16) / 128)) * K + (128 + ((tl_chunk23 * 16) % 128))];
-                tl::f8e4m3* tl_dst26 = &b[(1 * 128 + ((tl_chunk23 * 16) / 128)) * 144 + ((tl_chunk23 * 16) % 128)];
+                tl::f8e4m3* tl_dst26 = &b1[(0 * 128 + ((tl_chunk23 * 16) / 128)) * 144 + ((tl_chunk23 * 16) % 128)];
                 const int tl_valid27 = !(tl::in_bounds(col0 + ((tl_chunk23 * 16) / 128), N)) ? 0 : max(0, min(16, K - (128 + ((tl_chunk23 * 16) % 128))));
                 if (tl_valid27 == 16 && 128 + ((tl_chunk23 * 16) % 128) >= 0 && tl::is_aligned(tl_src25, 4)) {
                     tl::cp_async_chunk(tl_dst26, tl_src25);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
@@ -930,129 +934,206 @@ __global__ void __launch_bounds__(512) fp8_gemm_block_scaled_tile_kernel_variant
         }
     }
     tl::cp_async_commit();
-    float sa_next[4];  // fragment sa_next: f32[128]
-    float sb_next[1];  // local sb_next: f32[1]
+    float sa0_next[4];  // fragment sa0_next: f32[128]
+    float sa1_next[4];  // fragment sa1_next: f32[128]
+    float sb_next[2];  // local sb_next: f32[2]
     if (0 < k_trips) {
-        // copy(As[row0 +: BM, k], sa);  (qgemm.tl:116)
+        // copy(As[row0 +: BM, 2 * k], sa0);  (qgemm.tl:125)
         #pragma unroll
         for (int tl_s28 = 0; tl_s28 < 4; ++tl_s28) {
-            sa_next[tl_s28] = tl::in_bounds(row0 + ((tl_tid / 4 % 8) + (tl_s28 % 2) * 8 + (tl_s28 / 2) * 16 + (tl_tid / 128) * 32), M) && tl::in_bounds(0, KG) ? As[int64_t(row0 + ((tl_tid / 4 % 8) + (tl_s28 % 2) * 8 + (tl_s28 / 2) * 16 + (tl_tid / 128) * 32)) * KG + 0] : 0.0f;
+            sa0_next[tl_s28] = tl::in_bounds(row0 + ((tl_tid / 4 % 8) + (tl_s28 % 2) * 8 + (tl_s28 / 2) * 16 + (tl_tid / 128) * 32), M) && tl::in_bounds(0, KG) ? As[int64_t(row0 + ((tl_tid / 4 % 8) + (tl_s28 % 2) * 8 + (tl_s28 / 2) * 16 + (tl_tid / 128) * 32)) * KG + 0] : 0.0f;
         }
-        // copy(Bs[col0 / G +: 1, k], sb);  (qgemm.tl:117)
-        for (int tl_e29 = 0; tl_e29 < 1; ++tl_e29) {
-            sb_next[tl_e29] = tl::in_bounds((col0 / 128) + tl_e29, NB) && tl::in_bounds(0, KG) ? Bs[int64_t((col0 / 128) + tl_e29) * KG + 0] : 0.0f;
+        // copy(As[row0 +: BM, 2 * k + 1], sa1);  (qgemm.tl:126)
+        #pragma unroll
+        for (int tl_s29 = 0; tl_s29 < 4; ++tl_s29) {
+            sa1_next[tl_s29] = tl::in_bounds(row0 + ((tl_tid / 4 % 8) + (tl_s29 % 2) * 8 + (tl_s29 / 2) * 16 + (tl_tid / 128) * 32), M) && tl::in_bounds(1, KG) ? As[int64_t(row0 + ((tl_tid / 4 % 8) + (tl_s29 % 2) * 8 + (tl_s29 / 2) * 16 + (tl_tid / 128) * 32)) * KG + 1] : 0.0f;
+        }
+        // copy(Bs[col0 / G, 2 * k +: 2], sb);  (qgemm.tl:127)
+        for (int tl_e30 = 0; tl_e30 < 2; ++tl_e30) {
+            sb_next[tl_e30] = tl::in_bounds(col0 / 128, NB) && tl::in_bounds(tl_e30, KG) ? Bs[int64_t(col0 / 128) * KG + tl_e30] : 0.0f;
         }
     }
-    // for k in pipelined(KG, stages = STAGES) {  (qgemm.tl:113)
+    // for k in pipelined(cdiv(KG, 2), stages = STAGES) {  // two groups of G k a step  (qgemm.tl:120)
     for (int k = 0; k < k_trips; ++k) {
-        tl::cp_async_wait<1>();  // at most 1 copy groups of this thread still in flight
-        __syncthreads();  // pipeline: stage `k % 3` has landed and the stage refilled next is no longer read
-        if (k + 2 < k_trips) {
-            // copy(A[row0 +: BM, k * G +: G], a);  (qgemm.tl:114)
-            if (tl::is_aligned(A, 16) && K % 16 == 0 && row0 >= 0 && row0 + 128 <= M && ((k + 2) * 128) >= 0 && ((k + 2) * 128) + 128 <= K && ((k + 2) * 128) % 16 == 0) {
+        tl::cp_async_wait<0>();  // at most 0 copy groups of this thread still in flight
+        __syncthreads();  // pipeline: stage `k % 2` has landed and the stage refilled next is no longer read
+        if (k + 1 < k_trips) {
+            // copy(A[row0 +: BM, 2 * k * G +: G], a0);  (qgemm.tl:121)
+            if (tl::is_aligned(A, 16) && K % 16 == 0 && row0 >= 0 && row0 + 128 <= M && (2 * (k + 1) * 128) >= 0 && (2 * (k + 1) * 128) + 128 <= K && (2 * (k + 1) * 128) % 16 == 0) {
                 #pragma unroll
-                for (int tl_i31 = 0; tl_i31 < 2; ++tl_i31) {
-                    const int tl_chunk30 = tl_tid + tl_i31 * 512;
-                    tl::cp_async_16(&a[(((k + 2) % 3) * 128 + ((tl_chunk30 * 16) / 128)) * 144 + ((tl_chunk30 * 16) % 128)], &A[int64_t(row0 + ((tl_chunk30 * 16) / 128)) * K + (((k + 2) * 128) + ((tl_chunk30 * 16) % 128))]);
+                for (int tl_i32 = 0; tl_i32 < 2; ++tl_i32) {
+                    const int tl_chunk31 = tl_tid + tl_i32 * 512;
+                    tl::cp_async_16(&a0[(((k + 1) % 2) * 128 + ((tl_chunk31 * 16) / 128)) * 144 + ((tl_chunk31 * 16) % 128)], &A[int64_t(row0 + ((tl_chunk31 * 16) / 128)) * K + ((2 * (k + 1) * 128) + ((tl_chunk31 * 16) % 128))]);
                 }
             } else {
                 #pragma unroll
-                for (int tl_i33 = 0; tl_i33 < 2; ++tl_i33) {
-                    const int tl_chunk32 = tl_tid + tl_i33 * 512;
-                    const tl::f8e4m3* tl_src34 = &A[int64_t(row0 + ((tl_chunk32 * 16) / 128)) * K + (((k + 2) * 128) + ((tl_chunk32 * 16) % 128))];
-                    tl::f8e4m3* tl_dst35 = &a[(((k + 2) % 3) * 128 + ((tl_chunk32 * 16) / 128)) * 144 + ((tl_chunk32 * 16) % 128)];
-                    const int tl_valid36 = !(tl::in_bounds(row0 + ((tl_chunk32 * 16) / 128), M)) ? 0 : max(0, min(16, K - (((k + 2) * 128) + ((tl_chunk32 * 16) % 128))));
-                    if (tl_valid36 == 16 && ((k + 2) * 128) + ((tl_chunk32 * 16) % 128) >= 0 && tl::is_aligned(tl_src34, 4)) {
-                        tl::cp_async_chunk(tl_dst35, tl_src34);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
-                    } else if (tl_valid36 == 0) {
-                        tl::fill_vector<tl::f8e4m3, 16>(tl_dst35, tl::convert<tl::f8e4m3>(0.0f));
+                for (int tl_i34 = 0; tl_i34 < 2; ++tl_i34) {
+                    const int tl_chunk33 = tl_tid + tl_i34 * 512;
+                    const tl::f8e4m3* tl_src35 = &A[int64_t(row0 + ((tl_chunk33 * 16) / 128)) * K + ((2 * (k + 1) * 128) + ((tl_chunk33 * 16) % 128))];
+                    tl::f8e4m3* tl_dst36 = &a0[(((k + 1) % 2) * 128 + ((tl_chunk33 * 16) / 128)) * 144 + ((tl_chunk33 * 16) % 128)];
+                    const int tl_valid37 = !(tl::in_bounds(row0 + ((tl_chunk33 * 16) / 128), M)) ? 0 : max(0, min(16, K - ((2 * (k + 1) * 128) + ((tl_chunk33 * 16) % 128))));
+                    if (tl_valid37 == 16 && (2 * (k + 1) * 128) + ((tl_chunk33 * 16) % 128) >= 0 && tl::is_aligned(tl_src35, 4)) {
+                        tl::cp_async_chunk(tl_dst36, tl_src35);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
+                    } else if (tl_valid37 == 0) {
+                        tl::fill_vector<tl::f8e4m3, 16>(tl_dst36, tl::convert<tl::f8e4m3>(0.0f));
                     } else {
                         #pragma unroll
-                        for (int tl_v = 0; tl_v < 16; ++tl_v) tl_dst35[tl_v] = tl::in_bounds(row0 + ((tl_chunk32 * 16) / 128), M) && tl::in_bounds((((k + 2) * 128) + ((tl_chunk32 * 16) % 128)) + tl_v, K) ? tl_src34[tl_v] : tl::convert<tl::f8e4m3>(0.0f);
+                        for (int tl_v = 0; tl_v < 16; ++tl_v) tl_dst36[tl_v] = tl::in_bounds(row0 + ((tl_chunk33 * 16) / 128), M) && tl::in_bounds(((2 * (k + 1) * 128) + ((tl_chunk33 * 16) % 128)) + tl_v, K) ? tl_src35[tl_v] : tl::convert<tl::f8e4m3>(0.0f);
                     }
                 }
             }
-            // copy(B[col0 +: BN, k * G +: G], b);  (qgemm.tl:115)
-            if (tl::is_aligned(B, 16) && K % 16 == 0 && col0 >= 0 && col0 + 128 <= N && ((k + 2) * 128) >= 0 && ((k + 2) * 128) + 128 <= K && ((k + 2) * 128) % 16 == 0) {
+            // copy(B[col0 +: BN, 2 * k * G +: G], b0);  (qgemm.tl:122)
+            if (tl::is_aligned(B, 16) && K % 16 == 0 && col0 >= 0 && col0 + 128 <= N && (2 * (k + 1) * 128) >= 0 && (2 * (k + 1) * 128) + 128 <= K && (2 * (k + 1) * 128) % 16 == 0) {
                 #pragma unroll
-                for (int tl_i38 = 0; tl_i38 < 2; ++tl_i38) {
-                    const int tl_chunk37 = tl_tid + tl_i38 * 512;
-                    tl::cp_async_16(&b[(((k + 2) % 3) * 128 + ((tl_chunk37 * 16) / 128)) * 144 + ((tl_chunk37 * 16) % 128)], &B[int64_t(col0 + ((tl_chunk37 * 16) / 128)) * K + (((k + 2) * 128) + ((tl_chunk37 * 16) % 128))]);
+                for (int tl_i39 = 0; tl_i39 < 2; ++tl_i39) {
+                    const int tl_chunk38 = tl_tid + tl_i39 * 512;
+                    tl::cp_async_16(&b0[(((k + 1) % 2) * 128 + ((tl_chunk38 * 16) / 128)) * 144 + ((tl_chunk38 * 16) % 128)], &B[int64_t(col0 + ((tl_chunk38 * 16) / 128)) * K + ((2 * (k + 1) * 128) + ((tl_chunk38 * 16) % 128))]);
                 }
             } else {
                 #pragma unroll
-                for (int tl_i40 = 0; tl_i40 < 2; ++tl_i40) {
-                    const int tl_chunk39 = tl_tid + tl_i40 * 512;
-                    const tl::f8e4m3* tl_src41 = &B[int64_t(col0 + ((tl_chunk39 * 16) / 128)) * K + (((k + 2) * 128) + ((tl_chunk39 * 16) % 128))];
-                    tl::f8e4m3* tl_dst42 = &b[(((k + 2) % 3) * 128 + ((tl_chunk39 * 16) / 128)) * 144 + ((tl_chunk39 * 16) % 128)];
-                    const int tl_valid43 = !(tl::in_bounds(col0 + ((tl_chunk39 * 16) / 128), N)) ? 0 : max(0, min(16, K - (((k + 2) * 128) + ((tl_chunk39 * 16) % 128))));
-                    if (tl_valid43 == 16 && ((k + 2) * 128) + ((tl_chunk39 * 16) % 128) >= 0 && tl::is_aligned(tl_src41, 4)) {
-                        tl::cp_async_chunk(tl_dst42, tl_src41);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
-                    } else if (tl_valid43 == 0) {
-                        tl::fill_vector<tl::f8e4m3, 16>(tl_dst42, tl::convert<tl::f8e4m3>(0.0f));
+                for (int tl_i41 = 0; tl_i41 < 2; ++tl_i41) {
+                    const int tl_chunk40 = tl_tid + tl_i41 * 512;
+                    const tl::f8e4m3* tl_src42 = &B[int64_t(col0 + ((tl_chunk40 * 16) / 128)) * K + ((2 * (k + 1) * 128) + ((tl_chunk40 * 16) % 128))];
+                    tl::f8e4m3* tl_dst43 = &b0[(((k + 1) % 2) * 128 + ((tl_chunk40 * 16) / 128)) * 144 + ((tl_chunk40 * 16) % 128)];
+                    const int tl_valid44 = !(tl::in_bounds(col0 + ((tl_chunk40 * 16) / 128), N)) ? 0 : max(0, min(16, K - ((2 * (k + 1) * 128) + ((tl_chunk40 * 16) % 128))));
+                    if (tl_valid44 == 16 && (2 * (k + 1) * 128) + ((tl_chunk40 * 16) % 128) >= 0 && tl::is_aligned(tl_src42, 4)) {
+                        tl::cp_async_chunk(tl_dst43, tl_src42);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
+                    } else if (tl_valid44 == 0) {
+                        tl::fill_vector<tl::f8e4m3, 16>(tl_dst43, tl::convert<tl::f8e4m3>(0.0f));
                     } else {
                         #pragma unroll
-                        for (int tl_v = 0; tl_v < 16; ++tl_v) tl_dst42[tl_v] = tl::in_bounds(col0 + ((tl_chunk39 * 16) / 128), N) && tl::in_bounds((((k + 2) * 128) + ((tl_chunk39 * 16) % 128)) + tl_v, K) ? tl_src41[tl_v] : tl::convert<tl::f8e4m3>(0.0f);
+                        for (int tl_v = 0; tl_v < 16; ++tl_v) tl_dst43[tl_v] = tl::in_bounds(col0 + ((tl_chunk40 * 16) / 128), N) && tl::in_bounds(((2 * (k + 1) * 128) + ((tl_chunk40 * 16) % 128)) + tl_v, K) ? tl_src42[tl_v] : tl::convert<tl::f8e4m3>(0.0f);
+                    }
+                }
+            }
+            // copy(A[row0 +: BM, (2 * k + 1) * G +: G], a1);  (qgemm.tl:123)
+            if (tl::is_aligned(A, 16) && K % 16 == 0 && row0 >= 0 && row0 + 128 <= M && ((2 * (k + 1) + 1) * 128) >= 0 && ((2 * (k + 1) + 1) * 128) + 128 <= K && ((2 * (k + 1) + 1) * 128) % 16 == 0) {
+                #pragma unroll
+                for (int tl_i46 = 0; tl_i46 < 2; ++tl_i46) {
+                    const int tl_chunk45 = tl_tid + tl_i46 * 512;
+                    tl::cp_async_16(&a1[(((k + 1) % 2) * 128 + ((tl_chunk45 * 16) / 128)) * 144 + ((tl_chunk45 * 16) % 128)], &A[int64_t(row0 + ((tl_chunk45 * 16) / 128)) * K + (((2 * (k + 1) + 1) * 128) + ((tl_chunk45 * 16) % 128))]);
+                }
+            } else {
+                #pragma unroll
+                for (int tl_i48 = 0; tl_i48 < 2; ++tl_i48) {
+                    const int tl_chunk47 = tl_tid + tl_i48 * 512;
+                    const tl::f8e4m3* tl_src49 = &A[int64_t(row0 + ((tl_chunk47 * 16) / 128)) * K + (((2 * (k + 1) + 1) * 128) + ((tl_chunk47 * 16) % 128))];
+                    tl::f8e4m3* tl_dst50 = &a1[(((k + 1) % 2) * 128 + ((tl_chunk47 * 16) / 128)) * 144 + ((tl_chunk47 * 16) % 128)];
+                    const int tl_valid51 = !(tl::in_bounds(row0 + ((tl_chunk47 * 16) / 128), M)) ? 0 : max(0, min(16, K - (((2 * (k + 1) + 1) * 128) + ((tl_chunk47 * 16) % 128))));
+                    if (tl_valid51 == 16 && ((2 * (k + 1) + 1) * 128) + ((tl_chunk47 * 16) % 128) >= 0 && tl::is_aligned(tl_src49, 4)) {
+                        tl::cp_async_chunk(tl_dst50, tl_src49);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
+                    } else if (tl_valid51 == 0) {
+                        tl::fill_vector<tl::f8e4m3, 16>(tl_dst50, tl::convert<tl::f8e4m3>(0.0f));
+                    } else {
+                        #pragma unroll
+                        for (int tl_v = 0; tl_v < 16; ++tl_v) tl_dst50[tl_v] = tl::in_bounds(row0 + ((tl_chunk47 * 16) / 128), M) && tl::in_bounds((((2 * (k + 1) + 1) * 128) + ((tl_chunk47 * 16) % 128)) + tl_v, K) ? tl_src49[tl_v] : tl::convert<tl::f8e4m3>(0.0f);
+                    }
+                }
+            }
+            // copy(B[col0 +: BN, (2 * k + 1) * G +: G], b1);  (qgemm.tl:124)
+            if (tl::is_aligned(B, 16) && K % 16 == 0 && col0 >= 0 && col0 + 128 <= N && ((2 * (k + 1) + 1) * 128) >= 0 && ((2 * (k + 1) + 1) * 128) + 128 <= K && ((2 * (k + 1) + 1) * 128) % 16 == 0) {
+                #pragma unroll
+                for (int tl_i53 = 0; tl_i53 < 2; ++tl_i53) {
+                    const int tl_chunk52 = tl_tid + tl_i53 * 512;
+                    tl::cp_async_16(&b1[(((k + 1) % 2) * 128 + ((tl_chunk52 * 16) / 128)) * 144 + ((tl_chunk52 * 16) % 128)], &B[int64_t(col0 + ((tl_chunk52 * 16) / 128)) * K + (((2 * (k + 1) + 1) * 128) + ((tl_chunk52 * 16) % 128))]);
+                }
+            } else {
+                #pragma unroll
+                for (int tl_i55 = 0; tl_i55 < 2; ++tl_i55) {
+                    const int tl_chunk54 = tl_tid + tl_i55 * 512;
+                    const tl::f8e4m3* tl_src56 = &B[int64_t(col0 + ((tl_chunk54 * 16) / 128)) * K + (((2 * (k + 1) + 1) * 128) + ((tl_chunk54 * 16) % 128))];
+                    tl::f8e4m3* tl_dst57 = &b1[(((k + 1) % 2) * 128 + ((tl_chunk54 * 16) / 128)) * 144 + ((tl_chunk54 * 16) % 128)];
+                    const int tl_valid58 = !(tl::in_bounds(col0 + ((tl_chunk54 * 16) / 128), N)) ? 0 : max(0, min(16, K - (((2 * (k + 1) + 1) * 128) + ((tl_chunk54 * 16) % 128))));
+                    if (tl_valid58 == 16 && ((2 * (k + 1) + 1) * 128) + ((tl_chunk54 * 16) % 128) >= 0 && tl::is_aligned(tl_src56, 4)) {
+                        tl::cp_async_chunk(tl_dst57, tl_src56);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
+                    } else if (tl_valid58 == 0) {
+                        tl::fill_vector<tl::f8e4m3, 16>(tl_dst57, tl::convert<tl::f8e4m3>(0.0f));
+                    } else {
+                        #pragma unroll
+                        for (int tl_v = 0; tl_v < 16; ++tl_v) tl_dst57[tl_v] = tl::in_bounds(col0 + ((tl_chunk54 * 16) / 128), N) && tl::in_bounds((((2 * (k + 1) + 1) * 128) + ((tl_chunk54 * 16) % 128)) + tl_v, K) ? tl_src56[tl_v] : tl::convert<tl::f8e4m3>(0.0f);
                     }
                 }
             }
         }
         tl::cp_async_commit();
-        // copy(As[row0 +: BM, k], sa);  (qgemm.tl:116)
+        // copy(As[row0 +: BM, 2 * k], sa0);  (qgemm.tl:125)
         #pragma unroll
-        for (int tl_s = 0; tl_s < 4; ++tl_s) sa[tl_s] = sa_next[tl_s];
-        // copy(Bs[col0 / G +: 1, k], sb);  (qgemm.tl:117)
-        for (int tl_e44 = 0; tl_e44 < 1; ++tl_e44) {
-            sb[tl_e44] = sb_next[tl_e44];
+        for (int tl_s = 0; tl_s < 4; ++tl_s) sa0[tl_s] = sa0_next[tl_s];
+        // copy(As[row0 +: BM, 2 * k + 1], sa1);  (qgemm.tl:126)
+        #pragma unroll
+        for (int tl_s = 0; tl_s < 4; ++tl_s) sa1[tl_s] = sa1_next[tl_s];
+        // copy(Bs[col0 / G, 2 * k +: 2], sb);  (qgemm.tl:127)
+        for (int tl_e59 = 0; tl_e59 < 2; ++tl_e59) {
+            sb[tl_e59] = sb_next[tl_e59];
         }
         if (k + 1 < k_trips) {
-            // copy(As[row0 +: BM, k], sa);  (qgemm.tl:116)
+            // copy(As[row0 +: BM, 2 * k], sa0);  (qgemm.tl:125)
             #pragma unroll
-            for (int tl_s45 = 0; tl_s45 < 4; ++tl_s45) {
-                sa_next[tl_s45] = tl::in_bounds(row0 + ((tl_tid / 4 % 8) + (tl_s45 % 2) * 8 + (tl_s45 / 2) * 16 + (tl_tid / 128) * 32), M) && tl::in_bounds(k + 1, KG) ? As[int64_t(row0 + ((tl_tid / 4 % 8) + (tl_s45 % 2) * 8 + (tl_s45 / 2) * 16 + (tl_tid / 128) * 32)) * KG + (k + 1)] : 0.0f;
+            for (int tl_s60 = 0; tl_s60 < 4; ++tl_s60) {
+                sa0_next[tl_s60] = tl::in_bounds(row0 + ((tl_tid / 4 % 8) + (tl_s60 % 2) * 8 + (tl_s60 / 2) * 16 + (tl_tid / 128) * 32), M) && tl::in_bounds(2 * (k + 1), KG) ? As[int64_t(row0 + ((tl_tid / 4 % 8) + (tl_s60 % 2) * 8 + (tl_s60 / 2) * 16 + (tl_tid / 128) * 32)) * KG + (2 * (k + 1))] : 0.0f;
             }
-            // copy(Bs[col0 / G +: 1, k], sb);  (qgemm.tl:117)
-            for (int tl_e46 = 0; tl_e46 < 1; ++tl_e46) {
-                sb_next[tl_e46] = tl::in_bounds((col0 / 128) + tl_e46, NB) && tl::in_bounds(k + 1, KG) ? Bs[int64_t((col0 / 128) + tl_e46) * KG + (k + 1)] : 0.0f;
+            // copy(As[row0 +: BM, 2 * k + 1], sa1);  (qgemm.tl:126)
+            #pragma unroll
+            for (int tl_s61 = 0; tl_s61 < 4; ++tl_s61) {
+                sa1_next[tl_s61] = tl::in_bounds(row0 + ((tl_tid / 4 % 8) + (tl_s61 % 2) * 8 + (tl_s61 / 2) * 16 + (tl_tid / 128) * 32), M) && tl::in_bounds(2 * (k + 1) + 1, KG) ? As[int64_t(row0 + ((tl_tid / 4 % 8) + (tl_s61 % 2) * 8 + (tl_s61 / 2) * 16 + (tl_tid / 128) * 32)) * KG + (2 * (k + 1) + 1)] : 0.0f;
+            }
+            // copy(Bs[col0 / G, 2 * k +: 2], sb);  (qgemm.tl:127)
+            for (int tl_e62 = 0; tl_e62 < 2; ++tl_e62) {
+                sb_next[tl_e62] = tl::in_bounds(col0 / 128, NB) && tl::in_bounds((2 * (k + 1)) + tl_e62, KG) ? Bs[int64_t(col0 / 128) * KG + ((2 * (k + 1)) + tl_e62)] : 0.0f;
             }
         }
-        // gemm(a, b, part, transpose_b = true, clear = true);  (qgemm.tl:118)
+        // gemm(a0, b0, p0, transpose_b = true, clear = true);  (qgemm.tl:128)
         {
-            for (int tl_s = 0; tl_s < part_layout::kSlots; ++tl_s) part[tl_s] = 0.0f;
+            for (int tl_s = 0; tl_s < p0_layout::kSlots; ++tl_s) p0[tl_s] = 0.0f;
             tl::warp_gemm_mma<128, 128, 128, 4, 4, tl::f8e4m3, false, true>(
-                part, tl::SharedMatrix<tl::f8e4m3, false, 144>{&a[((k % 3) * 128 + 0) * 144 + 0]},
-                tl::SharedMatrix<tl::f8e4m3, true, 144>{&b[((k % 3) * 128 + 0) * 144 + 0]}, tl_tid);
+                p0, tl::SharedMatrix<tl::f8e4m3, false, 144>{&a0[((k % 2) * 128 + 0) * 144 + 0]},
+                tl::SharedMatrix<tl::f8e4m3, true, 144>{&b0[((k % 2) * 128 + 0) * 144 + 0]}, tl_tid);
         }
-        // for i, j in parallel(BM, BN) {  (qgemm.tl:119)
+        // gemm(a1, b1, p1, transpose_b = true, clear = true);  (qgemm.tl:129)
+        {
+            for (int tl_s = 0; tl_s < p1_layout::kSlots; ++tl_s) p1[tl_s] = 0.0f;
+            tl::warp_gemm_mma<128, 128, 128, 4, 4, tl::f8e4m3, false, true>(
+                p1, tl::SharedMatrix<tl::f8e4m3, false, 144>{&a1[((k % 2) * 128 + 0) * 144 + 0]},
+                tl::SharedMatrix<tl::f8e4m3, true, 144>{&b1[((k % 2) * 128 + 0) * 144 + 0]}, tl_tid);
+        }
+        // for i, j in parallel(BM, BN) {  (qgemm.tl:130)
         // for i, j in parallel(128, 128): each thread visits the elements of `acc` it holds
         #pragma unroll
-        for (int tl_s47 = 0; tl_s47 < acc_layout::kSlots; ++tl_s47) {
-            [[maybe_unused]] const int i = acc_layout::row(tl_tid, tl_s47);
-            [[maybe_unused]] const int j = acc_layout::col(tl_tid, tl_s47);
-            acc[tl_s47] = acc[tl_s47] + part[tl_s47] * (sa[(tl_s47 / 2 % 2) + (tl_s47 / 16) * 2] * sb[0]);
+        for (int tl_s63 = 0; tl_s63 < acc_layout::kSlots; ++tl_s63) {
+            [[maybe_unused]] const int i = acc_layout::row(tl_tid, tl_s63);
+            [[maybe_unused]] const int j = acc_layout::col(tl_tid, tl_s63);
+            acc[tl_s63] = acc[tl_s63] + p0[tl_s63] * (sa0[(tl_s63 / 2 % 2) + (tl_s63 / 16) * 2] * sb[0]);
+        }
+        // for i, j in parallel(BM, BN) {  (qgemm.tl:133)
+        // for i, j in parallel(128, 128): each thread visits the elements of `acc` it holds
+        #pragma unroll
+        for (int tl_s64 = 0; tl_s64 < acc_layout::kSlots; ++tl_s64) {
+            [[maybe_unused]] const int i = acc_layout::row(tl_tid, tl_s64);
+            [[maybe_unused]] const int j = acc_layout::col(tl_tid, tl_s64);
+            acc[tl_s64] = acc[tl_s64] + p1[tl_s64] * (sa1[(tl_s64 / 2 % 2) + (tl_s64 / 16) * 2] * sb[1]);
         }
     }
     tl::cp_async_wait<0>();  // at most 0 copy groups of this thread still in flight
-    // copy(acc, C[row0 +: BM, col0 +: BN]);  (qgemm.tl:123)
+    // copy(acc, C[row0 +: BM, col0 +: BN]);  (qgemm.tl:137)
     #pragma unroll
-    for (int tl_chunk48 = 0; tl_chunk48 < acc_layout::kSlots; tl_chunk48 += 2) {
-        tl::bf16* tl_ptr49 = &C[int64_t(row0 + (acc_layout::row(tl_tid, tl_chunk48))) * N + (col0 + (acc_layout::col(tl_tid, tl_chunk48)))];
-        if (tl::in_bounds(row0 + (acc_layout::row(tl_tid, tl_chunk48)), M) && tl::in_bounds(col0 + (acc_layout::col(tl_tid, tl_chunk48)), N) && tl::in_bounds(row0 + (acc_layout::row(tl_tid, tl_chunk48)), M) && tl::in_bounds((col0 + (acc_layout::col(tl_tid, tl_chunk48))) + 1, N) && tl::is_aligned(tl_ptr49, 4)) {
-            tl::bf16 tl_vec50[2];
+    for (int tl_chunk65 = 0; tl_chunk65 < acc_layout::kSlots; tl_chunk65 += 2) {
+        tl::bf16* tl_ptr66 = &C[int64_t(row0 + (acc_layout::row(tl_tid, tl_chunk65))) * N + (col0 + (acc_layout::col(tl_tid, tl_chunk65)))];
+        if (tl::in_bounds(row0 + (acc_layout::row(tl_tid, tl_chunk65)), M) && tl::in_bounds(col0 + (acc_layout::col(tl_tid, tl_chunk65)), N) && tl::in_bounds(row0 + (acc_layout::row(tl_tid, tl_chunk65)), M) && tl::in_bounds((col0 + (acc_layout::col(tl_tid, tl_chunk65))) + 1, N) && tl::is_aligned(tl_ptr66, 4)) {
+            tl::bf16 tl_vec67[2];
             #pragma unroll
-            for (int tl_v = 0; tl_v < 2; tl_v += 2) tl::convert_pair(&tl_vec50[tl_v], acc[tl_chunk48 + tl_v], acc[tl_chunk48 + tl_v + 1]);
-            tl::store_vector<tl::bf16, 2>(tl_ptr49, tl_vec50);
+            for (int tl_v = 0; tl_v < 2; tl_v += 2) tl::convert_pair(&tl_vec67[tl_v], acc[tl_chunk65 + tl_v], acc[tl_chunk65 + tl_v + 1]);
+            tl::store_vector<tl::bf16, 2>(tl_ptr66, tl_vec67);
         } else {
             #pragma unroll
             for (int tl_v = 0; tl_v < 2; ++tl_v) {
-                if (tl::in_bounds(row0 + (acc_layout::row(tl_tid, tl_chunk48 + tl_v)), M) && tl::in_bounds(col0 + (acc_layout::col(tl_tid, tl_chunk48 + tl_v)), N)) C[int64_t(row0 + (acc_layout::row(tl_tid, tl_chunk48 + tl_v))) * N + (col0 + (acc_layout::col(tl_tid, tl_chunk48 + tl_v)))] = tl::convert<tl::bf16>(acc[tl_chunk48 + tl_v]);
+                if (tl::in_bounds(row0 + (acc_layout::row(tl_tid, tl_chunk65 + tl_v)), M) && tl::in_bounds(col0 + (acc_layout::col(tl_tid, tl_chunk65 + tl_v)), N)) C[int64_t(row0 + (acc_layout::row(tl_tid, tl_chunk65 + tl_v))) * N + (col0 + (acc_layout::col(tl_tid, tl_chunk65 + tl_v)))] = tl::convert<tl::bf16>(acc[tl_chunk65 + tl_v]);
             }
         }
     }
 }
 
-// kernel fp8_gemm_block_scaled_tile<BN = 128, BM = 128, G = 128, STAGES = 3, THREADS = 256, T = bf16>  (stdlib/qgemm.tl:96)
-// 256 threads per block, 164928 bytes of shared memory
+// kernel fp8_gemm_block_scaled_tile<BN = 128, BM = 128, G = 128, STAGES = 2, THREADS = 256, T = bf16>  (stdlib/qgemm.tl:99)
+// 256 threads per block, 164896 bytes of shared memory
 // warp-specialized: warpgroup 0 issues TMA loads, the other 256 threads run wgmma; persistent over the tiles
 __global__ void __launch_bounds__(384, 1) fp8_gemm_block_scaled_tile_kernel_variant0_sm90(
         const __grid_constant__ CUtensorMap tl_map_A,
@@ -1072,18 +1153,23 @@ __global__ void __launch_bounds__(384, 1) fp8_gemm_block_scaled_tile_kernel_vari
     #if defined(__CUDA_ARCH__) && !TL_SM90A_DEVICE
     __trap();  // built for another arch; the launch stub runs this kernel only on sm_90 devices
     #else
-    // fragment sa: f32[128], slice of `acc` (broadcast): [128] over 256 threads: (8:t4 2:r1 8:t32) 2 registers, 4 replicas
-    using part_layout = tl::MmaAccLayout<128, 128, 8, 1>;  // fragment part: f32[128, 128], wgmma accumulators
+    // fragment sa0: f32[128], slice of `acc` (broadcast): [128] over 256 threads: (8:t4 2:r1 8:t32) 2 registers, 4 replicas
+    // fragment sa1: f32[128], slice of `acc` (broadcast): [128] over 256 threads: (8:t4 2:r1 8:t32) 2 registers, 4 replicas
+    using p0_layout = tl::MmaAccLayout<128, 128, 8, 1>;  // fragment p0: f32[128, 128], wgmma accumulators
+    using p1_layout = tl::MmaAccLayout<128, 128, 8, 1>;  // fragment p1: f32[128, 128], wgmma accumulators
     using acc_layout = tl::MmaAccLayout<128, 128, 8, 1>;  // fragment acc: f32[128, 128], wgmma accumulators
-    // fragment sa_next: f32[128], slice of `acc` (broadcast): [128] over 256 threads: (8:t4 2:r1 8:t32) 2 registers, 4 replicas
+    // fragment sa0_next: f32[128], slice of `acc` (broadcast): [128] over 256 threads: (8:t4 2:r1 8:t32) 2 registers, 4 replicas
+    // fragment sa1_next: f32[128], slice of `acc` (broadcast): [128] over 256 threads: (8:t4 2:r1 8:t32) 2 registers, 4 replicas
     extern __shared__ __align__(1024) unsigned char tl_smem_raw[];
     unsigned char* tl_smem = tl_smem_raw + ((1024 - tl::sm90::smem_address(tl_smem_raw) % 1024) % 1024);
-    tl::f8e4m3* a = reinterpret_cast<tl::f8e4m3*>(tl_smem + 0);  // shared a: f8e4m3[128, 128], 4 stages, 128-byte swizzled (TMA)
-    tl::f8e4m3* b = reinterpret_cast<tl::f8e4m3*>(tl_smem + 65536);  // shared b: f8e4m3[128, 128], 4 stages, 128-byte swizzled (TMA)
+    tl::f8e4m3* a0 = reinterpret_cast<tl::f8e4m3*>(tl_smem + 0);  // shared a0: f8e4m3[128, 128], 2 stages, 128-byte swizzled (TMA)
+    tl::f8e4m3* b0 = reinterpret_cast<tl::f8e4m3*>(tl_smem + 32768);  // shared b0: f8e4m3[128, 128], 2 stages, 128-byte swizzled (TMA)
+    tl::f8e4m3* a1 = reinterpret_cast<tl::f8e4m3*>(tl_smem + 65536);  // shared a1: f8e4m3[128, 128], 2 stages, 128-byte swizzled (TMA)
+    tl::f8e4m3* b1 = reinterpret_cast<tl::f8e4m3*>(tl_smem + 98304);  // shared b1: f8e4m3[128, 128], 2 stages, 128-byte swizzled (TMA)
     uint64_t* tl_full = reinterpret_cast<uint64_t*>(tl_smem + 163840);   // per stage: its TMA loads landed
-    uint64_t* tl_empty = tl_full + 4;  // per stage: every consumer warp finished reading it
+    uint64_t* tl_empty = tl_full + 2;  // per stage: every consumer warp finished reading it
     if (threadIdx.x == 0) {
-        for (int tl_s = 0; tl_s < 4; ++tl_s) {
+        for (int tl_s = 0; tl_s < 2; ++tl_s) {
             tl::sm90::mbarrier_init(&tl_full[tl_s], 1);
             tl::sm90::mbarrier_init(&tl_empty[tl_s], 8);  // one arrival per consumer warp
         }
@@ -1109,14 +1195,18 @@ __global__ void __launch_bounds__(384, 1) fp8_gemm_block_scaled_tile_kernel_vari
                 (void)tl_block_x, (void)tl_block_y, (void)tl_block_z;
                 const int32_t row0 = tl_block_y * 128;
                 const int32_t col0 = tl_block_x * 128;
-                for (int k = 0; k < KG; ++k, ++tl_it) {
-                    const int tl_stage = tl_it % 4;
-                    tl::sm90::mbarrier_wait(&tl_empty[tl_stage], (tl_it / 4 + 1) & 1);  // consumers released it
-                    tl::sm90::mbarrier_arrive_expect_tx(&tl_full[tl_stage], 32768);
-                    // copy(A[row0 +: BM, k * G +: G], a);  (qgemm.tl:114)
-                    tl::sm90::tma_load_2d(a + tl_stage * 16384, &tl_map_A, &tl_full[tl_stage], k * 128, row0);
-                    // copy(B[col0 +: BN, k * G +: G], b);  (qgemm.tl:115)
-                    tl::sm90::tma_load_2d(b + tl_stage * 16384, &tl_map_B, &tl_full[tl_stage], k * 128, col0);
+                for (int k = 0; k < tl::cdiv(KG, 2); ++k, ++tl_it) {
+                    const int tl_stage = tl_it % 2;
+                    tl::sm90::mbarrier_wait(&tl_empty[tl_stage], (tl_it / 2 + 1) & 1);  // consumers released it
+                    tl::sm90::mbarrier_arrive_expect_tx(&tl_full[tl_stage], 65536);
+                    // copy(A[row0 +: BM, 2 * k * G +: G], a0);  (qgemm.tl:121)
+                    tl::sm90::tma_load_2d(a0 + tl_stage * 16384, &tl_map_A, &tl_full[tl_stage], 2 * k * 128, row0);
+                    // copy(B[col0 +: BN, 2 * k * G +: G], b0);  (qgemm.tl:122)
+                    tl::sm90::tma_load_2d(b0 + tl_stage * 16384, &tl_map_B, &tl_full[tl_stage], 2 * k * 128, col0);
+                    // copy(A[row0 +: BM, (2 * k + 1) * G +: G], a1);  (qgemm.tl:123)
+                    tl::sm90::tma_load_2d(a1 + tl_stage * 16384, &tl_map_A, &tl_full[tl_stage], (2 * k + 1) * 128, row0);
+                    // copy(B[col0 +: BN, (2 * k + 1) * G +: G], b1);  (qgemm.tl:124)
+                    tl::sm90::tma_load_2d(b1 + tl_stage * 16384, &tl_map_B, &tl_full[tl_stage], (2 * k + 1) * 128, col0);
                 }
             }
         }
@@ -1135,65 +1225,93 @@ __global__ void __launch_bounds__(384, 1) fp8_gemm_block_scaled_tile_kernel_vari
             const int tl_block_y = tl_group_first_y + tl_in_plane % (8 * tl_tiles_x) % tl_group_rows;
             const int tl_block_x = tl_in_plane % (8 * tl_tiles_x) / tl_group_rows;
             (void)tl_block_x, (void)tl_block_y, (void)tl_block_z;
-            float sa[2];  // fragment sa: f32[128]
-            float sb[1];  // local sb: f32[1]
-            float part[part_layout::kSlots];  // fragment part: f32[128, 128]
+            float sa0[2];  // fragment sa0: f32[128]
+            float sa1[2];  // fragment sa1: f32[128]
+            float sb[2];  // local sb: f32[2]
+            float p0[p0_layout::kSlots];  // fragment p0: f32[128, 128]
+            float p1[p1_layout::kSlots];  // fragment p1: f32[128, 128]
             float acc[acc_layout::kSlots];  // fragment acc: f32[128, 128]
             #pragma unroll
             for (int tl_i = 0; tl_i < acc_layout::kSlots; ++tl_i) acc[tl_i] = 0.0f;
             const int32_t row0 = tl_block_y * 128;
             const int32_t col0 = tl_block_x * 128;
-            float sa_next[2];  // fragment sa_next: f32[128]
-            float sb_next[1];  // local sb_next: f32[1]
-            if (0 < KG) {
-                // copy(As[row0 +: BM, k], sa);  (qgemm.tl:116)
+            float sa0_next[2];  // fragment sa0_next: f32[128]
+            float sa1_next[2];  // fragment sa1_next: f32[128]
+            float sb_next[2];  // local sb_next: f32[2]
+            if (0 < tl::cdiv(KG, 2)) {
+                // copy(As[row0 +: BM, 2 * k], sa0);  (qgemm.tl:125)
                 #pragma unroll
                 for (int tl_s0 = 0; tl_s0 < 2; ++tl_s0) {
-                    sa_next[tl_s0] = tl::in_bounds(row0 + ((tl_tid / 4 % 8) + (tl_s0) * 8 + (tl_tid / 32) * 16), M) && tl::in_bounds(0, KG) ? As[int64_t(row0 + ((tl_tid / 4 % 8) + (tl_s0) * 8 + (tl_tid / 32) * 16)) * KG + 0] : 0.0f;
+                    sa0_next[tl_s0] = tl::in_bounds(row0 + ((tl_tid / 4 % 8) + (tl_s0) * 8 + (tl_tid / 32) * 16), M) && tl::in_bounds(0, KG) ? As[int64_t(row0 + ((tl_tid / 4 % 8) + (tl_s0) * 8 + (tl_tid / 32) * 16)) * KG + 0] : 0.0f;
                 }
-                // copy(Bs[col0 / G +: 1, k], sb);  (qgemm.tl:117)
-                for (int tl_e1 = 0; tl_e1 < 1; ++tl_e1) {
-                    sb_next[tl_e1] = tl::in_bounds((col0 / 128) + tl_e1, NB) && tl::in_bounds(0, KG) ? Bs[int64_t((col0 / 128) + tl_e1) * KG + 0] : 0.0f;
+                // copy(As[row0 +: BM, 2 * k + 1], sa1);  (qgemm.tl:126)
+                #pragma unroll
+                for (int tl_s1 = 0; tl_s1 < 2; ++tl_s1) {
+                    sa1_next[tl_s1] = tl::in_bounds(row0 + ((tl_tid / 4 % 8) + (tl_s1) * 8 + (tl_tid / 32) * 16), M) && tl::in_bounds(1, KG) ? As[int64_t(row0 + ((tl_tid / 4 % 8) + (tl_s1) * 8 + (tl_tid / 32) * 16)) * KG + 1] : 0.0f;
+                }
+                // copy(Bs[col0 / G, 2 * k +: 2], sb);  (qgemm.tl:127)
+                for (int tl_e2 = 0; tl_e2 < 2; ++tl_e2) {
+                    sb_next[tl_e2] = tl::in_bounds(col0 / 128, NB) && tl::in_bounds(tl_e2, KG) ? Bs[int64_t(col0 / 128) * KG + tl_e2] : 0.0f;
                 }
             }
-            // for k in pipelined(KG, stages = STAGES) {  (qgemm.tl:113)
-            const int tl_trips2 = KG;
-            for (int k = 0; k < tl_trips2; ++k, ++tl_it) {
-                const int tl_stage = tl_it % 4;
-                tl::sm90::mbarrier_wait(&tl_full[tl_stage], (tl_it / 4 + 0) & 1);  // trip k's TMA loads landed
-                // gemm(a, b, part, transpose_b = true, clear = true);  (qgemm.tl:118)
-                tl::sm90::warpgroup_gemm<tl::f8e4m3, 128, 128, 128, false, true, 2>(part, a + tl_stage * 16384, b + tl_stage * 16384, tl_tid / 128, true);
-                // copy(As[row0 +: BM, k], sa);  (qgemm.tl:116)
+            // for k in pipelined(cdiv(KG, 2), stages = STAGES) {  // two groups of G k a step  (qgemm.tl:120)
+            const int tl_trips3 = tl::cdiv(KG, 2);
+            for (int k = 0; k < tl_trips3; ++k, ++tl_it) {
+                const int tl_stage = tl_it % 2;
+                tl::sm90::mbarrier_wait(&tl_full[tl_stage], (tl_it / 2 + 0) & 1);  // trip k's TMA loads landed
+                // gemm(a0, b0, p0, transpose_b = true, clear = true);  (qgemm.tl:128)
+                tl::sm90::warpgroup_gemm<tl::f8e4m3, 128, 128, 128, false, true, 2>(p0, a0 + tl_stage * 16384, b0 + tl_stage * 16384, tl_tid / 128, true);
+                // gemm(a1, b1, p1, transpose_b = true, clear = true);  (qgemm.tl:129)
+                tl::sm90::warpgroup_gemm<tl::f8e4m3, 128, 128, 128, false, true, 2>(p1, a1 + tl_stage * 16384, b1 + tl_stage * 16384, tl_tid / 128, true);
+                // copy(As[row0 +: BM, 2 * k], sa0);  (qgemm.tl:125)
                 #pragma unroll
-                for (int tl_s = 0; tl_s < 2; ++tl_s) sa[tl_s] = sa_next[tl_s];
-                // copy(Bs[col0 / G +: 1, k], sb);  (qgemm.tl:117)
-                for (int tl_e3 = 0; tl_e3 < 1; ++tl_e3) {
-                    sb[tl_e3] = sb_next[tl_e3];
+                for (int tl_s = 0; tl_s < 2; ++tl_s) sa0[tl_s] = sa0_next[tl_s];
+                // copy(As[row0 +: BM, 2 * k + 1], sa1);  (qgemm.tl:126)
+                #pragma unroll
+                for (int tl_s = 0; tl_s < 2; ++tl_s) sa1[tl_s] = sa1_next[tl_s];
+                // copy(Bs[col0 / G, 2 * k +: 2], sb);  (qgemm.tl:127)
+                for (int tl_e4 = 0; tl_e4 < 2; ++tl_e4) {
+                    sb[tl_e4] = sb_next[tl_e4];
                 }
-                if (k + 1 < KG) {
-                    // copy(As[row0 +: BM, k], sa);  (qgemm.tl:116)
+                if (k + 1 < tl::cdiv(KG, 2)) {
+                    // copy(As[row0 +: BM, 2 * k], sa0);  (qgemm.tl:125)
                     #pragma unroll
-                    for (int tl_s4 = 0; tl_s4 < 2; ++tl_s4) {
-                        sa_next[tl_s4] = tl::in_bounds(row0 + ((tl_tid / 4 % 8) + (tl_s4) * 8 + (tl_tid / 32) * 16), M) && tl::in_bounds(k + 1, KG) ? As[int64_t(row0 + ((tl_tid / 4 % 8) + (tl_s4) * 8 + (tl_tid / 32) * 16)) * KG + (k + 1)] : 0.0f;
+                    for (int tl_s5 = 0; tl_s5 < 2; ++tl_s5) {
+                        sa0_next[tl_s5] = tl::in_bounds(row0 + ((tl_tid / 4 % 8) + (tl_s5) * 8 + (tl_tid / 32) * 16), M) && tl::in_bounds(2 * (k + 1), KG) ? As[int64_t(row0 + ((tl_tid / 4 % 8) + (tl_s5) * 8 + (tl_tid / 32) * 16)) * KG + (2 * (k + 1))] : 0.0f;
                     }
-                    // copy(Bs[col0 / G +: 1, k], sb);  (qgemm.tl:117)
-                    for (int tl_e5 = 0; tl_e5 < 1; ++tl_e5) {
-                        sb_next[tl_e5] = tl::in_bounds((col0 / 128) + tl_e5, NB) && tl::in_bounds(k + 1, KG) ? Bs[int64_t((col0 / 128) + tl_e5) * KG + (k + 1)] : 0.0f;
+                    // copy(As[row0 +: BM, 2 * k + 1], sa1);  (qgemm.tl:126)
+                    #pragma unroll
+                    for (int tl_s6 = 0; tl_s6 < 2; ++tl_s6) {
+                        sa1_next[tl_s6] = tl::in_bounds(row0 + ((tl_tid / 4 % 8) + (tl_s6) * 8 + (tl_tid / 32) * 16), M) && tl::in_bounds(2 * (k + 1) + 1, KG) ? As[int64_t(row0 + ((tl_tid / 4 % 8) + (tl_s6) * 8 + (tl_tid / 32) * 16)) * KG + (2 * (k + 1) + 1)] : 0.0f;
+                    }
+                    // copy(Bs[col0 / G, 2 * k +: 2], sb);  (qgemm.tl:127)
+                    for (int tl_e7 = 0; tl_e7 < 2; ++tl_e7) {
+                        sb_next[tl_e7] = tl::in_bounds(col0 / 128, NB) && tl::in_bounds((2 * (k + 1)) + tl_e7, KG) ? Bs[int64_t(col0 / 128) * KG + ((2 * (k + 1)) + tl_e7)] : 0.0f;
                     }
                 }
-                tl::sm90::wgmma_wait<0>();  // #0 (into `part`) retired
-                tl::sm90::fence_accumulators(part);
-                if (tl_tid % 32 == 0) tl::sm90::mbarrier_arrive(&tl_empty[tl_stage]);  // release trip k's stage
-                // for i, j in parallel(BM, BN) {  (qgemm.tl:119)
+                tl::sm90::wgmma_wait<1>();  // #0 (into `p0`) retired; the 1 newest group(s) run on
+                tl::sm90::fence_accumulators(p0);
+                // for i, j in parallel(BM, BN) {  (qgemm.tl:130)
                 // for i, j in parallel(128, 128): each thread visits the elements of `acc` it holds
                 #pragma unroll
-                for (int tl_s6 = 0; tl_s6 < acc_layout::kSlots; ++tl_s6) {
-                    [[maybe_unused]] const int i = acc_layout::row(tl_tid, tl_s6);
-                    [[maybe_unused]] const int j = acc_layout::col(tl_tid, tl_s6);
-                    acc[tl_s6] = acc[tl_s6] + part[tl_s6] * (sa[(tl_s6 / 2 % 2)] * sb[0]);
+                for (int tl_s8 = 0; tl_s8 < acc_layout::kSlots; ++tl_s8) {
+                    [[maybe_unused]] const int i = acc_layout::row(tl_tid, tl_s8);
+                    [[maybe_unused]] const int j = acc_layout::col(tl_tid, tl_s8);
+                    acc[tl_s8] = acc[tl_s8] + p0[tl_s8] * (sa0[(tl_s8 / 2 % 2)] * sb[0]);
+                }
+                tl::sm90::wgmma_wait<0>();  // #1 (into `p1`) retired
+                tl::sm90::fence_accumulators(p1);
+                if (tl_tid % 32 == 0) tl::sm90::mbarrier_arrive(&tl_empty[tl_stage]);  // release trip k's stage
+                // for i, j in parallel(BM, BN) {  (qgemm.tl:133)
+                // for i, j in parallel(128, 128): each thread visits the elements of `acc` it holds
+                #pragma unroll
+                for (int tl_s9 = 0; tl_s9 < acc_layout::kSlots; ++tl_s9) {
+                    [[maybe_unused]] const int i = acc_layout::row(tl_tid, tl_s9);
+                    [[maybe_unused]] const int j = acc_layout::col(tl_tid, tl_s9);
+                    acc[tl_s9] = acc[tl_s9] + p1[tl_s9] * (sa1[(tl_s9 / 2 % 2)] * sb[1]);
                 }
             }
-            // copy(acc, C[row0 +: BM, col0 +: BN]);  (qgemm.tl:123)
+            // copy(acc, C[row0 +: BM, col0 +: BN]);  (qgemm.tl:137)
             {
                 const int tl_wg = tl_tid / 128;
                 tl::bf16* tl_boxes = reinterpret_cast<tl::bf16*>(tl_smem + 131072) + tl_wg * 2 * 64 * 64;  // this warpgroup's staging boxes
@@ -1223,8 +1341,8 @@ __global__ void __launch_bounds__(384, 1) fp8_gemm_block_scaled_tile_kernel_vari
     #endif
 }
 
-// kernel fp8_gemm_block_scaled_tile<BN = 64, BM = 128, G = 128, STAGES = 3, THREADS = 256, T = bf16>  (stdlib/qgemm.tl:96)
-// 256 threads per block, 82944 bytes of shared memory
+// kernel fp8_gemm_block_scaled_tile<BN = 64, BM = 128, G = 128, STAGES = 2, THREADS = 256, T = bf16>  (stdlib/qgemm.tl:99)
+// 256 threads per block, 110592 bytes of shared memory
 __global__ void __launch_bounds__(256) fp8_gemm_block_scaled_tile_kernel_variant1(
         const tl::f8e4m3* __restrict__ A,
         const float* __restrict__ As,
@@ -1237,37 +1355,44 @@ __global__ void __launch_bounds__(256) fp8_gemm_block_scaled_tile_kernel_variant
         int32_t N,
         int32_t NB)
 {
-    // fragment sa: f32[128], slice of `acc` (broadcast): [128] over 256 threads: (8:t4 2:r1 2:r2 4:t64) 4 registers, 8 replicas
-    using part_layout = tl::MmaAccLayout<128, 64, 4, 2>;  // fragment part: f32[128, 64], mma.sync accumulators
+    // fragment sa0: f32[128], slice of `acc` (broadcast): [128] over 256 threads: (8:t4 2:r1 2:r2 4:t64) 4 registers, 8 replicas
+    // fragment sa1: f32[128], slice of `acc` (broadcast): [128] over 256 threads: (8:t4 2:r1 2:r2 4:t64) 4 registers, 8 replicas
+    using p0_layout = tl::MmaAccLayout<128, 64, 4, 2>;  // fragment p0: f32[128, 64], mma.sync accumulators
+    using p1_layout = tl::MmaAccLayout<128, 64, 4, 2>;  // fragment p1: f32[128, 64], mma.sync accumulators
     using acc_layout = tl::MmaAccLayout<128, 64, 4, 2>;  // fragment acc: f32[128, 64], mma.sync accumulators
-    // fragment sa_next: f32[128], slice of `acc` (broadcast): [128] over 256 threads: (8:t4 2:r1 2:r2 4:t64) 4 registers, 8 replicas
+    // fragment sa0_next: f32[128], slice of `acc` (broadcast): [128] over 256 threads: (8:t4 2:r1 2:r2 4:t64) 4 registers, 8 replicas
+    // fragment sa1_next: f32[128], slice of `acc` (broadcast): [128] over 256 threads: (8:t4 2:r1 2:r2 4:t64) 4 registers, 8 replicas
     const int tl_tid = tl::thread_index<256>();
     extern __shared__ __align__(128) unsigned char tl_smem[];
-    tl::f8e4m3* a = reinterpret_cast<tl::f8e4m3*>(tl_smem + 0);  // shared a: f8e4m3[3, 128, 128], row pitch 144
-    tl::f8e4m3* b = reinterpret_cast<tl::f8e4m3*>(tl_smem + 55296);  // shared b: f8e4m3[3, 64, 128], row pitch 144
-    float sa[4];  // fragment sa: f32[128]
-    float sb[1];  // local sb: f32[1]
-    float part[part_layout::kSlots];  // fragment part: f32[128, 64]
+    tl::f8e4m3* a0 = reinterpret_cast<tl::f8e4m3*>(tl_smem + 0);  // shared a0: f8e4m3[2, 128, 128], row pitch 144
+    tl::f8e4m3* b0 = reinterpret_cast<tl::f8e4m3*>(tl_smem + 36864);  // shared b0: f8e4m3[2, 64, 128], row pitch 144
+    tl::f8e4m3* a1 = reinterpret_cast<tl::f8e4m3*>(tl_smem + 55296);  // shared a1: f8e4m3[2, 128, 128], row pitch 144
+    tl::f8e4m3* b1 = reinterpret_cast<tl::f8e4m3*>(tl_smem + 92160);  // shared b1: f8e4m3[2, 64, 128], row pitch 144
+    float sa0[4];  // fragment sa0: f32[128]
+    float sa1[4];  // fragment sa1: f32[128]
+    float sb[2];  // local sb: f32[2]
+    float p0[p0_layout::kSlots];  // fragment p0: f32[128, 64]
+    float p1[p1_layout::kSlots];  // fragment p1: f32[128, 64]
     float acc[acc_layout::kSlots];  // fragment acc: f32[128, 64]
     #pragma unroll
     for (int tl_i = 0; tl_i < acc_layout::kSlots; ++tl_i) acc[tl_i] = 0.0f;
     const int32_t row0 = int(blockIdx.y) * 128;
     const int32_t col0 = int(blockIdx.x) * 64;
-    const int32_t k_trips = KG;
+    const int32_t k_trips = tl::cdiv(KG, 2);
     if (0 < k_trips) {
-        // copy(A[row0 +: BM, k * G +: G], a);  (qgemm.tl:114)
+        // copy(A[row0 +: BM, 2 * k * G +: G], a0);  (qgemm.tl:121)
         if (tl::is_aligned(A, 16) && K % 16 == 0 && row0 >= 0 && row0 + 128 <= M && 0 >= 0 && 0 + 128 <= K && 0 % 16 == 0) {
             #pragma unroll
             for (int tl_i1 = 0; tl_i1 < 4; ++tl_i1) {
                 const int tl_chunk0 = tl_tid + tl_i1 * 256;
-                tl::cp_async_16(&a[(0 * 128 + ((tl_chunk0 * 16) / 128)) * 144 + ((tl_chunk0 * 16) % 128)], &A[int64_t(row0 + ((tl_chunk0 * 16) / 128)) * K + ((tl_chunk0 * 16) % 128)]);
+                tl::cp_async_16(&a0[(0 * 128 + ((tl_chunk0 * 16) / 128)) * 144 + ((tl_chunk0 * 16) % 128)], &A[int64_t(row0 + ((tl_chunk0 * 16) / 128)) * K + ((tl_chunk0 * 16) % 128)]);
             }
         } else {
             #pragma unroll
             for (int tl_i3 = 0; tl_i3 < 4; ++tl_i3) {
                 const int tl_chunk2 = tl_tid + tl_i3 * 256;
                 const tl::f8e4m3* tl_src4 = &A[int64_t(row0 + ((tl_chunk2 * 16) / 128)) * K + ((tl_chunk2 * 16) % 128)];
-                tl::f8e4m3* tl_dst5 = &a[(0 * 128 + ((tl_chunk2 * 16) / 128)) * 144 + ((tl_chunk2 * 16) % 128)];
+                tl::f8e4m3* tl_dst5 = &a0[(0 * 128 + ((tl_chunk2 * 16) / 128)) * 144 + ((tl_chunk2 * 16) % 128)];
                 const int tl_valid6 = !(tl::in_bounds(row0 + ((tl_chunk2 * 16) / 128), M)) ? 0 : max(0, min(16, K - ((tl_chunk2 * 16) % 128)));
                 if (tl_valid6 == 16 && (tl_chunk2 * 16) % 128 >= 0 && tl::is_aligned(tl_src4, 4)) {
                     tl::cp_async_chunk(tl_dst5, tl_src4);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
@@ -1279,19 +1404,19 @@ __global__ void __launch_bounds__(256) fp8_gemm_block_scaled_tile_kernel_variant
                 }
             }
         }
-        // copy(B[col0 +: BN, k * G +: G], b);  (qgemm.tl:115)
+        // copy(B[col0 +: BN, 2 * k * G +: G], b0);  (qgemm.tl:122)
         if (tl::is_aligned(B, 16) && K % 16 == 0 && col0 >= 0 && col0 + 64 <= N && 0 >= 0 && 0 + 128 <= K && 0 % 16 == 0) {
             #pragma unroll
             for (int tl_i8 = 0; tl_i8 < 2; ++tl_i8) {
                 const int tl_chunk7 = tl_tid + tl_i8 * 256;
-                tl::cp_async_16(&b[(0 * 64 + ((tl_chunk7 * 16) / 128)) * 144 + ((tl_chunk7 * 16) % 128)], &B[int64_t(col0 + ((tl_chunk7 * 16) / 128)) * K + ((tl_chunk7 * 16) % 128)]);
+                tl::cp_async_16(&b0[(0 * 64 + ((tl_chunk7 * 16) / 128)) * 144 + ((tl_chunk7 * 16) % 128)], &B[int64_t(col0 + ((tl_chunk7 * 16) / 128)) * K + ((tl_chunk7 * 16) % 128)]);
             }
         } else {
             #pragma unroll
             for (int tl_i10 = 0; tl_i10 < 2; ++tl_i10) {
                 const int tl_chunk9 = tl_tid + tl_i10 * 256;
                 const tl::f8e4m3* tl_src11 = &B[int64_t(col0 + ((tl_chunk9 * 16) / 128)) * K + ((tl_chunk9 * 16) % 128)];
-                tl::f8e4m3* tl_dst12 = &b[(0 * 64 + ((tl_chunk9 * 16) / 128)) * 144 + ((tl_chunk9 * 16) % 128)];
+                tl::f8e4m3* tl_dst12 = &b0[(0 * 64 + ((tl_chunk9 * 16) / 128)) * 144 + ((tl_chunk9 * 16) % 128)];
                 const int tl_valid13 = !(tl::in_bounds(col0 + ((tl_chunk9 * 16) / 128), N)) ? 0 : max(0, min(16, K - ((tl_chunk9 * 16) % 128)));
                 if (tl_valid13 == 16 && (tl_chunk9 * 16) % 128 >= 0 && tl::is_aligned(tl_src11, 4)) {
                     tl::cp_async_chunk(tl_dst12, tl_src11);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
@@ -1303,22 +1428,19 @@ __global__ void __launch_bounds__(256) fp8_gemm_block_scaled_tile_kernel_variant
                 }
             }
         }
-    }
-    tl::cp_async_commit();
-    if (1 < k_trips) {
-        // copy(A[row0 +: BM, k * G +: G], a);  (qgemm.tl:114)
+        // copy(A[row0 +: BM, (2 * k + 1) * G +: G], a1);  (qgemm.tl:123)
         if (tl::is_aligned(A, 16) && K % 16 == 0 && row0 >= 0 && row0 + 128 <= M && 128 >= 0 && 128 + 128 <= K && 128 % 16 == 0) {
             #pragma unroll
             for (int tl_i15 = 0; tl_i15 < 4; ++tl_i15) {
                 const int tl_chunk14 = tl_tid + tl_i15 * 256;
-                tl::cp_async_16(&a[(1 * 128 + ((tl_chunk14 * 16) / 128)) * 144 + ((tl_chunk14 * 16) % 128)], &A[int64_t(row0 + ((tl_chunk14 * 16) / 128)) * K + (128 + ((tl_chunk14 * 16) % 128))]);
+                tl::cp_async_16(&a1[(0 * 128 + ((tl_chunk14 * 16) / 128)) * 144 + ((tl_chunk14 * 16) % 128)], &A[int64_t(row0 + ((tl_chunk14 * 16) / 128)) * K + (128 + ((tl_chunk14 * 16) % 128))]);
             }
         } else {
             #pragma unroll
             for (int tl_i17 = 0; tl_i17 < 4; ++tl_i17) {
                 const int tl_chunk16 = tl_tid + tl_i17 * 256;
                 const tl::f8e4m3* tl_src18 = &A[int64_t(row0 + ((tl_chunk16 * 16) / 128)) * K + (128 + ((tl_chunk16 * 16) % 128))];
-                tl::f8e4m3* tl_dst19 = &a[(1 * 128 + ((tl_chunk16 * 16) / 128)) * 144 + ((tl_chunk16 * 16) % 128)];
+                tl::f8e4m3* tl_dst19 = &a1[(0 * 128 + ((tl_chunk16 * 16) / 128)) * 144 + ((tl_chunk16 * 16) % 128)];
                 const int tl_valid20 = !(tl::in_bounds(row0 + ((tl_chunk16 * 16) / 128), M)) ? 0 : max(0, min(16, K - (128 + ((tl_chunk16 * 16) % 128))));
                 if (tl_valid20 == 16 && 128 + ((tl_chunk16 * 16) % 128) >= 0 && tl::is_aligned(tl_src18, 4)) {
                     tl::cp_async_chunk(tl_dst19, tl_src18);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
@@ -1330,19 +1452,19 @@ __global__ void __launch_bounds__(256) fp8_gemm_block_scaled_tile_kernel_variant
                 }
             }
         }
-        // copy(B[col0 +: BN, k * G +: G], b);  (qgemm.tl:115)
+        // copy(B[col0 +: BN, (2 * k + 1) * G +: G], b1);  (qgemm.tl:124)
         if (tl::is_aligned(B, 16) && K % 16 == 0 && col0 >= 0 && col0 + 64 <= N && 128 >= 0 && 128 + 128 <= K && 128 % 16 == 0) {
             #pragma unroll
             for (int tl_i22 = 0; tl_i22 < 2; ++tl_i22) {
                 const int tl_chunk21 = tl_tid + tl_i22 * 256;
-                tl::cp_async_16(&b[(1 * 64 + ((tl_chunk21 * 16) / 128)) * 144 + ((tl_chunk21 * 16) % 128)], &B[int64_t(col0 + ((tl_chunk21 * 16) / 128)) * K + (128 + ((tl_chunk21 * 16) % 128))]);
+                tl::cp_async_16(&b1[(0 * 64 + ((tl_chunk21 * 16) / 128)) * 144 + ((tl_chunk21 * 16) % 128)], &B[int64_t(col0 + ((tl_chunk21 * 16) / 128)) * K + (128 + ((tl_chunk21 * 16) % 128))]);
             }
         } else {
             #pragma unroll
             for (int tl_i24 = 0; tl_i24 < 2; ++tl_i24) {
                 const int tl_chunk23 = tl_tid + tl_i24 * 256;
                 const tl::f8e4m3* tl_src25 = &B[int64_t(col0 + ((tl_chunk23 * 16) / 128)) * K + (128 + ((tl_chunk23 * 16) % 128))];
-                tl::f8e4m3* tl_dst26 = &b[(1 * 64 + ((tl_chunk23 * 16) / 128)) * 144 + ((tl_chunk23 * 16) % 128)];
+                tl::f8e4m3* tl_dst26 = &b1[(0 * 64 + ((tl_chunk23 * 16) / 128)) * 144 + ((tl_chunk23 * 16) % 128)];
                 const int tl_valid27 = !(tl::in_bounds(col0 + ((tl_chunk23 * 16) / 128), N)) ? 0 : max(0, min(16, K - (128 + ((tl_chunk23 * 16) % 128))));
                 if (tl_valid27 == 16 && 128 + ((tl_chunk23 * 16) % 128) >= 0 && tl::is_aligned(tl_src25, 4)) {
                     tl::cp_async_chunk(tl_dst26, tl_src25);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
@@ -1356,129 +1478,206 @@ __global__ void __launch_bounds__(256) fp8_gemm_block_scaled_tile_kernel_variant
         }
     }
     tl::cp_async_commit();
-    float sa_next[4];  // fragment sa_next: f32[128]
-    float sb_next[1];  // local sb_next: f32[1]
+    float sa0_next[4];  // fragment sa0_next: f32[128]
+    float sa1_next[4];  // fragment sa1_next: f32[128]
+    float sb_next[2];  // local sb_next: f32[2]
     if (0 < k_trips) {
-        // copy(As[row0 +: BM, k], sa);  (qgemm.tl:116)
+        // copy(As[row0 +: BM, 2 * k], sa0);  (qgemm.tl:125)
         #pragma unroll
         for (int tl_s28 = 0; tl_s28 < 4; ++tl_s28) {
-            sa_next[tl_s28] = tl::in_bounds(row0 + ((tl_tid / 4 % 8) + (tl_s28 % 2) * 8 + (tl_s28 / 2) * 16 + (tl_tid / 64) * 32), M) && tl::in_bounds(0, KG) ? As[int64_t(row0 + ((tl_tid / 4 % 8) + (tl_s28 % 2) * 8 + (tl_s28 / 2) * 16 + (tl_tid / 64) * 32)) * KG + 0] : 0.0f;
+            sa0_next[tl_s28] = tl::in_bounds(row0 + ((tl_tid / 4 % 8) + (tl_s28 % 2) * 8 + (tl_s28 / 2) * 16 + (tl_tid / 64) * 32), M) && tl::in_bounds(0, KG) ? As[int64_t(row0 + ((tl_tid / 4 % 8) + (tl_s28 % 2) * 8 + (tl_s28 / 2) * 16 + (tl_tid / 64) * 32)) * KG + 0] : 0.0f;
         }
-        // copy(Bs[col0 / G +: 1, k], sb);  (qgemm.tl:117)
-        for (int tl_e29 = 0; tl_e29 < 1; ++tl_e29) {
-            sb_next[tl_e29] = tl::in_bounds((col0 / 128) + tl_e29, NB) && tl::in_bounds(0, KG) ? Bs[int64_t((col0 / 128) + tl_e29) * KG + 0] : 0.0f;
+        // copy(As[row0 +: BM, 2 * k + 1], sa1);  (qgemm.tl:126)
+        #pragma unroll
+        for (int tl_s29 = 0; tl_s29 < 4; ++tl_s29) {
+            sa1_next[tl_s29] = tl::in_bounds(row0 + ((tl_tid / 4 % 8) + (tl_s29 % 2) * 8 + (tl_s29 / 2) * 16 + (tl_tid / 64) * 32), M) && tl::in_bounds(1, KG) ? As[int64_t(row0 + ((tl_tid / 4 % 8) + (tl_s29 % 2) * 8 + (tl_s29 / 2) * 16 + (tl_tid / 64) * 32)) * KG + 1] : 0.0f;
+        }
+        // copy(Bs[col0 / G, 2 * k +: 2], sb);  (qgemm.tl:127)
+        for (int tl_e30 = 0; tl_e30 < 2; ++tl_e30) {
+            sb_next[tl_e30] = tl::in_bounds(col0 / 128, NB) && tl::in_bounds(tl_e30, KG) ? Bs[int64_t(col0 / 128) * KG + tl_e30] : 0.0f;
         }
     }
-    // for k in pipelined(KG, stages = STAGES) {  (qgemm.tl:113)
+    // for k in pipelined(cdiv(KG, 2), stages = STAGES) {  // two groups of G k a step  (qgemm.tl:120)
     for (int k = 0; k < k_trips; ++k) {
-        tl::cp_async_wait<1>();  // at most 1 copy groups of this thread still in flight
-        __syncthreads();  // pipeline: stage `k % 3` has landed and the stage refilled next is no longer read
-        if (k + 2 < k_trips) {
-            // copy(A[row0 +: BM, k * G +: G], a);  (qgemm.tl:114)
-            if (tl::is_aligned(A, 16) && K % 16 == 0 && row0 >= 0 && row0 + 128 <= M && ((k + 2) * 128) >= 0 && ((k + 2) * 128) + 128 <= K && ((k + 2) * 128) % 16 == 0) {
+        tl::cp_async_wait<0>();  // at most 0 copy groups of this thread still in flight
+        __syncthreads();  // pipeline: stage `k % 2` has landed and the stage refilled next is no longer read
+        if (k + 1 < k_trips) {
+            // copy(A[row0 +: BM, 2 * k * G +: G], a0);  (qgemm.tl:121)
+            if (tl::is_aligned(A, 16) && K % 16 == 0 && row0 >= 0 && row0 + 128 <= M && (2 * (k + 1) * 128) >= 0 && (2 * (k + 1) * 128) + 128 <= K && (2 * (k + 1) * 128) % 16 == 0) {
                 #pragma unroll
-                for (int tl_i31 = 0; tl_i31 < 4; ++tl_i31) {
-                    const int tl_chunk30 = tl_tid + tl_i31 * 256;
-                    tl::cp_async_16(&a[(((k + 2) % 3) * 128 + ((tl_chunk30 * 16) / 128)) * 144 + ((tl_chunk30 * 16) % 128)], &A[int64_t(row0 + ((tl_chunk30 * 16) / 128)) * K + (((k + 2) * 128) + ((tl_chunk30 * 16) % 128))]);
+                for (int tl_i32 = 0; tl_i32 < 4; ++tl_i32) {
+                    const int tl_chunk31 = tl_tid + tl_i32 * 256;
+                    tl::cp_async_16(&a0[(((k + 1) % 2) * 128 + ((tl_chunk31 * 16) / 128)) * 144 + ((tl_chunk31 * 16) % 128)], &A[int64_t(row0 + ((tl_chunk31 * 16) / 128)) * K + ((2 * (k + 1) * 128) + ((tl_chunk31 * 16) % 128))]);
                 }
             } else {
                 #pragma unroll
-                for (int tl_i33 = 0; tl_i33 < 4; ++tl_i33) {
-                    const int tl_chunk32 = tl_tid + tl_i33 * 256;
-                    const tl::f8e4m3* tl_src34 = &A[int64_t(row0 + ((tl_chunk32 * 16) / 128)) * K + (((k + 2) * 128) + ((tl_chunk32 * 16) % 128))];
-                    tl::f8e4m3* tl_dst35 = &a[(((k + 2) % 3) * 128 + ((tl_chunk32 * 16) / 128)) * 144 + ((tl_chunk32 * 16) % 128)];
-                    const int tl_valid36 = !(tl::in_bounds(row0 + ((tl_chunk32 * 16) / 128), M)) ? 0 : max(0, min(16, K - (((k + 2) * 128) + ((tl_chunk32 * 16) % 128))));
-                    if (tl_valid36 == 16 && ((k + 2) * 128) + ((tl_chunk32 * 16) % 128) >= 0 && tl::is_aligned(tl_src34, 4)) {
-                        tl::cp_async_chunk(tl_dst35, tl_src34);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
-                    } else if (tl_valid36 == 0) {
-                        tl::fill_vector<tl::f8e4m3, 16>(tl_dst35, tl::convert<tl::f8e4m3>(0.0f));
+                for (int tl_i34 = 0; tl_i34 < 4; ++tl_i34) {
+                    const int tl_chunk33 = tl_tid + tl_i34 * 256;
+                    const tl::f8e4m3* tl_src35 = &A[int64_t(row0 + ((tl_chunk33 * 16) / 128)) * K + ((2 * (k + 1) * 128) + ((tl_chunk33 * 16) % 128))];
+                    tl::f8e4m3* tl_dst36 = &a0[(((k + 1) % 2) * 128 + ((tl_chunk33 * 16) / 128)) * 144 + ((tl_chunk33 * 16) % 128)];
+                    const int tl_valid37 = !(tl::in_bounds(row0 + ((tl_chunk33 * 16) / 128), M)) ? 0 : max(0, min(16, K - ((2 * (k + 1) * 128) + ((tl_chunk33 * 16) % 128))));
+                    if (tl_valid37 == 16 && (2 * (k + 1) * 128) + ((tl_chunk33 * 16) % 128) >= 0 && tl::is_aligned(tl_src35, 4)) {
+                        tl::cp_async_chunk(tl_dst36, tl_src35);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
+                    } else if (tl_valid37 == 0) {
+                        tl::fill_vector<tl::f8e4m3, 16>(tl_dst36, tl::convert<tl::f8e4m3>(0.0f));
                     } else {
                         #pragma unroll
-                        for (int tl_v = 0; tl_v < 16; ++tl_v) tl_dst35[tl_v] = tl::in_bounds(row0 + ((tl_chunk32 * 16) / 128), M) && tl::in_bounds((((k + 2) * 128) + ((tl_chunk32 * 16) % 128)) + tl_v, K) ? tl_src34[tl_v] : tl::convert<tl::f8e4m3>(0.0f);
+                        for (int tl_v = 0; tl_v < 16; ++tl_v) tl_dst36[tl_v] = tl::in_bounds(row0 + ((tl_chunk33 * 16) / 128), M) && tl::in_bounds(((2 * (k + 1) * 128) + ((tl_chunk33 * 16) % 128)) + tl_v, K) ? tl_src35[tl_v] : tl::convert<tl::f8e4m3>(0.0f);
                     }
                 }
             }
-            // copy(B[col0 +: BN, k * G +: G], b);  (qgemm.tl:115)
-            if (tl::is_aligned(B, 16) && K % 16 == 0 && col0 >= 0 && col0 + 64 <= N && ((k + 2) * 128) >= 0 && ((k + 2) * 128) + 128 <= K && ((k + 2) * 128) % 16 == 0) {
+            // copy(B[col0 +: BN, 2 * k * G +: G], b0);  (qgemm.tl:122)
+            if (tl::is_aligned(B, 16) && K % 16 == 0 && col0 >= 0 && col0 + 64 <= N && (2 * (k + 1) * 128) >= 0 && (2 * (k + 1) * 128) + 128 <= K && (2 * (k + 1) * 128) % 16 == 0) {
                 #pragma unroll
-                for (int tl_i38 = 0; tl_i38 < 2; ++tl_i38) {
-                    const int tl_chunk37 = tl_tid + tl_i38 * 256;
-                    tl::cp_async_16(&b[(((k + 2) % 3) * 64 + ((tl_chunk37 * 16) / 128)) * 144 + ((tl_chunk37 * 16) % 128)], &B[int64_t(col0 + ((tl_chunk37 * 16) / 128)) * K + (((k + 2) * 128) + ((tl_chunk37 * 16) % 128))]);
+                for (int tl_i39 = 0; tl_i39 < 2; ++tl_i39) {
+                    const int tl_chunk38 = tl_tid + tl_i39 * 256;
+                    tl::cp_async_16(&b0[(((k + 1) % 2) * 64 + ((tl_chunk38 * 16) / 128)) * 144 + ((tl_chunk38 * 16) % 128)], &B[int64_t(col0 + ((tl_chunk38 * 16) / 128)) * K + ((2 * (k + 1) * 128) + ((tl_chunk38 * 16) % 128))]);
                 }
             } else {
                 #pragma unroll
-                for (int tl_i40 = 0; tl_i40 < 2; ++tl_i40) {
-                    const int tl_chunk39 = tl_tid + tl_i40 * 256;
-                    const tl::f8e4m3* tl_src41 = &B[int64_t(col0 + ((tl_chunk39 * 16) / 128)) * K + (((k + 2) * 128) + ((tl_chunk39 * 16) % 128))];
-                    tl::f8e4m3* tl_dst42 = &b[(((k + 2) % 3) * 64 + ((tl_chunk39 * 16) / 128)) * 144 + ((tl_chunk39 * 16) % 128)];
-                    const int tl_valid43 = !(tl::in_bounds(col0 + ((tl_chunk39 * 16) / 128), N)) ? 0 : max(0, min(16, K - (((k + 2) * 128) + ((tl_chunk39 * 16) % 128))));
-                    if (tl_valid43 == 16 && ((k + 2) * 128) + ((tl_chunk39 * 16) % 128) >= 0 && tl::is_aligned(tl_src41, 4)) {
-                        tl::cp_async_chunk(tl_dst42, tl_src41);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
-                    } else if (tl_valid43 == 0) {
-                        tl::fill_vector<tl::f8e4m3, 16>(tl_dst42, tl::convert<tl::f8e4m3>(0.0f));
+                for (int tl_i41 = 0; tl_i41 < 2; ++tl_i41) {
+                    const int tl_chunk40 = tl_tid + tl_i41 * 256;
+                    const tl::f8e4m3* tl_src42 = &B[int64_t(col0 + ((tl_chunk40 * 16) / 128)) * K + ((2 * (k + 1) * 128) + ((tl_chunk40 * 16) % 128))];
+                    tl::f8e4m3* tl_dst43 = &b0[(((k + 1) % 2) * 64 + ((tl_chunk40 * 16) / 128)) * 144 + ((tl_chunk40 * 16) % 128)];
+                    const int tl_valid44 = !(tl::in_bounds(col0 + ((tl_chunk40 * 16) / 128), N)) ? 0 : max(0, min(16, K - ((2 * (k + 1) * 128) + ((tl_chunk40 * 16) % 128))));
+                    if (tl_valid44 == 16 && (2 * (k + 1) * 128) + ((tl_chunk40 * 16) % 128) >= 0 && tl::is_aligned(tl_src42, 4)) {
+                        tl::cp_async_chunk(tl_dst43, tl_src42);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
+                    } else if (tl_valid44 == 0) {
+                        tl::fill_vector<tl::f8e4m3, 16>(tl_dst43, tl::convert<tl::f8e4m3>(0.0f));
                     } else {
                         #pragma unroll
-                        for (int tl_v = 0; tl_v < 16; ++tl_v) tl_dst42[tl_v] = tl::in_bounds(col0 + ((tl_chunk39 * 16) / 128), N) && tl::in_bounds((((k + 2) * 128) + ((tl_chunk39 * 16) % 128)) + tl_v, K) ? tl_src41[tl_v] : tl::convert<tl::f8e4m3>(0.0f);
+                        for (int tl_v = 0; tl_v < 16; ++tl_v) tl_dst43[tl_v] = tl::in_bounds(col0 + ((tl_chunk40 * 16) / 128), N) && tl::in_bounds(((2 * (k + 1) * 128) + ((tl_chunk40 * 16) % 128)) + tl_v, K) ? tl_src42[tl_v] : tl::convert<tl::f8e4m3>(0.0f);
+                    }
+                }
+            }
+            // copy(A[row0 +: BM, (2 * k + 1) * G +: G], a1);  (qgemm.tl:123)
+            if (tl::is_aligned(A, 16) && K % 16 == 0 && row0 >= 0 && row0 + 128 <= M && ((2 * (k + 1) + 1) * 128) >= 0 && ((2 * (k + 1) + 1) * 128) + 128 <= K && ((2 * (k + 1) + 1) * 128) % 16 == 0) {
+                #pragma unroll
+                for (int tl_i46 = 0; tl_i46 < 4; ++tl_i46) {
+                    const int tl_chunk45 = tl_tid + tl_i46 * 256;
+                    tl::cp_async_16(&a1[(((k + 1) % 2) * 128 + ((tl_chunk45 * 16) / 128)) * 144 + ((tl_chunk45 * 16) % 128)], &A[int64_t(row0 + ((tl_chunk45 * 16) / 128)) * K + (((2 * (k + 1) + 1) * 128) + ((tl_chunk45 * 16) % 128))]);
+                }
+            } else {
+                #pragma unroll
+                for (int tl_i48 = 0; tl_i48 < 4; ++tl_i48) {
+                    const int tl_chunk47 = tl_tid + tl_i48 * 256;
+                    const tl::f8e4m3* tl_src49 = &A[int64_t(row0 + ((tl_chunk47 * 16) / 128)) * K + (((2 * (k + 1) + 1) * 128) + ((tl_chunk47 * 16) % 128))];
+                    tl::f8e4m3* tl_dst50 = &a1[(((k + 1) % 2) * 128 + ((tl_chunk47 * 16) / 128)) * 144 + ((tl_chunk47 * 16) % 128)];
+                    const int tl_valid51 = !(tl::in_bounds(row0 + ((tl_chunk47 * 16) / 128), M)) ? 0 : max(0, min(16, K - (((2 * (k + 1) + 1) * 128) + ((tl_chunk47 * 16) % 128))));
+                    if (tl_valid51 == 16 && ((2 * (k + 1) + 1) * 128) + ((tl_chunk47 * 16) % 128) >= 0 && tl::is_aligned(tl_src49, 4)) {
+                        tl::cp_async_chunk(tl_dst50, tl_src49);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
+                    } else if (tl_valid51 == 0) {
+                        tl::fill_vector<tl::f8e4m3, 16>(tl_dst50, tl::convert<tl::f8e4m3>(0.0f));
+                    } else {
+                        #pragma unroll
+                        for (int tl_v = 0; tl_v < 16; ++tl_v) tl_dst50[tl_v] = tl::in_bounds(row0 + ((tl_chunk47 * 16) / 128), M) && tl::in_bounds((((2 * (k + 1) + 1) * 128) + ((tl_chunk47 * 16) % 128)) + tl_v, K) ? tl_src49[tl_v] : tl::convert<tl::f8e4m3>(0.0f);
+                    }
+                }
+            }
+            // copy(B[col0 +: BN, (2 * k + 1) * G +: G], b1);  (qgemm.tl:124)
+            if (tl::is_aligned(B, 16) && K % 16 == 0 && col0 >= 0 && col0 + 64 <= N && ((2 * (k + 1) + 1) * 128) >= 0 && ((2 * (k + 1) + 1) * 128) + 128 <= K && ((2 * (k + 1) + 1) * 128) % 16 == 0) {
+                #pragma unroll
+                for (int tl_i53 = 0; tl_i53 < 2; ++tl_i53) {
+                    const int tl_chunk52 = tl_tid + tl_i53 * 256;
+                    tl::cp_async_16(&b1[(((k + 1) % 2) * 64 + ((tl_chunk52 * 16) / 128)) * 144 + ((tl_chunk52 * 16) % 128)], &B[int64_t(col0 + ((tl_chunk52 * 16) / 128)) * K + (((2 * (k + 1) + 1) * 128) + ((tl_chunk52 * 16) % 128))]);
+                }
+            } else {
+                #pragma unroll
+                for (int tl_i55 = 0; tl_i55 < 2; ++tl_i55) {
+                    const int tl_chunk54 = tl_tid + tl_i55 * 256;
+                    const tl::f8e4m3* tl_src56 = &B[int64_t(col0 + ((tl_chunk54 * 16) / 128)) * K + (((2 * (k + 1) + 1) * 128) + ((tl_chunk54 * 16) % 128))];
+                    tl::f8e4m3* tl_dst57 = &b1[(((k + 1) % 2) * 64 + ((tl_chunk54 * 16) / 128)) * 144 + ((tl_chunk54 * 16) % 128)];
+                    const int tl_valid58 = !(tl::in_bounds(col0 + ((tl_chunk54 * 16) / 128), N)) ? 0 : max(0, min(16, K - (((2 * (k + 1) + 1) * 128) + ((tl_chunk54 * 16) % 128))));
+                    if (tl_valid58 == 16 && ((2 * (k + 1) + 1) * 128) + ((tl_chunk54 * 16) % 128) >= 0 && tl::is_aligned(tl_src56, 4)) {
+                        tl::cp_async_chunk(tl_dst57, tl_src56);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
+                    } else if (tl_valid58 == 0) {
+                        tl::fill_vector<tl::f8e4m3, 16>(tl_dst57, tl::convert<tl::f8e4m3>(0.0f));
+                    } else {
+                        #pragma unroll
+                        for (int tl_v = 0; tl_v < 16; ++tl_v) tl_dst57[tl_v] = tl::in_bounds(col0 + ((tl_chunk54 * 16) / 128), N) && tl::in_bounds((((2 * (k + 1) + 1) * 128) + ((tl_chunk54 * 16) % 128)) + tl_v, K) ? tl_src56[tl_v] : tl::convert<tl::f8e4m3>(0.0f);
                     }
                 }
             }
         }
         tl::cp_async_commit();
-        // copy(As[row0 +: BM, k], sa);  (qgemm.tl:116)
+        // copy(As[row0 +: BM, 2 * k], sa0);  (qgemm.tl:125)
         #pragma unroll
-        for (int tl_s = 0; tl_s < 4; ++tl_s) sa[tl_s] = sa_next[tl_s];
-        // copy(Bs[col0 / G +: 1, k], sb);  (qgemm.tl:117)
-        for (int tl_e44 = 0; tl_e44 < 1; ++tl_e44) {
-            sb[tl_e44] = sb_next[tl_e44];
+        for (int tl_s = 0; tl_s < 4; ++tl_s) sa0[tl_s] = sa0_next[tl_s];
+        // copy(As[row0 +: BM, 2 * k + 1], sa1);  (qgemm.tl:126)
+        #pragma unroll
+        for (int tl_s = 0; tl_s < 4; ++tl_s) sa1[tl_s] = sa1_next[tl_s];
+        // copy(Bs[col0 / G, 2 * k +: 2], sb);  (qgemm.tl:127)
+        for (int tl_e59 = 0; tl_e59 < 2; ++tl_e59) {
+            sb[tl_e59] = sb_next[tl_e59];
         }
         if (k + 1 < k_trips) {
-            // copy(As[row0 +: BM, k], sa);  (qgemm.tl:116)
+            // copy(As[row0 +: BM, 2 * k], sa0);  (qgemm.tl:125)
             #pragma unroll
-            for (int tl_s45 = 0; tl_s45 < 4; ++tl_s45) {
-                sa_next[tl_s45] = tl::in_bounds(row0 + ((tl_tid / 4 % 8) + (tl_s45 % 2) * 8 + (tl_s45 / 2) * 16 + (tl_tid / 64) * 32), M) && tl::in_bounds(k + 1, KG) ? As[int64_t(row0 + ((tl_tid / 4 % 8) + (tl_s45 % 2) * 8 + (tl_s45 / 2) * 16 + (tl_tid / 64) * 32)) * KG + (k + 1)] : 0.0f;
+            for (int tl_s60 = 0; tl_s60 < 4; ++tl_s60) {
+                sa0_next[tl_s60] = tl::in_bounds(row0 + ((tl_tid / 4 % 8) + (tl_s60 % 2) * 8 + (tl_s60 / 2) * 16 + (tl_tid / 64) * 32), M) && tl::in_bounds(2 * (k + 1), KG) ? As[int64_t(row0 + ((tl_tid / 4 % 8) + (tl_s60 % 2) * 8 + (tl_s60 / 2) * 16 + (tl_tid / 64) * 32)) * KG + (2 * (k + 1))] : 0.0f;
             }
-            // copy(Bs[col0 / G +: 1, k], sb);  (qgemm.tl:117)
-            for (int tl_e46 = 0; tl_e46 < 1; ++tl_e46) {
-                sb_next[tl_e46] = tl::in_bounds((col0 / 128) + tl_e46, NB) && tl::in_bounds(k + 1, KG) ? Bs[int64_t((col0 / 128) + tl_e46) * KG + (k + 1)] : 0.0f;
+            // copy(As[row0 +: BM, 2 * k + 1], sa1);  (qgemm.tl:126)
+            #pragma unroll
+            for (int tl_s61 = 0; tl_s61 < 4; ++tl_s61) {
+                sa1_next[tl_s61] = tl::in_bounds(row0 + ((tl_tid / 4 % 8) + (tl_s61 % 2) * 8 + (tl_s61 / 2) * 16 + (tl_tid / 64) * 32), M) && tl::in_bounds(2 * (k + 1) + 1, KG) ? As[int64_t(row0 + ((tl_tid / 4 % 8) + (tl_s61 % 2) * 8 + (tl_s61 / 2) * 16 + (tl_tid / 64) * 32)) * KG + (2 * (k + 1) + 1)] : 0.0f;
+            }
+            // copy(Bs[col0 / G, 2 * k +: 2], sb);  (qgemm.tl:127)
+            for (int tl_e62 = 0; tl_e62 < 2; ++tl_e62) {
+                sb_next[tl_e62] = tl::in_bounds(col0 / 128, NB) && tl::in_bounds((2 * (k + 1)) + tl_e62, KG) ? Bs[int64_t(col0 / 128) * KG + ((2 * (k + 1)) + tl_e62)] : 0.0f;
             }
         }
-        // gemm(a, b, part, transpose_b = true, clear = true);  (qgemm.tl:118)
+        // gemm(a0, b0, p0, transpose_b = true, clear = true);  (qgemm.tl:128)
         {
-            for (int tl_s = 0; tl_s < part_layout::kSlots; ++tl_s) part[tl_s] = 0.0f;
+            for (int tl_s = 0; tl_s < p0_layout::kSlots; ++tl_s) p0[tl_s] = 0.0f;
             tl::warp_gemm_mma<128, 64, 128, 4, 2, tl::f8e4m3, false, true>(
-                part, tl::SharedMatrix<tl::f8e4m3, false, 144>{&a[((k % 3) * 128 + 0) * 144 + 0]},
-                tl::SharedMatrix<tl::f8e4m3, true, 144>{&b[((k % 3) * 64 + 0) * 144 + 0]}, tl_tid);
+                p0, tl::SharedMatrix<tl::f8e4m3, false, 144>{&a0[((k % 2) * 128 + 0) * 144 + 0]},
+                tl::SharedMatrix<tl::f8e4m3, true, 144>{&b0[((k % 2) * 64 + 0) * 144 + 0]}, tl_tid);
         }
-        // for i, j in parallel(BM, BN) {  (qgemm.tl:119)
+        // gemm(a1, b1, p1, transpose_b = true, clear = true);  (qgemm.tl:129)
+        {
+            for (int tl_s = 0; tl_s < p1_layout::kSlots; ++tl_s) p1[tl_s] = 0.0f;
+            tl::warp_gemm_mma<128, 64, 128, 4, 2, tl::f8e4m3, false, true>(
+                p1, tl::SharedMatrix<tl::f8e4m3, false, 144>{&a1[((k % 2) * 128 + 0) * 144 + 0]},
+                tl::SharedMatrix<tl::f8e4m3, true, 144>{&b1[((k % 2) * 64 + 0) * 144 + 0]}, tl_tid);
+        }
+        // for i, j in parallel(BM, BN) {  (qgemm.tl:130)
         // for i, j in parallel(128, 64): each thread visits the elements of `acc` it holds
         #pragma unroll
-        for (int tl_s47 = 0; tl_s47 < acc_layout::kSlots; ++tl_s47) {
-            [[maybe_unused]] const int i = acc_layout::row(tl_tid, tl_s47);
-            [[maybe_unused]] const int j = acc_layout::col(tl_tid, tl_s47);
-            acc[tl_s47] = acc[tl_s47] + part[tl_s47] * (sa[(tl_s47 / 2 % 2) + (tl_s47 / 16) * 2] * sb[0]);
+        for (int tl_s63 = 0; tl_s63 < acc_layout::kSlots; ++tl_s63) {
+            [[maybe_unused]] const int i = acc_layout::row(tl_tid, tl_s63);
+            [[maybe_unused]] const int j = acc_layout::col(tl_tid, tl_s63);
+            acc[tl_s63] = acc[tl_s63] + p0[tl_s63] * (sa0[(tl_s63 / 2 % 2) + (tl_s63 / 16) * 2] * sb[0]);
+        }
+        // for i, j in parallel(BM, BN) {  (qgemm.tl:133)
+        // for i, j in parallel(128, 64): each thread visits the elements of `acc` it holds
+        #pragma unroll
+        for (int tl_s64 = 0; tl_s64 < acc_layout::kSlots; ++tl_s64) {
+            [[maybe_unused]] const int i = acc_layout::row(tl_tid, tl_s64);
+            [[maybe_unused]] const int j = acc_layout::col(tl_tid, tl_s64);
+            acc[tl_s64] = acc[tl_s64] + p1[tl_s64] * (sa1[(tl_s64 / 2 % 2) + (tl_s64 / 16) * 2] * sb[1]);
         }
     }
     tl::cp_async_wait<0>();  // at most 0 copy groups of this thread still in flight
-    // copy(acc, C[row0 +: BM, col0 +: BN]);  (qgemm.tl:123)
+    // copy(acc, C[row0 +: BM, col0 +: BN]);  (qgemm.tl:137)
     #pragma unroll
-    for (int tl_chunk48 = 0; tl_chunk48 < acc_layout::kSlots; tl_chunk48 += 2) {
-        tl::bf16* tl_ptr49 = &C[int64_t(row0 + (acc_layout::row(tl_tid, tl_chunk48))) * N + (col0 + (acc_layout::col(tl_tid, tl_chunk48)))];
-        if (tl::in_bounds(row0 + (acc_layout::row(tl_tid, tl_chunk48)), M) && tl::in_bounds(col0 + (acc_layout::col(tl_tid, tl_chunk48)), N) && tl::in_bounds(row0 + (acc_layout::row(tl_tid, tl_chunk48)), M) && tl::in_bounds((col0 + (acc_layout::col(tl_tid, tl_chunk48))) + 1, N) && tl::is_aligned(tl_ptr49, 4)) {
-            tl::bf16 tl_vec50[2];
+    for (int tl_chunk65 = 0; tl_chunk65 < acc_layout::kSlots; tl_chunk65 += 2) {
+        tl::bf16* tl_ptr66 = &C[int64_t(row0 + (acc_layout::row(tl_tid, tl_chunk65))) * N + (col0 + (acc_layout::col(tl_tid, tl_chunk65)))];
+        if (tl::in_bounds(row0 + (acc_layout::row(tl_tid, tl_chunk65)), M) && tl::in_bounds(col0 + (acc_layout::col(tl_tid, tl_chunk65)), N) && tl::in_bounds(row0 + (acc_layout::row(tl_tid, tl_chunk65)), M) && tl::in_bounds((col0 + (acc_layout::col(tl_tid, tl_chunk65))) + 1, N) && tl::is_aligned(tl_ptr66, 4)) {
+            tl::bf16 tl_vec67[2];
             #pragma unroll
-            for (int tl_v = 0; tl_v < 2; tl_v += 2) tl::convert_pair(&tl_vec50[tl_v], acc[tl_chunk48 + tl_v], acc[tl_chunk48 + tl_v + 1]);
-            tl::store_vector<tl::bf16, 2>(tl_ptr49, tl_vec50);
+            for (int tl_v = 0; tl_v < 2; tl_v += 2) tl::convert_pair(&tl_vec67[tl_v], acc[tl_chunk65 + tl_v], acc[tl_chunk65 + tl_v + 1]);
+            tl::store_vector<tl::bf16, 2>(tl_ptr66, tl_vec67);
         } else {
             #pragma unroll
             for (int tl_v = 0; tl_v < 2; ++tl_v) {
-                if (tl::in_bounds(row0 + (acc_layout::row(tl_tid, tl_chunk48 + tl_v)), M) && tl::in_bounds(col0 + (acc_layout::col(tl_tid, tl_chunk48 + tl_v)), N)) C[int64_t(row0 + (acc_layout::row(tl_tid, tl_chunk48 + tl_v))) * N + (col0 + (acc_layout::col(tl_tid, tl_chunk48 + tl_v)))] = tl::convert<tl::bf16>(acc[tl_chunk48 + tl_v]);
+                if (tl::in_bounds(row0 + (acc_layout::row(tl_tid, tl_chunk65 + tl_v)), M) && tl::in_bounds(col0 + (acc_layout::col(tl_tid, tl_chunk65 + tl_v)), N)) C[int64_t(row0 + (acc_layout::row(tl_tid, tl_chunk65 + tl_v))) * N + (col0 + (acc_layout::col(tl_tid, tl_chunk65 + tl_v)))] = tl::convert<tl::bf16>(acc[tl_chunk65 + tl_v]);
             }
         }
     }
 }
 
-// kernel fp8_gemm_block_scaled_tile<BN = 64, BM = 128, G = 128, STAGES = 3, THREADS = 256, T = bf16>  (stdlib/qgemm.tl:96)
-// 256 threads per block, 181344 bytes of shared memory
+// kernel fp8_gemm_block_scaled_tile<BN = 64, BM = 128, G = 128, STAGES = 2, THREADS = 256, T = bf16>  (stdlib/qgemm.tl:99)
+// 256 threads per block, 181296 bytes of shared memory
 // warp-specialized: warpgroup 0 issues TMA loads, the other 256 threads run wgmma; persistent over the tiles
 __global__ void __launch_bounds__(384, 1) fp8_gemm_block_scaled_tile_kernel_variant1_sm90(
         const __grid_constant__ CUtensorMap tl_map_A,
@@ -1498,18 +1697,23 @@ __global__ void __launch_bounds__(384, 1) fp8_gemm_block_scaled_tile_kernel_vari
     #if defined(__CUDA_ARCH__) && !TL_SM90A_DEVICE
     __trap();  // built for another arch; the launch stub runs this kernel only on sm_90 devices
     #else
-    // fragment sa: f32[128], slice of `acc` (broadcast): [128] over 256 threads: (8:t4 2:r1 8:t32) 2 registers, 4 replicas
-    using part_layout = tl::MmaAccLayout<128, 64, 8, 1>;  // fragment part: f32[128, 64], wgmma accumulators
+    // fragment sa0: f32[128], slice of `acc` (broadcast): [128] over 256 threads: (8:t4 2:r1 8:t32) 2 registers, 4 replicas
+    // fragment sa1: f32[128], slice of `acc` (broadcast): [128] over 256 threads: (8:t4 2:r1 8:t32) 2 registers, 4 replicas
+    using p0_layout = tl::MmaAccLayout<128, 64, 8, 1>;  // fragment p0: f32[128, 64], wgmma accumulators
+    using p1_layout = tl::MmaAccLayout<128, 64, 8, 1>;  // fragment p1: f32[128, 64], wgmma accumulators
     using acc_layout = tl::MmaAccLayout<128, 64, 8, 1>;  // fragment acc: f32[128, 64], wgmma accumulators
-    // fragment sa_next: f32[128], slice of `acc` (broadcast): [128] over 256 threads: (8:t4 2:r1 8:t32) 2 registers, 4 replicas
+    // fragment sa0_next: f32[128], slice of `acc` (broadcast): [128] over 256 threads: (8:t4 2:r1 8:t32) 2 registers, 4 replicas
+    // fragment sa1_next: f32[128], slice of `acc` (broadcast): [128] over 256 threads: (8:t4 2:r1 8:t32) 2 registers, 4 replicas
     extern __shared__ __align__(1024) unsigned char tl_smem_raw[];
     unsigned char* tl_smem = tl_smem_raw + ((1024 - tl::sm90::smem_address(tl_smem_raw) % 1024) % 1024);
-    tl::f8e4m3* a = reinterpret_cast<tl::f8e4m3*>(tl_smem + 0);  // shared a: f8e4m3[128, 128], 6 stages, 128-byte swizzled (TMA)
-    tl::f8e4m3* b = reinterpret_cast<tl::f8e4m3*>(tl_smem + 98304);  // shared b: f8e4m3[64, 128], 6 stages, 128-byte swizzled (TMA)
+    tl::f8e4m3* a0 = reinterpret_cast<tl::f8e4m3*>(tl_smem + 0);  // shared a0: f8e4m3[128, 128], 3 stages, 128-byte swizzled (TMA)
+    tl::f8e4m3* b0 = reinterpret_cast<tl::f8e4m3*>(tl_smem + 49152);  // shared b0: f8e4m3[64, 128], 3 stages, 128-byte swizzled (TMA)
+    tl::f8e4m3* a1 = reinterpret_cast<tl::f8e4m3*>(tl_smem + 73728);  // shared a1: f8e4m3[128, 128], 3 stages, 128-byte swizzled (TMA)
+    tl::f8e4m3* b1 = reinterpret_cast<tl::f8e4m3*>(tl_smem + 122880);  // shared b1: f8e4m3[64, 128], 3 stages, 128-byte swizzled (TMA)
     uint64_t* tl_full = reinterpret_cast<uint64_t*>(tl_smem + 180224);   // per stage: its TMA loads landed
-    uint64_t* tl_empty = tl_full + 6;  // per stage: every consumer warp finished reading it
+    uint64_t* tl_empty = tl_full + 3;  // per stage: every consumer warp finished reading it
     if (threadIdx.x == 0) {
-        for (int tl_s = 0; tl_s < 6; ++tl_s) {
+        for (int tl_s = 0; tl_s < 3; ++tl_s) {
             tl::sm90::mbarrier_init(&tl_full[tl_s], 1);
             tl::sm90::mbarrier_init(&tl_empty[tl_s], 8);  // one arrival per consumer warp
         }
@@ -1535,14 +1739,18 @@ __global__ void __launch_bounds__(384, 1) fp8_gemm_block_scaled_tile_kernel_vari
                 (void)tl_block_x, (void)tl_block_y, (void)tl_block_z;
                 const int32_t row0 = tl_block_y * 128;
                 const int32_t col0 = tl_block_x * 64;
-                for (int k = 0; k < KG; ++k, ++tl_it) {
-                    const int tl_stage = tl_it % 6;
-                    tl::sm90::mbarrier_wait(&tl_empty[tl_stage], (tl_it / 6 + 1) & 1);  // consumers released it
-                    tl::sm90::mbarrier_arrive_expect_tx(&tl_full[tl_stage], 24576);
-                    // copy(A[row0 +: BM, k * G +: G], a);  (qgemm.tl:114)
-                    tl::sm90::tma_load_2d(a + tl_stage * 16384, &tl_map_A, &tl_full[tl_stage], k * 128, row0);
-                    // copy(B[col0 +: BN, k * G +: G], b);  (qgemm.tl:115)
-                    tl::sm90::tma_load_2d(b + tl_stage * 8192, &tl_map_B, &tl_full[tl_stage], k * 128, col0);
+                for (int k = 0; k < tl::cdiv(KG, 2); ++k, ++tl_it) {
+                    const int tl_stage = tl_it % 3;
+                    tl::sm90::mbarrier_wait(&tl_empty[tl_stage], (tl_it / 3 + 1) & 1);  // consumers released it
+                    tl::sm90::mbarrier_arrive_expect_tx(&tl_full[tl_stage], 49152);
+                    // copy(A[row0 +: BM, 2 * k * G +: G], a0);  (qgemm.tl:121)
+                    tl::sm90::tma_load_2d(a0 + tl_stage * 16384, &tl_map_A, &tl_full[tl_stage], 2 * k * 128, row0);
+                    // copy(B[col0 +: BN, 2 * k * G +: G], b0);  (qgemm.tl:122)
+                    tl::sm90::tma_load_2d(b0 + tl_stage * 8192, &tl_map_B, &tl_full[tl_stage], 2 * k * 128, col0);
+                    // copy(A[row0 +: BM, (2 * k + 1) * G +: G], a1);  (qgemm.tl:123)
+                    tl::sm90::tma_load_2d(a1 + tl_stage * 16384, &tl_map_A, &tl_full[tl_stage], (2 * k + 1) * 128, row0);
+                    // copy(B[col0 +: BN, (2 * k + 1) * G +: G], b1);  (qgemm.tl:124)
+                    tl::sm90::tma_load_2d(b1 + tl_stage * 8192, &tl_map_B, &tl_full[tl_stage], (2 * k + 1) * 128, col0);
                 }
             }
         }
@@ -1561,65 +1769,93 @@ __global__ void __launch_bounds__(384, 1) fp8_gemm_block_scaled_tile_kernel_vari
             const int tl_block_y = tl_group_first_y + tl_in_plane % (8 * tl_tiles_x) % tl_group_rows;
             const int tl_block_x = tl_in_plane % (8 * tl_tiles_x) / tl_group_rows;
             (void)tl_block_x, (void)tl_block_y, (void)tl_block_z;
-            float sa[2];  // fragment sa: f32[128]
-            float sb[1];  // local sb: f32[1]
-            float part[part_layout::kSlots];  // fragment part: f32[128, 64]
+            float sa0[2];  // fragment sa0: f32[128]
+            float sa1[2];  // fragment sa1: f32[128]
+            float sb[2];  // local sb: f32[2]
+            float p0[p0_layout::kSlots];  // fragment p0: f32[128, 64]
+            float p1[p1_layout::kSlots];  // fragment p1: f32[128, 64]
             float acc[acc_layout::kSlots];  // fragment acc: f32[128, 64]
             #pragma unroll
             for (int tl_i = 0; tl_i < acc_layout::kSlots; ++tl_i) acc[tl_i] = 0.0f;
             const int32_t row0 = tl_block_y * 128;
             const int32_t col0 = tl_block_x * 64;
-            float sa_next[2];  // fragment sa_next: f32[128]
-            float sb_next[1];  // local sb_next: f32[1]
-            if (0 < KG) {
-                // copy(As[row0 +: BM, k], sa);  (qgemm.tl:116)
+            float sa0_next[2];  // fragment sa0_next: f32[128]
+            float sa1_next[2];  // fragment sa1_next: f32[128]
+            float sb_next[2];  // local sb_next: f32[2]
+            if (0 < tl::cdiv(KG, 2)) {
+                // copy(As[row0 +: BM, 2 * k], sa0);  (qgemm.tl:125)
                 #pragma unroll
                 for (int tl_s0 = 0; tl_s0 < 2; ++tl_s0) {
-                    sa_next[tl_s0] = tl::in_bounds(row0 + ((tl_tid / 4 % 8) + (tl_s0) * 8 + (tl_tid / 32) * 16), M) && tl::in_bounds(0, KG) ? As[int64_t(row0 + ((tl_tid / 4 % 8) + (tl_s0) * 8 + (tl_tid / 32) * 16)) * KG + 0] : 0.0f;
+                    sa0_next[tl_s0] = tl::in_bounds(row0 + ((tl_tid / 4 % 8) + (tl_s0) * 8 + (tl_tid / 32) * 16), M) && tl::in_bounds(0, KG) ? As[int64_t(row0 + ((tl_tid / 4 % 8) + (tl_s0) * 8 + (tl_tid / 32) * 16)) * KG + 0] : 0.0f;
                 }
-                // copy(Bs[col0 / G +: 1, k], sb);  (qgemm.tl:117)
-                for (int tl_e1 = 0; tl_e1 < 1; ++tl_e1) {
-                    sb_next[tl_e1] = tl::in_bounds((col0 / 128) + tl_e1, NB) && tl::in_bounds(0, KG) ? Bs[int64_t((col0 / 128) + tl_e1) * KG + 0] : 0.0f;
+                // copy(As[row0 +: BM, 2 * k + 1], sa1);  (qgemm.tl:126)
+                #pragma unroll
+                for (int tl_s1 = 0; tl_s1 < 2; ++tl_s1) {
+                    sa1_next[tl_s1] = tl::in_bounds(row0 + ((tl_tid / 4 % 8) + (tl_s1) * 8 + (tl_tid / 32) * 16), M) && tl::in_bounds(1, KG) ? As[int64_t(row0 + ((tl_tid / 4 % 8) + (tl_s1) * 8 + (tl_tid / 32) * 16)) * KG + 1] : 0.0f;
+                }
+                // copy(Bs[col0 / G, 2 * k +: 2], sb);  (qgemm.tl:127)
+                for (int tl_e2 = 0; tl_e2 < 2; ++tl_e2) {
+                    sb_next[tl_e2] = tl::in_bounds(col0 / 128, NB) && tl::in_bounds(tl_e2, KG) ? Bs[int64_t(col0 / 128) * KG + tl_e2] : 0.0f;
                 }
             }
-            // for k in pipelined(KG, stages = STAGES) {  (qgemm.tl:113)
-            const int tl_trips2 = KG;
-            for (int k = 0; k < tl_trips2; ++k, ++tl_it) {
-                const int tl_stage = tl_it % 6;
-                tl::sm90::mbarrier_wait(&tl_full[tl_stage], (tl_it / 6 + 0) & 1);  // trip k's TMA loads landed
-                // gemm(a, b, part, transpose_b = true, clear = true);  (qgemm.tl:118)
-                tl::sm90::warpgroup_gemm<tl::f8e4m3, 128, 64, 128, false, true, 2>(part, a + tl_stage * 16384, b + tl_stage * 8192, tl_tid / 128, true);
-                // copy(As[row0 +: BM, k], sa);  (qgemm.tl:116)
+            // for k in pipelined(cdiv(KG, 2), stages = STAGES) {  // two groups of G k a step  (qgemm.tl:120)
+            const int tl_trips3 = tl::cdiv(KG, 2);
+            for (int k = 0; k < tl_trips3; ++k, ++tl_it) {
+                const int tl_stage = tl_it % 3;
+                tl::sm90::mbarrier_wait(&tl_full[tl_stage], (tl_it / 3 + 0) & 1);  // trip k's TMA loads landed
+                // gemm(a0, b0, p0, transpose_b = true, clear = true);  (qgemm.tl:128)
+                tl::sm90::warpgroup_gemm<tl::f8e4m3, 128, 64, 128, false, true, 2>(p0, a0 + tl_stage * 16384, b0 + tl_stage * 8192, tl_tid / 128, true);
+                // gemm(a1, b1, p1, transpose_b = true, clear = true);  (qgemm.tl:129)
+                tl::sm90::warpgroup_gemm<tl::f8e4m3, 128, 64, 128, false, true, 2>(p1, a1 + tl_stage * 16384, b1 + tl_stage * 8192, tl_tid / 128, true);
+                // copy(As[row0 +: BM, 2 * k], sa0);  (qgemm.tl:125)
                 #pragma unroll
-                for (int tl_s = 0; tl_s < 2; ++tl_s) sa[tl_s] = sa_next[tl_s];
-                // copy(Bs[col0 / G +: 1, k], sb);  (qgemm.tl:117)
-                for (int tl_e3 = 0; tl_e3 < 1; ++tl_e3) {
-                    sb[tl_e3] = sb_next[tl_e3];
+                for (int tl_s = 0; tl_s < 2; ++tl_s) sa0[tl_s] = sa0_next[tl_s];
+                // copy(As[row0 +: BM, 2 * k + 1], sa1);  (qgemm.tl:126)
+                #pragma unroll
+                for (int tl_s = 0; tl_s < 2; ++tl_s) sa1[tl_s] = sa1_next[tl_s];
+                // copy(Bs[col0 / G, 2 * k +: 2], sb);  (qgemm.tl:127)
+                for (int tl_e4 = 0; tl_e4 < 2; ++tl_e4) {
+                    sb[tl_e4] = sb_next[tl_e4];
                 }
-                if (k + 1 < KG) {
-                    // copy(As[row0 +: BM, k], sa);  (qgemm.tl:116)
+                if (k + 1 < tl::cdiv(KG, 2)) {
+                    // copy(As[row0 +: BM, 2 * k], sa0);  (qgemm.tl:125)
                     #pragma unroll
-                    for (int tl_s4 = 0; tl_s4 < 2; ++tl_s4) {
-                        sa_next[tl_s4] = tl::in_bounds(row0 + ((tl_tid / 4 % 8) + (tl_s4) * 8 + (tl_tid / 32) * 16), M) && tl::in_bounds(k + 1, KG) ? As[int64_t(row0 + ((tl_tid / 4 % 8) + (tl_s4) * 8 + (tl_tid / 32) * 16)) * KG + (k + 1)] : 0.0f;
+                    for (int tl_s5 = 0; tl_s5 < 2; ++tl_s5) {
+                        sa0_next[tl_s5] = tl::in_bounds(row0 + ((tl_tid / 4 % 8) + (tl_s5) * 8 + (tl_tid / 32) * 16), M) && tl::in_bounds(2 * (k + 1), KG) ? As[int64_t(row0 + ((tl_tid / 4 % 8) + (tl_s5) * 8 + (tl_tid / 32) * 16)) * KG + (2 * (k + 1))] : 0.0f;
                     }
-                    // copy(Bs[col0 / G +: 1, k], sb);  (qgemm.tl:117)
-                    for (int tl_e5 = 0; tl_e5 < 1; ++tl_e5) {
-                        sb_next[tl_e5] = tl::in_bounds((col0 / 128) + tl_e5, NB) && tl::in_bounds(k + 1, KG) ? Bs[int64_t((col0 / 128) + tl_e5) * KG + (k + 1)] : 0.0f;
+                    // copy(As[row0 +: BM, 2 * k + 1], sa1);  (qgemm.tl:126)
+                    #pragma unroll
+                    for (int tl_s6 = 0; tl_s6 < 2; ++tl_s6) {
+                        sa1_next[tl_s6] = tl::in_bounds(row0 + ((tl_tid / 4 % 8) + (tl_s6) * 8 + (tl_tid / 32) * 16), M) && tl::in_bounds(2 * (k + 1) + 1, KG) ? As[int64_t(row0 + ((tl_tid / 4 % 8) + (tl_s6) * 8 + (tl_tid / 32) * 16)) * KG + (2 * (k + 1) + 1)] : 0.0f;
+                    }
+                    // copy(Bs[col0 / G, 2 * k +: 2], sb);  (qgemm.tl:127)
+                    for (int tl_e7 = 0; tl_e7 < 2; ++tl_e7) {
+                        sb_next[tl_e7] = tl::in_bounds(col0 / 128, NB) && tl::in_bounds((2 * (k + 1)) + tl_e7, KG) ? Bs[int64_t(col0 / 128) * KG + ((2 * (k + 1)) + tl_e7)] : 0.0f;
                     }
                 }
-                tl::sm90::wgmma_wait<0>();  // #0 (into `part`) retired
-                tl::sm90::fence_accumulators(part);
-                if (tl_tid % 32 == 0) tl::sm90::mbarrier_arrive(&tl_empty[tl_stage]);  // release trip k's stage
-                // for i, j in parallel(BM, BN) {  (qgemm.tl:119)
+                tl::sm90::wgmma_wait<1>();  // #0 (into `p0`) retired; the 1 newest group(s) run on
+                tl::sm90::fence_accumulators(p0);
+                // for i, j in parallel(BM, BN) {  (qgemm.tl:130)
                 // for i, j in parallel(128, 64): each thread visits the elements of `acc` it holds
                 #pragma unroll
-                for (int tl_s6 = 0; tl_s6 < acc_layout::kSlots; ++tl_s6) {
-                    [[maybe_unused]] const int i = acc_layout::row(tl_tid, tl_s6);
-                    [[maybe_unused]] const int j = acc_layout::col(tl_tid, tl_s6);
-                    acc[tl_s6] = acc[tl_s6] + part[tl_s6] * (sa[(tl_s6 / 2 % 2)] * sb[0]);
+                for (int tl_s8 = 0; tl_s8 < acc_layout::kSlots; ++tl_s8) {
+                    [[maybe_unused]] const int i = acc_layout::row(tl_tid, tl_s8);
+                    [[maybe_unused]] const int j = acc_layout::col(tl_tid, tl_s8);
+                    acc[tl_s8] = acc[tl_s8] + p0[tl_s8] * (sa0[(tl_s8 / 2 % 2)] * sb[0]);
+                }
+                tl::sm90::wgmma_wait<0>();  // #1 (into `p1`) retired
+                tl::sm90::fence_accumulators(p1);
+                if (tl_tid % 32 == 0) tl::sm90::mbarrier_arrive(&tl_empty[tl_stage]);  // release trip k's stage
+                // for i, j in parallel(BM, BN) {  (qgemm.tl:133)
+                // for i, j in parallel(128, 64): each thread visits the elements of `acc` it holds
+                #pragma unroll
+                for (int tl_s9 = 0; tl_s9 < acc_layout::kSlots; ++tl_s9) {
+                    [[maybe_unused]] const int i = acc_layout::row(tl_tid, tl_s9);
+                    [[maybe_unused]] const int j = acc_layout::col(tl_tid, tl_s9);
+                    acc[tl_s9] = acc[tl_s9] + p1[tl_s9] * (sa1[(tl_s9 / 2 % 2)] * sb[1]);
                 }
             }
-            // copy(acc, C[row0 +: BM, col0 +: BN]);  (qgemm.tl:123)
+            // copy(acc, C[row0 +: BM, col0 +: BN]);  (qgemm.tl:137)
             {
                 const int tl_wg = tl_tid / 128;
                 tl::bf16* tl_boxes = reinterpret_cast<tl::bf16*>(tl_smem + 147456) + tl_wg * 2 * 64 * 64;  // this warpgroup's staging boxes
@@ -1649,7 +1885,7 @@ __global__ void __launch_bounds__(384, 1) fp8_gemm_block_scaled_tile_kernel_vari
     #endif
 }
 
-// kernel fp8_gemm_block_scaled_wide<BM = 32, G = 128, STAGES = 3, THREADS = 512, ROW_CLUSTER = 1, COL_CLUSTER = 1, T = bf16>  (stdlib/qgemm.tl:135)
+// kernel fp8_gemm_block_scaled_wide<BM = 32, G = 128, STAGES = 3, THREADS = 512, ROW_CLUSTER = 1, COL_CLUSTER = 1, T = bf16>  (stdlib/qgemm.tl:149)
 // 512 threads per block, 124416 bytes of shared memory
 __global__ void __launch_bounds__(512) fp8_gemm_block_scaled_wide_kernel(
         const tl::f8e4m3* __restrict__ A,
@@ -1686,7 +1922,7 @@ __global__ void __launch_bounds__(512) fp8_gemm_block_scaled_wide_kernel(
     const int32_t col0 = int(blockIdx.x) * 2 * 128;
     const int32_t k_trips = KG;
     if (0 < k_trips) {
-        // copy(A[row0 +: BM, k * G +: G], a);  (qgemm.tl:154)
+        // copy(A[row0 +: BM, k * G +: G], a);  (qgemm.tl:168)
         if (tl::is_aligned(A, 16) && K % 16 == 0 && row0 >= 0 && row0 + 32 <= M && 0 >= 0 && 0 + 128 <= K && 0 % 16 == 0) {
             #pragma unroll
             for (int tl_i1 = 0; tl_i1 < 1; ++tl_i1) {
@@ -1714,7 +1950,7 @@ __global__ void __launch_bounds__(512) fp8_gemm_block_scaled_wide_kernel(
                 }
             }
         }
-        // copy(B[col0 +: G, k * G +: G], b0);  (qgemm.tl:155)
+        // copy(B[col0 +: G, k * G +: G], b0);  (qgemm.tl:169)
         if (tl::is_aligned(B, 16) && K % 16 == 0 && col0 >= 0 && col0 + 128 <= N && 0 >= 0 && 0 + 128 <= K && 0 % 16 == 0) {
             #pragma unroll
             for (int tl_i8 = 0; tl_i8 < 2; ++tl_i8) {
@@ -1738,7 +1974,7 @@ __global__ void __launch_bounds__(512) fp8_gemm_block_scaled_wide_kernel(
                 }
             }
         }
-        // copy(B[col0 + G +: G, k * G +: G], b1);  (qgemm.tl:156)
+        // copy(B[col0 + G +: G, k * G +: G], b1);  (qgemm.tl:170)
         if (tl::is_aligned(B, 16) && K % 16 == 0 && (col0 + 128) >= 0 && (col0 + 128) + 128 <= N && 0 >= 0 && 0 + 128 <= K && 0 % 16 == 0) {
             #pragma unroll
             for (int tl_i15 = 0; tl_i15 < 2; ++tl_i15) {
@@ -1765,7 +2001,7 @@ __global__ void __launch_bounds__(512) fp8_gemm_block_scaled_wide_kernel(
     }
     tl::cp_async_commit();
     if (1 < k_trips) {
-        // copy(A[row0 +: BM, k * G +: G], a);  (qgemm.tl:154)
+        // copy(A[row0 +: BM, k * G +: G], a);  (qgemm.tl:168)
         if (tl::is_aligned(A, 16) && K % 16 == 0 && row0 >= 0 && row0 + 32 <= M && 128 >= 0 && 128 + 128 <= K && 128 % 16 == 0) {
             #pragma unroll
             for (int tl_i22 = 0; tl_i22 < 1; ++tl_i22) {
@@ -1793,7 +2029,7 @@ __global__ void __launch_bounds__(512) fp8_gemm_block_scaled_wide_kernel(
                 }
             }
         }
-        // copy(B[col0 +: G, k * G +: G], b0);  (qgemm.tl:155)
+        // copy(B[col0 +: G, k * G +: G], b0);  (qgemm.tl:169)
         if (tl::is_aligned(B, 16) && K % 16 == 0 && col0 >= 0 && col0 + 128 <= N && 128 >= 0 && 128 + 128 <= K && 128 % 16 == 0) {
             #pragma unroll
             for (int tl_i29 = 0; tl_i29 < 2; ++tl_i29) {
@@ -1817,7 +2053,7 @@ __global__ void __launch_bounds__(512) fp8_gemm_block_scaled_wide_kernel(
                 }
             }
         }
-        // copy(B[col0 + G +: G, k * G +: G], b1);  (qgemm.tl:156)
+        // copy(B[col0 + G +: G, k * G +: G], b1);  (qgemm.tl:170)
         if (tl::is_aligned(B, 16) && K % 16 == 0 && (col0 + 128) >= 0 && (col0 + 128) + 128 <= N && 128 >= 0 && 128 + 128 <= K && 128 % 16 == 0) {
             #pragma unroll
             for (int tl_i36 = 0; tl_i36 < 2; ++tl_i36) {
@@ -1846,22 +2082,22 @@ __global__ void __launch_bounds__(512) fp8_gemm_block_scaled_wide_kernel(
     float sa_next[2];  // fragment sa_next: f32[32]
     float sb_next[2];  // local sb_next: f32[2]
     if (0 < k_trips) {
-        // copy(As[row0 +: BM, k], sa);  (qgemm.tl:157)
+        // copy(As[row0 +: BM, k], sa);  (qgemm.tl:171)
         #pragma unroll
         for (int tl_s42 = 0; tl_s42 < 2; ++tl_s42) {
             sa_next[tl_s42] = tl::in_bounds(row0 + ((tl_tid / 4 % 8) + (tl_s42) * 8 + (tl_tid / 256) * 16), M) && tl::in_bounds(0, KG) ? As[int64_t(row0 + ((tl_tid / 4 % 8) + (tl_s42) * 8 + (tl_tid / 256) * 16)) * KG + 0] : 0.0f;
         }
-        // copy(Bs[col0 / G +: 2, k], sb);  (qgemm.tl:158)
+        // copy(Bs[col0 / G +: 2, k], sb);  (qgemm.tl:172)
         for (int tl_e43 = 0; tl_e43 < 2; ++tl_e43) {
             sb_next[tl_e43] = tl::in_bounds((col0 / 128) + tl_e43, NB) && tl::in_bounds(0, KG) ? Bs[int64_t((col0 / 128) + tl_e43) * KG + 0] : 0.0f;
         }
     }
-    // for k in pipelined(KG, stages = STAGES) {  (qgemm.tl:153)
+    // for k in pipelined(KG, stages = STAGES) {  (qgemm.tl:167)
     for (int k = 0; k < k_trips; ++k) {
         tl::cp_async_wait<1>();  // at most 1 copy groups of this thread still in flight
         __syncthreads();  // pipeline: stage `k % 3` has landed and the stage refilled next is no longer read
         if (k + 2 < k_trips) {
-            // copy(A[row0 +: BM, k * G +: G], a);  (qgemm.tl:154)
+            // copy(A[row0 +: BM, k * G +: G], a);  (qgemm.tl:168)
             if (tl::is_aligned(A, 16) && K % 16 == 0 && row0 >= 0 && row0 + 32 <= M && ((k + 2) * 128) >= 0 && ((k + 2) * 128) + 128 <= K && ((k + 2) * 128) % 16 == 0) {
                 #pragma unroll
                 for (int tl_i45 = 0; tl_i45 < 1; ++tl_i45) {
@@ -1889,7 +2125,7 @@ __global__ void __launch_bounds__(512) fp8_gemm_block_scaled_wide_kernel(
                     }
                 }
             }
-            // copy(B[col0 +: G, k * G +: G], b0);  (qgemm.tl:155)
+            // copy(B[col0 +: G, k * G +: G], b0);  (qgemm.tl:169)
             if (tl::is_aligned(B, 16) && K % 16 == 0 && col0 >= 0 && col0 + 128 <= N && ((k + 2) * 128) >= 0 && ((k + 2) * 128) + 128 <= K && ((k + 2) * 128) % 16 == 0) {
                 #pragma unroll
                 for (int tl_i52 = 0; tl_i52 < 2; ++tl_i52) {
@@ -1913,7 +2149,7 @@ __global__ void __launch_bounds__(512) fp8_gemm_block_scaled_wide_kernel(
                     }
                 }
             }
-            // copy(B[col0 + G +: G, k * G +: G], b1);  (qgemm.tl:156)
+            // copy(B[col0 + G +: G, k * G +: G], b1);  (qgemm.tl:170)
             if (tl::is_aligned(B, 16) && K % 16 == 0 && (col0 + 128) >= 0 && (col0 + 128) + 128 <= N && ((k + 2) * 128) >= 0 && ((k + 2) * 128) + 128 <= K && ((k + 2) * 128) % 16 == 0) {
                 #pragma unroll
                 for (int tl_i59 = 0; tl_i59 < 2; ++tl_i59) {
@@ -1939,32 +2175,32 @@ __global__ void __launch_bounds__(512) fp8_gemm_block_scaled_wide_kernel(
             }
         }
         tl::cp_async_commit();
-        // copy(As[row0 +: BM, k], sa);  (qgemm.tl:157)
+        // copy(As[row0 +: BM, k], sa);  (qgemm.tl:171)
         #pragma unroll
         for (int tl_s = 0; tl_s < 2; ++tl_s) sa[tl_s] = sa_next[tl_s];
-        // copy(Bs[col0 / G +: 2, k], sb);  (qgemm.tl:158)
+        // copy(Bs[col0 / G +: 2, k], sb);  (qgemm.tl:172)
         for (int tl_e65 = 0; tl_e65 < 2; ++tl_e65) {
             sb[tl_e65] = sb_next[tl_e65];
         }
         if (k + 1 < k_trips) {
-            // copy(As[row0 +: BM, k], sa);  (qgemm.tl:157)
+            // copy(As[row0 +: BM, k], sa);  (qgemm.tl:171)
             #pragma unroll
             for (int tl_s66 = 0; tl_s66 < 2; ++tl_s66) {
                 sa_next[tl_s66] = tl::in_bounds(row0 + ((tl_tid / 4 % 8) + (tl_s66) * 8 + (tl_tid / 256) * 16), M) && tl::in_bounds(k + 1, KG) ? As[int64_t(row0 + ((tl_tid / 4 % 8) + (tl_s66) * 8 + (tl_tid / 256) * 16)) * KG + (k + 1)] : 0.0f;
             }
-            // copy(Bs[col0 / G +: 2, k], sb);  (qgemm.tl:158)
+            // copy(Bs[col0 / G +: 2, k], sb);  (qgemm.tl:172)
             for (int tl_e67 = 0; tl_e67 < 2; ++tl_e67) {
                 sb_next[tl_e67] = tl::in_bounds((col0 / 128) + tl_e67, NB) && tl::in_bounds(k + 1, KG) ? Bs[int64_t((col0 / 128) + tl_e67) * KG + (k + 1)] : 0.0f;
             }
         }
-        // gemm(a, b0, part, transpose_b = true, clear = true);  (qgemm.tl:159)
+        // gemm(a, b0, part, transpose_b = true, clear = true);  (qgemm.tl:173)
         {
             for (int tl_s = 0; tl_s < part_layout::kSlots; ++tl_s) part[tl_s] = 0.0f;
             tl::warp_gemm_mma<32, 128, 128, 2, 8, tl::f8e4m3, false, true>(
                 part, tl::SharedMatrix<tl::f8e4m3, false, 144>{&a[((k % 3) * 32 + 0) * 144 + 0]},
                 tl::SharedMatrix<tl::f8e4m3, true, 144>{&b0[((k % 3) * 128 + 0) * 144 + 0]}, tl_tid);
         }
-        // for i, j in parallel(BM, G) {  (qgemm.tl:160)
+        // for i, j in parallel(BM, G) {  (qgemm.tl:174)
         // for i, j in parallel(32, 128): each thread visits the elements of `acc0` it holds
         #pragma unroll
         for (int tl_s68 = 0; tl_s68 < acc0_layout::kSlots; ++tl_s68) {
@@ -1972,14 +2208,14 @@ __global__ void __launch_bounds__(512) fp8_gemm_block_scaled_wide_kernel(
             [[maybe_unused]] const int j = acc0_layout::col(tl_tid, tl_s68);
             acc0[tl_s68] = acc0[tl_s68] + part[tl_s68] * (sa[(tl_s68 / 2 % 2)] * sb[0]);
         }
-        // gemm(a, b1, part, transpose_b = true, clear = true);  (qgemm.tl:163)
+        // gemm(a, b1, part, transpose_b = true, clear = true);  (qgemm.tl:177)
         {
             for (int tl_s = 0; tl_s < part_layout::kSlots; ++tl_s) part[tl_s] = 0.0f;
             tl::warp_gemm_mma<32, 128, 128, 2, 8, tl::f8e4m3, false, true>(
                 part, tl::SharedMatrix<tl::f8e4m3, false, 144>{&a[((k % 3) * 32 + 0) * 144 + 0]},
                 tl::SharedMatrix<tl::f8e4m3, true, 144>{&b1[((k % 3) * 128 + 0) * 144 + 0]}, tl_tid);
         }
-        // for i, j in parallel(BM, G) {  (qgemm.tl:164)
+        // for i, j in parallel(BM, G) {  (qgemm.tl:178)
         // for i, j in parallel(32, 128): each thread visits the elements of `acc1` it holds
         #pragma unroll
         for (int tl_s69 = 0; tl_s69 < acc1_layout::kSlots; ++tl_s69) {
@@ -1989,7 +2225,7 @@ __global__ void __launch_bounds__(512) fp8_gemm_block_scaled_wide_kernel(
         }
     }
     tl::cp_async_wait<0>();  // at most 0 copy groups of this thread still in flight
-    // copy(acc0, C[row0 +: BM, col0 +: G]);  (qgemm.tl:168)
+    // copy(acc0, C[row0 +: BM, col0 +: G]);  (qgemm.tl:182)
     #pragma unroll
     for (int tl_chunk70 = 0; tl_chunk70 < acc0_layout::kSlots; tl_chunk70 += 2) {
         tl::bf16* tl_ptr71 = &C[int64_t(row0 + (acc0_layout::row(tl_tid, tl_chunk70))) * N + (col0 + (acc0_layout::col(tl_tid, tl_chunk70)))];
@@ -2005,7 +2241,7 @@ __global__ void __launch_bounds__(512) fp8_gemm_block_scaled_wide_kernel(
             }
         }
     }
-    // copy(acc1, C[row0 +: BM, col0 + G +: G]);  (qgemm.tl:169)
+    // copy(acc1, C[row0 +: BM, col0 + G +: G]);  (qgemm.tl:183)
     #pragma unroll
     for (int tl_chunk73 = 0; tl_chunk73 < acc1_layout::kSlots; tl_chunk73 += 2) {
         tl::bf16* tl_ptr74 = &C[int64_t(row0 + (acc1_layout::row(tl_tid, tl_chunk73))) * N + ((col0 + 128) + (acc1_layout::col(tl_tid, tl_chunk73)))];
@@ -2023,7 +2259,7 @@ __global__ void __launch_bounds__(512) fp8_gemm_block_scaled_wide_kernel(
     }
 }
 
-// kernel fp8_gemm_block_scaled_wide<BM = 128, G = 128, STAGES = 3, THREADS = 256, ROW_CLUSTER = 1, COL_CLUSTER = 1, T = bf16>  (stdlib/qgemm.tl:135)
+// kernel fp8_gemm_block_scaled_wide<BM = 128, G = 128, STAGES = 3, THREADS = 256, ROW_CLUSTER = 1, COL_CLUSTER = 1, T = bf16>  (stdlib/qgemm.tl:149)
 // 256 threads per block, 181296 bytes of shared memory
 // warp-specialized: warpgroup 0 issues TMA loads, the other 256 threads run wgmma; persistent over the tiles
 __global__ void __launch_bounds__(384, 1) fp8_gemm_block_scaled_wide_kernel_sm90(
@@ -2087,11 +2323,11 @@ __global__ void __launch_bounds__(384, 1) fp8_gemm_block_scaled_wide_kernel_sm90
                     const int tl_stage = tl_it % 3;
                     tl::sm90::mbarrier_wait(&tl_empty[tl_stage], (tl_it / 3 + 1) & 1);  // consumers released it
                     tl::sm90::mbarrier_arrive_expect_tx(&tl_full[tl_stage], 49152);
-                    // copy(A[row0 +: BM, k * G +: G], a);  (qgemm.tl:154)
+                    // copy(A[row0 +: BM, k * G +: G], a);  (qgemm.tl:168)
                     tl::sm90::tma_load_2d(a + tl_stage * 16384, &tl_map_A, &tl_full[tl_stage], k * 128, row0);
-                    // copy(B[col0 +: G, k * G +: G], b0);  (qgemm.tl:155)
+                    // copy(B[col0 +: G, k * G +: G], b0);  (qgemm.tl:169)
                     tl::sm90::tma_load_2d(b0 + tl_stage * 16384, &tl_map_B, &tl_full[tl_stage], k * 128, col0);
-                    // copy(B[col0 + G +: G, k * G +: G], b1);  (qgemm.tl:156)
+                    // copy(B[col0 + G +: G, k * G +: G], b1);  (qgemm.tl:170)
                     tl::sm90::tma_load_2d(b1 + tl_stage * 16384, &tl_map_B, &tl_full[tl_stage], k * 128, col0 + 128);
                 }
             }
@@ -2125,44 +2361,44 @@ __global__ void __launch_bounds__(384, 1) fp8_gemm_block_scaled_wide_kernel_sm90
             float sa_next[2];  // fragment sa_next: f32[128]
             float sb_next[2];  // local sb_next: f32[2]
             if (0 < KG) {
-                // copy(As[row0 +: BM, k], sa);  (qgemm.tl:157)
+                // copy(As[row0 +: BM, k], sa);  (qgemm.tl:171)
                 #pragma unroll
                 for (int tl_s0 = 0; tl_s0 < 2; ++tl_s0) {
                     sa_next[tl_s0] = tl::in_bounds(row0 + ((tl_tid / 4 % 8) + (tl_s0) * 8 + (tl_tid / 32) * 16), M) && tl::in_bounds(0, KG) ? As[int64_t(row0 + ((tl_tid / 4 % 8) + (tl_s0) * 8 + (tl_tid / 32) * 16)) * KG + 0] : 0.0f;
                 }
-                // copy(Bs[col0 / G +: 2, k], sb);  (qgemm.tl:158)
+                // copy(Bs[col0 / G +: 2, k], sb);  (qgemm.tl:172)
                 for (int tl_e1 = 0; tl_e1 < 2; ++tl_e1) {
                     sb_next[tl_e1] = tl::in_bounds((col0 / 128) + tl_e1, NB) && tl::in_bounds(0, KG) ? Bs[int64_t((col0 / 128) + tl_e1) * KG + 0] : 0.0f;
                 }
             }
-            // for k in pipelined(KG, stages = STAGES) {  (qgemm.tl:153)
+            // for k in pipelined(KG, stages = STAGES) {  (qgemm.tl:167)
             const int tl_trips2 = KG;
             for (int k = 0; k < tl_trips2; ++k, ++tl_it) {
                 const int tl_stage = tl_it % 3;
                 tl::sm90::mbarrier_wait(&tl_full[tl_stage], (tl_it / 3 + 0) & 1);  // trip k's TMA loads landed
-                // gemm(a, b0, part, transpose_b = true, clear = true);  (qgemm.tl:159)
+                // gemm(a, b0, part, transpose_b = true, clear = true);  (qgemm.tl:173)
                 tl::sm90::warpgroup_gemm<tl::f8e4m3, 128, 128, 128, false, true, 2>(part, a + tl_stage * 16384, b0 + tl_stage * 16384, tl_tid / 128, true);
-                // copy(As[row0 +: BM, k], sa);  (qgemm.tl:157)
+                // copy(As[row0 +: BM, k], sa);  (qgemm.tl:171)
                 #pragma unroll
                 for (int tl_s = 0; tl_s < 2; ++tl_s) sa[tl_s] = sa_next[tl_s];
-                // copy(Bs[col0 / G +: 2, k], sb);  (qgemm.tl:158)
+                // copy(Bs[col0 / G +: 2, k], sb);  (qgemm.tl:172)
                 for (int tl_e3 = 0; tl_e3 < 2; ++tl_e3) {
                     sb[tl_e3] = sb_next[tl_e3];
                 }
                 if (k + 1 < KG) {
-                    // copy(As[row0 +: BM, k], sa);  (qgemm.tl:157)
+                    // copy(As[row0 +: BM, k], sa);  (qgemm.tl:171)
                     #pragma unroll
                     for (int tl_s4 = 0; tl_s4 < 2; ++tl_s4) {
                         sa_next[tl_s4] = tl::in_bounds(row0 + ((tl_tid / 4 % 8) + (tl_s4) * 8 + (tl_tid / 32) * 16), M) && tl::in_bounds(k + 1, KG) ? As[int64_t(row0 + ((tl_tid / 4 % 8) + (tl_s4) * 8 + (tl_tid / 32) * 16)) * KG + (k + 1)] : 0.0f;
                     }
-                    // copy(Bs[col0 / G +: 2, k], sb);  (qgemm.tl:158)
+                    // copy(Bs[col0 / G +: 2, k], sb);  (qgemm.tl:172)
                     for (int tl_e5 = 0; tl_e5 < 2; ++tl_e5) {
                         sb_next[tl_e5] = tl::in_bounds((col0 / 128) + tl_e5, NB) && tl::in_bounds(k + 1, KG) ? Bs[int64_t((col0 / 128) + tl_e5) * KG + (k + 1)] : 0.0f;
                     }
                 }
                 tl::sm90::wgmma_wait<0>();  // #0 (into `part`) retired
                 tl::sm90::fence_accumulators(part);
-                // for i, j in parallel(BM, G) {  (qgemm.tl:160)
+                // for i, j in parallel(BM, G) {  (qgemm.tl:174)
                 // for i, j in parallel(128, 128): each thread visits the elements of `acc0` it holds
                 #pragma unroll
                 for (int tl_s6 = 0; tl_s6 < acc0_layout::kSlots; ++tl_s6) {
@@ -2170,12 +2406,12 @@ __global__ void __launch_bounds__(384, 1) fp8_gemm_block_scaled_wide_kernel_sm90
                     [[maybe_unused]] const int j = acc0_layout::col(tl_tid, tl_s6);
                     acc0[tl_s6] = acc0[tl_s6] + part[tl_s6] * (sa[(tl_s6 / 2 % 2)] * sb[0]);
                 }
-                // gemm(a, b1, part, transpose_b = true, clear = true);  (qgemm.tl:163)
+                // gemm(a, b1, part, transpose_b = true, clear = true);  (qgemm.tl:177)
                 tl::sm90::warpgroup_gemm<tl::f8e4m3, 128, 128, 128, false, true, 2>(part, a + tl_stage * 16384, b1 + tl_stage * 16384, tl_tid / 128, true);
                 tl::sm90::wgmma_wait<0>();  // #1 (into `part`) retired
                 tl::sm90::fence_accumulators(part);
                 if (tl_tid % 32 == 0) tl::sm90::mbarrier_arrive(&tl_empty[tl_stage]);  // release trip k's stage
-                // for i, j in parallel(BM, G) {  (qgemm.tl:164)
+                // for i, j in parallel(BM, G) {  (qgemm.tl:178)
                 // for i, j in parallel(128, 128): each thread visits the elements of `acc1` it holds
                 #pragma unroll
                 for (int tl_s7 = 0; tl_s7 < acc1_layout::kSlots; ++tl_s7) {
@@ -2184,7 +2420,7 @@ __global__ void __launch_bounds__(384, 1) fp8_gemm_block_scaled_wide_kernel_sm90
                     acc1[tl_s7] = acc1[tl_s7] + part[tl_s7] * (sa[(tl_s7 / 2 % 2)] * sb[1]);
                 }
             }
-            // copy(acc0, C[row0 +: BM, col0 +: G]);  (qgemm.tl:168)
+            // copy(acc0, C[row0 +: BM, col0 +: G]);  (qgemm.tl:182)
             {
                 const int tl_wg = tl_tid / 128;
                 tl::bf16* tl_boxes = reinterpret_cast<tl::bf16*>(tl_smem + 147456) + tl_wg * 2 * 64 * 64;  // this warpgroup's staging boxes
@@ -2208,7 +2444,7 @@ __global__ void __launch_bounds__(384, 1) fp8_gemm_block_scaled_wide_kernel_sm90
                     }
                 }
             }
-            // copy(acc1, C[row0 +: BM, col0 + G +: G]);  (qgemm.tl:169)
+            // copy(acc1, C[row0 +: BM, col0 + G +: G]);  (qgemm.tl:183)
             {
                 const int tl_wg = tl_tid / 128;
                 tl::bf16* tl_boxes = reinterpret_cast<tl::bf16*>(tl_smem + 147456) + tl_wg * 2 * 64 * 64;  // this warpgroup's staging boxes
@@ -2238,7 +2474,7 @@ __global__ void __launch_bounds__(384, 1) fp8_gemm_block_scaled_wide_kernel_sm90
     #endif
 }
 
-// kernel fp8_gemm_block_scaled_skinny<BM = 16, G = 128, BN = 128, STAGES = 4>  (stdlib/qgemm.tl:180)
+// kernel fp8_gemm_block_scaled_skinny<BM = 16, G = 128, BN = 128, STAGES = 4>  (stdlib/qgemm.tl:194)
 // 128 threads per block, 82944 bytes of shared memory
 __global__ void __launch_bounds__(128) fp8_gemm_block_scaled_skinny_kernel_variant0(
         const tl::f8e4m3* __restrict__ A,
@@ -2273,7 +2509,7 @@ __global__ void __launch_bounds__(128) fp8_gemm_block_scaled_skinny_kernel_varia
     const int32_t g0 = int(blockIdx.z) * k_groups;
     const int32_t k_trips = tl::min(k_groups, KG - g0);
     if (0 < k_trips) {
-        // copy(B[col0 +: BN, (g0 + k) * G +: G], b);  (qgemm.tl:198)
+        // copy(B[col0 +: BN, (g0 + k) * G +: G], b);  (qgemm.tl:212)
         if (tl::is_aligned(B, 16) && K % 16 == 0 && col0 >= 0 && col0 + 128 <= N && (g0 * 128) >= 0 && (g0 * 128) + 128 <= K && (g0 * 128) % 16 == 0) {
             #pragma unroll
             for (int tl_i1 = 0; tl_i1 < 8; ++tl_i1) {
@@ -2297,7 +2533,7 @@ __global__ void __launch_bounds__(128) fp8_gemm_block_scaled_skinny_kernel_varia
                 }
             }
         }
-        // copy(A[row0 +: BM, (g0 + k) * G +: G], a);  (qgemm.tl:199)
+        // copy(A[row0 +: BM, (g0 + k) * G +: G], a);  (qgemm.tl:213)
         if (tl::is_aligned(A, 16) && K % 16 == 0 && row0 >= 0 && row0 + 16 <= M && (g0 * 128) >= 0 && (g0 * 128) + 128 <= K && (g0 * 128) % 16 == 0) {
             #pragma unroll
             for (int tl_i8 = 0; tl_i8 < 1; ++tl_i8) {
@@ -2324,7 +2560,7 @@ __global__ void __launch_bounds__(128) fp8_gemm_block_scaled_skinny_kernel_varia
     }
     tl::cp_async_commit();
     if (1 < k_trips) {
-        // copy(B[col0 +: BN, (g0 + k) * G +: G], b);  (qgemm.tl:198)
+        // copy(B[col0 +: BN, (g0 + k) * G +: G], b);  (qgemm.tl:212)
         if (tl::is_aligned(B, 16) && K % 16 == 0 && col0 >= 0 && col0 + 128 <= N && ((g0 + 1) * 128) >= 0 && ((g0 + 1) * 128) + 128 <= K && ((g0 + 1) * 128) % 16 == 0) {
             #pragma unroll
             for (int tl_i15 = 0; tl_i15 < 8; ++tl_i15) {
@@ -2348,7 +2584,7 @@ __global__ void __launch_bounds__(128) fp8_gemm_block_scaled_skinny_kernel_varia
                 }
             }
         }
-        // copy(A[row0 +: BM, (g0 + k) * G +: G], a);  (qgemm.tl:199)
+        // copy(A[row0 +: BM, (g0 + k) * G +: G], a);  (qgemm.tl:213)
         if (tl::is_aligned(A, 16) && K % 16 == 0 && row0 >= 0 && row0 + 16 <= M && ((g0 + 1) * 128) >= 0 && ((g0 + 1) * 128) + 128 <= K && ((g0 + 1) * 128) % 16 == 0) {
             #pragma unroll
             for (int tl_i22 = 0; tl_i22 < 1; ++tl_i22) {
@@ -2375,7 +2611,7 @@ __global__ void __launch_bounds__(128) fp8_gemm_block_scaled_skinny_kernel_varia
     }
     tl::cp_async_commit();
     if (2 < k_trips) {
-        // copy(B[col0 +: BN, (g0 + k) * G +: G], b);  (qgemm.tl:198)
+        // copy(B[col0 +: BN, (g0 + k) * G +: G], b);  (qgemm.tl:212)
         if (tl::is_aligned(B, 16) && K % 16 == 0 && col0 >= 0 && col0 + 128 <= N && ((g0 + 2) * 128) >= 0 && ((g0 + 2) * 128) + 128 <= K && ((g0 + 2) * 128) % 16 == 0) {
             #pragma unroll
             for (int tl_i29 = 0; tl_i29 < 8; ++tl_i29) {
@@ -2399,7 +2635,7 @@ __global__ void __launch_bounds__(128) fp8_gemm_block_scaled_skinny_kernel_varia
                 }
             }
         }
-        // copy(A[row0 +: BM, (g0 + k) * G +: G], a);  (qgemm.tl:199)
+        // copy(A[row0 +: BM, (g0 + k) * G +: G], a);  (qgemm.tl:213)
         if (tl::is_aligned(A, 16) && K % 16 == 0 && row0 >= 0 && row0 + 16 <= M && ((g0 + 2) * 128) >= 0 && ((g0 + 2) * 128) + 128 <= K && ((g0 + 2) * 128) % 16 == 0) {
             #pragma unroll
             for (int tl_i36 = 0; tl_i36 < 1; ++tl_i36) {
@@ -2428,22 +2664,22 @@ __global__ void __launch_bounds__(128) fp8_gemm_block_scaled_skinny_kernel_varia
     float sa_next[4];  // fragment sa_next: f32[16]
     float sb_next[1];  // local sb_next: f32[1]
     if (0 < k_trips) {
-        // copy(As[row0 +: BM, g0 + k], sa);  (qgemm.tl:200)
+        // copy(As[row0 +: BM, g0 + k], sa);  (qgemm.tl:214)
         #pragma unroll
         for (int tl_s42 = 0; tl_s42 < 4; ++tl_s42) {
             sa_next[tl_s42] = tl::in_bounds(row0 + ((tl_s42 % 2) + (tl_tid % 4) * 2 + (tl_s42 / 2) * 8), M) && tl::in_bounds(g0, KG) ? As[int64_t(row0 + ((tl_s42 % 2) + (tl_tid % 4) * 2 + (tl_s42 / 2) * 8)) * KG + g0] : 0.0f;
         }
-        // copy(Bs[col0 / G +: 1, g0 + k], sb);  (qgemm.tl:201)
+        // copy(Bs[col0 / G +: 1, g0 + k], sb);  (qgemm.tl:215)
         for (int tl_e43 = 0; tl_e43 < 1; ++tl_e43) {
             sb_next[tl_e43] = tl::in_bounds((col0 / 128) + tl_e43, NB) && tl::in_bounds(g0, KG) ? Bs[int64_t((col0 / 128) + tl_e43) * KG + g0] : 0.0f;
         }
     }
-    // for k in pipelined(min(k_groups, KG - g0), stages = STAGES) {  (qgemm.tl:197)
+    // for k in pipelined(min(k_groups, KG - g0), stages = STAGES) {  (qgemm.tl:211)
     for (int k = 0; k < k_trips; ++k) {
         tl::cp_async_wait<2>();  // at most 2 copy groups of this thread still in flight
         __syncthreads();  // pipeline: stage `k % 4` has landed and the stage refilled next is no longer read
         if (k + 3 < k_trips) {
-            // copy(B[col0 +: BN, (g0 + k) * G +: G], b);  (qgemm.tl:198)
+            // copy(B[col0 +: BN, (g0 + k) * G +: G], b);  (qgemm.tl:212)
             if (tl::is_aligned(B, 16) && K % 16 == 0 && col0 >= 0 && col0 + 128 <= N && ((g0 + (k + 3)) * 128) >= 0 && ((g0 + (k + 3)) * 128) + 128 <= K && ((g0 + (k + 3)) * 128) % 16 == 0) {
                 #pragma unroll
                 for (int tl_i45 = 0; tl_i45 < 8; ++tl_i45) {
@@ -2467,7 +2703,7 @@ __global__ void __launch_bounds__(128) fp8_gemm_block_scaled_skinny_kernel_varia
                     }
                 }
             }
-            // copy(A[row0 +: BM, (g0 + k) * G +: G], a);  (qgemm.tl:199)
+            // copy(A[row0 +: BM, (g0 + k) * G +: G], a);  (qgemm.tl:213)
             if (tl::is_aligned(A, 16) && K % 16 == 0 && row0 >= 0 && row0 + 16 <= M && ((g0 + (k + 3)) * 128) >= 0 && ((g0 + (k + 3)) * 128) + 128 <= K && ((g0 + (k + 3)) * 128) % 16 == 0) {
                 #pragma unroll
                 for (int tl_i52 = 0; tl_i52 < 1; ++tl_i52) {
@@ -2493,32 +2729,32 @@ __global__ void __launch_bounds__(128) fp8_gemm_block_scaled_skinny_kernel_varia
             }
         }
         tl::cp_async_commit();
-        // copy(As[row0 +: BM, g0 + k], sa);  (qgemm.tl:200)
+        // copy(As[row0 +: BM, g0 + k], sa);  (qgemm.tl:214)
         #pragma unroll
         for (int tl_s = 0; tl_s < 4; ++tl_s) sa[tl_s] = sa_next[tl_s];
-        // copy(Bs[col0 / G +: 1, g0 + k], sb);  (qgemm.tl:201)
+        // copy(Bs[col0 / G +: 1, g0 + k], sb);  (qgemm.tl:215)
         for (int tl_e58 = 0; tl_e58 < 1; ++tl_e58) {
             sb[tl_e58] = sb_next[tl_e58];
         }
         if (k + 1 < k_trips) {
-            // copy(As[row0 +: BM, g0 + k], sa);  (qgemm.tl:200)
+            // copy(As[row0 +: BM, g0 + k], sa);  (qgemm.tl:214)
             #pragma unroll
             for (int tl_s59 = 0; tl_s59 < 4; ++tl_s59) {
                 sa_next[tl_s59] = tl::in_bounds(row0 + ((tl_s59 % 2) + (tl_tid % 4) * 2 + (tl_s59 / 2) * 8), M) && tl::in_bounds(g0 + (k + 1), KG) ? As[int64_t(row0 + ((tl_s59 % 2) + (tl_tid % 4) * 2 + (tl_s59 / 2) * 8)) * KG + (g0 + (k + 1))] : 0.0f;
             }
-            // copy(Bs[col0 / G +: 1, g0 + k], sb);  (qgemm.tl:201)
+            // copy(Bs[col0 / G +: 1, g0 + k], sb);  (qgemm.tl:215)
             for (int tl_e60 = 0; tl_e60 < 1; ++tl_e60) {
                 sb_next[tl_e60] = tl::in_bounds((col0 / 128) + tl_e60, NB) && tl::in_bounds(g0 + (k + 1), KG) ? Bs[int64_t((col0 / 128) + tl_e60) * KG + (g0 + (k + 1))] : 0.0f;
             }
         }
-        // gemm(b, a, part, transpose_b = true, clear = true);  (qgemm.tl:202)
+        // gemm(b, a, part, transpose_b = true, clear = true);  (qgemm.tl:216)
         {
             for (int tl_s = 0; tl_s < part_layout::kSlots; ++tl_s) part[tl_s] = 0.0f;
             tl::warp_gemm_mma<128, 16, 128, 4, 1, tl::f8e4m3, false, true>(
                 part, tl::SharedMatrix<tl::f8e4m3, false, 144>{&b[((k % 4) * 128 + 0) * 144 + 0]},
                 tl::SharedMatrix<tl::f8e4m3, true, 144>{&a[((k % 4) * 16 + 0) * 144 + 0]}, tl_tid);
         }
-        // for i, j in parallel(BN, BM) {  (qgemm.tl:203)
+        // for i, j in parallel(BN, BM) {  (qgemm.tl:217)
         // for i, j in parallel(128, 16): each thread visits the elements of `acc` it holds
         #pragma unroll
         for (int tl_s61 = 0; tl_s61 < acc_layout::kSlots; ++tl_s61) {
@@ -2528,7 +2764,7 @@ __global__ void __launch_bounds__(128) fp8_gemm_block_scaled_skinny_kernel_varia
         }
     }
     tl::cp_async_wait<0>();  // at most 0 copy groups of this thread still in flight
-    // for i, j in parallel(BN, BM) {                          // Part[z] = accᵀ  (qgemm.tl:207)
+    // for i, j in parallel(BN, BM) {                          // Part[z] = accᵀ  (qgemm.tl:221)
     // for i, j in parallel(128, 16): each thread visits the elements of `acc` it holds
     #pragma unroll
     for (int tl_s62 = 0; tl_s62 < acc_layout::kSlots; ++tl_s62) {
@@ -2540,7 +2776,7 @@ __global__ void __launch_bounds__(128) fp8_gemm_block_scaled_skinny_kernel_varia
     }
 }
 
-// kernel fp8_gemm_block_scaled_skinny<BM = 16, G = 128, BN = 128, STAGES = 4>  (stdlib/qgemm.tl:180)
+// kernel fp8_gemm_block_scaled_skinny<BM = 16, G = 128, BN = 128, STAGES = 4>  (stdlib/qgemm.tl:194)
 // 128 threads per block, 148624 bytes of shared memory
 // warp-specialized: warpgroup 0 issues TMA loads, the other 128 threads run wgmma; persistent over the tiles
 __global__ void __launch_bounds__(256, 1) fp8_gemm_block_scaled_skinny_kernel_variant0_sm90(
@@ -2615,9 +2851,9 @@ __global__ void __launch_bounds__(256, 1) fp8_gemm_block_scaled_skinny_kernel_va
                     const int tl_stage = tl_it % 8;
                     tl::sm90::mbarrier_wait(&tl_empty[tl_stage], (tl_it / 8 + 1) & 1);  // consumers released it
                     tl::sm90::mbarrier_arrive_expect_tx(&tl_full[tl_stage], 18432);
-                    // copy(B[col0 +: BN, (g0 + k) * G +: G], b);  (qgemm.tl:198)
+                    // copy(B[col0 +: BN, (g0 + k) * G +: G], b);  (qgemm.tl:212)
                     tl::sm90::tma_load_2d(b + tl_stage * 16384, &tl_map_B, &tl_full[tl_stage], (g0 + k) * 128, col0);
-                    // copy(A[row0 +: BM, (g0 + k) * G +: G], a);  (qgemm.tl:199)
+                    // copy(A[row0 +: BM, (g0 + k) * G +: G], a);  (qgemm.tl:213)
                     tl::sm90::tma_load_2d(a + tl_stage * 2048, &tl_map_A, &tl_full[tl_stage], (g0 + k) * 128, row0);
                 }
                 tl_tile = tl::sm90::claim_next_tile(tl_tile_counter, tl_tiles);
@@ -2655,37 +2891,37 @@ __global__ void __launch_bounds__(256, 1) fp8_gemm_block_scaled_skinny_kernel_va
             float sa_next[4];  // fragment sa_next: f32[16]
             float sb_next[1];  // local sb_next: f32[1]
             if (0 < tl::min(k_groups, KG - g0)) {
-                // copy(As[row0 +: BM, g0 + k], sa);  (qgemm.tl:200)
+                // copy(As[row0 +: BM, g0 + k], sa);  (qgemm.tl:214)
                 #pragma unroll
                 for (int tl_s0 = 0; tl_s0 < 4; ++tl_s0) {
                     sa_next[tl_s0] = tl::in_bounds(row0 + ((tl_s0 % 2) + (tl_tid % 4) * 2 + (tl_s0 / 2) * 8), M) && tl::in_bounds(g0, KG) ? As[int64_t(row0 + ((tl_s0 % 2) + (tl_tid % 4) * 2 + (tl_s0 / 2) * 8)) * KG + g0] : 0.0f;
                 }
-                // copy(Bs[col0 / G +: 1, g0 + k], sb);  (qgemm.tl:201)
+                // copy(Bs[col0 / G +: 1, g0 + k], sb);  (qgemm.tl:215)
                 for (int tl_e1 = 0; tl_e1 < 1; ++tl_e1) {
                     sb_next[tl_e1] = tl::in_bounds((col0 / 128) + tl_e1, NB) && tl::in_bounds(g0, KG) ? Bs[int64_t((col0 / 128) + tl_e1) * KG + g0] : 0.0f;
                 }
             }
-            // for k in pipelined(min(k_groups, KG - g0), stages = STAGES) {  (qgemm.tl:197)
+            // for k in pipelined(min(k_groups, KG - g0), stages = STAGES) {  (qgemm.tl:211)
             const int tl_trips2 = tl::min(k_groups, KG - g0);
             for (int k = 0; k < tl_trips2; ++k, ++tl_it) {
                 const int tl_stage = tl_it % 8;
                 tl::sm90::mbarrier_wait(&tl_full[tl_stage], (tl_it / 8 + 0) & 1);  // trip k's TMA loads landed
-                // gemm(b, a, part, transpose_b = true, clear = true);  (qgemm.tl:202)
+                // gemm(b, a, part, transpose_b = true, clear = true);  (qgemm.tl:216)
                 tl::sm90::warpgroup_gemm<tl::f8e4m3, 128, 16, 128, false, true, 1>(part, b + tl_stage * 16384, a + tl_stage * 2048, tl_tid / 128, true);
-                // copy(As[row0 +: BM, g0 + k], sa);  (qgemm.tl:200)
+                // copy(As[row0 +: BM, g0 + k], sa);  (qgemm.tl:214)
                 #pragma unroll
                 for (int tl_s = 0; tl_s < 4; ++tl_s) sa[tl_s] = sa_next[tl_s];
-                // copy(Bs[col0 / G +: 1, g0 + k], sb);  (qgemm.tl:201)
+                // copy(Bs[col0 / G +: 1, g0 + k], sb);  (qgemm.tl:215)
                 for (int tl_e3 = 0; tl_e3 < 1; ++tl_e3) {
                     sb[tl_e3] = sb_next[tl_e3];
                 }
                 if (k + 1 < tl::min(k_groups, KG - g0)) {
-                    // copy(As[row0 +: BM, g0 + k], sa);  (qgemm.tl:200)
+                    // copy(As[row0 +: BM, g0 + k], sa);  (qgemm.tl:214)
                     #pragma unroll
                     for (int tl_s4 = 0; tl_s4 < 4; ++tl_s4) {
                         sa_next[tl_s4] = tl::in_bounds(row0 + ((tl_s4 % 2) + (tl_tid % 4) * 2 + (tl_s4 / 2) * 8), M) && tl::in_bounds(g0 + (k + 1), KG) ? As[int64_t(row0 + ((tl_s4 % 2) + (tl_tid % 4) * 2 + (tl_s4 / 2) * 8)) * KG + (g0 + (k + 1))] : 0.0f;
                     }
-                    // copy(Bs[col0 / G +: 1, g0 + k], sb);  (qgemm.tl:201)
+                    // copy(Bs[col0 / G +: 1, g0 + k], sb);  (qgemm.tl:215)
                     for (int tl_e5 = 0; tl_e5 < 1; ++tl_e5) {
                         sb_next[tl_e5] = tl::in_bounds((col0 / 128) + tl_e5, NB) && tl::in_bounds(g0 + (k + 1), KG) ? Bs[int64_t((col0 / 128) + tl_e5) * KG + (g0 + (k + 1))] : 0.0f;
                     }
@@ -2693,7 +2929,7 @@ __global__ void __launch_bounds__(256, 1) fp8_gemm_block_scaled_skinny_kernel_va
                 tl::sm90::wgmma_wait<0>();  // #0 (into `part`) retired
                 tl::sm90::fence_accumulators(part);
                 if (tl_tid % 32 == 0) tl::sm90::mbarrier_arrive(&tl_empty[tl_stage]);  // release trip k's stage
-                // for i, j in parallel(BN, BM) {  (qgemm.tl:203)
+                // for i, j in parallel(BN, BM) {  (qgemm.tl:217)
                 // for i, j in parallel(128, 16): each thread visits the elements of `acc` it holds
                 #pragma unroll
                 for (int tl_s6 = 0; tl_s6 < acc_layout::kSlots; ++tl_s6) {
@@ -2702,7 +2938,7 @@ __global__ void __launch_bounds__(256, 1) fp8_gemm_block_scaled_skinny_kernel_va
                     acc[tl_s6] = acc[tl_s6] + part[tl_s6] * (sa[(tl_s6 % 2) + (tl_s6 / 4 % 2) * 2] * sb[0]);
                 }
             }
-            // for i, j in parallel(BN, BM) {                          // Part[z] = accᵀ  (qgemm.tl:207)
+            // for i, j in parallel(BN, BM) {                          // Part[z] = accᵀ  (qgemm.tl:221)
             // for i, j in parallel(128, 16): each thread visits the elements of `acc` it holds
             #pragma unroll
             for (int tl_s7 = 0; tl_s7 < acc_layout::kSlots; ++tl_s7) {
@@ -2717,7 +2953,7 @@ __global__ void __launch_bounds__(256, 1) fp8_gemm_block_scaled_skinny_kernel_va
     #endif
 }
 
-// kernel fp8_gemm_block_scaled_skinny<BM = 32, G = 128, BN = 128, STAGES = 4>  (stdlib/qgemm.tl:180)
+// kernel fp8_gemm_block_scaled_skinny<BM = 32, G = 128, BN = 128, STAGES = 4>  (stdlib/qgemm.tl:194)
 // 128 threads per block, 92160 bytes of shared memory
 __global__ void __launch_bounds__(128) fp8_gemm_block_scaled_skinny_kernel_variant1(
         const tl::f8e4m3* __restrict__ A,
@@ -2752,7 +2988,7 @@ __global__ void __launch_bounds__(128) fp8_gemm_block_scaled_skinny_kernel_varia
     const int32_t g0 = int(blockIdx.z) * k_groups;
     const int32_t k_trips = tl::min(k_groups, KG - g0);
     if (0 < k_trips) {
-        // copy(B[col0 +: BN, (g0 + k) * G +: G], b);  (qgemm.tl:198)
+        // copy(B[col0 +: BN, (g0 + k) * G +: G], b);  (qgemm.tl:212)
         if (tl::is_aligned(B, 16) && K % 16 == 0 && col0 >= 0 && col0 + 128 <= N && (g0 * 128) >= 0 && (g0 * 128) + 128 <= K && (g0 * 128) % 16 == 0) {
             #pragma unroll
             for (int tl_i1 = 0; tl_i1 < 8; ++tl_i1) {
@@ -2776,7 +3012,7 @@ __global__ void __launch_bounds__(128) fp8_gemm_block_scaled_skinny_kernel_varia
                 }
             }
         }
-        // copy(A[row0 +: BM, (g0 + k) * G +: G], a);  (qgemm.tl:199)
+        // copy(A[row0 +: BM, (g0 + k) * G +: G], a);  (qgemm.tl:213)
         if (tl::is_aligned(A, 16) && K % 16 == 0 && row0 >= 0 && row0 + 32 <= M && (g0 * 128) >= 0 && (g0 * 128) + 128 <= K && (g0 * 128) % 16 == 0) {
             #pragma unroll
             for (int tl_i8 = 0; tl_i8 < 2; ++tl_i8) {
@@ -2803,7 +3039,7 @@ __global__ void __launch_bounds__(128) fp8_gemm_block_scaled_skinny_kernel_varia
     }
     tl::cp_async_commit();
     if (1 < k_trips) {
-        // copy(B[col0 +: BN, (g0 + k) * G +: G], b);  (qgemm.tl:198)
+        // copy(B[col0 +: BN, (g0 + k) * G +: G], b);  (qgemm.tl:212)
         if (tl::is_aligned(B, 16) && K % 16 == 0 && col0 >= 0 && col0 + 128 <= N && ((g0 + 1) * 128) >= 0 && ((g0 + 1) * 128) + 128 <= K && ((g0 + 1) * 128) % 16 == 0) {
             #pragma unroll
             for (int tl_i15 = 0; tl_i15 < 8; ++tl_i15) {
@@ -2827,7 +3063,7 @@ __global__ void __launch_bounds__(128) fp8_gemm_block_scaled_skinny_kernel_varia
                 }
             }
         }
-        // copy(A[row0 +: BM, (g0 + k) * G +: G], a);  (qgemm.tl:199)
+        // copy(A[row0 +: BM, (g0 + k) * G +: G], a);  (qgemm.tl:213)
         if (tl::is_aligned(A, 16) && K % 16 == 0 && row0 >= 0 && row0 + 32 <= M && ((g0 + 1) * 128) >= 0 && ((g0 + 1) * 128) + 128 <= K && ((g0 + 1) * 128) % 16 == 0) {
             #pragma unroll
             for (int tl_i22 = 0; tl_i22 < 2; ++tl_i22) {
@@ -2854,7 +3090,7 @@ __global__ void __launch_bounds__(128) fp8_gemm_block_scaled_skinny_kernel_varia
     }
     tl::cp_async_commit();
     if (2 < k_trips) {
-        // copy(B[col0 +: BN, (g0 + k) * G +: G], b);  (qgemm.tl:198)
+        // copy(B[col0 +: BN, (g0 + k) * G +: G], b);  (qgemm.tl:212)
         if (tl::is_aligned(B, 16) && K % 16 == 0 && col0 >= 0 && col0 + 128 <= N && ((g0 + 2) * 128) >= 0 && ((g0 + 2) * 128) + 128 <= K && ((g0 + 2) * 128) % 16 == 0) {
             #pragma unroll
             for (int tl_i29 = 0; tl_i29 < 8; ++tl_i29) {
@@ -2878,7 +3114,7 @@ __global__ void __launch_bounds__(128) fp8_gemm_block_scaled_skinny_kernel_varia
                 }
             }
         }
-        // copy(A[row0 +: BM, (g0 + k) * G +: G], a);  (qgemm.tl:199)
+        // copy(A[row0 +: BM, (g0 + k) * G +: G], a);  (qgemm.tl:213)
         if (tl::is_aligned(A, 16) && K % 16 == 0 && row0 >= 0 && row0 + 32 <= M && ((g0 + 2) * 128) >= 0 && ((g0 + 2) * 128) + 128 <= K && ((g0 + 2) * 128) % 16 == 0) {
             #pragma unroll
             for (int tl_i36 = 0; tl_i36 < 2; ++tl_i36) {
@@ -2907,22 +3143,22 @@ __global__ void __launch_bounds__(128) fp8_gemm_block_scaled_skinny_kernel_varia
     float sa_next[8];  // fragment sa_next: f32[32]
     float sb_next[1];  // local sb_next: f32[1]
     if (0 < k_trips) {
-        // copy(As[row0 +: BM, g0 + k], sa);  (qgemm.tl:200)
+        // copy(As[row0 +: BM, g0 + k], sa);  (qgemm.tl:214)
         #pragma unroll
         for (int tl_s42 = 0; tl_s42 < 8; ++tl_s42) {
             sa_next[tl_s42] = tl::in_bounds(row0 + ((tl_s42 % 2) + (tl_tid % 4) * 2 + (tl_s42 / 2) * 8), M) && tl::in_bounds(g0, KG) ? As[int64_t(row0 + ((tl_s42 % 2) + (tl_tid % 4) * 2 + (tl_s42 / 2) * 8)) * KG + g0] : 0.0f;
         }
-        // copy(Bs[col0 / G +: 1, g0 + k], sb);  (qgemm.tl:201)
+        // copy(Bs[col0 / G +: 1, g0 + k], sb);  (qgemm.tl:215)
         for (int tl_e43 = 0; tl_e43 < 1; ++tl_e43) {
             sb_next[tl_e43] = tl::in_bounds((col0 / 128) + tl_e43, NB) && tl::in_bounds(g0, KG) ? Bs[int64_t((col0 / 128) + tl_e43) * KG + g0] : 0.0f;
         }
     }
-    // for k in pipelined(min(k_groups, KG - g0), stages = STAGES) {  (qgemm.tl:197)
+    // for k in pipelined(min(k_groups, KG - g0), stages = STAGES) {  (qgemm.tl:211)
     for (int k = 0; k < k_trips; ++k) {
         tl::cp_async_wait<2>();  // at most 2 copy groups of this thread still in flight
         __syncthreads();  // pipeline: stage `k % 4` has landed and the stage refilled next is no longer read
         if (k + 3 < k_trips) {
-            // copy(B[col0 +: BN, (g0 + k) * G +: G], b);  (qgemm.tl:198)
+            // copy(B[col0 +: BN, (g0 + k) * G +: G], b);  (qgemm.tl:212)
             if (tl::is_aligned(B, 16) && K % 16 == 0 && col0 >= 0 && col0 + 128 <= N && ((g0 + (k + 3)) * 128) >= 0 && ((g0 + (k + 3)) * 128) + 128 <= K && ((g0 + (k + 3)) * 128) % 16 == 0) {
                 #pragma unroll
                 for (int tl_i45 = 0; tl_i45 < 8; ++tl_i45) {
@@ -2946,7 +3182,7 @@ __global__ void __launch_bounds__(128) fp8_gemm_block_scaled_skinny_kernel_varia
                     }
                 }
             }
-            // copy(A[row0 +: BM, (g0 + k) * G +: G], a);  (qgemm.tl:199)
+            // copy(A[row0 +: BM, (g0 + k) * G +: G], a);  (qgemm.tl:213)
             if (tl::is_aligned(A, 16) && K % 16 == 0 && row0 >= 0 && row0 + 32 <= M && ((g0 + (k + 3)) * 128) >= 0 && ((g0 + (k + 3)) * 128) + 128 <= K && ((g0 + (k + 3)) * 128) % 16 == 0) {
                 #pragma unroll
                 for (int tl_i52 = 0; tl_i52 < 2; ++tl_i52) {
@@ -2972,32 +3208,32 @@ __global__ void __launch_bounds__(128) fp8_gemm_block_scaled_skinny_kernel_varia
             }
         }
         tl::cp_async_commit();
-        // copy(As[row0 +: BM, g0 + k], sa);  (qgemm.tl:200)
+        // copy(As[row0 +: BM, g0 + k], sa);  (qgemm.tl:214)
         #pragma unroll
         for (int tl_s = 0; tl_s < 8; ++tl_s) sa[tl_s] = sa_next[tl_s];
-        // copy(Bs[col0 / G +: 1, g0 + k], sb);  (qgemm.tl:201)
+        // copy(Bs[col0 / G +: 1, g0 + k], sb);  (qgemm.tl:215)
         for (int tl_e58 = 0; tl_e58 < 1; ++tl_e58) {
             sb[tl_e58] = sb_next[tl_e58];
         }
         if (k + 1 < k_trips) {
-            // copy(As[row0 +: BM, g0 + k], sa);  (qgemm.tl:200)
+            // copy(As[row0 +: BM, g0 + k], sa);  (qgemm.tl:214)
             #pragma unroll
             for (int tl_s59 = 0; tl_s59 < 8; ++tl_s59) {
                 sa_next[tl_s59] = tl::in_bounds(row0 + ((tl_s59 % 2) + (tl_tid % 4) * 2 + (tl_s59 / 2) * 8), M) && tl::in_bounds(g0 + (k + 1), KG) ? As[int64_t(row0 + ((tl_s59 % 2) + (tl_tid % 4) * 2 + (tl_s59 / 2) * 8)) * KG + (g0 + (k + 1))] : 0.0f;
             }
-            // copy(Bs[col0 / G +: 1, g0 + k], sb);  (qgemm.tl:201)
+            // copy(Bs[col0 / G +: 1, g0 + k], sb);  (qgemm.tl:215)
             for (int tl_e60 = 0; tl_e60 < 1; ++tl_e60) {
                 sb_next[tl_e60] = tl::in_bounds((col0 / 128) + tl_e60, NB) && tl::in_bounds(g0 + (k + 1), KG) ? Bs[int64_t((col0 / 128) + tl_e60) * KG + (g0 + (k + 1))] : 0.0f;
             }
         }
-        // gemm(b, a, part, transpose_b = true, clear = true);  (qgemm.tl:202)
+        // gemm(b, a, part, transpose_b = true, clear = true);  (qgemm.tl:216)
         {
             for (int tl_s = 0; tl_s < part_layout::kSlots; ++tl_s) part[tl_s] = 0.0f;
             tl::warp_gemm_mma<128, 32, 128, 4, 1, tl::f8e4m3, false, true>(
                 part, tl::SharedMatrix<tl::f8e4m3, false, 144>{&b[((k % 4) * 128 + 0) * 144 + 0]},
                 tl::SharedMatrix<tl::f8e4m3, true, 144>{&a[((k % 4) * 32 + 0) * 144 + 0]}, tl_tid);
         }
-        // for i, j in parallel(BN, BM) {  (qgemm.tl:203)
+        // for i, j in parallel(BN, BM) {  (qgemm.tl:217)
         // for i, j in parallel(128, 32): each thread visits the elements of `acc` it holds
         #pragma unroll
         for (int tl_s61 = 0; tl_s61 < acc_layout::kSlots; ++tl_s61) {
@@ -3007,7 +3243,7 @@ __global__ void __launch_bounds__(128) fp8_gemm_block_scaled_skinny_kernel_varia
         }
     }
     tl::cp_async_wait<0>();  // at most 0 copy groups of this thread still in flight
-    // for i, j in parallel(BN, BM) {                          // Part[z] = accᵀ  (qgemm.tl:207)
+    // for i, j in parallel(BN, BM) {                          // Part[z] = accᵀ  (qgemm.tl:221)
     // for i, j in parallel(128, 32): each thread visits the elements of `acc` it holds
     #pragma unroll
     for (int tl_s62 = 0; tl_s62 < acc_layout::kSlots; ++tl_s62) {
@@ -3019,7 +3255,7 @@ __global__ void __launch_bounds__(128) fp8_gemm_block_scaled_skinny_kernel_varia
     }
 }
 
-// kernel fp8_gemm_block_scaled_skinny<BM = 32, G = 128, BN = 128, STAGES = 4>  (stdlib/qgemm.tl:180)
+// kernel fp8_gemm_block_scaled_skinny<BM = 32, G = 128, BN = 128, STAGES = 4>  (stdlib/qgemm.tl:194)
 // 128 threads per block, 144512 bytes of shared memory
 // warp-specialized: warpgroup 0 issues TMA loads, the other 128 threads run wgmma; persistent over the tiles
 __global__ void __launch_bounds__(256, 1) fp8_gemm_block_scaled_skinny_kernel_variant1_sm90(
@@ -3094,9 +3330,9 @@ __global__ void __launch_bounds__(256, 1) fp8_gemm_block_scaled_skinny_kernel_va
                     const int tl_stage = tl_it % 7;
                     tl::sm90::mbarrier_wait(&tl_empty[tl_stage], (tl_it / 7 + 1) & 1);  // consumers released it
                     tl::sm90::mbarrier_arrive_expect_tx(&tl_full[tl_stage], 20480);
-                    // copy(B[col0 +: BN, (g0 + k) * G +: G], b);  (qgemm.tl:198)
+                    // copy(B[col0 +: BN, (g0 + k) * G +: G], b);  (qgemm.tl:212)
                     tl::sm90::tma_load_2d(b + tl_stage * 16384, &tl_map_B, &tl_full[tl_stage], (g0 + k) * 128, col0);
-                    // copy(A[row0 +: BM, (g0 + k) * G +: G], a);  (qgemm.tl:199)
+                    // copy(A[row0 +: BM, (g0 + k) * G +: G], a);  (qgemm.tl:213)
                     tl::sm90::tma_load_2d(a + tl_stage * 4096, &tl_map_A, &tl_full[tl_stage], (g0 + k) * 128, row0);
                 }
                 tl_tile = tl::sm90::claim_next_tile(tl_tile_counter, tl_tiles);
@@ -3134,37 +3370,37 @@ __global__ void __launch_bounds__(256, 1) fp8_gemm_block_scaled_skinny_kernel_va
             float sa_next[8];  // fragment sa_next: f32[32]
             float sb_next[1];  // local sb_next: f32[1]
             if (0 < tl::min(k_groups, KG - g0)) {
-                // copy(As[row0 +: BM, g0 + k], sa);  (qgemm.tl:200)
+                // copy(As[row0 +: BM, g0 + k], sa);  (qgemm.tl:214)
                 #pragma unroll
                 for (int tl_s0 = 0; tl_s0 < 8; ++tl_s0) {
                     sa_next[tl_s0] = tl::in_bounds(row0 + ((tl_s0 % 2) + (tl_tid % 4) * 2 + (tl_s0 / 2) * 8), M) && tl::in_bounds(g0, KG) ? As[int64_t(row0 + ((tl_s0 % 2) + (tl_tid % 4) * 2 + (tl_s0 / 2) * 8)) * KG + g0] : 0.0f;
                 }
-                // copy(Bs[col0 / G +: 1, g0 + k], sb);  (qgemm.tl:201)
+                // copy(Bs[col0 / G +: 1, g0 + k], sb);  (qgemm.tl:215)
                 for (int tl_e1 = 0; tl_e1 < 1; ++tl_e1) {
                     sb_next[tl_e1] = tl::in_bounds((col0 / 128) + tl_e1, NB) && tl::in_bounds(g0, KG) ? Bs[int64_t((col0 / 128) + tl_e1) * KG + g0] : 0.0f;
                 }
             }
-            // for k in pipelined(min(k_groups, KG - g0), stages = STAGES) {  (qgemm.tl:197)
+            // for k in pipelined(min(k_groups, KG - g0), stages = STAGES) {  (qgemm.tl:211)
             const int tl_trips2 = tl::min(k_groups, KG - g0);
             for (int k = 0; k < tl_trips2; ++k, ++tl_it) {
                 const int tl_stage = tl_it % 7;
                 tl::sm90::mbarrier_wait(&tl_full[tl_stage], (tl_it / 7 + 0) & 1);  // trip k's TMA loads landed
-                // gemm(b, a, part, transpose_b = true, clear = true);  (qgemm.tl:202)
+                // gemm(b, a, part, transpose_b = true, clear = true);  (qgemm.tl:216)
                 tl::sm90::warpgroup_gemm<tl::f8e4m3, 128, 32, 128, false, true, 1>(part, b + tl_stage * 16384, a + tl_stage * 4096, tl_tid / 128, true);
-                // copy(As[row0 +: BM, g0 + k], sa);  (qgemm.tl:200)
+                // copy(As[row0 +: BM, g0 + k], sa);  (qgemm.tl:214)
                 #pragma unroll
                 for (int tl_s = 0; tl_s < 8; ++tl_s) sa[tl_s] = sa_next[tl_s];
-                // copy(Bs[col0 / G +: 1, g0 + k], sb);  (qgemm.tl:201)
+                // copy(Bs[col0 / G +: 1, g0 + k], sb);  (qgemm.tl:215)
                 for (int tl_e3 = 0; tl_e3 < 1; ++tl_e3) {
                     sb[tl_e3] = sb_next[tl_e3];
                 }
                 if (k + 1 < tl::min(k_groups, KG - g0)) {
-                    // copy(As[row0 +: BM, g0 + k], sa);  (qgemm.tl:200)
+                    // copy(As[row0 +: BM, g0 + k], sa);  (qgemm.tl:214)
                     #pragma unroll
                     for (int tl_s4 = 0; tl_s4 < 8; ++tl_s4) {
                         sa_next[tl_s4] = tl::in_bounds(row0 + ((tl_s4 % 2) + (tl_tid % 4) * 2 + (tl_s4 / 2) * 8), M) && tl::in_bounds(g0 + (k + 1), KG) ? As[int64_t(row0 + ((tl_s4 % 2) + (tl_tid % 4) * 2 + (tl_s4 / 2) * 8)) * KG + (g0 + (k + 1))] : 0.0f;
                     }
-                    // copy(Bs[col0 / G +: 1, g0 + k], sb);  (qgemm.tl:201)
+                    // copy(Bs[col0 / G +: 1, g0 + k], sb);  (qgemm.tl:215)
                     for (int tl_e5 = 0; tl_e5 < 1; ++tl_e5) {
                         sb_next[tl_e5] = tl::in_bounds((col0 / 128) + tl_e5, NB) && tl::in_bounds(g0 + (k + 1), KG) ? Bs[int64_t((col0 / 128) + tl_e5) * KG + (g0 + (k + 1))] : 0.0f;
                     }
@@ -3172,7 +3408,7 @@ __global__ void __launch_bounds__(256, 1) fp8_gemm_block_scaled_skinny_kernel_va
                 tl::sm90::wgmma_wait<0>();  // #0 (into `part`) retired
                 tl::sm90::fence_accumulators(part);
                 if (tl_tid % 32 == 0) tl::sm90::mbarrier_arrive(&tl_empty[tl_stage]);  // release trip k's stage
-                // for i, j in parallel(BN, BM) {  (qgemm.tl:203)
+                // for i, j in parallel(BN, BM) {  (qgemm.tl:217)
                 // for i, j in parallel(128, 32): each thread visits the elements of `acc` it holds
                 #pragma unroll
                 for (int tl_s6 = 0; tl_s6 < acc_layout::kSlots; ++tl_s6) {
@@ -3181,7 +3417,7 @@ __global__ void __launch_bounds__(256, 1) fp8_gemm_block_scaled_skinny_kernel_va
                     acc[tl_s6] = acc[tl_s6] + part[tl_s6] * (sa[(tl_s6 % 2) + (tl_s6 / 4 % 4) * 2] * sb[0]);
                 }
             }
-            // for i, j in parallel(BN, BM) {                          // Part[z] = accᵀ  (qgemm.tl:207)
+            // for i, j in parallel(BN, BM) {                          // Part[z] = accᵀ  (qgemm.tl:221)
             // for i, j in parallel(128, 32): each thread visits the elements of `acc` it holds
             #pragma unroll
             for (int tl_s7 = 0; tl_s7 < acc_layout::kSlots; ++tl_s7) {
@@ -3196,7 +3432,7 @@ __global__ void __launch_bounds__(256, 1) fp8_gemm_block_scaled_skinny_kernel_va
     #endif
 }
 
-// kernel fp8_gemm_block_scaled_skinny<BM = 64, G = 128, BN = 128, STAGES = 4>  (stdlib/qgemm.tl:180)
+// kernel fp8_gemm_block_scaled_skinny<BM = 64, G = 128, BN = 128, STAGES = 4>  (stdlib/qgemm.tl:194)
 // 128 threads per block, 110592 bytes of shared memory
 __global__ void __launch_bounds__(128) fp8_gemm_block_scaled_skinny_kernel_variant2(
         const tl::f8e4m3* __restrict__ A,
@@ -3231,7 +3467,7 @@ __global__ void __launch_bounds__(128) fp8_gemm_block_scaled_skinny_kernel_varia
     const int32_t g0 = int(blockIdx.z) * k_groups;
     const int32_t k_trips = tl::min(k_groups, KG - g0);
     if (0 < k_trips) {
-        // copy(B[col0 +: BN, (g0 + k) * G +: G], b);  (qgemm.tl:198)
+        // copy(B[col0 +: BN, (g0 + k) * G +: G], b);  (qgemm.tl:212)
         if (tl::is_aligned(B, 16) && K % 16 == 0 && col0 >= 0 && col0 + 128 <= N && (g0 * 128) >= 0 && (g0 * 128) + 128 <= K && (g0 * 128) % 16 == 0) {
             #pragma unroll
             for (int tl_i1 = 0; tl_i1 < 8; ++tl_i1) {
@@ -3255,7 +3491,7 @@ __global__ void __launch_bounds__(128) fp8_gemm_block_scaled_skinny_kernel_varia
                 }
             }
         }
-        // copy(A[row0 +: BM, (g0 + k) * G +: G], a);  (qgemm.tl:199)
+        // copy(A[row0 +: BM, (g0 + k) * G +: G], a);  (qgemm.tl:213)
         if (tl::is_aligned(A, 16) && K % 16 == 0 && row0 >= 0 && row0 + 64 <= M && (g0 * 128) >= 0 && (g0 * 128) + 128 <= K && (g0 * 128) % 16 == 0) {
             #pragma unroll
             for (int tl_i8 = 0; tl_i8 < 4; ++tl_i8) {
@@ -3282,7 +3518,7 @@ __global__ void __launch_bounds__(128) fp8_gemm_block_scaled_skinny_kernel_varia
     }
     tl::cp_async_commit();
     if (1 < k_trips) {
-        // copy(B[col0 +: BN, (g0 + k) * G +: G], b);  (qgemm.tl:198)
+        // copy(B[col0 +: BN, (g0 + k) * G +: G], b);  (qgemm.tl:212)
         if (tl::is_aligned(B, 16) && K % 16 == 0 && col0 >= 0 && col0 + 128 <= N && ((g0 + 1) * 128) >= 0 && ((g0 + 1) * 128) + 128 <= K && ((g0 + 1) * 128) % 16 == 0) {
             #pragma unroll
             for (int tl_i15 = 0; tl_i15 < 8; ++tl_i15) {
@@ -3306,7 +3542,7 @@ __global__ void __launch_bounds__(128) fp8_gemm_block_scaled_skinny_kernel_varia
                 }
             }
         }
-        // copy(A[row0 +: BM, (g0 + k) * G +: G], a);  (qgemm.tl:199)
+        // copy(A[row0 +: BM, (g0 + k) * G +: G], a);  (qgemm.tl:213)
         if (tl::is_aligned(A, 16) && K % 16 == 0 && row0 >= 0 && row0 + 64 <= M && ((g0 + 1) * 128) >= 0 && ((g0 + 1) * 128) + 128 <= K && ((g0 + 1) * 128) % 16 == 0) {
             #pragma unroll
             for (int tl_i22 = 0; tl_i22 < 4; ++tl_i22) {
@@ -3333,7 +3569,7 @@ __global__ void __launch_bounds__(128) fp8_gemm_block_scaled_skinny_kernel_varia
     }
     tl::cp_async_commit();
     if (2 < k_trips) {
-        // copy(B[col0 +: BN, (g0 + k) * G +: G], b);  (qgemm.tl:198)
+        // copy(B[col0 +: BN, (g0 + k) * G +: G], b);  (qgemm.tl:212)
         if (tl::is_aligned(B, 16) && K % 16 == 0 && col0 >= 0 && col0 + 128 <= N && ((g0 + 2) * 128) >= 0 && ((g0 + 2) * 128) + 128 <= K && ((g0 + 2) * 128) % 16 == 0) {
             #pragma unroll
             for (int tl_i29 = 0; tl_i29 < 8; ++tl_i29) {
@@ -3357,7 +3593,7 @@ __global__ void __launch_bounds__(128) fp8_gemm_block_scaled_skinny_kernel_varia
                 }
             }
         }
-        // copy(A[row0 +: BM, (g0 + k) * G +: G], a);  (qgemm.tl:199)
+        // copy(A[row0 +: BM, (g0 + k) * G +: G], a);  (qgemm.tl:213)
         if (tl::is_aligned(A, 16) && K % 16 == 0 && row0 >= 0 && row0 + 64 <= M && ((g0 + 2) * 128) >= 0 && ((g0 + 2) * 128) + 128 <= K && ((g0 + 2) * 128) % 16 == 0) {
             #pragma unroll
             for (int tl_i36 = 0; tl_i36 < 4; ++tl_i36) {
@@ -3386,22 +3622,22 @@ __global__ void __launch_bounds__(128) fp8_gemm_block_scaled_skinny_kernel_varia
     float sa_next[8];  // fragment sa_next: f32[64]
     float sb_next[1];  // local sb_next: f32[1]
     if (0 < k_trips) {
-        // copy(As[row0 +: BM, g0 + k], sa);  (qgemm.tl:200)
+        // copy(As[row0 +: BM, g0 + k], sa);  (qgemm.tl:214)
         #pragma unroll
         for (int tl_s42 = 0; tl_s42 < 8; ++tl_s42) {
             sa_next[tl_s42] = tl::in_bounds(row0 + ((tl_s42 % 2) + (tl_tid % 4) * 2 + (tl_s42 / 2) * 8 + (tl_tid / 32 % 2) * 32), M) && tl::in_bounds(g0, KG) ? As[int64_t(row0 + ((tl_s42 % 2) + (tl_tid % 4) * 2 + (tl_s42 / 2) * 8 + (tl_tid / 32 % 2) * 32)) * KG + g0] : 0.0f;
         }
-        // copy(Bs[col0 / G +: 1, g0 + k], sb);  (qgemm.tl:201)
+        // copy(Bs[col0 / G +: 1, g0 + k], sb);  (qgemm.tl:215)
         for (int tl_e43 = 0; tl_e43 < 1; ++tl_e43) {
             sb_next[tl_e43] = tl::in_bounds((col0 / 128) + tl_e43, NB) && tl::in_bounds(g0, KG) ? Bs[int64_t((col0 / 128) + tl_e43) * KG + g0] : 0.0f;
         }
     }
-    // for k in pipelined(min(k_groups, KG - g0), stages = STAGES) {  (qgemm.tl:197)
+    // for k in pipelined(min(k_groups, KG - g0), stages = STAGES) {  (qgemm.tl:211)
     for (int k = 0; k < k_trips; ++k) {
         tl::cp_async_wait<2>();  // at most 2 copy groups of this thread still in flight
         __syncthreads();  // pipeline: stage `k % 4` has landed and the stage refilled next is no longer read
         if (k + 3 < k_trips) {
-            // copy(B[col0 +: BN, (g0 + k) * G +: G], b);  (qgemm.tl:198)
+            // copy(B[col0 +: BN, (g0 + k) * G +: G], b);  (qgemm.tl:212)
             if (tl::is_aligned(B, 16) && K % 16 == 0 && col0 >= 0 && col0 + 128 <= N && ((g0 + (k + 3)) * 128) >= 0 && ((g0 + (k + 3)) * 128) + 128 <= K && ((g0 + (k + 3)) * 128) % 16 == 0) {
                 #pragma unroll
                 for (int tl_i45 = 0; tl_i45 < 8; ++tl_i45) {
@@ -3425,7 +3661,7 @@ __global__ void __launch_bounds__(128) fp8_gemm_block_scaled_skinny_kernel_varia
                     }
                 }
             }
-            // copy(A[row0 +: BM, (g0 + k) * G +: G], a);  (qgemm.tl:199)
+            // copy(A[row0 +: BM, (g0 + k) * G +: G], a);  (qgemm.tl:213)
             if (tl::is_aligned(A, 16) && K % 16 == 0 && row0 >= 0 && row0 + 64 <= M && ((g0 + (k + 3)) * 128) >= 0 && ((g0 + (k + 3)) * 128) + 128 <= K && ((g0 + (k + 3)) * 128) % 16 == 0) {
                 #pragma unroll
                 for (int tl_i52 = 0; tl_i52 < 4; ++tl_i52) {
@@ -3451,32 +3687,32 @@ __global__ void __launch_bounds__(128) fp8_gemm_block_scaled_skinny_kernel_varia
             }
         }
         tl::cp_async_commit();
-        // copy(As[row0 +: BM, g0 + k], sa);  (qgemm.tl:200)
+        // copy(As[row0 +: BM, g0 + k], sa);  (qgemm.tl:214)
         #pragma unroll
         for (int tl_s = 0; tl_s < 8; ++tl_s) sa[tl_s] = sa_next[tl_s];
-        // copy(Bs[col0 / G +: 1, g0 + k], sb);  (qgemm.tl:201)
+        // copy(Bs[col0 / G +: 1, g0 + k], sb);  (qgemm.tl:215)
         for (int tl_e58 = 0; tl_e58 < 1; ++tl_e58) {
             sb[tl_e58] = sb_next[tl_e58];
         }
         if (k + 1 < k_trips) {
-            // copy(As[row0 +: BM, g0 + k], sa);  (qgemm.tl:200)
+            // copy(As[row0 +: BM, g0 + k], sa);  (qgemm.tl:214)
             #pragma unroll
             for (int tl_s59 = 0; tl_s59 < 8; ++tl_s59) {
                 sa_next[tl_s59] = tl::in_bounds(row0 + ((tl_s59 % 2) + (tl_tid % 4) * 2 + (tl_s59 / 2) * 8 + (tl_tid / 32 % 2) * 32), M) && tl::in_bounds(g0 + (k + 1), KG) ? As[int64_t(row0 + ((tl_s59 % 2) + (tl_tid % 4) * 2 + (tl_s59 / 2) * 8 + (tl_tid / 32 % 2) * 32)) * KG + (g0 + (k + 1))] : 0.0f;
             }
-            // copy(Bs[col0 / G +: 1, g0 + k], sb);  (qgemm.tl:201)
+            // copy(Bs[col0 / G +: 1, g0 + k], sb);  (qgemm.tl:215)
             for (int tl_e60 = 0; tl_e60 < 1; ++tl_e60) {
                 sb_next[tl_e60] = tl::in_bounds((col0 / 128) + tl_e60, NB) && tl::in_bounds(g0 + (k + 1), KG) ? Bs[int64_t((col0 / 128) + tl_e60) * KG + (g0 + (k + 1))] : 0.0f;
             }
         }
-        // gemm(b, a, part, transpose_b = true, clear = true);  (qgemm.tl:202)
+        // gemm(b, a, part, transpose_b = true, clear = true);  (qgemm.tl:216)
         {
             for (int tl_s = 0; tl_s < part_layout::kSlots; ++tl_s) part[tl_s] = 0.0f;
             tl::warp_gemm_mma<128, 64, 128, 2, 2, tl::f8e4m3, false, true>(
                 part, tl::SharedMatrix<tl::f8e4m3, false, 144>{&b[((k % 4) * 128 + 0) * 144 + 0]},
                 tl::SharedMatrix<tl::f8e4m3, true, 144>{&a[((k % 4) * 64 + 0) * 144 + 0]}, tl_tid);
         }
-        // for i, j in parallel(BN, BM) {  (qgemm.tl:203)
+        // for i, j in parallel(BN, BM) {  (qgemm.tl:217)
         // for i, j in parallel(128, 64): each thread visits the elements of `acc` it holds
         #pragma unroll
         for (int tl_s61 = 0; tl_s61 < acc_layout::kSlots; ++tl_s61) {
@@ -3486,7 +3722,7 @@ __global__ void __launch_bounds__(128) fp8_gemm_block_scaled_skinny_kernel_varia
         }
     }
     tl::cp_async_wait<0>();  // at most 0 copy groups of this thread still in flight
-    // for i, j in parallel(BN, BM) {                          // Part[z] = accᵀ  (qgemm.tl:207)
+    // for i, j in parallel(BN, BM) {                          // Part[z] = accᵀ  (qgemm.tl:221)
     // for i, j in parallel(128, 64): each thread visits the elements of `acc` it holds
     #pragma unroll
     for (int tl_s62 = 0; tl_s62 < acc_layout::kSlots; ++tl_s62) {
@@ -3498,7 +3734,7 @@ __global__ void __launch_bounds__(128) fp8_gemm_block_scaled_skinny_kernel_varia
     }
 }
 
-// kernel fp8_gemm_block_scaled_skinny<BM = 64, G = 128, BN = 128, STAGES = 4>  (stdlib/qgemm.tl:180)
+// kernel fp8_gemm_block_scaled_skinny<BM = 64, G = 128, BN = 128, STAGES = 4>  (stdlib/qgemm.tl:194)
 // 128 threads per block, 148592 bytes of shared memory
 // warp-specialized: warpgroup 0 issues TMA loads, the other 128 threads run wgmma; persistent over the tiles
 __global__ void __launch_bounds__(256, 1) fp8_gemm_block_scaled_skinny_kernel_variant2_sm90(
@@ -3572,9 +3808,9 @@ __global__ void __launch_bounds__(256, 1) fp8_gemm_block_scaled_skinny_kernel_va
                     const int tl_stage = tl_it % 6;
                     tl::sm90::mbarrier_wait(&tl_empty[tl_stage], (tl_it / 6 + 1) & 1);  // consumers released it
                     tl::sm90::mbarrier_arrive_expect_tx(&tl_full[tl_stage], 24576);
-                    // copy(B[col0 +: BN, (g0 + k) * G +: G], b);  (qgemm.tl:198)
+                    // copy(B[col0 +: BN, (g0 + k) * G +: G], b);  (qgemm.tl:212)
                     tl::sm90::tma_load_2d(b + tl_stage * 16384, &tl_map_B, &tl_full[tl_stage], (g0 + k) * 128, col0);
-                    // copy(A[row0 +: BM, (g0 + k) * G +: G], a);  (qgemm.tl:199)
+                    // copy(A[row0 +: BM, (g0 + k) * G +: G], a);  (qgemm.tl:213)
                     tl::sm90::tma_load_2d(a + tl_stage * 8192, &tl_map_A, &tl_full[tl_stage], (g0 + k) * 128, row0);
                 }
                 tl_tile = tl::sm90::claim_next_tile(tl_tile_counter, tl_tiles);
@@ -3609,26 +3845,26 @@ __global__ void __launch_bounds__(256, 1) fp8_gemm_block_scaled_skinny_kernel_va
             const int32_t row0 = tl_block_y * 64;
             const int32_t col0 = tl_block_x * 128;
             const int32_t g0 = tl_block_z * k_groups;
-            // for k in pipelined(min(k_groups, KG - g0), stages = STAGES) {  (qgemm.tl:197)
+            // for k in pipelined(min(k_groups, KG - g0), stages = STAGES) {  (qgemm.tl:211)
             const int tl_trips0 = tl::min(k_groups, KG - g0);
             for (int k = 0; k < tl_trips0; ++k, ++tl_it) {
                 const int tl_stage = tl_it % 6;
                 tl::sm90::mbarrier_wait(&tl_full[tl_stage], (tl_it / 6 + 0) & 1);  // trip k's TMA loads landed
-                // gemm(b, a, part, transpose_b = true, clear = true);  (qgemm.tl:202)
+                // gemm(b, a, part, transpose_b = true, clear = true);  (qgemm.tl:216)
                 tl::sm90::warpgroup_gemm<tl::f8e4m3, 128, 64, 128, false, true, 1>(part, b + tl_stage * 16384, a + tl_stage * 8192, tl_tid / 128, true);
-                // copy(As[row0 +: BM, g0 + k], sa);  (qgemm.tl:200)
+                // copy(As[row0 +: BM, g0 + k], sa);  (qgemm.tl:214)
                 #pragma unroll
                 for (int tl_s1 = 0; tl_s1 < 16; ++tl_s1) {
                     sa[tl_s1] = tl::in_bounds(row0 + ((tl_s1 % 2) + (tl_tid % 4) * 2 + (tl_s1 / 2) * 8), M) && tl::in_bounds(g0 + k, KG) ? As[int64_t(row0 + ((tl_s1 % 2) + (tl_tid % 4) * 2 + (tl_s1 / 2) * 8)) * KG + (g0 + k)] : 0.0f;
                 }
-                // copy(Bs[col0 / G +: 1, g0 + k], sb);  (qgemm.tl:201)
+                // copy(Bs[col0 / G +: 1, g0 + k], sb);  (qgemm.tl:215)
                 for (int tl_e2 = 0; tl_e2 < 1; ++tl_e2) {
                     sb[tl_e2] = tl::in_bounds((col0 / 128) + tl_e2, NB) && tl::in_bounds(g0 + k, KG) ? Bs[int64_t((col0 / 128) + tl_e2) * KG + (g0 + k)] : 0.0f;
                 }
                 tl::sm90::wgmma_wait<0>();  // #0 (into `part`) retired
                 tl::sm90::fence_accumulators(part);
                 if (tl_tid % 32 == 0) tl::sm90::mbarrier_arrive(&tl_empty[tl_stage]);  // release trip k's stage
-                // for i, j in parallel(BN, BM) {  (qgemm.tl:203)
+                // for i, j in parallel(BN, BM) {  (qgemm.tl:217)
                 // for i, j in parallel(128, 64): each thread visits the elements of `acc` it holds
                 #pragma unroll
                 for (int tl_s3 = 0; tl_s3 < acc_layout::kSlots; ++tl_s3) {
@@ -3637,7 +3873,7 @@ __global__ void __launch_bounds__(256, 1) fp8_gemm_block_scaled_skinny_kernel_va
                     acc[tl_s3] = acc[tl_s3] + part[tl_s3] * (sa[(tl_s3 % 2) + (tl_s3 / 4 % 8) * 2] * sb[0]);
                 }
             }
-            // for i, j in parallel(BN, BM) {                          // Part[z] = accᵀ  (qgemm.tl:207)
+            // for i, j in parallel(BN, BM) {                          // Part[z] = accᵀ  (qgemm.tl:221)
             // for i, j in parallel(128, 64): each thread visits the elements of `acc` it holds
             #pragma unroll
             for (int tl_s4 = 0; tl_s4 < acc_layout::kSlots; ++tl_s4) {
@@ -3846,8 +4082,8 @@ __global__ void __launch_bounds__(128) fp8_gemm_block_scaled_splitk_combine_kern
     }
 }
 
-// kernel fp8_gemm_block_scaled_fp8_gemm_block_scaled_tile<BN = 128, BM = 64, G = 128, STAGES = 3, THREADS = 512, T = bf16>  (stdlib/qgemm.tl:96)
-// 512 threads per block, 82944 bytes of shared memory
+// kernel fp8_gemm_block_scaled_fp8_gemm_block_scaled_tile<BN = 128, BM = 64, G = 128, STAGES = 2, THREADS = 512, T = bf16>  (stdlib/qgemm.tl:99)
+// 512 threads per block, 110592 bytes of shared memory
 __global__ void __launch_bounds__(512) fp8_gemm_block_scaled_fp8_gemm_block_scaled_tile_kernel_variant0(
         const tl::f8e4m3* __restrict__ A,
         const float* __restrict__ As,
@@ -3861,37 +4097,44 @@ __global__ void __launch_bounds__(512) fp8_gemm_block_scaled_fp8_gemm_block_scal
         int32_t NB)
 {
     tl::wait_for_previous_grid();  // launched by program `fp8_gemm_block_scaled`: the kernel before it has finished
-    // fragment sa: f32[64], slice of `acc` (broadcast): [64] over 512 threads: (8:t4 2:r1 2:r2 2:t256) 4 registers, 32 replicas
-    using part_layout = tl::MmaAccLayout<64, 128, 2, 8>;  // fragment part: f32[64, 128], mma.sync accumulators
+    // fragment sa0: f32[64], slice of `acc` (broadcast): [64] over 512 threads: (8:t4 2:r1 2:r2 2:t256) 4 registers, 32 replicas
+    // fragment sa1: f32[64], slice of `acc` (broadcast): [64] over 512 threads: (8:t4 2:r1 2:r2 2:t256) 4 registers, 32 replicas
+    using p0_layout = tl::MmaAccLayout<64, 128, 2, 8>;  // fragment p0: f32[64, 128], mma.sync accumulators
+    using p1_layout = tl::MmaAccLayout<64, 128, 2, 8>;  // fragment p1: f32[64, 128], mma.sync accumulators
     using acc_layout = tl::MmaAccLayout<64, 128, 2, 8>;  // fragment acc: f32[64, 128], mma.sync accumulators
-    // fragment sa_next: f32[64], slice of `acc` (broadcast): [64] over 512 threads: (8:t4 2:r1 2:r2 2:t256) 4 registers, 32 replicas
+    // fragment sa0_next: f32[64], slice of `acc` (broadcast): [64] over 512 threads: (8:t4 2:r1 2:r2 2:t256) 4 registers, 32 replicas
+    // fragment sa1_next: f32[64], slice of `acc` (broadcast): [64] over 512 threads: (8:t4 2:r1 2:r2 2:t256) 4 registers, 32 replicas
     const int tl_tid = tl::thread_index<512>();
     extern __shared__ __align__(128) unsigned char tl_smem[];
-    tl::f8e4m3* a = reinterpret_cast<tl::f8e4m3*>(tl_smem + 0);  // shared a: f8e4m3[3, 64, 128], row pitch 144
-    tl::f8e4m3* b = reinterpret_cast<tl::f8e4m3*>(tl_smem + 27648);  // shared b: f8e4m3[3, 128, 128], row pitch 144
-    float sa[4];  // fragment sa: f32[64]
-    float sb[1];  // local sb: f32[1]
-    float part[part_layout::kSlots];  // fragment part: f32[64, 128]
+    tl::f8e4m3* a0 = reinterpret_cast<tl::f8e4m3*>(tl_smem + 0);  // shared a0: f8e4m3[2, 64, 128], row pitch 144
+    tl::f8e4m3* b0 = reinterpret_cast<tl::f8e4m3*>(tl_smem + 18432);  // shared b0: f8e4m3[2, 128, 128], row pitch 144
+    tl::f8e4m3* a1 = reinterpret_cast<tl::f8e4m3*>(tl_smem + 55296);  // shared a1: f8e4m3[2, 64, 128], row pitch 144
+    tl::f8e4m3* b1 = reinterpret_cast<tl::f8e4m3*>(tl_smem + 73728);  // shared b1: f8e4m3[2, 128, 128], row pitch 144
+    float sa0[4];  // fragment sa0: f32[64]
+    float sa1[4];  // fragment sa1: f32[64]
+    float sb[2];  // local sb: f32[2]
+    float p0[p0_layout::kSlots];  // fragment p0: f32[64, 128]
+    float p1[p1_layout::kSlots];  // fragment p1: f32[64, 128]
     float acc[acc_layout::kSlots];  // fragment acc: f32[64, 128]
     #pragma unroll
     for (int tl_i = 0; tl_i < acc_layout::kSlots; ++tl_i) acc[tl_i] = 0.0f;
     const int32_t row0 = int(blockIdx.y) * 64;
     const int32_t col0 = int(blockIdx.x) * 128;
-    const int32_t k_trips = KG;
+    const int32_t k_trips = tl::cdiv(KG, 2);
     if (0 < k_trips) {
-        // copy(A[row0 +: BM, k * G +: G], a);  (qgemm.tl:114)
+        // copy(A[row0 +: BM, 2 * k * G +: G], a0);  (qgemm.tl:121)
         if (tl::is_aligned(A, 16) && K % 16 == 0 && row0 >= 0 && row0 + 64 <= M && 0 >= 0 && 0 + 128 <= K && 0 % 16 == 0) {
             #pragma unroll
             for (int tl_i1 = 0; tl_i1 < 1; ++tl_i1) {
                 const int tl_chunk0 = tl_tid + tl_i1 * 512;
-                tl::cp_async_16(&a[(0 * 64 + ((tl_chunk0 * 16) / 128)) * 144 + ((tl_chunk0 * 16) % 128)], &A[int64_t(row0 + ((tl_chunk0 * 16) / 128)) * K + ((tl_chunk0 * 16) % 128)]);
+                tl::cp_async_16(&a0[(0 * 64 + ((tl_chunk0 * 16) / 128)) * 144 + ((tl_chunk0 * 16) % 128)], &A[int64_t(row0 + ((tl_chunk0 * 16) / 128)) * K + ((tl_chunk0 * 16) % 128)]);
             }
         } else {
             #pragma unroll
             for (int tl_i3 = 0; tl_i3 < 1; ++tl_i3) {
                 const int tl_chunk2 = tl_tid + tl_i3 * 512;
                 const tl::f8e4m3* tl_src4 = &A[int64_t(row0 + ((tl_chunk2 * 16) / 128)) * K + ((tl_chunk2 * 16) % 128)];
-                tl::f8e4m3* tl_dst5 = &a[(0 * 64 + ((tl_chunk2 * 16) / 128)) * 144 + ((tl_chunk2 * 16) % 128)];
+                tl::f8e4m3* tl_dst5 = &a0[(0 * 64 + ((tl_chunk2 * 16) / 128)) * 144 + ((tl_chunk2 * 16) % 128)];
                 const int tl_valid6 = !(tl::in_bounds(row0 + ((tl_chunk2 * 16) / 128), M)) ? 0 : max(0, min(16, K - ((tl_chunk2 * 16) % 128)));
                 if (tl_valid6 == 16 && (tl_chunk2 * 16) % 128 >= 0 && tl::is_aligned(tl_src4, 4)) {
                     tl::cp_async_chunk(tl_dst5, tl_src4);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
@@ -3903,19 +4146,19 @@ __global__ void __launch_bounds__(512) fp8_gemm_block_scaled_fp8_gemm_block_scal
                 }
             }
         }
-        // copy(B[col0 +: BN, k * G +: G], b);  (qgemm.tl:115)
+        // copy(B[col0 +: BN, 2 * k * G +: G], b0);  (qgemm.tl:122)
         if (tl::is_aligned(B, 16) && K % 16 == 0 && col0 >= 0 && col0 + 128 <= N && 0 >= 0 && 0 + 128 <= K && 0 % 16 == 0) {
             #pragma unroll
             for (int tl_i8 = 0; tl_i8 < 2; ++tl_i8) {
                 const int tl_chunk7 = tl_tid + tl_i8 * 512;
-                tl::cp_async_16(&b[(0 * 128 + ((tl_chunk7 * 16) / 128)) * 144 + ((tl_chunk7 * 16) % 128)], &B[int64_t(col0 + ((tl_chunk7 * 16) / 128)) * K + ((tl_chunk7 * 16) % 128)]);
+                tl::cp_async_16(&b0[(0 * 128 + ((tl_chunk7 * 16) / 128)) * 144 + ((tl_chunk7 * 16) % 128)], &B[int64_t(col0 + ((tl_chunk7 * 16) / 128)) * K + ((tl_chunk7 * 16) % 128)]);
             }
         } else {
             #pragma unroll
             for (int tl_i10 = 0; tl_i10 < 2; ++tl_i10) {
                 const int tl_chunk9 = tl_tid + tl_i10 * 512;
                 const tl::f8e4m3* tl_src11 = &B[int64_t(col0 + ((tl_chunk9 * 16) / 128)) * K + ((tl_chunk9 * 16) % 128)];
-                tl::f8e4m3* tl_dst12 = &b[(0 * 128 + ((tl_chunk9 * 16) / 128)) * 144 + ((tl_chunk9 * 16) % 128)];
+                tl::f8e4m3* tl_dst12 = &b0[(0 * 128 + ((tl_chunk9 * 16) / 128)) * 144 + ((tl_chunk9 * 16) % 128)];
                 const int tl_valid13 = !(tl::in_bounds(col0 + ((tl_chunk9 * 16) / 128), N)) ? 0 : max(0, min(16, K - ((tl_chunk9 * 16) % 128)));
                 if (tl_valid13 == 16 && (tl_chunk9 * 16) % 128 >= 0 && tl::is_aligned(tl_src11, 4)) {
                     tl::cp_async_chunk(tl_dst12, tl_src11);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
@@ -3927,22 +4170,19 @@ __global__ void __launch_bounds__(512) fp8_gemm_block_scaled_fp8_gemm_block_scal
                 }
             }
         }
-    }
-    tl::cp_async_commit();
-    if (1 < k_trips) {
-        // copy(A[row0 +: BM, k * G +: G], a);  (qgemm.tl:114)
+        // copy(A[row0 +: BM, (2 * k + 1) * G +: G], a1);  (qgemm.tl:123)
         if (tl::is_aligned(A, 16) && K % 16 == 0 && row0 >= 0 && row0 + 64 <= M && 128 >= 0 && 128 + 128 <= K && 128 % 16 == 0) {
             #pragma unroll
             for (int tl_i15 = 0; tl_i15 < 1; ++tl_i15) {
                 const int tl_chunk14 = tl_tid + tl_i15 * 512;
-                tl::cp_async_16(&a[(1 * 64 + ((tl_chunk14 * 16) / 128)) * 144 + ((tl_chunk14 * 16) % 128)], &A[int64_t(row0 + ((tl_chunk14 * 16) / 128)) * K + (128 + ((tl_chunk14 * 16) % 128))]);
+                tl::cp_async_16(&a1[(0 * 64 + ((tl_chunk14 * 16) / 128)) * 144 + ((tl_chunk14 * 16) % 128)], &A[int64_t(row0 + ((tl_chunk14 * 16) / 128)) * K + (128 + ((tl_chunk14 * 16) % 128))]);
             }
         } else {
             #pragma unroll
             for (int tl_i17 = 0; tl_i17 < 1; ++tl_i17) {
                 const int tl_chunk16 = tl_tid + tl_i17 * 512;
                 const tl::f8e4m3* tl_src18 = &A[int64_t(row0 + ((tl_chunk16 * 16) / 128)) * K + (128 + ((tl_chunk16 * 16) % 128))];
-                tl::f8e4m3* tl_dst19 = &a[(1 * 64 + ((tl_chunk16 * 16) / 128)) * 144 + ((tl_chunk16 * 16) % 128)];
+                tl::f8e4m3* tl_dst19 = &a1[(0 * 64 + ((tl_chunk16 * 16) / 128)) * 144 + ((tl_chunk16 * 16) % 128)];
                 const int tl_valid20 = !(tl::in_bounds(row0 + ((tl_chunk16 * 16) / 128), M)) ? 0 : max(0, min(16, K - (128 + ((tl_chunk16 * 16) % 128))));
                 if (tl_valid20 == 16 && 128 + ((tl_chunk16 * 16) % 128) >= 0 && tl::is_aligned(tl_src18, 4)) {
                     tl::cp_async_chunk(tl_dst19, tl_src18);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
@@ -3954,19 +4194,19 @@ __global__ void __launch_bounds__(512) fp8_gemm_block_scaled_fp8_gemm_block_scal
                 }
             }
         }
-        // copy(B[col0 +: BN, k * G +: G], b);  (qgemm.tl:115)
+        // copy(B[col0 +: BN, (2 * k + 1) * G +: G], b1);  (qgemm.tl:124)
         if (tl::is_aligned(B, 16) && K % 16 == 0 && col0 >= 0 && col0 + 128 <= N && 128 >= 0 && 128 + 128 <= K && 128 % 16 == 0) {
             #pragma unroll
             for (int tl_i22 = 0; tl_i22 < 2; ++tl_i22) {
                 const int tl_chunk21 = tl_tid + tl_i22 * 512;
-                tl::cp_async_16(&b[(1 * 128 + ((tl_chunk21 * 16) / 128)) * 144 + ((tl_chunk21 * 16) % 128)], &B[int64_t(col0 + ((tl_chunk21 * 16) / 128)) * K + (128 + ((tl_chunk21 * 16) % 128))]);
+                tl::cp_async_16(&b1[(0 * 128 + ((tl_chunk21 * 16) / 128)) * 144 + ((tl_chunk21 * 16) % 128)], &B[int64_t(col0 + ((tl_chunk21 * 16) / 128)) * K + (128 + ((tl_chunk21 * 16) % 128))]);
             }
         } else {
             #pragma unroll
             for (int tl_i24 = 0; tl_i24 < 2; ++tl_i24) {
                 const int tl_chunk23 = tl_tid + tl_i24 * 512;
                 const tl::f8e4m3* tl_src25 = &B[int64_t(col0 + ((tl_chunk23 * 16) / 128)) * K + (128 + ((tl_chunk23 * 16) % 128))];
-                tl::f8e4m3* tl_dst26 = &b[(1 * 128 + ((tl_chunk23 * 16) / 128)) * 144 + ((tl_chunk23 * 16) % 128)];
+                tl::f8e4m3* tl_dst26 = &b1[(0 * 128 + ((tl_chunk23 * 16) / 128)) * 144 + ((tl_chunk23 * 16) % 128)];
                 const int tl_valid27 = !(tl::in_bounds(col0 + ((tl_chunk23 * 16) / 128), N)) ? 0 : max(0, min(16, K - (128 + ((tl_chunk23 * 16) % 128))));
                 if (tl_valid27 == 16 && 128 + ((tl_chunk23 * 16) % 128) >= 0 && tl::is_aligned(tl_src25, 4)) {
                     tl::cp_async_chunk(tl_dst26, tl_src25);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
@@ -3980,129 +4220,206 @@ __global__ void __launch_bounds__(512) fp8_gemm_block_scaled_fp8_gemm_block_scal
         }
     }
     tl::cp_async_commit();
-    float sa_next[4];  // fragment sa_next: f32[64]
-    float sb_next[1];  // local sb_next: f32[1]
+    float sa0_next[4];  // fragment sa0_next: f32[64]
+    float sa1_next[4];  // fragment sa1_next: f32[64]
+    float sb_next[2];  // local sb_next: f32[2]
     if (0 < k_trips) {
-        // copy(As[row0 +: BM, k], sa);  (qgemm.tl:116)
+        // copy(As[row0 +: BM, 2 * k], sa0);  (qgemm.tl:125)
         #pragma unroll
         for (int tl_s28 = 0; tl_s28 < 4; ++tl_s28) {
-            sa_next[tl_s28] = tl::in_bounds(row0 + ((tl_tid / 4 % 8) + (tl_s28 % 2) * 8 + (tl_s28 / 2) * 16 + (tl_tid / 256) * 32), M) && tl::in_bounds(0, KG) ? As[int64_t(row0 + ((tl_tid / 4 % 8) + (tl_s28 % 2) * 8 + (tl_s28 / 2) * 16 + (tl_tid / 256) * 32)) * KG + 0] : 0.0f;
+            sa0_next[tl_s28] = tl::in_bounds(row0 + ((tl_tid / 4 % 8) + (tl_s28 % 2) * 8 + (tl_s28 / 2) * 16 + (tl_tid / 256) * 32), M) && tl::in_bounds(0, KG) ? As[int64_t(row0 + ((tl_tid / 4 % 8) + (tl_s28 % 2) * 8 + (tl_s28 / 2) * 16 + (tl_tid / 256) * 32)) * KG + 0] : 0.0f;
         }
-        // copy(Bs[col0 / G +: 1, k], sb);  (qgemm.tl:117)
-        for (int tl_e29 = 0; tl_e29 < 1; ++tl_e29) {
-            sb_next[tl_e29] = tl::in_bounds((col0 / 128) + tl_e29, NB) && tl::in_bounds(0, KG) ? Bs[int64_t((col0 / 128) + tl_e29) * KG + 0] : 0.0f;
+        // copy(As[row0 +: BM, 2 * k + 1], sa1);  (qgemm.tl:126)
+        #pragma unroll
+        for (int tl_s29 = 0; tl_s29 < 4; ++tl_s29) {
+            sa1_next[tl_s29] = tl::in_bounds(row0 + ((tl_tid / 4 % 8) + (tl_s29 % 2) * 8 + (tl_s29 / 2) * 16 + (tl_tid / 256) * 32), M) && tl::in_bounds(1, KG) ? As[int64_t(row0 + ((tl_tid / 4 % 8) + (tl_s29 % 2) * 8 + (tl_s29 / 2) * 16 + (tl_tid / 256) * 32)) * KG + 1] : 0.0f;
+        }
+        // copy(Bs[col0 / G, 2 * k +: 2], sb);  (qgemm.tl:127)
+        for (int tl_e30 = 0; tl_e30 < 2; ++tl_e30) {
+            sb_next[tl_e30] = tl::in_bounds(col0 / 128, NB) && tl::in_bounds(tl_e30, KG) ? Bs[int64_t(col0 / 128) * KG + tl_e30] : 0.0f;
         }
     }
-    // for k in pipelined(KG, stages = STAGES) {  (qgemm.tl:113)
+    // for k in pipelined(cdiv(KG, 2), stages = STAGES) {  // two groups of G k a step  (qgemm.tl:120)
     for (int k = 0; k < k_trips; ++k) {
-        tl::cp_async_wait<1>();  // at most 1 copy groups of this thread still in flight
-        __syncthreads();  // pipeline: stage `k % 3` has landed and the stage refilled next is no longer read
-        if (k + 2 < k_trips) {
-            // copy(A[row0 +: BM, k * G +: G], a);  (qgemm.tl:114)
-            if (tl::is_aligned(A, 16) && K % 16 == 0 && row0 >= 0 && row0 + 64 <= M && ((k + 2) * 128) >= 0 && ((k + 2) * 128) + 128 <= K && ((k + 2) * 128) % 16 == 0) {
+        tl::cp_async_wait<0>();  // at most 0 copy groups of this thread still in flight
+        __syncthreads();  // pipeline: stage `k % 2` has landed and the stage refilled next is no longer read
+        if (k + 1 < k_trips) {
+            // copy(A[row0 +: BM, 2 * k * G +: G], a0);  (qgemm.tl:121)
+            if (tl::is_aligned(A, 16) && K % 16 == 0 && row0 >= 0 && row0 + 64 <= M && (2 * (k + 1) * 128) >= 0 && (2 * (k + 1) * 128) + 128 <= K && (2 * (k + 1) * 128) % 16 == 0) {
                 #pragma unroll
-                for (int tl_i31 = 0; tl_i31 < 1; ++tl_i31) {
-                    const int tl_chunk30 = tl_tid + tl_i31 * 512;
-                    tl::cp_async_16(&a[(((k + 2) % 3) * 64 + ((tl_chunk30 * 16) / 128)) * 144 + ((tl_chunk30 * 16) % 128)], &A[int64_t(row0 + ((tl_chunk30 * 16) / 128)) * K + (((k + 2) * 128) + ((tl_chunk30 * 16) % 128))]);
+                for (int tl_i32 = 0; tl_i32 < 1; ++tl_i32) {
+                    const int tl_chunk31 = tl_tid + tl_i32 * 512;
+                    tl::cp_async_16(&a0[(((k + 1) % 2) * 64 + ((tl_chunk31 * 16) / 128)) * 144 + ((tl_chunk31 * 16) % 128)], &A[int64_t(row0 + ((tl_chunk31 * 16) / 128)) * K + ((2 * (k + 1) * 128) + ((tl_chunk31 * 16) % 128))]);
                 }
             } else {
                 #pragma unroll
-                for (int tl_i33 = 0; tl_i33 < 1; ++tl_i33) {
-                    const int tl_chunk32 = tl_tid + tl_i33 * 512;
-                    const tl::f8e4m3* tl_src34 = &A[int64_t(row0 + ((tl_chunk32 * 16) / 128)) * K + (((k + 2) * 128) + ((tl_chunk32 * 16) % 128))];
-                    tl::f8e4m3* tl_dst35 = &a[(((k + 2) % 3) * 64 + ((tl_chunk32 * 16) / 128)) * 144 + ((tl_chunk32 * 16) % 128)];
-                    const int tl_valid36 = !(tl::in_bounds(row0 + ((tl_chunk32 * 16) / 128), M)) ? 0 : max(0, min(16, K - (((k + 2) * 128) + ((tl_chunk32 * 16) % 128))));
-                    if (tl_valid36 == 16 && ((k + 2) * 128) + ((tl_chunk32 * 16) % 128) >= 0 && tl::is_aligned(tl_src34, 4)) {
-                        tl::cp_async_chunk(tl_dst35, tl_src34);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
-                    } else if (tl_valid36 == 0) {
-                        tl::fill_vector<tl::f8e4m3, 16>(tl_dst35, tl::convert<tl::f8e4m3>(0.0f));
+                for (int tl_i34 = 0; tl_i34 < 1; ++tl_i34) {
+                    const int tl_chunk33 = tl_tid + tl_i34 * 512;
+                    const tl::f8e4m3* tl_src35 = &A[int64_t(row0 + ((tl_chunk33 * 16) / 128)) * K + ((2 * (k + 1) * 128) + ((tl_chunk33 * 16) % 128))];
+                    tl::f8e4m3* tl_dst36 = &a0[(((k + 1) % 2) * 64 + ((tl_chunk33 * 16) / 128)) * 144 + ((tl_chunk33 * 16) % 128)];
+                    const int tl_valid37 = !(tl::in_bounds(row0 + ((tl_chunk33 * 16) / 128), M)) ? 0 : max(0, min(16, K - ((2 * (k + 1) * 128) + ((tl_chunk33 * 16) % 128))));
+                    if (tl_valid37 == 16 && (2 * (k + 1) * 128) + ((tl_chunk33 * 16) % 128) >= 0 && tl::is_aligned(tl_src35, 4)) {
+                        tl::cp_async_chunk(tl_dst36, tl_src35);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
+                    } else if (tl_valid37 == 0) {
+                        tl::fill_vector<tl::f8e4m3, 16>(tl_dst36, tl::convert<tl::f8e4m3>(0.0f));
                     } else {
                         #pragma unroll
-                        for (int tl_v = 0; tl_v < 16; ++tl_v) tl_dst35[tl_v] = tl::in_bounds(row0 + ((tl_chunk32 * 16) / 128), M) && tl::in_bounds((((k + 2) * 128) + ((tl_chunk32 * 16) % 128)) + tl_v, K) ? tl_src34[tl_v] : tl::convert<tl::f8e4m3>(0.0f);
+                        for (int tl_v = 0; tl_v < 16; ++tl_v) tl_dst36[tl_v] = tl::in_bounds(row0 + ((tl_chunk33 * 16) / 128), M) && tl::in_bounds(((2 * (k + 1) * 128) + ((tl_chunk33 * 16) % 128)) + tl_v, K) ? tl_src35[tl_v] : tl::convert<tl::f8e4m3>(0.0f);
                     }
                 }
             }
-            // copy(B[col0 +: BN, k * G +: G], b);  (qgemm.tl:115)
-            if (tl::is_aligned(B, 16) && K % 16 == 0 && col0 >= 0 && col0 + 128 <= N && ((k + 2) * 128) >= 0 && ((k + 2) * 128) + 128 <= K && ((k + 2) * 128) % 16 == 0) {
+            // copy(B[col0 +: BN, 2 * k * G +: G], b0);  (qgemm.tl:122)
+            if (tl::is_aligned(B, 16) && K % 16 == 0 && col0 >= 0 && col0 + 128 <= N && (2 * (k + 1) * 128) >= 0 && (2 * (k + 1) * 128) + 128 <= K && (2 * (k + 1) * 128) % 16 == 0) {
                 #pragma unroll
-                for (int tl_i38 = 0; tl_i38 < 2; ++tl_i38) {
-                    const int tl_chunk37 = tl_tid + tl_i38 * 512;
-                    tl::cp_async_16(&b[(((k + 2) % 3) * 128 + ((tl_chunk37 * 16) / 128)) * 144 + ((tl_chunk37 * 16) % 128)], &B[int64_t(col0 + ((tl_chunk37 * 16) / 128)) * K + (((k + 2) * 128) + ((tl_chunk37 * 16) % 128))]);
+                for (int tl_i39 = 0; tl_i39 < 2; ++tl_i39) {
+                    const int tl_chunk38 = tl_tid + tl_i39 * 512;
+                    tl::cp_async_16(&b0[(((k + 1) % 2) * 128 + ((tl_chunk38 * 16) / 128)) * 144 + ((tl_chunk38 * 16) % 128)], &B[int64_t(col0 + ((tl_chunk38 * 16) / 128)) * K + ((2 * (k + 1) * 128) + ((tl_chunk38 * 16) % 128))]);
                 }
             } else {
                 #pragma unroll
-                for (int tl_i40 = 0; tl_i40 < 2; ++tl_i40) {
-                    const int tl_chunk39 = tl_tid + tl_i40 * 512;
-                    const tl::f8e4m3* tl_src41 = &B[int64_t(col0 + ((tl_chunk39 * 16) / 128)) * K + (((k + 2) * 128) + ((tl_chunk39 * 16) % 128))];
-                    tl::f8e4m3* tl_dst42 = &b[(((k + 2) % 3) * 128 + ((tl_chunk39 * 16) / 128)) * 144 + ((tl_chunk39 * 16) % 128)];
-                    const int tl_valid43 = !(tl::in_bounds(col0 + ((tl_chunk39 * 16) / 128), N)) ? 0 : max(0, min(16, K - (((k + 2) * 128) + ((tl_chunk39 * 16) % 128))));
-                    if (tl_valid43 == 16 && ((k + 2) * 128) + ((tl_chunk39 * 16) % 128) >= 0 && tl::is_aligned(tl_src41, 4)) {
-                        tl::cp_async_chunk(tl_dst42, tl_src41);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
-                    } else if (tl_valid43 == 0) {
-                        tl::fill_vector<tl::f8e4m3, 16>(tl_dst42, tl::convert<tl::f8e4m3>(0.0f));
+                for (int tl_i41 = 0; tl_i41 < 2; ++tl_i41) {
+                    const int tl_chunk40 = tl_tid + tl_i41 * 512;
+                    const tl::f8e4m3* tl_src42 = &B[int64_t(col0 + ((tl_chunk40 * 16) / 128)) * K + ((2 * (k + 1) * 128) + ((tl_chunk40 * 16) % 128))];
+                    tl::f8e4m3* tl_dst43 = &b0[(((k + 1) % 2) * 128 + ((tl_chunk40 * 16) / 128)) * 144 + ((tl_chunk40 * 16) % 128)];
+                    const int tl_valid44 = !(tl::in_bounds(col0 + ((tl_chunk40 * 16) / 128), N)) ? 0 : max(0, min(16, K - ((2 * (k + 1) * 128) + ((tl_chunk40 * 16) % 128))));
+                    if (tl_valid44 == 16 && (2 * (k + 1) * 128) + ((tl_chunk40 * 16) % 128) >= 0 && tl::is_aligned(tl_src42, 4)) {
+                        tl::cp_async_chunk(tl_dst43, tl_src42);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
+                    } else if (tl_valid44 == 0) {
+                        tl::fill_vector<tl::f8e4m3, 16>(tl_dst43, tl::convert<tl::f8e4m3>(0.0f));
                     } else {
                         #pragma unroll
-                        for (int tl_v = 0; tl_v < 16; ++tl_v) tl_dst42[tl_v] = tl::in_bounds(col0 + ((tl_chunk39 * 16) / 128), N) && tl::in_bounds((((k + 2) * 128) + ((tl_chunk39 * 16) % 128)) + tl_v, K) ? tl_src41[tl_v] : tl::convert<tl::f8e4m3>(0.0f);
+                        for (int tl_v = 0; tl_v < 16; ++tl_v) tl_dst43[tl_v] = tl::in_bounds(col0 + ((tl_chunk40 * 16) / 128), N) && tl::in_bounds(((2 * (k + 1) * 128) + ((tl_chunk40 * 16) % 128)) + tl_v, K) ? tl_src42[tl_v] : tl::convert<tl::f8e4m3>(0.0f);
+                    }
+                }
+            }
+            // copy(A[row0 +: BM, (2 * k + 1) * G +: G], a1);  (qgemm.tl:123)
+            if (tl::is_aligned(A, 16) && K % 16 == 0 && row0 >= 0 && row0 + 64 <= M && ((2 * (k + 1) + 1) * 128) >= 0 && ((2 * (k + 1) + 1) * 128) + 128 <= K && ((2 * (k + 1) + 1) * 128) % 16 == 0) {
+                #pragma unroll
+                for (int tl_i46 = 0; tl_i46 < 1; ++tl_i46) {
+                    const int tl_chunk45 = tl_tid + tl_i46 * 512;
+                    tl::cp_async_16(&a1[(((k + 1) % 2) * 64 + ((tl_chunk45 * 16) / 128)) * 144 + ((tl_chunk45 * 16) % 128)], &A[int64_t(row0 + ((tl_chunk45 * 16) / 128)) * K + (((2 * (k + 1) + 1) * 128) + ((tl_chunk45 * 16) % 128))]);
+                }
+            } else {
+                #pragma unroll
+                for (int tl_i48 = 0; tl_i48 < 1; ++tl_i48) {
+                    const int tl_chunk47 = tl_tid + tl_i48 * 512;
+                    const tl::f8e4m3* tl_src49 = &A[int64_t(row0 + ((tl_chunk47 * 16) / 128)) * K + (((2 * (k + 1) + 1) * 128) + ((tl_chunk47 * 16) % 128))];
+                    tl::f8e4m3* tl_dst50 = &a1[(((k + 1) % 2) * 64 + ((tl_chunk47 * 16) / 128)) * 144 + ((tl_chunk47 * 16) % 128)];
+                    const int tl_valid51 = !(tl::in_bounds(row0 + ((tl_chunk47 * 16) / 128), M)) ? 0 : max(0, min(16, K - (((2 * (k + 1) + 1) * 128) + ((tl_chunk47 * 16) % 128))));
+                    if (tl_valid51 == 16 && ((2 * (k + 1) + 1) * 128) + ((tl_chunk47 * 16) % 128) >= 0 && tl::is_aligned(tl_src49, 4)) {
+                        tl::cp_async_chunk(tl_dst50, tl_src49);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
+                    } else if (tl_valid51 == 0) {
+                        tl::fill_vector<tl::f8e4m3, 16>(tl_dst50, tl::convert<tl::f8e4m3>(0.0f));
+                    } else {
+                        #pragma unroll
+                        for (int tl_v = 0; tl_v < 16; ++tl_v) tl_dst50[tl_v] = tl::in_bounds(row0 + ((tl_chunk47 * 16) / 128), M) && tl::in_bounds((((2 * (k + 1) + 1) * 128) + ((tl_chunk47 * 16) % 128)) + tl_v, K) ? tl_src49[tl_v] : tl::convert<tl::f8e4m3>(0.0f);
+                    }
+                }
+            }
+            // copy(B[col0 +: BN, (2 * k + 1) * G +: G], b1);  (qgemm.tl:124)
+            if (tl::is_aligned(B, 16) && K % 16 == 0 && col0 >= 0 && col0 + 128 <= N && ((2 * (k + 1) + 1) * 128) >= 0 && ((2 * (k + 1) + 1) * 128) + 128 <= K && ((2 * (k + 1) + 1) * 128) % 16 == 0) {
+                #pragma unroll
+                for (int tl_i53 = 0; tl_i53 < 2; ++tl_i53) {
+                    const int tl_chunk52 = tl_tid + tl_i53 * 512;
+                    tl::cp_async_16(&b1[(((k + 1) % 2) * 128 + ((tl_chunk52 * 16) / 128)) * 144 + ((tl_chunk52 * 16) % 128)], &B[int64_t(col0 + ((tl_chunk52 * 16) / 128)) * K + (((2 * (k + 1) + 1) * 128) + ((tl_chunk52 * 16) % 128))]);
+                }
+            } else {
+                #pragma unroll
+                for (int tl_i55 = 0; tl_i55 < 2; ++tl_i55) {
+                    const int tl_chunk54 = tl_tid + tl_i55 * 512;
+                    const tl::f8e4m3* tl_src56 = &B[int64_t(col0 + ((tl_chunk54 * 16) / 128)) * K + (((2 * (k + 1) + 1) * 128) + ((tl_chunk54 * 16) % 128))];
+                    tl::f8e4m3* tl_dst57 = &b1[(((k + 1) % 2) * 128 + ((tl_chunk54 * 16) / 128)) * 144 + ((tl_chunk54 * 16) % 128)];
+                    const int tl_valid58 = !(tl::in_bounds(col0 + ((tl_chunk54 * 16) / 128), N)) ? 0 : max(0, min(16, K - (((2 * (k + 1) + 1) * 128) + ((tl_chunk54 * 16) % 128))));
+                    if (tl_valid58 == 16 && ((2 * (k + 1) + 1) * 128) + ((tl_chunk54 * 16) % 128) >= 0 && tl::is_aligned(tl_src56, 4)) {
+                        tl::cp_async_chunk(tl_dst57, tl_src56);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
+                    } else if (tl_valid58 == 0) {
+                        tl::fill_vector<tl::f8e4m3, 16>(tl_dst57, tl::convert<tl::f8e4m3>(0.0f));
+                    } else {
+                        #pragma unroll
+                        for (int tl_v = 0; tl_v < 16; ++tl_v) tl_dst57[tl_v] = tl::in_bounds(col0 + ((tl_chunk54 * 16) / 128), N) && tl::in_bounds((((2 * (k + 1) + 1) * 128) + ((tl_chunk54 * 16) % 128)) + tl_v, K) ? tl_src56[tl_v] : tl::convert<tl::f8e4m3>(0.0f);
                     }
                 }
             }
         }
         tl::cp_async_commit();
-        // copy(As[row0 +: BM, k], sa);  (qgemm.tl:116)
+        // copy(As[row0 +: BM, 2 * k], sa0);  (qgemm.tl:125)
         #pragma unroll
-        for (int tl_s = 0; tl_s < 4; ++tl_s) sa[tl_s] = sa_next[tl_s];
-        // copy(Bs[col0 / G +: 1, k], sb);  (qgemm.tl:117)
-        for (int tl_e44 = 0; tl_e44 < 1; ++tl_e44) {
-            sb[tl_e44] = sb_next[tl_e44];
+        for (int tl_s = 0; tl_s < 4; ++tl_s) sa0[tl_s] = sa0_next[tl_s];
+        // copy(As[row0 +: BM, 2 * k + 1], sa1);  (qgemm.tl:126)
+        #pragma unroll
+        for (int tl_s = 0; tl_s < 4; ++tl_s) sa1[tl_s] = sa1_next[tl_s];
+        // copy(Bs[col0 / G, 2 * k +: 2], sb);  (qgemm.tl:127)
+        for (int tl_e59 = 0; tl_e59 < 2; ++tl_e59) {
+            sb[tl_e59] = sb_next[tl_e59];
         }
         if (k + 1 < k_trips) {
-            // copy(As[row0 +: BM, k], sa);  (qgemm.tl:116)
+            // copy(As[row0 +: BM, 2 * k], sa0);  (qgemm.tl:125)
             #pragma unroll
-            for (int tl_s45 = 0; tl_s45 < 4; ++tl_s45) {
-                sa_next[tl_s45] = tl::in_bounds(row0 + ((tl_tid / 4 % 8) + (tl_s45 % 2) * 8 + (tl_s45 / 2) * 16 + (tl_tid / 256) * 32), M) && tl::in_bounds(k + 1, KG) ? As[int64_t(row0 + ((tl_tid / 4 % 8) + (tl_s45 % 2) * 8 + (tl_s45 / 2) * 16 + (tl_tid / 256) * 32)) * KG + (k + 1)] : 0.0f;
+            for (int tl_s60 = 0; tl_s60 < 4; ++tl_s60) {
+                sa0_next[tl_s60] = tl::in_bounds(row0 + ((tl_tid / 4 % 8) + (tl_s60 % 2) * 8 + (tl_s60 / 2) * 16 + (tl_tid / 256) * 32), M) && tl::in_bounds(2 * (k + 1), KG) ? As[int64_t(row0 + ((tl_tid / 4 % 8) + (tl_s60 % 2) * 8 + (tl_s60 / 2) * 16 + (tl_tid / 256) * 32)) * KG + (2 * (k + 1))] : 0.0f;
             }
-            // copy(Bs[col0 / G +: 1, k], sb);  (qgemm.tl:117)
-            for (int tl_e46 = 0; tl_e46 < 1; ++tl_e46) {
-                sb_next[tl_e46] = tl::in_bounds((col0 / 128) + tl_e46, NB) && tl::in_bounds(k + 1, KG) ? Bs[int64_t((col0 / 128) + tl_e46) * KG + (k + 1)] : 0.0f;
+            // copy(As[row0 +: BM, 2 * k + 1], sa1);  (qgemm.tl:126)
+            #pragma unroll
+            for (int tl_s61 = 0; tl_s61 < 4; ++tl_s61) {
+                sa1_next[tl_s61] = tl::in_bounds(row0 + ((tl_tid / 4 % 8) + (tl_s61 % 2) * 8 + (tl_s61 / 2) * 16 + (tl_tid / 256) * 32), M) && tl::in_bounds(2 * (k + 1) + 1, KG) ? As[int64_t(row0 + ((tl_tid / 4 % 8) + (tl_s61 % 2) * 8 + (tl_s61 / 2) * 16 + (tl_tid / 256) * 32)) * KG + (2 * (k + 1) + 1)] : 0.0f;
+            }
+            // copy(Bs[col0 / G, 2 * k +: 2], sb);  (qgemm.tl:127)
+            for (int tl_e62 = 0; tl_e62 < 2; ++tl_e62) {
+                sb_next[tl_e62] = tl::in_bounds(col0 / 128, NB) && tl::in_bounds((2 * (k + 1)) + tl_e62, KG) ? Bs[int64_t(col0 / 128) * KG + ((2 * (k + 1)) + tl_e62)] : 0.0f;
             }
         }
-        // gemm(a, b, part, transpose_b = true, clear = true);  (qgemm.tl:118)
+        // gemm(a0, b0, p0, transpose_b = true, clear = true);  (qgemm.tl:128)
         {
-            for (int tl_s = 0; tl_s < part_layout::kSlots; ++tl_s) part[tl_s] = 0.0f;
+            for (int tl_s = 0; tl_s < p0_layout::kSlots; ++tl_s) p0[tl_s] = 0.0f;
             tl::warp_gemm_mma<64, 128, 128, 2, 8, tl::f8e4m3, false, true>(
-                part, tl::SharedMatrix<tl::f8e4m3, false, 144>{&a[((k % 3) * 64 + 0) * 144 + 0]},
-                tl::SharedMatrix<tl::f8e4m3, true, 144>{&b[((k % 3) * 128 + 0) * 144 + 0]}, tl_tid);
+                p0, tl::SharedMatrix<tl::f8e4m3, false, 144>{&a0[((k % 2) * 64 + 0) * 144 + 0]},
+                tl::SharedMatrix<tl::f8e4m3, true, 144>{&b0[((k % 2) * 128 + 0) * 144 + 0]}, tl_tid);
         }
-        // for i, j in parallel(BM, BN) {  (qgemm.tl:119)
+        // gemm(a1, b1, p1, transpose_b = true, clear = true);  (qgemm.tl:129)
+        {
+            for (int tl_s = 0; tl_s < p1_layout::kSlots; ++tl_s) p1[tl_s] = 0.0f;
+            tl::warp_gemm_mma<64, 128, 128, 2, 8, tl::f8e4m3, false, true>(
+                p1, tl::SharedMatrix<tl::f8e4m3, false, 144>{&a1[((k % 2) * 64 + 0) * 144 + 0]},
+                tl::SharedMatrix<tl::f8e4m3, true, 144>{&b1[((k % 2) * 128 + 0) * 144 + 0]}, tl_tid);
+        }
+        // for i, j in parallel(BM, BN) {  (qgemm.tl:130)
         // for i, j in parallel(64, 128): each thread visits the elements of `acc` it holds
         #pragma unroll
-        for (int tl_s47 = 0; tl_s47 < acc_layout::kSlots; ++tl_s47) {
-            [[maybe_unused]] const int i = acc_layout::row(tl_tid, tl_s47);
-            [[maybe_unused]] const int j = acc_layout::col(tl_tid, tl_s47);
-            acc[tl_s47] = acc[tl_s47] + part[tl_s47] * (sa[(tl_s47 / 2 % 2) + (tl_s47 / 8) * 2] * sb[0]);
+        for (int tl_s63 = 0; tl_s63 < acc_layout::kSlots; ++tl_s63) {
+            [[maybe_unused]] const int i = acc_layout::row(tl_tid, tl_s63);
+            [[maybe_unused]] const int j = acc_layout::col(tl_tid, tl_s63);
+            acc[tl_s63] = acc[tl_s63] + p0[tl_s63] * (sa0[(tl_s63 / 2 % 2) + (tl_s63 / 8) * 2] * sb[0]);
+        }
+        // for i, j in parallel(BM, BN) {  (qgemm.tl:133)
+        // for i, j in parallel(64, 128): each thread visits the elements of `acc` it holds
+        #pragma unroll
+        for (int tl_s64 = 0; tl_s64 < acc_layout::kSlots; ++tl_s64) {
+            [[maybe_unused]] const int i = acc_layout::row(tl_tid, tl_s64);
+            [[maybe_unused]] const int j = acc_layout::col(tl_tid, tl_s64);
+            acc[tl_s64] = acc[tl_s64] + p1[tl_s64] * (sa1[(tl_s64 / 2 % 2) + (tl_s64 / 8) * 2] * sb[1]);
         }
     }
     tl::cp_async_wait<0>();  // at most 0 copy groups of this thread still in flight
-    // copy(acc, C[row0 +: BM, col0 +: BN]);  (qgemm.tl:123)
+    // copy(acc, C[row0 +: BM, col0 +: BN]);  (qgemm.tl:137)
     #pragma unroll
-    for (int tl_chunk48 = 0; tl_chunk48 < acc_layout::kSlots; tl_chunk48 += 2) {
-        tl::bf16* tl_ptr49 = &C[int64_t(row0 + (acc_layout::row(tl_tid, tl_chunk48))) * N + (col0 + (acc_layout::col(tl_tid, tl_chunk48)))];
-        if (tl::in_bounds(row0 + (acc_layout::row(tl_tid, tl_chunk48)), M) && tl::in_bounds(col0 + (acc_layout::col(tl_tid, tl_chunk48)), N) && tl::in_bounds(row0 + (acc_layout::row(tl_tid, tl_chunk48)), M) && tl::in_bounds((col0 + (acc_layout::col(tl_tid, tl_chunk48))) + 1, N) && tl::is_aligned(tl_ptr49, 4)) {
-            tl::bf16 tl_vec50[2];
+    for (int tl_chunk65 = 0; tl_chunk65 < acc_layout::kSlots; tl_chunk65 += 2) {
+        tl::bf16* tl_ptr66 = &C[int64_t(row0 + (acc_layout::row(tl_tid, tl_chunk65))) * N + (col0 + (acc_layout::col(tl_tid, tl_chunk65)))];
+        if (tl::in_bounds(row0 + (acc_layout::row(tl_tid, tl_chunk65)), M) && tl::in_bounds(col0 + (acc_layout::col(tl_tid, tl_chunk65)), N) && tl::in_bounds(row0 + (acc_layout::row(tl_tid, tl_chunk65)), M) && tl::in_bounds((col0 + (acc_layout::col(tl_tid, tl_chunk65))) + 1, N) && tl::is_aligned(tl_ptr66, 4)) {
+            tl::bf16 tl_vec67[2];
             #pragma unroll
-            for (int tl_v = 0; tl_v < 2; tl_v += 2) tl::convert_pair(&tl_vec50[tl_v], acc[tl_chunk48 + tl_v], acc[tl_chunk48 + tl_v + 1]);
-            tl::store_vector<tl::bf16, 2>(tl_ptr49, tl_vec50);
+            for (int tl_v = 0; tl_v < 2; tl_v += 2) tl::convert_pair(&tl_vec67[tl_v], acc[tl_chunk65 + tl_v], acc[tl_chunk65 + tl_v + 1]);
+            tl::store_vector<tl::bf16, 2>(tl_ptr66, tl_vec67);
         } else {
             #pragma unroll
             for (int tl_v = 0; tl_v < 2; ++tl_v) {
-                if (tl::in_bounds(row0 + (acc_layout::row(tl_tid, tl_chunk48 + tl_v)), M) && tl::in_bounds(col0 + (acc_layout::col(tl_tid, tl_chunk48 + tl_v)), N)) C[int64_t(row0 + (acc_layout::row(tl_tid, tl_chunk48 + tl_v))) * N + (col0 + (acc_layout::col(tl_tid, tl_chunk48 + tl_v)))] = tl::convert<tl::bf16>(acc[tl_chunk48 + tl_v]);
+                if (tl::in_bounds(row0 + (acc_layout::row(tl_tid, tl_chunk65 + tl_v)), M) && tl::in_bounds(col0 + (acc_layout::col(tl_tid, tl_chunk65 + tl_v)), N)) C[int64_t(row0 + (acc_layout::row(tl_tid, tl_chunk65 + tl_v))) * N + (col0 + (acc_layout::col(tl_tid, tl_chunk65 + tl_v)))] = tl::convert<tl::bf16>(acc[tl_chunk65 + tl_v]);
             }
         }
     }
 }
 
-// kernel fp8_gemm_block_scaled_fp8_gemm_block_scaled_tile<BN = 128, BM = 64, G = 128, STAGES = 3, THREADS = 256, T = bf16>  (stdlib/qgemm.tl:96)
-// 256 threads per block, 148576 bytes of shared memory
+// kernel fp8_gemm_block_scaled_fp8_gemm_block_scaled_tile<BN = 128, BM = 64, G = 128, STAGES = 2, THREADS = 256, T = bf16>  (stdlib/qgemm.tl:99)
+// 256 threads per block, 148528 bytes of shared memory
 // warp-specialized: warpgroup 0 issues TMA loads, the other 256 threads run wgmma; persistent over the tiles
 __global__ void __launch_bounds__(384, 1) fp8_gemm_block_scaled_fp8_gemm_block_scaled_tile_kernel_variant0_sm90(
         const __grid_constant__ CUtensorMap tl_map_A,
@@ -4122,18 +4439,23 @@ __global__ void __launch_bounds__(384, 1) fp8_gemm_block_scaled_fp8_gemm_block_s
     __trap();  // built for another arch; the launch stub runs this kernel only on sm_90 devices
     #else
     tl::wait_for_previous_grid();  // launched by program `fp8_gemm_block_scaled`: the kernel before it has finished
-    // fragment sa: f32[64], slice of `acc` (broadcast): [64] over 256 threads: (8:t4 2:r1 4:t32) 2 registers, 8 replicas
-    using part_layout = tl::MmaAccLayout<64, 128, 4, 2, false, true>;  // fragment part: f32[64, 128], wgmma accumulators
+    // fragment sa0: f32[64], slice of `acc` (broadcast): [64] over 256 threads: (8:t4 2:r1 4:t32) 2 registers, 8 replicas
+    // fragment sa1: f32[64], slice of `acc` (broadcast): [64] over 256 threads: (8:t4 2:r1 4:t32) 2 registers, 8 replicas
+    using p0_layout = tl::MmaAccLayout<64, 128, 4, 2, false, true>;  // fragment p0: f32[64, 128], wgmma accumulators
+    using p1_layout = tl::MmaAccLayout<64, 128, 4, 2, false, true>;  // fragment p1: f32[64, 128], wgmma accumulators
     using acc_layout = tl::MmaAccLayout<64, 128, 4, 2, false, true>;  // fragment acc: f32[64, 128], wgmma accumulators
-    // fragment sa_next: f32[64], slice of `acc` (broadcast): [64] over 256 threads: (8:t4 2:r1 4:t32) 2 registers, 8 replicas
+    // fragment sa0_next: f32[64], slice of `acc` (broadcast): [64] over 256 threads: (8:t4 2:r1 4:t32) 2 registers, 8 replicas
+    // fragment sa1_next: f32[64], slice of `acc` (broadcast): [64] over 256 threads: (8:t4 2:r1 4:t32) 2 registers, 8 replicas
     extern __shared__ __align__(1024) unsigned char tl_smem_raw[];
     unsigned char* tl_smem = tl_smem_raw + ((1024 - tl::sm90::smem_address(tl_smem_raw) % 1024) % 1024);
-    tl::f8e4m3* a = reinterpret_cast<tl::f8e4m3*>(tl_smem + 0);  // shared a: f8e4m3[64, 128], 6 stages, 128-byte swizzled (TMA)
-    tl::f8e4m3* b = reinterpret_cast<tl::f8e4m3*>(tl_smem + 49152);  // shared b: f8e4m3[128, 128], 6 stages, 128-byte swizzled (TMA)
+    tl::f8e4m3* a0 = reinterpret_cast<tl::f8e4m3*>(tl_smem + 0);  // shared a0: f8e4m3[64, 128], 3 stages, 128-byte swizzled (TMA)
+    tl::f8e4m3* b0 = reinterpret_cast<tl::f8e4m3*>(tl_smem + 24576);  // shared b0: f8e4m3[128, 128], 3 stages, 128-byte swizzled (TMA)
+    tl::f8e4m3* a1 = reinterpret_cast<tl::f8e4m3*>(tl_smem + 73728);  // shared a1: f8e4m3[64, 128], 3 stages, 128-byte swizzled (TMA)
+    tl::f8e4m3* b1 = reinterpret_cast<tl::f8e4m3*>(tl_smem + 98304);  // shared b1: f8e4m3[128, 128], 3 stages, 128-byte swizzled (TMA)
     uint64_t* tl_full = reinterpret_cast<uint64_t*>(tl_smem + 147456);   // per stage: its TMA loads landed
-    uint64_t* tl_empty = tl_full + 6;  // per stage: every consumer warp finished reading it
+    uint64_t* tl_empty = tl_full + 3;  // per stage: every consumer warp finished reading it
     if (threadIdx.x == 0) {
-        for (int tl_s = 0; tl_s < 6; ++tl_s) {
+        for (int tl_s = 0; tl_s < 3; ++tl_s) {
             tl::sm90::mbarrier_init(&tl_full[tl_s], 1);
             tl::sm90::mbarrier_init(&tl_empty[tl_s], 8);  // one arrival per consumer warp
         }
@@ -4159,14 +4481,18 @@ __global__ void __launch_bounds__(384, 1) fp8_gemm_block_scaled_fp8_gemm_block_s
                 (void)tl_block_x, (void)tl_block_y, (void)tl_block_z;
                 const int32_t row0 = tl_block_y * 64;
                 const int32_t col0 = tl_block_x * 128;
-                for (int k = 0; k < KG; ++k, ++tl_it) {
-                    const int tl_stage = tl_it % 6;
-                    tl::sm90::mbarrier_wait(&tl_empty[tl_stage], (tl_it / 6 + 1) & 1);  // consumers released it
-                    tl::sm90::mbarrier_arrive_expect_tx(&tl_full[tl_stage], 24576);
-                    // copy(A[row0 +: BM, k * G +: G], a);  (qgemm.tl:114)
-                    tl::sm90::tma_load_2d(a + tl_stage * 8192, &tl_map_A, &tl_full[tl_stage], k * 128, row0);
-                    // copy(B[col0 +: BN, k * G +: G], b);  (qgemm.tl:115)
-                    tl::sm90::tma_load_2d(b + tl_stage * 16384, &tl_map_B, &tl_full[tl_stage], k * 128, col0);
+                for (int k = 0; k < tl::cdiv(KG, 2); ++k, ++tl_it) {
+                    const int tl_stage = tl_it % 3;
+                    tl::sm90::mbarrier_wait(&tl_empty[tl_stage], (tl_it / 3 + 1) & 1);  // consumers released it
+                    tl::sm90::mbarrier_arrive_expect_tx(&tl_full[tl_stage], 49152);
+                    // copy(A[row0 +: BM, 2 * k * G +: G], a0);  (qgemm.tl:121)
+                    tl::sm90::tma_load_2d(a0 + tl_stage * 8192, &tl_map_A, &tl_full[tl_stage], 2 * k * 128, row0);
+                    // copy(B[col0 +: BN, 2 * k * G +: G], b0);  (qgemm.tl:122)
+                    tl::sm90::tma_load_2d(b0 + tl_stage * 16384, &tl_map_B, &tl_full[tl_stage], 2 * k * 128, col0);
+                    // copy(A[row0 +: BM, (2 * k + 1) * G +: G], a1);  (qgemm.tl:123)
+                    tl::sm90::tma_load_2d(a1 + tl_stage * 8192, &tl_map_A, &tl_full[tl_stage], (2 * k + 1) * 128, row0);
+                    // copy(B[col0 +: BN, (2 * k + 1) * G +: G], b1);  (qgemm.tl:124)
+                    tl::sm90::tma_load_2d(b1 + tl_stage * 16384, &tl_map_B, &tl_full[tl_stage], (2 * k + 1) * 128, col0);
                 }
             }
         }
@@ -4184,77 +4510,105 @@ __global__ void __launch_bounds__(384, 1) fp8_gemm_block_scaled_fp8_gemm_block_s
             const int tl_block_y = tl_group_first_y + tl_in_plane % (8 * tl_tiles_x) % tl_group_rows;
             const int tl_block_x = tl_in_plane % (8 * tl_tiles_x) / tl_group_rows;
             (void)tl_block_x, (void)tl_block_y, (void)tl_block_z;
-            float sa[2];  // fragment sa: f32[64]
-            float sb[1];  // local sb: f32[1]
-            float part[part_layout::kSlots];  // fragment part: f32[64, 128]
+            float sa0[2];  // fragment sa0: f32[64]
+            float sa1[2];  // fragment sa1: f32[64]
+            float sb[2];  // local sb: f32[2]
+            float p0[p0_layout::kSlots];  // fragment p0: f32[64, 128]
+            float p1[p1_layout::kSlots];  // fragment p1: f32[64, 128]
             float acc[acc_layout::kSlots];  // fragment acc: f32[64, 128]
             #pragma unroll
             for (int tl_i = 0; tl_i < acc_layout::kSlots; ++tl_i) acc[tl_i] = 0.0f;
             const int32_t row0 = tl_block_y * 64;
             const int32_t col0 = tl_block_x * 128;
-            float sa_next[2];  // fragment sa_next: f32[64]
-            float sb_next[1];  // local sb_next: f32[1]
-            if (0 < KG) {
-                // copy(As[row0 +: BM, k], sa);  (qgemm.tl:116)
+            float sa0_next[2];  // fragment sa0_next: f32[64]
+            float sa1_next[2];  // fragment sa1_next: f32[64]
+            float sb_next[2];  // local sb_next: f32[2]
+            if (0 < tl::cdiv(KG, 2)) {
+                // copy(As[row0 +: BM, 2 * k], sa0);  (qgemm.tl:125)
                 #pragma unroll
                 for (int tl_s0 = 0; tl_s0 < 2; ++tl_s0) {
-                    sa_next[tl_s0] = tl::in_bounds(row0 + ((tl_tid / 4 % 8) + (tl_s0) * 8 + (tl_tid / 32 % 4) * 16), M) && tl::in_bounds(0, KG) ? As[int64_t(row0 + ((tl_tid / 4 % 8) + (tl_s0) * 8 + (tl_tid / 32 % 4) * 16)) * KG + 0] : 0.0f;
+                    sa0_next[tl_s0] = tl::in_bounds(row0 + ((tl_tid / 4 % 8) + (tl_s0) * 8 + (tl_tid / 32 % 4) * 16), M) && tl::in_bounds(0, KG) ? As[int64_t(row0 + ((tl_tid / 4 % 8) + (tl_s0) * 8 + (tl_tid / 32 % 4) * 16)) * KG + 0] : 0.0f;
                 }
-                // copy(Bs[col0 / G +: 1, k], sb);  (qgemm.tl:117)
-                for (int tl_e1 = 0; tl_e1 < 1; ++tl_e1) {
-                    sb_next[tl_e1] = tl::in_bounds((col0 / 128) + tl_e1, NB) && tl::in_bounds(0, KG) ? Bs[int64_t((col0 / 128) + tl_e1) * KG + 0] : 0.0f;
+                // copy(As[row0 +: BM, 2 * k + 1], sa1);  (qgemm.tl:126)
+                #pragma unroll
+                for (int tl_s1 = 0; tl_s1 < 2; ++tl_s1) {
+                    sa1_next[tl_s1] = tl::in_bounds(row0 + ((tl_tid / 4 % 8) + (tl_s1) * 8 + (tl_tid / 32 % 4) * 16), M) && tl::in_bounds(1, KG) ? As[int64_t(row0 + ((tl_tid / 4 % 8) + (tl_s1) * 8 + (tl_tid / 32 % 4) * 16)) * KG + 1] : 0.0f;
+                }
+                // copy(Bs[col0 / G, 2 * k +: 2], sb);  (qgemm.tl:127)
+                for (int tl_e2 = 0; tl_e2 < 2; ++tl_e2) {
+                    sb_next[tl_e2] = tl::in_bounds(col0 / 128, NB) && tl::in_bounds(tl_e2, KG) ? Bs[int64_t(col0 / 128) * KG + tl_e2] : 0.0f;
                 }
             }
-            // for k in pipelined(KG, stages = STAGES) {  (qgemm.tl:113)
-            const int tl_trips2 = KG;
-            for (int k = 0; k < tl_trips2; ++k, ++tl_it) {
-                const int tl_stage = tl_it % 6;
-                tl::sm90::mbarrier_wait(&tl_full[tl_stage], (tl_it / 6 + 0) & 1);  // trip k's TMA loads landed
-                // gemm(a, b, part, transpose_b = true, clear = true);  (qgemm.tl:118)
-                tl::sm90::warpgroup_gemm<tl::f8e4m3, 64, 128, 128, false, true, 2, true>(part, a + tl_stage * 8192, b + tl_stage * 16384, tl_tid / 128, true);  // each warpgroup its share of the columns
-                // copy(As[row0 +: BM, k], sa);  (qgemm.tl:116)
+            // for k in pipelined(cdiv(KG, 2), stages = STAGES) {  // two groups of G k a step  (qgemm.tl:120)
+            const int tl_trips3 = tl::cdiv(KG, 2);
+            for (int k = 0; k < tl_trips3; ++k, ++tl_it) {
+                const int tl_stage = tl_it % 3;
+                tl::sm90::mbarrier_wait(&tl_full[tl_stage], (tl_it / 3 + 0) & 1);  // trip k's TMA loads landed
+                // gemm(a0, b0, p0, transpose_b = true, clear = true);  (qgemm.tl:128)
+                tl::sm90::warpgroup_gemm<tl::f8e4m3, 64, 128, 128, false, true, 2, true>(p0, a0 + tl_stage * 8192, b0 + tl_stage * 16384, tl_tid / 128, true);  // each warpgroup its share of the columns
+                // gemm(a1, b1, p1, transpose_b = true, clear = true);  (qgemm.tl:129)
+                tl::sm90::warpgroup_gemm<tl::f8e4m3, 64, 128, 128, false, true, 2, true>(p1, a1 + tl_stage * 8192, b1 + tl_stage * 16384, tl_tid / 128, true);  // each warpgroup its share of the columns
+                // copy(As[row0 +: BM, 2 * k], sa0);  (qgemm.tl:125)
                 #pragma unroll
-                for (int tl_s = 0; tl_s < 2; ++tl_s) sa[tl_s] = sa_next[tl_s];
-                // copy(Bs[col0 / G +: 1, k], sb);  (qgemm.tl:117)
-                for (int tl_e3 = 0; tl_e3 < 1; ++tl_e3) {
-                    sb[tl_e3] = sb_next[tl_e3];
+                for (int tl_s = 0; tl_s < 2; ++tl_s) sa0[tl_s] = sa0_next[tl_s];
+                // copy(As[row0 +: BM, 2 * k + 1], sa1);  (qgemm.tl:126)
+                #pragma unroll
+                for (int tl_s = 0; tl_s < 2; ++tl_s) sa1[tl_s] = sa1_next[tl_s];
+                // copy(Bs[col0 / G, 2 * k +: 2], sb);  (qgemm.tl:127)
+                for (int tl_e4 = 0; tl_e4 < 2; ++tl_e4) {
+                    sb[tl_e4] = sb_next[tl_e4];
                 }
-                if (k + 1 < KG) {
-                    // copy(As[row0 +: BM, k], sa);  (qgemm.tl:116)
+                if (k + 1 < tl::cdiv(KG, 2)) {
+                    // copy(As[row0 +: BM, 2 * k], sa0);  (qgemm.tl:125)
                     #pragma unroll
-                    for (int tl_s4 = 0; tl_s4 < 2; ++tl_s4) {
-                        sa_next[tl_s4] = tl::in_bounds(row0 + ((tl_tid / 4 % 8) + (tl_s4) * 8 + (tl_tid / 32 % 4) * 16), M) && tl::in_bounds(k + 1, KG) ? As[int64_t(row0 + ((tl_tid / 4 % 8) + (tl_s4) * 8 + (tl_tid / 32 % 4) * 16)) * KG + (k + 1)] : 0.0f;
+                    for (int tl_s5 = 0; tl_s5 < 2; ++tl_s5) {
+                        sa0_next[tl_s5] = tl::in_bounds(row0 + ((tl_tid / 4 % 8) + (tl_s5) * 8 + (tl_tid / 32 % 4) * 16), M) && tl::in_bounds(2 * (k + 1), KG) ? As[int64_t(row0 + ((tl_tid / 4 % 8) + (tl_s5) * 8 + (tl_tid / 32 % 4) * 16)) * KG + (2 * (k + 1))] : 0.0f;
                     }
-                    // copy(Bs[col0 / G +: 1, k], sb);  (qgemm.tl:117)
-                    for (int tl_e5 = 0; tl_e5 < 1; ++tl_e5) {
-                        sb_next[tl_e5] = tl::in_bounds((col0 / 128) + tl_e5, NB) && tl::in_bounds(k + 1, KG) ? Bs[int64_t((col0 / 128) + tl_e5) * KG + (k + 1)] : 0.0f;
+                    // copy(As[row0 +: BM, 2 * k + 1], sa1);  (qgemm.tl:126)
+                    #pragma unroll
+                    for (int tl_s6 = 0; tl_s6 < 2; ++tl_s6) {
+                        sa1_next[tl_s6] = tl::in_bounds(row0 + ((tl_tid / 4 % 8) + (tl_s6) * 8 + (tl_tid / 32 % 4) * 16), M) && tl::in_bounds(2 * (k + 1) + 1, KG) ? As[int64_t(row0 + ((tl_tid / 4 % 8) + (tl_s6) * 8 + (tl_tid / 32 % 4) * 16)) * KG + (2 * (k + 1) + 1)] : 0.0f;
+                    }
+                    // copy(Bs[col0 / G, 2 * k +: 2], sb);  (qgemm.tl:127)
+                    for (int tl_e7 = 0; tl_e7 < 2; ++tl_e7) {
+                        sb_next[tl_e7] = tl::in_bounds(col0 / 128, NB) && tl::in_bounds((2 * (k + 1)) + tl_e7, KG) ? Bs[int64_t(col0 / 128) * KG + ((2 * (k + 1)) + tl_e7)] : 0.0f;
                     }
                 }
-                tl::sm90::wgmma_wait<0>();  // #0 (into `part`) retired
-                tl::sm90::fence_accumulators(part);
-                if (tl_tid % 32 == 0) tl::sm90::mbarrier_arrive(&tl_empty[tl_stage]);  // release trip k's stage
-                // for i, j in parallel(BM, BN) {  (qgemm.tl:119)
+                tl::sm90::wgmma_wait<1>();  // #0 (into `p0`) retired; the 1 newest group(s) run on
+                tl::sm90::fence_accumulators(p0);
+                // for i, j in parallel(BM, BN) {  (qgemm.tl:130)
                 // for i, j in parallel(64, 128): each thread visits the elements of `acc` it holds
                 #pragma unroll
-                for (int tl_s6 = 0; tl_s6 < acc_layout::kSlots; ++tl_s6) {
-                    [[maybe_unused]] const int i = acc_layout::row(tl_tid, tl_s6);
-                    [[maybe_unused]] const int j = acc_layout::col(tl_tid, tl_s6);
-                    acc[tl_s6] = acc[tl_s6] + part[tl_s6] * (sa[(tl_s6 / 2 % 2)] * sb[0]);
+                for (int tl_s8 = 0; tl_s8 < acc_layout::kSlots; ++tl_s8) {
+                    [[maybe_unused]] const int i = acc_layout::row(tl_tid, tl_s8);
+                    [[maybe_unused]] const int j = acc_layout::col(tl_tid, tl_s8);
+                    acc[tl_s8] = acc[tl_s8] + p0[tl_s8] * (sa0[(tl_s8 / 2 % 2)] * sb[0]);
+                }
+                tl::sm90::wgmma_wait<0>();  // #1 (into `p1`) retired
+                tl::sm90::fence_accumulators(p1);
+                if (tl_tid % 32 == 0) tl::sm90::mbarrier_arrive(&tl_empty[tl_stage]);  // release trip k's stage
+                // for i, j in parallel(BM, BN) {  (qgemm.tl:133)
+                // for i, j in parallel(64, 128): each thread visits the elements of `acc` it holds
+                #pragma unroll
+                for (int tl_s9 = 0; tl_s9 < acc_layout::kSlots; ++tl_s9) {
+                    [[maybe_unused]] const int i = acc_layout::row(tl_tid, tl_s9);
+                    [[maybe_unused]] const int j = acc_layout::col(tl_tid, tl_s9);
+                    acc[tl_s9] = acc[tl_s9] + p1[tl_s9] * (sa1[(tl_s9 / 2 % 2)] * sb[1]);
                 }
             }
-            // copy(acc, C[row0 +: BM, col0 +: BN]);  (qgemm.tl:123)
+            // copy(acc, C[row0 +: BM, col0 +: BN]);  (qgemm.tl:137)
             #pragma unroll
-            for (int tl_chunk7 = 0; tl_chunk7 < acc_layout::kSlots; tl_chunk7 += 2) {
-                tl::bf16* tl_ptr8 = &C[int64_t(row0 + (acc_layout::row(tl_tid, tl_chunk7))) * N + (col0 + (acc_layout::col(tl_tid, tl_chunk7)))];
-                if (tl::in_bounds(row0 + (acc_layout::row(tl_tid, tl_chunk7)), M) && tl::in_bounds(col0 + (acc_layout::col(tl_tid, tl_chunk7)), N) && tl::in_bounds(row0 + (acc_layout::row(tl_tid, tl_chunk7)), M) && tl::in_bounds((col0 + (acc_layout::col(tl_tid, tl_chunk7))) + 1, N) && tl::is_aligned(tl_ptr8, 4)) {
-                    tl::bf16 tl_vec9[2];
+            for (int tl_chunk10 = 0; tl_chunk10 < acc_layout::kSlots; tl_chunk10 += 2) {
+                tl::bf16* tl_ptr11 = &C[int64_t(row0 + (acc_layout::row(tl_tid, tl_chunk10))) * N + (col0 + (acc_layout::col(tl_tid, tl_chunk10)))];
+                if (tl::in_bounds(row0 + (acc_layout::row(tl_tid, tl_chunk10)), M) && tl::in_bounds(col0 + (acc_layout::col(tl_tid, tl_chunk10)), N) && tl::in_bounds(row0 + (acc_layout::row(tl_tid, tl_chunk10)), M) && tl::in_bounds((col0 + (acc_layout::col(tl_tid, tl_chunk10))) + 1, N) && tl::is_aligned(tl_ptr11, 4)) {
+                    tl::bf16 tl_vec12[2];
                     #pragma unroll
-                    for (int tl_v = 0; tl_v < 2; tl_v += 2) tl::convert_pair(&tl_vec9[tl_v], acc[tl_chunk7 + tl_v], acc[tl_chunk7 + tl_v + 1]);
-                    tl::store_vector<tl::bf16, 2>(tl_ptr8, tl_vec9);
+                    for (int tl_v = 0; tl_v < 2; tl_v += 2) tl::convert_pair(&tl_vec12[tl_v], acc[tl_chunk10 + tl_v], acc[tl_chunk10 + tl_v + 1]);
+                    tl::store_vector<tl::bf16, 2>(tl_ptr11, tl_vec12);
                 } else {
                     #pragma unroll
                     for (int tl_v = 0; tl_v < 2; ++tl_v) {
-                        if (tl::in_bounds(row0 + (acc_layout::row(tl_tid, tl_chunk7 + tl_v)), M) && tl::in_bounds(col0 + (acc_layout::col(tl_tid, tl_chunk7 + tl_v)), N)) C[int64_t(row0 + (acc_layout::row(tl_tid, tl_chunk7 + tl_v))) * N + (col0 + (acc_layout::col(tl_tid, tl_chunk7 + tl_v)))] = tl::convert<tl::bf16>(acc[tl_chunk7 + tl_v]);
+                        if (tl::in_bounds(row0 + (acc_layout::row(tl_tid, tl_chunk10 + tl_v)), M) && tl::in_bounds(col0 + (acc_layout::col(tl_tid, tl_chunk10 + tl_v)), N)) C[int64_t(row0 + (acc_layout::row(tl_tid, tl_chunk10 + tl_v))) * N + (col0 + (acc_layout::col(tl_tid, tl_chunk10 + tl_v)))] = tl::convert<tl::bf16>(acc[tl_chunk10 + tl_v]);
                     }
                 }
             }
@@ -4263,8 +4617,8 @@ __global__ void __launch_bounds__(384, 1) fp8_gemm_block_scaled_fp8_gemm_block_s
     #endif
 }
 
-// kernel fp8_gemm_block_scaled_fp8_gemm_block_scaled_tile<BN = 64, BM = 64, G = 128, STAGES = 3, THREADS = 256, T = bf16>  (stdlib/qgemm.tl:96)
-// 256 threads per block, 55296 bytes of shared memory
+// kernel fp8_gemm_block_scaled_fp8_gemm_block_scaled_tile<BN = 64, BM = 64, G = 128, STAGES = 2, THREADS = 256, T = bf16>  (stdlib/qgemm.tl:99)
+// 256 threads per block, 73728 bytes of shared memory
 __global__ void __launch_bounds__(256) fp8_gemm_block_scaled_fp8_gemm_block_scaled_tile_kernel_variant1(
         const tl::f8e4m3* __restrict__ A,
         const float* __restrict__ As,
@@ -4278,37 +4632,44 @@ __global__ void __launch_bounds__(256) fp8_gemm_block_scaled_fp8_gemm_block_scal
         int32_t NB)
 {
     tl::wait_for_previous_grid();  // launched by program `fp8_gemm_block_scaled`: the kernel before it has finished
-    // fragment sa: f32[64], slice of `acc` (broadcast): [64] over 256 threads: (8:t4 2:r1 2:r2 2:t128) 4 registers, 16 replicas
-    using part_layout = tl::MmaAccLayout<64, 64, 2, 4>;  // fragment part: f32[64, 64], mma.sync accumulators
+    // fragment sa0: f32[64], slice of `acc` (broadcast): [64] over 256 threads: (8:t4 2:r1 2:r2 2:t128) 4 registers, 16 replicas
+    // fragment sa1: f32[64], slice of `acc` (broadcast): [64] over 256 threads: (8:t4 2:r1 2:r2 2:t128) 4 registers, 16 replicas
+    using p0_layout = tl::MmaAccLayout<64, 64, 2, 4>;  // fragment p0: f32[64, 64], mma.sync accumulators
+    using p1_layout = tl::MmaAccLayout<64, 64, 2, 4>;  // fragment p1: f32[64, 64], mma.sync accumulators
     using acc_layout = tl::MmaAccLayout<64, 64, 2, 4>;  // fragment acc: f32[64, 64], mma.sync accumulators
-    // fragment sa_next: f32[64], slice of `acc` (broadcast): [64] over 256 threads: (8:t4 2:r1 2:r2 2:t128) 4 registers, 16 replicas
+    // fragment sa0_next: f32[64], slice of `acc` (broadcast): [64] over 256 threads: (8:t4 2:r1 2:r2 2:t128) 4 registers, 16 replicas
+    // fragment sa1_next: f32[64], slice of `acc` (broadcast): [64] over 256 threads: (8:t4 2:r1 2:r2 2:t128) 4 registers, 16 replicas
     const int tl_tid = tl::thread_index<256>();
     extern __shared__ __align__(128) unsigned char tl_smem[];
-    tl::f8e4m3* a = reinterpret_cast<tl::f8e4m3*>(tl_smem + 0);  // shared a: f8e4m3[3, 64, 128], row pitch 144
-    tl::f8e4m3* b = reinterpret_cast<tl::f8e4m3*>(tl_smem + 27648);  // shared b: f8e4m3[3, 64, 128], row pitch 144
-    float sa[4];  // fragment sa: f32[64]
-    float sb[1];  // local sb: f32[1]
-    float part[part_layout::kSlots];  // fragment part: f32[64, 64]
+    tl::f8e4m3* a0 = reinterpret_cast<tl::f8e4m3*>(tl_smem + 0);  // shared a0: f8e4m3[2, 64, 128], row pitch 144
+    tl::f8e4m3* b0 = reinterpret_cast<tl::f8e4m3*>(tl_smem + 18432);  // shared b0: f8e4m3[2, 64, 128], row pitch 144
+    tl::f8e4m3* a1 = reinterpret_cast<tl::f8e4m3*>(tl_smem + 36864);  // shared a1: f8e4m3[2, 64, 128], row pitch 144
+    tl::f8e4m3* b1 = reinterpret_cast<tl::f8e4m3*>(tl_smem + 55296);  // shared b1: f8e4m3[2, 64, 128], row pitch 144
+    float sa0[4];  // fragment sa0: f32[64]
+    float sa1[4];  // fragment sa1: f32[64]
+    float sb[2];  // local sb: f32[2]
+    float p0[p0_layout::kSlots];  // fragment p0: f32[64, 64]
+    float p1[p1_layout::kSlots];  // fragment p1: f32[64, 64]
     float acc[acc_layout::kSlots];  // fragment acc: f32[64, 64]
     #pragma unroll
     for (int tl_i = 0; tl_i < acc_layout::kSlots; ++tl_i) acc[tl_i] = 0.0f;
     const int32_t row0 = int(blockIdx.y) * 64;
     const int32_t col0 = int(blockIdx.x) * 64;
-    const int32_t k_trips = KG;
+    const int32_t k_trips = tl::cdiv(KG, 2);
     if (0 < k_trips) {
-        // copy(A[row0 +: BM, k * G +: G], a);  (qgemm.tl:114)
+        // copy(A[row0 +: BM, 2 * k * G +: G], a0);  (qgemm.tl:121)
         if (tl::is_aligned(A, 16) && K % 16 == 0 && row0 >= 0 && row0 + 64 <= M && 0 >= 0 && 0 + 128 <= K && 0 % 16 == 0) {
             #pragma unroll
             for (int tl_i1 = 0; tl_i1 < 2; ++tl_i1) {
                 const int tl_chunk0 = tl_tid + tl_i1 * 256;
-                tl::cp_async_16(&a[(0 * 64 + ((tl_chunk0 * 16) / 128)) * 144 + ((tl_chunk0 * 16) % 128)], &A[int64_t(row0 + ((tl_chunk0 * 16) / 128)) * K + ((tl_chunk0 * 16) % 128)]);
+                tl::cp_async_16(&a0[(0 * 64 + ((tl_chunk0 * 16) / 128)) * 144 + ((tl_chunk0 * 16) % 128)], &A[int64_t(row0 + ((tl_chunk0 * 16) / 128)) * K + ((tl_chunk0 * 16) % 128)]);
             }
         } else {
             #pragma unroll
             for (int tl_i3 = 0; tl_i3 < 2; ++tl_i3) {
                 const int tl_chunk2 = tl_tid + tl_i3 * 256;
                 const tl::f8e4m3* tl_src4 = &A[int64_t(row0 + ((tl_chunk2 * 16) / 128)) * K + ((tl_chunk2 * 16) % 128)];
-                tl::f8e4m3* tl_dst5 = &a[(0 * 64 + ((tl_chunk2 * 16) / 128)) * 144 + ((tl_chunk2 * 16) % 128)];
+                tl::f8e4m3* tl_dst5 = &a0[(0 * 64 + ((tl_chunk2 * 16) / 128)) * 144 + ((tl_chunk2 * 16) % 128)];
                 const int tl_valid6 = !(tl::in_bounds(row0 + ((tl_chunk2 * 16) / 128), M)) ? 0 : max(0, min(16, K - ((tl_chunk2 * 16) % 128)));
                 if (tl_valid6 == 16 && (tl_chunk2 * 16) % 128 >= 0 && tl::is_aligned(tl_src4, 4)) {
                     tl::cp_async_chunk(tl_dst5, tl_src4);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
@@ -4320,19 +4681,19 @@ __global__ void __launch_bounds__(256) fp8_gemm_block_scaled_fp8_gemm_block_scal
                 }
             }
         }
-        // copy(B[col0 +: BN, k * G +: G], b);  (qgemm.tl:115)
+        // copy(B[col0 +: BN, 2 * k * G +: G], b0);  (qgemm.tl:122)
         if (tl::is_aligned(B, 16) && K % 16 == 0 && col0 >= 0 && col0 + 64 <= N && 0 >= 0 && 0 + 128 <= K && 0 % 16 == 0) {
             #pragma unroll
             for (int tl_i8 = 0; tl_i8 < 2; ++tl_i8) {
                 const int tl_chunk7 = tl_tid + tl_i8 * 256;
-                tl::cp_async_16(&b[(0 * 64 + ((tl_chunk7 * 16) / 128)) * 144 + ((tl_chunk7 * 16) % 128)], &B[int64_t(col0 + ((tl_chunk7 * 16) / 128)) * K + ((tl_chunk7 * 16) % 128)]);
+                tl::cp_async_16(&b0[(0 * 64 + ((tl_chunk7 * 16) / 128)) * 144 + ((tl_chunk7 * 16) % 128)], &B[int64_t(col0 + ((tl_chunk7 * 16) / 128)) * K + ((tl_chunk7 * 16) % 128)]);
             }
         } else {
             #pragma unroll
             for (int tl_i10 = 0; tl_i10 < 2; ++tl_i10) {
                 const int tl_chunk9 = tl_tid + tl_i10 * 256;
                 const tl::f8e4m3* tl_src11 = &B[int64_t(col0 + ((tl_chunk9 * 16) / 128)) * K + ((tl_chunk9 * 16) % 128)];
-                tl::f8e4m3* tl_dst12 = &b[(0 * 64 + ((tl_chunk9 * 16) / 128)) * 144 + ((tl_chunk9 * 16) % 128)];
+                tl::f8e4m3* tl_dst12 = &b0[(0 * 64 + ((tl_chunk9 * 16) / 128)) * 144 + ((tl_chunk9 * 16) % 128)];
                 const int tl_valid13 = !(tl::in_bounds(col0 + ((tl_chunk9 * 16) / 128), N)) ? 0 : max(0, min(16, K - ((tl_chunk9 * 16) % 128)));
                 if (tl_valid13 == 16 && (tl_chunk9 * 16) % 128 >= 0 && tl::is_aligned(tl_src11, 4)) {
                     tl::cp_async_chunk(tl_dst12, tl_src11);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
@@ -4344,22 +4705,19 @@ __global__ void __launch_bounds__(256) fp8_gemm_block_scaled_fp8_gemm_block_scal
                 }
             }
         }
-    }
-    tl::cp_async_commit();
-    if (1 < k_trips) {
-        // copy(A[row0 +: BM, k * G +: G], a);  (qgemm.tl:114)
+        // copy(A[row0 +: BM, (2 * k + 1) * G +: G], a1);  (qgemm.tl:123)
         if (tl::is_aligned(A, 16) && K % 16 == 0 && row0 >= 0 && row0 + 64 <= M && 128 >= 0 && 128 + 128 <= K && 128 % 16 == 0) {
             #pragma unroll
             for (int tl_i15 = 0; tl_i15 < 2; ++tl_i15) {
                 const int tl_chunk14 = tl_tid + tl_i15 * 256;
-                tl::cp_async_16(&a[(1 * 64 + ((tl_chunk14 * 16) / 128)) * 144 + ((tl_chunk14 * 16) % 128)], &A[int64_t(row0 + ((tl_chunk14 * 16) / 128)) * K + (128 + ((tl_chunk14 * 16) % 128))]);
+                tl::cp_async_16(&a1[(0 * 64 + ((tl_chunk14 * 16) / 128)) * 144 + ((tl_chunk14 * 16) % 128)], &A[int64_t(row0 + ((tl_chunk14 * 16) / 128)) * K + (128 + ((tl_chunk14 * 16) % 128))]);
             }
         } else {
             #pragma unroll
             for (int tl_i17 = 0; tl_i17 < 2; ++tl_i17) {
                 const int tl_chunk16 = tl_tid + tl_i17 * 256;
                 const tl::f8e4m3* tl_src18 = &A[int64_t(row0 + ((tl_chunk16 * 16) / 128)) * K + (128 + ((tl_chunk16 * 16) % 128))];
-                tl::f8e4m3* tl_dst19 = &a[(1 * 64 + ((tl_chunk16 * 16) / 128)) * 144 + ((tl_chunk16 * 16) % 128)];
+                tl::f8e4m3* tl_dst19 = &a1[(0 * 64 + ((tl_chunk16 * 16) / 128)) * 144 + ((tl_chunk16 * 16) % 128)];
                 const int tl_valid20 = !(tl::in_bounds(row0 + ((tl_chunk16 * 16) / 128), M)) ? 0 : max(0, min(16, K - (128 + ((tl_chunk16 * 16) % 128))));
                 if (tl_valid20 == 16 && 128 + ((tl_chunk16 * 16) % 128) >= 0 && tl::is_aligned(tl_src18, 4)) {
                     tl::cp_async_chunk(tl_dst19, tl_src18);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
@@ -4371,19 +4729,19 @@ __global__ void __launch_bounds__(256) fp8_gemm_block_scaled_fp8_gemm_block_scal
                 }
             }
         }
-        // copy(B[col0 +: BN, k * G +: G], b);  (qgemm.tl:115)
+        // copy(B[col0 +: BN, (2 * k + 1) * G +: G], b1);  (qgemm.tl:124)
         if (tl::is_aligned(B, 16) && K % 16 == 0 && col0 >= 0 && col0 + 64 <= N && 128 >= 0 && 128 + 128 <= K && 128 % 16 == 0) {
             #pragma unroll
             for (int tl_i22 = 0; tl_i22 < 2; ++tl_i22) {
                 const int tl_chunk21 = tl_tid + tl_i22 * 256;
-                tl::cp_async_16(&b[(1 * 64 + ((tl_chunk21 * 16) / 128)) * 144 + ((tl_chunk21 * 16) % 128)], &B[int64_t(col0 + ((tl_chunk21 * 16) / 128)) * K + (128 + ((tl_chunk21 * 16) % 128))]);
+                tl::cp_async_16(&b1[(0 * 64 + ((tl_chunk21 * 16) / 128)) * 144 + ((tl_chunk21 * 16) % 128)], &B[int64_t(col0 + ((tl_chunk21 * 16) / 128)) * K + (128 + ((tl_chunk21 * 16) % 128))]);
             }
         } else {
             #pragma unroll
             for (int tl_i24 = 0; tl_i24 < 2; ++tl_i24) {
                 const int tl_chunk23 = tl_tid + tl_i24 * 256;
                 const tl::f8e4m3* tl_src25 = &B[int64_t(col0 + ((tl_chunk23 * 16) / 128)) * K + (128 + ((tl_chunk23 * 16) % 128))];
-                tl::f8e4m3* tl_dst26 = &b[(1 * 64 + ((tl_chunk23 * 16) / 128)) * 144 + ((tl_chunk23 * 16) % 128)];
+                tl::f8e4m3* tl_dst26 = &b1[(0 * 64 + ((tl_chunk23 * 16) / 128)) * 144 + ((tl_chunk23 * 16) % 128)];
                 const int tl_valid27 = !(tl::in_bounds(col0 + ((tl_chunk23 * 16) / 128), N)) ? 0 : max(0, min(16, K - (128 + ((tl_chunk23 * 16) % 128))));
                 if (tl_valid27 == 16 && 128 + ((tl_chunk23 * 16) % 128) >= 0 && tl::is_aligned(tl_src25, 4)) {
                     tl::cp_async_chunk(tl_dst26, tl_src25);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
@@ -4397,129 +4755,206 @@ __global__ void __launch_bounds__(256) fp8_gemm_block_scaled_fp8_gemm_block_scal
         }
     }
     tl::cp_async_commit();
-    float sa_next[4];  // fragment sa_next: f32[64]
-    float sb_next[1];  // local sb_next: f32[1]
+    float sa0_next[4];  // fragment sa0_next: f32[64]
+    float sa1_next[4];  // fragment sa1_next: f32[64]
+    float sb_next[2];  // local sb_next: f32[2]
     if (0 < k_trips) {
-        // copy(As[row0 +: BM, k], sa);  (qgemm.tl:116)
+        // copy(As[row0 +: BM, 2 * k], sa0);  (qgemm.tl:125)
         #pragma unroll
         for (int tl_s28 = 0; tl_s28 < 4; ++tl_s28) {
-            sa_next[tl_s28] = tl::in_bounds(row0 + ((tl_tid / 4 % 8) + (tl_s28 % 2) * 8 + (tl_s28 / 2) * 16 + (tl_tid / 128) * 32), M) && tl::in_bounds(0, KG) ? As[int64_t(row0 + ((tl_tid / 4 % 8) + (tl_s28 % 2) * 8 + (tl_s28 / 2) * 16 + (tl_tid / 128) * 32)) * KG + 0] : 0.0f;
+            sa0_next[tl_s28] = tl::in_bounds(row0 + ((tl_tid / 4 % 8) + (tl_s28 % 2) * 8 + (tl_s28 / 2) * 16 + (tl_tid / 128) * 32), M) && tl::in_bounds(0, KG) ? As[int64_t(row0 + ((tl_tid / 4 % 8) + (tl_s28 % 2) * 8 + (tl_s28 / 2) * 16 + (tl_tid / 128) * 32)) * KG + 0] : 0.0f;
         }
-        // copy(Bs[col0 / G +: 1, k], sb);  (qgemm.tl:117)
-        for (int tl_e29 = 0; tl_e29 < 1; ++tl_e29) {
-            sb_next[tl_e29] = tl::in_bounds((col0 / 128) + tl_e29, NB) && tl::in_bounds(0, KG) ? Bs[int64_t((col0 / 128) + tl_e29) * KG + 0] : 0.0f;
+        // copy(As[row0 +: BM, 2 * k + 1], sa1);  (qgemm.tl:126)
+        #pragma unroll
+        for (int tl_s29 = 0; tl_s29 < 4; ++tl_s29) {
+            sa1_next[tl_s29] = tl::in_bounds(row0 + ((tl_tid / 4 % 8) + (tl_s29 % 2) * 8 + (tl_s29 / 2) * 16 + (tl_tid / 128) * 32), M) && tl::in_bounds(1, KG) ? As[int64_t(row0 + ((tl_tid / 4 % 8) + (tl_s29 % 2) * 8 + (tl_s29 / 2) * 16 + (tl_tid / 128) * 32)) * KG + 1] : 0.0f;
+        }
+        // copy(Bs[col0 / G, 2 * k +: 2], sb);  (qgemm.tl:127)
+        for (int tl_e30 = 0; tl_e30 < 2; ++tl_e30) {
+            sb_next[tl_e30] = tl::in_bounds(col0 / 128, NB) && tl::in_bounds(tl_e30, KG) ? Bs[int64_t(col0 / 128) * KG + tl_e30] : 0.0f;
         }
     }
-    // for k in pipelined(KG, stages = STAGES) {  (qgemm.tl:113)
+    // for k in pipelined(cdiv(KG, 2), stages = STAGES) {  // two groups of G k a step  (qgemm.tl:120)
     for (int k = 0; k < k_trips; ++k) {
-        tl::cp_async_wait<1>();  // at most 1 copy groups of this thread still in flight
-        __syncthreads();  // pipeline: stage `k % 3` has landed and the stage refilled next is no longer read
-        if (k + 2 < k_trips) {
-            // copy(A[row0 +: BM, k * G +: G], a);  (qgemm.tl:114)
-            if (tl::is_aligned(A, 16) && K % 16 == 0 && row0 >= 0 && row0 + 64 <= M && ((k + 2) * 128) >= 0 && ((k + 2) * 128) + 128 <= K && ((k + 2) * 128) % 16 == 0) {
+        tl::cp_async_wait<0>();  // at most 0 copy groups of this thread still in flight
+        __syncthreads();  // pipeline: stage `k % 2` has landed and the stage refilled next is no longer read
+        if (k + 1 < k_trips) {
+            // copy(A[row0 +: BM, 2 * k * G +: G], a0);  (qgemm.tl:121)
+            if (tl::is_aligned(A, 16) && K % 16 == 0 && row0 >= 0 && row0 + 64 <= M && (2 * (k + 1) * 128) >= 0 && (2 * (k + 1) * 128) + 128 <= K && (2 * (k + 1) * 128) % 16 == 0) {
                 #pragma unroll
-                for (int tl_i31 = 0; tl_i31 < 2; ++tl_i31) {
-                    const int tl_chunk30 = tl_tid + tl_i31 * 256;
-                    tl::cp_async_16(&a[(((k + 2) % 3) * 64 + ((tl_chunk30 * 16) / 128)) * 144 + ((tl_chunk30 * 16) % 128)], &A[int64_t(row0 + ((tl_chunk30 * 16) / 128)) * K + (((k + 2) * 128) + ((tl_chunk30 * 16) % 128))]);
+                for (int tl_i32 = 0; tl_i32 < 2; ++tl_i32) {
+                    const int tl_chunk31 = tl_tid + tl_i32 * 256;
+                    tl::cp_async_16(&a0[(((k + 1) % 2) * 64 + ((tl_chunk31 * 16) / 128)) * 144 + ((tl_chunk31 * 16) % 128)], &A[int64_t(row0 + ((tl_chunk31 * 16) / 128)) * K + ((2 * (k + 1) * 128) + ((tl_chunk31 * 16) % 128))]);
                 }
             } else {
                 #pragma unroll
-                for (int tl_i33 = 0; tl_i33 < 2; ++tl_i33) {
-                    const int tl_chunk32 = tl_tid + tl_i33 * 256;
-                    const tl::f8e4m3* tl_src34 = &A[int64_t(row0 + ((tl_chunk32 * 16) / 128)) * K + (((k + 2) * 128) + ((tl_chunk32 * 16) % 128))];
-                    tl::f8e4m3* tl_dst35 = &a[(((k + 2) % 3) * 64 + ((tl_chunk32 * 16) / 128)) * 144 + ((tl_chunk32 * 16) % 128)];
-                    const int tl_valid36 = !(tl::in_bounds(row0 + ((tl_chunk32 * 16) / 128), M)) ? 0 : max(0, min(16, K - (((k + 2) * 128) + ((tl_chunk32 * 16) % 128))));
-                    if (tl_valid36 == 16 && ((k + 2) * 128) + ((tl_chunk32 * 16) % 128) >= 0 && tl::is_aligned(tl_src34, 4)) {
-                        tl::cp_async_chunk(tl_dst35, tl_src34);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
-                    } else if (tl_valid36 == 0) {
-                        tl::fill_vector<tl::f8e4m3, 16>(tl_dst35, tl::convert<tl::f8e4m3>(0.0f));
+                for (int tl_i34 = 0; tl_i34 < 2; ++tl_i34) {
+                    const int tl_chunk33 = tl_tid + tl_i34 * 256;
+                    const tl::f8e4m3* tl_src35 = &A[int64_t(row0 + ((tl_chunk33 * 16) / 128)) * K + ((2 * (k + 1) * 128) + ((tl_chunk33 * 16) % 128))];
+                    tl::f8e4m3* tl_dst36 = &a0[(((k + 1) % 2) * 64 + ((tl_chunk33 * 16) / 128)) * 144 + ((tl_chunk33 * 16) % 128)];
+                    const int tl_valid37 = !(tl::in_bounds(row0 + ((tl_chunk33 * 16) / 128), M)) ? 0 : max(0, min(16, K - ((2 * (k + 1) * 128) + ((tl_chunk33 * 16) % 128))));
+                    if (tl_valid37 == 16 && (2 * (k + 1) * 128) + ((tl_chunk33 * 16) % 128) >= 0 && tl::is_aligned(tl_src35, 4)) {
+                        tl::cp_async_chunk(tl_dst36, tl_src35);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
+                    } else if (tl_valid37 == 0) {
+                        tl::fill_vector<tl::f8e4m3, 16>(tl_dst36, tl::convert<tl::f8e4m3>(0.0f));
                     } else {
                         #pragma unroll
-                        for (int tl_v = 0; tl_v < 16; ++tl_v) tl_dst35[tl_v] = tl::in_bounds(row0 + ((tl_chunk32 * 16) / 128), M) && tl::in_bounds((((k + 2) * 128) + ((tl_chunk32 * 16) % 128)) + tl_v, K) ? tl_src34[tl_v] : tl::convert<tl::f8e4m3>(0.0f);
+                        for (int tl_v = 0; tl_v < 16; ++tl_v) tl_dst36[tl_v] = tl::in_bounds(row0 + ((tl_chunk33 * 16) / 128), M) && tl::in_bounds(((2 * (k + 1) * 128) + ((tl_chunk33 * 16) % 128)) + tl_v, K) ? tl_src35[tl_v] : tl::convert<tl::f8e4m3>(0.0f);
                     }
                 }
             }
-            // copy(B[col0 +: BN, k * G +: G], b);  (qgemm.tl:115)
-            if (tl::is_aligned(B, 16) && K % 16 == 0 && col0 >= 0 && col0 + 64 <= N && ((k + 2) * 128) >= 0 && ((k + 2) * 128) + 128 <= K && ((k + 2) * 128) % 16 == 0) {
+            // copy(B[col0 +: BN, 2 * k * G +: G], b0);  (qgemm.tl:122)
+            if (tl::is_aligned(B, 16) && K % 16 == 0 && col0 >= 0 && col0 + 64 <= N && (2 * (k + 1) * 128) >= 0 && (2 * (k + 1) * 128) + 128 <= K && (2 * (k + 1) * 128) % 16 == 0) {
                 #pragma unroll
-                for (int tl_i38 = 0; tl_i38 < 2; ++tl_i38) {
-                    const int tl_chunk37 = tl_tid + tl_i38 * 256;
-                    tl::cp_async_16(&b[(((k + 2) % 3) * 64 + ((tl_chunk37 * 16) / 128)) * 144 + ((tl_chunk37 * 16) % 128)], &B[int64_t(col0 + ((tl_chunk37 * 16) / 128)) * K + (((k + 2) * 128) + ((tl_chunk37 * 16) % 128))]);
+                for (int tl_i39 = 0; tl_i39 < 2; ++tl_i39) {
+                    const int tl_chunk38 = tl_tid + tl_i39 * 256;
+                    tl::cp_async_16(&b0[(((k + 1) % 2) * 64 + ((tl_chunk38 * 16) / 128)) * 144 + ((tl_chunk38 * 16) % 128)], &B[int64_t(col0 + ((tl_chunk38 * 16) / 128)) * K + ((2 * (k + 1) * 128) + ((tl_chunk38 * 16) % 128))]);
                 }
             } else {
                 #pragma unroll
-                for (int tl_i40 = 0; tl_i40 < 2; ++tl_i40) {
-                    const int tl_chunk39 = tl_tid + tl_i40 * 256;
-                    const tl::f8e4m3* tl_src41 = &B[int64_t(col0 + ((tl_chunk39 * 16) / 128)) * K + (((k + 2) * 128) + ((tl_chunk39 * 16) % 128))];
-                    tl::f8e4m3* tl_dst42 = &b[(((k + 2) % 3) * 64 + ((tl_chunk39 * 16) / 128)) * 144 + ((tl_chunk39 * 16) % 128)];
-                    const int tl_valid43 = !(tl::in_bounds(col0 + ((tl_chunk39 * 16) / 128), N)) ? 0 : max(0, min(16, K - (((k + 2) * 128) + ((tl_chunk39 * 16) % 128))));
-                    if (tl_valid43 == 16 && ((k + 2) * 128) + ((tl_chunk39 * 16) % 128) >= 0 && tl::is_aligned(tl_src41, 4)) {
-                        tl::cp_async_chunk(tl_dst42, tl_src41);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
-                    } else if (tl_valid43 == 0) {
-                        tl::fill_vector<tl::f8e4m3, 16>(tl_dst42, tl::convert<tl::f8e4m3>(0.0f));
+                for (int tl_i41 = 0; tl_i41 < 2; ++tl_i41) {
+                    const int tl_chunk40 = tl_tid + tl_i41 * 256;
+                    const tl::f8e4m3* tl_src42 = &B[int64_t(col0 + ((tl_chunk40 * 16) / 128)) * K + ((2 * (k + 1) * 128) + ((tl_chunk40 * 16) % 128))];
+                    tl::f8e4m3* tl_dst43 = &b0[(((k + 1) % 2) * 64 + ((tl_chunk40 * 16) / 128)) * 144 + ((tl_chunk40 * 16) % 128)];
+                    const int tl_valid44 = !(tl::in_bounds(col0 + ((tl_chunk40 * 16) / 128), N)) ? 0 : max(0, min(16, K - ((2 * (k + 1) * 128) + ((tl_chunk40 * 16) % 128))));
+                    if (tl_valid44 == 16 && (2 * (k + 1) * 128) + ((tl_chunk40 * 16) % 128) >= 0 && tl::is_aligned(tl_src42, 4)) {
+                        tl::cp_async_chunk(tl_dst43, tl_src42);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
+                    } else if (tl_valid44 == 0) {
+                        tl::fill_vector<tl::f8e4m3, 16>(tl_dst43, tl::convert<tl::f8e4m3>(0.0f));
                     } else {
                         #pragma unroll
-                        for (int tl_v = 0; tl_v < 16; ++tl_v) tl_dst42[tl_v] = tl::in_bounds(col0 + ((tl_chunk39 * 16) / 128), N) && tl::in_bounds((((k + 2) * 128) + ((tl_chunk39 * 16) % 128)) + tl_v, K) ? tl_src41[tl_v] : tl::convert<tl::f8e4m3>(0.0f);
+                        for (int tl_v = 0; tl_v < 16; ++tl_v) tl_dst43[tl_v] = tl::in_bounds(col0 + ((tl_chunk40 * 16) / 128), N) && tl::in_bounds(((2 * (k + 1) * 128) + ((tl_chunk40 * 16) % 128)) + tl_v, K) ? tl_src42[tl_v] : tl::convert<tl::f8e4m3>(0.0f);
+                    }
+                }
+            }
+            // copy(A[row0 +: BM, (2 * k + 1) * G +: G], a1);  (qgemm.tl:123)
+            if (tl::is_aligned(A, 16) && K % 16 == 0 && row0 >= 0 && row0 + 64 <= M && ((2 * (k + 1) + 1) * 128) >= 0 && ((2 * (k + 1) + 1) * 128) + 128 <= K && ((2 * (k + 1) + 1) * 128) % 16 == 0) {
+                #pragma unroll
+                for (int tl_i46 = 0; tl_i46 < 2; ++tl_i46) {
+                    const int tl_chunk45 = tl_tid + tl_i46 * 256;
+                    tl::cp_async_16(&a1[(((k + 1) % 2) * 64 + ((tl_chunk45 * 16) / 128)) * 144 + ((tl_chunk45 * 16) % 128)], &A[int64_t(row0 + ((tl_chunk45 * 16) / 128)) * K + (((2 * (k + 1) + 1) * 128) + ((tl_chunk45 * 16) % 128))]);
+                }
+            } else {
+                #pragma unroll
+                for (int tl_i48 = 0; tl_i48 < 2; ++tl_i48) {
+                    const int tl_chunk47 = tl_tid + tl_i48 * 256;
+                    const tl::f8e4m3* tl_src49 = &A[int64_t(row0 + ((tl_chunk47 * 16) / 128)) * K + (((2 * (k + 1) + 1) * 128) + ((tl_chunk47 * 16) % 128))];
+                    tl::f8e4m3* tl_dst50 = &a1[(((k + 1) % 2) * 64 + ((tl_chunk47 * 16) / 128)) * 144 + ((tl_chunk47 * 16) % 128)];
+                    const int tl_valid51 = !(tl::in_bounds(row0 + ((tl_chunk47 * 16) / 128), M)) ? 0 : max(0, min(16, K - (((2 * (k + 1) + 1) * 128) + ((tl_chunk47 * 16) % 128))));
+                    if (tl_valid51 == 16 && ((2 * (k + 1) + 1) * 128) + ((tl_chunk47 * 16) % 128) >= 0 && tl::is_aligned(tl_src49, 4)) {
+                        tl::cp_async_chunk(tl_dst50, tl_src49);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
+                    } else if (tl_valid51 == 0) {
+                        tl::fill_vector<tl::f8e4m3, 16>(tl_dst50, tl::convert<tl::f8e4m3>(0.0f));
+                    } else {
+                        #pragma unroll
+                        for (int tl_v = 0; tl_v < 16; ++tl_v) tl_dst50[tl_v] = tl::in_bounds(row0 + ((tl_chunk47 * 16) / 128), M) && tl::in_bounds((((2 * (k + 1) + 1) * 128) + ((tl_chunk47 * 16) % 128)) + tl_v, K) ? tl_src49[tl_v] : tl::convert<tl::f8e4m3>(0.0f);
+                    }
+                }
+            }
+            // copy(B[col0 +: BN, (2 * k + 1) * G +: G], b1);  (qgemm.tl:124)
+            if (tl::is_aligned(B, 16) && K % 16 == 0 && col0 >= 0 && col0 + 64 <= N && ((2 * (k + 1) + 1) * 128) >= 0 && ((2 * (k + 1) + 1) * 128) + 128 <= K && ((2 * (k + 1) + 1) * 128) % 16 == 0) {
+                #pragma unroll
+                for (int tl_i53 = 0; tl_i53 < 2; ++tl_i53) {
+                    const int tl_chunk52 = tl_tid + tl_i53 * 256;
+                    tl::cp_async_16(&b1[(((k + 1) % 2) * 64 + ((tl_chunk52 * 16) / 128)) * 144 + ((tl_chunk52 * 16) % 128)], &B[int64_t(col0 + ((tl_chunk52 * 16) / 128)) * K + (((2 * (k + 1) + 1) * 128) + ((tl_chunk52 * 16) % 128))]);
+                }
+            } else {
+                #pragma unroll
+                for (int tl_i55 = 0; tl_i55 < 2; ++tl_i55) {
+                    const int tl_chunk54 = tl_tid + tl_i55 * 256;
+                    const tl::f8e4m3* tl_src56 = &B[int64_t(col0 + ((tl_chunk54 * 16) / 128)) * K + (((2 * (k + 1) + 1) * 128) + ((tl_chunk54 * 16) % 128))];
+                    tl::f8e4m3* tl_dst57 = &b1[(((k + 1) % 2) * 64 + ((tl_chunk54 * 16) / 128)) * 144 + ((tl_chunk54 * 16) % 128)];
+                    const int tl_valid58 = !(tl::in_bounds(col0 + ((tl_chunk54 * 16) / 128), N)) ? 0 : max(0, min(16, K - (((2 * (k + 1) + 1) * 128) + ((tl_chunk54 * 16) % 128))));
+                    if (tl_valid58 == 16 && ((2 * (k + 1) + 1) * 128) + ((tl_chunk54 * 16) % 128) >= 0 && tl::is_aligned(tl_src56, 4)) {
+                        tl::cp_async_chunk(tl_dst57, tl_src56);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
+                    } else if (tl_valid58 == 0) {
+                        tl::fill_vector<tl::f8e4m3, 16>(tl_dst57, tl::convert<tl::f8e4m3>(0.0f));
+                    } else {
+                        #pragma unroll
+                        for (int tl_v = 0; tl_v < 16; ++tl_v) tl_dst57[tl_v] = tl::in_bounds(col0 + ((tl_chunk54 * 16) / 128), N) && tl::in_bounds((((2 * (k + 1) + 1) * 128) + ((tl_chunk54 * 16) % 128)) + tl_v, K) ? tl_src56[tl_v] : tl::convert<tl::f8e4m3>(0.0f);
                     }
                 }
             }
         }
         tl::cp_async_commit();
-        // copy(As[row0 +: BM, k], sa);  (qgemm.tl:116)
+        // copy(As[row0 +: BM, 2 * k], sa0);  (qgemm.tl:125)
         #pragma unroll
-        for (int tl_s = 0; tl_s < 4; ++tl_s) sa[tl_s] = sa_next[tl_s];
-        // copy(Bs[col0 / G +: 1, k], sb);  (qgemm.tl:117)
-        for (int tl_e44 = 0; tl_e44 < 1; ++tl_e44) {
-            sb[tl_e44] = sb_next[tl_e44];
+        for (int tl_s = 0; tl_s < 4; ++tl_s) sa0[tl_s] = sa0_next[tl_s];
+        // copy(As[row0 +: BM, 2 * k + 1], sa1);  (qgemm.tl:126)
+        #pragma unroll
+        for (int tl_s = 0; tl_s < 4; ++tl_s) sa1[tl_s] = sa1_next[tl_s];
+        // copy(Bs[col0 / G, 2 * k +: 2], sb);  (qgemm.tl:127)
+        for (int tl_e59 = 0; tl_e59 < 2; ++tl_e59) {
+            sb[tl_e59] = sb_next[tl_e59];
         }
         if (k + 1 < k_trips) {
-            // copy(As[row0 +: BM, k], sa);  (qgemm.tl:116)
+            // copy(As[row0 +: BM, 2 * k], sa0);  (qgemm.tl:125)
             #pragma unroll
-            for (int tl_s45 = 0; tl_s45 < 4; ++tl_s45) {
-                sa_next[tl_s45] = tl::in_bounds(row0 + ((tl_tid / 4 % 8) + (tl_s45 % 2) * 8 + (tl_s45 / 2) * 16 + (tl_tid / 128) * 32), M) && tl::in_bounds(k + 1, KG) ? As[int64_t(row0 + ((tl_tid / 4 % 8) + (tl_s45 % 2) * 8 + (tl_s45 / 2) * 16 + (tl_tid / 128) * 32)) * KG + (k + 1)] : 0.0f;
+            for (int tl_s60 = 0; tl_s60 < 4; ++tl_s60) {
+                sa0_next[tl_s60] = tl::in_bounds(row0 + ((tl_tid / 4 % 8) + (tl_s60 % 2) * 8 + (tl_s60 / 2) * 16 + (tl_tid / 128) * 32), M) && tl::in_bounds(2 * (k + 1), KG) ? As[int64_t(row0 + ((tl_tid / 4 % 8) + (tl_s60 % 2) * 8 + (tl_s60 / 2) * 16 + (tl_tid / 128) * 32)) * KG + (2 * (k + 1))] : 0.0f;
             }
-            // copy(Bs[col0 / G +: 1, k], sb);  (qgemm.tl:117)
-            for (int tl_e46 = 0; tl_e46 < 1; ++tl_e46) {
-                sb_next[tl_e46] = tl::in_bounds((col0 / 128) + tl_e46, NB) && tl::in_bounds(k + 1, KG) ? Bs[int64_t((col0 / 128) + tl_e46) * KG + (k + 1)] : 0.0f;
+            // copy(As[row0 +: BM, 2 * k + 1], sa1);  (qgemm.tl:126)
+            #pragma unroll
+            for (int tl_s61 = 0; tl_s61 < 4; ++tl_s61) {
+                sa1_next[tl_s61] = tl::in_bounds(row0 + ((tl_tid / 4 % 8) + (tl_s61 % 2) * 8 + (tl_s61 / 2) * 16 + (tl_tid / 128) * 32), M) && tl::in_bounds(2 * (k + 1) + 1, KG) ? As[int64_t(row0 + ((tl_tid / 4 % 8) + (tl_s61 % 2) * 8 + (tl_s61 / 2) * 16 + (tl_tid / 128) * 32)) * KG + (2 * (k + 1) + 1)] : 0.0f;
+            }
+            // copy(Bs[col0 / G, 2 * k +: 2], sb);  (qgemm.tl:127)
+            for (int tl_e62 = 0; tl_e62 < 2; ++tl_e62) {
+                sb_next[tl_e62] = tl::in_bounds(col0 / 128, NB) && tl::in_bounds((2 * (k + 1)) + tl_e62, KG) ? Bs[int64_t(col0 / 128) * KG + ((2 * (k + 1)) + tl_e62)] : 0.0f;
             }
         }
-        // gemm(a, b, part, transpose_b = true, clear = true);  (qgemm.tl:118)
+        // gemm(a0, b0, p0, transpose_b = true, clear = true);  (qgemm.tl:128)
         {
-            for (int tl_s = 0; tl_s < part_layout::kSlots; ++tl_s) part[tl_s] = 0.0f;
+            for (int tl_s = 0; tl_s < p0_layout::kSlots; ++tl_s) p0[tl_s] = 0.0f;
             tl::warp_gemm_mma<64, 64, 128, 2, 4, tl::f8e4m3, false, true>(
-                part, tl::SharedMatrix<tl::f8e4m3, false, 144>{&a[((k % 3) * 64 + 0) * 144 + 0]},
-                tl::SharedMatrix<tl::f8e4m3, true, 144>{&b[((k % 3) * 64 + 0) * 144 + 0]}, tl_tid);
+                p0, tl::SharedMatrix<tl::f8e4m3, false, 144>{&a0[((k % 2) * 64 + 0) * 144 + 0]},
+                tl::SharedMatrix<tl::f8e4m3, true, 144>{&b0[((k % 2) * 64 + 0) * 144 + 0]}, tl_tid);
         }
-        // for i, j in parallel(BM, BN) {  (qgemm.tl:119)
+        // gemm(a1, b1, p1, transpose_b = true, clear = true);  (qgemm.tl:129)
+        {
+            for (int tl_s = 0; tl_s < p1_layout::kSlots; ++tl_s) p1[tl_s] = 0.0f;
+            tl::warp_gemm_mma<64, 64, 128, 2, 4, tl::f8e4m3, false, true>(
+                p1, tl::SharedMatrix<tl::f8e4m3, false, 144>{&a1[((k % 2) * 64 + 0) * 144 + 0]},
+                tl::SharedMatrix<tl::f8e4m3, true, 144>{&b1[((k % 2) * 64 + 0) * 144 + 0]}, tl_tid);
+        }
+        // for i, j in parallel(BM, BN) {  (qgemm.tl:130)
         // for i, j in parallel(64, 64): each thread visits the elements of `acc` it holds
         #pragma unroll
-        for (int tl_s47 = 0; tl_s47 < acc_layout::kSlots; ++tl_s47) {
-            [[maybe_unused]] const int i = acc_layout::row(tl_tid, tl_s47);
-            [[maybe_unused]] const int j = acc_layout::col(tl_tid, tl_s47);
-            acc[tl_s47] = acc[tl_s47] + part[tl_s47] * (sa[(tl_s47 / 2 % 2) + (tl_s47 / 8) * 2] * sb[0]);
+        for (int tl_s63 = 0; tl_s63 < acc_layout::kSlots; ++tl_s63) {
+            [[maybe_unused]] const int i = acc_layout::row(tl_tid, tl_s63);
+            [[maybe_unused]] const int j = acc_layout::col(tl_tid, tl_s63);
+            acc[tl_s63] = acc[tl_s63] + p0[tl_s63] * (sa0[(tl_s63 / 2 % 2) + (tl_s63 / 8) * 2] * sb[0]);
+        }
+        // for i, j in parallel(BM, BN) {  (qgemm.tl:133)
+        // for i, j in parallel(64, 64): each thread visits the elements of `acc` it holds
+        #pragma unroll
+        for (int tl_s64 = 0; tl_s64 < acc_layout::kSlots; ++tl_s64) {
+            [[maybe_unused]] const int i = acc_layout::row(tl_tid, tl_s64);
+            [[maybe_unused]] const int j = acc_layout::col(tl_tid, tl_s64);
+            acc[tl_s64] = acc[tl_s64] + p1[tl_s64] * (sa1[(tl_s64 / 2 % 2) + (tl_s64 / 8) * 2] * sb[1]);
         }
     }
     tl::cp_async_wait<0>();  // at most 0 copy groups of this thread still in flight
-    // copy(acc, C[row0 +: BM, col0 +: BN]);  (qgemm.tl:123)
+    // copy(acc, C[row0 +: BM, col0 +: BN]);  (qgemm.tl:137)
     #pragma unroll
-    for (int tl_chunk48 = 0; tl_chunk48 < acc_layout::kSlots; tl_chunk48 += 2) {
-        tl::bf16* tl_ptr49 = &C[int64_t(row0 + (acc_layout::row(tl_tid, tl_chunk48))) * N + (col0 + (acc_layout::col(tl_tid, tl_chunk48)))];
-        if (tl::in_bounds(row0 + (acc_layout::row(tl_tid, tl_chunk48)), M) && tl::in_bounds(col0 + (acc_layout::col(tl_tid, tl_chunk48)), N) && tl::in_bounds(row0 + (acc_layout::row(tl_tid, tl_chunk48)), M) && tl::in_bounds((col0 + (acc_layout::col(tl_tid, tl_chunk48))) + 1, N) && tl::is_aligned(tl_ptr49, 4)) {
-            tl::bf16 tl_vec50[2];
+    for (int tl_chunk65 = 0; tl_chunk65 < acc_layout::kSlots; tl_chunk65 += 2) {
+        tl::bf16* tl_ptr66 = &C[int64_t(row0 + (acc_layout::row(tl_tid, tl_chunk65))) * N + (col0 + (acc_layout::col(tl_tid, tl_chunk65)))];
+        if (tl::in_bounds(row0 + (acc_layout::row(tl_tid, tl_chunk65)), M) && tl::in_bounds(col0 + (acc_layout::col(tl_tid, tl_chunk65)), N) && tl::in_bounds(row0 + (acc_layout::row(tl_tid, tl_chunk65)), M) && tl::in_bounds((col0 + (acc_layout::col(tl_tid, tl_chunk65))) + 1, N) && tl::is_aligned(tl_ptr66, 4)) {
+            tl::bf16 tl_vec67[2];
             #pragma unroll
-            for (int tl_v = 0; tl_v < 2; tl_v += 2) tl::convert_pair(&tl_vec50[tl_v], acc[tl_chunk48 + tl_v], acc[tl_chunk48 + tl_v + 1]);
-            tl::store_vector<tl::bf16, 2>(tl_ptr49, tl_vec50);
+            for (int tl_v = 0; tl_v < 2; tl_v += 2) tl::convert_pair(&tl_vec67[tl_v], acc[tl_chunk65 + tl_v], acc[tl_chunk65 + tl_v + 1]);
+            tl::store_vector<tl::bf16, 2>(tl_ptr66, tl_vec67);
         } else {
             #pragma unroll
             for (int tl_v = 0; tl_v < 2; ++tl_v) {
-                if (tl::in_bounds(row0 + (acc_layout::row(tl_tid, tl_chunk48 + tl_v)), M) && tl::in_bounds(col0 + (acc_layout::col(tl_tid, tl_chunk48 + tl_v)), N)) C[int64_t(row0 + (acc_layout::row(tl_tid, tl_chunk48 + tl_v))) * N + (col0 + (acc_layout::col(tl_tid, tl_chunk48 + tl_v)))] = tl::convert<tl::bf16>(acc[tl_chunk48 + tl_v]);
+                if (tl::in_bounds(row0 + (acc_layout::row(tl_tid, tl_chunk65 + tl_v)), M) && tl::in_bounds(col0 + (acc_layout::col(tl_tid, tl_chunk65 + tl_v)), N)) C[int64_t(row0 + (acc_layout::row(tl_tid, tl_chunk65 + tl_v))) * N + (col0 + (acc_layout::col(tl_tid, tl_chunk65 + tl_v)))] = tl::convert<tl::bf16>(acc[tl_chunk65 + tl_v]);
             }
         }
     }
 }
 
-// kernel fp8_gemm_block_scaled_fp8_gemm_block_scaled_tile<BN = 64, BM = 64, G = 128, STAGES = 3, THREADS = 256, T = bf16>  (stdlib/qgemm.tl:96)
-// 256 threads per block, 132224 bytes of shared memory
+// kernel fp8_gemm_block_scaled_fp8_gemm_block_scaled_tile<BN = 64, BM = 64, G = 128, STAGES = 2, THREADS = 256, T = bf16>  (stdlib/qgemm.tl:99)
+// 256 threads per block, 132160 bytes of shared memory
 // warp-specialized: warpgroup 0 issues TMA loads, the other 256 threads run wgmma; persistent over the tiles
 __global__ void __launch_bounds__(384, 1) fp8_gemm_block_scaled_fp8_gemm_block_scaled_tile_kernel_variant1_sm90(
         const __grid_constant__ CUtensorMap tl_map_A,
@@ -4539,18 +4974,23 @@ __global__ void __launch_bounds__(384, 1) fp8_gemm_block_scaled_fp8_gemm_block_s
     __trap();  // built for another arch; the launch stub runs this kernel only on sm_90 devices
     #else
     tl::wait_for_previous_grid();  // launched by program `fp8_gemm_block_scaled`: the kernel before it has finished
-    // fragment sa: f32[64], slice of `acc` (broadcast): [64] over 256 threads: (8:t4 2:r1 4:t32) 2 registers, 8 replicas
-    using part_layout = tl::MmaAccLayout<64, 64, 4, 2, false, true>;  // fragment part: f32[64, 64], wgmma accumulators
+    // fragment sa0: f32[64], slice of `acc` (broadcast): [64] over 256 threads: (8:t4 2:r1 4:t32) 2 registers, 8 replicas
+    // fragment sa1: f32[64], slice of `acc` (broadcast): [64] over 256 threads: (8:t4 2:r1 4:t32) 2 registers, 8 replicas
+    using p0_layout = tl::MmaAccLayout<64, 64, 4, 2, false, true>;  // fragment p0: f32[64, 64], wgmma accumulators
+    using p1_layout = tl::MmaAccLayout<64, 64, 4, 2, false, true>;  // fragment p1: f32[64, 64], wgmma accumulators
     using acc_layout = tl::MmaAccLayout<64, 64, 4, 2, false, true>;  // fragment acc: f32[64, 64], wgmma accumulators
-    // fragment sa_next: f32[64], slice of `acc` (broadcast): [64] over 256 threads: (8:t4 2:r1 4:t32) 2 registers, 8 replicas
+    // fragment sa0_next: f32[64], slice of `acc` (broadcast): [64] over 256 threads: (8:t4 2:r1 4:t32) 2 registers, 8 replicas
+    // fragment sa1_next: f32[64], slice of `acc` (broadcast): [64] over 256 threads: (8:t4 2:r1 4:t32) 2 registers, 8 replicas
     extern __shared__ __align__(1024) unsigned char tl_smem_raw[];
     unsigned char* tl_smem = tl_smem_raw + ((1024 - tl::sm90::smem_address(tl_smem_raw) % 1024) % 1024);
-    tl::f8e4m3* a = reinterpret_cast<tl::f8e4m3*>(tl_smem + 0);  // shared a: f8e4m3[64, 128], 8 stages, 128-byte swizzled (TMA)
-    tl::f8e4m3* b = reinterpret_cast<tl::f8e4m3*>(tl_smem + 65536);  // shared b: f8e4m3[64, 128], 8 stages, 128-byte swizzled (TMA)
+    tl::f8e4m3* a0 = reinterpret_cast<tl::f8e4m3*>(tl_smem + 0);  // shared a0: f8e4m3[64, 128], 4 stages, 128-byte swizzled (TMA)
+    tl::f8e4m3* b0 = reinterpret_cast<tl::f8e4m3*>(tl_smem + 32768);  // shared b0: f8e4m3[64, 128], 4 stages, 128-byte swizzled (TMA)
+    tl::f8e4m3* a1 = reinterpret_cast<tl::f8e4m3*>(tl_smem + 65536);  // shared a1: f8e4m3[64, 128], 4 stages, 128-byte swizzled (TMA)
+    tl::f8e4m3* b1 = reinterpret_cast<tl::f8e4m3*>(tl_smem + 98304);  // shared b1: f8e4m3[64, 128], 4 stages, 128-byte swizzled (TMA)
     uint64_t* tl_full = reinterpret_cast<uint64_t*>(tl_smem + 131072);   // per stage: its TMA loads landed
-    uint64_t* tl_empty = tl_full + 8;  // per stage: every consumer warp finished reading it
+    uint64_t* tl_empty = tl_full + 4;  // per stage: every consumer warp finished reading it
     if (threadIdx.x == 0) {
-        for (int tl_s = 0; tl_s < 8; ++tl_s) {
+        for (int tl_s = 0; tl_s < 4; ++tl_s) {
             tl::sm90::mbarrier_init(&tl_full[tl_s], 1);
             tl::sm90::mbarrier_init(&tl_empty[tl_s], 8);  // one arrival per consumer warp
         }
@@ -4576,14 +5016,18 @@ __global__ void __launch_bounds__(384, 1) fp8_gemm_block_scaled_fp8_gemm_block_s
                 (void)tl_block_x, (void)tl_block_y, (void)tl_block_z;
                 const int32_t row0 = tl_block_y * 64;
                 const int32_t col0 = tl_block_x * 64;
-                for (int k = 0; k < KG; ++k, ++tl_it) {
-                    const int tl_stage = tl_it % 8;
-                    tl::sm90::mbarrier_wait(&tl_empty[tl_stage], (tl_it / 8 + 1) & 1);  // consumers released it
-                    tl::sm90::mbarrier_arrive_expect_tx(&tl_full[tl_stage], 16384);
-                    // copy(A[row0 +: BM, k * G +: G], a);  (qgemm.tl:114)
-                    tl::sm90::tma_load_2d(a + tl_stage * 8192, &tl_map_A, &tl_full[tl_stage], k * 128, row0);
-                    // copy(B[col0 +: BN, k * G +: G], b);  (qgemm.tl:115)
-                    tl::sm90::tma_load_2d(b + tl_stage * 8192, &tl_map_B, &tl_full[tl_stage], k * 128, col0);
+                for (int k = 0; k < tl::cdiv(KG, 2); ++k, ++tl_it) {
+                    const int tl_stage = tl_it % 4;
+                    tl::sm90::mbarrier_wait(&tl_empty[tl_stage], (tl_it / 4 + 1) & 1);  // consumers released it
+                    tl::sm90::mbarrier_arrive_expect_tx(&tl_full[tl_stage], 32768);
+                    // copy(A[row0 +: BM, 2 * k * G +: G], a0);  (qgemm.tl:121)
+                    tl::sm90::tma_load_2d(a0 + tl_stage * 8192, &tl_map_A, &tl_full[tl_stage], 2 * k * 128, row0);
+                    // copy(B[col0 +: BN, 2 * k * G +: G], b0);  (qgemm.tl:122)
+                    tl::sm90::tma_load_2d(b0 + tl_stage * 8192, &tl_map_B, &tl_full[tl_stage], 2 * k * 128, col0);
+                    // copy(A[row0 +: BM, (2 * k + 1) * G +: G], a1);  (qgemm.tl:123)
+                    tl::sm90::tma_load_2d(a1 + tl_stage * 8192, &tl_map_A, &tl_full[tl_stage], (2 * k + 1) * 128, row0);
+                    // copy(B[col0 +: BN, (2 * k + 1) * G +: G], b1);  (qgemm.tl:124)
+                    tl::sm90::tma_load_2d(b1 + tl_stage * 8192, &tl_map_B, &tl_full[tl_stage], (2 * k + 1) * 128, col0);
                 }
             }
         }
@@ -4601,77 +5045,105 @@ __global__ void __launch_bounds__(384, 1) fp8_gemm_block_scaled_fp8_gemm_block_s
             const int tl_block_y = tl_group_first_y + tl_in_plane % (8 * tl_tiles_x) % tl_group_rows;
             const int tl_block_x = tl_in_plane % (8 * tl_tiles_x) / tl_group_rows;
             (void)tl_block_x, (void)tl_block_y, (void)tl_block_z;
-            float sa[2];  // fragment sa: f32[64]
-            float sb[1];  // local sb: f32[1]
-            float part[part_layout::kSlots];  // fragment part: f32[64, 64]
+            float sa0[2];  // fragment sa0: f32[64]
+            float sa1[2];  // fragment sa1: f32[64]
+            float sb[2];  // local sb: f32[2]
+            float p0[p0_layout::kSlots];  // fragment p0: f32[64, 64]
+            float p1[p1_layout::kSlots];  // fragment p1: f32[64, 64]
             float acc[acc_layout::kSlots];  // fragment acc: f32[64, 64]
             #pragma unroll
             for (int tl_i = 0; tl_i < acc_layout::kSlots; ++tl_i) acc[tl_i] = 0.0f;
             const int32_t row0 = tl_block_y * 64;
             const int32_t col0 = tl_block_x * 64;
-            float sa_next[2];  // fragment sa_next: f32[64]
-            float sb_next[1];  // local sb_next: f32[1]
-            if (0 < KG) {
-                // copy(As[row0 +: BM, k], sa);  (qgemm.tl:116)
+            float sa0_next[2];  // fragment sa0_next: f32[64]
+            float sa1_next[2];  // fragment sa1_next: f32[64]
+            float sb_next[2];  // local sb_next: f32[2]
+            if (0 < tl::cdiv(KG, 2)) {
+                // copy(As[row0 +: BM, 2 * k], sa0);  (qgemm.tl:125)
                 #pragma unroll
                 for (int tl_s0 = 0; tl_s0 < 2; ++tl_s0) {
-                    sa_next[tl_s0] = tl::in_bounds(row0 + ((tl_tid / 4 % 8) + (tl_s0) * 8 + (tl_tid / 32 % 4) * 16), M) && tl::in_bounds(0, KG) ? As[int64_t(row0 + ((tl_tid / 4 % 8) + (tl_s0) * 8 + (tl_tid / 32 % 4) * 16)) * KG + 0] : 0.0f;
+                    sa0_next[tl_s0] = tl::in_bounds(row0 + ((tl_tid / 4 % 8) + (tl_s0) * 8 + (tl_tid / 32 % 4) * 16), M) && tl::in_bounds(0, KG) ? As[int64_t(row0 + ((tl_tid / 4 % 8) + (tl_s0) * 8 + (tl_tid / 32 % 4) * 16)) * KG + 0] : 0.0f;
                 }
-                // copy(Bs[col0 / G +: 1, k], sb);  (qgemm.tl:117)
-                for (int tl_e1 = 0; tl_e1 < 1; ++tl_e1) {
-                    sb_next[tl_e1] = tl::in_bounds((col0 / 128) + tl_e1, NB) && tl::in_bounds(0, KG) ? Bs[int64_t((col0 / 128) + tl_e1) * KG + 0] : 0.0f;
+                // copy(As[row0 +: BM, 2 * k + 1], sa1);  (qgemm.tl:126)
+                #pragma unroll
+                for (int tl_s1 = 0; tl_s1 < 2; ++tl_s1) {
+                    sa1_next[tl_s1] = tl::in_bounds(row0 + ((tl_tid / 4 % 8) + (tl_s1) * 8 + (tl_tid / 32 % 4) * 16), M) && tl::in_bounds(1, KG) ? As[int64_t(row0 + ((tl_tid / 4 % 8) + (tl_s1) * 8 + (tl_tid / 32 % 4) * 16)) * KG + 1] : 0.0f;
+                }
+                // copy(Bs[col0 / G, 2 * k +: 2], sb);  (qgemm.tl:127)
+                for (int tl_e2 = 0; tl_e2 < 2; ++tl_e2) {
+                    sb_next[tl_e2] = tl::in_bounds(col0 / 128, NB) && tl::in_bounds(tl_e2, KG) ? Bs[int64_t(col0 / 128) * KG + tl_e2] : 0.0f;
                 }
             }
-            // for k in pipelined(KG, stages = STAGES) {  (qgemm.tl:113)
-            const int tl_trips2 = KG;
-            for (int k = 0; k < tl_trips2; ++k, ++tl_it) {
-                const int tl_stage = tl_it % 8;
-                tl::sm90::mbarrier_wait(&tl_full[tl_stage], (tl_it / 8 + 0) & 1);  // trip k's TMA loads landed
-                // gemm(a, b, part, transpose_b = true, clear = true);  (qgemm.tl:118)
-                tl::sm90::warpgroup_gemm<tl::f8e4m3, 64, 64, 128, false, true, 2, true>(part, a + tl_stage * 8192, b + tl_stage * 8192, tl_tid / 128, true);  // each warpgroup its share of the columns
-                // copy(As[row0 +: BM, k], sa);  (qgemm.tl:116)
+            // for k in pipelined(cdiv(KG, 2), stages = STAGES) {  // two groups of G k a step  (qgemm.tl:120)
+            const int tl_trips3 = tl::cdiv(KG, 2);
+            for (int k = 0; k < tl_trips3; ++k, ++tl_it) {
+                const int tl_stage = tl_it % 4;
+                tl::sm90::mbarrier_wait(&tl_full[tl_stage], (tl_it / 4 + 0) & 1);  // trip k's TMA loads landed
+                // gemm(a0, b0, p0, transpose_b = true, clear = true);  (qgemm.tl:128)
+                tl::sm90::warpgroup_gemm<tl::f8e4m3, 64, 64, 128, false, true, 2, true>(p0, a0 + tl_stage * 8192, b0 + tl_stage * 8192, tl_tid / 128, true);  // each warpgroup its share of the columns
+                // gemm(a1, b1, p1, transpose_b = true, clear = true);  (qgemm.tl:129)
+                tl::sm90::warpgroup_gemm<tl::f8e4m3, 64, 64, 128, false, true, 2, true>(p1, a1 + tl_stage * 8192, b1 + tl_stage * 8192, tl_tid / 128, true);  // each warpgroup its share of the columns
+                // copy(As[row0 +: BM, 2 * k], sa0);  (qgemm.tl:125)
                 #pragma unroll
-                for (int tl_s = 0; tl_s < 2; ++tl_s) sa[tl_s] = sa_next[tl_s];
-                // copy(Bs[col0 / G +: 1, k], sb);  (qgemm.tl:117)
-                for (int tl_e3 = 0; tl_e3 < 1; ++tl_e3) {
-                    sb[tl_e3] = sb_next[tl_e3];
+                for (int tl_s = 0; tl_s < 2; ++tl_s) sa0[tl_s] = sa0_next[tl_s];
+                // copy(As[row0 +: BM, 2 * k + 1], sa1);  (qgemm.tl:126)
+                #pragma unroll
+                for (int tl_s = 0; tl_s < 2; ++tl_s) sa1[tl_s] = sa1_next[tl_s];
+                // copy(Bs[col0 / G, 2 * k +: 2], sb);  (qgemm.tl:127)
+                for (int tl_e4 = 0; tl_e4 < 2; ++tl_e4) {
+                    sb[tl_e4] = sb_next[tl_e4];
                 }
-                if (k + 1 < KG) {
-                    // copy(As[row0 +: BM, k], sa);  (qgemm.tl:116)
+                if (k + 1 < tl::cdiv(KG, 2)) {
+                    // copy(As[row0 +: BM, 2 * k], sa0);  (qgemm.tl:125)
                     #pragma unroll
-                    for (int tl_s4 = 0; tl_s4 < 2; ++tl_s4) {
-                        sa_next[tl_s4] = tl::in_bounds(row0 + ((tl_tid / 4 % 8) + (tl_s4) * 8 + (tl_tid / 32 % 4) * 16), M) && tl::in_bounds(k + 1, KG) ? As[int64_t(row0 + ((tl_tid / 4 % 8) + (tl_s4) * 8 + (tl_tid / 32 % 4) * 16)) * KG + (k + 1)] : 0.0f;
+                    for (int tl_s5 = 0; tl_s5 < 2; ++tl_s5) {
+                        sa0_next[tl_s5] = tl::in_bounds(row0 + ((tl_tid / 4 % 8) + (tl_s5) * 8 + (tl_tid / 32 % 4) * 16), M) && tl::in_bounds(2 * (k + 1), KG) ? As[int64_t(row0 + ((tl_tid / 4 % 8) + (tl_s5) * 8 + (tl_tid / 32 % 4) * 16)) * KG + (2 * (k + 1))] : 0.0f;
                     }
-                    // copy(Bs[col0 / G +: 1, k], sb);  (qgemm.tl:117)
-                    for (int tl_e5 = 0; tl_e5 < 1; ++tl_e5) {
-                        sb_next[tl_e5] = tl::in_bounds((col0 / 128) + tl_e5, NB) && tl::in_bounds(k + 1, KG) ? Bs[int64_t((col0 / 128) + tl_e5) * KG + (k + 1)] : 0.0f;
+                    // copy(As[row0 +: BM, 2 * k + 1], sa1);  (qgemm.tl:126)
+                    #pragma unroll
+                    for (int tl_s6 = 0; tl_s6 < 2; ++tl_s6) {
+                        sa1_next[tl_s6] = tl::in_bounds(row0 + ((tl_tid / 4 % 8) + (tl_s6) * 8 + (tl_tid / 32 % 4) * 16), M) && tl::in_bounds(2 * (k + 1) + 1, KG) ? As[int64_t(row0 + ((tl_tid / 4 % 8) + (tl_s6) * 8 + (tl_tid / 32 % 4) * 16)) * KG + (2 * (k + 1) + 1)] : 0.0f;
+                    }
+                    // copy(Bs[col0 / G, 2 * k +: 2], sb);  (qgemm.tl:127)
+                    for (int tl_e7 = 0; tl_e7 < 2; ++tl_e7) {
+                        sb_next[tl_e7] = tl::in_bounds(col0 / 128, NB) && tl::in_bounds((2 * (k + 1)) + tl_e7, KG) ? Bs[int64_t(col0 / 128) * KG + ((2 * (k + 1)) + tl_e7)] : 0.0f;
                     }
                 }
-                tl::sm90::wgmma_wait<0>();  // #0 (into `part`) retired
-                tl::sm90::fence_accumulators(part);
-                if (tl_tid % 32 == 0) tl::sm90::mbarrier_arrive(&tl_empty[tl_stage]);  // release trip k's stage
-                // for i, j in parallel(BM, BN) {  (qgemm.tl:119)
+                tl::sm90::wgmma_wait<1>();  // #0 (into `p0`) retired; the 1 newest group(s) run on
+                tl::sm90::fence_accumulators(p0);
+                // for i, j in parallel(BM, BN) {  (qgemm.tl:130)
                 // for i, j in parallel(64, 64): each thread visits the elements of `acc` it holds
                 #pragma unroll
-                for (int tl_s6 = 0; tl_s6 < acc_layout::kSlots; ++tl_s6) {
-                    [[maybe_unused]] const int i = acc_layout::row(tl_tid, tl_s6);
-                    [[maybe_unused]] const int j = acc_layout::col(tl_tid, tl_s6);
-                    acc[tl_s6] = acc[tl_s6] + part[tl_s6] * (sa[(tl_s6 / 2 % 2)] * sb[0]);
+                for (int tl_s8 = 0; tl_s8 < acc_layout::kSlots; ++tl_s8) {
+                    [[maybe_unused]] const int i = acc_layout::row(tl_tid, tl_s8);
+                    [[maybe_unused]] const int j = acc_layout::col(tl_tid, tl_s8);
+                    acc[tl_s8] = acc[tl_s8] + p0[tl_s8] * (sa0[(tl_s8 / 2 % 2)] * sb[0]);
+                }
+                tl::sm90::wgmma_wait<0>();  // #1 (into `p1`) retired
+                tl::sm90::fence_accumulators(p1);
+                if (tl_tid % 32 == 0) tl::sm90::mbarrier_arrive(&tl_empty[tl_stage]);  // release trip k's stage
+                // for i, j in parallel(BM, BN) {  (qgemm.tl:133)
+                // for i, j in parallel(64, 64): each thread visits the elements of `acc` it holds
+                #pragma unroll
+                for (int tl_s9 = 0; tl_s9 < acc_layout::kSlots; ++tl_s9) {
+                    [[maybe_unused]] const int i = acc_layout::row(tl_tid, tl_s9);
+                    [[maybe_unused]] const int j = acc_layout::col(tl_tid, tl_s9);
+                    acc[tl_s9] = acc[tl_s9] + p1[tl_s9] * (sa1[(tl_s9 / 2 % 2)] * sb[1]);
                 }
             }
-            // copy(acc, C[row0 +: BM, col0 +: BN]);  (qgemm.tl:123)
+            // copy(acc, C[row0 +: BM, col0 +: BN]);  (qgemm.tl:137)
             #pragma unroll
-            for (int tl_chunk7 = 0; tl_chunk7 < acc_layout::kSlots; tl_chunk7 += 2) {
-                tl::bf16* tl_ptr8 = &C[int64_t(row0 + (acc_layout::row(tl_tid, tl_chunk7))) * N + (col0 + (acc_layout::col(tl_tid, tl_chunk7)))];
-                if (tl::in_bounds(row0 + (acc_layout::row(tl_tid, tl_chunk7)), M) && tl::in_bounds(col0 + (acc_layout::col(tl_tid, tl_chunk7)), N) && tl::in_bounds(row0 + (acc_layout::row(tl_tid, tl_chunk7)), M) && tl::in_bounds((col0 + (acc_layout::col(tl_tid, tl_chunk7))) + 1, N) && tl::is_aligned(tl_ptr8, 4)) {
-                    tl::bf16 tl_vec9[2];
+            for (int tl_chunk10 = 0; tl_chunk10 < acc_layout::kSlots; tl_chunk10 += 2) {
+                tl::bf16* tl_ptr11 = &C[int64_t(row0 + (acc_layout::row(tl_tid, tl_chunk10))) * N + (col0 + (acc_layout::col(tl_tid, tl_chunk10)))];
+                if (tl::in_bounds(row0 + (acc_layout::row(tl_tid, tl_chunk10)), M) && tl::in_bounds(col0 + (acc_layout::col(tl_tid, tl_chunk10)), N) && tl::in_bounds(row0 + (acc_layout::row(tl_tid, tl_chunk10)), M) && tl::in_bounds((col0 + (acc_layout::col(tl_tid, tl_chunk10))) + 1, N) && tl::is_aligned(tl_ptr11, 4)) {
+                    tl::bf16 tl_vec12[2];
                     #pragma unroll
-                    for (int tl_v = 0; tl_v < 2; tl_v += 2) tl::convert_pair(&tl_vec9[tl_v], acc[tl_chunk7 + tl_v], acc[tl_chunk7 + tl_v + 1]);
-                    tl::store_vector<tl::bf16, 2>(tl_ptr8, tl_vec9);
+                    for (int tl_v = 0; tl_v < 2; tl_v += 2) tl::convert_pair(&tl_vec12[tl_v], acc[tl_chunk10 + tl_v], acc[tl_chunk10 + tl_v + 1]);
+                    tl::store_vector<tl::bf16, 2>(tl_ptr11, tl_vec12);
                 } else {
                     #pragma unroll
                     for (int tl_v = 0; tl_v < 2; ++tl_v) {
-                        if (tl::in_bounds(row0 + (acc_layout::row(tl_tid, tl_chunk7 + tl_v)), M) && tl::in_bounds(col0 + (acc_layout::col(tl_tid, tl_chunk7 + tl_v)), N)) C[int64_t(row0 + (acc_layout::row(tl_tid, tl_chunk7 + tl_v))) * N + (col0 + (acc_layout::col(tl_tid, tl_chunk7 + tl_v)))] = tl::convert<tl::bf16>(acc[tl_chunk7 + tl_v]);
+                        if (tl::in_bounds(row0 + (acc_layout::row(tl_tid, tl_chunk10 + tl_v)), M) && tl::in_bounds(col0 + (acc_layout::col(tl_tid, tl_chunk10 + tl_v)), N)) C[int64_t(row0 + (acc_layout::row(tl_tid, tl_chunk10 + tl_v))) * N + (col0 + (acc_layout::col(tl_tid, tl_chunk10 + tl_v)))] = tl::convert<tl::bf16>(acc[tl_chunk10 + tl_v]);
                     }
                 }
             }
@@ -4808,29 +5280,29 @@ static cudaError_t fp8_gemm_block_scaled_tile_variant0(const __nv_fp8_e4m3* A, c
         if (tl_tma) {
             static const cudaError_t tl_attributes_variant0_sm90 = [] {
                 cudaError_t tl_err = cudaSuccess;
-                tl_err = cudaFuncSetAttribute(::fp8_gemm_block_scaled_tile_kernel_variant0_sm90, cudaFuncAttributeMaxDynamicSharedMemorySize, 164928);
+                tl_err = cudaFuncSetAttribute(::fp8_gemm_block_scaled_tile_kernel_variant0_sm90, cudaFuncAttributeMaxDynamicSharedMemorySize, 164896);
                 if (tl_err == cudaSuccess)
-                    tl_err = cudaFuncSetAttribute(::fp8_gemm_block_scaled_tile_kernel_variant0_sm90, cudaFuncAttributePreferredSharedMemoryCarveout, tl::host::occupancy_carveout(::fp8_gemm_block_scaled_tile_kernel_variant0_sm90, 256, 164928));
+                    tl_err = cudaFuncSetAttribute(::fp8_gemm_block_scaled_tile_kernel_variant0_sm90, cudaFuncAttributePreferredSharedMemoryCarveout, tl::host::occupancy_carveout(::fp8_gemm_block_scaled_tile_kernel_variant0_sm90, 256, 164896));
                 return tl_err;
             }();
             if (tl_attributes_variant0_sm90 != cudaSuccess) return tl::host::record(tl_attributes_variant0_sm90, tl_name, "setting the shared-memory attributes");
             const int64_t tl_tiles = int64_t(tl::cdiv(N, 128)) * int64_t(tl::cdiv(M, 128));  // the warp-specialized kernel's own tiles
             const int64_t tl_blocks = tl_tiles < tl_device.sm_count ? tl_tiles : tl_device.sm_count;  // persistent: one block per SM
             if (tl_blocks <= INT32_MAX) {
-                ::fp8_gemm_block_scaled_tile_kernel_variant0_sm90<<<unsigned(tl_blocks), 384, 164928, stream>>>(tl_map_A, tl_map_B, tl_map_C, A, As, B, Bs, C, static_cast<int32_t>(M), static_cast<int32_t>(K), static_cast<int32_t>(KG), static_cast<int32_t>(N), static_cast<int32_t>(NB));
+                ::fp8_gemm_block_scaled_tile_kernel_variant0_sm90<<<unsigned(tl_blocks), 384, 164896, stream>>>(tl_map_A, tl_map_B, tl_map_C, A, As, B, Bs, C, static_cast<int32_t>(M), static_cast<int32_t>(K), static_cast<int32_t>(KG), static_cast<int32_t>(N), static_cast<int32_t>(NB));
                 return tl::host::record(cudaGetLastError(), tl_name, "launch");
             }
         }
     }
     static const cudaError_t tl_attributes_variant0 = [] {
         cudaError_t tl_err = cudaSuccess;
-        tl_err = cudaFuncSetAttribute(::fp8_gemm_block_scaled_tile_kernel_variant0, cudaFuncAttributeMaxDynamicSharedMemorySize, 110592);
+        tl_err = cudaFuncSetAttribute(::fp8_gemm_block_scaled_tile_kernel_variant0, cudaFuncAttributeMaxDynamicSharedMemorySize, 147456);
         if (tl_err == cudaSuccess)
-            tl_err = cudaFuncSetAttribute(::fp8_gemm_block_scaled_tile_kernel_variant0, cudaFuncAttributePreferredSharedMemoryCarveout, tl::host::occupancy_carveout(::fp8_gemm_block_scaled_tile_kernel_variant0, 512, 110592));
+            tl_err = cudaFuncSetAttribute(::fp8_gemm_block_scaled_tile_kernel_variant0, cudaFuncAttributePreferredSharedMemoryCarveout, tl::host::occupancy_carveout(::fp8_gemm_block_scaled_tile_kernel_variant0, 512, 147456));
         return tl_err;
     }();
     if (tl_attributes_variant0 != cudaSuccess) return tl::host::record(tl_attributes_variant0, tl_name, "setting the shared-memory attributes");
-    ::fp8_gemm_block_scaled_tile_kernel_variant0<<<dim3(unsigned(tl_grid_x), unsigned(tl_grid_y), unsigned(tl_grid_z)), 512, 110592, stream>>>(A, As, B, Bs, C, static_cast<int32_t>(M), static_cast<int32_t>(K), static_cast<int32_t>(KG), static_cast<int32_t>(N), static_cast<int32_t>(NB));
+    ::fp8_gemm_block_scaled_tile_kernel_variant0<<<dim3(unsigned(tl_grid_x), unsigned(tl_grid_y), unsigned(tl_grid_z)), 512, 147456, stream>>>(A, As, B, Bs, C, static_cast<int32_t>(M), static_cast<int32_t>(K), static_cast<int32_t>(KG), static_cast<int32_t>(N), static_cast<int32_t>(NB));
     return tl::host::record(cudaGetLastError(), tl_name, "launch");
 }
 
@@ -4874,29 +5346,29 @@ static cudaError_t fp8_gemm_block_scaled_tile_variant1(const __nv_fp8_e4m3* A, c
         if (tl_tma) {
             static const cudaError_t tl_attributes_variant1_sm90 = [] {
                 cudaError_t tl_err = cudaSuccess;
-                tl_err = cudaFuncSetAttribute(::fp8_gemm_block_scaled_tile_kernel_variant1_sm90, cudaFuncAttributeMaxDynamicSharedMemorySize, 181344);
+                tl_err = cudaFuncSetAttribute(::fp8_gemm_block_scaled_tile_kernel_variant1_sm90, cudaFuncAttributeMaxDynamicSharedMemorySize, 181296);
                 if (tl_err == cudaSuccess)
-                    tl_err = cudaFuncSetAttribute(::fp8_gemm_block_scaled_tile_kernel_variant1_sm90, cudaFuncAttributePreferredSharedMemoryCarveout, tl::host::occupancy_carveout(::fp8_gemm_block_scaled_tile_kernel_variant1_sm90, 256, 181344));
+                    tl_err = cudaFuncSetAttribute(::fp8_gemm_block_scaled_tile_kernel_variant1_sm90, cudaFuncAttributePreferredSharedMemoryCarveout, tl::host::occupancy_carveout(::fp8_gemm_block_scaled_tile_kernel_variant1_sm90, 256, 181296));
                 return tl_err;
             }();
             if (tl_attributes_variant1_sm90 != cudaSuccess) return tl::host::record(tl_attributes_variant1_sm90, tl_name, "setting the shared-memory attributes");
             const int64_t tl_tiles = int64_t(tl::cdiv(N, 64)) * int64_t(tl::cdiv(M, 128));  // the warp-specialized kernel's own tiles
             const int64_t tl_blocks = tl_tiles < tl_device.sm_count ? tl_tiles : tl_device.sm_count;  // persistent: one block per SM
             if (tl_blocks <= INT32_MAX) {
-                ::fp8_gemm_block_scaled_tile_kernel_variant1_sm90<<<unsigned(tl_blocks), 384, 181344, stream>>>(tl_map_A, tl_map_B, tl_map_C, A, As, B, Bs, C, static_cast<int32_t>(M), static_cast<int32_t>(K), static_cast<int32_t>(KG), static_cast<int32_t>(N), static_cast<int32_t>(NB));
+                ::fp8_gemm_block_scaled_tile_kernel_variant1_sm90<<<unsigned(tl_blocks), 384, 181296, stream>>>(tl_map_A, tl_map_B, tl_map_C, A, As, B, Bs, C, static_cast<int32_t>(M), static_cast<int32_t>(K), static_cast<int32_t>(KG), static_cast<int32_t>(N), static_cast<int32_t>(NB));
                 return tl::host::record(cudaGetLastError(), tl_name, "launch");
             }
         }
     }
     static const cudaError_t tl_attributes_variant1 = [] {
         cudaError_t tl_err = cudaSuccess;
-        tl_err = cudaFuncSetAttribute(::fp8_gemm_block_scaled_tile_kernel_variant1, cudaFuncAttributeMaxDynamicSharedMemorySize, 82944);
+        tl_err = cudaFuncSetAttribute(::fp8_gemm_block_scaled_tile_kernel_variant1, cudaFuncAttributeMaxDynamicSharedMemorySize, 110592);
         if (tl_err == cudaSuccess)
-            tl_err = cudaFuncSetAttribute(::fp8_gemm_block_scaled_tile_kernel_variant1, cudaFuncAttributePreferredSharedMemoryCarveout, tl::host::occupancy_carveout(::fp8_gemm_block_scaled_tile_kernel_variant1, 256, 82944));
+            tl_err = cudaFuncSetAttribute(::fp8_gemm_block_scaled_tile_kernel_variant1, cudaFuncAttributePreferredSharedMemoryCarveout, tl::host::occupancy_carveout(::fp8_gemm_block_scaled_tile_kernel_variant1, 256, 110592));
         return tl_err;
     }();
     if (tl_attributes_variant1 != cudaSuccess) return tl::host::record(tl_attributes_variant1, tl_name, "setting the shared-memory attributes");
-    ::fp8_gemm_block_scaled_tile_kernel_variant1<<<dim3(unsigned(tl_grid_x), unsigned(tl_grid_y), unsigned(tl_grid_z)), 256, 82944, stream>>>(A, As, B, Bs, C, static_cast<int32_t>(M), static_cast<int32_t>(K), static_cast<int32_t>(KG), static_cast<int32_t>(N), static_cast<int32_t>(NB));
+    ::fp8_gemm_block_scaled_tile_kernel_variant1<<<dim3(unsigned(tl_grid_x), unsigned(tl_grid_y), unsigned(tl_grid_z)), 256, 110592, stream>>>(A, As, B, Bs, C, static_cast<int32_t>(M), static_cast<int32_t>(K), static_cast<int32_t>(KG), static_cast<int32_t>(N), static_cast<int32_t>(NB));
     return tl::host::record(cudaGetLastError(), tl_name, "launch");
 }
 
@@ -5269,29 +5741,29 @@ static cudaError_t fp8_gemm_block_scaled_fp8_gemm_block_scaled_tile_variant0(con
         if (tl_tma) {
             static const cudaError_t tl_attributes_variant0_sm90 = [] {
                 cudaError_t tl_err = cudaSuccess;
-                tl_err = cudaFuncSetAttribute(::fp8_gemm_block_scaled_fp8_gemm_block_scaled_tile_kernel_variant0_sm90, cudaFuncAttributeMaxDynamicSharedMemorySize, 148576);
+                tl_err = cudaFuncSetAttribute(::fp8_gemm_block_scaled_fp8_gemm_block_scaled_tile_kernel_variant0_sm90, cudaFuncAttributeMaxDynamicSharedMemorySize, 148528);
                 if (tl_err == cudaSuccess)
-                    tl_err = cudaFuncSetAttribute(::fp8_gemm_block_scaled_fp8_gemm_block_scaled_tile_kernel_variant0_sm90, cudaFuncAttributePreferredSharedMemoryCarveout, tl::host::occupancy_carveout(::fp8_gemm_block_scaled_fp8_gemm_block_scaled_tile_kernel_variant0_sm90, 256, 148576));
+                    tl_err = cudaFuncSetAttribute(::fp8_gemm_block_scaled_fp8_gemm_block_scaled_tile_kernel_variant0_sm90, cudaFuncAttributePreferredSharedMemoryCarveout, tl::host::occupancy_carveout(::fp8_gemm_block_scaled_fp8_gemm_block_scaled_tile_kernel_variant0_sm90, 256, 148528));
                 return tl_err;
             }();
             if (tl_attributes_variant0_sm90 != cudaSuccess) return tl::host::record(tl_attributes_variant0_sm90, tl_name, "setting the shared-memory attributes");
             const int64_t tl_tiles = int64_t(tl::cdiv(N, 128)) * int64_t(tl::cdiv(M, 64));  // the warp-specialized kernel's own tiles
             const int64_t tl_blocks = tl_tiles < tl_device.sm_count ? tl_tiles : tl_device.sm_count;  // persistent: one block per SM
             if (tl_blocks <= INT32_MAX) {
-                const tl::host::LaunchShape tl_shape{unsigned(tl_blocks), dim3(384), 148576, dim3(0, 0, 0), true};  // may overlap the end of the kernel before it
+                const tl::host::LaunchShape tl_shape{unsigned(tl_blocks), dim3(384), 148528, dim3(0, 0, 0), true};  // may overlap the end of the kernel before it
                 return tl::host::record(tl::host::launch(::fp8_gemm_block_scaled_fp8_gemm_block_scaled_tile_kernel_variant0_sm90, tl_shape, stream, tl_map_A, tl_map_B, A, As, B, Bs, C, static_cast<int32_t>(M), static_cast<int32_t>(K), static_cast<int32_t>(KG), static_cast<int32_t>(N), static_cast<int32_t>(NB)), tl_name, "launch");
             }
         }
     }
     static const cudaError_t tl_attributes_variant0 = [] {
         cudaError_t tl_err = cudaSuccess;
-        tl_err = cudaFuncSetAttribute(::fp8_gemm_block_scaled_fp8_gemm_block_scaled_tile_kernel_variant0, cudaFuncAttributeMaxDynamicSharedMemorySize, 82944);
+        tl_err = cudaFuncSetAttribute(::fp8_gemm_block_scaled_fp8_gemm_block_scaled_tile_kernel_variant0, cudaFuncAttributeMaxDynamicSharedMemorySize, 110592);
         if (tl_err == cudaSuccess)
-            tl_err = cudaFuncSetAttribute(::fp8_gemm_block_scaled_fp8_gemm_block_scaled_tile_kernel_variant0, cudaFuncAttributePreferredSharedMemoryCarveout, tl::host::occupancy_carveout(::fp8_gemm_block_scaled_fp8_gemm_block_scaled_tile_kernel_variant0, 512, 82944));
+            tl_err = cudaFuncSetAttribute(::fp8_gemm_block_scaled_fp8_gemm_block_scaled_tile_kernel_variant0, cudaFuncAttributePreferredSharedMemoryCarveout, tl::host::occupancy_carveout(::fp8_gemm_block_scaled_fp8_gemm_block_scaled_tile_kernel_variant0, 512, 110592));
         return tl_err;
     }();
     if (tl_attributes_variant0 != cudaSuccess) return tl::host::record(tl_attributes_variant0, tl_name, "setting the shared-memory attributes");
-    const tl::host::LaunchShape tl_shape{dim3(unsigned(tl_grid_x), unsigned(tl_grid_y), unsigned(tl_grid_z)), dim3(512), 82944, dim3(0, 0, 0), true};  // may overlap the end of the kernel before it
+    const tl::host::LaunchShape tl_shape{dim3(unsigned(tl_grid_x), unsigned(tl_grid_y), unsigned(tl_grid_z)), dim3(512), 110592, dim3(0, 0, 0), true};  // may overlap the end of the kernel before it
     return tl::host::record(tl::host::launch(::fp8_gemm_block_scaled_fp8_gemm_block_scaled_tile_kernel_variant0, tl_shape, stream, A, As, B, Bs, C, static_cast<int32_t>(M), static_cast<int32_t>(K), static_cast<int32_t>(KG), static_cast<int32_t>(N), static_cast<int32_t>(NB)), tl_name, "launch");
 }
 
@@ -5332,29 +5804,29 @@ static cudaError_t fp8_gemm_block_scaled_fp8_gemm_block_scaled_tile_variant1(con
         if (tl_tma) {
             static const cudaError_t tl_attributes_variant1_sm90 = [] {
                 cudaError_t tl_err = cudaSuccess;
-                tl_err = cudaFuncSetAttribute(::fp8_gemm_block_scaled_fp8_gemm_block_scaled_tile_kernel_variant1_sm90, cudaFuncAttributeMaxDynamicSharedMemorySize, 132224);
+                tl_err = cudaFuncSetAttribute(::fp8_gemm_block_scaled_fp8_gemm_block_scaled_tile_kernel_variant1_sm90, cudaFuncAttributeMaxDynamicSharedMemorySize, 132160);
                 if (tl_err == cudaSuccess)
-                    tl_err = cudaFuncSetAttribute(::fp8_gemm_block_scaled_fp8_gemm_block_scaled_tile_kernel_variant1_sm90, cudaFuncAttributePreferredSharedMemoryCarveout, tl::host::occupancy_carveout(::fp8_gemm_block_scaled_fp8_gemm_block_scaled_tile_kernel_variant1_sm90, 256, 132224));
+                    tl_err = cudaFuncSetAttribute(::fp8_gemm_block_scaled_fp8_gemm_block_scaled_tile_kernel_variant1_sm90, cudaFuncAttributePreferredSharedMemoryCarveout, tl::host::occupancy_carveout(::fp8_gemm_block_scaled_fp8_gemm_block_scaled_tile_kernel_variant1_sm90, 256, 132160));
                 return tl_err;
             }();
             if (tl_attributes_variant1_sm90 != cudaSuccess) return tl::host::record(tl_attributes_variant1_sm90, tl_name, "setting the shared-memory attributes");
             const int64_t tl_tiles = int64_t(tl::cdiv(N, 64)) * int64_t(tl::cdiv(M, 64));  // the warp-specialized kernel's own tiles
             const int64_t tl_blocks = tl_tiles < tl_device.sm_count ? tl_tiles : tl_device.sm_count;  // persistent: one block per SM
             if (tl_blocks <= INT32_MAX) {
-                const tl::host::LaunchShape tl_shape{unsigned(tl_blocks), dim3(384), 132224, dim3(0, 0, 0), true};  // may overlap the end of the kernel before it
+                const tl::host::LaunchShape tl_shape{unsigned(tl_blocks), dim3(384), 132160, dim3(0, 0, 0), true};  // may overlap the end of the kernel before it
                 return tl::host::record(tl::host::launch(::fp8_gemm_block_scaled_fp8_gemm_block_scaled_tile_kernel_variant1_sm90, tl_shape, stream, tl_map_A, tl_map_B, A, As, B, Bs, C, static_cast<int32_t>(M), static_cast<int32_t>(K), static_cast<int32_t>(KG), static_cast<int32_t>(N), static_cast<int32_t>(NB)), tl_name, "launch");
             }
         }
     }
     static const cudaError_t tl_attributes_variant1 = [] {
         cudaError_t tl_err = cudaSuccess;
-        tl_err = cudaFuncSetAttribute(::fp8_gemm_block_scaled_fp8_gemm_block_scaled_tile_kernel_variant1, cudaFuncAttributeMaxDynamicSharedMemorySize, 55296);
+        tl_err = cudaFuncSetAttribute(::fp8_gemm_block_scaled_fp8_gemm_block_scaled_tile_kernel_variant1, cudaFuncAttributeMaxDynamicSharedMemorySize, 73728);
         if (tl_err == cudaSuccess)
-            tl_err = cudaFuncSetAttribute(::fp8_gemm_block_scaled_fp8_gemm_block_scaled_tile_kernel_variant1, cudaFuncAttributePreferredSharedMemoryCarveout, tl::host::occupancy_carveout(::fp8_gemm_block_scaled_fp8_gemm_block_scaled_tile_kernel_variant1, 256, 55296));
+            tl_err = cudaFuncSetAttribute(::fp8_gemm_block_scaled_fp8_gemm_block_scaled_tile_kernel_variant1, cudaFuncAttributePreferredSharedMemoryCarveout, tl::host::occupancy_carveout(::fp8_gemm_block_scaled_fp8_gemm_block_scaled_tile_kernel_variant1, 256, 73728));
         return tl_err;
     }();
     if (tl_attributes_variant1 != cudaSuccess) return tl::host::record(tl_attributes_variant1, tl_name, "setting the shared-memory attributes");
-    const tl::host::LaunchShape tl_shape{dim3(unsigned(tl_grid_x), unsigned(tl_grid_y), unsigned(tl_grid_z)), dim3(256), 55296, dim3(0, 0, 0), true};  // may overlap the end of the kernel before it
+    const tl::host::LaunchShape tl_shape{dim3(unsigned(tl_grid_x), unsigned(tl_grid_y), unsigned(tl_grid_z)), dim3(256), 73728, dim3(0, 0, 0), true};  // may overlap the end of the kernel before it
     return tl::host::record(tl::host::launch(::fp8_gemm_block_scaled_fp8_gemm_block_scaled_tile_kernel_variant1, tl_shape, stream, A, As, B, Bs, C, static_cast<int32_t>(M), static_cast<int32_t>(K), static_cast<int32_t>(KG), static_cast<int32_t>(N), static_cast<int32_t>(NB)), tl_name, "launch");
 }
 
