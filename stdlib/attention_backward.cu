@@ -786,20 +786,20 @@ __global__ void __launch_bounds__(256) attention_backward_kv_kernel(
             }
         }
         __syncthreads();  // RAW on `p`
-        // gemm(p, go, dv, transpose_a = true);                    // dV += Pᵀ dO  (attention_backward.tl:167)
+        // gemm(p, go, dv, transpose_a = true);  (attention_backward.tl:171)
         {
             tl::warp_gemm_mma<128, 64, 64, 4, 2, tl::f16, true, false>(
                 dv, tl::SharedMatrix<tl::f16, true, 136>{&p[0 * 136 + 0]},
                 tl::SharedMatrix<tl::f16, false, 72>{&go[((t % 2) * 64 + 0) * 72 + 0]}, tl_tid);
         }
-        // gemm(go, v, dp, transpose_b = true, clear = true);      // dP = dO Vᵀ  (attention_backward.tl:168)
+        // gemm(go, v, dp, transpose_b = true, clear = true);  (attention_backward.tl:172)
         {
             for (int tl_s = 0; tl_s < dp_layout::kSlots; ++tl_s) dp[tl_s] = 0.0f;
             tl::warp_gemm_mma<64, 128, 64, 2, 4, tl::f16, false, true>(
                 dp, tl::SharedMatrix<tl::f16, false, 72>{&go[((t % 2) * 64 + 0) * 72 + 0]},
                 tl::SharedMatrix<tl::f16, true, 72>{&v[0 * 72 + 0]}, tl_tid);
         }
-        // for i, j in parallel(BM, BN) {  (attention_backward.tl:169)
+        // for i, j in parallel(BM, BN) {  (attention_backward.tl:174)
         // for i, j in parallel(64, 128): each thread visits the elements of `dp` it holds
         #pragma unroll
         for (int tl_s46 = 0; tl_s46 < dp_layout::kSlots; ++tl_s46) {
@@ -807,7 +807,7 @@ __global__ void __launch_bounds__(256) attention_backward_kv_kernel(
             const int j = dp_layout::col(tl_tid, tl_s46);
             dp[tl_s46] = tl::convert<float>(p[i * 136 + j]) * (dp[tl_s46] - delta[(tl_s46 / 2 % 2) + (tl_s46 / 16) * 2]) * sm_scale;
         }
-        // copy(dp, ds);  (attention_backward.tl:172)
+        // copy(dp, ds);  (attention_backward.tl:177)
         #pragma unroll
         for (int tl_chunk47 = 0; tl_chunk47 < dp_layout::kSlots; tl_chunk47 += 2) {
             tl::f16* tl_ptr48 = &ds[(dp_layout::row(tl_tid, tl_chunk47)) * 136 + (dp_layout::col(tl_tid, tl_chunk47))];
@@ -819,20 +819,20 @@ __global__ void __launch_bounds__(256) attention_backward_kv_kernel(
             }
         }
         __syncthreads();  // RAW on `ds`
-        // gemm(ds, k, dq, clear = true);                          // this block's share of dQ  (attention_backward.tl:173)
+        // gemm(ds, k, dq, clear = true);                          // this block's share of dQ  (attention_backward.tl:178)
         {
             for (int tl_s = 0; tl_s < dq_layout::kSlots; ++tl_s) dq[tl_s] = 0.0f;
             tl::warp_gemm_mma<64, 64, 128, 2, 4, tl::f16, false, false>(
                 dq, tl::SharedMatrix<tl::f16, false, 136>{&ds[0 * 136 + 0]},
                 tl::SharedMatrix<tl::f16, false, 72>{&k[0 * 72 + 0]}, tl_tid);
         }
-        // gemm(ds, q, dk, transpose_a = true);                    // dK += dSᵀ Q, in flight und...  (attention_backward.tl:174)
+        // gemm(ds, q, dk, transpose_a = true);                    // dK += dSᵀ Q, in flight und...  (attention_backward.tl:179)
         {
             tl::warp_gemm_mma<128, 64, 64, 4, 2, tl::f16, true, false>(
                 dk, tl::SharedMatrix<tl::f16, true, 136>{&ds[0 * 136 + 0]},
                 tl::SharedMatrix<tl::f16, false, 72>{&q[((t % 2) * 64 + 0) * 72 + 0]}, tl_tid);
         }
-        // atomic_add(dQacc[b, h, q0 +: BM, 0 +: D], dq);  (attention_backward.tl:175)
+        // atomic_add(dQacc[b, h, q0 +: BM, 0 +: D], dq);  (attention_backward.tl:180)
         {
             #pragma unroll
             for (int tl_pair50 = 0; tl_pair50 < dq_layout::kSlots; tl_pair50 += 2) {
@@ -845,7 +845,7 @@ __global__ void __launch_bounds__(256) attention_backward_kv_kernel(
         }
     }
     tl::cp_async_wait<0>();  // at most 0 copy groups of this thread still in flight
-    // copy(dk, dK[b, h, k0 +: BN, 0 +: D]);  (attention_backward.tl:177)
+    // copy(dk, dK[b, h, k0 +: BN, 0 +: D]);  (attention_backward.tl:182)
     #pragma unroll
     for (int tl_chunk51 = 0; tl_chunk51 < dk_layout::kSlots; tl_chunk51 += 2) {
         tl::f16* tl_ptr52 = &dK[((int64_t(b) * H + h) * S + (k0 + (dk_layout::row(tl_tid, tl_chunk51)))) * 64 + (dk_layout::col(tl_tid, tl_chunk51))];
@@ -861,7 +861,7 @@ __global__ void __launch_bounds__(256) attention_backward_kv_kernel(
             }
         }
     }
-    // copy(dv, dV[b, h, k0 +: BN, 0 +: D]);  (attention_backward.tl:178)
+    // copy(dv, dV[b, h, k0 +: BN, 0 +: D]);  (attention_backward.tl:183)
     #pragma unroll
     for (int tl_chunk54 = 0; tl_chunk54 < dv_layout::kSlots; tl_chunk54 += 2) {
         tl::f16* tl_ptr55 = &dV[((int64_t(b) * H + h) * S + (k0 + (dv_layout::row(tl_tid, tl_chunk54)))) * 64 + (dv_layout::col(tl_tid, tl_chunk54))];
@@ -1067,14 +1067,14 @@ __global__ void __launch_bounds__(384, 1) attention_backward_kv_kernel_sm90(
                 }
                 tl::sm90::fence_proxy_async_shared();  // these stores -> the wgmmas that read the tile (after the barrier)
                 tl::sm90::named_barrier_sync(1, 256);  // RAW on `p`
-                // gemm(p, go, dv, transpose_a = true);                    // dV += Pᵀ dO  (attention_backward.tl:167)
+                // gemm(p, go, dv, transpose_a = true);  (attention_backward.tl:171)
                 tl::sm90::warpgroup_gemm<tl::f16, 128, 64, 128, true, false, 2>(dv, p, go + tl_stage * 8192, tl_tid / 128);
-                // gemm(go, v, dp, transpose_b = true, clear = true);      // dP = dO Vᵀ  (attention_backward.tl:168)
+                // gemm(go, v, dp, transpose_b = true, clear = true);  (attention_backward.tl:172)
                 tl::sm90::warpgroup_gemm<tl::f16, 128, 128, 64, false, true, 2>(dp, go + tl_stage * 8192, v, tl_tid / 128, true);
                 tl::sm90::wgmma_wait<0>();  // #1 (into `dv`), #2 (into `dp`) retired
                 tl::sm90::fence_accumulators(dv);
                 tl::sm90::fence_accumulators(dp);
-                // for i, j in parallel(BM, BN) {  (attention_backward.tl:169)
+                // for i, j in parallel(BM, BN) {  (attention_backward.tl:174)
                 // for i, j in parallel(128, 128): each thread visits the elements of `dp` it holds
                 #pragma unroll
                 for (int tl_s9 = 0; tl_s9 < dp_layout::kSlots; ++tl_s9) {
@@ -1082,7 +1082,7 @@ __global__ void __launch_bounds__(384, 1) attention_backward_kv_kernel_sm90(
                     const int j = dp_layout::col(tl_tid, tl_s9);
                     dp[tl_s9] = tl::convert<float>(p[tl::sm90::swizzled_element<128, 128, 2>(i, j)]) * (dp[tl_s9] - delta[(tl_s9 / 2 % 2)]) * sm_scale;
                 }
-                // copy(dp, ds);  (attention_backward.tl:172)
+                // copy(dp, ds);  (attention_backward.tl:177)
                 #pragma unroll
                 for (int tl_chunk10 = 0; tl_chunk10 < dp_layout::kSlots; tl_chunk10 += 2) {
                     tl::f16* tl_ptr11 = &ds[tl::sm90::swizzled_element<128, 128, 2>(dp_layout::row(tl_tid, tl_chunk10), dp_layout::col(tl_tid, tl_chunk10))];
@@ -1095,13 +1095,13 @@ __global__ void __launch_bounds__(384, 1) attention_backward_kv_kernel_sm90(
                 }
                 tl::sm90::fence_proxy_async_shared();  // these stores -> the wgmmas that read the tile (after the barrier)
                 tl::sm90::named_barrier_sync(1, 256);  // RAW on `ds`
-                // gemm(ds, k, dq, clear = true);                          // this block's share of dQ  (attention_backward.tl:173)
+                // gemm(ds, k, dq, clear = true);                          // this block's share of dQ  (attention_backward.tl:178)
                 tl::sm90::warpgroup_gemm<tl::f16, 128, 64, 128, false, false, 2>(dq, ds, k, tl_tid / 128, true);
-                // gemm(ds, q, dk, transpose_a = true);                    // dK += dSᵀ Q, in flight und...  (attention_backward.tl:174)
+                // gemm(ds, q, dk, transpose_a = true);                    // dK += dSᵀ Q, in flight und...  (attention_backward.tl:179)
                 tl::sm90::warpgroup_gemm<tl::f16, 128, 64, 128, true, false, 2>(dk, ds, q + tl_stage * 8192, tl_tid / 128);
                 tl::sm90::wgmma_wait<1>();  // #3 (into `dq`) retired; the 1 newest group(s) run on
                 tl::sm90::fence_accumulators(dq);
-                // atomic_add(dQacc[b, h, q0 +: BM, 0 +: D], dq);  (attention_backward.tl:175)
+                // atomic_add(dQacc[b, h, q0 +: BM, 0 +: D], dq);  (attention_backward.tl:180)
                 {
                     #pragma unroll
                     for (int tl_pair13 = 0; tl_pair13 < dq_layout::kSlots; tl_pair13 += 2) {
@@ -1117,7 +1117,7 @@ __global__ void __launch_bounds__(384, 1) attention_backward_kv_kernel_sm90(
                 if (tl_tid % 32 == 0) tl::sm90::mbarrier_arrive(&tl_empty[tl_stage]);  // release trip t's stage
             }
             if (tl_tid % 32 == 0) tl::sm90::mbarrier_arrive(tl_once_empty);  // the tiles loaded once per tile may be refilled
-            // copy(dk, dK[b, h, k0 +: BN, 0 +: D]);  (attention_backward.tl:177)
+            // copy(dk, dK[b, h, k0 +: BN, 0 +: D]);  (attention_backward.tl:182)
             #pragma unroll
             for (int tl_chunk14 = 0; tl_chunk14 < dk_layout::kSlots; tl_chunk14 += 2) {
                 tl::f16* tl_ptr15 = &dK[((int64_t(b) * H + h) * S + (k0 + (dk_layout::row(tl_tid, tl_chunk14)))) * 64 + (dk_layout::col(tl_tid, tl_chunk14))];
@@ -1133,7 +1133,7 @@ __global__ void __launch_bounds__(384, 1) attention_backward_kv_kernel_sm90(
                     }
                 }
             }
-            // copy(dv, dV[b, h, k0 +: BN, 0 +: D]);  (attention_backward.tl:178)
+            // copy(dv, dV[b, h, k0 +: BN, 0 +: D]);  (attention_backward.tl:183)
             #pragma unroll
             for (int tl_chunk17 = 0; tl_chunk17 < dv_layout::kSlots; tl_chunk17 += 2) {
                 tl::f16* tl_ptr18 = &dV[((int64_t(b) * H + h) * S + (k0 + (dv_layout::row(tl_tid, tl_chunk17)))) * 64 + (dv_layout::col(tl_tid, tl_chunk17))];
@@ -1155,7 +1155,7 @@ __global__ void __launch_bounds__(384, 1) attention_backward_kv_kernel_sm90(
     #endif
 }
 
-// kernel attention_backward_dq<BM = 64, D = 64, T = f16>  (stdlib/attention_backward.tl:182)
+// kernel attention_backward_dq<BM = 64, D = 64, T = f16>  (stdlib/attention_backward.tl:187)
 // 128 threads per block, 0 bytes of shared memory
 __global__ void __launch_bounds__(128) attention_backward_dq_kernel(
         const float* __restrict__ dQacc,
@@ -1167,7 +1167,7 @@ __global__ void __launch_bounds__(128) attention_backward_dq_kernel(
     using x_layout = tl::BlockedLayout<4096, 8, 128>;  // fragment x: f32[64, 64]
     const int tl_tid = tl::thread_index<128>();
     float x[x_layout::kSlots];  // fragment x: f32[64, 64]
-    // copy(dQacc[block.z, block.y, block.x * BM +: BM, 0 +: D], x);  (attention_backward.tl:187)
+    // copy(dQacc[block.z, block.y, block.x * BM +: BM, 0 +: D], x);  (attention_backward.tl:192)
     #pragma unroll
     for (int tl_chunk0 = 0; tl_chunk0 < x_layout::kSlots; tl_chunk0 += 4) {
         const float* tl_ptr1 = &dQacc[((int64_t(int(blockIdx.z)) * H + int(blockIdx.y)) * S + ((int(blockIdx.x) * 64) + ((x_layout::flat(tl_tid, (tl_chunk0 / 8) * 8)) / 64))) * 64 + (((x_layout::flat(tl_tid, (tl_chunk0 / 8) * 8)) % 64) + tl_chunk0 % 8)];
@@ -1183,7 +1183,7 @@ __global__ void __launch_bounds__(128) attention_backward_dq_kernel(
             }
         }
     }
-    // copy(x, dQ[block.z, block.y, block.x * BM +: BM, 0 +: D]);  (attention_backward.tl:188)
+    // copy(x, dQ[block.z, block.y, block.x * BM +: BM, 0 +: D]);  (attention_backward.tl:193)
     #pragma unroll
     for (int tl_chunk3 = 0; tl_chunk3 < x_layout::kSlots; tl_chunk3 += 8) {
         tl::f16* tl_ptr4 = &dQ[((int64_t(int(blockIdx.z)) * H + int(blockIdx.y)) * S + ((int(blockIdx.x) * 64) + ((x_layout::flat(tl_tid, (tl_chunk3 / 8) * 8)) / 64))) * 64 + (((x_layout::flat(tl_tid, (tl_chunk3 / 8) * 8)) % 64) + tl_chunk3 % 8)];

@@ -3,6 +3,7 @@
 #include "sema/checker.h"
 #include "support/check.h"
 
+#include <algorithm>
 #include <functional>
 #include <set>
 
@@ -127,7 +128,18 @@ ir::StmtPtr Checker::check_block(const ast::Block& b, bool new_scope) {
             diags_.report(DiagKind::UnreachableCode, s->range);
             reported = true;
         }
-        if (ir::StmtPtr r = check_stmt(*s)) out.push_back(std::move(r));
+        if (ir::StmtPtr r = check_stmt(*s)) {
+            // The branch a constant condition keeps (check_if) joins this block's statements when it
+            // declares nothing of its own, so that the scheduler sees its copies and gemms as
+            // statements of the enclosing block (of a pipelined loop's trip, say), as if written there.
+            const auto* kept = s->kind == ast::StmtKind::If ? r->as<ir::Seq>() : nullptr;
+            if (kept && std::none_of(kept->stmts.begin(), kept->stmts.end(), [](const ir::StmtPtr& k) {
+                    return k->kind == ir::StmtKind::Let || k->kind == ir::StmtKind::Alloc;
+                }))
+                out.insert(out.end(), kept->stmts.begin(), kept->stmts.end());
+            else
+                out.push_back(std::move(r));
+        }
         returned = returned || terminates(*s);
     }
     if (new_scope) {
