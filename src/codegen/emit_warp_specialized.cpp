@@ -228,10 +228,8 @@ void KernelEmitter::emit_tma_load(const ir::Region& src, const ir::Buffer& dst, 
     const TmaMap& map = map_for(maps, src.buffer.get(), box_rows, box_cols, row_axis);
     const std::string slice = "tl_slice_" + ir::multicast_axes_name(multicast_axes);
     for (int64_t box = 0; box < cols / box_cols; ++box) {
-        // Coordinates innermost axis first: the columns, then every other axis (the rows' start, or the point).
-        std::string coords = expr(src.ranges[rank - 1].start) + (box ? fmt::format(" + {}", box * box_cols) : "");
-        for (int axis = rank - 2; axis >= 0; --axis)
-            coords += ", " + expr(src.ranges[axis].start) + (slices > 1 && axis == row_axis ? fmt::format(" + {} * {}", slice, box_rows) : "");
+        const std::string coords = tma_box_coordinates(src, row_axis, box ? fmt::format("{}", box * box_cols) : "",
+                                                       slices > 1 ? fmt::format("{} * {}", slice, box_rows) : "");
         std::string offset = stage_offset + (box ? fmt::format(" + {}", box * rows * box_cols) : "");
         if (slices == 1) {
             out_.line(fmt::format("tl::sm90::tma_load_{}d({}{}, &{}, {}, {});", rank, identifier(dst.name), offset, map.name, barrier, coords));
@@ -240,6 +238,15 @@ void KernelEmitter::emit_tma_load(const ir::Region& src, const ir::Buffer& dst, 
         out_.line(fmt::format("tl::sm90::tma_load_{}d_multicast({}{} + {} * {}, &{}, {}, tl_mask_{}, {});", rank, identifier(dst.name), offset,
                               slice, box_rows * box_cols, map.name, barrier, ir::multicast_axes_name(multicast_axes), coords));
     }
+}
+
+std::string KernelEmitter::tma_box_coordinates(const ir::Region& r, int row_axis, const std::string& col_offset,
+                                               const std::string& row_offset) {
+    const int rank = static_cast<int>(r.ranges.size());
+    std::string coords = expr(r.ranges[rank - 1].start) + (col_offset.empty() ? "" : " + " + col_offset);
+    for (int axis = rank - 2; axis >= 0; --axis)
+        coords += ", " + expr(r.ranges[axis].start) + (axis == row_axis && !row_offset.empty() ? " + " + row_offset : "");
+    return coords;
 }
 
 bool KernelEmitter::ring_shared_in_cluster(bool first_ring) const {
@@ -572,12 +579,7 @@ void KernelEmitter::emit_tma_store(const ir::Copy& c) {
     const std::vector<TmaMap> maps = tma_maps(kernel_);
     const int row_axis = ir::tma_row_axis(c.dst);
     const TmaMap& map = map_for(maps, &dst, 64, swizzle_row_elements(dst.dtype), row_axis);
-    // The box's coordinates, innermost first: its column, then each other axis (the row axis
-    // at this chunk's slab, the point axes at their index).
-    const int rank = static_cast<int>(dst.rank());
-    std::string coords = expr(c.dst.ranges[rank - 1].start) + " + tl_chunk_col";
-    for (int axis = rank - 2; axis >= 0; --axis)
-        coords += ", " + expr(c.dst.ranges[axis].start) + (axis == row_axis ? " + tl_slab_row" : "");
+    const std::string coords = tma_box_coordinates(c.dst, row_axis, "tl_chunk_col", "tl_slab_row"); // this chunk's box
     const schedule::StoreProtocol protocol = schedule::store_protocol_of(kernel_);
     TLC_CHECK(protocol.counter_runs_across_tiles, "codegen keeps the staging box counter across tiles");
     const int64_t cols = frag.const_shape[1], chunks_per_slab = cols / 64;
@@ -611,7 +613,7 @@ void KernelEmitter::emit_tma_store(const ir::Copy& c) {
             if (protocol.fence) out_.line("tl::sm90::fence_proxy_async_shared();  // plain stores -> the TMA engine's reads");
             out_.line("tl::sm90::named_barrier_sync(2 + tl_wg, 128);");
             out_.block("if (tl_tid % 128 == 0)", [&] {
-                out_.line(fmt::format("tl::sm90::tma_store_{}d(&{}, tl_box, {});", rank, map.name, coords));
+                out_.line(fmt::format("tl::sm90::tma_store_{}d(&{}, tl_box, {});", dst.rank(), map.name, coords));
                 out_.line("tl::sm90::bulk_commit();");
             });
         });

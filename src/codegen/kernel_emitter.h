@@ -124,6 +124,10 @@ private:
     void emit_wgmma(const ir::Gemm& g, const std::string& stage = "tl_stage");
     void emit_tma_load(const ir::Region& src, const ir::Buffer& dst, const std::string& stage_offset, const std::string& barrier,
                        const std::vector<TmaMap>& maps, int multicast_axes = 0);
+    // A TMA box's coordinates in region `r`, innermost axis first: its columns' start plus
+    // `col_offset`, then every other axis' start (the row axis's plus `row_offset`, the points as
+    // they are); an empty offset adds nothing.
+    std::string tma_box_coordinates(const ir::Region& r, int row_axis, const std::string& col_offset, const std::string& row_offset);
     // Thread-block clusters: whether a ring holds a tile the cluster's blocks share (its stages are
     // then released in every block of the cluster), and the trips of a tile past the grid's edge.
     bool ring_shared_in_cluster(bool first_ring) const;
