@@ -819,18 +819,18 @@ __global__ void __launch_bounds__(256) attention_backward_kv_kernel(
             }
         }
         __syncthreads();  // RAW on `ds`
+        // gemm(ds, q, dk, transpose_a = true);                    // dK += dSᵀ Q, in flight und...  (attention_backward.tl:179)
+        {
+            tl::warp_gemm_mma<128, 64, 64, 4, 2, tl::f16, true, false>(
+                dk, tl::SharedMatrix<tl::f16, true, 136>{&ds[0 * 136 + 0]},
+                tl::SharedMatrix<tl::f16, false, 72>{&q[((t % 2) * 64 + 0) * 72 + 0]}, tl_tid);
+        }
         // gemm(ds, k, dq, clear = true);                          // this block's share of dQ  (attention_backward.tl:178)
         {
             for (int tl_s = 0; tl_s < dq_layout::kSlots; ++tl_s) dq[tl_s] = 0.0f;
             tl::warp_gemm_mma<64, 64, 128, 2, 4, tl::f16, false, false>(
                 dq, tl::SharedMatrix<tl::f16, false, 136>{&ds[0 * 136 + 0]},
                 tl::SharedMatrix<tl::f16, false, 72>{&k[0 * 72 + 0]}, tl_tid);
-        }
-        // gemm(ds, q, dk, transpose_a = true);                    // dK += dSᵀ Q, in flight und...  (attention_backward.tl:179)
-        {
-            tl::warp_gemm_mma<128, 64, 64, 4, 2, tl::f16, true, false>(
-                dk, tl::SharedMatrix<tl::f16, true, 136>{&ds[0 * 136 + 0]},
-                tl::SharedMatrix<tl::f16, false, 72>{&q[((t % 2) * 64 + 0) * 72 + 0]}, tl_tid);
         }
         // atomic_add(dQacc[b, h, q0 +: BM, 0 +: D], dq);  (attention_backward.tl:180)
         {

@@ -797,9 +797,9 @@ __global__ void __launch_bounds__(128) w4a16_partial_kernel_variant1(
     }
 }
 
-// kernel fp8_gemm_block_scaled_tile<BN = 128, BM = 128, G = 128, STAGES = 2, THREADS = 512, T = bf16>  (stdlib/qgemm.tl:99)
-// 512 threads per block, 147456 bytes of shared memory
-__global__ void __launch_bounds__(512) fp8_gemm_block_scaled_tile_kernel_variant0(
+// kernel fp8_gemm_block_scaled_tile<BN = 128, BM = 64, G = 128, STAGES = 2, THREADS = 256, T = bf16>  (stdlib/qgemm.tl:101)
+// 256 threads per block, 110592 bytes of shared memory
+__global__ void __launch_bounds__(256) fp8_gemm_block_scaled_tile_kernel_variant0(
         const tl::f8e4m3* __restrict__ A,
         const float* __restrict__ As,
         const tl::f8e4m3* __restrict__ B,
@@ -811,44 +811,44 @@ __global__ void __launch_bounds__(512) fp8_gemm_block_scaled_tile_kernel_variant
         int32_t N,
         int32_t NB)
 {
-    // fragment sa0: f32[128], slice of `acc` (broadcast): [128] over 512 threads: (8:t4 2:r1 2:r2 4:t128) 4 registers, 16 replicas
-    // fragment sa1: f32[128], slice of `acc` (broadcast): [128] over 512 threads: (8:t4 2:r1 2:r2 4:t128) 4 registers, 16 replicas
-    using p0_layout = tl::MmaAccLayout<128, 128, 4, 4>;  // fragment p0: f32[128, 128], mma.sync accumulators
-    using p1_layout = tl::MmaAccLayout<128, 128, 4, 4>;  // fragment p1: f32[128, 128], mma.sync accumulators
-    using acc_layout = tl::MmaAccLayout<128, 128, 4, 4>;  // fragment acc: f32[128, 128], mma.sync accumulators
-    // fragment sa0_next: f32[128], slice of `acc` (broadcast): [128] over 512 threads: (8:t4 2:r1 2:r2 4:t128) 4 registers, 16 replicas
-    // fragment sa1_next: f32[128], slice of `acc` (broadcast): [128] over 512 threads: (8:t4 2:r1 2:r2 4:t128) 4 registers, 16 replicas
-    const int tl_tid = tl::thread_index<512>();
+    // fragment sa0: f32[64], slice of `acc` (broadcast): [64] over 256 threads: (8:t4 2:r1 2:r2 2:t128) 4 registers, 16 replicas
+    // fragment sa1: f32[64], slice of `acc` (broadcast): [64] over 256 threads: (8:t4 2:r1 2:r2 2:t128) 4 registers, 16 replicas
+    using p0_layout = tl::MmaAccLayout<64, 128, 2, 4>;  // fragment p0: f32[64, 128], mma.sync accumulators
+    using p1_layout = tl::MmaAccLayout<64, 128, 2, 4>;  // fragment p1: f32[64, 128], mma.sync accumulators
+    using acc_layout = tl::MmaAccLayout<64, 128, 2, 4>;  // fragment acc: f32[64, 128], mma.sync accumulators
+    // fragment sa0_next: f32[64], slice of `acc` (broadcast): [64] over 256 threads: (8:t4 2:r1 2:r2 2:t128) 4 registers, 16 replicas
+    // fragment sa1_next: f32[64], slice of `acc` (broadcast): [64] over 256 threads: (8:t4 2:r1 2:r2 2:t128) 4 registers, 16 replicas
+    const int tl_tid = tl::thread_index<256>();
     extern __shared__ __align__(128) unsigned char tl_smem[];
-    tl::f8e4m3* a0 = reinterpret_cast<tl::f8e4m3*>(tl_smem + 0);  // shared a0: f8e4m3[2, 128, 128], row pitch 144
-    tl::f8e4m3* b0 = reinterpret_cast<tl::f8e4m3*>(tl_smem + 36864);  // shared b0: f8e4m3[2, 128, 128], row pitch 144
-    tl::f8e4m3* a1 = reinterpret_cast<tl::f8e4m3*>(tl_smem + 73728);  // shared a1: f8e4m3[2, 128, 128], row pitch 144
-    tl::f8e4m3* b1 = reinterpret_cast<tl::f8e4m3*>(tl_smem + 110592);  // shared b1: f8e4m3[2, 128, 128], row pitch 144
-    float sa0[4];  // fragment sa0: f32[128]
-    float sa1[4];  // fragment sa1: f32[128]
+    tl::f8e4m3* a0 = reinterpret_cast<tl::f8e4m3*>(tl_smem + 0);  // shared a0: f8e4m3[2, 64, 128], row pitch 144
+    tl::f8e4m3* b0 = reinterpret_cast<tl::f8e4m3*>(tl_smem + 18432);  // shared b0: f8e4m3[2, 128, 128], row pitch 144
+    tl::f8e4m3* a1 = reinterpret_cast<tl::f8e4m3*>(tl_smem + 55296);  // shared a1: f8e4m3[2, 64, 128], row pitch 144
+    tl::f8e4m3* b1 = reinterpret_cast<tl::f8e4m3*>(tl_smem + 73728);  // shared b1: f8e4m3[2, 128, 128], row pitch 144
+    float sa0[4];  // fragment sa0: f32[64]
+    float sa1[4];  // fragment sa1: f32[64]
     float sb[2];  // local sb: f32[2]
-    float p0[p0_layout::kSlots];  // fragment p0: f32[128, 128]
-    float p1[p1_layout::kSlots];  // fragment p1: f32[128, 128]
-    float acc[acc_layout::kSlots];  // fragment acc: f32[128, 128]
+    float p0[p0_layout::kSlots];  // fragment p0: f32[64, 128]
+    float p1[p1_layout::kSlots];  // fragment p1: f32[64, 128]
+    float acc[acc_layout::kSlots];  // fragment acc: f32[64, 128]
     #pragma unroll
     for (int tl_i = 0; tl_i < acc_layout::kSlots; ++tl_i) acc[tl_i] = 0.0f;
-    const int32_t row0 = int(blockIdx.y) * 128;
+    const int32_t row0 = int(blockIdx.y) * 64;
     const int32_t col0 = int(blockIdx.x) * 128;
     const int32_t k_trips = tl::cdiv(KG, 2);
     if (0 < k_trips) {
-        // copy(A[row0 +: BM, 2 * k * G +: G], a0);  (qgemm.tl:121)
-        if (tl::is_aligned(A, 16) && K % 16 == 0 && row0 >= 0 && row0 + 128 <= M && 0 >= 0 && 0 + 128 <= K && 0 % 16 == 0) {
+        // copy(A[row0 +: BM, 2 * k * G +: G], a0);  (qgemm.tl:123)
+        if (tl::is_aligned(A, 16) && K % 16 == 0 && row0 >= 0 && row0 + 64 <= M && 0 >= 0 && 0 + 128 <= K && 0 % 16 == 0) {
             #pragma unroll
             for (int tl_i1 = 0; tl_i1 < 2; ++tl_i1) {
-                const int tl_chunk0 = tl_tid + tl_i1 * 512;
-                tl::cp_async_16(&a0[(0 * 128 + ((tl_chunk0 * 16) / 128)) * 144 + ((tl_chunk0 * 16) % 128)], &A[int64_t(row0 + ((tl_chunk0 * 16) / 128)) * K + ((tl_chunk0 * 16) % 128)]);
+                const int tl_chunk0 = tl_tid + tl_i1 * 256;
+                tl::cp_async_16(&a0[(0 * 64 + ((tl_chunk0 * 16) / 128)) * 144 + ((tl_chunk0 * 16) % 128)], &A[int64_t(row0 + ((tl_chunk0 * 16) / 128)) * K + ((tl_chunk0 * 16) % 128)]);
             }
         } else {
             #pragma unroll
             for (int tl_i3 = 0; tl_i3 < 2; ++tl_i3) {
-                const int tl_chunk2 = tl_tid + tl_i3 * 512;
+                const int tl_chunk2 = tl_tid + tl_i3 * 256;
                 const tl::f8e4m3* tl_src4 = &A[int64_t(row0 + ((tl_chunk2 * 16) / 128)) * K + ((tl_chunk2 * 16) % 128)];
-                tl::f8e4m3* tl_dst5 = &a0[(0 * 128 + ((tl_chunk2 * 16) / 128)) * 144 + ((tl_chunk2 * 16) % 128)];
+                tl::f8e4m3* tl_dst5 = &a0[(0 * 64 + ((tl_chunk2 * 16) / 128)) * 144 + ((tl_chunk2 * 16) % 128)];
                 const int tl_valid6 = !(tl::in_bounds(row0 + ((tl_chunk2 * 16) / 128), M)) ? 0 : max(0, min(16, K - ((tl_chunk2 * 16) % 128)));
                 if (tl_valid6 == 16 && (tl_chunk2 * 16) % 128 >= 0 && tl::is_aligned(tl_src4, 4)) {
                     tl::cp_async_chunk(tl_dst5, tl_src4);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
@@ -860,17 +860,17 @@ __global__ void __launch_bounds__(512) fp8_gemm_block_scaled_tile_kernel_variant
                 }
             }
         }
-        // copy(B[col0 +: BN, 2 * k * G +: G], b0);  (qgemm.tl:122)
+        // copy(B[col0 +: BN, 2 * k * G +: G], b0);  (qgemm.tl:124)
         if (tl::is_aligned(B, 16) && K % 16 == 0 && col0 >= 0 && col0 + 128 <= N && 0 >= 0 && 0 + 128 <= K && 0 % 16 == 0) {
             #pragma unroll
-            for (int tl_i8 = 0; tl_i8 < 2; ++tl_i8) {
-                const int tl_chunk7 = tl_tid + tl_i8 * 512;
+            for (int tl_i8 = 0; tl_i8 < 4; ++tl_i8) {
+                const int tl_chunk7 = tl_tid + tl_i8 * 256;
                 tl::cp_async_16(&b0[(0 * 128 + ((tl_chunk7 * 16) / 128)) * 144 + ((tl_chunk7 * 16) % 128)], &B[int64_t(col0 + ((tl_chunk7 * 16) / 128)) * K + ((tl_chunk7 * 16) % 128)]);
             }
         } else {
             #pragma unroll
-            for (int tl_i10 = 0; tl_i10 < 2; ++tl_i10) {
-                const int tl_chunk9 = tl_tid + tl_i10 * 512;
+            for (int tl_i10 = 0; tl_i10 < 4; ++tl_i10) {
+                const int tl_chunk9 = tl_tid + tl_i10 * 256;
                 const tl::f8e4m3* tl_src11 = &B[int64_t(col0 + ((tl_chunk9 * 16) / 128)) * K + ((tl_chunk9 * 16) % 128)];
                 tl::f8e4m3* tl_dst12 = &b0[(0 * 128 + ((tl_chunk9 * 16) / 128)) * 144 + ((tl_chunk9 * 16) % 128)];
                 const int tl_valid13 = !(tl::in_bounds(col0 + ((tl_chunk9 * 16) / 128), N)) ? 0 : max(0, min(16, K - ((tl_chunk9 * 16) % 128)));
@@ -884,19 +884,19 @@ __global__ void __launch_bounds__(512) fp8_gemm_block_scaled_tile_kernel_variant
                 }
             }
         }
-        // copy(A[row0 +: BM, (2 * k + 1) * G +: G], a1);  (qgemm.tl:123)
-        if (tl::is_aligned(A, 16) && K % 16 == 0 && row0 >= 0 && row0 + 128 <= M && 128 >= 0 && 128 + 128 <= K && 128 % 16 == 0) {
+        // copy(A[row0 +: BM, (2 * k + 1) * G +: G], a1);  (qgemm.tl:125)
+        if (tl::is_aligned(A, 16) && K % 16 == 0 && row0 >= 0 && row0 + 64 <= M && 128 >= 0 && 128 + 128 <= K && 128 % 16 == 0) {
             #pragma unroll
             for (int tl_i15 = 0; tl_i15 < 2; ++tl_i15) {
-                const int tl_chunk14 = tl_tid + tl_i15 * 512;
-                tl::cp_async_16(&a1[(0 * 128 + ((tl_chunk14 * 16) / 128)) * 144 + ((tl_chunk14 * 16) % 128)], &A[int64_t(row0 + ((tl_chunk14 * 16) / 128)) * K + (128 + ((tl_chunk14 * 16) % 128))]);
+                const int tl_chunk14 = tl_tid + tl_i15 * 256;
+                tl::cp_async_16(&a1[(0 * 64 + ((tl_chunk14 * 16) / 128)) * 144 + ((tl_chunk14 * 16) % 128)], &A[int64_t(row0 + ((tl_chunk14 * 16) / 128)) * K + (128 + ((tl_chunk14 * 16) % 128))]);
             }
         } else {
             #pragma unroll
             for (int tl_i17 = 0; tl_i17 < 2; ++tl_i17) {
-                const int tl_chunk16 = tl_tid + tl_i17 * 512;
+                const int tl_chunk16 = tl_tid + tl_i17 * 256;
                 const tl::f8e4m3* tl_src18 = &A[int64_t(row0 + ((tl_chunk16 * 16) / 128)) * K + (128 + ((tl_chunk16 * 16) % 128))];
-                tl::f8e4m3* tl_dst19 = &a1[(0 * 128 + ((tl_chunk16 * 16) / 128)) * 144 + ((tl_chunk16 * 16) % 128)];
+                tl::f8e4m3* tl_dst19 = &a1[(0 * 64 + ((tl_chunk16 * 16) / 128)) * 144 + ((tl_chunk16 * 16) % 128)];
                 const int tl_valid20 = !(tl::in_bounds(row0 + ((tl_chunk16 * 16) / 128), M)) ? 0 : max(0, min(16, K - (128 + ((tl_chunk16 * 16) % 128))));
                 if (tl_valid20 == 16 && 128 + ((tl_chunk16 * 16) % 128) >= 0 && tl::is_aligned(tl_src18, 4)) {
                     tl::cp_async_chunk(tl_dst19, tl_src18);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
@@ -908,17 +908,17 @@ __global__ void __launch_bounds__(512) fp8_gemm_block_scaled_tile_kernel_variant
                 }
             }
         }
-        // copy(B[col0 +: BN, (2 * k + 1) * G +: G], b1);  (qgemm.tl:124)
+        // copy(B[col0 +: BN, (2 * k + 1) * G +: G], b1);  (qgemm.tl:126)
         if (tl::is_aligned(B, 16) && K % 16 == 0 && col0 >= 0 && col0 + 128 <= N && 128 >= 0 && 128 + 128 <= K && 128 % 16 == 0) {
             #pragma unroll
-            for (int tl_i22 = 0; tl_i22 < 2; ++tl_i22) {
-                const int tl_chunk21 = tl_tid + tl_i22 * 512;
+            for (int tl_i22 = 0; tl_i22 < 4; ++tl_i22) {
+                const int tl_chunk21 = tl_tid + tl_i22 * 256;
                 tl::cp_async_16(&b1[(0 * 128 + ((tl_chunk21 * 16) / 128)) * 144 + ((tl_chunk21 * 16) % 128)], &B[int64_t(col0 + ((tl_chunk21 * 16) / 128)) * K + (128 + ((tl_chunk21 * 16) % 128))]);
             }
         } else {
             #pragma unroll
-            for (int tl_i24 = 0; tl_i24 < 2; ++tl_i24) {
-                const int tl_chunk23 = tl_tid + tl_i24 * 512;
+            for (int tl_i24 = 0; tl_i24 < 4; ++tl_i24) {
+                const int tl_chunk23 = tl_tid + tl_i24 * 256;
                 const tl::f8e4m3* tl_src25 = &B[int64_t(col0 + ((tl_chunk23 * 16) / 128)) * K + (128 + ((tl_chunk23 * 16) % 128))];
                 tl::f8e4m3* tl_dst26 = &b1[(0 * 128 + ((tl_chunk23 * 16) / 128)) * 144 + ((tl_chunk23 * 16) % 128)];
                 const int tl_valid27 = !(tl::in_bounds(col0 + ((tl_chunk23 * 16) / 128), N)) ? 0 : max(0, min(16, K - (128 + ((tl_chunk23 * 16) % 128))));
@@ -934,43 +934,43 @@ __global__ void __launch_bounds__(512) fp8_gemm_block_scaled_tile_kernel_variant
         }
     }
     tl::cp_async_commit();
-    float sa0_next[4];  // fragment sa0_next: f32[128]
-    float sa1_next[4];  // fragment sa1_next: f32[128]
+    float sa0_next[4];  // fragment sa0_next: f32[64]
+    float sa1_next[4];  // fragment sa1_next: f32[64]
     float sb_next[2];  // local sb_next: f32[2]
     if (0 < k_trips) {
-        // copy(As[row0 +: BM, 2 * k], sa0);  (qgemm.tl:125)
+        // copy(As[row0 +: BM, 2 * k], sa0);  (qgemm.tl:127)
         #pragma unroll
         for (int tl_s28 = 0; tl_s28 < 4; ++tl_s28) {
             sa0_next[tl_s28] = tl::in_bounds(row0 + ((tl_tid / 4 % 8) + (tl_s28 % 2) * 8 + (tl_s28 / 2) * 16 + (tl_tid / 128) * 32), M) && tl::in_bounds(0, KG) ? As[int64_t(row0 + ((tl_tid / 4 % 8) + (tl_s28 % 2) * 8 + (tl_s28 / 2) * 16 + (tl_tid / 128) * 32)) * KG + 0] : 0.0f;
         }
-        // copy(As[row0 +: BM, 2 * k + 1], sa1);  (qgemm.tl:126)
+        // copy(As[row0 +: BM, 2 * k + 1], sa1);  (qgemm.tl:128)
         #pragma unroll
         for (int tl_s29 = 0; tl_s29 < 4; ++tl_s29) {
             sa1_next[tl_s29] = tl::in_bounds(row0 + ((tl_tid / 4 % 8) + (tl_s29 % 2) * 8 + (tl_s29 / 2) * 16 + (tl_tid / 128) * 32), M) && tl::in_bounds(1, KG) ? As[int64_t(row0 + ((tl_tid / 4 % 8) + (tl_s29 % 2) * 8 + (tl_s29 / 2) * 16 + (tl_tid / 128) * 32)) * KG + 1] : 0.0f;
         }
-        // copy(Bs[col0 / G, 2 * k +: 2], sb);  (qgemm.tl:127)
+        // copy(Bs[col0 / G, 2 * k +: 2], sb);  (qgemm.tl:129)
         for (int tl_e30 = 0; tl_e30 < 2; ++tl_e30) {
             sb_next[tl_e30] = tl::in_bounds(col0 / 128, NB) && tl::in_bounds(tl_e30, KG) ? Bs[int64_t(col0 / 128) * KG + tl_e30] : 0.0f;
         }
     }
-    // for k in pipelined(cdiv(KG, 2), stages = STAGES) {  // two groups of G k a step  (qgemm.tl:120)
+    // for k in pipelined(cdiv(KG, 2), stages = STAGES) {  // two groups of G k a step  (qgemm.tl:122)
     for (int k = 0; k < k_trips; ++k) {
         tl::cp_async_wait<0>();  // at most 0 copy groups of this thread still in flight
         __syncthreads();  // pipeline: stage `k % 2` has landed and the stage refilled next is no longer read
         if (k + 1 < k_trips) {
-            // copy(A[row0 +: BM, 2 * k * G +: G], a0);  (qgemm.tl:121)
-            if (tl::is_aligned(A, 16) && K % 16 == 0 && row0 >= 0 && row0 + 128 <= M && (2 * (k + 1) * 128) >= 0 && (2 * (k + 1) * 128) + 128 <= K && (2 * (k + 1) * 128) % 16 == 0) {
+            // copy(A[row0 +: BM, 2 * k * G +: G], a0);  (qgemm.tl:123)
+            if (tl::is_aligned(A, 16) && K % 16 == 0 && row0 >= 0 && row0 + 64 <= M && (2 * (k + 1) * 128) >= 0 && (2 * (k + 1) * 128) + 128 <= K && (2 * (k + 1) * 128) % 16 == 0) {
                 #pragma unroll
                 for (int tl_i32 = 0; tl_i32 < 2; ++tl_i32) {
-                    const int tl_chunk31 = tl_tid + tl_i32 * 512;
-                    tl::cp_async_16(&a0[(((k + 1) % 2) * 128 + ((tl_chunk31 * 16) / 128)) * 144 + ((tl_chunk31 * 16) % 128)], &A[int64_t(row0 + ((tl_chunk31 * 16) / 128)) * K + ((2 * (k + 1) * 128) + ((tl_chunk31 * 16) % 128))]);
+                    const int tl_chunk31 = tl_tid + tl_i32 * 256;
+                    tl::cp_async_16(&a0[(((k + 1) % 2) * 64 + ((tl_chunk31 * 16) / 128)) * 144 + ((tl_chunk31 * 16) % 128)], &A[int64_t(row0 + ((tl_chunk31 * 16) / 128)) * K + ((2 * (k + 1) * 128) + ((tl_chunk31 * 16) % 128))]);
                 }
             } else {
                 #pragma unroll
                 for (int tl_i34 = 0; tl_i34 < 2; ++tl_i34) {
-                    const int tl_chunk33 = tl_tid + tl_i34 * 512;
+                    const int tl_chunk33 = tl_tid + tl_i34 * 256;
                     const tl::f8e4m3* tl_src35 = &A[int64_t(row0 + ((tl_chunk33 * 16) / 128)) * K + ((2 * (k + 1) * 128) + ((tl_chunk33 * 16) % 128))];
-                    tl::f8e4m3* tl_dst36 = &a0[(((k + 1) % 2) * 128 + ((tl_chunk33 * 16) / 128)) * 144 + ((tl_chunk33 * 16) % 128)];
+                    tl::f8e4m3* tl_dst36 = &a0[(((k + 1) % 2) * 64 + ((tl_chunk33 * 16) / 128)) * 144 + ((tl_chunk33 * 16) % 128)];
                     const int tl_valid37 = !(tl::in_bounds(row0 + ((tl_chunk33 * 16) / 128), M)) ? 0 : max(0, min(16, K - ((2 * (k + 1) * 128) + ((tl_chunk33 * 16) % 128))));
                     if (tl_valid37 == 16 && (2 * (k + 1) * 128) + ((tl_chunk33 * 16) % 128) >= 0 && tl::is_aligned(tl_src35, 4)) {
                         tl::cp_async_chunk(tl_dst36, tl_src35);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
@@ -982,17 +982,17 @@ __global__ void __launch_bounds__(512) fp8_gemm_block_scaled_tile_kernel_variant
                     }
                 }
             }
-            // copy(B[col0 +: BN, 2 * k * G +: G], b0);  (qgemm.tl:122)
+            // copy(B[col0 +: BN, 2 * k * G +: G], b0);  (qgemm.tl:124)
             if (tl::is_aligned(B, 16) && K % 16 == 0 && col0 >= 0 && col0 + 128 <= N && (2 * (k + 1) * 128) >= 0 && (2 * (k + 1) * 128) + 128 <= K && (2 * (k + 1) * 128) % 16 == 0) {
                 #pragma unroll
-                for (int tl_i39 = 0; tl_i39 < 2; ++tl_i39) {
-                    const int tl_chunk38 = tl_tid + tl_i39 * 512;
+                for (int tl_i39 = 0; tl_i39 < 4; ++tl_i39) {
+                    const int tl_chunk38 = tl_tid + tl_i39 * 256;
                     tl::cp_async_16(&b0[(((k + 1) % 2) * 128 + ((tl_chunk38 * 16) / 128)) * 144 + ((tl_chunk38 * 16) % 128)], &B[int64_t(col0 + ((tl_chunk38 * 16) / 128)) * K + ((2 * (k + 1) * 128) + ((tl_chunk38 * 16) % 128))]);
                 }
             } else {
                 #pragma unroll
-                for (int tl_i41 = 0; tl_i41 < 2; ++tl_i41) {
-                    const int tl_chunk40 = tl_tid + tl_i41 * 512;
+                for (int tl_i41 = 0; tl_i41 < 4; ++tl_i41) {
+                    const int tl_chunk40 = tl_tid + tl_i41 * 256;
                     const tl::f8e4m3* tl_src42 = &B[int64_t(col0 + ((tl_chunk40 * 16) / 128)) * K + ((2 * (k + 1) * 128) + ((tl_chunk40 * 16) % 128))];
                     tl::f8e4m3* tl_dst43 = &b0[(((k + 1) % 2) * 128 + ((tl_chunk40 * 16) / 128)) * 144 + ((tl_chunk40 * 16) % 128)];
                     const int tl_valid44 = !(tl::in_bounds(col0 + ((tl_chunk40 * 16) / 128), N)) ? 0 : max(0, min(16, K - ((2 * (k + 1) * 128) + ((tl_chunk40 * 16) % 128))));
@@ -1006,19 +1006,19 @@ __global__ void __launch_bounds__(512) fp8_gemm_block_scaled_tile_kernel_variant
                     }
                 }
             }
-            // copy(A[row0 +: BM, (2 * k + 1) * G +: G], a1);  (qgemm.tl:123)
-            if (tl::is_aligned(A, 16) && K % 16 == 0 && row0 >= 0 && row0 + 128 <= M && ((2 * (k + 1) + 1) * 128) >= 0 && ((2 * (k + 1) + 1) * 128) + 128 <= K && ((2 * (k + 1) + 1) * 128) % 16 == 0) {
+            // copy(A[row0 +: BM, (2 * k + 1) * G +: G], a1);  (qgemm.tl:125)
+            if (tl::is_aligned(A, 16) && K % 16 == 0 && row0 >= 0 && row0 + 64 <= M && ((2 * (k + 1) + 1) * 128) >= 0 && ((2 * (k + 1) + 1) * 128) + 128 <= K && ((2 * (k + 1) + 1) * 128) % 16 == 0) {
                 #pragma unroll
                 for (int tl_i46 = 0; tl_i46 < 2; ++tl_i46) {
-                    const int tl_chunk45 = tl_tid + tl_i46 * 512;
-                    tl::cp_async_16(&a1[(((k + 1) % 2) * 128 + ((tl_chunk45 * 16) / 128)) * 144 + ((tl_chunk45 * 16) % 128)], &A[int64_t(row0 + ((tl_chunk45 * 16) / 128)) * K + (((2 * (k + 1) + 1) * 128) + ((tl_chunk45 * 16) % 128))]);
+                    const int tl_chunk45 = tl_tid + tl_i46 * 256;
+                    tl::cp_async_16(&a1[(((k + 1) % 2) * 64 + ((tl_chunk45 * 16) / 128)) * 144 + ((tl_chunk45 * 16) % 128)], &A[int64_t(row0 + ((tl_chunk45 * 16) / 128)) * K + (((2 * (k + 1) + 1) * 128) + ((tl_chunk45 * 16) % 128))]);
                 }
             } else {
                 #pragma unroll
                 for (int tl_i48 = 0; tl_i48 < 2; ++tl_i48) {
-                    const int tl_chunk47 = tl_tid + tl_i48 * 512;
+                    const int tl_chunk47 = tl_tid + tl_i48 * 256;
                     const tl::f8e4m3* tl_src49 = &A[int64_t(row0 + ((tl_chunk47 * 16) / 128)) * K + (((2 * (k + 1) + 1) * 128) + ((tl_chunk47 * 16) % 128))];
-                    tl::f8e4m3* tl_dst50 = &a1[(((k + 1) % 2) * 128 + ((tl_chunk47 * 16) / 128)) * 144 + ((tl_chunk47 * 16) % 128)];
+                    tl::f8e4m3* tl_dst50 = &a1[(((k + 1) % 2) * 64 + ((tl_chunk47 * 16) / 128)) * 144 + ((tl_chunk47 * 16) % 128)];
                     const int tl_valid51 = !(tl::in_bounds(row0 + ((tl_chunk47 * 16) / 128), M)) ? 0 : max(0, min(16, K - (((2 * (k + 1) + 1) * 128) + ((tl_chunk47 * 16) % 128))));
                     if (tl_valid51 == 16 && ((2 * (k + 1) + 1) * 128) + ((tl_chunk47 * 16) % 128) >= 0 && tl::is_aligned(tl_src49, 4)) {
                         tl::cp_async_chunk(tl_dst50, tl_src49);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
@@ -1030,17 +1030,17 @@ __global__ void __launch_bounds__(512) fp8_gemm_block_scaled_tile_kernel_variant
                     }
                 }
             }
-            // copy(B[col0 +: BN, (2 * k + 1) * G +: G], b1);  (qgemm.tl:124)
+            // copy(B[col0 +: BN, (2 * k + 1) * G +: G], b1);  (qgemm.tl:126)
             if (tl::is_aligned(B, 16) && K % 16 == 0 && col0 >= 0 && col0 + 128 <= N && ((2 * (k + 1) + 1) * 128) >= 0 && ((2 * (k + 1) + 1) * 128) + 128 <= K && ((2 * (k + 1) + 1) * 128) % 16 == 0) {
                 #pragma unroll
-                for (int tl_i53 = 0; tl_i53 < 2; ++tl_i53) {
-                    const int tl_chunk52 = tl_tid + tl_i53 * 512;
+                for (int tl_i53 = 0; tl_i53 < 4; ++tl_i53) {
+                    const int tl_chunk52 = tl_tid + tl_i53 * 256;
                     tl::cp_async_16(&b1[(((k + 1) % 2) * 128 + ((tl_chunk52 * 16) / 128)) * 144 + ((tl_chunk52 * 16) % 128)], &B[int64_t(col0 + ((tl_chunk52 * 16) / 128)) * K + (((2 * (k + 1) + 1) * 128) + ((tl_chunk52 * 16) % 128))]);
                 }
             } else {
                 #pragma unroll
-                for (int tl_i55 = 0; tl_i55 < 2; ++tl_i55) {
-                    const int tl_chunk54 = tl_tid + tl_i55 * 512;
+                for (int tl_i55 = 0; tl_i55 < 4; ++tl_i55) {
+                    const int tl_chunk54 = tl_tid + tl_i55 * 256;
                     const tl::f8e4m3* tl_src56 = &B[int64_t(col0 + ((tl_chunk54 * 16) / 128)) * K + (((2 * (k + 1) + 1) * 128) + ((tl_chunk54 * 16) % 128))];
                     tl::f8e4m3* tl_dst57 = &b1[(((k + 1) % 2) * 128 + ((tl_chunk54 * 16) / 128)) * 144 + ((tl_chunk54 * 16) % 128)];
                     const int tl_valid58 = !(tl::in_bounds(col0 + ((tl_chunk54 * 16) / 128), N)) ? 0 : max(0, min(16, K - (((2 * (k + 1) + 1) * 128) + ((tl_chunk54 * 16) % 128))));
@@ -1056,56 +1056,56 @@ __global__ void __launch_bounds__(512) fp8_gemm_block_scaled_tile_kernel_variant
             }
         }
         tl::cp_async_commit();
-        // copy(As[row0 +: BM, 2 * k], sa0);  (qgemm.tl:125)
+        // copy(As[row0 +: BM, 2 * k], sa0);  (qgemm.tl:127)
         #pragma unroll
         for (int tl_s = 0; tl_s < 4; ++tl_s) sa0[tl_s] = sa0_next[tl_s];
-        // copy(As[row0 +: BM, 2 * k + 1], sa1);  (qgemm.tl:126)
+        // copy(As[row0 +: BM, 2 * k + 1], sa1);  (qgemm.tl:128)
         #pragma unroll
         for (int tl_s = 0; tl_s < 4; ++tl_s) sa1[tl_s] = sa1_next[tl_s];
-        // copy(Bs[col0 / G, 2 * k +: 2], sb);  (qgemm.tl:127)
+        // copy(Bs[col0 / G, 2 * k +: 2], sb);  (qgemm.tl:129)
         for (int tl_e59 = 0; tl_e59 < 2; ++tl_e59) {
             sb[tl_e59] = sb_next[tl_e59];
         }
         if (k + 1 < k_trips) {
-            // copy(As[row0 +: BM, 2 * k], sa0);  (qgemm.tl:125)
+            // copy(As[row0 +: BM, 2 * k], sa0);  (qgemm.tl:127)
             #pragma unroll
             for (int tl_s60 = 0; tl_s60 < 4; ++tl_s60) {
                 sa0_next[tl_s60] = tl::in_bounds(row0 + ((tl_tid / 4 % 8) + (tl_s60 % 2) * 8 + (tl_s60 / 2) * 16 + (tl_tid / 128) * 32), M) && tl::in_bounds(2 * (k + 1), KG) ? As[int64_t(row0 + ((tl_tid / 4 % 8) + (tl_s60 % 2) * 8 + (tl_s60 / 2) * 16 + (tl_tid / 128) * 32)) * KG + (2 * (k + 1))] : 0.0f;
             }
-            // copy(As[row0 +: BM, 2 * k + 1], sa1);  (qgemm.tl:126)
+            // copy(As[row0 +: BM, 2 * k + 1], sa1);  (qgemm.tl:128)
             #pragma unroll
             for (int tl_s61 = 0; tl_s61 < 4; ++tl_s61) {
                 sa1_next[tl_s61] = tl::in_bounds(row0 + ((tl_tid / 4 % 8) + (tl_s61 % 2) * 8 + (tl_s61 / 2) * 16 + (tl_tid / 128) * 32), M) && tl::in_bounds(2 * (k + 1) + 1, KG) ? As[int64_t(row0 + ((tl_tid / 4 % 8) + (tl_s61 % 2) * 8 + (tl_s61 / 2) * 16 + (tl_tid / 128) * 32)) * KG + (2 * (k + 1) + 1)] : 0.0f;
             }
-            // copy(Bs[col0 / G, 2 * k +: 2], sb);  (qgemm.tl:127)
+            // copy(Bs[col0 / G, 2 * k +: 2], sb);  (qgemm.tl:129)
             for (int tl_e62 = 0; tl_e62 < 2; ++tl_e62) {
                 sb_next[tl_e62] = tl::in_bounds(col0 / 128, NB) && tl::in_bounds((2 * (k + 1)) + tl_e62, KG) ? Bs[int64_t(col0 / 128) * KG + ((2 * (k + 1)) + tl_e62)] : 0.0f;
             }
         }
-        // gemm(a0, b0, p0, transpose_b = true, clear = true);  (qgemm.tl:128)
+        // gemm(a0, b0, p0, transpose_b = true, clear = true);  (qgemm.tl:130)
         {
             for (int tl_s = 0; tl_s < p0_layout::kSlots; ++tl_s) p0[tl_s] = 0.0f;
-            tl::warp_gemm_mma<128, 128, 128, 4, 4, tl::f8e4m3, false, true>(
-                p0, tl::SharedMatrix<tl::f8e4m3, false, 144>{&a0[((k % 2) * 128 + 0) * 144 + 0]},
+            tl::warp_gemm_mma<64, 128, 128, 2, 4, tl::f8e4m3, false, true>(
+                p0, tl::SharedMatrix<tl::f8e4m3, false, 144>{&a0[((k % 2) * 64 + 0) * 144 + 0]},
                 tl::SharedMatrix<tl::f8e4m3, true, 144>{&b0[((k % 2) * 128 + 0) * 144 + 0]}, tl_tid);
         }
-        // gemm(a1, b1, p1, transpose_b = true, clear = true);  (qgemm.tl:129)
-        {
-            for (int tl_s = 0; tl_s < p1_layout::kSlots; ++tl_s) p1[tl_s] = 0.0f;
-            tl::warp_gemm_mma<128, 128, 128, 4, 4, tl::f8e4m3, false, true>(
-                p1, tl::SharedMatrix<tl::f8e4m3, false, 144>{&a1[((k % 2) * 128 + 0) * 144 + 0]},
-                tl::SharedMatrix<tl::f8e4m3, true, 144>{&b1[((k % 2) * 128 + 0) * 144 + 0]}, tl_tid);
-        }
-        // for i, j in parallel(BM, BN) {  (qgemm.tl:130)
-        // for i, j in parallel(128, 128): each thread visits the elements of `acc` it holds
+        // for i, j in parallel(BM, BN) {  (qgemm.tl:132)
+        // for i, j in parallel(64, 128): each thread visits the elements of `acc` it holds
         #pragma unroll
         for (int tl_s63 = 0; tl_s63 < acc_layout::kSlots; ++tl_s63) {
             [[maybe_unused]] const int i = acc_layout::row(tl_tid, tl_s63);
             [[maybe_unused]] const int j = acc_layout::col(tl_tid, tl_s63);
             acc[tl_s63] = acc[tl_s63] + p0[tl_s63] * (sa0[(tl_s63 / 2 % 2) + (tl_s63 / 16) * 2] * sb[0]);
         }
-        // for i, j in parallel(BM, BN) {  (qgemm.tl:133)
-        // for i, j in parallel(128, 128): each thread visits the elements of `acc` it holds
+        // gemm(a1, b1, p1, transpose_b = true, clear = true);  (qgemm.tl:131)
+        {
+            for (int tl_s = 0; tl_s < p1_layout::kSlots; ++tl_s) p1[tl_s] = 0.0f;
+            tl::warp_gemm_mma<64, 128, 128, 2, 4, tl::f8e4m3, false, true>(
+                p1, tl::SharedMatrix<tl::f8e4m3, false, 144>{&a1[((k % 2) * 64 + 0) * 144 + 0]},
+                tl::SharedMatrix<tl::f8e4m3, true, 144>{&b1[((k % 2) * 128 + 0) * 144 + 0]}, tl_tid);
+        }
+        // for i, j in parallel(BM, BN) {  (qgemm.tl:135)
+        // for i, j in parallel(64, 128): each thread visits the elements of `acc` it holds
         #pragma unroll
         for (int tl_s64 = 0; tl_s64 < acc_layout::kSlots; ++tl_s64) {
             [[maybe_unused]] const int i = acc_layout::row(tl_tid, tl_s64);
@@ -1114,7 +1114,7 @@ __global__ void __launch_bounds__(512) fp8_gemm_block_scaled_tile_kernel_variant
         }
     }
     tl::cp_async_wait<0>();  // at most 0 copy groups of this thread still in flight
-    // copy(acc, C[row0 +: BM, col0 +: BN]);  (qgemm.tl:137)
+    // copy(acc, C[row0 +: BM, col0 +: BN]);  (qgemm.tl:139)
     #pragma unroll
     for (int tl_chunk65 = 0; tl_chunk65 < acc_layout::kSlots; tl_chunk65 += 2) {
         tl::bf16* tl_ptr66 = &C[int64_t(row0 + (acc_layout::row(tl_tid, tl_chunk65))) * N + (col0 + (acc_layout::col(tl_tid, tl_chunk65)))];
@@ -1132,7 +1132,7 @@ __global__ void __launch_bounds__(512) fp8_gemm_block_scaled_tile_kernel_variant
     }
 }
 
-// kernel fp8_gemm_block_scaled_tile<BN = 128, BM = 128, G = 128, STAGES = 2, THREADS = 256, T = bf16>  (stdlib/qgemm.tl:99)
+// kernel fp8_gemm_block_scaled_tile<BN = 128, BM = 128, G = 128, STAGES = 2, THREADS = 256, T = bf16>  (stdlib/qgemm.tl:101)
 // 256 threads per block, 164896 bytes of shared memory
 // warp-specialized: warpgroup 0 issues TMA loads, the other 256 threads run wgmma; persistent over the tiles
 __global__ void __launch_bounds__(384, 1) fp8_gemm_block_scaled_tile_kernel_variant0_sm90(
@@ -1199,13 +1199,13 @@ __global__ void __launch_bounds__(384, 1) fp8_gemm_block_scaled_tile_kernel_vari
                     const int tl_stage = tl_it % 2;
                     tl::sm90::mbarrier_wait(&tl_empty[tl_stage], (tl_it / 2 + 1) & 1);  // consumers released it
                     tl::sm90::mbarrier_arrive_expect_tx(&tl_full[tl_stage], 65536);
-                    // copy(A[row0 +: BM, 2 * k * G +: G], a0);  (qgemm.tl:121)
+                    // copy(A[row0 +: BM, 2 * k * G +: G], a0);  (qgemm.tl:123)
                     tl::sm90::tma_load_2d(a0 + tl_stage * 16384, &tl_map_A, &tl_full[tl_stage], 2 * k * 128, row0);
-                    // copy(B[col0 +: BN, 2 * k * G +: G], b0);  (qgemm.tl:122)
+                    // copy(B[col0 +: BN, 2 * k * G +: G], b0);  (qgemm.tl:124)
                     tl::sm90::tma_load_2d(b0 + tl_stage * 16384, &tl_map_B, &tl_full[tl_stage], 2 * k * 128, col0);
-                    // copy(A[row0 +: BM, (2 * k + 1) * G +: G], a1);  (qgemm.tl:123)
+                    // copy(A[row0 +: BM, (2 * k + 1) * G +: G], a1);  (qgemm.tl:125)
                     tl::sm90::tma_load_2d(a1 + tl_stage * 16384, &tl_map_A, &tl_full[tl_stage], (2 * k + 1) * 128, row0);
-                    // copy(B[col0 +: BN, (2 * k + 1) * G +: G], b1);  (qgemm.tl:124)
+                    // copy(B[col0 +: BN, (2 * k + 1) * G +: G], b1);  (qgemm.tl:126)
                     tl::sm90::tma_load_2d(b1 + tl_stage * 16384, &tl_map_B, &tl_full[tl_stage], (2 * k + 1) * 128, col0);
                 }
             }
@@ -1239,59 +1239,59 @@ __global__ void __launch_bounds__(384, 1) fp8_gemm_block_scaled_tile_kernel_vari
             float sa1_next[2];  // fragment sa1_next: f32[128]
             float sb_next[2];  // local sb_next: f32[2]
             if (0 < tl::cdiv(KG, 2)) {
-                // copy(As[row0 +: BM, 2 * k], sa0);  (qgemm.tl:125)
+                // copy(As[row0 +: BM, 2 * k], sa0);  (qgemm.tl:127)
                 #pragma unroll
                 for (int tl_s0 = 0; tl_s0 < 2; ++tl_s0) {
                     sa0_next[tl_s0] = tl::in_bounds(row0 + ((tl_tid / 4 % 8) + (tl_s0) * 8 + (tl_tid / 32) * 16), M) && tl::in_bounds(0, KG) ? As[int64_t(row0 + ((tl_tid / 4 % 8) + (tl_s0) * 8 + (tl_tid / 32) * 16)) * KG + 0] : 0.0f;
                 }
-                // copy(As[row0 +: BM, 2 * k + 1], sa1);  (qgemm.tl:126)
+                // copy(As[row0 +: BM, 2 * k + 1], sa1);  (qgemm.tl:128)
                 #pragma unroll
                 for (int tl_s1 = 0; tl_s1 < 2; ++tl_s1) {
                     sa1_next[tl_s1] = tl::in_bounds(row0 + ((tl_tid / 4 % 8) + (tl_s1) * 8 + (tl_tid / 32) * 16), M) && tl::in_bounds(1, KG) ? As[int64_t(row0 + ((tl_tid / 4 % 8) + (tl_s1) * 8 + (tl_tid / 32) * 16)) * KG + 1] : 0.0f;
                 }
-                // copy(Bs[col0 / G, 2 * k +: 2], sb);  (qgemm.tl:127)
+                // copy(Bs[col0 / G, 2 * k +: 2], sb);  (qgemm.tl:129)
                 for (int tl_e2 = 0; tl_e2 < 2; ++tl_e2) {
                     sb_next[tl_e2] = tl::in_bounds(col0 / 128, NB) && tl::in_bounds(tl_e2, KG) ? Bs[int64_t(col0 / 128) * KG + tl_e2] : 0.0f;
                 }
             }
-            // for k in pipelined(cdiv(KG, 2), stages = STAGES) {  // two groups of G k a step  (qgemm.tl:120)
+            // for k in pipelined(cdiv(KG, 2), stages = STAGES) {  // two groups of G k a step  (qgemm.tl:122)
             const int tl_trips3 = tl::cdiv(KG, 2);
             for (int k = 0; k < tl_trips3; ++k, ++tl_it) {
                 const int tl_stage = tl_it % 2;
                 tl::sm90::mbarrier_wait(&tl_full[tl_stage], (tl_it / 2 + 0) & 1);  // trip k's TMA loads landed
-                // gemm(a0, b0, p0, transpose_b = true, clear = true);  (qgemm.tl:128)
+                // gemm(a0, b0, p0, transpose_b = true, clear = true);  (qgemm.tl:130)
                 tl::sm90::warpgroup_gemm<tl::f8e4m3, 128, 128, 128, false, true, 2>(p0, a0 + tl_stage * 16384, b0 + tl_stage * 16384, tl_tid / 128, true);
-                // gemm(a1, b1, p1, transpose_b = true, clear = true);  (qgemm.tl:129)
+                // gemm(a1, b1, p1, transpose_b = true, clear = true);  (qgemm.tl:131)
                 tl::sm90::warpgroup_gemm<tl::f8e4m3, 128, 128, 128, false, true, 2>(p1, a1 + tl_stage * 16384, b1 + tl_stage * 16384, tl_tid / 128, true);
-                // copy(As[row0 +: BM, 2 * k], sa0);  (qgemm.tl:125)
+                // copy(As[row0 +: BM, 2 * k], sa0);  (qgemm.tl:127)
                 #pragma unroll
                 for (int tl_s = 0; tl_s < 2; ++tl_s) sa0[tl_s] = sa0_next[tl_s];
-                // copy(As[row0 +: BM, 2 * k + 1], sa1);  (qgemm.tl:126)
+                // copy(As[row0 +: BM, 2 * k + 1], sa1);  (qgemm.tl:128)
                 #pragma unroll
                 for (int tl_s = 0; tl_s < 2; ++tl_s) sa1[tl_s] = sa1_next[tl_s];
-                // copy(Bs[col0 / G, 2 * k +: 2], sb);  (qgemm.tl:127)
+                // copy(Bs[col0 / G, 2 * k +: 2], sb);  (qgemm.tl:129)
                 for (int tl_e4 = 0; tl_e4 < 2; ++tl_e4) {
                     sb[tl_e4] = sb_next[tl_e4];
                 }
                 if (k + 1 < tl::cdiv(KG, 2)) {
-                    // copy(As[row0 +: BM, 2 * k], sa0);  (qgemm.tl:125)
+                    // copy(As[row0 +: BM, 2 * k], sa0);  (qgemm.tl:127)
                     #pragma unroll
                     for (int tl_s5 = 0; tl_s5 < 2; ++tl_s5) {
                         sa0_next[tl_s5] = tl::in_bounds(row0 + ((tl_tid / 4 % 8) + (tl_s5) * 8 + (tl_tid / 32) * 16), M) && tl::in_bounds(2 * (k + 1), KG) ? As[int64_t(row0 + ((tl_tid / 4 % 8) + (tl_s5) * 8 + (tl_tid / 32) * 16)) * KG + (2 * (k + 1))] : 0.0f;
                     }
-                    // copy(As[row0 +: BM, 2 * k + 1], sa1);  (qgemm.tl:126)
+                    // copy(As[row0 +: BM, 2 * k + 1], sa1);  (qgemm.tl:128)
                     #pragma unroll
                     for (int tl_s6 = 0; tl_s6 < 2; ++tl_s6) {
                         sa1_next[tl_s6] = tl::in_bounds(row0 + ((tl_tid / 4 % 8) + (tl_s6) * 8 + (tl_tid / 32) * 16), M) && tl::in_bounds(2 * (k + 1) + 1, KG) ? As[int64_t(row0 + ((tl_tid / 4 % 8) + (tl_s6) * 8 + (tl_tid / 32) * 16)) * KG + (2 * (k + 1) + 1)] : 0.0f;
                     }
-                    // copy(Bs[col0 / G, 2 * k +: 2], sb);  (qgemm.tl:127)
+                    // copy(Bs[col0 / G, 2 * k +: 2], sb);  (qgemm.tl:129)
                     for (int tl_e7 = 0; tl_e7 < 2; ++tl_e7) {
                         sb_next[tl_e7] = tl::in_bounds(col0 / 128, NB) && tl::in_bounds((2 * (k + 1)) + tl_e7, KG) ? Bs[int64_t(col0 / 128) * KG + ((2 * (k + 1)) + tl_e7)] : 0.0f;
                     }
                 }
                 tl::sm90::wgmma_wait<1>();  // #0 (into `p0`) retired; the 1 newest group(s) run on
                 tl::sm90::fence_accumulators(p0);
-                // for i, j in parallel(BM, BN) {  (qgemm.tl:130)
+                // for i, j in parallel(BM, BN) {  (qgemm.tl:132)
                 // for i, j in parallel(128, 128): each thread visits the elements of `acc` it holds
                 #pragma unroll
                 for (int tl_s8 = 0; tl_s8 < acc_layout::kSlots; ++tl_s8) {
@@ -1302,7 +1302,7 @@ __global__ void __launch_bounds__(384, 1) fp8_gemm_block_scaled_tile_kernel_vari
                 tl::sm90::wgmma_wait<0>();  // #1 (into `p1`) retired
                 tl::sm90::fence_accumulators(p1);
                 if (tl_tid % 32 == 0) tl::sm90::mbarrier_arrive(&tl_empty[tl_stage]);  // release trip k's stage
-                // for i, j in parallel(BM, BN) {  (qgemm.tl:133)
+                // for i, j in parallel(BM, BN) {  (qgemm.tl:135)
                 // for i, j in parallel(128, 128): each thread visits the elements of `acc` it holds
                 #pragma unroll
                 for (int tl_s9 = 0; tl_s9 < acc_layout::kSlots; ++tl_s9) {
@@ -1311,7 +1311,7 @@ __global__ void __launch_bounds__(384, 1) fp8_gemm_block_scaled_tile_kernel_vari
                     acc[tl_s9] = acc[tl_s9] + p1[tl_s9] * (sa1[(tl_s9 / 2 % 2)] * sb[1]);
                 }
             }
-            // copy(acc, C[row0 +: BM, col0 +: BN]);  (qgemm.tl:137)
+            // copy(acc, C[row0 +: BM, col0 +: BN]);  (qgemm.tl:139)
             {
                 const int tl_wg = tl_tid / 128;
                 tl::bf16* tl_boxes = reinterpret_cast<tl::bf16*>(tl_smem + 131072) + tl_wg * 2 * 64 * 64;  // this warpgroup's staging boxes
@@ -1341,8 +1341,8 @@ __global__ void __launch_bounds__(384, 1) fp8_gemm_block_scaled_tile_kernel_vari
     #endif
 }
 
-// kernel fp8_gemm_block_scaled_tile<BN = 64, BM = 128, G = 128, STAGES = 2, THREADS = 256, T = bf16>  (stdlib/qgemm.tl:99)
-// 256 threads per block, 110592 bytes of shared memory
+// kernel fp8_gemm_block_scaled_tile<BN = 64, BM = 64, G = 128, STAGES = 2, THREADS = 256, T = bf16>  (stdlib/qgemm.tl:101)
+// 256 threads per block, 73728 bytes of shared memory
 __global__ void __launch_bounds__(256) fp8_gemm_block_scaled_tile_kernel_variant1(
         const tl::f8e4m3* __restrict__ A,
         const float* __restrict__ As,
@@ -1355,44 +1355,44 @@ __global__ void __launch_bounds__(256) fp8_gemm_block_scaled_tile_kernel_variant
         int32_t N,
         int32_t NB)
 {
-    // fragment sa0: f32[128], slice of `acc` (broadcast): [128] over 256 threads: (8:t4 2:r1 2:r2 4:t64) 4 registers, 8 replicas
-    // fragment sa1: f32[128], slice of `acc` (broadcast): [128] over 256 threads: (8:t4 2:r1 2:r2 4:t64) 4 registers, 8 replicas
-    using p0_layout = tl::MmaAccLayout<128, 64, 4, 2>;  // fragment p0: f32[128, 64], mma.sync accumulators
-    using p1_layout = tl::MmaAccLayout<128, 64, 4, 2>;  // fragment p1: f32[128, 64], mma.sync accumulators
-    using acc_layout = tl::MmaAccLayout<128, 64, 4, 2>;  // fragment acc: f32[128, 64], mma.sync accumulators
-    // fragment sa0_next: f32[128], slice of `acc` (broadcast): [128] over 256 threads: (8:t4 2:r1 2:r2 4:t64) 4 registers, 8 replicas
-    // fragment sa1_next: f32[128], slice of `acc` (broadcast): [128] over 256 threads: (8:t4 2:r1 2:r2 4:t64) 4 registers, 8 replicas
+    // fragment sa0: f32[64], slice of `acc` (broadcast): [64] over 256 threads: (8:t4 2:r1 2:r2 2:t128) 4 registers, 16 replicas
+    // fragment sa1: f32[64], slice of `acc` (broadcast): [64] over 256 threads: (8:t4 2:r1 2:r2 2:t128) 4 registers, 16 replicas
+    using p0_layout = tl::MmaAccLayout<64, 64, 2, 4>;  // fragment p0: f32[64, 64], mma.sync accumulators
+    using p1_layout = tl::MmaAccLayout<64, 64, 2, 4>;  // fragment p1: f32[64, 64], mma.sync accumulators
+    using acc_layout = tl::MmaAccLayout<64, 64, 2, 4>;  // fragment acc: f32[64, 64], mma.sync accumulators
+    // fragment sa0_next: f32[64], slice of `acc` (broadcast): [64] over 256 threads: (8:t4 2:r1 2:r2 2:t128) 4 registers, 16 replicas
+    // fragment sa1_next: f32[64], slice of `acc` (broadcast): [64] over 256 threads: (8:t4 2:r1 2:r2 2:t128) 4 registers, 16 replicas
     const int tl_tid = tl::thread_index<256>();
     extern __shared__ __align__(128) unsigned char tl_smem[];
-    tl::f8e4m3* a0 = reinterpret_cast<tl::f8e4m3*>(tl_smem + 0);  // shared a0: f8e4m3[2, 128, 128], row pitch 144
-    tl::f8e4m3* b0 = reinterpret_cast<tl::f8e4m3*>(tl_smem + 36864);  // shared b0: f8e4m3[2, 64, 128], row pitch 144
-    tl::f8e4m3* a1 = reinterpret_cast<tl::f8e4m3*>(tl_smem + 55296);  // shared a1: f8e4m3[2, 128, 128], row pitch 144
-    tl::f8e4m3* b1 = reinterpret_cast<tl::f8e4m3*>(tl_smem + 92160);  // shared b1: f8e4m3[2, 64, 128], row pitch 144
-    float sa0[4];  // fragment sa0: f32[128]
-    float sa1[4];  // fragment sa1: f32[128]
+    tl::f8e4m3* a0 = reinterpret_cast<tl::f8e4m3*>(tl_smem + 0);  // shared a0: f8e4m3[2, 64, 128], row pitch 144
+    tl::f8e4m3* b0 = reinterpret_cast<tl::f8e4m3*>(tl_smem + 18432);  // shared b0: f8e4m3[2, 64, 128], row pitch 144
+    tl::f8e4m3* a1 = reinterpret_cast<tl::f8e4m3*>(tl_smem + 36864);  // shared a1: f8e4m3[2, 64, 128], row pitch 144
+    tl::f8e4m3* b1 = reinterpret_cast<tl::f8e4m3*>(tl_smem + 55296);  // shared b1: f8e4m3[2, 64, 128], row pitch 144
+    float sa0[4];  // fragment sa0: f32[64]
+    float sa1[4];  // fragment sa1: f32[64]
     float sb[2];  // local sb: f32[2]
-    float p0[p0_layout::kSlots];  // fragment p0: f32[128, 64]
-    float p1[p1_layout::kSlots];  // fragment p1: f32[128, 64]
-    float acc[acc_layout::kSlots];  // fragment acc: f32[128, 64]
+    float p0[p0_layout::kSlots];  // fragment p0: f32[64, 64]
+    float p1[p1_layout::kSlots];  // fragment p1: f32[64, 64]
+    float acc[acc_layout::kSlots];  // fragment acc: f32[64, 64]
     #pragma unroll
     for (int tl_i = 0; tl_i < acc_layout::kSlots; ++tl_i) acc[tl_i] = 0.0f;
-    const int32_t row0 = int(blockIdx.y) * 128;
+    const int32_t row0 = int(blockIdx.y) * 64;
     const int32_t col0 = int(blockIdx.x) * 64;
     const int32_t k_trips = tl::cdiv(KG, 2);
     if (0 < k_trips) {
-        // copy(A[row0 +: BM, 2 * k * G +: G], a0);  (qgemm.tl:121)
-        if (tl::is_aligned(A, 16) && K % 16 == 0 && row0 >= 0 && row0 + 128 <= M && 0 >= 0 && 0 + 128 <= K && 0 % 16 == 0) {
+        // copy(A[row0 +: BM, 2 * k * G +: G], a0);  (qgemm.tl:123)
+        if (tl::is_aligned(A, 16) && K % 16 == 0 && row0 >= 0 && row0 + 64 <= M && 0 >= 0 && 0 + 128 <= K && 0 % 16 == 0) {
             #pragma unroll
-            for (int tl_i1 = 0; tl_i1 < 4; ++tl_i1) {
+            for (int tl_i1 = 0; tl_i1 < 2; ++tl_i1) {
                 const int tl_chunk0 = tl_tid + tl_i1 * 256;
-                tl::cp_async_16(&a0[(0 * 128 + ((tl_chunk0 * 16) / 128)) * 144 + ((tl_chunk0 * 16) % 128)], &A[int64_t(row0 + ((tl_chunk0 * 16) / 128)) * K + ((tl_chunk0 * 16) % 128)]);
+                tl::cp_async_16(&a0[(0 * 64 + ((tl_chunk0 * 16) / 128)) * 144 + ((tl_chunk0 * 16) % 128)], &A[int64_t(row0 + ((tl_chunk0 * 16) / 128)) * K + ((tl_chunk0 * 16) % 128)]);
             }
         } else {
             #pragma unroll
-            for (int tl_i3 = 0; tl_i3 < 4; ++tl_i3) {
+            for (int tl_i3 = 0; tl_i3 < 2; ++tl_i3) {
                 const int tl_chunk2 = tl_tid + tl_i3 * 256;
                 const tl::f8e4m3* tl_src4 = &A[int64_t(row0 + ((tl_chunk2 * 16) / 128)) * K + ((tl_chunk2 * 16) % 128)];
-                tl::f8e4m3* tl_dst5 = &a0[(0 * 128 + ((tl_chunk2 * 16) / 128)) * 144 + ((tl_chunk2 * 16) % 128)];
+                tl::f8e4m3* tl_dst5 = &a0[(0 * 64 + ((tl_chunk2 * 16) / 128)) * 144 + ((tl_chunk2 * 16) % 128)];
                 const int tl_valid6 = !(tl::in_bounds(row0 + ((tl_chunk2 * 16) / 128), M)) ? 0 : max(0, min(16, K - ((tl_chunk2 * 16) % 128)));
                 if (tl_valid6 == 16 && (tl_chunk2 * 16) % 128 >= 0 && tl::is_aligned(tl_src4, 4)) {
                     tl::cp_async_chunk(tl_dst5, tl_src4);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
@@ -1404,7 +1404,7 @@ __global__ void __launch_bounds__(256) fp8_gemm_block_scaled_tile_kernel_variant
                 }
             }
         }
-        // copy(B[col0 +: BN, 2 * k * G +: G], b0);  (qgemm.tl:122)
+        // copy(B[col0 +: BN, 2 * k * G +: G], b0);  (qgemm.tl:124)
         if (tl::is_aligned(B, 16) && K % 16 == 0 && col0 >= 0 && col0 + 64 <= N && 0 >= 0 && 0 + 128 <= K && 0 % 16 == 0) {
             #pragma unroll
             for (int tl_i8 = 0; tl_i8 < 2; ++tl_i8) {
@@ -1428,19 +1428,19 @@ __global__ void __launch_bounds__(256) fp8_gemm_block_scaled_tile_kernel_variant
                 }
             }
         }
-        // copy(A[row0 +: BM, (2 * k + 1) * G +: G], a1);  (qgemm.tl:123)
-        if (tl::is_aligned(A, 16) && K % 16 == 0 && row0 >= 0 && row0 + 128 <= M && 128 >= 0 && 128 + 128 <= K && 128 % 16 == 0) {
+        // copy(A[row0 +: BM, (2 * k + 1) * G +: G], a1);  (qgemm.tl:125)
+        if (tl::is_aligned(A, 16) && K % 16 == 0 && row0 >= 0 && row0 + 64 <= M && 128 >= 0 && 128 + 128 <= K && 128 % 16 == 0) {
             #pragma unroll
-            for (int tl_i15 = 0; tl_i15 < 4; ++tl_i15) {
+            for (int tl_i15 = 0; tl_i15 < 2; ++tl_i15) {
                 const int tl_chunk14 = tl_tid + tl_i15 * 256;
-                tl::cp_async_16(&a1[(0 * 128 + ((tl_chunk14 * 16) / 128)) * 144 + ((tl_chunk14 * 16) % 128)], &A[int64_t(row0 + ((tl_chunk14 * 16) / 128)) * K + (128 + ((tl_chunk14 * 16) % 128))]);
+                tl::cp_async_16(&a1[(0 * 64 + ((tl_chunk14 * 16) / 128)) * 144 + ((tl_chunk14 * 16) % 128)], &A[int64_t(row0 + ((tl_chunk14 * 16) / 128)) * K + (128 + ((tl_chunk14 * 16) % 128))]);
             }
         } else {
             #pragma unroll
-            for (int tl_i17 = 0; tl_i17 < 4; ++tl_i17) {
+            for (int tl_i17 = 0; tl_i17 < 2; ++tl_i17) {
                 const int tl_chunk16 = tl_tid + tl_i17 * 256;
                 const tl::f8e4m3* tl_src18 = &A[int64_t(row0 + ((tl_chunk16 * 16) / 128)) * K + (128 + ((tl_chunk16 * 16) % 128))];
-                tl::f8e4m3* tl_dst19 = &a1[(0 * 128 + ((tl_chunk16 * 16) / 128)) * 144 + ((tl_chunk16 * 16) % 128)];
+                tl::f8e4m3* tl_dst19 = &a1[(0 * 64 + ((tl_chunk16 * 16) / 128)) * 144 + ((tl_chunk16 * 16) % 128)];
                 const int tl_valid20 = !(tl::in_bounds(row0 + ((tl_chunk16 * 16) / 128), M)) ? 0 : max(0, min(16, K - (128 + ((tl_chunk16 * 16) % 128))));
                 if (tl_valid20 == 16 && 128 + ((tl_chunk16 * 16) % 128) >= 0 && tl::is_aligned(tl_src18, 4)) {
                     tl::cp_async_chunk(tl_dst19, tl_src18);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
@@ -1452,7 +1452,7 @@ __global__ void __launch_bounds__(256) fp8_gemm_block_scaled_tile_kernel_variant
                 }
             }
         }
-        // copy(B[col0 +: BN, (2 * k + 1) * G +: G], b1);  (qgemm.tl:124)
+        // copy(B[col0 +: BN, (2 * k + 1) * G +: G], b1);  (qgemm.tl:126)
         if (tl::is_aligned(B, 16) && K % 16 == 0 && col0 >= 0 && col0 + 64 <= N && 128 >= 0 && 128 + 128 <= K && 128 % 16 == 0) {
             #pragma unroll
             for (int tl_i22 = 0; tl_i22 < 2; ++tl_i22) {
@@ -1478,43 +1478,43 @@ __global__ void __launch_bounds__(256) fp8_gemm_block_scaled_tile_kernel_variant
         }
     }
     tl::cp_async_commit();
-    float sa0_next[4];  // fragment sa0_next: f32[128]
-    float sa1_next[4];  // fragment sa1_next: f32[128]
+    float sa0_next[4];  // fragment sa0_next: f32[64]
+    float sa1_next[4];  // fragment sa1_next: f32[64]
     float sb_next[2];  // local sb_next: f32[2]
     if (0 < k_trips) {
-        // copy(As[row0 +: BM, 2 * k], sa0);  (qgemm.tl:125)
+        // copy(As[row0 +: BM, 2 * k], sa0);  (qgemm.tl:127)
         #pragma unroll
         for (int tl_s28 = 0; tl_s28 < 4; ++tl_s28) {
-            sa0_next[tl_s28] = tl::in_bounds(row0 + ((tl_tid / 4 % 8) + (tl_s28 % 2) * 8 + (tl_s28 / 2) * 16 + (tl_tid / 64) * 32), M) && tl::in_bounds(0, KG) ? As[int64_t(row0 + ((tl_tid / 4 % 8) + (tl_s28 % 2) * 8 + (tl_s28 / 2) * 16 + (tl_tid / 64) * 32)) * KG + 0] : 0.0f;
+            sa0_next[tl_s28] = tl::in_bounds(row0 + ((tl_tid / 4 % 8) + (tl_s28 % 2) * 8 + (tl_s28 / 2) * 16 + (tl_tid / 128) * 32), M) && tl::in_bounds(0, KG) ? As[int64_t(row0 + ((tl_tid / 4 % 8) + (tl_s28 % 2) * 8 + (tl_s28 / 2) * 16 + (tl_tid / 128) * 32)) * KG + 0] : 0.0f;
         }
-        // copy(As[row0 +: BM, 2 * k + 1], sa1);  (qgemm.tl:126)
+        // copy(As[row0 +: BM, 2 * k + 1], sa1);  (qgemm.tl:128)
         #pragma unroll
         for (int tl_s29 = 0; tl_s29 < 4; ++tl_s29) {
-            sa1_next[tl_s29] = tl::in_bounds(row0 + ((tl_tid / 4 % 8) + (tl_s29 % 2) * 8 + (tl_s29 / 2) * 16 + (tl_tid / 64) * 32), M) && tl::in_bounds(1, KG) ? As[int64_t(row0 + ((tl_tid / 4 % 8) + (tl_s29 % 2) * 8 + (tl_s29 / 2) * 16 + (tl_tid / 64) * 32)) * KG + 1] : 0.0f;
+            sa1_next[tl_s29] = tl::in_bounds(row0 + ((tl_tid / 4 % 8) + (tl_s29 % 2) * 8 + (tl_s29 / 2) * 16 + (tl_tid / 128) * 32), M) && tl::in_bounds(1, KG) ? As[int64_t(row0 + ((tl_tid / 4 % 8) + (tl_s29 % 2) * 8 + (tl_s29 / 2) * 16 + (tl_tid / 128) * 32)) * KG + 1] : 0.0f;
         }
-        // copy(Bs[col0 / G, 2 * k +: 2], sb);  (qgemm.tl:127)
+        // copy(Bs[col0 / G, 2 * k +: 2], sb);  (qgemm.tl:129)
         for (int tl_e30 = 0; tl_e30 < 2; ++tl_e30) {
             sb_next[tl_e30] = tl::in_bounds(col0 / 128, NB) && tl::in_bounds(tl_e30, KG) ? Bs[int64_t(col0 / 128) * KG + tl_e30] : 0.0f;
         }
     }
-    // for k in pipelined(cdiv(KG, 2), stages = STAGES) {  // two groups of G k a step  (qgemm.tl:120)
+    // for k in pipelined(cdiv(KG, 2), stages = STAGES) {  // two groups of G k a step  (qgemm.tl:122)
     for (int k = 0; k < k_trips; ++k) {
         tl::cp_async_wait<0>();  // at most 0 copy groups of this thread still in flight
         __syncthreads();  // pipeline: stage `k % 2` has landed and the stage refilled next is no longer read
         if (k + 1 < k_trips) {
-            // copy(A[row0 +: BM, 2 * k * G +: G], a0);  (qgemm.tl:121)
-            if (tl::is_aligned(A, 16) && K % 16 == 0 && row0 >= 0 && row0 + 128 <= M && (2 * (k + 1) * 128) >= 0 && (2 * (k + 1) * 128) + 128 <= K && (2 * (k + 1) * 128) % 16 == 0) {
+            // copy(A[row0 +: BM, 2 * k * G +: G], a0);  (qgemm.tl:123)
+            if (tl::is_aligned(A, 16) && K % 16 == 0 && row0 >= 0 && row0 + 64 <= M && (2 * (k + 1) * 128) >= 0 && (2 * (k + 1) * 128) + 128 <= K && (2 * (k + 1) * 128) % 16 == 0) {
                 #pragma unroll
-                for (int tl_i32 = 0; tl_i32 < 4; ++tl_i32) {
+                for (int tl_i32 = 0; tl_i32 < 2; ++tl_i32) {
                     const int tl_chunk31 = tl_tid + tl_i32 * 256;
-                    tl::cp_async_16(&a0[(((k + 1) % 2) * 128 + ((tl_chunk31 * 16) / 128)) * 144 + ((tl_chunk31 * 16) % 128)], &A[int64_t(row0 + ((tl_chunk31 * 16) / 128)) * K + ((2 * (k + 1) * 128) + ((tl_chunk31 * 16) % 128))]);
+                    tl::cp_async_16(&a0[(((k + 1) % 2) * 64 + ((tl_chunk31 * 16) / 128)) * 144 + ((tl_chunk31 * 16) % 128)], &A[int64_t(row0 + ((tl_chunk31 * 16) / 128)) * K + ((2 * (k + 1) * 128) + ((tl_chunk31 * 16) % 128))]);
                 }
             } else {
                 #pragma unroll
-                for (int tl_i34 = 0; tl_i34 < 4; ++tl_i34) {
+                for (int tl_i34 = 0; tl_i34 < 2; ++tl_i34) {
                     const int tl_chunk33 = tl_tid + tl_i34 * 256;
                     const tl::f8e4m3* tl_src35 = &A[int64_t(row0 + ((tl_chunk33 * 16) / 128)) * K + ((2 * (k + 1) * 128) + ((tl_chunk33 * 16) % 128))];
-                    tl::f8e4m3* tl_dst36 = &a0[(((k + 1) % 2) * 128 + ((tl_chunk33 * 16) / 128)) * 144 + ((tl_chunk33 * 16) % 128)];
+                    tl::f8e4m3* tl_dst36 = &a0[(((k + 1) % 2) * 64 + ((tl_chunk33 * 16) / 128)) * 144 + ((tl_chunk33 * 16) % 128)];
                     const int tl_valid37 = !(tl::in_bounds(row0 + ((tl_chunk33 * 16) / 128), M)) ? 0 : max(0, min(16, K - ((2 * (k + 1) * 128) + ((tl_chunk33 * 16) % 128))));
                     if (tl_valid37 == 16 && (2 * (k + 1) * 128) + ((tl_chunk33 * 16) % 128) >= 0 && tl::is_aligned(tl_src35, 4)) {
                         tl::cp_async_chunk(tl_dst36, tl_src35);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
@@ -1526,7 +1526,7 @@ __global__ void __launch_bounds__(256) fp8_gemm_block_scaled_tile_kernel_variant
                     }
                 }
             }
-            // copy(B[col0 +: BN, 2 * k * G +: G], b0);  (qgemm.tl:122)
+            // copy(B[col0 +: BN, 2 * k * G +: G], b0);  (qgemm.tl:124)
             if (tl::is_aligned(B, 16) && K % 16 == 0 && col0 >= 0 && col0 + 64 <= N && (2 * (k + 1) * 128) >= 0 && (2 * (k + 1) * 128) + 128 <= K && (2 * (k + 1) * 128) % 16 == 0) {
                 #pragma unroll
                 for (int tl_i39 = 0; tl_i39 < 2; ++tl_i39) {
@@ -1550,19 +1550,19 @@ __global__ void __launch_bounds__(256) fp8_gemm_block_scaled_tile_kernel_variant
                     }
                 }
             }
-            // copy(A[row0 +: BM, (2 * k + 1) * G +: G], a1);  (qgemm.tl:123)
-            if (tl::is_aligned(A, 16) && K % 16 == 0 && row0 >= 0 && row0 + 128 <= M && ((2 * (k + 1) + 1) * 128) >= 0 && ((2 * (k + 1) + 1) * 128) + 128 <= K && ((2 * (k + 1) + 1) * 128) % 16 == 0) {
+            // copy(A[row0 +: BM, (2 * k + 1) * G +: G], a1);  (qgemm.tl:125)
+            if (tl::is_aligned(A, 16) && K % 16 == 0 && row0 >= 0 && row0 + 64 <= M && ((2 * (k + 1) + 1) * 128) >= 0 && ((2 * (k + 1) + 1) * 128) + 128 <= K && ((2 * (k + 1) + 1) * 128) % 16 == 0) {
                 #pragma unroll
-                for (int tl_i46 = 0; tl_i46 < 4; ++tl_i46) {
+                for (int tl_i46 = 0; tl_i46 < 2; ++tl_i46) {
                     const int tl_chunk45 = tl_tid + tl_i46 * 256;
-                    tl::cp_async_16(&a1[(((k + 1) % 2) * 128 + ((tl_chunk45 * 16) / 128)) * 144 + ((tl_chunk45 * 16) % 128)], &A[int64_t(row0 + ((tl_chunk45 * 16) / 128)) * K + (((2 * (k + 1) + 1) * 128) + ((tl_chunk45 * 16) % 128))]);
+                    tl::cp_async_16(&a1[(((k + 1) % 2) * 64 + ((tl_chunk45 * 16) / 128)) * 144 + ((tl_chunk45 * 16) % 128)], &A[int64_t(row0 + ((tl_chunk45 * 16) / 128)) * K + (((2 * (k + 1) + 1) * 128) + ((tl_chunk45 * 16) % 128))]);
                 }
             } else {
                 #pragma unroll
-                for (int tl_i48 = 0; tl_i48 < 4; ++tl_i48) {
+                for (int tl_i48 = 0; tl_i48 < 2; ++tl_i48) {
                     const int tl_chunk47 = tl_tid + tl_i48 * 256;
                     const tl::f8e4m3* tl_src49 = &A[int64_t(row0 + ((tl_chunk47 * 16) / 128)) * K + (((2 * (k + 1) + 1) * 128) + ((tl_chunk47 * 16) % 128))];
-                    tl::f8e4m3* tl_dst50 = &a1[(((k + 1) % 2) * 128 + ((tl_chunk47 * 16) / 128)) * 144 + ((tl_chunk47 * 16) % 128)];
+                    tl::f8e4m3* tl_dst50 = &a1[(((k + 1) % 2) * 64 + ((tl_chunk47 * 16) / 128)) * 144 + ((tl_chunk47 * 16) % 128)];
                     const int tl_valid51 = !(tl::in_bounds(row0 + ((tl_chunk47 * 16) / 128), M)) ? 0 : max(0, min(16, K - (((2 * (k + 1) + 1) * 128) + ((tl_chunk47 * 16) % 128))));
                     if (tl_valid51 == 16 && ((2 * (k + 1) + 1) * 128) + ((tl_chunk47 * 16) % 128) >= 0 && tl::is_aligned(tl_src49, 4)) {
                         tl::cp_async_chunk(tl_dst50, tl_src49);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
@@ -1574,7 +1574,7 @@ __global__ void __launch_bounds__(256) fp8_gemm_block_scaled_tile_kernel_variant
                     }
                 }
             }
-            // copy(B[col0 +: BN, (2 * k + 1) * G +: G], b1);  (qgemm.tl:124)
+            // copy(B[col0 +: BN, (2 * k + 1) * G +: G], b1);  (qgemm.tl:126)
             if (tl::is_aligned(B, 16) && K % 16 == 0 && col0 >= 0 && col0 + 64 <= N && ((2 * (k + 1) + 1) * 128) >= 0 && ((2 * (k + 1) + 1) * 128) + 128 <= K && ((2 * (k + 1) + 1) * 128) % 16 == 0) {
                 #pragma unroll
                 for (int tl_i53 = 0; tl_i53 < 2; ++tl_i53) {
@@ -1600,65 +1600,65 @@ __global__ void __launch_bounds__(256) fp8_gemm_block_scaled_tile_kernel_variant
             }
         }
         tl::cp_async_commit();
-        // copy(As[row0 +: BM, 2 * k], sa0);  (qgemm.tl:125)
+        // copy(As[row0 +: BM, 2 * k], sa0);  (qgemm.tl:127)
         #pragma unroll
         for (int tl_s = 0; tl_s < 4; ++tl_s) sa0[tl_s] = sa0_next[tl_s];
-        // copy(As[row0 +: BM, 2 * k + 1], sa1);  (qgemm.tl:126)
+        // copy(As[row0 +: BM, 2 * k + 1], sa1);  (qgemm.tl:128)
         #pragma unroll
         for (int tl_s = 0; tl_s < 4; ++tl_s) sa1[tl_s] = sa1_next[tl_s];
-        // copy(Bs[col0 / G, 2 * k +: 2], sb);  (qgemm.tl:127)
+        // copy(Bs[col0 / G, 2 * k +: 2], sb);  (qgemm.tl:129)
         for (int tl_e59 = 0; tl_e59 < 2; ++tl_e59) {
             sb[tl_e59] = sb_next[tl_e59];
         }
         if (k + 1 < k_trips) {
-            // copy(As[row0 +: BM, 2 * k], sa0);  (qgemm.tl:125)
+            // copy(As[row0 +: BM, 2 * k], sa0);  (qgemm.tl:127)
             #pragma unroll
             for (int tl_s60 = 0; tl_s60 < 4; ++tl_s60) {
-                sa0_next[tl_s60] = tl::in_bounds(row0 + ((tl_tid / 4 % 8) + (tl_s60 % 2) * 8 + (tl_s60 / 2) * 16 + (tl_tid / 64) * 32), M) && tl::in_bounds(2 * (k + 1), KG) ? As[int64_t(row0 + ((tl_tid / 4 % 8) + (tl_s60 % 2) * 8 + (tl_s60 / 2) * 16 + (tl_tid / 64) * 32)) * KG + (2 * (k + 1))] : 0.0f;
+                sa0_next[tl_s60] = tl::in_bounds(row0 + ((tl_tid / 4 % 8) + (tl_s60 % 2) * 8 + (tl_s60 / 2) * 16 + (tl_tid / 128) * 32), M) && tl::in_bounds(2 * (k + 1), KG) ? As[int64_t(row0 + ((tl_tid / 4 % 8) + (tl_s60 % 2) * 8 + (tl_s60 / 2) * 16 + (tl_tid / 128) * 32)) * KG + (2 * (k + 1))] : 0.0f;
             }
-            // copy(As[row0 +: BM, 2 * k + 1], sa1);  (qgemm.tl:126)
+            // copy(As[row0 +: BM, 2 * k + 1], sa1);  (qgemm.tl:128)
             #pragma unroll
             for (int tl_s61 = 0; tl_s61 < 4; ++tl_s61) {
-                sa1_next[tl_s61] = tl::in_bounds(row0 + ((tl_tid / 4 % 8) + (tl_s61 % 2) * 8 + (tl_s61 / 2) * 16 + (tl_tid / 64) * 32), M) && tl::in_bounds(2 * (k + 1) + 1, KG) ? As[int64_t(row0 + ((tl_tid / 4 % 8) + (tl_s61 % 2) * 8 + (tl_s61 / 2) * 16 + (tl_tid / 64) * 32)) * KG + (2 * (k + 1) + 1)] : 0.0f;
+                sa1_next[tl_s61] = tl::in_bounds(row0 + ((tl_tid / 4 % 8) + (tl_s61 % 2) * 8 + (tl_s61 / 2) * 16 + (tl_tid / 128) * 32), M) && tl::in_bounds(2 * (k + 1) + 1, KG) ? As[int64_t(row0 + ((tl_tid / 4 % 8) + (tl_s61 % 2) * 8 + (tl_s61 / 2) * 16 + (tl_tid / 128) * 32)) * KG + (2 * (k + 1) + 1)] : 0.0f;
             }
-            // copy(Bs[col0 / G, 2 * k +: 2], sb);  (qgemm.tl:127)
+            // copy(Bs[col0 / G, 2 * k +: 2], sb);  (qgemm.tl:129)
             for (int tl_e62 = 0; tl_e62 < 2; ++tl_e62) {
                 sb_next[tl_e62] = tl::in_bounds(col0 / 128, NB) && tl::in_bounds((2 * (k + 1)) + tl_e62, KG) ? Bs[int64_t(col0 / 128) * KG + ((2 * (k + 1)) + tl_e62)] : 0.0f;
             }
         }
-        // gemm(a0, b0, p0, transpose_b = true, clear = true);  (qgemm.tl:128)
+        // gemm(a0, b0, p0, transpose_b = true, clear = true);  (qgemm.tl:130)
         {
             for (int tl_s = 0; tl_s < p0_layout::kSlots; ++tl_s) p0[tl_s] = 0.0f;
-            tl::warp_gemm_mma<128, 64, 128, 4, 2, tl::f8e4m3, false, true>(
-                p0, tl::SharedMatrix<tl::f8e4m3, false, 144>{&a0[((k % 2) * 128 + 0) * 144 + 0]},
+            tl::warp_gemm_mma<64, 64, 128, 2, 4, tl::f8e4m3, false, true>(
+                p0, tl::SharedMatrix<tl::f8e4m3, false, 144>{&a0[((k % 2) * 64 + 0) * 144 + 0]},
                 tl::SharedMatrix<tl::f8e4m3, true, 144>{&b0[((k % 2) * 64 + 0) * 144 + 0]}, tl_tid);
         }
-        // gemm(a1, b1, p1, transpose_b = true, clear = true);  (qgemm.tl:129)
-        {
-            for (int tl_s = 0; tl_s < p1_layout::kSlots; ++tl_s) p1[tl_s] = 0.0f;
-            tl::warp_gemm_mma<128, 64, 128, 4, 2, tl::f8e4m3, false, true>(
-                p1, tl::SharedMatrix<tl::f8e4m3, false, 144>{&a1[((k % 2) * 128 + 0) * 144 + 0]},
-                tl::SharedMatrix<tl::f8e4m3, true, 144>{&b1[((k % 2) * 64 + 0) * 144 + 0]}, tl_tid);
-        }
-        // for i, j in parallel(BM, BN) {  (qgemm.tl:130)
-        // for i, j in parallel(128, 64): each thread visits the elements of `acc` it holds
+        // for i, j in parallel(BM, BN) {  (qgemm.tl:132)
+        // for i, j in parallel(64, 64): each thread visits the elements of `acc` it holds
         #pragma unroll
         for (int tl_s63 = 0; tl_s63 < acc_layout::kSlots; ++tl_s63) {
             [[maybe_unused]] const int i = acc_layout::row(tl_tid, tl_s63);
             [[maybe_unused]] const int j = acc_layout::col(tl_tid, tl_s63);
-            acc[tl_s63] = acc[tl_s63] + p0[tl_s63] * (sa0[(tl_s63 / 2 % 2) + (tl_s63 / 16) * 2] * sb[0]);
+            acc[tl_s63] = acc[tl_s63] + p0[tl_s63] * (sa0[(tl_s63 / 2 % 2) + (tl_s63 / 8) * 2] * sb[0]);
         }
-        // for i, j in parallel(BM, BN) {  (qgemm.tl:133)
-        // for i, j in parallel(128, 64): each thread visits the elements of `acc` it holds
+        // gemm(a1, b1, p1, transpose_b = true, clear = true);  (qgemm.tl:131)
+        {
+            for (int tl_s = 0; tl_s < p1_layout::kSlots; ++tl_s) p1[tl_s] = 0.0f;
+            tl::warp_gemm_mma<64, 64, 128, 2, 4, tl::f8e4m3, false, true>(
+                p1, tl::SharedMatrix<tl::f8e4m3, false, 144>{&a1[((k % 2) * 64 + 0) * 144 + 0]},
+                tl::SharedMatrix<tl::f8e4m3, true, 144>{&b1[((k % 2) * 64 + 0) * 144 + 0]}, tl_tid);
+        }
+        // for i, j in parallel(BM, BN) {  (qgemm.tl:135)
+        // for i, j in parallel(64, 64): each thread visits the elements of `acc` it holds
         #pragma unroll
         for (int tl_s64 = 0; tl_s64 < acc_layout::kSlots; ++tl_s64) {
             [[maybe_unused]] const int i = acc_layout::row(tl_tid, tl_s64);
             [[maybe_unused]] const int j = acc_layout::col(tl_tid, tl_s64);
-            acc[tl_s64] = acc[tl_s64] + p1[tl_s64] * (sa1[(tl_s64 / 2 % 2) + (tl_s64 / 16) * 2] * sb[1]);
+            acc[tl_s64] = acc[tl_s64] + p1[tl_s64] * (sa1[(tl_s64 / 2 % 2) + (tl_s64 / 8) * 2] * sb[1]);
         }
     }
     tl::cp_async_wait<0>();  // at most 0 copy groups of this thread still in flight
-    // copy(acc, C[row0 +: BM, col0 +: BN]);  (qgemm.tl:137)
+    // copy(acc, C[row0 +: BM, col0 +: BN]);  (qgemm.tl:139)
     #pragma unroll
     for (int tl_chunk65 = 0; tl_chunk65 < acc_layout::kSlots; tl_chunk65 += 2) {
         tl::bf16* tl_ptr66 = &C[int64_t(row0 + (acc_layout::row(tl_tid, tl_chunk65))) * N + (col0 + (acc_layout::col(tl_tid, tl_chunk65)))];
@@ -1676,7 +1676,7 @@ __global__ void __launch_bounds__(256) fp8_gemm_block_scaled_tile_kernel_variant
     }
 }
 
-// kernel fp8_gemm_block_scaled_tile<BN = 64, BM = 128, G = 128, STAGES = 2, THREADS = 256, T = bf16>  (stdlib/qgemm.tl:99)
+// kernel fp8_gemm_block_scaled_tile<BN = 64, BM = 128, G = 128, STAGES = 2, THREADS = 256, T = bf16>  (stdlib/qgemm.tl:101)
 // 256 threads per block, 181296 bytes of shared memory
 // warp-specialized: warpgroup 0 issues TMA loads, the other 256 threads run wgmma; persistent over the tiles
 __global__ void __launch_bounds__(384, 1) fp8_gemm_block_scaled_tile_kernel_variant1_sm90(
@@ -1743,13 +1743,13 @@ __global__ void __launch_bounds__(384, 1) fp8_gemm_block_scaled_tile_kernel_vari
                     const int tl_stage = tl_it % 3;
                     tl::sm90::mbarrier_wait(&tl_empty[tl_stage], (tl_it / 3 + 1) & 1);  // consumers released it
                     tl::sm90::mbarrier_arrive_expect_tx(&tl_full[tl_stage], 49152);
-                    // copy(A[row0 +: BM, 2 * k * G +: G], a0);  (qgemm.tl:121)
+                    // copy(A[row0 +: BM, 2 * k * G +: G], a0);  (qgemm.tl:123)
                     tl::sm90::tma_load_2d(a0 + tl_stage * 16384, &tl_map_A, &tl_full[tl_stage], 2 * k * 128, row0);
-                    // copy(B[col0 +: BN, 2 * k * G +: G], b0);  (qgemm.tl:122)
+                    // copy(B[col0 +: BN, 2 * k * G +: G], b0);  (qgemm.tl:124)
                     tl::sm90::tma_load_2d(b0 + tl_stage * 8192, &tl_map_B, &tl_full[tl_stage], 2 * k * 128, col0);
-                    // copy(A[row0 +: BM, (2 * k + 1) * G +: G], a1);  (qgemm.tl:123)
+                    // copy(A[row0 +: BM, (2 * k + 1) * G +: G], a1);  (qgemm.tl:125)
                     tl::sm90::tma_load_2d(a1 + tl_stage * 16384, &tl_map_A, &tl_full[tl_stage], (2 * k + 1) * 128, row0);
-                    // copy(B[col0 +: BN, (2 * k + 1) * G +: G], b1);  (qgemm.tl:124)
+                    // copy(B[col0 +: BN, (2 * k + 1) * G +: G], b1);  (qgemm.tl:126)
                     tl::sm90::tma_load_2d(b1 + tl_stage * 8192, &tl_map_B, &tl_full[tl_stage], (2 * k + 1) * 128, col0);
                 }
             }
@@ -1783,59 +1783,59 @@ __global__ void __launch_bounds__(384, 1) fp8_gemm_block_scaled_tile_kernel_vari
             float sa1_next[2];  // fragment sa1_next: f32[128]
             float sb_next[2];  // local sb_next: f32[2]
             if (0 < tl::cdiv(KG, 2)) {
-                // copy(As[row0 +: BM, 2 * k], sa0);  (qgemm.tl:125)
+                // copy(As[row0 +: BM, 2 * k], sa0);  (qgemm.tl:127)
                 #pragma unroll
                 for (int tl_s0 = 0; tl_s0 < 2; ++tl_s0) {
                     sa0_next[tl_s0] = tl::in_bounds(row0 + ((tl_tid / 4 % 8) + (tl_s0) * 8 + (tl_tid / 32) * 16), M) && tl::in_bounds(0, KG) ? As[int64_t(row0 + ((tl_tid / 4 % 8) + (tl_s0) * 8 + (tl_tid / 32) * 16)) * KG + 0] : 0.0f;
                 }
-                // copy(As[row0 +: BM, 2 * k + 1], sa1);  (qgemm.tl:126)
+                // copy(As[row0 +: BM, 2 * k + 1], sa1);  (qgemm.tl:128)
                 #pragma unroll
                 for (int tl_s1 = 0; tl_s1 < 2; ++tl_s1) {
                     sa1_next[tl_s1] = tl::in_bounds(row0 + ((tl_tid / 4 % 8) + (tl_s1) * 8 + (tl_tid / 32) * 16), M) && tl::in_bounds(1, KG) ? As[int64_t(row0 + ((tl_tid / 4 % 8) + (tl_s1) * 8 + (tl_tid / 32) * 16)) * KG + 1] : 0.0f;
                 }
-                // copy(Bs[col0 / G, 2 * k +: 2], sb);  (qgemm.tl:127)
+                // copy(Bs[col0 / G, 2 * k +: 2], sb);  (qgemm.tl:129)
                 for (int tl_e2 = 0; tl_e2 < 2; ++tl_e2) {
                     sb_next[tl_e2] = tl::in_bounds(col0 / 128, NB) && tl::in_bounds(tl_e2, KG) ? Bs[int64_t(col0 / 128) * KG + tl_e2] : 0.0f;
                 }
             }
-            // for k in pipelined(cdiv(KG, 2), stages = STAGES) {  // two groups of G k a step  (qgemm.tl:120)
+            // for k in pipelined(cdiv(KG, 2), stages = STAGES) {  // two groups of G k a step  (qgemm.tl:122)
             const int tl_trips3 = tl::cdiv(KG, 2);
             for (int k = 0; k < tl_trips3; ++k, ++tl_it) {
                 const int tl_stage = tl_it % 3;
                 tl::sm90::mbarrier_wait(&tl_full[tl_stage], (tl_it / 3 + 0) & 1);  // trip k's TMA loads landed
-                // gemm(a0, b0, p0, transpose_b = true, clear = true);  (qgemm.tl:128)
+                // gemm(a0, b0, p0, transpose_b = true, clear = true);  (qgemm.tl:130)
                 tl::sm90::warpgroup_gemm<tl::f8e4m3, 128, 64, 128, false, true, 2>(p0, a0 + tl_stage * 16384, b0 + tl_stage * 8192, tl_tid / 128, true);
-                // gemm(a1, b1, p1, transpose_b = true, clear = true);  (qgemm.tl:129)
+                // gemm(a1, b1, p1, transpose_b = true, clear = true);  (qgemm.tl:131)
                 tl::sm90::warpgroup_gemm<tl::f8e4m3, 128, 64, 128, false, true, 2>(p1, a1 + tl_stage * 16384, b1 + tl_stage * 8192, tl_tid / 128, true);
-                // copy(As[row0 +: BM, 2 * k], sa0);  (qgemm.tl:125)
+                // copy(As[row0 +: BM, 2 * k], sa0);  (qgemm.tl:127)
                 #pragma unroll
                 for (int tl_s = 0; tl_s < 2; ++tl_s) sa0[tl_s] = sa0_next[tl_s];
-                // copy(As[row0 +: BM, 2 * k + 1], sa1);  (qgemm.tl:126)
+                // copy(As[row0 +: BM, 2 * k + 1], sa1);  (qgemm.tl:128)
                 #pragma unroll
                 for (int tl_s = 0; tl_s < 2; ++tl_s) sa1[tl_s] = sa1_next[tl_s];
-                // copy(Bs[col0 / G, 2 * k +: 2], sb);  (qgemm.tl:127)
+                // copy(Bs[col0 / G, 2 * k +: 2], sb);  (qgemm.tl:129)
                 for (int tl_e4 = 0; tl_e4 < 2; ++tl_e4) {
                     sb[tl_e4] = sb_next[tl_e4];
                 }
                 if (k + 1 < tl::cdiv(KG, 2)) {
-                    // copy(As[row0 +: BM, 2 * k], sa0);  (qgemm.tl:125)
+                    // copy(As[row0 +: BM, 2 * k], sa0);  (qgemm.tl:127)
                     #pragma unroll
                     for (int tl_s5 = 0; tl_s5 < 2; ++tl_s5) {
                         sa0_next[tl_s5] = tl::in_bounds(row0 + ((tl_tid / 4 % 8) + (tl_s5) * 8 + (tl_tid / 32) * 16), M) && tl::in_bounds(2 * (k + 1), KG) ? As[int64_t(row0 + ((tl_tid / 4 % 8) + (tl_s5) * 8 + (tl_tid / 32) * 16)) * KG + (2 * (k + 1))] : 0.0f;
                     }
-                    // copy(As[row0 +: BM, 2 * k + 1], sa1);  (qgemm.tl:126)
+                    // copy(As[row0 +: BM, 2 * k + 1], sa1);  (qgemm.tl:128)
                     #pragma unroll
                     for (int tl_s6 = 0; tl_s6 < 2; ++tl_s6) {
                         sa1_next[tl_s6] = tl::in_bounds(row0 + ((tl_tid / 4 % 8) + (tl_s6) * 8 + (tl_tid / 32) * 16), M) && tl::in_bounds(2 * (k + 1) + 1, KG) ? As[int64_t(row0 + ((tl_tid / 4 % 8) + (tl_s6) * 8 + (tl_tid / 32) * 16)) * KG + (2 * (k + 1) + 1)] : 0.0f;
                     }
-                    // copy(Bs[col0 / G, 2 * k +: 2], sb);  (qgemm.tl:127)
+                    // copy(Bs[col0 / G, 2 * k +: 2], sb);  (qgemm.tl:129)
                     for (int tl_e7 = 0; tl_e7 < 2; ++tl_e7) {
                         sb_next[tl_e7] = tl::in_bounds(col0 / 128, NB) && tl::in_bounds((2 * (k + 1)) + tl_e7, KG) ? Bs[int64_t(col0 / 128) * KG + ((2 * (k + 1)) + tl_e7)] : 0.0f;
                     }
                 }
                 tl::sm90::wgmma_wait<1>();  // #0 (into `p0`) retired; the 1 newest group(s) run on
                 tl::sm90::fence_accumulators(p0);
-                // for i, j in parallel(BM, BN) {  (qgemm.tl:130)
+                // for i, j in parallel(BM, BN) {  (qgemm.tl:132)
                 // for i, j in parallel(128, 64): each thread visits the elements of `acc` it holds
                 #pragma unroll
                 for (int tl_s8 = 0; tl_s8 < acc_layout::kSlots; ++tl_s8) {
@@ -1846,7 +1846,7 @@ __global__ void __launch_bounds__(384, 1) fp8_gemm_block_scaled_tile_kernel_vari
                 tl::sm90::wgmma_wait<0>();  // #1 (into `p1`) retired
                 tl::sm90::fence_accumulators(p1);
                 if (tl_tid % 32 == 0) tl::sm90::mbarrier_arrive(&tl_empty[tl_stage]);  // release trip k's stage
-                // for i, j in parallel(BM, BN) {  (qgemm.tl:133)
+                // for i, j in parallel(BM, BN) {  (qgemm.tl:135)
                 // for i, j in parallel(128, 64): each thread visits the elements of `acc` it holds
                 #pragma unroll
                 for (int tl_s9 = 0; tl_s9 < acc_layout::kSlots; ++tl_s9) {
@@ -1855,7 +1855,7 @@ __global__ void __launch_bounds__(384, 1) fp8_gemm_block_scaled_tile_kernel_vari
                     acc[tl_s9] = acc[tl_s9] + p1[tl_s9] * (sa1[(tl_s9 / 2 % 2)] * sb[1]);
                 }
             }
-            // copy(acc, C[row0 +: BM, col0 +: BN]);  (qgemm.tl:137)
+            // copy(acc, C[row0 +: BM, col0 +: BN]);  (qgemm.tl:139)
             {
                 const int tl_wg = tl_tid / 128;
                 tl::bf16* tl_boxes = reinterpret_cast<tl::bf16*>(tl_smem + 147456) + tl_wg * 2 * 64 * 64;  // this warpgroup's staging boxes
@@ -1885,7 +1885,7 @@ __global__ void __launch_bounds__(384, 1) fp8_gemm_block_scaled_tile_kernel_vari
     #endif
 }
 
-// kernel fp8_gemm_block_scaled_wide<BM = 32, G = 128, STAGES = 3, THREADS = 512, ROW_CLUSTER = 1, COL_CLUSTER = 1, T = bf16>  (stdlib/qgemm.tl:149)
+// kernel fp8_gemm_block_scaled_wide<BM = 32, G = 128, STAGES = 3, THREADS = 512, ROW_CLUSTER = 1, COL_CLUSTER = 1, T = bf16>  (stdlib/qgemm.tl:151)
 // 512 threads per block, 124416 bytes of shared memory
 __global__ void __launch_bounds__(512) fp8_gemm_block_scaled_wide_kernel(
         const tl::f8e4m3* __restrict__ A,
@@ -1922,7 +1922,7 @@ __global__ void __launch_bounds__(512) fp8_gemm_block_scaled_wide_kernel(
     const int32_t col0 = int(blockIdx.x) * 2 * 128;
     const int32_t k_trips = KG;
     if (0 < k_trips) {
-        // copy(A[row0 +: BM, k * G +: G], a);  (qgemm.tl:168)
+        // copy(A[row0 +: BM, k * G +: G], a);  (qgemm.tl:170)
         if (tl::is_aligned(A, 16) && K % 16 == 0 && row0 >= 0 && row0 + 32 <= M && 0 >= 0 && 0 + 128 <= K && 0 % 16 == 0) {
             #pragma unroll
             for (int tl_i1 = 0; tl_i1 < 1; ++tl_i1) {
@@ -1950,7 +1950,7 @@ __global__ void __launch_bounds__(512) fp8_gemm_block_scaled_wide_kernel(
                 }
             }
         }
-        // copy(B[col0 +: G, k * G +: G], b0);  (qgemm.tl:169)
+        // copy(B[col0 +: G, k * G +: G], b0);  (qgemm.tl:171)
         if (tl::is_aligned(B, 16) && K % 16 == 0 && col0 >= 0 && col0 + 128 <= N && 0 >= 0 && 0 + 128 <= K && 0 % 16 == 0) {
             #pragma unroll
             for (int tl_i8 = 0; tl_i8 < 2; ++tl_i8) {
@@ -1974,7 +1974,7 @@ __global__ void __launch_bounds__(512) fp8_gemm_block_scaled_wide_kernel(
                 }
             }
         }
-        // copy(B[col0 + G +: G, k * G +: G], b1);  (qgemm.tl:170)
+        // copy(B[col0 + G +: G, k * G +: G], b1);  (qgemm.tl:172)
         if (tl::is_aligned(B, 16) && K % 16 == 0 && (col0 + 128) >= 0 && (col0 + 128) + 128 <= N && 0 >= 0 && 0 + 128 <= K && 0 % 16 == 0) {
             #pragma unroll
             for (int tl_i15 = 0; tl_i15 < 2; ++tl_i15) {
@@ -2001,7 +2001,7 @@ __global__ void __launch_bounds__(512) fp8_gemm_block_scaled_wide_kernel(
     }
     tl::cp_async_commit();
     if (1 < k_trips) {
-        // copy(A[row0 +: BM, k * G +: G], a);  (qgemm.tl:168)
+        // copy(A[row0 +: BM, k * G +: G], a);  (qgemm.tl:170)
         if (tl::is_aligned(A, 16) && K % 16 == 0 && row0 >= 0 && row0 + 32 <= M && 128 >= 0 && 128 + 128 <= K && 128 % 16 == 0) {
             #pragma unroll
             for (int tl_i22 = 0; tl_i22 < 1; ++tl_i22) {
@@ -2029,7 +2029,7 @@ __global__ void __launch_bounds__(512) fp8_gemm_block_scaled_wide_kernel(
                 }
             }
         }
-        // copy(B[col0 +: G, k * G +: G], b0);  (qgemm.tl:169)
+        // copy(B[col0 +: G, k * G +: G], b0);  (qgemm.tl:171)
         if (tl::is_aligned(B, 16) && K % 16 == 0 && col0 >= 0 && col0 + 128 <= N && 128 >= 0 && 128 + 128 <= K && 128 % 16 == 0) {
             #pragma unroll
             for (int tl_i29 = 0; tl_i29 < 2; ++tl_i29) {
@@ -2053,7 +2053,7 @@ __global__ void __launch_bounds__(512) fp8_gemm_block_scaled_wide_kernel(
                 }
             }
         }
-        // copy(B[col0 + G +: G, k * G +: G], b1);  (qgemm.tl:170)
+        // copy(B[col0 + G +: G, k * G +: G], b1);  (qgemm.tl:172)
         if (tl::is_aligned(B, 16) && K % 16 == 0 && (col0 + 128) >= 0 && (col0 + 128) + 128 <= N && 128 >= 0 && 128 + 128 <= K && 128 % 16 == 0) {
             #pragma unroll
             for (int tl_i36 = 0; tl_i36 < 2; ++tl_i36) {
@@ -2082,22 +2082,22 @@ __global__ void __launch_bounds__(512) fp8_gemm_block_scaled_wide_kernel(
     float sa_next[2];  // fragment sa_next: f32[32]
     float sb_next[2];  // local sb_next: f32[2]
     if (0 < k_trips) {
-        // copy(As[row0 +: BM, k], sa);  (qgemm.tl:171)
+        // copy(As[row0 +: BM, k], sa);  (qgemm.tl:173)
         #pragma unroll
         for (int tl_s42 = 0; tl_s42 < 2; ++tl_s42) {
             sa_next[tl_s42] = tl::in_bounds(row0 + ((tl_tid / 4 % 8) + (tl_s42) * 8 + (tl_tid / 256) * 16), M) && tl::in_bounds(0, KG) ? As[int64_t(row0 + ((tl_tid / 4 % 8) + (tl_s42) * 8 + (tl_tid / 256) * 16)) * KG + 0] : 0.0f;
         }
-        // copy(Bs[col0 / G +: 2, k], sb);  (qgemm.tl:172)
+        // copy(Bs[col0 / G +: 2, k], sb);  (qgemm.tl:174)
         for (int tl_e43 = 0; tl_e43 < 2; ++tl_e43) {
             sb_next[tl_e43] = tl::in_bounds((col0 / 128) + tl_e43, NB) && tl::in_bounds(0, KG) ? Bs[int64_t((col0 / 128) + tl_e43) * KG + 0] : 0.0f;
         }
     }
-    // for k in pipelined(KG, stages = STAGES) {  (qgemm.tl:167)
+    // for k in pipelined(KG, stages = STAGES) {  (qgemm.tl:169)
     for (int k = 0; k < k_trips; ++k) {
         tl::cp_async_wait<1>();  // at most 1 copy groups of this thread still in flight
         __syncthreads();  // pipeline: stage `k % 3` has landed and the stage refilled next is no longer read
         if (k + 2 < k_trips) {
-            // copy(A[row0 +: BM, k * G +: G], a);  (qgemm.tl:168)
+            // copy(A[row0 +: BM, k * G +: G], a);  (qgemm.tl:170)
             if (tl::is_aligned(A, 16) && K % 16 == 0 && row0 >= 0 && row0 + 32 <= M && ((k + 2) * 128) >= 0 && ((k + 2) * 128) + 128 <= K && ((k + 2) * 128) % 16 == 0) {
                 #pragma unroll
                 for (int tl_i45 = 0; tl_i45 < 1; ++tl_i45) {
@@ -2125,7 +2125,7 @@ __global__ void __launch_bounds__(512) fp8_gemm_block_scaled_wide_kernel(
                     }
                 }
             }
-            // copy(B[col0 +: G, k * G +: G], b0);  (qgemm.tl:169)
+            // copy(B[col0 +: G, k * G +: G], b0);  (qgemm.tl:171)
             if (tl::is_aligned(B, 16) && K % 16 == 0 && col0 >= 0 && col0 + 128 <= N && ((k + 2) * 128) >= 0 && ((k + 2) * 128) + 128 <= K && ((k + 2) * 128) % 16 == 0) {
                 #pragma unroll
                 for (int tl_i52 = 0; tl_i52 < 2; ++tl_i52) {
@@ -2149,7 +2149,7 @@ __global__ void __launch_bounds__(512) fp8_gemm_block_scaled_wide_kernel(
                     }
                 }
             }
-            // copy(B[col0 + G +: G, k * G +: G], b1);  (qgemm.tl:170)
+            // copy(B[col0 + G +: G, k * G +: G], b1);  (qgemm.tl:172)
             if (tl::is_aligned(B, 16) && K % 16 == 0 && (col0 + 128) >= 0 && (col0 + 128) + 128 <= N && ((k + 2) * 128) >= 0 && ((k + 2) * 128) + 128 <= K && ((k + 2) * 128) % 16 == 0) {
                 #pragma unroll
                 for (int tl_i59 = 0; tl_i59 < 2; ++tl_i59) {
@@ -2175,32 +2175,32 @@ __global__ void __launch_bounds__(512) fp8_gemm_block_scaled_wide_kernel(
             }
         }
         tl::cp_async_commit();
-        // copy(As[row0 +: BM, k], sa);  (qgemm.tl:171)
+        // copy(As[row0 +: BM, k], sa);  (qgemm.tl:173)
         #pragma unroll
         for (int tl_s = 0; tl_s < 2; ++tl_s) sa[tl_s] = sa_next[tl_s];
-        // copy(Bs[col0 / G +: 2, k], sb);  (qgemm.tl:172)
+        // copy(Bs[col0 / G +: 2, k], sb);  (qgemm.tl:174)
         for (int tl_e65 = 0; tl_e65 < 2; ++tl_e65) {
             sb[tl_e65] = sb_next[tl_e65];
         }
         if (k + 1 < k_trips) {
-            // copy(As[row0 +: BM, k], sa);  (qgemm.tl:171)
+            // copy(As[row0 +: BM, k], sa);  (qgemm.tl:173)
             #pragma unroll
             for (int tl_s66 = 0; tl_s66 < 2; ++tl_s66) {
                 sa_next[tl_s66] = tl::in_bounds(row0 + ((tl_tid / 4 % 8) + (tl_s66) * 8 + (tl_tid / 256) * 16), M) && tl::in_bounds(k + 1, KG) ? As[int64_t(row0 + ((tl_tid / 4 % 8) + (tl_s66) * 8 + (tl_tid / 256) * 16)) * KG + (k + 1)] : 0.0f;
             }
-            // copy(Bs[col0 / G +: 2, k], sb);  (qgemm.tl:172)
+            // copy(Bs[col0 / G +: 2, k], sb);  (qgemm.tl:174)
             for (int tl_e67 = 0; tl_e67 < 2; ++tl_e67) {
                 sb_next[tl_e67] = tl::in_bounds((col0 / 128) + tl_e67, NB) && tl::in_bounds(k + 1, KG) ? Bs[int64_t((col0 / 128) + tl_e67) * KG + (k + 1)] : 0.0f;
             }
         }
-        // gemm(a, b0, part, transpose_b = true, clear = true);  (qgemm.tl:173)
+        // gemm(a, b0, part, transpose_b = true, clear = true);  (qgemm.tl:175)
         {
             for (int tl_s = 0; tl_s < part_layout::kSlots; ++tl_s) part[tl_s] = 0.0f;
             tl::warp_gemm_mma<32, 128, 128, 2, 8, tl::f8e4m3, false, true>(
                 part, tl::SharedMatrix<tl::f8e4m3, false, 144>{&a[((k % 3) * 32 + 0) * 144 + 0]},
                 tl::SharedMatrix<tl::f8e4m3, true, 144>{&b0[((k % 3) * 128 + 0) * 144 + 0]}, tl_tid);
         }
-        // for i, j in parallel(BM, G) {  (qgemm.tl:174)
+        // for i, j in parallel(BM, G) {  (qgemm.tl:176)
         // for i, j in parallel(32, 128): each thread visits the elements of `acc0` it holds
         #pragma unroll
         for (int tl_s68 = 0; tl_s68 < acc0_layout::kSlots; ++tl_s68) {
@@ -2208,14 +2208,14 @@ __global__ void __launch_bounds__(512) fp8_gemm_block_scaled_wide_kernel(
             [[maybe_unused]] const int j = acc0_layout::col(tl_tid, tl_s68);
             acc0[tl_s68] = acc0[tl_s68] + part[tl_s68] * (sa[(tl_s68 / 2 % 2)] * sb[0]);
         }
-        // gemm(a, b1, part, transpose_b = true, clear = true);  (qgemm.tl:177)
+        // gemm(a, b1, part, transpose_b = true, clear = true);  (qgemm.tl:179)
         {
             for (int tl_s = 0; tl_s < part_layout::kSlots; ++tl_s) part[tl_s] = 0.0f;
             tl::warp_gemm_mma<32, 128, 128, 2, 8, tl::f8e4m3, false, true>(
                 part, tl::SharedMatrix<tl::f8e4m3, false, 144>{&a[((k % 3) * 32 + 0) * 144 + 0]},
                 tl::SharedMatrix<tl::f8e4m3, true, 144>{&b1[((k % 3) * 128 + 0) * 144 + 0]}, tl_tid);
         }
-        // for i, j in parallel(BM, G) {  (qgemm.tl:178)
+        // for i, j in parallel(BM, G) {  (qgemm.tl:180)
         // for i, j in parallel(32, 128): each thread visits the elements of `acc1` it holds
         #pragma unroll
         for (int tl_s69 = 0; tl_s69 < acc1_layout::kSlots; ++tl_s69) {
@@ -2225,7 +2225,7 @@ __global__ void __launch_bounds__(512) fp8_gemm_block_scaled_wide_kernel(
         }
     }
     tl::cp_async_wait<0>();  // at most 0 copy groups of this thread still in flight
-    // copy(acc0, C[row0 +: BM, col0 +: G]);  (qgemm.tl:182)
+    // copy(acc0, C[row0 +: BM, col0 +: G]);  (qgemm.tl:184)
     #pragma unroll
     for (int tl_chunk70 = 0; tl_chunk70 < acc0_layout::kSlots; tl_chunk70 += 2) {
         tl::bf16* tl_ptr71 = &C[int64_t(row0 + (acc0_layout::row(tl_tid, tl_chunk70))) * N + (col0 + (acc0_layout::col(tl_tid, tl_chunk70)))];
@@ -2241,7 +2241,7 @@ __global__ void __launch_bounds__(512) fp8_gemm_block_scaled_wide_kernel(
             }
         }
     }
-    // copy(acc1, C[row0 +: BM, col0 + G +: G]);  (qgemm.tl:183)
+    // copy(acc1, C[row0 +: BM, col0 + G +: G]);  (qgemm.tl:185)
     #pragma unroll
     for (int tl_chunk73 = 0; tl_chunk73 < acc1_layout::kSlots; tl_chunk73 += 2) {
         tl::bf16* tl_ptr74 = &C[int64_t(row0 + (acc1_layout::row(tl_tid, tl_chunk73))) * N + ((col0 + 128) + (acc1_layout::col(tl_tid, tl_chunk73)))];
@@ -2259,7 +2259,7 @@ __global__ void __launch_bounds__(512) fp8_gemm_block_scaled_wide_kernel(
     }
 }
 
-// kernel fp8_gemm_block_scaled_wide<BM = 128, G = 128, STAGES = 3, THREADS = 256, ROW_CLUSTER = 1, COL_CLUSTER = 1, T = bf16>  (stdlib/qgemm.tl:149)
+// kernel fp8_gemm_block_scaled_wide<BM = 128, G = 128, STAGES = 3, THREADS = 256, ROW_CLUSTER = 1, COL_CLUSTER = 1, T = bf16>  (stdlib/qgemm.tl:151)
 // 256 threads per block, 181296 bytes of shared memory
 // warp-specialized: warpgroup 0 issues TMA loads, the other 256 threads run wgmma; persistent over the tiles
 __global__ void __launch_bounds__(384, 1) fp8_gemm_block_scaled_wide_kernel_sm90(
@@ -2323,11 +2323,11 @@ __global__ void __launch_bounds__(384, 1) fp8_gemm_block_scaled_wide_kernel_sm90
                     const int tl_stage = tl_it % 3;
                     tl::sm90::mbarrier_wait(&tl_empty[tl_stage], (tl_it / 3 + 1) & 1);  // consumers released it
                     tl::sm90::mbarrier_arrive_expect_tx(&tl_full[tl_stage], 49152);
-                    // copy(A[row0 +: BM, k * G +: G], a);  (qgemm.tl:168)
+                    // copy(A[row0 +: BM, k * G +: G], a);  (qgemm.tl:170)
                     tl::sm90::tma_load_2d(a + tl_stage * 16384, &tl_map_A, &tl_full[tl_stage], k * 128, row0);
-                    // copy(B[col0 +: G, k * G +: G], b0);  (qgemm.tl:169)
+                    // copy(B[col0 +: G, k * G +: G], b0);  (qgemm.tl:171)
                     tl::sm90::tma_load_2d(b0 + tl_stage * 16384, &tl_map_B, &tl_full[tl_stage], k * 128, col0);
-                    // copy(B[col0 + G +: G, k * G +: G], b1);  (qgemm.tl:170)
+                    // copy(B[col0 + G +: G, k * G +: G], b1);  (qgemm.tl:172)
                     tl::sm90::tma_load_2d(b1 + tl_stage * 16384, &tl_map_B, &tl_full[tl_stage], k * 128, col0 + 128);
                 }
             }
@@ -2361,44 +2361,44 @@ __global__ void __launch_bounds__(384, 1) fp8_gemm_block_scaled_wide_kernel_sm90
             float sa_next[2];  // fragment sa_next: f32[128]
             float sb_next[2];  // local sb_next: f32[2]
             if (0 < KG) {
-                // copy(As[row0 +: BM, k], sa);  (qgemm.tl:171)
+                // copy(As[row0 +: BM, k], sa);  (qgemm.tl:173)
                 #pragma unroll
                 for (int tl_s0 = 0; tl_s0 < 2; ++tl_s0) {
                     sa_next[tl_s0] = tl::in_bounds(row0 + ((tl_tid / 4 % 8) + (tl_s0) * 8 + (tl_tid / 32) * 16), M) && tl::in_bounds(0, KG) ? As[int64_t(row0 + ((tl_tid / 4 % 8) + (tl_s0) * 8 + (tl_tid / 32) * 16)) * KG + 0] : 0.0f;
                 }
-                // copy(Bs[col0 / G +: 2, k], sb);  (qgemm.tl:172)
+                // copy(Bs[col0 / G +: 2, k], sb);  (qgemm.tl:174)
                 for (int tl_e1 = 0; tl_e1 < 2; ++tl_e1) {
                     sb_next[tl_e1] = tl::in_bounds((col0 / 128) + tl_e1, NB) && tl::in_bounds(0, KG) ? Bs[int64_t((col0 / 128) + tl_e1) * KG + 0] : 0.0f;
                 }
             }
-            // for k in pipelined(KG, stages = STAGES) {  (qgemm.tl:167)
+            // for k in pipelined(KG, stages = STAGES) {  (qgemm.tl:169)
             const int tl_trips2 = KG;
             for (int k = 0; k < tl_trips2; ++k, ++tl_it) {
                 const int tl_stage = tl_it % 3;
                 tl::sm90::mbarrier_wait(&tl_full[tl_stage], (tl_it / 3 + 0) & 1);  // trip k's TMA loads landed
-                // gemm(a, b0, part, transpose_b = true, clear = true);  (qgemm.tl:173)
+                // gemm(a, b0, part, transpose_b = true, clear = true);  (qgemm.tl:175)
                 tl::sm90::warpgroup_gemm<tl::f8e4m3, 128, 128, 128, false, true, 2>(part, a + tl_stage * 16384, b0 + tl_stage * 16384, tl_tid / 128, true);
-                // copy(As[row0 +: BM, k], sa);  (qgemm.tl:171)
+                // copy(As[row0 +: BM, k], sa);  (qgemm.tl:173)
                 #pragma unroll
                 for (int tl_s = 0; tl_s < 2; ++tl_s) sa[tl_s] = sa_next[tl_s];
-                // copy(Bs[col0 / G +: 2, k], sb);  (qgemm.tl:172)
+                // copy(Bs[col0 / G +: 2, k], sb);  (qgemm.tl:174)
                 for (int tl_e3 = 0; tl_e3 < 2; ++tl_e3) {
                     sb[tl_e3] = sb_next[tl_e3];
                 }
                 if (k + 1 < KG) {
-                    // copy(As[row0 +: BM, k], sa);  (qgemm.tl:171)
+                    // copy(As[row0 +: BM, k], sa);  (qgemm.tl:173)
                     #pragma unroll
                     for (int tl_s4 = 0; tl_s4 < 2; ++tl_s4) {
                         sa_next[tl_s4] = tl::in_bounds(row0 + ((tl_tid / 4 % 8) + (tl_s4) * 8 + (tl_tid / 32) * 16), M) && tl::in_bounds(k + 1, KG) ? As[int64_t(row0 + ((tl_tid / 4 % 8) + (tl_s4) * 8 + (tl_tid / 32) * 16)) * KG + (k + 1)] : 0.0f;
                     }
-                    // copy(Bs[col0 / G +: 2, k], sb);  (qgemm.tl:172)
+                    // copy(Bs[col0 / G +: 2, k], sb);  (qgemm.tl:174)
                     for (int tl_e5 = 0; tl_e5 < 2; ++tl_e5) {
                         sb_next[tl_e5] = tl::in_bounds((col0 / 128) + tl_e5, NB) && tl::in_bounds(k + 1, KG) ? Bs[int64_t((col0 / 128) + tl_e5) * KG + (k + 1)] : 0.0f;
                     }
                 }
                 tl::sm90::wgmma_wait<0>();  // #0 (into `part`) retired
                 tl::sm90::fence_accumulators(part);
-                // for i, j in parallel(BM, G) {  (qgemm.tl:174)
+                // for i, j in parallel(BM, G) {  (qgemm.tl:176)
                 // for i, j in parallel(128, 128): each thread visits the elements of `acc0` it holds
                 #pragma unroll
                 for (int tl_s6 = 0; tl_s6 < acc0_layout::kSlots; ++tl_s6) {
@@ -2406,12 +2406,12 @@ __global__ void __launch_bounds__(384, 1) fp8_gemm_block_scaled_wide_kernel_sm90
                     [[maybe_unused]] const int j = acc0_layout::col(tl_tid, tl_s6);
                     acc0[tl_s6] = acc0[tl_s6] + part[tl_s6] * (sa[(tl_s6 / 2 % 2)] * sb[0]);
                 }
-                // gemm(a, b1, part, transpose_b = true, clear = true);  (qgemm.tl:177)
+                // gemm(a, b1, part, transpose_b = true, clear = true);  (qgemm.tl:179)
                 tl::sm90::warpgroup_gemm<tl::f8e4m3, 128, 128, 128, false, true, 2>(part, a + tl_stage * 16384, b1 + tl_stage * 16384, tl_tid / 128, true);
                 tl::sm90::wgmma_wait<0>();  // #1 (into `part`) retired
                 tl::sm90::fence_accumulators(part);
                 if (tl_tid % 32 == 0) tl::sm90::mbarrier_arrive(&tl_empty[tl_stage]);  // release trip k's stage
-                // for i, j in parallel(BM, G) {  (qgemm.tl:178)
+                // for i, j in parallel(BM, G) {  (qgemm.tl:180)
                 // for i, j in parallel(128, 128): each thread visits the elements of `acc1` it holds
                 #pragma unroll
                 for (int tl_s7 = 0; tl_s7 < acc1_layout::kSlots; ++tl_s7) {
@@ -2420,7 +2420,7 @@ __global__ void __launch_bounds__(384, 1) fp8_gemm_block_scaled_wide_kernel_sm90
                     acc1[tl_s7] = acc1[tl_s7] + part[tl_s7] * (sa[(tl_s7 / 2 % 2)] * sb[1]);
                 }
             }
-            // copy(acc0, C[row0 +: BM, col0 +: G]);  (qgemm.tl:182)
+            // copy(acc0, C[row0 +: BM, col0 +: G]);  (qgemm.tl:184)
             {
                 const int tl_wg = tl_tid / 128;
                 tl::bf16* tl_boxes = reinterpret_cast<tl::bf16*>(tl_smem + 147456) + tl_wg * 2 * 64 * 64;  // this warpgroup's staging boxes
@@ -2444,7 +2444,7 @@ __global__ void __launch_bounds__(384, 1) fp8_gemm_block_scaled_wide_kernel_sm90
                     }
                 }
             }
-            // copy(acc1, C[row0 +: BM, col0 + G +: G]);  (qgemm.tl:183)
+            // copy(acc1, C[row0 +: BM, col0 + G +: G]);  (qgemm.tl:185)
             {
                 const int tl_wg = tl_tid / 128;
                 tl::bf16* tl_boxes = reinterpret_cast<tl::bf16*>(tl_smem + 147456) + tl_wg * 2 * 64 * 64;  // this warpgroup's staging boxes
@@ -2474,7 +2474,7 @@ __global__ void __launch_bounds__(384, 1) fp8_gemm_block_scaled_wide_kernel_sm90
     #endif
 }
 
-// kernel fp8_gemm_block_scaled_skinny<BM = 16, G = 128, BN = 128, STAGES = 4>  (stdlib/qgemm.tl:194)
+// kernel fp8_gemm_block_scaled_skinny<BM = 16, G = 128, BN = 128, STAGES = 4>  (stdlib/qgemm.tl:196)
 // 128 threads per block, 82944 bytes of shared memory
 __global__ void __launch_bounds__(128) fp8_gemm_block_scaled_skinny_kernel_variant0(
         const tl::f8e4m3* __restrict__ A,
@@ -2509,7 +2509,7 @@ __global__ void __launch_bounds__(128) fp8_gemm_block_scaled_skinny_kernel_varia
     const int32_t g0 = int(blockIdx.z) * k_groups;
     const int32_t k_trips = tl::min(k_groups, KG - g0);
     if (0 < k_trips) {
-        // copy(B[col0 +: BN, (g0 + k) * G +: G], b);  (qgemm.tl:212)
+        // copy(B[col0 +: BN, (g0 + k) * G +: G], b);  (qgemm.tl:214)
         if (tl::is_aligned(B, 16) && K % 16 == 0 && col0 >= 0 && col0 + 128 <= N && (g0 * 128) >= 0 && (g0 * 128) + 128 <= K && (g0 * 128) % 16 == 0) {
             #pragma unroll
             for (int tl_i1 = 0; tl_i1 < 8; ++tl_i1) {
@@ -2533,7 +2533,7 @@ __global__ void __launch_bounds__(128) fp8_gemm_block_scaled_skinny_kernel_varia
                 }
             }
         }
-        // copy(A[row0 +: BM, (g0 + k) * G +: G], a);  (qgemm.tl:213)
+        // copy(A[row0 +: BM, (g0 + k) * G +: G], a);  (qgemm.tl:215)
         if (tl::is_aligned(A, 16) && K % 16 == 0 && row0 >= 0 && row0 + 16 <= M && (g0 * 128) >= 0 && (g0 * 128) + 128 <= K && (g0 * 128) % 16 == 0) {
             #pragma unroll
             for (int tl_i8 = 0; tl_i8 < 1; ++tl_i8) {
@@ -2560,7 +2560,7 @@ __global__ void __launch_bounds__(128) fp8_gemm_block_scaled_skinny_kernel_varia
     }
     tl::cp_async_commit();
     if (1 < k_trips) {
-        // copy(B[col0 +: BN, (g0 + k) * G +: G], b);  (qgemm.tl:212)
+        // copy(B[col0 +: BN, (g0 + k) * G +: G], b);  (qgemm.tl:214)
         if (tl::is_aligned(B, 16) && K % 16 == 0 && col0 >= 0 && col0 + 128 <= N && ((g0 + 1) * 128) >= 0 && ((g0 + 1) * 128) + 128 <= K && ((g0 + 1) * 128) % 16 == 0) {
             #pragma unroll
             for (int tl_i15 = 0; tl_i15 < 8; ++tl_i15) {
@@ -2584,7 +2584,7 @@ __global__ void __launch_bounds__(128) fp8_gemm_block_scaled_skinny_kernel_varia
                 }
             }
         }
-        // copy(A[row0 +: BM, (g0 + k) * G +: G], a);  (qgemm.tl:213)
+        // copy(A[row0 +: BM, (g0 + k) * G +: G], a);  (qgemm.tl:215)
         if (tl::is_aligned(A, 16) && K % 16 == 0 && row0 >= 0 && row0 + 16 <= M && ((g0 + 1) * 128) >= 0 && ((g0 + 1) * 128) + 128 <= K && ((g0 + 1) * 128) % 16 == 0) {
             #pragma unroll
             for (int tl_i22 = 0; tl_i22 < 1; ++tl_i22) {
@@ -2611,7 +2611,7 @@ __global__ void __launch_bounds__(128) fp8_gemm_block_scaled_skinny_kernel_varia
     }
     tl::cp_async_commit();
     if (2 < k_trips) {
-        // copy(B[col0 +: BN, (g0 + k) * G +: G], b);  (qgemm.tl:212)
+        // copy(B[col0 +: BN, (g0 + k) * G +: G], b);  (qgemm.tl:214)
         if (tl::is_aligned(B, 16) && K % 16 == 0 && col0 >= 0 && col0 + 128 <= N && ((g0 + 2) * 128) >= 0 && ((g0 + 2) * 128) + 128 <= K && ((g0 + 2) * 128) % 16 == 0) {
             #pragma unroll
             for (int tl_i29 = 0; tl_i29 < 8; ++tl_i29) {
@@ -2635,7 +2635,7 @@ __global__ void __launch_bounds__(128) fp8_gemm_block_scaled_skinny_kernel_varia
                 }
             }
         }
-        // copy(A[row0 +: BM, (g0 + k) * G +: G], a);  (qgemm.tl:213)
+        // copy(A[row0 +: BM, (g0 + k) * G +: G], a);  (qgemm.tl:215)
         if (tl::is_aligned(A, 16) && K % 16 == 0 && row0 >= 0 && row0 + 16 <= M && ((g0 + 2) * 128) >= 0 && ((g0 + 2) * 128) + 128 <= K && ((g0 + 2) * 128) % 16 == 0) {
             #pragma unroll
             for (int tl_i36 = 0; tl_i36 < 1; ++tl_i36) {
@@ -2664,22 +2664,22 @@ __global__ void __launch_bounds__(128) fp8_gemm_block_scaled_skinny_kernel_varia
     float sa_next[4];  // fragment sa_next: f32[16]
     float sb_next[1];  // local sb_next: f32[1]
     if (0 < k_trips) {
-        // copy(As[row0 +: BM, g0 + k], sa);  (qgemm.tl:214)
+        // copy(As[row0 +: BM, g0 + k], sa);  (qgemm.tl:216)
         #pragma unroll
         for (int tl_s42 = 0; tl_s42 < 4; ++tl_s42) {
             sa_next[tl_s42] = tl::in_bounds(row0 + ((tl_s42 % 2) + (tl_tid % 4) * 2 + (tl_s42 / 2) * 8), M) && tl::in_bounds(g0, KG) ? As[int64_t(row0 + ((tl_s42 % 2) + (tl_tid % 4) * 2 + (tl_s42 / 2) * 8)) * KG + g0] : 0.0f;
         }
-        // copy(Bs[col0 / G +: 1, g0 + k], sb);  (qgemm.tl:215)
+        // copy(Bs[col0 / G +: 1, g0 + k], sb);  (qgemm.tl:217)
         for (int tl_e43 = 0; tl_e43 < 1; ++tl_e43) {
             sb_next[tl_e43] = tl::in_bounds((col0 / 128) + tl_e43, NB) && tl::in_bounds(g0, KG) ? Bs[int64_t((col0 / 128) + tl_e43) * KG + g0] : 0.0f;
         }
     }
-    // for k in pipelined(min(k_groups, KG - g0), stages = STAGES) {  (qgemm.tl:211)
+    // for k in pipelined(min(k_groups, KG - g0), stages = STAGES) {  (qgemm.tl:213)
     for (int k = 0; k < k_trips; ++k) {
         tl::cp_async_wait<2>();  // at most 2 copy groups of this thread still in flight
         __syncthreads();  // pipeline: stage `k % 4` has landed and the stage refilled next is no longer read
         if (k + 3 < k_trips) {
-            // copy(B[col0 +: BN, (g0 + k) * G +: G], b);  (qgemm.tl:212)
+            // copy(B[col0 +: BN, (g0 + k) * G +: G], b);  (qgemm.tl:214)
             if (tl::is_aligned(B, 16) && K % 16 == 0 && col0 >= 0 && col0 + 128 <= N && ((g0 + (k + 3)) * 128) >= 0 && ((g0 + (k + 3)) * 128) + 128 <= K && ((g0 + (k + 3)) * 128) % 16 == 0) {
                 #pragma unroll
                 for (int tl_i45 = 0; tl_i45 < 8; ++tl_i45) {
@@ -2703,7 +2703,7 @@ __global__ void __launch_bounds__(128) fp8_gemm_block_scaled_skinny_kernel_varia
                     }
                 }
             }
-            // copy(A[row0 +: BM, (g0 + k) * G +: G], a);  (qgemm.tl:213)
+            // copy(A[row0 +: BM, (g0 + k) * G +: G], a);  (qgemm.tl:215)
             if (tl::is_aligned(A, 16) && K % 16 == 0 && row0 >= 0 && row0 + 16 <= M && ((g0 + (k + 3)) * 128) >= 0 && ((g0 + (k + 3)) * 128) + 128 <= K && ((g0 + (k + 3)) * 128) % 16 == 0) {
                 #pragma unroll
                 for (int tl_i52 = 0; tl_i52 < 1; ++tl_i52) {
@@ -2729,32 +2729,32 @@ __global__ void __launch_bounds__(128) fp8_gemm_block_scaled_skinny_kernel_varia
             }
         }
         tl::cp_async_commit();
-        // copy(As[row0 +: BM, g0 + k], sa);  (qgemm.tl:214)
+        // copy(As[row0 +: BM, g0 + k], sa);  (qgemm.tl:216)
         #pragma unroll
         for (int tl_s = 0; tl_s < 4; ++tl_s) sa[tl_s] = sa_next[tl_s];
-        // copy(Bs[col0 / G +: 1, g0 + k], sb);  (qgemm.tl:215)
+        // copy(Bs[col0 / G +: 1, g0 + k], sb);  (qgemm.tl:217)
         for (int tl_e58 = 0; tl_e58 < 1; ++tl_e58) {
             sb[tl_e58] = sb_next[tl_e58];
         }
         if (k + 1 < k_trips) {
-            // copy(As[row0 +: BM, g0 + k], sa);  (qgemm.tl:214)
+            // copy(As[row0 +: BM, g0 + k], sa);  (qgemm.tl:216)
             #pragma unroll
             for (int tl_s59 = 0; tl_s59 < 4; ++tl_s59) {
                 sa_next[tl_s59] = tl::in_bounds(row0 + ((tl_s59 % 2) + (tl_tid % 4) * 2 + (tl_s59 / 2) * 8), M) && tl::in_bounds(g0 + (k + 1), KG) ? As[int64_t(row0 + ((tl_s59 % 2) + (tl_tid % 4) * 2 + (tl_s59 / 2) * 8)) * KG + (g0 + (k + 1))] : 0.0f;
             }
-            // copy(Bs[col0 / G +: 1, g0 + k], sb);  (qgemm.tl:215)
+            // copy(Bs[col0 / G +: 1, g0 + k], sb);  (qgemm.tl:217)
             for (int tl_e60 = 0; tl_e60 < 1; ++tl_e60) {
                 sb_next[tl_e60] = tl::in_bounds((col0 / 128) + tl_e60, NB) && tl::in_bounds(g0 + (k + 1), KG) ? Bs[int64_t((col0 / 128) + tl_e60) * KG + (g0 + (k + 1))] : 0.0f;
             }
         }
-        // gemm(b, a, part, transpose_b = true, clear = true);  (qgemm.tl:216)
+        // gemm(b, a, part, transpose_b = true, clear = true);  (qgemm.tl:218)
         {
             for (int tl_s = 0; tl_s < part_layout::kSlots; ++tl_s) part[tl_s] = 0.0f;
             tl::warp_gemm_mma<128, 16, 128, 4, 1, tl::f8e4m3, false, true>(
                 part, tl::SharedMatrix<tl::f8e4m3, false, 144>{&b[((k % 4) * 128 + 0) * 144 + 0]},
                 tl::SharedMatrix<tl::f8e4m3, true, 144>{&a[((k % 4) * 16 + 0) * 144 + 0]}, tl_tid);
         }
-        // for i, j in parallel(BN, BM) {  (qgemm.tl:217)
+        // for i, j in parallel(BN, BM) {  (qgemm.tl:219)
         // for i, j in parallel(128, 16): each thread visits the elements of `acc` it holds
         #pragma unroll
         for (int tl_s61 = 0; tl_s61 < acc_layout::kSlots; ++tl_s61) {
@@ -2764,7 +2764,7 @@ __global__ void __launch_bounds__(128) fp8_gemm_block_scaled_skinny_kernel_varia
         }
     }
     tl::cp_async_wait<0>();  // at most 0 copy groups of this thread still in flight
-    // for i, j in parallel(BN, BM) {                          // Part[z] = accᵀ  (qgemm.tl:221)
+    // for i, j in parallel(BN, BM) {                          // Part[z] = accᵀ  (qgemm.tl:223)
     // for i, j in parallel(128, 16): each thread visits the elements of `acc` it holds
     #pragma unroll
     for (int tl_s62 = 0; tl_s62 < acc_layout::kSlots; ++tl_s62) {
@@ -2776,7 +2776,7 @@ __global__ void __launch_bounds__(128) fp8_gemm_block_scaled_skinny_kernel_varia
     }
 }
 
-// kernel fp8_gemm_block_scaled_skinny<BM = 16, G = 128, BN = 128, STAGES = 4>  (stdlib/qgemm.tl:194)
+// kernel fp8_gemm_block_scaled_skinny<BM = 16, G = 128, BN = 128, STAGES = 4>  (stdlib/qgemm.tl:196)
 // 128 threads per block, 148624 bytes of shared memory
 // warp-specialized: warpgroup 0 issues TMA loads, the other 128 threads run wgmma; persistent over the tiles
 __global__ void __launch_bounds__(256, 1) fp8_gemm_block_scaled_skinny_kernel_variant0_sm90(
@@ -2851,9 +2851,9 @@ __global__ void __launch_bounds__(256, 1) fp8_gemm_block_scaled_skinny_kernel_va
                     const int tl_stage = tl_it % 8;
                     tl::sm90::mbarrier_wait(&tl_empty[tl_stage], (tl_it / 8 + 1) & 1);  // consumers released it
                     tl::sm90::mbarrier_arrive_expect_tx(&tl_full[tl_stage], 18432);
-                    // copy(B[col0 +: BN, (g0 + k) * G +: G], b);  (qgemm.tl:212)
+                    // copy(B[col0 +: BN, (g0 + k) * G +: G], b);  (qgemm.tl:214)
                     tl::sm90::tma_load_2d(b + tl_stage * 16384, &tl_map_B, &tl_full[tl_stage], (g0 + k) * 128, col0);
-                    // copy(A[row0 +: BM, (g0 + k) * G +: G], a);  (qgemm.tl:213)
+                    // copy(A[row0 +: BM, (g0 + k) * G +: G], a);  (qgemm.tl:215)
                     tl::sm90::tma_load_2d(a + tl_stage * 2048, &tl_map_A, &tl_full[tl_stage], (g0 + k) * 128, row0);
                 }
                 tl_tile = tl::sm90::claim_next_tile(tl_tile_counter, tl_tiles);
@@ -2891,37 +2891,37 @@ __global__ void __launch_bounds__(256, 1) fp8_gemm_block_scaled_skinny_kernel_va
             float sa_next[4];  // fragment sa_next: f32[16]
             float sb_next[1];  // local sb_next: f32[1]
             if (0 < tl::min(k_groups, KG - g0)) {
-                // copy(As[row0 +: BM, g0 + k], sa);  (qgemm.tl:214)
+                // copy(As[row0 +: BM, g0 + k], sa);  (qgemm.tl:216)
                 #pragma unroll
                 for (int tl_s0 = 0; tl_s0 < 4; ++tl_s0) {
                     sa_next[tl_s0] = tl::in_bounds(row0 + ((tl_s0 % 2) + (tl_tid % 4) * 2 + (tl_s0 / 2) * 8), M) && tl::in_bounds(g0, KG) ? As[int64_t(row0 + ((tl_s0 % 2) + (tl_tid % 4) * 2 + (tl_s0 / 2) * 8)) * KG + g0] : 0.0f;
                 }
-                // copy(Bs[col0 / G +: 1, g0 + k], sb);  (qgemm.tl:215)
+                // copy(Bs[col0 / G +: 1, g0 + k], sb);  (qgemm.tl:217)
                 for (int tl_e1 = 0; tl_e1 < 1; ++tl_e1) {
                     sb_next[tl_e1] = tl::in_bounds((col0 / 128) + tl_e1, NB) && tl::in_bounds(g0, KG) ? Bs[int64_t((col0 / 128) + tl_e1) * KG + g0] : 0.0f;
                 }
             }
-            // for k in pipelined(min(k_groups, KG - g0), stages = STAGES) {  (qgemm.tl:211)
+            // for k in pipelined(min(k_groups, KG - g0), stages = STAGES) {  (qgemm.tl:213)
             const int tl_trips2 = tl::min(k_groups, KG - g0);
             for (int k = 0; k < tl_trips2; ++k, ++tl_it) {
                 const int tl_stage = tl_it % 8;
                 tl::sm90::mbarrier_wait(&tl_full[tl_stage], (tl_it / 8 + 0) & 1);  // trip k's TMA loads landed
-                // gemm(b, a, part, transpose_b = true, clear = true);  (qgemm.tl:216)
+                // gemm(b, a, part, transpose_b = true, clear = true);  (qgemm.tl:218)
                 tl::sm90::warpgroup_gemm<tl::f8e4m3, 128, 16, 128, false, true, 1>(part, b + tl_stage * 16384, a + tl_stage * 2048, tl_tid / 128, true);
-                // copy(As[row0 +: BM, g0 + k], sa);  (qgemm.tl:214)
+                // copy(As[row0 +: BM, g0 + k], sa);  (qgemm.tl:216)
                 #pragma unroll
                 for (int tl_s = 0; tl_s < 4; ++tl_s) sa[tl_s] = sa_next[tl_s];
-                // copy(Bs[col0 / G +: 1, g0 + k], sb);  (qgemm.tl:215)
+                // copy(Bs[col0 / G +: 1, g0 + k], sb);  (qgemm.tl:217)
                 for (int tl_e3 = 0; tl_e3 < 1; ++tl_e3) {
                     sb[tl_e3] = sb_next[tl_e3];
                 }
                 if (k + 1 < tl::min(k_groups, KG - g0)) {
-                    // copy(As[row0 +: BM, g0 + k], sa);  (qgemm.tl:214)
+                    // copy(As[row0 +: BM, g0 + k], sa);  (qgemm.tl:216)
                     #pragma unroll
                     for (int tl_s4 = 0; tl_s4 < 4; ++tl_s4) {
                         sa_next[tl_s4] = tl::in_bounds(row0 + ((tl_s4 % 2) + (tl_tid % 4) * 2 + (tl_s4 / 2) * 8), M) && tl::in_bounds(g0 + (k + 1), KG) ? As[int64_t(row0 + ((tl_s4 % 2) + (tl_tid % 4) * 2 + (tl_s4 / 2) * 8)) * KG + (g0 + (k + 1))] : 0.0f;
                     }
-                    // copy(Bs[col0 / G +: 1, g0 + k], sb);  (qgemm.tl:215)
+                    // copy(Bs[col0 / G +: 1, g0 + k], sb);  (qgemm.tl:217)
                     for (int tl_e5 = 0; tl_e5 < 1; ++tl_e5) {
                         sb_next[tl_e5] = tl::in_bounds((col0 / 128) + tl_e5, NB) && tl::in_bounds(g0 + (k + 1), KG) ? Bs[int64_t((col0 / 128) + tl_e5) * KG + (g0 + (k + 1))] : 0.0f;
                     }
@@ -2929,7 +2929,7 @@ __global__ void __launch_bounds__(256, 1) fp8_gemm_block_scaled_skinny_kernel_va
                 tl::sm90::wgmma_wait<0>();  // #0 (into `part`) retired
                 tl::sm90::fence_accumulators(part);
                 if (tl_tid % 32 == 0) tl::sm90::mbarrier_arrive(&tl_empty[tl_stage]);  // release trip k's stage
-                // for i, j in parallel(BN, BM) {  (qgemm.tl:217)
+                // for i, j in parallel(BN, BM) {  (qgemm.tl:219)
                 // for i, j in parallel(128, 16): each thread visits the elements of `acc` it holds
                 #pragma unroll
                 for (int tl_s6 = 0; tl_s6 < acc_layout::kSlots; ++tl_s6) {
@@ -2938,7 +2938,7 @@ __global__ void __launch_bounds__(256, 1) fp8_gemm_block_scaled_skinny_kernel_va
                     acc[tl_s6] = acc[tl_s6] + part[tl_s6] * (sa[(tl_s6 % 2) + (tl_s6 / 4 % 2) * 2] * sb[0]);
                 }
             }
-            // for i, j in parallel(BN, BM) {                          // Part[z] = accᵀ  (qgemm.tl:221)
+            // for i, j in parallel(BN, BM) {                          // Part[z] = accᵀ  (qgemm.tl:223)
             // for i, j in parallel(128, 16): each thread visits the elements of `acc` it holds
             #pragma unroll
             for (int tl_s7 = 0; tl_s7 < acc_layout::kSlots; ++tl_s7) {
@@ -2953,7 +2953,7 @@ __global__ void __launch_bounds__(256, 1) fp8_gemm_block_scaled_skinny_kernel_va
     #endif
 }
 
-// kernel fp8_gemm_block_scaled_skinny<BM = 32, G = 128, BN = 128, STAGES = 4>  (stdlib/qgemm.tl:194)
+// kernel fp8_gemm_block_scaled_skinny<BM = 32, G = 128, BN = 128, STAGES = 4>  (stdlib/qgemm.tl:196)
 // 128 threads per block, 92160 bytes of shared memory
 __global__ void __launch_bounds__(128) fp8_gemm_block_scaled_skinny_kernel_variant1(
         const tl::f8e4m3* __restrict__ A,
@@ -2988,7 +2988,7 @@ __global__ void __launch_bounds__(128) fp8_gemm_block_scaled_skinny_kernel_varia
     const int32_t g0 = int(blockIdx.z) * k_groups;
     const int32_t k_trips = tl::min(k_groups, KG - g0);
     if (0 < k_trips) {
-        // copy(B[col0 +: BN, (g0 + k) * G +: G], b);  (qgemm.tl:212)
+        // copy(B[col0 +: BN, (g0 + k) * G +: G], b);  (qgemm.tl:214)
         if (tl::is_aligned(B, 16) && K % 16 == 0 && col0 >= 0 && col0 + 128 <= N && (g0 * 128) >= 0 && (g0 * 128) + 128 <= K && (g0 * 128) % 16 == 0) {
             #pragma unroll
             for (int tl_i1 = 0; tl_i1 < 8; ++tl_i1) {
@@ -3012,7 +3012,7 @@ __global__ void __launch_bounds__(128) fp8_gemm_block_scaled_skinny_kernel_varia
                 }
             }
         }
-        // copy(A[row0 +: BM, (g0 + k) * G +: G], a);  (qgemm.tl:213)
+        // copy(A[row0 +: BM, (g0 + k) * G +: G], a);  (qgemm.tl:215)
         if (tl::is_aligned(A, 16) && K % 16 == 0 && row0 >= 0 && row0 + 32 <= M && (g0 * 128) >= 0 && (g0 * 128) + 128 <= K && (g0 * 128) % 16 == 0) {
             #pragma unroll
             for (int tl_i8 = 0; tl_i8 < 2; ++tl_i8) {
@@ -3039,7 +3039,7 @@ __global__ void __launch_bounds__(128) fp8_gemm_block_scaled_skinny_kernel_varia
     }
     tl::cp_async_commit();
     if (1 < k_trips) {
-        // copy(B[col0 +: BN, (g0 + k) * G +: G], b);  (qgemm.tl:212)
+        // copy(B[col0 +: BN, (g0 + k) * G +: G], b);  (qgemm.tl:214)
         if (tl::is_aligned(B, 16) && K % 16 == 0 && col0 >= 0 && col0 + 128 <= N && ((g0 + 1) * 128) >= 0 && ((g0 + 1) * 128) + 128 <= K && ((g0 + 1) * 128) % 16 == 0) {
             #pragma unroll
             for (int tl_i15 = 0; tl_i15 < 8; ++tl_i15) {
@@ -3063,7 +3063,7 @@ __global__ void __launch_bounds__(128) fp8_gemm_block_scaled_skinny_kernel_varia
                 }
             }
         }
-        // copy(A[row0 +: BM, (g0 + k) * G +: G], a);  (qgemm.tl:213)
+        // copy(A[row0 +: BM, (g0 + k) * G +: G], a);  (qgemm.tl:215)
         if (tl::is_aligned(A, 16) && K % 16 == 0 && row0 >= 0 && row0 + 32 <= M && ((g0 + 1) * 128) >= 0 && ((g0 + 1) * 128) + 128 <= K && ((g0 + 1) * 128) % 16 == 0) {
             #pragma unroll
             for (int tl_i22 = 0; tl_i22 < 2; ++tl_i22) {
@@ -3090,7 +3090,7 @@ __global__ void __launch_bounds__(128) fp8_gemm_block_scaled_skinny_kernel_varia
     }
     tl::cp_async_commit();
     if (2 < k_trips) {
-        // copy(B[col0 +: BN, (g0 + k) * G +: G], b);  (qgemm.tl:212)
+        // copy(B[col0 +: BN, (g0 + k) * G +: G], b);  (qgemm.tl:214)
         if (tl::is_aligned(B, 16) && K % 16 == 0 && col0 >= 0 && col0 + 128 <= N && ((g0 + 2) * 128) >= 0 && ((g0 + 2) * 128) + 128 <= K && ((g0 + 2) * 128) % 16 == 0) {
             #pragma unroll
             for (int tl_i29 = 0; tl_i29 < 8; ++tl_i29) {
@@ -3114,7 +3114,7 @@ __global__ void __launch_bounds__(128) fp8_gemm_block_scaled_skinny_kernel_varia
                 }
             }
         }
-        // copy(A[row0 +: BM, (g0 + k) * G +: G], a);  (qgemm.tl:213)
+        // copy(A[row0 +: BM, (g0 + k) * G +: G], a);  (qgemm.tl:215)
         if (tl::is_aligned(A, 16) && K % 16 == 0 && row0 >= 0 && row0 + 32 <= M && ((g0 + 2) * 128) >= 0 && ((g0 + 2) * 128) + 128 <= K && ((g0 + 2) * 128) % 16 == 0) {
             #pragma unroll
             for (int tl_i36 = 0; tl_i36 < 2; ++tl_i36) {
@@ -3143,22 +3143,22 @@ __global__ void __launch_bounds__(128) fp8_gemm_block_scaled_skinny_kernel_varia
     float sa_next[8];  // fragment sa_next: f32[32]
     float sb_next[1];  // local sb_next: f32[1]
     if (0 < k_trips) {
-        // copy(As[row0 +: BM, g0 + k], sa);  (qgemm.tl:214)
+        // copy(As[row0 +: BM, g0 + k], sa);  (qgemm.tl:216)
         #pragma unroll
         for (int tl_s42 = 0; tl_s42 < 8; ++tl_s42) {
             sa_next[tl_s42] = tl::in_bounds(row0 + ((tl_s42 % 2) + (tl_tid % 4) * 2 + (tl_s42 / 2) * 8), M) && tl::in_bounds(g0, KG) ? As[int64_t(row0 + ((tl_s42 % 2) + (tl_tid % 4) * 2 + (tl_s42 / 2) * 8)) * KG + g0] : 0.0f;
         }
-        // copy(Bs[col0 / G +: 1, g0 + k], sb);  (qgemm.tl:215)
+        // copy(Bs[col0 / G +: 1, g0 + k], sb);  (qgemm.tl:217)
         for (int tl_e43 = 0; tl_e43 < 1; ++tl_e43) {
             sb_next[tl_e43] = tl::in_bounds((col0 / 128) + tl_e43, NB) && tl::in_bounds(g0, KG) ? Bs[int64_t((col0 / 128) + tl_e43) * KG + g0] : 0.0f;
         }
     }
-    // for k in pipelined(min(k_groups, KG - g0), stages = STAGES) {  (qgemm.tl:211)
+    // for k in pipelined(min(k_groups, KG - g0), stages = STAGES) {  (qgemm.tl:213)
     for (int k = 0; k < k_trips; ++k) {
         tl::cp_async_wait<2>();  // at most 2 copy groups of this thread still in flight
         __syncthreads();  // pipeline: stage `k % 4` has landed and the stage refilled next is no longer read
         if (k + 3 < k_trips) {
-            // copy(B[col0 +: BN, (g0 + k) * G +: G], b);  (qgemm.tl:212)
+            // copy(B[col0 +: BN, (g0 + k) * G +: G], b);  (qgemm.tl:214)
             if (tl::is_aligned(B, 16) && K % 16 == 0 && col0 >= 0 && col0 + 128 <= N && ((g0 + (k + 3)) * 128) >= 0 && ((g0 + (k + 3)) * 128) + 128 <= K && ((g0 + (k + 3)) * 128) % 16 == 0) {
                 #pragma unroll
                 for (int tl_i45 = 0; tl_i45 < 8; ++tl_i45) {
@@ -3182,7 +3182,7 @@ __global__ void __launch_bounds__(128) fp8_gemm_block_scaled_skinny_kernel_varia
                     }
                 }
             }
-            // copy(A[row0 +: BM, (g0 + k) * G +: G], a);  (qgemm.tl:213)
+            // copy(A[row0 +: BM, (g0 + k) * G +: G], a);  (qgemm.tl:215)
             if (tl::is_aligned(A, 16) && K % 16 == 0 && row0 >= 0 && row0 + 32 <= M && ((g0 + (k + 3)) * 128) >= 0 && ((g0 + (k + 3)) * 128) + 128 <= K && ((g0 + (k + 3)) * 128) % 16 == 0) {
                 #pragma unroll
                 for (int tl_i52 = 0; tl_i52 < 2; ++tl_i52) {
@@ -3208,32 +3208,32 @@ __global__ void __launch_bounds__(128) fp8_gemm_block_scaled_skinny_kernel_varia
             }
         }
         tl::cp_async_commit();
-        // copy(As[row0 +: BM, g0 + k], sa);  (qgemm.tl:214)
+        // copy(As[row0 +: BM, g0 + k], sa);  (qgemm.tl:216)
         #pragma unroll
         for (int tl_s = 0; tl_s < 8; ++tl_s) sa[tl_s] = sa_next[tl_s];
-        // copy(Bs[col0 / G +: 1, g0 + k], sb);  (qgemm.tl:215)
+        // copy(Bs[col0 / G +: 1, g0 + k], sb);  (qgemm.tl:217)
         for (int tl_e58 = 0; tl_e58 < 1; ++tl_e58) {
             sb[tl_e58] = sb_next[tl_e58];
         }
         if (k + 1 < k_trips) {
-            // copy(As[row0 +: BM, g0 + k], sa);  (qgemm.tl:214)
+            // copy(As[row0 +: BM, g0 + k], sa);  (qgemm.tl:216)
             #pragma unroll
             for (int tl_s59 = 0; tl_s59 < 8; ++tl_s59) {
                 sa_next[tl_s59] = tl::in_bounds(row0 + ((tl_s59 % 2) + (tl_tid % 4) * 2 + (tl_s59 / 2) * 8), M) && tl::in_bounds(g0 + (k + 1), KG) ? As[int64_t(row0 + ((tl_s59 % 2) + (tl_tid % 4) * 2 + (tl_s59 / 2) * 8)) * KG + (g0 + (k + 1))] : 0.0f;
             }
-            // copy(Bs[col0 / G +: 1, g0 + k], sb);  (qgemm.tl:215)
+            // copy(Bs[col0 / G +: 1, g0 + k], sb);  (qgemm.tl:217)
             for (int tl_e60 = 0; tl_e60 < 1; ++tl_e60) {
                 sb_next[tl_e60] = tl::in_bounds((col0 / 128) + tl_e60, NB) && tl::in_bounds(g0 + (k + 1), KG) ? Bs[int64_t((col0 / 128) + tl_e60) * KG + (g0 + (k + 1))] : 0.0f;
             }
         }
-        // gemm(b, a, part, transpose_b = true, clear = true);  (qgemm.tl:216)
+        // gemm(b, a, part, transpose_b = true, clear = true);  (qgemm.tl:218)
         {
             for (int tl_s = 0; tl_s < part_layout::kSlots; ++tl_s) part[tl_s] = 0.0f;
             tl::warp_gemm_mma<128, 32, 128, 4, 1, tl::f8e4m3, false, true>(
                 part, tl::SharedMatrix<tl::f8e4m3, false, 144>{&b[((k % 4) * 128 + 0) * 144 + 0]},
                 tl::SharedMatrix<tl::f8e4m3, true, 144>{&a[((k % 4) * 32 + 0) * 144 + 0]}, tl_tid);
         }
-        // for i, j in parallel(BN, BM) {  (qgemm.tl:217)
+        // for i, j in parallel(BN, BM) {  (qgemm.tl:219)
         // for i, j in parallel(128, 32): each thread visits the elements of `acc` it holds
         #pragma unroll
         for (int tl_s61 = 0; tl_s61 < acc_layout::kSlots; ++tl_s61) {
@@ -3243,7 +3243,7 @@ __global__ void __launch_bounds__(128) fp8_gemm_block_scaled_skinny_kernel_varia
         }
     }
     tl::cp_async_wait<0>();  // at most 0 copy groups of this thread still in flight
-    // for i, j in parallel(BN, BM) {                          // Part[z] = accᵀ  (qgemm.tl:221)
+    // for i, j in parallel(BN, BM) {                          // Part[z] = accᵀ  (qgemm.tl:223)
     // for i, j in parallel(128, 32): each thread visits the elements of `acc` it holds
     #pragma unroll
     for (int tl_s62 = 0; tl_s62 < acc_layout::kSlots; ++tl_s62) {
@@ -3255,7 +3255,7 @@ __global__ void __launch_bounds__(128) fp8_gemm_block_scaled_skinny_kernel_varia
     }
 }
 
-// kernel fp8_gemm_block_scaled_skinny<BM = 32, G = 128, BN = 128, STAGES = 4>  (stdlib/qgemm.tl:194)
+// kernel fp8_gemm_block_scaled_skinny<BM = 32, G = 128, BN = 128, STAGES = 4>  (stdlib/qgemm.tl:196)
 // 128 threads per block, 144512 bytes of shared memory
 // warp-specialized: warpgroup 0 issues TMA loads, the other 128 threads run wgmma; persistent over the tiles
 __global__ void __launch_bounds__(256, 1) fp8_gemm_block_scaled_skinny_kernel_variant1_sm90(
@@ -3330,9 +3330,9 @@ __global__ void __launch_bounds__(256, 1) fp8_gemm_block_scaled_skinny_kernel_va
                     const int tl_stage = tl_it % 7;
                     tl::sm90::mbarrier_wait(&tl_empty[tl_stage], (tl_it / 7 + 1) & 1);  // consumers released it
                     tl::sm90::mbarrier_arrive_expect_tx(&tl_full[tl_stage], 20480);
-                    // copy(B[col0 +: BN, (g0 + k) * G +: G], b);  (qgemm.tl:212)
+                    // copy(B[col0 +: BN, (g0 + k) * G +: G], b);  (qgemm.tl:214)
                     tl::sm90::tma_load_2d(b + tl_stage * 16384, &tl_map_B, &tl_full[tl_stage], (g0 + k) * 128, col0);
-                    // copy(A[row0 +: BM, (g0 + k) * G +: G], a);  (qgemm.tl:213)
+                    // copy(A[row0 +: BM, (g0 + k) * G +: G], a);  (qgemm.tl:215)
                     tl::sm90::tma_load_2d(a + tl_stage * 4096, &tl_map_A, &tl_full[tl_stage], (g0 + k) * 128, row0);
                 }
                 tl_tile = tl::sm90::claim_next_tile(tl_tile_counter, tl_tiles);
@@ -3370,37 +3370,37 @@ __global__ void __launch_bounds__(256, 1) fp8_gemm_block_scaled_skinny_kernel_va
             float sa_next[8];  // fragment sa_next: f32[32]
             float sb_next[1];  // local sb_next: f32[1]
             if (0 < tl::min(k_groups, KG - g0)) {
-                // copy(As[row0 +: BM, g0 + k], sa);  (qgemm.tl:214)
+                // copy(As[row0 +: BM, g0 + k], sa);  (qgemm.tl:216)
                 #pragma unroll
                 for (int tl_s0 = 0; tl_s0 < 8; ++tl_s0) {
                     sa_next[tl_s0] = tl::in_bounds(row0 + ((tl_s0 % 2) + (tl_tid % 4) * 2 + (tl_s0 / 2) * 8), M) && tl::in_bounds(g0, KG) ? As[int64_t(row0 + ((tl_s0 % 2) + (tl_tid % 4) * 2 + (tl_s0 / 2) * 8)) * KG + g0] : 0.0f;
                 }
-                // copy(Bs[col0 / G +: 1, g0 + k], sb);  (qgemm.tl:215)
+                // copy(Bs[col0 / G +: 1, g0 + k], sb);  (qgemm.tl:217)
                 for (int tl_e1 = 0; tl_e1 < 1; ++tl_e1) {
                     sb_next[tl_e1] = tl::in_bounds((col0 / 128) + tl_e1, NB) && tl::in_bounds(g0, KG) ? Bs[int64_t((col0 / 128) + tl_e1) * KG + g0] : 0.0f;
                 }
             }
-            // for k in pipelined(min(k_groups, KG - g0), stages = STAGES) {  (qgemm.tl:211)
+            // for k in pipelined(min(k_groups, KG - g0), stages = STAGES) {  (qgemm.tl:213)
             const int tl_trips2 = tl::min(k_groups, KG - g0);
             for (int k = 0; k < tl_trips2; ++k, ++tl_it) {
                 const int tl_stage = tl_it % 7;
                 tl::sm90::mbarrier_wait(&tl_full[tl_stage], (tl_it / 7 + 0) & 1);  // trip k's TMA loads landed
-                // gemm(b, a, part, transpose_b = true, clear = true);  (qgemm.tl:216)
+                // gemm(b, a, part, transpose_b = true, clear = true);  (qgemm.tl:218)
                 tl::sm90::warpgroup_gemm<tl::f8e4m3, 128, 32, 128, false, true, 1>(part, b + tl_stage * 16384, a + tl_stage * 4096, tl_tid / 128, true);
-                // copy(As[row0 +: BM, g0 + k], sa);  (qgemm.tl:214)
+                // copy(As[row0 +: BM, g0 + k], sa);  (qgemm.tl:216)
                 #pragma unroll
                 for (int tl_s = 0; tl_s < 8; ++tl_s) sa[tl_s] = sa_next[tl_s];
-                // copy(Bs[col0 / G +: 1, g0 + k], sb);  (qgemm.tl:215)
+                // copy(Bs[col0 / G +: 1, g0 + k], sb);  (qgemm.tl:217)
                 for (int tl_e3 = 0; tl_e3 < 1; ++tl_e3) {
                     sb[tl_e3] = sb_next[tl_e3];
                 }
                 if (k + 1 < tl::min(k_groups, KG - g0)) {
-                    // copy(As[row0 +: BM, g0 + k], sa);  (qgemm.tl:214)
+                    // copy(As[row0 +: BM, g0 + k], sa);  (qgemm.tl:216)
                     #pragma unroll
                     for (int tl_s4 = 0; tl_s4 < 8; ++tl_s4) {
                         sa_next[tl_s4] = tl::in_bounds(row0 + ((tl_s4 % 2) + (tl_tid % 4) * 2 + (tl_s4 / 2) * 8), M) && tl::in_bounds(g0 + (k + 1), KG) ? As[int64_t(row0 + ((tl_s4 % 2) + (tl_tid % 4) * 2 + (tl_s4 / 2) * 8)) * KG + (g0 + (k + 1))] : 0.0f;
                     }
-                    // copy(Bs[col0 / G +: 1, g0 + k], sb);  (qgemm.tl:215)
+                    // copy(Bs[col0 / G +: 1, g0 + k], sb);  (qgemm.tl:217)
                     for (int tl_e5 = 0; tl_e5 < 1; ++tl_e5) {
                         sb_next[tl_e5] = tl::in_bounds((col0 / 128) + tl_e5, NB) && tl::in_bounds(g0 + (k + 1), KG) ? Bs[int64_t((col0 / 128) + tl_e5) * KG + (g0 + (k + 1))] : 0.0f;
                     }
@@ -3408,7 +3408,7 @@ __global__ void __launch_bounds__(256, 1) fp8_gemm_block_scaled_skinny_kernel_va
                 tl::sm90::wgmma_wait<0>();  // #0 (into `part`) retired
                 tl::sm90::fence_accumulators(part);
                 if (tl_tid % 32 == 0) tl::sm90::mbarrier_arrive(&tl_empty[tl_stage]);  // release trip k's stage
-                // for i, j in parallel(BN, BM) {  (qgemm.tl:217)
+                // for i, j in parallel(BN, BM) {  (qgemm.tl:219)
                 // for i, j in parallel(128, 32): each thread visits the elements of `acc` it holds
                 #pragma unroll
                 for (int tl_s6 = 0; tl_s6 < acc_layout::kSlots; ++tl_s6) {
@@ -3417,7 +3417,7 @@ __global__ void __launch_bounds__(256, 1) fp8_gemm_block_scaled_skinny_kernel_va
                     acc[tl_s6] = acc[tl_s6] + part[tl_s6] * (sa[(tl_s6 % 2) + (tl_s6 / 4 % 4) * 2] * sb[0]);
                 }
             }
-            // for i, j in parallel(BN, BM) {                          // Part[z] = accᵀ  (qgemm.tl:221)
+            // for i, j in parallel(BN, BM) {                          // Part[z] = accᵀ  (qgemm.tl:223)
             // for i, j in parallel(128, 32): each thread visits the elements of `acc` it holds
             #pragma unroll
             for (int tl_s7 = 0; tl_s7 < acc_layout::kSlots; ++tl_s7) {
@@ -3432,7 +3432,7 @@ __global__ void __launch_bounds__(256, 1) fp8_gemm_block_scaled_skinny_kernel_va
     #endif
 }
 
-// kernel fp8_gemm_block_scaled_skinny<BM = 64, G = 128, BN = 128, STAGES = 4>  (stdlib/qgemm.tl:194)
+// kernel fp8_gemm_block_scaled_skinny<BM = 64, G = 128, BN = 128, STAGES = 4>  (stdlib/qgemm.tl:196)
 // 128 threads per block, 110592 bytes of shared memory
 __global__ void __launch_bounds__(128) fp8_gemm_block_scaled_skinny_kernel_variant2(
         const tl::f8e4m3* __restrict__ A,
@@ -3467,7 +3467,7 @@ __global__ void __launch_bounds__(128) fp8_gemm_block_scaled_skinny_kernel_varia
     const int32_t g0 = int(blockIdx.z) * k_groups;
     const int32_t k_trips = tl::min(k_groups, KG - g0);
     if (0 < k_trips) {
-        // copy(B[col0 +: BN, (g0 + k) * G +: G], b);  (qgemm.tl:212)
+        // copy(B[col0 +: BN, (g0 + k) * G +: G], b);  (qgemm.tl:214)
         if (tl::is_aligned(B, 16) && K % 16 == 0 && col0 >= 0 && col0 + 128 <= N && (g0 * 128) >= 0 && (g0 * 128) + 128 <= K && (g0 * 128) % 16 == 0) {
             #pragma unroll
             for (int tl_i1 = 0; tl_i1 < 8; ++tl_i1) {
@@ -3491,7 +3491,7 @@ __global__ void __launch_bounds__(128) fp8_gemm_block_scaled_skinny_kernel_varia
                 }
             }
         }
-        // copy(A[row0 +: BM, (g0 + k) * G +: G], a);  (qgemm.tl:213)
+        // copy(A[row0 +: BM, (g0 + k) * G +: G], a);  (qgemm.tl:215)
         if (tl::is_aligned(A, 16) && K % 16 == 0 && row0 >= 0 && row0 + 64 <= M && (g0 * 128) >= 0 && (g0 * 128) + 128 <= K && (g0 * 128) % 16 == 0) {
             #pragma unroll
             for (int tl_i8 = 0; tl_i8 < 4; ++tl_i8) {
@@ -3518,7 +3518,7 @@ __global__ void __launch_bounds__(128) fp8_gemm_block_scaled_skinny_kernel_varia
     }
     tl::cp_async_commit();
     if (1 < k_trips) {
-        // copy(B[col0 +: BN, (g0 + k) * G +: G], b);  (qgemm.tl:212)
+        // copy(B[col0 +: BN, (g0 + k) * G +: G], b);  (qgemm.tl:214)
         if (tl::is_aligned(B, 16) && K % 16 == 0 && col0 >= 0 && col0 + 128 <= N && ((g0 + 1) * 128) >= 0 && ((g0 + 1) * 128) + 128 <= K && ((g0 + 1) * 128) % 16 == 0) {
             #pragma unroll
             for (int tl_i15 = 0; tl_i15 < 8; ++tl_i15) {
@@ -3542,7 +3542,7 @@ __global__ void __launch_bounds__(128) fp8_gemm_block_scaled_skinny_kernel_varia
                 }
             }
         }
-        // copy(A[row0 +: BM, (g0 + k) * G +: G], a);  (qgemm.tl:213)
+        // copy(A[row0 +: BM, (g0 + k) * G +: G], a);  (qgemm.tl:215)
         if (tl::is_aligned(A, 16) && K % 16 == 0 && row0 >= 0 && row0 + 64 <= M && ((g0 + 1) * 128) >= 0 && ((g0 + 1) * 128) + 128 <= K && ((g0 + 1) * 128) % 16 == 0) {
             #pragma unroll
             for (int tl_i22 = 0; tl_i22 < 4; ++tl_i22) {
@@ -3569,7 +3569,7 @@ __global__ void __launch_bounds__(128) fp8_gemm_block_scaled_skinny_kernel_varia
     }
     tl::cp_async_commit();
     if (2 < k_trips) {
-        // copy(B[col0 +: BN, (g0 + k) * G +: G], b);  (qgemm.tl:212)
+        // copy(B[col0 +: BN, (g0 + k) * G +: G], b);  (qgemm.tl:214)
         if (tl::is_aligned(B, 16) && K % 16 == 0 && col0 >= 0 && col0 + 128 <= N && ((g0 + 2) * 128) >= 0 && ((g0 + 2) * 128) + 128 <= K && ((g0 + 2) * 128) % 16 == 0) {
             #pragma unroll
             for (int tl_i29 = 0; tl_i29 < 8; ++tl_i29) {
@@ -3593,7 +3593,7 @@ __global__ void __launch_bounds__(128) fp8_gemm_block_scaled_skinny_kernel_varia
                 }
             }
         }
-        // copy(A[row0 +: BM, (g0 + k) * G +: G], a);  (qgemm.tl:213)
+        // copy(A[row0 +: BM, (g0 + k) * G +: G], a);  (qgemm.tl:215)
         if (tl::is_aligned(A, 16) && K % 16 == 0 && row0 >= 0 && row0 + 64 <= M && ((g0 + 2) * 128) >= 0 && ((g0 + 2) * 128) + 128 <= K && ((g0 + 2) * 128) % 16 == 0) {
             #pragma unroll
             for (int tl_i36 = 0; tl_i36 < 4; ++tl_i36) {
@@ -3622,22 +3622,22 @@ __global__ void __launch_bounds__(128) fp8_gemm_block_scaled_skinny_kernel_varia
     float sa_next[8];  // fragment sa_next: f32[64]
     float sb_next[1];  // local sb_next: f32[1]
     if (0 < k_trips) {
-        // copy(As[row0 +: BM, g0 + k], sa);  (qgemm.tl:214)
+        // copy(As[row0 +: BM, g0 + k], sa);  (qgemm.tl:216)
         #pragma unroll
         for (int tl_s42 = 0; tl_s42 < 8; ++tl_s42) {
             sa_next[tl_s42] = tl::in_bounds(row0 + ((tl_s42 % 2) + (tl_tid % 4) * 2 + (tl_s42 / 2) * 8 + (tl_tid / 32 % 2) * 32), M) && tl::in_bounds(g0, KG) ? As[int64_t(row0 + ((tl_s42 % 2) + (tl_tid % 4) * 2 + (tl_s42 / 2) * 8 + (tl_tid / 32 % 2) * 32)) * KG + g0] : 0.0f;
         }
-        // copy(Bs[col0 / G +: 1, g0 + k], sb);  (qgemm.tl:215)
+        // copy(Bs[col0 / G +: 1, g0 + k], sb);  (qgemm.tl:217)
         for (int tl_e43 = 0; tl_e43 < 1; ++tl_e43) {
             sb_next[tl_e43] = tl::in_bounds((col0 / 128) + tl_e43, NB) && tl::in_bounds(g0, KG) ? Bs[int64_t((col0 / 128) + tl_e43) * KG + g0] : 0.0f;
         }
     }
-    // for k in pipelined(min(k_groups, KG - g0), stages = STAGES) {  (qgemm.tl:211)
+    // for k in pipelined(min(k_groups, KG - g0), stages = STAGES) {  (qgemm.tl:213)
     for (int k = 0; k < k_trips; ++k) {
         tl::cp_async_wait<2>();  // at most 2 copy groups of this thread still in flight
         __syncthreads();  // pipeline: stage `k % 4` has landed and the stage refilled next is no longer read
         if (k + 3 < k_trips) {
-            // copy(B[col0 +: BN, (g0 + k) * G +: G], b);  (qgemm.tl:212)
+            // copy(B[col0 +: BN, (g0 + k) * G +: G], b);  (qgemm.tl:214)
             if (tl::is_aligned(B, 16) && K % 16 == 0 && col0 >= 0 && col0 + 128 <= N && ((g0 + (k + 3)) * 128) >= 0 && ((g0 + (k + 3)) * 128) + 128 <= K && ((g0 + (k + 3)) * 128) % 16 == 0) {
                 #pragma unroll
                 for (int tl_i45 = 0; tl_i45 < 8; ++tl_i45) {
@@ -3661,7 +3661,7 @@ __global__ void __launch_bounds__(128) fp8_gemm_block_scaled_skinny_kernel_varia
                     }
                 }
             }
-            // copy(A[row0 +: BM, (g0 + k) * G +: G], a);  (qgemm.tl:213)
+            // copy(A[row0 +: BM, (g0 + k) * G +: G], a);  (qgemm.tl:215)
             if (tl::is_aligned(A, 16) && K % 16 == 0 && row0 >= 0 && row0 + 64 <= M && ((g0 + (k + 3)) * 128) >= 0 && ((g0 + (k + 3)) * 128) + 128 <= K && ((g0 + (k + 3)) * 128) % 16 == 0) {
                 #pragma unroll
                 for (int tl_i52 = 0; tl_i52 < 4; ++tl_i52) {
@@ -3687,32 +3687,32 @@ __global__ void __launch_bounds__(128) fp8_gemm_block_scaled_skinny_kernel_varia
             }
         }
         tl::cp_async_commit();
-        // copy(As[row0 +: BM, g0 + k], sa);  (qgemm.tl:214)
+        // copy(As[row0 +: BM, g0 + k], sa);  (qgemm.tl:216)
         #pragma unroll
         for (int tl_s = 0; tl_s < 8; ++tl_s) sa[tl_s] = sa_next[tl_s];
-        // copy(Bs[col0 / G +: 1, g0 + k], sb);  (qgemm.tl:215)
+        // copy(Bs[col0 / G +: 1, g0 + k], sb);  (qgemm.tl:217)
         for (int tl_e58 = 0; tl_e58 < 1; ++tl_e58) {
             sb[tl_e58] = sb_next[tl_e58];
         }
         if (k + 1 < k_trips) {
-            // copy(As[row0 +: BM, g0 + k], sa);  (qgemm.tl:214)
+            // copy(As[row0 +: BM, g0 + k], sa);  (qgemm.tl:216)
             #pragma unroll
             for (int tl_s59 = 0; tl_s59 < 8; ++tl_s59) {
                 sa_next[tl_s59] = tl::in_bounds(row0 + ((tl_s59 % 2) + (tl_tid % 4) * 2 + (tl_s59 / 2) * 8 + (tl_tid / 32 % 2) * 32), M) && tl::in_bounds(g0 + (k + 1), KG) ? As[int64_t(row0 + ((tl_s59 % 2) + (tl_tid % 4) * 2 + (tl_s59 / 2) * 8 + (tl_tid / 32 % 2) * 32)) * KG + (g0 + (k + 1))] : 0.0f;
             }
-            // copy(Bs[col0 / G +: 1, g0 + k], sb);  (qgemm.tl:215)
+            // copy(Bs[col0 / G +: 1, g0 + k], sb);  (qgemm.tl:217)
             for (int tl_e60 = 0; tl_e60 < 1; ++tl_e60) {
                 sb_next[tl_e60] = tl::in_bounds((col0 / 128) + tl_e60, NB) && tl::in_bounds(g0 + (k + 1), KG) ? Bs[int64_t((col0 / 128) + tl_e60) * KG + (g0 + (k + 1))] : 0.0f;
             }
         }
-        // gemm(b, a, part, transpose_b = true, clear = true);  (qgemm.tl:216)
+        // gemm(b, a, part, transpose_b = true, clear = true);  (qgemm.tl:218)
         {
             for (int tl_s = 0; tl_s < part_layout::kSlots; ++tl_s) part[tl_s] = 0.0f;
             tl::warp_gemm_mma<128, 64, 128, 2, 2, tl::f8e4m3, false, true>(
                 part, tl::SharedMatrix<tl::f8e4m3, false, 144>{&b[((k % 4) * 128 + 0) * 144 + 0]},
                 tl::SharedMatrix<tl::f8e4m3, true, 144>{&a[((k % 4) * 64 + 0) * 144 + 0]}, tl_tid);
         }
-        // for i, j in parallel(BN, BM) {  (qgemm.tl:217)
+        // for i, j in parallel(BN, BM) {  (qgemm.tl:219)
         // for i, j in parallel(128, 64): each thread visits the elements of `acc` it holds
         #pragma unroll
         for (int tl_s61 = 0; tl_s61 < acc_layout::kSlots; ++tl_s61) {
@@ -3722,7 +3722,7 @@ __global__ void __launch_bounds__(128) fp8_gemm_block_scaled_skinny_kernel_varia
         }
     }
     tl::cp_async_wait<0>();  // at most 0 copy groups of this thread still in flight
-    // for i, j in parallel(BN, BM) {                          // Part[z] = accᵀ  (qgemm.tl:221)
+    // for i, j in parallel(BN, BM) {                          // Part[z] = accᵀ  (qgemm.tl:223)
     // for i, j in parallel(128, 64): each thread visits the elements of `acc` it holds
     #pragma unroll
     for (int tl_s62 = 0; tl_s62 < acc_layout::kSlots; ++tl_s62) {
@@ -3734,7 +3734,7 @@ __global__ void __launch_bounds__(128) fp8_gemm_block_scaled_skinny_kernel_varia
     }
 }
 
-// kernel fp8_gemm_block_scaled_skinny<BM = 64, G = 128, BN = 128, STAGES = 4>  (stdlib/qgemm.tl:194)
+// kernel fp8_gemm_block_scaled_skinny<BM = 64, G = 128, BN = 128, STAGES = 4>  (stdlib/qgemm.tl:196)
 // 128 threads per block, 148592 bytes of shared memory
 // warp-specialized: warpgroup 0 issues TMA loads, the other 128 threads run wgmma; persistent over the tiles
 __global__ void __launch_bounds__(256, 1) fp8_gemm_block_scaled_skinny_kernel_variant2_sm90(
@@ -3808,9 +3808,9 @@ __global__ void __launch_bounds__(256, 1) fp8_gemm_block_scaled_skinny_kernel_va
                     const int tl_stage = tl_it % 6;
                     tl::sm90::mbarrier_wait(&tl_empty[tl_stage], (tl_it / 6 + 1) & 1);  // consumers released it
                     tl::sm90::mbarrier_arrive_expect_tx(&tl_full[tl_stage], 24576);
-                    // copy(B[col0 +: BN, (g0 + k) * G +: G], b);  (qgemm.tl:212)
+                    // copy(B[col0 +: BN, (g0 + k) * G +: G], b);  (qgemm.tl:214)
                     tl::sm90::tma_load_2d(b + tl_stage * 16384, &tl_map_B, &tl_full[tl_stage], (g0 + k) * 128, col0);
-                    // copy(A[row0 +: BM, (g0 + k) * G +: G], a);  (qgemm.tl:213)
+                    // copy(A[row0 +: BM, (g0 + k) * G +: G], a);  (qgemm.tl:215)
                     tl::sm90::tma_load_2d(a + tl_stage * 8192, &tl_map_A, &tl_full[tl_stage], (g0 + k) * 128, row0);
                 }
                 tl_tile = tl::sm90::claim_next_tile(tl_tile_counter, tl_tiles);
@@ -3845,26 +3845,26 @@ __global__ void __launch_bounds__(256, 1) fp8_gemm_block_scaled_skinny_kernel_va
             const int32_t row0 = tl_block_y * 64;
             const int32_t col0 = tl_block_x * 128;
             const int32_t g0 = tl_block_z * k_groups;
-            // for k in pipelined(min(k_groups, KG - g0), stages = STAGES) {  (qgemm.tl:211)
+            // for k in pipelined(min(k_groups, KG - g0), stages = STAGES) {  (qgemm.tl:213)
             const int tl_trips0 = tl::min(k_groups, KG - g0);
             for (int k = 0; k < tl_trips0; ++k, ++tl_it) {
                 const int tl_stage = tl_it % 6;
                 tl::sm90::mbarrier_wait(&tl_full[tl_stage], (tl_it / 6 + 0) & 1);  // trip k's TMA loads landed
-                // gemm(b, a, part, transpose_b = true, clear = true);  (qgemm.tl:216)
+                // gemm(b, a, part, transpose_b = true, clear = true);  (qgemm.tl:218)
                 tl::sm90::warpgroup_gemm<tl::f8e4m3, 128, 64, 128, false, true, 1>(part, b + tl_stage * 16384, a + tl_stage * 8192, tl_tid / 128, true);
-                // copy(As[row0 +: BM, g0 + k], sa);  (qgemm.tl:214)
+                // copy(As[row0 +: BM, g0 + k], sa);  (qgemm.tl:216)
                 #pragma unroll
                 for (int tl_s1 = 0; tl_s1 < 16; ++tl_s1) {
                     sa[tl_s1] = tl::in_bounds(row0 + ((tl_s1 % 2) + (tl_tid % 4) * 2 + (tl_s1 / 2) * 8), M) && tl::in_bounds(g0 + k, KG) ? As[int64_t(row0 + ((tl_s1 % 2) + (tl_tid % 4) * 2 + (tl_s1 / 2) * 8)) * KG + (g0 + k)] : 0.0f;
                 }
-                // copy(Bs[col0 / G +: 1, g0 + k], sb);  (qgemm.tl:215)
+                // copy(Bs[col0 / G +: 1, g0 + k], sb);  (qgemm.tl:217)
                 for (int tl_e2 = 0; tl_e2 < 1; ++tl_e2) {
                     sb[tl_e2] = tl::in_bounds((col0 / 128) + tl_e2, NB) && tl::in_bounds(g0 + k, KG) ? Bs[int64_t((col0 / 128) + tl_e2) * KG + (g0 + k)] : 0.0f;
                 }
                 tl::sm90::wgmma_wait<0>();  // #0 (into `part`) retired
                 tl::sm90::fence_accumulators(part);
                 if (tl_tid % 32 == 0) tl::sm90::mbarrier_arrive(&tl_empty[tl_stage]);  // release trip k's stage
-                // for i, j in parallel(BN, BM) {  (qgemm.tl:217)
+                // for i, j in parallel(BN, BM) {  (qgemm.tl:219)
                 // for i, j in parallel(128, 64): each thread visits the elements of `acc` it holds
                 #pragma unroll
                 for (int tl_s3 = 0; tl_s3 < acc_layout::kSlots; ++tl_s3) {
@@ -3873,7 +3873,7 @@ __global__ void __launch_bounds__(256, 1) fp8_gemm_block_scaled_skinny_kernel_va
                     acc[tl_s3] = acc[tl_s3] + part[tl_s3] * (sa[(tl_s3 % 2) + (tl_s3 / 4 % 8) * 2] * sb[0]);
                 }
             }
-            // for i, j in parallel(BN, BM) {                          // Part[z] = accᵀ  (qgemm.tl:221)
+            // for i, j in parallel(BN, BM) {                          // Part[z] = accᵀ  (qgemm.tl:223)
             // for i, j in parallel(128, 64): each thread visits the elements of `acc` it holds
             #pragma unroll
             for (int tl_s4 = 0; tl_s4 < acc_layout::kSlots; ++tl_s4) {
@@ -4082,9 +4082,9 @@ __global__ void __launch_bounds__(128) fp8_gemm_block_scaled_splitk_combine_kern
     }
 }
 
-// kernel fp8_gemm_block_scaled_fp8_gemm_block_scaled_tile<BN = 128, BM = 64, G = 128, STAGES = 2, THREADS = 512, T = bf16>  (stdlib/qgemm.tl:99)
-// 512 threads per block, 110592 bytes of shared memory
-__global__ void __launch_bounds__(512) fp8_gemm_block_scaled_fp8_gemm_block_scaled_tile_kernel_variant0(
+// kernel fp8_gemm_block_scaled_fp8_gemm_block_scaled_tile<BN = 128, BM = 64, G = 128, STAGES = 2, THREADS = 256, T = bf16>  (stdlib/qgemm.tl:101)
+// 256 threads per block, 110592 bytes of shared memory
+__global__ void __launch_bounds__(256) fp8_gemm_block_scaled_fp8_gemm_block_scaled_tile_kernel_variant0(
         const tl::f8e4m3* __restrict__ A,
         const float* __restrict__ As,
         const tl::f8e4m3* __restrict__ B,
@@ -4097,14 +4097,14 @@ __global__ void __launch_bounds__(512) fp8_gemm_block_scaled_fp8_gemm_block_scal
         int32_t NB)
 {
     tl::wait_for_previous_grid();  // launched by program `fp8_gemm_block_scaled`: the kernel before it has finished
-    // fragment sa0: f32[64], slice of `acc` (broadcast): [64] over 512 threads: (8:t4 2:r1 2:r2 2:t256) 4 registers, 32 replicas
-    // fragment sa1: f32[64], slice of `acc` (broadcast): [64] over 512 threads: (8:t4 2:r1 2:r2 2:t256) 4 registers, 32 replicas
-    using p0_layout = tl::MmaAccLayout<64, 128, 2, 8>;  // fragment p0: f32[64, 128], mma.sync accumulators
-    using p1_layout = tl::MmaAccLayout<64, 128, 2, 8>;  // fragment p1: f32[64, 128], mma.sync accumulators
-    using acc_layout = tl::MmaAccLayout<64, 128, 2, 8>;  // fragment acc: f32[64, 128], mma.sync accumulators
-    // fragment sa0_next: f32[64], slice of `acc` (broadcast): [64] over 512 threads: (8:t4 2:r1 2:r2 2:t256) 4 registers, 32 replicas
-    // fragment sa1_next: f32[64], slice of `acc` (broadcast): [64] over 512 threads: (8:t4 2:r1 2:r2 2:t256) 4 registers, 32 replicas
-    const int tl_tid = tl::thread_index<512>();
+    // fragment sa0: f32[64], slice of `acc` (broadcast): [64] over 256 threads: (8:t4 2:r1 2:r2 2:t128) 4 registers, 16 replicas
+    // fragment sa1: f32[64], slice of `acc` (broadcast): [64] over 256 threads: (8:t4 2:r1 2:r2 2:t128) 4 registers, 16 replicas
+    using p0_layout = tl::MmaAccLayout<64, 128, 2, 4>;  // fragment p0: f32[64, 128], mma.sync accumulators
+    using p1_layout = tl::MmaAccLayout<64, 128, 2, 4>;  // fragment p1: f32[64, 128], mma.sync accumulators
+    using acc_layout = tl::MmaAccLayout<64, 128, 2, 4>;  // fragment acc: f32[64, 128], mma.sync accumulators
+    // fragment sa0_next: f32[64], slice of `acc` (broadcast): [64] over 256 threads: (8:t4 2:r1 2:r2 2:t128) 4 registers, 16 replicas
+    // fragment sa1_next: f32[64], slice of `acc` (broadcast): [64] over 256 threads: (8:t4 2:r1 2:r2 2:t128) 4 registers, 16 replicas
+    const int tl_tid = tl::thread_index<256>();
     extern __shared__ __align__(128) unsigned char tl_smem[];
     tl::f8e4m3* a0 = reinterpret_cast<tl::f8e4m3*>(tl_smem + 0);  // shared a0: f8e4m3[2, 64, 128], row pitch 144
     tl::f8e4m3* b0 = reinterpret_cast<tl::f8e4m3*>(tl_smem + 18432);  // shared b0: f8e4m3[2, 128, 128], row pitch 144
@@ -4122,17 +4122,17 @@ __global__ void __launch_bounds__(512) fp8_gemm_block_scaled_fp8_gemm_block_scal
     const int32_t col0 = int(blockIdx.x) * 128;
     const int32_t k_trips = tl::cdiv(KG, 2);
     if (0 < k_trips) {
-        // copy(A[row0 +: BM, 2 * k * G +: G], a0);  (qgemm.tl:121)
+        // copy(A[row0 +: BM, 2 * k * G +: G], a0);  (qgemm.tl:123)
         if (tl::is_aligned(A, 16) && K % 16 == 0 && row0 >= 0 && row0 + 64 <= M && 0 >= 0 && 0 + 128 <= K && 0 % 16 == 0) {
             #pragma unroll
-            for (int tl_i1 = 0; tl_i1 < 1; ++tl_i1) {
-                const int tl_chunk0 = tl_tid + tl_i1 * 512;
+            for (int tl_i1 = 0; tl_i1 < 2; ++tl_i1) {
+                const int tl_chunk0 = tl_tid + tl_i1 * 256;
                 tl::cp_async_16(&a0[(0 * 64 + ((tl_chunk0 * 16) / 128)) * 144 + ((tl_chunk0 * 16) % 128)], &A[int64_t(row0 + ((tl_chunk0 * 16) / 128)) * K + ((tl_chunk0 * 16) % 128)]);
             }
         } else {
             #pragma unroll
-            for (int tl_i3 = 0; tl_i3 < 1; ++tl_i3) {
-                const int tl_chunk2 = tl_tid + tl_i3 * 512;
+            for (int tl_i3 = 0; tl_i3 < 2; ++tl_i3) {
+                const int tl_chunk2 = tl_tid + tl_i3 * 256;
                 const tl::f8e4m3* tl_src4 = &A[int64_t(row0 + ((tl_chunk2 * 16) / 128)) * K + ((tl_chunk2 * 16) % 128)];
                 tl::f8e4m3* tl_dst5 = &a0[(0 * 64 + ((tl_chunk2 * 16) / 128)) * 144 + ((tl_chunk2 * 16) % 128)];
                 const int tl_valid6 = !(tl::in_bounds(row0 + ((tl_chunk2 * 16) / 128), M)) ? 0 : max(0, min(16, K - ((tl_chunk2 * 16) % 128)));
@@ -4146,17 +4146,17 @@ __global__ void __launch_bounds__(512) fp8_gemm_block_scaled_fp8_gemm_block_scal
                 }
             }
         }
-        // copy(B[col0 +: BN, 2 * k * G +: G], b0);  (qgemm.tl:122)
+        // copy(B[col0 +: BN, 2 * k * G +: G], b0);  (qgemm.tl:124)
         if (tl::is_aligned(B, 16) && K % 16 == 0 && col0 >= 0 && col0 + 128 <= N && 0 >= 0 && 0 + 128 <= K && 0 % 16 == 0) {
             #pragma unroll
-            for (int tl_i8 = 0; tl_i8 < 2; ++tl_i8) {
-                const int tl_chunk7 = tl_tid + tl_i8 * 512;
+            for (int tl_i8 = 0; tl_i8 < 4; ++tl_i8) {
+                const int tl_chunk7 = tl_tid + tl_i8 * 256;
                 tl::cp_async_16(&b0[(0 * 128 + ((tl_chunk7 * 16) / 128)) * 144 + ((tl_chunk7 * 16) % 128)], &B[int64_t(col0 + ((tl_chunk7 * 16) / 128)) * K + ((tl_chunk7 * 16) % 128)]);
             }
         } else {
             #pragma unroll
-            for (int tl_i10 = 0; tl_i10 < 2; ++tl_i10) {
-                const int tl_chunk9 = tl_tid + tl_i10 * 512;
+            for (int tl_i10 = 0; tl_i10 < 4; ++tl_i10) {
+                const int tl_chunk9 = tl_tid + tl_i10 * 256;
                 const tl::f8e4m3* tl_src11 = &B[int64_t(col0 + ((tl_chunk9 * 16) / 128)) * K + ((tl_chunk9 * 16) % 128)];
                 tl::f8e4m3* tl_dst12 = &b0[(0 * 128 + ((tl_chunk9 * 16) / 128)) * 144 + ((tl_chunk9 * 16) % 128)];
                 const int tl_valid13 = !(tl::in_bounds(col0 + ((tl_chunk9 * 16) / 128), N)) ? 0 : max(0, min(16, K - ((tl_chunk9 * 16) % 128)));
@@ -4170,17 +4170,17 @@ __global__ void __launch_bounds__(512) fp8_gemm_block_scaled_fp8_gemm_block_scal
                 }
             }
         }
-        // copy(A[row0 +: BM, (2 * k + 1) * G +: G], a1);  (qgemm.tl:123)
+        // copy(A[row0 +: BM, (2 * k + 1) * G +: G], a1);  (qgemm.tl:125)
         if (tl::is_aligned(A, 16) && K % 16 == 0 && row0 >= 0 && row0 + 64 <= M && 128 >= 0 && 128 + 128 <= K && 128 % 16 == 0) {
             #pragma unroll
-            for (int tl_i15 = 0; tl_i15 < 1; ++tl_i15) {
-                const int tl_chunk14 = tl_tid + tl_i15 * 512;
+            for (int tl_i15 = 0; tl_i15 < 2; ++tl_i15) {
+                const int tl_chunk14 = tl_tid + tl_i15 * 256;
                 tl::cp_async_16(&a1[(0 * 64 + ((tl_chunk14 * 16) / 128)) * 144 + ((tl_chunk14 * 16) % 128)], &A[int64_t(row0 + ((tl_chunk14 * 16) / 128)) * K + (128 + ((tl_chunk14 * 16) % 128))]);
             }
         } else {
             #pragma unroll
-            for (int tl_i17 = 0; tl_i17 < 1; ++tl_i17) {
-                const int tl_chunk16 = tl_tid + tl_i17 * 512;
+            for (int tl_i17 = 0; tl_i17 < 2; ++tl_i17) {
+                const int tl_chunk16 = tl_tid + tl_i17 * 256;
                 const tl::f8e4m3* tl_src18 = &A[int64_t(row0 + ((tl_chunk16 * 16) / 128)) * K + (128 + ((tl_chunk16 * 16) % 128))];
                 tl::f8e4m3* tl_dst19 = &a1[(0 * 64 + ((tl_chunk16 * 16) / 128)) * 144 + ((tl_chunk16 * 16) % 128)];
                 const int tl_valid20 = !(tl::in_bounds(row0 + ((tl_chunk16 * 16) / 128), M)) ? 0 : max(0, min(16, K - (128 + ((tl_chunk16 * 16) % 128))));
@@ -4194,17 +4194,17 @@ __global__ void __launch_bounds__(512) fp8_gemm_block_scaled_fp8_gemm_block_scal
                 }
             }
         }
-        // copy(B[col0 +: BN, (2 * k + 1) * G +: G], b1);  (qgemm.tl:124)
+        // copy(B[col0 +: BN, (2 * k + 1) * G +: G], b1);  (qgemm.tl:126)
         if (tl::is_aligned(B, 16) && K % 16 == 0 && col0 >= 0 && col0 + 128 <= N && 128 >= 0 && 128 + 128 <= K && 128 % 16 == 0) {
             #pragma unroll
-            for (int tl_i22 = 0; tl_i22 < 2; ++tl_i22) {
-                const int tl_chunk21 = tl_tid + tl_i22 * 512;
+            for (int tl_i22 = 0; tl_i22 < 4; ++tl_i22) {
+                const int tl_chunk21 = tl_tid + tl_i22 * 256;
                 tl::cp_async_16(&b1[(0 * 128 + ((tl_chunk21 * 16) / 128)) * 144 + ((tl_chunk21 * 16) % 128)], &B[int64_t(col0 + ((tl_chunk21 * 16) / 128)) * K + (128 + ((tl_chunk21 * 16) % 128))]);
             }
         } else {
             #pragma unroll
-            for (int tl_i24 = 0; tl_i24 < 2; ++tl_i24) {
-                const int tl_chunk23 = tl_tid + tl_i24 * 512;
+            for (int tl_i24 = 0; tl_i24 < 4; ++tl_i24) {
+                const int tl_chunk23 = tl_tid + tl_i24 * 256;
                 const tl::f8e4m3* tl_src25 = &B[int64_t(col0 + ((tl_chunk23 * 16) / 128)) * K + (128 + ((tl_chunk23 * 16) % 128))];
                 tl::f8e4m3* tl_dst26 = &b1[(0 * 128 + ((tl_chunk23 * 16) / 128)) * 144 + ((tl_chunk23 * 16) % 128)];
                 const int tl_valid27 = !(tl::in_bounds(col0 + ((tl_chunk23 * 16) / 128), N)) ? 0 : max(0, min(16, K - (128 + ((tl_chunk23 * 16) % 128))));
@@ -4224,37 +4224,37 @@ __global__ void __launch_bounds__(512) fp8_gemm_block_scaled_fp8_gemm_block_scal
     float sa1_next[4];  // fragment sa1_next: f32[64]
     float sb_next[2];  // local sb_next: f32[2]
     if (0 < k_trips) {
-        // copy(As[row0 +: BM, 2 * k], sa0);  (qgemm.tl:125)
+        // copy(As[row0 +: BM, 2 * k], sa0);  (qgemm.tl:127)
         #pragma unroll
         for (int tl_s28 = 0; tl_s28 < 4; ++tl_s28) {
-            sa0_next[tl_s28] = tl::in_bounds(row0 + ((tl_tid / 4 % 8) + (tl_s28 % 2) * 8 + (tl_s28 / 2) * 16 + (tl_tid / 256) * 32), M) && tl::in_bounds(0, KG) ? As[int64_t(row0 + ((tl_tid / 4 % 8) + (tl_s28 % 2) * 8 + (tl_s28 / 2) * 16 + (tl_tid / 256) * 32)) * KG + 0] : 0.0f;
+            sa0_next[tl_s28] = tl::in_bounds(row0 + ((tl_tid / 4 % 8) + (tl_s28 % 2) * 8 + (tl_s28 / 2) * 16 + (tl_tid / 128) * 32), M) && tl::in_bounds(0, KG) ? As[int64_t(row0 + ((tl_tid / 4 % 8) + (tl_s28 % 2) * 8 + (tl_s28 / 2) * 16 + (tl_tid / 128) * 32)) * KG + 0] : 0.0f;
         }
-        // copy(As[row0 +: BM, 2 * k + 1], sa1);  (qgemm.tl:126)
+        // copy(As[row0 +: BM, 2 * k + 1], sa1);  (qgemm.tl:128)
         #pragma unroll
         for (int tl_s29 = 0; tl_s29 < 4; ++tl_s29) {
-            sa1_next[tl_s29] = tl::in_bounds(row0 + ((tl_tid / 4 % 8) + (tl_s29 % 2) * 8 + (tl_s29 / 2) * 16 + (tl_tid / 256) * 32), M) && tl::in_bounds(1, KG) ? As[int64_t(row0 + ((tl_tid / 4 % 8) + (tl_s29 % 2) * 8 + (tl_s29 / 2) * 16 + (tl_tid / 256) * 32)) * KG + 1] : 0.0f;
+            sa1_next[tl_s29] = tl::in_bounds(row0 + ((tl_tid / 4 % 8) + (tl_s29 % 2) * 8 + (tl_s29 / 2) * 16 + (tl_tid / 128) * 32), M) && tl::in_bounds(1, KG) ? As[int64_t(row0 + ((tl_tid / 4 % 8) + (tl_s29 % 2) * 8 + (tl_s29 / 2) * 16 + (tl_tid / 128) * 32)) * KG + 1] : 0.0f;
         }
-        // copy(Bs[col0 / G, 2 * k +: 2], sb);  (qgemm.tl:127)
+        // copy(Bs[col0 / G, 2 * k +: 2], sb);  (qgemm.tl:129)
         for (int tl_e30 = 0; tl_e30 < 2; ++tl_e30) {
             sb_next[tl_e30] = tl::in_bounds(col0 / 128, NB) && tl::in_bounds(tl_e30, KG) ? Bs[int64_t(col0 / 128) * KG + tl_e30] : 0.0f;
         }
     }
-    // for k in pipelined(cdiv(KG, 2), stages = STAGES) {  // two groups of G k a step  (qgemm.tl:120)
+    // for k in pipelined(cdiv(KG, 2), stages = STAGES) {  // two groups of G k a step  (qgemm.tl:122)
     for (int k = 0; k < k_trips; ++k) {
         tl::cp_async_wait<0>();  // at most 0 copy groups of this thread still in flight
         __syncthreads();  // pipeline: stage `k % 2` has landed and the stage refilled next is no longer read
         if (k + 1 < k_trips) {
-            // copy(A[row0 +: BM, 2 * k * G +: G], a0);  (qgemm.tl:121)
+            // copy(A[row0 +: BM, 2 * k * G +: G], a0);  (qgemm.tl:123)
             if (tl::is_aligned(A, 16) && K % 16 == 0 && row0 >= 0 && row0 + 64 <= M && (2 * (k + 1) * 128) >= 0 && (2 * (k + 1) * 128) + 128 <= K && (2 * (k + 1) * 128) % 16 == 0) {
                 #pragma unroll
-                for (int tl_i32 = 0; tl_i32 < 1; ++tl_i32) {
-                    const int tl_chunk31 = tl_tid + tl_i32 * 512;
+                for (int tl_i32 = 0; tl_i32 < 2; ++tl_i32) {
+                    const int tl_chunk31 = tl_tid + tl_i32 * 256;
                     tl::cp_async_16(&a0[(((k + 1) % 2) * 64 + ((tl_chunk31 * 16) / 128)) * 144 + ((tl_chunk31 * 16) % 128)], &A[int64_t(row0 + ((tl_chunk31 * 16) / 128)) * K + ((2 * (k + 1) * 128) + ((tl_chunk31 * 16) % 128))]);
                 }
             } else {
                 #pragma unroll
-                for (int tl_i34 = 0; tl_i34 < 1; ++tl_i34) {
-                    const int tl_chunk33 = tl_tid + tl_i34 * 512;
+                for (int tl_i34 = 0; tl_i34 < 2; ++tl_i34) {
+                    const int tl_chunk33 = tl_tid + tl_i34 * 256;
                     const tl::f8e4m3* tl_src35 = &A[int64_t(row0 + ((tl_chunk33 * 16) / 128)) * K + ((2 * (k + 1) * 128) + ((tl_chunk33 * 16) % 128))];
                     tl::f8e4m3* tl_dst36 = &a0[(((k + 1) % 2) * 64 + ((tl_chunk33 * 16) / 128)) * 144 + ((tl_chunk33 * 16) % 128)];
                     const int tl_valid37 = !(tl::in_bounds(row0 + ((tl_chunk33 * 16) / 128), M)) ? 0 : max(0, min(16, K - ((2 * (k + 1) * 128) + ((tl_chunk33 * 16) % 128))));
@@ -4268,17 +4268,17 @@ __global__ void __launch_bounds__(512) fp8_gemm_block_scaled_fp8_gemm_block_scal
                     }
                 }
             }
-            // copy(B[col0 +: BN, 2 * k * G +: G], b0);  (qgemm.tl:122)
+            // copy(B[col0 +: BN, 2 * k * G +: G], b0);  (qgemm.tl:124)
             if (tl::is_aligned(B, 16) && K % 16 == 0 && col0 >= 0 && col0 + 128 <= N && (2 * (k + 1) * 128) >= 0 && (2 * (k + 1) * 128) + 128 <= K && (2 * (k + 1) * 128) % 16 == 0) {
                 #pragma unroll
-                for (int tl_i39 = 0; tl_i39 < 2; ++tl_i39) {
-                    const int tl_chunk38 = tl_tid + tl_i39 * 512;
+                for (int tl_i39 = 0; tl_i39 < 4; ++tl_i39) {
+                    const int tl_chunk38 = tl_tid + tl_i39 * 256;
                     tl::cp_async_16(&b0[(((k + 1) % 2) * 128 + ((tl_chunk38 * 16) / 128)) * 144 + ((tl_chunk38 * 16) % 128)], &B[int64_t(col0 + ((tl_chunk38 * 16) / 128)) * K + ((2 * (k + 1) * 128) + ((tl_chunk38 * 16) % 128))]);
                 }
             } else {
                 #pragma unroll
-                for (int tl_i41 = 0; tl_i41 < 2; ++tl_i41) {
-                    const int tl_chunk40 = tl_tid + tl_i41 * 512;
+                for (int tl_i41 = 0; tl_i41 < 4; ++tl_i41) {
+                    const int tl_chunk40 = tl_tid + tl_i41 * 256;
                     const tl::f8e4m3* tl_src42 = &B[int64_t(col0 + ((tl_chunk40 * 16) / 128)) * K + ((2 * (k + 1) * 128) + ((tl_chunk40 * 16) % 128))];
                     tl::f8e4m3* tl_dst43 = &b0[(((k + 1) % 2) * 128 + ((tl_chunk40 * 16) / 128)) * 144 + ((tl_chunk40 * 16) % 128)];
                     const int tl_valid44 = !(tl::in_bounds(col0 + ((tl_chunk40 * 16) / 128), N)) ? 0 : max(0, min(16, K - ((2 * (k + 1) * 128) + ((tl_chunk40 * 16) % 128))));
@@ -4292,17 +4292,17 @@ __global__ void __launch_bounds__(512) fp8_gemm_block_scaled_fp8_gemm_block_scal
                     }
                 }
             }
-            // copy(A[row0 +: BM, (2 * k + 1) * G +: G], a1);  (qgemm.tl:123)
+            // copy(A[row0 +: BM, (2 * k + 1) * G +: G], a1);  (qgemm.tl:125)
             if (tl::is_aligned(A, 16) && K % 16 == 0 && row0 >= 0 && row0 + 64 <= M && ((2 * (k + 1) + 1) * 128) >= 0 && ((2 * (k + 1) + 1) * 128) + 128 <= K && ((2 * (k + 1) + 1) * 128) % 16 == 0) {
                 #pragma unroll
-                for (int tl_i46 = 0; tl_i46 < 1; ++tl_i46) {
-                    const int tl_chunk45 = tl_tid + tl_i46 * 512;
+                for (int tl_i46 = 0; tl_i46 < 2; ++tl_i46) {
+                    const int tl_chunk45 = tl_tid + tl_i46 * 256;
                     tl::cp_async_16(&a1[(((k + 1) % 2) * 64 + ((tl_chunk45 * 16) / 128)) * 144 + ((tl_chunk45 * 16) % 128)], &A[int64_t(row0 + ((tl_chunk45 * 16) / 128)) * K + (((2 * (k + 1) + 1) * 128) + ((tl_chunk45 * 16) % 128))]);
                 }
             } else {
                 #pragma unroll
-                for (int tl_i48 = 0; tl_i48 < 1; ++tl_i48) {
-                    const int tl_chunk47 = tl_tid + tl_i48 * 512;
+                for (int tl_i48 = 0; tl_i48 < 2; ++tl_i48) {
+                    const int tl_chunk47 = tl_tid + tl_i48 * 256;
                     const tl::f8e4m3* tl_src49 = &A[int64_t(row0 + ((tl_chunk47 * 16) / 128)) * K + (((2 * (k + 1) + 1) * 128) + ((tl_chunk47 * 16) % 128))];
                     tl::f8e4m3* tl_dst50 = &a1[(((k + 1) % 2) * 64 + ((tl_chunk47 * 16) / 128)) * 144 + ((tl_chunk47 * 16) % 128)];
                     const int tl_valid51 = !(tl::in_bounds(row0 + ((tl_chunk47 * 16) / 128), M)) ? 0 : max(0, min(16, K - (((2 * (k + 1) + 1) * 128) + ((tl_chunk47 * 16) % 128))));
@@ -4316,17 +4316,17 @@ __global__ void __launch_bounds__(512) fp8_gemm_block_scaled_fp8_gemm_block_scal
                     }
                 }
             }
-            // copy(B[col0 +: BN, (2 * k + 1) * G +: G], b1);  (qgemm.tl:124)
+            // copy(B[col0 +: BN, (2 * k + 1) * G +: G], b1);  (qgemm.tl:126)
             if (tl::is_aligned(B, 16) && K % 16 == 0 && col0 >= 0 && col0 + 128 <= N && ((2 * (k + 1) + 1) * 128) >= 0 && ((2 * (k + 1) + 1) * 128) + 128 <= K && ((2 * (k + 1) + 1) * 128) % 16 == 0) {
                 #pragma unroll
-                for (int tl_i53 = 0; tl_i53 < 2; ++tl_i53) {
-                    const int tl_chunk52 = tl_tid + tl_i53 * 512;
+                for (int tl_i53 = 0; tl_i53 < 4; ++tl_i53) {
+                    const int tl_chunk52 = tl_tid + tl_i53 * 256;
                     tl::cp_async_16(&b1[(((k + 1) % 2) * 128 + ((tl_chunk52 * 16) / 128)) * 144 + ((tl_chunk52 * 16) % 128)], &B[int64_t(col0 + ((tl_chunk52 * 16) / 128)) * K + (((2 * (k + 1) + 1) * 128) + ((tl_chunk52 * 16) % 128))]);
                 }
             } else {
                 #pragma unroll
-                for (int tl_i55 = 0; tl_i55 < 2; ++tl_i55) {
-                    const int tl_chunk54 = tl_tid + tl_i55 * 512;
+                for (int tl_i55 = 0; tl_i55 < 4; ++tl_i55) {
+                    const int tl_chunk54 = tl_tid + tl_i55 * 256;
                     const tl::f8e4m3* tl_src56 = &B[int64_t(col0 + ((tl_chunk54 * 16) / 128)) * K + (((2 * (k + 1) + 1) * 128) + ((tl_chunk54 * 16) % 128))];
                     tl::f8e4m3* tl_dst57 = &b1[(((k + 1) % 2) * 128 + ((tl_chunk54 * 16) / 128)) * 144 + ((tl_chunk54 * 16) % 128)];
                     const int tl_valid58 = !(tl::in_bounds(col0 + ((tl_chunk54 * 16) / 128), N)) ? 0 : max(0, min(16, K - (((2 * (k + 1) + 1) * 128) + ((tl_chunk54 * 16) % 128))));
@@ -4342,65 +4342,65 @@ __global__ void __launch_bounds__(512) fp8_gemm_block_scaled_fp8_gemm_block_scal
             }
         }
         tl::cp_async_commit();
-        // copy(As[row0 +: BM, 2 * k], sa0);  (qgemm.tl:125)
+        // copy(As[row0 +: BM, 2 * k], sa0);  (qgemm.tl:127)
         #pragma unroll
         for (int tl_s = 0; tl_s < 4; ++tl_s) sa0[tl_s] = sa0_next[tl_s];
-        // copy(As[row0 +: BM, 2 * k + 1], sa1);  (qgemm.tl:126)
+        // copy(As[row0 +: BM, 2 * k + 1], sa1);  (qgemm.tl:128)
         #pragma unroll
         for (int tl_s = 0; tl_s < 4; ++tl_s) sa1[tl_s] = sa1_next[tl_s];
-        // copy(Bs[col0 / G, 2 * k +: 2], sb);  (qgemm.tl:127)
+        // copy(Bs[col0 / G, 2 * k +: 2], sb);  (qgemm.tl:129)
         for (int tl_e59 = 0; tl_e59 < 2; ++tl_e59) {
             sb[tl_e59] = sb_next[tl_e59];
         }
         if (k + 1 < k_trips) {
-            // copy(As[row0 +: BM, 2 * k], sa0);  (qgemm.tl:125)
+            // copy(As[row0 +: BM, 2 * k], sa0);  (qgemm.tl:127)
             #pragma unroll
             for (int tl_s60 = 0; tl_s60 < 4; ++tl_s60) {
-                sa0_next[tl_s60] = tl::in_bounds(row0 + ((tl_tid / 4 % 8) + (tl_s60 % 2) * 8 + (tl_s60 / 2) * 16 + (tl_tid / 256) * 32), M) && tl::in_bounds(2 * (k + 1), KG) ? As[int64_t(row0 + ((tl_tid / 4 % 8) + (tl_s60 % 2) * 8 + (tl_s60 / 2) * 16 + (tl_tid / 256) * 32)) * KG + (2 * (k + 1))] : 0.0f;
+                sa0_next[tl_s60] = tl::in_bounds(row0 + ((tl_tid / 4 % 8) + (tl_s60 % 2) * 8 + (tl_s60 / 2) * 16 + (tl_tid / 128) * 32), M) && tl::in_bounds(2 * (k + 1), KG) ? As[int64_t(row0 + ((tl_tid / 4 % 8) + (tl_s60 % 2) * 8 + (tl_s60 / 2) * 16 + (tl_tid / 128) * 32)) * KG + (2 * (k + 1))] : 0.0f;
             }
-            // copy(As[row0 +: BM, 2 * k + 1], sa1);  (qgemm.tl:126)
+            // copy(As[row0 +: BM, 2 * k + 1], sa1);  (qgemm.tl:128)
             #pragma unroll
             for (int tl_s61 = 0; tl_s61 < 4; ++tl_s61) {
-                sa1_next[tl_s61] = tl::in_bounds(row0 + ((tl_tid / 4 % 8) + (tl_s61 % 2) * 8 + (tl_s61 / 2) * 16 + (tl_tid / 256) * 32), M) && tl::in_bounds(2 * (k + 1) + 1, KG) ? As[int64_t(row0 + ((tl_tid / 4 % 8) + (tl_s61 % 2) * 8 + (tl_s61 / 2) * 16 + (tl_tid / 256) * 32)) * KG + (2 * (k + 1) + 1)] : 0.0f;
+                sa1_next[tl_s61] = tl::in_bounds(row0 + ((tl_tid / 4 % 8) + (tl_s61 % 2) * 8 + (tl_s61 / 2) * 16 + (tl_tid / 128) * 32), M) && tl::in_bounds(2 * (k + 1) + 1, KG) ? As[int64_t(row0 + ((tl_tid / 4 % 8) + (tl_s61 % 2) * 8 + (tl_s61 / 2) * 16 + (tl_tid / 128) * 32)) * KG + (2 * (k + 1) + 1)] : 0.0f;
             }
-            // copy(Bs[col0 / G, 2 * k +: 2], sb);  (qgemm.tl:127)
+            // copy(Bs[col0 / G, 2 * k +: 2], sb);  (qgemm.tl:129)
             for (int tl_e62 = 0; tl_e62 < 2; ++tl_e62) {
                 sb_next[tl_e62] = tl::in_bounds(col0 / 128, NB) && tl::in_bounds((2 * (k + 1)) + tl_e62, KG) ? Bs[int64_t(col0 / 128) * KG + ((2 * (k + 1)) + tl_e62)] : 0.0f;
             }
         }
-        // gemm(a0, b0, p0, transpose_b = true, clear = true);  (qgemm.tl:128)
+        // gemm(a0, b0, p0, transpose_b = true, clear = true);  (qgemm.tl:130)
         {
             for (int tl_s = 0; tl_s < p0_layout::kSlots; ++tl_s) p0[tl_s] = 0.0f;
-            tl::warp_gemm_mma<64, 128, 128, 2, 8, tl::f8e4m3, false, true>(
+            tl::warp_gemm_mma<64, 128, 128, 2, 4, tl::f8e4m3, false, true>(
                 p0, tl::SharedMatrix<tl::f8e4m3, false, 144>{&a0[((k % 2) * 64 + 0) * 144 + 0]},
                 tl::SharedMatrix<tl::f8e4m3, true, 144>{&b0[((k % 2) * 128 + 0) * 144 + 0]}, tl_tid);
         }
-        // gemm(a1, b1, p1, transpose_b = true, clear = true);  (qgemm.tl:129)
-        {
-            for (int tl_s = 0; tl_s < p1_layout::kSlots; ++tl_s) p1[tl_s] = 0.0f;
-            tl::warp_gemm_mma<64, 128, 128, 2, 8, tl::f8e4m3, false, true>(
-                p1, tl::SharedMatrix<tl::f8e4m3, false, 144>{&a1[((k % 2) * 64 + 0) * 144 + 0]},
-                tl::SharedMatrix<tl::f8e4m3, true, 144>{&b1[((k % 2) * 128 + 0) * 144 + 0]}, tl_tid);
-        }
-        // for i, j in parallel(BM, BN) {  (qgemm.tl:130)
+        // for i, j in parallel(BM, BN) {  (qgemm.tl:132)
         // for i, j in parallel(64, 128): each thread visits the elements of `acc` it holds
         #pragma unroll
         for (int tl_s63 = 0; tl_s63 < acc_layout::kSlots; ++tl_s63) {
             [[maybe_unused]] const int i = acc_layout::row(tl_tid, tl_s63);
             [[maybe_unused]] const int j = acc_layout::col(tl_tid, tl_s63);
-            acc[tl_s63] = acc[tl_s63] + p0[tl_s63] * (sa0[(tl_s63 / 2 % 2) + (tl_s63 / 8) * 2] * sb[0]);
+            acc[tl_s63] = acc[tl_s63] + p0[tl_s63] * (sa0[(tl_s63 / 2 % 2) + (tl_s63 / 16) * 2] * sb[0]);
         }
-        // for i, j in parallel(BM, BN) {  (qgemm.tl:133)
+        // gemm(a1, b1, p1, transpose_b = true, clear = true);  (qgemm.tl:131)
+        {
+            for (int tl_s = 0; tl_s < p1_layout::kSlots; ++tl_s) p1[tl_s] = 0.0f;
+            tl::warp_gemm_mma<64, 128, 128, 2, 4, tl::f8e4m3, false, true>(
+                p1, tl::SharedMatrix<tl::f8e4m3, false, 144>{&a1[((k % 2) * 64 + 0) * 144 + 0]},
+                tl::SharedMatrix<tl::f8e4m3, true, 144>{&b1[((k % 2) * 128 + 0) * 144 + 0]}, tl_tid);
+        }
+        // for i, j in parallel(BM, BN) {  (qgemm.tl:135)
         // for i, j in parallel(64, 128): each thread visits the elements of `acc` it holds
         #pragma unroll
         for (int tl_s64 = 0; tl_s64 < acc_layout::kSlots; ++tl_s64) {
             [[maybe_unused]] const int i = acc_layout::row(tl_tid, tl_s64);
             [[maybe_unused]] const int j = acc_layout::col(tl_tid, tl_s64);
-            acc[tl_s64] = acc[tl_s64] + p1[tl_s64] * (sa1[(tl_s64 / 2 % 2) + (tl_s64 / 8) * 2] * sb[1]);
+            acc[tl_s64] = acc[tl_s64] + p1[tl_s64] * (sa1[(tl_s64 / 2 % 2) + (tl_s64 / 16) * 2] * sb[1]);
         }
     }
     tl::cp_async_wait<0>();  // at most 0 copy groups of this thread still in flight
-    // copy(acc, C[row0 +: BM, col0 +: BN]);  (qgemm.tl:137)
+    // copy(acc, C[row0 +: BM, col0 +: BN]);  (qgemm.tl:139)
     #pragma unroll
     for (int tl_chunk65 = 0; tl_chunk65 < acc_layout::kSlots; tl_chunk65 += 2) {
         tl::bf16* tl_ptr66 = &C[int64_t(row0 + (acc_layout::row(tl_tid, tl_chunk65))) * N + (col0 + (acc_layout::col(tl_tid, tl_chunk65)))];
@@ -4418,7 +4418,7 @@ __global__ void __launch_bounds__(512) fp8_gemm_block_scaled_fp8_gemm_block_scal
     }
 }
 
-// kernel fp8_gemm_block_scaled_fp8_gemm_block_scaled_tile<BN = 128, BM = 64, G = 128, STAGES = 2, THREADS = 256, T = bf16>  (stdlib/qgemm.tl:99)
+// kernel fp8_gemm_block_scaled_fp8_gemm_block_scaled_tile<BN = 128, BM = 64, G = 128, STAGES = 2, THREADS = 256, T = bf16>  (stdlib/qgemm.tl:101)
 // 256 threads per block, 148528 bytes of shared memory
 // warp-specialized: warpgroup 0 issues TMA loads, the other 256 threads run wgmma; persistent over the tiles
 __global__ void __launch_bounds__(384, 1) fp8_gemm_block_scaled_fp8_gemm_block_scaled_tile_kernel_variant0_sm90(
@@ -4485,13 +4485,13 @@ __global__ void __launch_bounds__(384, 1) fp8_gemm_block_scaled_fp8_gemm_block_s
                     const int tl_stage = tl_it % 3;
                     tl::sm90::mbarrier_wait(&tl_empty[tl_stage], (tl_it / 3 + 1) & 1);  // consumers released it
                     tl::sm90::mbarrier_arrive_expect_tx(&tl_full[tl_stage], 49152);
-                    // copy(A[row0 +: BM, 2 * k * G +: G], a0);  (qgemm.tl:121)
+                    // copy(A[row0 +: BM, 2 * k * G +: G], a0);  (qgemm.tl:123)
                     tl::sm90::tma_load_2d(a0 + tl_stage * 8192, &tl_map_A, &tl_full[tl_stage], 2 * k * 128, row0);
-                    // copy(B[col0 +: BN, 2 * k * G +: G], b0);  (qgemm.tl:122)
+                    // copy(B[col0 +: BN, 2 * k * G +: G], b0);  (qgemm.tl:124)
                     tl::sm90::tma_load_2d(b0 + tl_stage * 16384, &tl_map_B, &tl_full[tl_stage], 2 * k * 128, col0);
-                    // copy(A[row0 +: BM, (2 * k + 1) * G +: G], a1);  (qgemm.tl:123)
+                    // copy(A[row0 +: BM, (2 * k + 1) * G +: G], a1);  (qgemm.tl:125)
                     tl::sm90::tma_load_2d(a1 + tl_stage * 8192, &tl_map_A, &tl_full[tl_stage], (2 * k + 1) * 128, row0);
-                    // copy(B[col0 +: BN, (2 * k + 1) * G +: G], b1);  (qgemm.tl:124)
+                    // copy(B[col0 +: BN, (2 * k + 1) * G +: G], b1);  (qgemm.tl:126)
                     tl::sm90::tma_load_2d(b1 + tl_stage * 16384, &tl_map_B, &tl_full[tl_stage], (2 * k + 1) * 128, col0);
                 }
             }
@@ -4524,59 +4524,59 @@ __global__ void __launch_bounds__(384, 1) fp8_gemm_block_scaled_fp8_gemm_block_s
             float sa1_next[2];  // fragment sa1_next: f32[64]
             float sb_next[2];  // local sb_next: f32[2]
             if (0 < tl::cdiv(KG, 2)) {
-                // copy(As[row0 +: BM, 2 * k], sa0);  (qgemm.tl:125)
+                // copy(As[row0 +: BM, 2 * k], sa0);  (qgemm.tl:127)
                 #pragma unroll
                 for (int tl_s0 = 0; tl_s0 < 2; ++tl_s0) {
                     sa0_next[tl_s0] = tl::in_bounds(row0 + ((tl_tid / 4 % 8) + (tl_s0) * 8 + (tl_tid / 32 % 4) * 16), M) && tl::in_bounds(0, KG) ? As[int64_t(row0 + ((tl_tid / 4 % 8) + (tl_s0) * 8 + (tl_tid / 32 % 4) * 16)) * KG + 0] : 0.0f;
                 }
-                // copy(As[row0 +: BM, 2 * k + 1], sa1);  (qgemm.tl:126)
+                // copy(As[row0 +: BM, 2 * k + 1], sa1);  (qgemm.tl:128)
                 #pragma unroll
                 for (int tl_s1 = 0; tl_s1 < 2; ++tl_s1) {
                     sa1_next[tl_s1] = tl::in_bounds(row0 + ((tl_tid / 4 % 8) + (tl_s1) * 8 + (tl_tid / 32 % 4) * 16), M) && tl::in_bounds(1, KG) ? As[int64_t(row0 + ((tl_tid / 4 % 8) + (tl_s1) * 8 + (tl_tid / 32 % 4) * 16)) * KG + 1] : 0.0f;
                 }
-                // copy(Bs[col0 / G, 2 * k +: 2], sb);  (qgemm.tl:127)
+                // copy(Bs[col0 / G, 2 * k +: 2], sb);  (qgemm.tl:129)
                 for (int tl_e2 = 0; tl_e2 < 2; ++tl_e2) {
                     sb_next[tl_e2] = tl::in_bounds(col0 / 128, NB) && tl::in_bounds(tl_e2, KG) ? Bs[int64_t(col0 / 128) * KG + tl_e2] : 0.0f;
                 }
             }
-            // for k in pipelined(cdiv(KG, 2), stages = STAGES) {  // two groups of G k a step  (qgemm.tl:120)
+            // for k in pipelined(cdiv(KG, 2), stages = STAGES) {  // two groups of G k a step  (qgemm.tl:122)
             const int tl_trips3 = tl::cdiv(KG, 2);
             for (int k = 0; k < tl_trips3; ++k, ++tl_it) {
                 const int tl_stage = tl_it % 3;
                 tl::sm90::mbarrier_wait(&tl_full[tl_stage], (tl_it / 3 + 0) & 1);  // trip k's TMA loads landed
-                // gemm(a0, b0, p0, transpose_b = true, clear = true);  (qgemm.tl:128)
+                // gemm(a0, b0, p0, transpose_b = true, clear = true);  (qgemm.tl:130)
                 tl::sm90::warpgroup_gemm<tl::f8e4m3, 64, 128, 128, false, true, 2, true>(p0, a0 + tl_stage * 8192, b0 + tl_stage * 16384, tl_tid / 128, true);  // each warpgroup its share of the columns
-                // gemm(a1, b1, p1, transpose_b = true, clear = true);  (qgemm.tl:129)
+                // gemm(a1, b1, p1, transpose_b = true, clear = true);  (qgemm.tl:131)
                 tl::sm90::warpgroup_gemm<tl::f8e4m3, 64, 128, 128, false, true, 2, true>(p1, a1 + tl_stage * 8192, b1 + tl_stage * 16384, tl_tid / 128, true);  // each warpgroup its share of the columns
-                // copy(As[row0 +: BM, 2 * k], sa0);  (qgemm.tl:125)
+                // copy(As[row0 +: BM, 2 * k], sa0);  (qgemm.tl:127)
                 #pragma unroll
                 for (int tl_s = 0; tl_s < 2; ++tl_s) sa0[tl_s] = sa0_next[tl_s];
-                // copy(As[row0 +: BM, 2 * k + 1], sa1);  (qgemm.tl:126)
+                // copy(As[row0 +: BM, 2 * k + 1], sa1);  (qgemm.tl:128)
                 #pragma unroll
                 for (int tl_s = 0; tl_s < 2; ++tl_s) sa1[tl_s] = sa1_next[tl_s];
-                // copy(Bs[col0 / G, 2 * k +: 2], sb);  (qgemm.tl:127)
+                // copy(Bs[col0 / G, 2 * k +: 2], sb);  (qgemm.tl:129)
                 for (int tl_e4 = 0; tl_e4 < 2; ++tl_e4) {
                     sb[tl_e4] = sb_next[tl_e4];
                 }
                 if (k + 1 < tl::cdiv(KG, 2)) {
-                    // copy(As[row0 +: BM, 2 * k], sa0);  (qgemm.tl:125)
+                    // copy(As[row0 +: BM, 2 * k], sa0);  (qgemm.tl:127)
                     #pragma unroll
                     for (int tl_s5 = 0; tl_s5 < 2; ++tl_s5) {
                         sa0_next[tl_s5] = tl::in_bounds(row0 + ((tl_tid / 4 % 8) + (tl_s5) * 8 + (tl_tid / 32 % 4) * 16), M) && tl::in_bounds(2 * (k + 1), KG) ? As[int64_t(row0 + ((tl_tid / 4 % 8) + (tl_s5) * 8 + (tl_tid / 32 % 4) * 16)) * KG + (2 * (k + 1))] : 0.0f;
                     }
-                    // copy(As[row0 +: BM, 2 * k + 1], sa1);  (qgemm.tl:126)
+                    // copy(As[row0 +: BM, 2 * k + 1], sa1);  (qgemm.tl:128)
                     #pragma unroll
                     for (int tl_s6 = 0; tl_s6 < 2; ++tl_s6) {
                         sa1_next[tl_s6] = tl::in_bounds(row0 + ((tl_tid / 4 % 8) + (tl_s6) * 8 + (tl_tid / 32 % 4) * 16), M) && tl::in_bounds(2 * (k + 1) + 1, KG) ? As[int64_t(row0 + ((tl_tid / 4 % 8) + (tl_s6) * 8 + (tl_tid / 32 % 4) * 16)) * KG + (2 * (k + 1) + 1)] : 0.0f;
                     }
-                    // copy(Bs[col0 / G, 2 * k +: 2], sb);  (qgemm.tl:127)
+                    // copy(Bs[col0 / G, 2 * k +: 2], sb);  (qgemm.tl:129)
                     for (int tl_e7 = 0; tl_e7 < 2; ++tl_e7) {
                         sb_next[tl_e7] = tl::in_bounds(col0 / 128, NB) && tl::in_bounds((2 * (k + 1)) + tl_e7, KG) ? Bs[int64_t(col0 / 128) * KG + ((2 * (k + 1)) + tl_e7)] : 0.0f;
                     }
                 }
                 tl::sm90::wgmma_wait<1>();  // #0 (into `p0`) retired; the 1 newest group(s) run on
                 tl::sm90::fence_accumulators(p0);
-                // for i, j in parallel(BM, BN) {  (qgemm.tl:130)
+                // for i, j in parallel(BM, BN) {  (qgemm.tl:132)
                 // for i, j in parallel(64, 128): each thread visits the elements of `acc` it holds
                 #pragma unroll
                 for (int tl_s8 = 0; tl_s8 < acc_layout::kSlots; ++tl_s8) {
@@ -4587,7 +4587,7 @@ __global__ void __launch_bounds__(384, 1) fp8_gemm_block_scaled_fp8_gemm_block_s
                 tl::sm90::wgmma_wait<0>();  // #1 (into `p1`) retired
                 tl::sm90::fence_accumulators(p1);
                 if (tl_tid % 32 == 0) tl::sm90::mbarrier_arrive(&tl_empty[tl_stage]);  // release trip k's stage
-                // for i, j in parallel(BM, BN) {  (qgemm.tl:133)
+                // for i, j in parallel(BM, BN) {  (qgemm.tl:135)
                 // for i, j in parallel(64, 128): each thread visits the elements of `acc` it holds
                 #pragma unroll
                 for (int tl_s9 = 0; tl_s9 < acc_layout::kSlots; ++tl_s9) {
@@ -4596,7 +4596,7 @@ __global__ void __launch_bounds__(384, 1) fp8_gemm_block_scaled_fp8_gemm_block_s
                     acc[tl_s9] = acc[tl_s9] + p1[tl_s9] * (sa1[(tl_s9 / 2 % 2)] * sb[1]);
                 }
             }
-            // copy(acc, C[row0 +: BM, col0 +: BN]);  (qgemm.tl:137)
+            // copy(acc, C[row0 +: BM, col0 +: BN]);  (qgemm.tl:139)
             #pragma unroll
             for (int tl_chunk10 = 0; tl_chunk10 < acc_layout::kSlots; tl_chunk10 += 2) {
                 tl::bf16* tl_ptr11 = &C[int64_t(row0 + (acc_layout::row(tl_tid, tl_chunk10))) * N + (col0 + (acc_layout::col(tl_tid, tl_chunk10)))];
@@ -4617,7 +4617,7 @@ __global__ void __launch_bounds__(384, 1) fp8_gemm_block_scaled_fp8_gemm_block_s
     #endif
 }
 
-// kernel fp8_gemm_block_scaled_fp8_gemm_block_scaled_tile<BN = 64, BM = 64, G = 128, STAGES = 2, THREADS = 256, T = bf16>  (stdlib/qgemm.tl:99)
+// kernel fp8_gemm_block_scaled_fp8_gemm_block_scaled_tile<BN = 64, BM = 64, G = 128, STAGES = 2, THREADS = 256, T = bf16>  (stdlib/qgemm.tl:101)
 // 256 threads per block, 73728 bytes of shared memory
 __global__ void __launch_bounds__(256) fp8_gemm_block_scaled_fp8_gemm_block_scaled_tile_kernel_variant1(
         const tl::f8e4m3* __restrict__ A,
@@ -4657,7 +4657,7 @@ __global__ void __launch_bounds__(256) fp8_gemm_block_scaled_fp8_gemm_block_scal
     const int32_t col0 = int(blockIdx.x) * 64;
     const int32_t k_trips = tl::cdiv(KG, 2);
     if (0 < k_trips) {
-        // copy(A[row0 +: BM, 2 * k * G +: G], a0);  (qgemm.tl:121)
+        // copy(A[row0 +: BM, 2 * k * G +: G], a0);  (qgemm.tl:123)
         if (tl::is_aligned(A, 16) && K % 16 == 0 && row0 >= 0 && row0 + 64 <= M && 0 >= 0 && 0 + 128 <= K && 0 % 16 == 0) {
             #pragma unroll
             for (int tl_i1 = 0; tl_i1 < 2; ++tl_i1) {
@@ -4681,7 +4681,7 @@ __global__ void __launch_bounds__(256) fp8_gemm_block_scaled_fp8_gemm_block_scal
                 }
             }
         }
-        // copy(B[col0 +: BN, 2 * k * G +: G], b0);  (qgemm.tl:122)
+        // copy(B[col0 +: BN, 2 * k * G +: G], b0);  (qgemm.tl:124)
         if (tl::is_aligned(B, 16) && K % 16 == 0 && col0 >= 0 && col0 + 64 <= N && 0 >= 0 && 0 + 128 <= K && 0 % 16 == 0) {
             #pragma unroll
             for (int tl_i8 = 0; tl_i8 < 2; ++tl_i8) {
@@ -4705,7 +4705,7 @@ __global__ void __launch_bounds__(256) fp8_gemm_block_scaled_fp8_gemm_block_scal
                 }
             }
         }
-        // copy(A[row0 +: BM, (2 * k + 1) * G +: G], a1);  (qgemm.tl:123)
+        // copy(A[row0 +: BM, (2 * k + 1) * G +: G], a1);  (qgemm.tl:125)
         if (tl::is_aligned(A, 16) && K % 16 == 0 && row0 >= 0 && row0 + 64 <= M && 128 >= 0 && 128 + 128 <= K && 128 % 16 == 0) {
             #pragma unroll
             for (int tl_i15 = 0; tl_i15 < 2; ++tl_i15) {
@@ -4729,7 +4729,7 @@ __global__ void __launch_bounds__(256) fp8_gemm_block_scaled_fp8_gemm_block_scal
                 }
             }
         }
-        // copy(B[col0 +: BN, (2 * k + 1) * G +: G], b1);  (qgemm.tl:124)
+        // copy(B[col0 +: BN, (2 * k + 1) * G +: G], b1);  (qgemm.tl:126)
         if (tl::is_aligned(B, 16) && K % 16 == 0 && col0 >= 0 && col0 + 64 <= N && 128 >= 0 && 128 + 128 <= K && 128 % 16 == 0) {
             #pragma unroll
             for (int tl_i22 = 0; tl_i22 < 2; ++tl_i22) {
@@ -4759,27 +4759,27 @@ __global__ void __launch_bounds__(256) fp8_gemm_block_scaled_fp8_gemm_block_scal
     float sa1_next[4];  // fragment sa1_next: f32[64]
     float sb_next[2];  // local sb_next: f32[2]
     if (0 < k_trips) {
-        // copy(As[row0 +: BM, 2 * k], sa0);  (qgemm.tl:125)
+        // copy(As[row0 +: BM, 2 * k], sa0);  (qgemm.tl:127)
         #pragma unroll
         for (int tl_s28 = 0; tl_s28 < 4; ++tl_s28) {
             sa0_next[tl_s28] = tl::in_bounds(row0 + ((tl_tid / 4 % 8) + (tl_s28 % 2) * 8 + (tl_s28 / 2) * 16 + (tl_tid / 128) * 32), M) && tl::in_bounds(0, KG) ? As[int64_t(row0 + ((tl_tid / 4 % 8) + (tl_s28 % 2) * 8 + (tl_s28 / 2) * 16 + (tl_tid / 128) * 32)) * KG + 0] : 0.0f;
         }
-        // copy(As[row0 +: BM, 2 * k + 1], sa1);  (qgemm.tl:126)
+        // copy(As[row0 +: BM, 2 * k + 1], sa1);  (qgemm.tl:128)
         #pragma unroll
         for (int tl_s29 = 0; tl_s29 < 4; ++tl_s29) {
             sa1_next[tl_s29] = tl::in_bounds(row0 + ((tl_tid / 4 % 8) + (tl_s29 % 2) * 8 + (tl_s29 / 2) * 16 + (tl_tid / 128) * 32), M) && tl::in_bounds(1, KG) ? As[int64_t(row0 + ((tl_tid / 4 % 8) + (tl_s29 % 2) * 8 + (tl_s29 / 2) * 16 + (tl_tid / 128) * 32)) * KG + 1] : 0.0f;
         }
-        // copy(Bs[col0 / G, 2 * k +: 2], sb);  (qgemm.tl:127)
+        // copy(Bs[col0 / G, 2 * k +: 2], sb);  (qgemm.tl:129)
         for (int tl_e30 = 0; tl_e30 < 2; ++tl_e30) {
             sb_next[tl_e30] = tl::in_bounds(col0 / 128, NB) && tl::in_bounds(tl_e30, KG) ? Bs[int64_t(col0 / 128) * KG + tl_e30] : 0.0f;
         }
     }
-    // for k in pipelined(cdiv(KG, 2), stages = STAGES) {  // two groups of G k a step  (qgemm.tl:120)
+    // for k in pipelined(cdiv(KG, 2), stages = STAGES) {  // two groups of G k a step  (qgemm.tl:122)
     for (int k = 0; k < k_trips; ++k) {
         tl::cp_async_wait<0>();  // at most 0 copy groups of this thread still in flight
         __syncthreads();  // pipeline: stage `k % 2` has landed and the stage refilled next is no longer read
         if (k + 1 < k_trips) {
-            // copy(A[row0 +: BM, 2 * k * G +: G], a0);  (qgemm.tl:121)
+            // copy(A[row0 +: BM, 2 * k * G +: G], a0);  (qgemm.tl:123)
             if (tl::is_aligned(A, 16) && K % 16 == 0 && row0 >= 0 && row0 + 64 <= M && (2 * (k + 1) * 128) >= 0 && (2 * (k + 1) * 128) + 128 <= K && (2 * (k + 1) * 128) % 16 == 0) {
                 #pragma unroll
                 for (int tl_i32 = 0; tl_i32 < 2; ++tl_i32) {
@@ -4803,7 +4803,7 @@ __global__ void __launch_bounds__(256) fp8_gemm_block_scaled_fp8_gemm_block_scal
                     }
                 }
             }
-            // copy(B[col0 +: BN, 2 * k * G +: G], b0);  (qgemm.tl:122)
+            // copy(B[col0 +: BN, 2 * k * G +: G], b0);  (qgemm.tl:124)
             if (tl::is_aligned(B, 16) && K % 16 == 0 && col0 >= 0 && col0 + 64 <= N && (2 * (k + 1) * 128) >= 0 && (2 * (k + 1) * 128) + 128 <= K && (2 * (k + 1) * 128) % 16 == 0) {
                 #pragma unroll
                 for (int tl_i39 = 0; tl_i39 < 2; ++tl_i39) {
@@ -4827,7 +4827,7 @@ __global__ void __launch_bounds__(256) fp8_gemm_block_scaled_fp8_gemm_block_scal
                     }
                 }
             }
-            // copy(A[row0 +: BM, (2 * k + 1) * G +: G], a1);  (qgemm.tl:123)
+            // copy(A[row0 +: BM, (2 * k + 1) * G +: G], a1);  (qgemm.tl:125)
             if (tl::is_aligned(A, 16) && K % 16 == 0 && row0 >= 0 && row0 + 64 <= M && ((2 * (k + 1) + 1) * 128) >= 0 && ((2 * (k + 1) + 1) * 128) + 128 <= K && ((2 * (k + 1) + 1) * 128) % 16 == 0) {
                 #pragma unroll
                 for (int tl_i46 = 0; tl_i46 < 2; ++tl_i46) {
@@ -4851,7 +4851,7 @@ __global__ void __launch_bounds__(256) fp8_gemm_block_scaled_fp8_gemm_block_scal
                     }
                 }
             }
-            // copy(B[col0 +: BN, (2 * k + 1) * G +: G], b1);  (qgemm.tl:124)
+            // copy(B[col0 +: BN, (2 * k + 1) * G +: G], b1);  (qgemm.tl:126)
             if (tl::is_aligned(B, 16) && K % 16 == 0 && col0 >= 0 && col0 + 64 <= N && ((2 * (k + 1) + 1) * 128) >= 0 && ((2 * (k + 1) + 1) * 128) + 128 <= K && ((2 * (k + 1) + 1) * 128) % 16 == 0) {
                 #pragma unroll
                 for (int tl_i53 = 0; tl_i53 < 2; ++tl_i53) {
@@ -4877,47 +4877,40 @@ __global__ void __launch_bounds__(256) fp8_gemm_block_scaled_fp8_gemm_block_scal
             }
         }
         tl::cp_async_commit();
-        // copy(As[row0 +: BM, 2 * k], sa0);  (qgemm.tl:125)
+        // copy(As[row0 +: BM, 2 * k], sa0);  (qgemm.tl:127)
         #pragma unroll
         for (int tl_s = 0; tl_s < 4; ++tl_s) sa0[tl_s] = sa0_next[tl_s];
-        // copy(As[row0 +: BM, 2 * k + 1], sa1);  (qgemm.tl:126)
+        // copy(As[row0 +: BM, 2 * k + 1], sa1);  (qgemm.tl:128)
         #pragma unroll
         for (int tl_s = 0; tl_s < 4; ++tl_s) sa1[tl_s] = sa1_next[tl_s];
-        // copy(Bs[col0 / G, 2 * k +: 2], sb);  (qgemm.tl:127)
+        // copy(Bs[col0 / G, 2 * k +: 2], sb);  (qgemm.tl:129)
         for (int tl_e59 = 0; tl_e59 < 2; ++tl_e59) {
             sb[tl_e59] = sb_next[tl_e59];
         }
         if (k + 1 < k_trips) {
-            // copy(As[row0 +: BM, 2 * k], sa0);  (qgemm.tl:125)
+            // copy(As[row0 +: BM, 2 * k], sa0);  (qgemm.tl:127)
             #pragma unroll
             for (int tl_s60 = 0; tl_s60 < 4; ++tl_s60) {
                 sa0_next[tl_s60] = tl::in_bounds(row0 + ((tl_tid / 4 % 8) + (tl_s60 % 2) * 8 + (tl_s60 / 2) * 16 + (tl_tid / 128) * 32), M) && tl::in_bounds(2 * (k + 1), KG) ? As[int64_t(row0 + ((tl_tid / 4 % 8) + (tl_s60 % 2) * 8 + (tl_s60 / 2) * 16 + (tl_tid / 128) * 32)) * KG + (2 * (k + 1))] : 0.0f;
             }
-            // copy(As[row0 +: BM, 2 * k + 1], sa1);  (qgemm.tl:126)
+            // copy(As[row0 +: BM, 2 * k + 1], sa1);  (qgemm.tl:128)
             #pragma unroll
             for (int tl_s61 = 0; tl_s61 < 4; ++tl_s61) {
                 sa1_next[tl_s61] = tl::in_bounds(row0 + ((tl_tid / 4 % 8) + (tl_s61 % 2) * 8 + (tl_s61 / 2) * 16 + (tl_tid / 128) * 32), M) && tl::in_bounds(2 * (k + 1) + 1, KG) ? As[int64_t(row0 + ((tl_tid / 4 % 8) + (tl_s61 % 2) * 8 + (tl_s61 / 2) * 16 + (tl_tid / 128) * 32)) * KG + (2 * (k + 1) + 1)] : 0.0f;
             }
-            // copy(Bs[col0 / G, 2 * k +: 2], sb);  (qgemm.tl:127)
+            // copy(Bs[col0 / G, 2 * k +: 2], sb);  (qgemm.tl:129)
             for (int tl_e62 = 0; tl_e62 < 2; ++tl_e62) {
                 sb_next[tl_e62] = tl::in_bounds(col0 / 128, NB) && tl::in_bounds((2 * (k + 1)) + tl_e62, KG) ? Bs[int64_t(col0 / 128) * KG + ((2 * (k + 1)) + tl_e62)] : 0.0f;
             }
         }
-        // gemm(a0, b0, p0, transpose_b = true, clear = true);  (qgemm.tl:128)
+        // gemm(a0, b0, p0, transpose_b = true, clear = true);  (qgemm.tl:130)
         {
             for (int tl_s = 0; tl_s < p0_layout::kSlots; ++tl_s) p0[tl_s] = 0.0f;
             tl::warp_gemm_mma<64, 64, 128, 2, 4, tl::f8e4m3, false, true>(
                 p0, tl::SharedMatrix<tl::f8e4m3, false, 144>{&a0[((k % 2) * 64 + 0) * 144 + 0]},
                 tl::SharedMatrix<tl::f8e4m3, true, 144>{&b0[((k % 2) * 64 + 0) * 144 + 0]}, tl_tid);
         }
-        // gemm(a1, b1, p1, transpose_b = true, clear = true);  (qgemm.tl:129)
-        {
-            for (int tl_s = 0; tl_s < p1_layout::kSlots; ++tl_s) p1[tl_s] = 0.0f;
-            tl::warp_gemm_mma<64, 64, 128, 2, 4, tl::f8e4m3, false, true>(
-                p1, tl::SharedMatrix<tl::f8e4m3, false, 144>{&a1[((k % 2) * 64 + 0) * 144 + 0]},
-                tl::SharedMatrix<tl::f8e4m3, true, 144>{&b1[((k % 2) * 64 + 0) * 144 + 0]}, tl_tid);
-        }
-        // for i, j in parallel(BM, BN) {  (qgemm.tl:130)
+        // for i, j in parallel(BM, BN) {  (qgemm.tl:132)
         // for i, j in parallel(64, 64): each thread visits the elements of `acc` it holds
         #pragma unroll
         for (int tl_s63 = 0; tl_s63 < acc_layout::kSlots; ++tl_s63) {
@@ -4925,7 +4918,14 @@ __global__ void __launch_bounds__(256) fp8_gemm_block_scaled_fp8_gemm_block_scal
             [[maybe_unused]] const int j = acc_layout::col(tl_tid, tl_s63);
             acc[tl_s63] = acc[tl_s63] + p0[tl_s63] * (sa0[(tl_s63 / 2 % 2) + (tl_s63 / 8) * 2] * sb[0]);
         }
-        // for i, j in parallel(BM, BN) {  (qgemm.tl:133)
+        // gemm(a1, b1, p1, transpose_b = true, clear = true);  (qgemm.tl:131)
+        {
+            for (int tl_s = 0; tl_s < p1_layout::kSlots; ++tl_s) p1[tl_s] = 0.0f;
+            tl::warp_gemm_mma<64, 64, 128, 2, 4, tl::f8e4m3, false, true>(
+                p1, tl::SharedMatrix<tl::f8e4m3, false, 144>{&a1[((k % 2) * 64 + 0) * 144 + 0]},
+                tl::SharedMatrix<tl::f8e4m3, true, 144>{&b1[((k % 2) * 64 + 0) * 144 + 0]}, tl_tid);
+        }
+        // for i, j in parallel(BM, BN) {  (qgemm.tl:135)
         // for i, j in parallel(64, 64): each thread visits the elements of `acc` it holds
         #pragma unroll
         for (int tl_s64 = 0; tl_s64 < acc_layout::kSlots; ++tl_s64) {
@@ -4935,7 +4935,7 @@ __global__ void __launch_bounds__(256) fp8_gemm_block_scaled_fp8_gemm_block_scal
         }
     }
     tl::cp_async_wait<0>();  // at most 0 copy groups of this thread still in flight
-    // copy(acc, C[row0 +: BM, col0 +: BN]);  (qgemm.tl:137)
+    // copy(acc, C[row0 +: BM, col0 +: BN]);  (qgemm.tl:139)
     #pragma unroll
     for (int tl_chunk65 = 0; tl_chunk65 < acc_layout::kSlots; tl_chunk65 += 2) {
         tl::bf16* tl_ptr66 = &C[int64_t(row0 + (acc_layout::row(tl_tid, tl_chunk65))) * N + (col0 + (acc_layout::col(tl_tid, tl_chunk65)))];
@@ -4953,7 +4953,7 @@ __global__ void __launch_bounds__(256) fp8_gemm_block_scaled_fp8_gemm_block_scal
     }
 }
 
-// kernel fp8_gemm_block_scaled_fp8_gemm_block_scaled_tile<BN = 64, BM = 64, G = 128, STAGES = 2, THREADS = 256, T = bf16>  (stdlib/qgemm.tl:99)
+// kernel fp8_gemm_block_scaled_fp8_gemm_block_scaled_tile<BN = 64, BM = 64, G = 128, STAGES = 2, THREADS = 256, T = bf16>  (stdlib/qgemm.tl:101)
 // 256 threads per block, 132160 bytes of shared memory
 // warp-specialized: warpgroup 0 issues TMA loads, the other 256 threads run wgmma; persistent over the tiles
 __global__ void __launch_bounds__(384, 1) fp8_gemm_block_scaled_fp8_gemm_block_scaled_tile_kernel_variant1_sm90(
@@ -5020,13 +5020,13 @@ __global__ void __launch_bounds__(384, 1) fp8_gemm_block_scaled_fp8_gemm_block_s
                     const int tl_stage = tl_it % 4;
                     tl::sm90::mbarrier_wait(&tl_empty[tl_stage], (tl_it / 4 + 1) & 1);  // consumers released it
                     tl::sm90::mbarrier_arrive_expect_tx(&tl_full[tl_stage], 32768);
-                    // copy(A[row0 +: BM, 2 * k * G +: G], a0);  (qgemm.tl:121)
+                    // copy(A[row0 +: BM, 2 * k * G +: G], a0);  (qgemm.tl:123)
                     tl::sm90::tma_load_2d(a0 + tl_stage * 8192, &tl_map_A, &tl_full[tl_stage], 2 * k * 128, row0);
-                    // copy(B[col0 +: BN, 2 * k * G +: G], b0);  (qgemm.tl:122)
+                    // copy(B[col0 +: BN, 2 * k * G +: G], b0);  (qgemm.tl:124)
                     tl::sm90::tma_load_2d(b0 + tl_stage * 8192, &tl_map_B, &tl_full[tl_stage], 2 * k * 128, col0);
-                    // copy(A[row0 +: BM, (2 * k + 1) * G +: G], a1);  (qgemm.tl:123)
+                    // copy(A[row0 +: BM, (2 * k + 1) * G +: G], a1);  (qgemm.tl:125)
                     tl::sm90::tma_load_2d(a1 + tl_stage * 8192, &tl_map_A, &tl_full[tl_stage], (2 * k + 1) * 128, row0);
-                    // copy(B[col0 +: BN, (2 * k + 1) * G +: G], b1);  (qgemm.tl:124)
+                    // copy(B[col0 +: BN, (2 * k + 1) * G +: G], b1);  (qgemm.tl:126)
                     tl::sm90::tma_load_2d(b1 + tl_stage * 8192, &tl_map_B, &tl_full[tl_stage], (2 * k + 1) * 128, col0);
                 }
             }
@@ -5059,59 +5059,59 @@ __global__ void __launch_bounds__(384, 1) fp8_gemm_block_scaled_fp8_gemm_block_s
             float sa1_next[2];  // fragment sa1_next: f32[64]
             float sb_next[2];  // local sb_next: f32[2]
             if (0 < tl::cdiv(KG, 2)) {
-                // copy(As[row0 +: BM, 2 * k], sa0);  (qgemm.tl:125)
+                // copy(As[row0 +: BM, 2 * k], sa0);  (qgemm.tl:127)
                 #pragma unroll
                 for (int tl_s0 = 0; tl_s0 < 2; ++tl_s0) {
                     sa0_next[tl_s0] = tl::in_bounds(row0 + ((tl_tid / 4 % 8) + (tl_s0) * 8 + (tl_tid / 32 % 4) * 16), M) && tl::in_bounds(0, KG) ? As[int64_t(row0 + ((tl_tid / 4 % 8) + (tl_s0) * 8 + (tl_tid / 32 % 4) * 16)) * KG + 0] : 0.0f;
                 }
-                // copy(As[row0 +: BM, 2 * k + 1], sa1);  (qgemm.tl:126)
+                // copy(As[row0 +: BM, 2 * k + 1], sa1);  (qgemm.tl:128)
                 #pragma unroll
                 for (int tl_s1 = 0; tl_s1 < 2; ++tl_s1) {
                     sa1_next[tl_s1] = tl::in_bounds(row0 + ((tl_tid / 4 % 8) + (tl_s1) * 8 + (tl_tid / 32 % 4) * 16), M) && tl::in_bounds(1, KG) ? As[int64_t(row0 + ((tl_tid / 4 % 8) + (tl_s1) * 8 + (tl_tid / 32 % 4) * 16)) * KG + 1] : 0.0f;
                 }
-                // copy(Bs[col0 / G, 2 * k +: 2], sb);  (qgemm.tl:127)
+                // copy(Bs[col0 / G, 2 * k +: 2], sb);  (qgemm.tl:129)
                 for (int tl_e2 = 0; tl_e2 < 2; ++tl_e2) {
                     sb_next[tl_e2] = tl::in_bounds(col0 / 128, NB) && tl::in_bounds(tl_e2, KG) ? Bs[int64_t(col0 / 128) * KG + tl_e2] : 0.0f;
                 }
             }
-            // for k in pipelined(cdiv(KG, 2), stages = STAGES) {  // two groups of G k a step  (qgemm.tl:120)
+            // for k in pipelined(cdiv(KG, 2), stages = STAGES) {  // two groups of G k a step  (qgemm.tl:122)
             const int tl_trips3 = tl::cdiv(KG, 2);
             for (int k = 0; k < tl_trips3; ++k, ++tl_it) {
                 const int tl_stage = tl_it % 4;
                 tl::sm90::mbarrier_wait(&tl_full[tl_stage], (tl_it / 4 + 0) & 1);  // trip k's TMA loads landed
-                // gemm(a0, b0, p0, transpose_b = true, clear = true);  (qgemm.tl:128)
+                // gemm(a0, b0, p0, transpose_b = true, clear = true);  (qgemm.tl:130)
                 tl::sm90::warpgroup_gemm<tl::f8e4m3, 64, 64, 128, false, true, 2, true>(p0, a0 + tl_stage * 8192, b0 + tl_stage * 8192, tl_tid / 128, true);  // each warpgroup its share of the columns
-                // gemm(a1, b1, p1, transpose_b = true, clear = true);  (qgemm.tl:129)
+                // gemm(a1, b1, p1, transpose_b = true, clear = true);  (qgemm.tl:131)
                 tl::sm90::warpgroup_gemm<tl::f8e4m3, 64, 64, 128, false, true, 2, true>(p1, a1 + tl_stage * 8192, b1 + tl_stage * 8192, tl_tid / 128, true);  // each warpgroup its share of the columns
-                // copy(As[row0 +: BM, 2 * k], sa0);  (qgemm.tl:125)
+                // copy(As[row0 +: BM, 2 * k], sa0);  (qgemm.tl:127)
                 #pragma unroll
                 for (int tl_s = 0; tl_s < 2; ++tl_s) sa0[tl_s] = sa0_next[tl_s];
-                // copy(As[row0 +: BM, 2 * k + 1], sa1);  (qgemm.tl:126)
+                // copy(As[row0 +: BM, 2 * k + 1], sa1);  (qgemm.tl:128)
                 #pragma unroll
                 for (int tl_s = 0; tl_s < 2; ++tl_s) sa1[tl_s] = sa1_next[tl_s];
-                // copy(Bs[col0 / G, 2 * k +: 2], sb);  (qgemm.tl:127)
+                // copy(Bs[col0 / G, 2 * k +: 2], sb);  (qgemm.tl:129)
                 for (int tl_e4 = 0; tl_e4 < 2; ++tl_e4) {
                     sb[tl_e4] = sb_next[tl_e4];
                 }
                 if (k + 1 < tl::cdiv(KG, 2)) {
-                    // copy(As[row0 +: BM, 2 * k], sa0);  (qgemm.tl:125)
+                    // copy(As[row0 +: BM, 2 * k], sa0);  (qgemm.tl:127)
                     #pragma unroll
                     for (int tl_s5 = 0; tl_s5 < 2; ++tl_s5) {
                         sa0_next[tl_s5] = tl::in_bounds(row0 + ((tl_tid / 4 % 8) + (tl_s5) * 8 + (tl_tid / 32 % 4) * 16), M) && tl::in_bounds(2 * (k + 1), KG) ? As[int64_t(row0 + ((tl_tid / 4 % 8) + (tl_s5) * 8 + (tl_tid / 32 % 4) * 16)) * KG + (2 * (k + 1))] : 0.0f;
                     }
-                    // copy(As[row0 +: BM, 2 * k + 1], sa1);  (qgemm.tl:126)
+                    // copy(As[row0 +: BM, 2 * k + 1], sa1);  (qgemm.tl:128)
                     #pragma unroll
                     for (int tl_s6 = 0; tl_s6 < 2; ++tl_s6) {
                         sa1_next[tl_s6] = tl::in_bounds(row0 + ((tl_tid / 4 % 8) + (tl_s6) * 8 + (tl_tid / 32 % 4) * 16), M) && tl::in_bounds(2 * (k + 1) + 1, KG) ? As[int64_t(row0 + ((tl_tid / 4 % 8) + (tl_s6) * 8 + (tl_tid / 32 % 4) * 16)) * KG + (2 * (k + 1) + 1)] : 0.0f;
                     }
-                    // copy(Bs[col0 / G, 2 * k +: 2], sb);  (qgemm.tl:127)
+                    // copy(Bs[col0 / G, 2 * k +: 2], sb);  (qgemm.tl:129)
                     for (int tl_e7 = 0; tl_e7 < 2; ++tl_e7) {
                         sb_next[tl_e7] = tl::in_bounds(col0 / 128, NB) && tl::in_bounds((2 * (k + 1)) + tl_e7, KG) ? Bs[int64_t(col0 / 128) * KG + ((2 * (k + 1)) + tl_e7)] : 0.0f;
                     }
                 }
                 tl::sm90::wgmma_wait<1>();  // #0 (into `p0`) retired; the 1 newest group(s) run on
                 tl::sm90::fence_accumulators(p0);
-                // for i, j in parallel(BM, BN) {  (qgemm.tl:130)
+                // for i, j in parallel(BM, BN) {  (qgemm.tl:132)
                 // for i, j in parallel(64, 64): each thread visits the elements of `acc` it holds
                 #pragma unroll
                 for (int tl_s8 = 0; tl_s8 < acc_layout::kSlots; ++tl_s8) {
@@ -5122,7 +5122,7 @@ __global__ void __launch_bounds__(384, 1) fp8_gemm_block_scaled_fp8_gemm_block_s
                 tl::sm90::wgmma_wait<0>();  // #1 (into `p1`) retired
                 tl::sm90::fence_accumulators(p1);
                 if (tl_tid % 32 == 0) tl::sm90::mbarrier_arrive(&tl_empty[tl_stage]);  // release trip k's stage
-                // for i, j in parallel(BM, BN) {  (qgemm.tl:133)
+                // for i, j in parallel(BM, BN) {  (qgemm.tl:135)
                 // for i, j in parallel(64, 64): each thread visits the elements of `acc` it holds
                 #pragma unroll
                 for (int tl_s9 = 0; tl_s9 < acc_layout::kSlots; ++tl_s9) {
@@ -5131,7 +5131,7 @@ __global__ void __launch_bounds__(384, 1) fp8_gemm_block_scaled_fp8_gemm_block_s
                     acc[tl_s9] = acc[tl_s9] + p1[tl_s9] * (sa1[(tl_s9 / 2 % 2)] * sb[1]);
                 }
             }
-            // copy(acc, C[row0 +: BM, col0 +: BN]);  (qgemm.tl:137)
+            // copy(acc, C[row0 +: BM, col0 +: BN]);  (qgemm.tl:139)
             #pragma unroll
             for (int tl_chunk10 = 0; tl_chunk10 < acc_layout::kSlots; tl_chunk10 += 2) {
                 tl::bf16* tl_ptr11 = &C[int64_t(row0 + (acc_layout::row(tl_tid, tl_chunk10))) * N + (col0 + (acc_layout::col(tl_tid, tl_chunk10)))];
@@ -5260,7 +5260,7 @@ static cudaError_t fp8_gemm_block_scaled_tile_variant0(const __nv_fp8_e4m3* A, c
     if (!(true))
         return tl::host::invalid_argument(std::string(tl_name) + ": requirement `(G % BN) == 0` does not hold");
     if (cudaError_t tl_err = tl::host::check_compute_capability(89, tl_name, "a gemm of 8-bit floats on the tensor cores (mma.sync m16n8k32)"); tl_err != cudaSuccess) return tl_err;
-    const int64_t tl_grid_x = int64_t(tl::cdiv(N, 128)), tl_grid_y = int64_t(tl::cdiv(M, 128)), tl_grid_z = int64_t(1);
+    const int64_t tl_grid_x = int64_t(tl::cdiv(N, 128)), tl_grid_y = int64_t(tl::cdiv(M, 64)), tl_grid_z = int64_t(1);
     if (tl_grid_x <= 0 || tl_grid_y <= 0 || tl_grid_z <= 0) return cudaSuccess;  // nothing to compute
     if (tl_grid_x > INT32_MAX || tl_grid_y > 65535 || tl_grid_z > 65535)
         return tl::host::invalid_argument(std::string(tl_name) + ": the grid is larger than CUDA allows");
@@ -5296,13 +5296,13 @@ static cudaError_t fp8_gemm_block_scaled_tile_variant0(const __nv_fp8_e4m3* A, c
     }
     static const cudaError_t tl_attributes_variant0 = [] {
         cudaError_t tl_err = cudaSuccess;
-        tl_err = cudaFuncSetAttribute(::fp8_gemm_block_scaled_tile_kernel_variant0, cudaFuncAttributeMaxDynamicSharedMemorySize, 147456);
+        tl_err = cudaFuncSetAttribute(::fp8_gemm_block_scaled_tile_kernel_variant0, cudaFuncAttributeMaxDynamicSharedMemorySize, 110592);
         if (tl_err == cudaSuccess)
-            tl_err = cudaFuncSetAttribute(::fp8_gemm_block_scaled_tile_kernel_variant0, cudaFuncAttributePreferredSharedMemoryCarveout, tl::host::occupancy_carveout(::fp8_gemm_block_scaled_tile_kernel_variant0, 512, 147456));
+            tl_err = cudaFuncSetAttribute(::fp8_gemm_block_scaled_tile_kernel_variant0, cudaFuncAttributePreferredSharedMemoryCarveout, tl::host::occupancy_carveout(::fp8_gemm_block_scaled_tile_kernel_variant0, 256, 110592));
         return tl_err;
     }();
     if (tl_attributes_variant0 != cudaSuccess) return tl::host::record(tl_attributes_variant0, tl_name, "setting the shared-memory attributes");
-    ::fp8_gemm_block_scaled_tile_kernel_variant0<<<dim3(unsigned(tl_grid_x), unsigned(tl_grid_y), unsigned(tl_grid_z)), 512, 147456, stream>>>(A, As, B, Bs, C, static_cast<int32_t>(M), static_cast<int32_t>(K), static_cast<int32_t>(KG), static_cast<int32_t>(N), static_cast<int32_t>(NB));
+    ::fp8_gemm_block_scaled_tile_kernel_variant0<<<dim3(unsigned(tl_grid_x), unsigned(tl_grid_y), unsigned(tl_grid_z)), 256, 110592, stream>>>(A, As, B, Bs, C, static_cast<int32_t>(M), static_cast<int32_t>(K), static_cast<int32_t>(KG), static_cast<int32_t>(N), static_cast<int32_t>(NB));
     return tl::host::record(cudaGetLastError(), tl_name, "launch");
 }
 
@@ -5326,7 +5326,7 @@ static cudaError_t fp8_gemm_block_scaled_tile_variant1(const __nv_fp8_e4m3* A, c
     if (!(true))
         return tl::host::invalid_argument(std::string(tl_name) + ": requirement `(G % BN) == 0` does not hold");
     if (cudaError_t tl_err = tl::host::check_compute_capability(89, tl_name, "a gemm of 8-bit floats on the tensor cores (mma.sync m16n8k32)"); tl_err != cudaSuccess) return tl_err;
-    const int64_t tl_grid_x = int64_t(tl::cdiv(N, 64)), tl_grid_y = int64_t(tl::cdiv(M, 128)), tl_grid_z = int64_t(1);
+    const int64_t tl_grid_x = int64_t(tl::cdiv(N, 64)), tl_grid_y = int64_t(tl::cdiv(M, 64)), tl_grid_z = int64_t(1);
     if (tl_grid_x <= 0 || tl_grid_y <= 0 || tl_grid_z <= 0) return cudaSuccess;  // nothing to compute
     if (tl_grid_x > INT32_MAX || tl_grid_y > 65535 || tl_grid_z > 65535)
         return tl::host::invalid_argument(std::string(tl_name) + ": the grid is larger than CUDA allows");
@@ -5362,13 +5362,13 @@ static cudaError_t fp8_gemm_block_scaled_tile_variant1(const __nv_fp8_e4m3* A, c
     }
     static const cudaError_t tl_attributes_variant1 = [] {
         cudaError_t tl_err = cudaSuccess;
-        tl_err = cudaFuncSetAttribute(::fp8_gemm_block_scaled_tile_kernel_variant1, cudaFuncAttributeMaxDynamicSharedMemorySize, 110592);
+        tl_err = cudaFuncSetAttribute(::fp8_gemm_block_scaled_tile_kernel_variant1, cudaFuncAttributeMaxDynamicSharedMemorySize, 73728);
         if (tl_err == cudaSuccess)
-            tl_err = cudaFuncSetAttribute(::fp8_gemm_block_scaled_tile_kernel_variant1, cudaFuncAttributePreferredSharedMemoryCarveout, tl::host::occupancy_carveout(::fp8_gemm_block_scaled_tile_kernel_variant1, 256, 110592));
+            tl_err = cudaFuncSetAttribute(::fp8_gemm_block_scaled_tile_kernel_variant1, cudaFuncAttributePreferredSharedMemoryCarveout, tl::host::occupancy_carveout(::fp8_gemm_block_scaled_tile_kernel_variant1, 256, 73728));
         return tl_err;
     }();
     if (tl_attributes_variant1 != cudaSuccess) return tl::host::record(tl_attributes_variant1, tl_name, "setting the shared-memory attributes");
-    ::fp8_gemm_block_scaled_tile_kernel_variant1<<<dim3(unsigned(tl_grid_x), unsigned(tl_grid_y), unsigned(tl_grid_z)), 256, 110592, stream>>>(A, As, B, Bs, C, static_cast<int32_t>(M), static_cast<int32_t>(K), static_cast<int32_t>(KG), static_cast<int32_t>(N), static_cast<int32_t>(NB));
+    ::fp8_gemm_block_scaled_tile_kernel_variant1<<<dim3(unsigned(tl_grid_x), unsigned(tl_grid_y), unsigned(tl_grid_z)), 256, 73728, stream>>>(A, As, B, Bs, C, static_cast<int32_t>(M), static_cast<int32_t>(K), static_cast<int32_t>(KG), static_cast<int32_t>(N), static_cast<int32_t>(NB));
     return tl::host::record(cudaGetLastError(), tl_name, "launch");
 }
 
@@ -5759,11 +5759,11 @@ static cudaError_t fp8_gemm_block_scaled_fp8_gemm_block_scaled_tile_variant0(con
         cudaError_t tl_err = cudaSuccess;
         tl_err = cudaFuncSetAttribute(::fp8_gemm_block_scaled_fp8_gemm_block_scaled_tile_kernel_variant0, cudaFuncAttributeMaxDynamicSharedMemorySize, 110592);
         if (tl_err == cudaSuccess)
-            tl_err = cudaFuncSetAttribute(::fp8_gemm_block_scaled_fp8_gemm_block_scaled_tile_kernel_variant0, cudaFuncAttributePreferredSharedMemoryCarveout, tl::host::occupancy_carveout(::fp8_gemm_block_scaled_fp8_gemm_block_scaled_tile_kernel_variant0, 512, 110592));
+            tl_err = cudaFuncSetAttribute(::fp8_gemm_block_scaled_fp8_gemm_block_scaled_tile_kernel_variant0, cudaFuncAttributePreferredSharedMemoryCarveout, tl::host::occupancy_carveout(::fp8_gemm_block_scaled_fp8_gemm_block_scaled_tile_kernel_variant0, 256, 110592));
         return tl_err;
     }();
     if (tl_attributes_variant0 != cudaSuccess) return tl::host::record(tl_attributes_variant0, tl_name, "setting the shared-memory attributes");
-    const tl::host::LaunchShape tl_shape{dim3(unsigned(tl_grid_x), unsigned(tl_grid_y), unsigned(tl_grid_z)), dim3(512), 110592, dim3(0, 0, 0), true};  // may overlap the end of the kernel before it
+    const tl::host::LaunchShape tl_shape{dim3(unsigned(tl_grid_x), unsigned(tl_grid_y), unsigned(tl_grid_z)), dim3(256), 110592, dim3(0, 0, 0), true};  // may overlap the end of the kernel before it
     return tl::host::record(tl::host::launch(::fp8_gemm_block_scaled_fp8_gemm_block_scaled_tile_kernel_variant0, tl_shape, stream, A, As, B, Bs, C, static_cast<int32_t>(M), static_cast<int32_t>(K), static_cast<int32_t>(KG), static_cast<int32_t>(N), static_cast<int32_t>(NB)), tl_name, "launch");
 }
 

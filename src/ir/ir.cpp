@@ -99,7 +99,7 @@ Region whole(const BufferPtr& buffer) {
 const std::vector<std::string>& transformation_switches() {
     static const std::vector<std::string> names{"pipeline", "async-copy", "tma", "warp-specialize", "persistent",
                                                 "deepen-ring", "overlap-wgmma", "pingpong", "split-rings", "dynamic-tiles", "chunk-loops",
-                                                "order-blocks", "prefetch-registers", "tma-store"};
+                                                "order-blocks", "prefetch-registers", "tma-store", "sink-gemms"};
     return names;
 }
 
@@ -118,6 +118,7 @@ bool disable_transformation(KernelOptions& options, const std::string& name) {
     else if (name == "order-blocks") options.order_blocks = false;
     else if (name == "prefetch-registers") options.prefetch_registers = false;
     else if (name == "tma-store") options.tma_store = false;
+    else if (name == "sink-gemms") options.sink_gemms = false;
     else return false;
     return true;
 }

@@ -5,6 +5,7 @@
 #include "schedule/drop_unused_lets.h"
 #include "schedule/infer_layouts.h"
 #include "schedule/order_blocks.h"
+#include "schedule/sink_gemms.h"
 #include "schedule/pipeline_loops.h"
 #include "schedule/plan_shared_memory.h"
 #include "schedule/prefetch_registers.h"
@@ -97,6 +98,10 @@ const std::vector<Pass>& passes() {
          }},
         {"order-blocks", [](ir::Kernel& k, const ScheduleOptions&, DiagnosticEngine&) {
              order_blocks(k);
+             return true;
+         }},
+        {"sink-gemms", [](ir::Kernel& k, const ScheduleOptions&, DiagnosticEngine&) {
+             sink_gemms(k);
              return true;
          }},
         {"pipeline-loops", [](ir::Kernel& k, const ScheduleOptions&, DiagnosticEngine& diags) {

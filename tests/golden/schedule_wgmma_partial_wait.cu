@@ -202,13 +202,6 @@ __global__ void __launch_bounds__(256) partial_wait_kernel(
                 p0, tl::SharedMatrix<tl::f16, false, 72>{&a[((k % 2) * 128 + 0) * 72 + 0]},
                 tl::SharedMatrix<tl::f16, true, 72>{&b0[((k % 2) * 64 + 0) * 72 + 0]}, tl_tid);
         }
-        // gemm(a, b1, p1, transpose_b = true, clear = true);  (schedule_wgmma_partial_wait.tl:22)
-        {
-            for (int tl_s = 0; tl_s < p1_layout::kSlots; ++tl_s) p1[tl_s] = 0.0f;
-            tl::warp_gemm_mma<128, 64, 64, 4, 2, tl::f16, false, true>(
-                p1, tl::SharedMatrix<tl::f16, false, 72>{&a[((k % 2) * 128 + 0) * 72 + 0]},
-                tl::SharedMatrix<tl::f16, true, 72>{&b1[((k % 2) * 64 + 0) * 72 + 0]}, tl_tid);
-        }
         // for i, j in parallel(128, 64) {  (schedule_wgmma_partial_wait.tl:23)
         // for i, j in parallel(128, 64): each thread visits the elements of `acc0` it holds
         #pragma unroll
@@ -216,6 +209,13 @@ __global__ void __launch_bounds__(256) partial_wait_kernel(
             [[maybe_unused]] const int i = acc0_layout::row(tl_tid, tl_s42);
             [[maybe_unused]] const int j = acc0_layout::col(tl_tid, tl_s42);
             acc0[tl_s42] = acc0[tl_s42] + p0[tl_s42] * 0.5f;
+        }
+        // gemm(a, b1, p1, transpose_b = true, clear = true);  (schedule_wgmma_partial_wait.tl:22)
+        {
+            for (int tl_s = 0; tl_s < p1_layout::kSlots; ++tl_s) p1[tl_s] = 0.0f;
+            tl::warp_gemm_mma<128, 64, 64, 4, 2, tl::f16, false, true>(
+                p1, tl::SharedMatrix<tl::f16, false, 72>{&a[((k % 2) * 128 + 0) * 72 + 0]},
+                tl::SharedMatrix<tl::f16, true, 72>{&b1[((k % 2) * 64 + 0) * 72 + 0]}, tl_tid);
         }
         // for i, j in parallel(128, 64) {  (schedule_wgmma_partial_wait.tl:26)
         // for i, j in parallel(128, 64): each thread visits the elements of `acc1` it holds

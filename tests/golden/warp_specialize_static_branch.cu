@@ -202,13 +202,6 @@ __global__ void __launch_bounds__(256) static_branch_kernel(
                 p1, tl::SharedMatrix<tl::f16, false, 72>{&a[((k % 2) * 128 + 0) * 72 + 0]},
                 tl::SharedMatrix<tl::f16, true, 72>{&b1[((k % 2) * 64 + 0) * 72 + 0]}, tl_tid);
         }
-        // gemm(a, b0, p0, transpose_b = true, clear = true);  (warp_specialize_static_branch.tl:25)
-        {
-            for (int tl_s = 0; tl_s < p0_layout::kSlots; ++tl_s) p0[tl_s] = 0.0f;
-            tl::warp_gemm_mma<128, 64, 64, 4, 2, tl::f16, false, true>(
-                p0, tl::SharedMatrix<tl::f16, false, 72>{&a[((k % 2) * 128 + 0) * 72 + 0]},
-                tl::SharedMatrix<tl::f16, true, 72>{&b0[((k % 2) * 64 + 0) * 72 + 0]}, tl_tid);
-        }
         // for i, j in parallel(128, 64) {  (warp_specialize_static_branch.tl:30)
         // for i, j in parallel(128, 64): each thread visits the elements of `acc1` it holds
         #pragma unroll
@@ -216,6 +209,13 @@ __global__ void __launch_bounds__(256) static_branch_kernel(
             [[maybe_unused]] const int i = acc1_layout::row(tl_tid, tl_s42);
             [[maybe_unused]] const int j = acc1_layout::col(tl_tid, tl_s42);
             acc1[tl_s42] = acc1[tl_s42] + p1[tl_s42] * 0.25f;
+        }
+        // gemm(a, b0, p0, transpose_b = true, clear = true);  (warp_specialize_static_branch.tl:25)
+        {
+            for (int tl_s = 0; tl_s < p0_layout::kSlots; ++tl_s) p0[tl_s] = 0.0f;
+            tl::warp_gemm_mma<128, 64, 64, 4, 2, tl::f16, false, true>(
+                p0, tl::SharedMatrix<tl::f16, false, 72>{&a[((k % 2) * 128 + 0) * 72 + 0]},
+                tl::SharedMatrix<tl::f16, true, 72>{&b0[((k % 2) * 64 + 0) * 72 + 0]}, tl_tid);
         }
         // for i, j in parallel(128, 64) {  (warp_specialize_static_branch.tl:33)
         // for i, j in parallel(128, 64): each thread visits the elements of `acc0` it holds
