@@ -1018,12 +1018,12 @@ __global__ void __launch_bounds__(384, 1) attention_backward_kv_kernel_sm90(
                 // copy(Lse[b, h, q0 +: BM], lse);  (attention_backward.tl:149)
                 #pragma unroll
                 for (int tl_s1 = 0; tl_s1 < 2; ++tl_s1) {
-                    lse[tl_s1] = tl::in_bounds(b, B) && tl::in_bounds(h, H) && tl::in_bounds(q0 + ((tl_tid / 4 % 8) + (tl_s1) * 8 + (tl_tid / 32) * 16), S) ? Lse[(int64_t(b) * H + h) * S + (q0 + ((tl_tid / 4 % 8) + (tl_s1) * 8 + (tl_tid / 32) * 16))] : 0.0f;
+                    lse[tl_s1] = tl::load_read_only_if(&Lse[(int64_t(b) * H + h) * S + (q0 + ((tl_tid / 4 % 8) + (tl_s1) * 8 + (tl_tid / 32) * 16))], tl::in_bounds(b, B) && tl::in_bounds(h, H) && tl::in_bounds(q0 + ((tl_tid / 4 % 8) + (tl_s1) * 8 + (tl_tid / 32) * 16), S));
                 }
                 // copy(Delta[b, h, q0 +: BM], delta);  (attention_backward.tl:150)
                 #pragma unroll
                 for (int tl_s2 = 0; tl_s2 < 2; ++tl_s2) {
-                    delta[tl_s2] = tl::in_bounds(b, B) && tl::in_bounds(h, H) && tl::in_bounds(q0 + ((tl_tid / 4 % 8) + (tl_s2) * 8 + (tl_tid / 32) * 16), S) ? Delta[(int64_t(b) * H + h) * S + (q0 + ((tl_tid / 4 % 8) + (tl_s2) * 8 + (tl_tid / 32) * 16))] : 0.0f;
+                    delta[tl_s2] = tl::load_read_only_if(&Delta[(int64_t(b) * H + h) * S + (q0 + ((tl_tid / 4 % 8) + (tl_s2) * 8 + (tl_tid / 32) * 16))], tl::in_bounds(b, B) && tl::in_bounds(h, H) && tl::in_bounds(q0 + ((tl_tid / 4 % 8) + (tl_s2) * 8 + (tl_tid / 32) * 16), S));
                 }
                 // for i in parallel(BM) {  (attention_backward.tl:151)
                 // for i in parallel(128): each thread visits the elements of `lse` it holds

@@ -1242,16 +1242,16 @@ __global__ void __launch_bounds__(384, 1) fp8_gemm_block_scaled_tile_kernel_vari
                 // copy(As[row0 +: BM, 2 * k], sa0);  (qgemm.tl:127)
                 #pragma unroll
                 for (int tl_s0 = 0; tl_s0 < 2; ++tl_s0) {
-                    sa0_next[tl_s0] = tl::in_bounds(row0 + ((tl_tid / 4 % 8) + (tl_s0) * 8 + (tl_tid / 32) * 16), M) && tl::in_bounds(0, KG) ? As[int64_t(row0 + ((tl_tid / 4 % 8) + (tl_s0) * 8 + (tl_tid / 32) * 16)) * KG + 0] : 0.0f;
+                    sa0_next[tl_s0] = tl::load_read_only_if(&As[int64_t(row0 + ((tl_tid / 4 % 8) + (tl_s0) * 8 + (tl_tid / 32) * 16)) * KG + 0], tl::in_bounds(row0 + ((tl_tid / 4 % 8) + (tl_s0) * 8 + (tl_tid / 32) * 16), M) && tl::in_bounds(0, KG));
                 }
                 // copy(As[row0 +: BM, 2 * k + 1], sa1);  (qgemm.tl:128)
                 #pragma unroll
                 for (int tl_s1 = 0; tl_s1 < 2; ++tl_s1) {
-                    sa1_next[tl_s1] = tl::in_bounds(row0 + ((tl_tid / 4 % 8) + (tl_s1) * 8 + (tl_tid / 32) * 16), M) && tl::in_bounds(1, KG) ? As[int64_t(row0 + ((tl_tid / 4 % 8) + (tl_s1) * 8 + (tl_tid / 32) * 16)) * KG + 1] : 0.0f;
+                    sa1_next[tl_s1] = tl::load_read_only_if(&As[int64_t(row0 + ((tl_tid / 4 % 8) + (tl_s1) * 8 + (tl_tid / 32) * 16)) * KG + 1], tl::in_bounds(row0 + ((tl_tid / 4 % 8) + (tl_s1) * 8 + (tl_tid / 32) * 16), M) && tl::in_bounds(1, KG));
                 }
                 // copy(Bs[col0 / G, 2 * k +: 2], sb);  (qgemm.tl:129)
                 for (int tl_e2 = 0; tl_e2 < 2; ++tl_e2) {
-                    sb_next[tl_e2] = tl::in_bounds(col0 / 128, NB) && tl::in_bounds(tl_e2, KG) ? Bs[int64_t(col0 / 128) * KG + tl_e2] : 0.0f;
+                    sb_next[tl_e2] = tl::load_read_only_if(&Bs[int64_t(col0 / 128) * KG + tl_e2], tl::in_bounds(col0 / 128, NB) && tl::in_bounds(tl_e2, KG));
                 }
             }
             // for k in pipelined(cdiv(KG, 2), stages = STAGES) {  // two groups of G k a step  (qgemm.tl:122)
@@ -1277,16 +1277,16 @@ __global__ void __launch_bounds__(384, 1) fp8_gemm_block_scaled_tile_kernel_vari
                     // copy(As[row0 +: BM, 2 * k], sa0);  (qgemm.tl:127)
                     #pragma unroll
                     for (int tl_s5 = 0; tl_s5 < 2; ++tl_s5) {
-                        sa0_next[tl_s5] = tl::in_bounds(row0 + ((tl_tid / 4 % 8) + (tl_s5) * 8 + (tl_tid / 32) * 16), M) && tl::in_bounds(2 * (k + 1), KG) ? As[int64_t(row0 + ((tl_tid / 4 % 8) + (tl_s5) * 8 + (tl_tid / 32) * 16)) * KG + (2 * (k + 1))] : 0.0f;
+                        sa0_next[tl_s5] = tl::load_read_only_if(&As[int64_t(row0 + ((tl_tid / 4 % 8) + (tl_s5) * 8 + (tl_tid / 32) * 16)) * KG + (2 * (k + 1))], tl::in_bounds(row0 + ((tl_tid / 4 % 8) + (tl_s5) * 8 + (tl_tid / 32) * 16), M) && tl::in_bounds(2 * (k + 1), KG));
                     }
                     // copy(As[row0 +: BM, 2 * k + 1], sa1);  (qgemm.tl:128)
                     #pragma unroll
                     for (int tl_s6 = 0; tl_s6 < 2; ++tl_s6) {
-                        sa1_next[tl_s6] = tl::in_bounds(row0 + ((tl_tid / 4 % 8) + (tl_s6) * 8 + (tl_tid / 32) * 16), M) && tl::in_bounds(2 * (k + 1) + 1, KG) ? As[int64_t(row0 + ((tl_tid / 4 % 8) + (tl_s6) * 8 + (tl_tid / 32) * 16)) * KG + (2 * (k + 1) + 1)] : 0.0f;
+                        sa1_next[tl_s6] = tl::load_read_only_if(&As[int64_t(row0 + ((tl_tid / 4 % 8) + (tl_s6) * 8 + (tl_tid / 32) * 16)) * KG + (2 * (k + 1) + 1)], tl::in_bounds(row0 + ((tl_tid / 4 % 8) + (tl_s6) * 8 + (tl_tid / 32) * 16), M) && tl::in_bounds(2 * (k + 1) + 1, KG));
                     }
                     // copy(Bs[col0 / G, 2 * k +: 2], sb);  (qgemm.tl:129)
                     for (int tl_e7 = 0; tl_e7 < 2; ++tl_e7) {
-                        sb_next[tl_e7] = tl::in_bounds(col0 / 128, NB) && tl::in_bounds((2 * (k + 1)) + tl_e7, KG) ? Bs[int64_t(col0 / 128) * KG + ((2 * (k + 1)) + tl_e7)] : 0.0f;
+                        sb_next[tl_e7] = tl::load_read_only_if(&Bs[int64_t(col0 / 128) * KG + ((2 * (k + 1)) + tl_e7)], tl::in_bounds(col0 / 128, NB) && tl::in_bounds((2 * (k + 1)) + tl_e7, KG));
                     }
                 }
                 tl::sm90::wgmma_wait<1>();  // #0 (into `p0`) retired; the 1 newest group(s) run on
@@ -1786,16 +1786,16 @@ __global__ void __launch_bounds__(384, 1) fp8_gemm_block_scaled_tile_kernel_vari
                 // copy(As[row0 +: BM, 2 * k], sa0);  (qgemm.tl:127)
                 #pragma unroll
                 for (int tl_s0 = 0; tl_s0 < 2; ++tl_s0) {
-                    sa0_next[tl_s0] = tl::in_bounds(row0 + ((tl_tid / 4 % 8) + (tl_s0) * 8 + (tl_tid / 32) * 16), M) && tl::in_bounds(0, KG) ? As[int64_t(row0 + ((tl_tid / 4 % 8) + (tl_s0) * 8 + (tl_tid / 32) * 16)) * KG + 0] : 0.0f;
+                    sa0_next[tl_s0] = tl::load_read_only_if(&As[int64_t(row0 + ((tl_tid / 4 % 8) + (tl_s0) * 8 + (tl_tid / 32) * 16)) * KG + 0], tl::in_bounds(row0 + ((tl_tid / 4 % 8) + (tl_s0) * 8 + (tl_tid / 32) * 16), M) && tl::in_bounds(0, KG));
                 }
                 // copy(As[row0 +: BM, 2 * k + 1], sa1);  (qgemm.tl:128)
                 #pragma unroll
                 for (int tl_s1 = 0; tl_s1 < 2; ++tl_s1) {
-                    sa1_next[tl_s1] = tl::in_bounds(row0 + ((tl_tid / 4 % 8) + (tl_s1) * 8 + (tl_tid / 32) * 16), M) && tl::in_bounds(1, KG) ? As[int64_t(row0 + ((tl_tid / 4 % 8) + (tl_s1) * 8 + (tl_tid / 32) * 16)) * KG + 1] : 0.0f;
+                    sa1_next[tl_s1] = tl::load_read_only_if(&As[int64_t(row0 + ((tl_tid / 4 % 8) + (tl_s1) * 8 + (tl_tid / 32) * 16)) * KG + 1], tl::in_bounds(row0 + ((tl_tid / 4 % 8) + (tl_s1) * 8 + (tl_tid / 32) * 16), M) && tl::in_bounds(1, KG));
                 }
                 // copy(Bs[col0 / G, 2 * k +: 2], sb);  (qgemm.tl:129)
                 for (int tl_e2 = 0; tl_e2 < 2; ++tl_e2) {
-                    sb_next[tl_e2] = tl::in_bounds(col0 / 128, NB) && tl::in_bounds(tl_e2, KG) ? Bs[int64_t(col0 / 128) * KG + tl_e2] : 0.0f;
+                    sb_next[tl_e2] = tl::load_read_only_if(&Bs[int64_t(col0 / 128) * KG + tl_e2], tl::in_bounds(col0 / 128, NB) && tl::in_bounds(tl_e2, KG));
                 }
             }
             // for k in pipelined(cdiv(KG, 2), stages = STAGES) {  // two groups of G k a step  (qgemm.tl:122)
@@ -1821,16 +1821,16 @@ __global__ void __launch_bounds__(384, 1) fp8_gemm_block_scaled_tile_kernel_vari
                     // copy(As[row0 +: BM, 2 * k], sa0);  (qgemm.tl:127)
                     #pragma unroll
                     for (int tl_s5 = 0; tl_s5 < 2; ++tl_s5) {
-                        sa0_next[tl_s5] = tl::in_bounds(row0 + ((tl_tid / 4 % 8) + (tl_s5) * 8 + (tl_tid / 32) * 16), M) && tl::in_bounds(2 * (k + 1), KG) ? As[int64_t(row0 + ((tl_tid / 4 % 8) + (tl_s5) * 8 + (tl_tid / 32) * 16)) * KG + (2 * (k + 1))] : 0.0f;
+                        sa0_next[tl_s5] = tl::load_read_only_if(&As[int64_t(row0 + ((tl_tid / 4 % 8) + (tl_s5) * 8 + (tl_tid / 32) * 16)) * KG + (2 * (k + 1))], tl::in_bounds(row0 + ((tl_tid / 4 % 8) + (tl_s5) * 8 + (tl_tid / 32) * 16), M) && tl::in_bounds(2 * (k + 1), KG));
                     }
                     // copy(As[row0 +: BM, 2 * k + 1], sa1);  (qgemm.tl:128)
                     #pragma unroll
                     for (int tl_s6 = 0; tl_s6 < 2; ++tl_s6) {
-                        sa1_next[tl_s6] = tl::in_bounds(row0 + ((tl_tid / 4 % 8) + (tl_s6) * 8 + (tl_tid / 32) * 16), M) && tl::in_bounds(2 * (k + 1) + 1, KG) ? As[int64_t(row0 + ((tl_tid / 4 % 8) + (tl_s6) * 8 + (tl_tid / 32) * 16)) * KG + (2 * (k + 1) + 1)] : 0.0f;
+                        sa1_next[tl_s6] = tl::load_read_only_if(&As[int64_t(row0 + ((tl_tid / 4 % 8) + (tl_s6) * 8 + (tl_tid / 32) * 16)) * KG + (2 * (k + 1) + 1)], tl::in_bounds(row0 + ((tl_tid / 4 % 8) + (tl_s6) * 8 + (tl_tid / 32) * 16), M) && tl::in_bounds(2 * (k + 1) + 1, KG));
                     }
                     // copy(Bs[col0 / G, 2 * k +: 2], sb);  (qgemm.tl:129)
                     for (int tl_e7 = 0; tl_e7 < 2; ++tl_e7) {
-                        sb_next[tl_e7] = tl::in_bounds(col0 / 128, NB) && tl::in_bounds((2 * (k + 1)) + tl_e7, KG) ? Bs[int64_t(col0 / 128) * KG + ((2 * (k + 1)) + tl_e7)] : 0.0f;
+                        sb_next[tl_e7] = tl::load_read_only_if(&Bs[int64_t(col0 / 128) * KG + ((2 * (k + 1)) + tl_e7)], tl::in_bounds(col0 / 128, NB) && tl::in_bounds((2 * (k + 1)) + tl_e7, KG));
                     }
                 }
                 tl::sm90::wgmma_wait<1>();  // #0 (into `p0`) retired; the 1 newest group(s) run on
@@ -2364,11 +2364,11 @@ __global__ void __launch_bounds__(384, 1) fp8_gemm_block_scaled_wide_kernel_sm90
                 // copy(As[row0 +: BM, k], sa);  (qgemm.tl:173)
                 #pragma unroll
                 for (int tl_s0 = 0; tl_s0 < 2; ++tl_s0) {
-                    sa_next[tl_s0] = tl::in_bounds(row0 + ((tl_tid / 4 % 8) + (tl_s0) * 8 + (tl_tid / 32) * 16), M) && tl::in_bounds(0, KG) ? As[int64_t(row0 + ((tl_tid / 4 % 8) + (tl_s0) * 8 + (tl_tid / 32) * 16)) * KG + 0] : 0.0f;
+                    sa_next[tl_s0] = tl::load_read_only_if(&As[int64_t(row0 + ((tl_tid / 4 % 8) + (tl_s0) * 8 + (tl_tid / 32) * 16)) * KG + 0], tl::in_bounds(row0 + ((tl_tid / 4 % 8) + (tl_s0) * 8 + (tl_tid / 32) * 16), M) && tl::in_bounds(0, KG));
                 }
                 // copy(Bs[col0 / G +: 2, k], sb);  (qgemm.tl:174)
                 for (int tl_e1 = 0; tl_e1 < 2; ++tl_e1) {
-                    sb_next[tl_e1] = tl::in_bounds((col0 / 128) + tl_e1, NB) && tl::in_bounds(0, KG) ? Bs[int64_t((col0 / 128) + tl_e1) * KG + 0] : 0.0f;
+                    sb_next[tl_e1] = tl::load_read_only_if(&Bs[int64_t((col0 / 128) + tl_e1) * KG + 0], tl::in_bounds((col0 / 128) + tl_e1, NB) && tl::in_bounds(0, KG));
                 }
             }
             // for k in pipelined(KG, stages = STAGES) {  (qgemm.tl:169)
@@ -2389,11 +2389,11 @@ __global__ void __launch_bounds__(384, 1) fp8_gemm_block_scaled_wide_kernel_sm90
                     // copy(As[row0 +: BM, k], sa);  (qgemm.tl:173)
                     #pragma unroll
                     for (int tl_s4 = 0; tl_s4 < 2; ++tl_s4) {
-                        sa_next[tl_s4] = tl::in_bounds(row0 + ((tl_tid / 4 % 8) + (tl_s4) * 8 + (tl_tid / 32) * 16), M) && tl::in_bounds(k + 1, KG) ? As[int64_t(row0 + ((tl_tid / 4 % 8) + (tl_s4) * 8 + (tl_tid / 32) * 16)) * KG + (k + 1)] : 0.0f;
+                        sa_next[tl_s4] = tl::load_read_only_if(&As[int64_t(row0 + ((tl_tid / 4 % 8) + (tl_s4) * 8 + (tl_tid / 32) * 16)) * KG + (k + 1)], tl::in_bounds(row0 + ((tl_tid / 4 % 8) + (tl_s4) * 8 + (tl_tid / 32) * 16), M) && tl::in_bounds(k + 1, KG));
                     }
                     // copy(Bs[col0 / G +: 2, k], sb);  (qgemm.tl:174)
                     for (int tl_e5 = 0; tl_e5 < 2; ++tl_e5) {
-                        sb_next[tl_e5] = tl::in_bounds((col0 / 128) + tl_e5, NB) && tl::in_bounds(k + 1, KG) ? Bs[int64_t((col0 / 128) + tl_e5) * KG + (k + 1)] : 0.0f;
+                        sb_next[tl_e5] = tl::load_read_only_if(&Bs[int64_t((col0 / 128) + tl_e5) * KG + (k + 1)], tl::in_bounds((col0 / 128) + tl_e5, NB) && tl::in_bounds(k + 1, KG));
                     }
                 }
                 tl::sm90::wgmma_wait<0>();  // #0 (into `part`) retired
@@ -2894,11 +2894,11 @@ __global__ void __launch_bounds__(256, 1) fp8_gemm_block_scaled_skinny_kernel_va
                 // copy(As[row0 +: BM, g0 + k], sa);  (qgemm.tl:216)
                 #pragma unroll
                 for (int tl_s0 = 0; tl_s0 < 4; ++tl_s0) {
-                    sa_next[tl_s0] = tl::in_bounds(row0 + ((tl_s0 % 2) + (tl_tid % 4) * 2 + (tl_s0 / 2) * 8), M) && tl::in_bounds(g0, KG) ? As[int64_t(row0 + ((tl_s0 % 2) + (tl_tid % 4) * 2 + (tl_s0 / 2) * 8)) * KG + g0] : 0.0f;
+                    sa_next[tl_s0] = tl::load_read_only_if(&As[int64_t(row0 + ((tl_s0 % 2) + (tl_tid % 4) * 2 + (tl_s0 / 2) * 8)) * KG + g0], tl::in_bounds(row0 + ((tl_s0 % 2) + (tl_tid % 4) * 2 + (tl_s0 / 2) * 8), M) && tl::in_bounds(g0, KG));
                 }
                 // copy(Bs[col0 / G +: 1, g0 + k], sb);  (qgemm.tl:217)
                 for (int tl_e1 = 0; tl_e1 < 1; ++tl_e1) {
-                    sb_next[tl_e1] = tl::in_bounds((col0 / 128) + tl_e1, NB) && tl::in_bounds(g0, KG) ? Bs[int64_t((col0 / 128) + tl_e1) * KG + g0] : 0.0f;
+                    sb_next[tl_e1] = tl::load_read_only_if(&Bs[int64_t((col0 / 128) + tl_e1) * KG + g0], tl::in_bounds((col0 / 128) + tl_e1, NB) && tl::in_bounds(g0, KG));
                 }
             }
             // for k in pipelined(min(k_groups, KG - g0), stages = STAGES) {  (qgemm.tl:213)
@@ -2919,11 +2919,11 @@ __global__ void __launch_bounds__(256, 1) fp8_gemm_block_scaled_skinny_kernel_va
                     // copy(As[row0 +: BM, g0 + k], sa);  (qgemm.tl:216)
                     #pragma unroll
                     for (int tl_s4 = 0; tl_s4 < 4; ++tl_s4) {
-                        sa_next[tl_s4] = tl::in_bounds(row0 + ((tl_s4 % 2) + (tl_tid % 4) * 2 + (tl_s4 / 2) * 8), M) && tl::in_bounds(g0 + (k + 1), KG) ? As[int64_t(row0 + ((tl_s4 % 2) + (tl_tid % 4) * 2 + (tl_s4 / 2) * 8)) * KG + (g0 + (k + 1))] : 0.0f;
+                        sa_next[tl_s4] = tl::load_read_only_if(&As[int64_t(row0 + ((tl_s4 % 2) + (tl_tid % 4) * 2 + (tl_s4 / 2) * 8)) * KG + (g0 + (k + 1))], tl::in_bounds(row0 + ((tl_s4 % 2) + (tl_tid % 4) * 2 + (tl_s4 / 2) * 8), M) && tl::in_bounds(g0 + (k + 1), KG));
                     }
                     // copy(Bs[col0 / G +: 1, g0 + k], sb);  (qgemm.tl:217)
                     for (int tl_e5 = 0; tl_e5 < 1; ++tl_e5) {
-                        sb_next[tl_e5] = tl::in_bounds((col0 / 128) + tl_e5, NB) && tl::in_bounds(g0 + (k + 1), KG) ? Bs[int64_t((col0 / 128) + tl_e5) * KG + (g0 + (k + 1))] : 0.0f;
+                        sb_next[tl_e5] = tl::load_read_only_if(&Bs[int64_t((col0 / 128) + tl_e5) * KG + (g0 + (k + 1))], tl::in_bounds((col0 / 128) + tl_e5, NB) && tl::in_bounds(g0 + (k + 1), KG));
                     }
                 }
                 tl::sm90::wgmma_wait<0>();  // #0 (into `part`) retired
@@ -3373,11 +3373,11 @@ __global__ void __launch_bounds__(256, 1) fp8_gemm_block_scaled_skinny_kernel_va
                 // copy(As[row0 +: BM, g0 + k], sa);  (qgemm.tl:216)
                 #pragma unroll
                 for (int tl_s0 = 0; tl_s0 < 8; ++tl_s0) {
-                    sa_next[tl_s0] = tl::in_bounds(row0 + ((tl_s0 % 2) + (tl_tid % 4) * 2 + (tl_s0 / 2) * 8), M) && tl::in_bounds(g0, KG) ? As[int64_t(row0 + ((tl_s0 % 2) + (tl_tid % 4) * 2 + (tl_s0 / 2) * 8)) * KG + g0] : 0.0f;
+                    sa_next[tl_s0] = tl::load_read_only_if(&As[int64_t(row0 + ((tl_s0 % 2) + (tl_tid % 4) * 2 + (tl_s0 / 2) * 8)) * KG + g0], tl::in_bounds(row0 + ((tl_s0 % 2) + (tl_tid % 4) * 2 + (tl_s0 / 2) * 8), M) && tl::in_bounds(g0, KG));
                 }
                 // copy(Bs[col0 / G +: 1, g0 + k], sb);  (qgemm.tl:217)
                 for (int tl_e1 = 0; tl_e1 < 1; ++tl_e1) {
-                    sb_next[tl_e1] = tl::in_bounds((col0 / 128) + tl_e1, NB) && tl::in_bounds(g0, KG) ? Bs[int64_t((col0 / 128) + tl_e1) * KG + g0] : 0.0f;
+                    sb_next[tl_e1] = tl::load_read_only_if(&Bs[int64_t((col0 / 128) + tl_e1) * KG + g0], tl::in_bounds((col0 / 128) + tl_e1, NB) && tl::in_bounds(g0, KG));
                 }
             }
             // for k in pipelined(min(k_groups, KG - g0), stages = STAGES) {  (qgemm.tl:213)
@@ -3398,11 +3398,11 @@ __global__ void __launch_bounds__(256, 1) fp8_gemm_block_scaled_skinny_kernel_va
                     // copy(As[row0 +: BM, g0 + k], sa);  (qgemm.tl:216)
                     #pragma unroll
                     for (int tl_s4 = 0; tl_s4 < 8; ++tl_s4) {
-                        sa_next[tl_s4] = tl::in_bounds(row0 + ((tl_s4 % 2) + (tl_tid % 4) * 2 + (tl_s4 / 2) * 8), M) && tl::in_bounds(g0 + (k + 1), KG) ? As[int64_t(row0 + ((tl_s4 % 2) + (tl_tid % 4) * 2 + (tl_s4 / 2) * 8)) * KG + (g0 + (k + 1))] : 0.0f;
+                        sa_next[tl_s4] = tl::load_read_only_if(&As[int64_t(row0 + ((tl_s4 % 2) + (tl_tid % 4) * 2 + (tl_s4 / 2) * 8)) * KG + (g0 + (k + 1))], tl::in_bounds(row0 + ((tl_s4 % 2) + (tl_tid % 4) * 2 + (tl_s4 / 2) * 8), M) && tl::in_bounds(g0 + (k + 1), KG));
                     }
                     // copy(Bs[col0 / G +: 1, g0 + k], sb);  (qgemm.tl:217)
                     for (int tl_e5 = 0; tl_e5 < 1; ++tl_e5) {
-                        sb_next[tl_e5] = tl::in_bounds((col0 / 128) + tl_e5, NB) && tl::in_bounds(g0 + (k + 1), KG) ? Bs[int64_t((col0 / 128) + tl_e5) * KG + (g0 + (k + 1))] : 0.0f;
+                        sb_next[tl_e5] = tl::load_read_only_if(&Bs[int64_t((col0 / 128) + tl_e5) * KG + (g0 + (k + 1))], tl::in_bounds((col0 / 128) + tl_e5, NB) && tl::in_bounds(g0 + (k + 1), KG));
                     }
                 }
                 tl::sm90::wgmma_wait<0>();  // #0 (into `part`) retired
@@ -3855,11 +3855,11 @@ __global__ void __launch_bounds__(256, 1) fp8_gemm_block_scaled_skinny_kernel_va
                 // copy(As[row0 +: BM, g0 + k], sa);  (qgemm.tl:216)
                 #pragma unroll
                 for (int tl_s1 = 0; tl_s1 < 16; ++tl_s1) {
-                    sa[tl_s1] = tl::in_bounds(row0 + ((tl_s1 % 2) + (tl_tid % 4) * 2 + (tl_s1 / 2) * 8), M) && tl::in_bounds(g0 + k, KG) ? As[int64_t(row0 + ((tl_s1 % 2) + (tl_tid % 4) * 2 + (tl_s1 / 2) * 8)) * KG + (g0 + k)] : 0.0f;
+                    sa[tl_s1] = tl::load_read_only_if(&As[int64_t(row0 + ((tl_s1 % 2) + (tl_tid % 4) * 2 + (tl_s1 / 2) * 8)) * KG + (g0 + k)], tl::in_bounds(row0 + ((tl_s1 % 2) + (tl_tid % 4) * 2 + (tl_s1 / 2) * 8), M) && tl::in_bounds(g0 + k, KG));
                 }
                 // copy(Bs[col0 / G +: 1, g0 + k], sb);  (qgemm.tl:217)
                 for (int tl_e2 = 0; tl_e2 < 1; ++tl_e2) {
-                    sb[tl_e2] = tl::in_bounds((col0 / 128) + tl_e2, NB) && tl::in_bounds(g0 + k, KG) ? Bs[int64_t((col0 / 128) + tl_e2) * KG + (g0 + k)] : 0.0f;
+                    sb[tl_e2] = tl::load_read_only_if(&Bs[int64_t((col0 / 128) + tl_e2) * KG + (g0 + k)], tl::in_bounds((col0 / 128) + tl_e2, NB) && tl::in_bounds(g0 + k, KG));
                 }
                 tl::sm90::wgmma_wait<0>();  // #0 (into `part`) retired
                 tl::sm90::fence_accumulators(part);
@@ -4527,16 +4527,16 @@ __global__ void __launch_bounds__(384, 1) fp8_gemm_block_scaled_fp8_gemm_block_s
                 // copy(As[row0 +: BM, 2 * k], sa0);  (qgemm.tl:127)
                 #pragma unroll
                 for (int tl_s0 = 0; tl_s0 < 2; ++tl_s0) {
-                    sa0_next[tl_s0] = tl::in_bounds(row0 + ((tl_tid / 4 % 8) + (tl_s0) * 8 + (tl_tid / 32 % 4) * 16), M) && tl::in_bounds(0, KG) ? As[int64_t(row0 + ((tl_tid / 4 % 8) + (tl_s0) * 8 + (tl_tid / 32 % 4) * 16)) * KG + 0] : 0.0f;
+                    sa0_next[tl_s0] = tl::load_read_only_if(&As[int64_t(row0 + ((tl_tid / 4 % 8) + (tl_s0) * 8 + (tl_tid / 32 % 4) * 16)) * KG + 0], tl::in_bounds(row0 + ((tl_tid / 4 % 8) + (tl_s0) * 8 + (tl_tid / 32 % 4) * 16), M) && tl::in_bounds(0, KG));
                 }
                 // copy(As[row0 +: BM, 2 * k + 1], sa1);  (qgemm.tl:128)
                 #pragma unroll
                 for (int tl_s1 = 0; tl_s1 < 2; ++tl_s1) {
-                    sa1_next[tl_s1] = tl::in_bounds(row0 + ((tl_tid / 4 % 8) + (tl_s1) * 8 + (tl_tid / 32 % 4) * 16), M) && tl::in_bounds(1, KG) ? As[int64_t(row0 + ((tl_tid / 4 % 8) + (tl_s1) * 8 + (tl_tid / 32 % 4) * 16)) * KG + 1] : 0.0f;
+                    sa1_next[tl_s1] = tl::load_read_only_if(&As[int64_t(row0 + ((tl_tid / 4 % 8) + (tl_s1) * 8 + (tl_tid / 32 % 4) * 16)) * KG + 1], tl::in_bounds(row0 + ((tl_tid / 4 % 8) + (tl_s1) * 8 + (tl_tid / 32 % 4) * 16), M) && tl::in_bounds(1, KG));
                 }
                 // copy(Bs[col0 / G, 2 * k +: 2], sb);  (qgemm.tl:129)
                 for (int tl_e2 = 0; tl_e2 < 2; ++tl_e2) {
-                    sb_next[tl_e2] = tl::in_bounds(col0 / 128, NB) && tl::in_bounds(tl_e2, KG) ? Bs[int64_t(col0 / 128) * KG + tl_e2] : 0.0f;
+                    sb_next[tl_e2] = tl::load_read_only_if(&Bs[int64_t(col0 / 128) * KG + tl_e2], tl::in_bounds(col0 / 128, NB) && tl::in_bounds(tl_e2, KG));
                 }
             }
             // for k in pipelined(cdiv(KG, 2), stages = STAGES) {  // two groups of G k a step  (qgemm.tl:122)
@@ -4562,16 +4562,16 @@ __global__ void __launch_bounds__(384, 1) fp8_gemm_block_scaled_fp8_gemm_block_s
                     // copy(As[row0 +: BM, 2 * k], sa0);  (qgemm.tl:127)
                     #pragma unroll
                     for (int tl_s5 = 0; tl_s5 < 2; ++tl_s5) {
-                        sa0_next[tl_s5] = tl::in_bounds(row0 + ((tl_tid / 4 % 8) + (tl_s5) * 8 + (tl_tid / 32 % 4) * 16), M) && tl::in_bounds(2 * (k + 1), KG) ? As[int64_t(row0 + ((tl_tid / 4 % 8) + (tl_s5) * 8 + (tl_tid / 32 % 4) * 16)) * KG + (2 * (k + 1))] : 0.0f;
+                        sa0_next[tl_s5] = tl::load_read_only_if(&As[int64_t(row0 + ((tl_tid / 4 % 8) + (tl_s5) * 8 + (tl_tid / 32 % 4) * 16)) * KG + (2 * (k + 1))], tl::in_bounds(row0 + ((tl_tid / 4 % 8) + (tl_s5) * 8 + (tl_tid / 32 % 4) * 16), M) && tl::in_bounds(2 * (k + 1), KG));
                     }
                     // copy(As[row0 +: BM, 2 * k + 1], sa1);  (qgemm.tl:128)
                     #pragma unroll
                     for (int tl_s6 = 0; tl_s6 < 2; ++tl_s6) {
-                        sa1_next[tl_s6] = tl::in_bounds(row0 + ((tl_tid / 4 % 8) + (tl_s6) * 8 + (tl_tid / 32 % 4) * 16), M) && tl::in_bounds(2 * (k + 1) + 1, KG) ? As[int64_t(row0 + ((tl_tid / 4 % 8) + (tl_s6) * 8 + (tl_tid / 32 % 4) * 16)) * KG + (2 * (k + 1) + 1)] : 0.0f;
+                        sa1_next[tl_s6] = tl::load_read_only_if(&As[int64_t(row0 + ((tl_tid / 4 % 8) + (tl_s6) * 8 + (tl_tid / 32 % 4) * 16)) * KG + (2 * (k + 1) + 1)], tl::in_bounds(row0 + ((tl_tid / 4 % 8) + (tl_s6) * 8 + (tl_tid / 32 % 4) * 16), M) && tl::in_bounds(2 * (k + 1) + 1, KG));
                     }
                     // copy(Bs[col0 / G, 2 * k +: 2], sb);  (qgemm.tl:129)
                     for (int tl_e7 = 0; tl_e7 < 2; ++tl_e7) {
-                        sb_next[tl_e7] = tl::in_bounds(col0 / 128, NB) && tl::in_bounds((2 * (k + 1)) + tl_e7, KG) ? Bs[int64_t(col0 / 128) * KG + ((2 * (k + 1)) + tl_e7)] : 0.0f;
+                        sb_next[tl_e7] = tl::load_read_only_if(&Bs[int64_t(col0 / 128) * KG + ((2 * (k + 1)) + tl_e7)], tl::in_bounds(col0 / 128, NB) && tl::in_bounds((2 * (k + 1)) + tl_e7, KG));
                     }
                 }
                 tl::sm90::wgmma_wait<1>();  // #0 (into `p0`) retired; the 1 newest group(s) run on
@@ -5062,16 +5062,16 @@ __global__ void __launch_bounds__(384, 1) fp8_gemm_block_scaled_fp8_gemm_block_s
                 // copy(As[row0 +: BM, 2 * k], sa0);  (qgemm.tl:127)
                 #pragma unroll
                 for (int tl_s0 = 0; tl_s0 < 2; ++tl_s0) {
-                    sa0_next[tl_s0] = tl::in_bounds(row0 + ((tl_tid / 4 % 8) + (tl_s0) * 8 + (tl_tid / 32 % 4) * 16), M) && tl::in_bounds(0, KG) ? As[int64_t(row0 + ((tl_tid / 4 % 8) + (tl_s0) * 8 + (tl_tid / 32 % 4) * 16)) * KG + 0] : 0.0f;
+                    sa0_next[tl_s0] = tl::load_read_only_if(&As[int64_t(row0 + ((tl_tid / 4 % 8) + (tl_s0) * 8 + (tl_tid / 32 % 4) * 16)) * KG + 0], tl::in_bounds(row0 + ((tl_tid / 4 % 8) + (tl_s0) * 8 + (tl_tid / 32 % 4) * 16), M) && tl::in_bounds(0, KG));
                 }
                 // copy(As[row0 +: BM, 2 * k + 1], sa1);  (qgemm.tl:128)
                 #pragma unroll
                 for (int tl_s1 = 0; tl_s1 < 2; ++tl_s1) {
-                    sa1_next[tl_s1] = tl::in_bounds(row0 + ((tl_tid / 4 % 8) + (tl_s1) * 8 + (tl_tid / 32 % 4) * 16), M) && tl::in_bounds(1, KG) ? As[int64_t(row0 + ((tl_tid / 4 % 8) + (tl_s1) * 8 + (tl_tid / 32 % 4) * 16)) * KG + 1] : 0.0f;
+                    sa1_next[tl_s1] = tl::load_read_only_if(&As[int64_t(row0 + ((tl_tid / 4 % 8) + (tl_s1) * 8 + (tl_tid / 32 % 4) * 16)) * KG + 1], tl::in_bounds(row0 + ((tl_tid / 4 % 8) + (tl_s1) * 8 + (tl_tid / 32 % 4) * 16), M) && tl::in_bounds(1, KG));
                 }
                 // copy(Bs[col0 / G, 2 * k +: 2], sb);  (qgemm.tl:129)
                 for (int tl_e2 = 0; tl_e2 < 2; ++tl_e2) {
-                    sb_next[tl_e2] = tl::in_bounds(col0 / 128, NB) && tl::in_bounds(tl_e2, KG) ? Bs[int64_t(col0 / 128) * KG + tl_e2] : 0.0f;
+                    sb_next[tl_e2] = tl::load_read_only_if(&Bs[int64_t(col0 / 128) * KG + tl_e2], tl::in_bounds(col0 / 128, NB) && tl::in_bounds(tl_e2, KG));
                 }
             }
             // for k in pipelined(cdiv(KG, 2), stages = STAGES) {  // two groups of G k a step  (qgemm.tl:122)
@@ -5097,16 +5097,16 @@ __global__ void __launch_bounds__(384, 1) fp8_gemm_block_scaled_fp8_gemm_block_s
                     // copy(As[row0 +: BM, 2 * k], sa0);  (qgemm.tl:127)
                     #pragma unroll
                     for (int tl_s5 = 0; tl_s5 < 2; ++tl_s5) {
-                        sa0_next[tl_s5] = tl::in_bounds(row0 + ((tl_tid / 4 % 8) + (tl_s5) * 8 + (tl_tid / 32 % 4) * 16), M) && tl::in_bounds(2 * (k + 1), KG) ? As[int64_t(row0 + ((tl_tid / 4 % 8) + (tl_s5) * 8 + (tl_tid / 32 % 4) * 16)) * KG + (2 * (k + 1))] : 0.0f;
+                        sa0_next[tl_s5] = tl::load_read_only_if(&As[int64_t(row0 + ((tl_tid / 4 % 8) + (tl_s5) * 8 + (tl_tid / 32 % 4) * 16)) * KG + (2 * (k + 1))], tl::in_bounds(row0 + ((tl_tid / 4 % 8) + (tl_s5) * 8 + (tl_tid / 32 % 4) * 16), M) && tl::in_bounds(2 * (k + 1), KG));
                     }
                     // copy(As[row0 +: BM, 2 * k + 1], sa1);  (qgemm.tl:128)
                     #pragma unroll
                     for (int tl_s6 = 0; tl_s6 < 2; ++tl_s6) {
-                        sa1_next[tl_s6] = tl::in_bounds(row0 + ((tl_tid / 4 % 8) + (tl_s6) * 8 + (tl_tid / 32 % 4) * 16), M) && tl::in_bounds(2 * (k + 1) + 1, KG) ? As[int64_t(row0 + ((tl_tid / 4 % 8) + (tl_s6) * 8 + (tl_tid / 32 % 4) * 16)) * KG + (2 * (k + 1) + 1)] : 0.0f;
+                        sa1_next[tl_s6] = tl::load_read_only_if(&As[int64_t(row0 + ((tl_tid / 4 % 8) + (tl_s6) * 8 + (tl_tid / 32 % 4) * 16)) * KG + (2 * (k + 1) + 1)], tl::in_bounds(row0 + ((tl_tid / 4 % 8) + (tl_s6) * 8 + (tl_tid / 32 % 4) * 16), M) && tl::in_bounds(2 * (k + 1) + 1, KG));
                     }
                     // copy(Bs[col0 / G, 2 * k +: 2], sb);  (qgemm.tl:129)
                     for (int tl_e7 = 0; tl_e7 < 2; ++tl_e7) {
-                        sb_next[tl_e7] = tl::in_bounds(col0 / 128, NB) && tl::in_bounds((2 * (k + 1)) + tl_e7, KG) ? Bs[int64_t(col0 / 128) * KG + ((2 * (k + 1)) + tl_e7)] : 0.0f;
+                        sb_next[tl_e7] = tl::load_read_only_if(&Bs[int64_t(col0 / 128) * KG + ((2 * (k + 1)) + tl_e7)], tl::in_bounds(col0 / 128, NB) && tl::in_bounds((2 * (k + 1)) + tl_e7, KG));
                     }
                 }
                 tl::sm90::wgmma_wait<1>();  // #0 (into `p0`) retired; the 1 newest group(s) run on

@@ -32,6 +32,14 @@ std::string KernelEmitter::bounds_mask(const ir::Region& r, const std::vector<st
     return mask;
 }
 
+std::string KernelEmitter::guarded_value(const ir::Buffer& b, const std::vector<std::string>& indices, const std::string& mask, Dtype to,
+                                         const std::string& pad, bool zero_pad) {
+    const std::string elem = element(b, indices);
+    if (!kernel_.warp_specialization.enabled) return fmt::format("{} ? {} : {}", mask, cast_to(elem, b.dtype, to), pad);
+    const std::string value = cast_to(fmt::format("tl::{}(&{}, {})", b.is_mutable ? "load_if" : "load_read_only_if", elem, mask), b.dtype, to);
+    return zero_pad ? value : fmt::format("{} ? {} : {}", mask, value, pad);
+}
+
 std::string KernelEmitter::exists_along(const ir::Region& r, int axis, const std::string& coord) {
     std::vector<ir::ExprPtr> limits = r.tile_limits();
     if (axis < 0 || static_cast<size_t>(axis) >= limits.size() || !limits[axis]) return "";

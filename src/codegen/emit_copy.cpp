@@ -253,8 +253,8 @@ void KernelEmitter::emit_copy_with_fragment(const ir::Copy& c, bool fragment_is_
             std::string store = fmt::format("{} = {};", elem, cast_to(fname + "[" + slot + "]", from, to));
             out_.line(mask.empty() ? store : "if (" + mask + ") " + store);
         } else {
-            std::string value = cast_to(elem, from, to);
-            out_.line(fmt::format("{}[{}] = {};", fname, slot, mask.empty() ? value : mask + " ? " + value + " : " + pad));
+            std::string value = mask.empty() ? cast_to(elem, from, to) : guarded_value(o, idx, mask, to, pad, !c.pad);
+            out_.line(fmt::format("{}[{}] = {};", fname, slot, value));
         }
     };
 
@@ -359,8 +359,8 @@ void KernelEmitter::emit_copy_flat(const ir::Copy& c) {
     std::string pad = c.pad ? expr(c.pad) : int_literal(0, d.dtype);
     auto move = [&](const std::vector<std::string>& coords) {
         std::vector<std::string> si = region_indices(c.src, coords), di = region_indices(c.dst, coords);
-        std::string value = cast_to(element(s, si), s.dtype, d.dtype);
-        if (s.scope == ir::Scope::Global) value = bounds_mask(c.src, si) + " ? " + value + " : " + pad;
+        std::string value = s.scope == ir::Scope::Global ? guarded_value(s, si, bounds_mask(c.src, si), d.dtype, pad, !c.pad)
+                                                         : cast_to(element(s, si), s.dtype, d.dtype);
         std::string store = fmt::format("{} = {};", element(d, di), value);
         if (d.scope == ir::Scope::Global) store = "if (" + bounds_mask(c.dst, di) + ") " + store;
         out_.line(store);

@@ -318,8 +318,12 @@ std::vector<KernelEmitter::ChunkStore> KernelEmitter::emit_chunk_loads(const ir:
             const ir::Buffer& b = *l->buffer;
             std::vector<std::string> idx = indices(l->indices);
             at->second = fresh("at");
-            out_.line(fmt::format("const {0} {1} = {2} ? {3} : tl::convert<{0}>(0.0f);  // `{4}`, shared by the chunk", cuda_type(b.dtype),
-                                  at->second, inside(b, idx, idx.size()), element(b, idx), ir::print_expr(e)));
+            const std::string zero = fmt::format("tl::convert<{}>(0.0f)", cuda_type(b.dtype));
+            const std::string ok = inside(b, idx, idx.size());
+            out_.line(fmt::format("const {} {} = {};  // `{}`, shared by the chunk", cuda_type(b.dtype), at->second,
+                                  b.scope == ir::Scope::Global ? guarded_value(b, idx, ok, b.dtype, zero, true)
+                                                               : fmt::format("{} ? {} : {}", ok, element(b, idx), zero),
+                                  ir::print_expr(e)));
         }
         at_start.chunk_reads[l] = at->second;
     };

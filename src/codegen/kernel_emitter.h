@@ -152,6 +152,12 @@ private:
     std::string element(const ir::Buffer& b, const std::vector<std::string>& indices);
     std::string global_offset(const ir::Buffer& b, const std::vector<std::string>& indices);
     std::string bounds_mask(const ir::Region& r, const std::vector<std::string>& indices);
+    // `mask ? <global element `indices` of b, converted to `to`> : pad`. In a warp-specialized kernel
+    // the element is read by a predicated load (tl::load_if, zero bits where `mask` fails; the select
+    // dropped when `zero_pad`), not behind a branch: a branch while wgmmas are in flight makes ptxas
+    // wait for them first.
+    std::string guarded_value(const ir::Buffer& b, const std::vector<std::string>& indices, const std::string& mask, Dtype to,
+                              const std::string& pad, bool zero_pad);
     std::string axis_end(const ir::Region& r, size_t d);
     // `coord < N` when tile axis `axis` of `r` is bounded (`N <= 8192`): element `coord` exists; "" otherwise.
     std::string exists_along(const ir::Region& r, int axis, const std::string& coord);

@@ -290,7 +290,7 @@ __global__ void __launch_bounds__(256, 1) gemm_fp8_scaled_kernel_sm90(
                 for (int tl_i2 = 0; tl_i2 < 1; ++tl_i2) {
                     const int tl_e1 = tl_tid + tl_i2 * 128;
                     if (tl_e1 < 64) {
-                        s[tl_e1] = tl::in_bounds((tl_block_y * 64) + tl_e1, M) && tl::in_bounds(k, KS) ? S[int64_t((tl_block_y * 64) + tl_e1) * KS + k] : 0.0f;
+                        s[tl_e1] = tl::load_read_only_if(&S[int64_t((tl_block_y * 64) + tl_e1) * KS + k], tl::in_bounds((tl_block_y * 64) + tl_e1, M) && tl::in_bounds(k, KS));
                     }
                 }
                 tl::sm90::named_barrier_sync(1, 128);  // RAW on `s`

@@ -365,11 +365,11 @@ __global__ void __launch_bounds__(384, 1) block_scaled_kernel_sm90(
                 // copy(As[row0 +: 128, k], sa);  (prefetch_registers_hopper.tl:26)
                 #pragma unroll
                 for (int tl_s0 = 0; tl_s0 < 2; ++tl_s0) {
-                    sa_next[tl_s0] = tl::in_bounds(row0 + ((tl_tid / 4 % 8) + (tl_s0) * 8 + (tl_tid / 32) * 16), M) && tl::in_bounds(0, KG) ? As[int64_t(row0 + ((tl_tid / 4 % 8) + (tl_s0) * 8 + (tl_tid / 32) * 16)) * KG + 0] : 0.0f;
+                    sa_next[tl_s0] = tl::load_read_only_if(&As[int64_t(row0 + ((tl_tid / 4 % 8) + (tl_s0) * 8 + (tl_tid / 32) * 16)) * KG + 0], tl::in_bounds(row0 + ((tl_tid / 4 % 8) + (tl_s0) * 8 + (tl_tid / 32) * 16), M) && tl::in_bounds(0, KG));
                 }
                 // copy(Bs[col0 / 128 +: 1, k], sb);  (prefetch_registers_hopper.tl:27)
                 for (int tl_e1 = 0; tl_e1 < 1; ++tl_e1) {
-                    sb_next[tl_e1] = tl::in_bounds((col0 / 128) + tl_e1, NB) && tl::in_bounds(0, KG) ? Bs[int64_t((col0 / 128) + tl_e1) * KG + 0] : 0.0f;
+                    sb_next[tl_e1] = tl::load_read_only_if(&Bs[int64_t((col0 / 128) + tl_e1) * KG + 0], tl::in_bounds((col0 / 128) + tl_e1, NB) && tl::in_bounds(0, KG));
                 }
             }
             // for k in pipelined(KG, stages = 3) {  (prefetch_registers_hopper.tl:23)
@@ -390,11 +390,11 @@ __global__ void __launch_bounds__(384, 1) block_scaled_kernel_sm90(
                     // copy(As[row0 +: 128, k], sa);  (prefetch_registers_hopper.tl:26)
                     #pragma unroll
                     for (int tl_s4 = 0; tl_s4 < 2; ++tl_s4) {
-                        sa_next[tl_s4] = tl::in_bounds(row0 + ((tl_tid / 4 % 8) + (tl_s4) * 8 + (tl_tid / 32) * 16), M) && tl::in_bounds(k + 1, KG) ? As[int64_t(row0 + ((tl_tid / 4 % 8) + (tl_s4) * 8 + (tl_tid / 32) * 16)) * KG + (k + 1)] : 0.0f;
+                        sa_next[tl_s4] = tl::load_read_only_if(&As[int64_t(row0 + ((tl_tid / 4 % 8) + (tl_s4) * 8 + (tl_tid / 32) * 16)) * KG + (k + 1)], tl::in_bounds(row0 + ((tl_tid / 4 % 8) + (tl_s4) * 8 + (tl_tid / 32) * 16), M) && tl::in_bounds(k + 1, KG));
                     }
                     // copy(Bs[col0 / 128 +: 1, k], sb);  (prefetch_registers_hopper.tl:27)
                     for (int tl_e5 = 0; tl_e5 < 1; ++tl_e5) {
-                        sb_next[tl_e5] = tl::in_bounds((col0 / 128) + tl_e5, NB) && tl::in_bounds(k + 1, KG) ? Bs[int64_t((col0 / 128) + tl_e5) * KG + (k + 1)] : 0.0f;
+                        sb_next[tl_e5] = tl::load_read_only_if(&Bs[int64_t((col0 / 128) + tl_e5) * KG + (k + 1)], tl::in_bounds((col0 / 128) + tl_e5, NB) && tl::in_bounds(k + 1, KG));
                     }
                 }
                 tl::sm90::wgmma_wait<0>();  // #0 (into `part`) retired

@@ -363,7 +363,7 @@ __global__ void __launch_bounds__(384, 1) written_kernel_sm90(
                     } else {
                         #pragma unroll
                         for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                            c[((tl_chunk1 * 8 + tl_v) / 64) * 72 + ((tl_chunk1 * 8 + tl_v) % 64)] = tl::in_bounds(col0 + ((tl_chunk1 * 8 + tl_v) / 64), N) && tl::in_bounds((tl_chunk1 * 8 + tl_v) % 64, 64) ? C[int64_t(col0 + ((tl_chunk1 * 8 + tl_v) / 64)) * 64 + ((tl_chunk1 * 8 + tl_v) % 64)] : tl::convert<tl::f16>(0.0f);
+                            c[((tl_chunk1 * 8 + tl_v) / 64) * 72 + ((tl_chunk1 * 8 + tl_v) % 64)] = tl::load_read_only_if(&C[int64_t(col0 + ((tl_chunk1 * 8 + tl_v) / 64)) * 64 + ((tl_chunk1 * 8 + tl_v) % 64)], tl::in_bounds(col0 + ((tl_chunk1 * 8 + tl_v) / 64), N) && tl::in_bounds((tl_chunk1 * 8 + tl_v) % 64, 64));
                         }
                     }
                 }

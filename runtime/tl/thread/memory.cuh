@@ -42,6 +42,44 @@ template <typename T, int V> __device__ __forceinline__ void fill_vector(T* dst,
     store_vector<T, V>(dst, src);
 }
 
+// *p when `ok`, else zero bits, by one predicated load: no branch. Where wgmmas are in flight, a
+// branch around a guarded load makes ptxas wait for them before it (C7517, "warpgroup.wait is
+// injected"), so the load would no longer overlap them. load_if is ordered with the thread's other
+// memory accesses; load_read_only_if (a tensor the kernel never writes) reads through the
+// non-coherent path and moves freely, like any register computation.
+namespace detail {
+template <bool READ_ONLY, typename T> __device__ __forceinline__ T predicated_load(const T* p, bool ok) {
+    static_assert(sizeof(T) == 1 || sizeof(T) == 2 || sizeof(T) == 4 || sizeof(T) == 8, "one element of 1, 2, 4 or 8 bytes");
+#define TL_PREDICATED_LD(CONSTRAINT, TYPE)                                                                             \
+    if constexpr (READ_ONLY)                                                                                           \
+        asm("{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %2, 0;\n\t@p ld.global.nc." TYPE " %0, [%1];\n\t}"                   \
+            : "+" CONSTRAINT(raw) : "l"(p), "r"(int(ok)));                                                             \
+    else                                                                                                               \
+        asm volatile("{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %2, 0;\n\t@p ld.global." TYPE " %0, [%1];\n\t}"             \
+                     : "+" CONSTRAINT(raw) : "l"(p), "r"(int(ok)) : "memory");
+    T out;
+    if constexpr (sizeof(T) == 8) {
+        unsigned long long raw = 0;
+        TL_PREDICATED_LD("l", "b64")
+        __builtin_memcpy(&out, &raw, sizeof(T));
+    } else {
+        unsigned raw = 0;  // an 8- or 16-bit load zero-extends into the 32-bit register
+        if constexpr (sizeof(T) == 4) {
+            TL_PREDICATED_LD("r", "b32")
+        } else if constexpr (sizeof(T) == 2) {
+            TL_PREDICATED_LD("r", "u16")
+        } else {
+            TL_PREDICATED_LD("r", "u8")
+        }
+        __builtin_memcpy(&out, &raw, sizeof(T));  // the low bytes (little-endian)
+    }
+#undef TL_PREDICATED_LD
+    return out;
+}
+} // namespace detail
+template <typename T> __device__ __forceinline__ T load_if(const T* p, bool ok) { return detail::predicated_load<false>(p, ok); }
+template <typename T> __device__ __forceinline__ T load_read_only_if(const T* p, bool ok) { return detail::predicated_load<true>(p, ok); }
+
 // 0 <= i < n in one unsigned comparison (a negative index wraps to a huge value).
 __host__ __device__ __forceinline__ bool in_bounds(int i, int n) { return static_cast<unsigned>(i) < static_cast<unsigned>(n); }
 
