@@ -4,7 +4,8 @@
   - every tests/golden/*.cu, for the arch on its .tl's `// TLC-ARGS:` line (default sm_90a), and
     also for sm_80 when it holds a warp-specialized kernel (`<name>_kernel_sm90`);
   - every samples/**/*.tl and stdlib/*.tl translated by tlc for sm_80 and sm_90a (stdlib kernels,
-    and attention at D = 128, also with `ptxas -v`: no spill and no stack frame allowed) (a
+    and attention at D = 128, also with `ptxas -v`: no spill and no stack frame allowed, and no
+    wgmma that ptxas serialises or waits for, C7510/C7515/C7517) (a
     `// REQUIRES: sm_90a` line limits a file to the listed archs); the committed samples/*.cu and
     stdlib/*.cu are the sm_90a translations (the examples.fresh test keeps them so);
 then builds the GPU test programs of tests/gpu/variants.sh (every sample and stdlib file with its
@@ -123,6 +124,10 @@ def main():
                 local = [l.strip() for l in r.stderr.splitlines()
                          if "stack frame" in l and l.strip() != "0 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads"]
                 res.check(f"ptxas {name}: no spills, no stack frame", not local, "\n".join(local[:10]))
+                # C7515 (wgmmas serialised), C7517 (a wgmma wait injected), C7510 (wgmma pipeline
+                # crossing a function boundary): the Hopper path's overlap lost.
+                serialised = [l.strip() for l in r.stderr.splitlines() if any(c in l for c in ("(C7510)", "(C7515)", "(C7517)"))]
+                res.check(f"ptxas {name}: no wgmma serialised or waited for by ptxas", not serialised, "\n".join(serialised[:5]))
             if ok:
                 print(f"ok   {name} ({seconds:.1f} s)", flush=True)
             lines = (r.stdout + r.stderr).splitlines()
