@@ -185,6 +185,10 @@ def gen_gemm(rng, idx):
     # added in times a scale per row and step (a fragment) and one per step (a local), both copied
     # from global memory in the loop (pass prefetch-registers loads them a trip ahead).
     scaled = rng.random() < 0.25
+    # Sometimes a second product of the same tiles, computed before the first is used (the shape
+    # that overlaps a promotion with the next wgmmas on the Hopper path, and that pass sink-gemms
+    # reorders where gemms are synchronous).
+    two_products = scaled and rng.random() < 0.4
     if scaled:
         params += ["Sa: global f32[M, KT]", "Sb: global f32[KT]"]
         p.tensors["Sa"] = ("f32", [M, max(1, -(-K // BK))], False)
@@ -212,6 +216,8 @@ def gen_gemm(rng, idx):
     p.emit(f"fragment acc: f32[BM, BN]{' = 0.0' if init_kind == 'init' else ''};", 1)
     if scaled:
         p.emit("fragment part: f32[BM, BN];", 1)
+        if two_products:
+            p.emit("fragment part2: f32[BM, BN];", 1)
         p.emit("fragment sa: f32[BM];", 1)
         p.emit("local    sb: f32[1];", 1)
     if epi_store == "shared":
@@ -269,9 +275,15 @@ def gen_gemm(rng, idx):
     opts = (", transpose_a = true" if ta else "") + (", transpose_b = true" if tb else "")
     if scaled:
         p.emit(f"gemm(a, b, part{opts}, clear = true);", d + 1)
+        if two_products:
+            p.emit(f"gemm(a, b, part2{opts}, clear = true);", d + 1)
         p.emit("for i, j in parallel(BM, BN) {", d + 1)
         p.emit("acc[i, j] += part[i, j] * (sa[i] * sb[0]);", d + 2)
         p.emit("}", d + 1)
+        if two_products:
+            p.emit("for i, j in parallel(BM, BN) {", d + 1)
+            p.emit("acc[i, j] += part2[i, j] * 0.5;", d + 2)
+            p.emit("}", d + 1)
     elif not hopper and BK % 32 == 0 and rng.random() < 0.2:
         # The k tile in two halves, through regions of the operands.
         h = BK // 2
