@@ -1391,7 +1391,7 @@ __global__ void __launch_bounds__(384, 1) gemm_bias_kernel_sm90(
                     } else {
                         #pragma unroll
                         for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                            bias[tl_chunk1 * 8 + tl_v] = tl::load_read_only_if(&Bias[col0 + (tl_chunk1 * 8 + tl_v)], tl::in_bounds(col0 + (tl_chunk1 * 8 + tl_v), N));
+                            bias[tl_chunk1 * 8 + tl_v] = tl::in_bounds(col0 + (tl_chunk1 * 8 + tl_v), N) ? Bias[col0 + (tl_chunk1 * 8 + tl_v)] : tl::convert<tl::f16>(0.0f);
                         }
                     }
                 }
@@ -1783,7 +1783,7 @@ __global__ void __launch_bounds__(384, 1) gemm_bias_gelu_kernel_sm90(
                     } else {
                         #pragma unroll
                         for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                            bias[tl_chunk1 * 8 + tl_v] = tl::load_read_only_if(&Bias[col0 + (tl_chunk1 * 8 + tl_v)], tl::in_bounds(col0 + (tl_chunk1 * 8 + tl_v), N));
+                            bias[tl_chunk1 * 8 + tl_v] = tl::in_bounds(col0 + (tl_chunk1 * 8 + tl_v), N) ? Bias[col0 + (tl_chunk1 * 8 + tl_v)] : tl::convert<tl::f16>(0.0f);
                         }
                     }
                 }
@@ -2175,7 +2175,7 @@ __global__ void __launch_bounds__(384, 1) gemm_bias_silu_kernel_sm90(
                     } else {
                         #pragma unroll
                         for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                            bias[tl_chunk1 * 8 + tl_v] = tl::load_read_only_if(&Bias[col0 + (tl_chunk1 * 8 + tl_v)], tl::in_bounds(col0 + (tl_chunk1 * 8 + tl_v), N));
+                            bias[tl_chunk1 * 8 + tl_v] = tl::in_bounds(col0 + (tl_chunk1 * 8 + tl_v), N) ? Bias[col0 + (tl_chunk1 * 8 + tl_v)] : tl::convert<tl::f16>(0.0f);
                         }
                     }
                 }

@@ -1242,16 +1242,16 @@ __global__ void __launch_bounds__(384, 1) fp8_gemm_block_scaled_tile_kernel_vari
                 // copy(As[row0 +: BM, 2 * k], sa0);  (qgemm.tl:127)
                 #pragma unroll
                 for (int tl_s0 = 0; tl_s0 < 2; ++tl_s0) {
-                    sa0_next[tl_s0] = tl::load_read_only_if(&As[int64_t(row0 + ((tl_tid / 4 % 8) + (tl_s0) * 8 + (tl_tid / 32) * 16)) * KG + 0], tl::in_bounds(row0 + ((tl_tid / 4 % 8) + (tl_s0) * 8 + (tl_tid / 32) * 16), M) && tl::in_bounds(0, KG));
+                    sa0_next[tl_s0] = tl::in_bounds(row0 + ((tl_tid / 4 % 8) + (tl_s0) * 8 + (tl_tid / 32) * 16), M) && tl::in_bounds(0, KG) ? As[int64_t(row0 + ((tl_tid / 4 % 8) + (tl_s0) * 8 + (tl_tid / 32) * 16)) * KG + 0] : 0.0f;
                 }
                 // copy(As[row0 +: BM, 2 * k + 1], sa1);  (qgemm.tl:128)
                 #pragma unroll
                 for (int tl_s1 = 0; tl_s1 < 2; ++tl_s1) {
-                    sa1_next[tl_s1] = tl::load_read_only_if(&As[int64_t(row0 + ((tl_tid / 4 % 8) + (tl_s1) * 8 + (tl_tid / 32) * 16)) * KG + 1], tl::in_bounds(row0 + ((tl_tid / 4 % 8) + (tl_s1) * 8 + (tl_tid / 32) * 16), M) && tl::in_bounds(1, KG));
+                    sa1_next[tl_s1] = tl::in_bounds(row0 + ((tl_tid / 4 % 8) + (tl_s1) * 8 + (tl_tid / 32) * 16), M) && tl::in_bounds(1, KG) ? As[int64_t(row0 + ((tl_tid / 4 % 8) + (tl_s1) * 8 + (tl_tid / 32) * 16)) * KG + 1] : 0.0f;
                 }
                 // copy(Bs[col0 / G, 2 * k +: 2], sb);  (qgemm.tl:129)
                 for (int tl_e2 = 0; tl_e2 < 2; ++tl_e2) {
-                    sb_next[tl_e2] = tl::load_read_only_if(&Bs[int64_t(col0 / 128) * KG + tl_e2], tl::in_bounds(col0 / 128, NB) && tl::in_bounds(tl_e2, KG));
+                    sb_next[tl_e2] = tl::in_bounds(col0 / 128, NB) && tl::in_bounds(tl_e2, KG) ? Bs[int64_t(col0 / 128) * KG + tl_e2] : 0.0f;
                 }
             }
             // for k in pipelined(cdiv(KG, 2), stages = STAGES) {  // two groups of G k a step  (qgemm.tl:122)
@@ -1786,16 +1786,16 @@ __global__ void __launch_bounds__(384, 1) fp8_gemm_block_scaled_tile_kernel_vari
                 // copy(As[row0 +: BM, 2 * k], sa0);  (qgemm.tl:127)
                 #pragma unroll
                 for (int tl_s0 = 0; tl_s0 < 2; ++tl_s0) {
-                    sa0_next[tl_s0] = tl::load_read_only_if(&As[int64_t(row0 + ((tl_tid / 4 % 8) + (tl_s0) * 8 + (tl_tid / 32) * 16)) * KG + 0], tl::in_bounds(row0 + ((tl_tid / 4 % 8) + (tl_s0) * 8 + (tl_tid / 32) * 16), M) && tl::in_bounds(0, KG));
+                    sa0_next[tl_s0] = tl::in_bounds(row0 + ((tl_tid / 4 % 8) + (tl_s0) * 8 + (tl_tid / 32) * 16), M) && tl::in_bounds(0, KG) ? As[int64_t(row0 + ((tl_tid / 4 % 8) + (tl_s0) * 8 + (tl_tid / 32) * 16)) * KG + 0] : 0.0f;
                 }
                 // copy(As[row0 +: BM, 2 * k + 1], sa1);  (qgemm.tl:128)
                 #pragma unroll
                 for (int tl_s1 = 0; tl_s1 < 2; ++tl_s1) {
-                    sa1_next[tl_s1] = tl::load_read_only_if(&As[int64_t(row0 + ((tl_tid / 4 % 8) + (tl_s1) * 8 + (tl_tid / 32) * 16)) * KG + 1], tl::in_bounds(row0 + ((tl_tid / 4 % 8) + (tl_s1) * 8 + (tl_tid / 32) * 16), M) && tl::in_bounds(1, KG));
+                    sa1_next[tl_s1] = tl::in_bounds(row0 + ((tl_tid / 4 % 8) + (tl_s1) * 8 + (tl_tid / 32) * 16), M) && tl::in_bounds(1, KG) ? As[int64_t(row0 + ((tl_tid / 4 % 8) + (tl_s1) * 8 + (tl_tid / 32) * 16)) * KG + 1] : 0.0f;
                 }
                 // copy(Bs[col0 / G, 2 * k +: 2], sb);  (qgemm.tl:129)
                 for (int tl_e2 = 0; tl_e2 < 2; ++tl_e2) {
-                    sb_next[tl_e2] = tl::load_read_only_if(&Bs[int64_t(col0 / 128) * KG + tl_e2], tl::in_bounds(col0 / 128, NB) && tl::in_bounds(tl_e2, KG));
+                    sb_next[tl_e2] = tl::in_bounds(col0 / 128, NB) && tl::in_bounds(tl_e2, KG) ? Bs[int64_t(col0 / 128) * KG + tl_e2] : 0.0f;
                 }
             }
             // for k in pipelined(cdiv(KG, 2), stages = STAGES) {  // two groups of G k a step  (qgemm.tl:122)
@@ -2364,11 +2364,11 @@ __global__ void __launch_bounds__(384, 1) fp8_gemm_block_scaled_wide_kernel_sm90
                 // copy(As[row0 +: BM, k], sa);  (qgemm.tl:173)
                 #pragma unroll
                 for (int tl_s0 = 0; tl_s0 < 2; ++tl_s0) {
-                    sa_next[tl_s0] = tl::load_read_only_if(&As[int64_t(row0 + ((tl_tid / 4 % 8) + (tl_s0) * 8 + (tl_tid / 32) * 16)) * KG + 0], tl::in_bounds(row0 + ((tl_tid / 4 % 8) + (tl_s0) * 8 + (tl_tid / 32) * 16), M) && tl::in_bounds(0, KG));
+                    sa_next[tl_s0] = tl::in_bounds(row0 + ((tl_tid / 4 % 8) + (tl_s0) * 8 + (tl_tid / 32) * 16), M) && tl::in_bounds(0, KG) ? As[int64_t(row0 + ((tl_tid / 4 % 8) + (tl_s0) * 8 + (tl_tid / 32) * 16)) * KG + 0] : 0.0f;
                 }
                 // copy(Bs[col0 / G +: 2, k], sb);  (qgemm.tl:174)
                 for (int tl_e1 = 0; tl_e1 < 2; ++tl_e1) {
-                    sb_next[tl_e1] = tl::load_read_only_if(&Bs[int64_t((col0 / 128) + tl_e1) * KG + 0], tl::in_bounds((col0 / 128) + tl_e1, NB) && tl::in_bounds(0, KG));
+                    sb_next[tl_e1] = tl::in_bounds((col0 / 128) + tl_e1, NB) && tl::in_bounds(0, KG) ? Bs[int64_t((col0 / 128) + tl_e1) * KG + 0] : 0.0f;
                 }
             }
             // for k in pipelined(KG, stages = STAGES) {  (qgemm.tl:169)
@@ -2894,11 +2894,11 @@ __global__ void __launch_bounds__(256, 1) fp8_gemm_block_scaled_skinny_kernel_va
                 // copy(As[row0 +: BM, g0 + k], sa);  (qgemm.tl:216)
                 #pragma unroll
                 for (int tl_s0 = 0; tl_s0 < 4; ++tl_s0) {
-                    sa_next[tl_s0] = tl::load_read_only_if(&As[int64_t(row0 + ((tl_s0 % 2) + (tl_tid % 4) * 2 + (tl_s0 / 2) * 8)) * KG + g0], tl::in_bounds(row0 + ((tl_s0 % 2) + (tl_tid % 4) * 2 + (tl_s0 / 2) * 8), M) && tl::in_bounds(g0, KG));
+                    sa_next[tl_s0] = tl::in_bounds(row0 + ((tl_s0 % 2) + (tl_tid % 4) * 2 + (tl_s0 / 2) * 8), M) && tl::in_bounds(g0, KG) ? As[int64_t(row0 + ((tl_s0 % 2) + (tl_tid % 4) * 2 + (tl_s0 / 2) * 8)) * KG + g0] : 0.0f;
                 }
                 // copy(Bs[col0 / G +: 1, g0 + k], sb);  (qgemm.tl:217)
                 for (int tl_e1 = 0; tl_e1 < 1; ++tl_e1) {
-                    sb_next[tl_e1] = tl::load_read_only_if(&Bs[int64_t((col0 / 128) + tl_e1) * KG + g0], tl::in_bounds((col0 / 128) + tl_e1, NB) && tl::in_bounds(g0, KG));
+                    sb_next[tl_e1] = tl::in_bounds((col0 / 128) + tl_e1, NB) && tl::in_bounds(g0, KG) ? Bs[int64_t((col0 / 128) + tl_e1) * KG + g0] : 0.0f;
                 }
             }
             // for k in pipelined(min(k_groups, KG - g0), stages = STAGES) {  (qgemm.tl:213)
@@ -3373,11 +3373,11 @@ __global__ void __launch_bounds__(256, 1) fp8_gemm_block_scaled_skinny_kernel_va
                 // copy(As[row0 +: BM, g0 + k], sa);  (qgemm.tl:216)
                 #pragma unroll
                 for (int tl_s0 = 0; tl_s0 < 8; ++tl_s0) {
-                    sa_next[tl_s0] = tl::load_read_only_if(&As[int64_t(row0 + ((tl_s0 % 2) + (tl_tid % 4) * 2 + (tl_s0 / 2) * 8)) * KG + g0], tl::in_bounds(row0 + ((tl_s0 % 2) + (tl_tid % 4) * 2 + (tl_s0 / 2) * 8), M) && tl::in_bounds(g0, KG));
+                    sa_next[tl_s0] = tl::in_bounds(row0 + ((tl_s0 % 2) + (tl_tid % 4) * 2 + (tl_s0 / 2) * 8), M) && tl::in_bounds(g0, KG) ? As[int64_t(row0 + ((tl_s0 % 2) + (tl_tid % 4) * 2 + (tl_s0 / 2) * 8)) * KG + g0] : 0.0f;
                 }
                 // copy(Bs[col0 / G +: 1, g0 + k], sb);  (qgemm.tl:217)
                 for (int tl_e1 = 0; tl_e1 < 1; ++tl_e1) {
-                    sb_next[tl_e1] = tl::load_read_only_if(&Bs[int64_t((col0 / 128) + tl_e1) * KG + g0], tl::in_bounds((col0 / 128) + tl_e1, NB) && tl::in_bounds(g0, KG));
+                    sb_next[tl_e1] = tl::in_bounds((col0 / 128) + tl_e1, NB) && tl::in_bounds(g0, KG) ? Bs[int64_t((col0 / 128) + tl_e1) * KG + g0] : 0.0f;
                 }
             }
             // for k in pipelined(min(k_groups, KG - g0), stages = STAGES) {  (qgemm.tl:213)
@@ -4527,16 +4527,16 @@ __global__ void __launch_bounds__(384, 1) fp8_gemm_block_scaled_fp8_gemm_block_s
                 // copy(As[row0 +: BM, 2 * k], sa0);  (qgemm.tl:127)
                 #pragma unroll
                 for (int tl_s0 = 0; tl_s0 < 2; ++tl_s0) {
-                    sa0_next[tl_s0] = tl::load_read_only_if(&As[int64_t(row0 + ((tl_tid / 4 % 8) + (tl_s0) * 8 + (tl_tid / 32 % 4) * 16)) * KG + 0], tl::in_bounds(row0 + ((tl_tid / 4 % 8) + (tl_s0) * 8 + (tl_tid / 32 % 4) * 16), M) && tl::in_bounds(0, KG));
+                    sa0_next[tl_s0] = tl::in_bounds(row0 + ((tl_tid / 4 % 8) + (tl_s0) * 8 + (tl_tid / 32 % 4) * 16), M) && tl::in_bounds(0, KG) ? As[int64_t(row0 + ((tl_tid / 4 % 8) + (tl_s0) * 8 + (tl_tid / 32 % 4) * 16)) * KG + 0] : 0.0f;
                 }
                 // copy(As[row0 +: BM, 2 * k + 1], sa1);  (qgemm.tl:128)
                 #pragma unroll
                 for (int tl_s1 = 0; tl_s1 < 2; ++tl_s1) {
-                    sa1_next[tl_s1] = tl::load_read_only_if(&As[int64_t(row0 + ((tl_tid / 4 % 8) + (tl_s1) * 8 + (tl_tid / 32 % 4) * 16)) * KG + 1], tl::in_bounds(row0 + ((tl_tid / 4 % 8) + (tl_s1) * 8 + (tl_tid / 32 % 4) * 16), M) && tl::in_bounds(1, KG));
+                    sa1_next[tl_s1] = tl::in_bounds(row0 + ((tl_tid / 4 % 8) + (tl_s1) * 8 + (tl_tid / 32 % 4) * 16), M) && tl::in_bounds(1, KG) ? As[int64_t(row0 + ((tl_tid / 4 % 8) + (tl_s1) * 8 + (tl_tid / 32 % 4) * 16)) * KG + 1] : 0.0f;
                 }
                 // copy(Bs[col0 / G, 2 * k +: 2], sb);  (qgemm.tl:129)
                 for (int tl_e2 = 0; tl_e2 < 2; ++tl_e2) {
-                    sb_next[tl_e2] = tl::load_read_only_if(&Bs[int64_t(col0 / 128) * KG + tl_e2], tl::in_bounds(col0 / 128, NB) && tl::in_bounds(tl_e2, KG));
+                    sb_next[tl_e2] = tl::in_bounds(col0 / 128, NB) && tl::in_bounds(tl_e2, KG) ? Bs[int64_t(col0 / 128) * KG + tl_e2] : 0.0f;
                 }
             }
             // for k in pipelined(cdiv(KG, 2), stages = STAGES) {  // two groups of G k a step  (qgemm.tl:122)
@@ -5062,16 +5062,16 @@ __global__ void __launch_bounds__(384, 1) fp8_gemm_block_scaled_fp8_gemm_block_s
                 // copy(As[row0 +: BM, 2 * k], sa0);  (qgemm.tl:127)
                 #pragma unroll
                 for (int tl_s0 = 0; tl_s0 < 2; ++tl_s0) {
-                    sa0_next[tl_s0] = tl::load_read_only_if(&As[int64_t(row0 + ((tl_tid / 4 % 8) + (tl_s0) * 8 + (tl_tid / 32 % 4) * 16)) * KG + 0], tl::in_bounds(row0 + ((tl_tid / 4 % 8) + (tl_s0) * 8 + (tl_tid / 32 % 4) * 16), M) && tl::in_bounds(0, KG));
+                    sa0_next[tl_s0] = tl::in_bounds(row0 + ((tl_tid / 4 % 8) + (tl_s0) * 8 + (tl_tid / 32 % 4) * 16), M) && tl::in_bounds(0, KG) ? As[int64_t(row0 + ((tl_tid / 4 % 8) + (tl_s0) * 8 + (tl_tid / 32 % 4) * 16)) * KG + 0] : 0.0f;
                 }
                 // copy(As[row0 +: BM, 2 * k + 1], sa1);  (qgemm.tl:128)
                 #pragma unroll
                 for (int tl_s1 = 0; tl_s1 < 2; ++tl_s1) {
-                    sa1_next[tl_s1] = tl::load_read_only_if(&As[int64_t(row0 + ((tl_tid / 4 % 8) + (tl_s1) * 8 + (tl_tid / 32 % 4) * 16)) * KG + 1], tl::in_bounds(row0 + ((tl_tid / 4 % 8) + (tl_s1) * 8 + (tl_tid / 32 % 4) * 16), M) && tl::in_bounds(1, KG));
+                    sa1_next[tl_s1] = tl::in_bounds(row0 + ((tl_tid / 4 % 8) + (tl_s1) * 8 + (tl_tid / 32 % 4) * 16), M) && tl::in_bounds(1, KG) ? As[int64_t(row0 + ((tl_tid / 4 % 8) + (tl_s1) * 8 + (tl_tid / 32 % 4) * 16)) * KG + 1] : 0.0f;
                 }
                 // copy(Bs[col0 / G, 2 * k +: 2], sb);  (qgemm.tl:129)
                 for (int tl_e2 = 0; tl_e2 < 2; ++tl_e2) {
-                    sb_next[tl_e2] = tl::load_read_only_if(&Bs[int64_t(col0 / 128) * KG + tl_e2], tl::in_bounds(col0 / 128, NB) && tl::in_bounds(tl_e2, KG));
+                    sb_next[tl_e2] = tl::in_bounds(col0 / 128, NB) && tl::in_bounds(tl_e2, KG) ? Bs[int64_t(col0 / 128) * KG + tl_e2] : 0.0f;
                 }
             }
             // for k in pipelined(cdiv(KG, 2), stages = STAGES) {  // two groups of G k a step  (qgemm.tl:122)

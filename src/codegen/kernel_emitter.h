@@ -152,10 +152,10 @@ private:
     std::string element(const ir::Buffer& b, const std::vector<std::string>& indices);
     std::string global_offset(const ir::Buffer& b, const std::vector<std::string>& indices);
     std::string bounds_mask(const ir::Region& r, const std::vector<std::string>& indices);
-    // `mask ? <global element `indices` of b, converted to `to`> : pad`. In a warp-specialized kernel
-    // the element is read by a predicated load (tl::load_if, zero bits where `mask` fails; the select
-    // dropped when `zero_pad`), not behind a branch: a branch while wgmmas are in flight makes ptxas
-    // wait for them first.
+    // `mask ? <global element `indices` of b, converted to `to`> : pad`. While wgmmas are in flight
+    // (a consumer step between an issue and the wait that retires it) the element is read by a
+    // predicated load (tl::load_if, zero bits where `mask` fails; the select dropped when
+    // `zero_pad`), not behind a branch: a branch there makes ptxas wait for the wgmmas first.
     std::string guarded_value(const ir::Buffer& b, const std::vector<std::string>& indices, const std::string& mask, Dtype to,
                               const std::string& pad, bool zero_pad);
     std::string axis_end(const ir::Region& r, size_t d);
@@ -276,6 +276,8 @@ private:
     // consumers of a warp-specialized kernel): not emitted.
     std::set<const ir::Stmt*> omitted_lets_;
     const ir::WarpSpecializedLoop* ws_loop_ = nullptr; // the kernel's warp-specialized loop, if any
+    // While a consumer step is printed: the wgmma groups that may be in flight (guarded_value).
+    int wgmma_groups_in_flight_ = 0;
     std::set<const ir::Buffer*> packed_pairs_;          // fragments declared as tl::HalfPairs
     std::optional<ir::BufferUses> buffer_uses_;         // of the kernel body, computed on first use
     // True when the kernel reads or writes `b` (its declaration aside).

@@ -365,11 +365,11 @@ __global__ void __launch_bounds__(384, 1) block_scaled_kernel_sm90(
                 // copy(As[row0 +: 128, k], sa);  (prefetch_registers_hopper.tl:26)
                 #pragma unroll
                 for (int tl_s0 = 0; tl_s0 < 2; ++tl_s0) {
-                    sa_next[tl_s0] = tl::load_read_only_if(&As[int64_t(row0 + ((tl_tid / 4 % 8) + (tl_s0) * 8 + (tl_tid / 32) * 16)) * KG + 0], tl::in_bounds(row0 + ((tl_tid / 4 % 8) + (tl_s0) * 8 + (tl_tid / 32) * 16), M) && tl::in_bounds(0, KG));
+                    sa_next[tl_s0] = tl::in_bounds(row0 + ((tl_tid / 4 % 8) + (tl_s0) * 8 + (tl_tid / 32) * 16), M) && tl::in_bounds(0, KG) ? As[int64_t(row0 + ((tl_tid / 4 % 8) + (tl_s0) * 8 + (tl_tid / 32) * 16)) * KG + 0] : 0.0f;
                 }
                 // copy(Bs[col0 / 128 +: 1, k], sb);  (prefetch_registers_hopper.tl:27)
                 for (int tl_e1 = 0; tl_e1 < 1; ++tl_e1) {
-                    sb_next[tl_e1] = tl::load_read_only_if(&Bs[int64_t((col0 / 128) + tl_e1) * KG + 0], tl::in_bounds((col0 / 128) + tl_e1, NB) && tl::in_bounds(0, KG));
+                    sb_next[tl_e1] = tl::in_bounds((col0 / 128) + tl_e1, NB) && tl::in_bounds(0, KG) ? Bs[int64_t((col0 / 128) + tl_e1) * KG + 0] : 0.0f;
                 }
             }
             // for k in pipelined(KG, stages = 3) {  (prefetch_registers_hopper.tl:23)

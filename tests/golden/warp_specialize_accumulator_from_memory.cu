@@ -271,7 +271,7 @@ __global__ void __launch_bounds__(256, 1) gemm_kernel_sm90(
                 } else {
                     #pragma unroll
                     for (int tl_v = 0; tl_v < 2; ++tl_v) {
-                        acc[tl_chunk0 + tl_v] = tl::load_if(&C[int64_t(row0 + (acc_layout::row(tl_tid, tl_chunk0 + tl_v))) * N + (col0 + (acc_layout::col(tl_tid, tl_chunk0 + tl_v)))], tl::in_bounds(row0 + (acc_layout::row(tl_tid, tl_chunk0 + tl_v)), M) && tl::in_bounds(col0 + (acc_layout::col(tl_tid, tl_chunk0 + tl_v)), N));
+                        acc[tl_chunk0 + tl_v] = tl::in_bounds(row0 + (acc_layout::row(tl_tid, tl_chunk0 + tl_v)), M) && tl::in_bounds(col0 + (acc_layout::col(tl_tid, tl_chunk0 + tl_v)), N) ? C[int64_t(row0 + (acc_layout::row(tl_tid, tl_chunk0 + tl_v))) * N + (col0 + (acc_layout::col(tl_tid, tl_chunk0 + tl_v)))] : 0.0f;
                     }
                 }
             }

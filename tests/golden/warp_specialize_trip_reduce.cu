@@ -340,7 +340,7 @@ __global__ void __launch_bounds__(256, 1) rowmax_kernel_sm90(
                     } else {
                         #pragma unroll
                         for (int tl_v = 0; tl_v < 2; ++tl_v) {
-                            bias[tl_chunk0 + tl_v] = tl::load_read_only_if(&Bias[(tl_block_x * 64) + (((tl_chunk0 + tl_v) % 2) + (tl_tid % 4) * 2 + ((tl_chunk0 + tl_v) / 2) * 8)], tl::in_bounds((tl_block_x * 64) + (((tl_chunk0 + tl_v) % 2) + (tl_tid % 4) * 2 + ((tl_chunk0 + tl_v) / 2) * 8), N));
+                            bias[tl_chunk0 + tl_v] = tl::in_bounds((tl_block_x * 64) + (((tl_chunk0 + tl_v) % 2) + (tl_tid % 4) * 2 + ((tl_chunk0 + tl_v) / 2) * 8), N) ? Bias[(tl_block_x * 64) + (((tl_chunk0 + tl_v) % 2) + (tl_tid % 4) * 2 + ((tl_chunk0 + tl_v) / 2) * 8)] : 0.0f;
                         }
                     }
                 }

@@ -50,31 +50,44 @@ template <typename T, int V> __device__ __forceinline__ void fill_vector(T* dst,
 namespace detail {
 template <bool READ_ONLY, typename T> __device__ __forceinline__ T predicated_load(const T* p, bool ok) {
     static_assert(sizeof(T) == 1 || sizeof(T) == 2 || sizeof(T) == 4 || sizeof(T) == 8, "one element of 1, 2, 4 or 8 bytes");
-#define TL_PREDICATED_LD(CONSTRAINT, TYPE)                                                                             \
+#define TL_PREDICATED_LD(CONSTRAINT, TYPE, REG)                                                                        \
     if constexpr (READ_ONLY)                                                                                           \
         asm("{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %2, 0;\n\t@p ld.global.nc." TYPE " %0, [%1];\n\t}"                   \
-            : "+" CONSTRAINT(raw) : "l"(p), "r"(int(ok)));                                                             \
+            : "+" CONSTRAINT(REG) : "l"(p), "r"(int(ok)));                                                             \
     else                                                                                                               \
         asm volatile("{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %2, 0;\n\t@p ld.global." TYPE " %0, [%1];\n\t}"             \
-                     : "+" CONSTRAINT(raw) : "l"(p), "r"(int(ok)) : "memory");
-    T out;
-    if constexpr (sizeof(T) == 8) {
+                     : "+" CONSTRAINT(REG) : "l"(p), "r"(int(ok)) : "memory");
+    // Floats load into float registers: an f32 read through an integer register would keep its
+    // value (a wgmma accumulator loaded from C, say) in integer registers, and the moves between
+    // the two would touch the accumulator while its wgmmas run.
+    if constexpr (std::is_same_v<T, float>) {
+        float out = 0.0f;
+        TL_PREDICATED_LD("f", "f32", out)
+        return out;
+    } else if constexpr (std::is_same_v<T, double>) {
+        double out = 0.0;
+        TL_PREDICATED_LD("d", "f64", out)
+        return out;
+    } else if constexpr (sizeof(T) == 8) {
         unsigned long long raw = 0;
-        TL_PREDICATED_LD("l", "b64")
+        TL_PREDICATED_LD("l", "b64", raw)
+        T out;
         __builtin_memcpy(&out, &raw, sizeof(T));
+        return out;
     } else {
         unsigned raw = 0;  // an 8- or 16-bit load zero-extends into the 32-bit register
         if constexpr (sizeof(T) == 4) {
-            TL_PREDICATED_LD("r", "b32")
+            TL_PREDICATED_LD("r", "b32", raw)
         } else if constexpr (sizeof(T) == 2) {
-            TL_PREDICATED_LD("r", "u16")
+            TL_PREDICATED_LD("r", "u16", raw)
         } else {
-            TL_PREDICATED_LD("r", "u8")
+            TL_PREDICATED_LD("r", "u8", raw)
         }
+        T out;
         __builtin_memcpy(&out, &raw, sizeof(T));  // the low bytes (little-endian)
+        return out;
     }
 #undef TL_PREDICATED_LD
-    return out;
 }
 } // namespace detail
 template <typename T> __device__ __forceinline__ T load_if(const T* p, bool ok) { return detail::predicated_load<false>(p, ok); }
