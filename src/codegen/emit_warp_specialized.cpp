@@ -446,14 +446,14 @@ void KernelEmitter::emit_consumer_loop(const ir::WarpSpecializedLoop& loop) {
         return behind ? fmt::format("(tl_it + {}) % {}", stages - behind, stages) : fmt::format("tl_it % {}", stages);
     };
     std::set<std::pair<int, int>> declared; // (ring, back) stage indices declared in the current part
-    // The wgmma groups in flight after `steps`, from `start` before them (each issue commits one
-    // group; a wait leaves at most its `pending`).
-    auto in_flight_after = [](const std::vector<ir::ConsumerStep>& steps, int start) {
+    // Whether wgmma groups may be in flight after `steps`, given whether they may be before them
+    // (an issue commits a group; a wait with no group pending retires them all).
+    auto in_flight_after = [](const std::vector<ir::ConsumerStep>& steps, bool before) {
         for (const ir::ConsumerStep& s : steps) {
-            if (s.kind == ir::ConsumerStep::Kind::Issue) ++start;
-            if (s.kind == ir::ConsumerStep::Kind::Wait) start = std::min(start, s.pending);
+            if (s.kind == ir::ConsumerStep::Kind::Issue) before = true;
+            if (s.kind == ir::ConsumerStep::Kind::Wait && s.pending == 0) before = false;
         }
-        return start;
+        return before;
     };
     auto print = [&](const ir::ConsumerStep& s, Part part) {
         using Kind = ir::ConsumerStep::Kind;
@@ -501,7 +501,7 @@ void KernelEmitter::emit_consumer_loop(const ir::WarpSpecializedLoop& loop) {
                         TLC_CHECK(declared.count(loop.in_first_ring(b) ? std::pair{1, 0} : std::pair{0, s.back}),
                                   "a gemm issued before the stage index of the tiles it reads");
                 emit_wgmma(g, stage_name(0, s.back));
-                ++wgmma_groups_in_flight_;
+                wgmmas_in_flight_ = true;
             }
             break;
         case Kind::Wait:
@@ -516,7 +516,7 @@ void KernelEmitter::emit_consumer_loop(const ir::WarpSpecializedLoop& loop) {
                 out_.line(fmt::format("tl::sm90::wgmma_wait<{}>();  // {}", s.pending, note));
             }
             for (int t : s.fenced) out_.line(fmt::format("tl::sm90::fence_accumulators({});", identifier(gemm_of_token.at(t)->c.buffer->name)));
-            wgmma_groups_in_flight_ = std::min(wgmma_groups_in_flight_, s.pending);
+            wgmmas_in_flight_ = wgmmas_in_flight_ && s.pending > 0;
             break;
         case Kind::Release:
             out_.line(fmt::format("if ({}tl_tid % 32 == 0) {};  // release {}'s stage{}{}", condition(), release_stage(ring.empty, stage, s.ring == 1),
@@ -535,21 +535,20 @@ void KernelEmitter::emit_consumer_loop(const ir::WarpSpecializedLoop& loop) {
             break;
         }
     };
-    // The groups in flight where each part starts: none before the tile's first trip (the tile
-    // before ended with every group retired); at a trip's start what the trip before (trip 0 of a
-    // software-pipelined loop, or the loop's own back edge) leaves, to a fixed point.
-    const int after_first = pipelined ? in_flight_after(schedule.first_trip, 0) : 0;
-    int at_trip = after_first;
-    while (in_flight_after(schedule.trip, at_trip) > at_trip) at_trip = in_flight_after(schedule.trip, at_trip);
-    const int after_trips = std::max(after_first, in_flight_after(schedule.trip, at_trip));
+    // Whether groups may be in flight where each part starts: not before the tile's first trip
+    // (the tile before retired them all); at a trip's start if trip 0 of a software-pipelined loop
+    // or the loop's own back edge leaves some.
+    const bool after_first = pipelined && in_flight_after(schedule.first_trip, false);
+    const bool at_trip = after_first || in_flight_after(schedule.trip, after_first);
+    const bool after_trips = after_first || in_flight_after(schedule.trip, at_trip);
     auto print_all = [&](const std::vector<ir::ConsumerStep>& steps, Part part) {
         declared.clear();
-        wgmma_groups_in_flight_ = part == Part::FirstTrip ? 0
-                                  : part == Part::Trip    ? at_trip
-                                  : part == Part::Drain   ? after_trips
-                                                          : in_flight_after(schedule.drain, after_trips);
+        wgmmas_in_flight_ = part == Part::FirstTrip ? false
+                            : part == Part::Trip    ? at_trip
+                            : part == Part::Drain   ? after_trips
+                                                    : in_flight_after(schedule.drain, after_trips);
         for (const ir::ConsumerStep& s : steps) print(s, part);
-        wgmma_groups_in_flight_ = 0;
+        wgmmas_in_flight_ = false;
     };
     if (!pipelined) {
         source_comment(loop, "warp-specialized loop");

@@ -276,8 +276,8 @@ private:
     // consumers of a warp-specialized kernel): not emitted.
     std::set<const ir::Stmt*> omitted_lets_;
     const ir::WarpSpecializedLoop* ws_loop_ = nullptr; // the kernel's warp-specialized loop, if any
-    // While a consumer step is printed: the wgmma groups that may be in flight (guarded_value).
-    int wgmma_groups_in_flight_ = 0;
+    // While a consumer step is printed: whether wgmma groups may be in flight (guarded_value).
+    bool wgmmas_in_flight_ = false;
     std::set<const ir::Buffer*> packed_pairs_;          // fragments declared as tl::HalfPairs
     std::optional<ir::BufferUses> buffer_uses_;         // of the kernel body, computed on first use
     // True when the kernel reads or writes `b` (its declaration aside).
