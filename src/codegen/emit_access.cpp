@@ -33,9 +33,9 @@ std::string KernelEmitter::bounds_mask(const ir::Region& r, const std::vector<st
 }
 
 std::string KernelEmitter::guarded_value(const ir::Buffer& b, const std::vector<std::string>& indices, const std::string& mask, Dtype to,
-                                         const std::string& pad, bool zero_pad) {
+                                         const std::string& pad, bool zero_pad, bool branch_free) {
     const std::string elem = element(b, indices);
-    if (!wgmmas_in_flight_) return fmt::format("{} ? {} : {}", mask, cast_to(elem, b.dtype, to), pad);
+    if (!wgmmas_in_flight_ && !branch_free) return fmt::format("{} ? {} : {}", mask, cast_to(elem, b.dtype, to), pad);
     const std::string value = cast_to(fmt::format("tl::{}(&{}, {})", b.is_mutable ? "load_if" : "load_read_only_if", elem, mask), b.dtype, to);
     return zero_pad ? value : fmt::format("{} ? {} : {}", mask, value, pad);
 }

@@ -245,6 +245,11 @@ void KernelEmitter::emit_copy_with_fragment(const ir::Copy& c, bool fragment_is_
         return;
     }
 
+    // A wgmma accumulator loaded from global memory (a gemm that adds to C's values): one predicated
+    // load per element. The vector path's branch (whole chunk inside and aligned, or element by
+    // element) merges into the accumulator's registers, and ptxas then serialises every wgmma of the
+    // loop that accumulates onto them (C7515), where a group stays in flight across trips.
+    const bool into_accumulator = !fragment_is_src && o.scope == ir::Scope::Global && is_wgmma_accumulator(f);
     auto scalar_move = [&](const std::vector<std::string>& coords, const std::string& slot) {
         std::vector<std::string> idx = region_indices(other, coords);
         std::string elem = element(o, idx);
@@ -253,15 +258,15 @@ void KernelEmitter::emit_copy_with_fragment(const ir::Copy& c, bool fragment_is_
             std::string store = fmt::format("{} = {};", elem, cast_to(fname + "[" + slot + "]", from, to));
             out_.line(mask.empty() ? store : "if (" + mask + ") " + store);
         } else {
-            std::string value = mask.empty() ? cast_to(elem, from, to) : guarded_value(o, idx, mask, to, pad, !c.pad);
+            std::string value = mask.empty() ? cast_to(elem, from, to) : guarded_value(o, idx, mask, to, pad, !c.pad, into_accumulator);
             out_.line(fmt::format("{}[{}] = {};", fname, slot, value));
         }
     };
 
     int bytes = dtype_bytes(o.dtype);
     int run = consecutive_column_run(*l);
-    int width = other_is_memory && !other.ranges.back().is_point ? vector_width(run, bytes, run) : 1;
-    if (width == 1 && other_is_memory) { // remark R0005: one element per load or store
+    int width = other_is_memory && !other.ranges.back().is_point && !into_accumulator ? vector_width(run, bytes, run) : 1;
+    if (width == 1 && other_is_memory && !into_accumulator) { // remark R0005: one element per load or store
         const char* scope = o.scope == ir::Scope::Global ? "global" : "shared";
         if (other.ranges.back().is_point) {
             diags_.report(DiagKind::CopyNotVectorized, c.range, f.declared_name(), scope, o.name,

@@ -249,6 +249,13 @@ std::string KernelEmitter::tma_box_coordinates(const ir::Region& r, int row_axis
     return coords;
 }
 
+bool KernelEmitter::is_wgmma_accumulator(const ir::Buffer& b) const {
+    if (!ws_loop_) return false;
+    for (const ir::Gemm* g : ws_loop_->wgmma_gemms())
+        if (g->c.buffer.get() == &b) return true;
+    return false;
+}
+
 bool KernelEmitter::ring_shared_in_cluster(bool first_ring) const {
     return schedule::protocol_of(kernel_, *ws_loop_).shared_rings >> (first_ring ? 1 : 0) & 1;
 }

@@ -156,8 +156,11 @@ private:
     // (a consumer step between an issue and the wait that retires it) the element is read by a
     // predicated load (tl::load_if, zero bits where `mask` fails; the select dropped when
     // `zero_pad`), not behind a branch: a branch there makes ptxas wait for the wgmmas first.
+    // `branch_free` asks for the predicated load wherever it is.
     std::string guarded_value(const ir::Buffer& b, const std::vector<std::string>& indices, const std::string& mask, Dtype to,
-                              const std::string& pad, bool zero_pad);
+                              const std::string& pad, bool zero_pad, bool branch_free = false);
+    // Whether `b` is the accumulator of a wgmma gemm of the kernel's warp-specialized loop.
+    bool is_wgmma_accumulator(const ir::Buffer& b) const;
     std::string axis_end(const ir::Region& r, size_t d);
     // `coord < N` when tile axis `axis` of `r` is bounded (`N <= 8192`): element `coord` exists; "" otherwise.
     std::string exists_along(const ir::Region& r, int axis, const std::string& coord);

@@ -261,23 +261,12 @@ __global__ void __launch_bounds__(256, 1) gemm_kernel_sm90(
             const int32_t col0 = tl_block_x * 64;
             // copy(C[row0 +: 64, col0 +: 64], acc);  (warp_specialize_accumulator_from_memory.tl:16)
             #pragma unroll
-            for (int tl_chunk0 = 0; tl_chunk0 < acc_layout::kSlots; tl_chunk0 += 2) {
-                const float* tl_ptr1 = &C[int64_t(row0 + (acc_layout::row(tl_tid, tl_chunk0))) * N + (col0 + (acc_layout::col(tl_tid, tl_chunk0)))];
-                if (tl::in_bounds(row0 + (acc_layout::row(tl_tid, tl_chunk0)), M) && tl::in_bounds(col0 + (acc_layout::col(tl_tid, tl_chunk0)), N) && tl::in_bounds(row0 + (acc_layout::row(tl_tid, tl_chunk0)), M) && tl::in_bounds((col0 + (acc_layout::col(tl_tid, tl_chunk0))) + 1, N) && tl::is_aligned(tl_ptr1, 8)) {
-                    float tl_vec2[2];
-                    tl::load_vector<float, 2>(tl_vec2, tl_ptr1);
-                    #pragma unroll
-                    for (int tl_v = 0; tl_v < 2; ++tl_v) acc[tl_chunk0 + tl_v] = tl_vec2[tl_v];
-                } else {
-                    #pragma unroll
-                    for (int tl_v = 0; tl_v < 2; ++tl_v) {
-                        acc[tl_chunk0 + tl_v] = tl::in_bounds(row0 + (acc_layout::row(tl_tid, tl_chunk0 + tl_v)), M) && tl::in_bounds(col0 + (acc_layout::col(tl_tid, tl_chunk0 + tl_v)), N) ? C[int64_t(row0 + (acc_layout::row(tl_tid, tl_chunk0 + tl_v))) * N + (col0 + (acc_layout::col(tl_tid, tl_chunk0 + tl_v)))] : 0.0f;
-                    }
-                }
+            for (int tl_s0 = 0; tl_s0 < acc_layout::kSlots; ++tl_s0) {
+                acc[tl_s0] = tl::load_if(&C[int64_t(row0 + (acc_layout::row(tl_tid, tl_s0))) * N + (col0 + (acc_layout::col(tl_tid, tl_s0)))], tl::in_bounds(row0 + (acc_layout::row(tl_tid, tl_s0)), M) && tl::in_bounds(col0 + (acc_layout::col(tl_tid, tl_s0)), N));
             }
             // for k in pipelined(cdiv(K, 64), stages = 2) {  (warp_specialize_accumulator_from_memory.tl:17)
-            const int tl_trips3 = tl::cdiv(K, 64);
-            for (int k = 0; k < tl_trips3; ++k, ++tl_it) {
+            const int tl_trips1 = tl::cdiv(K, 64);
+            for (int k = 0; k < tl_trips1; ++k, ++tl_it) {
                 const int tl_stage = tl_it % 8;
                 tl::sm90::mbarrier_wait(&tl_full[tl_stage], (tl_it / 8 + 0) & 1);  // trip k's TMA loads landed
                 // gemm(a, b, acc);  (warp_specialize_accumulator_from_memory.tl:20)
@@ -286,21 +275,21 @@ __global__ void __launch_bounds__(256, 1) gemm_kernel_sm90(
                 if (k >= 1 && tl_tid % 32 == 0) tl::sm90::mbarrier_arrive(&tl_empty[(tl_it + 7) % 8]);  // release trip k - 1's stage
             }
             tl::sm90::wgmma_wait<0>();  // every wgmma group retired
-            if (tl_trips3 >= 1 && tl_tid % 32 == 0) tl::sm90::mbarrier_arrive(&tl_empty[(tl_it + 7) % 8]);  // release the last trip's stage
+            if (tl_trips1 >= 1 && tl_tid % 32 == 0) tl::sm90::mbarrier_arrive(&tl_empty[(tl_it + 7) % 8]);  // release the last trip's stage
             tl::sm90::named_barrier_sync(1, 128);  // WAR on `C`
             // copy(acc, C[row0 +: 64, col0 +: 64]);  (warp_specialize_accumulator_from_memory.tl:22)
             #pragma unroll
-            for (int tl_chunk4 = 0; tl_chunk4 < acc_layout::kSlots; tl_chunk4 += 2) {
-                float* tl_ptr5 = &C[int64_t(row0 + (acc_layout::row(tl_tid, tl_chunk4))) * N + (col0 + (acc_layout::col(tl_tid, tl_chunk4)))];
-                if (tl::in_bounds(row0 + (acc_layout::row(tl_tid, tl_chunk4)), M) && tl::in_bounds(col0 + (acc_layout::col(tl_tid, tl_chunk4)), N) && tl::in_bounds(row0 + (acc_layout::row(tl_tid, tl_chunk4)), M) && tl::in_bounds((col0 + (acc_layout::col(tl_tid, tl_chunk4))) + 1, N) && tl::is_aligned(tl_ptr5, 8)) {
-                    float tl_vec6[2];
+            for (int tl_chunk2 = 0; tl_chunk2 < acc_layout::kSlots; tl_chunk2 += 2) {
+                float* tl_ptr3 = &C[int64_t(row0 + (acc_layout::row(tl_tid, tl_chunk2))) * N + (col0 + (acc_layout::col(tl_tid, tl_chunk2)))];
+                if (tl::in_bounds(row0 + (acc_layout::row(tl_tid, tl_chunk2)), M) && tl::in_bounds(col0 + (acc_layout::col(tl_tid, tl_chunk2)), N) && tl::in_bounds(row0 + (acc_layout::row(tl_tid, tl_chunk2)), M) && tl::in_bounds((col0 + (acc_layout::col(tl_tid, tl_chunk2))) + 1, N) && tl::is_aligned(tl_ptr3, 8)) {
+                    float tl_vec4[2];
                     #pragma unroll
-                    for (int tl_v = 0; tl_v < 2; ++tl_v) tl_vec6[tl_v] = acc[tl_chunk4 + tl_v];
-                    tl::store_vector<float, 2>(tl_ptr5, tl_vec6);
+                    for (int tl_v = 0; tl_v < 2; ++tl_v) tl_vec4[tl_v] = acc[tl_chunk2 + tl_v];
+                    tl::store_vector<float, 2>(tl_ptr3, tl_vec4);
                 } else {
                     #pragma unroll
                     for (int tl_v = 0; tl_v < 2; ++tl_v) {
-                        if (tl::in_bounds(row0 + (acc_layout::row(tl_tid, tl_chunk4 + tl_v)), M) && tl::in_bounds(col0 + (acc_layout::col(tl_tid, tl_chunk4 + tl_v)), N)) C[int64_t(row0 + (acc_layout::row(tl_tid, tl_chunk4 + tl_v))) * N + (col0 + (acc_layout::col(tl_tid, tl_chunk4 + tl_v)))] = acc[tl_chunk4 + tl_v];
+                        if (tl::in_bounds(row0 + (acc_layout::row(tl_tid, tl_chunk2 + tl_v)), M) && tl::in_bounds(col0 + (acc_layout::col(tl_tid, tl_chunk2 + tl_v)), N)) C[int64_t(row0 + (acc_layout::row(tl_tid, tl_chunk2 + tl_v))) * N + (col0 + (acc_layout::col(tl_tid, tl_chunk2 + tl_v)))] = acc[tl_chunk2 + tl_v];
                     }
                 }
             }
