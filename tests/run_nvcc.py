@@ -5,8 +5,8 @@
     also for sm_80 when it holds a warp-specialized kernel (`<name>_kernel_sm90`);
   - every samples/**/*.tl and stdlib/*.tl translated by tlc for sm_80 and sm_90a (stdlib kernels,
     and attention at D = 128, also with `ptxas -v`: no spill and no stack frame allowed, and no
-    wgmma that ptxas serialises or waits for, C7510/C7515/C7517, which the goldens' Hopper kernels
-    are checked for too) (a
+    wgmma that ptxas serialises or waits for, C7510/C7515/C7517, which the samples and the goldens'
+    Hopper kernels are checked for too) (a
     `// REQUIRES: sm_90a` line limits a file to the listed archs); the committed samples/*.cu and
     stdlib/*.cu are the sm_90a translations (the examples.fresh test keeps them so);
 then builds the GPU test programs of tests/gpu/variants.sh (every sample and stdlib file with its
@@ -87,7 +87,7 @@ def main():
             r = run([args.tlc, tl, "--arch", arch, *defines, "-o", cu], cwd=args.root)
             name = f"{rel(tl)}{' ' + ' '.join(defines) if defines else ''} [{arch}]"
             if res.check(f"tlc {name}", r.returncode == 0, f"{describe_exit(r.returncode)}\n{r.stderr[-3000:]}"):
-                compile_jobs.append((name, [nvcc, "-std=c++17", "-c", *WERROR, *(["-Xptxas", "-v"] if stdlib else []),
+                compile_jobs.append((name, [nvcc, "-std=c++17", "-c", *WERROR, *(["-Xptxas", "-v"] if stdlib or arch == "sm_90a" else []),
                                             "-I", runtime, "-I", os.path.dirname(tl),  # its extern fn headers
                                             GENCODE[arch], cu, "-o", cu + ".o"]))
 
