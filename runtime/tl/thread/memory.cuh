@@ -46,14 +46,15 @@ template <typename T, int V> __device__ __forceinline__ void fill_vector(T* dst,
 // branch around a guarded load makes ptxas wait for them before it (C7517, "warpgroup.wait is
 // injected"), so the load would no longer overlap them. load_if is ordered with the thread's other
 // memory accesses; load_read_only_if (a tensor the kernel never writes) reads through the
-// non-coherent path and moves freely, like any register computation.
+// non-coherent path and moves freely past ordinary loads and stores, but (volatile) not above a
+// wait for the grid before it (tl::wait_for_previous_grid), which may have written the tensor.
 namespace detail {
 template <bool READ_ONLY, typename T> __device__ __forceinline__ T predicated_load(const T* p, bool ok) {
     static_assert(sizeof(T) == 1 || sizeof(T) == 2 || sizeof(T) == 4 || sizeof(T) == 8, "one element of 1, 2, 4 or 8 bytes");
 #define TL_PREDICATED_LD(CONSTRAINT, TYPE, REG)                                                                        \
     if constexpr (READ_ONLY)                                                                                           \
-        asm("{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %2, 0;\n\t@p ld.global.nc." TYPE " %0, [%1];\n\t}"                   \
-            : "+" CONSTRAINT(REG) : "l"(p), "r"(int(ok)));                                                             \
+        asm volatile("{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %2, 0;\n\t@p ld.global.nc." TYPE " %0, [%1];\n\t}"          \
+                     : "+" CONSTRAINT(REG) : "l"(p), "r"(int(ok)));                                                    \
     else                                                                                                               \
         asm volatile("{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %2, 0;\n\t@p ld.global." TYPE " %0, [%1];\n\t}"             \
                      : "+" CONSTRAINT(REG) : "l"(p), "r"(int(ok)) : "memory");
