@@ -760,6 +760,7 @@ __global__ void __launch_bounds__(256) moe_positions_kernel(
     using id_layout = tl::BlockedLayout<2048, 8, 256>;  // fragment id: i32[2048]
     using hit_layout = tl::BlockedLayout<2048, 8, 256>;  // fragment hit: i32[2048]
     using rank_layout = tl::BlockedLayout<2048, 8, 256>;  // fragment rank: i32[2048]
+    using id_next_layout = tl::BlockedLayout<2048, 8, 256>;  // fragment id_next: i32[2048]
     const int32_t* const ids = Ids;  // view ids: i32[(M * K)] of Ids
     const int32_t* const counts_flat = Counts;  // view counts_flat: i32[(EO * S)] of Counts
     const int tl_tid = tl::thread_index<256>();
@@ -824,77 +825,87 @@ __global__ void __launch_bounds__(256) moe_positions_kernel(
     }
     const int32_t seg_chunks = tl::cdiv(tl::cdiv(M * K, 2048), S);
     const int32_t c0 = tl_block_y * seg_chunks;
-    for (int t = 0; t < tl::max(0, tl::min(seg_chunks, tl::cdiv(M * K, 2048) - c0)); ++t) {
+    int32_t id_next[id_next_layout::kSlots];  // fragment id_next: i32[2048]
+    if (0 < tl::max(0, tl::min(seg_chunks, tl::cdiv(M * K, 2048) - c0))) {
         // copy(ids[(c0 + t) * BS +: BS], id, pad = 0);  (moe.tl:261)
         #pragma unroll
-        for (int tl_chunk6 = 0; tl_chunk6 < id_layout::kSlots; tl_chunk6 += 4) {
-            const int32_t* tl_ptr7 = &ids[((c0 + t) * 2048) + (((id_layout::flat(tl_tid, (tl_chunk6 / 8) * 8)) % 2048) + tl_chunk6 % 8)];
-            if (tl::in_bounds(((c0 + t) * 2048) + (((id_layout::flat(tl_tid, (tl_chunk6 / 8) * 8)) % 2048) + tl_chunk6 % 8), M * K) && tl::in_bounds((((c0 + t) * 2048) + (((id_layout::flat(tl_tid, (tl_chunk6 / 8) * 8)) % 2048) + tl_chunk6 % 8)) + 3, M * K) && tl::is_aligned(tl_ptr7, 16)) {
+        for (int tl_chunk6 = 0; tl_chunk6 < id_next_layout::kSlots; tl_chunk6 += 4) {
+            const int32_t* tl_ptr7 = &ids[(c0 * 2048) + (((id_next_layout::flat(tl_tid, (tl_chunk6 / 8) * 8)) % 2048) + tl_chunk6 % 8)];
+            if (tl::in_bounds((c0 * 2048) + (((id_next_layout::flat(tl_tid, (tl_chunk6 / 8) * 8)) % 2048) + tl_chunk6 % 8), M * K) && tl::in_bounds(((c0 * 2048) + (((id_next_layout::flat(tl_tid, (tl_chunk6 / 8) * 8)) % 2048) + tl_chunk6 % 8)) + 3, M * K) && tl::is_aligned(tl_ptr7, 16)) {
                 int32_t tl_vec8[4];
                 tl::load_vector<int32_t, 4>(tl_vec8, tl_ptr7);
                 #pragma unroll
-                for (int tl_v = 0; tl_v < 4; ++tl_v) id[tl_chunk6 + tl_v] = tl_vec8[tl_v];
+                for (int tl_v = 0; tl_v < 4; ++tl_v) id_next[tl_chunk6 + tl_v] = tl_vec8[tl_v];
             } else {
                 #pragma unroll
                 for (int tl_v = 0; tl_v < 4; ++tl_v) {
-                    id[tl_chunk6 + tl_v] = tl::in_bounds(((c0 + t) * 2048) + (((id_layout::flat(tl_tid, ((tl_chunk6 + tl_v) / 8) * 8)) % 2048) + (tl_chunk6 + tl_v) % 8), M * K) ? ids[((c0 + t) * 2048) + (((id_layout::flat(tl_tid, ((tl_chunk6 + tl_v) / 8) * 8)) % 2048) + (tl_chunk6 + tl_v) % 8)] : 0;
+                    id_next[tl_chunk6 + tl_v] = tl::in_bounds((c0 * 2048) + (((id_next_layout::flat(tl_tid, ((tl_chunk6 + tl_v) / 8) * 8)) % 2048) + (tl_chunk6 + tl_v) % 8), M * K) ? ids[(c0 * 2048) + (((id_next_layout::flat(tl_tid, ((tl_chunk6 + tl_v) / 8) * 8)) % 2048) + (tl_chunk6 + tl_v) % 8)] : 0;
+                }
+            }
+        }
+    }
+    // for t in pipelined(max(0, min(seg_chunks, cdiv(M * K, BS) - c0)), stages = 2) {  (moe.tl:260)
+    for (int t = 0; t < tl::max(0, tl::min(seg_chunks, tl::cdiv(M * K, 2048) - c0)); ++t) {
+        // copy(ids[(c0 + t) * BS +: BS], id, pad = 0);  (moe.tl:261)
+        #pragma unroll
+        for (int tl_s = 0; tl_s < id_layout::kSlots; ++tl_s) id[tl_s] = id_next[tl_s];
+        if (t + 1 < tl::max(0, tl::min(seg_chunks, tl::cdiv(M * K, 2048) - c0))) {
+            // copy(ids[(c0 + t) * BS +: BS], id, pad = 0);  (moe.tl:261)
+            #pragma unroll
+            for (int tl_chunk9 = 0; tl_chunk9 < id_next_layout::kSlots; tl_chunk9 += 4) {
+                const int32_t* tl_ptr10 = &ids[((c0 + (t + 1)) * 2048) + (((id_next_layout::flat(tl_tid, (tl_chunk9 / 8) * 8)) % 2048) + tl_chunk9 % 8)];
+                if (tl::in_bounds(((c0 + (t + 1)) * 2048) + (((id_next_layout::flat(tl_tid, (tl_chunk9 / 8) * 8)) % 2048) + tl_chunk9 % 8), M * K) && tl::in_bounds((((c0 + (t + 1)) * 2048) + (((id_next_layout::flat(tl_tid, (tl_chunk9 / 8) * 8)) % 2048) + tl_chunk9 % 8)) + 3, M * K) && tl::is_aligned(tl_ptr10, 16)) {
+                    int32_t tl_vec11[4];
+                    tl::load_vector<int32_t, 4>(tl_vec11, tl_ptr10);
+                    #pragma unroll
+                    for (int tl_v = 0; tl_v < 4; ++tl_v) id_next[tl_chunk9 + tl_v] = tl_vec11[tl_v];
+                } else {
+                    #pragma unroll
+                    for (int tl_v = 0; tl_v < 4; ++tl_v) {
+                        id_next[tl_chunk9 + tl_v] = tl::in_bounds(((c0 + (t + 1)) * 2048) + (((id_next_layout::flat(tl_tid, ((tl_chunk9 + tl_v) / 8) * 8)) % 2048) + (tl_chunk9 + tl_v) % 8), M * K) ? ids[((c0 + (t + 1)) * 2048) + (((id_next_layout::flat(tl_tid, ((tl_chunk9 + tl_v) / 8) * 8)) % 2048) + (tl_chunk9 + tl_v) % 8)] : 0;
+                    }
                 }
             }
         }
         // for i in parallel(BS) {  (moe.tl:262)
         // for i in parallel(2048): each thread visits the elements of `hit` it holds
         #pragma unroll
-        for (int tl_s9 = 0; tl_s9 < hit_layout::kSlots; ++tl_s9) {
-            const int tl_c10 = (hit_layout::flat(tl_tid, (tl_s9 / 8) * 8)) % 2048;  // the chunk's first column
-            const int i = tl_c10 + tl_s9 % 8;
-            hit[tl_s9] = routed_to(id[tl_s9], e, E, (c0 + t) * 2048 + i < M * K);
+        for (int tl_s12 = 0; tl_s12 < hit_layout::kSlots; ++tl_s12) {
+            const int tl_c13 = (hit_layout::flat(tl_tid, (tl_s12 / 8) * 8)) % 2048;  // the chunk's first column
+            const int i = tl_c13 + tl_s12 % 8;
+            hit[tl_s12] = routed_to(id[tl_s12], e, E, (c0 + t) * 2048 + i < M * K);
         }
         // cumsum(hit, rank);  (moe.tl:265)
         {
-            __syncthreads();
+            // cumsum in registers: thread t holds elements t * 8 .. t * 8 + 7
+            int32_t tl_prefix[8];
+            int32_t tl_segment = 0;
             #pragma unroll
-            for (int tl_s11 = 0; tl_s11 < hit_layout::kSlots; ++tl_s11) {
-                reinterpret_cast<int32_t*>(tl_scratch)[((hit_layout::flat(tl_tid, (tl_s11 / 8) * 8)) % 2048) + tl_s11 % 8] = hit[tl_s11];
+            for (int tl_r = 0; tl_r < 8; ++tl_r) {
+                if (tl_tid * 8 + tl_r < 2048) tl_segment += hit[tl_r];
+                tl_prefix[tl_r] = tl_segment;
             }
+            const int32_t tl_through = tl::warp_inclusive_scan_lines<256>(tl_segment, tl_tid);
+            __syncthreads();  // the scratch may still be read by the operation before
+            reinterpret_cast<int32_t*>(tl_scratch)[tl_tid] = tl_through;
             __syncthreads();
-            // cumsum: 1 line(s) of 2048, 256 thread(s) per line, segments of 8
-            const int tl_part = tl_tid % 256;  // this thread's segment of its line
-            for (int tl_g = 0; tl_g < 1; ++tl_g) {
-                const int tl_line = tl_g * 1 + tl_tid / 256;
-                if (tl_line < 1 && tl_tid < 256) {
-                    int32_t tl_sum = 0;
-                    for (int tl_k = tl_part * 8; tl_k < min(2048, tl_part * 8 + 8); ++tl_k) tl_sum += reinterpret_cast<int32_t*>(tl_scratch)[tl_line * 2048 + tl_k];
-                    (reinterpret_cast<int32_t*>(tl_scratch) + 2048)[tl_tid] = tl_sum;
-                }
-            }
-            __syncthreads();
-            for (int tl_g = 0; tl_g < 1; ++tl_g) {
-                const int tl_line = tl_g * 1 + tl_tid / 256;
-                if (tl_line < 1 && tl_tid < 256) {
-                    int32_t tl_sum = 0;
-                    for (int tl_q = tl_tid - tl_part; tl_q < tl_tid; ++tl_q) tl_sum += (reinterpret_cast<int32_t*>(tl_scratch) + 2048)[tl_q];
-                    for (int tl_k = tl_part * 8; tl_k < min(2048, tl_part * 8 + 8); ++tl_k) {
-                        tl_sum += reinterpret_cast<int32_t*>(tl_scratch)[tl_line * 2048 + tl_k];
-                        reinterpret_cast<int32_t*>(tl_scratch)[tl_line * 2048 + tl_k] = tl_sum;
-                    }
-                }
-            }
-            __syncthreads();
+            int32_t tl_before = tl_through - tl_segment;
+            for (int tl_w = 0; tl_w < tl_tid / 32; ++tl_w) tl_before += reinterpret_cast<int32_t*>(tl_scratch)[tl_w * 32 + 31];
             #pragma unroll
-            for (int tl_s12 = 0; tl_s12 < rank_layout::kSlots; ++tl_s12) {
-                rank[tl_s12] = reinterpret_cast<int32_t*>(tl_scratch)[((rank_layout::flat(tl_tid, (tl_s12 / 8) * 8)) % 2048) + tl_s12 % 8];
+            for (int tl_r = 0; tl_r < 8; ++tl_r) {
+                if (tl_tid * 8 + tl_r < 2048) rank[tl_r] = tl_before + tl_prefix[tl_r];
             }
-            __syncthreads();
+            __syncthreads();  // the warp totals read before the scratch is used again
         }
         // for i in parallel(BS) {  (moe.tl:266)
         // for i in parallel(2048): each thread visits the elements of `hit` it holds
         #pragma unroll
-        for (int tl_s13 = 0; tl_s13 < hit_layout::kSlots; ++tl_s13) {
-            const int tl_c14 = (hit_layout::flat(tl_tid, (tl_s13 / 8) * 8)) % 2048;  // the chunk's first column
-            const int i = tl_c14 + tl_s13 % 8;
-            if (hit[tl_s13] == 1) {
+        for (int tl_s14 = 0; tl_s14 < hit_layout::kSlots; ++tl_s14) {
+            const int tl_c15 = (hit_layout::flat(tl_tid, (tl_s14 / 8) * 8)) % 2048;  // the chunk's first column
+            const int i = tl_c15 + tl_s14 % 8;
+            if (hit[tl_s14] == 1) {
                 const int32_t slot = (c0 + t) * 2048 + i;
-                const int32_t p = start + run + rank[tl_s13] - 1;
+                const int32_t p = start + run + rank[tl_s14] - 1;
                 Src[p] = slot / K;
                 PosT[int64_t(slot % K) * M + (slot / K)] = e == E ? -1 : p;
             }
@@ -905,8 +916,8 @@ __global__ void __launch_bounds__(256) moe_positions_kernel(
             #pragma unroll
             for (int tl_i = 0; tl_i < 1; ++tl_i) tl_part[tl_i] = tl::SumOp::identity<int32_t>();
             #pragma unroll
-            for (int tl_s15 = 0; tl_s15 < hit_layout::kSlots; ++tl_s15) {
-                tl_part[0] = tl::SumOp::combine(tl_part[0], tl::SumOp::element(hit[tl_s15]));
+            for (int tl_s16 = 0; tl_s16 < hit_layout::kSlots; ++tl_s16) {
+                tl_part[0] = tl::SumOp::combine(tl_part[0], tl::SumOp::element(hit[tl_s16]));
             }
             tl::block_allreduce<tl::SumOp, 1, 256>(tl_part, reinterpret_cast<int32_t*>(tl_scratch), tl_tid);
             {
@@ -919,10 +930,10 @@ __global__ void __launch_bounds__(256) moe_positions_kernel(
         // for i in parallel(1) {  (moe.tl:278)
         // for i in parallel(1): iterations dealt round-robin to the threads
         #pragma unroll
-        for (int tl_i17 = 0; tl_i17 < 1; ++tl_i17) {
-            const int tl_e16 = tl_tid + tl_i17 * 256;
-            if (tl_e16 < 1) {
-                const int i = tl_e16;
+        for (int tl_i18 = 0; tl_i18 < 1; ++tl_i18) {
+            const int tl_e17 = tl_tid + tl_i18 * 256;
+            if (tl_e17 < 1) {
+                const int i = tl_e17;
                 Offsets[e + i] = start;
             }
         }

@@ -299,10 +299,12 @@ void KernelEmitter::emit_reduce(const ir::Reduce& r) {
 
 // Scans the staged tile `tile` (row-major `shape`) in place along `axis`, with every thread: each
 // line along the axis is cut into segments of consecutive elements, P threads per line (the
-// threads divided among the lines, at most one per element); a thread sums its segment, the
-// segment sums go to the scratch after the tile, and each thread rescans its segment from the sum
-// of the segments before it. O(n / threads + P) steps per thread and three barriers, where the
-// direct form (every element summing its prefix) costs O(n) per element.
+// threads divided among the lines, at most one per element); a thread sums its segment, the sums
+// of the segments before it come from a shuffle scan within its warp and, for a line over several
+// warps, the warps' totals through the scratch after the tile; then each thread rescans its segment
+// from that sum. O(n / threads + log 32 + P / 32) steps per thread and two barriers (a serial sum
+// of the P segment sums before it took up to P - 1 shared-memory reads a thread: 255 at 256 threads
+// a line).
 void KernelEmitter::emit_segmented_scan(const std::vector<int64_t>& shape, int axis, bool reverse, const std::string& tile,
                                         const std::string& acc_type) {
     const int64_t n = shape[static_cast<size_t>(axis)];
@@ -333,18 +335,23 @@ void KernelEmitter::emit_segmented_scan(const std::vector<int64_t>& shape, int a
     };
     const std::string lo = fmt::format("tl_part * {}", seg), hi = fmt::format("min({}, tl_part * {} + {})", n, seg, seg);
     if (split) {
-        // Segment sums, when a line has several threads.
-        for_lines([&] {
-            out_.line(fmt::format("{} tl_sum = 0;", acc_type));
-            out_.line(fmt::format("for (int tl_k = {}; tl_k < {}; ++tl_k) tl_sum += {};", lo, hi, at("tl_line", "tl_k")));
-            out_.line(fmt::format("{}[tl_tid] = tl_sum;", partials));
+        // When a line has several threads (one round of lines): each thread's segment sum, then the
+        // sum of the segments before it in its line — a scan within the warp, plus the totals of the
+        // line's earlier warps (each warp's last lane), shared through the scratch.
+        out_.line(fmt::format("const int tl_my_line = tl_tid / {};", per_line));
+        out_.line(fmt::format("{} tl_segment = 0;", acc_type));
+        out_.block(fmt::format("if (tl_my_line < {})", lines), [&] {
+            out_.line(fmt::format("for (int tl_k = {}; tl_k < {}; ++tl_k) tl_segment += {};", lo, hi, at("tl_my_line", "tl_k")));
         });
+        out_.line(fmt::format("const {} tl_through = tl::warp_inclusive_scan_lines<{}>(tl_segment, tl_tid);", acc_type, per_line));
+        out_.line(fmt::format("{}[tl_tid] = tl_through;", partials));
         out_.line(block_sync() + ";");
+        out_.line(fmt::format("{} tl_before = tl_through - tl_segment;", acc_type));
+        out_.line(fmt::format("for (int tl_w = tl_my_line * {} / 32; tl_w < tl_tid / 32; ++tl_w) tl_before += {}[tl_w * 32 + 31];",
+                              per_line, partials));
     }
     for_lines([&] {
-        out_.line(fmt::format("{} tl_sum = 0;", acc_type));
-        if (split)
-            out_.line(fmt::format("for (int tl_q = tl_tid - tl_part; tl_q < tl_tid; ++tl_q) tl_sum += {}[tl_q];", partials));
+        out_.line(fmt::format("{} tl_sum = {};", acc_type, split ? "tl_before" : "0"));
         const std::string from = split ? lo : "0";
         const std::string to = split ? hi : std::to_string(n);
         out_.block(fmt::format("for (int tl_k = {}; tl_k < {}; ++tl_k)", from, to), [&] {
@@ -355,11 +362,60 @@ void KernelEmitter::emit_segmented_scan(const std::vector<int64_t>& shape, int a
     out_.line(block_sync() + ";");
 }
 
+int64_t KernelEmitter::register_scan_run(const ir::Cumsum& c) {
+    const ir::Buffer &src = *c.src.buffer, &dst = *c.dst.buffer;
+    if (c.reverse || c.src.tile_shape().size() != 1 || !c.src.is_whole() || !c.dst.is_whole()) return 0;
+    if (src.scope != ir::Scope::Fragment || dst.scope != ir::Scope::Fragment || !is_distributed(src) || !is_distributed(dst)) return 0;
+    if (!exists_along(c.src, 0, "0").empty() || !exists_along(c.dst, 0, "0").empty()) return 0;  // a bounded extent
+    const ir::Layout& l = layout_of(src)->layout;
+    if (!(l == layout_of(dst)->layout) || l.replicas() != 1 || l.threads % 32 != 0) return 0;
+    const int64_t n = l.shape[0], run = l.registers();
+    for (int64_t t = 0; t < l.threads; ++t)
+        for (int64_t r = 0; r < run; ++r) {
+            const int64_t want = t * run + r;
+            auto e = l.element(t, r);
+            if (want < n ? !(e && (*e)[0] == want) : e.has_value()) return 0;
+        }
+    return run;
+}
+
+// Each thread sums its run in registers, a shuffle scan within the warp and the totals of the
+// warps before it (through the scratch) give the sum of the runs before it, and each register
+// gets that plus its own prefix: no staging of the tile, three barriers.
+void KernelEmitter::emit_register_scan(const ir::Cumsum& c, int64_t run, const std::string& acc_type, Dtype acc) {
+    const ir::Buffer &src = *c.src.buffer, &dst = *c.dst.buffer;
+    const int64_t n = c.src.tile_shape()[0], threads = layout_of(src)->layout.threads;
+    const std::string partials = fmt::format("reinterpret_cast<{}*>(tl_scratch)", acc_type);
+    const std::string exists = fmt::format("tl_tid * {} + tl_r < {}", run, n);
+    out_.block("", [&] {
+        out_.line(fmt::format("// cumsum in registers: thread t holds elements t * {0} .. t * {0} + {1}", run, run - 1));
+        out_.line(fmt::format("{} tl_prefix[{}];", acc_type, run));
+        out_.line(fmt::format("{} tl_segment = 0;", acc_type));
+        out_.line("#pragma unroll");
+        out_.block(fmt::format("for (int tl_r = 0; tl_r < {}; ++tl_r)", run), [&] {
+            out_.line(fmt::format("if ({}) tl_segment += {};", exists, cast_to(identifier(src.name) + "[tl_r]", src.dtype, acc)));
+            out_.line("tl_prefix[tl_r] = tl_segment;");
+        });
+        out_.line(fmt::format("const {} tl_through = tl::warp_inclusive_scan_lines<{}>(tl_segment, tl_tid);", acc_type, threads));
+        out_.line(block_sync() + ";  // the scratch may still be read by the operation before");
+        out_.line(fmt::format("{}[tl_tid] = tl_through;", partials));
+        out_.line(block_sync() + ";");
+        out_.line(fmt::format("{} tl_before = tl_through - tl_segment;", acc_type));
+        out_.line(fmt::format("for (int tl_w = 0; tl_w < tl_tid / 32; ++tl_w) tl_before += {}[tl_w * 32 + 31];", partials));
+        out_.line("#pragma unroll");
+        out_.block(fmt::format("for (int tl_r = 0; tl_r < {}; ++tl_r)", run), [&] {
+            out_.line(fmt::format("if ({}) {}[tl_r] = {};", exists, identifier(dst.name), cast_to("tl_before + tl_prefix[tl_r]", acc, dst.dtype)));
+        });
+        out_.line(block_sync() + ";  // the warp totals read before the scratch is used again");
+    });
+}
+
 void KernelEmitter::emit_cumsum(const ir::Cumsum& c) {
     const ir::Buffer &src = *c.src.buffer, &dst = *c.dst.buffer;
     auto shape = c.src.tile_shape();
     Dtype acc = schedule::cumsum_partial_dtype(dst.dtype);
     std::string acc_type = cuda_type(acc);
+    if (int64_t run = register_scan_run(c)) return emit_register_scan(c, run, acc_type, acc);
     if (ir::is_per_thread(c)) {
         // `local` to `local`: each thread scans its own tile, one running sum per line along the
         // axis; each element is read before it is written, so `dst` may be `src`.

@@ -73,20 +73,20 @@ __global__ void __launch_bounds__(128) scaled_suffix_kernel(
         __syncthreads();
         // cumsum: 1 line(s) of 2048, 128 thread(s) per line, segments of 16
         const int tl_part = tl_tid % 128;  // this thread's segment of its line
-        for (int tl_g = 0; tl_g < 1; ++tl_g) {
-            const int tl_line = tl_g * 1 + tl_tid / 128;
-            if (tl_line < 1 && tl_tid < 128) {
-                float tl_sum = 0;
-                for (int tl_k = tl_part * 16; tl_k < min(2048, tl_part * 16 + 16); ++tl_k) tl_sum += reinterpret_cast<float*>(tl_scratch)[tl_line * 2048 + (2048 - 1 - tl_k)];
-                (reinterpret_cast<float*>(tl_scratch) + 2048)[tl_tid] = tl_sum;
-            }
+        const int tl_my_line = tl_tid / 128;
+        float tl_segment = 0;
+        if (tl_my_line < 1) {
+            for (int tl_k = tl_part * 16; tl_k < min(2048, tl_part * 16 + 16); ++tl_k) tl_segment += reinterpret_cast<float*>(tl_scratch)[tl_my_line * 2048 + (2048 - 1 - tl_k)];
         }
+        const float tl_through = tl::warp_inclusive_scan_lines<128>(tl_segment, tl_tid);
+        (reinterpret_cast<float*>(tl_scratch) + 2048)[tl_tid] = tl_through;
         __syncthreads();
+        float tl_before = tl_through - tl_segment;
+        for (int tl_w = tl_my_line * 128 / 32; tl_w < tl_tid / 32; ++tl_w) tl_before += (reinterpret_cast<float*>(tl_scratch) + 2048)[tl_w * 32 + 31];
         for (int tl_g = 0; tl_g < 1; ++tl_g) {
             const int tl_line = tl_g * 1 + tl_tid / 128;
             if (tl_line < 1 && tl_tid < 128) {
-                float tl_sum = 0;
-                for (int tl_q = tl_tid - tl_part; tl_q < tl_tid; ++tl_q) tl_sum += (reinterpret_cast<float*>(tl_scratch) + 2048)[tl_q];
+                float tl_sum = tl_before;
                 for (int tl_k = tl_part * 16; tl_k < min(2048, tl_part * 16 + 16); ++tl_k) {
                     tl_sum += reinterpret_cast<float*>(tl_scratch)[tl_line * 2048 + (2048 - 1 - tl_k)];
                     reinterpret_cast<float*>(tl_scratch)[tl_line * 2048 + (2048 - 1 - tl_k)] = tl_sum;

@@ -7,25 +7,28 @@
 
 namespace {
 
-// kernel scans  (cumsum_block.tl:7)
-// 128 threads per block, 4512 bytes of shared memory
+// kernel scans  (cumsum_block.tl:10)
+// 128 threads per block, 8704 bytes of shared memory
 __global__ void __launch_bounds__(128) scans_kernel(
         const float* __restrict__ X,
         float* __restrict__ Y1,
         float* __restrict__ Y2,
+        float* __restrict__ Y3,
         int32_t N)
 {
     using x_layout = tl::BlockedLayout<1000, 8, 128>;  // fragment x: f32[1000]
     using m_layout = tl::BlockedLayout<600, 4, 128>;  // fragment m: f32[6, 100]
     using r_layout = tl::BlockedLayout<600, 4, 128>;  // fragment r: f32[6, 100]
+    using z_layout = tl::BlockedLayout<2048, 8, 128>;  // fragment z: f32[2048]
     const float* const X2 = X;  // view X2: f32[6, 100] of X
     const int tl_tid = tl::thread_index<128>();
     extern __shared__ __align__(128) unsigned char tl_smem[];
-    unsigned char* tl_scratch = tl_smem + 0;  // 4512 bytes for reductions and staging
+    unsigned char* tl_scratch = tl_smem + 0;  // 8704 bytes for reductions and staging
     float x[x_layout::kSlots];  // fragment x: f32[1000]
     float m[m_layout::kSlots];  // fragment m: f32[6, 100]
     float r[r_layout::kSlots];  // fragment r: f32[6, 100]
-    // copy(X[0 +: 1000], x);  (cumsum_block.tl:14)
+    float z[z_layout::kSlots];  // fragment z: f32[2048]
+    // copy(X[0 +: 1000], x);  (cumsum_block.tl:18)
     #pragma unroll
     for (int tl_chunk0 = 0; tl_chunk0 < x_layout::kSlots; tl_chunk0 += 4) {
         if (!(x_layout::valid(tl_tid, tl_chunk0))) continue;
@@ -42,104 +45,87 @@ __global__ void __launch_bounds__(128) scans_kernel(
             }
         }
     }
-    // cumsum(x, x);  (cumsum_block.tl:15)
+    // cumsum(x, x);  (cumsum_block.tl:19)
     {
-        __syncthreads();
+        // cumsum in registers: thread t holds elements t * 8 .. t * 8 + 7
+        float tl_prefix[8];
+        float tl_segment = 0;
         #pragma unroll
-        for (int tl_s3 = 0; tl_s3 < x_layout::kSlots; ++tl_s3) {
-            if (!(x_layout::valid(tl_tid, tl_s3))) continue;
-            reinterpret_cast<float*>(tl_scratch)[((x_layout::flat(tl_tid, (tl_s3 / 8) * 8)) % 1000) + tl_s3 % 8] = x[tl_s3];
+        for (int tl_r = 0; tl_r < 8; ++tl_r) {
+            if (tl_tid * 8 + tl_r < 1000) tl_segment += x[tl_r];
+            tl_prefix[tl_r] = tl_segment;
         }
+        const float tl_through = tl::warp_inclusive_scan_lines<128>(tl_segment, tl_tid);
+        __syncthreads();  // the scratch may still be read by the operation before
+        reinterpret_cast<float*>(tl_scratch)[tl_tid] = tl_through;
         __syncthreads();
-        // cumsum: 1 line(s) of 1000, 128 thread(s) per line, segments of 8
-        const int tl_part = tl_tid % 128;  // this thread's segment of its line
-        for (int tl_g = 0; tl_g < 1; ++tl_g) {
-            const int tl_line = tl_g * 1 + tl_tid / 128;
-            if (tl_line < 1 && tl_tid < 128) {
-                float tl_sum = 0;
-                for (int tl_k = tl_part * 8; tl_k < min(1000, tl_part * 8 + 8); ++tl_k) tl_sum += reinterpret_cast<float*>(tl_scratch)[tl_line * 1000 + tl_k];
-                (reinterpret_cast<float*>(tl_scratch) + 1000)[tl_tid] = tl_sum;
-            }
-        }
-        __syncthreads();
-        for (int tl_g = 0; tl_g < 1; ++tl_g) {
-            const int tl_line = tl_g * 1 + tl_tid / 128;
-            if (tl_line < 1 && tl_tid < 128) {
-                float tl_sum = 0;
-                for (int tl_q = tl_tid - tl_part; tl_q < tl_tid; ++tl_q) tl_sum += (reinterpret_cast<float*>(tl_scratch) + 1000)[tl_q];
-                for (int tl_k = tl_part * 8; tl_k < min(1000, tl_part * 8 + 8); ++tl_k) {
-                    tl_sum += reinterpret_cast<float*>(tl_scratch)[tl_line * 1000 + tl_k];
-                    reinterpret_cast<float*>(tl_scratch)[tl_line * 1000 + tl_k] = tl_sum;
-                }
-            }
-        }
-        __syncthreads();
+        float tl_before = tl_through - tl_segment;
+        for (int tl_w = 0; tl_w < tl_tid / 32; ++tl_w) tl_before += reinterpret_cast<float*>(tl_scratch)[tl_w * 32 + 31];
         #pragma unroll
-        for (int tl_s4 = 0; tl_s4 < x_layout::kSlots; ++tl_s4) {
-            if (!(x_layout::valid(tl_tid, tl_s4))) continue;
-            x[tl_s4] = reinterpret_cast<float*>(tl_scratch)[((x_layout::flat(tl_tid, (tl_s4 / 8) * 8)) % 1000) + tl_s4 % 8];
+        for (int tl_r = 0; tl_r < 8; ++tl_r) {
+            if (tl_tid * 8 + tl_r < 1000) x[tl_r] = tl_before + tl_prefix[tl_r];
         }
-        __syncthreads();
+        __syncthreads();  // the warp totals read before the scratch is used again
     }
-    // copy(x, Y1[0 +: 1000]);  (cumsum_block.tl:16)
+    // copy(x, Y1[0 +: 1000]);  (cumsum_block.tl:20)
     #pragma unroll
-    for (int tl_chunk5 = 0; tl_chunk5 < x_layout::kSlots; tl_chunk5 += 4) {
-        if (!(x_layout::valid(tl_tid, tl_chunk5))) continue;
-        float* tl_ptr6 = &Y1[((x_layout::flat(tl_tid, (tl_chunk5 / 8) * 8)) % 1000) + tl_chunk5 % 8];
-        if (tl::in_bounds(((x_layout::flat(tl_tid, (tl_chunk5 / 8) * 8)) % 1000) + tl_chunk5 % 8, N) && tl::in_bounds((((x_layout::flat(tl_tid, (tl_chunk5 / 8) * 8)) % 1000) + tl_chunk5 % 8) + 3, N) && tl::is_aligned(tl_ptr6, 16)) {
-            float tl_vec7[4];
+    for (int tl_chunk3 = 0; tl_chunk3 < x_layout::kSlots; tl_chunk3 += 4) {
+        if (!(x_layout::valid(tl_tid, tl_chunk3))) continue;
+        float* tl_ptr4 = &Y1[((x_layout::flat(tl_tid, (tl_chunk3 / 8) * 8)) % 1000) + tl_chunk3 % 8];
+        if (tl::in_bounds(((x_layout::flat(tl_tid, (tl_chunk3 / 8) * 8)) % 1000) + tl_chunk3 % 8, N) && tl::in_bounds((((x_layout::flat(tl_tid, (tl_chunk3 / 8) * 8)) % 1000) + tl_chunk3 % 8) + 3, N) && tl::is_aligned(tl_ptr4, 16)) {
+            float tl_vec5[4];
             #pragma unroll
-            for (int tl_v = 0; tl_v < 4; ++tl_v) tl_vec7[tl_v] = x[tl_chunk5 + tl_v];
-            tl::store_vector<float, 4>(tl_ptr6, tl_vec7);
+            for (int tl_v = 0; tl_v < 4; ++tl_v) tl_vec5[tl_v] = x[tl_chunk3 + tl_v];
+            tl::store_vector<float, 4>(tl_ptr4, tl_vec5);
         } else {
             #pragma unroll
             for (int tl_v = 0; tl_v < 4; ++tl_v) {
-                if (tl::in_bounds(((x_layout::flat(tl_tid, ((tl_chunk5 + tl_v) / 8) * 8)) % 1000) + (tl_chunk5 + tl_v) % 8, N)) Y1[((x_layout::flat(tl_tid, ((tl_chunk5 + tl_v) / 8) * 8)) % 1000) + (tl_chunk5 + tl_v) % 8] = x[tl_chunk5 + tl_v];
+                if (tl::in_bounds(((x_layout::flat(tl_tid, ((tl_chunk3 + tl_v) / 8) * 8)) % 1000) + (tl_chunk3 + tl_v) % 8, N)) Y1[((x_layout::flat(tl_tid, ((tl_chunk3 + tl_v) / 8) * 8)) % 1000) + (tl_chunk3 + tl_v) % 8] = x[tl_chunk3 + tl_v];
             }
         }
     }
-    // copy(X2[0 +: 6, 0 +: 100], m);  (cumsum_block.tl:17)
+    // copy(X2[0 +: 6, 0 +: 100], m);  (cumsum_block.tl:21)
     #pragma unroll
-    for (int tl_chunk8 = 0; tl_chunk8 < m_layout::kSlots; tl_chunk8 += 4) {
-        if (!(m_layout::valid(tl_tid, tl_chunk8))) continue;
-        const float* tl_ptr9 = &X2[int64_t((m_layout::flat(tl_tid, (tl_chunk8 / 4) * 4)) / 100) * 100 + (((m_layout::flat(tl_tid, (tl_chunk8 / 4) * 4)) % 100) + tl_chunk8 % 4)];
-        if (tl::in_bounds((m_layout::flat(tl_tid, (tl_chunk8 / 4) * 4)) / 100, 6) && tl::in_bounds(((m_layout::flat(tl_tid, (tl_chunk8 / 4) * 4)) % 100) + tl_chunk8 % 4, 100) && tl::in_bounds((m_layout::flat(tl_tid, (tl_chunk8 / 4) * 4)) / 100, 6) && tl::in_bounds((((m_layout::flat(tl_tid, (tl_chunk8 / 4) * 4)) % 100) + tl_chunk8 % 4) + 3, 100) && tl::is_aligned(tl_ptr9, 16)) {
-            float tl_vec10[4];
-            tl::load_vector<float, 4>(tl_vec10, tl_ptr9);
+    for (int tl_chunk6 = 0; tl_chunk6 < m_layout::kSlots; tl_chunk6 += 4) {
+        if (!(m_layout::valid(tl_tid, tl_chunk6))) continue;
+        const float* tl_ptr7 = &X2[int64_t((m_layout::flat(tl_tid, (tl_chunk6 / 4) * 4)) / 100) * 100 + (((m_layout::flat(tl_tid, (tl_chunk6 / 4) * 4)) % 100) + tl_chunk6 % 4)];
+        if (tl::in_bounds((m_layout::flat(tl_tid, (tl_chunk6 / 4) * 4)) / 100, 6) && tl::in_bounds(((m_layout::flat(tl_tid, (tl_chunk6 / 4) * 4)) % 100) + tl_chunk6 % 4, 100) && tl::in_bounds((m_layout::flat(tl_tid, (tl_chunk6 / 4) * 4)) / 100, 6) && tl::in_bounds((((m_layout::flat(tl_tid, (tl_chunk6 / 4) * 4)) % 100) + tl_chunk6 % 4) + 3, 100) && tl::is_aligned(tl_ptr7, 16)) {
+            float tl_vec8[4];
+            tl::load_vector<float, 4>(tl_vec8, tl_ptr7);
             #pragma unroll
-            for (int tl_v = 0; tl_v < 4; ++tl_v) m[tl_chunk8 + tl_v] = tl_vec10[tl_v];
+            for (int tl_v = 0; tl_v < 4; ++tl_v) m[tl_chunk6 + tl_v] = tl_vec8[tl_v];
         } else {
             #pragma unroll
             for (int tl_v = 0; tl_v < 4; ++tl_v) {
-                m[tl_chunk8 + tl_v] = tl::in_bounds((m_layout::flat(tl_tid, ((tl_chunk8 + tl_v) / 4) * 4)) / 100, 6) && tl::in_bounds(((m_layout::flat(tl_tid, ((tl_chunk8 + tl_v) / 4) * 4)) % 100) + (tl_chunk8 + tl_v) % 4, 100) ? X2[int64_t((m_layout::flat(tl_tid, ((tl_chunk8 + tl_v) / 4) * 4)) / 100) * 100 + (((m_layout::flat(tl_tid, ((tl_chunk8 + tl_v) / 4) * 4)) % 100) + (tl_chunk8 + tl_v) % 4)] : 0.0f;
+                m[tl_chunk6 + tl_v] = tl::in_bounds((m_layout::flat(tl_tid, ((tl_chunk6 + tl_v) / 4) * 4)) / 100, 6) && tl::in_bounds(((m_layout::flat(tl_tid, ((tl_chunk6 + tl_v) / 4) * 4)) % 100) + (tl_chunk6 + tl_v) % 4, 100) ? X2[int64_t((m_layout::flat(tl_tid, ((tl_chunk6 + tl_v) / 4) * 4)) / 100) * 100 + (((m_layout::flat(tl_tid, ((tl_chunk6 + tl_v) / 4) * 4)) % 100) + (tl_chunk6 + tl_v) % 4)] : 0.0f;
             }
         }
     }
-    // cumsum(m, r, axis = 1, reverse = true);  (cumsum_block.tl:18)
+    // cumsum(m, r, axis = 1, reverse = true);  (cumsum_block.tl:22)
     {
         __syncthreads();
         #pragma unroll
-        for (int tl_s11 = 0; tl_s11 < m_layout::kSlots; ++tl_s11) {
-            if (!(m_layout::valid(tl_tid, tl_s11))) continue;
-            reinterpret_cast<float*>(tl_scratch)[((m_layout::flat(tl_tid, (tl_s11 / 4) * 4)) / 100) * 100 + (((m_layout::flat(tl_tid, (tl_s11 / 4) * 4)) % 100) + tl_s11 % 4)] = m[tl_s11];
+        for (int tl_s9 = 0; tl_s9 < m_layout::kSlots; ++tl_s9) {
+            if (!(m_layout::valid(tl_tid, tl_s9))) continue;
+            reinterpret_cast<float*>(tl_scratch)[((m_layout::flat(tl_tid, (tl_s9 / 4) * 4)) / 100) * 100 + (((m_layout::flat(tl_tid, (tl_s9 / 4) * 4)) % 100) + tl_s9 % 4)] = m[tl_s9];
         }
         __syncthreads();
         // cumsum: 6 line(s) of 100, 21 thread(s) per line, segments of 5
         const int tl_part = tl_tid % 21;  // this thread's segment of its line
-        for (int tl_g = 0; tl_g < 1; ++tl_g) {
-            const int tl_line = tl_g * 6 + tl_tid / 21;
-            if (tl_line < 6 && tl_tid < 126) {
-                float tl_sum = 0;
-                for (int tl_k = tl_part * 5; tl_k < min(100, tl_part * 5 + 5); ++tl_k) tl_sum += reinterpret_cast<float*>(tl_scratch)[tl_line * 100 + (100 - 1 - tl_k)];
-                (reinterpret_cast<float*>(tl_scratch) + 600)[tl_tid] = tl_sum;
-            }
+        const int tl_my_line = tl_tid / 21;
+        float tl_segment = 0;
+        if (tl_my_line < 6) {
+            for (int tl_k = tl_part * 5; tl_k < min(100, tl_part * 5 + 5); ++tl_k) tl_segment += reinterpret_cast<float*>(tl_scratch)[tl_my_line * 100 + (100 - 1 - tl_k)];
         }
+        const float tl_through = tl::warp_inclusive_scan_lines<21>(tl_segment, tl_tid);
+        (reinterpret_cast<float*>(tl_scratch) + 600)[tl_tid] = tl_through;
         __syncthreads();
+        float tl_before = tl_through - tl_segment;
+        for (int tl_w = tl_my_line * 21 / 32; tl_w < tl_tid / 32; ++tl_w) tl_before += (reinterpret_cast<float*>(tl_scratch) + 600)[tl_w * 32 + 31];
         for (int tl_g = 0; tl_g < 1; ++tl_g) {
             const int tl_line = tl_g * 6 + tl_tid / 21;
             if (tl_line < 6 && tl_tid < 126) {
-                float tl_sum = 0;
-                for (int tl_q = tl_tid - tl_part; tl_q < tl_tid; ++tl_q) tl_sum += (reinterpret_cast<float*>(tl_scratch) + 600)[tl_q];
+                float tl_sum = tl_before;
                 for (int tl_k = tl_part * 5; tl_k < min(100, tl_part * 5 + 5); ++tl_k) {
                     tl_sum += reinterpret_cast<float*>(tl_scratch)[tl_line * 100 + (100 - 1 - tl_k)];
                     reinterpret_cast<float*>(tl_scratch)[tl_line * 100 + (100 - 1 - tl_k)] = tl_sum;
@@ -148,19 +134,19 @@ __global__ void __launch_bounds__(128) scans_kernel(
         }
         __syncthreads();
         #pragma unroll
-        for (int tl_s12 = 0; tl_s12 < r_layout::kSlots; ++tl_s12) {
-            if (!(r_layout::valid(tl_tid, tl_s12))) continue;
-            r[tl_s12] = reinterpret_cast<float*>(tl_scratch)[((r_layout::flat(tl_tid, (tl_s12 / 4) * 4)) / 100) * 100 + (((r_layout::flat(tl_tid, (tl_s12 / 4) * 4)) % 100) + tl_s12 % 4)];
+        for (int tl_s10 = 0; tl_s10 < r_layout::kSlots; ++tl_s10) {
+            if (!(r_layout::valid(tl_tid, tl_s10))) continue;
+            r[tl_s10] = reinterpret_cast<float*>(tl_scratch)[((r_layout::flat(tl_tid, (tl_s10 / 4) * 4)) / 100) * 100 + (((r_layout::flat(tl_tid, (tl_s10 / 4) * 4)) % 100) + tl_s10 % 4)];
         }
         __syncthreads();
     }
-    // cumsum(r, m, axis = 0);  (cumsum_block.tl:19)
+    // cumsum(r, m, axis = 0);  (cumsum_block.tl:23)
     {
         __syncthreads();
         #pragma unroll
-        for (int tl_s13 = 0; tl_s13 < r_layout::kSlots; ++tl_s13) {
-            if (!(r_layout::valid(tl_tid, tl_s13))) continue;
-            reinterpret_cast<float*>(tl_scratch)[((r_layout::flat(tl_tid, (tl_s13 / 4) * 4)) / 100) * 100 + (((r_layout::flat(tl_tid, (tl_s13 / 4) * 4)) % 100) + tl_s13 % 4)] = r[tl_s13];
+        for (int tl_s11 = 0; tl_s11 < r_layout::kSlots; ++tl_s11) {
+            if (!(r_layout::valid(tl_tid, tl_s11))) continue;
+            reinterpret_cast<float*>(tl_scratch)[((r_layout::flat(tl_tid, (tl_s11 / 4) * 4)) / 100) * 100 + (((r_layout::flat(tl_tid, (tl_s11 / 4) * 4)) % 100) + tl_s11 % 4)] = r[tl_s11];
         }
         __syncthreads();
         // cumsum: 100 line(s) of 6, 1 thread(s) per line, segments of 6
@@ -176,26 +162,95 @@ __global__ void __launch_bounds__(128) scans_kernel(
         }
         __syncthreads();
         #pragma unroll
-        for (int tl_s14 = 0; tl_s14 < m_layout::kSlots; ++tl_s14) {
-            if (!(m_layout::valid(tl_tid, tl_s14))) continue;
-            m[tl_s14] = reinterpret_cast<float*>(tl_scratch)[((m_layout::flat(tl_tid, (tl_s14 / 4) * 4)) / 100) * 100 + (((m_layout::flat(tl_tid, (tl_s14 / 4) * 4)) % 100) + tl_s14 % 4)];
+        for (int tl_s12 = 0; tl_s12 < m_layout::kSlots; ++tl_s12) {
+            if (!(m_layout::valid(tl_tid, tl_s12))) continue;
+            m[tl_s12] = reinterpret_cast<float*>(tl_scratch)[((m_layout::flat(tl_tid, (tl_s12 / 4) * 4)) / 100) * 100 + (((m_layout::flat(tl_tid, (tl_s12 / 4) * 4)) % 100) + tl_s12 % 4)];
         }
         __syncthreads();
     }
-    // copy(m, Y2[0 +: 6, 0 +: 100]);  (cumsum_block.tl:20)
+    // copy(m, Y2[0 +: 6, 0 +: 100]);  (cumsum_block.tl:24)
     #pragma unroll
-    for (int tl_chunk15 = 0; tl_chunk15 < m_layout::kSlots; tl_chunk15 += 4) {
-        if (!(m_layout::valid(tl_tid, tl_chunk15))) continue;
-        float* tl_ptr16 = &Y2[int64_t((m_layout::flat(tl_tid, (tl_chunk15 / 4) * 4)) / 100) * 100 + (((m_layout::flat(tl_tid, (tl_chunk15 / 4) * 4)) % 100) + tl_chunk15 % 4)];
-        if (tl::in_bounds((m_layout::flat(tl_tid, (tl_chunk15 / 4) * 4)) / 100, 6) && tl::in_bounds(((m_layout::flat(tl_tid, (tl_chunk15 / 4) * 4)) % 100) + tl_chunk15 % 4, 100) && tl::in_bounds((m_layout::flat(tl_tid, (tl_chunk15 / 4) * 4)) / 100, 6) && tl::in_bounds((((m_layout::flat(tl_tid, (tl_chunk15 / 4) * 4)) % 100) + tl_chunk15 % 4) + 3, 100) && tl::is_aligned(tl_ptr16, 16)) {
-            float tl_vec17[4];
+    for (int tl_chunk13 = 0; tl_chunk13 < m_layout::kSlots; tl_chunk13 += 4) {
+        if (!(m_layout::valid(tl_tid, tl_chunk13))) continue;
+        float* tl_ptr14 = &Y2[int64_t((m_layout::flat(tl_tid, (tl_chunk13 / 4) * 4)) / 100) * 100 + (((m_layout::flat(tl_tid, (tl_chunk13 / 4) * 4)) % 100) + tl_chunk13 % 4)];
+        if (tl::in_bounds((m_layout::flat(tl_tid, (tl_chunk13 / 4) * 4)) / 100, 6) && tl::in_bounds(((m_layout::flat(tl_tid, (tl_chunk13 / 4) * 4)) % 100) + tl_chunk13 % 4, 100) && tl::in_bounds((m_layout::flat(tl_tid, (tl_chunk13 / 4) * 4)) / 100, 6) && tl::in_bounds((((m_layout::flat(tl_tid, (tl_chunk13 / 4) * 4)) % 100) + tl_chunk13 % 4) + 3, 100) && tl::is_aligned(tl_ptr14, 16)) {
+            float tl_vec15[4];
             #pragma unroll
-            for (int tl_v = 0; tl_v < 4; ++tl_v) tl_vec17[tl_v] = m[tl_chunk15 + tl_v];
-            tl::store_vector<float, 4>(tl_ptr16, tl_vec17);
+            for (int tl_v = 0; tl_v < 4; ++tl_v) tl_vec15[tl_v] = m[tl_chunk13 + tl_v];
+            tl::store_vector<float, 4>(tl_ptr14, tl_vec15);
         } else {
             #pragma unroll
             for (int tl_v = 0; tl_v < 4; ++tl_v) {
-                if (tl::in_bounds((m_layout::flat(tl_tid, ((tl_chunk15 + tl_v) / 4) * 4)) / 100, 6) && tl::in_bounds(((m_layout::flat(tl_tid, ((tl_chunk15 + tl_v) / 4) * 4)) % 100) + (tl_chunk15 + tl_v) % 4, 100)) Y2[int64_t((m_layout::flat(tl_tid, ((tl_chunk15 + tl_v) / 4) * 4)) / 100) * 100 + (((m_layout::flat(tl_tid, ((tl_chunk15 + tl_v) / 4) * 4)) % 100) + (tl_chunk15 + tl_v) % 4)] = m[tl_chunk15 + tl_v];
+                if (tl::in_bounds((m_layout::flat(tl_tid, ((tl_chunk13 + tl_v) / 4) * 4)) / 100, 6) && tl::in_bounds(((m_layout::flat(tl_tid, ((tl_chunk13 + tl_v) / 4) * 4)) % 100) + (tl_chunk13 + tl_v) % 4, 100)) Y2[int64_t((m_layout::flat(tl_tid, ((tl_chunk13 + tl_v) / 4) * 4)) / 100) * 100 + (((m_layout::flat(tl_tid, ((tl_chunk13 + tl_v) / 4) * 4)) % 100) + (tl_chunk13 + tl_v) % 4)] = m[tl_chunk13 + tl_v];
+            }
+        }
+    }
+    // copy(X[0 +: 2048], z);  (cumsum_block.tl:25)
+    #pragma unroll
+    for (int tl_chunk16 = 0; tl_chunk16 < z_layout::kSlots; tl_chunk16 += 4) {
+        const float* tl_ptr17 = &X[((z_layout::flat(tl_tid, (tl_chunk16 / 8) * 8)) % 2048) + tl_chunk16 % 8];
+        if (tl::in_bounds(((z_layout::flat(tl_tid, (tl_chunk16 / 8) * 8)) % 2048) + tl_chunk16 % 8, N) && tl::in_bounds((((z_layout::flat(tl_tid, (tl_chunk16 / 8) * 8)) % 2048) + tl_chunk16 % 8) + 3, N) && tl::is_aligned(tl_ptr17, 16)) {
+            float tl_vec18[4];
+            tl::load_vector<float, 4>(tl_vec18, tl_ptr17);
+            #pragma unroll
+            for (int tl_v = 0; tl_v < 4; ++tl_v) z[tl_chunk16 + tl_v] = tl_vec18[tl_v];
+        } else {
+            #pragma unroll
+            for (int tl_v = 0; tl_v < 4; ++tl_v) {
+                z[tl_chunk16 + tl_v] = tl::in_bounds(((z_layout::flat(tl_tid, ((tl_chunk16 + tl_v) / 8) * 8)) % 2048) + (tl_chunk16 + tl_v) % 8, N) ? X[((z_layout::flat(tl_tid, ((tl_chunk16 + tl_v) / 8) * 8)) % 2048) + (tl_chunk16 + tl_v) % 8] : 0.0f;
+            }
+        }
+    }
+    // cumsum(z, z);  (cumsum_block.tl:26)
+    {
+        __syncthreads();
+        #pragma unroll
+        for (int tl_s19 = 0; tl_s19 < z_layout::kSlots; ++tl_s19) {
+            reinterpret_cast<float*>(tl_scratch)[((z_layout::flat(tl_tid, (tl_s19 / 8) * 8)) % 2048) + tl_s19 % 8] = z[tl_s19];
+        }
+        __syncthreads();
+        // cumsum: 1 line(s) of 2048, 128 thread(s) per line, segments of 16
+        const int tl_part = tl_tid % 128;  // this thread's segment of its line
+        const int tl_my_line = tl_tid / 128;
+        float tl_segment = 0;
+        if (tl_my_line < 1) {
+            for (int tl_k = tl_part * 16; tl_k < min(2048, tl_part * 16 + 16); ++tl_k) tl_segment += reinterpret_cast<float*>(tl_scratch)[tl_my_line * 2048 + tl_k];
+        }
+        const float tl_through = tl::warp_inclusive_scan_lines<128>(tl_segment, tl_tid);
+        (reinterpret_cast<float*>(tl_scratch) + 2048)[tl_tid] = tl_through;
+        __syncthreads();
+        float tl_before = tl_through - tl_segment;
+        for (int tl_w = tl_my_line * 128 / 32; tl_w < tl_tid / 32; ++tl_w) tl_before += (reinterpret_cast<float*>(tl_scratch) + 2048)[tl_w * 32 + 31];
+        for (int tl_g = 0; tl_g < 1; ++tl_g) {
+            const int tl_line = tl_g * 1 + tl_tid / 128;
+            if (tl_line < 1 && tl_tid < 128) {
+                float tl_sum = tl_before;
+                for (int tl_k = tl_part * 16; tl_k < min(2048, tl_part * 16 + 16); ++tl_k) {
+                    tl_sum += reinterpret_cast<float*>(tl_scratch)[tl_line * 2048 + tl_k];
+                    reinterpret_cast<float*>(tl_scratch)[tl_line * 2048 + tl_k] = tl_sum;
+                }
+            }
+        }
+        __syncthreads();
+        #pragma unroll
+        for (int tl_s20 = 0; tl_s20 < z_layout::kSlots; ++tl_s20) {
+            z[tl_s20] = reinterpret_cast<float*>(tl_scratch)[((z_layout::flat(tl_tid, (tl_s20 / 8) * 8)) % 2048) + tl_s20 % 8];
+        }
+        __syncthreads();
+    }
+    // copy(z, Y3[0 +: 2048]);  (cumsum_block.tl:27)
+    #pragma unroll
+    for (int tl_chunk21 = 0; tl_chunk21 < z_layout::kSlots; tl_chunk21 += 4) {
+        float* tl_ptr22 = &Y3[((z_layout::flat(tl_tid, (tl_chunk21 / 8) * 8)) % 2048) + tl_chunk21 % 8];
+        if (tl::in_bounds(((z_layout::flat(tl_tid, (tl_chunk21 / 8) * 8)) % 2048) + tl_chunk21 % 8, N) && tl::in_bounds((((z_layout::flat(tl_tid, (tl_chunk21 / 8) * 8)) % 2048) + tl_chunk21 % 8) + 3, N) && tl::is_aligned(tl_ptr22, 16)) {
+            float tl_vec23[4];
+            #pragma unroll
+            for (int tl_v = 0; tl_v < 4; ++tl_v) tl_vec23[tl_v] = z[tl_chunk21 + tl_v];
+            tl::store_vector<float, 4>(tl_ptr22, tl_vec23);
+        } else {
+            #pragma unroll
+            for (int tl_v = 0; tl_v < 4; ++tl_v) {
+                if (tl::in_bounds(((z_layout::flat(tl_tid, ((tl_chunk21 + tl_v) / 8) * 8)) % 2048) + (tl_chunk21 + tl_v) % 8, N)) Y3[((z_layout::flat(tl_tid, ((tl_chunk21 + tl_v) / 8) * 8)) % 2048) + (tl_chunk21 + tl_v) % 8] = z[tl_chunk21 + tl_v];
             }
         }
     }
@@ -205,11 +260,12 @@ __global__ void __launch_bounds__(128) scans_kernel(
 
 namespace tlc {
 
-cudaError_t scans(const float* X, float* Y1, float* Y2, int64_t N, cudaStream_t stream) {
+cudaError_t scans(const float* X, float* Y1, float* Y2, float* Y3, int64_t N, cudaStream_t stream) {
     constexpr const char* tl_name = "scans";
     if (cudaError_t tl_err = tl::host::check_pointer(X, tl_name, "X", 4); tl_err != cudaSuccess) return tl_err;
     if (cudaError_t tl_err = tl::host::check_pointer(Y1, tl_name, "Y1", 4); tl_err != cudaSuccess) return tl_err;
     if (cudaError_t tl_err = tl::host::check_pointer(Y2, tl_name, "Y2", 4); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_pointer(Y3, tl_name, "Y3", 4); tl_err != cudaSuccess) return tl_err;
     if (cudaError_t tl_err = tl::host::check_dim(N, tl_name, "N"); tl_err != cudaSuccess) return tl_err;
     if (!(6 * 100 == N))
         return tl::host::invalid_argument(std::string(tl_name) + ": requirement `6 * 100 == N (view X2 of X)` does not hold" + " (" + "N = " + std::to_string(N) + ")");
@@ -220,16 +276,16 @@ cudaError_t scans(const float* X, float* Y1, float* Y2, int64_t N, cudaStream_t 
     static const cudaError_t tl_attributes = [] {
         cudaError_t tl_err = cudaSuccess;
         if (tl_err == cudaSuccess)
-            tl_err = cudaFuncSetAttribute(::scans_kernel, cudaFuncAttributePreferredSharedMemoryCarveout, tl::host::occupancy_carveout(::scans_kernel, 128, 4512));
+            tl_err = cudaFuncSetAttribute(::scans_kernel, cudaFuncAttributePreferredSharedMemoryCarveout, tl::host::occupancy_carveout(::scans_kernel, 128, 8704));
         return tl_err;
     }();
     if (tl_attributes != cudaSuccess) return tl::host::record(tl_attributes, tl_name, "setting the shared-memory attributes");
-    ::scans_kernel<<<dim3(unsigned(tl_grid_x), unsigned(tl_grid_y), unsigned(tl_grid_z)), 128, 4512, stream>>>(X, Y1, Y2, static_cast<int32_t>(N));
+    ::scans_kernel<<<dim3(unsigned(tl_grid_x), unsigned(tl_grid_y), unsigned(tl_grid_z)), 128, 8704, stream>>>(X, Y1, Y2, Y3, static_cast<int32_t>(N));
     return tl::host::record(cudaGetLastError(), tl_name, "launch");
 }
 
 }  // namespace tlc
 
 extern "C" {
-cudaError_t tlc_scans(const void* X, void* Y1, void* Y2, int64_t N, cudaStream_t stream) { return tlc::scans(static_cast<const float*>(X), static_cast<float*>(Y1), static_cast<float*>(Y2), N, stream); }
+cudaError_t tlc_scans(const void* X, void* Y1, void* Y2, void* Y3, int64_t N, cudaStream_t stream) { return tlc::scans(static_cast<const float*>(X), static_cast<float*>(Y1), static_cast<float*>(Y2), static_cast<float*>(Y3), N, stream); }
 }

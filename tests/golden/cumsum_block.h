@@ -13,10 +13,10 @@
 namespace tlc {
 
 // Launches kernel `scans`; returns cudaErrorInvalidValue (see tlc::last_error_message()) for bad arguments.
-cudaError_t scans(const float* X, float* Y1, float* Y2, int64_t N, cudaStream_t stream = 0);
+cudaError_t scans(const float* X, float* Y1, float* Y2, float* Y3, int64_t N, cudaStream_t stream = 0);
 
 }  // namespace tlc
 
 extern "C" {
-cudaError_t tlc_scans(const void* X, void* Y1, void* Y2, int64_t N, cudaStream_t stream);
+cudaError_t tlc_scans(const void* X, void* Y1, void* Y2, void* Y3, int64_t N, cudaStream_t stream);
 }

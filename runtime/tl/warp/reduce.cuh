@@ -50,6 +50,21 @@ template <typename Op, int kLaneMask, typename T> __device__ __forceinline__ T x
     return Op::combine(value, static_cast<T>(__shfl_xor_sync(0xffffffffu, value, kLaneMask)));
 }
 
+// The inclusive sum of `value` over the lanes of this warp that come before or at this one and lie
+// in its line, the block's threads forming lines of kPerLine consecutive threads (thread `tid`): a
+// segmented shuffle scan in five steps. Every lane of the warp calls it. 8- and 16-bit integers
+// travel through the shuffle as int.
+template <int kPerLine, typename T> __device__ __forceinline__ T warp_inclusive_scan_lines(T value, int tid) {
+    using Wire = std::conditional_t<std::is_integral_v<T> && sizeof(T) < 4, int, T>;
+    const int lane = tid % 32, line = tid / kPerLine;
+#pragma unroll
+    for (int offset = 1; offset < 32; offset <<= 1) {
+        const T up = static_cast<T>(__shfl_up_sync(0xffffffffu, static_cast<Wire>(value), offset));
+        if (lane >= offset && (tid - offset) / kPerLine == line) value = value + up;
+    }
+    return value;
+}
+
 // The slot of result `e` in a warp's run of the cross-warp exchange scratch: within each 32 x 32
 // block of results, the bank (e % 32) xor the row (e / 32 % 32). A bijection of each block of 1024
 // results, and of [0, round_up(n, 32)) for any n, so that a warp whose lanes hold one result each
