@@ -743,7 +743,7 @@ __global__ void __launch_bounds__(256) moe_count_kernel(
 }
 
 // kernel moe_positions<BS = 2048, EB = 1024>  (stdlib/moe.tl:232)
-// 256 threads per block, 9216 bytes of shared memory
+// 256 threads per block, 1024 bytes of shared memory
 __global__ void __launch_bounds__(256) moe_positions_kernel(
         const int32_t* __restrict__ Ids,
         const int32_t* __restrict__ Counts,
@@ -768,7 +768,7 @@ __global__ void __launch_bounds__(256) moe_positions_kernel(
     [[maybe_unused]] const int tl_tiles_x = EO, tl_tiles_y = S, tl_tiles_z = 1;
     [[maybe_unused]] const int tl_block_x = int(blockIdx.x) / tl_tiles_y, tl_block_y = int(blockIdx.x) % tl_tiles_y, tl_block_z = int(blockIdx.z);
     extern __shared__ __align__(128) unsigned char tl_smem[];
-    unsigned char* tl_scratch = tl_smem + 0;  // 9216 bytes for reductions and staging
+    unsigned char* tl_scratch = tl_smem + 0;  // 1024 bytes for reductions and staging
     int32_t counts[counts_layout::kSlots];  // fragment counts: i32[1024]
     int32_t id[id_layout::kSlots];  // fragment id: i32[2048]
     int32_t hit[hit_layout::kSlots];  // fragment hit: i32[2048]
@@ -1526,12 +1526,12 @@ cudaError_t moe_positions(const int32_t* Ids, const int32_t* Counts, int32_t* Of
     static const cudaError_t tl_attributes = [] {
         cudaError_t tl_err = cudaSuccess;
         if (tl_err == cudaSuccess)
-            tl_err = cudaFuncSetAttribute(::moe_positions_kernel, cudaFuncAttributePreferredSharedMemoryCarveout, tl::host::occupancy_carveout(::moe_positions_kernel, 256, 9216));
+            tl_err = cudaFuncSetAttribute(::moe_positions_kernel, cudaFuncAttributePreferredSharedMemoryCarveout, tl::host::occupancy_carveout(::moe_positions_kernel, 256, 1024));
         return tl_err;
     }();
     if (tl_attributes != cudaSuccess) return tl::host::record(tl_attributes, tl_name, "setting the shared-memory attributes");
     // The x-y plane along x, block.y fastest (the kernel computes block.x and block.y).
-    ::moe_positions_kernel<<<dim3(unsigned(tl_grid_x * tl_grid_y), 1, unsigned(tl_grid_z)), 256, 9216, stream>>>(Ids, Counts, Offsets, Src, PosT, static_cast<int32_t>(M), static_cast<int32_t>(K), static_cast<int32_t>(EO), static_cast<int32_t>(S), static_cast<int32_t>(MK));
+    ::moe_positions_kernel<<<dim3(unsigned(tl_grid_x * tl_grid_y), 1, unsigned(tl_grid_z)), 256, 1024, stream>>>(Ids, Counts, Offsets, Src, PosT, static_cast<int32_t>(M), static_cast<int32_t>(K), static_cast<int32_t>(EO), static_cast<int32_t>(S), static_cast<int32_t>(MK));
     return tl::host::record(cudaGetLastError(), tl_name, "launch");
 }
 

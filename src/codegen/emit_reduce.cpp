@@ -362,23 +362,6 @@ void KernelEmitter::emit_segmented_scan(const std::vector<int64_t>& shape, int a
     out_.line(block_sync() + ";");
 }
 
-int64_t KernelEmitter::register_scan_run(const ir::Cumsum& c) {
-    const ir::Buffer &src = *c.src.buffer, &dst = *c.dst.buffer;
-    if (c.reverse || c.src.tile_shape().size() != 1 || !c.src.is_whole() || !c.dst.is_whole()) return 0;
-    if (src.scope != ir::Scope::Fragment || dst.scope != ir::Scope::Fragment || !is_distributed(src) || !is_distributed(dst)) return 0;
-    if (!exists_along(c.src, 0, "0").empty() || !exists_along(c.dst, 0, "0").empty()) return 0;  // a bounded extent
-    const ir::Layout& l = layout_of(src)->layout;
-    if (!(l == layout_of(dst)->layout) || l.replicas() != 1 || l.threads % 32 != 0) return 0;
-    const int64_t n = l.shape[0], run = l.registers();
-    for (int64_t t = 0; t < l.threads; ++t)
-        for (int64_t r = 0; r < run; ++r) {
-            const int64_t want = t * run + r;
-            auto e = l.element(t, r);
-            if (want < n ? !(e && (*e)[0] == want) : e.has_value()) return 0;
-        }
-    return run;
-}
-
 // Each thread sums its run in registers, a shuffle scan within the warp and the totals of the
 // warps before it (through the scratch) give the sum of the runs before it, and each register
 // gets that plus its own prefix: no staging of the tile, three barriers.
@@ -415,7 +398,7 @@ void KernelEmitter::emit_cumsum(const ir::Cumsum& c) {
     auto shape = c.src.tile_shape();
     Dtype acc = schedule::cumsum_partial_dtype(dst.dtype);
     std::string acc_type = cuda_type(acc);
-    if (int64_t run = register_scan_run(c)) return emit_register_scan(c, run, acc_type, acc);
+    if (int64_t run = schedule::register_scan_run(c, layouts_)) return emit_register_scan(c, run, acc_type, acc);
     if (ir::is_per_thread(c)) {
         // `local` to `local`: each thread scans its own tile, one running sum per line along the
         // axis; each element is read before it is written, so `dst` may be `src`.

@@ -243,10 +243,7 @@ private:
     void emit_stage_to_scratch(const ir::Region& r, const std::string& dst_ptr, int64_t pitch);
     void emit_reduce(const ir::Reduce& r);
     void emit_cumsum(const ir::Cumsum& c);
-    // The run length R when `c` scans a whole 1-D fragment (forward, into a fragment of the same
-    // layout) whose thread t holds elements t·R .. t·R + R − 1 in its registers 0 .. R − 1: then it is
-    // scanned in registers (emit_register_scan); 0 otherwise.
-    int64_t register_scan_run(const ir::Cumsum& c);
+    // A cumsum of a 1-D fragment held in runs of `run` registers (schedule::register_scan_run).
     void emit_register_scan(const ir::Cumsum& c, int64_t run, const std::string& acc_type, Dtype acc);
     void emit_segmented_scan(const std::vector<int64_t>& shape, int axis, bool reverse, const std::string& tile,
                              const std::string& acc_type);

@@ -50,8 +50,9 @@ std::optional<ir::ScratchUse> scratch_use(const ir::Stmt& s, int threads, const 
                               outputs * warps * dtype_bytes(reduce_partial_dtype(r->dst.buffer->dtype)), {}, {}};
     }
     if (auto* c = s.as<ir::Cumsum>(); c && !ir::is_per_thread(*c)) {
-        // The tile, then one partial sum per thread (the segments of the scan, codegen/emit_reduce.cpp).
-        int64_t n = ir::element_count(c->src.tile_shape());
+        // The tile, then one partial sum per thread (the segments of the scan, codegen/emit_reduce.cpp);
+        // only the partial sums when the scan runs in registers.
+        int64_t n = register_scan_run(*c, layouts) ? 0 : ir::element_count(c->src.tile_shape());
         return ir::ScratchUse{fmt::format("cumsum of `{}`", c->src.buffer->name),
                               (n + threads) * dtype_bytes(cumsum_partial_dtype(c->dst.buffer->dtype)), {}, {}};
     }
@@ -81,6 +82,27 @@ std::optional<ir::ScratchUse> scratch_use(const ir::Stmt& s, int threads, const 
 }
 
 } // namespace
+
+int64_t register_scan_run(const ir::Cumsum& c, const ir::KernelLayouts& layouts) {
+    const ir::Buffer &src = *c.src.buffer, &dst = *c.dst.buffer;
+    if (c.reverse || ir::is_per_thread(c) || c.src.tile_shape().size() != 1 || !c.src.is_whole() || !c.dst.is_whole()) return 0;
+    for (const ir::Region* r : {&c.src, &c.dst})
+        if (std::vector<ir::ExprPtr> limits = r->tile_limits(); !limits.empty() && limits[0]) return 0;  // a bounded extent
+    auto s = layouts.fragments.find(&src), d = layouts.fragments.find(&dst);
+    if (src.scope != ir::Scope::Fragment || dst.scope != ir::Scope::Fragment || s == layouts.fragments.end() ||
+        d == layouts.fragments.end() || !s->second.distributed() || !d->second.distributed())
+        return 0;
+    const ir::Layout& l = s->second.layout;
+    if (!(l == d->second.layout) || l.replicas() != 1 || l.threads % 32 != 0) return 0;
+    const int64_t n = l.shape[0], run = l.registers();
+    for (int64_t t = 0; t < l.threads; ++t)
+        for (int64_t r = 0; r < run; ++r) {
+            const int64_t want = t * run + r;
+            auto e = l.element(t, r);
+            if (want < n ? !(e && (*e)[0] == want) : e.has_value()) return 0;
+        }
+    return run;
+}
 
 bool reduce_by_result_holders(const ir::Reduce& reduce, const ir::KernelLayouts& layouts, int threads) {
     const ir::Buffer& dst = *reduce.dst.buffer;

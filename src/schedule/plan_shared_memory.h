@@ -34,6 +34,12 @@ ir::SharedMemoryPlan compute_shared_memory_plan(const ir::Kernel& kernel);
 Dtype reduce_partial_dtype(Dtype dst);
 Dtype cumsum_partial_dtype(Dtype dst);
 
+// The run length R when a block-level cumsum scans a whole 1-D fragment forward into a fragment of
+// the same layout whose thread t holds elements t·R .. t·R + R − 1 in its registers 0 .. R − 1 (one
+// owner each; no bounded extent): codegen then scans it in registers, and its scratch is one value
+// per thread. 0 otherwise (the tile is staged in the scratch).
+int64_t register_scan_run(const ir::Cumsum& c, const ir::KernelLayouts& layouts);
+
 // Whether a reduce that is not per-thread combines values held by different threads (a shared
 // source, or a fragment spread over the threads). A source every thread holds whole (a replicated
 // fragment, a local) is reduced by each thread alone, and a shared source by the holders of the

@@ -143,8 +143,9 @@ private:
                 check_scratch(*s, outputs * warps * bytes, "block reduction");
             }
         } else if (auto* c = s->as<ir::Cumsum>(); c && !ir::is_per_thread(*c)) {
-            check_scratch(*s, ir::element_count(c->src.tile_shape()) * dtype_bytes(cumsum_partial_dtype(c->dst.buffer->dtype)),
-                          "cumsum");
+            // The staged tile and one partial sum per thread; only the partial sums when scanned in registers.
+            const int64_t tile = register_scan_run(*c, kernel_.layouts) ? 0 : ir::element_count(c->src.tile_shape());
+            check_scratch(*s, (tile + kernel_.threads) * dtype_bytes(cumsum_partial_dtype(c->dst.buffer->dtype)), "cumsum");
         } else if (auto* c = s->as<ir::Copy>(); c && c->src.buffer->scope == ir::Scope::Fragment &&
                                                  c->dst.buffer->scope == ir::Scope::Fragment &&
                                                  ir::needs_relayout(kernel_.layouts, c->src.buffer.get(), c->dst.buffer.get())) {

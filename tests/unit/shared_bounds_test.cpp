@@ -1,6 +1,6 @@
 // Unit tests of the shared-memory plan and its bounds verifier (schedule/plan_shared_memory.cpp,
 // schedule/verify_shared_bounds.cpp): the plan reserves what each lowering touches (a staged gemm
-// operand of any row count, reductions, stages), and the verifier rejects a plan that reserves
+// operand of any row count, reductions, scans, stages), and the verifier rejects a plan that reserves
 // less than an access reaches, that overlaps two areas, or that misplaces a tile.
 #include "schedule/pipeline.h"
 #include "schedule/plan_shared_memory.h"
@@ -12,7 +12,9 @@
 #include <doctest/doctest.h>
 #include <fmt/format.h>
 
+#include <map>
 #include <string>
+#include <utility>
 
 using namespace tlc;
 
@@ -153,4 +155,32 @@ kernel k(X: global f16[N], Y: global mut f32[N]) grid(1) threads(128) {
     options.shared_memory_limit = sema::shared_memory_limit(sema::Arch::Sm80);
     CHECK_FALSE(schedule::run_passes(*module, options, diags));
     CHECK(diags.render().find("E0503") != std::string::npos);
+}
+
+TEST_CASE("a cumsum of a 1-D fragment held in runs reserves one value per thread; any other stages its tile") {
+    // x: 1000 over 128 threads in runs of 8 (one round); z: 2048 in two rounds; y: scanned in reverse.
+    ir::Module m = compile(R"(
+kernel k(X: global f32[N], Y: global mut f32[N]) grid(1) threads(128) {
+    fragment x: f32[1000];
+    fragment z: f32[2048];
+    fragment y: f32[1000];
+    copy(X[0 +: 1000], x);
+    cumsum(x, x);
+    copy(x, Y[0 +: 1000]);
+    copy(X[0 +: 2048], z);
+    cumsum(z, z);
+    copy(z, Y[0 +: 2048]);
+    copy(X[0 +: 1000], y);
+    cumsum(y, y, reverse = true);
+    copy(y, Y[0 +: 1000]);
+}
+)");
+    const ir::Kernel& k = m.kernels.at(0);
+    std::map<std::string, std::pair<int64_t, int64_t>> by_name;  // name -> (run, reserved bytes)
+    for (auto& [stmt, use] : k.shared_memory.scratch)
+        if (auto* c = stmt->as<ir::Cumsum>()) by_name[c->src.buffer->name] = {schedule::register_scan_run(*c, k.layouts), use.bytes};
+    REQUIRE(by_name.size() == 3);
+    CHECK(by_name["x"] == std::pair<int64_t, int64_t>{8, 128 * 4});
+    CHECK(by_name["z"] == std::pair<int64_t, int64_t>{0, (2048 + 128) * 4});
+    CHECK(by_name["y"] == std::pair<int64_t, int64_t>{0, (1000 + 128) * 4});
 }
