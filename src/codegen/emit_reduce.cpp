@@ -297,6 +297,20 @@ void KernelEmitter::emit_reduce(const ir::Reduce& r) {
     });
 }
 
+// `tl_before`: the sum of `tl_segment` over the threads before this one in its line of `per_line`
+// consecutive threads — a shuffle scan within the warp, then the totals of the line's earlier warps
+// (from warp `first_warp` on; each warp's last lane) through `partials`, one value per thread.
+// `sync_first` waits before writing them, for a scratch the operation before may still read.
+void KernelEmitter::emit_sum_before(const std::string& acc_type, const std::string& partials, int64_t per_line,
+                                    const std::string& first_warp, bool sync_first) {
+    out_.line(fmt::format("const {} tl_through = tl::warp_inclusive_scan_lines<{}>(tl_segment, tl_tid);", acc_type, per_line));
+    if (sync_first) out_.line(block_sync() + ";  // the scratch may still be read by the operation before");
+    out_.line(fmt::format("{}[tl_tid] = tl_through;", partials));
+    out_.line(block_sync() + ";");
+    out_.line(fmt::format("{} tl_before = tl_through - tl_segment;", acc_type));
+    out_.line(fmt::format("for (int tl_w = {}; tl_w < tl_tid / 32; ++tl_w) tl_before += {}[tl_w * 32 + 31];", first_warp, partials));
+}
+
 // Scans the staged tile `tile` (row-major `shape`) in place along `axis`, with every thread: each
 // line along the axis is cut into segments of consecutive elements, P threads per line (the
 // threads divided among the lines, at most one per element); a thread sums its segment, the sums
@@ -343,12 +357,7 @@ void KernelEmitter::emit_segmented_scan(const std::vector<int64_t>& shape, int a
         out_.block(fmt::format("if (tl_my_line < {})", lines), [&] {
             out_.line(fmt::format("for (int tl_k = {}; tl_k < {}; ++tl_k) tl_segment += {};", lo, hi, at("tl_my_line", "tl_k")));
         });
-        out_.line(fmt::format("const {} tl_through = tl::warp_inclusive_scan_lines<{}>(tl_segment, tl_tid);", acc_type, per_line));
-        out_.line(fmt::format("{}[tl_tid] = tl_through;", partials));
-        out_.line(block_sync() + ";");
-        out_.line(fmt::format("{} tl_before = tl_through - tl_segment;", acc_type));
-        out_.line(fmt::format("for (int tl_w = tl_my_line * {} / 32; tl_w < tl_tid / 32; ++tl_w) tl_before += {}[tl_w * 32 + 31];",
-                              per_line, partials));
+        emit_sum_before(acc_type, partials, per_line, fmt::format("tl_my_line * {} / 32", per_line), false);
     }
     for_lines([&] {
         out_.line(fmt::format("{} tl_sum = {};", acc_type, split ? "tl_before" : "0"));
@@ -379,12 +388,7 @@ void KernelEmitter::emit_register_scan(const ir::Cumsum& c, int64_t run, const s
             out_.line(fmt::format("if ({}) tl_segment += {};", exists, cast_to(identifier(src.name) + "[tl_r]", src.dtype, acc)));
             out_.line("tl_prefix[tl_r] = tl_segment;");
         });
-        out_.line(fmt::format("const {} tl_through = tl::warp_inclusive_scan_lines<{}>(tl_segment, tl_tid);", acc_type, threads));
-        out_.line(block_sync() + ";  // the scratch may still be read by the operation before");
-        out_.line(fmt::format("{}[tl_tid] = tl_through;", partials));
-        out_.line(block_sync() + ";");
-        out_.line(fmt::format("{} tl_before = tl_through - tl_segment;", acc_type));
-        out_.line(fmt::format("for (int tl_w = 0; tl_w < tl_tid / 32; ++tl_w) tl_before += {}[tl_w * 32 + 31];", partials));
+        emit_sum_before(acc_type, partials, threads, "0", true);
         out_.line("#pragma unroll");
         out_.block(fmt::format("for (int tl_r = 0; tl_r < {}; ++tl_r)", run), [&] {
             out_.line(fmt::format("if ({}) {}[tl_r] = {};", exists, identifier(dst.name), cast_to("tl_before + tl_prefix[tl_r]", acc, dst.dtype)));

@@ -244,6 +244,8 @@ private:
     void emit_reduce(const ir::Reduce& r);
     void emit_cumsum(const ir::Cumsum& c);
     // A cumsum of a 1-D fragment held in runs of `run` registers (schedule::register_scan_run).
+    void emit_sum_before(const std::string& acc_type, const std::string& partials, int64_t per_line, const std::string& first_warp,
+                         bool sync_first);
     void emit_register_scan(const ir::Cumsum& c, int64_t run, const std::string& acc_type, Dtype acc);
     void emit_segmented_scan(const std::vector<int64_t>& shape, int axis, bool reverse, const std::string& tile,
                              const std::string& acc_type);
