@@ -171,9 +171,15 @@ bool KernelEmitter::emit_chunked_parallel(const ir::For& f, const ir::Buffer& an
                                           ElementContext& ctx, const std::function<void(const std::vector<std::string>&)>& bind_vars,
                                           const PairPlan& pairs) {
     const FragmentLayout& l = *layout_of(anchor);
-    if (!slot_valid(l, "0").empty()) return false;
     auto probe = slot_chunk(anchor, "0", /*first_of_chunk=*/true);
     if (!probe) return false;
+    // A blocked layout whose chunks do not reach every thread's slots (fewer elements than
+    // threads × slots): a chunk is then wholly held or wholly padding, when the element count is a
+    // multiple of the vector and the chunks are the layout's, so one test per chunk skips it.
+    const bool padded = !slot_valid(l, "0").empty();
+    if (padded && (l.kind != LayoutKind::Blocked || ir::element_count(anchor.const_shape) % l.vector != 0 ||
+                   l.vector % probe->width != 0))
+        return false;
     SpreadChunks plan = plan_spread_chunks(f, extents, kernel_.threads, probe->width);
     report_scalar_stores(plan);
     if (plan.shared_reads.empty() && plan.groups.empty()) return false;
@@ -181,6 +187,7 @@ bool KernelEmitter::emit_chunked_parallel(const ir::For& f, const ir::Buffer& an
     auto chunk = slot_chunk(anchor, k, /*first_of_chunk=*/true);
     out_.line("#pragma unroll");
     out_.block(fmt::format("for (int {0} = 0; {0} < {1}; {0} += {2})", k, slot_count(l), chunk->width), [&] {
+        if (padded) out_.line(fmt::format("if (!({})) continue;  // a chunk of padding", slot_valid(l, k)));
         std::string start = fresh("c");
         out_.line(fmt::format("const int {} = {};  // the chunk's first column", start, chunk->start.back()));
         bind_vars(std::vector<std::string>(chunk->start.begin(), chunk->start.end() - 1));

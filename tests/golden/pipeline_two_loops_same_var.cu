@@ -77,11 +77,17 @@ __global__ void __launch_bounds__(128) two_passes_kernel(
         // for j in parallel(BN) {  (pipeline_two_loops_same_var.tl:17)
         // for j in parallel(256): each thread visits the elements of `x` it holds
         #pragma unroll
-        for (int tl_s10 = 0; tl_s10 < x_layout::kSlots; ++tl_s10) {
-            if (!(x_layout::valid(tl_tid, tl_s10))) continue;
-            const int tl_c11 = (x_layout::flat(tl_tid, (tl_s10 / 8) * 8)) % 256;  // the chunk's first column
-            const int j = tl_c11 + tl_s10 % 8;
-            x[tl_s10] = t * 256 + j < N ? xs[(t % 2) * 260 + j] : 0.0f;
+        for (int tl_k11 = 0; tl_k11 < x_layout::kSlots; tl_k11 += 8) {
+            if (!(x_layout::valid(tl_tid, tl_k11))) continue;  // a chunk of padding
+            const int tl_c12 = (x_layout::flat(tl_tid, tl_k11)) % 256;  // the chunk's first column
+            float tl_chunk14[8];
+            tl::load_chunk<float, 8>(tl_chunk14, &xs[(t % 2) * 260 + tl_c12]);
+            #pragma unroll
+            for (int tl_o13 = 0; tl_o13 < 8; ++tl_o13) {
+                [[maybe_unused]] const int tl_s15 = tl_k11 + tl_o13;
+                [[maybe_unused]] const int j = tl_c12 + tl_o13;
+                x[tl_s15] = t * 256 + j < N ? tl_chunk14[tl_o13] : 0.0f;
+            }
         }
         // reduce(sum, x, part);  (pipeline_two_loops_same_var.tl:20)
         {
@@ -89,9 +95,9 @@ __global__ void __launch_bounds__(128) two_passes_kernel(
             #pragma unroll
             for (int tl_i = 0; tl_i < 1; ++tl_i) tl_part[tl_i] = tl::SumOp::identity<float>();
             #pragma unroll
-            for (int tl_s12 = 0; tl_s12 < x_layout::kSlots; ++tl_s12) {
-                if (!(x_layout::valid(tl_tid, tl_s12))) continue;
-                tl_part[0] = tl::SumOp::combine(tl_part[0], tl::SumOp::element(x[tl_s12]));
+            for (int tl_s16 = 0; tl_s16 < x_layout::kSlots; ++tl_s16) {
+                if (!(x_layout::valid(tl_tid, tl_s16))) continue;
+                tl_part[0] = tl::SumOp::combine(tl_part[0], tl::SumOp::element(x[tl_s16]));
             }
             tl::block_allreduce<tl::SumOp, 1, 128>(tl_part, reinterpret_cast<float*>(tl_scratch), tl_tid);
             {
@@ -105,19 +111,19 @@ __global__ void __launch_bounds__(128) two_passes_kernel(
     if (0 < t_trips2) {
         // copy(X[row, t * BN +: BN], xs2);  (pipeline_two_loops_same_var.tl:24)
         #pragma unroll
-        for (int tl_i14 = 0; tl_i14 < 1; ++tl_i14) {
-            const int tl_chunk13 = tl_tid + tl_i14 * 128;
-            if (tl_chunk13 < 64) {
-                const float* tl_src15 = &X[int64_t(row) * N + (tl_chunk13 * 4)];
-                float* tl_dst16 = &xs2[0 * 260 + (tl_chunk13 * 4)];
-                if (tl::in_bounds(row, M) && tl::in_bounds(tl_chunk13 * 4, N) && tl::in_bounds(row, M) && tl::in_bounds((tl_chunk13 * 4) + 3, N) && tl::is_aligned(tl_src15, 16) && tl::is_aligned(tl_dst16, 16)) {
-                    float tl_vec17[4];
-                    tl::load_vector<float, 4>(tl_vec17, tl_src15);
-                    tl::store_vector<float, 4>(tl_dst16, tl_vec17);
+        for (int tl_i18 = 0; tl_i18 < 1; ++tl_i18) {
+            const int tl_chunk17 = tl_tid + tl_i18 * 128;
+            if (tl_chunk17 < 64) {
+                const float* tl_src19 = &X[int64_t(row) * N + (tl_chunk17 * 4)];
+                float* tl_dst20 = &xs2[0 * 260 + (tl_chunk17 * 4)];
+                if (tl::in_bounds(row, M) && tl::in_bounds(tl_chunk17 * 4, N) && tl::in_bounds(row, M) && tl::in_bounds((tl_chunk17 * 4) + 3, N) && tl::is_aligned(tl_src19, 16) && tl::is_aligned(tl_dst20, 16)) {
+                    float tl_vec21[4];
+                    tl::load_vector<float, 4>(tl_vec21, tl_src19);
+                    tl::store_vector<float, 4>(tl_dst20, tl_vec21);
                 } else {
                     #pragma unroll
                     for (int tl_v = 0; tl_v < 4; ++tl_v) {
-                        xs2[0 * 260 + (tl_chunk13 * 4 + tl_v)] = tl::in_bounds(row, M) && tl::in_bounds(tl_chunk13 * 4 + tl_v, N) ? X[int64_t(row) * N + (tl_chunk13 * 4 + tl_v)] : 0.0f;
+                        xs2[0 * 260 + (tl_chunk17 * 4 + tl_v)] = tl::in_bounds(row, M) && tl::in_bounds(tl_chunk17 * 4 + tl_v, N) ? X[int64_t(row) * N + (tl_chunk17 * 4 + tl_v)] : 0.0f;
                     }
                 }
             }
@@ -131,19 +137,19 @@ __global__ void __launch_bounds__(128) two_passes_kernel(
         if (t + 1 < t_trips2) {
             // copy(X[row, t * BN +: BN], xs2);  (pipeline_two_loops_same_var.tl:24)
             #pragma unroll
-            for (int tl_i19 = 0; tl_i19 < 1; ++tl_i19) {
-                const int tl_chunk18 = tl_tid + tl_i19 * 128;
-                if (tl_chunk18 < 64) {
-                    const float* tl_src20 = &X[int64_t(row) * N + (((t + 1) * 256) + (tl_chunk18 * 4))];
-                    float* tl_dst21 = &xs2[((t + 1) % 2) * 260 + (tl_chunk18 * 4)];
-                    if (tl::in_bounds(row, M) && tl::in_bounds(((t + 1) * 256) + (tl_chunk18 * 4), N) && tl::in_bounds(row, M) && tl::in_bounds((((t + 1) * 256) + (tl_chunk18 * 4)) + 3, N) && tl::is_aligned(tl_src20, 16) && tl::is_aligned(tl_dst21, 16)) {
-                        float tl_vec22[4];
-                        tl::load_vector<float, 4>(tl_vec22, tl_src20);
-                        tl::store_vector<float, 4>(tl_dst21, tl_vec22);
+            for (int tl_i23 = 0; tl_i23 < 1; ++tl_i23) {
+                const int tl_chunk22 = tl_tid + tl_i23 * 128;
+                if (tl_chunk22 < 64) {
+                    const float* tl_src24 = &X[int64_t(row) * N + (((t + 1) * 256) + (tl_chunk22 * 4))];
+                    float* tl_dst25 = &xs2[((t + 1) % 2) * 260 + (tl_chunk22 * 4)];
+                    if (tl::in_bounds(row, M) && tl::in_bounds(((t + 1) * 256) + (tl_chunk22 * 4), N) && tl::in_bounds(row, M) && tl::in_bounds((((t + 1) * 256) + (tl_chunk22 * 4)) + 3, N) && tl::is_aligned(tl_src24, 16) && tl::is_aligned(tl_dst25, 16)) {
+                        float tl_vec26[4];
+                        tl::load_vector<float, 4>(tl_vec26, tl_src24);
+                        tl::store_vector<float, 4>(tl_dst25, tl_vec26);
                     } else {
                         #pragma unroll
                         for (int tl_v = 0; tl_v < 4; ++tl_v) {
-                            xs2[((t + 1) % 2) * 260 + (tl_chunk18 * 4 + tl_v)] = tl::in_bounds(row, M) && tl::in_bounds(((t + 1) * 256) + (tl_chunk18 * 4 + tl_v), N) ? X[int64_t(row) * N + (((t + 1) * 256) + (tl_chunk18 * 4 + tl_v))] : 0.0f;
+                            xs2[((t + 1) % 2) * 260 + (tl_chunk22 * 4 + tl_v)] = tl::in_bounds(row, M) && tl::in_bounds(((t + 1) * 256) + (tl_chunk22 * 4 + tl_v), N) ? X[int64_t(row) * N + (((t + 1) * 256) + (tl_chunk22 * 4 + tl_v))] : 0.0f;
                         }
                     }
                 }
@@ -153,26 +159,32 @@ __global__ void __launch_bounds__(128) two_passes_kernel(
         // for j in parallel(BN) {  (pipeline_two_loops_same_var.tl:25)
         // for j in parallel(256): each thread visits the elements of `x` it holds
         #pragma unroll
-        for (int tl_s23 = 0; tl_s23 < x_layout::kSlots; ++tl_s23) {
-            if (!(x_layout::valid(tl_tid, tl_s23))) continue;
-            const int tl_c24 = (x_layout::flat(tl_tid, (tl_s23 / 8) * 8)) % 256;  // the chunk's first column
-            const int j = tl_c24 + tl_s23 % 8;
-            x[tl_s23] = xs2[(t % 2) * 260 + j] * acc;
+        for (int tl_k28 = 0; tl_k28 < x_layout::kSlots; tl_k28 += 8) {
+            if (!(x_layout::valid(tl_tid, tl_k28))) continue;  // a chunk of padding
+            const int tl_c29 = (x_layout::flat(tl_tid, tl_k28)) % 256;  // the chunk's first column
+            float tl_chunk31[8];
+            tl::load_chunk<float, 8>(tl_chunk31, &xs2[(t % 2) * 260 + tl_c29]);
+            #pragma unroll
+            for (int tl_o30 = 0; tl_o30 < 8; ++tl_o30) {
+                [[maybe_unused]] const int tl_s32 = tl_k28 + tl_o30;
+                [[maybe_unused]] const int j = tl_c29 + tl_o30;
+                x[tl_s32] = tl_chunk31[tl_o30] * acc;
+            }
         }
         // copy(x, Y[row, t * BN +: BN]);  (pipeline_two_loops_same_var.tl:28)
         #pragma unroll
-        for (int tl_chunk25 = 0; tl_chunk25 < x_layout::kSlots; tl_chunk25 += 4) {
-            if (!(x_layout::valid(tl_tid, tl_chunk25))) continue;
-            float* tl_ptr26 = &Y[int64_t(row) * N + ((t * 256) + (((x_layout::flat(tl_tid, (tl_chunk25 / 8) * 8)) % 256) + tl_chunk25 % 8))];
-            if (tl::in_bounds(row, M) && tl::in_bounds((t * 256) + (((x_layout::flat(tl_tid, (tl_chunk25 / 8) * 8)) % 256) + tl_chunk25 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 256) + (((x_layout::flat(tl_tid, (tl_chunk25 / 8) * 8)) % 256) + tl_chunk25 % 8)) + 3, N) && tl::is_aligned(tl_ptr26, 16)) {
-                float tl_vec27[4];
+        for (int tl_chunk33 = 0; tl_chunk33 < x_layout::kSlots; tl_chunk33 += 4) {
+            if (!(x_layout::valid(tl_tid, tl_chunk33))) continue;
+            float* tl_ptr34 = &Y[int64_t(row) * N + ((t * 256) + (((x_layout::flat(tl_tid, (tl_chunk33 / 8) * 8)) % 256) + tl_chunk33 % 8))];
+            if (tl::in_bounds(row, M) && tl::in_bounds((t * 256) + (((x_layout::flat(tl_tid, (tl_chunk33 / 8) * 8)) % 256) + tl_chunk33 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 256) + (((x_layout::flat(tl_tid, (tl_chunk33 / 8) * 8)) % 256) + tl_chunk33 % 8)) + 3, N) && tl::is_aligned(tl_ptr34, 16)) {
+                float tl_vec35[4];
                 #pragma unroll
-                for (int tl_v = 0; tl_v < 4; ++tl_v) tl_vec27[tl_v] = x[tl_chunk25 + tl_v];
-                tl::store_vector<float, 4>(tl_ptr26, tl_vec27);
+                for (int tl_v = 0; tl_v < 4; ++tl_v) tl_vec35[tl_v] = x[tl_chunk33 + tl_v];
+                tl::store_vector<float, 4>(tl_ptr34, tl_vec35);
             } else {
                 #pragma unroll
                 for (int tl_v = 0; tl_v < 4; ++tl_v) {
-                    if (tl::in_bounds(row, M) && tl::in_bounds((t * 256) + (((x_layout::flat(tl_tid, ((tl_chunk25 + tl_v) / 8) * 8)) % 256) + (tl_chunk25 + tl_v) % 8), N)) Y[int64_t(row) * N + ((t * 256) + (((x_layout::flat(tl_tid, ((tl_chunk25 + tl_v) / 8) * 8)) % 256) + (tl_chunk25 + tl_v) % 8))] = x[tl_chunk25 + tl_v];
+                    if (tl::in_bounds(row, M) && tl::in_bounds((t * 256) + (((x_layout::flat(tl_tid, ((tl_chunk33 + tl_v) / 8) * 8)) % 256) + (tl_chunk33 + tl_v) % 8), N)) Y[int64_t(row) * N + ((t * 256) + (((x_layout::flat(tl_tid, ((tl_chunk33 + tl_v) / 8) * 8)) % 256) + (tl_chunk33 + tl_v) % 8))] = x[tl_chunk33 + tl_v];
                 }
             }
         }
