@@ -231,8 +231,12 @@ MaybeTyped Checker::check_index(const ast::Index& e) {
         diags_.report(DiagKind::RankMismatch, e.range, buf->name, buf->rank(), e.slices.size());
         ok = false;
     }
-    if (buf->scope == ir::Scope::Global && !st_.in_parallel) {
+    // Outside a `parallel` loop every thread reads the element: allowed where no thread of the
+    // kernel may write it (a read-only tensor), so that the value needs no ordering.
+    if (buf->scope == ir::Scope::Global && !st_.in_parallel && buf->is_mutable) {
         diags_.report(DiagKind::GlobalAccessOutsideParallel, e.range, buf->name);
+        diags_.note(DiagKind::NoteFix, e.range,
+                    fmt::format("an element of a read-only tensor can be read anywhere; `{}` is `global mut`", buf->name));
         ok = false;
     }
     std::vector<ir::ExprPtr> indices;
