@@ -31,10 +31,10 @@ cudaError_t moe_gather_rows(const __nv_bfloat16* X, const int32_t* Src, __nv_bfl
 cudaError_t moe_unpermute(const __nv_bfloat16* Yp, const int32_t* PosT, const float* Weights, __nv_bfloat16* Y, int64_t MK, int64_t D, int64_t K, int64_t M, cudaStream_t stream = 0);
 
 // Launches kernel `moe_tiles`; returns cudaErrorInvalidValue (see tlc::last_error_message()) for bad arguments.
-cudaError_t moe_tiles(const int32_t* Offsets, int32_t* TileExpert, int32_t* RowIdx, int64_t EO, int64_t MAXT, cudaStream_t stream = 0);
+cudaError_t moe_tiles(const int32_t* Offsets, int32_t* TileExpert, int32_t* TileRows, int64_t EO, int64_t MAXT, cudaStream_t stream = 0);
 
 // Launches kernel `moe_grouped_gemm`; returns cudaErrorInvalidValue (see tlc::last_error_message()) for bad arguments.
-cudaError_t moe_grouped_gemm(const __nv_bfloat16* Xp, const __nv_bfloat16* W, const int32_t* TileExpert, const int32_t* RowIdx, __nv_bfloat16* Yp, int64_t MK, int64_t D, int64_t E, int64_t N, int64_t MAXT, cudaStream_t stream = 0);
+cudaError_t moe_grouped_gemm(const __nv_bfloat16* Xp, const __nv_bfloat16* W, const int32_t* TileExpert, const int32_t* TileRows, __nv_bfloat16* Yp, int64_t MK, int64_t D, int64_t E, int64_t N, int64_t MAXT, cudaStream_t stream = 0);
 
 // Launches program `moe_permute` (moe_count, moe_positions and moe_gather_rows in order on `stream`); returns cudaErrorInvalidValue (see
 // tlc::last_error_message()) for bad arguments. Its workspaces live in `workspace` (256-byte aligned, at
@@ -57,8 +57,8 @@ cudaError_t tlc_moe_count(const void* Ids, void* Counts, int64_t M, int64_t K, i
 cudaError_t tlc_moe_positions(const void* Ids, const void* Counts, void* Offsets, void* Src, void* PosT, int64_t M, int64_t K, int64_t EO, int64_t S, int64_t MK, cudaStream_t stream);
 cudaError_t tlc_moe_gather_rows(const void* X, const void* Src, void* Xp, int64_t M, int64_t D, int64_t MK, cudaStream_t stream);
 cudaError_t tlc_moe_unpermute(const void* Yp, const void* PosT, const void* Weights, void* Y, int64_t MK, int64_t D, int64_t K, int64_t M, cudaStream_t stream);
-cudaError_t tlc_moe_tiles(const void* Offsets, void* TileExpert, void* RowIdx, int64_t EO, int64_t MAXT, cudaStream_t stream);
-cudaError_t tlc_moe_grouped_gemm(const void* Xp, const void* W, const void* TileExpert, const void* RowIdx, void* Yp, int64_t MK, int64_t D, int64_t E, int64_t N, int64_t MAXT, cudaStream_t stream);
+cudaError_t tlc_moe_tiles(const void* Offsets, void* TileExpert, void* TileRows, int64_t EO, int64_t MAXT, cudaStream_t stream);
+cudaError_t tlc_moe_grouped_gemm(const void* Xp, const void* W, const void* TileExpert, const void* TileRows, void* Yp, int64_t MK, int64_t D, int64_t E, int64_t N, int64_t MAXT, cudaStream_t stream);
 cudaError_t tlc_moe_permute(const void* X, const void* Ids, void* Xp, void* Src, void* PosT, void* Offsets, int64_t M, int64_t D, int64_t K, int64_t MK, int64_t EO, cudaStream_t stream, void* workspace, size_t workspace_bytes);
 size_t tlc_moe_permute_workspace_size(int64_t M, int64_t D, int64_t K, int64_t MK, int64_t EO);
 cudaError_t tlc_moe_expert_gemm(const void* Xp, const void* W, const void* Offsets, void* Yp, int64_t MK, int64_t D, int64_t E, int64_t N, int64_t EO, cudaStream_t stream, void* workspace, size_t workspace_bytes);
