@@ -18,74 +18,93 @@ __global__ void __launch_bounds__(128) rope_half_kernel(
         int32_t H,
         int32_t P)
 {
+    using c_layout = tl::BlockedLayout<1024, 8, 128>;  // fragment c: f32[16, 64]
+    using s_layout = tl::BlockedLayout<1024, 8, 128>;  // fragment s: f32[16, 64]
     tl::f16* const Xr = X;  // view Xr: f16[(NT * H), 128] of X
     const int tl_tid = tl::thread_index<128>();
     extern __shared__ __align__(128) unsigned char tl_smem[];
     tl::f16* xs = reinterpret_cast<tl::f16*>(tl_smem + 0);  // shared xs: f16[16, 128], row pitch 136
+    float c[c_layout::kSlots];  // fragment c: f32[16, 64]
+    float s[s_layout::kSlots];  // fragment s: f32[16, 64]
     const int32_t r0 = int(blockIdx.x) * 16;
-    // copy(Xr[r0 +: RB, 0 +: D], xs);  (rope.tl:17)
+    // for i, j in parallel(RB, HALF) {  (rope.tl:20)
+    // for i, j in parallel(16, 64): each thread visits the elements of `c` it holds
     #pragma unroll
-    for (int tl_i1 = 0; tl_i1 < 2; ++tl_i1) {
-        const int tl_chunk0 = tl_tid + tl_i1 * 128;
-        const tl::f16* tl_src2 = &Xr[int64_t(r0 + ((tl_chunk0 * 8) / 128)) * 128 + ((tl_chunk0 * 8) % 128)];
-        tl::f16* tl_dst3 = &xs[((tl_chunk0 * 8) / 128) * 136 + ((tl_chunk0 * 8) % 128)];
-        if (tl::in_bounds(r0 + ((tl_chunk0 * 8) / 128), NT * H) && tl::in_bounds((tl_chunk0 * 8) % 128, 128) && tl::in_bounds(r0 + ((tl_chunk0 * 8) / 128), NT * H) && tl::in_bounds(((tl_chunk0 * 8) % 128) + 7, 128) && tl::is_aligned(tl_src2, 16) && tl::is_aligned(tl_dst3, 16)) {
-            tl::f16 tl_vec4[8];
-            tl::load_vector<tl::f16, 8>(tl_vec4, tl_src2);
-            tl::store_vector<tl::f16, 8>(tl_dst3, tl_vec4);
+    for (int tl_k1 = 0; tl_k1 < c_layout::kSlots; tl_k1 += 8) {
+        const int tl_c2 = (c_layout::flat(tl_tid, tl_k1)) % 64;  // the chunk's first column
+        const int i = (c_layout::flat(tl_tid, tl_k1)) / 64;
+        const int32_t tl_at4 = tl::in_bounds(tl::min(r0 + i, NT * H - 1) / H, NT) ? Pos[tl::min(r0 + i, NT * H - 1) / H] : tl::convert<int32_t>(0.0f);  // `Pos[(min((r0 + i), ((NT * H) - 1)) / H)]`, shared by the chunk
+        float tl_chunk5[8];
+        tl::load_chunk_guarded<float, 8>(tl_chunk5, &Cos[int64_t(tl_at4) * 64 + tl_c2], tl::in_bounds(tl_at4, P), tl_c2, 64);
+        float tl_chunk6[8];
+        tl::load_chunk_guarded<float, 8>(tl_chunk6, &Sin[int64_t(tl_at4) * 64 + tl_c2], tl::in_bounds(tl_at4, P), tl_c2, 64);
+        #pragma unroll
+        for (int tl_o3 = 0; tl_o3 < 8; ++tl_o3) {
+            [[maybe_unused]] const int tl_s7 = tl_k1 + tl_o3;
+            [[maybe_unused]] const int j = tl_c2 + tl_o3;
+            const int32_t p = Pos[tl::min(r0 + i, NT * H - 1) / H];
+            if (p >= 0 && p < P) {
+                c[tl_s7] = tl_chunk5[tl_o3];
+                s[tl_s7] = tl_chunk6[tl_o3];
+            }
+        }
+    }
+    // copy(Xr[r0 +: RB, 0 +: D], xs);  (rope.tl:27)
+    #pragma unroll
+    for (int tl_i9 = 0; tl_i9 < 2; ++tl_i9) {
+        const int tl_chunk8 = tl_tid + tl_i9 * 128;
+        const tl::f16* tl_src10 = &Xr[int64_t(r0 + ((tl_chunk8 * 8) / 128)) * 128 + ((tl_chunk8 * 8) % 128)];
+        tl::f16* tl_dst11 = &xs[((tl_chunk8 * 8) / 128) * 136 + ((tl_chunk8 * 8) % 128)];
+        if (tl::in_bounds(r0 + ((tl_chunk8 * 8) / 128), NT * H) && tl::in_bounds((tl_chunk8 * 8) % 128, 128) && tl::in_bounds(r0 + ((tl_chunk8 * 8) / 128), NT * H) && tl::in_bounds(((tl_chunk8 * 8) % 128) + 7, 128) && tl::is_aligned(tl_src10, 16) && tl::is_aligned(tl_dst11, 16)) {
+            tl::f16 tl_vec12[8];
+            tl::load_vector<tl::f16, 8>(tl_vec12, tl_src10);
+            tl::store_vector<tl::f16, 8>(tl_dst11, tl_vec12);
         } else {
             #pragma unroll
             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                xs[((tl_chunk0 * 8 + tl_v) / 128) * 136 + ((tl_chunk0 * 8 + tl_v) % 128)] = tl::in_bounds(r0 + ((tl_chunk0 * 8 + tl_v) / 128), NT * H) && tl::in_bounds((tl_chunk0 * 8 + tl_v) % 128, 128) ? Xr[int64_t(r0 + ((tl_chunk0 * 8 + tl_v) / 128)) * 128 + ((tl_chunk0 * 8 + tl_v) % 128)] : tl::convert<tl::f16>(0.0f);
+                xs[((tl_chunk8 * 8 + tl_v) / 128) * 136 + ((tl_chunk8 * 8 + tl_v) % 128)] = tl::in_bounds(r0 + ((tl_chunk8 * 8 + tl_v) / 128), NT * H) && tl::in_bounds((tl_chunk8 * 8 + tl_v) % 128, 128) ? Xr[int64_t(r0 + ((tl_chunk8 * 8 + tl_v) / 128)) * 128 + ((tl_chunk8 * 8 + tl_v) % 128)] : tl::convert<tl::f16>(0.0f);
             }
         }
     }
     __syncthreads();  // RAW on `xs`
-    // for i, j in parallel(RB, HALF) {  (rope.tl:18)
-    // for i, j in parallel(16, 64): iterations dealt round-robin to the threads, 8 consecutive `j` at a time
+    // for i, j in parallel(RB, HALF) {  (rope.tl:28)
+    // for i, j in parallel(16, 64): each thread visits the elements of `c` it holds
     #pragma unroll
-    for (int tl_i6 = 0; tl_i6 < 1; ++tl_i6) {
-        const int tl_e5 = tl_tid + tl_i6 * 128;
-        const int tl_c7 = (tl_e5 % 8) * 8;  // the chunk's first `j`
-        const int i = tl_e5 / 8;
-        tl::f16 tl_chunk9[8];
-        tl::load_chunk<tl::f16, 8>(tl_chunk9, &xs[i * 136 + tl_c7]);
-        tl::f16 tl_chunk10[8];
-        tl::load_chunk<tl::f16, 8>(tl_chunk10, &xs[i * 136 + (tl_c7 + 64)]);
-        const int32_t tl_at11 = tl::in_bounds((r0 + i) / H, NT) ? Pos[(r0 + i) / H] : tl::convert<int32_t>(0.0f);  // `Pos[((r0 + i) / H)]`, shared by the chunk
-        float tl_chunk12[8];
-        tl::load_chunk_guarded<float, 8>(tl_chunk12, &Cos[int64_t(tl_at11) * 64 + tl_c7], tl::in_bounds(tl_at11, P), tl_c7, 64);
-        float tl_chunk13[8];
-        tl::load_chunk_guarded<float, 8>(tl_chunk13, &Sin[int64_t(tl_at11) * 64 + tl_c7], tl::in_bounds(tl_at11, P), tl_c7, 64);
-        tl::f16 tl_gathered14[8];
-        unsigned tl_written15 = 0u;  // the elements stored
-        tl::f16 tl_gathered16[8];
-        unsigned tl_written17 = 0u;  // the elements stored
+    for (int tl_k14 = 0; tl_k14 < c_layout::kSlots; tl_k14 += 8) {
+        const int tl_c15 = (c_layout::flat(tl_tid, tl_k14)) % 64;  // the chunk's first column
+        const int i = (c_layout::flat(tl_tid, tl_k14)) / 64;
+        tl::f16 tl_chunk17[8];
+        tl::load_chunk<tl::f16, 8>(tl_chunk17, &xs[i * 136 + tl_c15]);
+        tl::f16 tl_chunk18[8];
+        tl::load_chunk<tl::f16, 8>(tl_chunk18, &xs[i * 136 + (tl_c15 + 64)]);
+        tl::f16 tl_gathered19[8];
+        unsigned tl_written20 = 0u;  // the elements stored
+        tl::f16 tl_gathered21[8];
+        unsigned tl_written22 = 0u;  // the elements stored
         #pragma unroll
-        for (int tl_o8 = 0; tl_o8 < 8; ++tl_o8) {
-            [[maybe_unused]] const int j = tl_c7 + tl_o8;
+        for (int tl_o16 = 0; tl_o16 < 8; ++tl_o16) {
+            [[maybe_unused]] const int tl_s23 = tl_k14 + tl_o16;
+            [[maybe_unused]] const int j = tl_c15 + tl_o16;
             const int32_t row = r0 + i;
             if (row < NT * H) {
                 const int32_t p = Pos[row / H];
                 if (p >= 0 && p < P) {
-                    const float c = tl_chunk12[tl_o8];
-                    const float s = tl_chunk13[tl_o8];
-                    const float a = tl::convert<float>(tl_chunk9[tl_o8]);
-                    const float b = tl::convert<float>(tl_chunk10[tl_o8]);
-                    tl_gathered14[tl_o8] = tl::convert<tl::f16>(a * c - b * s);
-                    tl_written15 |= 1u << tl_o8;
-                    tl_gathered16[tl_o8] = tl::convert<tl::f16>(b * c + a * s);
-                    tl_written17 |= 1u << tl_o8;
+                    const float a = tl::convert<float>(tl_chunk17[tl_o16]);
+                    const float b = tl::convert<float>(tl_chunk18[tl_o16]);
+                    tl_gathered19[tl_o16] = tl::convert<tl::f16>(a * c[tl_s23] - b * s[tl_s23]);
+                    tl_written20 |= 1u << tl_o16;
+                    tl_gathered21[tl_o16] = tl::convert<tl::f16>(b * c[tl_s23] + a * s[tl_s23]);
+                    tl_written22 |= 1u << tl_o16;
                 }
             }
         }
-        tl::store_chunk<tl::f16, 8>(&Xr[int64_t(r0 + i) * 128 + tl_c7], tl_gathered14, tl_written15);
-        tl::store_chunk<tl::f16, 8>(&Xr[int64_t(r0 + i) * 128 + (tl_c7 + 64)], tl_gathered16, tl_written17);
+        tl::store_chunk<tl::f16, 8>(&Xr[int64_t(r0 + i) * 128 + tl_c15], tl_gathered19, tl_written20);
+        tl::store_chunk<tl::f16, 8>(&Xr[int64_t(r0 + i) * 128 + (tl_c15 + 64)], tl_gathered21, tl_written22);
     }
 }
 
-// kernel rope_interleaved<D = 128, HALF = 64, RB = 64, T = f16>  (stdlib/rope.tl:36)
-// 128 threads per block, 17408 bytes of shared memory
+// kernel rope_interleaved<D = 128, HALF = 64, RB = 16, T = f16>  (stdlib/rope.tl:44)
+// 128 threads per block, 4352 bytes of shared memory
 __global__ void __launch_bounds__(128) rope_interleaved_kernel(
         tl::f16* __restrict__ X,
         const int32_t* __restrict__ Pos,
@@ -95,64 +114,83 @@ __global__ void __launch_bounds__(128) rope_interleaved_kernel(
         int32_t H,
         int32_t P)
 {
+    using c_layout = tl::BlockedLayout<1024, 8, 128>;  // fragment c: f32[16, 64]
+    using s_layout = tl::BlockedLayout<1024, 8, 128>;  // fragment s: f32[16, 64]
     tl::f16* const Xr = X;  // view Xr: f16[(NT * H), 128] of X
     const int tl_tid = tl::thread_index<128>();
     extern __shared__ __align__(128) unsigned char tl_smem[];
-    tl::f16* xs = reinterpret_cast<tl::f16*>(tl_smem + 0);  // shared xs: f16[64, 128], row pitch 136
-    const int32_t r0 = int(blockIdx.x) * 64;
-    // copy(Xr[r0 +: RB, 0 +: D], xs);  (rope.tl:43)
+    tl::f16* xs = reinterpret_cast<tl::f16*>(tl_smem + 0);  // shared xs: f16[16, 128], row pitch 136
+    float c[c_layout::kSlots];  // fragment c: f32[16, 64]
+    float s[s_layout::kSlots];  // fragment s: f32[16, 64]
+    const int32_t r0 = int(blockIdx.x) * 16;
+    // for i, j in parallel(RB, HALF) {                        // the table rows first, as in ...  (rope.tl:53)
+    // for i, j in parallel(16, 64): each thread visits the elements of `c` it holds
     #pragma unroll
-    for (int tl_i1 = 0; tl_i1 < 8; ++tl_i1) {
-        const int tl_chunk0 = tl_tid + tl_i1 * 128;
-        const tl::f16* tl_src2 = &Xr[int64_t(r0 + ((tl_chunk0 * 8) / 128)) * 128 + ((tl_chunk0 * 8) % 128)];
-        tl::f16* tl_dst3 = &xs[((tl_chunk0 * 8) / 128) * 136 + ((tl_chunk0 * 8) % 128)];
-        if (tl::in_bounds(r0 + ((tl_chunk0 * 8) / 128), NT * H) && tl::in_bounds((tl_chunk0 * 8) % 128, 128) && tl::in_bounds(r0 + ((tl_chunk0 * 8) / 128), NT * H) && tl::in_bounds(((tl_chunk0 * 8) % 128) + 7, 128) && tl::is_aligned(tl_src2, 16) && tl::is_aligned(tl_dst3, 16)) {
-            tl::f16 tl_vec4[8];
-            tl::load_vector<tl::f16, 8>(tl_vec4, tl_src2);
-            tl::store_vector<tl::f16, 8>(tl_dst3, tl_vec4);
+    for (int tl_k1 = 0; tl_k1 < c_layout::kSlots; tl_k1 += 8) {
+        const int tl_c2 = (c_layout::flat(tl_tid, tl_k1)) % 64;  // the chunk's first column
+        const int i = (c_layout::flat(tl_tid, tl_k1)) / 64;
+        const int32_t tl_at4 = tl::in_bounds(tl::min(r0 + i, NT * H - 1) / H, NT) ? Pos[tl::min(r0 + i, NT * H - 1) / H] : tl::convert<int32_t>(0.0f);  // `Pos[(min((r0 + i), ((NT * H) - 1)) / H)]`, shared by the chunk
+        float tl_chunk5[8];
+        tl::load_chunk_guarded<float, 8>(tl_chunk5, &Cos[int64_t(tl_at4) * 64 + tl_c2], tl::in_bounds(tl_at4, P), tl_c2, 64);
+        float tl_chunk6[8];
+        tl::load_chunk_guarded<float, 8>(tl_chunk6, &Sin[int64_t(tl_at4) * 64 + tl_c2], tl::in_bounds(tl_at4, P), tl_c2, 64);
+        #pragma unroll
+        for (int tl_o3 = 0; tl_o3 < 8; ++tl_o3) {
+            [[maybe_unused]] const int tl_s7 = tl_k1 + tl_o3;
+            [[maybe_unused]] const int j = tl_c2 + tl_o3;
+            const int32_t p = Pos[tl::min(r0 + i, NT * H - 1) / H];
+            if (p >= 0 && p < P) {
+                c[tl_s7] = tl_chunk5[tl_o3];
+                s[tl_s7] = tl_chunk6[tl_o3];
+            }
+        }
+    }
+    // copy(Xr[r0 +: RB, 0 +: D], xs);  (rope.tl:60)
+    #pragma unroll
+    for (int tl_i9 = 0; tl_i9 < 2; ++tl_i9) {
+        const int tl_chunk8 = tl_tid + tl_i9 * 128;
+        const tl::f16* tl_src10 = &Xr[int64_t(r0 + ((tl_chunk8 * 8) / 128)) * 128 + ((tl_chunk8 * 8) % 128)];
+        tl::f16* tl_dst11 = &xs[((tl_chunk8 * 8) / 128) * 136 + ((tl_chunk8 * 8) % 128)];
+        if (tl::in_bounds(r0 + ((tl_chunk8 * 8) / 128), NT * H) && tl::in_bounds((tl_chunk8 * 8) % 128, 128) && tl::in_bounds(r0 + ((tl_chunk8 * 8) / 128), NT * H) && tl::in_bounds(((tl_chunk8 * 8) % 128) + 7, 128) && tl::is_aligned(tl_src10, 16) && tl::is_aligned(tl_dst11, 16)) {
+            tl::f16 tl_vec12[8];
+            tl::load_vector<tl::f16, 8>(tl_vec12, tl_src10);
+            tl::store_vector<tl::f16, 8>(tl_dst11, tl_vec12);
         } else {
             #pragma unroll
             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                xs[((tl_chunk0 * 8 + tl_v) / 128) * 136 + ((tl_chunk0 * 8 + tl_v) % 128)] = tl::in_bounds(r0 + ((tl_chunk0 * 8 + tl_v) / 128), NT * H) && tl::in_bounds((tl_chunk0 * 8 + tl_v) % 128, 128) ? Xr[int64_t(r0 + ((tl_chunk0 * 8 + tl_v) / 128)) * 128 + ((tl_chunk0 * 8 + tl_v) % 128)] : tl::convert<tl::f16>(0.0f);
+                xs[((tl_chunk8 * 8 + tl_v) / 128) * 136 + ((tl_chunk8 * 8 + tl_v) % 128)] = tl::in_bounds(r0 + ((tl_chunk8 * 8 + tl_v) / 128), NT * H) && tl::in_bounds((tl_chunk8 * 8 + tl_v) % 128, 128) ? Xr[int64_t(r0 + ((tl_chunk8 * 8 + tl_v) / 128)) * 128 + ((tl_chunk8 * 8 + tl_v) % 128)] : tl::convert<tl::f16>(0.0f);
             }
         }
     }
     __syncthreads();  // RAW on `xs`
-    // for i, j in parallel(RB, HALF) {  (rope.tl:44)
-    // for i, j in parallel(64, 64): iterations dealt round-robin to the threads, 4 consecutive `j` at a time
+    // for i, j in parallel(RB, HALF) {  (rope.tl:61)
+    // for i, j in parallel(16, 64): each thread visits the elements of `c` it holds
     #pragma unroll
-    for (int tl_i6 = 0; tl_i6 < 8; ++tl_i6) {
-        const int tl_e5 = tl_tid + tl_i6 * 128;
-        const int tl_c7 = (tl_e5 % 16) * 4;  // the chunk's first `j`
-        const int i = tl_e5 / 16;
-        const int32_t tl_at9 = tl::in_bounds((r0 + i) / H, NT) ? Pos[(r0 + i) / H] : tl::convert<int32_t>(0.0f);  // `Pos[((r0 + i) / H)]`, shared by the chunk
-        float tl_chunk10[4];
-        tl::load_chunk_guarded<float, 4>(tl_chunk10, &Cos[int64_t(tl_at9) * 64 + tl_c7], tl::in_bounds(tl_at9, P), tl_c7, 64);
-        float tl_chunk11[4];
-        tl::load_chunk_guarded<float, 4>(tl_chunk11, &Sin[int64_t(tl_at9) * 64 + tl_c7], tl::in_bounds(tl_at9, P), tl_c7, 64);
-        tl::f16 tl_chunk12[8];
-        tl::load_chunk_guarded<tl::f16, 8>(tl_chunk12, &xs[i * 136 + (2 * tl_c7)], tl::in_bounds(i, 64), 2 * tl_c7, 128);
-        tl::f16 tl_gathered13[8];
-        unsigned tl_written14 = 0u;  // the elements stored
+    for (int tl_k14 = 0; tl_k14 < c_layout::kSlots; tl_k14 += 8) {
+        const int tl_c15 = (c_layout::flat(tl_tid, tl_k14)) % 64;  // the chunk's first column
+        const int i = (c_layout::flat(tl_tid, tl_k14)) / 64;
+        tl::f16 tl_chunk17[16];
+        tl::load_chunk_guarded<tl::f16, 16>(tl_chunk17, &xs[i * 136 + (2 * tl_c15)], tl::in_bounds(i, 16), 2 * tl_c15, 128);
+        tl::f16 tl_gathered18[16];
+        unsigned tl_written19 = 0u;  // the elements stored
         #pragma unroll
-        for (int tl_o8 = 0; tl_o8 < 4; ++tl_o8) {
-            [[maybe_unused]] const int j = tl_c7 + tl_o8;
+        for (int tl_o16 = 0; tl_o16 < 8; ++tl_o16) {
+            [[maybe_unused]] const int tl_s20 = tl_k14 + tl_o16;
+            [[maybe_unused]] const int j = tl_c15 + tl_o16;
             const int32_t row = r0 + i;
             if (row < NT * H) {
                 const int32_t p = Pos[row / H];
                 if (p >= 0 && p < P) {
-                    const float c = tl_chunk10[tl_o8];
-                    const float s = tl_chunk11[tl_o8];
-                    const float a = tl::convert<float>(tl_chunk12[2 * tl_o8]);
-                    const float b = tl::convert<float>(tl_chunk12[2 * tl_o8 + 1]);
-                    tl_gathered13[2 * tl_o8] = tl::convert<tl::f16>(a * c - b * s);
-                    tl_written14 |= 1u << (2 * tl_o8);
-                    tl_gathered13[2 * tl_o8 + 1] = tl::convert<tl::f16>(b * c + a * s);
-                    tl_written14 |= 1u << (2 * tl_o8 + 1);
+                    const float a = tl::convert<float>(tl_chunk17[2 * tl_o16]);
+                    const float b = tl::convert<float>(tl_chunk17[2 * tl_o16 + 1]);
+                    tl_gathered18[2 * tl_o16] = tl::convert<tl::f16>(a * c[tl_s20] - b * s[tl_s20]);
+                    tl_written19 |= 1u << (2 * tl_o16);
+                    tl_gathered18[2 * tl_o16 + 1] = tl::convert<tl::f16>(b * c[tl_s20] + a * s[tl_s20]);
+                    tl_written19 |= 1u << (2 * tl_o16 + 1);
                 }
             }
         }
-        tl::store_chunk<tl::f16, 8>(&Xr[int64_t(r0 + i) * 128 + (2 * tl_c7)], tl_gathered13, tl_written14);
+        tl::store_chunk<tl::f16, 16>(&Xr[int64_t(r0 + i) * 128 + (2 * tl_c15)], tl_gathered18, tl_written19);
     }
 }
 
@@ -193,18 +231,18 @@ cudaError_t rope_interleaved(__half* X, const int32_t* Pos, const float* Cos, co
     if (cudaError_t tl_err = tl::host::check_dim(NT, tl_name, "NT"); tl_err != cudaSuccess) return tl_err;
     if (cudaError_t tl_err = tl::host::check_dim(H, tl_name, "H"); tl_err != cudaSuccess) return tl_err;
     if (cudaError_t tl_err = tl::host::check_dim(P, tl_name, "P"); tl_err != cudaSuccess) return tl_err;
-    const int64_t tl_grid_x = int64_t(tl::cdiv(NT * H, 64)), tl_grid_y = int64_t(1), tl_grid_z = int64_t(1);
+    const int64_t tl_grid_x = int64_t(tl::cdiv(NT * H, 16)), tl_grid_y = int64_t(1), tl_grid_z = int64_t(1);
     if (tl_grid_x <= 0 || tl_grid_y <= 0 || tl_grid_z <= 0) return cudaSuccess;  // nothing to compute
     if (tl_grid_x > INT32_MAX || tl_grid_y > 65535 || tl_grid_z > 65535)
         return tl::host::invalid_argument(std::string(tl_name) + ": the grid is larger than CUDA allows");
     static const cudaError_t tl_attributes = [] {
         cudaError_t tl_err = cudaSuccess;
         if (tl_err == cudaSuccess)
-            tl_err = cudaFuncSetAttribute(::rope_interleaved_kernel, cudaFuncAttributePreferredSharedMemoryCarveout, tl::host::occupancy_carveout(::rope_interleaved_kernel, 128, 17408));
+            tl_err = cudaFuncSetAttribute(::rope_interleaved_kernel, cudaFuncAttributePreferredSharedMemoryCarveout, tl::host::occupancy_carveout(::rope_interleaved_kernel, 128, 4352));
         return tl_err;
     }();
     if (tl_attributes != cudaSuccess) return tl::host::record(tl_attributes, tl_name, "setting the shared-memory attributes");
-    ::rope_interleaved_kernel<<<dim3(unsigned(tl_grid_x), unsigned(tl_grid_y), unsigned(tl_grid_z)), 128, 17408, stream>>>(X, Pos, Cos, Sin, static_cast<int32_t>(NT), static_cast<int32_t>(H), static_cast<int32_t>(P));
+    ::rope_interleaved_kernel<<<dim3(unsigned(tl_grid_x), unsigned(tl_grid_y), unsigned(tl_grid_z)), 128, 4352, stream>>>(X, Pos, Cos, Sin, static_cast<int32_t>(NT), static_cast<int32_t>(H), static_cast<int32_t>(P));
     return tl::host::record(cudaGetLastError(), tl_name, "launch");
 }
 
