@@ -5898,7 +5898,7 @@ cudaError_t w4a16_gemm(const __half* A, const uint32_t* Wq, const __half* Scales
 static int64_t fp8_gemm_block_scaled_workspace_layout(int64_t M, int64_t K, int64_t KG, int64_t N, int64_t NB, size_t* tl_offsets) {
     [[maybe_unused]] const bool skinny = M <= 16;
     [[maybe_unused]] const int32_t tiles = tl::cdiv(N, 128);
-    [[maybe_unused]] const int32_t slices = tl::max(1, tl::min(tl::min(tl::cdiv(512, tl::max(tiles, 1)), KG), K / (32 * tl::max(M, 1))));
+    [[maybe_unused]] const int32_t slices = tl::max(1, tl::min(tl::min(tl::cdiv(512, tl::max(tiles, 1)), KG), K / (64 * tl::max(M, 1))));
     [[maybe_unused]] const int32_t k_groups = tl::cdiv(KG, slices);
     int64_t tl_bytes = 0;
     if (int64_t(skinny ? tl::cdiv(KG, k_groups) : 0) < 0) return -1;  // workspace `Part`
@@ -5934,7 +5934,7 @@ cudaError_t fp8_gemm_block_scaled(const __nv_fp8_e4m3* A, const float* As, const
         return tl::host::invalid_argument(std::string(tl_name) + ": requirement `NB == cdiv(N, G)` does not hold" + " (" + "NB = " + std::to_string(NB) + ", N = " + std::to_string(N) + ")");
     [[maybe_unused]] const bool skinny = M <= 16;
     [[maybe_unused]] const int32_t tiles = tl::cdiv(N, 128);
-    [[maybe_unused]] const int32_t slices = tl::max(1, tl::min(tl::min(tl::cdiv(512, tl::max(tiles, 1)), KG), K / (32 * tl::max(M, 1))));
+    [[maybe_unused]] const int32_t slices = tl::max(1, tl::min(tl::min(tl::cdiv(512, tl::max(tiles, 1)), KG), K / (64 * tl::max(M, 1))));
     [[maybe_unused]] const int32_t k_groups = tl::cdiv(KG, slices);
     size_t tl_offsets[1];
     const int64_t tl_bytes = fp8_gemm_block_scaled_workspace_layout(M, K, KG, N, NB, tl_offsets);
