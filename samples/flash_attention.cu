@@ -291,8 +291,8 @@ __global__ void __launch_bounds__(128) flash_attention_kernel(
     // copy(o, O[b, h, q0 +: BM, 0 +: D]);     // rows past S are skipped  (flash_attention.tl:70)
     #pragma unroll
     for (int tl_chunk41 = 0; tl_chunk41 < o_layout::kSlots; tl_chunk41 += 2) {
-        tl::f16* tl_ptr42 = &O[((int64_t(b) * H + h) * S + (q0 + (o_layout::row(tl_tid, tl_chunk41)))) * 64 + (o_layout::col(tl_tid, tl_chunk41))];
-        if (tl::in_bounds(b, B) && tl::in_bounds(h, H) && tl::in_bounds(q0 + (o_layout::row(tl_tid, tl_chunk41)), S) && tl::in_bounds(o_layout::col(tl_tid, tl_chunk41), 64) && tl::in_bounds(b, B) && tl::in_bounds(h, H) && tl::in_bounds(q0 + (o_layout::row(tl_tid, tl_chunk41)), S) && tl::in_bounds((o_layout::col(tl_tid, tl_chunk41)) + 1, 64) && tl::is_aligned(tl_ptr42, 4)) {
+        tl::f16* tl_ptr42 = &O[((int64_t(b) * H + h) * S + (q0 + o_layout::row(tl_tid, tl_chunk41))) * 64 + o_layout::col(tl_tid, tl_chunk41)];
+        if (tl::in_bounds(b, B) && tl::in_bounds(h, H) && tl::in_bounds(q0 + o_layout::row(tl_tid, tl_chunk41), S) && tl::in_bounds(o_layout::col(tl_tid, tl_chunk41), 64) && tl::in_bounds(b, B) && tl::in_bounds(h, H) && tl::in_bounds(q0 + o_layout::row(tl_tid, tl_chunk41), S) && tl::in_bounds((o_layout::col(tl_tid, tl_chunk41)) + 1, 64) && tl::is_aligned(tl_ptr42, 4)) {
             tl::f16 tl_vec43[2];
             #pragma unroll
             for (int tl_v = 0; tl_v < 2; tl_v += 2) tl::convert_pair(&tl_vec43[tl_v], o[tl_chunk41 + tl_v], o[tl_chunk41 + tl_v + 1]);
@@ -300,7 +300,7 @@ __global__ void __launch_bounds__(128) flash_attention_kernel(
         } else {
             #pragma unroll
             for (int tl_v = 0; tl_v < 2; ++tl_v) {
-                if (tl::in_bounds(b, B) && tl::in_bounds(h, H) && tl::in_bounds(q0 + (o_layout::row(tl_tid, tl_chunk41 + tl_v)), S) && tl::in_bounds(o_layout::col(tl_tid, tl_chunk41 + tl_v), 64)) O[((int64_t(b) * H + h) * S + (q0 + (o_layout::row(tl_tid, tl_chunk41 + tl_v)))) * 64 + (o_layout::col(tl_tid, tl_chunk41 + tl_v))] = tl::convert<tl::f16>(o[tl_chunk41 + tl_v]);
+                if (tl::in_bounds(b, B) && tl::in_bounds(h, H) && tl::in_bounds(q0 + o_layout::row(tl_tid, tl_chunk41 + tl_v), S) && tl::in_bounds(o_layout::col(tl_tid, tl_chunk41 + tl_v), 64)) O[((int64_t(b) * H + h) * S + (q0 + o_layout::row(tl_tid, tl_chunk41 + tl_v))) * 64 + o_layout::col(tl_tid, tl_chunk41 + tl_v)] = tl::convert<tl::f16>(o[tl_chunk41 + tl_v]);
             }
         }
     }

@@ -202,8 +202,8 @@ __global__ void __launch_bounds__(256) gemm_kernel(
     // copy(acc, C[row0 +: BM, col0 +: BN]);          // f32 -> f16; past M or N: skipped  (gemm.tl:19)
     #pragma unroll
     for (int tl_chunk42 = 0; tl_chunk42 < acc_layout::kSlots; tl_chunk42 += 2) {
-        tl::f16* tl_ptr43 = &C[int64_t(row0 + (acc_layout::row(tl_tid, tl_chunk42))) * N + (col0 + (acc_layout::col(tl_tid, tl_chunk42)))];
-        if (tl::in_bounds(row0 + (acc_layout::row(tl_tid, tl_chunk42)), M) && tl::in_bounds(col0 + (acc_layout::col(tl_tid, tl_chunk42)), N) && tl::in_bounds(row0 + (acc_layout::row(tl_tid, tl_chunk42)), M) && tl::in_bounds((col0 + (acc_layout::col(tl_tid, tl_chunk42))) + 1, N) && tl::is_aligned(tl_ptr43, 4)) {
+        tl::f16* tl_ptr43 = &C[int64_t(row0 + acc_layout::row(tl_tid, tl_chunk42)) * N + (col0 + acc_layout::col(tl_tid, tl_chunk42))];
+        if (tl::in_bounds(row0 + acc_layout::row(tl_tid, tl_chunk42), M) && tl::in_bounds(col0 + acc_layout::col(tl_tid, tl_chunk42), N) && tl::in_bounds(row0 + acc_layout::row(tl_tid, tl_chunk42), M) && tl::in_bounds((col0 + acc_layout::col(tl_tid, tl_chunk42)) + 1, N) && tl::is_aligned(tl_ptr43, 4)) {
             tl::f16 tl_vec44[2];
             #pragma unroll
             for (int tl_v = 0; tl_v < 2; tl_v += 2) tl::convert_pair(&tl_vec44[tl_v], acc[tl_chunk42 + tl_v], acc[tl_chunk42 + tl_v + 1]);
@@ -211,7 +211,7 @@ __global__ void __launch_bounds__(256) gemm_kernel(
         } else {
             #pragma unroll
             for (int tl_v = 0; tl_v < 2; ++tl_v) {
-                if (tl::in_bounds(row0 + (acc_layout::row(tl_tid, tl_chunk42 + tl_v)), M) && tl::in_bounds(col0 + (acc_layout::col(tl_tid, tl_chunk42 + tl_v)), N)) C[int64_t(row0 + (acc_layout::row(tl_tid, tl_chunk42 + tl_v))) * N + (col0 + (acc_layout::col(tl_tid, tl_chunk42 + tl_v)))] = tl::convert<tl::f16>(acc[tl_chunk42 + tl_v]);
+                if (tl::in_bounds(row0 + acc_layout::row(tl_tid, tl_chunk42 + tl_v), M) && tl::in_bounds(col0 + acc_layout::col(tl_tid, tl_chunk42 + tl_v), N)) C[int64_t(row0 + acc_layout::row(tl_tid, tl_chunk42 + tl_v)) * N + (col0 + acc_layout::col(tl_tid, tl_chunk42 + tl_v))] = tl::convert<tl::f16>(acc[tl_chunk42 + tl_v]);
             }
         }
     }

@@ -38,8 +38,8 @@ __global__ void __launch_bounds__(256) layernorm_kernel(
         #pragma unroll
         for (int tl_chunk0 = 0; tl_chunk0 < x_layout::kSlots; tl_chunk0 += 8) {
             if (!(x_layout::valid(tl_tid, tl_chunk0))) continue;
-            const tl::f16* tl_ptr1 = &X[int64_t(row) * N + ((t * 1024) + (((x_layout::flat(tl_tid, (tl_chunk0 / 8) * 8)) % 1024) + tl_chunk0 % 8))];
-            if (tl::in_bounds(row, M) && tl::in_bounds((t * 1024) + (((x_layout::flat(tl_tid, (tl_chunk0 / 8) * 8)) % 1024) + tl_chunk0 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 1024) + (((x_layout::flat(tl_tid, (tl_chunk0 / 8) * 8)) % 1024) + tl_chunk0 % 8)) + 7, N) && tl::is_aligned(tl_ptr1, 16)) {
+            const tl::f16* tl_ptr1 = &X[int64_t(row) * N + ((t * 1024) + ((x_layout::flat(tl_tid, (tl_chunk0 / 8) * 8) % 1024) + tl_chunk0 % 8))];
+            if (tl::in_bounds(row, M) && tl::in_bounds((t * 1024) + ((x_layout::flat(tl_tid, (tl_chunk0 / 8) * 8) % 1024) + tl_chunk0 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 1024) + ((x_layout::flat(tl_tid, (tl_chunk0 / 8) * 8) % 1024) + tl_chunk0 % 8)) + 7, N) && tl::is_aligned(tl_ptr1, 16)) {
                 tl::f16 tl_vec2[8];
                 tl::load_vector<tl::f16, 8>(tl_vec2, tl_ptr1);
                 #pragma unroll
@@ -47,7 +47,7 @@ __global__ void __launch_bounds__(256) layernorm_kernel(
             } else {
                 #pragma unroll
                 for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                    x[tl_chunk0 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 1024) + (((x_layout::flat(tl_tid, ((tl_chunk0 + tl_v) / 8) * 8)) % 1024) + (tl_chunk0 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 1024) + (((x_layout::flat(tl_tid, ((tl_chunk0 + tl_v) / 8) * 8)) % 1024) + (tl_chunk0 + tl_v) % 8))]) : 0.0f;
+                    x[tl_chunk0 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 1024) + ((x_layout::flat(tl_tid, ((tl_chunk0 + tl_v) / 8) * 8) % 1024) + (tl_chunk0 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 1024) + ((x_layout::flat(tl_tid, ((tl_chunk0 + tl_v) / 8) * 8) % 1024) + (tl_chunk0 + tl_v) % 8))]) : 0.0f;
                 }
             }
         }
@@ -74,8 +74,8 @@ __global__ void __launch_bounds__(256) layernorm_kernel(
         #pragma unroll
         for (int tl_chunk4 = 0; tl_chunk4 < x_layout::kSlots; tl_chunk4 += 8) {
             if (!(x_layout::valid(tl_tid, tl_chunk4))) continue;
-            const tl::f16* tl_ptr5 = &X[int64_t(row) * N + ((t * 1024) + (((x_layout::flat(tl_tid, (tl_chunk4 / 8) * 8)) % 1024) + tl_chunk4 % 8))];
-            if (tl::in_bounds(row, M) && tl::in_bounds((t * 1024) + (((x_layout::flat(tl_tid, (tl_chunk4 / 8) * 8)) % 1024) + tl_chunk4 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 1024) + (((x_layout::flat(tl_tid, (tl_chunk4 / 8) * 8)) % 1024) + tl_chunk4 % 8)) + 7, N) && tl::is_aligned(tl_ptr5, 16)) {
+            const tl::f16* tl_ptr5 = &X[int64_t(row) * N + ((t * 1024) + ((x_layout::flat(tl_tid, (tl_chunk4 / 8) * 8) % 1024) + tl_chunk4 % 8))];
+            if (tl::in_bounds(row, M) && tl::in_bounds((t * 1024) + ((x_layout::flat(tl_tid, (tl_chunk4 / 8) * 8) % 1024) + tl_chunk4 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 1024) + ((x_layout::flat(tl_tid, (tl_chunk4 / 8) * 8) % 1024) + tl_chunk4 % 8)) + 7, N) && tl::is_aligned(tl_ptr5, 16)) {
                 tl::f16 tl_vec6[8];
                 tl::load_vector<tl::f16, 8>(tl_vec6, tl_ptr5);
                 #pragma unroll
@@ -83,7 +83,7 @@ __global__ void __launch_bounds__(256) layernorm_kernel(
             } else {
                 #pragma unroll
                 for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                    x[tl_chunk4 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 1024) + (((x_layout::flat(tl_tid, ((tl_chunk4 + tl_v) / 8) * 8)) % 1024) + (tl_chunk4 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 1024) + (((x_layout::flat(tl_tid, ((tl_chunk4 + tl_v) / 8) * 8)) % 1024) + (tl_chunk4 + tl_v) % 8))]) : 0.0f;
+                    x[tl_chunk4 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 1024) + ((x_layout::flat(tl_tid, ((tl_chunk4 + tl_v) / 8) * 8) % 1024) + (tl_chunk4 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 1024) + ((x_layout::flat(tl_tid, ((tl_chunk4 + tl_v) / 8) * 8) % 1024) + (tl_chunk4 + tl_v) % 8))]) : 0.0f;
                 }
             }
         }
@@ -92,7 +92,7 @@ __global__ void __launch_bounds__(256) layernorm_kernel(
         #pragma unroll
         for (int tl_s7 = 0; tl_s7 < x_layout::kSlots; ++tl_s7) {
             if (!(x_layout::valid(tl_tid, tl_s7))) continue;
-            const int tl_c8 = (x_layout::flat(tl_tid, (tl_s7 / 8) * 8)) % 1024;  // the chunk's first column
+            const int tl_c8 = x_layout::flat(tl_tid, (tl_s7 / 8) * 8) % 1024;  // the chunk's first column
             const int j = tl_c8 + tl_s7 % 8;
             const float d = x[tl_s7] - mean;
             x[tl_s7] = t * 1024 + j < N ? d * d : 0.0f;
@@ -121,8 +121,8 @@ __global__ void __launch_bounds__(256) layernorm_kernel(
         #pragma unroll
         for (int tl_chunk10 = 0; tl_chunk10 < x_layout::kSlots; tl_chunk10 += 8) {
             if (!(x_layout::valid(tl_tid, tl_chunk10))) continue;
-            const tl::f16* tl_ptr11 = &X[int64_t(row) * N + (c0 + (((x_layout::flat(tl_tid, (tl_chunk10 / 8) * 8)) % 1024) + tl_chunk10 % 8))];
-            if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (((x_layout::flat(tl_tid, (tl_chunk10 / 8) * 8)) % 1024) + tl_chunk10 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds((c0 + (((x_layout::flat(tl_tid, (tl_chunk10 / 8) * 8)) % 1024) + tl_chunk10 % 8)) + 7, N) && tl::is_aligned(tl_ptr11, 16)) {
+            const tl::f16* tl_ptr11 = &X[int64_t(row) * N + (c0 + ((x_layout::flat(tl_tid, (tl_chunk10 / 8) * 8) % 1024) + tl_chunk10 % 8))];
+            if (tl::in_bounds(row, M) && tl::in_bounds(c0 + ((x_layout::flat(tl_tid, (tl_chunk10 / 8) * 8) % 1024) + tl_chunk10 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds((c0 + ((x_layout::flat(tl_tid, (tl_chunk10 / 8) * 8) % 1024) + tl_chunk10 % 8)) + 7, N) && tl::is_aligned(tl_ptr11, 16)) {
                 tl::f16 tl_vec12[8];
                 tl::load_vector<tl::f16, 8>(tl_vec12, tl_ptr11);
                 #pragma unroll
@@ -130,7 +130,7 @@ __global__ void __launch_bounds__(256) layernorm_kernel(
             } else {
                 #pragma unroll
                 for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                    x[tl_chunk10 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds(c0 + (((x_layout::flat(tl_tid, ((tl_chunk10 + tl_v) / 8) * 8)) % 1024) + (tl_chunk10 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + (c0 + (((x_layout::flat(tl_tid, ((tl_chunk10 + tl_v) / 8) * 8)) % 1024) + (tl_chunk10 + tl_v) % 8))]) : 0.0f;
+                    x[tl_chunk10 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds(c0 + ((x_layout::flat(tl_tid, ((tl_chunk10 + tl_v) / 8) * 8) % 1024) + (tl_chunk10 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + (c0 + ((x_layout::flat(tl_tid, ((tl_chunk10 + tl_v) / 8) * 8) % 1024) + (tl_chunk10 + tl_v) % 8))]) : 0.0f;
                 }
             }
         }
@@ -138,8 +138,8 @@ __global__ void __launch_bounds__(256) layernorm_kernel(
         #pragma unroll
         for (int tl_chunk13 = 0; tl_chunk13 < w_layout::kSlots; tl_chunk13 += 8) {
             if (!(w_layout::valid(tl_tid, tl_chunk13))) continue;
-            const tl::f16* tl_ptr14 = &W[c0 + (((w_layout::flat(tl_tid, (tl_chunk13 / 8) * 8)) % 1024) + tl_chunk13 % 8)];
-            if (tl::in_bounds(c0 + (((w_layout::flat(tl_tid, (tl_chunk13 / 8) * 8)) % 1024) + tl_chunk13 % 8), N) && tl::in_bounds((c0 + (((w_layout::flat(tl_tid, (tl_chunk13 / 8) * 8)) % 1024) + tl_chunk13 % 8)) + 7, N) && tl::is_aligned(tl_ptr14, 16)) {
+            const tl::f16* tl_ptr14 = &W[c0 + ((w_layout::flat(tl_tid, (tl_chunk13 / 8) * 8) % 1024) + tl_chunk13 % 8)];
+            if (tl::in_bounds(c0 + ((w_layout::flat(tl_tid, (tl_chunk13 / 8) * 8) % 1024) + tl_chunk13 % 8), N) && tl::in_bounds((c0 + ((w_layout::flat(tl_tid, (tl_chunk13 / 8) * 8) % 1024) + tl_chunk13 % 8)) + 7, N) && tl::is_aligned(tl_ptr14, 16)) {
                 tl::f16 tl_vec15[8];
                 tl::load_vector<tl::f16, 8>(tl_vec15, tl_ptr14);
                 #pragma unroll
@@ -147,7 +147,7 @@ __global__ void __launch_bounds__(256) layernorm_kernel(
             } else {
                 #pragma unroll
                 for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                    w[tl_chunk13 + tl_v] = tl::in_bounds(c0 + (((w_layout::flat(tl_tid, ((tl_chunk13 + tl_v) / 8) * 8)) % 1024) + (tl_chunk13 + tl_v) % 8), N) ? tl::convert<float>(W[c0 + (((w_layout::flat(tl_tid, ((tl_chunk13 + tl_v) / 8) * 8)) % 1024) + (tl_chunk13 + tl_v) % 8)]) : 0.0f;
+                    w[tl_chunk13 + tl_v] = tl::in_bounds(c0 + ((w_layout::flat(tl_tid, ((tl_chunk13 + tl_v) / 8) * 8) % 1024) + (tl_chunk13 + tl_v) % 8), N) ? tl::convert<float>(W[c0 + ((w_layout::flat(tl_tid, ((tl_chunk13 + tl_v) / 8) * 8) % 1024) + (tl_chunk13 + tl_v) % 8)]) : 0.0f;
                 }
             }
         }
@@ -155,8 +155,8 @@ __global__ void __launch_bounds__(256) layernorm_kernel(
         #pragma unroll
         for (int tl_chunk16 = 0; tl_chunk16 < b_layout::kSlots; tl_chunk16 += 8) {
             if (!(b_layout::valid(tl_tid, tl_chunk16))) continue;
-            const tl::f16* tl_ptr17 = &Bias[c0 + (((b_layout::flat(tl_tid, (tl_chunk16 / 8) * 8)) % 1024) + tl_chunk16 % 8)];
-            if (tl::in_bounds(c0 + (((b_layout::flat(tl_tid, (tl_chunk16 / 8) * 8)) % 1024) + tl_chunk16 % 8), N) && tl::in_bounds((c0 + (((b_layout::flat(tl_tid, (tl_chunk16 / 8) * 8)) % 1024) + tl_chunk16 % 8)) + 7, N) && tl::is_aligned(tl_ptr17, 16)) {
+            const tl::f16* tl_ptr17 = &Bias[c0 + ((b_layout::flat(tl_tid, (tl_chunk16 / 8) * 8) % 1024) + tl_chunk16 % 8)];
+            if (tl::in_bounds(c0 + ((b_layout::flat(tl_tid, (tl_chunk16 / 8) * 8) % 1024) + tl_chunk16 % 8), N) && tl::in_bounds((c0 + ((b_layout::flat(tl_tid, (tl_chunk16 / 8) * 8) % 1024) + tl_chunk16 % 8)) + 7, N) && tl::is_aligned(tl_ptr17, 16)) {
                 tl::f16 tl_vec18[8];
                 tl::load_vector<tl::f16, 8>(tl_vec18, tl_ptr17);
                 #pragma unroll
@@ -164,7 +164,7 @@ __global__ void __launch_bounds__(256) layernorm_kernel(
             } else {
                 #pragma unroll
                 for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                    b[tl_chunk16 + tl_v] = tl::in_bounds(c0 + (((b_layout::flat(tl_tid, ((tl_chunk16 + tl_v) / 8) * 8)) % 1024) + (tl_chunk16 + tl_v) % 8), N) ? tl::convert<float>(Bias[c0 + (((b_layout::flat(tl_tid, ((tl_chunk16 + tl_v) / 8) * 8)) % 1024) + (tl_chunk16 + tl_v) % 8)]) : 0.0f;
+                    b[tl_chunk16 + tl_v] = tl::in_bounds(c0 + ((b_layout::flat(tl_tid, ((tl_chunk16 + tl_v) / 8) * 8) % 1024) + (tl_chunk16 + tl_v) % 8), N) ? tl::convert<float>(Bias[c0 + ((b_layout::flat(tl_tid, ((tl_chunk16 + tl_v) / 8) * 8) % 1024) + (tl_chunk16 + tl_v) % 8)]) : 0.0f;
                 }
             }
         }
@@ -173,15 +173,15 @@ __global__ void __launch_bounds__(256) layernorm_kernel(
         #pragma unroll
         for (int tl_s19 = 0; tl_s19 < x_layout::kSlots; ++tl_s19) {
             if (!(x_layout::valid(tl_tid, tl_s19))) continue;
-            [[maybe_unused]] const int j = ((x_layout::flat(tl_tid, (tl_s19 / 8) * 8)) % 1024) + tl_s19 % 8;
+            [[maybe_unused]] const int j = (x_layout::flat(tl_tid, (tl_s19 / 8) * 8) % 1024) + tl_s19 % 8;
             x[tl_s19] = (x[tl_s19] - mean) * rstd * w[tl_s19] + b[tl_s19];
         }
         // copy(x, Y[row, c0 +: BN]);  (layernorm.tl:48)
         #pragma unroll
         for (int tl_chunk20 = 0; tl_chunk20 < x_layout::kSlots; tl_chunk20 += 8) {
             if (!(x_layout::valid(tl_tid, tl_chunk20))) continue;
-            tl::f16* tl_ptr21 = &Y[int64_t(row) * N + (c0 + (((x_layout::flat(tl_tid, (tl_chunk20 / 8) * 8)) % 1024) + tl_chunk20 % 8))];
-            if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (((x_layout::flat(tl_tid, (tl_chunk20 / 8) * 8)) % 1024) + tl_chunk20 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds((c0 + (((x_layout::flat(tl_tid, (tl_chunk20 / 8) * 8)) % 1024) + tl_chunk20 % 8)) + 7, N) && tl::is_aligned(tl_ptr21, 16)) {
+            tl::f16* tl_ptr21 = &Y[int64_t(row) * N + (c0 + ((x_layout::flat(tl_tid, (tl_chunk20 / 8) * 8) % 1024) + tl_chunk20 % 8))];
+            if (tl::in_bounds(row, M) && tl::in_bounds(c0 + ((x_layout::flat(tl_tid, (tl_chunk20 / 8) * 8) % 1024) + tl_chunk20 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds((c0 + ((x_layout::flat(tl_tid, (tl_chunk20 / 8) * 8) % 1024) + tl_chunk20 % 8)) + 7, N) && tl::is_aligned(tl_ptr21, 16)) {
                 tl::f16 tl_vec22[8];
                 #pragma unroll
                 for (int tl_v = 0; tl_v < 8; tl_v += 2) tl::convert_pair(&tl_vec22[tl_v], x[tl_chunk20 + tl_v], x[tl_chunk20 + tl_v + 1]);
@@ -189,7 +189,7 @@ __global__ void __launch_bounds__(256) layernorm_kernel(
             } else {
                 #pragma unroll
                 for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                    if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (((x_layout::flat(tl_tid, ((tl_chunk20 + tl_v) / 8) * 8)) % 1024) + (tl_chunk20 + tl_v) % 8), N)) Y[int64_t(row) * N + (c0 + (((x_layout::flat(tl_tid, ((tl_chunk20 + tl_v) / 8) * 8)) % 1024) + (tl_chunk20 + tl_v) % 8))] = tl::convert<tl::f16>(x[tl_chunk20 + tl_v]);
+                    if (tl::in_bounds(row, M) && tl::in_bounds(c0 + ((x_layout::flat(tl_tid, ((tl_chunk20 + tl_v) / 8) * 8) % 1024) + (tl_chunk20 + tl_v) % 8), N)) Y[int64_t(row) * N + (c0 + ((x_layout::flat(tl_tid, ((tl_chunk20 + tl_v) / 8) * 8) % 1024) + (tl_chunk20 + tl_v) % 8))] = tl::convert<tl::f16>(x[tl_chunk20 + tl_v]);
                 }
             }
         }

@@ -33,8 +33,8 @@ __global__ void __launch_bounds__(256) rmsnorm_kernel(
         #pragma unroll
         for (int tl_chunk0 = 0; tl_chunk0 < x_layout::kSlots; tl_chunk0 += 8) {
             if (!(x_layout::valid(tl_tid, tl_chunk0))) continue;
-            const tl::f16* tl_ptr1 = &X[int64_t(row) * N + ((t * 1024) + (((x_layout::flat(tl_tid, (tl_chunk0 / 8) * 8)) % 1024) + tl_chunk0 % 8))];
-            if (tl::in_bounds(row, M) && tl::in_bounds((t * 1024) + (((x_layout::flat(tl_tid, (tl_chunk0 / 8) * 8)) % 1024) + tl_chunk0 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 1024) + (((x_layout::flat(tl_tid, (tl_chunk0 / 8) * 8)) % 1024) + tl_chunk0 % 8)) + 7, N) && tl::is_aligned(tl_ptr1, 16)) {
+            const tl::f16* tl_ptr1 = &X[int64_t(row) * N + ((t * 1024) + ((x_layout::flat(tl_tid, (tl_chunk0 / 8) * 8) % 1024) + tl_chunk0 % 8))];
+            if (tl::in_bounds(row, M) && tl::in_bounds((t * 1024) + ((x_layout::flat(tl_tid, (tl_chunk0 / 8) * 8) % 1024) + tl_chunk0 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 1024) + ((x_layout::flat(tl_tid, (tl_chunk0 / 8) * 8) % 1024) + tl_chunk0 % 8)) + 7, N) && tl::is_aligned(tl_ptr1, 16)) {
                 tl::f16 tl_vec2[8];
                 tl::load_vector<tl::f16, 8>(tl_vec2, tl_ptr1);
                 #pragma unroll
@@ -42,7 +42,7 @@ __global__ void __launch_bounds__(256) rmsnorm_kernel(
             } else {
                 #pragma unroll
                 for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                    x[tl_chunk0 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 1024) + (((x_layout::flat(tl_tid, ((tl_chunk0 + tl_v) / 8) * 8)) % 1024) + (tl_chunk0 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 1024) + (((x_layout::flat(tl_tid, ((tl_chunk0 + tl_v) / 8) * 8)) % 1024) + (tl_chunk0 + tl_v) % 8))]) : 0.0f;
+                    x[tl_chunk0 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 1024) + ((x_layout::flat(tl_tid, ((tl_chunk0 + tl_v) / 8) * 8) % 1024) + (tl_chunk0 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 1024) + ((x_layout::flat(tl_tid, ((tl_chunk0 + tl_v) / 8) * 8) % 1024) + (tl_chunk0 + tl_v) % 8))]) : 0.0f;
                 }
             }
         }
@@ -51,7 +51,7 @@ __global__ void __launch_bounds__(256) rmsnorm_kernel(
         #pragma unroll
         for (int tl_s3 = 0; tl_s3 < x_layout::kSlots; ++tl_s3) {
             if (!(x_layout::valid(tl_tid, tl_s3))) continue;
-            [[maybe_unused]] const int j = ((x_layout::flat(tl_tid, (tl_s3 / 8) * 8)) % 1024) + tl_s3 % 8;
+            [[maybe_unused]] const int j = (x_layout::flat(tl_tid, (tl_s3 / 8) * 8) % 1024) + tl_s3 % 8;
             x[tl_s3] = x[tl_s3] * x[tl_s3];
         }
         // reduce(sum, x, part);  (rmsnorm.tl:22)
@@ -78,8 +78,8 @@ __global__ void __launch_bounds__(256) rmsnorm_kernel(
         #pragma unroll
         for (int tl_chunk5 = 0; tl_chunk5 < x_layout::kSlots; tl_chunk5 += 8) {
             if (!(x_layout::valid(tl_tid, tl_chunk5))) continue;
-            const tl::f16* tl_ptr6 = &X[int64_t(row) * N + (c0 + (((x_layout::flat(tl_tid, (tl_chunk5 / 8) * 8)) % 1024) + tl_chunk5 % 8))];
-            if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (((x_layout::flat(tl_tid, (tl_chunk5 / 8) * 8)) % 1024) + tl_chunk5 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds((c0 + (((x_layout::flat(tl_tid, (tl_chunk5 / 8) * 8)) % 1024) + tl_chunk5 % 8)) + 7, N) && tl::is_aligned(tl_ptr6, 16)) {
+            const tl::f16* tl_ptr6 = &X[int64_t(row) * N + (c0 + ((x_layout::flat(tl_tid, (tl_chunk5 / 8) * 8) % 1024) + tl_chunk5 % 8))];
+            if (tl::in_bounds(row, M) && tl::in_bounds(c0 + ((x_layout::flat(tl_tid, (tl_chunk5 / 8) * 8) % 1024) + tl_chunk5 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds((c0 + ((x_layout::flat(tl_tid, (tl_chunk5 / 8) * 8) % 1024) + tl_chunk5 % 8)) + 7, N) && tl::is_aligned(tl_ptr6, 16)) {
                 tl::f16 tl_vec7[8];
                 tl::load_vector<tl::f16, 8>(tl_vec7, tl_ptr6);
                 #pragma unroll
@@ -87,7 +87,7 @@ __global__ void __launch_bounds__(256) rmsnorm_kernel(
             } else {
                 #pragma unroll
                 for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                    x[tl_chunk5 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds(c0 + (((x_layout::flat(tl_tid, ((tl_chunk5 + tl_v) / 8) * 8)) % 1024) + (tl_chunk5 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + (c0 + (((x_layout::flat(tl_tid, ((tl_chunk5 + tl_v) / 8) * 8)) % 1024) + (tl_chunk5 + tl_v) % 8))]) : 0.0f;
+                    x[tl_chunk5 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds(c0 + ((x_layout::flat(tl_tid, ((tl_chunk5 + tl_v) / 8) * 8) % 1024) + (tl_chunk5 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + (c0 + ((x_layout::flat(tl_tid, ((tl_chunk5 + tl_v) / 8) * 8) % 1024) + (tl_chunk5 + tl_v) % 8))]) : 0.0f;
                 }
             }
         }
@@ -95,8 +95,8 @@ __global__ void __launch_bounds__(256) rmsnorm_kernel(
         #pragma unroll
         for (int tl_chunk8 = 0; tl_chunk8 < w_layout::kSlots; tl_chunk8 += 8) {
             if (!(w_layout::valid(tl_tid, tl_chunk8))) continue;
-            const tl::f16* tl_ptr9 = &W[c0 + (((w_layout::flat(tl_tid, (tl_chunk8 / 8) * 8)) % 1024) + tl_chunk8 % 8)];
-            if (tl::in_bounds(c0 + (((w_layout::flat(tl_tid, (tl_chunk8 / 8) * 8)) % 1024) + tl_chunk8 % 8), N) && tl::in_bounds((c0 + (((w_layout::flat(tl_tid, (tl_chunk8 / 8) * 8)) % 1024) + tl_chunk8 % 8)) + 7, N) && tl::is_aligned(tl_ptr9, 16)) {
+            const tl::f16* tl_ptr9 = &W[c0 + ((w_layout::flat(tl_tid, (tl_chunk8 / 8) * 8) % 1024) + tl_chunk8 % 8)];
+            if (tl::in_bounds(c0 + ((w_layout::flat(tl_tid, (tl_chunk8 / 8) * 8) % 1024) + tl_chunk8 % 8), N) && tl::in_bounds((c0 + ((w_layout::flat(tl_tid, (tl_chunk8 / 8) * 8) % 1024) + tl_chunk8 % 8)) + 7, N) && tl::is_aligned(tl_ptr9, 16)) {
                 tl::f16 tl_vec10[8];
                 tl::load_vector<tl::f16, 8>(tl_vec10, tl_ptr9);
                 #pragma unroll
@@ -104,7 +104,7 @@ __global__ void __launch_bounds__(256) rmsnorm_kernel(
             } else {
                 #pragma unroll
                 for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                    w[tl_chunk8 + tl_v] = tl::in_bounds(c0 + (((w_layout::flat(tl_tid, ((tl_chunk8 + tl_v) / 8) * 8)) % 1024) + (tl_chunk8 + tl_v) % 8), N) ? tl::convert<float>(W[c0 + (((w_layout::flat(tl_tid, ((tl_chunk8 + tl_v) / 8) * 8)) % 1024) + (tl_chunk8 + tl_v) % 8)]) : 0.0f;
+                    w[tl_chunk8 + tl_v] = tl::in_bounds(c0 + ((w_layout::flat(tl_tid, ((tl_chunk8 + tl_v) / 8) * 8) % 1024) + (tl_chunk8 + tl_v) % 8), N) ? tl::convert<float>(W[c0 + ((w_layout::flat(tl_tid, ((tl_chunk8 + tl_v) / 8) * 8) % 1024) + (tl_chunk8 + tl_v) % 8)]) : 0.0f;
                 }
             }
         }
@@ -113,15 +113,15 @@ __global__ void __launch_bounds__(256) rmsnorm_kernel(
         #pragma unroll
         for (int tl_s11 = 0; tl_s11 < x_layout::kSlots; ++tl_s11) {
             if (!(x_layout::valid(tl_tid, tl_s11))) continue;
-            [[maybe_unused]] const int j = ((x_layout::flat(tl_tid, (tl_s11 / 8) * 8)) % 1024) + tl_s11 % 8;
+            [[maybe_unused]] const int j = (x_layout::flat(tl_tid, (tl_s11 / 8) * 8) % 1024) + tl_s11 % 8;
             x[tl_s11] = x[tl_s11] * rrms * w[tl_s11];
         }
         // copy(x, Y[row, c0 +: BN]);  (rmsnorm.tl:35)
         #pragma unroll
         for (int tl_chunk12 = 0; tl_chunk12 < x_layout::kSlots; tl_chunk12 += 8) {
             if (!(x_layout::valid(tl_tid, tl_chunk12))) continue;
-            tl::f16* tl_ptr13 = &Y[int64_t(row) * N + (c0 + (((x_layout::flat(tl_tid, (tl_chunk12 / 8) * 8)) % 1024) + tl_chunk12 % 8))];
-            if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (((x_layout::flat(tl_tid, (tl_chunk12 / 8) * 8)) % 1024) + tl_chunk12 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds((c0 + (((x_layout::flat(tl_tid, (tl_chunk12 / 8) * 8)) % 1024) + tl_chunk12 % 8)) + 7, N) && tl::is_aligned(tl_ptr13, 16)) {
+            tl::f16* tl_ptr13 = &Y[int64_t(row) * N + (c0 + ((x_layout::flat(tl_tid, (tl_chunk12 / 8) * 8) % 1024) + tl_chunk12 % 8))];
+            if (tl::in_bounds(row, M) && tl::in_bounds(c0 + ((x_layout::flat(tl_tid, (tl_chunk12 / 8) * 8) % 1024) + tl_chunk12 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds((c0 + ((x_layout::flat(tl_tid, (tl_chunk12 / 8) * 8) % 1024) + tl_chunk12 % 8)) + 7, N) && tl::is_aligned(tl_ptr13, 16)) {
                 tl::f16 tl_vec14[8];
                 #pragma unroll
                 for (int tl_v = 0; tl_v < 8; tl_v += 2) tl::convert_pair(&tl_vec14[tl_v], x[tl_chunk12 + tl_v], x[tl_chunk12 + tl_v + 1]);
@@ -129,7 +129,7 @@ __global__ void __launch_bounds__(256) rmsnorm_kernel(
             } else {
                 #pragma unroll
                 for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                    if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (((x_layout::flat(tl_tid, ((tl_chunk12 + tl_v) / 8) * 8)) % 1024) + (tl_chunk12 + tl_v) % 8), N)) Y[int64_t(row) * N + (c0 + (((x_layout::flat(tl_tid, ((tl_chunk12 + tl_v) / 8) * 8)) % 1024) + (tl_chunk12 + tl_v) % 8))] = tl::convert<tl::f16>(x[tl_chunk12 + tl_v]);
+                    if (tl::in_bounds(row, M) && tl::in_bounds(c0 + ((x_layout::flat(tl_tid, ((tl_chunk12 + tl_v) / 8) * 8) % 1024) + (tl_chunk12 + tl_v) % 8), N)) Y[int64_t(row) * N + (c0 + ((x_layout::flat(tl_tid, ((tl_chunk12 + tl_v) / 8) * 8) % 1024) + (tl_chunk12 + tl_v) % 8))] = tl::convert<tl::f16>(x[tl_chunk12 + tl_v]);
                 }
             }
         }

@@ -25,8 +25,8 @@ __global__ void __launch_bounds__(256) saxpy_kernel(
     #pragma unroll
     for (int tl_chunk0 = 0; tl_chunk0 < x_layout::kSlots; tl_chunk0 += 4) {
         if (!(x_layout::valid(tl_tid, tl_chunk0))) continue;
-        const float* tl_ptr1 = &X[base + (((x_layout::flat(tl_tid, (tl_chunk0 / 8) * 8)) % 1024) + tl_chunk0 % 8)];
-        if (tl::in_bounds(base + (((x_layout::flat(tl_tid, (tl_chunk0 / 8) * 8)) % 1024) + tl_chunk0 % 8), N) && tl::in_bounds((base + (((x_layout::flat(tl_tid, (tl_chunk0 / 8) * 8)) % 1024) + tl_chunk0 % 8)) + 3, N) && tl::is_aligned(tl_ptr1, 16)) {
+        const float* tl_ptr1 = &X[base + ((x_layout::flat(tl_tid, (tl_chunk0 / 8) * 8) % 1024) + tl_chunk0 % 8)];
+        if (tl::in_bounds(base + ((x_layout::flat(tl_tid, (tl_chunk0 / 8) * 8) % 1024) + tl_chunk0 % 8), N) && tl::in_bounds((base + ((x_layout::flat(tl_tid, (tl_chunk0 / 8) * 8) % 1024) + tl_chunk0 % 8)) + 3, N) && tl::is_aligned(tl_ptr1, 16)) {
             float tl_vec2[4];
             tl::load_vector<float, 4>(tl_vec2, tl_ptr1);
             #pragma unroll
@@ -34,7 +34,7 @@ __global__ void __launch_bounds__(256) saxpy_kernel(
         } else {
             #pragma unroll
             for (int tl_v = 0; tl_v < 4; ++tl_v) {
-                x[tl_chunk0 + tl_v] = tl::in_bounds(base + (((x_layout::flat(tl_tid, ((tl_chunk0 + tl_v) / 8) * 8)) % 1024) + (tl_chunk0 + tl_v) % 8), N) ? X[base + (((x_layout::flat(tl_tid, ((tl_chunk0 + tl_v) / 8) * 8)) % 1024) + (tl_chunk0 + tl_v) % 8)] : 0.0f;
+                x[tl_chunk0 + tl_v] = tl::in_bounds(base + ((x_layout::flat(tl_tid, ((tl_chunk0 + tl_v) / 8) * 8) % 1024) + (tl_chunk0 + tl_v) % 8), N) ? X[base + ((x_layout::flat(tl_tid, ((tl_chunk0 + tl_v) / 8) * 8) % 1024) + (tl_chunk0 + tl_v) % 8)] : 0.0f;
             }
         }
     }
@@ -42,8 +42,8 @@ __global__ void __launch_bounds__(256) saxpy_kernel(
     #pragma unroll
     for (int tl_chunk3 = 0; tl_chunk3 < y_layout::kSlots; tl_chunk3 += 4) {
         if (!(y_layout::valid(tl_tid, tl_chunk3))) continue;
-        const float* tl_ptr4 = &Y[base + (((y_layout::flat(tl_tid, (tl_chunk3 / 8) * 8)) % 1024) + tl_chunk3 % 8)];
-        if (tl::in_bounds(base + (((y_layout::flat(tl_tid, (tl_chunk3 / 8) * 8)) % 1024) + tl_chunk3 % 8), N) && tl::in_bounds((base + (((y_layout::flat(tl_tid, (tl_chunk3 / 8) * 8)) % 1024) + tl_chunk3 % 8)) + 3, N) && tl::is_aligned(tl_ptr4, 16)) {
+        const float* tl_ptr4 = &Y[base + ((y_layout::flat(tl_tid, (tl_chunk3 / 8) * 8) % 1024) + tl_chunk3 % 8)];
+        if (tl::in_bounds(base + ((y_layout::flat(tl_tid, (tl_chunk3 / 8) * 8) % 1024) + tl_chunk3 % 8), N) && tl::in_bounds((base + ((y_layout::flat(tl_tid, (tl_chunk3 / 8) * 8) % 1024) + tl_chunk3 % 8)) + 3, N) && tl::is_aligned(tl_ptr4, 16)) {
             float tl_vec5[4];
             tl::load_vector<float, 4>(tl_vec5, tl_ptr4);
             #pragma unroll
@@ -51,7 +51,7 @@ __global__ void __launch_bounds__(256) saxpy_kernel(
         } else {
             #pragma unroll
             for (int tl_v = 0; tl_v < 4; ++tl_v) {
-                y[tl_chunk3 + tl_v] = tl::in_bounds(base + (((y_layout::flat(tl_tid, ((tl_chunk3 + tl_v) / 8) * 8)) % 1024) + (tl_chunk3 + tl_v) % 8), N) ? Y[base + (((y_layout::flat(tl_tid, ((tl_chunk3 + tl_v) / 8) * 8)) % 1024) + (tl_chunk3 + tl_v) % 8)] : 0.0f;
+                y[tl_chunk3 + tl_v] = tl::in_bounds(base + ((y_layout::flat(tl_tid, ((tl_chunk3 + tl_v) / 8) * 8) % 1024) + (tl_chunk3 + tl_v) % 8), N) ? Y[base + ((y_layout::flat(tl_tid, ((tl_chunk3 + tl_v) / 8) * 8) % 1024) + (tl_chunk3 + tl_v) % 8)] : 0.0f;
             }
         }
     }
@@ -60,7 +60,7 @@ __global__ void __launch_bounds__(256) saxpy_kernel(
     #pragma unroll
     for (int tl_s6 = 0; tl_s6 < y_layout::kSlots; ++tl_s6) {
         if (!(y_layout::valid(tl_tid, tl_s6))) continue;
-        [[maybe_unused]] const int i = ((y_layout::flat(tl_tid, (tl_s6 / 8) * 8)) % 1024) + tl_s6 % 8;
+        [[maybe_unused]] const int i = (y_layout::flat(tl_tid, (tl_s6 / 8) * 8) % 1024) + tl_s6 % 8;
         y[tl_s6] = tl::fma(a, x[tl_s6], y[tl_s6]);
     }
     __syncthreads();  // WAR on `Y`
@@ -68,8 +68,8 @@ __global__ void __launch_bounds__(256) saxpy_kernel(
     #pragma unroll
     for (int tl_chunk7 = 0; tl_chunk7 < y_layout::kSlots; tl_chunk7 += 4) {
         if (!(y_layout::valid(tl_tid, tl_chunk7))) continue;
-        float* tl_ptr8 = &Y[base + (((y_layout::flat(tl_tid, (tl_chunk7 / 8) * 8)) % 1024) + tl_chunk7 % 8)];
-        if (tl::in_bounds(base + (((y_layout::flat(tl_tid, (tl_chunk7 / 8) * 8)) % 1024) + tl_chunk7 % 8), N) && tl::in_bounds((base + (((y_layout::flat(tl_tid, (tl_chunk7 / 8) * 8)) % 1024) + tl_chunk7 % 8)) + 3, N) && tl::is_aligned(tl_ptr8, 16)) {
+        float* tl_ptr8 = &Y[base + ((y_layout::flat(tl_tid, (tl_chunk7 / 8) * 8) % 1024) + tl_chunk7 % 8)];
+        if (tl::in_bounds(base + ((y_layout::flat(tl_tid, (tl_chunk7 / 8) * 8) % 1024) + tl_chunk7 % 8), N) && tl::in_bounds((base + ((y_layout::flat(tl_tid, (tl_chunk7 / 8) * 8) % 1024) + tl_chunk7 % 8)) + 3, N) && tl::is_aligned(tl_ptr8, 16)) {
             float tl_vec9[4];
             #pragma unroll
             for (int tl_v = 0; tl_v < 4; ++tl_v) tl_vec9[tl_v] = y[tl_chunk7 + tl_v];
@@ -77,7 +77,7 @@ __global__ void __launch_bounds__(256) saxpy_kernel(
         } else {
             #pragma unroll
             for (int tl_v = 0; tl_v < 4; ++tl_v) {
-                if (tl::in_bounds(base + (((y_layout::flat(tl_tid, ((tl_chunk7 + tl_v) / 8) * 8)) % 1024) + (tl_chunk7 + tl_v) % 8), N)) Y[base + (((y_layout::flat(tl_tid, ((tl_chunk7 + tl_v) / 8) * 8)) % 1024) + (tl_chunk7 + tl_v) % 8)] = y[tl_chunk7 + tl_v];
+                if (tl::in_bounds(base + ((y_layout::flat(tl_tid, ((tl_chunk7 + tl_v) / 8) * 8) % 1024) + (tl_chunk7 + tl_v) % 8), N)) Y[base + ((y_layout::flat(tl_tid, ((tl_chunk7 + tl_v) / 8) * 8) % 1024) + (tl_chunk7 + tl_v) % 8)] = y[tl_chunk7 + tl_v];
             }
         }
     }

@@ -31,8 +31,8 @@ __global__ void __launch_bounds__(256) softmax_kernel(
         #pragma unroll
         for (int tl_chunk0 = 0; tl_chunk0 < x_layout::kSlots; tl_chunk0 += 4) {
             if (!(x_layout::valid(tl_tid, tl_chunk0))) continue;
-            const float* tl_ptr1 = &X[int64_t(row) * N + ((t * 1024) + (((x_layout::flat(tl_tid, (tl_chunk0 / 8) * 8)) % 1024) + tl_chunk0 % 8))];
-            if (tl::in_bounds(row, M) && tl::in_bounds((t * 1024) + (((x_layout::flat(tl_tid, (tl_chunk0 / 8) * 8)) % 1024) + tl_chunk0 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 1024) + (((x_layout::flat(tl_tid, (tl_chunk0 / 8) * 8)) % 1024) + tl_chunk0 % 8)) + 3, N) && tl::is_aligned(tl_ptr1, 16)) {
+            const float* tl_ptr1 = &X[int64_t(row) * N + ((t * 1024) + ((x_layout::flat(tl_tid, (tl_chunk0 / 8) * 8) % 1024) + tl_chunk0 % 8))];
+            if (tl::in_bounds(row, M) && tl::in_bounds((t * 1024) + ((x_layout::flat(tl_tid, (tl_chunk0 / 8) * 8) % 1024) + tl_chunk0 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 1024) + ((x_layout::flat(tl_tid, (tl_chunk0 / 8) * 8) % 1024) + tl_chunk0 % 8)) + 3, N) && tl::is_aligned(tl_ptr1, 16)) {
                 float tl_vec2[4];
                 tl::load_vector<float, 4>(tl_vec2, tl_ptr1);
                 #pragma unroll
@@ -40,7 +40,7 @@ __global__ void __launch_bounds__(256) softmax_kernel(
             } else {
                 #pragma unroll
                 for (int tl_v = 0; tl_v < 4; ++tl_v) {
-                    x[tl_chunk0 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 1024) + (((x_layout::flat(tl_tid, ((tl_chunk0 + tl_v) / 8) * 8)) % 1024) + (tl_chunk0 + tl_v) % 8), N) ? X[int64_t(row) * N + ((t * 1024) + (((x_layout::flat(tl_tid, ((tl_chunk0 + tl_v) / 8) * 8)) % 1024) + (tl_chunk0 + tl_v) % 8))] : -tl::inf<float>();
+                    x[tl_chunk0 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 1024) + ((x_layout::flat(tl_tid, ((tl_chunk0 + tl_v) / 8) * 8) % 1024) + (tl_chunk0 + tl_v) % 8), N) ? X[int64_t(row) * N + ((t * 1024) + ((x_layout::flat(tl_tid, ((tl_chunk0 + tl_v) / 8) * 8) % 1024) + (tl_chunk0 + tl_v) % 8))] : -tl::inf<float>();
                 }
             }
         }
@@ -65,7 +65,7 @@ __global__ void __launch_bounds__(256) softmax_kernel(
         #pragma unroll
         for (int tl_s4 = 0; tl_s4 < x_layout::kSlots; ++tl_s4) {
             if (!(x_layout::valid(tl_tid, tl_s4))) continue;
-            [[maybe_unused]] const int j = ((x_layout::flat(tl_tid, (tl_s4 / 8) * 8)) % 1024) + tl_s4 % 8;
+            [[maybe_unused]] const int j = (x_layout::flat(tl_tid, (tl_s4 / 8) * 8) % 1024) + tl_s4 % 8;
             x[tl_s4] = tl::exp(x[tl_s4] - m_new);
         }
         // reduce(sum, x, tile_sum);  (softmax.tl:25)
@@ -92,8 +92,8 @@ __global__ void __launch_bounds__(256) softmax_kernel(
         #pragma unroll
         for (int tl_chunk6 = 0; tl_chunk6 < x_layout::kSlots; tl_chunk6 += 4) {
             if (!(x_layout::valid(tl_tid, tl_chunk6))) continue;
-            const float* tl_ptr7 = &X[int64_t(row) * N + ((t * 1024) + (((x_layout::flat(tl_tid, (tl_chunk6 / 8) * 8)) % 1024) + tl_chunk6 % 8))];
-            if (tl::in_bounds(row, M) && tl::in_bounds((t * 1024) + (((x_layout::flat(tl_tid, (tl_chunk6 / 8) * 8)) % 1024) + tl_chunk6 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 1024) + (((x_layout::flat(tl_tid, (tl_chunk6 / 8) * 8)) % 1024) + tl_chunk6 % 8)) + 3, N) && tl::is_aligned(tl_ptr7, 16)) {
+            const float* tl_ptr7 = &X[int64_t(row) * N + ((t * 1024) + ((x_layout::flat(tl_tid, (tl_chunk6 / 8) * 8) % 1024) + tl_chunk6 % 8))];
+            if (tl::in_bounds(row, M) && tl::in_bounds((t * 1024) + ((x_layout::flat(tl_tid, (tl_chunk6 / 8) * 8) % 1024) + tl_chunk6 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 1024) + ((x_layout::flat(tl_tid, (tl_chunk6 / 8) * 8) % 1024) + tl_chunk6 % 8)) + 3, N) && tl::is_aligned(tl_ptr7, 16)) {
                 float tl_vec8[4];
                 tl::load_vector<float, 4>(tl_vec8, tl_ptr7);
                 #pragma unroll
@@ -101,7 +101,7 @@ __global__ void __launch_bounds__(256) softmax_kernel(
             } else {
                 #pragma unroll
                 for (int tl_v = 0; tl_v < 4; ++tl_v) {
-                    x[tl_chunk6 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 1024) + (((x_layout::flat(tl_tid, ((tl_chunk6 + tl_v) / 8) * 8)) % 1024) + (tl_chunk6 + tl_v) % 8), N) ? X[int64_t(row) * N + ((t * 1024) + (((x_layout::flat(tl_tid, ((tl_chunk6 + tl_v) / 8) * 8)) % 1024) + (tl_chunk6 + tl_v) % 8))] : 0.0f;
+                    x[tl_chunk6 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 1024) + ((x_layout::flat(tl_tid, ((tl_chunk6 + tl_v) / 8) * 8) % 1024) + (tl_chunk6 + tl_v) % 8), N) ? X[int64_t(row) * N + ((t * 1024) + ((x_layout::flat(tl_tid, ((tl_chunk6 + tl_v) / 8) * 8) % 1024) + (tl_chunk6 + tl_v) % 8))] : 0.0f;
                 }
             }
         }
@@ -110,15 +110,15 @@ __global__ void __launch_bounds__(256) softmax_kernel(
         #pragma unroll
         for (int tl_s9 = 0; tl_s9 < x_layout::kSlots; ++tl_s9) {
             if (!(x_layout::valid(tl_tid, tl_s9))) continue;
-            [[maybe_unused]] const int j = ((x_layout::flat(tl_tid, (tl_s9 / 8) * 8)) % 1024) + tl_s9 % 8;
+            [[maybe_unused]] const int j = (x_layout::flat(tl_tid, (tl_s9 / 8) * 8) % 1024) + tl_s9 % 8;
             x[tl_s9] = tl::exp(x[tl_s9] - m) * inv_l;
         }
         // copy(x, Y[row, t * BN +: BN]);  (softmax.tl:37)
         #pragma unroll
         for (int tl_chunk10 = 0; tl_chunk10 < x_layout::kSlots; tl_chunk10 += 4) {
             if (!(x_layout::valid(tl_tid, tl_chunk10))) continue;
-            float* tl_ptr11 = &Y[int64_t(row) * N + ((t * 1024) + (((x_layout::flat(tl_tid, (tl_chunk10 / 8) * 8)) % 1024) + tl_chunk10 % 8))];
-            if (tl::in_bounds(row, M) && tl::in_bounds((t * 1024) + (((x_layout::flat(tl_tid, (tl_chunk10 / 8) * 8)) % 1024) + tl_chunk10 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 1024) + (((x_layout::flat(tl_tid, (tl_chunk10 / 8) * 8)) % 1024) + tl_chunk10 % 8)) + 3, N) && tl::is_aligned(tl_ptr11, 16)) {
+            float* tl_ptr11 = &Y[int64_t(row) * N + ((t * 1024) + ((x_layout::flat(tl_tid, (tl_chunk10 / 8) * 8) % 1024) + tl_chunk10 % 8))];
+            if (tl::in_bounds(row, M) && tl::in_bounds((t * 1024) + ((x_layout::flat(tl_tid, (tl_chunk10 / 8) * 8) % 1024) + tl_chunk10 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 1024) + ((x_layout::flat(tl_tid, (tl_chunk10 / 8) * 8) % 1024) + tl_chunk10 % 8)) + 3, N) && tl::is_aligned(tl_ptr11, 16)) {
                 float tl_vec12[4];
                 #pragma unroll
                 for (int tl_v = 0; tl_v < 4; ++tl_v) tl_vec12[tl_v] = x[tl_chunk10 + tl_v];
@@ -126,7 +126,7 @@ __global__ void __launch_bounds__(256) softmax_kernel(
             } else {
                 #pragma unroll
                 for (int tl_v = 0; tl_v < 4; ++tl_v) {
-                    if (tl::in_bounds(row, M) && tl::in_bounds((t * 1024) + (((x_layout::flat(tl_tid, ((tl_chunk10 + tl_v) / 8) * 8)) % 1024) + (tl_chunk10 + tl_v) % 8), N)) Y[int64_t(row) * N + ((t * 1024) + (((x_layout::flat(tl_tid, ((tl_chunk10 + tl_v) / 8) * 8)) % 1024) + (tl_chunk10 + tl_v) % 8))] = x[tl_chunk10 + tl_v];
+                    if (tl::in_bounds(row, M) && tl::in_bounds((t * 1024) + ((x_layout::flat(tl_tid, ((tl_chunk10 + tl_v) / 8) * 8) % 1024) + (tl_chunk10 + tl_v) % 8), N)) Y[int64_t(row) * N + ((t * 1024) + ((x_layout::flat(tl_tid, ((tl_chunk10 + tl_v) / 8) * 8) % 1024) + (tl_chunk10 + tl_v) % 8))] = x[tl_chunk10 + tl_v];
                 }
             }
         }

@@ -25,8 +25,8 @@ __global__ void __launch_bounds__(128) split_heads_kernel(
     // copy(Xh[block.z, s0 +: TS, block.y, 0 +: D], tile);  (split_heads.tl:12)
     #pragma unroll
     for (int tl_chunk0 = 0; tl_chunk0 < tile_layout::kSlots; tl_chunk0 += 8) {
-        const tl::f16* tl_ptr1 = &Xh[((int64_t(int(blockIdx.z)) * S + (s0 + ((tile_layout::flat(tl_tid, (tl_chunk0 / 8) * 8)) / 64))) * H + int(blockIdx.y)) * 64 + (((tile_layout::flat(tl_tid, (tl_chunk0 / 8) * 8)) % 64) + tl_chunk0 % 8)];
-        if (tl::in_bounds(int(blockIdx.z), B) && tl::in_bounds(s0 + ((tile_layout::flat(tl_tid, (tl_chunk0 / 8) * 8)) / 64), S) && tl::in_bounds(int(blockIdx.y), H) && tl::in_bounds(((tile_layout::flat(tl_tid, (tl_chunk0 / 8) * 8)) % 64) + tl_chunk0 % 8, 64) && tl::in_bounds(int(blockIdx.z), B) && tl::in_bounds(s0 + ((tile_layout::flat(tl_tid, (tl_chunk0 / 8) * 8)) / 64), S) && tl::in_bounds(int(blockIdx.y), H) && tl::in_bounds((((tile_layout::flat(tl_tid, (tl_chunk0 / 8) * 8)) % 64) + tl_chunk0 % 8) + 7, 64) && tl::is_aligned(tl_ptr1, 16)) {
+        const tl::f16* tl_ptr1 = &Xh[((int64_t(int(blockIdx.z)) * S + (s0 + (tile_layout::flat(tl_tid, (tl_chunk0 / 8) * 8) / 64))) * H + int(blockIdx.y)) * 64 + ((tile_layout::flat(tl_tid, (tl_chunk0 / 8) * 8) % 64) + tl_chunk0 % 8)];
+        if (tl::in_bounds(int(blockIdx.z), B) && tl::in_bounds(s0 + (tile_layout::flat(tl_tid, (tl_chunk0 / 8) * 8) / 64), S) && tl::in_bounds(int(blockIdx.y), H) && tl::in_bounds((tile_layout::flat(tl_tid, (tl_chunk0 / 8) * 8) % 64) + tl_chunk0 % 8, 64) && tl::in_bounds(int(blockIdx.z), B) && tl::in_bounds(s0 + (tile_layout::flat(tl_tid, (tl_chunk0 / 8) * 8) / 64), S) && tl::in_bounds(int(blockIdx.y), H) && tl::in_bounds(((tile_layout::flat(tl_tid, (tl_chunk0 / 8) * 8) % 64) + tl_chunk0 % 8) + 7, 64) && tl::is_aligned(tl_ptr1, 16)) {
             tl::f16 tl_vec2[8];
             tl::load_vector<tl::f16, 8>(tl_vec2, tl_ptr1);
             #pragma unroll
@@ -34,15 +34,15 @@ __global__ void __launch_bounds__(128) split_heads_kernel(
         } else {
             #pragma unroll
             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                tile[tl_chunk0 + tl_v] = tl::in_bounds(int(blockIdx.z), B) && tl::in_bounds(s0 + ((tile_layout::flat(tl_tid, ((tl_chunk0 + tl_v) / 8) * 8)) / 64), S) && tl::in_bounds(int(blockIdx.y), H) && tl::in_bounds(((tile_layout::flat(tl_tid, ((tl_chunk0 + tl_v) / 8) * 8)) % 64) + (tl_chunk0 + tl_v) % 8, 64) ? Xh[((int64_t(int(blockIdx.z)) * S + (s0 + ((tile_layout::flat(tl_tid, ((tl_chunk0 + tl_v) / 8) * 8)) / 64))) * H + int(blockIdx.y)) * 64 + (((tile_layout::flat(tl_tid, ((tl_chunk0 + tl_v) / 8) * 8)) % 64) + (tl_chunk0 + tl_v) % 8)] : tl::convert<tl::f16>(0.0f);
+                tile[tl_chunk0 + tl_v] = tl::in_bounds(int(blockIdx.z), B) && tl::in_bounds(s0 + (tile_layout::flat(tl_tid, ((tl_chunk0 + tl_v) / 8) * 8) / 64), S) && tl::in_bounds(int(blockIdx.y), H) && tl::in_bounds((tile_layout::flat(tl_tid, ((tl_chunk0 + tl_v) / 8) * 8) % 64) + (tl_chunk0 + tl_v) % 8, 64) ? Xh[((int64_t(int(blockIdx.z)) * S + (s0 + (tile_layout::flat(tl_tid, ((tl_chunk0 + tl_v) / 8) * 8) / 64))) * H + int(blockIdx.y)) * 64 + ((tile_layout::flat(tl_tid, ((tl_chunk0 + tl_v) / 8) * 8) % 64) + (tl_chunk0 + tl_v) % 8)] : tl::convert<tl::f16>(0.0f);
             }
         }
     }
     // copy(tile, Y[block.z, block.y, s0 +: TS, 0 +: D]);  (split_heads.tl:13)
     #pragma unroll
     for (int tl_chunk3 = 0; tl_chunk3 < tile_layout::kSlots; tl_chunk3 += 8) {
-        tl::f16* tl_ptr4 = &Y[((int64_t(int(blockIdx.z)) * H + int(blockIdx.y)) * S + (s0 + ((tile_layout::flat(tl_tid, (tl_chunk3 / 8) * 8)) / 64))) * 64 + (((tile_layout::flat(tl_tid, (tl_chunk3 / 8) * 8)) % 64) + tl_chunk3 % 8)];
-        if (tl::in_bounds(int(blockIdx.z), B) && tl::in_bounds(int(blockIdx.y), H) && tl::in_bounds(s0 + ((tile_layout::flat(tl_tid, (tl_chunk3 / 8) * 8)) / 64), S) && tl::in_bounds(((tile_layout::flat(tl_tid, (tl_chunk3 / 8) * 8)) % 64) + tl_chunk3 % 8, 64) && tl::in_bounds(int(blockIdx.z), B) && tl::in_bounds(int(blockIdx.y), H) && tl::in_bounds(s0 + ((tile_layout::flat(tl_tid, (tl_chunk3 / 8) * 8)) / 64), S) && tl::in_bounds((((tile_layout::flat(tl_tid, (tl_chunk3 / 8) * 8)) % 64) + tl_chunk3 % 8) + 7, 64) && tl::is_aligned(tl_ptr4, 16)) {
+        tl::f16* tl_ptr4 = &Y[((int64_t(int(blockIdx.z)) * H + int(blockIdx.y)) * S + (s0 + (tile_layout::flat(tl_tid, (tl_chunk3 / 8) * 8) / 64))) * 64 + ((tile_layout::flat(tl_tid, (tl_chunk3 / 8) * 8) % 64) + tl_chunk3 % 8)];
+        if (tl::in_bounds(int(blockIdx.z), B) && tl::in_bounds(int(blockIdx.y), H) && tl::in_bounds(s0 + (tile_layout::flat(tl_tid, (tl_chunk3 / 8) * 8) / 64), S) && tl::in_bounds((tile_layout::flat(tl_tid, (tl_chunk3 / 8) * 8) % 64) + tl_chunk3 % 8, 64) && tl::in_bounds(int(blockIdx.z), B) && tl::in_bounds(int(blockIdx.y), H) && tl::in_bounds(s0 + (tile_layout::flat(tl_tid, (tl_chunk3 / 8) * 8) / 64), S) && tl::in_bounds(((tile_layout::flat(tl_tid, (tl_chunk3 / 8) * 8) % 64) + tl_chunk3 % 8) + 7, 64) && tl::is_aligned(tl_ptr4, 16)) {
             tl::f16 tl_vec5[8];
             #pragma unroll
             for (int tl_v = 0; tl_v < 8; ++tl_v) tl_vec5[tl_v] = tile[tl_chunk3 + tl_v];
@@ -50,7 +50,7 @@ __global__ void __launch_bounds__(128) split_heads_kernel(
         } else {
             #pragma unroll
             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                if (tl::in_bounds(int(blockIdx.z), B) && tl::in_bounds(int(blockIdx.y), H) && tl::in_bounds(s0 + ((tile_layout::flat(tl_tid, ((tl_chunk3 + tl_v) / 8) * 8)) / 64), S) && tl::in_bounds(((tile_layout::flat(tl_tid, ((tl_chunk3 + tl_v) / 8) * 8)) % 64) + (tl_chunk3 + tl_v) % 8, 64)) Y[((int64_t(int(blockIdx.z)) * H + int(blockIdx.y)) * S + (s0 + ((tile_layout::flat(tl_tid, ((tl_chunk3 + tl_v) / 8) * 8)) / 64))) * 64 + (((tile_layout::flat(tl_tid, ((tl_chunk3 + tl_v) / 8) * 8)) % 64) + (tl_chunk3 + tl_v) % 8)] = tile[tl_chunk3 + tl_v];
+                if (tl::in_bounds(int(blockIdx.z), B) && tl::in_bounds(int(blockIdx.y), H) && tl::in_bounds(s0 + (tile_layout::flat(tl_tid, ((tl_chunk3 + tl_v) / 8) * 8) / 64), S) && tl::in_bounds((tile_layout::flat(tl_tid, ((tl_chunk3 + tl_v) / 8) * 8) % 64) + (tl_chunk3 + tl_v) % 8, 64)) Y[((int64_t(int(blockIdx.z)) * H + int(blockIdx.y)) * S + (s0 + (tile_layout::flat(tl_tid, ((tl_chunk3 + tl_v) / 8) * 8) / 64))) * 64 + ((tile_layout::flat(tl_tid, ((tl_chunk3 + tl_v) / 8) * 8) % 64) + (tl_chunk3 + tl_v) % 8)] = tile[tl_chunk3 + tl_v];
             }
         }
     }

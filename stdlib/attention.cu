@@ -294,8 +294,8 @@ __global__ void __launch_bounds__(128) flash_attention_kernel(
     // copy(o, O[b, h, q0 +: BM, 0 +: D]);  (attention.tl:86)
     #pragma unroll
     for (int tl_chunk41 = 0; tl_chunk41 < o_layout::kSlots; tl_chunk41 += 2) {
-        tl::f16* tl_ptr42 = &O[((int64_t(b) * H + h) * S + (q0 + (o_layout::row(tl_tid, tl_chunk41)))) * 64 + (o_layout::col(tl_tid, tl_chunk41))];
-        if (tl::in_bounds(b, B) && tl::in_bounds(h, H) && tl::in_bounds(q0 + (o_layout::row(tl_tid, tl_chunk41)), S) && tl::in_bounds(o_layout::col(tl_tid, tl_chunk41), 64) && tl::in_bounds(b, B) && tl::in_bounds(h, H) && tl::in_bounds(q0 + (o_layout::row(tl_tid, tl_chunk41)), S) && tl::in_bounds((o_layout::col(tl_tid, tl_chunk41)) + 1, 64) && tl::is_aligned(tl_ptr42, 4)) {
+        tl::f16* tl_ptr42 = &O[((int64_t(b) * H + h) * S + (q0 + o_layout::row(tl_tid, tl_chunk41))) * 64 + o_layout::col(tl_tid, tl_chunk41)];
+        if (tl::in_bounds(b, B) && tl::in_bounds(h, H) && tl::in_bounds(q0 + o_layout::row(tl_tid, tl_chunk41), S) && tl::in_bounds(o_layout::col(tl_tid, tl_chunk41), 64) && tl::in_bounds(b, B) && tl::in_bounds(h, H) && tl::in_bounds(q0 + o_layout::row(tl_tid, tl_chunk41), S) && tl::in_bounds((o_layout::col(tl_tid, tl_chunk41)) + 1, 64) && tl::is_aligned(tl_ptr42, 4)) {
             tl::f16 tl_vec43[2];
             #pragma unroll
             for (int tl_v = 0; tl_v < 2; tl_v += 2) tl::convert_pair(&tl_vec43[tl_v], o[tl_chunk41 + tl_v], o[tl_chunk41 + tl_v + 1]);
@@ -303,7 +303,7 @@ __global__ void __launch_bounds__(128) flash_attention_kernel(
         } else {
             #pragma unroll
             for (int tl_v = 0; tl_v < 2; ++tl_v) {
-                if (tl::in_bounds(b, B) && tl::in_bounds(h, H) && tl::in_bounds(q0 + (o_layout::row(tl_tid, tl_chunk41 + tl_v)), S) && tl::in_bounds(o_layout::col(tl_tid, tl_chunk41 + tl_v), 64)) O[((int64_t(b) * H + h) * S + (q0 + (o_layout::row(tl_tid, tl_chunk41 + tl_v)))) * 64 + (o_layout::col(tl_tid, tl_chunk41 + tl_v))] = tl::convert<tl::f16>(o[tl_chunk41 + tl_v]);
+                if (tl::in_bounds(b, B) && tl::in_bounds(h, H) && tl::in_bounds(q0 + o_layout::row(tl_tid, tl_chunk41 + tl_v), S) && tl::in_bounds(o_layout::col(tl_tid, tl_chunk41 + tl_v), 64)) O[((int64_t(b) * H + h) * S + (q0 + o_layout::row(tl_tid, tl_chunk41 + tl_v))) * 64 + o_layout::col(tl_tid, tl_chunk41 + tl_v)] = tl::convert<tl::f16>(o[tl_chunk41 + tl_v]);
             }
         }
     }
@@ -662,8 +662,8 @@ __global__ void __launch_bounds__(512, 1) flash_attention_kernel_sm90(
             // copy(o, O[b, h, q0 +: BM, 0 +: D]);  (attention.tl:86)
             #pragma unroll
             for (int tl_chunk16 = 0; tl_chunk16 < o_layout::kSlots; tl_chunk16 += 2) {
-                tl::f16* tl_ptr17 = &O[((int64_t(b) * H + h) * S + (q0 + (o_layout::row(tl_tid, tl_chunk16)))) * 64 + (o_layout::col(tl_tid, tl_chunk16))];
-                if (tl::in_bounds(b, B) && tl::in_bounds(h, H) && tl::in_bounds(q0 + (o_layout::row(tl_tid, tl_chunk16)), S) && tl::in_bounds(o_layout::col(tl_tid, tl_chunk16), 64) && tl::in_bounds(b, B) && tl::in_bounds(h, H) && tl::in_bounds(q0 + (o_layout::row(tl_tid, tl_chunk16)), S) && tl::in_bounds((o_layout::col(tl_tid, tl_chunk16)) + 1, 64) && tl::is_aligned(tl_ptr17, 4)) {
+                tl::f16* tl_ptr17 = &O[((int64_t(b) * H + h) * S + (q0 + o_layout::row(tl_tid, tl_chunk16))) * 64 + o_layout::col(tl_tid, tl_chunk16)];
+                if (tl::in_bounds(b, B) && tl::in_bounds(h, H) && tl::in_bounds(q0 + o_layout::row(tl_tid, tl_chunk16), S) && tl::in_bounds(o_layout::col(tl_tid, tl_chunk16), 64) && tl::in_bounds(b, B) && tl::in_bounds(h, H) && tl::in_bounds(q0 + o_layout::row(tl_tid, tl_chunk16), S) && tl::in_bounds((o_layout::col(tl_tid, tl_chunk16)) + 1, 64) && tl::is_aligned(tl_ptr17, 4)) {
                     tl::f16 tl_vec18[2];
                     #pragma unroll
                     for (int tl_v = 0; tl_v < 2; tl_v += 2) tl::convert_pair(&tl_vec18[tl_v], o[tl_chunk16 + tl_v], o[tl_chunk16 + tl_v + 1]);
@@ -671,7 +671,7 @@ __global__ void __launch_bounds__(512, 1) flash_attention_kernel_sm90(
                 } else {
                     #pragma unroll
                     for (int tl_v = 0; tl_v < 2; ++tl_v) {
-                        if (tl::in_bounds(b, B) && tl::in_bounds(h, H) && tl::in_bounds(q0 + (o_layout::row(tl_tid, tl_chunk16 + tl_v)), S) && tl::in_bounds(o_layout::col(tl_tid, tl_chunk16 + tl_v), 64)) O[((int64_t(b) * H + h) * S + (q0 + (o_layout::row(tl_tid, tl_chunk16 + tl_v)))) * 64 + (o_layout::col(tl_tid, tl_chunk16 + tl_v))] = tl::convert<tl::f16>(o[tl_chunk16 + tl_v]);
+                        if (tl::in_bounds(b, B) && tl::in_bounds(h, H) && tl::in_bounds(q0 + o_layout::row(tl_tid, tl_chunk16 + tl_v), S) && tl::in_bounds(o_layout::col(tl_tid, tl_chunk16 + tl_v), 64)) O[((int64_t(b) * H + h) * S + (q0 + o_layout::row(tl_tid, tl_chunk16 + tl_v))) * 64 + o_layout::col(tl_tid, tl_chunk16 + tl_v)] = tl::convert<tl::f16>(o[tl_chunk16 + tl_v]);
                     }
                 }
             }
@@ -963,8 +963,8 @@ __global__ void __launch_bounds__(128) flash_attention_gqa_kernel(
     // copy(o, O[b, h, q0 +: BM, 0 +: D]);  (attention.tl:157)
     #pragma unroll
     for (int tl_chunk41 = 0; tl_chunk41 < o_layout::kSlots; tl_chunk41 += 2) {
-        tl::f16* tl_ptr42 = &O[((int64_t(b) * H + h) * S + (q0 + (o_layout::row(tl_tid, tl_chunk41)))) * 64 + (o_layout::col(tl_tid, tl_chunk41))];
-        if (tl::in_bounds(b, B) && tl::in_bounds(h, H) && tl::in_bounds(q0 + (o_layout::row(tl_tid, tl_chunk41)), S) && tl::in_bounds(o_layout::col(tl_tid, tl_chunk41), 64) && tl::in_bounds(b, B) && tl::in_bounds(h, H) && tl::in_bounds(q0 + (o_layout::row(tl_tid, tl_chunk41)), S) && tl::in_bounds((o_layout::col(tl_tid, tl_chunk41)) + 1, 64) && tl::is_aligned(tl_ptr42, 4)) {
+        tl::f16* tl_ptr42 = &O[((int64_t(b) * H + h) * S + (q0 + o_layout::row(tl_tid, tl_chunk41))) * 64 + o_layout::col(tl_tid, tl_chunk41)];
+        if (tl::in_bounds(b, B) && tl::in_bounds(h, H) && tl::in_bounds(q0 + o_layout::row(tl_tid, tl_chunk41), S) && tl::in_bounds(o_layout::col(tl_tid, tl_chunk41), 64) && tl::in_bounds(b, B) && tl::in_bounds(h, H) && tl::in_bounds(q0 + o_layout::row(tl_tid, tl_chunk41), S) && tl::in_bounds((o_layout::col(tl_tid, tl_chunk41)) + 1, 64) && tl::is_aligned(tl_ptr42, 4)) {
             tl::f16 tl_vec43[2];
             #pragma unroll
             for (int tl_v = 0; tl_v < 2; tl_v += 2) tl::convert_pair(&tl_vec43[tl_v], o[tl_chunk41 + tl_v], o[tl_chunk41 + tl_v + 1]);
@@ -972,7 +972,7 @@ __global__ void __launch_bounds__(128) flash_attention_gqa_kernel(
         } else {
             #pragma unroll
             for (int tl_v = 0; tl_v < 2; ++tl_v) {
-                if (tl::in_bounds(b, B) && tl::in_bounds(h, H) && tl::in_bounds(q0 + (o_layout::row(tl_tid, tl_chunk41 + tl_v)), S) && tl::in_bounds(o_layout::col(tl_tid, tl_chunk41 + tl_v), 64)) O[((int64_t(b) * H + h) * S + (q0 + (o_layout::row(tl_tid, tl_chunk41 + tl_v)))) * 64 + (o_layout::col(tl_tid, tl_chunk41 + tl_v))] = tl::convert<tl::f16>(o[tl_chunk41 + tl_v]);
+                if (tl::in_bounds(b, B) && tl::in_bounds(h, H) && tl::in_bounds(q0 + o_layout::row(tl_tid, tl_chunk41 + tl_v), S) && tl::in_bounds(o_layout::col(tl_tid, tl_chunk41 + tl_v), 64)) O[((int64_t(b) * H + h) * S + (q0 + o_layout::row(tl_tid, tl_chunk41 + tl_v))) * 64 + o_layout::col(tl_tid, tl_chunk41 + tl_v)] = tl::convert<tl::f16>(o[tl_chunk41 + tl_v]);
             }
         }
     }
@@ -1333,8 +1333,8 @@ __global__ void __launch_bounds__(512, 1) flash_attention_gqa_kernel_sm90(
             // copy(o, O[b, h, q0 +: BM, 0 +: D]);  (attention.tl:157)
             #pragma unroll
             for (int tl_chunk16 = 0; tl_chunk16 < o_layout::kSlots; tl_chunk16 += 2) {
-                tl::f16* tl_ptr17 = &O[((int64_t(b) * H + h) * S + (q0 + (o_layout::row(tl_tid, tl_chunk16)))) * 64 + (o_layout::col(tl_tid, tl_chunk16))];
-                if (tl::in_bounds(b, B) && tl::in_bounds(h, H) && tl::in_bounds(q0 + (o_layout::row(tl_tid, tl_chunk16)), S) && tl::in_bounds(o_layout::col(tl_tid, tl_chunk16), 64) && tl::in_bounds(b, B) && tl::in_bounds(h, H) && tl::in_bounds(q0 + (o_layout::row(tl_tid, tl_chunk16)), S) && tl::in_bounds((o_layout::col(tl_tid, tl_chunk16)) + 1, 64) && tl::is_aligned(tl_ptr17, 4)) {
+                tl::f16* tl_ptr17 = &O[((int64_t(b) * H + h) * S + (q0 + o_layout::row(tl_tid, tl_chunk16))) * 64 + o_layout::col(tl_tid, tl_chunk16)];
+                if (tl::in_bounds(b, B) && tl::in_bounds(h, H) && tl::in_bounds(q0 + o_layout::row(tl_tid, tl_chunk16), S) && tl::in_bounds(o_layout::col(tl_tid, tl_chunk16), 64) && tl::in_bounds(b, B) && tl::in_bounds(h, H) && tl::in_bounds(q0 + o_layout::row(tl_tid, tl_chunk16), S) && tl::in_bounds((o_layout::col(tl_tid, tl_chunk16)) + 1, 64) && tl::is_aligned(tl_ptr17, 4)) {
                     tl::f16 tl_vec18[2];
                     #pragma unroll
                     for (int tl_v = 0; tl_v < 2; tl_v += 2) tl::convert_pair(&tl_vec18[tl_v], o[tl_chunk16 + tl_v], o[tl_chunk16 + tl_v + 1]);
@@ -1342,7 +1342,7 @@ __global__ void __launch_bounds__(512, 1) flash_attention_gqa_kernel_sm90(
                 } else {
                     #pragma unroll
                     for (int tl_v = 0; tl_v < 2; ++tl_v) {
-                        if (tl::in_bounds(b, B) && tl::in_bounds(h, H) && tl::in_bounds(q0 + (o_layout::row(tl_tid, tl_chunk16 + tl_v)), S) && tl::in_bounds(o_layout::col(tl_tid, tl_chunk16 + tl_v), 64)) O[((int64_t(b) * H + h) * S + (q0 + (o_layout::row(tl_tid, tl_chunk16 + tl_v)))) * 64 + (o_layout::col(tl_tid, tl_chunk16 + tl_v))] = tl::convert<tl::f16>(o[tl_chunk16 + tl_v]);
+                        if (tl::in_bounds(b, B) && tl::in_bounds(h, H) && tl::in_bounds(q0 + o_layout::row(tl_tid, tl_chunk16 + tl_v), S) && tl::in_bounds(o_layout::col(tl_tid, tl_chunk16 + tl_v), 64)) O[((int64_t(b) * H + h) * S + (q0 + o_layout::row(tl_tid, tl_chunk16 + tl_v))) * 64 + o_layout::col(tl_tid, tl_chunk16 + tl_v)] = tl::convert<tl::f16>(o[tl_chunk16 + tl_v]);
                     }
                 }
             }

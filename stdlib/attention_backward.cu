@@ -777,7 +777,7 @@ __global__ void __launch_bounds__(256) attention_backward_kv_kernel(
         // copy(s, p);  (attention_backward.tl:166)
         #pragma unroll
         for (int tl_chunk43 = 0; tl_chunk43 < s_layout::kSlots; tl_chunk43 += 2) {
-            tl::f16* tl_ptr44 = &p[(s_layout::row(tl_tid, tl_chunk43)) * 136 + (s_layout::col(tl_tid, tl_chunk43))];
+            tl::f16* tl_ptr44 = &p[s_layout::row(tl_tid, tl_chunk43) * 136 + s_layout::col(tl_tid, tl_chunk43)];
             {
                 tl::f16 tl_vec45[2];
                 #pragma unroll
@@ -810,7 +810,7 @@ __global__ void __launch_bounds__(256) attention_backward_kv_kernel(
         // copy(dp, ds);  (attention_backward.tl:177)
         #pragma unroll
         for (int tl_chunk47 = 0; tl_chunk47 < dp_layout::kSlots; tl_chunk47 += 2) {
-            tl::f16* tl_ptr48 = &ds[(dp_layout::row(tl_tid, tl_chunk47)) * 136 + (dp_layout::col(tl_tid, tl_chunk47))];
+            tl::f16* tl_ptr48 = &ds[dp_layout::row(tl_tid, tl_chunk47) * 136 + dp_layout::col(tl_tid, tl_chunk47)];
             {
                 tl::f16 tl_vec49[2];
                 #pragma unroll
@@ -836,10 +836,10 @@ __global__ void __launch_bounds__(256) attention_backward_kv_kernel(
         {
             #pragma unroll
             for (int tl_pair50 = 0; tl_pair50 < dq_layout::kSlots; tl_pair50 += 2) {
-                if (tl::in_bounds(b, B) && tl::in_bounds(h, H) && tl::in_bounds(q0 + (dq_layout::row(tl_tid, tl_pair50)), S) && tl::in_bounds(dq_layout::col(tl_tid, tl_pair50), 64) && tl::in_bounds(b, B) && tl::in_bounds(h, H) && tl::in_bounds(q0 + (dq_layout::row(tl_tid, tl_pair50)), S) && tl::in_bounds((dq_layout::col(tl_tid, tl_pair50)) + 1, 64)) tl::atomic_add_pair(&dQacc[((int64_t(b) * H + h) * S + (q0 + (dq_layout::row(tl_tid, tl_pair50)))) * 64 + (dq_layout::col(tl_tid, tl_pair50))], dq[tl_pair50], dq[tl_pair50 + 1]);
+                if (tl::in_bounds(b, B) && tl::in_bounds(h, H) && tl::in_bounds(q0 + dq_layout::row(tl_tid, tl_pair50), S) && tl::in_bounds(dq_layout::col(tl_tid, tl_pair50), 64) && tl::in_bounds(b, B) && tl::in_bounds(h, H) && tl::in_bounds(q0 + dq_layout::row(tl_tid, tl_pair50), S) && tl::in_bounds((dq_layout::col(tl_tid, tl_pair50)) + 1, 64)) tl::atomic_add_pair(&dQacc[((int64_t(b) * H + h) * S + (q0 + dq_layout::row(tl_tid, tl_pair50))) * 64 + dq_layout::col(tl_tid, tl_pair50)], dq[tl_pair50], dq[tl_pair50 + 1]);
                 else {
-                    if (tl::in_bounds(b, B) && tl::in_bounds(h, H) && tl::in_bounds(q0 + (dq_layout::row(tl_tid, tl_pair50)), S) && tl::in_bounds(dq_layout::col(tl_tid, tl_pair50), 64)) tl::atomic_add(&dQacc[((int64_t(b) * H + h) * S + (q0 + (dq_layout::row(tl_tid, tl_pair50)))) * 64 + (dq_layout::col(tl_tid, tl_pair50))], dq[tl_pair50]);
-                    if (tl::in_bounds(b, B) && tl::in_bounds(h, H) && tl::in_bounds(q0 + (dq_layout::row(tl_tid, tl_pair50)), S) && tl::in_bounds((dq_layout::col(tl_tid, tl_pair50)) + 1, 64)) tl::atomic_add(&dQacc[((int64_t(b) * H + h) * S + (q0 + (dq_layout::row(tl_tid, tl_pair50)))) * 64 + ((dq_layout::col(tl_tid, tl_pair50)) + 1)], dq[tl_pair50 + 1]);
+                    if (tl::in_bounds(b, B) && tl::in_bounds(h, H) && tl::in_bounds(q0 + dq_layout::row(tl_tid, tl_pair50), S) && tl::in_bounds(dq_layout::col(tl_tid, tl_pair50), 64)) tl::atomic_add(&dQacc[((int64_t(b) * H + h) * S + (q0 + dq_layout::row(tl_tid, tl_pair50))) * 64 + dq_layout::col(tl_tid, tl_pair50)], dq[tl_pair50]);
+                    if (tl::in_bounds(b, B) && tl::in_bounds(h, H) && tl::in_bounds(q0 + dq_layout::row(tl_tid, tl_pair50), S) && tl::in_bounds((dq_layout::col(tl_tid, tl_pair50)) + 1, 64)) tl::atomic_add(&dQacc[((int64_t(b) * H + h) * S + (q0 + dq_layout::row(tl_tid, tl_pair50))) * 64 + ((dq_layout::col(tl_tid, tl_pair50)) + 1)], dq[tl_pair50 + 1]);
                 }
             }
         }
@@ -848,8 +848,8 @@ __global__ void __launch_bounds__(256) attention_backward_kv_kernel(
     // copy(dk, dK[b, h, k0 +: BN, 0 +: D]);  (attention_backward.tl:182)
     #pragma unroll
     for (int tl_chunk51 = 0; tl_chunk51 < dk_layout::kSlots; tl_chunk51 += 2) {
-        tl::f16* tl_ptr52 = &dK[((int64_t(b) * H + h) * S + (k0 + (dk_layout::row(tl_tid, tl_chunk51)))) * 64 + (dk_layout::col(tl_tid, tl_chunk51))];
-        if (tl::in_bounds(b, B) && tl::in_bounds(h, H) && tl::in_bounds(k0 + (dk_layout::row(tl_tid, tl_chunk51)), S) && tl::in_bounds(dk_layout::col(tl_tid, tl_chunk51), 64) && tl::in_bounds(b, B) && tl::in_bounds(h, H) && tl::in_bounds(k0 + (dk_layout::row(tl_tid, tl_chunk51)), S) && tl::in_bounds((dk_layout::col(tl_tid, tl_chunk51)) + 1, 64) && tl::is_aligned(tl_ptr52, 4)) {
+        tl::f16* tl_ptr52 = &dK[((int64_t(b) * H + h) * S + (k0 + dk_layout::row(tl_tid, tl_chunk51))) * 64 + dk_layout::col(tl_tid, tl_chunk51)];
+        if (tl::in_bounds(b, B) && tl::in_bounds(h, H) && tl::in_bounds(k0 + dk_layout::row(tl_tid, tl_chunk51), S) && tl::in_bounds(dk_layout::col(tl_tid, tl_chunk51), 64) && tl::in_bounds(b, B) && tl::in_bounds(h, H) && tl::in_bounds(k0 + dk_layout::row(tl_tid, tl_chunk51), S) && tl::in_bounds((dk_layout::col(tl_tid, tl_chunk51)) + 1, 64) && tl::is_aligned(tl_ptr52, 4)) {
             tl::f16 tl_vec53[2];
             #pragma unroll
             for (int tl_v = 0; tl_v < 2; tl_v += 2) tl::convert_pair(&tl_vec53[tl_v], dk[tl_chunk51 + tl_v], dk[tl_chunk51 + tl_v + 1]);
@@ -857,15 +857,15 @@ __global__ void __launch_bounds__(256) attention_backward_kv_kernel(
         } else {
             #pragma unroll
             for (int tl_v = 0; tl_v < 2; ++tl_v) {
-                if (tl::in_bounds(b, B) && tl::in_bounds(h, H) && tl::in_bounds(k0 + (dk_layout::row(tl_tid, tl_chunk51 + tl_v)), S) && tl::in_bounds(dk_layout::col(tl_tid, tl_chunk51 + tl_v), 64)) dK[((int64_t(b) * H + h) * S + (k0 + (dk_layout::row(tl_tid, tl_chunk51 + tl_v)))) * 64 + (dk_layout::col(tl_tid, tl_chunk51 + tl_v))] = tl::convert<tl::f16>(dk[tl_chunk51 + tl_v]);
+                if (tl::in_bounds(b, B) && tl::in_bounds(h, H) && tl::in_bounds(k0 + dk_layout::row(tl_tid, tl_chunk51 + tl_v), S) && tl::in_bounds(dk_layout::col(tl_tid, tl_chunk51 + tl_v), 64)) dK[((int64_t(b) * H + h) * S + (k0 + dk_layout::row(tl_tid, tl_chunk51 + tl_v))) * 64 + dk_layout::col(tl_tid, tl_chunk51 + tl_v)] = tl::convert<tl::f16>(dk[tl_chunk51 + tl_v]);
             }
         }
     }
     // copy(dv, dV[b, h, k0 +: BN, 0 +: D]);  (attention_backward.tl:183)
     #pragma unroll
     for (int tl_chunk54 = 0; tl_chunk54 < dv_layout::kSlots; tl_chunk54 += 2) {
-        tl::f16* tl_ptr55 = &dV[((int64_t(b) * H + h) * S + (k0 + (dv_layout::row(tl_tid, tl_chunk54)))) * 64 + (dv_layout::col(tl_tid, tl_chunk54))];
-        if (tl::in_bounds(b, B) && tl::in_bounds(h, H) && tl::in_bounds(k0 + (dv_layout::row(tl_tid, tl_chunk54)), S) && tl::in_bounds(dv_layout::col(tl_tid, tl_chunk54), 64) && tl::in_bounds(b, B) && tl::in_bounds(h, H) && tl::in_bounds(k0 + (dv_layout::row(tl_tid, tl_chunk54)), S) && tl::in_bounds((dv_layout::col(tl_tid, tl_chunk54)) + 1, 64) && tl::is_aligned(tl_ptr55, 4)) {
+        tl::f16* tl_ptr55 = &dV[((int64_t(b) * H + h) * S + (k0 + dv_layout::row(tl_tid, tl_chunk54))) * 64 + dv_layout::col(tl_tid, tl_chunk54)];
+        if (tl::in_bounds(b, B) && tl::in_bounds(h, H) && tl::in_bounds(k0 + dv_layout::row(tl_tid, tl_chunk54), S) && tl::in_bounds(dv_layout::col(tl_tid, tl_chunk54), 64) && tl::in_bounds(b, B) && tl::in_bounds(h, H) && tl::in_bounds(k0 + dv_layout::row(tl_tid, tl_chunk54), S) && tl::in_bounds((dv_layout::col(tl_tid, tl_chunk54)) + 1, 64) && tl::is_aligned(tl_ptr55, 4)) {
             tl::f16 tl_vec56[2];
             #pragma unroll
             for (int tl_v = 0; tl_v < 2; tl_v += 2) tl::convert_pair(&tl_vec56[tl_v], dv[tl_chunk54 + tl_v], dv[tl_chunk54 + tl_v + 1]);
@@ -873,7 +873,7 @@ __global__ void __launch_bounds__(256) attention_backward_kv_kernel(
         } else {
             #pragma unroll
             for (int tl_v = 0; tl_v < 2; ++tl_v) {
-                if (tl::in_bounds(b, B) && tl::in_bounds(h, H) && tl::in_bounds(k0 + (dv_layout::row(tl_tid, tl_chunk54 + tl_v)), S) && tl::in_bounds(dv_layout::col(tl_tid, tl_chunk54 + tl_v), 64)) dV[((int64_t(b) * H + h) * S + (k0 + (dv_layout::row(tl_tid, tl_chunk54 + tl_v)))) * 64 + (dv_layout::col(tl_tid, tl_chunk54 + tl_v))] = tl::convert<tl::f16>(dv[tl_chunk54 + tl_v]);
+                if (tl::in_bounds(b, B) && tl::in_bounds(h, H) && tl::in_bounds(k0 + dv_layout::row(tl_tid, tl_chunk54 + tl_v), S) && tl::in_bounds(dv_layout::col(tl_tid, tl_chunk54 + tl_v), 64)) dV[((int64_t(b) * H + h) * S + (k0 + dv_layout::row(tl_tid, tl_chunk54 + tl_v))) * 64 + dv_layout::col(tl_tid, tl_chunk54 + tl_v)] = tl::convert<tl::f16>(dv[tl_chunk54 + tl_v]);
             }
         }
     }
@@ -962,7 +962,7 @@ __global__ void __launch_bounds__(384, 1) attention_backward_kv_kernel_sm90(
                 tl::sm90::tma_load_4d(k, &tl_map_K, tl_once_full, 0, k0, h, b);
                 // copy(V[b, h, k0 +: BN, 0 +: D], v);  (attention_backward.tl:143)
                 tl::sm90::tma_load_4d(v, &tl_map_V, tl_once_full, 0, k0, h, b);
-                for (int t = 0; t < tl::cdiv(S, 128) - first; ++t, ++tl_it) {
+                for (int t = 0; t < (tl::cdiv(S, 128) - first); ++t, ++tl_it) {
                     const int tl_stage = tl_it % 4;
                     tl::sm90::mbarrier_wait(&tl_empty[tl_stage], (tl_it / 4 + 1) & 1);  // consumers released it
                     tl::sm90::mbarrier_arrive_expect_tx(&tl_full[tl_stage], 32768);
@@ -1105,10 +1105,10 @@ __global__ void __launch_bounds__(384, 1) attention_backward_kv_kernel_sm90(
                 {
                     #pragma unroll
                     for (int tl_pair13 = 0; tl_pair13 < dq_layout::kSlots; tl_pair13 += 2) {
-                        if (tl::in_bounds(b, B) && tl::in_bounds(h, H) && tl::in_bounds(q0 + (dq_layout::row(tl_tid, tl_pair13)), S) && tl::in_bounds(dq_layout::col(tl_tid, tl_pair13), 64) && tl::in_bounds(b, B) && tl::in_bounds(h, H) && tl::in_bounds(q0 + (dq_layout::row(tl_tid, tl_pair13)), S) && tl::in_bounds((dq_layout::col(tl_tid, tl_pair13)) + 1, 64)) tl::atomic_add_pair(&dQacc[((int64_t(b) * H + h) * S + (q0 + (dq_layout::row(tl_tid, tl_pair13)))) * 64 + (dq_layout::col(tl_tid, tl_pair13))], dq[tl_pair13], dq[tl_pair13 + 1]);
+                        if (tl::in_bounds(b, B) && tl::in_bounds(h, H) && tl::in_bounds(q0 + dq_layout::row(tl_tid, tl_pair13), S) && tl::in_bounds(dq_layout::col(tl_tid, tl_pair13), 64) && tl::in_bounds(b, B) && tl::in_bounds(h, H) && tl::in_bounds(q0 + dq_layout::row(tl_tid, tl_pair13), S) && tl::in_bounds((dq_layout::col(tl_tid, tl_pair13)) + 1, 64)) tl::atomic_add_pair(&dQacc[((int64_t(b) * H + h) * S + (q0 + dq_layout::row(tl_tid, tl_pair13))) * 64 + dq_layout::col(tl_tid, tl_pair13)], dq[tl_pair13], dq[tl_pair13 + 1]);
                         else {
-                            if (tl::in_bounds(b, B) && tl::in_bounds(h, H) && tl::in_bounds(q0 + (dq_layout::row(tl_tid, tl_pair13)), S) && tl::in_bounds(dq_layout::col(tl_tid, tl_pair13), 64)) tl::atomic_add(&dQacc[((int64_t(b) * H + h) * S + (q0 + (dq_layout::row(tl_tid, tl_pair13)))) * 64 + (dq_layout::col(tl_tid, tl_pair13))], dq[tl_pair13]);
-                            if (tl::in_bounds(b, B) && tl::in_bounds(h, H) && tl::in_bounds(q0 + (dq_layout::row(tl_tid, tl_pair13)), S) && tl::in_bounds((dq_layout::col(tl_tid, tl_pair13)) + 1, 64)) tl::atomic_add(&dQacc[((int64_t(b) * H + h) * S + (q0 + (dq_layout::row(tl_tid, tl_pair13)))) * 64 + ((dq_layout::col(tl_tid, tl_pair13)) + 1)], dq[tl_pair13 + 1]);
+                            if (tl::in_bounds(b, B) && tl::in_bounds(h, H) && tl::in_bounds(q0 + dq_layout::row(tl_tid, tl_pair13), S) && tl::in_bounds(dq_layout::col(tl_tid, tl_pair13), 64)) tl::atomic_add(&dQacc[((int64_t(b) * H + h) * S + (q0 + dq_layout::row(tl_tid, tl_pair13))) * 64 + dq_layout::col(tl_tid, tl_pair13)], dq[tl_pair13]);
+                            if (tl::in_bounds(b, B) && tl::in_bounds(h, H) && tl::in_bounds(q0 + dq_layout::row(tl_tid, tl_pair13), S) && tl::in_bounds((dq_layout::col(tl_tid, tl_pair13)) + 1, 64)) tl::atomic_add(&dQacc[((int64_t(b) * H + h) * S + (q0 + dq_layout::row(tl_tid, tl_pair13))) * 64 + ((dq_layout::col(tl_tid, tl_pair13)) + 1)], dq[tl_pair13 + 1]);
                         }
                     }
                 }
@@ -1120,8 +1120,8 @@ __global__ void __launch_bounds__(384, 1) attention_backward_kv_kernel_sm90(
             // copy(dk, dK[b, h, k0 +: BN, 0 +: D]);  (attention_backward.tl:182)
             #pragma unroll
             for (int tl_chunk14 = 0; tl_chunk14 < dk_layout::kSlots; tl_chunk14 += 2) {
-                tl::f16* tl_ptr15 = &dK[((int64_t(b) * H + h) * S + (k0 + (dk_layout::row(tl_tid, tl_chunk14)))) * 64 + (dk_layout::col(tl_tid, tl_chunk14))];
-                if (tl::in_bounds(b, B) && tl::in_bounds(h, H) && tl::in_bounds(k0 + (dk_layout::row(tl_tid, tl_chunk14)), S) && tl::in_bounds(dk_layout::col(tl_tid, tl_chunk14), 64) && tl::in_bounds(b, B) && tl::in_bounds(h, H) && tl::in_bounds(k0 + (dk_layout::row(tl_tid, tl_chunk14)), S) && tl::in_bounds((dk_layout::col(tl_tid, tl_chunk14)) + 1, 64) && tl::is_aligned(tl_ptr15, 4)) {
+                tl::f16* tl_ptr15 = &dK[((int64_t(b) * H + h) * S + (k0 + dk_layout::row(tl_tid, tl_chunk14))) * 64 + dk_layout::col(tl_tid, tl_chunk14)];
+                if (tl::in_bounds(b, B) && tl::in_bounds(h, H) && tl::in_bounds(k0 + dk_layout::row(tl_tid, tl_chunk14), S) && tl::in_bounds(dk_layout::col(tl_tid, tl_chunk14), 64) && tl::in_bounds(b, B) && tl::in_bounds(h, H) && tl::in_bounds(k0 + dk_layout::row(tl_tid, tl_chunk14), S) && tl::in_bounds((dk_layout::col(tl_tid, tl_chunk14)) + 1, 64) && tl::is_aligned(tl_ptr15, 4)) {
                     tl::f16 tl_vec16[2];
                     #pragma unroll
                     for (int tl_v = 0; tl_v < 2; tl_v += 2) tl::convert_pair(&tl_vec16[tl_v], dk[tl_chunk14 + tl_v], dk[tl_chunk14 + tl_v + 1]);
@@ -1129,15 +1129,15 @@ __global__ void __launch_bounds__(384, 1) attention_backward_kv_kernel_sm90(
                 } else {
                     #pragma unroll
                     for (int tl_v = 0; tl_v < 2; ++tl_v) {
-                        if (tl::in_bounds(b, B) && tl::in_bounds(h, H) && tl::in_bounds(k0 + (dk_layout::row(tl_tid, tl_chunk14 + tl_v)), S) && tl::in_bounds(dk_layout::col(tl_tid, tl_chunk14 + tl_v), 64)) dK[((int64_t(b) * H + h) * S + (k0 + (dk_layout::row(tl_tid, tl_chunk14 + tl_v)))) * 64 + (dk_layout::col(tl_tid, tl_chunk14 + tl_v))] = tl::convert<tl::f16>(dk[tl_chunk14 + tl_v]);
+                        if (tl::in_bounds(b, B) && tl::in_bounds(h, H) && tl::in_bounds(k0 + dk_layout::row(tl_tid, tl_chunk14 + tl_v), S) && tl::in_bounds(dk_layout::col(tl_tid, tl_chunk14 + tl_v), 64)) dK[((int64_t(b) * H + h) * S + (k0 + dk_layout::row(tl_tid, tl_chunk14 + tl_v))) * 64 + dk_layout::col(tl_tid, tl_chunk14 + tl_v)] = tl::convert<tl::f16>(dk[tl_chunk14 + tl_v]);
                     }
                 }
             }
             // copy(dv, dV[b, h, k0 +: BN, 0 +: D]);  (attention_backward.tl:183)
             #pragma unroll
             for (int tl_chunk17 = 0; tl_chunk17 < dv_layout::kSlots; tl_chunk17 += 2) {
-                tl::f16* tl_ptr18 = &dV[((int64_t(b) * H + h) * S + (k0 + (dv_layout::row(tl_tid, tl_chunk17)))) * 64 + (dv_layout::col(tl_tid, tl_chunk17))];
-                if (tl::in_bounds(b, B) && tl::in_bounds(h, H) && tl::in_bounds(k0 + (dv_layout::row(tl_tid, tl_chunk17)), S) && tl::in_bounds(dv_layout::col(tl_tid, tl_chunk17), 64) && tl::in_bounds(b, B) && tl::in_bounds(h, H) && tl::in_bounds(k0 + (dv_layout::row(tl_tid, tl_chunk17)), S) && tl::in_bounds((dv_layout::col(tl_tid, tl_chunk17)) + 1, 64) && tl::is_aligned(tl_ptr18, 4)) {
+                tl::f16* tl_ptr18 = &dV[((int64_t(b) * H + h) * S + (k0 + dv_layout::row(tl_tid, tl_chunk17))) * 64 + dv_layout::col(tl_tid, tl_chunk17)];
+                if (tl::in_bounds(b, B) && tl::in_bounds(h, H) && tl::in_bounds(k0 + dv_layout::row(tl_tid, tl_chunk17), S) && tl::in_bounds(dv_layout::col(tl_tid, tl_chunk17), 64) && tl::in_bounds(b, B) && tl::in_bounds(h, H) && tl::in_bounds(k0 + dv_layout::row(tl_tid, tl_chunk17), S) && tl::in_bounds((dv_layout::col(tl_tid, tl_chunk17)) + 1, 64) && tl::is_aligned(tl_ptr18, 4)) {
                     tl::f16 tl_vec19[2];
                     #pragma unroll
                     for (int tl_v = 0; tl_v < 2; tl_v += 2) tl::convert_pair(&tl_vec19[tl_v], dv[tl_chunk17 + tl_v], dv[tl_chunk17 + tl_v + 1]);
@@ -1145,7 +1145,7 @@ __global__ void __launch_bounds__(384, 1) attention_backward_kv_kernel_sm90(
                 } else {
                     #pragma unroll
                     for (int tl_v = 0; tl_v < 2; ++tl_v) {
-                        if (tl::in_bounds(b, B) && tl::in_bounds(h, H) && tl::in_bounds(k0 + (dv_layout::row(tl_tid, tl_chunk17 + tl_v)), S) && tl::in_bounds(dv_layout::col(tl_tid, tl_chunk17 + tl_v), 64)) dV[((int64_t(b) * H + h) * S + (k0 + (dv_layout::row(tl_tid, tl_chunk17 + tl_v)))) * 64 + (dv_layout::col(tl_tid, tl_chunk17 + tl_v))] = tl::convert<tl::f16>(dv[tl_chunk17 + tl_v]);
+                        if (tl::in_bounds(b, B) && tl::in_bounds(h, H) && tl::in_bounds(k0 + dv_layout::row(tl_tid, tl_chunk17 + tl_v), S) && tl::in_bounds(dv_layout::col(tl_tid, tl_chunk17 + tl_v), 64)) dV[((int64_t(b) * H + h) * S + (k0 + dv_layout::row(tl_tid, tl_chunk17 + tl_v))) * 64 + dv_layout::col(tl_tid, tl_chunk17 + tl_v)] = tl::convert<tl::f16>(dv[tl_chunk17 + tl_v]);
                     }
                 }
             }
@@ -1170,8 +1170,8 @@ __global__ void __launch_bounds__(128) attention_backward_dq_kernel(
     // copy(dQacc[block.z, block.y, block.x * BM +: BM, 0 +: D], x);  (attention_backward.tl:192)
     #pragma unroll
     for (int tl_chunk0 = 0; tl_chunk0 < x_layout::kSlots; tl_chunk0 += 4) {
-        const float* tl_ptr1 = &dQacc[((int64_t(int(blockIdx.z)) * H + int(blockIdx.y)) * S + ((int(blockIdx.x) * 64) + ((x_layout::flat(tl_tid, (tl_chunk0 / 8) * 8)) / 64))) * 64 + (((x_layout::flat(tl_tid, (tl_chunk0 / 8) * 8)) % 64) + tl_chunk0 % 8)];
-        if (tl::in_bounds(int(blockIdx.z), B) && tl::in_bounds(int(blockIdx.y), H) && tl::in_bounds((int(blockIdx.x) * 64) + ((x_layout::flat(tl_tid, (tl_chunk0 / 8) * 8)) / 64), S) && tl::in_bounds(((x_layout::flat(tl_tid, (tl_chunk0 / 8) * 8)) % 64) + tl_chunk0 % 8, 64) && tl::in_bounds(int(blockIdx.z), B) && tl::in_bounds(int(blockIdx.y), H) && tl::in_bounds((int(blockIdx.x) * 64) + ((x_layout::flat(tl_tid, (tl_chunk0 / 8) * 8)) / 64), S) && tl::in_bounds((((x_layout::flat(tl_tid, (tl_chunk0 / 8) * 8)) % 64) + tl_chunk0 % 8) + 3, 64) && tl::is_aligned(tl_ptr1, 16)) {
+        const float* tl_ptr1 = &dQacc[((int64_t(int(blockIdx.z)) * H + int(blockIdx.y)) * S + ((int(blockIdx.x) * 64) + (x_layout::flat(tl_tid, (tl_chunk0 / 8) * 8) / 64))) * 64 + ((x_layout::flat(tl_tid, (tl_chunk0 / 8) * 8) % 64) + tl_chunk0 % 8)];
+        if (tl::in_bounds(int(blockIdx.z), B) && tl::in_bounds(int(blockIdx.y), H) && tl::in_bounds((int(blockIdx.x) * 64) + (x_layout::flat(tl_tid, (tl_chunk0 / 8) * 8) / 64), S) && tl::in_bounds((x_layout::flat(tl_tid, (tl_chunk0 / 8) * 8) % 64) + tl_chunk0 % 8, 64) && tl::in_bounds(int(blockIdx.z), B) && tl::in_bounds(int(blockIdx.y), H) && tl::in_bounds((int(blockIdx.x) * 64) + (x_layout::flat(tl_tid, (tl_chunk0 / 8) * 8) / 64), S) && tl::in_bounds(((x_layout::flat(tl_tid, (tl_chunk0 / 8) * 8) % 64) + tl_chunk0 % 8) + 3, 64) && tl::is_aligned(tl_ptr1, 16)) {
             float tl_vec2[4];
             tl::load_vector<float, 4>(tl_vec2, tl_ptr1);
             #pragma unroll
@@ -1179,15 +1179,15 @@ __global__ void __launch_bounds__(128) attention_backward_dq_kernel(
         } else {
             #pragma unroll
             for (int tl_v = 0; tl_v < 4; ++tl_v) {
-                x[tl_chunk0 + tl_v] = tl::in_bounds(int(blockIdx.z), B) && tl::in_bounds(int(blockIdx.y), H) && tl::in_bounds((int(blockIdx.x) * 64) + ((x_layout::flat(tl_tid, ((tl_chunk0 + tl_v) / 8) * 8)) / 64), S) && tl::in_bounds(((x_layout::flat(tl_tid, ((tl_chunk0 + tl_v) / 8) * 8)) % 64) + (tl_chunk0 + tl_v) % 8, 64) ? dQacc[((int64_t(int(blockIdx.z)) * H + int(blockIdx.y)) * S + ((int(blockIdx.x) * 64) + ((x_layout::flat(tl_tid, ((tl_chunk0 + tl_v) / 8) * 8)) / 64))) * 64 + (((x_layout::flat(tl_tid, ((tl_chunk0 + tl_v) / 8) * 8)) % 64) + (tl_chunk0 + tl_v) % 8)] : 0.0f;
+                x[tl_chunk0 + tl_v] = tl::in_bounds(int(blockIdx.z), B) && tl::in_bounds(int(blockIdx.y), H) && tl::in_bounds((int(blockIdx.x) * 64) + (x_layout::flat(tl_tid, ((tl_chunk0 + tl_v) / 8) * 8) / 64), S) && tl::in_bounds((x_layout::flat(tl_tid, ((tl_chunk0 + tl_v) / 8) * 8) % 64) + (tl_chunk0 + tl_v) % 8, 64) ? dQacc[((int64_t(int(blockIdx.z)) * H + int(blockIdx.y)) * S + ((int(blockIdx.x) * 64) + (x_layout::flat(tl_tid, ((tl_chunk0 + tl_v) / 8) * 8) / 64))) * 64 + ((x_layout::flat(tl_tid, ((tl_chunk0 + tl_v) / 8) * 8) % 64) + (tl_chunk0 + tl_v) % 8)] : 0.0f;
             }
         }
     }
     // copy(x, dQ[block.z, block.y, block.x * BM +: BM, 0 +: D]);  (attention_backward.tl:193)
     #pragma unroll
     for (int tl_chunk3 = 0; tl_chunk3 < x_layout::kSlots; tl_chunk3 += 8) {
-        tl::f16* tl_ptr4 = &dQ[((int64_t(int(blockIdx.z)) * H + int(blockIdx.y)) * S + ((int(blockIdx.x) * 64) + ((x_layout::flat(tl_tid, (tl_chunk3 / 8) * 8)) / 64))) * 64 + (((x_layout::flat(tl_tid, (tl_chunk3 / 8) * 8)) % 64) + tl_chunk3 % 8)];
-        if (tl::in_bounds(int(blockIdx.z), B) && tl::in_bounds(int(blockIdx.y), H) && tl::in_bounds((int(blockIdx.x) * 64) + ((x_layout::flat(tl_tid, (tl_chunk3 / 8) * 8)) / 64), S) && tl::in_bounds(((x_layout::flat(tl_tid, (tl_chunk3 / 8) * 8)) % 64) + tl_chunk3 % 8, 64) && tl::in_bounds(int(blockIdx.z), B) && tl::in_bounds(int(blockIdx.y), H) && tl::in_bounds((int(blockIdx.x) * 64) + ((x_layout::flat(tl_tid, (tl_chunk3 / 8) * 8)) / 64), S) && tl::in_bounds((((x_layout::flat(tl_tid, (tl_chunk3 / 8) * 8)) % 64) + tl_chunk3 % 8) + 7, 64) && tl::is_aligned(tl_ptr4, 16)) {
+        tl::f16* tl_ptr4 = &dQ[((int64_t(int(blockIdx.z)) * H + int(blockIdx.y)) * S + ((int(blockIdx.x) * 64) + (x_layout::flat(tl_tid, (tl_chunk3 / 8) * 8) / 64))) * 64 + ((x_layout::flat(tl_tid, (tl_chunk3 / 8) * 8) % 64) + tl_chunk3 % 8)];
+        if (tl::in_bounds(int(blockIdx.z), B) && tl::in_bounds(int(blockIdx.y), H) && tl::in_bounds((int(blockIdx.x) * 64) + (x_layout::flat(tl_tid, (tl_chunk3 / 8) * 8) / 64), S) && tl::in_bounds((x_layout::flat(tl_tid, (tl_chunk3 / 8) * 8) % 64) + tl_chunk3 % 8, 64) && tl::in_bounds(int(blockIdx.z), B) && tl::in_bounds(int(blockIdx.y), H) && tl::in_bounds((int(blockIdx.x) * 64) + (x_layout::flat(tl_tid, (tl_chunk3 / 8) * 8) / 64), S) && tl::in_bounds(((x_layout::flat(tl_tid, (tl_chunk3 / 8) * 8) % 64) + tl_chunk3 % 8) + 7, 64) && tl::is_aligned(tl_ptr4, 16)) {
             tl::f16 tl_vec5[8];
             #pragma unroll
             for (int tl_v = 0; tl_v < 8; tl_v += 2) tl::convert_pair(&tl_vec5[tl_v], x[tl_chunk3 + tl_v], x[tl_chunk3 + tl_v + 1]);
@@ -1195,7 +1195,7 @@ __global__ void __launch_bounds__(128) attention_backward_dq_kernel(
         } else {
             #pragma unroll
             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                if (tl::in_bounds(int(blockIdx.z), B) && tl::in_bounds(int(blockIdx.y), H) && tl::in_bounds((int(blockIdx.x) * 64) + ((x_layout::flat(tl_tid, ((tl_chunk3 + tl_v) / 8) * 8)) / 64), S) && tl::in_bounds(((x_layout::flat(tl_tid, ((tl_chunk3 + tl_v) / 8) * 8)) % 64) + (tl_chunk3 + tl_v) % 8, 64)) dQ[((int64_t(int(blockIdx.z)) * H + int(blockIdx.y)) * S + ((int(blockIdx.x) * 64) + ((x_layout::flat(tl_tid, ((tl_chunk3 + tl_v) / 8) * 8)) / 64))) * 64 + (((x_layout::flat(tl_tid, ((tl_chunk3 + tl_v) / 8) * 8)) % 64) + (tl_chunk3 + tl_v) % 8)] = tl::convert<tl::f16>(x[tl_chunk3 + tl_v]);
+                if (tl::in_bounds(int(blockIdx.z), B) && tl::in_bounds(int(blockIdx.y), H) && tl::in_bounds((int(blockIdx.x) * 64) + (x_layout::flat(tl_tid, ((tl_chunk3 + tl_v) / 8) * 8) / 64), S) && tl::in_bounds((x_layout::flat(tl_tid, ((tl_chunk3 + tl_v) / 8) * 8) % 64) + (tl_chunk3 + tl_v) % 8, 64)) dQ[((int64_t(int(blockIdx.z)) * H + int(blockIdx.y)) * S + ((int(blockIdx.x) * 64) + (x_layout::flat(tl_tid, ((tl_chunk3 + tl_v) / 8) * 8) / 64))) * 64 + ((x_layout::flat(tl_tid, ((tl_chunk3 + tl_v) / 8) * 8) % 64) + (tl_chunk3 + tl_v) % 8)] = tl::convert<tl::f16>(x[tl_chunk3 + tl_v]);
             }
         }
     }

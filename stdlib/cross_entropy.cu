@@ -233,7 +233,7 @@ __global__ void __launch_bounds__(256) cross_entropy_kernel(
         if (tl_e28 < 1) {
             const int i = tl_e28;
             const int32_t target = Target[row + i];
-            const float logit = tl::convert<float>(X[int64_t(row + i) * V + (tl::min(tl::max(target, 0), V - 1))]);
+            const float logit = tl::convert<float>(X[int64_t(row + i) * V + tl::min(tl::max(target, 0), V - 1)]);
             Lse[row + i] = lse;
             Loss[row + i] = target >= 0 && target < V ? lse - logit : 0.0f;
         }
@@ -262,8 +262,8 @@ __global__ void __launch_bounds__(256) cross_entropy_backward_kernel(
     // copy(X[row, c0 +: BN], x);  (cross_entropy.tl:76)
     #pragma unroll
     for (int tl_chunk0 = 0; tl_chunk0 < x_layout::kSlots; tl_chunk0 += 8) {
-        const tl::bf16* tl_ptr1 = &X[int64_t(row) * V + (c0 + (((x_layout::flat(tl_tid, (tl_chunk0 / 8) * 8)) % 2048) + tl_chunk0 % 8))];
-        if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (((x_layout::flat(tl_tid, (tl_chunk0 / 8) * 8)) % 2048) + tl_chunk0 % 8), V) && tl::in_bounds(row, M) && tl::in_bounds((c0 + (((x_layout::flat(tl_tid, (tl_chunk0 / 8) * 8)) % 2048) + tl_chunk0 % 8)) + 7, V) && tl::is_aligned(tl_ptr1, 16)) {
+        const tl::bf16* tl_ptr1 = &X[int64_t(row) * V + (c0 + ((x_layout::flat(tl_tid, (tl_chunk0 / 8) * 8) % 2048) + tl_chunk0 % 8))];
+        if (tl::in_bounds(row, M) && tl::in_bounds(c0 + ((x_layout::flat(tl_tid, (tl_chunk0 / 8) * 8) % 2048) + tl_chunk0 % 8), V) && tl::in_bounds(row, M) && tl::in_bounds((c0 + ((x_layout::flat(tl_tid, (tl_chunk0 / 8) * 8) % 2048) + tl_chunk0 % 8)) + 7, V) && tl::is_aligned(tl_ptr1, 16)) {
             tl::bf16 tl_vec2[8];
             tl::load_vector<tl::bf16, 8>(tl_vec2, tl_ptr1);
             #pragma unroll
@@ -271,7 +271,7 @@ __global__ void __launch_bounds__(256) cross_entropy_backward_kernel(
         } else {
             #pragma unroll
             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                x[tl_chunk0 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds(c0 + (((x_layout::flat(tl_tid, ((tl_chunk0 + tl_v) / 8) * 8)) % 2048) + (tl_chunk0 + tl_v) % 8), V) ? tl::convert<float>(X[int64_t(row) * V + (c0 + (((x_layout::flat(tl_tid, ((tl_chunk0 + tl_v) / 8) * 8)) % 2048) + (tl_chunk0 + tl_v) % 8))]) : 0.0f;
+                x[tl_chunk0 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds(c0 + ((x_layout::flat(tl_tid, ((tl_chunk0 + tl_v) / 8) * 8) % 2048) + (tl_chunk0 + tl_v) % 8), V) ? tl::convert<float>(X[int64_t(row) * V + (c0 + ((x_layout::flat(tl_tid, ((tl_chunk0 + tl_v) / 8) * 8) % 2048) + (tl_chunk0 + tl_v) % 8))]) : 0.0f;
             }
         }
     }
@@ -279,7 +279,7 @@ __global__ void __launch_bounds__(256) cross_entropy_backward_kernel(
     // for j in parallel(2048): each thread visits the elements of `x` it holds
     #pragma unroll
     for (int tl_s3 = 0; tl_s3 < x_layout::kSlots; ++tl_s3) {
-        const int tl_c4 = (x_layout::flat(tl_tid, (tl_s3 / 8) * 8)) % 2048;  // the chunk's first column
+        const int tl_c4 = x_layout::flat(tl_tid, (tl_s3 / 8) * 8) % 2048;  // the chunk's first column
         const int j = tl_c4 + tl_s3 % 8;
         const int32_t target = Target[row];
         const float g = target >= 0 && target < V ? DLoss[row] : 0.0f;
@@ -289,8 +289,8 @@ __global__ void __launch_bounds__(256) cross_entropy_backward_kernel(
     // copy(x, DX[row, c0 +: BN]);  (cross_entropy.tl:83)
     #pragma unroll
     for (int tl_chunk5 = 0; tl_chunk5 < x_layout::kSlots; tl_chunk5 += 8) {
-        tl::bf16* tl_ptr6 = &DX[int64_t(row) * V + (c0 + (((x_layout::flat(tl_tid, (tl_chunk5 / 8) * 8)) % 2048) + tl_chunk5 % 8))];
-        if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (((x_layout::flat(tl_tid, (tl_chunk5 / 8) * 8)) % 2048) + tl_chunk5 % 8), V) && tl::in_bounds(row, M) && tl::in_bounds((c0 + (((x_layout::flat(tl_tid, (tl_chunk5 / 8) * 8)) % 2048) + tl_chunk5 % 8)) + 7, V) && tl::is_aligned(tl_ptr6, 16)) {
+        tl::bf16* tl_ptr6 = &DX[int64_t(row) * V + (c0 + ((x_layout::flat(tl_tid, (tl_chunk5 / 8) * 8) % 2048) + tl_chunk5 % 8))];
+        if (tl::in_bounds(row, M) && tl::in_bounds(c0 + ((x_layout::flat(tl_tid, (tl_chunk5 / 8) * 8) % 2048) + tl_chunk5 % 8), V) && tl::in_bounds(row, M) && tl::in_bounds((c0 + ((x_layout::flat(tl_tid, (tl_chunk5 / 8) * 8) % 2048) + tl_chunk5 % 8)) + 7, V) && tl::is_aligned(tl_ptr6, 16)) {
             tl::bf16 tl_vec7[8];
             #pragma unroll
             for (int tl_v = 0; tl_v < 8; tl_v += 2) tl::convert_pair(&tl_vec7[tl_v], x[tl_chunk5 + tl_v], x[tl_chunk5 + tl_v + 1]);
@@ -298,7 +298,7 @@ __global__ void __launch_bounds__(256) cross_entropy_backward_kernel(
         } else {
             #pragma unroll
             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (((x_layout::flat(tl_tid, ((tl_chunk5 + tl_v) / 8) * 8)) % 2048) + (tl_chunk5 + tl_v) % 8), V)) DX[int64_t(row) * V + (c0 + (((x_layout::flat(tl_tid, ((tl_chunk5 + tl_v) / 8) * 8)) % 2048) + (tl_chunk5 + tl_v) % 8))] = tl::convert<tl::bf16>(x[tl_chunk5 + tl_v]);
+                if (tl::in_bounds(row, M) && tl::in_bounds(c0 + ((x_layout::flat(tl_tid, ((tl_chunk5 + tl_v) / 8) * 8) % 2048) + (tl_chunk5 + tl_v) % 8), V)) DX[int64_t(row) * V + (c0 + ((x_layout::flat(tl_tid, ((tl_chunk5 + tl_v) / 8) * 8) % 2048) + (tl_chunk5 + tl_v) % 8))] = tl::convert<tl::bf16>(x[tl_chunk5 + tl_v]);
             }
         }
     }

@@ -331,7 +331,7 @@ __global__ void __launch_bounds__(128) flash_decode_split_kernel_variant0(
             __syncthreads();  // the staging buffer may still be read by a previous gemm
             #pragma unroll
             for (int tl_s41 = 0; tl_s41 < p_layout::kSlots; ++tl_s41) {
-                tl_staged40[(p_layout::row(tl_tid, tl_s41)) * 72 + (p_layout::col(tl_tid, tl_s41))] = p[tl_s41];
+                tl_staged40[p_layout::row(tl_tid, tl_s41) * 72 + p_layout::col(tl_tid, tl_s41)] = p[tl_s41];
             }
             __syncthreads();
             tl::warp_gemm_mma<16, 128, 64, 1, 4, tl::f16, false, false>(
@@ -358,8 +358,8 @@ __global__ void __launch_bounds__(128) flash_decode_split_kernel_variant0(
     // copy(o, Og[b, split, hkv, r0 +: BM, 0 +: D]);    // rows past G · NQ are skipped  (decode.tl:142)
     #pragma unroll
     for (int tl_chunk44 = 0; tl_chunk44 < o_layout::kSlots; tl_chunk44 += 2) {
-        float* tl_ptr45 = &Og[(((int64_t(b) * SPLITS + split) * HKV + hkv) * (HNQ / HKV) + (r0 + (o_layout::row(tl_tid, tl_chunk44)))) * 128 + (o_layout::col(tl_tid, tl_chunk44))];
-        if (tl::in_bounds(b, B) && tl::in_bounds(split, SPLITS) && tl::in_bounds(hkv, HKV) && tl::in_bounds(r0 + (o_layout::row(tl_tid, tl_chunk44)), HNQ / HKV) && tl::in_bounds(o_layout::col(tl_tid, tl_chunk44), 128) && tl::in_bounds(b, B) && tl::in_bounds(split, SPLITS) && tl::in_bounds(hkv, HKV) && tl::in_bounds(r0 + (o_layout::row(tl_tid, tl_chunk44)), HNQ / HKV) && tl::in_bounds((o_layout::col(tl_tid, tl_chunk44)) + 1, 128) && tl::is_aligned(tl_ptr45, 8)) {
+        float* tl_ptr45 = &Og[(((int64_t(b) * SPLITS + split) * HKV + hkv) * (HNQ / HKV) + (r0 + o_layout::row(tl_tid, tl_chunk44))) * 128 + o_layout::col(tl_tid, tl_chunk44)];
+        if (tl::in_bounds(b, B) && tl::in_bounds(split, SPLITS) && tl::in_bounds(hkv, HKV) && tl::in_bounds(r0 + o_layout::row(tl_tid, tl_chunk44), HNQ / HKV) && tl::in_bounds(o_layout::col(tl_tid, tl_chunk44), 128) && tl::in_bounds(b, B) && tl::in_bounds(split, SPLITS) && tl::in_bounds(hkv, HKV) && tl::in_bounds(r0 + o_layout::row(tl_tid, tl_chunk44), HNQ / HKV) && tl::in_bounds((o_layout::col(tl_tid, tl_chunk44)) + 1, 128) && tl::is_aligned(tl_ptr45, 8)) {
             float tl_vec46[2];
             #pragma unroll
             for (int tl_v = 0; tl_v < 2; ++tl_v) tl_vec46[tl_v] = o[tl_chunk44 + tl_v];
@@ -367,7 +367,7 @@ __global__ void __launch_bounds__(128) flash_decode_split_kernel_variant0(
         } else {
             #pragma unroll
             for (int tl_v = 0; tl_v < 2; ++tl_v) {
-                if (tl::in_bounds(b, B) && tl::in_bounds(split, SPLITS) && tl::in_bounds(hkv, HKV) && tl::in_bounds(r0 + (o_layout::row(tl_tid, tl_chunk44 + tl_v)), HNQ / HKV) && tl::in_bounds(o_layout::col(tl_tid, tl_chunk44 + tl_v), 128)) Og[(((int64_t(b) * SPLITS + split) * HKV + hkv) * (HNQ / HKV) + (r0 + (o_layout::row(tl_tid, tl_chunk44 + tl_v)))) * 128 + (o_layout::col(tl_tid, tl_chunk44 + tl_v))] = o[tl_chunk44 + tl_v];
+                if (tl::in_bounds(b, B) && tl::in_bounds(split, SPLITS) && tl::in_bounds(hkv, HKV) && tl::in_bounds(r0 + o_layout::row(tl_tid, tl_chunk44 + tl_v), HNQ / HKV) && tl::in_bounds(o_layout::col(tl_tid, tl_chunk44 + tl_v), 128)) Og[(((int64_t(b) * SPLITS + split) * HKV + hkv) * (HNQ / HKV) + (r0 + o_layout::row(tl_tid, tl_chunk44 + tl_v))) * 128 + o_layout::col(tl_tid, tl_chunk44 + tl_v)] = o[tl_chunk44 + tl_v];
             }
         }
     }
@@ -693,8 +693,8 @@ __global__ void __launch_bounds__(128) flash_decode_split_kernel_variant1(
     // copy(o, Og[b, split, hkv, r0 +: BM, 0 +: D]);    // rows past G · NQ are skipped  (decode.tl:142)
     #pragma unroll
     for (int tl_chunk42 = 0; tl_chunk42 < o_layout::kSlots; tl_chunk42 += 2) {
-        float* tl_ptr43 = &Og[(((int64_t(b) * SPLITS + split) * HKV + hkv) * (HNQ / HKV) + (r0 + (o_layout::row(tl_tid, tl_chunk42)))) * 128 + (o_layout::col(tl_tid, tl_chunk42))];
-        if (tl::in_bounds(b, B) && tl::in_bounds(split, SPLITS) && tl::in_bounds(hkv, HKV) && tl::in_bounds(r0 + (o_layout::row(tl_tid, tl_chunk42)), HNQ / HKV) && tl::in_bounds(o_layout::col(tl_tid, tl_chunk42), 128) && tl::in_bounds(b, B) && tl::in_bounds(split, SPLITS) && tl::in_bounds(hkv, HKV) && tl::in_bounds(r0 + (o_layout::row(tl_tid, tl_chunk42)), HNQ / HKV) && tl::in_bounds((o_layout::col(tl_tid, tl_chunk42)) + 1, 128) && tl::is_aligned(tl_ptr43, 8)) {
+        float* tl_ptr43 = &Og[(((int64_t(b) * SPLITS + split) * HKV + hkv) * (HNQ / HKV) + (r0 + o_layout::row(tl_tid, tl_chunk42))) * 128 + o_layout::col(tl_tid, tl_chunk42)];
+        if (tl::in_bounds(b, B) && tl::in_bounds(split, SPLITS) && tl::in_bounds(hkv, HKV) && tl::in_bounds(r0 + o_layout::row(tl_tid, tl_chunk42), HNQ / HKV) && tl::in_bounds(o_layout::col(tl_tid, tl_chunk42), 128) && tl::in_bounds(b, B) && tl::in_bounds(split, SPLITS) && tl::in_bounds(hkv, HKV) && tl::in_bounds(r0 + o_layout::row(tl_tid, tl_chunk42), HNQ / HKV) && tl::in_bounds((o_layout::col(tl_tid, tl_chunk42)) + 1, 128) && tl::is_aligned(tl_ptr43, 8)) {
             float tl_vec44[2];
             #pragma unroll
             for (int tl_v = 0; tl_v < 2; ++tl_v) tl_vec44[tl_v] = o[tl_chunk42 + tl_v];
@@ -702,7 +702,7 @@ __global__ void __launch_bounds__(128) flash_decode_split_kernel_variant1(
         } else {
             #pragma unroll
             for (int tl_v = 0; tl_v < 2; ++tl_v) {
-                if (tl::in_bounds(b, B) && tl::in_bounds(split, SPLITS) && tl::in_bounds(hkv, HKV) && tl::in_bounds(r0 + (o_layout::row(tl_tid, tl_chunk42 + tl_v)), HNQ / HKV) && tl::in_bounds(o_layout::col(tl_tid, tl_chunk42 + tl_v), 128)) Og[(((int64_t(b) * SPLITS + split) * HKV + hkv) * (HNQ / HKV) + (r0 + (o_layout::row(tl_tid, tl_chunk42 + tl_v)))) * 128 + (o_layout::col(tl_tid, tl_chunk42 + tl_v))] = o[tl_chunk42 + tl_v];
+                if (tl::in_bounds(b, B) && tl::in_bounds(split, SPLITS) && tl::in_bounds(hkv, HKV) && tl::in_bounds(r0 + o_layout::row(tl_tid, tl_chunk42 + tl_v), HNQ / HKV) && tl::in_bounds(o_layout::col(tl_tid, tl_chunk42 + tl_v), 128)) Og[(((int64_t(b) * SPLITS + split) * HKV + hkv) * (HNQ / HKV) + (r0 + o_layout::row(tl_tid, tl_chunk42 + tl_v))) * 128 + o_layout::col(tl_tid, tl_chunk42 + tl_v)] = o[tl_chunk42 + tl_v];
             }
         }
     }
@@ -1217,7 +1217,7 @@ __global__ void __launch_bounds__(128) flash_decode_varlen_flash_decode_split_ke
             __syncthreads();  // the staging buffer may still be read by a previous gemm
             #pragma unroll
             for (int tl_s41 = 0; tl_s41 < p_layout::kSlots; ++tl_s41) {
-                tl_staged40[(p_layout::row(tl_tid, tl_s41)) * 72 + (p_layout::col(tl_tid, tl_s41))] = p[tl_s41];
+                tl_staged40[p_layout::row(tl_tid, tl_s41) * 72 + p_layout::col(tl_tid, tl_s41)] = p[tl_s41];
             }
             __syncthreads();
             tl::warp_gemm_mma<16, 128, 64, 1, 4, tl::f16, false, false>(
@@ -1244,8 +1244,8 @@ __global__ void __launch_bounds__(128) flash_decode_varlen_flash_decode_split_ke
     // copy(o, Og[b, split, hkv, r0 +: BM, 0 +: D]);    // rows past G · NQ are skipped  (decode.tl:142)
     #pragma unroll
     for (int tl_chunk44 = 0; tl_chunk44 < o_layout::kSlots; tl_chunk44 += 2) {
-        float* tl_ptr45 = &Og[(((int64_t(b) * SPLITS + split) * HKV + hkv) * (HNQ / HKV) + (r0 + (o_layout::row(tl_tid, tl_chunk44)))) * 128 + (o_layout::col(tl_tid, tl_chunk44))];
-        if (tl::in_bounds(b, B) && tl::in_bounds(split, SPLITS) && tl::in_bounds(hkv, HKV) && tl::in_bounds(r0 + (o_layout::row(tl_tid, tl_chunk44)), HNQ / HKV) && tl::in_bounds(o_layout::col(tl_tid, tl_chunk44), 128) && tl::in_bounds(b, B) && tl::in_bounds(split, SPLITS) && tl::in_bounds(hkv, HKV) && tl::in_bounds(r0 + (o_layout::row(tl_tid, tl_chunk44)), HNQ / HKV) && tl::in_bounds((o_layout::col(tl_tid, tl_chunk44)) + 1, 128) && tl::is_aligned(tl_ptr45, 8)) {
+        float* tl_ptr45 = &Og[(((int64_t(b) * SPLITS + split) * HKV + hkv) * (HNQ / HKV) + (r0 + o_layout::row(tl_tid, tl_chunk44))) * 128 + o_layout::col(tl_tid, tl_chunk44)];
+        if (tl::in_bounds(b, B) && tl::in_bounds(split, SPLITS) && tl::in_bounds(hkv, HKV) && tl::in_bounds(r0 + o_layout::row(tl_tid, tl_chunk44), HNQ / HKV) && tl::in_bounds(o_layout::col(tl_tid, tl_chunk44), 128) && tl::in_bounds(b, B) && tl::in_bounds(split, SPLITS) && tl::in_bounds(hkv, HKV) && tl::in_bounds(r0 + o_layout::row(tl_tid, tl_chunk44), HNQ / HKV) && tl::in_bounds((o_layout::col(tl_tid, tl_chunk44)) + 1, 128) && tl::is_aligned(tl_ptr45, 8)) {
             float tl_vec46[2];
             #pragma unroll
             for (int tl_v = 0; tl_v < 2; ++tl_v) tl_vec46[tl_v] = o[tl_chunk44 + tl_v];
@@ -1253,7 +1253,7 @@ __global__ void __launch_bounds__(128) flash_decode_varlen_flash_decode_split_ke
         } else {
             #pragma unroll
             for (int tl_v = 0; tl_v < 2; ++tl_v) {
-                if (tl::in_bounds(b, B) && tl::in_bounds(split, SPLITS) && tl::in_bounds(hkv, HKV) && tl::in_bounds(r0 + (o_layout::row(tl_tid, tl_chunk44 + tl_v)), HNQ / HKV) && tl::in_bounds(o_layout::col(tl_tid, tl_chunk44 + tl_v), 128)) Og[(((int64_t(b) * SPLITS + split) * HKV + hkv) * (HNQ / HKV) + (r0 + (o_layout::row(tl_tid, tl_chunk44 + tl_v)))) * 128 + (o_layout::col(tl_tid, tl_chunk44 + tl_v))] = o[tl_chunk44 + tl_v];
+                if (tl::in_bounds(b, B) && tl::in_bounds(split, SPLITS) && tl::in_bounds(hkv, HKV) && tl::in_bounds(r0 + o_layout::row(tl_tid, tl_chunk44 + tl_v), HNQ / HKV) && tl::in_bounds(o_layout::col(tl_tid, tl_chunk44 + tl_v), 128)) Og[(((int64_t(b) * SPLITS + split) * HKV + hkv) * (HNQ / HKV) + (r0 + o_layout::row(tl_tid, tl_chunk44 + tl_v))) * 128 + o_layout::col(tl_tid, tl_chunk44 + tl_v)] = o[tl_chunk44 + tl_v];
             }
         }
     }
@@ -1584,8 +1584,8 @@ __global__ void __launch_bounds__(128) flash_decode_varlen_flash_decode_split_ke
     // copy(o, Og[b, split, hkv, r0 +: BM, 0 +: D]);    // rows past G · NQ are skipped  (decode.tl:142)
     #pragma unroll
     for (int tl_chunk42 = 0; tl_chunk42 < o_layout::kSlots; tl_chunk42 += 2) {
-        float* tl_ptr43 = &Og[(((int64_t(b) * SPLITS + split) * HKV + hkv) * (HNQ / HKV) + (r0 + (o_layout::row(tl_tid, tl_chunk42)))) * 128 + (o_layout::col(tl_tid, tl_chunk42))];
-        if (tl::in_bounds(b, B) && tl::in_bounds(split, SPLITS) && tl::in_bounds(hkv, HKV) && tl::in_bounds(r0 + (o_layout::row(tl_tid, tl_chunk42)), HNQ / HKV) && tl::in_bounds(o_layout::col(tl_tid, tl_chunk42), 128) && tl::in_bounds(b, B) && tl::in_bounds(split, SPLITS) && tl::in_bounds(hkv, HKV) && tl::in_bounds(r0 + (o_layout::row(tl_tid, tl_chunk42)), HNQ / HKV) && tl::in_bounds((o_layout::col(tl_tid, tl_chunk42)) + 1, 128) && tl::is_aligned(tl_ptr43, 8)) {
+        float* tl_ptr43 = &Og[(((int64_t(b) * SPLITS + split) * HKV + hkv) * (HNQ / HKV) + (r0 + o_layout::row(tl_tid, tl_chunk42))) * 128 + o_layout::col(tl_tid, tl_chunk42)];
+        if (tl::in_bounds(b, B) && tl::in_bounds(split, SPLITS) && tl::in_bounds(hkv, HKV) && tl::in_bounds(r0 + o_layout::row(tl_tid, tl_chunk42), HNQ / HKV) && tl::in_bounds(o_layout::col(tl_tid, tl_chunk42), 128) && tl::in_bounds(b, B) && tl::in_bounds(split, SPLITS) && tl::in_bounds(hkv, HKV) && tl::in_bounds(r0 + o_layout::row(tl_tid, tl_chunk42), HNQ / HKV) && tl::in_bounds((o_layout::col(tl_tid, tl_chunk42)) + 1, 128) && tl::is_aligned(tl_ptr43, 8)) {
             float tl_vec44[2];
             #pragma unroll
             for (int tl_v = 0; tl_v < 2; ++tl_v) tl_vec44[tl_v] = o[tl_chunk42 + tl_v];
@@ -1593,7 +1593,7 @@ __global__ void __launch_bounds__(128) flash_decode_varlen_flash_decode_split_ke
         } else {
             #pragma unroll
             for (int tl_v = 0; tl_v < 2; ++tl_v) {
-                if (tl::in_bounds(b, B) && tl::in_bounds(split, SPLITS) && tl::in_bounds(hkv, HKV) && tl::in_bounds(r0 + (o_layout::row(tl_tid, tl_chunk42 + tl_v)), HNQ / HKV) && tl::in_bounds(o_layout::col(tl_tid, tl_chunk42 + tl_v), 128)) Og[(((int64_t(b) * SPLITS + split) * HKV + hkv) * (HNQ / HKV) + (r0 + (o_layout::row(tl_tid, tl_chunk42 + tl_v)))) * 128 + (o_layout::col(tl_tid, tl_chunk42 + tl_v))] = o[tl_chunk42 + tl_v];
+                if (tl::in_bounds(b, B) && tl::in_bounds(split, SPLITS) && tl::in_bounds(hkv, HKV) && tl::in_bounds(r0 + o_layout::row(tl_tid, tl_chunk42 + tl_v), HNQ / HKV) && tl::in_bounds(o_layout::col(tl_tid, tl_chunk42 + tl_v), 128)) Og[(((int64_t(b) * SPLITS + split) * HKV + hkv) * (HNQ / HKV) + (r0 + o_layout::row(tl_tid, tl_chunk42 + tl_v))) * 128 + o_layout::col(tl_tid, tl_chunk42 + tl_v)] = o[tl_chunk42 + tl_v];
             }
         }
     }
@@ -1926,7 +1926,7 @@ __global__ void __launch_bounds__(128) flash_decode_paged_flash_decode_split_ker
             __syncthreads();  // the staging buffer may still be read by a previous gemm
             #pragma unroll
             for (int tl_s41 = 0; tl_s41 < p_layout::kSlots; ++tl_s41) {
-                tl_staged40[(p_layout::row(tl_tid, tl_s41)) * 72 + (p_layout::col(tl_tid, tl_s41))] = p[tl_s41];
+                tl_staged40[p_layout::row(tl_tid, tl_s41) * 72 + p_layout::col(tl_tid, tl_s41)] = p[tl_s41];
             }
             __syncthreads();
             tl::warp_gemm_mma<16, 128, 64, 1, 4, tl::f16, false, false>(
@@ -1953,8 +1953,8 @@ __global__ void __launch_bounds__(128) flash_decode_paged_flash_decode_split_ker
     // copy(o, Og[b, split, hkv, r0 +: BM, 0 +: D]);    // rows past G · NQ are skipped  (decode.tl:142)
     #pragma unroll
     for (int tl_chunk44 = 0; tl_chunk44 < o_layout::kSlots; tl_chunk44 += 2) {
-        float* tl_ptr45 = &Og[(((int64_t(b) * SPLITS + split) * HKV + hkv) * (HNQ / HKV) + (r0 + (o_layout::row(tl_tid, tl_chunk44)))) * 128 + (o_layout::col(tl_tid, tl_chunk44))];
-        if (tl::in_bounds(b, B) && tl::in_bounds(split, SPLITS) && tl::in_bounds(hkv, HKV) && tl::in_bounds(r0 + (o_layout::row(tl_tid, tl_chunk44)), HNQ / HKV) && tl::in_bounds(o_layout::col(tl_tid, tl_chunk44), 128) && tl::in_bounds(b, B) && tl::in_bounds(split, SPLITS) && tl::in_bounds(hkv, HKV) && tl::in_bounds(r0 + (o_layout::row(tl_tid, tl_chunk44)), HNQ / HKV) && tl::in_bounds((o_layout::col(tl_tid, tl_chunk44)) + 1, 128) && tl::is_aligned(tl_ptr45, 8)) {
+        float* tl_ptr45 = &Og[(((int64_t(b) * SPLITS + split) * HKV + hkv) * (HNQ / HKV) + (r0 + o_layout::row(tl_tid, tl_chunk44))) * 128 + o_layout::col(tl_tid, tl_chunk44)];
+        if (tl::in_bounds(b, B) && tl::in_bounds(split, SPLITS) && tl::in_bounds(hkv, HKV) && tl::in_bounds(r0 + o_layout::row(tl_tid, tl_chunk44), HNQ / HKV) && tl::in_bounds(o_layout::col(tl_tid, tl_chunk44), 128) && tl::in_bounds(b, B) && tl::in_bounds(split, SPLITS) && tl::in_bounds(hkv, HKV) && tl::in_bounds(r0 + o_layout::row(tl_tid, tl_chunk44), HNQ / HKV) && tl::in_bounds((o_layout::col(tl_tid, tl_chunk44)) + 1, 128) && tl::is_aligned(tl_ptr45, 8)) {
             float tl_vec46[2];
             #pragma unroll
             for (int tl_v = 0; tl_v < 2; ++tl_v) tl_vec46[tl_v] = o[tl_chunk44 + tl_v];
@@ -1962,7 +1962,7 @@ __global__ void __launch_bounds__(128) flash_decode_paged_flash_decode_split_ker
         } else {
             #pragma unroll
             for (int tl_v = 0; tl_v < 2; ++tl_v) {
-                if (tl::in_bounds(b, B) && tl::in_bounds(split, SPLITS) && tl::in_bounds(hkv, HKV) && tl::in_bounds(r0 + (o_layout::row(tl_tid, tl_chunk44 + tl_v)), HNQ / HKV) && tl::in_bounds(o_layout::col(tl_tid, tl_chunk44 + tl_v), 128)) Og[(((int64_t(b) * SPLITS + split) * HKV + hkv) * (HNQ / HKV) + (r0 + (o_layout::row(tl_tid, tl_chunk44 + tl_v)))) * 128 + (o_layout::col(tl_tid, tl_chunk44 + tl_v))] = o[tl_chunk44 + tl_v];
+                if (tl::in_bounds(b, B) && tl::in_bounds(split, SPLITS) && tl::in_bounds(hkv, HKV) && tl::in_bounds(r0 + o_layout::row(tl_tid, tl_chunk44 + tl_v), HNQ / HKV) && tl::in_bounds(o_layout::col(tl_tid, tl_chunk44 + tl_v), 128)) Og[(((int64_t(b) * SPLITS + split) * HKV + hkv) * (HNQ / HKV) + (r0 + o_layout::row(tl_tid, tl_chunk44 + tl_v))) * 128 + o_layout::col(tl_tid, tl_chunk44 + tl_v)] = o[tl_chunk44 + tl_v];
             }
         }
     }
@@ -2285,8 +2285,8 @@ __global__ void __launch_bounds__(128) flash_decode_paged_flash_decode_split_ker
     // copy(o, Og[b, split, hkv, r0 +: BM, 0 +: D]);    // rows past G · NQ are skipped  (decode.tl:142)
     #pragma unroll
     for (int tl_chunk42 = 0; tl_chunk42 < o_layout::kSlots; tl_chunk42 += 2) {
-        float* tl_ptr43 = &Og[(((int64_t(b) * SPLITS + split) * HKV + hkv) * (HNQ / HKV) + (r0 + (o_layout::row(tl_tid, tl_chunk42)))) * 128 + (o_layout::col(tl_tid, tl_chunk42))];
-        if (tl::in_bounds(b, B) && tl::in_bounds(split, SPLITS) && tl::in_bounds(hkv, HKV) && tl::in_bounds(r0 + (o_layout::row(tl_tid, tl_chunk42)), HNQ / HKV) && tl::in_bounds(o_layout::col(tl_tid, tl_chunk42), 128) && tl::in_bounds(b, B) && tl::in_bounds(split, SPLITS) && tl::in_bounds(hkv, HKV) && tl::in_bounds(r0 + (o_layout::row(tl_tid, tl_chunk42)), HNQ / HKV) && tl::in_bounds((o_layout::col(tl_tid, tl_chunk42)) + 1, 128) && tl::is_aligned(tl_ptr43, 8)) {
+        float* tl_ptr43 = &Og[(((int64_t(b) * SPLITS + split) * HKV + hkv) * (HNQ / HKV) + (r0 + o_layout::row(tl_tid, tl_chunk42))) * 128 + o_layout::col(tl_tid, tl_chunk42)];
+        if (tl::in_bounds(b, B) && tl::in_bounds(split, SPLITS) && tl::in_bounds(hkv, HKV) && tl::in_bounds(r0 + o_layout::row(tl_tid, tl_chunk42), HNQ / HKV) && tl::in_bounds(o_layout::col(tl_tid, tl_chunk42), 128) && tl::in_bounds(b, B) && tl::in_bounds(split, SPLITS) && tl::in_bounds(hkv, HKV) && tl::in_bounds(r0 + o_layout::row(tl_tid, tl_chunk42), HNQ / HKV) && tl::in_bounds((o_layout::col(tl_tid, tl_chunk42)) + 1, 128) && tl::is_aligned(tl_ptr43, 8)) {
             float tl_vec44[2];
             #pragma unroll
             for (int tl_v = 0; tl_v < 2; ++tl_v) tl_vec44[tl_v] = o[tl_chunk42 + tl_v];
@@ -2294,7 +2294,7 @@ __global__ void __launch_bounds__(128) flash_decode_paged_flash_decode_split_ker
         } else {
             #pragma unroll
             for (int tl_v = 0; tl_v < 2; ++tl_v) {
-                if (tl::in_bounds(b, B) && tl::in_bounds(split, SPLITS) && tl::in_bounds(hkv, HKV) && tl::in_bounds(r0 + (o_layout::row(tl_tid, tl_chunk42 + tl_v)), HNQ / HKV) && tl::in_bounds(o_layout::col(tl_tid, tl_chunk42 + tl_v), 128)) Og[(((int64_t(b) * SPLITS + split) * HKV + hkv) * (HNQ / HKV) + (r0 + (o_layout::row(tl_tid, tl_chunk42 + tl_v)))) * 128 + (o_layout::col(tl_tid, tl_chunk42 + tl_v))] = o[tl_chunk42 + tl_v];
+                if (tl::in_bounds(b, B) && tl::in_bounds(split, SPLITS) && tl::in_bounds(hkv, HKV) && tl::in_bounds(r0 + o_layout::row(tl_tid, tl_chunk42 + tl_v), HNQ / HKV) && tl::in_bounds(o_layout::col(tl_tid, tl_chunk42 + tl_v), 128)) Og[(((int64_t(b) * SPLITS + split) * HKV + hkv) * (HNQ / HKV) + (r0 + o_layout::row(tl_tid, tl_chunk42 + tl_v))) * 128 + o_layout::col(tl_tid, tl_chunk42 + tl_v)] = o[tl_chunk42 + tl_v];
             }
         }
     }

@@ -25,8 +25,8 @@ __global__ void __launch_bounds__(256) embedding_kernel(
     // copy(Table[Ids[t0 +: RB], c0 +: BD], e);  (embedding.tl:13)
     #pragma unroll
     for (int tl_chunk0 = 0; tl_chunk0 < e_layout::kSlots; tl_chunk0 += 8) {
-        const tl::f16* tl_ptr1 = &Table[int64_t(tl::gather_index(Ids, t0 + ((e_layout::flat(tl_tid, (tl_chunk0 / 8) * 8)) / 512), NT)) * D + (c0 + (((e_layout::flat(tl_tid, (tl_chunk0 / 8) * 8)) % 512) + tl_chunk0 % 8))];
-        if (tl::in_bounds(tl::gather_index(Ids, t0 + ((e_layout::flat(tl_tid, (tl_chunk0 / 8) * 8)) / 512), NT), V) && tl::in_bounds(c0 + (((e_layout::flat(tl_tid, (tl_chunk0 / 8) * 8)) % 512) + tl_chunk0 % 8), D) && tl::in_bounds(tl::gather_index(Ids, t0 + ((e_layout::flat(tl_tid, (tl_chunk0 / 8) * 8)) / 512), NT), V) && tl::in_bounds((c0 + (((e_layout::flat(tl_tid, (tl_chunk0 / 8) * 8)) % 512) + tl_chunk0 % 8)) + 7, D) && tl::is_aligned(tl_ptr1, 16)) {
+        const tl::f16* tl_ptr1 = &Table[int64_t(tl::gather_index(Ids, t0 + (e_layout::flat(tl_tid, (tl_chunk0 / 8) * 8) / 512), NT)) * D + (c0 + ((e_layout::flat(tl_tid, (tl_chunk0 / 8) * 8) % 512) + tl_chunk0 % 8))];
+        if (tl::in_bounds(tl::gather_index(Ids, t0 + (e_layout::flat(tl_tid, (tl_chunk0 / 8) * 8) / 512), NT), V) && tl::in_bounds(c0 + ((e_layout::flat(tl_tid, (tl_chunk0 / 8) * 8) % 512) + tl_chunk0 % 8), D) && tl::in_bounds(tl::gather_index(Ids, t0 + (e_layout::flat(tl_tid, (tl_chunk0 / 8) * 8) / 512), NT), V) && tl::in_bounds((c0 + ((e_layout::flat(tl_tid, (tl_chunk0 / 8) * 8) % 512) + tl_chunk0 % 8)) + 7, D) && tl::is_aligned(tl_ptr1, 16)) {
             tl::f16 tl_vec2[8];
             tl::load_vector<tl::f16, 8>(tl_vec2, tl_ptr1);
             #pragma unroll
@@ -34,15 +34,15 @@ __global__ void __launch_bounds__(256) embedding_kernel(
         } else {
             #pragma unroll
             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                e[tl_chunk0 + tl_v] = tl::in_bounds(tl::gather_index(Ids, t0 + ((e_layout::flat(tl_tid, ((tl_chunk0 + tl_v) / 8) * 8)) / 512), NT), V) && tl::in_bounds(c0 + (((e_layout::flat(tl_tid, ((tl_chunk0 + tl_v) / 8) * 8)) % 512) + (tl_chunk0 + tl_v) % 8), D) ? Table[int64_t(tl::gather_index(Ids, t0 + ((e_layout::flat(tl_tid, ((tl_chunk0 + tl_v) / 8) * 8)) / 512), NT)) * D + (c0 + (((e_layout::flat(tl_tid, ((tl_chunk0 + tl_v) / 8) * 8)) % 512) + (tl_chunk0 + tl_v) % 8))] : tl::convert<tl::f16>(0.0f);
+                e[tl_chunk0 + tl_v] = tl::in_bounds(tl::gather_index(Ids, t0 + (e_layout::flat(tl_tid, ((tl_chunk0 + tl_v) / 8) * 8) / 512), NT), V) && tl::in_bounds(c0 + ((e_layout::flat(tl_tid, ((tl_chunk0 + tl_v) / 8) * 8) % 512) + (tl_chunk0 + tl_v) % 8), D) ? Table[int64_t(tl::gather_index(Ids, t0 + (e_layout::flat(tl_tid, ((tl_chunk0 + tl_v) / 8) * 8) / 512), NT)) * D + (c0 + ((e_layout::flat(tl_tid, ((tl_chunk0 + tl_v) / 8) * 8) % 512) + (tl_chunk0 + tl_v) % 8))] : tl::convert<tl::f16>(0.0f);
             }
         }
     }
     // copy(e, Y[t0 +: RB, c0 +: BD]);  (embedding.tl:14)
     #pragma unroll
     for (int tl_chunk3 = 0; tl_chunk3 < e_layout::kSlots; tl_chunk3 += 8) {
-        tl::f16* tl_ptr4 = &Y[int64_t(t0 + ((e_layout::flat(tl_tid, (tl_chunk3 / 8) * 8)) / 512)) * D + (c0 + (((e_layout::flat(tl_tid, (tl_chunk3 / 8) * 8)) % 512) + tl_chunk3 % 8))];
-        if (tl::in_bounds(t0 + ((e_layout::flat(tl_tid, (tl_chunk3 / 8) * 8)) / 512), NT) && tl::in_bounds(c0 + (((e_layout::flat(tl_tid, (tl_chunk3 / 8) * 8)) % 512) + tl_chunk3 % 8), D) && tl::in_bounds(t0 + ((e_layout::flat(tl_tid, (tl_chunk3 / 8) * 8)) / 512), NT) && tl::in_bounds((c0 + (((e_layout::flat(tl_tid, (tl_chunk3 / 8) * 8)) % 512) + tl_chunk3 % 8)) + 7, D) && tl::is_aligned(tl_ptr4, 16)) {
+        tl::f16* tl_ptr4 = &Y[int64_t(t0 + (e_layout::flat(tl_tid, (tl_chunk3 / 8) * 8) / 512)) * D + (c0 + ((e_layout::flat(tl_tid, (tl_chunk3 / 8) * 8) % 512) + tl_chunk3 % 8))];
+        if (tl::in_bounds(t0 + (e_layout::flat(tl_tid, (tl_chunk3 / 8) * 8) / 512), NT) && tl::in_bounds(c0 + ((e_layout::flat(tl_tid, (tl_chunk3 / 8) * 8) % 512) + tl_chunk3 % 8), D) && tl::in_bounds(t0 + (e_layout::flat(tl_tid, (tl_chunk3 / 8) * 8) / 512), NT) && tl::in_bounds((c0 + ((e_layout::flat(tl_tid, (tl_chunk3 / 8) * 8) % 512) + tl_chunk3 % 8)) + 7, D) && tl::is_aligned(tl_ptr4, 16)) {
             tl::f16 tl_vec5[8];
             #pragma unroll
             for (int tl_v = 0; tl_v < 8; ++tl_v) tl_vec5[tl_v] = e[tl_chunk3 + tl_v];
@@ -50,7 +50,7 @@ __global__ void __launch_bounds__(256) embedding_kernel(
         } else {
             #pragma unroll
             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                if (tl::in_bounds(t0 + ((e_layout::flat(tl_tid, ((tl_chunk3 + tl_v) / 8) * 8)) / 512), NT) && tl::in_bounds(c0 + (((e_layout::flat(tl_tid, ((tl_chunk3 + tl_v) / 8) * 8)) % 512) + (tl_chunk3 + tl_v) % 8), D)) Y[int64_t(t0 + ((e_layout::flat(tl_tid, ((tl_chunk3 + tl_v) / 8) * 8)) / 512)) * D + (c0 + (((e_layout::flat(tl_tid, ((tl_chunk3 + tl_v) / 8) * 8)) % 512) + (tl_chunk3 + tl_v) % 8))] = e[tl_chunk3 + tl_v];
+                if (tl::in_bounds(t0 + (e_layout::flat(tl_tid, ((tl_chunk3 + tl_v) / 8) * 8) / 512), NT) && tl::in_bounds(c0 + ((e_layout::flat(tl_tid, ((tl_chunk3 + tl_v) / 8) * 8) % 512) + (tl_chunk3 + tl_v) % 8), D)) Y[int64_t(t0 + (e_layout::flat(tl_tid, ((tl_chunk3 + tl_v) / 8) * 8) / 512)) * D + (c0 + ((e_layout::flat(tl_tid, ((tl_chunk3 + tl_v) / 8) * 8) % 512) + (tl_chunk3 + tl_v) % 8))] = e[tl_chunk3 + tl_v];
             }
         }
     }

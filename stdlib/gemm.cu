@@ -213,8 +213,8 @@ __global__ void __launch_bounds__(256) gemm_kernel(
     // copy(acc, C[row0 +: BM, col0 +: BN]);  (gemm.tl:26)
     #pragma unroll
     for (int tl_chunk42 = 0; tl_chunk42 < acc_layout::kSlots; tl_chunk42 += 2) {
-        tl::f16* tl_ptr43 = &C[int64_t(row0 + (acc_layout::row(tl_tid, tl_chunk42))) * N + (col0 + (acc_layout::col(tl_tid, tl_chunk42)))];
-        if (tl::in_bounds(row0 + (acc_layout::row(tl_tid, tl_chunk42)), M) && tl::in_bounds(col0 + (acc_layout::col(tl_tid, tl_chunk42)), N) && tl::in_bounds(row0 + (acc_layout::row(tl_tid, tl_chunk42)), M) && tl::in_bounds((col0 + (acc_layout::col(tl_tid, tl_chunk42))) + 1, N) && tl::is_aligned(tl_ptr43, 4)) {
+        tl::f16* tl_ptr43 = &C[int64_t(row0 + acc_layout::row(tl_tid, tl_chunk42)) * N + (col0 + acc_layout::col(tl_tid, tl_chunk42))];
+        if (tl::in_bounds(row0 + acc_layout::row(tl_tid, tl_chunk42), M) && tl::in_bounds(col0 + acc_layout::col(tl_tid, tl_chunk42), N) && tl::in_bounds(row0 + acc_layout::row(tl_tid, tl_chunk42), M) && tl::in_bounds((col0 + acc_layout::col(tl_tid, tl_chunk42)) + 1, N) && tl::is_aligned(tl_ptr43, 4)) {
             tl::f16 tl_vec44[2];
             #pragma unroll
             for (int tl_v = 0; tl_v < 2; tl_v += 2) tl::convert_pair(&tl_vec44[tl_v], acc[tl_chunk42 + tl_v], acc[tl_chunk42 + tl_v + 1]);
@@ -222,7 +222,7 @@ __global__ void __launch_bounds__(256) gemm_kernel(
         } else {
             #pragma unroll
             for (int tl_v = 0; tl_v < 2; ++tl_v) {
-                if (tl::in_bounds(row0 + (acc_layout::row(tl_tid, tl_chunk42 + tl_v)), M) && tl::in_bounds(col0 + (acc_layout::col(tl_tid, tl_chunk42 + tl_v)), N)) C[int64_t(row0 + (acc_layout::row(tl_tid, tl_chunk42 + tl_v))) * N + (col0 + (acc_layout::col(tl_tid, tl_chunk42 + tl_v)))] = tl::convert<tl::f16>(acc[tl_chunk42 + tl_v]);
+                if (tl::in_bounds(row0 + acc_layout::row(tl_tid, tl_chunk42 + tl_v), M) && tl::in_bounds(col0 + acc_layout::col(tl_tid, tl_chunk42 + tl_v), N)) C[int64_t(row0 + acc_layout::row(tl_tid, tl_chunk42 + tl_v)) * N + (col0 + acc_layout::col(tl_tid, tl_chunk42 + tl_v))] = tl::convert<tl::f16>(acc[tl_chunk42 + tl_v]);
             }
         }
     }
@@ -544,8 +544,8 @@ __global__ void __launch_bounds__(256) gemm_nt_kernel(
     // copy(acc, C[row0 +: BM, col0 +: BN]);  (gemm.tl:46)
     #pragma unroll
     for (int tl_chunk42 = 0; tl_chunk42 < acc_layout::kSlots; tl_chunk42 += 2) {
-        tl::f16* tl_ptr43 = &C[int64_t(row0 + (acc_layout::row(tl_tid, tl_chunk42))) * N + (col0 + (acc_layout::col(tl_tid, tl_chunk42)))];
-        if (tl::in_bounds(row0 + (acc_layout::row(tl_tid, tl_chunk42)), M) && tl::in_bounds(col0 + (acc_layout::col(tl_tid, tl_chunk42)), N) && tl::in_bounds(row0 + (acc_layout::row(tl_tid, tl_chunk42)), M) && tl::in_bounds((col0 + (acc_layout::col(tl_tid, tl_chunk42))) + 1, N) && tl::is_aligned(tl_ptr43, 4)) {
+        tl::f16* tl_ptr43 = &C[int64_t(row0 + acc_layout::row(tl_tid, tl_chunk42)) * N + (col0 + acc_layout::col(tl_tid, tl_chunk42))];
+        if (tl::in_bounds(row0 + acc_layout::row(tl_tid, tl_chunk42), M) && tl::in_bounds(col0 + acc_layout::col(tl_tid, tl_chunk42), N) && tl::in_bounds(row0 + acc_layout::row(tl_tid, tl_chunk42), M) && tl::in_bounds((col0 + acc_layout::col(tl_tid, tl_chunk42)) + 1, N) && tl::is_aligned(tl_ptr43, 4)) {
             tl::f16 tl_vec44[2];
             #pragma unroll
             for (int tl_v = 0; tl_v < 2; tl_v += 2) tl::convert_pair(&tl_vec44[tl_v], acc[tl_chunk42 + tl_v], acc[tl_chunk42 + tl_v + 1]);
@@ -553,7 +553,7 @@ __global__ void __launch_bounds__(256) gemm_nt_kernel(
         } else {
             #pragma unroll
             for (int tl_v = 0; tl_v < 2; ++tl_v) {
-                if (tl::in_bounds(row0 + (acc_layout::row(tl_tid, tl_chunk42 + tl_v)), M) && tl::in_bounds(col0 + (acc_layout::col(tl_tid, tl_chunk42 + tl_v)), N)) C[int64_t(row0 + (acc_layout::row(tl_tid, tl_chunk42 + tl_v))) * N + (col0 + (acc_layout::col(tl_tid, tl_chunk42 + tl_v)))] = tl::convert<tl::f16>(acc[tl_chunk42 + tl_v]);
+                if (tl::in_bounds(row0 + acc_layout::row(tl_tid, tl_chunk42 + tl_v), M) && tl::in_bounds(col0 + acc_layout::col(tl_tid, tl_chunk42 + tl_v), N)) C[int64_t(row0 + acc_layout::row(tl_tid, tl_chunk42 + tl_v)) * N + (col0 + acc_layout::col(tl_tid, tl_chunk42 + tl_v))] = tl::convert<tl::f16>(acc[tl_chunk42 + tl_v]);
             }
         }
     }
@@ -887,8 +887,8 @@ __global__ void __launch_bounds__(256) gemm_scaled_kernel(
     // copy(acc, C[row0 +: BM, col0 +: BN]);  (gemm.tl:75)
     #pragma unroll
     for (int tl_chunk43 = 0; tl_chunk43 < acc_layout::kSlots; tl_chunk43 += 2) {
-        tl::f16* tl_ptr44 = &C[int64_t(row0 + (acc_layout::row(tl_tid, tl_chunk43))) * N + (col0 + (acc_layout::col(tl_tid, tl_chunk43)))];
-        if (tl::in_bounds(row0 + (acc_layout::row(tl_tid, tl_chunk43)), M) && tl::in_bounds(col0 + (acc_layout::col(tl_tid, tl_chunk43)), N) && tl::in_bounds(row0 + (acc_layout::row(tl_tid, tl_chunk43)), M) && tl::in_bounds((col0 + (acc_layout::col(tl_tid, tl_chunk43))) + 1, N) && tl::is_aligned(tl_ptr44, 4)) {
+        tl::f16* tl_ptr44 = &C[int64_t(row0 + acc_layout::row(tl_tid, tl_chunk43)) * N + (col0 + acc_layout::col(tl_tid, tl_chunk43))];
+        if (tl::in_bounds(row0 + acc_layout::row(tl_tid, tl_chunk43), M) && tl::in_bounds(col0 + acc_layout::col(tl_tid, tl_chunk43), N) && tl::in_bounds(row0 + acc_layout::row(tl_tid, tl_chunk43), M) && tl::in_bounds((col0 + acc_layout::col(tl_tid, tl_chunk43)) + 1, N) && tl::is_aligned(tl_ptr44, 4)) {
             tl::f16 tl_vec45[2];
             #pragma unroll
             for (int tl_v = 0; tl_v < 2; tl_v += 2) tl::convert_pair(&tl_vec45[tl_v], acc[tl_chunk43 + tl_v], acc[tl_chunk43 + tl_v + 1]);
@@ -896,7 +896,7 @@ __global__ void __launch_bounds__(256) gemm_scaled_kernel(
         } else {
             #pragma unroll
             for (int tl_v = 0; tl_v < 2; ++tl_v) {
-                if (tl::in_bounds(row0 + (acc_layout::row(tl_tid, tl_chunk43 + tl_v)), M) && tl::in_bounds(col0 + (acc_layout::col(tl_tid, tl_chunk43 + tl_v)), N)) C[int64_t(row0 + (acc_layout::row(tl_tid, tl_chunk43 + tl_v))) * N + (col0 + (acc_layout::col(tl_tid, tl_chunk43 + tl_v)))] = tl::convert<tl::f16>(acc[tl_chunk43 + tl_v]);
+                if (tl::in_bounds(row0 + acc_layout::row(tl_tid, tl_chunk43 + tl_v), M) && tl::in_bounds(col0 + acc_layout::col(tl_tid, tl_chunk43 + tl_v), N)) C[int64_t(row0 + acc_layout::row(tl_tid, tl_chunk43 + tl_v)) * N + (col0 + acc_layout::col(tl_tid, tl_chunk43 + tl_v))] = tl::convert<tl::f16>(acc[tl_chunk43 + tl_v]);
             }
         }
     }
@@ -1263,8 +1263,8 @@ __global__ void __launch_bounds__(256) gemm_bias_kernel(
     // copy(acc, C[row0 +: BM, col0 +: BN]);  (gemm.tl:100)
     #pragma unroll
     for (int tl_chunk48 = 0; tl_chunk48 < acc_layout::kSlots; tl_chunk48 += 2) {
-        tl::f16* tl_ptr49 = &C[int64_t(row0 + (acc_layout::row(tl_tid, tl_chunk48))) * N + (col0 + (acc_layout::col(tl_tid, tl_chunk48)))];
-        if (tl::in_bounds(row0 + (acc_layout::row(tl_tid, tl_chunk48)), M) && tl::in_bounds(col0 + (acc_layout::col(tl_tid, tl_chunk48)), N) && tl::in_bounds(row0 + (acc_layout::row(tl_tid, tl_chunk48)), M) && tl::in_bounds((col0 + (acc_layout::col(tl_tid, tl_chunk48))) + 1, N) && tl::is_aligned(tl_ptr49, 4)) {
+        tl::f16* tl_ptr49 = &C[int64_t(row0 + acc_layout::row(tl_tid, tl_chunk48)) * N + (col0 + acc_layout::col(tl_tid, tl_chunk48))];
+        if (tl::in_bounds(row0 + acc_layout::row(tl_tid, tl_chunk48), M) && tl::in_bounds(col0 + acc_layout::col(tl_tid, tl_chunk48), N) && tl::in_bounds(row0 + acc_layout::row(tl_tid, tl_chunk48), M) && tl::in_bounds((col0 + acc_layout::col(tl_tid, tl_chunk48)) + 1, N) && tl::is_aligned(tl_ptr49, 4)) {
             tl::f16 tl_vec50[2];
             #pragma unroll
             for (int tl_v = 0; tl_v < 2; tl_v += 2) tl::convert_pair(&tl_vec50[tl_v], acc[tl_chunk48 + tl_v], acc[tl_chunk48 + tl_v + 1]);
@@ -1272,7 +1272,7 @@ __global__ void __launch_bounds__(256) gemm_bias_kernel(
         } else {
             #pragma unroll
             for (int tl_v = 0; tl_v < 2; ++tl_v) {
-                if (tl::in_bounds(row0 + (acc_layout::row(tl_tid, tl_chunk48 + tl_v)), M) && tl::in_bounds(col0 + (acc_layout::col(tl_tid, tl_chunk48 + tl_v)), N)) C[int64_t(row0 + (acc_layout::row(tl_tid, tl_chunk48 + tl_v))) * N + (col0 + (acc_layout::col(tl_tid, tl_chunk48 + tl_v)))] = tl::convert<tl::f16>(acc[tl_chunk48 + tl_v]);
+                if (tl::in_bounds(row0 + acc_layout::row(tl_tid, tl_chunk48 + tl_v), M) && tl::in_bounds(col0 + acc_layout::col(tl_tid, tl_chunk48 + tl_v), N)) C[int64_t(row0 + acc_layout::row(tl_tid, tl_chunk48 + tl_v)) * N + (col0 + acc_layout::col(tl_tid, tl_chunk48 + tl_v))] = tl::convert<tl::f16>(acc[tl_chunk48 + tl_v]);
             }
         }
     }
@@ -1655,8 +1655,8 @@ __global__ void __launch_bounds__(256) gemm_bias_gelu_kernel(
     // copy(acc, C[row0 +: BM, col0 +: BN]);  (gemm.tl:125)
     #pragma unroll
     for (int tl_chunk48 = 0; tl_chunk48 < acc_layout::kSlots; tl_chunk48 += 2) {
-        tl::f16* tl_ptr49 = &C[int64_t(row0 + (acc_layout::row(tl_tid, tl_chunk48))) * N + (col0 + (acc_layout::col(tl_tid, tl_chunk48)))];
-        if (tl::in_bounds(row0 + (acc_layout::row(tl_tid, tl_chunk48)), M) && tl::in_bounds(col0 + (acc_layout::col(tl_tid, tl_chunk48)), N) && tl::in_bounds(row0 + (acc_layout::row(tl_tid, tl_chunk48)), M) && tl::in_bounds((col0 + (acc_layout::col(tl_tid, tl_chunk48))) + 1, N) && tl::is_aligned(tl_ptr49, 4)) {
+        tl::f16* tl_ptr49 = &C[int64_t(row0 + acc_layout::row(tl_tid, tl_chunk48)) * N + (col0 + acc_layout::col(tl_tid, tl_chunk48))];
+        if (tl::in_bounds(row0 + acc_layout::row(tl_tid, tl_chunk48), M) && tl::in_bounds(col0 + acc_layout::col(tl_tid, tl_chunk48), N) && tl::in_bounds(row0 + acc_layout::row(tl_tid, tl_chunk48), M) && tl::in_bounds((col0 + acc_layout::col(tl_tid, tl_chunk48)) + 1, N) && tl::is_aligned(tl_ptr49, 4)) {
             tl::f16 tl_vec50[2];
             #pragma unroll
             for (int tl_v = 0; tl_v < 2; tl_v += 2) tl::convert_pair(&tl_vec50[tl_v], acc[tl_chunk48 + tl_v], acc[tl_chunk48 + tl_v + 1]);
@@ -1664,7 +1664,7 @@ __global__ void __launch_bounds__(256) gemm_bias_gelu_kernel(
         } else {
             #pragma unroll
             for (int tl_v = 0; tl_v < 2; ++tl_v) {
-                if (tl::in_bounds(row0 + (acc_layout::row(tl_tid, tl_chunk48 + tl_v)), M) && tl::in_bounds(col0 + (acc_layout::col(tl_tid, tl_chunk48 + tl_v)), N)) C[int64_t(row0 + (acc_layout::row(tl_tid, tl_chunk48 + tl_v))) * N + (col0 + (acc_layout::col(tl_tid, tl_chunk48 + tl_v)))] = tl::convert<tl::f16>(acc[tl_chunk48 + tl_v]);
+                if (tl::in_bounds(row0 + acc_layout::row(tl_tid, tl_chunk48 + tl_v), M) && tl::in_bounds(col0 + acc_layout::col(tl_tid, tl_chunk48 + tl_v), N)) C[int64_t(row0 + acc_layout::row(tl_tid, tl_chunk48 + tl_v)) * N + (col0 + acc_layout::col(tl_tid, tl_chunk48 + tl_v))] = tl::convert<tl::f16>(acc[tl_chunk48 + tl_v]);
             }
         }
     }
@@ -2047,8 +2047,8 @@ __global__ void __launch_bounds__(256) gemm_bias_silu_kernel(
     // copy(acc, C[row0 +: BM, col0 +: BN]);  (gemm.tl:150)
     #pragma unroll
     for (int tl_chunk48 = 0; tl_chunk48 < acc_layout::kSlots; tl_chunk48 += 2) {
-        tl::f16* tl_ptr49 = &C[int64_t(row0 + (acc_layout::row(tl_tid, tl_chunk48))) * N + (col0 + (acc_layout::col(tl_tid, tl_chunk48)))];
-        if (tl::in_bounds(row0 + (acc_layout::row(tl_tid, tl_chunk48)), M) && tl::in_bounds(col0 + (acc_layout::col(tl_tid, tl_chunk48)), N) && tl::in_bounds(row0 + (acc_layout::row(tl_tid, tl_chunk48)), M) && tl::in_bounds((col0 + (acc_layout::col(tl_tid, tl_chunk48))) + 1, N) && tl::is_aligned(tl_ptr49, 4)) {
+        tl::f16* tl_ptr49 = &C[int64_t(row0 + acc_layout::row(tl_tid, tl_chunk48)) * N + (col0 + acc_layout::col(tl_tid, tl_chunk48))];
+        if (tl::in_bounds(row0 + acc_layout::row(tl_tid, tl_chunk48), M) && tl::in_bounds(col0 + acc_layout::col(tl_tid, tl_chunk48), N) && tl::in_bounds(row0 + acc_layout::row(tl_tid, tl_chunk48), M) && tl::in_bounds((col0 + acc_layout::col(tl_tid, tl_chunk48)) + 1, N) && tl::is_aligned(tl_ptr49, 4)) {
             tl::f16 tl_vec50[2];
             #pragma unroll
             for (int tl_v = 0; tl_v < 2; tl_v += 2) tl::convert_pair(&tl_vec50[tl_v], acc[tl_chunk48 + tl_v], acc[tl_chunk48 + tl_v + 1]);
@@ -2056,7 +2056,7 @@ __global__ void __launch_bounds__(256) gemm_bias_silu_kernel(
         } else {
             #pragma unroll
             for (int tl_v = 0; tl_v < 2; ++tl_v) {
-                if (tl::in_bounds(row0 + (acc_layout::row(tl_tid, tl_chunk48 + tl_v)), M) && tl::in_bounds(col0 + (acc_layout::col(tl_tid, tl_chunk48 + tl_v)), N)) C[int64_t(row0 + (acc_layout::row(tl_tid, tl_chunk48 + tl_v))) * N + (col0 + (acc_layout::col(tl_tid, tl_chunk48 + tl_v)))] = tl::convert<tl::f16>(acc[tl_chunk48 + tl_v]);
+                if (tl::in_bounds(row0 + acc_layout::row(tl_tid, tl_chunk48 + tl_v), M) && tl::in_bounds(col0 + acc_layout::col(tl_tid, tl_chunk48 + tl_v), N)) C[int64_t(row0 + acc_layout::row(tl_tid, tl_chunk48 + tl_v)) * N + (col0 + acc_layout::col(tl_tid, tl_chunk48 + tl_v))] = tl::convert<tl::f16>(acc[tl_chunk48 + tl_v]);
             }
         }
     }
@@ -2412,8 +2412,8 @@ __global__ void __launch_bounds__(256) gemm_splitk_partial_kernel(
     // copy(acc, Part[block.z, row0 +: BM, col0 +: BN]);  (gemm.tl:177)
     #pragma unroll
     for (int tl_chunk42 = 0; tl_chunk42 < acc_layout::kSlots; tl_chunk42 += 2) {
-        float* tl_ptr43 = &Part[(int64_t(int(blockIdx.z)) * M + (row0 + (acc_layout::row(tl_tid, tl_chunk42)))) * N + (col0 + (acc_layout::col(tl_tid, tl_chunk42)))];
-        if (tl::in_bounds(int(blockIdx.z), SPLITS) && tl::in_bounds(row0 + (acc_layout::row(tl_tid, tl_chunk42)), M) && tl::in_bounds(col0 + (acc_layout::col(tl_tid, tl_chunk42)), N) && tl::in_bounds(int(blockIdx.z), SPLITS) && tl::in_bounds(row0 + (acc_layout::row(tl_tid, tl_chunk42)), M) && tl::in_bounds((col0 + (acc_layout::col(tl_tid, tl_chunk42))) + 1, N) && tl::is_aligned(tl_ptr43, 8)) {
+        float* tl_ptr43 = &Part[(int64_t(int(blockIdx.z)) * M + (row0 + acc_layout::row(tl_tid, tl_chunk42))) * N + (col0 + acc_layout::col(tl_tid, tl_chunk42))];
+        if (tl::in_bounds(int(blockIdx.z), SPLITS) && tl::in_bounds(row0 + acc_layout::row(tl_tid, tl_chunk42), M) && tl::in_bounds(col0 + acc_layout::col(tl_tid, tl_chunk42), N) && tl::in_bounds(int(blockIdx.z), SPLITS) && tl::in_bounds(row0 + acc_layout::row(tl_tid, tl_chunk42), M) && tl::in_bounds((col0 + acc_layout::col(tl_tid, tl_chunk42)) + 1, N) && tl::is_aligned(tl_ptr43, 8)) {
             float tl_vec44[2];
             #pragma unroll
             for (int tl_v = 0; tl_v < 2; ++tl_v) tl_vec44[tl_v] = acc[tl_chunk42 + tl_v];
@@ -2421,7 +2421,7 @@ __global__ void __launch_bounds__(256) gemm_splitk_partial_kernel(
         } else {
             #pragma unroll
             for (int tl_v = 0; tl_v < 2; ++tl_v) {
-                if (tl::in_bounds(int(blockIdx.z), SPLITS) && tl::in_bounds(row0 + (acc_layout::row(tl_tid, tl_chunk42 + tl_v)), M) && tl::in_bounds(col0 + (acc_layout::col(tl_tid, tl_chunk42 + tl_v)), N)) Part[(int64_t(int(blockIdx.z)) * M + (row0 + (acc_layout::row(tl_tid, tl_chunk42 + tl_v)))) * N + (col0 + (acc_layout::col(tl_tid, tl_chunk42 + tl_v)))] = acc[tl_chunk42 + tl_v];
+                if (tl::in_bounds(int(blockIdx.z), SPLITS) && tl::in_bounds(row0 + acc_layout::row(tl_tid, tl_chunk42 + tl_v), M) && tl::in_bounds(col0 + acc_layout::col(tl_tid, tl_chunk42 + tl_v), N)) Part[(int64_t(int(blockIdx.z)) * M + (row0 + acc_layout::row(tl_tid, tl_chunk42 + tl_v))) * N + (col0 + acc_layout::col(tl_tid, tl_chunk42 + tl_v))] = acc[tl_chunk42 + tl_v];
             }
         }
     }
@@ -2548,8 +2548,8 @@ __global__ void __launch_bounds__(384, 1) gemm_splitk_partial_kernel_sm90(
             // copy(acc, Part[block.z, row0 +: BM, col0 +: BN]);  (gemm.tl:177)
             #pragma unroll
             for (int tl_chunk1 = 0; tl_chunk1 < acc_layout::kSlots; tl_chunk1 += 2) {
-                float* tl_ptr2 = &Part[(int64_t(tl_block_z) * M + (row0 + (acc_layout::row(tl_tid, tl_chunk1)))) * N + (col0 + (acc_layout::col(tl_tid, tl_chunk1)))];
-                if (tl::in_bounds(tl_block_z, SPLITS) && tl::in_bounds(row0 + (acc_layout::row(tl_tid, tl_chunk1)), M) && tl::in_bounds(col0 + (acc_layout::col(tl_tid, tl_chunk1)), N) && tl::in_bounds(tl_block_z, SPLITS) && tl::in_bounds(row0 + (acc_layout::row(tl_tid, tl_chunk1)), M) && tl::in_bounds((col0 + (acc_layout::col(tl_tid, tl_chunk1))) + 1, N) && tl::is_aligned(tl_ptr2, 8)) {
+                float* tl_ptr2 = &Part[(int64_t(tl_block_z) * M + (row0 + acc_layout::row(tl_tid, tl_chunk1))) * N + (col0 + acc_layout::col(tl_tid, tl_chunk1))];
+                if (tl::in_bounds(tl_block_z, SPLITS) && tl::in_bounds(row0 + acc_layout::row(tl_tid, tl_chunk1), M) && tl::in_bounds(col0 + acc_layout::col(tl_tid, tl_chunk1), N) && tl::in_bounds(tl_block_z, SPLITS) && tl::in_bounds(row0 + acc_layout::row(tl_tid, tl_chunk1), M) && tl::in_bounds((col0 + acc_layout::col(tl_tid, tl_chunk1)) + 1, N) && tl::is_aligned(tl_ptr2, 8)) {
                     float tl_vec3[2];
                     #pragma unroll
                     for (int tl_v = 0; tl_v < 2; ++tl_v) tl_vec3[tl_v] = acc[tl_chunk1 + tl_v];
@@ -2557,7 +2557,7 @@ __global__ void __launch_bounds__(384, 1) gemm_splitk_partial_kernel_sm90(
                 } else {
                     #pragma unroll
                     for (int tl_v = 0; tl_v < 2; ++tl_v) {
-                        if (tl::in_bounds(tl_block_z, SPLITS) && tl::in_bounds(row0 + (acc_layout::row(tl_tid, tl_chunk1 + tl_v)), M) && tl::in_bounds(col0 + (acc_layout::col(tl_tid, tl_chunk1 + tl_v)), N)) Part[(int64_t(tl_block_z) * M + (row0 + (acc_layout::row(tl_tid, tl_chunk1 + tl_v)))) * N + (col0 + (acc_layout::col(tl_tid, tl_chunk1 + tl_v)))] = acc[tl_chunk1 + tl_v];
+                        if (tl::in_bounds(tl_block_z, SPLITS) && tl::in_bounds(row0 + acc_layout::row(tl_tid, tl_chunk1 + tl_v), M) && tl::in_bounds(col0 + acc_layout::col(tl_tid, tl_chunk1 + tl_v), N)) Part[(int64_t(tl_block_z) * M + (row0 + acc_layout::row(tl_tid, tl_chunk1 + tl_v))) * N + (col0 + acc_layout::col(tl_tid, tl_chunk1 + tl_v))] = acc[tl_chunk1 + tl_v];
                     }
                 }
             }

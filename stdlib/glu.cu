@@ -48,8 +48,8 @@ __global__ void __launch_bounds__(128, 16) swiglu_kernel(
     // copy(Xg[r0 +: RB, 0, c0 +: BN], g);  (glu.tl:31)
     #pragma unroll
     for (int tl_chunk0 = 0; tl_chunk0 < g_layout::kSlots; tl_chunk0 += 8) {
-        const tl::f16* tl_ptr1 = &Xg[(int64_t(r0 + ((g_layout::flat(tl_tid, (tl_chunk0 / 8) * 8)) / 1024)) * 2 + 0) * N + (c0 + (((g_layout::flat(tl_tid, (tl_chunk0 / 8) * 8)) % 1024) + tl_chunk0 % 8))];
-        if (tl::in_bounds(r0 + ((g_layout::flat(tl_tid, (tl_chunk0 / 8) * 8)) / 1024), M) && tl::in_bounds(0, 2) && tl::in_bounds(c0 + (((g_layout::flat(tl_tid, (tl_chunk0 / 8) * 8)) % 1024) + tl_chunk0 % 8), N) && tl::in_bounds(r0 + ((g_layout::flat(tl_tid, (tl_chunk0 / 8) * 8)) / 1024), M) && tl::in_bounds(0, 2) && tl::in_bounds((c0 + (((g_layout::flat(tl_tid, (tl_chunk0 / 8) * 8)) % 1024) + tl_chunk0 % 8)) + 7, N) && tl::is_aligned(tl_ptr1, 16)) {
+        const tl::f16* tl_ptr1 = &Xg[(int64_t(r0 + (g_layout::flat(tl_tid, (tl_chunk0 / 8) * 8) / 1024)) * 2 + 0) * N + (c0 + ((g_layout::flat(tl_tid, (tl_chunk0 / 8) * 8) % 1024) + tl_chunk0 % 8))];
+        if (tl::in_bounds(r0 + (g_layout::flat(tl_tid, (tl_chunk0 / 8) * 8) / 1024), M) && tl::in_bounds(0, 2) && tl::in_bounds(c0 + ((g_layout::flat(tl_tid, (tl_chunk0 / 8) * 8) % 1024) + tl_chunk0 % 8), N) && tl::in_bounds(r0 + (g_layout::flat(tl_tid, (tl_chunk0 / 8) * 8) / 1024), M) && tl::in_bounds(0, 2) && tl::in_bounds((c0 + ((g_layout::flat(tl_tid, (tl_chunk0 / 8) * 8) % 1024) + tl_chunk0 % 8)) + 7, N) && tl::is_aligned(tl_ptr1, 16)) {
             tl::f16 tl_vec2[8];
             tl::load_vector<tl::f16, 8>(tl_vec2, tl_ptr1);
             #pragma unroll
@@ -57,15 +57,15 @@ __global__ void __launch_bounds__(128, 16) swiglu_kernel(
         } else {
             #pragma unroll
             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                g[tl_chunk0 + tl_v] = tl::in_bounds(r0 + ((g_layout::flat(tl_tid, ((tl_chunk0 + tl_v) / 8) * 8)) / 1024), M) && tl::in_bounds(0, 2) && tl::in_bounds(c0 + (((g_layout::flat(tl_tid, ((tl_chunk0 + tl_v) / 8) * 8)) % 1024) + (tl_chunk0 + tl_v) % 8), N) ? tl::convert<float>(Xg[(int64_t(r0 + ((g_layout::flat(tl_tid, ((tl_chunk0 + tl_v) / 8) * 8)) / 1024)) * 2 + 0) * N + (c0 + (((g_layout::flat(tl_tid, ((tl_chunk0 + tl_v) / 8) * 8)) % 1024) + (tl_chunk0 + tl_v) % 8))]) : 0.0f;
+                g[tl_chunk0 + tl_v] = tl::in_bounds(r0 + (g_layout::flat(tl_tid, ((tl_chunk0 + tl_v) / 8) * 8) / 1024), M) && tl::in_bounds(0, 2) && tl::in_bounds(c0 + ((g_layout::flat(tl_tid, ((tl_chunk0 + tl_v) / 8) * 8) % 1024) + (tl_chunk0 + tl_v) % 8), N) ? tl::convert<float>(Xg[(int64_t(r0 + (g_layout::flat(tl_tid, ((tl_chunk0 + tl_v) / 8) * 8) / 1024)) * 2 + 0) * N + (c0 + ((g_layout::flat(tl_tid, ((tl_chunk0 + tl_v) / 8) * 8) % 1024) + (tl_chunk0 + tl_v) % 8))]) : 0.0f;
             }
         }
     }
     // copy(Xg[r0 +: RB, 1, c0 +: BN], u);  (glu.tl:32)
     #pragma unroll
     for (int tl_chunk3 = 0; tl_chunk3 < u_layout::kSlots; tl_chunk3 += 8) {
-        const tl::f16* tl_ptr4 = &Xg[(int64_t(r0 + ((u_layout::flat(tl_tid, (tl_chunk3 / 8) * 8)) / 1024)) * 2 + 1) * N + (c0 + (((u_layout::flat(tl_tid, (tl_chunk3 / 8) * 8)) % 1024) + tl_chunk3 % 8))];
-        if (tl::in_bounds(r0 + ((u_layout::flat(tl_tid, (tl_chunk3 / 8) * 8)) / 1024), M) && tl::in_bounds(1, 2) && tl::in_bounds(c0 + (((u_layout::flat(tl_tid, (tl_chunk3 / 8) * 8)) % 1024) + tl_chunk3 % 8), N) && tl::in_bounds(r0 + ((u_layout::flat(tl_tid, (tl_chunk3 / 8) * 8)) / 1024), M) && tl::in_bounds(1, 2) && tl::in_bounds((c0 + (((u_layout::flat(tl_tid, (tl_chunk3 / 8) * 8)) % 1024) + tl_chunk3 % 8)) + 7, N) && tl::is_aligned(tl_ptr4, 16)) {
+        const tl::f16* tl_ptr4 = &Xg[(int64_t(r0 + (u_layout::flat(tl_tid, (tl_chunk3 / 8) * 8) / 1024)) * 2 + 1) * N + (c0 + ((u_layout::flat(tl_tid, (tl_chunk3 / 8) * 8) % 1024) + tl_chunk3 % 8))];
+        if (tl::in_bounds(r0 + (u_layout::flat(tl_tid, (tl_chunk3 / 8) * 8) / 1024), M) && tl::in_bounds(1, 2) && tl::in_bounds(c0 + ((u_layout::flat(tl_tid, (tl_chunk3 / 8) * 8) % 1024) + tl_chunk3 % 8), N) && tl::in_bounds(r0 + (u_layout::flat(tl_tid, (tl_chunk3 / 8) * 8) / 1024), M) && tl::in_bounds(1, 2) && tl::in_bounds((c0 + ((u_layout::flat(tl_tid, (tl_chunk3 / 8) * 8) % 1024) + tl_chunk3 % 8)) + 7, N) && tl::is_aligned(tl_ptr4, 16)) {
             tl::f16 tl_vec5[8];
             tl::load_vector<tl::f16, 8>(tl_vec5, tl_ptr4);
             #pragma unroll
@@ -73,7 +73,7 @@ __global__ void __launch_bounds__(128, 16) swiglu_kernel(
         } else {
             #pragma unroll
             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                u[tl_chunk3 + tl_v] = tl::in_bounds(r0 + ((u_layout::flat(tl_tid, ((tl_chunk3 + tl_v) / 8) * 8)) / 1024), M) && tl::in_bounds(1, 2) && tl::in_bounds(c0 + (((u_layout::flat(tl_tid, ((tl_chunk3 + tl_v) / 8) * 8)) % 1024) + (tl_chunk3 + tl_v) % 8), N) ? tl::convert<float>(Xg[(int64_t(r0 + ((u_layout::flat(tl_tid, ((tl_chunk3 + tl_v) / 8) * 8)) / 1024)) * 2 + 1) * N + (c0 + (((u_layout::flat(tl_tid, ((tl_chunk3 + tl_v) / 8) * 8)) % 1024) + (tl_chunk3 + tl_v) % 8))]) : 0.0f;
+                u[tl_chunk3 + tl_v] = tl::in_bounds(r0 + (u_layout::flat(tl_tid, ((tl_chunk3 + tl_v) / 8) * 8) / 1024), M) && tl::in_bounds(1, 2) && tl::in_bounds(c0 + ((u_layout::flat(tl_tid, ((tl_chunk3 + tl_v) / 8) * 8) % 1024) + (tl_chunk3 + tl_v) % 8), N) ? tl::convert<float>(Xg[(int64_t(r0 + (u_layout::flat(tl_tid, ((tl_chunk3 + tl_v) / 8) * 8) / 1024)) * 2 + 1) * N + (c0 + ((u_layout::flat(tl_tid, ((tl_chunk3 + tl_v) / 8) * 8) % 1024) + (tl_chunk3 + tl_v) % 8))]) : 0.0f;
             }
         }
     }
@@ -81,15 +81,15 @@ __global__ void __launch_bounds__(128, 16) swiglu_kernel(
     // for i, j in parallel(1, 1024): each thread visits the elements of `g` it holds
     #pragma unroll
     for (int tl_s6 = 0; tl_s6 < g_layout::kSlots; ++tl_s6) {
-        [[maybe_unused]] const int i = (g_layout::flat(tl_tid, (tl_s6 / 8) * 8)) / 1024;
-        [[maybe_unused]] const int j = ((g_layout::flat(tl_tid, (tl_s6 / 8) * 8)) % 1024) + tl_s6 % 8;
+        [[maybe_unused]] const int i = g_layout::flat(tl_tid, (tl_s6 / 8) * 8) / 1024;
+        [[maybe_unused]] const int j = (g_layout::flat(tl_tid, (tl_s6 / 8) * 8) % 1024) + tl_s6 % 8;
         g[tl_s6] = tl_fast_fns::silu_no_div(g[tl_s6]) * u[tl_s6];
     }
     // copy(g, Y[r0 +: RB, c0 +: BN]);  (glu.tl:36)
     #pragma unroll
     for (int tl_chunk7 = 0; tl_chunk7 < g_layout::kSlots; tl_chunk7 += 8) {
-        tl::f16* tl_ptr8 = &Y[int64_t(r0 + ((g_layout::flat(tl_tid, (tl_chunk7 / 8) * 8)) / 1024)) * N + (c0 + (((g_layout::flat(tl_tid, (tl_chunk7 / 8) * 8)) % 1024) + tl_chunk7 % 8))];
-        if (tl::in_bounds(r0 + ((g_layout::flat(tl_tid, (tl_chunk7 / 8) * 8)) / 1024), M) && tl::in_bounds(c0 + (((g_layout::flat(tl_tid, (tl_chunk7 / 8) * 8)) % 1024) + tl_chunk7 % 8), N) && tl::in_bounds(r0 + ((g_layout::flat(tl_tid, (tl_chunk7 / 8) * 8)) / 1024), M) && tl::in_bounds((c0 + (((g_layout::flat(tl_tid, (tl_chunk7 / 8) * 8)) % 1024) + tl_chunk7 % 8)) + 7, N) && tl::is_aligned(tl_ptr8, 16)) {
+        tl::f16* tl_ptr8 = &Y[int64_t(r0 + (g_layout::flat(tl_tid, (tl_chunk7 / 8) * 8) / 1024)) * N + (c0 + ((g_layout::flat(tl_tid, (tl_chunk7 / 8) * 8) % 1024) + tl_chunk7 % 8))];
+        if (tl::in_bounds(r0 + (g_layout::flat(tl_tid, (tl_chunk7 / 8) * 8) / 1024), M) && tl::in_bounds(c0 + ((g_layout::flat(tl_tid, (tl_chunk7 / 8) * 8) % 1024) + tl_chunk7 % 8), N) && tl::in_bounds(r0 + (g_layout::flat(tl_tid, (tl_chunk7 / 8) * 8) / 1024), M) && tl::in_bounds((c0 + ((g_layout::flat(tl_tid, (tl_chunk7 / 8) * 8) % 1024) + tl_chunk7 % 8)) + 7, N) && tl::is_aligned(tl_ptr8, 16)) {
             tl::f16 tl_vec9[8];
             #pragma unroll
             for (int tl_v = 0; tl_v < 8; tl_v += 2) tl::convert_pair(&tl_vec9[tl_v], g[tl_chunk7 + tl_v], g[tl_chunk7 + tl_v + 1]);
@@ -97,7 +97,7 @@ __global__ void __launch_bounds__(128, 16) swiglu_kernel(
         } else {
             #pragma unroll
             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                if (tl::in_bounds(r0 + ((g_layout::flat(tl_tid, ((tl_chunk7 + tl_v) / 8) * 8)) / 1024), M) && tl::in_bounds(c0 + (((g_layout::flat(tl_tid, ((tl_chunk7 + tl_v) / 8) * 8)) % 1024) + (tl_chunk7 + tl_v) % 8), N)) Y[int64_t(r0 + ((g_layout::flat(tl_tid, ((tl_chunk7 + tl_v) / 8) * 8)) / 1024)) * N + (c0 + (((g_layout::flat(tl_tid, ((tl_chunk7 + tl_v) / 8) * 8)) % 1024) + (tl_chunk7 + tl_v) % 8))] = tl::convert<tl::f16>(g[tl_chunk7 + tl_v]);
+                if (tl::in_bounds(r0 + (g_layout::flat(tl_tid, ((tl_chunk7 + tl_v) / 8) * 8) / 1024), M) && tl::in_bounds(c0 + ((g_layout::flat(tl_tid, ((tl_chunk7 + tl_v) / 8) * 8) % 1024) + (tl_chunk7 + tl_v) % 8), N)) Y[int64_t(r0 + (g_layout::flat(tl_tid, ((tl_chunk7 + tl_v) / 8) * 8) / 1024)) * N + (c0 + ((g_layout::flat(tl_tid, ((tl_chunk7 + tl_v) / 8) * 8) % 1024) + (tl_chunk7 + tl_v) % 8))] = tl::convert<tl::f16>(g[tl_chunk7 + tl_v]);
             }
         }
     }
@@ -126,8 +126,8 @@ __global__ void __launch_bounds__(128, 16) geglu_kernel(
     // copy(Xg[r0 +: RB, 0, c0 +: BN], g);  (glu.tl:49)
     #pragma unroll
     for (int tl_chunk0 = 0; tl_chunk0 < g_layout::kSlots; tl_chunk0 += 8) {
-        const tl::f16* tl_ptr1 = &Xg[(int64_t(r0 + ((g_layout::flat(tl_tid, (tl_chunk0 / 8) * 8)) / 1024)) * 2 + 0) * N + (c0 + (((g_layout::flat(tl_tid, (tl_chunk0 / 8) * 8)) % 1024) + tl_chunk0 % 8))];
-        if (tl::in_bounds(r0 + ((g_layout::flat(tl_tid, (tl_chunk0 / 8) * 8)) / 1024), M) && tl::in_bounds(0, 2) && tl::in_bounds(c0 + (((g_layout::flat(tl_tid, (tl_chunk0 / 8) * 8)) % 1024) + tl_chunk0 % 8), N) && tl::in_bounds(r0 + ((g_layout::flat(tl_tid, (tl_chunk0 / 8) * 8)) / 1024), M) && tl::in_bounds(0, 2) && tl::in_bounds((c0 + (((g_layout::flat(tl_tid, (tl_chunk0 / 8) * 8)) % 1024) + tl_chunk0 % 8)) + 7, N) && tl::is_aligned(tl_ptr1, 16)) {
+        const tl::f16* tl_ptr1 = &Xg[(int64_t(r0 + (g_layout::flat(tl_tid, (tl_chunk0 / 8) * 8) / 1024)) * 2 + 0) * N + (c0 + ((g_layout::flat(tl_tid, (tl_chunk0 / 8) * 8) % 1024) + tl_chunk0 % 8))];
+        if (tl::in_bounds(r0 + (g_layout::flat(tl_tid, (tl_chunk0 / 8) * 8) / 1024), M) && tl::in_bounds(0, 2) && tl::in_bounds(c0 + ((g_layout::flat(tl_tid, (tl_chunk0 / 8) * 8) % 1024) + tl_chunk0 % 8), N) && tl::in_bounds(r0 + (g_layout::flat(tl_tid, (tl_chunk0 / 8) * 8) / 1024), M) && tl::in_bounds(0, 2) && tl::in_bounds((c0 + ((g_layout::flat(tl_tid, (tl_chunk0 / 8) * 8) % 1024) + tl_chunk0 % 8)) + 7, N) && tl::is_aligned(tl_ptr1, 16)) {
             tl::f16 tl_vec2[8];
             tl::load_vector<tl::f16, 8>(tl_vec2, tl_ptr1);
             #pragma unroll
@@ -135,15 +135,15 @@ __global__ void __launch_bounds__(128, 16) geglu_kernel(
         } else {
             #pragma unroll
             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                g[tl_chunk0 + tl_v] = tl::in_bounds(r0 + ((g_layout::flat(tl_tid, ((tl_chunk0 + tl_v) / 8) * 8)) / 1024), M) && tl::in_bounds(0, 2) && tl::in_bounds(c0 + (((g_layout::flat(tl_tid, ((tl_chunk0 + tl_v) / 8) * 8)) % 1024) + (tl_chunk0 + tl_v) % 8), N) ? tl::convert<float>(Xg[(int64_t(r0 + ((g_layout::flat(tl_tid, ((tl_chunk0 + tl_v) / 8) * 8)) / 1024)) * 2 + 0) * N + (c0 + (((g_layout::flat(tl_tid, ((tl_chunk0 + tl_v) / 8) * 8)) % 1024) + (tl_chunk0 + tl_v) % 8))]) : 0.0f;
+                g[tl_chunk0 + tl_v] = tl::in_bounds(r0 + (g_layout::flat(tl_tid, ((tl_chunk0 + tl_v) / 8) * 8) / 1024), M) && tl::in_bounds(0, 2) && tl::in_bounds(c0 + ((g_layout::flat(tl_tid, ((tl_chunk0 + tl_v) / 8) * 8) % 1024) + (tl_chunk0 + tl_v) % 8), N) ? tl::convert<float>(Xg[(int64_t(r0 + (g_layout::flat(tl_tid, ((tl_chunk0 + tl_v) / 8) * 8) / 1024)) * 2 + 0) * N + (c0 + ((g_layout::flat(tl_tid, ((tl_chunk0 + tl_v) / 8) * 8) % 1024) + (tl_chunk0 + tl_v) % 8))]) : 0.0f;
             }
         }
     }
     // copy(Xg[r0 +: RB, 1, c0 +: BN], u);  (glu.tl:50)
     #pragma unroll
     for (int tl_chunk3 = 0; tl_chunk3 < u_layout::kSlots; tl_chunk3 += 8) {
-        const tl::f16* tl_ptr4 = &Xg[(int64_t(r0 + ((u_layout::flat(tl_tid, (tl_chunk3 / 8) * 8)) / 1024)) * 2 + 1) * N + (c0 + (((u_layout::flat(tl_tid, (tl_chunk3 / 8) * 8)) % 1024) + tl_chunk3 % 8))];
-        if (tl::in_bounds(r0 + ((u_layout::flat(tl_tid, (tl_chunk3 / 8) * 8)) / 1024), M) && tl::in_bounds(1, 2) && tl::in_bounds(c0 + (((u_layout::flat(tl_tid, (tl_chunk3 / 8) * 8)) % 1024) + tl_chunk3 % 8), N) && tl::in_bounds(r0 + ((u_layout::flat(tl_tid, (tl_chunk3 / 8) * 8)) / 1024), M) && tl::in_bounds(1, 2) && tl::in_bounds((c0 + (((u_layout::flat(tl_tid, (tl_chunk3 / 8) * 8)) % 1024) + tl_chunk3 % 8)) + 7, N) && tl::is_aligned(tl_ptr4, 16)) {
+        const tl::f16* tl_ptr4 = &Xg[(int64_t(r0 + (u_layout::flat(tl_tid, (tl_chunk3 / 8) * 8) / 1024)) * 2 + 1) * N + (c0 + ((u_layout::flat(tl_tid, (tl_chunk3 / 8) * 8) % 1024) + tl_chunk3 % 8))];
+        if (tl::in_bounds(r0 + (u_layout::flat(tl_tid, (tl_chunk3 / 8) * 8) / 1024), M) && tl::in_bounds(1, 2) && tl::in_bounds(c0 + ((u_layout::flat(tl_tid, (tl_chunk3 / 8) * 8) % 1024) + tl_chunk3 % 8), N) && tl::in_bounds(r0 + (u_layout::flat(tl_tid, (tl_chunk3 / 8) * 8) / 1024), M) && tl::in_bounds(1, 2) && tl::in_bounds((c0 + ((u_layout::flat(tl_tid, (tl_chunk3 / 8) * 8) % 1024) + tl_chunk3 % 8)) + 7, N) && tl::is_aligned(tl_ptr4, 16)) {
             tl::f16 tl_vec5[8];
             tl::load_vector<tl::f16, 8>(tl_vec5, tl_ptr4);
             #pragma unroll
@@ -151,7 +151,7 @@ __global__ void __launch_bounds__(128, 16) geglu_kernel(
         } else {
             #pragma unroll
             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                u[tl_chunk3 + tl_v] = tl::in_bounds(r0 + ((u_layout::flat(tl_tid, ((tl_chunk3 + tl_v) / 8) * 8)) / 1024), M) && tl::in_bounds(1, 2) && tl::in_bounds(c0 + (((u_layout::flat(tl_tid, ((tl_chunk3 + tl_v) / 8) * 8)) % 1024) + (tl_chunk3 + tl_v) % 8), N) ? tl::convert<float>(Xg[(int64_t(r0 + ((u_layout::flat(tl_tid, ((tl_chunk3 + tl_v) / 8) * 8)) / 1024)) * 2 + 1) * N + (c0 + (((u_layout::flat(tl_tid, ((tl_chunk3 + tl_v) / 8) * 8)) % 1024) + (tl_chunk3 + tl_v) % 8))]) : 0.0f;
+                u[tl_chunk3 + tl_v] = tl::in_bounds(r0 + (u_layout::flat(tl_tid, ((tl_chunk3 + tl_v) / 8) * 8) / 1024), M) && tl::in_bounds(1, 2) && tl::in_bounds(c0 + ((u_layout::flat(tl_tid, ((tl_chunk3 + tl_v) / 8) * 8) % 1024) + (tl_chunk3 + tl_v) % 8), N) ? tl::convert<float>(Xg[(int64_t(r0 + (u_layout::flat(tl_tid, ((tl_chunk3 + tl_v) / 8) * 8) / 1024)) * 2 + 1) * N + (c0 + ((u_layout::flat(tl_tid, ((tl_chunk3 + tl_v) / 8) * 8) % 1024) + (tl_chunk3 + tl_v) % 8))]) : 0.0f;
             }
         }
     }
@@ -159,15 +159,15 @@ __global__ void __launch_bounds__(128, 16) geglu_kernel(
     // for i, j in parallel(1, 1024): each thread visits the elements of `g` it holds
     #pragma unroll
     for (int tl_s6 = 0; tl_s6 < g_layout::kSlots; ++tl_s6) {
-        [[maybe_unused]] const int i = (g_layout::flat(tl_tid, (tl_s6 / 8) * 8)) / 1024;
-        [[maybe_unused]] const int j = ((g_layout::flat(tl_tid, (tl_s6 / 8) * 8)) % 1024) + tl_s6 % 8;
+        [[maybe_unused]] const int i = g_layout::flat(tl_tid, (tl_s6 / 8) * 8) / 1024;
+        [[maybe_unused]] const int j = (g_layout::flat(tl_tid, (tl_s6 / 8) * 8) % 1024) + tl_s6 % 8;
         g[tl_s6] = gelu(g[tl_s6]) * u[tl_s6];
     }
     // copy(g, Y[r0 +: RB, c0 +: BN]);  (glu.tl:54)
     #pragma unroll
     for (int tl_chunk7 = 0; tl_chunk7 < g_layout::kSlots; tl_chunk7 += 8) {
-        tl::f16* tl_ptr8 = &Y[int64_t(r0 + ((g_layout::flat(tl_tid, (tl_chunk7 / 8) * 8)) / 1024)) * N + (c0 + (((g_layout::flat(tl_tid, (tl_chunk7 / 8) * 8)) % 1024) + tl_chunk7 % 8))];
-        if (tl::in_bounds(r0 + ((g_layout::flat(tl_tid, (tl_chunk7 / 8) * 8)) / 1024), M) && tl::in_bounds(c0 + (((g_layout::flat(tl_tid, (tl_chunk7 / 8) * 8)) % 1024) + tl_chunk7 % 8), N) && tl::in_bounds(r0 + ((g_layout::flat(tl_tid, (tl_chunk7 / 8) * 8)) / 1024), M) && tl::in_bounds((c0 + (((g_layout::flat(tl_tid, (tl_chunk7 / 8) * 8)) % 1024) + tl_chunk7 % 8)) + 7, N) && tl::is_aligned(tl_ptr8, 16)) {
+        tl::f16* tl_ptr8 = &Y[int64_t(r0 + (g_layout::flat(tl_tid, (tl_chunk7 / 8) * 8) / 1024)) * N + (c0 + ((g_layout::flat(tl_tid, (tl_chunk7 / 8) * 8) % 1024) + tl_chunk7 % 8))];
+        if (tl::in_bounds(r0 + (g_layout::flat(tl_tid, (tl_chunk7 / 8) * 8) / 1024), M) && tl::in_bounds(c0 + ((g_layout::flat(tl_tid, (tl_chunk7 / 8) * 8) % 1024) + tl_chunk7 % 8), N) && tl::in_bounds(r0 + (g_layout::flat(tl_tid, (tl_chunk7 / 8) * 8) / 1024), M) && tl::in_bounds((c0 + ((g_layout::flat(tl_tid, (tl_chunk7 / 8) * 8) % 1024) + tl_chunk7 % 8)) + 7, N) && tl::is_aligned(tl_ptr8, 16)) {
             tl::f16 tl_vec9[8];
             #pragma unroll
             for (int tl_v = 0; tl_v < 8; tl_v += 2) tl::convert_pair(&tl_vec9[tl_v], g[tl_chunk7 + tl_v], g[tl_chunk7 + tl_v + 1]);
@@ -175,7 +175,7 @@ __global__ void __launch_bounds__(128, 16) geglu_kernel(
         } else {
             #pragma unroll
             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                if (tl::in_bounds(r0 + ((g_layout::flat(tl_tid, ((tl_chunk7 + tl_v) / 8) * 8)) / 1024), M) && tl::in_bounds(c0 + (((g_layout::flat(tl_tid, ((tl_chunk7 + tl_v) / 8) * 8)) % 1024) + (tl_chunk7 + tl_v) % 8), N)) Y[int64_t(r0 + ((g_layout::flat(tl_tid, ((tl_chunk7 + tl_v) / 8) * 8)) / 1024)) * N + (c0 + (((g_layout::flat(tl_tid, ((tl_chunk7 + tl_v) / 8) * 8)) % 1024) + (tl_chunk7 + tl_v) % 8))] = tl::convert<tl::f16>(g[tl_chunk7 + tl_v]);
+                if (tl::in_bounds(r0 + (g_layout::flat(tl_tid, ((tl_chunk7 + tl_v) / 8) * 8) / 1024), M) && tl::in_bounds(c0 + ((g_layout::flat(tl_tid, ((tl_chunk7 + tl_v) / 8) * 8) % 1024) + (tl_chunk7 + tl_v) % 8), N)) Y[int64_t(r0 + (g_layout::flat(tl_tid, ((tl_chunk7 + tl_v) / 8) * 8) / 1024)) * N + (c0 + ((g_layout::flat(tl_tid, ((tl_chunk7 + tl_v) / 8) * 8) % 1024) + (tl_chunk7 + tl_v) % 8))] = tl::convert<tl::f16>(g[tl_chunk7 + tl_v]);
             }
         }
     }

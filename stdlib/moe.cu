@@ -677,8 +677,8 @@ __global__ void __launch_bounds__(256) moe_count_kernel(
         // copy(ids[(c0 + t) * BS +: BS], id, pad = 0);  (moe.tl:217)
         #pragma unroll
         for (int tl_chunk0 = 0; tl_chunk0 < id_next_layout::kSlots; tl_chunk0 += 4) {
-            const int32_t* tl_ptr1 = &ids[(c0 * 2048) + (((id_next_layout::flat(tl_tid, (tl_chunk0 / 8) * 8)) % 2048) + tl_chunk0 % 8)];
-            if (tl::in_bounds((c0 * 2048) + (((id_next_layout::flat(tl_tid, (tl_chunk0 / 8) * 8)) % 2048) + tl_chunk0 % 8), M * K) && tl::in_bounds(((c0 * 2048) + (((id_next_layout::flat(tl_tid, (tl_chunk0 / 8) * 8)) % 2048) + tl_chunk0 % 8)) + 3, M * K) && tl::is_aligned(tl_ptr1, 16)) {
+            const int32_t* tl_ptr1 = &ids[(c0 * 2048) + ((id_next_layout::flat(tl_tid, (tl_chunk0 / 8) * 8) % 2048) + tl_chunk0 % 8)];
+            if (tl::in_bounds((c0 * 2048) + ((id_next_layout::flat(tl_tid, (tl_chunk0 / 8) * 8) % 2048) + tl_chunk0 % 8), M * K) && tl::in_bounds(((c0 * 2048) + ((id_next_layout::flat(tl_tid, (tl_chunk0 / 8) * 8) % 2048) + tl_chunk0 % 8)) + 3, M * K) && tl::is_aligned(tl_ptr1, 16)) {
                 int32_t tl_vec2[4];
                 tl::load_vector<int32_t, 4>(tl_vec2, tl_ptr1);
                 #pragma unroll
@@ -686,7 +686,7 @@ __global__ void __launch_bounds__(256) moe_count_kernel(
             } else {
                 #pragma unroll
                 for (int tl_v = 0; tl_v < 4; ++tl_v) {
-                    id_next[tl_chunk0 + tl_v] = tl::in_bounds((c0 * 2048) + (((id_next_layout::flat(tl_tid, ((tl_chunk0 + tl_v) / 8) * 8)) % 2048) + (tl_chunk0 + tl_v) % 8), M * K) ? ids[(c0 * 2048) + (((id_next_layout::flat(tl_tid, ((tl_chunk0 + tl_v) / 8) * 8)) % 2048) + (tl_chunk0 + tl_v) % 8)] : 0;
+                    id_next[tl_chunk0 + tl_v] = tl::in_bounds((c0 * 2048) + ((id_next_layout::flat(tl_tid, ((tl_chunk0 + tl_v) / 8) * 8) % 2048) + (tl_chunk0 + tl_v) % 8), M * K) ? ids[(c0 * 2048) + ((id_next_layout::flat(tl_tid, ((tl_chunk0 + tl_v) / 8) * 8) % 2048) + (tl_chunk0 + tl_v) % 8)] : 0;
                 }
             }
         }
@@ -700,8 +700,8 @@ __global__ void __launch_bounds__(256) moe_count_kernel(
             // copy(ids[(c0 + t) * BS +: BS], id, pad = 0);  (moe.tl:217)
             #pragma unroll
             for (int tl_chunk3 = 0; tl_chunk3 < id_next_layout::kSlots; tl_chunk3 += 4) {
-                const int32_t* tl_ptr4 = &ids[((c0 + (t + 1)) * 2048) + (((id_next_layout::flat(tl_tid, (tl_chunk3 / 8) * 8)) % 2048) + tl_chunk3 % 8)];
-                if (tl::in_bounds(((c0 + (t + 1)) * 2048) + (((id_next_layout::flat(tl_tid, (tl_chunk3 / 8) * 8)) % 2048) + tl_chunk3 % 8), M * K) && tl::in_bounds((((c0 + (t + 1)) * 2048) + (((id_next_layout::flat(tl_tid, (tl_chunk3 / 8) * 8)) % 2048) + tl_chunk3 % 8)) + 3, M * K) && tl::is_aligned(tl_ptr4, 16)) {
+                const int32_t* tl_ptr4 = &ids[((c0 + (t + 1)) * 2048) + ((id_next_layout::flat(tl_tid, (tl_chunk3 / 8) * 8) % 2048) + tl_chunk3 % 8)];
+                if (tl::in_bounds(((c0 + (t + 1)) * 2048) + ((id_next_layout::flat(tl_tid, (tl_chunk3 / 8) * 8) % 2048) + tl_chunk3 % 8), M * K) && tl::in_bounds((((c0 + (t + 1)) * 2048) + ((id_next_layout::flat(tl_tid, (tl_chunk3 / 8) * 8) % 2048) + tl_chunk3 % 8)) + 3, M * K) && tl::is_aligned(tl_ptr4, 16)) {
                     int32_t tl_vec5[4];
                     tl::load_vector<int32_t, 4>(tl_vec5, tl_ptr4);
                     #pragma unroll
@@ -709,7 +709,7 @@ __global__ void __launch_bounds__(256) moe_count_kernel(
                 } else {
                     #pragma unroll
                     for (int tl_v = 0; tl_v < 4; ++tl_v) {
-                        id_next[tl_chunk3 + tl_v] = tl::in_bounds(((c0 + (t + 1)) * 2048) + (((id_next_layout::flat(tl_tid, ((tl_chunk3 + tl_v) / 8) * 8)) % 2048) + (tl_chunk3 + tl_v) % 8), M * K) ? ids[((c0 + (t + 1)) * 2048) + (((id_next_layout::flat(tl_tid, ((tl_chunk3 + tl_v) / 8) * 8)) % 2048) + (tl_chunk3 + tl_v) % 8)] : 0;
+                        id_next[tl_chunk3 + tl_v] = tl::in_bounds(((c0 + (t + 1)) * 2048) + ((id_next_layout::flat(tl_tid, ((tl_chunk3 + tl_v) / 8) * 8) % 2048) + (tl_chunk3 + tl_v) % 8), M * K) ? ids[((c0 + (t + 1)) * 2048) + ((id_next_layout::flat(tl_tid, ((tl_chunk3 + tl_v) / 8) * 8) % 2048) + (tl_chunk3 + tl_v) % 8)] : 0;
                     }
                 }
             }
@@ -718,7 +718,7 @@ __global__ void __launch_bounds__(256) moe_count_kernel(
         // for i in parallel(2048): each thread visits the elements of `hit` it holds
         #pragma unroll
         for (int tl_s6 = 0; tl_s6 < hit_layout::kSlots; ++tl_s6) {
-            const int tl_c7 = (hit_layout::flat(tl_tid, (tl_s6 / 8) * 8)) % 2048;  // the chunk's first column
+            const int tl_c7 = hit_layout::flat(tl_tid, (tl_s6 / 8) * 8) % 2048;  // the chunk's first column
             const int i = tl_c7 + tl_s6 % 8;
             hit[tl_s6] = routed_to(id[tl_s6], e, E, (c0 + t) * 2048 + i < M * K);
         }
@@ -792,8 +792,8 @@ __global__ void __launch_bounds__(256) moe_positions_kernel(
         #pragma unroll
         for (int tl_chunk0 = 0; tl_chunk0 < counts_layout::kSlots; tl_chunk0 += 4) {
             if (!(counts_layout::valid(tl_tid, tl_chunk0))) continue;
-            const int32_t* tl_ptr1 = &counts_flat[(c * 1024) + (((counts_layout::flat(tl_tid, (tl_chunk0 / 8) * 8)) % 1024) + tl_chunk0 % 8)];
-            if (tl::in_bounds((c * 1024) + (((counts_layout::flat(tl_tid, (tl_chunk0 / 8) * 8)) % 1024) + tl_chunk0 % 8), EO * S) && tl::in_bounds(((c * 1024) + (((counts_layout::flat(tl_tid, (tl_chunk0 / 8) * 8)) % 1024) + tl_chunk0 % 8)) + 3, EO * S) && tl::is_aligned(tl_ptr1, 16)) {
+            const int32_t* tl_ptr1 = &counts_flat[(c * 1024) + ((counts_layout::flat(tl_tid, (tl_chunk0 / 8) * 8) % 1024) + tl_chunk0 % 8)];
+            if (tl::in_bounds((c * 1024) + ((counts_layout::flat(tl_tid, (tl_chunk0 / 8) * 8) % 1024) + tl_chunk0 % 8), EO * S) && tl::in_bounds(((c * 1024) + ((counts_layout::flat(tl_tid, (tl_chunk0 / 8) * 8) % 1024) + tl_chunk0 % 8)) + 3, EO * S) && tl::is_aligned(tl_ptr1, 16)) {
                 int32_t tl_vec2[4];
                 tl::load_vector<int32_t, 4>(tl_vec2, tl_ptr1);
                 #pragma unroll
@@ -801,7 +801,7 @@ __global__ void __launch_bounds__(256) moe_positions_kernel(
             } else {
                 #pragma unroll
                 for (int tl_v = 0; tl_v < 4; ++tl_v) {
-                    counts[tl_chunk0 + tl_v] = tl::in_bounds((c * 1024) + (((counts_layout::flat(tl_tid, ((tl_chunk0 + tl_v) / 8) * 8)) % 1024) + (tl_chunk0 + tl_v) % 8), EO * S) ? counts_flat[(c * 1024) + (((counts_layout::flat(tl_tid, ((tl_chunk0 + tl_v) / 8) * 8)) % 1024) + (tl_chunk0 + tl_v) % 8)] : 0;
+                    counts[tl_chunk0 + tl_v] = tl::in_bounds((c * 1024) + ((counts_layout::flat(tl_tid, ((tl_chunk0 + tl_v) / 8) * 8) % 1024) + (tl_chunk0 + tl_v) % 8), EO * S) ? counts_flat[(c * 1024) + ((counts_layout::flat(tl_tid, ((tl_chunk0 + tl_v) / 8) * 8) % 1024) + (tl_chunk0 + tl_v) % 8)] : 0;
                 }
             }
         }
@@ -810,7 +810,7 @@ __global__ void __launch_bounds__(256) moe_positions_kernel(
         #pragma unroll
         for (int tl_s3 = 0; tl_s3 < counts_layout::kSlots; ++tl_s3) {
             if (!(counts_layout::valid(tl_tid, tl_s3))) continue;
-            const int tl_c4 = (counts_layout::flat(tl_tid, (tl_s3 / 8) * 8)) % 1024;  // the chunk's first column
+            const int tl_c4 = counts_layout::flat(tl_tid, (tl_s3 / 8) * 8) % 1024;  // the chunk's first column
             const int i = tl_c4 + tl_s3 % 8;
             counts[tl_s3] = c * 1024 + i < before ? counts[tl_s3] : 0;
         }
@@ -838,8 +838,8 @@ __global__ void __launch_bounds__(256) moe_positions_kernel(
         // copy(ids[(c0 + t) * BS +: BS], id, pad = 0);  (moe.tl:261)
         #pragma unroll
         for (int tl_chunk6 = 0; tl_chunk6 < id_next_layout::kSlots; tl_chunk6 += 4) {
-            const int32_t* tl_ptr7 = &ids[(c0 * 2048) + (((id_next_layout::flat(tl_tid, (tl_chunk6 / 8) * 8)) % 2048) + tl_chunk6 % 8)];
-            if (tl::in_bounds((c0 * 2048) + (((id_next_layout::flat(tl_tid, (tl_chunk6 / 8) * 8)) % 2048) + tl_chunk6 % 8), M * K) && tl::in_bounds(((c0 * 2048) + (((id_next_layout::flat(tl_tid, (tl_chunk6 / 8) * 8)) % 2048) + tl_chunk6 % 8)) + 3, M * K) && tl::is_aligned(tl_ptr7, 16)) {
+            const int32_t* tl_ptr7 = &ids[(c0 * 2048) + ((id_next_layout::flat(tl_tid, (tl_chunk6 / 8) * 8) % 2048) + tl_chunk6 % 8)];
+            if (tl::in_bounds((c0 * 2048) + ((id_next_layout::flat(tl_tid, (tl_chunk6 / 8) * 8) % 2048) + tl_chunk6 % 8), M * K) && tl::in_bounds(((c0 * 2048) + ((id_next_layout::flat(tl_tid, (tl_chunk6 / 8) * 8) % 2048) + tl_chunk6 % 8)) + 3, M * K) && tl::is_aligned(tl_ptr7, 16)) {
                 int32_t tl_vec8[4];
                 tl::load_vector<int32_t, 4>(tl_vec8, tl_ptr7);
                 #pragma unroll
@@ -847,7 +847,7 @@ __global__ void __launch_bounds__(256) moe_positions_kernel(
             } else {
                 #pragma unroll
                 for (int tl_v = 0; tl_v < 4; ++tl_v) {
-                    id_next[tl_chunk6 + tl_v] = tl::in_bounds((c0 * 2048) + (((id_next_layout::flat(tl_tid, ((tl_chunk6 + tl_v) / 8) * 8)) % 2048) + (tl_chunk6 + tl_v) % 8), M * K) ? ids[(c0 * 2048) + (((id_next_layout::flat(tl_tid, ((tl_chunk6 + tl_v) / 8) * 8)) % 2048) + (tl_chunk6 + tl_v) % 8)] : 0;
+                    id_next[tl_chunk6 + tl_v] = tl::in_bounds((c0 * 2048) + ((id_next_layout::flat(tl_tid, ((tl_chunk6 + tl_v) / 8) * 8) % 2048) + (tl_chunk6 + tl_v) % 8), M * K) ? ids[(c0 * 2048) + ((id_next_layout::flat(tl_tid, ((tl_chunk6 + tl_v) / 8) * 8) % 2048) + (tl_chunk6 + tl_v) % 8)] : 0;
                 }
             }
         }
@@ -861,8 +861,8 @@ __global__ void __launch_bounds__(256) moe_positions_kernel(
             // copy(ids[(c0 + t) * BS +: BS], id, pad = 0);  (moe.tl:261)
             #pragma unroll
             for (int tl_chunk9 = 0; tl_chunk9 < id_next_layout::kSlots; tl_chunk9 += 4) {
-                const int32_t* tl_ptr10 = &ids[((c0 + (t + 1)) * 2048) + (((id_next_layout::flat(tl_tid, (tl_chunk9 / 8) * 8)) % 2048) + tl_chunk9 % 8)];
-                if (tl::in_bounds(((c0 + (t + 1)) * 2048) + (((id_next_layout::flat(tl_tid, (tl_chunk9 / 8) * 8)) % 2048) + tl_chunk9 % 8), M * K) && tl::in_bounds((((c0 + (t + 1)) * 2048) + (((id_next_layout::flat(tl_tid, (tl_chunk9 / 8) * 8)) % 2048) + tl_chunk9 % 8)) + 3, M * K) && tl::is_aligned(tl_ptr10, 16)) {
+                const int32_t* tl_ptr10 = &ids[((c0 + (t + 1)) * 2048) + ((id_next_layout::flat(tl_tid, (tl_chunk9 / 8) * 8) % 2048) + tl_chunk9 % 8)];
+                if (tl::in_bounds(((c0 + (t + 1)) * 2048) + ((id_next_layout::flat(tl_tid, (tl_chunk9 / 8) * 8) % 2048) + tl_chunk9 % 8), M * K) && tl::in_bounds((((c0 + (t + 1)) * 2048) + ((id_next_layout::flat(tl_tid, (tl_chunk9 / 8) * 8) % 2048) + tl_chunk9 % 8)) + 3, M * K) && tl::is_aligned(tl_ptr10, 16)) {
                     int32_t tl_vec11[4];
                     tl::load_vector<int32_t, 4>(tl_vec11, tl_ptr10);
                     #pragma unroll
@@ -870,7 +870,7 @@ __global__ void __launch_bounds__(256) moe_positions_kernel(
                 } else {
                     #pragma unroll
                     for (int tl_v = 0; tl_v < 4; ++tl_v) {
-                        id_next[tl_chunk9 + tl_v] = tl::in_bounds(((c0 + (t + 1)) * 2048) + (((id_next_layout::flat(tl_tid, ((tl_chunk9 + tl_v) / 8) * 8)) % 2048) + (tl_chunk9 + tl_v) % 8), M * K) ? ids[((c0 + (t + 1)) * 2048) + (((id_next_layout::flat(tl_tid, ((tl_chunk9 + tl_v) / 8) * 8)) % 2048) + (tl_chunk9 + tl_v) % 8)] : 0;
+                        id_next[tl_chunk9 + tl_v] = tl::in_bounds(((c0 + (t + 1)) * 2048) + ((id_next_layout::flat(tl_tid, ((tl_chunk9 + tl_v) / 8) * 8) % 2048) + (tl_chunk9 + tl_v) % 8), M * K) ? ids[((c0 + (t + 1)) * 2048) + ((id_next_layout::flat(tl_tid, ((tl_chunk9 + tl_v) / 8) * 8) % 2048) + (tl_chunk9 + tl_v) % 8)] : 0;
                     }
                 }
             }
@@ -879,7 +879,7 @@ __global__ void __launch_bounds__(256) moe_positions_kernel(
         // for i in parallel(2048): each thread visits the elements of `hit` it holds
         #pragma unroll
         for (int tl_s12 = 0; tl_s12 < hit_layout::kSlots; ++tl_s12) {
-            const int tl_c13 = (hit_layout::flat(tl_tid, (tl_s12 / 8) * 8)) % 2048;  // the chunk's first column
+            const int tl_c13 = hit_layout::flat(tl_tid, (tl_s12 / 8) * 8) % 2048;  // the chunk's first column
             const int i = tl_c13 + tl_s12 % 8;
             hit[tl_s12] = routed_to(id[tl_s12], e, E, (c0 + t) * 2048 + i < M * K);
         }
@@ -909,7 +909,7 @@ __global__ void __launch_bounds__(256) moe_positions_kernel(
         // for i in parallel(2048): each thread visits the elements of `hit` it holds
         #pragma unroll
         for (int tl_s14 = 0; tl_s14 < hit_layout::kSlots; ++tl_s14) {
-            const int tl_c15 = (hit_layout::flat(tl_tid, (tl_s14 / 8) * 8)) % 2048;  // the chunk's first column
+            const int tl_c15 = hit_layout::flat(tl_tid, (tl_s14 / 8) * 8) % 2048;  // the chunk's first column
             const int i = tl_c15 + tl_s14 % 8;
             if (hit[tl_s14] == 1) {
                 const int32_t slot = (c0 + t) * 2048 + i;
@@ -1183,8 +1183,8 @@ __global__ void __launch_bounds__(256) moe_tiles_kernel(
     #pragma unroll
     for (int tl_chunk0 = 0; tl_chunk0 < before_layout::kSlots; tl_chunk0 += 4) {
         if (!(before_layout::valid(tl_tid, tl_chunk0))) continue;
-        const int32_t* tl_ptr1 = &Offsets[((before_layout::flat(tl_tid, (tl_chunk0 / 8) * 8)) % 1024) + tl_chunk0 % 8];
-        if (tl::in_bounds(((before_layout::flat(tl_tid, (tl_chunk0 / 8) * 8)) % 1024) + tl_chunk0 % 8, EO) && tl::in_bounds((((before_layout::flat(tl_tid, (tl_chunk0 / 8) * 8)) % 1024) + tl_chunk0 % 8) + 3, EO) && tl::is_aligned(tl_ptr1, 16)) {
+        const int32_t* tl_ptr1 = &Offsets[(before_layout::flat(tl_tid, (tl_chunk0 / 8) * 8) % 1024) + tl_chunk0 % 8];
+        if (tl::in_bounds((before_layout::flat(tl_tid, (tl_chunk0 / 8) * 8) % 1024) + tl_chunk0 % 8, EO) && tl::in_bounds(((before_layout::flat(tl_tid, (tl_chunk0 / 8) * 8) % 1024) + tl_chunk0 % 8) + 3, EO) && tl::is_aligned(tl_ptr1, 16)) {
             int32_t tl_vec2[4];
             tl::load_vector<int32_t, 4>(tl_vec2, tl_ptr1);
             #pragma unroll
@@ -1192,7 +1192,7 @@ __global__ void __launch_bounds__(256) moe_tiles_kernel(
         } else {
             #pragma unroll
             for (int tl_v = 0; tl_v < 4; ++tl_v) {
-                before[tl_chunk0 + tl_v] = tl::in_bounds(((before_layout::flat(tl_tid, ((tl_chunk0 + tl_v) / 8) * 8)) % 1024) + (tl_chunk0 + tl_v) % 8, EO) ? Offsets[((before_layout::flat(tl_tid, ((tl_chunk0 + tl_v) / 8) * 8)) % 1024) + (tl_chunk0 + tl_v) % 8] : 0;
+                before[tl_chunk0 + tl_v] = tl::in_bounds((before_layout::flat(tl_tid, ((tl_chunk0 + tl_v) / 8) * 8) % 1024) + (tl_chunk0 + tl_v) % 8, EO) ? Offsets[(before_layout::flat(tl_tid, ((tl_chunk0 + tl_v) / 8) * 8) % 1024) + (tl_chunk0 + tl_v) % 8] : 0;
             }
         }
     }
@@ -1200,8 +1200,8 @@ __global__ void __launch_bounds__(256) moe_tiles_kernel(
     #pragma unroll
     for (int tl_chunk3 = 0; tl_chunk3 < tiles_layout::kSlots; tl_chunk3 += 4) {
         if (!(tiles_layout::valid(tl_tid, tl_chunk3))) continue;
-        const int32_t* tl_ptr4 = &Offsets[1 + (((tiles_layout::flat(tl_tid, (tl_chunk3 / 8) * 8)) % 1024) + tl_chunk3 % 8)];
-        if (tl::in_bounds(1 + (((tiles_layout::flat(tl_tid, (tl_chunk3 / 8) * 8)) % 1024) + tl_chunk3 % 8), EO) && tl::in_bounds((1 + (((tiles_layout::flat(tl_tid, (tl_chunk3 / 8) * 8)) % 1024) + tl_chunk3 % 8)) + 3, EO) && tl::is_aligned(tl_ptr4, 16)) {
+        const int32_t* tl_ptr4 = &Offsets[1 + ((tiles_layout::flat(tl_tid, (tl_chunk3 / 8) * 8) % 1024) + tl_chunk3 % 8)];
+        if (tl::in_bounds(1 + ((tiles_layout::flat(tl_tid, (tl_chunk3 / 8) * 8) % 1024) + tl_chunk3 % 8), EO) && tl::in_bounds((1 + ((tiles_layout::flat(tl_tid, (tl_chunk3 / 8) * 8) % 1024) + tl_chunk3 % 8)) + 3, EO) && tl::is_aligned(tl_ptr4, 16)) {
             int32_t tl_vec5[4];
             tl::load_vector<int32_t, 4>(tl_vec5, tl_ptr4);
             #pragma unroll
@@ -1209,7 +1209,7 @@ __global__ void __launch_bounds__(256) moe_tiles_kernel(
         } else {
             #pragma unroll
             for (int tl_v = 0; tl_v < 4; ++tl_v) {
-                tiles[tl_chunk3 + tl_v] = tl::in_bounds(1 + (((tiles_layout::flat(tl_tid, ((tl_chunk3 + tl_v) / 8) * 8)) % 1024) + (tl_chunk3 + tl_v) % 8), EO) ? Offsets[1 + (((tiles_layout::flat(tl_tid, ((tl_chunk3 + tl_v) / 8) * 8)) % 1024) + (tl_chunk3 + tl_v) % 8)] : 0;
+                tiles[tl_chunk3 + tl_v] = tl::in_bounds(1 + ((tiles_layout::flat(tl_tid, ((tl_chunk3 + tl_v) / 8) * 8) % 1024) + (tl_chunk3 + tl_v) % 8), EO) ? Offsets[1 + ((tiles_layout::flat(tl_tid, ((tl_chunk3 + tl_v) / 8) * 8) % 1024) + (tl_chunk3 + tl_v) % 8)] : 0;
             }
         }
     }
@@ -1218,7 +1218,7 @@ __global__ void __launch_bounds__(256) moe_tiles_kernel(
     #pragma unroll
     for (int tl_s6 = 0; tl_s6 < tiles_layout::kSlots; ++tl_s6) {
         if (!(tiles_layout::valid(tl_tid, tl_s6))) continue;
-        const int tl_c7 = (tiles_layout::flat(tl_tid, (tl_s6 / 8) * 8)) % 1024;  // the chunk's first column
+        const int tl_c7 = tiles_layout::flat(tl_tid, (tl_s6 / 8) * 8) % 1024;  // the chunk's first column
         const int i = tl_c7 + tl_s6 % 8;
         const int32_t n = i < E ? tiles[tl_s6] - before[tl_s6] : 0;
         tiles[tl_s6] = tl::cdiv(tl::max(n, 0), 128);
@@ -1558,7 +1558,7 @@ __global__ void __launch_bounds__(384, 1) moe_grouped_gemm_kernel_sm90(
                 const int32_t e = TileExpert[tl_block_y];
                 const int32_t row0 = TileRows[int64_t(tl_block_y) * 2 + 0];
                 const int32_t col0 = tl_block_x * 256;
-                for (int k = 0; k < e >= 0 ? tl::cdiv(D, 64) : 0; ++k, ++tl_it) {
+                for (int k = 0; k < (e >= 0 ? tl::cdiv(D, 64) : 0); ++k, ++tl_it) {
                     const int tl_stage = tl_it % 3;
                     tl::sm90::mbarrier_wait(&tl_empty[tl_stage], (tl_it / 3 + 1) & 1);  // consumers released it
                     tl::sm90::mbarrier_arrive_expect_tx(&tl_full[tl_stage], 49152);

@@ -271,8 +271,8 @@ __global__ void __launch_bounds__(128, 8) layernorm_kernel_variant0(
                     // copy(X[row, t * BN +: BN], x);  (norms.tl:75)
                     #pragma unroll
                     for (int tl_chunk42 = 0; tl_chunk42 < x_layout::kSlots; tl_chunk42 += 8) {
-                        const tl::f16* tl_ptr43 = &X[int64_t(row) * N + ((t * 1024) + (((x_layout::flat(tl_tid, (tl_chunk42 / 8) * 8)) % 1024) + tl_chunk42 % 8))];
-                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 1024) + (((x_layout::flat(tl_tid, (tl_chunk42 / 8) * 8)) % 1024) + tl_chunk42 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 1024) + (((x_layout::flat(tl_tid, (tl_chunk42 / 8) * 8)) % 1024) + tl_chunk42 % 8)) + 7, N) && tl::is_aligned(tl_ptr43, 16)) {
+                        const tl::f16* tl_ptr43 = &X[int64_t(row) * N + ((t * 1024) + ((x_layout::flat(tl_tid, (tl_chunk42 / 8) * 8) % 1024) + tl_chunk42 % 8))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 1024) + ((x_layout::flat(tl_tid, (tl_chunk42 / 8) * 8) % 1024) + tl_chunk42 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 1024) + ((x_layout::flat(tl_tid, (tl_chunk42 / 8) * 8) % 1024) + tl_chunk42 % 8)) + 7, N) && tl::is_aligned(tl_ptr43, 16)) {
                             tl::f16 tl_vec44[8];
                             tl::load_vector<tl::f16, 8>(tl_vec44, tl_ptr43);
                             #pragma unroll
@@ -280,7 +280,7 @@ __global__ void __launch_bounds__(128, 8) layernorm_kernel_variant0(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                x[tl_chunk42 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 1024) + (((x_layout::flat(tl_tid, ((tl_chunk42 + tl_v) / 8) * 8)) % 1024) + (tl_chunk42 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 1024) + (((x_layout::flat(tl_tid, ((tl_chunk42 + tl_v) / 8) * 8)) % 1024) + (tl_chunk42 + tl_v) % 8))]) : 0.0f;
+                                x[tl_chunk42 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 1024) + ((x_layout::flat(tl_tid, ((tl_chunk42 + tl_v) / 8) * 8) % 1024) + (tl_chunk42 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 1024) + ((x_layout::flat(tl_tid, ((tl_chunk42 + tl_v) / 8) * 8) % 1024) + (tl_chunk42 + tl_v) % 8))]) : 0.0f;
                             }
                         }
                     }
@@ -306,8 +306,8 @@ __global__ void __launch_bounds__(128, 8) layernorm_kernel_variant0(
                     // copy(X[row, t * BN +: BN], x);  (norms.tl:82)
                     #pragma unroll
                     for (int tl_chunk46 = 0; tl_chunk46 < x_layout::kSlots; tl_chunk46 += 8) {
-                        const tl::f16* tl_ptr47 = &X[int64_t(row) * N + ((t * 1024) + (((x_layout::flat(tl_tid, (tl_chunk46 / 8) * 8)) % 1024) + tl_chunk46 % 8))];
-                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 1024) + (((x_layout::flat(tl_tid, (tl_chunk46 / 8) * 8)) % 1024) + tl_chunk46 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 1024) + (((x_layout::flat(tl_tid, (tl_chunk46 / 8) * 8)) % 1024) + tl_chunk46 % 8)) + 7, N) && tl::is_aligned(tl_ptr47, 16)) {
+                        const tl::f16* tl_ptr47 = &X[int64_t(row) * N + ((t * 1024) + ((x_layout::flat(tl_tid, (tl_chunk46 / 8) * 8) % 1024) + tl_chunk46 % 8))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 1024) + ((x_layout::flat(tl_tid, (tl_chunk46 / 8) * 8) % 1024) + tl_chunk46 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 1024) + ((x_layout::flat(tl_tid, (tl_chunk46 / 8) * 8) % 1024) + tl_chunk46 % 8)) + 7, N) && tl::is_aligned(tl_ptr47, 16)) {
                             tl::f16 tl_vec48[8];
                             tl::load_vector<tl::f16, 8>(tl_vec48, tl_ptr47);
                             #pragma unroll
@@ -315,7 +315,7 @@ __global__ void __launch_bounds__(128, 8) layernorm_kernel_variant0(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                x[tl_chunk46 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 1024) + (((x_layout::flat(tl_tid, ((tl_chunk46 + tl_v) / 8) * 8)) % 1024) + (tl_chunk46 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 1024) + (((x_layout::flat(tl_tid, ((tl_chunk46 + tl_v) / 8) * 8)) % 1024) + (tl_chunk46 + tl_v) % 8))]) : 0.0f;
+                                x[tl_chunk46 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 1024) + ((x_layout::flat(tl_tid, ((tl_chunk46 + tl_v) / 8) * 8) % 1024) + (tl_chunk46 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 1024) + ((x_layout::flat(tl_tid, ((tl_chunk46 + tl_v) / 8) * 8) % 1024) + (tl_chunk46 + tl_v) % 8))]) : 0.0f;
                             }
                         }
                     }
@@ -323,7 +323,7 @@ __global__ void __launch_bounds__(128, 8) layernorm_kernel_variant0(
                     // for j in parallel(1024): each thread visits the elements of `x` it holds
                     #pragma unroll
                     for (int tl_s49 = 0; tl_s49 < x_layout::kSlots; ++tl_s49) {
-                        const int tl_c50 = (x_layout::flat(tl_tid, (tl_s49 / 8) * 8)) % 1024;  // the chunk's first column
+                        const int tl_c50 = x_layout::flat(tl_tid, (tl_s49 / 8) * 8) % 1024;  // the chunk's first column
                         const int j = tl_c50 + tl_s49 % 8;
                         const float d = x[tl_s49] - mean;
                         x[tl_s49] = t * 1024 + j < N ? d * d : 0.0f;
@@ -350,8 +350,8 @@ __global__ void __launch_bounds__(128, 8) layernorm_kernel_variant0(
                     // copy(X[row, c0 +: BN], x);  (norms.tl:93)
                     #pragma unroll
                     for (int tl_chunk52 = 0; tl_chunk52 < x_layout::kSlots; tl_chunk52 += 8) {
-                        const tl::f16* tl_ptr53 = &X[int64_t(row) * N + (c0 + (((x_layout::flat(tl_tid, (tl_chunk52 / 8) * 8)) % 1024) + tl_chunk52 % 8))];
-                        if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (((x_layout::flat(tl_tid, (tl_chunk52 / 8) * 8)) % 1024) + tl_chunk52 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds((c0 + (((x_layout::flat(tl_tid, (tl_chunk52 / 8) * 8)) % 1024) + tl_chunk52 % 8)) + 7, N) && tl::is_aligned(tl_ptr53, 16)) {
+                        const tl::f16* tl_ptr53 = &X[int64_t(row) * N + (c0 + ((x_layout::flat(tl_tid, (tl_chunk52 / 8) * 8) % 1024) + tl_chunk52 % 8))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds(c0 + ((x_layout::flat(tl_tid, (tl_chunk52 / 8) * 8) % 1024) + tl_chunk52 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds((c0 + ((x_layout::flat(tl_tid, (tl_chunk52 / 8) * 8) % 1024) + tl_chunk52 % 8)) + 7, N) && tl::is_aligned(tl_ptr53, 16)) {
                             tl::f16 tl_vec54[8];
                             tl::load_vector<tl::f16, 8>(tl_vec54, tl_ptr53);
                             #pragma unroll
@@ -359,15 +359,15 @@ __global__ void __launch_bounds__(128, 8) layernorm_kernel_variant0(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                x[tl_chunk52 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds(c0 + (((x_layout::flat(tl_tid, ((tl_chunk52 + tl_v) / 8) * 8)) % 1024) + (tl_chunk52 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + (c0 + (((x_layout::flat(tl_tid, ((tl_chunk52 + tl_v) / 8) * 8)) % 1024) + (tl_chunk52 + tl_v) % 8))]) : 0.0f;
+                                x[tl_chunk52 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds(c0 + ((x_layout::flat(tl_tid, ((tl_chunk52 + tl_v) / 8) * 8) % 1024) + (tl_chunk52 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + (c0 + ((x_layout::flat(tl_tid, ((tl_chunk52 + tl_v) / 8) * 8) % 1024) + (tl_chunk52 + tl_v) % 8))]) : 0.0f;
                             }
                         }
                     }
                     // copy(W[c0 +: BN], w);  (norms.tl:94)
                     #pragma unroll
                     for (int tl_chunk55 = 0; tl_chunk55 < w_layout::kSlots; tl_chunk55 += 8) {
-                        const tl::f16* tl_ptr56 = &W[c0 + (((w_layout::flat(tl_tid, (tl_chunk55 / 8) * 8)) % 1024) + tl_chunk55 % 8)];
-                        if (tl::in_bounds(c0 + (((w_layout::flat(tl_tid, (tl_chunk55 / 8) * 8)) % 1024) + tl_chunk55 % 8), N) && tl::in_bounds((c0 + (((w_layout::flat(tl_tid, (tl_chunk55 / 8) * 8)) % 1024) + tl_chunk55 % 8)) + 7, N) && tl::is_aligned(tl_ptr56, 16)) {
+                        const tl::f16* tl_ptr56 = &W[c0 + ((w_layout::flat(tl_tid, (tl_chunk55 / 8) * 8) % 1024) + tl_chunk55 % 8)];
+                        if (tl::in_bounds(c0 + ((w_layout::flat(tl_tid, (tl_chunk55 / 8) * 8) % 1024) + tl_chunk55 % 8), N) && tl::in_bounds((c0 + ((w_layout::flat(tl_tid, (tl_chunk55 / 8) * 8) % 1024) + tl_chunk55 % 8)) + 7, N) && tl::is_aligned(tl_ptr56, 16)) {
                             tl::f16 tl_vec57[8];
                             tl::load_vector<tl::f16, 8>(tl_vec57, tl_ptr56);
                             #pragma unroll
@@ -375,15 +375,15 @@ __global__ void __launch_bounds__(128, 8) layernorm_kernel_variant0(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                w[tl_chunk55 + tl_v] = tl::in_bounds(c0 + (((w_layout::flat(tl_tid, ((tl_chunk55 + tl_v) / 8) * 8)) % 1024) + (tl_chunk55 + tl_v) % 8), N) ? tl::convert<float>(W[c0 + (((w_layout::flat(tl_tid, ((tl_chunk55 + tl_v) / 8) * 8)) % 1024) + (tl_chunk55 + tl_v) % 8)]) : 0.0f;
+                                w[tl_chunk55 + tl_v] = tl::in_bounds(c0 + ((w_layout::flat(tl_tid, ((tl_chunk55 + tl_v) / 8) * 8) % 1024) + (tl_chunk55 + tl_v) % 8), N) ? tl::convert<float>(W[c0 + ((w_layout::flat(tl_tid, ((tl_chunk55 + tl_v) / 8) * 8) % 1024) + (tl_chunk55 + tl_v) % 8)]) : 0.0f;
                             }
                         }
                     }
                     // copy(Bias[c0 +: BN], b);  (norms.tl:95)
                     #pragma unroll
                     for (int tl_chunk58 = 0; tl_chunk58 < b_layout::kSlots; tl_chunk58 += 8) {
-                        const tl::f16* tl_ptr59 = &Bias[c0 + (((b_layout::flat(tl_tid, (tl_chunk58 / 8) * 8)) % 1024) + tl_chunk58 % 8)];
-                        if (tl::in_bounds(c0 + (((b_layout::flat(tl_tid, (tl_chunk58 / 8) * 8)) % 1024) + tl_chunk58 % 8), N) && tl::in_bounds((c0 + (((b_layout::flat(tl_tid, (tl_chunk58 / 8) * 8)) % 1024) + tl_chunk58 % 8)) + 7, N) && tl::is_aligned(tl_ptr59, 16)) {
+                        const tl::f16* tl_ptr59 = &Bias[c0 + ((b_layout::flat(tl_tid, (tl_chunk58 / 8) * 8) % 1024) + tl_chunk58 % 8)];
+                        if (tl::in_bounds(c0 + ((b_layout::flat(tl_tid, (tl_chunk58 / 8) * 8) % 1024) + tl_chunk58 % 8), N) && tl::in_bounds((c0 + ((b_layout::flat(tl_tid, (tl_chunk58 / 8) * 8) % 1024) + tl_chunk58 % 8)) + 7, N) && tl::is_aligned(tl_ptr59, 16)) {
                             tl::f16 tl_vec60[8];
                             tl::load_vector<tl::f16, 8>(tl_vec60, tl_ptr59);
                             #pragma unroll
@@ -391,7 +391,7 @@ __global__ void __launch_bounds__(128, 8) layernorm_kernel_variant0(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                b[tl_chunk58 + tl_v] = tl::in_bounds(c0 + (((b_layout::flat(tl_tid, ((tl_chunk58 + tl_v) / 8) * 8)) % 1024) + (tl_chunk58 + tl_v) % 8), N) ? tl::convert<float>(Bias[c0 + (((b_layout::flat(tl_tid, ((tl_chunk58 + tl_v) / 8) * 8)) % 1024) + (tl_chunk58 + tl_v) % 8)]) : 0.0f;
+                                b[tl_chunk58 + tl_v] = tl::in_bounds(c0 + ((b_layout::flat(tl_tid, ((tl_chunk58 + tl_v) / 8) * 8) % 1024) + (tl_chunk58 + tl_v) % 8), N) ? tl::convert<float>(Bias[c0 + ((b_layout::flat(tl_tid, ((tl_chunk58 + tl_v) / 8) * 8) % 1024) + (tl_chunk58 + tl_v) % 8)]) : 0.0f;
                             }
                         }
                     }
@@ -399,14 +399,14 @@ __global__ void __launch_bounds__(128, 8) layernorm_kernel_variant0(
                     // for j in parallel(1024): each thread visits the elements of `x` it holds
                     #pragma unroll
                     for (int tl_s61 = 0; tl_s61 < x_layout::kSlots; ++tl_s61) {
-                        [[maybe_unused]] const int j = ((x_layout::flat(tl_tid, (tl_s61 / 8) * 8)) % 1024) + tl_s61 % 8;
+                        [[maybe_unused]] const int j = (x_layout::flat(tl_tid, (tl_s61 / 8) * 8) % 1024) + tl_s61 % 8;
                         x[tl_s61] = (x[tl_s61] - mean) * rstd * w[tl_s61] + b[tl_s61];
                     }
                     // copy(x, Y[row, c0 +: BN]);  (norms.tl:99)
                     #pragma unroll
                     for (int tl_chunk62 = 0; tl_chunk62 < x_layout::kSlots; tl_chunk62 += 8) {
-                        tl::f16* tl_ptr63 = &Y[int64_t(row) * N + (c0 + (((x_layout::flat(tl_tid, (tl_chunk62 / 8) * 8)) % 1024) + tl_chunk62 % 8))];
-                        if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (((x_layout::flat(tl_tid, (tl_chunk62 / 8) * 8)) % 1024) + tl_chunk62 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds((c0 + (((x_layout::flat(tl_tid, (tl_chunk62 / 8) * 8)) % 1024) + tl_chunk62 % 8)) + 7, N) && tl::is_aligned(tl_ptr63, 16)) {
+                        tl::f16* tl_ptr63 = &Y[int64_t(row) * N + (c0 + ((x_layout::flat(tl_tid, (tl_chunk62 / 8) * 8) % 1024) + tl_chunk62 % 8))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds(c0 + ((x_layout::flat(tl_tid, (tl_chunk62 / 8) * 8) % 1024) + tl_chunk62 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds((c0 + ((x_layout::flat(tl_tid, (tl_chunk62 / 8) * 8) % 1024) + tl_chunk62 % 8)) + 7, N) && tl::is_aligned(tl_ptr63, 16)) {
                             tl::f16 tl_vec64[8];
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; tl_v += 2) tl::convert_pair(&tl_vec64[tl_v], x[tl_chunk62 + tl_v], x[tl_chunk62 + tl_v + 1]);
@@ -414,7 +414,7 @@ __global__ void __launch_bounds__(128, 8) layernorm_kernel_variant0(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (((x_layout::flat(tl_tid, ((tl_chunk62 + tl_v) / 8) * 8)) % 1024) + (tl_chunk62 + tl_v) % 8), N)) Y[int64_t(row) * N + (c0 + (((x_layout::flat(tl_tid, ((tl_chunk62 + tl_v) / 8) * 8)) % 1024) + (tl_chunk62 + tl_v) % 8))] = tl::convert<tl::f16>(x[tl_chunk62 + tl_v]);
+                                if (tl::in_bounds(row, M) && tl::in_bounds(c0 + ((x_layout::flat(tl_tid, ((tl_chunk62 + tl_v) / 8) * 8) % 1024) + (tl_chunk62 + tl_v) % 8), N)) Y[int64_t(row) * N + (c0 + ((x_layout::flat(tl_tid, ((tl_chunk62 + tl_v) / 8) * 8) % 1024) + (tl_chunk62 + tl_v) % 8))] = tl::convert<tl::f16>(x[tl_chunk62 + tl_v]);
                             }
                         }
                     }
@@ -686,8 +686,8 @@ __global__ void __launch_bounds__(128, 8) layernorm_kernel_variant1(
                     // copy(X[row, t * BN +: BN], x);  (norms.tl:75)
                     #pragma unroll
                     for (int tl_chunk42 = 0; tl_chunk42 < x_layout::kSlots; tl_chunk42 += 8) {
-                        const tl::f16* tl_ptr43 = &X[int64_t(row) * N + ((t * 1024) + (((x_layout::flat(tl_tid, (tl_chunk42 / 8) * 8)) % 1024) + tl_chunk42 % 8))];
-                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 1024) + (((x_layout::flat(tl_tid, (tl_chunk42 / 8) * 8)) % 1024) + tl_chunk42 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 1024) + (((x_layout::flat(tl_tid, (tl_chunk42 / 8) * 8)) % 1024) + tl_chunk42 % 8)) + 7, N) && tl::is_aligned(tl_ptr43, 16)) {
+                        const tl::f16* tl_ptr43 = &X[int64_t(row) * N + ((t * 1024) + ((x_layout::flat(tl_tid, (tl_chunk42 / 8) * 8) % 1024) + tl_chunk42 % 8))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 1024) + ((x_layout::flat(tl_tid, (tl_chunk42 / 8) * 8) % 1024) + tl_chunk42 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 1024) + ((x_layout::flat(tl_tid, (tl_chunk42 / 8) * 8) % 1024) + tl_chunk42 % 8)) + 7, N) && tl::is_aligned(tl_ptr43, 16)) {
                             tl::f16 tl_vec44[8];
                             tl::load_vector<tl::f16, 8>(tl_vec44, tl_ptr43);
                             #pragma unroll
@@ -695,7 +695,7 @@ __global__ void __launch_bounds__(128, 8) layernorm_kernel_variant1(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                x[tl_chunk42 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 1024) + (((x_layout::flat(tl_tid, ((tl_chunk42 + tl_v) / 8) * 8)) % 1024) + (tl_chunk42 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 1024) + (((x_layout::flat(tl_tid, ((tl_chunk42 + tl_v) / 8) * 8)) % 1024) + (tl_chunk42 + tl_v) % 8))]) : 0.0f;
+                                x[tl_chunk42 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 1024) + ((x_layout::flat(tl_tid, ((tl_chunk42 + tl_v) / 8) * 8) % 1024) + (tl_chunk42 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 1024) + ((x_layout::flat(tl_tid, ((tl_chunk42 + tl_v) / 8) * 8) % 1024) + (tl_chunk42 + tl_v) % 8))]) : 0.0f;
                             }
                         }
                     }
@@ -721,8 +721,8 @@ __global__ void __launch_bounds__(128, 8) layernorm_kernel_variant1(
                     // copy(X[row, t * BN +: BN], x);  (norms.tl:82)
                     #pragma unroll
                     for (int tl_chunk46 = 0; tl_chunk46 < x_layout::kSlots; tl_chunk46 += 8) {
-                        const tl::f16* tl_ptr47 = &X[int64_t(row) * N + ((t * 1024) + (((x_layout::flat(tl_tid, (tl_chunk46 / 8) * 8)) % 1024) + tl_chunk46 % 8))];
-                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 1024) + (((x_layout::flat(tl_tid, (tl_chunk46 / 8) * 8)) % 1024) + tl_chunk46 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 1024) + (((x_layout::flat(tl_tid, (tl_chunk46 / 8) * 8)) % 1024) + tl_chunk46 % 8)) + 7, N) && tl::is_aligned(tl_ptr47, 16)) {
+                        const tl::f16* tl_ptr47 = &X[int64_t(row) * N + ((t * 1024) + ((x_layout::flat(tl_tid, (tl_chunk46 / 8) * 8) % 1024) + tl_chunk46 % 8))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 1024) + ((x_layout::flat(tl_tid, (tl_chunk46 / 8) * 8) % 1024) + tl_chunk46 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 1024) + ((x_layout::flat(tl_tid, (tl_chunk46 / 8) * 8) % 1024) + tl_chunk46 % 8)) + 7, N) && tl::is_aligned(tl_ptr47, 16)) {
                             tl::f16 tl_vec48[8];
                             tl::load_vector<tl::f16, 8>(tl_vec48, tl_ptr47);
                             #pragma unroll
@@ -730,7 +730,7 @@ __global__ void __launch_bounds__(128, 8) layernorm_kernel_variant1(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                x[tl_chunk46 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 1024) + (((x_layout::flat(tl_tid, ((tl_chunk46 + tl_v) / 8) * 8)) % 1024) + (tl_chunk46 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 1024) + (((x_layout::flat(tl_tid, ((tl_chunk46 + tl_v) / 8) * 8)) % 1024) + (tl_chunk46 + tl_v) % 8))]) : 0.0f;
+                                x[tl_chunk46 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 1024) + ((x_layout::flat(tl_tid, ((tl_chunk46 + tl_v) / 8) * 8) % 1024) + (tl_chunk46 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 1024) + ((x_layout::flat(tl_tid, ((tl_chunk46 + tl_v) / 8) * 8) % 1024) + (tl_chunk46 + tl_v) % 8))]) : 0.0f;
                             }
                         }
                     }
@@ -738,7 +738,7 @@ __global__ void __launch_bounds__(128, 8) layernorm_kernel_variant1(
                     // for j in parallel(1024): each thread visits the elements of `x` it holds
                     #pragma unroll
                     for (int tl_s49 = 0; tl_s49 < x_layout::kSlots; ++tl_s49) {
-                        const int tl_c50 = (x_layout::flat(tl_tid, (tl_s49 / 8) * 8)) % 1024;  // the chunk's first column
+                        const int tl_c50 = x_layout::flat(tl_tid, (tl_s49 / 8) * 8) % 1024;  // the chunk's first column
                         const int j = tl_c50 + tl_s49 % 8;
                         const float d = x[tl_s49] - mean;
                         x[tl_s49] = t * 1024 + j < N ? d * d : 0.0f;
@@ -765,8 +765,8 @@ __global__ void __launch_bounds__(128, 8) layernorm_kernel_variant1(
                     // copy(X[row, c0 +: BN], x);  (norms.tl:93)
                     #pragma unroll
                     for (int tl_chunk52 = 0; tl_chunk52 < x_layout::kSlots; tl_chunk52 += 8) {
-                        const tl::f16* tl_ptr53 = &X[int64_t(row) * N + (c0 + (((x_layout::flat(tl_tid, (tl_chunk52 / 8) * 8)) % 1024) + tl_chunk52 % 8))];
-                        if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (((x_layout::flat(tl_tid, (tl_chunk52 / 8) * 8)) % 1024) + tl_chunk52 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds((c0 + (((x_layout::flat(tl_tid, (tl_chunk52 / 8) * 8)) % 1024) + tl_chunk52 % 8)) + 7, N) && tl::is_aligned(tl_ptr53, 16)) {
+                        const tl::f16* tl_ptr53 = &X[int64_t(row) * N + (c0 + ((x_layout::flat(tl_tid, (tl_chunk52 / 8) * 8) % 1024) + tl_chunk52 % 8))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds(c0 + ((x_layout::flat(tl_tid, (tl_chunk52 / 8) * 8) % 1024) + tl_chunk52 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds((c0 + ((x_layout::flat(tl_tid, (tl_chunk52 / 8) * 8) % 1024) + tl_chunk52 % 8)) + 7, N) && tl::is_aligned(tl_ptr53, 16)) {
                             tl::f16 tl_vec54[8];
                             tl::load_vector<tl::f16, 8>(tl_vec54, tl_ptr53);
                             #pragma unroll
@@ -774,15 +774,15 @@ __global__ void __launch_bounds__(128, 8) layernorm_kernel_variant1(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                x[tl_chunk52 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds(c0 + (((x_layout::flat(tl_tid, ((tl_chunk52 + tl_v) / 8) * 8)) % 1024) + (tl_chunk52 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + (c0 + (((x_layout::flat(tl_tid, ((tl_chunk52 + tl_v) / 8) * 8)) % 1024) + (tl_chunk52 + tl_v) % 8))]) : 0.0f;
+                                x[tl_chunk52 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds(c0 + ((x_layout::flat(tl_tid, ((tl_chunk52 + tl_v) / 8) * 8) % 1024) + (tl_chunk52 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + (c0 + ((x_layout::flat(tl_tid, ((tl_chunk52 + tl_v) / 8) * 8) % 1024) + (tl_chunk52 + tl_v) % 8))]) : 0.0f;
                             }
                         }
                     }
                     // copy(W[c0 +: BN], w);  (norms.tl:94)
                     #pragma unroll
                     for (int tl_chunk55 = 0; tl_chunk55 < w_layout::kSlots; tl_chunk55 += 8) {
-                        const tl::f16* tl_ptr56 = &W[c0 + (((w_layout::flat(tl_tid, (tl_chunk55 / 8) * 8)) % 1024) + tl_chunk55 % 8)];
-                        if (tl::in_bounds(c0 + (((w_layout::flat(tl_tid, (tl_chunk55 / 8) * 8)) % 1024) + tl_chunk55 % 8), N) && tl::in_bounds((c0 + (((w_layout::flat(tl_tid, (tl_chunk55 / 8) * 8)) % 1024) + tl_chunk55 % 8)) + 7, N) && tl::is_aligned(tl_ptr56, 16)) {
+                        const tl::f16* tl_ptr56 = &W[c0 + ((w_layout::flat(tl_tid, (tl_chunk55 / 8) * 8) % 1024) + tl_chunk55 % 8)];
+                        if (tl::in_bounds(c0 + ((w_layout::flat(tl_tid, (tl_chunk55 / 8) * 8) % 1024) + tl_chunk55 % 8), N) && tl::in_bounds((c0 + ((w_layout::flat(tl_tid, (tl_chunk55 / 8) * 8) % 1024) + tl_chunk55 % 8)) + 7, N) && tl::is_aligned(tl_ptr56, 16)) {
                             tl::f16 tl_vec57[8];
                             tl::load_vector<tl::f16, 8>(tl_vec57, tl_ptr56);
                             #pragma unroll
@@ -790,15 +790,15 @@ __global__ void __launch_bounds__(128, 8) layernorm_kernel_variant1(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                w[tl_chunk55 + tl_v] = tl::in_bounds(c0 + (((w_layout::flat(tl_tid, ((tl_chunk55 + tl_v) / 8) * 8)) % 1024) + (tl_chunk55 + tl_v) % 8), N) ? tl::convert<float>(W[c0 + (((w_layout::flat(tl_tid, ((tl_chunk55 + tl_v) / 8) * 8)) % 1024) + (tl_chunk55 + tl_v) % 8)]) : 0.0f;
+                                w[tl_chunk55 + tl_v] = tl::in_bounds(c0 + ((w_layout::flat(tl_tid, ((tl_chunk55 + tl_v) / 8) * 8) % 1024) + (tl_chunk55 + tl_v) % 8), N) ? tl::convert<float>(W[c0 + ((w_layout::flat(tl_tid, ((tl_chunk55 + tl_v) / 8) * 8) % 1024) + (tl_chunk55 + tl_v) % 8)]) : 0.0f;
                             }
                         }
                     }
                     // copy(Bias[c0 +: BN], b);  (norms.tl:95)
                     #pragma unroll
                     for (int tl_chunk58 = 0; tl_chunk58 < b_layout::kSlots; tl_chunk58 += 8) {
-                        const tl::f16* tl_ptr59 = &Bias[c0 + (((b_layout::flat(tl_tid, (tl_chunk58 / 8) * 8)) % 1024) + tl_chunk58 % 8)];
-                        if (tl::in_bounds(c0 + (((b_layout::flat(tl_tid, (tl_chunk58 / 8) * 8)) % 1024) + tl_chunk58 % 8), N) && tl::in_bounds((c0 + (((b_layout::flat(tl_tid, (tl_chunk58 / 8) * 8)) % 1024) + tl_chunk58 % 8)) + 7, N) && tl::is_aligned(tl_ptr59, 16)) {
+                        const tl::f16* tl_ptr59 = &Bias[c0 + ((b_layout::flat(tl_tid, (tl_chunk58 / 8) * 8) % 1024) + tl_chunk58 % 8)];
+                        if (tl::in_bounds(c0 + ((b_layout::flat(tl_tid, (tl_chunk58 / 8) * 8) % 1024) + tl_chunk58 % 8), N) && tl::in_bounds((c0 + ((b_layout::flat(tl_tid, (tl_chunk58 / 8) * 8) % 1024) + tl_chunk58 % 8)) + 7, N) && tl::is_aligned(tl_ptr59, 16)) {
                             tl::f16 tl_vec60[8];
                             tl::load_vector<tl::f16, 8>(tl_vec60, tl_ptr59);
                             #pragma unroll
@@ -806,7 +806,7 @@ __global__ void __launch_bounds__(128, 8) layernorm_kernel_variant1(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                b[tl_chunk58 + tl_v] = tl::in_bounds(c0 + (((b_layout::flat(tl_tid, ((tl_chunk58 + tl_v) / 8) * 8)) % 1024) + (tl_chunk58 + tl_v) % 8), N) ? tl::convert<float>(Bias[c0 + (((b_layout::flat(tl_tid, ((tl_chunk58 + tl_v) / 8) * 8)) % 1024) + (tl_chunk58 + tl_v) % 8)]) : 0.0f;
+                                b[tl_chunk58 + tl_v] = tl::in_bounds(c0 + ((b_layout::flat(tl_tid, ((tl_chunk58 + tl_v) / 8) * 8) % 1024) + (tl_chunk58 + tl_v) % 8), N) ? tl::convert<float>(Bias[c0 + ((b_layout::flat(tl_tid, ((tl_chunk58 + tl_v) / 8) * 8) % 1024) + (tl_chunk58 + tl_v) % 8)]) : 0.0f;
                             }
                         }
                     }
@@ -814,14 +814,14 @@ __global__ void __launch_bounds__(128, 8) layernorm_kernel_variant1(
                     // for j in parallel(1024): each thread visits the elements of `x` it holds
                     #pragma unroll
                     for (int tl_s61 = 0; tl_s61 < x_layout::kSlots; ++tl_s61) {
-                        [[maybe_unused]] const int j = ((x_layout::flat(tl_tid, (tl_s61 / 8) * 8)) % 1024) + tl_s61 % 8;
+                        [[maybe_unused]] const int j = (x_layout::flat(tl_tid, (tl_s61 / 8) * 8) % 1024) + tl_s61 % 8;
                         x[tl_s61] = (x[tl_s61] - mean) * rstd * w[tl_s61] + b[tl_s61];
                     }
                     // copy(x, Y[row, c0 +: BN]);  (norms.tl:99)
                     #pragma unroll
                     for (int tl_chunk62 = 0; tl_chunk62 < x_layout::kSlots; tl_chunk62 += 8) {
-                        tl::f16* tl_ptr63 = &Y[int64_t(row) * N + (c0 + (((x_layout::flat(tl_tid, (tl_chunk62 / 8) * 8)) % 1024) + tl_chunk62 % 8))];
-                        if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (((x_layout::flat(tl_tid, (tl_chunk62 / 8) * 8)) % 1024) + tl_chunk62 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds((c0 + (((x_layout::flat(tl_tid, (tl_chunk62 / 8) * 8)) % 1024) + tl_chunk62 % 8)) + 7, N) && tl::is_aligned(tl_ptr63, 16)) {
+                        tl::f16* tl_ptr63 = &Y[int64_t(row) * N + (c0 + ((x_layout::flat(tl_tid, (tl_chunk62 / 8) * 8) % 1024) + tl_chunk62 % 8))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds(c0 + ((x_layout::flat(tl_tid, (tl_chunk62 / 8) * 8) % 1024) + tl_chunk62 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds((c0 + ((x_layout::flat(tl_tid, (tl_chunk62 / 8) * 8) % 1024) + tl_chunk62 % 8)) + 7, N) && tl::is_aligned(tl_ptr63, 16)) {
                             tl::f16 tl_vec64[8];
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; tl_v += 2) tl::convert_pair(&tl_vec64[tl_v], x[tl_chunk62 + tl_v], x[tl_chunk62 + tl_v + 1]);
@@ -829,7 +829,7 @@ __global__ void __launch_bounds__(128, 8) layernorm_kernel_variant1(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (((x_layout::flat(tl_tid, ((tl_chunk62 + tl_v) / 8) * 8)) % 1024) + (tl_chunk62 + tl_v) % 8), N)) Y[int64_t(row) * N + (c0 + (((x_layout::flat(tl_tid, ((tl_chunk62 + tl_v) / 8) * 8)) % 1024) + (tl_chunk62 + tl_v) % 8))] = tl::convert<tl::f16>(x[tl_chunk62 + tl_v]);
+                                if (tl::in_bounds(row, M) && tl::in_bounds(c0 + ((x_layout::flat(tl_tid, ((tl_chunk62 + tl_v) / 8) * 8) % 1024) + (tl_chunk62 + tl_v) % 8), N)) Y[int64_t(row) * N + (c0 + ((x_layout::flat(tl_tid, ((tl_chunk62 + tl_v) / 8) * 8) % 1024) + (tl_chunk62 + tl_v) % 8))] = tl::convert<tl::f16>(x[tl_chunk62 + tl_v]);
                             }
                         }
                     }
@@ -1101,8 +1101,8 @@ __global__ void __launch_bounds__(128, 8) layernorm_kernel_variant2(
                     // copy(X[row, t * BN +: BN], x);  (norms.tl:75)
                     #pragma unroll
                     for (int tl_chunk42 = 0; tl_chunk42 < x_layout::kSlots; tl_chunk42 += 8) {
-                        const tl::f16* tl_ptr43 = &X[int64_t(row) * N + ((t * 1024) + (((x_layout::flat(tl_tid, (tl_chunk42 / 8) * 8)) % 1024) + tl_chunk42 % 8))];
-                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 1024) + (((x_layout::flat(tl_tid, (tl_chunk42 / 8) * 8)) % 1024) + tl_chunk42 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 1024) + (((x_layout::flat(tl_tid, (tl_chunk42 / 8) * 8)) % 1024) + tl_chunk42 % 8)) + 7, N) && tl::is_aligned(tl_ptr43, 16)) {
+                        const tl::f16* tl_ptr43 = &X[int64_t(row) * N + ((t * 1024) + ((x_layout::flat(tl_tid, (tl_chunk42 / 8) * 8) % 1024) + tl_chunk42 % 8))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 1024) + ((x_layout::flat(tl_tid, (tl_chunk42 / 8) * 8) % 1024) + tl_chunk42 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 1024) + ((x_layout::flat(tl_tid, (tl_chunk42 / 8) * 8) % 1024) + tl_chunk42 % 8)) + 7, N) && tl::is_aligned(tl_ptr43, 16)) {
                             tl::f16 tl_vec44[8];
                             tl::load_vector<tl::f16, 8>(tl_vec44, tl_ptr43);
                             #pragma unroll
@@ -1110,7 +1110,7 @@ __global__ void __launch_bounds__(128, 8) layernorm_kernel_variant2(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                x[tl_chunk42 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 1024) + (((x_layout::flat(tl_tid, ((tl_chunk42 + tl_v) / 8) * 8)) % 1024) + (tl_chunk42 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 1024) + (((x_layout::flat(tl_tid, ((tl_chunk42 + tl_v) / 8) * 8)) % 1024) + (tl_chunk42 + tl_v) % 8))]) : 0.0f;
+                                x[tl_chunk42 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 1024) + ((x_layout::flat(tl_tid, ((tl_chunk42 + tl_v) / 8) * 8) % 1024) + (tl_chunk42 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 1024) + ((x_layout::flat(tl_tid, ((tl_chunk42 + tl_v) / 8) * 8) % 1024) + (tl_chunk42 + tl_v) % 8))]) : 0.0f;
                             }
                         }
                     }
@@ -1136,8 +1136,8 @@ __global__ void __launch_bounds__(128, 8) layernorm_kernel_variant2(
                     // copy(X[row, t * BN +: BN], x);  (norms.tl:82)
                     #pragma unroll
                     for (int tl_chunk46 = 0; tl_chunk46 < x_layout::kSlots; tl_chunk46 += 8) {
-                        const tl::f16* tl_ptr47 = &X[int64_t(row) * N + ((t * 1024) + (((x_layout::flat(tl_tid, (tl_chunk46 / 8) * 8)) % 1024) + tl_chunk46 % 8))];
-                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 1024) + (((x_layout::flat(tl_tid, (tl_chunk46 / 8) * 8)) % 1024) + tl_chunk46 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 1024) + (((x_layout::flat(tl_tid, (tl_chunk46 / 8) * 8)) % 1024) + tl_chunk46 % 8)) + 7, N) && tl::is_aligned(tl_ptr47, 16)) {
+                        const tl::f16* tl_ptr47 = &X[int64_t(row) * N + ((t * 1024) + ((x_layout::flat(tl_tid, (tl_chunk46 / 8) * 8) % 1024) + tl_chunk46 % 8))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 1024) + ((x_layout::flat(tl_tid, (tl_chunk46 / 8) * 8) % 1024) + tl_chunk46 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 1024) + ((x_layout::flat(tl_tid, (tl_chunk46 / 8) * 8) % 1024) + tl_chunk46 % 8)) + 7, N) && tl::is_aligned(tl_ptr47, 16)) {
                             tl::f16 tl_vec48[8];
                             tl::load_vector<tl::f16, 8>(tl_vec48, tl_ptr47);
                             #pragma unroll
@@ -1145,7 +1145,7 @@ __global__ void __launch_bounds__(128, 8) layernorm_kernel_variant2(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                x[tl_chunk46 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 1024) + (((x_layout::flat(tl_tid, ((tl_chunk46 + tl_v) / 8) * 8)) % 1024) + (tl_chunk46 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 1024) + (((x_layout::flat(tl_tid, ((tl_chunk46 + tl_v) / 8) * 8)) % 1024) + (tl_chunk46 + tl_v) % 8))]) : 0.0f;
+                                x[tl_chunk46 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 1024) + ((x_layout::flat(tl_tid, ((tl_chunk46 + tl_v) / 8) * 8) % 1024) + (tl_chunk46 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 1024) + ((x_layout::flat(tl_tid, ((tl_chunk46 + tl_v) / 8) * 8) % 1024) + (tl_chunk46 + tl_v) % 8))]) : 0.0f;
                             }
                         }
                     }
@@ -1153,7 +1153,7 @@ __global__ void __launch_bounds__(128, 8) layernorm_kernel_variant2(
                     // for j in parallel(1024): each thread visits the elements of `x` it holds
                     #pragma unroll
                     for (int tl_s49 = 0; tl_s49 < x_layout::kSlots; ++tl_s49) {
-                        const int tl_c50 = (x_layout::flat(tl_tid, (tl_s49 / 8) * 8)) % 1024;  // the chunk's first column
+                        const int tl_c50 = x_layout::flat(tl_tid, (tl_s49 / 8) * 8) % 1024;  // the chunk's first column
                         const int j = tl_c50 + tl_s49 % 8;
                         const float d = x[tl_s49] - mean;
                         x[tl_s49] = t * 1024 + j < N ? d * d : 0.0f;
@@ -1180,8 +1180,8 @@ __global__ void __launch_bounds__(128, 8) layernorm_kernel_variant2(
                     // copy(X[row, c0 +: BN], x);  (norms.tl:93)
                     #pragma unroll
                     for (int tl_chunk52 = 0; tl_chunk52 < x_layout::kSlots; tl_chunk52 += 8) {
-                        const tl::f16* tl_ptr53 = &X[int64_t(row) * N + (c0 + (((x_layout::flat(tl_tid, (tl_chunk52 / 8) * 8)) % 1024) + tl_chunk52 % 8))];
-                        if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (((x_layout::flat(tl_tid, (tl_chunk52 / 8) * 8)) % 1024) + tl_chunk52 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds((c0 + (((x_layout::flat(tl_tid, (tl_chunk52 / 8) * 8)) % 1024) + tl_chunk52 % 8)) + 7, N) && tl::is_aligned(tl_ptr53, 16)) {
+                        const tl::f16* tl_ptr53 = &X[int64_t(row) * N + (c0 + ((x_layout::flat(tl_tid, (tl_chunk52 / 8) * 8) % 1024) + tl_chunk52 % 8))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds(c0 + ((x_layout::flat(tl_tid, (tl_chunk52 / 8) * 8) % 1024) + tl_chunk52 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds((c0 + ((x_layout::flat(tl_tid, (tl_chunk52 / 8) * 8) % 1024) + tl_chunk52 % 8)) + 7, N) && tl::is_aligned(tl_ptr53, 16)) {
                             tl::f16 tl_vec54[8];
                             tl::load_vector<tl::f16, 8>(tl_vec54, tl_ptr53);
                             #pragma unroll
@@ -1189,15 +1189,15 @@ __global__ void __launch_bounds__(128, 8) layernorm_kernel_variant2(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                x[tl_chunk52 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds(c0 + (((x_layout::flat(tl_tid, ((tl_chunk52 + tl_v) / 8) * 8)) % 1024) + (tl_chunk52 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + (c0 + (((x_layout::flat(tl_tid, ((tl_chunk52 + tl_v) / 8) * 8)) % 1024) + (tl_chunk52 + tl_v) % 8))]) : 0.0f;
+                                x[tl_chunk52 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds(c0 + ((x_layout::flat(tl_tid, ((tl_chunk52 + tl_v) / 8) * 8) % 1024) + (tl_chunk52 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + (c0 + ((x_layout::flat(tl_tid, ((tl_chunk52 + tl_v) / 8) * 8) % 1024) + (tl_chunk52 + tl_v) % 8))]) : 0.0f;
                             }
                         }
                     }
                     // copy(W[c0 +: BN], w);  (norms.tl:94)
                     #pragma unroll
                     for (int tl_chunk55 = 0; tl_chunk55 < w_layout::kSlots; tl_chunk55 += 8) {
-                        const tl::f16* tl_ptr56 = &W[c0 + (((w_layout::flat(tl_tid, (tl_chunk55 / 8) * 8)) % 1024) + tl_chunk55 % 8)];
-                        if (tl::in_bounds(c0 + (((w_layout::flat(tl_tid, (tl_chunk55 / 8) * 8)) % 1024) + tl_chunk55 % 8), N) && tl::in_bounds((c0 + (((w_layout::flat(tl_tid, (tl_chunk55 / 8) * 8)) % 1024) + tl_chunk55 % 8)) + 7, N) && tl::is_aligned(tl_ptr56, 16)) {
+                        const tl::f16* tl_ptr56 = &W[c0 + ((w_layout::flat(tl_tid, (tl_chunk55 / 8) * 8) % 1024) + tl_chunk55 % 8)];
+                        if (tl::in_bounds(c0 + ((w_layout::flat(tl_tid, (tl_chunk55 / 8) * 8) % 1024) + tl_chunk55 % 8), N) && tl::in_bounds((c0 + ((w_layout::flat(tl_tid, (tl_chunk55 / 8) * 8) % 1024) + tl_chunk55 % 8)) + 7, N) && tl::is_aligned(tl_ptr56, 16)) {
                             tl::f16 tl_vec57[8];
                             tl::load_vector<tl::f16, 8>(tl_vec57, tl_ptr56);
                             #pragma unroll
@@ -1205,15 +1205,15 @@ __global__ void __launch_bounds__(128, 8) layernorm_kernel_variant2(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                w[tl_chunk55 + tl_v] = tl::in_bounds(c0 + (((w_layout::flat(tl_tid, ((tl_chunk55 + tl_v) / 8) * 8)) % 1024) + (tl_chunk55 + tl_v) % 8), N) ? tl::convert<float>(W[c0 + (((w_layout::flat(tl_tid, ((tl_chunk55 + tl_v) / 8) * 8)) % 1024) + (tl_chunk55 + tl_v) % 8)]) : 0.0f;
+                                w[tl_chunk55 + tl_v] = tl::in_bounds(c0 + ((w_layout::flat(tl_tid, ((tl_chunk55 + tl_v) / 8) * 8) % 1024) + (tl_chunk55 + tl_v) % 8), N) ? tl::convert<float>(W[c0 + ((w_layout::flat(tl_tid, ((tl_chunk55 + tl_v) / 8) * 8) % 1024) + (tl_chunk55 + tl_v) % 8)]) : 0.0f;
                             }
                         }
                     }
                     // copy(Bias[c0 +: BN], b);  (norms.tl:95)
                     #pragma unroll
                     for (int tl_chunk58 = 0; tl_chunk58 < b_layout::kSlots; tl_chunk58 += 8) {
-                        const tl::f16* tl_ptr59 = &Bias[c0 + (((b_layout::flat(tl_tid, (tl_chunk58 / 8) * 8)) % 1024) + tl_chunk58 % 8)];
-                        if (tl::in_bounds(c0 + (((b_layout::flat(tl_tid, (tl_chunk58 / 8) * 8)) % 1024) + tl_chunk58 % 8), N) && tl::in_bounds((c0 + (((b_layout::flat(tl_tid, (tl_chunk58 / 8) * 8)) % 1024) + tl_chunk58 % 8)) + 7, N) && tl::is_aligned(tl_ptr59, 16)) {
+                        const tl::f16* tl_ptr59 = &Bias[c0 + ((b_layout::flat(tl_tid, (tl_chunk58 / 8) * 8) % 1024) + tl_chunk58 % 8)];
+                        if (tl::in_bounds(c0 + ((b_layout::flat(tl_tid, (tl_chunk58 / 8) * 8) % 1024) + tl_chunk58 % 8), N) && tl::in_bounds((c0 + ((b_layout::flat(tl_tid, (tl_chunk58 / 8) * 8) % 1024) + tl_chunk58 % 8)) + 7, N) && tl::is_aligned(tl_ptr59, 16)) {
                             tl::f16 tl_vec60[8];
                             tl::load_vector<tl::f16, 8>(tl_vec60, tl_ptr59);
                             #pragma unroll
@@ -1221,7 +1221,7 @@ __global__ void __launch_bounds__(128, 8) layernorm_kernel_variant2(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                b[tl_chunk58 + tl_v] = tl::in_bounds(c0 + (((b_layout::flat(tl_tid, ((tl_chunk58 + tl_v) / 8) * 8)) % 1024) + (tl_chunk58 + tl_v) % 8), N) ? tl::convert<float>(Bias[c0 + (((b_layout::flat(tl_tid, ((tl_chunk58 + tl_v) / 8) * 8)) % 1024) + (tl_chunk58 + tl_v) % 8)]) : 0.0f;
+                                b[tl_chunk58 + tl_v] = tl::in_bounds(c0 + ((b_layout::flat(tl_tid, ((tl_chunk58 + tl_v) / 8) * 8) % 1024) + (tl_chunk58 + tl_v) % 8), N) ? tl::convert<float>(Bias[c0 + ((b_layout::flat(tl_tid, ((tl_chunk58 + tl_v) / 8) * 8) % 1024) + (tl_chunk58 + tl_v) % 8)]) : 0.0f;
                             }
                         }
                     }
@@ -1229,14 +1229,14 @@ __global__ void __launch_bounds__(128, 8) layernorm_kernel_variant2(
                     // for j in parallel(1024): each thread visits the elements of `x` it holds
                     #pragma unroll
                     for (int tl_s61 = 0; tl_s61 < x_layout::kSlots; ++tl_s61) {
-                        [[maybe_unused]] const int j = ((x_layout::flat(tl_tid, (tl_s61 / 8) * 8)) % 1024) + tl_s61 % 8;
+                        [[maybe_unused]] const int j = (x_layout::flat(tl_tid, (tl_s61 / 8) * 8) % 1024) + tl_s61 % 8;
                         x[tl_s61] = (x[tl_s61] - mean) * rstd * w[tl_s61] + b[tl_s61];
                     }
                     // copy(x, Y[row, c0 +: BN]);  (norms.tl:99)
                     #pragma unroll
                     for (int tl_chunk62 = 0; tl_chunk62 < x_layout::kSlots; tl_chunk62 += 8) {
-                        tl::f16* tl_ptr63 = &Y[int64_t(row) * N + (c0 + (((x_layout::flat(tl_tid, (tl_chunk62 / 8) * 8)) % 1024) + tl_chunk62 % 8))];
-                        if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (((x_layout::flat(tl_tid, (tl_chunk62 / 8) * 8)) % 1024) + tl_chunk62 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds((c0 + (((x_layout::flat(tl_tid, (tl_chunk62 / 8) * 8)) % 1024) + tl_chunk62 % 8)) + 7, N) && tl::is_aligned(tl_ptr63, 16)) {
+                        tl::f16* tl_ptr63 = &Y[int64_t(row) * N + (c0 + ((x_layout::flat(tl_tid, (tl_chunk62 / 8) * 8) % 1024) + tl_chunk62 % 8))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds(c0 + ((x_layout::flat(tl_tid, (tl_chunk62 / 8) * 8) % 1024) + tl_chunk62 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds((c0 + ((x_layout::flat(tl_tid, (tl_chunk62 / 8) * 8) % 1024) + tl_chunk62 % 8)) + 7, N) && tl::is_aligned(tl_ptr63, 16)) {
                             tl::f16 tl_vec64[8];
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; tl_v += 2) tl::convert_pair(&tl_vec64[tl_v], x[tl_chunk62 + tl_v], x[tl_chunk62 + tl_v + 1]);
@@ -1244,7 +1244,7 @@ __global__ void __launch_bounds__(128, 8) layernorm_kernel_variant2(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (((x_layout::flat(tl_tid, ((tl_chunk62 + tl_v) / 8) * 8)) % 1024) + (tl_chunk62 + tl_v) % 8), N)) Y[int64_t(row) * N + (c0 + (((x_layout::flat(tl_tid, ((tl_chunk62 + tl_v) / 8) * 8)) % 1024) + (tl_chunk62 + tl_v) % 8))] = tl::convert<tl::f16>(x[tl_chunk62 + tl_v]);
+                                if (tl::in_bounds(row, M) && tl::in_bounds(c0 + ((x_layout::flat(tl_tid, ((tl_chunk62 + tl_v) / 8) * 8) % 1024) + (tl_chunk62 + tl_v) % 8), N)) Y[int64_t(row) * N + (c0 + ((x_layout::flat(tl_tid, ((tl_chunk62 + tl_v) / 8) * 8) % 1024) + (tl_chunk62 + tl_v) % 8))] = tl::convert<tl::f16>(x[tl_chunk62 + tl_v]);
                             }
                         }
                     }
@@ -1538,8 +1538,8 @@ __global__ void __launch_bounds__(128, 8) layernorm_kernel_variant3(
                     // copy(X[row, t * BN +: BN], x);  (norms.tl:75)
                     #pragma unroll
                     for (int tl_chunk42 = 0; tl_chunk42 < x_layout::kSlots; tl_chunk42 += 8) {
-                        const tl::f16* tl_ptr43 = &X[int64_t(row) * N + ((t * 1024) + (((x_layout::flat(tl_tid, (tl_chunk42 / 8) * 8)) % 1024) + tl_chunk42 % 8))];
-                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 1024) + (((x_layout::flat(tl_tid, (tl_chunk42 / 8) * 8)) % 1024) + tl_chunk42 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 1024) + (((x_layout::flat(tl_tid, (tl_chunk42 / 8) * 8)) % 1024) + tl_chunk42 % 8)) + 7, N) && tl::is_aligned(tl_ptr43, 16)) {
+                        const tl::f16* tl_ptr43 = &X[int64_t(row) * N + ((t * 1024) + ((x_layout::flat(tl_tid, (tl_chunk42 / 8) * 8) % 1024) + tl_chunk42 % 8))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 1024) + ((x_layout::flat(tl_tid, (tl_chunk42 / 8) * 8) % 1024) + tl_chunk42 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 1024) + ((x_layout::flat(tl_tid, (tl_chunk42 / 8) * 8) % 1024) + tl_chunk42 % 8)) + 7, N) && tl::is_aligned(tl_ptr43, 16)) {
                             tl::f16 tl_vec44[8];
                             tl::load_vector<tl::f16, 8>(tl_vec44, tl_ptr43);
                             #pragma unroll
@@ -1547,7 +1547,7 @@ __global__ void __launch_bounds__(128, 8) layernorm_kernel_variant3(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                x[tl_chunk42 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 1024) + (((x_layout::flat(tl_tid, ((tl_chunk42 + tl_v) / 8) * 8)) % 1024) + (tl_chunk42 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 1024) + (((x_layout::flat(tl_tid, ((tl_chunk42 + tl_v) / 8) * 8)) % 1024) + (tl_chunk42 + tl_v) % 8))]) : 0.0f;
+                                x[tl_chunk42 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 1024) + ((x_layout::flat(tl_tid, ((tl_chunk42 + tl_v) / 8) * 8) % 1024) + (tl_chunk42 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 1024) + ((x_layout::flat(tl_tid, ((tl_chunk42 + tl_v) / 8) * 8) % 1024) + (tl_chunk42 + tl_v) % 8))]) : 0.0f;
                             }
                         }
                     }
@@ -1573,8 +1573,8 @@ __global__ void __launch_bounds__(128, 8) layernorm_kernel_variant3(
                     // copy(X[row, t * BN +: BN], x);  (norms.tl:82)
                     #pragma unroll
                     for (int tl_chunk46 = 0; tl_chunk46 < x_layout::kSlots; tl_chunk46 += 8) {
-                        const tl::f16* tl_ptr47 = &X[int64_t(row) * N + ((t * 1024) + (((x_layout::flat(tl_tid, (tl_chunk46 / 8) * 8)) % 1024) + tl_chunk46 % 8))];
-                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 1024) + (((x_layout::flat(tl_tid, (tl_chunk46 / 8) * 8)) % 1024) + tl_chunk46 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 1024) + (((x_layout::flat(tl_tid, (tl_chunk46 / 8) * 8)) % 1024) + tl_chunk46 % 8)) + 7, N) && tl::is_aligned(tl_ptr47, 16)) {
+                        const tl::f16* tl_ptr47 = &X[int64_t(row) * N + ((t * 1024) + ((x_layout::flat(tl_tid, (tl_chunk46 / 8) * 8) % 1024) + tl_chunk46 % 8))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 1024) + ((x_layout::flat(tl_tid, (tl_chunk46 / 8) * 8) % 1024) + tl_chunk46 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 1024) + ((x_layout::flat(tl_tid, (tl_chunk46 / 8) * 8) % 1024) + tl_chunk46 % 8)) + 7, N) && tl::is_aligned(tl_ptr47, 16)) {
                             tl::f16 tl_vec48[8];
                             tl::load_vector<tl::f16, 8>(tl_vec48, tl_ptr47);
                             #pragma unroll
@@ -1582,7 +1582,7 @@ __global__ void __launch_bounds__(128, 8) layernorm_kernel_variant3(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                x[tl_chunk46 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 1024) + (((x_layout::flat(tl_tid, ((tl_chunk46 + tl_v) / 8) * 8)) % 1024) + (tl_chunk46 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 1024) + (((x_layout::flat(tl_tid, ((tl_chunk46 + tl_v) / 8) * 8)) % 1024) + (tl_chunk46 + tl_v) % 8))]) : 0.0f;
+                                x[tl_chunk46 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 1024) + ((x_layout::flat(tl_tid, ((tl_chunk46 + tl_v) / 8) * 8) % 1024) + (tl_chunk46 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 1024) + ((x_layout::flat(tl_tid, ((tl_chunk46 + tl_v) / 8) * 8) % 1024) + (tl_chunk46 + tl_v) % 8))]) : 0.0f;
                             }
                         }
                     }
@@ -1590,7 +1590,7 @@ __global__ void __launch_bounds__(128, 8) layernorm_kernel_variant3(
                     // for j in parallel(1024): each thread visits the elements of `x` it holds
                     #pragma unroll
                     for (int tl_s49 = 0; tl_s49 < x_layout::kSlots; ++tl_s49) {
-                        const int tl_c50 = (x_layout::flat(tl_tid, (tl_s49 / 8) * 8)) % 1024;  // the chunk's first column
+                        const int tl_c50 = x_layout::flat(tl_tid, (tl_s49 / 8) * 8) % 1024;  // the chunk's first column
                         const int j = tl_c50 + tl_s49 % 8;
                         const float d = x[tl_s49] - mean;
                         x[tl_s49] = t * 1024 + j < N ? d * d : 0.0f;
@@ -1617,8 +1617,8 @@ __global__ void __launch_bounds__(128, 8) layernorm_kernel_variant3(
                     // copy(X[row, c0 +: BN], x);  (norms.tl:93)
                     #pragma unroll
                     for (int tl_chunk52 = 0; tl_chunk52 < x_layout::kSlots; tl_chunk52 += 8) {
-                        const tl::f16* tl_ptr53 = &X[int64_t(row) * N + (c0 + (((x_layout::flat(tl_tid, (tl_chunk52 / 8) * 8)) % 1024) + tl_chunk52 % 8))];
-                        if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (((x_layout::flat(tl_tid, (tl_chunk52 / 8) * 8)) % 1024) + tl_chunk52 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds((c0 + (((x_layout::flat(tl_tid, (tl_chunk52 / 8) * 8)) % 1024) + tl_chunk52 % 8)) + 7, N) && tl::is_aligned(tl_ptr53, 16)) {
+                        const tl::f16* tl_ptr53 = &X[int64_t(row) * N + (c0 + ((x_layout::flat(tl_tid, (tl_chunk52 / 8) * 8) % 1024) + tl_chunk52 % 8))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds(c0 + ((x_layout::flat(tl_tid, (tl_chunk52 / 8) * 8) % 1024) + tl_chunk52 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds((c0 + ((x_layout::flat(tl_tid, (tl_chunk52 / 8) * 8) % 1024) + tl_chunk52 % 8)) + 7, N) && tl::is_aligned(tl_ptr53, 16)) {
                             tl::f16 tl_vec54[8];
                             tl::load_vector<tl::f16, 8>(tl_vec54, tl_ptr53);
                             #pragma unroll
@@ -1626,15 +1626,15 @@ __global__ void __launch_bounds__(128, 8) layernorm_kernel_variant3(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                x[tl_chunk52 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds(c0 + (((x_layout::flat(tl_tid, ((tl_chunk52 + tl_v) / 8) * 8)) % 1024) + (tl_chunk52 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + (c0 + (((x_layout::flat(tl_tid, ((tl_chunk52 + tl_v) / 8) * 8)) % 1024) + (tl_chunk52 + tl_v) % 8))]) : 0.0f;
+                                x[tl_chunk52 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds(c0 + ((x_layout::flat(tl_tid, ((tl_chunk52 + tl_v) / 8) * 8) % 1024) + (tl_chunk52 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + (c0 + ((x_layout::flat(tl_tid, ((tl_chunk52 + tl_v) / 8) * 8) % 1024) + (tl_chunk52 + tl_v) % 8))]) : 0.0f;
                             }
                         }
                     }
                     // copy(W[c0 +: BN], w);  (norms.tl:94)
                     #pragma unroll
                     for (int tl_chunk55 = 0; tl_chunk55 < w_layout::kSlots; tl_chunk55 += 8) {
-                        const tl::f16* tl_ptr56 = &W[c0 + (((w_layout::flat(tl_tid, (tl_chunk55 / 8) * 8)) % 1024) + tl_chunk55 % 8)];
-                        if (tl::in_bounds(c0 + (((w_layout::flat(tl_tid, (tl_chunk55 / 8) * 8)) % 1024) + tl_chunk55 % 8), N) && tl::in_bounds((c0 + (((w_layout::flat(tl_tid, (tl_chunk55 / 8) * 8)) % 1024) + tl_chunk55 % 8)) + 7, N) && tl::is_aligned(tl_ptr56, 16)) {
+                        const tl::f16* tl_ptr56 = &W[c0 + ((w_layout::flat(tl_tid, (tl_chunk55 / 8) * 8) % 1024) + tl_chunk55 % 8)];
+                        if (tl::in_bounds(c0 + ((w_layout::flat(tl_tid, (tl_chunk55 / 8) * 8) % 1024) + tl_chunk55 % 8), N) && tl::in_bounds((c0 + ((w_layout::flat(tl_tid, (tl_chunk55 / 8) * 8) % 1024) + tl_chunk55 % 8)) + 7, N) && tl::is_aligned(tl_ptr56, 16)) {
                             tl::f16 tl_vec57[8];
                             tl::load_vector<tl::f16, 8>(tl_vec57, tl_ptr56);
                             #pragma unroll
@@ -1642,15 +1642,15 @@ __global__ void __launch_bounds__(128, 8) layernorm_kernel_variant3(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                w[tl_chunk55 + tl_v] = tl::in_bounds(c0 + (((w_layout::flat(tl_tid, ((tl_chunk55 + tl_v) / 8) * 8)) % 1024) + (tl_chunk55 + tl_v) % 8), N) ? tl::convert<float>(W[c0 + (((w_layout::flat(tl_tid, ((tl_chunk55 + tl_v) / 8) * 8)) % 1024) + (tl_chunk55 + tl_v) % 8)]) : 0.0f;
+                                w[tl_chunk55 + tl_v] = tl::in_bounds(c0 + ((w_layout::flat(tl_tid, ((tl_chunk55 + tl_v) / 8) * 8) % 1024) + (tl_chunk55 + tl_v) % 8), N) ? tl::convert<float>(W[c0 + ((w_layout::flat(tl_tid, ((tl_chunk55 + tl_v) / 8) * 8) % 1024) + (tl_chunk55 + tl_v) % 8)]) : 0.0f;
                             }
                         }
                     }
                     // copy(Bias[c0 +: BN], b);  (norms.tl:95)
                     #pragma unroll
                     for (int tl_chunk58 = 0; tl_chunk58 < b_layout::kSlots; tl_chunk58 += 8) {
-                        const tl::f16* tl_ptr59 = &Bias[c0 + (((b_layout::flat(tl_tid, (tl_chunk58 / 8) * 8)) % 1024) + tl_chunk58 % 8)];
-                        if (tl::in_bounds(c0 + (((b_layout::flat(tl_tid, (tl_chunk58 / 8) * 8)) % 1024) + tl_chunk58 % 8), N) && tl::in_bounds((c0 + (((b_layout::flat(tl_tid, (tl_chunk58 / 8) * 8)) % 1024) + tl_chunk58 % 8)) + 7, N) && tl::is_aligned(tl_ptr59, 16)) {
+                        const tl::f16* tl_ptr59 = &Bias[c0 + ((b_layout::flat(tl_tid, (tl_chunk58 / 8) * 8) % 1024) + tl_chunk58 % 8)];
+                        if (tl::in_bounds(c0 + ((b_layout::flat(tl_tid, (tl_chunk58 / 8) * 8) % 1024) + tl_chunk58 % 8), N) && tl::in_bounds((c0 + ((b_layout::flat(tl_tid, (tl_chunk58 / 8) * 8) % 1024) + tl_chunk58 % 8)) + 7, N) && tl::is_aligned(tl_ptr59, 16)) {
                             tl::f16 tl_vec60[8];
                             tl::load_vector<tl::f16, 8>(tl_vec60, tl_ptr59);
                             #pragma unroll
@@ -1658,7 +1658,7 @@ __global__ void __launch_bounds__(128, 8) layernorm_kernel_variant3(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                b[tl_chunk58 + tl_v] = tl::in_bounds(c0 + (((b_layout::flat(tl_tid, ((tl_chunk58 + tl_v) / 8) * 8)) % 1024) + (tl_chunk58 + tl_v) % 8), N) ? tl::convert<float>(Bias[c0 + (((b_layout::flat(tl_tid, ((tl_chunk58 + tl_v) / 8) * 8)) % 1024) + (tl_chunk58 + tl_v) % 8)]) : 0.0f;
+                                b[tl_chunk58 + tl_v] = tl::in_bounds(c0 + ((b_layout::flat(tl_tid, ((tl_chunk58 + tl_v) / 8) * 8) % 1024) + (tl_chunk58 + tl_v) % 8), N) ? tl::convert<float>(Bias[c0 + ((b_layout::flat(tl_tid, ((tl_chunk58 + tl_v) / 8) * 8) % 1024) + (tl_chunk58 + tl_v) % 8)]) : 0.0f;
                             }
                         }
                     }
@@ -1666,14 +1666,14 @@ __global__ void __launch_bounds__(128, 8) layernorm_kernel_variant3(
                     // for j in parallel(1024): each thread visits the elements of `x` it holds
                     #pragma unroll
                     for (int tl_s61 = 0; tl_s61 < x_layout::kSlots; ++tl_s61) {
-                        [[maybe_unused]] const int j = ((x_layout::flat(tl_tid, (tl_s61 / 8) * 8)) % 1024) + tl_s61 % 8;
+                        [[maybe_unused]] const int j = (x_layout::flat(tl_tid, (tl_s61 / 8) * 8) % 1024) + tl_s61 % 8;
                         x[tl_s61] = (x[tl_s61] - mean) * rstd * w[tl_s61] + b[tl_s61];
                     }
                     // copy(x, Y[row, c0 +: BN]);  (norms.tl:99)
                     #pragma unroll
                     for (int tl_chunk62 = 0; tl_chunk62 < x_layout::kSlots; tl_chunk62 += 8) {
-                        tl::f16* tl_ptr63 = &Y[int64_t(row) * N + (c0 + (((x_layout::flat(tl_tid, (tl_chunk62 / 8) * 8)) % 1024) + tl_chunk62 % 8))];
-                        if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (((x_layout::flat(tl_tid, (tl_chunk62 / 8) * 8)) % 1024) + tl_chunk62 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds((c0 + (((x_layout::flat(tl_tid, (tl_chunk62 / 8) * 8)) % 1024) + tl_chunk62 % 8)) + 7, N) && tl::is_aligned(tl_ptr63, 16)) {
+                        tl::f16* tl_ptr63 = &Y[int64_t(row) * N + (c0 + ((x_layout::flat(tl_tid, (tl_chunk62 / 8) * 8) % 1024) + tl_chunk62 % 8))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds(c0 + ((x_layout::flat(tl_tid, (tl_chunk62 / 8) * 8) % 1024) + tl_chunk62 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds((c0 + ((x_layout::flat(tl_tid, (tl_chunk62 / 8) * 8) % 1024) + tl_chunk62 % 8)) + 7, N) && tl::is_aligned(tl_ptr63, 16)) {
                             tl::f16 tl_vec64[8];
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; tl_v += 2) tl::convert_pair(&tl_vec64[tl_v], x[tl_chunk62 + tl_v], x[tl_chunk62 + tl_v + 1]);
@@ -1681,7 +1681,7 @@ __global__ void __launch_bounds__(128, 8) layernorm_kernel_variant3(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (((x_layout::flat(tl_tid, ((tl_chunk62 + tl_v) / 8) * 8)) % 1024) + (tl_chunk62 + tl_v) % 8), N)) Y[int64_t(row) * N + (c0 + (((x_layout::flat(tl_tid, ((tl_chunk62 + tl_v) / 8) * 8)) % 1024) + (tl_chunk62 + tl_v) % 8))] = tl::convert<tl::f16>(x[tl_chunk62 + tl_v]);
+                                if (tl::in_bounds(row, M) && tl::in_bounds(c0 + ((x_layout::flat(tl_tid, ((tl_chunk62 + tl_v) / 8) * 8) % 1024) + (tl_chunk62 + tl_v) % 8), N)) Y[int64_t(row) * N + (c0 + ((x_layout::flat(tl_tid, ((tl_chunk62 + tl_v) / 8) * 8) % 1024) + (tl_chunk62 + tl_v) % 8))] = tl::convert<tl::f16>(x[tl_chunk62 + tl_v]);
                             }
                         }
                     }
@@ -1977,8 +1977,8 @@ __global__ void __launch_bounds__(128, 8) layernorm_kernel_variant4(
                     // copy(X[row, t * BN +: BN], x);  (norms.tl:75)
                     #pragma unroll
                     for (int tl_chunk42 = 0; tl_chunk42 < x_layout::kSlots; tl_chunk42 += 8) {
-                        const tl::f16* tl_ptr43 = &X[int64_t(row) * N + ((t * 1024) + (((x_layout::flat(tl_tid, (tl_chunk42 / 8) * 8)) % 1024) + tl_chunk42 % 8))];
-                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 1024) + (((x_layout::flat(tl_tid, (tl_chunk42 / 8) * 8)) % 1024) + tl_chunk42 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 1024) + (((x_layout::flat(tl_tid, (tl_chunk42 / 8) * 8)) % 1024) + tl_chunk42 % 8)) + 7, N) && tl::is_aligned(tl_ptr43, 16)) {
+                        const tl::f16* tl_ptr43 = &X[int64_t(row) * N + ((t * 1024) + ((x_layout::flat(tl_tid, (tl_chunk42 / 8) * 8) % 1024) + tl_chunk42 % 8))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 1024) + ((x_layout::flat(tl_tid, (tl_chunk42 / 8) * 8) % 1024) + tl_chunk42 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 1024) + ((x_layout::flat(tl_tid, (tl_chunk42 / 8) * 8) % 1024) + tl_chunk42 % 8)) + 7, N) && tl::is_aligned(tl_ptr43, 16)) {
                             tl::f16 tl_vec44[8];
                             tl::load_vector<tl::f16, 8>(tl_vec44, tl_ptr43);
                             #pragma unroll
@@ -1986,7 +1986,7 @@ __global__ void __launch_bounds__(128, 8) layernorm_kernel_variant4(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                x[tl_chunk42 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 1024) + (((x_layout::flat(tl_tid, ((tl_chunk42 + tl_v) / 8) * 8)) % 1024) + (tl_chunk42 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 1024) + (((x_layout::flat(tl_tid, ((tl_chunk42 + tl_v) / 8) * 8)) % 1024) + (tl_chunk42 + tl_v) % 8))]) : 0.0f;
+                                x[tl_chunk42 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 1024) + ((x_layout::flat(tl_tid, ((tl_chunk42 + tl_v) / 8) * 8) % 1024) + (tl_chunk42 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 1024) + ((x_layout::flat(tl_tid, ((tl_chunk42 + tl_v) / 8) * 8) % 1024) + (tl_chunk42 + tl_v) % 8))]) : 0.0f;
                             }
                         }
                     }
@@ -2012,8 +2012,8 @@ __global__ void __launch_bounds__(128, 8) layernorm_kernel_variant4(
                     // copy(X[row, t * BN +: BN], x);  (norms.tl:82)
                     #pragma unroll
                     for (int tl_chunk46 = 0; tl_chunk46 < x_layout::kSlots; tl_chunk46 += 8) {
-                        const tl::f16* tl_ptr47 = &X[int64_t(row) * N + ((t * 1024) + (((x_layout::flat(tl_tid, (tl_chunk46 / 8) * 8)) % 1024) + tl_chunk46 % 8))];
-                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 1024) + (((x_layout::flat(tl_tid, (tl_chunk46 / 8) * 8)) % 1024) + tl_chunk46 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 1024) + (((x_layout::flat(tl_tid, (tl_chunk46 / 8) * 8)) % 1024) + tl_chunk46 % 8)) + 7, N) && tl::is_aligned(tl_ptr47, 16)) {
+                        const tl::f16* tl_ptr47 = &X[int64_t(row) * N + ((t * 1024) + ((x_layout::flat(tl_tid, (tl_chunk46 / 8) * 8) % 1024) + tl_chunk46 % 8))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 1024) + ((x_layout::flat(tl_tid, (tl_chunk46 / 8) * 8) % 1024) + tl_chunk46 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 1024) + ((x_layout::flat(tl_tid, (tl_chunk46 / 8) * 8) % 1024) + tl_chunk46 % 8)) + 7, N) && tl::is_aligned(tl_ptr47, 16)) {
                             tl::f16 tl_vec48[8];
                             tl::load_vector<tl::f16, 8>(tl_vec48, tl_ptr47);
                             #pragma unroll
@@ -2021,7 +2021,7 @@ __global__ void __launch_bounds__(128, 8) layernorm_kernel_variant4(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                x[tl_chunk46 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 1024) + (((x_layout::flat(tl_tid, ((tl_chunk46 + tl_v) / 8) * 8)) % 1024) + (tl_chunk46 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 1024) + (((x_layout::flat(tl_tid, ((tl_chunk46 + tl_v) / 8) * 8)) % 1024) + (tl_chunk46 + tl_v) % 8))]) : 0.0f;
+                                x[tl_chunk46 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 1024) + ((x_layout::flat(tl_tid, ((tl_chunk46 + tl_v) / 8) * 8) % 1024) + (tl_chunk46 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 1024) + ((x_layout::flat(tl_tid, ((tl_chunk46 + tl_v) / 8) * 8) % 1024) + (tl_chunk46 + tl_v) % 8))]) : 0.0f;
                             }
                         }
                     }
@@ -2029,7 +2029,7 @@ __global__ void __launch_bounds__(128, 8) layernorm_kernel_variant4(
                     // for j in parallel(1024): each thread visits the elements of `x` it holds
                     #pragma unroll
                     for (int tl_s49 = 0; tl_s49 < x_layout::kSlots; ++tl_s49) {
-                        const int tl_c50 = (x_layout::flat(tl_tid, (tl_s49 / 8) * 8)) % 1024;  // the chunk's first column
+                        const int tl_c50 = x_layout::flat(tl_tid, (tl_s49 / 8) * 8) % 1024;  // the chunk's first column
                         const int j = tl_c50 + tl_s49 % 8;
                         const float d = x[tl_s49] - mean;
                         x[tl_s49] = t * 1024 + j < N ? d * d : 0.0f;
@@ -2056,8 +2056,8 @@ __global__ void __launch_bounds__(128, 8) layernorm_kernel_variant4(
                     // copy(X[row, c0 +: BN], x);  (norms.tl:93)
                     #pragma unroll
                     for (int tl_chunk52 = 0; tl_chunk52 < x_layout::kSlots; tl_chunk52 += 8) {
-                        const tl::f16* tl_ptr53 = &X[int64_t(row) * N + (c0 + (((x_layout::flat(tl_tid, (tl_chunk52 / 8) * 8)) % 1024) + tl_chunk52 % 8))];
-                        if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (((x_layout::flat(tl_tid, (tl_chunk52 / 8) * 8)) % 1024) + tl_chunk52 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds((c0 + (((x_layout::flat(tl_tid, (tl_chunk52 / 8) * 8)) % 1024) + tl_chunk52 % 8)) + 7, N) && tl::is_aligned(tl_ptr53, 16)) {
+                        const tl::f16* tl_ptr53 = &X[int64_t(row) * N + (c0 + ((x_layout::flat(tl_tid, (tl_chunk52 / 8) * 8) % 1024) + tl_chunk52 % 8))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds(c0 + ((x_layout::flat(tl_tid, (tl_chunk52 / 8) * 8) % 1024) + tl_chunk52 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds((c0 + ((x_layout::flat(tl_tid, (tl_chunk52 / 8) * 8) % 1024) + tl_chunk52 % 8)) + 7, N) && tl::is_aligned(tl_ptr53, 16)) {
                             tl::f16 tl_vec54[8];
                             tl::load_vector<tl::f16, 8>(tl_vec54, tl_ptr53);
                             #pragma unroll
@@ -2065,15 +2065,15 @@ __global__ void __launch_bounds__(128, 8) layernorm_kernel_variant4(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                x[tl_chunk52 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds(c0 + (((x_layout::flat(tl_tid, ((tl_chunk52 + tl_v) / 8) * 8)) % 1024) + (tl_chunk52 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + (c0 + (((x_layout::flat(tl_tid, ((tl_chunk52 + tl_v) / 8) * 8)) % 1024) + (tl_chunk52 + tl_v) % 8))]) : 0.0f;
+                                x[tl_chunk52 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds(c0 + ((x_layout::flat(tl_tid, ((tl_chunk52 + tl_v) / 8) * 8) % 1024) + (tl_chunk52 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + (c0 + ((x_layout::flat(tl_tid, ((tl_chunk52 + tl_v) / 8) * 8) % 1024) + (tl_chunk52 + tl_v) % 8))]) : 0.0f;
                             }
                         }
                     }
                     // copy(W[c0 +: BN], w);  (norms.tl:94)
                     #pragma unroll
                     for (int tl_chunk55 = 0; tl_chunk55 < w_layout::kSlots; tl_chunk55 += 8) {
-                        const tl::f16* tl_ptr56 = &W[c0 + (((w_layout::flat(tl_tid, (tl_chunk55 / 8) * 8)) % 1024) + tl_chunk55 % 8)];
-                        if (tl::in_bounds(c0 + (((w_layout::flat(tl_tid, (tl_chunk55 / 8) * 8)) % 1024) + tl_chunk55 % 8), N) && tl::in_bounds((c0 + (((w_layout::flat(tl_tid, (tl_chunk55 / 8) * 8)) % 1024) + tl_chunk55 % 8)) + 7, N) && tl::is_aligned(tl_ptr56, 16)) {
+                        const tl::f16* tl_ptr56 = &W[c0 + ((w_layout::flat(tl_tid, (tl_chunk55 / 8) * 8) % 1024) + tl_chunk55 % 8)];
+                        if (tl::in_bounds(c0 + ((w_layout::flat(tl_tid, (tl_chunk55 / 8) * 8) % 1024) + tl_chunk55 % 8), N) && tl::in_bounds((c0 + ((w_layout::flat(tl_tid, (tl_chunk55 / 8) * 8) % 1024) + tl_chunk55 % 8)) + 7, N) && tl::is_aligned(tl_ptr56, 16)) {
                             tl::f16 tl_vec57[8];
                             tl::load_vector<tl::f16, 8>(tl_vec57, tl_ptr56);
                             #pragma unroll
@@ -2081,15 +2081,15 @@ __global__ void __launch_bounds__(128, 8) layernorm_kernel_variant4(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                w[tl_chunk55 + tl_v] = tl::in_bounds(c0 + (((w_layout::flat(tl_tid, ((tl_chunk55 + tl_v) / 8) * 8)) % 1024) + (tl_chunk55 + tl_v) % 8), N) ? tl::convert<float>(W[c0 + (((w_layout::flat(tl_tid, ((tl_chunk55 + tl_v) / 8) * 8)) % 1024) + (tl_chunk55 + tl_v) % 8)]) : 0.0f;
+                                w[tl_chunk55 + tl_v] = tl::in_bounds(c0 + ((w_layout::flat(tl_tid, ((tl_chunk55 + tl_v) / 8) * 8) % 1024) + (tl_chunk55 + tl_v) % 8), N) ? tl::convert<float>(W[c0 + ((w_layout::flat(tl_tid, ((tl_chunk55 + tl_v) / 8) * 8) % 1024) + (tl_chunk55 + tl_v) % 8)]) : 0.0f;
                             }
                         }
                     }
                     // copy(Bias[c0 +: BN], b);  (norms.tl:95)
                     #pragma unroll
                     for (int tl_chunk58 = 0; tl_chunk58 < b_layout::kSlots; tl_chunk58 += 8) {
-                        const tl::f16* tl_ptr59 = &Bias[c0 + (((b_layout::flat(tl_tid, (tl_chunk58 / 8) * 8)) % 1024) + tl_chunk58 % 8)];
-                        if (tl::in_bounds(c0 + (((b_layout::flat(tl_tid, (tl_chunk58 / 8) * 8)) % 1024) + tl_chunk58 % 8), N) && tl::in_bounds((c0 + (((b_layout::flat(tl_tid, (tl_chunk58 / 8) * 8)) % 1024) + tl_chunk58 % 8)) + 7, N) && tl::is_aligned(tl_ptr59, 16)) {
+                        const tl::f16* tl_ptr59 = &Bias[c0 + ((b_layout::flat(tl_tid, (tl_chunk58 / 8) * 8) % 1024) + tl_chunk58 % 8)];
+                        if (tl::in_bounds(c0 + ((b_layout::flat(tl_tid, (tl_chunk58 / 8) * 8) % 1024) + tl_chunk58 % 8), N) && tl::in_bounds((c0 + ((b_layout::flat(tl_tid, (tl_chunk58 / 8) * 8) % 1024) + tl_chunk58 % 8)) + 7, N) && tl::is_aligned(tl_ptr59, 16)) {
                             tl::f16 tl_vec60[8];
                             tl::load_vector<tl::f16, 8>(tl_vec60, tl_ptr59);
                             #pragma unroll
@@ -2097,7 +2097,7 @@ __global__ void __launch_bounds__(128, 8) layernorm_kernel_variant4(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                b[tl_chunk58 + tl_v] = tl::in_bounds(c0 + (((b_layout::flat(tl_tid, ((tl_chunk58 + tl_v) / 8) * 8)) % 1024) + (tl_chunk58 + tl_v) % 8), N) ? tl::convert<float>(Bias[c0 + (((b_layout::flat(tl_tid, ((tl_chunk58 + tl_v) / 8) * 8)) % 1024) + (tl_chunk58 + tl_v) % 8)]) : 0.0f;
+                                b[tl_chunk58 + tl_v] = tl::in_bounds(c0 + ((b_layout::flat(tl_tid, ((tl_chunk58 + tl_v) / 8) * 8) % 1024) + (tl_chunk58 + tl_v) % 8), N) ? tl::convert<float>(Bias[c0 + ((b_layout::flat(tl_tid, ((tl_chunk58 + tl_v) / 8) * 8) % 1024) + (tl_chunk58 + tl_v) % 8)]) : 0.0f;
                             }
                         }
                     }
@@ -2105,14 +2105,14 @@ __global__ void __launch_bounds__(128, 8) layernorm_kernel_variant4(
                     // for j in parallel(1024): each thread visits the elements of `x` it holds
                     #pragma unroll
                     for (int tl_s61 = 0; tl_s61 < x_layout::kSlots; ++tl_s61) {
-                        [[maybe_unused]] const int j = ((x_layout::flat(tl_tid, (tl_s61 / 8) * 8)) % 1024) + tl_s61 % 8;
+                        [[maybe_unused]] const int j = (x_layout::flat(tl_tid, (tl_s61 / 8) * 8) % 1024) + tl_s61 % 8;
                         x[tl_s61] = (x[tl_s61] - mean) * rstd * w[tl_s61] + b[tl_s61];
                     }
                     // copy(x, Y[row, c0 +: BN]);  (norms.tl:99)
                     #pragma unroll
                     for (int tl_chunk62 = 0; tl_chunk62 < x_layout::kSlots; tl_chunk62 += 8) {
-                        tl::f16* tl_ptr63 = &Y[int64_t(row) * N + (c0 + (((x_layout::flat(tl_tid, (tl_chunk62 / 8) * 8)) % 1024) + tl_chunk62 % 8))];
-                        if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (((x_layout::flat(tl_tid, (tl_chunk62 / 8) * 8)) % 1024) + tl_chunk62 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds((c0 + (((x_layout::flat(tl_tid, (tl_chunk62 / 8) * 8)) % 1024) + tl_chunk62 % 8)) + 7, N) && tl::is_aligned(tl_ptr63, 16)) {
+                        tl::f16* tl_ptr63 = &Y[int64_t(row) * N + (c0 + ((x_layout::flat(tl_tid, (tl_chunk62 / 8) * 8) % 1024) + tl_chunk62 % 8))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds(c0 + ((x_layout::flat(tl_tid, (tl_chunk62 / 8) * 8) % 1024) + tl_chunk62 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds((c0 + ((x_layout::flat(tl_tid, (tl_chunk62 / 8) * 8) % 1024) + tl_chunk62 % 8)) + 7, N) && tl::is_aligned(tl_ptr63, 16)) {
                             tl::f16 tl_vec64[8];
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; tl_v += 2) tl::convert_pair(&tl_vec64[tl_v], x[tl_chunk62 + tl_v], x[tl_chunk62 + tl_v + 1]);
@@ -2120,7 +2120,7 @@ __global__ void __launch_bounds__(128, 8) layernorm_kernel_variant4(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (((x_layout::flat(tl_tid, ((tl_chunk62 + tl_v) / 8) * 8)) % 1024) + (tl_chunk62 + tl_v) % 8), N)) Y[int64_t(row) * N + (c0 + (((x_layout::flat(tl_tid, ((tl_chunk62 + tl_v) / 8) * 8)) % 1024) + (tl_chunk62 + tl_v) % 8))] = tl::convert<tl::f16>(x[tl_chunk62 + tl_v]);
+                                if (tl::in_bounds(row, M) && tl::in_bounds(c0 + ((x_layout::flat(tl_tid, ((tl_chunk62 + tl_v) / 8) * 8) % 1024) + (tl_chunk62 + tl_v) % 8), N)) Y[int64_t(row) * N + (c0 + ((x_layout::flat(tl_tid, ((tl_chunk62 + tl_v) / 8) * 8) % 1024) + (tl_chunk62 + tl_v) % 8))] = tl::convert<tl::f16>(x[tl_chunk62 + tl_v]);
                             }
                         }
                     }
@@ -2418,8 +2418,8 @@ __global__ void __launch_bounds__(256, 4) layernorm_kernel_variant5(
                     // copy(X[row, t * BN +: BN], x);  (norms.tl:75)
                     #pragma unroll
                     for (int tl_chunk42 = 0; tl_chunk42 < x_layout::kSlots; tl_chunk42 += 8) {
-                        const tl::f16* tl_ptr43 = &X[int64_t(row) * N + ((t * 2048) + (((x_layout::flat(tl_tid, (tl_chunk42 / 8) * 8)) % 2048) + tl_chunk42 % 8))];
-                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (((x_layout::flat(tl_tid, (tl_chunk42 / 8) * 8)) % 2048) + tl_chunk42 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 2048) + (((x_layout::flat(tl_tid, (tl_chunk42 / 8) * 8)) % 2048) + tl_chunk42 % 8)) + 7, N) && tl::is_aligned(tl_ptr43, 16)) {
+                        const tl::f16* tl_ptr43 = &X[int64_t(row) * N + ((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk42 / 8) * 8) % 2048) + tl_chunk42 % 8))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk42 / 8) * 8) % 2048) + tl_chunk42 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk42 / 8) * 8) % 2048) + tl_chunk42 % 8)) + 7, N) && tl::is_aligned(tl_ptr43, 16)) {
                             tl::f16 tl_vec44[8];
                             tl::load_vector<tl::f16, 8>(tl_vec44, tl_ptr43);
                             #pragma unroll
@@ -2427,7 +2427,7 @@ __global__ void __launch_bounds__(256, 4) layernorm_kernel_variant5(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                x[tl_chunk42 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (((x_layout::flat(tl_tid, ((tl_chunk42 + tl_v) / 8) * 8)) % 2048) + (tl_chunk42 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 2048) + (((x_layout::flat(tl_tid, ((tl_chunk42 + tl_v) / 8) * 8)) % 2048) + (tl_chunk42 + tl_v) % 8))]) : 0.0f;
+                                x[tl_chunk42 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + ((x_layout::flat(tl_tid, ((tl_chunk42 + tl_v) / 8) * 8) % 2048) + (tl_chunk42 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 2048) + ((x_layout::flat(tl_tid, ((tl_chunk42 + tl_v) / 8) * 8) % 2048) + (tl_chunk42 + tl_v) % 8))]) : 0.0f;
                             }
                         }
                     }
@@ -2453,8 +2453,8 @@ __global__ void __launch_bounds__(256, 4) layernorm_kernel_variant5(
                     // copy(X[row, t * BN +: BN], x);  (norms.tl:82)
                     #pragma unroll
                     for (int tl_chunk46 = 0; tl_chunk46 < x_layout::kSlots; tl_chunk46 += 8) {
-                        const tl::f16* tl_ptr47 = &X[int64_t(row) * N + ((t * 2048) + (((x_layout::flat(tl_tid, (tl_chunk46 / 8) * 8)) % 2048) + tl_chunk46 % 8))];
-                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (((x_layout::flat(tl_tid, (tl_chunk46 / 8) * 8)) % 2048) + tl_chunk46 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 2048) + (((x_layout::flat(tl_tid, (tl_chunk46 / 8) * 8)) % 2048) + tl_chunk46 % 8)) + 7, N) && tl::is_aligned(tl_ptr47, 16)) {
+                        const tl::f16* tl_ptr47 = &X[int64_t(row) * N + ((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk46 / 8) * 8) % 2048) + tl_chunk46 % 8))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk46 / 8) * 8) % 2048) + tl_chunk46 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk46 / 8) * 8) % 2048) + tl_chunk46 % 8)) + 7, N) && tl::is_aligned(tl_ptr47, 16)) {
                             tl::f16 tl_vec48[8];
                             tl::load_vector<tl::f16, 8>(tl_vec48, tl_ptr47);
                             #pragma unroll
@@ -2462,7 +2462,7 @@ __global__ void __launch_bounds__(256, 4) layernorm_kernel_variant5(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                x[tl_chunk46 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (((x_layout::flat(tl_tid, ((tl_chunk46 + tl_v) / 8) * 8)) % 2048) + (tl_chunk46 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 2048) + (((x_layout::flat(tl_tid, ((tl_chunk46 + tl_v) / 8) * 8)) % 2048) + (tl_chunk46 + tl_v) % 8))]) : 0.0f;
+                                x[tl_chunk46 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + ((x_layout::flat(tl_tid, ((tl_chunk46 + tl_v) / 8) * 8) % 2048) + (tl_chunk46 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 2048) + ((x_layout::flat(tl_tid, ((tl_chunk46 + tl_v) / 8) * 8) % 2048) + (tl_chunk46 + tl_v) % 8))]) : 0.0f;
                             }
                         }
                     }
@@ -2470,7 +2470,7 @@ __global__ void __launch_bounds__(256, 4) layernorm_kernel_variant5(
                     // for j in parallel(2048): each thread visits the elements of `x` it holds
                     #pragma unroll
                     for (int tl_s49 = 0; tl_s49 < x_layout::kSlots; ++tl_s49) {
-                        const int tl_c50 = (x_layout::flat(tl_tid, (tl_s49 / 8) * 8)) % 2048;  // the chunk's first column
+                        const int tl_c50 = x_layout::flat(tl_tid, (tl_s49 / 8) * 8) % 2048;  // the chunk's first column
                         const int j = tl_c50 + tl_s49 % 8;
                         const float d = x[tl_s49] - mean;
                         x[tl_s49] = t * 2048 + j < N ? d * d : 0.0f;
@@ -2497,8 +2497,8 @@ __global__ void __launch_bounds__(256, 4) layernorm_kernel_variant5(
                     // copy(X[row, c0 +: BN], x);  (norms.tl:93)
                     #pragma unroll
                     for (int tl_chunk52 = 0; tl_chunk52 < x_layout::kSlots; tl_chunk52 += 8) {
-                        const tl::f16* tl_ptr53 = &X[int64_t(row) * N + (c0 + (((x_layout::flat(tl_tid, (tl_chunk52 / 8) * 8)) % 2048) + tl_chunk52 % 8))];
-                        if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (((x_layout::flat(tl_tid, (tl_chunk52 / 8) * 8)) % 2048) + tl_chunk52 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds((c0 + (((x_layout::flat(tl_tid, (tl_chunk52 / 8) * 8)) % 2048) + tl_chunk52 % 8)) + 7, N) && tl::is_aligned(tl_ptr53, 16)) {
+                        const tl::f16* tl_ptr53 = &X[int64_t(row) * N + (c0 + ((x_layout::flat(tl_tid, (tl_chunk52 / 8) * 8) % 2048) + tl_chunk52 % 8))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds(c0 + ((x_layout::flat(tl_tid, (tl_chunk52 / 8) * 8) % 2048) + tl_chunk52 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds((c0 + ((x_layout::flat(tl_tid, (tl_chunk52 / 8) * 8) % 2048) + tl_chunk52 % 8)) + 7, N) && tl::is_aligned(tl_ptr53, 16)) {
                             tl::f16 tl_vec54[8];
                             tl::load_vector<tl::f16, 8>(tl_vec54, tl_ptr53);
                             #pragma unroll
@@ -2506,15 +2506,15 @@ __global__ void __launch_bounds__(256, 4) layernorm_kernel_variant5(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                x[tl_chunk52 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds(c0 + (((x_layout::flat(tl_tid, ((tl_chunk52 + tl_v) / 8) * 8)) % 2048) + (tl_chunk52 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + (c0 + (((x_layout::flat(tl_tid, ((tl_chunk52 + tl_v) / 8) * 8)) % 2048) + (tl_chunk52 + tl_v) % 8))]) : 0.0f;
+                                x[tl_chunk52 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds(c0 + ((x_layout::flat(tl_tid, ((tl_chunk52 + tl_v) / 8) * 8) % 2048) + (tl_chunk52 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + (c0 + ((x_layout::flat(tl_tid, ((tl_chunk52 + tl_v) / 8) * 8) % 2048) + (tl_chunk52 + tl_v) % 8))]) : 0.0f;
                             }
                         }
                     }
                     // copy(W[c0 +: BN], w);  (norms.tl:94)
                     #pragma unroll
                     for (int tl_chunk55 = 0; tl_chunk55 < w_layout::kSlots; tl_chunk55 += 8) {
-                        const tl::f16* tl_ptr56 = &W[c0 + (((w_layout::flat(tl_tid, (tl_chunk55 / 8) * 8)) % 2048) + tl_chunk55 % 8)];
-                        if (tl::in_bounds(c0 + (((w_layout::flat(tl_tid, (tl_chunk55 / 8) * 8)) % 2048) + tl_chunk55 % 8), N) && tl::in_bounds((c0 + (((w_layout::flat(tl_tid, (tl_chunk55 / 8) * 8)) % 2048) + tl_chunk55 % 8)) + 7, N) && tl::is_aligned(tl_ptr56, 16)) {
+                        const tl::f16* tl_ptr56 = &W[c0 + ((w_layout::flat(tl_tid, (tl_chunk55 / 8) * 8) % 2048) + tl_chunk55 % 8)];
+                        if (tl::in_bounds(c0 + ((w_layout::flat(tl_tid, (tl_chunk55 / 8) * 8) % 2048) + tl_chunk55 % 8), N) && tl::in_bounds((c0 + ((w_layout::flat(tl_tid, (tl_chunk55 / 8) * 8) % 2048) + tl_chunk55 % 8)) + 7, N) && tl::is_aligned(tl_ptr56, 16)) {
                             tl::f16 tl_vec57[8];
                             tl::load_vector<tl::f16, 8>(tl_vec57, tl_ptr56);
                             #pragma unroll
@@ -2522,15 +2522,15 @@ __global__ void __launch_bounds__(256, 4) layernorm_kernel_variant5(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                w[tl_chunk55 + tl_v] = tl::in_bounds(c0 + (((w_layout::flat(tl_tid, ((tl_chunk55 + tl_v) / 8) * 8)) % 2048) + (tl_chunk55 + tl_v) % 8), N) ? tl::convert<float>(W[c0 + (((w_layout::flat(tl_tid, ((tl_chunk55 + tl_v) / 8) * 8)) % 2048) + (tl_chunk55 + tl_v) % 8)]) : 0.0f;
+                                w[tl_chunk55 + tl_v] = tl::in_bounds(c0 + ((w_layout::flat(tl_tid, ((tl_chunk55 + tl_v) / 8) * 8) % 2048) + (tl_chunk55 + tl_v) % 8), N) ? tl::convert<float>(W[c0 + ((w_layout::flat(tl_tid, ((tl_chunk55 + tl_v) / 8) * 8) % 2048) + (tl_chunk55 + tl_v) % 8)]) : 0.0f;
                             }
                         }
                     }
                     // copy(Bias[c0 +: BN], b);  (norms.tl:95)
                     #pragma unroll
                     for (int tl_chunk58 = 0; tl_chunk58 < b_layout::kSlots; tl_chunk58 += 8) {
-                        const tl::f16* tl_ptr59 = &Bias[c0 + (((b_layout::flat(tl_tid, (tl_chunk58 / 8) * 8)) % 2048) + tl_chunk58 % 8)];
-                        if (tl::in_bounds(c0 + (((b_layout::flat(tl_tid, (tl_chunk58 / 8) * 8)) % 2048) + tl_chunk58 % 8), N) && tl::in_bounds((c0 + (((b_layout::flat(tl_tid, (tl_chunk58 / 8) * 8)) % 2048) + tl_chunk58 % 8)) + 7, N) && tl::is_aligned(tl_ptr59, 16)) {
+                        const tl::f16* tl_ptr59 = &Bias[c0 + ((b_layout::flat(tl_tid, (tl_chunk58 / 8) * 8) % 2048) + tl_chunk58 % 8)];
+                        if (tl::in_bounds(c0 + ((b_layout::flat(tl_tid, (tl_chunk58 / 8) * 8) % 2048) + tl_chunk58 % 8), N) && tl::in_bounds((c0 + ((b_layout::flat(tl_tid, (tl_chunk58 / 8) * 8) % 2048) + tl_chunk58 % 8)) + 7, N) && tl::is_aligned(tl_ptr59, 16)) {
                             tl::f16 tl_vec60[8];
                             tl::load_vector<tl::f16, 8>(tl_vec60, tl_ptr59);
                             #pragma unroll
@@ -2538,7 +2538,7 @@ __global__ void __launch_bounds__(256, 4) layernorm_kernel_variant5(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                b[tl_chunk58 + tl_v] = tl::in_bounds(c0 + (((b_layout::flat(tl_tid, ((tl_chunk58 + tl_v) / 8) * 8)) % 2048) + (tl_chunk58 + tl_v) % 8), N) ? tl::convert<float>(Bias[c0 + (((b_layout::flat(tl_tid, ((tl_chunk58 + tl_v) / 8) * 8)) % 2048) + (tl_chunk58 + tl_v) % 8)]) : 0.0f;
+                                b[tl_chunk58 + tl_v] = tl::in_bounds(c0 + ((b_layout::flat(tl_tid, ((tl_chunk58 + tl_v) / 8) * 8) % 2048) + (tl_chunk58 + tl_v) % 8), N) ? tl::convert<float>(Bias[c0 + ((b_layout::flat(tl_tid, ((tl_chunk58 + tl_v) / 8) * 8) % 2048) + (tl_chunk58 + tl_v) % 8)]) : 0.0f;
                             }
                         }
                     }
@@ -2546,14 +2546,14 @@ __global__ void __launch_bounds__(256, 4) layernorm_kernel_variant5(
                     // for j in parallel(2048): each thread visits the elements of `x` it holds
                     #pragma unroll
                     for (int tl_s61 = 0; tl_s61 < x_layout::kSlots; ++tl_s61) {
-                        [[maybe_unused]] const int j = ((x_layout::flat(tl_tid, (tl_s61 / 8) * 8)) % 2048) + tl_s61 % 8;
+                        [[maybe_unused]] const int j = (x_layout::flat(tl_tid, (tl_s61 / 8) * 8) % 2048) + tl_s61 % 8;
                         x[tl_s61] = (x[tl_s61] - mean) * rstd * w[tl_s61] + b[tl_s61];
                     }
                     // copy(x, Y[row, c0 +: BN]);  (norms.tl:99)
                     #pragma unroll
                     for (int tl_chunk62 = 0; tl_chunk62 < x_layout::kSlots; tl_chunk62 += 8) {
-                        tl::f16* tl_ptr63 = &Y[int64_t(row) * N + (c0 + (((x_layout::flat(tl_tid, (tl_chunk62 / 8) * 8)) % 2048) + tl_chunk62 % 8))];
-                        if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (((x_layout::flat(tl_tid, (tl_chunk62 / 8) * 8)) % 2048) + tl_chunk62 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds((c0 + (((x_layout::flat(tl_tid, (tl_chunk62 / 8) * 8)) % 2048) + tl_chunk62 % 8)) + 7, N) && tl::is_aligned(tl_ptr63, 16)) {
+                        tl::f16* tl_ptr63 = &Y[int64_t(row) * N + (c0 + ((x_layout::flat(tl_tid, (tl_chunk62 / 8) * 8) % 2048) + tl_chunk62 % 8))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds(c0 + ((x_layout::flat(tl_tid, (tl_chunk62 / 8) * 8) % 2048) + tl_chunk62 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds((c0 + ((x_layout::flat(tl_tid, (tl_chunk62 / 8) * 8) % 2048) + tl_chunk62 % 8)) + 7, N) && tl::is_aligned(tl_ptr63, 16)) {
                             tl::f16 tl_vec64[8];
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; tl_v += 2) tl::convert_pair(&tl_vec64[tl_v], x[tl_chunk62 + tl_v], x[tl_chunk62 + tl_v + 1]);
@@ -2561,7 +2561,7 @@ __global__ void __launch_bounds__(256, 4) layernorm_kernel_variant5(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (((x_layout::flat(tl_tid, ((tl_chunk62 + tl_v) / 8) * 8)) % 2048) + (tl_chunk62 + tl_v) % 8), N)) Y[int64_t(row) * N + (c0 + (((x_layout::flat(tl_tid, ((tl_chunk62 + tl_v) / 8) * 8)) % 2048) + (tl_chunk62 + tl_v) % 8))] = tl::convert<tl::f16>(x[tl_chunk62 + tl_v]);
+                                if (tl::in_bounds(row, M) && tl::in_bounds(c0 + ((x_layout::flat(tl_tid, ((tl_chunk62 + tl_v) / 8) * 8) % 2048) + (tl_chunk62 + tl_v) % 8), N)) Y[int64_t(row) * N + (c0 + ((x_layout::flat(tl_tid, ((tl_chunk62 + tl_v) / 8) * 8) % 2048) + (tl_chunk62 + tl_v) % 8))] = tl::convert<tl::f16>(x[tl_chunk62 + tl_v]);
                             }
                         }
                     }
@@ -2861,8 +2861,8 @@ __global__ void __launch_bounds__(512, 2) layernorm_kernel_variant6(
                     // copy(X[row, t * BN +: BN], x);  (norms.tl:75)
                     #pragma unroll
                     for (int tl_chunk42 = 0; tl_chunk42 < x_layout::kSlots; tl_chunk42 += 8) {
-                        const tl::f16* tl_ptr43 = &X[int64_t(row) * N + ((t * 4096) + (((x_layout::flat(tl_tid, (tl_chunk42 / 8) * 8)) % 4096) + tl_chunk42 % 8))];
-                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 4096) + (((x_layout::flat(tl_tid, (tl_chunk42 / 8) * 8)) % 4096) + tl_chunk42 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 4096) + (((x_layout::flat(tl_tid, (tl_chunk42 / 8) * 8)) % 4096) + tl_chunk42 % 8)) + 7, N) && tl::is_aligned(tl_ptr43, 16)) {
+                        const tl::f16* tl_ptr43 = &X[int64_t(row) * N + ((t * 4096) + ((x_layout::flat(tl_tid, (tl_chunk42 / 8) * 8) % 4096) + tl_chunk42 % 8))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 4096) + ((x_layout::flat(tl_tid, (tl_chunk42 / 8) * 8) % 4096) + tl_chunk42 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 4096) + ((x_layout::flat(tl_tid, (tl_chunk42 / 8) * 8) % 4096) + tl_chunk42 % 8)) + 7, N) && tl::is_aligned(tl_ptr43, 16)) {
                             tl::f16 tl_vec44[8];
                             tl::load_vector<tl::f16, 8>(tl_vec44, tl_ptr43);
                             #pragma unroll
@@ -2870,7 +2870,7 @@ __global__ void __launch_bounds__(512, 2) layernorm_kernel_variant6(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                x[tl_chunk42 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 4096) + (((x_layout::flat(tl_tid, ((tl_chunk42 + tl_v) / 8) * 8)) % 4096) + (tl_chunk42 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 4096) + (((x_layout::flat(tl_tid, ((tl_chunk42 + tl_v) / 8) * 8)) % 4096) + (tl_chunk42 + tl_v) % 8))]) : 0.0f;
+                                x[tl_chunk42 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 4096) + ((x_layout::flat(tl_tid, ((tl_chunk42 + tl_v) / 8) * 8) % 4096) + (tl_chunk42 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 4096) + ((x_layout::flat(tl_tid, ((tl_chunk42 + tl_v) / 8) * 8) % 4096) + (tl_chunk42 + tl_v) % 8))]) : 0.0f;
                             }
                         }
                     }
@@ -2896,8 +2896,8 @@ __global__ void __launch_bounds__(512, 2) layernorm_kernel_variant6(
                     // copy(X[row, t * BN +: BN], x);  (norms.tl:82)
                     #pragma unroll
                     for (int tl_chunk46 = 0; tl_chunk46 < x_layout::kSlots; tl_chunk46 += 8) {
-                        const tl::f16* tl_ptr47 = &X[int64_t(row) * N + ((t * 4096) + (((x_layout::flat(tl_tid, (tl_chunk46 / 8) * 8)) % 4096) + tl_chunk46 % 8))];
-                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 4096) + (((x_layout::flat(tl_tid, (tl_chunk46 / 8) * 8)) % 4096) + tl_chunk46 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 4096) + (((x_layout::flat(tl_tid, (tl_chunk46 / 8) * 8)) % 4096) + tl_chunk46 % 8)) + 7, N) && tl::is_aligned(tl_ptr47, 16)) {
+                        const tl::f16* tl_ptr47 = &X[int64_t(row) * N + ((t * 4096) + ((x_layout::flat(tl_tid, (tl_chunk46 / 8) * 8) % 4096) + tl_chunk46 % 8))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 4096) + ((x_layout::flat(tl_tid, (tl_chunk46 / 8) * 8) % 4096) + tl_chunk46 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 4096) + ((x_layout::flat(tl_tid, (tl_chunk46 / 8) * 8) % 4096) + tl_chunk46 % 8)) + 7, N) && tl::is_aligned(tl_ptr47, 16)) {
                             tl::f16 tl_vec48[8];
                             tl::load_vector<tl::f16, 8>(tl_vec48, tl_ptr47);
                             #pragma unroll
@@ -2905,7 +2905,7 @@ __global__ void __launch_bounds__(512, 2) layernorm_kernel_variant6(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                x[tl_chunk46 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 4096) + (((x_layout::flat(tl_tid, ((tl_chunk46 + tl_v) / 8) * 8)) % 4096) + (tl_chunk46 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 4096) + (((x_layout::flat(tl_tid, ((tl_chunk46 + tl_v) / 8) * 8)) % 4096) + (tl_chunk46 + tl_v) % 8))]) : 0.0f;
+                                x[tl_chunk46 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 4096) + ((x_layout::flat(tl_tid, ((tl_chunk46 + tl_v) / 8) * 8) % 4096) + (tl_chunk46 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 4096) + ((x_layout::flat(tl_tid, ((tl_chunk46 + tl_v) / 8) * 8) % 4096) + (tl_chunk46 + tl_v) % 8))]) : 0.0f;
                             }
                         }
                     }
@@ -2913,7 +2913,7 @@ __global__ void __launch_bounds__(512, 2) layernorm_kernel_variant6(
                     // for j in parallel(4096): each thread visits the elements of `x` it holds
                     #pragma unroll
                     for (int tl_s49 = 0; tl_s49 < x_layout::kSlots; ++tl_s49) {
-                        const int tl_c50 = (x_layout::flat(tl_tid, (tl_s49 / 8) * 8)) % 4096;  // the chunk's first column
+                        const int tl_c50 = x_layout::flat(tl_tid, (tl_s49 / 8) * 8) % 4096;  // the chunk's first column
                         const int j = tl_c50 + tl_s49 % 8;
                         const float d = x[tl_s49] - mean;
                         x[tl_s49] = t * 4096 + j < N ? d * d : 0.0f;
@@ -2940,8 +2940,8 @@ __global__ void __launch_bounds__(512, 2) layernorm_kernel_variant6(
                     // copy(X[row, c0 +: BN], x);  (norms.tl:93)
                     #pragma unroll
                     for (int tl_chunk52 = 0; tl_chunk52 < x_layout::kSlots; tl_chunk52 += 8) {
-                        const tl::f16* tl_ptr53 = &X[int64_t(row) * N + (c0 + (((x_layout::flat(tl_tid, (tl_chunk52 / 8) * 8)) % 4096) + tl_chunk52 % 8))];
-                        if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (((x_layout::flat(tl_tid, (tl_chunk52 / 8) * 8)) % 4096) + tl_chunk52 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds((c0 + (((x_layout::flat(tl_tid, (tl_chunk52 / 8) * 8)) % 4096) + tl_chunk52 % 8)) + 7, N) && tl::is_aligned(tl_ptr53, 16)) {
+                        const tl::f16* tl_ptr53 = &X[int64_t(row) * N + (c0 + ((x_layout::flat(tl_tid, (tl_chunk52 / 8) * 8) % 4096) + tl_chunk52 % 8))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds(c0 + ((x_layout::flat(tl_tid, (tl_chunk52 / 8) * 8) % 4096) + tl_chunk52 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds((c0 + ((x_layout::flat(tl_tid, (tl_chunk52 / 8) * 8) % 4096) + tl_chunk52 % 8)) + 7, N) && tl::is_aligned(tl_ptr53, 16)) {
                             tl::f16 tl_vec54[8];
                             tl::load_vector<tl::f16, 8>(tl_vec54, tl_ptr53);
                             #pragma unroll
@@ -2949,15 +2949,15 @@ __global__ void __launch_bounds__(512, 2) layernorm_kernel_variant6(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                x[tl_chunk52 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds(c0 + (((x_layout::flat(tl_tid, ((tl_chunk52 + tl_v) / 8) * 8)) % 4096) + (tl_chunk52 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + (c0 + (((x_layout::flat(tl_tid, ((tl_chunk52 + tl_v) / 8) * 8)) % 4096) + (tl_chunk52 + tl_v) % 8))]) : 0.0f;
+                                x[tl_chunk52 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds(c0 + ((x_layout::flat(tl_tid, ((tl_chunk52 + tl_v) / 8) * 8) % 4096) + (tl_chunk52 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + (c0 + ((x_layout::flat(tl_tid, ((tl_chunk52 + tl_v) / 8) * 8) % 4096) + (tl_chunk52 + tl_v) % 8))]) : 0.0f;
                             }
                         }
                     }
                     // copy(W[c0 +: BN], w);  (norms.tl:94)
                     #pragma unroll
                     for (int tl_chunk55 = 0; tl_chunk55 < w_layout::kSlots; tl_chunk55 += 8) {
-                        const tl::f16* tl_ptr56 = &W[c0 + (((w_layout::flat(tl_tid, (tl_chunk55 / 8) * 8)) % 4096) + tl_chunk55 % 8)];
-                        if (tl::in_bounds(c0 + (((w_layout::flat(tl_tid, (tl_chunk55 / 8) * 8)) % 4096) + tl_chunk55 % 8), N) && tl::in_bounds((c0 + (((w_layout::flat(tl_tid, (tl_chunk55 / 8) * 8)) % 4096) + tl_chunk55 % 8)) + 7, N) && tl::is_aligned(tl_ptr56, 16)) {
+                        const tl::f16* tl_ptr56 = &W[c0 + ((w_layout::flat(tl_tid, (tl_chunk55 / 8) * 8) % 4096) + tl_chunk55 % 8)];
+                        if (tl::in_bounds(c0 + ((w_layout::flat(tl_tid, (tl_chunk55 / 8) * 8) % 4096) + tl_chunk55 % 8), N) && tl::in_bounds((c0 + ((w_layout::flat(tl_tid, (tl_chunk55 / 8) * 8) % 4096) + tl_chunk55 % 8)) + 7, N) && tl::is_aligned(tl_ptr56, 16)) {
                             tl::f16 tl_vec57[8];
                             tl::load_vector<tl::f16, 8>(tl_vec57, tl_ptr56);
                             #pragma unroll
@@ -2965,15 +2965,15 @@ __global__ void __launch_bounds__(512, 2) layernorm_kernel_variant6(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                w[tl_chunk55 + tl_v] = tl::in_bounds(c0 + (((w_layout::flat(tl_tid, ((tl_chunk55 + tl_v) / 8) * 8)) % 4096) + (tl_chunk55 + tl_v) % 8), N) ? tl::convert<float>(W[c0 + (((w_layout::flat(tl_tid, ((tl_chunk55 + tl_v) / 8) * 8)) % 4096) + (tl_chunk55 + tl_v) % 8)]) : 0.0f;
+                                w[tl_chunk55 + tl_v] = tl::in_bounds(c0 + ((w_layout::flat(tl_tid, ((tl_chunk55 + tl_v) / 8) * 8) % 4096) + (tl_chunk55 + tl_v) % 8), N) ? tl::convert<float>(W[c0 + ((w_layout::flat(tl_tid, ((tl_chunk55 + tl_v) / 8) * 8) % 4096) + (tl_chunk55 + tl_v) % 8)]) : 0.0f;
                             }
                         }
                     }
                     // copy(Bias[c0 +: BN], b);  (norms.tl:95)
                     #pragma unroll
                     for (int tl_chunk58 = 0; tl_chunk58 < b_layout::kSlots; tl_chunk58 += 8) {
-                        const tl::f16* tl_ptr59 = &Bias[c0 + (((b_layout::flat(tl_tid, (tl_chunk58 / 8) * 8)) % 4096) + tl_chunk58 % 8)];
-                        if (tl::in_bounds(c0 + (((b_layout::flat(tl_tid, (tl_chunk58 / 8) * 8)) % 4096) + tl_chunk58 % 8), N) && tl::in_bounds((c0 + (((b_layout::flat(tl_tid, (tl_chunk58 / 8) * 8)) % 4096) + tl_chunk58 % 8)) + 7, N) && tl::is_aligned(tl_ptr59, 16)) {
+                        const tl::f16* tl_ptr59 = &Bias[c0 + ((b_layout::flat(tl_tid, (tl_chunk58 / 8) * 8) % 4096) + tl_chunk58 % 8)];
+                        if (tl::in_bounds(c0 + ((b_layout::flat(tl_tid, (tl_chunk58 / 8) * 8) % 4096) + tl_chunk58 % 8), N) && tl::in_bounds((c0 + ((b_layout::flat(tl_tid, (tl_chunk58 / 8) * 8) % 4096) + tl_chunk58 % 8)) + 7, N) && tl::is_aligned(tl_ptr59, 16)) {
                             tl::f16 tl_vec60[8];
                             tl::load_vector<tl::f16, 8>(tl_vec60, tl_ptr59);
                             #pragma unroll
@@ -2981,7 +2981,7 @@ __global__ void __launch_bounds__(512, 2) layernorm_kernel_variant6(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                b[tl_chunk58 + tl_v] = tl::in_bounds(c0 + (((b_layout::flat(tl_tid, ((tl_chunk58 + tl_v) / 8) * 8)) % 4096) + (tl_chunk58 + tl_v) % 8), N) ? tl::convert<float>(Bias[c0 + (((b_layout::flat(tl_tid, ((tl_chunk58 + tl_v) / 8) * 8)) % 4096) + (tl_chunk58 + tl_v) % 8)]) : 0.0f;
+                                b[tl_chunk58 + tl_v] = tl::in_bounds(c0 + ((b_layout::flat(tl_tid, ((tl_chunk58 + tl_v) / 8) * 8) % 4096) + (tl_chunk58 + tl_v) % 8), N) ? tl::convert<float>(Bias[c0 + ((b_layout::flat(tl_tid, ((tl_chunk58 + tl_v) / 8) * 8) % 4096) + (tl_chunk58 + tl_v) % 8)]) : 0.0f;
                             }
                         }
                     }
@@ -2989,14 +2989,14 @@ __global__ void __launch_bounds__(512, 2) layernorm_kernel_variant6(
                     // for j in parallel(4096): each thread visits the elements of `x` it holds
                     #pragma unroll
                     for (int tl_s61 = 0; tl_s61 < x_layout::kSlots; ++tl_s61) {
-                        [[maybe_unused]] const int j = ((x_layout::flat(tl_tid, (tl_s61 / 8) * 8)) % 4096) + tl_s61 % 8;
+                        [[maybe_unused]] const int j = (x_layout::flat(tl_tid, (tl_s61 / 8) * 8) % 4096) + tl_s61 % 8;
                         x[tl_s61] = (x[tl_s61] - mean) * rstd * w[tl_s61] + b[tl_s61];
                     }
                     // copy(x, Y[row, c0 +: BN]);  (norms.tl:99)
                     #pragma unroll
                     for (int tl_chunk62 = 0; tl_chunk62 < x_layout::kSlots; tl_chunk62 += 8) {
-                        tl::f16* tl_ptr63 = &Y[int64_t(row) * N + (c0 + (((x_layout::flat(tl_tid, (tl_chunk62 / 8) * 8)) % 4096) + tl_chunk62 % 8))];
-                        if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (((x_layout::flat(tl_tid, (tl_chunk62 / 8) * 8)) % 4096) + tl_chunk62 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds((c0 + (((x_layout::flat(tl_tid, (tl_chunk62 / 8) * 8)) % 4096) + tl_chunk62 % 8)) + 7, N) && tl::is_aligned(tl_ptr63, 16)) {
+                        tl::f16* tl_ptr63 = &Y[int64_t(row) * N + (c0 + ((x_layout::flat(tl_tid, (tl_chunk62 / 8) * 8) % 4096) + tl_chunk62 % 8))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds(c0 + ((x_layout::flat(tl_tid, (tl_chunk62 / 8) * 8) % 4096) + tl_chunk62 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds((c0 + ((x_layout::flat(tl_tid, (tl_chunk62 / 8) * 8) % 4096) + tl_chunk62 % 8)) + 7, N) && tl::is_aligned(tl_ptr63, 16)) {
                             tl::f16 tl_vec64[8];
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; tl_v += 2) tl::convert_pair(&tl_vec64[tl_v], x[tl_chunk62 + tl_v], x[tl_chunk62 + tl_v + 1]);
@@ -3004,7 +3004,7 @@ __global__ void __launch_bounds__(512, 2) layernorm_kernel_variant6(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (((x_layout::flat(tl_tid, ((tl_chunk62 + tl_v) / 8) * 8)) % 4096) + (tl_chunk62 + tl_v) % 8), N)) Y[int64_t(row) * N + (c0 + (((x_layout::flat(tl_tid, ((tl_chunk62 + tl_v) / 8) * 8)) % 4096) + (tl_chunk62 + tl_v) % 8))] = tl::convert<tl::f16>(x[tl_chunk62 + tl_v]);
+                                if (tl::in_bounds(row, M) && tl::in_bounds(c0 + ((x_layout::flat(tl_tid, ((tl_chunk62 + tl_v) / 8) * 8) % 4096) + (tl_chunk62 + tl_v) % 8), N)) Y[int64_t(row) * N + (c0 + ((x_layout::flat(tl_tid, ((tl_chunk62 + tl_v) / 8) * 8) % 4096) + (tl_chunk62 + tl_v) % 8))] = tl::convert<tl::f16>(x[tl_chunk62 + tl_v]);
                             }
                         }
                     }
@@ -3221,8 +3221,8 @@ __global__ void __launch_bounds__(128, 8) rmsnorm_kernel_variant0(
                     // copy(X[row, t * BN +: BN], x);  (norms.tl:154)
                     #pragma unroll
                     for (int tl_chunk34 = 0; tl_chunk34 < x_layout::kSlots; tl_chunk34 += 8) {
-                        const tl::f16* tl_ptr35 = &X[int64_t(row) * N + ((t * 1024) + (((x_layout::flat(tl_tid, (tl_chunk34 / 8) * 8)) % 1024) + tl_chunk34 % 8))];
-                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 1024) + (((x_layout::flat(tl_tid, (tl_chunk34 / 8) * 8)) % 1024) + tl_chunk34 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 1024) + (((x_layout::flat(tl_tid, (tl_chunk34 / 8) * 8)) % 1024) + tl_chunk34 % 8)) + 7, N) && tl::is_aligned(tl_ptr35, 16)) {
+                        const tl::f16* tl_ptr35 = &X[int64_t(row) * N + ((t * 1024) + ((x_layout::flat(tl_tid, (tl_chunk34 / 8) * 8) % 1024) + tl_chunk34 % 8))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 1024) + ((x_layout::flat(tl_tid, (tl_chunk34 / 8) * 8) % 1024) + tl_chunk34 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 1024) + ((x_layout::flat(tl_tid, (tl_chunk34 / 8) * 8) % 1024) + tl_chunk34 % 8)) + 7, N) && tl::is_aligned(tl_ptr35, 16)) {
                             tl::f16 tl_vec36[8];
                             tl::load_vector<tl::f16, 8>(tl_vec36, tl_ptr35);
                             #pragma unroll
@@ -3230,7 +3230,7 @@ __global__ void __launch_bounds__(128, 8) rmsnorm_kernel_variant0(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                x[tl_chunk34 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 1024) + (((x_layout::flat(tl_tid, ((tl_chunk34 + tl_v) / 8) * 8)) % 1024) + (tl_chunk34 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 1024) + (((x_layout::flat(tl_tid, ((tl_chunk34 + tl_v) / 8) * 8)) % 1024) + (tl_chunk34 + tl_v) % 8))]) : 0.0f;
+                                x[tl_chunk34 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 1024) + ((x_layout::flat(tl_tid, ((tl_chunk34 + tl_v) / 8) * 8) % 1024) + (tl_chunk34 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 1024) + ((x_layout::flat(tl_tid, ((tl_chunk34 + tl_v) / 8) * 8) % 1024) + (tl_chunk34 + tl_v) % 8))]) : 0.0f;
                             }
                         }
                     }
@@ -3238,7 +3238,7 @@ __global__ void __launch_bounds__(128, 8) rmsnorm_kernel_variant0(
                     // for j in parallel(1024): each thread visits the elements of `x` it holds
                     #pragma unroll
                     for (int tl_s37 = 0; tl_s37 < x_layout::kSlots; ++tl_s37) {
-                        [[maybe_unused]] const int j = ((x_layout::flat(tl_tid, (tl_s37 / 8) * 8)) % 1024) + tl_s37 % 8;
+                        [[maybe_unused]] const int j = (x_layout::flat(tl_tid, (tl_s37 / 8) * 8) % 1024) + tl_s37 % 8;
                         x[tl_s37] = x[tl_s37] * x[tl_s37];
                     }
                     // reduce(sum, x, part);  (norms.tl:158)
@@ -3263,8 +3263,8 @@ __global__ void __launch_bounds__(128, 8) rmsnorm_kernel_variant0(
                     // copy(X[row, c0 +: BN], x);  (norms.tl:164)
                     #pragma unroll
                     for (int tl_chunk39 = 0; tl_chunk39 < x_layout::kSlots; tl_chunk39 += 8) {
-                        const tl::f16* tl_ptr40 = &X[int64_t(row) * N + (c0 + (((x_layout::flat(tl_tid, (tl_chunk39 / 8) * 8)) % 1024) + tl_chunk39 % 8))];
-                        if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (((x_layout::flat(tl_tid, (tl_chunk39 / 8) * 8)) % 1024) + tl_chunk39 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds((c0 + (((x_layout::flat(tl_tid, (tl_chunk39 / 8) * 8)) % 1024) + tl_chunk39 % 8)) + 7, N) && tl::is_aligned(tl_ptr40, 16)) {
+                        const tl::f16* tl_ptr40 = &X[int64_t(row) * N + (c0 + ((x_layout::flat(tl_tid, (tl_chunk39 / 8) * 8) % 1024) + tl_chunk39 % 8))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds(c0 + ((x_layout::flat(tl_tid, (tl_chunk39 / 8) * 8) % 1024) + tl_chunk39 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds((c0 + ((x_layout::flat(tl_tid, (tl_chunk39 / 8) * 8) % 1024) + tl_chunk39 % 8)) + 7, N) && tl::is_aligned(tl_ptr40, 16)) {
                             tl::f16 tl_vec41[8];
                             tl::load_vector<tl::f16, 8>(tl_vec41, tl_ptr40);
                             #pragma unroll
@@ -3272,15 +3272,15 @@ __global__ void __launch_bounds__(128, 8) rmsnorm_kernel_variant0(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                x[tl_chunk39 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds(c0 + (((x_layout::flat(tl_tid, ((tl_chunk39 + tl_v) / 8) * 8)) % 1024) + (tl_chunk39 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + (c0 + (((x_layout::flat(tl_tid, ((tl_chunk39 + tl_v) / 8) * 8)) % 1024) + (tl_chunk39 + tl_v) % 8))]) : 0.0f;
+                                x[tl_chunk39 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds(c0 + ((x_layout::flat(tl_tid, ((tl_chunk39 + tl_v) / 8) * 8) % 1024) + (tl_chunk39 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + (c0 + ((x_layout::flat(tl_tid, ((tl_chunk39 + tl_v) / 8) * 8) % 1024) + (tl_chunk39 + tl_v) % 8))]) : 0.0f;
                             }
                         }
                     }
                     // copy(W[c0 +: BN], w);  (norms.tl:165)
                     #pragma unroll
                     for (int tl_chunk42 = 0; tl_chunk42 < w_layout::kSlots; tl_chunk42 += 8) {
-                        const tl::f16* tl_ptr43 = &W[c0 + (((w_layout::flat(tl_tid, (tl_chunk42 / 8) * 8)) % 1024) + tl_chunk42 % 8)];
-                        if (tl::in_bounds(c0 + (((w_layout::flat(tl_tid, (tl_chunk42 / 8) * 8)) % 1024) + tl_chunk42 % 8), N) && tl::in_bounds((c0 + (((w_layout::flat(tl_tid, (tl_chunk42 / 8) * 8)) % 1024) + tl_chunk42 % 8)) + 7, N) && tl::is_aligned(tl_ptr43, 16)) {
+                        const tl::f16* tl_ptr43 = &W[c0 + ((w_layout::flat(tl_tid, (tl_chunk42 / 8) * 8) % 1024) + tl_chunk42 % 8)];
+                        if (tl::in_bounds(c0 + ((w_layout::flat(tl_tid, (tl_chunk42 / 8) * 8) % 1024) + tl_chunk42 % 8), N) && tl::in_bounds((c0 + ((w_layout::flat(tl_tid, (tl_chunk42 / 8) * 8) % 1024) + tl_chunk42 % 8)) + 7, N) && tl::is_aligned(tl_ptr43, 16)) {
                             tl::f16 tl_vec44[8];
                             tl::load_vector<tl::f16, 8>(tl_vec44, tl_ptr43);
                             #pragma unroll
@@ -3288,7 +3288,7 @@ __global__ void __launch_bounds__(128, 8) rmsnorm_kernel_variant0(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                w[tl_chunk42 + tl_v] = tl::in_bounds(c0 + (((w_layout::flat(tl_tid, ((tl_chunk42 + tl_v) / 8) * 8)) % 1024) + (tl_chunk42 + tl_v) % 8), N) ? tl::convert<float>(W[c0 + (((w_layout::flat(tl_tid, ((tl_chunk42 + tl_v) / 8) * 8)) % 1024) + (tl_chunk42 + tl_v) % 8)]) : 0.0f;
+                                w[tl_chunk42 + tl_v] = tl::in_bounds(c0 + ((w_layout::flat(tl_tid, ((tl_chunk42 + tl_v) / 8) * 8) % 1024) + (tl_chunk42 + tl_v) % 8), N) ? tl::convert<float>(W[c0 + ((w_layout::flat(tl_tid, ((tl_chunk42 + tl_v) / 8) * 8) % 1024) + (tl_chunk42 + tl_v) % 8)]) : 0.0f;
                             }
                         }
                     }
@@ -3296,14 +3296,14 @@ __global__ void __launch_bounds__(128, 8) rmsnorm_kernel_variant0(
                     // for j in parallel(1024): each thread visits the elements of `x` it holds
                     #pragma unroll
                     for (int tl_s45 = 0; tl_s45 < x_layout::kSlots; ++tl_s45) {
-                        [[maybe_unused]] const int j = ((x_layout::flat(tl_tid, (tl_s45 / 8) * 8)) % 1024) + tl_s45 % 8;
+                        [[maybe_unused]] const int j = (x_layout::flat(tl_tid, (tl_s45 / 8) * 8) % 1024) + tl_s45 % 8;
                         x[tl_s45] = x[tl_s45] * rrms * w[tl_s45];
                     }
                     // copy(x, Y[row, c0 +: BN]);  (norms.tl:169)
                     #pragma unroll
                     for (int tl_chunk46 = 0; tl_chunk46 < x_layout::kSlots; tl_chunk46 += 8) {
-                        tl::f16* tl_ptr47 = &Y[int64_t(row) * N + (c0 + (((x_layout::flat(tl_tid, (tl_chunk46 / 8) * 8)) % 1024) + tl_chunk46 % 8))];
-                        if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (((x_layout::flat(tl_tid, (tl_chunk46 / 8) * 8)) % 1024) + tl_chunk46 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds((c0 + (((x_layout::flat(tl_tid, (tl_chunk46 / 8) * 8)) % 1024) + tl_chunk46 % 8)) + 7, N) && tl::is_aligned(tl_ptr47, 16)) {
+                        tl::f16* tl_ptr47 = &Y[int64_t(row) * N + (c0 + ((x_layout::flat(tl_tid, (tl_chunk46 / 8) * 8) % 1024) + tl_chunk46 % 8))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds(c0 + ((x_layout::flat(tl_tid, (tl_chunk46 / 8) * 8) % 1024) + tl_chunk46 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds((c0 + ((x_layout::flat(tl_tid, (tl_chunk46 / 8) * 8) % 1024) + tl_chunk46 % 8)) + 7, N) && tl::is_aligned(tl_ptr47, 16)) {
                             tl::f16 tl_vec48[8];
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; tl_v += 2) tl::convert_pair(&tl_vec48[tl_v], x[tl_chunk46 + tl_v], x[tl_chunk46 + tl_v + 1]);
@@ -3311,7 +3311,7 @@ __global__ void __launch_bounds__(128, 8) rmsnorm_kernel_variant0(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (((x_layout::flat(tl_tid, ((tl_chunk46 + tl_v) / 8) * 8)) % 1024) + (tl_chunk46 + tl_v) % 8), N)) Y[int64_t(row) * N + (c0 + (((x_layout::flat(tl_tid, ((tl_chunk46 + tl_v) / 8) * 8)) % 1024) + (tl_chunk46 + tl_v) % 8))] = tl::convert<tl::f16>(x[tl_chunk46 + tl_v]);
+                                if (tl::in_bounds(row, M) && tl::in_bounds(c0 + ((x_layout::flat(tl_tid, ((tl_chunk46 + tl_v) / 8) * 8) % 1024) + (tl_chunk46 + tl_v) % 8), N)) Y[int64_t(row) * N + (c0 + ((x_layout::flat(tl_tid, ((tl_chunk46 + tl_v) / 8) * 8) % 1024) + (tl_chunk46 + tl_v) % 8))] = tl::convert<tl::f16>(x[tl_chunk46 + tl_v]);
                             }
                         }
                     }
@@ -3529,8 +3529,8 @@ __global__ void __launch_bounds__(128, 8) rmsnorm_kernel_variant1(
                     // copy(X[row, t * BN +: BN], x);  (norms.tl:154)
                     #pragma unroll
                     for (int tl_chunk34 = 0; tl_chunk34 < x_layout::kSlots; tl_chunk34 += 8) {
-                        const tl::f16* tl_ptr35 = &X[int64_t(row) * N + ((t * 1024) + (((x_layout::flat(tl_tid, (tl_chunk34 / 8) * 8)) % 1024) + tl_chunk34 % 8))];
-                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 1024) + (((x_layout::flat(tl_tid, (tl_chunk34 / 8) * 8)) % 1024) + tl_chunk34 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 1024) + (((x_layout::flat(tl_tid, (tl_chunk34 / 8) * 8)) % 1024) + tl_chunk34 % 8)) + 7, N) && tl::is_aligned(tl_ptr35, 16)) {
+                        const tl::f16* tl_ptr35 = &X[int64_t(row) * N + ((t * 1024) + ((x_layout::flat(tl_tid, (tl_chunk34 / 8) * 8) % 1024) + tl_chunk34 % 8))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 1024) + ((x_layout::flat(tl_tid, (tl_chunk34 / 8) * 8) % 1024) + tl_chunk34 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 1024) + ((x_layout::flat(tl_tid, (tl_chunk34 / 8) * 8) % 1024) + tl_chunk34 % 8)) + 7, N) && tl::is_aligned(tl_ptr35, 16)) {
                             tl::f16 tl_vec36[8];
                             tl::load_vector<tl::f16, 8>(tl_vec36, tl_ptr35);
                             #pragma unroll
@@ -3538,7 +3538,7 @@ __global__ void __launch_bounds__(128, 8) rmsnorm_kernel_variant1(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                x[tl_chunk34 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 1024) + (((x_layout::flat(tl_tid, ((tl_chunk34 + tl_v) / 8) * 8)) % 1024) + (tl_chunk34 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 1024) + (((x_layout::flat(tl_tid, ((tl_chunk34 + tl_v) / 8) * 8)) % 1024) + (tl_chunk34 + tl_v) % 8))]) : 0.0f;
+                                x[tl_chunk34 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 1024) + ((x_layout::flat(tl_tid, ((tl_chunk34 + tl_v) / 8) * 8) % 1024) + (tl_chunk34 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 1024) + ((x_layout::flat(tl_tid, ((tl_chunk34 + tl_v) / 8) * 8) % 1024) + (tl_chunk34 + tl_v) % 8))]) : 0.0f;
                             }
                         }
                     }
@@ -3546,7 +3546,7 @@ __global__ void __launch_bounds__(128, 8) rmsnorm_kernel_variant1(
                     // for j in parallel(1024): each thread visits the elements of `x` it holds
                     #pragma unroll
                     for (int tl_s37 = 0; tl_s37 < x_layout::kSlots; ++tl_s37) {
-                        [[maybe_unused]] const int j = ((x_layout::flat(tl_tid, (tl_s37 / 8) * 8)) % 1024) + tl_s37 % 8;
+                        [[maybe_unused]] const int j = (x_layout::flat(tl_tid, (tl_s37 / 8) * 8) % 1024) + tl_s37 % 8;
                         x[tl_s37] = x[tl_s37] * x[tl_s37];
                     }
                     // reduce(sum, x, part);  (norms.tl:158)
@@ -3571,8 +3571,8 @@ __global__ void __launch_bounds__(128, 8) rmsnorm_kernel_variant1(
                     // copy(X[row, c0 +: BN], x);  (norms.tl:164)
                     #pragma unroll
                     for (int tl_chunk39 = 0; tl_chunk39 < x_layout::kSlots; tl_chunk39 += 8) {
-                        const tl::f16* tl_ptr40 = &X[int64_t(row) * N + (c0 + (((x_layout::flat(tl_tid, (tl_chunk39 / 8) * 8)) % 1024) + tl_chunk39 % 8))];
-                        if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (((x_layout::flat(tl_tid, (tl_chunk39 / 8) * 8)) % 1024) + tl_chunk39 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds((c0 + (((x_layout::flat(tl_tid, (tl_chunk39 / 8) * 8)) % 1024) + tl_chunk39 % 8)) + 7, N) && tl::is_aligned(tl_ptr40, 16)) {
+                        const tl::f16* tl_ptr40 = &X[int64_t(row) * N + (c0 + ((x_layout::flat(tl_tid, (tl_chunk39 / 8) * 8) % 1024) + tl_chunk39 % 8))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds(c0 + ((x_layout::flat(tl_tid, (tl_chunk39 / 8) * 8) % 1024) + tl_chunk39 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds((c0 + ((x_layout::flat(tl_tid, (tl_chunk39 / 8) * 8) % 1024) + tl_chunk39 % 8)) + 7, N) && tl::is_aligned(tl_ptr40, 16)) {
                             tl::f16 tl_vec41[8];
                             tl::load_vector<tl::f16, 8>(tl_vec41, tl_ptr40);
                             #pragma unroll
@@ -3580,15 +3580,15 @@ __global__ void __launch_bounds__(128, 8) rmsnorm_kernel_variant1(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                x[tl_chunk39 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds(c0 + (((x_layout::flat(tl_tid, ((tl_chunk39 + tl_v) / 8) * 8)) % 1024) + (tl_chunk39 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + (c0 + (((x_layout::flat(tl_tid, ((tl_chunk39 + tl_v) / 8) * 8)) % 1024) + (tl_chunk39 + tl_v) % 8))]) : 0.0f;
+                                x[tl_chunk39 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds(c0 + ((x_layout::flat(tl_tid, ((tl_chunk39 + tl_v) / 8) * 8) % 1024) + (tl_chunk39 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + (c0 + ((x_layout::flat(tl_tid, ((tl_chunk39 + tl_v) / 8) * 8) % 1024) + (tl_chunk39 + tl_v) % 8))]) : 0.0f;
                             }
                         }
                     }
                     // copy(W[c0 +: BN], w);  (norms.tl:165)
                     #pragma unroll
                     for (int tl_chunk42 = 0; tl_chunk42 < w_layout::kSlots; tl_chunk42 += 8) {
-                        const tl::f16* tl_ptr43 = &W[c0 + (((w_layout::flat(tl_tid, (tl_chunk42 / 8) * 8)) % 1024) + tl_chunk42 % 8)];
-                        if (tl::in_bounds(c0 + (((w_layout::flat(tl_tid, (tl_chunk42 / 8) * 8)) % 1024) + tl_chunk42 % 8), N) && tl::in_bounds((c0 + (((w_layout::flat(tl_tid, (tl_chunk42 / 8) * 8)) % 1024) + tl_chunk42 % 8)) + 7, N) && tl::is_aligned(tl_ptr43, 16)) {
+                        const tl::f16* tl_ptr43 = &W[c0 + ((w_layout::flat(tl_tid, (tl_chunk42 / 8) * 8) % 1024) + tl_chunk42 % 8)];
+                        if (tl::in_bounds(c0 + ((w_layout::flat(tl_tid, (tl_chunk42 / 8) * 8) % 1024) + tl_chunk42 % 8), N) && tl::in_bounds((c0 + ((w_layout::flat(tl_tid, (tl_chunk42 / 8) * 8) % 1024) + tl_chunk42 % 8)) + 7, N) && tl::is_aligned(tl_ptr43, 16)) {
                             tl::f16 tl_vec44[8];
                             tl::load_vector<tl::f16, 8>(tl_vec44, tl_ptr43);
                             #pragma unroll
@@ -3596,7 +3596,7 @@ __global__ void __launch_bounds__(128, 8) rmsnorm_kernel_variant1(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                w[tl_chunk42 + tl_v] = tl::in_bounds(c0 + (((w_layout::flat(tl_tid, ((tl_chunk42 + tl_v) / 8) * 8)) % 1024) + (tl_chunk42 + tl_v) % 8), N) ? tl::convert<float>(W[c0 + (((w_layout::flat(tl_tid, ((tl_chunk42 + tl_v) / 8) * 8)) % 1024) + (tl_chunk42 + tl_v) % 8)]) : 0.0f;
+                                w[tl_chunk42 + tl_v] = tl::in_bounds(c0 + ((w_layout::flat(tl_tid, ((tl_chunk42 + tl_v) / 8) * 8) % 1024) + (tl_chunk42 + tl_v) % 8), N) ? tl::convert<float>(W[c0 + ((w_layout::flat(tl_tid, ((tl_chunk42 + tl_v) / 8) * 8) % 1024) + (tl_chunk42 + tl_v) % 8)]) : 0.0f;
                             }
                         }
                     }
@@ -3604,14 +3604,14 @@ __global__ void __launch_bounds__(128, 8) rmsnorm_kernel_variant1(
                     // for j in parallel(1024): each thread visits the elements of `x` it holds
                     #pragma unroll
                     for (int tl_s45 = 0; tl_s45 < x_layout::kSlots; ++tl_s45) {
-                        [[maybe_unused]] const int j = ((x_layout::flat(tl_tid, (tl_s45 / 8) * 8)) % 1024) + tl_s45 % 8;
+                        [[maybe_unused]] const int j = (x_layout::flat(tl_tid, (tl_s45 / 8) * 8) % 1024) + tl_s45 % 8;
                         x[tl_s45] = x[tl_s45] * rrms * w[tl_s45];
                     }
                     // copy(x, Y[row, c0 +: BN]);  (norms.tl:169)
                     #pragma unroll
                     for (int tl_chunk46 = 0; tl_chunk46 < x_layout::kSlots; tl_chunk46 += 8) {
-                        tl::f16* tl_ptr47 = &Y[int64_t(row) * N + (c0 + (((x_layout::flat(tl_tid, (tl_chunk46 / 8) * 8)) % 1024) + tl_chunk46 % 8))];
-                        if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (((x_layout::flat(tl_tid, (tl_chunk46 / 8) * 8)) % 1024) + tl_chunk46 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds((c0 + (((x_layout::flat(tl_tid, (tl_chunk46 / 8) * 8)) % 1024) + tl_chunk46 % 8)) + 7, N) && tl::is_aligned(tl_ptr47, 16)) {
+                        tl::f16* tl_ptr47 = &Y[int64_t(row) * N + (c0 + ((x_layout::flat(tl_tid, (tl_chunk46 / 8) * 8) % 1024) + tl_chunk46 % 8))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds(c0 + ((x_layout::flat(tl_tid, (tl_chunk46 / 8) * 8) % 1024) + tl_chunk46 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds((c0 + ((x_layout::flat(tl_tid, (tl_chunk46 / 8) * 8) % 1024) + tl_chunk46 % 8)) + 7, N) && tl::is_aligned(tl_ptr47, 16)) {
                             tl::f16 tl_vec48[8];
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; tl_v += 2) tl::convert_pair(&tl_vec48[tl_v], x[tl_chunk46 + tl_v], x[tl_chunk46 + tl_v + 1]);
@@ -3619,7 +3619,7 @@ __global__ void __launch_bounds__(128, 8) rmsnorm_kernel_variant1(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (((x_layout::flat(tl_tid, ((tl_chunk46 + tl_v) / 8) * 8)) % 1024) + (tl_chunk46 + tl_v) % 8), N)) Y[int64_t(row) * N + (c0 + (((x_layout::flat(tl_tid, ((tl_chunk46 + tl_v) / 8) * 8)) % 1024) + (tl_chunk46 + tl_v) % 8))] = tl::convert<tl::f16>(x[tl_chunk46 + tl_v]);
+                                if (tl::in_bounds(row, M) && tl::in_bounds(c0 + ((x_layout::flat(tl_tid, ((tl_chunk46 + tl_v) / 8) * 8) % 1024) + (tl_chunk46 + tl_v) % 8), N)) Y[int64_t(row) * N + (c0 + ((x_layout::flat(tl_tid, ((tl_chunk46 + tl_v) / 8) * 8) % 1024) + (tl_chunk46 + tl_v) % 8))] = tl::convert<tl::f16>(x[tl_chunk46 + tl_v]);
                             }
                         }
                     }
@@ -3837,8 +3837,8 @@ __global__ void __launch_bounds__(128, 8) rmsnorm_kernel_variant2(
                     // copy(X[row, t * BN +: BN], x);  (norms.tl:154)
                     #pragma unroll
                     for (int tl_chunk34 = 0; tl_chunk34 < x_layout::kSlots; tl_chunk34 += 8) {
-                        const tl::f16* tl_ptr35 = &X[int64_t(row) * N + ((t * 1024) + (((x_layout::flat(tl_tid, (tl_chunk34 / 8) * 8)) % 1024) + tl_chunk34 % 8))];
-                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 1024) + (((x_layout::flat(tl_tid, (tl_chunk34 / 8) * 8)) % 1024) + tl_chunk34 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 1024) + (((x_layout::flat(tl_tid, (tl_chunk34 / 8) * 8)) % 1024) + tl_chunk34 % 8)) + 7, N) && tl::is_aligned(tl_ptr35, 16)) {
+                        const tl::f16* tl_ptr35 = &X[int64_t(row) * N + ((t * 1024) + ((x_layout::flat(tl_tid, (tl_chunk34 / 8) * 8) % 1024) + tl_chunk34 % 8))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 1024) + ((x_layout::flat(tl_tid, (tl_chunk34 / 8) * 8) % 1024) + tl_chunk34 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 1024) + ((x_layout::flat(tl_tid, (tl_chunk34 / 8) * 8) % 1024) + tl_chunk34 % 8)) + 7, N) && tl::is_aligned(tl_ptr35, 16)) {
                             tl::f16 tl_vec36[8];
                             tl::load_vector<tl::f16, 8>(tl_vec36, tl_ptr35);
                             #pragma unroll
@@ -3846,7 +3846,7 @@ __global__ void __launch_bounds__(128, 8) rmsnorm_kernel_variant2(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                x[tl_chunk34 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 1024) + (((x_layout::flat(tl_tid, ((tl_chunk34 + tl_v) / 8) * 8)) % 1024) + (tl_chunk34 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 1024) + (((x_layout::flat(tl_tid, ((tl_chunk34 + tl_v) / 8) * 8)) % 1024) + (tl_chunk34 + tl_v) % 8))]) : 0.0f;
+                                x[tl_chunk34 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 1024) + ((x_layout::flat(tl_tid, ((tl_chunk34 + tl_v) / 8) * 8) % 1024) + (tl_chunk34 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 1024) + ((x_layout::flat(tl_tid, ((tl_chunk34 + tl_v) / 8) * 8) % 1024) + (tl_chunk34 + tl_v) % 8))]) : 0.0f;
                             }
                         }
                     }
@@ -3854,7 +3854,7 @@ __global__ void __launch_bounds__(128, 8) rmsnorm_kernel_variant2(
                     // for j in parallel(1024): each thread visits the elements of `x` it holds
                     #pragma unroll
                     for (int tl_s37 = 0; tl_s37 < x_layout::kSlots; ++tl_s37) {
-                        [[maybe_unused]] const int j = ((x_layout::flat(tl_tid, (tl_s37 / 8) * 8)) % 1024) + tl_s37 % 8;
+                        [[maybe_unused]] const int j = (x_layout::flat(tl_tid, (tl_s37 / 8) * 8) % 1024) + tl_s37 % 8;
                         x[tl_s37] = x[tl_s37] * x[tl_s37];
                     }
                     // reduce(sum, x, part);  (norms.tl:158)
@@ -3879,8 +3879,8 @@ __global__ void __launch_bounds__(128, 8) rmsnorm_kernel_variant2(
                     // copy(X[row, c0 +: BN], x);  (norms.tl:164)
                     #pragma unroll
                     for (int tl_chunk39 = 0; tl_chunk39 < x_layout::kSlots; tl_chunk39 += 8) {
-                        const tl::f16* tl_ptr40 = &X[int64_t(row) * N + (c0 + (((x_layout::flat(tl_tid, (tl_chunk39 / 8) * 8)) % 1024) + tl_chunk39 % 8))];
-                        if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (((x_layout::flat(tl_tid, (tl_chunk39 / 8) * 8)) % 1024) + tl_chunk39 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds((c0 + (((x_layout::flat(tl_tid, (tl_chunk39 / 8) * 8)) % 1024) + tl_chunk39 % 8)) + 7, N) && tl::is_aligned(tl_ptr40, 16)) {
+                        const tl::f16* tl_ptr40 = &X[int64_t(row) * N + (c0 + ((x_layout::flat(tl_tid, (tl_chunk39 / 8) * 8) % 1024) + tl_chunk39 % 8))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds(c0 + ((x_layout::flat(tl_tid, (tl_chunk39 / 8) * 8) % 1024) + tl_chunk39 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds((c0 + ((x_layout::flat(tl_tid, (tl_chunk39 / 8) * 8) % 1024) + tl_chunk39 % 8)) + 7, N) && tl::is_aligned(tl_ptr40, 16)) {
                             tl::f16 tl_vec41[8];
                             tl::load_vector<tl::f16, 8>(tl_vec41, tl_ptr40);
                             #pragma unroll
@@ -3888,15 +3888,15 @@ __global__ void __launch_bounds__(128, 8) rmsnorm_kernel_variant2(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                x[tl_chunk39 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds(c0 + (((x_layout::flat(tl_tid, ((tl_chunk39 + tl_v) / 8) * 8)) % 1024) + (tl_chunk39 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + (c0 + (((x_layout::flat(tl_tid, ((tl_chunk39 + tl_v) / 8) * 8)) % 1024) + (tl_chunk39 + tl_v) % 8))]) : 0.0f;
+                                x[tl_chunk39 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds(c0 + ((x_layout::flat(tl_tid, ((tl_chunk39 + tl_v) / 8) * 8) % 1024) + (tl_chunk39 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + (c0 + ((x_layout::flat(tl_tid, ((tl_chunk39 + tl_v) / 8) * 8) % 1024) + (tl_chunk39 + tl_v) % 8))]) : 0.0f;
                             }
                         }
                     }
                     // copy(W[c0 +: BN], w);  (norms.tl:165)
                     #pragma unroll
                     for (int tl_chunk42 = 0; tl_chunk42 < w_layout::kSlots; tl_chunk42 += 8) {
-                        const tl::f16* tl_ptr43 = &W[c0 + (((w_layout::flat(tl_tid, (tl_chunk42 / 8) * 8)) % 1024) + tl_chunk42 % 8)];
-                        if (tl::in_bounds(c0 + (((w_layout::flat(tl_tid, (tl_chunk42 / 8) * 8)) % 1024) + tl_chunk42 % 8), N) && tl::in_bounds((c0 + (((w_layout::flat(tl_tid, (tl_chunk42 / 8) * 8)) % 1024) + tl_chunk42 % 8)) + 7, N) && tl::is_aligned(tl_ptr43, 16)) {
+                        const tl::f16* tl_ptr43 = &W[c0 + ((w_layout::flat(tl_tid, (tl_chunk42 / 8) * 8) % 1024) + tl_chunk42 % 8)];
+                        if (tl::in_bounds(c0 + ((w_layout::flat(tl_tid, (tl_chunk42 / 8) * 8) % 1024) + tl_chunk42 % 8), N) && tl::in_bounds((c0 + ((w_layout::flat(tl_tid, (tl_chunk42 / 8) * 8) % 1024) + tl_chunk42 % 8)) + 7, N) && tl::is_aligned(tl_ptr43, 16)) {
                             tl::f16 tl_vec44[8];
                             tl::load_vector<tl::f16, 8>(tl_vec44, tl_ptr43);
                             #pragma unroll
@@ -3904,7 +3904,7 @@ __global__ void __launch_bounds__(128, 8) rmsnorm_kernel_variant2(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                w[tl_chunk42 + tl_v] = tl::in_bounds(c0 + (((w_layout::flat(tl_tid, ((tl_chunk42 + tl_v) / 8) * 8)) % 1024) + (tl_chunk42 + tl_v) % 8), N) ? tl::convert<float>(W[c0 + (((w_layout::flat(tl_tid, ((tl_chunk42 + tl_v) / 8) * 8)) % 1024) + (tl_chunk42 + tl_v) % 8)]) : 0.0f;
+                                w[tl_chunk42 + tl_v] = tl::in_bounds(c0 + ((w_layout::flat(tl_tid, ((tl_chunk42 + tl_v) / 8) * 8) % 1024) + (tl_chunk42 + tl_v) % 8), N) ? tl::convert<float>(W[c0 + ((w_layout::flat(tl_tid, ((tl_chunk42 + tl_v) / 8) * 8) % 1024) + (tl_chunk42 + tl_v) % 8)]) : 0.0f;
                             }
                         }
                     }
@@ -3912,14 +3912,14 @@ __global__ void __launch_bounds__(128, 8) rmsnorm_kernel_variant2(
                     // for j in parallel(1024): each thread visits the elements of `x` it holds
                     #pragma unroll
                     for (int tl_s45 = 0; tl_s45 < x_layout::kSlots; ++tl_s45) {
-                        [[maybe_unused]] const int j = ((x_layout::flat(tl_tid, (tl_s45 / 8) * 8)) % 1024) + tl_s45 % 8;
+                        [[maybe_unused]] const int j = (x_layout::flat(tl_tid, (tl_s45 / 8) * 8) % 1024) + tl_s45 % 8;
                         x[tl_s45] = x[tl_s45] * rrms * w[tl_s45];
                     }
                     // copy(x, Y[row, c0 +: BN]);  (norms.tl:169)
                     #pragma unroll
                     for (int tl_chunk46 = 0; tl_chunk46 < x_layout::kSlots; tl_chunk46 += 8) {
-                        tl::f16* tl_ptr47 = &Y[int64_t(row) * N + (c0 + (((x_layout::flat(tl_tid, (tl_chunk46 / 8) * 8)) % 1024) + tl_chunk46 % 8))];
-                        if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (((x_layout::flat(tl_tid, (tl_chunk46 / 8) * 8)) % 1024) + tl_chunk46 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds((c0 + (((x_layout::flat(tl_tid, (tl_chunk46 / 8) * 8)) % 1024) + tl_chunk46 % 8)) + 7, N) && tl::is_aligned(tl_ptr47, 16)) {
+                        tl::f16* tl_ptr47 = &Y[int64_t(row) * N + (c0 + ((x_layout::flat(tl_tid, (tl_chunk46 / 8) * 8) % 1024) + tl_chunk46 % 8))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds(c0 + ((x_layout::flat(tl_tid, (tl_chunk46 / 8) * 8) % 1024) + tl_chunk46 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds((c0 + ((x_layout::flat(tl_tid, (tl_chunk46 / 8) * 8) % 1024) + tl_chunk46 % 8)) + 7, N) && tl::is_aligned(tl_ptr47, 16)) {
                             tl::f16 tl_vec48[8];
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; tl_v += 2) tl::convert_pair(&tl_vec48[tl_v], x[tl_chunk46 + tl_v], x[tl_chunk46 + tl_v + 1]);
@@ -3927,7 +3927,7 @@ __global__ void __launch_bounds__(128, 8) rmsnorm_kernel_variant2(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (((x_layout::flat(tl_tid, ((tl_chunk46 + tl_v) / 8) * 8)) % 1024) + (tl_chunk46 + tl_v) % 8), N)) Y[int64_t(row) * N + (c0 + (((x_layout::flat(tl_tid, ((tl_chunk46 + tl_v) / 8) * 8)) % 1024) + (tl_chunk46 + tl_v) % 8))] = tl::convert<tl::f16>(x[tl_chunk46 + tl_v]);
+                                if (tl::in_bounds(row, M) && tl::in_bounds(c0 + ((x_layout::flat(tl_tid, ((tl_chunk46 + tl_v) / 8) * 8) % 1024) + (tl_chunk46 + tl_v) % 8), N)) Y[int64_t(row) * N + (c0 + ((x_layout::flat(tl_tid, ((tl_chunk46 + tl_v) / 8) * 8) % 1024) + (tl_chunk46 + tl_v) % 8))] = tl::convert<tl::f16>(x[tl_chunk46 + tl_v]);
                             }
                         }
                     }
@@ -4156,8 +4156,8 @@ __global__ void __launch_bounds__(128, 8) rmsnorm_kernel_variant3(
                     // copy(X[row, t * BN +: BN], x);  (norms.tl:154)
                     #pragma unroll
                     for (int tl_chunk34 = 0; tl_chunk34 < x_layout::kSlots; tl_chunk34 += 8) {
-                        const tl::f16* tl_ptr35 = &X[int64_t(row) * N + ((t * 1024) + (((x_layout::flat(tl_tid, (tl_chunk34 / 8) * 8)) % 1024) + tl_chunk34 % 8))];
-                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 1024) + (((x_layout::flat(tl_tid, (tl_chunk34 / 8) * 8)) % 1024) + tl_chunk34 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 1024) + (((x_layout::flat(tl_tid, (tl_chunk34 / 8) * 8)) % 1024) + tl_chunk34 % 8)) + 7, N) && tl::is_aligned(tl_ptr35, 16)) {
+                        const tl::f16* tl_ptr35 = &X[int64_t(row) * N + ((t * 1024) + ((x_layout::flat(tl_tid, (tl_chunk34 / 8) * 8) % 1024) + tl_chunk34 % 8))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 1024) + ((x_layout::flat(tl_tid, (tl_chunk34 / 8) * 8) % 1024) + tl_chunk34 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 1024) + ((x_layout::flat(tl_tid, (tl_chunk34 / 8) * 8) % 1024) + tl_chunk34 % 8)) + 7, N) && tl::is_aligned(tl_ptr35, 16)) {
                             tl::f16 tl_vec36[8];
                             tl::load_vector<tl::f16, 8>(tl_vec36, tl_ptr35);
                             #pragma unroll
@@ -4165,7 +4165,7 @@ __global__ void __launch_bounds__(128, 8) rmsnorm_kernel_variant3(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                x[tl_chunk34 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 1024) + (((x_layout::flat(tl_tid, ((tl_chunk34 + tl_v) / 8) * 8)) % 1024) + (tl_chunk34 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 1024) + (((x_layout::flat(tl_tid, ((tl_chunk34 + tl_v) / 8) * 8)) % 1024) + (tl_chunk34 + tl_v) % 8))]) : 0.0f;
+                                x[tl_chunk34 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 1024) + ((x_layout::flat(tl_tid, ((tl_chunk34 + tl_v) / 8) * 8) % 1024) + (tl_chunk34 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 1024) + ((x_layout::flat(tl_tid, ((tl_chunk34 + tl_v) / 8) * 8) % 1024) + (tl_chunk34 + tl_v) % 8))]) : 0.0f;
                             }
                         }
                     }
@@ -4173,7 +4173,7 @@ __global__ void __launch_bounds__(128, 8) rmsnorm_kernel_variant3(
                     // for j in parallel(1024): each thread visits the elements of `x` it holds
                     #pragma unroll
                     for (int tl_s37 = 0; tl_s37 < x_layout::kSlots; ++tl_s37) {
-                        [[maybe_unused]] const int j = ((x_layout::flat(tl_tid, (tl_s37 / 8) * 8)) % 1024) + tl_s37 % 8;
+                        [[maybe_unused]] const int j = (x_layout::flat(tl_tid, (tl_s37 / 8) * 8) % 1024) + tl_s37 % 8;
                         x[tl_s37] = x[tl_s37] * x[tl_s37];
                     }
                     // reduce(sum, x, part);  (norms.tl:158)
@@ -4198,8 +4198,8 @@ __global__ void __launch_bounds__(128, 8) rmsnorm_kernel_variant3(
                     // copy(X[row, c0 +: BN], x);  (norms.tl:164)
                     #pragma unroll
                     for (int tl_chunk39 = 0; tl_chunk39 < x_layout::kSlots; tl_chunk39 += 8) {
-                        const tl::f16* tl_ptr40 = &X[int64_t(row) * N + (c0 + (((x_layout::flat(tl_tid, (tl_chunk39 / 8) * 8)) % 1024) + tl_chunk39 % 8))];
-                        if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (((x_layout::flat(tl_tid, (tl_chunk39 / 8) * 8)) % 1024) + tl_chunk39 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds((c0 + (((x_layout::flat(tl_tid, (tl_chunk39 / 8) * 8)) % 1024) + tl_chunk39 % 8)) + 7, N) && tl::is_aligned(tl_ptr40, 16)) {
+                        const tl::f16* tl_ptr40 = &X[int64_t(row) * N + (c0 + ((x_layout::flat(tl_tid, (tl_chunk39 / 8) * 8) % 1024) + tl_chunk39 % 8))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds(c0 + ((x_layout::flat(tl_tid, (tl_chunk39 / 8) * 8) % 1024) + tl_chunk39 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds((c0 + ((x_layout::flat(tl_tid, (tl_chunk39 / 8) * 8) % 1024) + tl_chunk39 % 8)) + 7, N) && tl::is_aligned(tl_ptr40, 16)) {
                             tl::f16 tl_vec41[8];
                             tl::load_vector<tl::f16, 8>(tl_vec41, tl_ptr40);
                             #pragma unroll
@@ -4207,15 +4207,15 @@ __global__ void __launch_bounds__(128, 8) rmsnorm_kernel_variant3(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                x[tl_chunk39 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds(c0 + (((x_layout::flat(tl_tid, ((tl_chunk39 + tl_v) / 8) * 8)) % 1024) + (tl_chunk39 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + (c0 + (((x_layout::flat(tl_tid, ((tl_chunk39 + tl_v) / 8) * 8)) % 1024) + (tl_chunk39 + tl_v) % 8))]) : 0.0f;
+                                x[tl_chunk39 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds(c0 + ((x_layout::flat(tl_tid, ((tl_chunk39 + tl_v) / 8) * 8) % 1024) + (tl_chunk39 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + (c0 + ((x_layout::flat(tl_tid, ((tl_chunk39 + tl_v) / 8) * 8) % 1024) + (tl_chunk39 + tl_v) % 8))]) : 0.0f;
                             }
                         }
                     }
                     // copy(W[c0 +: BN], w);  (norms.tl:165)
                     #pragma unroll
                     for (int tl_chunk42 = 0; tl_chunk42 < w_layout::kSlots; tl_chunk42 += 8) {
-                        const tl::f16* tl_ptr43 = &W[c0 + (((w_layout::flat(tl_tid, (tl_chunk42 / 8) * 8)) % 1024) + tl_chunk42 % 8)];
-                        if (tl::in_bounds(c0 + (((w_layout::flat(tl_tid, (tl_chunk42 / 8) * 8)) % 1024) + tl_chunk42 % 8), N) && tl::in_bounds((c0 + (((w_layout::flat(tl_tid, (tl_chunk42 / 8) * 8)) % 1024) + tl_chunk42 % 8)) + 7, N) && tl::is_aligned(tl_ptr43, 16)) {
+                        const tl::f16* tl_ptr43 = &W[c0 + ((w_layout::flat(tl_tid, (tl_chunk42 / 8) * 8) % 1024) + tl_chunk42 % 8)];
+                        if (tl::in_bounds(c0 + ((w_layout::flat(tl_tid, (tl_chunk42 / 8) * 8) % 1024) + tl_chunk42 % 8), N) && tl::in_bounds((c0 + ((w_layout::flat(tl_tid, (tl_chunk42 / 8) * 8) % 1024) + tl_chunk42 % 8)) + 7, N) && tl::is_aligned(tl_ptr43, 16)) {
                             tl::f16 tl_vec44[8];
                             tl::load_vector<tl::f16, 8>(tl_vec44, tl_ptr43);
                             #pragma unroll
@@ -4223,7 +4223,7 @@ __global__ void __launch_bounds__(128, 8) rmsnorm_kernel_variant3(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                w[tl_chunk42 + tl_v] = tl::in_bounds(c0 + (((w_layout::flat(tl_tid, ((tl_chunk42 + tl_v) / 8) * 8)) % 1024) + (tl_chunk42 + tl_v) % 8), N) ? tl::convert<float>(W[c0 + (((w_layout::flat(tl_tid, ((tl_chunk42 + tl_v) / 8) * 8)) % 1024) + (tl_chunk42 + tl_v) % 8)]) : 0.0f;
+                                w[tl_chunk42 + tl_v] = tl::in_bounds(c0 + ((w_layout::flat(tl_tid, ((tl_chunk42 + tl_v) / 8) * 8) % 1024) + (tl_chunk42 + tl_v) % 8), N) ? tl::convert<float>(W[c0 + ((w_layout::flat(tl_tid, ((tl_chunk42 + tl_v) / 8) * 8) % 1024) + (tl_chunk42 + tl_v) % 8)]) : 0.0f;
                             }
                         }
                     }
@@ -4231,14 +4231,14 @@ __global__ void __launch_bounds__(128, 8) rmsnorm_kernel_variant3(
                     // for j in parallel(1024): each thread visits the elements of `x` it holds
                     #pragma unroll
                     for (int tl_s45 = 0; tl_s45 < x_layout::kSlots; ++tl_s45) {
-                        [[maybe_unused]] const int j = ((x_layout::flat(tl_tid, (tl_s45 / 8) * 8)) % 1024) + tl_s45 % 8;
+                        [[maybe_unused]] const int j = (x_layout::flat(tl_tid, (tl_s45 / 8) * 8) % 1024) + tl_s45 % 8;
                         x[tl_s45] = x[tl_s45] * rrms * w[tl_s45];
                     }
                     // copy(x, Y[row, c0 +: BN]);  (norms.tl:169)
                     #pragma unroll
                     for (int tl_chunk46 = 0; tl_chunk46 < x_layout::kSlots; tl_chunk46 += 8) {
-                        tl::f16* tl_ptr47 = &Y[int64_t(row) * N + (c0 + (((x_layout::flat(tl_tid, (tl_chunk46 / 8) * 8)) % 1024) + tl_chunk46 % 8))];
-                        if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (((x_layout::flat(tl_tid, (tl_chunk46 / 8) * 8)) % 1024) + tl_chunk46 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds((c0 + (((x_layout::flat(tl_tid, (tl_chunk46 / 8) * 8)) % 1024) + tl_chunk46 % 8)) + 7, N) && tl::is_aligned(tl_ptr47, 16)) {
+                        tl::f16* tl_ptr47 = &Y[int64_t(row) * N + (c0 + ((x_layout::flat(tl_tid, (tl_chunk46 / 8) * 8) % 1024) + tl_chunk46 % 8))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds(c0 + ((x_layout::flat(tl_tid, (tl_chunk46 / 8) * 8) % 1024) + tl_chunk46 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds((c0 + ((x_layout::flat(tl_tid, (tl_chunk46 / 8) * 8) % 1024) + tl_chunk46 % 8)) + 7, N) && tl::is_aligned(tl_ptr47, 16)) {
                             tl::f16 tl_vec48[8];
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; tl_v += 2) tl::convert_pair(&tl_vec48[tl_v], x[tl_chunk46 + tl_v], x[tl_chunk46 + tl_v + 1]);
@@ -4246,7 +4246,7 @@ __global__ void __launch_bounds__(128, 8) rmsnorm_kernel_variant3(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (((x_layout::flat(tl_tid, ((tl_chunk46 + tl_v) / 8) * 8)) % 1024) + (tl_chunk46 + tl_v) % 8), N)) Y[int64_t(row) * N + (c0 + (((x_layout::flat(tl_tid, ((tl_chunk46 + tl_v) / 8) * 8)) % 1024) + (tl_chunk46 + tl_v) % 8))] = tl::convert<tl::f16>(x[tl_chunk46 + tl_v]);
+                                if (tl::in_bounds(row, M) && tl::in_bounds(c0 + ((x_layout::flat(tl_tid, ((tl_chunk46 + tl_v) / 8) * 8) % 1024) + (tl_chunk46 + tl_v) % 8), N)) Y[int64_t(row) * N + (c0 + ((x_layout::flat(tl_tid, ((tl_chunk46 + tl_v) / 8) * 8) % 1024) + (tl_chunk46 + tl_v) % 8))] = tl::convert<tl::f16>(x[tl_chunk46 + tl_v]);
                             }
                         }
                     }
@@ -4476,8 +4476,8 @@ __global__ void __launch_bounds__(128, 8) rmsnorm_kernel_variant4(
                     // copy(X[row, t * BN +: BN], x);  (norms.tl:154)
                     #pragma unroll
                     for (int tl_chunk34 = 0; tl_chunk34 < x_layout::kSlots; tl_chunk34 += 8) {
-                        const tl::f16* tl_ptr35 = &X[int64_t(row) * N + ((t * 1024) + (((x_layout::flat(tl_tid, (tl_chunk34 / 8) * 8)) % 1024) + tl_chunk34 % 8))];
-                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 1024) + (((x_layout::flat(tl_tid, (tl_chunk34 / 8) * 8)) % 1024) + tl_chunk34 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 1024) + (((x_layout::flat(tl_tid, (tl_chunk34 / 8) * 8)) % 1024) + tl_chunk34 % 8)) + 7, N) && tl::is_aligned(tl_ptr35, 16)) {
+                        const tl::f16* tl_ptr35 = &X[int64_t(row) * N + ((t * 1024) + ((x_layout::flat(tl_tid, (tl_chunk34 / 8) * 8) % 1024) + tl_chunk34 % 8))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 1024) + ((x_layout::flat(tl_tid, (tl_chunk34 / 8) * 8) % 1024) + tl_chunk34 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 1024) + ((x_layout::flat(tl_tid, (tl_chunk34 / 8) * 8) % 1024) + tl_chunk34 % 8)) + 7, N) && tl::is_aligned(tl_ptr35, 16)) {
                             tl::f16 tl_vec36[8];
                             tl::load_vector<tl::f16, 8>(tl_vec36, tl_ptr35);
                             #pragma unroll
@@ -4485,7 +4485,7 @@ __global__ void __launch_bounds__(128, 8) rmsnorm_kernel_variant4(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                x[tl_chunk34 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 1024) + (((x_layout::flat(tl_tid, ((tl_chunk34 + tl_v) / 8) * 8)) % 1024) + (tl_chunk34 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 1024) + (((x_layout::flat(tl_tid, ((tl_chunk34 + tl_v) / 8) * 8)) % 1024) + (tl_chunk34 + tl_v) % 8))]) : 0.0f;
+                                x[tl_chunk34 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 1024) + ((x_layout::flat(tl_tid, ((tl_chunk34 + tl_v) / 8) * 8) % 1024) + (tl_chunk34 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 1024) + ((x_layout::flat(tl_tid, ((tl_chunk34 + tl_v) / 8) * 8) % 1024) + (tl_chunk34 + tl_v) % 8))]) : 0.0f;
                             }
                         }
                     }
@@ -4493,7 +4493,7 @@ __global__ void __launch_bounds__(128, 8) rmsnorm_kernel_variant4(
                     // for j in parallel(1024): each thread visits the elements of `x` it holds
                     #pragma unroll
                     for (int tl_s37 = 0; tl_s37 < x_layout::kSlots; ++tl_s37) {
-                        [[maybe_unused]] const int j = ((x_layout::flat(tl_tid, (tl_s37 / 8) * 8)) % 1024) + tl_s37 % 8;
+                        [[maybe_unused]] const int j = (x_layout::flat(tl_tid, (tl_s37 / 8) * 8) % 1024) + tl_s37 % 8;
                         x[tl_s37] = x[tl_s37] * x[tl_s37];
                     }
                     // reduce(sum, x, part);  (norms.tl:158)
@@ -4518,8 +4518,8 @@ __global__ void __launch_bounds__(128, 8) rmsnorm_kernel_variant4(
                     // copy(X[row, c0 +: BN], x);  (norms.tl:164)
                     #pragma unroll
                     for (int tl_chunk39 = 0; tl_chunk39 < x_layout::kSlots; tl_chunk39 += 8) {
-                        const tl::f16* tl_ptr40 = &X[int64_t(row) * N + (c0 + (((x_layout::flat(tl_tid, (tl_chunk39 / 8) * 8)) % 1024) + tl_chunk39 % 8))];
-                        if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (((x_layout::flat(tl_tid, (tl_chunk39 / 8) * 8)) % 1024) + tl_chunk39 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds((c0 + (((x_layout::flat(tl_tid, (tl_chunk39 / 8) * 8)) % 1024) + tl_chunk39 % 8)) + 7, N) && tl::is_aligned(tl_ptr40, 16)) {
+                        const tl::f16* tl_ptr40 = &X[int64_t(row) * N + (c0 + ((x_layout::flat(tl_tid, (tl_chunk39 / 8) * 8) % 1024) + tl_chunk39 % 8))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds(c0 + ((x_layout::flat(tl_tid, (tl_chunk39 / 8) * 8) % 1024) + tl_chunk39 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds((c0 + ((x_layout::flat(tl_tid, (tl_chunk39 / 8) * 8) % 1024) + tl_chunk39 % 8)) + 7, N) && tl::is_aligned(tl_ptr40, 16)) {
                             tl::f16 tl_vec41[8];
                             tl::load_vector<tl::f16, 8>(tl_vec41, tl_ptr40);
                             #pragma unroll
@@ -4527,15 +4527,15 @@ __global__ void __launch_bounds__(128, 8) rmsnorm_kernel_variant4(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                x[tl_chunk39 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds(c0 + (((x_layout::flat(tl_tid, ((tl_chunk39 + tl_v) / 8) * 8)) % 1024) + (tl_chunk39 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + (c0 + (((x_layout::flat(tl_tid, ((tl_chunk39 + tl_v) / 8) * 8)) % 1024) + (tl_chunk39 + tl_v) % 8))]) : 0.0f;
+                                x[tl_chunk39 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds(c0 + ((x_layout::flat(tl_tid, ((tl_chunk39 + tl_v) / 8) * 8) % 1024) + (tl_chunk39 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + (c0 + ((x_layout::flat(tl_tid, ((tl_chunk39 + tl_v) / 8) * 8) % 1024) + (tl_chunk39 + tl_v) % 8))]) : 0.0f;
                             }
                         }
                     }
                     // copy(W[c0 +: BN], w);  (norms.tl:165)
                     #pragma unroll
                     for (int tl_chunk42 = 0; tl_chunk42 < w_layout::kSlots; tl_chunk42 += 8) {
-                        const tl::f16* tl_ptr43 = &W[c0 + (((w_layout::flat(tl_tid, (tl_chunk42 / 8) * 8)) % 1024) + tl_chunk42 % 8)];
-                        if (tl::in_bounds(c0 + (((w_layout::flat(tl_tid, (tl_chunk42 / 8) * 8)) % 1024) + tl_chunk42 % 8), N) && tl::in_bounds((c0 + (((w_layout::flat(tl_tid, (tl_chunk42 / 8) * 8)) % 1024) + tl_chunk42 % 8)) + 7, N) && tl::is_aligned(tl_ptr43, 16)) {
+                        const tl::f16* tl_ptr43 = &W[c0 + ((w_layout::flat(tl_tid, (tl_chunk42 / 8) * 8) % 1024) + tl_chunk42 % 8)];
+                        if (tl::in_bounds(c0 + ((w_layout::flat(tl_tid, (tl_chunk42 / 8) * 8) % 1024) + tl_chunk42 % 8), N) && tl::in_bounds((c0 + ((w_layout::flat(tl_tid, (tl_chunk42 / 8) * 8) % 1024) + tl_chunk42 % 8)) + 7, N) && tl::is_aligned(tl_ptr43, 16)) {
                             tl::f16 tl_vec44[8];
                             tl::load_vector<tl::f16, 8>(tl_vec44, tl_ptr43);
                             #pragma unroll
@@ -4543,7 +4543,7 @@ __global__ void __launch_bounds__(128, 8) rmsnorm_kernel_variant4(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                w[tl_chunk42 + tl_v] = tl::in_bounds(c0 + (((w_layout::flat(tl_tid, ((tl_chunk42 + tl_v) / 8) * 8)) % 1024) + (tl_chunk42 + tl_v) % 8), N) ? tl::convert<float>(W[c0 + (((w_layout::flat(tl_tid, ((tl_chunk42 + tl_v) / 8) * 8)) % 1024) + (tl_chunk42 + tl_v) % 8)]) : 0.0f;
+                                w[tl_chunk42 + tl_v] = tl::in_bounds(c0 + ((w_layout::flat(tl_tid, ((tl_chunk42 + tl_v) / 8) * 8) % 1024) + (tl_chunk42 + tl_v) % 8), N) ? tl::convert<float>(W[c0 + ((w_layout::flat(tl_tid, ((tl_chunk42 + tl_v) / 8) * 8) % 1024) + (tl_chunk42 + tl_v) % 8)]) : 0.0f;
                             }
                         }
                     }
@@ -4551,14 +4551,14 @@ __global__ void __launch_bounds__(128, 8) rmsnorm_kernel_variant4(
                     // for j in parallel(1024): each thread visits the elements of `x` it holds
                     #pragma unroll
                     for (int tl_s45 = 0; tl_s45 < x_layout::kSlots; ++tl_s45) {
-                        [[maybe_unused]] const int j = ((x_layout::flat(tl_tid, (tl_s45 / 8) * 8)) % 1024) + tl_s45 % 8;
+                        [[maybe_unused]] const int j = (x_layout::flat(tl_tid, (tl_s45 / 8) * 8) % 1024) + tl_s45 % 8;
                         x[tl_s45] = x[tl_s45] * rrms * w[tl_s45];
                     }
                     // copy(x, Y[row, c0 +: BN]);  (norms.tl:169)
                     #pragma unroll
                     for (int tl_chunk46 = 0; tl_chunk46 < x_layout::kSlots; tl_chunk46 += 8) {
-                        tl::f16* tl_ptr47 = &Y[int64_t(row) * N + (c0 + (((x_layout::flat(tl_tid, (tl_chunk46 / 8) * 8)) % 1024) + tl_chunk46 % 8))];
-                        if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (((x_layout::flat(tl_tid, (tl_chunk46 / 8) * 8)) % 1024) + tl_chunk46 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds((c0 + (((x_layout::flat(tl_tid, (tl_chunk46 / 8) * 8)) % 1024) + tl_chunk46 % 8)) + 7, N) && tl::is_aligned(tl_ptr47, 16)) {
+                        tl::f16* tl_ptr47 = &Y[int64_t(row) * N + (c0 + ((x_layout::flat(tl_tid, (tl_chunk46 / 8) * 8) % 1024) + tl_chunk46 % 8))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds(c0 + ((x_layout::flat(tl_tid, (tl_chunk46 / 8) * 8) % 1024) + tl_chunk46 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds((c0 + ((x_layout::flat(tl_tid, (tl_chunk46 / 8) * 8) % 1024) + tl_chunk46 % 8)) + 7, N) && tl::is_aligned(tl_ptr47, 16)) {
                             tl::f16 tl_vec48[8];
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; tl_v += 2) tl::convert_pair(&tl_vec48[tl_v], x[tl_chunk46 + tl_v], x[tl_chunk46 + tl_v + 1]);
@@ -4566,7 +4566,7 @@ __global__ void __launch_bounds__(128, 8) rmsnorm_kernel_variant4(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (((x_layout::flat(tl_tid, ((tl_chunk46 + tl_v) / 8) * 8)) % 1024) + (tl_chunk46 + tl_v) % 8), N)) Y[int64_t(row) * N + (c0 + (((x_layout::flat(tl_tid, ((tl_chunk46 + tl_v) / 8) * 8)) % 1024) + (tl_chunk46 + tl_v) % 8))] = tl::convert<tl::f16>(x[tl_chunk46 + tl_v]);
+                                if (tl::in_bounds(row, M) && tl::in_bounds(c0 + ((x_layout::flat(tl_tid, ((tl_chunk46 + tl_v) / 8) * 8) % 1024) + (tl_chunk46 + tl_v) % 8), N)) Y[int64_t(row) * N + (c0 + ((x_layout::flat(tl_tid, ((tl_chunk46 + tl_v) / 8) * 8) % 1024) + (tl_chunk46 + tl_v) % 8))] = tl::convert<tl::f16>(x[tl_chunk46 + tl_v]);
                             }
                         }
                     }
@@ -4797,8 +4797,8 @@ __global__ void __launch_bounds__(256, 4) rmsnorm_kernel_variant5(
                     // copy(X[row, t * BN +: BN], x);  (norms.tl:154)
                     #pragma unroll
                     for (int tl_chunk34 = 0; tl_chunk34 < x_layout::kSlots; tl_chunk34 += 8) {
-                        const tl::f16* tl_ptr35 = &X[int64_t(row) * N + ((t * 2048) + (((x_layout::flat(tl_tid, (tl_chunk34 / 8) * 8)) % 2048) + tl_chunk34 % 8))];
-                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (((x_layout::flat(tl_tid, (tl_chunk34 / 8) * 8)) % 2048) + tl_chunk34 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 2048) + (((x_layout::flat(tl_tid, (tl_chunk34 / 8) * 8)) % 2048) + tl_chunk34 % 8)) + 7, N) && tl::is_aligned(tl_ptr35, 16)) {
+                        const tl::f16* tl_ptr35 = &X[int64_t(row) * N + ((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk34 / 8) * 8) % 2048) + tl_chunk34 % 8))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk34 / 8) * 8) % 2048) + tl_chunk34 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk34 / 8) * 8) % 2048) + tl_chunk34 % 8)) + 7, N) && tl::is_aligned(tl_ptr35, 16)) {
                             tl::f16 tl_vec36[8];
                             tl::load_vector<tl::f16, 8>(tl_vec36, tl_ptr35);
                             #pragma unroll
@@ -4806,7 +4806,7 @@ __global__ void __launch_bounds__(256, 4) rmsnorm_kernel_variant5(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                x[tl_chunk34 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (((x_layout::flat(tl_tid, ((tl_chunk34 + tl_v) / 8) * 8)) % 2048) + (tl_chunk34 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 2048) + (((x_layout::flat(tl_tid, ((tl_chunk34 + tl_v) / 8) * 8)) % 2048) + (tl_chunk34 + tl_v) % 8))]) : 0.0f;
+                                x[tl_chunk34 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + ((x_layout::flat(tl_tid, ((tl_chunk34 + tl_v) / 8) * 8) % 2048) + (tl_chunk34 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 2048) + ((x_layout::flat(tl_tid, ((tl_chunk34 + tl_v) / 8) * 8) % 2048) + (tl_chunk34 + tl_v) % 8))]) : 0.0f;
                             }
                         }
                     }
@@ -4814,7 +4814,7 @@ __global__ void __launch_bounds__(256, 4) rmsnorm_kernel_variant5(
                     // for j in parallel(2048): each thread visits the elements of `x` it holds
                     #pragma unroll
                     for (int tl_s37 = 0; tl_s37 < x_layout::kSlots; ++tl_s37) {
-                        [[maybe_unused]] const int j = ((x_layout::flat(tl_tid, (tl_s37 / 8) * 8)) % 2048) + tl_s37 % 8;
+                        [[maybe_unused]] const int j = (x_layout::flat(tl_tid, (tl_s37 / 8) * 8) % 2048) + tl_s37 % 8;
                         x[tl_s37] = x[tl_s37] * x[tl_s37];
                     }
                     // reduce(sum, x, part);  (norms.tl:158)
@@ -4839,8 +4839,8 @@ __global__ void __launch_bounds__(256, 4) rmsnorm_kernel_variant5(
                     // copy(X[row, c0 +: BN], x);  (norms.tl:164)
                     #pragma unroll
                     for (int tl_chunk39 = 0; tl_chunk39 < x_layout::kSlots; tl_chunk39 += 8) {
-                        const tl::f16* tl_ptr40 = &X[int64_t(row) * N + (c0 + (((x_layout::flat(tl_tid, (tl_chunk39 / 8) * 8)) % 2048) + tl_chunk39 % 8))];
-                        if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (((x_layout::flat(tl_tid, (tl_chunk39 / 8) * 8)) % 2048) + tl_chunk39 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds((c0 + (((x_layout::flat(tl_tid, (tl_chunk39 / 8) * 8)) % 2048) + tl_chunk39 % 8)) + 7, N) && tl::is_aligned(tl_ptr40, 16)) {
+                        const tl::f16* tl_ptr40 = &X[int64_t(row) * N + (c0 + ((x_layout::flat(tl_tid, (tl_chunk39 / 8) * 8) % 2048) + tl_chunk39 % 8))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds(c0 + ((x_layout::flat(tl_tid, (tl_chunk39 / 8) * 8) % 2048) + tl_chunk39 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds((c0 + ((x_layout::flat(tl_tid, (tl_chunk39 / 8) * 8) % 2048) + tl_chunk39 % 8)) + 7, N) && tl::is_aligned(tl_ptr40, 16)) {
                             tl::f16 tl_vec41[8];
                             tl::load_vector<tl::f16, 8>(tl_vec41, tl_ptr40);
                             #pragma unroll
@@ -4848,15 +4848,15 @@ __global__ void __launch_bounds__(256, 4) rmsnorm_kernel_variant5(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                x[tl_chunk39 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds(c0 + (((x_layout::flat(tl_tid, ((tl_chunk39 + tl_v) / 8) * 8)) % 2048) + (tl_chunk39 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + (c0 + (((x_layout::flat(tl_tid, ((tl_chunk39 + tl_v) / 8) * 8)) % 2048) + (tl_chunk39 + tl_v) % 8))]) : 0.0f;
+                                x[tl_chunk39 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds(c0 + ((x_layout::flat(tl_tid, ((tl_chunk39 + tl_v) / 8) * 8) % 2048) + (tl_chunk39 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + (c0 + ((x_layout::flat(tl_tid, ((tl_chunk39 + tl_v) / 8) * 8) % 2048) + (tl_chunk39 + tl_v) % 8))]) : 0.0f;
                             }
                         }
                     }
                     // copy(W[c0 +: BN], w);  (norms.tl:165)
                     #pragma unroll
                     for (int tl_chunk42 = 0; tl_chunk42 < w_layout::kSlots; tl_chunk42 += 8) {
-                        const tl::f16* tl_ptr43 = &W[c0 + (((w_layout::flat(tl_tid, (tl_chunk42 / 8) * 8)) % 2048) + tl_chunk42 % 8)];
-                        if (tl::in_bounds(c0 + (((w_layout::flat(tl_tid, (tl_chunk42 / 8) * 8)) % 2048) + tl_chunk42 % 8), N) && tl::in_bounds((c0 + (((w_layout::flat(tl_tid, (tl_chunk42 / 8) * 8)) % 2048) + tl_chunk42 % 8)) + 7, N) && tl::is_aligned(tl_ptr43, 16)) {
+                        const tl::f16* tl_ptr43 = &W[c0 + ((w_layout::flat(tl_tid, (tl_chunk42 / 8) * 8) % 2048) + tl_chunk42 % 8)];
+                        if (tl::in_bounds(c0 + ((w_layout::flat(tl_tid, (tl_chunk42 / 8) * 8) % 2048) + tl_chunk42 % 8), N) && tl::in_bounds((c0 + ((w_layout::flat(tl_tid, (tl_chunk42 / 8) * 8) % 2048) + tl_chunk42 % 8)) + 7, N) && tl::is_aligned(tl_ptr43, 16)) {
                             tl::f16 tl_vec44[8];
                             tl::load_vector<tl::f16, 8>(tl_vec44, tl_ptr43);
                             #pragma unroll
@@ -4864,7 +4864,7 @@ __global__ void __launch_bounds__(256, 4) rmsnorm_kernel_variant5(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                w[tl_chunk42 + tl_v] = tl::in_bounds(c0 + (((w_layout::flat(tl_tid, ((tl_chunk42 + tl_v) / 8) * 8)) % 2048) + (tl_chunk42 + tl_v) % 8), N) ? tl::convert<float>(W[c0 + (((w_layout::flat(tl_tid, ((tl_chunk42 + tl_v) / 8) * 8)) % 2048) + (tl_chunk42 + tl_v) % 8)]) : 0.0f;
+                                w[tl_chunk42 + tl_v] = tl::in_bounds(c0 + ((w_layout::flat(tl_tid, ((tl_chunk42 + tl_v) / 8) * 8) % 2048) + (tl_chunk42 + tl_v) % 8), N) ? tl::convert<float>(W[c0 + ((w_layout::flat(tl_tid, ((tl_chunk42 + tl_v) / 8) * 8) % 2048) + (tl_chunk42 + tl_v) % 8)]) : 0.0f;
                             }
                         }
                     }
@@ -4872,14 +4872,14 @@ __global__ void __launch_bounds__(256, 4) rmsnorm_kernel_variant5(
                     // for j in parallel(2048): each thread visits the elements of `x` it holds
                     #pragma unroll
                     for (int tl_s45 = 0; tl_s45 < x_layout::kSlots; ++tl_s45) {
-                        [[maybe_unused]] const int j = ((x_layout::flat(tl_tid, (tl_s45 / 8) * 8)) % 2048) + tl_s45 % 8;
+                        [[maybe_unused]] const int j = (x_layout::flat(tl_tid, (tl_s45 / 8) * 8) % 2048) + tl_s45 % 8;
                         x[tl_s45] = x[tl_s45] * rrms * w[tl_s45];
                     }
                     // copy(x, Y[row, c0 +: BN]);  (norms.tl:169)
                     #pragma unroll
                     for (int tl_chunk46 = 0; tl_chunk46 < x_layout::kSlots; tl_chunk46 += 8) {
-                        tl::f16* tl_ptr47 = &Y[int64_t(row) * N + (c0 + (((x_layout::flat(tl_tid, (tl_chunk46 / 8) * 8)) % 2048) + tl_chunk46 % 8))];
-                        if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (((x_layout::flat(tl_tid, (tl_chunk46 / 8) * 8)) % 2048) + tl_chunk46 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds((c0 + (((x_layout::flat(tl_tid, (tl_chunk46 / 8) * 8)) % 2048) + tl_chunk46 % 8)) + 7, N) && tl::is_aligned(tl_ptr47, 16)) {
+                        tl::f16* tl_ptr47 = &Y[int64_t(row) * N + (c0 + ((x_layout::flat(tl_tid, (tl_chunk46 / 8) * 8) % 2048) + tl_chunk46 % 8))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds(c0 + ((x_layout::flat(tl_tid, (tl_chunk46 / 8) * 8) % 2048) + tl_chunk46 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds((c0 + ((x_layout::flat(tl_tid, (tl_chunk46 / 8) * 8) % 2048) + tl_chunk46 % 8)) + 7, N) && tl::is_aligned(tl_ptr47, 16)) {
                             tl::f16 tl_vec48[8];
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; tl_v += 2) tl::convert_pair(&tl_vec48[tl_v], x[tl_chunk46 + tl_v], x[tl_chunk46 + tl_v + 1]);
@@ -4887,7 +4887,7 @@ __global__ void __launch_bounds__(256, 4) rmsnorm_kernel_variant5(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (((x_layout::flat(tl_tid, ((tl_chunk46 + tl_v) / 8) * 8)) % 2048) + (tl_chunk46 + tl_v) % 8), N)) Y[int64_t(row) * N + (c0 + (((x_layout::flat(tl_tid, ((tl_chunk46 + tl_v) / 8) * 8)) % 2048) + (tl_chunk46 + tl_v) % 8))] = tl::convert<tl::f16>(x[tl_chunk46 + tl_v]);
+                                if (tl::in_bounds(row, M) && tl::in_bounds(c0 + ((x_layout::flat(tl_tid, ((tl_chunk46 + tl_v) / 8) * 8) % 2048) + (tl_chunk46 + tl_v) % 8), N)) Y[int64_t(row) * N + (c0 + ((x_layout::flat(tl_tid, ((tl_chunk46 + tl_v) / 8) * 8) % 2048) + (tl_chunk46 + tl_v) % 8))] = tl::convert<tl::f16>(x[tl_chunk46 + tl_v]);
                             }
                         }
                     }
@@ -5119,8 +5119,8 @@ __global__ void __launch_bounds__(512, 2) rmsnorm_kernel_variant6(
                     // copy(X[row, t * BN +: BN], x);  (norms.tl:154)
                     #pragma unroll
                     for (int tl_chunk34 = 0; tl_chunk34 < x_layout::kSlots; tl_chunk34 += 8) {
-                        const tl::f16* tl_ptr35 = &X[int64_t(row) * N + ((t * 4096) + (((x_layout::flat(tl_tid, (tl_chunk34 / 8) * 8)) % 4096) + tl_chunk34 % 8))];
-                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 4096) + (((x_layout::flat(tl_tid, (tl_chunk34 / 8) * 8)) % 4096) + tl_chunk34 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 4096) + (((x_layout::flat(tl_tid, (tl_chunk34 / 8) * 8)) % 4096) + tl_chunk34 % 8)) + 7, N) && tl::is_aligned(tl_ptr35, 16)) {
+                        const tl::f16* tl_ptr35 = &X[int64_t(row) * N + ((t * 4096) + ((x_layout::flat(tl_tid, (tl_chunk34 / 8) * 8) % 4096) + tl_chunk34 % 8))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 4096) + ((x_layout::flat(tl_tid, (tl_chunk34 / 8) * 8) % 4096) + tl_chunk34 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 4096) + ((x_layout::flat(tl_tid, (tl_chunk34 / 8) * 8) % 4096) + tl_chunk34 % 8)) + 7, N) && tl::is_aligned(tl_ptr35, 16)) {
                             tl::f16 tl_vec36[8];
                             tl::load_vector<tl::f16, 8>(tl_vec36, tl_ptr35);
                             #pragma unroll
@@ -5128,7 +5128,7 @@ __global__ void __launch_bounds__(512, 2) rmsnorm_kernel_variant6(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                x[tl_chunk34 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 4096) + (((x_layout::flat(tl_tid, ((tl_chunk34 + tl_v) / 8) * 8)) % 4096) + (tl_chunk34 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 4096) + (((x_layout::flat(tl_tid, ((tl_chunk34 + tl_v) / 8) * 8)) % 4096) + (tl_chunk34 + tl_v) % 8))]) : 0.0f;
+                                x[tl_chunk34 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 4096) + ((x_layout::flat(tl_tid, ((tl_chunk34 + tl_v) / 8) * 8) % 4096) + (tl_chunk34 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 4096) + ((x_layout::flat(tl_tid, ((tl_chunk34 + tl_v) / 8) * 8) % 4096) + (tl_chunk34 + tl_v) % 8))]) : 0.0f;
                             }
                         }
                     }
@@ -5136,7 +5136,7 @@ __global__ void __launch_bounds__(512, 2) rmsnorm_kernel_variant6(
                     // for j in parallel(4096): each thread visits the elements of `x` it holds
                     #pragma unroll
                     for (int tl_s37 = 0; tl_s37 < x_layout::kSlots; ++tl_s37) {
-                        [[maybe_unused]] const int j = ((x_layout::flat(tl_tid, (tl_s37 / 8) * 8)) % 4096) + tl_s37 % 8;
+                        [[maybe_unused]] const int j = (x_layout::flat(tl_tid, (tl_s37 / 8) * 8) % 4096) + tl_s37 % 8;
                         x[tl_s37] = x[tl_s37] * x[tl_s37];
                     }
                     // reduce(sum, x, part);  (norms.tl:158)
@@ -5161,8 +5161,8 @@ __global__ void __launch_bounds__(512, 2) rmsnorm_kernel_variant6(
                     // copy(X[row, c0 +: BN], x);  (norms.tl:164)
                     #pragma unroll
                     for (int tl_chunk39 = 0; tl_chunk39 < x_layout::kSlots; tl_chunk39 += 8) {
-                        const tl::f16* tl_ptr40 = &X[int64_t(row) * N + (c0 + (((x_layout::flat(tl_tid, (tl_chunk39 / 8) * 8)) % 4096) + tl_chunk39 % 8))];
-                        if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (((x_layout::flat(tl_tid, (tl_chunk39 / 8) * 8)) % 4096) + tl_chunk39 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds((c0 + (((x_layout::flat(tl_tid, (tl_chunk39 / 8) * 8)) % 4096) + tl_chunk39 % 8)) + 7, N) && tl::is_aligned(tl_ptr40, 16)) {
+                        const tl::f16* tl_ptr40 = &X[int64_t(row) * N + (c0 + ((x_layout::flat(tl_tid, (tl_chunk39 / 8) * 8) % 4096) + tl_chunk39 % 8))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds(c0 + ((x_layout::flat(tl_tid, (tl_chunk39 / 8) * 8) % 4096) + tl_chunk39 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds((c0 + ((x_layout::flat(tl_tid, (tl_chunk39 / 8) * 8) % 4096) + tl_chunk39 % 8)) + 7, N) && tl::is_aligned(tl_ptr40, 16)) {
                             tl::f16 tl_vec41[8];
                             tl::load_vector<tl::f16, 8>(tl_vec41, tl_ptr40);
                             #pragma unroll
@@ -5170,15 +5170,15 @@ __global__ void __launch_bounds__(512, 2) rmsnorm_kernel_variant6(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                x[tl_chunk39 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds(c0 + (((x_layout::flat(tl_tid, ((tl_chunk39 + tl_v) / 8) * 8)) % 4096) + (tl_chunk39 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + (c0 + (((x_layout::flat(tl_tid, ((tl_chunk39 + tl_v) / 8) * 8)) % 4096) + (tl_chunk39 + tl_v) % 8))]) : 0.0f;
+                                x[tl_chunk39 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds(c0 + ((x_layout::flat(tl_tid, ((tl_chunk39 + tl_v) / 8) * 8) % 4096) + (tl_chunk39 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + (c0 + ((x_layout::flat(tl_tid, ((tl_chunk39 + tl_v) / 8) * 8) % 4096) + (tl_chunk39 + tl_v) % 8))]) : 0.0f;
                             }
                         }
                     }
                     // copy(W[c0 +: BN], w);  (norms.tl:165)
                     #pragma unroll
                     for (int tl_chunk42 = 0; tl_chunk42 < w_layout::kSlots; tl_chunk42 += 8) {
-                        const tl::f16* tl_ptr43 = &W[c0 + (((w_layout::flat(tl_tid, (tl_chunk42 / 8) * 8)) % 4096) + tl_chunk42 % 8)];
-                        if (tl::in_bounds(c0 + (((w_layout::flat(tl_tid, (tl_chunk42 / 8) * 8)) % 4096) + tl_chunk42 % 8), N) && tl::in_bounds((c0 + (((w_layout::flat(tl_tid, (tl_chunk42 / 8) * 8)) % 4096) + tl_chunk42 % 8)) + 7, N) && tl::is_aligned(tl_ptr43, 16)) {
+                        const tl::f16* tl_ptr43 = &W[c0 + ((w_layout::flat(tl_tid, (tl_chunk42 / 8) * 8) % 4096) + tl_chunk42 % 8)];
+                        if (tl::in_bounds(c0 + ((w_layout::flat(tl_tid, (tl_chunk42 / 8) * 8) % 4096) + tl_chunk42 % 8), N) && tl::in_bounds((c0 + ((w_layout::flat(tl_tid, (tl_chunk42 / 8) * 8) % 4096) + tl_chunk42 % 8)) + 7, N) && tl::is_aligned(tl_ptr43, 16)) {
                             tl::f16 tl_vec44[8];
                             tl::load_vector<tl::f16, 8>(tl_vec44, tl_ptr43);
                             #pragma unroll
@@ -5186,7 +5186,7 @@ __global__ void __launch_bounds__(512, 2) rmsnorm_kernel_variant6(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                w[tl_chunk42 + tl_v] = tl::in_bounds(c0 + (((w_layout::flat(tl_tid, ((tl_chunk42 + tl_v) / 8) * 8)) % 4096) + (tl_chunk42 + tl_v) % 8), N) ? tl::convert<float>(W[c0 + (((w_layout::flat(tl_tid, ((tl_chunk42 + tl_v) / 8) * 8)) % 4096) + (tl_chunk42 + tl_v) % 8)]) : 0.0f;
+                                w[tl_chunk42 + tl_v] = tl::in_bounds(c0 + ((w_layout::flat(tl_tid, ((tl_chunk42 + tl_v) / 8) * 8) % 4096) + (tl_chunk42 + tl_v) % 8), N) ? tl::convert<float>(W[c0 + ((w_layout::flat(tl_tid, ((tl_chunk42 + tl_v) / 8) * 8) % 4096) + (tl_chunk42 + tl_v) % 8)]) : 0.0f;
                             }
                         }
                     }
@@ -5194,14 +5194,14 @@ __global__ void __launch_bounds__(512, 2) rmsnorm_kernel_variant6(
                     // for j in parallel(4096): each thread visits the elements of `x` it holds
                     #pragma unroll
                     for (int tl_s45 = 0; tl_s45 < x_layout::kSlots; ++tl_s45) {
-                        [[maybe_unused]] const int j = ((x_layout::flat(tl_tid, (tl_s45 / 8) * 8)) % 4096) + tl_s45 % 8;
+                        [[maybe_unused]] const int j = (x_layout::flat(tl_tid, (tl_s45 / 8) * 8) % 4096) + tl_s45 % 8;
                         x[tl_s45] = x[tl_s45] * rrms * w[tl_s45];
                     }
                     // copy(x, Y[row, c0 +: BN]);  (norms.tl:169)
                     #pragma unroll
                     for (int tl_chunk46 = 0; tl_chunk46 < x_layout::kSlots; tl_chunk46 += 8) {
-                        tl::f16* tl_ptr47 = &Y[int64_t(row) * N + (c0 + (((x_layout::flat(tl_tid, (tl_chunk46 / 8) * 8)) % 4096) + tl_chunk46 % 8))];
-                        if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (((x_layout::flat(tl_tid, (tl_chunk46 / 8) * 8)) % 4096) + tl_chunk46 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds((c0 + (((x_layout::flat(tl_tid, (tl_chunk46 / 8) * 8)) % 4096) + tl_chunk46 % 8)) + 7, N) && tl::is_aligned(tl_ptr47, 16)) {
+                        tl::f16* tl_ptr47 = &Y[int64_t(row) * N + (c0 + ((x_layout::flat(tl_tid, (tl_chunk46 / 8) * 8) % 4096) + tl_chunk46 % 8))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds(c0 + ((x_layout::flat(tl_tid, (tl_chunk46 / 8) * 8) % 4096) + tl_chunk46 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds((c0 + ((x_layout::flat(tl_tid, (tl_chunk46 / 8) * 8) % 4096) + tl_chunk46 % 8)) + 7, N) && tl::is_aligned(tl_ptr47, 16)) {
                             tl::f16 tl_vec48[8];
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; tl_v += 2) tl::convert_pair(&tl_vec48[tl_v], x[tl_chunk46 + tl_v], x[tl_chunk46 + tl_v + 1]);
@@ -5209,7 +5209,7 @@ __global__ void __launch_bounds__(512, 2) rmsnorm_kernel_variant6(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (((x_layout::flat(tl_tid, ((tl_chunk46 + tl_v) / 8) * 8)) % 4096) + (tl_chunk46 + tl_v) % 8), N)) Y[int64_t(row) * N + (c0 + (((x_layout::flat(tl_tid, ((tl_chunk46 + tl_v) / 8) * 8)) % 4096) + (tl_chunk46 + tl_v) % 8))] = tl::convert<tl::f16>(x[tl_chunk46 + tl_v]);
+                                if (tl::in_bounds(row, M) && tl::in_bounds(c0 + ((x_layout::flat(tl_tid, ((tl_chunk46 + tl_v) / 8) * 8) % 4096) + (tl_chunk46 + tl_v) % 8), N)) Y[int64_t(row) * N + (c0 + ((x_layout::flat(tl_tid, ((tl_chunk46 + tl_v) / 8) * 8) % 4096) + (tl_chunk46 + tl_v) % 8))] = tl::convert<tl::f16>(x[tl_chunk46 + tl_v]);
                             }
                         }
                     }
@@ -5513,8 +5513,8 @@ __global__ void __launch_bounds__(128, 8) residual_rmsnorm_kernel_variant0(
                     // copy(X[row, t * BN +: BN], x);  (norms.tl:234)
                     #pragma unroll
                     for (int tl_chunk54 = 0; tl_chunk54 < x_layout::kSlots; tl_chunk54 += 8) {
-                        const tl::f16* tl_ptr55 = &X[int64_t(row) * N + ((t * 1024) + (((x_layout::flat(tl_tid, (tl_chunk54 / 8) * 8)) % 1024) + tl_chunk54 % 8))];
-                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 1024) + (((x_layout::flat(tl_tid, (tl_chunk54 / 8) * 8)) % 1024) + tl_chunk54 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 1024) + (((x_layout::flat(tl_tid, (tl_chunk54 / 8) * 8)) % 1024) + tl_chunk54 % 8)) + 7, N) && tl::is_aligned(tl_ptr55, 16)) {
+                        const tl::f16* tl_ptr55 = &X[int64_t(row) * N + ((t * 1024) + ((x_layout::flat(tl_tid, (tl_chunk54 / 8) * 8) % 1024) + tl_chunk54 % 8))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 1024) + ((x_layout::flat(tl_tid, (tl_chunk54 / 8) * 8) % 1024) + tl_chunk54 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 1024) + ((x_layout::flat(tl_tid, (tl_chunk54 / 8) * 8) % 1024) + tl_chunk54 % 8)) + 7, N) && tl::is_aligned(tl_ptr55, 16)) {
                             tl::f16 tl_vec56[8];
                             tl::load_vector<tl::f16, 8>(tl_vec56, tl_ptr55);
                             #pragma unroll
@@ -5522,7 +5522,7 @@ __global__ void __launch_bounds__(128, 8) residual_rmsnorm_kernel_variant0(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                x[tl_chunk54 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 1024) + (((x_layout::flat(tl_tid, ((tl_chunk54 + tl_v) / 8) * 8)) % 1024) + (tl_chunk54 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 1024) + (((x_layout::flat(tl_tid, ((tl_chunk54 + tl_v) / 8) * 8)) % 1024) + (tl_chunk54 + tl_v) % 8))]) : 0.0f;
+                                x[tl_chunk54 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 1024) + ((x_layout::flat(tl_tid, ((tl_chunk54 + tl_v) / 8) * 8) % 1024) + (tl_chunk54 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 1024) + ((x_layout::flat(tl_tid, ((tl_chunk54 + tl_v) / 8) * 8) % 1024) + (tl_chunk54 + tl_v) % 8))]) : 0.0f;
                             }
                         }
                     }
@@ -5530,8 +5530,8 @@ __global__ void __launch_bounds__(128, 8) residual_rmsnorm_kernel_variant0(
                     // copy(R[row, t * BN +: BN], r);  (norms.tl:235)
                     #pragma unroll
                     for (int tl_chunk57 = 0; tl_chunk57 < r_layout::kSlots; tl_chunk57 += 8) {
-                        const tl::f16* tl_ptr58 = &R[int64_t(row) * N + ((t * 1024) + (((r_layout::flat(tl_tid, (tl_chunk57 / 8) * 8)) % 1024) + tl_chunk57 % 8))];
-                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 1024) + (((r_layout::flat(tl_tid, (tl_chunk57 / 8) * 8)) % 1024) + tl_chunk57 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 1024) + (((r_layout::flat(tl_tid, (tl_chunk57 / 8) * 8)) % 1024) + tl_chunk57 % 8)) + 7, N) && tl::is_aligned(tl_ptr58, 16)) {
+                        const tl::f16* tl_ptr58 = &R[int64_t(row) * N + ((t * 1024) + ((r_layout::flat(tl_tid, (tl_chunk57 / 8) * 8) % 1024) + tl_chunk57 % 8))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 1024) + ((r_layout::flat(tl_tid, (tl_chunk57 / 8) * 8) % 1024) + tl_chunk57 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 1024) + ((r_layout::flat(tl_tid, (tl_chunk57 / 8) * 8) % 1024) + tl_chunk57 % 8)) + 7, N) && tl::is_aligned(tl_ptr58, 16)) {
                             tl::f16 tl_vec59[8];
                             tl::load_vector<tl::f16, 8>(tl_vec59, tl_ptr58);
                             #pragma unroll
@@ -5539,7 +5539,7 @@ __global__ void __launch_bounds__(128, 8) residual_rmsnorm_kernel_variant0(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                r[tl_chunk57 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 1024) + (((r_layout::flat(tl_tid, ((tl_chunk57 + tl_v) / 8) * 8)) % 1024) + (tl_chunk57 + tl_v) % 8), N) ? tl::convert<float>(R[int64_t(row) * N + ((t * 1024) + (((r_layout::flat(tl_tid, ((tl_chunk57 + tl_v) / 8) * 8)) % 1024) + (tl_chunk57 + tl_v) % 8))]) : 0.0f;
+                                r[tl_chunk57 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 1024) + ((r_layout::flat(tl_tid, ((tl_chunk57 + tl_v) / 8) * 8) % 1024) + (tl_chunk57 + tl_v) % 8), N) ? tl::convert<float>(R[int64_t(row) * N + ((t * 1024) + ((r_layout::flat(tl_tid, ((tl_chunk57 + tl_v) / 8) * 8) % 1024) + (tl_chunk57 + tl_v) % 8))]) : 0.0f;
                             }
                         }
                     }
@@ -5547,7 +5547,7 @@ __global__ void __launch_bounds__(128, 8) residual_rmsnorm_kernel_variant0(
                     // for j in parallel(1024): each thread visits the elements of `x` it holds
                     #pragma unroll
                     for (int tl_s60 = 0; tl_s60 < x_layout::kSlots; ++tl_s60) {
-                        [[maybe_unused]] const int j = ((x_layout::flat(tl_tid, (tl_s60 / 8) * 8)) % 1024) + tl_s60 % 8;
+                        [[maybe_unused]] const int j = (x_layout::flat(tl_tid, (tl_s60 / 8) * 8) % 1024) + tl_s60 % 8;
                         const float h = tl::convert<float>(tl::convert<tl::f16>(x[tl_s60] + r[tl_s60]));
                         x[tl_s60] = h * h;
                     }
@@ -5573,8 +5573,8 @@ __global__ void __launch_bounds__(128, 8) residual_rmsnorm_kernel_variant0(
                     // copy(X[row, c0 +: BN], x);  (norms.tl:246)
                     #pragma unroll
                     for (int tl_chunk62 = 0; tl_chunk62 < x_layout::kSlots; tl_chunk62 += 8) {
-                        const tl::f16* tl_ptr63 = &X[int64_t(row) * N + (c0 + (((x_layout::flat(tl_tid, (tl_chunk62 / 8) * 8)) % 1024) + tl_chunk62 % 8))];
-                        if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (((x_layout::flat(tl_tid, (tl_chunk62 / 8) * 8)) % 1024) + tl_chunk62 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds((c0 + (((x_layout::flat(tl_tid, (tl_chunk62 / 8) * 8)) % 1024) + tl_chunk62 % 8)) + 7, N) && tl::is_aligned(tl_ptr63, 16)) {
+                        const tl::f16* tl_ptr63 = &X[int64_t(row) * N + (c0 + ((x_layout::flat(tl_tid, (tl_chunk62 / 8) * 8) % 1024) + tl_chunk62 % 8))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds(c0 + ((x_layout::flat(tl_tid, (tl_chunk62 / 8) * 8) % 1024) + tl_chunk62 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds((c0 + ((x_layout::flat(tl_tid, (tl_chunk62 / 8) * 8) % 1024) + tl_chunk62 % 8)) + 7, N) && tl::is_aligned(tl_ptr63, 16)) {
                             tl::f16 tl_vec64[8];
                             tl::load_vector<tl::f16, 8>(tl_vec64, tl_ptr63);
                             #pragma unroll
@@ -5582,7 +5582,7 @@ __global__ void __launch_bounds__(128, 8) residual_rmsnorm_kernel_variant0(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                x[tl_chunk62 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds(c0 + (((x_layout::flat(tl_tid, ((tl_chunk62 + tl_v) / 8) * 8)) % 1024) + (tl_chunk62 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + (c0 + (((x_layout::flat(tl_tid, ((tl_chunk62 + tl_v) / 8) * 8)) % 1024) + (tl_chunk62 + tl_v) % 8))]) : 0.0f;
+                                x[tl_chunk62 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds(c0 + ((x_layout::flat(tl_tid, ((tl_chunk62 + tl_v) / 8) * 8) % 1024) + (tl_chunk62 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + (c0 + ((x_layout::flat(tl_tid, ((tl_chunk62 + tl_v) / 8) * 8) % 1024) + (tl_chunk62 + tl_v) % 8))]) : 0.0f;
                             }
                         }
                     }
@@ -5590,8 +5590,8 @@ __global__ void __launch_bounds__(128, 8) residual_rmsnorm_kernel_variant0(
                     // copy(R[row, c0 +: BN], r);  (norms.tl:247)
                     #pragma unroll
                     for (int tl_chunk65 = 0; tl_chunk65 < r_layout::kSlots; tl_chunk65 += 8) {
-                        const tl::f16* tl_ptr66 = &R[int64_t(row) * N + (c0 + (((r_layout::flat(tl_tid, (tl_chunk65 / 8) * 8)) % 1024) + tl_chunk65 % 8))];
-                        if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (((r_layout::flat(tl_tid, (tl_chunk65 / 8) * 8)) % 1024) + tl_chunk65 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds((c0 + (((r_layout::flat(tl_tid, (tl_chunk65 / 8) * 8)) % 1024) + tl_chunk65 % 8)) + 7, N) && tl::is_aligned(tl_ptr66, 16)) {
+                        const tl::f16* tl_ptr66 = &R[int64_t(row) * N + (c0 + ((r_layout::flat(tl_tid, (tl_chunk65 / 8) * 8) % 1024) + tl_chunk65 % 8))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds(c0 + ((r_layout::flat(tl_tid, (tl_chunk65 / 8) * 8) % 1024) + tl_chunk65 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds((c0 + ((r_layout::flat(tl_tid, (tl_chunk65 / 8) * 8) % 1024) + tl_chunk65 % 8)) + 7, N) && tl::is_aligned(tl_ptr66, 16)) {
                             tl::f16 tl_vec67[8];
                             tl::load_vector<tl::f16, 8>(tl_vec67, tl_ptr66);
                             #pragma unroll
@@ -5599,15 +5599,15 @@ __global__ void __launch_bounds__(128, 8) residual_rmsnorm_kernel_variant0(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                r[tl_chunk65 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds(c0 + (((r_layout::flat(tl_tid, ((tl_chunk65 + tl_v) / 8) * 8)) % 1024) + (tl_chunk65 + tl_v) % 8), N) ? tl::convert<float>(R[int64_t(row) * N + (c0 + (((r_layout::flat(tl_tid, ((tl_chunk65 + tl_v) / 8) * 8)) % 1024) + (tl_chunk65 + tl_v) % 8))]) : 0.0f;
+                                r[tl_chunk65 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds(c0 + ((r_layout::flat(tl_tid, ((tl_chunk65 + tl_v) / 8) * 8) % 1024) + (tl_chunk65 + tl_v) % 8), N) ? tl::convert<float>(R[int64_t(row) * N + (c0 + ((r_layout::flat(tl_tid, ((tl_chunk65 + tl_v) / 8) * 8) % 1024) + (tl_chunk65 + tl_v) % 8))]) : 0.0f;
                             }
                         }
                     }
                     // copy(W[c0 +: BN], w);  (norms.tl:248)
                     #pragma unroll
                     for (int tl_chunk68 = 0; tl_chunk68 < w_layout::kSlots; tl_chunk68 += 8) {
-                        const tl::f16* tl_ptr69 = &W[c0 + (((w_layout::flat(tl_tid, (tl_chunk68 / 8) * 8)) % 1024) + tl_chunk68 % 8)];
-                        if (tl::in_bounds(c0 + (((w_layout::flat(tl_tid, (tl_chunk68 / 8) * 8)) % 1024) + tl_chunk68 % 8), N) && tl::in_bounds((c0 + (((w_layout::flat(tl_tid, (tl_chunk68 / 8) * 8)) % 1024) + tl_chunk68 % 8)) + 7, N) && tl::is_aligned(tl_ptr69, 16)) {
+                        const tl::f16* tl_ptr69 = &W[c0 + ((w_layout::flat(tl_tid, (tl_chunk68 / 8) * 8) % 1024) + tl_chunk68 % 8)];
+                        if (tl::in_bounds(c0 + ((w_layout::flat(tl_tid, (tl_chunk68 / 8) * 8) % 1024) + tl_chunk68 % 8), N) && tl::in_bounds((c0 + ((w_layout::flat(tl_tid, (tl_chunk68 / 8) * 8) % 1024) + tl_chunk68 % 8)) + 7, N) && tl::is_aligned(tl_ptr69, 16)) {
                             tl::f16 tl_vec70[8];
                             tl::load_vector<tl::f16, 8>(tl_vec70, tl_ptr69);
                             #pragma unroll
@@ -5615,7 +5615,7 @@ __global__ void __launch_bounds__(128, 8) residual_rmsnorm_kernel_variant0(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                w[tl_chunk68 + tl_v] = tl::in_bounds(c0 + (((w_layout::flat(tl_tid, ((tl_chunk68 + tl_v) / 8) * 8)) % 1024) + (tl_chunk68 + tl_v) % 8), N) ? tl::convert<float>(W[c0 + (((w_layout::flat(tl_tid, ((tl_chunk68 + tl_v) / 8) * 8)) % 1024) + (tl_chunk68 + tl_v) % 8)]) : 0.0f;
+                                w[tl_chunk68 + tl_v] = tl::in_bounds(c0 + ((w_layout::flat(tl_tid, ((tl_chunk68 + tl_v) / 8) * 8) % 1024) + (tl_chunk68 + tl_v) % 8), N) ? tl::convert<float>(W[c0 + ((w_layout::flat(tl_tid, ((tl_chunk68 + tl_v) / 8) * 8) % 1024) + (tl_chunk68 + tl_v) % 8)]) : 0.0f;
                             }
                         }
                     }
@@ -5623,7 +5623,7 @@ __global__ void __launch_bounds__(128, 8) residual_rmsnorm_kernel_variant0(
                     // for j in parallel(1024): each thread visits the elements of `x` it holds
                     #pragma unroll
                     for (int tl_s71 = 0; tl_s71 < x_layout::kSlots; ++tl_s71) {
-                        [[maybe_unused]] const int j = ((x_layout::flat(tl_tid, (tl_s71 / 8) * 8)) % 1024) + tl_s71 % 8;
+                        [[maybe_unused]] const int j = (x_layout::flat(tl_tid, (tl_s71 / 8) * 8) % 1024) + tl_s71 % 8;
                         const float h = tl::convert<float>(tl::convert<tl::f16>(x[tl_s71] + r[tl_s71]));
                         r[tl_s71] = h;
                         x[tl_s71] = h * rrms * w[tl_s71];
@@ -5632,8 +5632,8 @@ __global__ void __launch_bounds__(128, 8) residual_rmsnorm_kernel_variant0(
                     // copy(r, R[row, c0 +: BN]);  (norms.tl:254)
                     #pragma unroll
                     for (int tl_chunk72 = 0; tl_chunk72 < r_layout::kSlots; tl_chunk72 += 8) {
-                        tl::f16* tl_ptr73 = &R[int64_t(row) * N + (c0 + (((r_layout::flat(tl_tid, (tl_chunk72 / 8) * 8)) % 1024) + tl_chunk72 % 8))];
-                        if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (((r_layout::flat(tl_tid, (tl_chunk72 / 8) * 8)) % 1024) + tl_chunk72 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds((c0 + (((r_layout::flat(tl_tid, (tl_chunk72 / 8) * 8)) % 1024) + tl_chunk72 % 8)) + 7, N) && tl::is_aligned(tl_ptr73, 16)) {
+                        tl::f16* tl_ptr73 = &R[int64_t(row) * N + (c0 + ((r_layout::flat(tl_tid, (tl_chunk72 / 8) * 8) % 1024) + tl_chunk72 % 8))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds(c0 + ((r_layout::flat(tl_tid, (tl_chunk72 / 8) * 8) % 1024) + tl_chunk72 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds((c0 + ((r_layout::flat(tl_tid, (tl_chunk72 / 8) * 8) % 1024) + tl_chunk72 % 8)) + 7, N) && tl::is_aligned(tl_ptr73, 16)) {
                             tl::f16 tl_vec74[8];
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; tl_v += 2) tl::convert_pair(&tl_vec74[tl_v], r[tl_chunk72 + tl_v], r[tl_chunk72 + tl_v + 1]);
@@ -5641,15 +5641,15 @@ __global__ void __launch_bounds__(128, 8) residual_rmsnorm_kernel_variant0(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (((r_layout::flat(tl_tid, ((tl_chunk72 + tl_v) / 8) * 8)) % 1024) + (tl_chunk72 + tl_v) % 8), N)) R[int64_t(row) * N + (c0 + (((r_layout::flat(tl_tid, ((tl_chunk72 + tl_v) / 8) * 8)) % 1024) + (tl_chunk72 + tl_v) % 8))] = tl::convert<tl::f16>(r[tl_chunk72 + tl_v]);
+                                if (tl::in_bounds(row, M) && tl::in_bounds(c0 + ((r_layout::flat(tl_tid, ((tl_chunk72 + tl_v) / 8) * 8) % 1024) + (tl_chunk72 + tl_v) % 8), N)) R[int64_t(row) * N + (c0 + ((r_layout::flat(tl_tid, ((tl_chunk72 + tl_v) / 8) * 8) % 1024) + (tl_chunk72 + tl_v) % 8))] = tl::convert<tl::f16>(r[tl_chunk72 + tl_v]);
                             }
                         }
                     }
                     // copy(x, Y[row, c0 +: BN]);  (norms.tl:255)
                     #pragma unroll
                     for (int tl_chunk75 = 0; tl_chunk75 < x_layout::kSlots; tl_chunk75 += 8) {
-                        tl::f16* tl_ptr76 = &Y[int64_t(row) * N + (c0 + (((x_layout::flat(tl_tid, (tl_chunk75 / 8) * 8)) % 1024) + tl_chunk75 % 8))];
-                        if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (((x_layout::flat(tl_tid, (tl_chunk75 / 8) * 8)) % 1024) + tl_chunk75 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds((c0 + (((x_layout::flat(tl_tid, (tl_chunk75 / 8) * 8)) % 1024) + tl_chunk75 % 8)) + 7, N) && tl::is_aligned(tl_ptr76, 16)) {
+                        tl::f16* tl_ptr76 = &Y[int64_t(row) * N + (c0 + ((x_layout::flat(tl_tid, (tl_chunk75 / 8) * 8) % 1024) + tl_chunk75 % 8))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds(c0 + ((x_layout::flat(tl_tid, (tl_chunk75 / 8) * 8) % 1024) + tl_chunk75 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds((c0 + ((x_layout::flat(tl_tid, (tl_chunk75 / 8) * 8) % 1024) + tl_chunk75 % 8)) + 7, N) && tl::is_aligned(tl_ptr76, 16)) {
                             tl::f16 tl_vec77[8];
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; tl_v += 2) tl::convert_pair(&tl_vec77[tl_v], x[tl_chunk75 + tl_v], x[tl_chunk75 + tl_v + 1]);
@@ -5657,7 +5657,7 @@ __global__ void __launch_bounds__(128, 8) residual_rmsnorm_kernel_variant0(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (((x_layout::flat(tl_tid, ((tl_chunk75 + tl_v) / 8) * 8)) % 1024) + (tl_chunk75 + tl_v) % 8), N)) Y[int64_t(row) * N + (c0 + (((x_layout::flat(tl_tid, ((tl_chunk75 + tl_v) / 8) * 8)) % 1024) + (tl_chunk75 + tl_v) % 8))] = tl::convert<tl::f16>(x[tl_chunk75 + tl_v]);
+                                if (tl::in_bounds(row, M) && tl::in_bounds(c0 + ((x_layout::flat(tl_tid, ((tl_chunk75 + tl_v) / 8) * 8) % 1024) + (tl_chunk75 + tl_v) % 8), N)) Y[int64_t(row) * N + (c0 + ((x_layout::flat(tl_tid, ((tl_chunk75 + tl_v) / 8) * 8) % 1024) + (tl_chunk75 + tl_v) % 8))] = tl::convert<tl::f16>(x[tl_chunk75 + tl_v]);
                             }
                         }
                     }
@@ -5962,8 +5962,8 @@ __global__ void __launch_bounds__(128, 8) residual_rmsnorm_kernel_variant1(
                     // copy(X[row, t * BN +: BN], x);  (norms.tl:234)
                     #pragma unroll
                     for (int tl_chunk54 = 0; tl_chunk54 < x_layout::kSlots; tl_chunk54 += 8) {
-                        const tl::f16* tl_ptr55 = &X[int64_t(row) * N + ((t * 1024) + (((x_layout::flat(tl_tid, (tl_chunk54 / 8) * 8)) % 1024) + tl_chunk54 % 8))];
-                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 1024) + (((x_layout::flat(tl_tid, (tl_chunk54 / 8) * 8)) % 1024) + tl_chunk54 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 1024) + (((x_layout::flat(tl_tid, (tl_chunk54 / 8) * 8)) % 1024) + tl_chunk54 % 8)) + 7, N) && tl::is_aligned(tl_ptr55, 16)) {
+                        const tl::f16* tl_ptr55 = &X[int64_t(row) * N + ((t * 1024) + ((x_layout::flat(tl_tid, (tl_chunk54 / 8) * 8) % 1024) + tl_chunk54 % 8))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 1024) + ((x_layout::flat(tl_tid, (tl_chunk54 / 8) * 8) % 1024) + tl_chunk54 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 1024) + ((x_layout::flat(tl_tid, (tl_chunk54 / 8) * 8) % 1024) + tl_chunk54 % 8)) + 7, N) && tl::is_aligned(tl_ptr55, 16)) {
                             tl::f16 tl_vec56[8];
                             tl::load_vector<tl::f16, 8>(tl_vec56, tl_ptr55);
                             #pragma unroll
@@ -5971,7 +5971,7 @@ __global__ void __launch_bounds__(128, 8) residual_rmsnorm_kernel_variant1(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                x[tl_chunk54 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 1024) + (((x_layout::flat(tl_tid, ((tl_chunk54 + tl_v) / 8) * 8)) % 1024) + (tl_chunk54 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 1024) + (((x_layout::flat(tl_tid, ((tl_chunk54 + tl_v) / 8) * 8)) % 1024) + (tl_chunk54 + tl_v) % 8))]) : 0.0f;
+                                x[tl_chunk54 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 1024) + ((x_layout::flat(tl_tid, ((tl_chunk54 + tl_v) / 8) * 8) % 1024) + (tl_chunk54 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 1024) + ((x_layout::flat(tl_tid, ((tl_chunk54 + tl_v) / 8) * 8) % 1024) + (tl_chunk54 + tl_v) % 8))]) : 0.0f;
                             }
                         }
                     }
@@ -5979,8 +5979,8 @@ __global__ void __launch_bounds__(128, 8) residual_rmsnorm_kernel_variant1(
                     // copy(R[row, t * BN +: BN], r);  (norms.tl:235)
                     #pragma unroll
                     for (int tl_chunk57 = 0; tl_chunk57 < r_layout::kSlots; tl_chunk57 += 8) {
-                        const tl::f16* tl_ptr58 = &R[int64_t(row) * N + ((t * 1024) + (((r_layout::flat(tl_tid, (tl_chunk57 / 8) * 8)) % 1024) + tl_chunk57 % 8))];
-                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 1024) + (((r_layout::flat(tl_tid, (tl_chunk57 / 8) * 8)) % 1024) + tl_chunk57 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 1024) + (((r_layout::flat(tl_tid, (tl_chunk57 / 8) * 8)) % 1024) + tl_chunk57 % 8)) + 7, N) && tl::is_aligned(tl_ptr58, 16)) {
+                        const tl::f16* tl_ptr58 = &R[int64_t(row) * N + ((t * 1024) + ((r_layout::flat(tl_tid, (tl_chunk57 / 8) * 8) % 1024) + tl_chunk57 % 8))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 1024) + ((r_layout::flat(tl_tid, (tl_chunk57 / 8) * 8) % 1024) + tl_chunk57 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 1024) + ((r_layout::flat(tl_tid, (tl_chunk57 / 8) * 8) % 1024) + tl_chunk57 % 8)) + 7, N) && tl::is_aligned(tl_ptr58, 16)) {
                             tl::f16 tl_vec59[8];
                             tl::load_vector<tl::f16, 8>(tl_vec59, tl_ptr58);
                             #pragma unroll
@@ -5988,7 +5988,7 @@ __global__ void __launch_bounds__(128, 8) residual_rmsnorm_kernel_variant1(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                r[tl_chunk57 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 1024) + (((r_layout::flat(tl_tid, ((tl_chunk57 + tl_v) / 8) * 8)) % 1024) + (tl_chunk57 + tl_v) % 8), N) ? tl::convert<float>(R[int64_t(row) * N + ((t * 1024) + (((r_layout::flat(tl_tid, ((tl_chunk57 + tl_v) / 8) * 8)) % 1024) + (tl_chunk57 + tl_v) % 8))]) : 0.0f;
+                                r[tl_chunk57 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 1024) + ((r_layout::flat(tl_tid, ((tl_chunk57 + tl_v) / 8) * 8) % 1024) + (tl_chunk57 + tl_v) % 8), N) ? tl::convert<float>(R[int64_t(row) * N + ((t * 1024) + ((r_layout::flat(tl_tid, ((tl_chunk57 + tl_v) / 8) * 8) % 1024) + (tl_chunk57 + tl_v) % 8))]) : 0.0f;
                             }
                         }
                     }
@@ -5996,7 +5996,7 @@ __global__ void __launch_bounds__(128, 8) residual_rmsnorm_kernel_variant1(
                     // for j in parallel(1024): each thread visits the elements of `x` it holds
                     #pragma unroll
                     for (int tl_s60 = 0; tl_s60 < x_layout::kSlots; ++tl_s60) {
-                        [[maybe_unused]] const int j = ((x_layout::flat(tl_tid, (tl_s60 / 8) * 8)) % 1024) + tl_s60 % 8;
+                        [[maybe_unused]] const int j = (x_layout::flat(tl_tid, (tl_s60 / 8) * 8) % 1024) + tl_s60 % 8;
                         const float h = tl::convert<float>(tl::convert<tl::f16>(x[tl_s60] + r[tl_s60]));
                         x[tl_s60] = h * h;
                     }
@@ -6022,8 +6022,8 @@ __global__ void __launch_bounds__(128, 8) residual_rmsnorm_kernel_variant1(
                     // copy(X[row, c0 +: BN], x);  (norms.tl:246)
                     #pragma unroll
                     for (int tl_chunk62 = 0; tl_chunk62 < x_layout::kSlots; tl_chunk62 += 8) {
-                        const tl::f16* tl_ptr63 = &X[int64_t(row) * N + (c0 + (((x_layout::flat(tl_tid, (tl_chunk62 / 8) * 8)) % 1024) + tl_chunk62 % 8))];
-                        if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (((x_layout::flat(tl_tid, (tl_chunk62 / 8) * 8)) % 1024) + tl_chunk62 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds((c0 + (((x_layout::flat(tl_tid, (tl_chunk62 / 8) * 8)) % 1024) + tl_chunk62 % 8)) + 7, N) && tl::is_aligned(tl_ptr63, 16)) {
+                        const tl::f16* tl_ptr63 = &X[int64_t(row) * N + (c0 + ((x_layout::flat(tl_tid, (tl_chunk62 / 8) * 8) % 1024) + tl_chunk62 % 8))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds(c0 + ((x_layout::flat(tl_tid, (tl_chunk62 / 8) * 8) % 1024) + tl_chunk62 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds((c0 + ((x_layout::flat(tl_tid, (tl_chunk62 / 8) * 8) % 1024) + tl_chunk62 % 8)) + 7, N) && tl::is_aligned(tl_ptr63, 16)) {
                             tl::f16 tl_vec64[8];
                             tl::load_vector<tl::f16, 8>(tl_vec64, tl_ptr63);
                             #pragma unroll
@@ -6031,7 +6031,7 @@ __global__ void __launch_bounds__(128, 8) residual_rmsnorm_kernel_variant1(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                x[tl_chunk62 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds(c0 + (((x_layout::flat(tl_tid, ((tl_chunk62 + tl_v) / 8) * 8)) % 1024) + (tl_chunk62 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + (c0 + (((x_layout::flat(tl_tid, ((tl_chunk62 + tl_v) / 8) * 8)) % 1024) + (tl_chunk62 + tl_v) % 8))]) : 0.0f;
+                                x[tl_chunk62 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds(c0 + ((x_layout::flat(tl_tid, ((tl_chunk62 + tl_v) / 8) * 8) % 1024) + (tl_chunk62 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + (c0 + ((x_layout::flat(tl_tid, ((tl_chunk62 + tl_v) / 8) * 8) % 1024) + (tl_chunk62 + tl_v) % 8))]) : 0.0f;
                             }
                         }
                     }
@@ -6039,8 +6039,8 @@ __global__ void __launch_bounds__(128, 8) residual_rmsnorm_kernel_variant1(
                     // copy(R[row, c0 +: BN], r);  (norms.tl:247)
                     #pragma unroll
                     for (int tl_chunk65 = 0; tl_chunk65 < r_layout::kSlots; tl_chunk65 += 8) {
-                        const tl::f16* tl_ptr66 = &R[int64_t(row) * N + (c0 + (((r_layout::flat(tl_tid, (tl_chunk65 / 8) * 8)) % 1024) + tl_chunk65 % 8))];
-                        if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (((r_layout::flat(tl_tid, (tl_chunk65 / 8) * 8)) % 1024) + tl_chunk65 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds((c0 + (((r_layout::flat(tl_tid, (tl_chunk65 / 8) * 8)) % 1024) + tl_chunk65 % 8)) + 7, N) && tl::is_aligned(tl_ptr66, 16)) {
+                        const tl::f16* tl_ptr66 = &R[int64_t(row) * N + (c0 + ((r_layout::flat(tl_tid, (tl_chunk65 / 8) * 8) % 1024) + tl_chunk65 % 8))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds(c0 + ((r_layout::flat(tl_tid, (tl_chunk65 / 8) * 8) % 1024) + tl_chunk65 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds((c0 + ((r_layout::flat(tl_tid, (tl_chunk65 / 8) * 8) % 1024) + tl_chunk65 % 8)) + 7, N) && tl::is_aligned(tl_ptr66, 16)) {
                             tl::f16 tl_vec67[8];
                             tl::load_vector<tl::f16, 8>(tl_vec67, tl_ptr66);
                             #pragma unroll
@@ -6048,15 +6048,15 @@ __global__ void __launch_bounds__(128, 8) residual_rmsnorm_kernel_variant1(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                r[tl_chunk65 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds(c0 + (((r_layout::flat(tl_tid, ((tl_chunk65 + tl_v) / 8) * 8)) % 1024) + (tl_chunk65 + tl_v) % 8), N) ? tl::convert<float>(R[int64_t(row) * N + (c0 + (((r_layout::flat(tl_tid, ((tl_chunk65 + tl_v) / 8) * 8)) % 1024) + (tl_chunk65 + tl_v) % 8))]) : 0.0f;
+                                r[tl_chunk65 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds(c0 + ((r_layout::flat(tl_tid, ((tl_chunk65 + tl_v) / 8) * 8) % 1024) + (tl_chunk65 + tl_v) % 8), N) ? tl::convert<float>(R[int64_t(row) * N + (c0 + ((r_layout::flat(tl_tid, ((tl_chunk65 + tl_v) / 8) * 8) % 1024) + (tl_chunk65 + tl_v) % 8))]) : 0.0f;
                             }
                         }
                     }
                     // copy(W[c0 +: BN], w);  (norms.tl:248)
                     #pragma unroll
                     for (int tl_chunk68 = 0; tl_chunk68 < w_layout::kSlots; tl_chunk68 += 8) {
-                        const tl::f16* tl_ptr69 = &W[c0 + (((w_layout::flat(tl_tid, (tl_chunk68 / 8) * 8)) % 1024) + tl_chunk68 % 8)];
-                        if (tl::in_bounds(c0 + (((w_layout::flat(tl_tid, (tl_chunk68 / 8) * 8)) % 1024) + tl_chunk68 % 8), N) && tl::in_bounds((c0 + (((w_layout::flat(tl_tid, (tl_chunk68 / 8) * 8)) % 1024) + tl_chunk68 % 8)) + 7, N) && tl::is_aligned(tl_ptr69, 16)) {
+                        const tl::f16* tl_ptr69 = &W[c0 + ((w_layout::flat(tl_tid, (tl_chunk68 / 8) * 8) % 1024) + tl_chunk68 % 8)];
+                        if (tl::in_bounds(c0 + ((w_layout::flat(tl_tid, (tl_chunk68 / 8) * 8) % 1024) + tl_chunk68 % 8), N) && tl::in_bounds((c0 + ((w_layout::flat(tl_tid, (tl_chunk68 / 8) * 8) % 1024) + tl_chunk68 % 8)) + 7, N) && tl::is_aligned(tl_ptr69, 16)) {
                             tl::f16 tl_vec70[8];
                             tl::load_vector<tl::f16, 8>(tl_vec70, tl_ptr69);
                             #pragma unroll
@@ -6064,7 +6064,7 @@ __global__ void __launch_bounds__(128, 8) residual_rmsnorm_kernel_variant1(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                w[tl_chunk68 + tl_v] = tl::in_bounds(c0 + (((w_layout::flat(tl_tid, ((tl_chunk68 + tl_v) / 8) * 8)) % 1024) + (tl_chunk68 + tl_v) % 8), N) ? tl::convert<float>(W[c0 + (((w_layout::flat(tl_tid, ((tl_chunk68 + tl_v) / 8) * 8)) % 1024) + (tl_chunk68 + tl_v) % 8)]) : 0.0f;
+                                w[tl_chunk68 + tl_v] = tl::in_bounds(c0 + ((w_layout::flat(tl_tid, ((tl_chunk68 + tl_v) / 8) * 8) % 1024) + (tl_chunk68 + tl_v) % 8), N) ? tl::convert<float>(W[c0 + ((w_layout::flat(tl_tid, ((tl_chunk68 + tl_v) / 8) * 8) % 1024) + (tl_chunk68 + tl_v) % 8)]) : 0.0f;
                             }
                         }
                     }
@@ -6072,7 +6072,7 @@ __global__ void __launch_bounds__(128, 8) residual_rmsnorm_kernel_variant1(
                     // for j in parallel(1024): each thread visits the elements of `x` it holds
                     #pragma unroll
                     for (int tl_s71 = 0; tl_s71 < x_layout::kSlots; ++tl_s71) {
-                        [[maybe_unused]] const int j = ((x_layout::flat(tl_tid, (tl_s71 / 8) * 8)) % 1024) + tl_s71 % 8;
+                        [[maybe_unused]] const int j = (x_layout::flat(tl_tid, (tl_s71 / 8) * 8) % 1024) + tl_s71 % 8;
                         const float h = tl::convert<float>(tl::convert<tl::f16>(x[tl_s71] + r[tl_s71]));
                         r[tl_s71] = h;
                         x[tl_s71] = h * rrms * w[tl_s71];
@@ -6081,8 +6081,8 @@ __global__ void __launch_bounds__(128, 8) residual_rmsnorm_kernel_variant1(
                     // copy(r, R[row, c0 +: BN]);  (norms.tl:254)
                     #pragma unroll
                     for (int tl_chunk72 = 0; tl_chunk72 < r_layout::kSlots; tl_chunk72 += 8) {
-                        tl::f16* tl_ptr73 = &R[int64_t(row) * N + (c0 + (((r_layout::flat(tl_tid, (tl_chunk72 / 8) * 8)) % 1024) + tl_chunk72 % 8))];
-                        if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (((r_layout::flat(tl_tid, (tl_chunk72 / 8) * 8)) % 1024) + tl_chunk72 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds((c0 + (((r_layout::flat(tl_tid, (tl_chunk72 / 8) * 8)) % 1024) + tl_chunk72 % 8)) + 7, N) && tl::is_aligned(tl_ptr73, 16)) {
+                        tl::f16* tl_ptr73 = &R[int64_t(row) * N + (c0 + ((r_layout::flat(tl_tid, (tl_chunk72 / 8) * 8) % 1024) + tl_chunk72 % 8))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds(c0 + ((r_layout::flat(tl_tid, (tl_chunk72 / 8) * 8) % 1024) + tl_chunk72 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds((c0 + ((r_layout::flat(tl_tid, (tl_chunk72 / 8) * 8) % 1024) + tl_chunk72 % 8)) + 7, N) && tl::is_aligned(tl_ptr73, 16)) {
                             tl::f16 tl_vec74[8];
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; tl_v += 2) tl::convert_pair(&tl_vec74[tl_v], r[tl_chunk72 + tl_v], r[tl_chunk72 + tl_v + 1]);
@@ -6090,15 +6090,15 @@ __global__ void __launch_bounds__(128, 8) residual_rmsnorm_kernel_variant1(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (((r_layout::flat(tl_tid, ((tl_chunk72 + tl_v) / 8) * 8)) % 1024) + (tl_chunk72 + tl_v) % 8), N)) R[int64_t(row) * N + (c0 + (((r_layout::flat(tl_tid, ((tl_chunk72 + tl_v) / 8) * 8)) % 1024) + (tl_chunk72 + tl_v) % 8))] = tl::convert<tl::f16>(r[tl_chunk72 + tl_v]);
+                                if (tl::in_bounds(row, M) && tl::in_bounds(c0 + ((r_layout::flat(tl_tid, ((tl_chunk72 + tl_v) / 8) * 8) % 1024) + (tl_chunk72 + tl_v) % 8), N)) R[int64_t(row) * N + (c0 + ((r_layout::flat(tl_tid, ((tl_chunk72 + tl_v) / 8) * 8) % 1024) + (tl_chunk72 + tl_v) % 8))] = tl::convert<tl::f16>(r[tl_chunk72 + tl_v]);
                             }
                         }
                     }
                     // copy(x, Y[row, c0 +: BN]);  (norms.tl:255)
                     #pragma unroll
                     for (int tl_chunk75 = 0; tl_chunk75 < x_layout::kSlots; tl_chunk75 += 8) {
-                        tl::f16* tl_ptr76 = &Y[int64_t(row) * N + (c0 + (((x_layout::flat(tl_tid, (tl_chunk75 / 8) * 8)) % 1024) + tl_chunk75 % 8))];
-                        if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (((x_layout::flat(tl_tid, (tl_chunk75 / 8) * 8)) % 1024) + tl_chunk75 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds((c0 + (((x_layout::flat(tl_tid, (tl_chunk75 / 8) * 8)) % 1024) + tl_chunk75 % 8)) + 7, N) && tl::is_aligned(tl_ptr76, 16)) {
+                        tl::f16* tl_ptr76 = &Y[int64_t(row) * N + (c0 + ((x_layout::flat(tl_tid, (tl_chunk75 / 8) * 8) % 1024) + tl_chunk75 % 8))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds(c0 + ((x_layout::flat(tl_tid, (tl_chunk75 / 8) * 8) % 1024) + tl_chunk75 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds((c0 + ((x_layout::flat(tl_tid, (tl_chunk75 / 8) * 8) % 1024) + tl_chunk75 % 8)) + 7, N) && tl::is_aligned(tl_ptr76, 16)) {
                             tl::f16 tl_vec77[8];
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; tl_v += 2) tl::convert_pair(&tl_vec77[tl_v], x[tl_chunk75 + tl_v], x[tl_chunk75 + tl_v + 1]);
@@ -6106,7 +6106,7 @@ __global__ void __launch_bounds__(128, 8) residual_rmsnorm_kernel_variant1(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (((x_layout::flat(tl_tid, ((tl_chunk75 + tl_v) / 8) * 8)) % 1024) + (tl_chunk75 + tl_v) % 8), N)) Y[int64_t(row) * N + (c0 + (((x_layout::flat(tl_tid, ((tl_chunk75 + tl_v) / 8) * 8)) % 1024) + (tl_chunk75 + tl_v) % 8))] = tl::convert<tl::f16>(x[tl_chunk75 + tl_v]);
+                                if (tl::in_bounds(row, M) && tl::in_bounds(c0 + ((x_layout::flat(tl_tid, ((tl_chunk75 + tl_v) / 8) * 8) % 1024) + (tl_chunk75 + tl_v) % 8), N)) Y[int64_t(row) * N + (c0 + ((x_layout::flat(tl_tid, ((tl_chunk75 + tl_v) / 8) * 8) % 1024) + (tl_chunk75 + tl_v) % 8))] = tl::convert<tl::f16>(x[tl_chunk75 + tl_v]);
                             }
                         }
                     }
@@ -6411,8 +6411,8 @@ __global__ void __launch_bounds__(128, 8) residual_rmsnorm_kernel_variant2(
                     // copy(X[row, t * BN +: BN], x);  (norms.tl:234)
                     #pragma unroll
                     for (int tl_chunk54 = 0; tl_chunk54 < x_layout::kSlots; tl_chunk54 += 8) {
-                        const tl::f16* tl_ptr55 = &X[int64_t(row) * N + ((t * 1024) + (((x_layout::flat(tl_tid, (tl_chunk54 / 8) * 8)) % 1024) + tl_chunk54 % 8))];
-                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 1024) + (((x_layout::flat(tl_tid, (tl_chunk54 / 8) * 8)) % 1024) + tl_chunk54 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 1024) + (((x_layout::flat(tl_tid, (tl_chunk54 / 8) * 8)) % 1024) + tl_chunk54 % 8)) + 7, N) && tl::is_aligned(tl_ptr55, 16)) {
+                        const tl::f16* tl_ptr55 = &X[int64_t(row) * N + ((t * 1024) + ((x_layout::flat(tl_tid, (tl_chunk54 / 8) * 8) % 1024) + tl_chunk54 % 8))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 1024) + ((x_layout::flat(tl_tid, (tl_chunk54 / 8) * 8) % 1024) + tl_chunk54 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 1024) + ((x_layout::flat(tl_tid, (tl_chunk54 / 8) * 8) % 1024) + tl_chunk54 % 8)) + 7, N) && tl::is_aligned(tl_ptr55, 16)) {
                             tl::f16 tl_vec56[8];
                             tl::load_vector<tl::f16, 8>(tl_vec56, tl_ptr55);
                             #pragma unroll
@@ -6420,7 +6420,7 @@ __global__ void __launch_bounds__(128, 8) residual_rmsnorm_kernel_variant2(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                x[tl_chunk54 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 1024) + (((x_layout::flat(tl_tid, ((tl_chunk54 + tl_v) / 8) * 8)) % 1024) + (tl_chunk54 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 1024) + (((x_layout::flat(tl_tid, ((tl_chunk54 + tl_v) / 8) * 8)) % 1024) + (tl_chunk54 + tl_v) % 8))]) : 0.0f;
+                                x[tl_chunk54 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 1024) + ((x_layout::flat(tl_tid, ((tl_chunk54 + tl_v) / 8) * 8) % 1024) + (tl_chunk54 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 1024) + ((x_layout::flat(tl_tid, ((tl_chunk54 + tl_v) / 8) * 8) % 1024) + (tl_chunk54 + tl_v) % 8))]) : 0.0f;
                             }
                         }
                     }
@@ -6428,8 +6428,8 @@ __global__ void __launch_bounds__(128, 8) residual_rmsnorm_kernel_variant2(
                     // copy(R[row, t * BN +: BN], r);  (norms.tl:235)
                     #pragma unroll
                     for (int tl_chunk57 = 0; tl_chunk57 < r_layout::kSlots; tl_chunk57 += 8) {
-                        const tl::f16* tl_ptr58 = &R[int64_t(row) * N + ((t * 1024) + (((r_layout::flat(tl_tid, (tl_chunk57 / 8) * 8)) % 1024) + tl_chunk57 % 8))];
-                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 1024) + (((r_layout::flat(tl_tid, (tl_chunk57 / 8) * 8)) % 1024) + tl_chunk57 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 1024) + (((r_layout::flat(tl_tid, (tl_chunk57 / 8) * 8)) % 1024) + tl_chunk57 % 8)) + 7, N) && tl::is_aligned(tl_ptr58, 16)) {
+                        const tl::f16* tl_ptr58 = &R[int64_t(row) * N + ((t * 1024) + ((r_layout::flat(tl_tid, (tl_chunk57 / 8) * 8) % 1024) + tl_chunk57 % 8))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 1024) + ((r_layout::flat(tl_tid, (tl_chunk57 / 8) * 8) % 1024) + tl_chunk57 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 1024) + ((r_layout::flat(tl_tid, (tl_chunk57 / 8) * 8) % 1024) + tl_chunk57 % 8)) + 7, N) && tl::is_aligned(tl_ptr58, 16)) {
                             tl::f16 tl_vec59[8];
                             tl::load_vector<tl::f16, 8>(tl_vec59, tl_ptr58);
                             #pragma unroll
@@ -6437,7 +6437,7 @@ __global__ void __launch_bounds__(128, 8) residual_rmsnorm_kernel_variant2(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                r[tl_chunk57 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 1024) + (((r_layout::flat(tl_tid, ((tl_chunk57 + tl_v) / 8) * 8)) % 1024) + (tl_chunk57 + tl_v) % 8), N) ? tl::convert<float>(R[int64_t(row) * N + ((t * 1024) + (((r_layout::flat(tl_tid, ((tl_chunk57 + tl_v) / 8) * 8)) % 1024) + (tl_chunk57 + tl_v) % 8))]) : 0.0f;
+                                r[tl_chunk57 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 1024) + ((r_layout::flat(tl_tid, ((tl_chunk57 + tl_v) / 8) * 8) % 1024) + (tl_chunk57 + tl_v) % 8), N) ? tl::convert<float>(R[int64_t(row) * N + ((t * 1024) + ((r_layout::flat(tl_tid, ((tl_chunk57 + tl_v) / 8) * 8) % 1024) + (tl_chunk57 + tl_v) % 8))]) : 0.0f;
                             }
                         }
                     }
@@ -6445,7 +6445,7 @@ __global__ void __launch_bounds__(128, 8) residual_rmsnorm_kernel_variant2(
                     // for j in parallel(1024): each thread visits the elements of `x` it holds
                     #pragma unroll
                     for (int tl_s60 = 0; tl_s60 < x_layout::kSlots; ++tl_s60) {
-                        [[maybe_unused]] const int j = ((x_layout::flat(tl_tid, (tl_s60 / 8) * 8)) % 1024) + tl_s60 % 8;
+                        [[maybe_unused]] const int j = (x_layout::flat(tl_tid, (tl_s60 / 8) * 8) % 1024) + tl_s60 % 8;
                         const float h = tl::convert<float>(tl::convert<tl::f16>(x[tl_s60] + r[tl_s60]));
                         x[tl_s60] = h * h;
                     }
@@ -6471,8 +6471,8 @@ __global__ void __launch_bounds__(128, 8) residual_rmsnorm_kernel_variant2(
                     // copy(X[row, c0 +: BN], x);  (norms.tl:246)
                     #pragma unroll
                     for (int tl_chunk62 = 0; tl_chunk62 < x_layout::kSlots; tl_chunk62 += 8) {
-                        const tl::f16* tl_ptr63 = &X[int64_t(row) * N + (c0 + (((x_layout::flat(tl_tid, (tl_chunk62 / 8) * 8)) % 1024) + tl_chunk62 % 8))];
-                        if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (((x_layout::flat(tl_tid, (tl_chunk62 / 8) * 8)) % 1024) + tl_chunk62 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds((c0 + (((x_layout::flat(tl_tid, (tl_chunk62 / 8) * 8)) % 1024) + tl_chunk62 % 8)) + 7, N) && tl::is_aligned(tl_ptr63, 16)) {
+                        const tl::f16* tl_ptr63 = &X[int64_t(row) * N + (c0 + ((x_layout::flat(tl_tid, (tl_chunk62 / 8) * 8) % 1024) + tl_chunk62 % 8))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds(c0 + ((x_layout::flat(tl_tid, (tl_chunk62 / 8) * 8) % 1024) + tl_chunk62 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds((c0 + ((x_layout::flat(tl_tid, (tl_chunk62 / 8) * 8) % 1024) + tl_chunk62 % 8)) + 7, N) && tl::is_aligned(tl_ptr63, 16)) {
                             tl::f16 tl_vec64[8];
                             tl::load_vector<tl::f16, 8>(tl_vec64, tl_ptr63);
                             #pragma unroll
@@ -6480,7 +6480,7 @@ __global__ void __launch_bounds__(128, 8) residual_rmsnorm_kernel_variant2(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                x[tl_chunk62 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds(c0 + (((x_layout::flat(tl_tid, ((tl_chunk62 + tl_v) / 8) * 8)) % 1024) + (tl_chunk62 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + (c0 + (((x_layout::flat(tl_tid, ((tl_chunk62 + tl_v) / 8) * 8)) % 1024) + (tl_chunk62 + tl_v) % 8))]) : 0.0f;
+                                x[tl_chunk62 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds(c0 + ((x_layout::flat(tl_tid, ((tl_chunk62 + tl_v) / 8) * 8) % 1024) + (tl_chunk62 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + (c0 + ((x_layout::flat(tl_tid, ((tl_chunk62 + tl_v) / 8) * 8) % 1024) + (tl_chunk62 + tl_v) % 8))]) : 0.0f;
                             }
                         }
                     }
@@ -6488,8 +6488,8 @@ __global__ void __launch_bounds__(128, 8) residual_rmsnorm_kernel_variant2(
                     // copy(R[row, c0 +: BN], r);  (norms.tl:247)
                     #pragma unroll
                     for (int tl_chunk65 = 0; tl_chunk65 < r_layout::kSlots; tl_chunk65 += 8) {
-                        const tl::f16* tl_ptr66 = &R[int64_t(row) * N + (c0 + (((r_layout::flat(tl_tid, (tl_chunk65 / 8) * 8)) % 1024) + tl_chunk65 % 8))];
-                        if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (((r_layout::flat(tl_tid, (tl_chunk65 / 8) * 8)) % 1024) + tl_chunk65 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds((c0 + (((r_layout::flat(tl_tid, (tl_chunk65 / 8) * 8)) % 1024) + tl_chunk65 % 8)) + 7, N) && tl::is_aligned(tl_ptr66, 16)) {
+                        const tl::f16* tl_ptr66 = &R[int64_t(row) * N + (c0 + ((r_layout::flat(tl_tid, (tl_chunk65 / 8) * 8) % 1024) + tl_chunk65 % 8))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds(c0 + ((r_layout::flat(tl_tid, (tl_chunk65 / 8) * 8) % 1024) + tl_chunk65 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds((c0 + ((r_layout::flat(tl_tid, (tl_chunk65 / 8) * 8) % 1024) + tl_chunk65 % 8)) + 7, N) && tl::is_aligned(tl_ptr66, 16)) {
                             tl::f16 tl_vec67[8];
                             tl::load_vector<tl::f16, 8>(tl_vec67, tl_ptr66);
                             #pragma unroll
@@ -6497,15 +6497,15 @@ __global__ void __launch_bounds__(128, 8) residual_rmsnorm_kernel_variant2(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                r[tl_chunk65 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds(c0 + (((r_layout::flat(tl_tid, ((tl_chunk65 + tl_v) / 8) * 8)) % 1024) + (tl_chunk65 + tl_v) % 8), N) ? tl::convert<float>(R[int64_t(row) * N + (c0 + (((r_layout::flat(tl_tid, ((tl_chunk65 + tl_v) / 8) * 8)) % 1024) + (tl_chunk65 + tl_v) % 8))]) : 0.0f;
+                                r[tl_chunk65 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds(c0 + ((r_layout::flat(tl_tid, ((tl_chunk65 + tl_v) / 8) * 8) % 1024) + (tl_chunk65 + tl_v) % 8), N) ? tl::convert<float>(R[int64_t(row) * N + (c0 + ((r_layout::flat(tl_tid, ((tl_chunk65 + tl_v) / 8) * 8) % 1024) + (tl_chunk65 + tl_v) % 8))]) : 0.0f;
                             }
                         }
                     }
                     // copy(W[c0 +: BN], w);  (norms.tl:248)
                     #pragma unroll
                     for (int tl_chunk68 = 0; tl_chunk68 < w_layout::kSlots; tl_chunk68 += 8) {
-                        const tl::f16* tl_ptr69 = &W[c0 + (((w_layout::flat(tl_tid, (tl_chunk68 / 8) * 8)) % 1024) + tl_chunk68 % 8)];
-                        if (tl::in_bounds(c0 + (((w_layout::flat(tl_tid, (tl_chunk68 / 8) * 8)) % 1024) + tl_chunk68 % 8), N) && tl::in_bounds((c0 + (((w_layout::flat(tl_tid, (tl_chunk68 / 8) * 8)) % 1024) + tl_chunk68 % 8)) + 7, N) && tl::is_aligned(tl_ptr69, 16)) {
+                        const tl::f16* tl_ptr69 = &W[c0 + ((w_layout::flat(tl_tid, (tl_chunk68 / 8) * 8) % 1024) + tl_chunk68 % 8)];
+                        if (tl::in_bounds(c0 + ((w_layout::flat(tl_tid, (tl_chunk68 / 8) * 8) % 1024) + tl_chunk68 % 8), N) && tl::in_bounds((c0 + ((w_layout::flat(tl_tid, (tl_chunk68 / 8) * 8) % 1024) + tl_chunk68 % 8)) + 7, N) && tl::is_aligned(tl_ptr69, 16)) {
                             tl::f16 tl_vec70[8];
                             tl::load_vector<tl::f16, 8>(tl_vec70, tl_ptr69);
                             #pragma unroll
@@ -6513,7 +6513,7 @@ __global__ void __launch_bounds__(128, 8) residual_rmsnorm_kernel_variant2(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                w[tl_chunk68 + tl_v] = tl::in_bounds(c0 + (((w_layout::flat(tl_tid, ((tl_chunk68 + tl_v) / 8) * 8)) % 1024) + (tl_chunk68 + tl_v) % 8), N) ? tl::convert<float>(W[c0 + (((w_layout::flat(tl_tid, ((tl_chunk68 + tl_v) / 8) * 8)) % 1024) + (tl_chunk68 + tl_v) % 8)]) : 0.0f;
+                                w[tl_chunk68 + tl_v] = tl::in_bounds(c0 + ((w_layout::flat(tl_tid, ((tl_chunk68 + tl_v) / 8) * 8) % 1024) + (tl_chunk68 + tl_v) % 8), N) ? tl::convert<float>(W[c0 + ((w_layout::flat(tl_tid, ((tl_chunk68 + tl_v) / 8) * 8) % 1024) + (tl_chunk68 + tl_v) % 8)]) : 0.0f;
                             }
                         }
                     }
@@ -6521,7 +6521,7 @@ __global__ void __launch_bounds__(128, 8) residual_rmsnorm_kernel_variant2(
                     // for j in parallel(1024): each thread visits the elements of `x` it holds
                     #pragma unroll
                     for (int tl_s71 = 0; tl_s71 < x_layout::kSlots; ++tl_s71) {
-                        [[maybe_unused]] const int j = ((x_layout::flat(tl_tid, (tl_s71 / 8) * 8)) % 1024) + tl_s71 % 8;
+                        [[maybe_unused]] const int j = (x_layout::flat(tl_tid, (tl_s71 / 8) * 8) % 1024) + tl_s71 % 8;
                         const float h = tl::convert<float>(tl::convert<tl::f16>(x[tl_s71] + r[tl_s71]));
                         r[tl_s71] = h;
                         x[tl_s71] = h * rrms * w[tl_s71];
@@ -6530,8 +6530,8 @@ __global__ void __launch_bounds__(128, 8) residual_rmsnorm_kernel_variant2(
                     // copy(r, R[row, c0 +: BN]);  (norms.tl:254)
                     #pragma unroll
                     for (int tl_chunk72 = 0; tl_chunk72 < r_layout::kSlots; tl_chunk72 += 8) {
-                        tl::f16* tl_ptr73 = &R[int64_t(row) * N + (c0 + (((r_layout::flat(tl_tid, (tl_chunk72 / 8) * 8)) % 1024) + tl_chunk72 % 8))];
-                        if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (((r_layout::flat(tl_tid, (tl_chunk72 / 8) * 8)) % 1024) + tl_chunk72 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds((c0 + (((r_layout::flat(tl_tid, (tl_chunk72 / 8) * 8)) % 1024) + tl_chunk72 % 8)) + 7, N) && tl::is_aligned(tl_ptr73, 16)) {
+                        tl::f16* tl_ptr73 = &R[int64_t(row) * N + (c0 + ((r_layout::flat(tl_tid, (tl_chunk72 / 8) * 8) % 1024) + tl_chunk72 % 8))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds(c0 + ((r_layout::flat(tl_tid, (tl_chunk72 / 8) * 8) % 1024) + tl_chunk72 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds((c0 + ((r_layout::flat(tl_tid, (tl_chunk72 / 8) * 8) % 1024) + tl_chunk72 % 8)) + 7, N) && tl::is_aligned(tl_ptr73, 16)) {
                             tl::f16 tl_vec74[8];
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; tl_v += 2) tl::convert_pair(&tl_vec74[tl_v], r[tl_chunk72 + tl_v], r[tl_chunk72 + tl_v + 1]);
@@ -6539,15 +6539,15 @@ __global__ void __launch_bounds__(128, 8) residual_rmsnorm_kernel_variant2(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (((r_layout::flat(tl_tid, ((tl_chunk72 + tl_v) / 8) * 8)) % 1024) + (tl_chunk72 + tl_v) % 8), N)) R[int64_t(row) * N + (c0 + (((r_layout::flat(tl_tid, ((tl_chunk72 + tl_v) / 8) * 8)) % 1024) + (tl_chunk72 + tl_v) % 8))] = tl::convert<tl::f16>(r[tl_chunk72 + tl_v]);
+                                if (tl::in_bounds(row, M) && tl::in_bounds(c0 + ((r_layout::flat(tl_tid, ((tl_chunk72 + tl_v) / 8) * 8) % 1024) + (tl_chunk72 + tl_v) % 8), N)) R[int64_t(row) * N + (c0 + ((r_layout::flat(tl_tid, ((tl_chunk72 + tl_v) / 8) * 8) % 1024) + (tl_chunk72 + tl_v) % 8))] = tl::convert<tl::f16>(r[tl_chunk72 + tl_v]);
                             }
                         }
                     }
                     // copy(x, Y[row, c0 +: BN]);  (norms.tl:255)
                     #pragma unroll
                     for (int tl_chunk75 = 0; tl_chunk75 < x_layout::kSlots; tl_chunk75 += 8) {
-                        tl::f16* tl_ptr76 = &Y[int64_t(row) * N + (c0 + (((x_layout::flat(tl_tid, (tl_chunk75 / 8) * 8)) % 1024) + tl_chunk75 % 8))];
-                        if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (((x_layout::flat(tl_tid, (tl_chunk75 / 8) * 8)) % 1024) + tl_chunk75 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds((c0 + (((x_layout::flat(tl_tid, (tl_chunk75 / 8) * 8)) % 1024) + tl_chunk75 % 8)) + 7, N) && tl::is_aligned(tl_ptr76, 16)) {
+                        tl::f16* tl_ptr76 = &Y[int64_t(row) * N + (c0 + ((x_layout::flat(tl_tid, (tl_chunk75 / 8) * 8) % 1024) + tl_chunk75 % 8))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds(c0 + ((x_layout::flat(tl_tid, (tl_chunk75 / 8) * 8) % 1024) + tl_chunk75 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds((c0 + ((x_layout::flat(tl_tid, (tl_chunk75 / 8) * 8) % 1024) + tl_chunk75 % 8)) + 7, N) && tl::is_aligned(tl_ptr76, 16)) {
                             tl::f16 tl_vec77[8];
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; tl_v += 2) tl::convert_pair(&tl_vec77[tl_v], x[tl_chunk75 + tl_v], x[tl_chunk75 + tl_v + 1]);
@@ -6555,7 +6555,7 @@ __global__ void __launch_bounds__(128, 8) residual_rmsnorm_kernel_variant2(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (((x_layout::flat(tl_tid, ((tl_chunk75 + tl_v) / 8) * 8)) % 1024) + (tl_chunk75 + tl_v) % 8), N)) Y[int64_t(row) * N + (c0 + (((x_layout::flat(tl_tid, ((tl_chunk75 + tl_v) / 8) * 8)) % 1024) + (tl_chunk75 + tl_v) % 8))] = tl::convert<tl::f16>(x[tl_chunk75 + tl_v]);
+                                if (tl::in_bounds(row, M) && tl::in_bounds(c0 + ((x_layout::flat(tl_tid, ((tl_chunk75 + tl_v) / 8) * 8) % 1024) + (tl_chunk75 + tl_v) % 8), N)) Y[int64_t(row) * N + (c0 + ((x_layout::flat(tl_tid, ((tl_chunk75 + tl_v) / 8) * 8) % 1024) + (tl_chunk75 + tl_v) % 8))] = tl::convert<tl::f16>(x[tl_chunk75 + tl_v]);
                             }
                         }
                     }
@@ -6871,8 +6871,8 @@ __global__ void __launch_bounds__(128, 8) residual_rmsnorm_kernel_variant3(
                     // copy(X[row, t * BN +: BN], x);  (norms.tl:234)
                     #pragma unroll
                     for (int tl_chunk54 = 0; tl_chunk54 < x_layout::kSlots; tl_chunk54 += 8) {
-                        const tl::f16* tl_ptr55 = &X[int64_t(row) * N + ((t * 1024) + (((x_layout::flat(tl_tid, (tl_chunk54 / 8) * 8)) % 1024) + tl_chunk54 % 8))];
-                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 1024) + (((x_layout::flat(tl_tid, (tl_chunk54 / 8) * 8)) % 1024) + tl_chunk54 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 1024) + (((x_layout::flat(tl_tid, (tl_chunk54 / 8) * 8)) % 1024) + tl_chunk54 % 8)) + 7, N) && tl::is_aligned(tl_ptr55, 16)) {
+                        const tl::f16* tl_ptr55 = &X[int64_t(row) * N + ((t * 1024) + ((x_layout::flat(tl_tid, (tl_chunk54 / 8) * 8) % 1024) + tl_chunk54 % 8))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 1024) + ((x_layout::flat(tl_tid, (tl_chunk54 / 8) * 8) % 1024) + tl_chunk54 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 1024) + ((x_layout::flat(tl_tid, (tl_chunk54 / 8) * 8) % 1024) + tl_chunk54 % 8)) + 7, N) && tl::is_aligned(tl_ptr55, 16)) {
                             tl::f16 tl_vec56[8];
                             tl::load_vector<tl::f16, 8>(tl_vec56, tl_ptr55);
                             #pragma unroll
@@ -6880,7 +6880,7 @@ __global__ void __launch_bounds__(128, 8) residual_rmsnorm_kernel_variant3(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                x[tl_chunk54 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 1024) + (((x_layout::flat(tl_tid, ((tl_chunk54 + tl_v) / 8) * 8)) % 1024) + (tl_chunk54 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 1024) + (((x_layout::flat(tl_tid, ((tl_chunk54 + tl_v) / 8) * 8)) % 1024) + (tl_chunk54 + tl_v) % 8))]) : 0.0f;
+                                x[tl_chunk54 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 1024) + ((x_layout::flat(tl_tid, ((tl_chunk54 + tl_v) / 8) * 8) % 1024) + (tl_chunk54 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 1024) + ((x_layout::flat(tl_tid, ((tl_chunk54 + tl_v) / 8) * 8) % 1024) + (tl_chunk54 + tl_v) % 8))]) : 0.0f;
                             }
                         }
                     }
@@ -6888,8 +6888,8 @@ __global__ void __launch_bounds__(128, 8) residual_rmsnorm_kernel_variant3(
                     // copy(R[row, t * BN +: BN], r);  (norms.tl:235)
                     #pragma unroll
                     for (int tl_chunk57 = 0; tl_chunk57 < r_layout::kSlots; tl_chunk57 += 8) {
-                        const tl::f16* tl_ptr58 = &R[int64_t(row) * N + ((t * 1024) + (((r_layout::flat(tl_tid, (tl_chunk57 / 8) * 8)) % 1024) + tl_chunk57 % 8))];
-                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 1024) + (((r_layout::flat(tl_tid, (tl_chunk57 / 8) * 8)) % 1024) + tl_chunk57 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 1024) + (((r_layout::flat(tl_tid, (tl_chunk57 / 8) * 8)) % 1024) + tl_chunk57 % 8)) + 7, N) && tl::is_aligned(tl_ptr58, 16)) {
+                        const tl::f16* tl_ptr58 = &R[int64_t(row) * N + ((t * 1024) + ((r_layout::flat(tl_tid, (tl_chunk57 / 8) * 8) % 1024) + tl_chunk57 % 8))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 1024) + ((r_layout::flat(tl_tid, (tl_chunk57 / 8) * 8) % 1024) + tl_chunk57 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 1024) + ((r_layout::flat(tl_tid, (tl_chunk57 / 8) * 8) % 1024) + tl_chunk57 % 8)) + 7, N) && tl::is_aligned(tl_ptr58, 16)) {
                             tl::f16 tl_vec59[8];
                             tl::load_vector<tl::f16, 8>(tl_vec59, tl_ptr58);
                             #pragma unroll
@@ -6897,7 +6897,7 @@ __global__ void __launch_bounds__(128, 8) residual_rmsnorm_kernel_variant3(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                r[tl_chunk57 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 1024) + (((r_layout::flat(tl_tid, ((tl_chunk57 + tl_v) / 8) * 8)) % 1024) + (tl_chunk57 + tl_v) % 8), N) ? tl::convert<float>(R[int64_t(row) * N + ((t * 1024) + (((r_layout::flat(tl_tid, ((tl_chunk57 + tl_v) / 8) * 8)) % 1024) + (tl_chunk57 + tl_v) % 8))]) : 0.0f;
+                                r[tl_chunk57 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 1024) + ((r_layout::flat(tl_tid, ((tl_chunk57 + tl_v) / 8) * 8) % 1024) + (tl_chunk57 + tl_v) % 8), N) ? tl::convert<float>(R[int64_t(row) * N + ((t * 1024) + ((r_layout::flat(tl_tid, ((tl_chunk57 + tl_v) / 8) * 8) % 1024) + (tl_chunk57 + tl_v) % 8))]) : 0.0f;
                             }
                         }
                     }
@@ -6905,7 +6905,7 @@ __global__ void __launch_bounds__(128, 8) residual_rmsnorm_kernel_variant3(
                     // for j in parallel(1024): each thread visits the elements of `x` it holds
                     #pragma unroll
                     for (int tl_s60 = 0; tl_s60 < x_layout::kSlots; ++tl_s60) {
-                        [[maybe_unused]] const int j = ((x_layout::flat(tl_tid, (tl_s60 / 8) * 8)) % 1024) + tl_s60 % 8;
+                        [[maybe_unused]] const int j = (x_layout::flat(tl_tid, (tl_s60 / 8) * 8) % 1024) + tl_s60 % 8;
                         const float h = tl::convert<float>(tl::convert<tl::f16>(x[tl_s60] + r[tl_s60]));
                         x[tl_s60] = h * h;
                     }
@@ -6931,8 +6931,8 @@ __global__ void __launch_bounds__(128, 8) residual_rmsnorm_kernel_variant3(
                     // copy(X[row, c0 +: BN], x);  (norms.tl:246)
                     #pragma unroll
                     for (int tl_chunk62 = 0; tl_chunk62 < x_layout::kSlots; tl_chunk62 += 8) {
-                        const tl::f16* tl_ptr63 = &X[int64_t(row) * N + (c0 + (((x_layout::flat(tl_tid, (tl_chunk62 / 8) * 8)) % 1024) + tl_chunk62 % 8))];
-                        if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (((x_layout::flat(tl_tid, (tl_chunk62 / 8) * 8)) % 1024) + tl_chunk62 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds((c0 + (((x_layout::flat(tl_tid, (tl_chunk62 / 8) * 8)) % 1024) + tl_chunk62 % 8)) + 7, N) && tl::is_aligned(tl_ptr63, 16)) {
+                        const tl::f16* tl_ptr63 = &X[int64_t(row) * N + (c0 + ((x_layout::flat(tl_tid, (tl_chunk62 / 8) * 8) % 1024) + tl_chunk62 % 8))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds(c0 + ((x_layout::flat(tl_tid, (tl_chunk62 / 8) * 8) % 1024) + tl_chunk62 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds((c0 + ((x_layout::flat(tl_tid, (tl_chunk62 / 8) * 8) % 1024) + tl_chunk62 % 8)) + 7, N) && tl::is_aligned(tl_ptr63, 16)) {
                             tl::f16 tl_vec64[8];
                             tl::load_vector<tl::f16, 8>(tl_vec64, tl_ptr63);
                             #pragma unroll
@@ -6940,7 +6940,7 @@ __global__ void __launch_bounds__(128, 8) residual_rmsnorm_kernel_variant3(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                x[tl_chunk62 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds(c0 + (((x_layout::flat(tl_tid, ((tl_chunk62 + tl_v) / 8) * 8)) % 1024) + (tl_chunk62 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + (c0 + (((x_layout::flat(tl_tid, ((tl_chunk62 + tl_v) / 8) * 8)) % 1024) + (tl_chunk62 + tl_v) % 8))]) : 0.0f;
+                                x[tl_chunk62 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds(c0 + ((x_layout::flat(tl_tid, ((tl_chunk62 + tl_v) / 8) * 8) % 1024) + (tl_chunk62 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + (c0 + ((x_layout::flat(tl_tid, ((tl_chunk62 + tl_v) / 8) * 8) % 1024) + (tl_chunk62 + tl_v) % 8))]) : 0.0f;
                             }
                         }
                     }
@@ -6948,8 +6948,8 @@ __global__ void __launch_bounds__(128, 8) residual_rmsnorm_kernel_variant3(
                     // copy(R[row, c0 +: BN], r);  (norms.tl:247)
                     #pragma unroll
                     for (int tl_chunk65 = 0; tl_chunk65 < r_layout::kSlots; tl_chunk65 += 8) {
-                        const tl::f16* tl_ptr66 = &R[int64_t(row) * N + (c0 + (((r_layout::flat(tl_tid, (tl_chunk65 / 8) * 8)) % 1024) + tl_chunk65 % 8))];
-                        if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (((r_layout::flat(tl_tid, (tl_chunk65 / 8) * 8)) % 1024) + tl_chunk65 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds((c0 + (((r_layout::flat(tl_tid, (tl_chunk65 / 8) * 8)) % 1024) + tl_chunk65 % 8)) + 7, N) && tl::is_aligned(tl_ptr66, 16)) {
+                        const tl::f16* tl_ptr66 = &R[int64_t(row) * N + (c0 + ((r_layout::flat(tl_tid, (tl_chunk65 / 8) * 8) % 1024) + tl_chunk65 % 8))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds(c0 + ((r_layout::flat(tl_tid, (tl_chunk65 / 8) * 8) % 1024) + tl_chunk65 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds((c0 + ((r_layout::flat(tl_tid, (tl_chunk65 / 8) * 8) % 1024) + tl_chunk65 % 8)) + 7, N) && tl::is_aligned(tl_ptr66, 16)) {
                             tl::f16 tl_vec67[8];
                             tl::load_vector<tl::f16, 8>(tl_vec67, tl_ptr66);
                             #pragma unroll
@@ -6957,15 +6957,15 @@ __global__ void __launch_bounds__(128, 8) residual_rmsnorm_kernel_variant3(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                r[tl_chunk65 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds(c0 + (((r_layout::flat(tl_tid, ((tl_chunk65 + tl_v) / 8) * 8)) % 1024) + (tl_chunk65 + tl_v) % 8), N) ? tl::convert<float>(R[int64_t(row) * N + (c0 + (((r_layout::flat(tl_tid, ((tl_chunk65 + tl_v) / 8) * 8)) % 1024) + (tl_chunk65 + tl_v) % 8))]) : 0.0f;
+                                r[tl_chunk65 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds(c0 + ((r_layout::flat(tl_tid, ((tl_chunk65 + tl_v) / 8) * 8) % 1024) + (tl_chunk65 + tl_v) % 8), N) ? tl::convert<float>(R[int64_t(row) * N + (c0 + ((r_layout::flat(tl_tid, ((tl_chunk65 + tl_v) / 8) * 8) % 1024) + (tl_chunk65 + tl_v) % 8))]) : 0.0f;
                             }
                         }
                     }
                     // copy(W[c0 +: BN], w);  (norms.tl:248)
                     #pragma unroll
                     for (int tl_chunk68 = 0; tl_chunk68 < w_layout::kSlots; tl_chunk68 += 8) {
-                        const tl::f16* tl_ptr69 = &W[c0 + (((w_layout::flat(tl_tid, (tl_chunk68 / 8) * 8)) % 1024) + tl_chunk68 % 8)];
-                        if (tl::in_bounds(c0 + (((w_layout::flat(tl_tid, (tl_chunk68 / 8) * 8)) % 1024) + tl_chunk68 % 8), N) && tl::in_bounds((c0 + (((w_layout::flat(tl_tid, (tl_chunk68 / 8) * 8)) % 1024) + tl_chunk68 % 8)) + 7, N) && tl::is_aligned(tl_ptr69, 16)) {
+                        const tl::f16* tl_ptr69 = &W[c0 + ((w_layout::flat(tl_tid, (tl_chunk68 / 8) * 8) % 1024) + tl_chunk68 % 8)];
+                        if (tl::in_bounds(c0 + ((w_layout::flat(tl_tid, (tl_chunk68 / 8) * 8) % 1024) + tl_chunk68 % 8), N) && tl::in_bounds((c0 + ((w_layout::flat(tl_tid, (tl_chunk68 / 8) * 8) % 1024) + tl_chunk68 % 8)) + 7, N) && tl::is_aligned(tl_ptr69, 16)) {
                             tl::f16 tl_vec70[8];
                             tl::load_vector<tl::f16, 8>(tl_vec70, tl_ptr69);
                             #pragma unroll
@@ -6973,7 +6973,7 @@ __global__ void __launch_bounds__(128, 8) residual_rmsnorm_kernel_variant3(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                w[tl_chunk68 + tl_v] = tl::in_bounds(c0 + (((w_layout::flat(tl_tid, ((tl_chunk68 + tl_v) / 8) * 8)) % 1024) + (tl_chunk68 + tl_v) % 8), N) ? tl::convert<float>(W[c0 + (((w_layout::flat(tl_tid, ((tl_chunk68 + tl_v) / 8) * 8)) % 1024) + (tl_chunk68 + tl_v) % 8)]) : 0.0f;
+                                w[tl_chunk68 + tl_v] = tl::in_bounds(c0 + ((w_layout::flat(tl_tid, ((tl_chunk68 + tl_v) / 8) * 8) % 1024) + (tl_chunk68 + tl_v) % 8), N) ? tl::convert<float>(W[c0 + ((w_layout::flat(tl_tid, ((tl_chunk68 + tl_v) / 8) * 8) % 1024) + (tl_chunk68 + tl_v) % 8)]) : 0.0f;
                             }
                         }
                     }
@@ -6981,7 +6981,7 @@ __global__ void __launch_bounds__(128, 8) residual_rmsnorm_kernel_variant3(
                     // for j in parallel(1024): each thread visits the elements of `x` it holds
                     #pragma unroll
                     for (int tl_s71 = 0; tl_s71 < x_layout::kSlots; ++tl_s71) {
-                        [[maybe_unused]] const int j = ((x_layout::flat(tl_tid, (tl_s71 / 8) * 8)) % 1024) + tl_s71 % 8;
+                        [[maybe_unused]] const int j = (x_layout::flat(tl_tid, (tl_s71 / 8) * 8) % 1024) + tl_s71 % 8;
                         const float h = tl::convert<float>(tl::convert<tl::f16>(x[tl_s71] + r[tl_s71]));
                         r[tl_s71] = h;
                         x[tl_s71] = h * rrms * w[tl_s71];
@@ -6990,8 +6990,8 @@ __global__ void __launch_bounds__(128, 8) residual_rmsnorm_kernel_variant3(
                     // copy(r, R[row, c0 +: BN]);  (norms.tl:254)
                     #pragma unroll
                     for (int tl_chunk72 = 0; tl_chunk72 < r_layout::kSlots; tl_chunk72 += 8) {
-                        tl::f16* tl_ptr73 = &R[int64_t(row) * N + (c0 + (((r_layout::flat(tl_tid, (tl_chunk72 / 8) * 8)) % 1024) + tl_chunk72 % 8))];
-                        if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (((r_layout::flat(tl_tid, (tl_chunk72 / 8) * 8)) % 1024) + tl_chunk72 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds((c0 + (((r_layout::flat(tl_tid, (tl_chunk72 / 8) * 8)) % 1024) + tl_chunk72 % 8)) + 7, N) && tl::is_aligned(tl_ptr73, 16)) {
+                        tl::f16* tl_ptr73 = &R[int64_t(row) * N + (c0 + ((r_layout::flat(tl_tid, (tl_chunk72 / 8) * 8) % 1024) + tl_chunk72 % 8))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds(c0 + ((r_layout::flat(tl_tid, (tl_chunk72 / 8) * 8) % 1024) + tl_chunk72 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds((c0 + ((r_layout::flat(tl_tid, (tl_chunk72 / 8) * 8) % 1024) + tl_chunk72 % 8)) + 7, N) && tl::is_aligned(tl_ptr73, 16)) {
                             tl::f16 tl_vec74[8];
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; tl_v += 2) tl::convert_pair(&tl_vec74[tl_v], r[tl_chunk72 + tl_v], r[tl_chunk72 + tl_v + 1]);
@@ -6999,15 +6999,15 @@ __global__ void __launch_bounds__(128, 8) residual_rmsnorm_kernel_variant3(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (((r_layout::flat(tl_tid, ((tl_chunk72 + tl_v) / 8) * 8)) % 1024) + (tl_chunk72 + tl_v) % 8), N)) R[int64_t(row) * N + (c0 + (((r_layout::flat(tl_tid, ((tl_chunk72 + tl_v) / 8) * 8)) % 1024) + (tl_chunk72 + tl_v) % 8))] = tl::convert<tl::f16>(r[tl_chunk72 + tl_v]);
+                                if (tl::in_bounds(row, M) && tl::in_bounds(c0 + ((r_layout::flat(tl_tid, ((tl_chunk72 + tl_v) / 8) * 8) % 1024) + (tl_chunk72 + tl_v) % 8), N)) R[int64_t(row) * N + (c0 + ((r_layout::flat(tl_tid, ((tl_chunk72 + tl_v) / 8) * 8) % 1024) + (tl_chunk72 + tl_v) % 8))] = tl::convert<tl::f16>(r[tl_chunk72 + tl_v]);
                             }
                         }
                     }
                     // copy(x, Y[row, c0 +: BN]);  (norms.tl:255)
                     #pragma unroll
                     for (int tl_chunk75 = 0; tl_chunk75 < x_layout::kSlots; tl_chunk75 += 8) {
-                        tl::f16* tl_ptr76 = &Y[int64_t(row) * N + (c0 + (((x_layout::flat(tl_tid, (tl_chunk75 / 8) * 8)) % 1024) + tl_chunk75 % 8))];
-                        if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (((x_layout::flat(tl_tid, (tl_chunk75 / 8) * 8)) % 1024) + tl_chunk75 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds((c0 + (((x_layout::flat(tl_tid, (tl_chunk75 / 8) * 8)) % 1024) + tl_chunk75 % 8)) + 7, N) && tl::is_aligned(tl_ptr76, 16)) {
+                        tl::f16* tl_ptr76 = &Y[int64_t(row) * N + (c0 + ((x_layout::flat(tl_tid, (tl_chunk75 / 8) * 8) % 1024) + tl_chunk75 % 8))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds(c0 + ((x_layout::flat(tl_tid, (tl_chunk75 / 8) * 8) % 1024) + tl_chunk75 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds((c0 + ((x_layout::flat(tl_tid, (tl_chunk75 / 8) * 8) % 1024) + tl_chunk75 % 8)) + 7, N) && tl::is_aligned(tl_ptr76, 16)) {
                             tl::f16 tl_vec77[8];
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; tl_v += 2) tl::convert_pair(&tl_vec77[tl_v], x[tl_chunk75 + tl_v], x[tl_chunk75 + tl_v + 1]);
@@ -7015,7 +7015,7 @@ __global__ void __launch_bounds__(128, 8) residual_rmsnorm_kernel_variant3(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (((x_layout::flat(tl_tid, ((tl_chunk75 + tl_v) / 8) * 8)) % 1024) + (tl_chunk75 + tl_v) % 8), N)) Y[int64_t(row) * N + (c0 + (((x_layout::flat(tl_tid, ((tl_chunk75 + tl_v) / 8) * 8)) % 1024) + (tl_chunk75 + tl_v) % 8))] = tl::convert<tl::f16>(x[tl_chunk75 + tl_v]);
+                                if (tl::in_bounds(row, M) && tl::in_bounds(c0 + ((x_layout::flat(tl_tid, ((tl_chunk75 + tl_v) / 8) * 8) % 1024) + (tl_chunk75 + tl_v) % 8), N)) Y[int64_t(row) * N + (c0 + ((x_layout::flat(tl_tid, ((tl_chunk75 + tl_v) / 8) * 8) % 1024) + (tl_chunk75 + tl_v) % 8))] = tl::convert<tl::f16>(x[tl_chunk75 + tl_v]);
                             }
                         }
                     }
@@ -7332,8 +7332,8 @@ __global__ void __launch_bounds__(128, 8) residual_rmsnorm_kernel_variant4(
                     // copy(X[row, t * BN +: BN], x);  (norms.tl:234)
                     #pragma unroll
                     for (int tl_chunk54 = 0; tl_chunk54 < x_layout::kSlots; tl_chunk54 += 8) {
-                        const tl::f16* tl_ptr55 = &X[int64_t(row) * N + ((t * 1024) + (((x_layout::flat(tl_tid, (tl_chunk54 / 8) * 8)) % 1024) + tl_chunk54 % 8))];
-                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 1024) + (((x_layout::flat(tl_tid, (tl_chunk54 / 8) * 8)) % 1024) + tl_chunk54 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 1024) + (((x_layout::flat(tl_tid, (tl_chunk54 / 8) * 8)) % 1024) + tl_chunk54 % 8)) + 7, N) && tl::is_aligned(tl_ptr55, 16)) {
+                        const tl::f16* tl_ptr55 = &X[int64_t(row) * N + ((t * 1024) + ((x_layout::flat(tl_tid, (tl_chunk54 / 8) * 8) % 1024) + tl_chunk54 % 8))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 1024) + ((x_layout::flat(tl_tid, (tl_chunk54 / 8) * 8) % 1024) + tl_chunk54 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 1024) + ((x_layout::flat(tl_tid, (tl_chunk54 / 8) * 8) % 1024) + tl_chunk54 % 8)) + 7, N) && tl::is_aligned(tl_ptr55, 16)) {
                             tl::f16 tl_vec56[8];
                             tl::load_vector<tl::f16, 8>(tl_vec56, tl_ptr55);
                             #pragma unroll
@@ -7341,7 +7341,7 @@ __global__ void __launch_bounds__(128, 8) residual_rmsnorm_kernel_variant4(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                x[tl_chunk54 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 1024) + (((x_layout::flat(tl_tid, ((tl_chunk54 + tl_v) / 8) * 8)) % 1024) + (tl_chunk54 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 1024) + (((x_layout::flat(tl_tid, ((tl_chunk54 + tl_v) / 8) * 8)) % 1024) + (tl_chunk54 + tl_v) % 8))]) : 0.0f;
+                                x[tl_chunk54 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 1024) + ((x_layout::flat(tl_tid, ((tl_chunk54 + tl_v) / 8) * 8) % 1024) + (tl_chunk54 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 1024) + ((x_layout::flat(tl_tid, ((tl_chunk54 + tl_v) / 8) * 8) % 1024) + (tl_chunk54 + tl_v) % 8))]) : 0.0f;
                             }
                         }
                     }
@@ -7349,8 +7349,8 @@ __global__ void __launch_bounds__(128, 8) residual_rmsnorm_kernel_variant4(
                     // copy(R[row, t * BN +: BN], r);  (norms.tl:235)
                     #pragma unroll
                     for (int tl_chunk57 = 0; tl_chunk57 < r_layout::kSlots; tl_chunk57 += 8) {
-                        const tl::f16* tl_ptr58 = &R[int64_t(row) * N + ((t * 1024) + (((r_layout::flat(tl_tid, (tl_chunk57 / 8) * 8)) % 1024) + tl_chunk57 % 8))];
-                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 1024) + (((r_layout::flat(tl_tid, (tl_chunk57 / 8) * 8)) % 1024) + tl_chunk57 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 1024) + (((r_layout::flat(tl_tid, (tl_chunk57 / 8) * 8)) % 1024) + tl_chunk57 % 8)) + 7, N) && tl::is_aligned(tl_ptr58, 16)) {
+                        const tl::f16* tl_ptr58 = &R[int64_t(row) * N + ((t * 1024) + ((r_layout::flat(tl_tid, (tl_chunk57 / 8) * 8) % 1024) + tl_chunk57 % 8))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 1024) + ((r_layout::flat(tl_tid, (tl_chunk57 / 8) * 8) % 1024) + tl_chunk57 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 1024) + ((r_layout::flat(tl_tid, (tl_chunk57 / 8) * 8) % 1024) + tl_chunk57 % 8)) + 7, N) && tl::is_aligned(tl_ptr58, 16)) {
                             tl::f16 tl_vec59[8];
                             tl::load_vector<tl::f16, 8>(tl_vec59, tl_ptr58);
                             #pragma unroll
@@ -7358,7 +7358,7 @@ __global__ void __launch_bounds__(128, 8) residual_rmsnorm_kernel_variant4(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                r[tl_chunk57 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 1024) + (((r_layout::flat(tl_tid, ((tl_chunk57 + tl_v) / 8) * 8)) % 1024) + (tl_chunk57 + tl_v) % 8), N) ? tl::convert<float>(R[int64_t(row) * N + ((t * 1024) + (((r_layout::flat(tl_tid, ((tl_chunk57 + tl_v) / 8) * 8)) % 1024) + (tl_chunk57 + tl_v) % 8))]) : 0.0f;
+                                r[tl_chunk57 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 1024) + ((r_layout::flat(tl_tid, ((tl_chunk57 + tl_v) / 8) * 8) % 1024) + (tl_chunk57 + tl_v) % 8), N) ? tl::convert<float>(R[int64_t(row) * N + ((t * 1024) + ((r_layout::flat(tl_tid, ((tl_chunk57 + tl_v) / 8) * 8) % 1024) + (tl_chunk57 + tl_v) % 8))]) : 0.0f;
                             }
                         }
                     }
@@ -7366,7 +7366,7 @@ __global__ void __launch_bounds__(128, 8) residual_rmsnorm_kernel_variant4(
                     // for j in parallel(1024): each thread visits the elements of `x` it holds
                     #pragma unroll
                     for (int tl_s60 = 0; tl_s60 < x_layout::kSlots; ++tl_s60) {
-                        [[maybe_unused]] const int j = ((x_layout::flat(tl_tid, (tl_s60 / 8) * 8)) % 1024) + tl_s60 % 8;
+                        [[maybe_unused]] const int j = (x_layout::flat(tl_tid, (tl_s60 / 8) * 8) % 1024) + tl_s60 % 8;
                         const float h = tl::convert<float>(tl::convert<tl::f16>(x[tl_s60] + r[tl_s60]));
                         x[tl_s60] = h * h;
                     }
@@ -7392,8 +7392,8 @@ __global__ void __launch_bounds__(128, 8) residual_rmsnorm_kernel_variant4(
                     // copy(X[row, c0 +: BN], x);  (norms.tl:246)
                     #pragma unroll
                     for (int tl_chunk62 = 0; tl_chunk62 < x_layout::kSlots; tl_chunk62 += 8) {
-                        const tl::f16* tl_ptr63 = &X[int64_t(row) * N + (c0 + (((x_layout::flat(tl_tid, (tl_chunk62 / 8) * 8)) % 1024) + tl_chunk62 % 8))];
-                        if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (((x_layout::flat(tl_tid, (tl_chunk62 / 8) * 8)) % 1024) + tl_chunk62 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds((c0 + (((x_layout::flat(tl_tid, (tl_chunk62 / 8) * 8)) % 1024) + tl_chunk62 % 8)) + 7, N) && tl::is_aligned(tl_ptr63, 16)) {
+                        const tl::f16* tl_ptr63 = &X[int64_t(row) * N + (c0 + ((x_layout::flat(tl_tid, (tl_chunk62 / 8) * 8) % 1024) + tl_chunk62 % 8))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds(c0 + ((x_layout::flat(tl_tid, (tl_chunk62 / 8) * 8) % 1024) + tl_chunk62 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds((c0 + ((x_layout::flat(tl_tid, (tl_chunk62 / 8) * 8) % 1024) + tl_chunk62 % 8)) + 7, N) && tl::is_aligned(tl_ptr63, 16)) {
                             tl::f16 tl_vec64[8];
                             tl::load_vector<tl::f16, 8>(tl_vec64, tl_ptr63);
                             #pragma unroll
@@ -7401,7 +7401,7 @@ __global__ void __launch_bounds__(128, 8) residual_rmsnorm_kernel_variant4(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                x[tl_chunk62 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds(c0 + (((x_layout::flat(tl_tid, ((tl_chunk62 + tl_v) / 8) * 8)) % 1024) + (tl_chunk62 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + (c0 + (((x_layout::flat(tl_tid, ((tl_chunk62 + tl_v) / 8) * 8)) % 1024) + (tl_chunk62 + tl_v) % 8))]) : 0.0f;
+                                x[tl_chunk62 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds(c0 + ((x_layout::flat(tl_tid, ((tl_chunk62 + tl_v) / 8) * 8) % 1024) + (tl_chunk62 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + (c0 + ((x_layout::flat(tl_tid, ((tl_chunk62 + tl_v) / 8) * 8) % 1024) + (tl_chunk62 + tl_v) % 8))]) : 0.0f;
                             }
                         }
                     }
@@ -7409,8 +7409,8 @@ __global__ void __launch_bounds__(128, 8) residual_rmsnorm_kernel_variant4(
                     // copy(R[row, c0 +: BN], r);  (norms.tl:247)
                     #pragma unroll
                     for (int tl_chunk65 = 0; tl_chunk65 < r_layout::kSlots; tl_chunk65 += 8) {
-                        const tl::f16* tl_ptr66 = &R[int64_t(row) * N + (c0 + (((r_layout::flat(tl_tid, (tl_chunk65 / 8) * 8)) % 1024) + tl_chunk65 % 8))];
-                        if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (((r_layout::flat(tl_tid, (tl_chunk65 / 8) * 8)) % 1024) + tl_chunk65 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds((c0 + (((r_layout::flat(tl_tid, (tl_chunk65 / 8) * 8)) % 1024) + tl_chunk65 % 8)) + 7, N) && tl::is_aligned(tl_ptr66, 16)) {
+                        const tl::f16* tl_ptr66 = &R[int64_t(row) * N + (c0 + ((r_layout::flat(tl_tid, (tl_chunk65 / 8) * 8) % 1024) + tl_chunk65 % 8))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds(c0 + ((r_layout::flat(tl_tid, (tl_chunk65 / 8) * 8) % 1024) + tl_chunk65 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds((c0 + ((r_layout::flat(tl_tid, (tl_chunk65 / 8) * 8) % 1024) + tl_chunk65 % 8)) + 7, N) && tl::is_aligned(tl_ptr66, 16)) {
                             tl::f16 tl_vec67[8];
                             tl::load_vector<tl::f16, 8>(tl_vec67, tl_ptr66);
                             #pragma unroll
@@ -7418,15 +7418,15 @@ __global__ void __launch_bounds__(128, 8) residual_rmsnorm_kernel_variant4(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                r[tl_chunk65 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds(c0 + (((r_layout::flat(tl_tid, ((tl_chunk65 + tl_v) / 8) * 8)) % 1024) + (tl_chunk65 + tl_v) % 8), N) ? tl::convert<float>(R[int64_t(row) * N + (c0 + (((r_layout::flat(tl_tid, ((tl_chunk65 + tl_v) / 8) * 8)) % 1024) + (tl_chunk65 + tl_v) % 8))]) : 0.0f;
+                                r[tl_chunk65 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds(c0 + ((r_layout::flat(tl_tid, ((tl_chunk65 + tl_v) / 8) * 8) % 1024) + (tl_chunk65 + tl_v) % 8), N) ? tl::convert<float>(R[int64_t(row) * N + (c0 + ((r_layout::flat(tl_tid, ((tl_chunk65 + tl_v) / 8) * 8) % 1024) + (tl_chunk65 + tl_v) % 8))]) : 0.0f;
                             }
                         }
                     }
                     // copy(W[c0 +: BN], w);  (norms.tl:248)
                     #pragma unroll
                     for (int tl_chunk68 = 0; tl_chunk68 < w_layout::kSlots; tl_chunk68 += 8) {
-                        const tl::f16* tl_ptr69 = &W[c0 + (((w_layout::flat(tl_tid, (tl_chunk68 / 8) * 8)) % 1024) + tl_chunk68 % 8)];
-                        if (tl::in_bounds(c0 + (((w_layout::flat(tl_tid, (tl_chunk68 / 8) * 8)) % 1024) + tl_chunk68 % 8), N) && tl::in_bounds((c0 + (((w_layout::flat(tl_tid, (tl_chunk68 / 8) * 8)) % 1024) + tl_chunk68 % 8)) + 7, N) && tl::is_aligned(tl_ptr69, 16)) {
+                        const tl::f16* tl_ptr69 = &W[c0 + ((w_layout::flat(tl_tid, (tl_chunk68 / 8) * 8) % 1024) + tl_chunk68 % 8)];
+                        if (tl::in_bounds(c0 + ((w_layout::flat(tl_tid, (tl_chunk68 / 8) * 8) % 1024) + tl_chunk68 % 8), N) && tl::in_bounds((c0 + ((w_layout::flat(tl_tid, (tl_chunk68 / 8) * 8) % 1024) + tl_chunk68 % 8)) + 7, N) && tl::is_aligned(tl_ptr69, 16)) {
                             tl::f16 tl_vec70[8];
                             tl::load_vector<tl::f16, 8>(tl_vec70, tl_ptr69);
                             #pragma unroll
@@ -7434,7 +7434,7 @@ __global__ void __launch_bounds__(128, 8) residual_rmsnorm_kernel_variant4(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                w[tl_chunk68 + tl_v] = tl::in_bounds(c0 + (((w_layout::flat(tl_tid, ((tl_chunk68 + tl_v) / 8) * 8)) % 1024) + (tl_chunk68 + tl_v) % 8), N) ? tl::convert<float>(W[c0 + (((w_layout::flat(tl_tid, ((tl_chunk68 + tl_v) / 8) * 8)) % 1024) + (tl_chunk68 + tl_v) % 8)]) : 0.0f;
+                                w[tl_chunk68 + tl_v] = tl::in_bounds(c0 + ((w_layout::flat(tl_tid, ((tl_chunk68 + tl_v) / 8) * 8) % 1024) + (tl_chunk68 + tl_v) % 8), N) ? tl::convert<float>(W[c0 + ((w_layout::flat(tl_tid, ((tl_chunk68 + tl_v) / 8) * 8) % 1024) + (tl_chunk68 + tl_v) % 8)]) : 0.0f;
                             }
                         }
                     }
@@ -7442,7 +7442,7 @@ __global__ void __launch_bounds__(128, 8) residual_rmsnorm_kernel_variant4(
                     // for j in parallel(1024): each thread visits the elements of `x` it holds
                     #pragma unroll
                     for (int tl_s71 = 0; tl_s71 < x_layout::kSlots; ++tl_s71) {
-                        [[maybe_unused]] const int j = ((x_layout::flat(tl_tid, (tl_s71 / 8) * 8)) % 1024) + tl_s71 % 8;
+                        [[maybe_unused]] const int j = (x_layout::flat(tl_tid, (tl_s71 / 8) * 8) % 1024) + tl_s71 % 8;
                         const float h = tl::convert<float>(tl::convert<tl::f16>(x[tl_s71] + r[tl_s71]));
                         r[tl_s71] = h;
                         x[tl_s71] = h * rrms * w[tl_s71];
@@ -7451,8 +7451,8 @@ __global__ void __launch_bounds__(128, 8) residual_rmsnorm_kernel_variant4(
                     // copy(r, R[row, c0 +: BN]);  (norms.tl:254)
                     #pragma unroll
                     for (int tl_chunk72 = 0; tl_chunk72 < r_layout::kSlots; tl_chunk72 += 8) {
-                        tl::f16* tl_ptr73 = &R[int64_t(row) * N + (c0 + (((r_layout::flat(tl_tid, (tl_chunk72 / 8) * 8)) % 1024) + tl_chunk72 % 8))];
-                        if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (((r_layout::flat(tl_tid, (tl_chunk72 / 8) * 8)) % 1024) + tl_chunk72 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds((c0 + (((r_layout::flat(tl_tid, (tl_chunk72 / 8) * 8)) % 1024) + tl_chunk72 % 8)) + 7, N) && tl::is_aligned(tl_ptr73, 16)) {
+                        tl::f16* tl_ptr73 = &R[int64_t(row) * N + (c0 + ((r_layout::flat(tl_tid, (tl_chunk72 / 8) * 8) % 1024) + tl_chunk72 % 8))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds(c0 + ((r_layout::flat(tl_tid, (tl_chunk72 / 8) * 8) % 1024) + tl_chunk72 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds((c0 + ((r_layout::flat(tl_tid, (tl_chunk72 / 8) * 8) % 1024) + tl_chunk72 % 8)) + 7, N) && tl::is_aligned(tl_ptr73, 16)) {
                             tl::f16 tl_vec74[8];
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; tl_v += 2) tl::convert_pair(&tl_vec74[tl_v], r[tl_chunk72 + tl_v], r[tl_chunk72 + tl_v + 1]);
@@ -7460,15 +7460,15 @@ __global__ void __launch_bounds__(128, 8) residual_rmsnorm_kernel_variant4(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (((r_layout::flat(tl_tid, ((tl_chunk72 + tl_v) / 8) * 8)) % 1024) + (tl_chunk72 + tl_v) % 8), N)) R[int64_t(row) * N + (c0 + (((r_layout::flat(tl_tid, ((tl_chunk72 + tl_v) / 8) * 8)) % 1024) + (tl_chunk72 + tl_v) % 8))] = tl::convert<tl::f16>(r[tl_chunk72 + tl_v]);
+                                if (tl::in_bounds(row, M) && tl::in_bounds(c0 + ((r_layout::flat(tl_tid, ((tl_chunk72 + tl_v) / 8) * 8) % 1024) + (tl_chunk72 + tl_v) % 8), N)) R[int64_t(row) * N + (c0 + ((r_layout::flat(tl_tid, ((tl_chunk72 + tl_v) / 8) * 8) % 1024) + (tl_chunk72 + tl_v) % 8))] = tl::convert<tl::f16>(r[tl_chunk72 + tl_v]);
                             }
                         }
                     }
                     // copy(x, Y[row, c0 +: BN]);  (norms.tl:255)
                     #pragma unroll
                     for (int tl_chunk75 = 0; tl_chunk75 < x_layout::kSlots; tl_chunk75 += 8) {
-                        tl::f16* tl_ptr76 = &Y[int64_t(row) * N + (c0 + (((x_layout::flat(tl_tid, (tl_chunk75 / 8) * 8)) % 1024) + tl_chunk75 % 8))];
-                        if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (((x_layout::flat(tl_tid, (tl_chunk75 / 8) * 8)) % 1024) + tl_chunk75 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds((c0 + (((x_layout::flat(tl_tid, (tl_chunk75 / 8) * 8)) % 1024) + tl_chunk75 % 8)) + 7, N) && tl::is_aligned(tl_ptr76, 16)) {
+                        tl::f16* tl_ptr76 = &Y[int64_t(row) * N + (c0 + ((x_layout::flat(tl_tid, (tl_chunk75 / 8) * 8) % 1024) + tl_chunk75 % 8))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds(c0 + ((x_layout::flat(tl_tid, (tl_chunk75 / 8) * 8) % 1024) + tl_chunk75 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds((c0 + ((x_layout::flat(tl_tid, (tl_chunk75 / 8) * 8) % 1024) + tl_chunk75 % 8)) + 7, N) && tl::is_aligned(tl_ptr76, 16)) {
                             tl::f16 tl_vec77[8];
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; tl_v += 2) tl::convert_pair(&tl_vec77[tl_v], x[tl_chunk75 + tl_v], x[tl_chunk75 + tl_v + 1]);
@@ -7476,7 +7476,7 @@ __global__ void __launch_bounds__(128, 8) residual_rmsnorm_kernel_variant4(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (((x_layout::flat(tl_tid, ((tl_chunk75 + tl_v) / 8) * 8)) % 1024) + (tl_chunk75 + tl_v) % 8), N)) Y[int64_t(row) * N + (c0 + (((x_layout::flat(tl_tid, ((tl_chunk75 + tl_v) / 8) * 8)) % 1024) + (tl_chunk75 + tl_v) % 8))] = tl::convert<tl::f16>(x[tl_chunk75 + tl_v]);
+                                if (tl::in_bounds(row, M) && tl::in_bounds(c0 + ((x_layout::flat(tl_tid, ((tl_chunk75 + tl_v) / 8) * 8) % 1024) + (tl_chunk75 + tl_v) % 8), N)) Y[int64_t(row) * N + (c0 + ((x_layout::flat(tl_tid, ((tl_chunk75 + tl_v) / 8) * 8) % 1024) + (tl_chunk75 + tl_v) % 8))] = tl::convert<tl::f16>(x[tl_chunk75 + tl_v]);
                             }
                         }
                     }
@@ -7794,8 +7794,8 @@ __global__ void __launch_bounds__(256, 4) residual_rmsnorm_kernel_variant5(
                     // copy(X[row, t * BN +: BN], x);  (norms.tl:234)
                     #pragma unroll
                     for (int tl_chunk54 = 0; tl_chunk54 < x_layout::kSlots; tl_chunk54 += 8) {
-                        const tl::f16* tl_ptr55 = &X[int64_t(row) * N + ((t * 2048) + (((x_layout::flat(tl_tid, (tl_chunk54 / 8) * 8)) % 2048) + tl_chunk54 % 8))];
-                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (((x_layout::flat(tl_tid, (tl_chunk54 / 8) * 8)) % 2048) + tl_chunk54 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 2048) + (((x_layout::flat(tl_tid, (tl_chunk54 / 8) * 8)) % 2048) + tl_chunk54 % 8)) + 7, N) && tl::is_aligned(tl_ptr55, 16)) {
+                        const tl::f16* tl_ptr55 = &X[int64_t(row) * N + ((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk54 / 8) * 8) % 2048) + tl_chunk54 % 8))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk54 / 8) * 8) % 2048) + tl_chunk54 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk54 / 8) * 8) % 2048) + tl_chunk54 % 8)) + 7, N) && tl::is_aligned(tl_ptr55, 16)) {
                             tl::f16 tl_vec56[8];
                             tl::load_vector<tl::f16, 8>(tl_vec56, tl_ptr55);
                             #pragma unroll
@@ -7803,7 +7803,7 @@ __global__ void __launch_bounds__(256, 4) residual_rmsnorm_kernel_variant5(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                x[tl_chunk54 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (((x_layout::flat(tl_tid, ((tl_chunk54 + tl_v) / 8) * 8)) % 2048) + (tl_chunk54 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 2048) + (((x_layout::flat(tl_tid, ((tl_chunk54 + tl_v) / 8) * 8)) % 2048) + (tl_chunk54 + tl_v) % 8))]) : 0.0f;
+                                x[tl_chunk54 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + ((x_layout::flat(tl_tid, ((tl_chunk54 + tl_v) / 8) * 8) % 2048) + (tl_chunk54 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 2048) + ((x_layout::flat(tl_tid, ((tl_chunk54 + tl_v) / 8) * 8) % 2048) + (tl_chunk54 + tl_v) % 8))]) : 0.0f;
                             }
                         }
                     }
@@ -7811,8 +7811,8 @@ __global__ void __launch_bounds__(256, 4) residual_rmsnorm_kernel_variant5(
                     // copy(R[row, t * BN +: BN], r);  (norms.tl:235)
                     #pragma unroll
                     for (int tl_chunk57 = 0; tl_chunk57 < r_layout::kSlots; tl_chunk57 += 8) {
-                        const tl::f16* tl_ptr58 = &R[int64_t(row) * N + ((t * 2048) + (((r_layout::flat(tl_tid, (tl_chunk57 / 8) * 8)) % 2048) + tl_chunk57 % 8))];
-                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (((r_layout::flat(tl_tid, (tl_chunk57 / 8) * 8)) % 2048) + tl_chunk57 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 2048) + (((r_layout::flat(tl_tid, (tl_chunk57 / 8) * 8)) % 2048) + tl_chunk57 % 8)) + 7, N) && tl::is_aligned(tl_ptr58, 16)) {
+                        const tl::f16* tl_ptr58 = &R[int64_t(row) * N + ((t * 2048) + ((r_layout::flat(tl_tid, (tl_chunk57 / 8) * 8) % 2048) + tl_chunk57 % 8))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + ((r_layout::flat(tl_tid, (tl_chunk57 / 8) * 8) % 2048) + tl_chunk57 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 2048) + ((r_layout::flat(tl_tid, (tl_chunk57 / 8) * 8) % 2048) + tl_chunk57 % 8)) + 7, N) && tl::is_aligned(tl_ptr58, 16)) {
                             tl::f16 tl_vec59[8];
                             tl::load_vector<tl::f16, 8>(tl_vec59, tl_ptr58);
                             #pragma unroll
@@ -7820,7 +7820,7 @@ __global__ void __launch_bounds__(256, 4) residual_rmsnorm_kernel_variant5(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                r[tl_chunk57 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (((r_layout::flat(tl_tid, ((tl_chunk57 + tl_v) / 8) * 8)) % 2048) + (tl_chunk57 + tl_v) % 8), N) ? tl::convert<float>(R[int64_t(row) * N + ((t * 2048) + (((r_layout::flat(tl_tid, ((tl_chunk57 + tl_v) / 8) * 8)) % 2048) + (tl_chunk57 + tl_v) % 8))]) : 0.0f;
+                                r[tl_chunk57 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + ((r_layout::flat(tl_tid, ((tl_chunk57 + tl_v) / 8) * 8) % 2048) + (tl_chunk57 + tl_v) % 8), N) ? tl::convert<float>(R[int64_t(row) * N + ((t * 2048) + ((r_layout::flat(tl_tid, ((tl_chunk57 + tl_v) / 8) * 8) % 2048) + (tl_chunk57 + tl_v) % 8))]) : 0.0f;
                             }
                         }
                     }
@@ -7828,7 +7828,7 @@ __global__ void __launch_bounds__(256, 4) residual_rmsnorm_kernel_variant5(
                     // for j in parallel(2048): each thread visits the elements of `x` it holds
                     #pragma unroll
                     for (int tl_s60 = 0; tl_s60 < x_layout::kSlots; ++tl_s60) {
-                        [[maybe_unused]] const int j = ((x_layout::flat(tl_tid, (tl_s60 / 8) * 8)) % 2048) + tl_s60 % 8;
+                        [[maybe_unused]] const int j = (x_layout::flat(tl_tid, (tl_s60 / 8) * 8) % 2048) + tl_s60 % 8;
                         const float h = tl::convert<float>(tl::convert<tl::f16>(x[tl_s60] + r[tl_s60]));
                         x[tl_s60] = h * h;
                     }
@@ -7854,8 +7854,8 @@ __global__ void __launch_bounds__(256, 4) residual_rmsnorm_kernel_variant5(
                     // copy(X[row, c0 +: BN], x);  (norms.tl:246)
                     #pragma unroll
                     for (int tl_chunk62 = 0; tl_chunk62 < x_layout::kSlots; tl_chunk62 += 8) {
-                        const tl::f16* tl_ptr63 = &X[int64_t(row) * N + (c0 + (((x_layout::flat(tl_tid, (tl_chunk62 / 8) * 8)) % 2048) + tl_chunk62 % 8))];
-                        if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (((x_layout::flat(tl_tid, (tl_chunk62 / 8) * 8)) % 2048) + tl_chunk62 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds((c0 + (((x_layout::flat(tl_tid, (tl_chunk62 / 8) * 8)) % 2048) + tl_chunk62 % 8)) + 7, N) && tl::is_aligned(tl_ptr63, 16)) {
+                        const tl::f16* tl_ptr63 = &X[int64_t(row) * N + (c0 + ((x_layout::flat(tl_tid, (tl_chunk62 / 8) * 8) % 2048) + tl_chunk62 % 8))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds(c0 + ((x_layout::flat(tl_tid, (tl_chunk62 / 8) * 8) % 2048) + tl_chunk62 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds((c0 + ((x_layout::flat(tl_tid, (tl_chunk62 / 8) * 8) % 2048) + tl_chunk62 % 8)) + 7, N) && tl::is_aligned(tl_ptr63, 16)) {
                             tl::f16 tl_vec64[8];
                             tl::load_vector<tl::f16, 8>(tl_vec64, tl_ptr63);
                             #pragma unroll
@@ -7863,7 +7863,7 @@ __global__ void __launch_bounds__(256, 4) residual_rmsnorm_kernel_variant5(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                x[tl_chunk62 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds(c0 + (((x_layout::flat(tl_tid, ((tl_chunk62 + tl_v) / 8) * 8)) % 2048) + (tl_chunk62 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + (c0 + (((x_layout::flat(tl_tid, ((tl_chunk62 + tl_v) / 8) * 8)) % 2048) + (tl_chunk62 + tl_v) % 8))]) : 0.0f;
+                                x[tl_chunk62 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds(c0 + ((x_layout::flat(tl_tid, ((tl_chunk62 + tl_v) / 8) * 8) % 2048) + (tl_chunk62 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + (c0 + ((x_layout::flat(tl_tid, ((tl_chunk62 + tl_v) / 8) * 8) % 2048) + (tl_chunk62 + tl_v) % 8))]) : 0.0f;
                             }
                         }
                     }
@@ -7871,8 +7871,8 @@ __global__ void __launch_bounds__(256, 4) residual_rmsnorm_kernel_variant5(
                     // copy(R[row, c0 +: BN], r);  (norms.tl:247)
                     #pragma unroll
                     for (int tl_chunk65 = 0; tl_chunk65 < r_layout::kSlots; tl_chunk65 += 8) {
-                        const tl::f16* tl_ptr66 = &R[int64_t(row) * N + (c0 + (((r_layout::flat(tl_tid, (tl_chunk65 / 8) * 8)) % 2048) + tl_chunk65 % 8))];
-                        if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (((r_layout::flat(tl_tid, (tl_chunk65 / 8) * 8)) % 2048) + tl_chunk65 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds((c0 + (((r_layout::flat(tl_tid, (tl_chunk65 / 8) * 8)) % 2048) + tl_chunk65 % 8)) + 7, N) && tl::is_aligned(tl_ptr66, 16)) {
+                        const tl::f16* tl_ptr66 = &R[int64_t(row) * N + (c0 + ((r_layout::flat(tl_tid, (tl_chunk65 / 8) * 8) % 2048) + tl_chunk65 % 8))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds(c0 + ((r_layout::flat(tl_tid, (tl_chunk65 / 8) * 8) % 2048) + tl_chunk65 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds((c0 + ((r_layout::flat(tl_tid, (tl_chunk65 / 8) * 8) % 2048) + tl_chunk65 % 8)) + 7, N) && tl::is_aligned(tl_ptr66, 16)) {
                             tl::f16 tl_vec67[8];
                             tl::load_vector<tl::f16, 8>(tl_vec67, tl_ptr66);
                             #pragma unroll
@@ -7880,15 +7880,15 @@ __global__ void __launch_bounds__(256, 4) residual_rmsnorm_kernel_variant5(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                r[tl_chunk65 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds(c0 + (((r_layout::flat(tl_tid, ((tl_chunk65 + tl_v) / 8) * 8)) % 2048) + (tl_chunk65 + tl_v) % 8), N) ? tl::convert<float>(R[int64_t(row) * N + (c0 + (((r_layout::flat(tl_tid, ((tl_chunk65 + tl_v) / 8) * 8)) % 2048) + (tl_chunk65 + tl_v) % 8))]) : 0.0f;
+                                r[tl_chunk65 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds(c0 + ((r_layout::flat(tl_tid, ((tl_chunk65 + tl_v) / 8) * 8) % 2048) + (tl_chunk65 + tl_v) % 8), N) ? tl::convert<float>(R[int64_t(row) * N + (c0 + ((r_layout::flat(tl_tid, ((tl_chunk65 + tl_v) / 8) * 8) % 2048) + (tl_chunk65 + tl_v) % 8))]) : 0.0f;
                             }
                         }
                     }
                     // copy(W[c0 +: BN], w);  (norms.tl:248)
                     #pragma unroll
                     for (int tl_chunk68 = 0; tl_chunk68 < w_layout::kSlots; tl_chunk68 += 8) {
-                        const tl::f16* tl_ptr69 = &W[c0 + (((w_layout::flat(tl_tid, (tl_chunk68 / 8) * 8)) % 2048) + tl_chunk68 % 8)];
-                        if (tl::in_bounds(c0 + (((w_layout::flat(tl_tid, (tl_chunk68 / 8) * 8)) % 2048) + tl_chunk68 % 8), N) && tl::in_bounds((c0 + (((w_layout::flat(tl_tid, (tl_chunk68 / 8) * 8)) % 2048) + tl_chunk68 % 8)) + 7, N) && tl::is_aligned(tl_ptr69, 16)) {
+                        const tl::f16* tl_ptr69 = &W[c0 + ((w_layout::flat(tl_tid, (tl_chunk68 / 8) * 8) % 2048) + tl_chunk68 % 8)];
+                        if (tl::in_bounds(c0 + ((w_layout::flat(tl_tid, (tl_chunk68 / 8) * 8) % 2048) + tl_chunk68 % 8), N) && tl::in_bounds((c0 + ((w_layout::flat(tl_tid, (tl_chunk68 / 8) * 8) % 2048) + tl_chunk68 % 8)) + 7, N) && tl::is_aligned(tl_ptr69, 16)) {
                             tl::f16 tl_vec70[8];
                             tl::load_vector<tl::f16, 8>(tl_vec70, tl_ptr69);
                             #pragma unroll
@@ -7896,7 +7896,7 @@ __global__ void __launch_bounds__(256, 4) residual_rmsnorm_kernel_variant5(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                w[tl_chunk68 + tl_v] = tl::in_bounds(c0 + (((w_layout::flat(tl_tid, ((tl_chunk68 + tl_v) / 8) * 8)) % 2048) + (tl_chunk68 + tl_v) % 8), N) ? tl::convert<float>(W[c0 + (((w_layout::flat(tl_tid, ((tl_chunk68 + tl_v) / 8) * 8)) % 2048) + (tl_chunk68 + tl_v) % 8)]) : 0.0f;
+                                w[tl_chunk68 + tl_v] = tl::in_bounds(c0 + ((w_layout::flat(tl_tid, ((tl_chunk68 + tl_v) / 8) * 8) % 2048) + (tl_chunk68 + tl_v) % 8), N) ? tl::convert<float>(W[c0 + ((w_layout::flat(tl_tid, ((tl_chunk68 + tl_v) / 8) * 8) % 2048) + (tl_chunk68 + tl_v) % 8)]) : 0.0f;
                             }
                         }
                     }
@@ -7904,7 +7904,7 @@ __global__ void __launch_bounds__(256, 4) residual_rmsnorm_kernel_variant5(
                     // for j in parallel(2048): each thread visits the elements of `x` it holds
                     #pragma unroll
                     for (int tl_s71 = 0; tl_s71 < x_layout::kSlots; ++tl_s71) {
-                        [[maybe_unused]] const int j = ((x_layout::flat(tl_tid, (tl_s71 / 8) * 8)) % 2048) + tl_s71 % 8;
+                        [[maybe_unused]] const int j = (x_layout::flat(tl_tid, (tl_s71 / 8) * 8) % 2048) + tl_s71 % 8;
                         const float h = tl::convert<float>(tl::convert<tl::f16>(x[tl_s71] + r[tl_s71]));
                         r[tl_s71] = h;
                         x[tl_s71] = h * rrms * w[tl_s71];
@@ -7913,8 +7913,8 @@ __global__ void __launch_bounds__(256, 4) residual_rmsnorm_kernel_variant5(
                     // copy(r, R[row, c0 +: BN]);  (norms.tl:254)
                     #pragma unroll
                     for (int tl_chunk72 = 0; tl_chunk72 < r_layout::kSlots; tl_chunk72 += 8) {
-                        tl::f16* tl_ptr73 = &R[int64_t(row) * N + (c0 + (((r_layout::flat(tl_tid, (tl_chunk72 / 8) * 8)) % 2048) + tl_chunk72 % 8))];
-                        if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (((r_layout::flat(tl_tid, (tl_chunk72 / 8) * 8)) % 2048) + tl_chunk72 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds((c0 + (((r_layout::flat(tl_tid, (tl_chunk72 / 8) * 8)) % 2048) + tl_chunk72 % 8)) + 7, N) && tl::is_aligned(tl_ptr73, 16)) {
+                        tl::f16* tl_ptr73 = &R[int64_t(row) * N + (c0 + ((r_layout::flat(tl_tid, (tl_chunk72 / 8) * 8) % 2048) + tl_chunk72 % 8))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds(c0 + ((r_layout::flat(tl_tid, (tl_chunk72 / 8) * 8) % 2048) + tl_chunk72 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds((c0 + ((r_layout::flat(tl_tid, (tl_chunk72 / 8) * 8) % 2048) + tl_chunk72 % 8)) + 7, N) && tl::is_aligned(tl_ptr73, 16)) {
                             tl::f16 tl_vec74[8];
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; tl_v += 2) tl::convert_pair(&tl_vec74[tl_v], r[tl_chunk72 + tl_v], r[tl_chunk72 + tl_v + 1]);
@@ -7922,15 +7922,15 @@ __global__ void __launch_bounds__(256, 4) residual_rmsnorm_kernel_variant5(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (((r_layout::flat(tl_tid, ((tl_chunk72 + tl_v) / 8) * 8)) % 2048) + (tl_chunk72 + tl_v) % 8), N)) R[int64_t(row) * N + (c0 + (((r_layout::flat(tl_tid, ((tl_chunk72 + tl_v) / 8) * 8)) % 2048) + (tl_chunk72 + tl_v) % 8))] = tl::convert<tl::f16>(r[tl_chunk72 + tl_v]);
+                                if (tl::in_bounds(row, M) && tl::in_bounds(c0 + ((r_layout::flat(tl_tid, ((tl_chunk72 + tl_v) / 8) * 8) % 2048) + (tl_chunk72 + tl_v) % 8), N)) R[int64_t(row) * N + (c0 + ((r_layout::flat(tl_tid, ((tl_chunk72 + tl_v) / 8) * 8) % 2048) + (tl_chunk72 + tl_v) % 8))] = tl::convert<tl::f16>(r[tl_chunk72 + tl_v]);
                             }
                         }
                     }
                     // copy(x, Y[row, c0 +: BN]);  (norms.tl:255)
                     #pragma unroll
                     for (int tl_chunk75 = 0; tl_chunk75 < x_layout::kSlots; tl_chunk75 += 8) {
-                        tl::f16* tl_ptr76 = &Y[int64_t(row) * N + (c0 + (((x_layout::flat(tl_tid, (tl_chunk75 / 8) * 8)) % 2048) + tl_chunk75 % 8))];
-                        if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (((x_layout::flat(tl_tid, (tl_chunk75 / 8) * 8)) % 2048) + tl_chunk75 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds((c0 + (((x_layout::flat(tl_tid, (tl_chunk75 / 8) * 8)) % 2048) + tl_chunk75 % 8)) + 7, N) && tl::is_aligned(tl_ptr76, 16)) {
+                        tl::f16* tl_ptr76 = &Y[int64_t(row) * N + (c0 + ((x_layout::flat(tl_tid, (tl_chunk75 / 8) * 8) % 2048) + tl_chunk75 % 8))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds(c0 + ((x_layout::flat(tl_tid, (tl_chunk75 / 8) * 8) % 2048) + tl_chunk75 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds((c0 + ((x_layout::flat(tl_tid, (tl_chunk75 / 8) * 8) % 2048) + tl_chunk75 % 8)) + 7, N) && tl::is_aligned(tl_ptr76, 16)) {
                             tl::f16 tl_vec77[8];
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; tl_v += 2) tl::convert_pair(&tl_vec77[tl_v], x[tl_chunk75 + tl_v], x[tl_chunk75 + tl_v + 1]);
@@ -7938,7 +7938,7 @@ __global__ void __launch_bounds__(256, 4) residual_rmsnorm_kernel_variant5(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (((x_layout::flat(tl_tid, ((tl_chunk75 + tl_v) / 8) * 8)) % 2048) + (tl_chunk75 + tl_v) % 8), N)) Y[int64_t(row) * N + (c0 + (((x_layout::flat(tl_tid, ((tl_chunk75 + tl_v) / 8) * 8)) % 2048) + (tl_chunk75 + tl_v) % 8))] = tl::convert<tl::f16>(x[tl_chunk75 + tl_v]);
+                                if (tl::in_bounds(row, M) && tl::in_bounds(c0 + ((x_layout::flat(tl_tid, ((tl_chunk75 + tl_v) / 8) * 8) % 2048) + (tl_chunk75 + tl_v) % 8), N)) Y[int64_t(row) * N + (c0 + ((x_layout::flat(tl_tid, ((tl_chunk75 + tl_v) / 8) * 8) % 2048) + (tl_chunk75 + tl_v) % 8))] = tl::convert<tl::f16>(x[tl_chunk75 + tl_v]);
                             }
                         }
                     }
@@ -8257,8 +8257,8 @@ __global__ void __launch_bounds__(512, 2) residual_rmsnorm_kernel_variant6(
                     // copy(X[row, t * BN +: BN], x);  (norms.tl:234)
                     #pragma unroll
                     for (int tl_chunk54 = 0; tl_chunk54 < x_layout::kSlots; tl_chunk54 += 8) {
-                        const tl::f16* tl_ptr55 = &X[int64_t(row) * N + ((t * 4096) + (((x_layout::flat(tl_tid, (tl_chunk54 / 8) * 8)) % 4096) + tl_chunk54 % 8))];
-                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 4096) + (((x_layout::flat(tl_tid, (tl_chunk54 / 8) * 8)) % 4096) + tl_chunk54 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 4096) + (((x_layout::flat(tl_tid, (tl_chunk54 / 8) * 8)) % 4096) + tl_chunk54 % 8)) + 7, N) && tl::is_aligned(tl_ptr55, 16)) {
+                        const tl::f16* tl_ptr55 = &X[int64_t(row) * N + ((t * 4096) + ((x_layout::flat(tl_tid, (tl_chunk54 / 8) * 8) % 4096) + tl_chunk54 % 8))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 4096) + ((x_layout::flat(tl_tid, (tl_chunk54 / 8) * 8) % 4096) + tl_chunk54 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 4096) + ((x_layout::flat(tl_tid, (tl_chunk54 / 8) * 8) % 4096) + tl_chunk54 % 8)) + 7, N) && tl::is_aligned(tl_ptr55, 16)) {
                             tl::f16 tl_vec56[8];
                             tl::load_vector<tl::f16, 8>(tl_vec56, tl_ptr55);
                             #pragma unroll
@@ -8266,7 +8266,7 @@ __global__ void __launch_bounds__(512, 2) residual_rmsnorm_kernel_variant6(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                x[tl_chunk54 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 4096) + (((x_layout::flat(tl_tid, ((tl_chunk54 + tl_v) / 8) * 8)) % 4096) + (tl_chunk54 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 4096) + (((x_layout::flat(tl_tid, ((tl_chunk54 + tl_v) / 8) * 8)) % 4096) + (tl_chunk54 + tl_v) % 8))]) : 0.0f;
+                                x[tl_chunk54 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 4096) + ((x_layout::flat(tl_tid, ((tl_chunk54 + tl_v) / 8) * 8) % 4096) + (tl_chunk54 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 4096) + ((x_layout::flat(tl_tid, ((tl_chunk54 + tl_v) / 8) * 8) % 4096) + (tl_chunk54 + tl_v) % 8))]) : 0.0f;
                             }
                         }
                     }
@@ -8274,8 +8274,8 @@ __global__ void __launch_bounds__(512, 2) residual_rmsnorm_kernel_variant6(
                     // copy(R[row, t * BN +: BN], r);  (norms.tl:235)
                     #pragma unroll
                     for (int tl_chunk57 = 0; tl_chunk57 < r_layout::kSlots; tl_chunk57 += 8) {
-                        const tl::f16* tl_ptr58 = &R[int64_t(row) * N + ((t * 4096) + (((r_layout::flat(tl_tid, (tl_chunk57 / 8) * 8)) % 4096) + tl_chunk57 % 8))];
-                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 4096) + (((r_layout::flat(tl_tid, (tl_chunk57 / 8) * 8)) % 4096) + tl_chunk57 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 4096) + (((r_layout::flat(tl_tid, (tl_chunk57 / 8) * 8)) % 4096) + tl_chunk57 % 8)) + 7, N) && tl::is_aligned(tl_ptr58, 16)) {
+                        const tl::f16* tl_ptr58 = &R[int64_t(row) * N + ((t * 4096) + ((r_layout::flat(tl_tid, (tl_chunk57 / 8) * 8) % 4096) + tl_chunk57 % 8))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 4096) + ((r_layout::flat(tl_tid, (tl_chunk57 / 8) * 8) % 4096) + tl_chunk57 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 4096) + ((r_layout::flat(tl_tid, (tl_chunk57 / 8) * 8) % 4096) + tl_chunk57 % 8)) + 7, N) && tl::is_aligned(tl_ptr58, 16)) {
                             tl::f16 tl_vec59[8];
                             tl::load_vector<tl::f16, 8>(tl_vec59, tl_ptr58);
                             #pragma unroll
@@ -8283,7 +8283,7 @@ __global__ void __launch_bounds__(512, 2) residual_rmsnorm_kernel_variant6(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                r[tl_chunk57 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 4096) + (((r_layout::flat(tl_tid, ((tl_chunk57 + tl_v) / 8) * 8)) % 4096) + (tl_chunk57 + tl_v) % 8), N) ? tl::convert<float>(R[int64_t(row) * N + ((t * 4096) + (((r_layout::flat(tl_tid, ((tl_chunk57 + tl_v) / 8) * 8)) % 4096) + (tl_chunk57 + tl_v) % 8))]) : 0.0f;
+                                r[tl_chunk57 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 4096) + ((r_layout::flat(tl_tid, ((tl_chunk57 + tl_v) / 8) * 8) % 4096) + (tl_chunk57 + tl_v) % 8), N) ? tl::convert<float>(R[int64_t(row) * N + ((t * 4096) + ((r_layout::flat(tl_tid, ((tl_chunk57 + tl_v) / 8) * 8) % 4096) + (tl_chunk57 + tl_v) % 8))]) : 0.0f;
                             }
                         }
                     }
@@ -8291,7 +8291,7 @@ __global__ void __launch_bounds__(512, 2) residual_rmsnorm_kernel_variant6(
                     // for j in parallel(4096): each thread visits the elements of `x` it holds
                     #pragma unroll
                     for (int tl_s60 = 0; tl_s60 < x_layout::kSlots; ++tl_s60) {
-                        [[maybe_unused]] const int j = ((x_layout::flat(tl_tid, (tl_s60 / 8) * 8)) % 4096) + tl_s60 % 8;
+                        [[maybe_unused]] const int j = (x_layout::flat(tl_tid, (tl_s60 / 8) * 8) % 4096) + tl_s60 % 8;
                         const float h = tl::convert<float>(tl::convert<tl::f16>(x[tl_s60] + r[tl_s60]));
                         x[tl_s60] = h * h;
                     }
@@ -8317,8 +8317,8 @@ __global__ void __launch_bounds__(512, 2) residual_rmsnorm_kernel_variant6(
                     // copy(X[row, c0 +: BN], x);  (norms.tl:246)
                     #pragma unroll
                     for (int tl_chunk62 = 0; tl_chunk62 < x_layout::kSlots; tl_chunk62 += 8) {
-                        const tl::f16* tl_ptr63 = &X[int64_t(row) * N + (c0 + (((x_layout::flat(tl_tid, (tl_chunk62 / 8) * 8)) % 4096) + tl_chunk62 % 8))];
-                        if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (((x_layout::flat(tl_tid, (tl_chunk62 / 8) * 8)) % 4096) + tl_chunk62 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds((c0 + (((x_layout::flat(tl_tid, (tl_chunk62 / 8) * 8)) % 4096) + tl_chunk62 % 8)) + 7, N) && tl::is_aligned(tl_ptr63, 16)) {
+                        const tl::f16* tl_ptr63 = &X[int64_t(row) * N + (c0 + ((x_layout::flat(tl_tid, (tl_chunk62 / 8) * 8) % 4096) + tl_chunk62 % 8))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds(c0 + ((x_layout::flat(tl_tid, (tl_chunk62 / 8) * 8) % 4096) + tl_chunk62 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds((c0 + ((x_layout::flat(tl_tid, (tl_chunk62 / 8) * 8) % 4096) + tl_chunk62 % 8)) + 7, N) && tl::is_aligned(tl_ptr63, 16)) {
                             tl::f16 tl_vec64[8];
                             tl::load_vector<tl::f16, 8>(tl_vec64, tl_ptr63);
                             #pragma unroll
@@ -8326,7 +8326,7 @@ __global__ void __launch_bounds__(512, 2) residual_rmsnorm_kernel_variant6(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                x[tl_chunk62 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds(c0 + (((x_layout::flat(tl_tid, ((tl_chunk62 + tl_v) / 8) * 8)) % 4096) + (tl_chunk62 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + (c0 + (((x_layout::flat(tl_tid, ((tl_chunk62 + tl_v) / 8) * 8)) % 4096) + (tl_chunk62 + tl_v) % 8))]) : 0.0f;
+                                x[tl_chunk62 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds(c0 + ((x_layout::flat(tl_tid, ((tl_chunk62 + tl_v) / 8) * 8) % 4096) + (tl_chunk62 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + (c0 + ((x_layout::flat(tl_tid, ((tl_chunk62 + tl_v) / 8) * 8) % 4096) + (tl_chunk62 + tl_v) % 8))]) : 0.0f;
                             }
                         }
                     }
@@ -8334,8 +8334,8 @@ __global__ void __launch_bounds__(512, 2) residual_rmsnorm_kernel_variant6(
                     // copy(R[row, c0 +: BN], r);  (norms.tl:247)
                     #pragma unroll
                     for (int tl_chunk65 = 0; tl_chunk65 < r_layout::kSlots; tl_chunk65 += 8) {
-                        const tl::f16* tl_ptr66 = &R[int64_t(row) * N + (c0 + (((r_layout::flat(tl_tid, (tl_chunk65 / 8) * 8)) % 4096) + tl_chunk65 % 8))];
-                        if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (((r_layout::flat(tl_tid, (tl_chunk65 / 8) * 8)) % 4096) + tl_chunk65 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds((c0 + (((r_layout::flat(tl_tid, (tl_chunk65 / 8) * 8)) % 4096) + tl_chunk65 % 8)) + 7, N) && tl::is_aligned(tl_ptr66, 16)) {
+                        const tl::f16* tl_ptr66 = &R[int64_t(row) * N + (c0 + ((r_layout::flat(tl_tid, (tl_chunk65 / 8) * 8) % 4096) + tl_chunk65 % 8))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds(c0 + ((r_layout::flat(tl_tid, (tl_chunk65 / 8) * 8) % 4096) + tl_chunk65 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds((c0 + ((r_layout::flat(tl_tid, (tl_chunk65 / 8) * 8) % 4096) + tl_chunk65 % 8)) + 7, N) && tl::is_aligned(tl_ptr66, 16)) {
                             tl::f16 tl_vec67[8];
                             tl::load_vector<tl::f16, 8>(tl_vec67, tl_ptr66);
                             #pragma unroll
@@ -8343,15 +8343,15 @@ __global__ void __launch_bounds__(512, 2) residual_rmsnorm_kernel_variant6(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                r[tl_chunk65 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds(c0 + (((r_layout::flat(tl_tid, ((tl_chunk65 + tl_v) / 8) * 8)) % 4096) + (tl_chunk65 + tl_v) % 8), N) ? tl::convert<float>(R[int64_t(row) * N + (c0 + (((r_layout::flat(tl_tid, ((tl_chunk65 + tl_v) / 8) * 8)) % 4096) + (tl_chunk65 + tl_v) % 8))]) : 0.0f;
+                                r[tl_chunk65 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds(c0 + ((r_layout::flat(tl_tid, ((tl_chunk65 + tl_v) / 8) * 8) % 4096) + (tl_chunk65 + tl_v) % 8), N) ? tl::convert<float>(R[int64_t(row) * N + (c0 + ((r_layout::flat(tl_tid, ((tl_chunk65 + tl_v) / 8) * 8) % 4096) + (tl_chunk65 + tl_v) % 8))]) : 0.0f;
                             }
                         }
                     }
                     // copy(W[c0 +: BN], w);  (norms.tl:248)
                     #pragma unroll
                     for (int tl_chunk68 = 0; tl_chunk68 < w_layout::kSlots; tl_chunk68 += 8) {
-                        const tl::f16* tl_ptr69 = &W[c0 + (((w_layout::flat(tl_tid, (tl_chunk68 / 8) * 8)) % 4096) + tl_chunk68 % 8)];
-                        if (tl::in_bounds(c0 + (((w_layout::flat(tl_tid, (tl_chunk68 / 8) * 8)) % 4096) + tl_chunk68 % 8), N) && tl::in_bounds((c0 + (((w_layout::flat(tl_tid, (tl_chunk68 / 8) * 8)) % 4096) + tl_chunk68 % 8)) + 7, N) && tl::is_aligned(tl_ptr69, 16)) {
+                        const tl::f16* tl_ptr69 = &W[c0 + ((w_layout::flat(tl_tid, (tl_chunk68 / 8) * 8) % 4096) + tl_chunk68 % 8)];
+                        if (tl::in_bounds(c0 + ((w_layout::flat(tl_tid, (tl_chunk68 / 8) * 8) % 4096) + tl_chunk68 % 8), N) && tl::in_bounds((c0 + ((w_layout::flat(tl_tid, (tl_chunk68 / 8) * 8) % 4096) + tl_chunk68 % 8)) + 7, N) && tl::is_aligned(tl_ptr69, 16)) {
                             tl::f16 tl_vec70[8];
                             tl::load_vector<tl::f16, 8>(tl_vec70, tl_ptr69);
                             #pragma unroll
@@ -8359,7 +8359,7 @@ __global__ void __launch_bounds__(512, 2) residual_rmsnorm_kernel_variant6(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                w[tl_chunk68 + tl_v] = tl::in_bounds(c0 + (((w_layout::flat(tl_tid, ((tl_chunk68 + tl_v) / 8) * 8)) % 4096) + (tl_chunk68 + tl_v) % 8), N) ? tl::convert<float>(W[c0 + (((w_layout::flat(tl_tid, ((tl_chunk68 + tl_v) / 8) * 8)) % 4096) + (tl_chunk68 + tl_v) % 8)]) : 0.0f;
+                                w[tl_chunk68 + tl_v] = tl::in_bounds(c0 + ((w_layout::flat(tl_tid, ((tl_chunk68 + tl_v) / 8) * 8) % 4096) + (tl_chunk68 + tl_v) % 8), N) ? tl::convert<float>(W[c0 + ((w_layout::flat(tl_tid, ((tl_chunk68 + tl_v) / 8) * 8) % 4096) + (tl_chunk68 + tl_v) % 8)]) : 0.0f;
                             }
                         }
                     }
@@ -8367,7 +8367,7 @@ __global__ void __launch_bounds__(512, 2) residual_rmsnorm_kernel_variant6(
                     // for j in parallel(4096): each thread visits the elements of `x` it holds
                     #pragma unroll
                     for (int tl_s71 = 0; tl_s71 < x_layout::kSlots; ++tl_s71) {
-                        [[maybe_unused]] const int j = ((x_layout::flat(tl_tid, (tl_s71 / 8) * 8)) % 4096) + tl_s71 % 8;
+                        [[maybe_unused]] const int j = (x_layout::flat(tl_tid, (tl_s71 / 8) * 8) % 4096) + tl_s71 % 8;
                         const float h = tl::convert<float>(tl::convert<tl::f16>(x[tl_s71] + r[tl_s71]));
                         r[tl_s71] = h;
                         x[tl_s71] = h * rrms * w[tl_s71];
@@ -8376,8 +8376,8 @@ __global__ void __launch_bounds__(512, 2) residual_rmsnorm_kernel_variant6(
                     // copy(r, R[row, c0 +: BN]);  (norms.tl:254)
                     #pragma unroll
                     for (int tl_chunk72 = 0; tl_chunk72 < r_layout::kSlots; tl_chunk72 += 8) {
-                        tl::f16* tl_ptr73 = &R[int64_t(row) * N + (c0 + (((r_layout::flat(tl_tid, (tl_chunk72 / 8) * 8)) % 4096) + tl_chunk72 % 8))];
-                        if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (((r_layout::flat(tl_tid, (tl_chunk72 / 8) * 8)) % 4096) + tl_chunk72 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds((c0 + (((r_layout::flat(tl_tid, (tl_chunk72 / 8) * 8)) % 4096) + tl_chunk72 % 8)) + 7, N) && tl::is_aligned(tl_ptr73, 16)) {
+                        tl::f16* tl_ptr73 = &R[int64_t(row) * N + (c0 + ((r_layout::flat(tl_tid, (tl_chunk72 / 8) * 8) % 4096) + tl_chunk72 % 8))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds(c0 + ((r_layout::flat(tl_tid, (tl_chunk72 / 8) * 8) % 4096) + tl_chunk72 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds((c0 + ((r_layout::flat(tl_tid, (tl_chunk72 / 8) * 8) % 4096) + tl_chunk72 % 8)) + 7, N) && tl::is_aligned(tl_ptr73, 16)) {
                             tl::f16 tl_vec74[8];
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; tl_v += 2) tl::convert_pair(&tl_vec74[tl_v], r[tl_chunk72 + tl_v], r[tl_chunk72 + tl_v + 1]);
@@ -8385,15 +8385,15 @@ __global__ void __launch_bounds__(512, 2) residual_rmsnorm_kernel_variant6(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (((r_layout::flat(tl_tid, ((tl_chunk72 + tl_v) / 8) * 8)) % 4096) + (tl_chunk72 + tl_v) % 8), N)) R[int64_t(row) * N + (c0 + (((r_layout::flat(tl_tid, ((tl_chunk72 + tl_v) / 8) * 8)) % 4096) + (tl_chunk72 + tl_v) % 8))] = tl::convert<tl::f16>(r[tl_chunk72 + tl_v]);
+                                if (tl::in_bounds(row, M) && tl::in_bounds(c0 + ((r_layout::flat(tl_tid, ((tl_chunk72 + tl_v) / 8) * 8) % 4096) + (tl_chunk72 + tl_v) % 8), N)) R[int64_t(row) * N + (c0 + ((r_layout::flat(tl_tid, ((tl_chunk72 + tl_v) / 8) * 8) % 4096) + (tl_chunk72 + tl_v) % 8))] = tl::convert<tl::f16>(r[tl_chunk72 + tl_v]);
                             }
                         }
                     }
                     // copy(x, Y[row, c0 +: BN]);  (norms.tl:255)
                     #pragma unroll
                     for (int tl_chunk75 = 0; tl_chunk75 < x_layout::kSlots; tl_chunk75 += 8) {
-                        tl::f16* tl_ptr76 = &Y[int64_t(row) * N + (c0 + (((x_layout::flat(tl_tid, (tl_chunk75 / 8) * 8)) % 4096) + tl_chunk75 % 8))];
-                        if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (((x_layout::flat(tl_tid, (tl_chunk75 / 8) * 8)) % 4096) + tl_chunk75 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds((c0 + (((x_layout::flat(tl_tid, (tl_chunk75 / 8) * 8)) % 4096) + tl_chunk75 % 8)) + 7, N) && tl::is_aligned(tl_ptr76, 16)) {
+                        tl::f16* tl_ptr76 = &Y[int64_t(row) * N + (c0 + ((x_layout::flat(tl_tid, (tl_chunk75 / 8) * 8) % 4096) + tl_chunk75 % 8))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds(c0 + ((x_layout::flat(tl_tid, (tl_chunk75 / 8) * 8) % 4096) + tl_chunk75 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds((c0 + ((x_layout::flat(tl_tid, (tl_chunk75 / 8) * 8) % 4096) + tl_chunk75 % 8)) + 7, N) && tl::is_aligned(tl_ptr76, 16)) {
                             tl::f16 tl_vec77[8];
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; tl_v += 2) tl::convert_pair(&tl_vec77[tl_v], x[tl_chunk75 + tl_v], x[tl_chunk75 + tl_v + 1]);
@@ -8401,7 +8401,7 @@ __global__ void __launch_bounds__(512, 2) residual_rmsnorm_kernel_variant6(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (((x_layout::flat(tl_tid, ((tl_chunk75 + tl_v) / 8) * 8)) % 4096) + (tl_chunk75 + tl_v) % 8), N)) Y[int64_t(row) * N + (c0 + (((x_layout::flat(tl_tid, ((tl_chunk75 + tl_v) / 8) * 8)) % 4096) + (tl_chunk75 + tl_v) % 8))] = tl::convert<tl::f16>(x[tl_chunk75 + tl_v]);
+                                if (tl::in_bounds(row, M) && tl::in_bounds(c0 + ((x_layout::flat(tl_tid, ((tl_chunk75 + tl_v) / 8) * 8) % 4096) + (tl_chunk75 + tl_v) % 8), N)) Y[int64_t(row) * N + (c0 + ((x_layout::flat(tl_tid, ((tl_chunk75 + tl_v) / 8) * 8) % 4096) + (tl_chunk75 + tl_v) % 8))] = tl::convert<tl::f16>(x[tl_chunk75 + tl_v]);
                             }
                         }
                     }
@@ -8671,8 +8671,8 @@ __global__ void __launch_bounds__(128, 8) layernorm_gelu_kernel_variant0(
                     // copy(X[row, t * BN +: BN], x);  (norms.tl:318)
                     #pragma unroll
                     for (int tl_chunk42 = 0; tl_chunk42 < x_layout::kSlots; tl_chunk42 += 8) {
-                        const tl::f16* tl_ptr43 = &X[int64_t(row) * N + ((t * 1024) + (((x_layout::flat(tl_tid, (tl_chunk42 / 8) * 8)) % 1024) + tl_chunk42 % 8))];
-                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 1024) + (((x_layout::flat(tl_tid, (tl_chunk42 / 8) * 8)) % 1024) + tl_chunk42 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 1024) + (((x_layout::flat(tl_tid, (tl_chunk42 / 8) * 8)) % 1024) + tl_chunk42 % 8)) + 7, N) && tl::is_aligned(tl_ptr43, 16)) {
+                        const tl::f16* tl_ptr43 = &X[int64_t(row) * N + ((t * 1024) + ((x_layout::flat(tl_tid, (tl_chunk42 / 8) * 8) % 1024) + tl_chunk42 % 8))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 1024) + ((x_layout::flat(tl_tid, (tl_chunk42 / 8) * 8) % 1024) + tl_chunk42 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 1024) + ((x_layout::flat(tl_tid, (tl_chunk42 / 8) * 8) % 1024) + tl_chunk42 % 8)) + 7, N) && tl::is_aligned(tl_ptr43, 16)) {
                             tl::f16 tl_vec44[8];
                             tl::load_vector<tl::f16, 8>(tl_vec44, tl_ptr43);
                             #pragma unroll
@@ -8680,7 +8680,7 @@ __global__ void __launch_bounds__(128, 8) layernorm_gelu_kernel_variant0(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                x[tl_chunk42 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 1024) + (((x_layout::flat(tl_tid, ((tl_chunk42 + tl_v) / 8) * 8)) % 1024) + (tl_chunk42 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 1024) + (((x_layout::flat(tl_tid, ((tl_chunk42 + tl_v) / 8) * 8)) % 1024) + (tl_chunk42 + tl_v) % 8))]) : 0.0f;
+                                x[tl_chunk42 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 1024) + ((x_layout::flat(tl_tid, ((tl_chunk42 + tl_v) / 8) * 8) % 1024) + (tl_chunk42 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 1024) + ((x_layout::flat(tl_tid, ((tl_chunk42 + tl_v) / 8) * 8) % 1024) + (tl_chunk42 + tl_v) % 8))]) : 0.0f;
                             }
                         }
                     }
@@ -8706,8 +8706,8 @@ __global__ void __launch_bounds__(128, 8) layernorm_gelu_kernel_variant0(
                     // copy(X[row, t * BN +: BN], x);  (norms.tl:325)
                     #pragma unroll
                     for (int tl_chunk46 = 0; tl_chunk46 < x_layout::kSlots; tl_chunk46 += 8) {
-                        const tl::f16* tl_ptr47 = &X[int64_t(row) * N + ((t * 1024) + (((x_layout::flat(tl_tid, (tl_chunk46 / 8) * 8)) % 1024) + tl_chunk46 % 8))];
-                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 1024) + (((x_layout::flat(tl_tid, (tl_chunk46 / 8) * 8)) % 1024) + tl_chunk46 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 1024) + (((x_layout::flat(tl_tid, (tl_chunk46 / 8) * 8)) % 1024) + tl_chunk46 % 8)) + 7, N) && tl::is_aligned(tl_ptr47, 16)) {
+                        const tl::f16* tl_ptr47 = &X[int64_t(row) * N + ((t * 1024) + ((x_layout::flat(tl_tid, (tl_chunk46 / 8) * 8) % 1024) + tl_chunk46 % 8))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 1024) + ((x_layout::flat(tl_tid, (tl_chunk46 / 8) * 8) % 1024) + tl_chunk46 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 1024) + ((x_layout::flat(tl_tid, (tl_chunk46 / 8) * 8) % 1024) + tl_chunk46 % 8)) + 7, N) && tl::is_aligned(tl_ptr47, 16)) {
                             tl::f16 tl_vec48[8];
                             tl::load_vector<tl::f16, 8>(tl_vec48, tl_ptr47);
                             #pragma unroll
@@ -8715,7 +8715,7 @@ __global__ void __launch_bounds__(128, 8) layernorm_gelu_kernel_variant0(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                x[tl_chunk46 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 1024) + (((x_layout::flat(tl_tid, ((tl_chunk46 + tl_v) / 8) * 8)) % 1024) + (tl_chunk46 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 1024) + (((x_layout::flat(tl_tid, ((tl_chunk46 + tl_v) / 8) * 8)) % 1024) + (tl_chunk46 + tl_v) % 8))]) : 0.0f;
+                                x[tl_chunk46 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 1024) + ((x_layout::flat(tl_tid, ((tl_chunk46 + tl_v) / 8) * 8) % 1024) + (tl_chunk46 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 1024) + ((x_layout::flat(tl_tid, ((tl_chunk46 + tl_v) / 8) * 8) % 1024) + (tl_chunk46 + tl_v) % 8))]) : 0.0f;
                             }
                         }
                     }
@@ -8723,7 +8723,7 @@ __global__ void __launch_bounds__(128, 8) layernorm_gelu_kernel_variant0(
                     // for j in parallel(1024): each thread visits the elements of `x` it holds
                     #pragma unroll
                     for (int tl_s49 = 0; tl_s49 < x_layout::kSlots; ++tl_s49) {
-                        const int tl_c50 = (x_layout::flat(tl_tid, (tl_s49 / 8) * 8)) % 1024;  // the chunk's first column
+                        const int tl_c50 = x_layout::flat(tl_tid, (tl_s49 / 8) * 8) % 1024;  // the chunk's first column
                         const int j = tl_c50 + tl_s49 % 8;
                         const float d = x[tl_s49] - mean;
                         x[tl_s49] = t * 1024 + j < N ? d * d : 0.0f;
@@ -8750,8 +8750,8 @@ __global__ void __launch_bounds__(128, 8) layernorm_gelu_kernel_variant0(
                     // copy(X[row, c0 +: BN], x);  (norms.tl:336)
                     #pragma unroll
                     for (int tl_chunk52 = 0; tl_chunk52 < x_layout::kSlots; tl_chunk52 += 8) {
-                        const tl::f16* tl_ptr53 = &X[int64_t(row) * N + (c0 + (((x_layout::flat(tl_tid, (tl_chunk52 / 8) * 8)) % 1024) + tl_chunk52 % 8))];
-                        if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (((x_layout::flat(tl_tid, (tl_chunk52 / 8) * 8)) % 1024) + tl_chunk52 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds((c0 + (((x_layout::flat(tl_tid, (tl_chunk52 / 8) * 8)) % 1024) + tl_chunk52 % 8)) + 7, N) && tl::is_aligned(tl_ptr53, 16)) {
+                        const tl::f16* tl_ptr53 = &X[int64_t(row) * N + (c0 + ((x_layout::flat(tl_tid, (tl_chunk52 / 8) * 8) % 1024) + tl_chunk52 % 8))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds(c0 + ((x_layout::flat(tl_tid, (tl_chunk52 / 8) * 8) % 1024) + tl_chunk52 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds((c0 + ((x_layout::flat(tl_tid, (tl_chunk52 / 8) * 8) % 1024) + tl_chunk52 % 8)) + 7, N) && tl::is_aligned(tl_ptr53, 16)) {
                             tl::f16 tl_vec54[8];
                             tl::load_vector<tl::f16, 8>(tl_vec54, tl_ptr53);
                             #pragma unroll
@@ -8759,15 +8759,15 @@ __global__ void __launch_bounds__(128, 8) layernorm_gelu_kernel_variant0(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                x[tl_chunk52 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds(c0 + (((x_layout::flat(tl_tid, ((tl_chunk52 + tl_v) / 8) * 8)) % 1024) + (tl_chunk52 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + (c0 + (((x_layout::flat(tl_tid, ((tl_chunk52 + tl_v) / 8) * 8)) % 1024) + (tl_chunk52 + tl_v) % 8))]) : 0.0f;
+                                x[tl_chunk52 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds(c0 + ((x_layout::flat(tl_tid, ((tl_chunk52 + tl_v) / 8) * 8) % 1024) + (tl_chunk52 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + (c0 + ((x_layout::flat(tl_tid, ((tl_chunk52 + tl_v) / 8) * 8) % 1024) + (tl_chunk52 + tl_v) % 8))]) : 0.0f;
                             }
                         }
                     }
                     // copy(W[c0 +: BN], w);  (norms.tl:337)
                     #pragma unroll
                     for (int tl_chunk55 = 0; tl_chunk55 < w_layout::kSlots; tl_chunk55 += 8) {
-                        const tl::f16* tl_ptr56 = &W[c0 + (((w_layout::flat(tl_tid, (tl_chunk55 / 8) * 8)) % 1024) + tl_chunk55 % 8)];
-                        if (tl::in_bounds(c0 + (((w_layout::flat(tl_tid, (tl_chunk55 / 8) * 8)) % 1024) + tl_chunk55 % 8), N) && tl::in_bounds((c0 + (((w_layout::flat(tl_tid, (tl_chunk55 / 8) * 8)) % 1024) + tl_chunk55 % 8)) + 7, N) && tl::is_aligned(tl_ptr56, 16)) {
+                        const tl::f16* tl_ptr56 = &W[c0 + ((w_layout::flat(tl_tid, (tl_chunk55 / 8) * 8) % 1024) + tl_chunk55 % 8)];
+                        if (tl::in_bounds(c0 + ((w_layout::flat(tl_tid, (tl_chunk55 / 8) * 8) % 1024) + tl_chunk55 % 8), N) && tl::in_bounds((c0 + ((w_layout::flat(tl_tid, (tl_chunk55 / 8) * 8) % 1024) + tl_chunk55 % 8)) + 7, N) && tl::is_aligned(tl_ptr56, 16)) {
                             tl::f16 tl_vec57[8];
                             tl::load_vector<tl::f16, 8>(tl_vec57, tl_ptr56);
                             #pragma unroll
@@ -8775,15 +8775,15 @@ __global__ void __launch_bounds__(128, 8) layernorm_gelu_kernel_variant0(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                w[tl_chunk55 + tl_v] = tl::in_bounds(c0 + (((w_layout::flat(tl_tid, ((tl_chunk55 + tl_v) / 8) * 8)) % 1024) + (tl_chunk55 + tl_v) % 8), N) ? tl::convert<float>(W[c0 + (((w_layout::flat(tl_tid, ((tl_chunk55 + tl_v) / 8) * 8)) % 1024) + (tl_chunk55 + tl_v) % 8)]) : 0.0f;
+                                w[tl_chunk55 + tl_v] = tl::in_bounds(c0 + ((w_layout::flat(tl_tid, ((tl_chunk55 + tl_v) / 8) * 8) % 1024) + (tl_chunk55 + tl_v) % 8), N) ? tl::convert<float>(W[c0 + ((w_layout::flat(tl_tid, ((tl_chunk55 + tl_v) / 8) * 8) % 1024) + (tl_chunk55 + tl_v) % 8)]) : 0.0f;
                             }
                         }
                     }
                     // copy(Bias[c0 +: BN], b);  (norms.tl:338)
                     #pragma unroll
                     for (int tl_chunk58 = 0; tl_chunk58 < b_layout::kSlots; tl_chunk58 += 8) {
-                        const tl::f16* tl_ptr59 = &Bias[c0 + (((b_layout::flat(tl_tid, (tl_chunk58 / 8) * 8)) % 1024) + tl_chunk58 % 8)];
-                        if (tl::in_bounds(c0 + (((b_layout::flat(tl_tid, (tl_chunk58 / 8) * 8)) % 1024) + tl_chunk58 % 8), N) && tl::in_bounds((c0 + (((b_layout::flat(tl_tid, (tl_chunk58 / 8) * 8)) % 1024) + tl_chunk58 % 8)) + 7, N) && tl::is_aligned(tl_ptr59, 16)) {
+                        const tl::f16* tl_ptr59 = &Bias[c0 + ((b_layout::flat(tl_tid, (tl_chunk58 / 8) * 8) % 1024) + tl_chunk58 % 8)];
+                        if (tl::in_bounds(c0 + ((b_layout::flat(tl_tid, (tl_chunk58 / 8) * 8) % 1024) + tl_chunk58 % 8), N) && tl::in_bounds((c0 + ((b_layout::flat(tl_tid, (tl_chunk58 / 8) * 8) % 1024) + tl_chunk58 % 8)) + 7, N) && tl::is_aligned(tl_ptr59, 16)) {
                             tl::f16 tl_vec60[8];
                             tl::load_vector<tl::f16, 8>(tl_vec60, tl_ptr59);
                             #pragma unroll
@@ -8791,7 +8791,7 @@ __global__ void __launch_bounds__(128, 8) layernorm_gelu_kernel_variant0(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                b[tl_chunk58 + tl_v] = tl::in_bounds(c0 + (((b_layout::flat(tl_tid, ((tl_chunk58 + tl_v) / 8) * 8)) % 1024) + (tl_chunk58 + tl_v) % 8), N) ? tl::convert<float>(Bias[c0 + (((b_layout::flat(tl_tid, ((tl_chunk58 + tl_v) / 8) * 8)) % 1024) + (tl_chunk58 + tl_v) % 8)]) : 0.0f;
+                                b[tl_chunk58 + tl_v] = tl::in_bounds(c0 + ((b_layout::flat(tl_tid, ((tl_chunk58 + tl_v) / 8) * 8) % 1024) + (tl_chunk58 + tl_v) % 8), N) ? tl::convert<float>(Bias[c0 + ((b_layout::flat(tl_tid, ((tl_chunk58 + tl_v) / 8) * 8) % 1024) + (tl_chunk58 + tl_v) % 8)]) : 0.0f;
                             }
                         }
                     }
@@ -8799,14 +8799,14 @@ __global__ void __launch_bounds__(128, 8) layernorm_gelu_kernel_variant0(
                     // for j in parallel(1024): each thread visits the elements of `x` it holds
                     #pragma unroll
                     for (int tl_s61 = 0; tl_s61 < x_layout::kSlots; ++tl_s61) {
-                        [[maybe_unused]] const int j = ((x_layout::flat(tl_tid, (tl_s61 / 8) * 8)) % 1024) + tl_s61 % 8;
+                        [[maybe_unused]] const int j = (x_layout::flat(tl_tid, (tl_s61 / 8) * 8) % 1024) + tl_s61 % 8;
                         x[tl_s61] = gelu((x[tl_s61] - mean) * rstd * w[tl_s61] + b[tl_s61]);
                     }
                     // copy(x, Y[row, c0 +: BN]);  (norms.tl:342)
                     #pragma unroll
                     for (int tl_chunk62 = 0; tl_chunk62 < x_layout::kSlots; tl_chunk62 += 8) {
-                        tl::f16* tl_ptr63 = &Y[int64_t(row) * N + (c0 + (((x_layout::flat(tl_tid, (tl_chunk62 / 8) * 8)) % 1024) + tl_chunk62 % 8))];
-                        if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (((x_layout::flat(tl_tid, (tl_chunk62 / 8) * 8)) % 1024) + tl_chunk62 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds((c0 + (((x_layout::flat(tl_tid, (tl_chunk62 / 8) * 8)) % 1024) + tl_chunk62 % 8)) + 7, N) && tl::is_aligned(tl_ptr63, 16)) {
+                        tl::f16* tl_ptr63 = &Y[int64_t(row) * N + (c0 + ((x_layout::flat(tl_tid, (tl_chunk62 / 8) * 8) % 1024) + tl_chunk62 % 8))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds(c0 + ((x_layout::flat(tl_tid, (tl_chunk62 / 8) * 8) % 1024) + tl_chunk62 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds((c0 + ((x_layout::flat(tl_tid, (tl_chunk62 / 8) * 8) % 1024) + tl_chunk62 % 8)) + 7, N) && tl::is_aligned(tl_ptr63, 16)) {
                             tl::f16 tl_vec64[8];
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; tl_v += 2) tl::convert_pair(&tl_vec64[tl_v], x[tl_chunk62 + tl_v], x[tl_chunk62 + tl_v + 1]);
@@ -8814,7 +8814,7 @@ __global__ void __launch_bounds__(128, 8) layernorm_gelu_kernel_variant0(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (((x_layout::flat(tl_tid, ((tl_chunk62 + tl_v) / 8) * 8)) % 1024) + (tl_chunk62 + tl_v) % 8), N)) Y[int64_t(row) * N + (c0 + (((x_layout::flat(tl_tid, ((tl_chunk62 + tl_v) / 8) * 8)) % 1024) + (tl_chunk62 + tl_v) % 8))] = tl::convert<tl::f16>(x[tl_chunk62 + tl_v]);
+                                if (tl::in_bounds(row, M) && tl::in_bounds(c0 + ((x_layout::flat(tl_tid, ((tl_chunk62 + tl_v) / 8) * 8) % 1024) + (tl_chunk62 + tl_v) % 8), N)) Y[int64_t(row) * N + (c0 + ((x_layout::flat(tl_tid, ((tl_chunk62 + tl_v) / 8) * 8) % 1024) + (tl_chunk62 + tl_v) % 8))] = tl::convert<tl::f16>(x[tl_chunk62 + tl_v]);
                             }
                         }
                     }
@@ -9086,8 +9086,8 @@ __global__ void __launch_bounds__(128, 8) layernorm_gelu_kernel_variant1(
                     // copy(X[row, t * BN +: BN], x);  (norms.tl:318)
                     #pragma unroll
                     for (int tl_chunk42 = 0; tl_chunk42 < x_layout::kSlots; tl_chunk42 += 8) {
-                        const tl::f16* tl_ptr43 = &X[int64_t(row) * N + ((t * 1024) + (((x_layout::flat(tl_tid, (tl_chunk42 / 8) * 8)) % 1024) + tl_chunk42 % 8))];
-                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 1024) + (((x_layout::flat(tl_tid, (tl_chunk42 / 8) * 8)) % 1024) + tl_chunk42 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 1024) + (((x_layout::flat(tl_tid, (tl_chunk42 / 8) * 8)) % 1024) + tl_chunk42 % 8)) + 7, N) && tl::is_aligned(tl_ptr43, 16)) {
+                        const tl::f16* tl_ptr43 = &X[int64_t(row) * N + ((t * 1024) + ((x_layout::flat(tl_tid, (tl_chunk42 / 8) * 8) % 1024) + tl_chunk42 % 8))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 1024) + ((x_layout::flat(tl_tid, (tl_chunk42 / 8) * 8) % 1024) + tl_chunk42 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 1024) + ((x_layout::flat(tl_tid, (tl_chunk42 / 8) * 8) % 1024) + tl_chunk42 % 8)) + 7, N) && tl::is_aligned(tl_ptr43, 16)) {
                             tl::f16 tl_vec44[8];
                             tl::load_vector<tl::f16, 8>(tl_vec44, tl_ptr43);
                             #pragma unroll
@@ -9095,7 +9095,7 @@ __global__ void __launch_bounds__(128, 8) layernorm_gelu_kernel_variant1(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                x[tl_chunk42 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 1024) + (((x_layout::flat(tl_tid, ((tl_chunk42 + tl_v) / 8) * 8)) % 1024) + (tl_chunk42 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 1024) + (((x_layout::flat(tl_tid, ((tl_chunk42 + tl_v) / 8) * 8)) % 1024) + (tl_chunk42 + tl_v) % 8))]) : 0.0f;
+                                x[tl_chunk42 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 1024) + ((x_layout::flat(tl_tid, ((tl_chunk42 + tl_v) / 8) * 8) % 1024) + (tl_chunk42 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 1024) + ((x_layout::flat(tl_tid, ((tl_chunk42 + tl_v) / 8) * 8) % 1024) + (tl_chunk42 + tl_v) % 8))]) : 0.0f;
                             }
                         }
                     }
@@ -9121,8 +9121,8 @@ __global__ void __launch_bounds__(128, 8) layernorm_gelu_kernel_variant1(
                     // copy(X[row, t * BN +: BN], x);  (norms.tl:325)
                     #pragma unroll
                     for (int tl_chunk46 = 0; tl_chunk46 < x_layout::kSlots; tl_chunk46 += 8) {
-                        const tl::f16* tl_ptr47 = &X[int64_t(row) * N + ((t * 1024) + (((x_layout::flat(tl_tid, (tl_chunk46 / 8) * 8)) % 1024) + tl_chunk46 % 8))];
-                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 1024) + (((x_layout::flat(tl_tid, (tl_chunk46 / 8) * 8)) % 1024) + tl_chunk46 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 1024) + (((x_layout::flat(tl_tid, (tl_chunk46 / 8) * 8)) % 1024) + tl_chunk46 % 8)) + 7, N) && tl::is_aligned(tl_ptr47, 16)) {
+                        const tl::f16* tl_ptr47 = &X[int64_t(row) * N + ((t * 1024) + ((x_layout::flat(tl_tid, (tl_chunk46 / 8) * 8) % 1024) + tl_chunk46 % 8))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 1024) + ((x_layout::flat(tl_tid, (tl_chunk46 / 8) * 8) % 1024) + tl_chunk46 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 1024) + ((x_layout::flat(tl_tid, (tl_chunk46 / 8) * 8) % 1024) + tl_chunk46 % 8)) + 7, N) && tl::is_aligned(tl_ptr47, 16)) {
                             tl::f16 tl_vec48[8];
                             tl::load_vector<tl::f16, 8>(tl_vec48, tl_ptr47);
                             #pragma unroll
@@ -9130,7 +9130,7 @@ __global__ void __launch_bounds__(128, 8) layernorm_gelu_kernel_variant1(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                x[tl_chunk46 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 1024) + (((x_layout::flat(tl_tid, ((tl_chunk46 + tl_v) / 8) * 8)) % 1024) + (tl_chunk46 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 1024) + (((x_layout::flat(tl_tid, ((tl_chunk46 + tl_v) / 8) * 8)) % 1024) + (tl_chunk46 + tl_v) % 8))]) : 0.0f;
+                                x[tl_chunk46 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 1024) + ((x_layout::flat(tl_tid, ((tl_chunk46 + tl_v) / 8) * 8) % 1024) + (tl_chunk46 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 1024) + ((x_layout::flat(tl_tid, ((tl_chunk46 + tl_v) / 8) * 8) % 1024) + (tl_chunk46 + tl_v) % 8))]) : 0.0f;
                             }
                         }
                     }
@@ -9138,7 +9138,7 @@ __global__ void __launch_bounds__(128, 8) layernorm_gelu_kernel_variant1(
                     // for j in parallel(1024): each thread visits the elements of `x` it holds
                     #pragma unroll
                     for (int tl_s49 = 0; tl_s49 < x_layout::kSlots; ++tl_s49) {
-                        const int tl_c50 = (x_layout::flat(tl_tid, (tl_s49 / 8) * 8)) % 1024;  // the chunk's first column
+                        const int tl_c50 = x_layout::flat(tl_tid, (tl_s49 / 8) * 8) % 1024;  // the chunk's first column
                         const int j = tl_c50 + tl_s49 % 8;
                         const float d = x[tl_s49] - mean;
                         x[tl_s49] = t * 1024 + j < N ? d * d : 0.0f;
@@ -9165,8 +9165,8 @@ __global__ void __launch_bounds__(128, 8) layernorm_gelu_kernel_variant1(
                     // copy(X[row, c0 +: BN], x);  (norms.tl:336)
                     #pragma unroll
                     for (int tl_chunk52 = 0; tl_chunk52 < x_layout::kSlots; tl_chunk52 += 8) {
-                        const tl::f16* tl_ptr53 = &X[int64_t(row) * N + (c0 + (((x_layout::flat(tl_tid, (tl_chunk52 / 8) * 8)) % 1024) + tl_chunk52 % 8))];
-                        if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (((x_layout::flat(tl_tid, (tl_chunk52 / 8) * 8)) % 1024) + tl_chunk52 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds((c0 + (((x_layout::flat(tl_tid, (tl_chunk52 / 8) * 8)) % 1024) + tl_chunk52 % 8)) + 7, N) && tl::is_aligned(tl_ptr53, 16)) {
+                        const tl::f16* tl_ptr53 = &X[int64_t(row) * N + (c0 + ((x_layout::flat(tl_tid, (tl_chunk52 / 8) * 8) % 1024) + tl_chunk52 % 8))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds(c0 + ((x_layout::flat(tl_tid, (tl_chunk52 / 8) * 8) % 1024) + tl_chunk52 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds((c0 + ((x_layout::flat(tl_tid, (tl_chunk52 / 8) * 8) % 1024) + tl_chunk52 % 8)) + 7, N) && tl::is_aligned(tl_ptr53, 16)) {
                             tl::f16 tl_vec54[8];
                             tl::load_vector<tl::f16, 8>(tl_vec54, tl_ptr53);
                             #pragma unroll
@@ -9174,15 +9174,15 @@ __global__ void __launch_bounds__(128, 8) layernorm_gelu_kernel_variant1(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                x[tl_chunk52 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds(c0 + (((x_layout::flat(tl_tid, ((tl_chunk52 + tl_v) / 8) * 8)) % 1024) + (tl_chunk52 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + (c0 + (((x_layout::flat(tl_tid, ((tl_chunk52 + tl_v) / 8) * 8)) % 1024) + (tl_chunk52 + tl_v) % 8))]) : 0.0f;
+                                x[tl_chunk52 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds(c0 + ((x_layout::flat(tl_tid, ((tl_chunk52 + tl_v) / 8) * 8) % 1024) + (tl_chunk52 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + (c0 + ((x_layout::flat(tl_tid, ((tl_chunk52 + tl_v) / 8) * 8) % 1024) + (tl_chunk52 + tl_v) % 8))]) : 0.0f;
                             }
                         }
                     }
                     // copy(W[c0 +: BN], w);  (norms.tl:337)
                     #pragma unroll
                     for (int tl_chunk55 = 0; tl_chunk55 < w_layout::kSlots; tl_chunk55 += 8) {
-                        const tl::f16* tl_ptr56 = &W[c0 + (((w_layout::flat(tl_tid, (tl_chunk55 / 8) * 8)) % 1024) + tl_chunk55 % 8)];
-                        if (tl::in_bounds(c0 + (((w_layout::flat(tl_tid, (tl_chunk55 / 8) * 8)) % 1024) + tl_chunk55 % 8), N) && tl::in_bounds((c0 + (((w_layout::flat(tl_tid, (tl_chunk55 / 8) * 8)) % 1024) + tl_chunk55 % 8)) + 7, N) && tl::is_aligned(tl_ptr56, 16)) {
+                        const tl::f16* tl_ptr56 = &W[c0 + ((w_layout::flat(tl_tid, (tl_chunk55 / 8) * 8) % 1024) + tl_chunk55 % 8)];
+                        if (tl::in_bounds(c0 + ((w_layout::flat(tl_tid, (tl_chunk55 / 8) * 8) % 1024) + tl_chunk55 % 8), N) && tl::in_bounds((c0 + ((w_layout::flat(tl_tid, (tl_chunk55 / 8) * 8) % 1024) + tl_chunk55 % 8)) + 7, N) && tl::is_aligned(tl_ptr56, 16)) {
                             tl::f16 tl_vec57[8];
                             tl::load_vector<tl::f16, 8>(tl_vec57, tl_ptr56);
                             #pragma unroll
@@ -9190,15 +9190,15 @@ __global__ void __launch_bounds__(128, 8) layernorm_gelu_kernel_variant1(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                w[tl_chunk55 + tl_v] = tl::in_bounds(c0 + (((w_layout::flat(tl_tid, ((tl_chunk55 + tl_v) / 8) * 8)) % 1024) + (tl_chunk55 + tl_v) % 8), N) ? tl::convert<float>(W[c0 + (((w_layout::flat(tl_tid, ((tl_chunk55 + tl_v) / 8) * 8)) % 1024) + (tl_chunk55 + tl_v) % 8)]) : 0.0f;
+                                w[tl_chunk55 + tl_v] = tl::in_bounds(c0 + ((w_layout::flat(tl_tid, ((tl_chunk55 + tl_v) / 8) * 8) % 1024) + (tl_chunk55 + tl_v) % 8), N) ? tl::convert<float>(W[c0 + ((w_layout::flat(tl_tid, ((tl_chunk55 + tl_v) / 8) * 8) % 1024) + (tl_chunk55 + tl_v) % 8)]) : 0.0f;
                             }
                         }
                     }
                     // copy(Bias[c0 +: BN], b);  (norms.tl:338)
                     #pragma unroll
                     for (int tl_chunk58 = 0; tl_chunk58 < b_layout::kSlots; tl_chunk58 += 8) {
-                        const tl::f16* tl_ptr59 = &Bias[c0 + (((b_layout::flat(tl_tid, (tl_chunk58 / 8) * 8)) % 1024) + tl_chunk58 % 8)];
-                        if (tl::in_bounds(c0 + (((b_layout::flat(tl_tid, (tl_chunk58 / 8) * 8)) % 1024) + tl_chunk58 % 8), N) && tl::in_bounds((c0 + (((b_layout::flat(tl_tid, (tl_chunk58 / 8) * 8)) % 1024) + tl_chunk58 % 8)) + 7, N) && tl::is_aligned(tl_ptr59, 16)) {
+                        const tl::f16* tl_ptr59 = &Bias[c0 + ((b_layout::flat(tl_tid, (tl_chunk58 / 8) * 8) % 1024) + tl_chunk58 % 8)];
+                        if (tl::in_bounds(c0 + ((b_layout::flat(tl_tid, (tl_chunk58 / 8) * 8) % 1024) + tl_chunk58 % 8), N) && tl::in_bounds((c0 + ((b_layout::flat(tl_tid, (tl_chunk58 / 8) * 8) % 1024) + tl_chunk58 % 8)) + 7, N) && tl::is_aligned(tl_ptr59, 16)) {
                             tl::f16 tl_vec60[8];
                             tl::load_vector<tl::f16, 8>(tl_vec60, tl_ptr59);
                             #pragma unroll
@@ -9206,7 +9206,7 @@ __global__ void __launch_bounds__(128, 8) layernorm_gelu_kernel_variant1(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                b[tl_chunk58 + tl_v] = tl::in_bounds(c0 + (((b_layout::flat(tl_tid, ((tl_chunk58 + tl_v) / 8) * 8)) % 1024) + (tl_chunk58 + tl_v) % 8), N) ? tl::convert<float>(Bias[c0 + (((b_layout::flat(tl_tid, ((tl_chunk58 + tl_v) / 8) * 8)) % 1024) + (tl_chunk58 + tl_v) % 8)]) : 0.0f;
+                                b[tl_chunk58 + tl_v] = tl::in_bounds(c0 + ((b_layout::flat(tl_tid, ((tl_chunk58 + tl_v) / 8) * 8) % 1024) + (tl_chunk58 + tl_v) % 8), N) ? tl::convert<float>(Bias[c0 + ((b_layout::flat(tl_tid, ((tl_chunk58 + tl_v) / 8) * 8) % 1024) + (tl_chunk58 + tl_v) % 8)]) : 0.0f;
                             }
                         }
                     }
@@ -9214,14 +9214,14 @@ __global__ void __launch_bounds__(128, 8) layernorm_gelu_kernel_variant1(
                     // for j in parallel(1024): each thread visits the elements of `x` it holds
                     #pragma unroll
                     for (int tl_s61 = 0; tl_s61 < x_layout::kSlots; ++tl_s61) {
-                        [[maybe_unused]] const int j = ((x_layout::flat(tl_tid, (tl_s61 / 8) * 8)) % 1024) + tl_s61 % 8;
+                        [[maybe_unused]] const int j = (x_layout::flat(tl_tid, (tl_s61 / 8) * 8) % 1024) + tl_s61 % 8;
                         x[tl_s61] = gelu((x[tl_s61] - mean) * rstd * w[tl_s61] + b[tl_s61]);
                     }
                     // copy(x, Y[row, c0 +: BN]);  (norms.tl:342)
                     #pragma unroll
                     for (int tl_chunk62 = 0; tl_chunk62 < x_layout::kSlots; tl_chunk62 += 8) {
-                        tl::f16* tl_ptr63 = &Y[int64_t(row) * N + (c0 + (((x_layout::flat(tl_tid, (tl_chunk62 / 8) * 8)) % 1024) + tl_chunk62 % 8))];
-                        if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (((x_layout::flat(tl_tid, (tl_chunk62 / 8) * 8)) % 1024) + tl_chunk62 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds((c0 + (((x_layout::flat(tl_tid, (tl_chunk62 / 8) * 8)) % 1024) + tl_chunk62 % 8)) + 7, N) && tl::is_aligned(tl_ptr63, 16)) {
+                        tl::f16* tl_ptr63 = &Y[int64_t(row) * N + (c0 + ((x_layout::flat(tl_tid, (tl_chunk62 / 8) * 8) % 1024) + tl_chunk62 % 8))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds(c0 + ((x_layout::flat(tl_tid, (tl_chunk62 / 8) * 8) % 1024) + tl_chunk62 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds((c0 + ((x_layout::flat(tl_tid, (tl_chunk62 / 8) * 8) % 1024) + tl_chunk62 % 8)) + 7, N) && tl::is_aligned(tl_ptr63, 16)) {
                             tl::f16 tl_vec64[8];
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; tl_v += 2) tl::convert_pair(&tl_vec64[tl_v], x[tl_chunk62 + tl_v], x[tl_chunk62 + tl_v + 1]);
@@ -9229,7 +9229,7 @@ __global__ void __launch_bounds__(128, 8) layernorm_gelu_kernel_variant1(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (((x_layout::flat(tl_tid, ((tl_chunk62 + tl_v) / 8) * 8)) % 1024) + (tl_chunk62 + tl_v) % 8), N)) Y[int64_t(row) * N + (c0 + (((x_layout::flat(tl_tid, ((tl_chunk62 + tl_v) / 8) * 8)) % 1024) + (tl_chunk62 + tl_v) % 8))] = tl::convert<tl::f16>(x[tl_chunk62 + tl_v]);
+                                if (tl::in_bounds(row, M) && tl::in_bounds(c0 + ((x_layout::flat(tl_tid, ((tl_chunk62 + tl_v) / 8) * 8) % 1024) + (tl_chunk62 + tl_v) % 8), N)) Y[int64_t(row) * N + (c0 + ((x_layout::flat(tl_tid, ((tl_chunk62 + tl_v) / 8) * 8) % 1024) + (tl_chunk62 + tl_v) % 8))] = tl::convert<tl::f16>(x[tl_chunk62 + tl_v]);
                             }
                         }
                     }
@@ -9501,8 +9501,8 @@ __global__ void __launch_bounds__(128, 8) layernorm_gelu_kernel_variant2(
                     // copy(X[row, t * BN +: BN], x);  (norms.tl:318)
                     #pragma unroll
                     for (int tl_chunk42 = 0; tl_chunk42 < x_layout::kSlots; tl_chunk42 += 8) {
-                        const tl::f16* tl_ptr43 = &X[int64_t(row) * N + ((t * 1024) + (((x_layout::flat(tl_tid, (tl_chunk42 / 8) * 8)) % 1024) + tl_chunk42 % 8))];
-                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 1024) + (((x_layout::flat(tl_tid, (tl_chunk42 / 8) * 8)) % 1024) + tl_chunk42 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 1024) + (((x_layout::flat(tl_tid, (tl_chunk42 / 8) * 8)) % 1024) + tl_chunk42 % 8)) + 7, N) && tl::is_aligned(tl_ptr43, 16)) {
+                        const tl::f16* tl_ptr43 = &X[int64_t(row) * N + ((t * 1024) + ((x_layout::flat(tl_tid, (tl_chunk42 / 8) * 8) % 1024) + tl_chunk42 % 8))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 1024) + ((x_layout::flat(tl_tid, (tl_chunk42 / 8) * 8) % 1024) + tl_chunk42 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 1024) + ((x_layout::flat(tl_tid, (tl_chunk42 / 8) * 8) % 1024) + tl_chunk42 % 8)) + 7, N) && tl::is_aligned(tl_ptr43, 16)) {
                             tl::f16 tl_vec44[8];
                             tl::load_vector<tl::f16, 8>(tl_vec44, tl_ptr43);
                             #pragma unroll
@@ -9510,7 +9510,7 @@ __global__ void __launch_bounds__(128, 8) layernorm_gelu_kernel_variant2(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                x[tl_chunk42 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 1024) + (((x_layout::flat(tl_tid, ((tl_chunk42 + tl_v) / 8) * 8)) % 1024) + (tl_chunk42 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 1024) + (((x_layout::flat(tl_tid, ((tl_chunk42 + tl_v) / 8) * 8)) % 1024) + (tl_chunk42 + tl_v) % 8))]) : 0.0f;
+                                x[tl_chunk42 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 1024) + ((x_layout::flat(tl_tid, ((tl_chunk42 + tl_v) / 8) * 8) % 1024) + (tl_chunk42 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 1024) + ((x_layout::flat(tl_tid, ((tl_chunk42 + tl_v) / 8) * 8) % 1024) + (tl_chunk42 + tl_v) % 8))]) : 0.0f;
                             }
                         }
                     }
@@ -9536,8 +9536,8 @@ __global__ void __launch_bounds__(128, 8) layernorm_gelu_kernel_variant2(
                     // copy(X[row, t * BN +: BN], x);  (norms.tl:325)
                     #pragma unroll
                     for (int tl_chunk46 = 0; tl_chunk46 < x_layout::kSlots; tl_chunk46 += 8) {
-                        const tl::f16* tl_ptr47 = &X[int64_t(row) * N + ((t * 1024) + (((x_layout::flat(tl_tid, (tl_chunk46 / 8) * 8)) % 1024) + tl_chunk46 % 8))];
-                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 1024) + (((x_layout::flat(tl_tid, (tl_chunk46 / 8) * 8)) % 1024) + tl_chunk46 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 1024) + (((x_layout::flat(tl_tid, (tl_chunk46 / 8) * 8)) % 1024) + tl_chunk46 % 8)) + 7, N) && tl::is_aligned(tl_ptr47, 16)) {
+                        const tl::f16* tl_ptr47 = &X[int64_t(row) * N + ((t * 1024) + ((x_layout::flat(tl_tid, (tl_chunk46 / 8) * 8) % 1024) + tl_chunk46 % 8))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 1024) + ((x_layout::flat(tl_tid, (tl_chunk46 / 8) * 8) % 1024) + tl_chunk46 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 1024) + ((x_layout::flat(tl_tid, (tl_chunk46 / 8) * 8) % 1024) + tl_chunk46 % 8)) + 7, N) && tl::is_aligned(tl_ptr47, 16)) {
                             tl::f16 tl_vec48[8];
                             tl::load_vector<tl::f16, 8>(tl_vec48, tl_ptr47);
                             #pragma unroll
@@ -9545,7 +9545,7 @@ __global__ void __launch_bounds__(128, 8) layernorm_gelu_kernel_variant2(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                x[tl_chunk46 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 1024) + (((x_layout::flat(tl_tid, ((tl_chunk46 + tl_v) / 8) * 8)) % 1024) + (tl_chunk46 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 1024) + (((x_layout::flat(tl_tid, ((tl_chunk46 + tl_v) / 8) * 8)) % 1024) + (tl_chunk46 + tl_v) % 8))]) : 0.0f;
+                                x[tl_chunk46 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 1024) + ((x_layout::flat(tl_tid, ((tl_chunk46 + tl_v) / 8) * 8) % 1024) + (tl_chunk46 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 1024) + ((x_layout::flat(tl_tid, ((tl_chunk46 + tl_v) / 8) * 8) % 1024) + (tl_chunk46 + tl_v) % 8))]) : 0.0f;
                             }
                         }
                     }
@@ -9553,7 +9553,7 @@ __global__ void __launch_bounds__(128, 8) layernorm_gelu_kernel_variant2(
                     // for j in parallel(1024): each thread visits the elements of `x` it holds
                     #pragma unroll
                     for (int tl_s49 = 0; tl_s49 < x_layout::kSlots; ++tl_s49) {
-                        const int tl_c50 = (x_layout::flat(tl_tid, (tl_s49 / 8) * 8)) % 1024;  // the chunk's first column
+                        const int tl_c50 = x_layout::flat(tl_tid, (tl_s49 / 8) * 8) % 1024;  // the chunk's first column
                         const int j = tl_c50 + tl_s49 % 8;
                         const float d = x[tl_s49] - mean;
                         x[tl_s49] = t * 1024 + j < N ? d * d : 0.0f;
@@ -9580,8 +9580,8 @@ __global__ void __launch_bounds__(128, 8) layernorm_gelu_kernel_variant2(
                     // copy(X[row, c0 +: BN], x);  (norms.tl:336)
                     #pragma unroll
                     for (int tl_chunk52 = 0; tl_chunk52 < x_layout::kSlots; tl_chunk52 += 8) {
-                        const tl::f16* tl_ptr53 = &X[int64_t(row) * N + (c0 + (((x_layout::flat(tl_tid, (tl_chunk52 / 8) * 8)) % 1024) + tl_chunk52 % 8))];
-                        if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (((x_layout::flat(tl_tid, (tl_chunk52 / 8) * 8)) % 1024) + tl_chunk52 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds((c0 + (((x_layout::flat(tl_tid, (tl_chunk52 / 8) * 8)) % 1024) + tl_chunk52 % 8)) + 7, N) && tl::is_aligned(tl_ptr53, 16)) {
+                        const tl::f16* tl_ptr53 = &X[int64_t(row) * N + (c0 + ((x_layout::flat(tl_tid, (tl_chunk52 / 8) * 8) % 1024) + tl_chunk52 % 8))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds(c0 + ((x_layout::flat(tl_tid, (tl_chunk52 / 8) * 8) % 1024) + tl_chunk52 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds((c0 + ((x_layout::flat(tl_tid, (tl_chunk52 / 8) * 8) % 1024) + tl_chunk52 % 8)) + 7, N) && tl::is_aligned(tl_ptr53, 16)) {
                             tl::f16 tl_vec54[8];
                             tl::load_vector<tl::f16, 8>(tl_vec54, tl_ptr53);
                             #pragma unroll
@@ -9589,15 +9589,15 @@ __global__ void __launch_bounds__(128, 8) layernorm_gelu_kernel_variant2(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                x[tl_chunk52 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds(c0 + (((x_layout::flat(tl_tid, ((tl_chunk52 + tl_v) / 8) * 8)) % 1024) + (tl_chunk52 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + (c0 + (((x_layout::flat(tl_tid, ((tl_chunk52 + tl_v) / 8) * 8)) % 1024) + (tl_chunk52 + tl_v) % 8))]) : 0.0f;
+                                x[tl_chunk52 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds(c0 + ((x_layout::flat(tl_tid, ((tl_chunk52 + tl_v) / 8) * 8) % 1024) + (tl_chunk52 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + (c0 + ((x_layout::flat(tl_tid, ((tl_chunk52 + tl_v) / 8) * 8) % 1024) + (tl_chunk52 + tl_v) % 8))]) : 0.0f;
                             }
                         }
                     }
                     // copy(W[c0 +: BN], w);  (norms.tl:337)
                     #pragma unroll
                     for (int tl_chunk55 = 0; tl_chunk55 < w_layout::kSlots; tl_chunk55 += 8) {
-                        const tl::f16* tl_ptr56 = &W[c0 + (((w_layout::flat(tl_tid, (tl_chunk55 / 8) * 8)) % 1024) + tl_chunk55 % 8)];
-                        if (tl::in_bounds(c0 + (((w_layout::flat(tl_tid, (tl_chunk55 / 8) * 8)) % 1024) + tl_chunk55 % 8), N) && tl::in_bounds((c0 + (((w_layout::flat(tl_tid, (tl_chunk55 / 8) * 8)) % 1024) + tl_chunk55 % 8)) + 7, N) && tl::is_aligned(tl_ptr56, 16)) {
+                        const tl::f16* tl_ptr56 = &W[c0 + ((w_layout::flat(tl_tid, (tl_chunk55 / 8) * 8) % 1024) + tl_chunk55 % 8)];
+                        if (tl::in_bounds(c0 + ((w_layout::flat(tl_tid, (tl_chunk55 / 8) * 8) % 1024) + tl_chunk55 % 8), N) && tl::in_bounds((c0 + ((w_layout::flat(tl_tid, (tl_chunk55 / 8) * 8) % 1024) + tl_chunk55 % 8)) + 7, N) && tl::is_aligned(tl_ptr56, 16)) {
                             tl::f16 tl_vec57[8];
                             tl::load_vector<tl::f16, 8>(tl_vec57, tl_ptr56);
                             #pragma unroll
@@ -9605,15 +9605,15 @@ __global__ void __launch_bounds__(128, 8) layernorm_gelu_kernel_variant2(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                w[tl_chunk55 + tl_v] = tl::in_bounds(c0 + (((w_layout::flat(tl_tid, ((tl_chunk55 + tl_v) / 8) * 8)) % 1024) + (tl_chunk55 + tl_v) % 8), N) ? tl::convert<float>(W[c0 + (((w_layout::flat(tl_tid, ((tl_chunk55 + tl_v) / 8) * 8)) % 1024) + (tl_chunk55 + tl_v) % 8)]) : 0.0f;
+                                w[tl_chunk55 + tl_v] = tl::in_bounds(c0 + ((w_layout::flat(tl_tid, ((tl_chunk55 + tl_v) / 8) * 8) % 1024) + (tl_chunk55 + tl_v) % 8), N) ? tl::convert<float>(W[c0 + ((w_layout::flat(tl_tid, ((tl_chunk55 + tl_v) / 8) * 8) % 1024) + (tl_chunk55 + tl_v) % 8)]) : 0.0f;
                             }
                         }
                     }
                     // copy(Bias[c0 +: BN], b);  (norms.tl:338)
                     #pragma unroll
                     for (int tl_chunk58 = 0; tl_chunk58 < b_layout::kSlots; tl_chunk58 += 8) {
-                        const tl::f16* tl_ptr59 = &Bias[c0 + (((b_layout::flat(tl_tid, (tl_chunk58 / 8) * 8)) % 1024) + tl_chunk58 % 8)];
-                        if (tl::in_bounds(c0 + (((b_layout::flat(tl_tid, (tl_chunk58 / 8) * 8)) % 1024) + tl_chunk58 % 8), N) && tl::in_bounds((c0 + (((b_layout::flat(tl_tid, (tl_chunk58 / 8) * 8)) % 1024) + tl_chunk58 % 8)) + 7, N) && tl::is_aligned(tl_ptr59, 16)) {
+                        const tl::f16* tl_ptr59 = &Bias[c0 + ((b_layout::flat(tl_tid, (tl_chunk58 / 8) * 8) % 1024) + tl_chunk58 % 8)];
+                        if (tl::in_bounds(c0 + ((b_layout::flat(tl_tid, (tl_chunk58 / 8) * 8) % 1024) + tl_chunk58 % 8), N) && tl::in_bounds((c0 + ((b_layout::flat(tl_tid, (tl_chunk58 / 8) * 8) % 1024) + tl_chunk58 % 8)) + 7, N) && tl::is_aligned(tl_ptr59, 16)) {
                             tl::f16 tl_vec60[8];
                             tl::load_vector<tl::f16, 8>(tl_vec60, tl_ptr59);
                             #pragma unroll
@@ -9621,7 +9621,7 @@ __global__ void __launch_bounds__(128, 8) layernorm_gelu_kernel_variant2(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                b[tl_chunk58 + tl_v] = tl::in_bounds(c0 + (((b_layout::flat(tl_tid, ((tl_chunk58 + tl_v) / 8) * 8)) % 1024) + (tl_chunk58 + tl_v) % 8), N) ? tl::convert<float>(Bias[c0 + (((b_layout::flat(tl_tid, ((tl_chunk58 + tl_v) / 8) * 8)) % 1024) + (tl_chunk58 + tl_v) % 8)]) : 0.0f;
+                                b[tl_chunk58 + tl_v] = tl::in_bounds(c0 + ((b_layout::flat(tl_tid, ((tl_chunk58 + tl_v) / 8) * 8) % 1024) + (tl_chunk58 + tl_v) % 8), N) ? tl::convert<float>(Bias[c0 + ((b_layout::flat(tl_tid, ((tl_chunk58 + tl_v) / 8) * 8) % 1024) + (tl_chunk58 + tl_v) % 8)]) : 0.0f;
                             }
                         }
                     }
@@ -9629,14 +9629,14 @@ __global__ void __launch_bounds__(128, 8) layernorm_gelu_kernel_variant2(
                     // for j in parallel(1024): each thread visits the elements of `x` it holds
                     #pragma unroll
                     for (int tl_s61 = 0; tl_s61 < x_layout::kSlots; ++tl_s61) {
-                        [[maybe_unused]] const int j = ((x_layout::flat(tl_tid, (tl_s61 / 8) * 8)) % 1024) + tl_s61 % 8;
+                        [[maybe_unused]] const int j = (x_layout::flat(tl_tid, (tl_s61 / 8) * 8) % 1024) + tl_s61 % 8;
                         x[tl_s61] = gelu((x[tl_s61] - mean) * rstd * w[tl_s61] + b[tl_s61]);
                     }
                     // copy(x, Y[row, c0 +: BN]);  (norms.tl:342)
                     #pragma unroll
                     for (int tl_chunk62 = 0; tl_chunk62 < x_layout::kSlots; tl_chunk62 += 8) {
-                        tl::f16* tl_ptr63 = &Y[int64_t(row) * N + (c0 + (((x_layout::flat(tl_tid, (tl_chunk62 / 8) * 8)) % 1024) + tl_chunk62 % 8))];
-                        if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (((x_layout::flat(tl_tid, (tl_chunk62 / 8) * 8)) % 1024) + tl_chunk62 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds((c0 + (((x_layout::flat(tl_tid, (tl_chunk62 / 8) * 8)) % 1024) + tl_chunk62 % 8)) + 7, N) && tl::is_aligned(tl_ptr63, 16)) {
+                        tl::f16* tl_ptr63 = &Y[int64_t(row) * N + (c0 + ((x_layout::flat(tl_tid, (tl_chunk62 / 8) * 8) % 1024) + tl_chunk62 % 8))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds(c0 + ((x_layout::flat(tl_tid, (tl_chunk62 / 8) * 8) % 1024) + tl_chunk62 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds((c0 + ((x_layout::flat(tl_tid, (tl_chunk62 / 8) * 8) % 1024) + tl_chunk62 % 8)) + 7, N) && tl::is_aligned(tl_ptr63, 16)) {
                             tl::f16 tl_vec64[8];
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; tl_v += 2) tl::convert_pair(&tl_vec64[tl_v], x[tl_chunk62 + tl_v], x[tl_chunk62 + tl_v + 1]);
@@ -9644,7 +9644,7 @@ __global__ void __launch_bounds__(128, 8) layernorm_gelu_kernel_variant2(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (((x_layout::flat(tl_tid, ((tl_chunk62 + tl_v) / 8) * 8)) % 1024) + (tl_chunk62 + tl_v) % 8), N)) Y[int64_t(row) * N + (c0 + (((x_layout::flat(tl_tid, ((tl_chunk62 + tl_v) / 8) * 8)) % 1024) + (tl_chunk62 + tl_v) % 8))] = tl::convert<tl::f16>(x[tl_chunk62 + tl_v]);
+                                if (tl::in_bounds(row, M) && tl::in_bounds(c0 + ((x_layout::flat(tl_tid, ((tl_chunk62 + tl_v) / 8) * 8) % 1024) + (tl_chunk62 + tl_v) % 8), N)) Y[int64_t(row) * N + (c0 + ((x_layout::flat(tl_tid, ((tl_chunk62 + tl_v) / 8) * 8) % 1024) + (tl_chunk62 + tl_v) % 8))] = tl::convert<tl::f16>(x[tl_chunk62 + tl_v]);
                             }
                         }
                     }
@@ -9938,8 +9938,8 @@ __global__ void __launch_bounds__(128, 8) layernorm_gelu_kernel_variant3(
                     // copy(X[row, t * BN +: BN], x);  (norms.tl:318)
                     #pragma unroll
                     for (int tl_chunk42 = 0; tl_chunk42 < x_layout::kSlots; tl_chunk42 += 8) {
-                        const tl::f16* tl_ptr43 = &X[int64_t(row) * N + ((t * 1024) + (((x_layout::flat(tl_tid, (tl_chunk42 / 8) * 8)) % 1024) + tl_chunk42 % 8))];
-                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 1024) + (((x_layout::flat(tl_tid, (tl_chunk42 / 8) * 8)) % 1024) + tl_chunk42 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 1024) + (((x_layout::flat(tl_tid, (tl_chunk42 / 8) * 8)) % 1024) + tl_chunk42 % 8)) + 7, N) && tl::is_aligned(tl_ptr43, 16)) {
+                        const tl::f16* tl_ptr43 = &X[int64_t(row) * N + ((t * 1024) + ((x_layout::flat(tl_tid, (tl_chunk42 / 8) * 8) % 1024) + tl_chunk42 % 8))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 1024) + ((x_layout::flat(tl_tid, (tl_chunk42 / 8) * 8) % 1024) + tl_chunk42 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 1024) + ((x_layout::flat(tl_tid, (tl_chunk42 / 8) * 8) % 1024) + tl_chunk42 % 8)) + 7, N) && tl::is_aligned(tl_ptr43, 16)) {
                             tl::f16 tl_vec44[8];
                             tl::load_vector<tl::f16, 8>(tl_vec44, tl_ptr43);
                             #pragma unroll
@@ -9947,7 +9947,7 @@ __global__ void __launch_bounds__(128, 8) layernorm_gelu_kernel_variant3(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                x[tl_chunk42 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 1024) + (((x_layout::flat(tl_tid, ((tl_chunk42 + tl_v) / 8) * 8)) % 1024) + (tl_chunk42 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 1024) + (((x_layout::flat(tl_tid, ((tl_chunk42 + tl_v) / 8) * 8)) % 1024) + (tl_chunk42 + tl_v) % 8))]) : 0.0f;
+                                x[tl_chunk42 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 1024) + ((x_layout::flat(tl_tid, ((tl_chunk42 + tl_v) / 8) * 8) % 1024) + (tl_chunk42 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 1024) + ((x_layout::flat(tl_tid, ((tl_chunk42 + tl_v) / 8) * 8) % 1024) + (tl_chunk42 + tl_v) % 8))]) : 0.0f;
                             }
                         }
                     }
@@ -9973,8 +9973,8 @@ __global__ void __launch_bounds__(128, 8) layernorm_gelu_kernel_variant3(
                     // copy(X[row, t * BN +: BN], x);  (norms.tl:325)
                     #pragma unroll
                     for (int tl_chunk46 = 0; tl_chunk46 < x_layout::kSlots; tl_chunk46 += 8) {
-                        const tl::f16* tl_ptr47 = &X[int64_t(row) * N + ((t * 1024) + (((x_layout::flat(tl_tid, (tl_chunk46 / 8) * 8)) % 1024) + tl_chunk46 % 8))];
-                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 1024) + (((x_layout::flat(tl_tid, (tl_chunk46 / 8) * 8)) % 1024) + tl_chunk46 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 1024) + (((x_layout::flat(tl_tid, (tl_chunk46 / 8) * 8)) % 1024) + tl_chunk46 % 8)) + 7, N) && tl::is_aligned(tl_ptr47, 16)) {
+                        const tl::f16* tl_ptr47 = &X[int64_t(row) * N + ((t * 1024) + ((x_layout::flat(tl_tid, (tl_chunk46 / 8) * 8) % 1024) + tl_chunk46 % 8))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 1024) + ((x_layout::flat(tl_tid, (tl_chunk46 / 8) * 8) % 1024) + tl_chunk46 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 1024) + ((x_layout::flat(tl_tid, (tl_chunk46 / 8) * 8) % 1024) + tl_chunk46 % 8)) + 7, N) && tl::is_aligned(tl_ptr47, 16)) {
                             tl::f16 tl_vec48[8];
                             tl::load_vector<tl::f16, 8>(tl_vec48, tl_ptr47);
                             #pragma unroll
@@ -9982,7 +9982,7 @@ __global__ void __launch_bounds__(128, 8) layernorm_gelu_kernel_variant3(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                x[tl_chunk46 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 1024) + (((x_layout::flat(tl_tid, ((tl_chunk46 + tl_v) / 8) * 8)) % 1024) + (tl_chunk46 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 1024) + (((x_layout::flat(tl_tid, ((tl_chunk46 + tl_v) / 8) * 8)) % 1024) + (tl_chunk46 + tl_v) % 8))]) : 0.0f;
+                                x[tl_chunk46 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 1024) + ((x_layout::flat(tl_tid, ((tl_chunk46 + tl_v) / 8) * 8) % 1024) + (tl_chunk46 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 1024) + ((x_layout::flat(tl_tid, ((tl_chunk46 + tl_v) / 8) * 8) % 1024) + (tl_chunk46 + tl_v) % 8))]) : 0.0f;
                             }
                         }
                     }
@@ -9990,7 +9990,7 @@ __global__ void __launch_bounds__(128, 8) layernorm_gelu_kernel_variant3(
                     // for j in parallel(1024): each thread visits the elements of `x` it holds
                     #pragma unroll
                     for (int tl_s49 = 0; tl_s49 < x_layout::kSlots; ++tl_s49) {
-                        const int tl_c50 = (x_layout::flat(tl_tid, (tl_s49 / 8) * 8)) % 1024;  // the chunk's first column
+                        const int tl_c50 = x_layout::flat(tl_tid, (tl_s49 / 8) * 8) % 1024;  // the chunk's first column
                         const int j = tl_c50 + tl_s49 % 8;
                         const float d = x[tl_s49] - mean;
                         x[tl_s49] = t * 1024 + j < N ? d * d : 0.0f;
@@ -10017,8 +10017,8 @@ __global__ void __launch_bounds__(128, 8) layernorm_gelu_kernel_variant3(
                     // copy(X[row, c0 +: BN], x);  (norms.tl:336)
                     #pragma unroll
                     for (int tl_chunk52 = 0; tl_chunk52 < x_layout::kSlots; tl_chunk52 += 8) {
-                        const tl::f16* tl_ptr53 = &X[int64_t(row) * N + (c0 + (((x_layout::flat(tl_tid, (tl_chunk52 / 8) * 8)) % 1024) + tl_chunk52 % 8))];
-                        if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (((x_layout::flat(tl_tid, (tl_chunk52 / 8) * 8)) % 1024) + tl_chunk52 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds((c0 + (((x_layout::flat(tl_tid, (tl_chunk52 / 8) * 8)) % 1024) + tl_chunk52 % 8)) + 7, N) && tl::is_aligned(tl_ptr53, 16)) {
+                        const tl::f16* tl_ptr53 = &X[int64_t(row) * N + (c0 + ((x_layout::flat(tl_tid, (tl_chunk52 / 8) * 8) % 1024) + tl_chunk52 % 8))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds(c0 + ((x_layout::flat(tl_tid, (tl_chunk52 / 8) * 8) % 1024) + tl_chunk52 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds((c0 + ((x_layout::flat(tl_tid, (tl_chunk52 / 8) * 8) % 1024) + tl_chunk52 % 8)) + 7, N) && tl::is_aligned(tl_ptr53, 16)) {
                             tl::f16 tl_vec54[8];
                             tl::load_vector<tl::f16, 8>(tl_vec54, tl_ptr53);
                             #pragma unroll
@@ -10026,15 +10026,15 @@ __global__ void __launch_bounds__(128, 8) layernorm_gelu_kernel_variant3(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                x[tl_chunk52 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds(c0 + (((x_layout::flat(tl_tid, ((tl_chunk52 + tl_v) / 8) * 8)) % 1024) + (tl_chunk52 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + (c0 + (((x_layout::flat(tl_tid, ((tl_chunk52 + tl_v) / 8) * 8)) % 1024) + (tl_chunk52 + tl_v) % 8))]) : 0.0f;
+                                x[tl_chunk52 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds(c0 + ((x_layout::flat(tl_tid, ((tl_chunk52 + tl_v) / 8) * 8) % 1024) + (tl_chunk52 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + (c0 + ((x_layout::flat(tl_tid, ((tl_chunk52 + tl_v) / 8) * 8) % 1024) + (tl_chunk52 + tl_v) % 8))]) : 0.0f;
                             }
                         }
                     }
                     // copy(W[c0 +: BN], w);  (norms.tl:337)
                     #pragma unroll
                     for (int tl_chunk55 = 0; tl_chunk55 < w_layout::kSlots; tl_chunk55 += 8) {
-                        const tl::f16* tl_ptr56 = &W[c0 + (((w_layout::flat(tl_tid, (tl_chunk55 / 8) * 8)) % 1024) + tl_chunk55 % 8)];
-                        if (tl::in_bounds(c0 + (((w_layout::flat(tl_tid, (tl_chunk55 / 8) * 8)) % 1024) + tl_chunk55 % 8), N) && tl::in_bounds((c0 + (((w_layout::flat(tl_tid, (tl_chunk55 / 8) * 8)) % 1024) + tl_chunk55 % 8)) + 7, N) && tl::is_aligned(tl_ptr56, 16)) {
+                        const tl::f16* tl_ptr56 = &W[c0 + ((w_layout::flat(tl_tid, (tl_chunk55 / 8) * 8) % 1024) + tl_chunk55 % 8)];
+                        if (tl::in_bounds(c0 + ((w_layout::flat(tl_tid, (tl_chunk55 / 8) * 8) % 1024) + tl_chunk55 % 8), N) && tl::in_bounds((c0 + ((w_layout::flat(tl_tid, (tl_chunk55 / 8) * 8) % 1024) + tl_chunk55 % 8)) + 7, N) && tl::is_aligned(tl_ptr56, 16)) {
                             tl::f16 tl_vec57[8];
                             tl::load_vector<tl::f16, 8>(tl_vec57, tl_ptr56);
                             #pragma unroll
@@ -10042,15 +10042,15 @@ __global__ void __launch_bounds__(128, 8) layernorm_gelu_kernel_variant3(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                w[tl_chunk55 + tl_v] = tl::in_bounds(c0 + (((w_layout::flat(tl_tid, ((tl_chunk55 + tl_v) / 8) * 8)) % 1024) + (tl_chunk55 + tl_v) % 8), N) ? tl::convert<float>(W[c0 + (((w_layout::flat(tl_tid, ((tl_chunk55 + tl_v) / 8) * 8)) % 1024) + (tl_chunk55 + tl_v) % 8)]) : 0.0f;
+                                w[tl_chunk55 + tl_v] = tl::in_bounds(c0 + ((w_layout::flat(tl_tid, ((tl_chunk55 + tl_v) / 8) * 8) % 1024) + (tl_chunk55 + tl_v) % 8), N) ? tl::convert<float>(W[c0 + ((w_layout::flat(tl_tid, ((tl_chunk55 + tl_v) / 8) * 8) % 1024) + (tl_chunk55 + tl_v) % 8)]) : 0.0f;
                             }
                         }
                     }
                     // copy(Bias[c0 +: BN], b);  (norms.tl:338)
                     #pragma unroll
                     for (int tl_chunk58 = 0; tl_chunk58 < b_layout::kSlots; tl_chunk58 += 8) {
-                        const tl::f16* tl_ptr59 = &Bias[c0 + (((b_layout::flat(tl_tid, (tl_chunk58 / 8) * 8)) % 1024) + tl_chunk58 % 8)];
-                        if (tl::in_bounds(c0 + (((b_layout::flat(tl_tid, (tl_chunk58 / 8) * 8)) % 1024) + tl_chunk58 % 8), N) && tl::in_bounds((c0 + (((b_layout::flat(tl_tid, (tl_chunk58 / 8) * 8)) % 1024) + tl_chunk58 % 8)) + 7, N) && tl::is_aligned(tl_ptr59, 16)) {
+                        const tl::f16* tl_ptr59 = &Bias[c0 + ((b_layout::flat(tl_tid, (tl_chunk58 / 8) * 8) % 1024) + tl_chunk58 % 8)];
+                        if (tl::in_bounds(c0 + ((b_layout::flat(tl_tid, (tl_chunk58 / 8) * 8) % 1024) + tl_chunk58 % 8), N) && tl::in_bounds((c0 + ((b_layout::flat(tl_tid, (tl_chunk58 / 8) * 8) % 1024) + tl_chunk58 % 8)) + 7, N) && tl::is_aligned(tl_ptr59, 16)) {
                             tl::f16 tl_vec60[8];
                             tl::load_vector<tl::f16, 8>(tl_vec60, tl_ptr59);
                             #pragma unroll
@@ -10058,7 +10058,7 @@ __global__ void __launch_bounds__(128, 8) layernorm_gelu_kernel_variant3(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                b[tl_chunk58 + tl_v] = tl::in_bounds(c0 + (((b_layout::flat(tl_tid, ((tl_chunk58 + tl_v) / 8) * 8)) % 1024) + (tl_chunk58 + tl_v) % 8), N) ? tl::convert<float>(Bias[c0 + (((b_layout::flat(tl_tid, ((tl_chunk58 + tl_v) / 8) * 8)) % 1024) + (tl_chunk58 + tl_v) % 8)]) : 0.0f;
+                                b[tl_chunk58 + tl_v] = tl::in_bounds(c0 + ((b_layout::flat(tl_tid, ((tl_chunk58 + tl_v) / 8) * 8) % 1024) + (tl_chunk58 + tl_v) % 8), N) ? tl::convert<float>(Bias[c0 + ((b_layout::flat(tl_tid, ((tl_chunk58 + tl_v) / 8) * 8) % 1024) + (tl_chunk58 + tl_v) % 8)]) : 0.0f;
                             }
                         }
                     }
@@ -10066,14 +10066,14 @@ __global__ void __launch_bounds__(128, 8) layernorm_gelu_kernel_variant3(
                     // for j in parallel(1024): each thread visits the elements of `x` it holds
                     #pragma unroll
                     for (int tl_s61 = 0; tl_s61 < x_layout::kSlots; ++tl_s61) {
-                        [[maybe_unused]] const int j = ((x_layout::flat(tl_tid, (tl_s61 / 8) * 8)) % 1024) + tl_s61 % 8;
+                        [[maybe_unused]] const int j = (x_layout::flat(tl_tid, (tl_s61 / 8) * 8) % 1024) + tl_s61 % 8;
                         x[tl_s61] = gelu((x[tl_s61] - mean) * rstd * w[tl_s61] + b[tl_s61]);
                     }
                     // copy(x, Y[row, c0 +: BN]);  (norms.tl:342)
                     #pragma unroll
                     for (int tl_chunk62 = 0; tl_chunk62 < x_layout::kSlots; tl_chunk62 += 8) {
-                        tl::f16* tl_ptr63 = &Y[int64_t(row) * N + (c0 + (((x_layout::flat(tl_tid, (tl_chunk62 / 8) * 8)) % 1024) + tl_chunk62 % 8))];
-                        if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (((x_layout::flat(tl_tid, (tl_chunk62 / 8) * 8)) % 1024) + tl_chunk62 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds((c0 + (((x_layout::flat(tl_tid, (tl_chunk62 / 8) * 8)) % 1024) + tl_chunk62 % 8)) + 7, N) && tl::is_aligned(tl_ptr63, 16)) {
+                        tl::f16* tl_ptr63 = &Y[int64_t(row) * N + (c0 + ((x_layout::flat(tl_tid, (tl_chunk62 / 8) * 8) % 1024) + tl_chunk62 % 8))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds(c0 + ((x_layout::flat(tl_tid, (tl_chunk62 / 8) * 8) % 1024) + tl_chunk62 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds((c0 + ((x_layout::flat(tl_tid, (tl_chunk62 / 8) * 8) % 1024) + tl_chunk62 % 8)) + 7, N) && tl::is_aligned(tl_ptr63, 16)) {
                             tl::f16 tl_vec64[8];
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; tl_v += 2) tl::convert_pair(&tl_vec64[tl_v], x[tl_chunk62 + tl_v], x[tl_chunk62 + tl_v + 1]);
@@ -10081,7 +10081,7 @@ __global__ void __launch_bounds__(128, 8) layernorm_gelu_kernel_variant3(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (((x_layout::flat(tl_tid, ((tl_chunk62 + tl_v) / 8) * 8)) % 1024) + (tl_chunk62 + tl_v) % 8), N)) Y[int64_t(row) * N + (c0 + (((x_layout::flat(tl_tid, ((tl_chunk62 + tl_v) / 8) * 8)) % 1024) + (tl_chunk62 + tl_v) % 8))] = tl::convert<tl::f16>(x[tl_chunk62 + tl_v]);
+                                if (tl::in_bounds(row, M) && tl::in_bounds(c0 + ((x_layout::flat(tl_tid, ((tl_chunk62 + tl_v) / 8) * 8) % 1024) + (tl_chunk62 + tl_v) % 8), N)) Y[int64_t(row) * N + (c0 + ((x_layout::flat(tl_tid, ((tl_chunk62 + tl_v) / 8) * 8) % 1024) + (tl_chunk62 + tl_v) % 8))] = tl::convert<tl::f16>(x[tl_chunk62 + tl_v]);
                             }
                         }
                     }
@@ -10377,8 +10377,8 @@ __global__ void __launch_bounds__(128, 8) layernorm_gelu_kernel_variant4(
                     // copy(X[row, t * BN +: BN], x);  (norms.tl:318)
                     #pragma unroll
                     for (int tl_chunk42 = 0; tl_chunk42 < x_layout::kSlots; tl_chunk42 += 8) {
-                        const tl::f16* tl_ptr43 = &X[int64_t(row) * N + ((t * 1024) + (((x_layout::flat(tl_tid, (tl_chunk42 / 8) * 8)) % 1024) + tl_chunk42 % 8))];
-                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 1024) + (((x_layout::flat(tl_tid, (tl_chunk42 / 8) * 8)) % 1024) + tl_chunk42 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 1024) + (((x_layout::flat(tl_tid, (tl_chunk42 / 8) * 8)) % 1024) + tl_chunk42 % 8)) + 7, N) && tl::is_aligned(tl_ptr43, 16)) {
+                        const tl::f16* tl_ptr43 = &X[int64_t(row) * N + ((t * 1024) + ((x_layout::flat(tl_tid, (tl_chunk42 / 8) * 8) % 1024) + tl_chunk42 % 8))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 1024) + ((x_layout::flat(tl_tid, (tl_chunk42 / 8) * 8) % 1024) + tl_chunk42 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 1024) + ((x_layout::flat(tl_tid, (tl_chunk42 / 8) * 8) % 1024) + tl_chunk42 % 8)) + 7, N) && tl::is_aligned(tl_ptr43, 16)) {
                             tl::f16 tl_vec44[8];
                             tl::load_vector<tl::f16, 8>(tl_vec44, tl_ptr43);
                             #pragma unroll
@@ -10386,7 +10386,7 @@ __global__ void __launch_bounds__(128, 8) layernorm_gelu_kernel_variant4(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                x[tl_chunk42 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 1024) + (((x_layout::flat(tl_tid, ((tl_chunk42 + tl_v) / 8) * 8)) % 1024) + (tl_chunk42 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 1024) + (((x_layout::flat(tl_tid, ((tl_chunk42 + tl_v) / 8) * 8)) % 1024) + (tl_chunk42 + tl_v) % 8))]) : 0.0f;
+                                x[tl_chunk42 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 1024) + ((x_layout::flat(tl_tid, ((tl_chunk42 + tl_v) / 8) * 8) % 1024) + (tl_chunk42 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 1024) + ((x_layout::flat(tl_tid, ((tl_chunk42 + tl_v) / 8) * 8) % 1024) + (tl_chunk42 + tl_v) % 8))]) : 0.0f;
                             }
                         }
                     }
@@ -10412,8 +10412,8 @@ __global__ void __launch_bounds__(128, 8) layernorm_gelu_kernel_variant4(
                     // copy(X[row, t * BN +: BN], x);  (norms.tl:325)
                     #pragma unroll
                     for (int tl_chunk46 = 0; tl_chunk46 < x_layout::kSlots; tl_chunk46 += 8) {
-                        const tl::f16* tl_ptr47 = &X[int64_t(row) * N + ((t * 1024) + (((x_layout::flat(tl_tid, (tl_chunk46 / 8) * 8)) % 1024) + tl_chunk46 % 8))];
-                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 1024) + (((x_layout::flat(tl_tid, (tl_chunk46 / 8) * 8)) % 1024) + tl_chunk46 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 1024) + (((x_layout::flat(tl_tid, (tl_chunk46 / 8) * 8)) % 1024) + tl_chunk46 % 8)) + 7, N) && tl::is_aligned(tl_ptr47, 16)) {
+                        const tl::f16* tl_ptr47 = &X[int64_t(row) * N + ((t * 1024) + ((x_layout::flat(tl_tid, (tl_chunk46 / 8) * 8) % 1024) + tl_chunk46 % 8))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 1024) + ((x_layout::flat(tl_tid, (tl_chunk46 / 8) * 8) % 1024) + tl_chunk46 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 1024) + ((x_layout::flat(tl_tid, (tl_chunk46 / 8) * 8) % 1024) + tl_chunk46 % 8)) + 7, N) && tl::is_aligned(tl_ptr47, 16)) {
                             tl::f16 tl_vec48[8];
                             tl::load_vector<tl::f16, 8>(tl_vec48, tl_ptr47);
                             #pragma unroll
@@ -10421,7 +10421,7 @@ __global__ void __launch_bounds__(128, 8) layernorm_gelu_kernel_variant4(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                x[tl_chunk46 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 1024) + (((x_layout::flat(tl_tid, ((tl_chunk46 + tl_v) / 8) * 8)) % 1024) + (tl_chunk46 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 1024) + (((x_layout::flat(tl_tid, ((tl_chunk46 + tl_v) / 8) * 8)) % 1024) + (tl_chunk46 + tl_v) % 8))]) : 0.0f;
+                                x[tl_chunk46 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 1024) + ((x_layout::flat(tl_tid, ((tl_chunk46 + tl_v) / 8) * 8) % 1024) + (tl_chunk46 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 1024) + ((x_layout::flat(tl_tid, ((tl_chunk46 + tl_v) / 8) * 8) % 1024) + (tl_chunk46 + tl_v) % 8))]) : 0.0f;
                             }
                         }
                     }
@@ -10429,7 +10429,7 @@ __global__ void __launch_bounds__(128, 8) layernorm_gelu_kernel_variant4(
                     // for j in parallel(1024): each thread visits the elements of `x` it holds
                     #pragma unroll
                     for (int tl_s49 = 0; tl_s49 < x_layout::kSlots; ++tl_s49) {
-                        const int tl_c50 = (x_layout::flat(tl_tid, (tl_s49 / 8) * 8)) % 1024;  // the chunk's first column
+                        const int tl_c50 = x_layout::flat(tl_tid, (tl_s49 / 8) * 8) % 1024;  // the chunk's first column
                         const int j = tl_c50 + tl_s49 % 8;
                         const float d = x[tl_s49] - mean;
                         x[tl_s49] = t * 1024 + j < N ? d * d : 0.0f;
@@ -10456,8 +10456,8 @@ __global__ void __launch_bounds__(128, 8) layernorm_gelu_kernel_variant4(
                     // copy(X[row, c0 +: BN], x);  (norms.tl:336)
                     #pragma unroll
                     for (int tl_chunk52 = 0; tl_chunk52 < x_layout::kSlots; tl_chunk52 += 8) {
-                        const tl::f16* tl_ptr53 = &X[int64_t(row) * N + (c0 + (((x_layout::flat(tl_tid, (tl_chunk52 / 8) * 8)) % 1024) + tl_chunk52 % 8))];
-                        if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (((x_layout::flat(tl_tid, (tl_chunk52 / 8) * 8)) % 1024) + tl_chunk52 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds((c0 + (((x_layout::flat(tl_tid, (tl_chunk52 / 8) * 8)) % 1024) + tl_chunk52 % 8)) + 7, N) && tl::is_aligned(tl_ptr53, 16)) {
+                        const tl::f16* tl_ptr53 = &X[int64_t(row) * N + (c0 + ((x_layout::flat(tl_tid, (tl_chunk52 / 8) * 8) % 1024) + tl_chunk52 % 8))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds(c0 + ((x_layout::flat(tl_tid, (tl_chunk52 / 8) * 8) % 1024) + tl_chunk52 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds((c0 + ((x_layout::flat(tl_tid, (tl_chunk52 / 8) * 8) % 1024) + tl_chunk52 % 8)) + 7, N) && tl::is_aligned(tl_ptr53, 16)) {
                             tl::f16 tl_vec54[8];
                             tl::load_vector<tl::f16, 8>(tl_vec54, tl_ptr53);
                             #pragma unroll
@@ -10465,15 +10465,15 @@ __global__ void __launch_bounds__(128, 8) layernorm_gelu_kernel_variant4(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                x[tl_chunk52 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds(c0 + (((x_layout::flat(tl_tid, ((tl_chunk52 + tl_v) / 8) * 8)) % 1024) + (tl_chunk52 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + (c0 + (((x_layout::flat(tl_tid, ((tl_chunk52 + tl_v) / 8) * 8)) % 1024) + (tl_chunk52 + tl_v) % 8))]) : 0.0f;
+                                x[tl_chunk52 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds(c0 + ((x_layout::flat(tl_tid, ((tl_chunk52 + tl_v) / 8) * 8) % 1024) + (tl_chunk52 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + (c0 + ((x_layout::flat(tl_tid, ((tl_chunk52 + tl_v) / 8) * 8) % 1024) + (tl_chunk52 + tl_v) % 8))]) : 0.0f;
                             }
                         }
                     }
                     // copy(W[c0 +: BN], w);  (norms.tl:337)
                     #pragma unroll
                     for (int tl_chunk55 = 0; tl_chunk55 < w_layout::kSlots; tl_chunk55 += 8) {
-                        const tl::f16* tl_ptr56 = &W[c0 + (((w_layout::flat(tl_tid, (tl_chunk55 / 8) * 8)) % 1024) + tl_chunk55 % 8)];
-                        if (tl::in_bounds(c0 + (((w_layout::flat(tl_tid, (tl_chunk55 / 8) * 8)) % 1024) + tl_chunk55 % 8), N) && tl::in_bounds((c0 + (((w_layout::flat(tl_tid, (tl_chunk55 / 8) * 8)) % 1024) + tl_chunk55 % 8)) + 7, N) && tl::is_aligned(tl_ptr56, 16)) {
+                        const tl::f16* tl_ptr56 = &W[c0 + ((w_layout::flat(tl_tid, (tl_chunk55 / 8) * 8) % 1024) + tl_chunk55 % 8)];
+                        if (tl::in_bounds(c0 + ((w_layout::flat(tl_tid, (tl_chunk55 / 8) * 8) % 1024) + tl_chunk55 % 8), N) && tl::in_bounds((c0 + ((w_layout::flat(tl_tid, (tl_chunk55 / 8) * 8) % 1024) + tl_chunk55 % 8)) + 7, N) && tl::is_aligned(tl_ptr56, 16)) {
                             tl::f16 tl_vec57[8];
                             tl::load_vector<tl::f16, 8>(tl_vec57, tl_ptr56);
                             #pragma unroll
@@ -10481,15 +10481,15 @@ __global__ void __launch_bounds__(128, 8) layernorm_gelu_kernel_variant4(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                w[tl_chunk55 + tl_v] = tl::in_bounds(c0 + (((w_layout::flat(tl_tid, ((tl_chunk55 + tl_v) / 8) * 8)) % 1024) + (tl_chunk55 + tl_v) % 8), N) ? tl::convert<float>(W[c0 + (((w_layout::flat(tl_tid, ((tl_chunk55 + tl_v) / 8) * 8)) % 1024) + (tl_chunk55 + tl_v) % 8)]) : 0.0f;
+                                w[tl_chunk55 + tl_v] = tl::in_bounds(c0 + ((w_layout::flat(tl_tid, ((tl_chunk55 + tl_v) / 8) * 8) % 1024) + (tl_chunk55 + tl_v) % 8), N) ? tl::convert<float>(W[c0 + ((w_layout::flat(tl_tid, ((tl_chunk55 + tl_v) / 8) * 8) % 1024) + (tl_chunk55 + tl_v) % 8)]) : 0.0f;
                             }
                         }
                     }
                     // copy(Bias[c0 +: BN], b);  (norms.tl:338)
                     #pragma unroll
                     for (int tl_chunk58 = 0; tl_chunk58 < b_layout::kSlots; tl_chunk58 += 8) {
-                        const tl::f16* tl_ptr59 = &Bias[c0 + (((b_layout::flat(tl_tid, (tl_chunk58 / 8) * 8)) % 1024) + tl_chunk58 % 8)];
-                        if (tl::in_bounds(c0 + (((b_layout::flat(tl_tid, (tl_chunk58 / 8) * 8)) % 1024) + tl_chunk58 % 8), N) && tl::in_bounds((c0 + (((b_layout::flat(tl_tid, (tl_chunk58 / 8) * 8)) % 1024) + tl_chunk58 % 8)) + 7, N) && tl::is_aligned(tl_ptr59, 16)) {
+                        const tl::f16* tl_ptr59 = &Bias[c0 + ((b_layout::flat(tl_tid, (tl_chunk58 / 8) * 8) % 1024) + tl_chunk58 % 8)];
+                        if (tl::in_bounds(c0 + ((b_layout::flat(tl_tid, (tl_chunk58 / 8) * 8) % 1024) + tl_chunk58 % 8), N) && tl::in_bounds((c0 + ((b_layout::flat(tl_tid, (tl_chunk58 / 8) * 8) % 1024) + tl_chunk58 % 8)) + 7, N) && tl::is_aligned(tl_ptr59, 16)) {
                             tl::f16 tl_vec60[8];
                             tl::load_vector<tl::f16, 8>(tl_vec60, tl_ptr59);
                             #pragma unroll
@@ -10497,7 +10497,7 @@ __global__ void __launch_bounds__(128, 8) layernorm_gelu_kernel_variant4(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                b[tl_chunk58 + tl_v] = tl::in_bounds(c0 + (((b_layout::flat(tl_tid, ((tl_chunk58 + tl_v) / 8) * 8)) % 1024) + (tl_chunk58 + tl_v) % 8), N) ? tl::convert<float>(Bias[c0 + (((b_layout::flat(tl_tid, ((tl_chunk58 + tl_v) / 8) * 8)) % 1024) + (tl_chunk58 + tl_v) % 8)]) : 0.0f;
+                                b[tl_chunk58 + tl_v] = tl::in_bounds(c0 + ((b_layout::flat(tl_tid, ((tl_chunk58 + tl_v) / 8) * 8) % 1024) + (tl_chunk58 + tl_v) % 8), N) ? tl::convert<float>(Bias[c0 + ((b_layout::flat(tl_tid, ((tl_chunk58 + tl_v) / 8) * 8) % 1024) + (tl_chunk58 + tl_v) % 8)]) : 0.0f;
                             }
                         }
                     }
@@ -10505,14 +10505,14 @@ __global__ void __launch_bounds__(128, 8) layernorm_gelu_kernel_variant4(
                     // for j in parallel(1024): each thread visits the elements of `x` it holds
                     #pragma unroll
                     for (int tl_s61 = 0; tl_s61 < x_layout::kSlots; ++tl_s61) {
-                        [[maybe_unused]] const int j = ((x_layout::flat(tl_tid, (tl_s61 / 8) * 8)) % 1024) + tl_s61 % 8;
+                        [[maybe_unused]] const int j = (x_layout::flat(tl_tid, (tl_s61 / 8) * 8) % 1024) + tl_s61 % 8;
                         x[tl_s61] = gelu((x[tl_s61] - mean) * rstd * w[tl_s61] + b[tl_s61]);
                     }
                     // copy(x, Y[row, c0 +: BN]);  (norms.tl:342)
                     #pragma unroll
                     for (int tl_chunk62 = 0; tl_chunk62 < x_layout::kSlots; tl_chunk62 += 8) {
-                        tl::f16* tl_ptr63 = &Y[int64_t(row) * N + (c0 + (((x_layout::flat(tl_tid, (tl_chunk62 / 8) * 8)) % 1024) + tl_chunk62 % 8))];
-                        if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (((x_layout::flat(tl_tid, (tl_chunk62 / 8) * 8)) % 1024) + tl_chunk62 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds((c0 + (((x_layout::flat(tl_tid, (tl_chunk62 / 8) * 8)) % 1024) + tl_chunk62 % 8)) + 7, N) && tl::is_aligned(tl_ptr63, 16)) {
+                        tl::f16* tl_ptr63 = &Y[int64_t(row) * N + (c0 + ((x_layout::flat(tl_tid, (tl_chunk62 / 8) * 8) % 1024) + tl_chunk62 % 8))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds(c0 + ((x_layout::flat(tl_tid, (tl_chunk62 / 8) * 8) % 1024) + tl_chunk62 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds((c0 + ((x_layout::flat(tl_tid, (tl_chunk62 / 8) * 8) % 1024) + tl_chunk62 % 8)) + 7, N) && tl::is_aligned(tl_ptr63, 16)) {
                             tl::f16 tl_vec64[8];
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; tl_v += 2) tl::convert_pair(&tl_vec64[tl_v], x[tl_chunk62 + tl_v], x[tl_chunk62 + tl_v + 1]);
@@ -10520,7 +10520,7 @@ __global__ void __launch_bounds__(128, 8) layernorm_gelu_kernel_variant4(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (((x_layout::flat(tl_tid, ((tl_chunk62 + tl_v) / 8) * 8)) % 1024) + (tl_chunk62 + tl_v) % 8), N)) Y[int64_t(row) * N + (c0 + (((x_layout::flat(tl_tid, ((tl_chunk62 + tl_v) / 8) * 8)) % 1024) + (tl_chunk62 + tl_v) % 8))] = tl::convert<tl::f16>(x[tl_chunk62 + tl_v]);
+                                if (tl::in_bounds(row, M) && tl::in_bounds(c0 + ((x_layout::flat(tl_tid, ((tl_chunk62 + tl_v) / 8) * 8) % 1024) + (tl_chunk62 + tl_v) % 8), N)) Y[int64_t(row) * N + (c0 + ((x_layout::flat(tl_tid, ((tl_chunk62 + tl_v) / 8) * 8) % 1024) + (tl_chunk62 + tl_v) % 8))] = tl::convert<tl::f16>(x[tl_chunk62 + tl_v]);
                             }
                         }
                     }
@@ -10818,8 +10818,8 @@ __global__ void __launch_bounds__(256, 4) layernorm_gelu_kernel_variant5(
                     // copy(X[row, t * BN +: BN], x);  (norms.tl:318)
                     #pragma unroll
                     for (int tl_chunk42 = 0; tl_chunk42 < x_layout::kSlots; tl_chunk42 += 8) {
-                        const tl::f16* tl_ptr43 = &X[int64_t(row) * N + ((t * 2048) + (((x_layout::flat(tl_tid, (tl_chunk42 / 8) * 8)) % 2048) + tl_chunk42 % 8))];
-                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (((x_layout::flat(tl_tid, (tl_chunk42 / 8) * 8)) % 2048) + tl_chunk42 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 2048) + (((x_layout::flat(tl_tid, (tl_chunk42 / 8) * 8)) % 2048) + tl_chunk42 % 8)) + 7, N) && tl::is_aligned(tl_ptr43, 16)) {
+                        const tl::f16* tl_ptr43 = &X[int64_t(row) * N + ((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk42 / 8) * 8) % 2048) + tl_chunk42 % 8))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk42 / 8) * 8) % 2048) + tl_chunk42 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk42 / 8) * 8) % 2048) + tl_chunk42 % 8)) + 7, N) && tl::is_aligned(tl_ptr43, 16)) {
                             tl::f16 tl_vec44[8];
                             tl::load_vector<tl::f16, 8>(tl_vec44, tl_ptr43);
                             #pragma unroll
@@ -10827,7 +10827,7 @@ __global__ void __launch_bounds__(256, 4) layernorm_gelu_kernel_variant5(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                x[tl_chunk42 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (((x_layout::flat(tl_tid, ((tl_chunk42 + tl_v) / 8) * 8)) % 2048) + (tl_chunk42 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 2048) + (((x_layout::flat(tl_tid, ((tl_chunk42 + tl_v) / 8) * 8)) % 2048) + (tl_chunk42 + tl_v) % 8))]) : 0.0f;
+                                x[tl_chunk42 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + ((x_layout::flat(tl_tid, ((tl_chunk42 + tl_v) / 8) * 8) % 2048) + (tl_chunk42 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 2048) + ((x_layout::flat(tl_tid, ((tl_chunk42 + tl_v) / 8) * 8) % 2048) + (tl_chunk42 + tl_v) % 8))]) : 0.0f;
                             }
                         }
                     }
@@ -10853,8 +10853,8 @@ __global__ void __launch_bounds__(256, 4) layernorm_gelu_kernel_variant5(
                     // copy(X[row, t * BN +: BN], x);  (norms.tl:325)
                     #pragma unroll
                     for (int tl_chunk46 = 0; tl_chunk46 < x_layout::kSlots; tl_chunk46 += 8) {
-                        const tl::f16* tl_ptr47 = &X[int64_t(row) * N + ((t * 2048) + (((x_layout::flat(tl_tid, (tl_chunk46 / 8) * 8)) % 2048) + tl_chunk46 % 8))];
-                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (((x_layout::flat(tl_tid, (tl_chunk46 / 8) * 8)) % 2048) + tl_chunk46 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 2048) + (((x_layout::flat(tl_tid, (tl_chunk46 / 8) * 8)) % 2048) + tl_chunk46 % 8)) + 7, N) && tl::is_aligned(tl_ptr47, 16)) {
+                        const tl::f16* tl_ptr47 = &X[int64_t(row) * N + ((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk46 / 8) * 8) % 2048) + tl_chunk46 % 8))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk46 / 8) * 8) % 2048) + tl_chunk46 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk46 / 8) * 8) % 2048) + tl_chunk46 % 8)) + 7, N) && tl::is_aligned(tl_ptr47, 16)) {
                             tl::f16 tl_vec48[8];
                             tl::load_vector<tl::f16, 8>(tl_vec48, tl_ptr47);
                             #pragma unroll
@@ -10862,7 +10862,7 @@ __global__ void __launch_bounds__(256, 4) layernorm_gelu_kernel_variant5(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                x[tl_chunk46 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (((x_layout::flat(tl_tid, ((tl_chunk46 + tl_v) / 8) * 8)) % 2048) + (tl_chunk46 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 2048) + (((x_layout::flat(tl_tid, ((tl_chunk46 + tl_v) / 8) * 8)) % 2048) + (tl_chunk46 + tl_v) % 8))]) : 0.0f;
+                                x[tl_chunk46 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + ((x_layout::flat(tl_tid, ((tl_chunk46 + tl_v) / 8) * 8) % 2048) + (tl_chunk46 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 2048) + ((x_layout::flat(tl_tid, ((tl_chunk46 + tl_v) / 8) * 8) % 2048) + (tl_chunk46 + tl_v) % 8))]) : 0.0f;
                             }
                         }
                     }
@@ -10870,7 +10870,7 @@ __global__ void __launch_bounds__(256, 4) layernorm_gelu_kernel_variant5(
                     // for j in parallel(2048): each thread visits the elements of `x` it holds
                     #pragma unroll
                     for (int tl_s49 = 0; tl_s49 < x_layout::kSlots; ++tl_s49) {
-                        const int tl_c50 = (x_layout::flat(tl_tid, (tl_s49 / 8) * 8)) % 2048;  // the chunk's first column
+                        const int tl_c50 = x_layout::flat(tl_tid, (tl_s49 / 8) * 8) % 2048;  // the chunk's first column
                         const int j = tl_c50 + tl_s49 % 8;
                         const float d = x[tl_s49] - mean;
                         x[tl_s49] = t * 2048 + j < N ? d * d : 0.0f;
@@ -10897,8 +10897,8 @@ __global__ void __launch_bounds__(256, 4) layernorm_gelu_kernel_variant5(
                     // copy(X[row, c0 +: BN], x);  (norms.tl:336)
                     #pragma unroll
                     for (int tl_chunk52 = 0; tl_chunk52 < x_layout::kSlots; tl_chunk52 += 8) {
-                        const tl::f16* tl_ptr53 = &X[int64_t(row) * N + (c0 + (((x_layout::flat(tl_tid, (tl_chunk52 / 8) * 8)) % 2048) + tl_chunk52 % 8))];
-                        if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (((x_layout::flat(tl_tid, (tl_chunk52 / 8) * 8)) % 2048) + tl_chunk52 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds((c0 + (((x_layout::flat(tl_tid, (tl_chunk52 / 8) * 8)) % 2048) + tl_chunk52 % 8)) + 7, N) && tl::is_aligned(tl_ptr53, 16)) {
+                        const tl::f16* tl_ptr53 = &X[int64_t(row) * N + (c0 + ((x_layout::flat(tl_tid, (tl_chunk52 / 8) * 8) % 2048) + tl_chunk52 % 8))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds(c0 + ((x_layout::flat(tl_tid, (tl_chunk52 / 8) * 8) % 2048) + tl_chunk52 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds((c0 + ((x_layout::flat(tl_tid, (tl_chunk52 / 8) * 8) % 2048) + tl_chunk52 % 8)) + 7, N) && tl::is_aligned(tl_ptr53, 16)) {
                             tl::f16 tl_vec54[8];
                             tl::load_vector<tl::f16, 8>(tl_vec54, tl_ptr53);
                             #pragma unroll
@@ -10906,15 +10906,15 @@ __global__ void __launch_bounds__(256, 4) layernorm_gelu_kernel_variant5(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                x[tl_chunk52 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds(c0 + (((x_layout::flat(tl_tid, ((tl_chunk52 + tl_v) / 8) * 8)) % 2048) + (tl_chunk52 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + (c0 + (((x_layout::flat(tl_tid, ((tl_chunk52 + tl_v) / 8) * 8)) % 2048) + (tl_chunk52 + tl_v) % 8))]) : 0.0f;
+                                x[tl_chunk52 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds(c0 + ((x_layout::flat(tl_tid, ((tl_chunk52 + tl_v) / 8) * 8) % 2048) + (tl_chunk52 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + (c0 + ((x_layout::flat(tl_tid, ((tl_chunk52 + tl_v) / 8) * 8) % 2048) + (tl_chunk52 + tl_v) % 8))]) : 0.0f;
                             }
                         }
                     }
                     // copy(W[c0 +: BN], w);  (norms.tl:337)
                     #pragma unroll
                     for (int tl_chunk55 = 0; tl_chunk55 < w_layout::kSlots; tl_chunk55 += 8) {
-                        const tl::f16* tl_ptr56 = &W[c0 + (((w_layout::flat(tl_tid, (tl_chunk55 / 8) * 8)) % 2048) + tl_chunk55 % 8)];
-                        if (tl::in_bounds(c0 + (((w_layout::flat(tl_tid, (tl_chunk55 / 8) * 8)) % 2048) + tl_chunk55 % 8), N) && tl::in_bounds((c0 + (((w_layout::flat(tl_tid, (tl_chunk55 / 8) * 8)) % 2048) + tl_chunk55 % 8)) + 7, N) && tl::is_aligned(tl_ptr56, 16)) {
+                        const tl::f16* tl_ptr56 = &W[c0 + ((w_layout::flat(tl_tid, (tl_chunk55 / 8) * 8) % 2048) + tl_chunk55 % 8)];
+                        if (tl::in_bounds(c0 + ((w_layout::flat(tl_tid, (tl_chunk55 / 8) * 8) % 2048) + tl_chunk55 % 8), N) && tl::in_bounds((c0 + ((w_layout::flat(tl_tid, (tl_chunk55 / 8) * 8) % 2048) + tl_chunk55 % 8)) + 7, N) && tl::is_aligned(tl_ptr56, 16)) {
                             tl::f16 tl_vec57[8];
                             tl::load_vector<tl::f16, 8>(tl_vec57, tl_ptr56);
                             #pragma unroll
@@ -10922,15 +10922,15 @@ __global__ void __launch_bounds__(256, 4) layernorm_gelu_kernel_variant5(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                w[tl_chunk55 + tl_v] = tl::in_bounds(c0 + (((w_layout::flat(tl_tid, ((tl_chunk55 + tl_v) / 8) * 8)) % 2048) + (tl_chunk55 + tl_v) % 8), N) ? tl::convert<float>(W[c0 + (((w_layout::flat(tl_tid, ((tl_chunk55 + tl_v) / 8) * 8)) % 2048) + (tl_chunk55 + tl_v) % 8)]) : 0.0f;
+                                w[tl_chunk55 + tl_v] = tl::in_bounds(c0 + ((w_layout::flat(tl_tid, ((tl_chunk55 + tl_v) / 8) * 8) % 2048) + (tl_chunk55 + tl_v) % 8), N) ? tl::convert<float>(W[c0 + ((w_layout::flat(tl_tid, ((tl_chunk55 + tl_v) / 8) * 8) % 2048) + (tl_chunk55 + tl_v) % 8)]) : 0.0f;
                             }
                         }
                     }
                     // copy(Bias[c0 +: BN], b);  (norms.tl:338)
                     #pragma unroll
                     for (int tl_chunk58 = 0; tl_chunk58 < b_layout::kSlots; tl_chunk58 += 8) {
-                        const tl::f16* tl_ptr59 = &Bias[c0 + (((b_layout::flat(tl_tid, (tl_chunk58 / 8) * 8)) % 2048) + tl_chunk58 % 8)];
-                        if (tl::in_bounds(c0 + (((b_layout::flat(tl_tid, (tl_chunk58 / 8) * 8)) % 2048) + tl_chunk58 % 8), N) && tl::in_bounds((c0 + (((b_layout::flat(tl_tid, (tl_chunk58 / 8) * 8)) % 2048) + tl_chunk58 % 8)) + 7, N) && tl::is_aligned(tl_ptr59, 16)) {
+                        const tl::f16* tl_ptr59 = &Bias[c0 + ((b_layout::flat(tl_tid, (tl_chunk58 / 8) * 8) % 2048) + tl_chunk58 % 8)];
+                        if (tl::in_bounds(c0 + ((b_layout::flat(tl_tid, (tl_chunk58 / 8) * 8) % 2048) + tl_chunk58 % 8), N) && tl::in_bounds((c0 + ((b_layout::flat(tl_tid, (tl_chunk58 / 8) * 8) % 2048) + tl_chunk58 % 8)) + 7, N) && tl::is_aligned(tl_ptr59, 16)) {
                             tl::f16 tl_vec60[8];
                             tl::load_vector<tl::f16, 8>(tl_vec60, tl_ptr59);
                             #pragma unroll
@@ -10938,7 +10938,7 @@ __global__ void __launch_bounds__(256, 4) layernorm_gelu_kernel_variant5(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                b[tl_chunk58 + tl_v] = tl::in_bounds(c0 + (((b_layout::flat(tl_tid, ((tl_chunk58 + tl_v) / 8) * 8)) % 2048) + (tl_chunk58 + tl_v) % 8), N) ? tl::convert<float>(Bias[c0 + (((b_layout::flat(tl_tid, ((tl_chunk58 + tl_v) / 8) * 8)) % 2048) + (tl_chunk58 + tl_v) % 8)]) : 0.0f;
+                                b[tl_chunk58 + tl_v] = tl::in_bounds(c0 + ((b_layout::flat(tl_tid, ((tl_chunk58 + tl_v) / 8) * 8) % 2048) + (tl_chunk58 + tl_v) % 8), N) ? tl::convert<float>(Bias[c0 + ((b_layout::flat(tl_tid, ((tl_chunk58 + tl_v) / 8) * 8) % 2048) + (tl_chunk58 + tl_v) % 8)]) : 0.0f;
                             }
                         }
                     }
@@ -10946,14 +10946,14 @@ __global__ void __launch_bounds__(256, 4) layernorm_gelu_kernel_variant5(
                     // for j in parallel(2048): each thread visits the elements of `x` it holds
                     #pragma unroll
                     for (int tl_s61 = 0; tl_s61 < x_layout::kSlots; ++tl_s61) {
-                        [[maybe_unused]] const int j = ((x_layout::flat(tl_tid, (tl_s61 / 8) * 8)) % 2048) + tl_s61 % 8;
+                        [[maybe_unused]] const int j = (x_layout::flat(tl_tid, (tl_s61 / 8) * 8) % 2048) + tl_s61 % 8;
                         x[tl_s61] = gelu((x[tl_s61] - mean) * rstd * w[tl_s61] + b[tl_s61]);
                     }
                     // copy(x, Y[row, c0 +: BN]);  (norms.tl:342)
                     #pragma unroll
                     for (int tl_chunk62 = 0; tl_chunk62 < x_layout::kSlots; tl_chunk62 += 8) {
-                        tl::f16* tl_ptr63 = &Y[int64_t(row) * N + (c0 + (((x_layout::flat(tl_tid, (tl_chunk62 / 8) * 8)) % 2048) + tl_chunk62 % 8))];
-                        if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (((x_layout::flat(tl_tid, (tl_chunk62 / 8) * 8)) % 2048) + tl_chunk62 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds((c0 + (((x_layout::flat(tl_tid, (tl_chunk62 / 8) * 8)) % 2048) + tl_chunk62 % 8)) + 7, N) && tl::is_aligned(tl_ptr63, 16)) {
+                        tl::f16* tl_ptr63 = &Y[int64_t(row) * N + (c0 + ((x_layout::flat(tl_tid, (tl_chunk62 / 8) * 8) % 2048) + tl_chunk62 % 8))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds(c0 + ((x_layout::flat(tl_tid, (tl_chunk62 / 8) * 8) % 2048) + tl_chunk62 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds((c0 + ((x_layout::flat(tl_tid, (tl_chunk62 / 8) * 8) % 2048) + tl_chunk62 % 8)) + 7, N) && tl::is_aligned(tl_ptr63, 16)) {
                             tl::f16 tl_vec64[8];
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; tl_v += 2) tl::convert_pair(&tl_vec64[tl_v], x[tl_chunk62 + tl_v], x[tl_chunk62 + tl_v + 1]);
@@ -10961,7 +10961,7 @@ __global__ void __launch_bounds__(256, 4) layernorm_gelu_kernel_variant5(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (((x_layout::flat(tl_tid, ((tl_chunk62 + tl_v) / 8) * 8)) % 2048) + (tl_chunk62 + tl_v) % 8), N)) Y[int64_t(row) * N + (c0 + (((x_layout::flat(tl_tid, ((tl_chunk62 + tl_v) / 8) * 8)) % 2048) + (tl_chunk62 + tl_v) % 8))] = tl::convert<tl::f16>(x[tl_chunk62 + tl_v]);
+                                if (tl::in_bounds(row, M) && tl::in_bounds(c0 + ((x_layout::flat(tl_tid, ((tl_chunk62 + tl_v) / 8) * 8) % 2048) + (tl_chunk62 + tl_v) % 8), N)) Y[int64_t(row) * N + (c0 + ((x_layout::flat(tl_tid, ((tl_chunk62 + tl_v) / 8) * 8) % 2048) + (tl_chunk62 + tl_v) % 8))] = tl::convert<tl::f16>(x[tl_chunk62 + tl_v]);
                             }
                         }
                     }
@@ -11261,8 +11261,8 @@ __global__ void __launch_bounds__(512, 2) layernorm_gelu_kernel_variant6(
                     // copy(X[row, t * BN +: BN], x);  (norms.tl:318)
                     #pragma unroll
                     for (int tl_chunk42 = 0; tl_chunk42 < x_layout::kSlots; tl_chunk42 += 8) {
-                        const tl::f16* tl_ptr43 = &X[int64_t(row) * N + ((t * 4096) + (((x_layout::flat(tl_tid, (tl_chunk42 / 8) * 8)) % 4096) + tl_chunk42 % 8))];
-                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 4096) + (((x_layout::flat(tl_tid, (tl_chunk42 / 8) * 8)) % 4096) + tl_chunk42 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 4096) + (((x_layout::flat(tl_tid, (tl_chunk42 / 8) * 8)) % 4096) + tl_chunk42 % 8)) + 7, N) && tl::is_aligned(tl_ptr43, 16)) {
+                        const tl::f16* tl_ptr43 = &X[int64_t(row) * N + ((t * 4096) + ((x_layout::flat(tl_tid, (tl_chunk42 / 8) * 8) % 4096) + tl_chunk42 % 8))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 4096) + ((x_layout::flat(tl_tid, (tl_chunk42 / 8) * 8) % 4096) + tl_chunk42 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 4096) + ((x_layout::flat(tl_tid, (tl_chunk42 / 8) * 8) % 4096) + tl_chunk42 % 8)) + 7, N) && tl::is_aligned(tl_ptr43, 16)) {
                             tl::f16 tl_vec44[8];
                             tl::load_vector<tl::f16, 8>(tl_vec44, tl_ptr43);
                             #pragma unroll
@@ -11270,7 +11270,7 @@ __global__ void __launch_bounds__(512, 2) layernorm_gelu_kernel_variant6(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                x[tl_chunk42 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 4096) + (((x_layout::flat(tl_tid, ((tl_chunk42 + tl_v) / 8) * 8)) % 4096) + (tl_chunk42 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 4096) + (((x_layout::flat(tl_tid, ((tl_chunk42 + tl_v) / 8) * 8)) % 4096) + (tl_chunk42 + tl_v) % 8))]) : 0.0f;
+                                x[tl_chunk42 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 4096) + ((x_layout::flat(tl_tid, ((tl_chunk42 + tl_v) / 8) * 8) % 4096) + (tl_chunk42 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 4096) + ((x_layout::flat(tl_tid, ((tl_chunk42 + tl_v) / 8) * 8) % 4096) + (tl_chunk42 + tl_v) % 8))]) : 0.0f;
                             }
                         }
                     }
@@ -11296,8 +11296,8 @@ __global__ void __launch_bounds__(512, 2) layernorm_gelu_kernel_variant6(
                     // copy(X[row, t * BN +: BN], x);  (norms.tl:325)
                     #pragma unroll
                     for (int tl_chunk46 = 0; tl_chunk46 < x_layout::kSlots; tl_chunk46 += 8) {
-                        const tl::f16* tl_ptr47 = &X[int64_t(row) * N + ((t * 4096) + (((x_layout::flat(tl_tid, (tl_chunk46 / 8) * 8)) % 4096) + tl_chunk46 % 8))];
-                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 4096) + (((x_layout::flat(tl_tid, (tl_chunk46 / 8) * 8)) % 4096) + tl_chunk46 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 4096) + (((x_layout::flat(tl_tid, (tl_chunk46 / 8) * 8)) % 4096) + tl_chunk46 % 8)) + 7, N) && tl::is_aligned(tl_ptr47, 16)) {
+                        const tl::f16* tl_ptr47 = &X[int64_t(row) * N + ((t * 4096) + ((x_layout::flat(tl_tid, (tl_chunk46 / 8) * 8) % 4096) + tl_chunk46 % 8))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 4096) + ((x_layout::flat(tl_tid, (tl_chunk46 / 8) * 8) % 4096) + tl_chunk46 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 4096) + ((x_layout::flat(tl_tid, (tl_chunk46 / 8) * 8) % 4096) + tl_chunk46 % 8)) + 7, N) && tl::is_aligned(tl_ptr47, 16)) {
                             tl::f16 tl_vec48[8];
                             tl::load_vector<tl::f16, 8>(tl_vec48, tl_ptr47);
                             #pragma unroll
@@ -11305,7 +11305,7 @@ __global__ void __launch_bounds__(512, 2) layernorm_gelu_kernel_variant6(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                x[tl_chunk46 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 4096) + (((x_layout::flat(tl_tid, ((tl_chunk46 + tl_v) / 8) * 8)) % 4096) + (tl_chunk46 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 4096) + (((x_layout::flat(tl_tid, ((tl_chunk46 + tl_v) / 8) * 8)) % 4096) + (tl_chunk46 + tl_v) % 8))]) : 0.0f;
+                                x[tl_chunk46 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 4096) + ((x_layout::flat(tl_tid, ((tl_chunk46 + tl_v) / 8) * 8) % 4096) + (tl_chunk46 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 4096) + ((x_layout::flat(tl_tid, ((tl_chunk46 + tl_v) / 8) * 8) % 4096) + (tl_chunk46 + tl_v) % 8))]) : 0.0f;
                             }
                         }
                     }
@@ -11313,7 +11313,7 @@ __global__ void __launch_bounds__(512, 2) layernorm_gelu_kernel_variant6(
                     // for j in parallel(4096): each thread visits the elements of `x` it holds
                     #pragma unroll
                     for (int tl_s49 = 0; tl_s49 < x_layout::kSlots; ++tl_s49) {
-                        const int tl_c50 = (x_layout::flat(tl_tid, (tl_s49 / 8) * 8)) % 4096;  // the chunk's first column
+                        const int tl_c50 = x_layout::flat(tl_tid, (tl_s49 / 8) * 8) % 4096;  // the chunk's first column
                         const int j = tl_c50 + tl_s49 % 8;
                         const float d = x[tl_s49] - mean;
                         x[tl_s49] = t * 4096 + j < N ? d * d : 0.0f;
@@ -11340,8 +11340,8 @@ __global__ void __launch_bounds__(512, 2) layernorm_gelu_kernel_variant6(
                     // copy(X[row, c0 +: BN], x);  (norms.tl:336)
                     #pragma unroll
                     for (int tl_chunk52 = 0; tl_chunk52 < x_layout::kSlots; tl_chunk52 += 8) {
-                        const tl::f16* tl_ptr53 = &X[int64_t(row) * N + (c0 + (((x_layout::flat(tl_tid, (tl_chunk52 / 8) * 8)) % 4096) + tl_chunk52 % 8))];
-                        if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (((x_layout::flat(tl_tid, (tl_chunk52 / 8) * 8)) % 4096) + tl_chunk52 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds((c0 + (((x_layout::flat(tl_tid, (tl_chunk52 / 8) * 8)) % 4096) + tl_chunk52 % 8)) + 7, N) && tl::is_aligned(tl_ptr53, 16)) {
+                        const tl::f16* tl_ptr53 = &X[int64_t(row) * N + (c0 + ((x_layout::flat(tl_tid, (tl_chunk52 / 8) * 8) % 4096) + tl_chunk52 % 8))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds(c0 + ((x_layout::flat(tl_tid, (tl_chunk52 / 8) * 8) % 4096) + tl_chunk52 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds((c0 + ((x_layout::flat(tl_tid, (tl_chunk52 / 8) * 8) % 4096) + tl_chunk52 % 8)) + 7, N) && tl::is_aligned(tl_ptr53, 16)) {
                             tl::f16 tl_vec54[8];
                             tl::load_vector<tl::f16, 8>(tl_vec54, tl_ptr53);
                             #pragma unroll
@@ -11349,15 +11349,15 @@ __global__ void __launch_bounds__(512, 2) layernorm_gelu_kernel_variant6(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                x[tl_chunk52 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds(c0 + (((x_layout::flat(tl_tid, ((tl_chunk52 + tl_v) / 8) * 8)) % 4096) + (tl_chunk52 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + (c0 + (((x_layout::flat(tl_tid, ((tl_chunk52 + tl_v) / 8) * 8)) % 4096) + (tl_chunk52 + tl_v) % 8))]) : 0.0f;
+                                x[tl_chunk52 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds(c0 + ((x_layout::flat(tl_tid, ((tl_chunk52 + tl_v) / 8) * 8) % 4096) + (tl_chunk52 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + (c0 + ((x_layout::flat(tl_tid, ((tl_chunk52 + tl_v) / 8) * 8) % 4096) + (tl_chunk52 + tl_v) % 8))]) : 0.0f;
                             }
                         }
                     }
                     // copy(W[c0 +: BN], w);  (norms.tl:337)
                     #pragma unroll
                     for (int tl_chunk55 = 0; tl_chunk55 < w_layout::kSlots; tl_chunk55 += 8) {
-                        const tl::f16* tl_ptr56 = &W[c0 + (((w_layout::flat(tl_tid, (tl_chunk55 / 8) * 8)) % 4096) + tl_chunk55 % 8)];
-                        if (tl::in_bounds(c0 + (((w_layout::flat(tl_tid, (tl_chunk55 / 8) * 8)) % 4096) + tl_chunk55 % 8), N) && tl::in_bounds((c0 + (((w_layout::flat(tl_tid, (tl_chunk55 / 8) * 8)) % 4096) + tl_chunk55 % 8)) + 7, N) && tl::is_aligned(tl_ptr56, 16)) {
+                        const tl::f16* tl_ptr56 = &W[c0 + ((w_layout::flat(tl_tid, (tl_chunk55 / 8) * 8) % 4096) + tl_chunk55 % 8)];
+                        if (tl::in_bounds(c0 + ((w_layout::flat(tl_tid, (tl_chunk55 / 8) * 8) % 4096) + tl_chunk55 % 8), N) && tl::in_bounds((c0 + ((w_layout::flat(tl_tid, (tl_chunk55 / 8) * 8) % 4096) + tl_chunk55 % 8)) + 7, N) && tl::is_aligned(tl_ptr56, 16)) {
                             tl::f16 tl_vec57[8];
                             tl::load_vector<tl::f16, 8>(tl_vec57, tl_ptr56);
                             #pragma unroll
@@ -11365,15 +11365,15 @@ __global__ void __launch_bounds__(512, 2) layernorm_gelu_kernel_variant6(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                w[tl_chunk55 + tl_v] = tl::in_bounds(c0 + (((w_layout::flat(tl_tid, ((tl_chunk55 + tl_v) / 8) * 8)) % 4096) + (tl_chunk55 + tl_v) % 8), N) ? tl::convert<float>(W[c0 + (((w_layout::flat(tl_tid, ((tl_chunk55 + tl_v) / 8) * 8)) % 4096) + (tl_chunk55 + tl_v) % 8)]) : 0.0f;
+                                w[tl_chunk55 + tl_v] = tl::in_bounds(c0 + ((w_layout::flat(tl_tid, ((tl_chunk55 + tl_v) / 8) * 8) % 4096) + (tl_chunk55 + tl_v) % 8), N) ? tl::convert<float>(W[c0 + ((w_layout::flat(tl_tid, ((tl_chunk55 + tl_v) / 8) * 8) % 4096) + (tl_chunk55 + tl_v) % 8)]) : 0.0f;
                             }
                         }
                     }
                     // copy(Bias[c0 +: BN], b);  (norms.tl:338)
                     #pragma unroll
                     for (int tl_chunk58 = 0; tl_chunk58 < b_layout::kSlots; tl_chunk58 += 8) {
-                        const tl::f16* tl_ptr59 = &Bias[c0 + (((b_layout::flat(tl_tid, (tl_chunk58 / 8) * 8)) % 4096) + tl_chunk58 % 8)];
-                        if (tl::in_bounds(c0 + (((b_layout::flat(tl_tid, (tl_chunk58 / 8) * 8)) % 4096) + tl_chunk58 % 8), N) && tl::in_bounds((c0 + (((b_layout::flat(tl_tid, (tl_chunk58 / 8) * 8)) % 4096) + tl_chunk58 % 8)) + 7, N) && tl::is_aligned(tl_ptr59, 16)) {
+                        const tl::f16* tl_ptr59 = &Bias[c0 + ((b_layout::flat(tl_tid, (tl_chunk58 / 8) * 8) % 4096) + tl_chunk58 % 8)];
+                        if (tl::in_bounds(c0 + ((b_layout::flat(tl_tid, (tl_chunk58 / 8) * 8) % 4096) + tl_chunk58 % 8), N) && tl::in_bounds((c0 + ((b_layout::flat(tl_tid, (tl_chunk58 / 8) * 8) % 4096) + tl_chunk58 % 8)) + 7, N) && tl::is_aligned(tl_ptr59, 16)) {
                             tl::f16 tl_vec60[8];
                             tl::load_vector<tl::f16, 8>(tl_vec60, tl_ptr59);
                             #pragma unroll
@@ -11381,7 +11381,7 @@ __global__ void __launch_bounds__(512, 2) layernorm_gelu_kernel_variant6(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                b[tl_chunk58 + tl_v] = tl::in_bounds(c0 + (((b_layout::flat(tl_tid, ((tl_chunk58 + tl_v) / 8) * 8)) % 4096) + (tl_chunk58 + tl_v) % 8), N) ? tl::convert<float>(Bias[c0 + (((b_layout::flat(tl_tid, ((tl_chunk58 + tl_v) / 8) * 8)) % 4096) + (tl_chunk58 + tl_v) % 8)]) : 0.0f;
+                                b[tl_chunk58 + tl_v] = tl::in_bounds(c0 + ((b_layout::flat(tl_tid, ((tl_chunk58 + tl_v) / 8) * 8) % 4096) + (tl_chunk58 + tl_v) % 8), N) ? tl::convert<float>(Bias[c0 + ((b_layout::flat(tl_tid, ((tl_chunk58 + tl_v) / 8) * 8) % 4096) + (tl_chunk58 + tl_v) % 8)]) : 0.0f;
                             }
                         }
                     }
@@ -11389,14 +11389,14 @@ __global__ void __launch_bounds__(512, 2) layernorm_gelu_kernel_variant6(
                     // for j in parallel(4096): each thread visits the elements of `x` it holds
                     #pragma unroll
                     for (int tl_s61 = 0; tl_s61 < x_layout::kSlots; ++tl_s61) {
-                        [[maybe_unused]] const int j = ((x_layout::flat(tl_tid, (tl_s61 / 8) * 8)) % 4096) + tl_s61 % 8;
+                        [[maybe_unused]] const int j = (x_layout::flat(tl_tid, (tl_s61 / 8) * 8) % 4096) + tl_s61 % 8;
                         x[tl_s61] = gelu((x[tl_s61] - mean) * rstd * w[tl_s61] + b[tl_s61]);
                     }
                     // copy(x, Y[row, c0 +: BN]);  (norms.tl:342)
                     #pragma unroll
                     for (int tl_chunk62 = 0; tl_chunk62 < x_layout::kSlots; tl_chunk62 += 8) {
-                        tl::f16* tl_ptr63 = &Y[int64_t(row) * N + (c0 + (((x_layout::flat(tl_tid, (tl_chunk62 / 8) * 8)) % 4096) + tl_chunk62 % 8))];
-                        if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (((x_layout::flat(tl_tid, (tl_chunk62 / 8) * 8)) % 4096) + tl_chunk62 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds((c0 + (((x_layout::flat(tl_tid, (tl_chunk62 / 8) * 8)) % 4096) + tl_chunk62 % 8)) + 7, N) && tl::is_aligned(tl_ptr63, 16)) {
+                        tl::f16* tl_ptr63 = &Y[int64_t(row) * N + (c0 + ((x_layout::flat(tl_tid, (tl_chunk62 / 8) * 8) % 4096) + tl_chunk62 % 8))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds(c0 + ((x_layout::flat(tl_tid, (tl_chunk62 / 8) * 8) % 4096) + tl_chunk62 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds((c0 + ((x_layout::flat(tl_tid, (tl_chunk62 / 8) * 8) % 4096) + tl_chunk62 % 8)) + 7, N) && tl::is_aligned(tl_ptr63, 16)) {
                             tl::f16 tl_vec64[8];
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; tl_v += 2) tl::convert_pair(&tl_vec64[tl_v], x[tl_chunk62 + tl_v], x[tl_chunk62 + tl_v + 1]);
@@ -11404,7 +11404,7 @@ __global__ void __launch_bounds__(512, 2) layernorm_gelu_kernel_variant6(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                if (tl::in_bounds(row, M) && tl::in_bounds(c0 + (((x_layout::flat(tl_tid, ((tl_chunk62 + tl_v) / 8) * 8)) % 4096) + (tl_chunk62 + tl_v) % 8), N)) Y[int64_t(row) * N + (c0 + (((x_layout::flat(tl_tid, ((tl_chunk62 + tl_v) / 8) * 8)) % 4096) + (tl_chunk62 + tl_v) % 8))] = tl::convert<tl::f16>(x[tl_chunk62 + tl_v]);
+                                if (tl::in_bounds(row, M) && tl::in_bounds(c0 + ((x_layout::flat(tl_tid, ((tl_chunk62 + tl_v) / 8) * 8) % 4096) + (tl_chunk62 + tl_v) % 8), N)) Y[int64_t(row) * N + (c0 + ((x_layout::flat(tl_tid, ((tl_chunk62 + tl_v) / 8) * 8) % 4096) + (tl_chunk62 + tl_v) % 8))] = tl::convert<tl::f16>(x[tl_chunk62 + tl_v]);
                             }
                         }
                     }

@@ -1117,8 +1117,8 @@ __global__ void __launch_bounds__(256) fp8_gemm_block_scaled_tile_kernel_variant
     // copy(acc, C[row0 +: BM, col0 +: BN]);  (qgemm.tl:139)
     #pragma unroll
     for (int tl_chunk65 = 0; tl_chunk65 < acc_layout::kSlots; tl_chunk65 += 2) {
-        tl::bf16* tl_ptr66 = &C[int64_t(row0 + (acc_layout::row(tl_tid, tl_chunk65))) * N + (col0 + (acc_layout::col(tl_tid, tl_chunk65)))];
-        if (tl::in_bounds(row0 + (acc_layout::row(tl_tid, tl_chunk65)), M) && tl::in_bounds(col0 + (acc_layout::col(tl_tid, tl_chunk65)), N) && tl::in_bounds(row0 + (acc_layout::row(tl_tid, tl_chunk65)), M) && tl::in_bounds((col0 + (acc_layout::col(tl_tid, tl_chunk65))) + 1, N) && tl::is_aligned(tl_ptr66, 4)) {
+        tl::bf16* tl_ptr66 = &C[int64_t(row0 + acc_layout::row(tl_tid, tl_chunk65)) * N + (col0 + acc_layout::col(tl_tid, tl_chunk65))];
+        if (tl::in_bounds(row0 + acc_layout::row(tl_tid, tl_chunk65), M) && tl::in_bounds(col0 + acc_layout::col(tl_tid, tl_chunk65), N) && tl::in_bounds(row0 + acc_layout::row(tl_tid, tl_chunk65), M) && tl::in_bounds((col0 + acc_layout::col(tl_tid, tl_chunk65)) + 1, N) && tl::is_aligned(tl_ptr66, 4)) {
             tl::bf16 tl_vec67[2];
             #pragma unroll
             for (int tl_v = 0; tl_v < 2; tl_v += 2) tl::convert_pair(&tl_vec67[tl_v], acc[tl_chunk65 + tl_v], acc[tl_chunk65 + tl_v + 1]);
@@ -1126,7 +1126,7 @@ __global__ void __launch_bounds__(256) fp8_gemm_block_scaled_tile_kernel_variant
         } else {
             #pragma unroll
             for (int tl_v = 0; tl_v < 2; ++tl_v) {
-                if (tl::in_bounds(row0 + (acc_layout::row(tl_tid, tl_chunk65 + tl_v)), M) && tl::in_bounds(col0 + (acc_layout::col(tl_tid, tl_chunk65 + tl_v)), N)) C[int64_t(row0 + (acc_layout::row(tl_tid, tl_chunk65 + tl_v))) * N + (col0 + (acc_layout::col(tl_tid, tl_chunk65 + tl_v)))] = tl::convert<tl::bf16>(acc[tl_chunk65 + tl_v]);
+                if (tl::in_bounds(row0 + acc_layout::row(tl_tid, tl_chunk65 + tl_v), M) && tl::in_bounds(col0 + acc_layout::col(tl_tid, tl_chunk65 + tl_v), N)) C[int64_t(row0 + acc_layout::row(tl_tid, tl_chunk65 + tl_v)) * N + (col0 + acc_layout::col(tl_tid, tl_chunk65 + tl_v))] = tl::convert<tl::bf16>(acc[tl_chunk65 + tl_v]);
             }
         }
     }
@@ -1661,8 +1661,8 @@ __global__ void __launch_bounds__(256) fp8_gemm_block_scaled_tile_kernel_variant
     // copy(acc, C[row0 +: BM, col0 +: BN]);  (qgemm.tl:139)
     #pragma unroll
     for (int tl_chunk65 = 0; tl_chunk65 < acc_layout::kSlots; tl_chunk65 += 2) {
-        tl::bf16* tl_ptr66 = &C[int64_t(row0 + (acc_layout::row(tl_tid, tl_chunk65))) * N + (col0 + (acc_layout::col(tl_tid, tl_chunk65)))];
-        if (tl::in_bounds(row0 + (acc_layout::row(tl_tid, tl_chunk65)), M) && tl::in_bounds(col0 + (acc_layout::col(tl_tid, tl_chunk65)), N) && tl::in_bounds(row0 + (acc_layout::row(tl_tid, tl_chunk65)), M) && tl::in_bounds((col0 + (acc_layout::col(tl_tid, tl_chunk65))) + 1, N) && tl::is_aligned(tl_ptr66, 4)) {
+        tl::bf16* tl_ptr66 = &C[int64_t(row0 + acc_layout::row(tl_tid, tl_chunk65)) * N + (col0 + acc_layout::col(tl_tid, tl_chunk65))];
+        if (tl::in_bounds(row0 + acc_layout::row(tl_tid, tl_chunk65), M) && tl::in_bounds(col0 + acc_layout::col(tl_tid, tl_chunk65), N) && tl::in_bounds(row0 + acc_layout::row(tl_tid, tl_chunk65), M) && tl::in_bounds((col0 + acc_layout::col(tl_tid, tl_chunk65)) + 1, N) && tl::is_aligned(tl_ptr66, 4)) {
             tl::bf16 tl_vec67[2];
             #pragma unroll
             for (int tl_v = 0; tl_v < 2; tl_v += 2) tl::convert_pair(&tl_vec67[tl_v], acc[tl_chunk65 + tl_v], acc[tl_chunk65 + tl_v + 1]);
@@ -1670,7 +1670,7 @@ __global__ void __launch_bounds__(256) fp8_gemm_block_scaled_tile_kernel_variant
         } else {
             #pragma unroll
             for (int tl_v = 0; tl_v < 2; ++tl_v) {
-                if (tl::in_bounds(row0 + (acc_layout::row(tl_tid, tl_chunk65 + tl_v)), M) && tl::in_bounds(col0 + (acc_layout::col(tl_tid, tl_chunk65 + tl_v)), N)) C[int64_t(row0 + (acc_layout::row(tl_tid, tl_chunk65 + tl_v))) * N + (col0 + (acc_layout::col(tl_tid, tl_chunk65 + tl_v)))] = tl::convert<tl::bf16>(acc[tl_chunk65 + tl_v]);
+                if (tl::in_bounds(row0 + acc_layout::row(tl_tid, tl_chunk65 + tl_v), M) && tl::in_bounds(col0 + acc_layout::col(tl_tid, tl_chunk65 + tl_v), N)) C[int64_t(row0 + acc_layout::row(tl_tid, tl_chunk65 + tl_v)) * N + (col0 + acc_layout::col(tl_tid, tl_chunk65 + tl_v))] = tl::convert<tl::bf16>(acc[tl_chunk65 + tl_v]);
             }
         }
     }
@@ -2228,8 +2228,8 @@ __global__ void __launch_bounds__(512) fp8_gemm_block_scaled_wide_kernel(
     // copy(acc0, C[row0 +: BM, col0 +: G]);  (qgemm.tl:184)
     #pragma unroll
     for (int tl_chunk70 = 0; tl_chunk70 < acc0_layout::kSlots; tl_chunk70 += 2) {
-        tl::bf16* tl_ptr71 = &C[int64_t(row0 + (acc0_layout::row(tl_tid, tl_chunk70))) * N + (col0 + (acc0_layout::col(tl_tid, tl_chunk70)))];
-        if (tl::in_bounds(row0 + (acc0_layout::row(tl_tid, tl_chunk70)), M) && tl::in_bounds(col0 + (acc0_layout::col(tl_tid, tl_chunk70)), N) && tl::in_bounds(row0 + (acc0_layout::row(tl_tid, tl_chunk70)), M) && tl::in_bounds((col0 + (acc0_layout::col(tl_tid, tl_chunk70))) + 1, N) && tl::is_aligned(tl_ptr71, 4)) {
+        tl::bf16* tl_ptr71 = &C[int64_t(row0 + acc0_layout::row(tl_tid, tl_chunk70)) * N + (col0 + acc0_layout::col(tl_tid, tl_chunk70))];
+        if (tl::in_bounds(row0 + acc0_layout::row(tl_tid, tl_chunk70), M) && tl::in_bounds(col0 + acc0_layout::col(tl_tid, tl_chunk70), N) && tl::in_bounds(row0 + acc0_layout::row(tl_tid, tl_chunk70), M) && tl::in_bounds((col0 + acc0_layout::col(tl_tid, tl_chunk70)) + 1, N) && tl::is_aligned(tl_ptr71, 4)) {
             tl::bf16 tl_vec72[2];
             #pragma unroll
             for (int tl_v = 0; tl_v < 2; tl_v += 2) tl::convert_pair(&tl_vec72[tl_v], acc0[tl_chunk70 + tl_v], acc0[tl_chunk70 + tl_v + 1]);
@@ -2237,15 +2237,15 @@ __global__ void __launch_bounds__(512) fp8_gemm_block_scaled_wide_kernel(
         } else {
             #pragma unroll
             for (int tl_v = 0; tl_v < 2; ++tl_v) {
-                if (tl::in_bounds(row0 + (acc0_layout::row(tl_tid, tl_chunk70 + tl_v)), M) && tl::in_bounds(col0 + (acc0_layout::col(tl_tid, tl_chunk70 + tl_v)), N)) C[int64_t(row0 + (acc0_layout::row(tl_tid, tl_chunk70 + tl_v))) * N + (col0 + (acc0_layout::col(tl_tid, tl_chunk70 + tl_v)))] = tl::convert<tl::bf16>(acc0[tl_chunk70 + tl_v]);
+                if (tl::in_bounds(row0 + acc0_layout::row(tl_tid, tl_chunk70 + tl_v), M) && tl::in_bounds(col0 + acc0_layout::col(tl_tid, tl_chunk70 + tl_v), N)) C[int64_t(row0 + acc0_layout::row(tl_tid, tl_chunk70 + tl_v)) * N + (col0 + acc0_layout::col(tl_tid, tl_chunk70 + tl_v))] = tl::convert<tl::bf16>(acc0[tl_chunk70 + tl_v]);
             }
         }
     }
     // copy(acc1, C[row0 +: BM, col0 + G +: G]);  (qgemm.tl:185)
     #pragma unroll
     for (int tl_chunk73 = 0; tl_chunk73 < acc1_layout::kSlots; tl_chunk73 += 2) {
-        tl::bf16* tl_ptr74 = &C[int64_t(row0 + (acc1_layout::row(tl_tid, tl_chunk73))) * N + ((col0 + 128) + (acc1_layout::col(tl_tid, tl_chunk73)))];
-        if (tl::in_bounds(row0 + (acc1_layout::row(tl_tid, tl_chunk73)), M) && tl::in_bounds((col0 + 128) + (acc1_layout::col(tl_tid, tl_chunk73)), N) && tl::in_bounds(row0 + (acc1_layout::row(tl_tid, tl_chunk73)), M) && tl::in_bounds(((col0 + 128) + (acc1_layout::col(tl_tid, tl_chunk73))) + 1, N) && tl::is_aligned(tl_ptr74, 4)) {
+        tl::bf16* tl_ptr74 = &C[int64_t(row0 + acc1_layout::row(tl_tid, tl_chunk73)) * N + ((col0 + 128) + acc1_layout::col(tl_tid, tl_chunk73))];
+        if (tl::in_bounds(row0 + acc1_layout::row(tl_tid, tl_chunk73), M) && tl::in_bounds((col0 + 128) + acc1_layout::col(tl_tid, tl_chunk73), N) && tl::in_bounds(row0 + acc1_layout::row(tl_tid, tl_chunk73), M) && tl::in_bounds(((col0 + 128) + acc1_layout::col(tl_tid, tl_chunk73)) + 1, N) && tl::is_aligned(tl_ptr74, 4)) {
             tl::bf16 tl_vec75[2];
             #pragma unroll
             for (int tl_v = 0; tl_v < 2; tl_v += 2) tl::convert_pair(&tl_vec75[tl_v], acc1[tl_chunk73 + tl_v], acc1[tl_chunk73 + tl_v + 1]);
@@ -2253,7 +2253,7 @@ __global__ void __launch_bounds__(512) fp8_gemm_block_scaled_wide_kernel(
         } else {
             #pragma unroll
             for (int tl_v = 0; tl_v < 2; ++tl_v) {
-                if (tl::in_bounds(row0 + (acc1_layout::row(tl_tid, tl_chunk73 + tl_v)), M) && tl::in_bounds((col0 + 128) + (acc1_layout::col(tl_tid, tl_chunk73 + tl_v)), N)) C[int64_t(row0 + (acc1_layout::row(tl_tid, tl_chunk73 + tl_v))) * N + ((col0 + 128) + (acc1_layout::col(tl_tid, tl_chunk73 + tl_v)))] = tl::convert<tl::bf16>(acc1[tl_chunk73 + tl_v]);
+                if (tl::in_bounds(row0 + acc1_layout::row(tl_tid, tl_chunk73 + tl_v), M) && tl::in_bounds((col0 + 128) + acc1_layout::col(tl_tid, tl_chunk73 + tl_v), N)) C[int64_t(row0 + acc1_layout::row(tl_tid, tl_chunk73 + tl_v)) * N + ((col0 + 128) + acc1_layout::col(tl_tid, tl_chunk73 + tl_v))] = tl::convert<tl::bf16>(acc1[tl_chunk73 + tl_v]);
             }
         }
     }
@@ -4403,8 +4403,8 @@ __global__ void __launch_bounds__(256) fp8_gemm_block_scaled_fp8_gemm_block_scal
     // copy(acc, C[row0 +: BM, col0 +: BN]);  (qgemm.tl:139)
     #pragma unroll
     for (int tl_chunk65 = 0; tl_chunk65 < acc_layout::kSlots; tl_chunk65 += 2) {
-        tl::bf16* tl_ptr66 = &C[int64_t(row0 + (acc_layout::row(tl_tid, tl_chunk65))) * N + (col0 + (acc_layout::col(tl_tid, tl_chunk65)))];
-        if (tl::in_bounds(row0 + (acc_layout::row(tl_tid, tl_chunk65)), M) && tl::in_bounds(col0 + (acc_layout::col(tl_tid, tl_chunk65)), N) && tl::in_bounds(row0 + (acc_layout::row(tl_tid, tl_chunk65)), M) && tl::in_bounds((col0 + (acc_layout::col(tl_tid, tl_chunk65))) + 1, N) && tl::is_aligned(tl_ptr66, 4)) {
+        tl::bf16* tl_ptr66 = &C[int64_t(row0 + acc_layout::row(tl_tid, tl_chunk65)) * N + (col0 + acc_layout::col(tl_tid, tl_chunk65))];
+        if (tl::in_bounds(row0 + acc_layout::row(tl_tid, tl_chunk65), M) && tl::in_bounds(col0 + acc_layout::col(tl_tid, tl_chunk65), N) && tl::in_bounds(row0 + acc_layout::row(tl_tid, tl_chunk65), M) && tl::in_bounds((col0 + acc_layout::col(tl_tid, tl_chunk65)) + 1, N) && tl::is_aligned(tl_ptr66, 4)) {
             tl::bf16 tl_vec67[2];
             #pragma unroll
             for (int tl_v = 0; tl_v < 2; tl_v += 2) tl::convert_pair(&tl_vec67[tl_v], acc[tl_chunk65 + tl_v], acc[tl_chunk65 + tl_v + 1]);
@@ -4412,7 +4412,7 @@ __global__ void __launch_bounds__(256) fp8_gemm_block_scaled_fp8_gemm_block_scal
         } else {
             #pragma unroll
             for (int tl_v = 0; tl_v < 2; ++tl_v) {
-                if (tl::in_bounds(row0 + (acc_layout::row(tl_tid, tl_chunk65 + tl_v)), M) && tl::in_bounds(col0 + (acc_layout::col(tl_tid, tl_chunk65 + tl_v)), N)) C[int64_t(row0 + (acc_layout::row(tl_tid, tl_chunk65 + tl_v))) * N + (col0 + (acc_layout::col(tl_tid, tl_chunk65 + tl_v)))] = tl::convert<tl::bf16>(acc[tl_chunk65 + tl_v]);
+                if (tl::in_bounds(row0 + acc_layout::row(tl_tid, tl_chunk65 + tl_v), M) && tl::in_bounds(col0 + acc_layout::col(tl_tid, tl_chunk65 + tl_v), N)) C[int64_t(row0 + acc_layout::row(tl_tid, tl_chunk65 + tl_v)) * N + (col0 + acc_layout::col(tl_tid, tl_chunk65 + tl_v))] = tl::convert<tl::bf16>(acc[tl_chunk65 + tl_v]);
             }
         }
     }
@@ -4599,8 +4599,8 @@ __global__ void __launch_bounds__(384, 1) fp8_gemm_block_scaled_fp8_gemm_block_s
             // copy(acc, C[row0 +: BM, col0 +: BN]);  (qgemm.tl:139)
             #pragma unroll
             for (int tl_chunk10 = 0; tl_chunk10 < acc_layout::kSlots; tl_chunk10 += 2) {
-                tl::bf16* tl_ptr11 = &C[int64_t(row0 + (acc_layout::row(tl_tid, tl_chunk10))) * N + (col0 + (acc_layout::col(tl_tid, tl_chunk10)))];
-                if (tl::in_bounds(row0 + (acc_layout::row(tl_tid, tl_chunk10)), M) && tl::in_bounds(col0 + (acc_layout::col(tl_tid, tl_chunk10)), N) && tl::in_bounds(row0 + (acc_layout::row(tl_tid, tl_chunk10)), M) && tl::in_bounds((col0 + (acc_layout::col(tl_tid, tl_chunk10))) + 1, N) && tl::is_aligned(tl_ptr11, 4)) {
+                tl::bf16* tl_ptr11 = &C[int64_t(row0 + acc_layout::row(tl_tid, tl_chunk10)) * N + (col0 + acc_layout::col(tl_tid, tl_chunk10))];
+                if (tl::in_bounds(row0 + acc_layout::row(tl_tid, tl_chunk10), M) && tl::in_bounds(col0 + acc_layout::col(tl_tid, tl_chunk10), N) && tl::in_bounds(row0 + acc_layout::row(tl_tid, tl_chunk10), M) && tl::in_bounds((col0 + acc_layout::col(tl_tid, tl_chunk10)) + 1, N) && tl::is_aligned(tl_ptr11, 4)) {
                     tl::bf16 tl_vec12[2];
                     #pragma unroll
                     for (int tl_v = 0; tl_v < 2; tl_v += 2) tl::convert_pair(&tl_vec12[tl_v], acc[tl_chunk10 + tl_v], acc[tl_chunk10 + tl_v + 1]);
@@ -4608,7 +4608,7 @@ __global__ void __launch_bounds__(384, 1) fp8_gemm_block_scaled_fp8_gemm_block_s
                 } else {
                     #pragma unroll
                     for (int tl_v = 0; tl_v < 2; ++tl_v) {
-                        if (tl::in_bounds(row0 + (acc_layout::row(tl_tid, tl_chunk10 + tl_v)), M) && tl::in_bounds(col0 + (acc_layout::col(tl_tid, tl_chunk10 + tl_v)), N)) C[int64_t(row0 + (acc_layout::row(tl_tid, tl_chunk10 + tl_v))) * N + (col0 + (acc_layout::col(tl_tid, tl_chunk10 + tl_v)))] = tl::convert<tl::bf16>(acc[tl_chunk10 + tl_v]);
+                        if (tl::in_bounds(row0 + acc_layout::row(tl_tid, tl_chunk10 + tl_v), M) && tl::in_bounds(col0 + acc_layout::col(tl_tid, tl_chunk10 + tl_v), N)) C[int64_t(row0 + acc_layout::row(tl_tid, tl_chunk10 + tl_v)) * N + (col0 + acc_layout::col(tl_tid, tl_chunk10 + tl_v))] = tl::convert<tl::bf16>(acc[tl_chunk10 + tl_v]);
                     }
                 }
             }
@@ -4938,8 +4938,8 @@ __global__ void __launch_bounds__(256) fp8_gemm_block_scaled_fp8_gemm_block_scal
     // copy(acc, C[row0 +: BM, col0 +: BN]);  (qgemm.tl:139)
     #pragma unroll
     for (int tl_chunk65 = 0; tl_chunk65 < acc_layout::kSlots; tl_chunk65 += 2) {
-        tl::bf16* tl_ptr66 = &C[int64_t(row0 + (acc_layout::row(tl_tid, tl_chunk65))) * N + (col0 + (acc_layout::col(tl_tid, tl_chunk65)))];
-        if (tl::in_bounds(row0 + (acc_layout::row(tl_tid, tl_chunk65)), M) && tl::in_bounds(col0 + (acc_layout::col(tl_tid, tl_chunk65)), N) && tl::in_bounds(row0 + (acc_layout::row(tl_tid, tl_chunk65)), M) && tl::in_bounds((col0 + (acc_layout::col(tl_tid, tl_chunk65))) + 1, N) && tl::is_aligned(tl_ptr66, 4)) {
+        tl::bf16* tl_ptr66 = &C[int64_t(row0 + acc_layout::row(tl_tid, tl_chunk65)) * N + (col0 + acc_layout::col(tl_tid, tl_chunk65))];
+        if (tl::in_bounds(row0 + acc_layout::row(tl_tid, tl_chunk65), M) && tl::in_bounds(col0 + acc_layout::col(tl_tid, tl_chunk65), N) && tl::in_bounds(row0 + acc_layout::row(tl_tid, tl_chunk65), M) && tl::in_bounds((col0 + acc_layout::col(tl_tid, tl_chunk65)) + 1, N) && tl::is_aligned(tl_ptr66, 4)) {
             tl::bf16 tl_vec67[2];
             #pragma unroll
             for (int tl_v = 0; tl_v < 2; tl_v += 2) tl::convert_pair(&tl_vec67[tl_v], acc[tl_chunk65 + tl_v], acc[tl_chunk65 + tl_v + 1]);
@@ -4947,7 +4947,7 @@ __global__ void __launch_bounds__(256) fp8_gemm_block_scaled_fp8_gemm_block_scal
         } else {
             #pragma unroll
             for (int tl_v = 0; tl_v < 2; ++tl_v) {
-                if (tl::in_bounds(row0 + (acc_layout::row(tl_tid, tl_chunk65 + tl_v)), M) && tl::in_bounds(col0 + (acc_layout::col(tl_tid, tl_chunk65 + tl_v)), N)) C[int64_t(row0 + (acc_layout::row(tl_tid, tl_chunk65 + tl_v))) * N + (col0 + (acc_layout::col(tl_tid, tl_chunk65 + tl_v)))] = tl::convert<tl::bf16>(acc[tl_chunk65 + tl_v]);
+                if (tl::in_bounds(row0 + acc_layout::row(tl_tid, tl_chunk65 + tl_v), M) && tl::in_bounds(col0 + acc_layout::col(tl_tid, tl_chunk65 + tl_v), N)) C[int64_t(row0 + acc_layout::row(tl_tid, tl_chunk65 + tl_v)) * N + (col0 + acc_layout::col(tl_tid, tl_chunk65 + tl_v))] = tl::convert<tl::bf16>(acc[tl_chunk65 + tl_v]);
             }
         }
     }
@@ -5134,8 +5134,8 @@ __global__ void __launch_bounds__(384, 1) fp8_gemm_block_scaled_fp8_gemm_block_s
             // copy(acc, C[row0 +: BM, col0 +: BN]);  (qgemm.tl:139)
             #pragma unroll
             for (int tl_chunk10 = 0; tl_chunk10 < acc_layout::kSlots; tl_chunk10 += 2) {
-                tl::bf16* tl_ptr11 = &C[int64_t(row0 + (acc_layout::row(tl_tid, tl_chunk10))) * N + (col0 + (acc_layout::col(tl_tid, tl_chunk10)))];
-                if (tl::in_bounds(row0 + (acc_layout::row(tl_tid, tl_chunk10)), M) && tl::in_bounds(col0 + (acc_layout::col(tl_tid, tl_chunk10)), N) && tl::in_bounds(row0 + (acc_layout::row(tl_tid, tl_chunk10)), M) && tl::in_bounds((col0 + (acc_layout::col(tl_tid, tl_chunk10))) + 1, N) && tl::is_aligned(tl_ptr11, 4)) {
+                tl::bf16* tl_ptr11 = &C[int64_t(row0 + acc_layout::row(tl_tid, tl_chunk10)) * N + (col0 + acc_layout::col(tl_tid, tl_chunk10))];
+                if (tl::in_bounds(row0 + acc_layout::row(tl_tid, tl_chunk10), M) && tl::in_bounds(col0 + acc_layout::col(tl_tid, tl_chunk10), N) && tl::in_bounds(row0 + acc_layout::row(tl_tid, tl_chunk10), M) && tl::in_bounds((col0 + acc_layout::col(tl_tid, tl_chunk10)) + 1, N) && tl::is_aligned(tl_ptr11, 4)) {
                     tl::bf16 tl_vec12[2];
                     #pragma unroll
                     for (int tl_v = 0; tl_v < 2; tl_v += 2) tl::convert_pair(&tl_vec12[tl_v], acc[tl_chunk10 + tl_v], acc[tl_chunk10 + tl_v + 1]);
@@ -5143,7 +5143,7 @@ __global__ void __launch_bounds__(384, 1) fp8_gemm_block_scaled_fp8_gemm_block_s
                 } else {
                     #pragma unroll
                     for (int tl_v = 0; tl_v < 2; ++tl_v) {
-                        if (tl::in_bounds(row0 + (acc_layout::row(tl_tid, tl_chunk10 + tl_v)), M) && tl::in_bounds(col0 + (acc_layout::col(tl_tid, tl_chunk10 + tl_v)), N)) C[int64_t(row0 + (acc_layout::row(tl_tid, tl_chunk10 + tl_v))) * N + (col0 + (acc_layout::col(tl_tid, tl_chunk10 + tl_v)))] = tl::convert<tl::bf16>(acc[tl_chunk10 + tl_v]);
+                        if (tl::in_bounds(row0 + acc_layout::row(tl_tid, tl_chunk10 + tl_v), M) && tl::in_bounds(col0 + acc_layout::col(tl_tid, tl_chunk10 + tl_v), N)) C[int64_t(row0 + acc_layout::row(tl_tid, tl_chunk10 + tl_v)) * N + (col0 + acc_layout::col(tl_tid, tl_chunk10 + tl_v))] = tl::convert<tl::bf16>(acc[tl_chunk10 + tl_v]);
                     }
                 }
             }

@@ -195,8 +195,8 @@ __global__ void __launch_bounds__(256, 4) fp8_per_token_kernel_variant0(
                     // copy(X[row, t * BN +: BN], x);  (quant.tl:55)
                     #pragma unroll
                     for (int tl_chunk24 = 0; tl_chunk24 < x_layout::kSlots; tl_chunk24 += 8) {
-                        const tl::bf16* tl_ptr25 = &X[int64_t(row) * N + ((t * 2048) + (((x_layout::flat(tl_tid, (tl_chunk24 / 8) * 8)) % 2048) + tl_chunk24 % 8))];
-                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (((x_layout::flat(tl_tid, (tl_chunk24 / 8) * 8)) % 2048) + tl_chunk24 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 2048) + (((x_layout::flat(tl_tid, (tl_chunk24 / 8) * 8)) % 2048) + tl_chunk24 % 8)) + 7, N) && tl::is_aligned(tl_ptr25, 16)) {
+                        const tl::bf16* tl_ptr25 = &X[int64_t(row) * N + ((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk24 / 8) * 8) % 2048) + tl_chunk24 % 8))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk24 / 8) * 8) % 2048) + tl_chunk24 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk24 / 8) * 8) % 2048) + tl_chunk24 % 8)) + 7, N) && tl::is_aligned(tl_ptr25, 16)) {
                             tl::bf16 tl_vec26[8];
                             tl::load_vector<tl::bf16, 8>(tl_vec26, tl_ptr25);
                             #pragma unroll
@@ -204,7 +204,7 @@ __global__ void __launch_bounds__(256, 4) fp8_per_token_kernel_variant0(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                x[tl_chunk24 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (((x_layout::flat(tl_tid, ((tl_chunk24 + tl_v) / 8) * 8)) % 2048) + (tl_chunk24 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 2048) + (((x_layout::flat(tl_tid, ((tl_chunk24 + tl_v) / 8) * 8)) % 2048) + (tl_chunk24 + tl_v) % 8))]) : 0.0f;
+                                x[tl_chunk24 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + ((x_layout::flat(tl_tid, ((tl_chunk24 + tl_v) / 8) * 8) % 2048) + (tl_chunk24 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 2048) + ((x_layout::flat(tl_tid, ((tl_chunk24 + tl_v) / 8) * 8) % 2048) + (tl_chunk24 + tl_v) % 8))]) : 0.0f;
                             }
                         }
                     }
@@ -230,8 +230,8 @@ __global__ void __launch_bounds__(256, 4) fp8_per_token_kernel_variant0(
                     // copy(X[row, t * BN +: BN], x);  (quant.tl:62)
                     #pragma unroll
                     for (int tl_chunk28 = 0; tl_chunk28 < x_layout::kSlots; tl_chunk28 += 8) {
-                        const tl::bf16* tl_ptr29 = &X[int64_t(row) * N + ((t * 2048) + (((x_layout::flat(tl_tid, (tl_chunk28 / 8) * 8)) % 2048) + tl_chunk28 % 8))];
-                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (((x_layout::flat(tl_tid, (tl_chunk28 / 8) * 8)) % 2048) + tl_chunk28 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 2048) + (((x_layout::flat(tl_tid, (tl_chunk28 / 8) * 8)) % 2048) + tl_chunk28 % 8)) + 7, N) && tl::is_aligned(tl_ptr29, 16)) {
+                        const tl::bf16* tl_ptr29 = &X[int64_t(row) * N + ((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk28 / 8) * 8) % 2048) + tl_chunk28 % 8))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk28 / 8) * 8) % 2048) + tl_chunk28 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk28 / 8) * 8) % 2048) + tl_chunk28 % 8)) + 7, N) && tl::is_aligned(tl_ptr29, 16)) {
                             tl::bf16 tl_vec30[8];
                             tl::load_vector<tl::bf16, 8>(tl_vec30, tl_ptr29);
                             #pragma unroll
@@ -239,7 +239,7 @@ __global__ void __launch_bounds__(256, 4) fp8_per_token_kernel_variant0(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                x[tl_chunk28 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (((x_layout::flat(tl_tid, ((tl_chunk28 + tl_v) / 8) * 8)) % 2048) + (tl_chunk28 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 2048) + (((x_layout::flat(tl_tid, ((tl_chunk28 + tl_v) / 8) * 8)) % 2048) + (tl_chunk28 + tl_v) % 8))]) : 0.0f;
+                                x[tl_chunk28 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + ((x_layout::flat(tl_tid, ((tl_chunk28 + tl_v) / 8) * 8) % 2048) + (tl_chunk28 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 2048) + ((x_layout::flat(tl_tid, ((tl_chunk28 + tl_v) / 8) * 8) % 2048) + (tl_chunk28 + tl_v) % 8))]) : 0.0f;
                             }
                         }
                     }
@@ -247,14 +247,14 @@ __global__ void __launch_bounds__(256, 4) fp8_per_token_kernel_variant0(
                     // for j in parallel(2048): each thread visits the elements of `x` it holds
                     #pragma unroll
                     for (int tl_s31 = 0; tl_s31 < x_layout::kSlots; ++tl_s31) {
-                        [[maybe_unused]] const int j = ((x_layout::flat(tl_tid, (tl_s31 / 8) * 8)) % 2048) + tl_s31 % 8;
+                        [[maybe_unused]] const int j = (x_layout::flat(tl_tid, (tl_s31 / 8) * 8) % 2048) + tl_s31 % 8;
                         x[tl_s31] = x[tl_s31] * inv;
                     }
                     // copy(x, Q[row, t * BN +: BN]);  (quant.tl:66)
                     #pragma unroll
                     for (int tl_chunk32 = 0; tl_chunk32 < x_layout::kSlots; tl_chunk32 += 8) {
-                        tl::f8e4m3* tl_ptr33 = &Q[int64_t(row) * N + ((t * 2048) + (((x_layout::flat(tl_tid, (tl_chunk32 / 8) * 8)) % 2048) + tl_chunk32 % 8))];
-                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (((x_layout::flat(tl_tid, (tl_chunk32 / 8) * 8)) % 2048) + tl_chunk32 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 2048) + (((x_layout::flat(tl_tid, (tl_chunk32 / 8) * 8)) % 2048) + tl_chunk32 % 8)) + 7, N) && tl::is_aligned(tl_ptr33, 8)) {
+                        tl::f8e4m3* tl_ptr33 = &Q[int64_t(row) * N + ((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk32 / 8) * 8) % 2048) + tl_chunk32 % 8))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk32 / 8) * 8) % 2048) + tl_chunk32 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk32 / 8) * 8) % 2048) + tl_chunk32 % 8)) + 7, N) && tl::is_aligned(tl_ptr33, 8)) {
                             tl::f8e4m3 tl_vec34[8];
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; tl_v += 2) tl::convert_pair(&tl_vec34[tl_v], x[tl_chunk32 + tl_v], x[tl_chunk32 + tl_v + 1]);
@@ -262,7 +262,7 @@ __global__ void __launch_bounds__(256, 4) fp8_per_token_kernel_variant0(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (((x_layout::flat(tl_tid, ((tl_chunk32 + tl_v) / 8) * 8)) % 2048) + (tl_chunk32 + tl_v) % 8), N)) Q[int64_t(row) * N + ((t * 2048) + (((x_layout::flat(tl_tid, ((tl_chunk32 + tl_v) / 8) * 8)) % 2048) + (tl_chunk32 + tl_v) % 8))] = tl::convert<tl::f8e4m3>(x[tl_chunk32 + tl_v]);
+                                if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + ((x_layout::flat(tl_tid, ((tl_chunk32 + tl_v) / 8) * 8) % 2048) + (tl_chunk32 + tl_v) % 8), N)) Q[int64_t(row) * N + ((t * 2048) + ((x_layout::flat(tl_tid, ((tl_chunk32 + tl_v) / 8) * 8) % 2048) + (tl_chunk32 + tl_v) % 8))] = tl::convert<tl::f8e4m3>(x[tl_chunk32 + tl_v]);
                             }
                         }
                     }
@@ -459,8 +459,8 @@ __global__ void __launch_bounds__(256, 4) fp8_per_token_kernel_variant1(
                     // copy(X[row, t * BN +: BN], x);  (quant.tl:55)
                     #pragma unroll
                     for (int tl_chunk24 = 0; tl_chunk24 < x_layout::kSlots; tl_chunk24 += 8) {
-                        const tl::bf16* tl_ptr25 = &X[int64_t(row) * N + ((t * 2048) + (((x_layout::flat(tl_tid, (tl_chunk24 / 8) * 8)) % 2048) + tl_chunk24 % 8))];
-                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (((x_layout::flat(tl_tid, (tl_chunk24 / 8) * 8)) % 2048) + tl_chunk24 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 2048) + (((x_layout::flat(tl_tid, (tl_chunk24 / 8) * 8)) % 2048) + tl_chunk24 % 8)) + 7, N) && tl::is_aligned(tl_ptr25, 16)) {
+                        const tl::bf16* tl_ptr25 = &X[int64_t(row) * N + ((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk24 / 8) * 8) % 2048) + tl_chunk24 % 8))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk24 / 8) * 8) % 2048) + tl_chunk24 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk24 / 8) * 8) % 2048) + tl_chunk24 % 8)) + 7, N) && tl::is_aligned(tl_ptr25, 16)) {
                             tl::bf16 tl_vec26[8];
                             tl::load_vector<tl::bf16, 8>(tl_vec26, tl_ptr25);
                             #pragma unroll
@@ -468,7 +468,7 @@ __global__ void __launch_bounds__(256, 4) fp8_per_token_kernel_variant1(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                x[tl_chunk24 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (((x_layout::flat(tl_tid, ((tl_chunk24 + tl_v) / 8) * 8)) % 2048) + (tl_chunk24 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 2048) + (((x_layout::flat(tl_tid, ((tl_chunk24 + tl_v) / 8) * 8)) % 2048) + (tl_chunk24 + tl_v) % 8))]) : 0.0f;
+                                x[tl_chunk24 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + ((x_layout::flat(tl_tid, ((tl_chunk24 + tl_v) / 8) * 8) % 2048) + (tl_chunk24 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 2048) + ((x_layout::flat(tl_tid, ((tl_chunk24 + tl_v) / 8) * 8) % 2048) + (tl_chunk24 + tl_v) % 8))]) : 0.0f;
                             }
                         }
                     }
@@ -494,8 +494,8 @@ __global__ void __launch_bounds__(256, 4) fp8_per_token_kernel_variant1(
                     // copy(X[row, t * BN +: BN], x);  (quant.tl:62)
                     #pragma unroll
                     for (int tl_chunk28 = 0; tl_chunk28 < x_layout::kSlots; tl_chunk28 += 8) {
-                        const tl::bf16* tl_ptr29 = &X[int64_t(row) * N + ((t * 2048) + (((x_layout::flat(tl_tid, (tl_chunk28 / 8) * 8)) % 2048) + tl_chunk28 % 8))];
-                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (((x_layout::flat(tl_tid, (tl_chunk28 / 8) * 8)) % 2048) + tl_chunk28 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 2048) + (((x_layout::flat(tl_tid, (tl_chunk28 / 8) * 8)) % 2048) + tl_chunk28 % 8)) + 7, N) && tl::is_aligned(tl_ptr29, 16)) {
+                        const tl::bf16* tl_ptr29 = &X[int64_t(row) * N + ((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk28 / 8) * 8) % 2048) + tl_chunk28 % 8))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk28 / 8) * 8) % 2048) + tl_chunk28 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk28 / 8) * 8) % 2048) + tl_chunk28 % 8)) + 7, N) && tl::is_aligned(tl_ptr29, 16)) {
                             tl::bf16 tl_vec30[8];
                             tl::load_vector<tl::bf16, 8>(tl_vec30, tl_ptr29);
                             #pragma unroll
@@ -503,7 +503,7 @@ __global__ void __launch_bounds__(256, 4) fp8_per_token_kernel_variant1(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                x[tl_chunk28 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (((x_layout::flat(tl_tid, ((tl_chunk28 + tl_v) / 8) * 8)) % 2048) + (tl_chunk28 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 2048) + (((x_layout::flat(tl_tid, ((tl_chunk28 + tl_v) / 8) * 8)) % 2048) + (tl_chunk28 + tl_v) % 8))]) : 0.0f;
+                                x[tl_chunk28 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + ((x_layout::flat(tl_tid, ((tl_chunk28 + tl_v) / 8) * 8) % 2048) + (tl_chunk28 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 2048) + ((x_layout::flat(tl_tid, ((tl_chunk28 + tl_v) / 8) * 8) % 2048) + (tl_chunk28 + tl_v) % 8))]) : 0.0f;
                             }
                         }
                     }
@@ -511,14 +511,14 @@ __global__ void __launch_bounds__(256, 4) fp8_per_token_kernel_variant1(
                     // for j in parallel(2048): each thread visits the elements of `x` it holds
                     #pragma unroll
                     for (int tl_s31 = 0; tl_s31 < x_layout::kSlots; ++tl_s31) {
-                        [[maybe_unused]] const int j = ((x_layout::flat(tl_tid, (tl_s31 / 8) * 8)) % 2048) + tl_s31 % 8;
+                        [[maybe_unused]] const int j = (x_layout::flat(tl_tid, (tl_s31 / 8) * 8) % 2048) + tl_s31 % 8;
                         x[tl_s31] = x[tl_s31] * inv;
                     }
                     // copy(x, Q[row, t * BN +: BN]);  (quant.tl:66)
                     #pragma unroll
                     for (int tl_chunk32 = 0; tl_chunk32 < x_layout::kSlots; tl_chunk32 += 8) {
-                        tl::f8e4m3* tl_ptr33 = &Q[int64_t(row) * N + ((t * 2048) + (((x_layout::flat(tl_tid, (tl_chunk32 / 8) * 8)) % 2048) + tl_chunk32 % 8))];
-                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (((x_layout::flat(tl_tid, (tl_chunk32 / 8) * 8)) % 2048) + tl_chunk32 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 2048) + (((x_layout::flat(tl_tid, (tl_chunk32 / 8) * 8)) % 2048) + tl_chunk32 % 8)) + 7, N) && tl::is_aligned(tl_ptr33, 8)) {
+                        tl::f8e4m3* tl_ptr33 = &Q[int64_t(row) * N + ((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk32 / 8) * 8) % 2048) + tl_chunk32 % 8))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk32 / 8) * 8) % 2048) + tl_chunk32 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk32 / 8) * 8) % 2048) + tl_chunk32 % 8)) + 7, N) && tl::is_aligned(tl_ptr33, 8)) {
                             tl::f8e4m3 tl_vec34[8];
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; tl_v += 2) tl::convert_pair(&tl_vec34[tl_v], x[tl_chunk32 + tl_v], x[tl_chunk32 + tl_v + 1]);
@@ -526,7 +526,7 @@ __global__ void __launch_bounds__(256, 4) fp8_per_token_kernel_variant1(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (((x_layout::flat(tl_tid, ((tl_chunk32 + tl_v) / 8) * 8)) % 2048) + (tl_chunk32 + tl_v) % 8), N)) Q[int64_t(row) * N + ((t * 2048) + (((x_layout::flat(tl_tid, ((tl_chunk32 + tl_v) / 8) * 8)) % 2048) + (tl_chunk32 + tl_v) % 8))] = tl::convert<tl::f8e4m3>(x[tl_chunk32 + tl_v]);
+                                if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + ((x_layout::flat(tl_tid, ((tl_chunk32 + tl_v) / 8) * 8) % 2048) + (tl_chunk32 + tl_v) % 8), N)) Q[int64_t(row) * N + ((t * 2048) + ((x_layout::flat(tl_tid, ((tl_chunk32 + tl_v) / 8) * 8) % 2048) + (tl_chunk32 + tl_v) % 8))] = tl::convert<tl::f8e4m3>(x[tl_chunk32 + tl_v]);
                             }
                         }
                     }
@@ -723,8 +723,8 @@ __global__ void __launch_bounds__(256, 4) fp8_per_token_kernel_variant2(
                     // copy(X[row, t * BN +: BN], x);  (quant.tl:55)
                     #pragma unroll
                     for (int tl_chunk24 = 0; tl_chunk24 < x_layout::kSlots; tl_chunk24 += 8) {
-                        const tl::bf16* tl_ptr25 = &X[int64_t(row) * N + ((t * 2048) + (((x_layout::flat(tl_tid, (tl_chunk24 / 8) * 8)) % 2048) + tl_chunk24 % 8))];
-                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (((x_layout::flat(tl_tid, (tl_chunk24 / 8) * 8)) % 2048) + tl_chunk24 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 2048) + (((x_layout::flat(tl_tid, (tl_chunk24 / 8) * 8)) % 2048) + tl_chunk24 % 8)) + 7, N) && tl::is_aligned(tl_ptr25, 16)) {
+                        const tl::bf16* tl_ptr25 = &X[int64_t(row) * N + ((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk24 / 8) * 8) % 2048) + tl_chunk24 % 8))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk24 / 8) * 8) % 2048) + tl_chunk24 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk24 / 8) * 8) % 2048) + tl_chunk24 % 8)) + 7, N) && tl::is_aligned(tl_ptr25, 16)) {
                             tl::bf16 tl_vec26[8];
                             tl::load_vector<tl::bf16, 8>(tl_vec26, tl_ptr25);
                             #pragma unroll
@@ -732,7 +732,7 @@ __global__ void __launch_bounds__(256, 4) fp8_per_token_kernel_variant2(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                x[tl_chunk24 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (((x_layout::flat(tl_tid, ((tl_chunk24 + tl_v) / 8) * 8)) % 2048) + (tl_chunk24 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 2048) + (((x_layout::flat(tl_tid, ((tl_chunk24 + tl_v) / 8) * 8)) % 2048) + (tl_chunk24 + tl_v) % 8))]) : 0.0f;
+                                x[tl_chunk24 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + ((x_layout::flat(tl_tid, ((tl_chunk24 + tl_v) / 8) * 8) % 2048) + (tl_chunk24 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 2048) + ((x_layout::flat(tl_tid, ((tl_chunk24 + tl_v) / 8) * 8) % 2048) + (tl_chunk24 + tl_v) % 8))]) : 0.0f;
                             }
                         }
                     }
@@ -758,8 +758,8 @@ __global__ void __launch_bounds__(256, 4) fp8_per_token_kernel_variant2(
                     // copy(X[row, t * BN +: BN], x);  (quant.tl:62)
                     #pragma unroll
                     for (int tl_chunk28 = 0; tl_chunk28 < x_layout::kSlots; tl_chunk28 += 8) {
-                        const tl::bf16* tl_ptr29 = &X[int64_t(row) * N + ((t * 2048) + (((x_layout::flat(tl_tid, (tl_chunk28 / 8) * 8)) % 2048) + tl_chunk28 % 8))];
-                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (((x_layout::flat(tl_tid, (tl_chunk28 / 8) * 8)) % 2048) + tl_chunk28 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 2048) + (((x_layout::flat(tl_tid, (tl_chunk28 / 8) * 8)) % 2048) + tl_chunk28 % 8)) + 7, N) && tl::is_aligned(tl_ptr29, 16)) {
+                        const tl::bf16* tl_ptr29 = &X[int64_t(row) * N + ((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk28 / 8) * 8) % 2048) + tl_chunk28 % 8))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk28 / 8) * 8) % 2048) + tl_chunk28 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk28 / 8) * 8) % 2048) + tl_chunk28 % 8)) + 7, N) && tl::is_aligned(tl_ptr29, 16)) {
                             tl::bf16 tl_vec30[8];
                             tl::load_vector<tl::bf16, 8>(tl_vec30, tl_ptr29);
                             #pragma unroll
@@ -767,7 +767,7 @@ __global__ void __launch_bounds__(256, 4) fp8_per_token_kernel_variant2(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                x[tl_chunk28 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (((x_layout::flat(tl_tid, ((tl_chunk28 + tl_v) / 8) * 8)) % 2048) + (tl_chunk28 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 2048) + (((x_layout::flat(tl_tid, ((tl_chunk28 + tl_v) / 8) * 8)) % 2048) + (tl_chunk28 + tl_v) % 8))]) : 0.0f;
+                                x[tl_chunk28 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + ((x_layout::flat(tl_tid, ((tl_chunk28 + tl_v) / 8) * 8) % 2048) + (tl_chunk28 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 2048) + ((x_layout::flat(tl_tid, ((tl_chunk28 + tl_v) / 8) * 8) % 2048) + (tl_chunk28 + tl_v) % 8))]) : 0.0f;
                             }
                         }
                     }
@@ -775,14 +775,14 @@ __global__ void __launch_bounds__(256, 4) fp8_per_token_kernel_variant2(
                     // for j in parallel(2048): each thread visits the elements of `x` it holds
                     #pragma unroll
                     for (int tl_s31 = 0; tl_s31 < x_layout::kSlots; ++tl_s31) {
-                        [[maybe_unused]] const int j = ((x_layout::flat(tl_tid, (tl_s31 / 8) * 8)) % 2048) + tl_s31 % 8;
+                        [[maybe_unused]] const int j = (x_layout::flat(tl_tid, (tl_s31 / 8) * 8) % 2048) + tl_s31 % 8;
                         x[tl_s31] = x[tl_s31] * inv;
                     }
                     // copy(x, Q[row, t * BN +: BN]);  (quant.tl:66)
                     #pragma unroll
                     for (int tl_chunk32 = 0; tl_chunk32 < x_layout::kSlots; tl_chunk32 += 8) {
-                        tl::f8e4m3* tl_ptr33 = &Q[int64_t(row) * N + ((t * 2048) + (((x_layout::flat(tl_tid, (tl_chunk32 / 8) * 8)) % 2048) + tl_chunk32 % 8))];
-                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (((x_layout::flat(tl_tid, (tl_chunk32 / 8) * 8)) % 2048) + tl_chunk32 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 2048) + (((x_layout::flat(tl_tid, (tl_chunk32 / 8) * 8)) % 2048) + tl_chunk32 % 8)) + 7, N) && tl::is_aligned(tl_ptr33, 8)) {
+                        tl::f8e4m3* tl_ptr33 = &Q[int64_t(row) * N + ((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk32 / 8) * 8) % 2048) + tl_chunk32 % 8))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk32 / 8) * 8) % 2048) + tl_chunk32 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk32 / 8) * 8) % 2048) + tl_chunk32 % 8)) + 7, N) && tl::is_aligned(tl_ptr33, 8)) {
                             tl::f8e4m3 tl_vec34[8];
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; tl_v += 2) tl::convert_pair(&tl_vec34[tl_v], x[tl_chunk32 + tl_v], x[tl_chunk32 + tl_v + 1]);
@@ -790,7 +790,7 @@ __global__ void __launch_bounds__(256, 4) fp8_per_token_kernel_variant2(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (((x_layout::flat(tl_tid, ((tl_chunk32 + tl_v) / 8) * 8)) % 2048) + (tl_chunk32 + tl_v) % 8), N)) Q[int64_t(row) * N + ((t * 2048) + (((x_layout::flat(tl_tid, ((tl_chunk32 + tl_v) / 8) * 8)) % 2048) + (tl_chunk32 + tl_v) % 8))] = tl::convert<tl::f8e4m3>(x[tl_chunk32 + tl_v]);
+                                if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + ((x_layout::flat(tl_tid, ((tl_chunk32 + tl_v) / 8) * 8) % 2048) + (tl_chunk32 + tl_v) % 8), N)) Q[int64_t(row) * N + ((t * 2048) + ((x_layout::flat(tl_tid, ((tl_chunk32 + tl_v) / 8) * 8) % 2048) + (tl_chunk32 + tl_v) % 8))] = tl::convert<tl::f8e4m3>(x[tl_chunk32 + tl_v]);
                             }
                         }
                     }
@@ -1000,8 +1000,8 @@ __global__ void __launch_bounds__(256, 4) fp8_per_token_kernel_variant3(
                     // copy(X[row, t * BN +: BN], x);  (quant.tl:55)
                     #pragma unroll
                     for (int tl_chunk24 = 0; tl_chunk24 < x_layout::kSlots; tl_chunk24 += 8) {
-                        const tl::bf16* tl_ptr25 = &X[int64_t(row) * N + ((t * 2048) + (((x_layout::flat(tl_tid, (tl_chunk24 / 8) * 8)) % 2048) + tl_chunk24 % 8))];
-                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (((x_layout::flat(tl_tid, (tl_chunk24 / 8) * 8)) % 2048) + tl_chunk24 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 2048) + (((x_layout::flat(tl_tid, (tl_chunk24 / 8) * 8)) % 2048) + tl_chunk24 % 8)) + 7, N) && tl::is_aligned(tl_ptr25, 16)) {
+                        const tl::bf16* tl_ptr25 = &X[int64_t(row) * N + ((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk24 / 8) * 8) % 2048) + tl_chunk24 % 8))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk24 / 8) * 8) % 2048) + tl_chunk24 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk24 / 8) * 8) % 2048) + tl_chunk24 % 8)) + 7, N) && tl::is_aligned(tl_ptr25, 16)) {
                             tl::bf16 tl_vec26[8];
                             tl::load_vector<tl::bf16, 8>(tl_vec26, tl_ptr25);
                             #pragma unroll
@@ -1009,7 +1009,7 @@ __global__ void __launch_bounds__(256, 4) fp8_per_token_kernel_variant3(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                x[tl_chunk24 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (((x_layout::flat(tl_tid, ((tl_chunk24 + tl_v) / 8) * 8)) % 2048) + (tl_chunk24 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 2048) + (((x_layout::flat(tl_tid, ((tl_chunk24 + tl_v) / 8) * 8)) % 2048) + (tl_chunk24 + tl_v) % 8))]) : 0.0f;
+                                x[tl_chunk24 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + ((x_layout::flat(tl_tid, ((tl_chunk24 + tl_v) / 8) * 8) % 2048) + (tl_chunk24 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 2048) + ((x_layout::flat(tl_tid, ((tl_chunk24 + tl_v) / 8) * 8) % 2048) + (tl_chunk24 + tl_v) % 8))]) : 0.0f;
                             }
                         }
                     }
@@ -1035,8 +1035,8 @@ __global__ void __launch_bounds__(256, 4) fp8_per_token_kernel_variant3(
                     // copy(X[row, t * BN +: BN], x);  (quant.tl:62)
                     #pragma unroll
                     for (int tl_chunk28 = 0; tl_chunk28 < x_layout::kSlots; tl_chunk28 += 8) {
-                        const tl::bf16* tl_ptr29 = &X[int64_t(row) * N + ((t * 2048) + (((x_layout::flat(tl_tid, (tl_chunk28 / 8) * 8)) % 2048) + tl_chunk28 % 8))];
-                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (((x_layout::flat(tl_tid, (tl_chunk28 / 8) * 8)) % 2048) + tl_chunk28 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 2048) + (((x_layout::flat(tl_tid, (tl_chunk28 / 8) * 8)) % 2048) + tl_chunk28 % 8)) + 7, N) && tl::is_aligned(tl_ptr29, 16)) {
+                        const tl::bf16* tl_ptr29 = &X[int64_t(row) * N + ((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk28 / 8) * 8) % 2048) + tl_chunk28 % 8))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk28 / 8) * 8) % 2048) + tl_chunk28 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk28 / 8) * 8) % 2048) + tl_chunk28 % 8)) + 7, N) && tl::is_aligned(tl_ptr29, 16)) {
                             tl::bf16 tl_vec30[8];
                             tl::load_vector<tl::bf16, 8>(tl_vec30, tl_ptr29);
                             #pragma unroll
@@ -1044,7 +1044,7 @@ __global__ void __launch_bounds__(256, 4) fp8_per_token_kernel_variant3(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                x[tl_chunk28 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (((x_layout::flat(tl_tid, ((tl_chunk28 + tl_v) / 8) * 8)) % 2048) + (tl_chunk28 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 2048) + (((x_layout::flat(tl_tid, ((tl_chunk28 + tl_v) / 8) * 8)) % 2048) + (tl_chunk28 + tl_v) % 8))]) : 0.0f;
+                                x[tl_chunk28 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + ((x_layout::flat(tl_tid, ((tl_chunk28 + tl_v) / 8) * 8) % 2048) + (tl_chunk28 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 2048) + ((x_layout::flat(tl_tid, ((tl_chunk28 + tl_v) / 8) * 8) % 2048) + (tl_chunk28 + tl_v) % 8))]) : 0.0f;
                             }
                         }
                     }
@@ -1052,14 +1052,14 @@ __global__ void __launch_bounds__(256, 4) fp8_per_token_kernel_variant3(
                     // for j in parallel(2048): each thread visits the elements of `x` it holds
                     #pragma unroll
                     for (int tl_s31 = 0; tl_s31 < x_layout::kSlots; ++tl_s31) {
-                        [[maybe_unused]] const int j = ((x_layout::flat(tl_tid, (tl_s31 / 8) * 8)) % 2048) + tl_s31 % 8;
+                        [[maybe_unused]] const int j = (x_layout::flat(tl_tid, (tl_s31 / 8) * 8) % 2048) + tl_s31 % 8;
                         x[tl_s31] = x[tl_s31] * inv;
                     }
                     // copy(x, Q[row, t * BN +: BN]);  (quant.tl:66)
                     #pragma unroll
                     for (int tl_chunk32 = 0; tl_chunk32 < x_layout::kSlots; tl_chunk32 += 8) {
-                        tl::f8e4m3* tl_ptr33 = &Q[int64_t(row) * N + ((t * 2048) + (((x_layout::flat(tl_tid, (tl_chunk32 / 8) * 8)) % 2048) + tl_chunk32 % 8))];
-                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (((x_layout::flat(tl_tid, (tl_chunk32 / 8) * 8)) % 2048) + tl_chunk32 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 2048) + (((x_layout::flat(tl_tid, (tl_chunk32 / 8) * 8)) % 2048) + tl_chunk32 % 8)) + 7, N) && tl::is_aligned(tl_ptr33, 8)) {
+                        tl::f8e4m3* tl_ptr33 = &Q[int64_t(row) * N + ((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk32 / 8) * 8) % 2048) + tl_chunk32 % 8))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk32 / 8) * 8) % 2048) + tl_chunk32 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk32 / 8) * 8) % 2048) + tl_chunk32 % 8)) + 7, N) && tl::is_aligned(tl_ptr33, 8)) {
                             tl::f8e4m3 tl_vec34[8];
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; tl_v += 2) tl::convert_pair(&tl_vec34[tl_v], x[tl_chunk32 + tl_v], x[tl_chunk32 + tl_v + 1]);
@@ -1067,7 +1067,7 @@ __global__ void __launch_bounds__(256, 4) fp8_per_token_kernel_variant3(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (((x_layout::flat(tl_tid, ((tl_chunk32 + tl_v) / 8) * 8)) % 2048) + (tl_chunk32 + tl_v) % 8), N)) Q[int64_t(row) * N + ((t * 2048) + (((x_layout::flat(tl_tid, ((tl_chunk32 + tl_v) / 8) * 8)) % 2048) + (tl_chunk32 + tl_v) % 8))] = tl::convert<tl::f8e4m3>(x[tl_chunk32 + tl_v]);
+                                if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + ((x_layout::flat(tl_tid, ((tl_chunk32 + tl_v) / 8) * 8) % 2048) + (tl_chunk32 + tl_v) % 8), N)) Q[int64_t(row) * N + ((t * 2048) + ((x_layout::flat(tl_tid, ((tl_chunk32 + tl_v) / 8) * 8) % 2048) + (tl_chunk32 + tl_v) % 8))] = tl::convert<tl::f8e4m3>(x[tl_chunk32 + tl_v]);
                             }
                         }
                     }
@@ -1278,8 +1278,8 @@ __global__ void __launch_bounds__(256, 4) fp8_per_token_kernel_variant4(
                     // copy(X[row, t * BN +: BN], x);  (quant.tl:55)
                     #pragma unroll
                     for (int tl_chunk24 = 0; tl_chunk24 < x_layout::kSlots; tl_chunk24 += 8) {
-                        const tl::bf16* tl_ptr25 = &X[int64_t(row) * N + ((t * 2048) + (((x_layout::flat(tl_tid, (tl_chunk24 / 8) * 8)) % 2048) + tl_chunk24 % 8))];
-                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (((x_layout::flat(tl_tid, (tl_chunk24 / 8) * 8)) % 2048) + tl_chunk24 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 2048) + (((x_layout::flat(tl_tid, (tl_chunk24 / 8) * 8)) % 2048) + tl_chunk24 % 8)) + 7, N) && tl::is_aligned(tl_ptr25, 16)) {
+                        const tl::bf16* tl_ptr25 = &X[int64_t(row) * N + ((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk24 / 8) * 8) % 2048) + tl_chunk24 % 8))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk24 / 8) * 8) % 2048) + tl_chunk24 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk24 / 8) * 8) % 2048) + tl_chunk24 % 8)) + 7, N) && tl::is_aligned(tl_ptr25, 16)) {
                             tl::bf16 tl_vec26[8];
                             tl::load_vector<tl::bf16, 8>(tl_vec26, tl_ptr25);
                             #pragma unroll
@@ -1287,7 +1287,7 @@ __global__ void __launch_bounds__(256, 4) fp8_per_token_kernel_variant4(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                x[tl_chunk24 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (((x_layout::flat(tl_tid, ((tl_chunk24 + tl_v) / 8) * 8)) % 2048) + (tl_chunk24 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 2048) + (((x_layout::flat(tl_tid, ((tl_chunk24 + tl_v) / 8) * 8)) % 2048) + (tl_chunk24 + tl_v) % 8))]) : 0.0f;
+                                x[tl_chunk24 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + ((x_layout::flat(tl_tid, ((tl_chunk24 + tl_v) / 8) * 8) % 2048) + (tl_chunk24 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 2048) + ((x_layout::flat(tl_tid, ((tl_chunk24 + tl_v) / 8) * 8) % 2048) + (tl_chunk24 + tl_v) % 8))]) : 0.0f;
                             }
                         }
                     }
@@ -1313,8 +1313,8 @@ __global__ void __launch_bounds__(256, 4) fp8_per_token_kernel_variant4(
                     // copy(X[row, t * BN +: BN], x);  (quant.tl:62)
                     #pragma unroll
                     for (int tl_chunk28 = 0; tl_chunk28 < x_layout::kSlots; tl_chunk28 += 8) {
-                        const tl::bf16* tl_ptr29 = &X[int64_t(row) * N + ((t * 2048) + (((x_layout::flat(tl_tid, (tl_chunk28 / 8) * 8)) % 2048) + tl_chunk28 % 8))];
-                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (((x_layout::flat(tl_tid, (tl_chunk28 / 8) * 8)) % 2048) + tl_chunk28 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 2048) + (((x_layout::flat(tl_tid, (tl_chunk28 / 8) * 8)) % 2048) + tl_chunk28 % 8)) + 7, N) && tl::is_aligned(tl_ptr29, 16)) {
+                        const tl::bf16* tl_ptr29 = &X[int64_t(row) * N + ((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk28 / 8) * 8) % 2048) + tl_chunk28 % 8))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk28 / 8) * 8) % 2048) + tl_chunk28 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk28 / 8) * 8) % 2048) + tl_chunk28 % 8)) + 7, N) && tl::is_aligned(tl_ptr29, 16)) {
                             tl::bf16 tl_vec30[8];
                             tl::load_vector<tl::bf16, 8>(tl_vec30, tl_ptr29);
                             #pragma unroll
@@ -1322,7 +1322,7 @@ __global__ void __launch_bounds__(256, 4) fp8_per_token_kernel_variant4(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                x[tl_chunk28 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (((x_layout::flat(tl_tid, ((tl_chunk28 + tl_v) / 8) * 8)) % 2048) + (tl_chunk28 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 2048) + (((x_layout::flat(tl_tid, ((tl_chunk28 + tl_v) / 8) * 8)) % 2048) + (tl_chunk28 + tl_v) % 8))]) : 0.0f;
+                                x[tl_chunk28 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + ((x_layout::flat(tl_tid, ((tl_chunk28 + tl_v) / 8) * 8) % 2048) + (tl_chunk28 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 2048) + ((x_layout::flat(tl_tid, ((tl_chunk28 + tl_v) / 8) * 8) % 2048) + (tl_chunk28 + tl_v) % 8))]) : 0.0f;
                             }
                         }
                     }
@@ -1330,14 +1330,14 @@ __global__ void __launch_bounds__(256, 4) fp8_per_token_kernel_variant4(
                     // for j in parallel(2048): each thread visits the elements of `x` it holds
                     #pragma unroll
                     for (int tl_s31 = 0; tl_s31 < x_layout::kSlots; ++tl_s31) {
-                        [[maybe_unused]] const int j = ((x_layout::flat(tl_tid, (tl_s31 / 8) * 8)) % 2048) + tl_s31 % 8;
+                        [[maybe_unused]] const int j = (x_layout::flat(tl_tid, (tl_s31 / 8) * 8) % 2048) + tl_s31 % 8;
                         x[tl_s31] = x[tl_s31] * inv;
                     }
                     // copy(x, Q[row, t * BN +: BN]);  (quant.tl:66)
                     #pragma unroll
                     for (int tl_chunk32 = 0; tl_chunk32 < x_layout::kSlots; tl_chunk32 += 8) {
-                        tl::f8e4m3* tl_ptr33 = &Q[int64_t(row) * N + ((t * 2048) + (((x_layout::flat(tl_tid, (tl_chunk32 / 8) * 8)) % 2048) + tl_chunk32 % 8))];
-                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (((x_layout::flat(tl_tid, (tl_chunk32 / 8) * 8)) % 2048) + tl_chunk32 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 2048) + (((x_layout::flat(tl_tid, (tl_chunk32 / 8) * 8)) % 2048) + tl_chunk32 % 8)) + 7, N) && tl::is_aligned(tl_ptr33, 8)) {
+                        tl::f8e4m3* tl_ptr33 = &Q[int64_t(row) * N + ((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk32 / 8) * 8) % 2048) + tl_chunk32 % 8))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk32 / 8) * 8) % 2048) + tl_chunk32 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk32 / 8) * 8) % 2048) + tl_chunk32 % 8)) + 7, N) && tl::is_aligned(tl_ptr33, 8)) {
                             tl::f8e4m3 tl_vec34[8];
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; tl_v += 2) tl::convert_pair(&tl_vec34[tl_v], x[tl_chunk32 + tl_v], x[tl_chunk32 + tl_v + 1]);
@@ -1345,7 +1345,7 @@ __global__ void __launch_bounds__(256, 4) fp8_per_token_kernel_variant4(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (((x_layout::flat(tl_tid, ((tl_chunk32 + tl_v) / 8) * 8)) % 2048) + (tl_chunk32 + tl_v) % 8), N)) Q[int64_t(row) * N + ((t * 2048) + (((x_layout::flat(tl_tid, ((tl_chunk32 + tl_v) / 8) * 8)) % 2048) + (tl_chunk32 + tl_v) % 8))] = tl::convert<tl::f8e4m3>(x[tl_chunk32 + tl_v]);
+                                if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + ((x_layout::flat(tl_tid, ((tl_chunk32 + tl_v) / 8) * 8) % 2048) + (tl_chunk32 + tl_v) % 8), N)) Q[int64_t(row) * N + ((t * 2048) + ((x_layout::flat(tl_tid, ((tl_chunk32 + tl_v) / 8) * 8) % 2048) + (tl_chunk32 + tl_v) % 8))] = tl::convert<tl::f8e4m3>(x[tl_chunk32 + tl_v]);
                             }
                         }
                     }
@@ -1557,8 +1557,8 @@ __global__ void __launch_bounds__(256, 4) fp8_per_token_kernel_variant5(
                     // copy(X[row, t * BN +: BN], x);  (quant.tl:55)
                     #pragma unroll
                     for (int tl_chunk24 = 0; tl_chunk24 < x_layout::kSlots; tl_chunk24 += 8) {
-                        const tl::bf16* tl_ptr25 = &X[int64_t(row) * N + ((t * 2048) + (((x_layout::flat(tl_tid, (tl_chunk24 / 8) * 8)) % 2048) + tl_chunk24 % 8))];
-                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (((x_layout::flat(tl_tid, (tl_chunk24 / 8) * 8)) % 2048) + tl_chunk24 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 2048) + (((x_layout::flat(tl_tid, (tl_chunk24 / 8) * 8)) % 2048) + tl_chunk24 % 8)) + 7, N) && tl::is_aligned(tl_ptr25, 16)) {
+                        const tl::bf16* tl_ptr25 = &X[int64_t(row) * N + ((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk24 / 8) * 8) % 2048) + tl_chunk24 % 8))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk24 / 8) * 8) % 2048) + tl_chunk24 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk24 / 8) * 8) % 2048) + tl_chunk24 % 8)) + 7, N) && tl::is_aligned(tl_ptr25, 16)) {
                             tl::bf16 tl_vec26[8];
                             tl::load_vector<tl::bf16, 8>(tl_vec26, tl_ptr25);
                             #pragma unroll
@@ -1566,7 +1566,7 @@ __global__ void __launch_bounds__(256, 4) fp8_per_token_kernel_variant5(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                x[tl_chunk24 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (((x_layout::flat(tl_tid, ((tl_chunk24 + tl_v) / 8) * 8)) % 2048) + (tl_chunk24 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 2048) + (((x_layout::flat(tl_tid, ((tl_chunk24 + tl_v) / 8) * 8)) % 2048) + (tl_chunk24 + tl_v) % 8))]) : 0.0f;
+                                x[tl_chunk24 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + ((x_layout::flat(tl_tid, ((tl_chunk24 + tl_v) / 8) * 8) % 2048) + (tl_chunk24 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 2048) + ((x_layout::flat(tl_tid, ((tl_chunk24 + tl_v) / 8) * 8) % 2048) + (tl_chunk24 + tl_v) % 8))]) : 0.0f;
                             }
                         }
                     }
@@ -1592,8 +1592,8 @@ __global__ void __launch_bounds__(256, 4) fp8_per_token_kernel_variant5(
                     // copy(X[row, t * BN +: BN], x);  (quant.tl:62)
                     #pragma unroll
                     for (int tl_chunk28 = 0; tl_chunk28 < x_layout::kSlots; tl_chunk28 += 8) {
-                        const tl::bf16* tl_ptr29 = &X[int64_t(row) * N + ((t * 2048) + (((x_layout::flat(tl_tid, (tl_chunk28 / 8) * 8)) % 2048) + tl_chunk28 % 8))];
-                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (((x_layout::flat(tl_tid, (tl_chunk28 / 8) * 8)) % 2048) + tl_chunk28 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 2048) + (((x_layout::flat(tl_tid, (tl_chunk28 / 8) * 8)) % 2048) + tl_chunk28 % 8)) + 7, N) && tl::is_aligned(tl_ptr29, 16)) {
+                        const tl::bf16* tl_ptr29 = &X[int64_t(row) * N + ((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk28 / 8) * 8) % 2048) + tl_chunk28 % 8))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk28 / 8) * 8) % 2048) + tl_chunk28 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk28 / 8) * 8) % 2048) + tl_chunk28 % 8)) + 7, N) && tl::is_aligned(tl_ptr29, 16)) {
                             tl::bf16 tl_vec30[8];
                             tl::load_vector<tl::bf16, 8>(tl_vec30, tl_ptr29);
                             #pragma unroll
@@ -1601,7 +1601,7 @@ __global__ void __launch_bounds__(256, 4) fp8_per_token_kernel_variant5(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                x[tl_chunk28 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (((x_layout::flat(tl_tid, ((tl_chunk28 + tl_v) / 8) * 8)) % 2048) + (tl_chunk28 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 2048) + (((x_layout::flat(tl_tid, ((tl_chunk28 + tl_v) / 8) * 8)) % 2048) + (tl_chunk28 + tl_v) % 8))]) : 0.0f;
+                                x[tl_chunk28 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + ((x_layout::flat(tl_tid, ((tl_chunk28 + tl_v) / 8) * 8) % 2048) + (tl_chunk28 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 2048) + ((x_layout::flat(tl_tid, ((tl_chunk28 + tl_v) / 8) * 8) % 2048) + (tl_chunk28 + tl_v) % 8))]) : 0.0f;
                             }
                         }
                     }
@@ -1609,14 +1609,14 @@ __global__ void __launch_bounds__(256, 4) fp8_per_token_kernel_variant5(
                     // for j in parallel(2048): each thread visits the elements of `x` it holds
                     #pragma unroll
                     for (int tl_s31 = 0; tl_s31 < x_layout::kSlots; ++tl_s31) {
-                        [[maybe_unused]] const int j = ((x_layout::flat(tl_tid, (tl_s31 / 8) * 8)) % 2048) + tl_s31 % 8;
+                        [[maybe_unused]] const int j = (x_layout::flat(tl_tid, (tl_s31 / 8) * 8) % 2048) + tl_s31 % 8;
                         x[tl_s31] = x[tl_s31] * inv;
                     }
                     // copy(x, Q[row, t * BN +: BN]);  (quant.tl:66)
                     #pragma unroll
                     for (int tl_chunk32 = 0; tl_chunk32 < x_layout::kSlots; tl_chunk32 += 8) {
-                        tl::f8e4m3* tl_ptr33 = &Q[int64_t(row) * N + ((t * 2048) + (((x_layout::flat(tl_tid, (tl_chunk32 / 8) * 8)) % 2048) + tl_chunk32 % 8))];
-                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (((x_layout::flat(tl_tid, (tl_chunk32 / 8) * 8)) % 2048) + tl_chunk32 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 2048) + (((x_layout::flat(tl_tid, (tl_chunk32 / 8) * 8)) % 2048) + tl_chunk32 % 8)) + 7, N) && tl::is_aligned(tl_ptr33, 8)) {
+                        tl::f8e4m3* tl_ptr33 = &Q[int64_t(row) * N + ((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk32 / 8) * 8) % 2048) + tl_chunk32 % 8))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk32 / 8) * 8) % 2048) + tl_chunk32 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk32 / 8) * 8) % 2048) + tl_chunk32 % 8)) + 7, N) && tl::is_aligned(tl_ptr33, 8)) {
                             tl::f8e4m3 tl_vec34[8];
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; tl_v += 2) tl::convert_pair(&tl_vec34[tl_v], x[tl_chunk32 + tl_v], x[tl_chunk32 + tl_v + 1]);
@@ -1624,7 +1624,7 @@ __global__ void __launch_bounds__(256, 4) fp8_per_token_kernel_variant5(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (((x_layout::flat(tl_tid, ((tl_chunk32 + tl_v) / 8) * 8)) % 2048) + (tl_chunk32 + tl_v) % 8), N)) Q[int64_t(row) * N + ((t * 2048) + (((x_layout::flat(tl_tid, ((tl_chunk32 + tl_v) / 8) * 8)) % 2048) + (tl_chunk32 + tl_v) % 8))] = tl::convert<tl::f8e4m3>(x[tl_chunk32 + tl_v]);
+                                if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + ((x_layout::flat(tl_tid, ((tl_chunk32 + tl_v) / 8) * 8) % 2048) + (tl_chunk32 + tl_v) % 8), N)) Q[int64_t(row) * N + ((t * 2048) + ((x_layout::flat(tl_tid, ((tl_chunk32 + tl_v) / 8) * 8) % 2048) + (tl_chunk32 + tl_v) % 8))] = tl::convert<tl::f8e4m3>(x[tl_chunk32 + tl_v]);
                             }
                         }
                     }
@@ -1837,8 +1837,8 @@ __global__ void __launch_bounds__(512, 2) fp8_per_token_kernel_variant6(
                     // copy(X[row, t * BN +: BN], x);  (quant.tl:55)
                     #pragma unroll
                     for (int tl_chunk24 = 0; tl_chunk24 < x_layout::kSlots; tl_chunk24 += 8) {
-                        const tl::bf16* tl_ptr25 = &X[int64_t(row) * N + ((t * 4096) + (((x_layout::flat(tl_tid, (tl_chunk24 / 8) * 8)) % 4096) + tl_chunk24 % 8))];
-                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 4096) + (((x_layout::flat(tl_tid, (tl_chunk24 / 8) * 8)) % 4096) + tl_chunk24 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 4096) + (((x_layout::flat(tl_tid, (tl_chunk24 / 8) * 8)) % 4096) + tl_chunk24 % 8)) + 7, N) && tl::is_aligned(tl_ptr25, 16)) {
+                        const tl::bf16* tl_ptr25 = &X[int64_t(row) * N + ((t * 4096) + ((x_layout::flat(tl_tid, (tl_chunk24 / 8) * 8) % 4096) + tl_chunk24 % 8))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 4096) + ((x_layout::flat(tl_tid, (tl_chunk24 / 8) * 8) % 4096) + tl_chunk24 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 4096) + ((x_layout::flat(tl_tid, (tl_chunk24 / 8) * 8) % 4096) + tl_chunk24 % 8)) + 7, N) && tl::is_aligned(tl_ptr25, 16)) {
                             tl::bf16 tl_vec26[8];
                             tl::load_vector<tl::bf16, 8>(tl_vec26, tl_ptr25);
                             #pragma unroll
@@ -1846,7 +1846,7 @@ __global__ void __launch_bounds__(512, 2) fp8_per_token_kernel_variant6(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                x[tl_chunk24 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 4096) + (((x_layout::flat(tl_tid, ((tl_chunk24 + tl_v) / 8) * 8)) % 4096) + (tl_chunk24 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 4096) + (((x_layout::flat(tl_tid, ((tl_chunk24 + tl_v) / 8) * 8)) % 4096) + (tl_chunk24 + tl_v) % 8))]) : 0.0f;
+                                x[tl_chunk24 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 4096) + ((x_layout::flat(tl_tid, ((tl_chunk24 + tl_v) / 8) * 8) % 4096) + (tl_chunk24 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 4096) + ((x_layout::flat(tl_tid, ((tl_chunk24 + tl_v) / 8) * 8) % 4096) + (tl_chunk24 + tl_v) % 8))]) : 0.0f;
                             }
                         }
                     }
@@ -1872,8 +1872,8 @@ __global__ void __launch_bounds__(512, 2) fp8_per_token_kernel_variant6(
                     // copy(X[row, t * BN +: BN], x);  (quant.tl:62)
                     #pragma unroll
                     for (int tl_chunk28 = 0; tl_chunk28 < x_layout::kSlots; tl_chunk28 += 8) {
-                        const tl::bf16* tl_ptr29 = &X[int64_t(row) * N + ((t * 4096) + (((x_layout::flat(tl_tid, (tl_chunk28 / 8) * 8)) % 4096) + tl_chunk28 % 8))];
-                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 4096) + (((x_layout::flat(tl_tid, (tl_chunk28 / 8) * 8)) % 4096) + tl_chunk28 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 4096) + (((x_layout::flat(tl_tid, (tl_chunk28 / 8) * 8)) % 4096) + tl_chunk28 % 8)) + 7, N) && tl::is_aligned(tl_ptr29, 16)) {
+                        const tl::bf16* tl_ptr29 = &X[int64_t(row) * N + ((t * 4096) + ((x_layout::flat(tl_tid, (tl_chunk28 / 8) * 8) % 4096) + tl_chunk28 % 8))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 4096) + ((x_layout::flat(tl_tid, (tl_chunk28 / 8) * 8) % 4096) + tl_chunk28 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 4096) + ((x_layout::flat(tl_tid, (tl_chunk28 / 8) * 8) % 4096) + tl_chunk28 % 8)) + 7, N) && tl::is_aligned(tl_ptr29, 16)) {
                             tl::bf16 tl_vec30[8];
                             tl::load_vector<tl::bf16, 8>(tl_vec30, tl_ptr29);
                             #pragma unroll
@@ -1881,7 +1881,7 @@ __global__ void __launch_bounds__(512, 2) fp8_per_token_kernel_variant6(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                x[tl_chunk28 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 4096) + (((x_layout::flat(tl_tid, ((tl_chunk28 + tl_v) / 8) * 8)) % 4096) + (tl_chunk28 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 4096) + (((x_layout::flat(tl_tid, ((tl_chunk28 + tl_v) / 8) * 8)) % 4096) + (tl_chunk28 + tl_v) % 8))]) : 0.0f;
+                                x[tl_chunk28 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 4096) + ((x_layout::flat(tl_tid, ((tl_chunk28 + tl_v) / 8) * 8) % 4096) + (tl_chunk28 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 4096) + ((x_layout::flat(tl_tid, ((tl_chunk28 + tl_v) / 8) * 8) % 4096) + (tl_chunk28 + tl_v) % 8))]) : 0.0f;
                             }
                         }
                     }
@@ -1889,14 +1889,14 @@ __global__ void __launch_bounds__(512, 2) fp8_per_token_kernel_variant6(
                     // for j in parallel(4096): each thread visits the elements of `x` it holds
                     #pragma unroll
                     for (int tl_s31 = 0; tl_s31 < x_layout::kSlots; ++tl_s31) {
-                        [[maybe_unused]] const int j = ((x_layout::flat(tl_tid, (tl_s31 / 8) * 8)) % 4096) + tl_s31 % 8;
+                        [[maybe_unused]] const int j = (x_layout::flat(tl_tid, (tl_s31 / 8) * 8) % 4096) + tl_s31 % 8;
                         x[tl_s31] = x[tl_s31] * inv;
                     }
                     // copy(x, Q[row, t * BN +: BN]);  (quant.tl:66)
                     #pragma unroll
                     for (int tl_chunk32 = 0; tl_chunk32 < x_layout::kSlots; tl_chunk32 += 8) {
-                        tl::f8e4m3* tl_ptr33 = &Q[int64_t(row) * N + ((t * 4096) + (((x_layout::flat(tl_tid, (tl_chunk32 / 8) * 8)) % 4096) + tl_chunk32 % 8))];
-                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 4096) + (((x_layout::flat(tl_tid, (tl_chunk32 / 8) * 8)) % 4096) + tl_chunk32 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 4096) + (((x_layout::flat(tl_tid, (tl_chunk32 / 8) * 8)) % 4096) + tl_chunk32 % 8)) + 7, N) && tl::is_aligned(tl_ptr33, 8)) {
+                        tl::f8e4m3* tl_ptr33 = &Q[int64_t(row) * N + ((t * 4096) + ((x_layout::flat(tl_tid, (tl_chunk32 / 8) * 8) % 4096) + tl_chunk32 % 8))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 4096) + ((x_layout::flat(tl_tid, (tl_chunk32 / 8) * 8) % 4096) + tl_chunk32 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 4096) + ((x_layout::flat(tl_tid, (tl_chunk32 / 8) * 8) % 4096) + tl_chunk32 % 8)) + 7, N) && tl::is_aligned(tl_ptr33, 8)) {
                             tl::f8e4m3 tl_vec34[8];
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; tl_v += 2) tl::convert_pair(&tl_vec34[tl_v], x[tl_chunk32 + tl_v], x[tl_chunk32 + tl_v + 1]);
@@ -1904,7 +1904,7 @@ __global__ void __launch_bounds__(512, 2) fp8_per_token_kernel_variant6(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                if (tl::in_bounds(row, M) && tl::in_bounds((t * 4096) + (((x_layout::flat(tl_tid, ((tl_chunk32 + tl_v) / 8) * 8)) % 4096) + (tl_chunk32 + tl_v) % 8), N)) Q[int64_t(row) * N + ((t * 4096) + (((x_layout::flat(tl_tid, ((tl_chunk32 + tl_v) / 8) * 8)) % 4096) + (tl_chunk32 + tl_v) % 8))] = tl::convert<tl::f8e4m3>(x[tl_chunk32 + tl_v]);
+                                if (tl::in_bounds(row, M) && tl::in_bounds((t * 4096) + ((x_layout::flat(tl_tid, ((tl_chunk32 + tl_v) / 8) * 8) % 4096) + (tl_chunk32 + tl_v) % 8), N)) Q[int64_t(row) * N + ((t * 4096) + ((x_layout::flat(tl_tid, ((tl_chunk32 + tl_v) / 8) * 8) % 4096) + (tl_chunk32 + tl_v) % 8))] = tl::convert<tl::f8e4m3>(x[tl_chunk32 + tl_v]);
                             }
                         }
                     }

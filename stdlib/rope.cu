@@ -31,8 +31,8 @@ __global__ void __launch_bounds__(128) rope_half_kernel(
     // for i, j in parallel(16, 64): each thread visits the elements of `c` it holds
     #pragma unroll
     for (int tl_k1 = 0; tl_k1 < c_layout::kSlots; tl_k1 += 8) {
-        const int tl_c2 = (c_layout::flat(tl_tid, tl_k1)) % 64;  // the chunk's first column
-        const int i = (c_layout::flat(tl_tid, tl_k1)) / 64;
+        const int tl_c2 = c_layout::flat(tl_tid, tl_k1) % 64;  // the chunk's first column
+        const int i = c_layout::flat(tl_tid, tl_k1) / 64;
         const int32_t tl_at4 = tl::in_bounds(tl::min(r0 + i, NT * H - 1) / H, NT) ? Pos[tl::min(r0 + i, NT * H - 1) / H] : tl::convert<int32_t>(0.0f);  // `Pos[(min((r0 + i), ((NT * H) - 1)) / H)]`, shared by the chunk
         float tl_chunk5[8];
         tl::load_chunk_guarded<float, 8>(tl_chunk5, &Cos[int64_t(tl_at4) * 64 + tl_c2], tl::in_bounds(tl_at4, P), tl_c2, 64);
@@ -71,8 +71,8 @@ __global__ void __launch_bounds__(128) rope_half_kernel(
     // for i, j in parallel(16, 64): each thread visits the elements of `c` it holds
     #pragma unroll
     for (int tl_k14 = 0; tl_k14 < c_layout::kSlots; tl_k14 += 8) {
-        const int tl_c15 = (c_layout::flat(tl_tid, tl_k14)) % 64;  // the chunk's first column
-        const int i = (c_layout::flat(tl_tid, tl_k14)) / 64;
+        const int tl_c15 = c_layout::flat(tl_tid, tl_k14) % 64;  // the chunk's first column
+        const int i = c_layout::flat(tl_tid, tl_k14) / 64;
         tl::f16 tl_chunk17[8];
         tl::load_chunk<tl::f16, 8>(tl_chunk17, &xs[i * 136 + tl_c15]);
         tl::f16 tl_chunk18[8];
@@ -127,8 +127,8 @@ __global__ void __launch_bounds__(128) rope_interleaved_kernel(
     // for i, j in parallel(16, 64): each thread visits the elements of `c` it holds
     #pragma unroll
     for (int tl_k1 = 0; tl_k1 < c_layout::kSlots; tl_k1 += 8) {
-        const int tl_c2 = (c_layout::flat(tl_tid, tl_k1)) % 64;  // the chunk's first column
-        const int i = (c_layout::flat(tl_tid, tl_k1)) / 64;
+        const int tl_c2 = c_layout::flat(tl_tid, tl_k1) % 64;  // the chunk's first column
+        const int i = c_layout::flat(tl_tid, tl_k1) / 64;
         const int32_t tl_at4 = tl::in_bounds(tl::min(r0 + i, NT * H - 1) / H, NT) ? Pos[tl::min(r0 + i, NT * H - 1) / H] : tl::convert<int32_t>(0.0f);  // `Pos[(min((r0 + i), ((NT * H) - 1)) / H)]`, shared by the chunk
         float tl_chunk5[8];
         tl::load_chunk_guarded<float, 8>(tl_chunk5, &Cos[int64_t(tl_at4) * 64 + tl_c2], tl::in_bounds(tl_at4, P), tl_c2, 64);
@@ -167,8 +167,8 @@ __global__ void __launch_bounds__(128) rope_interleaved_kernel(
     // for i, j in parallel(16, 64): each thread visits the elements of `c` it holds
     #pragma unroll
     for (int tl_k14 = 0; tl_k14 < c_layout::kSlots; tl_k14 += 8) {
-        const int tl_c15 = (c_layout::flat(tl_tid, tl_k14)) % 64;  // the chunk's first column
-        const int i = (c_layout::flat(tl_tid, tl_k14)) / 64;
+        const int tl_c15 = c_layout::flat(tl_tid, tl_k14) % 64;  // the chunk's first column
+        const int i = c_layout::flat(tl_tid, tl_k14) / 64;
         tl::f16 tl_chunk17[16];
         tl::load_chunk_guarded<tl::f16, 16>(tl_chunk17, &xs[i * 136 + (2 * tl_c15)], tl::in_bounds(i, 16), 2 * tl_c15, 128);
         tl::f16 tl_gathered18[16];

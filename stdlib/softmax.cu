@@ -206,8 +206,8 @@ __global__ void __launch_bounds__(128, 8) softmax_kernel_variant0(
                     // copy(X[row, t * BN +: BN], x, pad = -inf);  (softmax.tl:63)
                     #pragma unroll
                     for (int tl_chunk25 = 0; tl_chunk25 < x_layout::kSlots; tl_chunk25 += 8) {
-                        const tl::f16* tl_ptr26 = &X[int64_t(row) * N + ((t * 1024) + (((x_layout::flat(tl_tid, (tl_chunk25 / 8) * 8)) % 1024) + tl_chunk25 % 8))];
-                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 1024) + (((x_layout::flat(tl_tid, (tl_chunk25 / 8) * 8)) % 1024) + tl_chunk25 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 1024) + (((x_layout::flat(tl_tid, (tl_chunk25 / 8) * 8)) % 1024) + tl_chunk25 % 8)) + 7, N) && tl::is_aligned(tl_ptr26, 16)) {
+                        const tl::f16* tl_ptr26 = &X[int64_t(row) * N + ((t * 1024) + ((x_layout::flat(tl_tid, (tl_chunk25 / 8) * 8) % 1024) + tl_chunk25 % 8))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 1024) + ((x_layout::flat(tl_tid, (tl_chunk25 / 8) * 8) % 1024) + tl_chunk25 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 1024) + ((x_layout::flat(tl_tid, (tl_chunk25 / 8) * 8) % 1024) + tl_chunk25 % 8)) + 7, N) && tl::is_aligned(tl_ptr26, 16)) {
                             tl::f16 tl_vec27[8];
                             tl::load_vector<tl::f16, 8>(tl_vec27, tl_ptr26);
                             #pragma unroll
@@ -215,7 +215,7 @@ __global__ void __launch_bounds__(128, 8) softmax_kernel_variant0(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                x[tl_chunk25 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 1024) + (((x_layout::flat(tl_tid, ((tl_chunk25 + tl_v) / 8) * 8)) % 1024) + (tl_chunk25 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 1024) + (((x_layout::flat(tl_tid, ((tl_chunk25 + tl_v) / 8) * 8)) % 1024) + (tl_chunk25 + tl_v) % 8))]) : -tl::inf<float>();
+                                x[tl_chunk25 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 1024) + ((x_layout::flat(tl_tid, ((tl_chunk25 + tl_v) / 8) * 8) % 1024) + (tl_chunk25 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 1024) + ((x_layout::flat(tl_tid, ((tl_chunk25 + tl_v) / 8) * 8) % 1024) + (tl_chunk25 + tl_v) % 8))]) : -tl::inf<float>();
                             }
                         }
                     }
@@ -238,7 +238,7 @@ __global__ void __launch_bounds__(128, 8) softmax_kernel_variant0(
                     // for j in parallel(1024): each thread visits the elements of `x` it holds
                     #pragma unroll
                     for (int tl_s29 = 0; tl_s29 < x_layout::kSlots; ++tl_s29) {
-                        [[maybe_unused]] const int j = ((x_layout::flat(tl_tid, (tl_s29 / 8) * 8)) % 1024) + tl_s29 % 8;
+                        [[maybe_unused]] const int j = (x_layout::flat(tl_tid, (tl_s29 / 8) * 8) % 1024) + tl_s29 % 8;
                         x[tl_s29] = tl::fast::exp_sub(x[tl_s29], m_new);
                     }
                     // reduce(sum, x, tile_sum);  (softmax.tl:69)
@@ -263,8 +263,8 @@ __global__ void __launch_bounds__(128, 8) softmax_kernel_variant0(
                     // copy(X[row, t * BN +: BN], x);  (softmax.tl:75)
                     #pragma unroll
                     for (int tl_chunk31 = 0; tl_chunk31 < x_layout::kSlots; tl_chunk31 += 8) {
-                        const tl::f16* tl_ptr32 = &X[int64_t(row) * N + ((t * 1024) + (((x_layout::flat(tl_tid, (tl_chunk31 / 8) * 8)) % 1024) + tl_chunk31 % 8))];
-                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 1024) + (((x_layout::flat(tl_tid, (tl_chunk31 / 8) * 8)) % 1024) + tl_chunk31 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 1024) + (((x_layout::flat(tl_tid, (tl_chunk31 / 8) * 8)) % 1024) + tl_chunk31 % 8)) + 7, N) && tl::is_aligned(tl_ptr32, 16)) {
+                        const tl::f16* tl_ptr32 = &X[int64_t(row) * N + ((t * 1024) + ((x_layout::flat(tl_tid, (tl_chunk31 / 8) * 8) % 1024) + tl_chunk31 % 8))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 1024) + ((x_layout::flat(tl_tid, (tl_chunk31 / 8) * 8) % 1024) + tl_chunk31 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 1024) + ((x_layout::flat(tl_tid, (tl_chunk31 / 8) * 8) % 1024) + tl_chunk31 % 8)) + 7, N) && tl::is_aligned(tl_ptr32, 16)) {
                             tl::f16 tl_vec33[8];
                             tl::load_vector<tl::f16, 8>(tl_vec33, tl_ptr32);
                             #pragma unroll
@@ -272,7 +272,7 @@ __global__ void __launch_bounds__(128, 8) softmax_kernel_variant0(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                x[tl_chunk31 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 1024) + (((x_layout::flat(tl_tid, ((tl_chunk31 + tl_v) / 8) * 8)) % 1024) + (tl_chunk31 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 1024) + (((x_layout::flat(tl_tid, ((tl_chunk31 + tl_v) / 8) * 8)) % 1024) + (tl_chunk31 + tl_v) % 8))]) : 0.0f;
+                                x[tl_chunk31 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 1024) + ((x_layout::flat(tl_tid, ((tl_chunk31 + tl_v) / 8) * 8) % 1024) + (tl_chunk31 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 1024) + ((x_layout::flat(tl_tid, ((tl_chunk31 + tl_v) / 8) * 8) % 1024) + (tl_chunk31 + tl_v) % 8))]) : 0.0f;
                             }
                         }
                     }
@@ -280,14 +280,14 @@ __global__ void __launch_bounds__(128, 8) softmax_kernel_variant0(
                     // for j in parallel(1024): each thread visits the elements of `x` it holds
                     #pragma unroll
                     for (int tl_s34 = 0; tl_s34 < x_layout::kSlots; ++tl_s34) {
-                        [[maybe_unused]] const int j = ((x_layout::flat(tl_tid, (tl_s34 / 8) * 8)) % 1024) + tl_s34 % 8;
+                        [[maybe_unused]] const int j = (x_layout::flat(tl_tid, (tl_s34 / 8) * 8) % 1024) + tl_s34 % 8;
                         x[tl_s34] = tl::fast::exp_sub(x[tl_s34], m) * inv_l;
                     }
                     // copy(x, Y[row, t * BN +: BN]);  (softmax.tl:79)
                     #pragma unroll
                     for (int tl_chunk35 = 0; tl_chunk35 < x_layout::kSlots; tl_chunk35 += 8) {
-                        tl::f16* tl_ptr36 = &Y[int64_t(row) * N + ((t * 1024) + (((x_layout::flat(tl_tid, (tl_chunk35 / 8) * 8)) % 1024) + tl_chunk35 % 8))];
-                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 1024) + (((x_layout::flat(tl_tid, (tl_chunk35 / 8) * 8)) % 1024) + tl_chunk35 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 1024) + (((x_layout::flat(tl_tid, (tl_chunk35 / 8) * 8)) % 1024) + tl_chunk35 % 8)) + 7, N) && tl::is_aligned(tl_ptr36, 16)) {
+                        tl::f16* tl_ptr36 = &Y[int64_t(row) * N + ((t * 1024) + ((x_layout::flat(tl_tid, (tl_chunk35 / 8) * 8) % 1024) + tl_chunk35 % 8))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 1024) + ((x_layout::flat(tl_tid, (tl_chunk35 / 8) * 8) % 1024) + tl_chunk35 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 1024) + ((x_layout::flat(tl_tid, (tl_chunk35 / 8) * 8) % 1024) + tl_chunk35 % 8)) + 7, N) && tl::is_aligned(tl_ptr36, 16)) {
                             tl::f16 tl_vec37[8];
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; tl_v += 2) tl::convert_pair(&tl_vec37[tl_v], x[tl_chunk35 + tl_v], x[tl_chunk35 + tl_v + 1]);
@@ -295,7 +295,7 @@ __global__ void __launch_bounds__(128, 8) softmax_kernel_variant0(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                if (tl::in_bounds(row, M) && tl::in_bounds((t * 1024) + (((x_layout::flat(tl_tid, ((tl_chunk35 + tl_v) / 8) * 8)) % 1024) + (tl_chunk35 + tl_v) % 8), N)) Y[int64_t(row) * N + ((t * 1024) + (((x_layout::flat(tl_tid, ((tl_chunk35 + tl_v) / 8) * 8)) % 1024) + (tl_chunk35 + tl_v) % 8))] = tl::convert<tl::f16>(x[tl_chunk35 + tl_v]);
+                                if (tl::in_bounds(row, M) && tl::in_bounds((t * 1024) + ((x_layout::flat(tl_tid, ((tl_chunk35 + tl_v) / 8) * 8) % 1024) + (tl_chunk35 + tl_v) % 8), N)) Y[int64_t(row) * N + ((t * 1024) + ((x_layout::flat(tl_tid, ((tl_chunk35 + tl_v) / 8) * 8) % 1024) + (tl_chunk35 + tl_v) % 8))] = tl::convert<tl::f16>(x[tl_chunk35 + tl_v]);
                             }
                         }
                     }
@@ -506,8 +506,8 @@ __global__ void __launch_bounds__(128, 8) softmax_kernel_variant1(
                     // copy(X[row, t * BN +: BN], x, pad = -inf);  (softmax.tl:63)
                     #pragma unroll
                     for (int tl_chunk25 = 0; tl_chunk25 < x_layout::kSlots; tl_chunk25 += 8) {
-                        const tl::f16* tl_ptr26 = &X[int64_t(row) * N + ((t * 1024) + (((x_layout::flat(tl_tid, (tl_chunk25 / 8) * 8)) % 1024) + tl_chunk25 % 8))];
-                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 1024) + (((x_layout::flat(tl_tid, (tl_chunk25 / 8) * 8)) % 1024) + tl_chunk25 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 1024) + (((x_layout::flat(tl_tid, (tl_chunk25 / 8) * 8)) % 1024) + tl_chunk25 % 8)) + 7, N) && tl::is_aligned(tl_ptr26, 16)) {
+                        const tl::f16* tl_ptr26 = &X[int64_t(row) * N + ((t * 1024) + ((x_layout::flat(tl_tid, (tl_chunk25 / 8) * 8) % 1024) + tl_chunk25 % 8))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 1024) + ((x_layout::flat(tl_tid, (tl_chunk25 / 8) * 8) % 1024) + tl_chunk25 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 1024) + ((x_layout::flat(tl_tid, (tl_chunk25 / 8) * 8) % 1024) + tl_chunk25 % 8)) + 7, N) && tl::is_aligned(tl_ptr26, 16)) {
                             tl::f16 tl_vec27[8];
                             tl::load_vector<tl::f16, 8>(tl_vec27, tl_ptr26);
                             #pragma unroll
@@ -515,7 +515,7 @@ __global__ void __launch_bounds__(128, 8) softmax_kernel_variant1(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                x[tl_chunk25 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 1024) + (((x_layout::flat(tl_tid, ((tl_chunk25 + tl_v) / 8) * 8)) % 1024) + (tl_chunk25 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 1024) + (((x_layout::flat(tl_tid, ((tl_chunk25 + tl_v) / 8) * 8)) % 1024) + (tl_chunk25 + tl_v) % 8))]) : -tl::inf<float>();
+                                x[tl_chunk25 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 1024) + ((x_layout::flat(tl_tid, ((tl_chunk25 + tl_v) / 8) * 8) % 1024) + (tl_chunk25 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 1024) + ((x_layout::flat(tl_tid, ((tl_chunk25 + tl_v) / 8) * 8) % 1024) + (tl_chunk25 + tl_v) % 8))]) : -tl::inf<float>();
                             }
                         }
                     }
@@ -538,7 +538,7 @@ __global__ void __launch_bounds__(128, 8) softmax_kernel_variant1(
                     // for j in parallel(1024): each thread visits the elements of `x` it holds
                     #pragma unroll
                     for (int tl_s29 = 0; tl_s29 < x_layout::kSlots; ++tl_s29) {
-                        [[maybe_unused]] const int j = ((x_layout::flat(tl_tid, (tl_s29 / 8) * 8)) % 1024) + tl_s29 % 8;
+                        [[maybe_unused]] const int j = (x_layout::flat(tl_tid, (tl_s29 / 8) * 8) % 1024) + tl_s29 % 8;
                         x[tl_s29] = tl::fast::exp_sub(x[tl_s29], m_new);
                     }
                     // reduce(sum, x, tile_sum);  (softmax.tl:69)
@@ -563,8 +563,8 @@ __global__ void __launch_bounds__(128, 8) softmax_kernel_variant1(
                     // copy(X[row, t * BN +: BN], x);  (softmax.tl:75)
                     #pragma unroll
                     for (int tl_chunk31 = 0; tl_chunk31 < x_layout::kSlots; tl_chunk31 += 8) {
-                        const tl::f16* tl_ptr32 = &X[int64_t(row) * N + ((t * 1024) + (((x_layout::flat(tl_tid, (tl_chunk31 / 8) * 8)) % 1024) + tl_chunk31 % 8))];
-                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 1024) + (((x_layout::flat(tl_tid, (tl_chunk31 / 8) * 8)) % 1024) + tl_chunk31 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 1024) + (((x_layout::flat(tl_tid, (tl_chunk31 / 8) * 8)) % 1024) + tl_chunk31 % 8)) + 7, N) && tl::is_aligned(tl_ptr32, 16)) {
+                        const tl::f16* tl_ptr32 = &X[int64_t(row) * N + ((t * 1024) + ((x_layout::flat(tl_tid, (tl_chunk31 / 8) * 8) % 1024) + tl_chunk31 % 8))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 1024) + ((x_layout::flat(tl_tid, (tl_chunk31 / 8) * 8) % 1024) + tl_chunk31 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 1024) + ((x_layout::flat(tl_tid, (tl_chunk31 / 8) * 8) % 1024) + tl_chunk31 % 8)) + 7, N) && tl::is_aligned(tl_ptr32, 16)) {
                             tl::f16 tl_vec33[8];
                             tl::load_vector<tl::f16, 8>(tl_vec33, tl_ptr32);
                             #pragma unroll
@@ -572,7 +572,7 @@ __global__ void __launch_bounds__(128, 8) softmax_kernel_variant1(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                x[tl_chunk31 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 1024) + (((x_layout::flat(tl_tid, ((tl_chunk31 + tl_v) / 8) * 8)) % 1024) + (tl_chunk31 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 1024) + (((x_layout::flat(tl_tid, ((tl_chunk31 + tl_v) / 8) * 8)) % 1024) + (tl_chunk31 + tl_v) % 8))]) : 0.0f;
+                                x[tl_chunk31 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 1024) + ((x_layout::flat(tl_tid, ((tl_chunk31 + tl_v) / 8) * 8) % 1024) + (tl_chunk31 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 1024) + ((x_layout::flat(tl_tid, ((tl_chunk31 + tl_v) / 8) * 8) % 1024) + (tl_chunk31 + tl_v) % 8))]) : 0.0f;
                             }
                         }
                     }
@@ -580,14 +580,14 @@ __global__ void __launch_bounds__(128, 8) softmax_kernel_variant1(
                     // for j in parallel(1024): each thread visits the elements of `x` it holds
                     #pragma unroll
                     for (int tl_s34 = 0; tl_s34 < x_layout::kSlots; ++tl_s34) {
-                        [[maybe_unused]] const int j = ((x_layout::flat(tl_tid, (tl_s34 / 8) * 8)) % 1024) + tl_s34 % 8;
+                        [[maybe_unused]] const int j = (x_layout::flat(tl_tid, (tl_s34 / 8) * 8) % 1024) + tl_s34 % 8;
                         x[tl_s34] = tl::fast::exp_sub(x[tl_s34], m) * inv_l;
                     }
                     // copy(x, Y[row, t * BN +: BN]);  (softmax.tl:79)
                     #pragma unroll
                     for (int tl_chunk35 = 0; tl_chunk35 < x_layout::kSlots; tl_chunk35 += 8) {
-                        tl::f16* tl_ptr36 = &Y[int64_t(row) * N + ((t * 1024) + (((x_layout::flat(tl_tid, (tl_chunk35 / 8) * 8)) % 1024) + tl_chunk35 % 8))];
-                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 1024) + (((x_layout::flat(tl_tid, (tl_chunk35 / 8) * 8)) % 1024) + tl_chunk35 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 1024) + (((x_layout::flat(tl_tid, (tl_chunk35 / 8) * 8)) % 1024) + tl_chunk35 % 8)) + 7, N) && tl::is_aligned(tl_ptr36, 16)) {
+                        tl::f16* tl_ptr36 = &Y[int64_t(row) * N + ((t * 1024) + ((x_layout::flat(tl_tid, (tl_chunk35 / 8) * 8) % 1024) + tl_chunk35 % 8))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 1024) + ((x_layout::flat(tl_tid, (tl_chunk35 / 8) * 8) % 1024) + tl_chunk35 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 1024) + ((x_layout::flat(tl_tid, (tl_chunk35 / 8) * 8) % 1024) + tl_chunk35 % 8)) + 7, N) && tl::is_aligned(tl_ptr36, 16)) {
                             tl::f16 tl_vec37[8];
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; tl_v += 2) tl::convert_pair(&tl_vec37[tl_v], x[tl_chunk35 + tl_v], x[tl_chunk35 + tl_v + 1]);
@@ -595,7 +595,7 @@ __global__ void __launch_bounds__(128, 8) softmax_kernel_variant1(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                if (tl::in_bounds(row, M) && tl::in_bounds((t * 1024) + (((x_layout::flat(tl_tid, ((tl_chunk35 + tl_v) / 8) * 8)) % 1024) + (tl_chunk35 + tl_v) % 8), N)) Y[int64_t(row) * N + ((t * 1024) + (((x_layout::flat(tl_tid, ((tl_chunk35 + tl_v) / 8) * 8)) % 1024) + (tl_chunk35 + tl_v) % 8))] = tl::convert<tl::f16>(x[tl_chunk35 + tl_v]);
+                                if (tl::in_bounds(row, M) && tl::in_bounds((t * 1024) + ((x_layout::flat(tl_tid, ((tl_chunk35 + tl_v) / 8) * 8) % 1024) + (tl_chunk35 + tl_v) % 8), N)) Y[int64_t(row) * N + ((t * 1024) + ((x_layout::flat(tl_tid, ((tl_chunk35 + tl_v) / 8) * 8) % 1024) + (tl_chunk35 + tl_v) % 8))] = tl::convert<tl::f16>(x[tl_chunk35 + tl_v]);
                             }
                         }
                     }
@@ -806,8 +806,8 @@ __global__ void __launch_bounds__(128, 8) softmax_kernel_variant2(
                     // copy(X[row, t * BN +: BN], x, pad = -inf);  (softmax.tl:63)
                     #pragma unroll
                     for (int tl_chunk25 = 0; tl_chunk25 < x_layout::kSlots; tl_chunk25 += 8) {
-                        const tl::f16* tl_ptr26 = &X[int64_t(row) * N + ((t * 1024) + (((x_layout::flat(tl_tid, (tl_chunk25 / 8) * 8)) % 1024) + tl_chunk25 % 8))];
-                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 1024) + (((x_layout::flat(tl_tid, (tl_chunk25 / 8) * 8)) % 1024) + tl_chunk25 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 1024) + (((x_layout::flat(tl_tid, (tl_chunk25 / 8) * 8)) % 1024) + tl_chunk25 % 8)) + 7, N) && tl::is_aligned(tl_ptr26, 16)) {
+                        const tl::f16* tl_ptr26 = &X[int64_t(row) * N + ((t * 1024) + ((x_layout::flat(tl_tid, (tl_chunk25 / 8) * 8) % 1024) + tl_chunk25 % 8))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 1024) + ((x_layout::flat(tl_tid, (tl_chunk25 / 8) * 8) % 1024) + tl_chunk25 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 1024) + ((x_layout::flat(tl_tid, (tl_chunk25 / 8) * 8) % 1024) + tl_chunk25 % 8)) + 7, N) && tl::is_aligned(tl_ptr26, 16)) {
                             tl::f16 tl_vec27[8];
                             tl::load_vector<tl::f16, 8>(tl_vec27, tl_ptr26);
                             #pragma unroll
@@ -815,7 +815,7 @@ __global__ void __launch_bounds__(128, 8) softmax_kernel_variant2(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                x[tl_chunk25 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 1024) + (((x_layout::flat(tl_tid, ((tl_chunk25 + tl_v) / 8) * 8)) % 1024) + (tl_chunk25 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 1024) + (((x_layout::flat(tl_tid, ((tl_chunk25 + tl_v) / 8) * 8)) % 1024) + (tl_chunk25 + tl_v) % 8))]) : -tl::inf<float>();
+                                x[tl_chunk25 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 1024) + ((x_layout::flat(tl_tid, ((tl_chunk25 + tl_v) / 8) * 8) % 1024) + (tl_chunk25 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 1024) + ((x_layout::flat(tl_tid, ((tl_chunk25 + tl_v) / 8) * 8) % 1024) + (tl_chunk25 + tl_v) % 8))]) : -tl::inf<float>();
                             }
                         }
                     }
@@ -838,7 +838,7 @@ __global__ void __launch_bounds__(128, 8) softmax_kernel_variant2(
                     // for j in parallel(1024): each thread visits the elements of `x` it holds
                     #pragma unroll
                     for (int tl_s29 = 0; tl_s29 < x_layout::kSlots; ++tl_s29) {
-                        [[maybe_unused]] const int j = ((x_layout::flat(tl_tid, (tl_s29 / 8) * 8)) % 1024) + tl_s29 % 8;
+                        [[maybe_unused]] const int j = (x_layout::flat(tl_tid, (tl_s29 / 8) * 8) % 1024) + tl_s29 % 8;
                         x[tl_s29] = tl::fast::exp_sub(x[tl_s29], m_new);
                     }
                     // reduce(sum, x, tile_sum);  (softmax.tl:69)
@@ -863,8 +863,8 @@ __global__ void __launch_bounds__(128, 8) softmax_kernel_variant2(
                     // copy(X[row, t * BN +: BN], x);  (softmax.tl:75)
                     #pragma unroll
                     for (int tl_chunk31 = 0; tl_chunk31 < x_layout::kSlots; tl_chunk31 += 8) {
-                        const tl::f16* tl_ptr32 = &X[int64_t(row) * N + ((t * 1024) + (((x_layout::flat(tl_tid, (tl_chunk31 / 8) * 8)) % 1024) + tl_chunk31 % 8))];
-                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 1024) + (((x_layout::flat(tl_tid, (tl_chunk31 / 8) * 8)) % 1024) + tl_chunk31 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 1024) + (((x_layout::flat(tl_tid, (tl_chunk31 / 8) * 8)) % 1024) + tl_chunk31 % 8)) + 7, N) && tl::is_aligned(tl_ptr32, 16)) {
+                        const tl::f16* tl_ptr32 = &X[int64_t(row) * N + ((t * 1024) + ((x_layout::flat(tl_tid, (tl_chunk31 / 8) * 8) % 1024) + tl_chunk31 % 8))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 1024) + ((x_layout::flat(tl_tid, (tl_chunk31 / 8) * 8) % 1024) + tl_chunk31 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 1024) + ((x_layout::flat(tl_tid, (tl_chunk31 / 8) * 8) % 1024) + tl_chunk31 % 8)) + 7, N) && tl::is_aligned(tl_ptr32, 16)) {
                             tl::f16 tl_vec33[8];
                             tl::load_vector<tl::f16, 8>(tl_vec33, tl_ptr32);
                             #pragma unroll
@@ -872,7 +872,7 @@ __global__ void __launch_bounds__(128, 8) softmax_kernel_variant2(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                x[tl_chunk31 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 1024) + (((x_layout::flat(tl_tid, ((tl_chunk31 + tl_v) / 8) * 8)) % 1024) + (tl_chunk31 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 1024) + (((x_layout::flat(tl_tid, ((tl_chunk31 + tl_v) / 8) * 8)) % 1024) + (tl_chunk31 + tl_v) % 8))]) : 0.0f;
+                                x[tl_chunk31 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 1024) + ((x_layout::flat(tl_tid, ((tl_chunk31 + tl_v) / 8) * 8) % 1024) + (tl_chunk31 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 1024) + ((x_layout::flat(tl_tid, ((tl_chunk31 + tl_v) / 8) * 8) % 1024) + (tl_chunk31 + tl_v) % 8))]) : 0.0f;
                             }
                         }
                     }
@@ -880,14 +880,14 @@ __global__ void __launch_bounds__(128, 8) softmax_kernel_variant2(
                     // for j in parallel(1024): each thread visits the elements of `x` it holds
                     #pragma unroll
                     for (int tl_s34 = 0; tl_s34 < x_layout::kSlots; ++tl_s34) {
-                        [[maybe_unused]] const int j = ((x_layout::flat(tl_tid, (tl_s34 / 8) * 8)) % 1024) + tl_s34 % 8;
+                        [[maybe_unused]] const int j = (x_layout::flat(tl_tid, (tl_s34 / 8) * 8) % 1024) + tl_s34 % 8;
                         x[tl_s34] = tl::fast::exp_sub(x[tl_s34], m) * inv_l;
                     }
                     // copy(x, Y[row, t * BN +: BN]);  (softmax.tl:79)
                     #pragma unroll
                     for (int tl_chunk35 = 0; tl_chunk35 < x_layout::kSlots; tl_chunk35 += 8) {
-                        tl::f16* tl_ptr36 = &Y[int64_t(row) * N + ((t * 1024) + (((x_layout::flat(tl_tid, (tl_chunk35 / 8) * 8)) % 1024) + tl_chunk35 % 8))];
-                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 1024) + (((x_layout::flat(tl_tid, (tl_chunk35 / 8) * 8)) % 1024) + tl_chunk35 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 1024) + (((x_layout::flat(tl_tid, (tl_chunk35 / 8) * 8)) % 1024) + tl_chunk35 % 8)) + 7, N) && tl::is_aligned(tl_ptr36, 16)) {
+                        tl::f16* tl_ptr36 = &Y[int64_t(row) * N + ((t * 1024) + ((x_layout::flat(tl_tid, (tl_chunk35 / 8) * 8) % 1024) + tl_chunk35 % 8))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 1024) + ((x_layout::flat(tl_tid, (tl_chunk35 / 8) * 8) % 1024) + tl_chunk35 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 1024) + ((x_layout::flat(tl_tid, (tl_chunk35 / 8) * 8) % 1024) + tl_chunk35 % 8)) + 7, N) && tl::is_aligned(tl_ptr36, 16)) {
                             tl::f16 tl_vec37[8];
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; tl_v += 2) tl::convert_pair(&tl_vec37[tl_v], x[tl_chunk35 + tl_v], x[tl_chunk35 + tl_v + 1]);
@@ -895,7 +895,7 @@ __global__ void __launch_bounds__(128, 8) softmax_kernel_variant2(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                if (tl::in_bounds(row, M) && tl::in_bounds((t * 1024) + (((x_layout::flat(tl_tid, ((tl_chunk35 + tl_v) / 8) * 8)) % 1024) + (tl_chunk35 + tl_v) % 8), N)) Y[int64_t(row) * N + ((t * 1024) + (((x_layout::flat(tl_tid, ((tl_chunk35 + tl_v) / 8) * 8)) % 1024) + (tl_chunk35 + tl_v) % 8))] = tl::convert<tl::f16>(x[tl_chunk35 + tl_v]);
+                                if (tl::in_bounds(row, M) && tl::in_bounds((t * 1024) + ((x_layout::flat(tl_tid, ((tl_chunk35 + tl_v) / 8) * 8) % 1024) + (tl_chunk35 + tl_v) % 8), N)) Y[int64_t(row) * N + ((t * 1024) + ((x_layout::flat(tl_tid, ((tl_chunk35 + tl_v) / 8) * 8) % 1024) + (tl_chunk35 + tl_v) % 8))] = tl::convert<tl::f16>(x[tl_chunk35 + tl_v]);
                             }
                         }
                     }
@@ -1132,8 +1132,8 @@ __global__ void __launch_bounds__(128, 8) softmax_kernel_variant3(
                     // copy(X[row, t * BN +: BN], x, pad = -inf);  (softmax.tl:63)
                     #pragma unroll
                     for (int tl_chunk25 = 0; tl_chunk25 < x_layout::kSlots; tl_chunk25 += 8) {
-                        const tl::f16* tl_ptr26 = &X[int64_t(row) * N + ((t * 1024) + (((x_layout::flat(tl_tid, (tl_chunk25 / 8) * 8)) % 1024) + tl_chunk25 % 8))];
-                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 1024) + (((x_layout::flat(tl_tid, (tl_chunk25 / 8) * 8)) % 1024) + tl_chunk25 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 1024) + (((x_layout::flat(tl_tid, (tl_chunk25 / 8) * 8)) % 1024) + tl_chunk25 % 8)) + 7, N) && tl::is_aligned(tl_ptr26, 16)) {
+                        const tl::f16* tl_ptr26 = &X[int64_t(row) * N + ((t * 1024) + ((x_layout::flat(tl_tid, (tl_chunk25 / 8) * 8) % 1024) + tl_chunk25 % 8))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 1024) + ((x_layout::flat(tl_tid, (tl_chunk25 / 8) * 8) % 1024) + tl_chunk25 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 1024) + ((x_layout::flat(tl_tid, (tl_chunk25 / 8) * 8) % 1024) + tl_chunk25 % 8)) + 7, N) && tl::is_aligned(tl_ptr26, 16)) {
                             tl::f16 tl_vec27[8];
                             tl::load_vector<tl::f16, 8>(tl_vec27, tl_ptr26);
                             #pragma unroll
@@ -1141,7 +1141,7 @@ __global__ void __launch_bounds__(128, 8) softmax_kernel_variant3(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                x[tl_chunk25 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 1024) + (((x_layout::flat(tl_tid, ((tl_chunk25 + tl_v) / 8) * 8)) % 1024) + (tl_chunk25 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 1024) + (((x_layout::flat(tl_tid, ((tl_chunk25 + tl_v) / 8) * 8)) % 1024) + (tl_chunk25 + tl_v) % 8))]) : -tl::inf<float>();
+                                x[tl_chunk25 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 1024) + ((x_layout::flat(tl_tid, ((tl_chunk25 + tl_v) / 8) * 8) % 1024) + (tl_chunk25 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 1024) + ((x_layout::flat(tl_tid, ((tl_chunk25 + tl_v) / 8) * 8) % 1024) + (tl_chunk25 + tl_v) % 8))]) : -tl::inf<float>();
                             }
                         }
                     }
@@ -1164,7 +1164,7 @@ __global__ void __launch_bounds__(128, 8) softmax_kernel_variant3(
                     // for j in parallel(1024): each thread visits the elements of `x` it holds
                     #pragma unroll
                     for (int tl_s29 = 0; tl_s29 < x_layout::kSlots; ++tl_s29) {
-                        [[maybe_unused]] const int j = ((x_layout::flat(tl_tid, (tl_s29 / 8) * 8)) % 1024) + tl_s29 % 8;
+                        [[maybe_unused]] const int j = (x_layout::flat(tl_tid, (tl_s29 / 8) * 8) % 1024) + tl_s29 % 8;
                         x[tl_s29] = tl::fast::exp_sub(x[tl_s29], m_new);
                     }
                     // reduce(sum, x, tile_sum);  (softmax.tl:69)
@@ -1189,8 +1189,8 @@ __global__ void __launch_bounds__(128, 8) softmax_kernel_variant3(
                     // copy(X[row, t * BN +: BN], x);  (softmax.tl:75)
                     #pragma unroll
                     for (int tl_chunk31 = 0; tl_chunk31 < x_layout::kSlots; tl_chunk31 += 8) {
-                        const tl::f16* tl_ptr32 = &X[int64_t(row) * N + ((t * 1024) + (((x_layout::flat(tl_tid, (tl_chunk31 / 8) * 8)) % 1024) + tl_chunk31 % 8))];
-                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 1024) + (((x_layout::flat(tl_tid, (tl_chunk31 / 8) * 8)) % 1024) + tl_chunk31 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 1024) + (((x_layout::flat(tl_tid, (tl_chunk31 / 8) * 8)) % 1024) + tl_chunk31 % 8)) + 7, N) && tl::is_aligned(tl_ptr32, 16)) {
+                        const tl::f16* tl_ptr32 = &X[int64_t(row) * N + ((t * 1024) + ((x_layout::flat(tl_tid, (tl_chunk31 / 8) * 8) % 1024) + tl_chunk31 % 8))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 1024) + ((x_layout::flat(tl_tid, (tl_chunk31 / 8) * 8) % 1024) + tl_chunk31 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 1024) + ((x_layout::flat(tl_tid, (tl_chunk31 / 8) * 8) % 1024) + tl_chunk31 % 8)) + 7, N) && tl::is_aligned(tl_ptr32, 16)) {
                             tl::f16 tl_vec33[8];
                             tl::load_vector<tl::f16, 8>(tl_vec33, tl_ptr32);
                             #pragma unroll
@@ -1198,7 +1198,7 @@ __global__ void __launch_bounds__(128, 8) softmax_kernel_variant3(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                x[tl_chunk31 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 1024) + (((x_layout::flat(tl_tid, ((tl_chunk31 + tl_v) / 8) * 8)) % 1024) + (tl_chunk31 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 1024) + (((x_layout::flat(tl_tid, ((tl_chunk31 + tl_v) / 8) * 8)) % 1024) + (tl_chunk31 + tl_v) % 8))]) : 0.0f;
+                                x[tl_chunk31 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 1024) + ((x_layout::flat(tl_tid, ((tl_chunk31 + tl_v) / 8) * 8) % 1024) + (tl_chunk31 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 1024) + ((x_layout::flat(tl_tid, ((tl_chunk31 + tl_v) / 8) * 8) % 1024) + (tl_chunk31 + tl_v) % 8))]) : 0.0f;
                             }
                         }
                     }
@@ -1206,14 +1206,14 @@ __global__ void __launch_bounds__(128, 8) softmax_kernel_variant3(
                     // for j in parallel(1024): each thread visits the elements of `x` it holds
                     #pragma unroll
                     for (int tl_s34 = 0; tl_s34 < x_layout::kSlots; ++tl_s34) {
-                        [[maybe_unused]] const int j = ((x_layout::flat(tl_tid, (tl_s34 / 8) * 8)) % 1024) + tl_s34 % 8;
+                        [[maybe_unused]] const int j = (x_layout::flat(tl_tid, (tl_s34 / 8) * 8) % 1024) + tl_s34 % 8;
                         x[tl_s34] = tl::fast::exp_sub(x[tl_s34], m) * inv_l;
                     }
                     // copy(x, Y[row, t * BN +: BN]);  (softmax.tl:79)
                     #pragma unroll
                     for (int tl_chunk35 = 0; tl_chunk35 < x_layout::kSlots; tl_chunk35 += 8) {
-                        tl::f16* tl_ptr36 = &Y[int64_t(row) * N + ((t * 1024) + (((x_layout::flat(tl_tid, (tl_chunk35 / 8) * 8)) % 1024) + tl_chunk35 % 8))];
-                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 1024) + (((x_layout::flat(tl_tid, (tl_chunk35 / 8) * 8)) % 1024) + tl_chunk35 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 1024) + (((x_layout::flat(tl_tid, (tl_chunk35 / 8) * 8)) % 1024) + tl_chunk35 % 8)) + 7, N) && tl::is_aligned(tl_ptr36, 16)) {
+                        tl::f16* tl_ptr36 = &Y[int64_t(row) * N + ((t * 1024) + ((x_layout::flat(tl_tid, (tl_chunk35 / 8) * 8) % 1024) + tl_chunk35 % 8))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 1024) + ((x_layout::flat(tl_tid, (tl_chunk35 / 8) * 8) % 1024) + tl_chunk35 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 1024) + ((x_layout::flat(tl_tid, (tl_chunk35 / 8) * 8) % 1024) + tl_chunk35 % 8)) + 7, N) && tl::is_aligned(tl_ptr36, 16)) {
                             tl::f16 tl_vec37[8];
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; tl_v += 2) tl::convert_pair(&tl_vec37[tl_v], x[tl_chunk35 + tl_v], x[tl_chunk35 + tl_v + 1]);
@@ -1221,7 +1221,7 @@ __global__ void __launch_bounds__(128, 8) softmax_kernel_variant3(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                if (tl::in_bounds(row, M) && tl::in_bounds((t * 1024) + (((x_layout::flat(tl_tid, ((tl_chunk35 + tl_v) / 8) * 8)) % 1024) + (tl_chunk35 + tl_v) % 8), N)) Y[int64_t(row) * N + ((t * 1024) + (((x_layout::flat(tl_tid, ((tl_chunk35 + tl_v) / 8) * 8)) % 1024) + (tl_chunk35 + tl_v) % 8))] = tl::convert<tl::f16>(x[tl_chunk35 + tl_v]);
+                                if (tl::in_bounds(row, M) && tl::in_bounds((t * 1024) + ((x_layout::flat(tl_tid, ((tl_chunk35 + tl_v) / 8) * 8) % 1024) + (tl_chunk35 + tl_v) % 8), N)) Y[int64_t(row) * N + ((t * 1024) + ((x_layout::flat(tl_tid, ((tl_chunk35 + tl_v) / 8) * 8) % 1024) + (tl_chunk35 + tl_v) % 8))] = tl::convert<tl::f16>(x[tl_chunk35 + tl_v]);
                             }
                         }
                     }
@@ -1460,8 +1460,8 @@ __global__ void __launch_bounds__(128, 8) softmax_kernel_variant4(
                     // copy(X[row, t * BN +: BN], x, pad = -inf);  (softmax.tl:63)
                     #pragma unroll
                     for (int tl_chunk25 = 0; tl_chunk25 < x_layout::kSlots; tl_chunk25 += 8) {
-                        const tl::f16* tl_ptr26 = &X[int64_t(row) * N + ((t * 1024) + (((x_layout::flat(tl_tid, (tl_chunk25 / 8) * 8)) % 1024) + tl_chunk25 % 8))];
-                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 1024) + (((x_layout::flat(tl_tid, (tl_chunk25 / 8) * 8)) % 1024) + tl_chunk25 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 1024) + (((x_layout::flat(tl_tid, (tl_chunk25 / 8) * 8)) % 1024) + tl_chunk25 % 8)) + 7, N) && tl::is_aligned(tl_ptr26, 16)) {
+                        const tl::f16* tl_ptr26 = &X[int64_t(row) * N + ((t * 1024) + ((x_layout::flat(tl_tid, (tl_chunk25 / 8) * 8) % 1024) + tl_chunk25 % 8))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 1024) + ((x_layout::flat(tl_tid, (tl_chunk25 / 8) * 8) % 1024) + tl_chunk25 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 1024) + ((x_layout::flat(tl_tid, (tl_chunk25 / 8) * 8) % 1024) + tl_chunk25 % 8)) + 7, N) && tl::is_aligned(tl_ptr26, 16)) {
                             tl::f16 tl_vec27[8];
                             tl::load_vector<tl::f16, 8>(tl_vec27, tl_ptr26);
                             #pragma unroll
@@ -1469,7 +1469,7 @@ __global__ void __launch_bounds__(128, 8) softmax_kernel_variant4(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                x[tl_chunk25 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 1024) + (((x_layout::flat(tl_tid, ((tl_chunk25 + tl_v) / 8) * 8)) % 1024) + (tl_chunk25 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 1024) + (((x_layout::flat(tl_tid, ((tl_chunk25 + tl_v) / 8) * 8)) % 1024) + (tl_chunk25 + tl_v) % 8))]) : -tl::inf<float>();
+                                x[tl_chunk25 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 1024) + ((x_layout::flat(tl_tid, ((tl_chunk25 + tl_v) / 8) * 8) % 1024) + (tl_chunk25 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 1024) + ((x_layout::flat(tl_tid, ((tl_chunk25 + tl_v) / 8) * 8) % 1024) + (tl_chunk25 + tl_v) % 8))]) : -tl::inf<float>();
                             }
                         }
                     }
@@ -1492,7 +1492,7 @@ __global__ void __launch_bounds__(128, 8) softmax_kernel_variant4(
                     // for j in parallel(1024): each thread visits the elements of `x` it holds
                     #pragma unroll
                     for (int tl_s29 = 0; tl_s29 < x_layout::kSlots; ++tl_s29) {
-                        [[maybe_unused]] const int j = ((x_layout::flat(tl_tid, (tl_s29 / 8) * 8)) % 1024) + tl_s29 % 8;
+                        [[maybe_unused]] const int j = (x_layout::flat(tl_tid, (tl_s29 / 8) * 8) % 1024) + tl_s29 % 8;
                         x[tl_s29] = tl::fast::exp_sub(x[tl_s29], m_new);
                     }
                     // reduce(sum, x, tile_sum);  (softmax.tl:69)
@@ -1517,8 +1517,8 @@ __global__ void __launch_bounds__(128, 8) softmax_kernel_variant4(
                     // copy(X[row, t * BN +: BN], x);  (softmax.tl:75)
                     #pragma unroll
                     for (int tl_chunk31 = 0; tl_chunk31 < x_layout::kSlots; tl_chunk31 += 8) {
-                        const tl::f16* tl_ptr32 = &X[int64_t(row) * N + ((t * 1024) + (((x_layout::flat(tl_tid, (tl_chunk31 / 8) * 8)) % 1024) + tl_chunk31 % 8))];
-                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 1024) + (((x_layout::flat(tl_tid, (tl_chunk31 / 8) * 8)) % 1024) + tl_chunk31 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 1024) + (((x_layout::flat(tl_tid, (tl_chunk31 / 8) * 8)) % 1024) + tl_chunk31 % 8)) + 7, N) && tl::is_aligned(tl_ptr32, 16)) {
+                        const tl::f16* tl_ptr32 = &X[int64_t(row) * N + ((t * 1024) + ((x_layout::flat(tl_tid, (tl_chunk31 / 8) * 8) % 1024) + tl_chunk31 % 8))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 1024) + ((x_layout::flat(tl_tid, (tl_chunk31 / 8) * 8) % 1024) + tl_chunk31 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 1024) + ((x_layout::flat(tl_tid, (tl_chunk31 / 8) * 8) % 1024) + tl_chunk31 % 8)) + 7, N) && tl::is_aligned(tl_ptr32, 16)) {
                             tl::f16 tl_vec33[8];
                             tl::load_vector<tl::f16, 8>(tl_vec33, tl_ptr32);
                             #pragma unroll
@@ -1526,7 +1526,7 @@ __global__ void __launch_bounds__(128, 8) softmax_kernel_variant4(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                x[tl_chunk31 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 1024) + (((x_layout::flat(tl_tid, ((tl_chunk31 + tl_v) / 8) * 8)) % 1024) + (tl_chunk31 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 1024) + (((x_layout::flat(tl_tid, ((tl_chunk31 + tl_v) / 8) * 8)) % 1024) + (tl_chunk31 + tl_v) % 8))]) : 0.0f;
+                                x[tl_chunk31 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 1024) + ((x_layout::flat(tl_tid, ((tl_chunk31 + tl_v) / 8) * 8) % 1024) + (tl_chunk31 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 1024) + ((x_layout::flat(tl_tid, ((tl_chunk31 + tl_v) / 8) * 8) % 1024) + (tl_chunk31 + tl_v) % 8))]) : 0.0f;
                             }
                         }
                     }
@@ -1534,14 +1534,14 @@ __global__ void __launch_bounds__(128, 8) softmax_kernel_variant4(
                     // for j in parallel(1024): each thread visits the elements of `x` it holds
                     #pragma unroll
                     for (int tl_s34 = 0; tl_s34 < x_layout::kSlots; ++tl_s34) {
-                        [[maybe_unused]] const int j = ((x_layout::flat(tl_tid, (tl_s34 / 8) * 8)) % 1024) + tl_s34 % 8;
+                        [[maybe_unused]] const int j = (x_layout::flat(tl_tid, (tl_s34 / 8) * 8) % 1024) + tl_s34 % 8;
                         x[tl_s34] = tl::fast::exp_sub(x[tl_s34], m) * inv_l;
                     }
                     // copy(x, Y[row, t * BN +: BN]);  (softmax.tl:79)
                     #pragma unroll
                     for (int tl_chunk35 = 0; tl_chunk35 < x_layout::kSlots; tl_chunk35 += 8) {
-                        tl::f16* tl_ptr36 = &Y[int64_t(row) * N + ((t * 1024) + (((x_layout::flat(tl_tid, (tl_chunk35 / 8) * 8)) % 1024) + tl_chunk35 % 8))];
-                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 1024) + (((x_layout::flat(tl_tid, (tl_chunk35 / 8) * 8)) % 1024) + tl_chunk35 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 1024) + (((x_layout::flat(tl_tid, (tl_chunk35 / 8) * 8)) % 1024) + tl_chunk35 % 8)) + 7, N) && tl::is_aligned(tl_ptr36, 16)) {
+                        tl::f16* tl_ptr36 = &Y[int64_t(row) * N + ((t * 1024) + ((x_layout::flat(tl_tid, (tl_chunk35 / 8) * 8) % 1024) + tl_chunk35 % 8))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 1024) + ((x_layout::flat(tl_tid, (tl_chunk35 / 8) * 8) % 1024) + tl_chunk35 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 1024) + ((x_layout::flat(tl_tid, (tl_chunk35 / 8) * 8) % 1024) + tl_chunk35 % 8)) + 7, N) && tl::is_aligned(tl_ptr36, 16)) {
                             tl::f16 tl_vec37[8];
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; tl_v += 2) tl::convert_pair(&tl_vec37[tl_v], x[tl_chunk35 + tl_v], x[tl_chunk35 + tl_v + 1]);
@@ -1549,7 +1549,7 @@ __global__ void __launch_bounds__(128, 8) softmax_kernel_variant4(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                if (tl::in_bounds(row, M) && tl::in_bounds((t * 1024) + (((x_layout::flat(tl_tid, ((tl_chunk35 + tl_v) / 8) * 8)) % 1024) + (tl_chunk35 + tl_v) % 8), N)) Y[int64_t(row) * N + ((t * 1024) + (((x_layout::flat(tl_tid, ((tl_chunk35 + tl_v) / 8) * 8)) % 1024) + (tl_chunk35 + tl_v) % 8))] = tl::convert<tl::f16>(x[tl_chunk35 + tl_v]);
+                                if (tl::in_bounds(row, M) && tl::in_bounds((t * 1024) + ((x_layout::flat(tl_tid, ((tl_chunk35 + tl_v) / 8) * 8) % 1024) + (tl_chunk35 + tl_v) % 8), N)) Y[int64_t(row) * N + ((t * 1024) + ((x_layout::flat(tl_tid, ((tl_chunk35 + tl_v) / 8) * 8) % 1024) + (tl_chunk35 + tl_v) % 8))] = tl::convert<tl::f16>(x[tl_chunk35 + tl_v]);
                             }
                         }
                     }
@@ -1790,8 +1790,8 @@ __global__ void __launch_bounds__(256, 4) softmax_kernel_variant5(
                     // copy(X[row, t * BN +: BN], x, pad = -inf);  (softmax.tl:63)
                     #pragma unroll
                     for (int tl_chunk25 = 0; tl_chunk25 < x_layout::kSlots; tl_chunk25 += 8) {
-                        const tl::f16* tl_ptr26 = &X[int64_t(row) * N + ((t * 2048) + (((x_layout::flat(tl_tid, (tl_chunk25 / 8) * 8)) % 2048) + tl_chunk25 % 8))];
-                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (((x_layout::flat(tl_tid, (tl_chunk25 / 8) * 8)) % 2048) + tl_chunk25 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 2048) + (((x_layout::flat(tl_tid, (tl_chunk25 / 8) * 8)) % 2048) + tl_chunk25 % 8)) + 7, N) && tl::is_aligned(tl_ptr26, 16)) {
+                        const tl::f16* tl_ptr26 = &X[int64_t(row) * N + ((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk25 / 8) * 8) % 2048) + tl_chunk25 % 8))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk25 / 8) * 8) % 2048) + tl_chunk25 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk25 / 8) * 8) % 2048) + tl_chunk25 % 8)) + 7, N) && tl::is_aligned(tl_ptr26, 16)) {
                             tl::f16 tl_vec27[8];
                             tl::load_vector<tl::f16, 8>(tl_vec27, tl_ptr26);
                             #pragma unroll
@@ -1799,7 +1799,7 @@ __global__ void __launch_bounds__(256, 4) softmax_kernel_variant5(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                x[tl_chunk25 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (((x_layout::flat(tl_tid, ((tl_chunk25 + tl_v) / 8) * 8)) % 2048) + (tl_chunk25 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 2048) + (((x_layout::flat(tl_tid, ((tl_chunk25 + tl_v) / 8) * 8)) % 2048) + (tl_chunk25 + tl_v) % 8))]) : -tl::inf<float>();
+                                x[tl_chunk25 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + ((x_layout::flat(tl_tid, ((tl_chunk25 + tl_v) / 8) * 8) % 2048) + (tl_chunk25 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 2048) + ((x_layout::flat(tl_tid, ((tl_chunk25 + tl_v) / 8) * 8) % 2048) + (tl_chunk25 + tl_v) % 8))]) : -tl::inf<float>();
                             }
                         }
                     }
@@ -1822,7 +1822,7 @@ __global__ void __launch_bounds__(256, 4) softmax_kernel_variant5(
                     // for j in parallel(2048): each thread visits the elements of `x` it holds
                     #pragma unroll
                     for (int tl_s29 = 0; tl_s29 < x_layout::kSlots; ++tl_s29) {
-                        [[maybe_unused]] const int j = ((x_layout::flat(tl_tid, (tl_s29 / 8) * 8)) % 2048) + tl_s29 % 8;
+                        [[maybe_unused]] const int j = (x_layout::flat(tl_tid, (tl_s29 / 8) * 8) % 2048) + tl_s29 % 8;
                         x[tl_s29] = tl::fast::exp_sub(x[tl_s29], m_new);
                     }
                     // reduce(sum, x, tile_sum);  (softmax.tl:69)
@@ -1847,8 +1847,8 @@ __global__ void __launch_bounds__(256, 4) softmax_kernel_variant5(
                     // copy(X[row, t * BN +: BN], x);  (softmax.tl:75)
                     #pragma unroll
                     for (int tl_chunk31 = 0; tl_chunk31 < x_layout::kSlots; tl_chunk31 += 8) {
-                        const tl::f16* tl_ptr32 = &X[int64_t(row) * N + ((t * 2048) + (((x_layout::flat(tl_tid, (tl_chunk31 / 8) * 8)) % 2048) + tl_chunk31 % 8))];
-                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (((x_layout::flat(tl_tid, (tl_chunk31 / 8) * 8)) % 2048) + tl_chunk31 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 2048) + (((x_layout::flat(tl_tid, (tl_chunk31 / 8) * 8)) % 2048) + tl_chunk31 % 8)) + 7, N) && tl::is_aligned(tl_ptr32, 16)) {
+                        const tl::f16* tl_ptr32 = &X[int64_t(row) * N + ((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk31 / 8) * 8) % 2048) + tl_chunk31 % 8))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk31 / 8) * 8) % 2048) + tl_chunk31 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk31 / 8) * 8) % 2048) + tl_chunk31 % 8)) + 7, N) && tl::is_aligned(tl_ptr32, 16)) {
                             tl::f16 tl_vec33[8];
                             tl::load_vector<tl::f16, 8>(tl_vec33, tl_ptr32);
                             #pragma unroll
@@ -1856,7 +1856,7 @@ __global__ void __launch_bounds__(256, 4) softmax_kernel_variant5(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                x[tl_chunk31 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (((x_layout::flat(tl_tid, ((tl_chunk31 + tl_v) / 8) * 8)) % 2048) + (tl_chunk31 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 2048) + (((x_layout::flat(tl_tid, ((tl_chunk31 + tl_v) / 8) * 8)) % 2048) + (tl_chunk31 + tl_v) % 8))]) : 0.0f;
+                                x[tl_chunk31 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + ((x_layout::flat(tl_tid, ((tl_chunk31 + tl_v) / 8) * 8) % 2048) + (tl_chunk31 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 2048) + ((x_layout::flat(tl_tid, ((tl_chunk31 + tl_v) / 8) * 8) % 2048) + (tl_chunk31 + tl_v) % 8))]) : 0.0f;
                             }
                         }
                     }
@@ -1864,14 +1864,14 @@ __global__ void __launch_bounds__(256, 4) softmax_kernel_variant5(
                     // for j in parallel(2048): each thread visits the elements of `x` it holds
                     #pragma unroll
                     for (int tl_s34 = 0; tl_s34 < x_layout::kSlots; ++tl_s34) {
-                        [[maybe_unused]] const int j = ((x_layout::flat(tl_tid, (tl_s34 / 8) * 8)) % 2048) + tl_s34 % 8;
+                        [[maybe_unused]] const int j = (x_layout::flat(tl_tid, (tl_s34 / 8) * 8) % 2048) + tl_s34 % 8;
                         x[tl_s34] = tl::fast::exp_sub(x[tl_s34], m) * inv_l;
                     }
                     // copy(x, Y[row, t * BN +: BN]);  (softmax.tl:79)
                     #pragma unroll
                     for (int tl_chunk35 = 0; tl_chunk35 < x_layout::kSlots; tl_chunk35 += 8) {
-                        tl::f16* tl_ptr36 = &Y[int64_t(row) * N + ((t * 2048) + (((x_layout::flat(tl_tid, (tl_chunk35 / 8) * 8)) % 2048) + tl_chunk35 % 8))];
-                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (((x_layout::flat(tl_tid, (tl_chunk35 / 8) * 8)) % 2048) + tl_chunk35 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 2048) + (((x_layout::flat(tl_tid, (tl_chunk35 / 8) * 8)) % 2048) + tl_chunk35 % 8)) + 7, N) && tl::is_aligned(tl_ptr36, 16)) {
+                        tl::f16* tl_ptr36 = &Y[int64_t(row) * N + ((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk35 / 8) * 8) % 2048) + tl_chunk35 % 8))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk35 / 8) * 8) % 2048) + tl_chunk35 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk35 / 8) * 8) % 2048) + tl_chunk35 % 8)) + 7, N) && tl::is_aligned(tl_ptr36, 16)) {
                             tl::f16 tl_vec37[8];
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; tl_v += 2) tl::convert_pair(&tl_vec37[tl_v], x[tl_chunk35 + tl_v], x[tl_chunk35 + tl_v + 1]);
@@ -1879,7 +1879,7 @@ __global__ void __launch_bounds__(256, 4) softmax_kernel_variant5(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (((x_layout::flat(tl_tid, ((tl_chunk35 + tl_v) / 8) * 8)) % 2048) + (tl_chunk35 + tl_v) % 8), N)) Y[int64_t(row) * N + ((t * 2048) + (((x_layout::flat(tl_tid, ((tl_chunk35 + tl_v) / 8) * 8)) % 2048) + (tl_chunk35 + tl_v) % 8))] = tl::convert<tl::f16>(x[tl_chunk35 + tl_v]);
+                                if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + ((x_layout::flat(tl_tid, ((tl_chunk35 + tl_v) / 8) * 8) % 2048) + (tl_chunk35 + tl_v) % 8), N)) Y[int64_t(row) * N + ((t * 2048) + ((x_layout::flat(tl_tid, ((tl_chunk35 + tl_v) / 8) * 8) % 2048) + (tl_chunk35 + tl_v) % 8))] = tl::convert<tl::f16>(x[tl_chunk35 + tl_v]);
                             }
                         }
                     }
@@ -2122,8 +2122,8 @@ __global__ void __launch_bounds__(512, 2) softmax_kernel_variant6(
                     // copy(X[row, t * BN +: BN], x, pad = -inf);  (softmax.tl:63)
                     #pragma unroll
                     for (int tl_chunk25 = 0; tl_chunk25 < x_layout::kSlots; tl_chunk25 += 8) {
-                        const tl::f16* tl_ptr26 = &X[int64_t(row) * N + ((t * 4096) + (((x_layout::flat(tl_tid, (tl_chunk25 / 8) * 8)) % 4096) + tl_chunk25 % 8))];
-                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 4096) + (((x_layout::flat(tl_tid, (tl_chunk25 / 8) * 8)) % 4096) + tl_chunk25 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 4096) + (((x_layout::flat(tl_tid, (tl_chunk25 / 8) * 8)) % 4096) + tl_chunk25 % 8)) + 7, N) && tl::is_aligned(tl_ptr26, 16)) {
+                        const tl::f16* tl_ptr26 = &X[int64_t(row) * N + ((t * 4096) + ((x_layout::flat(tl_tid, (tl_chunk25 / 8) * 8) % 4096) + tl_chunk25 % 8))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 4096) + ((x_layout::flat(tl_tid, (tl_chunk25 / 8) * 8) % 4096) + tl_chunk25 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 4096) + ((x_layout::flat(tl_tid, (tl_chunk25 / 8) * 8) % 4096) + tl_chunk25 % 8)) + 7, N) && tl::is_aligned(tl_ptr26, 16)) {
                             tl::f16 tl_vec27[8];
                             tl::load_vector<tl::f16, 8>(tl_vec27, tl_ptr26);
                             #pragma unroll
@@ -2131,7 +2131,7 @@ __global__ void __launch_bounds__(512, 2) softmax_kernel_variant6(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                x[tl_chunk25 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 4096) + (((x_layout::flat(tl_tid, ((tl_chunk25 + tl_v) / 8) * 8)) % 4096) + (tl_chunk25 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 4096) + (((x_layout::flat(tl_tid, ((tl_chunk25 + tl_v) / 8) * 8)) % 4096) + (tl_chunk25 + tl_v) % 8))]) : -tl::inf<float>();
+                                x[tl_chunk25 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 4096) + ((x_layout::flat(tl_tid, ((tl_chunk25 + tl_v) / 8) * 8) % 4096) + (tl_chunk25 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 4096) + ((x_layout::flat(tl_tid, ((tl_chunk25 + tl_v) / 8) * 8) % 4096) + (tl_chunk25 + tl_v) % 8))]) : -tl::inf<float>();
                             }
                         }
                     }
@@ -2154,7 +2154,7 @@ __global__ void __launch_bounds__(512, 2) softmax_kernel_variant6(
                     // for j in parallel(4096): each thread visits the elements of `x` it holds
                     #pragma unroll
                     for (int tl_s29 = 0; tl_s29 < x_layout::kSlots; ++tl_s29) {
-                        [[maybe_unused]] const int j = ((x_layout::flat(tl_tid, (tl_s29 / 8) * 8)) % 4096) + tl_s29 % 8;
+                        [[maybe_unused]] const int j = (x_layout::flat(tl_tid, (tl_s29 / 8) * 8) % 4096) + tl_s29 % 8;
                         x[tl_s29] = tl::fast::exp_sub(x[tl_s29], m_new);
                     }
                     // reduce(sum, x, tile_sum);  (softmax.tl:69)
@@ -2179,8 +2179,8 @@ __global__ void __launch_bounds__(512, 2) softmax_kernel_variant6(
                     // copy(X[row, t * BN +: BN], x);  (softmax.tl:75)
                     #pragma unroll
                     for (int tl_chunk31 = 0; tl_chunk31 < x_layout::kSlots; tl_chunk31 += 8) {
-                        const tl::f16* tl_ptr32 = &X[int64_t(row) * N + ((t * 4096) + (((x_layout::flat(tl_tid, (tl_chunk31 / 8) * 8)) % 4096) + tl_chunk31 % 8))];
-                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 4096) + (((x_layout::flat(tl_tid, (tl_chunk31 / 8) * 8)) % 4096) + tl_chunk31 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 4096) + (((x_layout::flat(tl_tid, (tl_chunk31 / 8) * 8)) % 4096) + tl_chunk31 % 8)) + 7, N) && tl::is_aligned(tl_ptr32, 16)) {
+                        const tl::f16* tl_ptr32 = &X[int64_t(row) * N + ((t * 4096) + ((x_layout::flat(tl_tid, (tl_chunk31 / 8) * 8) % 4096) + tl_chunk31 % 8))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 4096) + ((x_layout::flat(tl_tid, (tl_chunk31 / 8) * 8) % 4096) + tl_chunk31 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 4096) + ((x_layout::flat(tl_tid, (tl_chunk31 / 8) * 8) % 4096) + tl_chunk31 % 8)) + 7, N) && tl::is_aligned(tl_ptr32, 16)) {
                             tl::f16 tl_vec33[8];
                             tl::load_vector<tl::f16, 8>(tl_vec33, tl_ptr32);
                             #pragma unroll
@@ -2188,7 +2188,7 @@ __global__ void __launch_bounds__(512, 2) softmax_kernel_variant6(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                x[tl_chunk31 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 4096) + (((x_layout::flat(tl_tid, ((tl_chunk31 + tl_v) / 8) * 8)) % 4096) + (tl_chunk31 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 4096) + (((x_layout::flat(tl_tid, ((tl_chunk31 + tl_v) / 8) * 8)) % 4096) + (tl_chunk31 + tl_v) % 8))]) : 0.0f;
+                                x[tl_chunk31 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 4096) + ((x_layout::flat(tl_tid, ((tl_chunk31 + tl_v) / 8) * 8) % 4096) + (tl_chunk31 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 4096) + ((x_layout::flat(tl_tid, ((tl_chunk31 + tl_v) / 8) * 8) % 4096) + (tl_chunk31 + tl_v) % 8))]) : 0.0f;
                             }
                         }
                     }
@@ -2196,14 +2196,14 @@ __global__ void __launch_bounds__(512, 2) softmax_kernel_variant6(
                     // for j in parallel(4096): each thread visits the elements of `x` it holds
                     #pragma unroll
                     for (int tl_s34 = 0; tl_s34 < x_layout::kSlots; ++tl_s34) {
-                        [[maybe_unused]] const int j = ((x_layout::flat(tl_tid, (tl_s34 / 8) * 8)) % 4096) + tl_s34 % 8;
+                        [[maybe_unused]] const int j = (x_layout::flat(tl_tid, (tl_s34 / 8) * 8) % 4096) + tl_s34 % 8;
                         x[tl_s34] = tl::fast::exp_sub(x[tl_s34], m) * inv_l;
                     }
                     // copy(x, Y[row, t * BN +: BN]);  (softmax.tl:79)
                     #pragma unroll
                     for (int tl_chunk35 = 0; tl_chunk35 < x_layout::kSlots; tl_chunk35 += 8) {
-                        tl::f16* tl_ptr36 = &Y[int64_t(row) * N + ((t * 4096) + (((x_layout::flat(tl_tid, (tl_chunk35 / 8) * 8)) % 4096) + tl_chunk35 % 8))];
-                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 4096) + (((x_layout::flat(tl_tid, (tl_chunk35 / 8) * 8)) % 4096) + tl_chunk35 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 4096) + (((x_layout::flat(tl_tid, (tl_chunk35 / 8) * 8)) % 4096) + tl_chunk35 % 8)) + 7, N) && tl::is_aligned(tl_ptr36, 16)) {
+                        tl::f16* tl_ptr36 = &Y[int64_t(row) * N + ((t * 4096) + ((x_layout::flat(tl_tid, (tl_chunk35 / 8) * 8) % 4096) + tl_chunk35 % 8))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 4096) + ((x_layout::flat(tl_tid, (tl_chunk35 / 8) * 8) % 4096) + tl_chunk35 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 4096) + ((x_layout::flat(tl_tid, (tl_chunk35 / 8) * 8) % 4096) + tl_chunk35 % 8)) + 7, N) && tl::is_aligned(tl_ptr36, 16)) {
                             tl::f16 tl_vec37[8];
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; tl_v += 2) tl::convert_pair(&tl_vec37[tl_v], x[tl_chunk35 + tl_v], x[tl_chunk35 + tl_v + 1]);
@@ -2211,7 +2211,7 @@ __global__ void __launch_bounds__(512, 2) softmax_kernel_variant6(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                if (tl::in_bounds(row, M) && tl::in_bounds((t * 4096) + (((x_layout::flat(tl_tid, ((tl_chunk35 + tl_v) / 8) * 8)) % 4096) + (tl_chunk35 + tl_v) % 8), N)) Y[int64_t(row) * N + ((t * 4096) + (((x_layout::flat(tl_tid, ((tl_chunk35 + tl_v) / 8) * 8)) % 4096) + (tl_chunk35 + tl_v) % 8))] = tl::convert<tl::f16>(x[tl_chunk35 + tl_v]);
+                                if (tl::in_bounds(row, M) && tl::in_bounds((t * 4096) + ((x_layout::flat(tl_tid, ((tl_chunk35 + tl_v) / 8) * 8) % 4096) + (tl_chunk35 + tl_v) % 8), N)) Y[int64_t(row) * N + ((t * 4096) + ((x_layout::flat(tl_tid, ((tl_chunk35 + tl_v) / 8) * 8) % 4096) + (tl_chunk35 + tl_v) % 8))] = tl::convert<tl::f16>(x[tl_chunk35 + tl_v]);
                             }
                         }
                     }
@@ -2422,8 +2422,8 @@ __global__ void __launch_bounds__(128, 8) log_softmax_kernel_variant0(
                     // copy(X[row, t * BN +: BN], x, pad = -inf);  (softmax.tl:134)
                     #pragma unroll
                     for (int tl_chunk25 = 0; tl_chunk25 < x_layout::kSlots; tl_chunk25 += 8) {
-                        const tl::f16* tl_ptr26 = &X[int64_t(row) * N + ((t * 1024) + (((x_layout::flat(tl_tid, (tl_chunk25 / 8) * 8)) % 1024) + tl_chunk25 % 8))];
-                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 1024) + (((x_layout::flat(tl_tid, (tl_chunk25 / 8) * 8)) % 1024) + tl_chunk25 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 1024) + (((x_layout::flat(tl_tid, (tl_chunk25 / 8) * 8)) % 1024) + tl_chunk25 % 8)) + 7, N) && tl::is_aligned(tl_ptr26, 16)) {
+                        const tl::f16* tl_ptr26 = &X[int64_t(row) * N + ((t * 1024) + ((x_layout::flat(tl_tid, (tl_chunk25 / 8) * 8) % 1024) + tl_chunk25 % 8))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 1024) + ((x_layout::flat(tl_tid, (tl_chunk25 / 8) * 8) % 1024) + tl_chunk25 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 1024) + ((x_layout::flat(tl_tid, (tl_chunk25 / 8) * 8) % 1024) + tl_chunk25 % 8)) + 7, N) && tl::is_aligned(tl_ptr26, 16)) {
                             tl::f16 tl_vec27[8];
                             tl::load_vector<tl::f16, 8>(tl_vec27, tl_ptr26);
                             #pragma unroll
@@ -2431,7 +2431,7 @@ __global__ void __launch_bounds__(128, 8) log_softmax_kernel_variant0(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                x[tl_chunk25 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 1024) + (((x_layout::flat(tl_tid, ((tl_chunk25 + tl_v) / 8) * 8)) % 1024) + (tl_chunk25 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 1024) + (((x_layout::flat(tl_tid, ((tl_chunk25 + tl_v) / 8) * 8)) % 1024) + (tl_chunk25 + tl_v) % 8))]) : -tl::inf<float>();
+                                x[tl_chunk25 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 1024) + ((x_layout::flat(tl_tid, ((tl_chunk25 + tl_v) / 8) * 8) % 1024) + (tl_chunk25 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 1024) + ((x_layout::flat(tl_tid, ((tl_chunk25 + tl_v) / 8) * 8) % 1024) + (tl_chunk25 + tl_v) % 8))]) : -tl::inf<float>();
                             }
                         }
                     }
@@ -2454,7 +2454,7 @@ __global__ void __launch_bounds__(128, 8) log_softmax_kernel_variant0(
                     // for j in parallel(1024): each thread visits the elements of `x` it holds
                     #pragma unroll
                     for (int tl_s29 = 0; tl_s29 < x_layout::kSlots; ++tl_s29) {
-                        [[maybe_unused]] const int j = ((x_layout::flat(tl_tid, (tl_s29 / 8) * 8)) % 1024) + tl_s29 % 8;
+                        [[maybe_unused]] const int j = (x_layout::flat(tl_tid, (tl_s29 / 8) * 8) % 1024) + tl_s29 % 8;
                         x[tl_s29] = tl::fast::exp_sub(x[tl_s29], m_new);
                     }
                     // reduce(sum, x, tile_sum);  (softmax.tl:140)
@@ -2479,8 +2479,8 @@ __global__ void __launch_bounds__(128, 8) log_softmax_kernel_variant0(
                     // copy(X[row, t * BN +: BN], x);  (softmax.tl:146)
                     #pragma unroll
                     for (int tl_chunk31 = 0; tl_chunk31 < x_layout::kSlots; tl_chunk31 += 8) {
-                        const tl::f16* tl_ptr32 = &X[int64_t(row) * N + ((t * 1024) + (((x_layout::flat(tl_tid, (tl_chunk31 / 8) * 8)) % 1024) + tl_chunk31 % 8))];
-                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 1024) + (((x_layout::flat(tl_tid, (tl_chunk31 / 8) * 8)) % 1024) + tl_chunk31 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 1024) + (((x_layout::flat(tl_tid, (tl_chunk31 / 8) * 8)) % 1024) + tl_chunk31 % 8)) + 7, N) && tl::is_aligned(tl_ptr32, 16)) {
+                        const tl::f16* tl_ptr32 = &X[int64_t(row) * N + ((t * 1024) + ((x_layout::flat(tl_tid, (tl_chunk31 / 8) * 8) % 1024) + tl_chunk31 % 8))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 1024) + ((x_layout::flat(tl_tid, (tl_chunk31 / 8) * 8) % 1024) + tl_chunk31 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 1024) + ((x_layout::flat(tl_tid, (tl_chunk31 / 8) * 8) % 1024) + tl_chunk31 % 8)) + 7, N) && tl::is_aligned(tl_ptr32, 16)) {
                             tl::f16 tl_vec33[8];
                             tl::load_vector<tl::f16, 8>(tl_vec33, tl_ptr32);
                             #pragma unroll
@@ -2488,7 +2488,7 @@ __global__ void __launch_bounds__(128, 8) log_softmax_kernel_variant0(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                x[tl_chunk31 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 1024) + (((x_layout::flat(tl_tid, ((tl_chunk31 + tl_v) / 8) * 8)) % 1024) + (tl_chunk31 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 1024) + (((x_layout::flat(tl_tid, ((tl_chunk31 + tl_v) / 8) * 8)) % 1024) + (tl_chunk31 + tl_v) % 8))]) : 0.0f;
+                                x[tl_chunk31 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 1024) + ((x_layout::flat(tl_tid, ((tl_chunk31 + tl_v) / 8) * 8) % 1024) + (tl_chunk31 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 1024) + ((x_layout::flat(tl_tid, ((tl_chunk31 + tl_v) / 8) * 8) % 1024) + (tl_chunk31 + tl_v) % 8))]) : 0.0f;
                             }
                         }
                     }
@@ -2496,14 +2496,14 @@ __global__ void __launch_bounds__(128, 8) log_softmax_kernel_variant0(
                     // for j in parallel(1024): each thread visits the elements of `x` it holds
                     #pragma unroll
                     for (int tl_s34 = 0; tl_s34 < x_layout::kSlots; ++tl_s34) {
-                        [[maybe_unused]] const int j = ((x_layout::flat(tl_tid, (tl_s34 / 8) * 8)) % 1024) + tl_s34 % 8;
+                        [[maybe_unused]] const int j = (x_layout::flat(tl_tid, (tl_s34 / 8) * 8) % 1024) + tl_s34 % 8;
                         x[tl_s34] = x[tl_s34] - shift;
                     }
                     // copy(x, Y[row, t * BN +: BN]);  (softmax.tl:150)
                     #pragma unroll
                     for (int tl_chunk35 = 0; tl_chunk35 < x_layout::kSlots; tl_chunk35 += 8) {
-                        tl::f16* tl_ptr36 = &Y[int64_t(row) * N + ((t * 1024) + (((x_layout::flat(tl_tid, (tl_chunk35 / 8) * 8)) % 1024) + tl_chunk35 % 8))];
-                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 1024) + (((x_layout::flat(tl_tid, (tl_chunk35 / 8) * 8)) % 1024) + tl_chunk35 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 1024) + (((x_layout::flat(tl_tid, (tl_chunk35 / 8) * 8)) % 1024) + tl_chunk35 % 8)) + 7, N) && tl::is_aligned(tl_ptr36, 16)) {
+                        tl::f16* tl_ptr36 = &Y[int64_t(row) * N + ((t * 1024) + ((x_layout::flat(tl_tid, (tl_chunk35 / 8) * 8) % 1024) + tl_chunk35 % 8))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 1024) + ((x_layout::flat(tl_tid, (tl_chunk35 / 8) * 8) % 1024) + tl_chunk35 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 1024) + ((x_layout::flat(tl_tid, (tl_chunk35 / 8) * 8) % 1024) + tl_chunk35 % 8)) + 7, N) && tl::is_aligned(tl_ptr36, 16)) {
                             tl::f16 tl_vec37[8];
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; tl_v += 2) tl::convert_pair(&tl_vec37[tl_v], x[tl_chunk35 + tl_v], x[tl_chunk35 + tl_v + 1]);
@@ -2511,7 +2511,7 @@ __global__ void __launch_bounds__(128, 8) log_softmax_kernel_variant0(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                if (tl::in_bounds(row, M) && tl::in_bounds((t * 1024) + (((x_layout::flat(tl_tid, ((tl_chunk35 + tl_v) / 8) * 8)) % 1024) + (tl_chunk35 + tl_v) % 8), N)) Y[int64_t(row) * N + ((t * 1024) + (((x_layout::flat(tl_tid, ((tl_chunk35 + tl_v) / 8) * 8)) % 1024) + (tl_chunk35 + tl_v) % 8))] = tl::convert<tl::f16>(x[tl_chunk35 + tl_v]);
+                                if (tl::in_bounds(row, M) && tl::in_bounds((t * 1024) + ((x_layout::flat(tl_tid, ((tl_chunk35 + tl_v) / 8) * 8) % 1024) + (tl_chunk35 + tl_v) % 8), N)) Y[int64_t(row) * N + ((t * 1024) + ((x_layout::flat(tl_tid, ((tl_chunk35 + tl_v) / 8) * 8) % 1024) + (tl_chunk35 + tl_v) % 8))] = tl::convert<tl::f16>(x[tl_chunk35 + tl_v]);
                             }
                         }
                     }
@@ -2724,8 +2724,8 @@ __global__ void __launch_bounds__(128, 8) log_softmax_kernel_variant1(
                     // copy(X[row, t * BN +: BN], x, pad = -inf);  (softmax.tl:134)
                     #pragma unroll
                     for (int tl_chunk25 = 0; tl_chunk25 < x_layout::kSlots; tl_chunk25 += 8) {
-                        const tl::f16* tl_ptr26 = &X[int64_t(row) * N + ((t * 1024) + (((x_layout::flat(tl_tid, (tl_chunk25 / 8) * 8)) % 1024) + tl_chunk25 % 8))];
-                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 1024) + (((x_layout::flat(tl_tid, (tl_chunk25 / 8) * 8)) % 1024) + tl_chunk25 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 1024) + (((x_layout::flat(tl_tid, (tl_chunk25 / 8) * 8)) % 1024) + tl_chunk25 % 8)) + 7, N) && tl::is_aligned(tl_ptr26, 16)) {
+                        const tl::f16* tl_ptr26 = &X[int64_t(row) * N + ((t * 1024) + ((x_layout::flat(tl_tid, (tl_chunk25 / 8) * 8) % 1024) + tl_chunk25 % 8))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 1024) + ((x_layout::flat(tl_tid, (tl_chunk25 / 8) * 8) % 1024) + tl_chunk25 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 1024) + ((x_layout::flat(tl_tid, (tl_chunk25 / 8) * 8) % 1024) + tl_chunk25 % 8)) + 7, N) && tl::is_aligned(tl_ptr26, 16)) {
                             tl::f16 tl_vec27[8];
                             tl::load_vector<tl::f16, 8>(tl_vec27, tl_ptr26);
                             #pragma unroll
@@ -2733,7 +2733,7 @@ __global__ void __launch_bounds__(128, 8) log_softmax_kernel_variant1(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                x[tl_chunk25 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 1024) + (((x_layout::flat(tl_tid, ((tl_chunk25 + tl_v) / 8) * 8)) % 1024) + (tl_chunk25 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 1024) + (((x_layout::flat(tl_tid, ((tl_chunk25 + tl_v) / 8) * 8)) % 1024) + (tl_chunk25 + tl_v) % 8))]) : -tl::inf<float>();
+                                x[tl_chunk25 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 1024) + ((x_layout::flat(tl_tid, ((tl_chunk25 + tl_v) / 8) * 8) % 1024) + (tl_chunk25 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 1024) + ((x_layout::flat(tl_tid, ((tl_chunk25 + tl_v) / 8) * 8) % 1024) + (tl_chunk25 + tl_v) % 8))]) : -tl::inf<float>();
                             }
                         }
                     }
@@ -2756,7 +2756,7 @@ __global__ void __launch_bounds__(128, 8) log_softmax_kernel_variant1(
                     // for j in parallel(1024): each thread visits the elements of `x` it holds
                     #pragma unroll
                     for (int tl_s29 = 0; tl_s29 < x_layout::kSlots; ++tl_s29) {
-                        [[maybe_unused]] const int j = ((x_layout::flat(tl_tid, (tl_s29 / 8) * 8)) % 1024) + tl_s29 % 8;
+                        [[maybe_unused]] const int j = (x_layout::flat(tl_tid, (tl_s29 / 8) * 8) % 1024) + tl_s29 % 8;
                         x[tl_s29] = tl::fast::exp_sub(x[tl_s29], m_new);
                     }
                     // reduce(sum, x, tile_sum);  (softmax.tl:140)
@@ -2781,8 +2781,8 @@ __global__ void __launch_bounds__(128, 8) log_softmax_kernel_variant1(
                     // copy(X[row, t * BN +: BN], x);  (softmax.tl:146)
                     #pragma unroll
                     for (int tl_chunk31 = 0; tl_chunk31 < x_layout::kSlots; tl_chunk31 += 8) {
-                        const tl::f16* tl_ptr32 = &X[int64_t(row) * N + ((t * 1024) + (((x_layout::flat(tl_tid, (tl_chunk31 / 8) * 8)) % 1024) + tl_chunk31 % 8))];
-                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 1024) + (((x_layout::flat(tl_tid, (tl_chunk31 / 8) * 8)) % 1024) + tl_chunk31 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 1024) + (((x_layout::flat(tl_tid, (tl_chunk31 / 8) * 8)) % 1024) + tl_chunk31 % 8)) + 7, N) && tl::is_aligned(tl_ptr32, 16)) {
+                        const tl::f16* tl_ptr32 = &X[int64_t(row) * N + ((t * 1024) + ((x_layout::flat(tl_tid, (tl_chunk31 / 8) * 8) % 1024) + tl_chunk31 % 8))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 1024) + ((x_layout::flat(tl_tid, (tl_chunk31 / 8) * 8) % 1024) + tl_chunk31 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 1024) + ((x_layout::flat(tl_tid, (tl_chunk31 / 8) * 8) % 1024) + tl_chunk31 % 8)) + 7, N) && tl::is_aligned(tl_ptr32, 16)) {
                             tl::f16 tl_vec33[8];
                             tl::load_vector<tl::f16, 8>(tl_vec33, tl_ptr32);
                             #pragma unroll
@@ -2790,7 +2790,7 @@ __global__ void __launch_bounds__(128, 8) log_softmax_kernel_variant1(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                x[tl_chunk31 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 1024) + (((x_layout::flat(tl_tid, ((tl_chunk31 + tl_v) / 8) * 8)) % 1024) + (tl_chunk31 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 1024) + (((x_layout::flat(tl_tid, ((tl_chunk31 + tl_v) / 8) * 8)) % 1024) + (tl_chunk31 + tl_v) % 8))]) : 0.0f;
+                                x[tl_chunk31 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 1024) + ((x_layout::flat(tl_tid, ((tl_chunk31 + tl_v) / 8) * 8) % 1024) + (tl_chunk31 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 1024) + ((x_layout::flat(tl_tid, ((tl_chunk31 + tl_v) / 8) * 8) % 1024) + (tl_chunk31 + tl_v) % 8))]) : 0.0f;
                             }
                         }
                     }
@@ -2798,14 +2798,14 @@ __global__ void __launch_bounds__(128, 8) log_softmax_kernel_variant1(
                     // for j in parallel(1024): each thread visits the elements of `x` it holds
                     #pragma unroll
                     for (int tl_s34 = 0; tl_s34 < x_layout::kSlots; ++tl_s34) {
-                        [[maybe_unused]] const int j = ((x_layout::flat(tl_tid, (tl_s34 / 8) * 8)) % 1024) + tl_s34 % 8;
+                        [[maybe_unused]] const int j = (x_layout::flat(tl_tid, (tl_s34 / 8) * 8) % 1024) + tl_s34 % 8;
                         x[tl_s34] = x[tl_s34] - shift;
                     }
                     // copy(x, Y[row, t * BN +: BN]);  (softmax.tl:150)
                     #pragma unroll
                     for (int tl_chunk35 = 0; tl_chunk35 < x_layout::kSlots; tl_chunk35 += 8) {
-                        tl::f16* tl_ptr36 = &Y[int64_t(row) * N + ((t * 1024) + (((x_layout::flat(tl_tid, (tl_chunk35 / 8) * 8)) % 1024) + tl_chunk35 % 8))];
-                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 1024) + (((x_layout::flat(tl_tid, (tl_chunk35 / 8) * 8)) % 1024) + tl_chunk35 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 1024) + (((x_layout::flat(tl_tid, (tl_chunk35 / 8) * 8)) % 1024) + tl_chunk35 % 8)) + 7, N) && tl::is_aligned(tl_ptr36, 16)) {
+                        tl::f16* tl_ptr36 = &Y[int64_t(row) * N + ((t * 1024) + ((x_layout::flat(tl_tid, (tl_chunk35 / 8) * 8) % 1024) + tl_chunk35 % 8))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 1024) + ((x_layout::flat(tl_tid, (tl_chunk35 / 8) * 8) % 1024) + tl_chunk35 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 1024) + ((x_layout::flat(tl_tid, (tl_chunk35 / 8) * 8) % 1024) + tl_chunk35 % 8)) + 7, N) && tl::is_aligned(tl_ptr36, 16)) {
                             tl::f16 tl_vec37[8];
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; tl_v += 2) tl::convert_pair(&tl_vec37[tl_v], x[tl_chunk35 + tl_v], x[tl_chunk35 + tl_v + 1]);
@@ -2813,7 +2813,7 @@ __global__ void __launch_bounds__(128, 8) log_softmax_kernel_variant1(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                if (tl::in_bounds(row, M) && tl::in_bounds((t * 1024) + (((x_layout::flat(tl_tid, ((tl_chunk35 + tl_v) / 8) * 8)) % 1024) + (tl_chunk35 + tl_v) % 8), N)) Y[int64_t(row) * N + ((t * 1024) + (((x_layout::flat(tl_tid, ((tl_chunk35 + tl_v) / 8) * 8)) % 1024) + (tl_chunk35 + tl_v) % 8))] = tl::convert<tl::f16>(x[tl_chunk35 + tl_v]);
+                                if (tl::in_bounds(row, M) && tl::in_bounds((t * 1024) + ((x_layout::flat(tl_tid, ((tl_chunk35 + tl_v) / 8) * 8) % 1024) + (tl_chunk35 + tl_v) % 8), N)) Y[int64_t(row) * N + ((t * 1024) + ((x_layout::flat(tl_tid, ((tl_chunk35 + tl_v) / 8) * 8) % 1024) + (tl_chunk35 + tl_v) % 8))] = tl::convert<tl::f16>(x[tl_chunk35 + tl_v]);
                             }
                         }
                     }
@@ -3026,8 +3026,8 @@ __global__ void __launch_bounds__(128, 8) log_softmax_kernel_variant2(
                     // copy(X[row, t * BN +: BN], x, pad = -inf);  (softmax.tl:134)
                     #pragma unroll
                     for (int tl_chunk25 = 0; tl_chunk25 < x_layout::kSlots; tl_chunk25 += 8) {
-                        const tl::f16* tl_ptr26 = &X[int64_t(row) * N + ((t * 1024) + (((x_layout::flat(tl_tid, (tl_chunk25 / 8) * 8)) % 1024) + tl_chunk25 % 8))];
-                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 1024) + (((x_layout::flat(tl_tid, (tl_chunk25 / 8) * 8)) % 1024) + tl_chunk25 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 1024) + (((x_layout::flat(tl_tid, (tl_chunk25 / 8) * 8)) % 1024) + tl_chunk25 % 8)) + 7, N) && tl::is_aligned(tl_ptr26, 16)) {
+                        const tl::f16* tl_ptr26 = &X[int64_t(row) * N + ((t * 1024) + ((x_layout::flat(tl_tid, (tl_chunk25 / 8) * 8) % 1024) + tl_chunk25 % 8))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 1024) + ((x_layout::flat(tl_tid, (tl_chunk25 / 8) * 8) % 1024) + tl_chunk25 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 1024) + ((x_layout::flat(tl_tid, (tl_chunk25 / 8) * 8) % 1024) + tl_chunk25 % 8)) + 7, N) && tl::is_aligned(tl_ptr26, 16)) {
                             tl::f16 tl_vec27[8];
                             tl::load_vector<tl::f16, 8>(tl_vec27, tl_ptr26);
                             #pragma unroll
@@ -3035,7 +3035,7 @@ __global__ void __launch_bounds__(128, 8) log_softmax_kernel_variant2(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                x[tl_chunk25 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 1024) + (((x_layout::flat(tl_tid, ((tl_chunk25 + tl_v) / 8) * 8)) % 1024) + (tl_chunk25 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 1024) + (((x_layout::flat(tl_tid, ((tl_chunk25 + tl_v) / 8) * 8)) % 1024) + (tl_chunk25 + tl_v) % 8))]) : -tl::inf<float>();
+                                x[tl_chunk25 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 1024) + ((x_layout::flat(tl_tid, ((tl_chunk25 + tl_v) / 8) * 8) % 1024) + (tl_chunk25 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 1024) + ((x_layout::flat(tl_tid, ((tl_chunk25 + tl_v) / 8) * 8) % 1024) + (tl_chunk25 + tl_v) % 8))]) : -tl::inf<float>();
                             }
                         }
                     }
@@ -3058,7 +3058,7 @@ __global__ void __launch_bounds__(128, 8) log_softmax_kernel_variant2(
                     // for j in parallel(1024): each thread visits the elements of `x` it holds
                     #pragma unroll
                     for (int tl_s29 = 0; tl_s29 < x_layout::kSlots; ++tl_s29) {
-                        [[maybe_unused]] const int j = ((x_layout::flat(tl_tid, (tl_s29 / 8) * 8)) % 1024) + tl_s29 % 8;
+                        [[maybe_unused]] const int j = (x_layout::flat(tl_tid, (tl_s29 / 8) * 8) % 1024) + tl_s29 % 8;
                         x[tl_s29] = tl::fast::exp_sub(x[tl_s29], m_new);
                     }
                     // reduce(sum, x, tile_sum);  (softmax.tl:140)
@@ -3083,8 +3083,8 @@ __global__ void __launch_bounds__(128, 8) log_softmax_kernel_variant2(
                     // copy(X[row, t * BN +: BN], x);  (softmax.tl:146)
                     #pragma unroll
                     for (int tl_chunk31 = 0; tl_chunk31 < x_layout::kSlots; tl_chunk31 += 8) {
-                        const tl::f16* tl_ptr32 = &X[int64_t(row) * N + ((t * 1024) + (((x_layout::flat(tl_tid, (tl_chunk31 / 8) * 8)) % 1024) + tl_chunk31 % 8))];
-                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 1024) + (((x_layout::flat(tl_tid, (tl_chunk31 / 8) * 8)) % 1024) + tl_chunk31 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 1024) + (((x_layout::flat(tl_tid, (tl_chunk31 / 8) * 8)) % 1024) + tl_chunk31 % 8)) + 7, N) && tl::is_aligned(tl_ptr32, 16)) {
+                        const tl::f16* tl_ptr32 = &X[int64_t(row) * N + ((t * 1024) + ((x_layout::flat(tl_tid, (tl_chunk31 / 8) * 8) % 1024) + tl_chunk31 % 8))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 1024) + ((x_layout::flat(tl_tid, (tl_chunk31 / 8) * 8) % 1024) + tl_chunk31 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 1024) + ((x_layout::flat(tl_tid, (tl_chunk31 / 8) * 8) % 1024) + tl_chunk31 % 8)) + 7, N) && tl::is_aligned(tl_ptr32, 16)) {
                             tl::f16 tl_vec33[8];
                             tl::load_vector<tl::f16, 8>(tl_vec33, tl_ptr32);
                             #pragma unroll
@@ -3092,7 +3092,7 @@ __global__ void __launch_bounds__(128, 8) log_softmax_kernel_variant2(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                x[tl_chunk31 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 1024) + (((x_layout::flat(tl_tid, ((tl_chunk31 + tl_v) / 8) * 8)) % 1024) + (tl_chunk31 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 1024) + (((x_layout::flat(tl_tid, ((tl_chunk31 + tl_v) / 8) * 8)) % 1024) + (tl_chunk31 + tl_v) % 8))]) : 0.0f;
+                                x[tl_chunk31 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 1024) + ((x_layout::flat(tl_tid, ((tl_chunk31 + tl_v) / 8) * 8) % 1024) + (tl_chunk31 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 1024) + ((x_layout::flat(tl_tid, ((tl_chunk31 + tl_v) / 8) * 8) % 1024) + (tl_chunk31 + tl_v) % 8))]) : 0.0f;
                             }
                         }
                     }
@@ -3100,14 +3100,14 @@ __global__ void __launch_bounds__(128, 8) log_softmax_kernel_variant2(
                     // for j in parallel(1024): each thread visits the elements of `x` it holds
                     #pragma unroll
                     for (int tl_s34 = 0; tl_s34 < x_layout::kSlots; ++tl_s34) {
-                        [[maybe_unused]] const int j = ((x_layout::flat(tl_tid, (tl_s34 / 8) * 8)) % 1024) + tl_s34 % 8;
+                        [[maybe_unused]] const int j = (x_layout::flat(tl_tid, (tl_s34 / 8) * 8) % 1024) + tl_s34 % 8;
                         x[tl_s34] = x[tl_s34] - shift;
                     }
                     // copy(x, Y[row, t * BN +: BN]);  (softmax.tl:150)
                     #pragma unroll
                     for (int tl_chunk35 = 0; tl_chunk35 < x_layout::kSlots; tl_chunk35 += 8) {
-                        tl::f16* tl_ptr36 = &Y[int64_t(row) * N + ((t * 1024) + (((x_layout::flat(tl_tid, (tl_chunk35 / 8) * 8)) % 1024) + tl_chunk35 % 8))];
-                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 1024) + (((x_layout::flat(tl_tid, (tl_chunk35 / 8) * 8)) % 1024) + tl_chunk35 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 1024) + (((x_layout::flat(tl_tid, (tl_chunk35 / 8) * 8)) % 1024) + tl_chunk35 % 8)) + 7, N) && tl::is_aligned(tl_ptr36, 16)) {
+                        tl::f16* tl_ptr36 = &Y[int64_t(row) * N + ((t * 1024) + ((x_layout::flat(tl_tid, (tl_chunk35 / 8) * 8) % 1024) + tl_chunk35 % 8))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 1024) + ((x_layout::flat(tl_tid, (tl_chunk35 / 8) * 8) % 1024) + tl_chunk35 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 1024) + ((x_layout::flat(tl_tid, (tl_chunk35 / 8) * 8) % 1024) + tl_chunk35 % 8)) + 7, N) && tl::is_aligned(tl_ptr36, 16)) {
                             tl::f16 tl_vec37[8];
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; tl_v += 2) tl::convert_pair(&tl_vec37[tl_v], x[tl_chunk35 + tl_v], x[tl_chunk35 + tl_v + 1]);
@@ -3115,7 +3115,7 @@ __global__ void __launch_bounds__(128, 8) log_softmax_kernel_variant2(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                if (tl::in_bounds(row, M) && tl::in_bounds((t * 1024) + (((x_layout::flat(tl_tid, ((tl_chunk35 + tl_v) / 8) * 8)) % 1024) + (tl_chunk35 + tl_v) % 8), N)) Y[int64_t(row) * N + ((t * 1024) + (((x_layout::flat(tl_tid, ((tl_chunk35 + tl_v) / 8) * 8)) % 1024) + (tl_chunk35 + tl_v) % 8))] = tl::convert<tl::f16>(x[tl_chunk35 + tl_v]);
+                                if (tl::in_bounds(row, M) && tl::in_bounds((t * 1024) + ((x_layout::flat(tl_tid, ((tl_chunk35 + tl_v) / 8) * 8) % 1024) + (tl_chunk35 + tl_v) % 8), N)) Y[int64_t(row) * N + ((t * 1024) + ((x_layout::flat(tl_tid, ((tl_chunk35 + tl_v) / 8) * 8) % 1024) + (tl_chunk35 + tl_v) % 8))] = tl::convert<tl::f16>(x[tl_chunk35 + tl_v]);
                             }
                         }
                     }
@@ -3354,8 +3354,8 @@ __global__ void __launch_bounds__(128, 8) log_softmax_kernel_variant3(
                     // copy(X[row, t * BN +: BN], x, pad = -inf);  (softmax.tl:134)
                     #pragma unroll
                     for (int tl_chunk25 = 0; tl_chunk25 < x_layout::kSlots; tl_chunk25 += 8) {
-                        const tl::f16* tl_ptr26 = &X[int64_t(row) * N + ((t * 1024) + (((x_layout::flat(tl_tid, (tl_chunk25 / 8) * 8)) % 1024) + tl_chunk25 % 8))];
-                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 1024) + (((x_layout::flat(tl_tid, (tl_chunk25 / 8) * 8)) % 1024) + tl_chunk25 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 1024) + (((x_layout::flat(tl_tid, (tl_chunk25 / 8) * 8)) % 1024) + tl_chunk25 % 8)) + 7, N) && tl::is_aligned(tl_ptr26, 16)) {
+                        const tl::f16* tl_ptr26 = &X[int64_t(row) * N + ((t * 1024) + ((x_layout::flat(tl_tid, (tl_chunk25 / 8) * 8) % 1024) + tl_chunk25 % 8))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 1024) + ((x_layout::flat(tl_tid, (tl_chunk25 / 8) * 8) % 1024) + tl_chunk25 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 1024) + ((x_layout::flat(tl_tid, (tl_chunk25 / 8) * 8) % 1024) + tl_chunk25 % 8)) + 7, N) && tl::is_aligned(tl_ptr26, 16)) {
                             tl::f16 tl_vec27[8];
                             tl::load_vector<tl::f16, 8>(tl_vec27, tl_ptr26);
                             #pragma unroll
@@ -3363,7 +3363,7 @@ __global__ void __launch_bounds__(128, 8) log_softmax_kernel_variant3(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                x[tl_chunk25 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 1024) + (((x_layout::flat(tl_tid, ((tl_chunk25 + tl_v) / 8) * 8)) % 1024) + (tl_chunk25 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 1024) + (((x_layout::flat(tl_tid, ((tl_chunk25 + tl_v) / 8) * 8)) % 1024) + (tl_chunk25 + tl_v) % 8))]) : -tl::inf<float>();
+                                x[tl_chunk25 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 1024) + ((x_layout::flat(tl_tid, ((tl_chunk25 + tl_v) / 8) * 8) % 1024) + (tl_chunk25 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 1024) + ((x_layout::flat(tl_tid, ((tl_chunk25 + tl_v) / 8) * 8) % 1024) + (tl_chunk25 + tl_v) % 8))]) : -tl::inf<float>();
                             }
                         }
                     }
@@ -3386,7 +3386,7 @@ __global__ void __launch_bounds__(128, 8) log_softmax_kernel_variant3(
                     // for j in parallel(1024): each thread visits the elements of `x` it holds
                     #pragma unroll
                     for (int tl_s29 = 0; tl_s29 < x_layout::kSlots; ++tl_s29) {
-                        [[maybe_unused]] const int j = ((x_layout::flat(tl_tid, (tl_s29 / 8) * 8)) % 1024) + tl_s29 % 8;
+                        [[maybe_unused]] const int j = (x_layout::flat(tl_tid, (tl_s29 / 8) * 8) % 1024) + tl_s29 % 8;
                         x[tl_s29] = tl::fast::exp_sub(x[tl_s29], m_new);
                     }
                     // reduce(sum, x, tile_sum);  (softmax.tl:140)
@@ -3411,8 +3411,8 @@ __global__ void __launch_bounds__(128, 8) log_softmax_kernel_variant3(
                     // copy(X[row, t * BN +: BN], x);  (softmax.tl:146)
                     #pragma unroll
                     for (int tl_chunk31 = 0; tl_chunk31 < x_layout::kSlots; tl_chunk31 += 8) {
-                        const tl::f16* tl_ptr32 = &X[int64_t(row) * N + ((t * 1024) + (((x_layout::flat(tl_tid, (tl_chunk31 / 8) * 8)) % 1024) + tl_chunk31 % 8))];
-                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 1024) + (((x_layout::flat(tl_tid, (tl_chunk31 / 8) * 8)) % 1024) + tl_chunk31 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 1024) + (((x_layout::flat(tl_tid, (tl_chunk31 / 8) * 8)) % 1024) + tl_chunk31 % 8)) + 7, N) && tl::is_aligned(tl_ptr32, 16)) {
+                        const tl::f16* tl_ptr32 = &X[int64_t(row) * N + ((t * 1024) + ((x_layout::flat(tl_tid, (tl_chunk31 / 8) * 8) % 1024) + tl_chunk31 % 8))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 1024) + ((x_layout::flat(tl_tid, (tl_chunk31 / 8) * 8) % 1024) + tl_chunk31 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 1024) + ((x_layout::flat(tl_tid, (tl_chunk31 / 8) * 8) % 1024) + tl_chunk31 % 8)) + 7, N) && tl::is_aligned(tl_ptr32, 16)) {
                             tl::f16 tl_vec33[8];
                             tl::load_vector<tl::f16, 8>(tl_vec33, tl_ptr32);
                             #pragma unroll
@@ -3420,7 +3420,7 @@ __global__ void __launch_bounds__(128, 8) log_softmax_kernel_variant3(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                x[tl_chunk31 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 1024) + (((x_layout::flat(tl_tid, ((tl_chunk31 + tl_v) / 8) * 8)) % 1024) + (tl_chunk31 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 1024) + (((x_layout::flat(tl_tid, ((tl_chunk31 + tl_v) / 8) * 8)) % 1024) + (tl_chunk31 + tl_v) % 8))]) : 0.0f;
+                                x[tl_chunk31 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 1024) + ((x_layout::flat(tl_tid, ((tl_chunk31 + tl_v) / 8) * 8) % 1024) + (tl_chunk31 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 1024) + ((x_layout::flat(tl_tid, ((tl_chunk31 + tl_v) / 8) * 8) % 1024) + (tl_chunk31 + tl_v) % 8))]) : 0.0f;
                             }
                         }
                     }
@@ -3428,14 +3428,14 @@ __global__ void __launch_bounds__(128, 8) log_softmax_kernel_variant3(
                     // for j in parallel(1024): each thread visits the elements of `x` it holds
                     #pragma unroll
                     for (int tl_s34 = 0; tl_s34 < x_layout::kSlots; ++tl_s34) {
-                        [[maybe_unused]] const int j = ((x_layout::flat(tl_tid, (tl_s34 / 8) * 8)) % 1024) + tl_s34 % 8;
+                        [[maybe_unused]] const int j = (x_layout::flat(tl_tid, (tl_s34 / 8) * 8) % 1024) + tl_s34 % 8;
                         x[tl_s34] = x[tl_s34] - shift;
                     }
                     // copy(x, Y[row, t * BN +: BN]);  (softmax.tl:150)
                     #pragma unroll
                     for (int tl_chunk35 = 0; tl_chunk35 < x_layout::kSlots; tl_chunk35 += 8) {
-                        tl::f16* tl_ptr36 = &Y[int64_t(row) * N + ((t * 1024) + (((x_layout::flat(tl_tid, (tl_chunk35 / 8) * 8)) % 1024) + tl_chunk35 % 8))];
-                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 1024) + (((x_layout::flat(tl_tid, (tl_chunk35 / 8) * 8)) % 1024) + tl_chunk35 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 1024) + (((x_layout::flat(tl_tid, (tl_chunk35 / 8) * 8)) % 1024) + tl_chunk35 % 8)) + 7, N) && tl::is_aligned(tl_ptr36, 16)) {
+                        tl::f16* tl_ptr36 = &Y[int64_t(row) * N + ((t * 1024) + ((x_layout::flat(tl_tid, (tl_chunk35 / 8) * 8) % 1024) + tl_chunk35 % 8))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 1024) + ((x_layout::flat(tl_tid, (tl_chunk35 / 8) * 8) % 1024) + tl_chunk35 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 1024) + ((x_layout::flat(tl_tid, (tl_chunk35 / 8) * 8) % 1024) + tl_chunk35 % 8)) + 7, N) && tl::is_aligned(tl_ptr36, 16)) {
                             tl::f16 tl_vec37[8];
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; tl_v += 2) tl::convert_pair(&tl_vec37[tl_v], x[tl_chunk35 + tl_v], x[tl_chunk35 + tl_v + 1]);
@@ -3443,7 +3443,7 @@ __global__ void __launch_bounds__(128, 8) log_softmax_kernel_variant3(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                if (tl::in_bounds(row, M) && tl::in_bounds((t * 1024) + (((x_layout::flat(tl_tid, ((tl_chunk35 + tl_v) / 8) * 8)) % 1024) + (tl_chunk35 + tl_v) % 8), N)) Y[int64_t(row) * N + ((t * 1024) + (((x_layout::flat(tl_tid, ((tl_chunk35 + tl_v) / 8) * 8)) % 1024) + (tl_chunk35 + tl_v) % 8))] = tl::convert<tl::f16>(x[tl_chunk35 + tl_v]);
+                                if (tl::in_bounds(row, M) && tl::in_bounds((t * 1024) + ((x_layout::flat(tl_tid, ((tl_chunk35 + tl_v) / 8) * 8) % 1024) + (tl_chunk35 + tl_v) % 8), N)) Y[int64_t(row) * N + ((t * 1024) + ((x_layout::flat(tl_tid, ((tl_chunk35 + tl_v) / 8) * 8) % 1024) + (tl_chunk35 + tl_v) % 8))] = tl::convert<tl::f16>(x[tl_chunk35 + tl_v]);
                             }
                         }
                     }
@@ -3684,8 +3684,8 @@ __global__ void __launch_bounds__(128, 8) log_softmax_kernel_variant4(
                     // copy(X[row, t * BN +: BN], x, pad = -inf);  (softmax.tl:134)
                     #pragma unroll
                     for (int tl_chunk25 = 0; tl_chunk25 < x_layout::kSlots; tl_chunk25 += 8) {
-                        const tl::f16* tl_ptr26 = &X[int64_t(row) * N + ((t * 1024) + (((x_layout::flat(tl_tid, (tl_chunk25 / 8) * 8)) % 1024) + tl_chunk25 % 8))];
-                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 1024) + (((x_layout::flat(tl_tid, (tl_chunk25 / 8) * 8)) % 1024) + tl_chunk25 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 1024) + (((x_layout::flat(tl_tid, (tl_chunk25 / 8) * 8)) % 1024) + tl_chunk25 % 8)) + 7, N) && tl::is_aligned(tl_ptr26, 16)) {
+                        const tl::f16* tl_ptr26 = &X[int64_t(row) * N + ((t * 1024) + ((x_layout::flat(tl_tid, (tl_chunk25 / 8) * 8) % 1024) + tl_chunk25 % 8))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 1024) + ((x_layout::flat(tl_tid, (tl_chunk25 / 8) * 8) % 1024) + tl_chunk25 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 1024) + ((x_layout::flat(tl_tid, (tl_chunk25 / 8) * 8) % 1024) + tl_chunk25 % 8)) + 7, N) && tl::is_aligned(tl_ptr26, 16)) {
                             tl::f16 tl_vec27[8];
                             tl::load_vector<tl::f16, 8>(tl_vec27, tl_ptr26);
                             #pragma unroll
@@ -3693,7 +3693,7 @@ __global__ void __launch_bounds__(128, 8) log_softmax_kernel_variant4(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                x[tl_chunk25 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 1024) + (((x_layout::flat(tl_tid, ((tl_chunk25 + tl_v) / 8) * 8)) % 1024) + (tl_chunk25 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 1024) + (((x_layout::flat(tl_tid, ((tl_chunk25 + tl_v) / 8) * 8)) % 1024) + (tl_chunk25 + tl_v) % 8))]) : -tl::inf<float>();
+                                x[tl_chunk25 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 1024) + ((x_layout::flat(tl_tid, ((tl_chunk25 + tl_v) / 8) * 8) % 1024) + (tl_chunk25 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 1024) + ((x_layout::flat(tl_tid, ((tl_chunk25 + tl_v) / 8) * 8) % 1024) + (tl_chunk25 + tl_v) % 8))]) : -tl::inf<float>();
                             }
                         }
                     }
@@ -3716,7 +3716,7 @@ __global__ void __launch_bounds__(128, 8) log_softmax_kernel_variant4(
                     // for j in parallel(1024): each thread visits the elements of `x` it holds
                     #pragma unroll
                     for (int tl_s29 = 0; tl_s29 < x_layout::kSlots; ++tl_s29) {
-                        [[maybe_unused]] const int j = ((x_layout::flat(tl_tid, (tl_s29 / 8) * 8)) % 1024) + tl_s29 % 8;
+                        [[maybe_unused]] const int j = (x_layout::flat(tl_tid, (tl_s29 / 8) * 8) % 1024) + tl_s29 % 8;
                         x[tl_s29] = tl::fast::exp_sub(x[tl_s29], m_new);
                     }
                     // reduce(sum, x, tile_sum);  (softmax.tl:140)
@@ -3741,8 +3741,8 @@ __global__ void __launch_bounds__(128, 8) log_softmax_kernel_variant4(
                     // copy(X[row, t * BN +: BN], x);  (softmax.tl:146)
                     #pragma unroll
                     for (int tl_chunk31 = 0; tl_chunk31 < x_layout::kSlots; tl_chunk31 += 8) {
-                        const tl::f16* tl_ptr32 = &X[int64_t(row) * N + ((t * 1024) + (((x_layout::flat(tl_tid, (tl_chunk31 / 8) * 8)) % 1024) + tl_chunk31 % 8))];
-                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 1024) + (((x_layout::flat(tl_tid, (tl_chunk31 / 8) * 8)) % 1024) + tl_chunk31 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 1024) + (((x_layout::flat(tl_tid, (tl_chunk31 / 8) * 8)) % 1024) + tl_chunk31 % 8)) + 7, N) && tl::is_aligned(tl_ptr32, 16)) {
+                        const tl::f16* tl_ptr32 = &X[int64_t(row) * N + ((t * 1024) + ((x_layout::flat(tl_tid, (tl_chunk31 / 8) * 8) % 1024) + tl_chunk31 % 8))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 1024) + ((x_layout::flat(tl_tid, (tl_chunk31 / 8) * 8) % 1024) + tl_chunk31 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 1024) + ((x_layout::flat(tl_tid, (tl_chunk31 / 8) * 8) % 1024) + tl_chunk31 % 8)) + 7, N) && tl::is_aligned(tl_ptr32, 16)) {
                             tl::f16 tl_vec33[8];
                             tl::load_vector<tl::f16, 8>(tl_vec33, tl_ptr32);
                             #pragma unroll
@@ -3750,7 +3750,7 @@ __global__ void __launch_bounds__(128, 8) log_softmax_kernel_variant4(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                x[tl_chunk31 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 1024) + (((x_layout::flat(tl_tid, ((tl_chunk31 + tl_v) / 8) * 8)) % 1024) + (tl_chunk31 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 1024) + (((x_layout::flat(tl_tid, ((tl_chunk31 + tl_v) / 8) * 8)) % 1024) + (tl_chunk31 + tl_v) % 8))]) : 0.0f;
+                                x[tl_chunk31 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 1024) + ((x_layout::flat(tl_tid, ((tl_chunk31 + tl_v) / 8) * 8) % 1024) + (tl_chunk31 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 1024) + ((x_layout::flat(tl_tid, ((tl_chunk31 + tl_v) / 8) * 8) % 1024) + (tl_chunk31 + tl_v) % 8))]) : 0.0f;
                             }
                         }
                     }
@@ -3758,14 +3758,14 @@ __global__ void __launch_bounds__(128, 8) log_softmax_kernel_variant4(
                     // for j in parallel(1024): each thread visits the elements of `x` it holds
                     #pragma unroll
                     for (int tl_s34 = 0; tl_s34 < x_layout::kSlots; ++tl_s34) {
-                        [[maybe_unused]] const int j = ((x_layout::flat(tl_tid, (tl_s34 / 8) * 8)) % 1024) + tl_s34 % 8;
+                        [[maybe_unused]] const int j = (x_layout::flat(tl_tid, (tl_s34 / 8) * 8) % 1024) + tl_s34 % 8;
                         x[tl_s34] = x[tl_s34] - shift;
                     }
                     // copy(x, Y[row, t * BN +: BN]);  (softmax.tl:150)
                     #pragma unroll
                     for (int tl_chunk35 = 0; tl_chunk35 < x_layout::kSlots; tl_chunk35 += 8) {
-                        tl::f16* tl_ptr36 = &Y[int64_t(row) * N + ((t * 1024) + (((x_layout::flat(tl_tid, (tl_chunk35 / 8) * 8)) % 1024) + tl_chunk35 % 8))];
-                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 1024) + (((x_layout::flat(tl_tid, (tl_chunk35 / 8) * 8)) % 1024) + tl_chunk35 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 1024) + (((x_layout::flat(tl_tid, (tl_chunk35 / 8) * 8)) % 1024) + tl_chunk35 % 8)) + 7, N) && tl::is_aligned(tl_ptr36, 16)) {
+                        tl::f16* tl_ptr36 = &Y[int64_t(row) * N + ((t * 1024) + ((x_layout::flat(tl_tid, (tl_chunk35 / 8) * 8) % 1024) + tl_chunk35 % 8))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 1024) + ((x_layout::flat(tl_tid, (tl_chunk35 / 8) * 8) % 1024) + tl_chunk35 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 1024) + ((x_layout::flat(tl_tid, (tl_chunk35 / 8) * 8) % 1024) + tl_chunk35 % 8)) + 7, N) && tl::is_aligned(tl_ptr36, 16)) {
                             tl::f16 tl_vec37[8];
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; tl_v += 2) tl::convert_pair(&tl_vec37[tl_v], x[tl_chunk35 + tl_v], x[tl_chunk35 + tl_v + 1]);
@@ -3773,7 +3773,7 @@ __global__ void __launch_bounds__(128, 8) log_softmax_kernel_variant4(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                if (tl::in_bounds(row, M) && tl::in_bounds((t * 1024) + (((x_layout::flat(tl_tid, ((tl_chunk35 + tl_v) / 8) * 8)) % 1024) + (tl_chunk35 + tl_v) % 8), N)) Y[int64_t(row) * N + ((t * 1024) + (((x_layout::flat(tl_tid, ((tl_chunk35 + tl_v) / 8) * 8)) % 1024) + (tl_chunk35 + tl_v) % 8))] = tl::convert<tl::f16>(x[tl_chunk35 + tl_v]);
+                                if (tl::in_bounds(row, M) && tl::in_bounds((t * 1024) + ((x_layout::flat(tl_tid, ((tl_chunk35 + tl_v) / 8) * 8) % 1024) + (tl_chunk35 + tl_v) % 8), N)) Y[int64_t(row) * N + ((t * 1024) + ((x_layout::flat(tl_tid, ((tl_chunk35 + tl_v) / 8) * 8) % 1024) + (tl_chunk35 + tl_v) % 8))] = tl::convert<tl::f16>(x[tl_chunk35 + tl_v]);
                             }
                         }
                     }
@@ -4016,8 +4016,8 @@ __global__ void __launch_bounds__(256, 4) log_softmax_kernel_variant5(
                     // copy(X[row, t * BN +: BN], x, pad = -inf);  (softmax.tl:134)
                     #pragma unroll
                     for (int tl_chunk25 = 0; tl_chunk25 < x_layout::kSlots; tl_chunk25 += 8) {
-                        const tl::f16* tl_ptr26 = &X[int64_t(row) * N + ((t * 2048) + (((x_layout::flat(tl_tid, (tl_chunk25 / 8) * 8)) % 2048) + tl_chunk25 % 8))];
-                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (((x_layout::flat(tl_tid, (tl_chunk25 / 8) * 8)) % 2048) + tl_chunk25 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 2048) + (((x_layout::flat(tl_tid, (tl_chunk25 / 8) * 8)) % 2048) + tl_chunk25 % 8)) + 7, N) && tl::is_aligned(tl_ptr26, 16)) {
+                        const tl::f16* tl_ptr26 = &X[int64_t(row) * N + ((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk25 / 8) * 8) % 2048) + tl_chunk25 % 8))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk25 / 8) * 8) % 2048) + tl_chunk25 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk25 / 8) * 8) % 2048) + tl_chunk25 % 8)) + 7, N) && tl::is_aligned(tl_ptr26, 16)) {
                             tl::f16 tl_vec27[8];
                             tl::load_vector<tl::f16, 8>(tl_vec27, tl_ptr26);
                             #pragma unroll
@@ -4025,7 +4025,7 @@ __global__ void __launch_bounds__(256, 4) log_softmax_kernel_variant5(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                x[tl_chunk25 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (((x_layout::flat(tl_tid, ((tl_chunk25 + tl_v) / 8) * 8)) % 2048) + (tl_chunk25 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 2048) + (((x_layout::flat(tl_tid, ((tl_chunk25 + tl_v) / 8) * 8)) % 2048) + (tl_chunk25 + tl_v) % 8))]) : -tl::inf<float>();
+                                x[tl_chunk25 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + ((x_layout::flat(tl_tid, ((tl_chunk25 + tl_v) / 8) * 8) % 2048) + (tl_chunk25 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 2048) + ((x_layout::flat(tl_tid, ((tl_chunk25 + tl_v) / 8) * 8) % 2048) + (tl_chunk25 + tl_v) % 8))]) : -tl::inf<float>();
                             }
                         }
                     }
@@ -4048,7 +4048,7 @@ __global__ void __launch_bounds__(256, 4) log_softmax_kernel_variant5(
                     // for j in parallel(2048): each thread visits the elements of `x` it holds
                     #pragma unroll
                     for (int tl_s29 = 0; tl_s29 < x_layout::kSlots; ++tl_s29) {
-                        [[maybe_unused]] const int j = ((x_layout::flat(tl_tid, (tl_s29 / 8) * 8)) % 2048) + tl_s29 % 8;
+                        [[maybe_unused]] const int j = (x_layout::flat(tl_tid, (tl_s29 / 8) * 8) % 2048) + tl_s29 % 8;
                         x[tl_s29] = tl::fast::exp_sub(x[tl_s29], m_new);
                     }
                     // reduce(sum, x, tile_sum);  (softmax.tl:140)
@@ -4073,8 +4073,8 @@ __global__ void __launch_bounds__(256, 4) log_softmax_kernel_variant5(
                     // copy(X[row, t * BN +: BN], x);  (softmax.tl:146)
                     #pragma unroll
                     for (int tl_chunk31 = 0; tl_chunk31 < x_layout::kSlots; tl_chunk31 += 8) {
-                        const tl::f16* tl_ptr32 = &X[int64_t(row) * N + ((t * 2048) + (((x_layout::flat(tl_tid, (tl_chunk31 / 8) * 8)) % 2048) + tl_chunk31 % 8))];
-                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (((x_layout::flat(tl_tid, (tl_chunk31 / 8) * 8)) % 2048) + tl_chunk31 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 2048) + (((x_layout::flat(tl_tid, (tl_chunk31 / 8) * 8)) % 2048) + tl_chunk31 % 8)) + 7, N) && tl::is_aligned(tl_ptr32, 16)) {
+                        const tl::f16* tl_ptr32 = &X[int64_t(row) * N + ((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk31 / 8) * 8) % 2048) + tl_chunk31 % 8))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk31 / 8) * 8) % 2048) + tl_chunk31 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk31 / 8) * 8) % 2048) + tl_chunk31 % 8)) + 7, N) && tl::is_aligned(tl_ptr32, 16)) {
                             tl::f16 tl_vec33[8];
                             tl::load_vector<tl::f16, 8>(tl_vec33, tl_ptr32);
                             #pragma unroll
@@ -4082,7 +4082,7 @@ __global__ void __launch_bounds__(256, 4) log_softmax_kernel_variant5(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                x[tl_chunk31 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (((x_layout::flat(tl_tid, ((tl_chunk31 + tl_v) / 8) * 8)) % 2048) + (tl_chunk31 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 2048) + (((x_layout::flat(tl_tid, ((tl_chunk31 + tl_v) / 8) * 8)) % 2048) + (tl_chunk31 + tl_v) % 8))]) : 0.0f;
+                                x[tl_chunk31 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + ((x_layout::flat(tl_tid, ((tl_chunk31 + tl_v) / 8) * 8) % 2048) + (tl_chunk31 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 2048) + ((x_layout::flat(tl_tid, ((tl_chunk31 + tl_v) / 8) * 8) % 2048) + (tl_chunk31 + tl_v) % 8))]) : 0.0f;
                             }
                         }
                     }
@@ -4090,14 +4090,14 @@ __global__ void __launch_bounds__(256, 4) log_softmax_kernel_variant5(
                     // for j in parallel(2048): each thread visits the elements of `x` it holds
                     #pragma unroll
                     for (int tl_s34 = 0; tl_s34 < x_layout::kSlots; ++tl_s34) {
-                        [[maybe_unused]] const int j = ((x_layout::flat(tl_tid, (tl_s34 / 8) * 8)) % 2048) + tl_s34 % 8;
+                        [[maybe_unused]] const int j = (x_layout::flat(tl_tid, (tl_s34 / 8) * 8) % 2048) + tl_s34 % 8;
                         x[tl_s34] = x[tl_s34] - shift;
                     }
                     // copy(x, Y[row, t * BN +: BN]);  (softmax.tl:150)
                     #pragma unroll
                     for (int tl_chunk35 = 0; tl_chunk35 < x_layout::kSlots; tl_chunk35 += 8) {
-                        tl::f16* tl_ptr36 = &Y[int64_t(row) * N + ((t * 2048) + (((x_layout::flat(tl_tid, (tl_chunk35 / 8) * 8)) % 2048) + tl_chunk35 % 8))];
-                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (((x_layout::flat(tl_tid, (tl_chunk35 / 8) * 8)) % 2048) + tl_chunk35 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 2048) + (((x_layout::flat(tl_tid, (tl_chunk35 / 8) * 8)) % 2048) + tl_chunk35 % 8)) + 7, N) && tl::is_aligned(tl_ptr36, 16)) {
+                        tl::f16* tl_ptr36 = &Y[int64_t(row) * N + ((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk35 / 8) * 8) % 2048) + tl_chunk35 % 8))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk35 / 8) * 8) % 2048) + tl_chunk35 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 2048) + ((x_layout::flat(tl_tid, (tl_chunk35 / 8) * 8) % 2048) + tl_chunk35 % 8)) + 7, N) && tl::is_aligned(tl_ptr36, 16)) {
                             tl::f16 tl_vec37[8];
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; tl_v += 2) tl::convert_pair(&tl_vec37[tl_v], x[tl_chunk35 + tl_v], x[tl_chunk35 + tl_v + 1]);
@@ -4105,7 +4105,7 @@ __global__ void __launch_bounds__(256, 4) log_softmax_kernel_variant5(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + (((x_layout::flat(tl_tid, ((tl_chunk35 + tl_v) / 8) * 8)) % 2048) + (tl_chunk35 + tl_v) % 8), N)) Y[int64_t(row) * N + ((t * 2048) + (((x_layout::flat(tl_tid, ((tl_chunk35 + tl_v) / 8) * 8)) % 2048) + (tl_chunk35 + tl_v) % 8))] = tl::convert<tl::f16>(x[tl_chunk35 + tl_v]);
+                                if (tl::in_bounds(row, M) && tl::in_bounds((t * 2048) + ((x_layout::flat(tl_tid, ((tl_chunk35 + tl_v) / 8) * 8) % 2048) + (tl_chunk35 + tl_v) % 8), N)) Y[int64_t(row) * N + ((t * 2048) + ((x_layout::flat(tl_tid, ((tl_chunk35 + tl_v) / 8) * 8) % 2048) + (tl_chunk35 + tl_v) % 8))] = tl::convert<tl::f16>(x[tl_chunk35 + tl_v]);
                             }
                         }
                     }
@@ -4350,8 +4350,8 @@ __global__ void __launch_bounds__(512, 2) log_softmax_kernel_variant6(
                     // copy(X[row, t * BN +: BN], x, pad = -inf);  (softmax.tl:134)
                     #pragma unroll
                     for (int tl_chunk25 = 0; tl_chunk25 < x_layout::kSlots; tl_chunk25 += 8) {
-                        const tl::f16* tl_ptr26 = &X[int64_t(row) * N + ((t * 4096) + (((x_layout::flat(tl_tid, (tl_chunk25 / 8) * 8)) % 4096) + tl_chunk25 % 8))];
-                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 4096) + (((x_layout::flat(tl_tid, (tl_chunk25 / 8) * 8)) % 4096) + tl_chunk25 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 4096) + (((x_layout::flat(tl_tid, (tl_chunk25 / 8) * 8)) % 4096) + tl_chunk25 % 8)) + 7, N) && tl::is_aligned(tl_ptr26, 16)) {
+                        const tl::f16* tl_ptr26 = &X[int64_t(row) * N + ((t * 4096) + ((x_layout::flat(tl_tid, (tl_chunk25 / 8) * 8) % 4096) + tl_chunk25 % 8))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 4096) + ((x_layout::flat(tl_tid, (tl_chunk25 / 8) * 8) % 4096) + tl_chunk25 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 4096) + ((x_layout::flat(tl_tid, (tl_chunk25 / 8) * 8) % 4096) + tl_chunk25 % 8)) + 7, N) && tl::is_aligned(tl_ptr26, 16)) {
                             tl::f16 tl_vec27[8];
                             tl::load_vector<tl::f16, 8>(tl_vec27, tl_ptr26);
                             #pragma unroll
@@ -4359,7 +4359,7 @@ __global__ void __launch_bounds__(512, 2) log_softmax_kernel_variant6(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                x[tl_chunk25 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 4096) + (((x_layout::flat(tl_tid, ((tl_chunk25 + tl_v) / 8) * 8)) % 4096) + (tl_chunk25 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 4096) + (((x_layout::flat(tl_tid, ((tl_chunk25 + tl_v) / 8) * 8)) % 4096) + (tl_chunk25 + tl_v) % 8))]) : -tl::inf<float>();
+                                x[tl_chunk25 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 4096) + ((x_layout::flat(tl_tid, ((tl_chunk25 + tl_v) / 8) * 8) % 4096) + (tl_chunk25 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 4096) + ((x_layout::flat(tl_tid, ((tl_chunk25 + tl_v) / 8) * 8) % 4096) + (tl_chunk25 + tl_v) % 8))]) : -tl::inf<float>();
                             }
                         }
                     }
@@ -4382,7 +4382,7 @@ __global__ void __launch_bounds__(512, 2) log_softmax_kernel_variant6(
                     // for j in parallel(4096): each thread visits the elements of `x` it holds
                     #pragma unroll
                     for (int tl_s29 = 0; tl_s29 < x_layout::kSlots; ++tl_s29) {
-                        [[maybe_unused]] const int j = ((x_layout::flat(tl_tid, (tl_s29 / 8) * 8)) % 4096) + tl_s29 % 8;
+                        [[maybe_unused]] const int j = (x_layout::flat(tl_tid, (tl_s29 / 8) * 8) % 4096) + tl_s29 % 8;
                         x[tl_s29] = tl::fast::exp_sub(x[tl_s29], m_new);
                     }
                     // reduce(sum, x, tile_sum);  (softmax.tl:140)
@@ -4407,8 +4407,8 @@ __global__ void __launch_bounds__(512, 2) log_softmax_kernel_variant6(
                     // copy(X[row, t * BN +: BN], x);  (softmax.tl:146)
                     #pragma unroll
                     for (int tl_chunk31 = 0; tl_chunk31 < x_layout::kSlots; tl_chunk31 += 8) {
-                        const tl::f16* tl_ptr32 = &X[int64_t(row) * N + ((t * 4096) + (((x_layout::flat(tl_tid, (tl_chunk31 / 8) * 8)) % 4096) + tl_chunk31 % 8))];
-                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 4096) + (((x_layout::flat(tl_tid, (tl_chunk31 / 8) * 8)) % 4096) + tl_chunk31 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 4096) + (((x_layout::flat(tl_tid, (tl_chunk31 / 8) * 8)) % 4096) + tl_chunk31 % 8)) + 7, N) && tl::is_aligned(tl_ptr32, 16)) {
+                        const tl::f16* tl_ptr32 = &X[int64_t(row) * N + ((t * 4096) + ((x_layout::flat(tl_tid, (tl_chunk31 / 8) * 8) % 4096) + tl_chunk31 % 8))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 4096) + ((x_layout::flat(tl_tid, (tl_chunk31 / 8) * 8) % 4096) + tl_chunk31 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 4096) + ((x_layout::flat(tl_tid, (tl_chunk31 / 8) * 8) % 4096) + tl_chunk31 % 8)) + 7, N) && tl::is_aligned(tl_ptr32, 16)) {
                             tl::f16 tl_vec33[8];
                             tl::load_vector<tl::f16, 8>(tl_vec33, tl_ptr32);
                             #pragma unroll
@@ -4416,7 +4416,7 @@ __global__ void __launch_bounds__(512, 2) log_softmax_kernel_variant6(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                x[tl_chunk31 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 4096) + (((x_layout::flat(tl_tid, ((tl_chunk31 + tl_v) / 8) * 8)) % 4096) + (tl_chunk31 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 4096) + (((x_layout::flat(tl_tid, ((tl_chunk31 + tl_v) / 8) * 8)) % 4096) + (tl_chunk31 + tl_v) % 8))]) : 0.0f;
+                                x[tl_chunk31 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 4096) + ((x_layout::flat(tl_tid, ((tl_chunk31 + tl_v) / 8) * 8) % 4096) + (tl_chunk31 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 4096) + ((x_layout::flat(tl_tid, ((tl_chunk31 + tl_v) / 8) * 8) % 4096) + (tl_chunk31 + tl_v) % 8))]) : 0.0f;
                             }
                         }
                     }
@@ -4424,14 +4424,14 @@ __global__ void __launch_bounds__(512, 2) log_softmax_kernel_variant6(
                     // for j in parallel(4096): each thread visits the elements of `x` it holds
                     #pragma unroll
                     for (int tl_s34 = 0; tl_s34 < x_layout::kSlots; ++tl_s34) {
-                        [[maybe_unused]] const int j = ((x_layout::flat(tl_tid, (tl_s34 / 8) * 8)) % 4096) + tl_s34 % 8;
+                        [[maybe_unused]] const int j = (x_layout::flat(tl_tid, (tl_s34 / 8) * 8) % 4096) + tl_s34 % 8;
                         x[tl_s34] = x[tl_s34] - shift;
                     }
                     // copy(x, Y[row, t * BN +: BN]);  (softmax.tl:150)
                     #pragma unroll
                     for (int tl_chunk35 = 0; tl_chunk35 < x_layout::kSlots; tl_chunk35 += 8) {
-                        tl::f16* tl_ptr36 = &Y[int64_t(row) * N + ((t * 4096) + (((x_layout::flat(tl_tid, (tl_chunk35 / 8) * 8)) % 4096) + tl_chunk35 % 8))];
-                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 4096) + (((x_layout::flat(tl_tid, (tl_chunk35 / 8) * 8)) % 4096) + tl_chunk35 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 4096) + (((x_layout::flat(tl_tid, (tl_chunk35 / 8) * 8)) % 4096) + tl_chunk35 % 8)) + 7, N) && tl::is_aligned(tl_ptr36, 16)) {
+                        tl::f16* tl_ptr36 = &Y[int64_t(row) * N + ((t * 4096) + ((x_layout::flat(tl_tid, (tl_chunk35 / 8) * 8) % 4096) + tl_chunk35 % 8))];
+                        if (tl::in_bounds(row, M) && tl::in_bounds((t * 4096) + ((x_layout::flat(tl_tid, (tl_chunk35 / 8) * 8) % 4096) + tl_chunk35 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 4096) + ((x_layout::flat(tl_tid, (tl_chunk35 / 8) * 8) % 4096) + tl_chunk35 % 8)) + 7, N) && tl::is_aligned(tl_ptr36, 16)) {
                             tl::f16 tl_vec37[8];
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; tl_v += 2) tl::convert_pair(&tl_vec37[tl_v], x[tl_chunk35 + tl_v], x[tl_chunk35 + tl_v + 1]);
@@ -4439,7 +4439,7 @@ __global__ void __launch_bounds__(512, 2) log_softmax_kernel_variant6(
                         } else {
                             #pragma unroll
                             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                                if (tl::in_bounds(row, M) && tl::in_bounds((t * 4096) + (((x_layout::flat(tl_tid, ((tl_chunk35 + tl_v) / 8) * 8)) % 4096) + (tl_chunk35 + tl_v) % 8), N)) Y[int64_t(row) * N + ((t * 4096) + (((x_layout::flat(tl_tid, ((tl_chunk35 + tl_v) / 8) * 8)) % 4096) + (tl_chunk35 + tl_v) % 8))] = tl::convert<tl::f16>(x[tl_chunk35 + tl_v]);
+                                if (tl::in_bounds(row, M) && tl::in_bounds((t * 4096) + ((x_layout::flat(tl_tid, ((tl_chunk35 + tl_v) / 8) * 8) % 4096) + (tl_chunk35 + tl_v) % 8), N)) Y[int64_t(row) * N + ((t * 4096) + ((x_layout::flat(tl_tid, ((tl_chunk35 + tl_v) / 8) * 8) % 4096) + (tl_chunk35 + tl_v) % 8))] = tl::convert<tl::f16>(x[tl_chunk35 + tl_v]);
                             }
                         }
                     }

@@ -52,7 +52,14 @@ std::string int_literal(int64_t v, Dtype t) {
 }
 
 std::string parenthesized(const std::string& s) {
-    if (s.find_first_of(" +-*/%?<>&|") == std::string::npos) return s;
+    // An operator outside every bracket makes `s` more than one operand.
+    int depth = 0;
+    bool top_level_operator = false;
+    for (char ch : s) {
+        depth += ch == '(' || ch == '[' ? 1 : ch == ')' || ch == ']' ? -1 : 0;
+        top_level_operator |= depth == 0 && std::string_view(" +-*/%?<>&|^!=~").find(ch) != std::string_view::npos;
+    }
+    if (!top_level_operator) return s;
     // Already one parenthesized group: `(a + b)`, not `(a) + (b)`.
     if (s.front() == '(' && s.back() == ')') {
         int depth = 0;

@@ -282,7 +282,7 @@ void KernelEmitter::emit_cluster_idle_tile(const ir::WarpSpecializedLoop& loop) 
             out_.line(fmt::format("tl::sm90::mbarrier_wait(tl_once_full, (tl_round + {}) & 1);", op.full_parity_offset));
             out_.line("if (tl_tid % 32 == 0) tl::sm90::mbarrier_arrive(tl_once_empty);");
         }
-        out_.block(fmt::format("for (int tl_k = 0; tl_k < {}; ++tl_k, ++tl_it)", expr(loop.trip_count)), [&] {
+        out_.block(fmt::format("for (int tl_k = 0; tl_k < {}; ++tl_k, ++tl_it)", parenthesized(expr(loop.trip_count))), [&] {
             for (const bool first_ring : loop.first_stages ? std::vector<bool>{true, false} : std::vector<bool>{false}) {
                 const RingNames ring = ring_names(first_ring);
                 const int stages = protocol.ring_stages(first_ring ? 1 : 0);
@@ -354,7 +354,7 @@ void KernelEmitter::emit_producer(const ir::WarpSpecializedLoop& loop) {
             }
         }
         std::string k = var_name(*loop.var);
-        out_.block(fmt::format("for (int {0} = 0; {0} < {1}; ++{0}, ++tl_it)", k, expr(loop.trip_count)), [&] {
+        out_.block(fmt::format("for (int {0} = 0; {0} < {1}; ++{0}, ++tl_it)", k, parenthesized(expr(loop.trip_count))), [&] {
             // Each ring in turn (the first gemm's first): wait until its stage is empty, expect its
             // bytes, issue its loads.
             bool lets_done = false;

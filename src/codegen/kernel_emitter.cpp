@@ -325,7 +325,7 @@ void KernelEmitter::stmt(const ir::StmtPtr& s, const ElementContext& ctx) {
         if (f->loop_kind == ir::LoopKind::Pipelined)
             source_comment(*s, fmt::format("pipelined loop, {} stages", f->options.stages));
         if (f->loop_kind == ir::LoopKind::Unroll) out_.line("#pragma unroll");
-        out_.block(fmt::format("for (int {} = 0; {} < {}; ++{})", v, v, expr(f->extents[0], ctx), v),
+        out_.block(fmt::format("for (int {} = 0; {} < {}; ++{})", v, v, parenthesized(expr(f->extents[0], ctx)), v),
                    [&] { stmt(f->body, ctx); });
         break;
     }

@@ -72,24 +72,24 @@ __global__ void __launch_bounds__(128) partial_products_kernel(
     {
         #pragma unroll
         for (int tl_pair10 = 0; tl_pair10 < acc_layout::kSlots; tl_pair10 += 2) {
-            if (tl::in_bounds((int(blockIdx.y) * 64) + (acc_layout::row(tl_tid, tl_pair10)), M) && tl::in_bounds((int(blockIdx.x) * 64) + (acc_layout::col(tl_tid, tl_pair10)), N) && tl::in_bounds((int(blockIdx.y) * 64) + (acc_layout::row(tl_tid, tl_pair10)), M) && tl::in_bounds(((int(blockIdx.x) * 64) + (acc_layout::col(tl_tid, tl_pair10))) + 1, N)) tl::atomic_add_pair(&C[int64_t((int(blockIdx.y) * 64) + (acc_layout::row(tl_tid, tl_pair10))) * N + ((int(blockIdx.x) * 64) + (acc_layout::col(tl_tid, tl_pair10)))], acc[tl_pair10], acc[tl_pair10 + 1]);
+            if (tl::in_bounds((int(blockIdx.y) * 64) + acc_layout::row(tl_tid, tl_pair10), M) && tl::in_bounds((int(blockIdx.x) * 64) + acc_layout::col(tl_tid, tl_pair10), N) && tl::in_bounds((int(blockIdx.y) * 64) + acc_layout::row(tl_tid, tl_pair10), M) && tl::in_bounds(((int(blockIdx.x) * 64) + acc_layout::col(tl_tid, tl_pair10)) + 1, N)) tl::atomic_add_pair(&C[int64_t((int(blockIdx.y) * 64) + acc_layout::row(tl_tid, tl_pair10)) * N + ((int(blockIdx.x) * 64) + acc_layout::col(tl_tid, tl_pair10))], acc[tl_pair10], acc[tl_pair10 + 1]);
             else {
-                if (tl::in_bounds((int(blockIdx.y) * 64) + (acc_layout::row(tl_tid, tl_pair10)), M) && tl::in_bounds((int(blockIdx.x) * 64) + (acc_layout::col(tl_tid, tl_pair10)), N)) tl::atomic_add(&C[int64_t((int(blockIdx.y) * 64) + (acc_layout::row(tl_tid, tl_pair10))) * N + ((int(blockIdx.x) * 64) + (acc_layout::col(tl_tid, tl_pair10)))], acc[tl_pair10]);
-                if (tl::in_bounds((int(blockIdx.y) * 64) + (acc_layout::row(tl_tid, tl_pair10)), M) && tl::in_bounds(((int(blockIdx.x) * 64) + (acc_layout::col(tl_tid, tl_pair10))) + 1, N)) tl::atomic_add(&C[int64_t((int(blockIdx.y) * 64) + (acc_layout::row(tl_tid, tl_pair10))) * N + (((int(blockIdx.x) * 64) + (acc_layout::col(tl_tid, tl_pair10))) + 1)], acc[tl_pair10 + 1]);
+                if (tl::in_bounds((int(blockIdx.y) * 64) + acc_layout::row(tl_tid, tl_pair10), M) && tl::in_bounds((int(blockIdx.x) * 64) + acc_layout::col(tl_tid, tl_pair10), N)) tl::atomic_add(&C[int64_t((int(blockIdx.y) * 64) + acc_layout::row(tl_tid, tl_pair10)) * N + ((int(blockIdx.x) * 64) + acc_layout::col(tl_tid, tl_pair10))], acc[tl_pair10]);
+                if (tl::in_bounds((int(blockIdx.y) * 64) + acc_layout::row(tl_tid, tl_pair10), M) && tl::in_bounds(((int(blockIdx.x) * 64) + acc_layout::col(tl_tid, tl_pair10)) + 1, N)) tl::atomic_add(&C[int64_t((int(blockIdx.y) * 64) + acc_layout::row(tl_tid, tl_pair10)) * N + (((int(blockIdx.x) * 64) + acc_layout::col(tl_tid, tl_pair10)) + 1)], acc[tl_pair10 + 1]);
             }
         }
     }
     // atomic_add(H[block.y * 64 +: 64, block.x * 64 +: 64], acc);  (atomic_add_pairs.tl:20)
     #pragma unroll
     for (int tl_s11 = 0; tl_s11 < acc_layout::kSlots; ++tl_s11) {
-        if (tl::in_bounds((int(blockIdx.y) * 64) + (acc_layout::row(tl_tid, tl_s11)), M) && tl::in_bounds((int(blockIdx.x) * 64) + (acc_layout::col(tl_tid, tl_s11)), N)) tl::atomic_add(&H[int64_t((int(blockIdx.y) * 64) + (acc_layout::row(tl_tid, tl_s11))) * N + ((int(blockIdx.x) * 64) + (acc_layout::col(tl_tid, tl_s11)))], tl::convert<tl::f16>(acc[tl_s11]));
+        if (tl::in_bounds((int(blockIdx.y) * 64) + acc_layout::row(tl_tid, tl_s11), M) && tl::in_bounds((int(blockIdx.x) * 64) + acc_layout::col(tl_tid, tl_s11), N)) tl::atomic_add(&H[int64_t((int(blockIdx.y) * 64) + acc_layout::row(tl_tid, tl_s11)) * N + ((int(blockIdx.x) * 64) + acc_layout::col(tl_tid, tl_s11))], tl::convert<tl::f16>(acc[tl_s11]));
     }
     __syncthreads();  // RAW on `C`
     // copy(C[block.y * 64 +: 64, block.x * 64 +: 64], rows);  (atomic_add_pairs.tl:21)
     #pragma unroll
     for (int tl_chunk12 = 0; tl_chunk12 < rows_layout::kSlots; tl_chunk12 += 4) {
-        const float* tl_ptr13 = &C[int64_t((int(blockIdx.y) * 64) + ((rows_layout::flat(tl_tid, (tl_chunk12 / 8) * 8)) / 64)) * N + ((int(blockIdx.x) * 64) + (((rows_layout::flat(tl_tid, (tl_chunk12 / 8) * 8)) % 64) + tl_chunk12 % 8))];
-        if (tl::in_bounds((int(blockIdx.y) * 64) + ((rows_layout::flat(tl_tid, (tl_chunk12 / 8) * 8)) / 64), M) && tl::in_bounds((int(blockIdx.x) * 64) + (((rows_layout::flat(tl_tid, (tl_chunk12 / 8) * 8)) % 64) + tl_chunk12 % 8), N) && tl::in_bounds((int(blockIdx.y) * 64) + ((rows_layout::flat(tl_tid, (tl_chunk12 / 8) * 8)) / 64), M) && tl::in_bounds(((int(blockIdx.x) * 64) + (((rows_layout::flat(tl_tid, (tl_chunk12 / 8) * 8)) % 64) + tl_chunk12 % 8)) + 3, N) && tl::is_aligned(tl_ptr13, 16)) {
+        const float* tl_ptr13 = &C[int64_t((int(blockIdx.y) * 64) + (rows_layout::flat(tl_tid, (tl_chunk12 / 8) * 8) / 64)) * N + ((int(blockIdx.x) * 64) + ((rows_layout::flat(tl_tid, (tl_chunk12 / 8) * 8) % 64) + tl_chunk12 % 8))];
+        if (tl::in_bounds((int(blockIdx.y) * 64) + (rows_layout::flat(tl_tid, (tl_chunk12 / 8) * 8) / 64), M) && tl::in_bounds((int(blockIdx.x) * 64) + ((rows_layout::flat(tl_tid, (tl_chunk12 / 8) * 8) % 64) + tl_chunk12 % 8), N) && tl::in_bounds((int(blockIdx.y) * 64) + (rows_layout::flat(tl_tid, (tl_chunk12 / 8) * 8) / 64), M) && tl::in_bounds(((int(blockIdx.x) * 64) + ((rows_layout::flat(tl_tid, (tl_chunk12 / 8) * 8) % 64) + tl_chunk12 % 8)) + 3, N) && tl::is_aligned(tl_ptr13, 16)) {
             float tl_vec14[4];
             tl::load_vector<float, 4>(tl_vec14, tl_ptr13);
             #pragma unroll
@@ -97,7 +97,7 @@ __global__ void __launch_bounds__(128) partial_products_kernel(
         } else {
             #pragma unroll
             for (int tl_v = 0; tl_v < 4; ++tl_v) {
-                rows[tl_chunk12 + tl_v] = tl::in_bounds((int(blockIdx.y) * 64) + ((rows_layout::flat(tl_tid, ((tl_chunk12 + tl_v) / 8) * 8)) / 64), M) && tl::in_bounds((int(blockIdx.x) * 64) + (((rows_layout::flat(tl_tid, ((tl_chunk12 + tl_v) / 8) * 8)) % 64) + (tl_chunk12 + tl_v) % 8), N) ? C[int64_t((int(blockIdx.y) * 64) + ((rows_layout::flat(tl_tid, ((tl_chunk12 + tl_v) / 8) * 8)) / 64)) * N + ((int(blockIdx.x) * 64) + (((rows_layout::flat(tl_tid, ((tl_chunk12 + tl_v) / 8) * 8)) % 64) + (tl_chunk12 + tl_v) % 8))] : 0.0f;
+                rows[tl_chunk12 + tl_v] = tl::in_bounds((int(blockIdx.y) * 64) + (rows_layout::flat(tl_tid, ((tl_chunk12 + tl_v) / 8) * 8) / 64), M) && tl::in_bounds((int(blockIdx.x) * 64) + ((rows_layout::flat(tl_tid, ((tl_chunk12 + tl_v) / 8) * 8) % 64) + (tl_chunk12 + tl_v) % 8), N) ? C[int64_t((int(blockIdx.y) * 64) + (rows_layout::flat(tl_tid, ((tl_chunk12 + tl_v) / 8) * 8) / 64)) * N + ((int(blockIdx.x) * 64) + ((rows_layout::flat(tl_tid, ((tl_chunk12 + tl_v) / 8) * 8) % 64) + (tl_chunk12 + tl_v) % 8))] : 0.0f;
             }
         }
     }
@@ -106,10 +106,10 @@ __global__ void __launch_bounds__(128) partial_products_kernel(
     {
         #pragma unroll
         for (int tl_pair15 = 0; tl_pair15 < rows_layout::kSlots; tl_pair15 += 2) {
-            if (tl::in_bounds((int(blockIdx.y) * 64) + ((rows_layout::flat(tl_tid, (tl_pair15 / 8) * 8)) / 64), M) && tl::in_bounds((int(blockIdx.x) * 64) + (((rows_layout::flat(tl_tid, (tl_pair15 / 8) * 8)) % 64) + tl_pair15 % 8), N) && tl::in_bounds((int(blockIdx.y) * 64) + ((rows_layout::flat(tl_tid, (tl_pair15 / 8) * 8)) / 64), M) && tl::in_bounds(((int(blockIdx.x) * 64) + (((rows_layout::flat(tl_tid, (tl_pair15 / 8) * 8)) % 64) + tl_pair15 % 8)) + 1, N)) tl::atomic_add_pair(&C[int64_t((int(blockIdx.y) * 64) + ((rows_layout::flat(tl_tid, (tl_pair15 / 8) * 8)) / 64)) * N + ((int(blockIdx.x) * 64) + (((rows_layout::flat(tl_tid, (tl_pair15 / 8) * 8)) % 64) + tl_pair15 % 8))], rows[tl_pair15], rows[tl_pair15 + 1]);
+            if (tl::in_bounds((int(blockIdx.y) * 64) + (rows_layout::flat(tl_tid, (tl_pair15 / 8) * 8) / 64), M) && tl::in_bounds((int(blockIdx.x) * 64) + ((rows_layout::flat(tl_tid, (tl_pair15 / 8) * 8) % 64) + tl_pair15 % 8), N) && tl::in_bounds((int(blockIdx.y) * 64) + (rows_layout::flat(tl_tid, (tl_pair15 / 8) * 8) / 64), M) && tl::in_bounds(((int(blockIdx.x) * 64) + ((rows_layout::flat(tl_tid, (tl_pair15 / 8) * 8) % 64) + tl_pair15 % 8)) + 1, N)) tl::atomic_add_pair(&C[int64_t((int(blockIdx.y) * 64) + (rows_layout::flat(tl_tid, (tl_pair15 / 8) * 8) / 64)) * N + ((int(blockIdx.x) * 64) + ((rows_layout::flat(tl_tid, (tl_pair15 / 8) * 8) % 64) + tl_pair15 % 8))], rows[tl_pair15], rows[tl_pair15 + 1]);
             else {
-                if (tl::in_bounds((int(blockIdx.y) * 64) + ((rows_layout::flat(tl_tid, (tl_pair15 / 8) * 8)) / 64), M) && tl::in_bounds((int(blockIdx.x) * 64) + (((rows_layout::flat(tl_tid, (tl_pair15 / 8) * 8)) % 64) + tl_pair15 % 8), N)) tl::atomic_add(&C[int64_t((int(blockIdx.y) * 64) + ((rows_layout::flat(tl_tid, (tl_pair15 / 8) * 8)) / 64)) * N + ((int(blockIdx.x) * 64) + (((rows_layout::flat(tl_tid, (tl_pair15 / 8) * 8)) % 64) + tl_pair15 % 8))], rows[tl_pair15]);
-                if (tl::in_bounds((int(blockIdx.y) * 64) + ((rows_layout::flat(tl_tid, (tl_pair15 / 8) * 8)) / 64), M) && tl::in_bounds(((int(blockIdx.x) * 64) + (((rows_layout::flat(tl_tid, (tl_pair15 / 8) * 8)) % 64) + tl_pair15 % 8)) + 1, N)) tl::atomic_add(&C[int64_t((int(blockIdx.y) * 64) + ((rows_layout::flat(tl_tid, (tl_pair15 / 8) * 8)) / 64)) * N + (((int(blockIdx.x) * 64) + (((rows_layout::flat(tl_tid, (tl_pair15 / 8) * 8)) % 64) + tl_pair15 % 8)) + 1)], rows[tl_pair15 + 1]);
+                if (tl::in_bounds((int(blockIdx.y) * 64) + (rows_layout::flat(tl_tid, (tl_pair15 / 8) * 8) / 64), M) && tl::in_bounds((int(blockIdx.x) * 64) + ((rows_layout::flat(tl_tid, (tl_pair15 / 8) * 8) % 64) + tl_pair15 % 8), N)) tl::atomic_add(&C[int64_t((int(blockIdx.y) * 64) + (rows_layout::flat(tl_tid, (tl_pair15 / 8) * 8) / 64)) * N + ((int(blockIdx.x) * 64) + ((rows_layout::flat(tl_tid, (tl_pair15 / 8) * 8) % 64) + tl_pair15 % 8))], rows[tl_pair15]);
+                if (tl::in_bounds((int(blockIdx.y) * 64) + (rows_layout::flat(tl_tid, (tl_pair15 / 8) * 8) / 64), M) && tl::in_bounds(((int(blockIdx.x) * 64) + ((rows_layout::flat(tl_tid, (tl_pair15 / 8) * 8) % 64) + tl_pair15 % 8)) + 1, N)) tl::atomic_add(&C[int64_t((int(blockIdx.y) * 64) + (rows_layout::flat(tl_tid, (tl_pair15 / 8) * 8) / 64)) * N + (((int(blockIdx.x) * 64) + ((rows_layout::flat(tl_tid, (tl_pair15 / 8) * 8) % 64) + tl_pair15 % 8)) + 1)], rows[tl_pair15 + 1]);
             }
         }
     }

@@ -23,8 +23,8 @@ __global__ void __launch_bounds__(128) axpy_rows_kernel(
     // copy(X[block.x * 16 +: 16, 0 +: 64], x);  (barriers_fragments_only.tl:11)
     #pragma unroll
     for (int tl_chunk0 = 0; tl_chunk0 < x_layout::kSlots; tl_chunk0 += 4) {
-        const float* tl_ptr1 = &X[int64_t((int(blockIdx.x) * 16) + ((x_layout::flat(tl_tid, (tl_chunk0 / 8) * 8)) / 64)) * 64 + (((x_layout::flat(tl_tid, (tl_chunk0 / 8) * 8)) % 64) + tl_chunk0 % 8)];
-        if (tl::in_bounds((int(blockIdx.x) * 16) + ((x_layout::flat(tl_tid, (tl_chunk0 / 8) * 8)) / 64), M) && tl::in_bounds(((x_layout::flat(tl_tid, (tl_chunk0 / 8) * 8)) % 64) + tl_chunk0 % 8, 64) && tl::in_bounds((int(blockIdx.x) * 16) + ((x_layout::flat(tl_tid, (tl_chunk0 / 8) * 8)) / 64), M) && tl::in_bounds((((x_layout::flat(tl_tid, (tl_chunk0 / 8) * 8)) % 64) + tl_chunk0 % 8) + 3, 64) && tl::is_aligned(tl_ptr1, 16)) {
+        const float* tl_ptr1 = &X[int64_t((int(blockIdx.x) * 16) + (x_layout::flat(tl_tid, (tl_chunk0 / 8) * 8) / 64)) * 64 + ((x_layout::flat(tl_tid, (tl_chunk0 / 8) * 8) % 64) + tl_chunk0 % 8)];
+        if (tl::in_bounds((int(blockIdx.x) * 16) + (x_layout::flat(tl_tid, (tl_chunk0 / 8) * 8) / 64), M) && tl::in_bounds((x_layout::flat(tl_tid, (tl_chunk0 / 8) * 8) % 64) + tl_chunk0 % 8, 64) && tl::in_bounds((int(blockIdx.x) * 16) + (x_layout::flat(tl_tid, (tl_chunk0 / 8) * 8) / 64), M) && tl::in_bounds(((x_layout::flat(tl_tid, (tl_chunk0 / 8) * 8) % 64) + tl_chunk0 % 8) + 3, 64) && tl::is_aligned(tl_ptr1, 16)) {
             float tl_vec2[4];
             tl::load_vector<float, 4>(tl_vec2, tl_ptr1);
             #pragma unroll
@@ -32,15 +32,15 @@ __global__ void __launch_bounds__(128) axpy_rows_kernel(
         } else {
             #pragma unroll
             for (int tl_v = 0; tl_v < 4; ++tl_v) {
-                x[tl_chunk0 + tl_v] = tl::in_bounds((int(blockIdx.x) * 16) + ((x_layout::flat(tl_tid, ((tl_chunk0 + tl_v) / 8) * 8)) / 64), M) && tl::in_bounds(((x_layout::flat(tl_tid, ((tl_chunk0 + tl_v) / 8) * 8)) % 64) + (tl_chunk0 + tl_v) % 8, 64) ? X[int64_t((int(blockIdx.x) * 16) + ((x_layout::flat(tl_tid, ((tl_chunk0 + tl_v) / 8) * 8)) / 64)) * 64 + (((x_layout::flat(tl_tid, ((tl_chunk0 + tl_v) / 8) * 8)) % 64) + (tl_chunk0 + tl_v) % 8)] : 0.0f;
+                x[tl_chunk0 + tl_v] = tl::in_bounds((int(blockIdx.x) * 16) + (x_layout::flat(tl_tid, ((tl_chunk0 + tl_v) / 8) * 8) / 64), M) && tl::in_bounds((x_layout::flat(tl_tid, ((tl_chunk0 + tl_v) / 8) * 8) % 64) + (tl_chunk0 + tl_v) % 8, 64) ? X[int64_t((int(blockIdx.x) * 16) + (x_layout::flat(tl_tid, ((tl_chunk0 + tl_v) / 8) * 8) / 64)) * 64 + ((x_layout::flat(tl_tid, ((tl_chunk0 + tl_v) / 8) * 8) % 64) + (tl_chunk0 + tl_v) % 8)] : 0.0f;
             }
         }
     }
     // copy(Y[block.x * 16 +: 16, 0 +: 64], y);  (barriers_fragments_only.tl:12)
     #pragma unroll
     for (int tl_chunk3 = 0; tl_chunk3 < y_layout::kSlots; tl_chunk3 += 4) {
-        const float* tl_ptr4 = &Y[int64_t((int(blockIdx.x) * 16) + ((y_layout::flat(tl_tid, (tl_chunk3 / 8) * 8)) / 64)) * 64 + (((y_layout::flat(tl_tid, (tl_chunk3 / 8) * 8)) % 64) + tl_chunk3 % 8)];
-        if (tl::in_bounds((int(blockIdx.x) * 16) + ((y_layout::flat(tl_tid, (tl_chunk3 / 8) * 8)) / 64), M) && tl::in_bounds(((y_layout::flat(tl_tid, (tl_chunk3 / 8) * 8)) % 64) + tl_chunk3 % 8, 64) && tl::in_bounds((int(blockIdx.x) * 16) + ((y_layout::flat(tl_tid, (tl_chunk3 / 8) * 8)) / 64), M) && tl::in_bounds((((y_layout::flat(tl_tid, (tl_chunk3 / 8) * 8)) % 64) + tl_chunk3 % 8) + 3, 64) && tl::is_aligned(tl_ptr4, 16)) {
+        const float* tl_ptr4 = &Y[int64_t((int(blockIdx.x) * 16) + (y_layout::flat(tl_tid, (tl_chunk3 / 8) * 8) / 64)) * 64 + ((y_layout::flat(tl_tid, (tl_chunk3 / 8) * 8) % 64) + tl_chunk3 % 8)];
+        if (tl::in_bounds((int(blockIdx.x) * 16) + (y_layout::flat(tl_tid, (tl_chunk3 / 8) * 8) / 64), M) && tl::in_bounds((y_layout::flat(tl_tid, (tl_chunk3 / 8) * 8) % 64) + tl_chunk3 % 8, 64) && tl::in_bounds((int(blockIdx.x) * 16) + (y_layout::flat(tl_tid, (tl_chunk3 / 8) * 8) / 64), M) && tl::in_bounds(((y_layout::flat(tl_tid, (tl_chunk3 / 8) * 8) % 64) + tl_chunk3 % 8) + 3, 64) && tl::is_aligned(tl_ptr4, 16)) {
             float tl_vec5[4];
             tl::load_vector<float, 4>(tl_vec5, tl_ptr4);
             #pragma unroll
@@ -48,7 +48,7 @@ __global__ void __launch_bounds__(128) axpy_rows_kernel(
         } else {
             #pragma unroll
             for (int tl_v = 0; tl_v < 4; ++tl_v) {
-                y[tl_chunk3 + tl_v] = tl::in_bounds((int(blockIdx.x) * 16) + ((y_layout::flat(tl_tid, ((tl_chunk3 + tl_v) / 8) * 8)) / 64), M) && tl::in_bounds(((y_layout::flat(tl_tid, ((tl_chunk3 + tl_v) / 8) * 8)) % 64) + (tl_chunk3 + tl_v) % 8, 64) ? Y[int64_t((int(blockIdx.x) * 16) + ((y_layout::flat(tl_tid, ((tl_chunk3 + tl_v) / 8) * 8)) / 64)) * 64 + (((y_layout::flat(tl_tid, ((tl_chunk3 + tl_v) / 8) * 8)) % 64) + (tl_chunk3 + tl_v) % 8)] : 0.0f;
+                y[tl_chunk3 + tl_v] = tl::in_bounds((int(blockIdx.x) * 16) + (y_layout::flat(tl_tid, ((tl_chunk3 + tl_v) / 8) * 8) / 64), M) && tl::in_bounds((y_layout::flat(tl_tid, ((tl_chunk3 + tl_v) / 8) * 8) % 64) + (tl_chunk3 + tl_v) % 8, 64) ? Y[int64_t((int(blockIdx.x) * 16) + (y_layout::flat(tl_tid, ((tl_chunk3 + tl_v) / 8) * 8) / 64)) * 64 + ((y_layout::flat(tl_tid, ((tl_chunk3 + tl_v) / 8) * 8) % 64) + (tl_chunk3 + tl_v) % 8)] : 0.0f;
             }
         }
     }
@@ -56,16 +56,16 @@ __global__ void __launch_bounds__(128) axpy_rows_kernel(
     // for i, j in parallel(16, 64): each thread visits the elements of `y` it holds
     #pragma unroll
     for (int tl_s6 = 0; tl_s6 < y_layout::kSlots; ++tl_s6) {
-        [[maybe_unused]] const int i = (y_layout::flat(tl_tid, (tl_s6 / 8) * 8)) / 64;
-        [[maybe_unused]] const int j = ((y_layout::flat(tl_tid, (tl_s6 / 8) * 8)) % 64) + tl_s6 % 8;
+        [[maybe_unused]] const int i = y_layout::flat(tl_tid, (tl_s6 / 8) * 8) / 64;
+        [[maybe_unused]] const int j = (y_layout::flat(tl_tid, (tl_s6 / 8) * 8) % 64) + tl_s6 % 8;
         y[tl_s6] = a * x[tl_s6] + y[tl_s6];
     }
     __syncthreads();  // WAR on `Y`
     // copy(y, Y[block.x * 16 +: 16, 0 +: 64]);  (barriers_fragments_only.tl:16)
     #pragma unroll
     for (int tl_chunk7 = 0; tl_chunk7 < y_layout::kSlots; tl_chunk7 += 4) {
-        float* tl_ptr8 = &Y[int64_t((int(blockIdx.x) * 16) + ((y_layout::flat(tl_tid, (tl_chunk7 / 8) * 8)) / 64)) * 64 + (((y_layout::flat(tl_tid, (tl_chunk7 / 8) * 8)) % 64) + tl_chunk7 % 8)];
-        if (tl::in_bounds((int(blockIdx.x) * 16) + ((y_layout::flat(tl_tid, (tl_chunk7 / 8) * 8)) / 64), M) && tl::in_bounds(((y_layout::flat(tl_tid, (tl_chunk7 / 8) * 8)) % 64) + tl_chunk7 % 8, 64) && tl::in_bounds((int(blockIdx.x) * 16) + ((y_layout::flat(tl_tid, (tl_chunk7 / 8) * 8)) / 64), M) && tl::in_bounds((((y_layout::flat(tl_tid, (tl_chunk7 / 8) * 8)) % 64) + tl_chunk7 % 8) + 3, 64) && tl::is_aligned(tl_ptr8, 16)) {
+        float* tl_ptr8 = &Y[int64_t((int(blockIdx.x) * 16) + (y_layout::flat(tl_tid, (tl_chunk7 / 8) * 8) / 64)) * 64 + ((y_layout::flat(tl_tid, (tl_chunk7 / 8) * 8) % 64) + tl_chunk7 % 8)];
+        if (tl::in_bounds((int(blockIdx.x) * 16) + (y_layout::flat(tl_tid, (tl_chunk7 / 8) * 8) / 64), M) && tl::in_bounds((y_layout::flat(tl_tid, (tl_chunk7 / 8) * 8) % 64) + tl_chunk7 % 8, 64) && tl::in_bounds((int(blockIdx.x) * 16) + (y_layout::flat(tl_tid, (tl_chunk7 / 8) * 8) / 64), M) && tl::in_bounds(((y_layout::flat(tl_tid, (tl_chunk7 / 8) * 8) % 64) + tl_chunk7 % 8) + 3, 64) && tl::is_aligned(tl_ptr8, 16)) {
             float tl_vec9[4];
             #pragma unroll
             for (int tl_v = 0; tl_v < 4; ++tl_v) tl_vec9[tl_v] = y[tl_chunk7 + tl_v];
@@ -73,7 +73,7 @@ __global__ void __launch_bounds__(128) axpy_rows_kernel(
         } else {
             #pragma unroll
             for (int tl_v = 0; tl_v < 4; ++tl_v) {
-                if (tl::in_bounds((int(blockIdx.x) * 16) + ((y_layout::flat(tl_tid, ((tl_chunk7 + tl_v) / 8) * 8)) / 64), M) && tl::in_bounds(((y_layout::flat(tl_tid, ((tl_chunk7 + tl_v) / 8) * 8)) % 64) + (tl_chunk7 + tl_v) % 8, 64)) Y[int64_t((int(blockIdx.x) * 16) + ((y_layout::flat(tl_tid, ((tl_chunk7 + tl_v) / 8) * 8)) / 64)) * 64 + (((y_layout::flat(tl_tid, ((tl_chunk7 + tl_v) / 8) * 8)) % 64) + (tl_chunk7 + tl_v) % 8)] = y[tl_chunk7 + tl_v];
+                if (tl::in_bounds((int(blockIdx.x) * 16) + (y_layout::flat(tl_tid, ((tl_chunk7 + tl_v) / 8) * 8) / 64), M) && tl::in_bounds((y_layout::flat(tl_tid, ((tl_chunk7 + tl_v) / 8) * 8) % 64) + (tl_chunk7 + tl_v) % 8, 64)) Y[int64_t((int(blockIdx.x) * 16) + (y_layout::flat(tl_tid, ((tl_chunk7 + tl_v) / 8) * 8) / 64)) * 64 + ((y_layout::flat(tl_tid, ((tl_chunk7 + tl_v) / 8) * 8) % 64) + (tl_chunk7 + tl_v) % 8)] = y[tl_chunk7 + tl_v];
             }
         }
     }

@@ -51,16 +51,16 @@ __global__ void __launch_bounds__(128) scale_or_zero_kernel(
     // for i, j in parallel(16, 64): each thread visits the elements of `o` it holds
     #pragma unroll
     for (int tl_s7 = 0; tl_s7 < o_layout::kSlots; ++tl_s7) {
-        const int tl_c8 = (o_layout::flat(tl_tid, (tl_s7 / 8) * 8)) % 64;  // the chunk's first column
-        const int i = (o_layout::flat(tl_tid, (tl_s7 / 8) * 8)) / 64;
+        const int tl_c8 = o_layout::flat(tl_tid, (tl_s7 / 8) * 8) % 64;  // the chunk's first column
+        const int i = o_layout::flat(tl_tid, (tl_s7 / 8) * 8) / 64;
         const int j = tl_c8 + tl_s7 % 8;
         o[tl_s7] = beta * c[i * 68 + (63 - j)];
     }
     // copy(o, Out[block.x * 16 +: 16, 0 +: 64]);  (barriers_uniform_branch.tl:22)
     #pragma unroll
     for (int tl_chunk9 = 0; tl_chunk9 < o_layout::kSlots; tl_chunk9 += 4) {
-        float* tl_ptr10 = &Out[int64_t((int(blockIdx.x) * 16) + ((o_layout::flat(tl_tid, (tl_chunk9 / 8) * 8)) / 64)) * 64 + (((o_layout::flat(tl_tid, (tl_chunk9 / 8) * 8)) % 64) + tl_chunk9 % 8)];
-        if (tl::in_bounds((int(blockIdx.x) * 16) + ((o_layout::flat(tl_tid, (tl_chunk9 / 8) * 8)) / 64), M) && tl::in_bounds(((o_layout::flat(tl_tid, (tl_chunk9 / 8) * 8)) % 64) + tl_chunk9 % 8, 64) && tl::in_bounds((int(blockIdx.x) * 16) + ((o_layout::flat(tl_tid, (tl_chunk9 / 8) * 8)) / 64), M) && tl::in_bounds((((o_layout::flat(tl_tid, (tl_chunk9 / 8) * 8)) % 64) + tl_chunk9 % 8) + 3, 64) && tl::is_aligned(tl_ptr10, 16)) {
+        float* tl_ptr10 = &Out[int64_t((int(blockIdx.x) * 16) + (o_layout::flat(tl_tid, (tl_chunk9 / 8) * 8) / 64)) * 64 + ((o_layout::flat(tl_tid, (tl_chunk9 / 8) * 8) % 64) + tl_chunk9 % 8)];
+        if (tl::in_bounds((int(blockIdx.x) * 16) + (o_layout::flat(tl_tid, (tl_chunk9 / 8) * 8) / 64), M) && tl::in_bounds((o_layout::flat(tl_tid, (tl_chunk9 / 8) * 8) % 64) + tl_chunk9 % 8, 64) && tl::in_bounds((int(blockIdx.x) * 16) + (o_layout::flat(tl_tid, (tl_chunk9 / 8) * 8) / 64), M) && tl::in_bounds(((o_layout::flat(tl_tid, (tl_chunk9 / 8) * 8) % 64) + tl_chunk9 % 8) + 3, 64) && tl::is_aligned(tl_ptr10, 16)) {
             float tl_vec11[4];
             #pragma unroll
             for (int tl_v = 0; tl_v < 4; ++tl_v) tl_vec11[tl_v] = o[tl_chunk9 + tl_v];
@@ -68,7 +68,7 @@ __global__ void __launch_bounds__(128) scale_or_zero_kernel(
         } else {
             #pragma unroll
             for (int tl_v = 0; tl_v < 4; ++tl_v) {
-                if (tl::in_bounds((int(blockIdx.x) * 16) + ((o_layout::flat(tl_tid, ((tl_chunk9 + tl_v) / 8) * 8)) / 64), M) && tl::in_bounds(((o_layout::flat(tl_tid, ((tl_chunk9 + tl_v) / 8) * 8)) % 64) + (tl_chunk9 + tl_v) % 8, 64)) Out[int64_t((int(blockIdx.x) * 16) + ((o_layout::flat(tl_tid, ((tl_chunk9 + tl_v) / 8) * 8)) / 64)) * 64 + (((o_layout::flat(tl_tid, ((tl_chunk9 + tl_v) / 8) * 8)) % 64) + (tl_chunk9 + tl_v) % 8)] = o[tl_chunk9 + tl_v];
+                if (tl::in_bounds((int(blockIdx.x) * 16) + (o_layout::flat(tl_tid, ((tl_chunk9 + tl_v) / 8) * 8) / 64), M) && tl::in_bounds((o_layout::flat(tl_tid, ((tl_chunk9 + tl_v) / 8) * 8) % 64) + (tl_chunk9 + tl_v) % 8, 64)) Out[int64_t((int(blockIdx.x) * 16) + (o_layout::flat(tl_tid, ((tl_chunk9 + tl_v) / 8) * 8) / 64)) * 64 + ((o_layout::flat(tl_tid, ((tl_chunk9 + tl_v) / 8) * 8) % 64) + (tl_chunk9 + tl_v) % 8)] = o[tl_chunk9 + tl_v];
             }
         }
     }

@@ -47,7 +47,7 @@ __global__ void __launch_bounds__(128) col_sum_serial_kernel(
         #pragma unroll
         for (int tl_s5 = 0; tl_s5 < acc_layout::kSlots; ++tl_s5) {
             if (!(acc_layout::valid(tl_tid, tl_s5))) continue;
-            const int tl_c6 = (acc_layout::flat(tl_tid, (tl_s5 / 8) * 8)) % 64;  // the chunk's first column
+            const int tl_c6 = acc_layout::flat(tl_tid, (tl_s5 / 8) * 8) % 64;  // the chunk's first column
             const int j = tl_c6 + tl_s5 % 8;
             for (int i = 0; i < 32; ++i) {
                 acc[tl_s5] = acc[tl_s5] + x[i * 68 + j];
@@ -58,8 +58,8 @@ __global__ void __launch_bounds__(128) col_sum_serial_kernel(
     #pragma unroll
     for (int tl_chunk7 = 0; tl_chunk7 < acc_layout::kSlots; tl_chunk7 += 4) {
         if (!(acc_layout::valid(tl_tid, tl_chunk7))) continue;
-        float* tl_ptr8 = &Y[(int(blockIdx.x) * 64) + (((acc_layout::flat(tl_tid, (tl_chunk7 / 8) * 8)) % 64) + tl_chunk7 % 8)];
-        if (tl::in_bounds((int(blockIdx.x) * 64) + (((acc_layout::flat(tl_tid, (tl_chunk7 / 8) * 8)) % 64) + tl_chunk7 % 8), N) && tl::in_bounds(((int(blockIdx.x) * 64) + (((acc_layout::flat(tl_tid, (tl_chunk7 / 8) * 8)) % 64) + tl_chunk7 % 8)) + 3, N) && tl::is_aligned(tl_ptr8, 16)) {
+        float* tl_ptr8 = &Y[(int(blockIdx.x) * 64) + ((acc_layout::flat(tl_tid, (tl_chunk7 / 8) * 8) % 64) + tl_chunk7 % 8)];
+        if (tl::in_bounds((int(blockIdx.x) * 64) + ((acc_layout::flat(tl_tid, (tl_chunk7 / 8) * 8) % 64) + tl_chunk7 % 8), N) && tl::in_bounds(((int(blockIdx.x) * 64) + ((acc_layout::flat(tl_tid, (tl_chunk7 / 8) * 8) % 64) + tl_chunk7 % 8)) + 3, N) && tl::is_aligned(tl_ptr8, 16)) {
             float tl_vec9[4];
             #pragma unroll
             for (int tl_v = 0; tl_v < 4; ++tl_v) tl_vec9[tl_v] = acc[tl_chunk7 + tl_v];
@@ -67,7 +67,7 @@ __global__ void __launch_bounds__(128) col_sum_serial_kernel(
         } else {
             #pragma unroll
             for (int tl_v = 0; tl_v < 4; ++tl_v) {
-                if (tl::in_bounds((int(blockIdx.x) * 64) + (((acc_layout::flat(tl_tid, ((tl_chunk7 + tl_v) / 8) * 8)) % 64) + (tl_chunk7 + tl_v) % 8), N)) Y[(int(blockIdx.x) * 64) + (((acc_layout::flat(tl_tid, ((tl_chunk7 + tl_v) / 8) * 8)) % 64) + (tl_chunk7 + tl_v) % 8)] = acc[tl_chunk7 + tl_v];
+                if (tl::in_bounds((int(blockIdx.x) * 64) + ((acc_layout::flat(tl_tid, ((tl_chunk7 + tl_v) / 8) * 8) % 64) + (tl_chunk7 + tl_v) % 8), N)) Y[(int(blockIdx.x) * 64) + ((acc_layout::flat(tl_tid, ((tl_chunk7 + tl_v) / 8) * 8) % 64) + (tl_chunk7 + tl_v) % 8)] = acc[tl_chunk7 + tl_v];
             }
         }
     }

@@ -25,8 +25,8 @@ __global__ void __launch_bounds__(128) scaled_suffix_kernel(
     // copy(X[block.x, 0 +: N <= 2048], x);  (bounded_extents.tl:11)
     #pragma unroll
     for (int tl_chunk0 = 0; tl_chunk0 < x_layout::kSlots; tl_chunk0 += 8) {
-        const tl::f16* tl_ptr1 = &X[int64_t(int(blockIdx.x)) * N + (((x_layout::flat(tl_tid, (tl_chunk0 / 8) * 8)) % 2048) + tl_chunk0 % 8)];
-        if (tl::in_bounds(int(blockIdx.x), M) && tl::in_bounds(((x_layout::flat(tl_tid, (tl_chunk0 / 8) * 8)) % 2048) + tl_chunk0 % 8, N) && tl::in_bounds(int(blockIdx.x), M) && tl::in_bounds((((x_layout::flat(tl_tid, (tl_chunk0 / 8) * 8)) % 2048) + tl_chunk0 % 8) + 7, N) && tl::is_aligned(tl_ptr1, 16)) {
+        const tl::f16* tl_ptr1 = &X[int64_t(int(blockIdx.x)) * N + ((x_layout::flat(tl_tid, (tl_chunk0 / 8) * 8) % 2048) + tl_chunk0 % 8)];
+        if (tl::in_bounds(int(blockIdx.x), M) && tl::in_bounds((x_layout::flat(tl_tid, (tl_chunk0 / 8) * 8) % 2048) + tl_chunk0 % 8, N) && tl::in_bounds(int(blockIdx.x), M) && tl::in_bounds(((x_layout::flat(tl_tid, (tl_chunk0 / 8) * 8) % 2048) + tl_chunk0 % 8) + 7, N) && tl::is_aligned(tl_ptr1, 16)) {
             tl::f16 tl_vec2[8];
             tl::load_vector<tl::f16, 8>(tl_vec2, tl_ptr1);
             #pragma unroll
@@ -34,7 +34,7 @@ __global__ void __launch_bounds__(128) scaled_suffix_kernel(
         } else {
             #pragma unroll
             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                x[tl_chunk0 + tl_v] = tl::in_bounds(int(blockIdx.x), M) && tl::in_bounds(((x_layout::flat(tl_tid, ((tl_chunk0 + tl_v) / 8) * 8)) % 2048) + (tl_chunk0 + tl_v) % 8, N) ? tl::convert<float>(X[int64_t(int(blockIdx.x)) * N + (((x_layout::flat(tl_tid, ((tl_chunk0 + tl_v) / 8) * 8)) % 2048) + (tl_chunk0 + tl_v) % 8)]) : 0.0f;
+                x[tl_chunk0 + tl_v] = tl::in_bounds(int(blockIdx.x), M) && tl::in_bounds((x_layout::flat(tl_tid, ((tl_chunk0 + tl_v) / 8) * 8) % 2048) + (tl_chunk0 + tl_v) % 8, N) ? tl::convert<float>(X[int64_t(int(blockIdx.x)) * N + ((x_layout::flat(tl_tid, ((tl_chunk0 + tl_v) / 8) * 8) % 2048) + (tl_chunk0 + tl_v) % 8)]) : 0.0f;
             }
         }
     }
@@ -46,7 +46,7 @@ __global__ void __launch_bounds__(128) scaled_suffix_kernel(
         for (int tl_i = 0; tl_i < 1; ++tl_i) tl_part[tl_i] = tl::AbsMaxOp::identity<float>();
         #pragma unroll
         for (int tl_s3 = 0; tl_s3 < x_layout::kSlots; ++tl_s3) {
-            if ((((x_layout::flat(tl_tid, (tl_s3 / 8) * 8)) % 2048) + tl_s3 % 8) < N) tl_part[0] = tl::AbsMaxOp::combine(tl_part[0], tl::AbsMaxOp::element(x[tl_s3]));
+            if (((x_layout::flat(tl_tid, (tl_s3 / 8) * 8) % 2048) + tl_s3 % 8) < N) tl_part[0] = tl::AbsMaxOp::combine(tl_part[0], tl::AbsMaxOp::element(x[tl_s3]));
         }
         tl::block_allreduce<tl::AbsMaxOp, 1, 128>(tl_part, reinterpret_cast<float*>(tl_scratch), tl_tid);
         {
@@ -57,7 +57,7 @@ __global__ void __launch_bounds__(128) scaled_suffix_kernel(
     // for j in parallel(2048): each thread visits the elements of `x` it holds
     #pragma unroll
     for (int tl_s4 = 0; tl_s4 < x_layout::kSlots; ++tl_s4) {
-        const int tl_c5 = (x_layout::flat(tl_tid, (tl_s4 / 8) * 8)) % 2048;  // the chunk's first column
+        const int tl_c5 = x_layout::flat(tl_tid, (tl_s4 / 8) * 8) % 2048;  // the chunk's first column
         const int j = tl_c5 + tl_s4 % 8;
         if (j < N) {
             x[tl_s4] = x[tl_s4] / tl::max(top, 9.999999974752427e-07f);
@@ -68,7 +68,7 @@ __global__ void __launch_bounds__(128) scaled_suffix_kernel(
         __syncthreads();
         #pragma unroll
         for (int tl_s6 = 0; tl_s6 < x_layout::kSlots; ++tl_s6) {
-            reinterpret_cast<float*>(tl_scratch)[((x_layout::flat(tl_tid, (tl_s6 / 8) * 8)) % 2048) + tl_s6 % 8] = (((x_layout::flat(tl_tid, (tl_s6 / 8) * 8)) % 2048) + tl_s6 % 8) < N ? x[tl_s6] : float(0);
+            reinterpret_cast<float*>(tl_scratch)[(x_layout::flat(tl_tid, (tl_s6 / 8) * 8) % 2048) + tl_s6 % 8] = ((x_layout::flat(tl_tid, (tl_s6 / 8) * 8) % 2048) + tl_s6 % 8) < N ? x[tl_s6] : float(0);
         }
         __syncthreads();
         // cumsum: 1 line(s) of 2048, 128 thread(s) per line, segments of 16
@@ -96,15 +96,15 @@ __global__ void __launch_bounds__(128) scaled_suffix_kernel(
         __syncthreads();
         #pragma unroll
         for (int tl_s7 = 0; tl_s7 < s_layout::kSlots; ++tl_s7) {
-            s[tl_s7] = reinterpret_cast<float*>(tl_scratch)[((s_layout::flat(tl_tid, (tl_s7 / 8) * 8)) % 2048) + tl_s7 % 8];
+            s[tl_s7] = reinterpret_cast<float*>(tl_scratch)[(s_layout::flat(tl_tid, (tl_s7 / 8) * 8) % 2048) + tl_s7 % 8];
         }
         __syncthreads();
     }
     // copy(s, Y[block.x, 0 +: N <= 2048]);  (bounded_extents.tl:18)
     #pragma unroll
     for (int tl_chunk8 = 0; tl_chunk8 < s_layout::kSlots; tl_chunk8 += 8) {
-        tl::f16* tl_ptr9 = &Y[int64_t(int(blockIdx.x)) * N + (((s_layout::flat(tl_tid, (tl_chunk8 / 8) * 8)) % 2048) + tl_chunk8 % 8)];
-        if (tl::in_bounds(int(blockIdx.x), M) && tl::in_bounds(((s_layout::flat(tl_tid, (tl_chunk8 / 8) * 8)) % 2048) + tl_chunk8 % 8, N) && tl::in_bounds(int(blockIdx.x), M) && tl::in_bounds((((s_layout::flat(tl_tid, (tl_chunk8 / 8) * 8)) % 2048) + tl_chunk8 % 8) + 7, N) && tl::is_aligned(tl_ptr9, 16)) {
+        tl::f16* tl_ptr9 = &Y[int64_t(int(blockIdx.x)) * N + ((s_layout::flat(tl_tid, (tl_chunk8 / 8) * 8) % 2048) + tl_chunk8 % 8)];
+        if (tl::in_bounds(int(blockIdx.x), M) && tl::in_bounds((s_layout::flat(tl_tid, (tl_chunk8 / 8) * 8) % 2048) + tl_chunk8 % 8, N) && tl::in_bounds(int(blockIdx.x), M) && tl::in_bounds(((s_layout::flat(tl_tid, (tl_chunk8 / 8) * 8) % 2048) + tl_chunk8 % 8) + 7, N) && tl::is_aligned(tl_ptr9, 16)) {
             tl::f16 tl_vec10[8];
             #pragma unroll
             for (int tl_v = 0; tl_v < 8; tl_v += 2) tl::convert_pair(&tl_vec10[tl_v], s[tl_chunk8 + tl_v], s[tl_chunk8 + tl_v + 1]);
@@ -112,7 +112,7 @@ __global__ void __launch_bounds__(128) scaled_suffix_kernel(
         } else {
             #pragma unroll
             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                if (tl::in_bounds(int(blockIdx.x), M) && tl::in_bounds(((s_layout::flat(tl_tid, ((tl_chunk8 + tl_v) / 8) * 8)) % 2048) + (tl_chunk8 + tl_v) % 8, N)) Y[int64_t(int(blockIdx.x)) * N + (((s_layout::flat(tl_tid, ((tl_chunk8 + tl_v) / 8) * 8)) % 2048) + (tl_chunk8 + tl_v) % 8)] = tl::convert<tl::f16>(s[tl_chunk8 + tl_v]);
+                if (tl::in_bounds(int(blockIdx.x), M) && tl::in_bounds((s_layout::flat(tl_tid, ((tl_chunk8 + tl_v) / 8) * 8) % 2048) + (tl_chunk8 + tl_v) % 8, N)) Y[int64_t(int(blockIdx.x)) * N + ((s_layout::flat(tl_tid, ((tl_chunk8 + tl_v) / 8) * 8) % 2048) + (tl_chunk8 + tl_v) % 8)] = tl::convert<tl::f16>(s[tl_chunk8 + tl_v]);
             }
         }
     }

@@ -172,8 +172,8 @@ __global__ void __launch_bounds__(128) hgemm_kernel(
     // copy(out, C[block.y * BM +: BM, 0 +: 64]);  (codegen_gemm_f16_accumulator.tl:24)
     #pragma unroll
     for (int tl_chunk33 = 0; tl_chunk33 < out_layout::kSlots; tl_chunk33 += 2) {
-        tl::f16* tl_ptr34 = &C[int64_t((int(blockIdx.y) * 64) + (out_layout::row(tl_tid, tl_chunk33))) * 64 + (out_layout::col(tl_tid, tl_chunk33))];
-        if (tl::in_bounds((int(blockIdx.y) * 64) + (out_layout::row(tl_tid, tl_chunk33)), M) && tl::in_bounds(out_layout::col(tl_tid, tl_chunk33), 64) && tl::in_bounds((int(blockIdx.y) * 64) + (out_layout::row(tl_tid, tl_chunk33)), M) && tl::in_bounds((out_layout::col(tl_tid, tl_chunk33)) + 1, 64) && tl::is_aligned(tl_ptr34, 4)) {
+        tl::f16* tl_ptr34 = &C[int64_t((int(blockIdx.y) * 64) + out_layout::row(tl_tid, tl_chunk33)) * 64 + out_layout::col(tl_tid, tl_chunk33)];
+        if (tl::in_bounds((int(blockIdx.y) * 64) + out_layout::row(tl_tid, tl_chunk33), M) && tl::in_bounds(out_layout::col(tl_tid, tl_chunk33), 64) && tl::in_bounds((int(blockIdx.y) * 64) + out_layout::row(tl_tid, tl_chunk33), M) && tl::in_bounds((out_layout::col(tl_tid, tl_chunk33)) + 1, 64) && tl::is_aligned(tl_ptr34, 4)) {
             tl::f16 tl_vec35[2];
             #pragma unroll
             for (int tl_v = 0; tl_v < 2; ++tl_v) tl_vec35[tl_v] = out[tl_chunk33 + tl_v];
@@ -181,7 +181,7 @@ __global__ void __launch_bounds__(128) hgemm_kernel(
         } else {
             #pragma unroll
             for (int tl_v = 0; tl_v < 2; ++tl_v) {
-                if (tl::in_bounds((int(blockIdx.y) * 64) + (out_layout::row(tl_tid, tl_chunk33 + tl_v)), M) && tl::in_bounds(out_layout::col(tl_tid, tl_chunk33 + tl_v), 64)) C[int64_t((int(blockIdx.y) * 64) + (out_layout::row(tl_tid, tl_chunk33 + tl_v))) * 64 + (out_layout::col(tl_tid, tl_chunk33 + tl_v))] = out[tl_chunk33 + tl_v];
+                if (tl::in_bounds((int(blockIdx.y) * 64) + out_layout::row(tl_tid, tl_chunk33 + tl_v), M) && tl::in_bounds(out_layout::col(tl_tid, tl_chunk33 + tl_v), 64)) C[int64_t((int(blockIdx.y) * 64) + out_layout::row(tl_tid, tl_chunk33 + tl_v)) * 64 + out_layout::col(tl_tid, tl_chunk33 + tl_v)] = out[tl_chunk33 + tl_v];
             }
         }
     }

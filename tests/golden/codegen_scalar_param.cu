@@ -23,8 +23,8 @@ __global__ void __launch_bounds__(128) scale_prefix_kernel(
     #pragma unroll
     for (int tl_chunk0 = 0; tl_chunk0 < x_layout::kSlots; tl_chunk0 += 4) {
         if (!(x_layout::valid(tl_tid, tl_chunk0))) continue;
-        const float* tl_ptr1 = &X[(int(blockIdx.x) * 512) + (((x_layout::flat(tl_tid, (tl_chunk0 / 8) * 8)) % 512) + tl_chunk0 % 8)];
-        if (tl::in_bounds((int(blockIdx.x) * 512) + (((x_layout::flat(tl_tid, (tl_chunk0 / 8) * 8)) % 512) + tl_chunk0 % 8), N) && tl::in_bounds(((int(blockIdx.x) * 512) + (((x_layout::flat(tl_tid, (tl_chunk0 / 8) * 8)) % 512) + tl_chunk0 % 8)) + 3, N) && tl::is_aligned(tl_ptr1, 16)) {
+        const float* tl_ptr1 = &X[(int(blockIdx.x) * 512) + ((x_layout::flat(tl_tid, (tl_chunk0 / 8) * 8) % 512) + tl_chunk0 % 8)];
+        if (tl::in_bounds((int(blockIdx.x) * 512) + ((x_layout::flat(tl_tid, (tl_chunk0 / 8) * 8) % 512) + tl_chunk0 % 8), N) && tl::in_bounds(((int(blockIdx.x) * 512) + ((x_layout::flat(tl_tid, (tl_chunk0 / 8) * 8) % 512) + tl_chunk0 % 8)) + 3, N) && tl::is_aligned(tl_ptr1, 16)) {
             float tl_vec2[4];
             tl::load_vector<float, 4>(tl_vec2, tl_ptr1);
             #pragma unroll
@@ -32,7 +32,7 @@ __global__ void __launch_bounds__(128) scale_prefix_kernel(
         } else {
             #pragma unroll
             for (int tl_v = 0; tl_v < 4; ++tl_v) {
-                x[tl_chunk0 + tl_v] = tl::in_bounds((int(blockIdx.x) * 512) + (((x_layout::flat(tl_tid, ((tl_chunk0 + tl_v) / 8) * 8)) % 512) + (tl_chunk0 + tl_v) % 8), N) ? X[(int(blockIdx.x) * 512) + (((x_layout::flat(tl_tid, ((tl_chunk0 + tl_v) / 8) * 8)) % 512) + (tl_chunk0 + tl_v) % 8)] : 0.0f;
+                x[tl_chunk0 + tl_v] = tl::in_bounds((int(blockIdx.x) * 512) + ((x_layout::flat(tl_tid, ((tl_chunk0 + tl_v) / 8) * 8) % 512) + (tl_chunk0 + tl_v) % 8), N) ? X[(int(blockIdx.x) * 512) + ((x_layout::flat(tl_tid, ((tl_chunk0 + tl_v) / 8) * 8) % 512) + (tl_chunk0 + tl_v) % 8)] : 0.0f;
             }
         }
     }
@@ -41,7 +41,7 @@ __global__ void __launch_bounds__(128) scale_prefix_kernel(
     #pragma unroll
     for (int tl_s3 = 0; tl_s3 < x_layout::kSlots; ++tl_s3) {
         if (!(x_layout::valid(tl_tid, tl_s3))) continue;
-        const int tl_c4 = (x_layout::flat(tl_tid, (tl_s3 / 8) * 8)) % 512;  // the chunk's first column
+        const int tl_c4 = x_layout::flat(tl_tid, (tl_s3 / 8) * 8) % 512;  // the chunk's first column
         const int i = tl_c4 + tl_s3 % 8;
         x[tl_s3] = int(blockIdx.x) * 512 + i < n_scaled ? alpha * x[tl_s3] : x[tl_s3];
     }
@@ -49,8 +49,8 @@ __global__ void __launch_bounds__(128) scale_prefix_kernel(
     #pragma unroll
     for (int tl_chunk5 = 0; tl_chunk5 < x_layout::kSlots; tl_chunk5 += 4) {
         if (!(x_layout::valid(tl_tid, tl_chunk5))) continue;
-        float* tl_ptr6 = &Y[(int(blockIdx.x) * 512) + (((x_layout::flat(tl_tid, (tl_chunk5 / 8) * 8)) % 512) + tl_chunk5 % 8)];
-        if (tl::in_bounds((int(blockIdx.x) * 512) + (((x_layout::flat(tl_tid, (tl_chunk5 / 8) * 8)) % 512) + tl_chunk5 % 8), N) && tl::in_bounds(((int(blockIdx.x) * 512) + (((x_layout::flat(tl_tid, (tl_chunk5 / 8) * 8)) % 512) + tl_chunk5 % 8)) + 3, N) && tl::is_aligned(tl_ptr6, 16)) {
+        float* tl_ptr6 = &Y[(int(blockIdx.x) * 512) + ((x_layout::flat(tl_tid, (tl_chunk5 / 8) * 8) % 512) + tl_chunk5 % 8)];
+        if (tl::in_bounds((int(blockIdx.x) * 512) + ((x_layout::flat(tl_tid, (tl_chunk5 / 8) * 8) % 512) + tl_chunk5 % 8), N) && tl::in_bounds(((int(blockIdx.x) * 512) + ((x_layout::flat(tl_tid, (tl_chunk5 / 8) * 8) % 512) + tl_chunk5 % 8)) + 3, N) && tl::is_aligned(tl_ptr6, 16)) {
             float tl_vec7[4];
             #pragma unroll
             for (int tl_v = 0; tl_v < 4; ++tl_v) tl_vec7[tl_v] = x[tl_chunk5 + tl_v];
@@ -58,7 +58,7 @@ __global__ void __launch_bounds__(128) scale_prefix_kernel(
         } else {
             #pragma unroll
             for (int tl_v = 0; tl_v < 4; ++tl_v) {
-                if (tl::in_bounds((int(blockIdx.x) * 512) + (((x_layout::flat(tl_tid, ((tl_chunk5 + tl_v) / 8) * 8)) % 512) + (tl_chunk5 + tl_v) % 8), N)) Y[(int(blockIdx.x) * 512) + (((x_layout::flat(tl_tid, ((tl_chunk5 + tl_v) / 8) * 8)) % 512) + (tl_chunk5 + tl_v) % 8)] = x[tl_chunk5 + tl_v];
+                if (tl::in_bounds((int(blockIdx.x) * 512) + ((x_layout::flat(tl_tid, ((tl_chunk5 + tl_v) / 8) * 8) % 512) + (tl_chunk5 + tl_v) % 8), N)) Y[(int(blockIdx.x) * 512) + ((x_layout::flat(tl_tid, ((tl_chunk5 + tl_v) / 8) * 8) % 512) + (tl_chunk5 + tl_v) % 8)] = x[tl_chunk5 + tl_v];
             }
         }
     }

@@ -24,8 +24,8 @@ __global__ void __launch_bounds__(128) k_kernel(
     // copy(X[0 +: 64, 0 +: 128], acc);  (codegen_unused_and_same_layout_copy.tl:11)
     #pragma unroll
     for (int tl_chunk0 = 0; tl_chunk0 < acc_layout::kSlots; tl_chunk0 += 4) {
-        const float* tl_ptr1 = &X[int64_t((acc_layout::flat(tl_tid, (tl_chunk0 / 8) * 8)) / 128) * N + (((acc_layout::flat(tl_tid, (tl_chunk0 / 8) * 8)) % 128) + tl_chunk0 % 8)];
-        if (tl::in_bounds((acc_layout::flat(tl_tid, (tl_chunk0 / 8) * 8)) / 128, M) && tl::in_bounds(((acc_layout::flat(tl_tid, (tl_chunk0 / 8) * 8)) % 128) + tl_chunk0 % 8, N) && tl::in_bounds((acc_layout::flat(tl_tid, (tl_chunk0 / 8) * 8)) / 128, M) && tl::in_bounds((((acc_layout::flat(tl_tid, (tl_chunk0 / 8) * 8)) % 128) + tl_chunk0 % 8) + 3, N) && tl::is_aligned(tl_ptr1, 16)) {
+        const float* tl_ptr1 = &X[int64_t(acc_layout::flat(tl_tid, (tl_chunk0 / 8) * 8) / 128) * N + ((acc_layout::flat(tl_tid, (tl_chunk0 / 8) * 8) % 128) + tl_chunk0 % 8)];
+        if (tl::in_bounds(acc_layout::flat(tl_tid, (tl_chunk0 / 8) * 8) / 128, M) && tl::in_bounds((acc_layout::flat(tl_tid, (tl_chunk0 / 8) * 8) % 128) + tl_chunk0 % 8, N) && tl::in_bounds(acc_layout::flat(tl_tid, (tl_chunk0 / 8) * 8) / 128, M) && tl::in_bounds(((acc_layout::flat(tl_tid, (tl_chunk0 / 8) * 8) % 128) + tl_chunk0 % 8) + 3, N) && tl::is_aligned(tl_ptr1, 16)) {
             float tl_vec2[4];
             tl::load_vector<float, 4>(tl_vec2, tl_ptr1);
             #pragma unroll
@@ -33,7 +33,7 @@ __global__ void __launch_bounds__(128) k_kernel(
         } else {
             #pragma unroll
             for (int tl_v = 0; tl_v < 4; ++tl_v) {
-                acc[tl_chunk0 + tl_v] = tl::in_bounds((acc_layout::flat(tl_tid, ((tl_chunk0 + tl_v) / 8) * 8)) / 128, M) && tl::in_bounds(((acc_layout::flat(tl_tid, ((tl_chunk0 + tl_v) / 8) * 8)) % 128) + (tl_chunk0 + tl_v) % 8, N) ? X[int64_t((acc_layout::flat(tl_tid, ((tl_chunk0 + tl_v) / 8) * 8)) / 128) * N + (((acc_layout::flat(tl_tid, ((tl_chunk0 + tl_v) / 8) * 8)) % 128) + (tl_chunk0 + tl_v) % 8)] : 0.0f;
+                acc[tl_chunk0 + tl_v] = tl::in_bounds(acc_layout::flat(tl_tid, ((tl_chunk0 + tl_v) / 8) * 8) / 128, M) && tl::in_bounds((acc_layout::flat(tl_tid, ((tl_chunk0 + tl_v) / 8) * 8) % 128) + (tl_chunk0 + tl_v) % 8, N) ? X[int64_t(acc_layout::flat(tl_tid, ((tl_chunk0 + tl_v) / 8) * 8) / 128) * N + ((acc_layout::flat(tl_tid, ((tl_chunk0 + tl_v) / 8) * 8) % 128) + (tl_chunk0 + tl_v) % 8)] : 0.0f;
             }
         }
     }
@@ -43,8 +43,8 @@ __global__ void __launch_bounds__(128) k_kernel(
     // copy(c, C[0 +: 64, 0 +: 128]);  (codegen_unused_and_same_layout_copy.tl:13)
     #pragma unroll
     for (int tl_chunk3 = 0; tl_chunk3 < c_layout::kSlots; tl_chunk3 += 8) {
-        tl::f16* tl_ptr4 = &C[int64_t((c_layout::flat(tl_tid, (tl_chunk3 / 8) * 8)) / 128) * N + (((c_layout::flat(tl_tid, (tl_chunk3 / 8) * 8)) % 128) + tl_chunk3 % 8)];
-        if (tl::in_bounds((c_layout::flat(tl_tid, (tl_chunk3 / 8) * 8)) / 128, M) && tl::in_bounds(((c_layout::flat(tl_tid, (tl_chunk3 / 8) * 8)) % 128) + tl_chunk3 % 8, N) && tl::in_bounds((c_layout::flat(tl_tid, (tl_chunk3 / 8) * 8)) / 128, M) && tl::in_bounds((((c_layout::flat(tl_tid, (tl_chunk3 / 8) * 8)) % 128) + tl_chunk3 % 8) + 7, N) && tl::is_aligned(tl_ptr4, 16)) {
+        tl::f16* tl_ptr4 = &C[int64_t(c_layout::flat(tl_tid, (tl_chunk3 / 8) * 8) / 128) * N + ((c_layout::flat(tl_tid, (tl_chunk3 / 8) * 8) % 128) + tl_chunk3 % 8)];
+        if (tl::in_bounds(c_layout::flat(tl_tid, (tl_chunk3 / 8) * 8) / 128, M) && tl::in_bounds((c_layout::flat(tl_tid, (tl_chunk3 / 8) * 8) % 128) + tl_chunk3 % 8, N) && tl::in_bounds(c_layout::flat(tl_tid, (tl_chunk3 / 8) * 8) / 128, M) && tl::in_bounds(((c_layout::flat(tl_tid, (tl_chunk3 / 8) * 8) % 128) + tl_chunk3 % 8) + 7, N) && tl::is_aligned(tl_ptr4, 16)) {
             tl::f16 tl_vec5[8];
             #pragma unroll
             for (int tl_v = 0; tl_v < 8; ++tl_v) tl_vec5[tl_v] = c[tl_chunk3 + tl_v];
@@ -52,7 +52,7 @@ __global__ void __launch_bounds__(128) k_kernel(
         } else {
             #pragma unroll
             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                if (tl::in_bounds((c_layout::flat(tl_tid, ((tl_chunk3 + tl_v) / 8) * 8)) / 128, M) && tl::in_bounds(((c_layout::flat(tl_tid, ((tl_chunk3 + tl_v) / 8) * 8)) % 128) + (tl_chunk3 + tl_v) % 8, N)) C[int64_t((c_layout::flat(tl_tid, ((tl_chunk3 + tl_v) / 8) * 8)) / 128) * N + (((c_layout::flat(tl_tid, ((tl_chunk3 + tl_v) / 8) * 8)) % 128) + (tl_chunk3 + tl_v) % 8)] = c[tl_chunk3 + tl_v];
+                if (tl::in_bounds(c_layout::flat(tl_tid, ((tl_chunk3 + tl_v) / 8) * 8) / 128, M) && tl::in_bounds((c_layout::flat(tl_tid, ((tl_chunk3 + tl_v) / 8) * 8) % 128) + (tl_chunk3 + tl_v) % 8, N)) C[int64_t(c_layout::flat(tl_tid, ((tl_chunk3 + tl_v) / 8) * 8) / 128) * N + ((c_layout::flat(tl_tid, ((tl_chunk3 + tl_v) / 8) * 8) % 128) + (tl_chunk3 + tl_v) % 8)] = c[tl_chunk3 + tl_v];
             }
         }
     }

@@ -168,8 +168,8 @@ __global__ void __launch_bounds__(128) gathered_gemm_kernel(
     // copy(acc, Y[r0 +: 64, c0 +: 64]);  (copy_gather.tl:20)
     #pragma unroll
     for (int tl_chunk36 = 0; tl_chunk36 < acc_layout::kSlots; tl_chunk36 += 2) {
-        float* tl_ptr37 = &Y[int64_t(r0 + (acc_layout::row(tl_tid, tl_chunk36))) * N + (c0 + (acc_layout::col(tl_tid, tl_chunk36)))];
-        if (tl::in_bounds(r0 + (acc_layout::row(tl_tid, tl_chunk36)), R) && tl::in_bounds(c0 + (acc_layout::col(tl_tid, tl_chunk36)), N) && tl::in_bounds(r0 + (acc_layout::row(tl_tid, tl_chunk36)), R) && tl::in_bounds((c0 + (acc_layout::col(tl_tid, tl_chunk36))) + 1, N) && tl::is_aligned(tl_ptr37, 8)) {
+        float* tl_ptr37 = &Y[int64_t(r0 + acc_layout::row(tl_tid, tl_chunk36)) * N + (c0 + acc_layout::col(tl_tid, tl_chunk36))];
+        if (tl::in_bounds(r0 + acc_layout::row(tl_tid, tl_chunk36), R) && tl::in_bounds(c0 + acc_layout::col(tl_tid, tl_chunk36), N) && tl::in_bounds(r0 + acc_layout::row(tl_tid, tl_chunk36), R) && tl::in_bounds((c0 + acc_layout::col(tl_tid, tl_chunk36)) + 1, N) && tl::is_aligned(tl_ptr37, 8)) {
             float tl_vec38[2];
             #pragma unroll
             for (int tl_v = 0; tl_v < 2; ++tl_v) tl_vec38[tl_v] = acc[tl_chunk36 + tl_v];
@@ -177,7 +177,7 @@ __global__ void __launch_bounds__(128) gathered_gemm_kernel(
         } else {
             #pragma unroll
             for (int tl_v = 0; tl_v < 2; ++tl_v) {
-                if (tl::in_bounds(r0 + (acc_layout::row(tl_tid, tl_chunk36 + tl_v)), R) && tl::in_bounds(c0 + (acc_layout::col(tl_tid, tl_chunk36 + tl_v)), N)) Y[int64_t(r0 + (acc_layout::row(tl_tid, tl_chunk36 + tl_v))) * N + (c0 + (acc_layout::col(tl_tid, tl_chunk36 + tl_v)))] = acc[tl_chunk36 + tl_v];
+                if (tl::in_bounds(r0 + acc_layout::row(tl_tid, tl_chunk36 + tl_v), R) && tl::in_bounds(c0 + acc_layout::col(tl_tid, tl_chunk36 + tl_v), N)) Y[int64_t(r0 + acc_layout::row(tl_tid, tl_chunk36 + tl_v)) * N + (c0 + acc_layout::col(tl_tid, tl_chunk36 + tl_v))] = acc[tl_chunk36 + tl_v];
             }
         }
     }

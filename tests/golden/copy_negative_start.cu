@@ -44,7 +44,7 @@ __global__ void __launch_bounds__(128) halo_kernel(
     #pragma unroll
     for (int tl_k6 = 0; tl_k6 < y_layout::kSlots; tl_k6 += 8) {
         if (!(y_layout::valid(tl_tid, tl_k6))) continue;  // a chunk of padding
-        const int tl_c7 = (y_layout::flat(tl_tid, tl_k6)) % 128;  // the chunk's first column
+        const int tl_c7 = y_layout::flat(tl_tid, tl_k6) % 128;  // the chunk's first column
         float tl_chunk9[8];
         tl::load_chunk<float, 8>(tl_chunk9, &s[tl_c7]);
         float tl_chunk10[8];
@@ -60,8 +60,8 @@ __global__ void __launch_bounds__(128) halo_kernel(
     #pragma unroll
     for (int tl_chunk12 = 0; tl_chunk12 < y_layout::kSlots; tl_chunk12 += 4) {
         if (!(y_layout::valid(tl_tid, tl_chunk12))) continue;
-        float* tl_ptr13 = &Y[(int(blockIdx.x) * 128) + (((y_layout::flat(tl_tid, (tl_chunk12 / 8) * 8)) % 128) + tl_chunk12 % 8)];
-        if (tl::in_bounds((int(blockIdx.x) * 128) + (((y_layout::flat(tl_tid, (tl_chunk12 / 8) * 8)) % 128) + tl_chunk12 % 8), N) && tl::in_bounds(((int(blockIdx.x) * 128) + (((y_layout::flat(tl_tid, (tl_chunk12 / 8) * 8)) % 128) + tl_chunk12 % 8)) + 3, N) && tl::is_aligned(tl_ptr13, 16)) {
+        float* tl_ptr13 = &Y[(int(blockIdx.x) * 128) + ((y_layout::flat(tl_tid, (tl_chunk12 / 8) * 8) % 128) + tl_chunk12 % 8)];
+        if (tl::in_bounds((int(blockIdx.x) * 128) + ((y_layout::flat(tl_tid, (tl_chunk12 / 8) * 8) % 128) + tl_chunk12 % 8), N) && tl::in_bounds(((int(blockIdx.x) * 128) + ((y_layout::flat(tl_tid, (tl_chunk12 / 8) * 8) % 128) + tl_chunk12 % 8)) + 3, N) && tl::is_aligned(tl_ptr13, 16)) {
             float tl_vec14[4];
             #pragma unroll
             for (int tl_v = 0; tl_v < 4; ++tl_v) tl_vec14[tl_v] = y[tl_chunk12 + tl_v];
@@ -69,7 +69,7 @@ __global__ void __launch_bounds__(128) halo_kernel(
         } else {
             #pragma unroll
             for (int tl_v = 0; tl_v < 4; ++tl_v) {
-                if (tl::in_bounds((int(blockIdx.x) * 128) + (((y_layout::flat(tl_tid, ((tl_chunk12 + tl_v) / 8) * 8)) % 128) + (tl_chunk12 + tl_v) % 8), N)) Y[(int(blockIdx.x) * 128) + (((y_layout::flat(tl_tid, ((tl_chunk12 + tl_v) / 8) * 8)) % 128) + (tl_chunk12 + tl_v) % 8)] = y[tl_chunk12 + tl_v];
+                if (tl::in_bounds((int(blockIdx.x) * 128) + ((y_layout::flat(tl_tid, ((tl_chunk12 + tl_v) / 8) * 8) % 128) + (tl_chunk12 + tl_v) % 8), N)) Y[(int(blockIdx.x) * 128) + ((y_layout::flat(tl_tid, ((tl_chunk12 + tl_v) / 8) * 8) % 128) + (tl_chunk12 + tl_v) % 8)] = y[tl_chunk12 + tl_v];
             }
         }
     }
@@ -160,7 +160,7 @@ __global__ void __launch_bounds__(128) halo_rows_kernel(
         #pragma unroll
         for (int tl_k15 = 0; tl_k15 < y_layout::kSlots; tl_k15 += 8) {
             if (!(y_layout::valid(tl_tid, tl_k15))) continue;  // a chunk of padding
-            const int tl_c16 = (y_layout::flat(tl_tid, tl_k15)) % 128;  // the chunk's first column
+            const int tl_c16 = y_layout::flat(tl_tid, tl_k15) % 128;  // the chunk's first column
             float tl_chunk18[8];
             tl::load_chunk<float, 8>(tl_chunk18, &s[(r % 2) * 140 + tl_c16]);
             float tl_chunk19[8];
@@ -176,8 +176,8 @@ __global__ void __launch_bounds__(128) halo_rows_kernel(
         #pragma unroll
         for (int tl_chunk21 = 0; tl_chunk21 < y_layout::kSlots; tl_chunk21 += 4) {
             if (!(y_layout::valid(tl_tid, tl_chunk21))) continue;
-            float* tl_ptr22 = &Y[int64_t(r) * N + ((int(blockIdx.x) * 128) + (((y_layout::flat(tl_tid, (tl_chunk21 / 8) * 8)) % 128) + tl_chunk21 % 8))];
-            if (tl::in_bounds(r, M) && tl::in_bounds((int(blockIdx.x) * 128) + (((y_layout::flat(tl_tid, (tl_chunk21 / 8) * 8)) % 128) + tl_chunk21 % 8), N) && tl::in_bounds(r, M) && tl::in_bounds(((int(blockIdx.x) * 128) + (((y_layout::flat(tl_tid, (tl_chunk21 / 8) * 8)) % 128) + tl_chunk21 % 8)) + 3, N) && tl::is_aligned(tl_ptr22, 16)) {
+            float* tl_ptr22 = &Y[int64_t(r) * N + ((int(blockIdx.x) * 128) + ((y_layout::flat(tl_tid, (tl_chunk21 / 8) * 8) % 128) + tl_chunk21 % 8))];
+            if (tl::in_bounds(r, M) && tl::in_bounds((int(blockIdx.x) * 128) + ((y_layout::flat(tl_tid, (tl_chunk21 / 8) * 8) % 128) + tl_chunk21 % 8), N) && tl::in_bounds(r, M) && tl::in_bounds(((int(blockIdx.x) * 128) + ((y_layout::flat(tl_tid, (tl_chunk21 / 8) * 8) % 128) + tl_chunk21 % 8)) + 3, N) && tl::is_aligned(tl_ptr22, 16)) {
                 float tl_vec23[4];
                 #pragma unroll
                 for (int tl_v = 0; tl_v < 4; ++tl_v) tl_vec23[tl_v] = y[tl_chunk21 + tl_v];
@@ -185,7 +185,7 @@ __global__ void __launch_bounds__(128) halo_rows_kernel(
             } else {
                 #pragma unroll
                 for (int tl_v = 0; tl_v < 4; ++tl_v) {
-                    if (tl::in_bounds(r, M) && tl::in_bounds((int(blockIdx.x) * 128) + (((y_layout::flat(tl_tid, ((tl_chunk21 + tl_v) / 8) * 8)) % 128) + (tl_chunk21 + tl_v) % 8), N)) Y[int64_t(r) * N + ((int(blockIdx.x) * 128) + (((y_layout::flat(tl_tid, ((tl_chunk21 + tl_v) / 8) * 8)) % 128) + (tl_chunk21 + tl_v) % 8))] = y[tl_chunk21 + tl_v];
+                    if (tl::in_bounds(r, M) && tl::in_bounds((int(blockIdx.x) * 128) + ((y_layout::flat(tl_tid, ((tl_chunk21 + tl_v) / 8) * 8) % 128) + (tl_chunk21 + tl_v) % 8), N)) Y[int64_t(r) * N + ((int(blockIdx.x) * 128) + ((y_layout::flat(tl_tid, ((tl_chunk21 + tl_v) / 8) * 8) % 128) + (tl_chunk21 + tl_v) % 8))] = y[tl_chunk21 + tl_v];
                 }
             }
         }

@@ -32,8 +32,8 @@ __global__ void __launch_bounds__(128) scans_kernel(
     #pragma unroll
     for (int tl_chunk0 = 0; tl_chunk0 < x_layout::kSlots; tl_chunk0 += 4) {
         if (!(x_layout::valid(tl_tid, tl_chunk0))) continue;
-        const float* tl_ptr1 = &X[((x_layout::flat(tl_tid, (tl_chunk0 / 8) * 8)) % 1000) + tl_chunk0 % 8];
-        if (tl::in_bounds(((x_layout::flat(tl_tid, (tl_chunk0 / 8) * 8)) % 1000) + tl_chunk0 % 8, N) && tl::in_bounds((((x_layout::flat(tl_tid, (tl_chunk0 / 8) * 8)) % 1000) + tl_chunk0 % 8) + 3, N) && tl::is_aligned(tl_ptr1, 16)) {
+        const float* tl_ptr1 = &X[(x_layout::flat(tl_tid, (tl_chunk0 / 8) * 8) % 1000) + tl_chunk0 % 8];
+        if (tl::in_bounds((x_layout::flat(tl_tid, (tl_chunk0 / 8) * 8) % 1000) + tl_chunk0 % 8, N) && tl::in_bounds(((x_layout::flat(tl_tid, (tl_chunk0 / 8) * 8) % 1000) + tl_chunk0 % 8) + 3, N) && tl::is_aligned(tl_ptr1, 16)) {
             float tl_vec2[4];
             tl::load_vector<float, 4>(tl_vec2, tl_ptr1);
             #pragma unroll
@@ -41,7 +41,7 @@ __global__ void __launch_bounds__(128) scans_kernel(
         } else {
             #pragma unroll
             for (int tl_v = 0; tl_v < 4; ++tl_v) {
-                x[tl_chunk0 + tl_v] = tl::in_bounds(((x_layout::flat(tl_tid, ((tl_chunk0 + tl_v) / 8) * 8)) % 1000) + (tl_chunk0 + tl_v) % 8, N) ? X[((x_layout::flat(tl_tid, ((tl_chunk0 + tl_v) / 8) * 8)) % 1000) + (tl_chunk0 + tl_v) % 8] : 0.0f;
+                x[tl_chunk0 + tl_v] = tl::in_bounds((x_layout::flat(tl_tid, ((tl_chunk0 + tl_v) / 8) * 8) % 1000) + (tl_chunk0 + tl_v) % 8, N) ? X[(x_layout::flat(tl_tid, ((tl_chunk0 + tl_v) / 8) * 8) % 1000) + (tl_chunk0 + tl_v) % 8] : 0.0f;
             }
         }
     }
@@ -71,8 +71,8 @@ __global__ void __launch_bounds__(128) scans_kernel(
     #pragma unroll
     for (int tl_chunk3 = 0; tl_chunk3 < x_layout::kSlots; tl_chunk3 += 4) {
         if (!(x_layout::valid(tl_tid, tl_chunk3))) continue;
-        float* tl_ptr4 = &Y1[((x_layout::flat(tl_tid, (tl_chunk3 / 8) * 8)) % 1000) + tl_chunk3 % 8];
-        if (tl::in_bounds(((x_layout::flat(tl_tid, (tl_chunk3 / 8) * 8)) % 1000) + tl_chunk3 % 8, N) && tl::in_bounds((((x_layout::flat(tl_tid, (tl_chunk3 / 8) * 8)) % 1000) + tl_chunk3 % 8) + 3, N) && tl::is_aligned(tl_ptr4, 16)) {
+        float* tl_ptr4 = &Y1[(x_layout::flat(tl_tid, (tl_chunk3 / 8) * 8) % 1000) + tl_chunk3 % 8];
+        if (tl::in_bounds((x_layout::flat(tl_tid, (tl_chunk3 / 8) * 8) % 1000) + tl_chunk3 % 8, N) && tl::in_bounds(((x_layout::flat(tl_tid, (tl_chunk3 / 8) * 8) % 1000) + tl_chunk3 % 8) + 3, N) && tl::is_aligned(tl_ptr4, 16)) {
             float tl_vec5[4];
             #pragma unroll
             for (int tl_v = 0; tl_v < 4; ++tl_v) tl_vec5[tl_v] = x[tl_chunk3 + tl_v];
@@ -80,7 +80,7 @@ __global__ void __launch_bounds__(128) scans_kernel(
         } else {
             #pragma unroll
             for (int tl_v = 0; tl_v < 4; ++tl_v) {
-                if (tl::in_bounds(((x_layout::flat(tl_tid, ((tl_chunk3 + tl_v) / 8) * 8)) % 1000) + (tl_chunk3 + tl_v) % 8, N)) Y1[((x_layout::flat(tl_tid, ((tl_chunk3 + tl_v) / 8) * 8)) % 1000) + (tl_chunk3 + tl_v) % 8] = x[tl_chunk3 + tl_v];
+                if (tl::in_bounds((x_layout::flat(tl_tid, ((tl_chunk3 + tl_v) / 8) * 8) % 1000) + (tl_chunk3 + tl_v) % 8, N)) Y1[(x_layout::flat(tl_tid, ((tl_chunk3 + tl_v) / 8) * 8) % 1000) + (tl_chunk3 + tl_v) % 8] = x[tl_chunk3 + tl_v];
             }
         }
     }
@@ -88,8 +88,8 @@ __global__ void __launch_bounds__(128) scans_kernel(
     #pragma unroll
     for (int tl_chunk6 = 0; tl_chunk6 < m_layout::kSlots; tl_chunk6 += 4) {
         if (!(m_layout::valid(tl_tid, tl_chunk6))) continue;
-        const float* tl_ptr7 = &X2[int64_t((m_layout::flat(tl_tid, (tl_chunk6 / 4) * 4)) / 100) * 100 + (((m_layout::flat(tl_tid, (tl_chunk6 / 4) * 4)) % 100) + tl_chunk6 % 4)];
-        if (tl::in_bounds((m_layout::flat(tl_tid, (tl_chunk6 / 4) * 4)) / 100, 6) && tl::in_bounds(((m_layout::flat(tl_tid, (tl_chunk6 / 4) * 4)) % 100) + tl_chunk6 % 4, 100) && tl::in_bounds((m_layout::flat(tl_tid, (tl_chunk6 / 4) * 4)) / 100, 6) && tl::in_bounds((((m_layout::flat(tl_tid, (tl_chunk6 / 4) * 4)) % 100) + tl_chunk6 % 4) + 3, 100) && tl::is_aligned(tl_ptr7, 16)) {
+        const float* tl_ptr7 = &X2[int64_t(m_layout::flat(tl_tid, (tl_chunk6 / 4) * 4) / 100) * 100 + ((m_layout::flat(tl_tid, (tl_chunk6 / 4) * 4) % 100) + tl_chunk6 % 4)];
+        if (tl::in_bounds(m_layout::flat(tl_tid, (tl_chunk6 / 4) * 4) / 100, 6) && tl::in_bounds((m_layout::flat(tl_tid, (tl_chunk6 / 4) * 4) % 100) + tl_chunk6 % 4, 100) && tl::in_bounds(m_layout::flat(tl_tid, (tl_chunk6 / 4) * 4) / 100, 6) && tl::in_bounds(((m_layout::flat(tl_tid, (tl_chunk6 / 4) * 4) % 100) + tl_chunk6 % 4) + 3, 100) && tl::is_aligned(tl_ptr7, 16)) {
             float tl_vec8[4];
             tl::load_vector<float, 4>(tl_vec8, tl_ptr7);
             #pragma unroll
@@ -97,7 +97,7 @@ __global__ void __launch_bounds__(128) scans_kernel(
         } else {
             #pragma unroll
             for (int tl_v = 0; tl_v < 4; ++tl_v) {
-                m[tl_chunk6 + tl_v] = tl::in_bounds((m_layout::flat(tl_tid, ((tl_chunk6 + tl_v) / 4) * 4)) / 100, 6) && tl::in_bounds(((m_layout::flat(tl_tid, ((tl_chunk6 + tl_v) / 4) * 4)) % 100) + (tl_chunk6 + tl_v) % 4, 100) ? X2[int64_t((m_layout::flat(tl_tid, ((tl_chunk6 + tl_v) / 4) * 4)) / 100) * 100 + (((m_layout::flat(tl_tid, ((tl_chunk6 + tl_v) / 4) * 4)) % 100) + (tl_chunk6 + tl_v) % 4)] : 0.0f;
+                m[tl_chunk6 + tl_v] = tl::in_bounds(m_layout::flat(tl_tid, ((tl_chunk6 + tl_v) / 4) * 4) / 100, 6) && tl::in_bounds((m_layout::flat(tl_tid, ((tl_chunk6 + tl_v) / 4) * 4) % 100) + (tl_chunk6 + tl_v) % 4, 100) ? X2[int64_t(m_layout::flat(tl_tid, ((tl_chunk6 + tl_v) / 4) * 4) / 100) * 100 + ((m_layout::flat(tl_tid, ((tl_chunk6 + tl_v) / 4) * 4) % 100) + (tl_chunk6 + tl_v) % 4)] : 0.0f;
             }
         }
     }
@@ -107,7 +107,7 @@ __global__ void __launch_bounds__(128) scans_kernel(
         #pragma unroll
         for (int tl_s9 = 0; tl_s9 < m_layout::kSlots; ++tl_s9) {
             if (!(m_layout::valid(tl_tid, tl_s9))) continue;
-            reinterpret_cast<float*>(tl_scratch)[((m_layout::flat(tl_tid, (tl_s9 / 4) * 4)) / 100) * 100 + (((m_layout::flat(tl_tid, (tl_s9 / 4) * 4)) % 100) + tl_s9 % 4)] = m[tl_s9];
+            reinterpret_cast<float*>(tl_scratch)[(m_layout::flat(tl_tid, (tl_s9 / 4) * 4) / 100) * 100 + ((m_layout::flat(tl_tid, (tl_s9 / 4) * 4) % 100) + tl_s9 % 4)] = m[tl_s9];
         }
         __syncthreads();
         // cumsum: 6 line(s) of 100, 21 thread(s) per line, segments of 5
@@ -136,7 +136,7 @@ __global__ void __launch_bounds__(128) scans_kernel(
         #pragma unroll
         for (int tl_s10 = 0; tl_s10 < r_layout::kSlots; ++tl_s10) {
             if (!(r_layout::valid(tl_tid, tl_s10))) continue;
-            r[tl_s10] = reinterpret_cast<float*>(tl_scratch)[((r_layout::flat(tl_tid, (tl_s10 / 4) * 4)) / 100) * 100 + (((r_layout::flat(tl_tid, (tl_s10 / 4) * 4)) % 100) + tl_s10 % 4)];
+            r[tl_s10] = reinterpret_cast<float*>(tl_scratch)[(r_layout::flat(tl_tid, (tl_s10 / 4) * 4) / 100) * 100 + ((r_layout::flat(tl_tid, (tl_s10 / 4) * 4) % 100) + tl_s10 % 4)];
         }
         __syncthreads();
     }
@@ -146,7 +146,7 @@ __global__ void __launch_bounds__(128) scans_kernel(
         #pragma unroll
         for (int tl_s11 = 0; tl_s11 < r_layout::kSlots; ++tl_s11) {
             if (!(r_layout::valid(tl_tid, tl_s11))) continue;
-            reinterpret_cast<float*>(tl_scratch)[((r_layout::flat(tl_tid, (tl_s11 / 4) * 4)) / 100) * 100 + (((r_layout::flat(tl_tid, (tl_s11 / 4) * 4)) % 100) + tl_s11 % 4)] = r[tl_s11];
+            reinterpret_cast<float*>(tl_scratch)[(r_layout::flat(tl_tid, (tl_s11 / 4) * 4) / 100) * 100 + ((r_layout::flat(tl_tid, (tl_s11 / 4) * 4) % 100) + tl_s11 % 4)] = r[tl_s11];
         }
         __syncthreads();
         // cumsum: 100 line(s) of 6, 1 thread(s) per line, segments of 6
@@ -164,7 +164,7 @@ __global__ void __launch_bounds__(128) scans_kernel(
         #pragma unroll
         for (int tl_s12 = 0; tl_s12 < m_layout::kSlots; ++tl_s12) {
             if (!(m_layout::valid(tl_tid, tl_s12))) continue;
-            m[tl_s12] = reinterpret_cast<float*>(tl_scratch)[((m_layout::flat(tl_tid, (tl_s12 / 4) * 4)) / 100) * 100 + (((m_layout::flat(tl_tid, (tl_s12 / 4) * 4)) % 100) + tl_s12 % 4)];
+            m[tl_s12] = reinterpret_cast<float*>(tl_scratch)[(m_layout::flat(tl_tid, (tl_s12 / 4) * 4) / 100) * 100 + ((m_layout::flat(tl_tid, (tl_s12 / 4) * 4) % 100) + tl_s12 % 4)];
         }
         __syncthreads();
     }
@@ -172,8 +172,8 @@ __global__ void __launch_bounds__(128) scans_kernel(
     #pragma unroll
     for (int tl_chunk13 = 0; tl_chunk13 < m_layout::kSlots; tl_chunk13 += 4) {
         if (!(m_layout::valid(tl_tid, tl_chunk13))) continue;
-        float* tl_ptr14 = &Y2[int64_t((m_layout::flat(tl_tid, (tl_chunk13 / 4) * 4)) / 100) * 100 + (((m_layout::flat(tl_tid, (tl_chunk13 / 4) * 4)) % 100) + tl_chunk13 % 4)];
-        if (tl::in_bounds((m_layout::flat(tl_tid, (tl_chunk13 / 4) * 4)) / 100, 6) && tl::in_bounds(((m_layout::flat(tl_tid, (tl_chunk13 / 4) * 4)) % 100) + tl_chunk13 % 4, 100) && tl::in_bounds((m_layout::flat(tl_tid, (tl_chunk13 / 4) * 4)) / 100, 6) && tl::in_bounds((((m_layout::flat(tl_tid, (tl_chunk13 / 4) * 4)) % 100) + tl_chunk13 % 4) + 3, 100) && tl::is_aligned(tl_ptr14, 16)) {
+        float* tl_ptr14 = &Y2[int64_t(m_layout::flat(tl_tid, (tl_chunk13 / 4) * 4) / 100) * 100 + ((m_layout::flat(tl_tid, (tl_chunk13 / 4) * 4) % 100) + tl_chunk13 % 4)];
+        if (tl::in_bounds(m_layout::flat(tl_tid, (tl_chunk13 / 4) * 4) / 100, 6) && tl::in_bounds((m_layout::flat(tl_tid, (tl_chunk13 / 4) * 4) % 100) + tl_chunk13 % 4, 100) && tl::in_bounds(m_layout::flat(tl_tid, (tl_chunk13 / 4) * 4) / 100, 6) && tl::in_bounds(((m_layout::flat(tl_tid, (tl_chunk13 / 4) * 4) % 100) + tl_chunk13 % 4) + 3, 100) && tl::is_aligned(tl_ptr14, 16)) {
             float tl_vec15[4];
             #pragma unroll
             for (int tl_v = 0; tl_v < 4; ++tl_v) tl_vec15[tl_v] = m[tl_chunk13 + tl_v];
@@ -181,15 +181,15 @@ __global__ void __launch_bounds__(128) scans_kernel(
         } else {
             #pragma unroll
             for (int tl_v = 0; tl_v < 4; ++tl_v) {
-                if (tl::in_bounds((m_layout::flat(tl_tid, ((tl_chunk13 + tl_v) / 4) * 4)) / 100, 6) && tl::in_bounds(((m_layout::flat(tl_tid, ((tl_chunk13 + tl_v) / 4) * 4)) % 100) + (tl_chunk13 + tl_v) % 4, 100)) Y2[int64_t((m_layout::flat(tl_tid, ((tl_chunk13 + tl_v) / 4) * 4)) / 100) * 100 + (((m_layout::flat(tl_tid, ((tl_chunk13 + tl_v) / 4) * 4)) % 100) + (tl_chunk13 + tl_v) % 4)] = m[tl_chunk13 + tl_v];
+                if (tl::in_bounds(m_layout::flat(tl_tid, ((tl_chunk13 + tl_v) / 4) * 4) / 100, 6) && tl::in_bounds((m_layout::flat(tl_tid, ((tl_chunk13 + tl_v) / 4) * 4) % 100) + (tl_chunk13 + tl_v) % 4, 100)) Y2[int64_t(m_layout::flat(tl_tid, ((tl_chunk13 + tl_v) / 4) * 4) / 100) * 100 + ((m_layout::flat(tl_tid, ((tl_chunk13 + tl_v) / 4) * 4) % 100) + (tl_chunk13 + tl_v) % 4)] = m[tl_chunk13 + tl_v];
             }
         }
     }
     // copy(X[0 +: 2048], z);  (cumsum_block.tl:25)
     #pragma unroll
     for (int tl_chunk16 = 0; tl_chunk16 < z_layout::kSlots; tl_chunk16 += 4) {
-        const float* tl_ptr17 = &X[((z_layout::flat(tl_tid, (tl_chunk16 / 8) * 8)) % 2048) + tl_chunk16 % 8];
-        if (tl::in_bounds(((z_layout::flat(tl_tid, (tl_chunk16 / 8) * 8)) % 2048) + tl_chunk16 % 8, N) && tl::in_bounds((((z_layout::flat(tl_tid, (tl_chunk16 / 8) * 8)) % 2048) + tl_chunk16 % 8) + 3, N) && tl::is_aligned(tl_ptr17, 16)) {
+        const float* tl_ptr17 = &X[(z_layout::flat(tl_tid, (tl_chunk16 / 8) * 8) % 2048) + tl_chunk16 % 8];
+        if (tl::in_bounds((z_layout::flat(tl_tid, (tl_chunk16 / 8) * 8) % 2048) + tl_chunk16 % 8, N) && tl::in_bounds(((z_layout::flat(tl_tid, (tl_chunk16 / 8) * 8) % 2048) + tl_chunk16 % 8) + 3, N) && tl::is_aligned(tl_ptr17, 16)) {
             float tl_vec18[4];
             tl::load_vector<float, 4>(tl_vec18, tl_ptr17);
             #pragma unroll
@@ -197,7 +197,7 @@ __global__ void __launch_bounds__(128) scans_kernel(
         } else {
             #pragma unroll
             for (int tl_v = 0; tl_v < 4; ++tl_v) {
-                z[tl_chunk16 + tl_v] = tl::in_bounds(((z_layout::flat(tl_tid, ((tl_chunk16 + tl_v) / 8) * 8)) % 2048) + (tl_chunk16 + tl_v) % 8, N) ? X[((z_layout::flat(tl_tid, ((tl_chunk16 + tl_v) / 8) * 8)) % 2048) + (tl_chunk16 + tl_v) % 8] : 0.0f;
+                z[tl_chunk16 + tl_v] = tl::in_bounds((z_layout::flat(tl_tid, ((tl_chunk16 + tl_v) / 8) * 8) % 2048) + (tl_chunk16 + tl_v) % 8, N) ? X[(z_layout::flat(tl_tid, ((tl_chunk16 + tl_v) / 8) * 8) % 2048) + (tl_chunk16 + tl_v) % 8] : 0.0f;
             }
         }
     }
@@ -206,7 +206,7 @@ __global__ void __launch_bounds__(128) scans_kernel(
         __syncthreads();
         #pragma unroll
         for (int tl_s19 = 0; tl_s19 < z_layout::kSlots; ++tl_s19) {
-            reinterpret_cast<float*>(tl_scratch)[((z_layout::flat(tl_tid, (tl_s19 / 8) * 8)) % 2048) + tl_s19 % 8] = z[tl_s19];
+            reinterpret_cast<float*>(tl_scratch)[(z_layout::flat(tl_tid, (tl_s19 / 8) * 8) % 2048) + tl_s19 % 8] = z[tl_s19];
         }
         __syncthreads();
         // cumsum: 1 line(s) of 2048, 128 thread(s) per line, segments of 16
@@ -234,15 +234,15 @@ __global__ void __launch_bounds__(128) scans_kernel(
         __syncthreads();
         #pragma unroll
         for (int tl_s20 = 0; tl_s20 < z_layout::kSlots; ++tl_s20) {
-            z[tl_s20] = reinterpret_cast<float*>(tl_scratch)[((z_layout::flat(tl_tid, (tl_s20 / 8) * 8)) % 2048) + tl_s20 % 8];
+            z[tl_s20] = reinterpret_cast<float*>(tl_scratch)[(z_layout::flat(tl_tid, (tl_s20 / 8) * 8) % 2048) + tl_s20 % 8];
         }
         __syncthreads();
     }
     // copy(z, Y3[0 +: 2048]);  (cumsum_block.tl:27)
     #pragma unroll
     for (int tl_chunk21 = 0; tl_chunk21 < z_layout::kSlots; tl_chunk21 += 4) {
-        float* tl_ptr22 = &Y3[((z_layout::flat(tl_tid, (tl_chunk21 / 8) * 8)) % 2048) + tl_chunk21 % 8];
-        if (tl::in_bounds(((z_layout::flat(tl_tid, (tl_chunk21 / 8) * 8)) % 2048) + tl_chunk21 % 8, N) && tl::in_bounds((((z_layout::flat(tl_tid, (tl_chunk21 / 8) * 8)) % 2048) + tl_chunk21 % 8) + 3, N) && tl::is_aligned(tl_ptr22, 16)) {
+        float* tl_ptr22 = &Y3[(z_layout::flat(tl_tid, (tl_chunk21 / 8) * 8) % 2048) + tl_chunk21 % 8];
+        if (tl::in_bounds((z_layout::flat(tl_tid, (tl_chunk21 / 8) * 8) % 2048) + tl_chunk21 % 8, N) && tl::in_bounds(((z_layout::flat(tl_tid, (tl_chunk21 / 8) * 8) % 2048) + tl_chunk21 % 8) + 3, N) && tl::is_aligned(tl_ptr22, 16)) {
             float tl_vec23[4];
             #pragma unroll
             for (int tl_v = 0; tl_v < 4; ++tl_v) tl_vec23[tl_v] = z[tl_chunk21 + tl_v];
@@ -250,7 +250,7 @@ __global__ void __launch_bounds__(128) scans_kernel(
         } else {
             #pragma unroll
             for (int tl_v = 0; tl_v < 4; ++tl_v) {
-                if (tl::in_bounds(((z_layout::flat(tl_tid, ((tl_chunk21 + tl_v) / 8) * 8)) % 2048) + (tl_chunk21 + tl_v) % 8, N)) Y3[((z_layout::flat(tl_tid, ((tl_chunk21 + tl_v) / 8) * 8)) % 2048) + (tl_chunk21 + tl_v) % 8] = z[tl_chunk21 + tl_v];
+                if (tl::in_bounds((z_layout::flat(tl_tid, ((tl_chunk21 + tl_v) / 8) * 8) % 2048) + (tl_chunk21 + tl_v) % 8, N)) Y3[(z_layout::flat(tl_tid, ((tl_chunk21 + tl_v) / 8) * 8) % 2048) + (tl_chunk21 + tl_v) % 8] = z[tl_chunk21 + tl_v];
             }
         }
     }

@@ -22,8 +22,8 @@ __global__ void __launch_bounds__(256) mix_kernel(
     #pragma unroll
     for (int tl_chunk0 = 0; tl_chunk0 < x_layout::kSlots; tl_chunk0 += 4) {
         if (!(x_layout::valid(tl_tid, tl_chunk0))) continue;
-        const uint32_t* tl_ptr1 = &X[(int(blockIdx.x) * 256) + (((x_layout::flat(tl_tid, (tl_chunk0 / 8) * 8)) % 256) + tl_chunk0 % 8)];
-        if (tl::in_bounds((int(blockIdx.x) * 256) + (((x_layout::flat(tl_tid, (tl_chunk0 / 8) * 8)) % 256) + tl_chunk0 % 8), N) && tl::in_bounds(((int(blockIdx.x) * 256) + (((x_layout::flat(tl_tid, (tl_chunk0 / 8) * 8)) % 256) + tl_chunk0 % 8)) + 3, N) && tl::is_aligned(tl_ptr1, 16)) {
+        const uint32_t* tl_ptr1 = &X[(int(blockIdx.x) * 256) + ((x_layout::flat(tl_tid, (tl_chunk0 / 8) * 8) % 256) + tl_chunk0 % 8)];
+        if (tl::in_bounds((int(blockIdx.x) * 256) + ((x_layout::flat(tl_tid, (tl_chunk0 / 8) * 8) % 256) + tl_chunk0 % 8), N) && tl::in_bounds(((int(blockIdx.x) * 256) + ((x_layout::flat(tl_tid, (tl_chunk0 / 8) * 8) % 256) + tl_chunk0 % 8)) + 3, N) && tl::is_aligned(tl_ptr1, 16)) {
             uint32_t tl_vec2[4];
             tl::load_vector<uint32_t, 4>(tl_vec2, tl_ptr1);
             #pragma unroll
@@ -31,7 +31,7 @@ __global__ void __launch_bounds__(256) mix_kernel(
         } else {
             #pragma unroll
             for (int tl_v = 0; tl_v < 4; ++tl_v) {
-                x[tl_chunk0 + tl_v] = tl::in_bounds((int(blockIdx.x) * 256) + (((x_layout::flat(tl_tid, ((tl_chunk0 + tl_v) / 8) * 8)) % 256) + (tl_chunk0 + tl_v) % 8), N) ? X[(int(blockIdx.x) * 256) + (((x_layout::flat(tl_tid, ((tl_chunk0 + tl_v) / 8) * 8)) % 256) + (tl_chunk0 + tl_v) % 8)] : 0u;
+                x[tl_chunk0 + tl_v] = tl::in_bounds((int(blockIdx.x) * 256) + ((x_layout::flat(tl_tid, ((tl_chunk0 + tl_v) / 8) * 8) % 256) + (tl_chunk0 + tl_v) % 8), N) ? X[(int(blockIdx.x) * 256) + ((x_layout::flat(tl_tid, ((tl_chunk0 + tl_v) / 8) * 8) % 256) + (tl_chunk0 + tl_v) % 8)] : 0u;
             }
         }
     }
@@ -40,15 +40,15 @@ __global__ void __launch_bounds__(256) mix_kernel(
     #pragma unroll
     for (int tl_s3 = 0; tl_s3 < x_layout::kSlots; ++tl_s3) {
         if (!(x_layout::valid(tl_tid, tl_s3))) continue;
-        [[maybe_unused]] const int i = ((x_layout::flat(tl_tid, (tl_s3 / 8) * 8)) % 256) + tl_s3 % 8;
+        [[maybe_unused]] const int i = (x_layout::flat(tl_tid, (tl_s3 / 8) * 8) % 256) + tl_s3 % 8;
         x[tl_s3] = bits::and_or(__funnelshift_l(x[tl_s3], x[tl_s3], 7u), 4278255360u, 17u);
     }
     // copy(x, Y[block.x * 256 +: 256]);  (extern_fn.tl:18)
     #pragma unroll
     for (int tl_chunk4 = 0; tl_chunk4 < x_layout::kSlots; tl_chunk4 += 4) {
         if (!(x_layout::valid(tl_tid, tl_chunk4))) continue;
-        uint32_t* tl_ptr5 = &Y[(int(blockIdx.x) * 256) + (((x_layout::flat(tl_tid, (tl_chunk4 / 8) * 8)) % 256) + tl_chunk4 % 8)];
-        if (tl::in_bounds((int(blockIdx.x) * 256) + (((x_layout::flat(tl_tid, (tl_chunk4 / 8) * 8)) % 256) + tl_chunk4 % 8), N) && tl::in_bounds(((int(blockIdx.x) * 256) + (((x_layout::flat(tl_tid, (tl_chunk4 / 8) * 8)) % 256) + tl_chunk4 % 8)) + 3, N) && tl::is_aligned(tl_ptr5, 16)) {
+        uint32_t* tl_ptr5 = &Y[(int(blockIdx.x) * 256) + ((x_layout::flat(tl_tid, (tl_chunk4 / 8) * 8) % 256) + tl_chunk4 % 8)];
+        if (tl::in_bounds((int(blockIdx.x) * 256) + ((x_layout::flat(tl_tid, (tl_chunk4 / 8) * 8) % 256) + tl_chunk4 % 8), N) && tl::in_bounds(((int(blockIdx.x) * 256) + ((x_layout::flat(tl_tid, (tl_chunk4 / 8) * 8) % 256) + tl_chunk4 % 8)) + 3, N) && tl::is_aligned(tl_ptr5, 16)) {
             uint32_t tl_vec6[4];
             #pragma unroll
             for (int tl_v = 0; tl_v < 4; ++tl_v) tl_vec6[tl_v] = x[tl_chunk4 + tl_v];
@@ -56,7 +56,7 @@ __global__ void __launch_bounds__(256) mix_kernel(
         } else {
             #pragma unroll
             for (int tl_v = 0; tl_v < 4; ++tl_v) {
-                if (tl::in_bounds((int(blockIdx.x) * 256) + (((x_layout::flat(tl_tid, ((tl_chunk4 + tl_v) / 8) * 8)) % 256) + (tl_chunk4 + tl_v) % 8), N)) Y[(int(blockIdx.x) * 256) + (((x_layout::flat(tl_tid, ((tl_chunk4 + tl_v) / 8) * 8)) % 256) + (tl_chunk4 + tl_v) % 8)] = x[tl_chunk4 + tl_v];
+                if (tl::in_bounds((int(blockIdx.x) * 256) + ((x_layout::flat(tl_tid, ((tl_chunk4 + tl_v) / 8) * 8) % 256) + (tl_chunk4 + tl_v) % 8), N)) Y[(int(blockIdx.x) * 256) + ((x_layout::flat(tl_tid, ((tl_chunk4 + tl_v) / 8) * 8) % 256) + (tl_chunk4 + tl_v) % 8)] = x[tl_chunk4 + tl_v];
             }
         }
     }

@@ -86,7 +86,7 @@ __global__ void __launch_bounds__(128) acc_to_half_kernel(
     // copy(c, C[0 +: 64, 0 +: 64]);  (extern_pair.tl:29)
     #pragma unroll
     for (int tl_chunk15 = 0; tl_chunk15 < c_layout::kSlots; tl_chunk15 += 2) {
-        tl::f16* tl_ptr16 = &C[int64_t(c_layout::row(tl_tid, tl_chunk15)) * 64 + (c_layout::col(tl_tid, tl_chunk15))];
+        tl::f16* tl_ptr16 = &C[int64_t(c_layout::row(tl_tid, tl_chunk15)) * 64 + c_layout::col(tl_tid, tl_chunk15)];
         if (tl::in_bounds(c_layout::row(tl_tid, tl_chunk15), 64) && tl::in_bounds(c_layout::col(tl_tid, tl_chunk15), 64) && tl::in_bounds(c_layout::row(tl_tid, tl_chunk15), 64) && tl::in_bounds((c_layout::col(tl_tid, tl_chunk15)) + 1, 64) && tl::is_aligned(tl_ptr16, 4)) {
             tl::f16 tl_vec17[2];
             #pragma unroll
@@ -95,7 +95,7 @@ __global__ void __launch_bounds__(128) acc_to_half_kernel(
         } else {
             #pragma unroll
             for (int tl_v = 0; tl_v < 2; ++tl_v) {
-                if (tl::in_bounds(c_layout::row(tl_tid, tl_chunk15 + tl_v), 64) && tl::in_bounds(c_layout::col(tl_tid, tl_chunk15 + tl_v), 64)) C[int64_t(c_layout::row(tl_tid, tl_chunk15 + tl_v)) * 64 + (c_layout::col(tl_tid, tl_chunk15 + tl_v))] = c[tl_chunk15 + tl_v];
+                if (tl::in_bounds(c_layout::row(tl_tid, tl_chunk15 + tl_v), 64) && tl::in_bounds(c_layout::col(tl_tid, tl_chunk15 + tl_v), 64)) C[int64_t(c_layout::row(tl_tid, tl_chunk15 + tl_v)) * 64 + c_layout::col(tl_tid, tl_chunk15 + tl_v)] = c[tl_chunk15 + tl_v];
             }
         }
     }
@@ -117,8 +117,8 @@ __global__ void __launch_bounds__(128) rows_to_bf16_kernel(
     // copy(X[block.y * 32 +: 32, block.x * 64 +: 64], x);  (extern_pair.tl:35)
     #pragma unroll
     for (int tl_chunk0 = 0; tl_chunk0 < x_layout::kSlots; tl_chunk0 += 4) {
-        const float* tl_ptr1 = &X[int64_t((int(blockIdx.y) * 32) + ((x_layout::flat(tl_tid, (tl_chunk0 / 8) * 8)) / 64)) * N + ((int(blockIdx.x) * 64) + (((x_layout::flat(tl_tid, (tl_chunk0 / 8) * 8)) % 64) + tl_chunk0 % 8))];
-        if (tl::in_bounds((int(blockIdx.y) * 32) + ((x_layout::flat(tl_tid, (tl_chunk0 / 8) * 8)) / 64), M) && tl::in_bounds((int(blockIdx.x) * 64) + (((x_layout::flat(tl_tid, (tl_chunk0 / 8) * 8)) % 64) + tl_chunk0 % 8), N) && tl::in_bounds((int(blockIdx.y) * 32) + ((x_layout::flat(tl_tid, (tl_chunk0 / 8) * 8)) / 64), M) && tl::in_bounds(((int(blockIdx.x) * 64) + (((x_layout::flat(tl_tid, (tl_chunk0 / 8) * 8)) % 64) + tl_chunk0 % 8)) + 3, N) && tl::is_aligned(tl_ptr1, 16)) {
+        const float* tl_ptr1 = &X[int64_t((int(blockIdx.y) * 32) + (x_layout::flat(tl_tid, (tl_chunk0 / 8) * 8) / 64)) * N + ((int(blockIdx.x) * 64) + ((x_layout::flat(tl_tid, (tl_chunk0 / 8) * 8) % 64) + tl_chunk0 % 8))];
+        if (tl::in_bounds((int(blockIdx.y) * 32) + (x_layout::flat(tl_tid, (tl_chunk0 / 8) * 8) / 64), M) && tl::in_bounds((int(blockIdx.x) * 64) + ((x_layout::flat(tl_tid, (tl_chunk0 / 8) * 8) % 64) + tl_chunk0 % 8), N) && tl::in_bounds((int(blockIdx.y) * 32) + (x_layout::flat(tl_tid, (tl_chunk0 / 8) * 8) / 64), M) && tl::in_bounds(((int(blockIdx.x) * 64) + ((x_layout::flat(tl_tid, (tl_chunk0 / 8) * 8) % 64) + tl_chunk0 % 8)) + 3, N) && tl::is_aligned(tl_ptr1, 16)) {
             float tl_vec2[4];
             tl::load_vector<float, 4>(tl_vec2, tl_ptr1);
             #pragma unroll
@@ -126,7 +126,7 @@ __global__ void __launch_bounds__(128) rows_to_bf16_kernel(
         } else {
             #pragma unroll
             for (int tl_v = 0; tl_v < 4; ++tl_v) {
-                x[tl_chunk0 + tl_v] = tl::in_bounds((int(blockIdx.y) * 32) + ((x_layout::flat(tl_tid, ((tl_chunk0 + tl_v) / 8) * 8)) / 64), M) && tl::in_bounds((int(blockIdx.x) * 64) + (((x_layout::flat(tl_tid, ((tl_chunk0 + tl_v) / 8) * 8)) % 64) + (tl_chunk0 + tl_v) % 8), N) ? X[int64_t((int(blockIdx.y) * 32) + ((x_layout::flat(tl_tid, ((tl_chunk0 + tl_v) / 8) * 8)) / 64)) * N + ((int(blockIdx.x) * 64) + (((x_layout::flat(tl_tid, ((tl_chunk0 + tl_v) / 8) * 8)) % 64) + (tl_chunk0 + tl_v) % 8))] : 0.0f;
+                x[tl_chunk0 + tl_v] = tl::in_bounds((int(blockIdx.y) * 32) + (x_layout::flat(tl_tid, ((tl_chunk0 + tl_v) / 8) * 8) / 64), M) && tl::in_bounds((int(blockIdx.x) * 64) + ((x_layout::flat(tl_tid, ((tl_chunk0 + tl_v) / 8) * 8) % 64) + (tl_chunk0 + tl_v) % 8), N) ? X[int64_t((int(blockIdx.y) * 32) + (x_layout::flat(tl_tid, ((tl_chunk0 + tl_v) / 8) * 8) / 64)) * N + ((int(blockIdx.x) * 64) + ((x_layout::flat(tl_tid, ((tl_chunk0 + tl_v) / 8) * 8) % 64) + (tl_chunk0 + tl_v) % 8))] : 0.0f;
             }
         }
     }
@@ -139,8 +139,8 @@ __global__ void __launch_bounds__(128) rows_to_bf16_kernel(
         #pragma unroll
         for (int tl_h6 = 0; tl_h6 < 2; ++tl_h6) {
             const int tl_s3 = tl_s4 + tl_h6;
-            [[maybe_unused]] const int i = (x_layout::flat(tl_tid, (tl_s3 / 8) * 8)) / 64;
-            [[maybe_unused]] const int j = ((x_layout::flat(tl_tid, (tl_s3 / 8) * 8)) % 64) + tl_s3 % 8;
+            [[maybe_unused]] const int i = x_layout::flat(tl_tid, (tl_s3 / 8) * 8) / 64;
+            [[maybe_unused]] const int j = (x_layout::flat(tl_tid, (tl_s3 / 8) * 8) % 64) + tl_s3 % 8;
             const float v = x[tl_s3] * x[tl_s3];
             tl_arg5[tl_h6] = v + 1.0f;
         }
@@ -151,8 +151,8 @@ __global__ void __launch_bounds__(128) rows_to_bf16_kernel(
     // copy(y, Y[block.y * 32 +: 32, block.x * 64 +: 64]);  (extern_pair.tl:40)
     #pragma unroll
     for (int tl_chunk8 = 0; tl_chunk8 < y_layout::kSlots; tl_chunk8 += 8) {
-        tl::bf16* tl_ptr9 = &Y[int64_t((int(blockIdx.y) * 32) + ((y_layout::flat(tl_tid, (tl_chunk8 / 8) * 8)) / 64)) * N + ((int(blockIdx.x) * 64) + (((y_layout::flat(tl_tid, (tl_chunk8 / 8) * 8)) % 64) + tl_chunk8 % 8))];
-        if (tl::in_bounds((int(blockIdx.y) * 32) + ((y_layout::flat(tl_tid, (tl_chunk8 / 8) * 8)) / 64), M) && tl::in_bounds((int(blockIdx.x) * 64) + (((y_layout::flat(tl_tid, (tl_chunk8 / 8) * 8)) % 64) + tl_chunk8 % 8), N) && tl::in_bounds((int(blockIdx.y) * 32) + ((y_layout::flat(tl_tid, (tl_chunk8 / 8) * 8)) / 64), M) && tl::in_bounds(((int(blockIdx.x) * 64) + (((y_layout::flat(tl_tid, (tl_chunk8 / 8) * 8)) % 64) + tl_chunk8 % 8)) + 7, N) && tl::is_aligned(tl_ptr9, 16)) {
+        tl::bf16* tl_ptr9 = &Y[int64_t((int(blockIdx.y) * 32) + (y_layout::flat(tl_tid, (tl_chunk8 / 8) * 8) / 64)) * N + ((int(blockIdx.x) * 64) + ((y_layout::flat(tl_tid, (tl_chunk8 / 8) * 8) % 64) + tl_chunk8 % 8))];
+        if (tl::in_bounds((int(blockIdx.y) * 32) + (y_layout::flat(tl_tid, (tl_chunk8 / 8) * 8) / 64), M) && tl::in_bounds((int(blockIdx.x) * 64) + ((y_layout::flat(tl_tid, (tl_chunk8 / 8) * 8) % 64) + tl_chunk8 % 8), N) && tl::in_bounds((int(blockIdx.y) * 32) + (y_layout::flat(tl_tid, (tl_chunk8 / 8) * 8) / 64), M) && tl::in_bounds(((int(blockIdx.x) * 64) + ((y_layout::flat(tl_tid, (tl_chunk8 / 8) * 8) % 64) + tl_chunk8 % 8)) + 7, N) && tl::is_aligned(tl_ptr9, 16)) {
             tl::bf16 tl_vec10[8];
             #pragma unroll
             for (int tl_v = 0; tl_v < 8; ++tl_v) tl_vec10[tl_v] = y[tl_chunk8 + tl_v];
@@ -160,7 +160,7 @@ __global__ void __launch_bounds__(128) rows_to_bf16_kernel(
         } else {
             #pragma unroll
             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                if (tl::in_bounds((int(blockIdx.y) * 32) + ((y_layout::flat(tl_tid, ((tl_chunk8 + tl_v) / 8) * 8)) / 64), M) && tl::in_bounds((int(blockIdx.x) * 64) + (((y_layout::flat(tl_tid, ((tl_chunk8 + tl_v) / 8) * 8)) % 64) + (tl_chunk8 + tl_v) % 8), N)) Y[int64_t((int(blockIdx.y) * 32) + ((y_layout::flat(tl_tid, ((tl_chunk8 + tl_v) / 8) * 8)) / 64)) * N + ((int(blockIdx.x) * 64) + (((y_layout::flat(tl_tid, ((tl_chunk8 + tl_v) / 8) * 8)) % 64) + (tl_chunk8 + tl_v) % 8))] = y[tl_chunk8 + tl_v];
+                if (tl::in_bounds((int(blockIdx.y) * 32) + (y_layout::flat(tl_tid, ((tl_chunk8 + tl_v) / 8) * 8) / 64), M) && tl::in_bounds((int(blockIdx.x) * 64) + ((y_layout::flat(tl_tid, ((tl_chunk8 + tl_v) / 8) * 8) % 64) + (tl_chunk8 + tl_v) % 8), N)) Y[int64_t((int(blockIdx.y) * 32) + (y_layout::flat(tl_tid, ((tl_chunk8 + tl_v) / 8) * 8) / 64)) * N + ((int(blockIdx.x) * 64) + ((y_layout::flat(tl_tid, ((tl_chunk8 + tl_v) / 8) * 8) % 64) + (tl_chunk8 + tl_v) % 8))] = y[tl_chunk8 + tl_v];
             }
         }
     }
@@ -200,8 +200,8 @@ __global__ void __launch_bounds__(128) shared_sum_kernel(
     // copy(X[0 +: 32, 0 +: 64], x);  (extern_pair.tl:48)
     #pragma unroll
     for (int tl_chunk5 = 0; tl_chunk5 < x_layout::kSlots; tl_chunk5 += 4) {
-        const float* tl_ptr6 = &X[int64_t((x_layout::flat(tl_tid, (tl_chunk5 / 8) * 8)) / 64) * 64 + (((x_layout::flat(tl_tid, (tl_chunk5 / 8) * 8)) % 64) + tl_chunk5 % 8)];
-        if (tl::in_bounds((x_layout::flat(tl_tid, (tl_chunk5 / 8) * 8)) / 64, 32) && tl::in_bounds(((x_layout::flat(tl_tid, (tl_chunk5 / 8) * 8)) % 64) + tl_chunk5 % 8, 64) && tl::in_bounds((x_layout::flat(tl_tid, (tl_chunk5 / 8) * 8)) / 64, 32) && tl::in_bounds((((x_layout::flat(tl_tid, (tl_chunk5 / 8) * 8)) % 64) + tl_chunk5 % 8) + 3, 64) && tl::is_aligned(tl_ptr6, 16)) {
+        const float* tl_ptr6 = &X[int64_t(x_layout::flat(tl_tid, (tl_chunk5 / 8) * 8) / 64) * 64 + ((x_layout::flat(tl_tid, (tl_chunk5 / 8) * 8) % 64) + tl_chunk5 % 8)];
+        if (tl::in_bounds(x_layout::flat(tl_tid, (tl_chunk5 / 8) * 8) / 64, 32) && tl::in_bounds((x_layout::flat(tl_tid, (tl_chunk5 / 8) * 8) % 64) + tl_chunk5 % 8, 64) && tl::in_bounds(x_layout::flat(tl_tid, (tl_chunk5 / 8) * 8) / 64, 32) && tl::in_bounds(((x_layout::flat(tl_tid, (tl_chunk5 / 8) * 8) % 64) + tl_chunk5 % 8) + 3, 64) && tl::is_aligned(tl_ptr6, 16)) {
             float tl_vec7[4];
             tl::load_vector<float, 4>(tl_vec7, tl_ptr6);
             #pragma unroll
@@ -209,7 +209,7 @@ __global__ void __launch_bounds__(128) shared_sum_kernel(
         } else {
             #pragma unroll
             for (int tl_v = 0; tl_v < 4; ++tl_v) {
-                x[tl_chunk5 + tl_v] = tl::in_bounds((x_layout::flat(tl_tid, ((tl_chunk5 + tl_v) / 8) * 8)) / 64, 32) && tl::in_bounds(((x_layout::flat(tl_tid, ((tl_chunk5 + tl_v) / 8) * 8)) % 64) + (tl_chunk5 + tl_v) % 8, 64) ? X[int64_t((x_layout::flat(tl_tid, ((tl_chunk5 + tl_v) / 8) * 8)) / 64) * 64 + (((x_layout::flat(tl_tid, ((tl_chunk5 + tl_v) / 8) * 8)) % 64) + (tl_chunk5 + tl_v) % 8)] : 0.0f;
+                x[tl_chunk5 + tl_v] = tl::in_bounds(x_layout::flat(tl_tid, ((tl_chunk5 + tl_v) / 8) * 8) / 64, 32) && tl::in_bounds((x_layout::flat(tl_tid, ((tl_chunk5 + tl_v) / 8) * 8) % 64) + (tl_chunk5 + tl_v) % 8, 64) ? X[int64_t(x_layout::flat(tl_tid, ((tl_chunk5 + tl_v) / 8) * 8) / 64) * 64 + ((x_layout::flat(tl_tid, ((tl_chunk5 + tl_v) / 8) * 8) % 64) + (tl_chunk5 + tl_v) % 8)] : 0.0f;
             }
         }
     }
@@ -218,8 +218,8 @@ __global__ void __launch_bounds__(128) shared_sum_kernel(
     // for i, j in parallel(32, 64): each thread visits the elements of `y` it holds
     #pragma unroll
     for (int tl_k9 = 0; tl_k9 < y_layout::kSlots; tl_k9 += 8) {
-        const int tl_c10 = (y_layout::flat(tl_tid, tl_k9)) % 64;  // the chunk's first column
-        const int i = (y_layout::flat(tl_tid, tl_k9)) / 64;
+        const int tl_c10 = y_layout::flat(tl_tid, tl_k9) % 64;  // the chunk's first column
+        const int i = y_layout::flat(tl_tid, tl_k9) / 64;
         float tl_chunk12[8];
         tl::load_chunk<float, 8>(tl_chunk12, &s[i * 68 + tl_c10]);
         #pragma unroll
@@ -241,8 +241,8 @@ __global__ void __launch_bounds__(128) shared_sum_kernel(
     // copy(y, Y[0 +: 32, 0 +: 64]);  (extern_pair.tl:52)
     #pragma unroll
     for (int tl_chunk18 = 0; tl_chunk18 < y_layout::kSlots; tl_chunk18 += 8) {
-        tl::f16* tl_ptr19 = &Y[int64_t((y_layout::flat(tl_tid, (tl_chunk18 / 8) * 8)) / 64) * 64 + (((y_layout::flat(tl_tid, (tl_chunk18 / 8) * 8)) % 64) + tl_chunk18 % 8)];
-        if (tl::in_bounds((y_layout::flat(tl_tid, (tl_chunk18 / 8) * 8)) / 64, 32) && tl::in_bounds(((y_layout::flat(tl_tid, (tl_chunk18 / 8) * 8)) % 64) + tl_chunk18 % 8, 64) && tl::in_bounds((y_layout::flat(tl_tid, (tl_chunk18 / 8) * 8)) / 64, 32) && tl::in_bounds((((y_layout::flat(tl_tid, (tl_chunk18 / 8) * 8)) % 64) + tl_chunk18 % 8) + 7, 64) && tl::is_aligned(tl_ptr19, 16)) {
+        tl::f16* tl_ptr19 = &Y[int64_t(y_layout::flat(tl_tid, (tl_chunk18 / 8) * 8) / 64) * 64 + ((y_layout::flat(tl_tid, (tl_chunk18 / 8) * 8) % 64) + tl_chunk18 % 8)];
+        if (tl::in_bounds(y_layout::flat(tl_tid, (tl_chunk18 / 8) * 8) / 64, 32) && tl::in_bounds((y_layout::flat(tl_tid, (tl_chunk18 / 8) * 8) % 64) + tl_chunk18 % 8, 64) && tl::in_bounds(y_layout::flat(tl_tid, (tl_chunk18 / 8) * 8) / 64, 32) && tl::in_bounds(((y_layout::flat(tl_tid, (tl_chunk18 / 8) * 8) % 64) + tl_chunk18 % 8) + 7, 64) && tl::is_aligned(tl_ptr19, 16)) {
             tl::f16 tl_vec20[8];
             #pragma unroll
             for (int tl_v = 0; tl_v < 8; ++tl_v) tl_vec20[tl_v] = y[tl_chunk18 + tl_v];
@@ -250,7 +250,7 @@ __global__ void __launch_bounds__(128) shared_sum_kernel(
         } else {
             #pragma unroll
             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                if (tl::in_bounds((y_layout::flat(tl_tid, ((tl_chunk18 + tl_v) / 8) * 8)) / 64, 32) && tl::in_bounds(((y_layout::flat(tl_tid, ((tl_chunk18 + tl_v) / 8) * 8)) % 64) + (tl_chunk18 + tl_v) % 8, 64)) Y[int64_t((y_layout::flat(tl_tid, ((tl_chunk18 + tl_v) / 8) * 8)) / 64) * 64 + (((y_layout::flat(tl_tid, ((tl_chunk18 + tl_v) / 8) * 8)) % 64) + (tl_chunk18 + tl_v) % 8)] = y[tl_chunk18 + tl_v];
+                if (tl::in_bounds(y_layout::flat(tl_tid, ((tl_chunk18 + tl_v) / 8) * 8) / 64, 32) && tl::in_bounds((y_layout::flat(tl_tid, ((tl_chunk18 + tl_v) / 8) * 8) % 64) + (tl_chunk18 + tl_v) % 8, 64)) Y[int64_t(y_layout::flat(tl_tid, ((tl_chunk18 + tl_v) / 8) * 8) / 64) * 64 + ((y_layout::flat(tl_tid, ((tl_chunk18 + tl_v) / 8) * 8) % 64) + (tl_chunk18 + tl_v) % 8)] = y[tl_chunk18 + tl_v];
             }
         }
     }

@@ -161,7 +161,7 @@ __global__ void __launch_bounds__(128) k_kernel(
     // copy(acc, C[0 +: 64, 0 +: 64]);  (gemm_accumulate_twice.tl:20)
     #pragma unroll
     for (int tl_chunk31 = 0; tl_chunk31 < acc_layout::kSlots; tl_chunk31 += 2) {
-        float* tl_ptr32 = &C[int64_t(acc_layout::row(tl_tid, tl_chunk31)) * 64 + (acc_layout::col(tl_tid, tl_chunk31))];
+        float* tl_ptr32 = &C[int64_t(acc_layout::row(tl_tid, tl_chunk31)) * 64 + acc_layout::col(tl_tid, tl_chunk31)];
         if (tl::in_bounds(acc_layout::row(tl_tid, tl_chunk31), 64) && tl::in_bounds(acc_layout::col(tl_tid, tl_chunk31), 64) && tl::in_bounds(acc_layout::row(tl_tid, tl_chunk31), 64) && tl::in_bounds((acc_layout::col(tl_tid, tl_chunk31)) + 1, 64) && tl::is_aligned(tl_ptr32, 8)) {
             float tl_vec33[2];
             #pragma unroll
@@ -170,7 +170,7 @@ __global__ void __launch_bounds__(128) k_kernel(
         } else {
             #pragma unroll
             for (int tl_v = 0; tl_v < 2; ++tl_v) {
-                if (tl::in_bounds(acc_layout::row(tl_tid, tl_chunk31 + tl_v), 64) && tl::in_bounds(acc_layout::col(tl_tid, tl_chunk31 + tl_v), 64)) C[int64_t(acc_layout::row(tl_tid, tl_chunk31 + tl_v)) * 64 + (acc_layout::col(tl_tid, tl_chunk31 + tl_v))] = acc[tl_chunk31 + tl_v];
+                if (tl::in_bounds(acc_layout::row(tl_tid, tl_chunk31 + tl_v), 64) && tl::in_bounds(acc_layout::col(tl_tid, tl_chunk31 + tl_v), 64)) C[int64_t(acc_layout::row(tl_tid, tl_chunk31 + tl_v)) * 64 + acc_layout::col(tl_tid, tl_chunk31 + tl_v)] = acc[tl_chunk31 + tl_v];
             }
         }
     }

@@ -181,8 +181,8 @@ __global__ void __launch_bounds__(128) gemm_fp8_scaled_kernel(
     // copy(acc, C[block.y * 64 +: 64, block.x * 64 +: 64]);  (gemm_fp8.tl:26)
     #pragma unroll
     for (int tl_chunk33 = 0; tl_chunk33 < acc_layout::kSlots; tl_chunk33 += 2) {
-        float* tl_ptr34 = &C[int64_t((int(blockIdx.y) * 64) + (acc_layout::row(tl_tid, tl_chunk33))) * N + ((int(blockIdx.x) * 64) + (acc_layout::col(tl_tid, tl_chunk33)))];
-        if (tl::in_bounds((int(blockIdx.y) * 64) + (acc_layout::row(tl_tid, tl_chunk33)), M) && tl::in_bounds((int(blockIdx.x) * 64) + (acc_layout::col(tl_tid, tl_chunk33)), N) && tl::in_bounds((int(blockIdx.y) * 64) + (acc_layout::row(tl_tid, tl_chunk33)), M) && tl::in_bounds(((int(blockIdx.x) * 64) + (acc_layout::col(tl_tid, tl_chunk33))) + 1, N) && tl::is_aligned(tl_ptr34, 8)) {
+        float* tl_ptr34 = &C[int64_t((int(blockIdx.y) * 64) + acc_layout::row(tl_tid, tl_chunk33)) * N + ((int(blockIdx.x) * 64) + acc_layout::col(tl_tid, tl_chunk33))];
+        if (tl::in_bounds((int(blockIdx.y) * 64) + acc_layout::row(tl_tid, tl_chunk33), M) && tl::in_bounds((int(blockIdx.x) * 64) + acc_layout::col(tl_tid, tl_chunk33), N) && tl::in_bounds((int(blockIdx.y) * 64) + acc_layout::row(tl_tid, tl_chunk33), M) && tl::in_bounds(((int(blockIdx.x) * 64) + acc_layout::col(tl_tid, tl_chunk33)) + 1, N) && tl::is_aligned(tl_ptr34, 8)) {
             float tl_vec35[2];
             #pragma unroll
             for (int tl_v = 0; tl_v < 2; ++tl_v) tl_vec35[tl_v] = acc[tl_chunk33 + tl_v];
@@ -190,7 +190,7 @@ __global__ void __launch_bounds__(128) gemm_fp8_scaled_kernel(
         } else {
             #pragma unroll
             for (int tl_v = 0; tl_v < 2; ++tl_v) {
-                if (tl::in_bounds((int(blockIdx.y) * 64) + (acc_layout::row(tl_tid, tl_chunk33 + tl_v)), M) && tl::in_bounds((int(blockIdx.x) * 64) + (acc_layout::col(tl_tid, tl_chunk33 + tl_v)), N)) C[int64_t((int(blockIdx.y) * 64) + (acc_layout::row(tl_tid, tl_chunk33 + tl_v))) * N + ((int(blockIdx.x) * 64) + (acc_layout::col(tl_tid, tl_chunk33 + tl_v)))] = acc[tl_chunk33 + tl_v];
+                if (tl::in_bounds((int(blockIdx.y) * 64) + acc_layout::row(tl_tid, tl_chunk33 + tl_v), M) && tl::in_bounds((int(blockIdx.x) * 64) + acc_layout::col(tl_tid, tl_chunk33 + tl_v), N)) C[int64_t((int(blockIdx.y) * 64) + acc_layout::row(tl_tid, tl_chunk33 + tl_v)) * N + ((int(blockIdx.x) * 64) + acc_layout::col(tl_tid, tl_chunk33 + tl_v))] = acc[tl_chunk33 + tl_v];
             }
         }
     }
@@ -309,8 +309,8 @@ __global__ void __launch_bounds__(256, 1) gemm_fp8_scaled_kernel_sm90(
             // copy(acc, C[block.y * 64 +: 64, block.x * 64 +: 64]);  (gemm_fp8.tl:26)
             #pragma unroll
             for (int tl_chunk4 = 0; tl_chunk4 < acc_layout::kSlots; tl_chunk4 += 2) {
-                float* tl_ptr5 = &C[int64_t((tl_block_y * 64) + (acc_layout::row(tl_tid, tl_chunk4))) * N + ((tl_block_x * 64) + (acc_layout::col(tl_tid, tl_chunk4)))];
-                if (tl::in_bounds((tl_block_y * 64) + (acc_layout::row(tl_tid, tl_chunk4)), M) && tl::in_bounds((tl_block_x * 64) + (acc_layout::col(tl_tid, tl_chunk4)), N) && tl::in_bounds((tl_block_y * 64) + (acc_layout::row(tl_tid, tl_chunk4)), M) && tl::in_bounds(((tl_block_x * 64) + (acc_layout::col(tl_tid, tl_chunk4))) + 1, N) && tl::is_aligned(tl_ptr5, 8)) {
+                float* tl_ptr5 = &C[int64_t((tl_block_y * 64) + acc_layout::row(tl_tid, tl_chunk4)) * N + ((tl_block_x * 64) + acc_layout::col(tl_tid, tl_chunk4))];
+                if (tl::in_bounds((tl_block_y * 64) + acc_layout::row(tl_tid, tl_chunk4), M) && tl::in_bounds((tl_block_x * 64) + acc_layout::col(tl_tid, tl_chunk4), N) && tl::in_bounds((tl_block_y * 64) + acc_layout::row(tl_tid, tl_chunk4), M) && tl::in_bounds(((tl_block_x * 64) + acc_layout::col(tl_tid, tl_chunk4)) + 1, N) && tl::is_aligned(tl_ptr5, 8)) {
                     float tl_vec6[2];
                     #pragma unroll
                     for (int tl_v = 0; tl_v < 2; ++tl_v) tl_vec6[tl_v] = acc[tl_chunk4 + tl_v];
@@ -318,7 +318,7 @@ __global__ void __launch_bounds__(256, 1) gemm_fp8_scaled_kernel_sm90(
                 } else {
                     #pragma unroll
                     for (int tl_v = 0; tl_v < 2; ++tl_v) {
-                        if (tl::in_bounds((tl_block_y * 64) + (acc_layout::row(tl_tid, tl_chunk4 + tl_v)), M) && tl::in_bounds((tl_block_x * 64) + (acc_layout::col(tl_tid, tl_chunk4 + tl_v)), N)) C[int64_t((tl_block_y * 64) + (acc_layout::row(tl_tid, tl_chunk4 + tl_v))) * N + ((tl_block_x * 64) + (acc_layout::col(tl_tid, tl_chunk4 + tl_v)))] = acc[tl_chunk4 + tl_v];
+                        if (tl::in_bounds((tl_block_y * 64) + acc_layout::row(tl_tid, tl_chunk4 + tl_v), M) && tl::in_bounds((tl_block_x * 64) + acc_layout::col(tl_tid, tl_chunk4 + tl_v), N)) C[int64_t((tl_block_y * 64) + acc_layout::row(tl_tid, tl_chunk4 + tl_v)) * N + ((tl_block_x * 64) + acc_layout::col(tl_tid, tl_chunk4 + tl_v))] = acc[tl_chunk4 + tl_v];
                     }
                 }
             }
@@ -464,8 +464,8 @@ __global__ void __launch_bounds__(64) gemm_fp8_mixed_kernel(
     // copy(acc, C[block.y * 32 +: 32, block.x * 32 +: 32]);  (gemm_fp8.tl:40)
     #pragma unroll
     for (int tl_chunk28 = 0; tl_chunk28 < acc_layout::kSlots; tl_chunk28 += 2) {
-        float* tl_ptr29 = &C[int64_t((int(blockIdx.y) * 32) + (acc_layout::row(tl_tid, tl_chunk28))) * N + ((int(blockIdx.x) * 32) + (acc_layout::col(tl_tid, tl_chunk28)))];
-        if (tl::in_bounds((int(blockIdx.y) * 32) + (acc_layout::row(tl_tid, tl_chunk28)), M) && tl::in_bounds((int(blockIdx.x) * 32) + (acc_layout::col(tl_tid, tl_chunk28)), N) && tl::in_bounds((int(blockIdx.y) * 32) + (acc_layout::row(tl_tid, tl_chunk28)), M) && tl::in_bounds(((int(blockIdx.x) * 32) + (acc_layout::col(tl_tid, tl_chunk28))) + 1, N) && tl::is_aligned(tl_ptr29, 8)) {
+        float* tl_ptr29 = &C[int64_t((int(blockIdx.y) * 32) + acc_layout::row(tl_tid, tl_chunk28)) * N + ((int(blockIdx.x) * 32) + acc_layout::col(tl_tid, tl_chunk28))];
+        if (tl::in_bounds((int(blockIdx.y) * 32) + acc_layout::row(tl_tid, tl_chunk28), M) && tl::in_bounds((int(blockIdx.x) * 32) + acc_layout::col(tl_tid, tl_chunk28), N) && tl::in_bounds((int(blockIdx.y) * 32) + acc_layout::row(tl_tid, tl_chunk28), M) && tl::in_bounds(((int(blockIdx.x) * 32) + acc_layout::col(tl_tid, tl_chunk28)) + 1, N) && tl::is_aligned(tl_ptr29, 8)) {
             float tl_vec30[2];
             #pragma unroll
             for (int tl_v = 0; tl_v < 2; ++tl_v) tl_vec30[tl_v] = acc[tl_chunk28 + tl_v];
@@ -473,7 +473,7 @@ __global__ void __launch_bounds__(64) gemm_fp8_mixed_kernel(
         } else {
             #pragma unroll
             for (int tl_v = 0; tl_v < 2; ++tl_v) {
-                if (tl::in_bounds((int(blockIdx.y) * 32) + (acc_layout::row(tl_tid, tl_chunk28 + tl_v)), M) && tl::in_bounds((int(blockIdx.x) * 32) + (acc_layout::col(tl_tid, tl_chunk28 + tl_v)), N)) C[int64_t((int(blockIdx.y) * 32) + (acc_layout::row(tl_tid, tl_chunk28 + tl_v))) * N + ((int(blockIdx.x) * 32) + (acc_layout::col(tl_tid, tl_chunk28 + tl_v)))] = acc[tl_chunk28 + tl_v];
+                if (tl::in_bounds((int(blockIdx.y) * 32) + acc_layout::row(tl_tid, tl_chunk28 + tl_v), M) && tl::in_bounds((int(blockIdx.x) * 32) + acc_layout::col(tl_tid, tl_chunk28 + tl_v), N)) C[int64_t((int(blockIdx.y) * 32) + acc_layout::row(tl_tid, tl_chunk28 + tl_v)) * N + ((int(blockIdx.x) * 32) + acc_layout::col(tl_tid, tl_chunk28 + tl_v))] = acc[tl_chunk28 + tl_v];
             }
         }
     }

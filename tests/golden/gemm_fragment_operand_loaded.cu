@@ -26,7 +26,7 @@ __global__ void __launch_bounds__(128) k_kernel(
     // copy(A[0 +: 64, 0 +: 64], a);  (gemm_fragment_operand_loaded.tl:9)
     #pragma unroll
     for (int tl_chunk0 = 0; tl_chunk0 < a_layout::kSlots; tl_chunk0 += 2) {
-        const tl::f16* tl_ptr1 = &A[int64_t(a_layout::row(tl_tid, tl_chunk0)) * 64 + (a_layout::col(tl_tid, tl_chunk0))];
+        const tl::f16* tl_ptr1 = &A[int64_t(a_layout::row(tl_tid, tl_chunk0)) * 64 + a_layout::col(tl_tid, tl_chunk0)];
         if (tl::in_bounds(a_layout::row(tl_tid, tl_chunk0), 64) && tl::in_bounds(a_layout::col(tl_tid, tl_chunk0), 64) && tl::in_bounds(a_layout::row(tl_tid, tl_chunk0), 64) && tl::in_bounds((a_layout::col(tl_tid, tl_chunk0)) + 1, 64) && tl::is_aligned(tl_ptr1, 4)) {
             tl::f16 tl_vec2[2];
             tl::load_vector<tl::f16, 2>(tl_vec2, tl_ptr1);
@@ -35,7 +35,7 @@ __global__ void __launch_bounds__(128) k_kernel(
         } else {
             #pragma unroll
             for (int tl_v = 0; tl_v < 2; ++tl_v) {
-                a[tl_chunk0 + tl_v] = tl::in_bounds(a_layout::row(tl_tid, tl_chunk0 + tl_v), 64) && tl::in_bounds(a_layout::col(tl_tid, tl_chunk0 + tl_v), 64) ? A[int64_t(a_layout::row(tl_tid, tl_chunk0 + tl_v)) * 64 + (a_layout::col(tl_tid, tl_chunk0 + tl_v))] : tl::convert<tl::f16>(0.0f);
+                a[tl_chunk0 + tl_v] = tl::in_bounds(a_layout::row(tl_tid, tl_chunk0 + tl_v), 64) && tl::in_bounds(a_layout::col(tl_tid, tl_chunk0 + tl_v), 64) ? A[int64_t(a_layout::row(tl_tid, tl_chunk0 + tl_v)) * 64 + a_layout::col(tl_tid, tl_chunk0 + tl_v)] : tl::convert<tl::f16>(0.0f);
             }
         }
     }
@@ -65,7 +65,7 @@ __global__ void __launch_bounds__(128) k_kernel(
     // copy(acc, C[0 +: 64, 0 +: 64]);  (gemm_fragment_operand_loaded.tl:12)
     #pragma unroll
     for (int tl_chunk8 = 0; tl_chunk8 < acc_layout::kSlots; tl_chunk8 += 2) {
-        float* tl_ptr9 = &C[int64_t(acc_layout::row(tl_tid, tl_chunk8)) * 64 + (acc_layout::col(tl_tid, tl_chunk8))];
+        float* tl_ptr9 = &C[int64_t(acc_layout::row(tl_tid, tl_chunk8)) * 64 + acc_layout::col(tl_tid, tl_chunk8)];
         if (tl::in_bounds(acc_layout::row(tl_tid, tl_chunk8), 64) && tl::in_bounds(acc_layout::col(tl_tid, tl_chunk8), 64) && tl::in_bounds(acc_layout::row(tl_tid, tl_chunk8), 64) && tl::in_bounds((acc_layout::col(tl_tid, tl_chunk8)) + 1, 64) && tl::is_aligned(tl_ptr9, 8)) {
             float tl_vec10[2];
             #pragma unroll
@@ -74,7 +74,7 @@ __global__ void __launch_bounds__(128) k_kernel(
         } else {
             #pragma unroll
             for (int tl_v = 0; tl_v < 2; ++tl_v) {
-                if (tl::in_bounds(acc_layout::row(tl_tid, tl_chunk8 + tl_v), 64) && tl::in_bounds(acc_layout::col(tl_tid, tl_chunk8 + tl_v), 64)) C[int64_t(acc_layout::row(tl_tid, tl_chunk8 + tl_v)) * 64 + (acc_layout::col(tl_tid, tl_chunk8 + tl_v))] = acc[tl_chunk8 + tl_v];
+                if (tl::in_bounds(acc_layout::row(tl_tid, tl_chunk8 + tl_v), 64) && tl::in_bounds(acc_layout::col(tl_tid, tl_chunk8 + tl_v), 64)) C[int64_t(acc_layout::row(tl_tid, tl_chunk8 + tl_v)) * 64 + acc_layout::col(tl_tid, tl_chunk8 + tl_v)] = acc[tl_chunk8 + tl_v];
             }
         }
     }

@@ -27,8 +27,8 @@ __global__ void __launch_bounds__(128) k_kernel(
     // copy(A[0 +: 64, 0 +: 64], a);  (gemm_fragment_operand_scratch.tl:9)
     #pragma unroll
     for (int tl_chunk0 = 0; tl_chunk0 < a_layout::kSlots; tl_chunk0 += 8) {
-        const tl::f16* tl_ptr1 = &A[int64_t((a_layout::flat(tl_tid, (tl_chunk0 / 8) * 8)) / 64) * 64 + (((a_layout::flat(tl_tid, (tl_chunk0 / 8) * 8)) % 64) + tl_chunk0 % 8)];
-        if (tl::in_bounds((a_layout::flat(tl_tid, (tl_chunk0 / 8) * 8)) / 64, 64) && tl::in_bounds(((a_layout::flat(tl_tid, (tl_chunk0 / 8) * 8)) % 64) + tl_chunk0 % 8, 64) && tl::in_bounds((a_layout::flat(tl_tid, (tl_chunk0 / 8) * 8)) / 64, 64) && tl::in_bounds((((a_layout::flat(tl_tid, (tl_chunk0 / 8) * 8)) % 64) + tl_chunk0 % 8) + 7, 64) && tl::is_aligned(tl_ptr1, 16)) {
+        const tl::f16* tl_ptr1 = &A[int64_t(a_layout::flat(tl_tid, (tl_chunk0 / 8) * 8) / 64) * 64 + ((a_layout::flat(tl_tid, (tl_chunk0 / 8) * 8) % 64) + tl_chunk0 % 8)];
+        if (tl::in_bounds(a_layout::flat(tl_tid, (tl_chunk0 / 8) * 8) / 64, 64) && tl::in_bounds((a_layout::flat(tl_tid, (tl_chunk0 / 8) * 8) % 64) + tl_chunk0 % 8, 64) && tl::in_bounds(a_layout::flat(tl_tid, (tl_chunk0 / 8) * 8) / 64, 64) && tl::in_bounds(((a_layout::flat(tl_tid, (tl_chunk0 / 8) * 8) % 64) + tl_chunk0 % 8) + 7, 64) && tl::is_aligned(tl_ptr1, 16)) {
             tl::f16 tl_vec2[8];
             tl::load_vector<tl::f16, 8>(tl_vec2, tl_ptr1);
             #pragma unroll
@@ -36,7 +36,7 @@ __global__ void __launch_bounds__(128) k_kernel(
         } else {
             #pragma unroll
             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                a[tl_chunk0 + tl_v] = tl::in_bounds((a_layout::flat(tl_tid, ((tl_chunk0 + tl_v) / 8) * 8)) / 64, 64) && tl::in_bounds(((a_layout::flat(tl_tid, ((tl_chunk0 + tl_v) / 8) * 8)) % 64) + (tl_chunk0 + tl_v) % 8, 64) ? A[int64_t((a_layout::flat(tl_tid, ((tl_chunk0 + tl_v) / 8) * 8)) / 64) * 64 + (((a_layout::flat(tl_tid, ((tl_chunk0 + tl_v) / 8) * 8)) % 64) + (tl_chunk0 + tl_v) % 8)] : tl::convert<tl::f16>(0.0f);
+                a[tl_chunk0 + tl_v] = tl::in_bounds(a_layout::flat(tl_tid, ((tl_chunk0 + tl_v) / 8) * 8) / 64, 64) && tl::in_bounds((a_layout::flat(tl_tid, ((tl_chunk0 + tl_v) / 8) * 8) % 64) + (tl_chunk0 + tl_v) % 8, 64) ? A[int64_t(a_layout::flat(tl_tid, ((tl_chunk0 + tl_v) / 8) * 8) / 64) * 64 + ((a_layout::flat(tl_tid, ((tl_chunk0 + tl_v) / 8) * 8) % 64) + (tl_chunk0 + tl_v) % 8)] : tl::convert<tl::f16>(0.0f);
             }
         }
     }
@@ -64,7 +64,7 @@ __global__ void __launch_bounds__(128) k_kernel(
         __syncthreads();  // the staging buffer may still be read by a previous gemm
         #pragma unroll
         for (int tl_s9 = 0; tl_s9 < a_layout::kSlots; ++tl_s9) {
-            tl_staged8[((a_layout::flat(tl_tid, (tl_s9 / 8) * 8)) / 64) * 72 + (((a_layout::flat(tl_tid, (tl_s9 / 8) * 8)) % 64) + tl_s9 % 8)] = a[tl_s9];
+            tl_staged8[(a_layout::flat(tl_tid, (tl_s9 / 8) * 8) / 64) * 72 + ((a_layout::flat(tl_tid, (tl_s9 / 8) * 8) % 64) + tl_s9 % 8)] = a[tl_s9];
         }
         __syncthreads();
         tl::warp_gemm_mma<64, 64, 64, 2, 2, tl::f16, true, false>(
@@ -74,7 +74,7 @@ __global__ void __launch_bounds__(128) k_kernel(
     // copy(acc, C[0 +: 64, 0 +: 64]);  (gemm_fragment_operand_scratch.tl:12)
     #pragma unroll
     for (int tl_chunk10 = 0; tl_chunk10 < acc_layout::kSlots; tl_chunk10 += 2) {
-        float* tl_ptr11 = &C[int64_t(acc_layout::row(tl_tid, tl_chunk10)) * 64 + (acc_layout::col(tl_tid, tl_chunk10))];
+        float* tl_ptr11 = &C[int64_t(acc_layout::row(tl_tid, tl_chunk10)) * 64 + acc_layout::col(tl_tid, tl_chunk10)];
         if (tl::in_bounds(acc_layout::row(tl_tid, tl_chunk10), 64) && tl::in_bounds(acc_layout::col(tl_tid, tl_chunk10), 64) && tl::in_bounds(acc_layout::row(tl_tid, tl_chunk10), 64) && tl::in_bounds((acc_layout::col(tl_tid, tl_chunk10)) + 1, 64) && tl::is_aligned(tl_ptr11, 8)) {
             float tl_vec12[2];
             #pragma unroll
@@ -83,7 +83,7 @@ __global__ void __launch_bounds__(128) k_kernel(
         } else {
             #pragma unroll
             for (int tl_v = 0; tl_v < 2; ++tl_v) {
-                if (tl::in_bounds(acc_layout::row(tl_tid, tl_chunk10 + tl_v), 64) && tl::in_bounds(acc_layout::col(tl_tid, tl_chunk10 + tl_v), 64)) C[int64_t(acc_layout::row(tl_tid, tl_chunk10 + tl_v)) * 64 + (acc_layout::col(tl_tid, tl_chunk10 + tl_v))] = acc[tl_chunk10 + tl_v];
+                if (tl::in_bounds(acc_layout::row(tl_tid, tl_chunk10 + tl_v), 64) && tl::in_bounds(acc_layout::col(tl_tid, tl_chunk10 + tl_v), 64)) C[int64_t(acc_layout::row(tl_tid, tl_chunk10 + tl_v)) * 64 + acc_layout::col(tl_tid, tl_chunk10 + tl_v)] = acc[tl_chunk10 + tl_v];
             }
         }
     }

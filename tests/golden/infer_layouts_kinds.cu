@@ -121,8 +121,8 @@ __global__ void __launch_bounds__(128) layouts_kernel(
     // copy(Bias[block.y * 64 +: 64, block.x * 64 +: 64], bias_tile);  (infer_layouts_kinds.tl:33)
     #pragma unroll
     for (int tl_chunk16 = 0; tl_chunk16 < bias_tile_layout::kSlots; tl_chunk16 += 2) {
-        const float* tl_ptr17 = &Bias[int64_t((int(blockIdx.y) * 64) + (bias_tile_layout::row(tl_tid, tl_chunk16))) * N + ((int(blockIdx.x) * 64) + (bias_tile_layout::col(tl_tid, tl_chunk16)))];
-        if (tl::in_bounds((int(blockIdx.y) * 64) + (bias_tile_layout::row(tl_tid, tl_chunk16)), M) && tl::in_bounds((int(blockIdx.x) * 64) + (bias_tile_layout::col(tl_tid, tl_chunk16)), N) && tl::in_bounds((int(blockIdx.y) * 64) + (bias_tile_layout::row(tl_tid, tl_chunk16)), M) && tl::in_bounds(((int(blockIdx.x) * 64) + (bias_tile_layout::col(tl_tid, tl_chunk16))) + 1, N) && tl::is_aligned(tl_ptr17, 8)) {
+        const float* tl_ptr17 = &Bias[int64_t((int(blockIdx.y) * 64) + bias_tile_layout::row(tl_tid, tl_chunk16)) * N + ((int(blockIdx.x) * 64) + bias_tile_layout::col(tl_tid, tl_chunk16))];
+        if (tl::in_bounds((int(blockIdx.y) * 64) + bias_tile_layout::row(tl_tid, tl_chunk16), M) && tl::in_bounds((int(blockIdx.x) * 64) + bias_tile_layout::col(tl_tid, tl_chunk16), N) && tl::in_bounds((int(blockIdx.y) * 64) + bias_tile_layout::row(tl_tid, tl_chunk16), M) && tl::in_bounds(((int(blockIdx.x) * 64) + bias_tile_layout::col(tl_tid, tl_chunk16)) + 1, N) && tl::is_aligned(tl_ptr17, 8)) {
             float tl_vec18[2];
             tl::load_vector<float, 2>(tl_vec18, tl_ptr17);
             #pragma unroll
@@ -130,7 +130,7 @@ __global__ void __launch_bounds__(128) layouts_kernel(
         } else {
             #pragma unroll
             for (int tl_v = 0; tl_v < 2; ++tl_v) {
-                bias_tile[tl_chunk16 + tl_v] = tl::in_bounds((int(blockIdx.y) * 64) + (bias_tile_layout::row(tl_tid, tl_chunk16 + tl_v)), M) && tl::in_bounds((int(blockIdx.x) * 64) + (bias_tile_layout::col(tl_tid, tl_chunk16 + tl_v)), N) ? Bias[int64_t((int(blockIdx.y) * 64) + (bias_tile_layout::row(tl_tid, tl_chunk16 + tl_v))) * N + ((int(blockIdx.x) * 64) + (bias_tile_layout::col(tl_tid, tl_chunk16 + tl_v)))] : 0.0f;
+                bias_tile[tl_chunk16 + tl_v] = tl::in_bounds((int(blockIdx.y) * 64) + bias_tile_layout::row(tl_tid, tl_chunk16 + tl_v), M) && tl::in_bounds((int(blockIdx.x) * 64) + bias_tile_layout::col(tl_tid, tl_chunk16 + tl_v), N) ? Bias[int64_t((int(blockIdx.y) * 64) + bias_tile_layout::row(tl_tid, tl_chunk16 + tl_v)) * N + ((int(blockIdx.x) * 64) + bias_tile_layout::col(tl_tid, tl_chunk16 + tl_v))] : 0.0f;
             }
         }
     }
@@ -145,8 +145,8 @@ __global__ void __launch_bounds__(128) layouts_kernel(
     // copy(acc, C[block.y * 64 +: 64, block.x * 64 +: 64]);  (infer_layouts_kinds.tl:37)
     #pragma unroll
     for (int tl_chunk20 = 0; tl_chunk20 < acc_layout::kSlots; tl_chunk20 += 2) {
-        float* tl_ptr21 = &C[int64_t((int(blockIdx.y) * 64) + (acc_layout::row(tl_tid, tl_chunk20))) * N + ((int(blockIdx.x) * 64) + (acc_layout::col(tl_tid, tl_chunk20)))];
-        if (tl::in_bounds((int(blockIdx.y) * 64) + (acc_layout::row(tl_tid, tl_chunk20)), M) && tl::in_bounds((int(blockIdx.x) * 64) + (acc_layout::col(tl_tid, tl_chunk20)), N) && tl::in_bounds((int(blockIdx.y) * 64) + (acc_layout::row(tl_tid, tl_chunk20)), M) && tl::in_bounds(((int(blockIdx.x) * 64) + (acc_layout::col(tl_tid, tl_chunk20))) + 1, N) && tl::is_aligned(tl_ptr21, 8)) {
+        float* tl_ptr21 = &C[int64_t((int(blockIdx.y) * 64) + acc_layout::row(tl_tid, tl_chunk20)) * N + ((int(blockIdx.x) * 64) + acc_layout::col(tl_tid, tl_chunk20))];
+        if (tl::in_bounds((int(blockIdx.y) * 64) + acc_layout::row(tl_tid, tl_chunk20), M) && tl::in_bounds((int(blockIdx.x) * 64) + acc_layout::col(tl_tid, tl_chunk20), N) && tl::in_bounds((int(blockIdx.y) * 64) + acc_layout::row(tl_tid, tl_chunk20), M) && tl::in_bounds(((int(blockIdx.x) * 64) + acc_layout::col(tl_tid, tl_chunk20)) + 1, N) && tl::is_aligned(tl_ptr21, 8)) {
             float tl_vec22[2];
             #pragma unroll
             for (int tl_v = 0; tl_v < 2; ++tl_v) tl_vec22[tl_v] = acc[tl_chunk20 + tl_v];
@@ -154,7 +154,7 @@ __global__ void __launch_bounds__(128) layouts_kernel(
         } else {
             #pragma unroll
             for (int tl_v = 0; tl_v < 2; ++tl_v) {
-                if (tl::in_bounds((int(blockIdx.y) * 64) + (acc_layout::row(tl_tid, tl_chunk20 + tl_v)), M) && tl::in_bounds((int(blockIdx.x) * 64) + (acc_layout::col(tl_tid, tl_chunk20 + tl_v)), N)) C[int64_t((int(blockIdx.y) * 64) + (acc_layout::row(tl_tid, tl_chunk20 + tl_v))) * N + ((int(blockIdx.x) * 64) + (acc_layout::col(tl_tid, tl_chunk20 + tl_v)))] = acc[tl_chunk20 + tl_v];
+                if (tl::in_bounds((int(blockIdx.y) * 64) + acc_layout::row(tl_tid, tl_chunk20 + tl_v), M) && tl::in_bounds((int(blockIdx.x) * 64) + acc_layout::col(tl_tid, tl_chunk20 + tl_v), N)) C[int64_t((int(blockIdx.y) * 64) + acc_layout::row(tl_tid, tl_chunk20 + tl_v)) * N + ((int(blockIdx.x) * 64) + acc_layout::col(tl_tid, tl_chunk20 + tl_v))] = acc[tl_chunk20 + tl_v];
             }
         }
     }
@@ -196,8 +196,8 @@ __global__ void __launch_bounds__(128) layouts_kernel(
     // copy(y, Y[block.y * 64 +: 64, 0 +: 64]);  (infer_layouts_kinds.tl:45)
     #pragma unroll
     for (int tl_chunk26 = 0; tl_chunk26 < y_layout::kSlots; tl_chunk26 += 2) {
-        float* tl_ptr27 = &Y[int64_t((int(blockIdx.y) * 64) + (y_layout::row(tl_tid, tl_chunk26))) * 64 + (y_layout::col(tl_tid, tl_chunk26))];
-        if (tl::in_bounds((int(blockIdx.y) * 64) + (y_layout::row(tl_tid, tl_chunk26)), M) && tl::in_bounds(y_layout::col(tl_tid, tl_chunk26), 64) && tl::in_bounds((int(blockIdx.y) * 64) + (y_layout::row(tl_tid, tl_chunk26)), M) && tl::in_bounds((y_layout::col(tl_tid, tl_chunk26)) + 1, 64) && tl::is_aligned(tl_ptr27, 8)) {
+        float* tl_ptr27 = &Y[int64_t((int(blockIdx.y) * 64) + y_layout::row(tl_tid, tl_chunk26)) * 64 + y_layout::col(tl_tid, tl_chunk26)];
+        if (tl::in_bounds((int(blockIdx.y) * 64) + y_layout::row(tl_tid, tl_chunk26), M) && tl::in_bounds(y_layout::col(tl_tid, tl_chunk26), 64) && tl::in_bounds((int(blockIdx.y) * 64) + y_layout::row(tl_tid, tl_chunk26), M) && tl::in_bounds((y_layout::col(tl_tid, tl_chunk26)) + 1, 64) && tl::is_aligned(tl_ptr27, 8)) {
             float tl_vec28[2];
             #pragma unroll
             for (int tl_v = 0; tl_v < 2; ++tl_v) tl_vec28[tl_v] = y[tl_chunk26 + tl_v];
@@ -205,7 +205,7 @@ __global__ void __launch_bounds__(128) layouts_kernel(
         } else {
             #pragma unroll
             for (int tl_v = 0; tl_v < 2; ++tl_v) {
-                if (tl::in_bounds((int(blockIdx.y) * 64) + (y_layout::row(tl_tid, tl_chunk26 + tl_v)), M) && tl::in_bounds(y_layout::col(tl_tid, tl_chunk26 + tl_v), 64)) Y[int64_t((int(blockIdx.y) * 64) + (y_layout::row(tl_tid, tl_chunk26 + tl_v))) * 64 + (y_layout::col(tl_tid, tl_chunk26 + tl_v))] = y[tl_chunk26 + tl_v];
+                if (tl::in_bounds((int(blockIdx.y) * 64) + y_layout::row(tl_tid, tl_chunk26 + tl_v), M) && tl::in_bounds(y_layout::col(tl_tid, tl_chunk26 + tl_v), 64)) Y[int64_t((int(blockIdx.y) * 64) + y_layout::row(tl_tid, tl_chunk26 + tl_v)) * 64 + y_layout::col(tl_tid, tl_chunk26 + tl_v)] = y[tl_chunk26 + tl_v];
             }
         }
     }
@@ -220,8 +220,8 @@ __global__ void __launch_bounds__(128) layouts_kernel(
     #pragma unroll
     for (int tl_chunk30 = 0; tl_chunk30 < z_layout::kSlots; tl_chunk30 += 4) {
         if (!(z_layout::valid(tl_tid, tl_chunk30))) continue;
-        const float* tl_ptr31 = &Bias[int64_t((int(blockIdx.y) * 64) + ((z_layout::flat(tl_tid, (tl_chunk30 / 4) * 4)) / 20)) * N + (((z_layout::flat(tl_tid, (tl_chunk30 / 4) * 4)) % 20) + tl_chunk30 % 4)];
-        if (tl::in_bounds((int(blockIdx.y) * 64) + ((z_layout::flat(tl_tid, (tl_chunk30 / 4) * 4)) / 20), M) && tl::in_bounds(((z_layout::flat(tl_tid, (tl_chunk30 / 4) * 4)) % 20) + tl_chunk30 % 4, N) && tl::in_bounds((int(blockIdx.y) * 64) + ((z_layout::flat(tl_tid, (tl_chunk30 / 4) * 4)) / 20), M) && tl::in_bounds((((z_layout::flat(tl_tid, (tl_chunk30 / 4) * 4)) % 20) + tl_chunk30 % 4) + 3, N) && tl::is_aligned(tl_ptr31, 16)) {
+        const float* tl_ptr31 = &Bias[int64_t((int(blockIdx.y) * 64) + (z_layout::flat(tl_tid, (tl_chunk30 / 4) * 4) / 20)) * N + ((z_layout::flat(tl_tid, (tl_chunk30 / 4) * 4) % 20) + tl_chunk30 % 4)];
+        if (tl::in_bounds((int(blockIdx.y) * 64) + (z_layout::flat(tl_tid, (tl_chunk30 / 4) * 4) / 20), M) && tl::in_bounds((z_layout::flat(tl_tid, (tl_chunk30 / 4) * 4) % 20) + tl_chunk30 % 4, N) && tl::in_bounds((int(blockIdx.y) * 64) + (z_layout::flat(tl_tid, (tl_chunk30 / 4) * 4) / 20), M) && tl::in_bounds(((z_layout::flat(tl_tid, (tl_chunk30 / 4) * 4) % 20) + tl_chunk30 % 4) + 3, N) && tl::is_aligned(tl_ptr31, 16)) {
             float tl_vec32[4];
             tl::load_vector<float, 4>(tl_vec32, tl_ptr31);
             #pragma unroll
@@ -229,7 +229,7 @@ __global__ void __launch_bounds__(128) layouts_kernel(
         } else {
             #pragma unroll
             for (int tl_v = 0; tl_v < 4; ++tl_v) {
-                z[tl_chunk30 + tl_v] = tl::in_bounds((int(blockIdx.y) * 64) + ((z_layout::flat(tl_tid, ((tl_chunk30 + tl_v) / 4) * 4)) / 20), M) && tl::in_bounds(((z_layout::flat(tl_tid, ((tl_chunk30 + tl_v) / 4) * 4)) % 20) + (tl_chunk30 + tl_v) % 4, N) ? Bias[int64_t((int(blockIdx.y) * 64) + ((z_layout::flat(tl_tid, ((tl_chunk30 + tl_v) / 4) * 4)) / 20)) * N + (((z_layout::flat(tl_tid, ((tl_chunk30 + tl_v) / 4) * 4)) % 20) + (tl_chunk30 + tl_v) % 4)] : 0.0f;
+                z[tl_chunk30 + tl_v] = tl::in_bounds((int(blockIdx.y) * 64) + (z_layout::flat(tl_tid, ((tl_chunk30 + tl_v) / 4) * 4) / 20), M) && tl::in_bounds((z_layout::flat(tl_tid, ((tl_chunk30 + tl_v) / 4) * 4) % 20) + (tl_chunk30 + tl_v) % 4, N) ? Bias[int64_t((int(blockIdx.y) * 64) + (z_layout::flat(tl_tid, ((tl_chunk30 + tl_v) / 4) * 4) / 20)) * N + ((z_layout::flat(tl_tid, ((tl_chunk30 + tl_v) / 4) * 4) % 20) + (tl_chunk30 + tl_v) % 4)] : 0.0f;
             }
         }
     }
@@ -238,16 +238,16 @@ __global__ void __launch_bounds__(128) layouts_kernel(
     #pragma unroll
     for (int tl_s33 = 0; tl_s33 < z_layout::kSlots; ++tl_s33) {
         if (!(z_layout::valid(tl_tid, tl_s33))) continue;
-        [[maybe_unused]] const int i = (z_layout::flat(tl_tid, (tl_s33 / 4) * 4)) / 20;
-        [[maybe_unused]] const int j = ((z_layout::flat(tl_tid, (tl_s33 / 4) * 4)) % 20) + tl_s33 % 4;
+        [[maybe_unused]] const int i = z_layout::flat(tl_tid, (tl_s33 / 4) * 4) / 20;
+        [[maybe_unused]] const int j = (z_layout::flat(tl_tid, (tl_s33 / 4) * 4) % 20) + tl_s33 % 4;
         z[tl_s33] = z[tl_s33] * 2.0f;
     }
     // copy(z, Y[block.y * 64 +: 8, 0 +: 20]);  (infer_layouts_kinds.tl:51)
     #pragma unroll
     for (int tl_chunk34 = 0; tl_chunk34 < z_layout::kSlots; tl_chunk34 += 4) {
         if (!(z_layout::valid(tl_tid, tl_chunk34))) continue;
-        float* tl_ptr35 = &Y[int64_t((int(blockIdx.y) * 64) + ((z_layout::flat(tl_tid, (tl_chunk34 / 4) * 4)) / 20)) * 64 + (((z_layout::flat(tl_tid, (tl_chunk34 / 4) * 4)) % 20) + tl_chunk34 % 4)];
-        if (tl::in_bounds((int(blockIdx.y) * 64) + ((z_layout::flat(tl_tid, (tl_chunk34 / 4) * 4)) / 20), M) && tl::in_bounds(((z_layout::flat(tl_tid, (tl_chunk34 / 4) * 4)) % 20) + tl_chunk34 % 4, 64) && tl::in_bounds((int(blockIdx.y) * 64) + ((z_layout::flat(tl_tid, (tl_chunk34 / 4) * 4)) / 20), M) && tl::in_bounds((((z_layout::flat(tl_tid, (tl_chunk34 / 4) * 4)) % 20) + tl_chunk34 % 4) + 3, 64) && tl::is_aligned(tl_ptr35, 16)) {
+        float* tl_ptr35 = &Y[int64_t((int(blockIdx.y) * 64) + (z_layout::flat(tl_tid, (tl_chunk34 / 4) * 4) / 20)) * 64 + ((z_layout::flat(tl_tid, (tl_chunk34 / 4) * 4) % 20) + tl_chunk34 % 4)];
+        if (tl::in_bounds((int(blockIdx.y) * 64) + (z_layout::flat(tl_tid, (tl_chunk34 / 4) * 4) / 20), M) && tl::in_bounds((z_layout::flat(tl_tid, (tl_chunk34 / 4) * 4) % 20) + tl_chunk34 % 4, 64) && tl::in_bounds((int(blockIdx.y) * 64) + (z_layout::flat(tl_tid, (tl_chunk34 / 4) * 4) / 20), M) && tl::in_bounds(((z_layout::flat(tl_tid, (tl_chunk34 / 4) * 4) % 20) + tl_chunk34 % 4) + 3, 64) && tl::is_aligned(tl_ptr35, 16)) {
             float tl_vec36[4];
             #pragma unroll
             for (int tl_v = 0; tl_v < 4; ++tl_v) tl_vec36[tl_v] = z[tl_chunk34 + tl_v];
@@ -255,7 +255,7 @@ __global__ void __launch_bounds__(128) layouts_kernel(
         } else {
             #pragma unroll
             for (int tl_v = 0; tl_v < 4; ++tl_v) {
-                if (tl::in_bounds((int(blockIdx.y) * 64) + ((z_layout::flat(tl_tid, ((tl_chunk34 + tl_v) / 4) * 4)) / 20), M) && tl::in_bounds(((z_layout::flat(tl_tid, ((tl_chunk34 + tl_v) / 4) * 4)) % 20) + (tl_chunk34 + tl_v) % 4, 64)) Y[int64_t((int(blockIdx.y) * 64) + ((z_layout::flat(tl_tid, ((tl_chunk34 + tl_v) / 4) * 4)) / 20)) * 64 + (((z_layout::flat(tl_tid, ((tl_chunk34 + tl_v) / 4) * 4)) % 20) + (tl_chunk34 + tl_v) % 4)] = z[tl_chunk34 + tl_v];
+                if (tl::in_bounds((int(blockIdx.y) * 64) + (z_layout::flat(tl_tid, ((tl_chunk34 + tl_v) / 4) * 4) / 20), M) && tl::in_bounds((z_layout::flat(tl_tid, ((tl_chunk34 + tl_v) / 4) * 4) % 20) + (tl_chunk34 + tl_v) % 4, 64)) Y[int64_t((int(blockIdx.y) * 64) + (z_layout::flat(tl_tid, ((tl_chunk34 + tl_v) / 4) * 4) / 20)) * 64 + ((z_layout::flat(tl_tid, ((tl_chunk34 + tl_v) / 4) * 4) % 20) + (tl_chunk34 + tl_v) % 4)] = z[tl_chunk34 + tl_v];
             }
         }
     }

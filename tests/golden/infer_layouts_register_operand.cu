@@ -128,7 +128,7 @@ __global__ void __launch_bounds__(128) attend_kernel(
     // copy(o, O[0 +: 64, 0 +: 64]);  (infer_layouts_register_operand.tl:28)
     #pragma unroll
     for (int tl_chunk17 = 0; tl_chunk17 < o_layout::kSlots; tl_chunk17 += 2) {
-        float* tl_ptr18 = &O[int64_t(o_layout::row(tl_tid, tl_chunk17)) * 64 + (o_layout::col(tl_tid, tl_chunk17))];
+        float* tl_ptr18 = &O[int64_t(o_layout::row(tl_tid, tl_chunk17)) * 64 + o_layout::col(tl_tid, tl_chunk17)];
         if (tl::in_bounds(o_layout::row(tl_tid, tl_chunk17), 64) && tl::in_bounds(o_layout::col(tl_tid, tl_chunk17), 64) && tl::in_bounds(o_layout::row(tl_tid, tl_chunk17), 64) && tl::in_bounds((o_layout::col(tl_tid, tl_chunk17)) + 1, 64) && tl::is_aligned(tl_ptr18, 8)) {
             float tl_vec19[2];
             #pragma unroll
@@ -137,7 +137,7 @@ __global__ void __launch_bounds__(128) attend_kernel(
         } else {
             #pragma unroll
             for (int tl_v = 0; tl_v < 2; ++tl_v) {
-                if (tl::in_bounds(o_layout::row(tl_tid, tl_chunk17 + tl_v), 64) && tl::in_bounds(o_layout::col(tl_tid, tl_chunk17 + tl_v), 64)) O[int64_t(o_layout::row(tl_tid, tl_chunk17 + tl_v)) * 64 + (o_layout::col(tl_tid, tl_chunk17 + tl_v))] = o[tl_chunk17 + tl_v];
+                if (tl::in_bounds(o_layout::row(tl_tid, tl_chunk17 + tl_v), 64) && tl::in_bounds(o_layout::col(tl_tid, tl_chunk17 + tl_v), 64)) O[int64_t(o_layout::row(tl_tid, tl_chunk17 + tl_v)) * 64 + o_layout::col(tl_tid, tl_chunk17 + tl_v)] = o[tl_chunk17 + tl_v];
             }
         }
     }

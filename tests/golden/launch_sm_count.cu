@@ -26,8 +26,8 @@ __global__ void __launch_bounds__(128) scale_rows_kernel(
         #pragma unroll
         for (int tl_chunk0 = 0; tl_chunk0 < x_layout::kSlots; tl_chunk0 += 4) {
             if (!(x_layout::valid(tl_tid, tl_chunk0))) continue;
-            const float* tl_ptr1 = &X[int64_t(row) * N + (((x_layout::flat(tl_tid, (tl_chunk0 / 8) * 8)) % 256) + tl_chunk0 % 8)];
-            if (tl::in_bounds(row, M) && tl::in_bounds(((x_layout::flat(tl_tid, (tl_chunk0 / 8) * 8)) % 256) + tl_chunk0 % 8, N) && tl::in_bounds(row, M) && tl::in_bounds((((x_layout::flat(tl_tid, (tl_chunk0 / 8) * 8)) % 256) + tl_chunk0 % 8) + 3, N) && tl::is_aligned(tl_ptr1, 16)) {
+            const float* tl_ptr1 = &X[int64_t(row) * N + ((x_layout::flat(tl_tid, (tl_chunk0 / 8) * 8) % 256) + tl_chunk0 % 8)];
+            if (tl::in_bounds(row, M) && tl::in_bounds((x_layout::flat(tl_tid, (tl_chunk0 / 8) * 8) % 256) + tl_chunk0 % 8, N) && tl::in_bounds(row, M) && tl::in_bounds(((x_layout::flat(tl_tid, (tl_chunk0 / 8) * 8) % 256) + tl_chunk0 % 8) + 3, N) && tl::is_aligned(tl_ptr1, 16)) {
                 float tl_vec2[4];
                 tl::load_vector<float, 4>(tl_vec2, tl_ptr1);
                 #pragma unroll
@@ -35,7 +35,7 @@ __global__ void __launch_bounds__(128) scale_rows_kernel(
             } else {
                 #pragma unroll
                 for (int tl_v = 0; tl_v < 4; ++tl_v) {
-                    x[tl_chunk0 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds(((x_layout::flat(tl_tid, ((tl_chunk0 + tl_v) / 8) * 8)) % 256) + (tl_chunk0 + tl_v) % 8, N) ? X[int64_t(row) * N + (((x_layout::flat(tl_tid, ((tl_chunk0 + tl_v) / 8) * 8)) % 256) + (tl_chunk0 + tl_v) % 8)] : 0.0f;
+                    x[tl_chunk0 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((x_layout::flat(tl_tid, ((tl_chunk0 + tl_v) / 8) * 8) % 256) + (tl_chunk0 + tl_v) % 8, N) ? X[int64_t(row) * N + ((x_layout::flat(tl_tid, ((tl_chunk0 + tl_v) / 8) * 8) % 256) + (tl_chunk0 + tl_v) % 8)] : 0.0f;
                 }
             }
         }
@@ -44,15 +44,15 @@ __global__ void __launch_bounds__(128) scale_rows_kernel(
         #pragma unroll
         for (int tl_s3 = 0; tl_s3 < x_layout::kSlots; ++tl_s3) {
             if (!(x_layout::valid(tl_tid, tl_s3))) continue;
-            [[maybe_unused]] const int j = ((x_layout::flat(tl_tid, (tl_s3 / 8) * 8)) % 256) + tl_s3 % 8;
+            [[maybe_unused]] const int j = (x_layout::flat(tl_tid, (tl_s3 / 8) * 8) % 256) + tl_s3 % 8;
             x[tl_s3] = x[tl_s3] * alpha;
         }
         // copy(x, Y[row, 0 +: BN]);  (launch_sm_count.tl:17)
         #pragma unroll
         for (int tl_chunk4 = 0; tl_chunk4 < x_layout::kSlots; tl_chunk4 += 4) {
             if (!(x_layout::valid(tl_tid, tl_chunk4))) continue;
-            float* tl_ptr5 = &Y[int64_t(row) * N + (((x_layout::flat(tl_tid, (tl_chunk4 / 8) * 8)) % 256) + tl_chunk4 % 8)];
-            if (tl::in_bounds(row, M) && tl::in_bounds(((x_layout::flat(tl_tid, (tl_chunk4 / 8) * 8)) % 256) + tl_chunk4 % 8, N) && tl::in_bounds(row, M) && tl::in_bounds((((x_layout::flat(tl_tid, (tl_chunk4 / 8) * 8)) % 256) + tl_chunk4 % 8) + 3, N) && tl::is_aligned(tl_ptr5, 16)) {
+            float* tl_ptr5 = &Y[int64_t(row) * N + ((x_layout::flat(tl_tid, (tl_chunk4 / 8) * 8) % 256) + tl_chunk4 % 8)];
+            if (tl::in_bounds(row, M) && tl::in_bounds((x_layout::flat(tl_tid, (tl_chunk4 / 8) * 8) % 256) + tl_chunk4 % 8, N) && tl::in_bounds(row, M) && tl::in_bounds(((x_layout::flat(tl_tid, (tl_chunk4 / 8) * 8) % 256) + tl_chunk4 % 8) + 3, N) && tl::is_aligned(tl_ptr5, 16)) {
                 float tl_vec6[4];
                 #pragma unroll
                 for (int tl_v = 0; tl_v < 4; ++tl_v) tl_vec6[tl_v] = x[tl_chunk4 + tl_v];
@@ -60,7 +60,7 @@ __global__ void __launch_bounds__(128) scale_rows_kernel(
             } else {
                 #pragma unroll
                 for (int tl_v = 0; tl_v < 4; ++tl_v) {
-                    if (tl::in_bounds(row, M) && tl::in_bounds(((x_layout::flat(tl_tid, ((tl_chunk4 + tl_v) / 8) * 8)) % 256) + (tl_chunk4 + tl_v) % 8, N)) Y[int64_t(row) * N + (((x_layout::flat(tl_tid, ((tl_chunk4 + tl_v) / 8) * 8)) % 256) + (tl_chunk4 + tl_v) % 8)] = x[tl_chunk4 + tl_v];
+                    if (tl::in_bounds(row, M) && tl::in_bounds((x_layout::flat(tl_tid, ((tl_chunk4 + tl_v) / 8) * 8) % 256) + (tl_chunk4 + tl_v) % 8, N)) Y[int64_t(row) * N + ((x_layout::flat(tl_tid, ((tl_chunk4 + tl_v) / 8) * 8) % 256) + (tl_chunk4 + tl_v) % 8)] = x[tl_chunk4 + tl_v];
                 }
             }
         }
@@ -122,8 +122,8 @@ __global__ void __launch_bounds__(32) partial_sums_kernel(
         #pragma unroll
         for (int tl_chunk0 = 0; tl_chunk0 < x_layout::kSlots; tl_chunk0 += 4) {
             if (!(x_layout::valid(tl_tid, tl_chunk0))) continue;
-            const float* tl_ptr1 = &X[int64_t(int(blockIdx.x) + r * B) * N + (((x_layout::flat(tl_tid, (tl_chunk0 / 8) * 8)) % 64) + tl_chunk0 % 8)];
-            if (tl::in_bounds(int(blockIdx.x) + r * B, M) && tl::in_bounds(((x_layout::flat(tl_tid, (tl_chunk0 / 8) * 8)) % 64) + tl_chunk0 % 8, N) && tl::in_bounds(int(blockIdx.x) + r * B, M) && tl::in_bounds((((x_layout::flat(tl_tid, (tl_chunk0 / 8) * 8)) % 64) + tl_chunk0 % 8) + 3, N) && tl::is_aligned(tl_ptr1, 16)) {
+            const float* tl_ptr1 = &X[int64_t(int(blockIdx.x) + r * B) * N + ((x_layout::flat(tl_tid, (tl_chunk0 / 8) * 8) % 64) + tl_chunk0 % 8)];
+            if (tl::in_bounds(int(blockIdx.x) + r * B, M) && tl::in_bounds((x_layout::flat(tl_tid, (tl_chunk0 / 8) * 8) % 64) + tl_chunk0 % 8, N) && tl::in_bounds(int(blockIdx.x) + r * B, M) && tl::in_bounds(((x_layout::flat(tl_tid, (tl_chunk0 / 8) * 8) % 64) + tl_chunk0 % 8) + 3, N) && tl::is_aligned(tl_ptr1, 16)) {
                 float tl_vec2[4];
                 tl::load_vector<float, 4>(tl_vec2, tl_ptr1);
                 #pragma unroll
@@ -131,7 +131,7 @@ __global__ void __launch_bounds__(32) partial_sums_kernel(
             } else {
                 #pragma unroll
                 for (int tl_v = 0; tl_v < 4; ++tl_v) {
-                    x[tl_chunk0 + tl_v] = tl::in_bounds(int(blockIdx.x) + r * B, M) && tl::in_bounds(((x_layout::flat(tl_tid, ((tl_chunk0 + tl_v) / 8) * 8)) % 64) + (tl_chunk0 + tl_v) % 8, N) ? X[int64_t(int(blockIdx.x) + r * B) * N + (((x_layout::flat(tl_tid, ((tl_chunk0 + tl_v) / 8) * 8)) % 64) + (tl_chunk0 + tl_v) % 8)] : 0.0f;
+                    x[tl_chunk0 + tl_v] = tl::in_bounds(int(blockIdx.x) + r * B, M) && tl::in_bounds((x_layout::flat(tl_tid, ((tl_chunk0 + tl_v) / 8) * 8) % 64) + (tl_chunk0 + tl_v) % 8, N) ? X[int64_t(int(blockIdx.x) + r * B) * N + ((x_layout::flat(tl_tid, ((tl_chunk0 + tl_v) / 8) * 8) % 64) + (tl_chunk0 + tl_v) % 8)] : 0.0f;
                 }
             }
         }
@@ -140,7 +140,7 @@ __global__ void __launch_bounds__(32) partial_sums_kernel(
         #pragma unroll
         for (int tl_s3 = 0; tl_s3 < s_layout::kSlots; ++tl_s3) {
             if (!(s_layout::valid(tl_tid, tl_s3))) continue;
-            [[maybe_unused]] const int j = ((s_layout::flat(tl_tid, (tl_s3 / 8) * 8)) % 64) + tl_s3 % 8;
+            [[maybe_unused]] const int j = (s_layout::flat(tl_tid, (tl_s3 / 8) * 8) % 64) + tl_s3 % 8;
             s[tl_s3] = s[tl_s3] + x[tl_s3];
         }
     }
@@ -148,8 +148,8 @@ __global__ void __launch_bounds__(32) partial_sums_kernel(
     #pragma unroll
     for (int tl_chunk4 = 0; tl_chunk4 < s_layout::kSlots; tl_chunk4 += 4) {
         if (!(s_layout::valid(tl_tid, tl_chunk4))) continue;
-        float* tl_ptr5 = &P[int64_t(int(blockIdx.x)) * 64 + (((s_layout::flat(tl_tid, (tl_chunk4 / 8) * 8)) % 64) + tl_chunk4 % 8)];
-        if (tl::in_bounds(int(blockIdx.x), B) && tl::in_bounds(((s_layout::flat(tl_tid, (tl_chunk4 / 8) * 8)) % 64) + tl_chunk4 % 8, 64) && tl::in_bounds(int(blockIdx.x), B) && tl::in_bounds((((s_layout::flat(tl_tid, (tl_chunk4 / 8) * 8)) % 64) + tl_chunk4 % 8) + 3, 64) && tl::is_aligned(tl_ptr5, 16)) {
+        float* tl_ptr5 = &P[int64_t(int(blockIdx.x)) * 64 + ((s_layout::flat(tl_tid, (tl_chunk4 / 8) * 8) % 64) + tl_chunk4 % 8)];
+        if (tl::in_bounds(int(blockIdx.x), B) && tl::in_bounds((s_layout::flat(tl_tid, (tl_chunk4 / 8) * 8) % 64) + tl_chunk4 % 8, 64) && tl::in_bounds(int(blockIdx.x), B) && tl::in_bounds(((s_layout::flat(tl_tid, (tl_chunk4 / 8) * 8) % 64) + tl_chunk4 % 8) + 3, 64) && tl::is_aligned(tl_ptr5, 16)) {
             float tl_vec6[4];
             #pragma unroll
             for (int tl_v = 0; tl_v < 4; ++tl_v) tl_vec6[tl_v] = s[tl_chunk4 + tl_v];
@@ -157,7 +157,7 @@ __global__ void __launch_bounds__(32) partial_sums_kernel(
         } else {
             #pragma unroll
             for (int tl_v = 0; tl_v < 4; ++tl_v) {
-                if (tl::in_bounds(int(blockIdx.x), B) && tl::in_bounds(((s_layout::flat(tl_tid, ((tl_chunk4 + tl_v) / 8) * 8)) % 64) + (tl_chunk4 + tl_v) % 8, 64)) P[int64_t(int(blockIdx.x)) * 64 + (((s_layout::flat(tl_tid, ((tl_chunk4 + tl_v) / 8) * 8)) % 64) + (tl_chunk4 + tl_v) % 8)] = s[tl_chunk4 + tl_v];
+                if (tl::in_bounds(int(blockIdx.x), B) && tl::in_bounds((s_layout::flat(tl_tid, ((tl_chunk4 + tl_v) / 8) * 8) % 64) + (tl_chunk4 + tl_v) % 8, 64)) P[int64_t(int(blockIdx.x)) * 64 + ((s_layout::flat(tl_tid, ((tl_chunk4 + tl_v) / 8) * 8) % 64) + (tl_chunk4 + tl_v) % 8)] = s[tl_chunk4 + tl_v];
             }
         }
     }
@@ -183,8 +183,8 @@ __global__ void __launch_bounds__(32) column_totals_kernel(
         #pragma unroll
         for (int tl_chunk0 = 0; tl_chunk0 < p_layout::kSlots; tl_chunk0 += 4) {
             if (!(p_layout::valid(tl_tid, tl_chunk0))) continue;
-            const float* tl_ptr1 = &P[int64_t(b) * 64 + (((p_layout::flat(tl_tid, (tl_chunk0 / 8) * 8)) % 64) + tl_chunk0 % 8)];
-            if (tl::in_bounds(b, B) && tl::in_bounds(((p_layout::flat(tl_tid, (tl_chunk0 / 8) * 8)) % 64) + tl_chunk0 % 8, 64) && tl::in_bounds(b, B) && tl::in_bounds((((p_layout::flat(tl_tid, (tl_chunk0 / 8) * 8)) % 64) + tl_chunk0 % 8) + 3, 64) && tl::is_aligned(tl_ptr1, 16)) {
+            const float* tl_ptr1 = &P[int64_t(b) * 64 + ((p_layout::flat(tl_tid, (tl_chunk0 / 8) * 8) % 64) + tl_chunk0 % 8)];
+            if (tl::in_bounds(b, B) && tl::in_bounds((p_layout::flat(tl_tid, (tl_chunk0 / 8) * 8) % 64) + tl_chunk0 % 8, 64) && tl::in_bounds(b, B) && tl::in_bounds(((p_layout::flat(tl_tid, (tl_chunk0 / 8) * 8) % 64) + tl_chunk0 % 8) + 3, 64) && tl::is_aligned(tl_ptr1, 16)) {
                 float tl_vec2[4];
                 tl::load_vector<float, 4>(tl_vec2, tl_ptr1);
                 #pragma unroll
@@ -192,7 +192,7 @@ __global__ void __launch_bounds__(32) column_totals_kernel(
             } else {
                 #pragma unroll
                 for (int tl_v = 0; tl_v < 4; ++tl_v) {
-                    p[tl_chunk0 + tl_v] = tl::in_bounds(b, B) && tl::in_bounds(((p_layout::flat(tl_tid, ((tl_chunk0 + tl_v) / 8) * 8)) % 64) + (tl_chunk0 + tl_v) % 8, 64) ? P[int64_t(b) * 64 + (((p_layout::flat(tl_tid, ((tl_chunk0 + tl_v) / 8) * 8)) % 64) + (tl_chunk0 + tl_v) % 8)] : 0.0f;
+                    p[tl_chunk0 + tl_v] = tl::in_bounds(b, B) && tl::in_bounds((p_layout::flat(tl_tid, ((tl_chunk0 + tl_v) / 8) * 8) % 64) + (tl_chunk0 + tl_v) % 8, 64) ? P[int64_t(b) * 64 + ((p_layout::flat(tl_tid, ((tl_chunk0 + tl_v) / 8) * 8) % 64) + (tl_chunk0 + tl_v) % 8)] : 0.0f;
                 }
             }
         }
@@ -201,7 +201,7 @@ __global__ void __launch_bounds__(32) column_totals_kernel(
         #pragma unroll
         for (int tl_s3 = 0; tl_s3 < s_layout::kSlots; ++tl_s3) {
             if (!(s_layout::valid(tl_tid, tl_s3))) continue;
-            [[maybe_unused]] const int j = ((s_layout::flat(tl_tid, (tl_s3 / 8) * 8)) % 64) + tl_s3 % 8;
+            [[maybe_unused]] const int j = (s_layout::flat(tl_tid, (tl_s3 / 8) * 8) % 64) + tl_s3 % 8;
             s[tl_s3] = s[tl_s3] + p[tl_s3];
         }
     }
@@ -209,8 +209,8 @@ __global__ void __launch_bounds__(32) column_totals_kernel(
     #pragma unroll
     for (int tl_chunk4 = 0; tl_chunk4 < s_layout::kSlots; tl_chunk4 += 4) {
         if (!(s_layout::valid(tl_tid, tl_chunk4))) continue;
-        float* tl_ptr5 = &Y[((s_layout::flat(tl_tid, (tl_chunk4 / 8) * 8)) % 64) + tl_chunk4 % 8];
-        if (tl::in_bounds(((s_layout::flat(tl_tid, (tl_chunk4 / 8) * 8)) % 64) + tl_chunk4 % 8, N) && tl::in_bounds((((s_layout::flat(tl_tid, (tl_chunk4 / 8) * 8)) % 64) + tl_chunk4 % 8) + 3, N) && tl::is_aligned(tl_ptr5, 16)) {
+        float* tl_ptr5 = &Y[(s_layout::flat(tl_tid, (tl_chunk4 / 8) * 8) % 64) + tl_chunk4 % 8];
+        if (tl::in_bounds((s_layout::flat(tl_tid, (tl_chunk4 / 8) * 8) % 64) + tl_chunk4 % 8, N) && tl::in_bounds(((s_layout::flat(tl_tid, (tl_chunk4 / 8) * 8) % 64) + tl_chunk4 % 8) + 3, N) && tl::is_aligned(tl_ptr5, 16)) {
             float tl_vec6[4];
             #pragma unroll
             for (int tl_v = 0; tl_v < 4; ++tl_v) tl_vec6[tl_v] = s[tl_chunk4 + tl_v];
@@ -218,7 +218,7 @@ __global__ void __launch_bounds__(32) column_totals_kernel(
         } else {
             #pragma unroll
             for (int tl_v = 0; tl_v < 4; ++tl_v) {
-                if (tl::in_bounds(((s_layout::flat(tl_tid, ((tl_chunk4 + tl_v) / 8) * 8)) % 64) + (tl_chunk4 + tl_v) % 8, N)) Y[((s_layout::flat(tl_tid, ((tl_chunk4 + tl_v) / 8) * 8)) % 64) + (tl_chunk4 + tl_v) % 8] = s[tl_chunk4 + tl_v];
+                if (tl::in_bounds((s_layout::flat(tl_tid, ((tl_chunk4 + tl_v) / 8) * 8) % 64) + (tl_chunk4 + tl_v) % 8, N)) Y[(s_layout::flat(tl_tid, ((tl_chunk4 + tl_v) / 8) * 8) % 64) + (tl_chunk4 + tl_v) % 8] = s[tl_chunk4 + tl_v];
             }
         }
     }

@@ -26,8 +26,8 @@ __global__ void __launch_bounds__(128) rows_on_x_kernel(
     // copy(X[r0 +: 2, c0 +: 512], x);  (order_blocks.tl:15)
     #pragma unroll
     for (int tl_chunk0 = 0; tl_chunk0 < x_layout::kSlots; tl_chunk0 += 8) {
-        const tl::f16* tl_ptr1 = &X[int64_t(r0 + ((x_layout::flat(tl_tid, (tl_chunk0 / 8) * 8)) / 512)) * N + (c0 + (((x_layout::flat(tl_tid, (tl_chunk0 / 8) * 8)) % 512) + tl_chunk0 % 8))];
-        if (tl::in_bounds(r0 + ((x_layout::flat(tl_tid, (tl_chunk0 / 8) * 8)) / 512), M) && tl::in_bounds(c0 + (((x_layout::flat(tl_tid, (tl_chunk0 / 8) * 8)) % 512) + tl_chunk0 % 8), N) && tl::in_bounds(r0 + ((x_layout::flat(tl_tid, (tl_chunk0 / 8) * 8)) / 512), M) && tl::in_bounds((c0 + (((x_layout::flat(tl_tid, (tl_chunk0 / 8) * 8)) % 512) + tl_chunk0 % 8)) + 7, N) && tl::is_aligned(tl_ptr1, 16)) {
+        const tl::f16* tl_ptr1 = &X[int64_t(r0 + (x_layout::flat(tl_tid, (tl_chunk0 / 8) * 8) / 512)) * N + (c0 + ((x_layout::flat(tl_tid, (tl_chunk0 / 8) * 8) % 512) + tl_chunk0 % 8))];
+        if (tl::in_bounds(r0 + (x_layout::flat(tl_tid, (tl_chunk0 / 8) * 8) / 512), M) && tl::in_bounds(c0 + ((x_layout::flat(tl_tid, (tl_chunk0 / 8) * 8) % 512) + tl_chunk0 % 8), N) && tl::in_bounds(r0 + (x_layout::flat(tl_tid, (tl_chunk0 / 8) * 8) / 512), M) && tl::in_bounds((c0 + ((x_layout::flat(tl_tid, (tl_chunk0 / 8) * 8) % 512) + tl_chunk0 % 8)) + 7, N) && tl::is_aligned(tl_ptr1, 16)) {
             tl::f16 tl_vec2[8];
             tl::load_vector<tl::f16, 8>(tl_vec2, tl_ptr1);
             #pragma unroll
@@ -35,7 +35,7 @@ __global__ void __launch_bounds__(128) rows_on_x_kernel(
         } else {
             #pragma unroll
             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                x[tl_chunk0 + tl_v] = tl::in_bounds(r0 + ((x_layout::flat(tl_tid, ((tl_chunk0 + tl_v) / 8) * 8)) / 512), M) && tl::in_bounds(c0 + (((x_layout::flat(tl_tid, ((tl_chunk0 + tl_v) / 8) * 8)) % 512) + (tl_chunk0 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(r0 + ((x_layout::flat(tl_tid, ((tl_chunk0 + tl_v) / 8) * 8)) / 512)) * N + (c0 + (((x_layout::flat(tl_tid, ((tl_chunk0 + tl_v) / 8) * 8)) % 512) + (tl_chunk0 + tl_v) % 8))]) : 0.0f;
+                x[tl_chunk0 + tl_v] = tl::in_bounds(r0 + (x_layout::flat(tl_tid, ((tl_chunk0 + tl_v) / 8) * 8) / 512), M) && tl::in_bounds(c0 + ((x_layout::flat(tl_tid, ((tl_chunk0 + tl_v) / 8) * 8) % 512) + (tl_chunk0 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(r0 + (x_layout::flat(tl_tid, ((tl_chunk0 + tl_v) / 8) * 8) / 512)) * N + (c0 + ((x_layout::flat(tl_tid, ((tl_chunk0 + tl_v) / 8) * 8) % 512) + (tl_chunk0 + tl_v) % 8))]) : 0.0f;
             }
         }
     }
@@ -43,15 +43,15 @@ __global__ void __launch_bounds__(128) rows_on_x_kernel(
     // for i, j in parallel(2, 512): each thread visits the elements of `x` it holds
     #pragma unroll
     for (int tl_s3 = 0; tl_s3 < x_layout::kSlots; ++tl_s3) {
-        [[maybe_unused]] const int i = (x_layout::flat(tl_tid, (tl_s3 / 8) * 8)) / 512;
-        [[maybe_unused]] const int j = ((x_layout::flat(tl_tid, (tl_s3 / 8) * 8)) % 512) + tl_s3 % 8;
+        [[maybe_unused]] const int i = x_layout::flat(tl_tid, (tl_s3 / 8) * 8) / 512;
+        [[maybe_unused]] const int j = (x_layout::flat(tl_tid, (tl_s3 / 8) * 8) % 512) + tl_s3 % 8;
         x[tl_s3] = x[tl_s3] * 2.0f;
     }
     // copy(x, Y[r0 +: 2, c0 +: 512]);  (order_blocks.tl:19)
     #pragma unroll
     for (int tl_chunk4 = 0; tl_chunk4 < x_layout::kSlots; tl_chunk4 += 8) {
-        tl::f16* tl_ptr5 = &Y[int64_t(r0 + ((x_layout::flat(tl_tid, (tl_chunk4 / 8) * 8)) / 512)) * N + (c0 + (((x_layout::flat(tl_tid, (tl_chunk4 / 8) * 8)) % 512) + tl_chunk4 % 8))];
-        if (tl::in_bounds(r0 + ((x_layout::flat(tl_tid, (tl_chunk4 / 8) * 8)) / 512), M) && tl::in_bounds(c0 + (((x_layout::flat(tl_tid, (tl_chunk4 / 8) * 8)) % 512) + tl_chunk4 % 8), N) && tl::in_bounds(r0 + ((x_layout::flat(tl_tid, (tl_chunk4 / 8) * 8)) / 512), M) && tl::in_bounds((c0 + (((x_layout::flat(tl_tid, (tl_chunk4 / 8) * 8)) % 512) + tl_chunk4 % 8)) + 7, N) && tl::is_aligned(tl_ptr5, 16)) {
+        tl::f16* tl_ptr5 = &Y[int64_t(r0 + (x_layout::flat(tl_tid, (tl_chunk4 / 8) * 8) / 512)) * N + (c0 + ((x_layout::flat(tl_tid, (tl_chunk4 / 8) * 8) % 512) + tl_chunk4 % 8))];
+        if (tl::in_bounds(r0 + (x_layout::flat(tl_tid, (tl_chunk4 / 8) * 8) / 512), M) && tl::in_bounds(c0 + ((x_layout::flat(tl_tid, (tl_chunk4 / 8) * 8) % 512) + tl_chunk4 % 8), N) && tl::in_bounds(r0 + (x_layout::flat(tl_tid, (tl_chunk4 / 8) * 8) / 512), M) && tl::in_bounds((c0 + ((x_layout::flat(tl_tid, (tl_chunk4 / 8) * 8) % 512) + tl_chunk4 % 8)) + 7, N) && tl::is_aligned(tl_ptr5, 16)) {
             tl::f16 tl_vec6[8];
             #pragma unroll
             for (int tl_v = 0; tl_v < 8; tl_v += 2) tl::convert_pair(&tl_vec6[tl_v], x[tl_chunk4 + tl_v], x[tl_chunk4 + tl_v + 1]);
@@ -59,7 +59,7 @@ __global__ void __launch_bounds__(128) rows_on_x_kernel(
         } else {
             #pragma unroll
             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                if (tl::in_bounds(r0 + ((x_layout::flat(tl_tid, ((tl_chunk4 + tl_v) / 8) * 8)) / 512), M) && tl::in_bounds(c0 + (((x_layout::flat(tl_tid, ((tl_chunk4 + tl_v) / 8) * 8)) % 512) + (tl_chunk4 + tl_v) % 8), N)) Y[int64_t(r0 + ((x_layout::flat(tl_tid, ((tl_chunk4 + tl_v) / 8) * 8)) / 512)) * N + (c0 + (((x_layout::flat(tl_tid, ((tl_chunk4 + tl_v) / 8) * 8)) % 512) + (tl_chunk4 + tl_v) % 8))] = tl::convert<tl::f16>(x[tl_chunk4 + tl_v]);
+                if (tl::in_bounds(r0 + (x_layout::flat(tl_tid, ((tl_chunk4 + tl_v) / 8) * 8) / 512), M) && tl::in_bounds(c0 + ((x_layout::flat(tl_tid, ((tl_chunk4 + tl_v) / 8) * 8) % 512) + (tl_chunk4 + tl_v) % 8), N)) Y[int64_t(r0 + (x_layout::flat(tl_tid, ((tl_chunk4 + tl_v) / 8) * 8) / 512)) * N + (c0 + ((x_layout::flat(tl_tid, ((tl_chunk4 + tl_v) / 8) * 8) % 512) + (tl_chunk4 + tl_v) % 8))] = tl::convert<tl::f16>(x[tl_chunk4 + tl_v]);
             }
         }
     }
@@ -81,8 +81,8 @@ __global__ void __launch_bounds__(128) columns_on_x_kernel(
     // copy(X[r0 +: 2, c0 +: 512], x);  (order_blocks.tl:28)
     #pragma unroll
     for (int tl_chunk0 = 0; tl_chunk0 < x_layout::kSlots; tl_chunk0 += 8) {
-        const tl::f16* tl_ptr1 = &X[int64_t(r0 + ((x_layout::flat(tl_tid, (tl_chunk0 / 8) * 8)) / 512)) * N + (c0 + (((x_layout::flat(tl_tid, (tl_chunk0 / 8) * 8)) % 512) + tl_chunk0 % 8))];
-        if (tl::in_bounds(r0 + ((x_layout::flat(tl_tid, (tl_chunk0 / 8) * 8)) / 512), M) && tl::in_bounds(c0 + (((x_layout::flat(tl_tid, (tl_chunk0 / 8) * 8)) % 512) + tl_chunk0 % 8), N) && tl::in_bounds(r0 + ((x_layout::flat(tl_tid, (tl_chunk0 / 8) * 8)) / 512), M) && tl::in_bounds((c0 + (((x_layout::flat(tl_tid, (tl_chunk0 / 8) * 8)) % 512) + tl_chunk0 % 8)) + 7, N) && tl::is_aligned(tl_ptr1, 16)) {
+        const tl::f16* tl_ptr1 = &X[int64_t(r0 + (x_layout::flat(tl_tid, (tl_chunk0 / 8) * 8) / 512)) * N + (c0 + ((x_layout::flat(tl_tid, (tl_chunk0 / 8) * 8) % 512) + tl_chunk0 % 8))];
+        if (tl::in_bounds(r0 + (x_layout::flat(tl_tid, (tl_chunk0 / 8) * 8) / 512), M) && tl::in_bounds(c0 + ((x_layout::flat(tl_tid, (tl_chunk0 / 8) * 8) % 512) + tl_chunk0 % 8), N) && tl::in_bounds(r0 + (x_layout::flat(tl_tid, (tl_chunk0 / 8) * 8) / 512), M) && tl::in_bounds((c0 + ((x_layout::flat(tl_tid, (tl_chunk0 / 8) * 8) % 512) + tl_chunk0 % 8)) + 7, N) && tl::is_aligned(tl_ptr1, 16)) {
             tl::f16 tl_vec2[8];
             tl::load_vector<tl::f16, 8>(tl_vec2, tl_ptr1);
             #pragma unroll
@@ -90,15 +90,15 @@ __global__ void __launch_bounds__(128) columns_on_x_kernel(
         } else {
             #pragma unroll
             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                x[tl_chunk0 + tl_v] = tl::in_bounds(r0 + ((x_layout::flat(tl_tid, ((tl_chunk0 + tl_v) / 8) * 8)) / 512), M) && tl::in_bounds(c0 + (((x_layout::flat(tl_tid, ((tl_chunk0 + tl_v) / 8) * 8)) % 512) + (tl_chunk0 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(r0 + ((x_layout::flat(tl_tid, ((tl_chunk0 + tl_v) / 8) * 8)) / 512)) * N + (c0 + (((x_layout::flat(tl_tid, ((tl_chunk0 + tl_v) / 8) * 8)) % 512) + (tl_chunk0 + tl_v) % 8))]) : 0.0f;
+                x[tl_chunk0 + tl_v] = tl::in_bounds(r0 + (x_layout::flat(tl_tid, ((tl_chunk0 + tl_v) / 8) * 8) / 512), M) && tl::in_bounds(c0 + ((x_layout::flat(tl_tid, ((tl_chunk0 + tl_v) / 8) * 8) % 512) + (tl_chunk0 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(r0 + (x_layout::flat(tl_tid, ((tl_chunk0 + tl_v) / 8) * 8) / 512)) * N + (c0 + ((x_layout::flat(tl_tid, ((tl_chunk0 + tl_v) / 8) * 8) % 512) + (tl_chunk0 + tl_v) % 8))]) : 0.0f;
             }
         }
     }
     // copy(x, Y[r0 +: 2, c0 +: 512]);  (order_blocks.tl:29)
     #pragma unroll
     for (int tl_chunk3 = 0; tl_chunk3 < x_layout::kSlots; tl_chunk3 += 8) {
-        tl::f16* tl_ptr4 = &Y[int64_t(r0 + ((x_layout::flat(tl_tid, (tl_chunk3 / 8) * 8)) / 512)) * N + (c0 + (((x_layout::flat(tl_tid, (tl_chunk3 / 8) * 8)) % 512) + tl_chunk3 % 8))];
-        if (tl::in_bounds(r0 + ((x_layout::flat(tl_tid, (tl_chunk3 / 8) * 8)) / 512), M) && tl::in_bounds(c0 + (((x_layout::flat(tl_tid, (tl_chunk3 / 8) * 8)) % 512) + tl_chunk3 % 8), N) && tl::in_bounds(r0 + ((x_layout::flat(tl_tid, (tl_chunk3 / 8) * 8)) / 512), M) && tl::in_bounds((c0 + (((x_layout::flat(tl_tid, (tl_chunk3 / 8) * 8)) % 512) + tl_chunk3 % 8)) + 7, N) && tl::is_aligned(tl_ptr4, 16)) {
+        tl::f16* tl_ptr4 = &Y[int64_t(r0 + (x_layout::flat(tl_tid, (tl_chunk3 / 8) * 8) / 512)) * N + (c0 + ((x_layout::flat(tl_tid, (tl_chunk3 / 8) * 8) % 512) + tl_chunk3 % 8))];
+        if (tl::in_bounds(r0 + (x_layout::flat(tl_tid, (tl_chunk3 / 8) * 8) / 512), M) && tl::in_bounds(c0 + ((x_layout::flat(tl_tid, (tl_chunk3 / 8) * 8) % 512) + tl_chunk3 % 8), N) && tl::in_bounds(r0 + (x_layout::flat(tl_tid, (tl_chunk3 / 8) * 8) / 512), M) && tl::in_bounds((c0 + ((x_layout::flat(tl_tid, (tl_chunk3 / 8) * 8) % 512) + tl_chunk3 % 8)) + 7, N) && tl::is_aligned(tl_ptr4, 16)) {
             tl::f16 tl_vec5[8];
             #pragma unroll
             for (int tl_v = 0; tl_v < 8; tl_v += 2) tl::convert_pair(&tl_vec5[tl_v], x[tl_chunk3 + tl_v], x[tl_chunk3 + tl_v + 1]);
@@ -106,7 +106,7 @@ __global__ void __launch_bounds__(128) columns_on_x_kernel(
         } else {
             #pragma unroll
             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                if (tl::in_bounds(r0 + ((x_layout::flat(tl_tid, ((tl_chunk3 + tl_v) / 8) * 8)) / 512), M) && tl::in_bounds(c0 + (((x_layout::flat(tl_tid, ((tl_chunk3 + tl_v) / 8) * 8)) % 512) + (tl_chunk3 + tl_v) % 8), N)) Y[int64_t(r0 + ((x_layout::flat(tl_tid, ((tl_chunk3 + tl_v) / 8) * 8)) / 512)) * N + (c0 + (((x_layout::flat(tl_tid, ((tl_chunk3 + tl_v) / 8) * 8)) % 512) + (tl_chunk3 + tl_v) % 8))] = tl::convert<tl::f16>(x[tl_chunk3 + tl_v]);
+                if (tl::in_bounds(r0 + (x_layout::flat(tl_tid, ((tl_chunk3 + tl_v) / 8) * 8) / 512), M) && tl::in_bounds(c0 + ((x_layout::flat(tl_tid, ((tl_chunk3 + tl_v) / 8) * 8) % 512) + (tl_chunk3 + tl_v) % 8), N)) Y[int64_t(r0 + (x_layout::flat(tl_tid, ((tl_chunk3 + tl_v) / 8) * 8) / 512)) * N + (c0 + ((x_layout::flat(tl_tid, ((tl_chunk3 + tl_v) / 8) * 8) % 512) + (tl_chunk3 + tl_v) % 8))] = tl::convert<tl::f16>(x[tl_chunk3 + tl_v]);
             }
         }
     }
@@ -132,8 +132,8 @@ __global__ void __launch_bounds__(128) mostly_rows_kernel(
     // copy(X[r0 +: 2, c0 +: 512], x);  (order_blocks.tl:38)
     #pragma unroll
     for (int tl_chunk0 = 0; tl_chunk0 < x_layout::kSlots; tl_chunk0 += 8) {
-        const tl::f16* tl_ptr1 = &X[int64_t(r0 + ((x_layout::flat(tl_tid, (tl_chunk0 / 8) * 8)) / 512)) * N + (c0 + (((x_layout::flat(tl_tid, (tl_chunk0 / 8) * 8)) % 512) + tl_chunk0 % 8))];
-        if (tl::in_bounds(r0 + ((x_layout::flat(tl_tid, (tl_chunk0 / 8) * 8)) / 512), M) && tl::in_bounds(c0 + (((x_layout::flat(tl_tid, (tl_chunk0 / 8) * 8)) % 512) + tl_chunk0 % 8), N) && tl::in_bounds(r0 + ((x_layout::flat(tl_tid, (tl_chunk0 / 8) * 8)) / 512), M) && tl::in_bounds((c0 + (((x_layout::flat(tl_tid, (tl_chunk0 / 8) * 8)) % 512) + tl_chunk0 % 8)) + 7, N) && tl::is_aligned(tl_ptr1, 16)) {
+        const tl::f16* tl_ptr1 = &X[int64_t(r0 + (x_layout::flat(tl_tid, (tl_chunk0 / 8) * 8) / 512)) * N + (c0 + ((x_layout::flat(tl_tid, (tl_chunk0 / 8) * 8) % 512) + tl_chunk0 % 8))];
+        if (tl::in_bounds(r0 + (x_layout::flat(tl_tid, (tl_chunk0 / 8) * 8) / 512), M) && tl::in_bounds(c0 + ((x_layout::flat(tl_tid, (tl_chunk0 / 8) * 8) % 512) + tl_chunk0 % 8), N) && tl::in_bounds(r0 + (x_layout::flat(tl_tid, (tl_chunk0 / 8) * 8) / 512), M) && tl::in_bounds((c0 + ((x_layout::flat(tl_tid, (tl_chunk0 / 8) * 8) % 512) + tl_chunk0 % 8)) + 7, N) && tl::is_aligned(tl_ptr1, 16)) {
             tl::f16 tl_vec2[8];
             tl::load_vector<tl::f16, 8>(tl_vec2, tl_ptr1);
             #pragma unroll
@@ -141,7 +141,7 @@ __global__ void __launch_bounds__(128) mostly_rows_kernel(
         } else {
             #pragma unroll
             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                x[tl_chunk0 + tl_v] = tl::in_bounds(r0 + ((x_layout::flat(tl_tid, ((tl_chunk0 + tl_v) / 8) * 8)) / 512), M) && tl::in_bounds(c0 + (((x_layout::flat(tl_tid, ((tl_chunk0 + tl_v) / 8) * 8)) % 512) + (tl_chunk0 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(r0 + ((x_layout::flat(tl_tid, ((tl_chunk0 + tl_v) / 8) * 8)) / 512)) * N + (c0 + (((x_layout::flat(tl_tid, ((tl_chunk0 + tl_v) / 8) * 8)) % 512) + (tl_chunk0 + tl_v) % 8))]) : 0.0f;
+                x[tl_chunk0 + tl_v] = tl::in_bounds(r0 + (x_layout::flat(tl_tid, ((tl_chunk0 + tl_v) / 8) * 8) / 512), M) && tl::in_bounds(c0 + ((x_layout::flat(tl_tid, ((tl_chunk0 + tl_v) / 8) * 8) % 512) + (tl_chunk0 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(r0 + (x_layout::flat(tl_tid, ((tl_chunk0 + tl_v) / 8) * 8) / 512)) * N + (c0 + ((x_layout::flat(tl_tid, ((tl_chunk0 + tl_v) / 8) * 8) % 512) + (tl_chunk0 + tl_v) % 8))]) : 0.0f;
             }
         }
     }
@@ -149,15 +149,15 @@ __global__ void __launch_bounds__(128) mostly_rows_kernel(
     // for i, j in parallel(2, 512): each thread visits the elements of `x` it holds
     #pragma unroll
     for (int tl_s3 = 0; tl_s3 < x_layout::kSlots; ++tl_s3) {
-        const int i = (x_layout::flat(tl_tid, (tl_s3 / 8) * 8)) / 512;
-        [[maybe_unused]] const int j = ((x_layout::flat(tl_tid, (tl_s3 / 8) * 8)) % 512) + tl_s3 % 8;
+        const int i = x_layout::flat(tl_tid, (tl_s3 / 8) * 8) / 512;
+        [[maybe_unused]] const int j = (x_layout::flat(tl_tid, (tl_s3 / 8) * 8) % 512) + tl_s3 % 8;
         x[tl_s3] = x[tl_s3] * S[int64_t(r0 + i) * 4 + 0];
     }
     // copy(x, Y[r0 +: 2, c0 +: 512]);  (order_blocks.tl:42)
     #pragma unroll
     for (int tl_chunk4 = 0; tl_chunk4 < x_layout::kSlots; tl_chunk4 += 8) {
-        tl::f16* tl_ptr5 = &Y[int64_t(r0 + ((x_layout::flat(tl_tid, (tl_chunk4 / 8) * 8)) / 512)) * N + (c0 + (((x_layout::flat(tl_tid, (tl_chunk4 / 8) * 8)) % 512) + tl_chunk4 % 8))];
-        if (tl::in_bounds(r0 + ((x_layout::flat(tl_tid, (tl_chunk4 / 8) * 8)) / 512), M) && tl::in_bounds(c0 + (((x_layout::flat(tl_tid, (tl_chunk4 / 8) * 8)) % 512) + tl_chunk4 % 8), N) && tl::in_bounds(r0 + ((x_layout::flat(tl_tid, (tl_chunk4 / 8) * 8)) / 512), M) && tl::in_bounds((c0 + (((x_layout::flat(tl_tid, (tl_chunk4 / 8) * 8)) % 512) + tl_chunk4 % 8)) + 7, N) && tl::is_aligned(tl_ptr5, 16)) {
+        tl::f16* tl_ptr5 = &Y[int64_t(r0 + (x_layout::flat(tl_tid, (tl_chunk4 / 8) * 8) / 512)) * N + (c0 + ((x_layout::flat(tl_tid, (tl_chunk4 / 8) * 8) % 512) + tl_chunk4 % 8))];
+        if (tl::in_bounds(r0 + (x_layout::flat(tl_tid, (tl_chunk4 / 8) * 8) / 512), M) && tl::in_bounds(c0 + ((x_layout::flat(tl_tid, (tl_chunk4 / 8) * 8) % 512) + tl_chunk4 % 8), N) && tl::in_bounds(r0 + (x_layout::flat(tl_tid, (tl_chunk4 / 8) * 8) / 512), M) && tl::in_bounds((c0 + ((x_layout::flat(tl_tid, (tl_chunk4 / 8) * 8) % 512) + tl_chunk4 % 8)) + 7, N) && tl::is_aligned(tl_ptr5, 16)) {
             tl::f16 tl_vec6[8];
             #pragma unroll
             for (int tl_v = 0; tl_v < 8; tl_v += 2) tl::convert_pair(&tl_vec6[tl_v], x[tl_chunk4 + tl_v], x[tl_chunk4 + tl_v + 1]);
@@ -165,7 +165,7 @@ __global__ void __launch_bounds__(128) mostly_rows_kernel(
         } else {
             #pragma unroll
             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                if (tl::in_bounds(r0 + ((x_layout::flat(tl_tid, ((tl_chunk4 + tl_v) / 8) * 8)) / 512), M) && tl::in_bounds(c0 + (((x_layout::flat(tl_tid, ((tl_chunk4 + tl_v) / 8) * 8)) % 512) + (tl_chunk4 + tl_v) % 8), N)) Y[int64_t(r0 + ((x_layout::flat(tl_tid, ((tl_chunk4 + tl_v) / 8) * 8)) / 512)) * N + (c0 + (((x_layout::flat(tl_tid, ((tl_chunk4 + tl_v) / 8) * 8)) % 512) + (tl_chunk4 + tl_v) % 8))] = tl::convert<tl::f16>(x[tl_chunk4 + tl_v]);
+                if (tl::in_bounds(r0 + (x_layout::flat(tl_tid, ((tl_chunk4 + tl_v) / 8) * 8) / 512), M) && tl::in_bounds(c0 + ((x_layout::flat(tl_tid, ((tl_chunk4 + tl_v) / 8) * 8) % 512) + (tl_chunk4 + tl_v) % 8), N)) Y[int64_t(r0 + (x_layout::flat(tl_tid, ((tl_chunk4 + tl_v) / 8) * 8) / 512)) * N + (c0 + ((x_layout::flat(tl_tid, ((tl_chunk4 + tl_v) / 8) * 8) % 512) + (tl_chunk4 + tl_v) % 8))] = tl::convert<tl::f16>(x[tl_chunk4 + tl_v]);
             }
         }
     }
@@ -187,8 +187,8 @@ __global__ void __launch_bounds__(128) rows_on_x_opted_out_kernel(
     // copy(X[r0 +: 2, c0 +: 512], x);  (order_blocks.tl:52)
     #pragma unroll
     for (int tl_chunk0 = 0; tl_chunk0 < x_layout::kSlots; tl_chunk0 += 8) {
-        const tl::f16* tl_ptr1 = &X[int64_t(r0 + ((x_layout::flat(tl_tid, (tl_chunk0 / 8) * 8)) / 512)) * N + (c0 + (((x_layout::flat(tl_tid, (tl_chunk0 / 8) * 8)) % 512) + tl_chunk0 % 8))];
-        if (tl::in_bounds(r0 + ((x_layout::flat(tl_tid, (tl_chunk0 / 8) * 8)) / 512), M) && tl::in_bounds(c0 + (((x_layout::flat(tl_tid, (tl_chunk0 / 8) * 8)) % 512) + tl_chunk0 % 8), N) && tl::in_bounds(r0 + ((x_layout::flat(tl_tid, (tl_chunk0 / 8) * 8)) / 512), M) && tl::in_bounds((c0 + (((x_layout::flat(tl_tid, (tl_chunk0 / 8) * 8)) % 512) + tl_chunk0 % 8)) + 7, N) && tl::is_aligned(tl_ptr1, 16)) {
+        const tl::f16* tl_ptr1 = &X[int64_t(r0 + (x_layout::flat(tl_tid, (tl_chunk0 / 8) * 8) / 512)) * N + (c0 + ((x_layout::flat(tl_tid, (tl_chunk0 / 8) * 8) % 512) + tl_chunk0 % 8))];
+        if (tl::in_bounds(r0 + (x_layout::flat(tl_tid, (tl_chunk0 / 8) * 8) / 512), M) && tl::in_bounds(c0 + ((x_layout::flat(tl_tid, (tl_chunk0 / 8) * 8) % 512) + tl_chunk0 % 8), N) && tl::in_bounds(r0 + (x_layout::flat(tl_tid, (tl_chunk0 / 8) * 8) / 512), M) && tl::in_bounds((c0 + ((x_layout::flat(tl_tid, (tl_chunk0 / 8) * 8) % 512) + tl_chunk0 % 8)) + 7, N) && tl::is_aligned(tl_ptr1, 16)) {
             tl::f16 tl_vec2[8];
             tl::load_vector<tl::f16, 8>(tl_vec2, tl_ptr1);
             #pragma unroll
@@ -196,15 +196,15 @@ __global__ void __launch_bounds__(128) rows_on_x_opted_out_kernel(
         } else {
             #pragma unroll
             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                x[tl_chunk0 + tl_v] = tl::in_bounds(r0 + ((x_layout::flat(tl_tid, ((tl_chunk0 + tl_v) / 8) * 8)) / 512), M) && tl::in_bounds(c0 + (((x_layout::flat(tl_tid, ((tl_chunk0 + tl_v) / 8) * 8)) % 512) + (tl_chunk0 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(r0 + ((x_layout::flat(tl_tid, ((tl_chunk0 + tl_v) / 8) * 8)) / 512)) * N + (c0 + (((x_layout::flat(tl_tid, ((tl_chunk0 + tl_v) / 8) * 8)) % 512) + (tl_chunk0 + tl_v) % 8))]) : 0.0f;
+                x[tl_chunk0 + tl_v] = tl::in_bounds(r0 + (x_layout::flat(tl_tid, ((tl_chunk0 + tl_v) / 8) * 8) / 512), M) && tl::in_bounds(c0 + ((x_layout::flat(tl_tid, ((tl_chunk0 + tl_v) / 8) * 8) % 512) + (tl_chunk0 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(r0 + (x_layout::flat(tl_tid, ((tl_chunk0 + tl_v) / 8) * 8) / 512)) * N + (c0 + ((x_layout::flat(tl_tid, ((tl_chunk0 + tl_v) / 8) * 8) % 512) + (tl_chunk0 + tl_v) % 8))]) : 0.0f;
             }
         }
     }
     // copy(x, Y[r0 +: 2, c0 +: 512]);  (order_blocks.tl:53)
     #pragma unroll
     for (int tl_chunk3 = 0; tl_chunk3 < x_layout::kSlots; tl_chunk3 += 8) {
-        tl::f16* tl_ptr4 = &Y[int64_t(r0 + ((x_layout::flat(tl_tid, (tl_chunk3 / 8) * 8)) / 512)) * N + (c0 + (((x_layout::flat(tl_tid, (tl_chunk3 / 8) * 8)) % 512) + tl_chunk3 % 8))];
-        if (tl::in_bounds(r0 + ((x_layout::flat(tl_tid, (tl_chunk3 / 8) * 8)) / 512), M) && tl::in_bounds(c0 + (((x_layout::flat(tl_tid, (tl_chunk3 / 8) * 8)) % 512) + tl_chunk3 % 8), N) && tl::in_bounds(r0 + ((x_layout::flat(tl_tid, (tl_chunk3 / 8) * 8)) / 512), M) && tl::in_bounds((c0 + (((x_layout::flat(tl_tid, (tl_chunk3 / 8) * 8)) % 512) + tl_chunk3 % 8)) + 7, N) && tl::is_aligned(tl_ptr4, 16)) {
+        tl::f16* tl_ptr4 = &Y[int64_t(r0 + (x_layout::flat(tl_tid, (tl_chunk3 / 8) * 8) / 512)) * N + (c0 + ((x_layout::flat(tl_tid, (tl_chunk3 / 8) * 8) % 512) + tl_chunk3 % 8))];
+        if (tl::in_bounds(r0 + (x_layout::flat(tl_tid, (tl_chunk3 / 8) * 8) / 512), M) && tl::in_bounds(c0 + ((x_layout::flat(tl_tid, (tl_chunk3 / 8) * 8) % 512) + tl_chunk3 % 8), N) && tl::in_bounds(r0 + (x_layout::flat(tl_tid, (tl_chunk3 / 8) * 8) / 512), M) && tl::in_bounds((c0 + ((x_layout::flat(tl_tid, (tl_chunk3 / 8) * 8) % 512) + tl_chunk3 % 8)) + 7, N) && tl::is_aligned(tl_ptr4, 16)) {
             tl::f16 tl_vec5[8];
             #pragma unroll
             for (int tl_v = 0; tl_v < 8; tl_v += 2) tl::convert_pair(&tl_vec5[tl_v], x[tl_chunk3 + tl_v], x[tl_chunk3 + tl_v + 1]);
@@ -212,7 +212,7 @@ __global__ void __launch_bounds__(128) rows_on_x_opted_out_kernel(
         } else {
             #pragma unroll
             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                if (tl::in_bounds(r0 + ((x_layout::flat(tl_tid, ((tl_chunk3 + tl_v) / 8) * 8)) / 512), M) && tl::in_bounds(c0 + (((x_layout::flat(tl_tid, ((tl_chunk3 + tl_v) / 8) * 8)) % 512) + (tl_chunk3 + tl_v) % 8), N)) Y[int64_t(r0 + ((x_layout::flat(tl_tid, ((tl_chunk3 + tl_v) / 8) * 8)) / 512)) * N + (c0 + (((x_layout::flat(tl_tid, ((tl_chunk3 + tl_v) / 8) * 8)) % 512) + (tl_chunk3 + tl_v) % 8))] = tl::convert<tl::f16>(x[tl_chunk3 + tl_v]);
+                if (tl::in_bounds(r0 + (x_layout::flat(tl_tid, ((tl_chunk3 + tl_v) / 8) * 8) / 512), M) && tl::in_bounds(c0 + ((x_layout::flat(tl_tid, ((tl_chunk3 + tl_v) / 8) * 8) % 512) + (tl_chunk3 + tl_v) % 8), N)) Y[int64_t(r0 + (x_layout::flat(tl_tid, ((tl_chunk3 + tl_v) / 8) * 8) / 512)) * N + (c0 + ((x_layout::flat(tl_tid, ((tl_chunk3 + tl_v) / 8) * 8) % 512) + (tl_chunk3 + tl_v) % 8))] = tl::convert<tl::f16>(x[tl_chunk3 + tl_v]);
             }
         }
     }

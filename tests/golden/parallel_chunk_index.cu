@@ -46,8 +46,8 @@ __global__ void __launch_bounds__(64) unpack_kernel(
     // for n, j in parallel(8, 256): each thread visits the elements of `y` it holds
     #pragma unroll
     for (int tl_s5 = 0; tl_s5 < y_layout::kSlots; ++tl_s5) {
-        const int tl_c6 = (y_layout::flat(tl_tid, (tl_s5 / 8) * 8)) % 256;  // the chunk's first column
-        const int n = (y_layout::flat(tl_tid, (tl_s5 / 8) * 8)) / 256;
+        const int tl_c6 = y_layout::flat(tl_tid, (tl_s5 / 8) * 8) % 256;  // the chunk's first column
+        const int n = y_layout::flat(tl_tid, (tl_s5 / 8) * 8) / 256;
         const int j = tl_c6 + tl_s5 % 8;
         const uint32_t half_ = p[n * 36 + (tl_c6 / 8 + (tl_s5 % 8) / 8)] >> static_cast<uint32_t>(4 * ((tl_s5 % 8) % 8)) & 15u;
         y[tl_s5] = static_cast<float>(half_) * Scale[int64_t(row0 + n) * CS + (j / 16)] + static_cast<float>(tl_c6 / 4 + (tl_s5 % 8) / 4) + static_cast<float>(j / 3);
@@ -55,8 +55,8 @@ __global__ void __launch_bounds__(64) unpack_kernel(
     // copy(y, Y[row0 +: 8, 0 +: 256]);  (parallel_chunk_index.tl:19)
     #pragma unroll
     for (int tl_chunk7 = 0; tl_chunk7 < y_layout::kSlots; tl_chunk7 += 4) {
-        float* tl_ptr8 = &Y[int64_t(row0 + ((y_layout::flat(tl_tid, (tl_chunk7 / 8) * 8)) / 256)) * C + (((y_layout::flat(tl_tid, (tl_chunk7 / 8) * 8)) % 256) + tl_chunk7 % 8)];
-        if (tl::in_bounds(row0 + ((y_layout::flat(tl_tid, (tl_chunk7 / 8) * 8)) / 256), R) && tl::in_bounds(((y_layout::flat(tl_tid, (tl_chunk7 / 8) * 8)) % 256) + tl_chunk7 % 8, C) && tl::in_bounds(row0 + ((y_layout::flat(tl_tid, (tl_chunk7 / 8) * 8)) / 256), R) && tl::in_bounds((((y_layout::flat(tl_tid, (tl_chunk7 / 8) * 8)) % 256) + tl_chunk7 % 8) + 3, C) && tl::is_aligned(tl_ptr8, 16)) {
+        float* tl_ptr8 = &Y[int64_t(row0 + (y_layout::flat(tl_tid, (tl_chunk7 / 8) * 8) / 256)) * C + ((y_layout::flat(tl_tid, (tl_chunk7 / 8) * 8) % 256) + tl_chunk7 % 8)];
+        if (tl::in_bounds(row0 + (y_layout::flat(tl_tid, (tl_chunk7 / 8) * 8) / 256), R) && tl::in_bounds((y_layout::flat(tl_tid, (tl_chunk7 / 8) * 8) % 256) + tl_chunk7 % 8, C) && tl::in_bounds(row0 + (y_layout::flat(tl_tid, (tl_chunk7 / 8) * 8) / 256), R) && tl::in_bounds(((y_layout::flat(tl_tid, (tl_chunk7 / 8) * 8) % 256) + tl_chunk7 % 8) + 3, C) && tl::is_aligned(tl_ptr8, 16)) {
             float tl_vec9[4];
             #pragma unroll
             for (int tl_v = 0; tl_v < 4; ++tl_v) tl_vec9[tl_v] = y[tl_chunk7 + tl_v];
@@ -64,7 +64,7 @@ __global__ void __launch_bounds__(64) unpack_kernel(
         } else {
             #pragma unroll
             for (int tl_v = 0; tl_v < 4; ++tl_v) {
-                if (tl::in_bounds(row0 + ((y_layout::flat(tl_tid, ((tl_chunk7 + tl_v) / 8) * 8)) / 256), R) && tl::in_bounds(((y_layout::flat(tl_tid, ((tl_chunk7 + tl_v) / 8) * 8)) % 256) + (tl_chunk7 + tl_v) % 8, C)) Y[int64_t(row0 + ((y_layout::flat(tl_tid, ((tl_chunk7 + tl_v) / 8) * 8)) / 256)) * C + (((y_layout::flat(tl_tid, ((tl_chunk7 + tl_v) / 8) * 8)) % 256) + (tl_chunk7 + tl_v) % 8)] = y[tl_chunk7 + tl_v];
+                if (tl::in_bounds(row0 + (y_layout::flat(tl_tid, ((tl_chunk7 + tl_v) / 8) * 8) / 256), R) && tl::in_bounds((y_layout::flat(tl_tid, ((tl_chunk7 + tl_v) / 8) * 8) % 256) + (tl_chunk7 + tl_v) % 8, C)) Y[int64_t(row0 + (y_layout::flat(tl_tid, ((tl_chunk7 + tl_v) / 8) * 8) / 256)) * C + ((y_layout::flat(tl_tid, ((tl_chunk7 + tl_v) / 8) * 8) % 256) + (tl_chunk7 + tl_v) % 8)] = y[tl_chunk7 + tl_v];
             }
         }
     }

@@ -231,8 +231,8 @@ __global__ void __launch_bounds__(128) rows_out_kernel(
     // copy(X[block.x * 4 +: 4, 0 +: 256], x);  (parallel_spread_chunks.tl:99)
     #pragma unroll
     for (int tl_chunk0 = 0; tl_chunk0 < x_layout::kSlots; tl_chunk0 += 4) {
-        const float* tl_ptr1 = &X[int64_t((int(blockIdx.x) * 4) + ((x_layout::flat(tl_tid, (tl_chunk0 / 8) * 8)) / 256)) * 256 + (((x_layout::flat(tl_tid, (tl_chunk0 / 8) * 8)) % 256) + tl_chunk0 % 8)];
-        if (tl::in_bounds((int(blockIdx.x) * 4) + ((x_layout::flat(tl_tid, (tl_chunk0 / 8) * 8)) / 256), R) && tl::in_bounds(((x_layout::flat(tl_tid, (tl_chunk0 / 8) * 8)) % 256) + tl_chunk0 % 8, 256) && tl::in_bounds((int(blockIdx.x) * 4) + ((x_layout::flat(tl_tid, (tl_chunk0 / 8) * 8)) / 256), R) && tl::in_bounds((((x_layout::flat(tl_tid, (tl_chunk0 / 8) * 8)) % 256) + tl_chunk0 % 8) + 3, 256) && tl::is_aligned(tl_ptr1, 16)) {
+        const float* tl_ptr1 = &X[int64_t((int(blockIdx.x) * 4) + (x_layout::flat(tl_tid, (tl_chunk0 / 8) * 8) / 256)) * 256 + ((x_layout::flat(tl_tid, (tl_chunk0 / 8) * 8) % 256) + tl_chunk0 % 8)];
+        if (tl::in_bounds((int(blockIdx.x) * 4) + (x_layout::flat(tl_tid, (tl_chunk0 / 8) * 8) / 256), R) && tl::in_bounds((x_layout::flat(tl_tid, (tl_chunk0 / 8) * 8) % 256) + tl_chunk0 % 8, 256) && tl::in_bounds((int(blockIdx.x) * 4) + (x_layout::flat(tl_tid, (tl_chunk0 / 8) * 8) / 256), R) && tl::in_bounds(((x_layout::flat(tl_tid, (tl_chunk0 / 8) * 8) % 256) + tl_chunk0 % 8) + 3, 256) && tl::is_aligned(tl_ptr1, 16)) {
             float tl_vec2[4];
             tl::load_vector<float, 4>(tl_vec2, tl_ptr1);
             #pragma unroll
@@ -240,7 +240,7 @@ __global__ void __launch_bounds__(128) rows_out_kernel(
         } else {
             #pragma unroll
             for (int tl_v = 0; tl_v < 4; ++tl_v) {
-                x[tl_chunk0 + tl_v] = tl::in_bounds((int(blockIdx.x) * 4) + ((x_layout::flat(tl_tid, ((tl_chunk0 + tl_v) / 8) * 8)) / 256), R) && tl::in_bounds(((x_layout::flat(tl_tid, ((tl_chunk0 + tl_v) / 8) * 8)) % 256) + (tl_chunk0 + tl_v) % 8, 256) ? X[int64_t((int(blockIdx.x) * 4) + ((x_layout::flat(tl_tid, ((tl_chunk0 + tl_v) / 8) * 8)) / 256)) * 256 + (((x_layout::flat(tl_tid, ((tl_chunk0 + tl_v) / 8) * 8)) % 256) + (tl_chunk0 + tl_v) % 8)] : 0.0f;
+                x[tl_chunk0 + tl_v] = tl::in_bounds((int(blockIdx.x) * 4) + (x_layout::flat(tl_tid, ((tl_chunk0 + tl_v) / 8) * 8) / 256), R) && tl::in_bounds((x_layout::flat(tl_tid, ((tl_chunk0 + tl_v) / 8) * 8) % 256) + (tl_chunk0 + tl_v) % 8, 256) ? X[int64_t((int(blockIdx.x) * 4) + (x_layout::flat(tl_tid, ((tl_chunk0 + tl_v) / 8) * 8) / 256)) * 256 + ((x_layout::flat(tl_tid, ((tl_chunk0 + tl_v) / 8) * 8) % 256) + (tl_chunk0 + tl_v) % 8)] : 0.0f;
             }
         }
     }
@@ -248,8 +248,8 @@ __global__ void __launch_bounds__(128) rows_out_kernel(
     // for i, j in parallel(4, 256): each thread visits the elements of `x` it holds
     #pragma unroll
     for (int tl_k4 = 0; tl_k4 < x_layout::kSlots; tl_k4 += 8) {
-        const int tl_c5 = (x_layout::flat(tl_tid, tl_k4)) % 256;  // the chunk's first column
-        const int i = (x_layout::flat(tl_tid, tl_k4)) / 256;
+        const int tl_c5 = x_layout::flat(tl_tid, tl_k4) % 256;  // the chunk's first column
+        const int i = x_layout::flat(tl_tid, tl_k4) / 256;
         float tl_gathered7[8];
         unsigned tl_written8 = 0u;  // the elements stored
         #pragma unroll

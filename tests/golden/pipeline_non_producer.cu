@@ -130,7 +130,7 @@ __global__ void __launch_bounds__(128) scaled_row_sum_kernel(
         #pragma unroll
         for (int tl_s25 = 0; tl_s25 < acc_layout::kSlots; ++tl_s25) {
             if (!(acc_layout::valid(tl_tid, tl_s25))) continue;
-            const int tl_c26 = (acc_layout::flat(tl_tid, (tl_s25 / 8) * 8)) % 32;  // the chunk's first column
+            const int tl_c26 = acc_layout::flat(tl_tid, (tl_s25 / 8) * 8) % 32;  // the chunk's first column
             const int i = tl_c26 + tl_s25 % 8;
             acc[tl_s25] = acc[tl_s25] + part[i];
         }
@@ -140,8 +140,8 @@ __global__ void __launch_bounds__(128) scaled_row_sum_kernel(
     #pragma unroll
     for (int tl_chunk27 = 0; tl_chunk27 < acc_layout::kSlots; tl_chunk27 += 4) {
         if (!(acc_layout::valid(tl_tid, tl_chunk27))) continue;
-        float* tl_ptr28 = &Y[(int(blockIdx.x) * 32) + (((acc_layout::flat(tl_tid, (tl_chunk27 / 8) * 8)) % 32) + tl_chunk27 % 8)];
-        if (tl::in_bounds((int(blockIdx.x) * 32) + (((acc_layout::flat(tl_tid, (tl_chunk27 / 8) * 8)) % 32) + tl_chunk27 % 8), M) && tl::in_bounds(((int(blockIdx.x) * 32) + (((acc_layout::flat(tl_tid, (tl_chunk27 / 8) * 8)) % 32) + tl_chunk27 % 8)) + 3, M) && tl::is_aligned(tl_ptr28, 16)) {
+        float* tl_ptr28 = &Y[(int(blockIdx.x) * 32) + ((acc_layout::flat(tl_tid, (tl_chunk27 / 8) * 8) % 32) + tl_chunk27 % 8)];
+        if (tl::in_bounds((int(blockIdx.x) * 32) + ((acc_layout::flat(tl_tid, (tl_chunk27 / 8) * 8) % 32) + tl_chunk27 % 8), M) && tl::in_bounds(((int(blockIdx.x) * 32) + ((acc_layout::flat(tl_tid, (tl_chunk27 / 8) * 8) % 32) + tl_chunk27 % 8)) + 3, M) && tl::is_aligned(tl_ptr28, 16)) {
             float tl_vec29[4];
             #pragma unroll
             for (int tl_v = 0; tl_v < 4; ++tl_v) tl_vec29[tl_v] = acc[tl_chunk27 + tl_v];
@@ -149,7 +149,7 @@ __global__ void __launch_bounds__(128) scaled_row_sum_kernel(
         } else {
             #pragma unroll
             for (int tl_v = 0; tl_v < 4; ++tl_v) {
-                if (tl::in_bounds((int(blockIdx.x) * 32) + (((acc_layout::flat(tl_tid, ((tl_chunk27 + tl_v) / 8) * 8)) % 32) + (tl_chunk27 + tl_v) % 8), M)) Y[(int(blockIdx.x) * 32) + (((acc_layout::flat(tl_tid, ((tl_chunk27 + tl_v) / 8) * 8)) % 32) + (tl_chunk27 + tl_v) % 8)] = acc[tl_chunk27 + tl_v];
+                if (tl::in_bounds((int(blockIdx.x) * 32) + ((acc_layout::flat(tl_tid, ((tl_chunk27 + tl_v) / 8) * 8) % 32) + (tl_chunk27 + tl_v) % 8), M)) Y[(int(blockIdx.x) * 32) + ((acc_layout::flat(tl_tid, ((tl_chunk27 + tl_v) / 8) * 8) % 32) + (tl_chunk27 + tl_v) % 8)] = acc[tl_chunk27 + tl_v];
             }
         }
     }

@@ -138,8 +138,8 @@ __global__ void __launch_bounds__(128) short_trip_kernel(
         // for i, j in parallel(32, 32): each thread visits the elements of `acc` it holds
         #pragma unroll
         for (int tl_k29 = 0; tl_k29 < acc_layout::kSlots; tl_k29 += 8) {
-            const int tl_c30 = (acc_layout::flat(tl_tid, tl_k29)) % 32;  // the chunk's first column
-            const int i = (acc_layout::flat(tl_tid, tl_k29)) / 32;
+            const int tl_c30 = acc_layout::flat(tl_tid, tl_k29) % 32;  // the chunk's first column
+            const int i = acc_layout::flat(tl_tid, tl_k29) / 32;
             float tl_chunk32[8];
             tl::load_chunk<float, 8>(tl_chunk32, &a[((k % 4) * 32 + i) * 36 + tl_c30]);
             #pragma unroll
@@ -154,8 +154,8 @@ __global__ void __launch_bounds__(128) short_trip_kernel(
     // copy(acc, Y[block.x * 32 +: 32, 0 +: 32]);  (pipeline_short_trip.tl:20)
     #pragma unroll
     for (int tl_chunk34 = 0; tl_chunk34 < acc_layout::kSlots; tl_chunk34 += 4) {
-        float* tl_ptr35 = &Y[int64_t((int(blockIdx.x) * 32) + ((acc_layout::flat(tl_tid, (tl_chunk34 / 8) * 8)) / 32)) * 32 + (((acc_layout::flat(tl_tid, (tl_chunk34 / 8) * 8)) % 32) + tl_chunk34 % 8)];
-        if (tl::in_bounds((int(blockIdx.x) * 32) + ((acc_layout::flat(tl_tid, (tl_chunk34 / 8) * 8)) / 32), M) && tl::in_bounds(((acc_layout::flat(tl_tid, (tl_chunk34 / 8) * 8)) % 32) + tl_chunk34 % 8, 32) && tl::in_bounds((int(blockIdx.x) * 32) + ((acc_layout::flat(tl_tid, (tl_chunk34 / 8) * 8)) / 32), M) && tl::in_bounds((((acc_layout::flat(tl_tid, (tl_chunk34 / 8) * 8)) % 32) + tl_chunk34 % 8) + 3, 32) && tl::is_aligned(tl_ptr35, 16)) {
+        float* tl_ptr35 = &Y[int64_t((int(blockIdx.x) * 32) + (acc_layout::flat(tl_tid, (tl_chunk34 / 8) * 8) / 32)) * 32 + ((acc_layout::flat(tl_tid, (tl_chunk34 / 8) * 8) % 32) + tl_chunk34 % 8)];
+        if (tl::in_bounds((int(blockIdx.x) * 32) + (acc_layout::flat(tl_tid, (tl_chunk34 / 8) * 8) / 32), M) && tl::in_bounds((acc_layout::flat(tl_tid, (tl_chunk34 / 8) * 8) % 32) + tl_chunk34 % 8, 32) && tl::in_bounds((int(blockIdx.x) * 32) + (acc_layout::flat(tl_tid, (tl_chunk34 / 8) * 8) / 32), M) && tl::in_bounds(((acc_layout::flat(tl_tid, (tl_chunk34 / 8) * 8) % 32) + tl_chunk34 % 8) + 3, 32) && tl::is_aligned(tl_ptr35, 16)) {
             float tl_vec36[4];
             #pragma unroll
             for (int tl_v = 0; tl_v < 4; ++tl_v) tl_vec36[tl_v] = acc[tl_chunk34 + tl_v];
@@ -163,7 +163,7 @@ __global__ void __launch_bounds__(128) short_trip_kernel(
         } else {
             #pragma unroll
             for (int tl_v = 0; tl_v < 4; ++tl_v) {
-                if (tl::in_bounds((int(blockIdx.x) * 32) + ((acc_layout::flat(tl_tid, ((tl_chunk34 + tl_v) / 8) * 8)) / 32), M) && tl::in_bounds(((acc_layout::flat(tl_tid, ((tl_chunk34 + tl_v) / 8) * 8)) % 32) + (tl_chunk34 + tl_v) % 8, 32)) Y[int64_t((int(blockIdx.x) * 32) + ((acc_layout::flat(tl_tid, ((tl_chunk34 + tl_v) / 8) * 8)) / 32)) * 32 + (((acc_layout::flat(tl_tid, ((tl_chunk34 + tl_v) / 8) * 8)) % 32) + (tl_chunk34 + tl_v) % 8)] = acc[tl_chunk34 + tl_v];
+                if (tl::in_bounds((int(blockIdx.x) * 32) + (acc_layout::flat(tl_tid, ((tl_chunk34 + tl_v) / 8) * 8) / 32), M) && tl::in_bounds((acc_layout::flat(tl_tid, ((tl_chunk34 + tl_v) / 8) * 8) % 32) + (tl_chunk34 + tl_v) % 8, 32)) Y[int64_t((int(blockIdx.x) * 32) + (acc_layout::flat(tl_tid, ((tl_chunk34 + tl_v) / 8) * 8) / 32)) * 32 + ((acc_layout::flat(tl_tid, ((tl_chunk34 + tl_v) / 8) * 8) % 32) + (tl_chunk34 + tl_v) % 8)] = acc[tl_chunk34 + tl_v];
             }
         }
     }

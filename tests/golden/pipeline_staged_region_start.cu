@@ -52,8 +52,8 @@ __global__ void __launch_bounds__(64) gather_rows_kernel(
         #pragma unroll
         for (int tl_chunk4 = 0; tl_chunk4 < row_layout::kSlots; tl_chunk4 += 4) {
             if (!(row_layout::valid(tl_tid, tl_chunk4))) continue;
-            const float* tl_ptr5 = &Table[int64_t(ids[(t % 2) * 1 + 0]) * 64 + (((row_layout::flat(tl_tid, (tl_chunk4 / 8) * 8)) % 64) + tl_chunk4 % 8)];
-            if (tl::in_bounds(ids[(t % 2) * 1 + 0], V) && tl::in_bounds(((row_layout::flat(tl_tid, (tl_chunk4 / 8) * 8)) % 64) + tl_chunk4 % 8, 64) && tl::in_bounds(ids[(t % 2) * 1 + 0], V) && tl::in_bounds((((row_layout::flat(tl_tid, (tl_chunk4 / 8) * 8)) % 64) + tl_chunk4 % 8) + 3, 64) && tl::is_aligned(tl_ptr5, 16)) {
+            const float* tl_ptr5 = &Table[int64_t(ids[(t % 2) * 1 + 0]) * 64 + ((row_layout::flat(tl_tid, (tl_chunk4 / 8) * 8) % 64) + tl_chunk4 % 8)];
+            if (tl::in_bounds(ids[(t % 2) * 1 + 0], V) && tl::in_bounds((row_layout::flat(tl_tid, (tl_chunk4 / 8) * 8) % 64) + tl_chunk4 % 8, 64) && tl::in_bounds(ids[(t % 2) * 1 + 0], V) && tl::in_bounds(((row_layout::flat(tl_tid, (tl_chunk4 / 8) * 8) % 64) + tl_chunk4 % 8) + 3, 64) && tl::is_aligned(tl_ptr5, 16)) {
                 float tl_vec6[4];
                 tl::load_vector<float, 4>(tl_vec6, tl_ptr5);
                 #pragma unroll
@@ -61,7 +61,7 @@ __global__ void __launch_bounds__(64) gather_rows_kernel(
             } else {
                 #pragma unroll
                 for (int tl_v = 0; tl_v < 4; ++tl_v) {
-                    row[tl_chunk4 + tl_v] = tl::in_bounds(ids[(t % 2) * 1 + 0], V) && tl::in_bounds(((row_layout::flat(tl_tid, ((tl_chunk4 + tl_v) / 8) * 8)) % 64) + (tl_chunk4 + tl_v) % 8, 64) ? Table[int64_t(ids[(t % 2) * 1 + 0]) * 64 + (((row_layout::flat(tl_tid, ((tl_chunk4 + tl_v) / 8) * 8)) % 64) + (tl_chunk4 + tl_v) % 8)] : 0.0f;
+                    row[tl_chunk4 + tl_v] = tl::in_bounds(ids[(t % 2) * 1 + 0], V) && tl::in_bounds((row_layout::flat(tl_tid, ((tl_chunk4 + tl_v) / 8) * 8) % 64) + (tl_chunk4 + tl_v) % 8, 64) ? Table[int64_t(ids[(t % 2) * 1 + 0]) * 64 + ((row_layout::flat(tl_tid, ((tl_chunk4 + tl_v) / 8) * 8) % 64) + (tl_chunk4 + tl_v) % 8)] : 0.0f;
                 }
             }
         }
@@ -69,8 +69,8 @@ __global__ void __launch_bounds__(64) gather_rows_kernel(
         #pragma unroll
         for (int tl_chunk7 = 0; tl_chunk7 < row_layout::kSlots; tl_chunk7 += 4) {
             if (!(row_layout::valid(tl_tid, tl_chunk7))) continue;
-            float* tl_ptr8 = &Out[int64_t(t) * 64 + (((row_layout::flat(tl_tid, (tl_chunk7 / 8) * 8)) % 64) + tl_chunk7 % 8)];
-            if (tl::in_bounds(t, N) && tl::in_bounds(((row_layout::flat(tl_tid, (tl_chunk7 / 8) * 8)) % 64) + tl_chunk7 % 8, 64) && tl::in_bounds(t, N) && tl::in_bounds((((row_layout::flat(tl_tid, (tl_chunk7 / 8) * 8)) % 64) + tl_chunk7 % 8) + 3, 64) && tl::is_aligned(tl_ptr8, 16)) {
+            float* tl_ptr8 = &Out[int64_t(t) * 64 + ((row_layout::flat(tl_tid, (tl_chunk7 / 8) * 8) % 64) + tl_chunk7 % 8)];
+            if (tl::in_bounds(t, N) && tl::in_bounds((row_layout::flat(tl_tid, (tl_chunk7 / 8) * 8) % 64) + tl_chunk7 % 8, 64) && tl::in_bounds(t, N) && tl::in_bounds(((row_layout::flat(tl_tid, (tl_chunk7 / 8) * 8) % 64) + tl_chunk7 % 8) + 3, 64) && tl::is_aligned(tl_ptr8, 16)) {
                 float tl_vec9[4];
                 #pragma unroll
                 for (int tl_v = 0; tl_v < 4; ++tl_v) tl_vec9[tl_v] = row[tl_chunk7 + tl_v];
@@ -78,7 +78,7 @@ __global__ void __launch_bounds__(64) gather_rows_kernel(
             } else {
                 #pragma unroll
                 for (int tl_v = 0; tl_v < 4; ++tl_v) {
-                    if (tl::in_bounds(t, N) && tl::in_bounds(((row_layout::flat(tl_tid, ((tl_chunk7 + tl_v) / 8) * 8)) % 64) + (tl_chunk7 + tl_v) % 8, 64)) Out[int64_t(t) * 64 + (((row_layout::flat(tl_tid, ((tl_chunk7 + tl_v) / 8) * 8)) % 64) + (tl_chunk7 + tl_v) % 8)] = row[tl_chunk7 + tl_v];
+                    if (tl::in_bounds(t, N) && tl::in_bounds((row_layout::flat(tl_tid, ((tl_chunk7 + tl_v) / 8) * 8) % 64) + (tl_chunk7 + tl_v) % 8, 64)) Out[int64_t(t) * 64 + ((row_layout::flat(tl_tid, ((tl_chunk7 + tl_v) / 8) * 8) % 64) + (tl_chunk7 + tl_v) % 8)] = row[tl_chunk7 + tl_v];
                 }
             }
         }

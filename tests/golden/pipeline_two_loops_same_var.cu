@@ -79,7 +79,7 @@ __global__ void __launch_bounds__(128) two_passes_kernel(
         #pragma unroll
         for (int tl_k11 = 0; tl_k11 < x_layout::kSlots; tl_k11 += 8) {
             if (!(x_layout::valid(tl_tid, tl_k11))) continue;  // a chunk of padding
-            const int tl_c12 = (x_layout::flat(tl_tid, tl_k11)) % 256;  // the chunk's first column
+            const int tl_c12 = x_layout::flat(tl_tid, tl_k11) % 256;  // the chunk's first column
             float tl_chunk14[8];
             tl::load_chunk<float, 8>(tl_chunk14, &xs[(t % 2) * 260 + tl_c12]);
             #pragma unroll
@@ -161,7 +161,7 @@ __global__ void __launch_bounds__(128) two_passes_kernel(
         #pragma unroll
         for (int tl_k28 = 0; tl_k28 < x_layout::kSlots; tl_k28 += 8) {
             if (!(x_layout::valid(tl_tid, tl_k28))) continue;  // a chunk of padding
-            const int tl_c29 = (x_layout::flat(tl_tid, tl_k28)) % 256;  // the chunk's first column
+            const int tl_c29 = x_layout::flat(tl_tid, tl_k28) % 256;  // the chunk's first column
             float tl_chunk31[8];
             tl::load_chunk<float, 8>(tl_chunk31, &xs2[(t % 2) * 260 + tl_c29]);
             #pragma unroll
@@ -175,8 +175,8 @@ __global__ void __launch_bounds__(128) two_passes_kernel(
         #pragma unroll
         for (int tl_chunk33 = 0; tl_chunk33 < x_layout::kSlots; tl_chunk33 += 4) {
             if (!(x_layout::valid(tl_tid, tl_chunk33))) continue;
-            float* tl_ptr34 = &Y[int64_t(row) * N + ((t * 256) + (((x_layout::flat(tl_tid, (tl_chunk33 / 8) * 8)) % 256) + tl_chunk33 % 8))];
-            if (tl::in_bounds(row, M) && tl::in_bounds((t * 256) + (((x_layout::flat(tl_tid, (tl_chunk33 / 8) * 8)) % 256) + tl_chunk33 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 256) + (((x_layout::flat(tl_tid, (tl_chunk33 / 8) * 8)) % 256) + tl_chunk33 % 8)) + 3, N) && tl::is_aligned(tl_ptr34, 16)) {
+            float* tl_ptr34 = &Y[int64_t(row) * N + ((t * 256) + ((x_layout::flat(tl_tid, (tl_chunk33 / 8) * 8) % 256) + tl_chunk33 % 8))];
+            if (tl::in_bounds(row, M) && tl::in_bounds((t * 256) + ((x_layout::flat(tl_tid, (tl_chunk33 / 8) * 8) % 256) + tl_chunk33 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 256) + ((x_layout::flat(tl_tid, (tl_chunk33 / 8) * 8) % 256) + tl_chunk33 % 8)) + 3, N) && tl::is_aligned(tl_ptr34, 16)) {
                 float tl_vec35[4];
                 #pragma unroll
                 for (int tl_v = 0; tl_v < 4; ++tl_v) tl_vec35[tl_v] = x[tl_chunk33 + tl_v];
@@ -184,7 +184,7 @@ __global__ void __launch_bounds__(128) two_passes_kernel(
             } else {
                 #pragma unroll
                 for (int tl_v = 0; tl_v < 4; ++tl_v) {
-                    if (tl::in_bounds(row, M) && tl::in_bounds((t * 256) + (((x_layout::flat(tl_tid, ((tl_chunk33 + tl_v) / 8) * 8)) % 256) + (tl_chunk33 + tl_v) % 8), N)) Y[int64_t(row) * N + ((t * 256) + (((x_layout::flat(tl_tid, ((tl_chunk33 + tl_v) / 8) * 8)) % 256) + (tl_chunk33 + tl_v) % 8))] = x[tl_chunk33 + tl_v];
+                    if (tl::in_bounds(row, M) && tl::in_bounds((t * 256) + ((x_layout::flat(tl_tid, ((tl_chunk33 + tl_v) / 8) * 8) % 256) + (tl_chunk33 + tl_v) % 8), N)) Y[int64_t(row) * N + ((t * 256) + ((x_layout::flat(tl_tid, ((tl_chunk33 + tl_v) / 8) * 8) % 256) + (tl_chunk33 + tl_v) % 8))] = x[tl_chunk33 + tl_v];
                 }
             }
         }

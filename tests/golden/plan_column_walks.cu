@@ -186,7 +186,7 @@ __global__ void __launch_bounds__(128) walks_kernel(
     // copy(acc, P[0 +: 64, 0 +: 64]);  (plan_column_walks.tl:39)
     #pragma unroll
     for (int tl_chunk45 = 0; tl_chunk45 < acc_layout::kSlots; tl_chunk45 += 2) {
-        float* tl_ptr46 = &P[int64_t(acc_layout::row(tl_tid, tl_chunk45)) * 64 + (acc_layout::col(tl_tid, tl_chunk45))];
+        float* tl_ptr46 = &P[int64_t(acc_layout::row(tl_tid, tl_chunk45)) * 64 + acc_layout::col(tl_tid, tl_chunk45)];
         if (tl::in_bounds(acc_layout::row(tl_tid, tl_chunk45), 64) && tl::in_bounds(acc_layout::col(tl_tid, tl_chunk45), 64) && tl::in_bounds(acc_layout::row(tl_tid, tl_chunk45), 64) && tl::in_bounds((acc_layout::col(tl_tid, tl_chunk45)) + 1, 64) && tl::is_aligned(tl_ptr46, 8)) {
             float tl_vec47[2];
             #pragma unroll
@@ -195,7 +195,7 @@ __global__ void __launch_bounds__(128) walks_kernel(
         } else {
             #pragma unroll
             for (int tl_v = 0; tl_v < 2; ++tl_v) {
-                if (tl::in_bounds(acc_layout::row(tl_tid, tl_chunk45 + tl_v), 64) && tl::in_bounds(acc_layout::col(tl_tid, tl_chunk45 + tl_v), 64)) P[int64_t(acc_layout::row(tl_tid, tl_chunk45 + tl_v)) * 64 + (acc_layout::col(tl_tid, tl_chunk45 + tl_v))] = acc[tl_chunk45 + tl_v];
+                if (tl::in_bounds(acc_layout::row(tl_tid, tl_chunk45 + tl_v), 64) && tl::in_bounds(acc_layout::col(tl_tid, tl_chunk45 + tl_v), 64)) P[int64_t(acc_layout::row(tl_tid, tl_chunk45 + tl_v)) * 64 + acc_layout::col(tl_tid, tl_chunk45 + tl_v)] = acc[tl_chunk45 + tl_v];
             }
         }
     }

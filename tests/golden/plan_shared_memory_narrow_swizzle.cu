@@ -212,8 +212,8 @@ __global__ void __launch_bounds__(128) gemm_kernel(
     // copy(acc, C[block.y * 64 +: 64, block.x * 48 +: 48]);  (plan_shared_memory_narrow_swizzle.tl:19)
     #pragma unroll
     for (int tl_chunk42 = 0; tl_chunk42 < acc_layout::kSlots; tl_chunk42 += 2) {
-        float* tl_ptr43 = &C[int64_t((int(blockIdx.y) * 64) + (acc_layout::row(tl_tid, tl_chunk42))) * N + ((int(blockIdx.x) * 48) + (acc_layout::col(tl_tid, tl_chunk42)))];
-        if (tl::in_bounds((int(blockIdx.y) * 64) + (acc_layout::row(tl_tid, tl_chunk42)), M) && tl::in_bounds((int(blockIdx.x) * 48) + (acc_layout::col(tl_tid, tl_chunk42)), N) && tl::in_bounds((int(blockIdx.y) * 64) + (acc_layout::row(tl_tid, tl_chunk42)), M) && tl::in_bounds(((int(blockIdx.x) * 48) + (acc_layout::col(tl_tid, tl_chunk42))) + 1, N) && tl::is_aligned(tl_ptr43, 8)) {
+        float* tl_ptr43 = &C[int64_t((int(blockIdx.y) * 64) + acc_layout::row(tl_tid, tl_chunk42)) * N + ((int(blockIdx.x) * 48) + acc_layout::col(tl_tid, tl_chunk42))];
+        if (tl::in_bounds((int(blockIdx.y) * 64) + acc_layout::row(tl_tid, tl_chunk42), M) && tl::in_bounds((int(blockIdx.x) * 48) + acc_layout::col(tl_tid, tl_chunk42), N) && tl::in_bounds((int(blockIdx.y) * 64) + acc_layout::row(tl_tid, tl_chunk42), M) && tl::in_bounds(((int(blockIdx.x) * 48) + acc_layout::col(tl_tid, tl_chunk42)) + 1, N) && tl::is_aligned(tl_ptr43, 8)) {
             float tl_vec44[2];
             #pragma unroll
             for (int tl_v = 0; tl_v < 2; ++tl_v) tl_vec44[tl_v] = acc[tl_chunk42 + tl_v];
@@ -221,7 +221,7 @@ __global__ void __launch_bounds__(128) gemm_kernel(
         } else {
             #pragma unroll
             for (int tl_v = 0; tl_v < 2; ++tl_v) {
-                if (tl::in_bounds((int(blockIdx.y) * 64) + (acc_layout::row(tl_tid, tl_chunk42 + tl_v)), M) && tl::in_bounds((int(blockIdx.x) * 48) + (acc_layout::col(tl_tid, tl_chunk42 + tl_v)), N)) C[int64_t((int(blockIdx.y) * 64) + (acc_layout::row(tl_tid, tl_chunk42 + tl_v))) * N + ((int(blockIdx.x) * 48) + (acc_layout::col(tl_tid, tl_chunk42 + tl_v)))] = acc[tl_chunk42 + tl_v];
+                if (tl::in_bounds((int(blockIdx.y) * 64) + acc_layout::row(tl_tid, tl_chunk42 + tl_v), M) && tl::in_bounds((int(blockIdx.x) * 48) + acc_layout::col(tl_tid, tl_chunk42 + tl_v), N)) C[int64_t((int(blockIdx.y) * 64) + acc_layout::row(tl_tid, tl_chunk42 + tl_v)) * N + ((int(blockIdx.x) * 48) + acc_layout::col(tl_tid, tl_chunk42 + tl_v))] = acc[tl_chunk42 + tl_v];
             }
         }
     }
@@ -318,8 +318,8 @@ __global__ void __launch_bounds__(256, 1) gemm_kernel_sm90(
             // copy(acc, C[block.y * 64 +: 64, block.x * 48 +: 48]);  (plan_shared_memory_narrow_swizzle.tl:19)
             #pragma unroll
             for (int tl_chunk1 = 0; tl_chunk1 < acc_layout::kSlots; tl_chunk1 += 2) {
-                float* tl_ptr2 = &C[int64_t((tl_block_y * 64) + (acc_layout::row(tl_tid, tl_chunk1))) * N + ((tl_block_x * 48) + (acc_layout::col(tl_tid, tl_chunk1)))];
-                if (tl::in_bounds((tl_block_y * 64) + (acc_layout::row(tl_tid, tl_chunk1)), M) && tl::in_bounds((tl_block_x * 48) + (acc_layout::col(tl_tid, tl_chunk1)), N) && tl::in_bounds((tl_block_y * 64) + (acc_layout::row(tl_tid, tl_chunk1)), M) && tl::in_bounds(((tl_block_x * 48) + (acc_layout::col(tl_tid, tl_chunk1))) + 1, N) && tl::is_aligned(tl_ptr2, 8)) {
+                float* tl_ptr2 = &C[int64_t((tl_block_y * 64) + acc_layout::row(tl_tid, tl_chunk1)) * N + ((tl_block_x * 48) + acc_layout::col(tl_tid, tl_chunk1))];
+                if (tl::in_bounds((tl_block_y * 64) + acc_layout::row(tl_tid, tl_chunk1), M) && tl::in_bounds((tl_block_x * 48) + acc_layout::col(tl_tid, tl_chunk1), N) && tl::in_bounds((tl_block_y * 64) + acc_layout::row(tl_tid, tl_chunk1), M) && tl::in_bounds(((tl_block_x * 48) + acc_layout::col(tl_tid, tl_chunk1)) + 1, N) && tl::is_aligned(tl_ptr2, 8)) {
                     float tl_vec3[2];
                     #pragma unroll
                     for (int tl_v = 0; tl_v < 2; ++tl_v) tl_vec3[tl_v] = acc[tl_chunk1 + tl_v];
@@ -327,7 +327,7 @@ __global__ void __launch_bounds__(256, 1) gemm_kernel_sm90(
                 } else {
                     #pragma unroll
                     for (int tl_v = 0; tl_v < 2; ++tl_v) {
-                        if (tl::in_bounds((tl_block_y * 64) + (acc_layout::row(tl_tid, tl_chunk1 + tl_v)), M) && tl::in_bounds((tl_block_x * 48) + (acc_layout::col(tl_tid, tl_chunk1 + tl_v)), N)) C[int64_t((tl_block_y * 64) + (acc_layout::row(tl_tid, tl_chunk1 + tl_v))) * N + ((tl_block_x * 48) + (acc_layout::col(tl_tid, tl_chunk1 + tl_v)))] = acc[tl_chunk1 + tl_v];
+                        if (tl::in_bounds((tl_block_y * 64) + acc_layout::row(tl_tid, tl_chunk1 + tl_v), M) && tl::in_bounds((tl_block_x * 48) + acc_layout::col(tl_tid, tl_chunk1 + tl_v), N)) C[int64_t((tl_block_y * 64) + acc_layout::row(tl_tid, tl_chunk1 + tl_v)) * N + ((tl_block_x * 48) + acc_layout::col(tl_tid, tl_chunk1 + tl_v))] = acc[tl_chunk1 + tl_v];
                     }
                 }
             }

@@ -251,8 +251,8 @@ __global__ void __launch_bounds__(64) per_row_kernel(
         #pragma unroll
         for (int tl_chunk1 = 0; tl_chunk1 < x_next_layout::kSlots; tl_chunk1 += 4) {
             if (!(x_next_layout::valid(tl_tid, tl_chunk1))) continue;
-            const float* tl_ptr2 = &X[int64_t(int(blockIdx.x)) * N + (((x_next_layout::flat(tl_tid, (tl_chunk1 / 8) * 8)) % 64) + tl_chunk1 % 8)];
-            if (tl::in_bounds(int(blockIdx.x), R) && tl::in_bounds(((x_next_layout::flat(tl_tid, (tl_chunk1 / 8) * 8)) % 64) + tl_chunk1 % 8, N) && tl::in_bounds(int(blockIdx.x), R) && tl::in_bounds((((x_next_layout::flat(tl_tid, (tl_chunk1 / 8) * 8)) % 64) + tl_chunk1 % 8) + 3, N) && tl::is_aligned(tl_ptr2, 16)) {
+            const float* tl_ptr2 = &X[int64_t(int(blockIdx.x)) * N + ((x_next_layout::flat(tl_tid, (tl_chunk1 / 8) * 8) % 64) + tl_chunk1 % 8)];
+            if (tl::in_bounds(int(blockIdx.x), R) && tl::in_bounds((x_next_layout::flat(tl_tid, (tl_chunk1 / 8) * 8) % 64) + tl_chunk1 % 8, N) && tl::in_bounds(int(blockIdx.x), R) && tl::in_bounds(((x_next_layout::flat(tl_tid, (tl_chunk1 / 8) * 8) % 64) + tl_chunk1 % 8) + 3, N) && tl::is_aligned(tl_ptr2, 16)) {
                 float tl_vec3[4];
                 tl::load_vector<float, 4>(tl_vec3, tl_ptr2);
                 #pragma unroll
@@ -260,7 +260,7 @@ __global__ void __launch_bounds__(64) per_row_kernel(
             } else {
                 #pragma unroll
                 for (int tl_v = 0; tl_v < 4; ++tl_v) {
-                    x_next[tl_chunk1 + tl_v] = tl::in_bounds(int(blockIdx.x), R) && tl::in_bounds(((x_next_layout::flat(tl_tid, ((tl_chunk1 + tl_v) / 8) * 8)) % 64) + (tl_chunk1 + tl_v) % 8, N) ? X[int64_t(int(blockIdx.x)) * N + (((x_next_layout::flat(tl_tid, ((tl_chunk1 + tl_v) / 8) * 8)) % 64) + (tl_chunk1 + tl_v) % 8)] : 0.0f;
+                    x_next[tl_chunk1 + tl_v] = tl::in_bounds(int(blockIdx.x), R) && tl::in_bounds((x_next_layout::flat(tl_tid, ((tl_chunk1 + tl_v) / 8) * 8) % 64) + (tl_chunk1 + tl_v) % 8, N) ? X[int64_t(int(blockIdx.x)) * N + ((x_next_layout::flat(tl_tid, ((tl_chunk1 + tl_v) / 8) * 8) % 64) + (tl_chunk1 + tl_v) % 8)] : 0.0f;
                 }
             }
         }
@@ -275,8 +275,8 @@ __global__ void __launch_bounds__(64) per_row_kernel(
             #pragma unroll
             for (int tl_chunk4 = 0; tl_chunk4 < x_next_layout::kSlots; tl_chunk4 += 4) {
                 if (!(x_next_layout::valid(tl_tid, tl_chunk4))) continue;
-                const float* tl_ptr5 = &X[int64_t(int(blockIdx.x)) * N + (((k + 1) * 64) + (((x_next_layout::flat(tl_tid, (tl_chunk4 / 8) * 8)) % 64) + tl_chunk4 % 8))];
-                if (tl::in_bounds(int(blockIdx.x), R) && tl::in_bounds(((k + 1) * 64) + (((x_next_layout::flat(tl_tid, (tl_chunk4 / 8) * 8)) % 64) + tl_chunk4 % 8), N) && tl::in_bounds(int(blockIdx.x), R) && tl::in_bounds((((k + 1) * 64) + (((x_next_layout::flat(tl_tid, (tl_chunk4 / 8) * 8)) % 64) + tl_chunk4 % 8)) + 3, N) && tl::is_aligned(tl_ptr5, 16)) {
+                const float* tl_ptr5 = &X[int64_t(int(blockIdx.x)) * N + (((k + 1) * 64) + ((x_next_layout::flat(tl_tid, (tl_chunk4 / 8) * 8) % 64) + tl_chunk4 % 8))];
+                if (tl::in_bounds(int(blockIdx.x), R) && tl::in_bounds(((k + 1) * 64) + ((x_next_layout::flat(tl_tid, (tl_chunk4 / 8) * 8) % 64) + tl_chunk4 % 8), N) && tl::in_bounds(int(blockIdx.x), R) && tl::in_bounds((((k + 1) * 64) + ((x_next_layout::flat(tl_tid, (tl_chunk4 / 8) * 8) % 64) + tl_chunk4 % 8)) + 3, N) && tl::is_aligned(tl_ptr5, 16)) {
                     float tl_vec6[4];
                     tl::load_vector<float, 4>(tl_vec6, tl_ptr5);
                     #pragma unroll
@@ -284,7 +284,7 @@ __global__ void __launch_bounds__(64) per_row_kernel(
                 } else {
                     #pragma unroll
                     for (int tl_v = 0; tl_v < 4; ++tl_v) {
-                        x_next[tl_chunk4 + tl_v] = tl::in_bounds(int(blockIdx.x), R) && tl::in_bounds(((k + 1) * 64) + (((x_next_layout::flat(tl_tid, ((tl_chunk4 + tl_v) / 8) * 8)) % 64) + (tl_chunk4 + tl_v) % 8), N) ? X[int64_t(int(blockIdx.x)) * N + (((k + 1) * 64) + (((x_next_layout::flat(tl_tid, ((tl_chunk4 + tl_v) / 8) * 8)) % 64) + (tl_chunk4 + tl_v) % 8))] : 0.0f;
+                        x_next[tl_chunk4 + tl_v] = tl::in_bounds(int(blockIdx.x), R) && tl::in_bounds(((k + 1) * 64) + ((x_next_layout::flat(tl_tid, ((tl_chunk4 + tl_v) / 8) * 8) % 64) + (tl_chunk4 + tl_v) % 8), N) ? X[int64_t(int(blockIdx.x)) * N + (((k + 1) * 64) + ((x_next_layout::flat(tl_tid, ((tl_chunk4 + tl_v) / 8) * 8) % 64) + (tl_chunk4 + tl_v) % 8))] : 0.0f;
                     }
                 }
             }
@@ -294,7 +294,7 @@ __global__ void __launch_bounds__(64) per_row_kernel(
         #pragma unroll
         for (int tl_s7 = 0; tl_s7 < acc_layout::kSlots; ++tl_s7) {
             if (!(acc_layout::valid(tl_tid, tl_s7))) continue;
-            [[maybe_unused]] const int j = ((acc_layout::flat(tl_tid, (tl_s7 / 8) * 8)) % 64) + tl_s7 % 8;
+            [[maybe_unused]] const int j = (acc_layout::flat(tl_tid, (tl_s7 / 8) * 8) % 64) + tl_s7 % 8;
             acc[tl_s7] = acc[tl_s7] + x[tl_s7];
         }
     }
@@ -302,8 +302,8 @@ __global__ void __launch_bounds__(64) per_row_kernel(
     #pragma unroll
     for (int tl_chunk8 = 0; tl_chunk8 < acc_layout::kSlots; tl_chunk8 += 4) {
         if (!(acc_layout::valid(tl_tid, tl_chunk8))) continue;
-        float* tl_ptr9 = &Y[int64_t(int(blockIdx.x)) * 64 + (((acc_layout::flat(tl_tid, (tl_chunk8 / 8) * 8)) % 64) + tl_chunk8 % 8)];
-        if (tl::in_bounds(int(blockIdx.x), R) && tl::in_bounds(((acc_layout::flat(tl_tid, (tl_chunk8 / 8) * 8)) % 64) + tl_chunk8 % 8, 64) && tl::in_bounds(int(blockIdx.x), R) && tl::in_bounds((((acc_layout::flat(tl_tid, (tl_chunk8 / 8) * 8)) % 64) + tl_chunk8 % 8) + 3, 64) && tl::is_aligned(tl_ptr9, 16)) {
+        float* tl_ptr9 = &Y[int64_t(int(blockIdx.x)) * 64 + ((acc_layout::flat(tl_tid, (tl_chunk8 / 8) * 8) % 64) + tl_chunk8 % 8)];
+        if (tl::in_bounds(int(blockIdx.x), R) && tl::in_bounds((acc_layout::flat(tl_tid, (tl_chunk8 / 8) * 8) % 64) + tl_chunk8 % 8, 64) && tl::in_bounds(int(blockIdx.x), R) && tl::in_bounds(((acc_layout::flat(tl_tid, (tl_chunk8 / 8) * 8) % 64) + tl_chunk8 % 8) + 3, 64) && tl::is_aligned(tl_ptr9, 16)) {
             float tl_vec10[4];
             #pragma unroll
             for (int tl_v = 0; tl_v < 4; ++tl_v) tl_vec10[tl_v] = acc[tl_chunk8 + tl_v];
@@ -311,7 +311,7 @@ __global__ void __launch_bounds__(64) per_row_kernel(
         } else {
             #pragma unroll
             for (int tl_v = 0; tl_v < 4; ++tl_v) {
-                if (tl::in_bounds(int(blockIdx.x), R) && tl::in_bounds(((acc_layout::flat(tl_tid, ((tl_chunk8 + tl_v) / 8) * 8)) % 64) + (tl_chunk8 + tl_v) % 8, 64)) Y[int64_t(int(blockIdx.x)) * 64 + (((acc_layout::flat(tl_tid, ((tl_chunk8 + tl_v) / 8) * 8)) % 64) + (tl_chunk8 + tl_v) % 8)] = acc[tl_chunk8 + tl_v];
+                if (tl::in_bounds(int(blockIdx.x), R) && tl::in_bounds((acc_layout::flat(tl_tid, ((tl_chunk8 + tl_v) / 8) * 8) % 64) + (tl_chunk8 + tl_v) % 8, 64)) Y[int64_t(int(blockIdx.x)) * 64 + ((acc_layout::flat(tl_tid, ((tl_chunk8 + tl_v) / 8) * 8) % 64) + (tl_chunk8 + tl_v) % 8)] = acc[tl_chunk8 + tl_v];
             }
         }
     }

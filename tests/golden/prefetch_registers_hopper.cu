@@ -252,8 +252,8 @@ __global__ void __launch_bounds__(256) block_scaled_kernel(
     // copy(acc, C[row0 +: 128, col0 +: 128]);  (prefetch_registers_hopper.tl:33)
     #pragma unroll
     for (int tl_chunk48 = 0; tl_chunk48 < acc_layout::kSlots; tl_chunk48 += 2) {
-        tl::bf16* tl_ptr49 = &C[int64_t(row0 + (acc_layout::row(tl_tid, tl_chunk48))) * N + (col0 + (acc_layout::col(tl_tid, tl_chunk48)))];
-        if (tl::in_bounds(row0 + (acc_layout::row(tl_tid, tl_chunk48)), M) && tl::in_bounds(col0 + (acc_layout::col(tl_tid, tl_chunk48)), N) && tl::in_bounds(row0 + (acc_layout::row(tl_tid, tl_chunk48)), M) && tl::in_bounds((col0 + (acc_layout::col(tl_tid, tl_chunk48))) + 1, N) && tl::is_aligned(tl_ptr49, 4)) {
+        tl::bf16* tl_ptr49 = &C[int64_t(row0 + acc_layout::row(tl_tid, tl_chunk48)) * N + (col0 + acc_layout::col(tl_tid, tl_chunk48))];
+        if (tl::in_bounds(row0 + acc_layout::row(tl_tid, tl_chunk48), M) && tl::in_bounds(col0 + acc_layout::col(tl_tid, tl_chunk48), N) && tl::in_bounds(row0 + acc_layout::row(tl_tid, tl_chunk48), M) && tl::in_bounds((col0 + acc_layout::col(tl_tid, tl_chunk48)) + 1, N) && tl::is_aligned(tl_ptr49, 4)) {
             tl::bf16 tl_vec50[2];
             #pragma unroll
             for (int tl_v = 0; tl_v < 2; tl_v += 2) tl::convert_pair(&tl_vec50[tl_v], acc[tl_chunk48 + tl_v], acc[tl_chunk48 + tl_v + 1]);
@@ -261,7 +261,7 @@ __global__ void __launch_bounds__(256) block_scaled_kernel(
         } else {
             #pragma unroll
             for (int tl_v = 0; tl_v < 2; ++tl_v) {
-                if (tl::in_bounds(row0 + (acc_layout::row(tl_tid, tl_chunk48 + tl_v)), M) && tl::in_bounds(col0 + (acc_layout::col(tl_tid, tl_chunk48 + tl_v)), N)) C[int64_t(row0 + (acc_layout::row(tl_tid, tl_chunk48 + tl_v))) * N + (col0 + (acc_layout::col(tl_tid, tl_chunk48 + tl_v)))] = tl::convert<tl::bf16>(acc[tl_chunk48 + tl_v]);
+                if (tl::in_bounds(row0 + acc_layout::row(tl_tid, tl_chunk48 + tl_v), M) && tl::in_bounds(col0 + acc_layout::col(tl_tid, tl_chunk48 + tl_v), N)) C[int64_t(row0 + acc_layout::row(tl_tid, tl_chunk48 + tl_v)) * N + (col0 + acc_layout::col(tl_tid, tl_chunk48 + tl_v))] = tl::convert<tl::bf16>(acc[tl_chunk48 + tl_v]);
             }
         }
     }

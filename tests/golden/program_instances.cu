@@ -23,8 +23,8 @@ __global__ void __launch_bounds__(128) scale_kernel(
     #pragma unroll
     for (int tl_chunk0 = 0; tl_chunk0 < x_layout::kSlots; tl_chunk0 += 4) {
         if (!(x_layout::valid(tl_tid, tl_chunk0))) continue;
-        const float* tl_ptr1 = &X[(int(blockIdx.x) * 256) + (((x_layout::flat(tl_tid, (tl_chunk0 / 8) * 8)) % 256) + tl_chunk0 % 8)];
-        if (tl::in_bounds((int(blockIdx.x) * 256) + (((x_layout::flat(tl_tid, (tl_chunk0 / 8) * 8)) % 256) + tl_chunk0 % 8), N) && tl::in_bounds(((int(blockIdx.x) * 256) + (((x_layout::flat(tl_tid, (tl_chunk0 / 8) * 8)) % 256) + tl_chunk0 % 8)) + 3, N) && tl::is_aligned(tl_ptr1, 16)) {
+        const float* tl_ptr1 = &X[(int(blockIdx.x) * 256) + ((x_layout::flat(tl_tid, (tl_chunk0 / 8) * 8) % 256) + tl_chunk0 % 8)];
+        if (tl::in_bounds((int(blockIdx.x) * 256) + ((x_layout::flat(tl_tid, (tl_chunk0 / 8) * 8) % 256) + tl_chunk0 % 8), N) && tl::in_bounds(((int(blockIdx.x) * 256) + ((x_layout::flat(tl_tid, (tl_chunk0 / 8) * 8) % 256) + tl_chunk0 % 8)) + 3, N) && tl::is_aligned(tl_ptr1, 16)) {
             float tl_vec2[4];
             tl::load_vector<float, 4>(tl_vec2, tl_ptr1);
             #pragma unroll
@@ -32,7 +32,7 @@ __global__ void __launch_bounds__(128) scale_kernel(
         } else {
             #pragma unroll
             for (int tl_v = 0; tl_v < 4; ++tl_v) {
-                x[tl_chunk0 + tl_v] = tl::in_bounds((int(blockIdx.x) * 256) + (((x_layout::flat(tl_tid, ((tl_chunk0 + tl_v) / 8) * 8)) % 256) + (tl_chunk0 + tl_v) % 8), N) ? X[(int(blockIdx.x) * 256) + (((x_layout::flat(tl_tid, ((tl_chunk0 + tl_v) / 8) * 8)) % 256) + (tl_chunk0 + tl_v) % 8)] : 0.0f;
+                x[tl_chunk0 + tl_v] = tl::in_bounds((int(blockIdx.x) * 256) + ((x_layout::flat(tl_tid, ((tl_chunk0 + tl_v) / 8) * 8) % 256) + (tl_chunk0 + tl_v) % 8), N) ? X[(int(blockIdx.x) * 256) + ((x_layout::flat(tl_tid, ((tl_chunk0 + tl_v) / 8) * 8) % 256) + (tl_chunk0 + tl_v) % 8)] : 0.0f;
             }
         }
     }
@@ -41,15 +41,15 @@ __global__ void __launch_bounds__(128) scale_kernel(
     #pragma unroll
     for (int tl_s3 = 0; tl_s3 < x_layout::kSlots; ++tl_s3) {
         if (!(x_layout::valid(tl_tid, tl_s3))) continue;
-        [[maybe_unused]] const int i = ((x_layout::flat(tl_tid, (tl_s3 / 8) * 8)) % 256) + tl_s3 % 8;
+        [[maybe_unused]] const int i = (x_layout::flat(tl_tid, (tl_s3 / 8) * 8) % 256) + tl_s3 % 8;
         x[tl_s3] = x[tl_s3] * alpha;
     }
     // copy(x, T[block.x * BLOCK +: BLOCK]);  (program_instances.tl:12)
     #pragma unroll
     for (int tl_chunk4 = 0; tl_chunk4 < x_layout::kSlots; tl_chunk4 += 4) {
         if (!(x_layout::valid(tl_tid, tl_chunk4))) continue;
-        float* tl_ptr5 = &T[(int(blockIdx.x) * 256) + (((x_layout::flat(tl_tid, (tl_chunk4 / 8) * 8)) % 256) + tl_chunk4 % 8)];
-        if (tl::in_bounds((int(blockIdx.x) * 256) + (((x_layout::flat(tl_tid, (tl_chunk4 / 8) * 8)) % 256) + tl_chunk4 % 8), N) && tl::in_bounds(((int(blockIdx.x) * 256) + (((x_layout::flat(tl_tid, (tl_chunk4 / 8) * 8)) % 256) + tl_chunk4 % 8)) + 3, N) && tl::is_aligned(tl_ptr5, 16)) {
+        float* tl_ptr5 = &T[(int(blockIdx.x) * 256) + ((x_layout::flat(tl_tid, (tl_chunk4 / 8) * 8) % 256) + tl_chunk4 % 8)];
+        if (tl::in_bounds((int(blockIdx.x) * 256) + ((x_layout::flat(tl_tid, (tl_chunk4 / 8) * 8) % 256) + tl_chunk4 % 8), N) && tl::in_bounds(((int(blockIdx.x) * 256) + ((x_layout::flat(tl_tid, (tl_chunk4 / 8) * 8) % 256) + tl_chunk4 % 8)) + 3, N) && tl::is_aligned(tl_ptr5, 16)) {
             float tl_vec6[4];
             #pragma unroll
             for (int tl_v = 0; tl_v < 4; ++tl_v) tl_vec6[tl_v] = x[tl_chunk4 + tl_v];
@@ -57,7 +57,7 @@ __global__ void __launch_bounds__(128) scale_kernel(
         } else {
             #pragma unroll
             for (int tl_v = 0; tl_v < 4; ++tl_v) {
-                if (tl::in_bounds((int(blockIdx.x) * 256) + (((x_layout::flat(tl_tid, ((tl_chunk4 + tl_v) / 8) * 8)) % 256) + (tl_chunk4 + tl_v) % 8), N)) T[(int(blockIdx.x) * 256) + (((x_layout::flat(tl_tid, ((tl_chunk4 + tl_v) / 8) * 8)) % 256) + (tl_chunk4 + tl_v) % 8)] = x[tl_chunk4 + tl_v];
+                if (tl::in_bounds((int(blockIdx.x) * 256) + ((x_layout::flat(tl_tid, ((tl_chunk4 + tl_v) / 8) * 8) % 256) + (tl_chunk4 + tl_v) % 8), N)) T[(int(blockIdx.x) * 256) + ((x_layout::flat(tl_tid, ((tl_chunk4 + tl_v) / 8) * 8) % 256) + (tl_chunk4 + tl_v) % 8)] = x[tl_chunk4 + tl_v];
             }
         }
     }
@@ -79,8 +79,8 @@ __global__ void __launch_bounds__(128) twice_scale_kernel(
     #pragma unroll
     for (int tl_chunk0 = 0; tl_chunk0 < x_layout::kSlots; tl_chunk0 += 4) {
         if (!(x_layout::valid(tl_tid, tl_chunk0))) continue;
-        const float* tl_ptr1 = &X[(int(blockIdx.x) * 512) + (((x_layout::flat(tl_tid, (tl_chunk0 / 8) * 8)) % 512) + tl_chunk0 % 8)];
-        if (tl::in_bounds((int(blockIdx.x) * 512) + (((x_layout::flat(tl_tid, (tl_chunk0 / 8) * 8)) % 512) + tl_chunk0 % 8), N) && tl::in_bounds(((int(blockIdx.x) * 512) + (((x_layout::flat(tl_tid, (tl_chunk0 / 8) * 8)) % 512) + tl_chunk0 % 8)) + 3, N) && tl::is_aligned(tl_ptr1, 16)) {
+        const float* tl_ptr1 = &X[(int(blockIdx.x) * 512) + ((x_layout::flat(tl_tid, (tl_chunk0 / 8) * 8) % 512) + tl_chunk0 % 8)];
+        if (tl::in_bounds((int(blockIdx.x) * 512) + ((x_layout::flat(tl_tid, (tl_chunk0 / 8) * 8) % 512) + tl_chunk0 % 8), N) && tl::in_bounds(((int(blockIdx.x) * 512) + ((x_layout::flat(tl_tid, (tl_chunk0 / 8) * 8) % 512) + tl_chunk0 % 8)) + 3, N) && tl::is_aligned(tl_ptr1, 16)) {
             float tl_vec2[4];
             tl::load_vector<float, 4>(tl_vec2, tl_ptr1);
             #pragma unroll
@@ -88,7 +88,7 @@ __global__ void __launch_bounds__(128) twice_scale_kernel(
         } else {
             #pragma unroll
             for (int tl_v = 0; tl_v < 4; ++tl_v) {
-                x[tl_chunk0 + tl_v] = tl::in_bounds((int(blockIdx.x) * 512) + (((x_layout::flat(tl_tid, ((tl_chunk0 + tl_v) / 8) * 8)) % 512) + (tl_chunk0 + tl_v) % 8), N) ? X[(int(blockIdx.x) * 512) + (((x_layout::flat(tl_tid, ((tl_chunk0 + tl_v) / 8) * 8)) % 512) + (tl_chunk0 + tl_v) % 8)] : 0.0f;
+                x[tl_chunk0 + tl_v] = tl::in_bounds((int(blockIdx.x) * 512) + ((x_layout::flat(tl_tid, ((tl_chunk0 + tl_v) / 8) * 8) % 512) + (tl_chunk0 + tl_v) % 8), N) ? X[(int(blockIdx.x) * 512) + ((x_layout::flat(tl_tid, ((tl_chunk0 + tl_v) / 8) * 8) % 512) + (tl_chunk0 + tl_v) % 8)] : 0.0f;
             }
         }
     }
@@ -97,15 +97,15 @@ __global__ void __launch_bounds__(128) twice_scale_kernel(
     #pragma unroll
     for (int tl_s3 = 0; tl_s3 < x_layout::kSlots; ++tl_s3) {
         if (!(x_layout::valid(tl_tid, tl_s3))) continue;
-        [[maybe_unused]] const int i = ((x_layout::flat(tl_tid, (tl_s3 / 8) * 8)) % 512) + tl_s3 % 8;
+        [[maybe_unused]] const int i = (x_layout::flat(tl_tid, (tl_s3 / 8) * 8) % 512) + tl_s3 % 8;
         x[tl_s3] = x[tl_s3] * alpha;
     }
     // copy(x, T[block.x * BLOCK +: BLOCK]);  (program_instances.tl:12)
     #pragma unroll
     for (int tl_chunk4 = 0; tl_chunk4 < x_layout::kSlots; tl_chunk4 += 4) {
         if (!(x_layout::valid(tl_tid, tl_chunk4))) continue;
-        float* tl_ptr5 = &T[(int(blockIdx.x) * 512) + (((x_layout::flat(tl_tid, (tl_chunk4 / 8) * 8)) % 512) + tl_chunk4 % 8)];
-        if (tl::in_bounds((int(blockIdx.x) * 512) + (((x_layout::flat(tl_tid, (tl_chunk4 / 8) * 8)) % 512) + tl_chunk4 % 8), N) && tl::in_bounds(((int(blockIdx.x) * 512) + (((x_layout::flat(tl_tid, (tl_chunk4 / 8) * 8)) % 512) + tl_chunk4 % 8)) + 3, N) && tl::is_aligned(tl_ptr5, 16)) {
+        float* tl_ptr5 = &T[(int(blockIdx.x) * 512) + ((x_layout::flat(tl_tid, (tl_chunk4 / 8) * 8) % 512) + tl_chunk4 % 8)];
+        if (tl::in_bounds((int(blockIdx.x) * 512) + ((x_layout::flat(tl_tid, (tl_chunk4 / 8) * 8) % 512) + tl_chunk4 % 8), N) && tl::in_bounds(((int(blockIdx.x) * 512) + ((x_layout::flat(tl_tid, (tl_chunk4 / 8) * 8) % 512) + tl_chunk4 % 8)) + 3, N) && tl::is_aligned(tl_ptr5, 16)) {
             float tl_vec6[4];
             #pragma unroll
             for (int tl_v = 0; tl_v < 4; ++tl_v) tl_vec6[tl_v] = x[tl_chunk4 + tl_v];
@@ -113,7 +113,7 @@ __global__ void __launch_bounds__(128) twice_scale_kernel(
         } else {
             #pragma unroll
             for (int tl_v = 0; tl_v < 4; ++tl_v) {
-                if (tl::in_bounds((int(blockIdx.x) * 512) + (((x_layout::flat(tl_tid, ((tl_chunk4 + tl_v) / 8) * 8)) % 512) + (tl_chunk4 + tl_v) % 8), N)) T[(int(blockIdx.x) * 512) + (((x_layout::flat(tl_tid, ((tl_chunk4 + tl_v) / 8) * 8)) % 512) + (tl_chunk4 + tl_v) % 8)] = x[tl_chunk4 + tl_v];
+                if (tl::in_bounds((int(blockIdx.x) * 512) + ((x_layout::flat(tl_tid, ((tl_chunk4 + tl_v) / 8) * 8) % 512) + (tl_chunk4 + tl_v) % 8), N)) T[(int(blockIdx.x) * 512) + ((x_layout::flat(tl_tid, ((tl_chunk4 + tl_v) / 8) * 8) % 512) + (tl_chunk4 + tl_v) % 8)] = x[tl_chunk4 + tl_v];
             }
         }
     }
@@ -134,8 +134,8 @@ __global__ void __launch_bounds__(128) twice_scale_2_kernel(
     // copy(X[block.x * BLOCK +: BLOCK], x);  (program_instances.tl:8)
     #pragma unroll
     for (int tl_chunk0 = 0; tl_chunk0 < x_layout::kSlots; tl_chunk0 += 4) {
-        const float* tl_ptr1 = &X[(int(blockIdx.x) * 1024) + (((x_layout::flat(tl_tid, (tl_chunk0 / 8) * 8)) % 1024) + tl_chunk0 % 8)];
-        if (tl::in_bounds((int(blockIdx.x) * 1024) + (((x_layout::flat(tl_tid, (tl_chunk0 / 8) * 8)) % 1024) + tl_chunk0 % 8), N) && tl::in_bounds(((int(blockIdx.x) * 1024) + (((x_layout::flat(tl_tid, (tl_chunk0 / 8) * 8)) % 1024) + tl_chunk0 % 8)) + 3, N) && tl::is_aligned(tl_ptr1, 16)) {
+        const float* tl_ptr1 = &X[(int(blockIdx.x) * 1024) + ((x_layout::flat(tl_tid, (tl_chunk0 / 8) * 8) % 1024) + tl_chunk0 % 8)];
+        if (tl::in_bounds((int(blockIdx.x) * 1024) + ((x_layout::flat(tl_tid, (tl_chunk0 / 8) * 8) % 1024) + tl_chunk0 % 8), N) && tl::in_bounds(((int(blockIdx.x) * 1024) + ((x_layout::flat(tl_tid, (tl_chunk0 / 8) * 8) % 1024) + tl_chunk0 % 8)) + 3, N) && tl::is_aligned(tl_ptr1, 16)) {
             float tl_vec2[4];
             tl::load_vector<float, 4>(tl_vec2, tl_ptr1);
             #pragma unroll
@@ -143,7 +143,7 @@ __global__ void __launch_bounds__(128) twice_scale_2_kernel(
         } else {
             #pragma unroll
             for (int tl_v = 0; tl_v < 4; ++tl_v) {
-                x[tl_chunk0 + tl_v] = tl::in_bounds((int(blockIdx.x) * 1024) + (((x_layout::flat(tl_tid, ((tl_chunk0 + tl_v) / 8) * 8)) % 1024) + (tl_chunk0 + tl_v) % 8), N) ? X[(int(blockIdx.x) * 1024) + (((x_layout::flat(tl_tid, ((tl_chunk0 + tl_v) / 8) * 8)) % 1024) + (tl_chunk0 + tl_v) % 8)] : 0.0f;
+                x[tl_chunk0 + tl_v] = tl::in_bounds((int(blockIdx.x) * 1024) + ((x_layout::flat(tl_tid, ((tl_chunk0 + tl_v) / 8) * 8) % 1024) + (tl_chunk0 + tl_v) % 8), N) ? X[(int(blockIdx.x) * 1024) + ((x_layout::flat(tl_tid, ((tl_chunk0 + tl_v) / 8) * 8) % 1024) + (tl_chunk0 + tl_v) % 8)] : 0.0f;
             }
         }
     }
@@ -151,14 +151,14 @@ __global__ void __launch_bounds__(128) twice_scale_2_kernel(
     // for i in parallel(1024): each thread visits the elements of `x` it holds
     #pragma unroll
     for (int tl_s3 = 0; tl_s3 < x_layout::kSlots; ++tl_s3) {
-        [[maybe_unused]] const int i = ((x_layout::flat(tl_tid, (tl_s3 / 8) * 8)) % 1024) + tl_s3 % 8;
+        [[maybe_unused]] const int i = (x_layout::flat(tl_tid, (tl_s3 / 8) * 8) % 1024) + tl_s3 % 8;
         x[tl_s3] = x[tl_s3] * alpha;
     }
     // copy(x, T[block.x * BLOCK +: BLOCK]);  (program_instances.tl:12)
     #pragma unroll
     for (int tl_chunk4 = 0; tl_chunk4 < x_layout::kSlots; tl_chunk4 += 4) {
-        float* tl_ptr5 = &T[(int(blockIdx.x) * 1024) + (((x_layout::flat(tl_tid, (tl_chunk4 / 8) * 8)) % 1024) + tl_chunk4 % 8)];
-        if (tl::in_bounds((int(blockIdx.x) * 1024) + (((x_layout::flat(tl_tid, (tl_chunk4 / 8) * 8)) % 1024) + tl_chunk4 % 8), N) && tl::in_bounds(((int(blockIdx.x) * 1024) + (((x_layout::flat(tl_tid, (tl_chunk4 / 8) * 8)) % 1024) + tl_chunk4 % 8)) + 3, N) && tl::is_aligned(tl_ptr5, 16)) {
+        float* tl_ptr5 = &T[(int(blockIdx.x) * 1024) + ((x_layout::flat(tl_tid, (tl_chunk4 / 8) * 8) % 1024) + tl_chunk4 % 8)];
+        if (tl::in_bounds((int(blockIdx.x) * 1024) + ((x_layout::flat(tl_tid, (tl_chunk4 / 8) * 8) % 1024) + tl_chunk4 % 8), N) && tl::in_bounds(((int(blockIdx.x) * 1024) + ((x_layout::flat(tl_tid, (tl_chunk4 / 8) * 8) % 1024) + tl_chunk4 % 8)) + 3, N) && tl::is_aligned(tl_ptr5, 16)) {
             float tl_vec6[4];
             #pragma unroll
             for (int tl_v = 0; tl_v < 4; ++tl_v) tl_vec6[tl_v] = x[tl_chunk4 + tl_v];
@@ -166,7 +166,7 @@ __global__ void __launch_bounds__(128) twice_scale_2_kernel(
         } else {
             #pragma unroll
             for (int tl_v = 0; tl_v < 4; ++tl_v) {
-                if (tl::in_bounds((int(blockIdx.x) * 1024) + (((x_layout::flat(tl_tid, ((tl_chunk4 + tl_v) / 8) * 8)) % 1024) + (tl_chunk4 + tl_v) % 8), N)) T[(int(blockIdx.x) * 1024) + (((x_layout::flat(tl_tid, ((tl_chunk4 + tl_v) / 8) * 8)) % 1024) + (tl_chunk4 + tl_v) % 8)] = x[tl_chunk4 + tl_v];
+                if (tl::in_bounds((int(blockIdx.x) * 1024) + ((x_layout::flat(tl_tid, ((tl_chunk4 + tl_v) / 8) * 8) % 1024) + (tl_chunk4 + tl_v) % 8), N)) T[(int(blockIdx.x) * 1024) + ((x_layout::flat(tl_tid, ((tl_chunk4 + tl_v) / 8) * 8) % 1024) + (tl_chunk4 + tl_v) % 8)] = x[tl_chunk4 + tl_v];
             }
         }
     }

@@ -7,7 +7,7 @@
 
 namespace {
 
-// kernel segment_scale<BN = 256>  (read_only_elements.tl:3)
+// kernel segment_scale<BN = 256>  (read_only_elements.tl:4)
 // 128 threads per block, 0 bytes of shared memory
 __global__ void __launch_bounds__(128) segment_scale_kernel(
         const tl::f16* __restrict__ X,
@@ -20,51 +20,50 @@ __global__ void __launch_bounds__(128) segment_scale_kernel(
 {
     using x_layout = tl::BlockedLayout<256, 8, 128>;  // fragment x: f32[256]
     const int tl_tid = tl::thread_index<128>();
-    // Blocks numbered with block.y fastest: block.y moves most of the elements (those of `X` and `Y`) by a smaller stride than block.x (which `Starts` prefers).
-    [[maybe_unused]] const int tl_tiles_x = S, tl_tiles_y = tl::cdiv(N, 256), tl_tiles_z = 1;
-    [[maybe_unused]] const int tl_block_x = int(blockIdx.x) / tl_tiles_y, tl_block_y = int(blockIdx.x) % tl_tiles_y, tl_block_z = int(blockIdx.z);
     float x[x_layout::kSlots];  // fragment x: f32[256]
-    const int32_t row = Starts[tl_block_x];
+    const int32_t row = Starts[int(blockIdx.x)];
     const float s = Scale[0];
-    // copy(X[row, block.y * BN +: BN], x);  (read_only_elements.tl:10)
-    #pragma unroll
-    for (int tl_chunk0 = 0; tl_chunk0 < x_layout::kSlots; tl_chunk0 += 8) {
-        if (!(x_layout::valid(tl_tid, tl_chunk0))) continue;
-        const tl::f16* tl_ptr1 = &X[int64_t(row) * N + ((tl_block_y * 256) + (((x_layout::flat(tl_tid, (tl_chunk0 / 8) * 8)) % 256) + tl_chunk0 % 8))];
-        if (tl::in_bounds(row, M) && tl::in_bounds((tl_block_y * 256) + (((x_layout::flat(tl_tid, (tl_chunk0 / 8) * 8)) % 256) + tl_chunk0 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds(((tl_block_y * 256) + (((x_layout::flat(tl_tid, (tl_chunk0 / 8) * 8)) % 256) + tl_chunk0 % 8)) + 7, N) && tl::is_aligned(tl_ptr1, 16)) {
-            tl::f16 tl_vec2[8];
-            tl::load_vector<tl::f16, 8>(tl_vec2, tl_ptr1);
-            #pragma unroll
-            for (int tl_v = 0; tl_v < 8; ++tl_v) x[tl_chunk0 + tl_v] = tl::convert<float>(tl_vec2[tl_v]);
-        } else {
-            #pragma unroll
-            for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                x[tl_chunk0 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((tl_block_y * 256) + (((x_layout::flat(tl_tid, ((tl_chunk0 + tl_v) / 8) * 8)) % 256) + (tl_chunk0 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + ((tl_block_y * 256) + (((x_layout::flat(tl_tid, ((tl_chunk0 + tl_v) / 8) * 8)) % 256) + (tl_chunk0 + tl_v) % 8))]) : 0.0f;
+    for (int t = 0; t < (row >= 0 ? tl::cdiv(N, 256) : 0); ++t) {
+        // copy(X[row, t * BN +: BN], x);  (read_only_elements.tl:12)
+        #pragma unroll
+        for (int tl_chunk0 = 0; tl_chunk0 < x_layout::kSlots; tl_chunk0 += 8) {
+            if (!(x_layout::valid(tl_tid, tl_chunk0))) continue;
+            const tl::f16* tl_ptr1 = &X[int64_t(row) * N + ((t * 256) + ((x_layout::flat(tl_tid, (tl_chunk0 / 8) * 8) % 256) + tl_chunk0 % 8))];
+            if (tl::in_bounds(row, M) && tl::in_bounds((t * 256) + ((x_layout::flat(tl_tid, (tl_chunk0 / 8) * 8) % 256) + tl_chunk0 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 256) + ((x_layout::flat(tl_tid, (tl_chunk0 / 8) * 8) % 256) + tl_chunk0 % 8)) + 7, N) && tl::is_aligned(tl_ptr1, 16)) {
+                tl::f16 tl_vec2[8];
+                tl::load_vector<tl::f16, 8>(tl_vec2, tl_ptr1);
+                #pragma unroll
+                for (int tl_v = 0; tl_v < 8; ++tl_v) x[tl_chunk0 + tl_v] = tl::convert<float>(tl_vec2[tl_v]);
+            } else {
+                #pragma unroll
+                for (int tl_v = 0; tl_v < 8; ++tl_v) {
+                    x[tl_chunk0 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 256) + ((x_layout::flat(tl_tid, ((tl_chunk0 + tl_v) / 8) * 8) % 256) + (tl_chunk0 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 256) + ((x_layout::flat(tl_tid, ((tl_chunk0 + tl_v) / 8) * 8) % 256) + (tl_chunk0 + tl_v) % 8))]) : 0.0f;
+                }
             }
         }
-    }
-    // for j in parallel(BN) {  (read_only_elements.tl:11)
-    // for j in parallel(256): each thread visits the elements of `x` it holds
-    #pragma unroll
-    for (int tl_s3 = 0; tl_s3 < x_layout::kSlots; ++tl_s3) {
-        if (!(x_layout::valid(tl_tid, tl_s3))) continue;
-        [[maybe_unused]] const int j = ((x_layout::flat(tl_tid, (tl_s3 / 8) * 8)) % 256) + tl_s3 % 8;
-        x[tl_s3] = x[tl_s3] * s;
-    }
-    // copy(x, Y[block.x, block.y * BN +: BN]);  (read_only_elements.tl:14)
-    #pragma unroll
-    for (int tl_chunk4 = 0; tl_chunk4 < x_layout::kSlots; tl_chunk4 += 8) {
-        if (!(x_layout::valid(tl_tid, tl_chunk4))) continue;
-        tl::f16* tl_ptr5 = &Y[int64_t(tl_block_x) * N + ((tl_block_y * 256) + (((x_layout::flat(tl_tid, (tl_chunk4 / 8) * 8)) % 256) + tl_chunk4 % 8))];
-        if (tl::in_bounds(tl_block_x, S) && tl::in_bounds((tl_block_y * 256) + (((x_layout::flat(tl_tid, (tl_chunk4 / 8) * 8)) % 256) + tl_chunk4 % 8), N) && tl::in_bounds(tl_block_x, S) && tl::in_bounds(((tl_block_y * 256) + (((x_layout::flat(tl_tid, (tl_chunk4 / 8) * 8)) % 256) + tl_chunk4 % 8)) + 7, N) && tl::is_aligned(tl_ptr5, 16)) {
-            tl::f16 tl_vec6[8];
-            #pragma unroll
-            for (int tl_v = 0; tl_v < 8; tl_v += 2) tl::convert_pair(&tl_vec6[tl_v], x[tl_chunk4 + tl_v], x[tl_chunk4 + tl_v + 1]);
-            tl::store_vector<tl::f16, 8>(tl_ptr5, tl_vec6);
-        } else {
-            #pragma unroll
-            for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                if (tl::in_bounds(tl_block_x, S) && tl::in_bounds((tl_block_y * 256) + (((x_layout::flat(tl_tid, ((tl_chunk4 + tl_v) / 8) * 8)) % 256) + (tl_chunk4 + tl_v) % 8), N)) Y[int64_t(tl_block_x) * N + ((tl_block_y * 256) + (((x_layout::flat(tl_tid, ((tl_chunk4 + tl_v) / 8) * 8)) % 256) + (tl_chunk4 + tl_v) % 8))] = tl::convert<tl::f16>(x[tl_chunk4 + tl_v]);
+        // for j in parallel(BN) {  (read_only_elements.tl:13)
+        // for j in parallel(256): each thread visits the elements of `x` it holds
+        #pragma unroll
+        for (int tl_s3 = 0; tl_s3 < x_layout::kSlots; ++tl_s3) {
+            if (!(x_layout::valid(tl_tid, tl_s3))) continue;
+            [[maybe_unused]] const int j = (x_layout::flat(tl_tid, (tl_s3 / 8) * 8) % 256) + tl_s3 % 8;
+            x[tl_s3] = x[tl_s3] * s;
+        }
+        // copy(x, Y[block.x, t * BN +: BN]);  (read_only_elements.tl:16)
+        #pragma unroll
+        for (int tl_chunk4 = 0; tl_chunk4 < x_layout::kSlots; tl_chunk4 += 8) {
+            if (!(x_layout::valid(tl_tid, tl_chunk4))) continue;
+            tl::f16* tl_ptr5 = &Y[int64_t(int(blockIdx.x)) * N + ((t * 256) + ((x_layout::flat(tl_tid, (tl_chunk4 / 8) * 8) % 256) + tl_chunk4 % 8))];
+            if (tl::in_bounds(int(blockIdx.x), S) && tl::in_bounds((t * 256) + ((x_layout::flat(tl_tid, (tl_chunk4 / 8) * 8) % 256) + tl_chunk4 % 8), N) && tl::in_bounds(int(blockIdx.x), S) && tl::in_bounds(((t * 256) + ((x_layout::flat(tl_tid, (tl_chunk4 / 8) * 8) % 256) + tl_chunk4 % 8)) + 7, N) && tl::is_aligned(tl_ptr5, 16)) {
+                tl::f16 tl_vec6[8];
+                #pragma unroll
+                for (int tl_v = 0; tl_v < 8; tl_v += 2) tl::convert_pair(&tl_vec6[tl_v], x[tl_chunk4 + tl_v], x[tl_chunk4 + tl_v + 1]);
+                tl::store_vector<tl::f16, 8>(tl_ptr5, tl_vec6);
+            } else {
+                #pragma unroll
+                for (int tl_v = 0; tl_v < 8; ++tl_v) {
+                    if (tl::in_bounds(int(blockIdx.x), S) && tl::in_bounds((t * 256) + ((x_layout::flat(tl_tid, ((tl_chunk4 + tl_v) / 8) * 8) % 256) + (tl_chunk4 + tl_v) % 8), N)) Y[int64_t(int(blockIdx.x)) * N + ((t * 256) + ((x_layout::flat(tl_tid, ((tl_chunk4 + tl_v) / 8) * 8) % 256) + (tl_chunk4 + tl_v) % 8))] = tl::convert<tl::f16>(x[tl_chunk4 + tl_v]);
+                }
             }
         }
     }
@@ -83,12 +82,11 @@ cudaError_t segment_scale(const __half* X, const int32_t* Starts, const float* S
     if (cudaError_t tl_err = tl::host::check_dim(M, tl_name, "M"); tl_err != cudaSuccess) return tl_err;
     if (cudaError_t tl_err = tl::host::check_dim(N, tl_name, "N"); tl_err != cudaSuccess) return tl_err;
     if (cudaError_t tl_err = tl::host::check_dim(S, tl_name, "S"); tl_err != cudaSuccess) return tl_err;
-    const int64_t tl_grid_x = int64_t(S), tl_grid_y = int64_t(tl::cdiv(N, 256)), tl_grid_z = int64_t(1);
+    const int64_t tl_grid_x = int64_t(S), tl_grid_y = int64_t(1), tl_grid_z = int64_t(1);
     if (tl_grid_x <= 0 || tl_grid_y <= 0 || tl_grid_z <= 0) return cudaSuccess;  // nothing to compute
-    if (tl_grid_x > INT32_MAX || tl_grid_y > INT32_MAX / tl_grid_x || tl_grid_z > 65535)
+    if (tl_grid_x > INT32_MAX || tl_grid_y > 65535 || tl_grid_z > 65535)
         return tl::host::invalid_argument(std::string(tl_name) + ": the grid is larger than CUDA allows");
-    // The x-y plane along x, block.y fastest (the kernel computes block.x and block.y).
-    ::segment_scale_kernel<<<dim3(unsigned(tl_grid_x * tl_grid_y), 1, unsigned(tl_grid_z)), 128, 0, stream>>>(X, Starts, Scale, Y, static_cast<int32_t>(M), static_cast<int32_t>(N), static_cast<int32_t>(S));
+    ::segment_scale_kernel<<<dim3(unsigned(tl_grid_x), unsigned(tl_grid_y), unsigned(tl_grid_z)), 128, 0, stream>>>(X, Starts, Scale, Y, static_cast<int32_t>(M), static_cast<int32_t>(N), static_cast<int32_t>(S));
     return tl::host::record(cudaGetLastError(), tl_name, "launch");
 }
 

@@ -29,8 +29,8 @@ __global__ void __launch_bounds__(64) reduce_i8_kernel(
     #pragma unroll
     for (int tl_chunk0 = 0; tl_chunk0 < x_layout::kSlots; tl_chunk0 += 8) {
         if (!(x_layout::valid(tl_tid, tl_chunk0))) continue;
-        const int8_t* tl_ptr1 = &X[((x_layout::flat(tl_tid, (tl_chunk0 / 8) * 8)) % 64) + tl_chunk0 % 8];
-        if (tl::in_bounds(((x_layout::flat(tl_tid, (tl_chunk0 / 8) * 8)) % 64) + tl_chunk0 % 8, N) && tl::in_bounds((((x_layout::flat(tl_tid, (tl_chunk0 / 8) * 8)) % 64) + tl_chunk0 % 8) + 7, N) && tl::is_aligned(tl_ptr1, 8)) {
+        const int8_t* tl_ptr1 = &X[(x_layout::flat(tl_tid, (tl_chunk0 / 8) * 8) % 64) + tl_chunk0 % 8];
+        if (tl::in_bounds((x_layout::flat(tl_tid, (tl_chunk0 / 8) * 8) % 64) + tl_chunk0 % 8, N) && tl::in_bounds(((x_layout::flat(tl_tid, (tl_chunk0 / 8) * 8) % 64) + tl_chunk0 % 8) + 7, N) && tl::is_aligned(tl_ptr1, 8)) {
             int8_t tl_vec2[8];
             tl::load_vector<int8_t, 8>(tl_vec2, tl_ptr1);
             #pragma unroll
@@ -38,7 +38,7 @@ __global__ void __launch_bounds__(64) reduce_i8_kernel(
         } else {
             #pragma unroll
             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                x[tl_chunk0 + tl_v] = tl::in_bounds(((x_layout::flat(tl_tid, ((tl_chunk0 + tl_v) / 8) * 8)) % 64) + (tl_chunk0 + tl_v) % 8, N) ? X[((x_layout::flat(tl_tid, ((tl_chunk0 + tl_v) / 8) * 8)) % 64) + (tl_chunk0 + tl_v) % 8] : static_cast<int8_t>(0);
+                x[tl_chunk0 + tl_v] = tl::in_bounds((x_layout::flat(tl_tid, ((tl_chunk0 + tl_v) / 8) * 8) % 64) + (tl_chunk0 + tl_v) % 8, N) ? X[(x_layout::flat(tl_tid, ((tl_chunk0 + tl_v) / 8) * 8) % 64) + (tl_chunk0 + tl_v) % 8] : static_cast<int8_t>(0);
             }
         }
     }
@@ -210,8 +210,8 @@ __global__ void __launch_bounds__(64) reduce_u8_kernel(
     #pragma unroll
     for (int tl_chunk0 = 0; tl_chunk0 < x_layout::kSlots; tl_chunk0 += 8) {
         if (!(x_layout::valid(tl_tid, tl_chunk0))) continue;
-        const uint8_t* tl_ptr1 = &X[((x_layout::flat(tl_tid, (tl_chunk0 / 8) * 8)) % 64) + tl_chunk0 % 8];
-        if (tl::in_bounds(((x_layout::flat(tl_tid, (tl_chunk0 / 8) * 8)) % 64) + tl_chunk0 % 8, N) && tl::in_bounds((((x_layout::flat(tl_tid, (tl_chunk0 / 8) * 8)) % 64) + tl_chunk0 % 8) + 7, N) && tl::is_aligned(tl_ptr1, 8)) {
+        const uint8_t* tl_ptr1 = &X[(x_layout::flat(tl_tid, (tl_chunk0 / 8) * 8) % 64) + tl_chunk0 % 8];
+        if (tl::in_bounds((x_layout::flat(tl_tid, (tl_chunk0 / 8) * 8) % 64) + tl_chunk0 % 8, N) && tl::in_bounds(((x_layout::flat(tl_tid, (tl_chunk0 / 8) * 8) % 64) + tl_chunk0 % 8) + 7, N) && tl::is_aligned(tl_ptr1, 8)) {
             uint8_t tl_vec2[8];
             tl::load_vector<uint8_t, 8>(tl_vec2, tl_ptr1);
             #pragma unroll
@@ -219,7 +219,7 @@ __global__ void __launch_bounds__(64) reduce_u8_kernel(
         } else {
             #pragma unroll
             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                x[tl_chunk0 + tl_v] = tl::in_bounds(((x_layout::flat(tl_tid, ((tl_chunk0 + tl_v) / 8) * 8)) % 64) + (tl_chunk0 + tl_v) % 8, N) ? X[((x_layout::flat(tl_tid, ((tl_chunk0 + tl_v) / 8) * 8)) % 64) + (tl_chunk0 + tl_v) % 8] : static_cast<uint8_t>(0);
+                x[tl_chunk0 + tl_v] = tl::in_bounds((x_layout::flat(tl_tid, ((tl_chunk0 + tl_v) / 8) * 8) % 64) + (tl_chunk0 + tl_v) % 8, N) ? X[(x_layout::flat(tl_tid, ((tl_chunk0 + tl_v) / 8) * 8) % 64) + (tl_chunk0 + tl_v) % 8] : static_cast<uint8_t>(0);
             }
         }
     }
@@ -391,8 +391,8 @@ __global__ void __launch_bounds__(64) reduce_i16_kernel(
     #pragma unroll
     for (int tl_chunk0 = 0; tl_chunk0 < x_layout::kSlots; tl_chunk0 += 8) {
         if (!(x_layout::valid(tl_tid, tl_chunk0))) continue;
-        const int16_t* tl_ptr1 = &X[((x_layout::flat(tl_tid, (tl_chunk0 / 8) * 8)) % 64) + tl_chunk0 % 8];
-        if (tl::in_bounds(((x_layout::flat(tl_tid, (tl_chunk0 / 8) * 8)) % 64) + tl_chunk0 % 8, N) && tl::in_bounds((((x_layout::flat(tl_tid, (tl_chunk0 / 8) * 8)) % 64) + tl_chunk0 % 8) + 7, N) && tl::is_aligned(tl_ptr1, 16)) {
+        const int16_t* tl_ptr1 = &X[(x_layout::flat(tl_tid, (tl_chunk0 / 8) * 8) % 64) + tl_chunk0 % 8];
+        if (tl::in_bounds((x_layout::flat(tl_tid, (tl_chunk0 / 8) * 8) % 64) + tl_chunk0 % 8, N) && tl::in_bounds(((x_layout::flat(tl_tid, (tl_chunk0 / 8) * 8) % 64) + tl_chunk0 % 8) + 7, N) && tl::is_aligned(tl_ptr1, 16)) {
             int16_t tl_vec2[8];
             tl::load_vector<int16_t, 8>(tl_vec2, tl_ptr1);
             #pragma unroll
@@ -400,7 +400,7 @@ __global__ void __launch_bounds__(64) reduce_i16_kernel(
         } else {
             #pragma unroll
             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                x[tl_chunk0 + tl_v] = tl::in_bounds(((x_layout::flat(tl_tid, ((tl_chunk0 + tl_v) / 8) * 8)) % 64) + (tl_chunk0 + tl_v) % 8, N) ? X[((x_layout::flat(tl_tid, ((tl_chunk0 + tl_v) / 8) * 8)) % 64) + (tl_chunk0 + tl_v) % 8] : static_cast<int16_t>(0);
+                x[tl_chunk0 + tl_v] = tl::in_bounds((x_layout::flat(tl_tid, ((tl_chunk0 + tl_v) / 8) * 8) % 64) + (tl_chunk0 + tl_v) % 8, N) ? X[(x_layout::flat(tl_tid, ((tl_chunk0 + tl_v) / 8) * 8) % 64) + (tl_chunk0 + tl_v) % 8] : static_cast<int16_t>(0);
             }
         }
     }
@@ -572,8 +572,8 @@ __global__ void __launch_bounds__(64) reduce_i32_kernel(
     #pragma unroll
     for (int tl_chunk0 = 0; tl_chunk0 < x_layout::kSlots; tl_chunk0 += 4) {
         if (!(x_layout::valid(tl_tid, tl_chunk0))) continue;
-        const int32_t* tl_ptr1 = &X[((x_layout::flat(tl_tid, (tl_chunk0 / 8) * 8)) % 64) + tl_chunk0 % 8];
-        if (tl::in_bounds(((x_layout::flat(tl_tid, (tl_chunk0 / 8) * 8)) % 64) + tl_chunk0 % 8, N) && tl::in_bounds((((x_layout::flat(tl_tid, (tl_chunk0 / 8) * 8)) % 64) + tl_chunk0 % 8) + 3, N) && tl::is_aligned(tl_ptr1, 16)) {
+        const int32_t* tl_ptr1 = &X[(x_layout::flat(tl_tid, (tl_chunk0 / 8) * 8) % 64) + tl_chunk0 % 8];
+        if (tl::in_bounds((x_layout::flat(tl_tid, (tl_chunk0 / 8) * 8) % 64) + tl_chunk0 % 8, N) && tl::in_bounds(((x_layout::flat(tl_tid, (tl_chunk0 / 8) * 8) % 64) + tl_chunk0 % 8) + 3, N) && tl::is_aligned(tl_ptr1, 16)) {
             int32_t tl_vec2[4];
             tl::load_vector<int32_t, 4>(tl_vec2, tl_ptr1);
             #pragma unroll
@@ -581,7 +581,7 @@ __global__ void __launch_bounds__(64) reduce_i32_kernel(
         } else {
             #pragma unroll
             for (int tl_v = 0; tl_v < 4; ++tl_v) {
-                x[tl_chunk0 + tl_v] = tl::in_bounds(((x_layout::flat(tl_tid, ((tl_chunk0 + tl_v) / 8) * 8)) % 64) + (tl_chunk0 + tl_v) % 8, N) ? X[((x_layout::flat(tl_tid, ((tl_chunk0 + tl_v) / 8) * 8)) % 64) + (tl_chunk0 + tl_v) % 8] : 0;
+                x[tl_chunk0 + tl_v] = tl::in_bounds((x_layout::flat(tl_tid, ((tl_chunk0 + tl_v) / 8) * 8) % 64) + (tl_chunk0 + tl_v) % 8, N) ? X[(x_layout::flat(tl_tid, ((tl_chunk0 + tl_v) / 8) * 8) % 64) + (tl_chunk0 + tl_v) % 8] : 0;
             }
         }
     }
@@ -753,8 +753,8 @@ __global__ void __launch_bounds__(64) reduce_i64_kernel(
     #pragma unroll
     for (int tl_chunk0 = 0; tl_chunk0 < x_layout::kSlots; tl_chunk0 += 2) {
         if (!(x_layout::valid(tl_tid, tl_chunk0))) continue;
-        const int64_t* tl_ptr1 = &X[((x_layout::flat(tl_tid, (tl_chunk0 / 8) * 8)) % 64) + tl_chunk0 % 8];
-        if (tl::in_bounds(((x_layout::flat(tl_tid, (tl_chunk0 / 8) * 8)) % 64) + tl_chunk0 % 8, N) && tl::in_bounds((((x_layout::flat(tl_tid, (tl_chunk0 / 8) * 8)) % 64) + tl_chunk0 % 8) + 1, N) && tl::is_aligned(tl_ptr1, 16)) {
+        const int64_t* tl_ptr1 = &X[(x_layout::flat(tl_tid, (tl_chunk0 / 8) * 8) % 64) + tl_chunk0 % 8];
+        if (tl::in_bounds((x_layout::flat(tl_tid, (tl_chunk0 / 8) * 8) % 64) + tl_chunk0 % 8, N) && tl::in_bounds(((x_layout::flat(tl_tid, (tl_chunk0 / 8) * 8) % 64) + tl_chunk0 % 8) + 1, N) && tl::is_aligned(tl_ptr1, 16)) {
             int64_t tl_vec2[2];
             tl::load_vector<int64_t, 2>(tl_vec2, tl_ptr1);
             #pragma unroll
@@ -762,7 +762,7 @@ __global__ void __launch_bounds__(64) reduce_i64_kernel(
         } else {
             #pragma unroll
             for (int tl_v = 0; tl_v < 2; ++tl_v) {
-                x[tl_chunk0 + tl_v] = tl::in_bounds(((x_layout::flat(tl_tid, ((tl_chunk0 + tl_v) / 8) * 8)) % 64) + (tl_chunk0 + tl_v) % 8, N) ? X[((x_layout::flat(tl_tid, ((tl_chunk0 + tl_v) / 8) * 8)) % 64) + (tl_chunk0 + tl_v) % 8] : 0LL;
+                x[tl_chunk0 + tl_v] = tl::in_bounds((x_layout::flat(tl_tid, ((tl_chunk0 + tl_v) / 8) * 8) % 64) + (tl_chunk0 + tl_v) % 8, N) ? X[(x_layout::flat(tl_tid, ((tl_chunk0 + tl_v) / 8) * 8) % 64) + (tl_chunk0 + tl_v) % 8] : 0LL;
             }
         }
     }
@@ -934,8 +934,8 @@ __global__ void __launch_bounds__(64) reduce_u32_kernel(
     #pragma unroll
     for (int tl_chunk0 = 0; tl_chunk0 < x_layout::kSlots; tl_chunk0 += 4) {
         if (!(x_layout::valid(tl_tid, tl_chunk0))) continue;
-        const uint32_t* tl_ptr1 = &X[((x_layout::flat(tl_tid, (tl_chunk0 / 8) * 8)) % 64) + tl_chunk0 % 8];
-        if (tl::in_bounds(((x_layout::flat(tl_tid, (tl_chunk0 / 8) * 8)) % 64) + tl_chunk0 % 8, N) && tl::in_bounds((((x_layout::flat(tl_tid, (tl_chunk0 / 8) * 8)) % 64) + tl_chunk0 % 8) + 3, N) && tl::is_aligned(tl_ptr1, 16)) {
+        const uint32_t* tl_ptr1 = &X[(x_layout::flat(tl_tid, (tl_chunk0 / 8) * 8) % 64) + tl_chunk0 % 8];
+        if (tl::in_bounds((x_layout::flat(tl_tid, (tl_chunk0 / 8) * 8) % 64) + tl_chunk0 % 8, N) && tl::in_bounds(((x_layout::flat(tl_tid, (tl_chunk0 / 8) * 8) % 64) + tl_chunk0 % 8) + 3, N) && tl::is_aligned(tl_ptr1, 16)) {
             uint32_t tl_vec2[4];
             tl::load_vector<uint32_t, 4>(tl_vec2, tl_ptr1);
             #pragma unroll
@@ -943,7 +943,7 @@ __global__ void __launch_bounds__(64) reduce_u32_kernel(
         } else {
             #pragma unroll
             for (int tl_v = 0; tl_v < 4; ++tl_v) {
-                x[tl_chunk0 + tl_v] = tl::in_bounds(((x_layout::flat(tl_tid, ((tl_chunk0 + tl_v) / 8) * 8)) % 64) + (tl_chunk0 + tl_v) % 8, N) ? X[((x_layout::flat(tl_tid, ((tl_chunk0 + tl_v) / 8) * 8)) % 64) + (tl_chunk0 + tl_v) % 8] : 0u;
+                x[tl_chunk0 + tl_v] = tl::in_bounds((x_layout::flat(tl_tid, ((tl_chunk0 + tl_v) / 8) * 8) % 64) + (tl_chunk0 + tl_v) % 8, N) ? X[(x_layout::flat(tl_tid, ((tl_chunk0 + tl_v) / 8) * 8) % 64) + (tl_chunk0 + tl_v) % 8] : 0u;
             }
         }
     }

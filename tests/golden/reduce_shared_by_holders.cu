@@ -55,7 +55,7 @@ __global__ void __launch_bounds__(128) column_sums_rowmax_kernel(
             {
                 float tl_acc = tl::SumOp::identity<float>();
                 #pragma unroll 4
-                for (int tl_k = 0; tl_k < 16; ++tl_k) tl_acc = tl::SumOp::combine(tl_acc, tl::SumOp::element(xs[tl_k * 260 + (((part_layout::flat(tl_tid, (tl_s5 / 8) * 8)) % 256) + tl_s5 % 8)]));
+                for (int tl_k = 0; tl_k < 16; ++tl_k) tl_acc = tl::SumOp::combine(tl_acc, tl::SumOp::element(xs[tl_k * 260 + ((part_layout::flat(tl_tid, (tl_s5 / 8) * 8) % 256) + tl_s5 % 8)]));
                 part[tl_s5] = tl_acc;
             }
         }
@@ -64,7 +64,7 @@ __global__ void __launch_bounds__(128) column_sums_rowmax_kernel(
         #pragma unroll
         for (int tl_s6 = 0; tl_s6 < acc_layout::kSlots; ++tl_s6) {
             if (!(acc_layout::valid(tl_tid, tl_s6))) continue;
-            [[maybe_unused]] const int j = ((acc_layout::flat(tl_tid, (tl_s6 / 8) * 8)) % 256) + tl_s6 % 8;
+            [[maybe_unused]] const int j = (acc_layout::flat(tl_tid, (tl_s6 / 8) * 8) % 256) + tl_s6 % 8;
             acc[tl_s6] = acc[tl_s6] + part[tl_s6];
         }
         // reduce(max, xs, rmax, axis = 1);  (reduce_shared_by_holders.tl:20)
@@ -96,8 +96,8 @@ __global__ void __launch_bounds__(128) column_sums_rowmax_kernel(
     #pragma unroll
     for (int tl_chunk10 = 0; tl_chunk10 < acc_layout::kSlots; tl_chunk10 += 4) {
         if (!(acc_layout::valid(tl_tid, tl_chunk10))) continue;
-        float* tl_ptr11 = &Y[((acc_layout::flat(tl_tid, (tl_chunk10 / 8) * 8)) % 256) + tl_chunk10 % 8];
-        if (tl::in_bounds(((acc_layout::flat(tl_tid, (tl_chunk10 / 8) * 8)) % 256) + tl_chunk10 % 8, C) && tl::in_bounds((((acc_layout::flat(tl_tid, (tl_chunk10 / 8) * 8)) % 256) + tl_chunk10 % 8) + 3, C) && tl::is_aligned(tl_ptr11, 16)) {
+        float* tl_ptr11 = &Y[(acc_layout::flat(tl_tid, (tl_chunk10 / 8) * 8) % 256) + tl_chunk10 % 8];
+        if (tl::in_bounds((acc_layout::flat(tl_tid, (tl_chunk10 / 8) * 8) % 256) + tl_chunk10 % 8, C) && tl::in_bounds(((acc_layout::flat(tl_tid, (tl_chunk10 / 8) * 8) % 256) + tl_chunk10 % 8) + 3, C) && tl::is_aligned(tl_ptr11, 16)) {
             float tl_vec12[4];
             #pragma unroll
             for (int tl_v = 0; tl_v < 4; ++tl_v) tl_vec12[tl_v] = acc[tl_chunk10 + tl_v];
@@ -105,7 +105,7 @@ __global__ void __launch_bounds__(128) column_sums_rowmax_kernel(
         } else {
             #pragma unroll
             for (int tl_v = 0; tl_v < 4; ++tl_v) {
-                if (tl::in_bounds(((acc_layout::flat(tl_tid, ((tl_chunk10 + tl_v) / 8) * 8)) % 256) + (tl_chunk10 + tl_v) % 8, C)) Y[((acc_layout::flat(tl_tid, ((tl_chunk10 + tl_v) / 8) * 8)) % 256) + (tl_chunk10 + tl_v) % 8] = acc[tl_chunk10 + tl_v];
+                if (tl::in_bounds((acc_layout::flat(tl_tid, ((tl_chunk10 + tl_v) / 8) * 8) % 256) + (tl_chunk10 + tl_v) % 8, C)) Y[(acc_layout::flat(tl_tid, ((tl_chunk10 + tl_v) / 8) * 8) % 256) + (tl_chunk10 + tl_v) % 8] = acc[tl_chunk10 + tl_v];
             }
         }
     }

@@ -180,8 +180,8 @@ __global__ void __launch_bounds__(256) once_operand_kernel(
     // copy(o, O[block.x * 128 +: 128, 0 +: 64]);  (schedule_wgmma_once_operand.tl:24)
     #pragma unroll
     for (int tl_chunk33 = 0; tl_chunk33 < o_layout::kSlots; tl_chunk33 += 2) {
-        tl::f16* tl_ptr34 = &O[int64_t((int(blockIdx.x) * 128) + (o_layout::row(tl_tid, tl_chunk33))) * 64 + (o_layout::col(tl_tid, tl_chunk33))];
-        if (tl::in_bounds((int(blockIdx.x) * 128) + (o_layout::row(tl_tid, tl_chunk33)), M) && tl::in_bounds(o_layout::col(tl_tid, tl_chunk33), 64) && tl::in_bounds((int(blockIdx.x) * 128) + (o_layout::row(tl_tid, tl_chunk33)), M) && tl::in_bounds((o_layout::col(tl_tid, tl_chunk33)) + 1, 64) && tl::is_aligned(tl_ptr34, 4)) {
+        tl::f16* tl_ptr34 = &O[int64_t((int(blockIdx.x) * 128) + o_layout::row(tl_tid, tl_chunk33)) * 64 + o_layout::col(tl_tid, tl_chunk33)];
+        if (tl::in_bounds((int(blockIdx.x) * 128) + o_layout::row(tl_tid, tl_chunk33), M) && tl::in_bounds(o_layout::col(tl_tid, tl_chunk33), 64) && tl::in_bounds((int(blockIdx.x) * 128) + o_layout::row(tl_tid, tl_chunk33), M) && tl::in_bounds((o_layout::col(tl_tid, tl_chunk33)) + 1, 64) && tl::is_aligned(tl_ptr34, 4)) {
             tl::f16 tl_vec35[2];
             #pragma unroll
             for (int tl_v = 0; tl_v < 2; tl_v += 2) tl::convert_pair(&tl_vec35[tl_v], o[tl_chunk33 + tl_v], o[tl_chunk33 + tl_v + 1]);
@@ -189,7 +189,7 @@ __global__ void __launch_bounds__(256) once_operand_kernel(
         } else {
             #pragma unroll
             for (int tl_v = 0; tl_v < 2; ++tl_v) {
-                if (tl::in_bounds((int(blockIdx.x) * 128) + (o_layout::row(tl_tid, tl_chunk33 + tl_v)), M) && tl::in_bounds(o_layout::col(tl_tid, tl_chunk33 + tl_v), 64)) O[int64_t((int(blockIdx.x) * 128) + (o_layout::row(tl_tid, tl_chunk33 + tl_v))) * 64 + (o_layout::col(tl_tid, tl_chunk33 + tl_v))] = tl::convert<tl::f16>(o[tl_chunk33 + tl_v]);
+                if (tl::in_bounds((int(blockIdx.x) * 128) + o_layout::row(tl_tid, tl_chunk33 + tl_v), M) && tl::in_bounds(o_layout::col(tl_tid, tl_chunk33 + tl_v), 64)) O[int64_t((int(blockIdx.x) * 128) + o_layout::row(tl_tid, tl_chunk33 + tl_v)) * 64 + o_layout::col(tl_tid, tl_chunk33 + tl_v)] = tl::convert<tl::f16>(o[tl_chunk33 + tl_v]);
             }
         }
     }

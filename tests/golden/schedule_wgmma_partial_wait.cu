@@ -230,8 +230,8 @@ __global__ void __launch_bounds__(256) partial_wait_kernel(
     // copy(acc0, C[block.x * 128 +: 128, 0 +: 64]);  (schedule_wgmma_partial_wait.tl:30)
     #pragma unroll
     for (int tl_chunk44 = 0; tl_chunk44 < acc0_layout::kSlots; tl_chunk44 += 2) {
-        float* tl_ptr45 = &C[int64_t((int(blockIdx.x) * 128) + (acc0_layout::row(tl_tid, tl_chunk44))) * 128 + (acc0_layout::col(tl_tid, tl_chunk44))];
-        if (tl::in_bounds((int(blockIdx.x) * 128) + (acc0_layout::row(tl_tid, tl_chunk44)), M) && tl::in_bounds(acc0_layout::col(tl_tid, tl_chunk44), 128) && tl::in_bounds((int(blockIdx.x) * 128) + (acc0_layout::row(tl_tid, tl_chunk44)), M) && tl::in_bounds((acc0_layout::col(tl_tid, tl_chunk44)) + 1, 128) && tl::is_aligned(tl_ptr45, 8)) {
+        float* tl_ptr45 = &C[int64_t((int(blockIdx.x) * 128) + acc0_layout::row(tl_tid, tl_chunk44)) * 128 + acc0_layout::col(tl_tid, tl_chunk44)];
+        if (tl::in_bounds((int(blockIdx.x) * 128) + acc0_layout::row(tl_tid, tl_chunk44), M) && tl::in_bounds(acc0_layout::col(tl_tid, tl_chunk44), 128) && tl::in_bounds((int(blockIdx.x) * 128) + acc0_layout::row(tl_tid, tl_chunk44), M) && tl::in_bounds((acc0_layout::col(tl_tid, tl_chunk44)) + 1, 128) && tl::is_aligned(tl_ptr45, 8)) {
             float tl_vec46[2];
             #pragma unroll
             for (int tl_v = 0; tl_v < 2; ++tl_v) tl_vec46[tl_v] = acc0[tl_chunk44 + tl_v];
@@ -239,15 +239,15 @@ __global__ void __launch_bounds__(256) partial_wait_kernel(
         } else {
             #pragma unroll
             for (int tl_v = 0; tl_v < 2; ++tl_v) {
-                if (tl::in_bounds((int(blockIdx.x) * 128) + (acc0_layout::row(tl_tid, tl_chunk44 + tl_v)), M) && tl::in_bounds(acc0_layout::col(tl_tid, tl_chunk44 + tl_v), 128)) C[int64_t((int(blockIdx.x) * 128) + (acc0_layout::row(tl_tid, tl_chunk44 + tl_v))) * 128 + (acc0_layout::col(tl_tid, tl_chunk44 + tl_v))] = acc0[tl_chunk44 + tl_v];
+                if (tl::in_bounds((int(blockIdx.x) * 128) + acc0_layout::row(tl_tid, tl_chunk44 + tl_v), M) && tl::in_bounds(acc0_layout::col(tl_tid, tl_chunk44 + tl_v), 128)) C[int64_t((int(blockIdx.x) * 128) + acc0_layout::row(tl_tid, tl_chunk44 + tl_v)) * 128 + acc0_layout::col(tl_tid, tl_chunk44 + tl_v)] = acc0[tl_chunk44 + tl_v];
             }
         }
     }
     // copy(acc1, C[block.x * 128 +: 128, 64 +: 64]);  (schedule_wgmma_partial_wait.tl:31)
     #pragma unroll
     for (int tl_chunk47 = 0; tl_chunk47 < acc1_layout::kSlots; tl_chunk47 += 2) {
-        float* tl_ptr48 = &C[int64_t((int(blockIdx.x) * 128) + (acc1_layout::row(tl_tid, tl_chunk47))) * 128 + (64 + (acc1_layout::col(tl_tid, tl_chunk47)))];
-        if (tl::in_bounds((int(blockIdx.x) * 128) + (acc1_layout::row(tl_tid, tl_chunk47)), M) && tl::in_bounds(64 + (acc1_layout::col(tl_tid, tl_chunk47)), 128) && tl::in_bounds((int(blockIdx.x) * 128) + (acc1_layout::row(tl_tid, tl_chunk47)), M) && tl::in_bounds((64 + (acc1_layout::col(tl_tid, tl_chunk47))) + 1, 128) && tl::is_aligned(tl_ptr48, 8)) {
+        float* tl_ptr48 = &C[int64_t((int(blockIdx.x) * 128) + acc1_layout::row(tl_tid, tl_chunk47)) * 128 + (64 + acc1_layout::col(tl_tid, tl_chunk47))];
+        if (tl::in_bounds((int(blockIdx.x) * 128) + acc1_layout::row(tl_tid, tl_chunk47), M) && tl::in_bounds(64 + acc1_layout::col(tl_tid, tl_chunk47), 128) && tl::in_bounds((int(blockIdx.x) * 128) + acc1_layout::row(tl_tid, tl_chunk47), M) && tl::in_bounds((64 + acc1_layout::col(tl_tid, tl_chunk47)) + 1, 128) && tl::is_aligned(tl_ptr48, 8)) {
             float tl_vec49[2];
             #pragma unroll
             for (int tl_v = 0; tl_v < 2; ++tl_v) tl_vec49[tl_v] = acc1[tl_chunk47 + tl_v];
@@ -255,7 +255,7 @@ __global__ void __launch_bounds__(256) partial_wait_kernel(
         } else {
             #pragma unroll
             for (int tl_v = 0; tl_v < 2; ++tl_v) {
-                if (tl::in_bounds((int(blockIdx.x) * 128) + (acc1_layout::row(tl_tid, tl_chunk47 + tl_v)), M) && tl::in_bounds(64 + (acc1_layout::col(tl_tid, tl_chunk47 + tl_v)), 128)) C[int64_t((int(blockIdx.x) * 128) + (acc1_layout::row(tl_tid, tl_chunk47 + tl_v))) * 128 + (64 + (acc1_layout::col(tl_tid, tl_chunk47 + tl_v)))] = acc1[tl_chunk47 + tl_v];
+                if (tl::in_bounds((int(blockIdx.x) * 128) + acc1_layout::row(tl_tid, tl_chunk47 + tl_v), M) && tl::in_bounds(64 + acc1_layout::col(tl_tid, tl_chunk47 + tl_v), 128)) C[int64_t((int(blockIdx.x) * 128) + acc1_layout::row(tl_tid, tl_chunk47 + tl_v)) * 128 + (64 + acc1_layout::col(tl_tid, tl_chunk47 + tl_v))] = acc1[tl_chunk47 + tl_v];
             }
         }
     }
@@ -382,8 +382,8 @@ __global__ void __launch_bounds__(384, 1) partial_wait_kernel_sm90(
             // copy(acc0, C[block.x * 128 +: 128, 0 +: 64]);  (schedule_wgmma_partial_wait.tl:30)
             #pragma unroll
             for (int tl_chunk3 = 0; tl_chunk3 < acc0_layout::kSlots; tl_chunk3 += 2) {
-                float* tl_ptr4 = &C[int64_t((tl_block_x * 128) + (acc0_layout::row(tl_tid, tl_chunk3))) * 128 + (acc0_layout::col(tl_tid, tl_chunk3))];
-                if (tl::in_bounds((tl_block_x * 128) + (acc0_layout::row(tl_tid, tl_chunk3)), M) && tl::in_bounds(acc0_layout::col(tl_tid, tl_chunk3), 128) && tl::in_bounds((tl_block_x * 128) + (acc0_layout::row(tl_tid, tl_chunk3)), M) && tl::in_bounds((acc0_layout::col(tl_tid, tl_chunk3)) + 1, 128) && tl::is_aligned(tl_ptr4, 8)) {
+                float* tl_ptr4 = &C[int64_t((tl_block_x * 128) + acc0_layout::row(tl_tid, tl_chunk3)) * 128 + acc0_layout::col(tl_tid, tl_chunk3)];
+                if (tl::in_bounds((tl_block_x * 128) + acc0_layout::row(tl_tid, tl_chunk3), M) && tl::in_bounds(acc0_layout::col(tl_tid, tl_chunk3), 128) && tl::in_bounds((tl_block_x * 128) + acc0_layout::row(tl_tid, tl_chunk3), M) && tl::in_bounds((acc0_layout::col(tl_tid, tl_chunk3)) + 1, 128) && tl::is_aligned(tl_ptr4, 8)) {
                     float tl_vec5[2];
                     #pragma unroll
                     for (int tl_v = 0; tl_v < 2; ++tl_v) tl_vec5[tl_v] = acc0[tl_chunk3 + tl_v];
@@ -391,15 +391,15 @@ __global__ void __launch_bounds__(384, 1) partial_wait_kernel_sm90(
                 } else {
                     #pragma unroll
                     for (int tl_v = 0; tl_v < 2; ++tl_v) {
-                        if (tl::in_bounds((tl_block_x * 128) + (acc0_layout::row(tl_tid, tl_chunk3 + tl_v)), M) && tl::in_bounds(acc0_layout::col(tl_tid, tl_chunk3 + tl_v), 128)) C[int64_t((tl_block_x * 128) + (acc0_layout::row(tl_tid, tl_chunk3 + tl_v))) * 128 + (acc0_layout::col(tl_tid, tl_chunk3 + tl_v))] = acc0[tl_chunk3 + tl_v];
+                        if (tl::in_bounds((tl_block_x * 128) + acc0_layout::row(tl_tid, tl_chunk3 + tl_v), M) && tl::in_bounds(acc0_layout::col(tl_tid, tl_chunk3 + tl_v), 128)) C[int64_t((tl_block_x * 128) + acc0_layout::row(tl_tid, tl_chunk3 + tl_v)) * 128 + acc0_layout::col(tl_tid, tl_chunk3 + tl_v)] = acc0[tl_chunk3 + tl_v];
                     }
                 }
             }
             // copy(acc1, C[block.x * 128 +: 128, 64 +: 64]);  (schedule_wgmma_partial_wait.tl:31)
             #pragma unroll
             for (int tl_chunk6 = 0; tl_chunk6 < acc1_layout::kSlots; tl_chunk6 += 2) {
-                float* tl_ptr7 = &C[int64_t((tl_block_x * 128) + (acc1_layout::row(tl_tid, tl_chunk6))) * 128 + (64 + (acc1_layout::col(tl_tid, tl_chunk6)))];
-                if (tl::in_bounds((tl_block_x * 128) + (acc1_layout::row(tl_tid, tl_chunk6)), M) && tl::in_bounds(64 + (acc1_layout::col(tl_tid, tl_chunk6)), 128) && tl::in_bounds((tl_block_x * 128) + (acc1_layout::row(tl_tid, tl_chunk6)), M) && tl::in_bounds((64 + (acc1_layout::col(tl_tid, tl_chunk6))) + 1, 128) && tl::is_aligned(tl_ptr7, 8)) {
+                float* tl_ptr7 = &C[int64_t((tl_block_x * 128) + acc1_layout::row(tl_tid, tl_chunk6)) * 128 + (64 + acc1_layout::col(tl_tid, tl_chunk6))];
+                if (tl::in_bounds((tl_block_x * 128) + acc1_layout::row(tl_tid, tl_chunk6), M) && tl::in_bounds(64 + acc1_layout::col(tl_tid, tl_chunk6), 128) && tl::in_bounds((tl_block_x * 128) + acc1_layout::row(tl_tid, tl_chunk6), M) && tl::in_bounds((64 + acc1_layout::col(tl_tid, tl_chunk6)) + 1, 128) && tl::is_aligned(tl_ptr7, 8)) {
                     float tl_vec8[2];
                     #pragma unroll
                     for (int tl_v = 0; tl_v < 2; ++tl_v) tl_vec8[tl_v] = acc1[tl_chunk6 + tl_v];
@@ -407,7 +407,7 @@ __global__ void __launch_bounds__(384, 1) partial_wait_kernel_sm90(
                 } else {
                     #pragma unroll
                     for (int tl_v = 0; tl_v < 2; ++tl_v) {
-                        if (tl::in_bounds((tl_block_x * 128) + (acc1_layout::row(tl_tid, tl_chunk6 + tl_v)), M) && tl::in_bounds(64 + (acc1_layout::col(tl_tid, tl_chunk6 + tl_v)), 128)) C[int64_t((tl_block_x * 128) + (acc1_layout::row(tl_tid, tl_chunk6 + tl_v))) * 128 + (64 + (acc1_layout::col(tl_tid, tl_chunk6 + tl_v)))] = acc1[tl_chunk6 + tl_v];
+                        if (tl::in_bounds((tl_block_x * 128) + acc1_layout::row(tl_tid, tl_chunk6 + tl_v), M) && tl::in_bounds(64 + acc1_layout::col(tl_tid, tl_chunk6 + tl_v), 128)) C[int64_t((tl_block_x * 128) + acc1_layout::row(tl_tid, tl_chunk6 + tl_v)) * 128 + (64 + acc1_layout::col(tl_tid, tl_chunk6 + tl_v))] = acc1[tl_chunk6 + tl_v];
                     }
                 }
             }

@@ -256,8 +256,8 @@ __global__ void __launch_bounds__(256) two_trailing_kernel(
     // copy(o, O[block.x * 128 +: 128, 0 +: 64]);  (schedule_wgmma_two_trailing.tl:31)
     #pragma unroll
     for (int tl_chunk49 = 0; tl_chunk49 < o_layout::kSlots; tl_chunk49 += 2) {
-        tl::f16* tl_ptr50 = &O[int64_t((int(blockIdx.x) * 128) + (o_layout::row(tl_tid, tl_chunk49))) * 64 + (o_layout::col(tl_tid, tl_chunk49))];
-        if (tl::in_bounds((int(blockIdx.x) * 128) + (o_layout::row(tl_tid, tl_chunk49)), M) && tl::in_bounds(o_layout::col(tl_tid, tl_chunk49), 64) && tl::in_bounds((int(blockIdx.x) * 128) + (o_layout::row(tl_tid, tl_chunk49)), M) && tl::in_bounds((o_layout::col(tl_tid, tl_chunk49)) + 1, 64) && tl::is_aligned(tl_ptr50, 4)) {
+        tl::f16* tl_ptr50 = &O[int64_t((int(blockIdx.x) * 128) + o_layout::row(tl_tid, tl_chunk49)) * 64 + o_layout::col(tl_tid, tl_chunk49)];
+        if (tl::in_bounds((int(blockIdx.x) * 128) + o_layout::row(tl_tid, tl_chunk49), M) && tl::in_bounds(o_layout::col(tl_tid, tl_chunk49), 64) && tl::in_bounds((int(blockIdx.x) * 128) + o_layout::row(tl_tid, tl_chunk49), M) && tl::in_bounds((o_layout::col(tl_tid, tl_chunk49)) + 1, 64) && tl::is_aligned(tl_ptr50, 4)) {
             tl::f16 tl_vec51[2];
             #pragma unroll
             for (int tl_v = 0; tl_v < 2; tl_v += 2) tl::convert_pair(&tl_vec51[tl_v], o[tl_chunk49 + tl_v], o[tl_chunk49 + tl_v + 1]);
@@ -265,15 +265,15 @@ __global__ void __launch_bounds__(256) two_trailing_kernel(
         } else {
             #pragma unroll
             for (int tl_v = 0; tl_v < 2; ++tl_v) {
-                if (tl::in_bounds((int(blockIdx.x) * 128) + (o_layout::row(tl_tid, tl_chunk49 + tl_v)), M) && tl::in_bounds(o_layout::col(tl_tid, tl_chunk49 + tl_v), 64)) O[int64_t((int(blockIdx.x) * 128) + (o_layout::row(tl_tid, tl_chunk49 + tl_v))) * 64 + (o_layout::col(tl_tid, tl_chunk49 + tl_v))] = tl::convert<tl::f16>(o[tl_chunk49 + tl_v]);
+                if (tl::in_bounds((int(blockIdx.x) * 128) + o_layout::row(tl_tid, tl_chunk49 + tl_v), M) && tl::in_bounds(o_layout::col(tl_tid, tl_chunk49 + tl_v), 64)) O[int64_t((int(blockIdx.x) * 128) + o_layout::row(tl_tid, tl_chunk49 + tl_v)) * 64 + o_layout::col(tl_tid, tl_chunk49 + tl_v)] = tl::convert<tl::f16>(o[tl_chunk49 + tl_v]);
             }
         }
     }
     // copy(o2, O2[block.x * 128 +: 128, 0 +: 64]);  (schedule_wgmma_two_trailing.tl:32)
     #pragma unroll
     for (int tl_chunk52 = 0; tl_chunk52 < o2_layout::kSlots; tl_chunk52 += 2) {
-        tl::f16* tl_ptr53 = &O2[int64_t((int(blockIdx.x) * 128) + (o2_layout::row(tl_tid, tl_chunk52))) * 64 + (o2_layout::col(tl_tid, tl_chunk52))];
-        if (tl::in_bounds((int(blockIdx.x) * 128) + (o2_layout::row(tl_tid, tl_chunk52)), M) && tl::in_bounds(o2_layout::col(tl_tid, tl_chunk52), 64) && tl::in_bounds((int(blockIdx.x) * 128) + (o2_layout::row(tl_tid, tl_chunk52)), M) && tl::in_bounds((o2_layout::col(tl_tid, tl_chunk52)) + 1, 64) && tl::is_aligned(tl_ptr53, 4)) {
+        tl::f16* tl_ptr53 = &O2[int64_t((int(blockIdx.x) * 128) + o2_layout::row(tl_tid, tl_chunk52)) * 64 + o2_layout::col(tl_tid, tl_chunk52)];
+        if (tl::in_bounds((int(blockIdx.x) * 128) + o2_layout::row(tl_tid, tl_chunk52), M) && tl::in_bounds(o2_layout::col(tl_tid, tl_chunk52), 64) && tl::in_bounds((int(blockIdx.x) * 128) + o2_layout::row(tl_tid, tl_chunk52), M) && tl::in_bounds((o2_layout::col(tl_tid, tl_chunk52)) + 1, 64) && tl::is_aligned(tl_ptr53, 4)) {
             tl::f16 tl_vec54[2];
             #pragma unroll
             for (int tl_v = 0; tl_v < 2; tl_v += 2) tl::convert_pair(&tl_vec54[tl_v], o2[tl_chunk52 + tl_v], o2[tl_chunk52 + tl_v + 1]);
@@ -281,7 +281,7 @@ __global__ void __launch_bounds__(256) two_trailing_kernel(
         } else {
             #pragma unroll
             for (int tl_v = 0; tl_v < 2; ++tl_v) {
-                if (tl::in_bounds((int(blockIdx.x) * 128) + (o2_layout::row(tl_tid, tl_chunk52 + tl_v)), M) && tl::in_bounds(o2_layout::col(tl_tid, tl_chunk52 + tl_v), 64)) O2[int64_t((int(blockIdx.x) * 128) + (o2_layout::row(tl_tid, tl_chunk52 + tl_v))) * 64 + (o2_layout::col(tl_tid, tl_chunk52 + tl_v))] = tl::convert<tl::f16>(o2[tl_chunk52 + tl_v]);
+                if (tl::in_bounds((int(blockIdx.x) * 128) + o2_layout::row(tl_tid, tl_chunk52 + tl_v), M) && tl::in_bounds(o2_layout::col(tl_tid, tl_chunk52 + tl_v), 64)) O2[int64_t((int(blockIdx.x) * 128) + o2_layout::row(tl_tid, tl_chunk52 + tl_v)) * 64 + o2_layout::col(tl_tid, tl_chunk52 + tl_v)] = tl::convert<tl::f16>(o2[tl_chunk52 + tl_v]);
             }
         }
     }

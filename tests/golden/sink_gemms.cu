@@ -219,8 +219,8 @@ __global__ void __launch_bounds__(256) sink_kernel(
     // copy(acc0, C[block.x * 128 +: 128, 0 +: 64]);  (sink_gemms.tl:44)
     #pragma unroll
     for (int tl_chunk32 = 0; tl_chunk32 < acc0_layout::kSlots; tl_chunk32 += 2) {
-        float* tl_ptr33 = &C[int64_t((int(blockIdx.x) * 128) + (acc0_layout::row(tl_tid, tl_chunk32))) * 192 + (acc0_layout::col(tl_tid, tl_chunk32))];
-        if (tl::in_bounds((int(blockIdx.x) * 128) + (acc0_layout::row(tl_tid, tl_chunk32)), M) && tl::in_bounds(acc0_layout::col(tl_tid, tl_chunk32), 192) && tl::in_bounds((int(blockIdx.x) * 128) + (acc0_layout::row(tl_tid, tl_chunk32)), M) && tl::in_bounds((acc0_layout::col(tl_tid, tl_chunk32)) + 1, 192) && tl::is_aligned(tl_ptr33, 8)) {
+        float* tl_ptr33 = &C[int64_t((int(blockIdx.x) * 128) + acc0_layout::row(tl_tid, tl_chunk32)) * 192 + acc0_layout::col(tl_tid, tl_chunk32)];
+        if (tl::in_bounds((int(blockIdx.x) * 128) + acc0_layout::row(tl_tid, tl_chunk32), M) && tl::in_bounds(acc0_layout::col(tl_tid, tl_chunk32), 192) && tl::in_bounds((int(blockIdx.x) * 128) + acc0_layout::row(tl_tid, tl_chunk32), M) && tl::in_bounds((acc0_layout::col(tl_tid, tl_chunk32)) + 1, 192) && tl::is_aligned(tl_ptr33, 8)) {
             float tl_vec34[2];
             #pragma unroll
             for (int tl_v = 0; tl_v < 2; ++tl_v) tl_vec34[tl_v] = acc0[tl_chunk32 + tl_v];
@@ -228,15 +228,15 @@ __global__ void __launch_bounds__(256) sink_kernel(
         } else {
             #pragma unroll
             for (int tl_v = 0; tl_v < 2; ++tl_v) {
-                if (tl::in_bounds((int(blockIdx.x) * 128) + (acc0_layout::row(tl_tid, tl_chunk32 + tl_v)), M) && tl::in_bounds(acc0_layout::col(tl_tid, tl_chunk32 + tl_v), 192)) C[int64_t((int(blockIdx.x) * 128) + (acc0_layout::row(tl_tid, tl_chunk32 + tl_v))) * 192 + (acc0_layout::col(tl_tid, tl_chunk32 + tl_v))] = acc0[tl_chunk32 + tl_v];
+                if (tl::in_bounds((int(blockIdx.x) * 128) + acc0_layout::row(tl_tid, tl_chunk32 + tl_v), M) && tl::in_bounds(acc0_layout::col(tl_tid, tl_chunk32 + tl_v), 192)) C[int64_t((int(blockIdx.x) * 128) + acc0_layout::row(tl_tid, tl_chunk32 + tl_v)) * 192 + acc0_layout::col(tl_tid, tl_chunk32 + tl_v)] = acc0[tl_chunk32 + tl_v];
             }
         }
     }
     // copy(acc1, C[block.x * 128 +: 128, 64 +: 64]);  (sink_gemms.tl:45)
     #pragma unroll
     for (int tl_chunk35 = 0; tl_chunk35 < acc1_layout::kSlots; tl_chunk35 += 2) {
-        float* tl_ptr36 = &C[int64_t((int(blockIdx.x) * 128) + (acc1_layout::row(tl_tid, tl_chunk35))) * 192 + (64 + (acc1_layout::col(tl_tid, tl_chunk35)))];
-        if (tl::in_bounds((int(blockIdx.x) * 128) + (acc1_layout::row(tl_tid, tl_chunk35)), M) && tl::in_bounds(64 + (acc1_layout::col(tl_tid, tl_chunk35)), 192) && tl::in_bounds((int(blockIdx.x) * 128) + (acc1_layout::row(tl_tid, tl_chunk35)), M) && tl::in_bounds((64 + (acc1_layout::col(tl_tid, tl_chunk35))) + 1, 192) && tl::is_aligned(tl_ptr36, 8)) {
+        float* tl_ptr36 = &C[int64_t((int(blockIdx.x) * 128) + acc1_layout::row(tl_tid, tl_chunk35)) * 192 + (64 + acc1_layout::col(tl_tid, tl_chunk35))];
+        if (tl::in_bounds((int(blockIdx.x) * 128) + acc1_layout::row(tl_tid, tl_chunk35), M) && tl::in_bounds(64 + acc1_layout::col(tl_tid, tl_chunk35), 192) && tl::in_bounds((int(blockIdx.x) * 128) + acc1_layout::row(tl_tid, tl_chunk35), M) && tl::in_bounds((64 + acc1_layout::col(tl_tid, tl_chunk35)) + 1, 192) && tl::is_aligned(tl_ptr36, 8)) {
             float tl_vec37[2];
             #pragma unroll
             for (int tl_v = 0; tl_v < 2; ++tl_v) tl_vec37[tl_v] = acc1[tl_chunk35 + tl_v];
@@ -244,15 +244,15 @@ __global__ void __launch_bounds__(256) sink_kernel(
         } else {
             #pragma unroll
             for (int tl_v = 0; tl_v < 2; ++tl_v) {
-                if (tl::in_bounds((int(blockIdx.x) * 128) + (acc1_layout::row(tl_tid, tl_chunk35 + tl_v)), M) && tl::in_bounds(64 + (acc1_layout::col(tl_tid, tl_chunk35 + tl_v)), 192)) C[int64_t((int(blockIdx.x) * 128) + (acc1_layout::row(tl_tid, tl_chunk35 + tl_v))) * 192 + (64 + (acc1_layout::col(tl_tid, tl_chunk35 + tl_v)))] = acc1[tl_chunk35 + tl_v];
+                if (tl::in_bounds((int(blockIdx.x) * 128) + acc1_layout::row(tl_tid, tl_chunk35 + tl_v), M) && tl::in_bounds(64 + acc1_layout::col(tl_tid, tl_chunk35 + tl_v), 192)) C[int64_t((int(blockIdx.x) * 128) + acc1_layout::row(tl_tid, tl_chunk35 + tl_v)) * 192 + (64 + acc1_layout::col(tl_tid, tl_chunk35 + tl_v))] = acc1[tl_chunk35 + tl_v];
             }
         }
     }
     // copy(acc, C[block.x * 128 +: 128, 128 +: 64]);  (sink_gemms.tl:46)
     #pragma unroll
     for (int tl_chunk38 = 0; tl_chunk38 < acc_layout::kSlots; tl_chunk38 += 2) {
-        float* tl_ptr39 = &C[int64_t((int(blockIdx.x) * 128) + (acc_layout::row(tl_tid, tl_chunk38))) * 192 + (128 + (acc_layout::col(tl_tid, tl_chunk38)))];
-        if (tl::in_bounds((int(blockIdx.x) * 128) + (acc_layout::row(tl_tid, tl_chunk38)), M) && tl::in_bounds(128 + (acc_layout::col(tl_tid, tl_chunk38)), 192) && tl::in_bounds((int(blockIdx.x) * 128) + (acc_layout::row(tl_tid, tl_chunk38)), M) && tl::in_bounds((128 + (acc_layout::col(tl_tid, tl_chunk38))) + 1, 192) && tl::is_aligned(tl_ptr39, 8)) {
+        float* tl_ptr39 = &C[int64_t((int(blockIdx.x) * 128) + acc_layout::row(tl_tid, tl_chunk38)) * 192 + (128 + acc_layout::col(tl_tid, tl_chunk38))];
+        if (tl::in_bounds((int(blockIdx.x) * 128) + acc_layout::row(tl_tid, tl_chunk38), M) && tl::in_bounds(128 + acc_layout::col(tl_tid, tl_chunk38), 192) && tl::in_bounds((int(blockIdx.x) * 128) + acc_layout::row(tl_tid, tl_chunk38), M) && tl::in_bounds((128 + acc_layout::col(tl_tid, tl_chunk38)) + 1, 192) && tl::is_aligned(tl_ptr39, 8)) {
             float tl_vec40[2];
             #pragma unroll
             for (int tl_v = 0; tl_v < 2; ++tl_v) tl_vec40[tl_v] = acc[tl_chunk38 + tl_v];
@@ -260,7 +260,7 @@ __global__ void __launch_bounds__(256) sink_kernel(
         } else {
             #pragma unroll
             for (int tl_v = 0; tl_v < 2; ++tl_v) {
-                if (tl::in_bounds((int(blockIdx.x) * 128) + (acc_layout::row(tl_tid, tl_chunk38 + tl_v)), M) && tl::in_bounds(128 + (acc_layout::col(tl_tid, tl_chunk38 + tl_v)), 192)) C[int64_t((int(blockIdx.x) * 128) + (acc_layout::row(tl_tid, tl_chunk38 + tl_v))) * 192 + (128 + (acc_layout::col(tl_tid, tl_chunk38 + tl_v)))] = acc[tl_chunk38 + tl_v];
+                if (tl::in_bounds((int(blockIdx.x) * 128) + acc_layout::row(tl_tid, tl_chunk38 + tl_v), M) && tl::in_bounds(128 + acc_layout::col(tl_tid, tl_chunk38 + tl_v), 192)) C[int64_t((int(blockIdx.x) * 128) + acc_layout::row(tl_tid, tl_chunk38 + tl_v)) * 192 + (128 + acc_layout::col(tl_tid, tl_chunk38 + tl_v))] = acc[tl_chunk38 + tl_v];
             }
         }
     }
@@ -471,8 +471,8 @@ __global__ void __launch_bounds__(256) kept_kernel(
     // copy(acc, C[block.x * 128 +: 128, 0 +: 64]);  (sink_gemms.tl:69)
     #pragma unroll
     for (int tl_chunk43 = 0; tl_chunk43 < acc_layout::kSlots; tl_chunk43 += 2) {
-        float* tl_ptr44 = &C[int64_t((int(blockIdx.x) * 128) + (acc_layout::row(tl_tid, tl_chunk43))) * 64 + (acc_layout::col(tl_tid, tl_chunk43))];
-        if (tl::in_bounds((int(blockIdx.x) * 128) + (acc_layout::row(tl_tid, tl_chunk43)), M) && tl::in_bounds(acc_layout::col(tl_tid, tl_chunk43), 64) && tl::in_bounds((int(blockIdx.x) * 128) + (acc_layout::row(tl_tid, tl_chunk43)), M) && tl::in_bounds((acc_layout::col(tl_tid, tl_chunk43)) + 1, 64) && tl::is_aligned(tl_ptr44, 8)) {
+        float* tl_ptr44 = &C[int64_t((int(blockIdx.x) * 128) + acc_layout::row(tl_tid, tl_chunk43)) * 64 + acc_layout::col(tl_tid, tl_chunk43)];
+        if (tl::in_bounds((int(blockIdx.x) * 128) + acc_layout::row(tl_tid, tl_chunk43), M) && tl::in_bounds(acc_layout::col(tl_tid, tl_chunk43), 64) && tl::in_bounds((int(blockIdx.x) * 128) + acc_layout::row(tl_tid, tl_chunk43), M) && tl::in_bounds((acc_layout::col(tl_tid, tl_chunk43)) + 1, 64) && tl::is_aligned(tl_ptr44, 8)) {
             float tl_vec45[2];
             #pragma unroll
             for (int tl_v = 0; tl_v < 2; ++tl_v) tl_vec45[tl_v] = acc[tl_chunk43 + tl_v];
@@ -480,7 +480,7 @@ __global__ void __launch_bounds__(256) kept_kernel(
         } else {
             #pragma unroll
             for (int tl_v = 0; tl_v < 2; ++tl_v) {
-                if (tl::in_bounds((int(blockIdx.x) * 128) + (acc_layout::row(tl_tid, tl_chunk43 + tl_v)), M) && tl::in_bounds(acc_layout::col(tl_tid, tl_chunk43 + tl_v), 64)) C[int64_t((int(blockIdx.x) * 128) + (acc_layout::row(tl_tid, tl_chunk43 + tl_v))) * 64 + (acc_layout::col(tl_tid, tl_chunk43 + tl_v))] = acc[tl_chunk43 + tl_v];
+                if (tl::in_bounds((int(blockIdx.x) * 128) + acc_layout::row(tl_tid, tl_chunk43 + tl_v), M) && tl::in_bounds(acc_layout::col(tl_tid, tl_chunk43 + tl_v), 64)) C[int64_t((int(blockIdx.x) * 128) + acc_layout::row(tl_tid, tl_chunk43 + tl_v)) * 64 + acc_layout::col(tl_tid, tl_chunk43 + tl_v)] = acc[tl_chunk43 + tl_v];
             }
         }
     }

@@ -73,8 +73,8 @@ __global__ void __launch_bounds__(128) gemm_kernel_variant0(
     // copy(acc, C[block.y * 64 +: 64, block.x * 64 +: 64]);  (tuned_switches.tl:19)
     #pragma unroll
     for (int tl_chunk10 = 0; tl_chunk10 < acc_layout::kSlots; tl_chunk10 += 2) {
-        float* tl_ptr11 = &C[int64_t((int(blockIdx.y) * 64) + (acc_layout::row(tl_tid, tl_chunk10))) * N + ((int(blockIdx.x) * 64) + (acc_layout::col(tl_tid, tl_chunk10)))];
-        if (tl::in_bounds((int(blockIdx.y) * 64) + (acc_layout::row(tl_tid, tl_chunk10)), M) && tl::in_bounds((int(blockIdx.x) * 64) + (acc_layout::col(tl_tid, tl_chunk10)), N) && tl::in_bounds((int(blockIdx.y) * 64) + (acc_layout::row(tl_tid, tl_chunk10)), M) && tl::in_bounds(((int(blockIdx.x) * 64) + (acc_layout::col(tl_tid, tl_chunk10))) + 1, N) && tl::is_aligned(tl_ptr11, 8)) {
+        float* tl_ptr11 = &C[int64_t((int(blockIdx.y) * 64) + acc_layout::row(tl_tid, tl_chunk10)) * N + ((int(blockIdx.x) * 64) + acc_layout::col(tl_tid, tl_chunk10))];
+        if (tl::in_bounds((int(blockIdx.y) * 64) + acc_layout::row(tl_tid, tl_chunk10), M) && tl::in_bounds((int(blockIdx.x) * 64) + acc_layout::col(tl_tid, tl_chunk10), N) && tl::in_bounds((int(blockIdx.y) * 64) + acc_layout::row(tl_tid, tl_chunk10), M) && tl::in_bounds(((int(blockIdx.x) * 64) + acc_layout::col(tl_tid, tl_chunk10)) + 1, N) && tl::is_aligned(tl_ptr11, 8)) {
             float tl_vec12[2];
             #pragma unroll
             for (int tl_v = 0; tl_v < 2; ++tl_v) tl_vec12[tl_v] = acc[tl_chunk10 + tl_v];
@@ -82,7 +82,7 @@ __global__ void __launch_bounds__(128) gemm_kernel_variant0(
         } else {
             #pragma unroll
             for (int tl_v = 0; tl_v < 2; ++tl_v) {
-                if (tl::in_bounds((int(blockIdx.y) * 64) + (acc_layout::row(tl_tid, tl_chunk10 + tl_v)), M) && tl::in_bounds((int(blockIdx.x) * 64) + (acc_layout::col(tl_tid, tl_chunk10 + tl_v)), N)) C[int64_t((int(blockIdx.y) * 64) + (acc_layout::row(tl_tid, tl_chunk10 + tl_v))) * N + ((int(blockIdx.x) * 64) + (acc_layout::col(tl_tid, tl_chunk10 + tl_v)))] = acc[tl_chunk10 + tl_v];
+                if (tl::in_bounds((int(blockIdx.y) * 64) + acc_layout::row(tl_tid, tl_chunk10 + tl_v), M) && tl::in_bounds((int(blockIdx.x) * 64) + acc_layout::col(tl_tid, tl_chunk10 + tl_v), N)) C[int64_t((int(blockIdx.y) * 64) + acc_layout::row(tl_tid, tl_chunk10 + tl_v)) * N + ((int(blockIdx.x) * 64) + acc_layout::col(tl_tid, tl_chunk10 + tl_v))] = acc[tl_chunk10 + tl_v];
             }
         }
     }
@@ -233,8 +233,8 @@ __global__ void __launch_bounds__(128) gemm_kernel_variant1(
     // copy(acc, C[block.y * 64 +: 64, block.x * 64 +: 64]);  (tuned_switches.tl:19)
     #pragma unroll
     for (int tl_chunk30 = 0; tl_chunk30 < acc_layout::kSlots; tl_chunk30 += 2) {
-        float* tl_ptr31 = &C[int64_t((int(blockIdx.y) * 64) + (acc_layout::row(tl_tid, tl_chunk30))) * N + ((int(blockIdx.x) * 64) + (acc_layout::col(tl_tid, tl_chunk30)))];
-        if (tl::in_bounds((int(blockIdx.y) * 64) + (acc_layout::row(tl_tid, tl_chunk30)), M) && tl::in_bounds((int(blockIdx.x) * 64) + (acc_layout::col(tl_tid, tl_chunk30)), N) && tl::in_bounds((int(blockIdx.y) * 64) + (acc_layout::row(tl_tid, tl_chunk30)), M) && tl::in_bounds(((int(blockIdx.x) * 64) + (acc_layout::col(tl_tid, tl_chunk30))) + 1, N) && tl::is_aligned(tl_ptr31, 8)) {
+        float* tl_ptr31 = &C[int64_t((int(blockIdx.y) * 64) + acc_layout::row(tl_tid, tl_chunk30)) * N + ((int(blockIdx.x) * 64) + acc_layout::col(tl_tid, tl_chunk30))];
+        if (tl::in_bounds((int(blockIdx.y) * 64) + acc_layout::row(tl_tid, tl_chunk30), M) && tl::in_bounds((int(blockIdx.x) * 64) + acc_layout::col(tl_tid, tl_chunk30), N) && tl::in_bounds((int(blockIdx.y) * 64) + acc_layout::row(tl_tid, tl_chunk30), M) && tl::in_bounds(((int(blockIdx.x) * 64) + acc_layout::col(tl_tid, tl_chunk30)) + 1, N) && tl::is_aligned(tl_ptr31, 8)) {
             float tl_vec32[2];
             #pragma unroll
             for (int tl_v = 0; tl_v < 2; ++tl_v) tl_vec32[tl_v] = acc[tl_chunk30 + tl_v];
@@ -242,7 +242,7 @@ __global__ void __launch_bounds__(128) gemm_kernel_variant1(
         } else {
             #pragma unroll
             for (int tl_v = 0; tl_v < 2; ++tl_v) {
-                if (tl::in_bounds((int(blockIdx.y) * 64) + (acc_layout::row(tl_tid, tl_chunk30 + tl_v)), M) && tl::in_bounds((int(blockIdx.x) * 64) + (acc_layout::col(tl_tid, tl_chunk30 + tl_v)), N)) C[int64_t((int(blockIdx.y) * 64) + (acc_layout::row(tl_tid, tl_chunk30 + tl_v))) * N + ((int(blockIdx.x) * 64) + (acc_layout::col(tl_tid, tl_chunk30 + tl_v)))] = acc[tl_chunk30 + tl_v];
+                if (tl::in_bounds((int(blockIdx.y) * 64) + acc_layout::row(tl_tid, tl_chunk30 + tl_v), M) && tl::in_bounds((int(blockIdx.x) * 64) + acc_layout::col(tl_tid, tl_chunk30 + tl_v), N)) C[int64_t((int(blockIdx.y) * 64) + acc_layout::row(tl_tid, tl_chunk30 + tl_v)) * N + ((int(blockIdx.x) * 64) + acc_layout::col(tl_tid, tl_chunk30 + tl_v))] = acc[tl_chunk30 + tl_v];
             }
         }
     }
@@ -435,8 +435,8 @@ __global__ void __launch_bounds__(128) gemm_kernel_variant2(
     // copy(acc, C[block.y * 64 +: 64, block.x * 64 +: 64]);  (tuned_switches.tl:19)
     #pragma unroll
     for (int tl_chunk42 = 0; tl_chunk42 < acc_layout::kSlots; tl_chunk42 += 2) {
-        float* tl_ptr43 = &C[int64_t((int(blockIdx.y) * 64) + (acc_layout::row(tl_tid, tl_chunk42))) * N + ((int(blockIdx.x) * 64) + (acc_layout::col(tl_tid, tl_chunk42)))];
-        if (tl::in_bounds((int(blockIdx.y) * 64) + (acc_layout::row(tl_tid, tl_chunk42)), M) && tl::in_bounds((int(blockIdx.x) * 64) + (acc_layout::col(tl_tid, tl_chunk42)), N) && tl::in_bounds((int(blockIdx.y) * 64) + (acc_layout::row(tl_tid, tl_chunk42)), M) && tl::in_bounds(((int(blockIdx.x) * 64) + (acc_layout::col(tl_tid, tl_chunk42))) + 1, N) && tl::is_aligned(tl_ptr43, 8)) {
+        float* tl_ptr43 = &C[int64_t((int(blockIdx.y) * 64) + acc_layout::row(tl_tid, tl_chunk42)) * N + ((int(blockIdx.x) * 64) + acc_layout::col(tl_tid, tl_chunk42))];
+        if (tl::in_bounds((int(blockIdx.y) * 64) + acc_layout::row(tl_tid, tl_chunk42), M) && tl::in_bounds((int(blockIdx.x) * 64) + acc_layout::col(tl_tid, tl_chunk42), N) && tl::in_bounds((int(blockIdx.y) * 64) + acc_layout::row(tl_tid, tl_chunk42), M) && tl::in_bounds(((int(blockIdx.x) * 64) + acc_layout::col(tl_tid, tl_chunk42)) + 1, N) && tl::is_aligned(tl_ptr43, 8)) {
             float tl_vec44[2];
             #pragma unroll
             for (int tl_v = 0; tl_v < 2; ++tl_v) tl_vec44[tl_v] = acc[tl_chunk42 + tl_v];
@@ -444,7 +444,7 @@ __global__ void __launch_bounds__(128) gemm_kernel_variant2(
         } else {
             #pragma unroll
             for (int tl_v = 0; tl_v < 2; ++tl_v) {
-                if (tl::in_bounds((int(blockIdx.y) * 64) + (acc_layout::row(tl_tid, tl_chunk42 + tl_v)), M) && tl::in_bounds((int(blockIdx.x) * 64) + (acc_layout::col(tl_tid, tl_chunk42 + tl_v)), N)) C[int64_t((int(blockIdx.y) * 64) + (acc_layout::row(tl_tid, tl_chunk42 + tl_v))) * N + ((int(blockIdx.x) * 64) + (acc_layout::col(tl_tid, tl_chunk42 + tl_v)))] = acc[tl_chunk42 + tl_v];
+                if (tl::in_bounds((int(blockIdx.y) * 64) + acc_layout::row(tl_tid, tl_chunk42 + tl_v), M) && tl::in_bounds((int(blockIdx.x) * 64) + acc_layout::col(tl_tid, tl_chunk42 + tl_v), N)) C[int64_t((int(blockIdx.y) * 64) + acc_layout::row(tl_tid, tl_chunk42 + tl_v)) * N + ((int(blockIdx.x) * 64) + acc_layout::col(tl_tid, tl_chunk42 + tl_v))] = acc[tl_chunk42 + tl_v];
             }
         }
     }

@@ -24,8 +24,8 @@ __global__ void __launch_bounds__(128) row_scale_kernel_variant0(
     #pragma unroll
     for (int tl_chunk0 = 0; tl_chunk0 < x_layout::kSlots; tl_chunk0 += 4) {
         if (!(x_layout::valid(tl_tid, tl_chunk0))) continue;
-        const float* tl_ptr1 = &X[int64_t(row0 + ((x_layout::flat(tl_tid, (tl_chunk0 / 8) * 8)) / 128)) * N + (((x_layout::flat(tl_tid, (tl_chunk0 / 8) * 8)) % 128) + tl_chunk0 % 8)];
-        if (tl::in_bounds(row0 + ((x_layout::flat(tl_tid, (tl_chunk0 / 8) * 8)) / 128), M) && tl::in_bounds(((x_layout::flat(tl_tid, (tl_chunk0 / 8) * 8)) % 128) + tl_chunk0 % 8, N) && tl::in_bounds(row0 + ((x_layout::flat(tl_tid, (tl_chunk0 / 8) * 8)) / 128), M) && tl::in_bounds((((x_layout::flat(tl_tid, (tl_chunk0 / 8) * 8)) % 128) + tl_chunk0 % 8) + 3, N) && tl::is_aligned(tl_ptr1, 16)) {
+        const float* tl_ptr1 = &X[int64_t(row0 + (x_layout::flat(tl_tid, (tl_chunk0 / 8) * 8) / 128)) * N + ((x_layout::flat(tl_tid, (tl_chunk0 / 8) * 8) % 128) + tl_chunk0 % 8)];
+        if (tl::in_bounds(row0 + (x_layout::flat(tl_tid, (tl_chunk0 / 8) * 8) / 128), M) && tl::in_bounds((x_layout::flat(tl_tid, (tl_chunk0 / 8) * 8) % 128) + tl_chunk0 % 8, N) && tl::in_bounds(row0 + (x_layout::flat(tl_tid, (tl_chunk0 / 8) * 8) / 128), M) && tl::in_bounds(((x_layout::flat(tl_tid, (tl_chunk0 / 8) * 8) % 128) + tl_chunk0 % 8) + 3, N) && tl::is_aligned(tl_ptr1, 16)) {
             float tl_vec2[4];
             tl::load_vector<float, 4>(tl_vec2, tl_ptr1);
             #pragma unroll
@@ -33,7 +33,7 @@ __global__ void __launch_bounds__(128) row_scale_kernel_variant0(
         } else {
             #pragma unroll
             for (int tl_v = 0; tl_v < 4; ++tl_v) {
-                x[tl_chunk0 + tl_v] = tl::in_bounds(row0 + ((x_layout::flat(tl_tid, ((tl_chunk0 + tl_v) / 8) * 8)) / 128), M) && tl::in_bounds(((x_layout::flat(tl_tid, ((tl_chunk0 + tl_v) / 8) * 8)) % 128) + (tl_chunk0 + tl_v) % 8, N) ? X[int64_t(row0 + ((x_layout::flat(tl_tid, ((tl_chunk0 + tl_v) / 8) * 8)) / 128)) * N + (((x_layout::flat(tl_tid, ((tl_chunk0 + tl_v) / 8) * 8)) % 128) + (tl_chunk0 + tl_v) % 8)] : 0.0f;
+                x[tl_chunk0 + tl_v] = tl::in_bounds(row0 + (x_layout::flat(tl_tid, ((tl_chunk0 + tl_v) / 8) * 8) / 128), M) && tl::in_bounds((x_layout::flat(tl_tid, ((tl_chunk0 + tl_v) / 8) * 8) % 128) + (tl_chunk0 + tl_v) % 8, N) ? X[int64_t(row0 + (x_layout::flat(tl_tid, ((tl_chunk0 + tl_v) / 8) * 8) / 128)) * N + ((x_layout::flat(tl_tid, ((tl_chunk0 + tl_v) / 8) * 8) % 128) + (tl_chunk0 + tl_v) % 8)] : 0.0f;
             }
         }
     }
@@ -42,16 +42,16 @@ __global__ void __launch_bounds__(128) row_scale_kernel_variant0(
     #pragma unroll
     for (int tl_s3 = 0; tl_s3 < x_layout::kSlots; ++tl_s3) {
         if (!(x_layout::valid(tl_tid, tl_s3))) continue;
-        [[maybe_unused]] const int i = (x_layout::flat(tl_tid, (tl_s3 / 8) * 8)) / 128;
-        [[maybe_unused]] const int j = ((x_layout::flat(tl_tid, (tl_s3 / 8) * 8)) % 128) + tl_s3 % 8;
+        [[maybe_unused]] const int i = x_layout::flat(tl_tid, (tl_s3 / 8) * 8) / 128;
+        [[maybe_unused]] const int j = (x_layout::flat(tl_tid, (tl_s3 / 8) * 8) % 128) + tl_s3 % 8;
         x[tl_s3] = x[tl_s3] * alpha;
     }
     // copy(x, Y[row0 +: RB, 0 +: W]);  (variants_dispatch.tl:23)
     #pragma unroll
     for (int tl_chunk4 = 0; tl_chunk4 < x_layout::kSlots; tl_chunk4 += 4) {
         if (!(x_layout::valid(tl_tid, tl_chunk4))) continue;
-        float* tl_ptr5 = &Y[int64_t(row0 + ((x_layout::flat(tl_tid, (tl_chunk4 / 8) * 8)) / 128)) * N + (((x_layout::flat(tl_tid, (tl_chunk4 / 8) * 8)) % 128) + tl_chunk4 % 8)];
-        if (tl::in_bounds(row0 + ((x_layout::flat(tl_tid, (tl_chunk4 / 8) * 8)) / 128), M) && tl::in_bounds(((x_layout::flat(tl_tid, (tl_chunk4 / 8) * 8)) % 128) + tl_chunk4 % 8, N) && tl::in_bounds(row0 + ((x_layout::flat(tl_tid, (tl_chunk4 / 8) * 8)) / 128), M) && tl::in_bounds((((x_layout::flat(tl_tid, (tl_chunk4 / 8) * 8)) % 128) + tl_chunk4 % 8) + 3, N) && tl::is_aligned(tl_ptr5, 16)) {
+        float* tl_ptr5 = &Y[int64_t(row0 + (x_layout::flat(tl_tid, (tl_chunk4 / 8) * 8) / 128)) * N + ((x_layout::flat(tl_tid, (tl_chunk4 / 8) * 8) % 128) + tl_chunk4 % 8)];
+        if (tl::in_bounds(row0 + (x_layout::flat(tl_tid, (tl_chunk4 / 8) * 8) / 128), M) && tl::in_bounds((x_layout::flat(tl_tid, (tl_chunk4 / 8) * 8) % 128) + tl_chunk4 % 8, N) && tl::in_bounds(row0 + (x_layout::flat(tl_tid, (tl_chunk4 / 8) * 8) / 128), M) && tl::in_bounds(((x_layout::flat(tl_tid, (tl_chunk4 / 8) * 8) % 128) + tl_chunk4 % 8) + 3, N) && tl::is_aligned(tl_ptr5, 16)) {
             float tl_vec6[4];
             #pragma unroll
             for (int tl_v = 0; tl_v < 4; ++tl_v) tl_vec6[tl_v] = x[tl_chunk4 + tl_v];
@@ -59,7 +59,7 @@ __global__ void __launch_bounds__(128) row_scale_kernel_variant0(
         } else {
             #pragma unroll
             for (int tl_v = 0; tl_v < 4; ++tl_v) {
-                if (tl::in_bounds(row0 + ((x_layout::flat(tl_tid, ((tl_chunk4 + tl_v) / 8) * 8)) / 128), M) && tl::in_bounds(((x_layout::flat(tl_tid, ((tl_chunk4 + tl_v) / 8) * 8)) % 128) + (tl_chunk4 + tl_v) % 8, N)) Y[int64_t(row0 + ((x_layout::flat(tl_tid, ((tl_chunk4 + tl_v) / 8) * 8)) / 128)) * N + (((x_layout::flat(tl_tid, ((tl_chunk4 + tl_v) / 8) * 8)) % 128) + (tl_chunk4 + tl_v) % 8)] = x[tl_chunk4 + tl_v];
+                if (tl::in_bounds(row0 + (x_layout::flat(tl_tid, ((tl_chunk4 + tl_v) / 8) * 8) / 128), M) && tl::in_bounds((x_layout::flat(tl_tid, ((tl_chunk4 + tl_v) / 8) * 8) % 128) + (tl_chunk4 + tl_v) % 8, N)) Y[int64_t(row0 + (x_layout::flat(tl_tid, ((tl_chunk4 + tl_v) / 8) * 8) / 128)) * N + ((x_layout::flat(tl_tid, ((tl_chunk4 + tl_v) / 8) * 8) % 128) + (tl_chunk4 + tl_v) % 8)] = x[tl_chunk4 + tl_v];
             }
         }
     }
@@ -82,8 +82,8 @@ __global__ void __launch_bounds__(128) row_scale_kernel_variant1(
     #pragma unroll
     for (int tl_chunk0 = 0; tl_chunk0 < x_layout::kSlots; tl_chunk0 += 4) {
         if (!(x_layout::valid(tl_tid, tl_chunk0))) continue;
-        const float* tl_ptr1 = &X[int64_t(row0 + ((x_layout::flat(tl_tid, (tl_chunk0 / 8) * 8)) / 128)) * N + (((x_layout::flat(tl_tid, (tl_chunk0 / 8) * 8)) % 128) + tl_chunk0 % 8)];
-        if (tl::in_bounds(row0 + ((x_layout::flat(tl_tid, (tl_chunk0 / 8) * 8)) / 128), M) && tl::in_bounds(((x_layout::flat(tl_tid, (tl_chunk0 / 8) * 8)) % 128) + tl_chunk0 % 8, N) && tl::in_bounds(row0 + ((x_layout::flat(tl_tid, (tl_chunk0 / 8) * 8)) / 128), M) && tl::in_bounds((((x_layout::flat(tl_tid, (tl_chunk0 / 8) * 8)) % 128) + tl_chunk0 % 8) + 3, N) && tl::is_aligned(tl_ptr1, 16)) {
+        const float* tl_ptr1 = &X[int64_t(row0 + (x_layout::flat(tl_tid, (tl_chunk0 / 8) * 8) / 128)) * N + ((x_layout::flat(tl_tid, (tl_chunk0 / 8) * 8) % 128) + tl_chunk0 % 8)];
+        if (tl::in_bounds(row0 + (x_layout::flat(tl_tid, (tl_chunk0 / 8) * 8) / 128), M) && tl::in_bounds((x_layout::flat(tl_tid, (tl_chunk0 / 8) * 8) % 128) + tl_chunk0 % 8, N) && tl::in_bounds(row0 + (x_layout::flat(tl_tid, (tl_chunk0 / 8) * 8) / 128), M) && tl::in_bounds(((x_layout::flat(tl_tid, (tl_chunk0 / 8) * 8) % 128) + tl_chunk0 % 8) + 3, N) && tl::is_aligned(tl_ptr1, 16)) {
             float tl_vec2[4];
             tl::load_vector<float, 4>(tl_vec2, tl_ptr1);
             #pragma unroll
@@ -91,7 +91,7 @@ __global__ void __launch_bounds__(128) row_scale_kernel_variant1(
         } else {
             #pragma unroll
             for (int tl_v = 0; tl_v < 4; ++tl_v) {
-                x[tl_chunk0 + tl_v] = tl::in_bounds(row0 + ((x_layout::flat(tl_tid, ((tl_chunk0 + tl_v) / 8) * 8)) / 128), M) && tl::in_bounds(((x_layout::flat(tl_tid, ((tl_chunk0 + tl_v) / 8) * 8)) % 128) + (tl_chunk0 + tl_v) % 8, N) ? X[int64_t(row0 + ((x_layout::flat(tl_tid, ((tl_chunk0 + tl_v) / 8) * 8)) / 128)) * N + (((x_layout::flat(tl_tid, ((tl_chunk0 + tl_v) / 8) * 8)) % 128) + (tl_chunk0 + tl_v) % 8)] : 0.0f;
+                x[tl_chunk0 + tl_v] = tl::in_bounds(row0 + (x_layout::flat(tl_tid, ((tl_chunk0 + tl_v) / 8) * 8) / 128), M) && tl::in_bounds((x_layout::flat(tl_tid, ((tl_chunk0 + tl_v) / 8) * 8) % 128) + (tl_chunk0 + tl_v) % 8, N) ? X[int64_t(row0 + (x_layout::flat(tl_tid, ((tl_chunk0 + tl_v) / 8) * 8) / 128)) * N + ((x_layout::flat(tl_tid, ((tl_chunk0 + tl_v) / 8) * 8) % 128) + (tl_chunk0 + tl_v) % 8)] : 0.0f;
             }
         }
     }
@@ -100,16 +100,16 @@ __global__ void __launch_bounds__(128) row_scale_kernel_variant1(
     #pragma unroll
     for (int tl_s3 = 0; tl_s3 < x_layout::kSlots; ++tl_s3) {
         if (!(x_layout::valid(tl_tid, tl_s3))) continue;
-        [[maybe_unused]] const int i = (x_layout::flat(tl_tid, (tl_s3 / 8) * 8)) / 128;
-        [[maybe_unused]] const int j = ((x_layout::flat(tl_tid, (tl_s3 / 8) * 8)) % 128) + tl_s3 % 8;
+        [[maybe_unused]] const int i = x_layout::flat(tl_tid, (tl_s3 / 8) * 8) / 128;
+        [[maybe_unused]] const int j = (x_layout::flat(tl_tid, (tl_s3 / 8) * 8) % 128) + tl_s3 % 8;
         x[tl_s3] = x[tl_s3] * alpha;
     }
     // copy(x, Y[row0 +: RB, 0 +: W]);  (variants_dispatch.tl:23)
     #pragma unroll
     for (int tl_chunk4 = 0; tl_chunk4 < x_layout::kSlots; tl_chunk4 += 4) {
         if (!(x_layout::valid(tl_tid, tl_chunk4))) continue;
-        float* tl_ptr5 = &Y[int64_t(row0 + ((x_layout::flat(tl_tid, (tl_chunk4 / 8) * 8)) / 128)) * N + (((x_layout::flat(tl_tid, (tl_chunk4 / 8) * 8)) % 128) + tl_chunk4 % 8)];
-        if (tl::in_bounds(row0 + ((x_layout::flat(tl_tid, (tl_chunk4 / 8) * 8)) / 128), M) && tl::in_bounds(((x_layout::flat(tl_tid, (tl_chunk4 / 8) * 8)) % 128) + tl_chunk4 % 8, N) && tl::in_bounds(row0 + ((x_layout::flat(tl_tid, (tl_chunk4 / 8) * 8)) / 128), M) && tl::in_bounds((((x_layout::flat(tl_tid, (tl_chunk4 / 8) * 8)) % 128) + tl_chunk4 % 8) + 3, N) && tl::is_aligned(tl_ptr5, 16)) {
+        float* tl_ptr5 = &Y[int64_t(row0 + (x_layout::flat(tl_tid, (tl_chunk4 / 8) * 8) / 128)) * N + ((x_layout::flat(tl_tid, (tl_chunk4 / 8) * 8) % 128) + tl_chunk4 % 8)];
+        if (tl::in_bounds(row0 + (x_layout::flat(tl_tid, (tl_chunk4 / 8) * 8) / 128), M) && tl::in_bounds((x_layout::flat(tl_tid, (tl_chunk4 / 8) * 8) % 128) + tl_chunk4 % 8, N) && tl::in_bounds(row0 + (x_layout::flat(tl_tid, (tl_chunk4 / 8) * 8) / 128), M) && tl::in_bounds(((x_layout::flat(tl_tid, (tl_chunk4 / 8) * 8) % 128) + tl_chunk4 % 8) + 3, N) && tl::is_aligned(tl_ptr5, 16)) {
             float tl_vec6[4];
             #pragma unroll
             for (int tl_v = 0; tl_v < 4; ++tl_v) tl_vec6[tl_v] = x[tl_chunk4 + tl_v];
@@ -117,7 +117,7 @@ __global__ void __launch_bounds__(128) row_scale_kernel_variant1(
         } else {
             #pragma unroll
             for (int tl_v = 0; tl_v < 4; ++tl_v) {
-                if (tl::in_bounds(row0 + ((x_layout::flat(tl_tid, ((tl_chunk4 + tl_v) / 8) * 8)) / 128), M) && tl::in_bounds(((x_layout::flat(tl_tid, ((tl_chunk4 + tl_v) / 8) * 8)) % 128) + (tl_chunk4 + tl_v) % 8, N)) Y[int64_t(row0 + ((x_layout::flat(tl_tid, ((tl_chunk4 + tl_v) / 8) * 8)) / 128)) * N + (((x_layout::flat(tl_tid, ((tl_chunk4 + tl_v) / 8) * 8)) % 128) + (tl_chunk4 + tl_v) % 8)] = x[tl_chunk4 + tl_v];
+                if (tl::in_bounds(row0 + (x_layout::flat(tl_tid, ((tl_chunk4 + tl_v) / 8) * 8) / 128), M) && tl::in_bounds((x_layout::flat(tl_tid, ((tl_chunk4 + tl_v) / 8) * 8) % 128) + (tl_chunk4 + tl_v) % 8, N)) Y[int64_t(row0 + (x_layout::flat(tl_tid, ((tl_chunk4 + tl_v) / 8) * 8) / 128)) * N + ((x_layout::flat(tl_tid, ((tl_chunk4 + tl_v) / 8) * 8) % 128) + (tl_chunk4 + tl_v) % 8)] = x[tl_chunk4 + tl_v];
             }
         }
     }
@@ -139,8 +139,8 @@ __global__ void __launch_bounds__(128) row_scale_kernel_variant2(
     // copy(X[row0 +: RB, 0 +: W], x);  (variants_dispatch.tl:19)
     #pragma unroll
     for (int tl_chunk0 = 0; tl_chunk0 < x_layout::kSlots; tl_chunk0 += 4) {
-        const float* tl_ptr1 = &X[int64_t(row0 + ((x_layout::flat(tl_tid, (tl_chunk0 / 8) * 8)) / 1024)) * N + (((x_layout::flat(tl_tid, (tl_chunk0 / 8) * 8)) % 1024) + tl_chunk0 % 8)];
-        if (tl::in_bounds(row0 + ((x_layout::flat(tl_tid, (tl_chunk0 / 8) * 8)) / 1024), M) && tl::in_bounds(((x_layout::flat(tl_tid, (tl_chunk0 / 8) * 8)) % 1024) + tl_chunk0 % 8, N) && tl::in_bounds(row0 + ((x_layout::flat(tl_tid, (tl_chunk0 / 8) * 8)) / 1024), M) && tl::in_bounds((((x_layout::flat(tl_tid, (tl_chunk0 / 8) * 8)) % 1024) + tl_chunk0 % 8) + 3, N) && tl::is_aligned(tl_ptr1, 16)) {
+        const float* tl_ptr1 = &X[int64_t(row0 + (x_layout::flat(tl_tid, (tl_chunk0 / 8) * 8) / 1024)) * N + ((x_layout::flat(tl_tid, (tl_chunk0 / 8) * 8) % 1024) + tl_chunk0 % 8)];
+        if (tl::in_bounds(row0 + (x_layout::flat(tl_tid, (tl_chunk0 / 8) * 8) / 1024), M) && tl::in_bounds((x_layout::flat(tl_tid, (tl_chunk0 / 8) * 8) % 1024) + tl_chunk0 % 8, N) && tl::in_bounds(row0 + (x_layout::flat(tl_tid, (tl_chunk0 / 8) * 8) / 1024), M) && tl::in_bounds(((x_layout::flat(tl_tid, (tl_chunk0 / 8) * 8) % 1024) + tl_chunk0 % 8) + 3, N) && tl::is_aligned(tl_ptr1, 16)) {
             float tl_vec2[4];
             tl::load_vector<float, 4>(tl_vec2, tl_ptr1);
             #pragma unroll
@@ -148,7 +148,7 @@ __global__ void __launch_bounds__(128) row_scale_kernel_variant2(
         } else {
             #pragma unroll
             for (int tl_v = 0; tl_v < 4; ++tl_v) {
-                x[tl_chunk0 + tl_v] = tl::in_bounds(row0 + ((x_layout::flat(tl_tid, ((tl_chunk0 + tl_v) / 8) * 8)) / 1024), M) && tl::in_bounds(((x_layout::flat(tl_tid, ((tl_chunk0 + tl_v) / 8) * 8)) % 1024) + (tl_chunk0 + tl_v) % 8, N) ? X[int64_t(row0 + ((x_layout::flat(tl_tid, ((tl_chunk0 + tl_v) / 8) * 8)) / 1024)) * N + (((x_layout::flat(tl_tid, ((tl_chunk0 + tl_v) / 8) * 8)) % 1024) + (tl_chunk0 + tl_v) % 8)] : 0.0f;
+                x[tl_chunk0 + tl_v] = tl::in_bounds(row0 + (x_layout::flat(tl_tid, ((tl_chunk0 + tl_v) / 8) * 8) / 1024), M) && tl::in_bounds((x_layout::flat(tl_tid, ((tl_chunk0 + tl_v) / 8) * 8) % 1024) + (tl_chunk0 + tl_v) % 8, N) ? X[int64_t(row0 + (x_layout::flat(tl_tid, ((tl_chunk0 + tl_v) / 8) * 8) / 1024)) * N + ((x_layout::flat(tl_tid, ((tl_chunk0 + tl_v) / 8) * 8) % 1024) + (tl_chunk0 + tl_v) % 8)] : 0.0f;
             }
         }
     }
@@ -156,15 +156,15 @@ __global__ void __launch_bounds__(128) row_scale_kernel_variant2(
     // for i, j in parallel(4, 1024): each thread visits the elements of `x` it holds
     #pragma unroll
     for (int tl_s3 = 0; tl_s3 < x_layout::kSlots; ++tl_s3) {
-        [[maybe_unused]] const int i = (x_layout::flat(tl_tid, (tl_s3 / 8) * 8)) / 1024;
-        [[maybe_unused]] const int j = ((x_layout::flat(tl_tid, (tl_s3 / 8) * 8)) % 1024) + tl_s3 % 8;
+        [[maybe_unused]] const int i = x_layout::flat(tl_tid, (tl_s3 / 8) * 8) / 1024;
+        [[maybe_unused]] const int j = (x_layout::flat(tl_tid, (tl_s3 / 8) * 8) % 1024) + tl_s3 % 8;
         x[tl_s3] = x[tl_s3] * alpha;
     }
     // copy(x, Y[row0 +: RB, 0 +: W]);  (variants_dispatch.tl:23)
     #pragma unroll
     for (int tl_chunk4 = 0; tl_chunk4 < x_layout::kSlots; tl_chunk4 += 4) {
-        float* tl_ptr5 = &Y[int64_t(row0 + ((x_layout::flat(tl_tid, (tl_chunk4 / 8) * 8)) / 1024)) * N + (((x_layout::flat(tl_tid, (tl_chunk4 / 8) * 8)) % 1024) + tl_chunk4 % 8)];
-        if (tl::in_bounds(row0 + ((x_layout::flat(tl_tid, (tl_chunk4 / 8) * 8)) / 1024), M) && tl::in_bounds(((x_layout::flat(tl_tid, (tl_chunk4 / 8) * 8)) % 1024) + tl_chunk4 % 8, N) && tl::in_bounds(row0 + ((x_layout::flat(tl_tid, (tl_chunk4 / 8) * 8)) / 1024), M) && tl::in_bounds((((x_layout::flat(tl_tid, (tl_chunk4 / 8) * 8)) % 1024) + tl_chunk4 % 8) + 3, N) && tl::is_aligned(tl_ptr5, 16)) {
+        float* tl_ptr5 = &Y[int64_t(row0 + (x_layout::flat(tl_tid, (tl_chunk4 / 8) * 8) / 1024)) * N + ((x_layout::flat(tl_tid, (tl_chunk4 / 8) * 8) % 1024) + tl_chunk4 % 8)];
+        if (tl::in_bounds(row0 + (x_layout::flat(tl_tid, (tl_chunk4 / 8) * 8) / 1024), M) && tl::in_bounds((x_layout::flat(tl_tid, (tl_chunk4 / 8) * 8) % 1024) + tl_chunk4 % 8, N) && tl::in_bounds(row0 + (x_layout::flat(tl_tid, (tl_chunk4 / 8) * 8) / 1024), M) && tl::in_bounds(((x_layout::flat(tl_tid, (tl_chunk4 / 8) * 8) % 1024) + tl_chunk4 % 8) + 3, N) && tl::is_aligned(tl_ptr5, 16)) {
             float tl_vec6[4];
             #pragma unroll
             for (int tl_v = 0; tl_v < 4; ++tl_v) tl_vec6[tl_v] = x[tl_chunk4 + tl_v];
@@ -172,7 +172,7 @@ __global__ void __launch_bounds__(128) row_scale_kernel_variant2(
         } else {
             #pragma unroll
             for (int tl_v = 0; tl_v < 4; ++tl_v) {
-                if (tl::in_bounds(row0 + ((x_layout::flat(tl_tid, ((tl_chunk4 + tl_v) / 8) * 8)) / 1024), M) && tl::in_bounds(((x_layout::flat(tl_tid, ((tl_chunk4 + tl_v) / 8) * 8)) % 1024) + (tl_chunk4 + tl_v) % 8, N)) Y[int64_t(row0 + ((x_layout::flat(tl_tid, ((tl_chunk4 + tl_v) / 8) * 8)) / 1024)) * N + (((x_layout::flat(tl_tid, ((tl_chunk4 + tl_v) / 8) * 8)) % 1024) + (tl_chunk4 + tl_v) % 8)] = x[tl_chunk4 + tl_v];
+                if (tl::in_bounds(row0 + (x_layout::flat(tl_tid, ((tl_chunk4 + tl_v) / 8) * 8) / 1024), M) && tl::in_bounds((x_layout::flat(tl_tid, ((tl_chunk4 + tl_v) / 8) * 8) % 1024) + (tl_chunk4 + tl_v) % 8, N)) Y[int64_t(row0 + (x_layout::flat(tl_tid, ((tl_chunk4 + tl_v) / 8) * 8) / 1024)) * N + ((x_layout::flat(tl_tid, ((tl_chunk4 + tl_v) / 8) * 8) % 1024) + (tl_chunk4 + tl_v) % 8)] = x[tl_chunk4 + tl_v];
             }
         }
     }
@@ -194,8 +194,8 @@ __global__ void __launch_bounds__(128) row_scale_kernel_variant3(
     // copy(X[row0 +: RB, 0 +: W], x);  (variants_dispatch.tl:19)
     #pragma unroll
     for (int tl_chunk0 = 0; tl_chunk0 < x_layout::kSlots; tl_chunk0 += 4) {
-        const float* tl_ptr1 = &X[int64_t(row0 + ((x_layout::flat(tl_tid, (tl_chunk0 / 8) * 8)) / 1024)) * N + (((x_layout::flat(tl_tid, (tl_chunk0 / 8) * 8)) % 1024) + tl_chunk0 % 8)];
-        if (tl::in_bounds(row0 + ((x_layout::flat(tl_tid, (tl_chunk0 / 8) * 8)) / 1024), M) && tl::in_bounds(((x_layout::flat(tl_tid, (tl_chunk0 / 8) * 8)) % 1024) + tl_chunk0 % 8, N) && tl::in_bounds(row0 + ((x_layout::flat(tl_tid, (tl_chunk0 / 8) * 8)) / 1024), M) && tl::in_bounds((((x_layout::flat(tl_tid, (tl_chunk0 / 8) * 8)) % 1024) + tl_chunk0 % 8) + 3, N) && tl::is_aligned(tl_ptr1, 16)) {
+        const float* tl_ptr1 = &X[int64_t(row0 + (x_layout::flat(tl_tid, (tl_chunk0 / 8) * 8) / 1024)) * N + ((x_layout::flat(tl_tid, (tl_chunk0 / 8) * 8) % 1024) + tl_chunk0 % 8)];
+        if (tl::in_bounds(row0 + (x_layout::flat(tl_tid, (tl_chunk0 / 8) * 8) / 1024), M) && tl::in_bounds((x_layout::flat(tl_tid, (tl_chunk0 / 8) * 8) % 1024) + tl_chunk0 % 8, N) && tl::in_bounds(row0 + (x_layout::flat(tl_tid, (tl_chunk0 / 8) * 8) / 1024), M) && tl::in_bounds(((x_layout::flat(tl_tid, (tl_chunk0 / 8) * 8) % 1024) + tl_chunk0 % 8) + 3, N) && tl::is_aligned(tl_ptr1, 16)) {
             float tl_vec2[4];
             tl::load_vector<float, 4>(tl_vec2, tl_ptr1);
             #pragma unroll
@@ -203,7 +203,7 @@ __global__ void __launch_bounds__(128) row_scale_kernel_variant3(
         } else {
             #pragma unroll
             for (int tl_v = 0; tl_v < 4; ++tl_v) {
-                x[tl_chunk0 + tl_v] = tl::in_bounds(row0 + ((x_layout::flat(tl_tid, ((tl_chunk0 + tl_v) / 8) * 8)) / 1024), M) && tl::in_bounds(((x_layout::flat(tl_tid, ((tl_chunk0 + tl_v) / 8) * 8)) % 1024) + (tl_chunk0 + tl_v) % 8, N) ? X[int64_t(row0 + ((x_layout::flat(tl_tid, ((tl_chunk0 + tl_v) / 8) * 8)) / 1024)) * N + (((x_layout::flat(tl_tid, ((tl_chunk0 + tl_v) / 8) * 8)) % 1024) + (tl_chunk0 + tl_v) % 8)] : 0.0f;
+                x[tl_chunk0 + tl_v] = tl::in_bounds(row0 + (x_layout::flat(tl_tid, ((tl_chunk0 + tl_v) / 8) * 8) / 1024), M) && tl::in_bounds((x_layout::flat(tl_tid, ((tl_chunk0 + tl_v) / 8) * 8) % 1024) + (tl_chunk0 + tl_v) % 8, N) ? X[int64_t(row0 + (x_layout::flat(tl_tid, ((tl_chunk0 + tl_v) / 8) * 8) / 1024)) * N + ((x_layout::flat(tl_tid, ((tl_chunk0 + tl_v) / 8) * 8) % 1024) + (tl_chunk0 + tl_v) % 8)] : 0.0f;
             }
         }
     }
@@ -211,15 +211,15 @@ __global__ void __launch_bounds__(128) row_scale_kernel_variant3(
     // for i, j in parallel(1, 1024): each thread visits the elements of `x` it holds
     #pragma unroll
     for (int tl_s3 = 0; tl_s3 < x_layout::kSlots; ++tl_s3) {
-        [[maybe_unused]] const int i = (x_layout::flat(tl_tid, (tl_s3 / 8) * 8)) / 1024;
-        [[maybe_unused]] const int j = ((x_layout::flat(tl_tid, (tl_s3 / 8) * 8)) % 1024) + tl_s3 % 8;
+        [[maybe_unused]] const int i = x_layout::flat(tl_tid, (tl_s3 / 8) * 8) / 1024;
+        [[maybe_unused]] const int j = (x_layout::flat(tl_tid, (tl_s3 / 8) * 8) % 1024) + tl_s3 % 8;
         x[tl_s3] = x[tl_s3] * alpha;
     }
     // copy(x, Y[row0 +: RB, 0 +: W]);  (variants_dispatch.tl:23)
     #pragma unroll
     for (int tl_chunk4 = 0; tl_chunk4 < x_layout::kSlots; tl_chunk4 += 4) {
-        float* tl_ptr5 = &Y[int64_t(row0 + ((x_layout::flat(tl_tid, (tl_chunk4 / 8) * 8)) / 1024)) * N + (((x_layout::flat(tl_tid, (tl_chunk4 / 8) * 8)) % 1024) + tl_chunk4 % 8)];
-        if (tl::in_bounds(row0 + ((x_layout::flat(tl_tid, (tl_chunk4 / 8) * 8)) / 1024), M) && tl::in_bounds(((x_layout::flat(tl_tid, (tl_chunk4 / 8) * 8)) % 1024) + tl_chunk4 % 8, N) && tl::in_bounds(row0 + ((x_layout::flat(tl_tid, (tl_chunk4 / 8) * 8)) / 1024), M) && tl::in_bounds((((x_layout::flat(tl_tid, (tl_chunk4 / 8) * 8)) % 1024) + tl_chunk4 % 8) + 3, N) && tl::is_aligned(tl_ptr5, 16)) {
+        float* tl_ptr5 = &Y[int64_t(row0 + (x_layout::flat(tl_tid, (tl_chunk4 / 8) * 8) / 1024)) * N + ((x_layout::flat(tl_tid, (tl_chunk4 / 8) * 8) % 1024) + tl_chunk4 % 8)];
+        if (tl::in_bounds(row0 + (x_layout::flat(tl_tid, (tl_chunk4 / 8) * 8) / 1024), M) && tl::in_bounds((x_layout::flat(tl_tid, (tl_chunk4 / 8) * 8) % 1024) + tl_chunk4 % 8, N) && tl::in_bounds(row0 + (x_layout::flat(tl_tid, (tl_chunk4 / 8) * 8) / 1024), M) && tl::in_bounds(((x_layout::flat(tl_tid, (tl_chunk4 / 8) * 8) % 1024) + tl_chunk4 % 8) + 3, N) && tl::is_aligned(tl_ptr5, 16)) {
             float tl_vec6[4];
             #pragma unroll
             for (int tl_v = 0; tl_v < 4; ++tl_v) tl_vec6[tl_v] = x[tl_chunk4 + tl_v];
@@ -227,7 +227,7 @@ __global__ void __launch_bounds__(128) row_scale_kernel_variant3(
         } else {
             #pragma unroll
             for (int tl_v = 0; tl_v < 4; ++tl_v) {
-                if (tl::in_bounds(row0 + ((x_layout::flat(tl_tid, ((tl_chunk4 + tl_v) / 8) * 8)) / 1024), M) && tl::in_bounds(((x_layout::flat(tl_tid, ((tl_chunk4 + tl_v) / 8) * 8)) % 1024) + (tl_chunk4 + tl_v) % 8, N)) Y[int64_t(row0 + ((x_layout::flat(tl_tid, ((tl_chunk4 + tl_v) / 8) * 8)) / 1024)) * N + (((x_layout::flat(tl_tid, ((tl_chunk4 + tl_v) / 8) * 8)) % 1024) + (tl_chunk4 + tl_v) % 8)] = x[tl_chunk4 + tl_v];
+                if (tl::in_bounds(row0 + (x_layout::flat(tl_tid, ((tl_chunk4 + tl_v) / 8) * 8) / 1024), M) && tl::in_bounds((x_layout::flat(tl_tid, ((tl_chunk4 + tl_v) / 8) * 8) % 1024) + (tl_chunk4 + tl_v) % 8, N)) Y[int64_t(row0 + (x_layout::flat(tl_tid, ((tl_chunk4 + tl_v) / 8) * 8) / 1024)) * N + ((x_layout::flat(tl_tid, ((tl_chunk4 + tl_v) / 8) * 8) % 1024) + (tl_chunk4 + tl_v) % 8)] = x[tl_chunk4 + tl_v];
             }
         }
     }

@@ -195,7 +195,7 @@ __global__ void __launch_bounds__(128) gemm_relu_t_kernel(
     // copy(acc, c);  (verify_barriers.tl:22)
     #pragma unroll
     for (int tl_chunk42 = 0; tl_chunk42 < acc_layout::kSlots; tl_chunk42 += 2) {
-        float* tl_ptr43 = &c[(acc_layout::row(tl_tid, tl_chunk42)) * 64 + tl::xor_swizzled_column<4, 8, 4>(acc_layout::row(tl_tid, tl_chunk42), acc_layout::col(tl_tid, tl_chunk42))];
+        float* tl_ptr43 = &c[acc_layout::row(tl_tid, tl_chunk42) * 64 + tl::xor_swizzled_column<4, 8, 4>(acc_layout::row(tl_tid, tl_chunk42), acc_layout::col(tl_tid, tl_chunk42))];
         {
             float tl_vec44[2];
             #pragma unroll

@@ -34,8 +34,8 @@ __global__ void __launch_bounds__(128) gemm_kernel(
     // copy(C[row0 +: 64, col0 +: 64], acc);  (warp_specialize_accumulator_from_memory.tl:16)
     #pragma unroll
     for (int tl_chunk0 = 0; tl_chunk0 < acc_layout::kSlots; tl_chunk0 += 2) {
-        const float* tl_ptr1 = &C[int64_t(row0 + (acc_layout::row(tl_tid, tl_chunk0))) * N + (col0 + (acc_layout::col(tl_tid, tl_chunk0)))];
-        if (tl::in_bounds(row0 + (acc_layout::row(tl_tid, tl_chunk0)), M) && tl::in_bounds(col0 + (acc_layout::col(tl_tid, tl_chunk0)), N) && tl::in_bounds(row0 + (acc_layout::row(tl_tid, tl_chunk0)), M) && tl::in_bounds((col0 + (acc_layout::col(tl_tid, tl_chunk0))) + 1, N) && tl::is_aligned(tl_ptr1, 8)) {
+        const float* tl_ptr1 = &C[int64_t(row0 + acc_layout::row(tl_tid, tl_chunk0)) * N + (col0 + acc_layout::col(tl_tid, tl_chunk0))];
+        if (tl::in_bounds(row0 + acc_layout::row(tl_tid, tl_chunk0), M) && tl::in_bounds(col0 + acc_layout::col(tl_tid, tl_chunk0), N) && tl::in_bounds(row0 + acc_layout::row(tl_tid, tl_chunk0), M) && tl::in_bounds((col0 + acc_layout::col(tl_tid, tl_chunk0)) + 1, N) && tl::is_aligned(tl_ptr1, 8)) {
             float tl_vec2[2];
             tl::load_vector<float, 2>(tl_vec2, tl_ptr1);
             #pragma unroll
@@ -43,7 +43,7 @@ __global__ void __launch_bounds__(128) gemm_kernel(
         } else {
             #pragma unroll
             for (int tl_v = 0; tl_v < 2; ++tl_v) {
-                acc[tl_chunk0 + tl_v] = tl::in_bounds(row0 + (acc_layout::row(tl_tid, tl_chunk0 + tl_v)), M) && tl::in_bounds(col0 + (acc_layout::col(tl_tid, tl_chunk0 + tl_v)), N) ? C[int64_t(row0 + (acc_layout::row(tl_tid, tl_chunk0 + tl_v))) * N + (col0 + (acc_layout::col(tl_tid, tl_chunk0 + tl_v)))] : 0.0f;
+                acc[tl_chunk0 + tl_v] = tl::in_bounds(row0 + acc_layout::row(tl_tid, tl_chunk0 + tl_v), M) && tl::in_bounds(col0 + acc_layout::col(tl_tid, tl_chunk0 + tl_v), N) ? C[int64_t(row0 + acc_layout::row(tl_tid, tl_chunk0 + tl_v)) * N + (col0 + acc_layout::col(tl_tid, tl_chunk0 + tl_v))] : 0.0f;
             }
         }
     }
@@ -166,8 +166,8 @@ __global__ void __launch_bounds__(128) gemm_kernel(
     // copy(acc, C[row0 +: 64, col0 +: 64]);  (warp_specialize_accumulator_from_memory.tl:22)
     #pragma unroll
     for (int tl_chunk31 = 0; tl_chunk31 < acc_layout::kSlots; tl_chunk31 += 2) {
-        float* tl_ptr32 = &C[int64_t(row0 + (acc_layout::row(tl_tid, tl_chunk31))) * N + (col0 + (acc_layout::col(tl_tid, tl_chunk31)))];
-        if (tl::in_bounds(row0 + (acc_layout::row(tl_tid, tl_chunk31)), M) && tl::in_bounds(col0 + (acc_layout::col(tl_tid, tl_chunk31)), N) && tl::in_bounds(row0 + (acc_layout::row(tl_tid, tl_chunk31)), M) && tl::in_bounds((col0 + (acc_layout::col(tl_tid, tl_chunk31))) + 1, N) && tl::is_aligned(tl_ptr32, 8)) {
+        float* tl_ptr32 = &C[int64_t(row0 + acc_layout::row(tl_tid, tl_chunk31)) * N + (col0 + acc_layout::col(tl_tid, tl_chunk31))];
+        if (tl::in_bounds(row0 + acc_layout::row(tl_tid, tl_chunk31), M) && tl::in_bounds(col0 + acc_layout::col(tl_tid, tl_chunk31), N) && tl::in_bounds(row0 + acc_layout::row(tl_tid, tl_chunk31), M) && tl::in_bounds((col0 + acc_layout::col(tl_tid, tl_chunk31)) + 1, N) && tl::is_aligned(tl_ptr32, 8)) {
             float tl_vec33[2];
             #pragma unroll
             for (int tl_v = 0; tl_v < 2; ++tl_v) tl_vec33[tl_v] = acc[tl_chunk31 + tl_v];
@@ -175,7 +175,7 @@ __global__ void __launch_bounds__(128) gemm_kernel(
         } else {
             #pragma unroll
             for (int tl_v = 0; tl_v < 2; ++tl_v) {
-                if (tl::in_bounds(row0 + (acc_layout::row(tl_tid, tl_chunk31 + tl_v)), M) && tl::in_bounds(col0 + (acc_layout::col(tl_tid, tl_chunk31 + tl_v)), N)) C[int64_t(row0 + (acc_layout::row(tl_tid, tl_chunk31 + tl_v))) * N + (col0 + (acc_layout::col(tl_tid, tl_chunk31 + tl_v)))] = acc[tl_chunk31 + tl_v];
+                if (tl::in_bounds(row0 + acc_layout::row(tl_tid, tl_chunk31 + tl_v), M) && tl::in_bounds(col0 + acc_layout::col(tl_tid, tl_chunk31 + tl_v), N)) C[int64_t(row0 + acc_layout::row(tl_tid, tl_chunk31 + tl_v)) * N + (col0 + acc_layout::col(tl_tid, tl_chunk31 + tl_v))] = acc[tl_chunk31 + tl_v];
             }
         }
     }
@@ -262,7 +262,7 @@ __global__ void __launch_bounds__(256, 1) gemm_kernel_sm90(
             // copy(C[row0 +: 64, col0 +: 64], acc);  (warp_specialize_accumulator_from_memory.tl:16)
             #pragma unroll
             for (int tl_s0 = 0; tl_s0 < acc_layout::kSlots; ++tl_s0) {
-                acc[tl_s0] = tl::load_if(&C[int64_t(row0 + (acc_layout::row(tl_tid, tl_s0))) * N + (col0 + (acc_layout::col(tl_tid, tl_s0)))], tl::in_bounds(row0 + (acc_layout::row(tl_tid, tl_s0)), M) && tl::in_bounds(col0 + (acc_layout::col(tl_tid, tl_s0)), N));
+                acc[tl_s0] = tl::load_if(&C[int64_t(row0 + acc_layout::row(tl_tid, tl_s0)) * N + (col0 + acc_layout::col(tl_tid, tl_s0))], tl::in_bounds(row0 + acc_layout::row(tl_tid, tl_s0), M) && tl::in_bounds(col0 + acc_layout::col(tl_tid, tl_s0), N));
             }
             // for k in pipelined(cdiv(K, 64), stages = 2) {  (warp_specialize_accumulator_from_memory.tl:17)
             const int tl_trips1 = tl::cdiv(K, 64);
@@ -280,8 +280,8 @@ __global__ void __launch_bounds__(256, 1) gemm_kernel_sm90(
             // copy(acc, C[row0 +: 64, col0 +: 64]);  (warp_specialize_accumulator_from_memory.tl:22)
             #pragma unroll
             for (int tl_chunk2 = 0; tl_chunk2 < acc_layout::kSlots; tl_chunk2 += 2) {
-                float* tl_ptr3 = &C[int64_t(row0 + (acc_layout::row(tl_tid, tl_chunk2))) * N + (col0 + (acc_layout::col(tl_tid, tl_chunk2)))];
-                if (tl::in_bounds(row0 + (acc_layout::row(tl_tid, tl_chunk2)), M) && tl::in_bounds(col0 + (acc_layout::col(tl_tid, tl_chunk2)), N) && tl::in_bounds(row0 + (acc_layout::row(tl_tid, tl_chunk2)), M) && tl::in_bounds((col0 + (acc_layout::col(tl_tid, tl_chunk2))) + 1, N) && tl::is_aligned(tl_ptr3, 8)) {
+                float* tl_ptr3 = &C[int64_t(row0 + acc_layout::row(tl_tid, tl_chunk2)) * N + (col0 + acc_layout::col(tl_tid, tl_chunk2))];
+                if (tl::in_bounds(row0 + acc_layout::row(tl_tid, tl_chunk2), M) && tl::in_bounds(col0 + acc_layout::col(tl_tid, tl_chunk2), N) && tl::in_bounds(row0 + acc_layout::row(tl_tid, tl_chunk2), M) && tl::in_bounds((col0 + acc_layout::col(tl_tid, tl_chunk2)) + 1, N) && tl::is_aligned(tl_ptr3, 8)) {
                     float tl_vec4[2];
                     #pragma unroll
                     for (int tl_v = 0; tl_v < 2; ++tl_v) tl_vec4[tl_v] = acc[tl_chunk2 + tl_v];
@@ -289,7 +289,7 @@ __global__ void __launch_bounds__(256, 1) gemm_kernel_sm90(
                 } else {
                     #pragma unroll
                     for (int tl_v = 0; tl_v < 2; ++tl_v) {
-                        if (tl::in_bounds(row0 + (acc_layout::row(tl_tid, tl_chunk2 + tl_v)), M) && tl::in_bounds(col0 + (acc_layout::col(tl_tid, tl_chunk2 + tl_v)), N)) C[int64_t(row0 + (acc_layout::row(tl_tid, tl_chunk2 + tl_v))) * N + (col0 + (acc_layout::col(tl_tid, tl_chunk2 + tl_v)))] = acc[tl_chunk2 + tl_v];
+                        if (tl::in_bounds(row0 + acc_layout::row(tl_tid, tl_chunk2 + tl_v), M) && tl::in_bounds(col0 + acc_layout::col(tl_tid, tl_chunk2 + tl_v), N)) C[int64_t(row0 + acc_layout::row(tl_tid, tl_chunk2 + tl_v)) * N + (col0 + acc_layout::col(tl_tid, tl_chunk2 + tl_v))] = acc[tl_chunk2 + tl_v];
                     }
                 }
             }

@@ -154,8 +154,8 @@ __global__ void __launch_bounds__(128) k_kernel(
     // copy(acc, D[block.y * 64 +: 64, block.x * 64 +: 64]);  (warp_specialize_final_copy_other_fragment.tl:16)
     #pragma unroll
     for (int tl_chunk28 = 0; tl_chunk28 < acc_layout::kSlots; tl_chunk28 += 2) {
-        float* tl_ptr29 = &D[int64_t((int(blockIdx.y) * 64) + (acc_layout::row(tl_tid, tl_chunk28))) * N + ((int(blockIdx.x) * 64) + (acc_layout::col(tl_tid, tl_chunk28)))];
-        if (tl::in_bounds((int(blockIdx.y) * 64) + (acc_layout::row(tl_tid, tl_chunk28)), M) && tl::in_bounds((int(blockIdx.x) * 64) + (acc_layout::col(tl_tid, tl_chunk28)), N) && tl::in_bounds((int(blockIdx.y) * 64) + (acc_layout::row(tl_tid, tl_chunk28)), M) && tl::in_bounds(((int(blockIdx.x) * 64) + (acc_layout::col(tl_tid, tl_chunk28))) + 1, N) && tl::is_aligned(tl_ptr29, 8)) {
+        float* tl_ptr29 = &D[int64_t((int(blockIdx.y) * 64) + acc_layout::row(tl_tid, tl_chunk28)) * N + ((int(blockIdx.x) * 64) + acc_layout::col(tl_tid, tl_chunk28))];
+        if (tl::in_bounds((int(blockIdx.y) * 64) + acc_layout::row(tl_tid, tl_chunk28), M) && tl::in_bounds((int(blockIdx.x) * 64) + acc_layout::col(tl_tid, tl_chunk28), N) && tl::in_bounds((int(blockIdx.y) * 64) + acc_layout::row(tl_tid, tl_chunk28), M) && tl::in_bounds(((int(blockIdx.x) * 64) + acc_layout::col(tl_tid, tl_chunk28)) + 1, N) && tl::is_aligned(tl_ptr29, 8)) {
             float tl_vec30[2];
             #pragma unroll
             for (int tl_v = 0; tl_v < 2; ++tl_v) tl_vec30[tl_v] = acc[tl_chunk28 + tl_v];
@@ -163,15 +163,15 @@ __global__ void __launch_bounds__(128) k_kernel(
         } else {
             #pragma unroll
             for (int tl_v = 0; tl_v < 2; ++tl_v) {
-                if (tl::in_bounds((int(blockIdx.y) * 64) + (acc_layout::row(tl_tid, tl_chunk28 + tl_v)), M) && tl::in_bounds((int(blockIdx.x) * 64) + (acc_layout::col(tl_tid, tl_chunk28 + tl_v)), N)) D[int64_t((int(blockIdx.y) * 64) + (acc_layout::row(tl_tid, tl_chunk28 + tl_v))) * N + ((int(blockIdx.x) * 64) + (acc_layout::col(tl_tid, tl_chunk28 + tl_v)))] = acc[tl_chunk28 + tl_v];
+                if (tl::in_bounds((int(blockIdx.y) * 64) + acc_layout::row(tl_tid, tl_chunk28 + tl_v), M) && tl::in_bounds((int(blockIdx.x) * 64) + acc_layout::col(tl_tid, tl_chunk28 + tl_v), N)) D[int64_t((int(blockIdx.y) * 64) + acc_layout::row(tl_tid, tl_chunk28 + tl_v)) * N + ((int(blockIdx.x) * 64) + acc_layout::col(tl_tid, tl_chunk28 + tl_v))] = acc[tl_chunk28 + tl_v];
             }
         }
     }
     // copy(ones, C[block.y * 64 +: 64, block.x * 64 +: 64]);  (warp_specialize_final_copy_other_fragment.tl:17)
     #pragma unroll
     for (int tl_chunk31 = 0; tl_chunk31 < ones_layout::kSlots; tl_chunk31 += 8) {
-        tl::f16* tl_ptr32 = &C[int64_t((int(blockIdx.y) * 64) + ((ones_layout::flat(tl_tid, (tl_chunk31 / 8) * 8)) / 64)) * N + ((int(blockIdx.x) * 64) + (((ones_layout::flat(tl_tid, (tl_chunk31 / 8) * 8)) % 64) + tl_chunk31 % 8))];
-        if (tl::in_bounds((int(blockIdx.y) * 64) + ((ones_layout::flat(tl_tid, (tl_chunk31 / 8) * 8)) / 64), M) && tl::in_bounds((int(blockIdx.x) * 64) + (((ones_layout::flat(tl_tid, (tl_chunk31 / 8) * 8)) % 64) + tl_chunk31 % 8), N) && tl::in_bounds((int(blockIdx.y) * 64) + ((ones_layout::flat(tl_tid, (tl_chunk31 / 8) * 8)) / 64), M) && tl::in_bounds(((int(blockIdx.x) * 64) + (((ones_layout::flat(tl_tid, (tl_chunk31 / 8) * 8)) % 64) + tl_chunk31 % 8)) + 7, N) && tl::is_aligned(tl_ptr32, 16)) {
+        tl::f16* tl_ptr32 = &C[int64_t((int(blockIdx.y) * 64) + (ones_layout::flat(tl_tid, (tl_chunk31 / 8) * 8) / 64)) * N + ((int(blockIdx.x) * 64) + ((ones_layout::flat(tl_tid, (tl_chunk31 / 8) * 8) % 64) + tl_chunk31 % 8))];
+        if (tl::in_bounds((int(blockIdx.y) * 64) + (ones_layout::flat(tl_tid, (tl_chunk31 / 8) * 8) / 64), M) && tl::in_bounds((int(blockIdx.x) * 64) + ((ones_layout::flat(tl_tid, (tl_chunk31 / 8) * 8) % 64) + tl_chunk31 % 8), N) && tl::in_bounds((int(blockIdx.y) * 64) + (ones_layout::flat(tl_tid, (tl_chunk31 / 8) * 8) / 64), M) && tl::in_bounds(((int(blockIdx.x) * 64) + ((ones_layout::flat(tl_tid, (tl_chunk31 / 8) * 8) % 64) + tl_chunk31 % 8)) + 7, N) && tl::is_aligned(tl_ptr32, 16)) {
             tl::f16 tl_vec33[8];
             #pragma unroll
             for (int tl_v = 0; tl_v < 8; tl_v += 2) tl::convert_pair(&tl_vec33[tl_v], ones[tl_chunk31 + tl_v], ones[tl_chunk31 + tl_v + 1]);
@@ -179,7 +179,7 @@ __global__ void __launch_bounds__(128) k_kernel(
         } else {
             #pragma unroll
             for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                if (tl::in_bounds((int(blockIdx.y) * 64) + ((ones_layout::flat(tl_tid, ((tl_chunk31 + tl_v) / 8) * 8)) / 64), M) && tl::in_bounds((int(blockIdx.x) * 64) + (((ones_layout::flat(tl_tid, ((tl_chunk31 + tl_v) / 8) * 8)) % 64) + (tl_chunk31 + tl_v) % 8), N)) C[int64_t((int(blockIdx.y) * 64) + ((ones_layout::flat(tl_tid, ((tl_chunk31 + tl_v) / 8) * 8)) / 64)) * N + ((int(blockIdx.x) * 64) + (((ones_layout::flat(tl_tid, ((tl_chunk31 + tl_v) / 8) * 8)) % 64) + (tl_chunk31 + tl_v) % 8))] = tl::convert<tl::f16>(ones[tl_chunk31 + tl_v]);
+                if (tl::in_bounds((int(blockIdx.y) * 64) + (ones_layout::flat(tl_tid, ((tl_chunk31 + tl_v) / 8) * 8) / 64), M) && tl::in_bounds((int(blockIdx.x) * 64) + ((ones_layout::flat(tl_tid, ((tl_chunk31 + tl_v) / 8) * 8) % 64) + (tl_chunk31 + tl_v) % 8), N)) C[int64_t((int(blockIdx.y) * 64) + (ones_layout::flat(tl_tid, ((tl_chunk31 + tl_v) / 8) * 8) / 64)) * N + ((int(blockIdx.x) * 64) + ((ones_layout::flat(tl_tid, ((tl_chunk31 + tl_v) / 8) * 8) % 64) + (tl_chunk31 + tl_v) % 8))] = tl::convert<tl::f16>(ones[tl_chunk31 + tl_v]);
             }
         }
     }
@@ -281,8 +281,8 @@ __global__ void __launch_bounds__(256, 1) k_kernel_sm90(
             // copy(acc, D[block.y * 64 +: 64, block.x * 64 +: 64]);  (warp_specialize_final_copy_other_fragment.tl:16)
             #pragma unroll
             for (int tl_chunk1 = 0; tl_chunk1 < acc_layout::kSlots; tl_chunk1 += 2) {
-                float* tl_ptr2 = &D[int64_t((tl_block_y * 64) + (acc_layout::row(tl_tid, tl_chunk1))) * N + ((tl_block_x * 64) + (acc_layout::col(tl_tid, tl_chunk1)))];
-                if (tl::in_bounds((tl_block_y * 64) + (acc_layout::row(tl_tid, tl_chunk1)), M) && tl::in_bounds((tl_block_x * 64) + (acc_layout::col(tl_tid, tl_chunk1)), N) && tl::in_bounds((tl_block_y * 64) + (acc_layout::row(tl_tid, tl_chunk1)), M) && tl::in_bounds(((tl_block_x * 64) + (acc_layout::col(tl_tid, tl_chunk1))) + 1, N) && tl::is_aligned(tl_ptr2, 8)) {
+                float* tl_ptr2 = &D[int64_t((tl_block_y * 64) + acc_layout::row(tl_tid, tl_chunk1)) * N + ((tl_block_x * 64) + acc_layout::col(tl_tid, tl_chunk1))];
+                if (tl::in_bounds((tl_block_y * 64) + acc_layout::row(tl_tid, tl_chunk1), M) && tl::in_bounds((tl_block_x * 64) + acc_layout::col(tl_tid, tl_chunk1), N) && tl::in_bounds((tl_block_y * 64) + acc_layout::row(tl_tid, tl_chunk1), M) && tl::in_bounds(((tl_block_x * 64) + acc_layout::col(tl_tid, tl_chunk1)) + 1, N) && tl::is_aligned(tl_ptr2, 8)) {
                     float tl_vec3[2];
                     #pragma unroll
                     for (int tl_v = 0; tl_v < 2; ++tl_v) tl_vec3[tl_v] = acc[tl_chunk1 + tl_v];
@@ -290,15 +290,15 @@ __global__ void __launch_bounds__(256, 1) k_kernel_sm90(
                 } else {
                     #pragma unroll
                     for (int tl_v = 0; tl_v < 2; ++tl_v) {
-                        if (tl::in_bounds((tl_block_y * 64) + (acc_layout::row(tl_tid, tl_chunk1 + tl_v)), M) && tl::in_bounds((tl_block_x * 64) + (acc_layout::col(tl_tid, tl_chunk1 + tl_v)), N)) D[int64_t((tl_block_y * 64) + (acc_layout::row(tl_tid, tl_chunk1 + tl_v))) * N + ((tl_block_x * 64) + (acc_layout::col(tl_tid, tl_chunk1 + tl_v)))] = acc[tl_chunk1 + tl_v];
+                        if (tl::in_bounds((tl_block_y * 64) + acc_layout::row(tl_tid, tl_chunk1 + tl_v), M) && tl::in_bounds((tl_block_x * 64) + acc_layout::col(tl_tid, tl_chunk1 + tl_v), N)) D[int64_t((tl_block_y * 64) + acc_layout::row(tl_tid, tl_chunk1 + tl_v)) * N + ((tl_block_x * 64) + acc_layout::col(tl_tid, tl_chunk1 + tl_v))] = acc[tl_chunk1 + tl_v];
                     }
                 }
             }
             // copy(ones, C[block.y * 64 +: 64, block.x * 64 +: 64]);  (warp_specialize_final_copy_other_fragment.tl:17)
             #pragma unroll
             for (int tl_chunk4 = 0; tl_chunk4 < ones_layout::kSlots; tl_chunk4 += 8) {
-                tl::f16* tl_ptr5 = &C[int64_t((tl_block_y * 64) + ((ones_layout::flat(tl_tid, (tl_chunk4 / 8) * 8)) / 64)) * N + ((tl_block_x * 64) + (((ones_layout::flat(tl_tid, (tl_chunk4 / 8) * 8)) % 64) + tl_chunk4 % 8))];
-                if (tl::in_bounds((tl_block_y * 64) + ((ones_layout::flat(tl_tid, (tl_chunk4 / 8) * 8)) / 64), M) && tl::in_bounds((tl_block_x * 64) + (((ones_layout::flat(tl_tid, (tl_chunk4 / 8) * 8)) % 64) + tl_chunk4 % 8), N) && tl::in_bounds((tl_block_y * 64) + ((ones_layout::flat(tl_tid, (tl_chunk4 / 8) * 8)) / 64), M) && tl::in_bounds(((tl_block_x * 64) + (((ones_layout::flat(tl_tid, (tl_chunk4 / 8) * 8)) % 64) + tl_chunk4 % 8)) + 7, N) && tl::is_aligned(tl_ptr5, 16)) {
+                tl::f16* tl_ptr5 = &C[int64_t((tl_block_y * 64) + (ones_layout::flat(tl_tid, (tl_chunk4 / 8) * 8) / 64)) * N + ((tl_block_x * 64) + ((ones_layout::flat(tl_tid, (tl_chunk4 / 8) * 8) % 64) + tl_chunk4 % 8))];
+                if (tl::in_bounds((tl_block_y * 64) + (ones_layout::flat(tl_tid, (tl_chunk4 / 8) * 8) / 64), M) && tl::in_bounds((tl_block_x * 64) + ((ones_layout::flat(tl_tid, (tl_chunk4 / 8) * 8) % 64) + tl_chunk4 % 8), N) && tl::in_bounds((tl_block_y * 64) + (ones_layout::flat(tl_tid, (tl_chunk4 / 8) * 8) / 64), M) && tl::in_bounds(((tl_block_x * 64) + ((ones_layout::flat(tl_tid, (tl_chunk4 / 8) * 8) % 64) + tl_chunk4 % 8)) + 7, N) && tl::is_aligned(tl_ptr5, 16)) {
                     tl::f16 tl_vec6[8];
                     #pragma unroll
                     for (int tl_v = 0; tl_v < 8; tl_v += 2) tl::convert_pair(&tl_vec6[tl_v], ones[tl_chunk4 + tl_v], ones[tl_chunk4 + tl_v + 1]);
@@ -306,7 +306,7 @@ __global__ void __launch_bounds__(256, 1) k_kernel_sm90(
                 } else {
                     #pragma unroll
                     for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                        if (tl::in_bounds((tl_block_y * 64) + ((ones_layout::flat(tl_tid, ((tl_chunk4 + tl_v) / 8) * 8)) / 64), M) && tl::in_bounds((tl_block_x * 64) + (((ones_layout::flat(tl_tid, ((tl_chunk4 + tl_v) / 8) * 8)) % 64) + (tl_chunk4 + tl_v) % 8), N)) C[int64_t((tl_block_y * 64) + ((ones_layout::flat(tl_tid, ((tl_chunk4 + tl_v) / 8) * 8)) / 64)) * N + ((tl_block_x * 64) + (((ones_layout::flat(tl_tid, ((tl_chunk4 + tl_v) / 8) * 8)) % 64) + (tl_chunk4 + tl_v) % 8))] = tl::convert<tl::f16>(ones[tl_chunk4 + tl_v]);
+                        if (tl::in_bounds((tl_block_y * 64) + (ones_layout::flat(tl_tid, ((tl_chunk4 + tl_v) / 8) * 8) / 64), M) && tl::in_bounds((tl_block_x * 64) + ((ones_layout::flat(tl_tid, ((tl_chunk4 + tl_v) / 8) * 8) % 64) + (tl_chunk4 + tl_v) % 8), N)) C[int64_t((tl_block_y * 64) + (ones_layout::flat(tl_tid, ((tl_chunk4 + tl_v) / 8) * 8) / 64)) * N + ((tl_block_x * 64) + ((ones_layout::flat(tl_tid, ((tl_chunk4 + tl_v) / 8) * 8) % 64) + (tl_chunk4 + tl_v) % 8))] = tl::convert<tl::f16>(ones[tl_chunk4 + tl_v]);
                     }
                 }
             }

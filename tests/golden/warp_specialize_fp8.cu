@@ -251,8 +251,8 @@ __global__ void __launch_bounds__(256) gemm_fp8_kernel(
     // copy(acc, C[block.y * 128 +: 128, block.x * 128 +: 128]);  (warp_specialize_fp8.tl:19)
     #pragma unroll
     for (int tl_chunk56 = 0; tl_chunk56 < acc_layout::kSlots; tl_chunk56 += 2) {
-        tl::bf16* tl_ptr57 = &C[int64_t((int(blockIdx.y) * 128) + (acc_layout::row(tl_tid, tl_chunk56))) * N + ((int(blockIdx.x) * 128) + (acc_layout::col(tl_tid, tl_chunk56)))];
-        if (tl::in_bounds((int(blockIdx.y) * 128) + (acc_layout::row(tl_tid, tl_chunk56)), M) && tl::in_bounds((int(blockIdx.x) * 128) + (acc_layout::col(tl_tid, tl_chunk56)), N) && tl::in_bounds((int(blockIdx.y) * 128) + (acc_layout::row(tl_tid, tl_chunk56)), M) && tl::in_bounds(((int(blockIdx.x) * 128) + (acc_layout::col(tl_tid, tl_chunk56))) + 1, N) && tl::is_aligned(tl_ptr57, 4)) {
+        tl::bf16* tl_ptr57 = &C[int64_t((int(blockIdx.y) * 128) + acc_layout::row(tl_tid, tl_chunk56)) * N + ((int(blockIdx.x) * 128) + acc_layout::col(tl_tid, tl_chunk56))];
+        if (tl::in_bounds((int(blockIdx.y) * 128) + acc_layout::row(tl_tid, tl_chunk56), M) && tl::in_bounds((int(blockIdx.x) * 128) + acc_layout::col(tl_tid, tl_chunk56), N) && tl::in_bounds((int(blockIdx.y) * 128) + acc_layout::row(tl_tid, tl_chunk56), M) && tl::in_bounds(((int(blockIdx.x) * 128) + acc_layout::col(tl_tid, tl_chunk56)) + 1, N) && tl::is_aligned(tl_ptr57, 4)) {
             tl::bf16 tl_vec58[2];
             #pragma unroll
             for (int tl_v = 0; tl_v < 2; tl_v += 2) tl::convert_pair(&tl_vec58[tl_v], acc[tl_chunk56 + tl_v], acc[tl_chunk56 + tl_v + 1]);
@@ -260,7 +260,7 @@ __global__ void __launch_bounds__(256) gemm_fp8_kernel(
         } else {
             #pragma unroll
             for (int tl_v = 0; tl_v < 2; ++tl_v) {
-                if (tl::in_bounds((int(blockIdx.y) * 128) + (acc_layout::row(tl_tid, tl_chunk56 + tl_v)), M) && tl::in_bounds((int(blockIdx.x) * 128) + (acc_layout::col(tl_tid, tl_chunk56 + tl_v)), N)) C[int64_t((int(blockIdx.y) * 128) + (acc_layout::row(tl_tid, tl_chunk56 + tl_v))) * N + ((int(blockIdx.x) * 128) + (acc_layout::col(tl_tid, tl_chunk56 + tl_v)))] = tl::convert<tl::bf16>(acc[tl_chunk56 + tl_v]);
+                if (tl::in_bounds((int(blockIdx.y) * 128) + acc_layout::row(tl_tid, tl_chunk56 + tl_v), M) && tl::in_bounds((int(blockIdx.x) * 128) + acc_layout::col(tl_tid, tl_chunk56 + tl_v), N)) C[int64_t((int(blockIdx.y) * 128) + acc_layout::row(tl_tid, tl_chunk56 + tl_v)) * N + ((int(blockIdx.x) * 128) + acc_layout::col(tl_tid, tl_chunk56 + tl_v))] = tl::convert<tl::bf16>(acc[tl_chunk56 + tl_v]);
             }
         }
     }

@@ -150,8 +150,8 @@ __global__ void __launch_bounds__(128) gemm_reversed_kernel(
     // copy(acc, C[row0 +: 64, block.x * 64 +: 64]);  (warp_specialize_grid_dims.tl:20)
     #pragma unroll
     for (int tl_chunk28 = 0; tl_chunk28 < acc_layout::kSlots; tl_chunk28 += 2) {
-        float* tl_ptr29 = &C[int64_t(row0 + (acc_layout::row(tl_tid, tl_chunk28))) * N + ((int(blockIdx.x) * 64) + (acc_layout::col(tl_tid, tl_chunk28)))];
-        if (tl::in_bounds(row0 + (acc_layout::row(tl_tid, tl_chunk28)), M) && tl::in_bounds((int(blockIdx.x) * 64) + (acc_layout::col(tl_tid, tl_chunk28)), N) && tl::in_bounds(row0 + (acc_layout::row(tl_tid, tl_chunk28)), M) && tl::in_bounds(((int(blockIdx.x) * 64) + (acc_layout::col(tl_tid, tl_chunk28))) + 1, N) && tl::is_aligned(tl_ptr29, 8)) {
+        float* tl_ptr29 = &C[int64_t(row0 + acc_layout::row(tl_tid, tl_chunk28)) * N + ((int(blockIdx.x) * 64) + acc_layout::col(tl_tid, tl_chunk28))];
+        if (tl::in_bounds(row0 + acc_layout::row(tl_tid, tl_chunk28), M) && tl::in_bounds((int(blockIdx.x) * 64) + acc_layout::col(tl_tid, tl_chunk28), N) && tl::in_bounds(row0 + acc_layout::row(tl_tid, tl_chunk28), M) && tl::in_bounds(((int(blockIdx.x) * 64) + acc_layout::col(tl_tid, tl_chunk28)) + 1, N) && tl::is_aligned(tl_ptr29, 8)) {
             float tl_vec30[2];
             #pragma unroll
             for (int tl_v = 0; tl_v < 2; ++tl_v) tl_vec30[tl_v] = acc[tl_chunk28 + tl_v];
@@ -159,7 +159,7 @@ __global__ void __launch_bounds__(128) gemm_reversed_kernel(
         } else {
             #pragma unroll
             for (int tl_v = 0; tl_v < 2; ++tl_v) {
-                if (tl::in_bounds(row0 + (acc_layout::row(tl_tid, tl_chunk28 + tl_v)), M) && tl::in_bounds((int(blockIdx.x) * 64) + (acc_layout::col(tl_tid, tl_chunk28 + tl_v)), N)) C[int64_t(row0 + (acc_layout::row(tl_tid, tl_chunk28 + tl_v))) * N + ((int(blockIdx.x) * 64) + (acc_layout::col(tl_tid, tl_chunk28 + tl_v)))] = acc[tl_chunk28 + tl_v];
+                if (tl::in_bounds(row0 + acc_layout::row(tl_tid, tl_chunk28 + tl_v), M) && tl::in_bounds((int(blockIdx.x) * 64) + acc_layout::col(tl_tid, tl_chunk28 + tl_v), N)) C[int64_t(row0 + acc_layout::row(tl_tid, tl_chunk28 + tl_v)) * N + ((int(blockIdx.x) * 64) + acc_layout::col(tl_tid, tl_chunk28 + tl_v))] = acc[tl_chunk28 + tl_v];
             }
         }
     }
@@ -258,8 +258,8 @@ __global__ void __launch_bounds__(256, 1) gemm_reversed_kernel_sm90(
             // copy(acc, C[row0 +: 64, block.x * 64 +: 64]);  (warp_specialize_grid_dims.tl:20)
             #pragma unroll
             for (int tl_chunk1 = 0; tl_chunk1 < acc_layout::kSlots; tl_chunk1 += 2) {
-                float* tl_ptr2 = &C[int64_t(row0 + (acc_layout::row(tl_tid, tl_chunk1))) * N + ((tl_block_x * 64) + (acc_layout::col(tl_tid, tl_chunk1)))];
-                if (tl::in_bounds(row0 + (acc_layout::row(tl_tid, tl_chunk1)), M) && tl::in_bounds((tl_block_x * 64) + (acc_layout::col(tl_tid, tl_chunk1)), N) && tl::in_bounds(row0 + (acc_layout::row(tl_tid, tl_chunk1)), M) && tl::in_bounds(((tl_block_x * 64) + (acc_layout::col(tl_tid, tl_chunk1))) + 1, N) && tl::is_aligned(tl_ptr2, 8)) {
+                float* tl_ptr2 = &C[int64_t(row0 + acc_layout::row(tl_tid, tl_chunk1)) * N + ((tl_block_x * 64) + acc_layout::col(tl_tid, tl_chunk1))];
+                if (tl::in_bounds(row0 + acc_layout::row(tl_tid, tl_chunk1), M) && tl::in_bounds((tl_block_x * 64) + acc_layout::col(tl_tid, tl_chunk1), N) && tl::in_bounds(row0 + acc_layout::row(tl_tid, tl_chunk1), M) && tl::in_bounds(((tl_block_x * 64) + acc_layout::col(tl_tid, tl_chunk1)) + 1, N) && tl::is_aligned(tl_ptr2, 8)) {
                     float tl_vec3[2];
                     #pragma unroll
                     for (int tl_v = 0; tl_v < 2; ++tl_v) tl_vec3[tl_v] = acc[tl_chunk1 + tl_v];
@@ -267,7 +267,7 @@ __global__ void __launch_bounds__(256, 1) gemm_reversed_kernel_sm90(
                 } else {
                     #pragma unroll
                     for (int tl_v = 0; tl_v < 2; ++tl_v) {
-                        if (tl::in_bounds(row0 + (acc_layout::row(tl_tid, tl_chunk1 + tl_v)), M) && tl::in_bounds((tl_block_x * 64) + (acc_layout::col(tl_tid, tl_chunk1 + tl_v)), N)) C[int64_t(row0 + (acc_layout::row(tl_tid, tl_chunk1 + tl_v))) * N + ((tl_block_x * 64) + (acc_layout::col(tl_tid, tl_chunk1 + tl_v)))] = acc[tl_chunk1 + tl_v];
+                        if (tl::in_bounds(row0 + acc_layout::row(tl_tid, tl_chunk1 + tl_v), M) && tl::in_bounds((tl_block_x * 64) + acc_layout::col(tl_tid, tl_chunk1 + tl_v), N)) C[int64_t(row0 + acc_layout::row(tl_tid, tl_chunk1 + tl_v)) * N + ((tl_block_x * 64) + acc_layout::col(tl_tid, tl_chunk1 + tl_v))] = acc[tl_chunk1 + tl_v];
                     }
                 }
             }

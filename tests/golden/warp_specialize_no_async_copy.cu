@@ -117,8 +117,8 @@ __global__ void __launch_bounds__(128) gemm_kernel(
     // copy(acc, C[row0 +: 64, col0 +: 64]);  (warp_specialize_no_async_copy.tl:21)
     #pragma unroll
     for (int tl_chunk20 = 0; tl_chunk20 < acc_layout::kSlots; tl_chunk20 += 2) {
-        float* tl_ptr21 = &C[int64_t(row0 + (acc_layout::row(tl_tid, tl_chunk20))) * N + (col0 + (acc_layout::col(tl_tid, tl_chunk20)))];
-        if (tl::in_bounds(row0 + (acc_layout::row(tl_tid, tl_chunk20)), M) && tl::in_bounds(col0 + (acc_layout::col(tl_tid, tl_chunk20)), N) && tl::in_bounds(row0 + (acc_layout::row(tl_tid, tl_chunk20)), M) && tl::in_bounds((col0 + (acc_layout::col(tl_tid, tl_chunk20))) + 1, N) && tl::is_aligned(tl_ptr21, 8)) {
+        float* tl_ptr21 = &C[int64_t(row0 + acc_layout::row(tl_tid, tl_chunk20)) * N + (col0 + acc_layout::col(tl_tid, tl_chunk20))];
+        if (tl::in_bounds(row0 + acc_layout::row(tl_tid, tl_chunk20), M) && tl::in_bounds(col0 + acc_layout::col(tl_tid, tl_chunk20), N) && tl::in_bounds(row0 + acc_layout::row(tl_tid, tl_chunk20), M) && tl::in_bounds((col0 + acc_layout::col(tl_tid, tl_chunk20)) + 1, N) && tl::is_aligned(tl_ptr21, 8)) {
             float tl_vec22[2];
             #pragma unroll
             for (int tl_v = 0; tl_v < 2; ++tl_v) tl_vec22[tl_v] = acc[tl_chunk20 + tl_v];
@@ -126,7 +126,7 @@ __global__ void __launch_bounds__(128) gemm_kernel(
         } else {
             #pragma unroll
             for (int tl_v = 0; tl_v < 2; ++tl_v) {
-                if (tl::in_bounds(row0 + (acc_layout::row(tl_tid, tl_chunk20 + tl_v)), M) && tl::in_bounds(col0 + (acc_layout::col(tl_tid, tl_chunk20 + tl_v)), N)) C[int64_t(row0 + (acc_layout::row(tl_tid, tl_chunk20 + tl_v))) * N + (col0 + (acc_layout::col(tl_tid, tl_chunk20 + tl_v)))] = acc[tl_chunk20 + tl_v];
+                if (tl::in_bounds(row0 + acc_layout::row(tl_tid, tl_chunk20 + tl_v), M) && tl::in_bounds(col0 + acc_layout::col(tl_tid, tl_chunk20 + tl_v), N)) C[int64_t(row0 + acc_layout::row(tl_tid, tl_chunk20 + tl_v)) * N + (col0 + acc_layout::col(tl_tid, tl_chunk20 + tl_v))] = acc[tl_chunk20 + tl_v];
             }
         }
     }

@@ -149,8 +149,8 @@ __global__ void __launch_bounds__(128) gemm_kernel(
     // copy(acc, C[block.y * 64 +: 64, block.x * 64 +: 64]);  (warp_specialize_no_persistent.tl:19)
     #pragma unroll
     for (int tl_chunk28 = 0; tl_chunk28 < acc_layout::kSlots; tl_chunk28 += 2) {
-        float* tl_ptr29 = &C[int64_t((int(blockIdx.y) * 64) + (acc_layout::row(tl_tid, tl_chunk28))) * N + ((int(blockIdx.x) * 64) + (acc_layout::col(tl_tid, tl_chunk28)))];
-        if (tl::in_bounds((int(blockIdx.y) * 64) + (acc_layout::row(tl_tid, tl_chunk28)), M) && tl::in_bounds((int(blockIdx.x) * 64) + (acc_layout::col(tl_tid, tl_chunk28)), N) && tl::in_bounds((int(blockIdx.y) * 64) + (acc_layout::row(tl_tid, tl_chunk28)), M) && tl::in_bounds(((int(blockIdx.x) * 64) + (acc_layout::col(tl_tid, tl_chunk28))) + 1, N) && tl::is_aligned(tl_ptr29, 8)) {
+        float* tl_ptr29 = &C[int64_t((int(blockIdx.y) * 64) + acc_layout::row(tl_tid, tl_chunk28)) * N + ((int(blockIdx.x) * 64) + acc_layout::col(tl_tid, tl_chunk28))];
+        if (tl::in_bounds((int(blockIdx.y) * 64) + acc_layout::row(tl_tid, tl_chunk28), M) && tl::in_bounds((int(blockIdx.x) * 64) + acc_layout::col(tl_tid, tl_chunk28), N) && tl::in_bounds((int(blockIdx.y) * 64) + acc_layout::row(tl_tid, tl_chunk28), M) && tl::in_bounds(((int(blockIdx.x) * 64) + acc_layout::col(tl_tid, tl_chunk28)) + 1, N) && tl::is_aligned(tl_ptr29, 8)) {
             float tl_vec30[2];
             #pragma unroll
             for (int tl_v = 0; tl_v < 2; ++tl_v) tl_vec30[tl_v] = acc[tl_chunk28 + tl_v];
@@ -158,7 +158,7 @@ __global__ void __launch_bounds__(128) gemm_kernel(
         } else {
             #pragma unroll
             for (int tl_v = 0; tl_v < 2; ++tl_v) {
-                if (tl::in_bounds((int(blockIdx.y) * 64) + (acc_layout::row(tl_tid, tl_chunk28 + tl_v)), M) && tl::in_bounds((int(blockIdx.x) * 64) + (acc_layout::col(tl_tid, tl_chunk28 + tl_v)), N)) C[int64_t((int(blockIdx.y) * 64) + (acc_layout::row(tl_tid, tl_chunk28 + tl_v))) * N + ((int(blockIdx.x) * 64) + (acc_layout::col(tl_tid, tl_chunk28 + tl_v)))] = acc[tl_chunk28 + tl_v];
+                if (tl::in_bounds((int(blockIdx.y) * 64) + acc_layout::row(tl_tid, tl_chunk28 + tl_v), M) && tl::in_bounds((int(blockIdx.x) * 64) + acc_layout::col(tl_tid, tl_chunk28 + tl_v), N)) C[int64_t((int(blockIdx.y) * 64) + acc_layout::row(tl_tid, tl_chunk28 + tl_v)) * N + ((int(blockIdx.x) * 64) + acc_layout::col(tl_tid, tl_chunk28 + tl_v))] = acc[tl_chunk28 + tl_v];
             }
         }
     }
@@ -255,8 +255,8 @@ __global__ void __launch_bounds__(256, 1) gemm_kernel_sm90(
             // copy(acc, C[block.y * 64 +: 64, block.x * 64 +: 64]);  (warp_specialize_no_persistent.tl:19)
             #pragma unroll
             for (int tl_chunk1 = 0; tl_chunk1 < acc_layout::kSlots; tl_chunk1 += 2) {
-                float* tl_ptr2 = &C[int64_t((tl_block_y * 64) + (acc_layout::row(tl_tid, tl_chunk1))) * N + ((tl_block_x * 64) + (acc_layout::col(tl_tid, tl_chunk1)))];
-                if (tl::in_bounds((tl_block_y * 64) + (acc_layout::row(tl_tid, tl_chunk1)), M) && tl::in_bounds((tl_block_x * 64) + (acc_layout::col(tl_tid, tl_chunk1)), N) && tl::in_bounds((tl_block_y * 64) + (acc_layout::row(tl_tid, tl_chunk1)), M) && tl::in_bounds(((tl_block_x * 64) + (acc_layout::col(tl_tid, tl_chunk1))) + 1, N) && tl::is_aligned(tl_ptr2, 8)) {
+                float* tl_ptr2 = &C[int64_t((tl_block_y * 64) + acc_layout::row(tl_tid, tl_chunk1)) * N + ((tl_block_x * 64) + acc_layout::col(tl_tid, tl_chunk1))];
+                if (tl::in_bounds((tl_block_y * 64) + acc_layout::row(tl_tid, tl_chunk1), M) && tl::in_bounds((tl_block_x * 64) + acc_layout::col(tl_tid, tl_chunk1), N) && tl::in_bounds((tl_block_y * 64) + acc_layout::row(tl_tid, tl_chunk1), M) && tl::in_bounds(((tl_block_x * 64) + acc_layout::col(tl_tid, tl_chunk1)) + 1, N) && tl::is_aligned(tl_ptr2, 8)) {
                     float tl_vec3[2];
                     #pragma unroll
                     for (int tl_v = 0; tl_v < 2; ++tl_v) tl_vec3[tl_v] = acc[tl_chunk1 + tl_v];
@@ -264,7 +264,7 @@ __global__ void __launch_bounds__(256, 1) gemm_kernel_sm90(
                 } else {
                     #pragma unroll
                     for (int tl_v = 0; tl_v < 2; ++tl_v) {
-                        if (tl::in_bounds((tl_block_y * 64) + (acc_layout::row(tl_tid, tl_chunk1 + tl_v)), M) && tl::in_bounds((tl_block_x * 64) + (acc_layout::col(tl_tid, tl_chunk1 + tl_v)), N)) C[int64_t((tl_block_y * 64) + (acc_layout::row(tl_tid, tl_chunk1 + tl_v))) * N + ((tl_block_x * 64) + (acc_layout::col(tl_tid, tl_chunk1 + tl_v)))] = acc[tl_chunk1 + tl_v];
+                        if (tl::in_bounds((tl_block_y * 64) + acc_layout::row(tl_tid, tl_chunk1 + tl_v), M) && tl::in_bounds((tl_block_x * 64) + acc_layout::col(tl_tid, tl_chunk1 + tl_v), N)) C[int64_t((tl_block_y * 64) + acc_layout::row(tl_tid, tl_chunk1 + tl_v)) * N + ((tl_block_x * 64) + acc_layout::col(tl_tid, tl_chunk1 + tl_v))] = acc[tl_chunk1 + tl_v];
                     }
                 }
             }

@@ -151,7 +151,7 @@ __global__ void __launch_bounds__(128) gemm_nt_kernel(
                 if (!(acc_layout::valid(tl_tid, tl_s28))) continue;
                 float tl_sum = acc[tl_s28];
                 for (int tl_k = 0; tl_k < 64; ++tl_k)
-                    tl_sum += tl::convert<float>(tl_a.at((acc_layout::flat(tl_tid, (tl_s28 / 4) * 4)) / 68, tl_k)) * tl::convert<float>(tl_b.at(tl_k, ((acc_layout::flat(tl_tid, (tl_s28 / 4) * 4)) % 68) + tl_s28 % 4));
+                    tl_sum += tl::convert<float>(tl_a.at(acc_layout::flat(tl_tid, (tl_s28 / 4) * 4) / 68, tl_k)) * tl::convert<float>(tl_b.at(tl_k, (acc_layout::flat(tl_tid, (tl_s28 / 4) * 4) % 68) + tl_s28 % 4));
                 acc[tl_s28] = tl_sum;
             }
         }
@@ -161,8 +161,8 @@ __global__ void __launch_bounds__(128) gemm_nt_kernel(
     #pragma unroll
     for (int tl_chunk29 = 0; tl_chunk29 < acc_layout::kSlots; tl_chunk29 += 4) {
         if (!(acc_layout::valid(tl_tid, tl_chunk29))) continue;
-        float* tl_ptr30 = &C[int64_t(row0 + ((acc_layout::flat(tl_tid, (tl_chunk29 / 4) * 4)) / 68)) * N + (col0 + (((acc_layout::flat(tl_tid, (tl_chunk29 / 4) * 4)) % 68) + tl_chunk29 % 4))];
-        if (tl::in_bounds(row0 + ((acc_layout::flat(tl_tid, (tl_chunk29 / 4) * 4)) / 68), M) && tl::in_bounds(col0 + (((acc_layout::flat(tl_tid, (tl_chunk29 / 4) * 4)) % 68) + tl_chunk29 % 4), N) && tl::in_bounds(row0 + ((acc_layout::flat(tl_tid, (tl_chunk29 / 4) * 4)) / 68), M) && tl::in_bounds((col0 + (((acc_layout::flat(tl_tid, (tl_chunk29 / 4) * 4)) % 68) + tl_chunk29 % 4)) + 3, N) && tl::is_aligned(tl_ptr30, 16)) {
+        float* tl_ptr30 = &C[int64_t(row0 + (acc_layout::flat(tl_tid, (tl_chunk29 / 4) * 4) / 68)) * N + (col0 + ((acc_layout::flat(tl_tid, (tl_chunk29 / 4) * 4) % 68) + tl_chunk29 % 4))];
+        if (tl::in_bounds(row0 + (acc_layout::flat(tl_tid, (tl_chunk29 / 4) * 4) / 68), M) && tl::in_bounds(col0 + ((acc_layout::flat(tl_tid, (tl_chunk29 / 4) * 4) % 68) + tl_chunk29 % 4), N) && tl::in_bounds(row0 + (acc_layout::flat(tl_tid, (tl_chunk29 / 4) * 4) / 68), M) && tl::in_bounds((col0 + ((acc_layout::flat(tl_tid, (tl_chunk29 / 4) * 4) % 68) + tl_chunk29 % 4)) + 3, N) && tl::is_aligned(tl_ptr30, 16)) {
             float tl_vec31[4];
             #pragma unroll
             for (int tl_v = 0; tl_v < 4; ++tl_v) tl_vec31[tl_v] = acc[tl_chunk29 + tl_v];
@@ -170,7 +170,7 @@ __global__ void __launch_bounds__(128) gemm_nt_kernel(
         } else {
             #pragma unroll
             for (int tl_v = 0; tl_v < 4; ++tl_v) {
-                if (tl::in_bounds(row0 + ((acc_layout::flat(tl_tid, ((tl_chunk29 + tl_v) / 4) * 4)) / 68), M) && tl::in_bounds(col0 + (((acc_layout::flat(tl_tid, ((tl_chunk29 + tl_v) / 4) * 4)) % 68) + (tl_chunk29 + tl_v) % 4), N)) C[int64_t(row0 + ((acc_layout::flat(tl_tid, ((tl_chunk29 + tl_v) / 4) * 4)) / 68)) * N + (col0 + (((acc_layout::flat(tl_tid, ((tl_chunk29 + tl_v) / 4) * 4)) % 68) + (tl_chunk29 + tl_v) % 4))] = acc[tl_chunk29 + tl_v];
+                if (tl::in_bounds(row0 + (acc_layout::flat(tl_tid, ((tl_chunk29 + tl_v) / 4) * 4) / 68), M) && tl::in_bounds(col0 + ((acc_layout::flat(tl_tid, ((tl_chunk29 + tl_v) / 4) * 4) % 68) + (tl_chunk29 + tl_v) % 4), N)) C[int64_t(row0 + (acc_layout::flat(tl_tid, ((tl_chunk29 + tl_v) / 4) * 4) / 68)) * N + (col0 + ((acc_layout::flat(tl_tid, ((tl_chunk29 + tl_v) / 4) * 4) % 68) + (tl_chunk29 + tl_v) % 4))] = acc[tl_chunk29 + tl_v];
             }
         }
     }

@@ -63,8 +63,8 @@ __global__ void __launch_bounds__(128) gemm_kernel(
         // copy(B[k * 64 +: 64, col0 +: 64], b);  (warp_specialize_reject_copy_into_fragment.tl:18)
         #pragma unroll
         for (int tl_chunk7 = 0; tl_chunk7 < b_next_layout::kSlots; tl_chunk7 += 8) {
-            const tl::f16* tl_ptr8 = &B[int64_t((b_next_layout::flat(tl_tid, (tl_chunk7 / 8) * 8)) / 64) * N + (col0 + (((b_next_layout::flat(tl_tid, (tl_chunk7 / 8) * 8)) % 64) + tl_chunk7 % 8))];
-            if (tl::in_bounds((b_next_layout::flat(tl_tid, (tl_chunk7 / 8) * 8)) / 64, K) && tl::in_bounds(col0 + (((b_next_layout::flat(tl_tid, (tl_chunk7 / 8) * 8)) % 64) + tl_chunk7 % 8), N) && tl::in_bounds((b_next_layout::flat(tl_tid, (tl_chunk7 / 8) * 8)) / 64, K) && tl::in_bounds((col0 + (((b_next_layout::flat(tl_tid, (tl_chunk7 / 8) * 8)) % 64) + tl_chunk7 % 8)) + 7, N) && tl::is_aligned(tl_ptr8, 16)) {
+            const tl::f16* tl_ptr8 = &B[int64_t(b_next_layout::flat(tl_tid, (tl_chunk7 / 8) * 8) / 64) * N + (col0 + ((b_next_layout::flat(tl_tid, (tl_chunk7 / 8) * 8) % 64) + tl_chunk7 % 8))];
+            if (tl::in_bounds(b_next_layout::flat(tl_tid, (tl_chunk7 / 8) * 8) / 64, K) && tl::in_bounds(col0 + ((b_next_layout::flat(tl_tid, (tl_chunk7 / 8) * 8) % 64) + tl_chunk7 % 8), N) && tl::in_bounds(b_next_layout::flat(tl_tid, (tl_chunk7 / 8) * 8) / 64, K) && tl::in_bounds((col0 + ((b_next_layout::flat(tl_tid, (tl_chunk7 / 8) * 8) % 64) + tl_chunk7 % 8)) + 7, N) && tl::is_aligned(tl_ptr8, 16)) {
                 tl::f16 tl_vec9[8];
                 tl::load_vector<tl::f16, 8>(tl_vec9, tl_ptr8);
                 #pragma unroll
@@ -72,7 +72,7 @@ __global__ void __launch_bounds__(128) gemm_kernel(
             } else {
                 #pragma unroll
                 for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                    b_next[tl_chunk7 + tl_v] = tl::in_bounds((b_next_layout::flat(tl_tid, ((tl_chunk7 + tl_v) / 8) * 8)) / 64, K) && tl::in_bounds(col0 + (((b_next_layout::flat(tl_tid, ((tl_chunk7 + tl_v) / 8) * 8)) % 64) + (tl_chunk7 + tl_v) % 8), N) ? B[int64_t((b_next_layout::flat(tl_tid, ((tl_chunk7 + tl_v) / 8) * 8)) / 64) * N + (col0 + (((b_next_layout::flat(tl_tid, ((tl_chunk7 + tl_v) / 8) * 8)) % 64) + (tl_chunk7 + tl_v) % 8))] : tl::convert<tl::f16>(0.0f);
+                    b_next[tl_chunk7 + tl_v] = tl::in_bounds(b_next_layout::flat(tl_tid, ((tl_chunk7 + tl_v) / 8) * 8) / 64, K) && tl::in_bounds(col0 + ((b_next_layout::flat(tl_tid, ((tl_chunk7 + tl_v) / 8) * 8) % 64) + (tl_chunk7 + tl_v) % 8), N) ? B[int64_t(b_next_layout::flat(tl_tid, ((tl_chunk7 + tl_v) / 8) * 8) / 64) * N + (col0 + ((b_next_layout::flat(tl_tid, ((tl_chunk7 + tl_v) / 8) * 8) % 64) + (tl_chunk7 + tl_v) % 8))] : tl::convert<tl::f16>(0.0f);
                 }
             }
         }
@@ -115,8 +115,8 @@ __global__ void __launch_bounds__(128) gemm_kernel(
             // copy(B[k * 64 +: 64, col0 +: 64], b);  (warp_specialize_reject_copy_into_fragment.tl:18)
             #pragma unroll
             for (int tl_chunk17 = 0; tl_chunk17 < b_next_layout::kSlots; tl_chunk17 += 8) {
-                const tl::f16* tl_ptr18 = &B[int64_t(((k + 1) * 64) + ((b_next_layout::flat(tl_tid, (tl_chunk17 / 8) * 8)) / 64)) * N + (col0 + (((b_next_layout::flat(tl_tid, (tl_chunk17 / 8) * 8)) % 64) + tl_chunk17 % 8))];
-                if (tl::in_bounds(((k + 1) * 64) + ((b_next_layout::flat(tl_tid, (tl_chunk17 / 8) * 8)) / 64), K) && tl::in_bounds(col0 + (((b_next_layout::flat(tl_tid, (tl_chunk17 / 8) * 8)) % 64) + tl_chunk17 % 8), N) && tl::in_bounds(((k + 1) * 64) + ((b_next_layout::flat(tl_tid, (tl_chunk17 / 8) * 8)) / 64), K) && tl::in_bounds((col0 + (((b_next_layout::flat(tl_tid, (tl_chunk17 / 8) * 8)) % 64) + tl_chunk17 % 8)) + 7, N) && tl::is_aligned(tl_ptr18, 16)) {
+                const tl::f16* tl_ptr18 = &B[int64_t(((k + 1) * 64) + (b_next_layout::flat(tl_tid, (tl_chunk17 / 8) * 8) / 64)) * N + (col0 + ((b_next_layout::flat(tl_tid, (tl_chunk17 / 8) * 8) % 64) + tl_chunk17 % 8))];
+                if (tl::in_bounds(((k + 1) * 64) + (b_next_layout::flat(tl_tid, (tl_chunk17 / 8) * 8) / 64), K) && tl::in_bounds(col0 + ((b_next_layout::flat(tl_tid, (tl_chunk17 / 8) * 8) % 64) + tl_chunk17 % 8), N) && tl::in_bounds(((k + 1) * 64) + (b_next_layout::flat(tl_tid, (tl_chunk17 / 8) * 8) / 64), K) && tl::in_bounds((col0 + ((b_next_layout::flat(tl_tid, (tl_chunk17 / 8) * 8) % 64) + tl_chunk17 % 8)) + 7, N) && tl::is_aligned(tl_ptr18, 16)) {
                     tl::f16 tl_vec19[8];
                     tl::load_vector<tl::f16, 8>(tl_vec19, tl_ptr18);
                     #pragma unroll
@@ -124,7 +124,7 @@ __global__ void __launch_bounds__(128) gemm_kernel(
                 } else {
                     #pragma unroll
                     for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                        b_next[tl_chunk17 + tl_v] = tl::in_bounds(((k + 1) * 64) + ((b_next_layout::flat(tl_tid, ((tl_chunk17 + tl_v) / 8) * 8)) / 64), K) && tl::in_bounds(col0 + (((b_next_layout::flat(tl_tid, ((tl_chunk17 + tl_v) / 8) * 8)) % 64) + (tl_chunk17 + tl_v) % 8), N) ? B[int64_t(((k + 1) * 64) + ((b_next_layout::flat(tl_tid, ((tl_chunk17 + tl_v) / 8) * 8)) / 64)) * N + (col0 + (((b_next_layout::flat(tl_tid, ((tl_chunk17 + tl_v) / 8) * 8)) % 64) + (tl_chunk17 + tl_v) % 8))] : tl::convert<tl::f16>(0.0f);
+                        b_next[tl_chunk17 + tl_v] = tl::in_bounds(((k + 1) * 64) + (b_next_layout::flat(tl_tid, ((tl_chunk17 + tl_v) / 8) * 8) / 64), K) && tl::in_bounds(col0 + ((b_next_layout::flat(tl_tid, ((tl_chunk17 + tl_v) / 8) * 8) % 64) + (tl_chunk17 + tl_v) % 8), N) ? B[int64_t(((k + 1) * 64) + (b_next_layout::flat(tl_tid, ((tl_chunk17 + tl_v) / 8) * 8) / 64)) * N + (col0 + ((b_next_layout::flat(tl_tid, ((tl_chunk17 + tl_v) / 8) * 8) % 64) + (tl_chunk17 + tl_v) % 8))] : tl::convert<tl::f16>(0.0f);
                     }
                 }
             }
@@ -135,7 +135,7 @@ __global__ void __launch_bounds__(128) gemm_kernel(
             __syncthreads();  // the staging buffer may still be read by a previous gemm
             #pragma unroll
             for (int tl_s21 = 0; tl_s21 < b_layout::kSlots; ++tl_s21) {
-                tl_staged20[((b_layout::flat(tl_tid, (tl_s21 / 8) * 8)) / 64) * 72 + (((b_layout::flat(tl_tid, (tl_s21 / 8) * 8)) % 64) + tl_s21 % 8)] = b[tl_s21];
+                tl_staged20[(b_layout::flat(tl_tid, (tl_s21 / 8) * 8) / 64) * 72 + ((b_layout::flat(tl_tid, (tl_s21 / 8) * 8) % 64) + tl_s21 % 8)] = b[tl_s21];
             }
             __syncthreads();
             tl::warp_gemm_mma<64, 64, 64, 2, 2, tl::f16, false, false>(
@@ -147,8 +147,8 @@ __global__ void __launch_bounds__(128) gemm_kernel(
     // copy(acc, C[row0 +: 64, col0 +: 64]);  (warp_specialize_reject_copy_into_fragment.tl:21)
     #pragma unroll
     for (int tl_chunk22 = 0; tl_chunk22 < acc_layout::kSlots; tl_chunk22 += 2) {
-        float* tl_ptr23 = &C[int64_t(row0 + (acc_layout::row(tl_tid, tl_chunk22))) * N + (col0 + (acc_layout::col(tl_tid, tl_chunk22)))];
-        if (tl::in_bounds(row0 + (acc_layout::row(tl_tid, tl_chunk22)), M) && tl::in_bounds(col0 + (acc_layout::col(tl_tid, tl_chunk22)), N) && tl::in_bounds(row0 + (acc_layout::row(tl_tid, tl_chunk22)), M) && tl::in_bounds((col0 + (acc_layout::col(tl_tid, tl_chunk22))) + 1, N) && tl::is_aligned(tl_ptr23, 8)) {
+        float* tl_ptr23 = &C[int64_t(row0 + acc_layout::row(tl_tid, tl_chunk22)) * N + (col0 + acc_layout::col(tl_tid, tl_chunk22))];
+        if (tl::in_bounds(row0 + acc_layout::row(tl_tid, tl_chunk22), M) && tl::in_bounds(col0 + acc_layout::col(tl_tid, tl_chunk22), N) && tl::in_bounds(row0 + acc_layout::row(tl_tid, tl_chunk22), M) && tl::in_bounds((col0 + acc_layout::col(tl_tid, tl_chunk22)) + 1, N) && tl::is_aligned(tl_ptr23, 8)) {
             float tl_vec24[2];
             #pragma unroll
             for (int tl_v = 0; tl_v < 2; ++tl_v) tl_vec24[tl_v] = acc[tl_chunk22 + tl_v];
@@ -156,7 +156,7 @@ __global__ void __launch_bounds__(128) gemm_kernel(
         } else {
             #pragma unroll
             for (int tl_v = 0; tl_v < 2; ++tl_v) {
-                if (tl::in_bounds(row0 + (acc_layout::row(tl_tid, tl_chunk22 + tl_v)), M) && tl::in_bounds(col0 + (acc_layout::col(tl_tid, tl_chunk22 + tl_v)), N)) C[int64_t(row0 + (acc_layout::row(tl_tid, tl_chunk22 + tl_v))) * N + (col0 + (acc_layout::col(tl_tid, tl_chunk22 + tl_v)))] = acc[tl_chunk22 + tl_v];
+                if (tl::in_bounds(row0 + acc_layout::row(tl_tid, tl_chunk22 + tl_v), M) && tl::in_bounds(col0 + acc_layout::col(tl_tid, tl_chunk22 + tl_v), N)) C[int64_t(row0 + acc_layout::row(tl_tid, tl_chunk22 + tl_v)) * N + (col0 + acc_layout::col(tl_tid, tl_chunk22 + tl_v))] = acc[tl_chunk22 + tl_v];
             }
         }
     }

@@ -194,8 +194,8 @@ __global__ void __launch_bounds__(128) gemm_fp8_nn_kernel(
     // copy(acc, C[block.y * 64 +: 64, block.x * 128 +: 128]);  (warp_specialize_reject_fp8_mn_major.tl:18)
     #pragma unroll
     for (int tl_chunk42 = 0; tl_chunk42 < acc_layout::kSlots; tl_chunk42 += 2) {
-        float* tl_ptr43 = &C[int64_t((int(blockIdx.y) * 64) + (acc_layout::row(tl_tid, tl_chunk42))) * N + ((int(blockIdx.x) * 128) + (acc_layout::col(tl_tid, tl_chunk42)))];
-        if (tl::in_bounds((int(blockIdx.y) * 64) + (acc_layout::row(tl_tid, tl_chunk42)), M) && tl::in_bounds((int(blockIdx.x) * 128) + (acc_layout::col(tl_tid, tl_chunk42)), N) && tl::in_bounds((int(blockIdx.y) * 64) + (acc_layout::row(tl_tid, tl_chunk42)), M) && tl::in_bounds(((int(blockIdx.x) * 128) + (acc_layout::col(tl_tid, tl_chunk42))) + 1, N) && tl::is_aligned(tl_ptr43, 8)) {
+        float* tl_ptr43 = &C[int64_t((int(blockIdx.y) * 64) + acc_layout::row(tl_tid, tl_chunk42)) * N + ((int(blockIdx.x) * 128) + acc_layout::col(tl_tid, tl_chunk42))];
+        if (tl::in_bounds((int(blockIdx.y) * 64) + acc_layout::row(tl_tid, tl_chunk42), M) && tl::in_bounds((int(blockIdx.x) * 128) + acc_layout::col(tl_tid, tl_chunk42), N) && tl::in_bounds((int(blockIdx.y) * 64) + acc_layout::row(tl_tid, tl_chunk42), M) && tl::in_bounds(((int(blockIdx.x) * 128) + acc_layout::col(tl_tid, tl_chunk42)) + 1, N) && tl::is_aligned(tl_ptr43, 8)) {
             float tl_vec44[2];
             #pragma unroll
             for (int tl_v = 0; tl_v < 2; ++tl_v) tl_vec44[tl_v] = acc[tl_chunk42 + tl_v];
@@ -203,7 +203,7 @@ __global__ void __launch_bounds__(128) gemm_fp8_nn_kernel(
         } else {
             #pragma unroll
             for (int tl_v = 0; tl_v < 2; ++tl_v) {
-                if (tl::in_bounds((int(blockIdx.y) * 64) + (acc_layout::row(tl_tid, tl_chunk42 + tl_v)), M) && tl::in_bounds((int(blockIdx.x) * 128) + (acc_layout::col(tl_tid, tl_chunk42 + tl_v)), N)) C[int64_t((int(blockIdx.y) * 64) + (acc_layout::row(tl_tid, tl_chunk42 + tl_v))) * N + ((int(blockIdx.x) * 128) + (acc_layout::col(tl_tid, tl_chunk42 + tl_v)))] = acc[tl_chunk42 + tl_v];
+                if (tl::in_bounds((int(blockIdx.y) * 64) + acc_layout::row(tl_tid, tl_chunk42 + tl_v), M) && tl::in_bounds((int(blockIdx.x) * 128) + acc_layout::col(tl_tid, tl_chunk42 + tl_v), N)) C[int64_t((int(blockIdx.y) * 64) + acc_layout::row(tl_tid, tl_chunk42 + tl_v)) * N + ((int(blockIdx.x) * 128) + acc_layout::col(tl_tid, tl_chunk42 + tl_v))] = acc[tl_chunk42 + tl_v];
             }
         }
     }

@@ -133,8 +133,8 @@ __global__ void __launch_bounds__(128) gemm_kernel(
     // copy(acc, C[row0 +: 64, col0 +: 64]);  (warp_specialize_reject_loaded_twice.tl:22)
     #pragma unroll
     for (int tl_chunk24 = 0; tl_chunk24 < acc_layout::kSlots; tl_chunk24 += 2) {
-        float* tl_ptr25 = &C[int64_t(row0 + (acc_layout::row(tl_tid, tl_chunk24))) * N + (col0 + (acc_layout::col(tl_tid, tl_chunk24)))];
-        if (tl::in_bounds(row0 + (acc_layout::row(tl_tid, tl_chunk24)), M) && tl::in_bounds(col0 + (acc_layout::col(tl_tid, tl_chunk24)), N) && tl::in_bounds(row0 + (acc_layout::row(tl_tid, tl_chunk24)), M) && tl::in_bounds((col0 + (acc_layout::col(tl_tid, tl_chunk24))) + 1, N) && tl::is_aligned(tl_ptr25, 8)) {
+        float* tl_ptr25 = &C[int64_t(row0 + acc_layout::row(tl_tid, tl_chunk24)) * N + (col0 + acc_layout::col(tl_tid, tl_chunk24))];
+        if (tl::in_bounds(row0 + acc_layout::row(tl_tid, tl_chunk24), M) && tl::in_bounds(col0 + acc_layout::col(tl_tid, tl_chunk24), N) && tl::in_bounds(row0 + acc_layout::row(tl_tid, tl_chunk24), M) && tl::in_bounds((col0 + acc_layout::col(tl_tid, tl_chunk24)) + 1, N) && tl::is_aligned(tl_ptr25, 8)) {
             float tl_vec26[2];
             #pragma unroll
             for (int tl_v = 0; tl_v < 2; ++tl_v) tl_vec26[tl_v] = acc[tl_chunk24 + tl_v];
@@ -142,7 +142,7 @@ __global__ void __launch_bounds__(128) gemm_kernel(
         } else {
             #pragma unroll
             for (int tl_v = 0; tl_v < 2; ++tl_v) {
-                if (tl::in_bounds(row0 + (acc_layout::row(tl_tid, tl_chunk24 + tl_v)), M) && tl::in_bounds(col0 + (acc_layout::col(tl_tid, tl_chunk24 + tl_v)), N)) C[int64_t(row0 + (acc_layout::row(tl_tid, tl_chunk24 + tl_v))) * N + (col0 + (acc_layout::col(tl_tid, tl_chunk24 + tl_v)))] = acc[tl_chunk24 + tl_v];
+                if (tl::in_bounds(row0 + acc_layout::row(tl_tid, tl_chunk24 + tl_v), M) && tl::in_bounds(col0 + acc_layout::col(tl_tid, tl_chunk24 + tl_v), N)) C[int64_t(row0 + acc_layout::row(tl_tid, tl_chunk24 + tl_v)) * N + (col0 + acc_layout::col(tl_tid, tl_chunk24 + tl_v))] = acc[tl_chunk24 + tl_v];
             }
         }
     }

@@ -143,8 +143,8 @@ __global__ void __launch_bounds__(128) gemm_kernel(
     // copy(acc, C[block.y * 64 +: 64, block.x * 32 +: 32]);  (warp_specialize_reject_mn_major_narrow.tl:20)
     #pragma unroll
     for (int tl_chunk28 = 0; tl_chunk28 < acc_layout::kSlots; tl_chunk28 += 2) {
-        float* tl_ptr29 = &C[int64_t((int(blockIdx.y) * 64) + (acc_layout::row(tl_tid, tl_chunk28))) * N + ((int(blockIdx.x) * 32) + (acc_layout::col(tl_tid, tl_chunk28)))];
-        if (tl::in_bounds((int(blockIdx.y) * 64) + (acc_layout::row(tl_tid, tl_chunk28)), M) && tl::in_bounds((int(blockIdx.x) * 32) + (acc_layout::col(tl_tid, tl_chunk28)), N) && tl::in_bounds((int(blockIdx.y) * 64) + (acc_layout::row(tl_tid, tl_chunk28)), M) && tl::in_bounds(((int(blockIdx.x) * 32) + (acc_layout::col(tl_tid, tl_chunk28))) + 1, N) && tl::is_aligned(tl_ptr29, 8)) {
+        float* tl_ptr29 = &C[int64_t((int(blockIdx.y) * 64) + acc_layout::row(tl_tid, tl_chunk28)) * N + ((int(blockIdx.x) * 32) + acc_layout::col(tl_tid, tl_chunk28))];
+        if (tl::in_bounds((int(blockIdx.y) * 64) + acc_layout::row(tl_tid, tl_chunk28), M) && tl::in_bounds((int(blockIdx.x) * 32) + acc_layout::col(tl_tid, tl_chunk28), N) && tl::in_bounds((int(blockIdx.y) * 64) + acc_layout::row(tl_tid, tl_chunk28), M) && tl::in_bounds(((int(blockIdx.x) * 32) + acc_layout::col(tl_tid, tl_chunk28)) + 1, N) && tl::is_aligned(tl_ptr29, 8)) {
             float tl_vec30[2];
             #pragma unroll
             for (int tl_v = 0; tl_v < 2; ++tl_v) tl_vec30[tl_v] = acc[tl_chunk28 + tl_v];
@@ -152,7 +152,7 @@ __global__ void __launch_bounds__(128) gemm_kernel(
         } else {
             #pragma unroll
             for (int tl_v = 0; tl_v < 2; ++tl_v) {
-                if (tl::in_bounds((int(blockIdx.y) * 64) + (acc_layout::row(tl_tid, tl_chunk28 + tl_v)), M) && tl::in_bounds((int(blockIdx.x) * 32) + (acc_layout::col(tl_tid, tl_chunk28 + tl_v)), N)) C[int64_t((int(blockIdx.y) * 64) + (acc_layout::row(tl_tid, tl_chunk28 + tl_v))) * N + ((int(blockIdx.x) * 32) + (acc_layout::col(tl_tid, tl_chunk28 + tl_v)))] = acc[tl_chunk28 + tl_v];
+                if (tl::in_bounds((int(blockIdx.y) * 64) + acc_layout::row(tl_tid, tl_chunk28 + tl_v), M) && tl::in_bounds((int(blockIdx.x) * 32) + acc_layout::col(tl_tid, tl_chunk28 + tl_v), N)) C[int64_t((int(blockIdx.y) * 64) + acc_layout::row(tl_tid, tl_chunk28 + tl_v)) * N + ((int(blockIdx.x) * 32) + acc_layout::col(tl_tid, tl_chunk28 + tl_v))] = acc[tl_chunk28 + tl_v];
             }
         }
     }

@@ -86,8 +86,8 @@ __global__ void __launch_bounds__(128) reload_kernel(
     // copy(acc, C[block.x * 64 +: 64, 0 +: 64]);  (warp_specialize_reject_no_gemm.tl:16)
     #pragma unroll
     for (int tl_chunk14 = 0; tl_chunk14 < acc_layout::kSlots; tl_chunk14 += 4) {
-        float* tl_ptr15 = &C[int64_t((int(blockIdx.x) * 64) + ((acc_layout::flat(tl_tid, (tl_chunk14 / 8) * 8)) / 64)) * 64 + (((acc_layout::flat(tl_tid, (tl_chunk14 / 8) * 8)) % 64) + tl_chunk14 % 8)];
-        if (tl::in_bounds((int(blockIdx.x) * 64) + ((acc_layout::flat(tl_tid, (tl_chunk14 / 8) * 8)) / 64), M) && tl::in_bounds(((acc_layout::flat(tl_tid, (tl_chunk14 / 8) * 8)) % 64) + tl_chunk14 % 8, 64) && tl::in_bounds((int(blockIdx.x) * 64) + ((acc_layout::flat(tl_tid, (tl_chunk14 / 8) * 8)) / 64), M) && tl::in_bounds((((acc_layout::flat(tl_tid, (tl_chunk14 / 8) * 8)) % 64) + tl_chunk14 % 8) + 3, 64) && tl::is_aligned(tl_ptr15, 16)) {
+        float* tl_ptr15 = &C[int64_t((int(blockIdx.x) * 64) + (acc_layout::flat(tl_tid, (tl_chunk14 / 8) * 8) / 64)) * 64 + ((acc_layout::flat(tl_tid, (tl_chunk14 / 8) * 8) % 64) + tl_chunk14 % 8)];
+        if (tl::in_bounds((int(blockIdx.x) * 64) + (acc_layout::flat(tl_tid, (tl_chunk14 / 8) * 8) / 64), M) && tl::in_bounds((acc_layout::flat(tl_tid, (tl_chunk14 / 8) * 8) % 64) + tl_chunk14 % 8, 64) && tl::in_bounds((int(blockIdx.x) * 64) + (acc_layout::flat(tl_tid, (tl_chunk14 / 8) * 8) / 64), M) && tl::in_bounds(((acc_layout::flat(tl_tid, (tl_chunk14 / 8) * 8) % 64) + tl_chunk14 % 8) + 3, 64) && tl::is_aligned(tl_ptr15, 16)) {
             float tl_vec16[4];
             #pragma unroll
             for (int tl_v = 0; tl_v < 4; ++tl_v) tl_vec16[tl_v] = acc[tl_chunk14 + tl_v];
@@ -95,7 +95,7 @@ __global__ void __launch_bounds__(128) reload_kernel(
         } else {
             #pragma unroll
             for (int tl_v = 0; tl_v < 4; ++tl_v) {
-                if (tl::in_bounds((int(blockIdx.x) * 64) + ((acc_layout::flat(tl_tid, ((tl_chunk14 + tl_v) / 8) * 8)) / 64), M) && tl::in_bounds(((acc_layout::flat(tl_tid, ((tl_chunk14 + tl_v) / 8) * 8)) % 64) + (tl_chunk14 + tl_v) % 8, 64)) C[int64_t((int(blockIdx.x) * 64) + ((acc_layout::flat(tl_tid, ((tl_chunk14 + tl_v) / 8) * 8)) / 64)) * 64 + (((acc_layout::flat(tl_tid, ((tl_chunk14 + tl_v) / 8) * 8)) % 64) + (tl_chunk14 + tl_v) % 8)] = acc[tl_chunk14 + tl_v];
+                if (tl::in_bounds((int(blockIdx.x) * 64) + (acc_layout::flat(tl_tid, ((tl_chunk14 + tl_v) / 8) * 8) / 64), M) && tl::in_bounds((acc_layout::flat(tl_tid, ((tl_chunk14 + tl_v) / 8) * 8) % 64) + (tl_chunk14 + tl_v) % 8, 64)) C[int64_t((int(blockIdx.x) * 64) + (acc_layout::flat(tl_tid, ((tl_chunk14 + tl_v) / 8) * 8) / 64)) * 64 + ((acc_layout::flat(tl_tid, ((tl_chunk14 + tl_v) / 8) * 8) % 64) + (tl_chunk14 + tl_v) % 8)] = acc[tl_chunk14 + tl_v];
             }
         }
     }

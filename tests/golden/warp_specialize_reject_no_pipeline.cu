@@ -75,8 +75,8 @@ __global__ void __launch_bounds__(128) gemm_kernel(
     // copy(acc, C[row0 +: 64, col0 +: 64]);  (warp_specialize_reject_no_pipeline.tl:22)
     #pragma unroll
     for (int tl_chunk10 = 0; tl_chunk10 < acc_layout::kSlots; tl_chunk10 += 2) {
-        float* tl_ptr11 = &C[int64_t(row0 + (acc_layout::row(tl_tid, tl_chunk10))) * N + (col0 + (acc_layout::col(tl_tid, tl_chunk10)))];
-        if (tl::in_bounds(row0 + (acc_layout::row(tl_tid, tl_chunk10)), M) && tl::in_bounds(col0 + (acc_layout::col(tl_tid, tl_chunk10)), N) && tl::in_bounds(row0 + (acc_layout::row(tl_tid, tl_chunk10)), M) && tl::in_bounds((col0 + (acc_layout::col(tl_tid, tl_chunk10))) + 1, N) && tl::is_aligned(tl_ptr11, 8)) {
+        float* tl_ptr11 = &C[int64_t(row0 + acc_layout::row(tl_tid, tl_chunk10)) * N + (col0 + acc_layout::col(tl_tid, tl_chunk10))];
+        if (tl::in_bounds(row0 + acc_layout::row(tl_tid, tl_chunk10), M) && tl::in_bounds(col0 + acc_layout::col(tl_tid, tl_chunk10), N) && tl::in_bounds(row0 + acc_layout::row(tl_tid, tl_chunk10), M) && tl::in_bounds((col0 + acc_layout::col(tl_tid, tl_chunk10)) + 1, N) && tl::is_aligned(tl_ptr11, 8)) {
             float tl_vec12[2];
             #pragma unroll
             for (int tl_v = 0; tl_v < 2; ++tl_v) tl_vec12[tl_v] = acc[tl_chunk10 + tl_v];
@@ -84,7 +84,7 @@ __global__ void __launch_bounds__(128) gemm_kernel(
         } else {
             #pragma unroll
             for (int tl_v = 0; tl_v < 2; ++tl_v) {
-                if (tl::in_bounds(row0 + (acc_layout::row(tl_tid, tl_chunk10 + tl_v)), M) && tl::in_bounds(col0 + (acc_layout::col(tl_tid, tl_chunk10 + tl_v)), N)) C[int64_t(row0 + (acc_layout::row(tl_tid, tl_chunk10 + tl_v))) * N + (col0 + (acc_layout::col(tl_tid, tl_chunk10 + tl_v)))] = acc[tl_chunk10 + tl_v];
+                if (tl::in_bounds(row0 + acc_layout::row(tl_tid, tl_chunk10 + tl_v), M) && tl::in_bounds(col0 + acc_layout::col(tl_tid, tl_chunk10 + tl_v), N)) C[int64_t(row0 + acc_layout::row(tl_tid, tl_chunk10 + tl_v)) * N + (col0 + acc_layout::col(tl_tid, tl_chunk10 + tl_v))] = acc[tl_chunk10 + tl_v];
             }
         }
     }

@@ -109,8 +109,8 @@ __global__ void __launch_bounds__(128) gemm_kernel(
     // copy(acc, C[row0 +: 64, col0 +: 64]);  (warp_specialize_reject_not_a_box.tl:22)
     #pragma unroll
     for (int tl_chunk18 = 0; tl_chunk18 < acc_layout::kSlots; tl_chunk18 += 2) {
-        float* tl_ptr19 = &C[int64_t(row0 + (acc_layout::row(tl_tid, tl_chunk18))) * N + (col0 + (acc_layout::col(tl_tid, tl_chunk18)))];
-        if (tl::in_bounds(row0 + (acc_layout::row(tl_tid, tl_chunk18)), M) && tl::in_bounds(col0 + (acc_layout::col(tl_tid, tl_chunk18)), N) && tl::in_bounds(row0 + (acc_layout::row(tl_tid, tl_chunk18)), M) && tl::in_bounds((col0 + (acc_layout::col(tl_tid, tl_chunk18))) + 1, N) && tl::is_aligned(tl_ptr19, 8)) {
+        float* tl_ptr19 = &C[int64_t(row0 + acc_layout::row(tl_tid, tl_chunk18)) * N + (col0 + acc_layout::col(tl_tid, tl_chunk18))];
+        if (tl::in_bounds(row0 + acc_layout::row(tl_tid, tl_chunk18), M) && tl::in_bounds(col0 + acc_layout::col(tl_tid, tl_chunk18), N) && tl::in_bounds(row0 + acc_layout::row(tl_tid, tl_chunk18), M) && tl::in_bounds((col0 + acc_layout::col(tl_tid, tl_chunk18)) + 1, N) && tl::is_aligned(tl_ptr19, 8)) {
             float tl_vec20[2];
             #pragma unroll
             for (int tl_v = 0; tl_v < 2; ++tl_v) tl_vec20[tl_v] = acc[tl_chunk18 + tl_v];
@@ -118,7 +118,7 @@ __global__ void __launch_bounds__(128) gemm_kernel(
         } else {
             #pragma unroll
             for (int tl_v = 0; tl_v < 2; ++tl_v) {
-                if (tl::in_bounds(row0 + (acc_layout::row(tl_tid, tl_chunk18 + tl_v)), M) && tl::in_bounds(col0 + (acc_layout::col(tl_tid, tl_chunk18 + tl_v)), N)) C[int64_t(row0 + (acc_layout::row(tl_tid, tl_chunk18 + tl_v))) * N + (col0 + (acc_layout::col(tl_tid, tl_chunk18 + tl_v)))] = acc[tl_chunk18 + tl_v];
+                if (tl::in_bounds(row0 + acc_layout::row(tl_tid, tl_chunk18 + tl_v), M) && tl::in_bounds(col0 + acc_layout::col(tl_tid, tl_chunk18 + tl_v), N)) C[int64_t(row0 + acc_layout::row(tl_tid, tl_chunk18 + tl_v)) * N + (col0 + acc_layout::col(tl_tid, tl_chunk18 + tl_v))] = acc[tl_chunk18 + tl_v];
             }
         }
     }

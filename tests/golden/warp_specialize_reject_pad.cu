@@ -145,8 +145,8 @@ __global__ void __launch_bounds__(128) gemm_kernel(
     // copy(acc, C[row0 +: 64, col0 +: 64]);  (warp_specialize_reject_pad.tl:21)
     #pragma unroll
     for (int tl_chunk28 = 0; tl_chunk28 < acc_layout::kSlots; tl_chunk28 += 2) {
-        float* tl_ptr29 = &C[int64_t(row0 + (acc_layout::row(tl_tid, tl_chunk28))) * N + (col0 + (acc_layout::col(tl_tid, tl_chunk28)))];
-        if (tl::in_bounds(row0 + (acc_layout::row(tl_tid, tl_chunk28)), M) && tl::in_bounds(col0 + (acc_layout::col(tl_tid, tl_chunk28)), N) && tl::in_bounds(row0 + (acc_layout::row(tl_tid, tl_chunk28)), M) && tl::in_bounds((col0 + (acc_layout::col(tl_tid, tl_chunk28))) + 1, N) && tl::is_aligned(tl_ptr29, 8)) {
+        float* tl_ptr29 = &C[int64_t(row0 + acc_layout::row(tl_tid, tl_chunk28)) * N + (col0 + acc_layout::col(tl_tid, tl_chunk28))];
+        if (tl::in_bounds(row0 + acc_layout::row(tl_tid, tl_chunk28), M) && tl::in_bounds(col0 + acc_layout::col(tl_tid, tl_chunk28), N) && tl::in_bounds(row0 + acc_layout::row(tl_tid, tl_chunk28), M) && tl::in_bounds((col0 + acc_layout::col(tl_tid, tl_chunk28)) + 1, N) && tl::is_aligned(tl_ptr29, 8)) {
             float tl_vec30[2];
             #pragma unroll
             for (int tl_v = 0; tl_v < 2; ++tl_v) tl_vec30[tl_v] = acc[tl_chunk28 + tl_v];
@@ -154,7 +154,7 @@ __global__ void __launch_bounds__(128) gemm_kernel(
         } else {
             #pragma unroll
             for (int tl_v = 0; tl_v < 2; ++tl_v) {
-                if (tl::in_bounds(row0 + (acc_layout::row(tl_tid, tl_chunk28 + tl_v)), M) && tl::in_bounds(col0 + (acc_layout::col(tl_tid, tl_chunk28 + tl_v)), N)) C[int64_t(row0 + (acc_layout::row(tl_tid, tl_chunk28 + tl_v))) * N + (col0 + (acc_layout::col(tl_tid, tl_chunk28 + tl_v)))] = acc[tl_chunk28 + tl_v];
+                if (tl::in_bounds(row0 + acc_layout::row(tl_tid, tl_chunk28 + tl_v), M) && tl::in_bounds(col0 + acc_layout::col(tl_tid, tl_chunk28 + tl_v), N)) C[int64_t(row0 + acc_layout::row(tl_tid, tl_chunk28 + tl_v)) * N + (col0 + acc_layout::col(tl_tid, tl_chunk28 + tl_v))] = acc[tl_chunk28 + tl_v];
             }
         }
     }

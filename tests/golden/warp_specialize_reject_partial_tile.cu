@@ -115,8 +115,8 @@ __global__ void __launch_bounds__(128) gemm_kernel(
     // copy(acc, C[row0 +: 64, col0 +: 64]);  (warp_specialize_reject_partial_tile.tl:21)
     #pragma unroll
     for (int tl_chunk19 = 0; tl_chunk19 < acc_layout::kSlots; tl_chunk19 += 2) {
-        float* tl_ptr20 = &C[int64_t(row0 + (acc_layout::row(tl_tid, tl_chunk19))) * N + (col0 + (acc_layout::col(tl_tid, tl_chunk19)))];
-        if (tl::in_bounds(row0 + (acc_layout::row(tl_tid, tl_chunk19)), M) && tl::in_bounds(col0 + (acc_layout::col(tl_tid, tl_chunk19)), N) && tl::in_bounds(row0 + (acc_layout::row(tl_tid, tl_chunk19)), M) && tl::in_bounds((col0 + (acc_layout::col(tl_tid, tl_chunk19))) + 1, N) && tl::is_aligned(tl_ptr20, 8)) {
+        float* tl_ptr20 = &C[int64_t(row0 + acc_layout::row(tl_tid, tl_chunk19)) * N + (col0 + acc_layout::col(tl_tid, tl_chunk19))];
+        if (tl::in_bounds(row0 + acc_layout::row(tl_tid, tl_chunk19), M) && tl::in_bounds(col0 + acc_layout::col(tl_tid, tl_chunk19), N) && tl::in_bounds(row0 + acc_layout::row(tl_tid, tl_chunk19), M) && tl::in_bounds((col0 + acc_layout::col(tl_tid, tl_chunk19)) + 1, N) && tl::is_aligned(tl_ptr20, 8)) {
             float tl_vec21[2];
             #pragma unroll
             for (int tl_v = 0; tl_v < 2; ++tl_v) tl_vec21[tl_v] = acc[tl_chunk19 + tl_v];
@@ -124,7 +124,7 @@ __global__ void __launch_bounds__(128) gemm_kernel(
         } else {
             #pragma unroll
             for (int tl_v = 0; tl_v < 2; ++tl_v) {
-                if (tl::in_bounds(row0 + (acc_layout::row(tl_tid, tl_chunk19 + tl_v)), M) && tl::in_bounds(col0 + (acc_layout::col(tl_tid, tl_chunk19 + tl_v)), N)) C[int64_t(row0 + (acc_layout::row(tl_tid, tl_chunk19 + tl_v))) * N + (col0 + (acc_layout::col(tl_tid, tl_chunk19 + tl_v)))] = acc[tl_chunk19 + tl_v];
+                if (tl::in_bounds(row0 + acc_layout::row(tl_tid, tl_chunk19 + tl_v), M) && tl::in_bounds(col0 + acc_layout::col(tl_tid, tl_chunk19 + tl_v), N)) C[int64_t(row0 + acc_layout::row(tl_tid, tl_chunk19 + tl_v)) * N + (col0 + acc_layout::col(tl_tid, tl_chunk19 + tl_v))] = acc[tl_chunk19 + tl_v];
             }
         }
     }

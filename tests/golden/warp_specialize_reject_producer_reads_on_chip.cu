@@ -157,8 +157,8 @@ __global__ void __launch_bounds__(128) gemm_kernel(
     // copy(acc, C[row0 +: 64, col0 +: 64]);  (warp_specialize_reject_producer_reads_on_chip.tl:25)
     #pragma unroll
     for (int tl_chunk30 = 0; tl_chunk30 < acc_layout::kSlots; tl_chunk30 += 2) {
-        float* tl_ptr31 = &C[int64_t(row0 + (acc_layout::row(tl_tid, tl_chunk30))) * N + (col0 + (acc_layout::col(tl_tid, tl_chunk30)))];
-        if (tl::in_bounds(row0 + (acc_layout::row(tl_tid, tl_chunk30)), M) && tl::in_bounds(col0 + (acc_layout::col(tl_tid, tl_chunk30)), N) && tl::in_bounds(row0 + (acc_layout::row(tl_tid, tl_chunk30)), M) && tl::in_bounds((col0 + (acc_layout::col(tl_tid, tl_chunk30))) + 1, N) && tl::is_aligned(tl_ptr31, 8)) {
+        float* tl_ptr31 = &C[int64_t(row0 + acc_layout::row(tl_tid, tl_chunk30)) * N + (col0 + acc_layout::col(tl_tid, tl_chunk30))];
+        if (tl::in_bounds(row0 + acc_layout::row(tl_tid, tl_chunk30), M) && tl::in_bounds(col0 + acc_layout::col(tl_tid, tl_chunk30), N) && tl::in_bounds(row0 + acc_layout::row(tl_tid, tl_chunk30), M) && tl::in_bounds((col0 + acc_layout::col(tl_tid, tl_chunk30)) + 1, N) && tl::is_aligned(tl_ptr31, 8)) {
             float tl_vec32[2];
             #pragma unroll
             for (int tl_v = 0; tl_v < 2; ++tl_v) tl_vec32[tl_v] = acc[tl_chunk30 + tl_v];
@@ -166,7 +166,7 @@ __global__ void __launch_bounds__(128) gemm_kernel(
         } else {
             #pragma unroll
             for (int tl_v = 0; tl_v < 2; ++tl_v) {
-                if (tl::in_bounds(row0 + (acc_layout::row(tl_tid, tl_chunk30 + tl_v)), M) && tl::in_bounds(col0 + (acc_layout::col(tl_tid, tl_chunk30 + tl_v)), N)) C[int64_t(row0 + (acc_layout::row(tl_tid, tl_chunk30 + tl_v))) * N + (col0 + (acc_layout::col(tl_tid, tl_chunk30 + tl_v)))] = acc[tl_chunk30 + tl_v];
+                if (tl::in_bounds(row0 + acc_layout::row(tl_tid, tl_chunk30 + tl_v), M) && tl::in_bounds(col0 + acc_layout::col(tl_tid, tl_chunk30 + tl_v), N)) C[int64_t(row0 + acc_layout::row(tl_tid, tl_chunk30 + tl_v)) * N + (col0 + acc_layout::col(tl_tid, tl_chunk30 + tl_v))] = acc[tl_chunk30 + tl_v];
             }
         }
     }

@@ -105,8 +105,8 @@ __global__ void __launch_bounds__(256) scaled_kernel(
     // copy(acc, C[row0 +: 128, col0 +: 64]);  (warp_specialize_reject_register_operand.tl:25)
     #pragma unroll
     for (int tl_chunk15 = 0; tl_chunk15 < acc_layout::kSlots; tl_chunk15 += 2) {
-        float* tl_ptr16 = &C[int64_t(row0 + (acc_layout::row(tl_tid, tl_chunk15))) * N + (col0 + (acc_layout::col(tl_tid, tl_chunk15)))];
-        if (tl::in_bounds(row0 + (acc_layout::row(tl_tid, tl_chunk15)), M) && tl::in_bounds(col0 + (acc_layout::col(tl_tid, tl_chunk15)), N) && tl::in_bounds(row0 + (acc_layout::row(tl_tid, tl_chunk15)), M) && tl::in_bounds((col0 + (acc_layout::col(tl_tid, tl_chunk15))) + 1, N) && tl::is_aligned(tl_ptr16, 8)) {
+        float* tl_ptr16 = &C[int64_t(row0 + acc_layout::row(tl_tid, tl_chunk15)) * N + (col0 + acc_layout::col(tl_tid, tl_chunk15))];
+        if (tl::in_bounds(row0 + acc_layout::row(tl_tid, tl_chunk15), M) && tl::in_bounds(col0 + acc_layout::col(tl_tid, tl_chunk15), N) && tl::in_bounds(row0 + acc_layout::row(tl_tid, tl_chunk15), M) && tl::in_bounds((col0 + acc_layout::col(tl_tid, tl_chunk15)) + 1, N) && tl::is_aligned(tl_ptr16, 8)) {
             float tl_vec17[2];
             #pragma unroll
             for (int tl_v = 0; tl_v < 2; ++tl_v) tl_vec17[tl_v] = acc[tl_chunk15 + tl_v];
@@ -114,7 +114,7 @@ __global__ void __launch_bounds__(256) scaled_kernel(
         } else {
             #pragma unroll
             for (int tl_v = 0; tl_v < 2; ++tl_v) {
-                if (tl::in_bounds(row0 + (acc_layout::row(tl_tid, tl_chunk15 + tl_v)), M) && tl::in_bounds(col0 + (acc_layout::col(tl_tid, tl_chunk15 + tl_v)), N)) C[int64_t(row0 + (acc_layout::row(tl_tid, tl_chunk15 + tl_v))) * N + (col0 + (acc_layout::col(tl_tid, tl_chunk15 + tl_v)))] = acc[tl_chunk15 + tl_v];
+                if (tl::in_bounds(row0 + acc_layout::row(tl_tid, tl_chunk15 + tl_v), M) && tl::in_bounds(col0 + acc_layout::col(tl_tid, tl_chunk15 + tl_v), N)) C[int64_t(row0 + acc_layout::row(tl_tid, tl_chunk15 + tl_v)) * N + (col0 + acc_layout::col(tl_tid, tl_chunk15 + tl_v))] = acc[tl_chunk15 + tl_v];
             }
         }
     }

@@ -156,7 +156,7 @@ __global__ void __launch_bounds__(128) gemm_kernel(
             for (int tl_s28 = 0; tl_s28 < acc_layout::kSlots; ++tl_s28) {
                 float tl_sum = acc[tl_s28];
                 for (int tl_k = 0; tl_k < 24; ++tl_k)
-                    tl_sum += tl::convert<float>(tl_a.at((acc_layout::flat(tl_tid, (tl_s28 / 8) * 8)) / 64, tl_k)) * tl::convert<float>(tl_b.at(tl_k, ((acc_layout::flat(tl_tid, (tl_s28 / 8) * 8)) % 64) + tl_s28 % 8));
+                    tl_sum += tl::convert<float>(tl_a.at(acc_layout::flat(tl_tid, (tl_s28 / 8) * 8) / 64, tl_k)) * tl::convert<float>(tl_b.at(tl_k, (acc_layout::flat(tl_tid, (tl_s28 / 8) * 8) % 64) + tl_s28 % 8));
                 acc[tl_s28] = tl_sum;
             }
         }
@@ -165,8 +165,8 @@ __global__ void __launch_bounds__(128) gemm_kernel(
     // copy(acc, C[block.y * 64 +: 64, block.x * 64 +: 64]);  (warp_specialize_reject_row_bytes.tl:20)
     #pragma unroll
     for (int tl_chunk29 = 0; tl_chunk29 < acc_layout::kSlots; tl_chunk29 += 4) {
-        float* tl_ptr30 = &C[int64_t((int(blockIdx.y) * 64) + ((acc_layout::flat(tl_tid, (tl_chunk29 / 8) * 8)) / 64)) * N + ((int(blockIdx.x) * 64) + (((acc_layout::flat(tl_tid, (tl_chunk29 / 8) * 8)) % 64) + tl_chunk29 % 8))];
-        if (tl::in_bounds((int(blockIdx.y) * 64) + ((acc_layout::flat(tl_tid, (tl_chunk29 / 8) * 8)) / 64), M) && tl::in_bounds((int(blockIdx.x) * 64) + (((acc_layout::flat(tl_tid, (tl_chunk29 / 8) * 8)) % 64) + tl_chunk29 % 8), N) && tl::in_bounds((int(blockIdx.y) * 64) + ((acc_layout::flat(tl_tid, (tl_chunk29 / 8) * 8)) / 64), M) && tl::in_bounds(((int(blockIdx.x) * 64) + (((acc_layout::flat(tl_tid, (tl_chunk29 / 8) * 8)) % 64) + tl_chunk29 % 8)) + 3, N) && tl::is_aligned(tl_ptr30, 16)) {
+        float* tl_ptr30 = &C[int64_t((int(blockIdx.y) * 64) + (acc_layout::flat(tl_tid, (tl_chunk29 / 8) * 8) / 64)) * N + ((int(blockIdx.x) * 64) + ((acc_layout::flat(tl_tid, (tl_chunk29 / 8) * 8) % 64) + tl_chunk29 % 8))];
+        if (tl::in_bounds((int(blockIdx.y) * 64) + (acc_layout::flat(tl_tid, (tl_chunk29 / 8) * 8) / 64), M) && tl::in_bounds((int(blockIdx.x) * 64) + ((acc_layout::flat(tl_tid, (tl_chunk29 / 8) * 8) % 64) + tl_chunk29 % 8), N) && tl::in_bounds((int(blockIdx.y) * 64) + (acc_layout::flat(tl_tid, (tl_chunk29 / 8) * 8) / 64), M) && tl::in_bounds(((int(blockIdx.x) * 64) + ((acc_layout::flat(tl_tid, (tl_chunk29 / 8) * 8) % 64) + tl_chunk29 % 8)) + 3, N) && tl::is_aligned(tl_ptr30, 16)) {
             float tl_vec31[4];
             #pragma unroll
             for (int tl_v = 0; tl_v < 4; ++tl_v) tl_vec31[tl_v] = acc[tl_chunk29 + tl_v];
@@ -174,7 +174,7 @@ __global__ void __launch_bounds__(128) gemm_kernel(
         } else {
             #pragma unroll
             for (int tl_v = 0; tl_v < 4; ++tl_v) {
-                if (tl::in_bounds((int(blockIdx.y) * 64) + ((acc_layout::flat(tl_tid, ((tl_chunk29 + tl_v) / 8) * 8)) / 64), M) && tl::in_bounds((int(blockIdx.x) * 64) + (((acc_layout::flat(tl_tid, ((tl_chunk29 + tl_v) / 8) * 8)) % 64) + (tl_chunk29 + tl_v) % 8), N)) C[int64_t((int(blockIdx.y) * 64) + ((acc_layout::flat(tl_tid, ((tl_chunk29 + tl_v) / 8) * 8)) / 64)) * N + ((int(blockIdx.x) * 64) + (((acc_layout::flat(tl_tid, ((tl_chunk29 + tl_v) / 8) * 8)) % 64) + (tl_chunk29 + tl_v) % 8))] = acc[tl_chunk29 + tl_v];
+                if (tl::in_bounds((int(blockIdx.y) * 64) + (acc_layout::flat(tl_tid, ((tl_chunk29 + tl_v) / 8) * 8) / 64), M) && tl::in_bounds((int(blockIdx.x) * 64) + ((acc_layout::flat(tl_tid, ((tl_chunk29 + tl_v) / 8) * 8) % 64) + (tl_chunk29 + tl_v) % 8), N)) C[int64_t((int(blockIdx.y) * 64) + (acc_layout::flat(tl_tid, ((tl_chunk29 + tl_v) / 8) * 8) / 64)) * N + ((int(blockIdx.x) * 64) + ((acc_layout::flat(tl_tid, ((tl_chunk29 + tl_v) / 8) * 8) % 64) + (tl_chunk29 + tl_v) % 8))] = acc[tl_chunk29 + tl_v];
             }
         }
     }

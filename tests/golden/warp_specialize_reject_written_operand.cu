@@ -204,7 +204,7 @@ __global__ void __launch_bounds__(256) written_kernel(
         // copy(s, p);  (warp_specialize_reject_written_operand.tl:27)
         #pragma unroll
         for (int tl_chunk42 = 0; tl_chunk42 < s_layout::kSlots; tl_chunk42 += 2) {
-            tl::f16* tl_ptr43 = &p[(s_layout::row(tl_tid, tl_chunk42)) * 72 + (s_layout::col(tl_tid, tl_chunk42))];
+            tl::f16* tl_ptr43 = &p[s_layout::row(tl_tid, tl_chunk42) * 72 + s_layout::col(tl_tid, tl_chunk42)];
             {
                 tl::f16 tl_vec44[2];
                 #pragma unroll
@@ -241,8 +241,8 @@ __global__ void __launch_bounds__(256) written_kernel(
     // copy(x, X[row0 +: 128, 0 +: 64]);  (warp_specialize_reject_written_operand.tl:31)
     #pragma unroll
     for (int tl_chunk50 = 0; tl_chunk50 < x_layout::kSlots; tl_chunk50 += 2) {
-        float* tl_ptr51 = &X[int64_t(row0 + (x_layout::row(tl_tid, tl_chunk50))) * 64 + (x_layout::col(tl_tid, tl_chunk50))];
-        if (tl::in_bounds(row0 + (x_layout::row(tl_tid, tl_chunk50)), M) && tl::in_bounds(x_layout::col(tl_tid, tl_chunk50), 64) && tl::in_bounds(row0 + (x_layout::row(tl_tid, tl_chunk50)), M) && tl::in_bounds((x_layout::col(tl_tid, tl_chunk50)) + 1, 64) && tl::is_aligned(tl_ptr51, 8)) {
+        float* tl_ptr51 = &X[int64_t(row0 + x_layout::row(tl_tid, tl_chunk50)) * 64 + x_layout::col(tl_tid, tl_chunk50)];
+        if (tl::in_bounds(row0 + x_layout::row(tl_tid, tl_chunk50), M) && tl::in_bounds(x_layout::col(tl_tid, tl_chunk50), 64) && tl::in_bounds(row0 + x_layout::row(tl_tid, tl_chunk50), M) && tl::in_bounds((x_layout::col(tl_tid, tl_chunk50)) + 1, 64) && tl::is_aligned(tl_ptr51, 8)) {
             float tl_vec52[2];
             #pragma unroll
             for (int tl_v = 0; tl_v < 2; ++tl_v) tl_vec52[tl_v] = x[tl_chunk50 + tl_v];
@@ -250,7 +250,7 @@ __global__ void __launch_bounds__(256) written_kernel(
         } else {
             #pragma unroll
             for (int tl_v = 0; tl_v < 2; ++tl_v) {
-                if (tl::in_bounds(row0 + (x_layout::row(tl_tid, tl_chunk50 + tl_v)), M) && tl::in_bounds(x_layout::col(tl_tid, tl_chunk50 + tl_v), 64)) X[int64_t(row0 + (x_layout::row(tl_tid, tl_chunk50 + tl_v))) * 64 + (x_layout::col(tl_tid, tl_chunk50 + tl_v))] = x[tl_chunk50 + tl_v];
+                if (tl::in_bounds(row0 + x_layout::row(tl_tid, tl_chunk50 + tl_v), M) && tl::in_bounds(x_layout::col(tl_tid, tl_chunk50 + tl_v), 64)) X[int64_t(row0 + x_layout::row(tl_tid, tl_chunk50 + tl_v)) * 64 + x_layout::col(tl_tid, tl_chunk50 + tl_v)] = x[tl_chunk50 + tl_v];
             }
         }
     }
@@ -373,7 +373,7 @@ __global__ void __launch_bounds__(384, 1) written_kernel_sm90(
                 // copy(s, p);  (warp_specialize_reject_written_operand.tl:27)
                 #pragma unroll
                 for (int tl_chunk6 = 0; tl_chunk6 < s_layout::kSlots; tl_chunk6 += 2) {
-                    tl::f16* tl_ptr7 = &p[(s_layout::row(tl_tid, tl_chunk6)) * 72 + (s_layout::col(tl_tid, tl_chunk6))];
+                    tl::f16* tl_ptr7 = &p[s_layout::row(tl_tid, tl_chunk6) * 72 + s_layout::col(tl_tid, tl_chunk6)];
                     {
                         tl::f16 tl_vec8[2];
                         #pragma unroll
@@ -409,8 +409,8 @@ __global__ void __launch_bounds__(384, 1) written_kernel_sm90(
             // copy(x, X[row0 +: 128, 0 +: 64]);  (warp_specialize_reject_written_operand.tl:31)
             #pragma unroll
             for (int tl_chunk14 = 0; tl_chunk14 < x_layout::kSlots; tl_chunk14 += 2) {
-                float* tl_ptr15 = &X[int64_t(row0 + (x_layout::row(tl_tid, tl_chunk14))) * 64 + (x_layout::col(tl_tid, tl_chunk14))];
-                if (tl::in_bounds(row0 + (x_layout::row(tl_tid, tl_chunk14)), M) && tl::in_bounds(x_layout::col(tl_tid, tl_chunk14), 64) && tl::in_bounds(row0 + (x_layout::row(tl_tid, tl_chunk14)), M) && tl::in_bounds((x_layout::col(tl_tid, tl_chunk14)) + 1, 64) && tl::is_aligned(tl_ptr15, 8)) {
+                float* tl_ptr15 = &X[int64_t(row0 + x_layout::row(tl_tid, tl_chunk14)) * 64 + x_layout::col(tl_tid, tl_chunk14)];
+                if (tl::in_bounds(row0 + x_layout::row(tl_tid, tl_chunk14), M) && tl::in_bounds(x_layout::col(tl_tid, tl_chunk14), 64) && tl::in_bounds(row0 + x_layout::row(tl_tid, tl_chunk14), M) && tl::in_bounds((x_layout::col(tl_tid, tl_chunk14)) + 1, 64) && tl::is_aligned(tl_ptr15, 8)) {
                     float tl_vec16[2];
                     #pragma unroll
                     for (int tl_v = 0; tl_v < 2; ++tl_v) tl_vec16[tl_v] = x[tl_chunk14 + tl_v];
@@ -418,7 +418,7 @@ __global__ void __launch_bounds__(384, 1) written_kernel_sm90(
                 } else {
                     #pragma unroll
                     for (int tl_v = 0; tl_v < 2; ++tl_v) {
-                        if (tl::in_bounds(row0 + (x_layout::row(tl_tid, tl_chunk14 + tl_v)), M) && tl::in_bounds(x_layout::col(tl_tid, tl_chunk14 + tl_v), 64)) X[int64_t(row0 + (x_layout::row(tl_tid, tl_chunk14 + tl_v))) * 64 + (x_layout::col(tl_tid, tl_chunk14 + tl_v))] = x[tl_chunk14 + tl_v];
+                        if (tl::in_bounds(row0 + x_layout::row(tl_tid, tl_chunk14 + tl_v), M) && tl::in_bounds(x_layout::col(tl_tid, tl_chunk14 + tl_v), 64)) X[int64_t(row0 + x_layout::row(tl_tid, tl_chunk14 + tl_v)) * 64 + x_layout::col(tl_tid, tl_chunk14 + tl_v)] = x[tl_chunk14 + tl_v];
                     }
                 }
             }

@@ -150,7 +150,7 @@ __global__ void __launch_bounds__(128) gemm_kernel(
     // copy(acc, c);  (warp_specialize_shared_epilogue.tl:21)
     #pragma unroll
     for (int tl_chunk28 = 0; tl_chunk28 < acc_layout::kSlots; tl_chunk28 += 2) {
-        tl::f16* tl_ptr29 = &c[(acc_layout::row(tl_tid, tl_chunk28)) * 72 + (acc_layout::col(tl_tid, tl_chunk28))];
+        tl::f16* tl_ptr29 = &c[acc_layout::row(tl_tid, tl_chunk28) * 72 + acc_layout::col(tl_tid, tl_chunk28)];
         {
             tl::f16 tl_vec30[2];
             #pragma unroll
@@ -270,7 +270,7 @@ __global__ void __launch_bounds__(256, 1) gemm_kernel_sm90(
             // copy(acc, c);  (warp_specialize_shared_epilogue.tl:21)
             #pragma unroll
             for (int tl_chunk1 = 0; tl_chunk1 < acc_layout::kSlots; tl_chunk1 += 2) {
-                tl::f16* tl_ptr2 = &c[(acc_layout::row(tl_tid, tl_chunk1)) * 72 + (acc_layout::col(tl_tid, tl_chunk1))];
+                tl::f16* tl_ptr2 = &c[acc_layout::row(tl_tid, tl_chunk1) * 72 + acc_layout::col(tl_tid, tl_chunk1)];
                 {
                     tl::f16 tl_vec3[2];
                     #pragma unroll

@@ -214,7 +214,7 @@ __global__ void __launch_bounds__(256) split_columns_kernel(
         // copy(t, pt);  (warp_specialize_split_columns.tl:30)
         #pragma unroll
         for (int tl_chunk42 = 0; tl_chunk42 < t_layout::kSlots; tl_chunk42 += 2) {
-            tl::f16* tl_ptr43 = &pt[(t_layout::row(tl_tid, tl_chunk42)) * 72 + (t_layout::col(tl_tid, tl_chunk42))];
+            tl::f16* tl_ptr43 = &pt[t_layout::row(tl_tid, tl_chunk42) * 72 + t_layout::col(tl_tid, tl_chunk42)];
             {
                 tl::f16 tl_vec44[2];
                 #pragma unroll
@@ -234,8 +234,8 @@ __global__ void __launch_bounds__(256) split_columns_kernel(
     // copy(s, X[row0 +: 64, col0 +: 128]);  (warp_specialize_split_columns.tl:33)
     #pragma unroll
     for (int tl_chunk45 = 0; tl_chunk45 < s_layout::kSlots; tl_chunk45 += 2) {
-        float* tl_ptr46 = &X[int64_t(row0 + (s_layout::row(tl_tid, tl_chunk45))) * N + (col0 + (s_layout::col(tl_tid, tl_chunk45)))];
-        if (tl::in_bounds(row0 + (s_layout::row(tl_tid, tl_chunk45)), M) && tl::in_bounds(col0 + (s_layout::col(tl_tid, tl_chunk45)), N) && tl::in_bounds(row0 + (s_layout::row(tl_tid, tl_chunk45)), M) && tl::in_bounds((col0 + (s_layout::col(tl_tid, tl_chunk45))) + 1, N) && tl::is_aligned(tl_ptr46, 8)) {
+        float* tl_ptr46 = &X[int64_t(row0 + s_layout::row(tl_tid, tl_chunk45)) * N + (col0 + s_layout::col(tl_tid, tl_chunk45))];
+        if (tl::in_bounds(row0 + s_layout::row(tl_tid, tl_chunk45), M) && tl::in_bounds(col0 + s_layout::col(tl_tid, tl_chunk45), N) && tl::in_bounds(row0 + s_layout::row(tl_tid, tl_chunk45), M) && tl::in_bounds((col0 + s_layout::col(tl_tid, tl_chunk45)) + 1, N) && tl::is_aligned(tl_ptr46, 8)) {
             float tl_vec47[2];
             #pragma unroll
             for (int tl_v = 0; tl_v < 2; ++tl_v) tl_vec47[tl_v] = s[tl_chunk45 + tl_v];
@@ -243,15 +243,15 @@ __global__ void __launch_bounds__(256) split_columns_kernel(
         } else {
             #pragma unroll
             for (int tl_v = 0; tl_v < 2; ++tl_v) {
-                if (tl::in_bounds(row0 + (s_layout::row(tl_tid, tl_chunk45 + tl_v)), M) && tl::in_bounds(col0 + (s_layout::col(tl_tid, tl_chunk45 + tl_v)), N)) X[int64_t(row0 + (s_layout::row(tl_tid, tl_chunk45 + tl_v))) * N + (col0 + (s_layout::col(tl_tid, tl_chunk45 + tl_v)))] = s[tl_chunk45 + tl_v];
+                if (tl::in_bounds(row0 + s_layout::row(tl_tid, tl_chunk45 + tl_v), M) && tl::in_bounds(col0 + s_layout::col(tl_tid, tl_chunk45 + tl_v), N)) X[int64_t(row0 + s_layout::row(tl_tid, tl_chunk45 + tl_v)) * N + (col0 + s_layout::col(tl_tid, tl_chunk45 + tl_v))] = s[tl_chunk45 + tl_v];
             }
         }
     }
     // copy(y, Y[row0 +: 64, 0 +: 128]);  (warp_specialize_split_columns.tl:34)
     #pragma unroll
     for (int tl_chunk48 = 0; tl_chunk48 < y_layout::kSlots; tl_chunk48 += 2) {
-        float* tl_ptr49 = &Y[int64_t(row0 + (y_layout::row(tl_tid, tl_chunk48))) * 128 + (y_layout::col(tl_tid, tl_chunk48))];
-        if (tl::in_bounds(row0 + (y_layout::row(tl_tid, tl_chunk48)), M) && tl::in_bounds(y_layout::col(tl_tid, tl_chunk48), 128) && tl::in_bounds(row0 + (y_layout::row(tl_tid, tl_chunk48)), M) && tl::in_bounds((y_layout::col(tl_tid, tl_chunk48)) + 1, 128) && tl::is_aligned(tl_ptr49, 8)) {
+        float* tl_ptr49 = &Y[int64_t(row0 + y_layout::row(tl_tid, tl_chunk48)) * 128 + y_layout::col(tl_tid, tl_chunk48)];
+        if (tl::in_bounds(row0 + y_layout::row(tl_tid, tl_chunk48), M) && tl::in_bounds(y_layout::col(tl_tid, tl_chunk48), 128) && tl::in_bounds(row0 + y_layout::row(tl_tid, tl_chunk48), M) && tl::in_bounds((y_layout::col(tl_tid, tl_chunk48)) + 1, 128) && tl::is_aligned(tl_ptr49, 8)) {
             float tl_vec50[2];
             #pragma unroll
             for (int tl_v = 0; tl_v < 2; ++tl_v) tl_vec50[tl_v] = y[tl_chunk48 + tl_v];
@@ -259,7 +259,7 @@ __global__ void __launch_bounds__(256) split_columns_kernel(
         } else {
             #pragma unroll
             for (int tl_v = 0; tl_v < 2; ++tl_v) {
-                if (tl::in_bounds(row0 + (y_layout::row(tl_tid, tl_chunk48 + tl_v)), M) && tl::in_bounds(y_layout::col(tl_tid, tl_chunk48 + tl_v), 128)) Y[int64_t(row0 + (y_layout::row(tl_tid, tl_chunk48 + tl_v))) * 128 + (y_layout::col(tl_tid, tl_chunk48 + tl_v))] = y[tl_chunk48 + tl_v];
+                if (tl::in_bounds(row0 + y_layout::row(tl_tid, tl_chunk48 + tl_v), M) && tl::in_bounds(y_layout::col(tl_tid, tl_chunk48 + tl_v), 128)) Y[int64_t(row0 + y_layout::row(tl_tid, tl_chunk48 + tl_v)) * 128 + y_layout::col(tl_tid, tl_chunk48 + tl_v)] = y[tl_chunk48 + tl_v];
             }
         }
     }
@@ -395,8 +395,8 @@ __global__ void __launch_bounds__(384, 1) split_columns_kernel_sm90(
             // copy(s, X[row0 +: 64, col0 +: 128]);  (warp_specialize_split_columns.tl:33)
             #pragma unroll
             for (int tl_chunk4 = 0; tl_chunk4 < s_layout::kSlots; tl_chunk4 += 2) {
-                float* tl_ptr5 = &X[int64_t(row0 + (s_layout::row(tl_tid, tl_chunk4))) * N + (col0 + (s_layout::col(tl_tid, tl_chunk4)))];
-                if (tl::in_bounds(row0 + (s_layout::row(tl_tid, tl_chunk4)), M) && tl::in_bounds(col0 + (s_layout::col(tl_tid, tl_chunk4)), N) && tl::in_bounds(row0 + (s_layout::row(tl_tid, tl_chunk4)), M) && tl::in_bounds((col0 + (s_layout::col(tl_tid, tl_chunk4))) + 1, N) && tl::is_aligned(tl_ptr5, 8)) {
+                float* tl_ptr5 = &X[int64_t(row0 + s_layout::row(tl_tid, tl_chunk4)) * N + (col0 + s_layout::col(tl_tid, tl_chunk4))];
+                if (tl::in_bounds(row0 + s_layout::row(tl_tid, tl_chunk4), M) && tl::in_bounds(col0 + s_layout::col(tl_tid, tl_chunk4), N) && tl::in_bounds(row0 + s_layout::row(tl_tid, tl_chunk4), M) && tl::in_bounds((col0 + s_layout::col(tl_tid, tl_chunk4)) + 1, N) && tl::is_aligned(tl_ptr5, 8)) {
                     float tl_vec6[2];
                     #pragma unroll
                     for (int tl_v = 0; tl_v < 2; ++tl_v) tl_vec6[tl_v] = s[tl_chunk4 + tl_v];
@@ -404,15 +404,15 @@ __global__ void __launch_bounds__(384, 1) split_columns_kernel_sm90(
                 } else {
                     #pragma unroll
                     for (int tl_v = 0; tl_v < 2; ++tl_v) {
-                        if (tl::in_bounds(row0 + (s_layout::row(tl_tid, tl_chunk4 + tl_v)), M) && tl::in_bounds(col0 + (s_layout::col(tl_tid, tl_chunk4 + tl_v)), N)) X[int64_t(row0 + (s_layout::row(tl_tid, tl_chunk4 + tl_v))) * N + (col0 + (s_layout::col(tl_tid, tl_chunk4 + tl_v)))] = s[tl_chunk4 + tl_v];
+                        if (tl::in_bounds(row0 + s_layout::row(tl_tid, tl_chunk4 + tl_v), M) && tl::in_bounds(col0 + s_layout::col(tl_tid, tl_chunk4 + tl_v), N)) X[int64_t(row0 + s_layout::row(tl_tid, tl_chunk4 + tl_v)) * N + (col0 + s_layout::col(tl_tid, tl_chunk4 + tl_v))] = s[tl_chunk4 + tl_v];
                     }
                 }
             }
             // copy(y, Y[row0 +: 64, 0 +: 128]);  (warp_specialize_split_columns.tl:34)
             #pragma unroll
             for (int tl_chunk7 = 0; tl_chunk7 < y_layout::kSlots; tl_chunk7 += 2) {
-                float* tl_ptr8 = &Y[int64_t(row0 + (y_layout::row(tl_tid, tl_chunk7))) * 128 + (y_layout::col(tl_tid, tl_chunk7))];
-                if (tl::in_bounds(row0 + (y_layout::row(tl_tid, tl_chunk7)), M) && tl::in_bounds(y_layout::col(tl_tid, tl_chunk7), 128) && tl::in_bounds(row0 + (y_layout::row(tl_tid, tl_chunk7)), M) && tl::in_bounds((y_layout::col(tl_tid, tl_chunk7)) + 1, 128) && tl::is_aligned(tl_ptr8, 8)) {
+                float* tl_ptr8 = &Y[int64_t(row0 + y_layout::row(tl_tid, tl_chunk7)) * 128 + y_layout::col(tl_tid, tl_chunk7)];
+                if (tl::in_bounds(row0 + y_layout::row(tl_tid, tl_chunk7), M) && tl::in_bounds(y_layout::col(tl_tid, tl_chunk7), 128) && tl::in_bounds(row0 + y_layout::row(tl_tid, tl_chunk7), M) && tl::in_bounds((y_layout::col(tl_tid, tl_chunk7)) + 1, 128) && tl::is_aligned(tl_ptr8, 8)) {
                     float tl_vec9[2];
                     #pragma unroll
                     for (int tl_v = 0; tl_v < 2; ++tl_v) tl_vec9[tl_v] = y[tl_chunk7 + tl_v];
@@ -420,7 +420,7 @@ __global__ void __launch_bounds__(384, 1) split_columns_kernel_sm90(
                 } else {
                     #pragma unroll
                     for (int tl_v = 0; tl_v < 2; ++tl_v) {
-                        if (tl::in_bounds(row0 + (y_layout::row(tl_tid, tl_chunk7 + tl_v)), M) && tl::in_bounds(y_layout::col(tl_tid, tl_chunk7 + tl_v), 128)) Y[int64_t(row0 + (y_layout::row(tl_tid, tl_chunk7 + tl_v))) * 128 + (y_layout::col(tl_tid, tl_chunk7 + tl_v))] = y[tl_chunk7 + tl_v];
+                        if (tl::in_bounds(row0 + y_layout::row(tl_tid, tl_chunk7 + tl_v), M) && tl::in_bounds(y_layout::col(tl_tid, tl_chunk7 + tl_v), 128)) Y[int64_t(row0 + y_layout::row(tl_tid, tl_chunk7 + tl_v)) * 128 + y_layout::col(tl_tid, tl_chunk7 + tl_v)] = y[tl_chunk7 + tl_v];
                     }
                 }
             }

@@ -292,8 +292,8 @@ __global__ void __launch_bounds__(256) attention_kernel(
     // copy(o, O[b, h, q0 +: 128, 0 +: 128]);  (warp_specialize_split_rings.tl:62)
     #pragma unroll
     for (int tl_chunk41 = 0; tl_chunk41 < o_layout::kSlots; tl_chunk41 += 2) {
-        tl::f16* tl_ptr42 = &O[((int64_t(b) * H + h) * S + (q0 + (o_layout::row(tl_tid, tl_chunk41)))) * 128 + (o_layout::col(tl_tid, tl_chunk41))];
-        if (tl::in_bounds(b, B) && tl::in_bounds(h, H) && tl::in_bounds(q0 + (o_layout::row(tl_tid, tl_chunk41)), S) && tl::in_bounds(o_layout::col(tl_tid, tl_chunk41), 128) && tl::in_bounds(b, B) && tl::in_bounds(h, H) && tl::in_bounds(q0 + (o_layout::row(tl_tid, tl_chunk41)), S) && tl::in_bounds((o_layout::col(tl_tid, tl_chunk41)) + 1, 128) && tl::is_aligned(tl_ptr42, 4)) {
+        tl::f16* tl_ptr42 = &O[((int64_t(b) * H + h) * S + (q0 + o_layout::row(tl_tid, tl_chunk41))) * 128 + o_layout::col(tl_tid, tl_chunk41)];
+        if (tl::in_bounds(b, B) && tl::in_bounds(h, H) && tl::in_bounds(q0 + o_layout::row(tl_tid, tl_chunk41), S) && tl::in_bounds(o_layout::col(tl_tid, tl_chunk41), 128) && tl::in_bounds(b, B) && tl::in_bounds(h, H) && tl::in_bounds(q0 + o_layout::row(tl_tid, tl_chunk41), S) && tl::in_bounds((o_layout::col(tl_tid, tl_chunk41)) + 1, 128) && tl::is_aligned(tl_ptr42, 4)) {
             tl::f16 tl_vec43[2];
             #pragma unroll
             for (int tl_v = 0; tl_v < 2; tl_v += 2) tl::convert_pair(&tl_vec43[tl_v], o[tl_chunk41 + tl_v], o[tl_chunk41 + tl_v + 1]);
@@ -301,7 +301,7 @@ __global__ void __launch_bounds__(256) attention_kernel(
         } else {
             #pragma unroll
             for (int tl_v = 0; tl_v < 2; ++tl_v) {
-                if (tl::in_bounds(b, B) && tl::in_bounds(h, H) && tl::in_bounds(q0 + (o_layout::row(tl_tid, tl_chunk41 + tl_v)), S) && tl::in_bounds(o_layout::col(tl_tid, tl_chunk41 + tl_v), 128)) O[((int64_t(b) * H + h) * S + (q0 + (o_layout::row(tl_tid, tl_chunk41 + tl_v)))) * 128 + (o_layout::col(tl_tid, tl_chunk41 + tl_v))] = tl::convert<tl::f16>(o[tl_chunk41 + tl_v]);
+                if (tl::in_bounds(b, B) && tl::in_bounds(h, H) && tl::in_bounds(q0 + o_layout::row(tl_tid, tl_chunk41 + tl_v), S) && tl::in_bounds(o_layout::col(tl_tid, tl_chunk41 + tl_v), 128)) O[((int64_t(b) * H + h) * S + (q0 + o_layout::row(tl_tid, tl_chunk41 + tl_v))) * 128 + o_layout::col(tl_tid, tl_chunk41 + tl_v)] = tl::convert<tl::f16>(o[tl_chunk41 + tl_v]);
             }
         }
     }
@@ -706,8 +706,8 @@ __global__ void __launch_bounds__(384, 1) attention_kernel_sm90(
             // copy(o, O[b, h, q0 +: 128, 0 +: 128]);  (warp_specialize_split_rings.tl:62)
             #pragma unroll
             for (int tl_chunk16 = 0; tl_chunk16 < o_layout::kSlots; tl_chunk16 += 2) {
-                tl::f16* tl_ptr17 = &O[((int64_t(b) * H + h) * S + (q0 + (o_layout::row(tl_tid, tl_chunk16)))) * 128 + (o_layout::col(tl_tid, tl_chunk16))];
-                if (tl::in_bounds(b, B) && tl::in_bounds(h, H) && tl::in_bounds(q0 + (o_layout::row(tl_tid, tl_chunk16)), S) && tl::in_bounds(o_layout::col(tl_tid, tl_chunk16), 128) && tl::in_bounds(b, B) && tl::in_bounds(h, H) && tl::in_bounds(q0 + (o_layout::row(tl_tid, tl_chunk16)), S) && tl::in_bounds((o_layout::col(tl_tid, tl_chunk16)) + 1, 128) && tl::is_aligned(tl_ptr17, 4)) {
+                tl::f16* tl_ptr17 = &O[((int64_t(b) * H + h) * S + (q0 + o_layout::row(tl_tid, tl_chunk16))) * 128 + o_layout::col(tl_tid, tl_chunk16)];
+                if (tl::in_bounds(b, B) && tl::in_bounds(h, H) && tl::in_bounds(q0 + o_layout::row(tl_tid, tl_chunk16), S) && tl::in_bounds(o_layout::col(tl_tid, tl_chunk16), 128) && tl::in_bounds(b, B) && tl::in_bounds(h, H) && tl::in_bounds(q0 + o_layout::row(tl_tid, tl_chunk16), S) && tl::in_bounds((o_layout::col(tl_tid, tl_chunk16)) + 1, 128) && tl::is_aligned(tl_ptr17, 4)) {
                     tl::f16 tl_vec18[2];
                     #pragma unroll
                     for (int tl_v = 0; tl_v < 2; tl_v += 2) tl::convert_pair(&tl_vec18[tl_v], o[tl_chunk16 + tl_v], o[tl_chunk16 + tl_v + 1]);
@@ -715,7 +715,7 @@ __global__ void __launch_bounds__(384, 1) attention_kernel_sm90(
                 } else {
                     #pragma unroll
                     for (int tl_v = 0; tl_v < 2; ++tl_v) {
-                        if (tl::in_bounds(b, B) && tl::in_bounds(h, H) && tl::in_bounds(q0 + (o_layout::row(tl_tid, tl_chunk16 + tl_v)), S) && tl::in_bounds(o_layout::col(tl_tid, tl_chunk16 + tl_v), 128)) O[((int64_t(b) * H + h) * S + (q0 + (o_layout::row(tl_tid, tl_chunk16 + tl_v)))) * 128 + (o_layout::col(tl_tid, tl_chunk16 + tl_v))] = tl::convert<tl::f16>(o[tl_chunk16 + tl_v]);
+                        if (tl::in_bounds(b, B) && tl::in_bounds(h, H) && tl::in_bounds(q0 + o_layout::row(tl_tid, tl_chunk16 + tl_v), S) && tl::in_bounds(o_layout::col(tl_tid, tl_chunk16 + tl_v), 128)) O[((int64_t(b) * H + h) * S + (q0 + o_layout::row(tl_tid, tl_chunk16 + tl_v))) * 128 + o_layout::col(tl_tid, tl_chunk16 + tl_v)] = tl::convert<tl::f16>(o[tl_chunk16 + tl_v]);
                     }
                 }
             }

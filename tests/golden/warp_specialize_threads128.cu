@@ -253,8 +253,8 @@ __global__ void __launch_bounds__(128) gemm_kernel(
     // copy(acc, C[row0 +: BM, col0 +: BN]);  (warp_specialize_threads128.tl:22)
     #pragma unroll
     for (int tl_chunk56 = 0; tl_chunk56 < acc_layout::kSlots; tl_chunk56 += 2) {
-        float* tl_ptr57 = &C[int64_t(row0 + (acc_layout::row(tl_tid, tl_chunk56))) * N + (col0 + (acc_layout::col(tl_tid, tl_chunk56)))];
-        if (tl::in_bounds(row0 + (acc_layout::row(tl_tid, tl_chunk56)), M) && tl::in_bounds(col0 + (acc_layout::col(tl_tid, tl_chunk56)), N) && tl::in_bounds(row0 + (acc_layout::row(tl_tid, tl_chunk56)), M) && tl::in_bounds((col0 + (acc_layout::col(tl_tid, tl_chunk56))) + 1, N) && tl::is_aligned(tl_ptr57, 8)) {
+        float* tl_ptr57 = &C[int64_t(row0 + acc_layout::row(tl_tid, tl_chunk56)) * N + (col0 + acc_layout::col(tl_tid, tl_chunk56))];
+        if (tl::in_bounds(row0 + acc_layout::row(tl_tid, tl_chunk56), M) && tl::in_bounds(col0 + acc_layout::col(tl_tid, tl_chunk56), N) && tl::in_bounds(row0 + acc_layout::row(tl_tid, tl_chunk56), M) && tl::in_bounds((col0 + acc_layout::col(tl_tid, tl_chunk56)) + 1, N) && tl::is_aligned(tl_ptr57, 8)) {
             float tl_vec58[2];
             #pragma unroll
             for (int tl_v = 0; tl_v < 2; ++tl_v) tl_vec58[tl_v] = acc[tl_chunk56 + tl_v];
@@ -262,7 +262,7 @@ __global__ void __launch_bounds__(128) gemm_kernel(
         } else {
             #pragma unroll
             for (int tl_v = 0; tl_v < 2; ++tl_v) {
-                if (tl::in_bounds(row0 + (acc_layout::row(tl_tid, tl_chunk56 + tl_v)), M) && tl::in_bounds(col0 + (acc_layout::col(tl_tid, tl_chunk56 + tl_v)), N)) C[int64_t(row0 + (acc_layout::row(tl_tid, tl_chunk56 + tl_v))) * N + (col0 + (acc_layout::col(tl_tid, tl_chunk56 + tl_v)))] = acc[tl_chunk56 + tl_v];
+                if (tl::in_bounds(row0 + acc_layout::row(tl_tid, tl_chunk56 + tl_v), M) && tl::in_bounds(col0 + acc_layout::col(tl_tid, tl_chunk56 + tl_v), N)) C[int64_t(row0 + acc_layout::row(tl_tid, tl_chunk56 + tl_v)) * N + (col0 + acc_layout::col(tl_tid, tl_chunk56 + tl_v))] = acc[tl_chunk56 + tl_v];
             }
         }
     }
@@ -364,8 +364,8 @@ __global__ void __launch_bounds__(256, 1) gemm_kernel_sm90(
             // copy(acc, C[row0 +: BM, col0 +: BN]);  (warp_specialize_threads128.tl:22)
             #pragma unroll
             for (int tl_chunk1 = 0; tl_chunk1 < acc_layout::kSlots; tl_chunk1 += 2) {
-                float* tl_ptr2 = &C[int64_t(row0 + (acc_layout::row(tl_tid, tl_chunk1))) * N + (col0 + (acc_layout::col(tl_tid, tl_chunk1)))];
-                if (tl::in_bounds(row0 + (acc_layout::row(tl_tid, tl_chunk1)), M) && tl::in_bounds(col0 + (acc_layout::col(tl_tid, tl_chunk1)), N) && tl::in_bounds(row0 + (acc_layout::row(tl_tid, tl_chunk1)), M) && tl::in_bounds((col0 + (acc_layout::col(tl_tid, tl_chunk1))) + 1, N) && tl::is_aligned(tl_ptr2, 8)) {
+                float* tl_ptr2 = &C[int64_t(row0 + acc_layout::row(tl_tid, tl_chunk1)) * N + (col0 + acc_layout::col(tl_tid, tl_chunk1))];
+                if (tl::in_bounds(row0 + acc_layout::row(tl_tid, tl_chunk1), M) && tl::in_bounds(col0 + acc_layout::col(tl_tid, tl_chunk1), N) && tl::in_bounds(row0 + acc_layout::row(tl_tid, tl_chunk1), M) && tl::in_bounds((col0 + acc_layout::col(tl_tid, tl_chunk1)) + 1, N) && tl::is_aligned(tl_ptr2, 8)) {
                     float tl_vec3[2];
                     #pragma unroll
                     for (int tl_v = 0; tl_v < 2; ++tl_v) tl_vec3[tl_v] = acc[tl_chunk1 + tl_v];
@@ -373,7 +373,7 @@ __global__ void __launch_bounds__(256, 1) gemm_kernel_sm90(
                 } else {
                     #pragma unroll
                     for (int tl_v = 0; tl_v < 2; ++tl_v) {
-                        if (tl::in_bounds(row0 + (acc_layout::row(tl_tid, tl_chunk1 + tl_v)), M) && tl::in_bounds(col0 + (acc_layout::col(tl_tid, tl_chunk1 + tl_v)), N)) C[int64_t(row0 + (acc_layout::row(tl_tid, tl_chunk1 + tl_v))) * N + (col0 + (acc_layout::col(tl_tid, tl_chunk1 + tl_v)))] = acc[tl_chunk1 + tl_v];
+                        if (tl::in_bounds(row0 + acc_layout::row(tl_tid, tl_chunk1 + tl_v), M) && tl::in_bounds(col0 + acc_layout::col(tl_tid, tl_chunk1 + tl_v), N)) C[int64_t(row0 + acc_layout::row(tl_tid, tl_chunk1 + tl_v)) * N + (col0 + acc_layout::col(tl_tid, tl_chunk1 + tl_v))] = acc[tl_chunk1 + tl_v];
                     }
                 }
             }

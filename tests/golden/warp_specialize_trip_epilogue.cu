@@ -159,8 +159,8 @@ __global__ void __launch_bounds__(128) gemm_kernel(
     // copy(acc, C[row0 +: 64, col0 +: 64]);  (warp_specialize_trip_epilogue.tl:25)
     #pragma unroll
     for (int tl_chunk29 = 0; tl_chunk29 < acc_layout::kSlots; tl_chunk29 += 2) {
-        float* tl_ptr30 = &C[int64_t(row0 + (acc_layout::row(tl_tid, tl_chunk29))) * N + (col0 + (acc_layout::col(tl_tid, tl_chunk29)))];
-        if (tl::in_bounds(row0 + (acc_layout::row(tl_tid, tl_chunk29)), M) && tl::in_bounds(col0 + (acc_layout::col(tl_tid, tl_chunk29)), N) && tl::in_bounds(row0 + (acc_layout::row(tl_tid, tl_chunk29)), M) && tl::in_bounds((col0 + (acc_layout::col(tl_tid, tl_chunk29))) + 1, N) && tl::is_aligned(tl_ptr30, 8)) {
+        float* tl_ptr30 = &C[int64_t(row0 + acc_layout::row(tl_tid, tl_chunk29)) * N + (col0 + acc_layout::col(tl_tid, tl_chunk29))];
+        if (tl::in_bounds(row0 + acc_layout::row(tl_tid, tl_chunk29), M) && tl::in_bounds(col0 + acc_layout::col(tl_tid, tl_chunk29), N) && tl::in_bounds(row0 + acc_layout::row(tl_tid, tl_chunk29), M) && tl::in_bounds((col0 + acc_layout::col(tl_tid, tl_chunk29)) + 1, N) && tl::is_aligned(tl_ptr30, 8)) {
             float tl_vec31[2];
             #pragma unroll
             for (int tl_v = 0; tl_v < 2; ++tl_v) tl_vec31[tl_v] = acc[tl_chunk29 + tl_v];
@@ -168,7 +168,7 @@ __global__ void __launch_bounds__(128) gemm_kernel(
         } else {
             #pragma unroll
             for (int tl_v = 0; tl_v < 2; ++tl_v) {
-                if (tl::in_bounds(row0 + (acc_layout::row(tl_tid, tl_chunk29 + tl_v)), M) && tl::in_bounds(col0 + (acc_layout::col(tl_tid, tl_chunk29 + tl_v)), N)) C[int64_t(row0 + (acc_layout::row(tl_tid, tl_chunk29 + tl_v))) * N + (col0 + (acc_layout::col(tl_tid, tl_chunk29 + tl_v)))] = acc[tl_chunk29 + tl_v];
+                if (tl::in_bounds(row0 + acc_layout::row(tl_tid, tl_chunk29 + tl_v), M) && tl::in_bounds(col0 + acc_layout::col(tl_tid, tl_chunk29 + tl_v), N)) C[int64_t(row0 + acc_layout::row(tl_tid, tl_chunk29 + tl_v)) * N + (col0 + acc_layout::col(tl_tid, tl_chunk29 + tl_v))] = acc[tl_chunk29 + tl_v];
             }
         }
     }
@@ -276,8 +276,8 @@ __global__ void __launch_bounds__(256, 1) gemm_kernel_sm90(
             // copy(acc, C[row0 +: 64, col0 +: 64]);  (warp_specialize_trip_epilogue.tl:25)
             #pragma unroll
             for (int tl_chunk2 = 0; tl_chunk2 < acc_layout::kSlots; tl_chunk2 += 2) {
-                float* tl_ptr3 = &C[int64_t(row0 + (acc_layout::row(tl_tid, tl_chunk2))) * N + (col0 + (acc_layout::col(tl_tid, tl_chunk2)))];
-                if (tl::in_bounds(row0 + (acc_layout::row(tl_tid, tl_chunk2)), M) && tl::in_bounds(col0 + (acc_layout::col(tl_tid, tl_chunk2)), N) && tl::in_bounds(row0 + (acc_layout::row(tl_tid, tl_chunk2)), M) && tl::in_bounds((col0 + (acc_layout::col(tl_tid, tl_chunk2))) + 1, N) && tl::is_aligned(tl_ptr3, 8)) {
+                float* tl_ptr3 = &C[int64_t(row0 + acc_layout::row(tl_tid, tl_chunk2)) * N + (col0 + acc_layout::col(tl_tid, tl_chunk2))];
+                if (tl::in_bounds(row0 + acc_layout::row(tl_tid, tl_chunk2), M) && tl::in_bounds(col0 + acc_layout::col(tl_tid, tl_chunk2), N) && tl::in_bounds(row0 + acc_layout::row(tl_tid, tl_chunk2), M) && tl::in_bounds((col0 + acc_layout::col(tl_tid, tl_chunk2)) + 1, N) && tl::is_aligned(tl_ptr3, 8)) {
                     float tl_vec4[2];
                     #pragma unroll
                     for (int tl_v = 0; tl_v < 2; ++tl_v) tl_vec4[tl_v] = acc[tl_chunk2 + tl_v];
@@ -285,7 +285,7 @@ __global__ void __launch_bounds__(256, 1) gemm_kernel_sm90(
                 } else {
                     #pragma unroll
                     for (int tl_v = 0; tl_v < 2; ++tl_v) {
-                        if (tl::in_bounds(row0 + (acc_layout::row(tl_tid, tl_chunk2 + tl_v)), M) && tl::in_bounds(col0 + (acc_layout::col(tl_tid, tl_chunk2 + tl_v)), N)) C[int64_t(row0 + (acc_layout::row(tl_tid, tl_chunk2 + tl_v))) * N + (col0 + (acc_layout::col(tl_tid, tl_chunk2 + tl_v)))] = acc[tl_chunk2 + tl_v];
+                        if (tl::in_bounds(row0 + acc_layout::row(tl_tid, tl_chunk2 + tl_v), M) && tl::in_bounds(col0 + acc_layout::col(tl_tid, tl_chunk2 + tl_v), N)) C[int64_t(row0 + acc_layout::row(tl_tid, tl_chunk2 + tl_v)) * N + (col0 + acc_layout::col(tl_tid, tl_chunk2 + tl_v))] = acc[tl_chunk2 + tl_v];
                     }
                 }
             }

@@ -216,8 +216,8 @@ __global__ void __launch_bounds__(128) rowmax_kernel(
     // copy(acc, C[block.y * 64 +: 64, block.x * 64 +: 64]);  (warp_specialize_trip_reduce.tl:30)
     #pragma unroll
     for (int tl_chunk34 = 0; tl_chunk34 < acc_layout::kSlots; tl_chunk34 += 2) {
-        float* tl_ptr35 = &C[int64_t((int(blockIdx.y) * 64) + (acc_layout::row(tl_tid, tl_chunk34))) * N + ((int(blockIdx.x) * 64) + (acc_layout::col(tl_tid, tl_chunk34)))];
-        if (tl::in_bounds((int(blockIdx.y) * 64) + (acc_layout::row(tl_tid, tl_chunk34)), M) && tl::in_bounds((int(blockIdx.x) * 64) + (acc_layout::col(tl_tid, tl_chunk34)), N) && tl::in_bounds((int(blockIdx.y) * 64) + (acc_layout::row(tl_tid, tl_chunk34)), M) && tl::in_bounds(((int(blockIdx.x) * 64) + (acc_layout::col(tl_tid, tl_chunk34))) + 1, N) && tl::is_aligned(tl_ptr35, 8)) {
+        float* tl_ptr35 = &C[int64_t((int(blockIdx.y) * 64) + acc_layout::row(tl_tid, tl_chunk34)) * N + ((int(blockIdx.x) * 64) + acc_layout::col(tl_tid, tl_chunk34))];
+        if (tl::in_bounds((int(blockIdx.y) * 64) + acc_layout::row(tl_tid, tl_chunk34), M) && tl::in_bounds((int(blockIdx.x) * 64) + acc_layout::col(tl_tid, tl_chunk34), N) && tl::in_bounds((int(blockIdx.y) * 64) + acc_layout::row(tl_tid, tl_chunk34), M) && tl::in_bounds(((int(blockIdx.x) * 64) + acc_layout::col(tl_tid, tl_chunk34)) + 1, N) && tl::is_aligned(tl_ptr35, 8)) {
             float tl_vec36[2];
             #pragma unroll
             for (int tl_v = 0; tl_v < 2; ++tl_v) tl_vec36[tl_v] = acc[tl_chunk34 + tl_v];
@@ -225,7 +225,7 @@ __global__ void __launch_bounds__(128) rowmax_kernel(
         } else {
             #pragma unroll
             for (int tl_v = 0; tl_v < 2; ++tl_v) {
-                if (tl::in_bounds((int(blockIdx.y) * 64) + (acc_layout::row(tl_tid, tl_chunk34 + tl_v)), M) && tl::in_bounds((int(blockIdx.x) * 64) + (acc_layout::col(tl_tid, tl_chunk34 + tl_v)), N)) C[int64_t((int(blockIdx.y) * 64) + (acc_layout::row(tl_tid, tl_chunk34 + tl_v))) * N + ((int(blockIdx.x) * 64) + (acc_layout::col(tl_tid, tl_chunk34 + tl_v)))] = acc[tl_chunk34 + tl_v];
+                if (tl::in_bounds((int(blockIdx.y) * 64) + acc_layout::row(tl_tid, tl_chunk34 + tl_v), M) && tl::in_bounds((int(blockIdx.x) * 64) + acc_layout::col(tl_tid, tl_chunk34 + tl_v), N)) C[int64_t((int(blockIdx.y) * 64) + acc_layout::row(tl_tid, tl_chunk34 + tl_v)) * N + ((int(blockIdx.x) * 64) + acc_layout::col(tl_tid, tl_chunk34 + tl_v))] = acc[tl_chunk34 + tl_v];
             }
         }
     }
@@ -394,8 +394,8 @@ __global__ void __launch_bounds__(256, 1) rowmax_kernel_sm90(
             // copy(acc, C[block.y * 64 +: 64, block.x * 64 +: 64]);  (warp_specialize_trip_reduce.tl:30)
             #pragma unroll
             for (int tl_chunk7 = 0; tl_chunk7 < acc_layout::kSlots; tl_chunk7 += 2) {
-                float* tl_ptr8 = &C[int64_t((tl_block_y * 64) + (acc_layout::row(tl_tid, tl_chunk7))) * N + ((tl_block_x * 64) + (acc_layout::col(tl_tid, tl_chunk7)))];
-                if (tl::in_bounds((tl_block_y * 64) + (acc_layout::row(tl_tid, tl_chunk7)), M) && tl::in_bounds((tl_block_x * 64) + (acc_layout::col(tl_tid, tl_chunk7)), N) && tl::in_bounds((tl_block_y * 64) + (acc_layout::row(tl_tid, tl_chunk7)), M) && tl::in_bounds(((tl_block_x * 64) + (acc_layout::col(tl_tid, tl_chunk7))) + 1, N) && tl::is_aligned(tl_ptr8, 8)) {
+                float* tl_ptr8 = &C[int64_t((tl_block_y * 64) + acc_layout::row(tl_tid, tl_chunk7)) * N + ((tl_block_x * 64) + acc_layout::col(tl_tid, tl_chunk7))];
+                if (tl::in_bounds((tl_block_y * 64) + acc_layout::row(tl_tid, tl_chunk7), M) && tl::in_bounds((tl_block_x * 64) + acc_layout::col(tl_tid, tl_chunk7), N) && tl::in_bounds((tl_block_y * 64) + acc_layout::row(tl_tid, tl_chunk7), M) && tl::in_bounds(((tl_block_x * 64) + acc_layout::col(tl_tid, tl_chunk7)) + 1, N) && tl::is_aligned(tl_ptr8, 8)) {
                     float tl_vec9[2];
                     #pragma unroll
                     for (int tl_v = 0; tl_v < 2; ++tl_v) tl_vec9[tl_v] = acc[tl_chunk7 + tl_v];
@@ -403,7 +403,7 @@ __global__ void __launch_bounds__(256, 1) rowmax_kernel_sm90(
                 } else {
                     #pragma unroll
                     for (int tl_v = 0; tl_v < 2; ++tl_v) {
-                        if (tl::in_bounds((tl_block_y * 64) + (acc_layout::row(tl_tid, tl_chunk7 + tl_v)), M) && tl::in_bounds((tl_block_x * 64) + (acc_layout::col(tl_tid, tl_chunk7 + tl_v)), N)) C[int64_t((tl_block_y * 64) + (acc_layout::row(tl_tid, tl_chunk7 + tl_v))) * N + ((tl_block_x * 64) + (acc_layout::col(tl_tid, tl_chunk7 + tl_v)))] = acc[tl_chunk7 + tl_v];
+                        if (tl::in_bounds((tl_block_y * 64) + acc_layout::row(tl_tid, tl_chunk7 + tl_v), M) && tl::in_bounds((tl_block_x * 64) + acc_layout::col(tl_tid, tl_chunk7 + tl_v), N)) C[int64_t((tl_block_y * 64) + acc_layout::row(tl_tid, tl_chunk7 + tl_v)) * N + ((tl_block_x * 64) + acc_layout::col(tl_tid, tl_chunk7 + tl_v))] = acc[tl_chunk7 + tl_v];
                     }
                 }
             }

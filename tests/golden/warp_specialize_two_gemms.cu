@@ -285,8 +285,8 @@ __global__ void __launch_bounds__(256) dual_kernel(
     // copy(acc1, C1[block.y * 128 +: 128, block.x * 64 +: 64]);  (warp_specialize_two_gemms.tl:21)
     #pragma unroll
     for (int tl_chunk63 = 0; tl_chunk63 < acc1_layout::kSlots; tl_chunk63 += 2) {
-        tl::f16* tl_ptr64 = &C1[int64_t((int(blockIdx.y) * 128) + (acc1_layout::row(tl_tid, tl_chunk63))) * N + ((int(blockIdx.x) * 64) + (acc1_layout::col(tl_tid, tl_chunk63)))];
-        if (tl::in_bounds((int(blockIdx.y) * 128) + (acc1_layout::row(tl_tid, tl_chunk63)), M) && tl::in_bounds((int(blockIdx.x) * 64) + (acc1_layout::col(tl_tid, tl_chunk63)), N) && tl::in_bounds((int(blockIdx.y) * 128) + (acc1_layout::row(tl_tid, tl_chunk63)), M) && tl::in_bounds(((int(blockIdx.x) * 64) + (acc1_layout::col(tl_tid, tl_chunk63))) + 1, N) && tl::is_aligned(tl_ptr64, 4)) {
+        tl::f16* tl_ptr64 = &C1[int64_t((int(blockIdx.y) * 128) + acc1_layout::row(tl_tid, tl_chunk63)) * N + ((int(blockIdx.x) * 64) + acc1_layout::col(tl_tid, tl_chunk63))];
+        if (tl::in_bounds((int(blockIdx.y) * 128) + acc1_layout::row(tl_tid, tl_chunk63), M) && tl::in_bounds((int(blockIdx.x) * 64) + acc1_layout::col(tl_tid, tl_chunk63), N) && tl::in_bounds((int(blockIdx.y) * 128) + acc1_layout::row(tl_tid, tl_chunk63), M) && tl::in_bounds(((int(blockIdx.x) * 64) + acc1_layout::col(tl_tid, tl_chunk63)) + 1, N) && tl::is_aligned(tl_ptr64, 4)) {
             tl::f16 tl_vec65[2];
             #pragma unroll
             for (int tl_v = 0; tl_v < 2; tl_v += 2) tl::convert_pair(&tl_vec65[tl_v], acc1[tl_chunk63 + tl_v], acc1[tl_chunk63 + tl_v + 1]);
@@ -294,15 +294,15 @@ __global__ void __launch_bounds__(256) dual_kernel(
         } else {
             #pragma unroll
             for (int tl_v = 0; tl_v < 2; ++tl_v) {
-                if (tl::in_bounds((int(blockIdx.y) * 128) + (acc1_layout::row(tl_tid, tl_chunk63 + tl_v)), M) && tl::in_bounds((int(blockIdx.x) * 64) + (acc1_layout::col(tl_tid, tl_chunk63 + tl_v)), N)) C1[int64_t((int(blockIdx.y) * 128) + (acc1_layout::row(tl_tid, tl_chunk63 + tl_v))) * N + ((int(blockIdx.x) * 64) + (acc1_layout::col(tl_tid, tl_chunk63 + tl_v)))] = tl::convert<tl::f16>(acc1[tl_chunk63 + tl_v]);
+                if (tl::in_bounds((int(blockIdx.y) * 128) + acc1_layout::row(tl_tid, tl_chunk63 + tl_v), M) && tl::in_bounds((int(blockIdx.x) * 64) + acc1_layout::col(tl_tid, tl_chunk63 + tl_v), N)) C1[int64_t((int(blockIdx.y) * 128) + acc1_layout::row(tl_tid, tl_chunk63 + tl_v)) * N + ((int(blockIdx.x) * 64) + acc1_layout::col(tl_tid, tl_chunk63 + tl_v))] = tl::convert<tl::f16>(acc1[tl_chunk63 + tl_v]);
             }
         }
     }
     // copy(acc2, C2[block.y * 128 +: 128, block.x * 64 +: 64]);  (warp_specialize_two_gemms.tl:22)
     #pragma unroll
     for (int tl_chunk66 = 0; tl_chunk66 < acc2_layout::kSlots; tl_chunk66 += 2) {
-        float* tl_ptr67 = &C2[int64_t((int(blockIdx.y) * 128) + (acc2_layout::row(tl_tid, tl_chunk66))) * N + ((int(blockIdx.x) * 64) + (acc2_layout::col(tl_tid, tl_chunk66)))];
-        if (tl::in_bounds((int(blockIdx.y) * 128) + (acc2_layout::row(tl_tid, tl_chunk66)), M) && tl::in_bounds((int(blockIdx.x) * 64) + (acc2_layout::col(tl_tid, tl_chunk66)), N) && tl::in_bounds((int(blockIdx.y) * 128) + (acc2_layout::row(tl_tid, tl_chunk66)), M) && tl::in_bounds(((int(blockIdx.x) * 64) + (acc2_layout::col(tl_tid, tl_chunk66))) + 1, N) && tl::is_aligned(tl_ptr67, 8)) {
+        float* tl_ptr67 = &C2[int64_t((int(blockIdx.y) * 128) + acc2_layout::row(tl_tid, tl_chunk66)) * N + ((int(blockIdx.x) * 64) + acc2_layout::col(tl_tid, tl_chunk66))];
+        if (tl::in_bounds((int(blockIdx.y) * 128) + acc2_layout::row(tl_tid, tl_chunk66), M) && tl::in_bounds((int(blockIdx.x) * 64) + acc2_layout::col(tl_tid, tl_chunk66), N) && tl::in_bounds((int(blockIdx.y) * 128) + acc2_layout::row(tl_tid, tl_chunk66), M) && tl::in_bounds(((int(blockIdx.x) * 64) + acc2_layout::col(tl_tid, tl_chunk66)) + 1, N) && tl::is_aligned(tl_ptr67, 8)) {
             float tl_vec68[2];
             #pragma unroll
             for (int tl_v = 0; tl_v < 2; ++tl_v) tl_vec68[tl_v] = acc2[tl_chunk66 + tl_v];
@@ -310,7 +310,7 @@ __global__ void __launch_bounds__(256) dual_kernel(
         } else {
             #pragma unroll
             for (int tl_v = 0; tl_v < 2; ++tl_v) {
-                if (tl::in_bounds((int(blockIdx.y) * 128) + (acc2_layout::row(tl_tid, tl_chunk66 + tl_v)), M) && tl::in_bounds((int(blockIdx.x) * 64) + (acc2_layout::col(tl_tid, tl_chunk66 + tl_v)), N)) C2[int64_t((int(blockIdx.y) * 128) + (acc2_layout::row(tl_tid, tl_chunk66 + tl_v))) * N + ((int(blockIdx.x) * 64) + (acc2_layout::col(tl_tid, tl_chunk66 + tl_v)))] = acc2[tl_chunk66 + tl_v];
+                if (tl::in_bounds((int(blockIdx.y) * 128) + acc2_layout::row(tl_tid, tl_chunk66 + tl_v), M) && tl::in_bounds((int(blockIdx.x) * 64) + acc2_layout::col(tl_tid, tl_chunk66 + tl_v), N)) C2[int64_t((int(blockIdx.y) * 128) + acc2_layout::row(tl_tid, tl_chunk66 + tl_v)) * N + ((int(blockIdx.x) * 64) + acc2_layout::col(tl_tid, tl_chunk66 + tl_v))] = acc2[tl_chunk66 + tl_v];
             }
         }
     }
@@ -420,8 +420,8 @@ __global__ void __launch_bounds__(384, 1) dual_kernel_sm90(
             // copy(acc1, C1[block.y * 128 +: 128, block.x * 64 +: 64]);  (warp_specialize_two_gemms.tl:21)
             #pragma unroll
             for (int tl_chunk1 = 0; tl_chunk1 < acc1_layout::kSlots; tl_chunk1 += 2) {
-                tl::f16* tl_ptr2 = &C1[int64_t((tl_block_y * 128) + (acc1_layout::row(tl_tid, tl_chunk1))) * N + ((tl_block_x * 64) + (acc1_layout::col(tl_tid, tl_chunk1)))];
-                if (tl::in_bounds((tl_block_y * 128) + (acc1_layout::row(tl_tid, tl_chunk1)), M) && tl::in_bounds((tl_block_x * 64) + (acc1_layout::col(tl_tid, tl_chunk1)), N) && tl::in_bounds((tl_block_y * 128) + (acc1_layout::row(tl_tid, tl_chunk1)), M) && tl::in_bounds(((tl_block_x * 64) + (acc1_layout::col(tl_tid, tl_chunk1))) + 1, N) && tl::is_aligned(tl_ptr2, 4)) {
+                tl::f16* tl_ptr2 = &C1[int64_t((tl_block_y * 128) + acc1_layout::row(tl_tid, tl_chunk1)) * N + ((tl_block_x * 64) + acc1_layout::col(tl_tid, tl_chunk1))];
+                if (tl::in_bounds((tl_block_y * 128) + acc1_layout::row(tl_tid, tl_chunk1), M) && tl::in_bounds((tl_block_x * 64) + acc1_layout::col(tl_tid, tl_chunk1), N) && tl::in_bounds((tl_block_y * 128) + acc1_layout::row(tl_tid, tl_chunk1), M) && tl::in_bounds(((tl_block_x * 64) + acc1_layout::col(tl_tid, tl_chunk1)) + 1, N) && tl::is_aligned(tl_ptr2, 4)) {
                     tl::f16 tl_vec3[2];
                     #pragma unroll
                     for (int tl_v = 0; tl_v < 2; tl_v += 2) tl::convert_pair(&tl_vec3[tl_v], acc1[tl_chunk1 + tl_v], acc1[tl_chunk1 + tl_v + 1]);
@@ -429,15 +429,15 @@ __global__ void __launch_bounds__(384, 1) dual_kernel_sm90(
                 } else {
                     #pragma unroll
                     for (int tl_v = 0; tl_v < 2; ++tl_v) {
-                        if (tl::in_bounds((tl_block_y * 128) + (acc1_layout::row(tl_tid, tl_chunk1 + tl_v)), M) && tl::in_bounds((tl_block_x * 64) + (acc1_layout::col(tl_tid, tl_chunk1 + tl_v)), N)) C1[int64_t((tl_block_y * 128) + (acc1_layout::row(tl_tid, tl_chunk1 + tl_v))) * N + ((tl_block_x * 64) + (acc1_layout::col(tl_tid, tl_chunk1 + tl_v)))] = tl::convert<tl::f16>(acc1[tl_chunk1 + tl_v]);
+                        if (tl::in_bounds((tl_block_y * 128) + acc1_layout::row(tl_tid, tl_chunk1 + tl_v), M) && tl::in_bounds((tl_block_x * 64) + acc1_layout::col(tl_tid, tl_chunk1 + tl_v), N)) C1[int64_t((tl_block_y * 128) + acc1_layout::row(tl_tid, tl_chunk1 + tl_v)) * N + ((tl_block_x * 64) + acc1_layout::col(tl_tid, tl_chunk1 + tl_v))] = tl::convert<tl::f16>(acc1[tl_chunk1 + tl_v]);
                     }
                 }
             }
             // copy(acc2, C2[block.y * 128 +: 128, block.x * 64 +: 64]);  (warp_specialize_two_gemms.tl:22)
             #pragma unroll
             for (int tl_chunk4 = 0; tl_chunk4 < acc2_layout::kSlots; tl_chunk4 += 2) {
-                float* tl_ptr5 = &C2[int64_t((tl_block_y * 128) + (acc2_layout::row(tl_tid, tl_chunk4))) * N + ((tl_block_x * 64) + (acc2_layout::col(tl_tid, tl_chunk4)))];
-                if (tl::in_bounds((tl_block_y * 128) + (acc2_layout::row(tl_tid, tl_chunk4)), M) && tl::in_bounds((tl_block_x * 64) + (acc2_layout::col(tl_tid, tl_chunk4)), N) && tl::in_bounds((tl_block_y * 128) + (acc2_layout::row(tl_tid, tl_chunk4)), M) && tl::in_bounds(((tl_block_x * 64) + (acc2_layout::col(tl_tid, tl_chunk4))) + 1, N) && tl::is_aligned(tl_ptr5, 8)) {
+                float* tl_ptr5 = &C2[int64_t((tl_block_y * 128) + acc2_layout::row(tl_tid, tl_chunk4)) * N + ((tl_block_x * 64) + acc2_layout::col(tl_tid, tl_chunk4))];
+                if (tl::in_bounds((tl_block_y * 128) + acc2_layout::row(tl_tid, tl_chunk4), M) && tl::in_bounds((tl_block_x * 64) + acc2_layout::col(tl_tid, tl_chunk4), N) && tl::in_bounds((tl_block_y * 128) + acc2_layout::row(tl_tid, tl_chunk4), M) && tl::in_bounds(((tl_block_x * 64) + acc2_layout::col(tl_tid, tl_chunk4)) + 1, N) && tl::is_aligned(tl_ptr5, 8)) {
                     float tl_vec6[2];
                     #pragma unroll
                     for (int tl_v = 0; tl_v < 2; ++tl_v) tl_vec6[tl_v] = acc2[tl_chunk4 + tl_v];
@@ -445,7 +445,7 @@ __global__ void __launch_bounds__(384, 1) dual_kernel_sm90(
                 } else {
                     #pragma unroll
                     for (int tl_v = 0; tl_v < 2; ++tl_v) {
-                        if (tl::in_bounds((tl_block_y * 128) + (acc2_layout::row(tl_tid, tl_chunk4 + tl_v)), M) && tl::in_bounds((tl_block_x * 64) + (acc2_layout::col(tl_tid, tl_chunk4 + tl_v)), N)) C2[int64_t((tl_block_y * 128) + (acc2_layout::row(tl_tid, tl_chunk4 + tl_v))) * N + ((tl_block_x * 64) + (acc2_layout::col(tl_tid, tl_chunk4 + tl_v)))] = acc2[tl_chunk4 + tl_v];
+                        if (tl::in_bounds((tl_block_y * 128) + acc2_layout::row(tl_tid, tl_chunk4 + tl_v), M) && tl::in_bounds((tl_block_x * 64) + acc2_layout::col(tl_tid, tl_chunk4 + tl_v), N)) C2[int64_t((tl_block_y * 128) + acc2_layout::row(tl_tid, tl_chunk4 + tl_v)) * N + ((tl_block_x * 64) + acc2_layout::col(tl_tid, tl_chunk4 + tl_v))] = acc2[tl_chunk4 + tl_v];
                     }
                 }
             }

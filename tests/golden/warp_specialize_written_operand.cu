@@ -269,7 +269,7 @@ __global__ void __launch_bounds__(256) written_kernel(
         // copy(s, p);  (warp_specialize_written_operand.tl:35)
         #pragma unroll
         for (int tl_chunk57 = 0; tl_chunk57 < s_layout::kSlots; tl_chunk57 += 2) {
-            tl::f16* tl_ptr58 = &p[(s_layout::row(tl_tid, tl_chunk57)) * 136 + (s_layout::col(tl_tid, tl_chunk57))];
+            tl::f16* tl_ptr58 = &p[s_layout::row(tl_tid, tl_chunk57) * 136 + s_layout::col(tl_tid, tl_chunk57)];
             {
                 tl::f16 tl_vec59[2];
                 #pragma unroll
@@ -282,8 +282,8 @@ __global__ void __launch_bounds__(256) written_kernel(
         // for i, j in parallel(128, 128): each thread visits the elements of `z` it holds
         #pragma unroll
         for (int tl_k61 = 0; tl_k61 < z_layout::kSlots; tl_k61 += 8) {
-            const int tl_c62 = (z_layout::flat(tl_tid, tl_k61)) % 128;  // the chunk's first column
-            const int i = (z_layout::flat(tl_tid, tl_k61)) / 128;
+            const int tl_c62 = z_layout::flat(tl_tid, tl_k61) % 128;  // the chunk's first column
+            const int i = z_layout::flat(tl_tid, tl_k61) / 128;
             tl::f16 tl_chunk64[8];
             tl::load_chunk<tl::f16, 8>(tl_chunk64, &p[i * 136 + tl_c62]);
             #pragma unroll
@@ -311,8 +311,8 @@ __global__ void __launch_bounds__(256) written_kernel(
     // copy(x, X[row0 +: 128, 0 +: 64]);  (warp_specialize_written_operand.tl:42)
     #pragma unroll
     for (int tl_chunk66 = 0; tl_chunk66 < x_layout::kSlots; tl_chunk66 += 2) {
-        float* tl_ptr67 = &X[int64_t(row0 + (x_layout::row(tl_tid, tl_chunk66))) * 64 + (x_layout::col(tl_tid, tl_chunk66))];
-        if (tl::in_bounds(row0 + (x_layout::row(tl_tid, tl_chunk66)), M) && tl::in_bounds(x_layout::col(tl_tid, tl_chunk66), 64) && tl::in_bounds(row0 + (x_layout::row(tl_tid, tl_chunk66)), M) && tl::in_bounds((x_layout::col(tl_tid, tl_chunk66)) + 1, 64) && tl::is_aligned(tl_ptr67, 8)) {
+        float* tl_ptr67 = &X[int64_t(row0 + x_layout::row(tl_tid, tl_chunk66)) * 64 + x_layout::col(tl_tid, tl_chunk66)];
+        if (tl::in_bounds(row0 + x_layout::row(tl_tid, tl_chunk66), M) && tl::in_bounds(x_layout::col(tl_tid, tl_chunk66), 64) && tl::in_bounds(row0 + x_layout::row(tl_tid, tl_chunk66), M) && tl::in_bounds((x_layout::col(tl_tid, tl_chunk66)) + 1, 64) && tl::is_aligned(tl_ptr67, 8)) {
             float tl_vec68[2];
             #pragma unroll
             for (int tl_v = 0; tl_v < 2; ++tl_v) tl_vec68[tl_v] = x[tl_chunk66 + tl_v];
@@ -320,15 +320,15 @@ __global__ void __launch_bounds__(256) written_kernel(
         } else {
             #pragma unroll
             for (int tl_v = 0; tl_v < 2; ++tl_v) {
-                if (tl::in_bounds(row0 + (x_layout::row(tl_tid, tl_chunk66 + tl_v)), M) && tl::in_bounds(x_layout::col(tl_tid, tl_chunk66 + tl_v), 64)) X[int64_t(row0 + (x_layout::row(tl_tid, tl_chunk66 + tl_v))) * 64 + (x_layout::col(tl_tid, tl_chunk66 + tl_v))] = x[tl_chunk66 + tl_v];
+                if (tl::in_bounds(row0 + x_layout::row(tl_tid, tl_chunk66 + tl_v), M) && tl::in_bounds(x_layout::col(tl_tid, tl_chunk66 + tl_v), 64)) X[int64_t(row0 + x_layout::row(tl_tid, tl_chunk66 + tl_v)) * 64 + x_layout::col(tl_tid, tl_chunk66 + tl_v)] = x[tl_chunk66 + tl_v];
             }
         }
     }
     // copy(y, Y[col0 +: 128, 0 +: 64]);  (warp_specialize_written_operand.tl:43)
     #pragma unroll
     for (int tl_chunk69 = 0; tl_chunk69 < y_layout::kSlots; tl_chunk69 += 2) {
-        float* tl_ptr70 = &Y[int64_t(col0 + (y_layout::row(tl_tid, tl_chunk69))) * 64 + (y_layout::col(tl_tid, tl_chunk69))];
-        if (tl::in_bounds(col0 + (y_layout::row(tl_tid, tl_chunk69)), N) && tl::in_bounds(y_layout::col(tl_tid, tl_chunk69), 64) && tl::in_bounds(col0 + (y_layout::row(tl_tid, tl_chunk69)), N) && tl::in_bounds((y_layout::col(tl_tid, tl_chunk69)) + 1, 64) && tl::is_aligned(tl_ptr70, 8)) {
+        float* tl_ptr70 = &Y[int64_t(col0 + y_layout::row(tl_tid, tl_chunk69)) * 64 + y_layout::col(tl_tid, tl_chunk69)];
+        if (tl::in_bounds(col0 + y_layout::row(tl_tid, tl_chunk69), N) && tl::in_bounds(y_layout::col(tl_tid, tl_chunk69), 64) && tl::in_bounds(col0 + y_layout::row(tl_tid, tl_chunk69), N) && tl::in_bounds((y_layout::col(tl_tid, tl_chunk69)) + 1, 64) && tl::is_aligned(tl_ptr70, 8)) {
             float tl_vec71[2];
             #pragma unroll
             for (int tl_v = 0; tl_v < 2; ++tl_v) tl_vec71[tl_v] = y[tl_chunk69 + tl_v];
@@ -336,15 +336,15 @@ __global__ void __launch_bounds__(256) written_kernel(
         } else {
             #pragma unroll
             for (int tl_v = 0; tl_v < 2; ++tl_v) {
-                if (tl::in_bounds(col0 + (y_layout::row(tl_tid, tl_chunk69 + tl_v)), N) && tl::in_bounds(y_layout::col(tl_tid, tl_chunk69 + tl_v), 64)) Y[int64_t(col0 + (y_layout::row(tl_tid, tl_chunk69 + tl_v))) * 64 + (y_layout::col(tl_tid, tl_chunk69 + tl_v))] = y[tl_chunk69 + tl_v];
+                if (tl::in_bounds(col0 + y_layout::row(tl_tid, tl_chunk69 + tl_v), N) && tl::in_bounds(y_layout::col(tl_tid, tl_chunk69 + tl_v), 64)) Y[int64_t(col0 + y_layout::row(tl_tid, tl_chunk69 + tl_v)) * 64 + y_layout::col(tl_tid, tl_chunk69 + tl_v)] = y[tl_chunk69 + tl_v];
             }
         }
     }
     // copy(z, Z[row0 +: 128, col0 +: 128]);  (warp_specialize_written_operand.tl:44)
     #pragma unroll
     for (int tl_chunk72 = 0; tl_chunk72 < z_layout::kSlots; tl_chunk72 += 4) {
-        float* tl_ptr73 = &Z[int64_t(row0 + ((z_layout::flat(tl_tid, (tl_chunk72 / 8) * 8)) / 128)) * N + (col0 + (((z_layout::flat(tl_tid, (tl_chunk72 / 8) * 8)) % 128) + tl_chunk72 % 8))];
-        if (tl::in_bounds(row0 + ((z_layout::flat(tl_tid, (tl_chunk72 / 8) * 8)) / 128), M) && tl::in_bounds(col0 + (((z_layout::flat(tl_tid, (tl_chunk72 / 8) * 8)) % 128) + tl_chunk72 % 8), N) && tl::in_bounds(row0 + ((z_layout::flat(tl_tid, (tl_chunk72 / 8) * 8)) / 128), M) && tl::in_bounds((col0 + (((z_layout::flat(tl_tid, (tl_chunk72 / 8) * 8)) % 128) + tl_chunk72 % 8)) + 3, N) && tl::is_aligned(tl_ptr73, 16)) {
+        float* tl_ptr73 = &Z[int64_t(row0 + (z_layout::flat(tl_tid, (tl_chunk72 / 8) * 8) / 128)) * N + (col0 + ((z_layout::flat(tl_tid, (tl_chunk72 / 8) * 8) % 128) + tl_chunk72 % 8))];
+        if (tl::in_bounds(row0 + (z_layout::flat(tl_tid, (tl_chunk72 / 8) * 8) / 128), M) && tl::in_bounds(col0 + ((z_layout::flat(tl_tid, (tl_chunk72 / 8) * 8) % 128) + tl_chunk72 % 8), N) && tl::in_bounds(row0 + (z_layout::flat(tl_tid, (tl_chunk72 / 8) * 8) / 128), M) && tl::in_bounds((col0 + ((z_layout::flat(tl_tid, (tl_chunk72 / 8) * 8) % 128) + tl_chunk72 % 8)) + 3, N) && tl::is_aligned(tl_ptr73, 16)) {
             float tl_vec74[4];
             #pragma unroll
             for (int tl_v = 0; tl_v < 4; ++tl_v) tl_vec74[tl_v] = z[tl_chunk72 + tl_v];
@@ -352,7 +352,7 @@ __global__ void __launch_bounds__(256) written_kernel(
         } else {
             #pragma unroll
             for (int tl_v = 0; tl_v < 4; ++tl_v) {
-                if (tl::in_bounds(row0 + ((z_layout::flat(tl_tid, ((tl_chunk72 + tl_v) / 8) * 8)) / 128), M) && tl::in_bounds(col0 + (((z_layout::flat(tl_tid, ((tl_chunk72 + tl_v) / 8) * 8)) % 128) + (tl_chunk72 + tl_v) % 8), N)) Z[int64_t(row0 + ((z_layout::flat(tl_tid, ((tl_chunk72 + tl_v) / 8) * 8)) / 128)) * N + (col0 + (((z_layout::flat(tl_tid, ((tl_chunk72 + tl_v) / 8) * 8)) % 128) + (tl_chunk72 + tl_v) % 8))] = z[tl_chunk72 + tl_v];
+                if (tl::in_bounds(row0 + (z_layout::flat(tl_tid, ((tl_chunk72 + tl_v) / 8) * 8) / 128), M) && tl::in_bounds(col0 + ((z_layout::flat(tl_tid, ((tl_chunk72 + tl_v) / 8) * 8) % 128) + (tl_chunk72 + tl_v) % 8), N)) Z[int64_t(row0 + (z_layout::flat(tl_tid, ((tl_chunk72 + tl_v) / 8) * 8) / 128)) * N + (col0 + ((z_layout::flat(tl_tid, ((tl_chunk72 + tl_v) / 8) * 8) % 128) + (tl_chunk72 + tl_v) % 8))] = z[tl_chunk72 + tl_v];
             }
         }
     }
@@ -500,8 +500,8 @@ __global__ void __launch_bounds__(384, 1) written_kernel_sm90(
                 // for i, j in parallel(128, 128): each thread visits the elements of `z` it holds
                 #pragma unroll
                 for (int tl_k6 = 0; tl_k6 < z_layout::kSlots; tl_k6 += 8) {
-                    const int tl_c7 = (z_layout::flat(tl_tid, tl_k6)) % 128;  // the chunk's first column
-                    const int i = (z_layout::flat(tl_tid, tl_k6)) / 128;
+                    const int tl_c7 = z_layout::flat(tl_tid, tl_k6) % 128;  // the chunk's first column
+                    const int i = z_layout::flat(tl_tid, tl_k6) / 128;
                     tl::f16 tl_chunk9[8];
                     #pragma unroll
                     for (int tl_v = 0; tl_v < 8; ++tl_v) tl_chunk9[tl_v] = p[tl::sm90::swizzled_element<128, 128, 2>(i, (tl_c7) + tl_v)];
@@ -520,8 +520,8 @@ __global__ void __launch_bounds__(384, 1) written_kernel_sm90(
             // copy(x, X[row0 +: 128, 0 +: 64]);  (warp_specialize_written_operand.tl:42)
             #pragma unroll
             for (int tl_chunk11 = 0; tl_chunk11 < x_layout::kSlots; tl_chunk11 += 2) {
-                float* tl_ptr12 = &X[int64_t(row0 + (x_layout::row(tl_tid, tl_chunk11))) * 64 + (x_layout::col(tl_tid, tl_chunk11))];
-                if (tl::in_bounds(row0 + (x_layout::row(tl_tid, tl_chunk11)), M) && tl::in_bounds(x_layout::col(tl_tid, tl_chunk11), 64) && tl::in_bounds(row0 + (x_layout::row(tl_tid, tl_chunk11)), M) && tl::in_bounds((x_layout::col(tl_tid, tl_chunk11)) + 1, 64) && tl::is_aligned(tl_ptr12, 8)) {
+                float* tl_ptr12 = &X[int64_t(row0 + x_layout::row(tl_tid, tl_chunk11)) * 64 + x_layout::col(tl_tid, tl_chunk11)];
+                if (tl::in_bounds(row0 + x_layout::row(tl_tid, tl_chunk11), M) && tl::in_bounds(x_layout::col(tl_tid, tl_chunk11), 64) && tl::in_bounds(row0 + x_layout::row(tl_tid, tl_chunk11), M) && tl::in_bounds((x_layout::col(tl_tid, tl_chunk11)) + 1, 64) && tl::is_aligned(tl_ptr12, 8)) {
                     float tl_vec13[2];
                     #pragma unroll
                     for (int tl_v = 0; tl_v < 2; ++tl_v) tl_vec13[tl_v] = x[tl_chunk11 + tl_v];
@@ -529,15 +529,15 @@ __global__ void __launch_bounds__(384, 1) written_kernel_sm90(
                 } else {
                     #pragma unroll
                     for (int tl_v = 0; tl_v < 2; ++tl_v) {
-                        if (tl::in_bounds(row0 + (x_layout::row(tl_tid, tl_chunk11 + tl_v)), M) && tl::in_bounds(x_layout::col(tl_tid, tl_chunk11 + tl_v), 64)) X[int64_t(row0 + (x_layout::row(tl_tid, tl_chunk11 + tl_v))) * 64 + (x_layout::col(tl_tid, tl_chunk11 + tl_v))] = x[tl_chunk11 + tl_v];
+                        if (tl::in_bounds(row0 + x_layout::row(tl_tid, tl_chunk11 + tl_v), M) && tl::in_bounds(x_layout::col(tl_tid, tl_chunk11 + tl_v), 64)) X[int64_t(row0 + x_layout::row(tl_tid, tl_chunk11 + tl_v)) * 64 + x_layout::col(tl_tid, tl_chunk11 + tl_v)] = x[tl_chunk11 + tl_v];
                     }
                 }
             }
             // copy(y, Y[col0 +: 128, 0 +: 64]);  (warp_specialize_written_operand.tl:43)
             #pragma unroll
             for (int tl_chunk14 = 0; tl_chunk14 < y_layout::kSlots; tl_chunk14 += 2) {
-                float* tl_ptr15 = &Y[int64_t(col0 + (y_layout::row(tl_tid, tl_chunk14))) * 64 + (y_layout::col(tl_tid, tl_chunk14))];
-                if (tl::in_bounds(col0 + (y_layout::row(tl_tid, tl_chunk14)), N) && tl::in_bounds(y_layout::col(tl_tid, tl_chunk14), 64) && tl::in_bounds(col0 + (y_layout::row(tl_tid, tl_chunk14)), N) && tl::in_bounds((y_layout::col(tl_tid, tl_chunk14)) + 1, 64) && tl::is_aligned(tl_ptr15, 8)) {
+                float* tl_ptr15 = &Y[int64_t(col0 + y_layout::row(tl_tid, tl_chunk14)) * 64 + y_layout::col(tl_tid, tl_chunk14)];
+                if (tl::in_bounds(col0 + y_layout::row(tl_tid, tl_chunk14), N) && tl::in_bounds(y_layout::col(tl_tid, tl_chunk14), 64) && tl::in_bounds(col0 + y_layout::row(tl_tid, tl_chunk14), N) && tl::in_bounds((y_layout::col(tl_tid, tl_chunk14)) + 1, 64) && tl::is_aligned(tl_ptr15, 8)) {
                     float tl_vec16[2];
                     #pragma unroll
                     for (int tl_v = 0; tl_v < 2; ++tl_v) tl_vec16[tl_v] = y[tl_chunk14 + tl_v];
@@ -545,15 +545,15 @@ __global__ void __launch_bounds__(384, 1) written_kernel_sm90(
                 } else {
                     #pragma unroll
                     for (int tl_v = 0; tl_v < 2; ++tl_v) {
-                        if (tl::in_bounds(col0 + (y_layout::row(tl_tid, tl_chunk14 + tl_v)), N) && tl::in_bounds(y_layout::col(tl_tid, tl_chunk14 + tl_v), 64)) Y[int64_t(col0 + (y_layout::row(tl_tid, tl_chunk14 + tl_v))) * 64 + (y_layout::col(tl_tid, tl_chunk14 + tl_v))] = y[tl_chunk14 + tl_v];
+                        if (tl::in_bounds(col0 + y_layout::row(tl_tid, tl_chunk14 + tl_v), N) && tl::in_bounds(y_layout::col(tl_tid, tl_chunk14 + tl_v), 64)) Y[int64_t(col0 + y_layout::row(tl_tid, tl_chunk14 + tl_v)) * 64 + y_layout::col(tl_tid, tl_chunk14 + tl_v)] = y[tl_chunk14 + tl_v];
                     }
                 }
             }
             // copy(z, Z[row0 +: 128, col0 +: 128]);  (warp_specialize_written_operand.tl:44)
             #pragma unroll
             for (int tl_chunk17 = 0; tl_chunk17 < z_layout::kSlots; tl_chunk17 += 4) {
-                float* tl_ptr18 = &Z[int64_t(row0 + ((z_layout::flat(tl_tid, (tl_chunk17 / 8) * 8)) / 128)) * N + (col0 + (((z_layout::flat(tl_tid, (tl_chunk17 / 8) * 8)) % 128) + tl_chunk17 % 8))];
-                if (tl::in_bounds(row0 + ((z_layout::flat(tl_tid, (tl_chunk17 / 8) * 8)) / 128), M) && tl::in_bounds(col0 + (((z_layout::flat(tl_tid, (tl_chunk17 / 8) * 8)) % 128) + tl_chunk17 % 8), N) && tl::in_bounds(row0 + ((z_layout::flat(tl_tid, (tl_chunk17 / 8) * 8)) / 128), M) && tl::in_bounds((col0 + (((z_layout::flat(tl_tid, (tl_chunk17 / 8) * 8)) % 128) + tl_chunk17 % 8)) + 3, N) && tl::is_aligned(tl_ptr18, 16)) {
+                float* tl_ptr18 = &Z[int64_t(row0 + (z_layout::flat(tl_tid, (tl_chunk17 / 8) * 8) / 128)) * N + (col0 + ((z_layout::flat(tl_tid, (tl_chunk17 / 8) * 8) % 128) + tl_chunk17 % 8))];
+                if (tl::in_bounds(row0 + (z_layout::flat(tl_tid, (tl_chunk17 / 8) * 8) / 128), M) && tl::in_bounds(col0 + ((z_layout::flat(tl_tid, (tl_chunk17 / 8) * 8) % 128) + tl_chunk17 % 8), N) && tl::in_bounds(row0 + (z_layout::flat(tl_tid, (tl_chunk17 / 8) * 8) / 128), M) && tl::in_bounds((col0 + ((z_layout::flat(tl_tid, (tl_chunk17 / 8) * 8) % 128) + tl_chunk17 % 8)) + 3, N) && tl::is_aligned(tl_ptr18, 16)) {
                     float tl_vec19[4];
                     #pragma unroll
                     for (int tl_v = 0; tl_v < 4; ++tl_v) tl_vec19[tl_v] = z[tl_chunk17 + tl_v];
@@ -561,7 +561,7 @@ __global__ void __launch_bounds__(384, 1) written_kernel_sm90(
                 } else {
                     #pragma unroll
                     for (int tl_v = 0; tl_v < 4; ++tl_v) {
-                        if (tl::in_bounds(row0 + ((z_layout::flat(tl_tid, ((tl_chunk17 + tl_v) / 8) * 8)) / 128), M) && tl::in_bounds(col0 + (((z_layout::flat(tl_tid, ((tl_chunk17 + tl_v) / 8) * 8)) % 128) + (tl_chunk17 + tl_v) % 8), N)) Z[int64_t(row0 + ((z_layout::flat(tl_tid, ((tl_chunk17 + tl_v) / 8) * 8)) / 128)) * N + (col0 + (((z_layout::flat(tl_tid, ((tl_chunk17 + tl_v) / 8) * 8)) % 128) + (tl_chunk17 + tl_v) % 8))] = z[tl_chunk17 + tl_v];
+                        if (tl::in_bounds(row0 + (z_layout::flat(tl_tid, ((tl_chunk17 + tl_v) / 8) * 8) / 128), M) && tl::in_bounds(col0 + ((z_layout::flat(tl_tid, ((tl_chunk17 + tl_v) / 8) * 8) % 128) + (tl_chunk17 + tl_v) % 8), N)) Z[int64_t(row0 + (z_layout::flat(tl_tid, ((tl_chunk17 + tl_v) / 8) * 8) / 128)) * N + (col0 + ((z_layout::flat(tl_tid, ((tl_chunk17 + tl_v) / 8) * 8) % 128) + (tl_chunk17 + tl_v) % 8))] = z[tl_chunk17 + tl_v];
                     }
                 }
             }

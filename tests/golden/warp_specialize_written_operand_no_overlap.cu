@@ -179,7 +179,7 @@ __global__ void __launch_bounds__(256) attention_shared_p_kernel(
         // copy(s, p);  (warp_specialize_written_operand_no_overlap.tl:30)
         #pragma unroll
         for (int tl_chunk34 = 0; tl_chunk34 < s_layout::kSlots; tl_chunk34 += 2) {
-            tl::f16* tl_ptr35 = &p[(s_layout::row(tl_tid, tl_chunk34)) * 136 + (s_layout::col(tl_tid, tl_chunk34))];
+            tl::f16* tl_ptr35 = &p[s_layout::row(tl_tid, tl_chunk34) * 136 + s_layout::col(tl_tid, tl_chunk34)];
             {
                 tl::f16 tl_vec36[2];
                 #pragma unroll
@@ -199,8 +199,8 @@ __global__ void __launch_bounds__(256) attention_shared_p_kernel(
     // copy(o, O[block.z, block.y, q0 +: 128, 0 +: 64]);  (warp_specialize_written_operand_no_overlap.tl:33)
     #pragma unroll
     for (int tl_chunk37 = 0; tl_chunk37 < o_layout::kSlots; tl_chunk37 += 2) {
-        tl::f16* tl_ptr38 = &O[((int64_t(int(blockIdx.z)) * H + int(blockIdx.y)) * S + (q0 + (o_layout::row(tl_tid, tl_chunk37)))) * 64 + (o_layout::col(tl_tid, tl_chunk37))];
-        if (tl::in_bounds(int(blockIdx.z), B) && tl::in_bounds(int(blockIdx.y), H) && tl::in_bounds(q0 + (o_layout::row(tl_tid, tl_chunk37)), S) && tl::in_bounds(o_layout::col(tl_tid, tl_chunk37), 64) && tl::in_bounds(int(blockIdx.z), B) && tl::in_bounds(int(blockIdx.y), H) && tl::in_bounds(q0 + (o_layout::row(tl_tid, tl_chunk37)), S) && tl::in_bounds((o_layout::col(tl_tid, tl_chunk37)) + 1, 64) && tl::is_aligned(tl_ptr38, 4)) {
+        tl::f16* tl_ptr38 = &O[((int64_t(int(blockIdx.z)) * H + int(blockIdx.y)) * S + (q0 + o_layout::row(tl_tid, tl_chunk37))) * 64 + o_layout::col(tl_tid, tl_chunk37)];
+        if (tl::in_bounds(int(blockIdx.z), B) && tl::in_bounds(int(blockIdx.y), H) && tl::in_bounds(q0 + o_layout::row(tl_tid, tl_chunk37), S) && tl::in_bounds(o_layout::col(tl_tid, tl_chunk37), 64) && tl::in_bounds(int(blockIdx.z), B) && tl::in_bounds(int(blockIdx.y), H) && tl::in_bounds(q0 + o_layout::row(tl_tid, tl_chunk37), S) && tl::in_bounds((o_layout::col(tl_tid, tl_chunk37)) + 1, 64) && tl::is_aligned(tl_ptr38, 4)) {
             tl::f16 tl_vec39[2];
             #pragma unroll
             for (int tl_v = 0; tl_v < 2; tl_v += 2) tl::convert_pair(&tl_vec39[tl_v], o[tl_chunk37 + tl_v], o[tl_chunk37 + tl_v + 1]);
@@ -208,7 +208,7 @@ __global__ void __launch_bounds__(256) attention_shared_p_kernel(
         } else {
             #pragma unroll
             for (int tl_v = 0; tl_v < 2; ++tl_v) {
-                if (tl::in_bounds(int(blockIdx.z), B) && tl::in_bounds(int(blockIdx.y), H) && tl::in_bounds(q0 + (o_layout::row(tl_tid, tl_chunk37 + tl_v)), S) && tl::in_bounds(o_layout::col(tl_tid, tl_chunk37 + tl_v), 64)) O[((int64_t(int(blockIdx.z)) * H + int(blockIdx.y)) * S + (q0 + (o_layout::row(tl_tid, tl_chunk37 + tl_v)))) * 64 + (o_layout::col(tl_tid, tl_chunk37 + tl_v))] = tl::convert<tl::f16>(o[tl_chunk37 + tl_v]);
+                if (tl::in_bounds(int(blockIdx.z), B) && tl::in_bounds(int(blockIdx.y), H) && tl::in_bounds(q0 + o_layout::row(tl_tid, tl_chunk37 + tl_v), S) && tl::in_bounds(o_layout::col(tl_tid, tl_chunk37 + tl_v), 64)) O[((int64_t(int(blockIdx.z)) * H + int(blockIdx.y)) * S + (q0 + o_layout::row(tl_tid, tl_chunk37 + tl_v))) * 64 + o_layout::col(tl_tid, tl_chunk37 + tl_v)] = tl::convert<tl::f16>(o[tl_chunk37 + tl_v]);
             }
         }
     }
