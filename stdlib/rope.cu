@@ -7,7 +7,7 @@
 
 namespace {
 
-// kernel rope_half<D = 128, HALF = 64, RB = 16, T = f16>  (stdlib/rope.tl:10)
+// kernel rope_half<D = 128, HALF = 64, RB = 16, T = f16>  (stdlib/rope.tl:16)
 // 128 threads per block, 4352 bytes of shared memory
 __global__ void __launch_bounds__(128) rope_half_kernel(
         tl::f16* __restrict__ X,
@@ -27,7 +27,7 @@ __global__ void __launch_bounds__(128) rope_half_kernel(
     float c[c_layout::kSlots];  // fragment c: f32[16, 64]
     float s[s_layout::kSlots];  // fragment s: f32[16, 64]
     const int32_t r0 = int(blockIdx.x) * 16;
-    // for i, j in parallel(RB, HALF) {  (rope.tl:20)
+    // for i, j in parallel(RB, HALF) {  (rope.tl:26)
     // for i, j in parallel(16, 64): each thread visits the elements of `c` it holds
     #pragma unroll
     for (int tl_k1 = 0; tl_k1 < c_layout::kSlots; tl_k1 += 8) {
@@ -49,7 +49,7 @@ __global__ void __launch_bounds__(128) rope_half_kernel(
             }
         }
     }
-    // copy(Xr[r0 +: RB, 0 +: D], xs);  (rope.tl:27)
+    // copy(Xr[r0 +: RB, 0 +: D], xs);  (rope.tl:33)
     #pragma unroll
     for (int tl_i9 = 0; tl_i9 < 2; ++tl_i9) {
         const int tl_chunk8 = tl_tid + tl_i9 * 128;
@@ -67,7 +67,7 @@ __global__ void __launch_bounds__(128) rope_half_kernel(
         }
     }
     __syncthreads();  // RAW on `xs`
-    // for i, j in parallel(RB, HALF) {  (rope.tl:28)
+    // for i, j in parallel(RB, HALF) {  (rope.tl:34)
     // for i, j in parallel(16, 64): each thread visits the elements of `c` it holds
     #pragma unroll
     for (int tl_k14 = 0; tl_k14 < c_layout::kSlots; tl_k14 += 8) {
@@ -103,7 +103,7 @@ __global__ void __launch_bounds__(128) rope_half_kernel(
     }
 }
 
-// kernel rope_interleaved<D = 128, HALF = 64, RB = 16, T = f16>  (stdlib/rope.tl:44)
+// kernel rope_interleaved<D = 128, HALF = 64, RB = 16, T = f16>  (stdlib/rope.tl:48)
 // 128 threads per block, 4352 bytes of shared memory
 __global__ void __launch_bounds__(128) rope_interleaved_kernel(
         tl::f16* __restrict__ X,
@@ -123,7 +123,7 @@ __global__ void __launch_bounds__(128) rope_interleaved_kernel(
     float c[c_layout::kSlots];  // fragment c: f32[16, 64]
     float s[s_layout::kSlots];  // fragment s: f32[16, 64]
     const int32_t r0 = int(blockIdx.x) * 16;
-    // for i, j in parallel(RB, HALF) {                        // the table rows first, as in ...  (rope.tl:53)
+    // for i, j in parallel(RB, HALF) {                        // the table rows first  (rope.tl:57)
     // for i, j in parallel(16, 64): each thread visits the elements of `c` it holds
     #pragma unroll
     for (int tl_k1 = 0; tl_k1 < c_layout::kSlots; tl_k1 += 8) {
@@ -145,7 +145,7 @@ __global__ void __launch_bounds__(128) rope_interleaved_kernel(
             }
         }
     }
-    // copy(Xr[r0 +: RB, 0 +: D], xs);  (rope.tl:60)
+    // copy(Xr[r0 +: RB, 0 +: D], xs);  (rope.tl:64)
     #pragma unroll
     for (int tl_i9 = 0; tl_i9 < 2; ++tl_i9) {
         const int tl_chunk8 = tl_tid + tl_i9 * 128;
@@ -163,7 +163,7 @@ __global__ void __launch_bounds__(128) rope_interleaved_kernel(
         }
     }
     __syncthreads();  // RAW on `xs`
-    // for i, j in parallel(RB, HALF) {  (rope.tl:61)
+    // for i, j in parallel(RB, HALF) {  (rope.tl:65)
     // for i, j in parallel(16, 64): each thread visits the elements of `c` it holds
     #pragma unroll
     for (int tl_k14 = 0; tl_k14 < c_layout::kSlots; tl_k14 += 8) {
