@@ -1288,7 +1288,7 @@ __global__ void __launch_bounds__(256) moe_tiles_kernel(
     }
 }
 
-// kernel moe_grouped_gemm<BM = 128, BN = 128, BK = 64, STAGES = 3, T = bf16>  (stdlib/moe.tl:390)
+// kernel moe_grouped_gemm<BM = 128, BN = 128, BK = 64, T = bf16, STAGES = 3>  (stdlib/moe.tl:391)
 // 256 threads per block, 110592 bytes of shared memory
 __global__ void __launch_bounds__(256) moe_grouped_gemm_kernel(
         const tl::bf16* __restrict__ Xp,
@@ -1316,7 +1316,7 @@ __global__ void __launch_bounds__(256) moe_grouped_gemm_kernel(
     const int32_t col0 = int(blockIdx.x) * 128;
     const int32_t k_trips = e >= 0 ? tl::cdiv(D, 64) : 0;
     if (0 < k_trips) {
-        // copy(Xp[row0 +: BM, k * BK +: BK], a);  (moe.tl:404)
+        // copy(Xp[row0 +: BM, k * BK +: BK], a);  (moe.tl:405)
         if (tl::is_aligned(Xp, 16) && D % 8 == 0 && row0 >= 0 && row0 + 128 <= MK && 0 >= 0 && 0 + 64 <= D && 0 % 8 == 0) {
             #pragma unroll
             for (int tl_i1 = 0; tl_i1 < 4; ++tl_i1) {
@@ -1340,7 +1340,7 @@ __global__ void __launch_bounds__(256) moe_grouped_gemm_kernel(
                 }
             }
         }
-        // copy(W[e, col0 +: BN, k * BK +: BK], b);  (moe.tl:405)
+        // copy(W[e, col0 +: BN, k * BK +: BK], b);  (moe.tl:406)
         if (tl::is_aligned(W, 16) && D % 8 == 0 && tl::in_bounds(e, E) && col0 >= 0 && col0 + 128 <= N && 0 >= 0 && 0 + 64 <= D && 0 % 8 == 0) {
             #pragma unroll
             for (int tl_i8 = 0; tl_i8 < 4; ++tl_i8) {
@@ -1367,7 +1367,7 @@ __global__ void __launch_bounds__(256) moe_grouped_gemm_kernel(
     }
     tl::cp_async_commit();
     if (1 < k_trips) {
-        // copy(Xp[row0 +: BM, k * BK +: BK], a);  (moe.tl:404)
+        // copy(Xp[row0 +: BM, k * BK +: BK], a);  (moe.tl:405)
         if (tl::is_aligned(Xp, 16) && D % 8 == 0 && row0 >= 0 && row0 + 128 <= MK && 64 >= 0 && 64 + 64 <= D && 64 % 8 == 0) {
             #pragma unroll
             for (int tl_i15 = 0; tl_i15 < 4; ++tl_i15) {
@@ -1391,7 +1391,7 @@ __global__ void __launch_bounds__(256) moe_grouped_gemm_kernel(
                 }
             }
         }
-        // copy(W[e, col0 +: BN, k * BK +: BK], b);  (moe.tl:405)
+        // copy(W[e, col0 +: BN, k * BK +: BK], b);  (moe.tl:406)
         if (tl::is_aligned(W, 16) && D % 8 == 0 && tl::in_bounds(e, E) && col0 >= 0 && col0 + 128 <= N && 64 >= 0 && 64 + 64 <= D && 64 % 8 == 0) {
             #pragma unroll
             for (int tl_i22 = 0; tl_i22 < 4; ++tl_i22) {
@@ -1417,12 +1417,12 @@ __global__ void __launch_bounds__(256) moe_grouped_gemm_kernel(
         }
     }
     tl::cp_async_commit();
-    // for k in pipelined(e >= 0 ? cdiv(D, BK) : 0, stages = STAGES) {  (moe.tl:403)
+    // for k in pipelined(e >= 0 ? cdiv(D, BK) : 0, stages = STAGES) {  (moe.tl:404)
     for (int k = 0; k < k_trips; ++k) {
         tl::cp_async_wait<1>();  // at most 1 copy groups of this thread still in flight
         __syncthreads();  // pipeline: stage `k % 3` has landed and the stage refilled next is no longer read
         if (k + 2 < k_trips) {
-            // copy(Xp[row0 +: BM, k * BK +: BK], a);  (moe.tl:404)
+            // copy(Xp[row0 +: BM, k * BK +: BK], a);  (moe.tl:405)
             if (tl::is_aligned(Xp, 16) && D % 8 == 0 && row0 >= 0 && row0 + 128 <= MK && ((k + 2) * 64) >= 0 && ((k + 2) * 64) + 64 <= D && ((k + 2) * 64) % 8 == 0) {
                 #pragma unroll
                 for (int tl_i29 = 0; tl_i29 < 4; ++tl_i29) {
@@ -1446,7 +1446,7 @@ __global__ void __launch_bounds__(256) moe_grouped_gemm_kernel(
                     }
                 }
             }
-            // copy(W[e, col0 +: BN, k * BK +: BK], b);  (moe.tl:405)
+            // copy(W[e, col0 +: BN, k * BK +: BK], b);  (moe.tl:406)
             if (tl::is_aligned(W, 16) && D % 8 == 0 && tl::in_bounds(e, E) && col0 >= 0 && col0 + 128 <= N && ((k + 2) * 64) >= 0 && ((k + 2) * 64) + 64 <= D && ((k + 2) * 64) % 8 == 0) {
                 #pragma unroll
                 for (int tl_i36 = 0; tl_i36 < 4; ++tl_i36) {
@@ -1472,7 +1472,7 @@ __global__ void __launch_bounds__(256) moe_grouped_gemm_kernel(
             }
         }
         tl::cp_async_commit();
-        // gemm(a, b, acc, transpose_b = true);  (moe.tl:406)
+        // gemm(a, b, acc, transpose_b = true);  (moe.tl:407)
         {
             tl::warp_gemm_mma<128, 128, 64, 2, 4, tl::bf16, false, true>(
                 acc, tl::SharedMatrix<tl::bf16, false, 72>{&a[((k % 3) * 128 + 0) * 72 + 0]},
@@ -1480,7 +1480,7 @@ __global__ void __launch_bounds__(256) moe_grouped_gemm_kernel(
         }
     }
     tl::cp_async_wait<0>();  // at most 0 copy groups of this thread still in flight
-    // for i, j in parallel(BM, BN) {  (moe.tl:408)
+    // for i, j in parallel(BM, BN) {  (moe.tl:409)
     // for i, j in parallel(128, 128): each thread visits the elements of `acc` it holds
     #pragma unroll
     for (int tl_s42 = 0; tl_s42 < acc_layout::kSlots; ++tl_s42) {
@@ -1492,8 +1492,8 @@ __global__ void __launch_bounds__(256) moe_grouped_gemm_kernel(
     }
 }
 
-// kernel moe_grouped_gemm<BM = 128, BN = 256, BK = 64, STAGES = 2, T = bf16>  (stdlib/moe.tl:390)
-// 256 threads per block, 148544 bytes of shared memory
+// kernel moe_grouped_gemm<BM = 128, BN = 256, BK = 64, T = bf16, STAGES = 4>  (stdlib/moe.tl:391)
+// 256 threads per block, 197712 bytes of shared memory
 // warp-specialized: warpgroup 0 issues TMA loads, the other 256 threads run wgmma; persistent over the tiles
 __global__ void __launch_bounds__(384, 1) moe_grouped_gemm_kernel_sm90(
         const __grid_constant__ CUtensorMap tl_map_Xp,
@@ -1516,15 +1516,15 @@ __global__ void __launch_bounds__(384, 1) moe_grouped_gemm_kernel_sm90(
     using acc_layout = tl::MmaAccLayout<128, 256, 8, 1>;  // fragment acc: f32[128, 256], wgmma accumulators
     extern __shared__ __align__(1024) unsigned char tl_smem_raw[];
     unsigned char* tl_smem = tl_smem_raw + ((1024 - tl::sm90::smem_address(tl_smem_raw) % 1024) % 1024);
-    tl::bf16* a = reinterpret_cast<tl::bf16*>(tl_smem + 0);  // shared a: bf16[128, 64], 3 stages, 128-byte swizzled (TMA)
-    tl::bf16* b = reinterpret_cast<tl::bf16*>(tl_smem + 49152);  // shared b: bf16[256, 64], 3 stages, 128-byte swizzled (TMA)
-    uint64_t* tl_full = reinterpret_cast<uint64_t*>(tl_smem + 147456);   // per stage: its TMA loads landed
-    uint64_t* tl_empty = tl_full + 3;  // per stage: every consumer warp finished reading it
-    uint64_t* tl_tile_full = tl_empty + 3;  // the producer wrote the next tile's index
+    tl::bf16* a = reinterpret_cast<tl::bf16*>(tl_smem + 0);  // shared a: bf16[128, 64], 4 stages, 128-byte swizzled (TMA)
+    tl::bf16* b = reinterpret_cast<tl::bf16*>(tl_smem + 65536);  // shared b: bf16[256, 64], 4 stages, 128-byte swizzled (TMA)
+    uint64_t* tl_full = reinterpret_cast<uint64_t*>(tl_smem + 196608);   // per stage: its TMA loads landed
+    uint64_t* tl_empty = tl_full + 4;  // per stage: every consumer warp finished reading it
+    uint64_t* tl_tile_full = tl_empty + 4;  // the producer wrote the next tile's index
     uint64_t* tl_tile_empty = tl_tile_full + 1;  // every consumer warp read it
     int* tl_mailbox = reinterpret_cast<int*>(tl_tile_counter) + 4 * (1 + blockIdx.x);  // this block's 16 bytes beside the counter
     if (threadIdx.x == 0) {
-        for (int tl_s = 0; tl_s < 3; ++tl_s) {
+        for (int tl_s = 0; tl_s < 4; ++tl_s) {
             tl::sm90::mbarrier_init(&tl_full[tl_s], 1);
             tl::sm90::mbarrier_init(&tl_empty[tl_s], 8);  // one arrival per consumer warp
         }
@@ -1559,12 +1559,12 @@ __global__ void __launch_bounds__(384, 1) moe_grouped_gemm_kernel_sm90(
                 const int32_t row0 = TileRows[int64_t(tl_block_y) * 2 + 0];
                 const int32_t col0 = tl_block_x * 256;
                 for (int k = 0; k < (e >= 0 ? tl::cdiv(D, 64) : 0); ++k, ++tl_it) {
-                    const int tl_stage = tl_it % 3;
-                    tl::sm90::mbarrier_wait(&tl_empty[tl_stage], (tl_it / 3 + 1) & 1);  // consumers released it
+                    const int tl_stage = tl_it % 4;
+                    tl::sm90::mbarrier_wait(&tl_empty[tl_stage], (tl_it / 4 + 1) & 1);  // consumers released it
                     tl::sm90::mbarrier_arrive_expect_tx(&tl_full[tl_stage], 49152);
-                    // copy(Xp[row0 +: BM, k * BK +: BK], a);  (moe.tl:404)
+                    // copy(Xp[row0 +: BM, k * BK +: BK], a);  (moe.tl:405)
                     tl::sm90::tma_load_2d(a + tl_stage * 8192, &tl_map_Xp, &tl_full[tl_stage], k * 64, row0);
-                    // copy(W[e, col0 +: BN, k * BK +: BK], b);  (moe.tl:405)
+                    // copy(W[e, col0 +: BN, k * BK +: BK], b);  (moe.tl:406)
                     tl::sm90::tma_load_3d(b + tl_stage * 16384, &tl_map_W, &tl_full[tl_stage], k * 64, col0, e);
                 }
                 tl_tile = tl::sm90::claim_next_tile(tl_tile_counter, tl_tiles);
@@ -1597,19 +1597,19 @@ __global__ void __launch_bounds__(384, 1) moe_grouped_gemm_kernel_sm90(
             const int32_t row0 = TileRows[int64_t(tl_block_y) * 2 + 0];
             const int32_t row_end = TileRows[int64_t(tl_block_y) * 2 + 1];
             const int32_t col0 = tl_block_x * 256;
-            // for k in pipelined(e >= 0 ? cdiv(D, BK) : 0, stages = STAGES) {  (moe.tl:403)
+            // for k in pipelined(e >= 0 ? cdiv(D, BK) : 0, stages = STAGES) {  (moe.tl:404)
             const int tl_trips0 = e >= 0 ? tl::cdiv(D, 64) : 0;
             for (int k = 0; k < tl_trips0; ++k, ++tl_it) {
-                const int tl_stage = tl_it % 3;
-                tl::sm90::mbarrier_wait(&tl_full[tl_stage], (tl_it / 3 + 0) & 1);  // trip k's TMA loads landed
-                // gemm(a, b, acc, transpose_b = true);  (moe.tl:406)
+                const int tl_stage = tl_it % 4;
+                tl::sm90::mbarrier_wait(&tl_full[tl_stage], (tl_it / 4 + 0) & 1);  // trip k's TMA loads landed
+                // gemm(a, b, acc, transpose_b = true);  (moe.tl:407)
                 tl::sm90::warpgroup_gemm<tl::bf16, 128, 256, 64, false, true, 2>(acc, a + tl_stage * 8192, b + tl_stage * 16384, tl_tid / 128);
                 tl::sm90::wgmma_wait<1>();  // at most 1 wgmma group(s) still in flight
-                if (k >= 1 && tl_tid % 32 == 0) tl::sm90::mbarrier_arrive(&tl_empty[(tl_it + 2) % 3]);  // release trip k - 1's stage
+                if (k >= 1 && tl_tid % 32 == 0) tl::sm90::mbarrier_arrive(&tl_empty[(tl_it + 3) % 4]);  // release trip k - 1's stage
             }
             tl::sm90::wgmma_wait<0>();  // every wgmma group retired
-            if (tl_trips0 >= 1 && tl_tid % 32 == 0) tl::sm90::mbarrier_arrive(&tl_empty[(tl_it + 2) % 3]);  // release the last trip's stage
-            // for i, j in parallel(BM, BN) {  (moe.tl:408)
+            if (tl_trips0 >= 1 && tl_tid % 32 == 0) tl::sm90::mbarrier_arrive(&tl_empty[(tl_it + 3) % 4]);  // release the last trip's stage
+            // for i, j in parallel(BM, BN) {  (moe.tl:409)
             // for i, j in parallel(128, 256): each thread visits the elements of `acc` it holds
             #pragma unroll
             for (int tl_s1 = 0; tl_s1 < acc_layout::kSlots; ++tl_s1) {
@@ -1818,9 +1818,9 @@ cudaError_t moe_grouped_gemm(const __nv_bfloat16* Xp, const __nv_bfloat16* W, co
         if (tl_tma) {
             static const cudaError_t tl_attributes_sm90 = [] {
                 cudaError_t tl_err = cudaSuccess;
-                tl_err = cudaFuncSetAttribute(::moe_grouped_gemm_kernel_sm90, cudaFuncAttributeMaxDynamicSharedMemorySize, 148544);
+                tl_err = cudaFuncSetAttribute(::moe_grouped_gemm_kernel_sm90, cudaFuncAttributeMaxDynamicSharedMemorySize, 197712);
                 if (tl_err == cudaSuccess)
-                    tl_err = cudaFuncSetAttribute(::moe_grouped_gemm_kernel_sm90, cudaFuncAttributePreferredSharedMemoryCarveout, tl::host::occupancy_carveout(::moe_grouped_gemm_kernel_sm90, 256, 148544));
+                    tl_err = cudaFuncSetAttribute(::moe_grouped_gemm_kernel_sm90, cudaFuncAttributePreferredSharedMemoryCarveout, tl::host::occupancy_carveout(::moe_grouped_gemm_kernel_sm90, 256, 197712));
                 return tl_err;
             }();
             if (tl_attributes_sm90 != cudaSuccess) return tl::host::record(tl_attributes_sm90, tl_name, "setting the shared-memory attributes");
@@ -1830,7 +1830,7 @@ cudaError_t moe_grouped_gemm(const __nv_bfloat16* Xp, const __nv_bfloat16* W, co
                 unsigned* tl_tile_counter = nullptr;  // the blocks claim their tiles from it (this stream's)
                 if (cudaError_t tl_err = tl::host::tile_counter(stream, tl_blocks, &tl_tile_counter); tl_err != cudaSuccess)
                     return tl::host::record(tl_err, tl_name, "allocating the tile counter");
-                ::moe_grouped_gemm_kernel_sm90<<<unsigned(tl_blocks), 384, 148544, stream>>>(tl_map_Xp, tl_map_W, Xp, W, TileExpert, TileRows, Yp, static_cast<int32_t>(MK), static_cast<int32_t>(D), static_cast<int32_t>(E), static_cast<int32_t>(N), static_cast<int32_t>(MAXT), tl_tile_counter);
+                ::moe_grouped_gemm_kernel_sm90<<<unsigned(tl_blocks), 384, 197712, stream>>>(tl_map_Xp, tl_map_W, Xp, W, TileExpert, TileRows, Yp, static_cast<int32_t>(MK), static_cast<int32_t>(D), static_cast<int32_t>(E), static_cast<int32_t>(N), static_cast<int32_t>(MAXT), tl_tile_counter);
                 return tl::host::record(cudaGetLastError(), tl_name, "launch");
             }
         }

@@ -171,15 +171,31 @@ bool KernelEmitter::emit_chunked_parallel(const ir::For& f, const ir::Buffer& an
                                           ElementContext& ctx, const std::function<void(const std::vector<std::string>&)>& bind_vars,
                                           const PairPlan& pairs) {
     const FragmentLayout& l = *layout_of(anchor);
+    // Without runs the loop visits the slots one at a time: its stores to global memory say so (R0009).
+    auto one_at_a_time = [&](const std::string& why) {
+        ir::walk_stmts(f.body, [&](const ir::Stmt& s) {
+            if (auto* st = s.as<ir::Store>(); st && st->buffer->scope == ir::Scope::Global)
+                diags_.report(DiagKind::StoreNotVectorized, st->range, st->buffer->name, why);
+        });
+        return false;
+    };
+    const std::string layout_name = l.kind == LayoutKind::MmaAcc ? "an mma or wgmma accumulator's layout"
+                                    : l.origin.empty()            ? "its layout"
+                                                                  : fmt::format("its layout ({})", l.origin);
     auto probe = slot_chunk(anchor, "0", /*first_of_chunk=*/true);
-    if (!probe) return false;
+    if (!probe)
+        return one_at_a_time(fmt::format("the loop visits the elements of `{}` one at a time: {} gives no runs of "
+                                         "consecutive columns to move at once",
+                                         anchor.declared_name(), layout_name));
     // A blocked layout whose chunks do not reach every thread's slots (fewer elements than
     // threads × slots): a chunk is then wholly held or wholly padding, when the element count is a
     // multiple of the vector and the chunks are the layout's, so one test per chunk skips it.
     const bool padded = !slot_valid(l, "0").empty();
     if (padded && (l.kind != LayoutKind::Blocked || ir::element_count(anchor.const_shape) % l.vector != 0 ||
                    l.vector % probe->width != 0))
-        return false;
+        return one_at_a_time(fmt::format("the loop visits the elements of `{}` one at a time: {} leaves some threads "
+                                         "part of a run",
+                                         anchor.declared_name(), layout_name));
     SpreadChunks plan = plan_spread_chunks(f, extents, kernel_.threads, probe->width);
     report_scalar_stores(plan);
     if (plan.shared_reads.empty() && plan.groups.empty()) return false;

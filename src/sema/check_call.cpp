@@ -204,6 +204,9 @@ MaybeTyped Checker::check_call(const ast::Call& e) {
         MaybeTyped v = check_expr(*a[0]);
         return v ? apply_cast(*v, *to, e.range) : std::nullopt;
     }
+    // `bits` is not reserved (kernels and functions written before it may be named so): a user
+    // function of that name keeps it.
+    if (const Symbol* f = lookup(e.callee, false); e.callee == "bits" && !(f && f->kind == SymbolKind::Fn)) return check_bits(e);
     if (find_intrinsic(e.callee)) return check_intrinsic(e, e.callee);
     Symbol* s = lookup(e.callee);
     if (s && s->kind == SymbolKind::Fn) return check_fn_call(e, *s);
@@ -221,6 +224,25 @@ MaybeTyped Checker::check_call(const ast::Call& e) {
                         fmt::format("did you mean `{}`?", near->name));
     }
     return std::nullopt;
+}
+
+// `bits(T)`: the width of the dtype `T` (a dtype name or a dtype-valued parameter or constant) in
+// bits, an integer constant: tile sizes and stage counts can follow the element size.
+MaybeTyped Checker::check_bits(const ast::Call& e) {
+    std::vector<const ast::Expr*> a;
+    if (!bind_args(e.callee, e.callee_range, e.args, {{"dtype", true, true}}, a)) {
+        mark_used(e.args);
+        return std::nullopt;
+    }
+    std::optional<Dtype> d;
+    if (a[0]->kind == ast::ExprKind::Name) d = dtype_of_name(static_cast<const ast::Name&>(*a[0]).name);
+    if (!d) {
+        diags_.report(DiagKind::BitsOfNonDtype, a[0]->range, expr_text(*a[0]));
+        mark_used(e.args);
+        return std::nullopt;
+    }
+    const int64_t width = dtype_bits(*d);
+    return Typed{make_imm(weak_int_type(width), width, e.range), true};
 }
 
 MaybeTyped Checker::check_intrinsic(const ast::Call& e, std::string_view name) {

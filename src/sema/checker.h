@@ -147,6 +147,7 @@ public:
     void mark_used(const ast::Stmt& s);
     void mark_used(std::vector<const ast::Expr*> work);
     MaybeTyped check_intrinsic(const ast::Call& e, std::string_view name);
+    MaybeTyped check_bits(const ast::Call& e);
     MaybeTyped check_fn_call(const ast::Call& e, Symbol& fn);
 
     // ---- check_stmt.cpp: statements and blocks
