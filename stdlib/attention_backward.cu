@@ -139,8 +139,9 @@ __global__ void __launch_bounds__(256) attention_backward_lse_kernel(
             // for i, j in parallel(128, 128): each thread visits the elements of `s` it holds
             #pragma unroll
             for (int tl_s19 = 0; tl_s19 < s_layout::kSlots; ++tl_s19) {
+                const int tl_c20 = s_layout::col(tl_tid, tl_s19 / 2 * 2);  // the chunk's first column
                 [[maybe_unused]] const int i = s_layout::row(tl_tid, tl_s19);
-                const int j = s_layout::col(tl_tid, tl_s19);
+                const int j = tl_c20 + tl_s19 % 2;
                 const int32_t key = k0 + j;
                 const bool masked = key >= S;
                 s[tl_s19] = masked ? -tl::inf<float>() : s[tl_s19];
@@ -153,8 +154,8 @@ __global__ void __launch_bounds__(256) attention_backward_lse_kernel(
             #pragma unroll
             for (int tl_i = 0; tl_i < 2; ++tl_i) tl_part[tl_i] = tl::MaxOp::identity<float>();
             #pragma unroll
-            for (int tl_s20 = 0; tl_s20 < s_layout::kSlots; ++tl_s20) {
-                tl_part[(tl_s20 / 2 % 2)] = tl::MaxOp::combine(tl_part[(tl_s20 / 2 % 2)], tl::MaxOp::element(s[tl_s20]));
+            for (int tl_s21 = 0; tl_s21 < s_layout::kSlots; ++tl_s21) {
+                tl_part[(tl_s21 / 2 % 2)] = tl::MaxOp::combine(tl_part[(tl_s21 / 2 % 2)], tl::MaxOp::element(s[tl_s21]));
             }
             #pragma unroll
             for (int tl_i = 0; tl_i < 2; ++tl_i) {
@@ -169,19 +170,19 @@ __global__ void __launch_bounds__(256) attention_backward_lse_kernel(
         // for i in parallel(BM) {  (attention_backward.tl:57)
         // for i in parallel(128): each thread visits the elements of `m` it holds
         #pragma unroll
-        for (int tl_s21 = 0; tl_s21 < 2; ++tl_s21) {
-            [[maybe_unused]] const int i = ((tl_tid / 4 % 8) + (tl_s21) * 8 + (tl_tid / 32) * 16);
-            const float m_new = tl::max(m[tl_s21], m_tile[tl_s21] * qk_scale);
-            alpha[tl_s21] = tl::fast::exp2(m[tl_s21] - m_new);
-            m[tl_s21] = m_new;
+        for (int tl_s22 = 0; tl_s22 < 2; ++tl_s22) {
+            [[maybe_unused]] const int i = ((tl_tid / 4 % 8) + (tl_s22) * 8 + (tl_tid / 32) * 16);
+            const float m_new = tl::max(m[tl_s22], m_tile[tl_s22] * qk_scale);
+            alpha[tl_s22] = tl::fast::exp2(m[tl_s22] - m_new);
+            m[tl_s22] = m_new;
         }
         // for i, j in parallel(BM, BN) {  (attention_backward.tl:62)
         // for i, j in parallel(128, 128): each thread visits the elements of `s` it holds
         #pragma unroll
-        for (int tl_s22 = 0; tl_s22 < s_layout::kSlots; ++tl_s22) {
-            [[maybe_unused]] const int i = s_layout::row(tl_tid, tl_s22);
-            [[maybe_unused]] const int j = s_layout::col(tl_tid, tl_s22);
-            s[tl_s22] = tl::fast::exp2(s[tl_s22] * qk_scale - m[(tl_s22 / 2 % 2)]);
+        for (int tl_s23 = 0; tl_s23 < s_layout::kSlots; ++tl_s23) {
+            [[maybe_unused]] const int i = s_layout::row(tl_tid, tl_s23);
+            [[maybe_unused]] const int j = s_layout::col(tl_tid, tl_s23);
+            s[tl_s23] = tl::fast::exp2(s[tl_s23] * qk_scale - m[(tl_s23 / 2 % 2)]);
         }
         // reduce(sum, s, l_tile, axis = 1);  (attention_backward.tl:65)
         // each thread folds its 32 values of each of its 2 results; xor shuffles 1, 2 among the lanes that share one
@@ -190,8 +191,8 @@ __global__ void __launch_bounds__(256) attention_backward_lse_kernel(
             #pragma unroll
             for (int tl_i = 0; tl_i < 2; ++tl_i) tl_part[tl_i] = tl::SumOp::identity<float>();
             #pragma unroll
-            for (int tl_s23 = 0; tl_s23 < s_layout::kSlots; ++tl_s23) {
-                tl_part[(tl_s23 / 2 % 2)] = tl::SumOp::combine(tl_part[(tl_s23 / 2 % 2)], tl::SumOp::element(s[tl_s23]));
+            for (int tl_s24 = 0; tl_s24 < s_layout::kSlots; ++tl_s24) {
+                tl_part[(tl_s24 / 2 % 2)] = tl::SumOp::combine(tl_part[(tl_s24 / 2 % 2)], tl::SumOp::element(s[tl_s24]));
             }
             #pragma unroll
             for (int tl_i = 0; tl_i < 2; ++tl_i) {
@@ -206,24 +207,24 @@ __global__ void __launch_bounds__(256) attention_backward_lse_kernel(
         // for i in parallel(BM) {  (attention_backward.tl:66)
         // for i in parallel(128): each thread visits the elements of `l` it holds
         #pragma unroll
-        for (int tl_s24 = 0; tl_s24 < 2; ++tl_s24) {
-            [[maybe_unused]] const int i = ((tl_tid / 4 % 8) + (tl_s24) * 8 + (tl_tid / 32) * 16);
-            l[tl_s24] = l[tl_s24] * alpha[tl_s24] + l_tile[tl_s24];
+        for (int tl_s25 = 0; tl_s25 < 2; ++tl_s25) {
+            [[maybe_unused]] const int i = ((tl_tid / 4 % 8) + (tl_s25) * 8 + (tl_tid / 32) * 16);
+            l[tl_s25] = l[tl_s25] * alpha[tl_s25] + l_tile[tl_s25];
         }
     }
     tl::cp_async_wait<0>();  // at most 0 copy groups of this thread still in flight
     // for i in parallel(BM) {  (attention_backward.tl:70)
     // for i in parallel(128): each thread visits the elements of `m` it holds
     #pragma unroll
-    for (int tl_s25 = 0; tl_s25 < 2; ++tl_s25) {
-        [[maybe_unused]] const int i = ((tl_tid / 4 % 8) + (tl_s25) * 8 + (tl_tid / 32) * 16);
-        m[tl_s25] = (m[tl_s25] + tl::fast::log2(l[tl_s25])) * 0.6931471824645996f;
+    for (int tl_s26 = 0; tl_s26 < 2; ++tl_s26) {
+        [[maybe_unused]] const int i = ((tl_tid / 4 % 8) + (tl_s26) * 8 + (tl_tid / 32) * 16);
+        m[tl_s26] = (m[tl_s26] + tl::fast::log2(l[tl_s26])) * 0.6931471824645996f;
     }
     // copy(m, Lse[b, h, q0 +: BM]);  (attention_backward.tl:73)
     if ((tl_tid % 4) == 0) {
         #pragma unroll
-        for (int tl_s26 = 0; tl_s26 < 2; ++tl_s26) {
-            if (tl::in_bounds(b, B) && tl::in_bounds(h, H) && tl::in_bounds(q0 + ((tl_tid / 4 % 8) + (tl_s26) * 8 + (tl_tid / 32) * 16), S)) Lse[(int64_t(b) * H + h) * S + (q0 + ((tl_tid / 4 % 8) + (tl_s26) * 8 + (tl_tid / 32) * 16))] = m[tl_s26];
+        for (int tl_s27 = 0; tl_s27 < 2; ++tl_s27) {
+            if (tl::in_bounds(b, B) && tl::in_bounds(h, H) && tl::in_bounds(q0 + ((tl_tid / 4 % 8) + (tl_s27) * 8 + (tl_tid / 32) * 16), S)) Lse[(int64_t(b) * H + h) * S + (q0 + ((tl_tid / 4 % 8) + (tl_s27) * 8 + (tl_tid / 32) * 16))] = m[tl_s27];
         }
     }
 }
@@ -351,8 +352,9 @@ __global__ void __launch_bounds__(384, 1) attention_backward_lse_kernel_sm90(
                     // for i, j in parallel(128, 128): each thread visits the elements of `s` it holds
                     #pragma unroll
                     for (int tl_s1 = 0; tl_s1 < s_layout::kSlots; ++tl_s1) {
+                        const int tl_c2 = s_layout::col(tl_tid, tl_s1 / 2 * 2);  // the chunk's first column
                         [[maybe_unused]] const int i = s_layout::row(tl_tid, tl_s1);
-                        const int j = s_layout::col(tl_tid, tl_s1);
+                        const int j = tl_c2 + tl_s1 % 2;
                         const int32_t key = k0 + j;
                         const bool masked = key >= S;
                         s[tl_s1] = masked ? -tl::inf<float>() : s[tl_s1];
@@ -365,8 +367,8 @@ __global__ void __launch_bounds__(384, 1) attention_backward_lse_kernel_sm90(
                     #pragma unroll
                     for (int tl_i = 0; tl_i < 2; ++tl_i) tl_part[tl_i] = tl::MaxOp::identity<float>();
                     #pragma unroll
-                    for (int tl_s2 = 0; tl_s2 < s_layout::kSlots; ++tl_s2) {
-                        tl_part[(tl_s2 / 2 % 2)] = tl::MaxOp::combine(tl_part[(tl_s2 / 2 % 2)], tl::MaxOp::element(s[tl_s2]));
+                    for (int tl_s3 = 0; tl_s3 < s_layout::kSlots; ++tl_s3) {
+                        tl_part[(tl_s3 / 2 % 2)] = tl::MaxOp::combine(tl_part[(tl_s3 / 2 % 2)], tl::MaxOp::element(s[tl_s3]));
                     }
                     #pragma unroll
                     for (int tl_i = 0; tl_i < 2; ++tl_i) {
@@ -381,19 +383,19 @@ __global__ void __launch_bounds__(384, 1) attention_backward_lse_kernel_sm90(
                 // for i in parallel(BM) {  (attention_backward.tl:57)
                 // for i in parallel(128): each thread visits the elements of `m` it holds
                 #pragma unroll
-                for (int tl_s3 = 0; tl_s3 < 2; ++tl_s3) {
-                    [[maybe_unused]] const int i = ((tl_tid / 4 % 8) + (tl_s3) * 8 + (tl_tid / 32) * 16);
-                    const float m_new = tl::max(m[tl_s3], m_tile[tl_s3] * qk_scale);
-                    alpha[tl_s3] = tl::fast::exp2(m[tl_s3] - m_new);
-                    m[tl_s3] = m_new;
+                for (int tl_s4 = 0; tl_s4 < 2; ++tl_s4) {
+                    [[maybe_unused]] const int i = ((tl_tid / 4 % 8) + (tl_s4) * 8 + (tl_tid / 32) * 16);
+                    const float m_new = tl::max(m[tl_s4], m_tile[tl_s4] * qk_scale);
+                    alpha[tl_s4] = tl::fast::exp2(m[tl_s4] - m_new);
+                    m[tl_s4] = m_new;
                 }
                 // for i, j in parallel(BM, BN) {  (attention_backward.tl:62)
                 // for i, j in parallel(128, 128): each thread visits the elements of `s` it holds
                 #pragma unroll
-                for (int tl_s4 = 0; tl_s4 < s_layout::kSlots; ++tl_s4) {
-                    [[maybe_unused]] const int i = s_layout::row(tl_tid, tl_s4);
-                    [[maybe_unused]] const int j = s_layout::col(tl_tid, tl_s4);
-                    s[tl_s4] = tl::fast::exp2(s[tl_s4] * qk_scale - m[(tl_s4 / 2 % 2)]);
+                for (int tl_s5 = 0; tl_s5 < s_layout::kSlots; ++tl_s5) {
+                    [[maybe_unused]] const int i = s_layout::row(tl_tid, tl_s5);
+                    [[maybe_unused]] const int j = s_layout::col(tl_tid, tl_s5);
+                    s[tl_s5] = tl::fast::exp2(s[tl_s5] * qk_scale - m[(tl_s5 / 2 % 2)]);
                 }
                 // reduce(sum, s, l_tile, axis = 1);  (attention_backward.tl:65)
                 // each thread folds its 32 values of each of its 2 results; xor shuffles 1, 2 among the lanes that share one
@@ -402,8 +404,8 @@ __global__ void __launch_bounds__(384, 1) attention_backward_lse_kernel_sm90(
                     #pragma unroll
                     for (int tl_i = 0; tl_i < 2; ++tl_i) tl_part[tl_i] = tl::SumOp::identity<float>();
                     #pragma unroll
-                    for (int tl_s5 = 0; tl_s5 < s_layout::kSlots; ++tl_s5) {
-                        tl_part[(tl_s5 / 2 % 2)] = tl::SumOp::combine(tl_part[(tl_s5 / 2 % 2)], tl::SumOp::element(s[tl_s5]));
+                    for (int tl_s6 = 0; tl_s6 < s_layout::kSlots; ++tl_s6) {
+                        tl_part[(tl_s6 / 2 % 2)] = tl::SumOp::combine(tl_part[(tl_s6 / 2 % 2)], tl::SumOp::element(s[tl_s6]));
                     }
                     #pragma unroll
                     for (int tl_i = 0; tl_i < 2; ++tl_i) {
@@ -418,24 +420,24 @@ __global__ void __launch_bounds__(384, 1) attention_backward_lse_kernel_sm90(
                 // for i in parallel(BM) {  (attention_backward.tl:66)
                 // for i in parallel(128): each thread visits the elements of `l` it holds
                 #pragma unroll
-                for (int tl_s6 = 0; tl_s6 < 2; ++tl_s6) {
-                    [[maybe_unused]] const int i = ((tl_tid / 4 % 8) + (tl_s6) * 8 + (tl_tid / 32) * 16);
-                    l[tl_s6] = l[tl_s6] * alpha[tl_s6] + l_tile[tl_s6];
+                for (int tl_s7 = 0; tl_s7 < 2; ++tl_s7) {
+                    [[maybe_unused]] const int i = ((tl_tid / 4 % 8) + (tl_s7) * 8 + (tl_tid / 32) * 16);
+                    l[tl_s7] = l[tl_s7] * alpha[tl_s7] + l_tile[tl_s7];
                 }
             }
             if (tl_tid % 32 == 0) tl::sm90::mbarrier_arrive(tl_once_empty);  // the tiles loaded once per tile may be refilled
             // for i in parallel(BM) {  (attention_backward.tl:70)
             // for i in parallel(128): each thread visits the elements of `m` it holds
             #pragma unroll
-            for (int tl_s7 = 0; tl_s7 < 2; ++tl_s7) {
-                [[maybe_unused]] const int i = ((tl_tid / 4 % 8) + (tl_s7) * 8 + (tl_tid / 32) * 16);
-                m[tl_s7] = (m[tl_s7] + tl::fast::log2(l[tl_s7])) * 0.6931471824645996f;
+            for (int tl_s8 = 0; tl_s8 < 2; ++tl_s8) {
+                [[maybe_unused]] const int i = ((tl_tid / 4 % 8) + (tl_s8) * 8 + (tl_tid / 32) * 16);
+                m[tl_s8] = (m[tl_s8] + tl::fast::log2(l[tl_s8])) * 0.6931471824645996f;
             }
             // copy(m, Lse[b, h, q0 +: BM]);  (attention_backward.tl:73)
             if ((tl_tid % 4) == 0) {
                 #pragma unroll
-                for (int tl_s8 = 0; tl_s8 < 2; ++tl_s8) {
-                    if (tl::in_bounds(b, B) && tl::in_bounds(h, H) && tl::in_bounds(q0 + ((tl_tid / 4 % 8) + (tl_s8) * 8 + (tl_tid / 32) * 16), S)) Lse[(int64_t(b) * H + h) * S + (q0 + ((tl_tid / 4 % 8) + (tl_s8) * 8 + (tl_tid / 32) * 16))] = m[tl_s8];
+                for (int tl_s9 = 0; tl_s9 < 2; ++tl_s9) {
+                    if (tl::in_bounds(b, B) && tl::in_bounds(h, H) && tl::in_bounds(q0 + ((tl_tid / 4 % 8) + (tl_s9) * 8 + (tl_tid / 32) * 16), S)) Lse[(int64_t(b) * H + h) * S + (q0 + ((tl_tid / 4 % 8) + (tl_s9) * 8 + (tl_tid / 32) * 16))] = m[tl_s9];
                 }
             }
         }
@@ -759,8 +761,9 @@ __global__ void __launch_bounds__(256) attention_backward_kv_kernel(
             // for i, j in parallel(64, 128): each thread visits the elements of `s` it holds
             #pragma unroll
             for (int tl_s41 = 0; tl_s41 < s_layout::kSlots; ++tl_s41) {
+                const int tl_c42 = s_layout::col(tl_tid, tl_s41 / 2 * 2);  // the chunk's first column
                 const int i = s_layout::row(tl_tid, tl_s41);
-                const int j = s_layout::col(tl_tid, tl_s41);
+                const int j = tl_c42 + tl_s41 % 2;
                 const bool masked = k0 + j >= S || q0 + i >= S;
                 s[tl_s41] = masked ? 0.0f : tl::fast::exp2(s[tl_s41] * qk_scale - lse[(tl_s41 / 2 % 2) + (tl_s41 / 16) * 2]);
             }
@@ -768,21 +771,21 @@ __global__ void __launch_bounds__(256) attention_backward_kv_kernel(
             // for i, j in parallel(BM, BN) {  (attention_backward.tl:162)
             // for i, j in parallel(64, 128): each thread visits the elements of `s` it holds
             #pragma unroll
-            for (int tl_s42 = 0; tl_s42 < s_layout::kSlots; ++tl_s42) {
-                [[maybe_unused]] const int i = s_layout::row(tl_tid, tl_s42);
-                [[maybe_unused]] const int j = s_layout::col(tl_tid, tl_s42);
-                s[tl_s42] = tl::fast::exp2(s[tl_s42] * qk_scale - lse[(tl_s42 / 2 % 2) + (tl_s42 / 16) * 2]);
+            for (int tl_s43 = 0; tl_s43 < s_layout::kSlots; ++tl_s43) {
+                [[maybe_unused]] const int i = s_layout::row(tl_tid, tl_s43);
+                [[maybe_unused]] const int j = s_layout::col(tl_tid, tl_s43);
+                s[tl_s43] = tl::fast::exp2(s[tl_s43] * qk_scale - lse[(tl_s43 / 2 % 2) + (tl_s43 / 16) * 2]);
             }
         }
         // copy(s, p);  (attention_backward.tl:166)
         #pragma unroll
-        for (int tl_chunk43 = 0; tl_chunk43 < s_layout::kSlots; tl_chunk43 += 2) {
-            tl::f16* tl_ptr44 = &p[s_layout::row(tl_tid, tl_chunk43) * 136 + s_layout::col(tl_tid, tl_chunk43)];
+        for (int tl_chunk44 = 0; tl_chunk44 < s_layout::kSlots; tl_chunk44 += 2) {
+            tl::f16* tl_ptr45 = &p[s_layout::row(tl_tid, tl_chunk44) * 136 + s_layout::col(tl_tid, tl_chunk44)];
             {
-                tl::f16 tl_vec45[2];
+                tl::f16 tl_vec46[2];
                 #pragma unroll
-                for (int tl_v = 0; tl_v < 2; tl_v += 2) tl::convert_pair(&tl_vec45[tl_v], s[tl_chunk43 + tl_v], s[tl_chunk43 + tl_v + 1]);
-                tl::store_vector<tl::f16, 2>(tl_ptr44, tl_vec45);
+                for (int tl_v = 0; tl_v < 2; tl_v += 2) tl::convert_pair(&tl_vec46[tl_v], s[tl_chunk44 + tl_v], s[tl_chunk44 + tl_v + 1]);
+                tl::store_vector<tl::f16, 2>(tl_ptr45, tl_vec46);
             }
         }
         __syncthreads();  // RAW on `p`
@@ -802,20 +805,27 @@ __global__ void __launch_bounds__(256) attention_backward_kv_kernel(
         // for i, j in parallel(BM, BN) {  (attention_backward.tl:174)
         // for i, j in parallel(64, 128): each thread visits the elements of `dp` it holds
         #pragma unroll
-        for (int tl_s46 = 0; tl_s46 < dp_layout::kSlots; ++tl_s46) {
-            const int i = dp_layout::row(tl_tid, tl_s46);
-            const int j = dp_layout::col(tl_tid, tl_s46);
-            dp[tl_s46] = tl::convert<float>(p[i * 136 + j]) * (dp[tl_s46] - delta[(tl_s46 / 2 % 2) + (tl_s46 / 16) * 2]) * sm_scale;
+        for (int tl_k48 = 0; tl_k48 < dp_layout::kSlots; tl_k48 += 2) {
+            const int tl_c49 = dp_layout::col(tl_tid, tl_k48);  // the chunk's first column
+            const int i = dp_layout::row(tl_tid, tl_k48);
+            tl::f16 tl_chunk51[2];
+            tl::load_chunk<tl::f16, 2>(tl_chunk51, &p[i * 136 + tl_c49]);
+            #pragma unroll
+            for (int tl_o50 = 0; tl_o50 < 2; ++tl_o50) {
+                [[maybe_unused]] const int tl_s52 = tl_k48 + tl_o50;
+                [[maybe_unused]] const int j = tl_c49 + tl_o50;
+                dp[tl_s52] = tl::convert<float>(tl_chunk51[tl_o50]) * (dp[tl_s52] - delta[(tl_s52 / 2 % 2) + (tl_s52 / 16) * 2]) * sm_scale;
+            }
         }
         // copy(dp, ds);  (attention_backward.tl:177)
         #pragma unroll
-        for (int tl_chunk47 = 0; tl_chunk47 < dp_layout::kSlots; tl_chunk47 += 2) {
-            tl::f16* tl_ptr48 = &ds[dp_layout::row(tl_tid, tl_chunk47) * 136 + dp_layout::col(tl_tid, tl_chunk47)];
+        for (int tl_chunk53 = 0; tl_chunk53 < dp_layout::kSlots; tl_chunk53 += 2) {
+            tl::f16* tl_ptr54 = &ds[dp_layout::row(tl_tid, tl_chunk53) * 136 + dp_layout::col(tl_tid, tl_chunk53)];
             {
-                tl::f16 tl_vec49[2];
+                tl::f16 tl_vec55[2];
                 #pragma unroll
-                for (int tl_v = 0; tl_v < 2; tl_v += 2) tl::convert_pair(&tl_vec49[tl_v], dp[tl_chunk47 + tl_v], dp[tl_chunk47 + tl_v + 1]);
-                tl::store_vector<tl::f16, 2>(tl_ptr48, tl_vec49);
+                for (int tl_v = 0; tl_v < 2; tl_v += 2) tl::convert_pair(&tl_vec55[tl_v], dp[tl_chunk53 + tl_v], dp[tl_chunk53 + tl_v + 1]);
+                tl::store_vector<tl::f16, 2>(tl_ptr54, tl_vec55);
             }
         }
         __syncthreads();  // RAW on `ds`
@@ -835,11 +845,11 @@ __global__ void __launch_bounds__(256) attention_backward_kv_kernel(
         // atomic_add(dQacc[b, h, q0 +: BM, 0 +: D], dq);  (attention_backward.tl:180)
         {
             #pragma unroll
-            for (int tl_pair50 = 0; tl_pair50 < dq_layout::kSlots; tl_pair50 += 2) {
-                if (tl::in_bounds(b, B) && tl::in_bounds(h, H) && tl::in_bounds(q0 + dq_layout::row(tl_tid, tl_pair50), S) && tl::in_bounds(dq_layout::col(tl_tid, tl_pair50), 64) && tl::in_bounds(b, B) && tl::in_bounds(h, H) && tl::in_bounds(q0 + dq_layout::row(tl_tid, tl_pair50), S) && tl::in_bounds((dq_layout::col(tl_tid, tl_pair50)) + 1, 64)) tl::atomic_add_pair(&dQacc[((int64_t(b) * H + h) * S + (q0 + dq_layout::row(tl_tid, tl_pair50))) * 64 + dq_layout::col(tl_tid, tl_pair50)], dq[tl_pair50], dq[tl_pair50 + 1]);
+            for (int tl_pair56 = 0; tl_pair56 < dq_layout::kSlots; tl_pair56 += 2) {
+                if (tl::in_bounds(b, B) && tl::in_bounds(h, H) && tl::in_bounds(q0 + dq_layout::row(tl_tid, tl_pair56), S) && tl::in_bounds(dq_layout::col(tl_tid, tl_pair56), 64) && tl::in_bounds(b, B) && tl::in_bounds(h, H) && tl::in_bounds(q0 + dq_layout::row(tl_tid, tl_pair56), S) && tl::in_bounds((dq_layout::col(tl_tid, tl_pair56)) + 1, 64)) tl::atomic_add_pair(&dQacc[((int64_t(b) * H + h) * S + (q0 + dq_layout::row(tl_tid, tl_pair56))) * 64 + dq_layout::col(tl_tid, tl_pair56)], dq[tl_pair56], dq[tl_pair56 + 1]);
                 else {
-                    if (tl::in_bounds(b, B) && tl::in_bounds(h, H) && tl::in_bounds(q0 + dq_layout::row(tl_tid, tl_pair50), S) && tl::in_bounds(dq_layout::col(tl_tid, tl_pair50), 64)) tl::atomic_add(&dQacc[((int64_t(b) * H + h) * S + (q0 + dq_layout::row(tl_tid, tl_pair50))) * 64 + dq_layout::col(tl_tid, tl_pair50)], dq[tl_pair50]);
-                    if (tl::in_bounds(b, B) && tl::in_bounds(h, H) && tl::in_bounds(q0 + dq_layout::row(tl_tid, tl_pair50), S) && tl::in_bounds((dq_layout::col(tl_tid, tl_pair50)) + 1, 64)) tl::atomic_add(&dQacc[((int64_t(b) * H + h) * S + (q0 + dq_layout::row(tl_tid, tl_pair50))) * 64 + ((dq_layout::col(tl_tid, tl_pair50)) + 1)], dq[tl_pair50 + 1]);
+                    if (tl::in_bounds(b, B) && tl::in_bounds(h, H) && tl::in_bounds(q0 + dq_layout::row(tl_tid, tl_pair56), S) && tl::in_bounds(dq_layout::col(tl_tid, tl_pair56), 64)) tl::atomic_add(&dQacc[((int64_t(b) * H + h) * S + (q0 + dq_layout::row(tl_tid, tl_pair56))) * 64 + dq_layout::col(tl_tid, tl_pair56)], dq[tl_pair56]);
+                    if (tl::in_bounds(b, B) && tl::in_bounds(h, H) && tl::in_bounds(q0 + dq_layout::row(tl_tid, tl_pair56), S) && tl::in_bounds((dq_layout::col(tl_tid, tl_pair56)) + 1, 64)) tl::atomic_add(&dQacc[((int64_t(b) * H + h) * S + (q0 + dq_layout::row(tl_tid, tl_pair56))) * 64 + ((dq_layout::col(tl_tid, tl_pair56)) + 1)], dq[tl_pair56 + 1]);
                 }
             }
         }
@@ -847,33 +857,33 @@ __global__ void __launch_bounds__(256) attention_backward_kv_kernel(
     tl::cp_async_wait<0>();  // at most 0 copy groups of this thread still in flight
     // copy(dk, dK[b, h, k0 +: BN, 0 +: D]);  (attention_backward.tl:182)
     #pragma unroll
-    for (int tl_chunk51 = 0; tl_chunk51 < dk_layout::kSlots; tl_chunk51 += 2) {
-        tl::f16* tl_ptr52 = &dK[((int64_t(b) * H + h) * S + (k0 + dk_layout::row(tl_tid, tl_chunk51))) * 64 + dk_layout::col(tl_tid, tl_chunk51)];
-        if (tl::in_bounds(b, B) && tl::in_bounds(h, H) && tl::in_bounds(k0 + dk_layout::row(tl_tid, tl_chunk51), S) && tl::in_bounds(dk_layout::col(tl_tid, tl_chunk51), 64) && tl::in_bounds(b, B) && tl::in_bounds(h, H) && tl::in_bounds(k0 + dk_layout::row(tl_tid, tl_chunk51), S) && tl::in_bounds((dk_layout::col(tl_tid, tl_chunk51)) + 1, 64) && tl::is_aligned(tl_ptr52, 4)) {
-            tl::f16 tl_vec53[2];
+    for (int tl_chunk57 = 0; tl_chunk57 < dk_layout::kSlots; tl_chunk57 += 2) {
+        tl::f16* tl_ptr58 = &dK[((int64_t(b) * H + h) * S + (k0 + dk_layout::row(tl_tid, tl_chunk57))) * 64 + dk_layout::col(tl_tid, tl_chunk57)];
+        if (tl::in_bounds(b, B) && tl::in_bounds(h, H) && tl::in_bounds(k0 + dk_layout::row(tl_tid, tl_chunk57), S) && tl::in_bounds(dk_layout::col(tl_tid, tl_chunk57), 64) && tl::in_bounds(b, B) && tl::in_bounds(h, H) && tl::in_bounds(k0 + dk_layout::row(tl_tid, tl_chunk57), S) && tl::in_bounds((dk_layout::col(tl_tid, tl_chunk57)) + 1, 64) && tl::is_aligned(tl_ptr58, 4)) {
+            tl::f16 tl_vec59[2];
             #pragma unroll
-            for (int tl_v = 0; tl_v < 2; tl_v += 2) tl::convert_pair(&tl_vec53[tl_v], dk[tl_chunk51 + tl_v], dk[tl_chunk51 + tl_v + 1]);
-            tl::store_vector<tl::f16, 2>(tl_ptr52, tl_vec53);
+            for (int tl_v = 0; tl_v < 2; tl_v += 2) tl::convert_pair(&tl_vec59[tl_v], dk[tl_chunk57 + tl_v], dk[tl_chunk57 + tl_v + 1]);
+            tl::store_vector<tl::f16, 2>(tl_ptr58, tl_vec59);
         } else {
             #pragma unroll
             for (int tl_v = 0; tl_v < 2; ++tl_v) {
-                if (tl::in_bounds(b, B) && tl::in_bounds(h, H) && tl::in_bounds(k0 + dk_layout::row(tl_tid, tl_chunk51 + tl_v), S) && tl::in_bounds(dk_layout::col(tl_tid, tl_chunk51 + tl_v), 64)) dK[((int64_t(b) * H + h) * S + (k0 + dk_layout::row(tl_tid, tl_chunk51 + tl_v))) * 64 + dk_layout::col(tl_tid, tl_chunk51 + tl_v)] = tl::convert<tl::f16>(dk[tl_chunk51 + tl_v]);
+                if (tl::in_bounds(b, B) && tl::in_bounds(h, H) && tl::in_bounds(k0 + dk_layout::row(tl_tid, tl_chunk57 + tl_v), S) && tl::in_bounds(dk_layout::col(tl_tid, tl_chunk57 + tl_v), 64)) dK[((int64_t(b) * H + h) * S + (k0 + dk_layout::row(tl_tid, tl_chunk57 + tl_v))) * 64 + dk_layout::col(tl_tid, tl_chunk57 + tl_v)] = tl::convert<tl::f16>(dk[tl_chunk57 + tl_v]);
             }
         }
     }
     // copy(dv, dV[b, h, k0 +: BN, 0 +: D]);  (attention_backward.tl:183)
     #pragma unroll
-    for (int tl_chunk54 = 0; tl_chunk54 < dv_layout::kSlots; tl_chunk54 += 2) {
-        tl::f16* tl_ptr55 = &dV[((int64_t(b) * H + h) * S + (k0 + dv_layout::row(tl_tid, tl_chunk54))) * 64 + dv_layout::col(tl_tid, tl_chunk54)];
-        if (tl::in_bounds(b, B) && tl::in_bounds(h, H) && tl::in_bounds(k0 + dv_layout::row(tl_tid, tl_chunk54), S) && tl::in_bounds(dv_layout::col(tl_tid, tl_chunk54), 64) && tl::in_bounds(b, B) && tl::in_bounds(h, H) && tl::in_bounds(k0 + dv_layout::row(tl_tid, tl_chunk54), S) && tl::in_bounds((dv_layout::col(tl_tid, tl_chunk54)) + 1, 64) && tl::is_aligned(tl_ptr55, 4)) {
-            tl::f16 tl_vec56[2];
+    for (int tl_chunk60 = 0; tl_chunk60 < dv_layout::kSlots; tl_chunk60 += 2) {
+        tl::f16* tl_ptr61 = &dV[((int64_t(b) * H + h) * S + (k0 + dv_layout::row(tl_tid, tl_chunk60))) * 64 + dv_layout::col(tl_tid, tl_chunk60)];
+        if (tl::in_bounds(b, B) && tl::in_bounds(h, H) && tl::in_bounds(k0 + dv_layout::row(tl_tid, tl_chunk60), S) && tl::in_bounds(dv_layout::col(tl_tid, tl_chunk60), 64) && tl::in_bounds(b, B) && tl::in_bounds(h, H) && tl::in_bounds(k0 + dv_layout::row(tl_tid, tl_chunk60), S) && tl::in_bounds((dv_layout::col(tl_tid, tl_chunk60)) + 1, 64) && tl::is_aligned(tl_ptr61, 4)) {
+            tl::f16 tl_vec62[2];
             #pragma unroll
-            for (int tl_v = 0; tl_v < 2; tl_v += 2) tl::convert_pair(&tl_vec56[tl_v], dv[tl_chunk54 + tl_v], dv[tl_chunk54 + tl_v + 1]);
-            tl::store_vector<tl::f16, 2>(tl_ptr55, tl_vec56);
+            for (int tl_v = 0; tl_v < 2; tl_v += 2) tl::convert_pair(&tl_vec62[tl_v], dv[tl_chunk60 + tl_v], dv[tl_chunk60 + tl_v + 1]);
+            tl::store_vector<tl::f16, 2>(tl_ptr61, tl_vec62);
         } else {
             #pragma unroll
             for (int tl_v = 0; tl_v < 2; ++tl_v) {
-                if (tl::in_bounds(b, B) && tl::in_bounds(h, H) && tl::in_bounds(k0 + dv_layout::row(tl_tid, tl_chunk54 + tl_v), S) && tl::in_bounds(dv_layout::col(tl_tid, tl_chunk54 + tl_v), 64)) dV[((int64_t(b) * H + h) * S + (k0 + dv_layout::row(tl_tid, tl_chunk54 + tl_v))) * 64 + dv_layout::col(tl_tid, tl_chunk54 + tl_v)] = tl::convert<tl::f16>(dv[tl_chunk54 + tl_v]);
+                if (tl::in_bounds(b, B) && tl::in_bounds(h, H) && tl::in_bounds(k0 + dv_layout::row(tl_tid, tl_chunk60 + tl_v), S) && tl::in_bounds(dv_layout::col(tl_tid, tl_chunk60 + tl_v), 64)) dV[((int64_t(b) * H + h) * S + (k0 + dv_layout::row(tl_tid, tl_chunk60 + tl_v))) * 64 + dv_layout::col(tl_tid, tl_chunk60 + tl_v)] = tl::convert<tl::f16>(dv[tl_chunk60 + tl_v]);
             }
         }
     }
@@ -1039,8 +1049,9 @@ __global__ void __launch_bounds__(384, 1) attention_backward_kv_kernel_sm90(
                     // for i, j in parallel(128, 128): each thread visits the elements of `s` it holds
                     #pragma unroll
                     for (int tl_s4 = 0; tl_s4 < s_layout::kSlots; ++tl_s4) {
+                        const int tl_c5 = s_layout::col(tl_tid, tl_s4 / 2 * 2);  // the chunk's first column
                         const int i = s_layout::row(tl_tid, tl_s4);
-                        const int j = s_layout::col(tl_tid, tl_s4);
+                        const int j = tl_c5 + tl_s4 % 2;
                         const bool masked = k0 + j >= S || q0 + i >= S;
                         s[tl_s4] = masked ? 0.0f : tl::fast::exp2(s[tl_s4] * qk_scale - lse[(tl_s4 / 2 % 2)]);
                     }
@@ -1048,21 +1059,21 @@ __global__ void __launch_bounds__(384, 1) attention_backward_kv_kernel_sm90(
                     // for i, j in parallel(BM, BN) {  (attention_backward.tl:162)
                     // for i, j in parallel(128, 128): each thread visits the elements of `s` it holds
                     #pragma unroll
-                    for (int tl_s5 = 0; tl_s5 < s_layout::kSlots; ++tl_s5) {
-                        [[maybe_unused]] const int i = s_layout::row(tl_tid, tl_s5);
-                        [[maybe_unused]] const int j = s_layout::col(tl_tid, tl_s5);
-                        s[tl_s5] = tl::fast::exp2(s[tl_s5] * qk_scale - lse[(tl_s5 / 2 % 2)]);
+                    for (int tl_s6 = 0; tl_s6 < s_layout::kSlots; ++tl_s6) {
+                        [[maybe_unused]] const int i = s_layout::row(tl_tid, tl_s6);
+                        [[maybe_unused]] const int j = s_layout::col(tl_tid, tl_s6);
+                        s[tl_s6] = tl::fast::exp2(s[tl_s6] * qk_scale - lse[(tl_s6 / 2 % 2)]);
                     }
                 }
                 // copy(s, p);  (attention_backward.tl:166)
                 #pragma unroll
-                for (int tl_chunk6 = 0; tl_chunk6 < s_layout::kSlots; tl_chunk6 += 2) {
-                    tl::f16* tl_ptr7 = &p[tl::sm90::swizzled_element<128, 128, 2>(s_layout::row(tl_tid, tl_chunk6), s_layout::col(tl_tid, tl_chunk6))];
+                for (int tl_chunk7 = 0; tl_chunk7 < s_layout::kSlots; tl_chunk7 += 2) {
+                    tl::f16* tl_ptr8 = &p[tl::sm90::swizzled_element<128, 128, 2>(s_layout::row(tl_tid, tl_chunk7), s_layout::col(tl_tid, tl_chunk7))];
                     {
-                        tl::f16 tl_vec8[2];
+                        tl::f16 tl_vec9[2];
                         #pragma unroll
-                        for (int tl_v = 0; tl_v < 2; tl_v += 2) tl::convert_pair(&tl_vec8[tl_v], s[tl_chunk6 + tl_v], s[tl_chunk6 + tl_v + 1]);
-                        tl::store_vector<tl::f16, 2>(tl_ptr7, tl_vec8);
+                        for (int tl_v = 0; tl_v < 2; tl_v += 2) tl::convert_pair(&tl_vec9[tl_v], s[tl_chunk7 + tl_v], s[tl_chunk7 + tl_v + 1]);
+                        tl::store_vector<tl::f16, 2>(tl_ptr8, tl_vec9);
                     }
                 }
                 tl::sm90::fence_proxy_async_shared();  // these stores -> the wgmmas that read the tile (after the barrier)
@@ -1077,20 +1088,28 @@ __global__ void __launch_bounds__(384, 1) attention_backward_kv_kernel_sm90(
                 // for i, j in parallel(BM, BN) {  (attention_backward.tl:174)
                 // for i, j in parallel(128, 128): each thread visits the elements of `dp` it holds
                 #pragma unroll
-                for (int tl_s9 = 0; tl_s9 < dp_layout::kSlots; ++tl_s9) {
-                    const int i = dp_layout::row(tl_tid, tl_s9);
-                    const int j = dp_layout::col(tl_tid, tl_s9);
-                    dp[tl_s9] = tl::convert<float>(p[tl::sm90::swizzled_element<128, 128, 2>(i, j)]) * (dp[tl_s9] - delta[(tl_s9 / 2 % 2)]) * sm_scale;
+                for (int tl_k11 = 0; tl_k11 < dp_layout::kSlots; tl_k11 += 2) {
+                    const int tl_c12 = dp_layout::col(tl_tid, tl_k11);  // the chunk's first column
+                    const int i = dp_layout::row(tl_tid, tl_k11);
+                    tl::f16 tl_chunk14[2];
+                    #pragma unroll
+                    for (int tl_v = 0; tl_v < 2; ++tl_v) tl_chunk14[tl_v] = p[tl::sm90::swizzled_element<128, 128, 2>(i, (tl_c12) + tl_v)];
+                    #pragma unroll
+                    for (int tl_o13 = 0; tl_o13 < 2; ++tl_o13) {
+                        [[maybe_unused]] const int tl_s15 = tl_k11 + tl_o13;
+                        [[maybe_unused]] const int j = tl_c12 + tl_o13;
+                        dp[tl_s15] = tl::convert<float>(tl_chunk14[tl_o13]) * (dp[tl_s15] - delta[(tl_s15 / 2 % 2)]) * sm_scale;
+                    }
                 }
                 // copy(dp, ds);  (attention_backward.tl:177)
                 #pragma unroll
-                for (int tl_chunk10 = 0; tl_chunk10 < dp_layout::kSlots; tl_chunk10 += 2) {
-                    tl::f16* tl_ptr11 = &ds[tl::sm90::swizzled_element<128, 128, 2>(dp_layout::row(tl_tid, tl_chunk10), dp_layout::col(tl_tid, tl_chunk10))];
+                for (int tl_chunk16 = 0; tl_chunk16 < dp_layout::kSlots; tl_chunk16 += 2) {
+                    tl::f16* tl_ptr17 = &ds[tl::sm90::swizzled_element<128, 128, 2>(dp_layout::row(tl_tid, tl_chunk16), dp_layout::col(tl_tid, tl_chunk16))];
                     {
-                        tl::f16 tl_vec12[2];
+                        tl::f16 tl_vec18[2];
                         #pragma unroll
-                        for (int tl_v = 0; tl_v < 2; tl_v += 2) tl::convert_pair(&tl_vec12[tl_v], dp[tl_chunk10 + tl_v], dp[tl_chunk10 + tl_v + 1]);
-                        tl::store_vector<tl::f16, 2>(tl_ptr11, tl_vec12);
+                        for (int tl_v = 0; tl_v < 2; tl_v += 2) tl::convert_pair(&tl_vec18[tl_v], dp[tl_chunk16 + tl_v], dp[tl_chunk16 + tl_v + 1]);
+                        tl::store_vector<tl::f16, 2>(tl_ptr17, tl_vec18);
                     }
                 }
                 tl::sm90::fence_proxy_async_shared();  // these stores -> the wgmmas that read the tile (after the barrier)
@@ -1104,11 +1123,11 @@ __global__ void __launch_bounds__(384, 1) attention_backward_kv_kernel_sm90(
                 // atomic_add(dQacc[b, h, q0 +: BM, 0 +: D], dq);  (attention_backward.tl:180)
                 {
                     #pragma unroll
-                    for (int tl_pair13 = 0; tl_pair13 < dq_layout::kSlots; tl_pair13 += 2) {
-                        if (tl::in_bounds(b, B) && tl::in_bounds(h, H) && tl::in_bounds(q0 + dq_layout::row(tl_tid, tl_pair13), S) && tl::in_bounds(dq_layout::col(tl_tid, tl_pair13), 64) && tl::in_bounds(b, B) && tl::in_bounds(h, H) && tl::in_bounds(q0 + dq_layout::row(tl_tid, tl_pair13), S) && tl::in_bounds((dq_layout::col(tl_tid, tl_pair13)) + 1, 64)) tl::atomic_add_pair(&dQacc[((int64_t(b) * H + h) * S + (q0 + dq_layout::row(tl_tid, tl_pair13))) * 64 + dq_layout::col(tl_tid, tl_pair13)], dq[tl_pair13], dq[tl_pair13 + 1]);
+                    for (int tl_pair19 = 0; tl_pair19 < dq_layout::kSlots; tl_pair19 += 2) {
+                        if (tl::in_bounds(b, B) && tl::in_bounds(h, H) && tl::in_bounds(q0 + dq_layout::row(tl_tid, tl_pair19), S) && tl::in_bounds(dq_layout::col(tl_tid, tl_pair19), 64) && tl::in_bounds(b, B) && tl::in_bounds(h, H) && tl::in_bounds(q0 + dq_layout::row(tl_tid, tl_pair19), S) && tl::in_bounds((dq_layout::col(tl_tid, tl_pair19)) + 1, 64)) tl::atomic_add_pair(&dQacc[((int64_t(b) * H + h) * S + (q0 + dq_layout::row(tl_tid, tl_pair19))) * 64 + dq_layout::col(tl_tid, tl_pair19)], dq[tl_pair19], dq[tl_pair19 + 1]);
                         else {
-                            if (tl::in_bounds(b, B) && tl::in_bounds(h, H) && tl::in_bounds(q0 + dq_layout::row(tl_tid, tl_pair13), S) && tl::in_bounds(dq_layout::col(tl_tid, tl_pair13), 64)) tl::atomic_add(&dQacc[((int64_t(b) * H + h) * S + (q0 + dq_layout::row(tl_tid, tl_pair13))) * 64 + dq_layout::col(tl_tid, tl_pair13)], dq[tl_pair13]);
-                            if (tl::in_bounds(b, B) && tl::in_bounds(h, H) && tl::in_bounds(q0 + dq_layout::row(tl_tid, tl_pair13), S) && tl::in_bounds((dq_layout::col(tl_tid, tl_pair13)) + 1, 64)) tl::atomic_add(&dQacc[((int64_t(b) * H + h) * S + (q0 + dq_layout::row(tl_tid, tl_pair13))) * 64 + ((dq_layout::col(tl_tid, tl_pair13)) + 1)], dq[tl_pair13 + 1]);
+                            if (tl::in_bounds(b, B) && tl::in_bounds(h, H) && tl::in_bounds(q0 + dq_layout::row(tl_tid, tl_pair19), S) && tl::in_bounds(dq_layout::col(tl_tid, tl_pair19), 64)) tl::atomic_add(&dQacc[((int64_t(b) * H + h) * S + (q0 + dq_layout::row(tl_tid, tl_pair19))) * 64 + dq_layout::col(tl_tid, tl_pair19)], dq[tl_pair19]);
+                            if (tl::in_bounds(b, B) && tl::in_bounds(h, H) && tl::in_bounds(q0 + dq_layout::row(tl_tid, tl_pair19), S) && tl::in_bounds((dq_layout::col(tl_tid, tl_pair19)) + 1, 64)) tl::atomic_add(&dQacc[((int64_t(b) * H + h) * S + (q0 + dq_layout::row(tl_tid, tl_pair19))) * 64 + ((dq_layout::col(tl_tid, tl_pair19)) + 1)], dq[tl_pair19 + 1]);
                         }
                     }
                 }
@@ -1119,33 +1138,33 @@ __global__ void __launch_bounds__(384, 1) attention_backward_kv_kernel_sm90(
             if (tl_tid % 32 == 0) tl::sm90::mbarrier_arrive(tl_once_empty);  // the tiles loaded once per tile may be refilled
             // copy(dk, dK[b, h, k0 +: BN, 0 +: D]);  (attention_backward.tl:182)
             #pragma unroll
-            for (int tl_chunk14 = 0; tl_chunk14 < dk_layout::kSlots; tl_chunk14 += 2) {
-                tl::f16* tl_ptr15 = &dK[((int64_t(b) * H + h) * S + (k0 + dk_layout::row(tl_tid, tl_chunk14))) * 64 + dk_layout::col(tl_tid, tl_chunk14)];
-                if (tl::in_bounds(b, B) && tl::in_bounds(h, H) && tl::in_bounds(k0 + dk_layout::row(tl_tid, tl_chunk14), S) && tl::in_bounds(dk_layout::col(tl_tid, tl_chunk14), 64) && tl::in_bounds(b, B) && tl::in_bounds(h, H) && tl::in_bounds(k0 + dk_layout::row(tl_tid, tl_chunk14), S) && tl::in_bounds((dk_layout::col(tl_tid, tl_chunk14)) + 1, 64) && tl::is_aligned(tl_ptr15, 4)) {
-                    tl::f16 tl_vec16[2];
+            for (int tl_chunk20 = 0; tl_chunk20 < dk_layout::kSlots; tl_chunk20 += 2) {
+                tl::f16* tl_ptr21 = &dK[((int64_t(b) * H + h) * S + (k0 + dk_layout::row(tl_tid, tl_chunk20))) * 64 + dk_layout::col(tl_tid, tl_chunk20)];
+                if (tl::in_bounds(b, B) && tl::in_bounds(h, H) && tl::in_bounds(k0 + dk_layout::row(tl_tid, tl_chunk20), S) && tl::in_bounds(dk_layout::col(tl_tid, tl_chunk20), 64) && tl::in_bounds(b, B) && tl::in_bounds(h, H) && tl::in_bounds(k0 + dk_layout::row(tl_tid, tl_chunk20), S) && tl::in_bounds((dk_layout::col(tl_tid, tl_chunk20)) + 1, 64) && tl::is_aligned(tl_ptr21, 4)) {
+                    tl::f16 tl_vec22[2];
                     #pragma unroll
-                    for (int tl_v = 0; tl_v < 2; tl_v += 2) tl::convert_pair(&tl_vec16[tl_v], dk[tl_chunk14 + tl_v], dk[tl_chunk14 + tl_v + 1]);
-                    tl::store_vector<tl::f16, 2>(tl_ptr15, tl_vec16);
+                    for (int tl_v = 0; tl_v < 2; tl_v += 2) tl::convert_pair(&tl_vec22[tl_v], dk[tl_chunk20 + tl_v], dk[tl_chunk20 + tl_v + 1]);
+                    tl::store_vector<tl::f16, 2>(tl_ptr21, tl_vec22);
                 } else {
                     #pragma unroll
                     for (int tl_v = 0; tl_v < 2; ++tl_v) {
-                        if (tl::in_bounds(b, B) && tl::in_bounds(h, H) && tl::in_bounds(k0 + dk_layout::row(tl_tid, tl_chunk14 + tl_v), S) && tl::in_bounds(dk_layout::col(tl_tid, tl_chunk14 + tl_v), 64)) dK[((int64_t(b) * H + h) * S + (k0 + dk_layout::row(tl_tid, tl_chunk14 + tl_v))) * 64 + dk_layout::col(tl_tid, tl_chunk14 + tl_v)] = tl::convert<tl::f16>(dk[tl_chunk14 + tl_v]);
+                        if (tl::in_bounds(b, B) && tl::in_bounds(h, H) && tl::in_bounds(k0 + dk_layout::row(tl_tid, tl_chunk20 + tl_v), S) && tl::in_bounds(dk_layout::col(tl_tid, tl_chunk20 + tl_v), 64)) dK[((int64_t(b) * H + h) * S + (k0 + dk_layout::row(tl_tid, tl_chunk20 + tl_v))) * 64 + dk_layout::col(tl_tid, tl_chunk20 + tl_v)] = tl::convert<tl::f16>(dk[tl_chunk20 + tl_v]);
                     }
                 }
             }
             // copy(dv, dV[b, h, k0 +: BN, 0 +: D]);  (attention_backward.tl:183)
             #pragma unroll
-            for (int tl_chunk17 = 0; tl_chunk17 < dv_layout::kSlots; tl_chunk17 += 2) {
-                tl::f16* tl_ptr18 = &dV[((int64_t(b) * H + h) * S + (k0 + dv_layout::row(tl_tid, tl_chunk17))) * 64 + dv_layout::col(tl_tid, tl_chunk17)];
-                if (tl::in_bounds(b, B) && tl::in_bounds(h, H) && tl::in_bounds(k0 + dv_layout::row(tl_tid, tl_chunk17), S) && tl::in_bounds(dv_layout::col(tl_tid, tl_chunk17), 64) && tl::in_bounds(b, B) && tl::in_bounds(h, H) && tl::in_bounds(k0 + dv_layout::row(tl_tid, tl_chunk17), S) && tl::in_bounds((dv_layout::col(tl_tid, tl_chunk17)) + 1, 64) && tl::is_aligned(tl_ptr18, 4)) {
-                    tl::f16 tl_vec19[2];
+            for (int tl_chunk23 = 0; tl_chunk23 < dv_layout::kSlots; tl_chunk23 += 2) {
+                tl::f16* tl_ptr24 = &dV[((int64_t(b) * H + h) * S + (k0 + dv_layout::row(tl_tid, tl_chunk23))) * 64 + dv_layout::col(tl_tid, tl_chunk23)];
+                if (tl::in_bounds(b, B) && tl::in_bounds(h, H) && tl::in_bounds(k0 + dv_layout::row(tl_tid, tl_chunk23), S) && tl::in_bounds(dv_layout::col(tl_tid, tl_chunk23), 64) && tl::in_bounds(b, B) && tl::in_bounds(h, H) && tl::in_bounds(k0 + dv_layout::row(tl_tid, tl_chunk23), S) && tl::in_bounds((dv_layout::col(tl_tid, tl_chunk23)) + 1, 64) && tl::is_aligned(tl_ptr24, 4)) {
+                    tl::f16 tl_vec25[2];
                     #pragma unroll
-                    for (int tl_v = 0; tl_v < 2; tl_v += 2) tl::convert_pair(&tl_vec19[tl_v], dv[tl_chunk17 + tl_v], dv[tl_chunk17 + tl_v + 1]);
-                    tl::store_vector<tl::f16, 2>(tl_ptr18, tl_vec19);
+                    for (int tl_v = 0; tl_v < 2; tl_v += 2) tl::convert_pair(&tl_vec25[tl_v], dv[tl_chunk23 + tl_v], dv[tl_chunk23 + tl_v + 1]);
+                    tl::store_vector<tl::f16, 2>(tl_ptr24, tl_vec25);
                 } else {
                     #pragma unroll
                     for (int tl_v = 0; tl_v < 2; ++tl_v) {
-                        if (tl::in_bounds(b, B) && tl::in_bounds(h, H) && tl::in_bounds(k0 + dv_layout::row(tl_tid, tl_chunk17 + tl_v), S) && tl::in_bounds(dv_layout::col(tl_tid, tl_chunk17 + tl_v), 64)) dV[((int64_t(b) * H + h) * S + (k0 + dv_layout::row(tl_tid, tl_chunk17 + tl_v))) * 64 + dv_layout::col(tl_tid, tl_chunk17 + tl_v)] = tl::convert<tl::f16>(dv[tl_chunk17 + tl_v]);
+                        if (tl::in_bounds(b, B) && tl::in_bounds(h, H) && tl::in_bounds(k0 + dv_layout::row(tl_tid, tl_chunk23 + tl_v), S) && tl::in_bounds(dv_layout::col(tl_tid, tl_chunk23 + tl_v), 64)) dV[((int64_t(b) * H + h) * S + (k0 + dv_layout::row(tl_tid, tl_chunk23 + tl_v))) * 64 + dv_layout::col(tl_tid, tl_chunk23 + tl_v)] = tl::convert<tl::f16>(dv[tl_chunk23 + tl_v]);
                     }
                 }
             }

@@ -213,8 +213,9 @@ __global__ void __launch_bounds__(128) flash_decode_split_kernel_variant0(
         // for i, j in parallel(16, 64): each thread visits the elements of `s` it holds
         #pragma unroll
         for (int tl_s33 = 0; tl_s33 < s_layout::kSlots; ++tl_s33) {
+            const int tl_c34 = s_layout::col(tl_tid, tl_s33 / 2 * 2);  // the chunk's first column
             const int i = s_layout::row(tl_tid, tl_s33);
-            const int j = s_layout::col(tl_tid, tl_s33);
+            const int j = tl_c34 + tl_s33 % 2;
             const int32_t key = k0 + j;
             const int32_t token = (r0 + i) % NQ;
             const bool masked = key >= k_end || key > len - NQ + token;
@@ -227,8 +228,8 @@ __global__ void __launch_bounds__(128) flash_decode_split_kernel_variant0(
             #pragma unroll
             for (int tl_i = 0; tl_i < 2; ++tl_i) tl_part[tl_i] = tl::MaxOp::identity<float>();
             #pragma unroll
-            for (int tl_s34 = 0; tl_s34 < s_layout::kSlots; ++tl_s34) {
-                tl_part[(tl_s34 / 2 % 2)] = tl::MaxOp::combine(tl_part[(tl_s34 / 2 % 2)], tl::MaxOp::element(s[tl_s34]));
+            for (int tl_s35 = 0; tl_s35 < s_layout::kSlots; ++tl_s35) {
+                tl_part[(tl_s35 / 2 % 2)] = tl::MaxOp::combine(tl_part[(tl_s35 / 2 % 2)], tl::MaxOp::element(s[tl_s35]));
             }
             #pragma unroll
             for (int tl_i = 0; tl_i < 2; ++tl_i) {
@@ -257,21 +258,21 @@ __global__ void __launch_bounds__(128) flash_decode_split_kernel_variant0(
         // for i in parallel(BM) {  (decode.tl:114)
         // for i in parallel(16): each thread visits the elements of `m` it holds
         #pragma unroll
-        for (int tl_s35 = 0; tl_s35 < 2; ++tl_s35) {
-            [[maybe_unused]] const int i = ((tl_tid / 4 % 8) + (tl_s35) * 8);
-            const float m_new = tl::max(m[tl_s35], m_tile[tl_s35]);
+        for (int tl_s36 = 0; tl_s36 < 2; ++tl_s36) {
+            [[maybe_unused]] const int i = ((tl_tid / 4 % 8) + (tl_s36) * 8);
+            const float m_new = tl::max(m[tl_s36], m_tile[tl_s36]);
             const float mu = m_new == -tl::inf<float>() ? 0.0f : m_new;
-            alpha[tl_s35] = tl::fast::exp2(m[tl_s35] - mu);
-            m[tl_s35] = m_new;
-            m_use[tl_s35] = mu;
+            alpha[tl_s36] = tl::fast::exp2(m[tl_s36] - mu);
+            m[tl_s36] = m_new;
+            m_use[tl_s36] = mu;
         }
         // for i, j in parallel(BM, BN) {  (decode.tl:121)
         // for i, j in parallel(16, 64): each thread visits the elements of `s` it holds
         #pragma unroll
-        for (int tl_s36 = 0; tl_s36 < s_layout::kSlots; ++tl_s36) {
-            [[maybe_unused]] const int i = s_layout::row(tl_tid, tl_s36);
-            [[maybe_unused]] const int j = s_layout::col(tl_tid, tl_s36);
-            s[tl_s36] = tl::fast::exp2(s[tl_s36] - m_use[(tl_s36 / 2 % 2)]);
+        for (int tl_s37 = 0; tl_s37 < s_layout::kSlots; ++tl_s37) {
+            [[maybe_unused]] const int i = s_layout::row(tl_tid, tl_s37);
+            [[maybe_unused]] const int j = s_layout::col(tl_tid, tl_s37);
+            s[tl_s37] = tl::fast::exp2(s[tl_s37] - m_use[(tl_s37 / 2 % 2)]);
         }
         // reduce(sum, s, l_tile, axis = 1);  (decode.tl:124)
         // each thread folds its 4 values of each of its 2 results; xor shuffles 1, 2 among the lanes that share one; then across the 4 warps that do
@@ -280,8 +281,8 @@ __global__ void __launch_bounds__(128) flash_decode_split_kernel_variant0(
             #pragma unroll
             for (int tl_i = 0; tl_i < 2; ++tl_i) tl_part[tl_i] = tl::SumOp::identity<float>();
             #pragma unroll
-            for (int tl_s37 = 0; tl_s37 < s_layout::kSlots; ++tl_s37) {
-                tl_part[(tl_s37 / 2 % 2)] = tl::SumOp::combine(tl_part[(tl_s37 / 2 % 2)], tl::SumOp::element(s[tl_s37]));
+            for (int tl_s38 = 0; tl_s38 < s_layout::kSlots; ++tl_s38) {
+                tl_part[(tl_s38 / 2 % 2)] = tl::SumOp::combine(tl_part[(tl_s38 / 2 % 2)], tl::SumOp::element(s[tl_s38]));
             }
             #pragma unroll
             for (int tl_i = 0; tl_i < 2; ++tl_i) {
@@ -310,32 +311,32 @@ __global__ void __launch_bounds__(128) flash_decode_split_kernel_variant0(
         // for i in parallel(BM) {  (decode.tl:125)
         // for i in parallel(16): each thread visits the elements of `l` it holds
         #pragma unroll
-        for (int tl_s38 = 0; tl_s38 < 2; ++tl_s38) {
-            [[maybe_unused]] const int i = ((tl_tid / 4 % 8) + (tl_s38) * 8);
-            l[tl_s38] = l[tl_s38] * alpha[tl_s38] + l_tile[tl_s38];
+        for (int tl_s39 = 0; tl_s39 < 2; ++tl_s39) {
+            [[maybe_unused]] const int i = ((tl_tid / 4 % 8) + (tl_s39) * 8);
+            l[tl_s39] = l[tl_s39] * alpha[tl_s39] + l_tile[tl_s39];
         }
         // for i, d in parallel(BM, D) {  (decode.tl:129)
         // for i, d in parallel(16, 128): each thread visits the elements of `o` it holds
         #pragma unroll
-        for (int tl_s39 = 0; tl_s39 < o_layout::kSlots; ++tl_s39) {
-            [[maybe_unused]] const int i = o_layout::row(tl_tid, tl_s39);
-            [[maybe_unused]] const int d = o_layout::col(tl_tid, tl_s39);
-            o[tl_s39] = o[tl_s39] * alpha[(tl_s39 / 2 % 2)];
+        for (int tl_s40 = 0; tl_s40 < o_layout::kSlots; ++tl_s40) {
+            [[maybe_unused]] const int i = o_layout::row(tl_tid, tl_s40);
+            [[maybe_unused]] const int d = o_layout::col(tl_tid, tl_s40);
+            o[tl_s40] = o[tl_s40] * alpha[(tl_s40 / 2 % 2)];
         }
         // copy(s, p);  (decode.tl:132)
         #pragma unroll
         for (int tl_s = 0; tl_s < p_layout::kSlots; ++tl_s) p[tl_s] = tl::convert<tl::f16>(s[tl_s]);
         // gemm(p, v, o);  (decode.tl:133)
         {
-            tl::f16* tl_staged40 = reinterpret_cast<tl::f16*>(tl_scratch + 0);  // 16 x 64, row pitch 72
+            tl::f16* tl_staged41 = reinterpret_cast<tl::f16*>(tl_scratch + 0);  // 16 x 64, row pitch 72
             __syncthreads();  // the staging buffer may still be read by a previous gemm
             #pragma unroll
-            for (int tl_s41 = 0; tl_s41 < p_layout::kSlots; ++tl_s41) {
-                tl_staged40[p_layout::row(tl_tid, tl_s41) * 72 + p_layout::col(tl_tid, tl_s41)] = p[tl_s41];
+            for (int tl_s42 = 0; tl_s42 < p_layout::kSlots; ++tl_s42) {
+                tl_staged41[p_layout::row(tl_tid, tl_s42) * 72 + p_layout::col(tl_tid, tl_s42)] = p[tl_s42];
             }
             __syncthreads();
             tl::warp_gemm_mma<16, 128, 64, 1, 4, tl::f16, false, false>(
-                o, tl::SharedMatrix<tl::f16, false, 72>{tl_staged40},
+                o, tl::SharedMatrix<tl::f16, false, 72>{tl_staged41},
                 tl::SharedMatrix<tl::f16, false, 136>{&v[((t % 2) * 64 + 0) * 136 + 0]}, tl_tid);
         }
     }
@@ -343,39 +344,39 @@ __global__ void __launch_bounds__(128) flash_decode_split_kernel_variant0(
     // for i, d in parallel(BM, D) {  (decode.tl:136)
     // for i, d in parallel(16, 128): each thread visits the elements of `o` it holds
     #pragma unroll
-    for (int tl_s42 = 0; tl_s42 < o_layout::kSlots; ++tl_s42) {
-        [[maybe_unused]] const int i = o_layout::row(tl_tid, tl_s42);
-        [[maybe_unused]] const int d = o_layout::col(tl_tid, tl_s42);
-        o[tl_s42] = l[(tl_s42 / 2 % 2)] > 0.0f ? tl::fast::div(o[tl_s42], l[(tl_s42 / 2 % 2)]) : 0.0f;
+    for (int tl_s43 = 0; tl_s43 < o_layout::kSlots; ++tl_s43) {
+        [[maybe_unused]] const int i = o_layout::row(tl_tid, tl_s43);
+        [[maybe_unused]] const int d = o_layout::col(tl_tid, tl_s43);
+        o[tl_s43] = l[(tl_s43 / 2 % 2)] > 0.0f ? tl::fast::div(o[tl_s43], l[(tl_s43 / 2 % 2)]) : 0.0f;
     }
     // for i in parallel(BM) {  (decode.tl:139)
     // for i in parallel(16): each thread visits the elements of `lse` it holds
     #pragma unroll
-    for (int tl_s43 = 0; tl_s43 < 2; ++tl_s43) {
-        [[maybe_unused]] const int i = ((tl_tid / 4 % 8) + (tl_s43) * 8);
-        lse[tl_s43] = l[tl_s43] > 0.0f ? m[tl_s43] + tl::fast::log2(l[tl_s43]) : -tl::inf<float>();
+    for (int tl_s44 = 0; tl_s44 < 2; ++tl_s44) {
+        [[maybe_unused]] const int i = ((tl_tid / 4 % 8) + (tl_s44) * 8);
+        lse[tl_s44] = l[tl_s44] > 0.0f ? m[tl_s44] + tl::fast::log2(l[tl_s44]) : -tl::inf<float>();
     }
     // copy(o, Og[b, split, hkv, r0 +: BM, 0 +: D]);    // rows past G · NQ are skipped  (decode.tl:142)
     #pragma unroll
-    for (int tl_chunk44 = 0; tl_chunk44 < o_layout::kSlots; tl_chunk44 += 2) {
-        float* tl_ptr45 = &Og[(((int64_t(b) * SPLITS + split) * HKV + hkv) * (HNQ / HKV) + (r0 + o_layout::row(tl_tid, tl_chunk44))) * 128 + o_layout::col(tl_tid, tl_chunk44)];
-        if (tl::in_bounds(b, B) && tl::in_bounds(split, SPLITS) && tl::in_bounds(hkv, HKV) && tl::in_bounds(r0 + o_layout::row(tl_tid, tl_chunk44), HNQ / HKV) && tl::in_bounds(o_layout::col(tl_tid, tl_chunk44), 128) && tl::in_bounds(b, B) && tl::in_bounds(split, SPLITS) && tl::in_bounds(hkv, HKV) && tl::in_bounds(r0 + o_layout::row(tl_tid, tl_chunk44), HNQ / HKV) && tl::in_bounds((o_layout::col(tl_tid, tl_chunk44)) + 1, 128) && tl::is_aligned(tl_ptr45, 8)) {
-            float tl_vec46[2];
+    for (int tl_chunk45 = 0; tl_chunk45 < o_layout::kSlots; tl_chunk45 += 2) {
+        float* tl_ptr46 = &Og[(((int64_t(b) * SPLITS + split) * HKV + hkv) * (HNQ / HKV) + (r0 + o_layout::row(tl_tid, tl_chunk45))) * 128 + o_layout::col(tl_tid, tl_chunk45)];
+        if (tl::in_bounds(b, B) && tl::in_bounds(split, SPLITS) && tl::in_bounds(hkv, HKV) && tl::in_bounds(r0 + o_layout::row(tl_tid, tl_chunk45), HNQ / HKV) && tl::in_bounds(o_layout::col(tl_tid, tl_chunk45), 128) && tl::in_bounds(b, B) && tl::in_bounds(split, SPLITS) && tl::in_bounds(hkv, HKV) && tl::in_bounds(r0 + o_layout::row(tl_tid, tl_chunk45), HNQ / HKV) && tl::in_bounds((o_layout::col(tl_tid, tl_chunk45)) + 1, 128) && tl::is_aligned(tl_ptr46, 8)) {
+            float tl_vec47[2];
             #pragma unroll
-            for (int tl_v = 0; tl_v < 2; ++tl_v) tl_vec46[tl_v] = o[tl_chunk44 + tl_v];
-            tl::store_vector<float, 2>(tl_ptr45, tl_vec46);
+            for (int tl_v = 0; tl_v < 2; ++tl_v) tl_vec47[tl_v] = o[tl_chunk45 + tl_v];
+            tl::store_vector<float, 2>(tl_ptr46, tl_vec47);
         } else {
             #pragma unroll
             for (int tl_v = 0; tl_v < 2; ++tl_v) {
-                if (tl::in_bounds(b, B) && tl::in_bounds(split, SPLITS) && tl::in_bounds(hkv, HKV) && tl::in_bounds(r0 + o_layout::row(tl_tid, tl_chunk44 + tl_v), HNQ / HKV) && tl::in_bounds(o_layout::col(tl_tid, tl_chunk44 + tl_v), 128)) Og[(((int64_t(b) * SPLITS + split) * HKV + hkv) * (HNQ / HKV) + (r0 + o_layout::row(tl_tid, tl_chunk44 + tl_v))) * 128 + o_layout::col(tl_tid, tl_chunk44 + tl_v)] = o[tl_chunk44 + tl_v];
+                if (tl::in_bounds(b, B) && tl::in_bounds(split, SPLITS) && tl::in_bounds(hkv, HKV) && tl::in_bounds(r0 + o_layout::row(tl_tid, tl_chunk45 + tl_v), HNQ / HKV) && tl::in_bounds(o_layout::col(tl_tid, tl_chunk45 + tl_v), 128)) Og[(((int64_t(b) * SPLITS + split) * HKV + hkv) * (HNQ / HKV) + (r0 + o_layout::row(tl_tid, tl_chunk45 + tl_v))) * 128 + o_layout::col(tl_tid, tl_chunk45 + tl_v)] = o[tl_chunk45 + tl_v];
             }
         }
     }
     // copy(lse, Lg[b, split, hkv, r0 +: BM]);  (decode.tl:143)
     if ((tl_tid % 4) == 0 && (tl_tid / 32) == 0) {
         #pragma unroll
-        for (int tl_s47 = 0; tl_s47 < 2; ++tl_s47) {
-            if (tl::in_bounds(b, B) && tl::in_bounds(split, SPLITS) && tl::in_bounds(hkv, HKV) && tl::in_bounds(r0 + ((tl_tid / 4 % 8) + (tl_s47) * 8), HNQ / HKV)) Lg[((int64_t(b) * SPLITS + split) * HKV + hkv) * (HNQ / HKV) + (r0 + ((tl_tid / 4 % 8) + (tl_s47) * 8))] = lse[tl_s47];
+        for (int tl_s48 = 0; tl_s48 < 2; ++tl_s48) {
+            if (tl::in_bounds(b, B) && tl::in_bounds(split, SPLITS) && tl::in_bounds(hkv, HKV) && tl::in_bounds(r0 + ((tl_tid / 4 % 8) + (tl_s48) * 8), HNQ / HKV)) Lg[((int64_t(b) * SPLITS + split) * HKV + hkv) * (HNQ / HKV) + (r0 + ((tl_tid / 4 % 8) + (tl_s48) * 8))] = lse[tl_s48];
         }
     }
 }
@@ -584,8 +585,9 @@ __global__ void __launch_bounds__(128) flash_decode_split_kernel_variant1(
         // for i, j in parallel(64, 64): each thread visits the elements of `s` it holds
         #pragma unroll
         for (int tl_s33 = 0; tl_s33 < s_layout::kSlots; ++tl_s33) {
+            const int tl_c34 = s_layout::col(tl_tid, tl_s33 / 2 * 2);  // the chunk's first column
             const int i = s_layout::row(tl_tid, tl_s33);
-            const int j = s_layout::col(tl_tid, tl_s33);
+            const int j = tl_c34 + tl_s33 % 2;
             const int32_t key = k0 + j;
             const int32_t token = (r0 + i) % NQ;
             const bool masked = key >= k_end || key > len - NQ + token;
@@ -598,8 +600,8 @@ __global__ void __launch_bounds__(128) flash_decode_split_kernel_variant1(
             #pragma unroll
             for (int tl_i = 0; tl_i < 2; ++tl_i) tl_part[tl_i] = tl::MaxOp::identity<float>();
             #pragma unroll
-            for (int tl_s34 = 0; tl_s34 < s_layout::kSlots; ++tl_s34) {
-                tl_part[(tl_s34 / 2 % 2)] = tl::MaxOp::combine(tl_part[(tl_s34 / 2 % 2)], tl::MaxOp::element(s[tl_s34]));
+            for (int tl_s35 = 0; tl_s35 < s_layout::kSlots; ++tl_s35) {
+                tl_part[(tl_s35 / 2 % 2)] = tl::MaxOp::combine(tl_part[(tl_s35 / 2 % 2)], tl::MaxOp::element(s[tl_s35]));
             }
             #pragma unroll
             for (int tl_i = 0; tl_i < 2; ++tl_i) {
@@ -614,21 +616,21 @@ __global__ void __launch_bounds__(128) flash_decode_split_kernel_variant1(
         // for i in parallel(BM) {  (decode.tl:114)
         // for i in parallel(64): each thread visits the elements of `m` it holds
         #pragma unroll
-        for (int tl_s35 = 0; tl_s35 < 2; ++tl_s35) {
-            [[maybe_unused]] const int i = ((tl_tid / 4 % 8) + (tl_s35) * 8 + (tl_tid / 32) * 16);
-            const float m_new = tl::max(m[tl_s35], m_tile[tl_s35]);
+        for (int tl_s36 = 0; tl_s36 < 2; ++tl_s36) {
+            [[maybe_unused]] const int i = ((tl_tid / 4 % 8) + (tl_s36) * 8 + (tl_tid / 32) * 16);
+            const float m_new = tl::max(m[tl_s36], m_tile[tl_s36]);
             const float mu = m_new == -tl::inf<float>() ? 0.0f : m_new;
-            alpha[tl_s35] = tl::fast::exp2(m[tl_s35] - mu);
-            m[tl_s35] = m_new;
-            m_use[tl_s35] = mu;
+            alpha[tl_s36] = tl::fast::exp2(m[tl_s36] - mu);
+            m[tl_s36] = m_new;
+            m_use[tl_s36] = mu;
         }
         // for i, j in parallel(BM, BN) {  (decode.tl:121)
         // for i, j in parallel(64, 64): each thread visits the elements of `s` it holds
         #pragma unroll
-        for (int tl_s36 = 0; tl_s36 < s_layout::kSlots; ++tl_s36) {
-            [[maybe_unused]] const int i = s_layout::row(tl_tid, tl_s36);
-            [[maybe_unused]] const int j = s_layout::col(tl_tid, tl_s36);
-            s[tl_s36] = tl::fast::exp2(s[tl_s36] - m_use[(tl_s36 / 2 % 2)]);
+        for (int tl_s37 = 0; tl_s37 < s_layout::kSlots; ++tl_s37) {
+            [[maybe_unused]] const int i = s_layout::row(tl_tid, tl_s37);
+            [[maybe_unused]] const int j = s_layout::col(tl_tid, tl_s37);
+            s[tl_s37] = tl::fast::exp2(s[tl_s37] - m_use[(tl_s37 / 2 % 2)]);
         }
         // reduce(sum, s, l_tile, axis = 1);  (decode.tl:124)
         // each thread folds its 16 values of each of its 2 results; xor shuffles 1, 2 among the lanes that share one
@@ -637,8 +639,8 @@ __global__ void __launch_bounds__(128) flash_decode_split_kernel_variant1(
             #pragma unroll
             for (int tl_i = 0; tl_i < 2; ++tl_i) tl_part[tl_i] = tl::SumOp::identity<float>();
             #pragma unroll
-            for (int tl_s37 = 0; tl_s37 < s_layout::kSlots; ++tl_s37) {
-                tl_part[(tl_s37 / 2 % 2)] = tl::SumOp::combine(tl_part[(tl_s37 / 2 % 2)], tl::SumOp::element(s[tl_s37]));
+            for (int tl_s38 = 0; tl_s38 < s_layout::kSlots; ++tl_s38) {
+                tl_part[(tl_s38 / 2 % 2)] = tl::SumOp::combine(tl_part[(tl_s38 / 2 % 2)], tl::SumOp::element(s[tl_s38]));
             }
             #pragma unroll
             for (int tl_i = 0; tl_i < 2; ++tl_i) {
@@ -653,17 +655,17 @@ __global__ void __launch_bounds__(128) flash_decode_split_kernel_variant1(
         // for i in parallel(BM) {  (decode.tl:125)
         // for i in parallel(64): each thread visits the elements of `l` it holds
         #pragma unroll
-        for (int tl_s38 = 0; tl_s38 < 2; ++tl_s38) {
-            [[maybe_unused]] const int i = ((tl_tid / 4 % 8) + (tl_s38) * 8 + (tl_tid / 32) * 16);
-            l[tl_s38] = l[tl_s38] * alpha[tl_s38] + l_tile[tl_s38];
+        for (int tl_s39 = 0; tl_s39 < 2; ++tl_s39) {
+            [[maybe_unused]] const int i = ((tl_tid / 4 % 8) + (tl_s39) * 8 + (tl_tid / 32) * 16);
+            l[tl_s39] = l[tl_s39] * alpha[tl_s39] + l_tile[tl_s39];
         }
         // for i, d in parallel(BM, D) {  (decode.tl:129)
         // for i, d in parallel(64, 128): each thread visits the elements of `o` it holds
         #pragma unroll
-        for (int tl_s39 = 0; tl_s39 < o_layout::kSlots; ++tl_s39) {
-            [[maybe_unused]] const int i = o_layout::row(tl_tid, tl_s39);
-            [[maybe_unused]] const int d = o_layout::col(tl_tid, tl_s39);
-            o[tl_s39] = o[tl_s39] * alpha[(tl_s39 / 2 % 2)];
+        for (int tl_s40 = 0; tl_s40 < o_layout::kSlots; ++tl_s40) {
+            [[maybe_unused]] const int i = o_layout::row(tl_tid, tl_s40);
+            [[maybe_unused]] const int d = o_layout::col(tl_tid, tl_s40);
+            o[tl_s40] = o[tl_s40] * alpha[(tl_s40 / 2 % 2)];
         }
         // copy(s, p);  (decode.tl:132)
         #pragma unroll
@@ -678,39 +680,39 @@ __global__ void __launch_bounds__(128) flash_decode_split_kernel_variant1(
     // for i, d in parallel(BM, D) {  (decode.tl:136)
     // for i, d in parallel(64, 128): each thread visits the elements of `o` it holds
     #pragma unroll
-    for (int tl_s40 = 0; tl_s40 < o_layout::kSlots; ++tl_s40) {
-        [[maybe_unused]] const int i = o_layout::row(tl_tid, tl_s40);
-        [[maybe_unused]] const int d = o_layout::col(tl_tid, tl_s40);
-        o[tl_s40] = l[(tl_s40 / 2 % 2)] > 0.0f ? tl::fast::div(o[tl_s40], l[(tl_s40 / 2 % 2)]) : 0.0f;
+    for (int tl_s41 = 0; tl_s41 < o_layout::kSlots; ++tl_s41) {
+        [[maybe_unused]] const int i = o_layout::row(tl_tid, tl_s41);
+        [[maybe_unused]] const int d = o_layout::col(tl_tid, tl_s41);
+        o[tl_s41] = l[(tl_s41 / 2 % 2)] > 0.0f ? tl::fast::div(o[tl_s41], l[(tl_s41 / 2 % 2)]) : 0.0f;
     }
     // for i in parallel(BM) {  (decode.tl:139)
     // for i in parallel(64): each thread visits the elements of `lse` it holds
     #pragma unroll
-    for (int tl_s41 = 0; tl_s41 < 2; ++tl_s41) {
-        [[maybe_unused]] const int i = ((tl_tid / 4 % 8) + (tl_s41) * 8 + (tl_tid / 32) * 16);
-        lse[tl_s41] = l[tl_s41] > 0.0f ? m[tl_s41] + tl::fast::log2(l[tl_s41]) : -tl::inf<float>();
+    for (int tl_s42 = 0; tl_s42 < 2; ++tl_s42) {
+        [[maybe_unused]] const int i = ((tl_tid / 4 % 8) + (tl_s42) * 8 + (tl_tid / 32) * 16);
+        lse[tl_s42] = l[tl_s42] > 0.0f ? m[tl_s42] + tl::fast::log2(l[tl_s42]) : -tl::inf<float>();
     }
     // copy(o, Og[b, split, hkv, r0 +: BM, 0 +: D]);    // rows past G · NQ are skipped  (decode.tl:142)
     #pragma unroll
-    for (int tl_chunk42 = 0; tl_chunk42 < o_layout::kSlots; tl_chunk42 += 2) {
-        float* tl_ptr43 = &Og[(((int64_t(b) * SPLITS + split) * HKV + hkv) * (HNQ / HKV) + (r0 + o_layout::row(tl_tid, tl_chunk42))) * 128 + o_layout::col(tl_tid, tl_chunk42)];
-        if (tl::in_bounds(b, B) && tl::in_bounds(split, SPLITS) && tl::in_bounds(hkv, HKV) && tl::in_bounds(r0 + o_layout::row(tl_tid, tl_chunk42), HNQ / HKV) && tl::in_bounds(o_layout::col(tl_tid, tl_chunk42), 128) && tl::in_bounds(b, B) && tl::in_bounds(split, SPLITS) && tl::in_bounds(hkv, HKV) && tl::in_bounds(r0 + o_layout::row(tl_tid, tl_chunk42), HNQ / HKV) && tl::in_bounds((o_layout::col(tl_tid, tl_chunk42)) + 1, 128) && tl::is_aligned(tl_ptr43, 8)) {
-            float tl_vec44[2];
+    for (int tl_chunk43 = 0; tl_chunk43 < o_layout::kSlots; tl_chunk43 += 2) {
+        float* tl_ptr44 = &Og[(((int64_t(b) * SPLITS + split) * HKV + hkv) * (HNQ / HKV) + (r0 + o_layout::row(tl_tid, tl_chunk43))) * 128 + o_layout::col(tl_tid, tl_chunk43)];
+        if (tl::in_bounds(b, B) && tl::in_bounds(split, SPLITS) && tl::in_bounds(hkv, HKV) && tl::in_bounds(r0 + o_layout::row(tl_tid, tl_chunk43), HNQ / HKV) && tl::in_bounds(o_layout::col(tl_tid, tl_chunk43), 128) && tl::in_bounds(b, B) && tl::in_bounds(split, SPLITS) && tl::in_bounds(hkv, HKV) && tl::in_bounds(r0 + o_layout::row(tl_tid, tl_chunk43), HNQ / HKV) && tl::in_bounds((o_layout::col(tl_tid, tl_chunk43)) + 1, 128) && tl::is_aligned(tl_ptr44, 8)) {
+            float tl_vec45[2];
             #pragma unroll
-            for (int tl_v = 0; tl_v < 2; ++tl_v) tl_vec44[tl_v] = o[tl_chunk42 + tl_v];
-            tl::store_vector<float, 2>(tl_ptr43, tl_vec44);
+            for (int tl_v = 0; tl_v < 2; ++tl_v) tl_vec45[tl_v] = o[tl_chunk43 + tl_v];
+            tl::store_vector<float, 2>(tl_ptr44, tl_vec45);
         } else {
             #pragma unroll
             for (int tl_v = 0; tl_v < 2; ++tl_v) {
-                if (tl::in_bounds(b, B) && tl::in_bounds(split, SPLITS) && tl::in_bounds(hkv, HKV) && tl::in_bounds(r0 + o_layout::row(tl_tid, tl_chunk42 + tl_v), HNQ / HKV) && tl::in_bounds(o_layout::col(tl_tid, tl_chunk42 + tl_v), 128)) Og[(((int64_t(b) * SPLITS + split) * HKV + hkv) * (HNQ / HKV) + (r0 + o_layout::row(tl_tid, tl_chunk42 + tl_v))) * 128 + o_layout::col(tl_tid, tl_chunk42 + tl_v)] = o[tl_chunk42 + tl_v];
+                if (tl::in_bounds(b, B) && tl::in_bounds(split, SPLITS) && tl::in_bounds(hkv, HKV) && tl::in_bounds(r0 + o_layout::row(tl_tid, tl_chunk43 + tl_v), HNQ / HKV) && tl::in_bounds(o_layout::col(tl_tid, tl_chunk43 + tl_v), 128)) Og[(((int64_t(b) * SPLITS + split) * HKV + hkv) * (HNQ / HKV) + (r0 + o_layout::row(tl_tid, tl_chunk43 + tl_v))) * 128 + o_layout::col(tl_tid, tl_chunk43 + tl_v)] = o[tl_chunk43 + tl_v];
             }
         }
     }
     // copy(lse, Lg[b, split, hkv, r0 +: BM]);  (decode.tl:143)
     if ((tl_tid % 4) == 0) {
         #pragma unroll
-        for (int tl_s45 = 0; tl_s45 < 2; ++tl_s45) {
-            if (tl::in_bounds(b, B) && tl::in_bounds(split, SPLITS) && tl::in_bounds(hkv, HKV) && tl::in_bounds(r0 + ((tl_tid / 4 % 8) + (tl_s45) * 8 + (tl_tid / 32) * 16), HNQ / HKV)) Lg[((int64_t(b) * SPLITS + split) * HKV + hkv) * (HNQ / HKV) + (r0 + ((tl_tid / 4 % 8) + (tl_s45) * 8 + (tl_tid / 32) * 16))] = lse[tl_s45];
+        for (int tl_s46 = 0; tl_s46 < 2; ++tl_s46) {
+            if (tl::in_bounds(b, B) && tl::in_bounds(split, SPLITS) && tl::in_bounds(hkv, HKV) && tl::in_bounds(r0 + ((tl_tid / 4 % 8) + (tl_s46) * 8 + (tl_tid / 32) * 16), HNQ / HKV)) Lg[((int64_t(b) * SPLITS + split) * HKV + hkv) * (HNQ / HKV) + (r0 + ((tl_tid / 4 % 8) + (tl_s46) * 8 + (tl_tid / 32) * 16))] = lse[tl_s46];
         }
     }
 }
@@ -1099,8 +1101,9 @@ __global__ void __launch_bounds__(128) flash_decode_varlen_flash_decode_split_ke
         // for i, j in parallel(16, 64): each thread visits the elements of `s` it holds
         #pragma unroll
         for (int tl_s33 = 0; tl_s33 < s_layout::kSlots; ++tl_s33) {
+            const int tl_c34 = s_layout::col(tl_tid, tl_s33 / 2 * 2);  // the chunk's first column
             const int i = s_layout::row(tl_tid, tl_s33);
-            const int j = s_layout::col(tl_tid, tl_s33);
+            const int j = tl_c34 + tl_s33 % 2;
             const int32_t key = k0 + j;
             const int32_t token = (r0 + i) % NQ;
             const bool masked = key >= k_end || key > len - NQ + token;
@@ -1113,8 +1116,8 @@ __global__ void __launch_bounds__(128) flash_decode_varlen_flash_decode_split_ke
             #pragma unroll
             for (int tl_i = 0; tl_i < 2; ++tl_i) tl_part[tl_i] = tl::MaxOp::identity<float>();
             #pragma unroll
-            for (int tl_s34 = 0; tl_s34 < s_layout::kSlots; ++tl_s34) {
-                tl_part[(tl_s34 / 2 % 2)] = tl::MaxOp::combine(tl_part[(tl_s34 / 2 % 2)], tl::MaxOp::element(s[tl_s34]));
+            for (int tl_s35 = 0; tl_s35 < s_layout::kSlots; ++tl_s35) {
+                tl_part[(tl_s35 / 2 % 2)] = tl::MaxOp::combine(tl_part[(tl_s35 / 2 % 2)], tl::MaxOp::element(s[tl_s35]));
             }
             #pragma unroll
             for (int tl_i = 0; tl_i < 2; ++tl_i) {
@@ -1143,21 +1146,21 @@ __global__ void __launch_bounds__(128) flash_decode_varlen_flash_decode_split_ke
         // for i in parallel(BM) {  (decode.tl:114)
         // for i in parallel(16): each thread visits the elements of `m` it holds
         #pragma unroll
-        for (int tl_s35 = 0; tl_s35 < 2; ++tl_s35) {
-            [[maybe_unused]] const int i = ((tl_tid / 4 % 8) + (tl_s35) * 8);
-            const float m_new = tl::max(m[tl_s35], m_tile[tl_s35]);
+        for (int tl_s36 = 0; tl_s36 < 2; ++tl_s36) {
+            [[maybe_unused]] const int i = ((tl_tid / 4 % 8) + (tl_s36) * 8);
+            const float m_new = tl::max(m[tl_s36], m_tile[tl_s36]);
             const float mu = m_new == -tl::inf<float>() ? 0.0f : m_new;
-            alpha[tl_s35] = tl::fast::exp2(m[tl_s35] - mu);
-            m[tl_s35] = m_new;
-            m_use[tl_s35] = mu;
+            alpha[tl_s36] = tl::fast::exp2(m[tl_s36] - mu);
+            m[tl_s36] = m_new;
+            m_use[tl_s36] = mu;
         }
         // for i, j in parallel(BM, BN) {  (decode.tl:121)
         // for i, j in parallel(16, 64): each thread visits the elements of `s` it holds
         #pragma unroll
-        for (int tl_s36 = 0; tl_s36 < s_layout::kSlots; ++tl_s36) {
-            [[maybe_unused]] const int i = s_layout::row(tl_tid, tl_s36);
-            [[maybe_unused]] const int j = s_layout::col(tl_tid, tl_s36);
-            s[tl_s36] = tl::fast::exp2(s[tl_s36] - m_use[(tl_s36 / 2 % 2)]);
+        for (int tl_s37 = 0; tl_s37 < s_layout::kSlots; ++tl_s37) {
+            [[maybe_unused]] const int i = s_layout::row(tl_tid, tl_s37);
+            [[maybe_unused]] const int j = s_layout::col(tl_tid, tl_s37);
+            s[tl_s37] = tl::fast::exp2(s[tl_s37] - m_use[(tl_s37 / 2 % 2)]);
         }
         // reduce(sum, s, l_tile, axis = 1);  (decode.tl:124)
         // each thread folds its 4 values of each of its 2 results; xor shuffles 1, 2 among the lanes that share one; then across the 4 warps that do
@@ -1166,8 +1169,8 @@ __global__ void __launch_bounds__(128) flash_decode_varlen_flash_decode_split_ke
             #pragma unroll
             for (int tl_i = 0; tl_i < 2; ++tl_i) tl_part[tl_i] = tl::SumOp::identity<float>();
             #pragma unroll
-            for (int tl_s37 = 0; tl_s37 < s_layout::kSlots; ++tl_s37) {
-                tl_part[(tl_s37 / 2 % 2)] = tl::SumOp::combine(tl_part[(tl_s37 / 2 % 2)], tl::SumOp::element(s[tl_s37]));
+            for (int tl_s38 = 0; tl_s38 < s_layout::kSlots; ++tl_s38) {
+                tl_part[(tl_s38 / 2 % 2)] = tl::SumOp::combine(tl_part[(tl_s38 / 2 % 2)], tl::SumOp::element(s[tl_s38]));
             }
             #pragma unroll
             for (int tl_i = 0; tl_i < 2; ++tl_i) {
@@ -1196,32 +1199,32 @@ __global__ void __launch_bounds__(128) flash_decode_varlen_flash_decode_split_ke
         // for i in parallel(BM) {  (decode.tl:125)
         // for i in parallel(16): each thread visits the elements of `l` it holds
         #pragma unroll
-        for (int tl_s38 = 0; tl_s38 < 2; ++tl_s38) {
-            [[maybe_unused]] const int i = ((tl_tid / 4 % 8) + (tl_s38) * 8);
-            l[tl_s38] = l[tl_s38] * alpha[tl_s38] + l_tile[tl_s38];
+        for (int tl_s39 = 0; tl_s39 < 2; ++tl_s39) {
+            [[maybe_unused]] const int i = ((tl_tid / 4 % 8) + (tl_s39) * 8);
+            l[tl_s39] = l[tl_s39] * alpha[tl_s39] + l_tile[tl_s39];
         }
         // for i, d in parallel(BM, D) {  (decode.tl:129)
         // for i, d in parallel(16, 128): each thread visits the elements of `o` it holds
         #pragma unroll
-        for (int tl_s39 = 0; tl_s39 < o_layout::kSlots; ++tl_s39) {
-            [[maybe_unused]] const int i = o_layout::row(tl_tid, tl_s39);
-            [[maybe_unused]] const int d = o_layout::col(tl_tid, tl_s39);
-            o[tl_s39] = o[tl_s39] * alpha[(tl_s39 / 2 % 2)];
+        for (int tl_s40 = 0; tl_s40 < o_layout::kSlots; ++tl_s40) {
+            [[maybe_unused]] const int i = o_layout::row(tl_tid, tl_s40);
+            [[maybe_unused]] const int d = o_layout::col(tl_tid, tl_s40);
+            o[tl_s40] = o[tl_s40] * alpha[(tl_s40 / 2 % 2)];
         }
         // copy(s, p);  (decode.tl:132)
         #pragma unroll
         for (int tl_s = 0; tl_s < p_layout::kSlots; ++tl_s) p[tl_s] = tl::convert<tl::f16>(s[tl_s]);
         // gemm(p, v, o);  (decode.tl:133)
         {
-            tl::f16* tl_staged40 = reinterpret_cast<tl::f16*>(tl_scratch + 0);  // 16 x 64, row pitch 72
+            tl::f16* tl_staged41 = reinterpret_cast<tl::f16*>(tl_scratch + 0);  // 16 x 64, row pitch 72
             __syncthreads();  // the staging buffer may still be read by a previous gemm
             #pragma unroll
-            for (int tl_s41 = 0; tl_s41 < p_layout::kSlots; ++tl_s41) {
-                tl_staged40[p_layout::row(tl_tid, tl_s41) * 72 + p_layout::col(tl_tid, tl_s41)] = p[tl_s41];
+            for (int tl_s42 = 0; tl_s42 < p_layout::kSlots; ++tl_s42) {
+                tl_staged41[p_layout::row(tl_tid, tl_s42) * 72 + p_layout::col(tl_tid, tl_s42)] = p[tl_s42];
             }
             __syncthreads();
             tl::warp_gemm_mma<16, 128, 64, 1, 4, tl::f16, false, false>(
-                o, tl::SharedMatrix<tl::f16, false, 72>{tl_staged40},
+                o, tl::SharedMatrix<tl::f16, false, 72>{tl_staged41},
                 tl::SharedMatrix<tl::f16, false, 136>{&v[((t % 2) * 64 + 0) * 136 + 0]}, tl_tid);
         }
     }
@@ -1229,39 +1232,39 @@ __global__ void __launch_bounds__(128) flash_decode_varlen_flash_decode_split_ke
     // for i, d in parallel(BM, D) {  (decode.tl:136)
     // for i, d in parallel(16, 128): each thread visits the elements of `o` it holds
     #pragma unroll
-    for (int tl_s42 = 0; tl_s42 < o_layout::kSlots; ++tl_s42) {
-        [[maybe_unused]] const int i = o_layout::row(tl_tid, tl_s42);
-        [[maybe_unused]] const int d = o_layout::col(tl_tid, tl_s42);
-        o[tl_s42] = l[(tl_s42 / 2 % 2)] > 0.0f ? tl::fast::div(o[tl_s42], l[(tl_s42 / 2 % 2)]) : 0.0f;
+    for (int tl_s43 = 0; tl_s43 < o_layout::kSlots; ++tl_s43) {
+        [[maybe_unused]] const int i = o_layout::row(tl_tid, tl_s43);
+        [[maybe_unused]] const int d = o_layout::col(tl_tid, tl_s43);
+        o[tl_s43] = l[(tl_s43 / 2 % 2)] > 0.0f ? tl::fast::div(o[tl_s43], l[(tl_s43 / 2 % 2)]) : 0.0f;
     }
     // for i in parallel(BM) {  (decode.tl:139)
     // for i in parallel(16): each thread visits the elements of `lse` it holds
     #pragma unroll
-    for (int tl_s43 = 0; tl_s43 < 2; ++tl_s43) {
-        [[maybe_unused]] const int i = ((tl_tid / 4 % 8) + (tl_s43) * 8);
-        lse[tl_s43] = l[tl_s43] > 0.0f ? m[tl_s43] + tl::fast::log2(l[tl_s43]) : -tl::inf<float>();
+    for (int tl_s44 = 0; tl_s44 < 2; ++tl_s44) {
+        [[maybe_unused]] const int i = ((tl_tid / 4 % 8) + (tl_s44) * 8);
+        lse[tl_s44] = l[tl_s44] > 0.0f ? m[tl_s44] + tl::fast::log2(l[tl_s44]) : -tl::inf<float>();
     }
     // copy(o, Og[b, split, hkv, r0 +: BM, 0 +: D]);    // rows past G · NQ are skipped  (decode.tl:142)
     #pragma unroll
-    for (int tl_chunk44 = 0; tl_chunk44 < o_layout::kSlots; tl_chunk44 += 2) {
-        float* tl_ptr45 = &Og[(((int64_t(b) * SPLITS + split) * HKV + hkv) * (HNQ / HKV) + (r0 + o_layout::row(tl_tid, tl_chunk44))) * 128 + o_layout::col(tl_tid, tl_chunk44)];
-        if (tl::in_bounds(b, B) && tl::in_bounds(split, SPLITS) && tl::in_bounds(hkv, HKV) && tl::in_bounds(r0 + o_layout::row(tl_tid, tl_chunk44), HNQ / HKV) && tl::in_bounds(o_layout::col(tl_tid, tl_chunk44), 128) && tl::in_bounds(b, B) && tl::in_bounds(split, SPLITS) && tl::in_bounds(hkv, HKV) && tl::in_bounds(r0 + o_layout::row(tl_tid, tl_chunk44), HNQ / HKV) && tl::in_bounds((o_layout::col(tl_tid, tl_chunk44)) + 1, 128) && tl::is_aligned(tl_ptr45, 8)) {
-            float tl_vec46[2];
+    for (int tl_chunk45 = 0; tl_chunk45 < o_layout::kSlots; tl_chunk45 += 2) {
+        float* tl_ptr46 = &Og[(((int64_t(b) * SPLITS + split) * HKV + hkv) * (HNQ / HKV) + (r0 + o_layout::row(tl_tid, tl_chunk45))) * 128 + o_layout::col(tl_tid, tl_chunk45)];
+        if (tl::in_bounds(b, B) && tl::in_bounds(split, SPLITS) && tl::in_bounds(hkv, HKV) && tl::in_bounds(r0 + o_layout::row(tl_tid, tl_chunk45), HNQ / HKV) && tl::in_bounds(o_layout::col(tl_tid, tl_chunk45), 128) && tl::in_bounds(b, B) && tl::in_bounds(split, SPLITS) && tl::in_bounds(hkv, HKV) && tl::in_bounds(r0 + o_layout::row(tl_tid, tl_chunk45), HNQ / HKV) && tl::in_bounds((o_layout::col(tl_tid, tl_chunk45)) + 1, 128) && tl::is_aligned(tl_ptr46, 8)) {
+            float tl_vec47[2];
             #pragma unroll
-            for (int tl_v = 0; tl_v < 2; ++tl_v) tl_vec46[tl_v] = o[tl_chunk44 + tl_v];
-            tl::store_vector<float, 2>(tl_ptr45, tl_vec46);
+            for (int tl_v = 0; tl_v < 2; ++tl_v) tl_vec47[tl_v] = o[tl_chunk45 + tl_v];
+            tl::store_vector<float, 2>(tl_ptr46, tl_vec47);
         } else {
             #pragma unroll
             for (int tl_v = 0; tl_v < 2; ++tl_v) {
-                if (tl::in_bounds(b, B) && tl::in_bounds(split, SPLITS) && tl::in_bounds(hkv, HKV) && tl::in_bounds(r0 + o_layout::row(tl_tid, tl_chunk44 + tl_v), HNQ / HKV) && tl::in_bounds(o_layout::col(tl_tid, tl_chunk44 + tl_v), 128)) Og[(((int64_t(b) * SPLITS + split) * HKV + hkv) * (HNQ / HKV) + (r0 + o_layout::row(tl_tid, tl_chunk44 + tl_v))) * 128 + o_layout::col(tl_tid, tl_chunk44 + tl_v)] = o[tl_chunk44 + tl_v];
+                if (tl::in_bounds(b, B) && tl::in_bounds(split, SPLITS) && tl::in_bounds(hkv, HKV) && tl::in_bounds(r0 + o_layout::row(tl_tid, tl_chunk45 + tl_v), HNQ / HKV) && tl::in_bounds(o_layout::col(tl_tid, tl_chunk45 + tl_v), 128)) Og[(((int64_t(b) * SPLITS + split) * HKV + hkv) * (HNQ / HKV) + (r0 + o_layout::row(tl_tid, tl_chunk45 + tl_v))) * 128 + o_layout::col(tl_tid, tl_chunk45 + tl_v)] = o[tl_chunk45 + tl_v];
             }
         }
     }
     // copy(lse, Lg[b, split, hkv, r0 +: BM]);  (decode.tl:143)
     if ((tl_tid % 4) == 0 && (tl_tid / 32) == 0) {
         #pragma unroll
-        for (int tl_s47 = 0; tl_s47 < 2; ++tl_s47) {
-            if (tl::in_bounds(b, B) && tl::in_bounds(split, SPLITS) && tl::in_bounds(hkv, HKV) && tl::in_bounds(r0 + ((tl_tid / 4 % 8) + (tl_s47) * 8), HNQ / HKV)) Lg[((int64_t(b) * SPLITS + split) * HKV + hkv) * (HNQ / HKV) + (r0 + ((tl_tid / 4 % 8) + (tl_s47) * 8))] = lse[tl_s47];
+        for (int tl_s48 = 0; tl_s48 < 2; ++tl_s48) {
+            if (tl::in_bounds(b, B) && tl::in_bounds(split, SPLITS) && tl::in_bounds(hkv, HKV) && tl::in_bounds(r0 + ((tl_tid / 4 % 8) + (tl_s48) * 8), HNQ / HKV)) Lg[((int64_t(b) * SPLITS + split) * HKV + hkv) * (HNQ / HKV) + (r0 + ((tl_tid / 4 % 8) + (tl_s48) * 8))] = lse[tl_s48];
         }
     }
 }
@@ -1475,8 +1478,9 @@ __global__ void __launch_bounds__(128) flash_decode_varlen_flash_decode_split_ke
         // for i, j in parallel(64, 64): each thread visits the elements of `s` it holds
         #pragma unroll
         for (int tl_s33 = 0; tl_s33 < s_layout::kSlots; ++tl_s33) {
+            const int tl_c34 = s_layout::col(tl_tid, tl_s33 / 2 * 2);  // the chunk's first column
             const int i = s_layout::row(tl_tid, tl_s33);
-            const int j = s_layout::col(tl_tid, tl_s33);
+            const int j = tl_c34 + tl_s33 % 2;
             const int32_t key = k0 + j;
             const int32_t token = (r0 + i) % NQ;
             const bool masked = key >= k_end || key > len - NQ + token;
@@ -1489,8 +1493,8 @@ __global__ void __launch_bounds__(128) flash_decode_varlen_flash_decode_split_ke
             #pragma unroll
             for (int tl_i = 0; tl_i < 2; ++tl_i) tl_part[tl_i] = tl::MaxOp::identity<float>();
             #pragma unroll
-            for (int tl_s34 = 0; tl_s34 < s_layout::kSlots; ++tl_s34) {
-                tl_part[(tl_s34 / 2 % 2)] = tl::MaxOp::combine(tl_part[(tl_s34 / 2 % 2)], tl::MaxOp::element(s[tl_s34]));
+            for (int tl_s35 = 0; tl_s35 < s_layout::kSlots; ++tl_s35) {
+                tl_part[(tl_s35 / 2 % 2)] = tl::MaxOp::combine(tl_part[(tl_s35 / 2 % 2)], tl::MaxOp::element(s[tl_s35]));
             }
             #pragma unroll
             for (int tl_i = 0; tl_i < 2; ++tl_i) {
@@ -1505,21 +1509,21 @@ __global__ void __launch_bounds__(128) flash_decode_varlen_flash_decode_split_ke
         // for i in parallel(BM) {  (decode.tl:114)
         // for i in parallel(64): each thread visits the elements of `m` it holds
         #pragma unroll
-        for (int tl_s35 = 0; tl_s35 < 2; ++tl_s35) {
-            [[maybe_unused]] const int i = ((tl_tid / 4 % 8) + (tl_s35) * 8 + (tl_tid / 32) * 16);
-            const float m_new = tl::max(m[tl_s35], m_tile[tl_s35]);
+        for (int tl_s36 = 0; tl_s36 < 2; ++tl_s36) {
+            [[maybe_unused]] const int i = ((tl_tid / 4 % 8) + (tl_s36) * 8 + (tl_tid / 32) * 16);
+            const float m_new = tl::max(m[tl_s36], m_tile[tl_s36]);
             const float mu = m_new == -tl::inf<float>() ? 0.0f : m_new;
-            alpha[tl_s35] = tl::fast::exp2(m[tl_s35] - mu);
-            m[tl_s35] = m_new;
-            m_use[tl_s35] = mu;
+            alpha[tl_s36] = tl::fast::exp2(m[tl_s36] - mu);
+            m[tl_s36] = m_new;
+            m_use[tl_s36] = mu;
         }
         // for i, j in parallel(BM, BN) {  (decode.tl:121)
         // for i, j in parallel(64, 64): each thread visits the elements of `s` it holds
         #pragma unroll
-        for (int tl_s36 = 0; tl_s36 < s_layout::kSlots; ++tl_s36) {
-            [[maybe_unused]] const int i = s_layout::row(tl_tid, tl_s36);
-            [[maybe_unused]] const int j = s_layout::col(tl_tid, tl_s36);
-            s[tl_s36] = tl::fast::exp2(s[tl_s36] - m_use[(tl_s36 / 2 % 2)]);
+        for (int tl_s37 = 0; tl_s37 < s_layout::kSlots; ++tl_s37) {
+            [[maybe_unused]] const int i = s_layout::row(tl_tid, tl_s37);
+            [[maybe_unused]] const int j = s_layout::col(tl_tid, tl_s37);
+            s[tl_s37] = tl::fast::exp2(s[tl_s37] - m_use[(tl_s37 / 2 % 2)]);
         }
         // reduce(sum, s, l_tile, axis = 1);  (decode.tl:124)
         // each thread folds its 16 values of each of its 2 results; xor shuffles 1, 2 among the lanes that share one
@@ -1528,8 +1532,8 @@ __global__ void __launch_bounds__(128) flash_decode_varlen_flash_decode_split_ke
             #pragma unroll
             for (int tl_i = 0; tl_i < 2; ++tl_i) tl_part[tl_i] = tl::SumOp::identity<float>();
             #pragma unroll
-            for (int tl_s37 = 0; tl_s37 < s_layout::kSlots; ++tl_s37) {
-                tl_part[(tl_s37 / 2 % 2)] = tl::SumOp::combine(tl_part[(tl_s37 / 2 % 2)], tl::SumOp::element(s[tl_s37]));
+            for (int tl_s38 = 0; tl_s38 < s_layout::kSlots; ++tl_s38) {
+                tl_part[(tl_s38 / 2 % 2)] = tl::SumOp::combine(tl_part[(tl_s38 / 2 % 2)], tl::SumOp::element(s[tl_s38]));
             }
             #pragma unroll
             for (int tl_i = 0; tl_i < 2; ++tl_i) {
@@ -1544,17 +1548,17 @@ __global__ void __launch_bounds__(128) flash_decode_varlen_flash_decode_split_ke
         // for i in parallel(BM) {  (decode.tl:125)
         // for i in parallel(64): each thread visits the elements of `l` it holds
         #pragma unroll
-        for (int tl_s38 = 0; tl_s38 < 2; ++tl_s38) {
-            [[maybe_unused]] const int i = ((tl_tid / 4 % 8) + (tl_s38) * 8 + (tl_tid / 32) * 16);
-            l[tl_s38] = l[tl_s38] * alpha[tl_s38] + l_tile[tl_s38];
+        for (int tl_s39 = 0; tl_s39 < 2; ++tl_s39) {
+            [[maybe_unused]] const int i = ((tl_tid / 4 % 8) + (tl_s39) * 8 + (tl_tid / 32) * 16);
+            l[tl_s39] = l[tl_s39] * alpha[tl_s39] + l_tile[tl_s39];
         }
         // for i, d in parallel(BM, D) {  (decode.tl:129)
         // for i, d in parallel(64, 128): each thread visits the elements of `o` it holds
         #pragma unroll
-        for (int tl_s39 = 0; tl_s39 < o_layout::kSlots; ++tl_s39) {
-            [[maybe_unused]] const int i = o_layout::row(tl_tid, tl_s39);
-            [[maybe_unused]] const int d = o_layout::col(tl_tid, tl_s39);
-            o[tl_s39] = o[tl_s39] * alpha[(tl_s39 / 2 % 2)];
+        for (int tl_s40 = 0; tl_s40 < o_layout::kSlots; ++tl_s40) {
+            [[maybe_unused]] const int i = o_layout::row(tl_tid, tl_s40);
+            [[maybe_unused]] const int d = o_layout::col(tl_tid, tl_s40);
+            o[tl_s40] = o[tl_s40] * alpha[(tl_s40 / 2 % 2)];
         }
         // copy(s, p);  (decode.tl:132)
         #pragma unroll
@@ -1569,39 +1573,39 @@ __global__ void __launch_bounds__(128) flash_decode_varlen_flash_decode_split_ke
     // for i, d in parallel(BM, D) {  (decode.tl:136)
     // for i, d in parallel(64, 128): each thread visits the elements of `o` it holds
     #pragma unroll
-    for (int tl_s40 = 0; tl_s40 < o_layout::kSlots; ++tl_s40) {
-        [[maybe_unused]] const int i = o_layout::row(tl_tid, tl_s40);
-        [[maybe_unused]] const int d = o_layout::col(tl_tid, tl_s40);
-        o[tl_s40] = l[(tl_s40 / 2 % 2)] > 0.0f ? tl::fast::div(o[tl_s40], l[(tl_s40 / 2 % 2)]) : 0.0f;
+    for (int tl_s41 = 0; tl_s41 < o_layout::kSlots; ++tl_s41) {
+        [[maybe_unused]] const int i = o_layout::row(tl_tid, tl_s41);
+        [[maybe_unused]] const int d = o_layout::col(tl_tid, tl_s41);
+        o[tl_s41] = l[(tl_s41 / 2 % 2)] > 0.0f ? tl::fast::div(o[tl_s41], l[(tl_s41 / 2 % 2)]) : 0.0f;
     }
     // for i in parallel(BM) {  (decode.tl:139)
     // for i in parallel(64): each thread visits the elements of `lse` it holds
     #pragma unroll
-    for (int tl_s41 = 0; tl_s41 < 2; ++tl_s41) {
-        [[maybe_unused]] const int i = ((tl_tid / 4 % 8) + (tl_s41) * 8 + (tl_tid / 32) * 16);
-        lse[tl_s41] = l[tl_s41] > 0.0f ? m[tl_s41] + tl::fast::log2(l[tl_s41]) : -tl::inf<float>();
+    for (int tl_s42 = 0; tl_s42 < 2; ++tl_s42) {
+        [[maybe_unused]] const int i = ((tl_tid / 4 % 8) + (tl_s42) * 8 + (tl_tid / 32) * 16);
+        lse[tl_s42] = l[tl_s42] > 0.0f ? m[tl_s42] + tl::fast::log2(l[tl_s42]) : -tl::inf<float>();
     }
     // copy(o, Og[b, split, hkv, r0 +: BM, 0 +: D]);    // rows past G · NQ are skipped  (decode.tl:142)
     #pragma unroll
-    for (int tl_chunk42 = 0; tl_chunk42 < o_layout::kSlots; tl_chunk42 += 2) {
-        float* tl_ptr43 = &Og[(((int64_t(b) * SPLITS + split) * HKV + hkv) * (HNQ / HKV) + (r0 + o_layout::row(tl_tid, tl_chunk42))) * 128 + o_layout::col(tl_tid, tl_chunk42)];
-        if (tl::in_bounds(b, B) && tl::in_bounds(split, SPLITS) && tl::in_bounds(hkv, HKV) && tl::in_bounds(r0 + o_layout::row(tl_tid, tl_chunk42), HNQ / HKV) && tl::in_bounds(o_layout::col(tl_tid, tl_chunk42), 128) && tl::in_bounds(b, B) && tl::in_bounds(split, SPLITS) && tl::in_bounds(hkv, HKV) && tl::in_bounds(r0 + o_layout::row(tl_tid, tl_chunk42), HNQ / HKV) && tl::in_bounds((o_layout::col(tl_tid, tl_chunk42)) + 1, 128) && tl::is_aligned(tl_ptr43, 8)) {
-            float tl_vec44[2];
+    for (int tl_chunk43 = 0; tl_chunk43 < o_layout::kSlots; tl_chunk43 += 2) {
+        float* tl_ptr44 = &Og[(((int64_t(b) * SPLITS + split) * HKV + hkv) * (HNQ / HKV) + (r0 + o_layout::row(tl_tid, tl_chunk43))) * 128 + o_layout::col(tl_tid, tl_chunk43)];
+        if (tl::in_bounds(b, B) && tl::in_bounds(split, SPLITS) && tl::in_bounds(hkv, HKV) && tl::in_bounds(r0 + o_layout::row(tl_tid, tl_chunk43), HNQ / HKV) && tl::in_bounds(o_layout::col(tl_tid, tl_chunk43), 128) && tl::in_bounds(b, B) && tl::in_bounds(split, SPLITS) && tl::in_bounds(hkv, HKV) && tl::in_bounds(r0 + o_layout::row(tl_tid, tl_chunk43), HNQ / HKV) && tl::in_bounds((o_layout::col(tl_tid, tl_chunk43)) + 1, 128) && tl::is_aligned(tl_ptr44, 8)) {
+            float tl_vec45[2];
             #pragma unroll
-            for (int tl_v = 0; tl_v < 2; ++tl_v) tl_vec44[tl_v] = o[tl_chunk42 + tl_v];
-            tl::store_vector<float, 2>(tl_ptr43, tl_vec44);
+            for (int tl_v = 0; tl_v < 2; ++tl_v) tl_vec45[tl_v] = o[tl_chunk43 + tl_v];
+            tl::store_vector<float, 2>(tl_ptr44, tl_vec45);
         } else {
             #pragma unroll
             for (int tl_v = 0; tl_v < 2; ++tl_v) {
-                if (tl::in_bounds(b, B) && tl::in_bounds(split, SPLITS) && tl::in_bounds(hkv, HKV) && tl::in_bounds(r0 + o_layout::row(tl_tid, tl_chunk42 + tl_v), HNQ / HKV) && tl::in_bounds(o_layout::col(tl_tid, tl_chunk42 + tl_v), 128)) Og[(((int64_t(b) * SPLITS + split) * HKV + hkv) * (HNQ / HKV) + (r0 + o_layout::row(tl_tid, tl_chunk42 + tl_v))) * 128 + o_layout::col(tl_tid, tl_chunk42 + tl_v)] = o[tl_chunk42 + tl_v];
+                if (tl::in_bounds(b, B) && tl::in_bounds(split, SPLITS) && tl::in_bounds(hkv, HKV) && tl::in_bounds(r0 + o_layout::row(tl_tid, tl_chunk43 + tl_v), HNQ / HKV) && tl::in_bounds(o_layout::col(tl_tid, tl_chunk43 + tl_v), 128)) Og[(((int64_t(b) * SPLITS + split) * HKV + hkv) * (HNQ / HKV) + (r0 + o_layout::row(tl_tid, tl_chunk43 + tl_v))) * 128 + o_layout::col(tl_tid, tl_chunk43 + tl_v)] = o[tl_chunk43 + tl_v];
             }
         }
     }
     // copy(lse, Lg[b, split, hkv, r0 +: BM]);  (decode.tl:143)
     if ((tl_tid % 4) == 0) {
         #pragma unroll
-        for (int tl_s45 = 0; tl_s45 < 2; ++tl_s45) {
-            if (tl::in_bounds(b, B) && tl::in_bounds(split, SPLITS) && tl::in_bounds(hkv, HKV) && tl::in_bounds(r0 + ((tl_tid / 4 % 8) + (tl_s45) * 8 + (tl_tid / 32) * 16), HNQ / HKV)) Lg[((int64_t(b) * SPLITS + split) * HKV + hkv) * (HNQ / HKV) + (r0 + ((tl_tid / 4 % 8) + (tl_s45) * 8 + (tl_tid / 32) * 16))] = lse[tl_s45];
+        for (int tl_s46 = 0; tl_s46 < 2; ++tl_s46) {
+            if (tl::in_bounds(b, B) && tl::in_bounds(split, SPLITS) && tl::in_bounds(hkv, HKV) && tl::in_bounds(r0 + ((tl_tid / 4 % 8) + (tl_s46) * 8 + (tl_tid / 32) * 16), HNQ / HKV)) Lg[((int64_t(b) * SPLITS + split) * HKV + hkv) * (HNQ / HKV) + (r0 + ((tl_tid / 4 % 8) + (tl_s46) * 8 + (tl_tid / 32) * 16))] = lse[tl_s46];
         }
     }
 }
@@ -1808,8 +1812,9 @@ __global__ void __launch_bounds__(128) flash_decode_paged_flash_decode_split_ker
         // for i, j in parallel(16, 64): each thread visits the elements of `s` it holds
         #pragma unroll
         for (int tl_s33 = 0; tl_s33 < s_layout::kSlots; ++tl_s33) {
+            const int tl_c34 = s_layout::col(tl_tid, tl_s33 / 2 * 2);  // the chunk's first column
             const int i = s_layout::row(tl_tid, tl_s33);
-            const int j = s_layout::col(tl_tid, tl_s33);
+            const int j = tl_c34 + tl_s33 % 2;
             const int32_t key = k0 + j;
             const int32_t token = (r0 + i) % NQ;
             const bool masked = key >= k_end || key > len - NQ + token;
@@ -1822,8 +1827,8 @@ __global__ void __launch_bounds__(128) flash_decode_paged_flash_decode_split_ker
             #pragma unroll
             for (int tl_i = 0; tl_i < 2; ++tl_i) tl_part[tl_i] = tl::MaxOp::identity<float>();
             #pragma unroll
-            for (int tl_s34 = 0; tl_s34 < s_layout::kSlots; ++tl_s34) {
-                tl_part[(tl_s34 / 2 % 2)] = tl::MaxOp::combine(tl_part[(tl_s34 / 2 % 2)], tl::MaxOp::element(s[tl_s34]));
+            for (int tl_s35 = 0; tl_s35 < s_layout::kSlots; ++tl_s35) {
+                tl_part[(tl_s35 / 2 % 2)] = tl::MaxOp::combine(tl_part[(tl_s35 / 2 % 2)], tl::MaxOp::element(s[tl_s35]));
             }
             #pragma unroll
             for (int tl_i = 0; tl_i < 2; ++tl_i) {
@@ -1852,21 +1857,21 @@ __global__ void __launch_bounds__(128) flash_decode_paged_flash_decode_split_ker
         // for i in parallel(BM) {  (decode.tl:114)
         // for i in parallel(16): each thread visits the elements of `m` it holds
         #pragma unroll
-        for (int tl_s35 = 0; tl_s35 < 2; ++tl_s35) {
-            [[maybe_unused]] const int i = ((tl_tid / 4 % 8) + (tl_s35) * 8);
-            const float m_new = tl::max(m[tl_s35], m_tile[tl_s35]);
+        for (int tl_s36 = 0; tl_s36 < 2; ++tl_s36) {
+            [[maybe_unused]] const int i = ((tl_tid / 4 % 8) + (tl_s36) * 8);
+            const float m_new = tl::max(m[tl_s36], m_tile[tl_s36]);
             const float mu = m_new == -tl::inf<float>() ? 0.0f : m_new;
-            alpha[tl_s35] = tl::fast::exp2(m[tl_s35] - mu);
-            m[tl_s35] = m_new;
-            m_use[tl_s35] = mu;
+            alpha[tl_s36] = tl::fast::exp2(m[tl_s36] - mu);
+            m[tl_s36] = m_new;
+            m_use[tl_s36] = mu;
         }
         // for i, j in parallel(BM, BN) {  (decode.tl:121)
         // for i, j in parallel(16, 64): each thread visits the elements of `s` it holds
         #pragma unroll
-        for (int tl_s36 = 0; tl_s36 < s_layout::kSlots; ++tl_s36) {
-            [[maybe_unused]] const int i = s_layout::row(tl_tid, tl_s36);
-            [[maybe_unused]] const int j = s_layout::col(tl_tid, tl_s36);
-            s[tl_s36] = tl::fast::exp2(s[tl_s36] - m_use[(tl_s36 / 2 % 2)]);
+        for (int tl_s37 = 0; tl_s37 < s_layout::kSlots; ++tl_s37) {
+            [[maybe_unused]] const int i = s_layout::row(tl_tid, tl_s37);
+            [[maybe_unused]] const int j = s_layout::col(tl_tid, tl_s37);
+            s[tl_s37] = tl::fast::exp2(s[tl_s37] - m_use[(tl_s37 / 2 % 2)]);
         }
         // reduce(sum, s, l_tile, axis = 1);  (decode.tl:124)
         // each thread folds its 4 values of each of its 2 results; xor shuffles 1, 2 among the lanes that share one; then across the 4 warps that do
@@ -1875,8 +1880,8 @@ __global__ void __launch_bounds__(128) flash_decode_paged_flash_decode_split_ker
             #pragma unroll
             for (int tl_i = 0; tl_i < 2; ++tl_i) tl_part[tl_i] = tl::SumOp::identity<float>();
             #pragma unroll
-            for (int tl_s37 = 0; tl_s37 < s_layout::kSlots; ++tl_s37) {
-                tl_part[(tl_s37 / 2 % 2)] = tl::SumOp::combine(tl_part[(tl_s37 / 2 % 2)], tl::SumOp::element(s[tl_s37]));
+            for (int tl_s38 = 0; tl_s38 < s_layout::kSlots; ++tl_s38) {
+                tl_part[(tl_s38 / 2 % 2)] = tl::SumOp::combine(tl_part[(tl_s38 / 2 % 2)], tl::SumOp::element(s[tl_s38]));
             }
             #pragma unroll
             for (int tl_i = 0; tl_i < 2; ++tl_i) {
@@ -1905,32 +1910,32 @@ __global__ void __launch_bounds__(128) flash_decode_paged_flash_decode_split_ker
         // for i in parallel(BM) {  (decode.tl:125)
         // for i in parallel(16): each thread visits the elements of `l` it holds
         #pragma unroll
-        for (int tl_s38 = 0; tl_s38 < 2; ++tl_s38) {
-            [[maybe_unused]] const int i = ((tl_tid / 4 % 8) + (tl_s38) * 8);
-            l[tl_s38] = l[tl_s38] * alpha[tl_s38] + l_tile[tl_s38];
+        for (int tl_s39 = 0; tl_s39 < 2; ++tl_s39) {
+            [[maybe_unused]] const int i = ((tl_tid / 4 % 8) + (tl_s39) * 8);
+            l[tl_s39] = l[tl_s39] * alpha[tl_s39] + l_tile[tl_s39];
         }
         // for i, d in parallel(BM, D) {  (decode.tl:129)
         // for i, d in parallel(16, 128): each thread visits the elements of `o` it holds
         #pragma unroll
-        for (int tl_s39 = 0; tl_s39 < o_layout::kSlots; ++tl_s39) {
-            [[maybe_unused]] const int i = o_layout::row(tl_tid, tl_s39);
-            [[maybe_unused]] const int d = o_layout::col(tl_tid, tl_s39);
-            o[tl_s39] = o[tl_s39] * alpha[(tl_s39 / 2 % 2)];
+        for (int tl_s40 = 0; tl_s40 < o_layout::kSlots; ++tl_s40) {
+            [[maybe_unused]] const int i = o_layout::row(tl_tid, tl_s40);
+            [[maybe_unused]] const int d = o_layout::col(tl_tid, tl_s40);
+            o[tl_s40] = o[tl_s40] * alpha[(tl_s40 / 2 % 2)];
         }
         // copy(s, p);  (decode.tl:132)
         #pragma unroll
         for (int tl_s = 0; tl_s < p_layout::kSlots; ++tl_s) p[tl_s] = tl::convert<tl::f16>(s[tl_s]);
         // gemm(p, v, o);  (decode.tl:133)
         {
-            tl::f16* tl_staged40 = reinterpret_cast<tl::f16*>(tl_scratch + 0);  // 16 x 64, row pitch 72
+            tl::f16* tl_staged41 = reinterpret_cast<tl::f16*>(tl_scratch + 0);  // 16 x 64, row pitch 72
             __syncthreads();  // the staging buffer may still be read by a previous gemm
             #pragma unroll
-            for (int tl_s41 = 0; tl_s41 < p_layout::kSlots; ++tl_s41) {
-                tl_staged40[p_layout::row(tl_tid, tl_s41) * 72 + p_layout::col(tl_tid, tl_s41)] = p[tl_s41];
+            for (int tl_s42 = 0; tl_s42 < p_layout::kSlots; ++tl_s42) {
+                tl_staged41[p_layout::row(tl_tid, tl_s42) * 72 + p_layout::col(tl_tid, tl_s42)] = p[tl_s42];
             }
             __syncthreads();
             tl::warp_gemm_mma<16, 128, 64, 1, 4, tl::f16, false, false>(
-                o, tl::SharedMatrix<tl::f16, false, 72>{tl_staged40},
+                o, tl::SharedMatrix<tl::f16, false, 72>{tl_staged41},
                 tl::SharedMatrix<tl::f16, false, 136>{&v[((t % 2) * 64 + 0) * 136 + 0]}, tl_tid);
         }
     }
@@ -1938,39 +1943,39 @@ __global__ void __launch_bounds__(128) flash_decode_paged_flash_decode_split_ker
     // for i, d in parallel(BM, D) {  (decode.tl:136)
     // for i, d in parallel(16, 128): each thread visits the elements of `o` it holds
     #pragma unroll
-    for (int tl_s42 = 0; tl_s42 < o_layout::kSlots; ++tl_s42) {
-        [[maybe_unused]] const int i = o_layout::row(tl_tid, tl_s42);
-        [[maybe_unused]] const int d = o_layout::col(tl_tid, tl_s42);
-        o[tl_s42] = l[(tl_s42 / 2 % 2)] > 0.0f ? tl::fast::div(o[tl_s42], l[(tl_s42 / 2 % 2)]) : 0.0f;
+    for (int tl_s43 = 0; tl_s43 < o_layout::kSlots; ++tl_s43) {
+        [[maybe_unused]] const int i = o_layout::row(tl_tid, tl_s43);
+        [[maybe_unused]] const int d = o_layout::col(tl_tid, tl_s43);
+        o[tl_s43] = l[(tl_s43 / 2 % 2)] > 0.0f ? tl::fast::div(o[tl_s43], l[(tl_s43 / 2 % 2)]) : 0.0f;
     }
     // for i in parallel(BM) {  (decode.tl:139)
     // for i in parallel(16): each thread visits the elements of `lse` it holds
     #pragma unroll
-    for (int tl_s43 = 0; tl_s43 < 2; ++tl_s43) {
-        [[maybe_unused]] const int i = ((tl_tid / 4 % 8) + (tl_s43) * 8);
-        lse[tl_s43] = l[tl_s43] > 0.0f ? m[tl_s43] + tl::fast::log2(l[tl_s43]) : -tl::inf<float>();
+    for (int tl_s44 = 0; tl_s44 < 2; ++tl_s44) {
+        [[maybe_unused]] const int i = ((tl_tid / 4 % 8) + (tl_s44) * 8);
+        lse[tl_s44] = l[tl_s44] > 0.0f ? m[tl_s44] + tl::fast::log2(l[tl_s44]) : -tl::inf<float>();
     }
     // copy(o, Og[b, split, hkv, r0 +: BM, 0 +: D]);    // rows past G · NQ are skipped  (decode.tl:142)
     #pragma unroll
-    for (int tl_chunk44 = 0; tl_chunk44 < o_layout::kSlots; tl_chunk44 += 2) {
-        float* tl_ptr45 = &Og[(((int64_t(b) * SPLITS + split) * HKV + hkv) * (HNQ / HKV) + (r0 + o_layout::row(tl_tid, tl_chunk44))) * 128 + o_layout::col(tl_tid, tl_chunk44)];
-        if (tl::in_bounds(b, B) && tl::in_bounds(split, SPLITS) && tl::in_bounds(hkv, HKV) && tl::in_bounds(r0 + o_layout::row(tl_tid, tl_chunk44), HNQ / HKV) && tl::in_bounds(o_layout::col(tl_tid, tl_chunk44), 128) && tl::in_bounds(b, B) && tl::in_bounds(split, SPLITS) && tl::in_bounds(hkv, HKV) && tl::in_bounds(r0 + o_layout::row(tl_tid, tl_chunk44), HNQ / HKV) && tl::in_bounds((o_layout::col(tl_tid, tl_chunk44)) + 1, 128) && tl::is_aligned(tl_ptr45, 8)) {
-            float tl_vec46[2];
+    for (int tl_chunk45 = 0; tl_chunk45 < o_layout::kSlots; tl_chunk45 += 2) {
+        float* tl_ptr46 = &Og[(((int64_t(b) * SPLITS + split) * HKV + hkv) * (HNQ / HKV) + (r0 + o_layout::row(tl_tid, tl_chunk45))) * 128 + o_layout::col(tl_tid, tl_chunk45)];
+        if (tl::in_bounds(b, B) && tl::in_bounds(split, SPLITS) && tl::in_bounds(hkv, HKV) && tl::in_bounds(r0 + o_layout::row(tl_tid, tl_chunk45), HNQ / HKV) && tl::in_bounds(o_layout::col(tl_tid, tl_chunk45), 128) && tl::in_bounds(b, B) && tl::in_bounds(split, SPLITS) && tl::in_bounds(hkv, HKV) && tl::in_bounds(r0 + o_layout::row(tl_tid, tl_chunk45), HNQ / HKV) && tl::in_bounds((o_layout::col(tl_tid, tl_chunk45)) + 1, 128) && tl::is_aligned(tl_ptr46, 8)) {
+            float tl_vec47[2];
             #pragma unroll
-            for (int tl_v = 0; tl_v < 2; ++tl_v) tl_vec46[tl_v] = o[tl_chunk44 + tl_v];
-            tl::store_vector<float, 2>(tl_ptr45, tl_vec46);
+            for (int tl_v = 0; tl_v < 2; ++tl_v) tl_vec47[tl_v] = o[tl_chunk45 + tl_v];
+            tl::store_vector<float, 2>(tl_ptr46, tl_vec47);
         } else {
             #pragma unroll
             for (int tl_v = 0; tl_v < 2; ++tl_v) {
-                if (tl::in_bounds(b, B) && tl::in_bounds(split, SPLITS) && tl::in_bounds(hkv, HKV) && tl::in_bounds(r0 + o_layout::row(tl_tid, tl_chunk44 + tl_v), HNQ / HKV) && tl::in_bounds(o_layout::col(tl_tid, tl_chunk44 + tl_v), 128)) Og[(((int64_t(b) * SPLITS + split) * HKV + hkv) * (HNQ / HKV) + (r0 + o_layout::row(tl_tid, tl_chunk44 + tl_v))) * 128 + o_layout::col(tl_tid, tl_chunk44 + tl_v)] = o[tl_chunk44 + tl_v];
+                if (tl::in_bounds(b, B) && tl::in_bounds(split, SPLITS) && tl::in_bounds(hkv, HKV) && tl::in_bounds(r0 + o_layout::row(tl_tid, tl_chunk45 + tl_v), HNQ / HKV) && tl::in_bounds(o_layout::col(tl_tid, tl_chunk45 + tl_v), 128)) Og[(((int64_t(b) * SPLITS + split) * HKV + hkv) * (HNQ / HKV) + (r0 + o_layout::row(tl_tid, tl_chunk45 + tl_v))) * 128 + o_layout::col(tl_tid, tl_chunk45 + tl_v)] = o[tl_chunk45 + tl_v];
             }
         }
     }
     // copy(lse, Lg[b, split, hkv, r0 +: BM]);  (decode.tl:143)
     if ((tl_tid % 4) == 0 && (tl_tid / 32) == 0) {
         #pragma unroll
-        for (int tl_s47 = 0; tl_s47 < 2; ++tl_s47) {
-            if (tl::in_bounds(b, B) && tl::in_bounds(split, SPLITS) && tl::in_bounds(hkv, HKV) && tl::in_bounds(r0 + ((tl_tid / 4 % 8) + (tl_s47) * 8), HNQ / HKV)) Lg[((int64_t(b) * SPLITS + split) * HKV + hkv) * (HNQ / HKV) + (r0 + ((tl_tid / 4 % 8) + (tl_s47) * 8))] = lse[tl_s47];
+        for (int tl_s48 = 0; tl_s48 < 2; ++tl_s48) {
+            if (tl::in_bounds(b, B) && tl::in_bounds(split, SPLITS) && tl::in_bounds(hkv, HKV) && tl::in_bounds(r0 + ((tl_tid / 4 % 8) + (tl_s48) * 8), HNQ / HKV)) Lg[((int64_t(b) * SPLITS + split) * HKV + hkv) * (HNQ / HKV) + (r0 + ((tl_tid / 4 % 8) + (tl_s48) * 8))] = lse[tl_s48];
         }
     }
 }
@@ -2176,8 +2181,9 @@ __global__ void __launch_bounds__(128) flash_decode_paged_flash_decode_split_ker
         // for i, j in parallel(64, 64): each thread visits the elements of `s` it holds
         #pragma unroll
         for (int tl_s33 = 0; tl_s33 < s_layout::kSlots; ++tl_s33) {
+            const int tl_c34 = s_layout::col(tl_tid, tl_s33 / 2 * 2);  // the chunk's first column
             const int i = s_layout::row(tl_tid, tl_s33);
-            const int j = s_layout::col(tl_tid, tl_s33);
+            const int j = tl_c34 + tl_s33 % 2;
             const int32_t key = k0 + j;
             const int32_t token = (r0 + i) % NQ;
             const bool masked = key >= k_end || key > len - NQ + token;
@@ -2190,8 +2196,8 @@ __global__ void __launch_bounds__(128) flash_decode_paged_flash_decode_split_ker
             #pragma unroll
             for (int tl_i = 0; tl_i < 2; ++tl_i) tl_part[tl_i] = tl::MaxOp::identity<float>();
             #pragma unroll
-            for (int tl_s34 = 0; tl_s34 < s_layout::kSlots; ++tl_s34) {
-                tl_part[(tl_s34 / 2 % 2)] = tl::MaxOp::combine(tl_part[(tl_s34 / 2 % 2)], tl::MaxOp::element(s[tl_s34]));
+            for (int tl_s35 = 0; tl_s35 < s_layout::kSlots; ++tl_s35) {
+                tl_part[(tl_s35 / 2 % 2)] = tl::MaxOp::combine(tl_part[(tl_s35 / 2 % 2)], tl::MaxOp::element(s[tl_s35]));
             }
             #pragma unroll
             for (int tl_i = 0; tl_i < 2; ++tl_i) {
@@ -2206,21 +2212,21 @@ __global__ void __launch_bounds__(128) flash_decode_paged_flash_decode_split_ker
         // for i in parallel(BM) {  (decode.tl:114)
         // for i in parallel(64): each thread visits the elements of `m` it holds
         #pragma unroll
-        for (int tl_s35 = 0; tl_s35 < 2; ++tl_s35) {
-            [[maybe_unused]] const int i = ((tl_tid / 4 % 8) + (tl_s35) * 8 + (tl_tid / 32) * 16);
-            const float m_new = tl::max(m[tl_s35], m_tile[tl_s35]);
+        for (int tl_s36 = 0; tl_s36 < 2; ++tl_s36) {
+            [[maybe_unused]] const int i = ((tl_tid / 4 % 8) + (tl_s36) * 8 + (tl_tid / 32) * 16);
+            const float m_new = tl::max(m[tl_s36], m_tile[tl_s36]);
             const float mu = m_new == -tl::inf<float>() ? 0.0f : m_new;
-            alpha[tl_s35] = tl::fast::exp2(m[tl_s35] - mu);
-            m[tl_s35] = m_new;
-            m_use[tl_s35] = mu;
+            alpha[tl_s36] = tl::fast::exp2(m[tl_s36] - mu);
+            m[tl_s36] = m_new;
+            m_use[tl_s36] = mu;
         }
         // for i, j in parallel(BM, BN) {  (decode.tl:121)
         // for i, j in parallel(64, 64): each thread visits the elements of `s` it holds
         #pragma unroll
-        for (int tl_s36 = 0; tl_s36 < s_layout::kSlots; ++tl_s36) {
-            [[maybe_unused]] const int i = s_layout::row(tl_tid, tl_s36);
-            [[maybe_unused]] const int j = s_layout::col(tl_tid, tl_s36);
-            s[tl_s36] = tl::fast::exp2(s[tl_s36] - m_use[(tl_s36 / 2 % 2)]);
+        for (int tl_s37 = 0; tl_s37 < s_layout::kSlots; ++tl_s37) {
+            [[maybe_unused]] const int i = s_layout::row(tl_tid, tl_s37);
+            [[maybe_unused]] const int j = s_layout::col(tl_tid, tl_s37);
+            s[tl_s37] = tl::fast::exp2(s[tl_s37] - m_use[(tl_s37 / 2 % 2)]);
         }
         // reduce(sum, s, l_tile, axis = 1);  (decode.tl:124)
         // each thread folds its 16 values of each of its 2 results; xor shuffles 1, 2 among the lanes that share one
@@ -2229,8 +2235,8 @@ __global__ void __launch_bounds__(128) flash_decode_paged_flash_decode_split_ker
             #pragma unroll
             for (int tl_i = 0; tl_i < 2; ++tl_i) tl_part[tl_i] = tl::SumOp::identity<float>();
             #pragma unroll
-            for (int tl_s37 = 0; tl_s37 < s_layout::kSlots; ++tl_s37) {
-                tl_part[(tl_s37 / 2 % 2)] = tl::SumOp::combine(tl_part[(tl_s37 / 2 % 2)], tl::SumOp::element(s[tl_s37]));
+            for (int tl_s38 = 0; tl_s38 < s_layout::kSlots; ++tl_s38) {
+                tl_part[(tl_s38 / 2 % 2)] = tl::SumOp::combine(tl_part[(tl_s38 / 2 % 2)], tl::SumOp::element(s[tl_s38]));
             }
             #pragma unroll
             for (int tl_i = 0; tl_i < 2; ++tl_i) {
@@ -2245,17 +2251,17 @@ __global__ void __launch_bounds__(128) flash_decode_paged_flash_decode_split_ker
         // for i in parallel(BM) {  (decode.tl:125)
         // for i in parallel(64): each thread visits the elements of `l` it holds
         #pragma unroll
-        for (int tl_s38 = 0; tl_s38 < 2; ++tl_s38) {
-            [[maybe_unused]] const int i = ((tl_tid / 4 % 8) + (tl_s38) * 8 + (tl_tid / 32) * 16);
-            l[tl_s38] = l[tl_s38] * alpha[tl_s38] + l_tile[tl_s38];
+        for (int tl_s39 = 0; tl_s39 < 2; ++tl_s39) {
+            [[maybe_unused]] const int i = ((tl_tid / 4 % 8) + (tl_s39) * 8 + (tl_tid / 32) * 16);
+            l[tl_s39] = l[tl_s39] * alpha[tl_s39] + l_tile[tl_s39];
         }
         // for i, d in parallel(BM, D) {  (decode.tl:129)
         // for i, d in parallel(64, 128): each thread visits the elements of `o` it holds
         #pragma unroll
-        for (int tl_s39 = 0; tl_s39 < o_layout::kSlots; ++tl_s39) {
-            [[maybe_unused]] const int i = o_layout::row(tl_tid, tl_s39);
-            [[maybe_unused]] const int d = o_layout::col(tl_tid, tl_s39);
-            o[tl_s39] = o[tl_s39] * alpha[(tl_s39 / 2 % 2)];
+        for (int tl_s40 = 0; tl_s40 < o_layout::kSlots; ++tl_s40) {
+            [[maybe_unused]] const int i = o_layout::row(tl_tid, tl_s40);
+            [[maybe_unused]] const int d = o_layout::col(tl_tid, tl_s40);
+            o[tl_s40] = o[tl_s40] * alpha[(tl_s40 / 2 % 2)];
         }
         // copy(s, p);  (decode.tl:132)
         #pragma unroll
@@ -2270,39 +2276,39 @@ __global__ void __launch_bounds__(128) flash_decode_paged_flash_decode_split_ker
     // for i, d in parallel(BM, D) {  (decode.tl:136)
     // for i, d in parallel(64, 128): each thread visits the elements of `o` it holds
     #pragma unroll
-    for (int tl_s40 = 0; tl_s40 < o_layout::kSlots; ++tl_s40) {
-        [[maybe_unused]] const int i = o_layout::row(tl_tid, tl_s40);
-        [[maybe_unused]] const int d = o_layout::col(tl_tid, tl_s40);
-        o[tl_s40] = l[(tl_s40 / 2 % 2)] > 0.0f ? tl::fast::div(o[tl_s40], l[(tl_s40 / 2 % 2)]) : 0.0f;
+    for (int tl_s41 = 0; tl_s41 < o_layout::kSlots; ++tl_s41) {
+        [[maybe_unused]] const int i = o_layout::row(tl_tid, tl_s41);
+        [[maybe_unused]] const int d = o_layout::col(tl_tid, tl_s41);
+        o[tl_s41] = l[(tl_s41 / 2 % 2)] > 0.0f ? tl::fast::div(o[tl_s41], l[(tl_s41 / 2 % 2)]) : 0.0f;
     }
     // for i in parallel(BM) {  (decode.tl:139)
     // for i in parallel(64): each thread visits the elements of `lse` it holds
     #pragma unroll
-    for (int tl_s41 = 0; tl_s41 < 2; ++tl_s41) {
-        [[maybe_unused]] const int i = ((tl_tid / 4 % 8) + (tl_s41) * 8 + (tl_tid / 32) * 16);
-        lse[tl_s41] = l[tl_s41] > 0.0f ? m[tl_s41] + tl::fast::log2(l[tl_s41]) : -tl::inf<float>();
+    for (int tl_s42 = 0; tl_s42 < 2; ++tl_s42) {
+        [[maybe_unused]] const int i = ((tl_tid / 4 % 8) + (tl_s42) * 8 + (tl_tid / 32) * 16);
+        lse[tl_s42] = l[tl_s42] > 0.0f ? m[tl_s42] + tl::fast::log2(l[tl_s42]) : -tl::inf<float>();
     }
     // copy(o, Og[b, split, hkv, r0 +: BM, 0 +: D]);    // rows past G · NQ are skipped  (decode.tl:142)
     #pragma unroll
-    for (int tl_chunk42 = 0; tl_chunk42 < o_layout::kSlots; tl_chunk42 += 2) {
-        float* tl_ptr43 = &Og[(((int64_t(b) * SPLITS + split) * HKV + hkv) * (HNQ / HKV) + (r0 + o_layout::row(tl_tid, tl_chunk42))) * 128 + o_layout::col(tl_tid, tl_chunk42)];
-        if (tl::in_bounds(b, B) && tl::in_bounds(split, SPLITS) && tl::in_bounds(hkv, HKV) && tl::in_bounds(r0 + o_layout::row(tl_tid, tl_chunk42), HNQ / HKV) && tl::in_bounds(o_layout::col(tl_tid, tl_chunk42), 128) && tl::in_bounds(b, B) && tl::in_bounds(split, SPLITS) && tl::in_bounds(hkv, HKV) && tl::in_bounds(r0 + o_layout::row(tl_tid, tl_chunk42), HNQ / HKV) && tl::in_bounds((o_layout::col(tl_tid, tl_chunk42)) + 1, 128) && tl::is_aligned(tl_ptr43, 8)) {
-            float tl_vec44[2];
+    for (int tl_chunk43 = 0; tl_chunk43 < o_layout::kSlots; tl_chunk43 += 2) {
+        float* tl_ptr44 = &Og[(((int64_t(b) * SPLITS + split) * HKV + hkv) * (HNQ / HKV) + (r0 + o_layout::row(tl_tid, tl_chunk43))) * 128 + o_layout::col(tl_tid, tl_chunk43)];
+        if (tl::in_bounds(b, B) && tl::in_bounds(split, SPLITS) && tl::in_bounds(hkv, HKV) && tl::in_bounds(r0 + o_layout::row(tl_tid, tl_chunk43), HNQ / HKV) && tl::in_bounds(o_layout::col(tl_tid, tl_chunk43), 128) && tl::in_bounds(b, B) && tl::in_bounds(split, SPLITS) && tl::in_bounds(hkv, HKV) && tl::in_bounds(r0 + o_layout::row(tl_tid, tl_chunk43), HNQ / HKV) && tl::in_bounds((o_layout::col(tl_tid, tl_chunk43)) + 1, 128) && tl::is_aligned(tl_ptr44, 8)) {
+            float tl_vec45[2];
             #pragma unroll
-            for (int tl_v = 0; tl_v < 2; ++tl_v) tl_vec44[tl_v] = o[tl_chunk42 + tl_v];
-            tl::store_vector<float, 2>(tl_ptr43, tl_vec44);
+            for (int tl_v = 0; tl_v < 2; ++tl_v) tl_vec45[tl_v] = o[tl_chunk43 + tl_v];
+            tl::store_vector<float, 2>(tl_ptr44, tl_vec45);
         } else {
             #pragma unroll
             for (int tl_v = 0; tl_v < 2; ++tl_v) {
-                if (tl::in_bounds(b, B) && tl::in_bounds(split, SPLITS) && tl::in_bounds(hkv, HKV) && tl::in_bounds(r0 + o_layout::row(tl_tid, tl_chunk42 + tl_v), HNQ / HKV) && tl::in_bounds(o_layout::col(tl_tid, tl_chunk42 + tl_v), 128)) Og[(((int64_t(b) * SPLITS + split) * HKV + hkv) * (HNQ / HKV) + (r0 + o_layout::row(tl_tid, tl_chunk42 + tl_v))) * 128 + o_layout::col(tl_tid, tl_chunk42 + tl_v)] = o[tl_chunk42 + tl_v];
+                if (tl::in_bounds(b, B) && tl::in_bounds(split, SPLITS) && tl::in_bounds(hkv, HKV) && tl::in_bounds(r0 + o_layout::row(tl_tid, tl_chunk43 + tl_v), HNQ / HKV) && tl::in_bounds(o_layout::col(tl_tid, tl_chunk43 + tl_v), 128)) Og[(((int64_t(b) * SPLITS + split) * HKV + hkv) * (HNQ / HKV) + (r0 + o_layout::row(tl_tid, tl_chunk43 + tl_v))) * 128 + o_layout::col(tl_tid, tl_chunk43 + tl_v)] = o[tl_chunk43 + tl_v];
             }
         }
     }
     // copy(lse, Lg[b, split, hkv, r0 +: BM]);  (decode.tl:143)
     if ((tl_tid % 4) == 0) {
         #pragma unroll
-        for (int tl_s45 = 0; tl_s45 < 2; ++tl_s45) {
-            if (tl::in_bounds(b, B) && tl::in_bounds(split, SPLITS) && tl::in_bounds(hkv, HKV) && tl::in_bounds(r0 + ((tl_tid / 4 % 8) + (tl_s45) * 8 + (tl_tid / 32) * 16), HNQ / HKV)) Lg[((int64_t(b) * SPLITS + split) * HKV + hkv) * (HNQ / HKV) + (r0 + ((tl_tid / 4 % 8) + (tl_s45) * 8 + (tl_tid / 32) * 16))] = lse[tl_s45];
+        for (int tl_s46 = 0; tl_s46 < 2; ++tl_s46) {
+            if (tl::in_bounds(b, B) && tl::in_bounds(split, SPLITS) && tl::in_bounds(hkv, HKV) && tl::in_bounds(r0 + ((tl_tid / 4 % 8) + (tl_s46) * 8 + (tl_tid / 32) * 16), HNQ / HKV)) Lg[((int64_t(b) * SPLITS + split) * HKV + hkv) * (HNQ / HKV) + (r0 + ((tl_tid / 4 % 8) + (tl_s46) * 8 + (tl_tid / 32) * 16))] = lse[tl_s46];
         }
     }
 }

@@ -874,29 +874,36 @@ __global__ void __launch_bounds__(256) gemm_scaled_kernel(
     // for i, j in parallel(BM, BN) {  (gemm.tl:68)
     // for i, j in parallel(128, 128): each thread visits the elements of `acc` it holds
     #pragma unroll
-    for (int tl_s42 = 0; tl_s42 < acc_layout::kSlots; ++tl_s42) {
-        const int i = acc_layout::row(tl_tid, tl_s42);
-        const int j = acc_layout::col(tl_tid, tl_s42);
-        if (beta != 0.0f && row0 + i < M && col0 + j < N) {
-            acc[tl_s42] = alpha * acc[tl_s42] + beta * tl::convert<float>(C[int64_t(row0 + i) * N + (col0 + j)]);
-        } else {
-            acc[tl_s42] = acc[tl_s42] * alpha;
+    for (int tl_k43 = 0; tl_k43 < acc_layout::kSlots; tl_k43 += 2) {
+        const int tl_c44 = acc_layout::col(tl_tid, tl_k43);  // the chunk's first column
+        const int i = acc_layout::row(tl_tid, tl_k43);
+        tl::f16 tl_chunk46[2];
+        tl::load_chunk_guarded<tl::f16, 2>(tl_chunk46, &C[int64_t(row0 + i) * N + (col0 + tl_c44)], tl::in_bounds(row0 + i, M), col0 + tl_c44, N);
+        #pragma unroll
+        for (int tl_o45 = 0; tl_o45 < 2; ++tl_o45) {
+            [[maybe_unused]] const int tl_s47 = tl_k43 + tl_o45;
+            [[maybe_unused]] const int j = tl_c44 + tl_o45;
+            if (beta != 0.0f && row0 + i < M && col0 + j < N) {
+                acc[tl_s47] = alpha * acc[tl_s47] + beta * tl::convert<float>(tl_chunk46[tl_o45]);
+            } else {
+                acc[tl_s47] = acc[tl_s47] * alpha;
+            }
         }
     }
     __syncthreads();  // WAR on `C`
     // copy(acc, C[row0 +: BM, col0 +: BN]);  (gemm.tl:75)
     #pragma unroll
-    for (int tl_chunk43 = 0; tl_chunk43 < acc_layout::kSlots; tl_chunk43 += 2) {
-        tl::f16* tl_ptr44 = &C[int64_t(row0 + acc_layout::row(tl_tid, tl_chunk43)) * N + (col0 + acc_layout::col(tl_tid, tl_chunk43))];
-        if (tl::in_bounds(row0 + acc_layout::row(tl_tid, tl_chunk43), M) && tl::in_bounds(col0 + acc_layout::col(tl_tid, tl_chunk43), N) && tl::in_bounds(row0 + acc_layout::row(tl_tid, tl_chunk43), M) && tl::in_bounds((col0 + acc_layout::col(tl_tid, tl_chunk43)) + 1, N) && tl::is_aligned(tl_ptr44, 4)) {
-            tl::f16 tl_vec45[2];
+    for (int tl_chunk48 = 0; tl_chunk48 < acc_layout::kSlots; tl_chunk48 += 2) {
+        tl::f16* tl_ptr49 = &C[int64_t(row0 + acc_layout::row(tl_tid, tl_chunk48)) * N + (col0 + acc_layout::col(tl_tid, tl_chunk48))];
+        if (tl::in_bounds(row0 + acc_layout::row(tl_tid, tl_chunk48), M) && tl::in_bounds(col0 + acc_layout::col(tl_tid, tl_chunk48), N) && tl::in_bounds(row0 + acc_layout::row(tl_tid, tl_chunk48), M) && tl::in_bounds((col0 + acc_layout::col(tl_tid, tl_chunk48)) + 1, N) && tl::is_aligned(tl_ptr49, 4)) {
+            tl::f16 tl_vec50[2];
             #pragma unroll
-            for (int tl_v = 0; tl_v < 2; tl_v += 2) tl::convert_pair(&tl_vec45[tl_v], acc[tl_chunk43 + tl_v], acc[tl_chunk43 + tl_v + 1]);
-            tl::store_vector<tl::f16, 2>(tl_ptr44, tl_vec45);
+            for (int tl_v = 0; tl_v < 2; tl_v += 2) tl::convert_pair(&tl_vec50[tl_v], acc[tl_chunk48 + tl_v], acc[tl_chunk48 + tl_v + 1]);
+            tl::store_vector<tl::f16, 2>(tl_ptr49, tl_vec50);
         } else {
             #pragma unroll
             for (int tl_v = 0; tl_v < 2; ++tl_v) {
-                if (tl::in_bounds(row0 + acc_layout::row(tl_tid, tl_chunk43 + tl_v), M) && tl::in_bounds(col0 + acc_layout::col(tl_tid, tl_chunk43 + tl_v), N)) C[int64_t(row0 + acc_layout::row(tl_tid, tl_chunk43 + tl_v)) * N + (col0 + acc_layout::col(tl_tid, tl_chunk43 + tl_v))] = tl::convert<tl::f16>(acc[tl_chunk43 + tl_v]);
+                if (tl::in_bounds(row0 + acc_layout::row(tl_tid, tl_chunk48 + tl_v), M) && tl::in_bounds(col0 + acc_layout::col(tl_tid, tl_chunk48 + tl_v), N)) C[int64_t(row0 + acc_layout::row(tl_tid, tl_chunk48 + tl_v)) * N + (col0 + acc_layout::col(tl_tid, tl_chunk48 + tl_v))] = tl::convert<tl::f16>(acc[tl_chunk48 + tl_v]);
             }
         }
     }
@@ -1004,13 +1011,20 @@ __global__ void __launch_bounds__(384, 1) gemm_scaled_kernel_sm90(
             // for i, j in parallel(BM, BN) {  (gemm.tl:68)
             // for i, j in parallel(128, 256): each thread visits the elements of `acc` it holds
             #pragma unroll
-            for (int tl_s1 = 0; tl_s1 < acc_layout::kSlots; ++tl_s1) {
-                const int i = acc_layout::row(tl_tid, tl_s1);
-                const int j = acc_layout::col(tl_tid, tl_s1);
-                if (beta != 0.0f && row0 + i < M && col0 + j < N) {
-                    acc[tl_s1] = alpha * acc[tl_s1] + beta * tl::convert<float>(C[int64_t(row0 + i) * N + (col0 + j)]);
-                } else {
-                    acc[tl_s1] = acc[tl_s1] * alpha;
+            for (int tl_k2 = 0; tl_k2 < acc_layout::kSlots; tl_k2 += 2) {
+                const int tl_c3 = acc_layout::col(tl_tid, tl_k2);  // the chunk's first column
+                const int i = acc_layout::row(tl_tid, tl_k2);
+                tl::f16 tl_chunk5[2];
+                tl::load_chunk_guarded<tl::f16, 2>(tl_chunk5, &C[int64_t(row0 + i) * N + (col0 + tl_c3)], tl::in_bounds(row0 + i, M), col0 + tl_c3, N);
+                #pragma unroll
+                for (int tl_o4 = 0; tl_o4 < 2; ++tl_o4) {
+                    [[maybe_unused]] const int tl_s6 = tl_k2 + tl_o4;
+                    [[maybe_unused]] const int j = tl_c3 + tl_o4;
+                    if (beta != 0.0f && row0 + i < M && col0 + j < N) {
+                        acc[tl_s6] = alpha * acc[tl_s6] + beta * tl::convert<float>(tl_chunk5[tl_o4]);
+                    } else {
+                        acc[tl_s6] = acc[tl_s6] * alpha;
+                    }
                 }
             }
             tl::sm90::named_barrier_sync(1, 256);  // WAR on `C`
@@ -1255,24 +1269,31 @@ __global__ void __launch_bounds__(256) gemm_bias_kernel(
     // for i, j in parallel(BM, BN) {  (gemm.tl:97)
     // for i, j in parallel(128, 128): each thread visits the elements of `acc` it holds
     #pragma unroll
-    for (int tl_s47 = 0; tl_s47 < acc_layout::kSlots; ++tl_s47) {
-        [[maybe_unused]] const int i = acc_layout::row(tl_tid, tl_s47);
-        const int j = acc_layout::col(tl_tid, tl_s47);
-        acc[tl_s47] = acc[tl_s47] + tl::convert<float>(bias[j]);
+    for (int tl_k48 = 0; tl_k48 < acc_layout::kSlots; tl_k48 += 2) {
+        const int tl_c49 = acc_layout::col(tl_tid, tl_k48);  // the chunk's first column
+        [[maybe_unused]] const int i = acc_layout::row(tl_tid, tl_k48);
+        tl::f16 tl_chunk51[2];
+        tl::load_chunk<tl::f16, 2>(tl_chunk51, &bias[tl_c49]);
+        #pragma unroll
+        for (int tl_o50 = 0; tl_o50 < 2; ++tl_o50) {
+            [[maybe_unused]] const int tl_s52 = tl_k48 + tl_o50;
+            [[maybe_unused]] const int j = tl_c49 + tl_o50;
+            acc[tl_s52] = acc[tl_s52] + tl::convert<float>(tl_chunk51[tl_o50]);
+        }
     }
     // copy(acc, C[row0 +: BM, col0 +: BN]);  (gemm.tl:100)
     #pragma unroll
-    for (int tl_chunk48 = 0; tl_chunk48 < acc_layout::kSlots; tl_chunk48 += 2) {
-        tl::f16* tl_ptr49 = &C[int64_t(row0 + acc_layout::row(tl_tid, tl_chunk48)) * N + (col0 + acc_layout::col(tl_tid, tl_chunk48))];
-        if (tl::in_bounds(row0 + acc_layout::row(tl_tid, tl_chunk48), M) && tl::in_bounds(col0 + acc_layout::col(tl_tid, tl_chunk48), N) && tl::in_bounds(row0 + acc_layout::row(tl_tid, tl_chunk48), M) && tl::in_bounds((col0 + acc_layout::col(tl_tid, tl_chunk48)) + 1, N) && tl::is_aligned(tl_ptr49, 4)) {
-            tl::f16 tl_vec50[2];
+    for (int tl_chunk53 = 0; tl_chunk53 < acc_layout::kSlots; tl_chunk53 += 2) {
+        tl::f16* tl_ptr54 = &C[int64_t(row0 + acc_layout::row(tl_tid, tl_chunk53)) * N + (col0 + acc_layout::col(tl_tid, tl_chunk53))];
+        if (tl::in_bounds(row0 + acc_layout::row(tl_tid, tl_chunk53), M) && tl::in_bounds(col0 + acc_layout::col(tl_tid, tl_chunk53), N) && tl::in_bounds(row0 + acc_layout::row(tl_tid, tl_chunk53), M) && tl::in_bounds((col0 + acc_layout::col(tl_tid, tl_chunk53)) + 1, N) && tl::is_aligned(tl_ptr54, 4)) {
+            tl::f16 tl_vec55[2];
             #pragma unroll
-            for (int tl_v = 0; tl_v < 2; tl_v += 2) tl::convert_pair(&tl_vec50[tl_v], acc[tl_chunk48 + tl_v], acc[tl_chunk48 + tl_v + 1]);
-            tl::store_vector<tl::f16, 2>(tl_ptr49, tl_vec50);
+            for (int tl_v = 0; tl_v < 2; tl_v += 2) tl::convert_pair(&tl_vec55[tl_v], acc[tl_chunk53 + tl_v], acc[tl_chunk53 + tl_v + 1]);
+            tl::store_vector<tl::f16, 2>(tl_ptr54, tl_vec55);
         } else {
             #pragma unroll
             for (int tl_v = 0; tl_v < 2; ++tl_v) {
-                if (tl::in_bounds(row0 + acc_layout::row(tl_tid, tl_chunk48 + tl_v), M) && tl::in_bounds(col0 + acc_layout::col(tl_tid, tl_chunk48 + tl_v), N)) C[int64_t(row0 + acc_layout::row(tl_tid, tl_chunk48 + tl_v)) * N + (col0 + acc_layout::col(tl_tid, tl_chunk48 + tl_v))] = tl::convert<tl::f16>(acc[tl_chunk48 + tl_v]);
+                if (tl::in_bounds(row0 + acc_layout::row(tl_tid, tl_chunk53 + tl_v), M) && tl::in_bounds(col0 + acc_layout::col(tl_tid, tl_chunk53 + tl_v), N)) C[int64_t(row0 + acc_layout::row(tl_tid, tl_chunk53 + tl_v)) * N + (col0 + acc_layout::col(tl_tid, tl_chunk53 + tl_v))] = tl::convert<tl::f16>(acc[tl_chunk53 + tl_v]);
             }
         }
     }
@@ -1400,10 +1421,17 @@ __global__ void __launch_bounds__(384, 1) gemm_bias_kernel_sm90(
             // for i, j in parallel(BM, BN) {  (gemm.tl:97)
             // for i, j in parallel(128, 256): each thread visits the elements of `acc` it holds
             #pragma unroll
-            for (int tl_s6 = 0; tl_s6 < acc_layout::kSlots; ++tl_s6) {
-                [[maybe_unused]] const int i = acc_layout::row(tl_tid, tl_s6);
-                const int j = acc_layout::col(tl_tid, tl_s6);
-                acc[tl_s6] = acc[tl_s6] + tl::convert<float>(bias[j]);
+            for (int tl_k7 = 0; tl_k7 < acc_layout::kSlots; tl_k7 += 2) {
+                const int tl_c8 = acc_layout::col(tl_tid, tl_k7);  // the chunk's first column
+                [[maybe_unused]] const int i = acc_layout::row(tl_tid, tl_k7);
+                tl::f16 tl_chunk10[2];
+                tl::load_chunk<tl::f16, 2>(tl_chunk10, &bias[tl_c8]);
+                #pragma unroll
+                for (int tl_o9 = 0; tl_o9 < 2; ++tl_o9) {
+                    [[maybe_unused]] const int tl_s11 = tl_k7 + tl_o9;
+                    [[maybe_unused]] const int j = tl_c8 + tl_o9;
+                    acc[tl_s11] = acc[tl_s11] + tl::convert<float>(tl_chunk10[tl_o9]);
+                }
             }
             // copy(acc, C[row0 +: BM, col0 +: BN]);  (gemm.tl:100)
             {
@@ -1647,24 +1675,31 @@ __global__ void __launch_bounds__(256) gemm_bias_gelu_kernel(
     // for i, j in parallel(BM, BN) {  (gemm.tl:122)
     // for i, j in parallel(128, 128): each thread visits the elements of `acc` it holds
     #pragma unroll
-    for (int tl_s47 = 0; tl_s47 < acc_layout::kSlots; ++tl_s47) {
-        [[maybe_unused]] const int i = acc_layout::row(tl_tid, tl_s47);
-        const int j = acc_layout::col(tl_tid, tl_s47);
-        acc[tl_s47] = gelu(acc[tl_s47] + tl::convert<float>(bias[j]));
+    for (int tl_k48 = 0; tl_k48 < acc_layout::kSlots; tl_k48 += 2) {
+        const int tl_c49 = acc_layout::col(tl_tid, tl_k48);  // the chunk's first column
+        [[maybe_unused]] const int i = acc_layout::row(tl_tid, tl_k48);
+        tl::f16 tl_chunk51[2];
+        tl::load_chunk<tl::f16, 2>(tl_chunk51, &bias[tl_c49]);
+        #pragma unroll
+        for (int tl_o50 = 0; tl_o50 < 2; ++tl_o50) {
+            [[maybe_unused]] const int tl_s52 = tl_k48 + tl_o50;
+            [[maybe_unused]] const int j = tl_c49 + tl_o50;
+            acc[tl_s52] = gelu(acc[tl_s52] + tl::convert<float>(tl_chunk51[tl_o50]));
+        }
     }
     // copy(acc, C[row0 +: BM, col0 +: BN]);  (gemm.tl:125)
     #pragma unroll
-    for (int tl_chunk48 = 0; tl_chunk48 < acc_layout::kSlots; tl_chunk48 += 2) {
-        tl::f16* tl_ptr49 = &C[int64_t(row0 + acc_layout::row(tl_tid, tl_chunk48)) * N + (col0 + acc_layout::col(tl_tid, tl_chunk48))];
-        if (tl::in_bounds(row0 + acc_layout::row(tl_tid, tl_chunk48), M) && tl::in_bounds(col0 + acc_layout::col(tl_tid, tl_chunk48), N) && tl::in_bounds(row0 + acc_layout::row(tl_tid, tl_chunk48), M) && tl::in_bounds((col0 + acc_layout::col(tl_tid, tl_chunk48)) + 1, N) && tl::is_aligned(tl_ptr49, 4)) {
-            tl::f16 tl_vec50[2];
+    for (int tl_chunk53 = 0; tl_chunk53 < acc_layout::kSlots; tl_chunk53 += 2) {
+        tl::f16* tl_ptr54 = &C[int64_t(row0 + acc_layout::row(tl_tid, tl_chunk53)) * N + (col0 + acc_layout::col(tl_tid, tl_chunk53))];
+        if (tl::in_bounds(row0 + acc_layout::row(tl_tid, tl_chunk53), M) && tl::in_bounds(col0 + acc_layout::col(tl_tid, tl_chunk53), N) && tl::in_bounds(row0 + acc_layout::row(tl_tid, tl_chunk53), M) && tl::in_bounds((col0 + acc_layout::col(tl_tid, tl_chunk53)) + 1, N) && tl::is_aligned(tl_ptr54, 4)) {
+            tl::f16 tl_vec55[2];
             #pragma unroll
-            for (int tl_v = 0; tl_v < 2; tl_v += 2) tl::convert_pair(&tl_vec50[tl_v], acc[tl_chunk48 + tl_v], acc[tl_chunk48 + tl_v + 1]);
-            tl::store_vector<tl::f16, 2>(tl_ptr49, tl_vec50);
+            for (int tl_v = 0; tl_v < 2; tl_v += 2) tl::convert_pair(&tl_vec55[tl_v], acc[tl_chunk53 + tl_v], acc[tl_chunk53 + tl_v + 1]);
+            tl::store_vector<tl::f16, 2>(tl_ptr54, tl_vec55);
         } else {
             #pragma unroll
             for (int tl_v = 0; tl_v < 2; ++tl_v) {
-                if (tl::in_bounds(row0 + acc_layout::row(tl_tid, tl_chunk48 + tl_v), M) && tl::in_bounds(col0 + acc_layout::col(tl_tid, tl_chunk48 + tl_v), N)) C[int64_t(row0 + acc_layout::row(tl_tid, tl_chunk48 + tl_v)) * N + (col0 + acc_layout::col(tl_tid, tl_chunk48 + tl_v))] = tl::convert<tl::f16>(acc[tl_chunk48 + tl_v]);
+                if (tl::in_bounds(row0 + acc_layout::row(tl_tid, tl_chunk53 + tl_v), M) && tl::in_bounds(col0 + acc_layout::col(tl_tid, tl_chunk53 + tl_v), N)) C[int64_t(row0 + acc_layout::row(tl_tid, tl_chunk53 + tl_v)) * N + (col0 + acc_layout::col(tl_tid, tl_chunk53 + tl_v))] = tl::convert<tl::f16>(acc[tl_chunk53 + tl_v]);
             }
         }
     }
@@ -1792,10 +1827,17 @@ __global__ void __launch_bounds__(384, 1) gemm_bias_gelu_kernel_sm90(
             // for i, j in parallel(BM, BN) {  (gemm.tl:122)
             // for i, j in parallel(128, 256): each thread visits the elements of `acc` it holds
             #pragma unroll
-            for (int tl_s6 = 0; tl_s6 < acc_layout::kSlots; ++tl_s6) {
-                [[maybe_unused]] const int i = acc_layout::row(tl_tid, tl_s6);
-                const int j = acc_layout::col(tl_tid, tl_s6);
-                acc[tl_s6] = gelu(acc[tl_s6] + tl::convert<float>(bias[j]));
+            for (int tl_k7 = 0; tl_k7 < acc_layout::kSlots; tl_k7 += 2) {
+                const int tl_c8 = acc_layout::col(tl_tid, tl_k7);  // the chunk's first column
+                [[maybe_unused]] const int i = acc_layout::row(tl_tid, tl_k7);
+                tl::f16 tl_chunk10[2];
+                tl::load_chunk<tl::f16, 2>(tl_chunk10, &bias[tl_c8]);
+                #pragma unroll
+                for (int tl_o9 = 0; tl_o9 < 2; ++tl_o9) {
+                    [[maybe_unused]] const int tl_s11 = tl_k7 + tl_o9;
+                    [[maybe_unused]] const int j = tl_c8 + tl_o9;
+                    acc[tl_s11] = gelu(acc[tl_s11] + tl::convert<float>(tl_chunk10[tl_o9]));
+                }
             }
             // copy(acc, C[row0 +: BM, col0 +: BN]);  (gemm.tl:125)
             {
@@ -2039,24 +2081,31 @@ __global__ void __launch_bounds__(256) gemm_bias_silu_kernel(
     // for i, j in parallel(BM, BN) {  (gemm.tl:147)
     // for i, j in parallel(128, 128): each thread visits the elements of `acc` it holds
     #pragma unroll
-    for (int tl_s47 = 0; tl_s47 < acc_layout::kSlots; ++tl_s47) {
-        [[maybe_unused]] const int i = acc_layout::row(tl_tid, tl_s47);
-        const int j = acc_layout::col(tl_tid, tl_s47);
-        acc[tl_s47] = silu(acc[tl_s47] + tl::convert<float>(bias[j]));
+    for (int tl_k48 = 0; tl_k48 < acc_layout::kSlots; tl_k48 += 2) {
+        const int tl_c49 = acc_layout::col(tl_tid, tl_k48);  // the chunk's first column
+        [[maybe_unused]] const int i = acc_layout::row(tl_tid, tl_k48);
+        tl::f16 tl_chunk51[2];
+        tl::load_chunk<tl::f16, 2>(tl_chunk51, &bias[tl_c49]);
+        #pragma unroll
+        for (int tl_o50 = 0; tl_o50 < 2; ++tl_o50) {
+            [[maybe_unused]] const int tl_s52 = tl_k48 + tl_o50;
+            [[maybe_unused]] const int j = tl_c49 + tl_o50;
+            acc[tl_s52] = silu(acc[tl_s52] + tl::convert<float>(tl_chunk51[tl_o50]));
+        }
     }
     // copy(acc, C[row0 +: BM, col0 +: BN]);  (gemm.tl:150)
     #pragma unroll
-    for (int tl_chunk48 = 0; tl_chunk48 < acc_layout::kSlots; tl_chunk48 += 2) {
-        tl::f16* tl_ptr49 = &C[int64_t(row0 + acc_layout::row(tl_tid, tl_chunk48)) * N + (col0 + acc_layout::col(tl_tid, tl_chunk48))];
-        if (tl::in_bounds(row0 + acc_layout::row(tl_tid, tl_chunk48), M) && tl::in_bounds(col0 + acc_layout::col(tl_tid, tl_chunk48), N) && tl::in_bounds(row0 + acc_layout::row(tl_tid, tl_chunk48), M) && tl::in_bounds((col0 + acc_layout::col(tl_tid, tl_chunk48)) + 1, N) && tl::is_aligned(tl_ptr49, 4)) {
-            tl::f16 tl_vec50[2];
+    for (int tl_chunk53 = 0; tl_chunk53 < acc_layout::kSlots; tl_chunk53 += 2) {
+        tl::f16* tl_ptr54 = &C[int64_t(row0 + acc_layout::row(tl_tid, tl_chunk53)) * N + (col0 + acc_layout::col(tl_tid, tl_chunk53))];
+        if (tl::in_bounds(row0 + acc_layout::row(tl_tid, tl_chunk53), M) && tl::in_bounds(col0 + acc_layout::col(tl_tid, tl_chunk53), N) && tl::in_bounds(row0 + acc_layout::row(tl_tid, tl_chunk53), M) && tl::in_bounds((col0 + acc_layout::col(tl_tid, tl_chunk53)) + 1, N) && tl::is_aligned(tl_ptr54, 4)) {
+            tl::f16 tl_vec55[2];
             #pragma unroll
-            for (int tl_v = 0; tl_v < 2; tl_v += 2) tl::convert_pair(&tl_vec50[tl_v], acc[tl_chunk48 + tl_v], acc[tl_chunk48 + tl_v + 1]);
-            tl::store_vector<tl::f16, 2>(tl_ptr49, tl_vec50);
+            for (int tl_v = 0; tl_v < 2; tl_v += 2) tl::convert_pair(&tl_vec55[tl_v], acc[tl_chunk53 + tl_v], acc[tl_chunk53 + tl_v + 1]);
+            tl::store_vector<tl::f16, 2>(tl_ptr54, tl_vec55);
         } else {
             #pragma unroll
             for (int tl_v = 0; tl_v < 2; ++tl_v) {
-                if (tl::in_bounds(row0 + acc_layout::row(tl_tid, tl_chunk48 + tl_v), M) && tl::in_bounds(col0 + acc_layout::col(tl_tid, tl_chunk48 + tl_v), N)) C[int64_t(row0 + acc_layout::row(tl_tid, tl_chunk48 + tl_v)) * N + (col0 + acc_layout::col(tl_tid, tl_chunk48 + tl_v))] = tl::convert<tl::f16>(acc[tl_chunk48 + tl_v]);
+                if (tl::in_bounds(row0 + acc_layout::row(tl_tid, tl_chunk53 + tl_v), M) && tl::in_bounds(col0 + acc_layout::col(tl_tid, tl_chunk53 + tl_v), N)) C[int64_t(row0 + acc_layout::row(tl_tid, tl_chunk53 + tl_v)) * N + (col0 + acc_layout::col(tl_tid, tl_chunk53 + tl_v))] = tl::convert<tl::f16>(acc[tl_chunk53 + tl_v]);
             }
         }
     }
@@ -2184,10 +2233,17 @@ __global__ void __launch_bounds__(384, 1) gemm_bias_silu_kernel_sm90(
             // for i, j in parallel(BM, BN) {  (gemm.tl:147)
             // for i, j in parallel(128, 256): each thread visits the elements of `acc` it holds
             #pragma unroll
-            for (int tl_s6 = 0; tl_s6 < acc_layout::kSlots; ++tl_s6) {
-                [[maybe_unused]] const int i = acc_layout::row(tl_tid, tl_s6);
-                const int j = acc_layout::col(tl_tid, tl_s6);
-                acc[tl_s6] = silu(acc[tl_s6] + tl::convert<float>(bias[j]));
+            for (int tl_k7 = 0; tl_k7 < acc_layout::kSlots; tl_k7 += 2) {
+                const int tl_c8 = acc_layout::col(tl_tid, tl_k7);  // the chunk's first column
+                [[maybe_unused]] const int i = acc_layout::row(tl_tid, tl_k7);
+                tl::f16 tl_chunk10[2];
+                tl::load_chunk<tl::f16, 2>(tl_chunk10, &bias[tl_c8]);
+                #pragma unroll
+                for (int tl_o9 = 0; tl_o9 < 2; ++tl_o9) {
+                    [[maybe_unused]] const int tl_s11 = tl_k7 + tl_o9;
+                    [[maybe_unused]] const int j = tl_c8 + tl_o9;
+                    acc[tl_s11] = silu(acc[tl_s11] + tl::convert<float>(tl_chunk10[tl_o9]));
+                }
             }
             // copy(acc, C[row0 +: BM, col0 +: BN]);  (gemm.tl:150)
             {

@@ -1483,12 +1483,21 @@ __global__ void __launch_bounds__(256) moe_grouped_gemm_kernel(
     // for i, j in parallel(BM, BN) {  (moe.tl:409)
     // for i, j in parallel(128, 128): each thread visits the elements of `acc` it holds
     #pragma unroll
-    for (int tl_s42 = 0; tl_s42 < acc_layout::kSlots; ++tl_s42) {
-        const int i = acc_layout::row(tl_tid, tl_s42);
-        const int j = acc_layout::col(tl_tid, tl_s42);
-        if (row0 + i < row_end && col0 + j < N) {
-            Yp[int64_t(row0 + i) * N + (col0 + j)] = tl::convert<tl::bf16>(acc[tl_s42]);
+    for (int tl_k43 = 0; tl_k43 < acc_layout::kSlots; tl_k43 += 2) {
+        const int tl_c44 = acc_layout::col(tl_tid, tl_k43);  // the chunk's first column
+        const int i = acc_layout::row(tl_tid, tl_k43);
+        tl::bf16 tl_gathered46[2];
+        unsigned tl_written47 = 0u;  // the elements stored
+        #pragma unroll
+        for (int tl_o45 = 0; tl_o45 < 2; ++tl_o45) {
+            [[maybe_unused]] const int tl_s48 = tl_k43 + tl_o45;
+            [[maybe_unused]] const int j = tl_c44 + tl_o45;
+            if (row0 + i < row_end && col0 + j < N) {
+                tl_gathered46[tl_o45] = tl::convert<tl::bf16>(acc[tl_s48]);
+                tl_written47 |= 1u << tl_o45;
+            }
         }
+        tl::store_chunk<tl::bf16, 2>(&Yp[int64_t(row0 + i) * N + (col0 + tl_c44)], tl_gathered46, tl_written47);
     }
 }
 
@@ -1612,12 +1621,21 @@ __global__ void __launch_bounds__(384, 1) moe_grouped_gemm_kernel_sm90(
             // for i, j in parallel(BM, BN) {  (moe.tl:409)
             // for i, j in parallel(128, 256): each thread visits the elements of `acc` it holds
             #pragma unroll
-            for (int tl_s1 = 0; tl_s1 < acc_layout::kSlots; ++tl_s1) {
-                const int i = acc_layout::row(tl_tid, tl_s1);
-                const int j = acc_layout::col(tl_tid, tl_s1);
-                if (row0 + i < row_end && col0 + j < N) {
-                    Yp[int64_t(row0 + i) * N + (col0 + j)] = tl::convert<tl::bf16>(acc[tl_s1]);
+            for (int tl_k2 = 0; tl_k2 < acc_layout::kSlots; tl_k2 += 2) {
+                const int tl_c3 = acc_layout::col(tl_tid, tl_k2);  // the chunk's first column
+                const int i = acc_layout::row(tl_tid, tl_k2);
+                tl::bf16 tl_gathered5[2];
+                unsigned tl_written6 = 0u;  // the elements stored
+                #pragma unroll
+                for (int tl_o4 = 0; tl_o4 < 2; ++tl_o4) {
+                    [[maybe_unused]] const int tl_s7 = tl_k2 + tl_o4;
+                    [[maybe_unused]] const int j = tl_c3 + tl_o4;
+                    if (row0 + i < row_end && col0 + j < N) {
+                        tl_gathered5[tl_o4] = tl::convert<tl::bf16>(acc[tl_s7]);
+                        tl_written6 |= 1u << tl_o4;
+                    }
                 }
+                tl::store_chunk<tl::bf16, 2>(&Yp[int64_t(row0 + i) * N + (col0 + tl_c3)], tl_gathered5, tl_written6);
             }
         }
     }

@@ -378,15 +378,16 @@ __global__ void __launch_bounds__(128) w4a16_partial_kernel_variant0(
             #pragma unroll
             for (int tl_h89 = 0; tl_h89 < 2; ++tl_h89) {
                 const int tl_s84 = tl_s85 + tl_h89;
+                const int tl_c90 = w_layout::col(tl_tid, tl_s84 / 2 * 2);  // the chunk's first column
                 const int n = w_layout::row(tl_tid, tl_s84);
-                const int j = w_layout::col(tl_tid, tl_s84);
+                const int j = tl_c90 + tl_s84 % 2;
                 tl_arg86[tl_h89] = wq[((k % 4) * 64 + n) * 20 + (j / 8)];
                 tl_arg87[tl_h89] = static_cast<uint32_t>(j % 8);
                 tl_arg88[tl_h89] = sc[((k % 4) * 1 + (j / 128)) * 72 + n];
             }
-            const auto tl_pair90 = tlc_stdlib::s4_dequant_pair(tl_arg86[0], tl_arg87[0], tl_arg88[0], tl_arg86[1], tl_arg87[1], tl_arg88[1]);
-            w[tl_s85] = tl_pair90.x;
-            w[tl_s85 + 1] = tl_pair90.y;
+            const auto tl_pair91 = tlc_stdlib::s4_dequant_pair(tl_arg86[0], tl_arg87[0], tl_arg88[0], tl_arg86[1], tl_arg87[1], tl_arg88[1]);
+            w[tl_s85] = tl_pair91.x;
+            w[tl_s85 + 1] = tl_pair91.y;
         }
         // gemm(w, a, acc, transpose_b = true);  (qgemm.tl:61)
         {
@@ -398,11 +399,12 @@ __global__ void __launch_bounds__(128) w4a16_partial_kernel_variant0(
     // for n, m in parallel(BN, BM) {                          // Part[z] = accᵀ  (qgemm.tl:63)
     // for n, m in parallel(64, 16): each thread visits the elements of `acc` it holds
     #pragma unroll
-    for (int tl_s91 = 0; tl_s91 < acc_layout::kSlots; ++tl_s91) {
-        const int n = acc_layout::row(tl_tid, tl_s91);
-        const int m = acc_layout::col(tl_tid, tl_s91);
+    for (int tl_s92 = 0; tl_s92 < acc_layout::kSlots; ++tl_s92) {
+        const int tl_c93 = acc_layout::col(tl_tid, tl_s92 / 2 * 2);  // the chunk's first column
+        const int n = acc_layout::row(tl_tid, tl_s92);
+        const int m = tl_c93 + tl_s92 % 2;
         if (row0 + m < M && col0 + n < N) {
-            Part[(int64_t(int(blockIdx.z)) * M + (row0 + m)) * N + (col0 + n)] = acc[tl_s91];
+            Part[(int64_t(int(blockIdx.z)) * M + (row0 + m)) * N + (col0 + n)] = acc[tl_s92];
         }
     }
 }
@@ -768,15 +770,16 @@ __global__ void __launch_bounds__(128) w4a16_partial_kernel_variant1(
             #pragma unroll
             for (int tl_h89 = 0; tl_h89 < 2; ++tl_h89) {
                 const int tl_s84 = tl_s85 + tl_h89;
+                const int tl_c90 = w_layout::col(tl_tid, tl_s84 / 2 * 2);  // the chunk's first column
                 const int n = w_layout::row(tl_tid, tl_s84);
-                const int j = w_layout::col(tl_tid, tl_s84);
+                const int j = tl_c90 + tl_s84 % 2;
                 tl_arg86[tl_h89] = wq[((k % 4) * 128 + n) * 20 + (j / 8)];
                 tl_arg87[tl_h89] = static_cast<uint32_t>(j % 8);
                 tl_arg88[tl_h89] = sc[((k % 4) * 1 + (j / 128)) * 136 + n];
             }
-            const auto tl_pair90 = tlc_stdlib::s4_dequant_pair(tl_arg86[0], tl_arg87[0], tl_arg88[0], tl_arg86[1], tl_arg87[1], tl_arg88[1]);
-            w[tl_s85] = tl_pair90.x;
-            w[tl_s85 + 1] = tl_pair90.y;
+            const auto tl_pair91 = tlc_stdlib::s4_dequant_pair(tl_arg86[0], tl_arg87[0], tl_arg88[0], tl_arg86[1], tl_arg87[1], tl_arg88[1]);
+            w[tl_s85] = tl_pair91.x;
+            w[tl_s85 + 1] = tl_pair91.y;
         }
         // gemm(w, a, acc, transpose_b = true);  (qgemm.tl:61)
         {
@@ -788,11 +791,12 @@ __global__ void __launch_bounds__(128) w4a16_partial_kernel_variant1(
     // for n, m in parallel(BN, BM) {                          // Part[z] = accᵀ  (qgemm.tl:63)
     // for n, m in parallel(128, 64): each thread visits the elements of `acc` it holds
     #pragma unroll
-    for (int tl_s91 = 0; tl_s91 < acc_layout::kSlots; ++tl_s91) {
-        const int n = acc_layout::row(tl_tid, tl_s91);
-        const int m = acc_layout::col(tl_tid, tl_s91);
+    for (int tl_s92 = 0; tl_s92 < acc_layout::kSlots; ++tl_s92) {
+        const int tl_c93 = acc_layout::col(tl_tid, tl_s92 / 2 * 2);  // the chunk's first column
+        const int n = acc_layout::row(tl_tid, tl_s92);
+        const int m = tl_c93 + tl_s92 % 2;
         if (row0 + m < M && col0 + n < N) {
-            Part[(int64_t(int(blockIdx.z)) * M + (row0 + m)) * N + (col0 + n)] = acc[tl_s91];
+            Part[(int64_t(int(blockIdx.z)) * M + (row0 + m)) * N + (col0 + n)] = acc[tl_s92];
         }
     }
 }
@@ -2768,8 +2772,9 @@ __global__ void __launch_bounds__(128) fp8_gemm_block_scaled_skinny_kernel_varia
     // for i, j in parallel(128, 16): each thread visits the elements of `acc` it holds
     #pragma unroll
     for (int tl_s62 = 0; tl_s62 < acc_layout::kSlots; ++tl_s62) {
+        const int tl_c63 = acc_layout::col(tl_tid, tl_s62 / 2 * 2);  // the chunk's first column
         const int i = acc_layout::row(tl_tid, tl_s62);
-        const int j = acc_layout::col(tl_tid, tl_s62);
+        const int j = tl_c63 + tl_s62 % 2;
         if (row0 + j < M && col0 + i < N) {
             Part[(int64_t(int(blockIdx.z)) * M + (row0 + j)) * N + (col0 + i)] = acc[tl_s62];
         }
@@ -2942,8 +2947,9 @@ __global__ void __launch_bounds__(256, 1) fp8_gemm_block_scaled_skinny_kernel_va
             // for i, j in parallel(128, 16): each thread visits the elements of `acc` it holds
             #pragma unroll
             for (int tl_s7 = 0; tl_s7 < acc_layout::kSlots; ++tl_s7) {
+                const int tl_c8 = acc_layout::col(tl_tid, tl_s7 / 2 * 2);  // the chunk's first column
                 const int i = acc_layout::row(tl_tid, tl_s7);
-                const int j = acc_layout::col(tl_tid, tl_s7);
+                const int j = tl_c8 + tl_s7 % 2;
                 if (row0 + j < M && col0 + i < N) {
                     Part[(int64_t(tl_block_z) * M + (row0 + j)) * N + (col0 + i)] = acc[tl_s7];
                 }
@@ -3247,8 +3253,9 @@ __global__ void __launch_bounds__(128) fp8_gemm_block_scaled_skinny_kernel_varia
     // for i, j in parallel(128, 32): each thread visits the elements of `acc` it holds
     #pragma unroll
     for (int tl_s62 = 0; tl_s62 < acc_layout::kSlots; ++tl_s62) {
+        const int tl_c63 = acc_layout::col(tl_tid, tl_s62 / 2 * 2);  // the chunk's first column
         const int i = acc_layout::row(tl_tid, tl_s62);
-        const int j = acc_layout::col(tl_tid, tl_s62);
+        const int j = tl_c63 + tl_s62 % 2;
         if (row0 + j < M && col0 + i < N) {
             Part[(int64_t(int(blockIdx.z)) * M + (row0 + j)) * N + (col0 + i)] = acc[tl_s62];
         }
@@ -3421,8 +3428,9 @@ __global__ void __launch_bounds__(256, 1) fp8_gemm_block_scaled_skinny_kernel_va
             // for i, j in parallel(128, 32): each thread visits the elements of `acc` it holds
             #pragma unroll
             for (int tl_s7 = 0; tl_s7 < acc_layout::kSlots; ++tl_s7) {
+                const int tl_c8 = acc_layout::col(tl_tid, tl_s7 / 2 * 2);  // the chunk's first column
                 const int i = acc_layout::row(tl_tid, tl_s7);
-                const int j = acc_layout::col(tl_tid, tl_s7);
+                const int j = tl_c8 + tl_s7 % 2;
                 if (row0 + j < M && col0 + i < N) {
                     Part[(int64_t(tl_block_z) * M + (row0 + j)) * N + (col0 + i)] = acc[tl_s7];
                 }
@@ -3726,8 +3734,9 @@ __global__ void __launch_bounds__(128) fp8_gemm_block_scaled_skinny_kernel_varia
     // for i, j in parallel(128, 64): each thread visits the elements of `acc` it holds
     #pragma unroll
     for (int tl_s62 = 0; tl_s62 < acc_layout::kSlots; ++tl_s62) {
+        const int tl_c63 = acc_layout::col(tl_tid, tl_s62 / 2 * 2);  // the chunk's first column
         const int i = acc_layout::row(tl_tid, tl_s62);
-        const int j = acc_layout::col(tl_tid, tl_s62);
+        const int j = tl_c63 + tl_s62 % 2;
         if (row0 + j < M && col0 + i < N) {
             Part[(int64_t(int(blockIdx.z)) * M + (row0 + j)) * N + (col0 + i)] = acc[tl_s62];
         }
@@ -3877,8 +3886,9 @@ __global__ void __launch_bounds__(256, 1) fp8_gemm_block_scaled_skinny_kernel_va
             // for i, j in parallel(128, 64): each thread visits the elements of `acc` it holds
             #pragma unroll
             for (int tl_s4 = 0; tl_s4 < acc_layout::kSlots; ++tl_s4) {
+                const int tl_c5 = acc_layout::col(tl_tid, tl_s4 / 2 * 2);  // the chunk's first column
                 const int i = acc_layout::row(tl_tid, tl_s4);
-                const int j = acc_layout::col(tl_tid, tl_s4);
+                const int j = tl_c5 + tl_s4 % 2;
                 if (row0 + j < M && col0 + i < N) {
                     Part[(int64_t(tl_block_z) * M + (row0 + j)) * N + (col0 + i)] = acc[tl_s4];
                 }

@@ -141,7 +141,8 @@ std::optional<SlotChunk> KernelEmitter::slot_chunk(const ir::Buffer& frag, const
     // a constant once the slot loop is unrolled. Written that way, nvcc sees that the slots of a
     // chunk share every index taken at a coarser grain (`j / 8` for a packed word), and stores of
     // a chunk to consecutive addresses. A blocked layout's chunks are its vectors; a general
-    // layout's, the run of consecutive registers that hold consecutive columns (vector_width).
+    // layout's, the run of consecutive registers that hold consecutive columns (vector_width); an
+    // accumulator's, its register pairs.
     const FragmentLayout* l = layout_of(frag);
     if (!l || frag.const_shape.empty()) return std::nullopt;
     SlotChunk c;
@@ -157,6 +158,12 @@ std::optional<SlotChunk> KernelEmitter::slot_chunk(const ir::Buffer& frag, const
         if (width <= 1 || l->layout.modes.back().axes != 1 || frag.const_shape.back() % width != 0) return std::nullopt;
         c.start = layout_coordinates(l->layout, first_of_chunk ? slot : fmt::format("{} / {} * {}", parenthesized(slot), width, width));
         c.width = width;
+    } else if (l->kind == LayoutKind::MmaAcc) {
+        // An mma / wgmma accumulator: registers 2k and 2k + 1 hold neighbouring columns of a row.
+        if (frag.const_shape.size() != 2 || frag.const_shape.back() % 2 != 0) return std::nullopt;
+        std::string first = first_of_chunk ? slot : fmt::format("{} / 2 * 2", parenthesized(slot));
+        c.start = {fmt::format("{}::row(tl_tid, {})", l->type_name, first), fmt::format("{}::col(tl_tid, {})", l->type_name, first)};
+        c.width = 2;
     } else {
         return std::nullopt;
     }

@@ -192,8 +192,9 @@ __global__ void __launch_bounds__(256) attention_kernel(
         // for i, j in parallel(128, 64): each thread visits the elements of `s` it holds
         #pragma unroll
         for (int tl_s33 = 0; tl_s33 < s_layout::kSlots; ++tl_s33) {
+            const int tl_c34 = s_layout::col(tl_tid, tl_s33 / 2 * 2);  // the chunk's first column
             [[maybe_unused]] const int i = s_layout::row(tl_tid, tl_s33);
-            const int j = s_layout::col(tl_tid, tl_s33);
+            const int j = tl_c34 + tl_s33 % 2;
             s[tl_s33] = k0 + j >= S ? -tl::inf<float>() : s[tl_s33];
         }
         // reduce(max, s, m_tile, axis = 1);  (warp_specialize_attention.tl:40)
@@ -203,8 +204,8 @@ __global__ void __launch_bounds__(256) attention_kernel(
             #pragma unroll
             for (int tl_i = 0; tl_i < 2; ++tl_i) tl_part[tl_i] = tl::MaxOp::identity<float>();
             #pragma unroll
-            for (int tl_s34 = 0; tl_s34 < s_layout::kSlots; ++tl_s34) {
-                tl_part[(tl_s34 / 2 % 2)] = tl::MaxOp::combine(tl_part[(tl_s34 / 2 % 2)], tl::MaxOp::element(s[tl_s34]));
+            for (int tl_s35 = 0; tl_s35 < s_layout::kSlots; ++tl_s35) {
+                tl_part[(tl_s35 / 2 % 2)] = tl::MaxOp::combine(tl_part[(tl_s35 / 2 % 2)], tl::MaxOp::element(s[tl_s35]));
             }
             #pragma unroll
             for (int tl_i = 0; tl_i < 2; ++tl_i) {
@@ -219,19 +220,19 @@ __global__ void __launch_bounds__(256) attention_kernel(
         // for i in parallel(128) {  (warp_specialize_attention.tl:41)
         // for i in parallel(128): each thread visits the elements of `m` it holds
         #pragma unroll
-        for (int tl_s35 = 0; tl_s35 < 2; ++tl_s35) {
-            [[maybe_unused]] const int i = ((tl_tid / 4 % 8) + (tl_s35) * 8 + (tl_tid / 32) * 16);
-            const float m_new = tl::max(m[tl_s35], m_tile[tl_s35] * qk_scale);
-            alpha[tl_s35] = tl::fast::exp2(m[tl_s35] - m_new);
-            m[tl_s35] = m_new;
+        for (int tl_s36 = 0; tl_s36 < 2; ++tl_s36) {
+            [[maybe_unused]] const int i = ((tl_tid / 4 % 8) + (tl_s36) * 8 + (tl_tid / 32) * 16);
+            const float m_new = tl::max(m[tl_s36], m_tile[tl_s36] * qk_scale);
+            alpha[tl_s36] = tl::fast::exp2(m[tl_s36] - m_new);
+            m[tl_s36] = m_new;
         }
         // for i, j in parallel(128, 64) {  (warp_specialize_attention.tl:46)
         // for i, j in parallel(128, 64): each thread visits the elements of `s` it holds
         #pragma unroll
-        for (int tl_s36 = 0; tl_s36 < s_layout::kSlots; ++tl_s36) {
-            [[maybe_unused]] const int i = s_layout::row(tl_tid, tl_s36);
-            [[maybe_unused]] const int j = s_layout::col(tl_tid, tl_s36);
-            s[tl_s36] = tl::fast::exp2(s[tl_s36] * qk_scale - m[(tl_s36 / 2 % 2)]);
+        for (int tl_s37 = 0; tl_s37 < s_layout::kSlots; ++tl_s37) {
+            [[maybe_unused]] const int i = s_layout::row(tl_tid, tl_s37);
+            [[maybe_unused]] const int j = s_layout::col(tl_tid, tl_s37);
+            s[tl_s37] = tl::fast::exp2(s[tl_s37] * qk_scale - m[(tl_s37 / 2 % 2)]);
         }
         // reduce(sum, s, l_tile, axis = 1);  (warp_specialize_attention.tl:49)
         // each thread folds its 16 values of each of its 2 results; xor shuffles 1, 2 among the lanes that share one
@@ -240,8 +241,8 @@ __global__ void __launch_bounds__(256) attention_kernel(
             #pragma unroll
             for (int tl_i = 0; tl_i < 2; ++tl_i) tl_part[tl_i] = tl::SumOp::identity<float>();
             #pragma unroll
-            for (int tl_s37 = 0; tl_s37 < s_layout::kSlots; ++tl_s37) {
-                tl_part[(tl_s37 / 2 % 2)] = tl::SumOp::combine(tl_part[(tl_s37 / 2 % 2)], tl::SumOp::element(s[tl_s37]));
+            for (int tl_s38 = 0; tl_s38 < s_layout::kSlots; ++tl_s38) {
+                tl_part[(tl_s38 / 2 % 2)] = tl::SumOp::combine(tl_part[(tl_s38 / 2 % 2)], tl::SumOp::element(s[tl_s38]));
             }
             #pragma unroll
             for (int tl_i = 0; tl_i < 2; ++tl_i) {
@@ -256,17 +257,17 @@ __global__ void __launch_bounds__(256) attention_kernel(
         // for i in parallel(128) {  (warp_specialize_attention.tl:50)
         // for i in parallel(128): each thread visits the elements of `l` it holds
         #pragma unroll
-        for (int tl_s38 = 0; tl_s38 < 2; ++tl_s38) {
-            [[maybe_unused]] const int i = ((tl_tid / 4 % 8) + (tl_s38) * 8 + (tl_tid / 32) * 16);
-            l[tl_s38] = l[tl_s38] * alpha[tl_s38] + l_tile[tl_s38];
+        for (int tl_s39 = 0; tl_s39 < 2; ++tl_s39) {
+            [[maybe_unused]] const int i = ((tl_tid / 4 % 8) + (tl_s39) * 8 + (tl_tid / 32) * 16);
+            l[tl_s39] = l[tl_s39] * alpha[tl_s39] + l_tile[tl_s39];
         }
         // for i, d in parallel(128, 64) {  (warp_specialize_attention.tl:53)
         // for i, d in parallel(128, 64): each thread visits the elements of `o` it holds
         #pragma unroll
-        for (int tl_s39 = 0; tl_s39 < o_layout::kSlots; ++tl_s39) {
-            [[maybe_unused]] const int i = o_layout::row(tl_tid, tl_s39);
-            [[maybe_unused]] const int d = o_layout::col(tl_tid, tl_s39);
-            o[tl_s39] = o[tl_s39] * alpha[(tl_s39 / 2 % 2)];
+        for (int tl_s40 = 0; tl_s40 < o_layout::kSlots; ++tl_s40) {
+            [[maybe_unused]] const int i = o_layout::row(tl_tid, tl_s40);
+            [[maybe_unused]] const int d = o_layout::col(tl_tid, tl_s40);
+            o[tl_s40] = o[tl_s40] * alpha[(tl_s40 / 2 % 2)];
         }
         // copy(s, p);  (warp_specialize_attention.tl:56)
         #pragma unroll
@@ -281,24 +282,24 @@ __global__ void __launch_bounds__(256) attention_kernel(
     // for i, d in parallel(128, 64) {  (warp_specialize_attention.tl:59)
     // for i, d in parallel(128, 64): each thread visits the elements of `o` it holds
     #pragma unroll
-    for (int tl_s40 = 0; tl_s40 < o_layout::kSlots; ++tl_s40) {
-        [[maybe_unused]] const int i = o_layout::row(tl_tid, tl_s40);
-        [[maybe_unused]] const int d = o_layout::col(tl_tid, tl_s40);
-        o[tl_s40] = tl::fast::div(o[tl_s40], l[(tl_s40 / 2 % 2)]);
+    for (int tl_s41 = 0; tl_s41 < o_layout::kSlots; ++tl_s41) {
+        [[maybe_unused]] const int i = o_layout::row(tl_tid, tl_s41);
+        [[maybe_unused]] const int d = o_layout::col(tl_tid, tl_s41);
+        o[tl_s41] = tl::fast::div(o[tl_s41], l[(tl_s41 / 2 % 2)]);
     }
     // copy(o, O[b, h, q0 +: 128, 0 +: 64]);  (warp_specialize_attention.tl:62)
     #pragma unroll
-    for (int tl_chunk41 = 0; tl_chunk41 < o_layout::kSlots; tl_chunk41 += 2) {
-        tl::f16* tl_ptr42 = &O[((int64_t(b) * H + h) * S + (q0 + o_layout::row(tl_tid, tl_chunk41))) * 64 + o_layout::col(tl_tid, tl_chunk41)];
-        if (tl::in_bounds(b, B) && tl::in_bounds(h, H) && tl::in_bounds(q0 + o_layout::row(tl_tid, tl_chunk41), S) && tl::in_bounds(o_layout::col(tl_tid, tl_chunk41), 64) && tl::in_bounds(b, B) && tl::in_bounds(h, H) && tl::in_bounds(q0 + o_layout::row(tl_tid, tl_chunk41), S) && tl::in_bounds((o_layout::col(tl_tid, tl_chunk41)) + 1, 64) && tl::is_aligned(tl_ptr42, 4)) {
-            tl::f16 tl_vec43[2];
+    for (int tl_chunk42 = 0; tl_chunk42 < o_layout::kSlots; tl_chunk42 += 2) {
+        tl::f16* tl_ptr43 = &O[((int64_t(b) * H + h) * S + (q0 + o_layout::row(tl_tid, tl_chunk42))) * 64 + o_layout::col(tl_tid, tl_chunk42)];
+        if (tl::in_bounds(b, B) && tl::in_bounds(h, H) && tl::in_bounds(q0 + o_layout::row(tl_tid, tl_chunk42), S) && tl::in_bounds(o_layout::col(tl_tid, tl_chunk42), 64) && tl::in_bounds(b, B) && tl::in_bounds(h, H) && tl::in_bounds(q0 + o_layout::row(tl_tid, tl_chunk42), S) && tl::in_bounds((o_layout::col(tl_tid, tl_chunk42)) + 1, 64) && tl::is_aligned(tl_ptr43, 4)) {
+            tl::f16 tl_vec44[2];
             #pragma unroll
-            for (int tl_v = 0; tl_v < 2; tl_v += 2) tl::convert_pair(&tl_vec43[tl_v], o[tl_chunk41 + tl_v], o[tl_chunk41 + tl_v + 1]);
-            tl::store_vector<tl::f16, 2>(tl_ptr42, tl_vec43);
+            for (int tl_v = 0; tl_v < 2; tl_v += 2) tl::convert_pair(&tl_vec44[tl_v], o[tl_chunk42 + tl_v], o[tl_chunk42 + tl_v + 1]);
+            tl::store_vector<tl::f16, 2>(tl_ptr43, tl_vec44);
         } else {
             #pragma unroll
             for (int tl_v = 0; tl_v < 2; ++tl_v) {
-                if (tl::in_bounds(b, B) && tl::in_bounds(h, H) && tl::in_bounds(q0 + o_layout::row(tl_tid, tl_chunk41 + tl_v), S) && tl::in_bounds(o_layout::col(tl_tid, tl_chunk41 + tl_v), 64)) O[((int64_t(b) * H + h) * S + (q0 + o_layout::row(tl_tid, tl_chunk41 + tl_v))) * 64 + o_layout::col(tl_tid, tl_chunk41 + tl_v)] = tl::convert<tl::f16>(o[tl_chunk41 + tl_v]);
+                if (tl::in_bounds(b, B) && tl::in_bounds(h, H) && tl::in_bounds(q0 + o_layout::row(tl_tid, tl_chunk42 + tl_v), S) && tl::in_bounds(o_layout::col(tl_tid, tl_chunk42 + tl_v), 64)) O[((int64_t(b) * H + h) * S + (q0 + o_layout::row(tl_tid, tl_chunk42 + tl_v))) * 64 + o_layout::col(tl_tid, tl_chunk42 + tl_v)] = tl::convert<tl::f16>(o[tl_chunk42 + tl_v]);
             }
         }
     }
@@ -445,8 +446,9 @@ __global__ void __launch_bounds__(384, 1) attention_kernel_sm90(
                     // for i, j in parallel(128, 64): each thread visits the elements of `s` it holds
                     #pragma unroll
                     for (int tl_s1 = 0; tl_s1 < s_layout::kSlots; ++tl_s1) {
+                        const int tl_c2 = s_layout::col(tl_tid, tl_s1 / 2 * 2);  // the chunk's first column
                         [[maybe_unused]] const int i = s_layout::row(tl_tid, tl_s1);
-                        const int j = s_layout::col(tl_tid, tl_s1);
+                        const int j = tl_c2 + tl_s1 % 2;
                         s[tl_s1] = k0 + j >= S ? -tl::inf<float>() : s[tl_s1];
                     }
                     // reduce(max, s, m_tile, axis = 1);  (warp_specialize_attention.tl:40)
@@ -456,8 +458,8 @@ __global__ void __launch_bounds__(384, 1) attention_kernel_sm90(
                         #pragma unroll
                         for (int tl_i = 0; tl_i < 2; ++tl_i) tl_part[tl_i] = tl::MaxOp::identity<float>();
                         #pragma unroll
-                        for (int tl_s2 = 0; tl_s2 < s_layout::kSlots; ++tl_s2) {
-                            tl_part[(tl_s2 / 2 % 2)] = tl::MaxOp::combine(tl_part[(tl_s2 / 2 % 2)], tl::MaxOp::element(s[tl_s2]));
+                        for (int tl_s3 = 0; tl_s3 < s_layout::kSlots; ++tl_s3) {
+                            tl_part[(tl_s3 / 2 % 2)] = tl::MaxOp::combine(tl_part[(tl_s3 / 2 % 2)], tl::MaxOp::element(s[tl_s3]));
                         }
                         #pragma unroll
                         for (int tl_i = 0; tl_i < 2; ++tl_i) {
@@ -472,19 +474,19 @@ __global__ void __launch_bounds__(384, 1) attention_kernel_sm90(
                     // for i in parallel(128) {  (warp_specialize_attention.tl:41)
                     // for i in parallel(128): each thread visits the elements of `m` it holds
                     #pragma unroll
-                    for (int tl_s3 = 0; tl_s3 < 2; ++tl_s3) {
-                        [[maybe_unused]] const int i = ((tl_tid / 4 % 8) + (tl_s3) * 8 + (tl_tid / 32) * 16);
-                        const float m_new = tl::max(m[tl_s3], m_tile[tl_s3] * qk_scale);
-                        alpha[tl_s3] = tl::fast::exp2(m[tl_s3] - m_new);
-                        m[tl_s3] = m_new;
+                    for (int tl_s4 = 0; tl_s4 < 2; ++tl_s4) {
+                        [[maybe_unused]] const int i = ((tl_tid / 4 % 8) + (tl_s4) * 8 + (tl_tid / 32) * 16);
+                        const float m_new = tl::max(m[tl_s4], m_tile[tl_s4] * qk_scale);
+                        alpha[tl_s4] = tl::fast::exp2(m[tl_s4] - m_new);
+                        m[tl_s4] = m_new;
                     }
                     // for i, j in parallel(128, 64) {  (warp_specialize_attention.tl:46)
                     // for i, j in parallel(128, 64): each thread visits the elements of `s` it holds
                     #pragma unroll
-                    for (int tl_s4 = 0; tl_s4 < s_layout::kSlots; ++tl_s4) {
-                        [[maybe_unused]] const int i = s_layout::row(tl_tid, tl_s4);
-                        [[maybe_unused]] const int j = s_layout::col(tl_tid, tl_s4);
-                        s[tl_s4] = tl::fast::exp2(s[tl_s4] * qk_scale - m[(tl_s4 / 2 % 2)]);
+                    for (int tl_s5 = 0; tl_s5 < s_layout::kSlots; ++tl_s5) {
+                        [[maybe_unused]] const int i = s_layout::row(tl_tid, tl_s5);
+                        [[maybe_unused]] const int j = s_layout::col(tl_tid, tl_s5);
+                        s[tl_s5] = tl::fast::exp2(s[tl_s5] * qk_scale - m[(tl_s5 / 2 % 2)]);
                     }
                     // reduce(sum, s, l_tile, axis = 1);  (warp_specialize_attention.tl:49)
                     // each thread folds its 16 values of each of its 2 results; xor shuffles 1, 2 among the lanes that share one
@@ -493,8 +495,8 @@ __global__ void __launch_bounds__(384, 1) attention_kernel_sm90(
                         #pragma unroll
                         for (int tl_i = 0; tl_i < 2; ++tl_i) tl_part[tl_i] = tl::SumOp::identity<float>();
                         #pragma unroll
-                        for (int tl_s5 = 0; tl_s5 < s_layout::kSlots; ++tl_s5) {
-                            tl_part[(tl_s5 / 2 % 2)] = tl::SumOp::combine(tl_part[(tl_s5 / 2 % 2)], tl::SumOp::element(s[tl_s5]));
+                        for (int tl_s6 = 0; tl_s6 < s_layout::kSlots; ++tl_s6) {
+                            tl_part[(tl_s6 / 2 % 2)] = tl::SumOp::combine(tl_part[(tl_s6 / 2 % 2)], tl::SumOp::element(s[tl_s6]));
                         }
                         #pragma unroll
                         for (int tl_i = 0; tl_i < 2; ++tl_i) {
@@ -509,17 +511,17 @@ __global__ void __launch_bounds__(384, 1) attention_kernel_sm90(
                     // for i in parallel(128) {  (warp_specialize_attention.tl:50)
                     // for i in parallel(128): each thread visits the elements of `l` it holds
                     #pragma unroll
-                    for (int tl_s6 = 0; tl_s6 < 2; ++tl_s6) {
-                        [[maybe_unused]] const int i = ((tl_tid / 4 % 8) + (tl_s6) * 8 + (tl_tid / 32) * 16);
-                        l[tl_s6] = l[tl_s6] * alpha[tl_s6] + l_tile[tl_s6];
+                    for (int tl_s7 = 0; tl_s7 < 2; ++tl_s7) {
+                        [[maybe_unused]] const int i = ((tl_tid / 4 % 8) + (tl_s7) * 8 + (tl_tid / 32) * 16);
+                        l[tl_s7] = l[tl_s7] * alpha[tl_s7] + l_tile[tl_s7];
                     }
                     // for i, d in parallel(128, 64) {  (warp_specialize_attention.tl:53)
                     // for i, d in parallel(128, 64): each thread visits the elements of `o` it holds
                     #pragma unroll
-                    for (int tl_s7 = 0; tl_s7 < o_layout::kSlots; ++tl_s7) {
-                        [[maybe_unused]] const int i = o_layout::row(tl_tid, tl_s7);
-                        [[maybe_unused]] const int d = o_layout::col(tl_tid, tl_s7);
-                        o[tl_s7] = o[tl_s7] * alpha[(tl_s7 / 2 % 2)];
+                    for (int tl_s8 = 0; tl_s8 < o_layout::kSlots; ++tl_s8) {
+                        [[maybe_unused]] const int i = o_layout::row(tl_tid, tl_s8);
+                        [[maybe_unused]] const int d = o_layout::col(tl_tid, tl_s8);
+                        o[tl_s8] = o[tl_s8] * alpha[(tl_s8 / 2 % 2)];
                     }
                     // copy(s, p);  (warp_specialize_attention.tl:56)
                     #pragma unroll
@@ -543,10 +545,11 @@ __global__ void __launch_bounds__(384, 1) attention_kernel_sm90(
                     // for i, j in parallel(128, 64) {  (warp_specialize_attention.tl:37)
                     // for i, j in parallel(128, 64): each thread visits the elements of `s` it holds
                     #pragma unroll
-                    for (int tl_s8 = 0; tl_s8 < s_layout::kSlots; ++tl_s8) {
-                        [[maybe_unused]] const int i = s_layout::row(tl_tid, tl_s8);
-                        const int j = s_layout::col(tl_tid, tl_s8);
-                        s[tl_s8] = k0 + j >= S ? -tl::inf<float>() : s[tl_s8];
+                    for (int tl_s9 = 0; tl_s9 < s_layout::kSlots; ++tl_s9) {
+                        const int tl_c10 = s_layout::col(tl_tid, tl_s9 / 2 * 2);  // the chunk's first column
+                        [[maybe_unused]] const int i = s_layout::row(tl_tid, tl_s9);
+                        const int j = tl_c10 + tl_s9 % 2;
+                        s[tl_s9] = k0 + j >= S ? -tl::inf<float>() : s[tl_s9];
                     }
                     // reduce(max, s, m_tile, axis = 1);  (warp_specialize_attention.tl:40)
                     // each thread folds its 16 values of each of its 2 results; xor shuffles 1, 2 among the lanes that share one
@@ -555,8 +558,8 @@ __global__ void __launch_bounds__(384, 1) attention_kernel_sm90(
                         #pragma unroll
                         for (int tl_i = 0; tl_i < 2; ++tl_i) tl_part[tl_i] = tl::MaxOp::identity<float>();
                         #pragma unroll
-                        for (int tl_s9 = 0; tl_s9 < s_layout::kSlots; ++tl_s9) {
-                            tl_part[(tl_s9 / 2 % 2)] = tl::MaxOp::combine(tl_part[(tl_s9 / 2 % 2)], tl::MaxOp::element(s[tl_s9]));
+                        for (int tl_s11 = 0; tl_s11 < s_layout::kSlots; ++tl_s11) {
+                            tl_part[(tl_s11 / 2 % 2)] = tl::MaxOp::combine(tl_part[(tl_s11 / 2 % 2)], tl::MaxOp::element(s[tl_s11]));
                         }
                         #pragma unroll
                         for (int tl_i = 0; tl_i < 2; ++tl_i) {
@@ -571,19 +574,19 @@ __global__ void __launch_bounds__(384, 1) attention_kernel_sm90(
                     // for i in parallel(128) {  (warp_specialize_attention.tl:41)
                     // for i in parallel(128): each thread visits the elements of `m` it holds
                     #pragma unroll
-                    for (int tl_s10 = 0; tl_s10 < 2; ++tl_s10) {
-                        [[maybe_unused]] const int i = ((tl_tid / 4 % 8) + (tl_s10) * 8 + (tl_tid / 32) * 16);
-                        const float m_new = tl::max(m[tl_s10], m_tile[tl_s10] * qk_scale);
-                        alpha[tl_s10] = tl::fast::exp2(m[tl_s10] - m_new);
-                        m[tl_s10] = m_new;
+                    for (int tl_s12 = 0; tl_s12 < 2; ++tl_s12) {
+                        [[maybe_unused]] const int i = ((tl_tid / 4 % 8) + (tl_s12) * 8 + (tl_tid / 32) * 16);
+                        const float m_new = tl::max(m[tl_s12], m_tile[tl_s12] * qk_scale);
+                        alpha[tl_s12] = tl::fast::exp2(m[tl_s12] - m_new);
+                        m[tl_s12] = m_new;
                     }
                     // for i, j in parallel(128, 64) {  (warp_specialize_attention.tl:46)
                     // for i, j in parallel(128, 64): each thread visits the elements of `s` it holds
                     #pragma unroll
-                    for (int tl_s11 = 0; tl_s11 < s_layout::kSlots; ++tl_s11) {
-                        [[maybe_unused]] const int i = s_layout::row(tl_tid, tl_s11);
-                        [[maybe_unused]] const int j = s_layout::col(tl_tid, tl_s11);
-                        s[tl_s11] = tl::fast::exp2(s[tl_s11] * qk_scale - m[(tl_s11 / 2 % 2)]);
+                    for (int tl_s13 = 0; tl_s13 < s_layout::kSlots; ++tl_s13) {
+                        [[maybe_unused]] const int i = s_layout::row(tl_tid, tl_s13);
+                        [[maybe_unused]] const int j = s_layout::col(tl_tid, tl_s13);
+                        s[tl_s13] = tl::fast::exp2(s[tl_s13] * qk_scale - m[(tl_s13 / 2 % 2)]);
                     }
                     // reduce(sum, s, l_tile, axis = 1);  (warp_specialize_attention.tl:49)
                     // each thread folds its 16 values of each of its 2 results; xor shuffles 1, 2 among the lanes that share one
@@ -592,8 +595,8 @@ __global__ void __launch_bounds__(384, 1) attention_kernel_sm90(
                         #pragma unroll
                         for (int tl_i = 0; tl_i < 2; ++tl_i) tl_part[tl_i] = tl::SumOp::identity<float>();
                         #pragma unroll
-                        for (int tl_s12 = 0; tl_s12 < s_layout::kSlots; ++tl_s12) {
-                            tl_part[(tl_s12 / 2 % 2)] = tl::SumOp::combine(tl_part[(tl_s12 / 2 % 2)], tl::SumOp::element(s[tl_s12]));
+                        for (int tl_s14 = 0; tl_s14 < s_layout::kSlots; ++tl_s14) {
+                            tl_part[(tl_s14 / 2 % 2)] = tl::SumOp::combine(tl_part[(tl_s14 / 2 % 2)], tl::SumOp::element(s[tl_s14]));
                         }
                         #pragma unroll
                         for (int tl_i = 0; tl_i < 2; ++tl_i) {
@@ -608,9 +611,9 @@ __global__ void __launch_bounds__(384, 1) attention_kernel_sm90(
                     // for i in parallel(128) {  (warp_specialize_attention.tl:50)
                     // for i in parallel(128): each thread visits the elements of `l` it holds
                     #pragma unroll
-                    for (int tl_s13 = 0; tl_s13 < 2; ++tl_s13) {
-                        [[maybe_unused]] const int i = ((tl_tid / 4 % 8) + (tl_s13) * 8 + (tl_tid / 32) * 16);
-                        l[tl_s13] = l[tl_s13] * alpha[tl_s13] + l_tile[tl_s13];
+                    for (int tl_s15 = 0; tl_s15 < 2; ++tl_s15) {
+                        [[maybe_unused]] const int i = ((tl_tid / 4 % 8) + (tl_s15) * 8 + (tl_tid / 32) * 16);
+                        l[tl_s15] = l[tl_s15] * alpha[tl_s15] + l_tile[tl_s15];
                     }
                     tl::sm90::wgmma_wait<0>();  // #2 (into `o`) retired
                     tl::sm90::fence_accumulators(o);
@@ -618,10 +621,10 @@ __global__ void __launch_bounds__(384, 1) attention_kernel_sm90(
                     // for i, d in parallel(128, 64) {  (warp_specialize_attention.tl:53)
                     // for i, d in parallel(128, 64): each thread visits the elements of `o` it holds
                     #pragma unroll
-                    for (int tl_s14 = 0; tl_s14 < o_layout::kSlots; ++tl_s14) {
-                        [[maybe_unused]] const int i = o_layout::row(tl_tid, tl_s14);
-                        [[maybe_unused]] const int d = o_layout::col(tl_tid, tl_s14);
-                        o[tl_s14] = o[tl_s14] * alpha[(tl_s14 / 2 % 2)];
+                    for (int tl_s16 = 0; tl_s16 < o_layout::kSlots; ++tl_s16) {
+                        [[maybe_unused]] const int i = o_layout::row(tl_tid, tl_s16);
+                        [[maybe_unused]] const int d = o_layout::col(tl_tid, tl_s16);
+                        o[tl_s16] = o[tl_s16] * alpha[(tl_s16 / 2 % 2)];
                     }
                     // copy(s, p);  (warp_specialize_attention.tl:56)
                     #pragma unroll
@@ -641,10 +644,10 @@ __global__ void __launch_bounds__(384, 1) attention_kernel_sm90(
             // for i, d in parallel(128, 64) {  (warp_specialize_attention.tl:59)
             // for i, d in parallel(128, 64): each thread visits the elements of `o` it holds
             #pragma unroll
-            for (int tl_s15 = 0; tl_s15 < o_layout::kSlots; ++tl_s15) {
-                [[maybe_unused]] const int i = o_layout::row(tl_tid, tl_s15);
-                [[maybe_unused]] const int d = o_layout::col(tl_tid, tl_s15);
-                o[tl_s15] = tl::fast::div(o[tl_s15], l[(tl_s15 / 2 % 2)]);
+            for (int tl_s17 = 0; tl_s17 < o_layout::kSlots; ++tl_s17) {
+                [[maybe_unused]] const int i = o_layout::row(tl_tid, tl_s17);
+                [[maybe_unused]] const int d = o_layout::col(tl_tid, tl_s17);
+                o[tl_s17] = tl::fast::div(o[tl_s17], l[(tl_s17 / 2 % 2)]);
             }
             // copy(o, O[b, h, q0 +: 128, 0 +: 64]);  (warp_specialize_attention.tl:62)
             {

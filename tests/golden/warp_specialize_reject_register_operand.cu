@@ -90,10 +90,17 @@ __global__ void __launch_bounds__(256) scaled_kernel(
         // for i, j in parallel(128, 64) {  (warp_specialize_reject_register_operand.tl:19)
         // for i, j in parallel(128, 64): each thread visits the elements of `p` it holds
         #pragma unroll
-        for (int tl_s14 = 0; tl_s14 < p_layout::kSlots; ++tl_s14) {
-            const int i = p_layout::row(tl_tid, tl_s14);
-            const int j = p_layout::col(tl_tid, tl_s14);
-            p[tl_s14] = A[int64_t(row0 + i) * K + (k * 64 + j)] * tl::convert<tl::f16>(2.0f);
+        for (int tl_k15 = 0; tl_k15 < p_layout::kSlots; tl_k15 += 2) {
+            const int tl_c16 = p_layout::col(tl_tid, tl_k15);  // the chunk's first column
+            const int i = p_layout::row(tl_tid, tl_k15);
+            tl::f16 tl_chunk18[2];
+            tl::load_chunk_guarded<tl::f16, 2>(tl_chunk18, &A[int64_t(row0 + i) * K + (k * 64 + tl_c16)], tl::in_bounds(row0 + i, M), k * 64 + tl_c16, K);
+            #pragma unroll
+            for (int tl_o17 = 0; tl_o17 < 2; ++tl_o17) {
+                [[maybe_unused]] const int tl_s19 = tl_k15 + tl_o17;
+                [[maybe_unused]] const int j = tl_c16 + tl_o17;
+                p[tl_s19] = tl_chunk18[tl_o17] * tl::convert<tl::f16>(2.0f);
+            }
         }
         // gemm(p, b, acc);  (warp_specialize_reject_register_operand.tl:23)
         {
@@ -104,17 +111,17 @@ __global__ void __launch_bounds__(256) scaled_kernel(
     tl::cp_async_wait<0>();  // at most 0 copy groups of this thread still in flight
     // copy(acc, C[row0 +: 128, col0 +: 64]);  (warp_specialize_reject_register_operand.tl:25)
     #pragma unroll
-    for (int tl_chunk15 = 0; tl_chunk15 < acc_layout::kSlots; tl_chunk15 += 2) {
-        float* tl_ptr16 = &C[int64_t(row0 + acc_layout::row(tl_tid, tl_chunk15)) * N + (col0 + acc_layout::col(tl_tid, tl_chunk15))];
-        if (tl::in_bounds(row0 + acc_layout::row(tl_tid, tl_chunk15), M) && tl::in_bounds(col0 + acc_layout::col(tl_tid, tl_chunk15), N) && tl::in_bounds(row0 + acc_layout::row(tl_tid, tl_chunk15), M) && tl::in_bounds((col0 + acc_layout::col(tl_tid, tl_chunk15)) + 1, N) && tl::is_aligned(tl_ptr16, 8)) {
-            float tl_vec17[2];
+    for (int tl_chunk20 = 0; tl_chunk20 < acc_layout::kSlots; tl_chunk20 += 2) {
+        float* tl_ptr21 = &C[int64_t(row0 + acc_layout::row(tl_tid, tl_chunk20)) * N + (col0 + acc_layout::col(tl_tid, tl_chunk20))];
+        if (tl::in_bounds(row0 + acc_layout::row(tl_tid, tl_chunk20), M) && tl::in_bounds(col0 + acc_layout::col(tl_tid, tl_chunk20), N) && tl::in_bounds(row0 + acc_layout::row(tl_tid, tl_chunk20), M) && tl::in_bounds((col0 + acc_layout::col(tl_tid, tl_chunk20)) + 1, N) && tl::is_aligned(tl_ptr21, 8)) {
+            float tl_vec22[2];
             #pragma unroll
-            for (int tl_v = 0; tl_v < 2; ++tl_v) tl_vec17[tl_v] = acc[tl_chunk15 + tl_v];
-            tl::store_vector<float, 2>(tl_ptr16, tl_vec17);
+            for (int tl_v = 0; tl_v < 2; ++tl_v) tl_vec22[tl_v] = acc[tl_chunk20 + tl_v];
+            tl::store_vector<float, 2>(tl_ptr21, tl_vec22);
         } else {
             #pragma unroll
             for (int tl_v = 0; tl_v < 2; ++tl_v) {
-                if (tl::in_bounds(row0 + acc_layout::row(tl_tid, tl_chunk15 + tl_v), M) && tl::in_bounds(col0 + acc_layout::col(tl_tid, tl_chunk15 + tl_v), N)) C[int64_t(row0 + acc_layout::row(tl_tid, tl_chunk15 + tl_v)) * N + (col0 + acc_layout::col(tl_tid, tl_chunk15 + tl_v))] = acc[tl_chunk15 + tl_v];
+                if (tl::in_bounds(row0 + acc_layout::row(tl_tid, tl_chunk20 + tl_v), M) && tl::in_bounds(col0 + acc_layout::col(tl_tid, tl_chunk20 + tl_v), N)) C[int64_t(row0 + acc_layout::row(tl_tid, tl_chunk20 + tl_v)) * N + (col0 + acc_layout::col(tl_tid, tl_chunk20 + tl_v))] = acc[tl_chunk20 + tl_v];
             }
         }
     }

@@ -172,19 +172,20 @@ __global__ void __launch_bounds__(256) attention_shared_p_kernel(
         // for i, j in parallel(128, 128): each thread visits the elements of `s` it holds
         #pragma unroll
         for (int tl_s33 = 0; tl_s33 < s_layout::kSlots; ++tl_s33) {
+            const int tl_c34 = s_layout::col(tl_tid, tl_s33 / 2 * 2);  // the chunk's first column
             [[maybe_unused]] const int i = s_layout::row(tl_tid, tl_s33);
-            const int j = s_layout::col(tl_tid, tl_s33);
+            const int j = tl_c34 + tl_s33 % 2;
             s[tl_s33] = t * 128 + j < S ? tl::exp2(s[tl_s33] * 0.125f) : 0.0f;
         }
         // copy(s, p);  (warp_specialize_written_operand_no_overlap.tl:30)
         #pragma unroll
-        for (int tl_chunk34 = 0; tl_chunk34 < s_layout::kSlots; tl_chunk34 += 2) {
-            tl::f16* tl_ptr35 = &p[s_layout::row(tl_tid, tl_chunk34) * 136 + s_layout::col(tl_tid, tl_chunk34)];
+        for (int tl_chunk35 = 0; tl_chunk35 < s_layout::kSlots; tl_chunk35 += 2) {
+            tl::f16* tl_ptr36 = &p[s_layout::row(tl_tid, tl_chunk35) * 136 + s_layout::col(tl_tid, tl_chunk35)];
             {
-                tl::f16 tl_vec36[2];
+                tl::f16 tl_vec37[2];
                 #pragma unroll
-                for (int tl_v = 0; tl_v < 2; tl_v += 2) tl::convert_pair(&tl_vec36[tl_v], s[tl_chunk34 + tl_v], s[tl_chunk34 + tl_v + 1]);
-                tl::store_vector<tl::f16, 2>(tl_ptr35, tl_vec36);
+                for (int tl_v = 0; tl_v < 2; tl_v += 2) tl::convert_pair(&tl_vec37[tl_v], s[tl_chunk35 + tl_v], s[tl_chunk35 + tl_v + 1]);
+                tl::store_vector<tl::f16, 2>(tl_ptr36, tl_vec37);
             }
         }
         __syncthreads();  // RAW on `p`
@@ -198,17 +199,17 @@ __global__ void __launch_bounds__(256) attention_shared_p_kernel(
     tl::cp_async_wait<0>();  // at most 0 copy groups of this thread still in flight
     // copy(o, O[block.z, block.y, q0 +: 128, 0 +: 64]);  (warp_specialize_written_operand_no_overlap.tl:33)
     #pragma unroll
-    for (int tl_chunk37 = 0; tl_chunk37 < o_layout::kSlots; tl_chunk37 += 2) {
-        tl::f16* tl_ptr38 = &O[((int64_t(int(blockIdx.z)) * H + int(blockIdx.y)) * S + (q0 + o_layout::row(tl_tid, tl_chunk37))) * 64 + o_layout::col(tl_tid, tl_chunk37)];
-        if (tl::in_bounds(int(blockIdx.z), B) && tl::in_bounds(int(blockIdx.y), H) && tl::in_bounds(q0 + o_layout::row(tl_tid, tl_chunk37), S) && tl::in_bounds(o_layout::col(tl_tid, tl_chunk37), 64) && tl::in_bounds(int(blockIdx.z), B) && tl::in_bounds(int(blockIdx.y), H) && tl::in_bounds(q0 + o_layout::row(tl_tid, tl_chunk37), S) && tl::in_bounds((o_layout::col(tl_tid, tl_chunk37)) + 1, 64) && tl::is_aligned(tl_ptr38, 4)) {
-            tl::f16 tl_vec39[2];
+    for (int tl_chunk38 = 0; tl_chunk38 < o_layout::kSlots; tl_chunk38 += 2) {
+        tl::f16* tl_ptr39 = &O[((int64_t(int(blockIdx.z)) * H + int(blockIdx.y)) * S + (q0 + o_layout::row(tl_tid, tl_chunk38))) * 64 + o_layout::col(tl_tid, tl_chunk38)];
+        if (tl::in_bounds(int(blockIdx.z), B) && tl::in_bounds(int(blockIdx.y), H) && tl::in_bounds(q0 + o_layout::row(tl_tid, tl_chunk38), S) && tl::in_bounds(o_layout::col(tl_tid, tl_chunk38), 64) && tl::in_bounds(int(blockIdx.z), B) && tl::in_bounds(int(blockIdx.y), H) && tl::in_bounds(q0 + o_layout::row(tl_tid, tl_chunk38), S) && tl::in_bounds((o_layout::col(tl_tid, tl_chunk38)) + 1, 64) && tl::is_aligned(tl_ptr39, 4)) {
+            tl::f16 tl_vec40[2];
             #pragma unroll
-            for (int tl_v = 0; tl_v < 2; tl_v += 2) tl::convert_pair(&tl_vec39[tl_v], o[tl_chunk37 + tl_v], o[tl_chunk37 + tl_v + 1]);
-            tl::store_vector<tl::f16, 2>(tl_ptr38, tl_vec39);
+            for (int tl_v = 0; tl_v < 2; tl_v += 2) tl::convert_pair(&tl_vec40[tl_v], o[tl_chunk38 + tl_v], o[tl_chunk38 + tl_v + 1]);
+            tl::store_vector<tl::f16, 2>(tl_ptr39, tl_vec40);
         } else {
             #pragma unroll
             for (int tl_v = 0; tl_v < 2; ++tl_v) {
-                if (tl::in_bounds(int(blockIdx.z), B) && tl::in_bounds(int(blockIdx.y), H) && tl::in_bounds(q0 + o_layout::row(tl_tid, tl_chunk37 + tl_v), S) && tl::in_bounds(o_layout::col(tl_tid, tl_chunk37 + tl_v), 64)) O[((int64_t(int(blockIdx.z)) * H + int(blockIdx.y)) * S + (q0 + o_layout::row(tl_tid, tl_chunk37 + tl_v))) * 64 + o_layout::col(tl_tid, tl_chunk37 + tl_v)] = tl::convert<tl::f16>(o[tl_chunk37 + tl_v]);
+                if (tl::in_bounds(int(blockIdx.z), B) && tl::in_bounds(int(blockIdx.y), H) && tl::in_bounds(q0 + o_layout::row(tl_tid, tl_chunk38 + tl_v), S) && tl::in_bounds(o_layout::col(tl_tid, tl_chunk38 + tl_v), 64)) O[((int64_t(int(blockIdx.z)) * H + int(blockIdx.y)) * S + (q0 + o_layout::row(tl_tid, tl_chunk38 + tl_v))) * 64 + o_layout::col(tl_tid, tl_chunk38 + tl_v)] = tl::convert<tl::f16>(o[tl_chunk38 + tl_v]);
             }
         }
     }
@@ -324,20 +325,21 @@ __global__ void __launch_bounds__(384, 1) attention_shared_p_kernel_sm90(
                 // for i, j in parallel(128, 128): each thread visits the elements of `s` it holds
                 #pragma unroll
                 for (int tl_s1 = 0; tl_s1 < s_layout::kSlots; ++tl_s1) {
+                    const int tl_c2 = s_layout::col(tl_tid, tl_s1 / 2 * 2);  // the chunk's first column
                     [[maybe_unused]] const int i = s_layout::row(tl_tid, tl_s1);
-                    const int j = s_layout::col(tl_tid, tl_s1);
+                    const int j = tl_c2 + tl_s1 % 2;
                     s[tl_s1] = t * 128 + j < S ? tl::exp2(s[tl_s1] * 0.125f) : 0.0f;
                 }
                 tl::sm90::named_barrier_sync(1, 256);  // WAR on `p`
                 // copy(s, p);  (warp_specialize_written_operand_no_overlap.tl:30)
                 #pragma unroll
-                for (int tl_chunk2 = 0; tl_chunk2 < s_layout::kSlots; tl_chunk2 += 2) {
-                    tl::f16* tl_ptr3 = &p[tl::sm90::swizzled_element<128, 128, 2>(s_layout::row(tl_tid, tl_chunk2), s_layout::col(tl_tid, tl_chunk2))];
+                for (int tl_chunk3 = 0; tl_chunk3 < s_layout::kSlots; tl_chunk3 += 2) {
+                    tl::f16* tl_ptr4 = &p[tl::sm90::swizzled_element<128, 128, 2>(s_layout::row(tl_tid, tl_chunk3), s_layout::col(tl_tid, tl_chunk3))];
                     {
-                        tl::f16 tl_vec4[2];
+                        tl::f16 tl_vec5[2];
                         #pragma unroll
-                        for (int tl_v = 0; tl_v < 2; tl_v += 2) tl::convert_pair(&tl_vec4[tl_v], s[tl_chunk2 + tl_v], s[tl_chunk2 + tl_v + 1]);
-                        tl::store_vector<tl::f16, 2>(tl_ptr3, tl_vec4);
+                        for (int tl_v = 0; tl_v < 2; tl_v += 2) tl::convert_pair(&tl_vec5[tl_v], s[tl_chunk3 + tl_v], s[tl_chunk3 + tl_v + 1]);
+                        tl::store_vector<tl::f16, 2>(tl_ptr4, tl_vec5);
                     }
                 }
                 tl::sm90::fence_proxy_async_shared();  // these stores -> the wgmmas that read the tile (after the barrier)

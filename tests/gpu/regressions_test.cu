@@ -9,7 +9,8 @@
 // chunk_reads(X, W, Y, R), prefetched_scales(X, W, S, Bias, Y, M, N, KT), written_b_operand(A, B, X, M, K),
 // split_columns_3(A, B, Y, M, K, N), split_columns_reduce(A, B, R, M, K),
 // cluster_gemm_2x2(A, B, C, M, K, N), cluster_gemm_1x4(A, B, C, K, M, N),
-// narrow_swizzle_stages(A, B, C, M, K, N), partial_wait(A, B, C, M, K, N), heads_store(A, W, O, B, M, K, N, H).
+// narrow_swizzle_stages(A, B, C, M, K, N), partial_wait(A, B, C, M, K, N), heads_store(A, W, O, B, M, K, N, H),
+// bias_residual_epilogue(A, B, Bias, R, C, M, K, N).
 #include "regressions.h"
 #include "harness.h"
 
@@ -315,6 +316,25 @@ th::Outcome check_heads_store(int64_t B, int64_t H, int64_t M, int64_t K, uint64
     return th::numeric(th::rel_err(O.download(), ref), 1e-2, A.guards_intact() && W.guards_intact() && O.guards_intact());
 }
 
+// bias_residual_epilogue: C = A · B + Bias + R (f16), stored a register pair at a time under the
+// edge mask; an odd N leaves every other row's pairs unaligned (stored element by element).
+th::Outcome check_bias_residual(int64_t M, int64_t N, int64_t K, uint64_t seed) {
+    const auto a = th::random_vector<__half>(th::numel({M, K}), seed, -0.5, 0.5);
+    const auto b = th::random_vector<__half>(th::numel({K, N}), seed + 1, -0.5, 0.5);
+    const auto bias = th::random_vector<__half>(static_cast<size_t>(N), seed + 2);
+    const auto r = th::random_vector<__half>(th::numel({M, N}), seed + 3);
+    th::DeviceBuffer<__half> A(a), B(b), Bias(bias), R(r), C(th::numel({M, N}));
+    C.poison();
+    std::vector<double> ref = th::matmul_reference(a, b, M, N, K, K);
+    for (int64_t i = 0; i < M; ++i)
+        for (int64_t j = 0; j < N; ++j)
+            ref[static_cast<size_t>(i * N + j)] += static_cast<double>(__half2float(bias[static_cast<size_t>(j)])) +
+                                                   static_cast<double>(__half2float(r[static_cast<size_t>(i * N + j)]));
+    th::check_launch(tlc::bias_residual_epilogue(A.get(), B.get(), Bias.get(), R.get(), C.get(), M, K, N), "bias_residual_epilogue");
+    return th::numeric(th::rel_err(C.download(), ref), 1e-2,
+                       A.guards_intact() && B.guards_intact() && Bias.guards_intact() && R.guards_intact() && C.guards_intact());
+}
+
 // view_rows: Y[M = 3 N] written through the view [N, 3] as (x, 2x, -x) per row; M != 3 N is refused.
 th::Outcome check_view_rows(int64_t N, uint64_t seed) {
     const auto x = th::random_vector<float>(static_cast<size_t>(N), seed);
@@ -452,6 +472,9 @@ int main() {
         suite.run("heads_store/" + std::to_string(bhmk[0]) + "x" + std::to_string(bhmk[1]) + "x" + std::to_string(bhmk[2]) + "x" +
                       std::to_string(bhmk[3]),
                   [&] { return check_heads_store(bhmk[0], bhmk[1], bhmk[2], bhmk[3], 2300 + bhmk[2] + bhmk[3]); });
+    for (const std::array<int64_t, 3> mnk : {std::array<int64_t, 3>{128, 128, 64}, {77, 131, 40}, {130, 70, 100}, {1, 1, 1}})
+        suite.run("bias_residual_epilogue/" + std::to_string(mnk[0]) + "x" + std::to_string(mnk[1]) + "x" + std::to_string(mnk[2]),
+                  [&] { return check_bias_residual(mnk[0], mnk[1], mnk[2], 2400 + mnk[0] + mnk[1]); });
     suite.run("gather_rows/M=23,N=150,R=37", [&] { return check_gather_rows(23, 150, 37, 1100); });
     suite.run("gather_rows/M=500,N=256,R=1000", [&] { return check_gather_rows(500, 256, 1000, 1200); });
     suite.run("gather_rows/M=1,N=1,R=1", [&] { return check_gather_rows(1, 1, 1, 1300); });
