@@ -19,7 +19,7 @@ __device__ __forceinline__ float silu(float x) {
 
 }  // namespace tl_fast_fns
 
-// kernel fp8_per_token<ROW = 128, THREADS = 256, RB = 32, BN = 2048, WAVES = 1, T = bf16>  (stdlib/quant.tl:15)
+// kernel fp8_per_token<ROW = 128, THREADS = 256, RB = 32, BN = 2048, WAVES = 1, STAGES = 2, T = bf16>  (stdlib/quant.tl:15)
 // 256 threads per block, 17440 bytes of shared memory
 __global__ void __launch_bounds__(256, 4) fp8_per_token_kernel_variant0(
         const tl::bf16* __restrict__ X,
@@ -72,7 +72,7 @@ __global__ void __launch_bounds__(256, 4) fp8_per_token_kernel_variant0(
             }
         }
         tl::cp_async_commit();
-        // for g in pipelined(groups, stages = 2) {  (quant.tl:31)
+        // for g in pipelined(groups, stages = STAGES) {  (quant.tl:31)
         for (int g = 0; g < g_trips; ++g) {
             tl::cp_async_wait<0>();  // at most 0 copy groups of this thread still in flight
             __syncthreads();  // pipeline: stage `g % 2` has landed and the stage refilled next is no longer read
@@ -282,7 +282,7 @@ __global__ void __launch_bounds__(256, 4) fp8_per_token_kernel_variant0(
     }
 }
 
-// kernel fp8_per_token<ROW = 256, THREADS = 256, RB = 16, BN = 2048, WAVES = 1, T = bf16>  (stdlib/quant.tl:15)
+// kernel fp8_per_token<ROW = 256, THREADS = 256, RB = 16, BN = 2048, WAVES = 1, STAGES = 2, T = bf16>  (stdlib/quant.tl:15)
 // 256 threads per block, 16928 bytes of shared memory
 __global__ void __launch_bounds__(256, 4) fp8_per_token_kernel_variant1(
         const tl::bf16* __restrict__ X,
@@ -335,7 +335,7 @@ __global__ void __launch_bounds__(256, 4) fp8_per_token_kernel_variant1(
             }
         }
         tl::cp_async_commit();
-        // for g in pipelined(groups, stages = 2) {  (quant.tl:31)
+        // for g in pipelined(groups, stages = STAGES) {  (quant.tl:31)
         for (int g = 0; g < g_trips; ++g) {
             tl::cp_async_wait<0>();  // at most 0 copy groups of this thread still in flight
             __syncthreads();  // pipeline: stage `g % 2` has landed and the stage refilled next is no longer read
@@ -546,7 +546,7 @@ __global__ void __launch_bounds__(256, 4) fp8_per_token_kernel_variant1(
     }
 }
 
-// kernel fp8_per_token<ROW = 512, THREADS = 256, RB = 8, BN = 2048, WAVES = 1, T = bf16>  (stdlib/quant.tl:15)
+// kernel fp8_per_token<ROW = 512, THREADS = 256, RB = 8, BN = 2048, WAVES = 1, STAGES = 2, T = bf16>  (stdlib/quant.tl:15)
 // 256 threads per block, 16672 bytes of shared memory
 __global__ void __launch_bounds__(256, 4) fp8_per_token_kernel_variant2(
         const tl::bf16* __restrict__ X,
@@ -599,7 +599,7 @@ __global__ void __launch_bounds__(256, 4) fp8_per_token_kernel_variant2(
             }
         }
         tl::cp_async_commit();
-        // for g in pipelined(groups, stages = 2) {  (quant.tl:31)
+        // for g in pipelined(groups, stages = STAGES) {  (quant.tl:31)
         for (int g = 0; g < g_trips; ++g) {
             tl::cp_async_wait<0>();  // at most 0 copy groups of this thread still in flight
             __syncthreads();  // pipeline: stage `g % 2` has landed and the stage refilled next is no longer read
@@ -810,7 +810,7 @@ __global__ void __launch_bounds__(256, 4) fp8_per_token_kernel_variant2(
     }
 }
 
-// kernel fp8_per_token<ROW = 1024, THREADS = 256, RB = 4, BN = 2048, WAVES = 1, T = bf16>  (stdlib/quant.tl:15)
+// kernel fp8_per_token<ROW = 1024, THREADS = 256, RB = 4, BN = 2048, WAVES = 1, STAGES = 2, T = bf16>  (stdlib/quant.tl:15)
 // 256 threads per block, 16544 bytes of shared memory
 __global__ void __launch_bounds__(256, 4) fp8_per_token_kernel_variant3(
         const tl::bf16* __restrict__ X,
@@ -863,7 +863,7 @@ __global__ void __launch_bounds__(256, 4) fp8_per_token_kernel_variant3(
             }
         }
         tl::cp_async_commit();
-        // for g in pipelined(groups, stages = 2) {  (quant.tl:31)
+        // for g in pipelined(groups, stages = STAGES) {  (quant.tl:31)
         for (int g = 0; g < g_trips; ++g) {
             tl::cp_async_wait<0>();  // at most 0 copy groups of this thread still in flight
             __syncthreads();  // pipeline: stage `g % 2` has landed and the stage refilled next is no longer read
@@ -1087,7 +1087,7 @@ __global__ void __launch_bounds__(256, 4) fp8_per_token_kernel_variant3(
     }
 }
 
-// kernel fp8_per_token<ROW = 2048, THREADS = 256, RB = 2, BN = 2048, WAVES = 1, T = bf16>  (stdlib/quant.tl:15)
+// kernel fp8_per_token<ROW = 2048, THREADS = 256, RB = 2, BN = 2048, WAVES = 1, STAGES = 2, T = bf16>  (stdlib/quant.tl:15)
 // 256 threads per block, 16544 bytes of shared memory
 __global__ void __launch_bounds__(256, 4) fp8_per_token_kernel_variant4(
         const tl::bf16* __restrict__ X,
@@ -1140,7 +1140,7 @@ __global__ void __launch_bounds__(256, 4) fp8_per_token_kernel_variant4(
             }
         }
         tl::cp_async_commit();
-        // for g in pipelined(groups, stages = 2) {  (quant.tl:31)
+        // for g in pipelined(groups, stages = STAGES) {  (quant.tl:31)
         for (int g = 0; g < g_trips; ++g) {
             tl::cp_async_wait<0>();  // at most 0 copy groups of this thread still in flight
             __syncthreads();  // pipeline: stage `g % 2` has landed and the stage refilled next is no longer read
@@ -1365,7 +1365,7 @@ __global__ void __launch_bounds__(256, 4) fp8_per_token_kernel_variant4(
     }
 }
 
-// kernel fp8_per_token<ROW = 4096, THREADS = 256, RB = 1, BN = 2048, WAVES = 1, T = bf16>  (stdlib/quant.tl:15)
+// kernel fp8_per_token<ROW = 4096, THREADS = 256, RB = 1, BN = 2048, WAVES = 1, STAGES = 2, T = bf16>  (stdlib/quant.tl:15)
 // 256 threads per block, 16544 bytes of shared memory
 __global__ void __launch_bounds__(256, 4) fp8_per_token_kernel_variant5(
         const tl::bf16* __restrict__ X,
@@ -1418,7 +1418,7 @@ __global__ void __launch_bounds__(256, 4) fp8_per_token_kernel_variant5(
             }
         }
         tl::cp_async_commit();
-        // for g in pipelined(groups, stages = 2) {  (quant.tl:31)
+        // for g in pipelined(groups, stages = STAGES) {  (quant.tl:31)
         for (int g = 0; g < g_trips; ++g) {
             tl::cp_async_wait<0>();  // at most 0 copy groups of this thread still in flight
             __syncthreads();  // pipeline: stage `g % 2` has landed and the stage refilled next is no longer read
@@ -1644,7 +1644,7 @@ __global__ void __launch_bounds__(256, 4) fp8_per_token_kernel_variant5(
     }
 }
 
-// kernel fp8_per_token<ROW = 8192, THREADS = 512, RB = 1, BN = 4096, WAVES = 1, T = bf16>  (stdlib/quant.tl:15)
+// kernel fp8_per_token<ROW = 8192, THREADS = 512, RB = 1, BN = 4096, WAVES = 1, STAGES = 2, T = bf16>  (stdlib/quant.tl:15)
 // 512 threads per block, 32960 bytes of shared memory
 __global__ void __launch_bounds__(512, 2) fp8_per_token_kernel_variant6(
         const tl::bf16* __restrict__ X,
@@ -1697,7 +1697,7 @@ __global__ void __launch_bounds__(512, 2) fp8_per_token_kernel_variant6(
             }
         }
         tl::cp_async_commit();
-        // for g in pipelined(groups, stages = 2) {  (quant.tl:31)
+        // for g in pipelined(groups, stages = STAGES) {  (quant.tl:31)
         for (int g = 0; g < g_trips; ++g) {
             tl::cp_async_wait<0>();  // at most 0 copy groups of this thread still in flight
             __syncthreads();  // pipeline: stage `g % 2` has landed and the stage refilled next is no longer read
@@ -1924,7 +1924,7 @@ __global__ void __launch_bounds__(512, 2) fp8_per_token_kernel_variant6(
     }
 }
 
-// kernel fp8_per_group<G = 128, RB = 16, GB = 4, WAVES = 1, T = bf16>  (stdlib/quant.tl:85)
+// kernel fp8_per_group<G = 128, RB = 16, GB = 4, WAVES = 1, STAGES = 2, T = bf16>  (stdlib/quant.tl:85)
 // 256 threads per block, 34816 bytes of shared memory
 __global__ void __launch_bounds__(256, 4) fp8_per_group_kernel(
         const tl::bf16* __restrict__ X,
@@ -1975,7 +1975,7 @@ __global__ void __launch_bounds__(256, 4) fp8_per_group_kernel(
         }
     }
     tl::cp_async_commit();
-    // for t in pipelined(cdiv(tiles - block.x, grid.x), stages = 2) {  (quant.tl:99)
+    // for t in pipelined(cdiv(tiles - block.x, grid.x), stages = STAGES) {  (quant.tl:99)
     for (int t = 0; t < t_trips; ++t) {
         tl::cp_async_wait<0>();  // at most 0 copy groups of this thread still in flight
         __syncthreads();  // pipeline: stage `t % 2` has landed and the stage refilled next is no longer read
@@ -2093,7 +2093,7 @@ __global__ void __launch_bounds__(256, 4) fp8_per_group_kernel(
     tl::cp_async_wait<0>();  // at most 0 copy groups of this thread still in flight
 }
 
-// kernel fp8_per_block<B = 128, WAVES = 1, T = bf16>  (stdlib/quant.tl:125)
+// kernel fp8_per_block<B = 128, WAVES = 1, STAGES = 2, T = bf16>  (stdlib/quant.tl:125)
 // 512 threads per block, 69696 bytes of shared memory
 __global__ void __launch_bounds__(512) fp8_per_block_kernel(
         const tl::bf16* __restrict__ X,
@@ -2141,7 +2141,7 @@ __global__ void __launch_bounds__(512) fp8_per_block_kernel(
         }
     }
     tl::cp_async_commit();
-    // for t in pipelined(cdiv(MB * NB - block.x, grid.x), stages = 2) {  (quant.tl:134)
+    // for t in pipelined(cdiv(MB * NB - block.x, grid.x), stages = STAGES) {  (quant.tl:134)
     for (int t = 0; t < t_trips; ++t) {
         tl::cp_async_wait<0>();  // at most 0 copy groups of this thread still in flight
         __syncthreads();  // pipeline: stage `t % 2` has landed and the stage refilled next is no longer read
@@ -2269,7 +2269,7 @@ __global__ void __launch_bounds__(512) fp8_per_block_kernel(
     tl::cp_async_wait<0>();  // at most 0 copy groups of this thread still in flight
 }
 
-// kernel swiglu_fp8_per_group<G = 128, RB = 8, GB = 4, WAVES = 2, T = bf16>  (stdlib/quant.tl:159)
+// kernel swiglu_fp8_per_group<G = 128, RB = 8, GB = 4, WAVES = 2, STAGES = 2, T = bf16>  (stdlib/quant.tl:159)
 // 256 threads per block, 34816 bytes of shared memory
 __global__ void __launch_bounds__(256, 4) swiglu_fp8_per_group_kernel(
         const tl::bf16* __restrict__ X,
@@ -2348,7 +2348,7 @@ __global__ void __launch_bounds__(256, 4) swiglu_fp8_per_group_kernel(
         }
     }
     tl::cp_async_commit();
-    // for t in pipelined(cdiv(tiles - block.x, grid.x), stages = 2) {  (quant.tl:175)
+    // for t in pipelined(cdiv(tiles - block.x, grid.x), stages = STAGES) {  (quant.tl:175)
     for (int t = 0; t < t_trips; ++t) {
         tl::cp_async_wait<0>();  // at most 0 copy groups of this thread still in flight
         __syncthreads();  // pipeline: stage `t % 2` has landed and the stage refilled next is no longer read
