@@ -170,7 +170,7 @@ __global__ void __launch_bounds__(128) rope_interleaved_kernel(
         const int tl_c15 = c_layout::flat(tl_tid, tl_k14) % 64;  // the chunk's first column
         const int i = c_layout::flat(tl_tid, tl_k14) / 64;
         tl::f16 tl_chunk17[16];
-        tl::load_chunk_guarded<tl::f16, 16>(tl_chunk17, &xs[i * 136 + (2 * tl_c15)], tl::in_bounds(i, 16), 2 * tl_c15, 128);
+        tl::load_chunk_guarded<tl::f16, 16>(tl_chunk17, &xs[i * 136 + (2 * tl_c15)], tl::in_bounds(i, 16) && (r0 + i < NT * H), 2 * tl_c15, 128);
         tl::f16 tl_gathered18[16];
         unsigned tl_written19 = 0u;  // the elements stored
         #pragma unroll

@@ -366,14 +366,18 @@ std::vector<KernelEmitter::ChunkStore> KernelEmitter::emit_chunk_loads(const ir:
         if (!g.store) {
             std::string regs = fresh("chunk");
             out_.line(fmt::format("{} {}[{}];", type, regs, run));
+            // Read only where the row exists and the `if`s around every member can hold.
+            std::string row_read = inside(b, idx, idx.size() - 1);
+            for (const ir::ExprPtr& c : g.guard) row_read += " && " + parenthesized(expr(c, at_start));
+            if (row_read.starts_with("true && ")) row_read.erase(0, 8);
             if (units_permuted(b))
                 emit_swizzled_chunk(b, idx, run,
                                     fmt::format("{{0}}[tl_v] = {} && tl::in_bounds({}, {}) ? {{1}} : tl::convert<{}>(0.0f);",
-                                                inside(b, idx, idx.size() - 1), "(" + idx.back() + ") + tl_v", extent(b, idx.size() - 1), type),
+                                                row_read, "(" + idx.back() + ") + tl_v", extent(b, idx.size() - 1), type),
                                     regs);
             else
                 out_.line(fmt::format("tl::load_chunk_guarded<{}, {}>({}, &{}, {}, {}, {});", type, run, regs, first,
-                                      inside(b, idx, idx.size() - 1), idx.back(), extent(b, idx.size() - 1)));
+                                      row_read, idx.back(), extent(b, idx.size() - 1)));
             for (auto& [read, lane] : g.loads) ctx.chunk_reads[read] = fmt::format("{}[{}]", regs, element_of(g, lane));
             continue;
         }

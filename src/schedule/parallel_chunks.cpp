@@ -131,7 +131,18 @@ struct BodyAccess {
     const ir::Buffer* storage = nullptr; // the tensor whose memory it touches (a view's tensor)
     bool nested = false;                 // inside a loop of the body: runs more than once a slot
     bool atomic = false;                 // an atomic add: a read and a write that stay in place
+    std::vector<ir::ExprPtr> guards;     // the conjuncts of the `if`s around it, the body's `let`s substituted
 };
+
+// The conjuncts of `a && b && ...`.
+void conjuncts(const ir::ExprPtr& cond, std::vector<ir::ExprPtr>& out) {
+    if (auto* b = cond->as<ir::Binary>(); b && b->op == ir::BinaryOp::And) {
+        conjuncts(b->lhs, out);
+        conjuncts(b->rhs, out);
+        return;
+    }
+    out.push_back(cond);
+}
 
 bool memory_scope(const ir::Buffer& b) { return b.scope == ir::Scope::Global || b.scope == ir::Scope::Shared; }
 
@@ -148,10 +159,11 @@ SpreadChunks plan_spread_chunks(const ir::For& f, const std::vector<int64_t>& ex
     std::vector<BodyAccess> accesses;
     ir::VarMap lets;
     bool other_statements = false;
+    std::vector<ir::ExprPtr> guards;  // the conjuncts of the `if`s around the statement walked
     std::function<void(const ir::ExprPtr&, bool)> scan = [&](const ir::ExprPtr& e, bool nested) {
         ir::walk_expr(e, [&](const ir::Expr& x) {
             if (auto* l = x.as<ir::Load>(); l && memory_scope(*l->buffer))
-                accesses.push_back({.load = l, .storage = &l->buffer->storage(), .nested = nested});
+                accesses.push_back({.load = l, .storage = &l->buffer->storage(), .nested = nested, .guards = guards});
         });
     };
     std::function<void(const ir::StmtPtr&, bool)> walk = [&](const ir::StmtPtr& s, bool nested) {
@@ -170,13 +182,17 @@ SpreadChunks plan_spread_chunks(const ir::For& f, const std::vector<int64_t>& ex
             auto* st = s->as<ir::Store>();
             for (auto& i : st->indices) scan(i, nested);
             scan(st->value, nested);
-            if (memory_scope(*st->buffer)) accesses.push_back({.store = st, .storage = &st->buffer->storage(), .nested = nested});
+            if (memory_scope(*st->buffer))
+                accesses.push_back({.store = st, .storage = &st->buffer->storage(), .nested = nested, .guards = guards});
             break;
         }
         case ir::StmtKind::If: {
             auto* i = s->as<ir::If>();
             scan(i->cond, nested);
+            const size_t outer = guards.size();
+            conjuncts(ir::substitute(i->cond, lets), guards);
             walk(i->then_body, nested);
+            guards.resize(outer);
             walk(i->else_body, nested);
             break;
         }
@@ -195,7 +211,7 @@ SpreadChunks plan_spread_chunks(const ir::For& f, const std::vector<int64_t>& ex
                                     .store = {},
                                     .stmt = [&](const ir::StmtPtr&) {}});
             if (a->dst.buffer && memory_scope(*a->dst.buffer))
-                accesses.push_back({.storage = &a->dst.buffer->storage(), .nested = nested, .atomic = true});
+                accesses.push_back({.storage = &a->dst.buffer->storage(), .nested = nested, .atomic = true, .guards = guards});
             break;
         }
         case ir::StmtKind::Alloc:  // a `local` of one iteration
@@ -282,7 +298,16 @@ SpreadChunks plan_spread_chunks(const ir::For& f, const std::vector<int64_t>& ex
     }
     // Every chunkable access but the shared reads chunk_reads proves inside their buffer (loaded with
     // no bounds test) in groups, one per tensor, kind, stride and lane-0 element.
-    auto form_groups = [](SpreadChunks& plan, const auto& verdicts) {
+    // A guard the chunk's iterations share, which the loads can test before the body runs: it reads
+    // no memory or on-chip buffer and does not change with the last variable.
+    auto chunk_guard = [&](const std::vector<ir::ExprPtr>& conds) {
+        std::vector<ir::ExprPtr> kept;
+        for (const ir::ExprPtr& c : conds)
+            if (!ir::mentions(c, last) && !ir::any_expr(c, [](const ir::Expr& x) { return x.as<ir::Load>() != nullptr; }))
+                kept.push_back(c);
+        return kept;
+    };
+    auto form_groups = [&chunk_guard](SpreadChunks& plan, const auto& verdicts) {
         std::map<std::string, size_t> group_of;
         for (auto& [a, v] : verdicts) {
             if (!v.why.reason.empty() || a->atomic) continue;
@@ -297,9 +322,16 @@ SpreadChunks plan_spread_chunks(const ir::For& f, const std::vector<int64_t>& ex
             if (fresh) {
                 ChunkGroup g;
                 g.store = a->store != nullptr, g.buffer = b, g.first = v.first, g.stride = v.stride;
+                if (!g.store) g.guard = chunk_guard(a->guards);
                 plan.groups.push_back(std::move(g));
             }
             ChunkGroup& g = plan.groups[at->second];
+            // A load group's guard holds for every member: the conditions they all sit under.
+            if (!g.store && !fresh)
+                std::erase_if(g.guard, [&](const ir::ExprPtr& c) {
+                    return std::none_of(a->guards.begin(), a->guards.end(),
+                                        [&](const ir::ExprPtr& m) { return ir::print_expr(m) == ir::print_expr(c); });
+                });
             if (a->store) g.stores.emplace_back(a->store, v.lane);
             else g.loads.emplace_back(a->load, v.lane);
         }

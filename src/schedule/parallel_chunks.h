@@ -38,6 +38,9 @@ struct ChunkGroup {
     int64_t stride = 1;
     std::vector<std::pair<const ir::Store*, int64_t>> stores; // the members of a store group, with their lanes
     std::vector<std::pair<const ir::Load*, int64_t>> loads;  // the members of a load group
+    // A load group: conditions of the `if`s around every member that the chunk shares (no load, not
+    // the last variable): while one fails no member's value is used, so the chunk is not read.
+    std::vector<ir::ExprPtr> guard;
 };
 
 // A `parallel` loop whose iterations are dealt round-robin to the threads, taken `width`

@@ -7,7 +7,7 @@
 
 namespace {
 
-// kernel gemm_bias_residual  (accumulator_epilogue_pairs.tl:7)
+// kernel gemm_bias_residual  (accumulator_epilogue_pairs.tl:8)
 // 128 threads per block, 19456 bytes of shared memory
 __global__ void __launch_bounds__(128) gemm_bias_residual_kernel(
         const tl::f16* __restrict__ A,
@@ -15,6 +15,7 @@ __global__ void __launch_bounds__(128) gemm_bias_residual_kernel(
         const tl::f16* __restrict__ Bias,
         const tl::f16* __restrict__ R,
         tl::f16* __restrict__ C,
+        float beta,
         int32_t M,
         int32_t K,
         int32_t N)
@@ -31,7 +32,7 @@ __global__ void __launch_bounds__(128) gemm_bias_residual_kernel(
     const int32_t col0 = int(blockIdx.x) * 64;
     const int32_t k_trips = tl::cdiv(K, 32);
     if (0 < k_trips) {
-        // copy(A[row0 +: 64, k * 32 +: 32], a);  (accumulator_epilogue_pairs.tl:17)
+        // copy(A[row0 +: 64, k * 32 +: 32], a);  (accumulator_epilogue_pairs.tl:18)
         if (tl::is_aligned(A, 16) && K % 8 == 0 && row0 >= 0 && row0 + 64 <= M && 0 >= 0 && 0 + 32 <= K && 0 % 8 == 0) {
             #pragma unroll
             for (int tl_i1 = 0; tl_i1 < 2; ++tl_i1) {
@@ -55,7 +56,7 @@ __global__ void __launch_bounds__(128) gemm_bias_residual_kernel(
                 }
             }
         }
-        // copy(B[k * 32 +: 32, col0 +: 64], b);  (accumulator_epilogue_pairs.tl:18)
+        // copy(B[k * 32 +: 32, col0 +: 64], b);  (accumulator_epilogue_pairs.tl:19)
         if (tl::is_aligned(B, 16) && N % 8 == 0 && 0 >= 0 && 0 + 32 <= K && col0 >= 0 && col0 + 64 <= N && col0 % 8 == 0) {
             #pragma unroll
             for (int tl_i8 = 0; tl_i8 < 2; ++tl_i8) {
@@ -81,12 +82,12 @@ __global__ void __launch_bounds__(128) gemm_bias_residual_kernel(
         }
     }
     tl::cp_async_commit();
-    // for k in pipelined(cdiv(K, 32), stages = 2) {  (accumulator_epilogue_pairs.tl:16)
+    // for k in pipelined(cdiv(K, 32), stages = 2) {  (accumulator_epilogue_pairs.tl:17)
     for (int k = 0; k < k_trips; ++k) {
         tl::cp_async_wait<0>();  // at most 0 copy groups of this thread still in flight
         __syncthreads();  // pipeline: stage `k % 2` has landed and the stage refilled next is no longer read
         if (k + 1 < k_trips) {
-            // copy(A[row0 +: 64, k * 32 +: 32], a);  (accumulator_epilogue_pairs.tl:17)
+            // copy(A[row0 +: 64, k * 32 +: 32], a);  (accumulator_epilogue_pairs.tl:18)
             if (tl::is_aligned(A, 16) && K % 8 == 0 && row0 >= 0 && row0 + 64 <= M && ((k + 1) * 32) >= 0 && ((k + 1) * 32) + 32 <= K && ((k + 1) * 32) % 8 == 0) {
                 #pragma unroll
                 for (int tl_i15 = 0; tl_i15 < 2; ++tl_i15) {
@@ -110,7 +111,7 @@ __global__ void __launch_bounds__(128) gemm_bias_residual_kernel(
                     }
                 }
             }
-            // copy(B[k * 32 +: 32, col0 +: 64], b);  (accumulator_epilogue_pairs.tl:18)
+            // copy(B[k * 32 +: 32, col0 +: 64], b);  (accumulator_epilogue_pairs.tl:19)
             if (tl::is_aligned(B, 16) && N % 8 == 0 && ((k + 1) * 32) >= 0 && ((k + 1) * 32) + 32 <= K && col0 >= 0 && col0 + 64 <= N && col0 % 8 == 0) {
                 #pragma unroll
                 for (int tl_i22 = 0; tl_i22 < 2; ++tl_i22) {
@@ -136,7 +137,7 @@ __global__ void __launch_bounds__(128) gemm_bias_residual_kernel(
             }
         }
         tl::cp_async_commit();
-        // gemm(a, b, acc);  (accumulator_epilogue_pairs.tl:19)
+        // gemm(a, b, acc);  (accumulator_epilogue_pairs.tl:20)
         {
             tl::warp_gemm_mma<64, 64, 32, 2, 2, tl::f16, false, false>(
                 acc, tl::SharedMatrix<tl::f16, false, 40>{&a[((k % 2) * 64 + 0) * 40 + 0]},
@@ -144,25 +145,30 @@ __global__ void __launch_bounds__(128) gemm_bias_residual_kernel(
         }
     }
     tl::cp_async_wait<0>();  // at most 0 copy groups of this thread still in flight
-    // for i, j in parallel(64, 64) {  (accumulator_epilogue_pairs.tl:21)
+    // for i, j in parallel(64, 64) {  (accumulator_epilogue_pairs.tl:22)
     // for i, j in parallel(64, 64): each thread visits the elements of `acc` it holds
     #pragma unroll
     for (int tl_k29 = 0; tl_k29 < acc_layout::kSlots; tl_k29 += 2) {
         const int tl_c30 = acc_layout::col(tl_tid, tl_k29);  // the chunk's first column
         const int i = acc_layout::row(tl_tid, tl_k29);
         tl::f16 tl_chunk32[2];
-        tl::load_chunk_guarded<tl::f16, 2>(tl_chunk32, &Bias[col0 + tl_c30], true, col0 + tl_c30, N);
+        tl::load_chunk_guarded<tl::f16, 2>(tl_chunk32, &Bias[col0 + tl_c30], (row0 + i < M), col0 + tl_c30, N);
         tl::f16 tl_chunk33[2];
-        tl::load_chunk_guarded<tl::f16, 2>(tl_chunk33, &R[int64_t(row0 + i) * N + (col0 + tl_c30)], tl::in_bounds(row0 + i, M), col0 + tl_c30, N);
+        tl::load_chunk_guarded<tl::f16, 2>(tl_chunk33, &R[int64_t(row0 + i) * N + (col0 + tl_c30)], tl::in_bounds(row0 + i, M) && (beta != 0.0f) && (row0 + i < M), col0 + tl_c30, N);
         tl::f16 tl_gathered34[2];
         unsigned tl_written35 = 0u;  // the elements stored
         #pragma unroll
         for (int tl_o31 = 0; tl_o31 < 2; ++tl_o31) {
             [[maybe_unused]] const int tl_s36 = tl_k29 + tl_o31;
             [[maybe_unused]] const int j = tl_c30 + tl_o31;
-            if (row0 + i < M && col0 + j < N) {
-                tl_gathered34[tl_o31] = tl::convert<tl::f16>(acc[tl_s36] + tl::convert<float>(tl_chunk32[tl_o31]) + tl::convert<float>(tl_chunk33[tl_o31]));
+            if (beta != 0.0f && row0 + i < M && col0 + j < N) {
+                tl_gathered34[tl_o31] = tl::convert<tl::f16>(acc[tl_s36] + tl::convert<float>(tl_chunk32[tl_o31]) + beta * tl::convert<float>(tl_chunk33[tl_o31]));
                 tl_written35 |= 1u << tl_o31;
+            } else {
+                if (row0 + i < M && col0 + j < N) {
+                    tl_gathered34[tl_o31] = tl::convert<tl::f16>(acc[tl_s36] + tl::convert<float>(tl_chunk32[tl_o31]));
+                    tl_written35 |= 1u << tl_o31;
+                }
             }
         }
         tl::store_chunk<tl::f16, 2>(&C[int64_t(row0 + i) * N + (col0 + tl_c30)], tl_gathered34, tl_written35);
@@ -173,7 +179,7 @@ __global__ void __launch_bounds__(128) gemm_bias_residual_kernel(
 
 namespace tlc {
 
-cudaError_t gemm_bias_residual(const __half* A, const __half* B, const __half* Bias, const __half* R, __half* C, int64_t M, int64_t K, int64_t N, cudaStream_t stream) {
+cudaError_t gemm_bias_residual(const __half* A, const __half* B, const __half* Bias, const __half* R, __half* C, float beta, int64_t M, int64_t K, int64_t N, cudaStream_t stream) {
     constexpr const char* tl_name = "gemm_bias_residual";
     if (cudaError_t tl_err = tl::host::check_pointer(A, tl_name, "A", 2); tl_err != cudaSuccess) return tl_err;
     if (cudaError_t tl_err = tl::host::check_pointer(B, tl_name, "B", 2); tl_err != cudaSuccess) return tl_err;
@@ -194,12 +200,12 @@ cudaError_t gemm_bias_residual(const __half* A, const __half* B, const __half* B
         return tl_err;
     }();
     if (tl_attributes != cudaSuccess) return tl::host::record(tl_attributes, tl_name, "setting the shared-memory attributes");
-    ::gemm_bias_residual_kernel<<<dim3(unsigned(tl_grid_x), unsigned(tl_grid_y), unsigned(tl_grid_z)), 128, 19456, stream>>>(A, B, Bias, R, C, static_cast<int32_t>(M), static_cast<int32_t>(K), static_cast<int32_t>(N));
+    ::gemm_bias_residual_kernel<<<dim3(unsigned(tl_grid_x), unsigned(tl_grid_y), unsigned(tl_grid_z)), 128, 19456, stream>>>(A, B, Bias, R, C, beta, static_cast<int32_t>(M), static_cast<int32_t>(K), static_cast<int32_t>(N));
     return tl::host::record(cudaGetLastError(), tl_name, "launch");
 }
 
 }  // namespace tlc
 
 extern "C" {
-cudaError_t tlc_gemm_bias_residual(const void* A, const void* B, const void* Bias, const void* R, void* C, int64_t M, int64_t K, int64_t N, cudaStream_t stream) { return tlc::gemm_bias_residual(static_cast<const __half*>(A), static_cast<const __half*>(B), static_cast<const __half*>(Bias), static_cast<const __half*>(R), static_cast<__half*>(C), M, K, N, stream); }
+cudaError_t tlc_gemm_bias_residual(const void* A, const void* B, const void* Bias, const void* R, void* C, float beta, int64_t M, int64_t K, int64_t N, cudaStream_t stream) { return tlc::gemm_bias_residual(static_cast<const __half*>(A), static_cast<const __half*>(B), static_cast<const __half*>(Bias), static_cast<const __half*>(R), static_cast<__half*>(C), beta, M, K, N, stream); }
 }

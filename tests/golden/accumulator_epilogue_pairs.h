@@ -13,10 +13,10 @@
 namespace tlc {
 
 // Launches kernel `gemm_bias_residual`; returns cudaErrorInvalidValue (see tlc::last_error_message()) for bad arguments.
-cudaError_t gemm_bias_residual(const __half* A, const __half* B, const __half* Bias, const __half* R, __half* C, int64_t M, int64_t K, int64_t N, cudaStream_t stream = 0);
+cudaError_t gemm_bias_residual(const __half* A, const __half* B, const __half* Bias, const __half* R, __half* C, float beta, int64_t M, int64_t K, int64_t N, cudaStream_t stream = 0);
 
 }  // namespace tlc
 
 extern "C" {
-cudaError_t tlc_gemm_bias_residual(const void* A, const void* B, const void* Bias, const void* R, void* C, int64_t M, int64_t K, int64_t N, cudaStream_t stream);
+cudaError_t tlc_gemm_bias_residual(const void* A, const void* B, const void* Bias, const void* R, void* C, float beta, int64_t M, int64_t K, int64_t N, cudaStream_t stream);
 }
