@@ -309,7 +309,9 @@ SpreadChunks plan_spread_chunks(const ir::For& f, const std::vector<int64_t>& ex
     };
     auto form_groups = [&chunk_guard](SpreadChunks& plan, const auto& verdicts) {
         std::map<std::string, size_t> group_of;
-        for (auto& [a, v] : verdicts) {
+        for (const auto& entry : verdicts) {
+            const BodyAccess* a = entry.first;  // named, not bound: a lambda below refers to it
+            const Verdict& v = entry.second;
             if (!v.why.reason.empty() || a->atomic) continue;
             if (a->load && std::find(plan.shared_reads.begin(), plan.shared_reads.end(), a->load) != plan.shared_reads.end()) continue;
             // A shared read of stride 1 that chunk_reads did not take starts its runs off their
