@@ -878,7 +878,7 @@ __global__ void __launch_bounds__(256) gemm_scaled_kernel(
         const int tl_c44 = acc_layout::col(tl_tid, tl_k43);  // the chunk's first column
         const int i = acc_layout::row(tl_tid, tl_k43);
         tl::f16 tl_chunk46[2];
-        tl::load_chunk_guarded<tl::f16, 2>(tl_chunk46, &C[int64_t(row0 + i) * N + (col0 + tl_c44)], tl::in_bounds(row0 + i, M) && (beta != 0.0f) && (row0 + i < M), col0 + tl_c44, N);
+        tl::load_chunk_guarded<tl::f16, 2>(tl_chunk46, &C[int64_t(row0 + i) * N + (col0 + tl_c44)], tl::in_bounds(row0 + i, M) && (beta != 0.0f), col0 + tl_c44, N);
         #pragma unroll
         for (int tl_o45 = 0; tl_o45 < 2; ++tl_o45) {
             [[maybe_unused]] const int tl_s47 = tl_k43 + tl_o45;
@@ -1015,7 +1015,7 @@ __global__ void __launch_bounds__(384, 1) gemm_scaled_kernel_sm90(
                 const int tl_c3 = acc_layout::col(tl_tid, tl_k2);  // the chunk's first column
                 const int i = acc_layout::row(tl_tid, tl_k2);
                 tl::f16 tl_chunk5[2];
-                tl::load_chunk_guarded<tl::f16, 2>(tl_chunk5, &C[int64_t(row0 + i) * N + (col0 + tl_c3)], tl::in_bounds(row0 + i, M) && (beta != 0.0f) && (row0 + i < M), col0 + tl_c3, N);
+                tl::load_chunk_guarded<tl::f16, 2>(tl_chunk5, &C[int64_t(row0 + i) * N + (col0 + tl_c3)], tl::in_bounds(row0 + i, M) && (beta != 0.0f), col0 + tl_c3, N);
                 #pragma unroll
                 for (int tl_o4 = 0; tl_o4 < 2; ++tl_o4) {
                     [[maybe_unused]] const int tl_s6 = tl_k2 + tl_o4;

@@ -368,7 +368,20 @@ std::vector<KernelEmitter::ChunkStore> KernelEmitter::emit_chunk_loads(const ir:
             out_.line(fmt::format("{} {}[{}];", type, regs, run));
             // Read only where the row exists and the `if`s around every member can hold.
             std::string row_read = inside(b, idx, idx.size() - 1);
-            for (const ir::ExprPtr& c : g.guard) row_read += " && " + parenthesized(expr(c, at_start));
+            // A conjunct `x < n` that restates the row test of an axis (x its index, n its extent)
+            // adds nothing to tl::in_bounds(x, n).
+            auto restates_row_test = [&](const ir::ExprPtr& c) {
+                auto* lt = c->as<ir::Binary>();
+                if (!lt || (lt->op != ir::BinaryOp::Lt && lt->op != ir::BinaryOp::Gt)) return false;
+                const ir::ExprPtr& index = lt->op == ir::BinaryOp::Lt ? lt->lhs : lt->rhs;
+                const ir::ExprPtr& bound = lt->op == ir::BinaryOp::Lt ? lt->rhs : lt->lhs;
+                const std::string x = expr(index, at_start), n = expr(bound, at_start);
+                for (size_t d = 0; d + 1 < idx.size(); ++d)
+                    if (idx[d] == x && extent(b, d) == n) return true;
+                return false;
+            };
+            for (const ir::ExprPtr& c : g.guard)
+                if (!restates_row_test(c)) row_read += " && " + parenthesized(expr(c, at_start));
             if (row_read.starts_with("true && ")) row_read.erase(0, 8);
             if (units_permuted(b))
                 emit_swizzled_chunk(b, idx, run,

@@ -154,7 +154,7 @@ __global__ void __launch_bounds__(128) gemm_bias_residual_kernel(
         tl::f16 tl_chunk32[2];
         tl::load_chunk_guarded<tl::f16, 2>(tl_chunk32, &Bias[col0 + tl_c30], (row0 + i < M), col0 + tl_c30, N);
         tl::f16 tl_chunk33[2];
-        tl::load_chunk_guarded<tl::f16, 2>(tl_chunk33, &R[int64_t(row0 + i) * N + (col0 + tl_c30)], tl::in_bounds(row0 + i, M) && (beta != 0.0f) && (row0 + i < M), col0 + tl_c30, N);
+        tl::load_chunk_guarded<tl::f16, 2>(tl_chunk33, &R[int64_t(row0 + i) * N + (col0 + tl_c30)], tl::in_bounds(row0 + i, M) && (beta != 0.0f), col0 + tl_c30, N);
         tl::f16 tl_gathered34[2];
         unsigned tl_written35 = 0u;  // the elements stored
         #pragma unroll

@@ -49,7 +49,7 @@ __global__ void __launch_bounds__(128) scale_rows_kernel(
         tl::bf16 tl_chunk10[8];
         tl::load_chunk<tl::bf16, 8>(tl_chunk10, &xs[i * 136 + (tl_c7 + 64)]);
         tl::bf16 tl_chunk11[8];
-        tl::load_chunk_guarded<tl::bf16, 8>(tl_chunk11, &X[int64_t(r0 + i) * 128 + tl_c7], tl::in_bounds(r0 + i, R) && (r0 + i < R), tl_c7, 128);
+        tl::load_chunk_guarded<tl::bf16, 8>(tl_chunk11, &X[int64_t(r0 + i) * 128 + tl_c7], tl::in_bounds(r0 + i, R), tl_c7, 128);
         float tl_chunk12[8];
         tl::load_chunk_guarded<float, 8>(tl_chunk12, &W[tl_c7], (r0 + i < R), tl_c7, 128);
         tl::bf16 tl_gathered13[8];

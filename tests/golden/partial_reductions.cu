@@ -86,7 +86,7 @@ __global__ void __launch_bounds__(256) colsum_kernel(
             const int tl_c2 = ((tl_k1) + (tl_tid % 8) * 8);  // the chunk's first column
             const int i = (tl_tid / 8);
             float tl_chunk4[8];
-            tl::load_chunk_guarded<float, 8>(tl_chunk4, &X[int64_t(m * 32 + i) * 64 + tl_c2], tl::in_bounds(m * 32 + i, M) && (m * 32 + i < M), tl_c2, 64);
+            tl::load_chunk_guarded<float, 8>(tl_chunk4, &X[int64_t(m * 32 + i) * 64 + tl_c2], tl::in_bounds(m * 32 + i, M), tl_c2, 64);
             #pragma unroll
             for (int tl_o3 = 0; tl_o3 < 8; ++tl_o3) {
                 [[maybe_unused]] const int tl_s5 = tl_k1 + tl_o3;
@@ -332,7 +332,7 @@ __global__ void __launch_bounds__(256) chansum_kernel(
             const int b = ((tl_tid / 128) + (tl_k1 / 8) * 2);
             const int t = (tl_tid / 8 % 16);
             float tl_chunk4[8];
-            tl::load_chunk_guarded<float, 8>(tl_chunk4, &X[(int64_t(b0 * 4 + b) * T + t) * 64 + tl_c2], tl::in_bounds(b0 * 4 + b, B) && tl::in_bounds(t, T) && (b0 * 4 + b < B) && (t < T), tl_c2, 64);
+            tl::load_chunk_guarded<float, 8>(tl_chunk4, &X[(int64_t(b0 * 4 + b) * T + t) * 64 + tl_c2], tl::in_bounds(b0 * 4 + b, B) && tl::in_bounds(t, T), tl_c2, 64);
             #pragma unroll
             for (int tl_o3 = 0; tl_o3 < 8; ++tl_o3) {
                 [[maybe_unused]] const int tl_s5 = tl_k1 + tl_o3;
