@@ -449,6 +449,20 @@ void KernelEmitter::emit_fill(const ir::Fill& f) {
     for_each_element(shape, every, [&](const std::vector<std::string>& coords, const std::string&) { store(coords); });
 }
 
+void KernelEmitter::emit_iteration_atomic_add(const ir::AtomicAdd& a, const ElementContext& ctx) {
+    const ir::Buffer& d = *a.dst.buffer;
+    std::vector<std::string> idx;
+    for (const ir::Range& r : a.dst.ranges) {
+        const std::string at = expr(r.start, ctx);
+        idx.push_back(r.gather ? fmt::format("tl::gather_index({}, {}, {})", identifier(r.gather->name), at, expr(r.gather->shape[0]))
+                               : at);
+    }
+    std::string guard = bounds_mask(a.dst, idx);
+    if (!ctx.store_guard.empty()) guard = ctx.store_guard + " && " + guard;  // one replica of the iteration adds
+    out_.line(fmt::format("if ({}) tl::atomic_add(&{}, {});", guard, element(d, idx),
+                          cast_to(expr(a.value, ctx), a.value->dtype, d.dtype)));
+}
+
 void KernelEmitter::emit_atomic_add(const ir::AtomicAdd& a) {
     const ir::Buffer& d = *a.dst.buffer;
     if (a.value) { // one element, added once per block

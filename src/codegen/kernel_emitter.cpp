@@ -358,7 +358,11 @@ void KernelEmitter::stmt(const ir::StmtPtr& s, const ElementContext& ctx) {
     case ir::StmtKind::Fill: source_comment(*s, "fill"); emit_fill(*s->as<ir::Fill>()); break;
     case ir::StmtKind::Reduce: source_comment(*s, "reduce"); emit_reduce(*s->as<ir::Reduce>()); break;
     case ir::StmtKind::Cumsum: source_comment(*s, "cumsum"); emit_cumsum(*s->as<ir::Cumsum>()); break;
-    case ir::StmtKind::AtomicAdd: source_comment(*s, "atomic_add"); emit_atomic_add(*s->as<ir::AtomicAdd>()); break;
+    case ir::StmtKind::AtomicAdd:
+        source_comment(*s, "atomic_add");
+        if (!ctx.loop_vars.empty() && s->as<ir::AtomicAdd>()->value) emit_iteration_atomic_add(*s->as<ir::AtomicAdd>(), ctx);
+        else emit_atomic_add(*s->as<ir::AtomicAdd>());
+        break;
     }
 }
 

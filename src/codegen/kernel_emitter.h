@@ -250,6 +250,8 @@ private:
     void emit_segmented_scan(const std::vector<int64_t>& shape, int axis, bool reverse, const std::string& tile,
                              const std::string& acc_type);
     void emit_atomic_add(const ir::AtomicAdd& a);
+    // The scalar form inside a `parallel` loop: one add per iteration, by the thread that runs it.
+    void emit_iteration_atomic_add(const ir::AtomicAdd& a, const ElementContext& ctx);
     bool emit_paired_atomic_add(const ir::AtomicAdd& a);
     void emit_parallel(const ir::For& f);
     // Iterates every element of a tile spread over the threads (or by each thread when

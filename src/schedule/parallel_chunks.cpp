@@ -419,37 +419,24 @@ ParallelLoopUses parallel_loop_uses(const ir::For& f, const std::function<bool(c
         }
         return true;
     };
-    std::function<void(const ir::ExprPtr&)> visit_expr = [&](const ir::ExprPtr& e) {
-        if (!e) return;
-        if (auto* l = e->as<ir::Load>()) {
-            if (is_distributed(*l->buffer) && exact(l->indices) && !uses.distributed) uses.distributed = l->buffer.get();
-            for (auto& i : l->indices) visit_expr(i);
-        } else if (auto* u = e->as<ir::Unary>()) visit_expr(u->operand);
-        else if (auto* b = e->as<ir::Binary>()) visit_expr(b->lhs), visit_expr(b->rhs);
-        else if (auto* s = e->as<ir::Select>()) visit_expr(s->cond), visit_expr(s->then_value), visit_expr(s->else_value);
-        else if (auto* c = e->as<ir::Cast>()) visit_expr(c->operand);
-        else if (auto* c = e->as<ir::Call>()) for (auto& a : c->args) visit_expr(a);
+    // Every statement kind's children (an atomic_add's value and element too), through the generic walk.
+    auto visit_expr = [&](const ir::ExprPtr& e) {
+        ir::walk_expr(e, [&](const ir::Expr& x) {
+            if (auto* l = x.as<ir::Load>(); l && is_distributed(*l->buffer) && exact(l->indices) && !uses.distributed)
+                uses.distributed = l->buffer.get();
+        });
     };
     std::function<void(const ir::StmtPtr&)> visit = [&](const ir::StmtPtr& s) {
         if (!s) return;
-        if (auto* st = s->as<ir::Store>()) {
+        if (auto* st = s->as<ir::Store>()) {  // the stored element before the value's reads
             if (is_distributed(*st->buffer) && exact(st->indices) && !uses.distributed) uses.distributed = st->buffer.get();
             if (st->buffer->scope == ir::Scope::Fragment && !is_distributed(*st->buffer) && !uses.replicated_write)
                 uses.replicated_write = st->buffer.get();
-            for (auto& i : st->indices) visit_expr(i);
-            visit_expr(st->value);
-        } else if (auto* seq = s->as<ir::Seq>()) {
-            for (auto& c : seq->stmts) visit(c);
-        } else if (auto* i = s->as<ir::If>()) {
-            visit_expr(i->cond), visit(i->then_body), visit(i->else_body);
-        } else if (auto* fo = s->as<ir::For>()) {
-            for (auto& e : fo->extents) visit_expr(e);
-            visit(fo->body);
-        } else if (auto* l = s->as<ir::LetStmt>()) {
-            visit_expr(l->value);
-        } else if (auto* ev = s->as<ir::Evaluate>()) {
-            visit_expr(ev->value);
         }
+        ir::for_each_child(*s, {.expr = visit_expr,
+                                .region = [&](const ir::Region& r, ir::Access) { ir::for_each_region_expr(r, visit_expr); },
+                                .store = {},
+                                .stmt = visit});
     };
     visit(f.body);
     return uses;

@@ -10,7 +10,7 @@
 // split_columns_3(A, B, Y, M, K, N), split_columns_reduce(A, B, R, M, K),
 // cluster_gemm_2x2(A, B, C, M, K, N), cluster_gemm_1x4(A, B, C, K, M, N),
 // narrow_swizzle_stages(A, B, C, M, K, N), partial_wait(A, B, C, M, K, N), heads_store(A, W, O, B, M, K, N, H),
-// bias_residual_epilogue(A, B, Bias, R, C, M, K, N).
+// bias_residual_epilogue(A, B, Bias, R, C, M, K, N), histogram(X, Counts, N, NB), scatter_add(X, Idx, Wts, Y, R, D, M).
 #include "regressions.h"
 #include "harness.h"
 
@@ -335,6 +335,42 @@ th::Outcome check_bias_residual(int64_t M, int64_t N, int64_t K, uint64_t seed) 
                        A.guards_intact() && B.guards_intact() && Bias.guards_intact() && R.guards_intact() && C.guards_intact());
 }
 
+// histogram: Counts[b] = the number of X[i] == b; values outside [0, NB) (-1 and NB here) are
+// skipped. Every iteration of the `parallel` loop adds, whichever thread runs it.
+th::Outcome check_histogram(int64_t N, int64_t NB, uint64_t seed) {
+    std::vector<int32_t> x(static_cast<size_t>(N));
+    th::Rng rng(seed);
+    for (auto& v : x) v = static_cast<int32_t>(rng.next() % uint64_t(NB + 2)) - 1;  // -1 .. NB
+    th::DeviceBuffer<int32_t> X(x), Counts(std::vector<int32_t>(static_cast<size_t>(NB), 0));
+    th::check_launch(tlc::histogram(X.get(), Counts.get(), N, NB), "histogram");
+    std::vector<int32_t> want(static_cast<size_t>(NB), 0);
+    for (int32_t v : x)
+        if (v >= 0 && v < NB) ++want[static_cast<size_t>(v)];
+    const auto got = Counts.download();
+    for (int64_t b = 0; b < NB; ++b)
+        if (got[size_t(b)] != want[size_t(b)])
+            return th::expect(false, "Counts[" + std::to_string(b) + "] = " + std::to_string(got[size_t(b)]) + ", want " +
+                                         std::to_string(want[size_t(b)]));
+    return th::expect(X.guards_intact() && Counts.guards_intact(), "out-of-bounds write");
+}
+
+// scatter_add: Y[Idx[r], :] += X[r, :] * Wts[r] over a zeroed Y; several rows share a target.
+th::Outcome check_scatter_add(int64_t R, int64_t D, int64_t M, uint64_t seed) {
+    const auto x = th::random_vector<float>(th::numel({R, D}), seed);
+    const auto w = th::random_vector<float>(static_cast<size_t>(R), seed + 1);
+    std::vector<int32_t> idx(static_cast<size_t>(R));
+    th::Rng rng(seed + 2);
+    for (auto& i : idx) i = static_cast<int32_t>(rng.next() % uint64_t(M));
+    th::DeviceBuffer<float> X(x), Wts(w), Y(std::vector<float>(th::numel({M, D}), 0.0f));
+    th::DeviceBuffer<int32_t> Idx(idx);
+    th::check_launch(tlc::scatter_add(X.get(), Idx.get(), Wts.get(), Y.get(), R, D, M), "scatter_add");
+    std::vector<double> ref(th::numel({M, D}), 0.0);
+    for (int64_t r = 0; r < R; ++r)
+        for (int64_t c = 0; c < D; ++c) ref[size_t(idx[size_t(r)] * D + c)] += double(x[size_t(r * D + c)]) * double(w[size_t(r)]);
+    return th::numeric(th::rel_err(Y.download(), ref), 1e-5,
+                       X.guards_intact() && Wts.guards_intact() && Idx.guards_intact() && Y.guards_intact());
+}
+
 // view_rows: Y[M = 3 N] written through the view [N, 3] as (x, 2x, -x) per row; M != 3 N is refused.
 th::Outcome check_view_rows(int64_t N, uint64_t seed) {
     const auto x = th::random_vector<float>(static_cast<size_t>(N), seed);
@@ -475,6 +511,12 @@ int main() {
     for (const std::array<int64_t, 3> mnk : {std::array<int64_t, 3>{128, 128, 64}, {77, 131, 40}, {130, 70, 100}, {1, 1, 1}})
         suite.run("bias_residual_epilogue/" + std::to_string(mnk[0]) + "x" + std::to_string(mnk[1]) + "x" + std::to_string(mnk[2]),
                   [&] { return check_bias_residual(mnk[0], mnk[1], mnk[2], 2400 + mnk[0] + mnk[1]); });
+    for (const std::pair<int64_t, int64_t> nb : {std::pair<int64_t, int64_t>{1000, 7}, {256, 300}, {1, 1}, {70000, 64}})
+        suite.run("histogram/N=" + std::to_string(nb.first) + ",NB=" + std::to_string(nb.second),
+                  [&] { return check_histogram(nb.first, nb.second, 2500 + nb.first); });
+    for (const std::array<int64_t, 3> rdm : {std::array<int64_t, 3>{37, 100, 5}, {16, 64, 16}, {1, 1, 1}, {300, 129, 40}})
+        suite.run("scatter_add/R=" + std::to_string(rdm[0]) + ",D=" + std::to_string(rdm[1]) + ",M=" + std::to_string(rdm[2]),
+                  [&] { return check_scatter_add(rdm[0], rdm[1], rdm[2], 2600 + rdm[0]); });
     suite.run("gather_rows/M=23,N=150,R=37", [&] { return check_gather_rows(23, 150, 37, 1100); });
     suite.run("gather_rows/M=500,N=256,R=1000", [&] { return check_gather_rows(500, 256, 1000, 1200); });
     suite.run("gather_rows/M=1,N=1,R=1", [&] { return check_gather_rows(1, 1, 1, 1300); });
