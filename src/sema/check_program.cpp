@@ -31,6 +31,7 @@ void Checker::check_program_header(const ast::Kernel& h) {
 std::optional<ir::Program> Checker::check_program(const ast::Program& p) {
     const ast::Kernel& h = p.header;
     size_t errors_before = diags_.error_count();
+    failed_launch_ = false;
     check_program_header(h);
     KernelState ks;
     ks.decl = &h;
@@ -76,7 +77,8 @@ std::optional<ir::Program> Checker::check_program(const ast::Program& p) {
     }
     pop_scope();
     pop_scope();
-    if (out.launches.empty() && diags_.error_count() == errors_before)
+    // A launch of a kernel whose own errors were reported is not a missing launch.
+    if (out.launches.empty() && diags_.error_count() == errors_before && !failed_launch_)
         diags_.report(DiagKind::ProgramWithoutLaunch, h.name_range, h.name);
     if (diags_.error_count() > errors_before) return std::nullopt;
     return out;
@@ -216,6 +218,9 @@ std::optional<std::string> Checker::instantiate(const ast::Kernel& k, const ast:
     if (!ok) return std::nullopt;
     std::string key = k.name + "<" + values_text(given) + ">";
     if (auto it = instances_.find(key); it != instances_.end()) return it->second;
+    // Launched with the values the kernel was checked with on its own, whose errors were reported
+    // there: checking it again would repeat each of them.
+    if (given.empty() && failed_kernels_.count(k.name)) return std::nullopt;
 
     // The launch's values override `-D` and the defaults, for this kernel only.
     size_t diags_before = diags_.diagnostics().size();
@@ -260,6 +265,7 @@ void Checker::check_program_launch(const ast::Launch& l, const std::string& prog
     }
     std::optional<std::string> name = instantiate(*k, l, program);
     if (!name) {
+        failed_launch_ = true;
         mark_used(l);
         return;
     }

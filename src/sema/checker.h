@@ -260,6 +260,8 @@ public:
     std::map<std::string, std::string> instances_;
     std::vector<ir::Kernel> instance_kernels_;
     std::map<std::string, ir::Kernel> own_kernels_; // the first variant of each
+    std::set<std::string> failed_kernels_;          // kernels whose own check (defaults and -D) reported errors
+    bool failed_launch_ = false;                    // the program being checked launches a kernel that failed its check
 };
 
 // Swaps in a fresh BodyState for the lifetime of the guard (constant folding, function bodies).

@@ -197,7 +197,9 @@ std::optional<ir::Module> Checker::run(const ast::Module& main,
         if (!m || m == &main) continue;
         for (const ast::Kernel& k : m->kernels) {
             if (diags_.saturated()) break;
+            const size_t errors_before = diags_.error_count();
             check_kernel_variants(k);
+            if (diags_.error_count() > errors_before) failed_kernels_.insert(k.name);
         }
     }
     callees_of_kernels_.clear();
@@ -205,7 +207,9 @@ std::optional<ir::Module> Checker::run(const ast::Module& main,
     for (const ast::Kernel& k : main.kernels) {
         if (diags_.saturated()) break;
         size_t callees_before = callees_of_kernels_.size();
+        const size_t errors_before = diags_.error_count();
         std::vector<ir::Kernel> variants = check_tuned_kernel(k);
+        if (diags_.error_count() > errors_before) failed_kernels_.insert(k.name);
         bool selected = options_.kernel.empty() || options_.kernel == k.name;
         if (!selected) callees_of_kernels_.resize(callees_before);
         found = found || options_.kernel == k.name;
