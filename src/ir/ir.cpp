@@ -99,7 +99,8 @@ Region whole(const BufferPtr& buffer) {
 const std::vector<std::string>& transformation_switches() {
     static const std::vector<std::string> names{"pipeline", "async-copy", "tma", "warp-specialize", "persistent",
                                                 "deepen-ring", "overlap-wgmma", "pingpong", "split-rings", "dynamic-tiles", "chunk-loops",
-                                                "order-blocks", "prefetch-registers", "tma-store", "sink-gemms"};
+                                                "order-blocks", "prefetch-registers", "tma-store", "sink-gemms",
+                                                "stage-fragment-reads"};
     return names;
 }
 
@@ -119,6 +120,7 @@ bool disable_transformation(KernelOptions& options, const std::string& name) {
     else if (name == "prefetch-registers") options.prefetch_registers = false;
     else if (name == "tma-store") options.tma_store = false;
     else if (name == "sink-gemms") options.sink_gemms = false;
+    else if (name == "stage-fragment-reads") options.stage_fragment_reads = false;
     else return false;
     return true;
 }

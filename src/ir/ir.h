@@ -566,6 +566,7 @@ struct KernelOptions {
     bool prefetch_registers = true; // @no_prefetch_registers: register copies of pipelined loops issued a trip ahead
     bool tma_store = true;          // @no_tma_store: the Hopper path's epilogue stores from registers, not by TMA
     bool sink_gemms = true;         // @no_sink_gemms: synchronous clearing gemms stay where written (schedule/sink_gemms.h)
+    bool stage_fragment_reads = true; // @no_stage_fragment_reads: fragments read across threads are replicated (schedule/stage_fragment_reads.h)
     int min_blocks = 0;             // @min_blocks(N): blocks resident per SM at least (0: ptxas decides)
     bool fast_math = false;         // @fast_math: exp, log, tanh, sigmoid and f32 division approximated
     bool walk_grid = false;         // @walk_grid: the blocks walk the grid's tiles (schedule/walk_grid.h)
@@ -574,7 +575,7 @@ struct KernelOptions {
 // The automatic transformations a kernel can switch off (`@no_...`, `--disable NAME`), by the
 // name `--disable` takes: pipeline, async-copy, tma, warp-specialize, persistent, deepen-ring,
 // overlap-wgmma, pingpong, split-rings, dynamic-tiles, chunk-loops, order-blocks, prefetch-registers,
-// tma-store, sink-gemms.
+// tma-store, sink-gemms, stage-fragment-reads.
 const std::vector<std::string>& transformation_switches();
 // Switches the transformation `name` (one of transformation_switches()) off in `options`; false
 // when `name` is not a switch.

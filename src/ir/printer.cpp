@@ -447,6 +447,7 @@ public:
         if (!k.options.chunk_loops) attrs += "@no_chunk_loops ";
         if (!k.options.order_blocks) attrs += "@no_order_blocks ";
         if (!k.options.sink_gemms) attrs += "@no_sink_gemms ";
+        if (!k.options.stage_fragment_reads) attrs += "@no_stage_fragment_reads ";
         if (k.options.min_blocks > 0) attrs += fmt::format("@min_blocks({}) ", k.options.min_blocks);
         if (k.options.fast_math) attrs += "@fast_math ";
         if (k.options.walk_grid) attrs += "@walk_grid ";

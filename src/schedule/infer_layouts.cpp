@@ -44,6 +44,12 @@ public:
     // layouts, the fragment is read like a broadcast operand, a slice of the loop's layout.
     std::map<const ir::Store*, const Accumulation*> accumulations;
     std::set<const ir::Buffer*> replicated;
+    // Why: the fragments some thread reads an element of that another thread would hold (an element
+    // read at other indices than the `parallel` loop's, or outside such a loop; a part of the
+    // fragment copied), and the fragments something else makes whole in every thread. A fragment in
+    // the first set only is one that stage-fragment-reads can keep spread, its reads going through
+    // shared memory.
+    std::set<const ir::Buffer*> read_across_threads, replicated_otherwise;
     std::map<const ir::Buffer*, std::vector<const ir::Gemm*>> accumulators; // every gemm into each
     std::vector<std::pair<const ir::Buffer*, const ir::Buffer*>> same_layout;
     std::set<const ir::Buffer*> fragments;
@@ -53,7 +59,7 @@ public:
         // What a statement says about layouts beyond its element accesses.
         if (auto* a = s->as<ir::Alloc>(); a && is_fragment(a->buffer)) {
             fragments.insert(a->buffer.get());
-            if (a->buffer->rank() == 0) replicated.insert(a->buffer.get());
+            if (a->buffer->rank() == 0) replicate(a->buffer.get(), false);
         } else if (auto* c = s->as<ir::Copy>()) {
             if (is_fragment(c->src.buffer) && is_fragment(c->dst.buffer) && c->src.is_whole() && c->dst.is_whole() &&
                 c->src.buffer->const_shape == c->dst.buffer->const_shape)
@@ -67,14 +73,17 @@ public:
             if (is_fragment(r->src.buffer) && r->src.is_whole() && r->dst.is_whole() && r->dst.buffer->rank() + 1 == r->src.buffer->rank())
                 reduces.push_back({r->src.buffer.get(), r->dst.buffer.get(), r->axis});
             else if (!spread_from_shared(*r))
-                replicated.insert(r->dst.buffer.get());
+                replicate(r->dst.buffer.get(), false);
         }
+        // A part of a fragment copied out is read across threads; any other partial use is not.
+        const ir::Region* copied_part = nullptr;
+        if (auto* c = s->as<ir::Copy>(); c && is_fragment(c->src.buffer) && !c->src.is_whole()) copied_part = &c->src;
         // A parallel loop's body is its own context; everything else inherits the enclosing one.
         const ir::For* inner = parallel;
         if (auto* f = s->as<ir::For>(); f && f->loop_kind == ir::LoopKind::Parallel) inner = f;
         ir::for_each_child(*s, {
             .expr = [&](const ir::ExprPtr& e) { expr(e, parallel); },
-            .region = [&](const ir::Region& r, ir::Access) { region(r); },
+            .region = [&](const ir::Region& r, ir::Access) { region(r, &r == copied_part); },
             .store = [&](const ir::Store& st) {
                 if (parallel && is_fragment(st.buffer)) loop_writes[parallel].insert(st.buffer.get());
                 if (auto acc = accumulations.find(&st); acc != accumulations.end())
@@ -120,16 +129,19 @@ public:
     // fragment it indexes must be replicated too; a fragment copied into per-thread storage (a
     // `local`, a replicated fragment) must be, since every thread needs every element. Repeat until
     // nothing changes.
-    void propagate_replication() {
+    void propagate_replication() { propagate(replicated); }
+    // The same closure over any starting set of replicated fragments.
+    void propagate(std::set<const ir::Buffer*>& set) const {
         for (bool changed = true; changed;) {
             changed = false;
             for (auto& [src, dst] : copies_into)
-                if (dst->scope == ir::Scope::Local || replicated.count(dst)) changed |= replicated.insert(src).second;
+                if (dst->scope == ir::Scope::Local || set.count(dst)) changed |= set.insert(src).second;
             for (auto& [loop, written] : loop_writes) {
                 bool writes_replicated = false;
-                for (auto* b : written) writes_replicated |= replicated.count(b) > 0;
+                for (auto* b : written) writes_replicated |= set.count(b) > 0;
                 if (!writes_replicated) continue;
-                for (auto* b : loop_exact[loop]) changed |= replicated.insert(b).second;
+                if (auto exact = loop_exact.find(loop); exact != loop_exact.end())
+                    for (auto* b : exact->second) changed |= set.insert(b).second;
             }
         }
     }
@@ -146,10 +158,15 @@ public:
     int threads = 0;
 
 private:
-    void region(const ir::Region& r) {
+    void replicate(const ir::Buffer* b, bool read_across) {
+        replicated.insert(b);
+        (read_across ? read_across_threads : replicated_otherwise).insert(b);
+    }
+
+    void region(const ir::Region& r, bool copied_part) {
         ir::for_each_region_expr(r, [&](const ir::ExprPtr& e) { expr(e, nullptr); });
         // A fragment used as part of a larger tile can only be reached elementwise if replicated.
-        if (is_fragment(r.buffer) && !r.is_whole()) replicated.insert(r.buffer.get());
+        if (is_fragment(r.buffer) && !r.is_whole()) replicate(r.buffer.get(), copied_part);
     }
 
     // An element access `buf[indices]`: distributed when indexed by the parallel loop's variables
@@ -169,7 +186,7 @@ private:
             exact = v && v->var == parallel->vars[d] && extent && *extent == b->const_shape[d];
         }
         if (!exact) {
-            replicated.insert(b.get());
+            replicate(b.get(), read);
             return;
         }
         loop_exact[parallel].insert(b.get());
@@ -783,13 +800,44 @@ Choice choose_layouts(const ir::Kernel& kernel, int target_sm, UseCollector& use
 
 } // namespace
 
-bool infer_layouts(ir::Kernel& kernel, int target_sm, DiagnosticEngine& diags) {
-    PartialReductions partials = find_partial_reductions(kernel);
-    UseCollector uses;
+namespace {
+// The uses of every fragment of `kernel`, with its partial reductions' accumulations read as
+// broadcasts.
+void collect_uses(const ir::Kernel& kernel, const PartialReductions& partials, UseCollector& uses) {
     uses.threads = kernel.threads;
     for (const AccumulatedFragment& acc : partials.fragments)
         for (const Accumulation& u : acc.updates) uses.accumulations[u.store] = &u;
     uses.stmt(kernel.body, nullptr);
+}
+} // namespace
+
+std::set<const ir::Buffer*> fragments_read_across_threads(const ir::Kernel& kernel,
+                                                          const std::function<bool(const ir::Buffer&)>& worth_staging) {
+    UseCollector uses;
+    collect_uses(kernel, find_partial_reductions(kernel), uses);
+    std::set<const ir::Buffer*> staged;
+    for (const ir::Buffer* b : uses.read_across_threads)
+        if (!uses.replicated_otherwise.count(b) && worth_staging(*b)) staged.insert(b);
+    // A fragment that stays whole in every thread (its own other uses, or a small one read across
+    // threads) can make a staged one whole too (a loop writing it indexes the staged one): drop
+    // those until none is left.
+    for (bool changed = true; changed;) {
+        changed = false;
+        std::set<const ir::Buffer*> whole = uses.replicated_otherwise;
+        for (const ir::Buffer* b : uses.read_across_threads)
+            if (!staged.count(b)) whole.insert(b);
+        uses.propagate(whole);
+        for (auto it = staged.begin(); it != staged.end();)
+            if (whole.count(*it)) it = staged.erase(it), changed = true;
+            else ++it;
+    }
+    return staged;
+}
+
+bool infer_layouts(ir::Kernel& kernel, int target_sm, DiagnosticEngine& diags) {
+    PartialReductions partials = find_partial_reductions(kernel);
+    UseCollector uses;
+    collect_uses(kernel, partials, uses);
     // A loop that accumulates but touches no distributed fragment of its own is laid out by a
     // fragment standing for its iterations (distributed like any fragment of that shape).
     std::map<const ir::For*, ir::BufferPtr> iteration_anchors;

@@ -17,7 +17,9 @@
 #include "ir/ir.h"
 #include "support/diagnostics.h"
 
+#include <functional>
 #include <optional>
+#include <set>
 #include <utility>
 
 namespace tlc::schedule {
@@ -28,6 +30,14 @@ namespace tlc::schedule {
 // target, 90 for sm_90a and its fallback): 8-bit float gemms take the tensor cores from 89 on.
 // Returns false (with diagnostics) when no layout satisfies the kernel's uses.
 bool infer_layouts(ir::Kernel& kernel, int target_sm, DiagnosticEngine& diags);
+
+// The fragments every thread would hold whole only because threads read elements of them that
+// other threads hold (an element read at indices other than its `parallel` loop's variables, or
+// outside such a loop; a part of it copied), among those `worth_staging` accepts: with those reads
+// made from a shared-memory copy (stage-fragment-reads), each keeps a layout spread over the
+// threads. A fragment that another use, or another fragment left whole, keeps whole is not listed.
+std::set<const ir::Buffer*> fragments_read_across_threads(const ir::Kernel& kernel,
+                                                          const std::function<bool(const ir::Buffer&)>& worth_staging);
 
 // Why a gemm's operand and accumulator dtypes have no tensor-core path on `target_sm`, or "" when
 // they have one: f16 or bf16 operands into f32, f16 into f16, and (sm_89 and newer) e4m3 / e5m2

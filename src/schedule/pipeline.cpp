@@ -6,6 +6,7 @@
 #include "schedule/infer_layouts.h"
 #include "schedule/order_blocks.h"
 #include "schedule/sink_gemms.h"
+#include "schedule/stage_fragment_reads.h"
 #include "schedule/pipeline_loops.h"
 #include "schedule/plan_shared_memory.h"
 #include "schedule/prefetch_registers.h"
@@ -48,6 +49,10 @@ std::string fallback_key(const ir::Kernel& k) { return k.name + "|" + k.variant.
 
 const std::vector<Pass>& passes() {
     static const std::vector<Pass> list = {
+        {"stage-fragment-reads", [](ir::Kernel& k, const ScheduleOptions& options, DiagnosticEngine& diags) {
+             stage_fragment_reads(k, options.shared_memory_limit, diags);
+             return true;
+         }},
         {"warp-specialize", [](ir::Kernel& k, const ScheduleOptions& options, DiagnosticEngine& diags) {
              // The fallback copy this pass makes is scheduled by the passes after it.
              auto it = options.fallback_by_name.find(fallback_key(k)); // a variant's own, by its values

@@ -8,7 +8,7 @@ namespace tlc::sema {
 namespace {
 bool is_kernel_attr(std::string_view n) {
     return n == "no_async_copy" || n == "no_tma" || n == "no_warp_specialize" ||
-           n == "no_pipeline" || n == "no_persistent" || n == "no_deepen_ring" || n == "no_overlap_wgmma" || n == "no_pingpong" || n == "no_split_rings" || n == "no_dynamic_tiles" || n == "no_chunk_loops" || n == "no_order_blocks" || n == "no_prefetch_registers" || n == "no_tma_store" || n == "no_sink_gemms" || n == "min_blocks" ||
+           n == "no_pipeline" || n == "no_persistent" || n == "no_deepen_ring" || n == "no_overlap_wgmma" || n == "no_pingpong" || n == "no_split_rings" || n == "no_dynamic_tiles" || n == "no_chunk_loops" || n == "no_order_blocks" || n == "no_prefetch_registers" || n == "no_tma_store" || n == "no_sink_gemms" || n == "no_stage_fragment_reads" || n == "min_blocks" ||
            n == "fast_math" || n == "walk_grid";
 }
 bool is_loop_attr(std::string_view n) { return n == "no_async_copy" || n == "no_pipeline"; }
@@ -51,6 +51,7 @@ ir::KernelOptions Checker::check_kernel_attrs(const std::vector<ast::Attribute>&
         if (a.name == "no_prefetch_registers") o.prefetch_registers = false;
         if (a.name == "no_tma_store") o.tma_store = false;
         if (a.name == "no_sink_gemms") o.sink_gemms = false;
+        if (a.name == "no_stage_fragment_reads") o.stage_fragment_reads = false;
         if (a.name == "fast_math") o.fast_math = true;
         if (a.name == "walk_grid") o.walk_grid = true;
     }

@@ -7,8 +7,8 @@
 
 namespace {
 
-// kernel layouts  (infer_layouts_kinds.tl:12)
-// 128 threads per block, 11008 bytes of shared memory
+// kernel layouts  (infer_layouts_kinds.tl:13)
+// 128 threads per block, 12288 bytes of shared memory
 __global__ void __launch_bounds__(128) layouts_kernel(
         const tl::f16* __restrict__ A,
         const tl::f16* __restrict__ B,
@@ -23,6 +23,7 @@ __global__ void __launch_bounds__(128) layouts_kernel(
 {
     using acc_layout = tl::MmaAccLayout<64, 64, 4, 1>;  // fragment acc: f32[64, 64], mma.sync accumulators
     using bias_tile_layout = tl::MmaAccLayout<64, 64, 4, 1>;  // fragment bias_tile: f32[64, 64], mma.sync accumulators
+    using small_layout = tl::BlockedLayout<256, 8, 128>;  // fragment small: f32[16, 16]
     using y_layout = tl::MmaAccLayout<64, 64, 4, 1>;  // fragment y: f32[64, 64], mma.sync accumulators
     // fragment row_max: f32[64], slice of `acc` (reduce over axis 1): [64] over 128 threads: (8:t4 2:r1 4:t32) 2 registers, 4 replicas
     // fragment scale: f32[64], slice of `acc` (reduce over axis 1): [64] over 128 threads: (8:t4 2:r1 4:t32) 2 registers, 4 replicas
@@ -32,20 +33,24 @@ __global__ void __launch_bounds__(128) layouts_kernel(
     tl::f16* a = reinterpret_cast<tl::f16*>(tl_smem + 0);  // shared a: f16[64, 32], row pitch 40
     tl::f16* b = reinterpret_cast<tl::f16*>(tl_smem + 5120);  // shared b: f16[32, 64], row pitch 72
     float* w = reinterpret_cast<float*>(tl_smem + 9728);  // shared w: f32[16, 16], row pitch 20
+    float* small_shared = reinterpret_cast<float*>(tl_smem + 11008);  // shared small_shared: f32[16, 16], row pitch 20
     float acc[acc_layout::kSlots];  // fragment acc: f32[64, 64]
     #pragma unroll
     for (int tl_i = 0; tl_i < acc_layout::kSlots; ++tl_i) acc[tl_i] = 0.0f;
     float bias_tile[bias_tile_layout::kSlots];  // fragment bias_tile: f32[64, 64]
-    float small[256];  // fragment small: f32[16, 16]
+    float small[small_layout::kSlots];  // fragment small: f32[16, 16]
     #pragma unroll
-    for (int tl_i = 0; tl_i < 256; ++tl_i) small[tl_i] = 0.0f;
+    for (int tl_i = 0; tl_i < small_layout::kSlots; ++tl_i) small[tl_i] = 0.0f;
     float y[y_layout::kSlots];  // fragment y: f32[64, 64]
     float row_max[2];  // fragment row_max: f32[64]
     float scale[2];  // fragment scale: f32[64]
     float z[z_layout::kSlots];  // fragment z: f32[8, 20]
+    float offset[4];  // fragment offset: f32[4]
+    #pragma unroll
+    for (int tl_i = 0; tl_i < 4; ++tl_i) offset[tl_i] = 1.0f;
     for (int k = 0; k < tl::cdiv(K, 32); ++k) {
         __syncthreads();  // WAR on `a`
-        // copy(A[block.y * 64 +: 64, k * 32 +: 32], a);  (infer_layouts_kinds.tl:27)
+        // copy(A[block.y * 64 +: 64, k * 32 +: 32], a);  (infer_layouts_kinds.tl:29)
         #pragma unroll
         for (int tl_i1 = 0; tl_i1 < 2; ++tl_i1) {
             const int tl_chunk0 = tl_tid + tl_i1 * 128;
@@ -62,7 +67,7 @@ __global__ void __launch_bounds__(128) layouts_kernel(
                 }
             }
         }
-        // copy(B[k * 32 +: 32, block.x * 64 +: 64], b);  (infer_layouts_kinds.tl:28)
+        // copy(B[k * 32 +: 32, block.x * 64 +: 64], b);  (infer_layouts_kinds.tl:30)
         #pragma unroll
         for (int tl_i6 = 0; tl_i6 < 2; ++tl_i6) {
             const int tl_chunk5 = tl_tid + tl_i6 * 128;
@@ -80,14 +85,14 @@ __global__ void __launch_bounds__(128) layouts_kernel(
             }
         }
         __syncthreads();  // RAW on `a`
-        // gemm(a, b, acc);  (infer_layouts_kinds.tl:29)
+        // gemm(a, b, acc);  (infer_layouts_kinds.tl:31)
         {
             tl::warp_gemm_mma<64, 64, 32, 4, 1, tl::f16, false, false>(
                 acc, tl::SharedMatrix<tl::f16, false, 40>{&a[0 * 40 + 0]},
                 tl::SharedMatrix<tl::f16, false, 72>{&b[0 * 72 + 0]}, tl_tid);
         }
     }
-    // copy(W[0 +: 16, 0 +: 16], w);  (infer_layouts_kinds.tl:31)
+    // copy(W[0 +: 16, 0 +: 16], w);  (infer_layouts_kinds.tl:33)
     #pragma unroll
     for (int tl_i11 = 0; tl_i11 < 1; ++tl_i11) {
         const int tl_chunk10 = tl_tid + tl_i11 * 128;
@@ -107,18 +112,20 @@ __global__ void __launch_bounds__(128) layouts_kernel(
         }
     }
     __syncthreads();  // RAW on `w`
-    // gemm(w, w, small);  (infer_layouts_kinds.tl:32)
+    // gemm(w, w, small);  (infer_layouts_kinds.tl:34)
     {
         const tl::SharedMatrix<float, false> tl_a{&w[0 * 20 + 0], 20};
         const tl::SharedMatrix<float, false> tl_b{&w[0 * 20 + 0], 20};
-        for (int tl_e15 = 0; tl_e15 < 256; ++tl_e15) {
-            float tl_sum = small[(tl_e15 / 16) * 16 + (tl_e15 % 16)];
+        #pragma unroll
+        for (int tl_s15 = 0; tl_s15 < small_layout::kSlots; ++tl_s15) {
+            if (!(small_layout::valid(tl_tid, tl_s15))) continue;
+            float tl_sum = small[tl_s15];
             for (int tl_k = 0; tl_k < 16; ++tl_k)
-                tl_sum += tl_a.at(tl_e15 / 16, tl_k) * tl_b.at(tl_k, tl_e15 % 16);
-            small[(tl_e15 / 16) * 16 + (tl_e15 % 16)] = tl_sum;
+                tl_sum += tl_a.at(small_layout::flat(tl_tid, (tl_s15 / 8) * 8) / 16, tl_k) * tl_b.at(tl_k, (small_layout::flat(tl_tid, (tl_s15 / 8) * 8) % 16) + tl_s15 % 8);
+            small[tl_s15] = tl_sum;
         }
     }
-    // copy(Bias[block.y * 64 +: 64, block.x * 64 +: 64], bias_tile);  (infer_layouts_kinds.tl:33)
+    // copy(Bias[block.y * 64 +: 64, block.x * 64 +: 64], bias_tile);  (infer_layouts_kinds.tl:35)
     #pragma unroll
     for (int tl_chunk16 = 0; tl_chunk16 < bias_tile_layout::kSlots; tl_chunk16 += 2) {
         const float* tl_ptr17 = &Bias[int64_t((int(blockIdx.y) * 64) + bias_tile_layout::row(tl_tid, tl_chunk16)) * N + ((int(blockIdx.x) * 64) + bias_tile_layout::col(tl_tid, tl_chunk16))];
@@ -134,7 +141,7 @@ __global__ void __launch_bounds__(128) layouts_kernel(
             }
         }
     }
-    // for i, j in parallel(64, 64) {  (infer_layouts_kinds.tl:34)
+    // for i, j in parallel(64, 64) {  (infer_layouts_kinds.tl:36)
     // for i, j in parallel(64, 64): each thread visits the elements of `acc` it holds
     #pragma unroll
     for (int tl_s19 = 0; tl_s19 < acc_layout::kSlots; ++tl_s19) {
@@ -142,7 +149,7 @@ __global__ void __launch_bounds__(128) layouts_kernel(
         [[maybe_unused]] const int j = acc_layout::col(tl_tid, tl_s19);
         acc[tl_s19] = acc[tl_s19] + bias_tile[tl_s19];
     }
-    // copy(acc, C[block.y * 64 +: 64, block.x * 64 +: 64]);  (infer_layouts_kinds.tl:37)
+    // copy(acc, C[block.y * 64 +: 64, block.x * 64 +: 64]);  (infer_layouts_kinds.tl:39)
     #pragma unroll
     for (int tl_chunk20 = 0; tl_chunk20 < acc_layout::kSlots; tl_chunk20 += 2) {
         float* tl_ptr21 = &C[int64_t((int(blockIdx.y) * 64) + acc_layout::row(tl_tid, tl_chunk20)) * N + ((int(blockIdx.x) * 64) + acc_layout::col(tl_tid, tl_chunk20))];
@@ -158,7 +165,7 @@ __global__ void __launch_bounds__(128) layouts_kernel(
             }
         }
     }
-    // reduce(max, acc, row_max, axis = 1);  (infer_layouts_kinds.tl:38)
+    // reduce(max, acc, row_max, axis = 1);  (infer_layouts_kinds.tl:40)
     // each thread folds its 16 values of each of its 2 results; xor shuffles 1, 2 among the lanes that share one
     {
         float tl_part[2];
@@ -178,84 +185,97 @@ __global__ void __launch_bounds__(128) layouts_kernel(
             row_max[tl_i] = tl_part[tl_i];
         }
     }
-    // for i in parallel(64) {  (infer_layouts_kinds.tl:39)
+    // for i in parallel(64) {  (infer_layouts_kinds.tl:41)
+    #pragma unroll
+    for (int tl_chunk24 = 0; tl_chunk24 < small_layout::kSlots; tl_chunk24 += 4) {
+        if (!(small_layout::valid(tl_tid, tl_chunk24))) continue;
+        float* tl_ptr25 = &small_shared[(small_layout::flat(tl_tid, (tl_chunk24 / 8) * 8) / 16) * 20 + ((small_layout::flat(tl_tid, (tl_chunk24 / 8) * 8) % 16) + tl_chunk24 % 8)];
+        {
+            float tl_vec26[4];
+            #pragma unroll
+            for (int tl_v = 0; tl_v < 4; ++tl_v) tl_vec26[tl_v] = small[tl_chunk24 + tl_v];
+            tl::store_vector<float, 4>(tl_ptr25, tl_vec26);
+        }
+    }
+    __syncthreads();  // RAW on `small_shared`
+    // for i in parallel(64) {  (infer_layouts_kinds.tl:41)
     // for i in parallel(64): each thread visits the elements of `scale` it holds
     #pragma unroll
-    for (int tl_s24 = 0; tl_s24 < 2; ++tl_s24) {
-        [[maybe_unused]] const int i = ((tl_tid / 4 % 8) + (tl_s24) * 8 + (tl_tid / 32) * 16);
-        scale[tl_s24] = 1.0f / (row_max[tl_s24] + small[0 * 16 + 0]);
+    for (int tl_s27 = 0; tl_s27 < 2; ++tl_s27) {
+        [[maybe_unused]] const int i = ((tl_tid / 4 % 8) + (tl_s27) * 8 + (tl_tid / 32) * 16);
+        scale[tl_s27] = 1.0f / (row_max[tl_s27] + small_shared[0 * 20 + 0] + offset[3]);
     }
-    // for i, j in parallel(64, 64) {  (infer_layouts_kinds.tl:42)
+    // for i, j in parallel(64, 64) {  (infer_layouts_kinds.tl:44)
     // for i, j in parallel(64, 64): each thread visits the elements of `y` it holds
     #pragma unroll
-    for (int tl_s25 = 0; tl_s25 < y_layout::kSlots; ++tl_s25) {
-        [[maybe_unused]] const int i = y_layout::row(tl_tid, tl_s25);
-        [[maybe_unused]] const int j = y_layout::col(tl_tid, tl_s25);
-        y[tl_s25] = acc[tl_s25] * scale[(tl_s25 / 2 % 2)];
+    for (int tl_s28 = 0; tl_s28 < y_layout::kSlots; ++tl_s28) {
+        [[maybe_unused]] const int i = y_layout::row(tl_tid, tl_s28);
+        [[maybe_unused]] const int j = y_layout::col(tl_tid, tl_s28);
+        y[tl_s28] = acc[tl_s28] * scale[(tl_s28 / 2 % 2)];
     }
-    // copy(y, Y[block.y * 64 +: 64, 0 +: 64]);  (infer_layouts_kinds.tl:45)
+    // copy(y, Y[block.y * 64 +: 64, 0 +: 64]);  (infer_layouts_kinds.tl:47)
     #pragma unroll
-    for (int tl_chunk26 = 0; tl_chunk26 < y_layout::kSlots; tl_chunk26 += 2) {
-        float* tl_ptr27 = &Y[int64_t((int(blockIdx.y) * 64) + y_layout::row(tl_tid, tl_chunk26)) * 64 + y_layout::col(tl_tid, tl_chunk26)];
-        if (tl::in_bounds((int(blockIdx.y) * 64) + y_layout::row(tl_tid, tl_chunk26), M) && tl::in_bounds(y_layout::col(tl_tid, tl_chunk26), 64) && tl::in_bounds((int(blockIdx.y) * 64) + y_layout::row(tl_tid, tl_chunk26), M) && tl::in_bounds((y_layout::col(tl_tid, tl_chunk26)) + 1, 64) && tl::is_aligned(tl_ptr27, 8)) {
-            float tl_vec28[2];
+    for (int tl_chunk29 = 0; tl_chunk29 < y_layout::kSlots; tl_chunk29 += 2) {
+        float* tl_ptr30 = &Y[int64_t((int(blockIdx.y) * 64) + y_layout::row(tl_tid, tl_chunk29)) * 64 + y_layout::col(tl_tid, tl_chunk29)];
+        if (tl::in_bounds((int(blockIdx.y) * 64) + y_layout::row(tl_tid, tl_chunk29), M) && tl::in_bounds(y_layout::col(tl_tid, tl_chunk29), 64) && tl::in_bounds((int(blockIdx.y) * 64) + y_layout::row(tl_tid, tl_chunk29), M) && tl::in_bounds((y_layout::col(tl_tid, tl_chunk29)) + 1, 64) && tl::is_aligned(tl_ptr30, 8)) {
+            float tl_vec31[2];
             #pragma unroll
-            for (int tl_v = 0; tl_v < 2; ++tl_v) tl_vec28[tl_v] = y[tl_chunk26 + tl_v];
-            tl::store_vector<float, 2>(tl_ptr27, tl_vec28);
+            for (int tl_v = 0; tl_v < 2; ++tl_v) tl_vec31[tl_v] = y[tl_chunk29 + tl_v];
+            tl::store_vector<float, 2>(tl_ptr30, tl_vec31);
         } else {
             #pragma unroll
             for (int tl_v = 0; tl_v < 2; ++tl_v) {
-                if (tl::in_bounds((int(blockIdx.y) * 64) + y_layout::row(tl_tid, tl_chunk26 + tl_v), M) && tl::in_bounds(y_layout::col(tl_tid, tl_chunk26 + tl_v), 64)) Y[int64_t((int(blockIdx.y) * 64) + y_layout::row(tl_tid, tl_chunk26 + tl_v)) * 64 + y_layout::col(tl_tid, tl_chunk26 + tl_v)] = y[tl_chunk26 + tl_v];
+                if (tl::in_bounds((int(blockIdx.y) * 64) + y_layout::row(tl_tid, tl_chunk29 + tl_v), M) && tl::in_bounds(y_layout::col(tl_tid, tl_chunk29 + tl_v), 64)) Y[int64_t((int(blockIdx.y) * 64) + y_layout::row(tl_tid, tl_chunk29 + tl_v)) * 64 + y_layout::col(tl_tid, tl_chunk29 + tl_v)] = y[tl_chunk29 + tl_v];
             }
         }
     }
-    // copy(row_max, R[block.y * 64 +: 64]);  (infer_layouts_kinds.tl:46)
+    // copy(row_max, R[block.y * 64 +: 64]);  (infer_layouts_kinds.tl:48)
     if ((tl_tid % 4) == 0) {
         #pragma unroll
-        for (int tl_s29 = 0; tl_s29 < 2; ++tl_s29) {
-            if (tl::in_bounds((int(blockIdx.y) * 64) + ((tl_tid / 4 % 8) + (tl_s29) * 8 + (tl_tid / 32) * 16), M)) R[(int(blockIdx.y) * 64) + ((tl_tid / 4 % 8) + (tl_s29) * 8 + (tl_tid / 32) * 16)] = row_max[tl_s29];
+        for (int tl_s32 = 0; tl_s32 < 2; ++tl_s32) {
+            if (tl::in_bounds((int(blockIdx.y) * 64) + ((tl_tid / 4 % 8) + (tl_s32) * 8 + (tl_tid / 32) * 16), M)) R[(int(blockIdx.y) * 64) + ((tl_tid / 4 % 8) + (tl_s32) * 8 + (tl_tid / 32) * 16)] = row_max[tl_s32];
         }
     }
-    // copy(Bias[block.y * 64 +: 8, 0 +: 20], z);  (infer_layouts_kinds.tl:47)
+    // copy(Bias[block.y * 64 +: 8, 0 +: 20], z);  (infer_layouts_kinds.tl:49)
     #pragma unroll
-    for (int tl_chunk30 = 0; tl_chunk30 < z_layout::kSlots; tl_chunk30 += 4) {
-        if (!(z_layout::valid(tl_tid, tl_chunk30))) continue;
-        const float* tl_ptr31 = &Bias[int64_t((int(blockIdx.y) * 64) + (z_layout::flat(tl_tid, (tl_chunk30 / 4) * 4) / 20)) * N + ((z_layout::flat(tl_tid, (tl_chunk30 / 4) * 4) % 20) + tl_chunk30 % 4)];
-        if (tl::in_bounds((int(blockIdx.y) * 64) + (z_layout::flat(tl_tid, (tl_chunk30 / 4) * 4) / 20), M) && tl::in_bounds((z_layout::flat(tl_tid, (tl_chunk30 / 4) * 4) % 20) + tl_chunk30 % 4, N) && tl::in_bounds((int(blockIdx.y) * 64) + (z_layout::flat(tl_tid, (tl_chunk30 / 4) * 4) / 20), M) && tl::in_bounds(((z_layout::flat(tl_tid, (tl_chunk30 / 4) * 4) % 20) + tl_chunk30 % 4) + 3, N) && tl::is_aligned(tl_ptr31, 16)) {
-            float tl_vec32[4];
-            tl::load_vector<float, 4>(tl_vec32, tl_ptr31);
+    for (int tl_chunk33 = 0; tl_chunk33 < z_layout::kSlots; tl_chunk33 += 4) {
+        if (!(z_layout::valid(tl_tid, tl_chunk33))) continue;
+        const float* tl_ptr34 = &Bias[int64_t((int(blockIdx.y) * 64) + (z_layout::flat(tl_tid, (tl_chunk33 / 4) * 4) / 20)) * N + ((z_layout::flat(tl_tid, (tl_chunk33 / 4) * 4) % 20) + tl_chunk33 % 4)];
+        if (tl::in_bounds((int(blockIdx.y) * 64) + (z_layout::flat(tl_tid, (tl_chunk33 / 4) * 4) / 20), M) && tl::in_bounds((z_layout::flat(tl_tid, (tl_chunk33 / 4) * 4) % 20) + tl_chunk33 % 4, N) && tl::in_bounds((int(blockIdx.y) * 64) + (z_layout::flat(tl_tid, (tl_chunk33 / 4) * 4) / 20), M) && tl::in_bounds(((z_layout::flat(tl_tid, (tl_chunk33 / 4) * 4) % 20) + tl_chunk33 % 4) + 3, N) && tl::is_aligned(tl_ptr34, 16)) {
+            float tl_vec35[4];
+            tl::load_vector<float, 4>(tl_vec35, tl_ptr34);
             #pragma unroll
-            for (int tl_v = 0; tl_v < 4; ++tl_v) z[tl_chunk30 + tl_v] = tl_vec32[tl_v];
+            for (int tl_v = 0; tl_v < 4; ++tl_v) z[tl_chunk33 + tl_v] = tl_vec35[tl_v];
         } else {
             #pragma unroll
             for (int tl_v = 0; tl_v < 4; ++tl_v) {
-                z[tl_chunk30 + tl_v] = tl::in_bounds((int(blockIdx.y) * 64) + (z_layout::flat(tl_tid, ((tl_chunk30 + tl_v) / 4) * 4) / 20), M) && tl::in_bounds((z_layout::flat(tl_tid, ((tl_chunk30 + tl_v) / 4) * 4) % 20) + (tl_chunk30 + tl_v) % 4, N) ? Bias[int64_t((int(blockIdx.y) * 64) + (z_layout::flat(tl_tid, ((tl_chunk30 + tl_v) / 4) * 4) / 20)) * N + ((z_layout::flat(tl_tid, ((tl_chunk30 + tl_v) / 4) * 4) % 20) + (tl_chunk30 + tl_v) % 4)] : 0.0f;
+                z[tl_chunk33 + tl_v] = tl::in_bounds((int(blockIdx.y) * 64) + (z_layout::flat(tl_tid, ((tl_chunk33 + tl_v) / 4) * 4) / 20), M) && tl::in_bounds((z_layout::flat(tl_tid, ((tl_chunk33 + tl_v) / 4) * 4) % 20) + (tl_chunk33 + tl_v) % 4, N) ? Bias[int64_t((int(blockIdx.y) * 64) + (z_layout::flat(tl_tid, ((tl_chunk33 + tl_v) / 4) * 4) / 20)) * N + ((z_layout::flat(tl_tid, ((tl_chunk33 + tl_v) / 4) * 4) % 20) + (tl_chunk33 + tl_v) % 4)] : 0.0f;
             }
         }
     }
-    // for i, j in parallel(8, 20) {  (infer_layouts_kinds.tl:48)
+    // for i, j in parallel(8, 20) {  (infer_layouts_kinds.tl:50)
     // for i, j in parallel(8, 20): each thread visits the elements of `z` it holds
     #pragma unroll
-    for (int tl_s33 = 0; tl_s33 < z_layout::kSlots; ++tl_s33) {
-        if (!(z_layout::valid(tl_tid, tl_s33))) continue;
-        [[maybe_unused]] const int i = z_layout::flat(tl_tid, (tl_s33 / 4) * 4) / 20;
-        [[maybe_unused]] const int j = (z_layout::flat(tl_tid, (tl_s33 / 4) * 4) % 20) + tl_s33 % 4;
-        z[tl_s33] = z[tl_s33] * 2.0f;
+    for (int tl_s36 = 0; tl_s36 < z_layout::kSlots; ++tl_s36) {
+        if (!(z_layout::valid(tl_tid, tl_s36))) continue;
+        [[maybe_unused]] const int i = z_layout::flat(tl_tid, (tl_s36 / 4) * 4) / 20;
+        [[maybe_unused]] const int j = (z_layout::flat(tl_tid, (tl_s36 / 4) * 4) % 20) + tl_s36 % 4;
+        z[tl_s36] = z[tl_s36] * 2.0f;
     }
-    // copy(z, Y[block.y * 64 +: 8, 0 +: 20]);  (infer_layouts_kinds.tl:51)
+    // copy(z, Y[block.y * 64 +: 8, 0 +: 20]);  (infer_layouts_kinds.tl:53)
     #pragma unroll
-    for (int tl_chunk34 = 0; tl_chunk34 < z_layout::kSlots; tl_chunk34 += 4) {
-        if (!(z_layout::valid(tl_tid, tl_chunk34))) continue;
-        float* tl_ptr35 = &Y[int64_t((int(blockIdx.y) * 64) + (z_layout::flat(tl_tid, (tl_chunk34 / 4) * 4) / 20)) * 64 + ((z_layout::flat(tl_tid, (tl_chunk34 / 4) * 4) % 20) + tl_chunk34 % 4)];
-        if (tl::in_bounds((int(blockIdx.y) * 64) + (z_layout::flat(tl_tid, (tl_chunk34 / 4) * 4) / 20), M) && tl::in_bounds((z_layout::flat(tl_tid, (tl_chunk34 / 4) * 4) % 20) + tl_chunk34 % 4, 64) && tl::in_bounds((int(blockIdx.y) * 64) + (z_layout::flat(tl_tid, (tl_chunk34 / 4) * 4) / 20), M) && tl::in_bounds(((z_layout::flat(tl_tid, (tl_chunk34 / 4) * 4) % 20) + tl_chunk34 % 4) + 3, 64) && tl::is_aligned(tl_ptr35, 16)) {
-            float tl_vec36[4];
+    for (int tl_chunk37 = 0; tl_chunk37 < z_layout::kSlots; tl_chunk37 += 4) {
+        if (!(z_layout::valid(tl_tid, tl_chunk37))) continue;
+        float* tl_ptr38 = &Y[int64_t((int(blockIdx.y) * 64) + (z_layout::flat(tl_tid, (tl_chunk37 / 4) * 4) / 20)) * 64 + ((z_layout::flat(tl_tid, (tl_chunk37 / 4) * 4) % 20) + tl_chunk37 % 4)];
+        if (tl::in_bounds((int(blockIdx.y) * 64) + (z_layout::flat(tl_tid, (tl_chunk37 / 4) * 4) / 20), M) && tl::in_bounds((z_layout::flat(tl_tid, (tl_chunk37 / 4) * 4) % 20) + tl_chunk37 % 4, 64) && tl::in_bounds((int(blockIdx.y) * 64) + (z_layout::flat(tl_tid, (tl_chunk37 / 4) * 4) / 20), M) && tl::in_bounds(((z_layout::flat(tl_tid, (tl_chunk37 / 4) * 4) % 20) + tl_chunk37 % 4) + 3, 64) && tl::is_aligned(tl_ptr38, 16)) {
+            float tl_vec39[4];
             #pragma unroll
-            for (int tl_v = 0; tl_v < 4; ++tl_v) tl_vec36[tl_v] = z[tl_chunk34 + tl_v];
-            tl::store_vector<float, 4>(tl_ptr35, tl_vec36);
+            for (int tl_v = 0; tl_v < 4; ++tl_v) tl_vec39[tl_v] = z[tl_chunk37 + tl_v];
+            tl::store_vector<float, 4>(tl_ptr38, tl_vec39);
         } else {
             #pragma unroll
             for (int tl_v = 0; tl_v < 4; ++tl_v) {
-                if (tl::in_bounds((int(blockIdx.y) * 64) + (z_layout::flat(tl_tid, ((tl_chunk34 + tl_v) / 4) * 4) / 20), M) && tl::in_bounds((z_layout::flat(tl_tid, ((tl_chunk34 + tl_v) / 4) * 4) % 20) + (tl_chunk34 + tl_v) % 4, 64)) Y[int64_t((int(blockIdx.y) * 64) + (z_layout::flat(tl_tid, ((tl_chunk34 + tl_v) / 4) * 4) / 20)) * 64 + ((z_layout::flat(tl_tid, ((tl_chunk34 + tl_v) / 4) * 4) % 20) + (tl_chunk34 + tl_v) % 4)] = z[tl_chunk34 + tl_v];
+                if (tl::in_bounds((int(blockIdx.y) * 64) + (z_layout::flat(tl_tid, ((tl_chunk37 + tl_v) / 4) * 4) / 20), M) && tl::in_bounds((z_layout::flat(tl_tid, ((tl_chunk37 + tl_v) / 4) * 4) % 20) + (tl_chunk37 + tl_v) % 4, 64)) Y[int64_t((int(blockIdx.y) * 64) + (z_layout::flat(tl_tid, ((tl_chunk37 + tl_v) / 4) * 4) / 20)) * 64 + ((z_layout::flat(tl_tid, ((tl_chunk37 + tl_v) / 4) * 4) % 20) + (tl_chunk37 + tl_v) % 4)] = z[tl_chunk37 + tl_v];
             }
         }
     }
@@ -284,11 +304,11 @@ cudaError_t layouts(const __half* A, const __half* B, const float* Bias, const f
     static const cudaError_t tl_attributes = [] {
         cudaError_t tl_err = cudaSuccess;
         if (tl_err == cudaSuccess)
-            tl_err = cudaFuncSetAttribute(::layouts_kernel, cudaFuncAttributePreferredSharedMemoryCarveout, tl::host::occupancy_carveout(::layouts_kernel, 128, 11008));
+            tl_err = cudaFuncSetAttribute(::layouts_kernel, cudaFuncAttributePreferredSharedMemoryCarveout, tl::host::occupancy_carveout(::layouts_kernel, 128, 12288));
         return tl_err;
     }();
     if (tl_attributes != cudaSuccess) return tl::host::record(tl_attributes, tl_name, "setting the shared-memory attributes");
-    ::layouts_kernel<<<dim3(unsigned(tl_grid_x), unsigned(tl_grid_y), unsigned(tl_grid_z)), 128, 11008, stream>>>(A, B, Bias, W, C, Y, R, static_cast<int32_t>(M), static_cast<int32_t>(K), static_cast<int32_t>(N));
+    ::layouts_kernel<<<dim3(unsigned(tl_grid_x), unsigned(tl_grid_y), unsigned(tl_grid_z)), 128, 12288, stream>>>(A, B, Bias, W, C, Y, R, static_cast<int32_t>(M), static_cast<int32_t>(K), static_cast<int32_t>(N));
     return tl::host::record(cudaGetLastError(), tl_name, "launch");
 }
 

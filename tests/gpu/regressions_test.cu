@@ -10,7 +10,8 @@
 // split_columns_3(A, B, Y, M, K, N), split_columns_reduce(A, B, R, M, K),
 // cluster_gemm_2x2(A, B, C, M, K, N), cluster_gemm_1x4(A, B, C, K, M, N),
 // narrow_swizzle_stages(A, B, C, M, K, N), partial_wait(A, B, C, M, K, N), heads_store(A, W, O, B, M, K, N, H),
-// bias_residual_epilogue(A, B, Bias, R, C, M, K, N), histogram(X, Counts, N, NB), scatter_add(X, Idx, Wts, Y, R, D, M).
+// bias_residual_epilogue(A, B, Bias, R, C, M, K, N), histogram(X, Counts, N, NB), scatter_add(X, Idx, Wts, Y, R, D, M),
+// row_cumsum_carry(X, Y, M, N), top_half_gemm(A, B, C, M, K, N, H).
 #include "regressions.h"
 #include "harness.h"
 
@@ -371,6 +372,44 @@ th::Outcome check_scatter_add(int64_t R, int64_t D, int64_t M, uint64_t seed) {
                        X.guards_intact() && Wts.guards_intact() && Idx.guards_intact() && Y.guards_intact());
 }
 
+// row_cumsum_carry: Y = the running sum of each row of X, in tiles of 256 columns that carry their
+// last column (read from the tile's shared copy) to the next.
+th::Outcome check_row_cumsum_carry(int64_t M, int64_t N, uint64_t seed) {
+    const auto x = th::random_vector<float>(th::numel({M, N}), seed);
+    th::DeviceBuffer<float> X(x), Y(th::numel({M, N}));
+    Y.poison();
+    th::check_launch(tlc::row_cumsum_carry(X.get(), Y.get(), M, N), "row_cumsum_carry");
+    std::vector<double> ref(x.size());
+    for (int64_t r = 0; r < M; ++r) {
+        double run = 0.0;
+        for (int64_t c = 0; c < N; ++c) ref[size_t(r * N + c)] = run += double(x[size_t(r * N + c)]);
+    }
+    return th::numeric(th::rel_err(Y.download(), ref), 1e-5, X.guards_intact() && Y.guards_intact());
+}
+
+// top_half_gemm: C[y * 32 + r, :] = (A · B)[y * 64 + r, :] for r < 32, each block's top half of
+// its accumulator copied out through a shared copy of it.
+th::Outcome check_top_half_gemm(int64_t M, int64_t N, int64_t K, uint64_t seed) {
+    const int64_t H = (M + 63) / 64 * 32;
+    const auto a = th::random_vector<__half>(th::numel({M, K}), seed, -0.5, 0.5);
+    const auto b = th::random_vector<__half>(th::numel({K, N}), seed + 1, -0.5, 0.5);
+    th::DeviceBuffer<__half> A(a), B(b);
+    th::DeviceBuffer<float> C(th::numel({H, N}));
+    C.poison();
+    th::check_launch(tlc::top_half_gemm(A.get(), B.get(), C.get(), M, K, N, H), "top_half_gemm");
+    const std::vector<double> full = th::matmul_reference(a, b, M, N, K, K);
+    std::vector<double> ref(th::numel({H, N}), 0.0);
+    std::vector<float> got = C.download();
+    for (int64_t h = 0; h < H; ++h) {
+        const int64_t row = h / 32 * 64 + h % 32;
+        for (int64_t c = 0; c < N; ++c) {
+            if (row < M) ref[size_t(h * N + c)] = full[size_t(row * N + c)];
+            else got[size_t(h * N + c)] = 0.0f;  // a row past A's end: C keeps what it held
+        }
+    }
+    return th::numeric(th::rel_err(got, ref), 1e-2, A.guards_intact() && B.guards_intact() && C.guards_intact());
+}
+
 // view_rows: Y[M = 3 N] written through the view [N, 3] as (x, 2x, -x) per row; M != 3 N is refused.
 th::Outcome check_view_rows(int64_t N, uint64_t seed) {
     const auto x = th::random_vector<float>(static_cast<size_t>(N), seed);
@@ -517,6 +556,12 @@ int main() {
     for (const std::array<int64_t, 3> rdm : {std::array<int64_t, 3>{37, 100, 5}, {16, 64, 16}, {1, 1, 1}, {300, 129, 40}})
         suite.run("scatter_add/R=" + std::to_string(rdm[0]) + ",D=" + std::to_string(rdm[1]) + ",M=" + std::to_string(rdm[2]),
                   [&] { return check_scatter_add(rdm[0], rdm[1], rdm[2], 2600 + rdm[0]); });
+    for (const std::pair<int64_t, int64_t> mn : {std::pair<int64_t, int64_t>{8, 256}, {37, 1000}, {1, 1}, {100, 513}})
+        suite.run("row_cumsum_carry/" + std::to_string(mn.first) + "x" + std::to_string(mn.second),
+                  [&] { return check_row_cumsum_carry(mn.first, mn.second, 2700 + mn.first); });
+    for (const std::array<int64_t, 3> mnk : {std::array<int64_t, 3>{128, 128, 128}, {200, 130, 70}, {1, 1, 1}, {64, 300, 256}})
+        suite.run("top_half_gemm/" + std::to_string(mnk[0]) + "x" + std::to_string(mnk[1]) + "x" + std::to_string(mnk[2]),
+                  [&] { return check_top_half_gemm(mnk[0], mnk[1], mnk[2], 2800 + mnk[0] + mnk[2]); });
     suite.run("gather_rows/M=23,N=150,R=37", [&] { return check_gather_rows(23, 150, 37, 1100); });
     suite.run("gather_rows/M=500,N=256,R=1000", [&] { return check_gather_rows(500, 256, 1000, 1200); });
     suite.run("gather_rows/M=1,N=1,R=1", [&] { return check_gather_rows(1, 1, 1, 1300); });
