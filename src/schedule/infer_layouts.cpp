@@ -179,13 +179,7 @@ private:
                 broadcasts.push_back({parallel, b.get(), std::move(*kept)});
                 return;
             }
-        bool exact = parallel && indices.size() == parallel->vars.size();
-        for (size_t d = 0; exact && d < indices.size(); ++d) {
-            auto* v = indices[d]->as<ir::VarRef>();
-            auto extent = ir::const_int(parallel->extents[d]);
-            exact = v && v->var == parallel->vars[d] && extent && *extent == b->const_shape[d];
-        }
-        if (!exact) {
+        if (!parallel || !indexes_exactly(*b, indices, *parallel)) {
             replicate(b.get(), read);
             return;
         }

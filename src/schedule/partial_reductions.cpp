@@ -193,6 +193,16 @@ private:
 
 PartialReductions find_partial_reductions(const ir::Kernel& kernel) { return Finder(kernel).run(); }
 
+bool indexes_exactly(const ir::Buffer& b, const std::vector<ir::ExprPtr>& indices, const ir::For& loop) {
+    if (indices.size() != loop.vars.size()) return false;
+    for (size_t d = 0; d < indices.size(); ++d) {
+        auto* v = indices[d]->as<ir::VarRef>();
+        auto extent = ir::const_int(loop.extents[d]);
+        if (!v || v->var != loop.vars[d] || !extent || *extent != b.const_shape[d]) return false;
+    }
+    return true;
+}
+
 std::optional<std::vector<int>> subset_axes(const ir::Buffer& b, const std::vector<ir::ExprPtr>& indices, const ir::For& loop) {
     if (indices.empty() || indices.size() >= loop.vars.size()) return std::nullopt;
     std::vector<int> kept;

@@ -58,4 +58,8 @@ PartialReductions find_partial_reductions(const ir::Kernel& kernel);
 // read (`m[i]` in `for i, j in parallel(...)`) or an accumulation's element.
 std::optional<std::vector<int>> subset_axes(const ir::Buffer& b, const std::vector<ir::ExprPtr>& indices, const ir::For& loop);
 
+// True when `indices` are exactly the loop's variables, in order, over `b`'s whole extents: the
+// thread that runs an iteration holds the element it accesses.
+bool indexes_exactly(const ir::Buffer& b, const std::vector<ir::ExprPtr>& indices, const ir::For& loop);
+
 } // namespace tlc::schedule

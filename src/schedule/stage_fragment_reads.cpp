@@ -20,18 +20,6 @@ namespace tlc::schedule {
 
 namespace {
 
-// Indexed by exactly the loop's variables, in order, over the fragment's whole extents: the thread
-// that runs the iteration holds the element (infer-layouts' exact access).
-bool exact_access(const ir::Buffer& b, const std::vector<ir::ExprPtr>& indices, const ir::For& loop) {
-    if (indices.size() != loop.vars.size()) return false;
-    for (size_t d = 0; d < indices.size(); ++d) {
-        auto* v = indices[d]->as<ir::VarRef>();
-        auto extent = ir::const_int(loop.extents[d]);
-        if (!v || v->var != loop.vars[d] || !extent || *extent != b.const_shape[d]) return false;
-    }
-    return true;
-}
-
 // Rewrites the loads of staged fragments that read across threads into loads of their shared
 // copies; `loop` is the `parallel` loop around the expressions (null outside one, where every
 // load of a fragment reads across threads). Records which fragments it redirected.
@@ -47,7 +35,7 @@ protected:
         ir::ExprPtr out = ir::Mutator::visit(op);
         auto it = copies_.find(op->buffer.get());
         if (it == copies_.end()) return out;
-        if (loop_ && (exact_access(*op->buffer, op->indices, *loop_) || subset_axes(*op->buffer, op->indices, *loop_)))
+        if (loop_ && (indexes_exactly(*op->buffer, op->indices, *loop_) || subset_axes(*op->buffer, op->indices, *loop_)))
             return out;  // the iteration's own element (or a broadcast of it)
         redirected.insert(op->buffer.get());
         auto* load = out->as<ir::Load>();
