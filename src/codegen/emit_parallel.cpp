@@ -34,6 +34,31 @@ std::string loop_variables(const ir::For& f) {
 
 } // namespace
 
+bool KernelEmitter::printed_in_iteration(const ir::Var& v, const ElementContext& ctx) const {
+    bool used = false;
+    std::function<void(const ir::ExprPtr&)> scan = [&](const ir::ExprPtr& e) {
+        if (!e || used) return;
+        if (auto* r = e->as<ir::VarRef>()) used |= r->var.get() == &v;
+        if (auto* l = e->as<ir::Load>(); l && (is_distributed(*l->buffer) || ctx.chunk_reads.count(l))) return;
+        ir::for_each_operand(*e, scan);
+    };
+    std::function<void(const ir::StmtPtr&)> walk = [&](const ir::StmtPtr& s) {
+        if (!s || used) return;
+        if (auto* st = s->as<ir::Store>()) {
+            if (!is_distributed(*st->buffer) && !ctx.chunk_writes.count(st))
+                for (auto& i : st->indices) scan(i);
+            scan(st->value);
+            return;
+        }
+        ir::for_each_child(*s, {.expr = scan,
+                                .region = [&](const ir::Region& r, ir::Access) { ir::for_each_region_expr(r, scan); },
+                                .store = {},
+                                .stmt = walk});
+    };
+    walk(ctx.loop->body);
+    return used;
+}
+
 void KernelEmitter::emit_parallel(const ir::For& f) {
     schedule::ParallelLoopUses uses = schedule::parallel_loop_uses(f, [&](const ir::Buffer& b) { return is_distributed(b); });
 
@@ -47,32 +72,8 @@ void KernelEmitter::emit_parallel(const ir::For& f) {
 
     ElementContext ctx;
     for (auto& v : f.vars) ctx.loop_vars.push_back(v.get());
-    // A variable that only indexes distributed fragments (they are indexed by slot) is unused in
-    // the generated code.
-    auto used_beyond_slots = [&](const ir::Var* v) {
-        bool used = false;
-        std::function<void(const ir::ExprPtr&)> scan = [&](const ir::ExprPtr& e) {
-            if (!e || used) return;
-            if (auto* r = e->as<ir::VarRef>()) used |= r->var.get() == v;
-            if (auto* l = e->as<ir::Load>(); l && is_distributed(*l->buffer)) return;
-            ir::for_each_operand(*e, scan);
-        };
-        std::function<void(const ir::StmtPtr&)> walk = [&](const ir::StmtPtr& s) {
-            if (!s || used) return;
-            if (auto* st = s->as<ir::Store>()) {
-                if (!is_distributed(*st->buffer))
-                    for (auto& i : st->indices) scan(i);
-                scan(st->value);
-                return;
-            }
-            ir::for_each_child(*s, {.expr = scan,
-                                    .region = [&](const ir::Region& r, ir::Access) { ir::for_each_region_expr(r, scan); },
-                                    .store = {},
-                                    .stmt = walk});
-        };
-        walk(f.body);
-        return used;
-    };
+    ctx.loop = &f;
+    auto used_beyond_slots = [&](const ir::Var* v) { return printed_in_iteration(*v, ctx); };
     auto bind_vars = [&](const std::vector<std::string>& coords) {
         for (size_t i = 0; i < coords.size(); ++i)
             out_.line(fmt::format("{}const int {} = {};", used_beyond_slots(f.vars[i].get()) ? "" : "[[maybe_unused]] ",

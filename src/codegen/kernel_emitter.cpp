@@ -276,7 +276,11 @@ void KernelEmitter::stmt(const ir::StmtPtr& s, const ElementContext& ctx) {
     case ir::StmtKind::Let: {
         auto* l = s->as<ir::LetStmt>();
         if (omitted_lets_.count(s.get())) break;
-        out_.line(fmt::format("const {} {} = {};", cuda_type(l->var->dtype), var_name(*l->var), expr(l->value, ctx)));
+        // In a loop iteration, a `let` read only where the slot or a chunk's hoisted access stands
+        // is not printed again.
+        const bool unused = ctx.loop && !printed_in_iteration(*l->var, ctx);
+        out_.line(fmt::format("{}const {} {} = {};", unused ? "[[maybe_unused]] " : "", cuda_type(l->var->dtype), var_name(*l->var),
+                              expr(l->value, ctx)));
         break;
     }
     case ir::StmtKind::Store: {

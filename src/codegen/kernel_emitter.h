@@ -44,6 +44,7 @@ struct ElementContext {
     const FragmentLayout* layout = nullptr; // anchor layout, or null
     std::string slot;                       // the slot variable
     std::vector<const ir::Var*> loop_vars;  // the parallel loop's variables
+    const ir::For* loop = nullptr;          // the parallel loop
     std::string store_guard;                // when every thread runs every iteration: who stores to memory
     // A blocked anchor whose chunks of `chunk_width` elements tile its last axis: the loop variable
     // of that axis is chunk_start + chunk_offset, with chunk_start a multiple of the width and
@@ -254,6 +255,9 @@ private:
     void emit_iteration_atomic_add(const ir::AtomicAdd& a, const ElementContext& ctx);
     bool emit_paired_atomic_add(const ir::AtomicAdd& a);
     void emit_parallel(const ir::For& f);
+    // Whether the code of one iteration of ctx.loop prints variable `v`: not where it only indexes
+    // a distributed fragment (read by slot) or an access hoisted to its chunk.
+    bool printed_in_iteration(const ir::Var& v, const ElementContext& ctx) const;
     // Iterates every element of a tile spread over the threads (or by each thread when
     // `every_thread`); `body` receives the tile coordinates.
     template <typename Body> void for_each_element(const std::vector<int64_t>& shape, bool every_thread, Body body);

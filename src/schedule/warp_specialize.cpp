@@ -503,8 +503,14 @@ std::string why_not_tma_storable(const ir::Copy& c, const std::function<bool(con
     if (dst.dtype != Dtype::F16 && dst.dtype != Dtype::BF16)
         return fmt::format("`{}` holds {}; the epilogue stages 16-bit (f16, bf16) tiles only", dst.name, dtype_name(dst.dtype));
     if (!c.dst.tile_limits().empty()) return "its extent is bounded, and a TMA box has a constant shape";
-    if (!wgmma_layout(*c.src.buffer)) return fmt::format("`{}` is not in a wgmma accumulator's layout", c.src.buffer->name);
     const int64_t slab_rows = 64 * (kernel_threads / 128);
+    if (!wgmma_layout(*c.src.buffer)) {
+        if (c.src.buffer->const_shape[0] < slab_rows)
+            return fmt::format("`{}` has {} rows, fewer than 64 for each of the {} consumer warpgroups, so the warpgroups split its "
+                               "columns; the staging boxes take slabs of 64 whole rows per warpgroup",
+                               c.src.buffer->name, c.src.buffer->const_shape[0], kernel_threads / 128);
+        return fmt::format("`{}` is not in a wgmma accumulator's layout", c.src.buffer->name);
+    }
     if (c.src.buffer->const_shape[0] % slab_rows)
         return fmt::format("its {} rows are not a multiple of {} (64 per consumer warpgroup)", c.src.buffer->const_shape[0], slab_rows);
     if (c.dst.ranges.back().extent % 64)
@@ -753,9 +759,14 @@ std::vector<ir::WarpSpecialization::ConsumerCopy> stores_not_by_tma(const ir::Ke
     const auto& would = would_store ? would_store->as<ir::Seq>()->stmts : seq->stmts;
     for (size_t i = 0; i < seq->stmts.size(); ++i) {
         auto* c = seq->stmts[i]->as<ir::Copy>();
-        if (!c || c->tma_store || c->src.buffer->scope != ir::Scope::Fragment || c->dst.buffer->scope != ir::Scope::Global ||
-            !wgmma_layout(*c->src.buffer))
+        if (!c || c->tma_store || c->src.buffer->scope != ir::Scope::Fragment || c->dst.buffer->scope != ir::Scope::Global)
             continue;
+        // Copies of wgmma accumulators, and of those whose columns the warpgroups split (too few
+        // rows for a slab per warpgroup); an mma.sync accumulator has its own remark (R0012).
+        auto layout = kernel.layouts.fragments.find(c->src.buffer.get());
+        const bool columns_split = layout != kernel.layouts.fragments.end() && layout->second.kind == ir::LayoutKind::MmaAcc &&
+                                   c->src.buffer->rank() == 2 && c->src.buffer->const_shape[0] < 64 * (kernel.threads / 128);
+        if (!wgmma_layout(*c->src.buffer) && !columns_split) continue;
         std::string why = why_not_tma_storable(*c, wgmma_layout, kernel.threads);
         if (why.empty() && !kernel.options.tma_store)
             why = "the TMA-store epilogue is switched off (@no_tma_store or --disable tma-store)";
