@@ -105,6 +105,11 @@ private:
     struct ParallelScope {
         const ir::For* loop;
         std::unordered_map<const void*, std::unordered_map<int64_t, Index>> writes;
+        // The first iteration that read each element, and another one that did too (empty if none).
+        struct Readers {
+            Index first, other;
+        };
+        std::unordered_map<const void*, std::unordered_map<int64_t, Readers>> reads;
         Index iteration;
     };
     std::vector<ParallelScope*> parallel_;
@@ -148,6 +153,7 @@ private:
 
     double read(const ir::Buffer& b, const Index& idx, int lane, const SourceRange& at) {
         int64_t flat = flat_index(b, idx, at, "read");
+        note_parallel_read(&b.storage(), flat, idx, b.name, at);
         if (b.scope == ir::Scope::Global) return s_.globals.at(&b).data->values[flat];
         OnChip& c = chip(b);
         int64_t slot = (c.copies > 1 ? lane * c.numel : 0) + flat;
@@ -211,6 +217,25 @@ private:
         auto [it, fresh] = seen.emplace(flat, p.iteration);
         if (!fresh && it->second != p.iteration)
             fault(DiagKind::FaultParallelWrites, p.loop->range, name, index_text(idx), index_text(it->second), index_text(p.iteration), where());
+        // An element another iteration read: the two iterations' order decides what that one saw.
+        if (auto buffer_reads = p.reads.find(buffer); buffer_reads != p.reads.end())
+            if (auto r = buffer_reads->second.find(flat); r != buffer_reads->second.end()) {
+                const Index& reader = r->second.first != p.iteration ? r->second.first : r->second.other;
+                if (!reader.empty())
+                    fault(DiagKind::FaultParallelReadWrite, p.loop->range, name, index_text(idx), index_text(reader),
+                          index_text(p.iteration), where());
+            }
+    }
+
+    // A read in a `parallel` loop of an element another iteration writes (before or after it).
+    void note_parallel_read(const ir::Buffer* buffer, int64_t flat, const Index& idx, const std::string& name, const SourceRange& at) {
+        if (parallel_.empty() || buffer->scope == ir::Scope::Local) return;
+        ParallelScope& p = *parallel_.back();
+        if (auto buffer_writes = p.writes.find(buffer); buffer_writes != p.writes.end())
+            if (auto w = buffer_writes->second.find(flat); w != buffer_writes->second.end() && w->second != p.iteration)
+                fault(DiagKind::FaultParallelReadWrite, at, name, index_text(idx), index_text(p.iteration), index_text(w->second), where());
+        auto [it, fresh] = p.reads[buffer].emplace(flat, ParallelScope::Readers{p.iteration});
+        if (!fresh && it->second.first != p.iteration && it->second.other.empty()) it->second.other = p.iteration;
     }
 
     // ---- expressions -----------------------------------------------------------------------
@@ -520,7 +545,7 @@ private:
     void parallel_loop(const ir::For& f, const std::vector<int>& lanes) {
         std::vector<int64_t> extents;
         for (auto& e : f.extents) extents.push_back(static_cast<int64_t>(eval(e, lanes[0])));
-        ParallelScope scope{&f, {}, Index(extents.size(), 0)};
+        ParallelScope scope{&f, {}, {}, Index(extents.size(), 0)};
         parallel_.push_back(&scope);
         int64_t total = 1;
         for (int64_t e : extents) total *= e;
