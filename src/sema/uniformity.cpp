@@ -62,6 +62,7 @@ struct Check {
     std::string what; // "`copy`", "a `parallel` loop"
     SourceRange at;
     std::vector<Candidate> candidates;
+    std::string fix = {}; // a fix note after the trace, when there is one
 };
 
 const char* op_name(const ir::Stmt& s) {
@@ -150,13 +151,10 @@ void Analysis::collect(const ir::ExprPtr& e, std::vector<Dep>& out) const {
         if (b.scope == ir::Scope::Local) {
             out.push_back({&b, e->range, "`" + b.name + "`"});
         } else if (parallel_depth_ == 0) {
-            if (b.scope == ir::Scope::Fragment)
-                out.push_back(
-                    {kThread, e->range,
-                     fmt::format("`{}`, a fragment whose elements are spread over the threads",
-                                 b.name)});
-            else
-                out.push_back({&b, e->range, "`" + b.name + "`"});
+            // An element of a fragment read outside a `parallel` loop is the same in every thread:
+            // the fragment is then read from a shared copy or held whole by every thread
+            // (stage-fragment-reads, infer-layouts). Like a shared element, it is what was written.
+            out.push_back({&b, e->range, "`" + b.name + "`"});
         }
         return;
     }
@@ -266,6 +264,17 @@ void Analysis::stmt(const ir::StmtPtr& s) {
             write(*st->buffer, s->range, from, "is written here with a value that depends on {}");
         else
             parallel_effect(st->indices, st->value);
+        // Outside a `parallel` loop an element of a shared tile or fragment is written once for
+        // the block: which element and what value cannot differ between threads.
+        if (parallel_depth_ == 0 && (st->buffer->scope == ir::Scope::Shared || st->buffer->scope == ir::Scope::Fragment)) {
+            Check c{fmt::format("a store to `{}` outside a `parallel` loop", st->buffer->name), s->range, {},
+                    fmt::format("write the elements in a `parallel` loop over `{}` (each element then belongs to one iteration)",
+                                st->buffer->name)};
+            for (const ir::ExprPtr& i : st->indices)
+                c.candidates.push_back({DiagKind::VaryingTileOperand, "its index", "this index", i->range, deps(i)});
+            c.candidates.push_back({DiagKind::VaryingTileOperand, "its value", "this value", st->value->range, deps(st->value)});
+            checks_.push_back(std::move(c));
+        }
         return;
     }
     case ir::StmtKind::If: {
@@ -426,6 +435,7 @@ bool Analysis::report(DiagnosticEngine& diags) const {
                 diags.note(DiagKind::NoteThreadVarying, e.at, e.text);
                 n = e.from;
             }
+            if (!c.fix.empty()) diags.note(DiagKind::NoteFix, c.at, c.fix);
             reported = true;
             break;
         }

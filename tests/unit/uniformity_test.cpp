@@ -242,8 +242,10 @@ kernel k(X: global f32[N], Y: global mut f32[N]) grid(1) threads(128) {
                   "this condition depends on `s`",
                   "`s` is written here by a per-thread `copy` that depends on `thread.x`"});
     }
-    SUBCASE("a fragment element read at block level is varying") {
-        Result r = check(R"(
+    SUBCASE("a fragment element read at block level is uniform; a block-level store to a shared element is checked") {
+        // Every thread reads the same element: from the fragment's shared copy, or from its own
+        // whole copy of a small fragment.
+        accepted(R"(
 kernel k(X: global f32[N], Y: global mut f32[N]) grid(1) threads(128) {
     fragment f: f32[128];
     copy(X[0 +: 128], f);
@@ -253,11 +255,19 @@ kernel k(X: global f32[N], Y: global mut f32[N]) grid(1) threads(128) {
     }
 }
 )");
-        const Diagnostic& d = only_error(r, "E0612");
+        Result r = check(R"(
+kernel k(Y: global mut f32[N]) grid(1) threads(128) {
+    shared s: f32[128];
+    s[thread.x] = 1.0;
+    for i in parallel(128) {
+        if i < N { Y[i] = s[i]; }
+    }
+}
+)");
+        const Diagnostic& d = only_error(r, "E0613");
         CHECK(note_messages(d) ==
-              std::vector<std::string>{"this condition depends on `first`",
-                                       "`first` is computed here from `f`, a fragment whose "
-                                       "elements are spread over the threads"});
+              std::vector<std::string>{"this index depends on `thread.x`",
+                                       "fix: write the elements in a `parallel` loop over `s` (each element then belongs to one iteration)"});
     }
     SUBCASE("a block-level reduce into a local under a thread-dependent branch") {
         Result r = check(R"(
