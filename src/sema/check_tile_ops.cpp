@@ -262,6 +262,12 @@ ir::StmtPtr Checker::check_reduce(const ast::TileOp& s, const std::vector<const 
     }
     std::vector<int64_t> ss = src->tile_shape(), ds = dst->tile_shape();
     int64_t rank = static_cast<int64_t>(ss.size());
+    if (rank == 0) {  // a scalar: nothing to reduce along
+        diags_.report(DiagKind::ShapeMismatch, a[1]->range,
+                      fmt::format("`reduce` folds a tile along an axis, and `{}` is a scalar; assign it instead (`{} = ...`)",
+                                  src->buffer->name, dst->buffer->name));
+        return nullptr;
+    }
     std::optional<int64_t> axis = rank - 1;
     if (a[3]) axis = eval_const_int(*a[3], "the reduce axis");
     if (!axis) return nullptr;
@@ -303,6 +309,12 @@ ir::StmtPtr Checker::check_cumsum(const ast::TileOp& s, const std::vector<const 
     }
     std::vector<int64_t> ss = src->tile_shape(), ds = dst->tile_shape();
     int64_t rank = static_cast<int64_t>(ss.size());
+    if (rank == 0) {  // a scalar: its prefix sum is itself
+        diags_.report(DiagKind::ShapeMismatch, a[0]->range,
+                      fmt::format("`cumsum` scans a tile along an axis, and `{}` is a scalar; assign it instead",
+                                  src->buffer->name));
+        return nullptr;
+    }
     std::optional<int64_t> axis = rank - 1;
     if (a[2]) axis = eval_const_int(*a[2], "the cumsum axis");
     if (!axis) return nullptr;

@@ -127,10 +127,49 @@ protected:
             }
         }
         if (!r.valid()) r = last_valid_;
+        // A second error on the line of the previous one is most often the recovery's echo of it
+        // (`for i in paralel(256) {` also lacks the `;` of the statement the parser then saw).
+        if (reported_any_ && r.begin.file == last_valid_.begin.file && r.begin.line == last_valid_.begin.line) return;
+        reported_any_ = true;
         last_valid_ = r;
+        antlr4::Token* before = parser->getTokenStream()->LT(-1);
+        if (at && at->getType() == P::SEMI && before && before->getType() == P::RETURN) {
+            diags_.report(DiagKind::SyntaxError, r,
+                          "`return` needs a value: only a `fn` returns, with `return <expression>;` (a kernel's block "
+                          "ends at its closing brace; put the rest of its work under an `if`)");
+            return;
+        }
         diags_.report(DiagKind::SyntaxError, r, message);
         note_misspelt_keyword(at, parser);
+        note_misspelt_leading_keyword(at, parser);
         note_unclosed_brace(at, parser);
+    }
+
+    // Two names in a row (`fragmnet x: f32[256];`) are never valid: the first is most likely a
+    // misspelt keyword that starts a declaration or statement.
+    void note_misspelt_leading_keyword(antlr4::Token* at, antlr4::Parser* parser) {
+        if (!at || at->getType() != P::IDENT) return;
+        // The token before `at` on the default channel (the parser may not have consumed it).
+        auto* stream = dynamic_cast<antlr4::BufferedTokenStream*>(parser->getTokenStream());
+        if (!stream) return;
+        antlr4::Token* prev = nullptr;
+        for (ssize_t i = static_cast<ssize_t>(at->getTokenIndex()) - 1; i >= 0 && !prev; --i)
+            if (antlr4::Token* t = stream->get(static_cast<size_t>(i)); t->getChannel() == antlr4::Token::DEFAULT_CHANNEL) prev = t;
+        if (!prev || prev->getType() != P::IDENT) return;
+        std::string word = prev->getText();
+        if (word.size() < 3 || word.size() > 64) return;
+        const auto& vocab = parser->getVocabulary();
+        std::string best;
+        size_t best_d = (word.size() + 1) / 3 + 1;
+        for (size_t type = 1; type <= vocab.getMaxTokenType(); ++type) {
+            std::string lit = vocab.getLiteralName(type);
+            if (lit.size() < 3 || !std::isalpha(static_cast<unsigned char>(lit[1]))) continue;
+            std::string keyword = lit.substr(1, lit.size() - 2);
+            size_t d = edit_distance(word, keyword);
+            if (d < best_d) best = keyword, best_d = d;
+        }
+        if (!best.empty())
+            diags_.note(DiagKind::NoteHint, ranges_.range_of(prev), "did you mean `" + best + "`?");
     }
 
     // An identifier where a keyword was expected (`for i in paralel(64)`): "did you mean".
@@ -204,6 +243,7 @@ private:
     AstBuilder& ranges_;
     DiagnosticEngine& diags_;
     SourceRange last_valid_;
+    bool reported_any_ = false;  // a syntax error was reported (last_valid_ is its place)
 };
 
 // Lexer listener that keeps ANTLR off the console: unknown characters are reported as E0101 by
