@@ -1,6 +1,8 @@
 // Calls: argument binding (positional and named), math intrinsics, user functions, `f16(x)` casts.
 #include "sema/checker.h"
 
+#include "support/edit_distance.h"
+
 #include <cmath>
 #include <limits>
 
@@ -37,6 +39,15 @@ const IntrinsicInfo* find_intrinsic(std::string_view name) {
     for (const IntrinsicInfo& i : kIntrinsics)
         if (i.name == name) return &i;
     return nullptr;
+}
+// The intrinsic a misspelt call most likely meant (`sigmod`), as closest_name judges a typo.
+const IntrinsicInfo* closest_intrinsic(std::string_view name) {
+    if (name.size() < 3 || name.size() > 64) return nullptr;
+    const IntrinsicInfo* best = nullptr;
+    size_t best_d = (name.size() + 1) / 3 + 1;
+    for (const IntrinsicInfo& i : kIntrinsics)
+        if (size_t d = edit_distance(name, i.name); d < best_d) best = &i, best_d = d;
+    return best;
 }
 } // namespace
 
@@ -219,9 +230,18 @@ MaybeTyped Checker::check_call(const ast::Call& e) {
         std::vector<Symbol*> fns;
         for (const auto& [n, g] : globals_)
             if (g->kind == SymbolKind::Fn) fns.push_back(g);
-        if (Symbol* near = closest_name(e.callee, fns); near && near->range.valid())
+        if (Symbol* near = closest_name(e.callee, fns); near && near->range.valid()) {
             diags_.note(DiagKind::NoteHint, near->range,
                         fmt::format("did you mean `{}`?", near->name));
+        } else if (const IntrinsicInfo* intrinsic = closest_intrinsic(e.callee)) {
+            diags_.note(DiagKind::NoteHint, e.callee_range, fmt::format("did you mean the intrinsic `{}`?", intrinsic->name));
+        } else {
+            std::string names;
+            for (const IntrinsicInfo& i : kIntrinsics) names += (names.empty() ? "" : ", ") + std::string(i.name);
+            diags_.note(DiagKind::NoteHint, e.callee_range,
+                        fmt::format("the intrinsics are {}; write a `fn {}(...)` for anything else (docs/language.md, section 4)",
+                                    names, e.callee));
+        }
     }
     return std::nullopt;
 }

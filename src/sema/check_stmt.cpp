@@ -480,6 +480,16 @@ ir::StmtPtr Checker::check_assign(const ast::Assign& s) {
         if (buf->range.valid()) diags_.note(DiagKind::NoteDeclaredHere, buf->range, buf->name);
         ok = false;
     }
+    if (s.indices.empty() && buf->rank() > 0) {
+        // A whole tile assigned (`x = x * 2.0;`): an error of the value already says it is a tile.
+        if (!v) return nullptr;
+        diags_.report(DiagKind::RankMismatch, s.target_range, buf->name, buf->rank(), 0);
+        diags_.note(DiagKind::NoteFix, s.target_range,
+                    fmt::format("assign the elements of `{}` in a `parallel` loop over its shape (`{}[i, ...] = ...`), or "
+                                "write it whole with a tile operation (`copy`, `fill`)",
+                                buf->name, buf->name));
+        return nullptr;
+    }
     if (s.indices.size() != buf->rank()) {
         diags_.report(DiagKind::RankMismatch, s.target_range, buf->name, buf->rank(),
                       s.indices.size());
