@@ -1,6 +1,7 @@
 // Kernels: compile-time parameters and -D, runtime parameters and dims, launch clauses, body.
 #include "ir/walk.h"
 #include "sema/checker.h"
+#include "sema/index_ranges.h"
 #include "sema/uniformity.h"
 #include "syntax/ast_printer.h"
 
@@ -348,6 +349,7 @@ std::optional<ir::Kernel> Checker::check_kernel(const ast::Kernel& k,
     out.requires_.insert(out.requires_.end(), ks.implied_requires.begin(), ks.implied_requires.end());
     if (out.body) {
         check_uniformity(out, diags_);
+        check_index_ranges(out, diags_);
         check_shared_memory(k, out);
     }
     callees_of_kernels_.insert(callees_of_kernels_.end(), ks.callees.begin(), ks.callees.end());
