@@ -168,17 +168,25 @@ std::optional<CodegenOutput> generate(const ir::Module& module, const CodegenOpt
             s.hopper = &k;
             s.hopper_shared_bytes = emit_kernel(k);
         } else {
+            const std::string& refused = k.layouts.hopper_refused;
             if (k.fallback) {
                 const ir::WarpSpecializedLoop* loop = ir::warp_specialized_loop(k);
                 SourceRange at = loop ? loop->range : k.name_range;
                 diags.report(DiagKind::HopperPathNotTaken, at, k.name,
-                             "its epilogue needs the accumulator in a layout other than wgmma's (e.g. replicated: "
-                             "indexed outside a `parallel` loop over its whole shape)");
+                             !refused.empty() ? refused
+                                              : "its epilogue needs the accumulator in a layout other than wgmma's (e.g. "
+                                                "replicated: indexed outside a `parallel` loop over its whole shape)");
                 diags.note(DiagKind::NoteFix, at,
-                           "use the accumulator after the loop only through tile operations and `parallel` loops over "
-                           "its whole shape");
+                           !refused.empty() ? "give each gemm of the trip 64 accumulator rows per consumer warpgroup (128 "
+                                              "threads), or fewer threads"
+                                            : "use the accumulator after the loop only through tile operations and `parallel` "
+                                              "loops over its whole shape");
             }
-            if (k.fallback)
+            if (k.fallback && !refused.empty())
+                cu.line(fmt::format("// kernel {}: the warp-specialized (TMA + wgmma) version is not emitted: {};\n"
+                                    "// the kernel below runs everywhere.",
+                                    k.name, refused));
+            else if (k.fallback)
                 cu.line(fmt::format("// kernel {}: the warp-specialized (TMA + wgmma) version is not emitted: its epilogue needs the\n"
                                     "// accumulator in a layout other than wgmma's (e.g. replicated); the kernel below runs everywhere.",
                                     k.name));

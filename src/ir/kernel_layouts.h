@@ -67,6 +67,10 @@ struct KernelLayouts {
     // of each band of 16 * warps rows), so the kernel's Hopper version can be emitted; false without
     // such a loop.
     bool wgmma_accumulator = false;
+    // Why the kernel's Hopper version is not emitted although its accumulator keeps the wgmma
+    // layout (its layouts would run a gemm that the fallback runs on tensor cores as an FMA loop);
+    // empty otherwise.
+    std::string hopper_refused;
 };
 
 // True when copying fragment `src` into fragment `dst` moves elements between threads (their

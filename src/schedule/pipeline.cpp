@@ -37,6 +37,51 @@ const ir::Stmt* first_pipelined_loop(const ir::StmtPtr& s) {
     return nullptr;
 }
 
+// Why `hopper`'s layouts run a gemm as an FMA loop that `fallback`'s run on the tensor cores (the
+// first such gemm, by source position), or "".
+std::string gemm_off_tensor_cores(const ir::Kernel& hopper, const ir::Kernel& fallback) {
+    auto fma_gemms = [](const ir::Kernel& k) {
+        std::map<std::pair<uint32_t, uint32_t>, const ir::Gemm*> out;  // by source position
+        for (const auto& [stmt, plan] : k.layouts.gemms)
+            if (!plan.tensor_core) out.emplace(std::make_pair(stmt->range.begin.file, stmt->range.begin.offset), stmt->as<ir::Gemm>());
+        return out;
+    };
+    auto on_hopper = fma_gemms(hopper), on_fallback = fma_gemms(fallback);
+    for (const auto& [at, g] : on_hopper)
+        if (g && !on_fallback.count(at))
+            return fmt::format("on it, the gemm into `{}` at line {} would run as an FMA loop on the CUDA cores (the warp-specialized layouts leave it none, e.g. its accumulator "
+                               "split by columns over the consumer warpgroups), where the cp.async + mma.sync kernel runs it "
+                               "on the tensor cores",
+                               g->c.buffer->declared_name(), g->range.begin.line);
+    return "";
+}
+
+// The advice about the warp-specialized version of `k` (copies the consumers make, loads a cluster
+// does not share, gemms on mma.sync), given once that version is the one emitted.
+void report_hopper_version_advice(const ir::Kernel& k, DiagnosticEngine& diags) {
+    for (const ir::WarpSpecialization::ConsumerCopy& c : k.warp_specialization.consumer_copies) {
+        diags.report(DiagKind::CopyNotAsync, c.range, c.tile,
+                     fmt::format("it is not a TMA load of the warp-specialized loop ({}), so the consumer "
+                                 "warpgroups make it each trip, while that trip's wgmmas run",
+                                 c.why));
+        diags.note(DiagKind::NoteFix, c.range,
+                   "TMA loads 2-d slices into whole tiles that only gemms of loaded tiles read; a small load "
+                   "such as a column of scales costs little here");
+    }
+    for (const ir::WarpSpecialization::ConsumerCopy& l : k.warp_specialization.unshared_loads) {
+        diags.report(DiagKind::LoadNotMulticast, l.range, l.tile, l.why);
+        diags.note(DiagKind::NoteFix, l.range,
+                   "the blocks of a cluster share a tile whose coordinates do not read block.<axis> for an axis "
+                   "of the cluster (directly or through `let`s), cut into 8-row slices, one per block");
+    }
+    for (const ir::WarpSpecialization::ConsumerCopy& g : k.warp_specialization.mma_sync_gemms) {
+        diags.report(DiagKind::GemmNotWgmma, g.range, g.tile, g.why);
+        diags.note(DiagKind::NoteFix, g.range,
+                   "wgmma reads shared tiles that TMA loads, or that the trip writes whole from a fragment and "
+                   "otherwise reads only element by element (docs/language.md, section 14.1)");
+    }
+}
+
 struct Pass {
     std::string name;
     std::function<bool(ir::Kernel&, const ScheduleOptions&, DiagnosticEngine&)> run;
@@ -65,21 +110,6 @@ const std::vector<Pass>& passes() {
                  diags.note(DiagKind::NoteFix, at,
                             "give the kernel the shape the Hopper path takes (docs/language.md, section 14.1)");
              }
-             for (const ir::WarpSpecialization::ConsumerCopy& c : k.warp_specialization.consumer_copies) {
-                 diags.report(DiagKind::CopyNotAsync, c.range, c.tile,
-                              fmt::format("it is not a TMA load of the warp-specialized loop ({}), so the consumer "
-                                          "warpgroups make it each trip, while that trip's wgmmas run",
-                                          c.why));
-                 diags.note(DiagKind::NoteFix, c.range,
-                            "TMA loads 2-d slices into whole tiles that only gemms of loaded tiles read; a small load "
-                            "such as a column of scales costs little here");
-             }
-             for (const ir::WarpSpecialization::ConsumerCopy& l : k.warp_specialization.unshared_loads) {
-                 diags.report(DiagKind::LoadNotMulticast, l.range, l.tile, l.why);
-                 diags.note(DiagKind::NoteFix, l.range,
-                            "the blocks of a cluster share a tile whose coordinates do not read block.<axis> for an axis "
-                            "of the cluster (directly or through `let`s), cut into 8-row slices, one per block");
-             }
              if (options.arch == "sm_90a")
                  if (std::string why = why_cluster_shares_nothing(k, !why_not.empty()); !why.empty()) {
                      SourceRange at = k.cluster_range.valid() ? k.cluster_range : k.name_range;
@@ -89,12 +119,6 @@ const std::vector<Pass>& passes() {
                                 "whose coordinates do not read block.<axis> for an axis of the cluster (docs/hopper.md, "
                                 "\"Thread-block clusters and TMA multicast\")");
                  }
-             for (const ir::WarpSpecialization::ConsumerCopy& g : k.warp_specialization.mma_sync_gemms) {
-                 diags.report(DiagKind::GemmNotWgmma, g.range, g.tile, g.why);
-                 diags.note(DiagKind::NoteFix, g.range,
-                            "wgmma reads shared tiles that TMA loads, or that the trip writes whole from a fragment and "
-                            "otherwise reads only element by element (docs/language.md, section 14.1)");
-             }
              return true;
          }},
         {"walk-grid", [](ir::Kernel& k, const ScheduleOptions& options, DiagnosticEngine& diags) {
@@ -140,10 +164,26 @@ const std::vector<Pass>& passes() {
              // this one when its accumulator keeps the wgmma layout, else the fallback's.
              const bool was_muted = diags.advice_muted();
              diags.mute_advice(true);
-             const bool ok = infer_layouts(k, options.target_sm, diags);
+             bool ok = infer_layouts(k, options.target_sm, diags);
+             // The Hopper version must not move a gemm off the tensor cores that its fallback keeps
+             // on them (an accumulator split by columns over the consumer warpgroups has no FMA-free
+             // lowering there).
+             if (ok && k.layouts.wgmma_accumulator) {
+                 ok = infer_layouts(*k.fallback, options.target_sm, diags);
+                 if (std::string why = gemm_off_tensor_cores(k, *k.fallback); ok && !why.empty()) {
+                     k.layouts.wgmma_accumulator = false;
+                     k.layouts.hopper_refused = why;
+                 }
+             }
              diags.mute_advice(was_muted);
              if (!ok) return false;
-             if (!k.layouts.wgmma_accumulator) return infer_layouts(*k.fallback, options.target_sm, diags);
+             if (!k.layouts.wgmma_accumulator) {
+                 std::string refused = k.layouts.hopper_refused;
+                 if (!infer_layouts(*k.fallback, options.target_sm, diags)) return false;
+                 k.layouts.hopper_refused = refused;
+                 return true;
+             }
+             report_hopper_version_advice(k, diags);
              if (!infer_layouts(k, options.target_sm, diags)) return false;
              store_accumulator_layouts_by_tma(k);
              for (const ir::WarpSpecialization::ConsumerCopy& c : stores_not_by_tma(k)) {
