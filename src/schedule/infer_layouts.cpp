@@ -5,6 +5,7 @@
 #include "ir/walk.h"
 #include "schedule/partial_reductions.h"
 #include "schedule/plan_shared_memory.h"
+#include "schedule/stage_fragment_reads.h"
 #include "schedule/warp_specialize.h"
 #include "support/check.h"
 
@@ -50,6 +51,8 @@ public:
     // the first set only is one that stage-fragment-reads can keep spread, its reads going through
     // shared memory.
     std::set<const ir::Buffer*> read_across_threads, replicated_otherwise;
+    // Why each fragment is held whole by every thread, from the first use that makes it so.
+    std::map<const ir::Buffer*, std::string> why_whole;
     std::map<const ir::Buffer*, std::vector<const ir::Gemm*>> accumulators; // every gemm into each
     std::vector<std::pair<const ir::Buffer*, const ir::Buffer*>> same_layout;
     std::set<const ir::Buffer*> fragments;
@@ -59,7 +62,7 @@ public:
         // What a statement says about layouts beyond its element accesses.
         if (auto* a = s->as<ir::Alloc>(); a && is_fragment(a->buffer)) {
             fragments.insert(a->buffer.get());
-            if (a->buffer->rank() == 0) replicate(a->buffer.get(), false);
+            if (a->buffer->rank() == 0) replicate(a->buffer.get(), false, "it is a scalar");
         } else if (auto* c = s->as<ir::Copy>()) {
             if (is_fragment(c->src.buffer) && is_fragment(c->dst.buffer) && c->src.is_whole() && c->dst.is_whole() &&
                 c->src.buffer->const_shape == c->dst.buffer->const_shape)
@@ -73,7 +76,7 @@ public:
             if (is_fragment(r->src.buffer) && r->src.is_whole() && r->dst.is_whole() && r->dst.buffer->rank() + 1 == r->src.buffer->rank())
                 reduces.push_back({r->src.buffer.get(), r->dst.buffer.get(), r->axis});
             else if (!spread_from_shared(*r))
-                replicate(r->dst.buffer.get(), false);
+                replicate(r->dst.buffer.get(), false, "a `reduce` writes it other than whole, from other than a whole fragment");
         }
         // A part of a fragment copied out is read across threads; any other partial use is not.
         const ir::Region* copied_part = nullptr;
@@ -129,19 +132,30 @@ public:
     // fragment it indexes must be replicated too; a fragment copied into per-thread storage (a
     // `local`, a replicated fragment) must be, since every thread needs every element. Repeat until
     // nothing changes.
-    void propagate_replication() { propagate(replicated); }
-    // The same closure over any starting set of replicated fragments.
-    void propagate(std::set<const ir::Buffer*>& set) const {
+    void propagate_replication() { propagate(replicated, &why_whole); }
+    // The same closure over any starting set of replicated fragments (with `why`, the reason of
+    // each fragment it adds).
+    void propagate(std::set<const ir::Buffer*>& set, std::map<const ir::Buffer*, std::string>* why = nullptr) const {
+        auto add = [&](const ir::Buffer* b, const std::string& reason) {
+            if (!set.insert(b).second) return false;
+            if (why) why->emplace(b, reason);
+            return true;
+        };
         for (bool changed = true; changed;) {
             changed = false;
             for (auto& [src, dst] : copies_into)
-                if (dst->scope == ir::Scope::Local || set.count(dst)) changed |= set.insert(src).second;
+                if (dst->scope == ir::Scope::Local || set.count(dst))
+                    changed |= add(src, fmt::format("it is copied into `{}`, which every thread holds whole", dst->name));
             for (auto& [loop, written] : loop_writes) {
-                bool writes_replicated = false;
-                for (auto* b : written) writes_replicated |= set.count(b) > 0;
-                if (!writes_replicated) continue;
+                const ir::Buffer* whole = nullptr;
+                for (auto* b : written)
+                    if (set.count(b)) whole = b;
+                if (!whole) continue;
                 if (auto exact = loop_exact.find(loop); exact != loop_exact.end())
-                    for (auto* b : exact->second) changed |= set.insert(b).second;
+                    for (auto* b : exact->second)
+                        changed |= add(b, fmt::format("the `parallel` loop at line {} writes `{}`, which every thread holds whole, "
+                                                      "so every thread runs all its iterations",
+                                                      loop->range.begin.line, whole->name));
             }
         }
     }
@@ -158,7 +172,8 @@ public:
     int threads = 0;
 
 private:
-    void replicate(const ir::Buffer* b, bool read_across) {
+    void replicate(const ir::Buffer* b, bool read_across, std::string why) {
+        why_whole.emplace(b, std::move(why));
         replicated.insert(b);
         (read_across ? read_across_threads : replicated_otherwise).insert(b);
     }
@@ -166,7 +181,8 @@ private:
     void region(const ir::Region& r, bool copied_part) {
         ir::for_each_region_expr(r, [&](const ir::ExprPtr& e) { expr(e, nullptr); });
         // A fragment used as part of a larger tile can only be reached elementwise if replicated.
-        if (is_fragment(r.buffer) && !r.is_whole()) replicate(r.buffer.get(), copied_part);
+        if (is_fragment(r.buffer) && !r.is_whole())
+            replicate(r.buffer.get(), copied_part, copied_part ? "a part of it is copied out" : "a tile operation uses a part of it");
     }
 
     // An element access `buf[indices]`: distributed when indexed by the parallel loop's variables
@@ -180,7 +196,9 @@ private:
                 return;
             }
         if (!parallel || !indexes_exactly(*b, indices, *parallel)) {
-            replicate(b.get(), read);
+            replicate(b.get(), read, fmt::format("it is {} at other indices than a `parallel` loop's variables over its whole shape "
+                                                 "(or outside such a loop)",
+                                                 read ? "read" : "written"));
             return;
         }
         loop_exact[parallel].insert(b.get());
@@ -828,6 +846,32 @@ std::set<const ir::Buffer*> fragments_read_across_threads(const ir::Kernel& kern
     return staged;
 }
 
+namespace {
+// Remark R0006 for each fragment held whole by every thread for one of its own uses (not a layout
+// conflict, reported apart) where a spread layout mattered: a reduce's result, or a fragment of
+// more than kLargestCheapReplica elements.
+void report_whole_fragments(const ir::Kernel& kernel, const UseCollector& uses,
+                            const std::map<const ir::Buffer*, std::string>& reported, const PartialReductions& partials,
+                            DiagnosticEngine& diags) {
+    std::set<const ir::Buffer*> reduced;
+    for (const UseCollector::ReduceUse& r : uses.reduces) reduced.insert(r.dst);
+    std::vector<const ir::Buffer*> whole;
+    for (const auto& [b, layout] : kernel.layouts.fragments)
+        if (layout.kind == LayoutKind::Replicated && b->rank() > 0 && b->range.valid() && !reported.count(b) &&
+            !partials.rejected.count(b) && (reduced.count(b) || b->num_elements() > kLargestCheapReplica) &&
+            // read across threads only: stage-fragment-reads said why it kept it whole, or it is cheap
+            !(uses.read_across_threads.count(b) && !uses.replicated_otherwise.count(b)))
+            whole.push_back(b);
+    std::sort(whole.begin(), whole.end(), [](const ir::Buffer* a, const ir::Buffer* b) { return a->range.begin.offset < b->range.begin.offset; });
+    for (const ir::Buffer* b : whole) {
+        auto why = uses.why_whole.find(b);
+        diags.report(DiagKind::FragmentReplicated, b->range, b->declared_name(),
+                     fmt::format("{} ({} registers a thread)", why != uses.why_whole.end() ? why->second : "another use needs all of it in every thread",
+                                 b->num_elements()));
+    }
+}
+} // namespace
+
 bool infer_layouts(ir::Kernel& kernel, int target_sm, DiagnosticEngine& diags) {
     PartialReductions partials = find_partial_reductions(kernel);
     UseCollector uses;
@@ -880,6 +924,7 @@ bool infer_layouts(ir::Kernel& kernel, int target_sm, DiagnosticEngine& diags) {
         uses.propagate_replication();
     }
     report_replicated_fragments(kernel, replicated_because, diags);
+    report_whole_fragments(kernel, uses, replicated_because, partials, diags);
     // An accumulated fragment that another use keeps whole in every thread (R0006 said why when a
     // layout conflict did).
     for (const AccumulatedFragment& acc : partials.fragments) {
