@@ -221,6 +221,18 @@ private:
         if (producers.empty()) {
             // Copies into registers are pass prefetch-registers' to issue ahead (or to say why not).
             if (why_not.empty() && copies_into_registers(body_stmts)) return loop_stmt;
+            // A copy into shared memory under an `if` or in a nested loop of the body.
+            if (why_not.empty())
+                for (const ir::StmtPtr& top : body_stmts) {
+                    if (top->as<ir::Copy>()) continue;
+                    ir::walk_stmts(top, [&](const ir::Stmt& n) {
+                        auto* c = n.as<ir::Copy>();
+                        if (why_not.empty() && c && c->src.buffer->scope == ir::Scope::Global && c->dst.buffer->scope == ir::Scope::Shared)
+                            why_not = fmt::format("the copy into `{}` is under an `if` or in a nested loop, and only copies at the "
+                                                  "top level of the body are issued ahead",
+                                                  c->dst.buffer->name);
+                    });
+                }
             serial(loop_stmt, S,
                    why_not.empty() ? "its body copies no tile from global into shared memory, so there is nothing to prefetch"
                                    : "no copy can be issued ahead: " + why_not,
