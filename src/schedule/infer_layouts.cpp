@@ -475,6 +475,27 @@ Choice choose_layouts(const ir::Kernel& kernel, int target_sm, UseCollector& use
     const ir::WarpSpecializedLoop* ws_loop = ir::warp_specialized_loop(kernel);
     const std::vector<const ir::Gemm*> wgmma_gemms = ws_loop ? ws_loop->wgmma_gemms() : std::vector<const ir::Gemm*>{};
     auto is_wgmma = [&](const ir::Gemm* g) { return std::find(wgmma_gemms.begin(), wgmma_gemms.end(), g) != wgmma_gemms.end(); };
+    // Row statistics shared by two accumulators: a reduce of one along its columns (a row max or
+    // sum) read as a broadcast in a loop over the other (`o[i, j] *= alpha[i]`). The second takes
+    // the first's warp grid where it fits, so that the two row slices are one layout (with each
+    // its own squarest grid, the statistics would be held whole by every thread).
+    std::map<const ir::Buffer*, const ir::Buffer*> rows_follow;  // group root of an accumulator -> the accumulator it follows
+    {
+        std::map<const ir::Buffer*, const ir::Buffer*> accumulator_of;  // group root -> accumulator
+        for (const auto& entry : uses.accumulators) accumulator_of.emplace(groups.find(entry.first), entry.first);
+        for (const UseCollector::ReduceUse& r : uses.reduces) {
+            auto source = accumulator_of.find(groups.find(r.src));
+            if (r.axis != 1 || replicated(r.src) || source == accumulator_of.end()) continue;
+            for (const UseCollector::BroadcastRead& b : uses.broadcasts) {
+                if (b.accumulated || groups.find(b.buffer) != groups.find(r.dst) || b.dropped() != std::vector<int>{1}) continue;
+                auto anchor = uses.loop_anchor.find(b.loop);
+                if (anchor == uses.loop_anchor.end() || replicated(anchor->second)) continue;
+                auto follower = accumulator_of.find(groups.find(anchor->second));
+                if (follower != accumulator_of.end() && follower->first != source->first)
+                    rows_follow.emplace(follower->first, source->second);
+            }
+        }
+    }
     // An accumulator takes the mma layout when at least one gemm into it can use the tensor cores;
     // every such gemm then does (a second gemm into the same accumulator is as fast as the first),
     // and the others run the FMA loop over the same distributed layout.
@@ -533,6 +554,20 @@ Choice choose_layouts(const ir::Kernel& kernel, int target_sm, UseCollector& use
         auto [wm, wn] = by_columns ? std::pair<int, int>{4, warps / 4}
                         : wgmma    ? std::pair<int, int>{warps, 1}
                                    : accumulator_warps(shape[0], shape[1], warps, axes.count(1) > 0, axes.count(0) > 0);
+        // The grid of the accumulator whose row statistics this one reads, where it fits (unless
+        // this one holds whole rows per warp already, which its own uses asked for).
+        if (auto leader = rows_follow.find(root); !wgmma && !(wm == warps && wn == 1) && leader != rows_follow.end()) {
+            const ir::Buffer* source = leader->second;
+            const std::vector<int64_t> source_shape = uses.accumulators.at(source).front()->c.tile_shape();
+            bool source_wgmma = false;
+            for (const ir::Gemm* g : uses.accumulators.at(source)) source_wgmma |= is_wgmma(g);
+            const std::set<int>& source_axes = warp_whole_axes[groups.find(source)];
+            if (!source_wgmma && source_shape.size() == 2) {
+                auto [sm, sn] = accumulator_warps(source_shape[0], source_shape[1], warps, source_axes.count(1) > 0,
+                                                  source_axes.count(0) > 0);
+                if (sm && shape[0] % (16 * sm) == 0 && shape[1] % (8 * sn) == 0) wm = sm, wn = sn;
+            }
+        }
         // wgmma slabs: a warp's 16-row tiles are a band of 16 * warps rows apart.
         const bool interleaved = wgmma && shape[0] > 16 * wm;
         auto existing = group_layout.find(root);
