@@ -234,7 +234,7 @@ private:
         if (auto buffer_writes = p.writes.find(buffer); buffer_writes != p.writes.end())
             if (auto w = buffer_writes->second.find(flat); w != buffer_writes->second.end() && w->second != p.iteration)
                 fault(DiagKind::FaultParallelReadWrite, at, name, index_text(idx), index_text(p.iteration), index_text(w->second), where());
-        auto [it, fresh] = p.reads[buffer].emplace(flat, ParallelScope::Readers{p.iteration});
+        auto [it, fresh] = p.reads[buffer].emplace(flat, ParallelScope::Readers{p.iteration, {}});
         if (!fresh && it->second.first != p.iteration && it->second.other.empty()) it->second.other = p.iteration;
     }
 

@@ -156,12 +156,20 @@ protected:
         for (ssize_t i = static_cast<ssize_t>(at->getTokenIndex()) - 1; i >= 0 && !prev; --i)
             if (antlr4::Token* t = stream->get(static_cast<size_t>(i)); t->getChannel() == antlr4::Token::DEFAULT_CHANNEL) prev = t;
         if (!prev || prev->getType() != P::IDENT) return;
-        std::string word = prev->getText();
+        std::vector<size_t> every;
+        for (size_t type = 1; type <= parser->getVocabulary().getMaxTokenType(); ++type) every.push_back(type);
+        suggest_keyword(prev, every, parser);
+    }
+
+    // "did you mean" the keyword among token `types` nearest to `word`'s text, if close enough to
+    // be a likely typo.
+    void suggest_keyword(antlr4::Token* word_token, const std::vector<size_t>& types, antlr4::Parser* parser) {
+        std::string word = word_token->getText();
         if (word.size() < 3 || word.size() > 64) return;
         const auto& vocab = parser->getVocabulary();
         std::string best;
         size_t best_d = (word.size() + 1) / 3 + 1;
-        for (size_t type = 1; type <= vocab.getMaxTokenType(); ++type) {
+        for (size_t type : types) {
             std::string lit = vocab.getLiteralName(type);
             if (lit.size() < 3 || !std::isalpha(static_cast<unsigned char>(lit[1]))) continue;
             std::string keyword = lit.substr(1, lit.size() - 2);
@@ -169,32 +177,22 @@ protected:
             if (d < best_d) best = keyword, best_d = d;
         }
         if (!best.empty())
-            diags_.note(DiagKind::NoteHint, ranges_.range_of(prev), "did you mean `" + best + "`?");
+            diags_.note(DiagKind::NoteHint, ranges_.range_of(word_token), "did you mean `" + best + "`?");
     }
 
     // An identifier where a keyword was expected (`for i in paralel(64)`): "did you mean".
     void note_misspelt_keyword(antlr4::Token* at, antlr4::Parser* parser) {
         if (!at || at->getType() != P::IDENT) return;
-        std::string word = at->getText();
-        if (word.size() < 3 || word.size() > 64) return;
         antlr4::misc::IntervalSet expected;
         try {
             expected = parser->getExpectedTokens();
         } catch (const std::exception&) {
             return;
         }
-        const auto& vocab = parser->getVocabulary();
-        std::string best;
-        size_t best_d = (word.size() + 1) / 3 + 1;
-        for (ssize_t type : expected.toList()) {
-            std::string lit = vocab.getLiteralName(type);
-            if (lit.size() < 3 || !std::isalpha(static_cast<unsigned char>(lit[1]))) continue;
-            std::string keyword = lit.substr(1, lit.size() - 2);
-            size_t d = edit_distance(word, keyword);
-            if (d < best_d) best = keyword, best_d = d;
-        }
-        if (!best.empty())
-            diags_.note(DiagKind::NoteHint, ranges_.range_of(at), "did you mean `" + best + "`?");
+        std::vector<size_t> types;
+        for (ssize_t type : expected.toList())
+            if (type > 0) types.push_back(static_cast<size_t>(type));
+        suggest_keyword(at, types, parser);
     }
 
     // The end of the file inside braces: point at the innermost `{` that was never closed.
