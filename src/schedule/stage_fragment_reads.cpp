@@ -49,7 +49,10 @@ private:
 
 class Stager {
 public:
-    explicit Stager(std::map<const ir::Buffer*, ir::BufferPtr> copies) : copies_(std::move(copies)) {}
+    // `copies`: each staged fragment's shared copy; `fragments`: the fragment's own pointer, as its
+    // uses hold it.
+    Stager(std::map<const ir::Buffer*, ir::BufferPtr> copies, std::map<const ir::Buffer*, ir::BufferPtr> fragments)
+        : copies_(std::move(copies)), fragments_(std::move(fragments)) {}
 
     // `fresh`: the fragments whose shared copy holds their current value on entry.
     ir::StmtPtr block(const ir::StmtPtr& s, std::set<const ir::Buffer*>& fresh) {
@@ -81,17 +84,17 @@ private:
     // `c` with its own cross-thread reads redirected (listed in `staged`: their copies go right
     // before it); nested blocks are staged inside.
     ir::StmtPtr statement(const ir::StmtPtr& c, const std::set<const ir::Buffer*>& fresh, std::set<const ir::Buffer*>& staged) {
-        auto redirect = [&](const ir::ExprPtr& e, const ir::For* loop) {
+        // An expression or statement with its cross-thread reads redirected (`loop`: the `parallel`
+        // loop around it, or null), the fragments it redirected added to `staged`.
+        auto redirect = [&](const auto& node, const ir::For* loop) {
             RedirectReads r(copies_, loop);
-            ir::ExprPtr out = r.mutate(e);
+            auto out = r.mutate(node);
             staged.insert(r.redirected.begin(), r.redirected.end());
             return out;
         };
         if (auto* f = c->as<ir::For>()) {
             if (f->loop_kind == ir::LoopKind::Parallel) {
-                RedirectReads r(copies_, f);
-                ir::StmtPtr body = r.mutate(f->body);
-                staged.insert(r.redirected.begin(), r.redirected.end());
+                ir::StmtPtr body = redirect(f->body, f);
                 return ir::rebuild(ir::NodePtr<ir::For>(c, f), [&](ir::For& n) { n.body = body; });
             }
             std::vector<ir::ExprPtr> extents;
@@ -108,9 +111,9 @@ private:
         }
         if (auto* i = c->as<ir::If>()) {
             ir::ExprPtr cond = redirect(i->cond, nullptr);
-            std::set<const ir::Buffer*> then_fresh = fresh, else_fresh = fresh;
-            then_fresh.insert(staged.begin(), staged.end());
-            else_fresh.insert(staged.begin(), staged.end());
+            std::set<const ir::Buffer*> on_entry = fresh;  // each branch starts from it
+            on_entry.insert(staged.begin(), staged.end());
+            std::set<const ir::Buffer*> then_fresh = on_entry, else_fresh = on_entry;
             ir::StmtPtr then_body = block(i->then_body, then_fresh), else_body = block(i->else_body, else_fresh);
             return ir::rebuild(ir::NodePtr<ir::If>(c, i), [&](ir::If& n) {
                 n.cond = cond;
@@ -124,9 +127,7 @@ private:
         }
         // Any other statement: its element reads are outside a `parallel` loop, and a part of a
         // staged fragment copied out is read from the shared copy.
-        RedirectReads r(copies_, nullptr);
-        ir::StmtPtr out = r.mutate(c);
-        staged.insert(r.redirected.begin(), r.redirected.end());
+        ir::StmtPtr out = redirect(c, nullptr);
         if (auto* copy = out->as<ir::Copy>(); copy && copies_.count(copy->src.buffer.get()) && !copy->src.is_whole()) {
             staged.insert(copy->src.buffer.get());
             const ir::BufferPtr shared = copies_.at(copy->src.buffer.get());
@@ -136,16 +137,10 @@ private:
     }
 
     ir::StmtPtr stage_copy(const ir::Buffer* f, SourceRange at) const {
-        // The fragment's own pointer, as its uses hold it.
-        ir::BufferPtr fragment = fragments_.at(f);
-        return std::make_shared<ir::Copy>(ir::whole(fragment), ir::whole(copies_.at(f)), nullptr, at);
+        return std::make_shared<ir::Copy>(ir::whole(fragments_.at(f)), ir::whole(copies_.at(f)), nullptr, at);
     }
 
-public:
-    std::map<const ir::Buffer*, ir::BufferPtr> fragments_;  // the staged fragments' shared pointers
-
-private:
-    std::map<const ir::Buffer*, ir::BufferPtr> copies_;
+    std::map<const ir::Buffer*, ir::BufferPtr> copies_, fragments_;
 };
 
 // The bytes of the shared tiles the kernel declares, each counted at the deepest pipeline's stages
@@ -205,8 +200,9 @@ int stage_fragment_reads(ir::Kernel& kernel, int64_t shared_memory_limit, Diagno
         copies.emplace(f, shared);
     }
     if (copies.empty()) return 0;
-    Stager stager(copies);
-    for (auto& [f, shared] : copies) stager.fragments_.emplace(f, allocated.at(f));
+    std::map<const ir::Buffer*, ir::BufferPtr> fragments;
+    for (const auto& entry : copies) fragments.emplace(entry.first, allocated.at(entry.first));
+    Stager stager(copies, std::move(fragments));
     std::set<const ir::Buffer*> fresh;
     kernel.body = stager.block(kernel.body, fresh);
     return static_cast<int>(copies.size());
