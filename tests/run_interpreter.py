@@ -257,6 +257,14 @@ def encoding_cases(rng):
     low = [((3 * v - 200 + 128) % 256) - 128 for v in x]
     cases.append(Case(file, "narrow", {"X": ("i32", (n,), x), "B": ("i8", (n,), [0] * n), "C": ("i8", (n,), [0] * n)},
                       {"B": low, "C": low}, tol={"B": (0.0, 0.0), "C": (0.0, 0.0)}))
+    # bool <-> f32 casts, and f32 -> i8 saturating (zeros among the values, so that `as bool` sees both).
+    x = [float(rng.randrange(-100, 101)) / (1 if i % 3 else 2) if i % 5 else 0.0 for i in range(n)]
+    cases.append(Case(file, "bool_and_saturate",
+                      {"X": ("f32", (n,), x), "M": ("f32", (n,), [7.0] * n), "B": ("bool", (n,), [False] * n),
+                       "Q": ("i8", (n,), [0] * n)},
+                      {"M": [1.0 if v > 0 else 0.0 for v in x], "B": [v != 0 for v in x],
+                       "Q": [max(-128, min(127, math.trunc(4 * v))) for v in x]},
+                      tol={"M": (0.0, 0.0), "B": (0.0, 0.0), "Q": (0.0, 0.0)}))
     return cases
 
 

@@ -26,18 +26,39 @@ template <typename T> __host__ __device__ __forceinline__ float to_float(T x) {
     else return static_cast<float>(x);
 }
 
-// Value conversion with round-to-nearest for narrowing float conversions.
+// Value conversion, each rounded once: narrowing float conversions and integers to floats round
+// to nearest (ties to even), straight from the source type (an f64 or a large integer is not
+// rounded to f32 first); floats to integers round toward zero and saturate, NaN giving 0 (as
+// cvt.rzi does for 32- and 64-bit integers, here for the 8- and 16-bit ones too); integers to
+// integers keep the low bits.
 template <typename To, typename From> __host__ __device__ __forceinline__ To convert(From x) {
     if constexpr (std::is_same_v<To, From>) {
         return x;
     } else if constexpr (is_narrow_float_v<From>) {
         return convert<To>(to_float(x));
     } else if constexpr (std::is_same_v<To, f16>) {
-        return __float2half_rn(static_cast<float>(x));
+        if constexpr (std::is_same_v<From, double>) return __double2half(x);
+        else if constexpr (std::is_integral_v<From> && sizeof(From) == 8) return __double2half(static_cast<double>(x));
+        else return __float2half_rn(static_cast<float>(x));  // 32-bit integers past 2^24 are past f16's range
     } else if constexpr (std::is_same_v<To, bf16>) {
-        return __float2bfloat16_rn(static_cast<float>(x));
+        if constexpr (std::is_same_v<From, double>) return __double2bfloat16(x);
+        else if constexpr (std::is_integral_v<From> && !std::is_same_v<From, bool> && std::is_signed_v<From> && sizeof(From) == 8)
+            return __ll2bfloat16_rn(static_cast<long long>(x));
+        else if constexpr (std::is_integral_v<From> && !std::is_same_v<From, bool> && sizeof(From) == 8)
+            return __ull2bfloat16_rn(static_cast<unsigned long long>(x));
+        else if constexpr (std::is_integral_v<From> && !std::is_same_v<From, bool> && std::is_signed_v<From>)
+            return __int2bfloat16_rn(static_cast<int>(x));
+        else if constexpr (std::is_integral_v<From> && !std::is_same_v<From, bool>)
+            return __uint2bfloat16_rn(static_cast<unsigned>(x));
+        else return __float2bfloat16_rn(static_cast<float>(x));
     } else if constexpr (std::is_same_v<To, f8e4m3> || std::is_same_v<To, f8e5m2>) {
-        return To(static_cast<float>(x));
+        if constexpr (std::is_same_v<From, float>) return To(x);
+        else return To(static_cast<double>(x));  // exact for every integer up to 2^53 and for f64
+    } else if constexpr (std::is_integral_v<To> && !std::is_same_v<To, bool> && sizeof(To) < 4 &&
+                         std::is_floating_point_v<From>) {
+        constexpr long long lo = std::is_signed_v<To> ? -(1LL << (8 * sizeof(To) - 1)) : 0;
+        constexpr long long hi = std::is_signed_v<To> ? (1LL << (8 * sizeof(To) - 1)) - 1 : (1LL << (8 * sizeof(To))) - 1;
+        return x != x ? To(0) : x <= From(lo) ? To(lo) : x >= From(hi) ? To(hi) : static_cast<To>(x);
     } else {
         return static_cast<To>(x);
     }

@@ -260,10 +260,6 @@ MaybeTyped Checker::apply_unary(const ast::Unary& e, Typed v) {
 
 MaybeTyped Checker::apply_cast(Typed v, Dtype to, SourceRange range) {
     Dtype from = v.dtype();
-    if ((from == Dtype::Bool && is_float(to)) || (is_float(from) && to == Dtype::Bool)) {
-        diags_.report(DiagKind::InvalidCast, range, dtype_name(from), dtype_name(to));
-        return std::nullopt;
-    }
     if (is_imm(*v.expr)) {
         Folded f = fold_cast(*v.expr, to, range);
         if (!f.value) {

@@ -94,8 +94,15 @@ template <bool READ_ONLY, typename T> __device__ __forceinline__ T predicated_lo
 template <typename T> __device__ __forceinline__ T load_if(const T* p, bool ok) { return detail::predicated_load<false>(p, ok); }
 template <typename T> __device__ __forceinline__ T load_read_only_if(const T* p, bool ok) { return detail::predicated_load<true>(p, ok); }
 
-// 0 <= i < n in one unsigned comparison (a negative index wraps to a huge value).
-__host__ __device__ __forceinline__ bool in_bounds(int i, int n) { return static_cast<unsigned>(i) < static_cast<unsigned>(n); }
+// 0 <= i < n in one unsigned comparison (a negative index wraps to a huge value): 32-bit when both
+// fit in 32 bits, else 64-bit, so that an i64 index past 2^31 is never truncated into range.
+template <typename I, typename N>
+__host__ __device__ __forceinline__ bool in_bounds(I i, N n) {
+    if constexpr (sizeof(I) <= 4 && sizeof(N) <= 4)
+        return static_cast<unsigned>(i) < static_cast<unsigned>(n);
+    else
+        return static_cast<unsigned long long>(static_cast<long long>(i)) < static_cast<unsigned long long>(static_cast<long long>(n));
+}
 
 // The index of element `pos` of a gather axis (a copy from `X[Idx[s +: n], ...]`): Idx[pos], or -1
 // — outside every axis, so the element is masked — when pos is outside Idx (of n elements) or the
