@@ -1,6 +1,7 @@
 // Tile operations: copy, gemm, fill/clear, reduce, cumsum, atomic_add: shapes, scopes, dtypes.
 #include "sema/checker.h"
 
+#include <cmath>
 #include <string_view>
 #include <utility>
 
@@ -8,6 +9,14 @@ namespace tlc::sema {
 
 namespace {
 bool on_chip(const ir::Region& r) { return r.buffer->scope != ir::Scope::Global; }
+
+// A constant +0 (or false): what a copy pads with when it names no pad value.
+bool is_default_pad(const ir::Expr& e) {
+    if (const auto* i = e.as<ir::IntImm>()) return i->value == 0;
+    if (const auto* f = e.as<ir::FloatImm>()) return f->value == 0.0 && !std::signbit(f->value);
+    if (const auto* b = e.as<ir::BoolImm>()) return !b->value;
+    return false;
+}
 
 ir::ExprPtr zero_of(Dtype t, SourceRange r) {
     if (t == Dtype::Bool) return std::make_shared<ir::BoolImm>(false, r);
@@ -116,10 +125,10 @@ ir::StmtPtr Checker::check_copy(const ast::TileOp& s, const std::vector<const as
             ok = false;
         } else if (v) {
             std::optional<ir::ExprPtr> c = convert(*v, dst->buffer->dtype, a[2]->range);
-            if (c)
-                pad = *c;
-            else
+            if (!c)
                 ok = false;
+            else if (!is_default_pad(**c))  // `pad = 0` is the default: TMA's zero fill serves it
+                pad = *c;
         }
     }
     if (!ok) return nullptr;
