@@ -18,9 +18,9 @@ __global__ void __launch_bounds__(256) layernorm_kernel(
         int32_t M,
         int32_t N)
 {
-    using x_layout = tl::BlockedLayout<1024, 8, 256>;  // fragment x: f32[1024]
-    using w_layout = tl::BlockedLayout<1024, 8, 256>;  // fragment w: f32[1024]
-    using b_layout = tl::BlockedLayout<1024, 8, 256>;  // fragment b: f32[1024]
+    using x_layout = tl::BlockedLayout<1024, 4, 256>;  // fragment x: f32[1024]
+    using w_layout = tl::BlockedLayout<1024, 4, 256>;  // fragment w: f32[1024]
+    using b_layout = tl::BlockedLayout<1024, 4, 256>;  // fragment b: f32[1024]
     const int tl_tid = tl::thread_index<256>();
     extern __shared__ __align__(128) unsigned char tl_smem[];
     unsigned char* tl_scratch = tl_smem + 0;  // 32 bytes for reductions and staging
@@ -36,18 +36,17 @@ __global__ void __launch_bounds__(256) layernorm_kernel(
     for (int t = 0; t < n_tiles; ++t) {
         // copy(X[row, t * BN +: BN], x);  (layernorm.tl:21)
         #pragma unroll
-        for (int tl_chunk0 = 0; tl_chunk0 < x_layout::kSlots; tl_chunk0 += 8) {
-            if (!(x_layout::valid(tl_tid, tl_chunk0))) continue;
-            const tl::f16* tl_ptr1 = &X[int64_t(row) * N + ((t * 1024) + ((x_layout::flat(tl_tid, (tl_chunk0 / 8) * 8) % 1024) + tl_chunk0 % 8))];
-            if (tl::in_bounds(row, M) && tl::in_bounds((t * 1024) + ((x_layout::flat(tl_tid, (tl_chunk0 / 8) * 8) % 1024) + tl_chunk0 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 1024) + ((x_layout::flat(tl_tid, (tl_chunk0 / 8) * 8) % 1024) + tl_chunk0 % 8)) + 7, N) && tl::is_aligned(tl_ptr1, 16)) {
-                tl::f16 tl_vec2[8];
-                tl::load_vector<tl::f16, 8>(tl_vec2, tl_ptr1);
+        for (int tl_chunk0 = 0; tl_chunk0 < x_layout::kSlots; tl_chunk0 += 4) {
+            const tl::f16* tl_ptr1 = &X[int64_t(row) * N + ((t * 1024) + ((x_layout::flat(tl_tid, (tl_chunk0 / 4) * 4) % 1024) + tl_chunk0 % 4))];
+            if (tl::in_bounds(row, M) && tl::in_bounds((t * 1024) + ((x_layout::flat(tl_tid, (tl_chunk0 / 4) * 4) % 1024) + tl_chunk0 % 4), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 1024) + ((x_layout::flat(tl_tid, (tl_chunk0 / 4) * 4) % 1024) + tl_chunk0 % 4)) + 3, N) && tl::is_aligned(tl_ptr1, 8)) {
+                tl::f16 tl_vec2[4];
+                tl::load_vector<tl::f16, 4>(tl_vec2, tl_ptr1);
                 #pragma unroll
-                for (int tl_v = 0; tl_v < 8; ++tl_v) x[tl_chunk0 + tl_v] = tl::convert<float>(tl_vec2[tl_v]);
+                for (int tl_v = 0; tl_v < 4; ++tl_v) x[tl_chunk0 + tl_v] = tl::convert<float>(tl_vec2[tl_v]);
             } else {
                 #pragma unroll
-                for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                    x[tl_chunk0 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 1024) + ((x_layout::flat(tl_tid, ((tl_chunk0 + tl_v) / 8) * 8) % 1024) + (tl_chunk0 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 1024) + ((x_layout::flat(tl_tid, ((tl_chunk0 + tl_v) / 8) * 8) % 1024) + (tl_chunk0 + tl_v) % 8))]) : 0.0f;
+                for (int tl_v = 0; tl_v < 4; ++tl_v) {
+                    x[tl_chunk0 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 1024) + ((x_layout::flat(tl_tid, ((tl_chunk0 + tl_v) / 4) * 4) % 1024) + (tl_chunk0 + tl_v) % 4), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 1024) + ((x_layout::flat(tl_tid, ((tl_chunk0 + tl_v) / 4) * 4) % 1024) + (tl_chunk0 + tl_v) % 4))]) : 0.0f;
                 }
             }
         }
@@ -58,7 +57,6 @@ __global__ void __launch_bounds__(256) layernorm_kernel(
             for (int tl_i = 0; tl_i < 1; ++tl_i) tl_part[tl_i] = tl::SumOp::identity<float>();
             #pragma unroll
             for (int tl_s3 = 0; tl_s3 < x_layout::kSlots; ++tl_s3) {
-                if (!(x_layout::valid(tl_tid, tl_s3))) continue;
                 tl_part[0] = tl::SumOp::combine(tl_part[0], tl::SumOp::element(x[tl_s3]));
             }
             tl::block_allreduce<tl::SumOp, 1, 256>(tl_part, reinterpret_cast<float*>(tl_scratch), tl_tid);
@@ -72,18 +70,17 @@ __global__ void __launch_bounds__(256) layernorm_kernel(
     for (int t = 0; t < n_tiles; ++t) {
         // copy(X[row, t * BN +: BN], x);  (layernorm.tl:29)
         #pragma unroll
-        for (int tl_chunk4 = 0; tl_chunk4 < x_layout::kSlots; tl_chunk4 += 8) {
-            if (!(x_layout::valid(tl_tid, tl_chunk4))) continue;
-            const tl::f16* tl_ptr5 = &X[int64_t(row) * N + ((t * 1024) + ((x_layout::flat(tl_tid, (tl_chunk4 / 8) * 8) % 1024) + tl_chunk4 % 8))];
-            if (tl::in_bounds(row, M) && tl::in_bounds((t * 1024) + ((x_layout::flat(tl_tid, (tl_chunk4 / 8) * 8) % 1024) + tl_chunk4 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 1024) + ((x_layout::flat(tl_tid, (tl_chunk4 / 8) * 8) % 1024) + tl_chunk4 % 8)) + 7, N) && tl::is_aligned(tl_ptr5, 16)) {
-                tl::f16 tl_vec6[8];
-                tl::load_vector<tl::f16, 8>(tl_vec6, tl_ptr5);
+        for (int tl_chunk4 = 0; tl_chunk4 < x_layout::kSlots; tl_chunk4 += 4) {
+            const tl::f16* tl_ptr5 = &X[int64_t(row) * N + ((t * 1024) + ((x_layout::flat(tl_tid, (tl_chunk4 / 4) * 4) % 1024) + tl_chunk4 % 4))];
+            if (tl::in_bounds(row, M) && tl::in_bounds((t * 1024) + ((x_layout::flat(tl_tid, (tl_chunk4 / 4) * 4) % 1024) + tl_chunk4 % 4), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 1024) + ((x_layout::flat(tl_tid, (tl_chunk4 / 4) * 4) % 1024) + tl_chunk4 % 4)) + 3, N) && tl::is_aligned(tl_ptr5, 8)) {
+                tl::f16 tl_vec6[4];
+                tl::load_vector<tl::f16, 4>(tl_vec6, tl_ptr5);
                 #pragma unroll
-                for (int tl_v = 0; tl_v < 8; ++tl_v) x[tl_chunk4 + tl_v] = tl::convert<float>(tl_vec6[tl_v]);
+                for (int tl_v = 0; tl_v < 4; ++tl_v) x[tl_chunk4 + tl_v] = tl::convert<float>(tl_vec6[tl_v]);
             } else {
                 #pragma unroll
-                for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                    x[tl_chunk4 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 1024) + ((x_layout::flat(tl_tid, ((tl_chunk4 + tl_v) / 8) * 8) % 1024) + (tl_chunk4 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 1024) + ((x_layout::flat(tl_tid, ((tl_chunk4 + tl_v) / 8) * 8) % 1024) + (tl_chunk4 + tl_v) % 8))]) : 0.0f;
+                for (int tl_v = 0; tl_v < 4; ++tl_v) {
+                    x[tl_chunk4 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 1024) + ((x_layout::flat(tl_tid, ((tl_chunk4 + tl_v) / 4) * 4) % 1024) + (tl_chunk4 + tl_v) % 4), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 1024) + ((x_layout::flat(tl_tid, ((tl_chunk4 + tl_v) / 4) * 4) % 1024) + (tl_chunk4 + tl_v) % 4))]) : 0.0f;
                 }
             }
         }
@@ -91,9 +88,8 @@ __global__ void __launch_bounds__(256) layernorm_kernel(
         // for j in parallel(1024): each thread visits the elements of `x` it holds
         #pragma unroll
         for (int tl_s7 = 0; tl_s7 < x_layout::kSlots; ++tl_s7) {
-            if (!(x_layout::valid(tl_tid, tl_s7))) continue;
-            const int tl_c8 = x_layout::flat(tl_tid, (tl_s7 / 8) * 8) % 1024;  // the chunk's first column
-            const int j = tl_c8 + tl_s7 % 8;
+            const int tl_c8 = x_layout::flat(tl_tid, (tl_s7 / 4) * 4) % 1024;  // the chunk's first column
+            const int j = tl_c8 + tl_s7 % 4;
             const float d = x[tl_s7] - mean;
             x[tl_s7] = t * 1024 + j < N ? d * d : 0.0f;
         }
@@ -104,7 +100,6 @@ __global__ void __launch_bounds__(256) layernorm_kernel(
             for (int tl_i = 0; tl_i < 1; ++tl_i) tl_part[tl_i] = tl::SumOp::identity<float>();
             #pragma unroll
             for (int tl_s9 = 0; tl_s9 < x_layout::kSlots; ++tl_s9) {
-                if (!(x_layout::valid(tl_tid, tl_s9))) continue;
                 tl_part[0] = tl::SumOp::combine(tl_part[0], tl::SumOp::element(x[tl_s9]));
             }
             tl::block_allreduce<tl::SumOp, 1, 256>(tl_part, reinterpret_cast<float*>(tl_scratch), tl_tid);
@@ -119,52 +114,49 @@ __global__ void __launch_bounds__(256) layernorm_kernel(
         const int32_t c0 = t * 1024;
         // copy(X[row, c0 +: BN], x);  (layernorm.tl:42)
         #pragma unroll
-        for (int tl_chunk10 = 0; tl_chunk10 < x_layout::kSlots; tl_chunk10 += 8) {
-            if (!(x_layout::valid(tl_tid, tl_chunk10))) continue;
-            const tl::f16* tl_ptr11 = &X[int64_t(row) * N + (c0 + ((x_layout::flat(tl_tid, (tl_chunk10 / 8) * 8) % 1024) + tl_chunk10 % 8))];
-            if (tl::in_bounds(row, M) && tl::in_bounds(c0 + ((x_layout::flat(tl_tid, (tl_chunk10 / 8) * 8) % 1024) + tl_chunk10 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds((c0 + ((x_layout::flat(tl_tid, (tl_chunk10 / 8) * 8) % 1024) + tl_chunk10 % 8)) + 7, N) && tl::is_aligned(tl_ptr11, 16)) {
-                tl::f16 tl_vec12[8];
-                tl::load_vector<tl::f16, 8>(tl_vec12, tl_ptr11);
+        for (int tl_chunk10 = 0; tl_chunk10 < x_layout::kSlots; tl_chunk10 += 4) {
+            const tl::f16* tl_ptr11 = &X[int64_t(row) * N + (c0 + ((x_layout::flat(tl_tid, (tl_chunk10 / 4) * 4) % 1024) + tl_chunk10 % 4))];
+            if (tl::in_bounds(row, M) && tl::in_bounds(c0 + ((x_layout::flat(tl_tid, (tl_chunk10 / 4) * 4) % 1024) + tl_chunk10 % 4), N) && tl::in_bounds(row, M) && tl::in_bounds((c0 + ((x_layout::flat(tl_tid, (tl_chunk10 / 4) * 4) % 1024) + tl_chunk10 % 4)) + 3, N) && tl::is_aligned(tl_ptr11, 8)) {
+                tl::f16 tl_vec12[4];
+                tl::load_vector<tl::f16, 4>(tl_vec12, tl_ptr11);
                 #pragma unroll
-                for (int tl_v = 0; tl_v < 8; ++tl_v) x[tl_chunk10 + tl_v] = tl::convert<float>(tl_vec12[tl_v]);
+                for (int tl_v = 0; tl_v < 4; ++tl_v) x[tl_chunk10 + tl_v] = tl::convert<float>(tl_vec12[tl_v]);
             } else {
                 #pragma unroll
-                for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                    x[tl_chunk10 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds(c0 + ((x_layout::flat(tl_tid, ((tl_chunk10 + tl_v) / 8) * 8) % 1024) + (tl_chunk10 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + (c0 + ((x_layout::flat(tl_tid, ((tl_chunk10 + tl_v) / 8) * 8) % 1024) + (tl_chunk10 + tl_v) % 8))]) : 0.0f;
+                for (int tl_v = 0; tl_v < 4; ++tl_v) {
+                    x[tl_chunk10 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds(c0 + ((x_layout::flat(tl_tid, ((tl_chunk10 + tl_v) / 4) * 4) % 1024) + (tl_chunk10 + tl_v) % 4), N) ? tl::convert<float>(X[int64_t(row) * N + (c0 + ((x_layout::flat(tl_tid, ((tl_chunk10 + tl_v) / 4) * 4) % 1024) + (tl_chunk10 + tl_v) % 4))]) : 0.0f;
                 }
             }
         }
         // copy(W[c0 +: BN], w);  (layernorm.tl:43)
         #pragma unroll
-        for (int tl_chunk13 = 0; tl_chunk13 < w_layout::kSlots; tl_chunk13 += 8) {
-            if (!(w_layout::valid(tl_tid, tl_chunk13))) continue;
-            const tl::f16* tl_ptr14 = &W[c0 + ((w_layout::flat(tl_tid, (tl_chunk13 / 8) * 8) % 1024) + tl_chunk13 % 8)];
-            if (tl::in_bounds(c0 + ((w_layout::flat(tl_tid, (tl_chunk13 / 8) * 8) % 1024) + tl_chunk13 % 8), N) && tl::in_bounds((c0 + ((w_layout::flat(tl_tid, (tl_chunk13 / 8) * 8) % 1024) + tl_chunk13 % 8)) + 7, N) && tl::is_aligned(tl_ptr14, 16)) {
-                tl::f16 tl_vec15[8];
-                tl::load_vector<tl::f16, 8>(tl_vec15, tl_ptr14);
+        for (int tl_chunk13 = 0; tl_chunk13 < w_layout::kSlots; tl_chunk13 += 4) {
+            const tl::f16* tl_ptr14 = &W[c0 + ((w_layout::flat(tl_tid, (tl_chunk13 / 4) * 4) % 1024) + tl_chunk13 % 4)];
+            if (tl::in_bounds(c0 + ((w_layout::flat(tl_tid, (tl_chunk13 / 4) * 4) % 1024) + tl_chunk13 % 4), N) && tl::in_bounds((c0 + ((w_layout::flat(tl_tid, (tl_chunk13 / 4) * 4) % 1024) + tl_chunk13 % 4)) + 3, N) && tl::is_aligned(tl_ptr14, 8)) {
+                tl::f16 tl_vec15[4];
+                tl::load_vector<tl::f16, 4>(tl_vec15, tl_ptr14);
                 #pragma unroll
-                for (int tl_v = 0; tl_v < 8; ++tl_v) w[tl_chunk13 + tl_v] = tl::convert<float>(tl_vec15[tl_v]);
+                for (int tl_v = 0; tl_v < 4; ++tl_v) w[tl_chunk13 + tl_v] = tl::convert<float>(tl_vec15[tl_v]);
             } else {
                 #pragma unroll
-                for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                    w[tl_chunk13 + tl_v] = tl::in_bounds(c0 + ((w_layout::flat(tl_tid, ((tl_chunk13 + tl_v) / 8) * 8) % 1024) + (tl_chunk13 + tl_v) % 8), N) ? tl::convert<float>(W[c0 + ((w_layout::flat(tl_tid, ((tl_chunk13 + tl_v) / 8) * 8) % 1024) + (tl_chunk13 + tl_v) % 8)]) : 0.0f;
+                for (int tl_v = 0; tl_v < 4; ++tl_v) {
+                    w[tl_chunk13 + tl_v] = tl::in_bounds(c0 + ((w_layout::flat(tl_tid, ((tl_chunk13 + tl_v) / 4) * 4) % 1024) + (tl_chunk13 + tl_v) % 4), N) ? tl::convert<float>(W[c0 + ((w_layout::flat(tl_tid, ((tl_chunk13 + tl_v) / 4) * 4) % 1024) + (tl_chunk13 + tl_v) % 4)]) : 0.0f;
                 }
             }
         }
         // copy(Bias[c0 +: BN], b);  (layernorm.tl:44)
         #pragma unroll
-        for (int tl_chunk16 = 0; tl_chunk16 < b_layout::kSlots; tl_chunk16 += 8) {
-            if (!(b_layout::valid(tl_tid, tl_chunk16))) continue;
-            const tl::f16* tl_ptr17 = &Bias[c0 + ((b_layout::flat(tl_tid, (tl_chunk16 / 8) * 8) % 1024) + tl_chunk16 % 8)];
-            if (tl::in_bounds(c0 + ((b_layout::flat(tl_tid, (tl_chunk16 / 8) * 8) % 1024) + tl_chunk16 % 8), N) && tl::in_bounds((c0 + ((b_layout::flat(tl_tid, (tl_chunk16 / 8) * 8) % 1024) + tl_chunk16 % 8)) + 7, N) && tl::is_aligned(tl_ptr17, 16)) {
-                tl::f16 tl_vec18[8];
-                tl::load_vector<tl::f16, 8>(tl_vec18, tl_ptr17);
+        for (int tl_chunk16 = 0; tl_chunk16 < b_layout::kSlots; tl_chunk16 += 4) {
+            const tl::f16* tl_ptr17 = &Bias[c0 + ((b_layout::flat(tl_tid, (tl_chunk16 / 4) * 4) % 1024) + tl_chunk16 % 4)];
+            if (tl::in_bounds(c0 + ((b_layout::flat(tl_tid, (tl_chunk16 / 4) * 4) % 1024) + tl_chunk16 % 4), N) && tl::in_bounds((c0 + ((b_layout::flat(tl_tid, (tl_chunk16 / 4) * 4) % 1024) + tl_chunk16 % 4)) + 3, N) && tl::is_aligned(tl_ptr17, 8)) {
+                tl::f16 tl_vec18[4];
+                tl::load_vector<tl::f16, 4>(tl_vec18, tl_ptr17);
                 #pragma unroll
-                for (int tl_v = 0; tl_v < 8; ++tl_v) b[tl_chunk16 + tl_v] = tl::convert<float>(tl_vec18[tl_v]);
+                for (int tl_v = 0; tl_v < 4; ++tl_v) b[tl_chunk16 + tl_v] = tl::convert<float>(tl_vec18[tl_v]);
             } else {
                 #pragma unroll
-                for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                    b[tl_chunk16 + tl_v] = tl::in_bounds(c0 + ((b_layout::flat(tl_tid, ((tl_chunk16 + tl_v) / 8) * 8) % 1024) + (tl_chunk16 + tl_v) % 8), N) ? tl::convert<float>(Bias[c0 + ((b_layout::flat(tl_tid, ((tl_chunk16 + tl_v) / 8) * 8) % 1024) + (tl_chunk16 + tl_v) % 8)]) : 0.0f;
+                for (int tl_v = 0; tl_v < 4; ++tl_v) {
+                    b[tl_chunk16 + tl_v] = tl::in_bounds(c0 + ((b_layout::flat(tl_tid, ((tl_chunk16 + tl_v) / 4) * 4) % 1024) + (tl_chunk16 + tl_v) % 4), N) ? tl::convert<float>(Bias[c0 + ((b_layout::flat(tl_tid, ((tl_chunk16 + tl_v) / 4) * 4) % 1024) + (tl_chunk16 + tl_v) % 4)]) : 0.0f;
                 }
             }
         }
@@ -172,24 +164,22 @@ __global__ void __launch_bounds__(256) layernorm_kernel(
         // for j in parallel(1024): each thread visits the elements of `x` it holds
         #pragma unroll
         for (int tl_s19 = 0; tl_s19 < x_layout::kSlots; ++tl_s19) {
-            if (!(x_layout::valid(tl_tid, tl_s19))) continue;
-            [[maybe_unused]] const int j = (x_layout::flat(tl_tid, (tl_s19 / 8) * 8) % 1024) + tl_s19 % 8;
+            [[maybe_unused]] const int j = (x_layout::flat(tl_tid, (tl_s19 / 4) * 4) % 1024) + tl_s19 % 4;
             x[tl_s19] = (x[tl_s19] - mean) * rstd * w[tl_s19] + b[tl_s19];
         }
         // copy(x, Y[row, c0 +: BN]);  (layernorm.tl:48)
         #pragma unroll
-        for (int tl_chunk20 = 0; tl_chunk20 < x_layout::kSlots; tl_chunk20 += 8) {
-            if (!(x_layout::valid(tl_tid, tl_chunk20))) continue;
-            tl::f16* tl_ptr21 = &Y[int64_t(row) * N + (c0 + ((x_layout::flat(tl_tid, (tl_chunk20 / 8) * 8) % 1024) + tl_chunk20 % 8))];
-            if (tl::in_bounds(row, M) && tl::in_bounds(c0 + ((x_layout::flat(tl_tid, (tl_chunk20 / 8) * 8) % 1024) + tl_chunk20 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds((c0 + ((x_layout::flat(tl_tid, (tl_chunk20 / 8) * 8) % 1024) + tl_chunk20 % 8)) + 7, N) && tl::is_aligned(tl_ptr21, 16)) {
-                tl::f16 tl_vec22[8];
+        for (int tl_chunk20 = 0; tl_chunk20 < x_layout::kSlots; tl_chunk20 += 4) {
+            tl::f16* tl_ptr21 = &Y[int64_t(row) * N + (c0 + ((x_layout::flat(tl_tid, (tl_chunk20 / 4) * 4) % 1024) + tl_chunk20 % 4))];
+            if (tl::in_bounds(row, M) && tl::in_bounds(c0 + ((x_layout::flat(tl_tid, (tl_chunk20 / 4) * 4) % 1024) + tl_chunk20 % 4), N) && tl::in_bounds(row, M) && tl::in_bounds((c0 + ((x_layout::flat(tl_tid, (tl_chunk20 / 4) * 4) % 1024) + tl_chunk20 % 4)) + 3, N) && tl::is_aligned(tl_ptr21, 8)) {
+                tl::f16 tl_vec22[4];
                 #pragma unroll
-                for (int tl_v = 0; tl_v < 8; tl_v += 2) tl::convert_pair(&tl_vec22[tl_v], x[tl_chunk20 + tl_v], x[tl_chunk20 + tl_v + 1]);
-                tl::store_vector<tl::f16, 8>(tl_ptr21, tl_vec22);
+                for (int tl_v = 0; tl_v < 4; tl_v += 2) tl::convert_pair(&tl_vec22[tl_v], x[tl_chunk20 + tl_v], x[tl_chunk20 + tl_v + 1]);
+                tl::store_vector<tl::f16, 4>(tl_ptr21, tl_vec22);
             } else {
                 #pragma unroll
-                for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                    if (tl::in_bounds(row, M) && tl::in_bounds(c0 + ((x_layout::flat(tl_tid, ((tl_chunk20 + tl_v) / 8) * 8) % 1024) + (tl_chunk20 + tl_v) % 8), N)) Y[int64_t(row) * N + (c0 + ((x_layout::flat(tl_tid, ((tl_chunk20 + tl_v) / 8) * 8) % 1024) + (tl_chunk20 + tl_v) % 8))] = tl::convert<tl::f16>(x[tl_chunk20 + tl_v]);
+                for (int tl_v = 0; tl_v < 4; ++tl_v) {
+                    if (tl::in_bounds(row, M) && tl::in_bounds(c0 + ((x_layout::flat(tl_tid, ((tl_chunk20 + tl_v) / 4) * 4) % 1024) + (tl_chunk20 + tl_v) % 4), N)) Y[int64_t(row) * N + (c0 + ((x_layout::flat(tl_tid, ((tl_chunk20 + tl_v) / 4) * 4) % 1024) + (tl_chunk20 + tl_v) % 4))] = tl::convert<tl::f16>(x[tl_chunk20 + tl_v]);
                 }
             }
         }

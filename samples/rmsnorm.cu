@@ -17,8 +17,8 @@ __global__ void __launch_bounds__(256) rmsnorm_kernel(
         int32_t M,
         int32_t N)
 {
-    using x_layout = tl::BlockedLayout<1024, 8, 256>;  // fragment x: f32[1024]
-    using w_layout = tl::BlockedLayout<1024, 8, 256>;  // fragment w: f32[1024]
+    using x_layout = tl::BlockedLayout<1024, 4, 256>;  // fragment x: f32[1024]
+    using w_layout = tl::BlockedLayout<1024, 4, 256>;  // fragment w: f32[1024]
     const int tl_tid = tl::thread_index<256>();
     extern __shared__ __align__(128) unsigned char tl_smem[];
     unsigned char* tl_scratch = tl_smem + 0;  // 32 bytes for reductions and staging
@@ -31,18 +31,17 @@ __global__ void __launch_bounds__(256) rmsnorm_kernel(
     for (int t = 0; t < n_tiles; ++t) {
         // copy(X[row, t * BN +: BN], x);  (rmsnorm.tl:18)
         #pragma unroll
-        for (int tl_chunk0 = 0; tl_chunk0 < x_layout::kSlots; tl_chunk0 += 8) {
-            if (!(x_layout::valid(tl_tid, tl_chunk0))) continue;
-            const tl::f16* tl_ptr1 = &X[int64_t(row) * N + ((t * 1024) + ((x_layout::flat(tl_tid, (tl_chunk0 / 8) * 8) % 1024) + tl_chunk0 % 8))];
-            if (tl::in_bounds(row, M) && tl::in_bounds((t * 1024) + ((x_layout::flat(tl_tid, (tl_chunk0 / 8) * 8) % 1024) + tl_chunk0 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 1024) + ((x_layout::flat(tl_tid, (tl_chunk0 / 8) * 8) % 1024) + tl_chunk0 % 8)) + 7, N) && tl::is_aligned(tl_ptr1, 16)) {
-                tl::f16 tl_vec2[8];
-                tl::load_vector<tl::f16, 8>(tl_vec2, tl_ptr1);
+        for (int tl_chunk0 = 0; tl_chunk0 < x_layout::kSlots; tl_chunk0 += 4) {
+            const tl::f16* tl_ptr1 = &X[int64_t(row) * N + ((t * 1024) + ((x_layout::flat(tl_tid, (tl_chunk0 / 4) * 4) % 1024) + tl_chunk0 % 4))];
+            if (tl::in_bounds(row, M) && tl::in_bounds((t * 1024) + ((x_layout::flat(tl_tid, (tl_chunk0 / 4) * 4) % 1024) + tl_chunk0 % 4), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 1024) + ((x_layout::flat(tl_tid, (tl_chunk0 / 4) * 4) % 1024) + tl_chunk0 % 4)) + 3, N) && tl::is_aligned(tl_ptr1, 8)) {
+                tl::f16 tl_vec2[4];
+                tl::load_vector<tl::f16, 4>(tl_vec2, tl_ptr1);
                 #pragma unroll
-                for (int tl_v = 0; tl_v < 8; ++tl_v) x[tl_chunk0 + tl_v] = tl::convert<float>(tl_vec2[tl_v]);
+                for (int tl_v = 0; tl_v < 4; ++tl_v) x[tl_chunk0 + tl_v] = tl::convert<float>(tl_vec2[tl_v]);
             } else {
                 #pragma unroll
-                for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                    x[tl_chunk0 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 1024) + ((x_layout::flat(tl_tid, ((tl_chunk0 + tl_v) / 8) * 8) % 1024) + (tl_chunk0 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 1024) + ((x_layout::flat(tl_tid, ((tl_chunk0 + tl_v) / 8) * 8) % 1024) + (tl_chunk0 + tl_v) % 8))]) : 0.0f;
+                for (int tl_v = 0; tl_v < 4; ++tl_v) {
+                    x[tl_chunk0 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 1024) + ((x_layout::flat(tl_tid, ((tl_chunk0 + tl_v) / 4) * 4) % 1024) + (tl_chunk0 + tl_v) % 4), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 1024) + ((x_layout::flat(tl_tid, ((tl_chunk0 + tl_v) / 4) * 4) % 1024) + (tl_chunk0 + tl_v) % 4))]) : 0.0f;
                 }
             }
         }
@@ -50,8 +49,7 @@ __global__ void __launch_bounds__(256) rmsnorm_kernel(
         // for j in parallel(1024): each thread visits the elements of `x` it holds
         #pragma unroll
         for (int tl_s3 = 0; tl_s3 < x_layout::kSlots; ++tl_s3) {
-            if (!(x_layout::valid(tl_tid, tl_s3))) continue;
-            [[maybe_unused]] const int j = (x_layout::flat(tl_tid, (tl_s3 / 8) * 8) % 1024) + tl_s3 % 8;
+            [[maybe_unused]] const int j = (x_layout::flat(tl_tid, (tl_s3 / 4) * 4) % 1024) + tl_s3 % 4;
             x[tl_s3] = x[tl_s3] * x[tl_s3];
         }
         // reduce(sum, x, part);  (rmsnorm.tl:22)
@@ -61,7 +59,6 @@ __global__ void __launch_bounds__(256) rmsnorm_kernel(
             for (int tl_i = 0; tl_i < 1; ++tl_i) tl_part[tl_i] = tl::SumOp::identity<float>();
             #pragma unroll
             for (int tl_s4 = 0; tl_s4 < x_layout::kSlots; ++tl_s4) {
-                if (!(x_layout::valid(tl_tid, tl_s4))) continue;
                 tl_part[0] = tl::SumOp::combine(tl_part[0], tl::SumOp::element(x[tl_s4]));
             }
             tl::block_allreduce<tl::SumOp, 1, 256>(tl_part, reinterpret_cast<float*>(tl_scratch), tl_tid);
@@ -76,35 +73,33 @@ __global__ void __launch_bounds__(256) rmsnorm_kernel(
         const int32_t c0 = t * 1024;
         // copy(X[row, c0 +: BN], x);  (rmsnorm.tl:30)
         #pragma unroll
-        for (int tl_chunk5 = 0; tl_chunk5 < x_layout::kSlots; tl_chunk5 += 8) {
-            if (!(x_layout::valid(tl_tid, tl_chunk5))) continue;
-            const tl::f16* tl_ptr6 = &X[int64_t(row) * N + (c0 + ((x_layout::flat(tl_tid, (tl_chunk5 / 8) * 8) % 1024) + tl_chunk5 % 8))];
-            if (tl::in_bounds(row, M) && tl::in_bounds(c0 + ((x_layout::flat(tl_tid, (tl_chunk5 / 8) * 8) % 1024) + tl_chunk5 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds((c0 + ((x_layout::flat(tl_tid, (tl_chunk5 / 8) * 8) % 1024) + tl_chunk5 % 8)) + 7, N) && tl::is_aligned(tl_ptr6, 16)) {
-                tl::f16 tl_vec7[8];
-                tl::load_vector<tl::f16, 8>(tl_vec7, tl_ptr6);
+        for (int tl_chunk5 = 0; tl_chunk5 < x_layout::kSlots; tl_chunk5 += 4) {
+            const tl::f16* tl_ptr6 = &X[int64_t(row) * N + (c0 + ((x_layout::flat(tl_tid, (tl_chunk5 / 4) * 4) % 1024) + tl_chunk5 % 4))];
+            if (tl::in_bounds(row, M) && tl::in_bounds(c0 + ((x_layout::flat(tl_tid, (tl_chunk5 / 4) * 4) % 1024) + tl_chunk5 % 4), N) && tl::in_bounds(row, M) && tl::in_bounds((c0 + ((x_layout::flat(tl_tid, (tl_chunk5 / 4) * 4) % 1024) + tl_chunk5 % 4)) + 3, N) && tl::is_aligned(tl_ptr6, 8)) {
+                tl::f16 tl_vec7[4];
+                tl::load_vector<tl::f16, 4>(tl_vec7, tl_ptr6);
                 #pragma unroll
-                for (int tl_v = 0; tl_v < 8; ++tl_v) x[tl_chunk5 + tl_v] = tl::convert<float>(tl_vec7[tl_v]);
+                for (int tl_v = 0; tl_v < 4; ++tl_v) x[tl_chunk5 + tl_v] = tl::convert<float>(tl_vec7[tl_v]);
             } else {
                 #pragma unroll
-                for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                    x[tl_chunk5 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds(c0 + ((x_layout::flat(tl_tid, ((tl_chunk5 + tl_v) / 8) * 8) % 1024) + (tl_chunk5 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + (c0 + ((x_layout::flat(tl_tid, ((tl_chunk5 + tl_v) / 8) * 8) % 1024) + (tl_chunk5 + tl_v) % 8))]) : 0.0f;
+                for (int tl_v = 0; tl_v < 4; ++tl_v) {
+                    x[tl_chunk5 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds(c0 + ((x_layout::flat(tl_tid, ((tl_chunk5 + tl_v) / 4) * 4) % 1024) + (tl_chunk5 + tl_v) % 4), N) ? tl::convert<float>(X[int64_t(row) * N + (c0 + ((x_layout::flat(tl_tid, ((tl_chunk5 + tl_v) / 4) * 4) % 1024) + (tl_chunk5 + tl_v) % 4))]) : 0.0f;
                 }
             }
         }
         // copy(W[c0 +: BN], w);  (rmsnorm.tl:31)
         #pragma unroll
-        for (int tl_chunk8 = 0; tl_chunk8 < w_layout::kSlots; tl_chunk8 += 8) {
-            if (!(w_layout::valid(tl_tid, tl_chunk8))) continue;
-            const tl::f16* tl_ptr9 = &W[c0 + ((w_layout::flat(tl_tid, (tl_chunk8 / 8) * 8) % 1024) + tl_chunk8 % 8)];
-            if (tl::in_bounds(c0 + ((w_layout::flat(tl_tid, (tl_chunk8 / 8) * 8) % 1024) + tl_chunk8 % 8), N) && tl::in_bounds((c0 + ((w_layout::flat(tl_tid, (tl_chunk8 / 8) * 8) % 1024) + tl_chunk8 % 8)) + 7, N) && tl::is_aligned(tl_ptr9, 16)) {
-                tl::f16 tl_vec10[8];
-                tl::load_vector<tl::f16, 8>(tl_vec10, tl_ptr9);
+        for (int tl_chunk8 = 0; tl_chunk8 < w_layout::kSlots; tl_chunk8 += 4) {
+            const tl::f16* tl_ptr9 = &W[c0 + ((w_layout::flat(tl_tid, (tl_chunk8 / 4) * 4) % 1024) + tl_chunk8 % 4)];
+            if (tl::in_bounds(c0 + ((w_layout::flat(tl_tid, (tl_chunk8 / 4) * 4) % 1024) + tl_chunk8 % 4), N) && tl::in_bounds((c0 + ((w_layout::flat(tl_tid, (tl_chunk8 / 4) * 4) % 1024) + tl_chunk8 % 4)) + 3, N) && tl::is_aligned(tl_ptr9, 8)) {
+                tl::f16 tl_vec10[4];
+                tl::load_vector<tl::f16, 4>(tl_vec10, tl_ptr9);
                 #pragma unroll
-                for (int tl_v = 0; tl_v < 8; ++tl_v) w[tl_chunk8 + tl_v] = tl::convert<float>(tl_vec10[tl_v]);
+                for (int tl_v = 0; tl_v < 4; ++tl_v) w[tl_chunk8 + tl_v] = tl::convert<float>(tl_vec10[tl_v]);
             } else {
                 #pragma unroll
-                for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                    w[tl_chunk8 + tl_v] = tl::in_bounds(c0 + ((w_layout::flat(tl_tid, ((tl_chunk8 + tl_v) / 8) * 8) % 1024) + (tl_chunk8 + tl_v) % 8), N) ? tl::convert<float>(W[c0 + ((w_layout::flat(tl_tid, ((tl_chunk8 + tl_v) / 8) * 8) % 1024) + (tl_chunk8 + tl_v) % 8)]) : 0.0f;
+                for (int tl_v = 0; tl_v < 4; ++tl_v) {
+                    w[tl_chunk8 + tl_v] = tl::in_bounds(c0 + ((w_layout::flat(tl_tid, ((tl_chunk8 + tl_v) / 4) * 4) % 1024) + (tl_chunk8 + tl_v) % 4), N) ? tl::convert<float>(W[c0 + ((w_layout::flat(tl_tid, ((tl_chunk8 + tl_v) / 4) * 4) % 1024) + (tl_chunk8 + tl_v) % 4)]) : 0.0f;
                 }
             }
         }
@@ -112,24 +107,22 @@ __global__ void __launch_bounds__(256) rmsnorm_kernel(
         // for j in parallel(1024): each thread visits the elements of `x` it holds
         #pragma unroll
         for (int tl_s11 = 0; tl_s11 < x_layout::kSlots; ++tl_s11) {
-            if (!(x_layout::valid(tl_tid, tl_s11))) continue;
-            [[maybe_unused]] const int j = (x_layout::flat(tl_tid, (tl_s11 / 8) * 8) % 1024) + tl_s11 % 8;
+            [[maybe_unused]] const int j = (x_layout::flat(tl_tid, (tl_s11 / 4) * 4) % 1024) + tl_s11 % 4;
             x[tl_s11] = x[tl_s11] * rrms * w[tl_s11];
         }
         // copy(x, Y[row, c0 +: BN]);  (rmsnorm.tl:35)
         #pragma unroll
-        for (int tl_chunk12 = 0; tl_chunk12 < x_layout::kSlots; tl_chunk12 += 8) {
-            if (!(x_layout::valid(tl_tid, tl_chunk12))) continue;
-            tl::f16* tl_ptr13 = &Y[int64_t(row) * N + (c0 + ((x_layout::flat(tl_tid, (tl_chunk12 / 8) * 8) % 1024) + tl_chunk12 % 8))];
-            if (tl::in_bounds(row, M) && tl::in_bounds(c0 + ((x_layout::flat(tl_tid, (tl_chunk12 / 8) * 8) % 1024) + tl_chunk12 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds((c0 + ((x_layout::flat(tl_tid, (tl_chunk12 / 8) * 8) % 1024) + tl_chunk12 % 8)) + 7, N) && tl::is_aligned(tl_ptr13, 16)) {
-                tl::f16 tl_vec14[8];
+        for (int tl_chunk12 = 0; tl_chunk12 < x_layout::kSlots; tl_chunk12 += 4) {
+            tl::f16* tl_ptr13 = &Y[int64_t(row) * N + (c0 + ((x_layout::flat(tl_tid, (tl_chunk12 / 4) * 4) % 1024) + tl_chunk12 % 4))];
+            if (tl::in_bounds(row, M) && tl::in_bounds(c0 + ((x_layout::flat(tl_tid, (tl_chunk12 / 4) * 4) % 1024) + tl_chunk12 % 4), N) && tl::in_bounds(row, M) && tl::in_bounds((c0 + ((x_layout::flat(tl_tid, (tl_chunk12 / 4) * 4) % 1024) + tl_chunk12 % 4)) + 3, N) && tl::is_aligned(tl_ptr13, 8)) {
+                tl::f16 tl_vec14[4];
                 #pragma unroll
-                for (int tl_v = 0; tl_v < 8; tl_v += 2) tl::convert_pair(&tl_vec14[tl_v], x[tl_chunk12 + tl_v], x[tl_chunk12 + tl_v + 1]);
-                tl::store_vector<tl::f16, 8>(tl_ptr13, tl_vec14);
+                for (int tl_v = 0; tl_v < 4; tl_v += 2) tl::convert_pair(&tl_vec14[tl_v], x[tl_chunk12 + tl_v], x[tl_chunk12 + tl_v + 1]);
+                tl::store_vector<tl::f16, 4>(tl_ptr13, tl_vec14);
             } else {
                 #pragma unroll
-                for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                    if (tl::in_bounds(row, M) && tl::in_bounds(c0 + ((x_layout::flat(tl_tid, ((tl_chunk12 + tl_v) / 8) * 8) % 1024) + (tl_chunk12 + tl_v) % 8), N)) Y[int64_t(row) * N + (c0 + ((x_layout::flat(tl_tid, ((tl_chunk12 + tl_v) / 8) * 8) % 1024) + (tl_chunk12 + tl_v) % 8))] = tl::convert<tl::f16>(x[tl_chunk12 + tl_v]);
+                for (int tl_v = 0; tl_v < 4; ++tl_v) {
+                    if (tl::in_bounds(row, M) && tl::in_bounds(c0 + ((x_layout::flat(tl_tid, ((tl_chunk12 + tl_v) / 4) * 4) % 1024) + (tl_chunk12 + tl_v) % 4), N)) Y[int64_t(row) * N + (c0 + ((x_layout::flat(tl_tid, ((tl_chunk12 + tl_v) / 4) * 4) % 1024) + (tl_chunk12 + tl_v) % 4))] = tl::convert<tl::f16>(x[tl_chunk12 + tl_v]);
                 }
             }
         }

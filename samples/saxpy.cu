@@ -15,8 +15,8 @@ __global__ void __launch_bounds__(256) saxpy_kernel(
         float a,
         int32_t N)
 {
-    using x_layout = tl::BlockedLayout<1024, 8, 256>;  // fragment x: f32[1024]
-    using y_layout = tl::BlockedLayout<1024, 8, 256>;  // fragment y: f32[1024]
+    using x_layout = tl::BlockedLayout<1024, 4, 256>;  // fragment x: f32[1024]
+    using y_layout = tl::BlockedLayout<1024, 4, 256>;  // fragment y: f32[1024]
     const int tl_tid = tl::thread_index<256>();
     float x[x_layout::kSlots];  // fragment x: f32[1024]
     float y[y_layout::kSlots];  // fragment y: f32[1024]
@@ -24,9 +24,8 @@ __global__ void __launch_bounds__(256) saxpy_kernel(
     // copy(X[base +: BLOCK], x);  (saxpy.tl:10)
     #pragma unroll
     for (int tl_chunk0 = 0; tl_chunk0 < x_layout::kSlots; tl_chunk0 += 4) {
-        if (!(x_layout::valid(tl_tid, tl_chunk0))) continue;
-        const float* tl_ptr1 = &X[base + ((x_layout::flat(tl_tid, (tl_chunk0 / 8) * 8) % 1024) + tl_chunk0 % 8)];
-        if (tl::in_bounds(base + ((x_layout::flat(tl_tid, (tl_chunk0 / 8) * 8) % 1024) + tl_chunk0 % 8), N) && tl::in_bounds((base + ((x_layout::flat(tl_tid, (tl_chunk0 / 8) * 8) % 1024) + tl_chunk0 % 8)) + 3, N) && tl::is_aligned(tl_ptr1, 16)) {
+        const float* tl_ptr1 = &X[base + ((x_layout::flat(tl_tid, (tl_chunk0 / 4) * 4) % 1024) + tl_chunk0 % 4)];
+        if (tl::in_bounds(base + ((x_layout::flat(tl_tid, (tl_chunk0 / 4) * 4) % 1024) + tl_chunk0 % 4), N) && tl::in_bounds((base + ((x_layout::flat(tl_tid, (tl_chunk0 / 4) * 4) % 1024) + tl_chunk0 % 4)) + 3, N) && tl::is_aligned(tl_ptr1, 16)) {
             float tl_vec2[4];
             tl::load_vector<float, 4>(tl_vec2, tl_ptr1);
             #pragma unroll
@@ -34,16 +33,15 @@ __global__ void __launch_bounds__(256) saxpy_kernel(
         } else {
             #pragma unroll
             for (int tl_v = 0; tl_v < 4; ++tl_v) {
-                x[tl_chunk0 + tl_v] = tl::in_bounds(base + ((x_layout::flat(tl_tid, ((tl_chunk0 + tl_v) / 8) * 8) % 1024) + (tl_chunk0 + tl_v) % 8), N) ? X[base + ((x_layout::flat(tl_tid, ((tl_chunk0 + tl_v) / 8) * 8) % 1024) + (tl_chunk0 + tl_v) % 8)] : 0.0f;
+                x[tl_chunk0 + tl_v] = tl::in_bounds(base + ((x_layout::flat(tl_tid, ((tl_chunk0 + tl_v) / 4) * 4) % 1024) + (tl_chunk0 + tl_v) % 4), N) ? X[base + ((x_layout::flat(tl_tid, ((tl_chunk0 + tl_v) / 4) * 4) % 1024) + (tl_chunk0 + tl_v) % 4)] : 0.0f;
             }
         }
     }
     // copy(Y[base +: BLOCK], y);  (saxpy.tl:11)
     #pragma unroll
     for (int tl_chunk3 = 0; tl_chunk3 < y_layout::kSlots; tl_chunk3 += 4) {
-        if (!(y_layout::valid(tl_tid, tl_chunk3))) continue;
-        const float* tl_ptr4 = &Y[base + ((y_layout::flat(tl_tid, (tl_chunk3 / 8) * 8) % 1024) + tl_chunk3 % 8)];
-        if (tl::in_bounds(base + ((y_layout::flat(tl_tid, (tl_chunk3 / 8) * 8) % 1024) + tl_chunk3 % 8), N) && tl::in_bounds((base + ((y_layout::flat(tl_tid, (tl_chunk3 / 8) * 8) % 1024) + tl_chunk3 % 8)) + 3, N) && tl::is_aligned(tl_ptr4, 16)) {
+        const float* tl_ptr4 = &Y[base + ((y_layout::flat(tl_tid, (tl_chunk3 / 4) * 4) % 1024) + tl_chunk3 % 4)];
+        if (tl::in_bounds(base + ((y_layout::flat(tl_tid, (tl_chunk3 / 4) * 4) % 1024) + tl_chunk3 % 4), N) && tl::in_bounds((base + ((y_layout::flat(tl_tid, (tl_chunk3 / 4) * 4) % 1024) + tl_chunk3 % 4)) + 3, N) && tl::is_aligned(tl_ptr4, 16)) {
             float tl_vec5[4];
             tl::load_vector<float, 4>(tl_vec5, tl_ptr4);
             #pragma unroll
@@ -51,7 +49,7 @@ __global__ void __launch_bounds__(256) saxpy_kernel(
         } else {
             #pragma unroll
             for (int tl_v = 0; tl_v < 4; ++tl_v) {
-                y[tl_chunk3 + tl_v] = tl::in_bounds(base + ((y_layout::flat(tl_tid, ((tl_chunk3 + tl_v) / 8) * 8) % 1024) + (tl_chunk3 + tl_v) % 8), N) ? Y[base + ((y_layout::flat(tl_tid, ((tl_chunk3 + tl_v) / 8) * 8) % 1024) + (tl_chunk3 + tl_v) % 8)] : 0.0f;
+                y[tl_chunk3 + tl_v] = tl::in_bounds(base + ((y_layout::flat(tl_tid, ((tl_chunk3 + tl_v) / 4) * 4) % 1024) + (tl_chunk3 + tl_v) % 4), N) ? Y[base + ((y_layout::flat(tl_tid, ((tl_chunk3 + tl_v) / 4) * 4) % 1024) + (tl_chunk3 + tl_v) % 4)] : 0.0f;
             }
         }
     }
@@ -59,17 +57,15 @@ __global__ void __launch_bounds__(256) saxpy_kernel(
     // for i in parallel(1024): each thread visits the elements of `y` it holds
     #pragma unroll
     for (int tl_s6 = 0; tl_s6 < y_layout::kSlots; ++tl_s6) {
-        if (!(y_layout::valid(tl_tid, tl_s6))) continue;
-        [[maybe_unused]] const int i = (y_layout::flat(tl_tid, (tl_s6 / 8) * 8) % 1024) + tl_s6 % 8;
+        [[maybe_unused]] const int i = (y_layout::flat(tl_tid, (tl_s6 / 4) * 4) % 1024) + tl_s6 % 4;
         y[tl_s6] = tl::fma(a, x[tl_s6], y[tl_s6]);
     }
     __syncthreads();  // WAR on `Y`
     // copy(y, Y[base +: BLOCK]);      // elements past N are not written  (saxpy.tl:15)
     #pragma unroll
     for (int tl_chunk7 = 0; tl_chunk7 < y_layout::kSlots; tl_chunk7 += 4) {
-        if (!(y_layout::valid(tl_tid, tl_chunk7))) continue;
-        float* tl_ptr8 = &Y[base + ((y_layout::flat(tl_tid, (tl_chunk7 / 8) * 8) % 1024) + tl_chunk7 % 8)];
-        if (tl::in_bounds(base + ((y_layout::flat(tl_tid, (tl_chunk7 / 8) * 8) % 1024) + tl_chunk7 % 8), N) && tl::in_bounds((base + ((y_layout::flat(tl_tid, (tl_chunk7 / 8) * 8) % 1024) + tl_chunk7 % 8)) + 3, N) && tl::is_aligned(tl_ptr8, 16)) {
+        float* tl_ptr8 = &Y[base + ((y_layout::flat(tl_tid, (tl_chunk7 / 4) * 4) % 1024) + tl_chunk7 % 4)];
+        if (tl::in_bounds(base + ((y_layout::flat(tl_tid, (tl_chunk7 / 4) * 4) % 1024) + tl_chunk7 % 4), N) && tl::in_bounds((base + ((y_layout::flat(tl_tid, (tl_chunk7 / 4) * 4) % 1024) + tl_chunk7 % 4)) + 3, N) && tl::is_aligned(tl_ptr8, 16)) {
             float tl_vec9[4];
             #pragma unroll
             for (int tl_v = 0; tl_v < 4; ++tl_v) tl_vec9[tl_v] = y[tl_chunk7 + tl_v];
@@ -77,7 +73,7 @@ __global__ void __launch_bounds__(256) saxpy_kernel(
         } else {
             #pragma unroll
             for (int tl_v = 0; tl_v < 4; ++tl_v) {
-                if (tl::in_bounds(base + ((y_layout::flat(tl_tid, ((tl_chunk7 + tl_v) / 8) * 8) % 1024) + (tl_chunk7 + tl_v) % 8), N)) Y[base + ((y_layout::flat(tl_tid, ((tl_chunk7 + tl_v) / 8) * 8) % 1024) + (tl_chunk7 + tl_v) % 8)] = y[tl_chunk7 + tl_v];
+                if (tl::in_bounds(base + ((y_layout::flat(tl_tid, ((tl_chunk7 + tl_v) / 4) * 4) % 1024) + (tl_chunk7 + tl_v) % 4), N)) Y[base + ((y_layout::flat(tl_tid, ((tl_chunk7 + tl_v) / 4) * 4) % 1024) + (tl_chunk7 + tl_v) % 4)] = y[tl_chunk7 + tl_v];
             }
         }
     }

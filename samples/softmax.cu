@@ -15,7 +15,7 @@ __global__ void __launch_bounds__(256) softmax_kernel(
         int32_t M,
         int32_t N)
 {
-    using x_layout = tl::BlockedLayout<1024, 8, 256>;  // fragment x: f32[1024]
+    using x_layout = tl::BlockedLayout<1024, 4, 256>;  // fragment x: f32[1024]
     const int tl_tid = tl::thread_index<256>();
     extern __shared__ __align__(128) unsigned char tl_smem[];
     unsigned char* tl_scratch = tl_smem + 0;  // 32 bytes for reductions and staging
@@ -30,9 +30,8 @@ __global__ void __launch_bounds__(256) softmax_kernel(
         // copy(X[row, t * BN +: BN], x, pad = -inf);  (softmax.tl:19)
         #pragma unroll
         for (int tl_chunk0 = 0; tl_chunk0 < x_layout::kSlots; tl_chunk0 += 4) {
-            if (!(x_layout::valid(tl_tid, tl_chunk0))) continue;
-            const float* tl_ptr1 = &X[int64_t(row) * N + ((t * 1024) + ((x_layout::flat(tl_tid, (tl_chunk0 / 8) * 8) % 1024) + tl_chunk0 % 8))];
-            if (tl::in_bounds(row, M) && tl::in_bounds((t * 1024) + ((x_layout::flat(tl_tid, (tl_chunk0 / 8) * 8) % 1024) + tl_chunk0 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 1024) + ((x_layout::flat(tl_tid, (tl_chunk0 / 8) * 8) % 1024) + tl_chunk0 % 8)) + 3, N) && tl::is_aligned(tl_ptr1, 16)) {
+            const float* tl_ptr1 = &X[int64_t(row) * N + ((t * 1024) + ((x_layout::flat(tl_tid, (tl_chunk0 / 4) * 4) % 1024) + tl_chunk0 % 4))];
+            if (tl::in_bounds(row, M) && tl::in_bounds((t * 1024) + ((x_layout::flat(tl_tid, (tl_chunk0 / 4) * 4) % 1024) + tl_chunk0 % 4), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 1024) + ((x_layout::flat(tl_tid, (tl_chunk0 / 4) * 4) % 1024) + tl_chunk0 % 4)) + 3, N) && tl::is_aligned(tl_ptr1, 16)) {
                 float tl_vec2[4];
                 tl::load_vector<float, 4>(tl_vec2, tl_ptr1);
                 #pragma unroll
@@ -40,7 +39,7 @@ __global__ void __launch_bounds__(256) softmax_kernel(
             } else {
                 #pragma unroll
                 for (int tl_v = 0; tl_v < 4; ++tl_v) {
-                    x[tl_chunk0 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 1024) + ((x_layout::flat(tl_tid, ((tl_chunk0 + tl_v) / 8) * 8) % 1024) + (tl_chunk0 + tl_v) % 8), N) ? X[int64_t(row) * N + ((t * 1024) + ((x_layout::flat(tl_tid, ((tl_chunk0 + tl_v) / 8) * 8) % 1024) + (tl_chunk0 + tl_v) % 8))] : -tl::inf<float>();
+                    x[tl_chunk0 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 1024) + ((x_layout::flat(tl_tid, ((tl_chunk0 + tl_v) / 4) * 4) % 1024) + (tl_chunk0 + tl_v) % 4), N) ? X[int64_t(row) * N + ((t * 1024) + ((x_layout::flat(tl_tid, ((tl_chunk0 + tl_v) / 4) * 4) % 1024) + (tl_chunk0 + tl_v) % 4))] : -tl::inf<float>();
                 }
             }
         }
@@ -51,7 +50,6 @@ __global__ void __launch_bounds__(256) softmax_kernel(
             for (int tl_i = 0; tl_i < 1; ++tl_i) tl_part[tl_i] = tl::MaxOp::identity<float>();
             #pragma unroll
             for (int tl_s3 = 0; tl_s3 < x_layout::kSlots; ++tl_s3) {
-                if (!(x_layout::valid(tl_tid, tl_s3))) continue;
                 tl_part[0] = tl::MaxOp::combine(tl_part[0], tl::MaxOp::element(x[tl_s3]));
             }
             tl::block_allreduce<tl::MaxOp, 1, 256>(tl_part, reinterpret_cast<float*>(tl_scratch), tl_tid);
@@ -64,8 +62,7 @@ __global__ void __launch_bounds__(256) softmax_kernel(
         // for j in parallel(1024): each thread visits the elements of `x` it holds
         #pragma unroll
         for (int tl_s4 = 0; tl_s4 < x_layout::kSlots; ++tl_s4) {
-            if (!(x_layout::valid(tl_tid, tl_s4))) continue;
-            [[maybe_unused]] const int j = (x_layout::flat(tl_tid, (tl_s4 / 8) * 8) % 1024) + tl_s4 % 8;
+            [[maybe_unused]] const int j = (x_layout::flat(tl_tid, (tl_s4 / 4) * 4) % 1024) + tl_s4 % 4;
             x[tl_s4] = tl::exp(x[tl_s4] - m_new);
         }
         // reduce(sum, x, tile_sum);  (softmax.tl:25)
@@ -75,7 +72,6 @@ __global__ void __launch_bounds__(256) softmax_kernel(
             for (int tl_i = 0; tl_i < 1; ++tl_i) tl_part[tl_i] = tl::SumOp::identity<float>();
             #pragma unroll
             for (int tl_s5 = 0; tl_s5 < x_layout::kSlots; ++tl_s5) {
-                if (!(x_layout::valid(tl_tid, tl_s5))) continue;
                 tl_part[0] = tl::SumOp::combine(tl_part[0], tl::SumOp::element(x[tl_s5]));
             }
             tl::block_allreduce<tl::SumOp, 1, 256>(tl_part, reinterpret_cast<float*>(tl_scratch), tl_tid);
@@ -91,9 +87,8 @@ __global__ void __launch_bounds__(256) softmax_kernel(
         // copy(X[row, t * BN +: BN], x);  (softmax.tl:33)
         #pragma unroll
         for (int tl_chunk6 = 0; tl_chunk6 < x_layout::kSlots; tl_chunk6 += 4) {
-            if (!(x_layout::valid(tl_tid, tl_chunk6))) continue;
-            const float* tl_ptr7 = &X[int64_t(row) * N + ((t * 1024) + ((x_layout::flat(tl_tid, (tl_chunk6 / 8) * 8) % 1024) + tl_chunk6 % 8))];
-            if (tl::in_bounds(row, M) && tl::in_bounds((t * 1024) + ((x_layout::flat(tl_tid, (tl_chunk6 / 8) * 8) % 1024) + tl_chunk6 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 1024) + ((x_layout::flat(tl_tid, (tl_chunk6 / 8) * 8) % 1024) + tl_chunk6 % 8)) + 3, N) && tl::is_aligned(tl_ptr7, 16)) {
+            const float* tl_ptr7 = &X[int64_t(row) * N + ((t * 1024) + ((x_layout::flat(tl_tid, (tl_chunk6 / 4) * 4) % 1024) + tl_chunk6 % 4))];
+            if (tl::in_bounds(row, M) && tl::in_bounds((t * 1024) + ((x_layout::flat(tl_tid, (tl_chunk6 / 4) * 4) % 1024) + tl_chunk6 % 4), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 1024) + ((x_layout::flat(tl_tid, (tl_chunk6 / 4) * 4) % 1024) + tl_chunk6 % 4)) + 3, N) && tl::is_aligned(tl_ptr7, 16)) {
                 float tl_vec8[4];
                 tl::load_vector<float, 4>(tl_vec8, tl_ptr7);
                 #pragma unroll
@@ -101,7 +96,7 @@ __global__ void __launch_bounds__(256) softmax_kernel(
             } else {
                 #pragma unroll
                 for (int tl_v = 0; tl_v < 4; ++tl_v) {
-                    x[tl_chunk6 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 1024) + ((x_layout::flat(tl_tid, ((tl_chunk6 + tl_v) / 8) * 8) % 1024) + (tl_chunk6 + tl_v) % 8), N) ? X[int64_t(row) * N + ((t * 1024) + ((x_layout::flat(tl_tid, ((tl_chunk6 + tl_v) / 8) * 8) % 1024) + (tl_chunk6 + tl_v) % 8))] : 0.0f;
+                    x[tl_chunk6 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 1024) + ((x_layout::flat(tl_tid, ((tl_chunk6 + tl_v) / 4) * 4) % 1024) + (tl_chunk6 + tl_v) % 4), N) ? X[int64_t(row) * N + ((t * 1024) + ((x_layout::flat(tl_tid, ((tl_chunk6 + tl_v) / 4) * 4) % 1024) + (tl_chunk6 + tl_v) % 4))] : 0.0f;
                 }
             }
         }
@@ -109,16 +104,14 @@ __global__ void __launch_bounds__(256) softmax_kernel(
         // for j in parallel(1024): each thread visits the elements of `x` it holds
         #pragma unroll
         for (int tl_s9 = 0; tl_s9 < x_layout::kSlots; ++tl_s9) {
-            if (!(x_layout::valid(tl_tid, tl_s9))) continue;
-            [[maybe_unused]] const int j = (x_layout::flat(tl_tid, (tl_s9 / 8) * 8) % 1024) + tl_s9 % 8;
+            [[maybe_unused]] const int j = (x_layout::flat(tl_tid, (tl_s9 / 4) * 4) % 1024) + tl_s9 % 4;
             x[tl_s9] = tl::exp(x[tl_s9] - m) * inv_l;
         }
         // copy(x, Y[row, t * BN +: BN]);  (softmax.tl:37)
         #pragma unroll
         for (int tl_chunk10 = 0; tl_chunk10 < x_layout::kSlots; tl_chunk10 += 4) {
-            if (!(x_layout::valid(tl_tid, tl_chunk10))) continue;
-            float* tl_ptr11 = &Y[int64_t(row) * N + ((t * 1024) + ((x_layout::flat(tl_tid, (tl_chunk10 / 8) * 8) % 1024) + tl_chunk10 % 8))];
-            if (tl::in_bounds(row, M) && tl::in_bounds((t * 1024) + ((x_layout::flat(tl_tid, (tl_chunk10 / 8) * 8) % 1024) + tl_chunk10 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 1024) + ((x_layout::flat(tl_tid, (tl_chunk10 / 8) * 8) % 1024) + tl_chunk10 % 8)) + 3, N) && tl::is_aligned(tl_ptr11, 16)) {
+            float* tl_ptr11 = &Y[int64_t(row) * N + ((t * 1024) + ((x_layout::flat(tl_tid, (tl_chunk10 / 4) * 4) % 1024) + tl_chunk10 % 4))];
+            if (tl::in_bounds(row, M) && tl::in_bounds((t * 1024) + ((x_layout::flat(tl_tid, (tl_chunk10 / 4) * 4) % 1024) + tl_chunk10 % 4), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 1024) + ((x_layout::flat(tl_tid, (tl_chunk10 / 4) * 4) % 1024) + tl_chunk10 % 4)) + 3, N) && tl::is_aligned(tl_ptr11, 16)) {
                 float tl_vec12[4];
                 #pragma unroll
                 for (int tl_v = 0; tl_v < 4; ++tl_v) tl_vec12[tl_v] = x[tl_chunk10 + tl_v];
@@ -126,7 +119,7 @@ __global__ void __launch_bounds__(256) softmax_kernel(
             } else {
                 #pragma unroll
                 for (int tl_v = 0; tl_v < 4; ++tl_v) {
-                    if (tl::in_bounds(row, M) && tl::in_bounds((t * 1024) + ((x_layout::flat(tl_tid, ((tl_chunk10 + tl_v) / 8) * 8) % 1024) + (tl_chunk10 + tl_v) % 8), N)) Y[int64_t(row) * N + ((t * 1024) + ((x_layout::flat(tl_tid, ((tl_chunk10 + tl_v) / 8) * 8) % 1024) + (tl_chunk10 + tl_v) % 8))] = x[tl_chunk10 + tl_v];
+                    if (tl::in_bounds(row, M) && tl::in_bounds((t * 1024) + ((x_layout::flat(tl_tid, ((tl_chunk10 + tl_v) / 4) * 4) % 1024) + (tl_chunk10 + tl_v) % 4), N)) Y[int64_t(row) * N + ((t * 1024) + ((x_layout::flat(tl_tid, ((tl_chunk10 + tl_v) / 4) * 4) % 1024) + (tl_chunk10 + tl_v) % 4))] = x[tl_chunk10 + tl_v];
                 }
             }
         }

@@ -29,44 +29,44 @@ __global__ void __launch_bounds__(256) topk_gating_kernel(
         int32_t* __restrict__ Ids,
         int32_t M)
 {
-    // fragment s0: f32[8, 64], blocked per axis, vector 8: [8, 64] over 256 threads: (8:t8, 8:r1 8:t1) 8 registers, 4 replicas
-    // fragment s: f32[8, 64], blocked per axis, vector 8: [8, 64] over 256 threads: (8:t8, 8:r1 8:t1) 8 registers, 4 replicas
-    // fragment idx: f32[8, 64], blocked per axis, vector 8: [8, 64] over 256 threads: (8:t8, 8:r1 8:t1) 8 registers, 4 replicas
-    // fragment best: f32[8], slice of `s0` (reduce over axis 1): [8] over 256 threads: (8:t8) 1 registers, 32 replicas
-    // fragment at: f32[8], slice of `s0` (reduce over axis 1): [8] over 256 threads: (8:t8) 1 registers, 32 replicas
-    // fragment scale: f32[8], slice of `s0` (reduce over axis 1): [8] over 256 threads: (8:t8) 1 registers, 32 replicas
+    // fragment s0: f32[8, 64], blocked per axis, vector 2: [8, 64] over 256 threads: (8:t32, 2:r1 32:t1) 2 registers
+    // fragment s: f32[8, 64], blocked per axis, vector 2: [8, 64] over 256 threads: (8:t32, 2:r1 32:t1) 2 registers
+    // fragment idx: f32[8, 64], blocked per axis, vector 2: [8, 64] over 256 threads: (8:t32, 2:r1 32:t1) 2 registers
+    // fragment best: f32[8], slice of `s0` (reduce over axis 1): [8] over 256 threads: (8:t32) 1 registers, 32 replicas
+    // fragment at: f32[8], slice of `s0` (reduce over axis 1): [8] over 256 threads: (8:t32) 1 registers, 32 replicas
+    // fragment scale: f32[8], slice of `s0` (reduce over axis 1): [8] over 256 threads: (8:t32) 1 registers, 32 replicas
     const int tl_tid = tl::thread_index<256>();
-    float s0[8];  // fragment s0: f32[8, 64]
-    float s[8];  // fragment s: f32[8, 64]
-    float idx[8];  // fragment idx: f32[8, 64]
+    float s0[2];  // fragment s0: f32[8, 64]
+    float s[2];  // fragment s: f32[8, 64]
+    float idx[2];  // fragment idx: f32[8, 64]
     float best[1];  // fragment best: f32[8]
     float at[1];  // fragment at: f32[8]
     float scale[1];  // fragment scale: f32[8]
     const int32_t row0 = int(blockIdx.x) * 8;
     // copy(Logits[row0 +: RB, 0 +: E], s0);          // rows past M read 0: routed, never stored  (moe.tl:21)
     #pragma unroll
-    for (int tl_chunk0 = 0; tl_chunk0 < 8; tl_chunk0 += 4) {
-        const float* tl_ptr1 = &Logits[int64_t(row0 + (tl_tid / 8 % 8)) * 64 + ((tl_chunk0) + (tl_tid % 8) * 8)];
-        if (tl::in_bounds(row0 + (tl_tid / 8 % 8), M) && tl::in_bounds(((tl_chunk0) + (tl_tid % 8) * 8), 64) && tl::in_bounds(row0 + (tl_tid / 8 % 8), M) && tl::in_bounds((((tl_chunk0) + (tl_tid % 8) * 8)) + 3, 64) && tl::is_aligned(tl_ptr1, 16)) {
-            float tl_vec2[4];
-            tl::load_vector<float, 4>(tl_vec2, tl_ptr1);
+    for (int tl_chunk0 = 0; tl_chunk0 < 2; tl_chunk0 += 2) {
+        const float* tl_ptr1 = &Logits[int64_t(row0 + (tl_tid / 32)) * 64 + ((tl_chunk0) + (tl_tid % 32) * 2)];
+        if (tl::in_bounds(row0 + (tl_tid / 32), M) && tl::in_bounds(((tl_chunk0) + (tl_tid % 32) * 2), 64) && tl::in_bounds(row0 + (tl_tid / 32), M) && tl::in_bounds((((tl_chunk0) + (tl_tid % 32) * 2)) + 1, 64) && tl::is_aligned(tl_ptr1, 8)) {
+            float tl_vec2[2];
+            tl::load_vector<float, 2>(tl_vec2, tl_ptr1);
             #pragma unroll
-            for (int tl_v = 0; tl_v < 4; ++tl_v) s0[tl_chunk0 + tl_v] = tl_vec2[tl_v];
+            for (int tl_v = 0; tl_v < 2; ++tl_v) s0[tl_chunk0 + tl_v] = tl_vec2[tl_v];
         } else {
             #pragma unroll
-            for (int tl_v = 0; tl_v < 4; ++tl_v) {
-                s0[tl_chunk0 + tl_v] = tl::in_bounds(row0 + (tl_tid / 8 % 8), M) && tl::in_bounds((((tl_chunk0 + tl_v)) + (tl_tid % 8) * 8), 64) ? Logits[int64_t(row0 + (tl_tid / 8 % 8)) * 64 + (((tl_chunk0 + tl_v)) + (tl_tid % 8) * 8)] : 0.0f;
+            for (int tl_v = 0; tl_v < 2; ++tl_v) {
+                s0[tl_chunk0 + tl_v] = tl::in_bounds(row0 + (tl_tid / 32), M) && tl::in_bounds((((tl_chunk0 + tl_v)) + (tl_tid % 32) * 2), 64) ? Logits[int64_t(row0 + (tl_tid / 32)) * 64 + (((tl_chunk0 + tl_v)) + (tl_tid % 32) * 2)] : 0.0f;
             }
         }
     }
     // reduce(max, s0, best, axis = 1);  (moe.tl:27)
-    // each thread folds its 8 values of each of its 1 results; xor shuffles 1, 2, 4 among the lanes that share one
+    // each thread folds its 2 values of each of its 1 results; xor shuffles 1, 2, 4, 8, 16 among the lanes that share one
     {
         float tl_part[1];
         #pragma unroll
         for (int tl_i = 0; tl_i < 1; ++tl_i) tl_part[tl_i] = tl::MaxOp::identity<float>();
         #pragma unroll
-        for (int tl_s3 = 0; tl_s3 < 8; ++tl_s3) {
+        for (int tl_s3 = 0; tl_s3 < 2; ++tl_s3) {
             tl_part[0] = tl::MaxOp::combine(tl_part[0], tl::MaxOp::element(s0[tl_s3]));
         }
         #pragma unroll
@@ -74,6 +74,8 @@ __global__ void __launch_bounds__(256) topk_gating_kernel(
             tl_part[tl_i] = tl::xor_combine<tl::MaxOp, 1>(tl_part[tl_i]);
             tl_part[tl_i] = tl::xor_combine<tl::MaxOp, 2>(tl_part[tl_i]);
             tl_part[tl_i] = tl::xor_combine<tl::MaxOp, 4>(tl_part[tl_i]);
+            tl_part[tl_i] = tl::xor_combine<tl::MaxOp, 8>(tl_part[tl_i]);
+            tl_part[tl_i] = tl::xor_combine<tl::MaxOp, 16>(tl_part[tl_i]);
         }
         #pragma unroll
         for (int tl_i = 0; tl_i < 1; ++tl_i) {
@@ -83,19 +85,19 @@ __global__ void __launch_bounds__(256) topk_gating_kernel(
     // for i, j in parallel(RB, E) {  (moe.tl:28)
     // for i, j in parallel(8, 64): each thread visits the elements of `s0` it holds
     #pragma unroll
-    for (int tl_s4 = 0; tl_s4 < 8; ++tl_s4) {
-        [[maybe_unused]] const int i = (tl_tid / 8 % 8);
-        [[maybe_unused]] const int j = ((tl_s4) + (tl_tid % 8) * 8);
+    for (int tl_s4 = 0; tl_s4 < 2; ++tl_s4) {
+        [[maybe_unused]] const int i = (tl_tid / 32);
+        [[maybe_unused]] const int j = ((tl_s4) + (tl_tid % 32) * 2);
         s0[tl_s4] = tl::fast::exp_sub(s0[tl_s4], best[0]);
     }
     // reduce(sum, s0, scale, axis = 1);  (moe.tl:31)
-    // each thread folds its 8 values of each of its 1 results; xor shuffles 1, 2, 4 among the lanes that share one
+    // each thread folds its 2 values of each of its 1 results; xor shuffles 1, 2, 4, 8, 16 among the lanes that share one
     {
         float tl_part[1];
         #pragma unroll
         for (int tl_i = 0; tl_i < 1; ++tl_i) tl_part[tl_i] = tl::SumOp::identity<float>();
         #pragma unroll
-        for (int tl_s5 = 0; tl_s5 < 8; ++tl_s5) {
+        for (int tl_s5 = 0; tl_s5 < 2; ++tl_s5) {
             tl_part[0] = tl::SumOp::combine(tl_part[0], tl::SumOp::element(s0[tl_s5]));
         }
         #pragma unroll
@@ -103,6 +105,8 @@ __global__ void __launch_bounds__(256) topk_gating_kernel(
             tl_part[tl_i] = tl::xor_combine<tl::SumOp, 1>(tl_part[tl_i]);
             tl_part[tl_i] = tl::xor_combine<tl::SumOp, 2>(tl_part[tl_i]);
             tl_part[tl_i] = tl::xor_combine<tl::SumOp, 4>(tl_part[tl_i]);
+            tl_part[tl_i] = tl::xor_combine<tl::SumOp, 8>(tl_part[tl_i]);
+            tl_part[tl_i] = tl::xor_combine<tl::SumOp, 16>(tl_part[tl_i]);
         }
         #pragma unroll
         for (int tl_i = 0; tl_i < 1; ++tl_i) {
@@ -112,16 +116,16 @@ __global__ void __launch_bounds__(256) topk_gating_kernel(
     // for i, j in parallel(RB, E) {  (moe.tl:32)
     // for i, j in parallel(8, 64): each thread visits the elements of `s0` it holds
     #pragma unroll
-    for (int tl_s6 = 0; tl_s6 < 8; ++tl_s6) {
-        [[maybe_unused]] const int i = (tl_tid / 8 % 8);
-        [[maybe_unused]] const int j = ((tl_s6) + (tl_tid % 8) * 8);
+    for (int tl_s6 = 0; tl_s6 < 2; ++tl_s6) {
+        [[maybe_unused]] const int i = (tl_tid / 32);
+        [[maybe_unused]] const int j = ((tl_s6) + (tl_tid % 32) * 2);
         s0[tl_s6] = tl::fast::div(s0[tl_s6], scale[0]);
     }
     // for i in parallel(RB) {  (moe.tl:36)
     // for i in parallel(8): each thread visits the elements of `scale` it holds
     #pragma unroll
     for (int tl_s7 = 0; tl_s7 < 1; ++tl_s7) {
-        [[maybe_unused]] const int i = (tl_tid / 8 % 8);
+        [[maybe_unused]] const int i = (tl_tid / 32);
         scale[tl_s7] = 0.0f;
     }
     for (int pass = 0; pass < 2; ++pass) {
@@ -129,9 +133,9 @@ __global__ void __launch_bounds__(256) topk_gating_kernel(
         // for i, j in parallel(RB, E) {  (moe.tl:41)
         // for i, j in parallel(8, 64): each thread visits the elements of `s` it holds
         #pragma unroll
-        for (int tl_s8 = 0; tl_s8 < 8; ++tl_s8) {
-            [[maybe_unused]] const int i = (tl_tid / 8 % 8);
-            [[maybe_unused]] const int j = ((tl_s8) + (tl_tid % 8) * 8);
+        for (int tl_s8 = 0; tl_s8 < 2; ++tl_s8) {
+            [[maybe_unused]] const int i = (tl_tid / 32);
+            [[maybe_unused]] const int j = ((tl_s8) + (tl_tid % 32) * 2);
             s[tl_s8] = s0[tl_s8];
         }
         if (last) {
@@ -139,19 +143,19 @@ __global__ void __launch_bounds__(256) topk_gating_kernel(
             // for i in parallel(8): each thread visits the elements of `scale` it holds
             #pragma unroll
             for (int tl_s9 = 0; tl_s9 < 1; ++tl_s9) {
-                [[maybe_unused]] const int i = (tl_tid / 8 % 8);
+                [[maybe_unused]] const int i = (tl_tid / 32);
                 scale[tl_s9] = tl::fast::div(1.0f, scale[tl_s9]);
             }
         }
         for (int k = 0; k < 8; ++k) {
             // reduce(max, s, best, axis = 1);  (moe.tl:50)
-            // each thread folds its 8 values of each of its 1 results; xor shuffles 1, 2, 4 among the lanes that share one
+            // each thread folds its 2 values of each of its 1 results; xor shuffles 1, 2, 4, 8, 16 among the lanes that share one
             {
                 float tl_part[1];
                 #pragma unroll
                 for (int tl_i = 0; tl_i < 1; ++tl_i) tl_part[tl_i] = tl::MaxOp::identity<float>();
                 #pragma unroll
-                for (int tl_s10 = 0; tl_s10 < 8; ++tl_s10) {
+                for (int tl_s10 = 0; tl_s10 < 2; ++tl_s10) {
                     tl_part[0] = tl::MaxOp::combine(tl_part[0], tl::MaxOp::element(s[tl_s10]));
                 }
                 #pragma unroll
@@ -159,6 +163,8 @@ __global__ void __launch_bounds__(256) topk_gating_kernel(
                     tl_part[tl_i] = tl::xor_combine<tl::MaxOp, 1>(tl_part[tl_i]);
                     tl_part[tl_i] = tl::xor_combine<tl::MaxOp, 2>(tl_part[tl_i]);
                     tl_part[tl_i] = tl::xor_combine<tl::MaxOp, 4>(tl_part[tl_i]);
+                    tl_part[tl_i] = tl::xor_combine<tl::MaxOp, 8>(tl_part[tl_i]);
+                    tl_part[tl_i] = tl::xor_combine<tl::MaxOp, 16>(tl_part[tl_i]);
                 }
                 #pragma unroll
                 for (int tl_i = 0; tl_i < 1; ++tl_i) {
@@ -168,20 +174,20 @@ __global__ void __launch_bounds__(256) topk_gating_kernel(
             // for i, j in parallel(RB, E) {  (moe.tl:51)
             // for i, j in parallel(8, 64): each thread visits the elements of `idx` it holds
             #pragma unroll
-            for (int tl_s11 = 0; tl_s11 < 8; ++tl_s11) {
-                const int tl_c12 = (((tl_s11 / 8 * 8)) + (tl_tid % 8) * 8);  // the chunk's first column
-                [[maybe_unused]] const int i = (tl_tid / 8 % 8);
-                const int j = tl_c12 + tl_s11 % 8;
+            for (int tl_s11 = 0; tl_s11 < 2; ++tl_s11) {
+                const int tl_c12 = (((tl_s11 / 2 * 2)) + (tl_tid % 32) * 2);  // the chunk's first column
+                [[maybe_unused]] const int i = (tl_tid / 32);
+                const int j = tl_c12 + tl_s11 % 2;
                 idx[tl_s11] = s[tl_s11] == best[0] ? static_cast<float>(j) : 64.0f;
             }
             // reduce(min, idx, at, axis = 1);  (moe.tl:54)
-            // each thread folds its 8 values of each of its 1 results; xor shuffles 1, 2, 4 among the lanes that share one
+            // each thread folds its 2 values of each of its 1 results; xor shuffles 1, 2, 4, 8, 16 among the lanes that share one
             {
                 float tl_part[1];
                 #pragma unroll
                 for (int tl_i = 0; tl_i < 1; ++tl_i) tl_part[tl_i] = tl::MinOp::identity<float>();
                 #pragma unroll
-                for (int tl_s13 = 0; tl_s13 < 8; ++tl_s13) {
+                for (int tl_s13 = 0; tl_s13 < 2; ++tl_s13) {
                     tl_part[0] = tl::MinOp::combine(tl_part[0], tl::MinOp::element(idx[tl_s13]));
                 }
                 #pragma unroll
@@ -189,6 +195,8 @@ __global__ void __launch_bounds__(256) topk_gating_kernel(
                     tl_part[tl_i] = tl::xor_combine<tl::MinOp, 1>(tl_part[tl_i]);
                     tl_part[tl_i] = tl::xor_combine<tl::MinOp, 2>(tl_part[tl_i]);
                     tl_part[tl_i] = tl::xor_combine<tl::MinOp, 4>(tl_part[tl_i]);
+                    tl_part[tl_i] = tl::xor_combine<tl::MinOp, 8>(tl_part[tl_i]);
+                    tl_part[tl_i] = tl::xor_combine<tl::MinOp, 16>(tl_part[tl_i]);
                 }
                 #pragma unroll
                 for (int tl_i = 0; tl_i < 1; ++tl_i) {
@@ -198,10 +206,10 @@ __global__ void __launch_bounds__(256) topk_gating_kernel(
             // for i, j in parallel(RB, E) {  (moe.tl:55)
             // for i, j in parallel(8, 64): each thread visits the elements of `s` it holds
             #pragma unroll
-            for (int tl_s14 = 0; tl_s14 < 8; ++tl_s14) {
-                const int tl_c15 = (((tl_s14 / 8 * 8)) + (tl_tid % 8) * 8);  // the chunk's first column
-                [[maybe_unused]] const int i = (tl_tid / 8 % 8);
-                const int j = tl_c15 + tl_s14 % 8;
+            for (int tl_s14 = 0; tl_s14 < 2; ++tl_s14) {
+                const int tl_c15 = (((tl_s14 / 2 * 2)) + (tl_tid % 32) * 2);  // the chunk's first column
+                [[maybe_unused]] const int i = (tl_tid / 32);
+                const int j = tl_c15 + tl_s14 % 2;
                 if (static_cast<float>(j) == at[0]) {
                     s[tl_s14] = -1.0f;
                 }
@@ -210,11 +218,11 @@ __global__ void __launch_bounds__(256) topk_gating_kernel(
             // for i in parallel(8): each thread visits the elements of `best` it holds
             #pragma unroll
             for (int tl_s16 = 0; tl_s16 < 1; ++tl_s16) {
-                const int i = (tl_tid / 8 % 8);
+                const int i = (tl_tid / 32);
                 if (last) {
                     if (row0 + i < M) {
-                        if ((tl_tid % 8) == 0 && (tl_tid / 64) == 0) Weights[int64_t(row0 + i) * 8 + k] = best[tl_s16] * scale[tl_s16];
-                        if ((tl_tid % 8) == 0 && (tl_tid / 64) == 0) Ids[int64_t(row0 + i) * 8 + k] = static_cast<int32_t>(at[tl_s16]);
+                        if ((tl_tid % 32) == 0) Weights[int64_t(row0 + i) * 8 + k] = best[tl_s16] * scale[tl_s16];
+                        if ((tl_tid % 32) == 0) Ids[int64_t(row0 + i) * 8 + k] = static_cast<int32_t>(at[tl_s16]);
                     }
                 } else {
                     scale[tl_s16] = scale[tl_s16] + best[tl_s16];
@@ -225,7 +233,7 @@ __global__ void __launch_bounds__(256) topk_gating_kernel(
 }
 
 // kernel topk_gating_grouped<E = 256, K = 8, NG = 8, TG = 4, RB = 4, RENORM = true, T = f32, GS = 32>  (stdlib/moe.tl:82)
-// 256 threads per block, 0 bytes of shared memory
+// 256 threads per block, 32 bytes of shared memory
 __global__ void __launch_bounds__(256) topk_gating_grouped_kernel(
         const float* __restrict__ Logits,
         const float* __restrict__ Bias,
@@ -234,24 +242,26 @@ __global__ void __launch_bounds__(256) topk_gating_grouped_kernel(
         float scaling,
         int32_t M)
 {
-    // fragment score: f32[4, 8, 32], blocked per axis, vector 8: [4, 8, 32] over 256 threads: (4:t32, 8:t4, 8:r1 4:t1) 8 registers, 2 replicas
-    // fragment choice: f32[4, 8, 32], blocked per axis, vector 8: [4, 8, 32] over 256 threads: (4:t32, 8:t4, 8:r1 4:t1) 8 registers, 2 replicas
-    // fragment masked: f32[4, 8, 32], blocked per axis, vector 8: [4, 8, 32] over 256 threads: (4:t32, 8:t4, 8:r1 4:t1) 8 registers, 2 replicas
-    // fragment idx: f32[4, 8, 32], blocked per axis, vector 8: [4, 8, 32] over 256 threads: (4:t32, 8:t4, 8:r1 4:t1) 8 registers, 2 replicas
-    // fragment part: f32[4, 8], slice of `choice` (reduce over axis 2): [4, 8] over 256 threads: (4:t32, 8:t4) 1 registers, 8 replicas
-    // fragment first: f32[4, 8], slice of `choice` (reduce over axis 2): [4, 8] over 256 threads: (4:t32, 8:t4) 1 registers, 8 replicas
-    // fragment group: f32[4, 8], slice of `choice` (reduce over axis 2): [4, 8] over 256 threads: (4:t32, 8:t4) 1 registers, 8 replicas
-    // fragment kept: f32[4, 8], slice of `choice` (reduce over axis 2): [4, 8] over 256 threads: (4:t32, 8:t4) 1 registers, 8 replicas
-    // fragment best: f32[4], slice of `group` (reduce over axis 1): [4] over 256 threads: (4:t32) 1 registers, 64 replicas
-    // fragment at: f32[4], slice of `group` (reduce over axis 1): [4] over 256 threads: (4:t32) 1 registers, 64 replicas
-    // fragment total: f32[4], slice of `group` (reduce over axis 1): [4] over 256 threads: (4:t32) 1 registers, 64 replicas
-    // fragment scale: f32[4], slice of `group` (reduce over axis 1): [4] over 256 threads: (4:t32) 1 registers, 64 replicas
+    // fragment score: f32[4, 8, 32], blocked per axis, vector 4: [4, 8, 32] over 256 threads: (4:t64, 8:t8, 4:r1 8:t1) 4 registers
+    // fragment choice: f32[4, 8, 32], blocked per axis, vector 4: [4, 8, 32] over 256 threads: (4:t64, 8:t8, 4:r1 8:t1) 4 registers
+    // fragment masked: f32[4, 8, 32], blocked per axis, vector 4: [4, 8, 32] over 256 threads: (4:t64, 8:t8, 4:r1 8:t1) 4 registers
+    // fragment idx: f32[4, 8, 32], blocked per axis, vector 4: [4, 8, 32] over 256 threads: (4:t64, 8:t8, 4:r1 8:t1) 4 registers
+    // fragment part: f32[4, 8], slice of `choice` (reduce over axis 2): [4, 8] over 256 threads: (4:t64, 8:t8) 1 registers, 8 replicas
+    // fragment first: f32[4, 8], slice of `choice` (reduce over axis 2): [4, 8] over 256 threads: (4:t64, 8:t8) 1 registers, 8 replicas
+    // fragment group: f32[4, 8], slice of `choice` (reduce over axis 2): [4, 8] over 256 threads: (4:t64, 8:t8) 1 registers, 8 replicas
+    // fragment kept: f32[4, 8], slice of `choice` (reduce over axis 2): [4, 8] over 256 threads: (4:t64, 8:t8) 1 registers, 8 replicas
+    // fragment best: f32[4], slice of `group` (reduce over axis 1): [4] over 256 threads: (4:t64) 1 registers, 64 replicas
+    // fragment at: f32[4], slice of `group` (reduce over axis 1): [4] over 256 threads: (4:t64) 1 registers, 64 replicas
+    // fragment total: f32[4], slice of `group` (reduce over axis 1): [4] over 256 threads: (4:t64) 1 registers, 64 replicas
+    // fragment scale: f32[4], slice of `group` (reduce over axis 1): [4] over 256 threads: (4:t64) 1 registers, 64 replicas
     const float* const L3 = Logits;  // view L3: f32[M, 8, 32] of Logits
     const int tl_tid = tl::thread_index<256>();
-    float score[8];  // fragment score: f32[4, 8, 32]
-    float choice[8];  // fragment choice: f32[4, 8, 32]
-    float masked[8];  // fragment masked: f32[4, 8, 32]
-    float idx[8];  // fragment idx: f32[4, 8, 32]
+    extern __shared__ __align__(128) unsigned char tl_smem[];
+    unsigned char* tl_scratch = tl_smem + 0;  // 32 bytes for reductions and staging
+    float score[4];  // fragment score: f32[4, 8, 32]
+    float choice[4];  // fragment choice: f32[4, 8, 32]
+    float masked[4];  // fragment masked: f32[4, 8, 32]
+    float idx[4];  // fragment idx: f32[4, 8, 32]
     float part[1];  // fragment part: f32[4, 8]
     float first[1];  // fragment first: f32[4, 8]
     float group[1];  // fragment group: f32[4, 8]
@@ -263,9 +273,9 @@ __global__ void __launch_bounds__(256) topk_gating_grouped_kernel(
     const int32_t row0 = int(blockIdx.x) * 4;
     // copy(L3[row0 +: RB, 0 +: NG, 0 +: GS], score);      // rows past M read 0: routed, neve...  (moe.tl:103)
     #pragma unroll
-    for (int tl_chunk0 = 0; tl_chunk0 < 8; tl_chunk0 += 4) {
-        const float* tl_ptr1 = &L3[(int64_t(row0 + (tl_tid / 32 % 4)) * 8 + (tl_tid / 4 % 8)) * 32 + ((tl_chunk0) + (tl_tid % 4) * 8)];
-        if (tl::in_bounds(row0 + (tl_tid / 32 % 4), M) && tl::in_bounds((tl_tid / 4 % 8), 8) && tl::in_bounds(((tl_chunk0) + (tl_tid % 4) * 8), 32) && tl::in_bounds(row0 + (tl_tid / 32 % 4), M) && tl::in_bounds((tl_tid / 4 % 8), 8) && tl::in_bounds((((tl_chunk0) + (tl_tid % 4) * 8)) + 3, 32) && tl::is_aligned(tl_ptr1, 16)) {
+    for (int tl_chunk0 = 0; tl_chunk0 < 4; tl_chunk0 += 4) {
+        const float* tl_ptr1 = &L3[(int64_t(row0 + (tl_tid / 64)) * 8 + (tl_tid / 8 % 8)) * 32 + ((tl_chunk0) + (tl_tid % 8) * 4)];
+        if (tl::in_bounds(row0 + (tl_tid / 64), M) && tl::in_bounds((tl_tid / 8 % 8), 8) && tl::in_bounds(((tl_chunk0) + (tl_tid % 8) * 4), 32) && tl::in_bounds(row0 + (tl_tid / 64), M) && tl::in_bounds((tl_tid / 8 % 8), 8) && tl::in_bounds((((tl_chunk0) + (tl_tid % 8) * 4)) + 3, 32) && tl::is_aligned(tl_ptr1, 16)) {
             float tl_vec2[4];
             tl::load_vector<float, 4>(tl_vec2, tl_ptr1);
             #pragma unroll
@@ -273,21 +283,21 @@ __global__ void __launch_bounds__(256) topk_gating_grouped_kernel(
         } else {
             #pragma unroll
             for (int tl_v = 0; tl_v < 4; ++tl_v) {
-                score[tl_chunk0 + tl_v] = tl::in_bounds(row0 + (tl_tid / 32 % 4), M) && tl::in_bounds((tl_tid / 4 % 8), 8) && tl::in_bounds((((tl_chunk0 + tl_v)) + (tl_tid % 4) * 8), 32) ? L3[(int64_t(row0 + (tl_tid / 32 % 4)) * 8 + (tl_tid / 4 % 8)) * 32 + (((tl_chunk0 + tl_v)) + (tl_tid % 4) * 8)] : 0.0f;
+                score[tl_chunk0 + tl_v] = tl::in_bounds(row0 + (tl_tid / 64), M) && tl::in_bounds((tl_tid / 8 % 8), 8) && tl::in_bounds((((tl_chunk0 + tl_v)) + (tl_tid % 8) * 4), 32) ? L3[(int64_t(row0 + (tl_tid / 64)) * 8 + (tl_tid / 8 % 8)) * 32 + (((tl_chunk0 + tl_v)) + (tl_tid % 8) * 4)] : 0.0f;
             }
         }
     }
     // for i, g, e in parallel(RB, NG, GS) {  (moe.tl:104)
     // for i, g, e in parallel(4, 8, 32): each thread visits the elements of `score` it holds
     #pragma unroll
-    for (int tl_k4 = 0; tl_k4 < 8; tl_k4 += 8) {
-        const int tl_c5 = ((tl_k4) + (tl_tid % 4) * 8);  // the chunk's first column
-        [[maybe_unused]] const int i = (tl_tid / 32 % 4);
-        const int g = (tl_tid / 4 % 8);
-        float tl_chunk7[8];
-        tl::load_chunk_guarded<float, 8>(tl_chunk7, &Bias[g * 32 + tl_c5], true, g * 32 + tl_c5, 256);
+    for (int tl_k4 = 0; tl_k4 < 4; tl_k4 += 4) {
+        const int tl_c5 = ((tl_k4) + (tl_tid % 8) * 4);  // the chunk's first column
+        [[maybe_unused]] const int i = (tl_tid / 64);
+        const int g = (tl_tid / 8 % 8);
+        float tl_chunk7[4];
+        tl::load_chunk_guarded<float, 4>(tl_chunk7, &Bias[g * 32 + tl_c5], true, g * 32 + tl_c5, 256);
         #pragma unroll
-        for (int tl_o6 = 0; tl_o6 < 8; ++tl_o6) {
+        for (int tl_o6 = 0; tl_o6 < 4; ++tl_o6) {
             [[maybe_unused]] const int tl_s8 = tl_k4 + tl_o6;
             [[maybe_unused]] const int e = tl_c5 + tl_o6;
             score[tl_s8] = tl::fast::sigmoid(score[tl_s8]);
@@ -295,19 +305,20 @@ __global__ void __launch_bounds__(256) topk_gating_grouped_kernel(
         }
     }
     // reduce(max, choice, first, axis = 2);  (moe.tl:110)
-    // each thread folds its 8 values of each of its 1 results; xor shuffles 1, 2 among the lanes that share one
+    // each thread folds its 4 values of each of its 1 results; xor shuffles 1, 2, 4 among the lanes that share one
     {
         float tl_part[1];
         #pragma unroll
         for (int tl_i = 0; tl_i < 1; ++tl_i) tl_part[tl_i] = tl::MaxOp::identity<float>();
         #pragma unroll
-        for (int tl_s9 = 0; tl_s9 < 8; ++tl_s9) {
+        for (int tl_s9 = 0; tl_s9 < 4; ++tl_s9) {
             tl_part[0] = tl::MaxOp::combine(tl_part[0], tl::MaxOp::element(choice[tl_s9]));
         }
         #pragma unroll
         for (int tl_i = 0; tl_i < 1; ++tl_i) {
             tl_part[tl_i] = tl::xor_combine<tl::MaxOp, 1>(tl_part[tl_i]);
             tl_part[tl_i] = tl::xor_combine<tl::MaxOp, 2>(tl_part[tl_i]);
+            tl_part[tl_i] = tl::xor_combine<tl::MaxOp, 4>(tl_part[tl_i]);
         }
         #pragma unroll
         for (int tl_i = 0; tl_i < 1; ++tl_i) {
@@ -317,27 +328,28 @@ __global__ void __launch_bounds__(256) topk_gating_grouped_kernel(
     // for i, g, e in parallel(RB, NG, GS) {  (moe.tl:111)
     // for i, g, e in parallel(4, 8, 32): each thread visits the elements of `idx` it holds
     #pragma unroll
-    for (int tl_s10 = 0; tl_s10 < 8; ++tl_s10) {
-        const int tl_c11 = (((tl_s10 / 8 * 8)) + (tl_tid % 4) * 8);  // the chunk's first column
-        [[maybe_unused]] const int i = (tl_tid / 32 % 4);
-        [[maybe_unused]] const int g = (tl_tid / 4 % 8);
-        const int e = tl_c11 + tl_s10 % 8;
+    for (int tl_s10 = 0; tl_s10 < 4; ++tl_s10) {
+        const int tl_c11 = (((tl_s10 / 4 * 4)) + (tl_tid % 8) * 4);  // the chunk's first column
+        [[maybe_unused]] const int i = (tl_tid / 64);
+        [[maybe_unused]] const int g = (tl_tid / 8 % 8);
+        const int e = tl_c11 + tl_s10 % 4;
         idx[tl_s10] = choice[tl_s10] == first[0] ? static_cast<float>(e) : 32.0f;
     }
     // reduce(min, idx, part, axis = 2);  (moe.tl:114)
-    // each thread folds its 8 values of each of its 1 results; xor shuffles 1, 2 among the lanes that share one
+    // each thread folds its 4 values of each of its 1 results; xor shuffles 1, 2, 4 among the lanes that share one
     {
         float tl_part[1];
         #pragma unroll
         for (int tl_i = 0; tl_i < 1; ++tl_i) tl_part[tl_i] = tl::MinOp::identity<float>();
         #pragma unroll
-        for (int tl_s12 = 0; tl_s12 < 8; ++tl_s12) {
+        for (int tl_s12 = 0; tl_s12 < 4; ++tl_s12) {
             tl_part[0] = tl::MinOp::combine(tl_part[0], tl::MinOp::element(idx[tl_s12]));
         }
         #pragma unroll
         for (int tl_i = 0; tl_i < 1; ++tl_i) {
             tl_part[tl_i] = tl::xor_combine<tl::MinOp, 1>(tl_part[tl_i]);
             tl_part[tl_i] = tl::xor_combine<tl::MinOp, 2>(tl_part[tl_i]);
+            tl_part[tl_i] = tl::xor_combine<tl::MinOp, 4>(tl_part[tl_i]);
         }
         #pragma unroll
         for (int tl_i = 0; tl_i < 1; ++tl_i) {
@@ -347,27 +359,28 @@ __global__ void __launch_bounds__(256) topk_gating_grouped_kernel(
     // for i, g, e in parallel(RB, NG, GS) {  (moe.tl:115)
     // for i, g, e in parallel(4, 8, 32): each thread visits the elements of `idx` it holds
     #pragma unroll
-    for (int tl_s13 = 0; tl_s13 < 8; ++tl_s13) {
-        const int tl_c14 = (((tl_s13 / 8 * 8)) + (tl_tid % 4) * 8);  // the chunk's first column
-        [[maybe_unused]] const int i = (tl_tid / 32 % 4);
-        [[maybe_unused]] const int g = (tl_tid / 4 % 8);
-        const int e = tl_c14 + tl_s13 % 8;
+    for (int tl_s13 = 0; tl_s13 < 4; ++tl_s13) {
+        const int tl_c14 = (((tl_s13 / 4 * 4)) + (tl_tid % 8) * 4);  // the chunk's first column
+        [[maybe_unused]] const int i = (tl_tid / 64);
+        [[maybe_unused]] const int g = (tl_tid / 8 % 8);
+        const int e = tl_c14 + tl_s13 % 4;
         idx[tl_s13] = static_cast<float>(e) == part[0] ? -tl::inf<float>() : choice[tl_s13];
     }
     // reduce(max, idx, group, axis = 2);  (moe.tl:118)
-    // each thread folds its 8 values of each of its 1 results; xor shuffles 1, 2 among the lanes that share one
+    // each thread folds its 4 values of each of its 1 results; xor shuffles 1, 2, 4 among the lanes that share one
     {
         float tl_part[1];
         #pragma unroll
         for (int tl_i = 0; tl_i < 1; ++tl_i) tl_part[tl_i] = tl::MaxOp::identity<float>();
         #pragma unroll
-        for (int tl_s15 = 0; tl_s15 < 8; ++tl_s15) {
+        for (int tl_s15 = 0; tl_s15 < 4; ++tl_s15) {
             tl_part[0] = tl::MaxOp::combine(tl_part[0], tl::MaxOp::element(idx[tl_s15]));
         }
         #pragma unroll
         for (int tl_i = 0; tl_i < 1; ++tl_i) {
             tl_part[tl_i] = tl::xor_combine<tl::MaxOp, 1>(tl_part[tl_i]);
             tl_part[tl_i] = tl::xor_combine<tl::MaxOp, 2>(tl_part[tl_i]);
+            tl_part[tl_i] = tl::xor_combine<tl::MaxOp, 4>(tl_part[tl_i]);
         }
         #pragma unroll
         for (int tl_i = 0; tl_i < 1; ++tl_i) {
@@ -378,14 +391,14 @@ __global__ void __launch_bounds__(256) topk_gating_grouped_kernel(
     // for i, g in parallel(4, 8): each thread visits the elements of `group` it holds
     #pragma unroll
     for (int tl_s16 = 0; tl_s16 < 1; ++tl_s16) {
-        [[maybe_unused]] const int i = (tl_tid / 32 % 4);
-        [[maybe_unused]] const int g = (tl_tid / 4 % 8);
+        [[maybe_unused]] const int i = (tl_tid / 64);
+        [[maybe_unused]] const int g = (tl_tid / 8 % 8);
         group[tl_s16] = first[tl_s16] + group[tl_s16];
         kept[tl_s16] = 0.0f;
     }
     for (int _round = 0; _round < 4; ++_round) {
         // reduce(max, group, best, axis = 1);  (moe.tl:125)
-        // each thread folds its 1 values of each of its 1 results; xor shuffles 4, 8, 16 among the lanes that share one
+        // each thread folds its 1 values of each of its 1 results; xor shuffles 8, 16 among the lanes that share one; then across the 2 warps that do
         {
             float tl_part[1];
             #pragma unroll
@@ -396,10 +409,23 @@ __global__ void __launch_bounds__(256) topk_gating_grouped_kernel(
             }
             #pragma unroll
             for (int tl_i = 0; tl_i < 1; ++tl_i) {
-                tl_part[tl_i] = tl::xor_combine<tl::MaxOp, 4>(tl_part[tl_i]);
                 tl_part[tl_i] = tl::xor_combine<tl::MaxOp, 8>(tl_part[tl_i]);
                 tl_part[tl_i] = tl::xor_combine<tl::MaxOp, 16>(tl_part[tl_i]);
             }
+            if ((tl_tid % 8) == 0 && (tl_tid / 8 % 4) == 0) {
+                #pragma unroll
+                for (int tl_i = 0; tl_i < 1; ++tl_i) {
+                    reinterpret_cast<float*>(tl_scratch)[((tl_tid / 32 % 2)) * 4 + (tl_tid / 64)] = tl_part[tl_i];
+                }
+            }
+            __syncthreads();
+            #pragma unroll
+            for (int tl_i = 0; tl_i < 1; ++tl_i) {
+                tl_part[tl_i] = reinterpret_cast<float*>(tl_scratch)[(0) * 4 + (tl_tid / 64)];
+                #pragma unroll
+                for (int tl_w = 1; tl_w < 2; ++tl_w) tl_part[tl_i] = tl::MaxOp::combine(tl_part[tl_i], reinterpret_cast<float*>(tl_scratch)[(tl_w) * 4 + (tl_tid / 64)]);
+            }
+            __syncthreads();  // the scratch is free again
             #pragma unroll
             for (int tl_i = 0; tl_i < 1; ++tl_i) {
                 best[tl_i] = tl_part[tl_i];
@@ -409,12 +435,12 @@ __global__ void __launch_bounds__(256) topk_gating_grouped_kernel(
         // for i, g in parallel(4, 8): each thread visits the elements of `part` it holds
         #pragma unroll
         for (int tl_s18 = 0; tl_s18 < 1; ++tl_s18) {
-            [[maybe_unused]] const int i = (tl_tid / 32 % 4);
-            const int g = (tl_tid / 4 % 8);
+            [[maybe_unused]] const int i = (tl_tid / 64);
+            const int g = (tl_tid / 8 % 8);
             part[tl_s18] = group[tl_s18] == best[0] ? static_cast<float>(g) : 8.0f;
         }
         // reduce(min, part, at, axis = 1);  (moe.tl:129)
-        // each thread folds its 1 values of each of its 1 results; xor shuffles 4, 8, 16 among the lanes that share one
+        // each thread folds its 1 values of each of its 1 results; xor shuffles 8, 16 among the lanes that share one; then across the 2 warps that do
         {
             float tl_part[1];
             #pragma unroll
@@ -425,10 +451,23 @@ __global__ void __launch_bounds__(256) topk_gating_grouped_kernel(
             }
             #pragma unroll
             for (int tl_i = 0; tl_i < 1; ++tl_i) {
-                tl_part[tl_i] = tl::xor_combine<tl::MinOp, 4>(tl_part[tl_i]);
                 tl_part[tl_i] = tl::xor_combine<tl::MinOp, 8>(tl_part[tl_i]);
                 tl_part[tl_i] = tl::xor_combine<tl::MinOp, 16>(tl_part[tl_i]);
             }
+            if ((tl_tid % 8) == 0 && (tl_tid / 8 % 4) == 0) {
+                #pragma unroll
+                for (int tl_i = 0; tl_i < 1; ++tl_i) {
+                    reinterpret_cast<float*>(tl_scratch)[((tl_tid / 32 % 2)) * 4 + (tl_tid / 64)] = tl_part[tl_i];
+                }
+            }
+            __syncthreads();
+            #pragma unroll
+            for (int tl_i = 0; tl_i < 1; ++tl_i) {
+                tl_part[tl_i] = reinterpret_cast<float*>(tl_scratch)[(0) * 4 + (tl_tid / 64)];
+                #pragma unroll
+                for (int tl_w = 1; tl_w < 2; ++tl_w) tl_part[tl_i] = tl::MinOp::combine(tl_part[tl_i], reinterpret_cast<float*>(tl_scratch)[(tl_w) * 4 + (tl_tid / 64)]);
+            }
+            __syncthreads();  // the scratch is free again
             #pragma unroll
             for (int tl_i = 0; tl_i < 1; ++tl_i) {
                 at[tl_i] = tl_part[tl_i];
@@ -438,8 +477,8 @@ __global__ void __launch_bounds__(256) topk_gating_grouped_kernel(
         // for i, g in parallel(4, 8): each thread visits the elements of `kept` it holds
         #pragma unroll
         for (int tl_s20 = 0; tl_s20 < 1; ++tl_s20) {
-            [[maybe_unused]] const int i = (tl_tid / 32 % 4);
-            const int g = (tl_tid / 4 % 8);
+            [[maybe_unused]] const int i = (tl_tid / 64);
+            const int g = (tl_tid / 8 % 8);
             if (static_cast<float>(g) == at[0]) {
                 kept[tl_s20] = 1.0f;
                 group[tl_s20] = -tl::inf<float>();
@@ -449,17 +488,17 @@ __global__ void __launch_bounds__(256) topk_gating_grouped_kernel(
     // for i, g, e in parallel(RB, NG, GS) {  (moe.tl:137)
     // for i, g, e in parallel(4, 8, 32): each thread visits the elements of `masked` it holds
     #pragma unroll
-    for (int tl_s21 = 0; tl_s21 < 8; ++tl_s21) {
-        [[maybe_unused]] const int i = (tl_tid / 32 % 4);
-        [[maybe_unused]] const int g = (tl_tid / 4 % 8);
-        [[maybe_unused]] const int e = ((tl_s21) + (tl_tid % 4) * 8);
+    for (int tl_s21 = 0; tl_s21 < 4; ++tl_s21) {
+        [[maybe_unused]] const int i = (tl_tid / 64);
+        [[maybe_unused]] const int g = (tl_tid / 8 % 8);
+        [[maybe_unused]] const int e = ((tl_s21) + (tl_tid % 8) * 4);
         masked[tl_s21] = kept[0] > 0.0f ? choice[tl_s21] : -tl::inf<float>();
     }
     // for i in parallel(RB) {  (moe.tl:142)
     // for i in parallel(4): each thread visits the elements of `total` it holds
     #pragma unroll
     for (int tl_s22 = 0; tl_s22 < 1; ++tl_s22) {
-        [[maybe_unused]] const int i = (tl_tid / 32 % 4);
+        [[maybe_unused]] const int i = (tl_tid / 64);
         total[tl_s22] = 0.0f;
     }
     for (int pass = 0; pass < 2; ++pass) {
@@ -467,34 +506,35 @@ __global__ void __launch_bounds__(256) topk_gating_grouped_kernel(
         // for i, g, e in parallel(RB, NG, GS) {  (moe.tl:147)
         // for i, g, e in parallel(4, 8, 32): each thread visits the elements of `choice` it holds
         #pragma unroll
-        for (int tl_s23 = 0; tl_s23 < 8; ++tl_s23) {
-            [[maybe_unused]] const int i = (tl_tid / 32 % 4);
-            [[maybe_unused]] const int g = (tl_tid / 4 % 8);
-            [[maybe_unused]] const int e = ((tl_s23) + (tl_tid % 4) * 8);
+        for (int tl_s23 = 0; tl_s23 < 4; ++tl_s23) {
+            [[maybe_unused]] const int i = (tl_tid / 64);
+            [[maybe_unused]] const int g = (tl_tid / 8 % 8);
+            [[maybe_unused]] const int e = ((tl_s23) + (tl_tid % 8) * 4);
             choice[tl_s23] = masked[tl_s23];
         }
         // for i in parallel(RB) {  (moe.tl:150)
         // for i in parallel(4): each thread visits the elements of `scale` it holds
         #pragma unroll
         for (int tl_s24 = 0; tl_s24 < 1; ++tl_s24) {
-            [[maybe_unused]] const int i = (tl_tid / 32 % 4);
+            [[maybe_unused]] const int i = (tl_tid / 64);
             scale[tl_s24] = tl::fast::div(scaling, total[tl_s24]);
         }
         for (int k = 0; k < 8; ++k) {
             // reduce(max, choice, part, axis = 2);  (moe.tl:154)
-            // each thread folds its 8 values of each of its 1 results; xor shuffles 1, 2 among the lanes that share one
+            // each thread folds its 4 values of each of its 1 results; xor shuffles 1, 2, 4 among the lanes that share one
             {
                 float tl_part[1];
                 #pragma unroll
                 for (int tl_i = 0; tl_i < 1; ++tl_i) tl_part[tl_i] = tl::MaxOp::identity<float>();
                 #pragma unroll
-                for (int tl_s25 = 0; tl_s25 < 8; ++tl_s25) {
+                for (int tl_s25 = 0; tl_s25 < 4; ++tl_s25) {
                     tl_part[0] = tl::MaxOp::combine(tl_part[0], tl::MaxOp::element(choice[tl_s25]));
                 }
                 #pragma unroll
                 for (int tl_i = 0; tl_i < 1; ++tl_i) {
                     tl_part[tl_i] = tl::xor_combine<tl::MaxOp, 1>(tl_part[tl_i]);
                     tl_part[tl_i] = tl::xor_combine<tl::MaxOp, 2>(tl_part[tl_i]);
+                    tl_part[tl_i] = tl::xor_combine<tl::MaxOp, 4>(tl_part[tl_i]);
                 }
                 #pragma unroll
                 for (int tl_i = 0; tl_i < 1; ++tl_i) {
@@ -502,7 +542,7 @@ __global__ void __launch_bounds__(256) topk_gating_grouped_kernel(
                 }
             }
             // reduce(max, part, best, axis = 1);  (moe.tl:155)
-            // each thread folds its 1 values of each of its 1 results; xor shuffles 4, 8, 16 among the lanes that share one
+            // each thread folds its 1 values of each of its 1 results; xor shuffles 8, 16 among the lanes that share one; then across the 2 warps that do
             {
                 float tl_part[1];
                 #pragma unroll
@@ -513,10 +553,23 @@ __global__ void __launch_bounds__(256) topk_gating_grouped_kernel(
                 }
                 #pragma unroll
                 for (int tl_i = 0; tl_i < 1; ++tl_i) {
-                    tl_part[tl_i] = tl::xor_combine<tl::MaxOp, 4>(tl_part[tl_i]);
                     tl_part[tl_i] = tl::xor_combine<tl::MaxOp, 8>(tl_part[tl_i]);
                     tl_part[tl_i] = tl::xor_combine<tl::MaxOp, 16>(tl_part[tl_i]);
                 }
+                if ((tl_tid % 8) == 0 && (tl_tid / 8 % 4) == 0) {
+                    #pragma unroll
+                    for (int tl_i = 0; tl_i < 1; ++tl_i) {
+                        reinterpret_cast<float*>(tl_scratch)[((tl_tid / 32 % 2)) * 4 + (tl_tid / 64)] = tl_part[tl_i];
+                    }
+                }
+                __syncthreads();
+                #pragma unroll
+                for (int tl_i = 0; tl_i < 1; ++tl_i) {
+                    tl_part[tl_i] = reinterpret_cast<float*>(tl_scratch)[(0) * 4 + (tl_tid / 64)];
+                    #pragma unroll
+                    for (int tl_w = 1; tl_w < 2; ++tl_w) tl_part[tl_i] = tl::MaxOp::combine(tl_part[tl_i], reinterpret_cast<float*>(tl_scratch)[(tl_w) * 4 + (tl_tid / 64)]);
+                }
+                __syncthreads();  // the scratch is free again
                 #pragma unroll
                 for (int tl_i = 0; tl_i < 1; ++tl_i) {
                     best[tl_i] = tl_part[tl_i];
@@ -525,27 +578,28 @@ __global__ void __launch_bounds__(256) topk_gating_grouped_kernel(
             // for i, g, e in parallel(RB, NG, GS) {  (moe.tl:156)
             // for i, g, e in parallel(4, 8, 32): each thread visits the elements of `idx` it holds
             #pragma unroll
-            for (int tl_s27 = 0; tl_s27 < 8; ++tl_s27) {
-                const int tl_c28 = (((tl_s27 / 8 * 8)) + (tl_tid % 4) * 8);  // the chunk's first column
-                [[maybe_unused]] const int i = (tl_tid / 32 % 4);
-                const int g = (tl_tid / 4 % 8);
-                const int e = tl_c28 + tl_s27 % 8;
+            for (int tl_s27 = 0; tl_s27 < 4; ++tl_s27) {
+                const int tl_c28 = (((tl_s27 / 4 * 4)) + (tl_tid % 8) * 4);  // the chunk's first column
+                [[maybe_unused]] const int i = (tl_tid / 64);
+                const int g = (tl_tid / 8 % 8);
+                const int e = tl_c28 + tl_s27 % 4;
                 idx[tl_s27] = choice[tl_s27] == best[0] ? static_cast<float>(g * 32 + e) : 256.0f;
             }
             // reduce(min, idx, part, axis = 2);  (moe.tl:159)
-            // each thread folds its 8 values of each of its 1 results; xor shuffles 1, 2 among the lanes that share one
+            // each thread folds its 4 values of each of its 1 results; xor shuffles 1, 2, 4 among the lanes that share one
             {
                 float tl_part[1];
                 #pragma unroll
                 for (int tl_i = 0; tl_i < 1; ++tl_i) tl_part[tl_i] = tl::MinOp::identity<float>();
                 #pragma unroll
-                for (int tl_s29 = 0; tl_s29 < 8; ++tl_s29) {
+                for (int tl_s29 = 0; tl_s29 < 4; ++tl_s29) {
                     tl_part[0] = tl::MinOp::combine(tl_part[0], tl::MinOp::element(idx[tl_s29]));
                 }
                 #pragma unroll
                 for (int tl_i = 0; tl_i < 1; ++tl_i) {
                     tl_part[tl_i] = tl::xor_combine<tl::MinOp, 1>(tl_part[tl_i]);
                     tl_part[tl_i] = tl::xor_combine<tl::MinOp, 2>(tl_part[tl_i]);
+                    tl_part[tl_i] = tl::xor_combine<tl::MinOp, 4>(tl_part[tl_i]);
                 }
                 #pragma unroll
                 for (int tl_i = 0; tl_i < 1; ++tl_i) {
@@ -553,7 +607,7 @@ __global__ void __launch_bounds__(256) topk_gating_grouped_kernel(
                 }
             }
             // reduce(min, part, at, axis = 1);  (moe.tl:160)
-            // each thread folds its 1 values of each of its 1 results; xor shuffles 4, 8, 16 among the lanes that share one
+            // each thread folds its 1 values of each of its 1 results; xor shuffles 8, 16 among the lanes that share one; then across the 2 warps that do
             {
                 float tl_part[1];
                 #pragma unroll
@@ -564,10 +618,23 @@ __global__ void __launch_bounds__(256) topk_gating_grouped_kernel(
                 }
                 #pragma unroll
                 for (int tl_i = 0; tl_i < 1; ++tl_i) {
-                    tl_part[tl_i] = tl::xor_combine<tl::MinOp, 4>(tl_part[tl_i]);
                     tl_part[tl_i] = tl::xor_combine<tl::MinOp, 8>(tl_part[tl_i]);
                     tl_part[tl_i] = tl::xor_combine<tl::MinOp, 16>(tl_part[tl_i]);
                 }
+                if ((tl_tid % 8) == 0 && (tl_tid / 8 % 4) == 0) {
+                    #pragma unroll
+                    for (int tl_i = 0; tl_i < 1; ++tl_i) {
+                        reinterpret_cast<float*>(tl_scratch)[((tl_tid / 32 % 2)) * 4 + (tl_tid / 64)] = tl_part[tl_i];
+                    }
+                }
+                __syncthreads();
+                #pragma unroll
+                for (int tl_i = 0; tl_i < 1; ++tl_i) {
+                    tl_part[tl_i] = reinterpret_cast<float*>(tl_scratch)[(0) * 4 + (tl_tid / 64)];
+                    #pragma unroll
+                    for (int tl_w = 1; tl_w < 2; ++tl_w) tl_part[tl_i] = tl::MinOp::combine(tl_part[tl_i], reinterpret_cast<float*>(tl_scratch)[(tl_w) * 4 + (tl_tid / 64)]);
+                }
+                __syncthreads();  // the scratch is free again
                 #pragma unroll
                 for (int tl_i = 0; tl_i < 1; ++tl_i) {
                     at[tl_i] = tl_part[tl_i];
@@ -576,29 +643,30 @@ __global__ void __launch_bounds__(256) topk_gating_grouped_kernel(
             // for i, g, e in parallel(RB, NG, GS) {  (moe.tl:162)
             // for i, g, e in parallel(4, 8, 32): each thread visits the elements of `idx` it holds
             #pragma unroll
-            for (int tl_s31 = 0; tl_s31 < 8; ++tl_s31) {
-                const int tl_c32 = (((tl_s31 / 8 * 8)) + (tl_tid % 4) * 8);  // the chunk's first column
-                [[maybe_unused]] const int i = (tl_tid / 32 % 4);
-                const int g = (tl_tid / 4 % 8);
-                const int e = tl_c32 + tl_s31 % 8;
+            for (int tl_s31 = 0; tl_s31 < 4; ++tl_s31) {
+                const int tl_c32 = (((tl_s31 / 4 * 4)) + (tl_tid % 8) * 4);  // the chunk's first column
+                [[maybe_unused]] const int i = (tl_tid / 64);
+                const int g = (tl_tid / 8 % 8);
+                const int e = tl_c32 + tl_s31 % 4;
                 const bool chosen = static_cast<float>(g * 32 + e) == at[0];
                 idx[tl_s31] = chosen ? score[tl_s31] : 0.0f;
                 choice[tl_s31] = chosen ? -tl::inf<float>() : choice[tl_s31];
             }
             // reduce(sum, idx, part, axis = 2);  (moe.tl:167)
-            // each thread folds its 8 values of each of its 1 results; xor shuffles 1, 2 among the lanes that share one
+            // each thread folds its 4 values of each of its 1 results; xor shuffles 1, 2, 4 among the lanes that share one
             {
                 float tl_part[1];
                 #pragma unroll
                 for (int tl_i = 0; tl_i < 1; ++tl_i) tl_part[tl_i] = tl::SumOp::identity<float>();
                 #pragma unroll
-                for (int tl_s33 = 0; tl_s33 < 8; ++tl_s33) {
+                for (int tl_s33 = 0; tl_s33 < 4; ++tl_s33) {
                     tl_part[0] = tl::SumOp::combine(tl_part[0], tl::SumOp::element(idx[tl_s33]));
                 }
                 #pragma unroll
                 for (int tl_i = 0; tl_i < 1; ++tl_i) {
                     tl_part[tl_i] = tl::xor_combine<tl::SumOp, 1>(tl_part[tl_i]);
                     tl_part[tl_i] = tl::xor_combine<tl::SumOp, 2>(tl_part[tl_i]);
+                    tl_part[tl_i] = tl::xor_combine<tl::SumOp, 4>(tl_part[tl_i]);
                 }
                 #pragma unroll
                 for (int tl_i = 0; tl_i < 1; ++tl_i) {
@@ -606,7 +674,7 @@ __global__ void __launch_bounds__(256) topk_gating_grouped_kernel(
                 }
             }
             // reduce(sum, part, best, axis = 1);  (moe.tl:168)
-            // each thread folds its 1 values of each of its 1 results; xor shuffles 4, 8, 16 among the lanes that share one
+            // each thread folds its 1 values of each of its 1 results; xor shuffles 8, 16 among the lanes that share one; then across the 2 warps that do
             {
                 float tl_part[1];
                 #pragma unroll
@@ -617,10 +685,23 @@ __global__ void __launch_bounds__(256) topk_gating_grouped_kernel(
                 }
                 #pragma unroll
                 for (int tl_i = 0; tl_i < 1; ++tl_i) {
-                    tl_part[tl_i] = tl::xor_combine<tl::SumOp, 4>(tl_part[tl_i]);
                     tl_part[tl_i] = tl::xor_combine<tl::SumOp, 8>(tl_part[tl_i]);
                     tl_part[tl_i] = tl::xor_combine<tl::SumOp, 16>(tl_part[tl_i]);
                 }
+                if ((tl_tid % 8) == 0 && (tl_tid / 8 % 4) == 0) {
+                    #pragma unroll
+                    for (int tl_i = 0; tl_i < 1; ++tl_i) {
+                        reinterpret_cast<float*>(tl_scratch)[((tl_tid / 32 % 2)) * 4 + (tl_tid / 64)] = tl_part[tl_i];
+                    }
+                }
+                __syncthreads();
+                #pragma unroll
+                for (int tl_i = 0; tl_i < 1; ++tl_i) {
+                    tl_part[tl_i] = reinterpret_cast<float*>(tl_scratch)[(0) * 4 + (tl_tid / 64)];
+                    #pragma unroll
+                    for (int tl_w = 1; tl_w < 2; ++tl_w) tl_part[tl_i] = tl::SumOp::combine(tl_part[tl_i], reinterpret_cast<float*>(tl_scratch)[(tl_w) * 4 + (tl_tid / 64)]);
+                }
+                __syncthreads();  // the scratch is free again
                 #pragma unroll
                 for (int tl_i = 0; tl_i < 1; ++tl_i) {
                     best[tl_i] = tl_part[tl_i];
@@ -630,11 +711,11 @@ __global__ void __launch_bounds__(256) topk_gating_grouped_kernel(
             // for i in parallel(4): each thread visits the elements of `best` it holds
             #pragma unroll
             for (int tl_s35 = 0; tl_s35 < 1; ++tl_s35) {
-                const int i = (tl_tid / 32 % 4);
+                const int i = (tl_tid / 64);
                 if (last) {
                     if (row0 + i < M) {
-                        if ((tl_tid % 32) == 0 && (tl_tid / 128) == 0) Weights[int64_t(row0 + i) * 8 + k] = best[tl_s35] * scale[tl_s35];
-                        if ((tl_tid % 32) == 0 && (tl_tid / 128) == 0) Ids[int64_t(row0 + i) * 8 + k] = static_cast<int32_t>(at[tl_s35]);
+                        if ((tl_tid % 64) == 0) Weights[int64_t(row0 + i) * 8 + k] = best[tl_s35] * scale[tl_s35];
+                        if ((tl_tid % 64) == 0) Ids[int64_t(row0 + i) * 8 + k] = static_cast<int32_t>(at[tl_s35]);
                     }
                 } else {
                     total[tl_s35] = total[tl_s35] + best[tl_s35];
@@ -764,7 +845,7 @@ __global__ void __launch_bounds__(256) moe_positions_kernel(
         int32_t S,
         int32_t MK)
 {
-    using counts_layout = tl::BlockedLayout<1024, 8, 256>;  // fragment counts: i32[1024]
+    using counts_layout = tl::BlockedLayout<1024, 4, 256>;  // fragment counts: i32[1024]
     using id_layout = tl::BlockedLayout<2048, 8, 256>;  // fragment id: i32[2048]
     using hit_layout = tl::BlockedLayout<2048, 8, 256>;  // fragment hit: i32[2048]
     using rank_layout = tl::BlockedLayout<2048, 8, 256>;  // fragment rank: i32[2048]
@@ -791,9 +872,8 @@ __global__ void __launch_bounds__(256) moe_positions_kernel(
         // copy(counts_flat[c * EB +: EB], counts, pad = 0);  (moe.tl:251)
         #pragma unroll
         for (int tl_chunk0 = 0; tl_chunk0 < counts_layout::kSlots; tl_chunk0 += 4) {
-            if (!(counts_layout::valid(tl_tid, tl_chunk0))) continue;
-            const int32_t* tl_ptr1 = &counts_flat[(c * 1024) + ((counts_layout::flat(tl_tid, (tl_chunk0 / 8) * 8) % 1024) + tl_chunk0 % 8)];
-            if (tl::in_bounds((c * 1024) + ((counts_layout::flat(tl_tid, (tl_chunk0 / 8) * 8) % 1024) + tl_chunk0 % 8), EO * S) && tl::in_bounds(((c * 1024) + ((counts_layout::flat(tl_tid, (tl_chunk0 / 8) * 8) % 1024) + tl_chunk0 % 8)) + 3, EO * S) && tl::is_aligned(tl_ptr1, 16)) {
+            const int32_t* tl_ptr1 = &counts_flat[(c * 1024) + ((counts_layout::flat(tl_tid, (tl_chunk0 / 4) * 4) % 1024) + tl_chunk0 % 4)];
+            if (tl::in_bounds((c * 1024) + ((counts_layout::flat(tl_tid, (tl_chunk0 / 4) * 4) % 1024) + tl_chunk0 % 4), EO * S) && tl::in_bounds(((c * 1024) + ((counts_layout::flat(tl_tid, (tl_chunk0 / 4) * 4) % 1024) + tl_chunk0 % 4)) + 3, EO * S) && tl::is_aligned(tl_ptr1, 16)) {
                 int32_t tl_vec2[4];
                 tl::load_vector<int32_t, 4>(tl_vec2, tl_ptr1);
                 #pragma unroll
@@ -801,7 +881,7 @@ __global__ void __launch_bounds__(256) moe_positions_kernel(
             } else {
                 #pragma unroll
                 for (int tl_v = 0; tl_v < 4; ++tl_v) {
-                    counts[tl_chunk0 + tl_v] = tl::in_bounds((c * 1024) + ((counts_layout::flat(tl_tid, ((tl_chunk0 + tl_v) / 8) * 8) % 1024) + (tl_chunk0 + tl_v) % 8), EO * S) ? counts_flat[(c * 1024) + ((counts_layout::flat(tl_tid, ((tl_chunk0 + tl_v) / 8) * 8) % 1024) + (tl_chunk0 + tl_v) % 8)] : 0;
+                    counts[tl_chunk0 + tl_v] = tl::in_bounds((c * 1024) + ((counts_layout::flat(tl_tid, ((tl_chunk0 + tl_v) / 4) * 4) % 1024) + (tl_chunk0 + tl_v) % 4), EO * S) ? counts_flat[(c * 1024) + ((counts_layout::flat(tl_tid, ((tl_chunk0 + tl_v) / 4) * 4) % 1024) + (tl_chunk0 + tl_v) % 4)] : 0;
                 }
             }
         }
@@ -809,9 +889,8 @@ __global__ void __launch_bounds__(256) moe_positions_kernel(
         // for i in parallel(1024): each thread visits the elements of `counts` it holds
         #pragma unroll
         for (int tl_s3 = 0; tl_s3 < counts_layout::kSlots; ++tl_s3) {
-            if (!(counts_layout::valid(tl_tid, tl_s3))) continue;
-            const int tl_c4 = counts_layout::flat(tl_tid, (tl_s3 / 8) * 8) % 1024;  // the chunk's first column
-            const int i = tl_c4 + tl_s3 % 8;
+            const int tl_c4 = counts_layout::flat(tl_tid, (tl_s3 / 4) * 4) % 1024;  // the chunk's first column
+            const int i = tl_c4 + tl_s3 % 4;
             counts[tl_s3] = c * 1024 + i < before ? counts[tl_s3] : 0;
         }
         // reduce(sum, counts, part);  (moe.tl:255)
@@ -821,7 +900,6 @@ __global__ void __launch_bounds__(256) moe_positions_kernel(
             for (int tl_i = 0; tl_i < 1; ++tl_i) tl_part[tl_i] = tl::SumOp::identity<int32_t>();
             #pragma unroll
             for (int tl_s5 = 0; tl_s5 < counts_layout::kSlots; ++tl_s5) {
-                if (!(counts_layout::valid(tl_tid, tl_s5))) continue;
                 tl_part[0] = tl::SumOp::combine(tl_part[0], tl::SumOp::element(counts[tl_s5]));
             }
             tl::block_allreduce<tl::SumOp, 1, 256>(tl_part, reinterpret_cast<int32_t*>(tl_scratch), tl_tid);
@@ -1168,8 +1246,8 @@ __global__ void __launch_bounds__(256) moe_tiles_kernel(
         int32_t EO,
         int32_t MAXT)
 {
-    using tiles_layout = tl::BlockedLayout<1024, 8, 256>;  // fragment tiles: i32[1024]
-    using before_layout = tl::BlockedLayout<1024, 8, 256>;  // fragment before: i32[1024]
+    using tiles_layout = tl::BlockedLayout<1024, 4, 256>;  // fragment tiles: i32[1024]
+    using before_layout = tl::BlockedLayout<1024, 4, 256>;  // fragment before: i32[1024]
     const int tl_tid = tl::thread_index<256>();
     extern __shared__ __align__(128) unsigned char tl_smem[];
     unsigned char* tl_scratch = tl_smem + 0;  // 32 bytes for reductions and staging
@@ -1182,9 +1260,8 @@ __global__ void __launch_bounds__(256) moe_tiles_kernel(
     // copy(Offsets[0 +: EB], before, pad = 0);  (moe.tl:356)
     #pragma unroll
     for (int tl_chunk0 = 0; tl_chunk0 < before_layout::kSlots; tl_chunk0 += 4) {
-        if (!(before_layout::valid(tl_tid, tl_chunk0))) continue;
-        const int32_t* tl_ptr1 = &Offsets[(before_layout::flat(tl_tid, (tl_chunk0 / 8) * 8) % 1024) + tl_chunk0 % 8];
-        if (tl::in_bounds((before_layout::flat(tl_tid, (tl_chunk0 / 8) * 8) % 1024) + tl_chunk0 % 8, EO) && tl::in_bounds(((before_layout::flat(tl_tid, (tl_chunk0 / 8) * 8) % 1024) + tl_chunk0 % 8) + 3, EO) && tl::is_aligned(tl_ptr1, 16)) {
+        const int32_t* tl_ptr1 = &Offsets[(before_layout::flat(tl_tid, (tl_chunk0 / 4) * 4) % 1024) + tl_chunk0 % 4];
+        if (tl::in_bounds((before_layout::flat(tl_tid, (tl_chunk0 / 4) * 4) % 1024) + tl_chunk0 % 4, EO) && tl::in_bounds(((before_layout::flat(tl_tid, (tl_chunk0 / 4) * 4) % 1024) + tl_chunk0 % 4) + 3, EO) && tl::is_aligned(tl_ptr1, 16)) {
             int32_t tl_vec2[4];
             tl::load_vector<int32_t, 4>(tl_vec2, tl_ptr1);
             #pragma unroll
@@ -1192,16 +1269,15 @@ __global__ void __launch_bounds__(256) moe_tiles_kernel(
         } else {
             #pragma unroll
             for (int tl_v = 0; tl_v < 4; ++tl_v) {
-                before[tl_chunk0 + tl_v] = tl::in_bounds((before_layout::flat(tl_tid, ((tl_chunk0 + tl_v) / 8) * 8) % 1024) + (tl_chunk0 + tl_v) % 8, EO) ? Offsets[(before_layout::flat(tl_tid, ((tl_chunk0 + tl_v) / 8) * 8) % 1024) + (tl_chunk0 + tl_v) % 8] : 0;
+                before[tl_chunk0 + tl_v] = tl::in_bounds((before_layout::flat(tl_tid, ((tl_chunk0 + tl_v) / 4) * 4) % 1024) + (tl_chunk0 + tl_v) % 4, EO) ? Offsets[(before_layout::flat(tl_tid, ((tl_chunk0 + tl_v) / 4) * 4) % 1024) + (tl_chunk0 + tl_v) % 4] : 0;
             }
         }
     }
     // copy(Offsets[1 +: EB], tiles, pad = 0);  (moe.tl:357)
     #pragma unroll
     for (int tl_chunk3 = 0; tl_chunk3 < tiles_layout::kSlots; tl_chunk3 += 4) {
-        if (!(tiles_layout::valid(tl_tid, tl_chunk3))) continue;
-        const int32_t* tl_ptr4 = &Offsets[1 + ((tiles_layout::flat(tl_tid, (tl_chunk3 / 8) * 8) % 1024) + tl_chunk3 % 8)];
-        if (tl::in_bounds(1 + ((tiles_layout::flat(tl_tid, (tl_chunk3 / 8) * 8) % 1024) + tl_chunk3 % 8), EO) && tl::in_bounds((1 + ((tiles_layout::flat(tl_tid, (tl_chunk3 / 8) * 8) % 1024) + tl_chunk3 % 8)) + 3, EO) && tl::is_aligned(tl_ptr4, 16)) {
+        const int32_t* tl_ptr4 = &Offsets[1 + ((tiles_layout::flat(tl_tid, (tl_chunk3 / 4) * 4) % 1024) + tl_chunk3 % 4)];
+        if (tl::in_bounds(1 + ((tiles_layout::flat(tl_tid, (tl_chunk3 / 4) * 4) % 1024) + tl_chunk3 % 4), EO) && tl::in_bounds((1 + ((tiles_layout::flat(tl_tid, (tl_chunk3 / 4) * 4) % 1024) + tl_chunk3 % 4)) + 3, EO) && tl::is_aligned(tl_ptr4, 16)) {
             int32_t tl_vec5[4];
             tl::load_vector<int32_t, 4>(tl_vec5, tl_ptr4);
             #pragma unroll
@@ -1209,7 +1285,7 @@ __global__ void __launch_bounds__(256) moe_tiles_kernel(
         } else {
             #pragma unroll
             for (int tl_v = 0; tl_v < 4; ++tl_v) {
-                tiles[tl_chunk3 + tl_v] = tl::in_bounds(1 + ((tiles_layout::flat(tl_tid, ((tl_chunk3 + tl_v) / 8) * 8) % 1024) + (tl_chunk3 + tl_v) % 8), EO) ? Offsets[1 + ((tiles_layout::flat(tl_tid, ((tl_chunk3 + tl_v) / 8) * 8) % 1024) + (tl_chunk3 + tl_v) % 8)] : 0;
+                tiles[tl_chunk3 + tl_v] = tl::in_bounds(1 + ((tiles_layout::flat(tl_tid, ((tl_chunk3 + tl_v) / 4) * 4) % 1024) + (tl_chunk3 + tl_v) % 4), EO) ? Offsets[1 + ((tiles_layout::flat(tl_tid, ((tl_chunk3 + tl_v) / 4) * 4) % 1024) + (tl_chunk3 + tl_v) % 4)] : 0;
             }
         }
     }
@@ -1217,9 +1293,8 @@ __global__ void __launch_bounds__(256) moe_tiles_kernel(
     // for i in parallel(1024): each thread visits the elements of `tiles` it holds
     #pragma unroll
     for (int tl_s6 = 0; tl_s6 < tiles_layout::kSlots; ++tl_s6) {
-        if (!(tiles_layout::valid(tl_tid, tl_s6))) continue;
-        const int tl_c7 = tiles_layout::flat(tl_tid, (tl_s6 / 8) * 8) % 1024;  // the chunk's first column
-        const int i = tl_c7 + tl_s6 % 8;
+        const int tl_c7 = tiles_layout::flat(tl_tid, (tl_s6 / 4) * 4) % 1024;  // the chunk's first column
+        const int i = tl_c7 + tl_s6 % 4;
         const int32_t n = i < E ? tiles[tl_s6] - before[tl_s6] : 0;
         tiles[tl_s6] = tl::cdiv(tl::max(n, 0), 128);
         before[tl_s6] = i < e ? tiles[tl_s6] : 0;
@@ -1231,7 +1306,6 @@ __global__ void __launch_bounds__(256) moe_tiles_kernel(
         for (int tl_i = 0; tl_i < 1; ++tl_i) tl_part[tl_i] = tl::SumOp::identity<int32_t>();
         #pragma unroll
         for (int tl_s8 = 0; tl_s8 < before_layout::kSlots; ++tl_s8) {
-            if (!(before_layout::valid(tl_tid, tl_s8))) continue;
             tl_part[0] = tl::SumOp::combine(tl_part[0], tl::SumOp::element(before[tl_s8]));
         }
         tl::block_allreduce<tl::SumOp, 1, 256>(tl_part, reinterpret_cast<int32_t*>(tl_scratch), tl_tid);
@@ -1246,7 +1320,6 @@ __global__ void __launch_bounds__(256) moe_tiles_kernel(
         for (int tl_i = 0; tl_i < 1; ++tl_i) tl_part[tl_i] = tl::SumOp::identity<int32_t>();
         #pragma unroll
         for (int tl_s9 = 0; tl_s9 < tiles_layout::kSlots; ++tl_s9) {
-            if (!(tiles_layout::valid(tl_tid, tl_s9))) continue;
             tl_part[0] = tl::SumOp::combine(tl_part[0], tl::SumOp::element(tiles[tl_s9]));
         }
         tl::block_allreduce<tl::SumOp, 1, 256>(tl_part, reinterpret_cast<int32_t*>(tl_scratch), tl_tid);
@@ -1671,7 +1744,14 @@ cudaError_t topk_gating_grouped(const float* Logits, const float* Bias, float* W
     if (tl_grid_x <= 0 || tl_grid_y <= 0 || tl_grid_z <= 0) return cudaSuccess;  // nothing to compute
     if (tl_grid_x > INT32_MAX || tl_grid_y > 65535 || tl_grid_z > 65535)
         return tl::host::invalid_argument(std::string(tl_name) + ": the grid is larger than CUDA allows");
-    ::topk_gating_grouped_kernel<<<dim3(unsigned(tl_grid_x), unsigned(tl_grid_y), unsigned(tl_grid_z)), 256, 0, stream>>>(Logits, Bias, Weights, Ids, scaling, static_cast<int32_t>(M));
+    static const cudaError_t tl_attributes = [] {
+        cudaError_t tl_err = cudaSuccess;
+        if (tl_err == cudaSuccess)
+            tl_err = cudaFuncSetAttribute(::topk_gating_grouped_kernel, cudaFuncAttributePreferredSharedMemoryCarveout, tl::host::occupancy_carveout(::topk_gating_grouped_kernel, 256, 32));
+        return tl_err;
+    }();
+    if (tl_attributes != cudaSuccess) return tl::host::record(tl_attributes, tl_name, "setting the shared-memory attributes");
+    ::topk_gating_grouped_kernel<<<dim3(unsigned(tl_grid_x), unsigned(tl_grid_y), unsigned(tl_grid_z)), 256, 32, stream>>>(Logits, Bias, Weights, Ids, scaling, static_cast<int32_t>(M));
     return tl::host::record(cudaGetLastError(), tl_name, "launch");
 }
 

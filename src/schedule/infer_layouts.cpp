@@ -639,11 +639,18 @@ Choice choose_layouts(const ir::Kernel& kernel, int target_sm, UseCollector& use
     // A loop's iterations are laid out as a fragment of their shape would be, so that fragments
     // read or accumulated there agree with the fragments of that shape elsewhere (when the loop has
     // fewer chunks than threads, copies of a thread run the same iterations).
+    // Chunks of up to 8 elements (16 for 1-byte dtypes: 16-byte accesses either way), narrowed
+    // while the narrower chunks still number at most one a thread: an f32[1024] tile over 256
+    // threads takes chunks of 4, not 128 chunks of 8 that would leave half the threads idle (and
+    // a thread's elements stay one consecutive run, as a block-level cumsum scans them).
     auto blocked = [&](const ir::Buffer* f) {
         FragmentLayout l;
         int64_t last = f->const_shape.empty() ? 1 : f->const_shape.back();
+        const int64_t widest = dtype_bytes(f->dtype) == 1 ? 16 : 8;
         l.vector = 1;
-        while (l.vector < 8 && last % (l.vector * 2) == 0) l.vector *= 2;
+        while (l.vector < widest && last % (l.vector * 2) == 0) l.vector *= 2;
+        const int64_t elements = ir::element_count(f->const_shape);
+        while (l.vector > 1 && elements / (l.vector / 2) <= kernel.threads) l.vector /= 2;
         if (f->rank() >= 2 && !sliced_axes[groups.find(f)].empty()) {
             l.kind = LayoutKind::General;
             l.origin = fmt::format("blocked per axis, vector {}", l.vector);

@@ -15,7 +15,7 @@ __global__ void __launch_bounds__(128) col_sum_serial_kernel(
         int32_t M,
         int32_t N)
 {
-    using acc_layout = tl::BlockedLayout<64, 8, 128>;  // fragment acc: f32[64]
+    using acc_layout = tl::BlockedLayout<64, 1, 128>;  // fragment acc: f32[64]
     const int tl_tid = tl::thread_index<128>();
     extern __shared__ __align__(128) unsigned char tl_smem[];
     float* x = reinterpret_cast<float*>(tl_smem + 0);  // shared x: f32[32, 64], row pitch 68
@@ -47,8 +47,7 @@ __global__ void __launch_bounds__(128) col_sum_serial_kernel(
         #pragma unroll
         for (int tl_s5 = 0; tl_s5 < acc_layout::kSlots; ++tl_s5) {
             if (!(acc_layout::valid(tl_tid, tl_s5))) continue;
-            const int tl_c6 = acc_layout::flat(tl_tid, (tl_s5 / 8) * 8) % 64;  // the chunk's first column
-            const int j = tl_c6 + tl_s5 % 8;
+            const int j = acc_layout::flat(tl_tid, tl_s5);
             for (int i = 0; i < 32; ++i) {
                 acc[tl_s5] = acc[tl_s5] + x[i * 68 + j];
             }
@@ -56,20 +55,9 @@ __global__ void __launch_bounds__(128) col_sum_serial_kernel(
     }
     // copy(acc, Y[block.x * 64 +: 64]);  (barriers_war_loop.tl:22)
     #pragma unroll
-    for (int tl_chunk7 = 0; tl_chunk7 < acc_layout::kSlots; tl_chunk7 += 4) {
-        if (!(acc_layout::valid(tl_tid, tl_chunk7))) continue;
-        float* tl_ptr8 = &Y[(int(blockIdx.x) * 64) + ((acc_layout::flat(tl_tid, (tl_chunk7 / 8) * 8) % 64) + tl_chunk7 % 8)];
-        if (tl::in_bounds((int(blockIdx.x) * 64) + ((acc_layout::flat(tl_tid, (tl_chunk7 / 8) * 8) % 64) + tl_chunk7 % 8), N) && tl::in_bounds(((int(blockIdx.x) * 64) + ((acc_layout::flat(tl_tid, (tl_chunk7 / 8) * 8) % 64) + tl_chunk7 % 8)) + 3, N) && tl::is_aligned(tl_ptr8, 16)) {
-            float tl_vec9[4];
-            #pragma unroll
-            for (int tl_v = 0; tl_v < 4; ++tl_v) tl_vec9[tl_v] = acc[tl_chunk7 + tl_v];
-            tl::store_vector<float, 4>(tl_ptr8, tl_vec9);
-        } else {
-            #pragma unroll
-            for (int tl_v = 0; tl_v < 4; ++tl_v) {
-                if (tl::in_bounds((int(blockIdx.x) * 64) + ((acc_layout::flat(tl_tid, ((tl_chunk7 + tl_v) / 8) * 8) % 64) + (tl_chunk7 + tl_v) % 8), N)) Y[(int(blockIdx.x) * 64) + ((acc_layout::flat(tl_tid, ((tl_chunk7 + tl_v) / 8) * 8) % 64) + (tl_chunk7 + tl_v) % 8)] = acc[tl_chunk7 + tl_v];
-            }
-        }
+    for (int tl_s6 = 0; tl_s6 < acc_layout::kSlots; ++tl_s6) {
+        if (!(acc_layout::valid(tl_tid, tl_s6))) continue;
+        if (tl::in_bounds((int(blockIdx.x) * 64) + acc_layout::flat(tl_tid, tl_s6), N)) Y[(int(blockIdx.x) * 64) + acc_layout::flat(tl_tid, tl_s6)] = acc[tl_s6];
     }
 }
 

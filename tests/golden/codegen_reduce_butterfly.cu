@@ -85,41 +85,43 @@ __global__ void __launch_bounds__(256) row_sum_wide_kernel(
 }
 
 // kernel row_max_pairs  (codegen_reduce_butterfly.tl:15)
-// 256 threads per block, 0 bytes of shared memory
+// 256 threads per block, 32 bytes of shared memory
 __global__ void __launch_bounds__(256) row_max_pairs_kernel(
         const float* __restrict__ X,
         float* __restrict__ Y,
         int32_t M)
 {
-    // fragment x: f32[2, 256], blocked per axis, vector 8: [2, 256] over 256 threads: (2:t32, 8:r1 32:t1) 8 registers, 4 replicas
-    // fragment s: f32[2], slice of `x` (reduce over axis 1): [2] over 256 threads: (2:t32) 1 registers, 128 replicas
+    // fragment x: f32[2, 256], blocked per axis, vector 2: [2, 256] over 256 threads: (2:t128, 2:r1 128:t1) 2 registers
+    // fragment s: f32[2], slice of `x` (reduce over axis 1): [2] over 256 threads: (2:t128) 1 registers, 128 replicas
     const int tl_tid = tl::thread_index<256>();
-    float x[8];  // fragment x: f32[2, 256]
+    extern __shared__ __align__(128) unsigned char tl_smem[];
+    unsigned char* tl_scratch = tl_smem + 0;  // 32 bytes for reductions and staging
+    float x[2];  // fragment x: f32[2, 256]
     float s[1];  // fragment s: f32[2]
     // copy(X[block.x * 2 +: 2, 0 +: 256], x);  (codegen_reduce_butterfly.tl:18)
     #pragma unroll
-    for (int tl_chunk0 = 0; tl_chunk0 < 8; tl_chunk0 += 4) {
-        const float* tl_ptr1 = &X[int64_t((int(blockIdx.x) * 2) + (tl_tid / 32 % 2)) * 256 + ((tl_chunk0) + (tl_tid % 32) * 8)];
-        if (tl::in_bounds((int(blockIdx.x) * 2) + (tl_tid / 32 % 2), M) && tl::in_bounds(((tl_chunk0) + (tl_tid % 32) * 8), 256) && tl::in_bounds((int(blockIdx.x) * 2) + (tl_tid / 32 % 2), M) && tl::in_bounds((((tl_chunk0) + (tl_tid % 32) * 8)) + 3, 256) && tl::is_aligned(tl_ptr1, 16)) {
-            float tl_vec2[4];
-            tl::load_vector<float, 4>(tl_vec2, tl_ptr1);
+    for (int tl_chunk0 = 0; tl_chunk0 < 2; tl_chunk0 += 2) {
+        const float* tl_ptr1 = &X[int64_t((int(blockIdx.x) * 2) + (tl_tid / 128)) * 256 + ((tl_chunk0) + (tl_tid % 128) * 2)];
+        if (tl::in_bounds((int(blockIdx.x) * 2) + (tl_tid / 128), M) && tl::in_bounds(((tl_chunk0) + (tl_tid % 128) * 2), 256) && tl::in_bounds((int(blockIdx.x) * 2) + (tl_tid / 128), M) && tl::in_bounds((((tl_chunk0) + (tl_tid % 128) * 2)) + 1, 256) && tl::is_aligned(tl_ptr1, 8)) {
+            float tl_vec2[2];
+            tl::load_vector<float, 2>(tl_vec2, tl_ptr1);
             #pragma unroll
-            for (int tl_v = 0; tl_v < 4; ++tl_v) x[tl_chunk0 + tl_v] = tl_vec2[tl_v];
+            for (int tl_v = 0; tl_v < 2; ++tl_v) x[tl_chunk0 + tl_v] = tl_vec2[tl_v];
         } else {
             #pragma unroll
-            for (int tl_v = 0; tl_v < 4; ++tl_v) {
-                x[tl_chunk0 + tl_v] = tl::in_bounds((int(blockIdx.x) * 2) + (tl_tid / 32 % 2), M) && tl::in_bounds((((tl_chunk0 + tl_v)) + (tl_tid % 32) * 8), 256) ? X[int64_t((int(blockIdx.x) * 2) + (tl_tid / 32 % 2)) * 256 + (((tl_chunk0 + tl_v)) + (tl_tid % 32) * 8)] : 0.0f;
+            for (int tl_v = 0; tl_v < 2; ++tl_v) {
+                x[tl_chunk0 + tl_v] = tl::in_bounds((int(blockIdx.x) * 2) + (tl_tid / 128), M) && tl::in_bounds((((tl_chunk0 + tl_v)) + (tl_tid % 128) * 2), 256) ? X[int64_t((int(blockIdx.x) * 2) + (tl_tid / 128)) * 256 + (((tl_chunk0 + tl_v)) + (tl_tid % 128) * 2)] : 0.0f;
             }
         }
     }
     // reduce(max, x, s, axis = 1);  (codegen_reduce_butterfly.tl:19)
-    // each thread folds its 8 values of each of its 1 results; xor shuffles 1, 2, 4, 8, 16 among the lanes that share one
+    // each thread folds its 2 values of each of its 1 results; xor shuffles 1, 2, 4, 8, 16 among the lanes that share one; then across the 4 warps that do
     {
         float tl_part[1];
         #pragma unroll
         for (int tl_i = 0; tl_i < 1; ++tl_i) tl_part[tl_i] = tl::MaxOp::identity<float>();
         #pragma unroll
-        for (int tl_s3 = 0; tl_s3 < 8; ++tl_s3) {
+        for (int tl_s3 = 0; tl_s3 < 2; ++tl_s3) {
             tl_part[0] = tl::MaxOp::combine(tl_part[0], tl::MaxOp::element(x[tl_s3]));
         }
         #pragma unroll
@@ -130,16 +132,30 @@ __global__ void __launch_bounds__(256) row_max_pairs_kernel(
             tl_part[tl_i] = tl::xor_combine<tl::MaxOp, 8>(tl_part[tl_i]);
             tl_part[tl_i] = tl::xor_combine<tl::MaxOp, 16>(tl_part[tl_i]);
         }
+        if ((tl_tid / 1 % 32) == 0) {
+            #pragma unroll
+            for (int tl_i = 0; tl_i < 1; ++tl_i) {
+                reinterpret_cast<float*>(tl_scratch)[((tl_tid / 32 % 4)) * 2 + (tl_tid / 128)] = tl_part[tl_i];
+            }
+        }
+        __syncthreads();
+        #pragma unroll
+        for (int tl_i = 0; tl_i < 1; ++tl_i) {
+            tl_part[tl_i] = reinterpret_cast<float*>(tl_scratch)[(tl_tid % 4) * 2 + (tl_tid / 128)];
+            tl_part[tl_i] = tl::xor_combine<tl::MaxOp, 1>(tl_part[tl_i]);
+            tl_part[tl_i] = tl::xor_combine<tl::MaxOp, 2>(tl_part[tl_i]);
+        }
+        __syncthreads();  // the scratch is free again
         #pragma unroll
         for (int tl_i = 0; tl_i < 1; ++tl_i) {
             s[tl_i] = tl_part[tl_i];
         }
     }
     // copy(s, Y[block.x * 2 +: 2]);  (codegen_reduce_butterfly.tl:20)
-    if ((tl_tid % 32) == 0 && (tl_tid / 64) == 0) {
+    if ((tl_tid % 128) == 0) {
         #pragma unroll
         for (int tl_s4 = 0; tl_s4 < 1; ++tl_s4) {
-            if (tl::in_bounds((int(blockIdx.x) * 2) + (tl_tid / 32 % 2), M)) Y[(int(blockIdx.x) * 2) + (tl_tid / 32 % 2)] = s[tl_s4];
+            if (tl::in_bounds((int(blockIdx.x) * 2) + (tl_tid / 128), M)) Y[(int(blockIdx.x) * 2) + (tl_tid / 128)] = s[tl_s4];
         }
     }
 }
@@ -177,7 +193,14 @@ cudaError_t row_max_pairs(const float* X, float* Y, int64_t M, cudaStream_t stre
     if (tl_grid_x <= 0 || tl_grid_y <= 0 || tl_grid_z <= 0) return cudaSuccess;  // nothing to compute
     if (tl_grid_x > INT32_MAX || tl_grid_y > 65535 || tl_grid_z > 65535)
         return tl::host::invalid_argument(std::string(tl_name) + ": the grid is larger than CUDA allows");
-    ::row_max_pairs_kernel<<<dim3(unsigned(tl_grid_x), unsigned(tl_grid_y), unsigned(tl_grid_z)), 256, 0, stream>>>(X, Y, static_cast<int32_t>(M));
+    static const cudaError_t tl_attributes = [] {
+        cudaError_t tl_err = cudaSuccess;
+        if (tl_err == cudaSuccess)
+            tl_err = cudaFuncSetAttribute(::row_max_pairs_kernel, cudaFuncAttributePreferredSharedMemoryCarveout, tl::host::occupancy_carveout(::row_max_pairs_kernel, 256, 32));
+        return tl_err;
+    }();
+    if (tl_attributes != cudaSuccess) return tl::host::record(tl_attributes, tl_name, "setting the shared-memory attributes");
+    ::row_max_pairs_kernel<<<dim3(unsigned(tl_grid_x), unsigned(tl_grid_y), unsigned(tl_grid_z)), 256, 32, stream>>>(X, Y, static_cast<int32_t>(M));
     return tl::host::record(cudaGetLastError(), tl_name, "launch");
 }
 

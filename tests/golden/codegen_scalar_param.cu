@@ -16,15 +16,14 @@ __global__ void __launch_bounds__(128) scale_prefix_kernel(
         int32_t n_scaled,
         int32_t N)
 {
-    using x_layout = tl::BlockedLayout<512, 8, 128>;  // fragment x: f32[512]
+    using x_layout = tl::BlockedLayout<512, 4, 128>;  // fragment x: f32[512]
     const int tl_tid = tl::thread_index<128>();
     float x[x_layout::kSlots];  // fragment x: f32[512]
     // copy(X[block.x * 512 +: 512], x);  (codegen_scalar_param.tl:9)
     #pragma unroll
     for (int tl_chunk0 = 0; tl_chunk0 < x_layout::kSlots; tl_chunk0 += 4) {
-        if (!(x_layout::valid(tl_tid, tl_chunk0))) continue;
-        const float* tl_ptr1 = &X[(int(blockIdx.x) * 512) + ((x_layout::flat(tl_tid, (tl_chunk0 / 8) * 8) % 512) + tl_chunk0 % 8)];
-        if (tl::in_bounds((int(blockIdx.x) * 512) + ((x_layout::flat(tl_tid, (tl_chunk0 / 8) * 8) % 512) + tl_chunk0 % 8), N) && tl::in_bounds(((int(blockIdx.x) * 512) + ((x_layout::flat(tl_tid, (tl_chunk0 / 8) * 8) % 512) + tl_chunk0 % 8)) + 3, N) && tl::is_aligned(tl_ptr1, 16)) {
+        const float* tl_ptr1 = &X[(int(blockIdx.x) * 512) + ((x_layout::flat(tl_tid, (tl_chunk0 / 4) * 4) % 512) + tl_chunk0 % 4)];
+        if (tl::in_bounds((int(blockIdx.x) * 512) + ((x_layout::flat(tl_tid, (tl_chunk0 / 4) * 4) % 512) + tl_chunk0 % 4), N) && tl::in_bounds(((int(blockIdx.x) * 512) + ((x_layout::flat(tl_tid, (tl_chunk0 / 4) * 4) % 512) + tl_chunk0 % 4)) + 3, N) && tl::is_aligned(tl_ptr1, 16)) {
             float tl_vec2[4];
             tl::load_vector<float, 4>(tl_vec2, tl_ptr1);
             #pragma unroll
@@ -32,7 +31,7 @@ __global__ void __launch_bounds__(128) scale_prefix_kernel(
         } else {
             #pragma unroll
             for (int tl_v = 0; tl_v < 4; ++tl_v) {
-                x[tl_chunk0 + tl_v] = tl::in_bounds((int(blockIdx.x) * 512) + ((x_layout::flat(tl_tid, ((tl_chunk0 + tl_v) / 8) * 8) % 512) + (tl_chunk0 + tl_v) % 8), N) ? X[(int(blockIdx.x) * 512) + ((x_layout::flat(tl_tid, ((tl_chunk0 + tl_v) / 8) * 8) % 512) + (tl_chunk0 + tl_v) % 8)] : 0.0f;
+                x[tl_chunk0 + tl_v] = tl::in_bounds((int(blockIdx.x) * 512) + ((x_layout::flat(tl_tid, ((tl_chunk0 + tl_v) / 4) * 4) % 512) + (tl_chunk0 + tl_v) % 4), N) ? X[(int(blockIdx.x) * 512) + ((x_layout::flat(tl_tid, ((tl_chunk0 + tl_v) / 4) * 4) % 512) + (tl_chunk0 + tl_v) % 4)] : 0.0f;
             }
         }
     }
@@ -40,17 +39,15 @@ __global__ void __launch_bounds__(128) scale_prefix_kernel(
     // for i in parallel(512): each thread visits the elements of `x` it holds
     #pragma unroll
     for (int tl_s3 = 0; tl_s3 < x_layout::kSlots; ++tl_s3) {
-        if (!(x_layout::valid(tl_tid, tl_s3))) continue;
-        const int tl_c4 = x_layout::flat(tl_tid, (tl_s3 / 8) * 8) % 512;  // the chunk's first column
-        const int i = tl_c4 + tl_s3 % 8;
+        const int tl_c4 = x_layout::flat(tl_tid, (tl_s3 / 4) * 4) % 512;  // the chunk's first column
+        const int i = tl_c4 + tl_s3 % 4;
         x[tl_s3] = int(blockIdx.x) * 512 + i < n_scaled ? alpha * x[tl_s3] : x[tl_s3];
     }
     // copy(x, Y[block.x * 512 +: 512]);  (codegen_scalar_param.tl:13)
     #pragma unroll
     for (int tl_chunk5 = 0; tl_chunk5 < x_layout::kSlots; tl_chunk5 += 4) {
-        if (!(x_layout::valid(tl_tid, tl_chunk5))) continue;
-        float* tl_ptr6 = &Y[(int(blockIdx.x) * 512) + ((x_layout::flat(tl_tid, (tl_chunk5 / 8) * 8) % 512) + tl_chunk5 % 8)];
-        if (tl::in_bounds((int(blockIdx.x) * 512) + ((x_layout::flat(tl_tid, (tl_chunk5 / 8) * 8) % 512) + tl_chunk5 % 8), N) && tl::in_bounds(((int(blockIdx.x) * 512) + ((x_layout::flat(tl_tid, (tl_chunk5 / 8) * 8) % 512) + tl_chunk5 % 8)) + 3, N) && tl::is_aligned(tl_ptr6, 16)) {
+        float* tl_ptr6 = &Y[(int(blockIdx.x) * 512) + ((x_layout::flat(tl_tid, (tl_chunk5 / 4) * 4) % 512) + tl_chunk5 % 4)];
+        if (tl::in_bounds((int(blockIdx.x) * 512) + ((x_layout::flat(tl_tid, (tl_chunk5 / 4) * 4) % 512) + tl_chunk5 % 4), N) && tl::in_bounds(((int(blockIdx.x) * 512) + ((x_layout::flat(tl_tid, (tl_chunk5 / 4) * 4) % 512) + tl_chunk5 % 4)) + 3, N) && tl::is_aligned(tl_ptr6, 16)) {
             float tl_vec7[4];
             #pragma unroll
             for (int tl_v = 0; tl_v < 4; ++tl_v) tl_vec7[tl_v] = x[tl_chunk5 + tl_v];
@@ -58,7 +55,7 @@ __global__ void __launch_bounds__(128) scale_prefix_kernel(
         } else {
             #pragma unroll
             for (int tl_v = 0; tl_v < 4; ++tl_v) {
-                if (tl::in_bounds((int(blockIdx.x) * 512) + ((x_layout::flat(tl_tid, ((tl_chunk5 + tl_v) / 8) * 8) % 512) + (tl_chunk5 + tl_v) % 8), N)) Y[(int(blockIdx.x) * 512) + ((x_layout::flat(tl_tid, ((tl_chunk5 + tl_v) / 8) * 8) % 512) + (tl_chunk5 + tl_v) % 8)] = x[tl_chunk5 + tl_v];
+                if (tl::in_bounds((int(blockIdx.x) * 512) + ((x_layout::flat(tl_tid, ((tl_chunk5 + tl_v) / 4) * 4) % 512) + (tl_chunk5 + tl_v) % 4), N)) Y[(int(blockIdx.x) * 512) + ((x_layout::flat(tl_tid, ((tl_chunk5 + tl_v) / 4) * 4) % 512) + (tl_chunk5 + tl_v) % 4)] = x[tl_chunk5 + tl_v];
             }
         }
     }

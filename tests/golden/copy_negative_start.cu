@@ -14,7 +14,7 @@ __global__ void __launch_bounds__(128) halo_kernel(
         float* __restrict__ Y,
         int32_t N)
 {
-    using y_layout = tl::BlockedLayout<128, 8, 128>;  // fragment y: f32[128]
+    using y_layout = tl::BlockedLayout<128, 1, 128>;  // fragment y: f32[128]
     const int tl_tid = tl::thread_index<128>();
     extern __shared__ __align__(128) unsigned char tl_smem[];
     float* s = reinterpret_cast<float*>(tl_smem + 0);  // shared s: f32[136], row pitch 136
@@ -42,36 +42,14 @@ __global__ void __launch_bounds__(128) halo_kernel(
     // for i in parallel(BN) {  (copy_negative_start.tl:10)
     // for i in parallel(128): each thread visits the elements of `y` it holds
     #pragma unroll
-    for (int tl_k6 = 0; tl_k6 < y_layout::kSlots; tl_k6 += 8) {
-        if (!(y_layout::valid(tl_tid, tl_k6))) continue;  // a chunk of padding
-        const int tl_c7 = y_layout::flat(tl_tid, tl_k6) % 128;  // the chunk's first column
-        float tl_chunk9[8];
-        tl::load_chunk<float, 8>(tl_chunk9, &s[tl_c7]);
-        float tl_chunk10[8];
-        tl::load_chunk<float, 8>(tl_chunk10, &s[tl_c7 + 8]);
-        #pragma unroll
-        for (int tl_o8 = 0; tl_o8 < 8; ++tl_o8) {
-            [[maybe_unused]] const int tl_s11 = tl_k6 + tl_o8;
-            [[maybe_unused]] const int i = tl_c7 + tl_o8;
-            y[tl_s11] = tl_chunk9[tl_o8] + s[i + 4] + tl_chunk10[tl_o8];
-        }
+    for (int tl_s5 = 0; tl_s5 < y_layout::kSlots; ++tl_s5) {
+        const int i = y_layout::flat(tl_tid, tl_s5);
+        y[tl_s5] = s[i] + s[i + 4] + s[i + 8];
     }
     // copy(y, Y[block.x * BN +: BN]);  (copy_negative_start.tl:13)
     #pragma unroll
-    for (int tl_chunk12 = 0; tl_chunk12 < y_layout::kSlots; tl_chunk12 += 4) {
-        if (!(y_layout::valid(tl_tid, tl_chunk12))) continue;
-        float* tl_ptr13 = &Y[(int(blockIdx.x) * 128) + ((y_layout::flat(tl_tid, (tl_chunk12 / 8) * 8) % 128) + tl_chunk12 % 8)];
-        if (tl::in_bounds((int(blockIdx.x) * 128) + ((y_layout::flat(tl_tid, (tl_chunk12 / 8) * 8) % 128) + tl_chunk12 % 8), N) && tl::in_bounds(((int(blockIdx.x) * 128) + ((y_layout::flat(tl_tid, (tl_chunk12 / 8) * 8) % 128) + tl_chunk12 % 8)) + 3, N) && tl::is_aligned(tl_ptr13, 16)) {
-            float tl_vec14[4];
-            #pragma unroll
-            for (int tl_v = 0; tl_v < 4; ++tl_v) tl_vec14[tl_v] = y[tl_chunk12 + tl_v];
-            tl::store_vector<float, 4>(tl_ptr13, tl_vec14);
-        } else {
-            #pragma unroll
-            for (int tl_v = 0; tl_v < 4; ++tl_v) {
-                if (tl::in_bounds((int(blockIdx.x) * 128) + ((y_layout::flat(tl_tid, ((tl_chunk12 + tl_v) / 8) * 8) % 128) + (tl_chunk12 + tl_v) % 8), N)) Y[(int(blockIdx.x) * 128) + ((y_layout::flat(tl_tid, ((tl_chunk12 + tl_v) / 8) * 8) % 128) + (tl_chunk12 + tl_v) % 8)] = y[tl_chunk12 + tl_v];
-            }
-        }
+    for (int tl_s6 = 0; tl_s6 < y_layout::kSlots; ++tl_s6) {
+        if (tl::in_bounds((int(blockIdx.x) * 128) + y_layout::flat(tl_tid, tl_s6), N)) Y[(int(blockIdx.x) * 128) + y_layout::flat(tl_tid, tl_s6)] = y[tl_s6];
     }
 }
 
@@ -83,7 +61,7 @@ __global__ void __launch_bounds__(128) halo_rows_kernel(
         int32_t M,
         int32_t N)
 {
-    using y_layout = tl::BlockedLayout<128, 8, 128>;  // fragment y: f32[128]
+    using y_layout = tl::BlockedLayout<128, 1, 128>;  // fragment y: f32[128]
     const int tl_tid = tl::thread_index<128>();
     extern __shared__ __align__(128) unsigned char tl_smem[];
     float* s = reinterpret_cast<float*>(tl_smem + 0);  // shared s: f32[2, 136], row pitch 140
@@ -158,36 +136,14 @@ __global__ void __launch_bounds__(128) halo_rows_kernel(
         // for i in parallel(BN) {  (copy_negative_start.tl:24)
         // for i in parallel(128): each thread visits the elements of `y` it holds
         #pragma unroll
-        for (int tl_k15 = 0; tl_k15 < y_layout::kSlots; tl_k15 += 8) {
-            if (!(y_layout::valid(tl_tid, tl_k15))) continue;  // a chunk of padding
-            const int tl_c16 = y_layout::flat(tl_tid, tl_k15) % 128;  // the chunk's first column
-            float tl_chunk18[8];
-            tl::load_chunk<float, 8>(tl_chunk18, &s[(r % 2) * 140 + tl_c16]);
-            float tl_chunk19[8];
-            tl::load_chunk<float, 8>(tl_chunk19, &s[(r % 2) * 140 + (tl_c16 + 8)]);
-            #pragma unroll
-            for (int tl_o17 = 0; tl_o17 < 8; ++tl_o17) {
-                [[maybe_unused]] const int tl_s20 = tl_k15 + tl_o17;
-                [[maybe_unused]] const int i = tl_c16 + tl_o17;
-                y[tl_s20] = tl_chunk18[tl_o17] + s[(r % 2) * 140 + (i + 4)] + tl_chunk19[tl_o17];
-            }
+        for (int tl_s14 = 0; tl_s14 < y_layout::kSlots; ++tl_s14) {
+            const int i = y_layout::flat(tl_tid, tl_s14);
+            y[tl_s14] = s[(r % 2) * 140 + i] + s[(r % 2) * 140 + (i + 4)] + s[(r % 2) * 140 + (i + 8)];
         }
         // copy(y, Y[r, block.x * BN +: BN]);  (copy_negative_start.tl:27)
         #pragma unroll
-        for (int tl_chunk21 = 0; tl_chunk21 < y_layout::kSlots; tl_chunk21 += 4) {
-            if (!(y_layout::valid(tl_tid, tl_chunk21))) continue;
-            float* tl_ptr22 = &Y[int64_t(r) * N + ((int(blockIdx.x) * 128) + ((y_layout::flat(tl_tid, (tl_chunk21 / 8) * 8) % 128) + tl_chunk21 % 8))];
-            if (tl::in_bounds(r, M) && tl::in_bounds((int(blockIdx.x) * 128) + ((y_layout::flat(tl_tid, (tl_chunk21 / 8) * 8) % 128) + tl_chunk21 % 8), N) && tl::in_bounds(r, M) && tl::in_bounds(((int(blockIdx.x) * 128) + ((y_layout::flat(tl_tid, (tl_chunk21 / 8) * 8) % 128) + tl_chunk21 % 8)) + 3, N) && tl::is_aligned(tl_ptr22, 16)) {
-                float tl_vec23[4];
-                #pragma unroll
-                for (int tl_v = 0; tl_v < 4; ++tl_v) tl_vec23[tl_v] = y[tl_chunk21 + tl_v];
-                tl::store_vector<float, 4>(tl_ptr22, tl_vec23);
-            } else {
-                #pragma unroll
-                for (int tl_v = 0; tl_v < 4; ++tl_v) {
-                    if (tl::in_bounds(r, M) && tl::in_bounds((int(blockIdx.x) * 128) + ((y_layout::flat(tl_tid, ((tl_chunk21 + tl_v) / 8) * 8) % 128) + (tl_chunk21 + tl_v) % 8), N)) Y[int64_t(r) * N + ((int(blockIdx.x) * 128) + ((y_layout::flat(tl_tid, ((tl_chunk21 + tl_v) / 8) * 8) % 128) + (tl_chunk21 + tl_v) % 8))] = y[tl_chunk21 + tl_v];
-                }
-            }
+        for (int tl_s15 = 0; tl_s15 < y_layout::kSlots; ++tl_s15) {
+            if (tl::in_bounds(r, M) && tl::in_bounds((int(blockIdx.x) * 128) + y_layout::flat(tl_tid, tl_s15), N)) Y[int64_t(r) * N + ((int(blockIdx.x) * 128) + y_layout::flat(tl_tid, tl_s15))] = y[tl_s15];
         }
     }
     tl::cp_async_wait<0>();  // at most 0 copy groups of this thread still in flight

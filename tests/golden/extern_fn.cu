@@ -15,50 +15,25 @@ __global__ void __launch_bounds__(256) mix_kernel(
         uint32_t* __restrict__ Y,
         int32_t N)
 {
-    using x_layout = tl::BlockedLayout<256, 8, 256>;  // fragment x: u32[256]
+    using x_layout = tl::BlockedLayout<256, 1, 256>;  // fragment x: u32[256]
     const int tl_tid = tl::thread_index<256>();
     uint32_t x[x_layout::kSlots];  // fragment x: u32[256]
     // copy(X[block.x * 256 +: 256], x);  (extern_fn.tl:14)
     #pragma unroll
-    for (int tl_chunk0 = 0; tl_chunk0 < x_layout::kSlots; tl_chunk0 += 4) {
-        if (!(x_layout::valid(tl_tid, tl_chunk0))) continue;
-        const uint32_t* tl_ptr1 = &X[(int(blockIdx.x) * 256) + ((x_layout::flat(tl_tid, (tl_chunk0 / 8) * 8) % 256) + tl_chunk0 % 8)];
-        if (tl::in_bounds((int(blockIdx.x) * 256) + ((x_layout::flat(tl_tid, (tl_chunk0 / 8) * 8) % 256) + tl_chunk0 % 8), N) && tl::in_bounds(((int(blockIdx.x) * 256) + ((x_layout::flat(tl_tid, (tl_chunk0 / 8) * 8) % 256) + tl_chunk0 % 8)) + 3, N) && tl::is_aligned(tl_ptr1, 16)) {
-            uint32_t tl_vec2[4];
-            tl::load_vector<uint32_t, 4>(tl_vec2, tl_ptr1);
-            #pragma unroll
-            for (int tl_v = 0; tl_v < 4; ++tl_v) x[tl_chunk0 + tl_v] = tl_vec2[tl_v];
-        } else {
-            #pragma unroll
-            for (int tl_v = 0; tl_v < 4; ++tl_v) {
-                x[tl_chunk0 + tl_v] = tl::in_bounds((int(blockIdx.x) * 256) + ((x_layout::flat(tl_tid, ((tl_chunk0 + tl_v) / 8) * 8) % 256) + (tl_chunk0 + tl_v) % 8), N) ? X[(int(blockIdx.x) * 256) + ((x_layout::flat(tl_tid, ((tl_chunk0 + tl_v) / 8) * 8) % 256) + (tl_chunk0 + tl_v) % 8)] : 0u;
-            }
-        }
+    for (int tl_s0 = 0; tl_s0 < x_layout::kSlots; ++tl_s0) {
+        x[tl_s0] = tl::in_bounds((int(blockIdx.x) * 256) + x_layout::flat(tl_tid, tl_s0), N) ? X[(int(blockIdx.x) * 256) + x_layout::flat(tl_tid, tl_s0)] : 0u;
     }
     // for i in parallel(256) {  (extern_fn.tl:15)
     // for i in parallel(256): each thread visits the elements of `x` it holds
     #pragma unroll
-    for (int tl_s3 = 0; tl_s3 < x_layout::kSlots; ++tl_s3) {
-        if (!(x_layout::valid(tl_tid, tl_s3))) continue;
-        [[maybe_unused]] const int i = (x_layout::flat(tl_tid, (tl_s3 / 8) * 8) % 256) + tl_s3 % 8;
-        x[tl_s3] = bits::and_or(__funnelshift_l(x[tl_s3], x[tl_s3], 7u), 4278255360u, 17u);
+    for (int tl_s1 = 0; tl_s1 < x_layout::kSlots; ++tl_s1) {
+        [[maybe_unused]] const int i = x_layout::flat(tl_tid, tl_s1);
+        x[tl_s1] = bits::and_or(__funnelshift_l(x[tl_s1], x[tl_s1], 7u), 4278255360u, 17u);
     }
     // copy(x, Y[block.x * 256 +: 256]);  (extern_fn.tl:18)
     #pragma unroll
-    for (int tl_chunk4 = 0; tl_chunk4 < x_layout::kSlots; tl_chunk4 += 4) {
-        if (!(x_layout::valid(tl_tid, tl_chunk4))) continue;
-        uint32_t* tl_ptr5 = &Y[(int(blockIdx.x) * 256) + ((x_layout::flat(tl_tid, (tl_chunk4 / 8) * 8) % 256) + tl_chunk4 % 8)];
-        if (tl::in_bounds((int(blockIdx.x) * 256) + ((x_layout::flat(tl_tid, (tl_chunk4 / 8) * 8) % 256) + tl_chunk4 % 8), N) && tl::in_bounds(((int(blockIdx.x) * 256) + ((x_layout::flat(tl_tid, (tl_chunk4 / 8) * 8) % 256) + tl_chunk4 % 8)) + 3, N) && tl::is_aligned(tl_ptr5, 16)) {
-            uint32_t tl_vec6[4];
-            #pragma unroll
-            for (int tl_v = 0; tl_v < 4; ++tl_v) tl_vec6[tl_v] = x[tl_chunk4 + tl_v];
-            tl::store_vector<uint32_t, 4>(tl_ptr5, tl_vec6);
-        } else {
-            #pragma unroll
-            for (int tl_v = 0; tl_v < 4; ++tl_v) {
-                if (tl::in_bounds((int(blockIdx.x) * 256) + ((x_layout::flat(tl_tid, ((tl_chunk4 + tl_v) / 8) * 8) % 256) + (tl_chunk4 + tl_v) % 8), N)) Y[(int(blockIdx.x) * 256) + ((x_layout::flat(tl_tid, ((tl_chunk4 + tl_v) / 8) * 8) % 256) + (tl_chunk4 + tl_v) % 8)] = x[tl_chunk4 + tl_v];
-            }
-        }
+    for (int tl_s2 = 0; tl_s2 < x_layout::kSlots; ++tl_s2) {
+        if (tl::in_bounds((int(blockIdx.x) * 256) + x_layout::flat(tl_tid, tl_s2), N)) Y[(int(blockIdx.x) * 256) + x_layout::flat(tl_tid, tl_s2)] = x[tl_s2];
     }
 }
 

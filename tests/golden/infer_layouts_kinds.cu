@@ -23,11 +23,11 @@ __global__ void __launch_bounds__(128) layouts_kernel(
 {
     using acc_layout = tl::MmaAccLayout<64, 64, 4, 1>;  // fragment acc: f32[64, 64], mma.sync accumulators
     using bias_tile_layout = tl::MmaAccLayout<64, 64, 4, 1>;  // fragment bias_tile: f32[64, 64], mma.sync accumulators
-    using small_layout = tl::BlockedLayout<256, 8, 128>;  // fragment small: f32[16, 16]
+    using small_layout = tl::BlockedLayout<256, 2, 128>;  // fragment small: f32[16, 16]
     using y_layout = tl::MmaAccLayout<64, 64, 4, 1>;  // fragment y: f32[64, 64], mma.sync accumulators
     // fragment row_max: f32[64], slice of `acc` (reduce over axis 1): [64] over 128 threads: (8:t4 2:r1 4:t32) 2 registers, 4 replicas
     // fragment scale: f32[64], slice of `acc` (reduce over axis 1): [64] over 128 threads: (8:t4 2:r1 4:t32) 2 registers, 4 replicas
-    using z_layout = tl::BlockedLayout<160, 4, 128>;  // fragment z: f32[8, 20]
+    using z_layout = tl::BlockedLayout<160, 2, 128>;  // fragment z: f32[8, 20]
     const int tl_tid = tl::thread_index<128>();
     extern __shared__ __align__(128) unsigned char tl_smem[];
     tl::f16* a = reinterpret_cast<tl::f16*>(tl_smem + 0);  // shared a: f16[64, 32], row pitch 40
@@ -118,10 +118,9 @@ __global__ void __launch_bounds__(128) layouts_kernel(
         const tl::SharedMatrix<float, false> tl_b{&w[0 * 20 + 0], 20};
         #pragma unroll
         for (int tl_s15 = 0; tl_s15 < small_layout::kSlots; ++tl_s15) {
-            if (!(small_layout::valid(tl_tid, tl_s15))) continue;
             float tl_sum = small[tl_s15];
             for (int tl_k = 0; tl_k < 16; ++tl_k)
-                tl_sum += tl_a.at(small_layout::flat(tl_tid, (tl_s15 / 8) * 8) / 16, tl_k) * tl_b.at(tl_k, (small_layout::flat(tl_tid, (tl_s15 / 8) * 8) % 16) + tl_s15 % 8);
+                tl_sum += tl_a.at(small_layout::flat(tl_tid, (tl_s15 / 2) * 2) / 16, tl_k) * tl_b.at(tl_k, (small_layout::flat(tl_tid, (tl_s15 / 2) * 2) % 16) + tl_s15 % 2);
             small[tl_s15] = tl_sum;
         }
     }
@@ -187,14 +186,13 @@ __global__ void __launch_bounds__(128) layouts_kernel(
     }
     // for i in parallel(64) {  (infer_layouts_kinds.tl:41)
     #pragma unroll
-    for (int tl_chunk24 = 0; tl_chunk24 < small_layout::kSlots; tl_chunk24 += 4) {
-        if (!(small_layout::valid(tl_tid, tl_chunk24))) continue;
-        float* tl_ptr25 = &small_shared[(small_layout::flat(tl_tid, (tl_chunk24 / 8) * 8) / 16) * 20 + ((small_layout::flat(tl_tid, (tl_chunk24 / 8) * 8) % 16) + tl_chunk24 % 8)];
+    for (int tl_chunk24 = 0; tl_chunk24 < small_layout::kSlots; tl_chunk24 += 2) {
+        float* tl_ptr25 = &small_shared[(small_layout::flat(tl_tid, (tl_chunk24 / 2) * 2) / 16) * 20 + ((small_layout::flat(tl_tid, (tl_chunk24 / 2) * 2) % 16) + tl_chunk24 % 2)];
         {
-            float tl_vec26[4];
+            float tl_vec26[2];
             #pragma unroll
-            for (int tl_v = 0; tl_v < 4; ++tl_v) tl_vec26[tl_v] = small[tl_chunk24 + tl_v];
-            tl::store_vector<float, 4>(tl_ptr25, tl_vec26);
+            for (int tl_v = 0; tl_v < 2; ++tl_v) tl_vec26[tl_v] = small[tl_chunk24 + tl_v];
+            tl::store_vector<float, 2>(tl_ptr25, tl_vec26);
         }
     }
     __syncthreads();  // RAW on `small_shared`
@@ -238,18 +236,18 @@ __global__ void __launch_bounds__(128) layouts_kernel(
     }
     // copy(Bias[block.y * 64 +: 8, 0 +: 20], z);  (infer_layouts_kinds.tl:49)
     #pragma unroll
-    for (int tl_chunk33 = 0; tl_chunk33 < z_layout::kSlots; tl_chunk33 += 4) {
+    for (int tl_chunk33 = 0; tl_chunk33 < z_layout::kSlots; tl_chunk33 += 2) {
         if (!(z_layout::valid(tl_tid, tl_chunk33))) continue;
-        const float* tl_ptr34 = &Bias[int64_t((int(blockIdx.y) * 64) + (z_layout::flat(tl_tid, (tl_chunk33 / 4) * 4) / 20)) * N + ((z_layout::flat(tl_tid, (tl_chunk33 / 4) * 4) % 20) + tl_chunk33 % 4)];
-        if (tl::in_bounds((int(blockIdx.y) * 64) + (z_layout::flat(tl_tid, (tl_chunk33 / 4) * 4) / 20), M) && tl::in_bounds((z_layout::flat(tl_tid, (tl_chunk33 / 4) * 4) % 20) + tl_chunk33 % 4, N) && tl::in_bounds((int(blockIdx.y) * 64) + (z_layout::flat(tl_tid, (tl_chunk33 / 4) * 4) / 20), M) && tl::in_bounds(((z_layout::flat(tl_tid, (tl_chunk33 / 4) * 4) % 20) + tl_chunk33 % 4) + 3, N) && tl::is_aligned(tl_ptr34, 16)) {
-            float tl_vec35[4];
-            tl::load_vector<float, 4>(tl_vec35, tl_ptr34);
+        const float* tl_ptr34 = &Bias[int64_t((int(blockIdx.y) * 64) + (z_layout::flat(tl_tid, (tl_chunk33 / 2) * 2) / 20)) * N + ((z_layout::flat(tl_tid, (tl_chunk33 / 2) * 2) % 20) + tl_chunk33 % 2)];
+        if (tl::in_bounds((int(blockIdx.y) * 64) + (z_layout::flat(tl_tid, (tl_chunk33 / 2) * 2) / 20), M) && tl::in_bounds((z_layout::flat(tl_tid, (tl_chunk33 / 2) * 2) % 20) + tl_chunk33 % 2, N) && tl::in_bounds((int(blockIdx.y) * 64) + (z_layout::flat(tl_tid, (tl_chunk33 / 2) * 2) / 20), M) && tl::in_bounds(((z_layout::flat(tl_tid, (tl_chunk33 / 2) * 2) % 20) + tl_chunk33 % 2) + 1, N) && tl::is_aligned(tl_ptr34, 8)) {
+            float tl_vec35[2];
+            tl::load_vector<float, 2>(tl_vec35, tl_ptr34);
             #pragma unroll
-            for (int tl_v = 0; tl_v < 4; ++tl_v) z[tl_chunk33 + tl_v] = tl_vec35[tl_v];
+            for (int tl_v = 0; tl_v < 2; ++tl_v) z[tl_chunk33 + tl_v] = tl_vec35[tl_v];
         } else {
             #pragma unroll
-            for (int tl_v = 0; tl_v < 4; ++tl_v) {
-                z[tl_chunk33 + tl_v] = tl::in_bounds((int(blockIdx.y) * 64) + (z_layout::flat(tl_tid, ((tl_chunk33 + tl_v) / 4) * 4) / 20), M) && tl::in_bounds((z_layout::flat(tl_tid, ((tl_chunk33 + tl_v) / 4) * 4) % 20) + (tl_chunk33 + tl_v) % 4, N) ? Bias[int64_t((int(blockIdx.y) * 64) + (z_layout::flat(tl_tid, ((tl_chunk33 + tl_v) / 4) * 4) / 20)) * N + ((z_layout::flat(tl_tid, ((tl_chunk33 + tl_v) / 4) * 4) % 20) + (tl_chunk33 + tl_v) % 4)] : 0.0f;
+            for (int tl_v = 0; tl_v < 2; ++tl_v) {
+                z[tl_chunk33 + tl_v] = tl::in_bounds((int(blockIdx.y) * 64) + (z_layout::flat(tl_tid, ((tl_chunk33 + tl_v) / 2) * 2) / 20), M) && tl::in_bounds((z_layout::flat(tl_tid, ((tl_chunk33 + tl_v) / 2) * 2) % 20) + (tl_chunk33 + tl_v) % 2, N) ? Bias[int64_t((int(blockIdx.y) * 64) + (z_layout::flat(tl_tid, ((tl_chunk33 + tl_v) / 2) * 2) / 20)) * N + ((z_layout::flat(tl_tid, ((tl_chunk33 + tl_v) / 2) * 2) % 20) + (tl_chunk33 + tl_v) % 2)] : 0.0f;
             }
         }
     }
@@ -258,24 +256,24 @@ __global__ void __launch_bounds__(128) layouts_kernel(
     #pragma unroll
     for (int tl_s36 = 0; tl_s36 < z_layout::kSlots; ++tl_s36) {
         if (!(z_layout::valid(tl_tid, tl_s36))) continue;
-        [[maybe_unused]] const int i = z_layout::flat(tl_tid, (tl_s36 / 4) * 4) / 20;
-        [[maybe_unused]] const int j = (z_layout::flat(tl_tid, (tl_s36 / 4) * 4) % 20) + tl_s36 % 4;
+        [[maybe_unused]] const int i = z_layout::flat(tl_tid, (tl_s36 / 2) * 2) / 20;
+        [[maybe_unused]] const int j = (z_layout::flat(tl_tid, (tl_s36 / 2) * 2) % 20) + tl_s36 % 2;
         z[tl_s36] = z[tl_s36] * 2.0f;
     }
     // copy(z, Y[block.y * 64 +: 8, 0 +: 20]);  (infer_layouts_kinds.tl:53)
     #pragma unroll
-    for (int tl_chunk37 = 0; tl_chunk37 < z_layout::kSlots; tl_chunk37 += 4) {
+    for (int tl_chunk37 = 0; tl_chunk37 < z_layout::kSlots; tl_chunk37 += 2) {
         if (!(z_layout::valid(tl_tid, tl_chunk37))) continue;
-        float* tl_ptr38 = &Y[int64_t((int(blockIdx.y) * 64) + (z_layout::flat(tl_tid, (tl_chunk37 / 4) * 4) / 20)) * 64 + ((z_layout::flat(tl_tid, (tl_chunk37 / 4) * 4) % 20) + tl_chunk37 % 4)];
-        if (tl::in_bounds((int(blockIdx.y) * 64) + (z_layout::flat(tl_tid, (tl_chunk37 / 4) * 4) / 20), M) && tl::in_bounds((z_layout::flat(tl_tid, (tl_chunk37 / 4) * 4) % 20) + tl_chunk37 % 4, 64) && tl::in_bounds((int(blockIdx.y) * 64) + (z_layout::flat(tl_tid, (tl_chunk37 / 4) * 4) / 20), M) && tl::in_bounds(((z_layout::flat(tl_tid, (tl_chunk37 / 4) * 4) % 20) + tl_chunk37 % 4) + 3, 64) && tl::is_aligned(tl_ptr38, 16)) {
-            float tl_vec39[4];
+        float* tl_ptr38 = &Y[int64_t((int(blockIdx.y) * 64) + (z_layout::flat(tl_tid, (tl_chunk37 / 2) * 2) / 20)) * 64 + ((z_layout::flat(tl_tid, (tl_chunk37 / 2) * 2) % 20) + tl_chunk37 % 2)];
+        if (tl::in_bounds((int(blockIdx.y) * 64) + (z_layout::flat(tl_tid, (tl_chunk37 / 2) * 2) / 20), M) && tl::in_bounds((z_layout::flat(tl_tid, (tl_chunk37 / 2) * 2) % 20) + tl_chunk37 % 2, 64) && tl::in_bounds((int(blockIdx.y) * 64) + (z_layout::flat(tl_tid, (tl_chunk37 / 2) * 2) / 20), M) && tl::in_bounds(((z_layout::flat(tl_tid, (tl_chunk37 / 2) * 2) % 20) + tl_chunk37 % 2) + 1, 64) && tl::is_aligned(tl_ptr38, 8)) {
+            float tl_vec39[2];
             #pragma unroll
-            for (int tl_v = 0; tl_v < 4; ++tl_v) tl_vec39[tl_v] = z[tl_chunk37 + tl_v];
-            tl::store_vector<float, 4>(tl_ptr38, tl_vec39);
+            for (int tl_v = 0; tl_v < 2; ++tl_v) tl_vec39[tl_v] = z[tl_chunk37 + tl_v];
+            tl::store_vector<float, 2>(tl_ptr38, tl_vec39);
         } else {
             #pragma unroll
-            for (int tl_v = 0; tl_v < 4; ++tl_v) {
-                if (tl::in_bounds((int(blockIdx.y) * 64) + (z_layout::flat(tl_tid, ((tl_chunk37 + tl_v) / 4) * 4) / 20), M) && tl::in_bounds((z_layout::flat(tl_tid, ((tl_chunk37 + tl_v) / 4) * 4) % 20) + (tl_chunk37 + tl_v) % 4, 64)) Y[int64_t((int(blockIdx.y) * 64) + (z_layout::flat(tl_tid, ((tl_chunk37 + tl_v) / 4) * 4) / 20)) * 64 + ((z_layout::flat(tl_tid, ((tl_chunk37 + tl_v) / 4) * 4) % 20) + (tl_chunk37 + tl_v) % 4)] = z[tl_chunk37 + tl_v];
+            for (int tl_v = 0; tl_v < 2; ++tl_v) {
+                if (tl::in_bounds((int(blockIdx.y) * 64) + (z_layout::flat(tl_tid, ((tl_chunk37 + tl_v) / 2) * 2) / 20), M) && tl::in_bounds((z_layout::flat(tl_tid, ((tl_chunk37 + tl_v) / 2) * 2) % 20) + (tl_chunk37 + tl_v) % 2, 64)) Y[int64_t((int(blockIdx.y) * 64) + (z_layout::flat(tl_tid, ((tl_chunk37 + tl_v) / 2) * 2) / 20)) * 64 + ((z_layout::flat(tl_tid, ((tl_chunk37 + tl_v) / 2) * 2) % 20) + (tl_chunk37 + tl_v) % 2)] = z[tl_chunk37 + tl_v];
             }
         }
     }

@@ -17,25 +17,24 @@ __global__ void __launch_bounds__(128) scale_rows_kernel(
         int32_t M,
         int32_t N)
 {
-    using x_layout = tl::BlockedLayout<256, 8, 128>;  // fragment x: f32[256]
+    using x_layout = tl::BlockedLayout<256, 2, 128>;  // fragment x: f32[256]
     const int tl_tid = tl::thread_index<128>();
     float x[x_layout::kSlots];  // fragment x: f32[256]
     for (int r = 0; r < tl::cdiv(M - int(blockIdx.x), int(gridDim.x)); ++r) {
         const int32_t row = int(blockIdx.x) + r * int(gridDim.x);
         // copy(X[row, 0 +: BN], x);  (launch_sm_count.tl:13)
         #pragma unroll
-        for (int tl_chunk0 = 0; tl_chunk0 < x_layout::kSlots; tl_chunk0 += 4) {
-            if (!(x_layout::valid(tl_tid, tl_chunk0))) continue;
-            const float* tl_ptr1 = &X[int64_t(row) * N + ((x_layout::flat(tl_tid, (tl_chunk0 / 8) * 8) % 256) + tl_chunk0 % 8)];
-            if (tl::in_bounds(row, M) && tl::in_bounds((x_layout::flat(tl_tid, (tl_chunk0 / 8) * 8) % 256) + tl_chunk0 % 8, N) && tl::in_bounds(row, M) && tl::in_bounds(((x_layout::flat(tl_tid, (tl_chunk0 / 8) * 8) % 256) + tl_chunk0 % 8) + 3, N) && tl::is_aligned(tl_ptr1, 16)) {
-                float tl_vec2[4];
-                tl::load_vector<float, 4>(tl_vec2, tl_ptr1);
+        for (int tl_chunk0 = 0; tl_chunk0 < x_layout::kSlots; tl_chunk0 += 2) {
+            const float* tl_ptr1 = &X[int64_t(row) * N + ((x_layout::flat(tl_tid, (tl_chunk0 / 2) * 2) % 256) + tl_chunk0 % 2)];
+            if (tl::in_bounds(row, M) && tl::in_bounds((x_layout::flat(tl_tid, (tl_chunk0 / 2) * 2) % 256) + tl_chunk0 % 2, N) && tl::in_bounds(row, M) && tl::in_bounds(((x_layout::flat(tl_tid, (tl_chunk0 / 2) * 2) % 256) + tl_chunk0 % 2) + 1, N) && tl::is_aligned(tl_ptr1, 8)) {
+                float tl_vec2[2];
+                tl::load_vector<float, 2>(tl_vec2, tl_ptr1);
                 #pragma unroll
-                for (int tl_v = 0; tl_v < 4; ++tl_v) x[tl_chunk0 + tl_v] = tl_vec2[tl_v];
+                for (int tl_v = 0; tl_v < 2; ++tl_v) x[tl_chunk0 + tl_v] = tl_vec2[tl_v];
             } else {
                 #pragma unroll
-                for (int tl_v = 0; tl_v < 4; ++tl_v) {
-                    x[tl_chunk0 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((x_layout::flat(tl_tid, ((tl_chunk0 + tl_v) / 8) * 8) % 256) + (tl_chunk0 + tl_v) % 8, N) ? X[int64_t(row) * N + ((x_layout::flat(tl_tid, ((tl_chunk0 + tl_v) / 8) * 8) % 256) + (tl_chunk0 + tl_v) % 8)] : 0.0f;
+                for (int tl_v = 0; tl_v < 2; ++tl_v) {
+                    x[tl_chunk0 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((x_layout::flat(tl_tid, ((tl_chunk0 + tl_v) / 2) * 2) % 256) + (tl_chunk0 + tl_v) % 2, N) ? X[int64_t(row) * N + ((x_layout::flat(tl_tid, ((tl_chunk0 + tl_v) / 2) * 2) % 256) + (tl_chunk0 + tl_v) % 2)] : 0.0f;
                 }
             }
         }
@@ -43,24 +42,22 @@ __global__ void __launch_bounds__(128) scale_rows_kernel(
         // for j in parallel(256): each thread visits the elements of `x` it holds
         #pragma unroll
         for (int tl_s3 = 0; tl_s3 < x_layout::kSlots; ++tl_s3) {
-            if (!(x_layout::valid(tl_tid, tl_s3))) continue;
-            [[maybe_unused]] const int j = (x_layout::flat(tl_tid, (tl_s3 / 8) * 8) % 256) + tl_s3 % 8;
+            [[maybe_unused]] const int j = (x_layout::flat(tl_tid, (tl_s3 / 2) * 2) % 256) + tl_s3 % 2;
             x[tl_s3] = x[tl_s3] * alpha;
         }
         // copy(x, Y[row, 0 +: BN]);  (launch_sm_count.tl:17)
         #pragma unroll
-        for (int tl_chunk4 = 0; tl_chunk4 < x_layout::kSlots; tl_chunk4 += 4) {
-            if (!(x_layout::valid(tl_tid, tl_chunk4))) continue;
-            float* tl_ptr5 = &Y[int64_t(row) * N + ((x_layout::flat(tl_tid, (tl_chunk4 / 8) * 8) % 256) + tl_chunk4 % 8)];
-            if (tl::in_bounds(row, M) && tl::in_bounds((x_layout::flat(tl_tid, (tl_chunk4 / 8) * 8) % 256) + tl_chunk4 % 8, N) && tl::in_bounds(row, M) && tl::in_bounds(((x_layout::flat(tl_tid, (tl_chunk4 / 8) * 8) % 256) + tl_chunk4 % 8) + 3, N) && tl::is_aligned(tl_ptr5, 16)) {
-                float tl_vec6[4];
+        for (int tl_chunk4 = 0; tl_chunk4 < x_layout::kSlots; tl_chunk4 += 2) {
+            float* tl_ptr5 = &Y[int64_t(row) * N + ((x_layout::flat(tl_tid, (tl_chunk4 / 2) * 2) % 256) + tl_chunk4 % 2)];
+            if (tl::in_bounds(row, M) && tl::in_bounds((x_layout::flat(tl_tid, (tl_chunk4 / 2) * 2) % 256) + tl_chunk4 % 2, N) && tl::in_bounds(row, M) && tl::in_bounds(((x_layout::flat(tl_tid, (tl_chunk4 / 2) * 2) % 256) + tl_chunk4 % 2) + 1, N) && tl::is_aligned(tl_ptr5, 8)) {
+                float tl_vec6[2];
                 #pragma unroll
-                for (int tl_v = 0; tl_v < 4; ++tl_v) tl_vec6[tl_v] = x[tl_chunk4 + tl_v];
-                tl::store_vector<float, 4>(tl_ptr5, tl_vec6);
+                for (int tl_v = 0; tl_v < 2; ++tl_v) tl_vec6[tl_v] = x[tl_chunk4 + tl_v];
+                tl::store_vector<float, 2>(tl_ptr5, tl_vec6);
             } else {
                 #pragma unroll
-                for (int tl_v = 0; tl_v < 4; ++tl_v) {
-                    if (tl::in_bounds(row, M) && tl::in_bounds((x_layout::flat(tl_tid, ((tl_chunk4 + tl_v) / 8) * 8) % 256) + (tl_chunk4 + tl_v) % 8, N)) Y[int64_t(row) * N + ((x_layout::flat(tl_tid, ((tl_chunk4 + tl_v) / 8) * 8) % 256) + (tl_chunk4 + tl_v) % 8)] = x[tl_chunk4 + tl_v];
+                for (int tl_v = 0; tl_v < 2; ++tl_v) {
+                    if (tl::in_bounds(row, M) && tl::in_bounds((x_layout::flat(tl_tid, ((tl_chunk4 + tl_v) / 2) * 2) % 256) + (tl_chunk4 + tl_v) % 2, N)) Y[int64_t(row) * N + ((x_layout::flat(tl_tid, ((tl_chunk4 + tl_v) / 2) * 2) % 256) + (tl_chunk4 + tl_v) % 2)] = x[tl_chunk4 + tl_v];
                 }
             }
         }
@@ -110,8 +107,8 @@ __global__ void __launch_bounds__(32) partial_sums_kernel(
         int32_t N,
         int32_t B)
 {
-    using x_layout = tl::BlockedLayout<64, 8, 32>;  // fragment x: f32[64]
-    using s_layout = tl::BlockedLayout<64, 8, 32>;  // fragment s: f32[64]
+    using x_layout = tl::BlockedLayout<64, 2, 32>;  // fragment x: f32[64]
+    using s_layout = tl::BlockedLayout<64, 2, 32>;  // fragment s: f32[64]
     const int tl_tid = tl::thread_index<32>();
     float x[x_layout::kSlots];  // fragment x: f32[64]
     float s[s_layout::kSlots];  // fragment s: f32[64]
@@ -120,18 +117,17 @@ __global__ void __launch_bounds__(32) partial_sums_kernel(
     for (int r = 0; r < tl::cdiv(M - int(blockIdx.x), B); ++r) {
         // copy(X[block.x + r * B, 0 +: BN], x, pad = 0.0);  (launch_sm_count.tl:38)
         #pragma unroll
-        for (int tl_chunk0 = 0; tl_chunk0 < x_layout::kSlots; tl_chunk0 += 4) {
-            if (!(x_layout::valid(tl_tid, tl_chunk0))) continue;
-            const float* tl_ptr1 = &X[int64_t(int(blockIdx.x) + r * B) * N + ((x_layout::flat(tl_tid, (tl_chunk0 / 8) * 8) % 64) + tl_chunk0 % 8)];
-            if (tl::in_bounds(int(blockIdx.x) + r * B, M) && tl::in_bounds((x_layout::flat(tl_tid, (tl_chunk0 / 8) * 8) % 64) + tl_chunk0 % 8, N) && tl::in_bounds(int(blockIdx.x) + r * B, M) && tl::in_bounds(((x_layout::flat(tl_tid, (tl_chunk0 / 8) * 8) % 64) + tl_chunk0 % 8) + 3, N) && tl::is_aligned(tl_ptr1, 16)) {
-                float tl_vec2[4];
-                tl::load_vector<float, 4>(tl_vec2, tl_ptr1);
+        for (int tl_chunk0 = 0; tl_chunk0 < x_layout::kSlots; tl_chunk0 += 2) {
+            const float* tl_ptr1 = &X[int64_t(int(blockIdx.x) + r * B) * N + ((x_layout::flat(tl_tid, (tl_chunk0 / 2) * 2) % 64) + tl_chunk0 % 2)];
+            if (tl::in_bounds(int(blockIdx.x) + r * B, M) && tl::in_bounds((x_layout::flat(tl_tid, (tl_chunk0 / 2) * 2) % 64) + tl_chunk0 % 2, N) && tl::in_bounds(int(blockIdx.x) + r * B, M) && tl::in_bounds(((x_layout::flat(tl_tid, (tl_chunk0 / 2) * 2) % 64) + tl_chunk0 % 2) + 1, N) && tl::is_aligned(tl_ptr1, 8)) {
+                float tl_vec2[2];
+                tl::load_vector<float, 2>(tl_vec2, tl_ptr1);
                 #pragma unroll
-                for (int tl_v = 0; tl_v < 4; ++tl_v) x[tl_chunk0 + tl_v] = tl_vec2[tl_v];
+                for (int tl_v = 0; tl_v < 2; ++tl_v) x[tl_chunk0 + tl_v] = tl_vec2[tl_v];
             } else {
                 #pragma unroll
-                for (int tl_v = 0; tl_v < 4; ++tl_v) {
-                    x[tl_chunk0 + tl_v] = tl::in_bounds(int(blockIdx.x) + r * B, M) && tl::in_bounds((x_layout::flat(tl_tid, ((tl_chunk0 + tl_v) / 8) * 8) % 64) + (tl_chunk0 + tl_v) % 8, N) ? X[int64_t(int(blockIdx.x) + r * B) * N + ((x_layout::flat(tl_tid, ((tl_chunk0 + tl_v) / 8) * 8) % 64) + (tl_chunk0 + tl_v) % 8)] : 0.0f;
+                for (int tl_v = 0; tl_v < 2; ++tl_v) {
+                    x[tl_chunk0 + tl_v] = tl::in_bounds(int(blockIdx.x) + r * B, M) && tl::in_bounds((x_layout::flat(tl_tid, ((tl_chunk0 + tl_v) / 2) * 2) % 64) + (tl_chunk0 + tl_v) % 2, N) ? X[int64_t(int(blockIdx.x) + r * B) * N + ((x_layout::flat(tl_tid, ((tl_chunk0 + tl_v) / 2) * 2) % 64) + (tl_chunk0 + tl_v) % 2)] : 0.0f;
                 }
             }
         }
@@ -139,25 +135,23 @@ __global__ void __launch_bounds__(32) partial_sums_kernel(
         // for j in parallel(64): each thread visits the elements of `s` it holds
         #pragma unroll
         for (int tl_s3 = 0; tl_s3 < s_layout::kSlots; ++tl_s3) {
-            if (!(s_layout::valid(tl_tid, tl_s3))) continue;
-            [[maybe_unused]] const int j = (s_layout::flat(tl_tid, (tl_s3 / 8) * 8) % 64) + tl_s3 % 8;
+            [[maybe_unused]] const int j = (s_layout::flat(tl_tid, (tl_s3 / 2) * 2) % 64) + tl_s3 % 2;
             s[tl_s3] = s[tl_s3] + x[tl_s3];
         }
     }
     // copy(s, P[block.x, 0 +: BN]);  (launch_sm_count.tl:43)
     #pragma unroll
-    for (int tl_chunk4 = 0; tl_chunk4 < s_layout::kSlots; tl_chunk4 += 4) {
-        if (!(s_layout::valid(tl_tid, tl_chunk4))) continue;
-        float* tl_ptr5 = &P[int64_t(int(blockIdx.x)) * 64 + ((s_layout::flat(tl_tid, (tl_chunk4 / 8) * 8) % 64) + tl_chunk4 % 8)];
-        if (tl::in_bounds(int(blockIdx.x), B) && tl::in_bounds((s_layout::flat(tl_tid, (tl_chunk4 / 8) * 8) % 64) + tl_chunk4 % 8, 64) && tl::in_bounds(int(blockIdx.x), B) && tl::in_bounds(((s_layout::flat(tl_tid, (tl_chunk4 / 8) * 8) % 64) + tl_chunk4 % 8) + 3, 64) && tl::is_aligned(tl_ptr5, 16)) {
-            float tl_vec6[4];
+    for (int tl_chunk4 = 0; tl_chunk4 < s_layout::kSlots; tl_chunk4 += 2) {
+        float* tl_ptr5 = &P[int64_t(int(blockIdx.x)) * 64 + ((s_layout::flat(tl_tid, (tl_chunk4 / 2) * 2) % 64) + tl_chunk4 % 2)];
+        if (tl::in_bounds(int(blockIdx.x), B) && tl::in_bounds((s_layout::flat(tl_tid, (tl_chunk4 / 2) * 2) % 64) + tl_chunk4 % 2, 64) && tl::in_bounds(int(blockIdx.x), B) && tl::in_bounds(((s_layout::flat(tl_tid, (tl_chunk4 / 2) * 2) % 64) + tl_chunk4 % 2) + 1, 64) && tl::is_aligned(tl_ptr5, 8)) {
+            float tl_vec6[2];
             #pragma unroll
-            for (int tl_v = 0; tl_v < 4; ++tl_v) tl_vec6[tl_v] = s[tl_chunk4 + tl_v];
-            tl::store_vector<float, 4>(tl_ptr5, tl_vec6);
+            for (int tl_v = 0; tl_v < 2; ++tl_v) tl_vec6[tl_v] = s[tl_chunk4 + tl_v];
+            tl::store_vector<float, 2>(tl_ptr5, tl_vec6);
         } else {
             #pragma unroll
-            for (int tl_v = 0; tl_v < 4; ++tl_v) {
-                if (tl::in_bounds(int(blockIdx.x), B) && tl::in_bounds((s_layout::flat(tl_tid, ((tl_chunk4 + tl_v) / 8) * 8) % 64) + (tl_chunk4 + tl_v) % 8, 64)) P[int64_t(int(blockIdx.x)) * 64 + ((s_layout::flat(tl_tid, ((tl_chunk4 + tl_v) / 8) * 8) % 64) + (tl_chunk4 + tl_v) % 8)] = s[tl_chunk4 + tl_v];
+            for (int tl_v = 0; tl_v < 2; ++tl_v) {
+                if (tl::in_bounds(int(blockIdx.x), B) && tl::in_bounds((s_layout::flat(tl_tid, ((tl_chunk4 + tl_v) / 2) * 2) % 64) + (tl_chunk4 + tl_v) % 2, 64)) P[int64_t(int(blockIdx.x)) * 64 + ((s_layout::flat(tl_tid, ((tl_chunk4 + tl_v) / 2) * 2) % 64) + (tl_chunk4 + tl_v) % 2)] = s[tl_chunk4 + tl_v];
             }
         }
     }
@@ -171,8 +165,8 @@ __global__ void __launch_bounds__(32) column_totals_kernel(
         int32_t B,
         int32_t N)
 {
-    using p_layout = tl::BlockedLayout<64, 8, 32>;  // fragment p: f32[64]
-    using s_layout = tl::BlockedLayout<64, 8, 32>;  // fragment s: f32[64]
+    using p_layout = tl::BlockedLayout<64, 2, 32>;  // fragment p: f32[64]
+    using s_layout = tl::BlockedLayout<64, 2, 32>;  // fragment s: f32[64]
     const int tl_tid = tl::thread_index<32>();
     float p[p_layout::kSlots];  // fragment p: f32[64]
     float s[s_layout::kSlots];  // fragment s: f32[64]
@@ -181,18 +175,17 @@ __global__ void __launch_bounds__(32) column_totals_kernel(
     for (int b = 0; b < B; ++b) {
         // copy(P[b, 0 +: BN], p);  (launch_sm_count.tl:52)
         #pragma unroll
-        for (int tl_chunk0 = 0; tl_chunk0 < p_layout::kSlots; tl_chunk0 += 4) {
-            if (!(p_layout::valid(tl_tid, tl_chunk0))) continue;
-            const float* tl_ptr1 = &P[int64_t(b) * 64 + ((p_layout::flat(tl_tid, (tl_chunk0 / 8) * 8) % 64) + tl_chunk0 % 8)];
-            if (tl::in_bounds(b, B) && tl::in_bounds((p_layout::flat(tl_tid, (tl_chunk0 / 8) * 8) % 64) + tl_chunk0 % 8, 64) && tl::in_bounds(b, B) && tl::in_bounds(((p_layout::flat(tl_tid, (tl_chunk0 / 8) * 8) % 64) + tl_chunk0 % 8) + 3, 64) && tl::is_aligned(tl_ptr1, 16)) {
-                float tl_vec2[4];
-                tl::load_vector<float, 4>(tl_vec2, tl_ptr1);
+        for (int tl_chunk0 = 0; tl_chunk0 < p_layout::kSlots; tl_chunk0 += 2) {
+            const float* tl_ptr1 = &P[int64_t(b) * 64 + ((p_layout::flat(tl_tid, (tl_chunk0 / 2) * 2) % 64) + tl_chunk0 % 2)];
+            if (tl::in_bounds(b, B) && tl::in_bounds((p_layout::flat(tl_tid, (tl_chunk0 / 2) * 2) % 64) + tl_chunk0 % 2, 64) && tl::in_bounds(b, B) && tl::in_bounds(((p_layout::flat(tl_tid, (tl_chunk0 / 2) * 2) % 64) + tl_chunk0 % 2) + 1, 64) && tl::is_aligned(tl_ptr1, 8)) {
+                float tl_vec2[2];
+                tl::load_vector<float, 2>(tl_vec2, tl_ptr1);
                 #pragma unroll
-                for (int tl_v = 0; tl_v < 4; ++tl_v) p[tl_chunk0 + tl_v] = tl_vec2[tl_v];
+                for (int tl_v = 0; tl_v < 2; ++tl_v) p[tl_chunk0 + tl_v] = tl_vec2[tl_v];
             } else {
                 #pragma unroll
-                for (int tl_v = 0; tl_v < 4; ++tl_v) {
-                    p[tl_chunk0 + tl_v] = tl::in_bounds(b, B) && tl::in_bounds((p_layout::flat(tl_tid, ((tl_chunk0 + tl_v) / 8) * 8) % 64) + (tl_chunk0 + tl_v) % 8, 64) ? P[int64_t(b) * 64 + ((p_layout::flat(tl_tid, ((tl_chunk0 + tl_v) / 8) * 8) % 64) + (tl_chunk0 + tl_v) % 8)] : 0.0f;
+                for (int tl_v = 0; tl_v < 2; ++tl_v) {
+                    p[tl_chunk0 + tl_v] = tl::in_bounds(b, B) && tl::in_bounds((p_layout::flat(tl_tid, ((tl_chunk0 + tl_v) / 2) * 2) % 64) + (tl_chunk0 + tl_v) % 2, 64) ? P[int64_t(b) * 64 + ((p_layout::flat(tl_tid, ((tl_chunk0 + tl_v) / 2) * 2) % 64) + (tl_chunk0 + tl_v) % 2)] : 0.0f;
                 }
             }
         }
@@ -200,25 +193,23 @@ __global__ void __launch_bounds__(32) column_totals_kernel(
         // for j in parallel(64): each thread visits the elements of `s` it holds
         #pragma unroll
         for (int tl_s3 = 0; tl_s3 < s_layout::kSlots; ++tl_s3) {
-            if (!(s_layout::valid(tl_tid, tl_s3))) continue;
-            [[maybe_unused]] const int j = (s_layout::flat(tl_tid, (tl_s3 / 8) * 8) % 64) + tl_s3 % 8;
+            [[maybe_unused]] const int j = (s_layout::flat(tl_tid, (tl_s3 / 2) * 2) % 64) + tl_s3 % 2;
             s[tl_s3] = s[tl_s3] + p[tl_s3];
         }
     }
     // copy(s, Y[0 +: BN]);  (launch_sm_count.tl:57)
     #pragma unroll
-    for (int tl_chunk4 = 0; tl_chunk4 < s_layout::kSlots; tl_chunk4 += 4) {
-        if (!(s_layout::valid(tl_tid, tl_chunk4))) continue;
-        float* tl_ptr5 = &Y[(s_layout::flat(tl_tid, (tl_chunk4 / 8) * 8) % 64) + tl_chunk4 % 8];
-        if (tl::in_bounds((s_layout::flat(tl_tid, (tl_chunk4 / 8) * 8) % 64) + tl_chunk4 % 8, N) && tl::in_bounds(((s_layout::flat(tl_tid, (tl_chunk4 / 8) * 8) % 64) + tl_chunk4 % 8) + 3, N) && tl::is_aligned(tl_ptr5, 16)) {
-            float tl_vec6[4];
+    for (int tl_chunk4 = 0; tl_chunk4 < s_layout::kSlots; tl_chunk4 += 2) {
+        float* tl_ptr5 = &Y[(s_layout::flat(tl_tid, (tl_chunk4 / 2) * 2) % 64) + tl_chunk4 % 2];
+        if (tl::in_bounds((s_layout::flat(tl_tid, (tl_chunk4 / 2) * 2) % 64) + tl_chunk4 % 2, N) && tl::in_bounds(((s_layout::flat(tl_tid, (tl_chunk4 / 2) * 2) % 64) + tl_chunk4 % 2) + 1, N) && tl::is_aligned(tl_ptr5, 8)) {
+            float tl_vec6[2];
             #pragma unroll
-            for (int tl_v = 0; tl_v < 4; ++tl_v) tl_vec6[tl_v] = s[tl_chunk4 + tl_v];
-            tl::store_vector<float, 4>(tl_ptr5, tl_vec6);
+            for (int tl_v = 0; tl_v < 2; ++tl_v) tl_vec6[tl_v] = s[tl_chunk4 + tl_v];
+            tl::store_vector<float, 2>(tl_ptr5, tl_vec6);
         } else {
             #pragma unroll
-            for (int tl_v = 0; tl_v < 4; ++tl_v) {
-                if (tl::in_bounds((s_layout::flat(tl_tid, ((tl_chunk4 + tl_v) / 8) * 8) % 64) + (tl_chunk4 + tl_v) % 8, N)) Y[(s_layout::flat(tl_tid, ((tl_chunk4 + tl_v) / 8) * 8) % 64) + (tl_chunk4 + tl_v) % 8] = s[tl_chunk4 + tl_v];
+            for (int tl_v = 0; tl_v < 2; ++tl_v) {
+                if (tl::in_bounds((s_layout::flat(tl_tid, ((tl_chunk4 + tl_v) / 2) * 2) % 64) + (tl_chunk4 + tl_v) % 2, N)) Y[(s_layout::flat(tl_tid, ((tl_chunk4 + tl_v) / 2) * 2) % 64) + (tl_chunk4 + tl_v) % 2] = s[tl_chunk4 + tl_v];
             }
         }
     }

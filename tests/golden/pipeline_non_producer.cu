@@ -16,7 +16,7 @@ __global__ void __launch_bounds__(128) scaled_row_sum_kernel(
         int32_t M,
         int32_t N)
 {
-    using acc_layout = tl::BlockedLayout<32, 8, 128>;  // fragment acc: f32[32]
+    using acc_layout = tl::BlockedLayout<32, 1, 128>;  // fragment acc: f32[32]
     const int tl_tid = tl::thread_index<128>();
     extern __shared__ __align__(128) unsigned char tl_smem[];
     float* x = reinterpret_cast<float*>(tl_smem + 0);  // shared x: f32[2, 32, 64], row pitch 68
@@ -130,28 +130,16 @@ __global__ void __launch_bounds__(128) scaled_row_sum_kernel(
         #pragma unroll
         for (int tl_s25 = 0; tl_s25 < acc_layout::kSlots; ++tl_s25) {
             if (!(acc_layout::valid(tl_tid, tl_s25))) continue;
-            const int tl_c26 = acc_layout::flat(tl_tid, (tl_s25 / 8) * 8) % 32;  // the chunk's first column
-            const int i = tl_c26 + tl_s25 % 8;
+            const int i = acc_layout::flat(tl_tid, tl_s25);
             acc[tl_s25] = acc[tl_s25] + part[i];
         }
     }
     tl::cp_async_wait<0>();  // at most 0 copy groups of this thread still in flight
     // copy(acc, Y[block.x * 32 +: 32]);  (pipeline_non_producer.tl:30)
     #pragma unroll
-    for (int tl_chunk27 = 0; tl_chunk27 < acc_layout::kSlots; tl_chunk27 += 4) {
-        if (!(acc_layout::valid(tl_tid, tl_chunk27))) continue;
-        float* tl_ptr28 = &Y[(int(blockIdx.x) * 32) + ((acc_layout::flat(tl_tid, (tl_chunk27 / 8) * 8) % 32) + tl_chunk27 % 8)];
-        if (tl::in_bounds((int(blockIdx.x) * 32) + ((acc_layout::flat(tl_tid, (tl_chunk27 / 8) * 8) % 32) + tl_chunk27 % 8), M) && tl::in_bounds(((int(blockIdx.x) * 32) + ((acc_layout::flat(tl_tid, (tl_chunk27 / 8) * 8) % 32) + tl_chunk27 % 8)) + 3, M) && tl::is_aligned(tl_ptr28, 16)) {
-            float tl_vec29[4];
-            #pragma unroll
-            for (int tl_v = 0; tl_v < 4; ++tl_v) tl_vec29[tl_v] = acc[tl_chunk27 + tl_v];
-            tl::store_vector<float, 4>(tl_ptr28, tl_vec29);
-        } else {
-            #pragma unroll
-            for (int tl_v = 0; tl_v < 4; ++tl_v) {
-                if (tl::in_bounds((int(blockIdx.x) * 32) + ((acc_layout::flat(tl_tid, ((tl_chunk27 + tl_v) / 8) * 8) % 32) + (tl_chunk27 + tl_v) % 8), M)) Y[(int(blockIdx.x) * 32) + ((acc_layout::flat(tl_tid, ((tl_chunk27 + tl_v) / 8) * 8) % 32) + (tl_chunk27 + tl_v) % 8)] = acc[tl_chunk27 + tl_v];
-            }
-        }
+    for (int tl_s26 = 0; tl_s26 < acc_layout::kSlots; ++tl_s26) {
+        if (!(acc_layout::valid(tl_tid, tl_s26))) continue;
+        if (tl::in_bounds((int(blockIdx.x) * 32) + acc_layout::flat(tl_tid, tl_s26), M)) Y[(int(blockIdx.x) * 32) + acc_layout::flat(tl_tid, tl_s26)] = acc[tl_s26];
     }
 }
 

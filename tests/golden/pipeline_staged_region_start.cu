@@ -16,7 +16,7 @@ __global__ void __launch_bounds__(64) gather_rows_kernel(
         int32_t V,
         int32_t N)
 {
-    using row_layout = tl::BlockedLayout<64, 8, 64>;  // fragment row: f32[64]
+    using row_layout = tl::BlockedLayout<64, 1, 64>;  // fragment row: f32[64]
     const int tl_tid = tl::thread_index<64>();
     extern __shared__ __align__(128) unsigned char tl_smem[];
     int32_t* ids = reinterpret_cast<int32_t*>(tl_smem + 0);  // shared ids: i32[2, 1], row pitch 1
@@ -50,37 +50,13 @@ __global__ void __launch_bounds__(64) gather_rows_kernel(
         tl::cp_async_commit();
         // copy(Table[ids[0], 0 +: 64], row);  (pipeline_staged_region_start.tl:15)
         #pragma unroll
-        for (int tl_chunk4 = 0; tl_chunk4 < row_layout::kSlots; tl_chunk4 += 4) {
-            if (!(row_layout::valid(tl_tid, tl_chunk4))) continue;
-            const float* tl_ptr5 = &Table[int64_t(ids[(t % 2) * 1 + 0]) * 64 + ((row_layout::flat(tl_tid, (tl_chunk4 / 8) * 8) % 64) + tl_chunk4 % 8)];
-            if (tl::in_bounds(ids[(t % 2) * 1 + 0], V) && tl::in_bounds((row_layout::flat(tl_tid, (tl_chunk4 / 8) * 8) % 64) + tl_chunk4 % 8, 64) && tl::in_bounds(ids[(t % 2) * 1 + 0], V) && tl::in_bounds(((row_layout::flat(tl_tid, (tl_chunk4 / 8) * 8) % 64) + tl_chunk4 % 8) + 3, 64) && tl::is_aligned(tl_ptr5, 16)) {
-                float tl_vec6[4];
-                tl::load_vector<float, 4>(tl_vec6, tl_ptr5);
-                #pragma unroll
-                for (int tl_v = 0; tl_v < 4; ++tl_v) row[tl_chunk4 + tl_v] = tl_vec6[tl_v];
-            } else {
-                #pragma unroll
-                for (int tl_v = 0; tl_v < 4; ++tl_v) {
-                    row[tl_chunk4 + tl_v] = tl::in_bounds(ids[(t % 2) * 1 + 0], V) && tl::in_bounds((row_layout::flat(tl_tid, ((tl_chunk4 + tl_v) / 8) * 8) % 64) + (tl_chunk4 + tl_v) % 8, 64) ? Table[int64_t(ids[(t % 2) * 1 + 0]) * 64 + ((row_layout::flat(tl_tid, ((tl_chunk4 + tl_v) / 8) * 8) % 64) + (tl_chunk4 + tl_v) % 8)] : 0.0f;
-                }
-            }
+        for (int tl_s4 = 0; tl_s4 < row_layout::kSlots; ++tl_s4) {
+            row[tl_s4] = tl::in_bounds(ids[(t % 2) * 1 + 0], V) && tl::in_bounds(row_layout::flat(tl_tid, tl_s4), 64) ? Table[int64_t(ids[(t % 2) * 1 + 0]) * 64 + row_layout::flat(tl_tid, tl_s4)] : 0.0f;
         }
         // copy(row, Out[t, 0 +: 64]);  (pipeline_staged_region_start.tl:16)
         #pragma unroll
-        for (int tl_chunk7 = 0; tl_chunk7 < row_layout::kSlots; tl_chunk7 += 4) {
-            if (!(row_layout::valid(tl_tid, tl_chunk7))) continue;
-            float* tl_ptr8 = &Out[int64_t(t) * 64 + ((row_layout::flat(tl_tid, (tl_chunk7 / 8) * 8) % 64) + tl_chunk7 % 8)];
-            if (tl::in_bounds(t, N) && tl::in_bounds((row_layout::flat(tl_tid, (tl_chunk7 / 8) * 8) % 64) + tl_chunk7 % 8, 64) && tl::in_bounds(t, N) && tl::in_bounds(((row_layout::flat(tl_tid, (tl_chunk7 / 8) * 8) % 64) + tl_chunk7 % 8) + 3, 64) && tl::is_aligned(tl_ptr8, 16)) {
-                float tl_vec9[4];
-                #pragma unroll
-                for (int tl_v = 0; tl_v < 4; ++tl_v) tl_vec9[tl_v] = row[tl_chunk7 + tl_v];
-                tl::store_vector<float, 4>(tl_ptr8, tl_vec9);
-            } else {
-                #pragma unroll
-                for (int tl_v = 0; tl_v < 4; ++tl_v) {
-                    if (tl::in_bounds(t, N) && tl::in_bounds((row_layout::flat(tl_tid, ((tl_chunk7 + tl_v) / 8) * 8) % 64) + (tl_chunk7 + tl_v) % 8, 64)) Out[int64_t(t) * 64 + ((row_layout::flat(tl_tid, ((tl_chunk7 + tl_v) / 8) * 8) % 64) + (tl_chunk7 + tl_v) % 8)] = row[tl_chunk7 + tl_v];
-                }
-            }
+        for (int tl_s5 = 0; tl_s5 < row_layout::kSlots; ++tl_s5) {
+            if (tl::in_bounds(t, N) && tl::in_bounds(row_layout::flat(tl_tid, tl_s5), 64)) Out[int64_t(t) * 64 + row_layout::flat(tl_tid, tl_s5)] = row[tl_s5];
         }
     }
     tl::cp_async_wait<0>();  // at most 0 copy groups of this thread still in flight

@@ -15,7 +15,7 @@ __global__ void __launch_bounds__(128) two_passes_kernel(
         int32_t M,
         int32_t N)
 {
-    using x_layout = tl::BlockedLayout<256, 8, 128>;  // fragment x: f32[256]
+    using x_layout = tl::BlockedLayout<256, 2, 128>;  // fragment x: f32[256]
     const int tl_tid = tl::thread_index<128>();
     extern __shared__ __align__(128) unsigned char tl_smem[];
     float* xs = reinterpret_cast<float*>(tl_smem + 0);  // shared xs: f32[2, 256], row pitch 260
@@ -77,13 +77,12 @@ __global__ void __launch_bounds__(128) two_passes_kernel(
         // for j in parallel(BN) {  (pipeline_two_loops_same_var.tl:17)
         // for j in parallel(256): each thread visits the elements of `x` it holds
         #pragma unroll
-        for (int tl_k11 = 0; tl_k11 < x_layout::kSlots; tl_k11 += 8) {
-            if (!(x_layout::valid(tl_tid, tl_k11))) continue;  // a chunk of padding
+        for (int tl_k11 = 0; tl_k11 < x_layout::kSlots; tl_k11 += 2) {
             const int tl_c12 = x_layout::flat(tl_tid, tl_k11) % 256;  // the chunk's first column
-            float tl_chunk14[8];
-            tl::load_chunk<float, 8>(tl_chunk14, &xs[(t % 2) * 260 + tl_c12]);
+            float tl_chunk14[2];
+            tl::load_chunk<float, 2>(tl_chunk14, &xs[(t % 2) * 260 + tl_c12]);
             #pragma unroll
-            for (int tl_o13 = 0; tl_o13 < 8; ++tl_o13) {
+            for (int tl_o13 = 0; tl_o13 < 2; ++tl_o13) {
                 [[maybe_unused]] const int tl_s15 = tl_k11 + tl_o13;
                 [[maybe_unused]] const int j = tl_c12 + tl_o13;
                 x[tl_s15] = t * 256 + j < N ? tl_chunk14[tl_o13] : 0.0f;
@@ -96,7 +95,6 @@ __global__ void __launch_bounds__(128) two_passes_kernel(
             for (int tl_i = 0; tl_i < 1; ++tl_i) tl_part[tl_i] = tl::SumOp::identity<float>();
             #pragma unroll
             for (int tl_s16 = 0; tl_s16 < x_layout::kSlots; ++tl_s16) {
-                if (!(x_layout::valid(tl_tid, tl_s16))) continue;
                 tl_part[0] = tl::SumOp::combine(tl_part[0], tl::SumOp::element(x[tl_s16]));
             }
             tl::block_allreduce<tl::SumOp, 1, 128>(tl_part, reinterpret_cast<float*>(tl_scratch), tl_tid);
@@ -159,13 +157,12 @@ __global__ void __launch_bounds__(128) two_passes_kernel(
         // for j in parallel(BN) {  (pipeline_two_loops_same_var.tl:25)
         // for j in parallel(256): each thread visits the elements of `x` it holds
         #pragma unroll
-        for (int tl_k28 = 0; tl_k28 < x_layout::kSlots; tl_k28 += 8) {
-            if (!(x_layout::valid(tl_tid, tl_k28))) continue;  // a chunk of padding
+        for (int tl_k28 = 0; tl_k28 < x_layout::kSlots; tl_k28 += 2) {
             const int tl_c29 = x_layout::flat(tl_tid, tl_k28) % 256;  // the chunk's first column
-            float tl_chunk31[8];
-            tl::load_chunk<float, 8>(tl_chunk31, &xs2[(t % 2) * 260 + tl_c29]);
+            float tl_chunk31[2];
+            tl::load_chunk<float, 2>(tl_chunk31, &xs2[(t % 2) * 260 + tl_c29]);
             #pragma unroll
-            for (int tl_o30 = 0; tl_o30 < 8; ++tl_o30) {
+            for (int tl_o30 = 0; tl_o30 < 2; ++tl_o30) {
                 [[maybe_unused]] const int tl_s32 = tl_k28 + tl_o30;
                 [[maybe_unused]] const int j = tl_c29 + tl_o30;
                 x[tl_s32] = tl_chunk31[tl_o30] * acc;
@@ -173,18 +170,17 @@ __global__ void __launch_bounds__(128) two_passes_kernel(
         }
         // copy(x, Y[row, t * BN +: BN]);  (pipeline_two_loops_same_var.tl:28)
         #pragma unroll
-        for (int tl_chunk33 = 0; tl_chunk33 < x_layout::kSlots; tl_chunk33 += 4) {
-            if (!(x_layout::valid(tl_tid, tl_chunk33))) continue;
-            float* tl_ptr34 = &Y[int64_t(row) * N + ((t * 256) + ((x_layout::flat(tl_tid, (tl_chunk33 / 8) * 8) % 256) + tl_chunk33 % 8))];
-            if (tl::in_bounds(row, M) && tl::in_bounds((t * 256) + ((x_layout::flat(tl_tid, (tl_chunk33 / 8) * 8) % 256) + tl_chunk33 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 256) + ((x_layout::flat(tl_tid, (tl_chunk33 / 8) * 8) % 256) + tl_chunk33 % 8)) + 3, N) && tl::is_aligned(tl_ptr34, 16)) {
-                float tl_vec35[4];
+        for (int tl_chunk33 = 0; tl_chunk33 < x_layout::kSlots; tl_chunk33 += 2) {
+            float* tl_ptr34 = &Y[int64_t(row) * N + ((t * 256) + ((x_layout::flat(tl_tid, (tl_chunk33 / 2) * 2) % 256) + tl_chunk33 % 2))];
+            if (tl::in_bounds(row, M) && tl::in_bounds((t * 256) + ((x_layout::flat(tl_tid, (tl_chunk33 / 2) * 2) % 256) + tl_chunk33 % 2), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 256) + ((x_layout::flat(tl_tid, (tl_chunk33 / 2) * 2) % 256) + tl_chunk33 % 2)) + 1, N) && tl::is_aligned(tl_ptr34, 8)) {
+                float tl_vec35[2];
                 #pragma unroll
-                for (int tl_v = 0; tl_v < 4; ++tl_v) tl_vec35[tl_v] = x[tl_chunk33 + tl_v];
-                tl::store_vector<float, 4>(tl_ptr34, tl_vec35);
+                for (int tl_v = 0; tl_v < 2; ++tl_v) tl_vec35[tl_v] = x[tl_chunk33 + tl_v];
+                tl::store_vector<float, 2>(tl_ptr34, tl_vec35);
             } else {
                 #pragma unroll
-                for (int tl_v = 0; tl_v < 4; ++tl_v) {
-                    if (tl::in_bounds(row, M) && tl::in_bounds((t * 256) + ((x_layout::flat(tl_tid, ((tl_chunk33 + tl_v) / 8) * 8) % 256) + (tl_chunk33 + tl_v) % 8), N)) Y[int64_t(row) * N + ((t * 256) + ((x_layout::flat(tl_tid, ((tl_chunk33 + tl_v) / 8) * 8) % 256) + (tl_chunk33 + tl_v) % 8))] = x[tl_chunk33 + tl_v];
+                for (int tl_v = 0; tl_v < 2; ++tl_v) {
+                    if (tl::in_bounds(row, M) && tl::in_bounds((t * 256) + ((x_layout::flat(tl_tid, ((tl_chunk33 + tl_v) / 2) * 2) % 256) + (tl_chunk33 + tl_v) % 2), N)) Y[int64_t(row) * N + ((t * 256) + ((x_layout::flat(tl_tid, ((tl_chunk33 + tl_v) / 2) * 2) % 256) + (tl_chunk33 + tl_v) % 2))] = x[tl_chunk33 + tl_v];
                 }
             }
         }

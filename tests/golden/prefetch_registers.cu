@@ -231,9 +231,9 @@ __global__ void __launch_bounds__(64) per_row_kernel(
         int32_t R,
         int32_t N)
 {
-    using x_layout = tl::BlockedLayout<64, 8, 64>;  // fragment x: f32[64]
-    using acc_layout = tl::BlockedLayout<64, 8, 64>;  // fragment acc: f32[64]
-    using x_next_layout = tl::BlockedLayout<64, 8, 64>;  // fragment x_next: f32[64]
+    using x_layout = tl::BlockedLayout<64, 1, 64>;  // fragment x: f32[64]
+    using acc_layout = tl::BlockedLayout<64, 1, 64>;  // fragment acc: f32[64]
+    using x_next_layout = tl::BlockedLayout<64, 1, 64>;  // fragment x_next: f32[64]
     const int tl_tid = tl::thread_index<64>();
     int32_t len[1];  // local len: i32[1]
     float x[x_layout::kSlots];  // fragment x: f32[64]
@@ -249,20 +249,8 @@ __global__ void __launch_bounds__(64) per_row_kernel(
     if (0 < k_trips) {
         // copy(X[block.x, k * 64 +: 64], x);  (prefetch_registers.tl:40)
         #pragma unroll
-        for (int tl_chunk1 = 0; tl_chunk1 < x_next_layout::kSlots; tl_chunk1 += 4) {
-            if (!(x_next_layout::valid(tl_tid, tl_chunk1))) continue;
-            const float* tl_ptr2 = &X[int64_t(int(blockIdx.x)) * N + ((x_next_layout::flat(tl_tid, (tl_chunk1 / 8) * 8) % 64) + tl_chunk1 % 8)];
-            if (tl::in_bounds(int(blockIdx.x), R) && tl::in_bounds((x_next_layout::flat(tl_tid, (tl_chunk1 / 8) * 8) % 64) + tl_chunk1 % 8, N) && tl::in_bounds(int(blockIdx.x), R) && tl::in_bounds(((x_next_layout::flat(tl_tid, (tl_chunk1 / 8) * 8) % 64) + tl_chunk1 % 8) + 3, N) && tl::is_aligned(tl_ptr2, 16)) {
-                float tl_vec3[4];
-                tl::load_vector<float, 4>(tl_vec3, tl_ptr2);
-                #pragma unroll
-                for (int tl_v = 0; tl_v < 4; ++tl_v) x_next[tl_chunk1 + tl_v] = tl_vec3[tl_v];
-            } else {
-                #pragma unroll
-                for (int tl_v = 0; tl_v < 4; ++tl_v) {
-                    x_next[tl_chunk1 + tl_v] = tl::in_bounds(int(blockIdx.x), R) && tl::in_bounds((x_next_layout::flat(tl_tid, ((tl_chunk1 + tl_v) / 8) * 8) % 64) + (tl_chunk1 + tl_v) % 8, N) ? X[int64_t(int(blockIdx.x)) * N + ((x_next_layout::flat(tl_tid, ((tl_chunk1 + tl_v) / 8) * 8) % 64) + (tl_chunk1 + tl_v) % 8)] : 0.0f;
-                }
-            }
+        for (int tl_s1 = 0; tl_s1 < x_next_layout::kSlots; ++tl_s1) {
+            x_next[tl_s1] = tl::in_bounds(int(blockIdx.x), R) && tl::in_bounds(x_next_layout::flat(tl_tid, tl_s1), N) ? X[int64_t(int(blockIdx.x)) * N + x_next_layout::flat(tl_tid, tl_s1)] : 0.0f;
         }
     }
     // for k in pipelined(cdiv(min(len[0], N), 64), stages = 2) {  (prefetch_registers.tl:39)
@@ -273,47 +261,22 @@ __global__ void __launch_bounds__(64) per_row_kernel(
         if (k + 1 < k_trips) {
             // copy(X[block.x, k * 64 +: 64], x);  (prefetch_registers.tl:40)
             #pragma unroll
-            for (int tl_chunk4 = 0; tl_chunk4 < x_next_layout::kSlots; tl_chunk4 += 4) {
-                if (!(x_next_layout::valid(tl_tid, tl_chunk4))) continue;
-                const float* tl_ptr5 = &X[int64_t(int(blockIdx.x)) * N + (((k + 1) * 64) + ((x_next_layout::flat(tl_tid, (tl_chunk4 / 8) * 8) % 64) + tl_chunk4 % 8))];
-                if (tl::in_bounds(int(blockIdx.x), R) && tl::in_bounds(((k + 1) * 64) + ((x_next_layout::flat(tl_tid, (tl_chunk4 / 8) * 8) % 64) + tl_chunk4 % 8), N) && tl::in_bounds(int(blockIdx.x), R) && tl::in_bounds((((k + 1) * 64) + ((x_next_layout::flat(tl_tid, (tl_chunk4 / 8) * 8) % 64) + tl_chunk4 % 8)) + 3, N) && tl::is_aligned(tl_ptr5, 16)) {
-                    float tl_vec6[4];
-                    tl::load_vector<float, 4>(tl_vec6, tl_ptr5);
-                    #pragma unroll
-                    for (int tl_v = 0; tl_v < 4; ++tl_v) x_next[tl_chunk4 + tl_v] = tl_vec6[tl_v];
-                } else {
-                    #pragma unroll
-                    for (int tl_v = 0; tl_v < 4; ++tl_v) {
-                        x_next[tl_chunk4 + tl_v] = tl::in_bounds(int(blockIdx.x), R) && tl::in_bounds(((k + 1) * 64) + ((x_next_layout::flat(tl_tid, ((tl_chunk4 + tl_v) / 8) * 8) % 64) + (tl_chunk4 + tl_v) % 8), N) ? X[int64_t(int(blockIdx.x)) * N + (((k + 1) * 64) + ((x_next_layout::flat(tl_tid, ((tl_chunk4 + tl_v) / 8) * 8) % 64) + (tl_chunk4 + tl_v) % 8))] : 0.0f;
-                    }
-                }
+            for (int tl_s2 = 0; tl_s2 < x_next_layout::kSlots; ++tl_s2) {
+                x_next[tl_s2] = tl::in_bounds(int(blockIdx.x), R) && tl::in_bounds(((k + 1) * 64) + x_next_layout::flat(tl_tid, tl_s2), N) ? X[int64_t(int(blockIdx.x)) * N + (((k + 1) * 64) + x_next_layout::flat(tl_tid, tl_s2))] : 0.0f;
             }
         }
         // for j in parallel(64) {  (prefetch_registers.tl:41)
         // for j in parallel(64): each thread visits the elements of `acc` it holds
         #pragma unroll
-        for (int tl_s7 = 0; tl_s7 < acc_layout::kSlots; ++tl_s7) {
-            if (!(acc_layout::valid(tl_tid, tl_s7))) continue;
-            [[maybe_unused]] const int j = (acc_layout::flat(tl_tid, (tl_s7 / 8) * 8) % 64) + tl_s7 % 8;
-            acc[tl_s7] = acc[tl_s7] + x[tl_s7];
+        for (int tl_s3 = 0; tl_s3 < acc_layout::kSlots; ++tl_s3) {
+            [[maybe_unused]] const int j = acc_layout::flat(tl_tid, tl_s3);
+            acc[tl_s3] = acc[tl_s3] + x[tl_s3];
         }
     }
     // copy(acc, Y[block.x, 0 +: 64]);  (prefetch_registers.tl:45)
     #pragma unroll
-    for (int tl_chunk8 = 0; tl_chunk8 < acc_layout::kSlots; tl_chunk8 += 4) {
-        if (!(acc_layout::valid(tl_tid, tl_chunk8))) continue;
-        float* tl_ptr9 = &Y[int64_t(int(blockIdx.x)) * 64 + ((acc_layout::flat(tl_tid, (tl_chunk8 / 8) * 8) % 64) + tl_chunk8 % 8)];
-        if (tl::in_bounds(int(blockIdx.x), R) && tl::in_bounds((acc_layout::flat(tl_tid, (tl_chunk8 / 8) * 8) % 64) + tl_chunk8 % 8, 64) && tl::in_bounds(int(blockIdx.x), R) && tl::in_bounds(((acc_layout::flat(tl_tid, (tl_chunk8 / 8) * 8) % 64) + tl_chunk8 % 8) + 3, 64) && tl::is_aligned(tl_ptr9, 16)) {
-            float tl_vec10[4];
-            #pragma unroll
-            for (int tl_v = 0; tl_v < 4; ++tl_v) tl_vec10[tl_v] = acc[tl_chunk8 + tl_v];
-            tl::store_vector<float, 4>(tl_ptr9, tl_vec10);
-        } else {
-            #pragma unroll
-            for (int tl_v = 0; tl_v < 4; ++tl_v) {
-                if (tl::in_bounds(int(blockIdx.x), R) && tl::in_bounds((acc_layout::flat(tl_tid, ((tl_chunk8 + tl_v) / 8) * 8) % 64) + (tl_chunk8 + tl_v) % 8, 64)) Y[int64_t(int(blockIdx.x)) * 64 + ((acc_layout::flat(tl_tid, ((tl_chunk8 + tl_v) / 8) * 8) % 64) + (tl_chunk8 + tl_v) % 8)] = acc[tl_chunk8 + tl_v];
-            }
-        }
+    for (int tl_s4 = 0; tl_s4 < acc_layout::kSlots; ++tl_s4) {
+        if (tl::in_bounds(int(blockIdx.x), R) && tl::in_bounds(acc_layout::flat(tl_tid, tl_s4), 64)) Y[int64_t(int(blockIdx.x)) * 64 + acc_layout::flat(tl_tid, tl_s4)] = acc[tl_s4];
     }
 }
 

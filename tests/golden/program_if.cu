@@ -16,23 +16,22 @@ __global__ void __launch_bounds__(128) scale_kernel(
         float alpha,
         int32_t N)
 {
-    using x_layout = tl::BlockedLayout<256, 8, 128>;  // fragment x: f32[256]
+    using x_layout = tl::BlockedLayout<256, 2, 128>;  // fragment x: f32[256]
     const int tl_tid = tl::thread_index<128>();
     float x[x_layout::kSlots];  // fragment x: f32[256]
     // copy(X[block.x * BLOCK +: BLOCK], x);  (program_if.tl:10)
     #pragma unroll
-    for (int tl_chunk0 = 0; tl_chunk0 < x_layout::kSlots; tl_chunk0 += 4) {
-        if (!(x_layout::valid(tl_tid, tl_chunk0))) continue;
-        const float* tl_ptr1 = &X[(int(blockIdx.x) * 256) + ((x_layout::flat(tl_tid, (tl_chunk0 / 8) * 8) % 256) + tl_chunk0 % 8)];
-        if (tl::in_bounds((int(blockIdx.x) * 256) + ((x_layout::flat(tl_tid, (tl_chunk0 / 8) * 8) % 256) + tl_chunk0 % 8), N) && tl::in_bounds(((int(blockIdx.x) * 256) + ((x_layout::flat(tl_tid, (tl_chunk0 / 8) * 8) % 256) + tl_chunk0 % 8)) + 3, N) && tl::is_aligned(tl_ptr1, 16)) {
-            float tl_vec2[4];
-            tl::load_vector<float, 4>(tl_vec2, tl_ptr1);
+    for (int tl_chunk0 = 0; tl_chunk0 < x_layout::kSlots; tl_chunk0 += 2) {
+        const float* tl_ptr1 = &X[(int(blockIdx.x) * 256) + ((x_layout::flat(tl_tid, (tl_chunk0 / 2) * 2) % 256) + tl_chunk0 % 2)];
+        if (tl::in_bounds((int(blockIdx.x) * 256) + ((x_layout::flat(tl_tid, (tl_chunk0 / 2) * 2) % 256) + tl_chunk0 % 2), N) && tl::in_bounds(((int(blockIdx.x) * 256) + ((x_layout::flat(tl_tid, (tl_chunk0 / 2) * 2) % 256) + tl_chunk0 % 2)) + 1, N) && tl::is_aligned(tl_ptr1, 8)) {
+            float tl_vec2[2];
+            tl::load_vector<float, 2>(tl_vec2, tl_ptr1);
             #pragma unroll
-            for (int tl_v = 0; tl_v < 4; ++tl_v) x[tl_chunk0 + tl_v] = tl_vec2[tl_v];
+            for (int tl_v = 0; tl_v < 2; ++tl_v) x[tl_chunk0 + tl_v] = tl_vec2[tl_v];
         } else {
             #pragma unroll
-            for (int tl_v = 0; tl_v < 4; ++tl_v) {
-                x[tl_chunk0 + tl_v] = tl::in_bounds((int(blockIdx.x) * 256) + ((x_layout::flat(tl_tid, ((tl_chunk0 + tl_v) / 8) * 8) % 256) + (tl_chunk0 + tl_v) % 8), N) ? X[(int(blockIdx.x) * 256) + ((x_layout::flat(tl_tid, ((tl_chunk0 + tl_v) / 8) * 8) % 256) + (tl_chunk0 + tl_v) % 8)] : 0.0f;
+            for (int tl_v = 0; tl_v < 2; ++tl_v) {
+                x[tl_chunk0 + tl_v] = tl::in_bounds((int(blockIdx.x) * 256) + ((x_layout::flat(tl_tid, ((tl_chunk0 + tl_v) / 2) * 2) % 256) + (tl_chunk0 + tl_v) % 2), N) ? X[(int(blockIdx.x) * 256) + ((x_layout::flat(tl_tid, ((tl_chunk0 + tl_v) / 2) * 2) % 256) + (tl_chunk0 + tl_v) % 2)] : 0.0f;
             }
         }
     }
@@ -40,24 +39,22 @@ __global__ void __launch_bounds__(128) scale_kernel(
     // for i in parallel(256): each thread visits the elements of `x` it holds
     #pragma unroll
     for (int tl_s3 = 0; tl_s3 < x_layout::kSlots; ++tl_s3) {
-        if (!(x_layout::valid(tl_tid, tl_s3))) continue;
-        [[maybe_unused]] const int i = (x_layout::flat(tl_tid, (tl_s3 / 8) * 8) % 256) + tl_s3 % 8;
+        [[maybe_unused]] const int i = (x_layout::flat(tl_tid, (tl_s3 / 2) * 2) % 256) + tl_s3 % 2;
         x[tl_s3] = x[tl_s3] * alpha;
     }
     // copy(x, Y[block.x * BLOCK +: BLOCK]);  (program_if.tl:14)
     #pragma unroll
-    for (int tl_chunk4 = 0; tl_chunk4 < x_layout::kSlots; tl_chunk4 += 4) {
-        if (!(x_layout::valid(tl_tid, tl_chunk4))) continue;
-        float* tl_ptr5 = &Y[(int(blockIdx.x) * 256) + ((x_layout::flat(tl_tid, (tl_chunk4 / 8) * 8) % 256) + tl_chunk4 % 8)];
-        if (tl::in_bounds((int(blockIdx.x) * 256) + ((x_layout::flat(tl_tid, (tl_chunk4 / 8) * 8) % 256) + tl_chunk4 % 8), N) && tl::in_bounds(((int(blockIdx.x) * 256) + ((x_layout::flat(tl_tid, (tl_chunk4 / 8) * 8) % 256) + tl_chunk4 % 8)) + 3, N) && tl::is_aligned(tl_ptr5, 16)) {
-            float tl_vec6[4];
+    for (int tl_chunk4 = 0; tl_chunk4 < x_layout::kSlots; tl_chunk4 += 2) {
+        float* tl_ptr5 = &Y[(int(blockIdx.x) * 256) + ((x_layout::flat(tl_tid, (tl_chunk4 / 2) * 2) % 256) + tl_chunk4 % 2)];
+        if (tl::in_bounds((int(blockIdx.x) * 256) + ((x_layout::flat(tl_tid, (tl_chunk4 / 2) * 2) % 256) + tl_chunk4 % 2), N) && tl::in_bounds(((int(blockIdx.x) * 256) + ((x_layout::flat(tl_tid, (tl_chunk4 / 2) * 2) % 256) + tl_chunk4 % 2)) + 1, N) && tl::is_aligned(tl_ptr5, 8)) {
+            float tl_vec6[2];
             #pragma unroll
-            for (int tl_v = 0; tl_v < 4; ++tl_v) tl_vec6[tl_v] = x[tl_chunk4 + tl_v];
-            tl::store_vector<float, 4>(tl_ptr5, tl_vec6);
+            for (int tl_v = 0; tl_v < 2; ++tl_v) tl_vec6[tl_v] = x[tl_chunk4 + tl_v];
+            tl::store_vector<float, 2>(tl_ptr5, tl_vec6);
         } else {
             #pragma unroll
-            for (int tl_v = 0; tl_v < 4; ++tl_v) {
-                if (tl::in_bounds((int(blockIdx.x) * 256) + ((x_layout::flat(tl_tid, ((tl_chunk4 + tl_v) / 8) * 8) % 256) + (tl_chunk4 + tl_v) % 8), N)) Y[(int(blockIdx.x) * 256) + ((x_layout::flat(tl_tid, ((tl_chunk4 + tl_v) / 8) * 8) % 256) + (tl_chunk4 + tl_v) % 8)] = x[tl_chunk4 + tl_v];
+            for (int tl_v = 0; tl_v < 2; ++tl_v) {
+                if (tl::in_bounds((int(blockIdx.x) * 256) + ((x_layout::flat(tl_tid, ((tl_chunk4 + tl_v) / 2) * 2) % 256) + (tl_chunk4 + tl_v) % 2), N)) Y[(int(blockIdx.x) * 256) + ((x_layout::flat(tl_tid, ((tl_chunk4 + tl_v) / 2) * 2) % 256) + (tl_chunk4 + tl_v) % 2)] = x[tl_chunk4 + tl_v];
             }
         }
     }
@@ -72,50 +69,25 @@ __global__ void __launch_bounds__(128) pick_scale_kernel(
         int32_t N)
 {
     tl::wait_for_previous_grid();  // launched by program `pick`: the kernel before it has finished
-    using x_layout = tl::BlockedLayout<128, 8, 128>;  // fragment x: f32[128]
+    using x_layout = tl::BlockedLayout<128, 1, 128>;  // fragment x: f32[128]
     const int tl_tid = tl::thread_index<128>();
     float x[x_layout::kSlots];  // fragment x: f32[128]
     // copy(X[block.x * BLOCK +: BLOCK], x);  (program_if.tl:10)
     #pragma unroll
-    for (int tl_chunk0 = 0; tl_chunk0 < x_layout::kSlots; tl_chunk0 += 4) {
-        if (!(x_layout::valid(tl_tid, tl_chunk0))) continue;
-        const float* tl_ptr1 = &X[(int(blockIdx.x) * 128) + ((x_layout::flat(tl_tid, (tl_chunk0 / 8) * 8) % 128) + tl_chunk0 % 8)];
-        if (tl::in_bounds((int(blockIdx.x) * 128) + ((x_layout::flat(tl_tid, (tl_chunk0 / 8) * 8) % 128) + tl_chunk0 % 8), N) && tl::in_bounds(((int(blockIdx.x) * 128) + ((x_layout::flat(tl_tid, (tl_chunk0 / 8) * 8) % 128) + tl_chunk0 % 8)) + 3, N) && tl::is_aligned(tl_ptr1, 16)) {
-            float tl_vec2[4];
-            tl::load_vector<float, 4>(tl_vec2, tl_ptr1);
-            #pragma unroll
-            for (int tl_v = 0; tl_v < 4; ++tl_v) x[tl_chunk0 + tl_v] = tl_vec2[tl_v];
-        } else {
-            #pragma unroll
-            for (int tl_v = 0; tl_v < 4; ++tl_v) {
-                x[tl_chunk0 + tl_v] = tl::in_bounds((int(blockIdx.x) * 128) + ((x_layout::flat(tl_tid, ((tl_chunk0 + tl_v) / 8) * 8) % 128) + (tl_chunk0 + tl_v) % 8), N) ? X[(int(blockIdx.x) * 128) + ((x_layout::flat(tl_tid, ((tl_chunk0 + tl_v) / 8) * 8) % 128) + (tl_chunk0 + tl_v) % 8)] : 0.0f;
-            }
-        }
+    for (int tl_s0 = 0; tl_s0 < x_layout::kSlots; ++tl_s0) {
+        x[tl_s0] = tl::in_bounds((int(blockIdx.x) * 128) + x_layout::flat(tl_tid, tl_s0), N) ? X[(int(blockIdx.x) * 128) + x_layout::flat(tl_tid, tl_s0)] : 0.0f;
     }
     // for i in parallel(BLOCK) {  (program_if.tl:11)
     // for i in parallel(128): each thread visits the elements of `x` it holds
     #pragma unroll
-    for (int tl_s3 = 0; tl_s3 < x_layout::kSlots; ++tl_s3) {
-        if (!(x_layout::valid(tl_tid, tl_s3))) continue;
-        [[maybe_unused]] const int i = (x_layout::flat(tl_tid, (tl_s3 / 8) * 8) % 128) + tl_s3 % 8;
-        x[tl_s3] = x[tl_s3] * alpha;
+    for (int tl_s1 = 0; tl_s1 < x_layout::kSlots; ++tl_s1) {
+        [[maybe_unused]] const int i = x_layout::flat(tl_tid, tl_s1);
+        x[tl_s1] = x[tl_s1] * alpha;
     }
     // copy(x, Y[block.x * BLOCK +: BLOCK]);  (program_if.tl:14)
     #pragma unroll
-    for (int tl_chunk4 = 0; tl_chunk4 < x_layout::kSlots; tl_chunk4 += 4) {
-        if (!(x_layout::valid(tl_tid, tl_chunk4))) continue;
-        float* tl_ptr5 = &Y[(int(blockIdx.x) * 128) + ((x_layout::flat(tl_tid, (tl_chunk4 / 8) * 8) % 128) + tl_chunk4 % 8)];
-        if (tl::in_bounds((int(blockIdx.x) * 128) + ((x_layout::flat(tl_tid, (tl_chunk4 / 8) * 8) % 128) + tl_chunk4 % 8), N) && tl::in_bounds(((int(blockIdx.x) * 128) + ((x_layout::flat(tl_tid, (tl_chunk4 / 8) * 8) % 128) + tl_chunk4 % 8)) + 3, N) && tl::is_aligned(tl_ptr5, 16)) {
-            float tl_vec6[4];
-            #pragma unroll
-            for (int tl_v = 0; tl_v < 4; ++tl_v) tl_vec6[tl_v] = x[tl_chunk4 + tl_v];
-            tl::store_vector<float, 4>(tl_ptr5, tl_vec6);
-        } else {
-            #pragma unroll
-            for (int tl_v = 0; tl_v < 4; ++tl_v) {
-                if (tl::in_bounds((int(blockIdx.x) * 128) + ((x_layout::flat(tl_tid, ((tl_chunk4 + tl_v) / 8) * 8) % 128) + (tl_chunk4 + tl_v) % 8), N)) Y[(int(blockIdx.x) * 128) + ((x_layout::flat(tl_tid, ((tl_chunk4 + tl_v) / 8) * 8) % 128) + (tl_chunk4 + tl_v) % 8)] = x[tl_chunk4 + tl_v];
-            }
-        }
+    for (int tl_s2 = 0; tl_s2 < x_layout::kSlots; ++tl_s2) {
+        if (tl::in_bounds((int(blockIdx.x) * 128) + x_layout::flat(tl_tid, tl_s2), N)) Y[(int(blockIdx.x) * 128) + x_layout::flat(tl_tid, tl_s2)] = x[tl_s2];
     }
 }
 

@@ -18,7 +18,7 @@ __global__ void __launch_bounds__(128) segment_scale_kernel(
         int32_t N,
         int32_t S)
 {
-    using x_layout = tl::BlockedLayout<256, 8, 128>;  // fragment x: f32[256]
+    using x_layout = tl::BlockedLayout<256, 2, 128>;  // fragment x: f32[256]
     const int tl_tid = tl::thread_index<128>();
     float x[x_layout::kSlots];  // fragment x: f32[256]
     const int32_t row = Starts[int(blockIdx.x)];
@@ -26,18 +26,17 @@ __global__ void __launch_bounds__(128) segment_scale_kernel(
     for (int t = 0; t < (row >= 0 ? tl::cdiv(N, 256) : 0); ++t) {
         // copy(X[row, t * BN +: BN], x);  (read_only_elements.tl:12)
         #pragma unroll
-        for (int tl_chunk0 = 0; tl_chunk0 < x_layout::kSlots; tl_chunk0 += 8) {
-            if (!(x_layout::valid(tl_tid, tl_chunk0))) continue;
-            const tl::f16* tl_ptr1 = &X[int64_t(row) * N + ((t * 256) + ((x_layout::flat(tl_tid, (tl_chunk0 / 8) * 8) % 256) + tl_chunk0 % 8))];
-            if (tl::in_bounds(row, M) && tl::in_bounds((t * 256) + ((x_layout::flat(tl_tid, (tl_chunk0 / 8) * 8) % 256) + tl_chunk0 % 8), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 256) + ((x_layout::flat(tl_tid, (tl_chunk0 / 8) * 8) % 256) + tl_chunk0 % 8)) + 7, N) && tl::is_aligned(tl_ptr1, 16)) {
-                tl::f16 tl_vec2[8];
-                tl::load_vector<tl::f16, 8>(tl_vec2, tl_ptr1);
+        for (int tl_chunk0 = 0; tl_chunk0 < x_layout::kSlots; tl_chunk0 += 2) {
+            const tl::f16* tl_ptr1 = &X[int64_t(row) * N + ((t * 256) + ((x_layout::flat(tl_tid, (tl_chunk0 / 2) * 2) % 256) + tl_chunk0 % 2))];
+            if (tl::in_bounds(row, M) && tl::in_bounds((t * 256) + ((x_layout::flat(tl_tid, (tl_chunk0 / 2) * 2) % 256) + tl_chunk0 % 2), N) && tl::in_bounds(row, M) && tl::in_bounds(((t * 256) + ((x_layout::flat(tl_tid, (tl_chunk0 / 2) * 2) % 256) + tl_chunk0 % 2)) + 1, N) && tl::is_aligned(tl_ptr1, 4)) {
+                tl::f16 tl_vec2[2];
+                tl::load_vector<tl::f16, 2>(tl_vec2, tl_ptr1);
                 #pragma unroll
-                for (int tl_v = 0; tl_v < 8; ++tl_v) x[tl_chunk0 + tl_v] = tl::convert<float>(tl_vec2[tl_v]);
+                for (int tl_v = 0; tl_v < 2; ++tl_v) x[tl_chunk0 + tl_v] = tl::convert<float>(tl_vec2[tl_v]);
             } else {
                 #pragma unroll
-                for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                    x[tl_chunk0 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 256) + ((x_layout::flat(tl_tid, ((tl_chunk0 + tl_v) / 8) * 8) % 256) + (tl_chunk0 + tl_v) % 8), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 256) + ((x_layout::flat(tl_tid, ((tl_chunk0 + tl_v) / 8) * 8) % 256) + (tl_chunk0 + tl_v) % 8))]) : 0.0f;
+                for (int tl_v = 0; tl_v < 2; ++tl_v) {
+                    x[tl_chunk0 + tl_v] = tl::in_bounds(row, M) && tl::in_bounds((t * 256) + ((x_layout::flat(tl_tid, ((tl_chunk0 + tl_v) / 2) * 2) % 256) + (tl_chunk0 + tl_v) % 2), N) ? tl::convert<float>(X[int64_t(row) * N + ((t * 256) + ((x_layout::flat(tl_tid, ((tl_chunk0 + tl_v) / 2) * 2) % 256) + (tl_chunk0 + tl_v) % 2))]) : 0.0f;
                 }
             }
         }
@@ -45,24 +44,22 @@ __global__ void __launch_bounds__(128) segment_scale_kernel(
         // for j in parallel(256): each thread visits the elements of `x` it holds
         #pragma unroll
         for (int tl_s3 = 0; tl_s3 < x_layout::kSlots; ++tl_s3) {
-            if (!(x_layout::valid(tl_tid, tl_s3))) continue;
-            [[maybe_unused]] const int j = (x_layout::flat(tl_tid, (tl_s3 / 8) * 8) % 256) + tl_s3 % 8;
+            [[maybe_unused]] const int j = (x_layout::flat(tl_tid, (tl_s3 / 2) * 2) % 256) + tl_s3 % 2;
             x[tl_s3] = x[tl_s3] * s;
         }
         // copy(x, Y[block.x, t * BN +: BN]);  (read_only_elements.tl:16)
         #pragma unroll
-        for (int tl_chunk4 = 0; tl_chunk4 < x_layout::kSlots; tl_chunk4 += 8) {
-            if (!(x_layout::valid(tl_tid, tl_chunk4))) continue;
-            tl::f16* tl_ptr5 = &Y[int64_t(int(blockIdx.x)) * N + ((t * 256) + ((x_layout::flat(tl_tid, (tl_chunk4 / 8) * 8) % 256) + tl_chunk4 % 8))];
-            if (tl::in_bounds(int(blockIdx.x), S) && tl::in_bounds((t * 256) + ((x_layout::flat(tl_tid, (tl_chunk4 / 8) * 8) % 256) + tl_chunk4 % 8), N) && tl::in_bounds(int(blockIdx.x), S) && tl::in_bounds(((t * 256) + ((x_layout::flat(tl_tid, (tl_chunk4 / 8) * 8) % 256) + tl_chunk4 % 8)) + 7, N) && tl::is_aligned(tl_ptr5, 16)) {
-                tl::f16 tl_vec6[8];
+        for (int tl_chunk4 = 0; tl_chunk4 < x_layout::kSlots; tl_chunk4 += 2) {
+            tl::f16* tl_ptr5 = &Y[int64_t(int(blockIdx.x)) * N + ((t * 256) + ((x_layout::flat(tl_tid, (tl_chunk4 / 2) * 2) % 256) + tl_chunk4 % 2))];
+            if (tl::in_bounds(int(blockIdx.x), S) && tl::in_bounds((t * 256) + ((x_layout::flat(tl_tid, (tl_chunk4 / 2) * 2) % 256) + tl_chunk4 % 2), N) && tl::in_bounds(int(blockIdx.x), S) && tl::in_bounds(((t * 256) + ((x_layout::flat(tl_tid, (tl_chunk4 / 2) * 2) % 256) + tl_chunk4 % 2)) + 1, N) && tl::is_aligned(tl_ptr5, 4)) {
+                tl::f16 tl_vec6[2];
                 #pragma unroll
-                for (int tl_v = 0; tl_v < 8; tl_v += 2) tl::convert_pair(&tl_vec6[tl_v], x[tl_chunk4 + tl_v], x[tl_chunk4 + tl_v + 1]);
-                tl::store_vector<tl::f16, 8>(tl_ptr5, tl_vec6);
+                for (int tl_v = 0; tl_v < 2; tl_v += 2) tl::convert_pair(&tl_vec6[tl_v], x[tl_chunk4 + tl_v], x[tl_chunk4 + tl_v + 1]);
+                tl::store_vector<tl::f16, 2>(tl_ptr5, tl_vec6);
             } else {
                 #pragma unroll
-                for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                    if (tl::in_bounds(int(blockIdx.x), S) && tl::in_bounds((t * 256) + ((x_layout::flat(tl_tid, ((tl_chunk4 + tl_v) / 8) * 8) % 256) + (tl_chunk4 + tl_v) % 8), N)) Y[int64_t(int(blockIdx.x)) * N + ((t * 256) + ((x_layout::flat(tl_tid, ((tl_chunk4 + tl_v) / 8) * 8) % 256) + (tl_chunk4 + tl_v) % 8))] = tl::convert<tl::f16>(x[tl_chunk4 + tl_v]);
+                for (int tl_v = 0; tl_v < 2; ++tl_v) {
+                    if (tl::in_bounds(int(blockIdx.x), S) && tl::in_bounds((t * 256) + ((x_layout::flat(tl_tid, ((tl_chunk4 + tl_v) / 2) * 2) % 256) + (tl_chunk4 + tl_v) % 2), N)) Y[int64_t(int(blockIdx.x)) * N + ((t * 256) + ((x_layout::flat(tl_tid, ((tl_chunk4 + tl_v) / 2) * 2) % 256) + (tl_chunk4 + tl_v) % 2))] = tl::convert<tl::f16>(x[tl_chunk4 + tl_v]);
                 }
             }
         }

@@ -15,32 +15,20 @@ __global__ void __launch_bounds__(64) reduce_i8_kernel(
         int8_t* __restrict__ Y,
         int32_t N)
 {
-    using x_layout = tl::BlockedLayout<64, 8, 64>;  // fragment x: i8[64]
-    // fragment rows: i8[4, 16], blocked per axis, vector 8: [4, 16] over 64 threads: (4:t2, 8:r1 2:t1) 8 registers, 8 replicas
-    // fragment r: i8[4], slice of `rows` (reduce over axis 1): [4] over 64 threads: (4:t2) 1 registers, 16 replicas
+    using x_layout = tl::BlockedLayout<64, 1, 64>;  // fragment x: i8[64]
+    // fragment rows: i8[4, 16], blocked per axis, vector 1: [4, 16] over 64 threads: (4:t16, 16:t1) 1 registers
+    // fragment r: i8[4], slice of `rows` (reduce over axis 1): [4] over 64 threads: (4:t16) 1 registers, 16 replicas
     const int tl_tid = tl::thread_index<64>();
     extern __shared__ __align__(128) unsigned char tl_smem[];
     unsigned char* tl_scratch = tl_smem + 0;  // 2 bytes for reductions and staging
     int8_t x[x_layout::kSlots];  // fragment x: i8[64]
-    int8_t rows[8];  // fragment rows: i8[4, 16]
+    int8_t rows[1];  // fragment rows: i8[4, 16]
     int8_t r[1];  // fragment r: i8[4]
     int8_t m;
     // copy(X[0 +: 64], x);  (reduce_int_dtypes.tl:11)
     #pragma unroll
-    for (int tl_chunk0 = 0; tl_chunk0 < x_layout::kSlots; tl_chunk0 += 8) {
-        if (!(x_layout::valid(tl_tid, tl_chunk0))) continue;
-        const int8_t* tl_ptr1 = &X[(x_layout::flat(tl_tid, (tl_chunk0 / 8) * 8) % 64) + tl_chunk0 % 8];
-        if (tl::in_bounds((x_layout::flat(tl_tid, (tl_chunk0 / 8) * 8) % 64) + tl_chunk0 % 8, N) && tl::in_bounds(((x_layout::flat(tl_tid, (tl_chunk0 / 8) * 8) % 64) + tl_chunk0 % 8) + 7, N) && tl::is_aligned(tl_ptr1, 8)) {
-            int8_t tl_vec2[8];
-            tl::load_vector<int8_t, 8>(tl_vec2, tl_ptr1);
-            #pragma unroll
-            for (int tl_v = 0; tl_v < 8; ++tl_v) x[tl_chunk0 + tl_v] = tl_vec2[tl_v];
-        } else {
-            #pragma unroll
-            for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                x[tl_chunk0 + tl_v] = tl::in_bounds((x_layout::flat(tl_tid, ((tl_chunk0 + tl_v) / 8) * 8) % 64) + (tl_chunk0 + tl_v) % 8, N) ? X[(x_layout::flat(tl_tid, ((tl_chunk0 + tl_v) / 8) * 8) % 64) + (tl_chunk0 + tl_v) % 8] : static_cast<int8_t>(0);
-            }
-        }
+    for (int tl_s0 = 0; tl_s0 < x_layout::kSlots; ++tl_s0) {
+        x[tl_s0] = tl::in_bounds(x_layout::flat(tl_tid, tl_s0), N) ? X[x_layout::flat(tl_tid, tl_s0)] : static_cast<int8_t>(0);
     }
     // reduce(sum, x, m);  (reduce_int_dtypes.tl:12)
     {
@@ -48,9 +36,8 @@ __global__ void __launch_bounds__(64) reduce_i8_kernel(
         #pragma unroll
         for (int tl_i = 0; tl_i < 1; ++tl_i) tl_part[tl_i] = tl::SumOp::identity<int8_t>();
         #pragma unroll
-        for (int tl_s3 = 0; tl_s3 < x_layout::kSlots; ++tl_s3) {
-            if (!(x_layout::valid(tl_tid, tl_s3))) continue;
-            tl_part[0] = tl::SumOp::combine(tl_part[0], tl::SumOp::element(x[tl_s3]));
+        for (int tl_s1 = 0; tl_s1 < x_layout::kSlots; ++tl_s1) {
+            tl_part[0] = tl::SumOp::combine(tl_part[0], tl::SumOp::element(x[tl_s1]));
         }
         tl::block_allreduce<tl::SumOp, 1, 64>(tl_part, reinterpret_cast<int8_t*>(tl_scratch), tl_tid);
         {
@@ -67,9 +54,8 @@ __global__ void __launch_bounds__(64) reduce_i8_kernel(
         #pragma unroll
         for (int tl_i = 0; tl_i < 1; ++tl_i) tl_part[tl_i] = tl::MaxOp::identity<int8_t>();
         #pragma unroll
-        for (int tl_s4 = 0; tl_s4 < x_layout::kSlots; ++tl_s4) {
-            if (!(x_layout::valid(tl_tid, tl_s4))) continue;
-            tl_part[0] = tl::MaxOp::combine(tl_part[0], tl::MaxOp::element(x[tl_s4]));
+        for (int tl_s2 = 0; tl_s2 < x_layout::kSlots; ++tl_s2) {
+            tl_part[0] = tl::MaxOp::combine(tl_part[0], tl::MaxOp::element(x[tl_s2]));
         }
         tl::block_allreduce<tl::MaxOp, 1, 64>(tl_part, reinterpret_cast<int8_t*>(tl_scratch), tl_tid);
         {
@@ -86,9 +72,8 @@ __global__ void __launch_bounds__(64) reduce_i8_kernel(
         #pragma unroll
         for (int tl_i = 0; tl_i < 1; ++tl_i) tl_part[tl_i] = tl::MinOp::identity<int8_t>();
         #pragma unroll
-        for (int tl_s5 = 0; tl_s5 < x_layout::kSlots; ++tl_s5) {
-            if (!(x_layout::valid(tl_tid, tl_s5))) continue;
-            tl_part[0] = tl::MinOp::combine(tl_part[0], tl::MinOp::element(x[tl_s5]));
+        for (int tl_s3 = 0; tl_s3 < x_layout::kSlots; ++tl_s3) {
+            tl_part[0] = tl::MinOp::combine(tl_part[0], tl::MinOp::element(x[tl_s3]));
         }
         tl::block_allreduce<tl::MinOp, 1, 64>(tl_part, reinterpret_cast<int8_t*>(tl_scratch), tl_tid);
         {
@@ -105,9 +90,8 @@ __global__ void __launch_bounds__(64) reduce_i8_kernel(
         #pragma unroll
         for (int tl_i = 0; tl_i < 1; ++tl_i) tl_part[tl_i] = tl::AbsMaxOp::identity<int8_t>();
         #pragma unroll
-        for (int tl_s6 = 0; tl_s6 < x_layout::kSlots; ++tl_s6) {
-            if (!(x_layout::valid(tl_tid, tl_s6))) continue;
-            tl_part[0] = tl::AbsMaxOp::combine(tl_part[0], tl::AbsMaxOp::element(x[tl_s6]));
+        for (int tl_s4 = 0; tl_s4 < x_layout::kSlots; ++tl_s4) {
+            tl_part[0] = tl::AbsMaxOp::combine(tl_part[0], tl::AbsMaxOp::element(x[tl_s4]));
         }
         tl::block_allreduce<tl::AbsMaxOp, 1, 64>(tl_part, reinterpret_cast<int8_t*>(tl_scratch), tl_tid);
         {
@@ -120,33 +104,25 @@ __global__ void __launch_bounds__(64) reduce_i8_kernel(
     }
     // copy(Rows, rows);  (reduce_int_dtypes.tl:20)
     #pragma unroll
-    for (int tl_chunk7 = 0; tl_chunk7 < 8; tl_chunk7 += 8) {
-        const int8_t* tl_ptr8 = &Rows[int64_t((tl_tid / 2 % 4)) * 16 + ((tl_chunk7) + (tl_tid % 2) * 8)];
-        if (tl::in_bounds((tl_tid / 2 % 4), 4) && tl::in_bounds(((tl_chunk7) + (tl_tid % 2) * 8), 16) && tl::in_bounds((tl_tid / 2 % 4), 4) && tl::in_bounds((((tl_chunk7) + (tl_tid % 2) * 8)) + 7, 16) && tl::is_aligned(tl_ptr8, 8)) {
-            int8_t tl_vec9[8];
-            tl::load_vector<int8_t, 8>(tl_vec9, tl_ptr8);
-            #pragma unroll
-            for (int tl_v = 0; tl_v < 8; ++tl_v) rows[tl_chunk7 + tl_v] = tl_vec9[tl_v];
-        } else {
-            #pragma unroll
-            for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                rows[tl_chunk7 + tl_v] = tl::in_bounds((tl_tid / 2 % 4), 4) && tl::in_bounds((((tl_chunk7 + tl_v)) + (tl_tid % 2) * 8), 16) ? Rows[int64_t((tl_tid / 2 % 4)) * 16 + (((tl_chunk7 + tl_v)) + (tl_tid % 2) * 8)] : static_cast<int8_t>(0);
-            }
-        }
+    for (int tl_s5 = 0; tl_s5 < 1; ++tl_s5) {
+        rows[tl_s5] = tl::in_bounds((tl_tid / 16), 4) && tl::in_bounds((tl_tid % 16), 16) ? Rows[int64_t((tl_tid / 16)) * 16 + (tl_tid % 16)] : static_cast<int8_t>(0);
     }
     // reduce(max, rows, r);  (reduce_int_dtypes.tl:21)
-    // each thread folds its 8 values of each of its 1 results; xor shuffles 1 among the lanes that share one
+    // each thread folds its 1 values of each of its 1 results; xor shuffles 1, 2, 4, 8 among the lanes that share one
     {
         int8_t tl_part[1];
         #pragma unroll
         for (int tl_i = 0; tl_i < 1; ++tl_i) tl_part[tl_i] = tl::MaxOp::identity<int8_t>();
         #pragma unroll
-        for (int tl_s10 = 0; tl_s10 < 8; ++tl_s10) {
-            tl_part[0] = tl::MaxOp::combine(tl_part[0], tl::MaxOp::element(rows[tl_s10]));
+        for (int tl_s6 = 0; tl_s6 < 1; ++tl_s6) {
+            tl_part[0] = tl::MaxOp::combine(tl_part[0], tl::MaxOp::element(rows[tl_s6]));
         }
         #pragma unroll
         for (int tl_i = 0; tl_i < 1; ++tl_i) {
             tl_part[tl_i] = tl::xor_combine<tl::MaxOp, 1>(tl_part[tl_i]);
+            tl_part[tl_i] = tl::xor_combine<tl::MaxOp, 2>(tl_part[tl_i]);
+            tl_part[tl_i] = tl::xor_combine<tl::MaxOp, 4>(tl_part[tl_i]);
+            tl_part[tl_i] = tl::xor_combine<tl::MaxOp, 8>(tl_part[tl_i]);
         }
         #pragma unroll
         for (int tl_i = 0; tl_i < 1; ++tl_i) {
@@ -154,25 +130,28 @@ __global__ void __launch_bounds__(64) reduce_i8_kernel(
         }
     }
     // copy(r, Y[4 +: 4]);  (reduce_int_dtypes.tl:22)
-    if ((tl_tid % 2) == 0 && (tl_tid / 8) == 0) {
+    if ((tl_tid % 16) == 0) {
         #pragma unroll
-        for (int tl_s11 = 0; tl_s11 < 1; ++tl_s11) {
-            if (tl::in_bounds(4 + (tl_tid / 2 % 4), N)) Y[4 + (tl_tid / 2 % 4)] = r[tl_s11];
+        for (int tl_s7 = 0; tl_s7 < 1; ++tl_s7) {
+            if (tl::in_bounds(4 + (tl_tid / 16), N)) Y[4 + (tl_tid / 16)] = r[tl_s7];
         }
     }
     // reduce(min, rows, r);  (reduce_int_dtypes.tl:23)
-    // each thread folds its 8 values of each of its 1 results; xor shuffles 1 among the lanes that share one
+    // each thread folds its 1 values of each of its 1 results; xor shuffles 1, 2, 4, 8 among the lanes that share one
     {
         int8_t tl_part[1];
         #pragma unroll
         for (int tl_i = 0; tl_i < 1; ++tl_i) tl_part[tl_i] = tl::MinOp::identity<int8_t>();
         #pragma unroll
-        for (int tl_s12 = 0; tl_s12 < 8; ++tl_s12) {
-            tl_part[0] = tl::MinOp::combine(tl_part[0], tl::MinOp::element(rows[tl_s12]));
+        for (int tl_s8 = 0; tl_s8 < 1; ++tl_s8) {
+            tl_part[0] = tl::MinOp::combine(tl_part[0], tl::MinOp::element(rows[tl_s8]));
         }
         #pragma unroll
         for (int tl_i = 0; tl_i < 1; ++tl_i) {
             tl_part[tl_i] = tl::xor_combine<tl::MinOp, 1>(tl_part[tl_i]);
+            tl_part[tl_i] = tl::xor_combine<tl::MinOp, 2>(tl_part[tl_i]);
+            tl_part[tl_i] = tl::xor_combine<tl::MinOp, 4>(tl_part[tl_i]);
+            tl_part[tl_i] = tl::xor_combine<tl::MinOp, 8>(tl_part[tl_i]);
         }
         #pragma unroll
         for (int tl_i = 0; tl_i < 1; ++tl_i) {
@@ -180,10 +159,10 @@ __global__ void __launch_bounds__(64) reduce_i8_kernel(
         }
     }
     // copy(r, Y[8 +: 4]);  (reduce_int_dtypes.tl:24)
-    if ((tl_tid % 2) == 0 && (tl_tid / 8) == 0) {
+    if ((tl_tid % 16) == 0) {
         #pragma unroll
-        for (int tl_s13 = 0; tl_s13 < 1; ++tl_s13) {
-            if (tl::in_bounds(8 + (tl_tid / 2 % 4), N)) Y[8 + (tl_tid / 2 % 4)] = r[tl_s13];
+        for (int tl_s9 = 0; tl_s9 < 1; ++tl_s9) {
+            if (tl::in_bounds(8 + (tl_tid / 16), N)) Y[8 + (tl_tid / 16)] = r[tl_s9];
         }
     }
 }
@@ -196,32 +175,20 @@ __global__ void __launch_bounds__(64) reduce_u8_kernel(
         uint8_t* __restrict__ Y,
         int32_t N)
 {
-    using x_layout = tl::BlockedLayout<64, 8, 64>;  // fragment x: u8[64]
-    // fragment rows: u8[4, 16], blocked per axis, vector 8: [4, 16] over 64 threads: (4:t2, 8:r1 2:t1) 8 registers, 8 replicas
-    // fragment r: u8[4], slice of `rows` (reduce over axis 1): [4] over 64 threads: (4:t2) 1 registers, 16 replicas
+    using x_layout = tl::BlockedLayout<64, 1, 64>;  // fragment x: u8[64]
+    // fragment rows: u8[4, 16], blocked per axis, vector 1: [4, 16] over 64 threads: (4:t16, 16:t1) 1 registers
+    // fragment r: u8[4], slice of `rows` (reduce over axis 1): [4] over 64 threads: (4:t16) 1 registers, 16 replicas
     const int tl_tid = tl::thread_index<64>();
     extern __shared__ __align__(128) unsigned char tl_smem[];
     unsigned char* tl_scratch = tl_smem + 0;  // 2 bytes for reductions and staging
     uint8_t x[x_layout::kSlots];  // fragment x: u8[64]
-    uint8_t rows[8];  // fragment rows: u8[4, 16]
+    uint8_t rows[1];  // fragment rows: u8[4, 16]
     uint8_t r[1];  // fragment r: u8[4]
     uint8_t m;
     // copy(X[0 +: 64], x);  (reduce_int_dtypes.tl:32)
     #pragma unroll
-    for (int tl_chunk0 = 0; tl_chunk0 < x_layout::kSlots; tl_chunk0 += 8) {
-        if (!(x_layout::valid(tl_tid, tl_chunk0))) continue;
-        const uint8_t* tl_ptr1 = &X[(x_layout::flat(tl_tid, (tl_chunk0 / 8) * 8) % 64) + tl_chunk0 % 8];
-        if (tl::in_bounds((x_layout::flat(tl_tid, (tl_chunk0 / 8) * 8) % 64) + tl_chunk0 % 8, N) && tl::in_bounds(((x_layout::flat(tl_tid, (tl_chunk0 / 8) * 8) % 64) + tl_chunk0 % 8) + 7, N) && tl::is_aligned(tl_ptr1, 8)) {
-            uint8_t tl_vec2[8];
-            tl::load_vector<uint8_t, 8>(tl_vec2, tl_ptr1);
-            #pragma unroll
-            for (int tl_v = 0; tl_v < 8; ++tl_v) x[tl_chunk0 + tl_v] = tl_vec2[tl_v];
-        } else {
-            #pragma unroll
-            for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                x[tl_chunk0 + tl_v] = tl::in_bounds((x_layout::flat(tl_tid, ((tl_chunk0 + tl_v) / 8) * 8) % 64) + (tl_chunk0 + tl_v) % 8, N) ? X[(x_layout::flat(tl_tid, ((tl_chunk0 + tl_v) / 8) * 8) % 64) + (tl_chunk0 + tl_v) % 8] : static_cast<uint8_t>(0);
-            }
-        }
+    for (int tl_s0 = 0; tl_s0 < x_layout::kSlots; ++tl_s0) {
+        x[tl_s0] = tl::in_bounds(x_layout::flat(tl_tid, tl_s0), N) ? X[x_layout::flat(tl_tid, tl_s0)] : static_cast<uint8_t>(0);
     }
     // reduce(sum, x, m);  (reduce_int_dtypes.tl:33)
     {
@@ -229,9 +196,8 @@ __global__ void __launch_bounds__(64) reduce_u8_kernel(
         #pragma unroll
         for (int tl_i = 0; tl_i < 1; ++tl_i) tl_part[tl_i] = tl::SumOp::identity<uint8_t>();
         #pragma unroll
-        for (int tl_s3 = 0; tl_s3 < x_layout::kSlots; ++tl_s3) {
-            if (!(x_layout::valid(tl_tid, tl_s3))) continue;
-            tl_part[0] = tl::SumOp::combine(tl_part[0], tl::SumOp::element(x[tl_s3]));
+        for (int tl_s1 = 0; tl_s1 < x_layout::kSlots; ++tl_s1) {
+            tl_part[0] = tl::SumOp::combine(tl_part[0], tl::SumOp::element(x[tl_s1]));
         }
         tl::block_allreduce<tl::SumOp, 1, 64>(tl_part, reinterpret_cast<uint8_t*>(tl_scratch), tl_tid);
         {
@@ -248,9 +214,8 @@ __global__ void __launch_bounds__(64) reduce_u8_kernel(
         #pragma unroll
         for (int tl_i = 0; tl_i < 1; ++tl_i) tl_part[tl_i] = tl::MaxOp::identity<uint8_t>();
         #pragma unroll
-        for (int tl_s4 = 0; tl_s4 < x_layout::kSlots; ++tl_s4) {
-            if (!(x_layout::valid(tl_tid, tl_s4))) continue;
-            tl_part[0] = tl::MaxOp::combine(tl_part[0], tl::MaxOp::element(x[tl_s4]));
+        for (int tl_s2 = 0; tl_s2 < x_layout::kSlots; ++tl_s2) {
+            tl_part[0] = tl::MaxOp::combine(tl_part[0], tl::MaxOp::element(x[tl_s2]));
         }
         tl::block_allreduce<tl::MaxOp, 1, 64>(tl_part, reinterpret_cast<uint8_t*>(tl_scratch), tl_tid);
         {
@@ -267,9 +232,8 @@ __global__ void __launch_bounds__(64) reduce_u8_kernel(
         #pragma unroll
         for (int tl_i = 0; tl_i < 1; ++tl_i) tl_part[tl_i] = tl::MinOp::identity<uint8_t>();
         #pragma unroll
-        for (int tl_s5 = 0; tl_s5 < x_layout::kSlots; ++tl_s5) {
-            if (!(x_layout::valid(tl_tid, tl_s5))) continue;
-            tl_part[0] = tl::MinOp::combine(tl_part[0], tl::MinOp::element(x[tl_s5]));
+        for (int tl_s3 = 0; tl_s3 < x_layout::kSlots; ++tl_s3) {
+            tl_part[0] = tl::MinOp::combine(tl_part[0], tl::MinOp::element(x[tl_s3]));
         }
         tl::block_allreduce<tl::MinOp, 1, 64>(tl_part, reinterpret_cast<uint8_t*>(tl_scratch), tl_tid);
         {
@@ -286,9 +250,8 @@ __global__ void __launch_bounds__(64) reduce_u8_kernel(
         #pragma unroll
         for (int tl_i = 0; tl_i < 1; ++tl_i) tl_part[tl_i] = tl::AbsMaxOp::identity<uint8_t>();
         #pragma unroll
-        for (int tl_s6 = 0; tl_s6 < x_layout::kSlots; ++tl_s6) {
-            if (!(x_layout::valid(tl_tid, tl_s6))) continue;
-            tl_part[0] = tl::AbsMaxOp::combine(tl_part[0], tl::AbsMaxOp::element(x[tl_s6]));
+        for (int tl_s4 = 0; tl_s4 < x_layout::kSlots; ++tl_s4) {
+            tl_part[0] = tl::AbsMaxOp::combine(tl_part[0], tl::AbsMaxOp::element(x[tl_s4]));
         }
         tl::block_allreduce<tl::AbsMaxOp, 1, 64>(tl_part, reinterpret_cast<uint8_t*>(tl_scratch), tl_tid);
         {
@@ -301,33 +264,25 @@ __global__ void __launch_bounds__(64) reduce_u8_kernel(
     }
     // copy(Rows, rows);  (reduce_int_dtypes.tl:41)
     #pragma unroll
-    for (int tl_chunk7 = 0; tl_chunk7 < 8; tl_chunk7 += 8) {
-        const uint8_t* tl_ptr8 = &Rows[int64_t((tl_tid / 2 % 4)) * 16 + ((tl_chunk7) + (tl_tid % 2) * 8)];
-        if (tl::in_bounds((tl_tid / 2 % 4), 4) && tl::in_bounds(((tl_chunk7) + (tl_tid % 2) * 8), 16) && tl::in_bounds((tl_tid / 2 % 4), 4) && tl::in_bounds((((tl_chunk7) + (tl_tid % 2) * 8)) + 7, 16) && tl::is_aligned(tl_ptr8, 8)) {
-            uint8_t tl_vec9[8];
-            tl::load_vector<uint8_t, 8>(tl_vec9, tl_ptr8);
-            #pragma unroll
-            for (int tl_v = 0; tl_v < 8; ++tl_v) rows[tl_chunk7 + tl_v] = tl_vec9[tl_v];
-        } else {
-            #pragma unroll
-            for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                rows[tl_chunk7 + tl_v] = tl::in_bounds((tl_tid / 2 % 4), 4) && tl::in_bounds((((tl_chunk7 + tl_v)) + (tl_tid % 2) * 8), 16) ? Rows[int64_t((tl_tid / 2 % 4)) * 16 + (((tl_chunk7 + tl_v)) + (tl_tid % 2) * 8)] : static_cast<uint8_t>(0);
-            }
-        }
+    for (int tl_s5 = 0; tl_s5 < 1; ++tl_s5) {
+        rows[tl_s5] = tl::in_bounds((tl_tid / 16), 4) && tl::in_bounds((tl_tid % 16), 16) ? Rows[int64_t((tl_tid / 16)) * 16 + (tl_tid % 16)] : static_cast<uint8_t>(0);
     }
     // reduce(max, rows, r);  (reduce_int_dtypes.tl:42)
-    // each thread folds its 8 values of each of its 1 results; xor shuffles 1 among the lanes that share one
+    // each thread folds its 1 values of each of its 1 results; xor shuffles 1, 2, 4, 8 among the lanes that share one
     {
         uint8_t tl_part[1];
         #pragma unroll
         for (int tl_i = 0; tl_i < 1; ++tl_i) tl_part[tl_i] = tl::MaxOp::identity<uint8_t>();
         #pragma unroll
-        for (int tl_s10 = 0; tl_s10 < 8; ++tl_s10) {
-            tl_part[0] = tl::MaxOp::combine(tl_part[0], tl::MaxOp::element(rows[tl_s10]));
+        for (int tl_s6 = 0; tl_s6 < 1; ++tl_s6) {
+            tl_part[0] = tl::MaxOp::combine(tl_part[0], tl::MaxOp::element(rows[tl_s6]));
         }
         #pragma unroll
         for (int tl_i = 0; tl_i < 1; ++tl_i) {
             tl_part[tl_i] = tl::xor_combine<tl::MaxOp, 1>(tl_part[tl_i]);
+            tl_part[tl_i] = tl::xor_combine<tl::MaxOp, 2>(tl_part[tl_i]);
+            tl_part[tl_i] = tl::xor_combine<tl::MaxOp, 4>(tl_part[tl_i]);
+            tl_part[tl_i] = tl::xor_combine<tl::MaxOp, 8>(tl_part[tl_i]);
         }
         #pragma unroll
         for (int tl_i = 0; tl_i < 1; ++tl_i) {
@@ -335,25 +290,28 @@ __global__ void __launch_bounds__(64) reduce_u8_kernel(
         }
     }
     // copy(r, Y[4 +: 4]);  (reduce_int_dtypes.tl:43)
-    if ((tl_tid % 2) == 0 && (tl_tid / 8) == 0) {
+    if ((tl_tid % 16) == 0) {
         #pragma unroll
-        for (int tl_s11 = 0; tl_s11 < 1; ++tl_s11) {
-            if (tl::in_bounds(4 + (tl_tid / 2 % 4), N)) Y[4 + (tl_tid / 2 % 4)] = r[tl_s11];
+        for (int tl_s7 = 0; tl_s7 < 1; ++tl_s7) {
+            if (tl::in_bounds(4 + (tl_tid / 16), N)) Y[4 + (tl_tid / 16)] = r[tl_s7];
         }
     }
     // reduce(min, rows, r);  (reduce_int_dtypes.tl:44)
-    // each thread folds its 8 values of each of its 1 results; xor shuffles 1 among the lanes that share one
+    // each thread folds its 1 values of each of its 1 results; xor shuffles 1, 2, 4, 8 among the lanes that share one
     {
         uint8_t tl_part[1];
         #pragma unroll
         for (int tl_i = 0; tl_i < 1; ++tl_i) tl_part[tl_i] = tl::MinOp::identity<uint8_t>();
         #pragma unroll
-        for (int tl_s12 = 0; tl_s12 < 8; ++tl_s12) {
-            tl_part[0] = tl::MinOp::combine(tl_part[0], tl::MinOp::element(rows[tl_s12]));
+        for (int tl_s8 = 0; tl_s8 < 1; ++tl_s8) {
+            tl_part[0] = tl::MinOp::combine(tl_part[0], tl::MinOp::element(rows[tl_s8]));
         }
         #pragma unroll
         for (int tl_i = 0; tl_i < 1; ++tl_i) {
             tl_part[tl_i] = tl::xor_combine<tl::MinOp, 1>(tl_part[tl_i]);
+            tl_part[tl_i] = tl::xor_combine<tl::MinOp, 2>(tl_part[tl_i]);
+            tl_part[tl_i] = tl::xor_combine<tl::MinOp, 4>(tl_part[tl_i]);
+            tl_part[tl_i] = tl::xor_combine<tl::MinOp, 8>(tl_part[tl_i]);
         }
         #pragma unroll
         for (int tl_i = 0; tl_i < 1; ++tl_i) {
@@ -361,10 +319,10 @@ __global__ void __launch_bounds__(64) reduce_u8_kernel(
         }
     }
     // copy(r, Y[8 +: 4]);  (reduce_int_dtypes.tl:45)
-    if ((tl_tid % 2) == 0 && (tl_tid / 8) == 0) {
+    if ((tl_tid % 16) == 0) {
         #pragma unroll
-        for (int tl_s13 = 0; tl_s13 < 1; ++tl_s13) {
-            if (tl::in_bounds(8 + (tl_tid / 2 % 4), N)) Y[8 + (tl_tid / 2 % 4)] = r[tl_s13];
+        for (int tl_s9 = 0; tl_s9 < 1; ++tl_s9) {
+            if (tl::in_bounds(8 + (tl_tid / 16), N)) Y[8 + (tl_tid / 16)] = r[tl_s9];
         }
     }
 }
@@ -377,32 +335,20 @@ __global__ void __launch_bounds__(64) reduce_i16_kernel(
         int16_t* __restrict__ Y,
         int32_t N)
 {
-    using x_layout = tl::BlockedLayout<64, 8, 64>;  // fragment x: i16[64]
-    // fragment rows: i16[4, 16], blocked per axis, vector 8: [4, 16] over 64 threads: (4:t2, 8:r1 2:t1) 8 registers, 8 replicas
-    // fragment r: i16[4], slice of `rows` (reduce over axis 1): [4] over 64 threads: (4:t2) 1 registers, 16 replicas
+    using x_layout = tl::BlockedLayout<64, 1, 64>;  // fragment x: i16[64]
+    // fragment rows: i16[4, 16], blocked per axis, vector 1: [4, 16] over 64 threads: (4:t16, 16:t1) 1 registers
+    // fragment r: i16[4], slice of `rows` (reduce over axis 1): [4] over 64 threads: (4:t16) 1 registers, 16 replicas
     const int tl_tid = tl::thread_index<64>();
     extern __shared__ __align__(128) unsigned char tl_smem[];
     unsigned char* tl_scratch = tl_smem + 0;  // 4 bytes for reductions and staging
     int16_t x[x_layout::kSlots];  // fragment x: i16[64]
-    int16_t rows[8];  // fragment rows: i16[4, 16]
+    int16_t rows[1];  // fragment rows: i16[4, 16]
     int16_t r[1];  // fragment r: i16[4]
     int16_t m;
     // copy(X[0 +: 64], x);  (reduce_int_dtypes.tl:53)
     #pragma unroll
-    for (int tl_chunk0 = 0; tl_chunk0 < x_layout::kSlots; tl_chunk0 += 8) {
-        if (!(x_layout::valid(tl_tid, tl_chunk0))) continue;
-        const int16_t* tl_ptr1 = &X[(x_layout::flat(tl_tid, (tl_chunk0 / 8) * 8) % 64) + tl_chunk0 % 8];
-        if (tl::in_bounds((x_layout::flat(tl_tid, (tl_chunk0 / 8) * 8) % 64) + tl_chunk0 % 8, N) && tl::in_bounds(((x_layout::flat(tl_tid, (tl_chunk0 / 8) * 8) % 64) + tl_chunk0 % 8) + 7, N) && tl::is_aligned(tl_ptr1, 16)) {
-            int16_t tl_vec2[8];
-            tl::load_vector<int16_t, 8>(tl_vec2, tl_ptr1);
-            #pragma unroll
-            for (int tl_v = 0; tl_v < 8; ++tl_v) x[tl_chunk0 + tl_v] = tl_vec2[tl_v];
-        } else {
-            #pragma unroll
-            for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                x[tl_chunk0 + tl_v] = tl::in_bounds((x_layout::flat(tl_tid, ((tl_chunk0 + tl_v) / 8) * 8) % 64) + (tl_chunk0 + tl_v) % 8, N) ? X[(x_layout::flat(tl_tid, ((tl_chunk0 + tl_v) / 8) * 8) % 64) + (tl_chunk0 + tl_v) % 8] : static_cast<int16_t>(0);
-            }
-        }
+    for (int tl_s0 = 0; tl_s0 < x_layout::kSlots; ++tl_s0) {
+        x[tl_s0] = tl::in_bounds(x_layout::flat(tl_tid, tl_s0), N) ? X[x_layout::flat(tl_tid, tl_s0)] : static_cast<int16_t>(0);
     }
     // reduce(sum, x, m);  (reduce_int_dtypes.tl:54)
     {
@@ -410,9 +356,8 @@ __global__ void __launch_bounds__(64) reduce_i16_kernel(
         #pragma unroll
         for (int tl_i = 0; tl_i < 1; ++tl_i) tl_part[tl_i] = tl::SumOp::identity<int16_t>();
         #pragma unroll
-        for (int tl_s3 = 0; tl_s3 < x_layout::kSlots; ++tl_s3) {
-            if (!(x_layout::valid(tl_tid, tl_s3))) continue;
-            tl_part[0] = tl::SumOp::combine(tl_part[0], tl::SumOp::element(x[tl_s3]));
+        for (int tl_s1 = 0; tl_s1 < x_layout::kSlots; ++tl_s1) {
+            tl_part[0] = tl::SumOp::combine(tl_part[0], tl::SumOp::element(x[tl_s1]));
         }
         tl::block_allreduce<tl::SumOp, 1, 64>(tl_part, reinterpret_cast<int16_t*>(tl_scratch), tl_tid);
         {
@@ -429,9 +374,8 @@ __global__ void __launch_bounds__(64) reduce_i16_kernel(
         #pragma unroll
         for (int tl_i = 0; tl_i < 1; ++tl_i) tl_part[tl_i] = tl::MaxOp::identity<int16_t>();
         #pragma unroll
-        for (int tl_s4 = 0; tl_s4 < x_layout::kSlots; ++tl_s4) {
-            if (!(x_layout::valid(tl_tid, tl_s4))) continue;
-            tl_part[0] = tl::MaxOp::combine(tl_part[0], tl::MaxOp::element(x[tl_s4]));
+        for (int tl_s2 = 0; tl_s2 < x_layout::kSlots; ++tl_s2) {
+            tl_part[0] = tl::MaxOp::combine(tl_part[0], tl::MaxOp::element(x[tl_s2]));
         }
         tl::block_allreduce<tl::MaxOp, 1, 64>(tl_part, reinterpret_cast<int16_t*>(tl_scratch), tl_tid);
         {
@@ -448,9 +392,8 @@ __global__ void __launch_bounds__(64) reduce_i16_kernel(
         #pragma unroll
         for (int tl_i = 0; tl_i < 1; ++tl_i) tl_part[tl_i] = tl::MinOp::identity<int16_t>();
         #pragma unroll
-        for (int tl_s5 = 0; tl_s5 < x_layout::kSlots; ++tl_s5) {
-            if (!(x_layout::valid(tl_tid, tl_s5))) continue;
-            tl_part[0] = tl::MinOp::combine(tl_part[0], tl::MinOp::element(x[tl_s5]));
+        for (int tl_s3 = 0; tl_s3 < x_layout::kSlots; ++tl_s3) {
+            tl_part[0] = tl::MinOp::combine(tl_part[0], tl::MinOp::element(x[tl_s3]));
         }
         tl::block_allreduce<tl::MinOp, 1, 64>(tl_part, reinterpret_cast<int16_t*>(tl_scratch), tl_tid);
         {
@@ -467,9 +410,8 @@ __global__ void __launch_bounds__(64) reduce_i16_kernel(
         #pragma unroll
         for (int tl_i = 0; tl_i < 1; ++tl_i) tl_part[tl_i] = tl::AbsMaxOp::identity<int16_t>();
         #pragma unroll
-        for (int tl_s6 = 0; tl_s6 < x_layout::kSlots; ++tl_s6) {
-            if (!(x_layout::valid(tl_tid, tl_s6))) continue;
-            tl_part[0] = tl::AbsMaxOp::combine(tl_part[0], tl::AbsMaxOp::element(x[tl_s6]));
+        for (int tl_s4 = 0; tl_s4 < x_layout::kSlots; ++tl_s4) {
+            tl_part[0] = tl::AbsMaxOp::combine(tl_part[0], tl::AbsMaxOp::element(x[tl_s4]));
         }
         tl::block_allreduce<tl::AbsMaxOp, 1, 64>(tl_part, reinterpret_cast<int16_t*>(tl_scratch), tl_tid);
         {
@@ -482,33 +424,25 @@ __global__ void __launch_bounds__(64) reduce_i16_kernel(
     }
     // copy(Rows, rows);  (reduce_int_dtypes.tl:62)
     #pragma unroll
-    for (int tl_chunk7 = 0; tl_chunk7 < 8; tl_chunk7 += 8) {
-        const int16_t* tl_ptr8 = &Rows[int64_t((tl_tid / 2 % 4)) * 16 + ((tl_chunk7) + (tl_tid % 2) * 8)];
-        if (tl::in_bounds((tl_tid / 2 % 4), 4) && tl::in_bounds(((tl_chunk7) + (tl_tid % 2) * 8), 16) && tl::in_bounds((tl_tid / 2 % 4), 4) && tl::in_bounds((((tl_chunk7) + (tl_tid % 2) * 8)) + 7, 16) && tl::is_aligned(tl_ptr8, 16)) {
-            int16_t tl_vec9[8];
-            tl::load_vector<int16_t, 8>(tl_vec9, tl_ptr8);
-            #pragma unroll
-            for (int tl_v = 0; tl_v < 8; ++tl_v) rows[tl_chunk7 + tl_v] = tl_vec9[tl_v];
-        } else {
-            #pragma unroll
-            for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                rows[tl_chunk7 + tl_v] = tl::in_bounds((tl_tid / 2 % 4), 4) && tl::in_bounds((((tl_chunk7 + tl_v)) + (tl_tid % 2) * 8), 16) ? Rows[int64_t((tl_tid / 2 % 4)) * 16 + (((tl_chunk7 + tl_v)) + (tl_tid % 2) * 8)] : static_cast<int16_t>(0);
-            }
-        }
+    for (int tl_s5 = 0; tl_s5 < 1; ++tl_s5) {
+        rows[tl_s5] = tl::in_bounds((tl_tid / 16), 4) && tl::in_bounds((tl_tid % 16), 16) ? Rows[int64_t((tl_tid / 16)) * 16 + (tl_tid % 16)] : static_cast<int16_t>(0);
     }
     // reduce(max, rows, r);  (reduce_int_dtypes.tl:63)
-    // each thread folds its 8 values of each of its 1 results; xor shuffles 1 among the lanes that share one
+    // each thread folds its 1 values of each of its 1 results; xor shuffles 1, 2, 4, 8 among the lanes that share one
     {
         int16_t tl_part[1];
         #pragma unroll
         for (int tl_i = 0; tl_i < 1; ++tl_i) tl_part[tl_i] = tl::MaxOp::identity<int16_t>();
         #pragma unroll
-        for (int tl_s10 = 0; tl_s10 < 8; ++tl_s10) {
-            tl_part[0] = tl::MaxOp::combine(tl_part[0], tl::MaxOp::element(rows[tl_s10]));
+        for (int tl_s6 = 0; tl_s6 < 1; ++tl_s6) {
+            tl_part[0] = tl::MaxOp::combine(tl_part[0], tl::MaxOp::element(rows[tl_s6]));
         }
         #pragma unroll
         for (int tl_i = 0; tl_i < 1; ++tl_i) {
             tl_part[tl_i] = tl::xor_combine<tl::MaxOp, 1>(tl_part[tl_i]);
+            tl_part[tl_i] = tl::xor_combine<tl::MaxOp, 2>(tl_part[tl_i]);
+            tl_part[tl_i] = tl::xor_combine<tl::MaxOp, 4>(tl_part[tl_i]);
+            tl_part[tl_i] = tl::xor_combine<tl::MaxOp, 8>(tl_part[tl_i]);
         }
         #pragma unroll
         for (int tl_i = 0; tl_i < 1; ++tl_i) {
@@ -516,25 +450,28 @@ __global__ void __launch_bounds__(64) reduce_i16_kernel(
         }
     }
     // copy(r, Y[4 +: 4]);  (reduce_int_dtypes.tl:64)
-    if ((tl_tid % 2) == 0 && (tl_tid / 8) == 0) {
+    if ((tl_tid % 16) == 0) {
         #pragma unroll
-        for (int tl_s11 = 0; tl_s11 < 1; ++tl_s11) {
-            if (tl::in_bounds(4 + (tl_tid / 2 % 4), N)) Y[4 + (tl_tid / 2 % 4)] = r[tl_s11];
+        for (int tl_s7 = 0; tl_s7 < 1; ++tl_s7) {
+            if (tl::in_bounds(4 + (tl_tid / 16), N)) Y[4 + (tl_tid / 16)] = r[tl_s7];
         }
     }
     // reduce(min, rows, r);  (reduce_int_dtypes.tl:65)
-    // each thread folds its 8 values of each of its 1 results; xor shuffles 1 among the lanes that share one
+    // each thread folds its 1 values of each of its 1 results; xor shuffles 1, 2, 4, 8 among the lanes that share one
     {
         int16_t tl_part[1];
         #pragma unroll
         for (int tl_i = 0; tl_i < 1; ++tl_i) tl_part[tl_i] = tl::MinOp::identity<int16_t>();
         #pragma unroll
-        for (int tl_s12 = 0; tl_s12 < 8; ++tl_s12) {
-            tl_part[0] = tl::MinOp::combine(tl_part[0], tl::MinOp::element(rows[tl_s12]));
+        for (int tl_s8 = 0; tl_s8 < 1; ++tl_s8) {
+            tl_part[0] = tl::MinOp::combine(tl_part[0], tl::MinOp::element(rows[tl_s8]));
         }
         #pragma unroll
         for (int tl_i = 0; tl_i < 1; ++tl_i) {
             tl_part[tl_i] = tl::xor_combine<tl::MinOp, 1>(tl_part[tl_i]);
+            tl_part[tl_i] = tl::xor_combine<tl::MinOp, 2>(tl_part[tl_i]);
+            tl_part[tl_i] = tl::xor_combine<tl::MinOp, 4>(tl_part[tl_i]);
+            tl_part[tl_i] = tl::xor_combine<tl::MinOp, 8>(tl_part[tl_i]);
         }
         #pragma unroll
         for (int tl_i = 0; tl_i < 1; ++tl_i) {
@@ -542,10 +479,10 @@ __global__ void __launch_bounds__(64) reduce_i16_kernel(
         }
     }
     // copy(r, Y[8 +: 4]);  (reduce_int_dtypes.tl:66)
-    if ((tl_tid % 2) == 0 && (tl_tid / 8) == 0) {
+    if ((tl_tid % 16) == 0) {
         #pragma unroll
-        for (int tl_s13 = 0; tl_s13 < 1; ++tl_s13) {
-            if (tl::in_bounds(8 + (tl_tid / 2 % 4), N)) Y[8 + (tl_tid / 2 % 4)] = r[tl_s13];
+        for (int tl_s9 = 0; tl_s9 < 1; ++tl_s9) {
+            if (tl::in_bounds(8 + (tl_tid / 16), N)) Y[8 + (tl_tid / 16)] = r[tl_s9];
         }
     }
 }
@@ -558,32 +495,20 @@ __global__ void __launch_bounds__(64) reduce_i32_kernel(
         int32_t* __restrict__ Y,
         int32_t N)
 {
-    using x_layout = tl::BlockedLayout<64, 8, 64>;  // fragment x: i32[64]
-    // fragment rows: i32[4, 16], blocked per axis, vector 8: [4, 16] over 64 threads: (4:t2, 8:r1 2:t1) 8 registers, 8 replicas
-    // fragment r: i32[4], slice of `rows` (reduce over axis 1): [4] over 64 threads: (4:t2) 1 registers, 16 replicas
+    using x_layout = tl::BlockedLayout<64, 1, 64>;  // fragment x: i32[64]
+    // fragment rows: i32[4, 16], blocked per axis, vector 1: [4, 16] over 64 threads: (4:t16, 16:t1) 1 registers
+    // fragment r: i32[4], slice of `rows` (reduce over axis 1): [4] over 64 threads: (4:t16) 1 registers, 16 replicas
     const int tl_tid = tl::thread_index<64>();
     extern __shared__ __align__(128) unsigned char tl_smem[];
     unsigned char* tl_scratch = tl_smem + 0;  // 8 bytes for reductions and staging
     int32_t x[x_layout::kSlots];  // fragment x: i32[64]
-    int32_t rows[8];  // fragment rows: i32[4, 16]
+    int32_t rows[1];  // fragment rows: i32[4, 16]
     int32_t r[1];  // fragment r: i32[4]
     int32_t m;
     // copy(X[0 +: 64], x);  (reduce_int_dtypes.tl:74)
     #pragma unroll
-    for (int tl_chunk0 = 0; tl_chunk0 < x_layout::kSlots; tl_chunk0 += 4) {
-        if (!(x_layout::valid(tl_tid, tl_chunk0))) continue;
-        const int32_t* tl_ptr1 = &X[(x_layout::flat(tl_tid, (tl_chunk0 / 8) * 8) % 64) + tl_chunk0 % 8];
-        if (tl::in_bounds((x_layout::flat(tl_tid, (tl_chunk0 / 8) * 8) % 64) + tl_chunk0 % 8, N) && tl::in_bounds(((x_layout::flat(tl_tid, (tl_chunk0 / 8) * 8) % 64) + tl_chunk0 % 8) + 3, N) && tl::is_aligned(tl_ptr1, 16)) {
-            int32_t tl_vec2[4];
-            tl::load_vector<int32_t, 4>(tl_vec2, tl_ptr1);
-            #pragma unroll
-            for (int tl_v = 0; tl_v < 4; ++tl_v) x[tl_chunk0 + tl_v] = tl_vec2[tl_v];
-        } else {
-            #pragma unroll
-            for (int tl_v = 0; tl_v < 4; ++tl_v) {
-                x[tl_chunk0 + tl_v] = tl::in_bounds((x_layout::flat(tl_tid, ((tl_chunk0 + tl_v) / 8) * 8) % 64) + (tl_chunk0 + tl_v) % 8, N) ? X[(x_layout::flat(tl_tid, ((tl_chunk0 + tl_v) / 8) * 8) % 64) + (tl_chunk0 + tl_v) % 8] : 0;
-            }
-        }
+    for (int tl_s0 = 0; tl_s0 < x_layout::kSlots; ++tl_s0) {
+        x[tl_s0] = tl::in_bounds(x_layout::flat(tl_tid, tl_s0), N) ? X[x_layout::flat(tl_tid, tl_s0)] : 0;
     }
     // reduce(sum, x, m);  (reduce_int_dtypes.tl:75)
     {
@@ -591,9 +516,8 @@ __global__ void __launch_bounds__(64) reduce_i32_kernel(
         #pragma unroll
         for (int tl_i = 0; tl_i < 1; ++tl_i) tl_part[tl_i] = tl::SumOp::identity<int32_t>();
         #pragma unroll
-        for (int tl_s3 = 0; tl_s3 < x_layout::kSlots; ++tl_s3) {
-            if (!(x_layout::valid(tl_tid, tl_s3))) continue;
-            tl_part[0] = tl::SumOp::combine(tl_part[0], tl::SumOp::element(x[tl_s3]));
+        for (int tl_s1 = 0; tl_s1 < x_layout::kSlots; ++tl_s1) {
+            tl_part[0] = tl::SumOp::combine(tl_part[0], tl::SumOp::element(x[tl_s1]));
         }
         tl::block_allreduce<tl::SumOp, 1, 64>(tl_part, reinterpret_cast<int32_t*>(tl_scratch), tl_tid);
         {
@@ -610,9 +534,8 @@ __global__ void __launch_bounds__(64) reduce_i32_kernel(
         #pragma unroll
         for (int tl_i = 0; tl_i < 1; ++tl_i) tl_part[tl_i] = tl::MaxOp::identity<int32_t>();
         #pragma unroll
-        for (int tl_s4 = 0; tl_s4 < x_layout::kSlots; ++tl_s4) {
-            if (!(x_layout::valid(tl_tid, tl_s4))) continue;
-            tl_part[0] = tl::MaxOp::combine(tl_part[0], tl::MaxOp::element(x[tl_s4]));
+        for (int tl_s2 = 0; tl_s2 < x_layout::kSlots; ++tl_s2) {
+            tl_part[0] = tl::MaxOp::combine(tl_part[0], tl::MaxOp::element(x[tl_s2]));
         }
         tl::block_allreduce<tl::MaxOp, 1, 64>(tl_part, reinterpret_cast<int32_t*>(tl_scratch), tl_tid);
         {
@@ -629,9 +552,8 @@ __global__ void __launch_bounds__(64) reduce_i32_kernel(
         #pragma unroll
         for (int tl_i = 0; tl_i < 1; ++tl_i) tl_part[tl_i] = tl::MinOp::identity<int32_t>();
         #pragma unroll
-        for (int tl_s5 = 0; tl_s5 < x_layout::kSlots; ++tl_s5) {
-            if (!(x_layout::valid(tl_tid, tl_s5))) continue;
-            tl_part[0] = tl::MinOp::combine(tl_part[0], tl::MinOp::element(x[tl_s5]));
+        for (int tl_s3 = 0; tl_s3 < x_layout::kSlots; ++tl_s3) {
+            tl_part[0] = tl::MinOp::combine(tl_part[0], tl::MinOp::element(x[tl_s3]));
         }
         tl::block_allreduce<tl::MinOp, 1, 64>(tl_part, reinterpret_cast<int32_t*>(tl_scratch), tl_tid);
         {
@@ -648,9 +570,8 @@ __global__ void __launch_bounds__(64) reduce_i32_kernel(
         #pragma unroll
         for (int tl_i = 0; tl_i < 1; ++tl_i) tl_part[tl_i] = tl::AbsMaxOp::identity<int32_t>();
         #pragma unroll
-        for (int tl_s6 = 0; tl_s6 < x_layout::kSlots; ++tl_s6) {
-            if (!(x_layout::valid(tl_tid, tl_s6))) continue;
-            tl_part[0] = tl::AbsMaxOp::combine(tl_part[0], tl::AbsMaxOp::element(x[tl_s6]));
+        for (int tl_s4 = 0; tl_s4 < x_layout::kSlots; ++tl_s4) {
+            tl_part[0] = tl::AbsMaxOp::combine(tl_part[0], tl::AbsMaxOp::element(x[tl_s4]));
         }
         tl::block_allreduce<tl::AbsMaxOp, 1, 64>(tl_part, reinterpret_cast<int32_t*>(tl_scratch), tl_tid);
         {
@@ -663,33 +584,25 @@ __global__ void __launch_bounds__(64) reduce_i32_kernel(
     }
     // copy(Rows, rows);  (reduce_int_dtypes.tl:83)
     #pragma unroll
-    for (int tl_chunk7 = 0; tl_chunk7 < 8; tl_chunk7 += 4) {
-        const int32_t* tl_ptr8 = &Rows[int64_t((tl_tid / 2 % 4)) * 16 + ((tl_chunk7) + (tl_tid % 2) * 8)];
-        if (tl::in_bounds((tl_tid / 2 % 4), 4) && tl::in_bounds(((tl_chunk7) + (tl_tid % 2) * 8), 16) && tl::in_bounds((tl_tid / 2 % 4), 4) && tl::in_bounds((((tl_chunk7) + (tl_tid % 2) * 8)) + 3, 16) && tl::is_aligned(tl_ptr8, 16)) {
-            int32_t tl_vec9[4];
-            tl::load_vector<int32_t, 4>(tl_vec9, tl_ptr8);
-            #pragma unroll
-            for (int tl_v = 0; tl_v < 4; ++tl_v) rows[tl_chunk7 + tl_v] = tl_vec9[tl_v];
-        } else {
-            #pragma unroll
-            for (int tl_v = 0; tl_v < 4; ++tl_v) {
-                rows[tl_chunk7 + tl_v] = tl::in_bounds((tl_tid / 2 % 4), 4) && tl::in_bounds((((tl_chunk7 + tl_v)) + (tl_tid % 2) * 8), 16) ? Rows[int64_t((tl_tid / 2 % 4)) * 16 + (((tl_chunk7 + tl_v)) + (tl_tid % 2) * 8)] : 0;
-            }
-        }
+    for (int tl_s5 = 0; tl_s5 < 1; ++tl_s5) {
+        rows[tl_s5] = tl::in_bounds((tl_tid / 16), 4) && tl::in_bounds((tl_tid % 16), 16) ? Rows[int64_t((tl_tid / 16)) * 16 + (tl_tid % 16)] : 0;
     }
     // reduce(max, rows, r);  (reduce_int_dtypes.tl:84)
-    // each thread folds its 8 values of each of its 1 results; xor shuffles 1 among the lanes that share one
+    // each thread folds its 1 values of each of its 1 results; xor shuffles 1, 2, 4, 8 among the lanes that share one
     {
         int32_t tl_part[1];
         #pragma unroll
         for (int tl_i = 0; tl_i < 1; ++tl_i) tl_part[tl_i] = tl::MaxOp::identity<int32_t>();
         #pragma unroll
-        for (int tl_s10 = 0; tl_s10 < 8; ++tl_s10) {
-            tl_part[0] = tl::MaxOp::combine(tl_part[0], tl::MaxOp::element(rows[tl_s10]));
+        for (int tl_s6 = 0; tl_s6 < 1; ++tl_s6) {
+            tl_part[0] = tl::MaxOp::combine(tl_part[0], tl::MaxOp::element(rows[tl_s6]));
         }
         #pragma unroll
         for (int tl_i = 0; tl_i < 1; ++tl_i) {
             tl_part[tl_i] = tl::xor_combine<tl::MaxOp, 1>(tl_part[tl_i]);
+            tl_part[tl_i] = tl::xor_combine<tl::MaxOp, 2>(tl_part[tl_i]);
+            tl_part[tl_i] = tl::xor_combine<tl::MaxOp, 4>(tl_part[tl_i]);
+            tl_part[tl_i] = tl::xor_combine<tl::MaxOp, 8>(tl_part[tl_i]);
         }
         #pragma unroll
         for (int tl_i = 0; tl_i < 1; ++tl_i) {
@@ -697,25 +610,28 @@ __global__ void __launch_bounds__(64) reduce_i32_kernel(
         }
     }
     // copy(r, Y[4 +: 4]);  (reduce_int_dtypes.tl:85)
-    if ((tl_tid % 2) == 0 && (tl_tid / 8) == 0) {
+    if ((tl_tid % 16) == 0) {
         #pragma unroll
-        for (int tl_s11 = 0; tl_s11 < 1; ++tl_s11) {
-            if (tl::in_bounds(4 + (tl_tid / 2 % 4), N)) Y[4 + (tl_tid / 2 % 4)] = r[tl_s11];
+        for (int tl_s7 = 0; tl_s7 < 1; ++tl_s7) {
+            if (tl::in_bounds(4 + (tl_tid / 16), N)) Y[4 + (tl_tid / 16)] = r[tl_s7];
         }
     }
     // reduce(min, rows, r);  (reduce_int_dtypes.tl:86)
-    // each thread folds its 8 values of each of its 1 results; xor shuffles 1 among the lanes that share one
+    // each thread folds its 1 values of each of its 1 results; xor shuffles 1, 2, 4, 8 among the lanes that share one
     {
         int32_t tl_part[1];
         #pragma unroll
         for (int tl_i = 0; tl_i < 1; ++tl_i) tl_part[tl_i] = tl::MinOp::identity<int32_t>();
         #pragma unroll
-        for (int tl_s12 = 0; tl_s12 < 8; ++tl_s12) {
-            tl_part[0] = tl::MinOp::combine(tl_part[0], tl::MinOp::element(rows[tl_s12]));
+        for (int tl_s8 = 0; tl_s8 < 1; ++tl_s8) {
+            tl_part[0] = tl::MinOp::combine(tl_part[0], tl::MinOp::element(rows[tl_s8]));
         }
         #pragma unroll
         for (int tl_i = 0; tl_i < 1; ++tl_i) {
             tl_part[tl_i] = tl::xor_combine<tl::MinOp, 1>(tl_part[tl_i]);
+            tl_part[tl_i] = tl::xor_combine<tl::MinOp, 2>(tl_part[tl_i]);
+            tl_part[tl_i] = tl::xor_combine<tl::MinOp, 4>(tl_part[tl_i]);
+            tl_part[tl_i] = tl::xor_combine<tl::MinOp, 8>(tl_part[tl_i]);
         }
         #pragma unroll
         for (int tl_i = 0; tl_i < 1; ++tl_i) {
@@ -723,10 +639,10 @@ __global__ void __launch_bounds__(64) reduce_i32_kernel(
         }
     }
     // copy(r, Y[8 +: 4]);  (reduce_int_dtypes.tl:87)
-    if ((tl_tid % 2) == 0 && (tl_tid / 8) == 0) {
+    if ((tl_tid % 16) == 0) {
         #pragma unroll
-        for (int tl_s13 = 0; tl_s13 < 1; ++tl_s13) {
-            if (tl::in_bounds(8 + (tl_tid / 2 % 4), N)) Y[8 + (tl_tid / 2 % 4)] = r[tl_s13];
+        for (int tl_s9 = 0; tl_s9 < 1; ++tl_s9) {
+            if (tl::in_bounds(8 + (tl_tid / 16), N)) Y[8 + (tl_tid / 16)] = r[tl_s9];
         }
     }
 }
@@ -739,32 +655,20 @@ __global__ void __launch_bounds__(64) reduce_i64_kernel(
         int64_t* __restrict__ Y,
         int32_t N)
 {
-    using x_layout = tl::BlockedLayout<64, 8, 64>;  // fragment x: i64[64]
-    // fragment rows: i64[4, 16], blocked per axis, vector 8: [4, 16] over 64 threads: (4:t2, 8:r1 2:t1) 8 registers, 8 replicas
-    // fragment r: i64[4], slice of `rows` (reduce over axis 1): [4] over 64 threads: (4:t2) 1 registers, 16 replicas
+    using x_layout = tl::BlockedLayout<64, 1, 64>;  // fragment x: i64[64]
+    // fragment rows: i64[4, 16], blocked per axis, vector 1: [4, 16] over 64 threads: (4:t16, 16:t1) 1 registers
+    // fragment r: i64[4], slice of `rows` (reduce over axis 1): [4] over 64 threads: (4:t16) 1 registers, 16 replicas
     const int tl_tid = tl::thread_index<64>();
     extern __shared__ __align__(128) unsigned char tl_smem[];
     unsigned char* tl_scratch = tl_smem + 0;  // 16 bytes for reductions and staging
     int64_t x[x_layout::kSlots];  // fragment x: i64[64]
-    int64_t rows[8];  // fragment rows: i64[4, 16]
+    int64_t rows[1];  // fragment rows: i64[4, 16]
     int64_t r[1];  // fragment r: i64[4]
     int64_t m;
     // copy(X[0 +: 64], x);  (reduce_int_dtypes.tl:95)
     #pragma unroll
-    for (int tl_chunk0 = 0; tl_chunk0 < x_layout::kSlots; tl_chunk0 += 2) {
-        if (!(x_layout::valid(tl_tid, tl_chunk0))) continue;
-        const int64_t* tl_ptr1 = &X[(x_layout::flat(tl_tid, (tl_chunk0 / 8) * 8) % 64) + tl_chunk0 % 8];
-        if (tl::in_bounds((x_layout::flat(tl_tid, (tl_chunk0 / 8) * 8) % 64) + tl_chunk0 % 8, N) && tl::in_bounds(((x_layout::flat(tl_tid, (tl_chunk0 / 8) * 8) % 64) + tl_chunk0 % 8) + 1, N) && tl::is_aligned(tl_ptr1, 16)) {
-            int64_t tl_vec2[2];
-            tl::load_vector<int64_t, 2>(tl_vec2, tl_ptr1);
-            #pragma unroll
-            for (int tl_v = 0; tl_v < 2; ++tl_v) x[tl_chunk0 + tl_v] = tl_vec2[tl_v];
-        } else {
-            #pragma unroll
-            for (int tl_v = 0; tl_v < 2; ++tl_v) {
-                x[tl_chunk0 + tl_v] = tl::in_bounds((x_layout::flat(tl_tid, ((tl_chunk0 + tl_v) / 8) * 8) % 64) + (tl_chunk0 + tl_v) % 8, N) ? X[(x_layout::flat(tl_tid, ((tl_chunk0 + tl_v) / 8) * 8) % 64) + (tl_chunk0 + tl_v) % 8] : 0LL;
-            }
-        }
+    for (int tl_s0 = 0; tl_s0 < x_layout::kSlots; ++tl_s0) {
+        x[tl_s0] = tl::in_bounds(x_layout::flat(tl_tid, tl_s0), N) ? X[x_layout::flat(tl_tid, tl_s0)] : 0LL;
     }
     // reduce(sum, x, m);  (reduce_int_dtypes.tl:96)
     {
@@ -772,9 +676,8 @@ __global__ void __launch_bounds__(64) reduce_i64_kernel(
         #pragma unroll
         for (int tl_i = 0; tl_i < 1; ++tl_i) tl_part[tl_i] = tl::SumOp::identity<int64_t>();
         #pragma unroll
-        for (int tl_s3 = 0; tl_s3 < x_layout::kSlots; ++tl_s3) {
-            if (!(x_layout::valid(tl_tid, tl_s3))) continue;
-            tl_part[0] = tl::SumOp::combine(tl_part[0], tl::SumOp::element(x[tl_s3]));
+        for (int tl_s1 = 0; tl_s1 < x_layout::kSlots; ++tl_s1) {
+            tl_part[0] = tl::SumOp::combine(tl_part[0], tl::SumOp::element(x[tl_s1]));
         }
         tl::block_allreduce<tl::SumOp, 1, 64>(tl_part, reinterpret_cast<int64_t*>(tl_scratch), tl_tid);
         {
@@ -791,9 +694,8 @@ __global__ void __launch_bounds__(64) reduce_i64_kernel(
         #pragma unroll
         for (int tl_i = 0; tl_i < 1; ++tl_i) tl_part[tl_i] = tl::MaxOp::identity<int64_t>();
         #pragma unroll
-        for (int tl_s4 = 0; tl_s4 < x_layout::kSlots; ++tl_s4) {
-            if (!(x_layout::valid(tl_tid, tl_s4))) continue;
-            tl_part[0] = tl::MaxOp::combine(tl_part[0], tl::MaxOp::element(x[tl_s4]));
+        for (int tl_s2 = 0; tl_s2 < x_layout::kSlots; ++tl_s2) {
+            tl_part[0] = tl::MaxOp::combine(tl_part[0], tl::MaxOp::element(x[tl_s2]));
         }
         tl::block_allreduce<tl::MaxOp, 1, 64>(tl_part, reinterpret_cast<int64_t*>(tl_scratch), tl_tid);
         {
@@ -810,9 +712,8 @@ __global__ void __launch_bounds__(64) reduce_i64_kernel(
         #pragma unroll
         for (int tl_i = 0; tl_i < 1; ++tl_i) tl_part[tl_i] = tl::MinOp::identity<int64_t>();
         #pragma unroll
-        for (int tl_s5 = 0; tl_s5 < x_layout::kSlots; ++tl_s5) {
-            if (!(x_layout::valid(tl_tid, tl_s5))) continue;
-            tl_part[0] = tl::MinOp::combine(tl_part[0], tl::MinOp::element(x[tl_s5]));
+        for (int tl_s3 = 0; tl_s3 < x_layout::kSlots; ++tl_s3) {
+            tl_part[0] = tl::MinOp::combine(tl_part[0], tl::MinOp::element(x[tl_s3]));
         }
         tl::block_allreduce<tl::MinOp, 1, 64>(tl_part, reinterpret_cast<int64_t*>(tl_scratch), tl_tid);
         {
@@ -829,9 +730,8 @@ __global__ void __launch_bounds__(64) reduce_i64_kernel(
         #pragma unroll
         for (int tl_i = 0; tl_i < 1; ++tl_i) tl_part[tl_i] = tl::AbsMaxOp::identity<int64_t>();
         #pragma unroll
-        for (int tl_s6 = 0; tl_s6 < x_layout::kSlots; ++tl_s6) {
-            if (!(x_layout::valid(tl_tid, tl_s6))) continue;
-            tl_part[0] = tl::AbsMaxOp::combine(tl_part[0], tl::AbsMaxOp::element(x[tl_s6]));
+        for (int tl_s4 = 0; tl_s4 < x_layout::kSlots; ++tl_s4) {
+            tl_part[0] = tl::AbsMaxOp::combine(tl_part[0], tl::AbsMaxOp::element(x[tl_s4]));
         }
         tl::block_allreduce<tl::AbsMaxOp, 1, 64>(tl_part, reinterpret_cast<int64_t*>(tl_scratch), tl_tid);
         {
@@ -844,33 +744,25 @@ __global__ void __launch_bounds__(64) reduce_i64_kernel(
     }
     // copy(Rows, rows);  (reduce_int_dtypes.tl:104)
     #pragma unroll
-    for (int tl_chunk7 = 0; tl_chunk7 < 8; tl_chunk7 += 2) {
-        const int64_t* tl_ptr8 = &Rows[int64_t((tl_tid / 2 % 4)) * 16 + ((tl_chunk7) + (tl_tid % 2) * 8)];
-        if (tl::in_bounds((tl_tid / 2 % 4), 4) && tl::in_bounds(((tl_chunk7) + (tl_tid % 2) * 8), 16) && tl::in_bounds((tl_tid / 2 % 4), 4) && tl::in_bounds((((tl_chunk7) + (tl_tid % 2) * 8)) + 1, 16) && tl::is_aligned(tl_ptr8, 16)) {
-            int64_t tl_vec9[2];
-            tl::load_vector<int64_t, 2>(tl_vec9, tl_ptr8);
-            #pragma unroll
-            for (int tl_v = 0; tl_v < 2; ++tl_v) rows[tl_chunk7 + tl_v] = tl_vec9[tl_v];
-        } else {
-            #pragma unroll
-            for (int tl_v = 0; tl_v < 2; ++tl_v) {
-                rows[tl_chunk7 + tl_v] = tl::in_bounds((tl_tid / 2 % 4), 4) && tl::in_bounds((((tl_chunk7 + tl_v)) + (tl_tid % 2) * 8), 16) ? Rows[int64_t((tl_tid / 2 % 4)) * 16 + (((tl_chunk7 + tl_v)) + (tl_tid % 2) * 8)] : 0LL;
-            }
-        }
+    for (int tl_s5 = 0; tl_s5 < 1; ++tl_s5) {
+        rows[tl_s5] = tl::in_bounds((tl_tid / 16), 4) && tl::in_bounds((tl_tid % 16), 16) ? Rows[int64_t((tl_tid / 16)) * 16 + (tl_tid % 16)] : 0LL;
     }
     // reduce(max, rows, r);  (reduce_int_dtypes.tl:105)
-    // each thread folds its 8 values of each of its 1 results; xor shuffles 1 among the lanes that share one
+    // each thread folds its 1 values of each of its 1 results; xor shuffles 1, 2, 4, 8 among the lanes that share one
     {
         int64_t tl_part[1];
         #pragma unroll
         for (int tl_i = 0; tl_i < 1; ++tl_i) tl_part[tl_i] = tl::MaxOp::identity<int64_t>();
         #pragma unroll
-        for (int tl_s10 = 0; tl_s10 < 8; ++tl_s10) {
-            tl_part[0] = tl::MaxOp::combine(tl_part[0], tl::MaxOp::element(rows[tl_s10]));
+        for (int tl_s6 = 0; tl_s6 < 1; ++tl_s6) {
+            tl_part[0] = tl::MaxOp::combine(tl_part[0], tl::MaxOp::element(rows[tl_s6]));
         }
         #pragma unroll
         for (int tl_i = 0; tl_i < 1; ++tl_i) {
             tl_part[tl_i] = tl::xor_combine<tl::MaxOp, 1>(tl_part[tl_i]);
+            tl_part[tl_i] = tl::xor_combine<tl::MaxOp, 2>(tl_part[tl_i]);
+            tl_part[tl_i] = tl::xor_combine<tl::MaxOp, 4>(tl_part[tl_i]);
+            tl_part[tl_i] = tl::xor_combine<tl::MaxOp, 8>(tl_part[tl_i]);
         }
         #pragma unroll
         for (int tl_i = 0; tl_i < 1; ++tl_i) {
@@ -878,25 +770,28 @@ __global__ void __launch_bounds__(64) reduce_i64_kernel(
         }
     }
     // copy(r, Y[4 +: 4]);  (reduce_int_dtypes.tl:106)
-    if ((tl_tid % 2) == 0 && (tl_tid / 8) == 0) {
+    if ((tl_tid % 16) == 0) {
         #pragma unroll
-        for (int tl_s11 = 0; tl_s11 < 1; ++tl_s11) {
-            if (tl::in_bounds(4 + (tl_tid / 2 % 4), N)) Y[4 + (tl_tid / 2 % 4)] = r[tl_s11];
+        for (int tl_s7 = 0; tl_s7 < 1; ++tl_s7) {
+            if (tl::in_bounds(4 + (tl_tid / 16), N)) Y[4 + (tl_tid / 16)] = r[tl_s7];
         }
     }
     // reduce(min, rows, r);  (reduce_int_dtypes.tl:107)
-    // each thread folds its 8 values of each of its 1 results; xor shuffles 1 among the lanes that share one
+    // each thread folds its 1 values of each of its 1 results; xor shuffles 1, 2, 4, 8 among the lanes that share one
     {
         int64_t tl_part[1];
         #pragma unroll
         for (int tl_i = 0; tl_i < 1; ++tl_i) tl_part[tl_i] = tl::MinOp::identity<int64_t>();
         #pragma unroll
-        for (int tl_s12 = 0; tl_s12 < 8; ++tl_s12) {
-            tl_part[0] = tl::MinOp::combine(tl_part[0], tl::MinOp::element(rows[tl_s12]));
+        for (int tl_s8 = 0; tl_s8 < 1; ++tl_s8) {
+            tl_part[0] = tl::MinOp::combine(tl_part[0], tl::MinOp::element(rows[tl_s8]));
         }
         #pragma unroll
         for (int tl_i = 0; tl_i < 1; ++tl_i) {
             tl_part[tl_i] = tl::xor_combine<tl::MinOp, 1>(tl_part[tl_i]);
+            tl_part[tl_i] = tl::xor_combine<tl::MinOp, 2>(tl_part[tl_i]);
+            tl_part[tl_i] = tl::xor_combine<tl::MinOp, 4>(tl_part[tl_i]);
+            tl_part[tl_i] = tl::xor_combine<tl::MinOp, 8>(tl_part[tl_i]);
         }
         #pragma unroll
         for (int tl_i = 0; tl_i < 1; ++tl_i) {
@@ -904,10 +799,10 @@ __global__ void __launch_bounds__(64) reduce_i64_kernel(
         }
     }
     // copy(r, Y[8 +: 4]);  (reduce_int_dtypes.tl:108)
-    if ((tl_tid % 2) == 0 && (tl_tid / 8) == 0) {
+    if ((tl_tid % 16) == 0) {
         #pragma unroll
-        for (int tl_s13 = 0; tl_s13 < 1; ++tl_s13) {
-            if (tl::in_bounds(8 + (tl_tid / 2 % 4), N)) Y[8 + (tl_tid / 2 % 4)] = r[tl_s13];
+        for (int tl_s9 = 0; tl_s9 < 1; ++tl_s9) {
+            if (tl::in_bounds(8 + (tl_tid / 16), N)) Y[8 + (tl_tid / 16)] = r[tl_s9];
         }
     }
 }
@@ -920,32 +815,20 @@ __global__ void __launch_bounds__(64) reduce_u32_kernel(
         uint32_t* __restrict__ Y,
         int32_t N)
 {
-    using x_layout = tl::BlockedLayout<64, 8, 64>;  // fragment x: u32[64]
-    // fragment rows: u32[4, 16], blocked per axis, vector 8: [4, 16] over 64 threads: (4:t2, 8:r1 2:t1) 8 registers, 8 replicas
-    // fragment r: u32[4], slice of `rows` (reduce over axis 1): [4] over 64 threads: (4:t2) 1 registers, 16 replicas
+    using x_layout = tl::BlockedLayout<64, 1, 64>;  // fragment x: u32[64]
+    // fragment rows: u32[4, 16], blocked per axis, vector 1: [4, 16] over 64 threads: (4:t16, 16:t1) 1 registers
+    // fragment r: u32[4], slice of `rows` (reduce over axis 1): [4] over 64 threads: (4:t16) 1 registers, 16 replicas
     const int tl_tid = tl::thread_index<64>();
     extern __shared__ __align__(128) unsigned char tl_smem[];
     unsigned char* tl_scratch = tl_smem + 0;  // 8 bytes for reductions and staging
     uint32_t x[x_layout::kSlots];  // fragment x: u32[64]
-    uint32_t rows[8];  // fragment rows: u32[4, 16]
+    uint32_t rows[1];  // fragment rows: u32[4, 16]
     uint32_t r[1];  // fragment r: u32[4]
     uint32_t m;
     // copy(X[0 +: 64], x);  (reduce_int_dtypes.tl:116)
     #pragma unroll
-    for (int tl_chunk0 = 0; tl_chunk0 < x_layout::kSlots; tl_chunk0 += 4) {
-        if (!(x_layout::valid(tl_tid, tl_chunk0))) continue;
-        const uint32_t* tl_ptr1 = &X[(x_layout::flat(tl_tid, (tl_chunk0 / 8) * 8) % 64) + tl_chunk0 % 8];
-        if (tl::in_bounds((x_layout::flat(tl_tid, (tl_chunk0 / 8) * 8) % 64) + tl_chunk0 % 8, N) && tl::in_bounds(((x_layout::flat(tl_tid, (tl_chunk0 / 8) * 8) % 64) + tl_chunk0 % 8) + 3, N) && tl::is_aligned(tl_ptr1, 16)) {
-            uint32_t tl_vec2[4];
-            tl::load_vector<uint32_t, 4>(tl_vec2, tl_ptr1);
-            #pragma unroll
-            for (int tl_v = 0; tl_v < 4; ++tl_v) x[tl_chunk0 + tl_v] = tl_vec2[tl_v];
-        } else {
-            #pragma unroll
-            for (int tl_v = 0; tl_v < 4; ++tl_v) {
-                x[tl_chunk0 + tl_v] = tl::in_bounds((x_layout::flat(tl_tid, ((tl_chunk0 + tl_v) / 8) * 8) % 64) + (tl_chunk0 + tl_v) % 8, N) ? X[(x_layout::flat(tl_tid, ((tl_chunk0 + tl_v) / 8) * 8) % 64) + (tl_chunk0 + tl_v) % 8] : 0u;
-            }
-        }
+    for (int tl_s0 = 0; tl_s0 < x_layout::kSlots; ++tl_s0) {
+        x[tl_s0] = tl::in_bounds(x_layout::flat(tl_tid, tl_s0), N) ? X[x_layout::flat(tl_tid, tl_s0)] : 0u;
     }
     // reduce(sum, x, m);  (reduce_int_dtypes.tl:117)
     {
@@ -953,9 +836,8 @@ __global__ void __launch_bounds__(64) reduce_u32_kernel(
         #pragma unroll
         for (int tl_i = 0; tl_i < 1; ++tl_i) tl_part[tl_i] = tl::SumOp::identity<uint32_t>();
         #pragma unroll
-        for (int tl_s3 = 0; tl_s3 < x_layout::kSlots; ++tl_s3) {
-            if (!(x_layout::valid(tl_tid, tl_s3))) continue;
-            tl_part[0] = tl::SumOp::combine(tl_part[0], tl::SumOp::element(x[tl_s3]));
+        for (int tl_s1 = 0; tl_s1 < x_layout::kSlots; ++tl_s1) {
+            tl_part[0] = tl::SumOp::combine(tl_part[0], tl::SumOp::element(x[tl_s1]));
         }
         tl::block_allreduce<tl::SumOp, 1, 64>(tl_part, reinterpret_cast<uint32_t*>(tl_scratch), tl_tid);
         {
@@ -972,9 +854,8 @@ __global__ void __launch_bounds__(64) reduce_u32_kernel(
         #pragma unroll
         for (int tl_i = 0; tl_i < 1; ++tl_i) tl_part[tl_i] = tl::MaxOp::identity<uint32_t>();
         #pragma unroll
-        for (int tl_s4 = 0; tl_s4 < x_layout::kSlots; ++tl_s4) {
-            if (!(x_layout::valid(tl_tid, tl_s4))) continue;
-            tl_part[0] = tl::MaxOp::combine(tl_part[0], tl::MaxOp::element(x[tl_s4]));
+        for (int tl_s2 = 0; tl_s2 < x_layout::kSlots; ++tl_s2) {
+            tl_part[0] = tl::MaxOp::combine(tl_part[0], tl::MaxOp::element(x[tl_s2]));
         }
         tl::block_allreduce<tl::MaxOp, 1, 64>(tl_part, reinterpret_cast<uint32_t*>(tl_scratch), tl_tid);
         {
@@ -991,9 +872,8 @@ __global__ void __launch_bounds__(64) reduce_u32_kernel(
         #pragma unroll
         for (int tl_i = 0; tl_i < 1; ++tl_i) tl_part[tl_i] = tl::MinOp::identity<uint32_t>();
         #pragma unroll
-        for (int tl_s5 = 0; tl_s5 < x_layout::kSlots; ++tl_s5) {
-            if (!(x_layout::valid(tl_tid, tl_s5))) continue;
-            tl_part[0] = tl::MinOp::combine(tl_part[0], tl::MinOp::element(x[tl_s5]));
+        for (int tl_s3 = 0; tl_s3 < x_layout::kSlots; ++tl_s3) {
+            tl_part[0] = tl::MinOp::combine(tl_part[0], tl::MinOp::element(x[tl_s3]));
         }
         tl::block_allreduce<tl::MinOp, 1, 64>(tl_part, reinterpret_cast<uint32_t*>(tl_scratch), tl_tid);
         {
@@ -1010,9 +890,8 @@ __global__ void __launch_bounds__(64) reduce_u32_kernel(
         #pragma unroll
         for (int tl_i = 0; tl_i < 1; ++tl_i) tl_part[tl_i] = tl::AbsMaxOp::identity<uint32_t>();
         #pragma unroll
-        for (int tl_s6 = 0; tl_s6 < x_layout::kSlots; ++tl_s6) {
-            if (!(x_layout::valid(tl_tid, tl_s6))) continue;
-            tl_part[0] = tl::AbsMaxOp::combine(tl_part[0], tl::AbsMaxOp::element(x[tl_s6]));
+        for (int tl_s4 = 0; tl_s4 < x_layout::kSlots; ++tl_s4) {
+            tl_part[0] = tl::AbsMaxOp::combine(tl_part[0], tl::AbsMaxOp::element(x[tl_s4]));
         }
         tl::block_allreduce<tl::AbsMaxOp, 1, 64>(tl_part, reinterpret_cast<uint32_t*>(tl_scratch), tl_tid);
         {
@@ -1025,33 +904,25 @@ __global__ void __launch_bounds__(64) reduce_u32_kernel(
     }
     // copy(Rows, rows);  (reduce_int_dtypes.tl:125)
     #pragma unroll
-    for (int tl_chunk7 = 0; tl_chunk7 < 8; tl_chunk7 += 4) {
-        const uint32_t* tl_ptr8 = &Rows[int64_t((tl_tid / 2 % 4)) * 16 + ((tl_chunk7) + (tl_tid % 2) * 8)];
-        if (tl::in_bounds((tl_tid / 2 % 4), 4) && tl::in_bounds(((tl_chunk7) + (tl_tid % 2) * 8), 16) && tl::in_bounds((tl_tid / 2 % 4), 4) && tl::in_bounds((((tl_chunk7) + (tl_tid % 2) * 8)) + 3, 16) && tl::is_aligned(tl_ptr8, 16)) {
-            uint32_t tl_vec9[4];
-            tl::load_vector<uint32_t, 4>(tl_vec9, tl_ptr8);
-            #pragma unroll
-            for (int tl_v = 0; tl_v < 4; ++tl_v) rows[tl_chunk7 + tl_v] = tl_vec9[tl_v];
-        } else {
-            #pragma unroll
-            for (int tl_v = 0; tl_v < 4; ++tl_v) {
-                rows[tl_chunk7 + tl_v] = tl::in_bounds((tl_tid / 2 % 4), 4) && tl::in_bounds((((tl_chunk7 + tl_v)) + (tl_tid % 2) * 8), 16) ? Rows[int64_t((tl_tid / 2 % 4)) * 16 + (((tl_chunk7 + tl_v)) + (tl_tid % 2) * 8)] : 0u;
-            }
-        }
+    for (int tl_s5 = 0; tl_s5 < 1; ++tl_s5) {
+        rows[tl_s5] = tl::in_bounds((tl_tid / 16), 4) && tl::in_bounds((tl_tid % 16), 16) ? Rows[int64_t((tl_tid / 16)) * 16 + (tl_tid % 16)] : 0u;
     }
     // reduce(max, rows, r);  (reduce_int_dtypes.tl:126)
-    // each thread folds its 8 values of each of its 1 results; xor shuffles 1 among the lanes that share one
+    // each thread folds its 1 values of each of its 1 results; xor shuffles 1, 2, 4, 8 among the lanes that share one
     {
         uint32_t tl_part[1];
         #pragma unroll
         for (int tl_i = 0; tl_i < 1; ++tl_i) tl_part[tl_i] = tl::MaxOp::identity<uint32_t>();
         #pragma unroll
-        for (int tl_s10 = 0; tl_s10 < 8; ++tl_s10) {
-            tl_part[0] = tl::MaxOp::combine(tl_part[0], tl::MaxOp::element(rows[tl_s10]));
+        for (int tl_s6 = 0; tl_s6 < 1; ++tl_s6) {
+            tl_part[0] = tl::MaxOp::combine(tl_part[0], tl::MaxOp::element(rows[tl_s6]));
         }
         #pragma unroll
         for (int tl_i = 0; tl_i < 1; ++tl_i) {
             tl_part[tl_i] = tl::xor_combine<tl::MaxOp, 1>(tl_part[tl_i]);
+            tl_part[tl_i] = tl::xor_combine<tl::MaxOp, 2>(tl_part[tl_i]);
+            tl_part[tl_i] = tl::xor_combine<tl::MaxOp, 4>(tl_part[tl_i]);
+            tl_part[tl_i] = tl::xor_combine<tl::MaxOp, 8>(tl_part[tl_i]);
         }
         #pragma unroll
         for (int tl_i = 0; tl_i < 1; ++tl_i) {
@@ -1059,25 +930,28 @@ __global__ void __launch_bounds__(64) reduce_u32_kernel(
         }
     }
     // copy(r, Y[4 +: 4]);  (reduce_int_dtypes.tl:127)
-    if ((tl_tid % 2) == 0 && (tl_tid / 8) == 0) {
+    if ((tl_tid % 16) == 0) {
         #pragma unroll
-        for (int tl_s11 = 0; tl_s11 < 1; ++tl_s11) {
-            if (tl::in_bounds(4 + (tl_tid / 2 % 4), N)) Y[4 + (tl_tid / 2 % 4)] = r[tl_s11];
+        for (int tl_s7 = 0; tl_s7 < 1; ++tl_s7) {
+            if (tl::in_bounds(4 + (tl_tid / 16), N)) Y[4 + (tl_tid / 16)] = r[tl_s7];
         }
     }
     // reduce(min, rows, r);  (reduce_int_dtypes.tl:128)
-    // each thread folds its 8 values of each of its 1 results; xor shuffles 1 among the lanes that share one
+    // each thread folds its 1 values of each of its 1 results; xor shuffles 1, 2, 4, 8 among the lanes that share one
     {
         uint32_t tl_part[1];
         #pragma unroll
         for (int tl_i = 0; tl_i < 1; ++tl_i) tl_part[tl_i] = tl::MinOp::identity<uint32_t>();
         #pragma unroll
-        for (int tl_s12 = 0; tl_s12 < 8; ++tl_s12) {
-            tl_part[0] = tl::MinOp::combine(tl_part[0], tl::MinOp::element(rows[tl_s12]));
+        for (int tl_s8 = 0; tl_s8 < 1; ++tl_s8) {
+            tl_part[0] = tl::MinOp::combine(tl_part[0], tl::MinOp::element(rows[tl_s8]));
         }
         #pragma unroll
         for (int tl_i = 0; tl_i < 1; ++tl_i) {
             tl_part[tl_i] = tl::xor_combine<tl::MinOp, 1>(tl_part[tl_i]);
+            tl_part[tl_i] = tl::xor_combine<tl::MinOp, 2>(tl_part[tl_i]);
+            tl_part[tl_i] = tl::xor_combine<tl::MinOp, 4>(tl_part[tl_i]);
+            tl_part[tl_i] = tl::xor_combine<tl::MinOp, 8>(tl_part[tl_i]);
         }
         #pragma unroll
         for (int tl_i = 0; tl_i < 1; ++tl_i) {
@@ -1085,10 +959,10 @@ __global__ void __launch_bounds__(64) reduce_u32_kernel(
         }
     }
     // copy(r, Y[8 +: 4]);  (reduce_int_dtypes.tl:129)
-    if ((tl_tid % 2) == 0 && (tl_tid / 8) == 0) {
+    if ((tl_tid % 16) == 0) {
         #pragma unroll
-        for (int tl_s13 = 0; tl_s13 < 1; ++tl_s13) {
-            if (tl::in_bounds(8 + (tl_tid / 2 % 4), N)) Y[8 + (tl_tid / 2 % 4)] = r[tl_s13];
+        for (int tl_s9 = 0; tl_s9 < 1; ++tl_s9) {
+            if (tl::in_bounds(8 + (tl_tid / 16), N)) Y[8 + (tl_tid / 16)] = r[tl_s9];
         }
     }
 }

@@ -16,8 +16,8 @@ __global__ void __launch_bounds__(128) column_sums_rowmax_kernel(
         int32_t R,
         int32_t C)
 {
-    using part_layout = tl::BlockedLayout<256, 8, 128>;  // fragment part: f32[256]
-    using acc_layout = tl::BlockedLayout<256, 8, 128>;  // fragment acc: f32[256]
+    using part_layout = tl::BlockedLayout<256, 2, 128>;  // fragment part: f32[256]
+    using acc_layout = tl::BlockedLayout<256, 2, 128>;  // fragment acc: f32[256]
     const int tl_tid = tl::thread_index<128>();
     extern __shared__ __align__(128) unsigned char tl_smem[];
     float* xs = reinterpret_cast<float*>(tl_smem + 0);  // shared xs: f32[16, 256], row pitch 260
@@ -51,11 +51,10 @@ __global__ void __launch_bounds__(128) column_sums_rowmax_kernel(
         // each thread folds, for each result it holds, the 16 elements of `xs` along axis 0, read in shared memory
         #pragma unroll
         for (int tl_s5 = 0; tl_s5 < part_layout::kSlots; ++tl_s5) {
-            if (!(part_layout::valid(tl_tid, tl_s5))) continue;
             {
                 float tl_acc = tl::SumOp::identity<float>();
                 #pragma unroll 4
-                for (int tl_k = 0; tl_k < 16; ++tl_k) tl_acc = tl::SumOp::combine(tl_acc, tl::SumOp::element(xs[tl_k * 260 + ((part_layout::flat(tl_tid, (tl_s5 / 8) * 8) % 256) + tl_s5 % 8)]));
+                for (int tl_k = 0; tl_k < 16; ++tl_k) tl_acc = tl::SumOp::combine(tl_acc, tl::SumOp::element(xs[tl_k * 260 + ((part_layout::flat(tl_tid, (tl_s5 / 2) * 2) % 256) + tl_s5 % 2)]));
                 part[tl_s5] = tl_acc;
             }
         }
@@ -63,8 +62,7 @@ __global__ void __launch_bounds__(128) column_sums_rowmax_kernel(
         // for j in parallel(256): each thread visits the elements of `acc` it holds
         #pragma unroll
         for (int tl_s6 = 0; tl_s6 < acc_layout::kSlots; ++tl_s6) {
-            if (!(acc_layout::valid(tl_tid, tl_s6))) continue;
-            [[maybe_unused]] const int j = (acc_layout::flat(tl_tid, (tl_s6 / 8) * 8) % 256) + tl_s6 % 8;
+            [[maybe_unused]] const int j = (acc_layout::flat(tl_tid, (tl_s6 / 2) * 2) % 256) + tl_s6 % 2;
             acc[tl_s6] = acc[tl_s6] + part[tl_s6];
         }
         // reduce(max, xs, rmax, axis = 1);  (reduce_shared_by_holders.tl:20)
@@ -94,18 +92,17 @@ __global__ void __launch_bounds__(128) column_sums_rowmax_kernel(
     }
     // copy(acc, Y[0 +: 256]);  (reduce_shared_by_holders.tl:23)
     #pragma unroll
-    for (int tl_chunk10 = 0; tl_chunk10 < acc_layout::kSlots; tl_chunk10 += 4) {
-        if (!(acc_layout::valid(tl_tid, tl_chunk10))) continue;
-        float* tl_ptr11 = &Y[(acc_layout::flat(tl_tid, (tl_chunk10 / 8) * 8) % 256) + tl_chunk10 % 8];
-        if (tl::in_bounds((acc_layout::flat(tl_tid, (tl_chunk10 / 8) * 8) % 256) + tl_chunk10 % 8, C) && tl::in_bounds(((acc_layout::flat(tl_tid, (tl_chunk10 / 8) * 8) % 256) + tl_chunk10 % 8) + 3, C) && tl::is_aligned(tl_ptr11, 16)) {
-            float tl_vec12[4];
+    for (int tl_chunk10 = 0; tl_chunk10 < acc_layout::kSlots; tl_chunk10 += 2) {
+        float* tl_ptr11 = &Y[(acc_layout::flat(tl_tid, (tl_chunk10 / 2) * 2) % 256) + tl_chunk10 % 2];
+        if (tl::in_bounds((acc_layout::flat(tl_tid, (tl_chunk10 / 2) * 2) % 256) + tl_chunk10 % 2, C) && tl::in_bounds(((acc_layout::flat(tl_tid, (tl_chunk10 / 2) * 2) % 256) + tl_chunk10 % 2) + 1, C) && tl::is_aligned(tl_ptr11, 8)) {
+            float tl_vec12[2];
             #pragma unroll
-            for (int tl_v = 0; tl_v < 4; ++tl_v) tl_vec12[tl_v] = acc[tl_chunk10 + tl_v];
-            tl::store_vector<float, 4>(tl_ptr11, tl_vec12);
+            for (int tl_v = 0; tl_v < 2; ++tl_v) tl_vec12[tl_v] = acc[tl_chunk10 + tl_v];
+            tl::store_vector<float, 2>(tl_ptr11, tl_vec12);
         } else {
             #pragma unroll
-            for (int tl_v = 0; tl_v < 4; ++tl_v) {
-                if (tl::in_bounds((acc_layout::flat(tl_tid, ((tl_chunk10 + tl_v) / 8) * 8) % 256) + (tl_chunk10 + tl_v) % 8, C)) Y[(acc_layout::flat(tl_tid, ((tl_chunk10 + tl_v) / 8) * 8) % 256) + (tl_chunk10 + tl_v) % 8] = acc[tl_chunk10 + tl_v];
+            for (int tl_v = 0; tl_v < 2; ++tl_v) {
+                if (tl::in_bounds((acc_layout::flat(tl_tid, ((tl_chunk10 + tl_v) / 2) * 2) % 256) + (tl_chunk10 + tl_v) % 2, C)) Y[(acc_layout::flat(tl_tid, ((tl_chunk10 + tl_v) / 2) * 2) % 256) + (tl_chunk10 + tl_v) % 2] = acc[tl_chunk10 + tl_v];
             }
         }
     }

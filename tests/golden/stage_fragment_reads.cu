@@ -18,8 +18,8 @@ __global__ void __launch_bounds__(256) cumsum_rows_kernel(
 {
     // fragment x: f32[8, 256], blocked per axis, vector 8: [8, 256] over 256 threads: (8:t32, 8:r1 32:t1) 8 registers
     // fragment carry: f32[8], slice of `x` (broadcast): [8] over 256 threads: (8:t32) 1 registers, 32 replicas
-    using t_layout = tl::BlockedLayout<1024, 8, 256>;  // fragment t: f32[8, 128]
-    using w_layout = tl::BlockedLayout<1024, 8, 256>;  // fragment w: f32[8, 128]
+    using t_layout = tl::BlockedLayout<1024, 4, 256>;  // fragment t: f32[8, 128]
+    using w_layout = tl::BlockedLayout<1024, 4, 256>;  // fragment w: f32[8, 128]
     const int tl_tid = tl::thread_index<256>();
     extern __shared__ __align__(128) unsigned char tl_smem[];
     float* x_shared = reinterpret_cast<float*>(tl_smem + 0);  // shared x_shared: f32[8, 256], row pitch 260
@@ -138,9 +138,8 @@ __global__ void __launch_bounds__(256) cumsum_rows_kernel(
     // copy(X[r0 +: 8, 0 +: 128], t);  (stage_fragment_reads.tl:28)
     #pragma unroll
     for (int tl_chunk13 = 0; tl_chunk13 < t_layout::kSlots; tl_chunk13 += 4) {
-        if (!(t_layout::valid(tl_tid, tl_chunk13))) continue;
-        const float* tl_ptr14 = &X[int64_t(r0 + (t_layout::flat(tl_tid, (tl_chunk13 / 8) * 8) / 128)) * N + ((t_layout::flat(tl_tid, (tl_chunk13 / 8) * 8) % 128) + tl_chunk13 % 8)];
-        if (tl::in_bounds(r0 + (t_layout::flat(tl_tid, (tl_chunk13 / 8) * 8) / 128), M) && tl::in_bounds((t_layout::flat(tl_tid, (tl_chunk13 / 8) * 8) % 128) + tl_chunk13 % 8, N) && tl::in_bounds(r0 + (t_layout::flat(tl_tid, (tl_chunk13 / 8) * 8) / 128), M) && tl::in_bounds(((t_layout::flat(tl_tid, (tl_chunk13 / 8) * 8) % 128) + tl_chunk13 % 8) + 3, N) && tl::is_aligned(tl_ptr14, 16)) {
+        const float* tl_ptr14 = &X[int64_t(r0 + (t_layout::flat(tl_tid, (tl_chunk13 / 4) * 4) / 128)) * N + ((t_layout::flat(tl_tid, (tl_chunk13 / 4) * 4) % 128) + tl_chunk13 % 4)];
+        if (tl::in_bounds(r0 + (t_layout::flat(tl_tid, (tl_chunk13 / 4) * 4) / 128), M) && tl::in_bounds((t_layout::flat(tl_tid, (tl_chunk13 / 4) * 4) % 128) + tl_chunk13 % 4, N) && tl::in_bounds(r0 + (t_layout::flat(tl_tid, (tl_chunk13 / 4) * 4) / 128), M) && tl::in_bounds(((t_layout::flat(tl_tid, (tl_chunk13 / 4) * 4) % 128) + tl_chunk13 % 4) + 3, N) && tl::is_aligned(tl_ptr14, 16)) {
             float tl_vec15[4];
             tl::load_vector<float, 4>(tl_vec15, tl_ptr14);
             #pragma unroll
@@ -148,16 +147,15 @@ __global__ void __launch_bounds__(256) cumsum_rows_kernel(
         } else {
             #pragma unroll
             for (int tl_v = 0; tl_v < 4; ++tl_v) {
-                t[tl_chunk13 + tl_v] = tl::in_bounds(r0 + (t_layout::flat(tl_tid, ((tl_chunk13 + tl_v) / 8) * 8) / 128), M) && tl::in_bounds((t_layout::flat(tl_tid, ((tl_chunk13 + tl_v) / 8) * 8) % 128) + (tl_chunk13 + tl_v) % 8, N) ? X[int64_t(r0 + (t_layout::flat(tl_tid, ((tl_chunk13 + tl_v) / 8) * 8) / 128)) * N + ((t_layout::flat(tl_tid, ((tl_chunk13 + tl_v) / 8) * 8) % 128) + (tl_chunk13 + tl_v) % 8)] : 0.0f;
+                t[tl_chunk13 + tl_v] = tl::in_bounds(r0 + (t_layout::flat(tl_tid, ((tl_chunk13 + tl_v) / 4) * 4) / 128), M) && tl::in_bounds((t_layout::flat(tl_tid, ((tl_chunk13 + tl_v) / 4) * 4) % 128) + (tl_chunk13 + tl_v) % 4, N) ? X[int64_t(r0 + (t_layout::flat(tl_tid, ((tl_chunk13 + tl_v) / 4) * 4) / 128)) * N + ((t_layout::flat(tl_tid, ((tl_chunk13 + tl_v) / 4) * 4) % 128) + (tl_chunk13 + tl_v) % 4)] : 0.0f;
             }
         }
     }
     // copy(X[r0 +: 8, 128 +: 128], w);  (stage_fragment_reads.tl:29)
     #pragma unroll
     for (int tl_chunk16 = 0; tl_chunk16 < w_layout::kSlots; tl_chunk16 += 4) {
-        if (!(w_layout::valid(tl_tid, tl_chunk16))) continue;
-        const float* tl_ptr17 = &X[int64_t(r0 + (w_layout::flat(tl_tid, (tl_chunk16 / 8) * 8) / 128)) * N + (128 + ((w_layout::flat(tl_tid, (tl_chunk16 / 8) * 8) % 128) + tl_chunk16 % 8))];
-        if (tl::in_bounds(r0 + (w_layout::flat(tl_tid, (tl_chunk16 / 8) * 8) / 128), M) && tl::in_bounds(128 + ((w_layout::flat(tl_tid, (tl_chunk16 / 8) * 8) % 128) + tl_chunk16 % 8), N) && tl::in_bounds(r0 + (w_layout::flat(tl_tid, (tl_chunk16 / 8) * 8) / 128), M) && tl::in_bounds((128 + ((w_layout::flat(tl_tid, (tl_chunk16 / 8) * 8) % 128) + tl_chunk16 % 8)) + 3, N) && tl::is_aligned(tl_ptr17, 16)) {
+        const float* tl_ptr17 = &X[int64_t(r0 + (w_layout::flat(tl_tid, (tl_chunk16 / 4) * 4) / 128)) * N + (128 + ((w_layout::flat(tl_tid, (tl_chunk16 / 4) * 4) % 128) + tl_chunk16 % 4))];
+        if (tl::in_bounds(r0 + (w_layout::flat(tl_tid, (tl_chunk16 / 4) * 4) / 128), M) && tl::in_bounds(128 + ((w_layout::flat(tl_tid, (tl_chunk16 / 4) * 4) % 128) + tl_chunk16 % 4), N) && tl::in_bounds(r0 + (w_layout::flat(tl_tid, (tl_chunk16 / 4) * 4) / 128), M) && tl::in_bounds((128 + ((w_layout::flat(tl_tid, (tl_chunk16 / 4) * 4) % 128) + tl_chunk16 % 4)) + 3, N) && tl::is_aligned(tl_ptr17, 16)) {
             float tl_vec18[4];
             tl::load_vector<float, 4>(tl_vec18, tl_ptr17);
             #pragma unroll
@@ -165,15 +163,14 @@ __global__ void __launch_bounds__(256) cumsum_rows_kernel(
         } else {
             #pragma unroll
             for (int tl_v = 0; tl_v < 4; ++tl_v) {
-                w[tl_chunk16 + tl_v] = tl::in_bounds(r0 + (w_layout::flat(tl_tid, ((tl_chunk16 + tl_v) / 8) * 8) / 128), M) && tl::in_bounds(128 + ((w_layout::flat(tl_tid, ((tl_chunk16 + tl_v) / 8) * 8) % 128) + (tl_chunk16 + tl_v) % 8), N) ? X[int64_t(r0 + (w_layout::flat(tl_tid, ((tl_chunk16 + tl_v) / 8) * 8) / 128)) * N + (128 + ((w_layout::flat(tl_tid, ((tl_chunk16 + tl_v) / 8) * 8) % 128) + (tl_chunk16 + tl_v) % 8))] : 0.0f;
+                w[tl_chunk16 + tl_v] = tl::in_bounds(r0 + (w_layout::flat(tl_tid, ((tl_chunk16 + tl_v) / 4) * 4) / 128), M) && tl::in_bounds(128 + ((w_layout::flat(tl_tid, ((tl_chunk16 + tl_v) / 4) * 4) % 128) + (tl_chunk16 + tl_v) % 4), N) ? X[int64_t(r0 + (w_layout::flat(tl_tid, ((tl_chunk16 + tl_v) / 4) * 4) / 128)) * N + (128 + ((w_layout::flat(tl_tid, ((tl_chunk16 + tl_v) / 4) * 4) % 128) + (tl_chunk16 + tl_v) % 4))] : 0.0f;
             }
         }
     }
     // for i in parallel(8) {  (stage_fragment_reads.tl:30)
     #pragma unroll
     for (int tl_chunk19 = 0; tl_chunk19 < t_layout::kSlots; tl_chunk19 += 4) {
-        if (!(t_layout::valid(tl_tid, tl_chunk19))) continue;
-        float* tl_ptr20 = &t_shared[(t_layout::flat(tl_tid, (tl_chunk19 / 8) * 8) / 128) * 132 + ((t_layout::flat(tl_tid, (tl_chunk19 / 8) * 8) % 128) + tl_chunk19 % 8)];
+        float* tl_ptr20 = &t_shared[(t_layout::flat(tl_tid, (tl_chunk19 / 4) * 4) / 128) * 132 + ((t_layout::flat(tl_tid, (tl_chunk19 / 4) * 4) % 128) + tl_chunk19 % 4)];
         {
             float tl_vec21[4];
             #pragma unroll
@@ -206,8 +203,7 @@ __global__ void __launch_bounds__(256) cumsum_rows_kernel(
     // copy(w[0 +: 8, 0 +: 8], Z[r0 +: 8, 0 +: 8]);  (stage_fragment_reads.tl:37)
     #pragma unroll
     for (int tl_chunk25 = 0; tl_chunk25 < w_layout::kSlots; tl_chunk25 += 4) {
-        if (!(w_layout::valid(tl_tid, tl_chunk25))) continue;
-        float* tl_ptr26 = &w_shared[(w_layout::flat(tl_tid, (tl_chunk25 / 8) * 8) / 128) * 132 + ((w_layout::flat(tl_tid, (tl_chunk25 / 8) * 8) % 128) + tl_chunk25 % 8)];
+        float* tl_ptr26 = &w_shared[(w_layout::flat(tl_tid, (tl_chunk25 / 4) * 4) / 128) * 132 + ((w_layout::flat(tl_tid, (tl_chunk25 / 4) * 4) % 128) + tl_chunk25 % 4)];
         {
             float tl_vec27[4];
             #pragma unroll
@@ -244,7 +240,7 @@ __global__ void __launch_bounds__(128) last_column_kernel(
         float* __restrict__ Y,
         int32_t M)
 {
-    using c_layout = tl::BlockedLayout<8, 8, 128>;  // fragment c: f32[8]
+    using c_layout = tl::BlockedLayout<8, 1, 128>;  // fragment c: f32[8]
     const int tl_tid = tl::thread_index<128>();
     float kept[2048];  // fragment kept: f32[8, 256]
     float c[c_layout::kSlots];  // fragment c: f32[8]
@@ -257,26 +253,14 @@ __global__ void __launch_bounds__(128) last_column_kernel(
     #pragma unroll
     for (int tl_s1 = 0; tl_s1 < c_layout::kSlots; ++tl_s1) {
         if (!(c_layout::valid(tl_tid, tl_s1))) continue;
-        const int tl_c2 = c_layout::flat(tl_tid, (tl_s1 / 8) * 8) % 8;  // the chunk's first column
-        const int i = tl_c2 + tl_s1 % 8;
+        const int i = c_layout::flat(tl_tid, tl_s1);
         c[tl_s1] = kept[i * 256 + 255];
     }
     // copy(c, Y[block.x * 8 +: 8]);  (stage_fragment_reads.tl:48)
     #pragma unroll
-    for (int tl_chunk3 = 0; tl_chunk3 < c_layout::kSlots; tl_chunk3 += 4) {
-        if (!(c_layout::valid(tl_tid, tl_chunk3))) continue;
-        float* tl_ptr4 = &Y[(int(blockIdx.x) * 8) + ((c_layout::flat(tl_tid, (tl_chunk3 / 8) * 8) % 8) + tl_chunk3 % 8)];
-        if (tl::in_bounds((int(blockIdx.x) * 8) + ((c_layout::flat(tl_tid, (tl_chunk3 / 8) * 8) % 8) + tl_chunk3 % 8), M) && tl::in_bounds(((int(blockIdx.x) * 8) + ((c_layout::flat(tl_tid, (tl_chunk3 / 8) * 8) % 8) + tl_chunk3 % 8)) + 3, M) && tl::is_aligned(tl_ptr4, 16)) {
-            float tl_vec5[4];
-            #pragma unroll
-            for (int tl_v = 0; tl_v < 4; ++tl_v) tl_vec5[tl_v] = c[tl_chunk3 + tl_v];
-            tl::store_vector<float, 4>(tl_ptr4, tl_vec5);
-        } else {
-            #pragma unroll
-            for (int tl_v = 0; tl_v < 4; ++tl_v) {
-                if (tl::in_bounds((int(blockIdx.x) * 8) + ((c_layout::flat(tl_tid, ((tl_chunk3 + tl_v) / 8) * 8) % 8) + (tl_chunk3 + tl_v) % 8), M)) Y[(int(blockIdx.x) * 8) + ((c_layout::flat(tl_tid, ((tl_chunk3 + tl_v) / 8) * 8) % 8) + (tl_chunk3 + tl_v) % 8)] = c[tl_chunk3 + tl_v];
-            }
-        }
+    for (int tl_s2 = 0; tl_s2 < c_layout::kSlots; ++tl_s2) {
+        if (!(c_layout::valid(tl_tid, tl_s2))) continue;
+        if (tl::in_bounds((int(blockIdx.x) * 8) + c_layout::flat(tl_tid, tl_s2), M)) Y[(int(blockIdx.x) * 8) + c_layout::flat(tl_tid, tl_s2)] = c[tl_s2];
     }
 }
 

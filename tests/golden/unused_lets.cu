@@ -17,66 +17,41 @@ __global__ void __launch_bounds__(64) unused_lets_kernel(
         float* __restrict__ X,
         int32_t N)
 {
-    using x_layout = tl::BlockedLayout<64, 8, 64>;  // fragment x: f32[64]
+    using x_layout = tl::BlockedLayout<64, 1, 64>;  // fragment x: f32[64]
     const int tl_tid = tl::thread_index<64>();
     const int32_t base = int(blockIdx.x) * 64;
     const int32_t start = base;
     float x[x_layout::kSlots];  // fragment x: f32[64]
     // copy(X[start +: 64], x);  (unused_lets.tl:23)
     #pragma unroll
-    for (int tl_chunk0 = 0; tl_chunk0 < x_layout::kSlots; tl_chunk0 += 4) {
-        if (!(x_layout::valid(tl_tid, tl_chunk0))) continue;
-        const float* tl_ptr1 = &X[start + ((x_layout::flat(tl_tid, (tl_chunk0 / 8) * 8) % 64) + tl_chunk0 % 8)];
-        if (tl::in_bounds(start + ((x_layout::flat(tl_tid, (tl_chunk0 / 8) * 8) % 64) + tl_chunk0 % 8), N) && tl::in_bounds((start + ((x_layout::flat(tl_tid, (tl_chunk0 / 8) * 8) % 64) + tl_chunk0 % 8)) + 3, N) && tl::is_aligned(tl_ptr1, 16)) {
-            float tl_vec2[4];
-            tl::load_vector<float, 4>(tl_vec2, tl_ptr1);
-            #pragma unroll
-            for (int tl_v = 0; tl_v < 4; ++tl_v) x[tl_chunk0 + tl_v] = tl_vec2[tl_v];
-        } else {
-            #pragma unroll
-            for (int tl_v = 0; tl_v < 4; ++tl_v) {
-                x[tl_chunk0 + tl_v] = tl::in_bounds(start + ((x_layout::flat(tl_tid, ((tl_chunk0 + tl_v) / 8) * 8) % 64) + (tl_chunk0 + tl_v) % 8), N) ? X[start + ((x_layout::flat(tl_tid, ((tl_chunk0 + tl_v) / 8) * 8) % 64) + (tl_chunk0 + tl_v) % 8)] : 0.0f;
-            }
-        }
+    for (int tl_s0 = 0; tl_s0 < x_layout::kSlots; ++tl_s0) {
+        x[tl_s0] = tl::in_bounds(start + x_layout::flat(tl_tid, tl_s0), N) ? X[start + x_layout::flat(tl_tid, tl_s0)] : 0.0f;
     }
     // for i in parallel(64) {  (unused_lets.tl:24)
     // for i in parallel(64): each thread visits the elements of `x` it holds
     #pragma unroll
-    for (int tl_s3 = 0; tl_s3 < x_layout::kSlots; ++tl_s3) {
-        if (!(x_layout::valid(tl_tid, tl_s3))) continue;
-        [[maybe_unused]] const int i = (x_layout::flat(tl_tid, (tl_s3 / 8) * 8) % 64) + tl_s3 % 8;
+    for (int tl_s1 = 0; tl_s1 < x_layout::kSlots; ++tl_s1) {
+        [[maybe_unused]] const int i = x_layout::flat(tl_tid, tl_s1);
         const bool masked = false;
-        x[tl_s3] = masked ? 0.0f : x[tl_s3] + 1.0f;
+        x[tl_s1] = masked ? 0.0f : x[tl_s1] + 1.0f;
     }
     {
         const int32_t a = base;
         __syncthreads();  // WAR on `X`
         // copy(x, X[a +: 64]);  (unused_lets.tl:34)
         #pragma unroll
-        for (int tl_chunk4 = 0; tl_chunk4 < x_layout::kSlots; tl_chunk4 += 4) {
-            if (!(x_layout::valid(tl_tid, tl_chunk4))) continue;
-            float* tl_ptr5 = &X[a + ((x_layout::flat(tl_tid, (tl_chunk4 / 8) * 8) % 64) + tl_chunk4 % 8)];
-            if (tl::in_bounds(a + ((x_layout::flat(tl_tid, (tl_chunk4 / 8) * 8) % 64) + tl_chunk4 % 8), N) && tl::in_bounds((a + ((x_layout::flat(tl_tid, (tl_chunk4 / 8) * 8) % 64) + tl_chunk4 % 8)) + 3, N) && tl::is_aligned(tl_ptr5, 16)) {
-                float tl_vec6[4];
-                #pragma unroll
-                for (int tl_v = 0; tl_v < 4; ++tl_v) tl_vec6[tl_v] = x[tl_chunk4 + tl_v];
-                tl::store_vector<float, 4>(tl_ptr5, tl_vec6);
-            } else {
-                #pragma unroll
-                for (int tl_v = 0; tl_v < 4; ++tl_v) {
-                    if (tl::in_bounds(a + ((x_layout::flat(tl_tid, ((tl_chunk4 + tl_v) / 8) * 8) % 64) + (tl_chunk4 + tl_v) % 8), N)) X[a + ((x_layout::flat(tl_tid, ((tl_chunk4 + tl_v) / 8) * 8) % 64) + (tl_chunk4 + tl_v) % 8)] = x[tl_chunk4 + tl_v];
-                }
-            }
+        for (int tl_s2 = 0; tl_s2 < x_layout::kSlots; ++tl_s2) {
+            if (tl::in_bounds(a + x_layout::flat(tl_tid, tl_s2), N)) X[a + x_layout::flat(tl_tid, tl_s2)] = x[tl_s2];
         }
     }
     {
         const int32_t b = base;
         // fill(X[b +: 1], 3.0);  (unused_lets.tl:38)
         #pragma unroll
-        for (int tl_i8 = 0; tl_i8 < 1; ++tl_i8) {
-            const int tl_e7 = tl_tid + tl_i8 * 64;
-            if (tl_e7 < 1) {
-                if (tl::in_bounds(b + tl_e7, N)) X[b + tl_e7] = 3.0f;
+        for (int tl_i4 = 0; tl_i4 < 1; ++tl_i4) {
+            const int tl_e3 = tl_tid + tl_i4 * 64;
+            if (tl_e3 < 1) {
+                if (tl::in_bounds(b + tl_e3, N)) X[b + tl_e3] = 3.0f;
             }
         }
     }
@@ -84,10 +59,10 @@ __global__ void __launch_bounds__(64) unused_lets_kernel(
     const int32_t b = a;
     // fill(X[b +: 1], 4.0);  (unused_lets.tl:42)
     #pragma unroll
-    for (int tl_i10 = 0; tl_i10 < 1; ++tl_i10) {
-        const int tl_e9 = tl_tid + tl_i10 * 64;
-        if (tl_e9 < 1) {
-            if (tl::in_bounds(b + tl_e9, N)) X[b + tl_e9] = 4.0f;
+    for (int tl_i6 = 0; tl_i6 < 1; ++tl_i6) {
+        const int tl_e5 = tl_tid + tl_i6 * 64;
+        if (tl_e5 < 1) {
+            if (tl::in_bounds(b + tl_e5, N)) X[b + tl_e5] = 4.0f;
         }
     }
 }

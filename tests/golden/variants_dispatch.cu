@@ -16,16 +16,15 @@ __global__ void __launch_bounds__(128) row_scale_kernel_variant0(
         int32_t M,
         int32_t N)
 {
-    using x_layout = tl::BlockedLayout<512, 8, 128>;  // fragment x: f32[4, 128]
+    using x_layout = tl::BlockedLayout<512, 4, 128>;  // fragment x: f32[4, 128]
     const int tl_tid = tl::thread_index<128>();
     float x[x_layout::kSlots];  // fragment x: f32[4, 128]
     const int32_t row0 = int(blockIdx.x) * 4;
     // copy(X[row0 +: RB, 0 +: W], x);  (variants_dispatch.tl:19)
     #pragma unroll
     for (int tl_chunk0 = 0; tl_chunk0 < x_layout::kSlots; tl_chunk0 += 4) {
-        if (!(x_layout::valid(tl_tid, tl_chunk0))) continue;
-        const float* tl_ptr1 = &X[int64_t(row0 + (x_layout::flat(tl_tid, (tl_chunk0 / 8) * 8) / 128)) * N + ((x_layout::flat(tl_tid, (tl_chunk0 / 8) * 8) % 128) + tl_chunk0 % 8)];
-        if (tl::in_bounds(row0 + (x_layout::flat(tl_tid, (tl_chunk0 / 8) * 8) / 128), M) && tl::in_bounds((x_layout::flat(tl_tid, (tl_chunk0 / 8) * 8) % 128) + tl_chunk0 % 8, N) && tl::in_bounds(row0 + (x_layout::flat(tl_tid, (tl_chunk0 / 8) * 8) / 128), M) && tl::in_bounds(((x_layout::flat(tl_tid, (tl_chunk0 / 8) * 8) % 128) + tl_chunk0 % 8) + 3, N) && tl::is_aligned(tl_ptr1, 16)) {
+        const float* tl_ptr1 = &X[int64_t(row0 + (x_layout::flat(tl_tid, (tl_chunk0 / 4) * 4) / 128)) * N + ((x_layout::flat(tl_tid, (tl_chunk0 / 4) * 4) % 128) + tl_chunk0 % 4)];
+        if (tl::in_bounds(row0 + (x_layout::flat(tl_tid, (tl_chunk0 / 4) * 4) / 128), M) && tl::in_bounds((x_layout::flat(tl_tid, (tl_chunk0 / 4) * 4) % 128) + tl_chunk0 % 4, N) && tl::in_bounds(row0 + (x_layout::flat(tl_tid, (tl_chunk0 / 4) * 4) / 128), M) && tl::in_bounds(((x_layout::flat(tl_tid, (tl_chunk0 / 4) * 4) % 128) + tl_chunk0 % 4) + 3, N) && tl::is_aligned(tl_ptr1, 16)) {
             float tl_vec2[4];
             tl::load_vector<float, 4>(tl_vec2, tl_ptr1);
             #pragma unroll
@@ -33,7 +32,7 @@ __global__ void __launch_bounds__(128) row_scale_kernel_variant0(
         } else {
             #pragma unroll
             for (int tl_v = 0; tl_v < 4; ++tl_v) {
-                x[tl_chunk0 + tl_v] = tl::in_bounds(row0 + (x_layout::flat(tl_tid, ((tl_chunk0 + tl_v) / 8) * 8) / 128), M) && tl::in_bounds((x_layout::flat(tl_tid, ((tl_chunk0 + tl_v) / 8) * 8) % 128) + (tl_chunk0 + tl_v) % 8, N) ? X[int64_t(row0 + (x_layout::flat(tl_tid, ((tl_chunk0 + tl_v) / 8) * 8) / 128)) * N + ((x_layout::flat(tl_tid, ((tl_chunk0 + tl_v) / 8) * 8) % 128) + (tl_chunk0 + tl_v) % 8)] : 0.0f;
+                x[tl_chunk0 + tl_v] = tl::in_bounds(row0 + (x_layout::flat(tl_tid, ((tl_chunk0 + tl_v) / 4) * 4) / 128), M) && tl::in_bounds((x_layout::flat(tl_tid, ((tl_chunk0 + tl_v) / 4) * 4) % 128) + (tl_chunk0 + tl_v) % 4, N) ? X[int64_t(row0 + (x_layout::flat(tl_tid, ((tl_chunk0 + tl_v) / 4) * 4) / 128)) * N + ((x_layout::flat(tl_tid, ((tl_chunk0 + tl_v) / 4) * 4) % 128) + (tl_chunk0 + tl_v) % 4)] : 0.0f;
             }
         }
     }
@@ -41,17 +40,15 @@ __global__ void __launch_bounds__(128) row_scale_kernel_variant0(
     // for i, j in parallel(4, 128): each thread visits the elements of `x` it holds
     #pragma unroll
     for (int tl_s3 = 0; tl_s3 < x_layout::kSlots; ++tl_s3) {
-        if (!(x_layout::valid(tl_tid, tl_s3))) continue;
-        [[maybe_unused]] const int i = x_layout::flat(tl_tid, (tl_s3 / 8) * 8) / 128;
-        [[maybe_unused]] const int j = (x_layout::flat(tl_tid, (tl_s3 / 8) * 8) % 128) + tl_s3 % 8;
+        [[maybe_unused]] const int i = x_layout::flat(tl_tid, (tl_s3 / 4) * 4) / 128;
+        [[maybe_unused]] const int j = (x_layout::flat(tl_tid, (tl_s3 / 4) * 4) % 128) + tl_s3 % 4;
         x[tl_s3] = x[tl_s3] * alpha;
     }
     // copy(x, Y[row0 +: RB, 0 +: W]);  (variants_dispatch.tl:23)
     #pragma unroll
     for (int tl_chunk4 = 0; tl_chunk4 < x_layout::kSlots; tl_chunk4 += 4) {
-        if (!(x_layout::valid(tl_tid, tl_chunk4))) continue;
-        float* tl_ptr5 = &Y[int64_t(row0 + (x_layout::flat(tl_tid, (tl_chunk4 / 8) * 8) / 128)) * N + ((x_layout::flat(tl_tid, (tl_chunk4 / 8) * 8) % 128) + tl_chunk4 % 8)];
-        if (tl::in_bounds(row0 + (x_layout::flat(tl_tid, (tl_chunk4 / 8) * 8) / 128), M) && tl::in_bounds((x_layout::flat(tl_tid, (tl_chunk4 / 8) * 8) % 128) + tl_chunk4 % 8, N) && tl::in_bounds(row0 + (x_layout::flat(tl_tid, (tl_chunk4 / 8) * 8) / 128), M) && tl::in_bounds(((x_layout::flat(tl_tid, (tl_chunk4 / 8) * 8) % 128) + tl_chunk4 % 8) + 3, N) && tl::is_aligned(tl_ptr5, 16)) {
+        float* tl_ptr5 = &Y[int64_t(row0 + (x_layout::flat(tl_tid, (tl_chunk4 / 4) * 4) / 128)) * N + ((x_layout::flat(tl_tid, (tl_chunk4 / 4) * 4) % 128) + tl_chunk4 % 4)];
+        if (tl::in_bounds(row0 + (x_layout::flat(tl_tid, (tl_chunk4 / 4) * 4) / 128), M) && tl::in_bounds((x_layout::flat(tl_tid, (tl_chunk4 / 4) * 4) % 128) + tl_chunk4 % 4, N) && tl::in_bounds(row0 + (x_layout::flat(tl_tid, (tl_chunk4 / 4) * 4) / 128), M) && tl::in_bounds(((x_layout::flat(tl_tid, (tl_chunk4 / 4) * 4) % 128) + tl_chunk4 % 4) + 3, N) && tl::is_aligned(tl_ptr5, 16)) {
             float tl_vec6[4];
             #pragma unroll
             for (int tl_v = 0; tl_v < 4; ++tl_v) tl_vec6[tl_v] = x[tl_chunk4 + tl_v];
@@ -59,7 +56,7 @@ __global__ void __launch_bounds__(128) row_scale_kernel_variant0(
         } else {
             #pragma unroll
             for (int tl_v = 0; tl_v < 4; ++tl_v) {
-                if (tl::in_bounds(row0 + (x_layout::flat(tl_tid, ((tl_chunk4 + tl_v) / 8) * 8) / 128), M) && tl::in_bounds((x_layout::flat(tl_tid, ((tl_chunk4 + tl_v) / 8) * 8) % 128) + (tl_chunk4 + tl_v) % 8, N)) Y[int64_t(row0 + (x_layout::flat(tl_tid, ((tl_chunk4 + tl_v) / 8) * 8) / 128)) * N + ((x_layout::flat(tl_tid, ((tl_chunk4 + tl_v) / 8) * 8) % 128) + (tl_chunk4 + tl_v) % 8)] = x[tl_chunk4 + tl_v];
+                if (tl::in_bounds(row0 + (x_layout::flat(tl_tid, ((tl_chunk4 + tl_v) / 4) * 4) / 128), M) && tl::in_bounds((x_layout::flat(tl_tid, ((tl_chunk4 + tl_v) / 4) * 4) % 128) + (tl_chunk4 + tl_v) % 4, N)) Y[int64_t(row0 + (x_layout::flat(tl_tid, ((tl_chunk4 + tl_v) / 4) * 4) / 128)) * N + ((x_layout::flat(tl_tid, ((tl_chunk4 + tl_v) / 4) * 4) % 128) + (tl_chunk4 + tl_v) % 4)] = x[tl_chunk4 + tl_v];
             }
         }
     }
@@ -74,52 +71,27 @@ __global__ void __launch_bounds__(128) row_scale_kernel_variant1(
         int32_t M,
         int32_t N)
 {
-    using x_layout = tl::BlockedLayout<128, 8, 128>;  // fragment x: f32[1, 128]
+    using x_layout = tl::BlockedLayout<128, 1, 128>;  // fragment x: f32[1, 128]
     const int tl_tid = tl::thread_index<128>();
     float x[x_layout::kSlots];  // fragment x: f32[1, 128]
     const int32_t row0 = int(blockIdx.x) * 1;
     // copy(X[row0 +: RB, 0 +: W], x);  (variants_dispatch.tl:19)
     #pragma unroll
-    for (int tl_chunk0 = 0; tl_chunk0 < x_layout::kSlots; tl_chunk0 += 4) {
-        if (!(x_layout::valid(tl_tid, tl_chunk0))) continue;
-        const float* tl_ptr1 = &X[int64_t(row0 + (x_layout::flat(tl_tid, (tl_chunk0 / 8) * 8) / 128)) * N + ((x_layout::flat(tl_tid, (tl_chunk0 / 8) * 8) % 128) + tl_chunk0 % 8)];
-        if (tl::in_bounds(row0 + (x_layout::flat(tl_tid, (tl_chunk0 / 8) * 8) / 128), M) && tl::in_bounds((x_layout::flat(tl_tid, (tl_chunk0 / 8) * 8) % 128) + tl_chunk0 % 8, N) && tl::in_bounds(row0 + (x_layout::flat(tl_tid, (tl_chunk0 / 8) * 8) / 128), M) && tl::in_bounds(((x_layout::flat(tl_tid, (tl_chunk0 / 8) * 8) % 128) + tl_chunk0 % 8) + 3, N) && tl::is_aligned(tl_ptr1, 16)) {
-            float tl_vec2[4];
-            tl::load_vector<float, 4>(tl_vec2, tl_ptr1);
-            #pragma unroll
-            for (int tl_v = 0; tl_v < 4; ++tl_v) x[tl_chunk0 + tl_v] = tl_vec2[tl_v];
-        } else {
-            #pragma unroll
-            for (int tl_v = 0; tl_v < 4; ++tl_v) {
-                x[tl_chunk0 + tl_v] = tl::in_bounds(row0 + (x_layout::flat(tl_tid, ((tl_chunk0 + tl_v) / 8) * 8) / 128), M) && tl::in_bounds((x_layout::flat(tl_tid, ((tl_chunk0 + tl_v) / 8) * 8) % 128) + (tl_chunk0 + tl_v) % 8, N) ? X[int64_t(row0 + (x_layout::flat(tl_tid, ((tl_chunk0 + tl_v) / 8) * 8) / 128)) * N + ((x_layout::flat(tl_tid, ((tl_chunk0 + tl_v) / 8) * 8) % 128) + (tl_chunk0 + tl_v) % 8)] : 0.0f;
-            }
-        }
+    for (int tl_s0 = 0; tl_s0 < x_layout::kSlots; ++tl_s0) {
+        x[tl_s0] = tl::in_bounds(row0 + (x_layout::flat(tl_tid, tl_s0) / 128), M) && tl::in_bounds(x_layout::flat(tl_tid, tl_s0) % 128, N) ? X[int64_t(row0 + (x_layout::flat(tl_tid, tl_s0) / 128)) * N + (x_layout::flat(tl_tid, tl_s0) % 128)] : 0.0f;
     }
     // for i, j in parallel(RB, W) {  (variants_dispatch.tl:20)
     // for i, j in parallel(1, 128): each thread visits the elements of `x` it holds
     #pragma unroll
-    for (int tl_s3 = 0; tl_s3 < x_layout::kSlots; ++tl_s3) {
-        if (!(x_layout::valid(tl_tid, tl_s3))) continue;
-        [[maybe_unused]] const int i = x_layout::flat(tl_tid, (tl_s3 / 8) * 8) / 128;
-        [[maybe_unused]] const int j = (x_layout::flat(tl_tid, (tl_s3 / 8) * 8) % 128) + tl_s3 % 8;
-        x[tl_s3] = x[tl_s3] * alpha;
+    for (int tl_s1 = 0; tl_s1 < x_layout::kSlots; ++tl_s1) {
+        [[maybe_unused]] const int i = x_layout::flat(tl_tid, tl_s1) / 128;
+        [[maybe_unused]] const int j = x_layout::flat(tl_tid, tl_s1) % 128;
+        x[tl_s1] = x[tl_s1] * alpha;
     }
     // copy(x, Y[row0 +: RB, 0 +: W]);  (variants_dispatch.tl:23)
     #pragma unroll
-    for (int tl_chunk4 = 0; tl_chunk4 < x_layout::kSlots; tl_chunk4 += 4) {
-        if (!(x_layout::valid(tl_tid, tl_chunk4))) continue;
-        float* tl_ptr5 = &Y[int64_t(row0 + (x_layout::flat(tl_tid, (tl_chunk4 / 8) * 8) / 128)) * N + ((x_layout::flat(tl_tid, (tl_chunk4 / 8) * 8) % 128) + tl_chunk4 % 8)];
-        if (tl::in_bounds(row0 + (x_layout::flat(tl_tid, (tl_chunk4 / 8) * 8) / 128), M) && tl::in_bounds((x_layout::flat(tl_tid, (tl_chunk4 / 8) * 8) % 128) + tl_chunk4 % 8, N) && tl::in_bounds(row0 + (x_layout::flat(tl_tid, (tl_chunk4 / 8) * 8) / 128), M) && tl::in_bounds(((x_layout::flat(tl_tid, (tl_chunk4 / 8) * 8) % 128) + tl_chunk4 % 8) + 3, N) && tl::is_aligned(tl_ptr5, 16)) {
-            float tl_vec6[4];
-            #pragma unroll
-            for (int tl_v = 0; tl_v < 4; ++tl_v) tl_vec6[tl_v] = x[tl_chunk4 + tl_v];
-            tl::store_vector<float, 4>(tl_ptr5, tl_vec6);
-        } else {
-            #pragma unroll
-            for (int tl_v = 0; tl_v < 4; ++tl_v) {
-                if (tl::in_bounds(row0 + (x_layout::flat(tl_tid, ((tl_chunk4 + tl_v) / 8) * 8) / 128), M) && tl::in_bounds((x_layout::flat(tl_tid, ((tl_chunk4 + tl_v) / 8) * 8) % 128) + (tl_chunk4 + tl_v) % 8, N)) Y[int64_t(row0 + (x_layout::flat(tl_tid, ((tl_chunk4 + tl_v) / 8) * 8) / 128)) * N + ((x_layout::flat(tl_tid, ((tl_chunk4 + tl_v) / 8) * 8) % 128) + (tl_chunk4 + tl_v) % 8)] = x[tl_chunk4 + tl_v];
-            }
-        }
+    for (int tl_s2 = 0; tl_s2 < x_layout::kSlots; ++tl_s2) {
+        if (tl::in_bounds(row0 + (x_layout::flat(tl_tid, tl_s2) / 128), M) && tl::in_bounds(x_layout::flat(tl_tid, tl_s2) % 128, N)) Y[int64_t(row0 + (x_layout::flat(tl_tid, tl_s2) / 128)) * N + (x_layout::flat(tl_tid, tl_s2) % 128)] = x[tl_s2];
     }
 }
 
