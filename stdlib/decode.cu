@@ -8,8 +8,8 @@
 
 namespace {
 
-// kernel flash_decode_split<BM = 16, BN = 64, D = 128, CAUSAL = true, VARLEN = false, PAGED = false, STAGES = 2, T = f16>  (stdlib/decode.tl:46)
-// 128 threads per block, 76288 bytes of shared memory
+// kernel flash_decode_split<BM = 16, BN = 32, D = 128, CAUSAL = true, VARLEN = false, PAGED = false, STAGES = 2, T = f16>  (stdlib/decode.tl:46)
+// 128 threads per block, 40448 bytes of shared memory
 __global__ void __launch_bounds__(128) flash_decode_split_kernel_variant0(
         const tl::f16* __restrict__ Q,
         const tl::f16* __restrict__ K,
@@ -30,890 +30,6 @@ __global__ void __launch_bounds__(128) flash_decode_split_kernel_variant0(
         int32_t SPLITS,
         int32_t HNQ)
 {
-    using s_layout = tl::MmaAccLayout<16, 64, 1, 4>;  // fragment s: f32[16, 64], mma.sync accumulators
-    using p_layout = tl::MmaAccLayout<16, 64, 1, 4>;  // fragment p: f16[16, 64], mma.sync accumulators
-    using o_layout = tl::MmaAccLayout<16, 128, 1, 4>;  // fragment o: f32[16, 128], mma.sync accumulators
-    // fragment m: f32[16], slice of `s` (reduce over axis 1): [16] over 128 threads: (8:t4 2:r1) 2 registers, 16 replicas
-    // fragment m_use: f32[16], slice of `s` (reduce over axis 1): [16] over 128 threads: (8:t4 2:r1) 2 registers, 16 replicas
-    // fragment l: f32[16], slice of `s` (reduce over axis 1): [16] over 128 threads: (8:t4 2:r1) 2 registers, 16 replicas
-    // fragment m_tile: f32[16], slice of `s` (reduce over axis 1): [16] over 128 threads: (8:t4 2:r1) 2 registers, 16 replicas
-    // fragment l_tile: f32[16], slice of `s` (reduce over axis 1): [16] over 128 threads: (8:t4 2:r1) 2 registers, 16 replicas
-    // fragment alpha: f32[16], slice of `s` (reduce over axis 1): [16] over 128 threads: (8:t4 2:r1) 2 registers, 16 replicas
-    // fragment lse: f32[16], slice of `s` (reduce over axis 1): [16] over 128 threads: (8:t4 2:r1) 2 registers, 16 replicas
-    const tl::f16* const Qg = Q;  // view Qg: f16[B, HKV, (HNQ / HKV), 128] of Q
-    float* const Og = O_part;  // view Og: f32[B, SPLITS, HKV, (HNQ / HKV), 128] of O_part
-    float* const Lg = Lse;  // view Lg: f32[B, SPLITS, HKV, (HNQ / HKV)] of Lse
-    [[maybe_unused]] const int32_t* const pages = Tbl;  // view pages: i32[(B * MAXP)] of Tbl
-    const int tl_tid = tl::thread_index<128>();
-    extern __shared__ __align__(128) unsigned char tl_smem[];
-    tl::f16* q = reinterpret_cast<tl::f16*>(tl_smem + 0);  // shared q: f16[16, 128], row pitch 136
-    tl::f16* k = reinterpret_cast<tl::f16*>(tl_smem + 4352);  // shared k: f16[2, 64, 128], row pitch 136
-    tl::f16* v = reinterpret_cast<tl::f16*>(tl_smem + 39168);  // shared v: f16[2, 64, 128], row pitch 136
-    unsigned char* tl_scratch = tl_smem + 73984;  // 2304 bytes for reductions and staging
-    float s[s_layout::kSlots];  // fragment s: f32[16, 64]
-    tl::f16 p[p_layout::kSlots];  // fragment p: f16[16, 64]
-    float o[o_layout::kSlots];  // fragment o: f32[16, 128]
-    #pragma unroll
-    for (int tl_i = 0; tl_i < o_layout::kSlots; ++tl_i) o[tl_i] = 0.0f;
-    float m[2];  // fragment m: f32[16]
-    #pragma unroll
-    for (int tl_i = 0; tl_i < 2; ++tl_i) m[tl_i] = -tl::inf<float>();
-    float m_use[2];  // fragment m_use: f32[16]
-    float l[2];  // fragment l: f32[16]
-    #pragma unroll
-    for (int tl_i = 0; tl_i < 2; ++tl_i) l[tl_i] = 0.0f;
-    float m_tile[2];  // fragment m_tile: f32[16]
-    float l_tile[2];  // fragment l_tile: f32[16]
-    float alpha[2];  // fragment alpha: f32[16]
-    float lse[2];  // fragment lse: f32[16]
-    const int32_t split = int(blockIdx.x);
-    const int32_t n_rg = tl::cdiv(HNQ / HKV, 16);
-    const int32_t hkv = int(blockIdx.y) / n_rg;
-    const int32_t r0 = int(blockIdx.y) % n_rg * 16;
-    const int32_t b = int(blockIdx.z);
-    const int32_t k_begin = split * split_len;
-    const int32_t S = PS;
-    int32_t kv_len = S;
-    const int32_t len = tl::min(tl::max(kv_len, 0), S);
-    const int32_t k_end = tl::min(len, k_begin + split_len);
-    const float qk_scale = sm_scale * 1.4426950216293335f;
-    // copy(Qg[b, hkv, r0 +: BM, 0 +: D], q);           // rows past G · NQ read as 0  (decode.tl:93)
-    #pragma unroll
-    for (int tl_i1 = 0; tl_i1 < 2; ++tl_i1) {
-        const int tl_chunk0 = tl_tid + tl_i1 * 128;
-        const tl::f16* tl_src2 = &Qg[((int64_t(b) * HKV + hkv) * (HNQ / HKV) + (r0 + ((tl_chunk0 * 8) / 128))) * 128 + ((tl_chunk0 * 8) % 128)];
-        tl::f16* tl_dst3 = &q[((tl_chunk0 * 8) / 128) * 136 + ((tl_chunk0 * 8) % 128)];
-        if (tl::in_bounds(b, B) && tl::in_bounds(hkv, HKV) && tl::in_bounds(r0 + ((tl_chunk0 * 8) / 128), HNQ / HKV) && tl::in_bounds((tl_chunk0 * 8) % 128, 128) && tl::in_bounds(b, B) && tl::in_bounds(hkv, HKV) && tl::in_bounds(r0 + ((tl_chunk0 * 8) / 128), HNQ / HKV) && tl::in_bounds(((tl_chunk0 * 8) % 128) + 7, 128) && tl::is_aligned(tl_src2, 16) && tl::is_aligned(tl_dst3, 16)) {
-            tl::f16 tl_vec4[8];
-            tl::load_vector<tl::f16, 8>(tl_vec4, tl_src2);
-            tl::store_vector<tl::f16, 8>(tl_dst3, tl_vec4);
-        } else {
-            #pragma unroll
-            for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                q[((tl_chunk0 * 8 + tl_v) / 128) * 136 + ((tl_chunk0 * 8 + tl_v) % 128)] = tl::in_bounds(b, B) && tl::in_bounds(hkv, HKV) && tl::in_bounds(r0 + ((tl_chunk0 * 8 + tl_v) / 128), HNQ / HKV) && tl::in_bounds((tl_chunk0 * 8 + tl_v) % 128, 128) ? Qg[((int64_t(b) * HKV + hkv) * (HNQ / HKV) + (r0 + ((tl_chunk0 * 8 + tl_v) / 128))) * 128 + ((tl_chunk0 * 8 + tl_v) % 128)] : tl::convert<tl::f16>(0.0f);
-            }
-        }
-    }
-    const int32_t t_trips = tl::cdiv(tl::max(k_end - k_begin, 0), 64);
-    if (0 < t_trips) {
-        // copy(K[b, hkv, k0 +: BN, 0 +: D], k);  (decode.tl:101)
-        if (tl::is_aligned(K, 16) && 128 % 8 == 0 && tl::in_bounds(b, NP) && tl::in_bounds(hkv, HKV) && k_begin >= 0 && k_begin + 64 <= PS && 0 >= 0 && 0 + 128 <= 128 && 0 % 8 == 0) {
-            #pragma unroll
-            for (int tl_i6 = 0; tl_i6 < 8; ++tl_i6) {
-                const int tl_chunk5 = tl_tid + tl_i6 * 128;
-                tl::cp_async_16(&k[(0 * 64 + ((tl_chunk5 * 8) / 128)) * 136 + ((tl_chunk5 * 8) % 128)], &K[((int64_t(b) * HKV + hkv) * PS + (k_begin + ((tl_chunk5 * 8) / 128))) * 128 + ((tl_chunk5 * 8) % 128)]);
-            }
-        } else {
-            #pragma unroll
-            for (int tl_i8 = 0; tl_i8 < 8; ++tl_i8) {
-                const int tl_chunk7 = tl_tid + tl_i8 * 128;
-                const tl::f16* tl_src9 = &K[((int64_t(b) * HKV + hkv) * PS + (k_begin + ((tl_chunk7 * 8) / 128))) * 128 + ((tl_chunk7 * 8) % 128)];
-                tl::f16* tl_dst10 = &k[(0 * 64 + ((tl_chunk7 * 8) / 128)) * 136 + ((tl_chunk7 * 8) % 128)];
-                const int tl_valid11 = !(tl::in_bounds(b, NP) && tl::in_bounds(hkv, HKV) && tl::in_bounds(k_begin + ((tl_chunk7 * 8) / 128), PS)) ? 0 : max(0, min(8, 128 - ((tl_chunk7 * 8) % 128)));
-                if (tl_valid11 == 8 && (tl_chunk7 * 8) % 128 >= 0 && tl::is_aligned(tl_src9, 4)) {
-                    tl::cp_async_chunk(tl_dst10, tl_src9);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
-                } else if (tl_valid11 == 0) {
-                    tl::fill_vector<tl::f16, 8>(tl_dst10, tl::convert<tl::f16>(0.0f));
-                } else {
-                    #pragma unroll
-                    for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst10[tl_v] = tl::in_bounds(b, NP) && tl::in_bounds(hkv, HKV) && tl::in_bounds(k_begin + ((tl_chunk7 * 8) / 128), PS) && tl::in_bounds(((tl_chunk7 * 8) % 128) + tl_v, 128) ? tl_src9[tl_v] : tl::convert<tl::f16>(0.0f);
-                }
-            }
-        }
-        // copy(V[b, hkv, k0 +: BN, 0 +: D], v);  (decode.tl:102)
-        if (tl::is_aligned(V, 16) && 128 % 8 == 0 && tl::in_bounds(b, NP) && tl::in_bounds(hkv, HKV) && k_begin >= 0 && k_begin + 64 <= PS && 0 >= 0 && 0 + 128 <= 128 && 0 % 8 == 0) {
-            #pragma unroll
-            for (int tl_i13 = 0; tl_i13 < 8; ++tl_i13) {
-                const int tl_chunk12 = tl_tid + tl_i13 * 128;
-                tl::cp_async_16(&v[(0 * 64 + ((tl_chunk12 * 8) / 128)) * 136 + ((tl_chunk12 * 8) % 128)], &V[((int64_t(b) * HKV + hkv) * PS + (k_begin + ((tl_chunk12 * 8) / 128))) * 128 + ((tl_chunk12 * 8) % 128)]);
-            }
-        } else {
-            #pragma unroll
-            for (int tl_i15 = 0; tl_i15 < 8; ++tl_i15) {
-                const int tl_chunk14 = tl_tid + tl_i15 * 128;
-                const tl::f16* tl_src16 = &V[((int64_t(b) * HKV + hkv) * PS + (k_begin + ((tl_chunk14 * 8) / 128))) * 128 + ((tl_chunk14 * 8) % 128)];
-                tl::f16* tl_dst17 = &v[(0 * 64 + ((tl_chunk14 * 8) / 128)) * 136 + ((tl_chunk14 * 8) % 128)];
-                const int tl_valid18 = !(tl::in_bounds(b, NP) && tl::in_bounds(hkv, HKV) && tl::in_bounds(k_begin + ((tl_chunk14 * 8) / 128), PS)) ? 0 : max(0, min(8, 128 - ((tl_chunk14 * 8) % 128)));
-                if (tl_valid18 == 8 && (tl_chunk14 * 8) % 128 >= 0 && tl::is_aligned(tl_src16, 4)) {
-                    tl::cp_async_chunk(tl_dst17, tl_src16);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
-                } else if (tl_valid18 == 0) {
-                    tl::fill_vector<tl::f16, 8>(tl_dst17, tl::convert<tl::f16>(0.0f));
-                } else {
-                    #pragma unroll
-                    for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst17[tl_v] = tl::in_bounds(b, NP) && tl::in_bounds(hkv, HKV) && tl::in_bounds(k_begin + ((tl_chunk14 * 8) / 128), PS) && tl::in_bounds(((tl_chunk14 * 8) % 128) + tl_v, 128) ? tl_src16[tl_v] : tl::convert<tl::f16>(0.0f);
-                }
-            }
-        }
-    }
-    tl::cp_async_commit();
-    // for t in pipelined(cdiv(max(k_end - k_begin, 0), BN), stages = STAGES) {  (decode.tl:94)
-    for (int t = 0; t < t_trips; ++t) {
-        tl::cp_async_wait<0>();  // at most 0 copy groups of this thread still in flight
-        __syncthreads();  // pipeline: stage `t % 2` has landed and the stage refilled next is no longer read
-        if (t + 1 < t_trips) {
-            // copy(K[b, hkv, k0 +: BN, 0 +: D], k);  (decode.tl:101)
-            if (tl::is_aligned(K, 16) && 128 % 8 == 0 && tl::in_bounds(b, NP) && tl::in_bounds(hkv, HKV) && (k_begin + (t + 1) * 64) >= 0 && (k_begin + (t + 1) * 64) + 64 <= PS && 0 >= 0 && 0 + 128 <= 128 && 0 % 8 == 0) {
-                #pragma unroll
-                for (int tl_i20 = 0; tl_i20 < 8; ++tl_i20) {
-                    const int tl_chunk19 = tl_tid + tl_i20 * 128;
-                    tl::cp_async_16(&k[(((t + 1) % 2) * 64 + ((tl_chunk19 * 8) / 128)) * 136 + ((tl_chunk19 * 8) % 128)], &K[((int64_t(b) * HKV + hkv) * PS + ((k_begin + (t + 1) * 64) + ((tl_chunk19 * 8) / 128))) * 128 + ((tl_chunk19 * 8) % 128)]);
-                }
-            } else {
-                #pragma unroll
-                for (int tl_i22 = 0; tl_i22 < 8; ++tl_i22) {
-                    const int tl_chunk21 = tl_tid + tl_i22 * 128;
-                    const tl::f16* tl_src23 = &K[((int64_t(b) * HKV + hkv) * PS + ((k_begin + (t + 1) * 64) + ((tl_chunk21 * 8) / 128))) * 128 + ((tl_chunk21 * 8) % 128)];
-                    tl::f16* tl_dst24 = &k[(((t + 1) % 2) * 64 + ((tl_chunk21 * 8) / 128)) * 136 + ((tl_chunk21 * 8) % 128)];
-                    const int tl_valid25 = !(tl::in_bounds(b, NP) && tl::in_bounds(hkv, HKV) && tl::in_bounds((k_begin + (t + 1) * 64) + ((tl_chunk21 * 8) / 128), PS)) ? 0 : max(0, min(8, 128 - ((tl_chunk21 * 8) % 128)));
-                    if (tl_valid25 == 8 && (tl_chunk21 * 8) % 128 >= 0 && tl::is_aligned(tl_src23, 4)) {
-                        tl::cp_async_chunk(tl_dst24, tl_src23);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
-                    } else if (tl_valid25 == 0) {
-                        tl::fill_vector<tl::f16, 8>(tl_dst24, tl::convert<tl::f16>(0.0f));
-                    } else {
-                        #pragma unroll
-                        for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst24[tl_v] = tl::in_bounds(b, NP) && tl::in_bounds(hkv, HKV) && tl::in_bounds((k_begin + (t + 1) * 64) + ((tl_chunk21 * 8) / 128), PS) && tl::in_bounds(((tl_chunk21 * 8) % 128) + tl_v, 128) ? tl_src23[tl_v] : tl::convert<tl::f16>(0.0f);
-                    }
-                }
-            }
-            // copy(V[b, hkv, k0 +: BN, 0 +: D], v);  (decode.tl:102)
-            if (tl::is_aligned(V, 16) && 128 % 8 == 0 && tl::in_bounds(b, NP) && tl::in_bounds(hkv, HKV) && (k_begin + (t + 1) * 64) >= 0 && (k_begin + (t + 1) * 64) + 64 <= PS && 0 >= 0 && 0 + 128 <= 128 && 0 % 8 == 0) {
-                #pragma unroll
-                for (int tl_i27 = 0; tl_i27 < 8; ++tl_i27) {
-                    const int tl_chunk26 = tl_tid + tl_i27 * 128;
-                    tl::cp_async_16(&v[(((t + 1) % 2) * 64 + ((tl_chunk26 * 8) / 128)) * 136 + ((tl_chunk26 * 8) % 128)], &V[((int64_t(b) * HKV + hkv) * PS + ((k_begin + (t + 1) * 64) + ((tl_chunk26 * 8) / 128))) * 128 + ((tl_chunk26 * 8) % 128)]);
-                }
-            } else {
-                #pragma unroll
-                for (int tl_i29 = 0; tl_i29 < 8; ++tl_i29) {
-                    const int tl_chunk28 = tl_tid + tl_i29 * 128;
-                    const tl::f16* tl_src30 = &V[((int64_t(b) * HKV + hkv) * PS + ((k_begin + (t + 1) * 64) + ((tl_chunk28 * 8) / 128))) * 128 + ((tl_chunk28 * 8) % 128)];
-                    tl::f16* tl_dst31 = &v[(((t + 1) % 2) * 64 + ((tl_chunk28 * 8) / 128)) * 136 + ((tl_chunk28 * 8) % 128)];
-                    const int tl_valid32 = !(tl::in_bounds(b, NP) && tl::in_bounds(hkv, HKV) && tl::in_bounds((k_begin + (t + 1) * 64) + ((tl_chunk28 * 8) / 128), PS)) ? 0 : max(0, min(8, 128 - ((tl_chunk28 * 8) % 128)));
-                    if (tl_valid32 == 8 && (tl_chunk28 * 8) % 128 >= 0 && tl::is_aligned(tl_src30, 4)) {
-                        tl::cp_async_chunk(tl_dst31, tl_src30);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
-                    } else if (tl_valid32 == 0) {
-                        tl::fill_vector<tl::f16, 8>(tl_dst31, tl::convert<tl::f16>(0.0f));
-                    } else {
-                        #pragma unroll
-                        for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst31[tl_v] = tl::in_bounds(b, NP) && tl::in_bounds(hkv, HKV) && tl::in_bounds((k_begin + (t + 1) * 64) + ((tl_chunk28 * 8) / 128), PS) && tl::in_bounds(((tl_chunk28 * 8) % 128) + tl_v, 128) ? tl_src30[tl_v] : tl::convert<tl::f16>(0.0f);
-                    }
-                }
-            }
-        }
-        tl::cp_async_commit();
-        const int32_t k0 = k_begin + t * 64;
-        // gemm(q, k, s, transpose_b = true, clear = true);  (decode.tl:105)
-        {
-            for (int tl_s = 0; tl_s < s_layout::kSlots; ++tl_s) s[tl_s] = 0.0f;
-            tl::warp_gemm_mma<16, 64, 128, 1, 4, tl::f16, false, true>(
-                s, tl::SharedMatrix<tl::f16, false, 136>{&q[0 * 136 + 0]},
-                tl::SharedMatrix<tl::f16, true, 136>{&k[((t % 2) * 64 + 0) * 136 + 0]}, tl_tid);
-        }
-        // for i, j in parallel(BM, BN) {  (decode.tl:106)
-        // for i, j in parallel(16, 64): each thread visits the elements of `s` it holds
-        #pragma unroll
-        for (int tl_s33 = 0; tl_s33 < s_layout::kSlots; ++tl_s33) {
-            const int tl_c34 = s_layout::col(tl_tid, tl_s33 / 2 * 2);  // the chunk's first column
-            const int i = s_layout::row(tl_tid, tl_s33);
-            const int j = tl_c34 + tl_s33 % 2;
-            const int32_t key = k0 + j;
-            const int32_t token = (r0 + i) % NQ;
-            const bool masked = key >= k_end || key > len - NQ + token;
-            s[tl_s33] = masked ? -tl::inf<float>() : s[tl_s33] * qk_scale;
-        }
-        // reduce(max, s, m_tile, axis = 1);  (decode.tl:113)
-        // each thread folds its 4 values of each of its 2 results; xor shuffles 1, 2 among the lanes that share one; then across the 4 warps that do
-        {
-            float tl_part[2];
-            #pragma unroll
-            for (int tl_i = 0; tl_i < 2; ++tl_i) tl_part[tl_i] = tl::MaxOp::identity<float>();
-            #pragma unroll
-            for (int tl_s35 = 0; tl_s35 < s_layout::kSlots; ++tl_s35) {
-                tl_part[(tl_s35 / 2 % 2)] = tl::MaxOp::combine(tl_part[(tl_s35 / 2 % 2)], tl::MaxOp::element(s[tl_s35]));
-            }
-            #pragma unroll
-            for (int tl_i = 0; tl_i < 2; ++tl_i) {
-                tl_part[tl_i] = tl::xor_combine<tl::MaxOp, 1>(tl_part[tl_i]);
-                tl_part[tl_i] = tl::xor_combine<tl::MaxOp, 2>(tl_part[tl_i]);
-            }
-            if ((tl_tid / 1 % 4) == 0) {
-                #pragma unroll
-                for (int tl_i = 0; tl_i < 2; ++tl_i) {
-                    reinterpret_cast<float*>(tl_scratch)[((tl_tid / 32 % 4)) * 16 + ((tl_tid / 4 % 8) + (tl_i) * 8)] = tl_part[tl_i];
-                }
-            }
-            __syncthreads();
-            #pragma unroll
-            for (int tl_i = 0; tl_i < 2; ++tl_i) {
-                tl_part[tl_i] = reinterpret_cast<float*>(tl_scratch)[(0) * 16 + ((tl_tid / 4 % 8) + (tl_i) * 8)];
-                #pragma unroll
-                for (int tl_w = 1; tl_w < 4; ++tl_w) tl_part[tl_i] = tl::MaxOp::combine(tl_part[tl_i], reinterpret_cast<float*>(tl_scratch)[(tl_w) * 16 + ((tl_tid / 4 % 8) + (tl_i) * 8)]);
-            }
-            __syncthreads();  // the scratch is free again
-            #pragma unroll
-            for (int tl_i = 0; tl_i < 2; ++tl_i) {
-                m_tile[tl_i] = tl_part[tl_i];
-            }
-        }
-        // for i in parallel(BM) {  (decode.tl:114)
-        // for i in parallel(16): each thread visits the elements of `m` it holds
-        #pragma unroll
-        for (int tl_s36 = 0; tl_s36 < 2; ++tl_s36) {
-            [[maybe_unused]] const int i = ((tl_tid / 4 % 8) + (tl_s36) * 8);
-            const float m_new = tl::max(m[tl_s36], m_tile[tl_s36]);
-            const float mu = m_new == -tl::inf<float>() ? 0.0f : m_new;
-            alpha[tl_s36] = tl::fast::exp2(m[tl_s36] - mu);
-            m[tl_s36] = m_new;
-            m_use[tl_s36] = mu;
-        }
-        // for i, j in parallel(BM, BN) {  (decode.tl:121)
-        // for i, j in parallel(16, 64): each thread visits the elements of `s` it holds
-        #pragma unroll
-        for (int tl_s37 = 0; tl_s37 < s_layout::kSlots; ++tl_s37) {
-            [[maybe_unused]] const int i = s_layout::row(tl_tid, tl_s37);
-            [[maybe_unused]] const int j = s_layout::col(tl_tid, tl_s37);
-            s[tl_s37] = tl::fast::exp2(s[tl_s37] - m_use[(tl_s37 / 2 % 2)]);
-        }
-        // reduce(sum, s, l_tile, axis = 1);  (decode.tl:124)
-        // each thread folds its 4 values of each of its 2 results; xor shuffles 1, 2 among the lanes that share one; then across the 4 warps that do
-        {
-            float tl_part[2];
-            #pragma unroll
-            for (int tl_i = 0; tl_i < 2; ++tl_i) tl_part[tl_i] = tl::SumOp::identity<float>();
-            #pragma unroll
-            for (int tl_s38 = 0; tl_s38 < s_layout::kSlots; ++tl_s38) {
-                tl_part[(tl_s38 / 2 % 2)] = tl::SumOp::combine(tl_part[(tl_s38 / 2 % 2)], tl::SumOp::element(s[tl_s38]));
-            }
-            #pragma unroll
-            for (int tl_i = 0; tl_i < 2; ++tl_i) {
-                tl_part[tl_i] = tl::xor_combine<tl::SumOp, 1>(tl_part[tl_i]);
-                tl_part[tl_i] = tl::xor_combine<tl::SumOp, 2>(tl_part[tl_i]);
-            }
-            if ((tl_tid / 1 % 4) == 0) {
-                #pragma unroll
-                for (int tl_i = 0; tl_i < 2; ++tl_i) {
-                    reinterpret_cast<float*>(tl_scratch)[((tl_tid / 32 % 4)) * 16 + ((tl_tid / 4 % 8) + (tl_i) * 8)] = tl_part[tl_i];
-                }
-            }
-            __syncthreads();
-            #pragma unroll
-            for (int tl_i = 0; tl_i < 2; ++tl_i) {
-                tl_part[tl_i] = reinterpret_cast<float*>(tl_scratch)[(0) * 16 + ((tl_tid / 4 % 8) + (tl_i) * 8)];
-                #pragma unroll
-                for (int tl_w = 1; tl_w < 4; ++tl_w) tl_part[tl_i] = tl::SumOp::combine(tl_part[tl_i], reinterpret_cast<float*>(tl_scratch)[(tl_w) * 16 + ((tl_tid / 4 % 8) + (tl_i) * 8)]);
-            }
-            __syncthreads();  // the scratch is free again
-            #pragma unroll
-            for (int tl_i = 0; tl_i < 2; ++tl_i) {
-                l_tile[tl_i] = tl_part[tl_i];
-            }
-        }
-        // for i in parallel(BM) {  (decode.tl:125)
-        // for i in parallel(16): each thread visits the elements of `l` it holds
-        #pragma unroll
-        for (int tl_s39 = 0; tl_s39 < 2; ++tl_s39) {
-            [[maybe_unused]] const int i = ((tl_tid / 4 % 8) + (tl_s39) * 8);
-            l[tl_s39] = l[tl_s39] * alpha[tl_s39] + l_tile[tl_s39];
-        }
-        // for i, d in parallel(BM, D) {  (decode.tl:129)
-        // for i, d in parallel(16, 128): each thread visits the elements of `o` it holds
-        #pragma unroll
-        for (int tl_s40 = 0; tl_s40 < o_layout::kSlots; ++tl_s40) {
-            [[maybe_unused]] const int i = o_layout::row(tl_tid, tl_s40);
-            [[maybe_unused]] const int d = o_layout::col(tl_tid, tl_s40);
-            o[tl_s40] = o[tl_s40] * alpha[(tl_s40 / 2 % 2)];
-        }
-        // copy(s, p);  (decode.tl:132)
-        #pragma unroll
-        for (int tl_s = 0; tl_s < p_layout::kSlots; ++tl_s) p[tl_s] = tl::convert<tl::f16>(s[tl_s]);
-        // gemm(p, v, o);  (decode.tl:133)
-        {
-            tl::f16* tl_staged41 = reinterpret_cast<tl::f16*>(tl_scratch + 0);  // 16 x 64, row pitch 72
-            __syncthreads();  // the staging buffer may still be read by a previous gemm
-            #pragma unroll
-            for (int tl_s42 = 0; tl_s42 < p_layout::kSlots; ++tl_s42) {
-                tl_staged41[p_layout::row(tl_tid, tl_s42) * 72 + p_layout::col(tl_tid, tl_s42)] = p[tl_s42];
-            }
-            __syncthreads();
-            tl::warp_gemm_mma<16, 128, 64, 1, 4, tl::f16, false, false>(
-                o, tl::SharedMatrix<tl::f16, false, 72>{tl_staged41},
-                tl::SharedMatrix<tl::f16, false, 136>{&v[((t % 2) * 64 + 0) * 136 + 0]}, tl_tid);
-        }
-    }
-    tl::cp_async_wait<0>();  // at most 0 copy groups of this thread still in flight
-    // for i, d in parallel(BM, D) {  (decode.tl:136)
-    // for i, d in parallel(16, 128): each thread visits the elements of `o` it holds
-    #pragma unroll
-    for (int tl_s43 = 0; tl_s43 < o_layout::kSlots; ++tl_s43) {
-        [[maybe_unused]] const int i = o_layout::row(tl_tid, tl_s43);
-        [[maybe_unused]] const int d = o_layout::col(tl_tid, tl_s43);
-        o[tl_s43] = l[(tl_s43 / 2 % 2)] > 0.0f ? tl::fast::div(o[tl_s43], l[(tl_s43 / 2 % 2)]) : 0.0f;
-    }
-    // for i in parallel(BM) {  (decode.tl:139)
-    // for i in parallel(16): each thread visits the elements of `lse` it holds
-    #pragma unroll
-    for (int tl_s44 = 0; tl_s44 < 2; ++tl_s44) {
-        [[maybe_unused]] const int i = ((tl_tid / 4 % 8) + (tl_s44) * 8);
-        lse[tl_s44] = l[tl_s44] > 0.0f ? m[tl_s44] + tl::fast::log2(l[tl_s44]) : -tl::inf<float>();
-    }
-    // copy(o, Og[b, split, hkv, r0 +: BM, 0 +: D]);    // rows past G · NQ are skipped  (decode.tl:142)
-    #pragma unroll
-    for (int tl_chunk45 = 0; tl_chunk45 < o_layout::kSlots; tl_chunk45 += 2) {
-        float* tl_ptr46 = &Og[(((int64_t(b) * SPLITS + split) * HKV + hkv) * (HNQ / HKV) + (r0 + o_layout::row(tl_tid, tl_chunk45))) * 128 + o_layout::col(tl_tid, tl_chunk45)];
-        if (tl::in_bounds(b, B) && tl::in_bounds(split, SPLITS) && tl::in_bounds(hkv, HKV) && tl::in_bounds(r0 + o_layout::row(tl_tid, tl_chunk45), HNQ / HKV) && tl::in_bounds(o_layout::col(tl_tid, tl_chunk45), 128) && tl::in_bounds(b, B) && tl::in_bounds(split, SPLITS) && tl::in_bounds(hkv, HKV) && tl::in_bounds(r0 + o_layout::row(tl_tid, tl_chunk45), HNQ / HKV) && tl::in_bounds((o_layout::col(tl_tid, tl_chunk45)) + 1, 128) && tl::is_aligned(tl_ptr46, 8)) {
-            float tl_vec47[2];
-            #pragma unroll
-            for (int tl_v = 0; tl_v < 2; ++tl_v) tl_vec47[tl_v] = o[tl_chunk45 + tl_v];
-            tl::store_vector<float, 2>(tl_ptr46, tl_vec47);
-        } else {
-            #pragma unroll
-            for (int tl_v = 0; tl_v < 2; ++tl_v) {
-                if (tl::in_bounds(b, B) && tl::in_bounds(split, SPLITS) && tl::in_bounds(hkv, HKV) && tl::in_bounds(r0 + o_layout::row(tl_tid, tl_chunk45 + tl_v), HNQ / HKV) && tl::in_bounds(o_layout::col(tl_tid, tl_chunk45 + tl_v), 128)) Og[(((int64_t(b) * SPLITS + split) * HKV + hkv) * (HNQ / HKV) + (r0 + o_layout::row(tl_tid, tl_chunk45 + tl_v))) * 128 + o_layout::col(tl_tid, tl_chunk45 + tl_v)] = o[tl_chunk45 + tl_v];
-            }
-        }
-    }
-    // copy(lse, Lg[b, split, hkv, r0 +: BM]);  (decode.tl:143)
-    if ((tl_tid % 4) == 0 && (tl_tid / 32) == 0) {
-        #pragma unroll
-        for (int tl_s48 = 0; tl_s48 < 2; ++tl_s48) {
-            if (tl::in_bounds(b, B) && tl::in_bounds(split, SPLITS) && tl::in_bounds(hkv, HKV) && tl::in_bounds(r0 + ((tl_tid / 4 % 8) + (tl_s48) * 8), HNQ / HKV)) Lg[((int64_t(b) * SPLITS + split) * HKV + hkv) * (HNQ / HKV) + (r0 + ((tl_tid / 4 % 8) + (tl_s48) * 8))] = lse[tl_s48];
-        }
-    }
-}
-
-// kernel flash_decode_split<BM = 64, BN = 64, D = 128, CAUSAL = true, VARLEN = false, PAGED = false, STAGES = 2, T = f16>  (stdlib/decode.tl:46)
-// 128 threads per block, 87040 bytes of shared memory
-__global__ void __launch_bounds__(128) flash_decode_split_kernel_variant1(
-        const tl::f16* __restrict__ Q,
-        const tl::f16* __restrict__ K,
-        const tl::f16* __restrict__ V,
-        const int32_t* __restrict__ Lens,
-        const int32_t* __restrict__ Tbl,
-        float* __restrict__ O_part,
-        float* __restrict__ Lse,
-        float sm_scale,
-        int32_t split_len,
-        int32_t B,
-        int32_t H,
-        int32_t NQ,
-        int32_t NP,
-        int32_t HKV,
-        int32_t PS,
-        int32_t MAXP,
-        int32_t SPLITS,
-        int32_t HNQ)
-{
-    using s_layout = tl::MmaAccLayout<64, 64, 4, 1>;  // fragment s: f32[64, 64], mma.sync accumulators
-    using p_layout = tl::MmaAccLayout<64, 64, 4, 1>;  // fragment p: f16[64, 64], mma.sync accumulators
-    using o_layout = tl::MmaAccLayout<64, 128, 4, 1>;  // fragment o: f32[64, 128], mma.sync accumulators
-    // fragment m: f32[64], slice of `s` (reduce over axis 1): [64] over 128 threads: (8:t4 2:r1 4:t32) 2 registers, 4 replicas
-    // fragment m_use: f32[64], slice of `s` (reduce over axis 1): [64] over 128 threads: (8:t4 2:r1 4:t32) 2 registers, 4 replicas
-    // fragment l: f32[64], slice of `s` (reduce over axis 1): [64] over 128 threads: (8:t4 2:r1 4:t32) 2 registers, 4 replicas
-    // fragment m_tile: f32[64], slice of `s` (reduce over axis 1): [64] over 128 threads: (8:t4 2:r1 4:t32) 2 registers, 4 replicas
-    // fragment l_tile: f32[64], slice of `s` (reduce over axis 1): [64] over 128 threads: (8:t4 2:r1 4:t32) 2 registers, 4 replicas
-    // fragment alpha: f32[64], slice of `s` (reduce over axis 1): [64] over 128 threads: (8:t4 2:r1 4:t32) 2 registers, 4 replicas
-    // fragment lse: f32[64], slice of `s` (reduce over axis 1): [64] over 128 threads: (8:t4 2:r1 4:t32) 2 registers, 4 replicas
-    const tl::f16* const Qg = Q;  // view Qg: f16[B, HKV, (HNQ / HKV), 128] of Q
-    float* const Og = O_part;  // view Og: f32[B, SPLITS, HKV, (HNQ / HKV), 128] of O_part
-    float* const Lg = Lse;  // view Lg: f32[B, SPLITS, HKV, (HNQ / HKV)] of Lse
-    [[maybe_unused]] const int32_t* const pages = Tbl;  // view pages: i32[(B * MAXP)] of Tbl
-    const int tl_tid = tl::thread_index<128>();
-    extern __shared__ __align__(128) unsigned char tl_smem[];
-    tl::f16* q = reinterpret_cast<tl::f16*>(tl_smem + 0);  // shared q: f16[64, 128], row pitch 136
-    tl::f16* k = reinterpret_cast<tl::f16*>(tl_smem + 17408);  // shared k: f16[2, 64, 128], row pitch 136
-    tl::f16* v = reinterpret_cast<tl::f16*>(tl_smem + 52224);  // shared v: f16[2, 64, 128], row pitch 136
-    float s[s_layout::kSlots];  // fragment s: f32[64, 64]
-    tl::f16 p[p_layout::kSlots];  // fragment p: f16[64, 64]
-    float o[o_layout::kSlots];  // fragment o: f32[64, 128]
-    #pragma unroll
-    for (int tl_i = 0; tl_i < o_layout::kSlots; ++tl_i) o[tl_i] = 0.0f;
-    float m[2];  // fragment m: f32[64]
-    #pragma unroll
-    for (int tl_i = 0; tl_i < 2; ++tl_i) m[tl_i] = -tl::inf<float>();
-    float m_use[2];  // fragment m_use: f32[64]
-    float l[2];  // fragment l: f32[64]
-    #pragma unroll
-    for (int tl_i = 0; tl_i < 2; ++tl_i) l[tl_i] = 0.0f;
-    float m_tile[2];  // fragment m_tile: f32[64]
-    float l_tile[2];  // fragment l_tile: f32[64]
-    float alpha[2];  // fragment alpha: f32[64]
-    float lse[2];  // fragment lse: f32[64]
-    const int32_t split = int(blockIdx.x);
-    const int32_t n_rg = tl::cdiv(HNQ / HKV, 64);
-    const int32_t hkv = int(blockIdx.y) / n_rg;
-    const int32_t r0 = int(blockIdx.y) % n_rg * 64;
-    const int32_t b = int(blockIdx.z);
-    const int32_t k_begin = split * split_len;
-    const int32_t S = PS;
-    int32_t kv_len = S;
-    const int32_t len = tl::min(tl::max(kv_len, 0), S);
-    const int32_t k_end = tl::min(len, k_begin + split_len);
-    const float qk_scale = sm_scale * 1.4426950216293335f;
-    // copy(Qg[b, hkv, r0 +: BM, 0 +: D], q);           // rows past G · NQ read as 0  (decode.tl:93)
-    #pragma unroll
-    for (int tl_i1 = 0; tl_i1 < 8; ++tl_i1) {
-        const int tl_chunk0 = tl_tid + tl_i1 * 128;
-        const tl::f16* tl_src2 = &Qg[((int64_t(b) * HKV + hkv) * (HNQ / HKV) + (r0 + ((tl_chunk0 * 8) / 128))) * 128 + ((tl_chunk0 * 8) % 128)];
-        tl::f16* tl_dst3 = &q[((tl_chunk0 * 8) / 128) * 136 + ((tl_chunk0 * 8) % 128)];
-        if (tl::in_bounds(b, B) && tl::in_bounds(hkv, HKV) && tl::in_bounds(r0 + ((tl_chunk0 * 8) / 128), HNQ / HKV) && tl::in_bounds((tl_chunk0 * 8) % 128, 128) && tl::in_bounds(b, B) && tl::in_bounds(hkv, HKV) && tl::in_bounds(r0 + ((tl_chunk0 * 8) / 128), HNQ / HKV) && tl::in_bounds(((tl_chunk0 * 8) % 128) + 7, 128) && tl::is_aligned(tl_src2, 16) && tl::is_aligned(tl_dst3, 16)) {
-            tl::f16 tl_vec4[8];
-            tl::load_vector<tl::f16, 8>(tl_vec4, tl_src2);
-            tl::store_vector<tl::f16, 8>(tl_dst3, tl_vec4);
-        } else {
-            #pragma unroll
-            for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                q[((tl_chunk0 * 8 + tl_v) / 128) * 136 + ((tl_chunk0 * 8 + tl_v) % 128)] = tl::in_bounds(b, B) && tl::in_bounds(hkv, HKV) && tl::in_bounds(r0 + ((tl_chunk0 * 8 + tl_v) / 128), HNQ / HKV) && tl::in_bounds((tl_chunk0 * 8 + tl_v) % 128, 128) ? Qg[((int64_t(b) * HKV + hkv) * (HNQ / HKV) + (r0 + ((tl_chunk0 * 8 + tl_v) / 128))) * 128 + ((tl_chunk0 * 8 + tl_v) % 128)] : tl::convert<tl::f16>(0.0f);
-            }
-        }
-    }
-    const int32_t t_trips = tl::cdiv(tl::max(k_end - k_begin, 0), 64);
-    if (0 < t_trips) {
-        // copy(K[b, hkv, k0 +: BN, 0 +: D], k);  (decode.tl:101)
-        if (tl::is_aligned(K, 16) && 128 % 8 == 0 && tl::in_bounds(b, NP) && tl::in_bounds(hkv, HKV) && k_begin >= 0 && k_begin + 64 <= PS && 0 >= 0 && 0 + 128 <= 128 && 0 % 8 == 0) {
-            #pragma unroll
-            for (int tl_i6 = 0; tl_i6 < 8; ++tl_i6) {
-                const int tl_chunk5 = tl_tid + tl_i6 * 128;
-                tl::cp_async_16(&k[(0 * 64 + ((tl_chunk5 * 8) / 128)) * 136 + ((tl_chunk5 * 8) % 128)], &K[((int64_t(b) * HKV + hkv) * PS + (k_begin + ((tl_chunk5 * 8) / 128))) * 128 + ((tl_chunk5 * 8) % 128)]);
-            }
-        } else {
-            #pragma unroll
-            for (int tl_i8 = 0; tl_i8 < 8; ++tl_i8) {
-                const int tl_chunk7 = tl_tid + tl_i8 * 128;
-                const tl::f16* tl_src9 = &K[((int64_t(b) * HKV + hkv) * PS + (k_begin + ((tl_chunk7 * 8) / 128))) * 128 + ((tl_chunk7 * 8) % 128)];
-                tl::f16* tl_dst10 = &k[(0 * 64 + ((tl_chunk7 * 8) / 128)) * 136 + ((tl_chunk7 * 8) % 128)];
-                const int tl_valid11 = !(tl::in_bounds(b, NP) && tl::in_bounds(hkv, HKV) && tl::in_bounds(k_begin + ((tl_chunk7 * 8) / 128), PS)) ? 0 : max(0, min(8, 128 - ((tl_chunk7 * 8) % 128)));
-                if (tl_valid11 == 8 && (tl_chunk7 * 8) % 128 >= 0 && tl::is_aligned(tl_src9, 4)) {
-                    tl::cp_async_chunk(tl_dst10, tl_src9);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
-                } else if (tl_valid11 == 0) {
-                    tl::fill_vector<tl::f16, 8>(tl_dst10, tl::convert<tl::f16>(0.0f));
-                } else {
-                    #pragma unroll
-                    for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst10[tl_v] = tl::in_bounds(b, NP) && tl::in_bounds(hkv, HKV) && tl::in_bounds(k_begin + ((tl_chunk7 * 8) / 128), PS) && tl::in_bounds(((tl_chunk7 * 8) % 128) + tl_v, 128) ? tl_src9[tl_v] : tl::convert<tl::f16>(0.0f);
-                }
-            }
-        }
-        // copy(V[b, hkv, k0 +: BN, 0 +: D], v);  (decode.tl:102)
-        if (tl::is_aligned(V, 16) && 128 % 8 == 0 && tl::in_bounds(b, NP) && tl::in_bounds(hkv, HKV) && k_begin >= 0 && k_begin + 64 <= PS && 0 >= 0 && 0 + 128 <= 128 && 0 % 8 == 0) {
-            #pragma unroll
-            for (int tl_i13 = 0; tl_i13 < 8; ++tl_i13) {
-                const int tl_chunk12 = tl_tid + tl_i13 * 128;
-                tl::cp_async_16(&v[(0 * 64 + ((tl_chunk12 * 8) / 128)) * 136 + ((tl_chunk12 * 8) % 128)], &V[((int64_t(b) * HKV + hkv) * PS + (k_begin + ((tl_chunk12 * 8) / 128))) * 128 + ((tl_chunk12 * 8) % 128)]);
-            }
-        } else {
-            #pragma unroll
-            for (int tl_i15 = 0; tl_i15 < 8; ++tl_i15) {
-                const int tl_chunk14 = tl_tid + tl_i15 * 128;
-                const tl::f16* tl_src16 = &V[((int64_t(b) * HKV + hkv) * PS + (k_begin + ((tl_chunk14 * 8) / 128))) * 128 + ((tl_chunk14 * 8) % 128)];
-                tl::f16* tl_dst17 = &v[(0 * 64 + ((tl_chunk14 * 8) / 128)) * 136 + ((tl_chunk14 * 8) % 128)];
-                const int tl_valid18 = !(tl::in_bounds(b, NP) && tl::in_bounds(hkv, HKV) && tl::in_bounds(k_begin + ((tl_chunk14 * 8) / 128), PS)) ? 0 : max(0, min(8, 128 - ((tl_chunk14 * 8) % 128)));
-                if (tl_valid18 == 8 && (tl_chunk14 * 8) % 128 >= 0 && tl::is_aligned(tl_src16, 4)) {
-                    tl::cp_async_chunk(tl_dst17, tl_src16);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
-                } else if (tl_valid18 == 0) {
-                    tl::fill_vector<tl::f16, 8>(tl_dst17, tl::convert<tl::f16>(0.0f));
-                } else {
-                    #pragma unroll
-                    for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst17[tl_v] = tl::in_bounds(b, NP) && tl::in_bounds(hkv, HKV) && tl::in_bounds(k_begin + ((tl_chunk14 * 8) / 128), PS) && tl::in_bounds(((tl_chunk14 * 8) % 128) + tl_v, 128) ? tl_src16[tl_v] : tl::convert<tl::f16>(0.0f);
-                }
-            }
-        }
-    }
-    tl::cp_async_commit();
-    // for t in pipelined(cdiv(max(k_end - k_begin, 0), BN), stages = STAGES) {  (decode.tl:94)
-    for (int t = 0; t < t_trips; ++t) {
-        tl::cp_async_wait<0>();  // at most 0 copy groups of this thread still in flight
-        __syncthreads();  // pipeline: stage `t % 2` has landed and the stage refilled next is no longer read
-        if (t + 1 < t_trips) {
-            // copy(K[b, hkv, k0 +: BN, 0 +: D], k);  (decode.tl:101)
-            if (tl::is_aligned(K, 16) && 128 % 8 == 0 && tl::in_bounds(b, NP) && tl::in_bounds(hkv, HKV) && (k_begin + (t + 1) * 64) >= 0 && (k_begin + (t + 1) * 64) + 64 <= PS && 0 >= 0 && 0 + 128 <= 128 && 0 % 8 == 0) {
-                #pragma unroll
-                for (int tl_i20 = 0; tl_i20 < 8; ++tl_i20) {
-                    const int tl_chunk19 = tl_tid + tl_i20 * 128;
-                    tl::cp_async_16(&k[(((t + 1) % 2) * 64 + ((tl_chunk19 * 8) / 128)) * 136 + ((tl_chunk19 * 8) % 128)], &K[((int64_t(b) * HKV + hkv) * PS + ((k_begin + (t + 1) * 64) + ((tl_chunk19 * 8) / 128))) * 128 + ((tl_chunk19 * 8) % 128)]);
-                }
-            } else {
-                #pragma unroll
-                for (int tl_i22 = 0; tl_i22 < 8; ++tl_i22) {
-                    const int tl_chunk21 = tl_tid + tl_i22 * 128;
-                    const tl::f16* tl_src23 = &K[((int64_t(b) * HKV + hkv) * PS + ((k_begin + (t + 1) * 64) + ((tl_chunk21 * 8) / 128))) * 128 + ((tl_chunk21 * 8) % 128)];
-                    tl::f16* tl_dst24 = &k[(((t + 1) % 2) * 64 + ((tl_chunk21 * 8) / 128)) * 136 + ((tl_chunk21 * 8) % 128)];
-                    const int tl_valid25 = !(tl::in_bounds(b, NP) && tl::in_bounds(hkv, HKV) && tl::in_bounds((k_begin + (t + 1) * 64) + ((tl_chunk21 * 8) / 128), PS)) ? 0 : max(0, min(8, 128 - ((tl_chunk21 * 8) % 128)));
-                    if (tl_valid25 == 8 && (tl_chunk21 * 8) % 128 >= 0 && tl::is_aligned(tl_src23, 4)) {
-                        tl::cp_async_chunk(tl_dst24, tl_src23);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
-                    } else if (tl_valid25 == 0) {
-                        tl::fill_vector<tl::f16, 8>(tl_dst24, tl::convert<tl::f16>(0.0f));
-                    } else {
-                        #pragma unroll
-                        for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst24[tl_v] = tl::in_bounds(b, NP) && tl::in_bounds(hkv, HKV) && tl::in_bounds((k_begin + (t + 1) * 64) + ((tl_chunk21 * 8) / 128), PS) && tl::in_bounds(((tl_chunk21 * 8) % 128) + tl_v, 128) ? tl_src23[tl_v] : tl::convert<tl::f16>(0.0f);
-                    }
-                }
-            }
-            // copy(V[b, hkv, k0 +: BN, 0 +: D], v);  (decode.tl:102)
-            if (tl::is_aligned(V, 16) && 128 % 8 == 0 && tl::in_bounds(b, NP) && tl::in_bounds(hkv, HKV) && (k_begin + (t + 1) * 64) >= 0 && (k_begin + (t + 1) * 64) + 64 <= PS && 0 >= 0 && 0 + 128 <= 128 && 0 % 8 == 0) {
-                #pragma unroll
-                for (int tl_i27 = 0; tl_i27 < 8; ++tl_i27) {
-                    const int tl_chunk26 = tl_tid + tl_i27 * 128;
-                    tl::cp_async_16(&v[(((t + 1) % 2) * 64 + ((tl_chunk26 * 8) / 128)) * 136 + ((tl_chunk26 * 8) % 128)], &V[((int64_t(b) * HKV + hkv) * PS + ((k_begin + (t + 1) * 64) + ((tl_chunk26 * 8) / 128))) * 128 + ((tl_chunk26 * 8) % 128)]);
-                }
-            } else {
-                #pragma unroll
-                for (int tl_i29 = 0; tl_i29 < 8; ++tl_i29) {
-                    const int tl_chunk28 = tl_tid + tl_i29 * 128;
-                    const tl::f16* tl_src30 = &V[((int64_t(b) * HKV + hkv) * PS + ((k_begin + (t + 1) * 64) + ((tl_chunk28 * 8) / 128))) * 128 + ((tl_chunk28 * 8) % 128)];
-                    tl::f16* tl_dst31 = &v[(((t + 1) % 2) * 64 + ((tl_chunk28 * 8) / 128)) * 136 + ((tl_chunk28 * 8) % 128)];
-                    const int tl_valid32 = !(tl::in_bounds(b, NP) && tl::in_bounds(hkv, HKV) && tl::in_bounds((k_begin + (t + 1) * 64) + ((tl_chunk28 * 8) / 128), PS)) ? 0 : max(0, min(8, 128 - ((tl_chunk28 * 8) % 128)));
-                    if (tl_valid32 == 8 && (tl_chunk28 * 8) % 128 >= 0 && tl::is_aligned(tl_src30, 4)) {
-                        tl::cp_async_chunk(tl_dst31, tl_src30);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
-                    } else if (tl_valid32 == 0) {
-                        tl::fill_vector<tl::f16, 8>(tl_dst31, tl::convert<tl::f16>(0.0f));
-                    } else {
-                        #pragma unroll
-                        for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst31[tl_v] = tl::in_bounds(b, NP) && tl::in_bounds(hkv, HKV) && tl::in_bounds((k_begin + (t + 1) * 64) + ((tl_chunk28 * 8) / 128), PS) && tl::in_bounds(((tl_chunk28 * 8) % 128) + tl_v, 128) ? tl_src30[tl_v] : tl::convert<tl::f16>(0.0f);
-                    }
-                }
-            }
-        }
-        tl::cp_async_commit();
-        const int32_t k0 = k_begin + t * 64;
-        // gemm(q, k, s, transpose_b = true, clear = true);  (decode.tl:105)
-        {
-            for (int tl_s = 0; tl_s < s_layout::kSlots; ++tl_s) s[tl_s] = 0.0f;
-            tl::warp_gemm_mma<64, 64, 128, 4, 1, tl::f16, false, true>(
-                s, tl::SharedMatrix<tl::f16, false, 136>{&q[0 * 136 + 0]},
-                tl::SharedMatrix<tl::f16, true, 136>{&k[((t % 2) * 64 + 0) * 136 + 0]}, tl_tid);
-        }
-        // for i, j in parallel(BM, BN) {  (decode.tl:106)
-        // for i, j in parallel(64, 64): each thread visits the elements of `s` it holds
-        #pragma unroll
-        for (int tl_s33 = 0; tl_s33 < s_layout::kSlots; ++tl_s33) {
-            const int tl_c34 = s_layout::col(tl_tid, tl_s33 / 2 * 2);  // the chunk's first column
-            const int i = s_layout::row(tl_tid, tl_s33);
-            const int j = tl_c34 + tl_s33 % 2;
-            const int32_t key = k0 + j;
-            const int32_t token = (r0 + i) % NQ;
-            const bool masked = key >= k_end || key > len - NQ + token;
-            s[tl_s33] = masked ? -tl::inf<float>() : s[tl_s33] * qk_scale;
-        }
-        // reduce(max, s, m_tile, axis = 1);  (decode.tl:113)
-        // each thread folds its 16 values of each of its 2 results; xor shuffles 1, 2 among the lanes that share one
-        {
-            float tl_part[2];
-            #pragma unroll
-            for (int tl_i = 0; tl_i < 2; ++tl_i) tl_part[tl_i] = tl::MaxOp::identity<float>();
-            #pragma unroll
-            for (int tl_s35 = 0; tl_s35 < s_layout::kSlots; ++tl_s35) {
-                tl_part[(tl_s35 / 2 % 2)] = tl::MaxOp::combine(tl_part[(tl_s35 / 2 % 2)], tl::MaxOp::element(s[tl_s35]));
-            }
-            #pragma unroll
-            for (int tl_i = 0; tl_i < 2; ++tl_i) {
-                tl_part[tl_i] = tl::xor_combine<tl::MaxOp, 1>(tl_part[tl_i]);
-                tl_part[tl_i] = tl::xor_combine<tl::MaxOp, 2>(tl_part[tl_i]);
-            }
-            #pragma unroll
-            for (int tl_i = 0; tl_i < 2; ++tl_i) {
-                m_tile[tl_i] = tl_part[tl_i];
-            }
-        }
-        // for i in parallel(BM) {  (decode.tl:114)
-        // for i in parallel(64): each thread visits the elements of `m` it holds
-        #pragma unroll
-        for (int tl_s36 = 0; tl_s36 < 2; ++tl_s36) {
-            [[maybe_unused]] const int i = ((tl_tid / 4 % 8) + (tl_s36) * 8 + (tl_tid / 32) * 16);
-            const float m_new = tl::max(m[tl_s36], m_tile[tl_s36]);
-            const float mu = m_new == -tl::inf<float>() ? 0.0f : m_new;
-            alpha[tl_s36] = tl::fast::exp2(m[tl_s36] - mu);
-            m[tl_s36] = m_new;
-            m_use[tl_s36] = mu;
-        }
-        // for i, j in parallel(BM, BN) {  (decode.tl:121)
-        // for i, j in parallel(64, 64): each thread visits the elements of `s` it holds
-        #pragma unroll
-        for (int tl_s37 = 0; tl_s37 < s_layout::kSlots; ++tl_s37) {
-            [[maybe_unused]] const int i = s_layout::row(tl_tid, tl_s37);
-            [[maybe_unused]] const int j = s_layout::col(tl_tid, tl_s37);
-            s[tl_s37] = tl::fast::exp2(s[tl_s37] - m_use[(tl_s37 / 2 % 2)]);
-        }
-        // reduce(sum, s, l_tile, axis = 1);  (decode.tl:124)
-        // each thread folds its 16 values of each of its 2 results; xor shuffles 1, 2 among the lanes that share one
-        {
-            float tl_part[2];
-            #pragma unroll
-            for (int tl_i = 0; tl_i < 2; ++tl_i) tl_part[tl_i] = tl::SumOp::identity<float>();
-            #pragma unroll
-            for (int tl_s38 = 0; tl_s38 < s_layout::kSlots; ++tl_s38) {
-                tl_part[(tl_s38 / 2 % 2)] = tl::SumOp::combine(tl_part[(tl_s38 / 2 % 2)], tl::SumOp::element(s[tl_s38]));
-            }
-            #pragma unroll
-            for (int tl_i = 0; tl_i < 2; ++tl_i) {
-                tl_part[tl_i] = tl::xor_combine<tl::SumOp, 1>(tl_part[tl_i]);
-                tl_part[tl_i] = tl::xor_combine<tl::SumOp, 2>(tl_part[tl_i]);
-            }
-            #pragma unroll
-            for (int tl_i = 0; tl_i < 2; ++tl_i) {
-                l_tile[tl_i] = tl_part[tl_i];
-            }
-        }
-        // for i in parallel(BM) {  (decode.tl:125)
-        // for i in parallel(64): each thread visits the elements of `l` it holds
-        #pragma unroll
-        for (int tl_s39 = 0; tl_s39 < 2; ++tl_s39) {
-            [[maybe_unused]] const int i = ((tl_tid / 4 % 8) + (tl_s39) * 8 + (tl_tid / 32) * 16);
-            l[tl_s39] = l[tl_s39] * alpha[tl_s39] + l_tile[tl_s39];
-        }
-        // for i, d in parallel(BM, D) {  (decode.tl:129)
-        // for i, d in parallel(64, 128): each thread visits the elements of `o` it holds
-        #pragma unroll
-        for (int tl_s40 = 0; tl_s40 < o_layout::kSlots; ++tl_s40) {
-            [[maybe_unused]] const int i = o_layout::row(tl_tid, tl_s40);
-            [[maybe_unused]] const int d = o_layout::col(tl_tid, tl_s40);
-            o[tl_s40] = o[tl_s40] * alpha[(tl_s40 / 2 % 2)];
-        }
-        // copy(s, p);  (decode.tl:132)
-        #pragma unroll
-        for (int tl_s = 0; tl_s < p_layout::kSlots; ++tl_s) p[tl_s] = tl::convert<tl::f16>(s[tl_s]);
-        // gemm(p, v, o);  (decode.tl:133)
-        {
-            tl::warp_gemm_mma_register_a<64, 128, 64, 4, tl::f16, false>(  // A from the registers of `p`
-                o, p, tl::SharedMatrix<tl::f16, false, 136>{&v[((t % 2) * 64 + 0) * 136 + 0]}, tl_tid);
-        }
-    }
-    tl::cp_async_wait<0>();  // at most 0 copy groups of this thread still in flight
-    // for i, d in parallel(BM, D) {  (decode.tl:136)
-    // for i, d in parallel(64, 128): each thread visits the elements of `o` it holds
-    #pragma unroll
-    for (int tl_s41 = 0; tl_s41 < o_layout::kSlots; ++tl_s41) {
-        [[maybe_unused]] const int i = o_layout::row(tl_tid, tl_s41);
-        [[maybe_unused]] const int d = o_layout::col(tl_tid, tl_s41);
-        o[tl_s41] = l[(tl_s41 / 2 % 2)] > 0.0f ? tl::fast::div(o[tl_s41], l[(tl_s41 / 2 % 2)]) : 0.0f;
-    }
-    // for i in parallel(BM) {  (decode.tl:139)
-    // for i in parallel(64): each thread visits the elements of `lse` it holds
-    #pragma unroll
-    for (int tl_s42 = 0; tl_s42 < 2; ++tl_s42) {
-        [[maybe_unused]] const int i = ((tl_tid / 4 % 8) + (tl_s42) * 8 + (tl_tid / 32) * 16);
-        lse[tl_s42] = l[tl_s42] > 0.0f ? m[tl_s42] + tl::fast::log2(l[tl_s42]) : -tl::inf<float>();
-    }
-    // copy(o, Og[b, split, hkv, r0 +: BM, 0 +: D]);    // rows past G · NQ are skipped  (decode.tl:142)
-    #pragma unroll
-    for (int tl_chunk43 = 0; tl_chunk43 < o_layout::kSlots; tl_chunk43 += 2) {
-        float* tl_ptr44 = &Og[(((int64_t(b) * SPLITS + split) * HKV + hkv) * (HNQ / HKV) + (r0 + o_layout::row(tl_tid, tl_chunk43))) * 128 + o_layout::col(tl_tid, tl_chunk43)];
-        if (tl::in_bounds(b, B) && tl::in_bounds(split, SPLITS) && tl::in_bounds(hkv, HKV) && tl::in_bounds(r0 + o_layout::row(tl_tid, tl_chunk43), HNQ / HKV) && tl::in_bounds(o_layout::col(tl_tid, tl_chunk43), 128) && tl::in_bounds(b, B) && tl::in_bounds(split, SPLITS) && tl::in_bounds(hkv, HKV) && tl::in_bounds(r0 + o_layout::row(tl_tid, tl_chunk43), HNQ / HKV) && tl::in_bounds((o_layout::col(tl_tid, tl_chunk43)) + 1, 128) && tl::is_aligned(tl_ptr44, 8)) {
-            float tl_vec45[2];
-            #pragma unroll
-            for (int tl_v = 0; tl_v < 2; ++tl_v) tl_vec45[tl_v] = o[tl_chunk43 + tl_v];
-            tl::store_vector<float, 2>(tl_ptr44, tl_vec45);
-        } else {
-            #pragma unroll
-            for (int tl_v = 0; tl_v < 2; ++tl_v) {
-                if (tl::in_bounds(b, B) && tl::in_bounds(split, SPLITS) && tl::in_bounds(hkv, HKV) && tl::in_bounds(r0 + o_layout::row(tl_tid, tl_chunk43 + tl_v), HNQ / HKV) && tl::in_bounds(o_layout::col(tl_tid, tl_chunk43 + tl_v), 128)) Og[(((int64_t(b) * SPLITS + split) * HKV + hkv) * (HNQ / HKV) + (r0 + o_layout::row(tl_tid, tl_chunk43 + tl_v))) * 128 + o_layout::col(tl_tid, tl_chunk43 + tl_v)] = o[tl_chunk43 + tl_v];
-            }
-        }
-    }
-    // copy(lse, Lg[b, split, hkv, r0 +: BM]);  (decode.tl:143)
-    if ((tl_tid % 4) == 0) {
-        #pragma unroll
-        for (int tl_s46 = 0; tl_s46 < 2; ++tl_s46) {
-            if (tl::in_bounds(b, B) && tl::in_bounds(split, SPLITS) && tl::in_bounds(hkv, HKV) && tl::in_bounds(r0 + ((tl_tid / 4 % 8) + (tl_s46) * 8 + (tl_tid / 32) * 16), HNQ / HKV)) Lg[((int64_t(b) * SPLITS + split) * HKV + hkv) * (HNQ / HKV) + (r0 + ((tl_tid / 4 % 8) + (tl_s46) * 8 + (tl_tid / 32) * 16))] = lse[tl_s46];
-        }
-    }
-}
-
-// kernel flash_decode_combine<SC = 16, D = 128, T = f16>  (stdlib/decode.tl:148)
-// 128 threads per block, 2048 bytes of shared memory
-__global__ void __launch_bounds__(128) flash_decode_combine_kernel(
-        const float* __restrict__ O_part,
-        const float* __restrict__ Lse,
-        tl::f16* __restrict__ O,
-        int32_t B,
-        int32_t SPLITS,
-        int32_t HNQ,
-        int32_t H,
-        int32_t NQ)
-{
-    // fragment lse: f32[16], slice of `op` (broadcast): [16] over 128 threads: (8:t16 2:r1) 2 registers, 16 replicas
-    // fragment w: f32[16], slice of `op` (broadcast): [16] over 128 threads: (8:t16 2:r1) 2 registers, 16 replicas
-    // fragment op: f32[16, 128], blocked per axis, vector 8: [16, 128] over 128 threads: (8:t16 2:r8, 8:r1 16:t1) 16 registers
-    // fragment acc: f32[128], slice of `op` (reduce over axis 0): [128] over 128 threads: (8:r1 16:t1) 8 registers, 8 replicas
-    tl::f16* const Ov = O;  // view Ov: f16[B, HNQ, 128] of O
-    const int tl_tid = tl::thread_index<128>();
-    extern __shared__ __align__(128) unsigned char tl_smem[];
-    unsigned char* tl_scratch = tl_smem + 0;  // 2048 bytes for reductions and staging
-    float lse[2];  // fragment lse: f32[16]
-    float w[2];  // fragment w: f32[16]
-    float op[16];  // fragment op: f32[16, 128]
-    float acc[8];  // fragment acc: f32[128]
-    #pragma unroll
-    for (int tl_i = 0; tl_i < 8; ++tl_i) acc[tl_i] = 0.0f;
-    float m = -tl::inf<float>();
-    float chunk_max;
-    float chunk_sum;
-    float w_sum = 0.0f;
-    const int32_t row = int(blockIdx.x);
-    const int32_t b = int(blockIdx.y);
-    const int32_t n_chunks = tl::cdiv(SPLITS, 16);
-    for (int c = 0; c < n_chunks; ++c) {
-        // copy(Lse[b, c * SC +: SC, row], lse, pad = -inf);  (decode.tl:171)
-        #pragma unroll
-        for (int tl_s0 = 0; tl_s0 < 2; ++tl_s0) {
-            lse[tl_s0] = tl::in_bounds(b, B) && tl::in_bounds((c * 16) + ((tl_tid / 16) + (tl_s0) * 8), SPLITS) && tl::in_bounds(row, HNQ) ? Lse[(int64_t(b) * SPLITS + ((c * 16) + ((tl_tid / 16) + (tl_s0) * 8))) * HNQ + row] : -tl::inf<float>();
-        }
-        // reduce(max, lse, chunk_max);  (decode.tl:172)
-        {
-            float tl_part[1];
-            #pragma unroll
-            for (int tl_i = 0; tl_i < 1; ++tl_i) tl_part[tl_i] = tl::MaxOp::identity<float>();
-            if ((tl_tid % 16) == 0) {
-                #pragma unroll
-                for (int tl_s1 = 0; tl_s1 < 2; ++tl_s1) {
-                    tl_part[0] = tl::MaxOp::combine(tl_part[0], tl::MaxOp::element(lse[tl_s1]));
-                }
-            }
-            tl::block_allreduce<tl::MaxOp, 1, 128>(tl_part, reinterpret_cast<float*>(tl_scratch), tl_tid);
-            {
-                chunk_max = tl_part[0];
-            }
-        }
-        m = tl::max(m, chunk_max);
-    }
-    const float m_use = m == -tl::inf<float>() ? 0.0f : m;
-    for (int c = 0; c < n_chunks; ++c) {
-        // copy(Lse[b, c * SC +: SC, row], lse, pad = -inf);  (decode.tl:178)
-        #pragma unroll
-        for (int tl_s2 = 0; tl_s2 < 2; ++tl_s2) {
-            lse[tl_s2] = tl::in_bounds(b, B) && tl::in_bounds((c * 16) + ((tl_tid / 16) + (tl_s2) * 8), SPLITS) && tl::in_bounds(row, HNQ) ? Lse[(int64_t(b) * SPLITS + ((c * 16) + ((tl_tid / 16) + (tl_s2) * 8))) * HNQ + row] : -tl::inf<float>();
-        }
-        // copy(O_part[b, c * SC +: SC, row, 0 +: D], op);  (decode.tl:179)
-        #pragma unroll
-        for (int tl_chunk3 = 0; tl_chunk3 < 16; tl_chunk3 += 4) {
-            const float* tl_ptr4 = &O_part[((int64_t(b) * SPLITS + ((c * 16) + ((tl_tid / 16) + (tl_chunk3 / 8) * 8))) * HNQ + row) * 128 + ((tl_chunk3 % 8) + (tl_tid % 16) * 8)];
-            if (tl::in_bounds(b, B) && tl::in_bounds((c * 16) + ((tl_tid / 16) + (tl_chunk3 / 8) * 8), SPLITS) && tl::in_bounds(row, HNQ) && tl::in_bounds(((tl_chunk3 % 8) + (tl_tid % 16) * 8), 128) && tl::in_bounds(b, B) && tl::in_bounds((c * 16) + ((tl_tid / 16) + (tl_chunk3 / 8) * 8), SPLITS) && tl::in_bounds(row, HNQ) && tl::in_bounds((((tl_chunk3 % 8) + (tl_tid % 16) * 8)) + 3, 128) && tl::is_aligned(tl_ptr4, 16)) {
-                float tl_vec5[4];
-                tl::load_vector<float, 4>(tl_vec5, tl_ptr4);
-                #pragma unroll
-                for (int tl_v = 0; tl_v < 4; ++tl_v) op[tl_chunk3 + tl_v] = tl_vec5[tl_v];
-            } else {
-                #pragma unroll
-                for (int tl_v = 0; tl_v < 4; ++tl_v) {
-                    op[tl_chunk3 + tl_v] = tl::in_bounds(b, B) && tl::in_bounds((c * 16) + ((tl_tid / 16) + ((tl_chunk3 + tl_v) / 8) * 8), SPLITS) && tl::in_bounds(row, HNQ) && tl::in_bounds((((tl_chunk3 + tl_v) % 8) + (tl_tid % 16) * 8), 128) ? O_part[((int64_t(b) * SPLITS + ((c * 16) + ((tl_tid / 16) + ((tl_chunk3 + tl_v) / 8) * 8))) * HNQ + row) * 128 + (((tl_chunk3 + tl_v) % 8) + (tl_tid % 16) * 8)] : 0.0f;
-                }
-            }
-        }
-        // for s in parallel(SC) {  (decode.tl:180)
-        // for s in parallel(16): each thread visits the elements of `w` it holds
-        #pragma unroll
-        for (int tl_s6 = 0; tl_s6 < 2; ++tl_s6) {
-            [[maybe_unused]] const int s = ((tl_tid / 16) + (tl_s6) * 8);
-            w[tl_s6] = tl::fast::exp2(lse[tl_s6] - m_use);
-        }
-        // reduce(sum, w, chunk_sum);  (decode.tl:183)
-        {
-            float tl_part[1];
-            #pragma unroll
-            for (int tl_i = 0; tl_i < 1; ++tl_i) tl_part[tl_i] = tl::SumOp::identity<float>();
-            if ((tl_tid % 16) == 0) {
-                #pragma unroll
-                for (int tl_s7 = 0; tl_s7 < 2; ++tl_s7) {
-                    tl_part[0] = tl::SumOp::combine(tl_part[0], tl::SumOp::element(w[tl_s7]));
-                }
-            }
-            tl::block_allreduce<tl::SumOp, 1, 128>(tl_part, reinterpret_cast<float*>(tl_scratch), tl_tid);
-            {
-                chunk_sum = tl_part[0];
-            }
-        }
-        w_sum = w_sum + chunk_sum;
-        // for s, d in parallel(SC, D) {  (decode.tl:185)
-        // for s, d in parallel(16, 128): each thread visits the elements of `op` it holds
-        #pragma unroll
-        for (int tl_s8 = 0; tl_s8 < 16; ++tl_s8) {
-            [[maybe_unused]] const int s = ((tl_tid / 16) + (tl_s8 / 8) * 8);
-            [[maybe_unused]] const int d = ((tl_s8 % 8) + (tl_tid % 16) * 8);
-            op[tl_s8] = op[tl_s8] * w[(tl_s8 / 8)];
-        }
-        // reduce(sum, op, acc, axis = 0, clear = false);  (decode.tl:188)
-        // each thread folds its 2 values of each of its 8 results; xor shuffles 16 among the lanes that share one; then across the 4 warps that do
-        {
-            float tl_part[8];
-            #pragma unroll
-            for (int tl_i = 0; tl_i < 8; ++tl_i) tl_part[tl_i] = tl::SumOp::identity<float>();
-            #pragma unroll
-            for (int tl_s9 = 0; tl_s9 < 16; ++tl_s9) {
-                tl_part[(tl_s9 % 8)] = tl::SumOp::combine(tl_part[(tl_s9 % 8)], tl::SumOp::element(op[tl_s9]));
-            }
-            #pragma unroll
-            for (int tl_i = 0; tl_i < 8; ++tl_i) {
-                tl_part[tl_i] = tl::xor_combine<tl::SumOp, 16>(tl_part[tl_i]);
-            }
-            if ((tl_tid / 16 % 2) == 0) {
-                #pragma unroll
-                for (int tl_i = 0; tl_i < 8; ++tl_i) {
-                    reinterpret_cast<float*>(tl_scratch)[((tl_tid / 32 % 4)) * 128 + tl::bank_swizzle(((tl_i) + (tl_tid % 16) * 8))] = tl_part[tl_i];
-                }
-            }
-            __syncthreads();
-            #pragma unroll
-            for (int tl_i = 0; tl_i < 8; ++tl_i) {
-                tl_part[tl_i] = reinterpret_cast<float*>(tl_scratch)[(0) * 128 + tl::bank_swizzle(((tl_i) + (tl_tid % 16) * 8))];
-                #pragma unroll
-                for (int tl_w = 1; tl_w < 4; ++tl_w) tl_part[tl_i] = tl::SumOp::combine(tl_part[tl_i], reinterpret_cast<float*>(tl_scratch)[(tl_w) * 128 + tl::bank_swizzle(((tl_i) + (tl_tid % 16) * 8))]);
-            }
-            __syncthreads();  // the scratch is free again
-            #pragma unroll
-            for (int tl_i = 0; tl_i < 8; ++tl_i) {
-                acc[tl_i] = tl::SumOp::combine(acc[tl_i], tl_part[tl_i]);
-            }
-        }
-    }
-    const float inv = w_sum > 0.0f ? tl::fast::div(1.0f, w_sum) : 0.0f;
-    // for d in parallel(D) {  (decode.tl:192)
-    // for d in parallel(128): each thread visits the elements of `acc` it holds
-    #pragma unroll
-    for (int tl_s10 = 0; tl_s10 < 8; ++tl_s10) {
-        [[maybe_unused]] const int d = ((tl_s10) + (tl_tid % 16) * 8);
-        acc[tl_s10] = acc[tl_s10] * inv;
-    }
-    // copy(acc, Ov[b, row, 0 +: D]);  (decode.tl:195)
-    if ((tl_tid / 16) == 0) {  // one copy of each replicated element is stored
-        #pragma unroll
-        for (int tl_chunk11 = 0; tl_chunk11 < 8; tl_chunk11 += 8) {
-            tl::f16* tl_ptr12 = &Ov[(int64_t(b) * HNQ + row) * 128 + ((tl_chunk11) + (tl_tid % 16) * 8)];
-            if (tl::in_bounds(b, B) && tl::in_bounds(row, HNQ) && tl::in_bounds(((tl_chunk11) + (tl_tid % 16) * 8), 128) && tl::in_bounds(b, B) && tl::in_bounds(row, HNQ) && tl::in_bounds((((tl_chunk11) + (tl_tid % 16) * 8)) + 7, 128) && tl::is_aligned(tl_ptr12, 16)) {
-                tl::f16 tl_vec13[8];
-                #pragma unroll
-                for (int tl_v = 0; tl_v < 8; tl_v += 2) tl::convert_pair(&tl_vec13[tl_v], acc[tl_chunk11 + tl_v], acc[tl_chunk11 + tl_v + 1]);
-                tl::store_vector<tl::f16, 8>(tl_ptr12, tl_vec13);
-            } else {
-                #pragma unroll
-                for (int tl_v = 0; tl_v < 8; ++tl_v) {
-                    if (tl::in_bounds(b, B) && tl::in_bounds(row, HNQ) && tl::in_bounds((((tl_chunk11 + tl_v)) + (tl_tid % 16) * 8), 128)) Ov[(int64_t(b) * HNQ + row) * 128 + (((tl_chunk11 + tl_v)) + (tl_tid % 16) * 8)] = tl::convert<tl::f16>(acc[tl_chunk11 + tl_v]);
-                }
-            }
-        }
-    }
-}
-
-// kernel flash_decode_flash_decode_split<BM = 16, BN = 32, D = 128, CAUSAL = true, VARLEN = false, PAGED = false, STAGES = 2, T = f16>  (stdlib/decode.tl:46)
-// 128 threads per block, 40448 bytes of shared memory
-__global__ void __launch_bounds__(128) flash_decode_flash_decode_split_kernel_variant0(
-        const tl::f16* __restrict__ Q,
-        const tl::f16* __restrict__ K,
-        const tl::f16* __restrict__ V,
-        const int32_t* __restrict__ Lens,
-        const int32_t* __restrict__ Tbl,
-        float* __restrict__ O_part,
-        float* __restrict__ Lse,
-        float sm_scale,
-        int32_t split_len,
-        int32_t B,
-        int32_t H,
-        int32_t NQ,
-        int32_t NP,
-        int32_t HKV,
-        int32_t PS,
-        int32_t MAXP,
-        int32_t SPLITS,
-        int32_t HNQ)
-{
-    tl::wait_for_previous_grid();  // launched by program `flash_decode`: the kernel before it has finished
     using s_layout = tl::MmaAccLayout<16, 32, 1, 4>;  // fragment s: f32[16, 32], mma.sync accumulators
     using p_layout = tl::MmaAccLayout<16, 32, 1, 4>;  // fragment p: f16[16, 32], mma.sync accumulators
     using o_layout = tl::MmaAccLayout<16, 128, 1, 4>;  // fragment o: f32[16, 128], mma.sync accumulators
@@ -1265,9 +381,9 @@ __global__ void __launch_bounds__(128) flash_decode_flash_decode_split_kernel_va
     }
 }
 
-// kernel flash_decode_flash_decode_split<BM = 64, BN = 32, D = 128, CAUSAL = true, VARLEN = false, PAGED = false, STAGES = 2, T = f16>  (stdlib/decode.tl:46)
+// kernel flash_decode_split<BM = 64, BN = 32, D = 128, CAUSAL = true, VARLEN = false, PAGED = false, STAGES = 2, T = f16>  (stdlib/decode.tl:46)
 // 128 threads per block, 52224 bytes of shared memory
-__global__ void __launch_bounds__(128) flash_decode_flash_decode_split_kernel_variant1(
+__global__ void __launch_bounds__(128) flash_decode_split_kernel_variant1(
         const tl::f16* __restrict__ Q,
         const tl::f16* __restrict__ K,
         const tl::f16* __restrict__ V,
@@ -1287,7 +403,6 @@ __global__ void __launch_bounds__(128) flash_decode_flash_decode_split_kernel_va
         int32_t SPLITS,
         int32_t HNQ)
 {
-    tl::wait_for_previous_grid();  // launched by program `flash_decode`: the kernel before it has finished
     using s_layout = tl::MmaAccLayout<64, 32, 4, 1>;  // fragment s: f32[64, 32], mma.sync accumulators
     using p_layout = tl::MmaAccLayout<64, 32, 4, 1>;  // fragment p: f16[64, 32], mma.sync accumulators
     using o_layout = tl::MmaAccLayout<64, 128, 4, 1>;  // fragment o: f32[64, 128], mma.sync accumulators
@@ -1602,8 +717,182 @@ __global__ void __launch_bounds__(128) flash_decode_flash_decode_split_kernel_va
     }
 }
 
-// kernel flash_decode_varlen_flash_decode_split<BM = 16, BN = 64, D = 128, CAUSAL = true, VARLEN = true, PAGED = false, STAGES = 2, T = f16>  (stdlib/decode.tl:46)
-// 128 threads per block, 76288 bytes of shared memory
+// kernel flash_decode_combine<SC = 16, D = 128, T = f16>  (stdlib/decode.tl:148)
+// 128 threads per block, 2048 bytes of shared memory
+__global__ void __launch_bounds__(128) flash_decode_combine_kernel(
+        const float* __restrict__ O_part,
+        const float* __restrict__ Lse,
+        tl::f16* __restrict__ O,
+        int32_t B,
+        int32_t SPLITS,
+        int32_t HNQ,
+        int32_t H,
+        int32_t NQ)
+{
+    // fragment lse: f32[16], slice of `op` (broadcast): [16] over 128 threads: (8:t16 2:r1) 2 registers, 16 replicas
+    // fragment w: f32[16], slice of `op` (broadcast): [16] over 128 threads: (8:t16 2:r1) 2 registers, 16 replicas
+    // fragment op: f32[16, 128], blocked per axis, vector 8: [16, 128] over 128 threads: (8:t16 2:r8, 8:r1 16:t1) 16 registers
+    // fragment acc: f32[128], slice of `op` (reduce over axis 0): [128] over 128 threads: (8:r1 16:t1) 8 registers, 8 replicas
+    tl::f16* const Ov = O;  // view Ov: f16[B, HNQ, 128] of O
+    const int tl_tid = tl::thread_index<128>();
+    extern __shared__ __align__(128) unsigned char tl_smem[];
+    unsigned char* tl_scratch = tl_smem + 0;  // 2048 bytes for reductions and staging
+    float lse[2];  // fragment lse: f32[16]
+    float w[2];  // fragment w: f32[16]
+    float op[16];  // fragment op: f32[16, 128]
+    float acc[8];  // fragment acc: f32[128]
+    #pragma unroll
+    for (int tl_i = 0; tl_i < 8; ++tl_i) acc[tl_i] = 0.0f;
+    float m = -tl::inf<float>();
+    float chunk_max;
+    float chunk_sum;
+    float w_sum = 0.0f;
+    const int32_t row = int(blockIdx.x);
+    const int32_t b = int(blockIdx.y);
+    const int32_t n_chunks = tl::cdiv(SPLITS, 16);
+    for (int c = 0; c < n_chunks; ++c) {
+        // copy(Lse[b, c * SC +: SC, row], lse, pad = -inf);  (decode.tl:171)
+        #pragma unroll
+        for (int tl_s0 = 0; tl_s0 < 2; ++tl_s0) {
+            lse[tl_s0] = tl::in_bounds(b, B) && tl::in_bounds((c * 16) + ((tl_tid / 16) + (tl_s0) * 8), SPLITS) && tl::in_bounds(row, HNQ) ? Lse[(int64_t(b) * SPLITS + ((c * 16) + ((tl_tid / 16) + (tl_s0) * 8))) * HNQ + row] : -tl::inf<float>();
+        }
+        // reduce(max, lse, chunk_max);  (decode.tl:172)
+        {
+            float tl_part[1];
+            #pragma unroll
+            for (int tl_i = 0; tl_i < 1; ++tl_i) tl_part[tl_i] = tl::MaxOp::identity<float>();
+            if ((tl_tid % 16) == 0) {
+                #pragma unroll
+                for (int tl_s1 = 0; tl_s1 < 2; ++tl_s1) {
+                    tl_part[0] = tl::MaxOp::combine(tl_part[0], tl::MaxOp::element(lse[tl_s1]));
+                }
+            }
+            tl::block_allreduce<tl::MaxOp, 1, 128>(tl_part, reinterpret_cast<float*>(tl_scratch), tl_tid);
+            {
+                chunk_max = tl_part[0];
+            }
+        }
+        m = tl::max(m, chunk_max);
+    }
+    const float m_use = m == -tl::inf<float>() ? 0.0f : m;
+    for (int c = 0; c < n_chunks; ++c) {
+        // copy(Lse[b, c * SC +: SC, row], lse, pad = -inf);  (decode.tl:178)
+        #pragma unroll
+        for (int tl_s2 = 0; tl_s2 < 2; ++tl_s2) {
+            lse[tl_s2] = tl::in_bounds(b, B) && tl::in_bounds((c * 16) + ((tl_tid / 16) + (tl_s2) * 8), SPLITS) && tl::in_bounds(row, HNQ) ? Lse[(int64_t(b) * SPLITS + ((c * 16) + ((tl_tid / 16) + (tl_s2) * 8))) * HNQ + row] : -tl::inf<float>();
+        }
+        // copy(O_part[b, c * SC +: SC, row, 0 +: D], op);  (decode.tl:179)
+        #pragma unroll
+        for (int tl_chunk3 = 0; tl_chunk3 < 16; tl_chunk3 += 4) {
+            const float* tl_ptr4 = &O_part[((int64_t(b) * SPLITS + ((c * 16) + ((tl_tid / 16) + (tl_chunk3 / 8) * 8))) * HNQ + row) * 128 + ((tl_chunk3 % 8) + (tl_tid % 16) * 8)];
+            if (tl::in_bounds(b, B) && tl::in_bounds((c * 16) + ((tl_tid / 16) + (tl_chunk3 / 8) * 8), SPLITS) && tl::in_bounds(row, HNQ) && tl::in_bounds(((tl_chunk3 % 8) + (tl_tid % 16) * 8), 128) && tl::in_bounds(b, B) && tl::in_bounds((c * 16) + ((tl_tid / 16) + (tl_chunk3 / 8) * 8), SPLITS) && tl::in_bounds(row, HNQ) && tl::in_bounds((((tl_chunk3 % 8) + (tl_tid % 16) * 8)) + 3, 128) && tl::is_aligned(tl_ptr4, 16)) {
+                float tl_vec5[4];
+                tl::load_vector<float, 4>(tl_vec5, tl_ptr4);
+                #pragma unroll
+                for (int tl_v = 0; tl_v < 4; ++tl_v) op[tl_chunk3 + tl_v] = tl_vec5[tl_v];
+            } else {
+                #pragma unroll
+                for (int tl_v = 0; tl_v < 4; ++tl_v) {
+                    op[tl_chunk3 + tl_v] = tl::in_bounds(b, B) && tl::in_bounds((c * 16) + ((tl_tid / 16) + ((tl_chunk3 + tl_v) / 8) * 8), SPLITS) && tl::in_bounds(row, HNQ) && tl::in_bounds((((tl_chunk3 + tl_v) % 8) + (tl_tid % 16) * 8), 128) ? O_part[((int64_t(b) * SPLITS + ((c * 16) + ((tl_tid / 16) + ((tl_chunk3 + tl_v) / 8) * 8))) * HNQ + row) * 128 + (((tl_chunk3 + tl_v) % 8) + (tl_tid % 16) * 8)] : 0.0f;
+                }
+            }
+        }
+        // for s in parallel(SC) {  (decode.tl:180)
+        // for s in parallel(16): each thread visits the elements of `w` it holds
+        #pragma unroll
+        for (int tl_s6 = 0; tl_s6 < 2; ++tl_s6) {
+            [[maybe_unused]] const int s = ((tl_tid / 16) + (tl_s6) * 8);
+            w[tl_s6] = tl::fast::exp2(lse[tl_s6] - m_use);
+        }
+        // reduce(sum, w, chunk_sum);  (decode.tl:183)
+        {
+            float tl_part[1];
+            #pragma unroll
+            for (int tl_i = 0; tl_i < 1; ++tl_i) tl_part[tl_i] = tl::SumOp::identity<float>();
+            if ((tl_tid % 16) == 0) {
+                #pragma unroll
+                for (int tl_s7 = 0; tl_s7 < 2; ++tl_s7) {
+                    tl_part[0] = tl::SumOp::combine(tl_part[0], tl::SumOp::element(w[tl_s7]));
+                }
+            }
+            tl::block_allreduce<tl::SumOp, 1, 128>(tl_part, reinterpret_cast<float*>(tl_scratch), tl_tid);
+            {
+                chunk_sum = tl_part[0];
+            }
+        }
+        w_sum = w_sum + chunk_sum;
+        // for s, d in parallel(SC, D) {  (decode.tl:185)
+        // for s, d in parallel(16, 128): each thread visits the elements of `op` it holds
+        #pragma unroll
+        for (int tl_s8 = 0; tl_s8 < 16; ++tl_s8) {
+            [[maybe_unused]] const int s = ((tl_tid / 16) + (tl_s8 / 8) * 8);
+            [[maybe_unused]] const int d = ((tl_s8 % 8) + (tl_tid % 16) * 8);
+            op[tl_s8] = op[tl_s8] * w[(tl_s8 / 8)];
+        }
+        // reduce(sum, op, acc, axis = 0, clear = false);  (decode.tl:188)
+        // each thread folds its 2 values of each of its 8 results; xor shuffles 16 among the lanes that share one; then across the 4 warps that do
+        {
+            float tl_part[8];
+            #pragma unroll
+            for (int tl_i = 0; tl_i < 8; ++tl_i) tl_part[tl_i] = tl::SumOp::identity<float>();
+            #pragma unroll
+            for (int tl_s9 = 0; tl_s9 < 16; ++tl_s9) {
+                tl_part[(tl_s9 % 8)] = tl::SumOp::combine(tl_part[(tl_s9 % 8)], tl::SumOp::element(op[tl_s9]));
+            }
+            #pragma unroll
+            for (int tl_i = 0; tl_i < 8; ++tl_i) {
+                tl_part[tl_i] = tl::xor_combine<tl::SumOp, 16>(tl_part[tl_i]);
+            }
+            if ((tl_tid / 16 % 2) == 0) {
+                #pragma unroll
+                for (int tl_i = 0; tl_i < 8; ++tl_i) {
+                    reinterpret_cast<float*>(tl_scratch)[((tl_tid / 32 % 4)) * 128 + tl::bank_swizzle(((tl_i) + (tl_tid % 16) * 8))] = tl_part[tl_i];
+                }
+            }
+            __syncthreads();
+            #pragma unroll
+            for (int tl_i = 0; tl_i < 8; ++tl_i) {
+                tl_part[tl_i] = reinterpret_cast<float*>(tl_scratch)[(0) * 128 + tl::bank_swizzle(((tl_i) + (tl_tid % 16) * 8))];
+                #pragma unroll
+                for (int tl_w = 1; tl_w < 4; ++tl_w) tl_part[tl_i] = tl::SumOp::combine(tl_part[tl_i], reinterpret_cast<float*>(tl_scratch)[(tl_w) * 128 + tl::bank_swizzle(((tl_i) + (tl_tid % 16) * 8))]);
+            }
+            __syncthreads();  // the scratch is free again
+            #pragma unroll
+            for (int tl_i = 0; tl_i < 8; ++tl_i) {
+                acc[tl_i] = tl::SumOp::combine(acc[tl_i], tl_part[tl_i]);
+            }
+        }
+    }
+    const float inv = w_sum > 0.0f ? tl::fast::div(1.0f, w_sum) : 0.0f;
+    // for d in parallel(D) {  (decode.tl:192)
+    // for d in parallel(128): each thread visits the elements of `acc` it holds
+    #pragma unroll
+    for (int tl_s10 = 0; tl_s10 < 8; ++tl_s10) {
+        [[maybe_unused]] const int d = ((tl_s10) + (tl_tid % 16) * 8);
+        acc[tl_s10] = acc[tl_s10] * inv;
+    }
+    // copy(acc, Ov[b, row, 0 +: D]);  (decode.tl:195)
+    if ((tl_tid / 16) == 0) {  // one copy of each replicated element is stored
+        #pragma unroll
+        for (int tl_chunk11 = 0; tl_chunk11 < 8; tl_chunk11 += 8) {
+            tl::f16* tl_ptr12 = &Ov[(int64_t(b) * HNQ + row) * 128 + ((tl_chunk11) + (tl_tid % 16) * 8)];
+            if (tl::in_bounds(b, B) && tl::in_bounds(row, HNQ) && tl::in_bounds(((tl_chunk11) + (tl_tid % 16) * 8), 128) && tl::in_bounds(b, B) && tl::in_bounds(row, HNQ) && tl::in_bounds((((tl_chunk11) + (tl_tid % 16) * 8)) + 7, 128) && tl::is_aligned(tl_ptr12, 16)) {
+                tl::f16 tl_vec13[8];
+                #pragma unroll
+                for (int tl_v = 0; tl_v < 8; tl_v += 2) tl::convert_pair(&tl_vec13[tl_v], acc[tl_chunk11 + tl_v], acc[tl_chunk11 + tl_v + 1]);
+                tl::store_vector<tl::f16, 8>(tl_ptr12, tl_vec13);
+            } else {
+                #pragma unroll
+                for (int tl_v = 0; tl_v < 8; ++tl_v) {
+                    if (tl::in_bounds(b, B) && tl::in_bounds(row, HNQ) && tl::in_bounds((((tl_chunk11 + tl_v)) + (tl_tid % 16) * 8), 128)) Ov[(int64_t(b) * HNQ + row) * 128 + (((tl_chunk11 + tl_v)) + (tl_tid % 16) * 8)] = tl::convert<tl::f16>(acc[tl_chunk11 + tl_v]);
+                }
+            }
+        }
+    }
+}
+
+// kernel flash_decode_varlen_flash_decode_split<BM = 16, BN = 32, D = 128, CAUSAL = true, VARLEN = true, PAGED = false, STAGES = 2, T = f16>  (stdlib/decode.tl:46)
+// 128 threads per block, 40448 bytes of shared memory
 __global__ void __launch_bounds__(128) flash_decode_varlen_flash_decode_split_kernel_variant0(
         const tl::f16* __restrict__ Q,
         const tl::f16* __restrict__ K,
@@ -1625,8 +914,8 @@ __global__ void __launch_bounds__(128) flash_decode_varlen_flash_decode_split_ke
         int32_t HNQ)
 {
     tl::wait_for_previous_grid();  // launched by program `flash_decode_varlen`: the kernel before it has finished
-    using s_layout = tl::MmaAccLayout<16, 64, 1, 4>;  // fragment s: f32[16, 64], mma.sync accumulators
-    using p_layout = tl::MmaAccLayout<16, 64, 1, 4>;  // fragment p: f16[16, 64], mma.sync accumulators
+    using s_layout = tl::MmaAccLayout<16, 32, 1, 4>;  // fragment s: f32[16, 32], mma.sync accumulators
+    using p_layout = tl::MmaAccLayout<16, 32, 1, 4>;  // fragment p: f16[16, 32], mma.sync accumulators
     using o_layout = tl::MmaAccLayout<16, 128, 1, 4>;  // fragment o: f32[16, 128], mma.sync accumulators
     // fragment m: f32[16], slice of `s` (reduce over axis 1): [16] over 128 threads: (8:t4 2:r1) 2 registers, 16 replicas
     // fragment m_use: f32[16], slice of `s` (reduce over axis 1): [16] over 128 threads: (8:t4 2:r1) 2 registers, 16 replicas
@@ -1642,11 +931,11 @@ __global__ void __launch_bounds__(128) flash_decode_varlen_flash_decode_split_ke
     const int tl_tid = tl::thread_index<128>();
     extern __shared__ __align__(128) unsigned char tl_smem[];
     tl::f16* q = reinterpret_cast<tl::f16*>(tl_smem + 0);  // shared q: f16[16, 128], row pitch 136
-    tl::f16* k = reinterpret_cast<tl::f16*>(tl_smem + 4352);  // shared k: f16[2, 64, 128], row pitch 136
-    tl::f16* v = reinterpret_cast<tl::f16*>(tl_smem + 39168);  // shared v: f16[2, 64, 128], row pitch 136
-    unsigned char* tl_scratch = tl_smem + 73984;  // 2304 bytes for reductions and staging
-    float s[s_layout::kSlots];  // fragment s: f32[16, 64]
-    tl::f16 p[p_layout::kSlots];  // fragment p: f16[16, 64]
+    tl::f16* k = reinterpret_cast<tl::f16*>(tl_smem + 4352);  // shared k: f16[2, 32, 128], row pitch 136
+    tl::f16* v = reinterpret_cast<tl::f16*>(tl_smem + 21760);  // shared v: f16[2, 32, 128], row pitch 136
+    unsigned char* tl_scratch = tl_smem + 39168;  // 1280 bytes for reductions and staging
+    float s[s_layout::kSlots];  // fragment s: f32[16, 32]
+    tl::f16 p[p_layout::kSlots];  // fragment p: f16[16, 32]
     float o[o_layout::kSlots];  // fragment o: f32[16, 128]
     #pragma unroll
     for (int tl_i = 0; tl_i < o_layout::kSlots; ++tl_i) o[tl_i] = 0.0f;
@@ -1693,21 +982,21 @@ __global__ void __launch_bounds__(128) flash_decode_varlen_flash_decode_split_ke
             }
         }
     }
-    const int32_t t_trips = tl::cdiv(tl::max(k_end - k_begin, 0), 64);
+    const int32_t t_trips = tl::cdiv(tl::max(k_end - k_begin, 0), 32);
     if (0 < t_trips) {
         // copy(K[b, hkv, k0 +: BN, 0 +: D], k);  (decode.tl:101)
-        if (tl::is_aligned(K, 16) && 128 % 8 == 0 && tl::in_bounds(b, NP) && tl::in_bounds(hkv, HKV) && k_begin >= 0 && k_begin + 64 <= PS && 0 >= 0 && 0 + 128 <= 128 && 0 % 8 == 0) {
+        if (tl::is_aligned(K, 16) && 128 % 8 == 0 && tl::in_bounds(b, NP) && tl::in_bounds(hkv, HKV) && k_begin >= 0 && k_begin + 32 <= PS && 0 >= 0 && 0 + 128 <= 128 && 0 % 8 == 0) {
             #pragma unroll
-            for (int tl_i6 = 0; tl_i6 < 8; ++tl_i6) {
+            for (int tl_i6 = 0; tl_i6 < 4; ++tl_i6) {
                 const int tl_chunk5 = tl_tid + tl_i6 * 128;
-                tl::cp_async_16(&k[(0 * 64 + ((tl_chunk5 * 8) / 128)) * 136 + ((tl_chunk5 * 8) % 128)], &K[((int64_t(b) * HKV + hkv) * PS + (k_begin + ((tl_chunk5 * 8) / 128))) * 128 + ((tl_chunk5 * 8) % 128)]);
+                tl::cp_async_16(&k[(0 * 32 + ((tl_chunk5 * 8) / 128)) * 136 + ((tl_chunk5 * 8) % 128)], &K[((int64_t(b) * HKV + hkv) * PS + (k_begin + ((tl_chunk5 * 8) / 128))) * 128 + ((tl_chunk5 * 8) % 128)]);
             }
         } else {
             #pragma unroll
-            for (int tl_i8 = 0; tl_i8 < 8; ++tl_i8) {
+            for (int tl_i8 = 0; tl_i8 < 4; ++tl_i8) {
                 const int tl_chunk7 = tl_tid + tl_i8 * 128;
                 const tl::f16* tl_src9 = &K[((int64_t(b) * HKV + hkv) * PS + (k_begin + ((tl_chunk7 * 8) / 128))) * 128 + ((tl_chunk7 * 8) % 128)];
-                tl::f16* tl_dst10 = &k[(0 * 64 + ((tl_chunk7 * 8) / 128)) * 136 + ((tl_chunk7 * 8) % 128)];
+                tl::f16* tl_dst10 = &k[(0 * 32 + ((tl_chunk7 * 8) / 128)) * 136 + ((tl_chunk7 * 8) % 128)];
                 const int tl_valid11 = !(tl::in_bounds(b, NP) && tl::in_bounds(hkv, HKV) && tl::in_bounds(k_begin + ((tl_chunk7 * 8) / 128), PS)) ? 0 : max(0, min(8, 128 - ((tl_chunk7 * 8) % 128)));
                 if (tl_valid11 == 8 && (tl_chunk7 * 8) % 128 >= 0 && tl::is_aligned(tl_src9, 4)) {
                     tl::cp_async_chunk(tl_dst10, tl_src9);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
@@ -1720,18 +1009,18 @@ __global__ void __launch_bounds__(128) flash_decode_varlen_flash_decode_split_ke
             }
         }
         // copy(V[b, hkv, k0 +: BN, 0 +: D], v);  (decode.tl:102)
-        if (tl::is_aligned(V, 16) && 128 % 8 == 0 && tl::in_bounds(b, NP) && tl::in_bounds(hkv, HKV) && k_begin >= 0 && k_begin + 64 <= PS && 0 >= 0 && 0 + 128 <= 128 && 0 % 8 == 0) {
+        if (tl::is_aligned(V, 16) && 128 % 8 == 0 && tl::in_bounds(b, NP) && tl::in_bounds(hkv, HKV) && k_begin >= 0 && k_begin + 32 <= PS && 0 >= 0 && 0 + 128 <= 128 && 0 % 8 == 0) {
             #pragma unroll
-            for (int tl_i13 = 0; tl_i13 < 8; ++tl_i13) {
+            for (int tl_i13 = 0; tl_i13 < 4; ++tl_i13) {
                 const int tl_chunk12 = tl_tid + tl_i13 * 128;
-                tl::cp_async_16(&v[(0 * 64 + ((tl_chunk12 * 8) / 128)) * 136 + ((tl_chunk12 * 8) % 128)], &V[((int64_t(b) * HKV + hkv) * PS + (k_begin + ((tl_chunk12 * 8) / 128))) * 128 + ((tl_chunk12 * 8) % 128)]);
+                tl::cp_async_16(&v[(0 * 32 + ((tl_chunk12 * 8) / 128)) * 136 + ((tl_chunk12 * 8) % 128)], &V[((int64_t(b) * HKV + hkv) * PS + (k_begin + ((tl_chunk12 * 8) / 128))) * 128 + ((tl_chunk12 * 8) % 128)]);
             }
         } else {
             #pragma unroll
-            for (int tl_i15 = 0; tl_i15 < 8; ++tl_i15) {
+            for (int tl_i15 = 0; tl_i15 < 4; ++tl_i15) {
                 const int tl_chunk14 = tl_tid + tl_i15 * 128;
                 const tl::f16* tl_src16 = &V[((int64_t(b) * HKV + hkv) * PS + (k_begin + ((tl_chunk14 * 8) / 128))) * 128 + ((tl_chunk14 * 8) % 128)];
-                tl::f16* tl_dst17 = &v[(0 * 64 + ((tl_chunk14 * 8) / 128)) * 136 + ((tl_chunk14 * 8) % 128)];
+                tl::f16* tl_dst17 = &v[(0 * 32 + ((tl_chunk14 * 8) / 128)) * 136 + ((tl_chunk14 * 8) % 128)];
                 const int tl_valid18 = !(tl::in_bounds(b, NP) && tl::in_bounds(hkv, HKV) && tl::in_bounds(k_begin + ((tl_chunk14 * 8) / 128), PS)) ? 0 : max(0, min(8, 128 - ((tl_chunk14 * 8) % 128)));
                 if (tl_valid18 == 8 && (tl_chunk14 * 8) % 128 >= 0 && tl::is_aligned(tl_src16, 4)) {
                     tl::cp_async_chunk(tl_dst17, tl_src16);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
@@ -1751,65 +1040,65 @@ __global__ void __launch_bounds__(128) flash_decode_varlen_flash_decode_split_ke
         __syncthreads();  // pipeline: stage `t % 2` has landed and the stage refilled next is no longer read
         if (t + 1 < t_trips) {
             // copy(K[b, hkv, k0 +: BN, 0 +: D], k);  (decode.tl:101)
-            if (tl::is_aligned(K, 16) && 128 % 8 == 0 && tl::in_bounds(b, NP) && tl::in_bounds(hkv, HKV) && (k_begin + (t + 1) * 64) >= 0 && (k_begin + (t + 1) * 64) + 64 <= PS && 0 >= 0 && 0 + 128 <= 128 && 0 % 8 == 0) {
+            if (tl::is_aligned(K, 16) && 128 % 8 == 0 && tl::in_bounds(b, NP) && tl::in_bounds(hkv, HKV) && (k_begin + (t + 1) * 32) >= 0 && (k_begin + (t + 1) * 32) + 32 <= PS && 0 >= 0 && 0 + 128 <= 128 && 0 % 8 == 0) {
                 #pragma unroll
-                for (int tl_i20 = 0; tl_i20 < 8; ++tl_i20) {
+                for (int tl_i20 = 0; tl_i20 < 4; ++tl_i20) {
                     const int tl_chunk19 = tl_tid + tl_i20 * 128;
-                    tl::cp_async_16(&k[(((t + 1) % 2) * 64 + ((tl_chunk19 * 8) / 128)) * 136 + ((tl_chunk19 * 8) % 128)], &K[((int64_t(b) * HKV + hkv) * PS + ((k_begin + (t + 1) * 64) + ((tl_chunk19 * 8) / 128))) * 128 + ((tl_chunk19 * 8) % 128)]);
+                    tl::cp_async_16(&k[(((t + 1) % 2) * 32 + ((tl_chunk19 * 8) / 128)) * 136 + ((tl_chunk19 * 8) % 128)], &K[((int64_t(b) * HKV + hkv) * PS + ((k_begin + (t + 1) * 32) + ((tl_chunk19 * 8) / 128))) * 128 + ((tl_chunk19 * 8) % 128)]);
                 }
             } else {
                 #pragma unroll
-                for (int tl_i22 = 0; tl_i22 < 8; ++tl_i22) {
+                for (int tl_i22 = 0; tl_i22 < 4; ++tl_i22) {
                     const int tl_chunk21 = tl_tid + tl_i22 * 128;
-                    const tl::f16* tl_src23 = &K[((int64_t(b) * HKV + hkv) * PS + ((k_begin + (t + 1) * 64) + ((tl_chunk21 * 8) / 128))) * 128 + ((tl_chunk21 * 8) % 128)];
-                    tl::f16* tl_dst24 = &k[(((t + 1) % 2) * 64 + ((tl_chunk21 * 8) / 128)) * 136 + ((tl_chunk21 * 8) % 128)];
-                    const int tl_valid25 = !(tl::in_bounds(b, NP) && tl::in_bounds(hkv, HKV) && tl::in_bounds((k_begin + (t + 1) * 64) + ((tl_chunk21 * 8) / 128), PS)) ? 0 : max(0, min(8, 128 - ((tl_chunk21 * 8) % 128)));
+                    const tl::f16* tl_src23 = &K[((int64_t(b) * HKV + hkv) * PS + ((k_begin + (t + 1) * 32) + ((tl_chunk21 * 8) / 128))) * 128 + ((tl_chunk21 * 8) % 128)];
+                    tl::f16* tl_dst24 = &k[(((t + 1) % 2) * 32 + ((tl_chunk21 * 8) / 128)) * 136 + ((tl_chunk21 * 8) % 128)];
+                    const int tl_valid25 = !(tl::in_bounds(b, NP) && tl::in_bounds(hkv, HKV) && tl::in_bounds((k_begin + (t + 1) * 32) + ((tl_chunk21 * 8) / 128), PS)) ? 0 : max(0, min(8, 128 - ((tl_chunk21 * 8) % 128)));
                     if (tl_valid25 == 8 && (tl_chunk21 * 8) % 128 >= 0 && tl::is_aligned(tl_src23, 4)) {
                         tl::cp_async_chunk(tl_dst24, tl_src23);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
                     } else if (tl_valid25 == 0) {
                         tl::fill_vector<tl::f16, 8>(tl_dst24, tl::convert<tl::f16>(0.0f));
                     } else {
                         #pragma unroll
-                        for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst24[tl_v] = tl::in_bounds(b, NP) && tl::in_bounds(hkv, HKV) && tl::in_bounds((k_begin + (t + 1) * 64) + ((tl_chunk21 * 8) / 128), PS) && tl::in_bounds(((tl_chunk21 * 8) % 128) + tl_v, 128) ? tl_src23[tl_v] : tl::convert<tl::f16>(0.0f);
+                        for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst24[tl_v] = tl::in_bounds(b, NP) && tl::in_bounds(hkv, HKV) && tl::in_bounds((k_begin + (t + 1) * 32) + ((tl_chunk21 * 8) / 128), PS) && tl::in_bounds(((tl_chunk21 * 8) % 128) + tl_v, 128) ? tl_src23[tl_v] : tl::convert<tl::f16>(0.0f);
                     }
                 }
             }
             // copy(V[b, hkv, k0 +: BN, 0 +: D], v);  (decode.tl:102)
-            if (tl::is_aligned(V, 16) && 128 % 8 == 0 && tl::in_bounds(b, NP) && tl::in_bounds(hkv, HKV) && (k_begin + (t + 1) * 64) >= 0 && (k_begin + (t + 1) * 64) + 64 <= PS && 0 >= 0 && 0 + 128 <= 128 && 0 % 8 == 0) {
+            if (tl::is_aligned(V, 16) && 128 % 8 == 0 && tl::in_bounds(b, NP) && tl::in_bounds(hkv, HKV) && (k_begin + (t + 1) * 32) >= 0 && (k_begin + (t + 1) * 32) + 32 <= PS && 0 >= 0 && 0 + 128 <= 128 && 0 % 8 == 0) {
                 #pragma unroll
-                for (int tl_i27 = 0; tl_i27 < 8; ++tl_i27) {
+                for (int tl_i27 = 0; tl_i27 < 4; ++tl_i27) {
                     const int tl_chunk26 = tl_tid + tl_i27 * 128;
-                    tl::cp_async_16(&v[(((t + 1) % 2) * 64 + ((tl_chunk26 * 8) / 128)) * 136 + ((tl_chunk26 * 8) % 128)], &V[((int64_t(b) * HKV + hkv) * PS + ((k_begin + (t + 1) * 64) + ((tl_chunk26 * 8) / 128))) * 128 + ((tl_chunk26 * 8) % 128)]);
+                    tl::cp_async_16(&v[(((t + 1) % 2) * 32 + ((tl_chunk26 * 8) / 128)) * 136 + ((tl_chunk26 * 8) % 128)], &V[((int64_t(b) * HKV + hkv) * PS + ((k_begin + (t + 1) * 32) + ((tl_chunk26 * 8) / 128))) * 128 + ((tl_chunk26 * 8) % 128)]);
                 }
             } else {
                 #pragma unroll
-                for (int tl_i29 = 0; tl_i29 < 8; ++tl_i29) {
+                for (int tl_i29 = 0; tl_i29 < 4; ++tl_i29) {
                     const int tl_chunk28 = tl_tid + tl_i29 * 128;
-                    const tl::f16* tl_src30 = &V[((int64_t(b) * HKV + hkv) * PS + ((k_begin + (t + 1) * 64) + ((tl_chunk28 * 8) / 128))) * 128 + ((tl_chunk28 * 8) % 128)];
-                    tl::f16* tl_dst31 = &v[(((t + 1) % 2) * 64 + ((tl_chunk28 * 8) / 128)) * 136 + ((tl_chunk28 * 8) % 128)];
-                    const int tl_valid32 = !(tl::in_bounds(b, NP) && tl::in_bounds(hkv, HKV) && tl::in_bounds((k_begin + (t + 1) * 64) + ((tl_chunk28 * 8) / 128), PS)) ? 0 : max(0, min(8, 128 - ((tl_chunk28 * 8) % 128)));
+                    const tl::f16* tl_src30 = &V[((int64_t(b) * HKV + hkv) * PS + ((k_begin + (t + 1) * 32) + ((tl_chunk28 * 8) / 128))) * 128 + ((tl_chunk28 * 8) % 128)];
+                    tl::f16* tl_dst31 = &v[(((t + 1) % 2) * 32 + ((tl_chunk28 * 8) / 128)) * 136 + ((tl_chunk28 * 8) % 128)];
+                    const int tl_valid32 = !(tl::in_bounds(b, NP) && tl::in_bounds(hkv, HKV) && tl::in_bounds((k_begin + (t + 1) * 32) + ((tl_chunk28 * 8) / 128), PS)) ? 0 : max(0, min(8, 128 - ((tl_chunk28 * 8) % 128)));
                     if (tl_valid32 == 8 && (tl_chunk28 * 8) % 128 >= 0 && tl::is_aligned(tl_src30, 4)) {
                         tl::cp_async_chunk(tl_dst31, tl_src30);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
                     } else if (tl_valid32 == 0) {
                         tl::fill_vector<tl::f16, 8>(tl_dst31, tl::convert<tl::f16>(0.0f));
                     } else {
                         #pragma unroll
-                        for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst31[tl_v] = tl::in_bounds(b, NP) && tl::in_bounds(hkv, HKV) && tl::in_bounds((k_begin + (t + 1) * 64) + ((tl_chunk28 * 8) / 128), PS) && tl::in_bounds(((tl_chunk28 * 8) % 128) + tl_v, 128) ? tl_src30[tl_v] : tl::convert<tl::f16>(0.0f);
+                        for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst31[tl_v] = tl::in_bounds(b, NP) && tl::in_bounds(hkv, HKV) && tl::in_bounds((k_begin + (t + 1) * 32) + ((tl_chunk28 * 8) / 128), PS) && tl::in_bounds(((tl_chunk28 * 8) % 128) + tl_v, 128) ? tl_src30[tl_v] : tl::convert<tl::f16>(0.0f);
                     }
                 }
             }
         }
         tl::cp_async_commit();
-        const int32_t k0 = k_begin + t * 64;
+        const int32_t k0 = k_begin + t * 32;
         // gemm(q, k, s, transpose_b = true, clear = true);  (decode.tl:105)
         {
             for (int tl_s = 0; tl_s < s_layout::kSlots; ++tl_s) s[tl_s] = 0.0f;
-            tl::warp_gemm_mma<16, 64, 128, 1, 4, tl::f16, false, true>(
+            tl::warp_gemm_mma<16, 32, 128, 1, 4, tl::f16, false, true>(
                 s, tl::SharedMatrix<tl::f16, false, 136>{&q[0 * 136 + 0]},
-                tl::SharedMatrix<tl::f16, true, 136>{&k[((t % 2) * 64 + 0) * 136 + 0]}, tl_tid);
+                tl::SharedMatrix<tl::f16, true, 136>{&k[((t % 2) * 32 + 0) * 136 + 0]}, tl_tid);
         }
         // for i, j in parallel(BM, BN) {  (decode.tl:106)
-        // for i, j in parallel(16, 64): each thread visits the elements of `s` it holds
+        // for i, j in parallel(16, 32): each thread visits the elements of `s` it holds
         #pragma unroll
         for (int tl_s33 = 0; tl_s33 < s_layout::kSlots; ++tl_s33) {
             const int tl_c34 = s_layout::col(tl_tid, tl_s33 / 2 * 2);  // the chunk's first column
@@ -1821,14 +1110,14 @@ __global__ void __launch_bounds__(128) flash_decode_varlen_flash_decode_split_ke
             s[tl_s33] = masked ? -tl::inf<float>() : s[tl_s33] * qk_scale;
         }
         // reduce(max, s, m_tile, axis = 1);  (decode.tl:113)
-        // each thread folds its 4 values of each of its 2 results; xor shuffles 1, 2 among the lanes that share one; then across the 4 warps that do
+        // each thread folds its 2 values of each of its 2 results; xor shuffles 1, 2 among the lanes that share one; then across the 4 warps that do
         {
             float tl_part[2];
             #pragma unroll
             for (int tl_i = 0; tl_i < 2; ++tl_i) tl_part[tl_i] = tl::MaxOp::identity<float>();
             #pragma unroll
             for (int tl_s35 = 0; tl_s35 < s_layout::kSlots; ++tl_s35) {
-                tl_part[(tl_s35 / 2 % 2)] = tl::MaxOp::combine(tl_part[(tl_s35 / 2 % 2)], tl::MaxOp::element(s[tl_s35]));
+                tl_part[(tl_s35 / 2)] = tl::MaxOp::combine(tl_part[(tl_s35 / 2)], tl::MaxOp::element(s[tl_s35]));
             }
             #pragma unroll
             for (int tl_i = 0; tl_i < 2; ++tl_i) {
@@ -1866,22 +1155,22 @@ __global__ void __launch_bounds__(128) flash_decode_varlen_flash_decode_split_ke
             m_use[tl_s36] = mu;
         }
         // for i, j in parallel(BM, BN) {  (decode.tl:121)
-        // for i, j in parallel(16, 64): each thread visits the elements of `s` it holds
+        // for i, j in parallel(16, 32): each thread visits the elements of `s` it holds
         #pragma unroll
         for (int tl_s37 = 0; tl_s37 < s_layout::kSlots; ++tl_s37) {
             [[maybe_unused]] const int i = s_layout::row(tl_tid, tl_s37);
             [[maybe_unused]] const int j = s_layout::col(tl_tid, tl_s37);
-            s[tl_s37] = tl::fast::exp2(s[tl_s37] - m_use[(tl_s37 / 2 % 2)]);
+            s[tl_s37] = tl::fast::exp2(s[tl_s37] - m_use[(tl_s37 / 2)]);
         }
         // reduce(sum, s, l_tile, axis = 1);  (decode.tl:124)
-        // each thread folds its 4 values of each of its 2 results; xor shuffles 1, 2 among the lanes that share one; then across the 4 warps that do
+        // each thread folds its 2 values of each of its 2 results; xor shuffles 1, 2 among the lanes that share one; then across the 4 warps that do
         {
             float tl_part[2];
             #pragma unroll
             for (int tl_i = 0; tl_i < 2; ++tl_i) tl_part[tl_i] = tl::SumOp::identity<float>();
             #pragma unroll
             for (int tl_s38 = 0; tl_s38 < s_layout::kSlots; ++tl_s38) {
-                tl_part[(tl_s38 / 2 % 2)] = tl::SumOp::combine(tl_part[(tl_s38 / 2 % 2)], tl::SumOp::element(s[tl_s38]));
+                tl_part[(tl_s38 / 2)] = tl::SumOp::combine(tl_part[(tl_s38 / 2)], tl::SumOp::element(s[tl_s38]));
             }
             #pragma unroll
             for (int tl_i = 0; tl_i < 2; ++tl_i) {
@@ -1927,16 +1216,16 @@ __global__ void __launch_bounds__(128) flash_decode_varlen_flash_decode_split_ke
         for (int tl_s = 0; tl_s < p_layout::kSlots; ++tl_s) p[tl_s] = tl::convert<tl::f16>(s[tl_s]);
         // gemm(p, v, o);  (decode.tl:133)
         {
-            tl::f16* tl_staged41 = reinterpret_cast<tl::f16*>(tl_scratch + 0);  // 16 x 64, row pitch 72
+            tl::f16* tl_staged41 = reinterpret_cast<tl::f16*>(tl_scratch + 0);  // 16 x 32, row pitch 40
             __syncthreads();  // the staging buffer may still be read by a previous gemm
             #pragma unroll
             for (int tl_s42 = 0; tl_s42 < p_layout::kSlots; ++tl_s42) {
-                tl_staged41[p_layout::row(tl_tid, tl_s42) * 72 + p_layout::col(tl_tid, tl_s42)] = p[tl_s42];
+                tl_staged41[p_layout::row(tl_tid, tl_s42) * 40 + p_layout::col(tl_tid, tl_s42)] = p[tl_s42];
             }
             __syncthreads();
-            tl::warp_gemm_mma<16, 128, 64, 1, 4, tl::f16, false, false>(
-                o, tl::SharedMatrix<tl::f16, false, 72>{tl_staged41},
-                tl::SharedMatrix<tl::f16, false, 136>{&v[((t % 2) * 64 + 0) * 136 + 0]}, tl_tid);
+            tl::warp_gemm_mma<16, 128, 32, 1, 4, tl::f16, false, false>(
+                o, tl::SharedMatrix<tl::f16, false, 40>{tl_staged41},
+                tl::SharedMatrix<tl::f16, false, 136>{&v[((t % 2) * 32 + 0) * 136 + 0]}, tl_tid);
         }
     }
     tl::cp_async_wait<0>();  // at most 0 copy groups of this thread still in flight
@@ -1980,8 +1269,8 @@ __global__ void __launch_bounds__(128) flash_decode_varlen_flash_decode_split_ke
     }
 }
 
-// kernel flash_decode_varlen_flash_decode_split<BM = 64, BN = 64, D = 128, CAUSAL = true, VARLEN = true, PAGED = false, STAGES = 2, T = f16>  (stdlib/decode.tl:46)
-// 128 threads per block, 87040 bytes of shared memory
+// kernel flash_decode_varlen_flash_decode_split<BM = 64, BN = 32, D = 128, CAUSAL = true, VARLEN = true, PAGED = false, STAGES = 2, T = f16>  (stdlib/decode.tl:46)
+// 128 threads per block, 52224 bytes of shared memory
 __global__ void __launch_bounds__(128) flash_decode_varlen_flash_decode_split_kernel_variant1(
         const tl::f16* __restrict__ Q,
         const tl::f16* __restrict__ K,
@@ -2003,8 +1292,8 @@ __global__ void __launch_bounds__(128) flash_decode_varlen_flash_decode_split_ke
         int32_t HNQ)
 {
     tl::wait_for_previous_grid();  // launched by program `flash_decode_varlen`: the kernel before it has finished
-    using s_layout = tl::MmaAccLayout<64, 64, 4, 1>;  // fragment s: f32[64, 64], mma.sync accumulators
-    using p_layout = tl::MmaAccLayout<64, 64, 4, 1>;  // fragment p: f16[64, 64], mma.sync accumulators
+    using s_layout = tl::MmaAccLayout<64, 32, 4, 1>;  // fragment s: f32[64, 32], mma.sync accumulators
+    using p_layout = tl::MmaAccLayout<64, 32, 4, 1>;  // fragment p: f16[64, 32], mma.sync accumulators
     using o_layout = tl::MmaAccLayout<64, 128, 4, 1>;  // fragment o: f32[64, 128], mma.sync accumulators
     // fragment m: f32[64], slice of `s` (reduce over axis 1): [64] over 128 threads: (8:t4 2:r1 4:t32) 2 registers, 4 replicas
     // fragment m_use: f32[64], slice of `s` (reduce over axis 1): [64] over 128 threads: (8:t4 2:r1 4:t32) 2 registers, 4 replicas
@@ -2020,10 +1309,10 @@ __global__ void __launch_bounds__(128) flash_decode_varlen_flash_decode_split_ke
     const int tl_tid = tl::thread_index<128>();
     extern __shared__ __align__(128) unsigned char tl_smem[];
     tl::f16* q = reinterpret_cast<tl::f16*>(tl_smem + 0);  // shared q: f16[64, 128], row pitch 136
-    tl::f16* k = reinterpret_cast<tl::f16*>(tl_smem + 17408);  // shared k: f16[2, 64, 128], row pitch 136
-    tl::f16* v = reinterpret_cast<tl::f16*>(tl_smem + 52224);  // shared v: f16[2, 64, 128], row pitch 136
-    float s[s_layout::kSlots];  // fragment s: f32[64, 64]
-    tl::f16 p[p_layout::kSlots];  // fragment p: f16[64, 64]
+    tl::f16* k = reinterpret_cast<tl::f16*>(tl_smem + 17408);  // shared k: f16[2, 32, 128], row pitch 136
+    tl::f16* v = reinterpret_cast<tl::f16*>(tl_smem + 34816);  // shared v: f16[2, 32, 128], row pitch 136
+    float s[s_layout::kSlots];  // fragment s: f32[64, 32]
+    tl::f16 p[p_layout::kSlots];  // fragment p: f16[64, 32]
     float o[o_layout::kSlots];  // fragment o: f32[64, 128]
     #pragma unroll
     for (int tl_i = 0; tl_i < o_layout::kSlots; ++tl_i) o[tl_i] = 0.0f;
@@ -2070,21 +1359,21 @@ __global__ void __launch_bounds__(128) flash_decode_varlen_flash_decode_split_ke
             }
         }
     }
-    const int32_t t_trips = tl::cdiv(tl::max(k_end - k_begin, 0), 64);
+    const int32_t t_trips = tl::cdiv(tl::max(k_end - k_begin, 0), 32);
     if (0 < t_trips) {
         // copy(K[b, hkv, k0 +: BN, 0 +: D], k);  (decode.tl:101)
-        if (tl::is_aligned(K, 16) && 128 % 8 == 0 && tl::in_bounds(b, NP) && tl::in_bounds(hkv, HKV) && k_begin >= 0 && k_begin + 64 <= PS && 0 >= 0 && 0 + 128 <= 128 && 0 % 8 == 0) {
+        if (tl::is_aligned(K, 16) && 128 % 8 == 0 && tl::in_bounds(b, NP) && tl::in_bounds(hkv, HKV) && k_begin >= 0 && k_begin + 32 <= PS && 0 >= 0 && 0 + 128 <= 128 && 0 % 8 == 0) {
             #pragma unroll
-            for (int tl_i6 = 0; tl_i6 < 8; ++tl_i6) {
+            for (int tl_i6 = 0; tl_i6 < 4; ++tl_i6) {
                 const int tl_chunk5 = tl_tid + tl_i6 * 128;
-                tl::cp_async_16(&k[(0 * 64 + ((tl_chunk5 * 8) / 128)) * 136 + ((tl_chunk5 * 8) % 128)], &K[((int64_t(b) * HKV + hkv) * PS + (k_begin + ((tl_chunk5 * 8) / 128))) * 128 + ((tl_chunk5 * 8) % 128)]);
+                tl::cp_async_16(&k[(0 * 32 + ((tl_chunk5 * 8) / 128)) * 136 + ((tl_chunk5 * 8) % 128)], &K[((int64_t(b) * HKV + hkv) * PS + (k_begin + ((tl_chunk5 * 8) / 128))) * 128 + ((tl_chunk5 * 8) % 128)]);
             }
         } else {
             #pragma unroll
-            for (int tl_i8 = 0; tl_i8 < 8; ++tl_i8) {
+            for (int tl_i8 = 0; tl_i8 < 4; ++tl_i8) {
                 const int tl_chunk7 = tl_tid + tl_i8 * 128;
                 const tl::f16* tl_src9 = &K[((int64_t(b) * HKV + hkv) * PS + (k_begin + ((tl_chunk7 * 8) / 128))) * 128 + ((tl_chunk7 * 8) % 128)];
-                tl::f16* tl_dst10 = &k[(0 * 64 + ((tl_chunk7 * 8) / 128)) * 136 + ((tl_chunk7 * 8) % 128)];
+                tl::f16* tl_dst10 = &k[(0 * 32 + ((tl_chunk7 * 8) / 128)) * 136 + ((tl_chunk7 * 8) % 128)];
                 const int tl_valid11 = !(tl::in_bounds(b, NP) && tl::in_bounds(hkv, HKV) && tl::in_bounds(k_begin + ((tl_chunk7 * 8) / 128), PS)) ? 0 : max(0, min(8, 128 - ((tl_chunk7 * 8) % 128)));
                 if (tl_valid11 == 8 && (tl_chunk7 * 8) % 128 >= 0 && tl::is_aligned(tl_src9, 4)) {
                     tl::cp_async_chunk(tl_dst10, tl_src9);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
@@ -2097,18 +1386,18 @@ __global__ void __launch_bounds__(128) flash_decode_varlen_flash_decode_split_ke
             }
         }
         // copy(V[b, hkv, k0 +: BN, 0 +: D], v);  (decode.tl:102)
-        if (tl::is_aligned(V, 16) && 128 % 8 == 0 && tl::in_bounds(b, NP) && tl::in_bounds(hkv, HKV) && k_begin >= 0 && k_begin + 64 <= PS && 0 >= 0 && 0 + 128 <= 128 && 0 % 8 == 0) {
+        if (tl::is_aligned(V, 16) && 128 % 8 == 0 && tl::in_bounds(b, NP) && tl::in_bounds(hkv, HKV) && k_begin >= 0 && k_begin + 32 <= PS && 0 >= 0 && 0 + 128 <= 128 && 0 % 8 == 0) {
             #pragma unroll
-            for (int tl_i13 = 0; tl_i13 < 8; ++tl_i13) {
+            for (int tl_i13 = 0; tl_i13 < 4; ++tl_i13) {
                 const int tl_chunk12 = tl_tid + tl_i13 * 128;
-                tl::cp_async_16(&v[(0 * 64 + ((tl_chunk12 * 8) / 128)) * 136 + ((tl_chunk12 * 8) % 128)], &V[((int64_t(b) * HKV + hkv) * PS + (k_begin + ((tl_chunk12 * 8) / 128))) * 128 + ((tl_chunk12 * 8) % 128)]);
+                tl::cp_async_16(&v[(0 * 32 + ((tl_chunk12 * 8) / 128)) * 136 + ((tl_chunk12 * 8) % 128)], &V[((int64_t(b) * HKV + hkv) * PS + (k_begin + ((tl_chunk12 * 8) / 128))) * 128 + ((tl_chunk12 * 8) % 128)]);
             }
         } else {
             #pragma unroll
-            for (int tl_i15 = 0; tl_i15 < 8; ++tl_i15) {
+            for (int tl_i15 = 0; tl_i15 < 4; ++tl_i15) {
                 const int tl_chunk14 = tl_tid + tl_i15 * 128;
                 const tl::f16* tl_src16 = &V[((int64_t(b) * HKV + hkv) * PS + (k_begin + ((tl_chunk14 * 8) / 128))) * 128 + ((tl_chunk14 * 8) % 128)];
-                tl::f16* tl_dst17 = &v[(0 * 64 + ((tl_chunk14 * 8) / 128)) * 136 + ((tl_chunk14 * 8) % 128)];
+                tl::f16* tl_dst17 = &v[(0 * 32 + ((tl_chunk14 * 8) / 128)) * 136 + ((tl_chunk14 * 8) % 128)];
                 const int tl_valid18 = !(tl::in_bounds(b, NP) && tl::in_bounds(hkv, HKV) && tl::in_bounds(k_begin + ((tl_chunk14 * 8) / 128), PS)) ? 0 : max(0, min(8, 128 - ((tl_chunk14 * 8) % 128)));
                 if (tl_valid18 == 8 && (tl_chunk14 * 8) % 128 >= 0 && tl::is_aligned(tl_src16, 4)) {
                     tl::cp_async_chunk(tl_dst17, tl_src16);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
@@ -2128,65 +1417,65 @@ __global__ void __launch_bounds__(128) flash_decode_varlen_flash_decode_split_ke
         __syncthreads();  // pipeline: stage `t % 2` has landed and the stage refilled next is no longer read
         if (t + 1 < t_trips) {
             // copy(K[b, hkv, k0 +: BN, 0 +: D], k);  (decode.tl:101)
-            if (tl::is_aligned(K, 16) && 128 % 8 == 0 && tl::in_bounds(b, NP) && tl::in_bounds(hkv, HKV) && (k_begin + (t + 1) * 64) >= 0 && (k_begin + (t + 1) * 64) + 64 <= PS && 0 >= 0 && 0 + 128 <= 128 && 0 % 8 == 0) {
+            if (tl::is_aligned(K, 16) && 128 % 8 == 0 && tl::in_bounds(b, NP) && tl::in_bounds(hkv, HKV) && (k_begin + (t + 1) * 32) >= 0 && (k_begin + (t + 1) * 32) + 32 <= PS && 0 >= 0 && 0 + 128 <= 128 && 0 % 8 == 0) {
                 #pragma unroll
-                for (int tl_i20 = 0; tl_i20 < 8; ++tl_i20) {
+                for (int tl_i20 = 0; tl_i20 < 4; ++tl_i20) {
                     const int tl_chunk19 = tl_tid + tl_i20 * 128;
-                    tl::cp_async_16(&k[(((t + 1) % 2) * 64 + ((tl_chunk19 * 8) / 128)) * 136 + ((tl_chunk19 * 8) % 128)], &K[((int64_t(b) * HKV + hkv) * PS + ((k_begin + (t + 1) * 64) + ((tl_chunk19 * 8) / 128))) * 128 + ((tl_chunk19 * 8) % 128)]);
+                    tl::cp_async_16(&k[(((t + 1) % 2) * 32 + ((tl_chunk19 * 8) / 128)) * 136 + ((tl_chunk19 * 8) % 128)], &K[((int64_t(b) * HKV + hkv) * PS + ((k_begin + (t + 1) * 32) + ((tl_chunk19 * 8) / 128))) * 128 + ((tl_chunk19 * 8) % 128)]);
                 }
             } else {
                 #pragma unroll
-                for (int tl_i22 = 0; tl_i22 < 8; ++tl_i22) {
+                for (int tl_i22 = 0; tl_i22 < 4; ++tl_i22) {
                     const int tl_chunk21 = tl_tid + tl_i22 * 128;
-                    const tl::f16* tl_src23 = &K[((int64_t(b) * HKV + hkv) * PS + ((k_begin + (t + 1) * 64) + ((tl_chunk21 * 8) / 128))) * 128 + ((tl_chunk21 * 8) % 128)];
-                    tl::f16* tl_dst24 = &k[(((t + 1) % 2) * 64 + ((tl_chunk21 * 8) / 128)) * 136 + ((tl_chunk21 * 8) % 128)];
-                    const int tl_valid25 = !(tl::in_bounds(b, NP) && tl::in_bounds(hkv, HKV) && tl::in_bounds((k_begin + (t + 1) * 64) + ((tl_chunk21 * 8) / 128), PS)) ? 0 : max(0, min(8, 128 - ((tl_chunk21 * 8) % 128)));
+                    const tl::f16* tl_src23 = &K[((int64_t(b) * HKV + hkv) * PS + ((k_begin + (t + 1) * 32) + ((tl_chunk21 * 8) / 128))) * 128 + ((tl_chunk21 * 8) % 128)];
+                    tl::f16* tl_dst24 = &k[(((t + 1) % 2) * 32 + ((tl_chunk21 * 8) / 128)) * 136 + ((tl_chunk21 * 8) % 128)];
+                    const int tl_valid25 = !(tl::in_bounds(b, NP) && tl::in_bounds(hkv, HKV) && tl::in_bounds((k_begin + (t + 1) * 32) + ((tl_chunk21 * 8) / 128), PS)) ? 0 : max(0, min(8, 128 - ((tl_chunk21 * 8) % 128)));
                     if (tl_valid25 == 8 && (tl_chunk21 * 8) % 128 >= 0 && tl::is_aligned(tl_src23, 4)) {
                         tl::cp_async_chunk(tl_dst24, tl_src23);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
                     } else if (tl_valid25 == 0) {
                         tl::fill_vector<tl::f16, 8>(tl_dst24, tl::convert<tl::f16>(0.0f));
                     } else {
                         #pragma unroll
-                        for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst24[tl_v] = tl::in_bounds(b, NP) && tl::in_bounds(hkv, HKV) && tl::in_bounds((k_begin + (t + 1) * 64) + ((tl_chunk21 * 8) / 128), PS) && tl::in_bounds(((tl_chunk21 * 8) % 128) + tl_v, 128) ? tl_src23[tl_v] : tl::convert<tl::f16>(0.0f);
+                        for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst24[tl_v] = tl::in_bounds(b, NP) && tl::in_bounds(hkv, HKV) && tl::in_bounds((k_begin + (t + 1) * 32) + ((tl_chunk21 * 8) / 128), PS) && tl::in_bounds(((tl_chunk21 * 8) % 128) + tl_v, 128) ? tl_src23[tl_v] : tl::convert<tl::f16>(0.0f);
                     }
                 }
             }
             // copy(V[b, hkv, k0 +: BN, 0 +: D], v);  (decode.tl:102)
-            if (tl::is_aligned(V, 16) && 128 % 8 == 0 && tl::in_bounds(b, NP) && tl::in_bounds(hkv, HKV) && (k_begin + (t + 1) * 64) >= 0 && (k_begin + (t + 1) * 64) + 64 <= PS && 0 >= 0 && 0 + 128 <= 128 && 0 % 8 == 0) {
+            if (tl::is_aligned(V, 16) && 128 % 8 == 0 && tl::in_bounds(b, NP) && tl::in_bounds(hkv, HKV) && (k_begin + (t + 1) * 32) >= 0 && (k_begin + (t + 1) * 32) + 32 <= PS && 0 >= 0 && 0 + 128 <= 128 && 0 % 8 == 0) {
                 #pragma unroll
-                for (int tl_i27 = 0; tl_i27 < 8; ++tl_i27) {
+                for (int tl_i27 = 0; tl_i27 < 4; ++tl_i27) {
                     const int tl_chunk26 = tl_tid + tl_i27 * 128;
-                    tl::cp_async_16(&v[(((t + 1) % 2) * 64 + ((tl_chunk26 * 8) / 128)) * 136 + ((tl_chunk26 * 8) % 128)], &V[((int64_t(b) * HKV + hkv) * PS + ((k_begin + (t + 1) * 64) + ((tl_chunk26 * 8) / 128))) * 128 + ((tl_chunk26 * 8) % 128)]);
+                    tl::cp_async_16(&v[(((t + 1) % 2) * 32 + ((tl_chunk26 * 8) / 128)) * 136 + ((tl_chunk26 * 8) % 128)], &V[((int64_t(b) * HKV + hkv) * PS + ((k_begin + (t + 1) * 32) + ((tl_chunk26 * 8) / 128))) * 128 + ((tl_chunk26 * 8) % 128)]);
                 }
             } else {
                 #pragma unroll
-                for (int tl_i29 = 0; tl_i29 < 8; ++tl_i29) {
+                for (int tl_i29 = 0; tl_i29 < 4; ++tl_i29) {
                     const int tl_chunk28 = tl_tid + tl_i29 * 128;
-                    const tl::f16* tl_src30 = &V[((int64_t(b) * HKV + hkv) * PS + ((k_begin + (t + 1) * 64) + ((tl_chunk28 * 8) / 128))) * 128 + ((tl_chunk28 * 8) % 128)];
-                    tl::f16* tl_dst31 = &v[(((t + 1) % 2) * 64 + ((tl_chunk28 * 8) / 128)) * 136 + ((tl_chunk28 * 8) % 128)];
-                    const int tl_valid32 = !(tl::in_bounds(b, NP) && tl::in_bounds(hkv, HKV) && tl::in_bounds((k_begin + (t + 1) * 64) + ((tl_chunk28 * 8) / 128), PS)) ? 0 : max(0, min(8, 128 - ((tl_chunk28 * 8) % 128)));
+                    const tl::f16* tl_src30 = &V[((int64_t(b) * HKV + hkv) * PS + ((k_begin + (t + 1) * 32) + ((tl_chunk28 * 8) / 128))) * 128 + ((tl_chunk28 * 8) % 128)];
+                    tl::f16* tl_dst31 = &v[(((t + 1) % 2) * 32 + ((tl_chunk28 * 8) / 128)) * 136 + ((tl_chunk28 * 8) % 128)];
+                    const int tl_valid32 = !(tl::in_bounds(b, NP) && tl::in_bounds(hkv, HKV) && tl::in_bounds((k_begin + (t + 1) * 32) + ((tl_chunk28 * 8) / 128), PS)) ? 0 : max(0, min(8, 128 - ((tl_chunk28 * 8) % 128)));
                     if (tl_valid32 == 8 && (tl_chunk28 * 8) % 128 >= 0 && tl::is_aligned(tl_src30, 4)) {
                         tl::cp_async_chunk(tl_dst31, tl_src30);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
                     } else if (tl_valid32 == 0) {
                         tl::fill_vector<tl::f16, 8>(tl_dst31, tl::convert<tl::f16>(0.0f));
                     } else {
                         #pragma unroll
-                        for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst31[tl_v] = tl::in_bounds(b, NP) && tl::in_bounds(hkv, HKV) && tl::in_bounds((k_begin + (t + 1) * 64) + ((tl_chunk28 * 8) / 128), PS) && tl::in_bounds(((tl_chunk28 * 8) % 128) + tl_v, 128) ? tl_src30[tl_v] : tl::convert<tl::f16>(0.0f);
+                        for (int tl_v = 0; tl_v < 8; ++tl_v) tl_dst31[tl_v] = tl::in_bounds(b, NP) && tl::in_bounds(hkv, HKV) && tl::in_bounds((k_begin + (t + 1) * 32) + ((tl_chunk28 * 8) / 128), PS) && tl::in_bounds(((tl_chunk28 * 8) % 128) + tl_v, 128) ? tl_src30[tl_v] : tl::convert<tl::f16>(0.0f);
                     }
                 }
             }
         }
         tl::cp_async_commit();
-        const int32_t k0 = k_begin + t * 64;
+        const int32_t k0 = k_begin + t * 32;
         // gemm(q, k, s, transpose_b = true, clear = true);  (decode.tl:105)
         {
             for (int tl_s = 0; tl_s < s_layout::kSlots; ++tl_s) s[tl_s] = 0.0f;
-            tl::warp_gemm_mma<64, 64, 128, 4, 1, tl::f16, false, true>(
+            tl::warp_gemm_mma<64, 32, 128, 4, 1, tl::f16, false, true>(
                 s, tl::SharedMatrix<tl::f16, false, 136>{&q[0 * 136 + 0]},
-                tl::SharedMatrix<tl::f16, true, 136>{&k[((t % 2) * 64 + 0) * 136 + 0]}, tl_tid);
+                tl::SharedMatrix<tl::f16, true, 136>{&k[((t % 2) * 32 + 0) * 136 + 0]}, tl_tid);
         }
         // for i, j in parallel(BM, BN) {  (decode.tl:106)
-        // for i, j in parallel(64, 64): each thread visits the elements of `s` it holds
+        // for i, j in parallel(64, 32): each thread visits the elements of `s` it holds
         #pragma unroll
         for (int tl_s33 = 0; tl_s33 < s_layout::kSlots; ++tl_s33) {
             const int tl_c34 = s_layout::col(tl_tid, tl_s33 / 2 * 2);  // the chunk's first column
@@ -2198,7 +1487,7 @@ __global__ void __launch_bounds__(128) flash_decode_varlen_flash_decode_split_ke
             s[tl_s33] = masked ? -tl::inf<float>() : s[tl_s33] * qk_scale;
         }
         // reduce(max, s, m_tile, axis = 1);  (decode.tl:113)
-        // each thread folds its 16 values of each of its 2 results; xor shuffles 1, 2 among the lanes that share one
+        // each thread folds its 8 values of each of its 2 results; xor shuffles 1, 2 among the lanes that share one
         {
             float tl_part[2];
             #pragma unroll
@@ -2229,7 +1518,7 @@ __global__ void __launch_bounds__(128) flash_decode_varlen_flash_decode_split_ke
             m_use[tl_s36] = mu;
         }
         // for i, j in parallel(BM, BN) {  (decode.tl:121)
-        // for i, j in parallel(64, 64): each thread visits the elements of `s` it holds
+        // for i, j in parallel(64, 32): each thread visits the elements of `s` it holds
         #pragma unroll
         for (int tl_s37 = 0; tl_s37 < s_layout::kSlots; ++tl_s37) {
             [[maybe_unused]] const int i = s_layout::row(tl_tid, tl_s37);
@@ -2237,7 +1526,7 @@ __global__ void __launch_bounds__(128) flash_decode_varlen_flash_decode_split_ke
             s[tl_s37] = tl::fast::exp2(s[tl_s37] - m_use[(tl_s37 / 2 % 2)]);
         }
         // reduce(sum, s, l_tile, axis = 1);  (decode.tl:124)
-        // each thread folds its 16 values of each of its 2 results; xor shuffles 1, 2 among the lanes that share one
+        // each thread folds its 8 values of each of its 2 results; xor shuffles 1, 2 among the lanes that share one
         {
             float tl_part[2];
             #pragma unroll
@@ -2276,8 +1565,8 @@ __global__ void __launch_bounds__(128) flash_decode_varlen_flash_decode_split_ke
         for (int tl_s = 0; tl_s < p_layout::kSlots; ++tl_s) p[tl_s] = tl::convert<tl::f16>(s[tl_s]);
         // gemm(p, v, o);  (decode.tl:133)
         {
-            tl::warp_gemm_mma_register_a<64, 128, 64, 4, tl::f16, false>(  // A from the registers of `p`
-                o, p, tl::SharedMatrix<tl::f16, false, 136>{&v[((t % 2) * 64 + 0) * 136 + 0]}, tl_tid);
+            tl::warp_gemm_mma_register_a<64, 128, 32, 4, tl::f16, false>(  // A from the registers of `p`
+                o, p, tl::SharedMatrix<tl::f16, false, 136>{&v[((t % 2) * 32 + 0) * 136 + 0]}, tl_tid);
         }
     }
     tl::cp_async_wait<0>();  // at most 0 copy groups of this thread still in flight
@@ -3055,7 +2344,7 @@ static cudaError_t flash_decode_split_variant0(const __half* Q, const __half* K,
         return tl::host::invalid_argument(std::string(tl_name) + ": requirement `HNQ == (H * NQ)` does not hold" + " (" + "HNQ = " + std::to_string(HNQ) + ", H = " + std::to_string(H) + ", NQ = " + std::to_string(NQ) + ")");
     if (!(split_len > 0))
         return tl::host::invalid_argument(std::string(tl_name) + ": requirement `split_len > 0` does not hold" + " (" + "split_len = " + std::to_string(split_len) + ")");
-    if (!(split_len % 64 == 0))
+    if (!(split_len % 32 == 0))
         return tl::host::invalid_argument(std::string(tl_name) + ": requirement `(split_len % BN) == 0` does not hold" + " (" + "split_len = " + std::to_string(split_len) + ")");
     if (!(NP == B))
         return tl::host::invalid_argument(std::string(tl_name) + ": requirement `PAGED || (NP == B)` does not hold" + " (" + "NP = " + std::to_string(NP) + ", B = " + std::to_string(B) + ")");
@@ -3069,19 +2358,20 @@ static cudaError_t flash_decode_split_variant0(const __half* Q, const __half* K,
         return tl::host::invalid_argument(std::string(tl_name) + ": requirement `B * SPLITS * HKV * (HNQ / HKV) * 128 == B * SPLITS * HNQ * 128 (view Og of O_part)` does not hold" + " (" + "HNQ = " + std::to_string(HNQ) + ", HKV = " + std::to_string(HKV) + ", B = " + std::to_string(B) + ", SPLITS = " + std::to_string(SPLITS) + ")");
     if (!((HKV) != 0 && (HKV) != 0 && (HNQ / HKV >= 0 && B * SPLITS * HKV * (HNQ / HKV) == B * SPLITS * HNQ)))
         return tl::host::invalid_argument(std::string(tl_name) + ": requirement `B * SPLITS * HKV * (HNQ / HKV) == B * SPLITS * HNQ (view Lg of Lse)` does not hold" + " (" + "HNQ = " + std::to_string(HNQ) + ", HKV = " + std::to_string(HKV) + ", B = " + std::to_string(B) + ", SPLITS = " + std::to_string(SPLITS) + ")");
+    if ((HKV) == 0)
+        return tl::host::invalid_argument(std::string(tl_name) + ": the grid divides by zero: `HKV` is 0" + " (" + "HKV = " + std::to_string(HKV) + ")");
     const int64_t tl_grid_x = int64_t(SPLITS), tl_grid_y = int64_t(HKV * tl::cdiv(HNQ / HKV, 16)), tl_grid_z = int64_t(B);
     if (tl_grid_x <= 0 || tl_grid_y <= 0 || tl_grid_z <= 0) return cudaSuccess;  // nothing to compute
     if (tl_grid_x > INT32_MAX || tl_grid_y > 65535 || tl_grid_z > 65535)
         return tl::host::invalid_argument(std::string(tl_name) + ": the grid is larger than CUDA allows");
     static const cudaError_t tl_attributes_variant0 = [] {
         cudaError_t tl_err = cudaSuccess;
-        tl_err = cudaFuncSetAttribute(::flash_decode_split_kernel_variant0, cudaFuncAttributeMaxDynamicSharedMemorySize, 76288);
         if (tl_err == cudaSuccess)
-            tl_err = cudaFuncSetAttribute(::flash_decode_split_kernel_variant0, cudaFuncAttributePreferredSharedMemoryCarveout, tl::host::occupancy_carveout(::flash_decode_split_kernel_variant0, 128, 76288));
+            tl_err = cudaFuncSetAttribute(::flash_decode_split_kernel_variant0, cudaFuncAttributePreferredSharedMemoryCarveout, tl::host::occupancy_carveout(::flash_decode_split_kernel_variant0, 128, 40448));
         return tl_err;
     }();
     if (tl_attributes_variant0 != cudaSuccess) return tl::host::record(tl_attributes_variant0, tl_name, "setting the shared-memory attributes");
-    ::flash_decode_split_kernel_variant0<<<dim3(unsigned(tl_grid_x), unsigned(tl_grid_y), unsigned(tl_grid_z)), 128, 76288, stream>>>(Q, K, V, Lens, Tbl, O_part, Lse, sm_scale, split_len, static_cast<int32_t>(B), static_cast<int32_t>(H), static_cast<int32_t>(NQ), static_cast<int32_t>(NP), static_cast<int32_t>(HKV), static_cast<int32_t>(PS), static_cast<int32_t>(MAXP), static_cast<int32_t>(SPLITS), static_cast<int32_t>(HNQ));
+    ::flash_decode_split_kernel_variant0<<<dim3(unsigned(tl_grid_x), unsigned(tl_grid_y), unsigned(tl_grid_z)), 128, 40448, stream>>>(Q, K, V, Lens, Tbl, O_part, Lse, sm_scale, split_len, static_cast<int32_t>(B), static_cast<int32_t>(H), static_cast<int32_t>(NQ), static_cast<int32_t>(NP), static_cast<int32_t>(HKV), static_cast<int32_t>(PS), static_cast<int32_t>(MAXP), static_cast<int32_t>(SPLITS), static_cast<int32_t>(HNQ));
     return tl::host::record(cudaGetLastError(), tl_name, "launch");
 }
 
@@ -3112,7 +2402,7 @@ static cudaError_t flash_decode_split_variant1(const __half* Q, const __half* K,
         return tl::host::invalid_argument(std::string(tl_name) + ": requirement `HNQ == (H * NQ)` does not hold" + " (" + "HNQ = " + std::to_string(HNQ) + ", H = " + std::to_string(H) + ", NQ = " + std::to_string(NQ) + ")");
     if (!(split_len > 0))
         return tl::host::invalid_argument(std::string(tl_name) + ": requirement `split_len > 0` does not hold" + " (" + "split_len = " + std::to_string(split_len) + ")");
-    if (!(split_len % 64 == 0))
+    if (!(split_len % 32 == 0))
         return tl::host::invalid_argument(std::string(tl_name) + ": requirement `(split_len % BN) == 0` does not hold" + " (" + "split_len = " + std::to_string(split_len) + ")");
     if (!(NP == B))
         return tl::host::invalid_argument(std::string(tl_name) + ": requirement `PAGED || (NP == B)` does not hold" + " (" + "NP = " + std::to_string(NP) + ", B = " + std::to_string(B) + ")");
@@ -3126,19 +2416,21 @@ static cudaError_t flash_decode_split_variant1(const __half* Q, const __half* K,
         return tl::host::invalid_argument(std::string(tl_name) + ": requirement `B * SPLITS * HKV * (HNQ / HKV) * 128 == B * SPLITS * HNQ * 128 (view Og of O_part)` does not hold" + " (" + "HNQ = " + std::to_string(HNQ) + ", HKV = " + std::to_string(HKV) + ", B = " + std::to_string(B) + ", SPLITS = " + std::to_string(SPLITS) + ")");
     if (!((HKV) != 0 && (HKV) != 0 && (HNQ / HKV >= 0 && B * SPLITS * HKV * (HNQ / HKV) == B * SPLITS * HNQ)))
         return tl::host::invalid_argument(std::string(tl_name) + ": requirement `B * SPLITS * HKV * (HNQ / HKV) == B * SPLITS * HNQ (view Lg of Lse)` does not hold" + " (" + "HNQ = " + std::to_string(HNQ) + ", HKV = " + std::to_string(HKV) + ", B = " + std::to_string(B) + ", SPLITS = " + std::to_string(SPLITS) + ")");
+    if ((HKV) == 0)
+        return tl::host::invalid_argument(std::string(tl_name) + ": the grid divides by zero: `HKV` is 0" + " (" + "HKV = " + std::to_string(HKV) + ")");
     const int64_t tl_grid_x = int64_t(SPLITS), tl_grid_y = int64_t(HKV * tl::cdiv(HNQ / HKV, 64)), tl_grid_z = int64_t(B);
     if (tl_grid_x <= 0 || tl_grid_y <= 0 || tl_grid_z <= 0) return cudaSuccess;  // nothing to compute
     if (tl_grid_x > INT32_MAX || tl_grid_y > 65535 || tl_grid_z > 65535)
         return tl::host::invalid_argument(std::string(tl_name) + ": the grid is larger than CUDA allows");
     static const cudaError_t tl_attributes_variant1 = [] {
         cudaError_t tl_err = cudaSuccess;
-        tl_err = cudaFuncSetAttribute(::flash_decode_split_kernel_variant1, cudaFuncAttributeMaxDynamicSharedMemorySize, 87040);
+        tl_err = cudaFuncSetAttribute(::flash_decode_split_kernel_variant1, cudaFuncAttributeMaxDynamicSharedMemorySize, 52224);
         if (tl_err == cudaSuccess)
-            tl_err = cudaFuncSetAttribute(::flash_decode_split_kernel_variant1, cudaFuncAttributePreferredSharedMemoryCarveout, tl::host::occupancy_carveout(::flash_decode_split_kernel_variant1, 128, 87040));
+            tl_err = cudaFuncSetAttribute(::flash_decode_split_kernel_variant1, cudaFuncAttributePreferredSharedMemoryCarveout, tl::host::occupancy_carveout(::flash_decode_split_kernel_variant1, 128, 52224));
         return tl_err;
     }();
     if (tl_attributes_variant1 != cudaSuccess) return tl::host::record(tl_attributes_variant1, tl_name, "setting the shared-memory attributes");
-    ::flash_decode_split_kernel_variant1<<<dim3(unsigned(tl_grid_x), unsigned(tl_grid_y), unsigned(tl_grid_z)), 128, 87040, stream>>>(Q, K, V, Lens, Tbl, O_part, Lse, sm_scale, split_len, static_cast<int32_t>(B), static_cast<int32_t>(H), static_cast<int32_t>(NQ), static_cast<int32_t>(NP), static_cast<int32_t>(HKV), static_cast<int32_t>(PS), static_cast<int32_t>(MAXP), static_cast<int32_t>(SPLITS), static_cast<int32_t>(HNQ));
+    ::flash_decode_split_kernel_variant1<<<dim3(unsigned(tl_grid_x), unsigned(tl_grid_y), unsigned(tl_grid_z)), 128, 52224, stream>>>(Q, K, V, Lens, Tbl, O_part, Lse, sm_scale, split_len, static_cast<int32_t>(B), static_cast<int32_t>(H), static_cast<int32_t>(NQ), static_cast<int32_t>(NP), static_cast<int32_t>(HKV), static_cast<int32_t>(PS), static_cast<int32_t>(MAXP), static_cast<int32_t>(SPLITS), static_cast<int32_t>(HNQ));
     return tl::host::record(cudaGetLastError(), tl_name, "launch");
 }
 
@@ -3178,126 +2470,6 @@ cudaError_t flash_decode_combine(const float* O_part, const float* Lse, __half* 
     return tl::host::record(cudaGetLastError(), tl_name, "launch");
 }
 
-// Variant 0 of kernel `flash_decode_flash_decode_split`: BM = 16.
-static cudaError_t flash_decode_flash_decode_split_variant0(const __half* Q, const __half* K, const __half* V, const int32_t* Lens, const int32_t* Tbl, float* O_part, float* Lse, float sm_scale, int32_t split_len, int64_t B, int64_t H, int64_t NQ, int64_t NP, int64_t HKV, int64_t PS, int64_t MAXP, int64_t SPLITS, int64_t HNQ, cudaStream_t stream) {
-    constexpr const char* tl_name = "flash_decode_flash_decode_split";
-    if (cudaError_t tl_err = tl::host::check_pointer(Q, tl_name, "Q", 2); tl_err != cudaSuccess) return tl_err;
-    if (cudaError_t tl_err = tl::host::check_pointer(K, tl_name, "K", 2); tl_err != cudaSuccess) return tl_err;
-    if (cudaError_t tl_err = tl::host::check_pointer(V, tl_name, "V", 2); tl_err != cudaSuccess) return tl_err;
-    if (cudaError_t tl_err = tl::host::check_pointer(Lens, tl_name, "Lens", 4); tl_err != cudaSuccess) return tl_err;
-    if (cudaError_t tl_err = tl::host::check_pointer(Tbl, tl_name, "Tbl", 4); tl_err != cudaSuccess) return tl_err;
-    if (cudaError_t tl_err = tl::host::check_pointer(O_part, tl_name, "O_part", 4); tl_err != cudaSuccess) return tl_err;
-    if (cudaError_t tl_err = tl::host::check_pointer(Lse, tl_name, "Lse", 4); tl_err != cudaSuccess) return tl_err;
-    if (cudaError_t tl_err = tl::host::check_dim(B, tl_name, "B"); tl_err != cudaSuccess) return tl_err;
-    if (cudaError_t tl_err = tl::host::check_dim(H, tl_name, "H"); tl_err != cudaSuccess) return tl_err;
-    if (cudaError_t tl_err = tl::host::check_dim(NQ, tl_name, "NQ"); tl_err != cudaSuccess) return tl_err;
-    if (cudaError_t tl_err = tl::host::check_dim(NP, tl_name, "NP"); tl_err != cudaSuccess) return tl_err;
-    if (cudaError_t tl_err = tl::host::check_dim(HKV, tl_name, "HKV"); tl_err != cudaSuccess) return tl_err;
-    if (cudaError_t tl_err = tl::host::check_dim(PS, tl_name, "PS"); tl_err != cudaSuccess) return tl_err;
-    if (cudaError_t tl_err = tl::host::check_dim(MAXP, tl_name, "MAXP"); tl_err != cudaSuccess) return tl_err;
-    if (cudaError_t tl_err = tl::host::check_dim(SPLITS, tl_name, "SPLITS"); tl_err != cudaSuccess) return tl_err;
-    if (cudaError_t tl_err = tl::host::check_dim(HNQ, tl_name, "HNQ"); tl_err != cudaSuccess) return tl_err;
-    if (!(HKV > 0))
-        return tl::host::invalid_argument(std::string(tl_name) + ": requirement `HKV > 0` does not hold" + " (" + "HKV = " + std::to_string(HKV) + ")");
-    if (!((HKV) != 0 && (H % HKV == 0)))
-        return tl::host::invalid_argument(std::string(tl_name) + ": requirement `(H % HKV) == 0` does not hold" + " (" + "H = " + std::to_string(H) + ", HKV = " + std::to_string(HKV) + ")");
-    if (!(HNQ == H * NQ))
-        return tl::host::invalid_argument(std::string(tl_name) + ": requirement `HNQ == (H * NQ)` does not hold" + " (" + "HNQ = " + std::to_string(HNQ) + ", H = " + std::to_string(H) + ", NQ = " + std::to_string(NQ) + ")");
-    if (!(split_len > 0))
-        return tl::host::invalid_argument(std::string(tl_name) + ": requirement `split_len > 0` does not hold" + " (" + "split_len = " + std::to_string(split_len) + ")");
-    if (!(split_len % 32 == 0))
-        return tl::host::invalid_argument(std::string(tl_name) + ": requirement `(split_len % BN) == 0` does not hold" + " (" + "split_len = " + std::to_string(split_len) + ")");
-    if (!(NP == B))
-        return tl::host::invalid_argument(std::string(tl_name) + ": requirement `PAGED || (NP == B)` does not hold" + " (" + "NP = " + std::to_string(NP) + ", B = " + std::to_string(B) + ")");
-    if (!(true))
-        return tl::host::invalid_argument(std::string(tl_name) + ": requirement `!(PAGED) || ((PS % BN) == 0)` does not hold");
-    if (!(true))
-        return tl::host::invalid_argument(std::string(tl_name) + ": requirement `!(PAGED) || VARLEN` does not hold");
-    if (!((HKV) != 0 && (HKV) != 0 && (HNQ / HKV >= 0 && B * HKV * (HNQ / HKV) * 128 == B * H * NQ * 128)))
-        return tl::host::invalid_argument(std::string(tl_name) + ": requirement `B * HKV * (HNQ / HKV) * 128 == B * H * NQ * 128 (view Qg of Q)` does not hold" + " (" + "HNQ = " + std::to_string(HNQ) + ", HKV = " + std::to_string(HKV) + ", B = " + std::to_string(B) + ", H = " + std::to_string(H) + ", NQ = " + std::to_string(NQ) + ")");
-    if (!((HKV) != 0 && (HKV) != 0 && (HNQ / HKV >= 0 && B * SPLITS * HKV * (HNQ / HKV) * 128 == B * SPLITS * HNQ * 128)))
-        return tl::host::invalid_argument(std::string(tl_name) + ": requirement `B * SPLITS * HKV * (HNQ / HKV) * 128 == B * SPLITS * HNQ * 128 (view Og of O_part)` does not hold" + " (" + "HNQ = " + std::to_string(HNQ) + ", HKV = " + std::to_string(HKV) + ", B = " + std::to_string(B) + ", SPLITS = " + std::to_string(SPLITS) + ")");
-    if (!((HKV) != 0 && (HKV) != 0 && (HNQ / HKV >= 0 && B * SPLITS * HKV * (HNQ / HKV) == B * SPLITS * HNQ)))
-        return tl::host::invalid_argument(std::string(tl_name) + ": requirement `B * SPLITS * HKV * (HNQ / HKV) == B * SPLITS * HNQ (view Lg of Lse)` does not hold" + " (" + "HNQ = " + std::to_string(HNQ) + ", HKV = " + std::to_string(HKV) + ", B = " + std::to_string(B) + ", SPLITS = " + std::to_string(SPLITS) + ")");
-    const int64_t tl_grid_x = int64_t(SPLITS), tl_grid_y = int64_t(HKV * tl::cdiv(HNQ / HKV, 16)), tl_grid_z = int64_t(B);
-    if (tl_grid_x <= 0 || tl_grid_y <= 0 || tl_grid_z <= 0) return cudaSuccess;  // nothing to compute
-    if (tl_grid_x > INT32_MAX || tl_grid_y > 65535 || tl_grid_z > 65535)
-        return tl::host::invalid_argument(std::string(tl_name) + ": the grid is larger than CUDA allows");
-    static const cudaError_t tl_attributes_variant0 = [] {
-        cudaError_t tl_err = cudaSuccess;
-        if (tl_err == cudaSuccess)
-            tl_err = cudaFuncSetAttribute(::flash_decode_flash_decode_split_kernel_variant0, cudaFuncAttributePreferredSharedMemoryCarveout, tl::host::occupancy_carveout(::flash_decode_flash_decode_split_kernel_variant0, 128, 40448));
-        return tl_err;
-    }();
-    if (tl_attributes_variant0 != cudaSuccess) return tl::host::record(tl_attributes_variant0, tl_name, "setting the shared-memory attributes");
-    const tl::host::LaunchShape tl_shape{dim3(unsigned(tl_grid_x), unsigned(tl_grid_y), unsigned(tl_grid_z)), dim3(128), 40448, dim3(0, 0, 0), true};  // may overlap the end of the kernel before it
-    return tl::host::record(tl::host::launch(::flash_decode_flash_decode_split_kernel_variant0, tl_shape, stream, Q, K, V, Lens, Tbl, O_part, Lse, sm_scale, split_len, static_cast<int32_t>(B), static_cast<int32_t>(H), static_cast<int32_t>(NQ), static_cast<int32_t>(NP), static_cast<int32_t>(HKV), static_cast<int32_t>(PS), static_cast<int32_t>(MAXP), static_cast<int32_t>(SPLITS), static_cast<int32_t>(HNQ)), tl_name, "launch");
-}
-
-// Variant 1 of kernel `flash_decode_flash_decode_split`: BM = 64.
-static cudaError_t flash_decode_flash_decode_split_variant1(const __half* Q, const __half* K, const __half* V, const int32_t* Lens, const int32_t* Tbl, float* O_part, float* Lse, float sm_scale, int32_t split_len, int64_t B, int64_t H, int64_t NQ, int64_t NP, int64_t HKV, int64_t PS, int64_t MAXP, int64_t SPLITS, int64_t HNQ, cudaStream_t stream) {
-    constexpr const char* tl_name = "flash_decode_flash_decode_split";
-    if (cudaError_t tl_err = tl::host::check_pointer(Q, tl_name, "Q", 2); tl_err != cudaSuccess) return tl_err;
-    if (cudaError_t tl_err = tl::host::check_pointer(K, tl_name, "K", 2); tl_err != cudaSuccess) return tl_err;
-    if (cudaError_t tl_err = tl::host::check_pointer(V, tl_name, "V", 2); tl_err != cudaSuccess) return tl_err;
-    if (cudaError_t tl_err = tl::host::check_pointer(Lens, tl_name, "Lens", 4); tl_err != cudaSuccess) return tl_err;
-    if (cudaError_t tl_err = tl::host::check_pointer(Tbl, tl_name, "Tbl", 4); tl_err != cudaSuccess) return tl_err;
-    if (cudaError_t tl_err = tl::host::check_pointer(O_part, tl_name, "O_part", 4); tl_err != cudaSuccess) return tl_err;
-    if (cudaError_t tl_err = tl::host::check_pointer(Lse, tl_name, "Lse", 4); tl_err != cudaSuccess) return tl_err;
-    if (cudaError_t tl_err = tl::host::check_dim(B, tl_name, "B"); tl_err != cudaSuccess) return tl_err;
-    if (cudaError_t tl_err = tl::host::check_dim(H, tl_name, "H"); tl_err != cudaSuccess) return tl_err;
-    if (cudaError_t tl_err = tl::host::check_dim(NQ, tl_name, "NQ"); tl_err != cudaSuccess) return tl_err;
-    if (cudaError_t tl_err = tl::host::check_dim(NP, tl_name, "NP"); tl_err != cudaSuccess) return tl_err;
-    if (cudaError_t tl_err = tl::host::check_dim(HKV, tl_name, "HKV"); tl_err != cudaSuccess) return tl_err;
-    if (cudaError_t tl_err = tl::host::check_dim(PS, tl_name, "PS"); tl_err != cudaSuccess) return tl_err;
-    if (cudaError_t tl_err = tl::host::check_dim(MAXP, tl_name, "MAXP"); tl_err != cudaSuccess) return tl_err;
-    if (cudaError_t tl_err = tl::host::check_dim(SPLITS, tl_name, "SPLITS"); tl_err != cudaSuccess) return tl_err;
-    if (cudaError_t tl_err = tl::host::check_dim(HNQ, tl_name, "HNQ"); tl_err != cudaSuccess) return tl_err;
-    if (!(HKV > 0))
-        return tl::host::invalid_argument(std::string(tl_name) + ": requirement `HKV > 0` does not hold" + " (" + "HKV = " + std::to_string(HKV) + ")");
-    if (!((HKV) != 0 && (H % HKV == 0)))
-        return tl::host::invalid_argument(std::string(tl_name) + ": requirement `(H % HKV) == 0` does not hold" + " (" + "H = " + std::to_string(H) + ", HKV = " + std::to_string(HKV) + ")");
-    if (!(HNQ == H * NQ))
-        return tl::host::invalid_argument(std::string(tl_name) + ": requirement `HNQ == (H * NQ)` does not hold" + " (" + "HNQ = " + std::to_string(HNQ) + ", H = " + std::to_string(H) + ", NQ = " + std::to_string(NQ) + ")");
-    if (!(split_len > 0))
-        return tl::host::invalid_argument(std::string(tl_name) + ": requirement `split_len > 0` does not hold" + " (" + "split_len = " + std::to_string(split_len) + ")");
-    if (!(split_len % 32 == 0))
-        return tl::host::invalid_argument(std::string(tl_name) + ": requirement `(split_len % BN) == 0` does not hold" + " (" + "split_len = " + std::to_string(split_len) + ")");
-    if (!(NP == B))
-        return tl::host::invalid_argument(std::string(tl_name) + ": requirement `PAGED || (NP == B)` does not hold" + " (" + "NP = " + std::to_string(NP) + ", B = " + std::to_string(B) + ")");
-    if (!(true))
-        return tl::host::invalid_argument(std::string(tl_name) + ": requirement `!(PAGED) || ((PS % BN) == 0)` does not hold");
-    if (!(true))
-        return tl::host::invalid_argument(std::string(tl_name) + ": requirement `!(PAGED) || VARLEN` does not hold");
-    if (!((HKV) != 0 && (HKV) != 0 && (HNQ / HKV >= 0 && B * HKV * (HNQ / HKV) * 128 == B * H * NQ * 128)))
-        return tl::host::invalid_argument(std::string(tl_name) + ": requirement `B * HKV * (HNQ / HKV) * 128 == B * H * NQ * 128 (view Qg of Q)` does not hold" + " (" + "HNQ = " + std::to_string(HNQ) + ", HKV = " + std::to_string(HKV) + ", B = " + std::to_string(B) + ", H = " + std::to_string(H) + ", NQ = " + std::to_string(NQ) + ")");
-    if (!((HKV) != 0 && (HKV) != 0 && (HNQ / HKV >= 0 && B * SPLITS * HKV * (HNQ / HKV) * 128 == B * SPLITS * HNQ * 128)))
-        return tl::host::invalid_argument(std::string(tl_name) + ": requirement `B * SPLITS * HKV * (HNQ / HKV) * 128 == B * SPLITS * HNQ * 128 (view Og of O_part)` does not hold" + " (" + "HNQ = " + std::to_string(HNQ) + ", HKV = " + std::to_string(HKV) + ", B = " + std::to_string(B) + ", SPLITS = " + std::to_string(SPLITS) + ")");
-    if (!((HKV) != 0 && (HKV) != 0 && (HNQ / HKV >= 0 && B * SPLITS * HKV * (HNQ / HKV) == B * SPLITS * HNQ)))
-        return tl::host::invalid_argument(std::string(tl_name) + ": requirement `B * SPLITS * HKV * (HNQ / HKV) == B * SPLITS * HNQ (view Lg of Lse)` does not hold" + " (" + "HNQ = " + std::to_string(HNQ) + ", HKV = " + std::to_string(HKV) + ", B = " + std::to_string(B) + ", SPLITS = " + std::to_string(SPLITS) + ")");
-    const int64_t tl_grid_x = int64_t(SPLITS), tl_grid_y = int64_t(HKV * tl::cdiv(HNQ / HKV, 64)), tl_grid_z = int64_t(B);
-    if (tl_grid_x <= 0 || tl_grid_y <= 0 || tl_grid_z <= 0) return cudaSuccess;  // nothing to compute
-    if (tl_grid_x > INT32_MAX || tl_grid_y > 65535 || tl_grid_z > 65535)
-        return tl::host::invalid_argument(std::string(tl_name) + ": the grid is larger than CUDA allows");
-    static const cudaError_t tl_attributes_variant1 = [] {
-        cudaError_t tl_err = cudaSuccess;
-        tl_err = cudaFuncSetAttribute(::flash_decode_flash_decode_split_kernel_variant1, cudaFuncAttributeMaxDynamicSharedMemorySize, 52224);
-        if (tl_err == cudaSuccess)
-            tl_err = cudaFuncSetAttribute(::flash_decode_flash_decode_split_kernel_variant1, cudaFuncAttributePreferredSharedMemoryCarveout, tl::host::occupancy_carveout(::flash_decode_flash_decode_split_kernel_variant1, 128, 52224));
-        return tl_err;
-    }();
-    if (tl_attributes_variant1 != cudaSuccess) return tl::host::record(tl_attributes_variant1, tl_name, "setting the shared-memory attributes");
-    const tl::host::LaunchShape tl_shape{dim3(unsigned(tl_grid_x), unsigned(tl_grid_y), unsigned(tl_grid_z)), dim3(128), 52224, dim3(0, 0, 0), true};  // may overlap the end of the kernel before it
-    return tl::host::record(tl::host::launch(::flash_decode_flash_decode_split_kernel_variant1, tl_shape, stream, Q, K, V, Lens, Tbl, O_part, Lse, sm_scale, split_len, static_cast<int32_t>(B), static_cast<int32_t>(H), static_cast<int32_t>(NQ), static_cast<int32_t>(NP), static_cast<int32_t>(HKV), static_cast<int32_t>(PS), static_cast<int32_t>(MAXP), static_cast<int32_t>(SPLITS), static_cast<int32_t>(HNQ)), tl_name, "launch");
-}
-
-static cudaError_t flash_decode_flash_decode_split(const __half* Q, const __half* K, const __half* V, const int32_t* Lens, const int32_t* Tbl, float* O_part, float* Lse, float sm_scale, int32_t split_len, int64_t B, int64_t H, int64_t NQ, int64_t NP, int64_t HKV, int64_t PS, int64_t MAXP, int64_t SPLITS, int64_t HNQ, cudaStream_t stream) {
-    // 2 variants, tried in order: the first whose condition holds is launched.
-    if ((HKV) != 0 && (HNQ / HKV <= 16))
-        return flash_decode_flash_decode_split_variant0(Q, K, V, Lens, Tbl, O_part, Lse, sm_scale, split_len, B, H, NQ, NP, HKV, PS, MAXP, SPLITS, HNQ, stream);  // BM = 16
-    return flash_decode_flash_decode_split_variant1(Q, K, V, Lens, Tbl, O_part, Lse, sm_scale, split_len, B, H, NQ, NP, HKV, PS, MAXP, SPLITS, HNQ, stream);  // BM = 64
-}
-
 // Variant 0 of kernel `flash_decode_varlen_flash_decode_split`: BM = 16.
 static cudaError_t flash_decode_varlen_flash_decode_split_variant0(const __half* Q, const __half* K, const __half* V, const int32_t* Lens, const int32_t* Tbl, float* O_part, float* Lse, float sm_scale, int32_t split_len, int64_t B, int64_t H, int64_t NQ, int64_t NP, int64_t HKV, int64_t PS, int64_t MAXP, int64_t SPLITS, int64_t HNQ, cudaStream_t stream) {
     constexpr const char* tl_name = "flash_decode_varlen_flash_decode_split";
@@ -3325,7 +2497,7 @@ static cudaError_t flash_decode_varlen_flash_decode_split_variant0(const __half*
         return tl::host::invalid_argument(std::string(tl_name) + ": requirement `HNQ == (H * NQ)` does not hold" + " (" + "HNQ = " + std::to_string(HNQ) + ", H = " + std::to_string(H) + ", NQ = " + std::to_string(NQ) + ")");
     if (!(split_len > 0))
         return tl::host::invalid_argument(std::string(tl_name) + ": requirement `split_len > 0` does not hold" + " (" + "split_len = " + std::to_string(split_len) + ")");
-    if (!(split_len % 64 == 0))
+    if (!(split_len % 32 == 0))
         return tl::host::invalid_argument(std::string(tl_name) + ": requirement `(split_len % BN) == 0` does not hold" + " (" + "split_len = " + std::to_string(split_len) + ")");
     if (!(NP == B))
         return tl::host::invalid_argument(std::string(tl_name) + ": requirement `PAGED || (NP == B)` does not hold" + " (" + "NP = " + std::to_string(NP) + ", B = " + std::to_string(B) + ")");
@@ -3339,19 +2511,20 @@ static cudaError_t flash_decode_varlen_flash_decode_split_variant0(const __half*
         return tl::host::invalid_argument(std::string(tl_name) + ": requirement `B * SPLITS * HKV * (HNQ / HKV) * 128 == B * SPLITS * HNQ * 128 (view Og of O_part)` does not hold" + " (" + "HNQ = " + std::to_string(HNQ) + ", HKV = " + std::to_string(HKV) + ", B = " + std::to_string(B) + ", SPLITS = " + std::to_string(SPLITS) + ")");
     if (!((HKV) != 0 && (HKV) != 0 && (HNQ / HKV >= 0 && B * SPLITS * HKV * (HNQ / HKV) == B * SPLITS * HNQ)))
         return tl::host::invalid_argument(std::string(tl_name) + ": requirement `B * SPLITS * HKV * (HNQ / HKV) == B * SPLITS * HNQ (view Lg of Lse)` does not hold" + " (" + "HNQ = " + std::to_string(HNQ) + ", HKV = " + std::to_string(HKV) + ", B = " + std::to_string(B) + ", SPLITS = " + std::to_string(SPLITS) + ")");
+    if ((HKV) == 0)
+        return tl::host::invalid_argument(std::string(tl_name) + ": the grid divides by zero: `HKV` is 0" + " (" + "HKV = " + std::to_string(HKV) + ")");
     const int64_t tl_grid_x = int64_t(SPLITS), tl_grid_y = int64_t(HKV * tl::cdiv(HNQ / HKV, 16)), tl_grid_z = int64_t(B);
     if (tl_grid_x <= 0 || tl_grid_y <= 0 || tl_grid_z <= 0) return cudaSuccess;  // nothing to compute
     if (tl_grid_x > INT32_MAX || tl_grid_y > 65535 || tl_grid_z > 65535)
         return tl::host::invalid_argument(std::string(tl_name) + ": the grid is larger than CUDA allows");
     static const cudaError_t tl_attributes_variant0 = [] {
         cudaError_t tl_err = cudaSuccess;
-        tl_err = cudaFuncSetAttribute(::flash_decode_varlen_flash_decode_split_kernel_variant0, cudaFuncAttributeMaxDynamicSharedMemorySize, 76288);
         if (tl_err == cudaSuccess)
-            tl_err = cudaFuncSetAttribute(::flash_decode_varlen_flash_decode_split_kernel_variant0, cudaFuncAttributePreferredSharedMemoryCarveout, tl::host::occupancy_carveout(::flash_decode_varlen_flash_decode_split_kernel_variant0, 128, 76288));
+            tl_err = cudaFuncSetAttribute(::flash_decode_varlen_flash_decode_split_kernel_variant0, cudaFuncAttributePreferredSharedMemoryCarveout, tl::host::occupancy_carveout(::flash_decode_varlen_flash_decode_split_kernel_variant0, 128, 40448));
         return tl_err;
     }();
     if (tl_attributes_variant0 != cudaSuccess) return tl::host::record(tl_attributes_variant0, tl_name, "setting the shared-memory attributes");
-    const tl::host::LaunchShape tl_shape{dim3(unsigned(tl_grid_x), unsigned(tl_grid_y), unsigned(tl_grid_z)), dim3(128), 76288, dim3(0, 0, 0), true};  // may overlap the end of the kernel before it
+    const tl::host::LaunchShape tl_shape{dim3(unsigned(tl_grid_x), unsigned(tl_grid_y), unsigned(tl_grid_z)), dim3(128), 40448, dim3(0, 0, 0), true};  // may overlap the end of the kernel before it
     return tl::host::record(tl::host::launch(::flash_decode_varlen_flash_decode_split_kernel_variant0, tl_shape, stream, Q, K, V, Lens, Tbl, O_part, Lse, sm_scale, split_len, static_cast<int32_t>(B), static_cast<int32_t>(H), static_cast<int32_t>(NQ), static_cast<int32_t>(NP), static_cast<int32_t>(HKV), static_cast<int32_t>(PS), static_cast<int32_t>(MAXP), static_cast<int32_t>(SPLITS), static_cast<int32_t>(HNQ)), tl_name, "launch");
 }
 
@@ -3382,7 +2555,7 @@ static cudaError_t flash_decode_varlen_flash_decode_split_variant1(const __half*
         return tl::host::invalid_argument(std::string(tl_name) + ": requirement `HNQ == (H * NQ)` does not hold" + " (" + "HNQ = " + std::to_string(HNQ) + ", H = " + std::to_string(H) + ", NQ = " + std::to_string(NQ) + ")");
     if (!(split_len > 0))
         return tl::host::invalid_argument(std::string(tl_name) + ": requirement `split_len > 0` does not hold" + " (" + "split_len = " + std::to_string(split_len) + ")");
-    if (!(split_len % 64 == 0))
+    if (!(split_len % 32 == 0))
         return tl::host::invalid_argument(std::string(tl_name) + ": requirement `(split_len % BN) == 0` does not hold" + " (" + "split_len = " + std::to_string(split_len) + ")");
     if (!(NP == B))
         return tl::host::invalid_argument(std::string(tl_name) + ": requirement `PAGED || (NP == B)` does not hold" + " (" + "NP = " + std::to_string(NP) + ", B = " + std::to_string(B) + ")");
@@ -3396,19 +2569,21 @@ static cudaError_t flash_decode_varlen_flash_decode_split_variant1(const __half*
         return tl::host::invalid_argument(std::string(tl_name) + ": requirement `B * SPLITS * HKV * (HNQ / HKV) * 128 == B * SPLITS * HNQ * 128 (view Og of O_part)` does not hold" + " (" + "HNQ = " + std::to_string(HNQ) + ", HKV = " + std::to_string(HKV) + ", B = " + std::to_string(B) + ", SPLITS = " + std::to_string(SPLITS) + ")");
     if (!((HKV) != 0 && (HKV) != 0 && (HNQ / HKV >= 0 && B * SPLITS * HKV * (HNQ / HKV) == B * SPLITS * HNQ)))
         return tl::host::invalid_argument(std::string(tl_name) + ": requirement `B * SPLITS * HKV * (HNQ / HKV) == B * SPLITS * HNQ (view Lg of Lse)` does not hold" + " (" + "HNQ = " + std::to_string(HNQ) + ", HKV = " + std::to_string(HKV) + ", B = " + std::to_string(B) + ", SPLITS = " + std::to_string(SPLITS) + ")");
+    if ((HKV) == 0)
+        return tl::host::invalid_argument(std::string(tl_name) + ": the grid divides by zero: `HKV` is 0" + " (" + "HKV = " + std::to_string(HKV) + ")");
     const int64_t tl_grid_x = int64_t(SPLITS), tl_grid_y = int64_t(HKV * tl::cdiv(HNQ / HKV, 64)), tl_grid_z = int64_t(B);
     if (tl_grid_x <= 0 || tl_grid_y <= 0 || tl_grid_z <= 0) return cudaSuccess;  // nothing to compute
     if (tl_grid_x > INT32_MAX || tl_grid_y > 65535 || tl_grid_z > 65535)
         return tl::host::invalid_argument(std::string(tl_name) + ": the grid is larger than CUDA allows");
     static const cudaError_t tl_attributes_variant1 = [] {
         cudaError_t tl_err = cudaSuccess;
-        tl_err = cudaFuncSetAttribute(::flash_decode_varlen_flash_decode_split_kernel_variant1, cudaFuncAttributeMaxDynamicSharedMemorySize, 87040);
+        tl_err = cudaFuncSetAttribute(::flash_decode_varlen_flash_decode_split_kernel_variant1, cudaFuncAttributeMaxDynamicSharedMemorySize, 52224);
         if (tl_err == cudaSuccess)
-            tl_err = cudaFuncSetAttribute(::flash_decode_varlen_flash_decode_split_kernel_variant1, cudaFuncAttributePreferredSharedMemoryCarveout, tl::host::occupancy_carveout(::flash_decode_varlen_flash_decode_split_kernel_variant1, 128, 87040));
+            tl_err = cudaFuncSetAttribute(::flash_decode_varlen_flash_decode_split_kernel_variant1, cudaFuncAttributePreferredSharedMemoryCarveout, tl::host::occupancy_carveout(::flash_decode_varlen_flash_decode_split_kernel_variant1, 128, 52224));
         return tl_err;
     }();
     if (tl_attributes_variant1 != cudaSuccess) return tl::host::record(tl_attributes_variant1, tl_name, "setting the shared-memory attributes");
-    const tl::host::LaunchShape tl_shape{dim3(unsigned(tl_grid_x), unsigned(tl_grid_y), unsigned(tl_grid_z)), dim3(128), 87040, dim3(0, 0, 0), true};  // may overlap the end of the kernel before it
+    const tl::host::LaunchShape tl_shape{dim3(unsigned(tl_grid_x), unsigned(tl_grid_y), unsigned(tl_grid_z)), dim3(128), 52224, dim3(0, 0, 0), true};  // may overlap the end of the kernel before it
     return tl::host::record(tl::host::launch(::flash_decode_varlen_flash_decode_split_kernel_variant1, tl_shape, stream, Q, K, V, Lens, Tbl, O_part, Lse, sm_scale, split_len, static_cast<int32_t>(B), static_cast<int32_t>(H), static_cast<int32_t>(NQ), static_cast<int32_t>(NP), static_cast<int32_t>(HKV), static_cast<int32_t>(PS), static_cast<int32_t>(MAXP), static_cast<int32_t>(SPLITS), static_cast<int32_t>(HNQ)), tl_name, "launch");
 }
 
@@ -3460,6 +2635,8 @@ static cudaError_t flash_decode_paged_flash_decode_split_variant0(const __half* 
         return tl::host::invalid_argument(std::string(tl_name) + ": requirement `B * SPLITS * HKV * (HNQ / HKV) * 128 == B * SPLITS * HNQ * 128 (view Og of O_part)` does not hold" + " (" + "HNQ = " + std::to_string(HNQ) + ", HKV = " + std::to_string(HKV) + ", B = " + std::to_string(B) + ", SPLITS = " + std::to_string(SPLITS) + ")");
     if (!((HKV) != 0 && (HKV) != 0 && (HNQ / HKV >= 0 && B * SPLITS * HKV * (HNQ / HKV) == B * SPLITS * HNQ)))
         return tl::host::invalid_argument(std::string(tl_name) + ": requirement `B * SPLITS * HKV * (HNQ / HKV) == B * SPLITS * HNQ (view Lg of Lse)` does not hold" + " (" + "HNQ = " + std::to_string(HNQ) + ", HKV = " + std::to_string(HKV) + ", B = " + std::to_string(B) + ", SPLITS = " + std::to_string(SPLITS) + ")");
+    if ((HKV) == 0)
+        return tl::host::invalid_argument(std::string(tl_name) + ": the grid divides by zero: `HKV` is 0" + " (" + "HKV = " + std::to_string(HKV) + ")");
     const int64_t tl_grid_x = int64_t(SPLITS), tl_grid_y = int64_t(HKV * tl::cdiv(HNQ / HKV, 16)), tl_grid_z = int64_t(B);
     if (tl_grid_x <= 0 || tl_grid_y <= 0 || tl_grid_z <= 0) return cudaSuccess;  // nothing to compute
     if (tl_grid_x > INT32_MAX || tl_grid_y > 65535 || tl_grid_z > 65535)
@@ -3517,6 +2694,8 @@ static cudaError_t flash_decode_paged_flash_decode_split_variant1(const __half* 
         return tl::host::invalid_argument(std::string(tl_name) + ": requirement `B * SPLITS * HKV * (HNQ / HKV) * 128 == B * SPLITS * HNQ * 128 (view Og of O_part)` does not hold" + " (" + "HNQ = " + std::to_string(HNQ) + ", HKV = " + std::to_string(HKV) + ", B = " + std::to_string(B) + ", SPLITS = " + std::to_string(SPLITS) + ")");
     if (!((HKV) != 0 && (HKV) != 0 && (HNQ / HKV >= 0 && B * SPLITS * HKV * (HNQ / HKV) == B * SPLITS * HNQ)))
         return tl::host::invalid_argument(std::string(tl_name) + ": requirement `B * SPLITS * HKV * (HNQ / HKV) == B * SPLITS * HNQ (view Lg of Lse)` does not hold" + " (" + "HNQ = " + std::to_string(HNQ) + ", HKV = " + std::to_string(HKV) + ", B = " + std::to_string(B) + ", SPLITS = " + std::to_string(SPLITS) + ")");
+    if ((HKV) == 0)
+        return tl::host::invalid_argument(std::string(tl_name) + ": the grid divides by zero: `HKV` is 0" + " (" + "HKV = " + std::to_string(HKV) + ")");
     const int64_t tl_grid_x = int64_t(SPLITS), tl_grid_y = int64_t(HKV * tl::cdiv(HNQ / HKV, 64)), tl_grid_z = int64_t(B);
     if (tl_grid_x <= 0 || tl_grid_y <= 0 || tl_grid_z <= 0) return cudaSuccess;  // nothing to compute
     if (tl_grid_x > INT32_MAX || tl_grid_y > 65535 || tl_grid_z > 65535)
@@ -3543,7 +2722,11 @@ static cudaError_t flash_decode_paged_flash_decode_split(const __half* Q, const 
 // The workspaces of program `flash_decode`, each 256-byte aligned in one allocation: their offsets, and the total size.
 static int64_t flash_decode_workspace_layout(float sm_scale, int64_t B, int64_t H, int64_t NQ, int64_t HKV, int64_t S, size_t* tl_offsets) {
     [[maybe_unused]] const int32_t slices = tl::max(1, tl::cdiv(2 * tl::host::sm_count(), tl::max(B * HKV, 1)));
+    if ((slices) == 0)
+        return -1;
     [[maybe_unused]] const int32_t split_len = tl::max(256, tl::cdiv(tl::cdiv(S, slices), 32) * 32);
+    if ((split_len) == 0)
+        return -1;
     [[maybe_unused]] const int32_t splits = tl::cdiv(S, split_len);
     int64_t tl_bytes = 0;
     if (int64_t(B) < 0) return -1;  // workspace `O_part`
@@ -3573,7 +2756,7 @@ size_t flash_decode_workspace_size(float sm_scale, int64_t B, int64_t H, int64_t
     return tl_bytes < 0 ? 0 : size_t(tl_bytes);
 }
 
-// Program `flash_decode`: launches flash_decode_flash_decode_split and flash_decode_combine on `stream`, in order.
+// Program `flash_decode`: launches flash_decode_split and flash_decode_combine on `stream`, in order.
 cudaError_t flash_decode(const __half* Q, const __half* K, const __half* V, __half* O, float sm_scale, int64_t B, int64_t H, int64_t NQ, int64_t HKV, int64_t S, cudaStream_t stream, void* workspace, size_t workspace_bytes) {
     constexpr const char* tl_name = "flash_decode";
     if (cudaError_t tl_err = tl::host::check_pointer(Q, tl_name, "Q", 2); tl_err != cudaSuccess) return tl_err;
@@ -3590,7 +2773,11 @@ cudaError_t flash_decode(const __half* Q, const __half* K, const __half* V, __ha
     if (!((HKV) != 0 && (H % HKV == 0)))
         return tl::host::invalid_argument(std::string(tl_name) + ": requirement `(H % HKV) == 0` does not hold" + " (" + "H = " + std::to_string(H) + ", HKV = " + std::to_string(HKV) + ")");
     [[maybe_unused]] const int32_t slices = tl::max(1, tl::cdiv(2 * tl::host::sm_count(), tl::max(B * HKV, 1)));
+    if ((slices) == 0)
+        return tl::host::invalid_argument(std::string(tl_name) + ": `let split_len` divides by zero: `slices` is 0" + " (" + "slices = " + std::to_string(slices) + ")");
     [[maybe_unused]] const int32_t split_len = tl::max(256, tl::cdiv(tl::cdiv(S, slices), 32) * 32);
+    if ((split_len) == 0)
+        return tl::host::invalid_argument(std::string(tl_name) + ": `let splits` divides by zero: `split_len` is 0" + " (" + "split_len = " + std::to_string(split_len) + ")");
     [[maybe_unused]] const int32_t splits = tl::cdiv(S, split_len);
     size_t tl_offsets[4];
     const int64_t tl_bytes = flash_decode_workspace_layout(sm_scale, B, H, NQ, HKV, S, tl_offsets);
@@ -3607,7 +2794,7 @@ cudaError_t flash_decode(const __half* Q, const __half* K, const __half* V, __ha
     int32_t* const Lens = reinterpret_cast<int32_t*>(static_cast<char*>(workspace) + tl_offsets[2]);
     int32_t* const Tbl = reinterpret_cast<int32_t*>(static_cast<char*>(workspace) + tl_offsets[3]);
     // launch flash_decode_split<BN = BN, D = D, CAUSAL = CAUSAL, T = T>(Q, K, V, Lens, Tbl, O_part, Lse, sm_scale, split_len);
-    if (cudaError_t tl_err = flash_decode_flash_decode_split(Q, K, V, Lens, Tbl, O_part, Lse, sm_scale, split_len, int64_t(B), int64_t(H), int64_t(NQ), int64_t(B), int64_t(HKV), int64_t(S), int64_t(1), int64_t(splits), int64_t(H * NQ), stream); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = flash_decode_split(Q, K, V, Lens, Tbl, O_part, Lse, sm_scale, split_len, int64_t(B), int64_t(H), int64_t(NQ), int64_t(B), int64_t(HKV), int64_t(S), int64_t(1), int64_t(splits), int64_t(H * NQ), stream); tl_err != cudaSuccess) return tl_err;
     // launch flash_decode_combine<D = D, T = T>(O_part, Lse, O);
     if (cudaError_t tl_err = flash_decode_combine(O_part, Lse, O, int64_t(B), int64_t(splits), int64_t(H * NQ), int64_t(H), int64_t(NQ), stream); tl_err != cudaSuccess) return tl_err;
     return cudaSuccess;
@@ -3616,7 +2803,11 @@ cudaError_t flash_decode(const __half* Q, const __half* K, const __half* V, __ha
 // The workspaces of program `flash_decode_varlen`, each 256-byte aligned in one allocation: their offsets, and the total size.
 static int64_t flash_decode_varlen_workspace_layout(float sm_scale, int64_t B, int64_t H, int64_t NQ, int64_t HKV, int64_t S, size_t* tl_offsets) {
     [[maybe_unused]] const int32_t slices = tl::max(1, tl::cdiv(2 * tl::host::sm_count(), tl::max(B * HKV, 1)));
-    [[maybe_unused]] const int32_t split_len = tl::max(256, tl::cdiv(tl::cdiv(S, slices), 64) * 64);
+    if ((slices) == 0)
+        return -1;
+    [[maybe_unused]] const int32_t split_len = tl::max(256, tl::cdiv(tl::cdiv(S, slices), 32) * 32);
+    if ((split_len) == 0)
+        return -1;
     [[maybe_unused]] const int32_t splits = tl::cdiv(S, split_len);
     int64_t tl_bytes = 0;
     if (int64_t(B) < 0) return -1;  // workspace `O_part`
@@ -3661,7 +2852,11 @@ cudaError_t flash_decode_varlen(const __half* Q, const __half* K, const __half* 
     if (!((HKV) != 0 && (H % HKV == 0)))
         return tl::host::invalid_argument(std::string(tl_name) + ": requirement `(H % HKV) == 0` does not hold" + " (" + "H = " + std::to_string(H) + ", HKV = " + std::to_string(HKV) + ")");
     [[maybe_unused]] const int32_t slices = tl::max(1, tl::cdiv(2 * tl::host::sm_count(), tl::max(B * HKV, 1)));
-    [[maybe_unused]] const int32_t split_len = tl::max(256, tl::cdiv(tl::cdiv(S, slices), 64) * 64);
+    if ((slices) == 0)
+        return tl::host::invalid_argument(std::string(tl_name) + ": `let split_len` divides by zero: `slices` is 0" + " (" + "slices = " + std::to_string(slices) + ")");
+    [[maybe_unused]] const int32_t split_len = tl::max(256, tl::cdiv(tl::cdiv(S, slices), 32) * 32);
+    if ((split_len) == 0)
+        return tl::host::invalid_argument(std::string(tl_name) + ": `let splits` divides by zero: `split_len` is 0" + " (" + "split_len = " + std::to_string(split_len) + ")");
     [[maybe_unused]] const int32_t splits = tl::cdiv(S, split_len);
     size_t tl_offsets[3];
     const int64_t tl_bytes = flash_decode_varlen_workspace_layout(sm_scale, B, H, NQ, HKV, S, tl_offsets);
@@ -3687,7 +2882,11 @@ cudaError_t flash_decode_varlen(const __half* Q, const __half* K, const __half* 
 static int64_t flash_decode_paged_workspace_layout(float sm_scale, int64_t B, int64_t H, int64_t NQ, int64_t NP, int64_t HKV, int64_t PS, int64_t MAXP, size_t* tl_offsets) {
     [[maybe_unused]] const int32_t S = MAXP * PS;
     [[maybe_unused]] const int32_t slices = tl::max(1, tl::cdiv(2 * tl::host::sm_count(), tl::max(B * HKV, 1)));
+    if ((slices) == 0)
+        return -1;
     [[maybe_unused]] const int32_t split_len = tl::max(256, tl::cdiv(tl::cdiv(S, slices), 64) * 64);
+    if ((split_len) == 0)
+        return -1;
     [[maybe_unused]] const int32_t splits = tl::cdiv(S, split_len);
     int64_t tl_bytes = 0;
     if (int64_t(B) < 0) return -1;  // workspace `O_part`
@@ -3732,7 +2931,11 @@ cudaError_t flash_decode_paged(const __half* Q, const __half* K, const __half* V
         return tl::host::invalid_argument(std::string(tl_name) + ": requirement `(H % HKV) == 0` does not hold" + " (" + "H = " + std::to_string(H) + ", HKV = " + std::to_string(HKV) + ")");
     [[maybe_unused]] const int32_t S = MAXP * PS;
     [[maybe_unused]] const int32_t slices = tl::max(1, tl::cdiv(2 * tl::host::sm_count(), tl::max(B * HKV, 1)));
+    if ((slices) == 0)
+        return tl::host::invalid_argument(std::string(tl_name) + ": `let split_len` divides by zero: `slices` is 0" + " (" + "slices = " + std::to_string(slices) + ")");
     [[maybe_unused]] const int32_t split_len = tl::max(256, tl::cdiv(tl::cdiv(S, slices), 64) * 64);
+    if ((split_len) == 0)
+        return tl::host::invalid_argument(std::string(tl_name) + ": `let splits` divides by zero: `split_len` is 0" + " (" + "split_len = " + std::to_string(split_len) + ")");
     [[maybe_unused]] const int32_t splits = tl::cdiv(S, split_len);
     size_t tl_offsets[2];
     const int64_t tl_bytes = flash_decode_paged_workspace_layout(sm_scale, B, H, NQ, NP, HKV, PS, MAXP, tl_offsets);

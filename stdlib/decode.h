@@ -18,7 +18,7 @@ cudaError_t flash_decode_split(const __half* Q, const __half* K, const __half* V
 // Launches kernel `flash_decode_combine`; returns cudaErrorInvalidValue (see tlc::last_error_message()) for bad arguments.
 cudaError_t flash_decode_combine(const float* O_part, const float* Lse, __half* O, int64_t B, int64_t SPLITS, int64_t HNQ, int64_t H, int64_t NQ, cudaStream_t stream = 0);
 
-// Launches program `flash_decode` (flash_decode_flash_decode_split and flash_decode_combine in order on `stream`); returns cudaErrorInvalidValue (see
+// Launches program `flash_decode` (flash_decode_split and flash_decode_combine in order on `stream`); returns cudaErrorInvalidValue (see
 // tlc::last_error_message()) for bad arguments. Its workspaces live in `workspace` (256-byte aligned, at
 // least flash_decode_workspace_size(...) bytes), or, when it is null, in a buffer kept for `stream` and reused.
 cudaError_t flash_decode(const __half* Q, const __half* K, const __half* V, __half* O, float sm_scale, int64_t B, int64_t H, int64_t NQ, int64_t HKV, int64_t S, cudaStream_t stream = 0, void* workspace = nullptr, size_t workspace_bytes = 0);

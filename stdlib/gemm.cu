@@ -3137,7 +3137,11 @@ static int64_t gemm_splitk_workspace_layout(int64_t M, int64_t K, int64_t N, siz
     [[maybe_unused]] const int32_t tiles = tl::cdiv(M, 128) * tl::cdiv(N, 256);
     [[maybe_unused]] const int32_t target = tl::host::sm_count();
     [[maybe_unused]] const int32_t slices = tl::max(1, tl::min(target / tl::max(tiles, 1), tl::cdiv(K, 256)));
+    if ((slices) == 0)
+        return -1;
     [[maybe_unused]] const int32_t k_len = tl::max(1, tl::cdiv(tl::cdiv(K, slices), 64)) * 64;
+    if ((k_len) == 0)
+        return -1;
     [[maybe_unused]] const int32_t splits = tl::max(1, tl::cdiv(K, k_len));
     int64_t tl_bytes = 0;
     if (int64_t(splits) < 0) return -1;  // workspace `Part`
@@ -3166,7 +3170,11 @@ cudaError_t gemm_splitk(const __half* A, const __half* B, __half* C, int64_t M, 
     [[maybe_unused]] const int32_t tiles = tl::cdiv(M, 128) * tl::cdiv(N, 256);
     [[maybe_unused]] const int32_t target = tl::host::sm_count();
     [[maybe_unused]] const int32_t slices = tl::max(1, tl::min(target / tl::max(tiles, 1), tl::cdiv(K, 256)));
+    if ((slices) == 0)
+        return tl::host::invalid_argument(std::string(tl_name) + ": `let k_len` divides by zero: `slices` is 0" + " (" + "slices = " + std::to_string(slices) + ")");
     [[maybe_unused]] const int32_t k_len = tl::max(1, tl::cdiv(tl::cdiv(K, slices), 64)) * 64;
+    if ((k_len) == 0)
+        return tl::host::invalid_argument(std::string(tl_name) + ": `let splits` divides by zero: `k_len` is 0" + " (" + "k_len = " + std::to_string(k_len) + ")");
     [[maybe_unused]] const int32_t splits = tl::max(1, tl::cdiv(K, k_len));
     size_t tl_offsets[1];
     const int64_t tl_bytes = gemm_splitk_workspace_layout(M, K, N, tl_offsets);
@@ -3191,8 +3199,12 @@ static int64_t matmul_workspace_layout(int64_t M, int64_t K, int64_t N, size_t* 
     [[maybe_unused]] const int32_t tiles = tl::cdiv(M, 128) * tl::cdiv(N, 256);
     [[maybe_unused]] const bool split = tiles * 2 <= tl::host::sm_count() && K >= 2048;
     [[maybe_unused]] const int32_t slices = tl::max(1, tl::min(tl::host::sm_count() / tl::max(tiles, 1), tl::cdiv(K, 256)));
+    if ((slices) == 0)
+        return -1;
     [[maybe_unused]] const int32_t k_len = tl::max(1, tl::cdiv(tl::cdiv(K, slices), 64)) * 64;
     int64_t tl_bytes = 0;
+    if ((k_len) == 0)
+        return -1;
     if (int64_t(split ? tl::cdiv(K, k_len) : 0) < 0) return -1;  // workspace `Part`
     if (int64_t(M) < 0) return -1;  // workspace `Part`
     if (int64_t(N) < 0) return -1;  // workspace `Part`
@@ -3219,9 +3231,13 @@ cudaError_t matmul(const __half* A, const __half* B, __half* C, int64_t M, int64
     [[maybe_unused]] const int32_t tiles = tl::cdiv(M, 128) * tl::cdiv(N, 256);
     [[maybe_unused]] const bool split = tiles * 2 <= tl::host::sm_count() && K >= 2048;
     [[maybe_unused]] const int32_t slices = tl::max(1, tl::min(tl::host::sm_count() / tl::max(tiles, 1), tl::cdiv(K, 256)));
+    if ((slices) == 0)
+        return tl::host::invalid_argument(std::string(tl_name) + ": `let k_len` divides by zero: `slices` is 0" + " (" + "slices = " + std::to_string(slices) + ")");
     [[maybe_unused]] const int32_t k_len = tl::max(1, tl::cdiv(tl::cdiv(K, slices), 64)) * 64;
     size_t tl_offsets[1];
     const int64_t tl_bytes = matmul_workspace_layout(M, K, N, tl_offsets);
+    if ((k_len) == 0)
+        return tl::host::invalid_argument(std::string(tl_name) + ": workspace `Part` divides by zero: `k_len` is 0" + " (" + "k_len = " + std::to_string(k_len) + ")");
     if (tl_bytes < 0)
         return tl::host::invalid_argument(std::string(tl_name) + ": a workspace extent is negative");
     if (workspace == nullptr) {
@@ -3233,10 +3249,14 @@ cudaError_t matmul(const __half* A, const __half* B, __half* C, int64_t M, int64
     float* const Part = reinterpret_cast<float*>(static_cast<char*>(workspace) + tl_offsets[0]);
     // launch gemm_splitk_partial<BM = BM, BN = BN, BK = BK, T = T>(A, B, Part, k_len);
     if (split) {
+        if ((k_len) == 0)
+            return tl::host::invalid_argument(std::string(tl_name) + ": a dim of `gemm_splitk_partial` divides by zero: `k_len` is 0" + " (" + "k_len = " + std::to_string(k_len) + ")");
         if (cudaError_t tl_err = gemm_splitk_partial(A, B, Part, k_len, int64_t(M), int64_t(K), int64_t(N), int64_t(split ? tl::cdiv(K, k_len) : 0), stream); tl_err != cudaSuccess) return tl_err;
     }
     // launch splitk_combine<T = T>(Part, C);
     if (split) {
+        if ((k_len) == 0)
+            return tl::host::invalid_argument(std::string(tl_name) + ": a dim of `gemm_splitk_splitk_combine` divides by zero: `k_len` is 0" + " (" + "k_len = " + std::to_string(k_len) + ")");
         if (cudaError_t tl_err = gemm_splitk_splitk_combine(Part, C, int64_t(split ? tl::cdiv(K, k_len) : 0), int64_t(M), int64_t(N), stream); tl_err != cudaSuccess) return tl_err;
     }
     // launch gemm<BM = BM, BN = BN, BK = BK, T = T>(A, B, C);

@@ -1948,6 +1948,10 @@ cudaError_t moe_grouped_gemm(const __nv_bfloat16* Xp, const __nv_bfloat16* W, co
 // The workspaces of program `moe_permute`, each 256-byte aligned in one allocation: their offsets, and the total size.
 static int64_t moe_permute_workspace_layout(int64_t M, int64_t D, int64_t K, int64_t MK, int64_t EO, size_t* tl_offsets) {
     [[maybe_unused]] const int32_t chunks = tl::cdiv(MK, 2048);
+    if ((EO) == 0)
+        return -1;
+    if ((EO) == 0)
+        return -1;
     [[maybe_unused]] const int32_t segments = tl::max(1, tl::min(chunks, tl::min(tl::cdiv(2048, EO), 8192 / EO)));
     int64_t tl_bytes = 0;
     if (int64_t(EO) < 0) return -1;  // workspace `Counts`
@@ -1982,6 +1986,10 @@ cudaError_t moe_permute(const __nv_bfloat16* X, const int32_t* Ids, __nv_bfloat1
     if (!(EO >= 1))
         return tl::host::invalid_argument(std::string(tl_name) + ": requirement `EO >= 1` does not hold" + " (" + "EO = " + std::to_string(EO) + ")");
     [[maybe_unused]] const int32_t chunks = tl::cdiv(MK, 2048);
+    if ((EO) == 0)
+        return tl::host::invalid_argument(std::string(tl_name) + ": `let segments` divides by zero: `EO` is 0" + " (" + "EO = " + std::to_string(EO) + ")");
+    if ((EO) == 0)
+        return tl::host::invalid_argument(std::string(tl_name) + ": `let segments` divides by zero: `EO` is 0" + " (" + "EO = " + std::to_string(EO) + ")");
     [[maybe_unused]] const int32_t segments = tl::max(1, tl::min(chunks, tl::min(tl::cdiv(2048, EO), 8192 / EO)));
     size_t tl_offsets[1];
     const int64_t tl_bytes = moe_permute_workspace_layout(M, D, K, MK, EO, tl_offsets);

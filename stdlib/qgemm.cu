@@ -5852,7 +5852,11 @@ static int64_t w4a16_gemm_workspace_layout(int64_t M, int64_t K, int64_t N, int6
     [[maybe_unused]] const int32_t tiles = M <= 16 ? tl::cdiv(N, 64) : tl::cdiv(N, 128) * tl::cdiv(M, 64);
     [[maybe_unused]] const int32_t by_blocks = tl::min(tl::cdiv(512, tl::max(tiles, 1)), tl::cdiv(K, 128));
     [[maybe_unused]] const int32_t slices = tl::max(1, M <= 16 ? tl::min(by_blocks, K / (64 * tl::max(M, 1))) : by_blocks);
+    if ((slices) == 0)
+        return -1;
     [[maybe_unused]] const int32_t k_len = tl::max(1, tl::cdiv(tl::cdiv(K, slices), 128)) * 128;
+    if ((k_len) == 0)
+        return -1;
     [[maybe_unused]] const int32_t splits = tl::max(1, tl::cdiv(K, k_len));
     int64_t tl_bytes = 0;
     if (int64_t(splits) < 0) return -1;  // workspace `Part`
@@ -5884,7 +5888,11 @@ cudaError_t w4a16_gemm(const __half* A, const uint32_t* Wq, const __half* Scales
     [[maybe_unused]] const int32_t tiles = M <= 16 ? tl::cdiv(N, 64) : tl::cdiv(N, 128) * tl::cdiv(M, 64);
     [[maybe_unused]] const int32_t by_blocks = tl::min(tl::cdiv(512, tl::max(tiles, 1)), tl::cdiv(K, 128));
     [[maybe_unused]] const int32_t slices = tl::max(1, M <= 16 ? tl::min(by_blocks, K / (64 * tl::max(M, 1))) : by_blocks);
+    if ((slices) == 0)
+        return tl::host::invalid_argument(std::string(tl_name) + ": `let k_len` divides by zero: `slices` is 0" + " (" + "slices = " + std::to_string(slices) + ")");
     [[maybe_unused]] const int32_t k_len = tl::max(1, tl::cdiv(tl::cdiv(K, slices), 128)) * 128;
+    if ((k_len) == 0)
+        return tl::host::invalid_argument(std::string(tl_name) + ": `let splits` divides by zero: `k_len` is 0" + " (" + "k_len = " + std::to_string(k_len) + ")");
     [[maybe_unused]] const int32_t splits = tl::max(1, tl::cdiv(K, k_len));
     size_t tl_offsets[1];
     const int64_t tl_bytes = w4a16_gemm_workspace_layout(M, K, N, KW, KG, tl_offsets);
@@ -5909,8 +5917,12 @@ static int64_t fp8_gemm_block_scaled_workspace_layout(int64_t M, int64_t K, int6
     [[maybe_unused]] const bool skinny = M <= 16;
     [[maybe_unused]] const int32_t tiles = tl::cdiv(N, 128);
     [[maybe_unused]] const int32_t slices = tl::max(1, tl::min(tl::min(tl::cdiv(512, tl::max(tiles, 1)), KG), K / (64 * tl::max(M, 1))));
+    if ((slices) == 0)
+        return -1;
     [[maybe_unused]] const int32_t k_groups = tl::cdiv(KG, slices);
     int64_t tl_bytes = 0;
+    if ((k_groups) == 0)
+        return -1;
     if (int64_t(skinny ? tl::cdiv(KG, k_groups) : 0) < 0) return -1;  // workspace `Part`
     if (int64_t(M) < 0) return -1;  // workspace `Part`
     if (int64_t(N) < 0) return -1;  // workspace `Part`
@@ -5945,9 +5957,13 @@ cudaError_t fp8_gemm_block_scaled(const __nv_fp8_e4m3* A, const float* As, const
     [[maybe_unused]] const bool skinny = M <= 16;
     [[maybe_unused]] const int32_t tiles = tl::cdiv(N, 128);
     [[maybe_unused]] const int32_t slices = tl::max(1, tl::min(tl::min(tl::cdiv(512, tl::max(tiles, 1)), KG), K / (64 * tl::max(M, 1))));
+    if ((slices) == 0)
+        return tl::host::invalid_argument(std::string(tl_name) + ": `let k_groups` divides by zero: `slices` is 0" + " (" + "slices = " + std::to_string(slices) + ")");
     [[maybe_unused]] const int32_t k_groups = tl::cdiv(KG, slices);
     size_t tl_offsets[1];
     const int64_t tl_bytes = fp8_gemm_block_scaled_workspace_layout(M, K, KG, N, NB, tl_offsets);
+    if ((k_groups) == 0)
+        return tl::host::invalid_argument(std::string(tl_name) + ": workspace `Part` divides by zero: `k_groups` is 0" + " (" + "k_groups = " + std::to_string(k_groups) + ")");
     if (tl_bytes < 0)
         return tl::host::invalid_argument(std::string(tl_name) + ": a workspace extent is negative");
     if (workspace == nullptr) {
@@ -5959,10 +5975,14 @@ cudaError_t fp8_gemm_block_scaled(const __nv_fp8_e4m3* A, const float* As, const
     float* const Part = reinterpret_cast<float*>(static_cast<char*>(workspace) + tl_offsets[0]);
     // launch fp8_gemm_block_scaled_skinny<G = G>(A, As, B, Bs, Part, k_groups);
     if (skinny) {
+        if ((k_groups) == 0)
+            return tl::host::invalid_argument(std::string(tl_name) + ": a dim of `fp8_gemm_block_scaled_skinny` divides by zero: `k_groups` is 0" + " (" + "k_groups = " + std::to_string(k_groups) + ")");
         if (cudaError_t tl_err = fp8_gemm_block_scaled_skinny(A, As, B, Bs, Part, k_groups, int64_t(M), int64_t(K), int64_t(KG), int64_t(N), int64_t(NB), int64_t(skinny ? tl::cdiv(KG, k_groups) : 0), stream); tl_err != cudaSuccess) return tl_err;
     }
     // launch splitk_combine<T = T>(Part, C);
     if (skinny) {
+        if ((k_groups) == 0)
+            return tl::host::invalid_argument(std::string(tl_name) + ": a dim of `fp8_gemm_block_scaled_splitk_combine` divides by zero: `k_groups` is 0" + " (" + "k_groups = " + std::to_string(k_groups) + ")");
         if (cudaError_t tl_err = fp8_gemm_block_scaled_splitk_combine(Part, C, int64_t(skinny ? tl::cdiv(KG, k_groups) : 0), int64_t(M), int64_t(N), stream); tl_err != cudaSuccess) return tl_err;
     }
     // launch fp8_gemm_block_scaled_wide<G = G, T = T>(A, As, B, Bs, C);

@@ -266,7 +266,10 @@ void KernelEmitter::emit_copy_with_fragment(const ir::Copy& c, bool fragment_is_
     int bytes = dtype_bytes(o.dtype);
     int run = consecutive_column_run(*l);
     int width = other_is_memory && !other.ranges.back().is_point && !into_accumulator ? vector_width(run, bytes, run) : 1;
-    if (width == 1 && other_is_memory && !into_accumulator) { // remark R0005: one element per load or store
+    // Remark R0005 (one element per load or store), but not for a tile of at most one element a
+    // thread, which a vector access would not move faster.
+    const bool few_elements = !f.const_shape.empty() && ir::element_count(f.const_shape) <= kernel_.threads;
+    if (width == 1 && other_is_memory && !into_accumulator && !few_elements) {
         const char* scope = o.scope == ir::Scope::Global ? "global" : "shared";
         if (other.ranges.back().is_point) {
             diags_.report(DiagKind::CopyNotVectorized, c.range, f.declared_name(), scope, o.name,
@@ -275,10 +278,16 @@ void KernelEmitter::emit_copy_with_fragment(const ir::Copy& c, bool fragment_is_
         } else if (run == 1 && l->kind == LayoutKind::General) {
             diags_.report(DiagKind::CopyNotVectorized, c.range, f.declared_name(), scope, o.name,
                           fmt::format("its layout ({}) puts consecutive elements of a row in different threads", l->origin));
-            diags_.note(DiagKind::NoteFix, c.range,
-                        fmt::format("for a large tile, copy `{}` into a `shared` tile first; the copy from shared memory "
-                                    "to global memory is vectorized",
-                                    f.declared_name()));
+            if (o.scope == ir::Scope::Global)  // a shared tile is staged already: its own copy is the vectorized one
+                diags_.note(DiagKind::NoteFix, c.range,
+                            fragment_is_src
+                                ? fmt::format("for a large tile, copy `{}` into a `shared` tile first; the copy from shared "
+                                              "memory to global memory is vectorized",
+                                              f.declared_name())
+                                : fmt::format("for a large tile, copy the region into a `shared` tile first and `{}` from it; "
+                                              "the copy from global to shared memory is vectorized (asynchronous in a "
+                                              "pipelined loop)",
+                                              f.declared_name()));
         } else if (run == 1) {
             int64_t last = f.const_shape.empty() ? 1 : f.const_shape.back();
             diags_.report(DiagKind::CopyNotVectorized, c.range, f.declared_name(), scope, o.name,

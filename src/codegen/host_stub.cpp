@@ -2,6 +2,7 @@
 #include "codegen/host_stub.h"
 
 #include "codegen/cuda_names.h"
+#include "ir/printer.h"
 #include "ir/walk.h"
 
 #include <fmt/format.h>
@@ -10,6 +11,7 @@
 #include <algorithm>
 #include <array>
 #include <optional>
+#include <set>
 
 namespace tlc::codegen {
 
@@ -210,11 +212,26 @@ std::string values_read(const ir::ExprPtr& cond, KernelEmitter& exprs) {
     return values.empty() ? "" : " + \" (\" + " + values + " + \")\"";
 }
 
+namespace {
+
+// Whether `d` is nonzero whatever the launch values: a nonzero constant, `max(x, c)` with c > 0,
+// or a product of such.
+bool never_zero(const ir::ExprPtr& d) {
+    if (std::optional<int64_t> c = ir::const_int(d)) return *c != 0;
+    const auto* b = d->as<ir::Binary>();
+    if (b && b->op == ir::BinaryOp::Max)
+        for (const ir::ExprPtr& side : {b->lhs, b->rhs})
+            if (std::optional<int64_t> c = ir::const_int(side); c && *c > 0) return true;
+    return b && b->op == ir::BinaryOp::Mul && never_zero(b->lhs) && never_zero(b->rhs);
+}
+
+} // namespace
+
 // `cond` as C++ that is false, rather than dividing by zero, when one of its divisors is zero.
 std::string guarded_condition(const ir::ExprPtr& cond, KernelEmitter& exprs) {
     std::string guard;
     for (const ir::ExprPtr& d : ir::divisors(cond)) {
-        if (std::optional<int64_t> c = ir::const_int(d); c && *c != 0) continue;  // never zero
+        if (never_zero(d)) continue;
         guard += fmt::format("({}) != 0 && ", exprs.expr(d));
     }
     return guard.empty() ? exprs.expr(cond) : guard + "(" + exprs.expr(cond) + ")";
@@ -229,6 +246,20 @@ void emit_requirement(const ir::ExprPtr& cond, const std::string& text, KernelEm
     out.line("    return tl::host::invalid_argument(" + message + ");");
 }
 
+void emit_divisor_checks(const ir::ExprPtr& e, const std::string& what, KernelEmitter& exprs, CudaWriter& out,
+                         const std::string& fail) {
+    std::set<std::string> checked;
+    for (const ir::ExprPtr& d : ir::divisors(e)) {
+        if (never_zero(d) || !checked.insert(exprs.expr(d)).second) continue;
+        out.line(fmt::format("if (({}) == 0)", exprs.expr(d)));
+        if (!fail.empty()) {
+            out.line("    " + fail);
+            continue;
+        }
+        out.line(fmt::format("    return tl::host::invalid_argument(std::string(tl_name) + \": {} divides by zero: `{}` is 0\"{});",
+                             what, ir::print_expr(d), values_read(d, exprs)));
+    }
+}
 
 namespace {
 
@@ -272,6 +303,7 @@ void emit_stub_definitions(const StubKernels& kernels, KernelEmitter& exprs, Cud
             out.line("if (cudaError_t tl_err = tl::host::check_compute_capability(89, tl_name, \"a gemm of 8-bit floats on the tensor "
                      "cores (mma.sync m16n8k32)\"); tl_err != cudaSuccess) return tl_err;");
         std::vector<std::string> grid;
+        for (const ir::ExprPtr& g : k.grid) emit_divisor_checks(g, "the grid", exprs, out);
         for (size_t i = 0; i < 3; ++i) grid.push_back(i < k.grid.size() ? "int64_t(" + exprs.expr(k.grid[i]) + ")" : "int64_t(1)");
         out.line(fmt::format("const int64_t tl_grid_x = {}, tl_grid_y = {}, tl_grid_z = {};{}", grid[0], grid[1], grid[2],
                              k.walks_grid ? "  // the tiles, which the blocks walk" : ""));

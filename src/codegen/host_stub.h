@@ -26,6 +26,11 @@ std::string guarded_condition(const ir::ExprPtr& cond, KernelEmitter& exprs);
 // `requires(cond)`: return cudaErrorInvalidValue naming the condition when it does not hold
 // (`tl_name` names the launch function in the message).
 void emit_requirement(const ir::ExprPtr& cond, const std::string& text, KernelEmitter& exprs, CudaWriter& out);
+// Before the host evaluates `e` (a grid extent, a program's `let`, a launch argument): run `fail`
+// (by default, return cudaErrorInvalidValue naming `what` and the divisor) when a divisor of `e`
+// that is not a nonzero constant is zero, so that the launch function never divides by zero.
+void emit_divisor_checks(const ir::ExprPtr& e, const std::string& what, KernelEmitter& exprs, CudaWriter& out,
+                         const std::string& fail = "");
 
 // The declaration lines for the header (C++ function and extern "C" twin).
 void emit_stub_declarations(const ir::Kernel& kernel, CudaWriter& out);

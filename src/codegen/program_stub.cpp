@@ -37,9 +37,13 @@ std::string launched_kernels(const ir::Program& p) {
 
 std::string layout_function(const ir::Program& p) { return p.name + "_workspace_layout"; }
 
-void emit_lets(const ir::Program& p, KernelEmitter& exprs, CudaWriter& out) {
-    for (const auto& [var, value] : p.lets)
+// The program's `let`s, each after the checks of its divisors (`fail`: what a zero divisor runs
+// instead of the default error return).
+void emit_lets(const ir::Program& p, KernelEmitter& exprs, CudaWriter& out, const std::string& fail = "") {
+    for (const auto& [var, value] : p.lets) {
+        emit_divisor_checks(value, fmt::format("`let {}`", var->name), exprs, out, fail);
         out.line(fmt::format("[[maybe_unused]] const {} {} = {};", cuda_type(var->dtype), exprs.var_name(*var), exprs.expr(value)));
+    }
 }
 
 } // namespace
@@ -59,12 +63,13 @@ void emit_program_definition(const ir::Program& p, const CodegenOptions& options
     std::string layout_sig = joined(sizes, &StubParam::cpp);
     out.block(fmt::format("static int64_t {}({}{}size_t* tl_offsets)", layout_function(p), layout_sig, layout_sig.empty() ? "" : ", "), [&] {
         if (n == 0) out.line("(void)tl_offsets;");
-        emit_lets(p, exprs, out);
+        emit_lets(p, exprs, out, "return -1;");
         out.line("int64_t tl_bytes = 0;");
         for (size_t i = 0; i < n; ++i) {
             const ir::Buffer& w = *p.workspaces[i];
             std::string elements;
             for (const ir::ExprPtr& e : w.shape) {
+                emit_divisor_checks(e, "", exprs, out, "return -1;");
                 std::string extent = "int64_t(" + exprs.expr(e) + ")";
                 out.line(fmt::format("if ({} < 0) return -1;  // workspace `{}`", extent, w.name));
                 elements += (elements.empty() ? "" : " * ") + extent;
@@ -108,6 +113,8 @@ void emit_program_definition(const ir::Program& p, const CodegenOptions& options
         emit_lets(p, exprs, out);
         out.line(fmt::format("size_t tl_offsets[{}];", std::max<size_t>(n, 1)));
         out.line(fmt::format("const int64_t tl_bytes = {}({}tl_offsets);", layout_function(p), size_args));
+        for (const ir::BufferPtr& w : p.workspaces)
+            for (const ir::ExprPtr& e : w->shape) emit_divisor_checks(e, fmt::format("workspace `{}`", w->name), exprs, out);
         out.line("if (tl_bytes < 0)");
         out.line("    return tl::host::invalid_argument(std::string(tl_name) + \": a workspace extent is negative\");");
         out.line("if (workspace == nullptr) {");
@@ -126,6 +133,9 @@ void emit_program_definition(const ir::Program& p, const CodegenOptions& options
         for (const ir::ProgramLaunch& l : p.launches) {
             auto launch = [&] {
                 for (const auto& [cond, text] : l.checks) emit_requirement(cond, text, exprs, out);
+                for (const ir::LaunchArg& a : l.args)
+                    if (!a.tensor) emit_divisor_checks(a.value, "an argument of `" + l.kernel + "`", exprs, out);
+                for (const ir::ExprPtr& d : l.dims) emit_divisor_checks(d, "a dim of `" + l.kernel + "`", exprs, out);
                 std::string args;
                 for (const ir::LaunchArg& a : l.args) args += (a.tensor ? identifier(a.tensor->name) : exprs.expr(a.value)) + ", ";
                 for (const ir::ExprPtr& d : l.dims) args += "int64_t(" + exprs.expr(d) + "), ";

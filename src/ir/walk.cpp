@@ -118,6 +118,8 @@ std::vector<ExprPtr> divisors(const ExprPtr& e) {
     std::vector<ExprPtr> out;
     walk_expr(e, [&](const Expr& x) {
         if (auto* b = x.as<Binary>(); b && (b->op == BinaryOp::Div || b->op == BinaryOp::Mod)) out.push_back(b->rhs);
+        if (auto* c = x.as<Call>(); c && !c->function && c->intrinsic == Intrinsic::Cdiv && c->args.size() == 2)
+            out.push_back(c->args[1]);
     });
     return out;
 }

@@ -52,8 +52,8 @@ std::set<std::string> names_in(const Kernel& k);
 // `base`, or `base2`, `base3`, ... : the first that `taken` lacks, which is then added to it.
 std::string fresh_name(std::set<std::string>& taken, const std::string& base);
 
-// The divisors of every `/` and `%` inside e, in pre-order: what a condition evaluated on the host
-// must check for zero before it divides.
+// The divisors of every `/`, `%` and `cdiv` inside e, in pre-order: what a condition evaluated on
+// the host must check for zero before it divides.
 std::vector<ExprPtr> divisors(const ExprPtr& e);
 // The variables e reads, each once, in first-use order (what a failed launch condition names).
 std::vector<const Var*> vars_read(const ExprPtr& e);

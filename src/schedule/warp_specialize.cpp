@@ -777,12 +777,23 @@ std::vector<ir::WarpSpecialization::ConsumerCopy> stores_not_by_tma(const ir::Ke
             const Dtype last = seq->stmts.back()->as<ir::Copy>() ? seq->stmts.back()->as<ir::Copy>()->dst.buffer->dtype
                                                                   : c->dst.buffer->dtype;
             bool only_copies_after = true;
-            for (size_t j = i + 1; j < seq->stmts.size(); ++j) only_copies_after &= seq->stmts[j]->as<ir::Copy>() != nullptr;
-            why = only_copies_after && last != c->dst.buffer->dtype
-                      ? fmt::format("`{}` holds {} and the kernel's last copy stores {}: the epilogue's staging boxes "
-                                    "hold one dtype", c->dst.buffer->name, dtype_name(c->dst.buffer->dtype), dtype_name(last))
-                      : "it is followed by statements other than such copies (only the copies that end the kernel are "
-                        "stored so)";
+            const ir::Copy* unstorable_after = nullptr;  // a later copy TMA does not store
+            for (size_t j = i + 1; j < seq->stmts.size(); ++j) {
+                auto* later = seq->stmts[j]->as<ir::Copy>();
+                only_copies_after &= later != nullptr;
+                if (later && !unstorable_after && !why_not_tma_storable(*later, wgmma_layout, kernel.threads).empty())
+                    unstorable_after = later;
+            }
+            if (only_copies_after && unstorable_after)
+                why = fmt::format("it is followed by the copy of `{}` into `{}`, which TMA does not store (only the copies "
+                                  "that end the kernel are stored so; copy `{}` last)",
+                                  unstorable_after->src.buffer->name, unstorable_after->dst.buffer->name, c->src.buffer->name);
+            else if (only_copies_after && last != c->dst.buffer->dtype)
+                why = fmt::format("`{}` holds {} and the kernel's last copy stores {}: the epilogue's staging boxes "
+                                  "hold one dtype", c->dst.buffer->name, dtype_name(c->dst.buffer->dtype), dtype_name(last));
+            else
+                why = "it is followed by statements other than such copies (only the copies that end the kernel are "
+                      "stored so)";
         }
         out.push_back({c->range, c->src.buffer->name, why});
     }
