@@ -1950,8 +1950,6 @@ static int64_t moe_permute_workspace_layout(int64_t M, int64_t D, int64_t K, int
     [[maybe_unused]] const int32_t chunks = tl::cdiv(MK, 2048);
     if ((EO) == 0)
         return -1;
-    if ((EO) == 0)
-        return -1;
     [[maybe_unused]] const int32_t segments = tl::max(1, tl::min(chunks, tl::min(tl::cdiv(2048, EO), 8192 / EO)));
     int64_t tl_bytes = 0;
     if (int64_t(EO) < 0) return -1;  // workspace `Counts`
@@ -1986,8 +1984,6 @@ cudaError_t moe_permute(const __nv_bfloat16* X, const int32_t* Ids, __nv_bfloat1
     if (!(EO >= 1))
         return tl::host::invalid_argument(std::string(tl_name) + ": requirement `EO >= 1` does not hold" + " (" + "EO = " + std::to_string(EO) + ")");
     [[maybe_unused]] const int32_t chunks = tl::cdiv(MK, 2048);
-    if ((EO) == 0)
-        return tl::host::invalid_argument(std::string(tl_name) + ": `let segments` divides by zero: `EO` is 0" + " (" + "EO = " + std::to_string(EO) + ")");
     if ((EO) == 0)
         return tl::host::invalid_argument(std::string(tl_name) + ": `let segments` divides by zero: `EO` is 0" + " (" + "EO = " + std::to_string(EO) + ")");
     [[maybe_unused]] const int32_t segments = tl::max(1, tl::min(chunks, tl::min(tl::cdiv(2048, EO), 8192 / EO)));
