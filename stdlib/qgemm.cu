@@ -953,6 +953,7 @@ __global__ void __launch_bounds__(256) fp8_gemm_block_scaled_tile_kernel_variant
             sa1_next[tl_s29] = tl::in_bounds(row0 + ((tl_tid / 4 % 8) + (tl_s29 % 2) * 8 + (tl_s29 / 2) * 16 + (tl_tid / 128) * 32), M) && tl::in_bounds(1, KG) ? As[int64_t(row0 + ((tl_tid / 4 % 8) + (tl_s29 % 2) * 8 + (tl_s29 / 2) * 16 + (tl_tid / 128) * 32)) * KG + 1] : 0.0f;
         }
         // copy(Bs[col0 / G, 2 * k +: 2], sb);  (qgemm.tl:129)
+        #pragma unroll
         for (int tl_e30 = 0; tl_e30 < 2; ++tl_e30) {
             sb_next[tl_e30] = tl::in_bounds(col0 / 128, NB) && tl::in_bounds(tl_e30, KG) ? Bs[int64_t(col0 / 128) * KG + tl_e30] : 0.0f;
         }
@@ -1067,6 +1068,7 @@ __global__ void __launch_bounds__(256) fp8_gemm_block_scaled_tile_kernel_variant
         #pragma unroll
         for (int tl_s = 0; tl_s < 4; ++tl_s) sa1[tl_s] = sa1_next[tl_s];
         // copy(Bs[col0 / G, 2 * k +: 2], sb);  (qgemm.tl:129)
+        #pragma unroll
         for (int tl_e59 = 0; tl_e59 < 2; ++tl_e59) {
             sb[tl_e59] = sb_next[tl_e59];
         }
@@ -1082,6 +1084,7 @@ __global__ void __launch_bounds__(256) fp8_gemm_block_scaled_tile_kernel_variant
                 sa1_next[tl_s61] = tl::in_bounds(row0 + ((tl_tid / 4 % 8) + (tl_s61 % 2) * 8 + (tl_s61 / 2) * 16 + (tl_tid / 128) * 32), M) && tl::in_bounds(2 * (k + 1) + 1, KG) ? As[int64_t(row0 + ((tl_tid / 4 % 8) + (tl_s61 % 2) * 8 + (tl_s61 / 2) * 16 + (tl_tid / 128) * 32)) * KG + (2 * (k + 1) + 1)] : 0.0f;
             }
             // copy(Bs[col0 / G, 2 * k +: 2], sb);  (qgemm.tl:129)
+            #pragma unroll
             for (int tl_e62 = 0; tl_e62 < 2; ++tl_e62) {
                 sb_next[tl_e62] = tl::in_bounds(col0 / 128, NB) && tl::in_bounds((2 * (k + 1)) + tl_e62, KG) ? Bs[int64_t(col0 / 128) * KG + ((2 * (k + 1)) + tl_e62)] : 0.0f;
             }
@@ -1254,6 +1257,7 @@ __global__ void __launch_bounds__(384, 1) fp8_gemm_block_scaled_tile_kernel_vari
                     sa1_next[tl_s1] = tl::in_bounds(row0 + ((tl_tid / 4 % 8) + (tl_s1) * 8 + (tl_tid / 32) * 16), M) && tl::in_bounds(1, KG) ? As[int64_t(row0 + ((tl_tid / 4 % 8) + (tl_s1) * 8 + (tl_tid / 32) * 16)) * KG + 1] : 0.0f;
                 }
                 // copy(Bs[col0 / G, 2 * k +: 2], sb);  (qgemm.tl:129)
+                #pragma unroll
                 for (int tl_e2 = 0; tl_e2 < 2; ++tl_e2) {
                     sb_next[tl_e2] = tl::in_bounds(col0 / 128, NB) && tl::in_bounds(tl_e2, KG) ? Bs[int64_t(col0 / 128) * KG + tl_e2] : 0.0f;
                 }
@@ -1274,6 +1278,7 @@ __global__ void __launch_bounds__(384, 1) fp8_gemm_block_scaled_tile_kernel_vari
                 #pragma unroll
                 for (int tl_s = 0; tl_s < 2; ++tl_s) sa1[tl_s] = sa1_next[tl_s];
                 // copy(Bs[col0 / G, 2 * k +: 2], sb);  (qgemm.tl:129)
+                #pragma unroll
                 for (int tl_e4 = 0; tl_e4 < 2; ++tl_e4) {
                     sb[tl_e4] = sb_next[tl_e4];
                 }
@@ -1289,6 +1294,7 @@ __global__ void __launch_bounds__(384, 1) fp8_gemm_block_scaled_tile_kernel_vari
                         sa1_next[tl_s6] = tl::load_read_only_if(&As[int64_t(row0 + ((tl_tid / 4 % 8) + (tl_s6) * 8 + (tl_tid / 32) * 16)) * KG + (2 * (k + 1) + 1)], tl::in_bounds(row0 + ((tl_tid / 4 % 8) + (tl_s6) * 8 + (tl_tid / 32) * 16), M) && tl::in_bounds(2 * (k + 1) + 1, KG));
                     }
                     // copy(Bs[col0 / G, 2 * k +: 2], sb);  (qgemm.tl:129)
+                    #pragma unroll
                     for (int tl_e7 = 0; tl_e7 < 2; ++tl_e7) {
                         sb_next[tl_e7] = tl::load_read_only_if(&Bs[int64_t(col0 / 128) * KG + ((2 * (k + 1)) + tl_e7)], tl::in_bounds(col0 / 128, NB) && tl::in_bounds((2 * (k + 1)) + tl_e7, KG));
                     }
@@ -1497,6 +1503,7 @@ __global__ void __launch_bounds__(256) fp8_gemm_block_scaled_tile_kernel_variant
             sa1_next[tl_s29] = tl::in_bounds(row0 + ((tl_tid / 4 % 8) + (tl_s29 % 2) * 8 + (tl_s29 / 2) * 16 + (tl_tid / 128) * 32), M) && tl::in_bounds(1, KG) ? As[int64_t(row0 + ((tl_tid / 4 % 8) + (tl_s29 % 2) * 8 + (tl_s29 / 2) * 16 + (tl_tid / 128) * 32)) * KG + 1] : 0.0f;
         }
         // copy(Bs[col0 / G, 2 * k +: 2], sb);  (qgemm.tl:129)
+        #pragma unroll
         for (int tl_e30 = 0; tl_e30 < 2; ++tl_e30) {
             sb_next[tl_e30] = tl::in_bounds(col0 / 128, NB) && tl::in_bounds(tl_e30, KG) ? Bs[int64_t(col0 / 128) * KG + tl_e30] : 0.0f;
         }
@@ -1611,6 +1618,7 @@ __global__ void __launch_bounds__(256) fp8_gemm_block_scaled_tile_kernel_variant
         #pragma unroll
         for (int tl_s = 0; tl_s < 4; ++tl_s) sa1[tl_s] = sa1_next[tl_s];
         // copy(Bs[col0 / G, 2 * k +: 2], sb);  (qgemm.tl:129)
+        #pragma unroll
         for (int tl_e59 = 0; tl_e59 < 2; ++tl_e59) {
             sb[tl_e59] = sb_next[tl_e59];
         }
@@ -1626,6 +1634,7 @@ __global__ void __launch_bounds__(256) fp8_gemm_block_scaled_tile_kernel_variant
                 sa1_next[tl_s61] = tl::in_bounds(row0 + ((tl_tid / 4 % 8) + (tl_s61 % 2) * 8 + (tl_s61 / 2) * 16 + (tl_tid / 128) * 32), M) && tl::in_bounds(2 * (k + 1) + 1, KG) ? As[int64_t(row0 + ((tl_tid / 4 % 8) + (tl_s61 % 2) * 8 + (tl_s61 / 2) * 16 + (tl_tid / 128) * 32)) * KG + (2 * (k + 1) + 1)] : 0.0f;
             }
             // copy(Bs[col0 / G, 2 * k +: 2], sb);  (qgemm.tl:129)
+            #pragma unroll
             for (int tl_e62 = 0; tl_e62 < 2; ++tl_e62) {
                 sb_next[tl_e62] = tl::in_bounds(col0 / 128, NB) && tl::in_bounds((2 * (k + 1)) + tl_e62, KG) ? Bs[int64_t(col0 / 128) * KG + ((2 * (k + 1)) + tl_e62)] : 0.0f;
             }
@@ -1798,6 +1807,7 @@ __global__ void __launch_bounds__(384, 1) fp8_gemm_block_scaled_tile_kernel_vari
                     sa1_next[tl_s1] = tl::in_bounds(row0 + ((tl_tid / 4 % 8) + (tl_s1) * 8 + (tl_tid / 32) * 16), M) && tl::in_bounds(1, KG) ? As[int64_t(row0 + ((tl_tid / 4 % 8) + (tl_s1) * 8 + (tl_tid / 32) * 16)) * KG + 1] : 0.0f;
                 }
                 // copy(Bs[col0 / G, 2 * k +: 2], sb);  (qgemm.tl:129)
+                #pragma unroll
                 for (int tl_e2 = 0; tl_e2 < 2; ++tl_e2) {
                     sb_next[tl_e2] = tl::in_bounds(col0 / 128, NB) && tl::in_bounds(tl_e2, KG) ? Bs[int64_t(col0 / 128) * KG + tl_e2] : 0.0f;
                 }
@@ -1818,6 +1828,7 @@ __global__ void __launch_bounds__(384, 1) fp8_gemm_block_scaled_tile_kernel_vari
                 #pragma unroll
                 for (int tl_s = 0; tl_s < 2; ++tl_s) sa1[tl_s] = sa1_next[tl_s];
                 // copy(Bs[col0 / G, 2 * k +: 2], sb);  (qgemm.tl:129)
+                #pragma unroll
                 for (int tl_e4 = 0; tl_e4 < 2; ++tl_e4) {
                     sb[tl_e4] = sb_next[tl_e4];
                 }
@@ -1833,6 +1844,7 @@ __global__ void __launch_bounds__(384, 1) fp8_gemm_block_scaled_tile_kernel_vari
                         sa1_next[tl_s6] = tl::load_read_only_if(&As[int64_t(row0 + ((tl_tid / 4 % 8) + (tl_s6) * 8 + (tl_tid / 32) * 16)) * KG + (2 * (k + 1) + 1)], tl::in_bounds(row0 + ((tl_tid / 4 % 8) + (tl_s6) * 8 + (tl_tid / 32) * 16), M) && tl::in_bounds(2 * (k + 1) + 1, KG));
                     }
                     // copy(Bs[col0 / G, 2 * k +: 2], sb);  (qgemm.tl:129)
+                    #pragma unroll
                     for (int tl_e7 = 0; tl_e7 < 2; ++tl_e7) {
                         sb_next[tl_e7] = tl::load_read_only_if(&Bs[int64_t(col0 / 128) * KG + ((2 * (k + 1)) + tl_e7)], tl::in_bounds(col0 / 128, NB) && tl::in_bounds((2 * (k + 1)) + tl_e7, KG));
                     }
@@ -2092,6 +2104,7 @@ __global__ void __launch_bounds__(512) fp8_gemm_block_scaled_wide_kernel(
             sa_next[tl_s42] = tl::in_bounds(row0 + ((tl_tid / 4 % 8) + (tl_s42) * 8 + (tl_tid / 256) * 16), M) && tl::in_bounds(0, KG) ? As[int64_t(row0 + ((tl_tid / 4 % 8) + (tl_s42) * 8 + (tl_tid / 256) * 16)) * KG + 0] : 0.0f;
         }
         // copy(Bs[col0 / G +: 2, k], sb);  (qgemm.tl:174)
+        #pragma unroll
         for (int tl_e43 = 0; tl_e43 < 2; ++tl_e43) {
             sb_next[tl_e43] = tl::in_bounds((col0 / 128) + tl_e43, NB) && tl::in_bounds(0, KG) ? Bs[int64_t((col0 / 128) + tl_e43) * KG + 0] : 0.0f;
         }
@@ -2183,6 +2196,7 @@ __global__ void __launch_bounds__(512) fp8_gemm_block_scaled_wide_kernel(
         #pragma unroll
         for (int tl_s = 0; tl_s < 2; ++tl_s) sa[tl_s] = sa_next[tl_s];
         // copy(Bs[col0 / G +: 2, k], sb);  (qgemm.tl:174)
+        #pragma unroll
         for (int tl_e65 = 0; tl_e65 < 2; ++tl_e65) {
             sb[tl_e65] = sb_next[tl_e65];
         }
@@ -2193,6 +2207,7 @@ __global__ void __launch_bounds__(512) fp8_gemm_block_scaled_wide_kernel(
                 sa_next[tl_s66] = tl::in_bounds(row0 + ((tl_tid / 4 % 8) + (tl_s66) * 8 + (tl_tid / 256) * 16), M) && tl::in_bounds(k + 1, KG) ? As[int64_t(row0 + ((tl_tid / 4 % 8) + (tl_s66) * 8 + (tl_tid / 256) * 16)) * KG + (k + 1)] : 0.0f;
             }
             // copy(Bs[col0 / G +: 2, k], sb);  (qgemm.tl:174)
+            #pragma unroll
             for (int tl_e67 = 0; tl_e67 < 2; ++tl_e67) {
                 sb_next[tl_e67] = tl::in_bounds((col0 / 128) + tl_e67, NB) && tl::in_bounds(k + 1, KG) ? Bs[int64_t((col0 / 128) + tl_e67) * KG + (k + 1)] : 0.0f;
             }
@@ -2371,6 +2386,7 @@ __global__ void __launch_bounds__(384, 1) fp8_gemm_block_scaled_wide_kernel_sm90
                     sa_next[tl_s0] = tl::in_bounds(row0 + ((tl_tid / 4 % 8) + (tl_s0) * 8 + (tl_tid / 32) * 16), M) && tl::in_bounds(0, KG) ? As[int64_t(row0 + ((tl_tid / 4 % 8) + (tl_s0) * 8 + (tl_tid / 32) * 16)) * KG + 0] : 0.0f;
                 }
                 // copy(Bs[col0 / G +: 2, k], sb);  (qgemm.tl:174)
+                #pragma unroll
                 for (int tl_e1 = 0; tl_e1 < 2; ++tl_e1) {
                     sb_next[tl_e1] = tl::in_bounds((col0 / 128) + tl_e1, NB) && tl::in_bounds(0, KG) ? Bs[int64_t((col0 / 128) + tl_e1) * KG + 0] : 0.0f;
                 }
@@ -2386,6 +2402,7 @@ __global__ void __launch_bounds__(384, 1) fp8_gemm_block_scaled_wide_kernel_sm90
                 #pragma unroll
                 for (int tl_s = 0; tl_s < 2; ++tl_s) sa[tl_s] = sa_next[tl_s];
                 // copy(Bs[col0 / G +: 2, k], sb);  (qgemm.tl:174)
+                #pragma unroll
                 for (int tl_e3 = 0; tl_e3 < 2; ++tl_e3) {
                     sb[tl_e3] = sb_next[tl_e3];
                 }
@@ -2396,6 +2413,7 @@ __global__ void __launch_bounds__(384, 1) fp8_gemm_block_scaled_wide_kernel_sm90
                         sa_next[tl_s4] = tl::load_read_only_if(&As[int64_t(row0 + ((tl_tid / 4 % 8) + (tl_s4) * 8 + (tl_tid / 32) * 16)) * KG + (k + 1)], tl::in_bounds(row0 + ((tl_tid / 4 % 8) + (tl_s4) * 8 + (tl_tid / 32) * 16), M) && tl::in_bounds(k + 1, KG));
                     }
                     // copy(Bs[col0 / G +: 2, k], sb);  (qgemm.tl:174)
+                    #pragma unroll
                     for (int tl_e5 = 0; tl_e5 < 2; ++tl_e5) {
                         sb_next[tl_e5] = tl::load_read_only_if(&Bs[int64_t((col0 / 128) + tl_e5) * KG + (k + 1)], tl::in_bounds((col0 / 128) + tl_e5, NB) && tl::in_bounds(k + 1, KG));
                     }
@@ -2674,6 +2692,7 @@ __global__ void __launch_bounds__(128) fp8_gemm_block_scaled_skinny_kernel_varia
             sa_next[tl_s42] = tl::in_bounds(row0 + ((tl_s42 % 2) + (tl_tid % 4) * 2 + (tl_s42 / 2) * 8), M) && tl::in_bounds(g0, KG) ? As[int64_t(row0 + ((tl_s42 % 2) + (tl_tid % 4) * 2 + (tl_s42 / 2) * 8)) * KG + g0] : 0.0f;
         }
         // copy(Bs[col0 / G +: 1, g0 + k], sb);  (qgemm.tl:217)
+        #pragma unroll
         for (int tl_e43 = 0; tl_e43 < 1; ++tl_e43) {
             sb_next[tl_e43] = tl::in_bounds((col0 / 128) + tl_e43, NB) && tl::in_bounds(g0, KG) ? Bs[int64_t((col0 / 128) + tl_e43) * KG + g0] : 0.0f;
         }
@@ -2737,6 +2756,7 @@ __global__ void __launch_bounds__(128) fp8_gemm_block_scaled_skinny_kernel_varia
         #pragma unroll
         for (int tl_s = 0; tl_s < 4; ++tl_s) sa[tl_s] = sa_next[tl_s];
         // copy(Bs[col0 / G +: 1, g0 + k], sb);  (qgemm.tl:217)
+        #pragma unroll
         for (int tl_e58 = 0; tl_e58 < 1; ++tl_e58) {
             sb[tl_e58] = sb_next[tl_e58];
         }
@@ -2747,6 +2767,7 @@ __global__ void __launch_bounds__(128) fp8_gemm_block_scaled_skinny_kernel_varia
                 sa_next[tl_s59] = tl::in_bounds(row0 + ((tl_s59 % 2) + (tl_tid % 4) * 2 + (tl_s59 / 2) * 8), M) && tl::in_bounds(g0 + (k + 1), KG) ? As[int64_t(row0 + ((tl_s59 % 2) + (tl_tid % 4) * 2 + (tl_s59 / 2) * 8)) * KG + (g0 + (k + 1))] : 0.0f;
             }
             // copy(Bs[col0 / G +: 1, g0 + k], sb);  (qgemm.tl:217)
+            #pragma unroll
             for (int tl_e60 = 0; tl_e60 < 1; ++tl_e60) {
                 sb_next[tl_e60] = tl::in_bounds((col0 / 128) + tl_e60, NB) && tl::in_bounds(g0 + (k + 1), KG) ? Bs[int64_t((col0 / 128) + tl_e60) * KG + (g0 + (k + 1))] : 0.0f;
             }
@@ -2902,6 +2923,7 @@ __global__ void __launch_bounds__(256, 1) fp8_gemm_block_scaled_skinny_kernel_va
                     sa_next[tl_s0] = tl::in_bounds(row0 + ((tl_s0 % 2) + (tl_tid % 4) * 2 + (tl_s0 / 2) * 8), M) && tl::in_bounds(g0, KG) ? As[int64_t(row0 + ((tl_s0 % 2) + (tl_tid % 4) * 2 + (tl_s0 / 2) * 8)) * KG + g0] : 0.0f;
                 }
                 // copy(Bs[col0 / G +: 1, g0 + k], sb);  (qgemm.tl:217)
+                #pragma unroll
                 for (int tl_e1 = 0; tl_e1 < 1; ++tl_e1) {
                     sb_next[tl_e1] = tl::in_bounds((col0 / 128) + tl_e1, NB) && tl::in_bounds(g0, KG) ? Bs[int64_t((col0 / 128) + tl_e1) * KG + g0] : 0.0f;
                 }
@@ -2917,6 +2939,7 @@ __global__ void __launch_bounds__(256, 1) fp8_gemm_block_scaled_skinny_kernel_va
                 #pragma unroll
                 for (int tl_s = 0; tl_s < 4; ++tl_s) sa[tl_s] = sa_next[tl_s];
                 // copy(Bs[col0 / G +: 1, g0 + k], sb);  (qgemm.tl:217)
+                #pragma unroll
                 for (int tl_e3 = 0; tl_e3 < 1; ++tl_e3) {
                     sb[tl_e3] = sb_next[tl_e3];
                 }
@@ -2927,6 +2950,7 @@ __global__ void __launch_bounds__(256, 1) fp8_gemm_block_scaled_skinny_kernel_va
                         sa_next[tl_s4] = tl::load_read_only_if(&As[int64_t(row0 + ((tl_s4 % 2) + (tl_tid % 4) * 2 + (tl_s4 / 2) * 8)) * KG + (g0 + (k + 1))], tl::in_bounds(row0 + ((tl_s4 % 2) + (tl_tid % 4) * 2 + (tl_s4 / 2) * 8), M) && tl::in_bounds(g0 + (k + 1), KG));
                     }
                     // copy(Bs[col0 / G +: 1, g0 + k], sb);  (qgemm.tl:217)
+                    #pragma unroll
                     for (int tl_e5 = 0; tl_e5 < 1; ++tl_e5) {
                         sb_next[tl_e5] = tl::load_read_only_if(&Bs[int64_t((col0 / 128) + tl_e5) * KG + (g0 + (k + 1))], tl::in_bounds((col0 / 128) + tl_e5, NB) && tl::in_bounds(g0 + (k + 1), KG));
                     }
@@ -3155,6 +3179,7 @@ __global__ void __launch_bounds__(128) fp8_gemm_block_scaled_skinny_kernel_varia
             sa_next[tl_s42] = tl::in_bounds(row0 + ((tl_s42 % 2) + (tl_tid % 4) * 2 + (tl_s42 / 2) * 8), M) && tl::in_bounds(g0, KG) ? As[int64_t(row0 + ((tl_s42 % 2) + (tl_tid % 4) * 2 + (tl_s42 / 2) * 8)) * KG + g0] : 0.0f;
         }
         // copy(Bs[col0 / G +: 1, g0 + k], sb);  (qgemm.tl:217)
+        #pragma unroll
         for (int tl_e43 = 0; tl_e43 < 1; ++tl_e43) {
             sb_next[tl_e43] = tl::in_bounds((col0 / 128) + tl_e43, NB) && tl::in_bounds(g0, KG) ? Bs[int64_t((col0 / 128) + tl_e43) * KG + g0] : 0.0f;
         }
@@ -3218,6 +3243,7 @@ __global__ void __launch_bounds__(128) fp8_gemm_block_scaled_skinny_kernel_varia
         #pragma unroll
         for (int tl_s = 0; tl_s < 8; ++tl_s) sa[tl_s] = sa_next[tl_s];
         // copy(Bs[col0 / G +: 1, g0 + k], sb);  (qgemm.tl:217)
+        #pragma unroll
         for (int tl_e58 = 0; tl_e58 < 1; ++tl_e58) {
             sb[tl_e58] = sb_next[tl_e58];
         }
@@ -3228,6 +3254,7 @@ __global__ void __launch_bounds__(128) fp8_gemm_block_scaled_skinny_kernel_varia
                 sa_next[tl_s59] = tl::in_bounds(row0 + ((tl_s59 % 2) + (tl_tid % 4) * 2 + (tl_s59 / 2) * 8), M) && tl::in_bounds(g0 + (k + 1), KG) ? As[int64_t(row0 + ((tl_s59 % 2) + (tl_tid % 4) * 2 + (tl_s59 / 2) * 8)) * KG + (g0 + (k + 1))] : 0.0f;
             }
             // copy(Bs[col0 / G +: 1, g0 + k], sb);  (qgemm.tl:217)
+            #pragma unroll
             for (int tl_e60 = 0; tl_e60 < 1; ++tl_e60) {
                 sb_next[tl_e60] = tl::in_bounds((col0 / 128) + tl_e60, NB) && tl::in_bounds(g0 + (k + 1), KG) ? Bs[int64_t((col0 / 128) + tl_e60) * KG + (g0 + (k + 1))] : 0.0f;
             }
@@ -3383,6 +3410,7 @@ __global__ void __launch_bounds__(256, 1) fp8_gemm_block_scaled_skinny_kernel_va
                     sa_next[tl_s0] = tl::in_bounds(row0 + ((tl_s0 % 2) + (tl_tid % 4) * 2 + (tl_s0 / 2) * 8), M) && tl::in_bounds(g0, KG) ? As[int64_t(row0 + ((tl_s0 % 2) + (tl_tid % 4) * 2 + (tl_s0 / 2) * 8)) * KG + g0] : 0.0f;
                 }
                 // copy(Bs[col0 / G +: 1, g0 + k], sb);  (qgemm.tl:217)
+                #pragma unroll
                 for (int tl_e1 = 0; tl_e1 < 1; ++tl_e1) {
                     sb_next[tl_e1] = tl::in_bounds((col0 / 128) + tl_e1, NB) && tl::in_bounds(g0, KG) ? Bs[int64_t((col0 / 128) + tl_e1) * KG + g0] : 0.0f;
                 }
@@ -3398,6 +3426,7 @@ __global__ void __launch_bounds__(256, 1) fp8_gemm_block_scaled_skinny_kernel_va
                 #pragma unroll
                 for (int tl_s = 0; tl_s < 8; ++tl_s) sa[tl_s] = sa_next[tl_s];
                 // copy(Bs[col0 / G +: 1, g0 + k], sb);  (qgemm.tl:217)
+                #pragma unroll
                 for (int tl_e3 = 0; tl_e3 < 1; ++tl_e3) {
                     sb[tl_e3] = sb_next[tl_e3];
                 }
@@ -3408,6 +3437,7 @@ __global__ void __launch_bounds__(256, 1) fp8_gemm_block_scaled_skinny_kernel_va
                         sa_next[tl_s4] = tl::load_read_only_if(&As[int64_t(row0 + ((tl_s4 % 2) + (tl_tid % 4) * 2 + (tl_s4 / 2) * 8)) * KG + (g0 + (k + 1))], tl::in_bounds(row0 + ((tl_s4 % 2) + (tl_tid % 4) * 2 + (tl_s4 / 2) * 8), M) && tl::in_bounds(g0 + (k + 1), KG));
                     }
                     // copy(Bs[col0 / G +: 1, g0 + k], sb);  (qgemm.tl:217)
+                    #pragma unroll
                     for (int tl_e5 = 0; tl_e5 < 1; ++tl_e5) {
                         sb_next[tl_e5] = tl::load_read_only_if(&Bs[int64_t((col0 / 128) + tl_e5) * KG + (g0 + (k + 1))], tl::in_bounds((col0 / 128) + tl_e5, NB) && tl::in_bounds(g0 + (k + 1), KG));
                     }
@@ -3636,6 +3666,7 @@ __global__ void __launch_bounds__(128) fp8_gemm_block_scaled_skinny_kernel_varia
             sa_next[tl_s42] = tl::in_bounds(row0 + ((tl_s42 % 2) + (tl_tid % 4) * 2 + (tl_s42 / 2) * 8 + (tl_tid / 32 % 2) * 32), M) && tl::in_bounds(g0, KG) ? As[int64_t(row0 + ((tl_s42 % 2) + (tl_tid % 4) * 2 + (tl_s42 / 2) * 8 + (tl_tid / 32 % 2) * 32)) * KG + g0] : 0.0f;
         }
         // copy(Bs[col0 / G +: 1, g0 + k], sb);  (qgemm.tl:217)
+        #pragma unroll
         for (int tl_e43 = 0; tl_e43 < 1; ++tl_e43) {
             sb_next[tl_e43] = tl::in_bounds((col0 / 128) + tl_e43, NB) && tl::in_bounds(g0, KG) ? Bs[int64_t((col0 / 128) + tl_e43) * KG + g0] : 0.0f;
         }
@@ -3699,6 +3730,7 @@ __global__ void __launch_bounds__(128) fp8_gemm_block_scaled_skinny_kernel_varia
         #pragma unroll
         for (int tl_s = 0; tl_s < 8; ++tl_s) sa[tl_s] = sa_next[tl_s];
         // copy(Bs[col0 / G +: 1, g0 + k], sb);  (qgemm.tl:217)
+        #pragma unroll
         for (int tl_e58 = 0; tl_e58 < 1; ++tl_e58) {
             sb[tl_e58] = sb_next[tl_e58];
         }
@@ -3709,6 +3741,7 @@ __global__ void __launch_bounds__(128) fp8_gemm_block_scaled_skinny_kernel_varia
                 sa_next[tl_s59] = tl::in_bounds(row0 + ((tl_s59 % 2) + (tl_tid % 4) * 2 + (tl_s59 / 2) * 8 + (tl_tid / 32 % 2) * 32), M) && tl::in_bounds(g0 + (k + 1), KG) ? As[int64_t(row0 + ((tl_s59 % 2) + (tl_tid % 4) * 2 + (tl_s59 / 2) * 8 + (tl_tid / 32 % 2) * 32)) * KG + (g0 + (k + 1))] : 0.0f;
             }
             // copy(Bs[col0 / G +: 1, g0 + k], sb);  (qgemm.tl:217)
+            #pragma unroll
             for (int tl_e60 = 0; tl_e60 < 1; ++tl_e60) {
                 sb_next[tl_e60] = tl::in_bounds((col0 / 128) + tl_e60, NB) && tl::in_bounds(g0 + (k + 1), KG) ? Bs[int64_t((col0 / 128) + tl_e60) * KG + (g0 + (k + 1))] : 0.0f;
             }
@@ -3867,6 +3900,7 @@ __global__ void __launch_bounds__(256, 1) fp8_gemm_block_scaled_skinny_kernel_va
                     sa[tl_s1] = tl::load_read_only_if(&As[int64_t(row0 + ((tl_s1 % 2) + (tl_tid % 4) * 2 + (tl_s1 / 2) * 8)) * KG + (g0 + k)], tl::in_bounds(row0 + ((tl_s1 % 2) + (tl_tid % 4) * 2 + (tl_s1 / 2) * 8), M) && tl::in_bounds(g0 + k, KG));
                 }
                 // copy(Bs[col0 / G +: 1, g0 + k], sb);  (qgemm.tl:217)
+                #pragma unroll
                 for (int tl_e2 = 0; tl_e2 < 1; ++tl_e2) {
                     sb[tl_e2] = tl::load_read_only_if(&Bs[int64_t((col0 / 128) + tl_e2) * KG + (g0 + k)], tl::in_bounds((col0 / 128) + tl_e2, NB) && tl::in_bounds(g0 + k, KG));
                 }
@@ -4245,6 +4279,7 @@ __global__ void __launch_bounds__(256) fp8_gemm_block_scaled_fp8_gemm_block_scal
             sa1_next[tl_s29] = tl::in_bounds(row0 + ((tl_tid / 4 % 8) + (tl_s29 % 2) * 8 + (tl_s29 / 2) * 16 + (tl_tid / 128) * 32), M) && tl::in_bounds(1, KG) ? As[int64_t(row0 + ((tl_tid / 4 % 8) + (tl_s29 % 2) * 8 + (tl_s29 / 2) * 16 + (tl_tid / 128) * 32)) * KG + 1] : 0.0f;
         }
         // copy(Bs[col0 / G, 2 * k +: 2], sb);  (qgemm.tl:129)
+        #pragma unroll
         for (int tl_e30 = 0; tl_e30 < 2; ++tl_e30) {
             sb_next[tl_e30] = tl::in_bounds(col0 / 128, NB) && tl::in_bounds(tl_e30, KG) ? Bs[int64_t(col0 / 128) * KG + tl_e30] : 0.0f;
         }
@@ -4359,6 +4394,7 @@ __global__ void __launch_bounds__(256) fp8_gemm_block_scaled_fp8_gemm_block_scal
         #pragma unroll
         for (int tl_s = 0; tl_s < 4; ++tl_s) sa1[tl_s] = sa1_next[tl_s];
         // copy(Bs[col0 / G, 2 * k +: 2], sb);  (qgemm.tl:129)
+        #pragma unroll
         for (int tl_e59 = 0; tl_e59 < 2; ++tl_e59) {
             sb[tl_e59] = sb_next[tl_e59];
         }
@@ -4374,6 +4410,7 @@ __global__ void __launch_bounds__(256) fp8_gemm_block_scaled_fp8_gemm_block_scal
                 sa1_next[tl_s61] = tl::in_bounds(row0 + ((tl_tid / 4 % 8) + (tl_s61 % 2) * 8 + (tl_s61 / 2) * 16 + (tl_tid / 128) * 32), M) && tl::in_bounds(2 * (k + 1) + 1, KG) ? As[int64_t(row0 + ((tl_tid / 4 % 8) + (tl_s61 % 2) * 8 + (tl_s61 / 2) * 16 + (tl_tid / 128) * 32)) * KG + (2 * (k + 1) + 1)] : 0.0f;
             }
             // copy(Bs[col0 / G, 2 * k +: 2], sb);  (qgemm.tl:129)
+            #pragma unroll
             for (int tl_e62 = 0; tl_e62 < 2; ++tl_e62) {
                 sb_next[tl_e62] = tl::in_bounds(col0 / 128, NB) && tl::in_bounds((2 * (k + 1)) + tl_e62, KG) ? Bs[int64_t(col0 / 128) * KG + ((2 * (k + 1)) + tl_e62)] : 0.0f;
             }
@@ -4545,6 +4582,7 @@ __global__ void __launch_bounds__(384, 1) fp8_gemm_block_scaled_fp8_gemm_block_s
                     sa1_next[tl_s1] = tl::in_bounds(row0 + ((tl_tid / 4 % 8) + (tl_s1) * 8 + (tl_tid / 32 % 4) * 16), M) && tl::in_bounds(1, KG) ? As[int64_t(row0 + ((tl_tid / 4 % 8) + (tl_s1) * 8 + (tl_tid / 32 % 4) * 16)) * KG + 1] : 0.0f;
                 }
                 // copy(Bs[col0 / G, 2 * k +: 2], sb);  (qgemm.tl:129)
+                #pragma unroll
                 for (int tl_e2 = 0; tl_e2 < 2; ++tl_e2) {
                     sb_next[tl_e2] = tl::in_bounds(col0 / 128, NB) && tl::in_bounds(tl_e2, KG) ? Bs[int64_t(col0 / 128) * KG + tl_e2] : 0.0f;
                 }
@@ -4565,6 +4603,7 @@ __global__ void __launch_bounds__(384, 1) fp8_gemm_block_scaled_fp8_gemm_block_s
                 #pragma unroll
                 for (int tl_s = 0; tl_s < 2; ++tl_s) sa1[tl_s] = sa1_next[tl_s];
                 // copy(Bs[col0 / G, 2 * k +: 2], sb);  (qgemm.tl:129)
+                #pragma unroll
                 for (int tl_e4 = 0; tl_e4 < 2; ++tl_e4) {
                     sb[tl_e4] = sb_next[tl_e4];
                 }
@@ -4580,6 +4619,7 @@ __global__ void __launch_bounds__(384, 1) fp8_gemm_block_scaled_fp8_gemm_block_s
                         sa1_next[tl_s6] = tl::load_read_only_if(&As[int64_t(row0 + ((tl_tid / 4 % 8) + (tl_s6) * 8 + (tl_tid / 32 % 4) * 16)) * KG + (2 * (k + 1) + 1)], tl::in_bounds(row0 + ((tl_tid / 4 % 8) + (tl_s6) * 8 + (tl_tid / 32 % 4) * 16), M) && tl::in_bounds(2 * (k + 1) + 1, KG));
                     }
                     // copy(Bs[col0 / G, 2 * k +: 2], sb);  (qgemm.tl:129)
+                    #pragma unroll
                     for (int tl_e7 = 0; tl_e7 < 2; ++tl_e7) {
                         sb_next[tl_e7] = tl::load_read_only_if(&Bs[int64_t(col0 / 128) * KG + ((2 * (k + 1)) + tl_e7)], tl::in_bounds(col0 / 128, NB) && tl::in_bounds((2 * (k + 1)) + tl_e7, KG));
                     }
@@ -4780,6 +4820,7 @@ __global__ void __launch_bounds__(256) fp8_gemm_block_scaled_fp8_gemm_block_scal
             sa1_next[tl_s29] = tl::in_bounds(row0 + ((tl_tid / 4 % 8) + (tl_s29 % 2) * 8 + (tl_s29 / 2) * 16 + (tl_tid / 128) * 32), M) && tl::in_bounds(1, KG) ? As[int64_t(row0 + ((tl_tid / 4 % 8) + (tl_s29 % 2) * 8 + (tl_s29 / 2) * 16 + (tl_tid / 128) * 32)) * KG + 1] : 0.0f;
         }
         // copy(Bs[col0 / G, 2 * k +: 2], sb);  (qgemm.tl:129)
+        #pragma unroll
         for (int tl_e30 = 0; tl_e30 < 2; ++tl_e30) {
             sb_next[tl_e30] = tl::in_bounds(col0 / 128, NB) && tl::in_bounds(tl_e30, KG) ? Bs[int64_t(col0 / 128) * KG + tl_e30] : 0.0f;
         }
@@ -4894,6 +4935,7 @@ __global__ void __launch_bounds__(256) fp8_gemm_block_scaled_fp8_gemm_block_scal
         #pragma unroll
         for (int tl_s = 0; tl_s < 4; ++tl_s) sa1[tl_s] = sa1_next[tl_s];
         // copy(Bs[col0 / G, 2 * k +: 2], sb);  (qgemm.tl:129)
+        #pragma unroll
         for (int tl_e59 = 0; tl_e59 < 2; ++tl_e59) {
             sb[tl_e59] = sb_next[tl_e59];
         }
@@ -4909,6 +4951,7 @@ __global__ void __launch_bounds__(256) fp8_gemm_block_scaled_fp8_gemm_block_scal
                 sa1_next[tl_s61] = tl::in_bounds(row0 + ((tl_tid / 4 % 8) + (tl_s61 % 2) * 8 + (tl_s61 / 2) * 16 + (tl_tid / 128) * 32), M) && tl::in_bounds(2 * (k + 1) + 1, KG) ? As[int64_t(row0 + ((tl_tid / 4 % 8) + (tl_s61 % 2) * 8 + (tl_s61 / 2) * 16 + (tl_tid / 128) * 32)) * KG + (2 * (k + 1) + 1)] : 0.0f;
             }
             // copy(Bs[col0 / G, 2 * k +: 2], sb);  (qgemm.tl:129)
+            #pragma unroll
             for (int tl_e62 = 0; tl_e62 < 2; ++tl_e62) {
                 sb_next[tl_e62] = tl::in_bounds(col0 / 128, NB) && tl::in_bounds((2 * (k + 1)) + tl_e62, KG) ? Bs[int64_t(col0 / 128) * KG + ((2 * (k + 1)) + tl_e62)] : 0.0f;
             }
@@ -5080,6 +5123,7 @@ __global__ void __launch_bounds__(384, 1) fp8_gemm_block_scaled_fp8_gemm_block_s
                     sa1_next[tl_s1] = tl::in_bounds(row0 + ((tl_tid / 4 % 8) + (tl_s1) * 8 + (tl_tid / 32 % 4) * 16), M) && tl::in_bounds(1, KG) ? As[int64_t(row0 + ((tl_tid / 4 % 8) + (tl_s1) * 8 + (tl_tid / 32 % 4) * 16)) * KG + 1] : 0.0f;
                 }
                 // copy(Bs[col0 / G, 2 * k +: 2], sb);  (qgemm.tl:129)
+                #pragma unroll
                 for (int tl_e2 = 0; tl_e2 < 2; ++tl_e2) {
                     sb_next[tl_e2] = tl::in_bounds(col0 / 128, NB) && tl::in_bounds(tl_e2, KG) ? Bs[int64_t(col0 / 128) * KG + tl_e2] : 0.0f;
                 }
@@ -5100,6 +5144,7 @@ __global__ void __launch_bounds__(384, 1) fp8_gemm_block_scaled_fp8_gemm_block_s
                 #pragma unroll
                 for (int tl_s = 0; tl_s < 2; ++tl_s) sa1[tl_s] = sa1_next[tl_s];
                 // copy(Bs[col0 / G, 2 * k +: 2], sb);  (qgemm.tl:129)
+                #pragma unroll
                 for (int tl_e4 = 0; tl_e4 < 2; ++tl_e4) {
                     sb[tl_e4] = sb_next[tl_e4];
                 }
@@ -5115,6 +5160,7 @@ __global__ void __launch_bounds__(384, 1) fp8_gemm_block_scaled_fp8_gemm_block_s
                         sa1_next[tl_s6] = tl::load_read_only_if(&As[int64_t(row0 + ((tl_tid / 4 % 8) + (tl_s6) * 8 + (tl_tid / 32 % 4) * 16)) * KG + (2 * (k + 1) + 1)], tl::in_bounds(row0 + ((tl_tid / 4 % 8) + (tl_s6) * 8 + (tl_tid / 32 % 4) * 16), M) && tl::in_bounds(2 * (k + 1) + 1, KG));
                     }
                     // copy(Bs[col0 / G, 2 * k +: 2], sb);  (qgemm.tl:129)
+                    #pragma unroll
                     for (int tl_e7 = 0; tl_e7 < 2; ++tl_e7) {
                         sb_next[tl_e7] = tl::load_read_only_if(&Bs[int64_t(col0 / 128) * KG + ((2 * (k + 1)) + tl_e7)], tl::in_bounds(col0 / 128, NB) && tl::in_bounds((2 * (k + 1)) + tl_e7, KG));
                     }

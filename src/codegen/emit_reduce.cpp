@@ -231,6 +231,7 @@ void KernelEmitter::emit_reduce(const ir::Reduce& r) {
     const bool cross_thread = is_distributed(src) || src.scope == ir::Scope::Shared;
     const int64_t length = src_shape.empty() ? 1 : src_shape[static_cast<size_t>(r.axis)];
     constexpr int64_t kRegisterResults = 32;  // partials a thread keeps in registers, unrolled
+    bool folded_by_lines = false;             // each result folded by one thread, read back by all
     out_.block("", [&] {
         out_.line(fmt::format("{} tl_part[{}];", acc_type, n_out));
         out_.line("#pragma unroll");
@@ -261,12 +262,36 @@ void KernelEmitter::emit_reduce(const ir::Reduce& r) {
                                           cast_to(element(src, region_indices(r.src, coords)), src.dtype, acc)));
                 });
             });
+        } else if (src.scope == ir::Scope::Shared && n_out <= kernel_.threads) {
+            // More results than stay unrolled, at most one a thread: thread o folds line o alone
+            // into the scratch, and every thread then reads all the results. A flat walk over the
+            // elements would index the partials at run time (local memory) and all-reduce each one
+            // over the block.
+            std::vector<int64_t> kept = src_shape;
+            kept.erase(kept.begin() + r.axis);
+            const std::string end = tile_axis_count(r.src, r.axis);
+            const std::string scratch = fmt::format("reinterpret_cast<{}*>(tl_scratch)", acc_type);
+            out_.block(fmt::format("if (tl_tid < {})", n_out), [&] {
+                out_.line(fmt::format("{} tl_fold = {}::identity<{}>();", acc_type, op, acc_type));
+                std::vector<std::string> coords = unflatten("tl_tid", kept);
+                coords.insert(coords.begin() + r.axis, "tl_k");
+                out_.block(fmt::format("for (int tl_k = 0; tl_k < {}; ++tl_k)", end), [&] {
+                    out_.line(fmt::format("tl_fold = {0}::combine(tl_fold, {0}::element({1}));", op,
+                                          cast_to(element(src, region_indices(r.src, coords)), src.dtype, acc)));
+                });
+                out_.line(fmt::format("{}[tl_tid] = tl_fold;", scratch));
+            });
+            out_.line(block_sync() + ";");
+            out_.line("#pragma unroll");
+            out_.line(fmt::format("for (int tl_i = 0; tl_i < {}; ++tl_i) tl_part[tl_i] = {}[tl_i];", n_out, scratch));
+            out_.line(block_sync() + ";  // the scratch is free again");
+            folded_by_lines = true;
         } else {
             for_each_element(src_shape, !cross_thread, [&](const std::vector<std::string>& coords, const std::string&) {
                 accumulate(coords, element(src, region_indices(r.src, coords)));
             });
         }
-        if (cross_thread)
+        if (cross_thread && !folded_by_lines)
             out_.line(fmt::format("tl::block_allreduce<{}, {}, {}>(tl_part, reinterpret_cast<{}*>(tl_scratch), tl_tid);", op, n_out,
                                   kernel_.threads, acc_type));
         // Every thread now holds the result; write it (shared destinations by one thread per element).

@@ -304,6 +304,8 @@ inline void KernelEmitter::for_each_element(const std::vector<int64_t>& shape, b
     int64_t n = ir::element_count(shape);
     std::string e = fresh("e");
     if (every_thread) {
+        // Unrolled where it is short, so that registers it indexes (a replicated fragment) stay registers.
+        if (n <= 256) out_.line("#pragma unroll");
         out_.block(fmt::format("for (int {0} = 0; {0} < {1}; ++{0})", e, n), [&] { body(unflatten(e, shape), e); });
         return;
     }

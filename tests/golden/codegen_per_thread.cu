@@ -17,10 +17,12 @@ __global__ void __launch_bounds__(128) k2_kernel(
     const int tl_tid = tl::thread_index<128>();
     float v[8];  // local v: f32[8]
     // copy(X[thread.x * 8 +: 8], v);      // per thread  (codegen_per_thread.tl:8)
+    #pragma unroll
     for (int tl_e0 = 0; tl_e0 < 8; ++tl_e0) {
         v[tl_e0] = tl::in_bounds((tl_tid * 8) + tl_e0, N) ? X[(tl_tid * 8) + tl_e0] : 0.0f;
     }
     // copy(v, Y[thread.x * 8 +: 8]);      // per thread too: each thread writes its own 8 ele...  (codegen_per_thread.tl:9)
+    #pragma unroll
     for (int tl_e1 = 0; tl_e1 < 8; ++tl_e1) {
         if (tl::in_bounds((tl_tid * 8) + tl_e1, N)) Y[(tl_tid * 8) + tl_e1] = v[tl_e1];
     }
@@ -39,6 +41,7 @@ __global__ void __launch_bounds__(128) prefix_rows_kernel(
     float total;
     const int32_t base = int(blockIdx.x) * 1024 + tl_tid * 8;
     // copy(X[base +: 8], v);  (codegen_per_thread.tl:18)
+    #pragma unroll
     for (int tl_e0 = 0; tl_e0 < 8; ++tl_e0) {
         v[tl_e0] = tl::in_bounds(base + tl_e0, N) ? X[base + tl_e0] : 0.0f;
     }
@@ -55,6 +58,7 @@ __global__ void __launch_bounds__(128) prefix_rows_kernel(
         float tl_part[1];
         #pragma unroll
         for (int tl_i = 0; tl_i < 1; ++tl_i) tl_part[tl_i] = tl::SumOp::identity<float>();
+        #pragma unroll
         for (int tl_e1 = 0; tl_e1 < 8; ++tl_e1) {
             tl_part[0] = tl::SumOp::combine(tl_part[0], tl::SumOp::element(v[tl_e1]));
         }
@@ -63,6 +67,7 @@ __global__ void __launch_bounds__(128) prefix_rows_kernel(
         }
     }
     // copy(v, Y[base +: 8]);  (codegen_per_thread.tl:21)
+    #pragma unroll
     for (int tl_e2 = 0; tl_e2 < 8; ++tl_e2) {
         if (tl::in_bounds(base + tl_e2, N)) Y[base + tl_e2] = v[tl_e2];
     }
@@ -85,14 +90,17 @@ __global__ void __launch_bounds__(128) broadcast_kernel(
     float x[32];  // fragment x: f32[32]
     float v[32];  // local v: f32[32]
     // copy(X[block.x * 256 +: 32], x);  (codegen_per_thread.tl:30)
+    #pragma unroll
     for (int tl_e0 = 0; tl_e0 < 32; ++tl_e0) {
         x[tl_e0] = tl::in_bounds((int(blockIdx.x) * 256) + tl_e0, N) ? X[(int(blockIdx.x) * 256) + tl_e0] : 0.0f;
     }
     // copy(x, v);  (codegen_per_thread.tl:31)
+    #pragma unroll
     for (int tl_e1 = 0; tl_e1 < 32; ++tl_e1) {
         v[tl_e1] = x[tl_e1];
     }
     // copy(v[thread.x % 16 * 2 +: 2], Y[block.x * 256 + thread.x * 2 +: 2]);  (codegen_per_thread.tl:32)
+    #pragma unroll
     for (int tl_e2 = 0; tl_e2 < 2; ++tl_e2) {
         if (tl::in_bounds((int(blockIdx.x) * 256 + tl_tid * 2) + tl_e2, N)) Y[(int(blockIdx.x) * 256 + tl_tid * 2) + tl_e2] = v[(tl_tid % 16 * 2) + tl_e2];
     }

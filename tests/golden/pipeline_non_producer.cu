@@ -87,6 +87,7 @@ __global__ void __launch_bounds__(128) scaled_row_sum_kernel(
         }
         tl::cp_async_commit();
         // copy(W[k * 64 +: 64], w);  (pipeline_non_producer.tl:21)
+        #pragma unroll
         for (int tl_e14 = 0; tl_e14 < 64; ++tl_e14) {
             w[tl_e14] = tl::in_bounds((k * 64) + tl_e14, N) ? W[(k * 64) + tl_e14] : 0.0f;
         }
@@ -115,31 +116,37 @@ __global__ void __launch_bounds__(128) scaled_row_sum_kernel(
             float tl_part[32];
             #pragma unroll
             for (int tl_i = 0; tl_i < 32; ++tl_i) tl_part[tl_i] = tl::SumOp::identity<float>();
-            #pragma unroll
-            for (int tl_i23 = 0; tl_i23 < 16; ++tl_i23) {
-                const int tl_e22 = tl_tid + tl_i23 * 128;
-                tl_part[tl_e22 / 64] = tl::SumOp::combine(tl_part[tl_e22 / 64], tl::SumOp::element(t[(tl_e22 / 64) * 68 + (tl_e22 % 64)]));
+            if (tl_tid < 32) {
+                float tl_fold = tl::SumOp::identity<float>();
+                for (int tl_k = 0; tl_k < 64; ++tl_k) {
+                    tl_fold = tl::SumOp::combine(tl_fold, tl::SumOp::element(t[tl_tid * 68 + tl_k]));
+                }
+                reinterpret_cast<float*>(tl_scratch)[tl_tid] = tl_fold;
             }
-            tl::block_allreduce<tl::SumOp, 32, 128>(tl_part, reinterpret_cast<float*>(tl_scratch), tl_tid);
-            for (int tl_e24 = 0; tl_e24 < 32; ++tl_e24) {
-                part[tl_e24] = tl_part[tl_e24];
+            __syncthreads();
+            #pragma unroll
+            for (int tl_i = 0; tl_i < 32; ++tl_i) tl_part[tl_i] = reinterpret_cast<float*>(tl_scratch)[tl_i];
+            __syncthreads();  // the scratch is free again
+            #pragma unroll
+            for (int tl_e22 = 0; tl_e22 < 32; ++tl_e22) {
+                part[tl_e22] = tl_part[tl_e22];
             }
         }
         // for i in parallel(32) {  (pipeline_non_producer.tl:26)
         // for i in parallel(32): each thread visits the elements of `acc` it holds
         #pragma unroll
-        for (int tl_s25 = 0; tl_s25 < acc_layout::kSlots; ++tl_s25) {
-            if (!(acc_layout::valid(tl_tid, tl_s25))) continue;
-            const int i = acc_layout::flat(tl_tid, tl_s25);
-            acc[tl_s25] = acc[tl_s25] + part[i];
+        for (int tl_s23 = 0; tl_s23 < acc_layout::kSlots; ++tl_s23) {
+            if (!(acc_layout::valid(tl_tid, tl_s23))) continue;
+            const int i = acc_layout::flat(tl_tid, tl_s23);
+            acc[tl_s23] = acc[tl_s23] + part[i];
         }
     }
     tl::cp_async_wait<0>();  // at most 0 copy groups of this thread still in flight
     // copy(acc, Y[block.x * 32 +: 32]);  (pipeline_non_producer.tl:30)
     #pragma unroll
-    for (int tl_s26 = 0; tl_s26 < acc_layout::kSlots; ++tl_s26) {
-        if (!(acc_layout::valid(tl_tid, tl_s26))) continue;
-        if (tl::in_bounds((int(blockIdx.x) * 32) + acc_layout::flat(tl_tid, tl_s26), M)) Y[(int(blockIdx.x) * 32) + acc_layout::flat(tl_tid, tl_s26)] = acc[tl_s26];
+    for (int tl_s24 = 0; tl_s24 < acc_layout::kSlots; ++tl_s24) {
+        if (!(acc_layout::valid(tl_tid, tl_s24))) continue;
+        if (tl::in_bounds((int(blockIdx.x) * 32) + acc_layout::flat(tl_tid, tl_s24), M)) Y[(int(blockIdx.x) * 32) + acc_layout::flat(tl_tid, tl_s24)] = acc[tl_s24];
     }
 }
 

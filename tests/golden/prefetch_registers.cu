@@ -107,6 +107,7 @@ __global__ void __launch_bounds__(128) scaled_rows_kernel(
             }
         }
         // copy(S[k +: 1], s);  (prefetch_registers.tl:23)
+        #pragma unroll
         for (int tl_e17 = 0; tl_e17 < 1; ++tl_e17) {
             s_next[tl_e17] = tl::in_bounds(tl_e17, KT) ? S[tl_e17] : 0.0f;
         }
@@ -162,6 +163,7 @@ __global__ void __launch_bounds__(128) scaled_rows_kernel(
         #pragma unroll
         for (int tl_s = 0; tl_s < 8; ++tl_s) w[tl_s] = w_next[tl_s];
         // copy(S[k +: 1], s);  (prefetch_registers.tl:23)
+        #pragma unroll
         for (int tl_e28 = 0; tl_e28 < 1; ++tl_e28) {
             s[tl_e28] = s_next[tl_e28];
         }
@@ -183,6 +185,7 @@ __global__ void __launch_bounds__(128) scaled_rows_kernel(
                 }
             }
             // copy(S[k +: 1], s);  (prefetch_registers.tl:23)
+            #pragma unroll
             for (int tl_e32 = 0; tl_e32 < 1; ++tl_e32) {
                 s_next[tl_e32] = tl::in_bounds((k + 1) + tl_e32, KT) ? S[(k + 1) + tl_e32] : 0.0f;
             }
@@ -241,6 +244,7 @@ __global__ void __launch_bounds__(64) per_row_kernel(
     #pragma unroll
     for (int tl_i = 0; tl_i < acc_layout::kSlots; ++tl_i) acc[tl_i] = 0.0f;
     // copy(Lens[block.x +: 1], len);  (prefetch_registers.tl:38)
+    #pragma unroll
     for (int tl_e0 = 0; tl_e0 < 1; ++tl_e0) {
         len[tl_e0] = tl::in_bounds(int(blockIdx.x) + tl_e0, R) ? Lens[int(blockIdx.x) + tl_e0] : 0;
     }

@@ -155,6 +155,7 @@ __global__ void __launch_bounds__(256) block_scaled_kernel(
             sa_next[tl_s28] = tl::in_bounds(row0 + ((tl_tid / 4 % 8) + (tl_s28 % 2) * 8 + (tl_s28 / 2) * 16 + (tl_tid / 128) * 64), M) && tl::in_bounds(0, KG) ? As[int64_t(row0 + ((tl_tid / 4 % 8) + (tl_s28 % 2) * 8 + (tl_s28 / 2) * 16 + (tl_tid / 128) * 64)) * KG + 0] : 0.0f;
         }
         // copy(Bs[col0 / 128 +: 1, k], sb);  (prefetch_registers_hopper.tl:27)
+        #pragma unroll
         for (int tl_e29 = 0; tl_e29 < 1; ++tl_e29) {
             sb_next[tl_e29] = tl::in_bounds((col0 / 128) + tl_e29, NB) && tl::in_bounds(0, KG) ? Bs[int64_t((col0 / 128) + tl_e29) * KG + 0] : 0.0f;
         }
@@ -218,6 +219,7 @@ __global__ void __launch_bounds__(256) block_scaled_kernel(
         #pragma unroll
         for (int tl_s = 0; tl_s < 8; ++tl_s) sa[tl_s] = sa_next[tl_s];
         // copy(Bs[col0 / 128 +: 1, k], sb);  (prefetch_registers_hopper.tl:27)
+        #pragma unroll
         for (int tl_e44 = 0; tl_e44 < 1; ++tl_e44) {
             sb[tl_e44] = sb_next[tl_e44];
         }
@@ -228,6 +230,7 @@ __global__ void __launch_bounds__(256) block_scaled_kernel(
                 sa_next[tl_s45] = tl::in_bounds(row0 + ((tl_tid / 4 % 8) + (tl_s45 % 2) * 8 + (tl_s45 / 2) * 16 + (tl_tid / 128) * 64), M) && tl::in_bounds(k + 1, KG) ? As[int64_t(row0 + ((tl_tid / 4 % 8) + (tl_s45 % 2) * 8 + (tl_s45 / 2) * 16 + (tl_tid / 128) * 64)) * KG + (k + 1)] : 0.0f;
             }
             // copy(Bs[col0 / 128 +: 1, k], sb);  (prefetch_registers_hopper.tl:27)
+            #pragma unroll
             for (int tl_e46 = 0; tl_e46 < 1; ++tl_e46) {
                 sb_next[tl_e46] = tl::in_bounds((col0 / 128) + tl_e46, NB) && tl::in_bounds(k + 1, KG) ? Bs[int64_t((col0 / 128) + tl_e46) * KG + (k + 1)] : 0.0f;
             }
@@ -368,6 +371,7 @@ __global__ void __launch_bounds__(384, 1) block_scaled_kernel_sm90(
                     sa_next[tl_s0] = tl::in_bounds(row0 + ((tl_tid / 4 % 8) + (tl_s0) * 8 + (tl_tid / 32) * 16), M) && tl::in_bounds(0, KG) ? As[int64_t(row0 + ((tl_tid / 4 % 8) + (tl_s0) * 8 + (tl_tid / 32) * 16)) * KG + 0] : 0.0f;
                 }
                 // copy(Bs[col0 / 128 +: 1, k], sb);  (prefetch_registers_hopper.tl:27)
+                #pragma unroll
                 for (int tl_e1 = 0; tl_e1 < 1; ++tl_e1) {
                     sb_next[tl_e1] = tl::in_bounds((col0 / 128) + tl_e1, NB) && tl::in_bounds(0, KG) ? Bs[int64_t((col0 / 128) + tl_e1) * KG + 0] : 0.0f;
                 }
@@ -383,6 +387,7 @@ __global__ void __launch_bounds__(384, 1) block_scaled_kernel_sm90(
                 #pragma unroll
                 for (int tl_s = 0; tl_s < 2; ++tl_s) sa[tl_s] = sa_next[tl_s];
                 // copy(Bs[col0 / 128 +: 1, k], sb);  (prefetch_registers_hopper.tl:27)
+                #pragma unroll
                 for (int tl_e3 = 0; tl_e3 < 1; ++tl_e3) {
                     sb[tl_e3] = sb_next[tl_e3];
                 }
@@ -393,6 +398,7 @@ __global__ void __launch_bounds__(384, 1) block_scaled_kernel_sm90(
                         sa_next[tl_s4] = tl::load_read_only_if(&As[int64_t(row0 + ((tl_tid / 4 % 8) + (tl_s4) * 8 + (tl_tid / 32) * 16)) * KG + (k + 1)], tl::in_bounds(row0 + ((tl_tid / 4 % 8) + (tl_s4) * 8 + (tl_tid / 32) * 16), M) && tl::in_bounds(k + 1, KG));
                     }
                     // copy(Bs[col0 / 128 +: 1, k], sb);  (prefetch_registers_hopper.tl:27)
+                    #pragma unroll
                     for (int tl_e5 = 0; tl_e5 < 1; ++tl_e5) {
                         sb_next[tl_e5] = tl::load_read_only_if(&Bs[int64_t((col0 / 128) + tl_e5) * KG + (k + 1)], tl::in_bounds((col0 / 128) + tl_e5, NB) && tl::in_bounds(k + 1, KG));
                     }

@@ -77,6 +77,7 @@ __global__ void __launch_bounds__(128) column_sums_rowmax_kernel(
                 }
             }
             tl::block_allreduce<tl::MaxOp, 16, 128>(tl_part, reinterpret_cast<float*>(tl_scratch), tl_tid);
+            #pragma unroll
             for (int tl_e7 = 0; tl_e7 < 16; ++tl_e7) {
                 rmax[tl_e7] = tl_part[tl_e7];
             }

@@ -11,6 +11,7 @@
 // cluster_gemm_2x2(A, B, C, M, K, N), cluster_gemm_1x4(A, B, C, K, M, N),
 // narrow_swizzle_stages(A, B, C, M, K, N), partial_wait(A, B, C, M, K, N), heads_store(A, W, O, B, M, K, N, H),
 // bias_residual_epilogue(A, B, Bias, R, C, M, K, N), histogram(X, Counts, N, NB), scatter_add(X, Idx, Wts, Y, R, D, M),
+// shared_tile_reductions(X, Cmin, Rsum, M, N, B),
 // row_cumsum_carry(X, Y, M, N), top_half_gemm(A, B, C, M, K, N, H).
 #include "regressions.h"
 #include "harness.h"
@@ -355,6 +356,27 @@ th::Outcome check_histogram(int64_t N, int64_t NB, uint64_t seed) {
     return th::expect(X.guards_intact() && Counts.guards_intact(), "out-of-bounds write");
 }
 
+// shared_tile_reductions: Cmin = the column minima of X, Rsum[b, r] = the sum of row r over block
+// b's 64 columns (0 past M), both reduced from shared tiles into more results than stay unrolled.
+th::Outcome check_shared_tile_reductions(int64_t M, int64_t N, uint64_t seed) {
+    const auto x = th::random_vector<float>(th::numel({M, N}), seed);
+    const int64_t B = (N + 63) / 64;
+    th::DeviceBuffer<float> X(x), Cmin(static_cast<size_t>(N)), Rsum(th::numel({B, 48}));
+    Cmin.poison();
+    Rsum.poison();
+    th::check_launch(tlc::shared_tile_reductions(X.get(), Cmin.get(), Rsum.get(), M, N, B), "shared_tile_reductions");
+    std::vector<double> want_min(static_cast<size_t>(N)), want_sum(th::numel({B, 48}), 0.0);
+    for (int64_t c = 0; c < N; ++c) {
+        double m = INFINITY;
+        for (int64_t r = 0; r < M; ++r) m = std::min(m, double(x[size_t(r * N + c)]));
+        want_min[size_t(c)] = m;
+    }
+    for (int64_t r = 0; r < M; ++r)
+        for (int64_t c = 0; c < N; ++c) want_sum[size_t((c / 64) * 48 + r)] += double(x[size_t(r * N + c)]);
+    const double err = std::max(th::rel_err(Cmin.download(), want_min), th::rel_err(Rsum.download(), want_sum));
+    return th::numeric(err, 1e-5, X.guards_intact() && Cmin.guards_intact() && Rsum.guards_intact());
+}
+
 // scatter_add: Y[Idx[r], :] += X[r, :] * Wts[r] over a zeroed Y; several rows share a target.
 th::Outcome check_scatter_add(int64_t R, int64_t D, int64_t M, uint64_t seed) {
     const auto x = th::random_vector<float>(th::numel({R, D}), seed);
@@ -553,6 +575,9 @@ int main() {
     for (const std::pair<int64_t, int64_t> nb : {std::pair<int64_t, int64_t>{1000, 7}, {256, 300}, {1, 1}, {70000, 64}})
         suite.run("histogram/N=" + std::to_string(nb.first) + ",NB=" + std::to_string(nb.second),
                   [&] { return check_histogram(nb.first, nb.second, 2500 + nb.first); });
+    for (const std::pair<int64_t, int64_t> mn : {std::pair<int64_t, int64_t>{48, 64}, {37, 1000}, {1, 1}, {20, 130}})
+        suite.run("shared_tile_reductions/" + std::to_string(mn.first) + "x" + std::to_string(mn.second),
+                  [&] { return check_shared_tile_reductions(mn.first, mn.second, 2650 + mn.second); });
     for (const std::array<int64_t, 3> rdm : {std::array<int64_t, 3>{37, 100, 5}, {16, 64, 16}, {1, 1, 1}, {300, 129, 40}})
         suite.run("scatter_add/R=" + std::to_string(rdm[0]) + ",D=" + std::to_string(rdm[1]) + ",M=" + std::to_string(rdm[2]),
                   [&] { return check_scatter_add(rdm[0], rdm[1], rdm[2], 2600 + rdm[0]); });
