@@ -159,6 +159,10 @@ std::optional<CodegenOutput> generate(const ir::Module& module, const CodegenOpt
     };
     for (const ir::Kernel& k : module.kernels) {
         StubKernels s;
+        // A variant's remarks and warnings may hold for its values alone: each variant's are
+        // reported, naming the values (as the scheduling passes do).
+        const size_t diags_before = diags.diagnostics().size();
+        diags.set_advice_context(k.variant.count > 1 ? k.variant.values_text() : "");
         if (k.fallback && k.layouts.wgmma_accumulator) {
             s.main = k.fallback.get();
             // The fallback repeats the kernel's source: its remarks and warnings would too.
@@ -193,6 +197,9 @@ std::optional<CodegenOutput> generate(const ir::Module& module, const CodegenOpt
             s.main = k.fallback ? k.fallback.get() : &k;
             s.main_shared_bytes = emit_kernel(*s.main);
         }
+        if (k.variant.count > 1)
+            diags.note_all_since(diags_before, DiagKind::NoteInstantiatedWith, k.name_range, k.name, k.variant.values_text());
+        diags.set_advice_context("");
         stubs.push_back(s);
     }
     if (!ok) return std::nullopt;

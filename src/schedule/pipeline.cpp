@@ -237,6 +237,7 @@ bool run_passes(ir::Module& module, const ScheduleOptions& given, DiagnosticEngi
     for (const Pass& pass : passes()) {
         for (ir::Kernel& kernel : module.kernels) {
             const size_t diags_before = diags.diagnostics().size();
+            diags.set_advice_context(kernel.variant.count > 1 ? kernel.variant.values_text() : "");
             bool ok = pass.run(kernel, options, diags);
             if (ok && kernel.fallback && pass.name != "warp-specialize") {
                 // The fallback repeats the kernel's source: its remarks and warnings would too.
@@ -244,10 +245,11 @@ bool run_passes(ir::Module& module, const ScheduleOptions& given, DiagnosticEngi
                 ok = pass.run(*kernel.fallback, options, diags);
                 diags.mute_advice(false);
             }
-            // An error in one variant may hold for its values only: name them, as sema does.
+            // An error or a remark in one variant may hold for its values only: name them, as sema does.
             if (kernel.variant.count > 1)
-                diags.note_errors_since(diags_before, DiagKind::NoteInstantiatedWith, kernel.name_range, kernel.name,
-                                        kernel.variant.values_text());
+                diags.note_all_since(diags_before, DiagKind::NoteInstantiatedWith, kernel.name_range, kernel.name,
+                                     kernel.variant.values_text());
+            diags.set_advice_context("");
             if (!ok) return false;
         }
         if (pass.function_body)

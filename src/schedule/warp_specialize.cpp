@@ -79,9 +79,11 @@ Why check_gemm(const ir::Gemm& g, int warpgroups) {
     // every slab over its share of the columns (wgmma_splits_columns).
     const bool by_columns = wgmma_splits_columns(m, warpgroups);
     if (m % (64 * warpgroups) && !by_columns)
-        return fmt::format("the accumulator has {} rows; wgmma with {} consumer warpgroup(s) needs a multiple of 64 (split "
-                           "by columns over the warpgroups) or of {} (by 64-row slabs)",
-                           m, warpgroups, 64 * warpgroups);
+        return warpgroups == 1
+                   ? fmt::format("the accumulator has {} rows; wgmma with one consumer warpgroup needs a multiple of 64", m)
+                   : fmt::format("the accumulator has {} rows; wgmma with {} consumer warpgroups needs a multiple of 64 "
+                                 "(split by columns over the warpgroups) or of {} (by 64-row slabs)",
+                                 m, warpgroups, 64 * warpgroups);
     const int64_t n_each = by_columns ? n / warpgroups : n; // the columns one warpgroup's wgmmas compute
     if (by_columns && (n % (8 * warpgroups)))
         return fmt::format("the {}-row accumulator is split by columns over {} warpgroups, but its {} columns are not a "

@@ -45,6 +45,15 @@ std::string printable(std::string_view s) {
 
 const DiagKindInfo& diag_info(DiagKind kind) { return kKindInfo[static_cast<size_t>(kind)]; }
 
+void DiagnosticEngine::note_since(size_t first, bool advice_too, DiagKind kind, SourceRange range, const std::string& message) {
+    for (size_t i = first; i < diags_.size(); ++i) {
+        const Severity sev = diags_[i].severity;
+        if (diags_[i].kind == DiagKind::TooManyErrors || sev == Severity::Note) continue;
+        if (sev == Severity::Error || advice_too)
+            diags_[i].notes.push_back(Diagnostic{kind, Severity::Note, diag_info(kind).code, message, range, {}});
+    }
+}
+
 Diagnostic& DiagnosticEngine::add(DiagKind kind, SourceRange range, std::string message) {
     Severity sev = diag_info(kind).severity;
     last_dropped_ = true;
@@ -54,7 +63,8 @@ Diagnostic& DiagnosticEngine::add(DiagKind kind, SourceRange range, std::string 
     // Advice is reported once per statement: a kernel lowered twice (its sm_80 fallback) or a
     // copy issued at several pipeline stages would otherwise repeat it.
     if (sev == Severity::Warning || sev == Severity::Remark) {
-        auto key = std::make_tuple(static_cast<int>(kind), range.begin.file, range.begin.offset, range.end.offset, message);
+        auto key = std::make_tuple(static_cast<int>(kind), range.begin.file, range.begin.offset, range.end.offset, message,
+                                   advice_context_);
         if (!advice_seen_.insert(std::move(key)).second) return dropped_;
     }
     if (sev == Severity::Warning && options_.warnings_as_errors) sev = Severity::Error;

@@ -70,13 +70,17 @@ public:
     // e.g. "these errors are in a kernel instantiated with a command-line value").
     template <typename... Args>
     void note_errors_since(size_t first, DiagKind kind, SourceRange range, Args&&... args) {
-        const DiagKindInfo& info = diag_info(kind);
-        std::string message = fmt::format(fmt::runtime(info.format), std::forward<Args>(args)...);
-        for (size_t i = first; i < diags_.size(); ++i)
-            if (diags_[i].severity == Severity::Error && diags_[i].kind != DiagKind::TooManyErrors)
-                diags_[i].notes.push_back(
-                    Diagnostic{kind, Severity::Note, info.code, message, range, {}});
+        note_since(first, false, kind, range, fmt::format(fmt::runtime(diag_info(kind).format), std::forward<Args>(args)...));
     }
+    // The same note on every error, warning and remark reported since `first` (a kernel variant's
+    // values, which its advice may hold for alone).
+    template <typename... Args>
+    void note_all_since(size_t first, DiagKind kind, SourceRange range, Args&&... args) {
+        note_since(first, true, kind, range, fmt::format(fmt::runtime(diag_info(kind).format), std::forward<Args>(args)...));
+    }
+    // Advice (warnings, remarks) is reported once per statement and message within one context: a
+    // kernel variant sets its values as the context, so that each variant's advice is reported.
+    void set_advice_context(std::string context) { advice_context_ = std::move(context); }
     // While muted, remarks and warnings are dropped (errors still count): used for the second
     // lowering of a kernel (a warp-specialized kernel's fallback), whose advice repeats the kernel's.
     void mute_advice(bool muted) { advice_muted_ = muted; }
@@ -96,6 +100,7 @@ public:
 private:
     Diagnostic& add(DiagKind kind, SourceRange range, std::string message);
     void add_note(DiagKind kind, SourceRange range, std::string message);
+    void note_since(size_t first, bool advice_too, DiagKind kind, SourceRange range, const std::string& message);
     std::string render_text(const Diagnostic& d) const;
 
     const SourceManager& sources_;
@@ -107,7 +112,8 @@ private:
     size_t errors_ = 0;
     size_t warnings_ = 0;
     bool advice_muted_ = false;
-    std::set<std::tuple<int, uint32_t, uint32_t, uint32_t, std::string>> advice_seen_; // (kind, file, begin, end, message)
+    std::set<std::tuple<int, uint32_t, uint32_t, uint32_t, std::string, std::string>> advice_seen_; // (kind, file, begin, end, message, context)
+    std::string advice_context_;
 };
 
 } // namespace tlc
