@@ -7,6 +7,32 @@
 
 namespace tlc::sema {
 
+// Whether `e` reads a name that is neither declared nor a dtype or reserved word.
+bool Checker::mentions_undeclared_name(const ast::Expr& e) {
+    switch (e.kind) {
+    case ast::ExprKind::Name: {
+        const std::string& n = static_cast<const ast::Name&>(e).name;
+        return !lookup(n, false) && !dtype_from_name(n) && !is_reserved_name(n);
+    }
+    case ast::ExprKind::Unary: return mentions_undeclared_name(*static_cast<const ast::Unary&>(e).operand);
+    case ast::ExprKind::Binary: {
+        const auto& b = static_cast<const ast::Binary&>(e);
+        return mentions_undeclared_name(*b.lhs) || mentions_undeclared_name(*b.rhs);
+    }
+    case ast::ExprKind::Ternary: {
+        const auto& t = static_cast<const ast::Ternary&>(e);
+        return mentions_undeclared_name(*t.cond) || mentions_undeclared_name(*t.then_value) ||
+               mentions_undeclared_name(*t.else_value);
+    }
+    case ast::ExprKind::Cast: return mentions_undeclared_name(*static_cast<const ast::Cast&>(e).operand);
+    case ast::ExprKind::Call:
+        for (const ast::Arg& a : static_cast<const ast::Call&>(e).args)
+            if (a.value && mentions_undeclared_name(*a.value)) return true;
+        return false;
+    default: return false;
+    }
+}
+
 const char* kind_expectation(ast::ParamKind k) {
     switch (k) {
     case ast::ParamKind::Int: return "an integer";
@@ -141,6 +167,19 @@ void Checker::check_runtime_params(const ast::Kernel& k, ir::Kernel& out) {
                     continue;
                 }
             }
+            // An expression over a name that is not declared yet (`2 * N`, where N would be a dim
+            // if it stood alone) is not a dim: say so, rather than that N is undeclared.
+            auto bad_dim = [&] {
+                diags_.report(DiagKind::BadDimExpr, e->range);
+                diags_.note(DiagKind::NoteFix, e->range,
+                            "name the extent on its own (`N2`) and relate it to the other dims in `requires` "
+                            "(`requires(N2 == 2 * N)`)");
+                ok = false;
+            };
+            if (mentions_undeclared_name(*e)) {
+                bad_dim();
+                continue;
+            }
             MaybeTyped t = check_expr(*e);
             if (!t) {
                 ok = false;
@@ -148,8 +187,7 @@ void Checker::check_runtime_params(const ast::Kernel& k, ir::Kernel& out) {
             }
             auto* imm = t->expr->as<ir::IntImm>();
             if (!is_imm(*t->expr)) {
-                diags_.report(DiagKind::BadDimExpr, e->range);
-                ok = false;
+                bad_dim();
             } else if (!imm) {
                 diags_.report(DiagKind::TypeMismatch, e->range, "i32", dtype_name(t->dtype()));
                 ok = false;

@@ -188,6 +188,7 @@ public:
     std::optional<ir::Range> check_gather_axis(const ast::Slice& sl, const ir::Buffer& buf, bool allowed);
     ir::StmtPtr check_tile_op(const ast::TileOp& s);
     ir::StmtPtr check_copy(const ast::TileOp& s, const std::vector<const ast::Expr*>& a);
+    bool mentions_undeclared_name(const ast::Expr& e);
     ir::StmtPtr check_gemm(const ast::TileOp& s, const std::vector<const ast::Expr*>& a);
     ir::StmtPtr check_fill(const ast::TileOp& s, const std::vector<const ast::Expr*>& a);
     ir::StmtPtr check_reduce(const ast::TileOp& s, const std::vector<const ast::Expr*>& a);
