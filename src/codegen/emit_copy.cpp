@@ -381,6 +381,7 @@ void KernelEmitter::emit_copy_flat(const ir::Copy& c) {
     };
     bool memory = (s.scope == ir::Scope::Global || s.scope == ir::Scope::Shared) &&
                   (d.scope == ir::Scope::Global || d.scope == ir::Scope::Shared);
+    if (emit_local_copy_vectorized(c, move)) return;
     int width = 1;
     if (memory && !every && !shape.empty() && !c.src.ranges.back().is_point && !c.dst.ranges.back().is_point)
         width = vector_width(shape.back(), std::max(dtype_bytes(s.dtype), dtype_bytes(d.dtype)), 8);
@@ -433,6 +434,70 @@ void KernelEmitter::emit_copy_flat(const ir::Copy& c) {
         out_.dedent();
         out_.line("}");
     });
+}
+
+// A per-thread copy between a `local` tile and global or shared memory, runs of its last axis at
+// once: each run of up to 16 bytes is one vector access where it lies inside the tensor and is
+// aligned, element by element otherwise (through a register array, so that the `local` tile
+// stays in registers: its elements are indexed by constants only).
+bool KernelEmitter::emit_local_copy_vectorized(const ir::Copy& c,
+                                               const std::function<void(const std::vector<std::string>&)>& move) {
+    const bool to_local = c.dst.buffer->scope == ir::Scope::Local;
+    const ir::Region& mem = to_local ? c.src : c.dst;
+    const ir::Region& loc = to_local ? c.dst : c.src;
+    const ir::Buffer &m = *mem.buffer, &l = *loc.buffer;
+    auto shape = c.dst.tile_shape();
+    // Not in a kernel with wgmmas: a branch around loads there can serialize the wgmmas in flight
+    // (the element loads below are selects).
+    if (l.scope != ir::Scope::Local || (m.scope != ir::Scope::Global && m.scope != ir::Scope::Shared) || shape.empty() ||
+        mem.ranges.back().is_point || loc.ranges.back().is_point || !ir::is_per_thread(c) || layouts_.wgmma_accumulator)
+        return false;
+    const int width = vector_width(shape.back(), dtype_bytes(m.dtype), 16);
+    if (width == 1) return false;
+    const int64_t chunks = ir::element_count(shape) / width;
+    const std::string mt = cuda_type(m.dtype);
+    out_.line("#pragma unroll");
+    std::string ch = fresh("chunk");
+    out_.block(fmt::format("for (int {0} = 0; {0} < {1}; ++{0})", ch, chunks), [&] {
+        std::vector<std::string> first = unflatten(ch + " * " + std::to_string(width), shape);
+        std::vector<std::string> mi = region_indices(mem, first);
+        std::string p = fresh("ptr");
+        out_.line(fmt::format("{}{}* {} = &{};", to_local ? "const " : "", mt, p, element(m, mi)));
+        std::string ok = fmt::format("tl::is_aligned({}, {})", p, width * dtype_bytes(m.dtype));
+        if (m.scope == ir::Scope::Global) {
+            std::vector<std::string> last = mi;
+            last.back() = "(" + last.back() + ") + " + std::to_string(width - 1);
+            ok = bounds_mask(mem, mi) + " && " + bounds_mask(mem, last) + " && " + ok;
+        }
+        std::string v = fresh("vec");
+        auto local_at = [&](const std::string& lane) {
+            return element(l, region_indices(loc, unflatten(ch + " * " + std::to_string(width) + " + " + lane, shape)));
+        };
+        out_.line(fmt::format("if ({}) {{", ok));
+        out_.indent();
+        out_.line(fmt::format("{} {}[{}];", mt, v, width));
+        if (to_local) {
+            out_.line(fmt::format("tl::load_vector<{}, {}>({}, {});", mt, width, v, p));
+            out_.line("#pragma unroll");
+            out_.line(fmt::format("for (int tl_v = 0; tl_v < {}; ++tl_v) {} = {};", width, local_at("tl_v"),
+                                  cast_to(v + "[tl_v]", m.dtype, l.dtype)));
+        } else {
+            out_.line("#pragma unroll");
+            out_.line(fmt::format("for (int tl_v = 0; tl_v < {}; ++tl_v) {}[tl_v] = {};", width, v,
+                                  cast_to(local_at("tl_v"), l.dtype, m.dtype)));
+            out_.line(fmt::format("tl::store_vector<{}, {}>({}, {});", mt, width, p, v));
+        }
+        out_.dedent();
+        out_.line("} else {");
+        out_.indent();
+        out_.line("#pragma unroll");
+        out_.block(fmt::format("for (int tl_v = 0; tl_v < {}; ++tl_v)", width), [&] {
+            move(unflatten(ch + " * " + std::to_string(width) + " + tl_v", shape));
+        });
+        out_.dedent();
+        out_.line("}");
+    });
+    return true;
 }
 
 void KernelEmitter::emit_fill(const ir::Fill& f) {

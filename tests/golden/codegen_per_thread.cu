@@ -18,13 +18,35 @@ __global__ void __launch_bounds__(128) k2_kernel(
     float v[8];  // local v: f32[8]
     // copy(X[thread.x * 8 +: 8], v);      // per thread  (codegen_per_thread.tl:8)
     #pragma unroll
-    for (int tl_e0 = 0; tl_e0 < 8; ++tl_e0) {
-        v[tl_e0] = tl::in_bounds((tl_tid * 8) + tl_e0, N) ? X[(tl_tid * 8) + tl_e0] : 0.0f;
+    for (int tl_chunk0 = 0; tl_chunk0 < 2; ++tl_chunk0) {
+        const float* tl_ptr1 = &X[(tl_tid * 8) + (tl_chunk0 * 4)];
+        if (tl::in_bounds((tl_tid * 8) + (tl_chunk0 * 4), N) && tl::in_bounds(((tl_tid * 8) + (tl_chunk0 * 4)) + 3, N) && tl::is_aligned(tl_ptr1, 16)) {
+            float tl_vec2[4];
+            tl::load_vector<float, 4>(tl_vec2, tl_ptr1);
+            #pragma unroll
+            for (int tl_v = 0; tl_v < 4; ++tl_v) v[tl_chunk0 * 4 + tl_v] = tl_vec2[tl_v];
+        } else {
+            #pragma unroll
+            for (int tl_v = 0; tl_v < 4; ++tl_v) {
+                v[tl_chunk0 * 4 + tl_v] = tl::in_bounds((tl_tid * 8) + (tl_chunk0 * 4 + tl_v), N) ? X[(tl_tid * 8) + (tl_chunk0 * 4 + tl_v)] : 0.0f;
+            }
+        }
     }
     // copy(v, Y[thread.x * 8 +: 8]);      // per thread too: each thread writes its own 8 ele...  (codegen_per_thread.tl:9)
     #pragma unroll
-    for (int tl_e1 = 0; tl_e1 < 8; ++tl_e1) {
-        if (tl::in_bounds((tl_tid * 8) + tl_e1, N)) Y[(tl_tid * 8) + tl_e1] = v[tl_e1];
+    for (int tl_chunk3 = 0; tl_chunk3 < 2; ++tl_chunk3) {
+        float* tl_ptr4 = &Y[(tl_tid * 8) + (tl_chunk3 * 4)];
+        if (tl::in_bounds((tl_tid * 8) + (tl_chunk3 * 4), N) && tl::in_bounds(((tl_tid * 8) + (tl_chunk3 * 4)) + 3, N) && tl::is_aligned(tl_ptr4, 16)) {
+            float tl_vec5[4];
+            #pragma unroll
+            for (int tl_v = 0; tl_v < 4; ++tl_v) tl_vec5[tl_v] = v[tl_chunk3 * 4 + tl_v];
+            tl::store_vector<float, 4>(tl_ptr4, tl_vec5);
+        } else {
+            #pragma unroll
+            for (int tl_v = 0; tl_v < 4; ++tl_v) {
+                if (tl::in_bounds((tl_tid * 8) + (tl_chunk3 * 4 + tl_v), N)) Y[(tl_tid * 8) + (tl_chunk3 * 4 + tl_v)] = v[tl_chunk3 * 4 + tl_v];
+            }
+        }
     }
 }
 
@@ -42,8 +64,19 @@ __global__ void __launch_bounds__(128) prefix_rows_kernel(
     const int32_t base = int(blockIdx.x) * 1024 + tl_tid * 8;
     // copy(X[base +: 8], v);  (codegen_per_thread.tl:18)
     #pragma unroll
-    for (int tl_e0 = 0; tl_e0 < 8; ++tl_e0) {
-        v[tl_e0] = tl::in_bounds(base + tl_e0, N) ? X[base + tl_e0] : 0.0f;
+    for (int tl_chunk0 = 0; tl_chunk0 < 2; ++tl_chunk0) {
+        const float* tl_ptr1 = &X[base + (tl_chunk0 * 4)];
+        if (tl::in_bounds(base + (tl_chunk0 * 4), N) && tl::in_bounds((base + (tl_chunk0 * 4)) + 3, N) && tl::is_aligned(tl_ptr1, 16)) {
+            float tl_vec2[4];
+            tl::load_vector<float, 4>(tl_vec2, tl_ptr1);
+            #pragma unroll
+            for (int tl_v = 0; tl_v < 4; ++tl_v) v[tl_chunk0 * 4 + tl_v] = tl_vec2[tl_v];
+        } else {
+            #pragma unroll
+            for (int tl_v = 0; tl_v < 4; ++tl_v) {
+                v[tl_chunk0 * 4 + tl_v] = tl::in_bounds(base + (tl_chunk0 * 4 + tl_v), N) ? X[base + (tl_chunk0 * 4 + tl_v)] : 0.0f;
+            }
+        }
     }
     // cumsum(v, v);  (codegen_per_thread.tl:19)
     {
@@ -59,8 +92,8 @@ __global__ void __launch_bounds__(128) prefix_rows_kernel(
         #pragma unroll
         for (int tl_i = 0; tl_i < 1; ++tl_i) tl_part[tl_i] = tl::SumOp::identity<float>();
         #pragma unroll
-        for (int tl_e1 = 0; tl_e1 < 8; ++tl_e1) {
-            tl_part[0] = tl::SumOp::combine(tl_part[0], tl::SumOp::element(v[tl_e1]));
+        for (int tl_e3 = 0; tl_e3 < 8; ++tl_e3) {
+            tl_part[0] = tl::SumOp::combine(tl_part[0], tl::SumOp::element(v[tl_e3]));
         }
         {
             total = tl_part[0];
@@ -68,8 +101,19 @@ __global__ void __launch_bounds__(128) prefix_rows_kernel(
     }
     // copy(v, Y[base +: 8]);  (codegen_per_thread.tl:21)
     #pragma unroll
-    for (int tl_e2 = 0; tl_e2 < 8; ++tl_e2) {
-        if (tl::in_bounds(base + tl_e2, N)) Y[base + tl_e2] = v[tl_e2];
+    for (int tl_chunk4 = 0; tl_chunk4 < 2; ++tl_chunk4) {
+        float* tl_ptr5 = &Y[base + (tl_chunk4 * 4)];
+        if (tl::in_bounds(base + (tl_chunk4 * 4), N) && tl::in_bounds((base + (tl_chunk4 * 4)) + 3, N) && tl::is_aligned(tl_ptr5, 16)) {
+            float tl_vec6[4];
+            #pragma unroll
+            for (int tl_v = 0; tl_v < 4; ++tl_v) tl_vec6[tl_v] = v[tl_chunk4 * 4 + tl_v];
+            tl::store_vector<float, 4>(tl_ptr5, tl_vec6);
+        } else {
+            #pragma unroll
+            for (int tl_v = 0; tl_v < 4; ++tl_v) {
+                if (tl::in_bounds(base + (tl_chunk4 * 4 + tl_v), N)) Y[base + (tl_chunk4 * 4 + tl_v)] = v[tl_chunk4 * 4 + tl_v];
+            }
+        }
     }
     if (tl_tid % 2 == 0) {
         // copy(total, Sums[block.x * 128 + thread.x]);  (codegen_per_thread.tl:23)
@@ -101,8 +145,19 @@ __global__ void __launch_bounds__(128) broadcast_kernel(
     }
     // copy(v[thread.x % 16 * 2 +: 2], Y[block.x * 256 + thread.x * 2 +: 2]);  (codegen_per_thread.tl:32)
     #pragma unroll
-    for (int tl_e2 = 0; tl_e2 < 2; ++tl_e2) {
-        if (tl::in_bounds((int(blockIdx.x) * 256 + tl_tid * 2) + tl_e2, N)) Y[(int(blockIdx.x) * 256 + tl_tid * 2) + tl_e2] = v[(tl_tid % 16 * 2) + tl_e2];
+    for (int tl_chunk2 = 0; tl_chunk2 < 1; ++tl_chunk2) {
+        float* tl_ptr3 = &Y[(int(blockIdx.x) * 256 + tl_tid * 2) + (tl_chunk2 * 2)];
+        if (tl::in_bounds((int(blockIdx.x) * 256 + tl_tid * 2) + (tl_chunk2 * 2), N) && tl::in_bounds(((int(blockIdx.x) * 256 + tl_tid * 2) + (tl_chunk2 * 2)) + 1, N) && tl::is_aligned(tl_ptr3, 8)) {
+            float tl_vec4[2];
+            #pragma unroll
+            for (int tl_v = 0; tl_v < 2; ++tl_v) tl_vec4[tl_v] = v[(tl_tid % 16 * 2) + (tl_chunk2 * 2 + tl_v)];
+            tl::store_vector<float, 2>(tl_ptr3, tl_vec4);
+        } else {
+            #pragma unroll
+            for (int tl_v = 0; tl_v < 2; ++tl_v) {
+                if (tl::in_bounds((int(blockIdx.x) * 256 + tl_tid * 2) + (tl_chunk2 * 2 + tl_v), N)) Y[(int(blockIdx.x) * 256 + tl_tid * 2) + (tl_chunk2 * 2 + tl_v)] = v[(tl_tid % 16 * 2) + (tl_chunk2 * 2 + tl_v)];
+            }
+        }
     }
 }
 
