@@ -424,16 +424,22 @@ void KernelEmitter::emit_copy_flat(const ir::Copy& c) {
             out_.line(fmt::format("for (int tl_v = 0; tl_v < {}; ++tl_v) {}[tl_v] = {};", width, vd, cast_to(vs + "[tl_v]", s.dtype, d.dtype)));
             out_.line(fmt::format("tl::store_vector<{}, {}>({}, {});", cuda_type(d.dtype), width, dp, vd));
         }
-        out_.dedent();
-        out_.line("} else {");
-        out_.indent();
-        out_.line("#pragma unroll");
-        out_.block(fmt::format("for (int tl_v = 0; tl_v < {}; ++tl_v)", width), [&] {
-            move(unflatten(ch + " * " + std::to_string(width) + " + tl_v", shape));
-        });
-        out_.dedent();
-        out_.line("}");
+        emit_chunk_else_elements(ch, width, shape, move);
     });
+}
+
+// Closes a chunk's vector branch with its `else`: the chunk's elements one by one through `move`.
+void KernelEmitter::emit_chunk_else_elements(const std::string& chunk, int width, const std::vector<int64_t>& shape,
+                                             const std::function<void(const std::vector<std::string>&)>& move) {
+    out_.dedent();
+    out_.line("} else {");
+    out_.indent();
+    out_.line("#pragma unroll");
+    out_.block(fmt::format("for (int tl_v = 0; tl_v < {}; ++tl_v)", width), [&] {
+        move(unflatten(chunk + " * " + std::to_string(width) + " + tl_v", shape));
+    });
+    out_.dedent();
+    out_.line("}");
 }
 
 // A per-thread copy between a `local` tile and global or shared memory, runs of its last axis at
@@ -487,15 +493,7 @@ bool KernelEmitter::emit_local_copy_vectorized(const ir::Copy& c,
                                   cast_to(local_at("tl_v"), l.dtype, m.dtype)));
             out_.line(fmt::format("tl::store_vector<{}, {}>({}, {});", mt, width, p, v));
         }
-        out_.dedent();
-        out_.line("} else {");
-        out_.indent();
-        out_.line("#pragma unroll");
-        out_.block(fmt::format("for (int tl_v = 0; tl_v < {}; ++tl_v)", width), [&] {
-            move(unflatten(ch + " * " + std::to_string(width) + " + tl_v", shape));
-        });
-        out_.dedent();
-        out_.line("}");
+        emit_chunk_else_elements(ch, width, shape, move);
     });
     return true;
 }

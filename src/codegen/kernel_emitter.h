@@ -236,6 +236,8 @@ private:
     void emit_copy(const ir::Copy& c);
     bool shared_chunks_aligned(const ir::Region& r, int width) const;
     void emit_copy_with_fragment(const ir::Copy& c, bool fragment_is_src);
+    void emit_chunk_else_elements(const std::string& chunk, int width, const std::vector<int64_t>& shape,
+                                  const std::function<void(const std::vector<std::string>&)>& move);
     bool emit_local_copy_vectorized(const ir::Copy& c, const std::function<void(const std::vector<std::string>&)>& move);
     void emit_copy_flat(const ir::Copy& c);
     bool emit_copy_async(const ir::Copy& c); // false when the copy cannot be asynchronous
