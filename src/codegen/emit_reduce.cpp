@@ -231,7 +231,7 @@ void KernelEmitter::emit_reduce(const ir::Reduce& r) {
     const bool cross_thread = is_distributed(src) || src.scope == ir::Scope::Shared;
     const int64_t length = src_shape.empty() ? 1 : src_shape[static_cast<size_t>(r.axis)];
     constexpr int64_t kRegisterResults = 32;  // partials a thread keeps in registers, unrolled
-    bool folded_by_lines = false;             // each result folded by one thread, read back by all
+    bool folded_by_lines = false;             // each result folded by a group of threads, read back by all
     out_.block("", [&] {
         out_.line(fmt::format("{} tl_part[{}];", acc_type, n_out));
         out_.line("#pragma unroll");
@@ -262,20 +262,28 @@ void KernelEmitter::emit_reduce(const ir::Reduce& r) {
                                           cast_to(element(src, region_indices(r.src, coords)), src.dtype, acc)));
                 });
             });
-        } else if (src.scope == ir::Scope::Shared && n_out <= kernel_.threads) {
-            // More results than stay unrolled, at most one a thread: thread o folds line o alone
-            // into the scratch, and every thread then reads all the results. A flat walk over the
-            // elements would index the partials at run time (local memory) and all-reduce each one
-            // over the block.
+        } else if (src.scope == ir::Scope::Shared && n_out > 1 && n_out <= kernel_.threads) {
+            // More results than stay unrolled, or lines shorter than the block, at most one result
+            // a thread: `group` threads fold each line (thread t: line t % n_out, every group-th
+            // element), into the scratch, and every thread then reads the results back. A flat
+            // walk over the elements would index the partials at run time (local memory) and
+            // all-reduce each one over the block. The group balances its share of a line against
+            // the partials each thread reads back.
+            int64_t group = 1;  // at most a warp count: the scratch holds n_out partials a warp (plan-shared-memory)
+            while (group * 2 * n_out <= kernel_.threads && group * 2 <= kernel_.threads / 32 &&
+                   group * 2 * group * 2 * n_out <= length)
+                group *= 2;
             std::vector<int64_t> kept = src_shape;
             kept.erase(kept.begin() + r.axis);
             const std::string end = tile_axis_count(r.src, r.axis);
             const std::string scratch = fmt::format("reinterpret_cast<{}*>(tl_scratch)", acc_type);
-            out_.block(fmt::format("if (tl_tid < {})", n_out), [&] {
+            out_.block(fmt::format("if (tl_tid < {})", n_out * group), [&] {
                 out_.line(fmt::format("{} tl_fold = {}::identity<{}>();", acc_type, op, acc_type));
-                std::vector<std::string> coords = unflatten("tl_tid", kept);
+                std::vector<std::string> coords = unflatten(group == 1 ? "tl_tid" : fmt::format("(tl_tid % {})", n_out), kept);
                 coords.insert(coords.begin() + r.axis, "tl_k");
-                out_.block(fmt::format("for (int tl_k = 0; tl_k < {}; ++tl_k)", end), [&] {
+                const std::string first = group == 1 ? "0" : fmt::format("tl_tid / {}", n_out);
+                const std::string step = group == 1 ? "++tl_k" : fmt::format("tl_k += {}", group);
+                out_.block(fmt::format("for (int tl_k = {}; tl_k < {}; {})", first, end, step), [&] {
                     out_.line(fmt::format("tl_fold = {0}::combine(tl_fold, {0}::element({1}));", op,
                                           cast_to(element(src, region_indices(r.src, coords)), src.dtype, acc)));
                 });
@@ -283,7 +291,14 @@ void KernelEmitter::emit_reduce(const ir::Reduce& r) {
             });
             out_.line(block_sync() + ";");
             out_.line("#pragma unroll");
-            out_.line(fmt::format("for (int tl_i = 0; tl_i < {}; ++tl_i) tl_part[tl_i] = {}[tl_i];", n_out, scratch));
+            out_.block(fmt::format("for (int tl_i = 0; tl_i < {}; ++tl_i)", n_out), [&] {
+                out_.line(fmt::format("tl_part[tl_i] = {}[tl_i];", scratch));
+                if (group > 1) {
+                    out_.line("#pragma unroll");
+                    out_.line(fmt::format("for (int tl_g = 1; tl_g < {}; ++tl_g) tl_part[tl_i] = {}::combine(tl_part[tl_i], {}[tl_g * {} + tl_i]);",
+                                          group, op, scratch, n_out));
+                }
+            });
             out_.line(block_sync() + ";  // the scratch is free again");
             folded_by_lines = true;
         } else {

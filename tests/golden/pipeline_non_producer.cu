@@ -125,7 +125,9 @@ __global__ void __launch_bounds__(128) scaled_row_sum_kernel(
             }
             __syncthreads();
             #pragma unroll
-            for (int tl_i = 0; tl_i < 32; ++tl_i) tl_part[tl_i] = reinterpret_cast<float*>(tl_scratch)[tl_i];
+            for (int tl_i = 0; tl_i < 32; ++tl_i) {
+                tl_part[tl_i] = reinterpret_cast<float*>(tl_scratch)[tl_i];
+            }
             __syncthreads();  // the scratch is free again
             #pragma unroll
             for (int tl_e22 = 0; tl_e22 < 32; ++tl_e22) {

@@ -7,7 +7,7 @@
 
 namespace {
 
-// kernel column_min  (reduce_shared_many_results.tl:9)
+// kernel column_min  (reduce_shared_many_results.tl:11)
 // 128 threads per block, 9728 bytes of shared memory
 __global__ void __launch_bounds__(128) column_min_kernel(
         const float* __restrict__ X,
@@ -20,7 +20,7 @@ __global__ void __launch_bounds__(128) column_min_kernel(
     float* xs = reinterpret_cast<float*>(tl_smem + 0);  // shared xs: f32[32, 64], row pitch 68
     unsigned char* tl_scratch = tl_smem + 8704;  // 1024 bytes for reductions and staging
     float mn[64];  // fragment mn: f32[64]
-    // copy(X[0 +: 32, block.x * 64 +: 64], xs, pad = inf);  (reduce_shared_many_results.tl:12)
+    // copy(X[0 +: 32, block.x * 64 +: 64], xs, pad = inf);  (reduce_shared_many_results.tl:14)
     #pragma unroll
     for (int tl_i1 = 0; tl_i1 < 4; ++tl_i1) {
         const int tl_chunk0 = tl_tid + tl_i1 * 128;
@@ -38,7 +38,7 @@ __global__ void __launch_bounds__(128) column_min_kernel(
         }
     }
     __syncthreads();  // RAW on `xs`
-    // reduce(min, xs, mn, axis = 0);  (reduce_shared_many_results.tl:13)
+    // reduce(min, xs, mn, axis = 0);  (reduce_shared_many_results.tl:15)
     {
         float tl_part[64];
         #pragma unroll
@@ -52,14 +52,16 @@ __global__ void __launch_bounds__(128) column_min_kernel(
         }
         __syncthreads();
         #pragma unroll
-        for (int tl_i = 0; tl_i < 64; ++tl_i) tl_part[tl_i] = reinterpret_cast<float*>(tl_scratch)[tl_i];
+        for (int tl_i = 0; tl_i < 64; ++tl_i) {
+            tl_part[tl_i] = reinterpret_cast<float*>(tl_scratch)[tl_i];
+        }
         __syncthreads();  // the scratch is free again
         #pragma unroll
         for (int tl_e5 = 0; tl_e5 < 64; ++tl_e5) {
             mn[tl_e5] = tl_part[tl_e5];
         }
     }
-    // copy(mn, Out[block.x * 64 +: 64]);  (reduce_shared_many_results.tl:14)
+    // copy(mn, Out[block.x * 64 +: 64]);  (reduce_shared_many_results.tl:16)
     #pragma unroll
     for (int tl_i7 = 0; tl_i7 < 1; ++tl_i7) {
         const int tl_e6 = tl_tid + tl_i7 * 128;
@@ -69,7 +71,7 @@ __global__ void __launch_bounds__(128) column_min_kernel(
     }
 }
 
-// kernel row_sums  (reduce_shared_many_results.tl:17)
+// kernel row_sums  (reduce_shared_many_results.tl:19)
 // 128 threads per block, 2688 bytes of shared memory
 __global__ void __launch_bounds__(128) row_sums_kernel(
         const tl::f16* __restrict__ X,
@@ -81,7 +83,7 @@ __global__ void __launch_bounds__(128) row_sums_kernel(
     tl::f16* xs = reinterpret_cast<tl::f16*>(tl_smem + 0);  // shared xs: f16[48, 20], row pitch 20
     unsigned char* tl_scratch = tl_smem + 1920;  // 768 bytes for reductions and staging
     float rs[48];  // fragment rs: f32[48]
-    // copy(X[block.x * 48 +: 48, 0 +: 20], xs);  (reduce_shared_many_results.tl:20)
+    // copy(X[block.x * 48 +: 48, 0 +: 20], xs);  (reduce_shared_many_results.tl:22)
     #pragma unroll
     for (int tl_i1 = 0; tl_i1 < 2; ++tl_i1) {
         const int tl_chunk0 = tl_tid + tl_i1 * 128;
@@ -101,7 +103,7 @@ __global__ void __launch_bounds__(128) row_sums_kernel(
         }
     }
     __syncthreads();  // RAW on `xs`
-    // reduce(sum, xs, rs, axis = 1);  (reduce_shared_many_results.tl:21)
+    // reduce(sum, xs, rs, axis = 1);  (reduce_shared_many_results.tl:23)
     {
         float tl_part[48];
         #pragma unroll
@@ -115,14 +117,16 @@ __global__ void __launch_bounds__(128) row_sums_kernel(
         }
         __syncthreads();
         #pragma unroll
-        for (int tl_i = 0; tl_i < 48; ++tl_i) tl_part[tl_i] = reinterpret_cast<float*>(tl_scratch)[tl_i];
+        for (int tl_i = 0; tl_i < 48; ++tl_i) {
+            tl_part[tl_i] = reinterpret_cast<float*>(tl_scratch)[tl_i];
+        }
         __syncthreads();  // the scratch is free again
         #pragma unroll
         for (int tl_e5 = 0; tl_e5 < 48; ++tl_e5) {
             rs[tl_e5] = tl_part[tl_e5];
         }
     }
-    // copy(rs, Out[block.x * 48 +: 48]);  (reduce_shared_many_results.tl:22)
+    // copy(rs, Out[block.x * 48 +: 48]);  (reduce_shared_many_results.tl:24)
     #pragma unroll
     for (int tl_i7 = 0; tl_i7 < 1; ++tl_i7) {
         const int tl_e6 = tl_tid + tl_i7 * 128;
@@ -130,6 +134,114 @@ __global__ void __launch_bounds__(128) row_sums_kernel(
             if (tl::in_bounds((int(blockIdx.x) * 48) + tl_e6, M)) Out[(int(blockIdx.x) * 48) + tl_e6] = rs[tl_e6];
         }
     }
+}
+
+// kernel short_rows  (reduce_shared_many_results.tl:27)
+// 128 threads per block, 2240 bytes of shared memory
+__global__ void __launch_bounds__(128) short_rows_kernel(
+        const float* __restrict__ X,
+        float* __restrict__ Out,
+        float* __restrict__ Tot,
+        int32_t M)
+{
+    const int tl_tid = tl::thread_index<128>();
+    extern __shared__ __align__(128) unsigned char tl_smem[];
+    float* xs = reinterpret_cast<float*>(tl_smem + 0);  // shared xs: f32[4, 100], row pitch 100
+    float* flat = reinterpret_cast<float*>(tl_smem + 1664);  // shared flat: f32[100], row pitch 100
+    unsigned char* tl_scratch = tl_smem + 2176;  // 64 bytes for reductions and staging
+    float mx[4];  // fragment mx: f32[4]
+    float total;
+    // copy(X[block.x * 4 +: 4, 0 +: 100], xs);  (reduce_shared_many_results.tl:32)
+    #pragma unroll
+    for (int tl_i1 = 0; tl_i1 < 1; ++tl_i1) {
+        const int tl_chunk0 = tl_tid + tl_i1 * 128;
+        if (tl_chunk0 < 100) {
+            const float* tl_src2 = &X[int64_t((int(blockIdx.x) * 4) + ((tl_chunk0 * 4) / 100)) * 100 + ((tl_chunk0 * 4) % 100)];
+            float* tl_dst3 = &xs[((tl_chunk0 * 4) / 100) * 100 + ((tl_chunk0 * 4) % 100)];
+            if (tl::in_bounds((int(blockIdx.x) * 4) + ((tl_chunk0 * 4) / 100), M) && tl::in_bounds((tl_chunk0 * 4) % 100, 100) && tl::in_bounds((int(blockIdx.x) * 4) + ((tl_chunk0 * 4) / 100), M) && tl::in_bounds(((tl_chunk0 * 4) % 100) + 3, 100) && tl::is_aligned(tl_src2, 16) && tl::is_aligned(tl_dst3, 16)) {
+                float tl_vec4[4];
+                tl::load_vector<float, 4>(tl_vec4, tl_src2);
+                tl::store_vector<float, 4>(tl_dst3, tl_vec4);
+            } else {
+                #pragma unroll
+                for (int tl_v = 0; tl_v < 4; ++tl_v) {
+                    xs[((tl_chunk0 * 4 + tl_v) / 100) * 100 + ((tl_chunk0 * 4 + tl_v) % 100)] = tl::in_bounds((int(blockIdx.x) * 4) + ((tl_chunk0 * 4 + tl_v) / 100), M) && tl::in_bounds((tl_chunk0 * 4 + tl_v) % 100, 100) ? X[int64_t((int(blockIdx.x) * 4) + ((tl_chunk0 * 4 + tl_v) / 100)) * 100 + ((tl_chunk0 * 4 + tl_v) % 100)] : 0.0f;
+                }
+            }
+        }
+    }
+    // copy(X[block.x * 4, 0 +: 100], flat);  (reduce_shared_many_results.tl:33)
+    #pragma unroll
+    for (int tl_i6 = 0; tl_i6 < 1; ++tl_i6) {
+        const int tl_chunk5 = tl_tid + tl_i6 * 128;
+        if (tl_chunk5 < 25) {
+            const float* tl_src7 = &X[int64_t(int(blockIdx.x) * 4) * 100 + (tl_chunk5 * 4)];
+            float* tl_dst8 = &flat[tl_chunk5 * 4];
+            if (tl::in_bounds(int(blockIdx.x) * 4, M) && tl::in_bounds(tl_chunk5 * 4, 100) && tl::in_bounds(int(blockIdx.x) * 4, M) && tl::in_bounds((tl_chunk5 * 4) + 3, 100) && tl::is_aligned(tl_src7, 16) && tl::is_aligned(tl_dst8, 16)) {
+                float tl_vec9[4];
+                tl::load_vector<float, 4>(tl_vec9, tl_src7);
+                tl::store_vector<float, 4>(tl_dst8, tl_vec9);
+            } else {
+                #pragma unroll
+                for (int tl_v = 0; tl_v < 4; ++tl_v) {
+                    flat[tl_chunk5 * 4 + tl_v] = tl::in_bounds(int(blockIdx.x) * 4, M) && tl::in_bounds(tl_chunk5 * 4 + tl_v, 100) ? X[int64_t(int(blockIdx.x) * 4) * 100 + (tl_chunk5 * 4 + tl_v)] : 0.0f;
+                }
+            }
+        }
+    }
+    __syncthreads();  // RAW on `xs`
+    // reduce(max, xs, mx, axis = 1);  (reduce_shared_many_results.tl:34)
+    {
+        float tl_part[4];
+        #pragma unroll
+        for (int tl_i = 0; tl_i < 4; ++tl_i) tl_part[tl_i] = tl::MaxOp::identity<float>();
+        if (tl_tid < 16) {
+            float tl_fold = tl::MaxOp::identity<float>();
+            for (int tl_k = tl_tid / 4; tl_k < 100; tl_k += 4) {
+                tl_fold = tl::MaxOp::combine(tl_fold, tl::MaxOp::element(xs[(tl_tid % 4) * 100 + tl_k]));
+            }
+            reinterpret_cast<float*>(tl_scratch)[tl_tid] = tl_fold;
+        }
+        __syncthreads();
+        #pragma unroll
+        for (int tl_i = 0; tl_i < 4; ++tl_i) {
+            tl_part[tl_i] = reinterpret_cast<float*>(tl_scratch)[tl_i];
+            #pragma unroll
+            for (int tl_g = 1; tl_g < 4; ++tl_g) tl_part[tl_i] = tl::MaxOp::combine(tl_part[tl_i], reinterpret_cast<float*>(tl_scratch)[tl_g * 4 + tl_i]);
+        }
+        __syncthreads();  // the scratch is free again
+        #pragma unroll
+        for (int tl_e10 = 0; tl_e10 < 4; ++tl_e10) {
+            mx[tl_e10] = tl_part[tl_e10];
+        }
+    }
+    // reduce(sum, flat, total);  (reduce_shared_many_results.tl:35)
+    {
+        float tl_part[1];
+        #pragma unroll
+        for (int tl_i = 0; tl_i < 1; ++tl_i) tl_part[tl_i] = tl::SumOp::identity<float>();
+        #pragma unroll
+        for (int tl_i12 = 0; tl_i12 < 1; ++tl_i12) {
+            const int tl_e11 = tl_tid + tl_i12 * 128;
+            if (tl_e11 < 100) {
+                tl_part[0] = tl::SumOp::combine(tl_part[0], tl::SumOp::element(flat[tl_e11]));
+            }
+        }
+        tl::block_allreduce<tl::SumOp, 1, 128>(tl_part, reinterpret_cast<float*>(tl_scratch), tl_tid);
+        {
+            total = tl_part[0];
+        }
+    }
+    // copy(mx, Out[block.x * 4 +: 4]);  (reduce_shared_many_results.tl:36)
+    #pragma unroll
+    for (int tl_i14 = 0; tl_i14 < 1; ++tl_i14) {
+        const int tl_e13 = tl_tid + tl_i14 * 128;
+        if (tl_e13 < 4) {
+            if (tl::in_bounds((int(blockIdx.x) * 4) + tl_e13, M)) Out[(int(blockIdx.x) * 4) + tl_e13] = mx[tl_e13];
+        }
+    }
+    // atomic_add(Tot[0], total);  (reduce_shared_many_results.tl:37)
+    if (tl_tid == 0 && tl::in_bounds(0, 1)) tl::atomic_add(&Tot[0], total);
 }
 
 }  // namespace
@@ -177,9 +289,31 @@ cudaError_t row_sums(const __half* X, float* Out, int64_t M, cudaStream_t stream
     return tl::host::record(cudaGetLastError(), tl_name, "launch");
 }
 
+cudaError_t short_rows(const float* X, float* Out, float* Tot, int64_t M, cudaStream_t stream) {
+    constexpr const char* tl_name = "short_rows";
+    if (cudaError_t tl_err = tl::host::check_pointer(X, tl_name, "X", 4); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_pointer(Out, tl_name, "Out", 4); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_pointer(Tot, tl_name, "Tot", 4); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_dim(M, tl_name, "M"); tl_err != cudaSuccess) return tl_err;
+    const int64_t tl_grid_x = int64_t(tl::cdiv(M, 4)), tl_grid_y = int64_t(1), tl_grid_z = int64_t(1);
+    if (tl_grid_x <= 0 || tl_grid_y <= 0 || tl_grid_z <= 0) return cudaSuccess;  // nothing to compute
+    if (tl_grid_x > INT32_MAX || tl_grid_y > 65535 || tl_grid_z > 65535)
+        return tl::host::invalid_argument(std::string(tl_name) + ": the grid is larger than CUDA allows");
+    static const cudaError_t tl_attributes = [] {
+        cudaError_t tl_err = cudaSuccess;
+        if (tl_err == cudaSuccess)
+            tl_err = cudaFuncSetAttribute(::short_rows_kernel, cudaFuncAttributePreferredSharedMemoryCarveout, tl::host::occupancy_carveout(::short_rows_kernel, 128, 2240));
+        return tl_err;
+    }();
+    if (tl_attributes != cudaSuccess) return tl::host::record(tl_attributes, tl_name, "setting the shared-memory attributes");
+    ::short_rows_kernel<<<dim3(unsigned(tl_grid_x), unsigned(tl_grid_y), unsigned(tl_grid_z)), 128, 2240, stream>>>(X, Out, Tot, static_cast<int32_t>(M));
+    return tl::host::record(cudaGetLastError(), tl_name, "launch");
+}
+
 }  // namespace tlc
 
 extern "C" {
 cudaError_t tlc_column_min(const void* X, void* Out, int64_t M, int64_t N, cudaStream_t stream) { return tlc::column_min(static_cast<const float*>(X), static_cast<float*>(Out), M, N, stream); }
 cudaError_t tlc_row_sums(const void* X, void* Out, int64_t M, cudaStream_t stream) { return tlc::row_sums(static_cast<const __half*>(X), static_cast<float*>(Out), M, stream); }
+cudaError_t tlc_short_rows(const void* X, void* Out, void* Tot, int64_t M, cudaStream_t stream) { return tlc::short_rows(static_cast<const float*>(X), static_cast<float*>(Out), static_cast<float*>(Tot), M, stream); }
 }

@@ -18,9 +18,13 @@ cudaError_t column_min(const float* X, float* Out, int64_t M, int64_t N, cudaStr
 // Launches kernel `row_sums`; returns cudaErrorInvalidValue (see tlc::last_error_message()) for bad arguments.
 cudaError_t row_sums(const __half* X, float* Out, int64_t M, cudaStream_t stream = 0);
 
+// Launches kernel `short_rows`; returns cudaErrorInvalidValue (see tlc::last_error_message()) for bad arguments.
+cudaError_t short_rows(const float* X, float* Out, float* Tot, int64_t M, cudaStream_t stream = 0);
+
 }  // namespace tlc
 
 extern "C" {
 cudaError_t tlc_column_min(const void* X, void* Out, int64_t M, int64_t N, cudaStream_t stream);
 cudaError_t tlc_row_sums(const void* X, void* Out, int64_t M, cudaStream_t stream);
+cudaError_t tlc_short_rows(const void* X, void* Out, void* Tot, int64_t M, cudaStream_t stream);
 }
