@@ -954,19 +954,8 @@ __global__ void __launch_bounds__(256) fp8_gemm_block_scaled_tile_kernel_variant
         }
         // copy(Bs[col0 / G, 2 * k +: 2], sb);  (qgemm.tl:129)
         #pragma unroll
-        for (int tl_chunk30 = 0; tl_chunk30 < 1; ++tl_chunk30) {
-            const float* tl_ptr31 = &Bs[int64_t(col0 / 128) * KG + (tl_chunk30 * 2)];
-            if (tl::in_bounds(col0 / 128, NB) && tl::in_bounds(tl_chunk30 * 2, KG) && tl::in_bounds(col0 / 128, NB) && tl::in_bounds((tl_chunk30 * 2) + 1, KG) && tl::is_aligned(tl_ptr31, 8)) {
-                float tl_vec32[2];
-                tl::load_vector<float, 2>(tl_vec32, tl_ptr31);
-                #pragma unroll
-                for (int tl_v = 0; tl_v < 2; ++tl_v) sb_next[tl_chunk30 * 2 + tl_v] = tl_vec32[tl_v];
-            } else {
-                #pragma unroll
-                for (int tl_v = 0; tl_v < 2; ++tl_v) {
-                    sb_next[tl_chunk30 * 2 + tl_v] = tl::in_bounds(col0 / 128, NB) && tl::in_bounds(tl_chunk30 * 2 + tl_v, KG) ? Bs[int64_t(col0 / 128) * KG + (tl_chunk30 * 2 + tl_v)] : 0.0f;
-                }
-            }
+        for (int tl_e30 = 0; tl_e30 < 2; ++tl_e30) {
+            sb_next[tl_e30] = tl::in_bounds(col0 / 128, NB) && tl::in_bounds(tl_e30, KG) ? Bs[int64_t(col0 / 128) * KG + tl_e30] : 0.0f;
         }
     }
     // for k in pipelined(cdiv(KG, 2), stages = STAGES) {  // two groups of G k a step  (qgemm.tl:122)
@@ -977,96 +966,96 @@ __global__ void __launch_bounds__(256) fp8_gemm_block_scaled_tile_kernel_variant
             // copy(A[row0 +: BM, 2 * k * G +: G], a0);  (qgemm.tl:123)
             if (tl::is_aligned(A, 16) && K % 16 == 0 && row0 >= 0 && row0 + 64 <= M && (2 * (k + 1) * 128) >= 0 && (2 * (k + 1) * 128) + 128 <= K && (2 * (k + 1) * 128) % 16 == 0) {
                 #pragma unroll
-                for (int tl_i34 = 0; tl_i34 < 2; ++tl_i34) {
-                    const int tl_chunk33 = tl_tid + tl_i34 * 256;
-                    tl::cp_async_16(&a0[(((k + 1) % 2) * 64 + ((tl_chunk33 * 16) / 128)) * 144 + ((tl_chunk33 * 16) % 128)], &A[int64_t(row0 + ((tl_chunk33 * 16) / 128)) * K + ((2 * (k + 1) * 128) + ((tl_chunk33 * 16) % 128))]);
+                for (int tl_i32 = 0; tl_i32 < 2; ++tl_i32) {
+                    const int tl_chunk31 = tl_tid + tl_i32 * 256;
+                    tl::cp_async_16(&a0[(((k + 1) % 2) * 64 + ((tl_chunk31 * 16) / 128)) * 144 + ((tl_chunk31 * 16) % 128)], &A[int64_t(row0 + ((tl_chunk31 * 16) / 128)) * K + ((2 * (k + 1) * 128) + ((tl_chunk31 * 16) % 128))]);
                 }
             } else {
                 #pragma unroll
-                for (int tl_i36 = 0; tl_i36 < 2; ++tl_i36) {
-                    const int tl_chunk35 = tl_tid + tl_i36 * 256;
-                    const tl::f8e4m3* tl_src37 = &A[int64_t(row0 + ((tl_chunk35 * 16) / 128)) * K + ((2 * (k + 1) * 128) + ((tl_chunk35 * 16) % 128))];
-                    tl::f8e4m3* tl_dst38 = &a0[(((k + 1) % 2) * 64 + ((tl_chunk35 * 16) / 128)) * 144 + ((tl_chunk35 * 16) % 128)];
-                    const int tl_valid39 = !(tl::in_bounds(row0 + ((tl_chunk35 * 16) / 128), M)) ? 0 : max(0, min(16, K - ((2 * (k + 1) * 128) + ((tl_chunk35 * 16) % 128))));
-                    if (tl_valid39 == 16 && (2 * (k + 1) * 128) + ((tl_chunk35 * 16) % 128) >= 0 && tl::is_aligned(tl_src37, 4)) {
-                        tl::cp_async_chunk(tl_dst38, tl_src37);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
-                    } else if (tl_valid39 == 0) {
-                        tl::fill_vector<tl::f8e4m3, 16>(tl_dst38, tl::convert<tl::f8e4m3>(0.0f));
+                for (int tl_i34 = 0; tl_i34 < 2; ++tl_i34) {
+                    const int tl_chunk33 = tl_tid + tl_i34 * 256;
+                    const tl::f8e4m3* tl_src35 = &A[int64_t(row0 + ((tl_chunk33 * 16) / 128)) * K + ((2 * (k + 1) * 128) + ((tl_chunk33 * 16) % 128))];
+                    tl::f8e4m3* tl_dst36 = &a0[(((k + 1) % 2) * 64 + ((tl_chunk33 * 16) / 128)) * 144 + ((tl_chunk33 * 16) % 128)];
+                    const int tl_valid37 = !(tl::in_bounds(row0 + ((tl_chunk33 * 16) / 128), M)) ? 0 : max(0, min(16, K - ((2 * (k + 1) * 128) + ((tl_chunk33 * 16) % 128))));
+                    if (tl_valid37 == 16 && (2 * (k + 1) * 128) + ((tl_chunk33 * 16) % 128) >= 0 && tl::is_aligned(tl_src35, 4)) {
+                        tl::cp_async_chunk(tl_dst36, tl_src35);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
+                    } else if (tl_valid37 == 0) {
+                        tl::fill_vector<tl::f8e4m3, 16>(tl_dst36, tl::convert<tl::f8e4m3>(0.0f));
                     } else {
                         #pragma unroll
-                        for (int tl_v = 0; tl_v < 16; ++tl_v) tl_dst38[tl_v] = tl::in_bounds(row0 + ((tl_chunk35 * 16) / 128), M) && tl::in_bounds(((2 * (k + 1) * 128) + ((tl_chunk35 * 16) % 128)) + tl_v, K) ? tl_src37[tl_v] : tl::convert<tl::f8e4m3>(0.0f);
+                        for (int tl_v = 0; tl_v < 16; ++tl_v) tl_dst36[tl_v] = tl::in_bounds(row0 + ((tl_chunk33 * 16) / 128), M) && tl::in_bounds(((2 * (k + 1) * 128) + ((tl_chunk33 * 16) % 128)) + tl_v, K) ? tl_src35[tl_v] : tl::convert<tl::f8e4m3>(0.0f);
                     }
                 }
             }
             // copy(B[col0 +: BN, 2 * k * G +: G], b0);  (qgemm.tl:124)
             if (tl::is_aligned(B, 16) && K % 16 == 0 && col0 >= 0 && col0 + 128 <= N && (2 * (k + 1) * 128) >= 0 && (2 * (k + 1) * 128) + 128 <= K && (2 * (k + 1) * 128) % 16 == 0) {
                 #pragma unroll
-                for (int tl_i41 = 0; tl_i41 < 4; ++tl_i41) {
-                    const int tl_chunk40 = tl_tid + tl_i41 * 256;
-                    tl::cp_async_16(&b0[(((k + 1) % 2) * 128 + ((tl_chunk40 * 16) / 128)) * 144 + ((tl_chunk40 * 16) % 128)], &B[int64_t(col0 + ((tl_chunk40 * 16) / 128)) * K + ((2 * (k + 1) * 128) + ((tl_chunk40 * 16) % 128))]);
+                for (int tl_i39 = 0; tl_i39 < 4; ++tl_i39) {
+                    const int tl_chunk38 = tl_tid + tl_i39 * 256;
+                    tl::cp_async_16(&b0[(((k + 1) % 2) * 128 + ((tl_chunk38 * 16) / 128)) * 144 + ((tl_chunk38 * 16) % 128)], &B[int64_t(col0 + ((tl_chunk38 * 16) / 128)) * K + ((2 * (k + 1) * 128) + ((tl_chunk38 * 16) % 128))]);
                 }
             } else {
                 #pragma unroll
-                for (int tl_i43 = 0; tl_i43 < 4; ++tl_i43) {
-                    const int tl_chunk42 = tl_tid + tl_i43 * 256;
-                    const tl::f8e4m3* tl_src44 = &B[int64_t(col0 + ((tl_chunk42 * 16) / 128)) * K + ((2 * (k + 1) * 128) + ((tl_chunk42 * 16) % 128))];
-                    tl::f8e4m3* tl_dst45 = &b0[(((k + 1) % 2) * 128 + ((tl_chunk42 * 16) / 128)) * 144 + ((tl_chunk42 * 16) % 128)];
-                    const int tl_valid46 = !(tl::in_bounds(col0 + ((tl_chunk42 * 16) / 128), N)) ? 0 : max(0, min(16, K - ((2 * (k + 1) * 128) + ((tl_chunk42 * 16) % 128))));
-                    if (tl_valid46 == 16 && (2 * (k + 1) * 128) + ((tl_chunk42 * 16) % 128) >= 0 && tl::is_aligned(tl_src44, 4)) {
-                        tl::cp_async_chunk(tl_dst45, tl_src44);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
-                    } else if (tl_valid46 == 0) {
-                        tl::fill_vector<tl::f8e4m3, 16>(tl_dst45, tl::convert<tl::f8e4m3>(0.0f));
+                for (int tl_i41 = 0; tl_i41 < 4; ++tl_i41) {
+                    const int tl_chunk40 = tl_tid + tl_i41 * 256;
+                    const tl::f8e4m3* tl_src42 = &B[int64_t(col0 + ((tl_chunk40 * 16) / 128)) * K + ((2 * (k + 1) * 128) + ((tl_chunk40 * 16) % 128))];
+                    tl::f8e4m3* tl_dst43 = &b0[(((k + 1) % 2) * 128 + ((tl_chunk40 * 16) / 128)) * 144 + ((tl_chunk40 * 16) % 128)];
+                    const int tl_valid44 = !(tl::in_bounds(col0 + ((tl_chunk40 * 16) / 128), N)) ? 0 : max(0, min(16, K - ((2 * (k + 1) * 128) + ((tl_chunk40 * 16) % 128))));
+                    if (tl_valid44 == 16 && (2 * (k + 1) * 128) + ((tl_chunk40 * 16) % 128) >= 0 && tl::is_aligned(tl_src42, 4)) {
+                        tl::cp_async_chunk(tl_dst43, tl_src42);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
+                    } else if (tl_valid44 == 0) {
+                        tl::fill_vector<tl::f8e4m3, 16>(tl_dst43, tl::convert<tl::f8e4m3>(0.0f));
                     } else {
                         #pragma unroll
-                        for (int tl_v = 0; tl_v < 16; ++tl_v) tl_dst45[tl_v] = tl::in_bounds(col0 + ((tl_chunk42 * 16) / 128), N) && tl::in_bounds(((2 * (k + 1) * 128) + ((tl_chunk42 * 16) % 128)) + tl_v, K) ? tl_src44[tl_v] : tl::convert<tl::f8e4m3>(0.0f);
+                        for (int tl_v = 0; tl_v < 16; ++tl_v) tl_dst43[tl_v] = tl::in_bounds(col0 + ((tl_chunk40 * 16) / 128), N) && tl::in_bounds(((2 * (k + 1) * 128) + ((tl_chunk40 * 16) % 128)) + tl_v, K) ? tl_src42[tl_v] : tl::convert<tl::f8e4m3>(0.0f);
                     }
                 }
             }
             // copy(A[row0 +: BM, (2 * k + 1) * G +: G], a1);  (qgemm.tl:125)
             if (tl::is_aligned(A, 16) && K % 16 == 0 && row0 >= 0 && row0 + 64 <= M && ((2 * (k + 1) + 1) * 128) >= 0 && ((2 * (k + 1) + 1) * 128) + 128 <= K && ((2 * (k + 1) + 1) * 128) % 16 == 0) {
                 #pragma unroll
-                for (int tl_i48 = 0; tl_i48 < 2; ++tl_i48) {
-                    const int tl_chunk47 = tl_tid + tl_i48 * 256;
-                    tl::cp_async_16(&a1[(((k + 1) % 2) * 64 + ((tl_chunk47 * 16) / 128)) * 144 + ((tl_chunk47 * 16) % 128)], &A[int64_t(row0 + ((tl_chunk47 * 16) / 128)) * K + (((2 * (k + 1) + 1) * 128) + ((tl_chunk47 * 16) % 128))]);
+                for (int tl_i46 = 0; tl_i46 < 2; ++tl_i46) {
+                    const int tl_chunk45 = tl_tid + tl_i46 * 256;
+                    tl::cp_async_16(&a1[(((k + 1) % 2) * 64 + ((tl_chunk45 * 16) / 128)) * 144 + ((tl_chunk45 * 16) % 128)], &A[int64_t(row0 + ((tl_chunk45 * 16) / 128)) * K + (((2 * (k + 1) + 1) * 128) + ((tl_chunk45 * 16) % 128))]);
                 }
             } else {
                 #pragma unroll
-                for (int tl_i50 = 0; tl_i50 < 2; ++tl_i50) {
-                    const int tl_chunk49 = tl_tid + tl_i50 * 256;
-                    const tl::f8e4m3* tl_src51 = &A[int64_t(row0 + ((tl_chunk49 * 16) / 128)) * K + (((2 * (k + 1) + 1) * 128) + ((tl_chunk49 * 16) % 128))];
-                    tl::f8e4m3* tl_dst52 = &a1[(((k + 1) % 2) * 64 + ((tl_chunk49 * 16) / 128)) * 144 + ((tl_chunk49 * 16) % 128)];
-                    const int tl_valid53 = !(tl::in_bounds(row0 + ((tl_chunk49 * 16) / 128), M)) ? 0 : max(0, min(16, K - (((2 * (k + 1) + 1) * 128) + ((tl_chunk49 * 16) % 128))));
-                    if (tl_valid53 == 16 && ((2 * (k + 1) + 1) * 128) + ((tl_chunk49 * 16) % 128) >= 0 && tl::is_aligned(tl_src51, 4)) {
-                        tl::cp_async_chunk(tl_dst52, tl_src51);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
-                    } else if (tl_valid53 == 0) {
-                        tl::fill_vector<tl::f8e4m3, 16>(tl_dst52, tl::convert<tl::f8e4m3>(0.0f));
+                for (int tl_i48 = 0; tl_i48 < 2; ++tl_i48) {
+                    const int tl_chunk47 = tl_tid + tl_i48 * 256;
+                    const tl::f8e4m3* tl_src49 = &A[int64_t(row0 + ((tl_chunk47 * 16) / 128)) * K + (((2 * (k + 1) + 1) * 128) + ((tl_chunk47 * 16) % 128))];
+                    tl::f8e4m3* tl_dst50 = &a1[(((k + 1) % 2) * 64 + ((tl_chunk47 * 16) / 128)) * 144 + ((tl_chunk47 * 16) % 128)];
+                    const int tl_valid51 = !(tl::in_bounds(row0 + ((tl_chunk47 * 16) / 128), M)) ? 0 : max(0, min(16, K - (((2 * (k + 1) + 1) * 128) + ((tl_chunk47 * 16) % 128))));
+                    if (tl_valid51 == 16 && ((2 * (k + 1) + 1) * 128) + ((tl_chunk47 * 16) % 128) >= 0 && tl::is_aligned(tl_src49, 4)) {
+                        tl::cp_async_chunk(tl_dst50, tl_src49);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
+                    } else if (tl_valid51 == 0) {
+                        tl::fill_vector<tl::f8e4m3, 16>(tl_dst50, tl::convert<tl::f8e4m3>(0.0f));
                     } else {
                         #pragma unroll
-                        for (int tl_v = 0; tl_v < 16; ++tl_v) tl_dst52[tl_v] = tl::in_bounds(row0 + ((tl_chunk49 * 16) / 128), M) && tl::in_bounds((((2 * (k + 1) + 1) * 128) + ((tl_chunk49 * 16) % 128)) + tl_v, K) ? tl_src51[tl_v] : tl::convert<tl::f8e4m3>(0.0f);
+                        for (int tl_v = 0; tl_v < 16; ++tl_v) tl_dst50[tl_v] = tl::in_bounds(row0 + ((tl_chunk47 * 16) / 128), M) && tl::in_bounds((((2 * (k + 1) + 1) * 128) + ((tl_chunk47 * 16) % 128)) + tl_v, K) ? tl_src49[tl_v] : tl::convert<tl::f8e4m3>(0.0f);
                     }
                 }
             }
             // copy(B[col0 +: BN, (2 * k + 1) * G +: G], b1);  (qgemm.tl:126)
             if (tl::is_aligned(B, 16) && K % 16 == 0 && col0 >= 0 && col0 + 128 <= N && ((2 * (k + 1) + 1) * 128) >= 0 && ((2 * (k + 1) + 1) * 128) + 128 <= K && ((2 * (k + 1) + 1) * 128) % 16 == 0) {
                 #pragma unroll
-                for (int tl_i55 = 0; tl_i55 < 4; ++tl_i55) {
-                    const int tl_chunk54 = tl_tid + tl_i55 * 256;
-                    tl::cp_async_16(&b1[(((k + 1) % 2) * 128 + ((tl_chunk54 * 16) / 128)) * 144 + ((tl_chunk54 * 16) % 128)], &B[int64_t(col0 + ((tl_chunk54 * 16) / 128)) * K + (((2 * (k + 1) + 1) * 128) + ((tl_chunk54 * 16) % 128))]);
+                for (int tl_i53 = 0; tl_i53 < 4; ++tl_i53) {
+                    const int tl_chunk52 = tl_tid + tl_i53 * 256;
+                    tl::cp_async_16(&b1[(((k + 1) % 2) * 128 + ((tl_chunk52 * 16) / 128)) * 144 + ((tl_chunk52 * 16) % 128)], &B[int64_t(col0 + ((tl_chunk52 * 16) / 128)) * K + (((2 * (k + 1) + 1) * 128) + ((tl_chunk52 * 16) % 128))]);
                 }
             } else {
                 #pragma unroll
-                for (int tl_i57 = 0; tl_i57 < 4; ++tl_i57) {
-                    const int tl_chunk56 = tl_tid + tl_i57 * 256;
-                    const tl::f8e4m3* tl_src58 = &B[int64_t(col0 + ((tl_chunk56 * 16) / 128)) * K + (((2 * (k + 1) + 1) * 128) + ((tl_chunk56 * 16) % 128))];
-                    tl::f8e4m3* tl_dst59 = &b1[(((k + 1) % 2) * 128 + ((tl_chunk56 * 16) / 128)) * 144 + ((tl_chunk56 * 16) % 128)];
-                    const int tl_valid60 = !(tl::in_bounds(col0 + ((tl_chunk56 * 16) / 128), N)) ? 0 : max(0, min(16, K - (((2 * (k + 1) + 1) * 128) + ((tl_chunk56 * 16) % 128))));
-                    if (tl_valid60 == 16 && ((2 * (k + 1) + 1) * 128) + ((tl_chunk56 * 16) % 128) >= 0 && tl::is_aligned(tl_src58, 4)) {
-                        tl::cp_async_chunk(tl_dst59, tl_src58);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
-                    } else if (tl_valid60 == 0) {
-                        tl::fill_vector<tl::f8e4m3, 16>(tl_dst59, tl::convert<tl::f8e4m3>(0.0f));
+                for (int tl_i55 = 0; tl_i55 < 4; ++tl_i55) {
+                    const int tl_chunk54 = tl_tid + tl_i55 * 256;
+                    const tl::f8e4m3* tl_src56 = &B[int64_t(col0 + ((tl_chunk54 * 16) / 128)) * K + (((2 * (k + 1) + 1) * 128) + ((tl_chunk54 * 16) % 128))];
+                    tl::f8e4m3* tl_dst57 = &b1[(((k + 1) % 2) * 128 + ((tl_chunk54 * 16) / 128)) * 144 + ((tl_chunk54 * 16) % 128)];
+                    const int tl_valid58 = !(tl::in_bounds(col0 + ((tl_chunk54 * 16) / 128), N)) ? 0 : max(0, min(16, K - (((2 * (k + 1) + 1) * 128) + ((tl_chunk54 * 16) % 128))));
+                    if (tl_valid58 == 16 && ((2 * (k + 1) + 1) * 128) + ((tl_chunk54 * 16) % 128) >= 0 && tl::is_aligned(tl_src56, 4)) {
+                        tl::cp_async_chunk(tl_dst57, tl_src56);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
+                    } else if (tl_valid58 == 0) {
+                        tl::fill_vector<tl::f8e4m3, 16>(tl_dst57, tl::convert<tl::f8e4m3>(0.0f));
                     } else {
                         #pragma unroll
-                        for (int tl_v = 0; tl_v < 16; ++tl_v) tl_dst59[tl_v] = tl::in_bounds(col0 + ((tl_chunk56 * 16) / 128), N) && tl::in_bounds((((2 * (k + 1) + 1) * 128) + ((tl_chunk56 * 16) % 128)) + tl_v, K) ? tl_src58[tl_v] : tl::convert<tl::f8e4m3>(0.0f);
+                        for (int tl_v = 0; tl_v < 16; ++tl_v) tl_dst57[tl_v] = tl::in_bounds(col0 + ((tl_chunk54 * 16) / 128), N) && tl::in_bounds((((2 * (k + 1) + 1) * 128) + ((tl_chunk54 * 16) % 128)) + tl_v, K) ? tl_src56[tl_v] : tl::convert<tl::f8e4m3>(0.0f);
                     }
                 }
             }
@@ -1080,35 +1069,24 @@ __global__ void __launch_bounds__(256) fp8_gemm_block_scaled_tile_kernel_variant
         for (int tl_s = 0; tl_s < 4; ++tl_s) sa1[tl_s] = sa1_next[tl_s];
         // copy(Bs[col0 / G, 2 * k +: 2], sb);  (qgemm.tl:129)
         #pragma unroll
-        for (int tl_e61 = 0; tl_e61 < 2; ++tl_e61) {
-            sb[tl_e61] = sb_next[tl_e61];
+        for (int tl_e59 = 0; tl_e59 < 2; ++tl_e59) {
+            sb[tl_e59] = sb_next[tl_e59];
         }
         if (k + 1 < k_trips) {
             // copy(As[row0 +: BM, 2 * k], sa0);  (qgemm.tl:127)
             #pragma unroll
-            for (int tl_s62 = 0; tl_s62 < 4; ++tl_s62) {
-                sa0_next[tl_s62] = tl::in_bounds(row0 + ((tl_tid / 4 % 8) + (tl_s62 % 2) * 8 + (tl_s62 / 2) * 16 + (tl_tid / 128) * 32), M) && tl::in_bounds(2 * (k + 1), KG) ? As[int64_t(row0 + ((tl_tid / 4 % 8) + (tl_s62 % 2) * 8 + (tl_s62 / 2) * 16 + (tl_tid / 128) * 32)) * KG + (2 * (k + 1))] : 0.0f;
+            for (int tl_s60 = 0; tl_s60 < 4; ++tl_s60) {
+                sa0_next[tl_s60] = tl::in_bounds(row0 + ((tl_tid / 4 % 8) + (tl_s60 % 2) * 8 + (tl_s60 / 2) * 16 + (tl_tid / 128) * 32), M) && tl::in_bounds(2 * (k + 1), KG) ? As[int64_t(row0 + ((tl_tid / 4 % 8) + (tl_s60 % 2) * 8 + (tl_s60 / 2) * 16 + (tl_tid / 128) * 32)) * KG + (2 * (k + 1))] : 0.0f;
             }
             // copy(As[row0 +: BM, 2 * k + 1], sa1);  (qgemm.tl:128)
             #pragma unroll
-            for (int tl_s63 = 0; tl_s63 < 4; ++tl_s63) {
-                sa1_next[tl_s63] = tl::in_bounds(row0 + ((tl_tid / 4 % 8) + (tl_s63 % 2) * 8 + (tl_s63 / 2) * 16 + (tl_tid / 128) * 32), M) && tl::in_bounds(2 * (k + 1) + 1, KG) ? As[int64_t(row0 + ((tl_tid / 4 % 8) + (tl_s63 % 2) * 8 + (tl_s63 / 2) * 16 + (tl_tid / 128) * 32)) * KG + (2 * (k + 1) + 1)] : 0.0f;
+            for (int tl_s61 = 0; tl_s61 < 4; ++tl_s61) {
+                sa1_next[tl_s61] = tl::in_bounds(row0 + ((tl_tid / 4 % 8) + (tl_s61 % 2) * 8 + (tl_s61 / 2) * 16 + (tl_tid / 128) * 32), M) && tl::in_bounds(2 * (k + 1) + 1, KG) ? As[int64_t(row0 + ((tl_tid / 4 % 8) + (tl_s61 % 2) * 8 + (tl_s61 / 2) * 16 + (tl_tid / 128) * 32)) * KG + (2 * (k + 1) + 1)] : 0.0f;
             }
             // copy(Bs[col0 / G, 2 * k +: 2], sb);  (qgemm.tl:129)
             #pragma unroll
-            for (int tl_chunk64 = 0; tl_chunk64 < 1; ++tl_chunk64) {
-                const float* tl_ptr65 = &Bs[int64_t(col0 / 128) * KG + ((2 * (k + 1)) + (tl_chunk64 * 2))];
-                if (tl::in_bounds(col0 / 128, NB) && tl::in_bounds((2 * (k + 1)) + (tl_chunk64 * 2), KG) && tl::in_bounds(col0 / 128, NB) && tl::in_bounds(((2 * (k + 1)) + (tl_chunk64 * 2)) + 1, KG) && tl::is_aligned(tl_ptr65, 8)) {
-                    float tl_vec66[2];
-                    tl::load_vector<float, 2>(tl_vec66, tl_ptr65);
-                    #pragma unroll
-                    for (int tl_v = 0; tl_v < 2; ++tl_v) sb_next[tl_chunk64 * 2 + tl_v] = tl_vec66[tl_v];
-                } else {
-                    #pragma unroll
-                    for (int tl_v = 0; tl_v < 2; ++tl_v) {
-                        sb_next[tl_chunk64 * 2 + tl_v] = tl::in_bounds(col0 / 128, NB) && tl::in_bounds((2 * (k + 1)) + (tl_chunk64 * 2 + tl_v), KG) ? Bs[int64_t(col0 / 128) * KG + ((2 * (k + 1)) + (tl_chunk64 * 2 + tl_v))] : 0.0f;
-                    }
-                }
+            for (int tl_e62 = 0; tl_e62 < 2; ++tl_e62) {
+                sb_next[tl_e62] = tl::in_bounds(col0 / 128, NB) && tl::in_bounds((2 * (k + 1)) + tl_e62, KG) ? Bs[int64_t(col0 / 128) * KG + ((2 * (k + 1)) + tl_e62)] : 0.0f;
             }
         }
         // gemm(a0, b0, p0, transpose_b = true, clear = true);  (qgemm.tl:130)
@@ -1121,10 +1099,10 @@ __global__ void __launch_bounds__(256) fp8_gemm_block_scaled_tile_kernel_variant
         // for i, j in parallel(BM, BN) {  (qgemm.tl:132)
         // for i, j in parallel(64, 128): each thread visits the elements of `acc` it holds
         #pragma unroll
-        for (int tl_s67 = 0; tl_s67 < acc_layout::kSlots; ++tl_s67) {
-            [[maybe_unused]] const int i = acc_layout::row(tl_tid, tl_s67);
-            [[maybe_unused]] const int j = acc_layout::col(tl_tid, tl_s67);
-            acc[tl_s67] = acc[tl_s67] + p0[tl_s67] * (sa0[(tl_s67 / 2 % 2) + (tl_s67 / 16) * 2] * sb[0]);
+        for (int tl_s63 = 0; tl_s63 < acc_layout::kSlots; ++tl_s63) {
+            [[maybe_unused]] const int i = acc_layout::row(tl_tid, tl_s63);
+            [[maybe_unused]] const int j = acc_layout::col(tl_tid, tl_s63);
+            acc[tl_s63] = acc[tl_s63] + p0[tl_s63] * (sa0[(tl_s63 / 2 % 2) + (tl_s63 / 16) * 2] * sb[0]);
         }
         // gemm(a1, b1, p1, transpose_b = true, clear = true);  (qgemm.tl:131)
         {
@@ -1136,26 +1114,26 @@ __global__ void __launch_bounds__(256) fp8_gemm_block_scaled_tile_kernel_variant
         // for i, j in parallel(BM, BN) {  (qgemm.tl:135)
         // for i, j in parallel(64, 128): each thread visits the elements of `acc` it holds
         #pragma unroll
-        for (int tl_s68 = 0; tl_s68 < acc_layout::kSlots; ++tl_s68) {
-            [[maybe_unused]] const int i = acc_layout::row(tl_tid, tl_s68);
-            [[maybe_unused]] const int j = acc_layout::col(tl_tid, tl_s68);
-            acc[tl_s68] = acc[tl_s68] + p1[tl_s68] * (sa1[(tl_s68 / 2 % 2) + (tl_s68 / 16) * 2] * sb[1]);
+        for (int tl_s64 = 0; tl_s64 < acc_layout::kSlots; ++tl_s64) {
+            [[maybe_unused]] const int i = acc_layout::row(tl_tid, tl_s64);
+            [[maybe_unused]] const int j = acc_layout::col(tl_tid, tl_s64);
+            acc[tl_s64] = acc[tl_s64] + p1[tl_s64] * (sa1[(tl_s64 / 2 % 2) + (tl_s64 / 16) * 2] * sb[1]);
         }
     }
     tl::cp_async_wait<0>();  // at most 0 copy groups of this thread still in flight
     // copy(acc, C[row0 +: BM, col0 +: BN]);  (qgemm.tl:139)
     #pragma unroll
-    for (int tl_chunk69 = 0; tl_chunk69 < acc_layout::kSlots; tl_chunk69 += 2) {
-        tl::bf16* tl_ptr70 = &C[int64_t(row0 + acc_layout::row(tl_tid, tl_chunk69)) * N + (col0 + acc_layout::col(tl_tid, tl_chunk69))];
-        if (tl::in_bounds(row0 + acc_layout::row(tl_tid, tl_chunk69), M) && tl::in_bounds(col0 + acc_layout::col(tl_tid, tl_chunk69), N) && tl::in_bounds(row0 + acc_layout::row(tl_tid, tl_chunk69), M) && tl::in_bounds((col0 + acc_layout::col(tl_tid, tl_chunk69)) + 1, N) && tl::is_aligned(tl_ptr70, 4)) {
-            tl::bf16 tl_vec71[2];
+    for (int tl_chunk65 = 0; tl_chunk65 < acc_layout::kSlots; tl_chunk65 += 2) {
+        tl::bf16* tl_ptr66 = &C[int64_t(row0 + acc_layout::row(tl_tid, tl_chunk65)) * N + (col0 + acc_layout::col(tl_tid, tl_chunk65))];
+        if (tl::in_bounds(row0 + acc_layout::row(tl_tid, tl_chunk65), M) && tl::in_bounds(col0 + acc_layout::col(tl_tid, tl_chunk65), N) && tl::in_bounds(row0 + acc_layout::row(tl_tid, tl_chunk65), M) && tl::in_bounds((col0 + acc_layout::col(tl_tid, tl_chunk65)) + 1, N) && tl::is_aligned(tl_ptr66, 4)) {
+            tl::bf16 tl_vec67[2];
             #pragma unroll
-            for (int tl_v = 0; tl_v < 2; tl_v += 2) tl::convert_pair(&tl_vec71[tl_v], acc[tl_chunk69 + tl_v], acc[tl_chunk69 + tl_v + 1]);
-            tl::store_vector<tl::bf16, 2>(tl_ptr70, tl_vec71);
+            for (int tl_v = 0; tl_v < 2; tl_v += 2) tl::convert_pair(&tl_vec67[tl_v], acc[tl_chunk65 + tl_v], acc[tl_chunk65 + tl_v + 1]);
+            tl::store_vector<tl::bf16, 2>(tl_ptr66, tl_vec67);
         } else {
             #pragma unroll
             for (int tl_v = 0; tl_v < 2; ++tl_v) {
-                if (tl::in_bounds(row0 + acc_layout::row(tl_tid, tl_chunk69 + tl_v), M) && tl::in_bounds(col0 + acc_layout::col(tl_tid, tl_chunk69 + tl_v), N)) C[int64_t(row0 + acc_layout::row(tl_tid, tl_chunk69 + tl_v)) * N + (col0 + acc_layout::col(tl_tid, tl_chunk69 + tl_v))] = tl::convert<tl::bf16>(acc[tl_chunk69 + tl_v]);
+                if (tl::in_bounds(row0 + acc_layout::row(tl_tid, tl_chunk65 + tl_v), M) && tl::in_bounds(col0 + acc_layout::col(tl_tid, tl_chunk65 + tl_v), N)) C[int64_t(row0 + acc_layout::row(tl_tid, tl_chunk65 + tl_v)) * N + (col0 + acc_layout::col(tl_tid, tl_chunk65 + tl_v))] = tl::convert<tl::bf16>(acc[tl_chunk65 + tl_v]);
             }
         }
     }
@@ -1526,19 +1504,8 @@ __global__ void __launch_bounds__(256) fp8_gemm_block_scaled_tile_kernel_variant
         }
         // copy(Bs[col0 / G, 2 * k +: 2], sb);  (qgemm.tl:129)
         #pragma unroll
-        for (int tl_chunk30 = 0; tl_chunk30 < 1; ++tl_chunk30) {
-            const float* tl_ptr31 = &Bs[int64_t(col0 / 128) * KG + (tl_chunk30 * 2)];
-            if (tl::in_bounds(col0 / 128, NB) && tl::in_bounds(tl_chunk30 * 2, KG) && tl::in_bounds(col0 / 128, NB) && tl::in_bounds((tl_chunk30 * 2) + 1, KG) && tl::is_aligned(tl_ptr31, 8)) {
-                float tl_vec32[2];
-                tl::load_vector<float, 2>(tl_vec32, tl_ptr31);
-                #pragma unroll
-                for (int tl_v = 0; tl_v < 2; ++tl_v) sb_next[tl_chunk30 * 2 + tl_v] = tl_vec32[tl_v];
-            } else {
-                #pragma unroll
-                for (int tl_v = 0; tl_v < 2; ++tl_v) {
-                    sb_next[tl_chunk30 * 2 + tl_v] = tl::in_bounds(col0 / 128, NB) && tl::in_bounds(tl_chunk30 * 2 + tl_v, KG) ? Bs[int64_t(col0 / 128) * KG + (tl_chunk30 * 2 + tl_v)] : 0.0f;
-                }
-            }
+        for (int tl_e30 = 0; tl_e30 < 2; ++tl_e30) {
+            sb_next[tl_e30] = tl::in_bounds(col0 / 128, NB) && tl::in_bounds(tl_e30, KG) ? Bs[int64_t(col0 / 128) * KG + tl_e30] : 0.0f;
         }
     }
     // for k in pipelined(cdiv(KG, 2), stages = STAGES) {  // two groups of G k a step  (qgemm.tl:122)
@@ -1549,96 +1516,96 @@ __global__ void __launch_bounds__(256) fp8_gemm_block_scaled_tile_kernel_variant
             // copy(A[row0 +: BM, 2 * k * G +: G], a0);  (qgemm.tl:123)
             if (tl::is_aligned(A, 16) && K % 16 == 0 && row0 >= 0 && row0 + 64 <= M && (2 * (k + 1) * 128) >= 0 && (2 * (k + 1) * 128) + 128 <= K && (2 * (k + 1) * 128) % 16 == 0) {
                 #pragma unroll
-                for (int tl_i34 = 0; tl_i34 < 2; ++tl_i34) {
-                    const int tl_chunk33 = tl_tid + tl_i34 * 256;
-                    tl::cp_async_16(&a0[(((k + 1) % 2) * 64 + ((tl_chunk33 * 16) / 128)) * 144 + ((tl_chunk33 * 16) % 128)], &A[int64_t(row0 + ((tl_chunk33 * 16) / 128)) * K + ((2 * (k + 1) * 128) + ((tl_chunk33 * 16) % 128))]);
+                for (int tl_i32 = 0; tl_i32 < 2; ++tl_i32) {
+                    const int tl_chunk31 = tl_tid + tl_i32 * 256;
+                    tl::cp_async_16(&a0[(((k + 1) % 2) * 64 + ((tl_chunk31 * 16) / 128)) * 144 + ((tl_chunk31 * 16) % 128)], &A[int64_t(row0 + ((tl_chunk31 * 16) / 128)) * K + ((2 * (k + 1) * 128) + ((tl_chunk31 * 16) % 128))]);
                 }
             } else {
                 #pragma unroll
-                for (int tl_i36 = 0; tl_i36 < 2; ++tl_i36) {
-                    const int tl_chunk35 = tl_tid + tl_i36 * 256;
-                    const tl::f8e4m3* tl_src37 = &A[int64_t(row0 + ((tl_chunk35 * 16) / 128)) * K + ((2 * (k + 1) * 128) + ((tl_chunk35 * 16) % 128))];
-                    tl::f8e4m3* tl_dst38 = &a0[(((k + 1) % 2) * 64 + ((tl_chunk35 * 16) / 128)) * 144 + ((tl_chunk35 * 16) % 128)];
-                    const int tl_valid39 = !(tl::in_bounds(row0 + ((tl_chunk35 * 16) / 128), M)) ? 0 : max(0, min(16, K - ((2 * (k + 1) * 128) + ((tl_chunk35 * 16) % 128))));
-                    if (tl_valid39 == 16 && (2 * (k + 1) * 128) + ((tl_chunk35 * 16) % 128) >= 0 && tl::is_aligned(tl_src37, 4)) {
-                        tl::cp_async_chunk(tl_dst38, tl_src37);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
-                    } else if (tl_valid39 == 0) {
-                        tl::fill_vector<tl::f8e4m3, 16>(tl_dst38, tl::convert<tl::f8e4m3>(0.0f));
+                for (int tl_i34 = 0; tl_i34 < 2; ++tl_i34) {
+                    const int tl_chunk33 = tl_tid + tl_i34 * 256;
+                    const tl::f8e4m3* tl_src35 = &A[int64_t(row0 + ((tl_chunk33 * 16) / 128)) * K + ((2 * (k + 1) * 128) + ((tl_chunk33 * 16) % 128))];
+                    tl::f8e4m3* tl_dst36 = &a0[(((k + 1) % 2) * 64 + ((tl_chunk33 * 16) / 128)) * 144 + ((tl_chunk33 * 16) % 128)];
+                    const int tl_valid37 = !(tl::in_bounds(row0 + ((tl_chunk33 * 16) / 128), M)) ? 0 : max(0, min(16, K - ((2 * (k + 1) * 128) + ((tl_chunk33 * 16) % 128))));
+                    if (tl_valid37 == 16 && (2 * (k + 1) * 128) + ((tl_chunk33 * 16) % 128) >= 0 && tl::is_aligned(tl_src35, 4)) {
+                        tl::cp_async_chunk(tl_dst36, tl_src35);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
+                    } else if (tl_valid37 == 0) {
+                        tl::fill_vector<tl::f8e4m3, 16>(tl_dst36, tl::convert<tl::f8e4m3>(0.0f));
                     } else {
                         #pragma unroll
-                        for (int tl_v = 0; tl_v < 16; ++tl_v) tl_dst38[tl_v] = tl::in_bounds(row0 + ((tl_chunk35 * 16) / 128), M) && tl::in_bounds(((2 * (k + 1) * 128) + ((tl_chunk35 * 16) % 128)) + tl_v, K) ? tl_src37[tl_v] : tl::convert<tl::f8e4m3>(0.0f);
+                        for (int tl_v = 0; tl_v < 16; ++tl_v) tl_dst36[tl_v] = tl::in_bounds(row0 + ((tl_chunk33 * 16) / 128), M) && tl::in_bounds(((2 * (k + 1) * 128) + ((tl_chunk33 * 16) % 128)) + tl_v, K) ? tl_src35[tl_v] : tl::convert<tl::f8e4m3>(0.0f);
                     }
                 }
             }
             // copy(B[col0 +: BN, 2 * k * G +: G], b0);  (qgemm.tl:124)
             if (tl::is_aligned(B, 16) && K % 16 == 0 && col0 >= 0 && col0 + 64 <= N && (2 * (k + 1) * 128) >= 0 && (2 * (k + 1) * 128) + 128 <= K && (2 * (k + 1) * 128) % 16 == 0) {
                 #pragma unroll
-                for (int tl_i41 = 0; tl_i41 < 2; ++tl_i41) {
-                    const int tl_chunk40 = tl_tid + tl_i41 * 256;
-                    tl::cp_async_16(&b0[(((k + 1) % 2) * 64 + ((tl_chunk40 * 16) / 128)) * 144 + ((tl_chunk40 * 16) % 128)], &B[int64_t(col0 + ((tl_chunk40 * 16) / 128)) * K + ((2 * (k + 1) * 128) + ((tl_chunk40 * 16) % 128))]);
+                for (int tl_i39 = 0; tl_i39 < 2; ++tl_i39) {
+                    const int tl_chunk38 = tl_tid + tl_i39 * 256;
+                    tl::cp_async_16(&b0[(((k + 1) % 2) * 64 + ((tl_chunk38 * 16) / 128)) * 144 + ((tl_chunk38 * 16) % 128)], &B[int64_t(col0 + ((tl_chunk38 * 16) / 128)) * K + ((2 * (k + 1) * 128) + ((tl_chunk38 * 16) % 128))]);
                 }
             } else {
                 #pragma unroll
-                for (int tl_i43 = 0; tl_i43 < 2; ++tl_i43) {
-                    const int tl_chunk42 = tl_tid + tl_i43 * 256;
-                    const tl::f8e4m3* tl_src44 = &B[int64_t(col0 + ((tl_chunk42 * 16) / 128)) * K + ((2 * (k + 1) * 128) + ((tl_chunk42 * 16) % 128))];
-                    tl::f8e4m3* tl_dst45 = &b0[(((k + 1) % 2) * 64 + ((tl_chunk42 * 16) / 128)) * 144 + ((tl_chunk42 * 16) % 128)];
-                    const int tl_valid46 = !(tl::in_bounds(col0 + ((tl_chunk42 * 16) / 128), N)) ? 0 : max(0, min(16, K - ((2 * (k + 1) * 128) + ((tl_chunk42 * 16) % 128))));
-                    if (tl_valid46 == 16 && (2 * (k + 1) * 128) + ((tl_chunk42 * 16) % 128) >= 0 && tl::is_aligned(tl_src44, 4)) {
-                        tl::cp_async_chunk(tl_dst45, tl_src44);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
-                    } else if (tl_valid46 == 0) {
-                        tl::fill_vector<tl::f8e4m3, 16>(tl_dst45, tl::convert<tl::f8e4m3>(0.0f));
+                for (int tl_i41 = 0; tl_i41 < 2; ++tl_i41) {
+                    const int tl_chunk40 = tl_tid + tl_i41 * 256;
+                    const tl::f8e4m3* tl_src42 = &B[int64_t(col0 + ((tl_chunk40 * 16) / 128)) * K + ((2 * (k + 1) * 128) + ((tl_chunk40 * 16) % 128))];
+                    tl::f8e4m3* tl_dst43 = &b0[(((k + 1) % 2) * 64 + ((tl_chunk40 * 16) / 128)) * 144 + ((tl_chunk40 * 16) % 128)];
+                    const int tl_valid44 = !(tl::in_bounds(col0 + ((tl_chunk40 * 16) / 128), N)) ? 0 : max(0, min(16, K - ((2 * (k + 1) * 128) + ((tl_chunk40 * 16) % 128))));
+                    if (tl_valid44 == 16 && (2 * (k + 1) * 128) + ((tl_chunk40 * 16) % 128) >= 0 && tl::is_aligned(tl_src42, 4)) {
+                        tl::cp_async_chunk(tl_dst43, tl_src42);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
+                    } else if (tl_valid44 == 0) {
+                        tl::fill_vector<tl::f8e4m3, 16>(tl_dst43, tl::convert<tl::f8e4m3>(0.0f));
                     } else {
                         #pragma unroll
-                        for (int tl_v = 0; tl_v < 16; ++tl_v) tl_dst45[tl_v] = tl::in_bounds(col0 + ((tl_chunk42 * 16) / 128), N) && tl::in_bounds(((2 * (k + 1) * 128) + ((tl_chunk42 * 16) % 128)) + tl_v, K) ? tl_src44[tl_v] : tl::convert<tl::f8e4m3>(0.0f);
+                        for (int tl_v = 0; tl_v < 16; ++tl_v) tl_dst43[tl_v] = tl::in_bounds(col0 + ((tl_chunk40 * 16) / 128), N) && tl::in_bounds(((2 * (k + 1) * 128) + ((tl_chunk40 * 16) % 128)) + tl_v, K) ? tl_src42[tl_v] : tl::convert<tl::f8e4m3>(0.0f);
                     }
                 }
             }
             // copy(A[row0 +: BM, (2 * k + 1) * G +: G], a1);  (qgemm.tl:125)
             if (tl::is_aligned(A, 16) && K % 16 == 0 && row0 >= 0 && row0 + 64 <= M && ((2 * (k + 1) + 1) * 128) >= 0 && ((2 * (k + 1) + 1) * 128) + 128 <= K && ((2 * (k + 1) + 1) * 128) % 16 == 0) {
                 #pragma unroll
-                for (int tl_i48 = 0; tl_i48 < 2; ++tl_i48) {
-                    const int tl_chunk47 = tl_tid + tl_i48 * 256;
-                    tl::cp_async_16(&a1[(((k + 1) % 2) * 64 + ((tl_chunk47 * 16) / 128)) * 144 + ((tl_chunk47 * 16) % 128)], &A[int64_t(row0 + ((tl_chunk47 * 16) / 128)) * K + (((2 * (k + 1) + 1) * 128) + ((tl_chunk47 * 16) % 128))]);
+                for (int tl_i46 = 0; tl_i46 < 2; ++tl_i46) {
+                    const int tl_chunk45 = tl_tid + tl_i46 * 256;
+                    tl::cp_async_16(&a1[(((k + 1) % 2) * 64 + ((tl_chunk45 * 16) / 128)) * 144 + ((tl_chunk45 * 16) % 128)], &A[int64_t(row0 + ((tl_chunk45 * 16) / 128)) * K + (((2 * (k + 1) + 1) * 128) + ((tl_chunk45 * 16) % 128))]);
                 }
             } else {
                 #pragma unroll
-                for (int tl_i50 = 0; tl_i50 < 2; ++tl_i50) {
-                    const int tl_chunk49 = tl_tid + tl_i50 * 256;
-                    const tl::f8e4m3* tl_src51 = &A[int64_t(row0 + ((tl_chunk49 * 16) / 128)) * K + (((2 * (k + 1) + 1) * 128) + ((tl_chunk49 * 16) % 128))];
-                    tl::f8e4m3* tl_dst52 = &a1[(((k + 1) % 2) * 64 + ((tl_chunk49 * 16) / 128)) * 144 + ((tl_chunk49 * 16) % 128)];
-                    const int tl_valid53 = !(tl::in_bounds(row0 + ((tl_chunk49 * 16) / 128), M)) ? 0 : max(0, min(16, K - (((2 * (k + 1) + 1) * 128) + ((tl_chunk49 * 16) % 128))));
-                    if (tl_valid53 == 16 && ((2 * (k + 1) + 1) * 128) + ((tl_chunk49 * 16) % 128) >= 0 && tl::is_aligned(tl_src51, 4)) {
-                        tl::cp_async_chunk(tl_dst52, tl_src51);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
-                    } else if (tl_valid53 == 0) {
-                        tl::fill_vector<tl::f8e4m3, 16>(tl_dst52, tl::convert<tl::f8e4m3>(0.0f));
+                for (int tl_i48 = 0; tl_i48 < 2; ++tl_i48) {
+                    const int tl_chunk47 = tl_tid + tl_i48 * 256;
+                    const tl::f8e4m3* tl_src49 = &A[int64_t(row0 + ((tl_chunk47 * 16) / 128)) * K + (((2 * (k + 1) + 1) * 128) + ((tl_chunk47 * 16) % 128))];
+                    tl::f8e4m3* tl_dst50 = &a1[(((k + 1) % 2) * 64 + ((tl_chunk47 * 16) / 128)) * 144 + ((tl_chunk47 * 16) % 128)];
+                    const int tl_valid51 = !(tl::in_bounds(row0 + ((tl_chunk47 * 16) / 128), M)) ? 0 : max(0, min(16, K - (((2 * (k + 1) + 1) * 128) + ((tl_chunk47 * 16) % 128))));
+                    if (tl_valid51 == 16 && ((2 * (k + 1) + 1) * 128) + ((tl_chunk47 * 16) % 128) >= 0 && tl::is_aligned(tl_src49, 4)) {
+                        tl::cp_async_chunk(tl_dst50, tl_src49);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
+                    } else if (tl_valid51 == 0) {
+                        tl::fill_vector<tl::f8e4m3, 16>(tl_dst50, tl::convert<tl::f8e4m3>(0.0f));
                     } else {
                         #pragma unroll
-                        for (int tl_v = 0; tl_v < 16; ++tl_v) tl_dst52[tl_v] = tl::in_bounds(row0 + ((tl_chunk49 * 16) / 128), M) && tl::in_bounds((((2 * (k + 1) + 1) * 128) + ((tl_chunk49 * 16) % 128)) + tl_v, K) ? tl_src51[tl_v] : tl::convert<tl::f8e4m3>(0.0f);
+                        for (int tl_v = 0; tl_v < 16; ++tl_v) tl_dst50[tl_v] = tl::in_bounds(row0 + ((tl_chunk47 * 16) / 128), M) && tl::in_bounds((((2 * (k + 1) + 1) * 128) + ((tl_chunk47 * 16) % 128)) + tl_v, K) ? tl_src49[tl_v] : tl::convert<tl::f8e4m3>(0.0f);
                     }
                 }
             }
             // copy(B[col0 +: BN, (2 * k + 1) * G +: G], b1);  (qgemm.tl:126)
             if (tl::is_aligned(B, 16) && K % 16 == 0 && col0 >= 0 && col0 + 64 <= N && ((2 * (k + 1) + 1) * 128) >= 0 && ((2 * (k + 1) + 1) * 128) + 128 <= K && ((2 * (k + 1) + 1) * 128) % 16 == 0) {
                 #pragma unroll
-                for (int tl_i55 = 0; tl_i55 < 2; ++tl_i55) {
-                    const int tl_chunk54 = tl_tid + tl_i55 * 256;
-                    tl::cp_async_16(&b1[(((k + 1) % 2) * 64 + ((tl_chunk54 * 16) / 128)) * 144 + ((tl_chunk54 * 16) % 128)], &B[int64_t(col0 + ((tl_chunk54 * 16) / 128)) * K + (((2 * (k + 1) + 1) * 128) + ((tl_chunk54 * 16) % 128))]);
+                for (int tl_i53 = 0; tl_i53 < 2; ++tl_i53) {
+                    const int tl_chunk52 = tl_tid + tl_i53 * 256;
+                    tl::cp_async_16(&b1[(((k + 1) % 2) * 64 + ((tl_chunk52 * 16) / 128)) * 144 + ((tl_chunk52 * 16) % 128)], &B[int64_t(col0 + ((tl_chunk52 * 16) / 128)) * K + (((2 * (k + 1) + 1) * 128) + ((tl_chunk52 * 16) % 128))]);
                 }
             } else {
                 #pragma unroll
-                for (int tl_i57 = 0; tl_i57 < 2; ++tl_i57) {
-                    const int tl_chunk56 = tl_tid + tl_i57 * 256;
-                    const tl::f8e4m3* tl_src58 = &B[int64_t(col0 + ((tl_chunk56 * 16) / 128)) * K + (((2 * (k + 1) + 1) * 128) + ((tl_chunk56 * 16) % 128))];
-                    tl::f8e4m3* tl_dst59 = &b1[(((k + 1) % 2) * 64 + ((tl_chunk56 * 16) / 128)) * 144 + ((tl_chunk56 * 16) % 128)];
-                    const int tl_valid60 = !(tl::in_bounds(col0 + ((tl_chunk56 * 16) / 128), N)) ? 0 : max(0, min(16, K - (((2 * (k + 1) + 1) * 128) + ((tl_chunk56 * 16) % 128))));
-                    if (tl_valid60 == 16 && ((2 * (k + 1) + 1) * 128) + ((tl_chunk56 * 16) % 128) >= 0 && tl::is_aligned(tl_src58, 4)) {
-                        tl::cp_async_chunk(tl_dst59, tl_src58);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
-                    } else if (tl_valid60 == 0) {
-                        tl::fill_vector<tl::f8e4m3, 16>(tl_dst59, tl::convert<tl::f8e4m3>(0.0f));
+                for (int tl_i55 = 0; tl_i55 < 2; ++tl_i55) {
+                    const int tl_chunk54 = tl_tid + tl_i55 * 256;
+                    const tl::f8e4m3* tl_src56 = &B[int64_t(col0 + ((tl_chunk54 * 16) / 128)) * K + (((2 * (k + 1) + 1) * 128) + ((tl_chunk54 * 16) % 128))];
+                    tl::f8e4m3* tl_dst57 = &b1[(((k + 1) % 2) * 64 + ((tl_chunk54 * 16) / 128)) * 144 + ((tl_chunk54 * 16) % 128)];
+                    const int tl_valid58 = !(tl::in_bounds(col0 + ((tl_chunk54 * 16) / 128), N)) ? 0 : max(0, min(16, K - (((2 * (k + 1) + 1) * 128) + ((tl_chunk54 * 16) % 128))));
+                    if (tl_valid58 == 16 && ((2 * (k + 1) + 1) * 128) + ((tl_chunk54 * 16) % 128) >= 0 && tl::is_aligned(tl_src56, 4)) {
+                        tl::cp_async_chunk(tl_dst57, tl_src56);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
+                    } else if (tl_valid58 == 0) {
+                        tl::fill_vector<tl::f8e4m3, 16>(tl_dst57, tl::convert<tl::f8e4m3>(0.0f));
                     } else {
                         #pragma unroll
-                        for (int tl_v = 0; tl_v < 16; ++tl_v) tl_dst59[tl_v] = tl::in_bounds(col0 + ((tl_chunk56 * 16) / 128), N) && tl::in_bounds((((2 * (k + 1) + 1) * 128) + ((tl_chunk56 * 16) % 128)) + tl_v, K) ? tl_src58[tl_v] : tl::convert<tl::f8e4m3>(0.0f);
+                        for (int tl_v = 0; tl_v < 16; ++tl_v) tl_dst57[tl_v] = tl::in_bounds(col0 + ((tl_chunk54 * 16) / 128), N) && tl::in_bounds((((2 * (k + 1) + 1) * 128) + ((tl_chunk54 * 16) % 128)) + tl_v, K) ? tl_src56[tl_v] : tl::convert<tl::f8e4m3>(0.0f);
                     }
                 }
             }
@@ -1652,35 +1619,24 @@ __global__ void __launch_bounds__(256) fp8_gemm_block_scaled_tile_kernel_variant
         for (int tl_s = 0; tl_s < 4; ++tl_s) sa1[tl_s] = sa1_next[tl_s];
         // copy(Bs[col0 / G, 2 * k +: 2], sb);  (qgemm.tl:129)
         #pragma unroll
-        for (int tl_e61 = 0; tl_e61 < 2; ++tl_e61) {
-            sb[tl_e61] = sb_next[tl_e61];
+        for (int tl_e59 = 0; tl_e59 < 2; ++tl_e59) {
+            sb[tl_e59] = sb_next[tl_e59];
         }
         if (k + 1 < k_trips) {
             // copy(As[row0 +: BM, 2 * k], sa0);  (qgemm.tl:127)
             #pragma unroll
-            for (int tl_s62 = 0; tl_s62 < 4; ++tl_s62) {
-                sa0_next[tl_s62] = tl::in_bounds(row0 + ((tl_tid / 4 % 8) + (tl_s62 % 2) * 8 + (tl_s62 / 2) * 16 + (tl_tid / 128) * 32), M) && tl::in_bounds(2 * (k + 1), KG) ? As[int64_t(row0 + ((tl_tid / 4 % 8) + (tl_s62 % 2) * 8 + (tl_s62 / 2) * 16 + (tl_tid / 128) * 32)) * KG + (2 * (k + 1))] : 0.0f;
+            for (int tl_s60 = 0; tl_s60 < 4; ++tl_s60) {
+                sa0_next[tl_s60] = tl::in_bounds(row0 + ((tl_tid / 4 % 8) + (tl_s60 % 2) * 8 + (tl_s60 / 2) * 16 + (tl_tid / 128) * 32), M) && tl::in_bounds(2 * (k + 1), KG) ? As[int64_t(row0 + ((tl_tid / 4 % 8) + (tl_s60 % 2) * 8 + (tl_s60 / 2) * 16 + (tl_tid / 128) * 32)) * KG + (2 * (k + 1))] : 0.0f;
             }
             // copy(As[row0 +: BM, 2 * k + 1], sa1);  (qgemm.tl:128)
             #pragma unroll
-            for (int tl_s63 = 0; tl_s63 < 4; ++tl_s63) {
-                sa1_next[tl_s63] = tl::in_bounds(row0 + ((tl_tid / 4 % 8) + (tl_s63 % 2) * 8 + (tl_s63 / 2) * 16 + (tl_tid / 128) * 32), M) && tl::in_bounds(2 * (k + 1) + 1, KG) ? As[int64_t(row0 + ((tl_tid / 4 % 8) + (tl_s63 % 2) * 8 + (tl_s63 / 2) * 16 + (tl_tid / 128) * 32)) * KG + (2 * (k + 1) + 1)] : 0.0f;
+            for (int tl_s61 = 0; tl_s61 < 4; ++tl_s61) {
+                sa1_next[tl_s61] = tl::in_bounds(row0 + ((tl_tid / 4 % 8) + (tl_s61 % 2) * 8 + (tl_s61 / 2) * 16 + (tl_tid / 128) * 32), M) && tl::in_bounds(2 * (k + 1) + 1, KG) ? As[int64_t(row0 + ((tl_tid / 4 % 8) + (tl_s61 % 2) * 8 + (tl_s61 / 2) * 16 + (tl_tid / 128) * 32)) * KG + (2 * (k + 1) + 1)] : 0.0f;
             }
             // copy(Bs[col0 / G, 2 * k +: 2], sb);  (qgemm.tl:129)
             #pragma unroll
-            for (int tl_chunk64 = 0; tl_chunk64 < 1; ++tl_chunk64) {
-                const float* tl_ptr65 = &Bs[int64_t(col0 / 128) * KG + ((2 * (k + 1)) + (tl_chunk64 * 2))];
-                if (tl::in_bounds(col0 / 128, NB) && tl::in_bounds((2 * (k + 1)) + (tl_chunk64 * 2), KG) && tl::in_bounds(col0 / 128, NB) && tl::in_bounds(((2 * (k + 1)) + (tl_chunk64 * 2)) + 1, KG) && tl::is_aligned(tl_ptr65, 8)) {
-                    float tl_vec66[2];
-                    tl::load_vector<float, 2>(tl_vec66, tl_ptr65);
-                    #pragma unroll
-                    for (int tl_v = 0; tl_v < 2; ++tl_v) sb_next[tl_chunk64 * 2 + tl_v] = tl_vec66[tl_v];
-                } else {
-                    #pragma unroll
-                    for (int tl_v = 0; tl_v < 2; ++tl_v) {
-                        sb_next[tl_chunk64 * 2 + tl_v] = tl::in_bounds(col0 / 128, NB) && tl::in_bounds((2 * (k + 1)) + (tl_chunk64 * 2 + tl_v), KG) ? Bs[int64_t(col0 / 128) * KG + ((2 * (k + 1)) + (tl_chunk64 * 2 + tl_v))] : 0.0f;
-                    }
-                }
+            for (int tl_e62 = 0; tl_e62 < 2; ++tl_e62) {
+                sb_next[tl_e62] = tl::in_bounds(col0 / 128, NB) && tl::in_bounds((2 * (k + 1)) + tl_e62, KG) ? Bs[int64_t(col0 / 128) * KG + ((2 * (k + 1)) + tl_e62)] : 0.0f;
             }
         }
         // gemm(a0, b0, p0, transpose_b = true, clear = true);  (qgemm.tl:130)
@@ -1693,10 +1649,10 @@ __global__ void __launch_bounds__(256) fp8_gemm_block_scaled_tile_kernel_variant
         // for i, j in parallel(BM, BN) {  (qgemm.tl:132)
         // for i, j in parallel(64, 64): each thread visits the elements of `acc` it holds
         #pragma unroll
-        for (int tl_s67 = 0; tl_s67 < acc_layout::kSlots; ++tl_s67) {
-            [[maybe_unused]] const int i = acc_layout::row(tl_tid, tl_s67);
-            [[maybe_unused]] const int j = acc_layout::col(tl_tid, tl_s67);
-            acc[tl_s67] = acc[tl_s67] + p0[tl_s67] * (sa0[(tl_s67 / 2 % 2) + (tl_s67 / 8) * 2] * sb[0]);
+        for (int tl_s63 = 0; tl_s63 < acc_layout::kSlots; ++tl_s63) {
+            [[maybe_unused]] const int i = acc_layout::row(tl_tid, tl_s63);
+            [[maybe_unused]] const int j = acc_layout::col(tl_tid, tl_s63);
+            acc[tl_s63] = acc[tl_s63] + p0[tl_s63] * (sa0[(tl_s63 / 2 % 2) + (tl_s63 / 8) * 2] * sb[0]);
         }
         // gemm(a1, b1, p1, transpose_b = true, clear = true);  (qgemm.tl:131)
         {
@@ -1708,26 +1664,26 @@ __global__ void __launch_bounds__(256) fp8_gemm_block_scaled_tile_kernel_variant
         // for i, j in parallel(BM, BN) {  (qgemm.tl:135)
         // for i, j in parallel(64, 64): each thread visits the elements of `acc` it holds
         #pragma unroll
-        for (int tl_s68 = 0; tl_s68 < acc_layout::kSlots; ++tl_s68) {
-            [[maybe_unused]] const int i = acc_layout::row(tl_tid, tl_s68);
-            [[maybe_unused]] const int j = acc_layout::col(tl_tid, tl_s68);
-            acc[tl_s68] = acc[tl_s68] + p1[tl_s68] * (sa1[(tl_s68 / 2 % 2) + (tl_s68 / 8) * 2] * sb[1]);
+        for (int tl_s64 = 0; tl_s64 < acc_layout::kSlots; ++tl_s64) {
+            [[maybe_unused]] const int i = acc_layout::row(tl_tid, tl_s64);
+            [[maybe_unused]] const int j = acc_layout::col(tl_tid, tl_s64);
+            acc[tl_s64] = acc[tl_s64] + p1[tl_s64] * (sa1[(tl_s64 / 2 % 2) + (tl_s64 / 8) * 2] * sb[1]);
         }
     }
     tl::cp_async_wait<0>();  // at most 0 copy groups of this thread still in flight
     // copy(acc, C[row0 +: BM, col0 +: BN]);  (qgemm.tl:139)
     #pragma unroll
-    for (int tl_chunk69 = 0; tl_chunk69 < acc_layout::kSlots; tl_chunk69 += 2) {
-        tl::bf16* tl_ptr70 = &C[int64_t(row0 + acc_layout::row(tl_tid, tl_chunk69)) * N + (col0 + acc_layout::col(tl_tid, tl_chunk69))];
-        if (tl::in_bounds(row0 + acc_layout::row(tl_tid, tl_chunk69), M) && tl::in_bounds(col0 + acc_layout::col(tl_tid, tl_chunk69), N) && tl::in_bounds(row0 + acc_layout::row(tl_tid, tl_chunk69), M) && tl::in_bounds((col0 + acc_layout::col(tl_tid, tl_chunk69)) + 1, N) && tl::is_aligned(tl_ptr70, 4)) {
-            tl::bf16 tl_vec71[2];
+    for (int tl_chunk65 = 0; tl_chunk65 < acc_layout::kSlots; tl_chunk65 += 2) {
+        tl::bf16* tl_ptr66 = &C[int64_t(row0 + acc_layout::row(tl_tid, tl_chunk65)) * N + (col0 + acc_layout::col(tl_tid, tl_chunk65))];
+        if (tl::in_bounds(row0 + acc_layout::row(tl_tid, tl_chunk65), M) && tl::in_bounds(col0 + acc_layout::col(tl_tid, tl_chunk65), N) && tl::in_bounds(row0 + acc_layout::row(tl_tid, tl_chunk65), M) && tl::in_bounds((col0 + acc_layout::col(tl_tid, tl_chunk65)) + 1, N) && tl::is_aligned(tl_ptr66, 4)) {
+            tl::bf16 tl_vec67[2];
             #pragma unroll
-            for (int tl_v = 0; tl_v < 2; tl_v += 2) tl::convert_pair(&tl_vec71[tl_v], acc[tl_chunk69 + tl_v], acc[tl_chunk69 + tl_v + 1]);
-            tl::store_vector<tl::bf16, 2>(tl_ptr70, tl_vec71);
+            for (int tl_v = 0; tl_v < 2; tl_v += 2) tl::convert_pair(&tl_vec67[tl_v], acc[tl_chunk65 + tl_v], acc[tl_chunk65 + tl_v + 1]);
+            tl::store_vector<tl::bf16, 2>(tl_ptr66, tl_vec67);
         } else {
             #pragma unroll
             for (int tl_v = 0; tl_v < 2; ++tl_v) {
-                if (tl::in_bounds(row0 + acc_layout::row(tl_tid, tl_chunk69 + tl_v), M) && tl::in_bounds(col0 + acc_layout::col(tl_tid, tl_chunk69 + tl_v), N)) C[int64_t(row0 + acc_layout::row(tl_tid, tl_chunk69 + tl_v)) * N + (col0 + acc_layout::col(tl_tid, tl_chunk69 + tl_v))] = tl::convert<tl::bf16>(acc[tl_chunk69 + tl_v]);
+                if (tl::in_bounds(row0 + acc_layout::row(tl_tid, tl_chunk65 + tl_v), M) && tl::in_bounds(col0 + acc_layout::col(tl_tid, tl_chunk65 + tl_v), N)) C[int64_t(row0 + acc_layout::row(tl_tid, tl_chunk65 + tl_v)) * N + (col0 + acc_layout::col(tl_tid, tl_chunk65 + tl_v))] = tl::convert<tl::bf16>(acc[tl_chunk65 + tl_v]);
             }
         }
     }
@@ -4324,19 +4280,8 @@ __global__ void __launch_bounds__(256) fp8_gemm_block_scaled_fp8_gemm_block_scal
         }
         // copy(Bs[col0 / G, 2 * k +: 2], sb);  (qgemm.tl:129)
         #pragma unroll
-        for (int tl_chunk30 = 0; tl_chunk30 < 1; ++tl_chunk30) {
-            const float* tl_ptr31 = &Bs[int64_t(col0 / 128) * KG + (tl_chunk30 * 2)];
-            if (tl::in_bounds(col0 / 128, NB) && tl::in_bounds(tl_chunk30 * 2, KG) && tl::in_bounds(col0 / 128, NB) && tl::in_bounds((tl_chunk30 * 2) + 1, KG) && tl::is_aligned(tl_ptr31, 8)) {
-                float tl_vec32[2];
-                tl::load_vector<float, 2>(tl_vec32, tl_ptr31);
-                #pragma unroll
-                for (int tl_v = 0; tl_v < 2; ++tl_v) sb_next[tl_chunk30 * 2 + tl_v] = tl_vec32[tl_v];
-            } else {
-                #pragma unroll
-                for (int tl_v = 0; tl_v < 2; ++tl_v) {
-                    sb_next[tl_chunk30 * 2 + tl_v] = tl::in_bounds(col0 / 128, NB) && tl::in_bounds(tl_chunk30 * 2 + tl_v, KG) ? Bs[int64_t(col0 / 128) * KG + (tl_chunk30 * 2 + tl_v)] : 0.0f;
-                }
-            }
+        for (int tl_e30 = 0; tl_e30 < 2; ++tl_e30) {
+            sb_next[tl_e30] = tl::in_bounds(col0 / 128, NB) && tl::in_bounds(tl_e30, KG) ? Bs[int64_t(col0 / 128) * KG + tl_e30] : 0.0f;
         }
     }
     // for k in pipelined(cdiv(KG, 2), stages = STAGES) {  // two groups of G k a step  (qgemm.tl:122)
@@ -4347,96 +4292,96 @@ __global__ void __launch_bounds__(256) fp8_gemm_block_scaled_fp8_gemm_block_scal
             // copy(A[row0 +: BM, 2 * k * G +: G], a0);  (qgemm.tl:123)
             if (tl::is_aligned(A, 16) && K % 16 == 0 && row0 >= 0 && row0 + 64 <= M && (2 * (k + 1) * 128) >= 0 && (2 * (k + 1) * 128) + 128 <= K && (2 * (k + 1) * 128) % 16 == 0) {
                 #pragma unroll
-                for (int tl_i34 = 0; tl_i34 < 2; ++tl_i34) {
-                    const int tl_chunk33 = tl_tid + tl_i34 * 256;
-                    tl::cp_async_16(&a0[(((k + 1) % 2) * 64 + ((tl_chunk33 * 16) / 128)) * 144 + ((tl_chunk33 * 16) % 128)], &A[int64_t(row0 + ((tl_chunk33 * 16) / 128)) * K + ((2 * (k + 1) * 128) + ((tl_chunk33 * 16) % 128))]);
+                for (int tl_i32 = 0; tl_i32 < 2; ++tl_i32) {
+                    const int tl_chunk31 = tl_tid + tl_i32 * 256;
+                    tl::cp_async_16(&a0[(((k + 1) % 2) * 64 + ((tl_chunk31 * 16) / 128)) * 144 + ((tl_chunk31 * 16) % 128)], &A[int64_t(row0 + ((tl_chunk31 * 16) / 128)) * K + ((2 * (k + 1) * 128) + ((tl_chunk31 * 16) % 128))]);
                 }
             } else {
                 #pragma unroll
-                for (int tl_i36 = 0; tl_i36 < 2; ++tl_i36) {
-                    const int tl_chunk35 = tl_tid + tl_i36 * 256;
-                    const tl::f8e4m3* tl_src37 = &A[int64_t(row0 + ((tl_chunk35 * 16) / 128)) * K + ((2 * (k + 1) * 128) + ((tl_chunk35 * 16) % 128))];
-                    tl::f8e4m3* tl_dst38 = &a0[(((k + 1) % 2) * 64 + ((tl_chunk35 * 16) / 128)) * 144 + ((tl_chunk35 * 16) % 128)];
-                    const int tl_valid39 = !(tl::in_bounds(row0 + ((tl_chunk35 * 16) / 128), M)) ? 0 : max(0, min(16, K - ((2 * (k + 1) * 128) + ((tl_chunk35 * 16) % 128))));
-                    if (tl_valid39 == 16 && (2 * (k + 1) * 128) + ((tl_chunk35 * 16) % 128) >= 0 && tl::is_aligned(tl_src37, 4)) {
-                        tl::cp_async_chunk(tl_dst38, tl_src37);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
-                    } else if (tl_valid39 == 0) {
-                        tl::fill_vector<tl::f8e4m3, 16>(tl_dst38, tl::convert<tl::f8e4m3>(0.0f));
+                for (int tl_i34 = 0; tl_i34 < 2; ++tl_i34) {
+                    const int tl_chunk33 = tl_tid + tl_i34 * 256;
+                    const tl::f8e4m3* tl_src35 = &A[int64_t(row0 + ((tl_chunk33 * 16) / 128)) * K + ((2 * (k + 1) * 128) + ((tl_chunk33 * 16) % 128))];
+                    tl::f8e4m3* tl_dst36 = &a0[(((k + 1) % 2) * 64 + ((tl_chunk33 * 16) / 128)) * 144 + ((tl_chunk33 * 16) % 128)];
+                    const int tl_valid37 = !(tl::in_bounds(row0 + ((tl_chunk33 * 16) / 128), M)) ? 0 : max(0, min(16, K - ((2 * (k + 1) * 128) + ((tl_chunk33 * 16) % 128))));
+                    if (tl_valid37 == 16 && (2 * (k + 1) * 128) + ((tl_chunk33 * 16) % 128) >= 0 && tl::is_aligned(tl_src35, 4)) {
+                        tl::cp_async_chunk(tl_dst36, tl_src35);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
+                    } else if (tl_valid37 == 0) {
+                        tl::fill_vector<tl::f8e4m3, 16>(tl_dst36, tl::convert<tl::f8e4m3>(0.0f));
                     } else {
                         #pragma unroll
-                        for (int tl_v = 0; tl_v < 16; ++tl_v) tl_dst38[tl_v] = tl::in_bounds(row0 + ((tl_chunk35 * 16) / 128), M) && tl::in_bounds(((2 * (k + 1) * 128) + ((tl_chunk35 * 16) % 128)) + tl_v, K) ? tl_src37[tl_v] : tl::convert<tl::f8e4m3>(0.0f);
+                        for (int tl_v = 0; tl_v < 16; ++tl_v) tl_dst36[tl_v] = tl::in_bounds(row0 + ((tl_chunk33 * 16) / 128), M) && tl::in_bounds(((2 * (k + 1) * 128) + ((tl_chunk33 * 16) % 128)) + tl_v, K) ? tl_src35[tl_v] : tl::convert<tl::f8e4m3>(0.0f);
                     }
                 }
             }
             // copy(B[col0 +: BN, 2 * k * G +: G], b0);  (qgemm.tl:124)
             if (tl::is_aligned(B, 16) && K % 16 == 0 && col0 >= 0 && col0 + 128 <= N && (2 * (k + 1) * 128) >= 0 && (2 * (k + 1) * 128) + 128 <= K && (2 * (k + 1) * 128) % 16 == 0) {
                 #pragma unroll
-                for (int tl_i41 = 0; tl_i41 < 4; ++tl_i41) {
-                    const int tl_chunk40 = tl_tid + tl_i41 * 256;
-                    tl::cp_async_16(&b0[(((k + 1) % 2) * 128 + ((tl_chunk40 * 16) / 128)) * 144 + ((tl_chunk40 * 16) % 128)], &B[int64_t(col0 + ((tl_chunk40 * 16) / 128)) * K + ((2 * (k + 1) * 128) + ((tl_chunk40 * 16) % 128))]);
+                for (int tl_i39 = 0; tl_i39 < 4; ++tl_i39) {
+                    const int tl_chunk38 = tl_tid + tl_i39 * 256;
+                    tl::cp_async_16(&b0[(((k + 1) % 2) * 128 + ((tl_chunk38 * 16) / 128)) * 144 + ((tl_chunk38 * 16) % 128)], &B[int64_t(col0 + ((tl_chunk38 * 16) / 128)) * K + ((2 * (k + 1) * 128) + ((tl_chunk38 * 16) % 128))]);
                 }
             } else {
                 #pragma unroll
-                for (int tl_i43 = 0; tl_i43 < 4; ++tl_i43) {
-                    const int tl_chunk42 = tl_tid + tl_i43 * 256;
-                    const tl::f8e4m3* tl_src44 = &B[int64_t(col0 + ((tl_chunk42 * 16) / 128)) * K + ((2 * (k + 1) * 128) + ((tl_chunk42 * 16) % 128))];
-                    tl::f8e4m3* tl_dst45 = &b0[(((k + 1) % 2) * 128 + ((tl_chunk42 * 16) / 128)) * 144 + ((tl_chunk42 * 16) % 128)];
-                    const int tl_valid46 = !(tl::in_bounds(col0 + ((tl_chunk42 * 16) / 128), N)) ? 0 : max(0, min(16, K - ((2 * (k + 1) * 128) + ((tl_chunk42 * 16) % 128))));
-                    if (tl_valid46 == 16 && (2 * (k + 1) * 128) + ((tl_chunk42 * 16) % 128) >= 0 && tl::is_aligned(tl_src44, 4)) {
-                        tl::cp_async_chunk(tl_dst45, tl_src44);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
-                    } else if (tl_valid46 == 0) {
-                        tl::fill_vector<tl::f8e4m3, 16>(tl_dst45, tl::convert<tl::f8e4m3>(0.0f));
+                for (int tl_i41 = 0; tl_i41 < 4; ++tl_i41) {
+                    const int tl_chunk40 = tl_tid + tl_i41 * 256;
+                    const tl::f8e4m3* tl_src42 = &B[int64_t(col0 + ((tl_chunk40 * 16) / 128)) * K + ((2 * (k + 1) * 128) + ((tl_chunk40 * 16) % 128))];
+                    tl::f8e4m3* tl_dst43 = &b0[(((k + 1) % 2) * 128 + ((tl_chunk40 * 16) / 128)) * 144 + ((tl_chunk40 * 16) % 128)];
+                    const int tl_valid44 = !(tl::in_bounds(col0 + ((tl_chunk40 * 16) / 128), N)) ? 0 : max(0, min(16, K - ((2 * (k + 1) * 128) + ((tl_chunk40 * 16) % 128))));
+                    if (tl_valid44 == 16 && (2 * (k + 1) * 128) + ((tl_chunk40 * 16) % 128) >= 0 && tl::is_aligned(tl_src42, 4)) {
+                        tl::cp_async_chunk(tl_dst43, tl_src42);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
+                    } else if (tl_valid44 == 0) {
+                        tl::fill_vector<tl::f8e4m3, 16>(tl_dst43, tl::convert<tl::f8e4m3>(0.0f));
                     } else {
                         #pragma unroll
-                        for (int tl_v = 0; tl_v < 16; ++tl_v) tl_dst45[tl_v] = tl::in_bounds(col0 + ((tl_chunk42 * 16) / 128), N) && tl::in_bounds(((2 * (k + 1) * 128) + ((tl_chunk42 * 16) % 128)) + tl_v, K) ? tl_src44[tl_v] : tl::convert<tl::f8e4m3>(0.0f);
+                        for (int tl_v = 0; tl_v < 16; ++tl_v) tl_dst43[tl_v] = tl::in_bounds(col0 + ((tl_chunk40 * 16) / 128), N) && tl::in_bounds(((2 * (k + 1) * 128) + ((tl_chunk40 * 16) % 128)) + tl_v, K) ? tl_src42[tl_v] : tl::convert<tl::f8e4m3>(0.0f);
                     }
                 }
             }
             // copy(A[row0 +: BM, (2 * k + 1) * G +: G], a1);  (qgemm.tl:125)
             if (tl::is_aligned(A, 16) && K % 16 == 0 && row0 >= 0 && row0 + 64 <= M && ((2 * (k + 1) + 1) * 128) >= 0 && ((2 * (k + 1) + 1) * 128) + 128 <= K && ((2 * (k + 1) + 1) * 128) % 16 == 0) {
                 #pragma unroll
-                for (int tl_i48 = 0; tl_i48 < 2; ++tl_i48) {
-                    const int tl_chunk47 = tl_tid + tl_i48 * 256;
-                    tl::cp_async_16(&a1[(((k + 1) % 2) * 64 + ((tl_chunk47 * 16) / 128)) * 144 + ((tl_chunk47 * 16) % 128)], &A[int64_t(row0 + ((tl_chunk47 * 16) / 128)) * K + (((2 * (k + 1) + 1) * 128) + ((tl_chunk47 * 16) % 128))]);
+                for (int tl_i46 = 0; tl_i46 < 2; ++tl_i46) {
+                    const int tl_chunk45 = tl_tid + tl_i46 * 256;
+                    tl::cp_async_16(&a1[(((k + 1) % 2) * 64 + ((tl_chunk45 * 16) / 128)) * 144 + ((tl_chunk45 * 16) % 128)], &A[int64_t(row0 + ((tl_chunk45 * 16) / 128)) * K + (((2 * (k + 1) + 1) * 128) + ((tl_chunk45 * 16) % 128))]);
                 }
             } else {
                 #pragma unroll
-                for (int tl_i50 = 0; tl_i50 < 2; ++tl_i50) {
-                    const int tl_chunk49 = tl_tid + tl_i50 * 256;
-                    const tl::f8e4m3* tl_src51 = &A[int64_t(row0 + ((tl_chunk49 * 16) / 128)) * K + (((2 * (k + 1) + 1) * 128) + ((tl_chunk49 * 16) % 128))];
-                    tl::f8e4m3* tl_dst52 = &a1[(((k + 1) % 2) * 64 + ((tl_chunk49 * 16) / 128)) * 144 + ((tl_chunk49 * 16) % 128)];
-                    const int tl_valid53 = !(tl::in_bounds(row0 + ((tl_chunk49 * 16) / 128), M)) ? 0 : max(0, min(16, K - (((2 * (k + 1) + 1) * 128) + ((tl_chunk49 * 16) % 128))));
-                    if (tl_valid53 == 16 && ((2 * (k + 1) + 1) * 128) + ((tl_chunk49 * 16) % 128) >= 0 && tl::is_aligned(tl_src51, 4)) {
-                        tl::cp_async_chunk(tl_dst52, tl_src51);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
-                    } else if (tl_valid53 == 0) {
-                        tl::fill_vector<tl::f8e4m3, 16>(tl_dst52, tl::convert<tl::f8e4m3>(0.0f));
+                for (int tl_i48 = 0; tl_i48 < 2; ++tl_i48) {
+                    const int tl_chunk47 = tl_tid + tl_i48 * 256;
+                    const tl::f8e4m3* tl_src49 = &A[int64_t(row0 + ((tl_chunk47 * 16) / 128)) * K + (((2 * (k + 1) + 1) * 128) + ((tl_chunk47 * 16) % 128))];
+                    tl::f8e4m3* tl_dst50 = &a1[(((k + 1) % 2) * 64 + ((tl_chunk47 * 16) / 128)) * 144 + ((tl_chunk47 * 16) % 128)];
+                    const int tl_valid51 = !(tl::in_bounds(row0 + ((tl_chunk47 * 16) / 128), M)) ? 0 : max(0, min(16, K - (((2 * (k + 1) + 1) * 128) + ((tl_chunk47 * 16) % 128))));
+                    if (tl_valid51 == 16 && ((2 * (k + 1) + 1) * 128) + ((tl_chunk47 * 16) % 128) >= 0 && tl::is_aligned(tl_src49, 4)) {
+                        tl::cp_async_chunk(tl_dst50, tl_src49);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
+                    } else if (tl_valid51 == 0) {
+                        tl::fill_vector<tl::f8e4m3, 16>(tl_dst50, tl::convert<tl::f8e4m3>(0.0f));
                     } else {
                         #pragma unroll
-                        for (int tl_v = 0; tl_v < 16; ++tl_v) tl_dst52[tl_v] = tl::in_bounds(row0 + ((tl_chunk49 * 16) / 128), M) && tl::in_bounds((((2 * (k + 1) + 1) * 128) + ((tl_chunk49 * 16) % 128)) + tl_v, K) ? tl_src51[tl_v] : tl::convert<tl::f8e4m3>(0.0f);
+                        for (int tl_v = 0; tl_v < 16; ++tl_v) tl_dst50[tl_v] = tl::in_bounds(row0 + ((tl_chunk47 * 16) / 128), M) && tl::in_bounds((((2 * (k + 1) + 1) * 128) + ((tl_chunk47 * 16) % 128)) + tl_v, K) ? tl_src49[tl_v] : tl::convert<tl::f8e4m3>(0.0f);
                     }
                 }
             }
             // copy(B[col0 +: BN, (2 * k + 1) * G +: G], b1);  (qgemm.tl:126)
             if (tl::is_aligned(B, 16) && K % 16 == 0 && col0 >= 0 && col0 + 128 <= N && ((2 * (k + 1) + 1) * 128) >= 0 && ((2 * (k + 1) + 1) * 128) + 128 <= K && ((2 * (k + 1) + 1) * 128) % 16 == 0) {
                 #pragma unroll
-                for (int tl_i55 = 0; tl_i55 < 4; ++tl_i55) {
-                    const int tl_chunk54 = tl_tid + tl_i55 * 256;
-                    tl::cp_async_16(&b1[(((k + 1) % 2) * 128 + ((tl_chunk54 * 16) / 128)) * 144 + ((tl_chunk54 * 16) % 128)], &B[int64_t(col0 + ((tl_chunk54 * 16) / 128)) * K + (((2 * (k + 1) + 1) * 128) + ((tl_chunk54 * 16) % 128))]);
+                for (int tl_i53 = 0; tl_i53 < 4; ++tl_i53) {
+                    const int tl_chunk52 = tl_tid + tl_i53 * 256;
+                    tl::cp_async_16(&b1[(((k + 1) % 2) * 128 + ((tl_chunk52 * 16) / 128)) * 144 + ((tl_chunk52 * 16) % 128)], &B[int64_t(col0 + ((tl_chunk52 * 16) / 128)) * K + (((2 * (k + 1) + 1) * 128) + ((tl_chunk52 * 16) % 128))]);
                 }
             } else {
                 #pragma unroll
-                for (int tl_i57 = 0; tl_i57 < 4; ++tl_i57) {
-                    const int tl_chunk56 = tl_tid + tl_i57 * 256;
-                    const tl::f8e4m3* tl_src58 = &B[int64_t(col0 + ((tl_chunk56 * 16) / 128)) * K + (((2 * (k + 1) + 1) * 128) + ((tl_chunk56 * 16) % 128))];
-                    tl::f8e4m3* tl_dst59 = &b1[(((k + 1) % 2) * 128 + ((tl_chunk56 * 16) / 128)) * 144 + ((tl_chunk56 * 16) % 128)];
-                    const int tl_valid60 = !(tl::in_bounds(col0 + ((tl_chunk56 * 16) / 128), N)) ? 0 : max(0, min(16, K - (((2 * (k + 1) + 1) * 128) + ((tl_chunk56 * 16) % 128))));
-                    if (tl_valid60 == 16 && ((2 * (k + 1) + 1) * 128) + ((tl_chunk56 * 16) % 128) >= 0 && tl::is_aligned(tl_src58, 4)) {
-                        tl::cp_async_chunk(tl_dst59, tl_src58);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
-                    } else if (tl_valid60 == 0) {
-                        tl::fill_vector<tl::f8e4m3, 16>(tl_dst59, tl::convert<tl::f8e4m3>(0.0f));
+                for (int tl_i55 = 0; tl_i55 < 4; ++tl_i55) {
+                    const int tl_chunk54 = tl_tid + tl_i55 * 256;
+                    const tl::f8e4m3* tl_src56 = &B[int64_t(col0 + ((tl_chunk54 * 16) / 128)) * K + (((2 * (k + 1) + 1) * 128) + ((tl_chunk54 * 16) % 128))];
+                    tl::f8e4m3* tl_dst57 = &b1[(((k + 1) % 2) * 128 + ((tl_chunk54 * 16) / 128)) * 144 + ((tl_chunk54 * 16) % 128)];
+                    const int tl_valid58 = !(tl::in_bounds(col0 + ((tl_chunk54 * 16) / 128), N)) ? 0 : max(0, min(16, K - (((2 * (k + 1) + 1) * 128) + ((tl_chunk54 * 16) % 128))));
+                    if (tl_valid58 == 16 && ((2 * (k + 1) + 1) * 128) + ((tl_chunk54 * 16) % 128) >= 0 && tl::is_aligned(tl_src56, 4)) {
+                        tl::cp_async_chunk(tl_dst57, tl_src56);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
+                    } else if (tl_valid58 == 0) {
+                        tl::fill_vector<tl::f8e4m3, 16>(tl_dst57, tl::convert<tl::f8e4m3>(0.0f));
                     } else {
                         #pragma unroll
-                        for (int tl_v = 0; tl_v < 16; ++tl_v) tl_dst59[tl_v] = tl::in_bounds(col0 + ((tl_chunk56 * 16) / 128), N) && tl::in_bounds((((2 * (k + 1) + 1) * 128) + ((tl_chunk56 * 16) % 128)) + tl_v, K) ? tl_src58[tl_v] : tl::convert<tl::f8e4m3>(0.0f);
+                        for (int tl_v = 0; tl_v < 16; ++tl_v) tl_dst57[tl_v] = tl::in_bounds(col0 + ((tl_chunk54 * 16) / 128), N) && tl::in_bounds((((2 * (k + 1) + 1) * 128) + ((tl_chunk54 * 16) % 128)) + tl_v, K) ? tl_src56[tl_v] : tl::convert<tl::f8e4m3>(0.0f);
                     }
                 }
             }
@@ -4450,35 +4395,24 @@ __global__ void __launch_bounds__(256) fp8_gemm_block_scaled_fp8_gemm_block_scal
         for (int tl_s = 0; tl_s < 4; ++tl_s) sa1[tl_s] = sa1_next[tl_s];
         // copy(Bs[col0 / G, 2 * k +: 2], sb);  (qgemm.tl:129)
         #pragma unroll
-        for (int tl_e61 = 0; tl_e61 < 2; ++tl_e61) {
-            sb[tl_e61] = sb_next[tl_e61];
+        for (int tl_e59 = 0; tl_e59 < 2; ++tl_e59) {
+            sb[tl_e59] = sb_next[tl_e59];
         }
         if (k + 1 < k_trips) {
             // copy(As[row0 +: BM, 2 * k], sa0);  (qgemm.tl:127)
             #pragma unroll
-            for (int tl_s62 = 0; tl_s62 < 4; ++tl_s62) {
-                sa0_next[tl_s62] = tl::in_bounds(row0 + ((tl_tid / 4 % 8) + (tl_s62 % 2) * 8 + (tl_s62 / 2) * 16 + (tl_tid / 128) * 32), M) && tl::in_bounds(2 * (k + 1), KG) ? As[int64_t(row0 + ((tl_tid / 4 % 8) + (tl_s62 % 2) * 8 + (tl_s62 / 2) * 16 + (tl_tid / 128) * 32)) * KG + (2 * (k + 1))] : 0.0f;
+            for (int tl_s60 = 0; tl_s60 < 4; ++tl_s60) {
+                sa0_next[tl_s60] = tl::in_bounds(row0 + ((tl_tid / 4 % 8) + (tl_s60 % 2) * 8 + (tl_s60 / 2) * 16 + (tl_tid / 128) * 32), M) && tl::in_bounds(2 * (k + 1), KG) ? As[int64_t(row0 + ((tl_tid / 4 % 8) + (tl_s60 % 2) * 8 + (tl_s60 / 2) * 16 + (tl_tid / 128) * 32)) * KG + (2 * (k + 1))] : 0.0f;
             }
             // copy(As[row0 +: BM, 2 * k + 1], sa1);  (qgemm.tl:128)
             #pragma unroll
-            for (int tl_s63 = 0; tl_s63 < 4; ++tl_s63) {
-                sa1_next[tl_s63] = tl::in_bounds(row0 + ((tl_tid / 4 % 8) + (tl_s63 % 2) * 8 + (tl_s63 / 2) * 16 + (tl_tid / 128) * 32), M) && tl::in_bounds(2 * (k + 1) + 1, KG) ? As[int64_t(row0 + ((tl_tid / 4 % 8) + (tl_s63 % 2) * 8 + (tl_s63 / 2) * 16 + (tl_tid / 128) * 32)) * KG + (2 * (k + 1) + 1)] : 0.0f;
+            for (int tl_s61 = 0; tl_s61 < 4; ++tl_s61) {
+                sa1_next[tl_s61] = tl::in_bounds(row0 + ((tl_tid / 4 % 8) + (tl_s61 % 2) * 8 + (tl_s61 / 2) * 16 + (tl_tid / 128) * 32), M) && tl::in_bounds(2 * (k + 1) + 1, KG) ? As[int64_t(row0 + ((tl_tid / 4 % 8) + (tl_s61 % 2) * 8 + (tl_s61 / 2) * 16 + (tl_tid / 128) * 32)) * KG + (2 * (k + 1) + 1)] : 0.0f;
             }
             // copy(Bs[col0 / G, 2 * k +: 2], sb);  (qgemm.tl:129)
             #pragma unroll
-            for (int tl_chunk64 = 0; tl_chunk64 < 1; ++tl_chunk64) {
-                const float* tl_ptr65 = &Bs[int64_t(col0 / 128) * KG + ((2 * (k + 1)) + (tl_chunk64 * 2))];
-                if (tl::in_bounds(col0 / 128, NB) && tl::in_bounds((2 * (k + 1)) + (tl_chunk64 * 2), KG) && tl::in_bounds(col0 / 128, NB) && tl::in_bounds(((2 * (k + 1)) + (tl_chunk64 * 2)) + 1, KG) && tl::is_aligned(tl_ptr65, 8)) {
-                    float tl_vec66[2];
-                    tl::load_vector<float, 2>(tl_vec66, tl_ptr65);
-                    #pragma unroll
-                    for (int tl_v = 0; tl_v < 2; ++tl_v) sb_next[tl_chunk64 * 2 + tl_v] = tl_vec66[tl_v];
-                } else {
-                    #pragma unroll
-                    for (int tl_v = 0; tl_v < 2; ++tl_v) {
-                        sb_next[tl_chunk64 * 2 + tl_v] = tl::in_bounds(col0 / 128, NB) && tl::in_bounds((2 * (k + 1)) + (tl_chunk64 * 2 + tl_v), KG) ? Bs[int64_t(col0 / 128) * KG + ((2 * (k + 1)) + (tl_chunk64 * 2 + tl_v))] : 0.0f;
-                    }
-                }
+            for (int tl_e62 = 0; tl_e62 < 2; ++tl_e62) {
+                sb_next[tl_e62] = tl::in_bounds(col0 / 128, NB) && tl::in_bounds((2 * (k + 1)) + tl_e62, KG) ? Bs[int64_t(col0 / 128) * KG + ((2 * (k + 1)) + tl_e62)] : 0.0f;
             }
         }
         // gemm(a0, b0, p0, transpose_b = true, clear = true);  (qgemm.tl:130)
@@ -4491,10 +4425,10 @@ __global__ void __launch_bounds__(256) fp8_gemm_block_scaled_fp8_gemm_block_scal
         // for i, j in parallel(BM, BN) {  (qgemm.tl:132)
         // for i, j in parallel(64, 128): each thread visits the elements of `acc` it holds
         #pragma unroll
-        for (int tl_s67 = 0; tl_s67 < acc_layout::kSlots; ++tl_s67) {
-            [[maybe_unused]] const int i = acc_layout::row(tl_tid, tl_s67);
-            [[maybe_unused]] const int j = acc_layout::col(tl_tid, tl_s67);
-            acc[tl_s67] = acc[tl_s67] + p0[tl_s67] * (sa0[(tl_s67 / 2 % 2) + (tl_s67 / 16) * 2] * sb[0]);
+        for (int tl_s63 = 0; tl_s63 < acc_layout::kSlots; ++tl_s63) {
+            [[maybe_unused]] const int i = acc_layout::row(tl_tid, tl_s63);
+            [[maybe_unused]] const int j = acc_layout::col(tl_tid, tl_s63);
+            acc[tl_s63] = acc[tl_s63] + p0[tl_s63] * (sa0[(tl_s63 / 2 % 2) + (tl_s63 / 16) * 2] * sb[0]);
         }
         // gemm(a1, b1, p1, transpose_b = true, clear = true);  (qgemm.tl:131)
         {
@@ -4506,26 +4440,26 @@ __global__ void __launch_bounds__(256) fp8_gemm_block_scaled_fp8_gemm_block_scal
         // for i, j in parallel(BM, BN) {  (qgemm.tl:135)
         // for i, j in parallel(64, 128): each thread visits the elements of `acc` it holds
         #pragma unroll
-        for (int tl_s68 = 0; tl_s68 < acc_layout::kSlots; ++tl_s68) {
-            [[maybe_unused]] const int i = acc_layout::row(tl_tid, tl_s68);
-            [[maybe_unused]] const int j = acc_layout::col(tl_tid, tl_s68);
-            acc[tl_s68] = acc[tl_s68] + p1[tl_s68] * (sa1[(tl_s68 / 2 % 2) + (tl_s68 / 16) * 2] * sb[1]);
+        for (int tl_s64 = 0; tl_s64 < acc_layout::kSlots; ++tl_s64) {
+            [[maybe_unused]] const int i = acc_layout::row(tl_tid, tl_s64);
+            [[maybe_unused]] const int j = acc_layout::col(tl_tid, tl_s64);
+            acc[tl_s64] = acc[tl_s64] + p1[tl_s64] * (sa1[(tl_s64 / 2 % 2) + (tl_s64 / 16) * 2] * sb[1]);
         }
     }
     tl::cp_async_wait<0>();  // at most 0 copy groups of this thread still in flight
     // copy(acc, C[row0 +: BM, col0 +: BN]);  (qgemm.tl:139)
     #pragma unroll
-    for (int tl_chunk69 = 0; tl_chunk69 < acc_layout::kSlots; tl_chunk69 += 2) {
-        tl::bf16* tl_ptr70 = &C[int64_t(row0 + acc_layout::row(tl_tid, tl_chunk69)) * N + (col0 + acc_layout::col(tl_tid, tl_chunk69))];
-        if (tl::in_bounds(row0 + acc_layout::row(tl_tid, tl_chunk69), M) && tl::in_bounds(col0 + acc_layout::col(tl_tid, tl_chunk69), N) && tl::in_bounds(row0 + acc_layout::row(tl_tid, tl_chunk69), M) && tl::in_bounds((col0 + acc_layout::col(tl_tid, tl_chunk69)) + 1, N) && tl::is_aligned(tl_ptr70, 4)) {
-            tl::bf16 tl_vec71[2];
+    for (int tl_chunk65 = 0; tl_chunk65 < acc_layout::kSlots; tl_chunk65 += 2) {
+        tl::bf16* tl_ptr66 = &C[int64_t(row0 + acc_layout::row(tl_tid, tl_chunk65)) * N + (col0 + acc_layout::col(tl_tid, tl_chunk65))];
+        if (tl::in_bounds(row0 + acc_layout::row(tl_tid, tl_chunk65), M) && tl::in_bounds(col0 + acc_layout::col(tl_tid, tl_chunk65), N) && tl::in_bounds(row0 + acc_layout::row(tl_tid, tl_chunk65), M) && tl::in_bounds((col0 + acc_layout::col(tl_tid, tl_chunk65)) + 1, N) && tl::is_aligned(tl_ptr66, 4)) {
+            tl::bf16 tl_vec67[2];
             #pragma unroll
-            for (int tl_v = 0; tl_v < 2; tl_v += 2) tl::convert_pair(&tl_vec71[tl_v], acc[tl_chunk69 + tl_v], acc[tl_chunk69 + tl_v + 1]);
-            tl::store_vector<tl::bf16, 2>(tl_ptr70, tl_vec71);
+            for (int tl_v = 0; tl_v < 2; tl_v += 2) tl::convert_pair(&tl_vec67[tl_v], acc[tl_chunk65 + tl_v], acc[tl_chunk65 + tl_v + 1]);
+            tl::store_vector<tl::bf16, 2>(tl_ptr66, tl_vec67);
         } else {
             #pragma unroll
             for (int tl_v = 0; tl_v < 2; ++tl_v) {
-                if (tl::in_bounds(row0 + acc_layout::row(tl_tid, tl_chunk69 + tl_v), M) && tl::in_bounds(col0 + acc_layout::col(tl_tid, tl_chunk69 + tl_v), N)) C[int64_t(row0 + acc_layout::row(tl_tid, tl_chunk69 + tl_v)) * N + (col0 + acc_layout::col(tl_tid, tl_chunk69 + tl_v))] = tl::convert<tl::bf16>(acc[tl_chunk69 + tl_v]);
+                if (tl::in_bounds(row0 + acc_layout::row(tl_tid, tl_chunk65 + tl_v), M) && tl::in_bounds(col0 + acc_layout::col(tl_tid, tl_chunk65 + tl_v), N)) C[int64_t(row0 + acc_layout::row(tl_tid, tl_chunk65 + tl_v)) * N + (col0 + acc_layout::col(tl_tid, tl_chunk65 + tl_v))] = tl::convert<tl::bf16>(acc[tl_chunk65 + tl_v]);
             }
         }
     }
@@ -4887,19 +4821,8 @@ __global__ void __launch_bounds__(256) fp8_gemm_block_scaled_fp8_gemm_block_scal
         }
         // copy(Bs[col0 / G, 2 * k +: 2], sb);  (qgemm.tl:129)
         #pragma unroll
-        for (int tl_chunk30 = 0; tl_chunk30 < 1; ++tl_chunk30) {
-            const float* tl_ptr31 = &Bs[int64_t(col0 / 128) * KG + (tl_chunk30 * 2)];
-            if (tl::in_bounds(col0 / 128, NB) && tl::in_bounds(tl_chunk30 * 2, KG) && tl::in_bounds(col0 / 128, NB) && tl::in_bounds((tl_chunk30 * 2) + 1, KG) && tl::is_aligned(tl_ptr31, 8)) {
-                float tl_vec32[2];
-                tl::load_vector<float, 2>(tl_vec32, tl_ptr31);
-                #pragma unroll
-                for (int tl_v = 0; tl_v < 2; ++tl_v) sb_next[tl_chunk30 * 2 + tl_v] = tl_vec32[tl_v];
-            } else {
-                #pragma unroll
-                for (int tl_v = 0; tl_v < 2; ++tl_v) {
-                    sb_next[tl_chunk30 * 2 + tl_v] = tl::in_bounds(col0 / 128, NB) && tl::in_bounds(tl_chunk30 * 2 + tl_v, KG) ? Bs[int64_t(col0 / 128) * KG + (tl_chunk30 * 2 + tl_v)] : 0.0f;
-                }
-            }
+        for (int tl_e30 = 0; tl_e30 < 2; ++tl_e30) {
+            sb_next[tl_e30] = tl::in_bounds(col0 / 128, NB) && tl::in_bounds(tl_e30, KG) ? Bs[int64_t(col0 / 128) * KG + tl_e30] : 0.0f;
         }
     }
     // for k in pipelined(cdiv(KG, 2), stages = STAGES) {  // two groups of G k a step  (qgemm.tl:122)
@@ -4910,96 +4833,96 @@ __global__ void __launch_bounds__(256) fp8_gemm_block_scaled_fp8_gemm_block_scal
             // copy(A[row0 +: BM, 2 * k * G +: G], a0);  (qgemm.tl:123)
             if (tl::is_aligned(A, 16) && K % 16 == 0 && row0 >= 0 && row0 + 64 <= M && (2 * (k + 1) * 128) >= 0 && (2 * (k + 1) * 128) + 128 <= K && (2 * (k + 1) * 128) % 16 == 0) {
                 #pragma unroll
-                for (int tl_i34 = 0; tl_i34 < 2; ++tl_i34) {
-                    const int tl_chunk33 = tl_tid + tl_i34 * 256;
-                    tl::cp_async_16(&a0[(((k + 1) % 2) * 64 + ((tl_chunk33 * 16) / 128)) * 144 + ((tl_chunk33 * 16) % 128)], &A[int64_t(row0 + ((tl_chunk33 * 16) / 128)) * K + ((2 * (k + 1) * 128) + ((tl_chunk33 * 16) % 128))]);
+                for (int tl_i32 = 0; tl_i32 < 2; ++tl_i32) {
+                    const int tl_chunk31 = tl_tid + tl_i32 * 256;
+                    tl::cp_async_16(&a0[(((k + 1) % 2) * 64 + ((tl_chunk31 * 16) / 128)) * 144 + ((tl_chunk31 * 16) % 128)], &A[int64_t(row0 + ((tl_chunk31 * 16) / 128)) * K + ((2 * (k + 1) * 128) + ((tl_chunk31 * 16) % 128))]);
                 }
             } else {
                 #pragma unroll
-                for (int tl_i36 = 0; tl_i36 < 2; ++tl_i36) {
-                    const int tl_chunk35 = tl_tid + tl_i36 * 256;
-                    const tl::f8e4m3* tl_src37 = &A[int64_t(row0 + ((tl_chunk35 * 16) / 128)) * K + ((2 * (k + 1) * 128) + ((tl_chunk35 * 16) % 128))];
-                    tl::f8e4m3* tl_dst38 = &a0[(((k + 1) % 2) * 64 + ((tl_chunk35 * 16) / 128)) * 144 + ((tl_chunk35 * 16) % 128)];
-                    const int tl_valid39 = !(tl::in_bounds(row0 + ((tl_chunk35 * 16) / 128), M)) ? 0 : max(0, min(16, K - ((2 * (k + 1) * 128) + ((tl_chunk35 * 16) % 128))));
-                    if (tl_valid39 == 16 && (2 * (k + 1) * 128) + ((tl_chunk35 * 16) % 128) >= 0 && tl::is_aligned(tl_src37, 4)) {
-                        tl::cp_async_chunk(tl_dst38, tl_src37);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
-                    } else if (tl_valid39 == 0) {
-                        tl::fill_vector<tl::f8e4m3, 16>(tl_dst38, tl::convert<tl::f8e4m3>(0.0f));
+                for (int tl_i34 = 0; tl_i34 < 2; ++tl_i34) {
+                    const int tl_chunk33 = tl_tid + tl_i34 * 256;
+                    const tl::f8e4m3* tl_src35 = &A[int64_t(row0 + ((tl_chunk33 * 16) / 128)) * K + ((2 * (k + 1) * 128) + ((tl_chunk33 * 16) % 128))];
+                    tl::f8e4m3* tl_dst36 = &a0[(((k + 1) % 2) * 64 + ((tl_chunk33 * 16) / 128)) * 144 + ((tl_chunk33 * 16) % 128)];
+                    const int tl_valid37 = !(tl::in_bounds(row0 + ((tl_chunk33 * 16) / 128), M)) ? 0 : max(0, min(16, K - ((2 * (k + 1) * 128) + ((tl_chunk33 * 16) % 128))));
+                    if (tl_valid37 == 16 && (2 * (k + 1) * 128) + ((tl_chunk33 * 16) % 128) >= 0 && tl::is_aligned(tl_src35, 4)) {
+                        tl::cp_async_chunk(tl_dst36, tl_src35);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
+                    } else if (tl_valid37 == 0) {
+                        tl::fill_vector<tl::f8e4m3, 16>(tl_dst36, tl::convert<tl::f8e4m3>(0.0f));
                     } else {
                         #pragma unroll
-                        for (int tl_v = 0; tl_v < 16; ++tl_v) tl_dst38[tl_v] = tl::in_bounds(row0 + ((tl_chunk35 * 16) / 128), M) && tl::in_bounds(((2 * (k + 1) * 128) + ((tl_chunk35 * 16) % 128)) + tl_v, K) ? tl_src37[tl_v] : tl::convert<tl::f8e4m3>(0.0f);
+                        for (int tl_v = 0; tl_v < 16; ++tl_v) tl_dst36[tl_v] = tl::in_bounds(row0 + ((tl_chunk33 * 16) / 128), M) && tl::in_bounds(((2 * (k + 1) * 128) + ((tl_chunk33 * 16) % 128)) + tl_v, K) ? tl_src35[tl_v] : tl::convert<tl::f8e4m3>(0.0f);
                     }
                 }
             }
             // copy(B[col0 +: BN, 2 * k * G +: G], b0);  (qgemm.tl:124)
             if (tl::is_aligned(B, 16) && K % 16 == 0 && col0 >= 0 && col0 + 64 <= N && (2 * (k + 1) * 128) >= 0 && (2 * (k + 1) * 128) + 128 <= K && (2 * (k + 1) * 128) % 16 == 0) {
                 #pragma unroll
-                for (int tl_i41 = 0; tl_i41 < 2; ++tl_i41) {
-                    const int tl_chunk40 = tl_tid + tl_i41 * 256;
-                    tl::cp_async_16(&b0[(((k + 1) % 2) * 64 + ((tl_chunk40 * 16) / 128)) * 144 + ((tl_chunk40 * 16) % 128)], &B[int64_t(col0 + ((tl_chunk40 * 16) / 128)) * K + ((2 * (k + 1) * 128) + ((tl_chunk40 * 16) % 128))]);
+                for (int tl_i39 = 0; tl_i39 < 2; ++tl_i39) {
+                    const int tl_chunk38 = tl_tid + tl_i39 * 256;
+                    tl::cp_async_16(&b0[(((k + 1) % 2) * 64 + ((tl_chunk38 * 16) / 128)) * 144 + ((tl_chunk38 * 16) % 128)], &B[int64_t(col0 + ((tl_chunk38 * 16) / 128)) * K + ((2 * (k + 1) * 128) + ((tl_chunk38 * 16) % 128))]);
                 }
             } else {
                 #pragma unroll
-                for (int tl_i43 = 0; tl_i43 < 2; ++tl_i43) {
-                    const int tl_chunk42 = tl_tid + tl_i43 * 256;
-                    const tl::f8e4m3* tl_src44 = &B[int64_t(col0 + ((tl_chunk42 * 16) / 128)) * K + ((2 * (k + 1) * 128) + ((tl_chunk42 * 16) % 128))];
-                    tl::f8e4m3* tl_dst45 = &b0[(((k + 1) % 2) * 64 + ((tl_chunk42 * 16) / 128)) * 144 + ((tl_chunk42 * 16) % 128)];
-                    const int tl_valid46 = !(tl::in_bounds(col0 + ((tl_chunk42 * 16) / 128), N)) ? 0 : max(0, min(16, K - ((2 * (k + 1) * 128) + ((tl_chunk42 * 16) % 128))));
-                    if (tl_valid46 == 16 && (2 * (k + 1) * 128) + ((tl_chunk42 * 16) % 128) >= 0 && tl::is_aligned(tl_src44, 4)) {
-                        tl::cp_async_chunk(tl_dst45, tl_src44);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
-                    } else if (tl_valid46 == 0) {
-                        tl::fill_vector<tl::f8e4m3, 16>(tl_dst45, tl::convert<tl::f8e4m3>(0.0f));
+                for (int tl_i41 = 0; tl_i41 < 2; ++tl_i41) {
+                    const int tl_chunk40 = tl_tid + tl_i41 * 256;
+                    const tl::f8e4m3* tl_src42 = &B[int64_t(col0 + ((tl_chunk40 * 16) / 128)) * K + ((2 * (k + 1) * 128) + ((tl_chunk40 * 16) % 128))];
+                    tl::f8e4m3* tl_dst43 = &b0[(((k + 1) % 2) * 64 + ((tl_chunk40 * 16) / 128)) * 144 + ((tl_chunk40 * 16) % 128)];
+                    const int tl_valid44 = !(tl::in_bounds(col0 + ((tl_chunk40 * 16) / 128), N)) ? 0 : max(0, min(16, K - ((2 * (k + 1) * 128) + ((tl_chunk40 * 16) % 128))));
+                    if (tl_valid44 == 16 && (2 * (k + 1) * 128) + ((tl_chunk40 * 16) % 128) >= 0 && tl::is_aligned(tl_src42, 4)) {
+                        tl::cp_async_chunk(tl_dst43, tl_src42);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
+                    } else if (tl_valid44 == 0) {
+                        tl::fill_vector<tl::f8e4m3, 16>(tl_dst43, tl::convert<tl::f8e4m3>(0.0f));
                     } else {
                         #pragma unroll
-                        for (int tl_v = 0; tl_v < 16; ++tl_v) tl_dst45[tl_v] = tl::in_bounds(col0 + ((tl_chunk42 * 16) / 128), N) && tl::in_bounds(((2 * (k + 1) * 128) + ((tl_chunk42 * 16) % 128)) + tl_v, K) ? tl_src44[tl_v] : tl::convert<tl::f8e4m3>(0.0f);
+                        for (int tl_v = 0; tl_v < 16; ++tl_v) tl_dst43[tl_v] = tl::in_bounds(col0 + ((tl_chunk40 * 16) / 128), N) && tl::in_bounds(((2 * (k + 1) * 128) + ((tl_chunk40 * 16) % 128)) + tl_v, K) ? tl_src42[tl_v] : tl::convert<tl::f8e4m3>(0.0f);
                     }
                 }
             }
             // copy(A[row0 +: BM, (2 * k + 1) * G +: G], a1);  (qgemm.tl:125)
             if (tl::is_aligned(A, 16) && K % 16 == 0 && row0 >= 0 && row0 + 64 <= M && ((2 * (k + 1) + 1) * 128) >= 0 && ((2 * (k + 1) + 1) * 128) + 128 <= K && ((2 * (k + 1) + 1) * 128) % 16 == 0) {
                 #pragma unroll
-                for (int tl_i48 = 0; tl_i48 < 2; ++tl_i48) {
-                    const int tl_chunk47 = tl_tid + tl_i48 * 256;
-                    tl::cp_async_16(&a1[(((k + 1) % 2) * 64 + ((tl_chunk47 * 16) / 128)) * 144 + ((tl_chunk47 * 16) % 128)], &A[int64_t(row0 + ((tl_chunk47 * 16) / 128)) * K + (((2 * (k + 1) + 1) * 128) + ((tl_chunk47 * 16) % 128))]);
+                for (int tl_i46 = 0; tl_i46 < 2; ++tl_i46) {
+                    const int tl_chunk45 = tl_tid + tl_i46 * 256;
+                    tl::cp_async_16(&a1[(((k + 1) % 2) * 64 + ((tl_chunk45 * 16) / 128)) * 144 + ((tl_chunk45 * 16) % 128)], &A[int64_t(row0 + ((tl_chunk45 * 16) / 128)) * K + (((2 * (k + 1) + 1) * 128) + ((tl_chunk45 * 16) % 128))]);
                 }
             } else {
                 #pragma unroll
-                for (int tl_i50 = 0; tl_i50 < 2; ++tl_i50) {
-                    const int tl_chunk49 = tl_tid + tl_i50 * 256;
-                    const tl::f8e4m3* tl_src51 = &A[int64_t(row0 + ((tl_chunk49 * 16) / 128)) * K + (((2 * (k + 1) + 1) * 128) + ((tl_chunk49 * 16) % 128))];
-                    tl::f8e4m3* tl_dst52 = &a1[(((k + 1) % 2) * 64 + ((tl_chunk49 * 16) / 128)) * 144 + ((tl_chunk49 * 16) % 128)];
-                    const int tl_valid53 = !(tl::in_bounds(row0 + ((tl_chunk49 * 16) / 128), M)) ? 0 : max(0, min(16, K - (((2 * (k + 1) + 1) * 128) + ((tl_chunk49 * 16) % 128))));
-                    if (tl_valid53 == 16 && ((2 * (k + 1) + 1) * 128) + ((tl_chunk49 * 16) % 128) >= 0 && tl::is_aligned(tl_src51, 4)) {
-                        tl::cp_async_chunk(tl_dst52, tl_src51);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
-                    } else if (tl_valid53 == 0) {
-                        tl::fill_vector<tl::f8e4m3, 16>(tl_dst52, tl::convert<tl::f8e4m3>(0.0f));
+                for (int tl_i48 = 0; tl_i48 < 2; ++tl_i48) {
+                    const int tl_chunk47 = tl_tid + tl_i48 * 256;
+                    const tl::f8e4m3* tl_src49 = &A[int64_t(row0 + ((tl_chunk47 * 16) / 128)) * K + (((2 * (k + 1) + 1) * 128) + ((tl_chunk47 * 16) % 128))];
+                    tl::f8e4m3* tl_dst50 = &a1[(((k + 1) % 2) * 64 + ((tl_chunk47 * 16) / 128)) * 144 + ((tl_chunk47 * 16) % 128)];
+                    const int tl_valid51 = !(tl::in_bounds(row0 + ((tl_chunk47 * 16) / 128), M)) ? 0 : max(0, min(16, K - (((2 * (k + 1) + 1) * 128) + ((tl_chunk47 * 16) % 128))));
+                    if (tl_valid51 == 16 && ((2 * (k + 1) + 1) * 128) + ((tl_chunk47 * 16) % 128) >= 0 && tl::is_aligned(tl_src49, 4)) {
+                        tl::cp_async_chunk(tl_dst50, tl_src49);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
+                    } else if (tl_valid51 == 0) {
+                        tl::fill_vector<tl::f8e4m3, 16>(tl_dst50, tl::convert<tl::f8e4m3>(0.0f));
                     } else {
                         #pragma unroll
-                        for (int tl_v = 0; tl_v < 16; ++tl_v) tl_dst52[tl_v] = tl::in_bounds(row0 + ((tl_chunk49 * 16) / 128), M) && tl::in_bounds((((2 * (k + 1) + 1) * 128) + ((tl_chunk49 * 16) % 128)) + tl_v, K) ? tl_src51[tl_v] : tl::convert<tl::f8e4m3>(0.0f);
+                        for (int tl_v = 0; tl_v < 16; ++tl_v) tl_dst50[tl_v] = tl::in_bounds(row0 + ((tl_chunk47 * 16) / 128), M) && tl::in_bounds((((2 * (k + 1) + 1) * 128) + ((tl_chunk47 * 16) % 128)) + tl_v, K) ? tl_src49[tl_v] : tl::convert<tl::f8e4m3>(0.0f);
                     }
                 }
             }
             // copy(B[col0 +: BN, (2 * k + 1) * G +: G], b1);  (qgemm.tl:126)
             if (tl::is_aligned(B, 16) && K % 16 == 0 && col0 >= 0 && col0 + 64 <= N && ((2 * (k + 1) + 1) * 128) >= 0 && ((2 * (k + 1) + 1) * 128) + 128 <= K && ((2 * (k + 1) + 1) * 128) % 16 == 0) {
                 #pragma unroll
-                for (int tl_i55 = 0; tl_i55 < 2; ++tl_i55) {
-                    const int tl_chunk54 = tl_tid + tl_i55 * 256;
-                    tl::cp_async_16(&b1[(((k + 1) % 2) * 64 + ((tl_chunk54 * 16) / 128)) * 144 + ((tl_chunk54 * 16) % 128)], &B[int64_t(col0 + ((tl_chunk54 * 16) / 128)) * K + (((2 * (k + 1) + 1) * 128) + ((tl_chunk54 * 16) % 128))]);
+                for (int tl_i53 = 0; tl_i53 < 2; ++tl_i53) {
+                    const int tl_chunk52 = tl_tid + tl_i53 * 256;
+                    tl::cp_async_16(&b1[(((k + 1) % 2) * 64 + ((tl_chunk52 * 16) / 128)) * 144 + ((tl_chunk52 * 16) % 128)], &B[int64_t(col0 + ((tl_chunk52 * 16) / 128)) * K + (((2 * (k + 1) + 1) * 128) + ((tl_chunk52 * 16) % 128))]);
                 }
             } else {
                 #pragma unroll
-                for (int tl_i57 = 0; tl_i57 < 2; ++tl_i57) {
-                    const int tl_chunk56 = tl_tid + tl_i57 * 256;
-                    const tl::f8e4m3* tl_src58 = &B[int64_t(col0 + ((tl_chunk56 * 16) / 128)) * K + (((2 * (k + 1) + 1) * 128) + ((tl_chunk56 * 16) % 128))];
-                    tl::f8e4m3* tl_dst59 = &b1[(((k + 1) % 2) * 64 + ((tl_chunk56 * 16) / 128)) * 144 + ((tl_chunk56 * 16) % 128)];
-                    const int tl_valid60 = !(tl::in_bounds(col0 + ((tl_chunk56 * 16) / 128), N)) ? 0 : max(0, min(16, K - (((2 * (k + 1) + 1) * 128) + ((tl_chunk56 * 16) % 128))));
-                    if (tl_valid60 == 16 && ((2 * (k + 1) + 1) * 128) + ((tl_chunk56 * 16) % 128) >= 0 && tl::is_aligned(tl_src58, 4)) {
-                        tl::cp_async_chunk(tl_dst59, tl_src58);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
-                    } else if (tl_valid60 == 0) {
-                        tl::fill_vector<tl::f8e4m3, 16>(tl_dst59, tl::convert<tl::f8e4m3>(0.0f));
+                for (int tl_i55 = 0; tl_i55 < 2; ++tl_i55) {
+                    const int tl_chunk54 = tl_tid + tl_i55 * 256;
+                    const tl::f8e4m3* tl_src56 = &B[int64_t(col0 + ((tl_chunk54 * 16) / 128)) * K + (((2 * (k + 1) + 1) * 128) + ((tl_chunk54 * 16) % 128))];
+                    tl::f8e4m3* tl_dst57 = &b1[(((k + 1) % 2) * 64 + ((tl_chunk54 * 16) / 128)) * 144 + ((tl_chunk54 * 16) % 128)];
+                    const int tl_valid58 = !(tl::in_bounds(col0 + ((tl_chunk54 * 16) / 128), N)) ? 0 : max(0, min(16, K - (((2 * (k + 1) + 1) * 128) + ((tl_chunk54 * 16) % 128))));
+                    if (tl_valid58 == 16 && ((2 * (k + 1) + 1) * 128) + ((tl_chunk54 * 16) % 128) >= 0 && tl::is_aligned(tl_src56, 4)) {
+                        tl::cp_async_chunk(tl_dst57, tl_src56);  // 16, 8 or 4 bytes per cp.async, as the source is aligned
+                    } else if (tl_valid58 == 0) {
+                        tl::fill_vector<tl::f8e4m3, 16>(tl_dst57, tl::convert<tl::f8e4m3>(0.0f));
                     } else {
                         #pragma unroll
-                        for (int tl_v = 0; tl_v < 16; ++tl_v) tl_dst59[tl_v] = tl::in_bounds(col0 + ((tl_chunk56 * 16) / 128), N) && tl::in_bounds((((2 * (k + 1) + 1) * 128) + ((tl_chunk56 * 16) % 128)) + tl_v, K) ? tl_src58[tl_v] : tl::convert<tl::f8e4m3>(0.0f);
+                        for (int tl_v = 0; tl_v < 16; ++tl_v) tl_dst57[tl_v] = tl::in_bounds(col0 + ((tl_chunk54 * 16) / 128), N) && tl::in_bounds((((2 * (k + 1) + 1) * 128) + ((tl_chunk54 * 16) % 128)) + tl_v, K) ? tl_src56[tl_v] : tl::convert<tl::f8e4m3>(0.0f);
                     }
                 }
             }
@@ -5013,35 +4936,24 @@ __global__ void __launch_bounds__(256) fp8_gemm_block_scaled_fp8_gemm_block_scal
         for (int tl_s = 0; tl_s < 4; ++tl_s) sa1[tl_s] = sa1_next[tl_s];
         // copy(Bs[col0 / G, 2 * k +: 2], sb);  (qgemm.tl:129)
         #pragma unroll
-        for (int tl_e61 = 0; tl_e61 < 2; ++tl_e61) {
-            sb[tl_e61] = sb_next[tl_e61];
+        for (int tl_e59 = 0; tl_e59 < 2; ++tl_e59) {
+            sb[tl_e59] = sb_next[tl_e59];
         }
         if (k + 1 < k_trips) {
             // copy(As[row0 +: BM, 2 * k], sa0);  (qgemm.tl:127)
             #pragma unroll
-            for (int tl_s62 = 0; tl_s62 < 4; ++tl_s62) {
-                sa0_next[tl_s62] = tl::in_bounds(row0 + ((tl_tid / 4 % 8) + (tl_s62 % 2) * 8 + (tl_s62 / 2) * 16 + (tl_tid / 128) * 32), M) && tl::in_bounds(2 * (k + 1), KG) ? As[int64_t(row0 + ((tl_tid / 4 % 8) + (tl_s62 % 2) * 8 + (tl_s62 / 2) * 16 + (tl_tid / 128) * 32)) * KG + (2 * (k + 1))] : 0.0f;
+            for (int tl_s60 = 0; tl_s60 < 4; ++tl_s60) {
+                sa0_next[tl_s60] = tl::in_bounds(row0 + ((tl_tid / 4 % 8) + (tl_s60 % 2) * 8 + (tl_s60 / 2) * 16 + (tl_tid / 128) * 32), M) && tl::in_bounds(2 * (k + 1), KG) ? As[int64_t(row0 + ((tl_tid / 4 % 8) + (tl_s60 % 2) * 8 + (tl_s60 / 2) * 16 + (tl_tid / 128) * 32)) * KG + (2 * (k + 1))] : 0.0f;
             }
             // copy(As[row0 +: BM, 2 * k + 1], sa1);  (qgemm.tl:128)
             #pragma unroll
-            for (int tl_s63 = 0; tl_s63 < 4; ++tl_s63) {
-                sa1_next[tl_s63] = tl::in_bounds(row0 + ((tl_tid / 4 % 8) + (tl_s63 % 2) * 8 + (tl_s63 / 2) * 16 + (tl_tid / 128) * 32), M) && tl::in_bounds(2 * (k + 1) + 1, KG) ? As[int64_t(row0 + ((tl_tid / 4 % 8) + (tl_s63 % 2) * 8 + (tl_s63 / 2) * 16 + (tl_tid / 128) * 32)) * KG + (2 * (k + 1) + 1)] : 0.0f;
+            for (int tl_s61 = 0; tl_s61 < 4; ++tl_s61) {
+                sa1_next[tl_s61] = tl::in_bounds(row0 + ((tl_tid / 4 % 8) + (tl_s61 % 2) * 8 + (tl_s61 / 2) * 16 + (tl_tid / 128) * 32), M) && tl::in_bounds(2 * (k + 1) + 1, KG) ? As[int64_t(row0 + ((tl_tid / 4 % 8) + (tl_s61 % 2) * 8 + (tl_s61 / 2) * 16 + (tl_tid / 128) * 32)) * KG + (2 * (k + 1) + 1)] : 0.0f;
             }
             // copy(Bs[col0 / G, 2 * k +: 2], sb);  (qgemm.tl:129)
             #pragma unroll
-            for (int tl_chunk64 = 0; tl_chunk64 < 1; ++tl_chunk64) {
-                const float* tl_ptr65 = &Bs[int64_t(col0 / 128) * KG + ((2 * (k + 1)) + (tl_chunk64 * 2))];
-                if (tl::in_bounds(col0 / 128, NB) && tl::in_bounds((2 * (k + 1)) + (tl_chunk64 * 2), KG) && tl::in_bounds(col0 / 128, NB) && tl::in_bounds(((2 * (k + 1)) + (tl_chunk64 * 2)) + 1, KG) && tl::is_aligned(tl_ptr65, 8)) {
-                    float tl_vec66[2];
-                    tl::load_vector<float, 2>(tl_vec66, tl_ptr65);
-                    #pragma unroll
-                    for (int tl_v = 0; tl_v < 2; ++tl_v) sb_next[tl_chunk64 * 2 + tl_v] = tl_vec66[tl_v];
-                } else {
-                    #pragma unroll
-                    for (int tl_v = 0; tl_v < 2; ++tl_v) {
-                        sb_next[tl_chunk64 * 2 + tl_v] = tl::in_bounds(col0 / 128, NB) && tl::in_bounds((2 * (k + 1)) + (tl_chunk64 * 2 + tl_v), KG) ? Bs[int64_t(col0 / 128) * KG + ((2 * (k + 1)) + (tl_chunk64 * 2 + tl_v))] : 0.0f;
-                    }
-                }
+            for (int tl_e62 = 0; tl_e62 < 2; ++tl_e62) {
+                sb_next[tl_e62] = tl::in_bounds(col0 / 128, NB) && tl::in_bounds((2 * (k + 1)) + tl_e62, KG) ? Bs[int64_t(col0 / 128) * KG + ((2 * (k + 1)) + tl_e62)] : 0.0f;
             }
         }
         // gemm(a0, b0, p0, transpose_b = true, clear = true);  (qgemm.tl:130)
@@ -5054,10 +4966,10 @@ __global__ void __launch_bounds__(256) fp8_gemm_block_scaled_fp8_gemm_block_scal
         // for i, j in parallel(BM, BN) {  (qgemm.tl:132)
         // for i, j in parallel(64, 64): each thread visits the elements of `acc` it holds
         #pragma unroll
-        for (int tl_s67 = 0; tl_s67 < acc_layout::kSlots; ++tl_s67) {
-            [[maybe_unused]] const int i = acc_layout::row(tl_tid, tl_s67);
-            [[maybe_unused]] const int j = acc_layout::col(tl_tid, tl_s67);
-            acc[tl_s67] = acc[tl_s67] + p0[tl_s67] * (sa0[(tl_s67 / 2 % 2) + (tl_s67 / 8) * 2] * sb[0]);
+        for (int tl_s63 = 0; tl_s63 < acc_layout::kSlots; ++tl_s63) {
+            [[maybe_unused]] const int i = acc_layout::row(tl_tid, tl_s63);
+            [[maybe_unused]] const int j = acc_layout::col(tl_tid, tl_s63);
+            acc[tl_s63] = acc[tl_s63] + p0[tl_s63] * (sa0[(tl_s63 / 2 % 2) + (tl_s63 / 8) * 2] * sb[0]);
         }
         // gemm(a1, b1, p1, transpose_b = true, clear = true);  (qgemm.tl:131)
         {
@@ -5069,26 +4981,26 @@ __global__ void __launch_bounds__(256) fp8_gemm_block_scaled_fp8_gemm_block_scal
         // for i, j in parallel(BM, BN) {  (qgemm.tl:135)
         // for i, j in parallel(64, 64): each thread visits the elements of `acc` it holds
         #pragma unroll
-        for (int tl_s68 = 0; tl_s68 < acc_layout::kSlots; ++tl_s68) {
-            [[maybe_unused]] const int i = acc_layout::row(tl_tid, tl_s68);
-            [[maybe_unused]] const int j = acc_layout::col(tl_tid, tl_s68);
-            acc[tl_s68] = acc[tl_s68] + p1[tl_s68] * (sa1[(tl_s68 / 2 % 2) + (tl_s68 / 8) * 2] * sb[1]);
+        for (int tl_s64 = 0; tl_s64 < acc_layout::kSlots; ++tl_s64) {
+            [[maybe_unused]] const int i = acc_layout::row(tl_tid, tl_s64);
+            [[maybe_unused]] const int j = acc_layout::col(tl_tid, tl_s64);
+            acc[tl_s64] = acc[tl_s64] + p1[tl_s64] * (sa1[(tl_s64 / 2 % 2) + (tl_s64 / 8) * 2] * sb[1]);
         }
     }
     tl::cp_async_wait<0>();  // at most 0 copy groups of this thread still in flight
     // copy(acc, C[row0 +: BM, col0 +: BN]);  (qgemm.tl:139)
     #pragma unroll
-    for (int tl_chunk69 = 0; tl_chunk69 < acc_layout::kSlots; tl_chunk69 += 2) {
-        tl::bf16* tl_ptr70 = &C[int64_t(row0 + acc_layout::row(tl_tid, tl_chunk69)) * N + (col0 + acc_layout::col(tl_tid, tl_chunk69))];
-        if (tl::in_bounds(row0 + acc_layout::row(tl_tid, tl_chunk69), M) && tl::in_bounds(col0 + acc_layout::col(tl_tid, tl_chunk69), N) && tl::in_bounds(row0 + acc_layout::row(tl_tid, tl_chunk69), M) && tl::in_bounds((col0 + acc_layout::col(tl_tid, tl_chunk69)) + 1, N) && tl::is_aligned(tl_ptr70, 4)) {
-            tl::bf16 tl_vec71[2];
+    for (int tl_chunk65 = 0; tl_chunk65 < acc_layout::kSlots; tl_chunk65 += 2) {
+        tl::bf16* tl_ptr66 = &C[int64_t(row0 + acc_layout::row(tl_tid, tl_chunk65)) * N + (col0 + acc_layout::col(tl_tid, tl_chunk65))];
+        if (tl::in_bounds(row0 + acc_layout::row(tl_tid, tl_chunk65), M) && tl::in_bounds(col0 + acc_layout::col(tl_tid, tl_chunk65), N) && tl::in_bounds(row0 + acc_layout::row(tl_tid, tl_chunk65), M) && tl::in_bounds((col0 + acc_layout::col(tl_tid, tl_chunk65)) + 1, N) && tl::is_aligned(tl_ptr66, 4)) {
+            tl::bf16 tl_vec67[2];
             #pragma unroll
-            for (int tl_v = 0; tl_v < 2; tl_v += 2) tl::convert_pair(&tl_vec71[tl_v], acc[tl_chunk69 + tl_v], acc[tl_chunk69 + tl_v + 1]);
-            tl::store_vector<tl::bf16, 2>(tl_ptr70, tl_vec71);
+            for (int tl_v = 0; tl_v < 2; tl_v += 2) tl::convert_pair(&tl_vec67[tl_v], acc[tl_chunk65 + tl_v], acc[tl_chunk65 + tl_v + 1]);
+            tl::store_vector<tl::bf16, 2>(tl_ptr66, tl_vec67);
         } else {
             #pragma unroll
             for (int tl_v = 0; tl_v < 2; ++tl_v) {
-                if (tl::in_bounds(row0 + acc_layout::row(tl_tid, tl_chunk69 + tl_v), M) && tl::in_bounds(col0 + acc_layout::col(tl_tid, tl_chunk69 + tl_v), N)) C[int64_t(row0 + acc_layout::row(tl_tid, tl_chunk69 + tl_v)) * N + (col0 + acc_layout::col(tl_tid, tl_chunk69 + tl_v))] = tl::convert<tl::bf16>(acc[tl_chunk69 + tl_v]);
+                if (tl::in_bounds(row0 + acc_layout::row(tl_tid, tl_chunk65 + tl_v), M) && tl::in_bounds(col0 + acc_layout::col(tl_tid, tl_chunk65 + tl_v), N)) C[int64_t(row0 + acc_layout::row(tl_tid, tl_chunk65 + tl_v)) * N + (col0 + acc_layout::col(tl_tid, tl_chunk65 + tl_v))] = tl::convert<tl::bf16>(acc[tl_chunk65 + tl_v]);
             }
         }
     }

@@ -453,10 +453,11 @@ bool KernelEmitter::emit_local_copy_vectorized(const ir::Copy& c,
     const ir::Region& loc = to_local ? c.dst : c.src;
     const ir::Buffer &m = *mem.buffer, &l = *loc.buffer;
     auto shape = c.dst.tile_shape();
-    // Not in a kernel with wgmmas: a branch around loads there can serialize the wgmmas in flight
-    // (the element loads below are selects).
+    // Not in a kernel with gemms: a branch around loads there can serialize the wgmmas in flight,
+    // and the vector path's registers made the FP8 tile kernel's mma.sync loop spill (the element
+    // loads below are selects).
     if (l.scope != ir::Scope::Local || (m.scope != ir::Scope::Global && m.scope != ir::Scope::Shared) || shape.empty() ||
-        mem.ranges.back().is_point || loc.ranges.back().is_point || !ir::is_per_thread(c) || layouts_.wgmma_accumulator)
+        mem.ranges.back().is_point || loc.ranges.back().is_point || !ir::is_per_thread(c) || !layouts_.gemms.empty())
         return false;
     const int width = vector_width(shape.back(), dtype_bytes(m.dtype), 16);
     if (width == 1) return false;
