@@ -317,11 +317,7 @@ void KernelEmitter::emit_copy_with_fragment(const ir::Copy& c, bool fragment_is_
         std::string ptr = fresh("ptr");
         out_.line(fmt::format("{}{}* {} = &{};", fragment_is_src ? "" : "const ", cuda_type(o.dtype), ptr, element(o, idx)));
         std::string ok = fragment_is_src && shared_chunks_aligned(other, width) ? "true" : fmt::format("tl::is_aligned({}, {})", ptr, width * bytes);
-        if (o.scope == ir::Scope::Global) {
-            std::vector<std::string> last = idx;
-            last.back() = "(" + last.back() + ") + " + std::to_string(width - 1);
-            ok = bounds_mask(other, idx) + " && " + bounds_mask(other, last) + " && " + ok;
-        }
+        if (o.scope == ir::Scope::Global) ok = chunk_in_bounds(other, idx, width) + " && " + ok;
         std::string vec = fresh("vec");
         const bool always = ok == "true";  // aligned by construction: the vector access alone
         out_.line(always ? "{" : fmt::format("if ({}) {{", ok));
@@ -403,13 +399,8 @@ void KernelEmitter::emit_copy_flat(const ir::Copy& c) {
         out_.line(fmt::format("{}* {} = &{};", cuda_type(d.dtype), dp, element(d, di)));
         std::string ok = fmt::format("tl::is_aligned({}, {}) && tl::is_aligned({}, {})", sp, width * dtype_bytes(s.dtype), dp,
                                      width * dtype_bytes(d.dtype));
-        auto last_in = [&](const ir::Region& r, std::vector<std::string> idx) {
-            std::string first = bounds_mask(r, idx);
-            idx.back() = "(" + idx.back() + ") + " + std::to_string(width - 1);
-            return first + " && " + bounds_mask(r, idx);
-        };
-        if (s.scope == ir::Scope::Global) ok = last_in(c.src, si) + " && " + ok;
-        if (d.scope == ir::Scope::Global) ok = last_in(c.dst, di) + " && " + ok;
+        if (s.scope == ir::Scope::Global) ok = chunk_in_bounds(c.src, si, width) + " && " + ok;
+        if (d.scope == ir::Scope::Global) ok = chunk_in_bounds(c.dst, di, width) + " && " + ok;
         out_.line(fmt::format("if ({}) {{", ok));
         out_.indent();
         std::string vs = fresh("vec");
@@ -426,6 +417,14 @@ void KernelEmitter::emit_copy_flat(const ir::Copy& c) {
         }
         emit_chunk_else_elements(ch, width, shape, move);
     });
+}
+
+// Whether the run of `width` elements of global region `r` from `idx` lies inside the tensor: its
+// first and its last element in bounds.
+std::string KernelEmitter::chunk_in_bounds(const ir::Region& r, std::vector<std::string> idx, int width) {
+    std::string first = bounds_mask(r, idx);
+    idx.back() = "(" + idx.back() + ") + " + std::to_string(width - 1);
+    return first + " && " + bounds_mask(r, idx);
 }
 
 // Closes a chunk's vector branch with its `else`: the chunk's elements one by one through `move`.
@@ -471,11 +470,7 @@ bool KernelEmitter::emit_local_copy_vectorized(const ir::Copy& c,
         std::string p = fresh("ptr");
         out_.line(fmt::format("{}{}* {} = &{};", to_local ? "const " : "", mt, p, element(m, mi)));
         std::string ok = fmt::format("tl::is_aligned({}, {})", p, width * dtype_bytes(m.dtype));
-        if (m.scope == ir::Scope::Global) {
-            std::vector<std::string> last = mi;
-            last.back() = "(" + last.back() + ") + " + std::to_string(width - 1);
-            ok = bounds_mask(mem, mi) + " && " + bounds_mask(mem, last) + " && " + ok;
-        }
+        if (m.scope == ir::Scope::Global) ok = chunk_in_bounds(mem, mi, width) + " && " + ok;
         std::string v = fresh("vec");
         auto local_at = [&](const std::string& lane) {
             return element(l, region_indices(loc, unflatten(ch + " * " + std::to_string(width) + " + " + lane, shape)));

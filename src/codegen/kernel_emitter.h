@@ -236,6 +236,7 @@ private:
     void emit_copy(const ir::Copy& c);
     bool shared_chunks_aligned(const ir::Region& r, int width) const;
     void emit_copy_with_fragment(const ir::Copy& c, bool fragment_is_src);
+    std::string chunk_in_bounds(const ir::Region& r, std::vector<std::string> idx, int width);
     void emit_chunk_else_elements(const std::string& chunk, int width, const std::vector<int64_t>& shape,
                                   const std::function<void(const std::vector<std::string>&)>& move);
     bool emit_local_copy_vectorized(const ir::Copy& c, const std::function<void(const std::vector<std::string>&)>& move);
