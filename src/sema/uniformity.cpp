@@ -56,6 +56,18 @@ struct Candidate {
     Deps deps;
 };
 
+// A per-thread operation that writes a shared or global region: every thread that reaches it writes
+// those elements. When the region is the same in every thread, every thread reaches it, and what it
+// writes differs between threads, the threads race for the elements (warning W0008).
+struct SharedWrite {
+    SourceRange at;
+    std::string buffer;  // the destination
+    std::string op;      // "copy"
+    Deps starts;         // the destination's region starts
+    Deps control;        // the enclosing conditions and loop bounds
+    Deps values;         // what the operation reads
+};
+
 // A block-level operation, with its candidates in the order they are reported (the first varying
 // one only: one error per operation).
 struct Check {
@@ -130,6 +142,10 @@ private:
     std::map<Node, std::vector<size_t>> out_edges_;
     std::map<Node, size_t> origin_; // varying node -> the edge that first reached it
     std::vector<Check> checks_;
+    std::vector<SharedWrite> shared_writes_;
+
+    const Dep* first_varying(const std::vector<Dep>& deps) const;
+    void trace(DiagnosticEngine& diags, Node from) const;
 };
 
 void Analysis::collect(const ir::ExprPtr& e, std::vector<Dep>& out) const {
@@ -318,22 +334,34 @@ void Analysis::stmt(const ir::StmtPtr& s) {
 
 // Every thread performs the whole operation: its destination depends on everything it reads.
 void Analysis::per_thread_op(const ir::Stmt& s) {
-    std::vector<Dep> from;
+    auto from = std::make_shared<std::vector<Dep>>();
+    auto starts = std::make_shared<std::vector<Dep>>();
     const ir::Buffer* dst = nullptr;
-    auto add = [&](const ir::ExprPtr& e) {
+    auto add_to = [&](std::vector<Dep>& out, const ir::ExprPtr& e) {
         Deps d = deps(e);
-        from.insert(from.end(), d->begin(), d->end());
+        out.insert(out.end(), d->begin(), d->end());
     };
     auto region = [&](const ir::Region& r, ir::Access a) {
-        ir::for_each_region_expr(r, add);
+        ir::for_each_region_expr(r, [&](const ir::ExprPtr& e) { add_to(*from, e); });
         if (a != ir::Access::Write)
-            from.push_back({r.buffer.get(), {}, "`" + r.buffer->name + "`"});
-        if (a != ir::Access::Read) dst = r.buffer.get();
+            from->push_back({r.buffer.get(), {}, "`" + r.buffer->name + "`"});
+        if (a != ir::Access::Read) {
+            dst = r.buffer.get();
+            ir::for_each_region_expr(r, [&](const ir::ExprPtr& e) { add_to(*starts, e); });
+        }
     };
-    ir::for_each_child(s, {.expr = add, .region = region, .store = {}, .stmt = {}});
-    if (dst)
-        write(*dst, s.range, from,
-              fmt::format("is written here by a per-thread `{}` that depends on {{}}", op_name(s)));
+    ir::for_each_child(s, {.expr = [&](const ir::ExprPtr& e) { add_to(*from, e); }, .region = region,
+                           .store = {}, .stmt = {}});
+    if (!dst) return;
+    write(*dst, s.range, *from,
+          fmt::format("is written here by a per-thread `{}` that depends on {{}}", op_name(s)));
+    // Memory every thread sees, written outside a `parallel` loop (inside one, an iteration's
+    // region is its own).
+    if (parallel_depth_ == 0 && (dst->scope == ir::Scope::Shared || dst->scope == ir::Scope::Global)) {
+        auto control = std::make_shared<std::vector<Dep>>();
+        for (const Region& r : regions_) control->insert(control->end(), r.deps->begin(), r.deps->end());
+        shared_writes_.push_back({s.range, dst->name, op_name(s), starts, control, from});
+    }
 }
 
 void Analysis::control_candidates(Check& c) const {
@@ -409,17 +437,27 @@ void Analysis::propagate() {
     }
 }
 
+const Dep* Analysis::first_varying(const std::vector<Dep>& deps) const {
+    for (const Dep& d : deps)
+        if (varying(d.node)) return &d;
+    return nullptr;
+}
+
+// Notes tracing a varying value back towards `thread.x`, a few steps at most.
+void Analysis::trace(DiagnosticEngine& diags, Node n) const {
+    for (int step = 0; step < 4 && n != kThread; ++step) {
+        const Edge& e = edges_[origin_.at(n)];
+        diags.note(DiagKind::NoteThreadVarying, e.at, e.text);
+        n = e.from;
+    }
+}
+
 bool Analysis::report(DiagnosticEngine& diags) const {
     bool reported = false;
     for (const Check& c : checks_) {
         if (diags.saturated()) break;
         for (const Candidate& cand : c.candidates) {
-            const Dep* culprit = nullptr;
-            for (const Dep& d : *cand.deps)
-                if (varying(d.node)) {
-                    culprit = &d;
-                    break;
-                }
+            const Dep* culprit = first_varying(*cand.deps);
             if (!culprit) continue;
             if (cand.kind == DiagKind::DivergentTileOp)
                 diags.report(cand.kind, c.at, c.what);
@@ -428,17 +466,23 @@ bool Analysis::report(DiagnosticEngine& diags) const {
             if (cand.range.valid())
                 diags.note(DiagKind::NoteThreadVarying, cand.range,
                            fmt::format("{} depends on {}", cand.note, culprit->text));
-            // Trace the value back towards `thread.x`, a few steps at most.
-            Node n = culprit->node;
-            for (int step = 0; step < 4 && n != kThread; ++step) {
-                const Edge& e = edges_[origin_.at(n)];
-                diags.note(DiagKind::NoteThreadVarying, e.at, e.text);
-                n = e.from;
-            }
+            trace(diags, culprit->node);
             if (!c.fix.empty()) diags.note(DiagKind::NoteFix, c.at, c.fix);
             reported = true;
             break;
         }
+    }
+    for (const SharedWrite& w : shared_writes_) {
+        if (diags.saturated()) break;
+        if (first_varying(*w.starts) || first_varying(*w.control)) continue; // threads apart, or some skip it
+        const Dep* culprit = first_varying(*w.values);
+        if (!culprit) continue; // every thread writes the same values
+        diags.report(DiagKind::PerThreadWriteRace, w.at, w.op, w.buffer, culprit->text);
+        trace(diags, culprit->node);
+        diags.note(DiagKind::NoteFix, w.at,
+                   "for one value for the block, accumulate into a `fragment` in a `parallel` loop "
+                   "(the threads' partial results are combined) or `reduce` a tile first; for one "
+                   "value per thread, make the destination depend on `thread.x`");
     }
     return !reported;
 }
