@@ -3,6 +3,7 @@
 #include "schedule/pipeline_loops.h"
 
 #include "ir/mutate.h"
+#include "ir/printer.h"
 #include "ir/substitute.h"
 #include "ir/walk.h"
 #include "schedule/prefetch_registers.h"
@@ -158,7 +159,13 @@ protected:
     }
 
     ir::StmtPtr visit(const ir::NodePtr<ir::For>& op) override {
-        if (op->loop_kind == ir::LoopKind::Pipelined) return pipeline(op, *op);
+        if (op->loop_kind == ir::LoopKind::Pipelined) {
+            ++inside_pipelined_;
+            ir::StmtPtr out = pipeline(op, *op);
+            --inside_pipelined_;
+            return out;
+        }
+        if (op->loop_kind == ir::LoopKind::Serial) advise_pipelining(op, *op);
         return ir::Mutator::visit(op);
     }
 
@@ -167,23 +174,23 @@ private:
     // otherwise both declare `t_trips`.
     std::string fresh_name(const std::string& base) { return ir::fresh_name(taken_names_, base); }
 
-    ir::StmtPtr pipeline(const ir::StmtPtr& loop_stmt, const ir::For& loop) {
-        const int S = loop.options.stages;
-        bool enabled = kernel_.options.pipeline && loop.options.pipeline.value_or(true) && S >= 2;
-        bool async = kernel_.options.async_copy && loop.options.async_copy.value_or(true);
-        if (!enabled) return loop_stmt;
-        std::vector<ir::StmtPtr> body_stmts = body_statements(loop.body);
+    // The copies of a loop's body that a pipeline would issue trips ahead, and why the first
+    // global->shared copy that is not one is not.
+    struct Producers {
+        std::vector<ir::StmtPtr> body_stmts;
+        ir::VarMap lets; // the body's leading lets, so producer regions can be written in terms of the loop var
+        std::vector<const ir::Copy*> copies;
+        std::set<const ir::Stmt*> stmts;
+        std::string why_not;
+    };
 
-        // Lets at the top of the body, so producer regions can be written in terms of the loop var.
-        ir::VarMap lets;
-        const ir::Var* k = loop.vars[0].get();
-        std::vector<const ir::Copy*> producers;
-        std::set<const ir::Stmt*> producer_stmts;
+    Producers find_producers(const ir::StmtPtr& loop_stmt, const ir::For& loop) {
+        Producers p;
+        p.body_stmts = body_statements(loop.body);
         std::set<const ir::Buffer*> seen_reads;
-        std::string why_not; // why the first global->shared copy that is not a producer is not one
-        for (auto& s : body_stmts) {
+        for (auto& s : p.body_stmts) {
             if (auto* l = s->as<ir::LetStmt>()) {
-                lets[l->var.get()] = ir::substitute(l->value, lets);
+                p.lets[l->var.get()] = ir::substitute(l->value, p.lets);
                 continue;
             }
             auto* c = s->as<ir::Copy>();
@@ -195,29 +202,63 @@ private:
             const ir::Buffer* writable_indices = nullptr;  // gathered indices are read early: read-only
             if (candidate) {
                 for (auto& r : c->src.ranges) {
-                    candidate &= !has_load(ir::substitute(r.start, lets));
+                    candidate &= !has_load(ir::substitute(r.start, p.lets));
                     if (r.gather && r.gather->is_mutable) writable_indices = r.gather.get();
                 }
-                if (c->pad) candidate &= !has_load(ir::substitute(c->pad, lets));
+                if (c->pad) candidate &= !has_load(ir::substitute(c->pad, p.lets));
                 candidate &= !writable_indices;
             }
             if (candidate && only_written_here(*c->dst.buffer, s.get(), loop_stmt.get())) {
-                producers.push_back(c);
-                producer_stmts.insert(s.get());
+                p.copies.push_back(c);
+                p.stmts.insert(s.get());
                 continue;
             }
-            if (c && why_not.empty() && c->src.buffer->scope == ir::Scope::Global && c->dst.buffer->scope == ir::Scope::Shared) {
+            if (c && p.why_not.empty() && c->src.buffer->scope == ir::Scope::Global && c->dst.buffer->scope == ir::Scope::Shared) {
                 const std::string& name = c->dst.buffer->name;
-                if (!c->dst.is_whole()) why_not = fmt::format("the copy into `{}` does not fill the whole shared tile", name);
-                else if (seen_reads.count(c->dst.buffer.get())) why_not = fmt::format("`{}` is read earlier in the loop body than it is copied", name);
+                if (!c->dst.is_whole()) p.why_not = fmt::format("the copy into `{}` does not fill the whole shared tile", name);
+                else if (seen_reads.count(c->dst.buffer.get())) p.why_not = fmt::format("`{}` is read earlier in the loop body than it is copied", name);
                 else if (writable_indices)
-                    why_not = fmt::format("the copy into `{}` gathers rows through `{}`, which the kernel may write", name, writable_indices->name);
-                else if (!candidate) why_not = fmt::format("the region copied into `{}` or its pad value depends on a value loaded from memory", name);
-                else why_not = fmt::format("`{}` is also used outside the loop or written elsewhere in it", name);
+                    p.why_not = fmt::format("the copy into `{}` gathers rows through `{}`, which the kernel may write", name, writable_indices->name);
+                else if (!candidate) p.why_not = fmt::format("the region copied into `{}` or its pad value depends on a value loaded from memory", name);
+                else p.why_not = fmt::format("`{}` is also used outside the loop or written elsewhere in it", name);
             }
             auto reads = ir::buffer_uses(s).reads;
             seen_reads.insert(reads.begin(), reads.end());
         }
+        return p;
+    }
+
+    // Remark R0016: a `serial` loop that a pipeline would speed up (its copies into shared
+    // memory could be issued trips ahead). Not inside a pipelined loop (that one overlaps them),
+    // nor where the kernel or the loop turns pipelining off, nor for a single trip.
+    void advise_pipelining(const ir::StmtPtr& loop_stmt, const ir::For& loop) {
+        if (!diags_ || inside_pipelined_ > 0 || !kernel_.options.pipeline || loop.options.pipeline == false) return;
+        if (loop.extents.size() != 1) return;
+        if (auto* n = loop.extents[0]->as<ir::IntImm>(); n && n->value <= 1) return;
+        Producers p = find_producers(loop_stmt, loop);
+        if (p.copies.empty()) return;
+        std::string tiles;
+        for (const ir::Copy* c : p.copies) tiles += (tiles.empty() ? "`" : ", `") + c->dst.buffer->name + "`";
+        const std::string& var = loop.vars[0]->name;
+        diags_->report(DiagKind::SerialLoopNotPipelined, loop_stmt->range, var, tiles);
+        diags_->note(DiagKind::NoteFix, loop_stmt->range,
+                     fmt::format("write `for {} in pipelined({}, stages = 3)` (2 stages where shared memory is short): the "
+                                 "copies then run as cp.async (TMA, with wgmma, on the Hopper path) trips ahead",
+                                 var, ir::print_expr(loop.extents[0])));
+    }
+
+    ir::StmtPtr pipeline(const ir::StmtPtr& loop_stmt, const ir::For& loop) {
+        const int S = loop.options.stages;
+        bool enabled = kernel_.options.pipeline && loop.options.pipeline.value_or(true) && S >= 2;
+        bool async = kernel_.options.async_copy && loop.options.async_copy.value_or(true);
+        if (!enabled) return loop_stmt;
+        Producers found = find_producers(loop_stmt, loop);
+        std::vector<ir::StmtPtr>& body_stmts = found.body_stmts;
+        const ir::VarMap& lets = found.lets;
+        const ir::Var* k = loop.vars[0].get();
+        std::vector<const ir::Copy*>& producers = found.copies;
+        std::set<const ir::Stmt*>& producer_stmts = found.stmts;
+        std::string& why_not = found.why_not;
         if (producers.empty()) {
             // Copies into registers are pass prefetch-registers' to issue ahead (or to say why not).
             if (why_not.empty() && copies_into_registers(body_stmts)) return loop_stmt;
@@ -334,6 +375,7 @@ private:
     DiagnosticEngine* diags_;
     BufferMap stage_map_;
     std::set<std::string> taken_names_;
+    int inside_pipelined_ = 0;
 };
 
 } // namespace

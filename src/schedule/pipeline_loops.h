@@ -19,6 +19,9 @@
 //
 // A `pipelined` loop with >= 2 stages that it leaves serial (no producer copy, or two producers
 // into one tile) gets remark R0004 in `diags`, with the reason; @no_pipeline and stages = 1 do not.
+// A `serial` loop outside pipelined loops that has such producer copies gets remark R0016 (it
+// waits each trip for its loads; `pipelined` would overlap them), unless pipelining is switched
+// off or the loop makes one trip.
 #pragma once
 
 #include "ir/ir.h"
