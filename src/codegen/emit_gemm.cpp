@@ -7,6 +7,8 @@
 
 #include <fmt/format.h>
 
+#include <functional>
+
 namespace tlc::codegen {
 
 // Writes a region of a fragment (or local tile) into shared scratch at `dst_ptr` with row pitch
@@ -96,26 +98,41 @@ void KernelEmitter::emit_gemm(const ir::Gemm& g) {
             out_.dedent();
             return;
         }
-        // FMA path: each thread computes the accumulator elements it holds.
-        std::string acc_type = cuda_type(c.dtype);
+        // FMA path: each thread computes the accumulator elements it holds, the products summed in
+        // the order of k.
         out_.line(fmt::format("const tl::SharedMatrix<{}, {}> tl_a{{{}, {}}};", in_type, g.transpose_a, a_ptr, a_pitch));
         out_.line(fmt::format("const tl::SharedMatrix<{}, {}> tl_b{{{}, {}}};", cuda_type(g.b.buffer->dtype), g.transpose_b, b_ptr, b_pitch));
-        auto body = [&](const std::vector<std::string>& coords, const std::string& target) {
-            out_.line(fmt::format("{} tl_sum = {};", acc_type, g.clear ? int_literal(0, c.dtype) : target));
-            out_.line(fmt::format("for (int tl_k = 0; tl_k < {}; ++tl_k)", K));
-            out_.line(fmt::format("    tl_sum += {} * {};", cast_to(fmt::format("tl_a.at({}, tl_k)", coords[0]), g.a.buffer->dtype, c.dtype),
-                                  cast_to(fmt::format("tl_b.at(tl_k, {})", coords[1]), g.b.buffer->dtype, c.dtype)));
-            out_.line(fmt::format("{} = tl_sum;", target));
+        auto product = [&](const std::vector<std::string>& coords) {
+            return fmt::format("{} * {}", cast_to(fmt::format("tl_a.at({}, tl_k)", coords[0]), g.a.buffer->dtype, c.dtype),
+                               cast_to(fmt::format("tl_b.at(tl_k, {})", coords[1]), g.b.buffer->dtype, c.dtype));
         };
         if (is_distributed(c)) {
-            for_each_owned(c, Holders::Every, [&](const std::vector<std::string>& coords, const std::string& slot) {
-                body(coords, cname + "[" + slot + "]");
+            // A spread accumulator is in registers: one k at a time for all its slots, so that the
+            // operand elements slots share are loaded once per k.
+            auto each_slot = [&](const std::function<void(const std::vector<std::string>&, const std::string&)>& f) {
+                for_each_owned(c, Holders::Every, [&](const std::vector<std::string>& coords, const std::string& slot) {
+                    f(coords, cname + "[" + slot + "]");
+                });
+            };
+            if (g.clear)
+                each_slot([&](const std::vector<std::string>&, const std::string& target) {
+                    out_.line(fmt::format("{} = {};", target, int_literal(0, c.dtype)));
+                });
+            out_.block(fmt::format("for (int tl_k = 0; tl_k < {}; ++tl_k)", K), [&] {
+                each_slot([&](const std::vector<std::string>& coords, const std::string& target) {
+                    out_.line(fmt::format("{} += {};", target, product(coords)));
+                });
             });
-        } else {
-            for_each_element(c_shape, true, [&](const std::vector<std::string>& coords, const std::string&) {
-                body(coords, element(c, region_indices(g.c, coords)));
-            });
+            return;
         }
+        // A replicated accumulator may live in local memory: one element at a time, summed in a register.
+        std::string acc_type = cuda_type(c.dtype);
+        for_each_element(c_shape, true, [&](const std::vector<std::string>& coords, const std::string&) {
+            std::string target = element(c, region_indices(g.c, coords));
+            out_.line(fmt::format("{} tl_sum = {};", acc_type, g.clear ? int_literal(0, c.dtype) : target));
+            out_.line(fmt::format("for (int tl_k = 0; tl_k < {}; ++tl_k) tl_sum += {};", K, product(coords)));
+            out_.line(fmt::format("{} = tl_sum;", target));
+        });
     });
 }
 

@@ -213,7 +213,7 @@ void add_common_options(CLI::App& app, Options& o, RawOptions& raw) {
                    "-Rfallback: remark on every fast path not taken (tensor cores, TMA + wgmma, "
                    "cp.async, pipelining, vector width, spread fragments, register gemm operands, partial results, "
                    "vector stores of chunked loops, register copies a trip ahead, pair forms of extern functions, wgmma for each "
-                   "gemm of the Hopper path's trip, TMA loads shared by a cluster's blocks, clusters that share nothing, accumulator stores by TMA), with the reason and the fix")
+                   "gemm of the Hopper path's trip, TMA loads shared by a cluster's blocks, clusters that share nothing, accumulator stores by TMA, serial loops a pipeline would overlap), with the reason and the fix")
         ->check(one_of({"fallback"}))
         ->type_name("fallback");
     app.add_option("--disable", o.disabled,

@@ -150,12 +150,11 @@ __global__ void __launch_bounds__(128) k_kernel(
     {
         const tl::SharedMatrix<tl::f16, false> tl_a{&a8[0 * 8 + 0], 8};
         const tl::SharedMatrix<tl::f16, false> tl_b{&b8[0 * 72 + 0], 72};
-        #pragma unroll
-        for (int tl_s30 = 0; tl_s30 < acc_layout::kSlots; ++tl_s30) {
-            float tl_sum = acc[tl_s30];
-            for (int tl_k = 0; tl_k < 8; ++tl_k)
-                tl_sum += tl::convert<float>(tl_a.at(acc_layout::row(tl_tid, tl_s30), tl_k)) * tl::convert<float>(tl_b.at(tl_k, acc_layout::col(tl_tid, tl_s30)));
-            acc[tl_s30] = tl_sum;
+        for (int tl_k = 0; tl_k < 8; ++tl_k) {
+            #pragma unroll
+            for (int tl_s30 = 0; tl_s30 < acc_layout::kSlots; ++tl_s30) {
+                acc[tl_s30] += tl::convert<float>(tl_a.at(acc_layout::row(tl_tid, tl_s30), tl_k)) * tl::convert<float>(tl_b.at(tl_k, acc_layout::col(tl_tid, tl_s30)));
+            }
         }
     }
     // copy(acc, C[0 +: 64, 0 +: 64]);  (gemm_accumulate_twice.tl:20)

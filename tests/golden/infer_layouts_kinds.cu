@@ -116,12 +116,11 @@ __global__ void __launch_bounds__(128) layouts_kernel(
     {
         const tl::SharedMatrix<float, false> tl_a{&w[0 * 20 + 0], 20};
         const tl::SharedMatrix<float, false> tl_b{&w[0 * 20 + 0], 20};
-        #pragma unroll
-        for (int tl_s15 = 0; tl_s15 < small_layout::kSlots; ++tl_s15) {
-            float tl_sum = small[tl_s15];
-            for (int tl_k = 0; tl_k < 16; ++tl_k)
-                tl_sum += tl_a.at(small_layout::flat(tl_tid, (tl_s15 / 2) * 2) / 16, tl_k) * tl_b.at(tl_k, (small_layout::flat(tl_tid, (tl_s15 / 2) * 2) % 16) + tl_s15 % 2);
-            small[tl_s15] = tl_sum;
+        for (int tl_k = 0; tl_k < 16; ++tl_k) {
+            #pragma unroll
+            for (int tl_s15 = 0; tl_s15 < small_layout::kSlots; ++tl_s15) {
+                small[tl_s15] += tl_a.at(small_layout::flat(tl_tid, (tl_s15 / 2) * 2) / 16, tl_k) * tl_b.at(tl_k, (small_layout::flat(tl_tid, (tl_s15 / 2) * 2) % 16) + tl_s15 % 2);
+            }
         }
     }
     // copy(Bias[block.y * 64 +: 64, block.x * 64 +: 64], bias_tile);  (infer_layouts_kinds.tl:35)

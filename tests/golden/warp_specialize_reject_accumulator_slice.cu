@@ -139,8 +139,7 @@ __global__ void __launch_bounds__(128) gemm_kernel(
             const tl::SharedMatrix<tl::f16, false> tl_b{&b[((k % 2) * 64 + 0) * 72 + 0], 72};
             for (int tl_e28 = 0; tl_e28 < 4096; ++tl_e28) {
                 float tl_sum = acc[(tl_e28 / 64) * 128 + (tl_e28 % 64)];
-                for (int tl_k = 0; tl_k < 64; ++tl_k)
-                    tl_sum += tl::convert<float>(tl_a.at(tl_e28 / 64, tl_k)) * tl::convert<float>(tl_b.at(tl_k, tl_e28 % 64));
+                for (int tl_k = 0; tl_k < 64; ++tl_k) tl_sum += tl::convert<float>(tl_a.at(tl_e28 / 64, tl_k)) * tl::convert<float>(tl_b.at(tl_k, tl_e28 % 64));
                 acc[(tl_e28 / 64) * 128 + (tl_e28 % 64)] = tl_sum;
             }
         }
