@@ -535,10 +535,19 @@ __global__ void __launch_bounds__(256) attention_backward_delta_kernel(
         }
     }
     // fill(dQacc[b, h, q0 +: BM, 0 +: D], 0.0);  (attention_backward.tl:96)
+    const float tl_value9 = 0.0f;
     #pragma unroll
-    for (int tl_i10 = 0; tl_i10 < 16; ++tl_i10) {
-        const int tl_e9 = tl_tid + tl_i10 * 256;
-        if (tl::in_bounds(b, B) && tl::in_bounds(h, H) && tl::in_bounds(q0 + (tl_e9 / 64), S) && tl::in_bounds(tl_e9 % 64, 64)) dQacc[((int64_t(b) * H + h) * S + (q0 + (tl_e9 / 64))) * 64 + (tl_e9 % 64)] = 0.0f;
+    for (int tl_i11 = 0; tl_i11 < 4; ++tl_i11) {
+        const int tl_chunk10 = tl_tid + tl_i11 * 256;
+        float* tl_dst12 = &dQacc[((int64_t(b) * H + h) * S + (q0 + ((tl_chunk10 * 4) / 64))) * 64 + ((tl_chunk10 * 4) % 64)];
+        if (tl::in_bounds(b, B) && tl::in_bounds(h, H) && tl::in_bounds(q0 + ((tl_chunk10 * 4) / 64), S) && tl::in_bounds((tl_chunk10 * 4) % 64, 64) && tl::in_bounds(b, B) && tl::in_bounds(h, H) && tl::in_bounds(q0 + ((tl_chunk10 * 4) / 64), S) && tl::in_bounds(((tl_chunk10 * 4) % 64) + 3, 64) && tl::is_aligned(tl_dst12, 16)) {
+            tl::fill_vector<float, 4>(tl_dst12, tl_value9);
+        } else {
+            #pragma unroll
+            for (int tl_v = 0; tl_v < 4; ++tl_v) {
+                if (tl::in_bounds(b, B) && tl::in_bounds(h, H) && tl::in_bounds(q0 + ((tl_chunk10 * 4 + tl_v) / 64), S) && tl::in_bounds((tl_chunk10 * 4 + tl_v) % 64, 64)) dQacc[((int64_t(b) * H + h) * S + (q0 + ((tl_chunk10 * 4 + tl_v) / 64))) * 64 + ((tl_chunk10 * 4 + tl_v) % 64)] = tl_value9;
+            }
+        }
     }
 }
 

@@ -496,7 +496,7 @@ bool KernelEmitter::emit_local_copy_vectorized(const ir::Copy& c,
 
 void KernelEmitter::emit_fill(const ir::Fill& f) {
     const ir::Buffer& d = *f.dst.buffer;
-    std::string value = expr(f.value);
+    std::string value = expr(f.value);  // a fill of memory names it once, below
     if (is_distributed(d)) {
         out_.line("#pragma unroll");
         out_.line(fmt::format("for (int tl_s = 0; tl_s < {}; ++tl_s) {}[tl_s] = {};", slot_count(*layout_of(d)),
@@ -514,7 +514,27 @@ void KernelEmitter::emit_fill(const ir::Fill& f) {
         out_.block(every ? "" : "if (tl_tid == 0)", [&] { store({}); });
         return;
     }
-    for_each_element(shape, every, [&](const std::vector<std::string>& coords, const std::string&) { store(coords); });
+    // A block's fill of global or shared memory: runs of up to 16 bytes along the last axis, one
+    // vector store each where the run is aligned and (in global memory) inside the tensor.
+    const int width = every || f.dst.ranges.back().is_point ? 1 : vector_width(shape.back(), dtype_bytes(d.dtype), 16);
+    if (width == 1) {
+        for_each_element(shape, every, [&](const std::vector<std::string>& coords, const std::string&) { store(coords); });
+        return;
+    }
+    std::string v = fresh("value"), ch = fresh("chunk");
+    out_.line(fmt::format("const {} {} = {};", cuda_type(d.dtype), v, value));
+    value = v;
+    spread_loop(ch, ir::element_count(shape) / width, [&] {
+        std::vector<std::string> di = region_indices(f.dst, unflatten(ch + " * " + std::to_string(width), shape));
+        std::string dp = fresh("dst");
+        out_.line(fmt::format("{}* {} = &{};", cuda_type(d.dtype), dp, element(d, di)));
+        std::string ok = fmt::format("tl::is_aligned({}, {})", dp, width * dtype_bytes(d.dtype));
+        if (d.scope == ir::Scope::Global) ok = chunk_in_bounds(f.dst, di, width) + " && " + ok;
+        out_.line(fmt::format("if ({}) {{", ok));
+        out_.indent();
+        out_.line(fmt::format("tl::fill_vector<{}, {}>({}, {});", cuda_type(d.dtype), width, dp, v));
+        emit_chunk_else_elements(ch, width, shape, store);
+    });
 }
 
 void KernelEmitter::emit_iteration_atomic_add(const ir::AtomicAdd& a, const ElementContext& ctx) {

@@ -40,35 +40,44 @@ __global__ void __launch_bounds__(128) scale_or_zero_kernel(
         }
     } else {
         // clear(c);  (barriers_uniform_branch.tl:17)
+        const float tl_value5 = 0.0f;
         #pragma unroll
-        for (int tl_i6 = 0; tl_i6 < 8; ++tl_i6) {
-            const int tl_e5 = tl_tid + tl_i6 * 128;
-            c[(tl_e5 / 64) * 68 + (tl_e5 % 64)] = 0.0f;
+        for (int tl_i7 = 0; tl_i7 < 2; ++tl_i7) {
+            const int tl_chunk6 = tl_tid + tl_i7 * 128;
+            float* tl_dst8 = &c[((tl_chunk6 * 4) / 64) * 68 + ((tl_chunk6 * 4) % 64)];
+            if (tl::is_aligned(tl_dst8, 16)) {
+                tl::fill_vector<float, 4>(tl_dst8, tl_value5);
+            } else {
+                #pragma unroll
+                for (int tl_v = 0; tl_v < 4; ++tl_v) {
+                    c[((tl_chunk6 * 4 + tl_v) / 64) * 68 + ((tl_chunk6 * 4 + tl_v) % 64)] = tl_value5;
+                }
+            }
         }
     }
     __syncthreads();  // RAW on `c`
     // for i, j in parallel(16, 64) {  (barriers_uniform_branch.tl:19)
     // for i, j in parallel(16, 64): each thread visits the elements of `o` it holds
     #pragma unroll
-    for (int tl_s7 = 0; tl_s7 < o_layout::kSlots; ++tl_s7) {
-        const int tl_c8 = o_layout::flat(tl_tid, (tl_s7 / 8) * 8) % 64;  // the chunk's first column
-        const int i = o_layout::flat(tl_tid, (tl_s7 / 8) * 8) / 64;
-        const int j = tl_c8 + tl_s7 % 8;
-        o[tl_s7] = beta * c[i * 68 + (63 - j)];
+    for (int tl_s9 = 0; tl_s9 < o_layout::kSlots; ++tl_s9) {
+        const int tl_c10 = o_layout::flat(tl_tid, (tl_s9 / 8) * 8) % 64;  // the chunk's first column
+        const int i = o_layout::flat(tl_tid, (tl_s9 / 8) * 8) / 64;
+        const int j = tl_c10 + tl_s9 % 8;
+        o[tl_s9] = beta * c[i * 68 + (63 - j)];
     }
     // copy(o, Out[block.x * 16 +: 16, 0 +: 64]);  (barriers_uniform_branch.tl:22)
     #pragma unroll
-    for (int tl_chunk9 = 0; tl_chunk9 < o_layout::kSlots; tl_chunk9 += 4) {
-        float* tl_ptr10 = &Out[int64_t((int(blockIdx.x) * 16) + (o_layout::flat(tl_tid, (tl_chunk9 / 8) * 8) / 64)) * 64 + ((o_layout::flat(tl_tid, (tl_chunk9 / 8) * 8) % 64) + tl_chunk9 % 8)];
-        if (tl::in_bounds((int(blockIdx.x) * 16) + (o_layout::flat(tl_tid, (tl_chunk9 / 8) * 8) / 64), M) && tl::in_bounds((o_layout::flat(tl_tid, (tl_chunk9 / 8) * 8) % 64) + tl_chunk9 % 8, 64) && tl::in_bounds((int(blockIdx.x) * 16) + (o_layout::flat(tl_tid, (tl_chunk9 / 8) * 8) / 64), M) && tl::in_bounds(((o_layout::flat(tl_tid, (tl_chunk9 / 8) * 8) % 64) + tl_chunk9 % 8) + 3, 64) && tl::is_aligned(tl_ptr10, 16)) {
-            float tl_vec11[4];
+    for (int tl_chunk11 = 0; tl_chunk11 < o_layout::kSlots; tl_chunk11 += 4) {
+        float* tl_ptr12 = &Out[int64_t((int(blockIdx.x) * 16) + (o_layout::flat(tl_tid, (tl_chunk11 / 8) * 8) / 64)) * 64 + ((o_layout::flat(tl_tid, (tl_chunk11 / 8) * 8) % 64) + tl_chunk11 % 8)];
+        if (tl::in_bounds((int(blockIdx.x) * 16) + (o_layout::flat(tl_tid, (tl_chunk11 / 8) * 8) / 64), M) && tl::in_bounds((o_layout::flat(tl_tid, (tl_chunk11 / 8) * 8) % 64) + tl_chunk11 % 8, 64) && tl::in_bounds((int(blockIdx.x) * 16) + (o_layout::flat(tl_tid, (tl_chunk11 / 8) * 8) / 64), M) && tl::in_bounds(((o_layout::flat(tl_tid, (tl_chunk11 / 8) * 8) % 64) + tl_chunk11 % 8) + 3, 64) && tl::is_aligned(tl_ptr12, 16)) {
+            float tl_vec13[4];
             #pragma unroll
-            for (int tl_v = 0; tl_v < 4; ++tl_v) tl_vec11[tl_v] = o[tl_chunk9 + tl_v];
-            tl::store_vector<float, 4>(tl_ptr10, tl_vec11);
+            for (int tl_v = 0; tl_v < 4; ++tl_v) tl_vec13[tl_v] = o[tl_chunk11 + tl_v];
+            tl::store_vector<float, 4>(tl_ptr12, tl_vec13);
         } else {
             #pragma unroll
             for (int tl_v = 0; tl_v < 4; ++tl_v) {
-                if (tl::in_bounds((int(blockIdx.x) * 16) + (o_layout::flat(tl_tid, ((tl_chunk9 + tl_v) / 8) * 8) / 64), M) && tl::in_bounds((o_layout::flat(tl_tid, ((tl_chunk9 + tl_v) / 8) * 8) % 64) + (tl_chunk9 + tl_v) % 8, 64)) Out[int64_t((int(blockIdx.x) * 16) + (o_layout::flat(tl_tid, ((tl_chunk9 + tl_v) / 8) * 8) / 64)) * 64 + ((o_layout::flat(tl_tid, ((tl_chunk9 + tl_v) / 8) * 8) % 64) + (tl_chunk9 + tl_v) % 8)] = o[tl_chunk9 + tl_v];
+                if (tl::in_bounds((int(blockIdx.x) * 16) + (o_layout::flat(tl_tid, ((tl_chunk11 + tl_v) / 8) * 8) / 64), M) && tl::in_bounds((o_layout::flat(tl_tid, ((tl_chunk11 + tl_v) / 8) * 8) % 64) + (tl_chunk11 + tl_v) % 8, 64)) Out[int64_t((int(blockIdx.x) * 16) + (o_layout::flat(tl_tid, ((tl_chunk11 + tl_v) / 8) * 8) / 64)) * 64 + ((o_layout::flat(tl_tid, ((tl_chunk11 + tl_v) / 8) * 8) % 64) + (tl_chunk11 + tl_v) % 8)] = o[tl_chunk11 + tl_v];
             }
         }
     }

@@ -48,10 +48,21 @@ __global__ void __launch_bounds__(32) tl_topk_kernel(
 {
     const int tl_tid = tl::thread_index<32>();
     // kernel tl_topk(X: global mut f32[N]) grid(cdiv(N, 32)) threads(32) { fill(X[block.x * 3...  (kernel_names.tl:21)
+    const float tl_value0 = 1.0f;
     #pragma unroll
-    for (int tl_i1 = 0; tl_i1 < 1; ++tl_i1) {
-        const int tl_e0 = tl_tid + tl_i1 * 32;
-        if (tl::in_bounds((int(blockIdx.x) * 32) + tl_e0, N)) X[(int(blockIdx.x) * 32) + tl_e0] = 1.0f;
+    for (int tl_i2 = 0; tl_i2 < 1; ++tl_i2) {
+        const int tl_chunk1 = tl_tid + tl_i2 * 32;
+        if (tl_chunk1 < 8) {
+            float* tl_dst3 = &X[(int(blockIdx.x) * 32) + (tl_chunk1 * 4)];
+            if (tl::in_bounds((int(blockIdx.x) * 32) + (tl_chunk1 * 4), N) && tl::in_bounds(((int(blockIdx.x) * 32) + (tl_chunk1 * 4)) + 3, N) && tl::is_aligned(tl_dst3, 16)) {
+                tl::fill_vector<float, 4>(tl_dst3, tl_value0);
+            } else {
+                #pragma unroll
+                for (int tl_v = 0; tl_v < 4; ++tl_v) {
+                    if (tl::in_bounds((int(blockIdx.x) * 32) + (tl_chunk1 * 4 + tl_v), N)) X[(int(blockIdx.x) * 32) + (tl_chunk1 * 4 + tl_v)] = tl_value0;
+                }
+            }
+        }
     }
 }
 
@@ -63,10 +74,21 @@ __global__ void __launch_bounds__(32) main_kernel(
 {
     const int tl_tid = tl::thread_index<32>();
     // kernel main(X: global mut f32[N]) grid(cdiv(N, 32)) threads(32) { fill(X[block.x * 32 +...  (kernel_names.tl:23)
+    const float tl_value0 = 2.0f;
     #pragma unroll
-    for (int tl_i1 = 0; tl_i1 < 1; ++tl_i1) {
-        const int tl_e0 = tl_tid + tl_i1 * 32;
-        if (tl::in_bounds((int(blockIdx.x) * 32) + tl_e0, N)) X[(int(blockIdx.x) * 32) + tl_e0] = 2.0f;
+    for (int tl_i2 = 0; tl_i2 < 1; ++tl_i2) {
+        const int tl_chunk1 = tl_tid + tl_i2 * 32;
+        if (tl_chunk1 < 8) {
+            float* tl_dst3 = &X[(int(blockIdx.x) * 32) + (tl_chunk1 * 4)];
+            if (tl::in_bounds((int(blockIdx.x) * 32) + (tl_chunk1 * 4), N) && tl::in_bounds(((int(blockIdx.x) * 32) + (tl_chunk1 * 4)) + 3, N) && tl::is_aligned(tl_dst3, 16)) {
+                tl::fill_vector<float, 4>(tl_dst3, tl_value0);
+            } else {
+                #pragma unroll
+                for (int tl_v = 0; tl_v < 4; ++tl_v) {
+                    if (tl::in_bounds((int(blockIdx.x) * 32) + (tl_chunk1 * 4 + tl_v), N)) X[(int(blockIdx.x) * 32) + (tl_chunk1 * 4 + tl_v)] = tl_value0;
+                }
+            }
+        }
     }
 }
 
@@ -78,10 +100,21 @@ __global__ void __launch_bounds__(32) std_kernel(
 {
     const int tl_tid = tl::thread_index<32>();
     // kernel std(X: global mut f32[N]) grid(cdiv(N, 32)) threads(32) { fill(X[block.x * 32 +:...  (kernel_names.tl:25)
+    const float tl_value0 = 3.0f;
     #pragma unroll
-    for (int tl_i1 = 0; tl_i1 < 1; ++tl_i1) {
-        const int tl_e0 = tl_tid + tl_i1 * 32;
-        if (tl::in_bounds((int(blockIdx.x) * 32) + tl_e0, N)) X[(int(blockIdx.x) * 32) + tl_e0] = 3.0f;
+    for (int tl_i2 = 0; tl_i2 < 1; ++tl_i2) {
+        const int tl_chunk1 = tl_tid + tl_i2 * 32;
+        if (tl_chunk1 < 8) {
+            float* tl_dst3 = &X[(int(blockIdx.x) * 32) + (tl_chunk1 * 4)];
+            if (tl::in_bounds((int(blockIdx.x) * 32) + (tl_chunk1 * 4), N) && tl::in_bounds(((int(blockIdx.x) * 32) + (tl_chunk1 * 4)) + 3, N) && tl::is_aligned(tl_dst3, 16)) {
+                tl::fill_vector<float, 4>(tl_dst3, tl_value0);
+            } else {
+                #pragma unroll
+                for (int tl_v = 0; tl_v < 4; ++tl_v) {
+                    if (tl::in_bounds((int(blockIdx.x) * 32) + (tl_chunk1 * 4 + tl_v), N)) X[(int(blockIdx.x) * 32) + (tl_chunk1 * 4 + tl_v)] = tl_value0;
+                }
+            }
+        }
     }
 }
 
@@ -93,10 +126,21 @@ __global__ void __launch_bounds__(32) scale_kernel(
 {
     const int tl_tid = tl::thread_index<32>();
     // kernel scale(X: global mut f32[N]) grid(cdiv(N, 32)) threads(32) { fill(X[block.x * 32 ...  (kernel_names.tl:27)
+    const float tl_value0 = 4.0f;
     #pragma unroll
-    for (int tl_i1 = 0; tl_i1 < 1; ++tl_i1) {
-        const int tl_e0 = tl_tid + tl_i1 * 32;
-        if (tl::in_bounds((int(blockIdx.x) * 32) + tl_e0, N)) X[(int(blockIdx.x) * 32) + tl_e0] = 4.0f;
+    for (int tl_i2 = 0; tl_i2 < 1; ++tl_i2) {
+        const int tl_chunk1 = tl_tid + tl_i2 * 32;
+        if (tl_chunk1 < 8) {
+            float* tl_dst3 = &X[(int(blockIdx.x) * 32) + (tl_chunk1 * 4)];
+            if (tl::in_bounds((int(blockIdx.x) * 32) + (tl_chunk1 * 4), N) && tl::in_bounds(((int(blockIdx.x) * 32) + (tl_chunk1 * 4)) + 3, N) && tl::is_aligned(tl_dst3, 16)) {
+                tl::fill_vector<float, 4>(tl_dst3, tl_value0);
+            } else {
+                #pragma unroll
+                for (int tl_v = 0; tl_v < 4; ++tl_v) {
+                    if (tl::in_bounds((int(blockIdx.x) * 32) + (tl_chunk1 * 4 + tl_v), N)) X[(int(blockIdx.x) * 32) + (tl_chunk1 * 4 + tl_v)] = tl_value0;
+                }
+            }
+        }
     }
 }
 
@@ -108,10 +152,21 @@ __global__ void __launch_bounds__(32) scale_kernel_kernel(
 {
     const int tl_tid = tl::thread_index<32>();
     // kernel scale_kernel(X: global mut f32[N]) grid(cdiv(N, 32)) threads(32) { fill(X[block....  (kernel_names.tl:29)
+    const float tl_value0 = 5.0f;
     #pragma unroll
-    for (int tl_i1 = 0; tl_i1 < 1; ++tl_i1) {
-        const int tl_e0 = tl_tid + tl_i1 * 32;
-        if (tl::in_bounds((int(blockIdx.x) * 32) + tl_e0, N)) X[(int(blockIdx.x) * 32) + tl_e0] = 5.0f;
+    for (int tl_i2 = 0; tl_i2 < 1; ++tl_i2) {
+        const int tl_chunk1 = tl_tid + tl_i2 * 32;
+        if (tl_chunk1 < 8) {
+            float* tl_dst3 = &X[(int(blockIdx.x) * 32) + (tl_chunk1 * 4)];
+            if (tl::in_bounds((int(blockIdx.x) * 32) + (tl_chunk1 * 4), N) && tl::in_bounds(((int(blockIdx.x) * 32) + (tl_chunk1 * 4)) + 3, N) && tl::is_aligned(tl_dst3, 16)) {
+                tl::fill_vector<float, 4>(tl_dst3, tl_value0);
+            } else {
+                #pragma unroll
+                for (int tl_v = 0; tl_v < 4; ++tl_v) {
+                    if (tl::in_bounds((int(blockIdx.x) * 32) + (tl_chunk1 * 4 + tl_v), N)) X[(int(blockIdx.x) * 32) + (tl_chunk1 * 4 + tl_v)] = tl_value0;
+                }
+            }
+        }
     }
 }
 
@@ -127,10 +182,21 @@ __global__ void __launch_bounds__(32) stub_names_kernel(
 {
     const int tl_tid = tl::thread_index<32>();
     // fill(X[block.x * 32 +: 32], stream);  (kernel_names.tl:34)
+    const float tl_value0 = stream_;
     #pragma unroll
-    for (int tl_i1 = 0; tl_i1 < 1; ++tl_i1) {
-        const int tl_e0 = tl_tid + tl_i1 * 32;
-        if (tl::in_bounds((int(blockIdx.x) * 32) + tl_e0, grid_x)) X[(int(blockIdx.x) * 32) + tl_e0] = stream_;
+    for (int tl_i2 = 0; tl_i2 < 1; ++tl_i2) {
+        const int tl_chunk1 = tl_tid + tl_i2 * 32;
+        if (tl_chunk1 < 8) {
+            float* tl_dst3 = &X[(int(blockIdx.x) * 32) + (tl_chunk1 * 4)];
+            if (tl::in_bounds((int(blockIdx.x) * 32) + (tl_chunk1 * 4), grid_x) && tl::in_bounds(((int(blockIdx.x) * 32) + (tl_chunk1 * 4)) + 3, grid_x) && tl::is_aligned(tl_dst3, 16)) {
+                tl::fill_vector<float, 4>(tl_dst3, tl_value0);
+            } else {
+                #pragma unroll
+                for (int tl_v = 0; tl_v < 4; ++tl_v) {
+                    if (tl::in_bounds((int(blockIdx.x) * 32) + (tl_chunk1 * 4 + tl_v), grid_x)) X[(int(blockIdx.x) * 32) + (tl_chunk1 * 4 + tl_v)] = tl_value0;
+                }
+            }
+        }
     }
 }
 

@@ -17,10 +17,21 @@ __global__ void __launch_bounds__(32) int_clauses_kernel(
 {
     const int tl_tid = tl::thread_index<32>();
     // fill(X[block.y, block.x * 32 +: 32], 1.0);  (launch_intrinsics.tl:13)
+    const float tl_value0 = 1.0f;
     #pragma unroll
-    for (int tl_i1 = 0; tl_i1 < 1; ++tl_i1) {
-        const int tl_e0 = tl_tid + tl_i1 * 32;
-        if (tl::in_bounds(int(blockIdx.y), M) && tl::in_bounds((int(blockIdx.x) * 32) + tl_e0, N)) X[int64_t(int(blockIdx.y)) * N + ((int(blockIdx.x) * 32) + tl_e0)] = 1.0f;
+    for (int tl_i2 = 0; tl_i2 < 1; ++tl_i2) {
+        const int tl_chunk1 = tl_tid + tl_i2 * 32;
+        if (tl_chunk1 < 8) {
+            float* tl_dst3 = &X[int64_t(int(blockIdx.y)) * N + ((int(blockIdx.x) * 32) + (tl_chunk1 * 4))];
+            if (tl::in_bounds(int(blockIdx.y), M) && tl::in_bounds((int(blockIdx.x) * 32) + (tl_chunk1 * 4), N) && tl::in_bounds(int(blockIdx.y), M) && tl::in_bounds(((int(blockIdx.x) * 32) + (tl_chunk1 * 4)) + 3, N) && tl::is_aligned(tl_dst3, 16)) {
+                tl::fill_vector<float, 4>(tl_dst3, tl_value0);
+            } else {
+                #pragma unroll
+                for (int tl_v = 0; tl_v < 4; ++tl_v) {
+                    if (tl::in_bounds(int(blockIdx.y), M) && tl::in_bounds((int(blockIdx.x) * 32) + (tl_chunk1 * 4 + tl_v), N)) X[int64_t(int(blockIdx.y)) * N + ((int(blockIdx.x) * 32) + (tl_chunk1 * 4 + tl_v))] = tl_value0;
+                }
+            }
+        }
     }
 }
 
@@ -37,10 +48,21 @@ __global__ void __launch_bounds__(32) float_clauses_kernel(
 {
     const int tl_tid = tl::thread_index<32>();
     // fill(X[block.x * 32 +: 32], 1.0);  (launch_intrinsics.tl:26)
+    const float tl_value0 = 1.0f;
     #pragma unroll
-    for (int tl_i1 = 0; tl_i1 < 1; ++tl_i1) {
-        const int tl_e0 = tl_tid + tl_i1 * 32;
-        if (tl::in_bounds((int(blockIdx.x) * 32) + tl_e0, N)) X[(int(blockIdx.x) * 32) + tl_e0] = 1.0f;
+    for (int tl_i2 = 0; tl_i2 < 1; ++tl_i2) {
+        const int tl_chunk1 = tl_tid + tl_i2 * 32;
+        if (tl_chunk1 < 8) {
+            float* tl_dst3 = &X[(int(blockIdx.x) * 32) + (tl_chunk1 * 4)];
+            if (tl::in_bounds((int(blockIdx.x) * 32) + (tl_chunk1 * 4), N) && tl::in_bounds(((int(blockIdx.x) * 32) + (tl_chunk1 * 4)) + 3, N) && tl::is_aligned(tl_dst3, 16)) {
+                tl::fill_vector<float, 4>(tl_dst3, tl_value0);
+            } else {
+                #pragma unroll
+                for (int tl_v = 0; tl_v < 4; ++tl_v) {
+                    if (tl::in_bounds((int(blockIdx.x) * 32) + (tl_chunk1 * 4 + tl_v), N)) X[(int(blockIdx.x) * 32) + (tl_chunk1 * 4 + tl_v)] = tl_value0;
+                }
+            }
+        }
     }
 }
 

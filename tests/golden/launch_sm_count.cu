@@ -73,10 +73,21 @@ __global__ void __launch_bounds__(128) fill_rows_kernel_variant0(
     const int tl_tid = tl::thread_index<128>();
     for (int r = 0; r < tl::cdiv(M - int(blockIdx.x), int(gridDim.x)); ++r) {
         // fill(Y[block.x + r * grid.x, 0 +: 128], 1.0);  (launch_sm_count.tl:26)
+        const float tl_value0 = 1.0f;
         #pragma unroll
-        for (int tl_i1 = 0; tl_i1 < 1; ++tl_i1) {
-            const int tl_e0 = tl_tid + tl_i1 * 128;
-            if (tl::in_bounds(int(blockIdx.x) + r * int(gridDim.x), M) && tl::in_bounds(tl_e0, 128)) Y[int64_t(int(blockIdx.x) + r * int(gridDim.x)) * 128 + tl_e0] = 1.0f;
+        for (int tl_i2 = 0; tl_i2 < 1; ++tl_i2) {
+            const int tl_chunk1 = tl_tid + tl_i2 * 128;
+            if (tl_chunk1 < 32) {
+                float* tl_dst3 = &Y[int64_t(int(blockIdx.x) + r * int(gridDim.x)) * 128 + (tl_chunk1 * 4)];
+                if (tl::in_bounds(int(blockIdx.x) + r * int(gridDim.x), M) && tl::in_bounds(tl_chunk1 * 4, 128) && tl::in_bounds(int(blockIdx.x) + r * int(gridDim.x), M) && tl::in_bounds((tl_chunk1 * 4) + 3, 128) && tl::is_aligned(tl_dst3, 16)) {
+                    tl::fill_vector<float, 4>(tl_dst3, tl_value0);
+                } else {
+                    #pragma unroll
+                    for (int tl_v = 0; tl_v < 4; ++tl_v) {
+                        if (tl::in_bounds(int(blockIdx.x) + r * int(gridDim.x), M) && tl::in_bounds(tl_chunk1 * 4 + tl_v, 128)) Y[int64_t(int(blockIdx.x) + r * int(gridDim.x)) * 128 + (tl_chunk1 * 4 + tl_v)] = tl_value0;
+                    }
+                }
+            }
         }
     }
 }
@@ -90,10 +101,21 @@ __global__ void __launch_bounds__(128) fill_rows_kernel_variant1(
     const int tl_tid = tl::thread_index<128>();
     for (int r = 0; r < 1; ++r) {
         // fill(Y[block.x + r * grid.x, 0 +: 128], 1.0);  (launch_sm_count.tl:26)
+        const float tl_value0 = 1.0f;
         #pragma unroll
-        for (int tl_i1 = 0; tl_i1 < 1; ++tl_i1) {
-            const int tl_e0 = tl_tid + tl_i1 * 128;
-            if (tl::in_bounds(int(blockIdx.x) + r * int(gridDim.x), M) && tl::in_bounds(tl_e0, 128)) Y[int64_t(int(blockIdx.x) + r * int(gridDim.x)) * 128 + tl_e0] = 1.0f;
+        for (int tl_i2 = 0; tl_i2 < 1; ++tl_i2) {
+            const int tl_chunk1 = tl_tid + tl_i2 * 128;
+            if (tl_chunk1 < 32) {
+                float* tl_dst3 = &Y[int64_t(int(blockIdx.x) + r * int(gridDim.x)) * 128 + (tl_chunk1 * 4)];
+                if (tl::in_bounds(int(blockIdx.x) + r * int(gridDim.x), M) && tl::in_bounds(tl_chunk1 * 4, 128) && tl::in_bounds(int(blockIdx.x) + r * int(gridDim.x), M) && tl::in_bounds((tl_chunk1 * 4) + 3, 128) && tl::is_aligned(tl_dst3, 16)) {
+                    tl::fill_vector<float, 4>(tl_dst3, tl_value0);
+                } else {
+                    #pragma unroll
+                    for (int tl_v = 0; tl_v < 4; ++tl_v) {
+                        if (tl::in_bounds(int(blockIdx.x) + r * int(gridDim.x), M) && tl::in_bounds(tl_chunk1 * 4 + tl_v, 128)) Y[int64_t(int(blockIdx.x) + r * int(gridDim.x)) * 128 + (tl_chunk1 * 4 + tl_v)] = tl_value0;
+                    }
+                }
+            }
         }
     }
 }
