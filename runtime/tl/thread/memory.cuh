@@ -192,7 +192,9 @@ template <typename T, int N> __host__ __device__ __forceinline__ void store_chun
 }
 
 #ifdef __CUDACC__  // (the host compiler, for the runtime's unit tests, has no atomics)
-template <typename T> __device__ __forceinline__ void atomic_add(T* dst, T value) {
+// T is the destination's type alone: a value of another spelling of it (`long long` for an
+// `int64_t` that is `long`) converts instead of failing the deduction.
+template <typename T> __device__ __forceinline__ void atomic_add(T* dst, typename std::enable_if<true, T>::type value) {
     if constexpr (std::is_same_v<T, f16> || std::is_same_v<T, bf16> || std::is_same_v<T, float> ||
                   std::is_same_v<T, double> || std::is_same_v<T, int32_t> || std::is_same_v<T, uint32_t>) {
         atomicAdd(dst, value);
