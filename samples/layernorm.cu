@@ -192,10 +192,10 @@ namespace tlc {
 
 cudaError_t layernorm(const __half* X, const __half* W, const __half* Bias, __half* Y, float eps, int64_t M, int64_t N, cudaStream_t stream) {
     constexpr const char* tl_name = "layernorm";
-    if (cudaError_t tl_err = tl::host::check_pointer(X, tl_name, "X", 2); tl_err != cudaSuccess) return tl_err;
-    if (cudaError_t tl_err = tl::host::check_pointer(W, tl_name, "W", 2); tl_err != cudaSuccess) return tl_err;
-    if (cudaError_t tl_err = tl::host::check_pointer(Bias, tl_name, "Bias", 2); tl_err != cudaSuccess) return tl_err;
-    if (cudaError_t tl_err = tl::host::check_pointer(Y, tl_name, "Y", 2); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_pointer(X, tl_name, "X", 2, M <= 0 || N <= 0); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_pointer(W, tl_name, "W", 2, N <= 0); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_pointer(Bias, tl_name, "Bias", 2, N <= 0); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_pointer(Y, tl_name, "Y", 2, M <= 0 || N <= 0); tl_err != cudaSuccess) return tl_err;
     if (cudaError_t tl_err = tl::host::check_dim(M, tl_name, "M"); tl_err != cudaSuccess) return tl_err;
     if (cudaError_t tl_err = tl::host::check_dim(N, tl_name, "N"); tl_err != cudaSuccess) return tl_err;
     const int64_t tl_grid_x = int64_t(M), tl_grid_y = int64_t(1), tl_grid_z = int64_t(1);

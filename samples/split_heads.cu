@@ -62,8 +62,8 @@ namespace tlc {
 
 cudaError_t split_heads(const __half* X, __half* Y, int64_t B, int64_t S, int64_t C, int64_t H, cudaStream_t stream) {
     constexpr const char* tl_name = "split_heads";
-    if (cudaError_t tl_err = tl::host::check_pointer(X, tl_name, "X", 2); tl_err != cudaSuccess) return tl_err;
-    if (cudaError_t tl_err = tl::host::check_pointer(Y, tl_name, "Y", 2); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_pointer(X, tl_name, "X", 2, B <= 0 || S <= 0 || C <= 0); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_pointer(Y, tl_name, "Y", 2, B <= 0 || H <= 0 || S <= 0); tl_err != cudaSuccess) return tl_err;
     if (cudaError_t tl_err = tl::host::check_dim(B, tl_name, "B"); tl_err != cudaSuccess) return tl_err;
     if (cudaError_t tl_err = tl::host::check_dim(S, tl_name, "S"); tl_err != cudaSuccess) return tl_err;
     if (cudaError_t tl_err = tl::host::check_dim(C, tl_name, "C"); tl_err != cudaSuccess) return tl_err;

@@ -1363,10 +1363,10 @@ namespace tlc {
 
 cudaError_t flash_attention(const __half* Q, const __half* K, const __half* V, __half* O, float sm_scale, int64_t B, int64_t H, int64_t S, cudaStream_t stream) {
     constexpr const char* tl_name = "flash_attention";
-    if (cudaError_t tl_err = tl::host::check_pointer(Q, tl_name, "Q", 2); tl_err != cudaSuccess) return tl_err;
-    if (cudaError_t tl_err = tl::host::check_pointer(K, tl_name, "K", 2); tl_err != cudaSuccess) return tl_err;
-    if (cudaError_t tl_err = tl::host::check_pointer(V, tl_name, "V", 2); tl_err != cudaSuccess) return tl_err;
-    if (cudaError_t tl_err = tl::host::check_pointer(O, tl_name, "O", 2); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_pointer(Q, tl_name, "Q", 2, B <= 0 || H <= 0 || S <= 0); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_pointer(K, tl_name, "K", 2, B <= 0 || H <= 0 || S <= 0); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_pointer(V, tl_name, "V", 2, B <= 0 || H <= 0 || S <= 0); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_pointer(O, tl_name, "O", 2, B <= 0 || H <= 0 || S <= 0); tl_err != cudaSuccess) return tl_err;
     if (cudaError_t tl_err = tl::host::check_dim(B, tl_name, "B"); tl_err != cudaSuccess) return tl_err;
     if (cudaError_t tl_err = tl::host::check_dim(H, tl_name, "H"); tl_err != cudaSuccess) return tl_err;
     if (cudaError_t tl_err = tl::host::check_dim(S, tl_name, "S"); tl_err != cudaSuccess) return tl_err;
@@ -1420,10 +1420,10 @@ cudaError_t flash_attention(const __half* Q, const __half* K, const __half* V, _
 
 cudaError_t flash_attention_gqa(const __half* Q, const __half* K, const __half* V, __half* O, float sm_scale, int64_t B, int64_t H, int64_t S, int64_t HKV, cudaStream_t stream) {
     constexpr const char* tl_name = "flash_attention_gqa";
-    if (cudaError_t tl_err = tl::host::check_pointer(Q, tl_name, "Q", 2); tl_err != cudaSuccess) return tl_err;
-    if (cudaError_t tl_err = tl::host::check_pointer(K, tl_name, "K", 2); tl_err != cudaSuccess) return tl_err;
-    if (cudaError_t tl_err = tl::host::check_pointer(V, tl_name, "V", 2); tl_err != cudaSuccess) return tl_err;
-    if (cudaError_t tl_err = tl::host::check_pointer(O, tl_name, "O", 2); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_pointer(Q, tl_name, "Q", 2, B <= 0 || H <= 0 || S <= 0); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_pointer(K, tl_name, "K", 2, B <= 0 || HKV <= 0 || S <= 0); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_pointer(V, tl_name, "V", 2, B <= 0 || HKV <= 0 || S <= 0); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_pointer(O, tl_name, "O", 2, B <= 0 || H <= 0 || S <= 0); tl_err != cudaSuccess) return tl_err;
     if (cudaError_t tl_err = tl::host::check_dim(B, tl_name, "B"); tl_err != cudaSuccess) return tl_err;
     if (cudaError_t tl_err = tl::host::check_dim(H, tl_name, "H"); tl_err != cudaSuccess) return tl_err;
     if (cudaError_t tl_err = tl::host::check_dim(S, tl_name, "S"); tl_err != cudaSuccess) return tl_err;

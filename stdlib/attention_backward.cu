@@ -1235,9 +1235,9 @@ namespace tlc {
 
 cudaError_t attention_backward_lse(const __half* Q, const __half* K, float* Lse, float sm_scale, int64_t B, int64_t H, int64_t S, cudaStream_t stream) {
     constexpr const char* tl_name = "attention_backward_lse";
-    if (cudaError_t tl_err = tl::host::check_pointer(Q, tl_name, "Q", 2); tl_err != cudaSuccess) return tl_err;
-    if (cudaError_t tl_err = tl::host::check_pointer(K, tl_name, "K", 2); tl_err != cudaSuccess) return tl_err;
-    if (cudaError_t tl_err = tl::host::check_pointer(Lse, tl_name, "Lse", 4); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_pointer(Q, tl_name, "Q", 2, B <= 0 || H <= 0 || S <= 0); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_pointer(K, tl_name, "K", 2, B <= 0 || H <= 0 || S <= 0); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_pointer(Lse, tl_name, "Lse", 4, B <= 0 || H <= 0 || S <= 0); tl_err != cudaSuccess) return tl_err;
     if (cudaError_t tl_err = tl::host::check_dim(B, tl_name, "B"); tl_err != cudaSuccess) return tl_err;
     if (cudaError_t tl_err = tl::host::check_dim(H, tl_name, "H"); tl_err != cudaSuccess) return tl_err;
     if (cudaError_t tl_err = tl::host::check_dim(S, tl_name, "S"); tl_err != cudaSuccess) return tl_err;
@@ -1288,10 +1288,10 @@ cudaError_t attention_backward_lse(const __half* Q, const __half* K, float* Lse,
 
 cudaError_t attention_backward_delta(const __half* O, const __half* dO, float* Delta, float* dQacc, int64_t B, int64_t H, int64_t S, cudaStream_t stream) {
     constexpr const char* tl_name = "attention_backward_delta";
-    if (cudaError_t tl_err = tl::host::check_pointer(O, tl_name, "O", 2); tl_err != cudaSuccess) return tl_err;
-    if (cudaError_t tl_err = tl::host::check_pointer(dO, tl_name, "dO", 2); tl_err != cudaSuccess) return tl_err;
-    if (cudaError_t tl_err = tl::host::check_pointer(Delta, tl_name, "Delta", 4); tl_err != cudaSuccess) return tl_err;
-    if (cudaError_t tl_err = tl::host::check_pointer(dQacc, tl_name, "dQacc", 4); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_pointer(O, tl_name, "O", 2, B <= 0 || H <= 0 || S <= 0); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_pointer(dO, tl_name, "dO", 2, B <= 0 || H <= 0 || S <= 0); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_pointer(Delta, tl_name, "Delta", 4, B <= 0 || H <= 0 || S <= 0); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_pointer(dQacc, tl_name, "dQacc", 4, B <= 0 || H <= 0 || S <= 0); tl_err != cudaSuccess) return tl_err;
     if (cudaError_t tl_err = tl::host::check_dim(B, tl_name, "B"); tl_err != cudaSuccess) return tl_err;
     if (cudaError_t tl_err = tl::host::check_dim(H, tl_name, "H"); tl_err != cudaSuccess) return tl_err;
     if (cudaError_t tl_err = tl::host::check_dim(S, tl_name, "S"); tl_err != cudaSuccess) return tl_err;
@@ -1305,15 +1305,15 @@ cudaError_t attention_backward_delta(const __half* O, const __half* dO, float* D
 
 cudaError_t attention_backward_kv(const __half* Q, const __half* K, const __half* V, const __half* dO, const float* Lse, const float* Delta, __half* dK, __half* dV, float* dQacc, float sm_scale, int64_t B, int64_t H, int64_t S, cudaStream_t stream) {
     constexpr const char* tl_name = "attention_backward_kv";
-    if (cudaError_t tl_err = tl::host::check_pointer(Q, tl_name, "Q", 2); tl_err != cudaSuccess) return tl_err;
-    if (cudaError_t tl_err = tl::host::check_pointer(K, tl_name, "K", 2); tl_err != cudaSuccess) return tl_err;
-    if (cudaError_t tl_err = tl::host::check_pointer(V, tl_name, "V", 2); tl_err != cudaSuccess) return tl_err;
-    if (cudaError_t tl_err = tl::host::check_pointer(dO, tl_name, "dO", 2); tl_err != cudaSuccess) return tl_err;
-    if (cudaError_t tl_err = tl::host::check_pointer(Lse, tl_name, "Lse", 4); tl_err != cudaSuccess) return tl_err;
-    if (cudaError_t tl_err = tl::host::check_pointer(Delta, tl_name, "Delta", 4); tl_err != cudaSuccess) return tl_err;
-    if (cudaError_t tl_err = tl::host::check_pointer(dK, tl_name, "dK", 2); tl_err != cudaSuccess) return tl_err;
-    if (cudaError_t tl_err = tl::host::check_pointer(dV, tl_name, "dV", 2); tl_err != cudaSuccess) return tl_err;
-    if (cudaError_t tl_err = tl::host::check_pointer(dQacc, tl_name, "dQacc", 4); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_pointer(Q, tl_name, "Q", 2, B <= 0 || H <= 0 || S <= 0); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_pointer(K, tl_name, "K", 2, B <= 0 || H <= 0 || S <= 0); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_pointer(V, tl_name, "V", 2, B <= 0 || H <= 0 || S <= 0); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_pointer(dO, tl_name, "dO", 2, B <= 0 || H <= 0 || S <= 0); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_pointer(Lse, tl_name, "Lse", 4, B <= 0 || H <= 0 || S <= 0); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_pointer(Delta, tl_name, "Delta", 4, B <= 0 || H <= 0 || S <= 0); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_pointer(dK, tl_name, "dK", 2, B <= 0 || H <= 0 || S <= 0); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_pointer(dV, tl_name, "dV", 2, B <= 0 || H <= 0 || S <= 0); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_pointer(dQacc, tl_name, "dQacc", 4, B <= 0 || H <= 0 || S <= 0); tl_err != cudaSuccess) return tl_err;
     if (cudaError_t tl_err = tl::host::check_dim(B, tl_name, "B"); tl_err != cudaSuccess) return tl_err;
     if (cudaError_t tl_err = tl::host::check_dim(H, tl_name, "H"); tl_err != cudaSuccess) return tl_err;
     if (cudaError_t tl_err = tl::host::check_dim(S, tl_name, "S"); tl_err != cudaSuccess) return tl_err;
@@ -1372,8 +1372,8 @@ cudaError_t attention_backward_kv(const __half* Q, const __half* K, const __half
 
 cudaError_t attention_backward_dq(const float* dQacc, __half* dQ, int64_t B, int64_t H, int64_t S, cudaStream_t stream) {
     constexpr const char* tl_name = "attention_backward_dq";
-    if (cudaError_t tl_err = tl::host::check_pointer(dQacc, tl_name, "dQacc", 4); tl_err != cudaSuccess) return tl_err;
-    if (cudaError_t tl_err = tl::host::check_pointer(dQ, tl_name, "dQ", 2); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_pointer(dQacc, tl_name, "dQacc", 4, B <= 0 || H <= 0 || S <= 0); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_pointer(dQ, tl_name, "dQ", 2, B <= 0 || H <= 0 || S <= 0); tl_err != cudaSuccess) return tl_err;
     if (cudaError_t tl_err = tl::host::check_dim(B, tl_name, "B"); tl_err != cudaSuccess) return tl_err;
     if (cudaError_t tl_err = tl::host::check_dim(H, tl_name, "H"); tl_err != cudaSuccess) return tl_err;
     if (cudaError_t tl_err = tl::host::check_dim(S, tl_name, "S"); tl_err != cudaSuccess) return tl_err;
@@ -1416,14 +1416,14 @@ size_t flash_attention_backward_workspace_size(float sm_scale, int64_t B, int64_
 // Program `flash_attention_backward`: launches attention_backward_lse, attention_backward_delta, attention_backward_kv and attention_backward_dq on `stream`, in order.
 cudaError_t flash_attention_backward(const __half* Q, const __half* K, const __half* V, const __half* O, const __half* dO, __half* dQ, __half* dK, __half* dV, float sm_scale, int64_t B, int64_t H, int64_t S, cudaStream_t stream, void* workspace, size_t workspace_bytes) {
     constexpr const char* tl_name = "flash_attention_backward";
-    if (cudaError_t tl_err = tl::host::check_pointer(Q, tl_name, "Q", 2); tl_err != cudaSuccess) return tl_err;
-    if (cudaError_t tl_err = tl::host::check_pointer(K, tl_name, "K", 2); tl_err != cudaSuccess) return tl_err;
-    if (cudaError_t tl_err = tl::host::check_pointer(V, tl_name, "V", 2); tl_err != cudaSuccess) return tl_err;
-    if (cudaError_t tl_err = tl::host::check_pointer(O, tl_name, "O", 2); tl_err != cudaSuccess) return tl_err;
-    if (cudaError_t tl_err = tl::host::check_pointer(dO, tl_name, "dO", 2); tl_err != cudaSuccess) return tl_err;
-    if (cudaError_t tl_err = tl::host::check_pointer(dQ, tl_name, "dQ", 2); tl_err != cudaSuccess) return tl_err;
-    if (cudaError_t tl_err = tl::host::check_pointer(dK, tl_name, "dK", 2); tl_err != cudaSuccess) return tl_err;
-    if (cudaError_t tl_err = tl::host::check_pointer(dV, tl_name, "dV", 2); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_pointer(Q, tl_name, "Q", 2, B <= 0 || H <= 0 || S <= 0); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_pointer(K, tl_name, "K", 2, B <= 0 || H <= 0 || S <= 0); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_pointer(V, tl_name, "V", 2, B <= 0 || H <= 0 || S <= 0); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_pointer(O, tl_name, "O", 2, B <= 0 || H <= 0 || S <= 0); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_pointer(dO, tl_name, "dO", 2, B <= 0 || H <= 0 || S <= 0); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_pointer(dQ, tl_name, "dQ", 2, B <= 0 || H <= 0 || S <= 0); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_pointer(dK, tl_name, "dK", 2, B <= 0 || H <= 0 || S <= 0); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_pointer(dV, tl_name, "dV", 2, B <= 0 || H <= 0 || S <= 0); tl_err != cudaSuccess) return tl_err;
     if (cudaError_t tl_err = tl::host::check_dim(B, tl_name, "B"); tl_err != cudaSuccess) return tl_err;
     if (cudaError_t tl_err = tl::host::check_dim(H, tl_name, "H"); tl_err != cudaSuccess) return tl_err;
     if (cudaError_t tl_err = tl::host::check_dim(S, tl_name, "S"); tl_err != cudaSuccess) return tl_err;
@@ -1477,15 +1477,15 @@ size_t flash_attention_backward_with_lse_workspace_size(float sm_scale, int64_t 
 // Program `flash_attention_backward_with_lse`: launches attention_backward_delta, attention_backward_kv and attention_backward_dq on `stream`, in order.
 cudaError_t flash_attention_backward_with_lse(const __half* Q, const __half* K, const __half* V, const __half* O, const __half* dO, const float* Lse, __half* dQ, __half* dK, __half* dV, float sm_scale, int64_t B, int64_t H, int64_t S, cudaStream_t stream, void* workspace, size_t workspace_bytes) {
     constexpr const char* tl_name = "flash_attention_backward_with_lse";
-    if (cudaError_t tl_err = tl::host::check_pointer(Q, tl_name, "Q", 2); tl_err != cudaSuccess) return tl_err;
-    if (cudaError_t tl_err = tl::host::check_pointer(K, tl_name, "K", 2); tl_err != cudaSuccess) return tl_err;
-    if (cudaError_t tl_err = tl::host::check_pointer(V, tl_name, "V", 2); tl_err != cudaSuccess) return tl_err;
-    if (cudaError_t tl_err = tl::host::check_pointer(O, tl_name, "O", 2); tl_err != cudaSuccess) return tl_err;
-    if (cudaError_t tl_err = tl::host::check_pointer(dO, tl_name, "dO", 2); tl_err != cudaSuccess) return tl_err;
-    if (cudaError_t tl_err = tl::host::check_pointer(Lse, tl_name, "Lse", 4); tl_err != cudaSuccess) return tl_err;
-    if (cudaError_t tl_err = tl::host::check_pointer(dQ, tl_name, "dQ", 2); tl_err != cudaSuccess) return tl_err;
-    if (cudaError_t tl_err = tl::host::check_pointer(dK, tl_name, "dK", 2); tl_err != cudaSuccess) return tl_err;
-    if (cudaError_t tl_err = tl::host::check_pointer(dV, tl_name, "dV", 2); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_pointer(Q, tl_name, "Q", 2, B <= 0 || H <= 0 || S <= 0); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_pointer(K, tl_name, "K", 2, B <= 0 || H <= 0 || S <= 0); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_pointer(V, tl_name, "V", 2, B <= 0 || H <= 0 || S <= 0); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_pointer(O, tl_name, "O", 2, B <= 0 || H <= 0 || S <= 0); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_pointer(dO, tl_name, "dO", 2, B <= 0 || H <= 0 || S <= 0); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_pointer(Lse, tl_name, "Lse", 4, B <= 0 || H <= 0 || S <= 0); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_pointer(dQ, tl_name, "dQ", 2, B <= 0 || H <= 0 || S <= 0); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_pointer(dK, tl_name, "dK", 2, B <= 0 || H <= 0 || S <= 0); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_pointer(dV, tl_name, "dV", 2, B <= 0 || H <= 0 || S <= 0); tl_err != cudaSuccess) return tl_err;
     if (cudaError_t tl_err = tl::host::check_dim(B, tl_name, "B"); tl_err != cudaSuccess) return tl_err;
     if (cudaError_t tl_err = tl::host::check_dim(H, tl_name, "H"); tl_err != cudaSuccess) return tl_err;
     if (cudaError_t tl_err = tl::host::check_dim(S, tl_name, "S"); tl_err != cudaSuccess) return tl_err;

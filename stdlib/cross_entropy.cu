@@ -310,10 +310,10 @@ namespace tlc {
 
 cudaError_t cross_entropy(const __nv_bfloat16* X, const int32_t* Target, float* Loss, float* Lse, int64_t M, int64_t V, cudaStream_t stream) {
     constexpr const char* tl_name = "cross_entropy";
-    if (cudaError_t tl_err = tl::host::check_pointer(X, tl_name, "X", 2); tl_err != cudaSuccess) return tl_err;
-    if (cudaError_t tl_err = tl::host::check_pointer(Target, tl_name, "Target", 4); tl_err != cudaSuccess) return tl_err;
-    if (cudaError_t tl_err = tl::host::check_pointer(Loss, tl_name, "Loss", 4); tl_err != cudaSuccess) return tl_err;
-    if (cudaError_t tl_err = tl::host::check_pointer(Lse, tl_name, "Lse", 4); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_pointer(X, tl_name, "X", 2, M <= 0 || V <= 0); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_pointer(Target, tl_name, "Target", 4, M <= 0); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_pointer(Loss, tl_name, "Loss", 4, M <= 0); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_pointer(Lse, tl_name, "Lse", 4, M <= 0); tl_err != cudaSuccess) return tl_err;
     if (cudaError_t tl_err = tl::host::check_dim(M, tl_name, "M"); tl_err != cudaSuccess) return tl_err;
     if (cudaError_t tl_err = tl::host::check_dim(V, tl_name, "V"); tl_err != cudaSuccess) return tl_err;
     if (!(V > 0))
@@ -335,11 +335,11 @@ cudaError_t cross_entropy(const __nv_bfloat16* X, const int32_t* Target, float* 
 
 cudaError_t cross_entropy_backward(const __nv_bfloat16* X, const int32_t* Target, const float* Lse, const float* DLoss, __nv_bfloat16* DX, int64_t M, int64_t V, cudaStream_t stream) {
     constexpr const char* tl_name = "cross_entropy_backward";
-    if (cudaError_t tl_err = tl::host::check_pointer(X, tl_name, "X", 2); tl_err != cudaSuccess) return tl_err;
-    if (cudaError_t tl_err = tl::host::check_pointer(Target, tl_name, "Target", 4); tl_err != cudaSuccess) return tl_err;
-    if (cudaError_t tl_err = tl::host::check_pointer(Lse, tl_name, "Lse", 4); tl_err != cudaSuccess) return tl_err;
-    if (cudaError_t tl_err = tl::host::check_pointer(DLoss, tl_name, "DLoss", 4); tl_err != cudaSuccess) return tl_err;
-    if (cudaError_t tl_err = tl::host::check_pointer(DX, tl_name, "DX", 2); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_pointer(X, tl_name, "X", 2, M <= 0 || V <= 0); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_pointer(Target, tl_name, "Target", 4, M <= 0); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_pointer(Lse, tl_name, "Lse", 4, M <= 0); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_pointer(DLoss, tl_name, "DLoss", 4, M <= 0); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_pointer(DX, tl_name, "DX", 2, M <= 0 || V <= 0); tl_err != cudaSuccess) return tl_err;
     if (cudaError_t tl_err = tl::host::check_dim(M, tl_name, "M"); tl_err != cudaSuccess) return tl_err;
     if (cudaError_t tl_err = tl::host::check_dim(V, tl_name, "V"); tl_err != cudaSuccess) return tl_err;
     const int64_t tl_grid_x = int64_t(M), tl_grid_y = int64_t(tl::cdiv(V, 2048)), tl_grid_z = int64_t(1);

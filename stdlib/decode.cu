@@ -2320,13 +2320,13 @@ namespace tlc {
 // Variant 0 of kernel `flash_decode_split`: BM = 16.
 static cudaError_t flash_decode_split_variant0(const __half* Q, const __half* K, const __half* V, const int32_t* Lens, const int32_t* Tbl, float* O_part, float* Lse, float sm_scale, int32_t split_len, int64_t B, int64_t H, int64_t NQ, int64_t NP, int64_t HKV, int64_t PS, int64_t MAXP, int64_t SPLITS, int64_t HNQ, cudaStream_t stream) {
     constexpr const char* tl_name = "flash_decode_split";
-    if (cudaError_t tl_err = tl::host::check_pointer(Q, tl_name, "Q", 2); tl_err != cudaSuccess) return tl_err;
-    if (cudaError_t tl_err = tl::host::check_pointer(K, tl_name, "K", 2); tl_err != cudaSuccess) return tl_err;
-    if (cudaError_t tl_err = tl::host::check_pointer(V, tl_name, "V", 2); tl_err != cudaSuccess) return tl_err;
-    if (cudaError_t tl_err = tl::host::check_pointer(Lens, tl_name, "Lens", 4); tl_err != cudaSuccess) return tl_err;
-    if (cudaError_t tl_err = tl::host::check_pointer(Tbl, tl_name, "Tbl", 4); tl_err != cudaSuccess) return tl_err;
-    if (cudaError_t tl_err = tl::host::check_pointer(O_part, tl_name, "O_part", 4); tl_err != cudaSuccess) return tl_err;
-    if (cudaError_t tl_err = tl::host::check_pointer(Lse, tl_name, "Lse", 4); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_pointer(Q, tl_name, "Q", 2, B <= 0 || H <= 0 || NQ <= 0); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_pointer(K, tl_name, "K", 2, NP <= 0 || HKV <= 0 || PS <= 0); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_pointer(V, tl_name, "V", 2, NP <= 0 || HKV <= 0 || PS <= 0); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_pointer(Lens, tl_name, "Lens", 4, B <= 0); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_pointer(Tbl, tl_name, "Tbl", 4, B <= 0 || MAXP <= 0); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_pointer(O_part, tl_name, "O_part", 4, B <= 0 || SPLITS <= 0 || HNQ <= 0); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_pointer(Lse, tl_name, "Lse", 4, B <= 0 || SPLITS <= 0 || HNQ <= 0); tl_err != cudaSuccess) return tl_err;
     if (cudaError_t tl_err = tl::host::check_dim(B, tl_name, "B"); tl_err != cudaSuccess) return tl_err;
     if (cudaError_t tl_err = tl::host::check_dim(H, tl_name, "H"); tl_err != cudaSuccess) return tl_err;
     if (cudaError_t tl_err = tl::host::check_dim(NQ, tl_name, "NQ"); tl_err != cudaSuccess) return tl_err;
@@ -2378,13 +2378,13 @@ static cudaError_t flash_decode_split_variant0(const __half* Q, const __half* K,
 // Variant 1 of kernel `flash_decode_split`: BM = 64.
 static cudaError_t flash_decode_split_variant1(const __half* Q, const __half* K, const __half* V, const int32_t* Lens, const int32_t* Tbl, float* O_part, float* Lse, float sm_scale, int32_t split_len, int64_t B, int64_t H, int64_t NQ, int64_t NP, int64_t HKV, int64_t PS, int64_t MAXP, int64_t SPLITS, int64_t HNQ, cudaStream_t stream) {
     constexpr const char* tl_name = "flash_decode_split";
-    if (cudaError_t tl_err = tl::host::check_pointer(Q, tl_name, "Q", 2); tl_err != cudaSuccess) return tl_err;
-    if (cudaError_t tl_err = tl::host::check_pointer(K, tl_name, "K", 2); tl_err != cudaSuccess) return tl_err;
-    if (cudaError_t tl_err = tl::host::check_pointer(V, tl_name, "V", 2); tl_err != cudaSuccess) return tl_err;
-    if (cudaError_t tl_err = tl::host::check_pointer(Lens, tl_name, "Lens", 4); tl_err != cudaSuccess) return tl_err;
-    if (cudaError_t tl_err = tl::host::check_pointer(Tbl, tl_name, "Tbl", 4); tl_err != cudaSuccess) return tl_err;
-    if (cudaError_t tl_err = tl::host::check_pointer(O_part, tl_name, "O_part", 4); tl_err != cudaSuccess) return tl_err;
-    if (cudaError_t tl_err = tl::host::check_pointer(Lse, tl_name, "Lse", 4); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_pointer(Q, tl_name, "Q", 2, B <= 0 || H <= 0 || NQ <= 0); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_pointer(K, tl_name, "K", 2, NP <= 0 || HKV <= 0 || PS <= 0); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_pointer(V, tl_name, "V", 2, NP <= 0 || HKV <= 0 || PS <= 0); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_pointer(Lens, tl_name, "Lens", 4, B <= 0); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_pointer(Tbl, tl_name, "Tbl", 4, B <= 0 || MAXP <= 0); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_pointer(O_part, tl_name, "O_part", 4, B <= 0 || SPLITS <= 0 || HNQ <= 0); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_pointer(Lse, tl_name, "Lse", 4, B <= 0 || SPLITS <= 0 || HNQ <= 0); tl_err != cudaSuccess) return tl_err;
     if (cudaError_t tl_err = tl::host::check_dim(B, tl_name, "B"); tl_err != cudaSuccess) return tl_err;
     if (cudaError_t tl_err = tl::host::check_dim(H, tl_name, "H"); tl_err != cudaSuccess) return tl_err;
     if (cudaError_t tl_err = tl::host::check_dim(NQ, tl_name, "NQ"); tl_err != cudaSuccess) return tl_err;
@@ -2443,9 +2443,9 @@ cudaError_t flash_decode_split(const __half* Q, const __half* K, const __half* V
 
 cudaError_t flash_decode_combine(const float* O_part, const float* Lse, __half* O, int64_t B, int64_t SPLITS, int64_t HNQ, int64_t H, int64_t NQ, cudaStream_t stream) {
     constexpr const char* tl_name = "flash_decode_combine";
-    if (cudaError_t tl_err = tl::host::check_pointer(O_part, tl_name, "O_part", 4); tl_err != cudaSuccess) return tl_err;
-    if (cudaError_t tl_err = tl::host::check_pointer(Lse, tl_name, "Lse", 4); tl_err != cudaSuccess) return tl_err;
-    if (cudaError_t tl_err = tl::host::check_pointer(O, tl_name, "O", 2); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_pointer(O_part, tl_name, "O_part", 4, B <= 0 || SPLITS <= 0 || HNQ <= 0); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_pointer(Lse, tl_name, "Lse", 4, B <= 0 || SPLITS <= 0 || HNQ <= 0); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_pointer(O, tl_name, "O", 2, B <= 0 || H <= 0 || NQ <= 0); tl_err != cudaSuccess) return tl_err;
     if (cudaError_t tl_err = tl::host::check_dim(B, tl_name, "B"); tl_err != cudaSuccess) return tl_err;
     if (cudaError_t tl_err = tl::host::check_dim(SPLITS, tl_name, "SPLITS"); tl_err != cudaSuccess) return tl_err;
     if (cudaError_t tl_err = tl::host::check_dim(HNQ, tl_name, "HNQ"); tl_err != cudaSuccess) return tl_err;
@@ -2473,13 +2473,13 @@ cudaError_t flash_decode_combine(const float* O_part, const float* Lse, __half* 
 // Variant 0 of kernel `flash_decode_varlen_flash_decode_split`: BM = 16.
 static cudaError_t flash_decode_varlen_flash_decode_split_variant0(const __half* Q, const __half* K, const __half* V, const int32_t* Lens, const int32_t* Tbl, float* O_part, float* Lse, float sm_scale, int32_t split_len, int64_t B, int64_t H, int64_t NQ, int64_t NP, int64_t HKV, int64_t PS, int64_t MAXP, int64_t SPLITS, int64_t HNQ, cudaStream_t stream) {
     constexpr const char* tl_name = "flash_decode_varlen_flash_decode_split";
-    if (cudaError_t tl_err = tl::host::check_pointer(Q, tl_name, "Q", 2); tl_err != cudaSuccess) return tl_err;
-    if (cudaError_t tl_err = tl::host::check_pointer(K, tl_name, "K", 2); tl_err != cudaSuccess) return tl_err;
-    if (cudaError_t tl_err = tl::host::check_pointer(V, tl_name, "V", 2); tl_err != cudaSuccess) return tl_err;
-    if (cudaError_t tl_err = tl::host::check_pointer(Lens, tl_name, "Lens", 4); tl_err != cudaSuccess) return tl_err;
-    if (cudaError_t tl_err = tl::host::check_pointer(Tbl, tl_name, "Tbl", 4); tl_err != cudaSuccess) return tl_err;
-    if (cudaError_t tl_err = tl::host::check_pointer(O_part, tl_name, "O_part", 4); tl_err != cudaSuccess) return tl_err;
-    if (cudaError_t tl_err = tl::host::check_pointer(Lse, tl_name, "Lse", 4); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_pointer(Q, tl_name, "Q", 2, B <= 0 || H <= 0 || NQ <= 0); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_pointer(K, tl_name, "K", 2, NP <= 0 || HKV <= 0 || PS <= 0); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_pointer(V, tl_name, "V", 2, NP <= 0 || HKV <= 0 || PS <= 0); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_pointer(Lens, tl_name, "Lens", 4, B <= 0); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_pointer(Tbl, tl_name, "Tbl", 4, B <= 0 || MAXP <= 0); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_pointer(O_part, tl_name, "O_part", 4, B <= 0 || SPLITS <= 0 || HNQ <= 0); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_pointer(Lse, tl_name, "Lse", 4, B <= 0 || SPLITS <= 0 || HNQ <= 0); tl_err != cudaSuccess) return tl_err;
     if (cudaError_t tl_err = tl::host::check_dim(B, tl_name, "B"); tl_err != cudaSuccess) return tl_err;
     if (cudaError_t tl_err = tl::host::check_dim(H, tl_name, "H"); tl_err != cudaSuccess) return tl_err;
     if (cudaError_t tl_err = tl::host::check_dim(NQ, tl_name, "NQ"); tl_err != cudaSuccess) return tl_err;
@@ -2531,13 +2531,13 @@ static cudaError_t flash_decode_varlen_flash_decode_split_variant0(const __half*
 // Variant 1 of kernel `flash_decode_varlen_flash_decode_split`: BM = 64.
 static cudaError_t flash_decode_varlen_flash_decode_split_variant1(const __half* Q, const __half* K, const __half* V, const int32_t* Lens, const int32_t* Tbl, float* O_part, float* Lse, float sm_scale, int32_t split_len, int64_t B, int64_t H, int64_t NQ, int64_t NP, int64_t HKV, int64_t PS, int64_t MAXP, int64_t SPLITS, int64_t HNQ, cudaStream_t stream) {
     constexpr const char* tl_name = "flash_decode_varlen_flash_decode_split";
-    if (cudaError_t tl_err = tl::host::check_pointer(Q, tl_name, "Q", 2); tl_err != cudaSuccess) return tl_err;
-    if (cudaError_t tl_err = tl::host::check_pointer(K, tl_name, "K", 2); tl_err != cudaSuccess) return tl_err;
-    if (cudaError_t tl_err = tl::host::check_pointer(V, tl_name, "V", 2); tl_err != cudaSuccess) return tl_err;
-    if (cudaError_t tl_err = tl::host::check_pointer(Lens, tl_name, "Lens", 4); tl_err != cudaSuccess) return tl_err;
-    if (cudaError_t tl_err = tl::host::check_pointer(Tbl, tl_name, "Tbl", 4); tl_err != cudaSuccess) return tl_err;
-    if (cudaError_t tl_err = tl::host::check_pointer(O_part, tl_name, "O_part", 4); tl_err != cudaSuccess) return tl_err;
-    if (cudaError_t tl_err = tl::host::check_pointer(Lse, tl_name, "Lse", 4); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_pointer(Q, tl_name, "Q", 2, B <= 0 || H <= 0 || NQ <= 0); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_pointer(K, tl_name, "K", 2, NP <= 0 || HKV <= 0 || PS <= 0); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_pointer(V, tl_name, "V", 2, NP <= 0 || HKV <= 0 || PS <= 0); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_pointer(Lens, tl_name, "Lens", 4, B <= 0); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_pointer(Tbl, tl_name, "Tbl", 4, B <= 0 || MAXP <= 0); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_pointer(O_part, tl_name, "O_part", 4, B <= 0 || SPLITS <= 0 || HNQ <= 0); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_pointer(Lse, tl_name, "Lse", 4, B <= 0 || SPLITS <= 0 || HNQ <= 0); tl_err != cudaSuccess) return tl_err;
     if (cudaError_t tl_err = tl::host::check_dim(B, tl_name, "B"); tl_err != cudaSuccess) return tl_err;
     if (cudaError_t tl_err = tl::host::check_dim(H, tl_name, "H"); tl_err != cudaSuccess) return tl_err;
     if (cudaError_t tl_err = tl::host::check_dim(NQ, tl_name, "NQ"); tl_err != cudaSuccess) return tl_err;
@@ -2597,13 +2597,13 @@ static cudaError_t flash_decode_varlen_flash_decode_split(const __half* Q, const
 // Variant 0 of kernel `flash_decode_paged_flash_decode_split`: BM = 16.
 static cudaError_t flash_decode_paged_flash_decode_split_variant0(const __half* Q, const __half* K, const __half* V, const int32_t* Lens, const int32_t* Tbl, float* O_part, float* Lse, float sm_scale, int32_t split_len, int64_t B, int64_t H, int64_t NQ, int64_t NP, int64_t HKV, int64_t PS, int64_t MAXP, int64_t SPLITS, int64_t HNQ, cudaStream_t stream) {
     constexpr const char* tl_name = "flash_decode_paged_flash_decode_split";
-    if (cudaError_t tl_err = tl::host::check_pointer(Q, tl_name, "Q", 2); tl_err != cudaSuccess) return tl_err;
-    if (cudaError_t tl_err = tl::host::check_pointer(K, tl_name, "K", 2); tl_err != cudaSuccess) return tl_err;
-    if (cudaError_t tl_err = tl::host::check_pointer(V, tl_name, "V", 2); tl_err != cudaSuccess) return tl_err;
-    if (cudaError_t tl_err = tl::host::check_pointer(Lens, tl_name, "Lens", 4); tl_err != cudaSuccess) return tl_err;
-    if (cudaError_t tl_err = tl::host::check_pointer(Tbl, tl_name, "Tbl", 4); tl_err != cudaSuccess) return tl_err;
-    if (cudaError_t tl_err = tl::host::check_pointer(O_part, tl_name, "O_part", 4); tl_err != cudaSuccess) return tl_err;
-    if (cudaError_t tl_err = tl::host::check_pointer(Lse, tl_name, "Lse", 4); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_pointer(Q, tl_name, "Q", 2, B <= 0 || H <= 0 || NQ <= 0); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_pointer(K, tl_name, "K", 2, NP <= 0 || HKV <= 0 || PS <= 0); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_pointer(V, tl_name, "V", 2, NP <= 0 || HKV <= 0 || PS <= 0); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_pointer(Lens, tl_name, "Lens", 4, B <= 0); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_pointer(Tbl, tl_name, "Tbl", 4, B <= 0 || MAXP <= 0); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_pointer(O_part, tl_name, "O_part", 4, B <= 0 || SPLITS <= 0 || HNQ <= 0); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_pointer(Lse, tl_name, "Lse", 4, B <= 0 || SPLITS <= 0 || HNQ <= 0); tl_err != cudaSuccess) return tl_err;
     if (cudaError_t tl_err = tl::host::check_dim(B, tl_name, "B"); tl_err != cudaSuccess) return tl_err;
     if (cudaError_t tl_err = tl::host::check_dim(H, tl_name, "H"); tl_err != cudaSuccess) return tl_err;
     if (cudaError_t tl_err = tl::host::check_dim(NQ, tl_name, "NQ"); tl_err != cudaSuccess) return tl_err;
@@ -2656,13 +2656,13 @@ static cudaError_t flash_decode_paged_flash_decode_split_variant0(const __half* 
 // Variant 1 of kernel `flash_decode_paged_flash_decode_split`: BM = 64.
 static cudaError_t flash_decode_paged_flash_decode_split_variant1(const __half* Q, const __half* K, const __half* V, const int32_t* Lens, const int32_t* Tbl, float* O_part, float* Lse, float sm_scale, int32_t split_len, int64_t B, int64_t H, int64_t NQ, int64_t NP, int64_t HKV, int64_t PS, int64_t MAXP, int64_t SPLITS, int64_t HNQ, cudaStream_t stream) {
     constexpr const char* tl_name = "flash_decode_paged_flash_decode_split";
-    if (cudaError_t tl_err = tl::host::check_pointer(Q, tl_name, "Q", 2); tl_err != cudaSuccess) return tl_err;
-    if (cudaError_t tl_err = tl::host::check_pointer(K, tl_name, "K", 2); tl_err != cudaSuccess) return tl_err;
-    if (cudaError_t tl_err = tl::host::check_pointer(V, tl_name, "V", 2); tl_err != cudaSuccess) return tl_err;
-    if (cudaError_t tl_err = tl::host::check_pointer(Lens, tl_name, "Lens", 4); tl_err != cudaSuccess) return tl_err;
-    if (cudaError_t tl_err = tl::host::check_pointer(Tbl, tl_name, "Tbl", 4); tl_err != cudaSuccess) return tl_err;
-    if (cudaError_t tl_err = tl::host::check_pointer(O_part, tl_name, "O_part", 4); tl_err != cudaSuccess) return tl_err;
-    if (cudaError_t tl_err = tl::host::check_pointer(Lse, tl_name, "Lse", 4); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_pointer(Q, tl_name, "Q", 2, B <= 0 || H <= 0 || NQ <= 0); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_pointer(K, tl_name, "K", 2, NP <= 0 || HKV <= 0 || PS <= 0); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_pointer(V, tl_name, "V", 2, NP <= 0 || HKV <= 0 || PS <= 0); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_pointer(Lens, tl_name, "Lens", 4, B <= 0); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_pointer(Tbl, tl_name, "Tbl", 4, B <= 0 || MAXP <= 0); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_pointer(O_part, tl_name, "O_part", 4, B <= 0 || SPLITS <= 0 || HNQ <= 0); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_pointer(Lse, tl_name, "Lse", 4, B <= 0 || SPLITS <= 0 || HNQ <= 0); tl_err != cudaSuccess) return tl_err;
     if (cudaError_t tl_err = tl::host::check_dim(B, tl_name, "B"); tl_err != cudaSuccess) return tl_err;
     if (cudaError_t tl_err = tl::host::check_dim(H, tl_name, "H"); tl_err != cudaSuccess) return tl_err;
     if (cudaError_t tl_err = tl::host::check_dim(NQ, tl_name, "NQ"); tl_err != cudaSuccess) return tl_err;
@@ -2759,10 +2759,10 @@ size_t flash_decode_workspace_size(float sm_scale, int64_t B, int64_t H, int64_t
 // Program `flash_decode`: launches flash_decode_split and flash_decode_combine on `stream`, in order.
 cudaError_t flash_decode(const __half* Q, const __half* K, const __half* V, __half* O, float sm_scale, int64_t B, int64_t H, int64_t NQ, int64_t HKV, int64_t S, cudaStream_t stream, void* workspace, size_t workspace_bytes) {
     constexpr const char* tl_name = "flash_decode";
-    if (cudaError_t tl_err = tl::host::check_pointer(Q, tl_name, "Q", 2); tl_err != cudaSuccess) return tl_err;
-    if (cudaError_t tl_err = tl::host::check_pointer(K, tl_name, "K", 2); tl_err != cudaSuccess) return tl_err;
-    if (cudaError_t tl_err = tl::host::check_pointer(V, tl_name, "V", 2); tl_err != cudaSuccess) return tl_err;
-    if (cudaError_t tl_err = tl::host::check_pointer(O, tl_name, "O", 2); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_pointer(Q, tl_name, "Q", 2, B <= 0 || H <= 0 || NQ <= 0); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_pointer(K, tl_name, "K", 2, B <= 0 || HKV <= 0 || S <= 0); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_pointer(V, tl_name, "V", 2, B <= 0 || HKV <= 0 || S <= 0); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_pointer(O, tl_name, "O", 2, B <= 0 || H <= 0 || NQ <= 0); tl_err != cudaSuccess) return tl_err;
     if (cudaError_t tl_err = tl::host::check_dim(B, tl_name, "B"); tl_err != cudaSuccess) return tl_err;
     if (cudaError_t tl_err = tl::host::check_dim(H, tl_name, "H"); tl_err != cudaSuccess) return tl_err;
     if (cudaError_t tl_err = tl::host::check_dim(NQ, tl_name, "NQ"); tl_err != cudaSuccess) return tl_err;
@@ -2837,11 +2837,11 @@ size_t flash_decode_varlen_workspace_size(float sm_scale, int64_t B, int64_t H, 
 // Program `flash_decode_varlen`: launches flash_decode_varlen_flash_decode_split and flash_decode_combine on `stream`, in order.
 cudaError_t flash_decode_varlen(const __half* Q, const __half* K, const __half* V, const int32_t* Lens, __half* O, float sm_scale, int64_t B, int64_t H, int64_t NQ, int64_t HKV, int64_t S, cudaStream_t stream, void* workspace, size_t workspace_bytes) {
     constexpr const char* tl_name = "flash_decode_varlen";
-    if (cudaError_t tl_err = tl::host::check_pointer(Q, tl_name, "Q", 2); tl_err != cudaSuccess) return tl_err;
-    if (cudaError_t tl_err = tl::host::check_pointer(K, tl_name, "K", 2); tl_err != cudaSuccess) return tl_err;
-    if (cudaError_t tl_err = tl::host::check_pointer(V, tl_name, "V", 2); tl_err != cudaSuccess) return tl_err;
-    if (cudaError_t tl_err = tl::host::check_pointer(Lens, tl_name, "Lens", 4); tl_err != cudaSuccess) return tl_err;
-    if (cudaError_t tl_err = tl::host::check_pointer(O, tl_name, "O", 2); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_pointer(Q, tl_name, "Q", 2, B <= 0 || H <= 0 || NQ <= 0); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_pointer(K, tl_name, "K", 2, B <= 0 || HKV <= 0 || S <= 0); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_pointer(V, tl_name, "V", 2, B <= 0 || HKV <= 0 || S <= 0); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_pointer(Lens, tl_name, "Lens", 4, B <= 0); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_pointer(O, tl_name, "O", 2, B <= 0 || H <= 0 || NQ <= 0); tl_err != cudaSuccess) return tl_err;
     if (cudaError_t tl_err = tl::host::check_dim(B, tl_name, "B"); tl_err != cudaSuccess) return tl_err;
     if (cudaError_t tl_err = tl::host::check_dim(H, tl_name, "H"); tl_err != cudaSuccess) return tl_err;
     if (cudaError_t tl_err = tl::host::check_dim(NQ, tl_name, "NQ"); tl_err != cudaSuccess) return tl_err;
@@ -2912,12 +2912,12 @@ size_t flash_decode_paged_workspace_size(float sm_scale, int64_t B, int64_t H, i
 // Program `flash_decode_paged`: launches flash_decode_paged_flash_decode_split and flash_decode_combine on `stream`, in order.
 cudaError_t flash_decode_paged(const __half* Q, const __half* K, const __half* V, const int32_t* Tbl, const int32_t* Lens, __half* O, float sm_scale, int64_t B, int64_t H, int64_t NQ, int64_t NP, int64_t HKV, int64_t PS, int64_t MAXP, cudaStream_t stream, void* workspace, size_t workspace_bytes) {
     constexpr const char* tl_name = "flash_decode_paged";
-    if (cudaError_t tl_err = tl::host::check_pointer(Q, tl_name, "Q", 2); tl_err != cudaSuccess) return tl_err;
-    if (cudaError_t tl_err = tl::host::check_pointer(K, tl_name, "K", 2); tl_err != cudaSuccess) return tl_err;
-    if (cudaError_t tl_err = tl::host::check_pointer(V, tl_name, "V", 2); tl_err != cudaSuccess) return tl_err;
-    if (cudaError_t tl_err = tl::host::check_pointer(Tbl, tl_name, "Tbl", 4); tl_err != cudaSuccess) return tl_err;
-    if (cudaError_t tl_err = tl::host::check_pointer(Lens, tl_name, "Lens", 4); tl_err != cudaSuccess) return tl_err;
-    if (cudaError_t tl_err = tl::host::check_pointer(O, tl_name, "O", 2); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_pointer(Q, tl_name, "Q", 2, B <= 0 || H <= 0 || NQ <= 0); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_pointer(K, tl_name, "K", 2, NP <= 0 || HKV <= 0 || PS <= 0); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_pointer(V, tl_name, "V", 2, NP <= 0 || HKV <= 0 || PS <= 0); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_pointer(Tbl, tl_name, "Tbl", 4, B <= 0 || MAXP <= 0); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_pointer(Lens, tl_name, "Lens", 4, B <= 0); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_pointer(O, tl_name, "O", 2, B <= 0 || H <= 0 || NQ <= 0); tl_err != cudaSuccess) return tl_err;
     if (cudaError_t tl_err = tl::host::check_dim(B, tl_name, "B"); tl_err != cudaSuccess) return tl_err;
     if (cudaError_t tl_err = tl::host::check_dim(H, tl_name, "H"); tl_err != cudaSuccess) return tl_err;
     if (cudaError_t tl_err = tl::host::check_dim(NQ, tl_name, "NQ"); tl_err != cudaSuccess) return tl_err;

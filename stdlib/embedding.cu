@@ -62,9 +62,9 @@ namespace tlc {
 
 cudaError_t embedding(const int32_t* Ids, const __half* Table, __half* Y, int64_t NT, int64_t V, int64_t D, cudaStream_t stream) {
     constexpr const char* tl_name = "embedding";
-    if (cudaError_t tl_err = tl::host::check_pointer(Ids, tl_name, "Ids", 4); tl_err != cudaSuccess) return tl_err;
-    if (cudaError_t tl_err = tl::host::check_pointer(Table, tl_name, "Table", 2); tl_err != cudaSuccess) return tl_err;
-    if (cudaError_t tl_err = tl::host::check_pointer(Y, tl_name, "Y", 2); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_pointer(Ids, tl_name, "Ids", 4, NT <= 0); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_pointer(Table, tl_name, "Table", 2, V <= 0 || D <= 0); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_pointer(Y, tl_name, "Y", 2, NT <= 0 || D <= 0); tl_err != cudaSuccess) return tl_err;
     if (cudaError_t tl_err = tl::host::check_dim(NT, tl_name, "NT"); tl_err != cudaSuccess) return tl_err;
     if (cudaError_t tl_err = tl::host::check_dim(V, tl_name, "V"); tl_err != cudaSuccess) return tl_err;
     if (cudaError_t tl_err = tl::host::check_dim(D, tl_name, "D"); tl_err != cudaSuccess) return tl_err;

@@ -2725,9 +2725,9 @@ namespace tlc {
 
 cudaError_t gemm(const __half* A, const __half* B, __half* C, int64_t M, int64_t K, int64_t N, cudaStream_t stream) {
     constexpr const char* tl_name = "gemm";
-    if (cudaError_t tl_err = tl::host::check_pointer(A, tl_name, "A", 2); tl_err != cudaSuccess) return tl_err;
-    if (cudaError_t tl_err = tl::host::check_pointer(B, tl_name, "B", 2); tl_err != cudaSuccess) return tl_err;
-    if (cudaError_t tl_err = tl::host::check_pointer(C, tl_name, "C", 2); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_pointer(A, tl_name, "A", 2, M <= 0 || K <= 0); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_pointer(B, tl_name, "B", 2, K <= 0 || N <= 0); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_pointer(C, tl_name, "C", 2, M <= 0 || N <= 0); tl_err != cudaSuccess) return tl_err;
     if (cudaError_t tl_err = tl::host::check_dim(M, tl_name, "M"); tl_err != cudaSuccess) return tl_err;
     if (cudaError_t tl_err = tl::host::check_dim(K, tl_name, "K"); tl_err != cudaSuccess) return tl_err;
     if (cudaError_t tl_err = tl::host::check_dim(N, tl_name, "N"); tl_err != cudaSuccess) return tl_err;
@@ -2779,9 +2779,9 @@ cudaError_t gemm(const __half* A, const __half* B, __half* C, int64_t M, int64_t
 
 cudaError_t gemm_nt(const __half* A, const __half* B, __half* C, int64_t M, int64_t K, int64_t N, cudaStream_t stream) {
     constexpr const char* tl_name = "gemm_nt";
-    if (cudaError_t tl_err = tl::host::check_pointer(A, tl_name, "A", 2); tl_err != cudaSuccess) return tl_err;
-    if (cudaError_t tl_err = tl::host::check_pointer(B, tl_name, "B", 2); tl_err != cudaSuccess) return tl_err;
-    if (cudaError_t tl_err = tl::host::check_pointer(C, tl_name, "C", 2); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_pointer(A, tl_name, "A", 2, M <= 0 || K <= 0); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_pointer(B, tl_name, "B", 2, N <= 0 || K <= 0); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_pointer(C, tl_name, "C", 2, M <= 0 || N <= 0); tl_err != cudaSuccess) return tl_err;
     if (cudaError_t tl_err = tl::host::check_dim(M, tl_name, "M"); tl_err != cudaSuccess) return tl_err;
     if (cudaError_t tl_err = tl::host::check_dim(K, tl_name, "K"); tl_err != cudaSuccess) return tl_err;
     if (cudaError_t tl_err = tl::host::check_dim(N, tl_name, "N"); tl_err != cudaSuccess) return tl_err;
@@ -2833,9 +2833,9 @@ cudaError_t gemm_nt(const __half* A, const __half* B, __half* C, int64_t M, int6
 
 cudaError_t gemm_scaled(const __half* A, const __half* B, __half* C, float alpha, float beta, int64_t M, int64_t K, int64_t N, cudaStream_t stream) {
     constexpr const char* tl_name = "gemm_scaled";
-    if (cudaError_t tl_err = tl::host::check_pointer(A, tl_name, "A", 2); tl_err != cudaSuccess) return tl_err;
-    if (cudaError_t tl_err = tl::host::check_pointer(B, tl_name, "B", 2); tl_err != cudaSuccess) return tl_err;
-    if (cudaError_t tl_err = tl::host::check_pointer(C, tl_name, "C", 2); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_pointer(A, tl_name, "A", 2, M <= 0 || K <= 0); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_pointer(B, tl_name, "B", 2, K <= 0 || N <= 0); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_pointer(C, tl_name, "C", 2, M <= 0 || N <= 0); tl_err != cudaSuccess) return tl_err;
     if (cudaError_t tl_err = tl::host::check_dim(M, tl_name, "M"); tl_err != cudaSuccess) return tl_err;
     if (cudaError_t tl_err = tl::host::check_dim(K, tl_name, "K"); tl_err != cudaSuccess) return tl_err;
     if (cudaError_t tl_err = tl::host::check_dim(N, tl_name, "N"); tl_err != cudaSuccess) return tl_err;
@@ -2887,10 +2887,10 @@ cudaError_t gemm_scaled(const __half* A, const __half* B, __half* C, float alpha
 
 cudaError_t gemm_bias(const __half* A, const __half* B, const __half* Bias, __half* C, int64_t M, int64_t K, int64_t N, cudaStream_t stream) {
     constexpr const char* tl_name = "gemm_bias";
-    if (cudaError_t tl_err = tl::host::check_pointer(A, tl_name, "A", 2); tl_err != cudaSuccess) return tl_err;
-    if (cudaError_t tl_err = tl::host::check_pointer(B, tl_name, "B", 2); tl_err != cudaSuccess) return tl_err;
-    if (cudaError_t tl_err = tl::host::check_pointer(Bias, tl_name, "Bias", 2); tl_err != cudaSuccess) return tl_err;
-    if (cudaError_t tl_err = tl::host::check_pointer(C, tl_name, "C", 2); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_pointer(A, tl_name, "A", 2, M <= 0 || K <= 0); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_pointer(B, tl_name, "B", 2, K <= 0 || N <= 0); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_pointer(Bias, tl_name, "Bias", 2, N <= 0); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_pointer(C, tl_name, "C", 2, M <= 0 || N <= 0); tl_err != cudaSuccess) return tl_err;
     if (cudaError_t tl_err = tl::host::check_dim(M, tl_name, "M"); tl_err != cudaSuccess) return tl_err;
     if (cudaError_t tl_err = tl::host::check_dim(K, tl_name, "K"); tl_err != cudaSuccess) return tl_err;
     if (cudaError_t tl_err = tl::host::check_dim(N, tl_name, "N"); tl_err != cudaSuccess) return tl_err;
@@ -2942,10 +2942,10 @@ cudaError_t gemm_bias(const __half* A, const __half* B, const __half* Bias, __ha
 
 cudaError_t gemm_bias_gelu(const __half* A, const __half* B, const __half* Bias, __half* C, int64_t M, int64_t K, int64_t N, cudaStream_t stream) {
     constexpr const char* tl_name = "gemm_bias_gelu";
-    if (cudaError_t tl_err = tl::host::check_pointer(A, tl_name, "A", 2); tl_err != cudaSuccess) return tl_err;
-    if (cudaError_t tl_err = tl::host::check_pointer(B, tl_name, "B", 2); tl_err != cudaSuccess) return tl_err;
-    if (cudaError_t tl_err = tl::host::check_pointer(Bias, tl_name, "Bias", 2); tl_err != cudaSuccess) return tl_err;
-    if (cudaError_t tl_err = tl::host::check_pointer(C, tl_name, "C", 2); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_pointer(A, tl_name, "A", 2, M <= 0 || K <= 0); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_pointer(B, tl_name, "B", 2, K <= 0 || N <= 0); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_pointer(Bias, tl_name, "Bias", 2, N <= 0); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_pointer(C, tl_name, "C", 2, M <= 0 || N <= 0); tl_err != cudaSuccess) return tl_err;
     if (cudaError_t tl_err = tl::host::check_dim(M, tl_name, "M"); tl_err != cudaSuccess) return tl_err;
     if (cudaError_t tl_err = tl::host::check_dim(K, tl_name, "K"); tl_err != cudaSuccess) return tl_err;
     if (cudaError_t tl_err = tl::host::check_dim(N, tl_name, "N"); tl_err != cudaSuccess) return tl_err;
@@ -2997,10 +2997,10 @@ cudaError_t gemm_bias_gelu(const __half* A, const __half* B, const __half* Bias,
 
 cudaError_t gemm_bias_silu(const __half* A, const __half* B, const __half* Bias, __half* C, int64_t M, int64_t K, int64_t N, cudaStream_t stream) {
     constexpr const char* tl_name = "gemm_bias_silu";
-    if (cudaError_t tl_err = tl::host::check_pointer(A, tl_name, "A", 2); tl_err != cudaSuccess) return tl_err;
-    if (cudaError_t tl_err = tl::host::check_pointer(B, tl_name, "B", 2); tl_err != cudaSuccess) return tl_err;
-    if (cudaError_t tl_err = tl::host::check_pointer(Bias, tl_name, "Bias", 2); tl_err != cudaSuccess) return tl_err;
-    if (cudaError_t tl_err = tl::host::check_pointer(C, tl_name, "C", 2); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_pointer(A, tl_name, "A", 2, M <= 0 || K <= 0); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_pointer(B, tl_name, "B", 2, K <= 0 || N <= 0); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_pointer(Bias, tl_name, "Bias", 2, N <= 0); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_pointer(C, tl_name, "C", 2, M <= 0 || N <= 0); tl_err != cudaSuccess) return tl_err;
     if (cudaError_t tl_err = tl::host::check_dim(M, tl_name, "M"); tl_err != cudaSuccess) return tl_err;
     if (cudaError_t tl_err = tl::host::check_dim(K, tl_name, "K"); tl_err != cudaSuccess) return tl_err;
     if (cudaError_t tl_err = tl::host::check_dim(N, tl_name, "N"); tl_err != cudaSuccess) return tl_err;
@@ -3052,9 +3052,9 @@ cudaError_t gemm_bias_silu(const __half* A, const __half* B, const __half* Bias,
 
 cudaError_t gemm_splitk_partial(const __half* A, const __half* B, float* Part, int32_t k_len, int64_t M, int64_t K, int64_t N, int64_t SPLITS, cudaStream_t stream) {
     constexpr const char* tl_name = "gemm_splitk_partial";
-    if (cudaError_t tl_err = tl::host::check_pointer(A, tl_name, "A", 2); tl_err != cudaSuccess) return tl_err;
-    if (cudaError_t tl_err = tl::host::check_pointer(B, tl_name, "B", 2); tl_err != cudaSuccess) return tl_err;
-    if (cudaError_t tl_err = tl::host::check_pointer(Part, tl_name, "Part", 4); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_pointer(A, tl_name, "A", 2, M <= 0 || K <= 0); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_pointer(B, tl_name, "B", 2, K <= 0 || N <= 0); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_pointer(Part, tl_name, "Part", 4, SPLITS <= 0 || M <= 0 || N <= 0); tl_err != cudaSuccess) return tl_err;
     if (cudaError_t tl_err = tl::host::check_dim(M, tl_name, "M"); tl_err != cudaSuccess) return tl_err;
     if (cudaError_t tl_err = tl::host::check_dim(K, tl_name, "K"); tl_err != cudaSuccess) return tl_err;
     if (cudaError_t tl_err = tl::host::check_dim(N, tl_name, "N"); tl_err != cudaSuccess) return tl_err;
@@ -3112,8 +3112,8 @@ cudaError_t gemm_splitk_partial(const __half* A, const __half* B, float* Part, i
 // Kernel `gemm_splitk_splitk_combine` as program `gemm_splitk` launches it.
 static cudaError_t gemm_splitk_splitk_combine(const float* Part, __half* C, int64_t SPLITS, int64_t M, int64_t N, cudaStream_t stream) {
     constexpr const char* tl_name = "gemm_splitk_splitk_combine";
-    if (cudaError_t tl_err = tl::host::check_pointer(Part, tl_name, "Part", 4); tl_err != cudaSuccess) return tl_err;
-    if (cudaError_t tl_err = tl::host::check_pointer(C, tl_name, "C", 2); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_pointer(Part, tl_name, "Part", 4, SPLITS <= 0 || M <= 0 || N <= 0); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_pointer(C, tl_name, "C", 2, M <= 0 || N <= 0); tl_err != cudaSuccess) return tl_err;
     if (cudaError_t tl_err = tl::host::check_dim(SPLITS, tl_name, "SPLITS"); tl_err != cudaSuccess) return tl_err;
     if (cudaError_t tl_err = tl::host::check_dim(M, tl_name, "M"); tl_err != cudaSuccess) return tl_err;
     if (cudaError_t tl_err = tl::host::check_dim(N, tl_name, "N"); tl_err != cudaSuccess) return tl_err;
@@ -3161,9 +3161,9 @@ size_t gemm_splitk_workspace_size(int64_t M, int64_t K, int64_t N) {
 // Program `gemm_splitk`: launches gemm_splitk_partial and gemm_splitk_splitk_combine on `stream`, in order.
 cudaError_t gemm_splitk(const __half* A, const __half* B, __half* C, int64_t M, int64_t K, int64_t N, cudaStream_t stream, void* workspace, size_t workspace_bytes) {
     constexpr const char* tl_name = "gemm_splitk";
-    if (cudaError_t tl_err = tl::host::check_pointer(A, tl_name, "A", 2); tl_err != cudaSuccess) return tl_err;
-    if (cudaError_t tl_err = tl::host::check_pointer(B, tl_name, "B", 2); tl_err != cudaSuccess) return tl_err;
-    if (cudaError_t tl_err = tl::host::check_pointer(C, tl_name, "C", 2); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_pointer(A, tl_name, "A", 2, M <= 0 || K <= 0); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_pointer(B, tl_name, "B", 2, K <= 0 || N <= 0); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_pointer(C, tl_name, "C", 2, M <= 0 || N <= 0); tl_err != cudaSuccess) return tl_err;
     if (cudaError_t tl_err = tl::host::check_dim(M, tl_name, "M"); tl_err != cudaSuccess) return tl_err;
     if (cudaError_t tl_err = tl::host::check_dim(K, tl_name, "K"); tl_err != cudaSuccess) return tl_err;
     if (cudaError_t tl_err = tl::host::check_dim(N, tl_name, "N"); tl_err != cudaSuccess) return tl_err;
@@ -3222,9 +3222,9 @@ size_t matmul_workspace_size(int64_t M, int64_t K, int64_t N) {
 // Program `matmul`: launches gemm_splitk_partial, gemm_splitk_splitk_combine and gemm on `stream`, in order.
 cudaError_t matmul(const __half* A, const __half* B, __half* C, int64_t M, int64_t K, int64_t N, cudaStream_t stream, void* workspace, size_t workspace_bytes) {
     constexpr const char* tl_name = "matmul";
-    if (cudaError_t tl_err = tl::host::check_pointer(A, tl_name, "A", 2); tl_err != cudaSuccess) return tl_err;
-    if (cudaError_t tl_err = tl::host::check_pointer(B, tl_name, "B", 2); tl_err != cudaSuccess) return tl_err;
-    if (cudaError_t tl_err = tl::host::check_pointer(C, tl_name, "C", 2); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_pointer(A, tl_name, "A", 2, M <= 0 || K <= 0); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_pointer(B, tl_name, "B", 2, K <= 0 || N <= 0); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_pointer(C, tl_name, "C", 2, M <= 0 || N <= 0); tl_err != cudaSuccess) return tl_err;
     if (cudaError_t tl_err = tl::host::check_dim(M, tl_name, "M"); tl_err != cudaSuccess) return tl_err;
     if (cudaError_t tl_err = tl::host::check_dim(K, tl_name, "K"); tl_err != cudaSuccess) return tl_err;
     if (cudaError_t tl_err = tl::host::check_dim(N, tl_name, "N"); tl_err != cudaSuccess) return tl_err;

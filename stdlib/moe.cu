@@ -1721,9 +1721,9 @@ namespace tlc {
 
 cudaError_t topk_gating(const float* Logits, float* Weights, int32_t* Ids, int64_t M, cudaStream_t stream) {
     constexpr const char* tl_name = "topk_gating";
-    if (cudaError_t tl_err = tl::host::check_pointer(Logits, tl_name, "Logits", 4); tl_err != cudaSuccess) return tl_err;
-    if (cudaError_t tl_err = tl::host::check_pointer(Weights, tl_name, "Weights", 4); tl_err != cudaSuccess) return tl_err;
-    if (cudaError_t tl_err = tl::host::check_pointer(Ids, tl_name, "Ids", 4); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_pointer(Logits, tl_name, "Logits", 4, M <= 0); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_pointer(Weights, tl_name, "Weights", 4, M <= 0); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_pointer(Ids, tl_name, "Ids", 4, M <= 0); tl_err != cudaSuccess) return tl_err;
     if (cudaError_t tl_err = tl::host::check_dim(M, tl_name, "M"); tl_err != cudaSuccess) return tl_err;
     const int64_t tl_grid_x = int64_t(tl::cdiv(M, 8)), tl_grid_y = int64_t(1), tl_grid_z = int64_t(1);
     if (tl_grid_x <= 0 || tl_grid_y <= 0 || tl_grid_z <= 0) return cudaSuccess;  // nothing to compute
@@ -1735,10 +1735,10 @@ cudaError_t topk_gating(const float* Logits, float* Weights, int32_t* Ids, int64
 
 cudaError_t topk_gating_grouped(const float* Logits, const float* Bias, float* Weights, int32_t* Ids, float scaling, int64_t M, cudaStream_t stream) {
     constexpr const char* tl_name = "topk_gating_grouped";
-    if (cudaError_t tl_err = tl::host::check_pointer(Logits, tl_name, "Logits", 4); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_pointer(Logits, tl_name, "Logits", 4, M <= 0); tl_err != cudaSuccess) return tl_err;
     if (cudaError_t tl_err = tl::host::check_pointer(Bias, tl_name, "Bias", 4); tl_err != cudaSuccess) return tl_err;
-    if (cudaError_t tl_err = tl::host::check_pointer(Weights, tl_name, "Weights", 4); tl_err != cudaSuccess) return tl_err;
-    if (cudaError_t tl_err = tl::host::check_pointer(Ids, tl_name, "Ids", 4); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_pointer(Weights, tl_name, "Weights", 4, M <= 0); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_pointer(Ids, tl_name, "Ids", 4, M <= 0); tl_err != cudaSuccess) return tl_err;
     if (cudaError_t tl_err = tl::host::check_dim(M, tl_name, "M"); tl_err != cudaSuccess) return tl_err;
     const int64_t tl_grid_x = int64_t(tl::cdiv(M, 4)), tl_grid_y = int64_t(1), tl_grid_z = int64_t(1);
     if (tl_grid_x <= 0 || tl_grid_y <= 0 || tl_grid_z <= 0) return cudaSuccess;  // nothing to compute
@@ -1757,8 +1757,8 @@ cudaError_t topk_gating_grouped(const float* Logits, const float* Bias, float* W
 
 cudaError_t moe_count(const int32_t* Ids, int32_t* Counts, int64_t M, int64_t K, int64_t EO, int64_t S, cudaStream_t stream) {
     constexpr const char* tl_name = "moe_count";
-    if (cudaError_t tl_err = tl::host::check_pointer(Ids, tl_name, "Ids", 4); tl_err != cudaSuccess) return tl_err;
-    if (cudaError_t tl_err = tl::host::check_pointer(Counts, tl_name, "Counts", 4); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_pointer(Ids, tl_name, "Ids", 4, M <= 0 || K <= 0); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_pointer(Counts, tl_name, "Counts", 4, EO <= 0 || S <= 0); tl_err != cudaSuccess) return tl_err;
     if (cudaError_t tl_err = tl::host::check_dim(M, tl_name, "M"); tl_err != cudaSuccess) return tl_err;
     if (cudaError_t tl_err = tl::host::check_dim(K, tl_name, "K"); tl_err != cudaSuccess) return tl_err;
     if (cudaError_t tl_err = tl::host::check_dim(EO, tl_name, "EO"); tl_err != cudaSuccess) return tl_err;
@@ -1781,11 +1781,11 @@ cudaError_t moe_count(const int32_t* Ids, int32_t* Counts, int64_t M, int64_t K,
 
 cudaError_t moe_positions(const int32_t* Ids, const int32_t* Counts, int32_t* Offsets, int32_t* Src, int32_t* PosT, int64_t M, int64_t K, int64_t EO, int64_t S, int64_t MK, cudaStream_t stream) {
     constexpr const char* tl_name = "moe_positions";
-    if (cudaError_t tl_err = tl::host::check_pointer(Ids, tl_name, "Ids", 4); tl_err != cudaSuccess) return tl_err;
-    if (cudaError_t tl_err = tl::host::check_pointer(Counts, tl_name, "Counts", 4); tl_err != cudaSuccess) return tl_err;
-    if (cudaError_t tl_err = tl::host::check_pointer(Offsets, tl_name, "Offsets", 4); tl_err != cudaSuccess) return tl_err;
-    if (cudaError_t tl_err = tl::host::check_pointer(Src, tl_name, "Src", 4); tl_err != cudaSuccess) return tl_err;
-    if (cudaError_t tl_err = tl::host::check_pointer(PosT, tl_name, "PosT", 4); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_pointer(Ids, tl_name, "Ids", 4, M <= 0 || K <= 0); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_pointer(Counts, tl_name, "Counts", 4, EO <= 0 || S <= 0); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_pointer(Offsets, tl_name, "Offsets", 4, EO <= 0); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_pointer(Src, tl_name, "Src", 4, MK <= 0); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_pointer(PosT, tl_name, "PosT", 4, K <= 0 || M <= 0); tl_err != cudaSuccess) return tl_err;
     if (cudaError_t tl_err = tl::host::check_dim(M, tl_name, "M"); tl_err != cudaSuccess) return tl_err;
     if (cudaError_t tl_err = tl::host::check_dim(K, tl_name, "K"); tl_err != cudaSuccess) return tl_err;
     if (cudaError_t tl_err = tl::host::check_dim(EO, tl_name, "EO"); tl_err != cudaSuccess) return tl_err;
@@ -1811,9 +1811,9 @@ cudaError_t moe_positions(const int32_t* Ids, const int32_t* Counts, int32_t* Of
 
 cudaError_t moe_gather_rows(const __nv_bfloat16* X, const int32_t* Src, __nv_bfloat16* Xp, int64_t M, int64_t D, int64_t MK, cudaStream_t stream) {
     constexpr const char* tl_name = "moe_gather_rows";
-    if (cudaError_t tl_err = tl::host::check_pointer(X, tl_name, "X", 2); tl_err != cudaSuccess) return tl_err;
-    if (cudaError_t tl_err = tl::host::check_pointer(Src, tl_name, "Src", 4); tl_err != cudaSuccess) return tl_err;
-    if (cudaError_t tl_err = tl::host::check_pointer(Xp, tl_name, "Xp", 2); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_pointer(X, tl_name, "X", 2, M <= 0 || D <= 0); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_pointer(Src, tl_name, "Src", 4, MK <= 0); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_pointer(Xp, tl_name, "Xp", 2, MK <= 0 || D <= 0); tl_err != cudaSuccess) return tl_err;
     if (cudaError_t tl_err = tl::host::check_dim(M, tl_name, "M"); tl_err != cudaSuccess) return tl_err;
     if (cudaError_t tl_err = tl::host::check_dim(D, tl_name, "D"); tl_err != cudaSuccess) return tl_err;
     if (cudaError_t tl_err = tl::host::check_dim(MK, tl_name, "MK"); tl_err != cudaSuccess) return tl_err;
@@ -1834,10 +1834,10 @@ cudaError_t moe_gather_rows(const __nv_bfloat16* X, const int32_t* Src, __nv_bfl
 
 cudaError_t moe_unpermute(const __nv_bfloat16* Yp, const int32_t* PosT, const float* Weights, __nv_bfloat16* Y, int64_t MK, int64_t D, int64_t K, int64_t M, cudaStream_t stream) {
     constexpr const char* tl_name = "moe_unpermute";
-    if (cudaError_t tl_err = tl::host::check_pointer(Yp, tl_name, "Yp", 2); tl_err != cudaSuccess) return tl_err;
-    if (cudaError_t tl_err = tl::host::check_pointer(PosT, tl_name, "PosT", 4); tl_err != cudaSuccess) return tl_err;
-    if (cudaError_t tl_err = tl::host::check_pointer(Weights, tl_name, "Weights", 4); tl_err != cudaSuccess) return tl_err;
-    if (cudaError_t tl_err = tl::host::check_pointer(Y, tl_name, "Y", 2); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_pointer(Yp, tl_name, "Yp", 2, MK <= 0 || D <= 0); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_pointer(PosT, tl_name, "PosT", 4, K <= 0 || M <= 0); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_pointer(Weights, tl_name, "Weights", 4, M <= 0 || K <= 0); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_pointer(Y, tl_name, "Y", 2, M <= 0 || D <= 0); tl_err != cudaSuccess) return tl_err;
     if (cudaError_t tl_err = tl::host::check_dim(MK, tl_name, "MK"); tl_err != cudaSuccess) return tl_err;
     if (cudaError_t tl_err = tl::host::check_dim(D, tl_name, "D"); tl_err != cudaSuccess) return tl_err;
     if (cudaError_t tl_err = tl::host::check_dim(K, tl_name, "K"); tl_err != cudaSuccess) return tl_err;
@@ -1862,9 +1862,9 @@ cudaError_t moe_unpermute(const __nv_bfloat16* Yp, const int32_t* PosT, const fl
 
 cudaError_t moe_tiles(const int32_t* Offsets, int32_t* TileExpert, int32_t* TileRows, int64_t EO, int64_t MAXT, cudaStream_t stream) {
     constexpr const char* tl_name = "moe_tiles";
-    if (cudaError_t tl_err = tl::host::check_pointer(Offsets, tl_name, "Offsets", 4); tl_err != cudaSuccess) return tl_err;
-    if (cudaError_t tl_err = tl::host::check_pointer(TileExpert, tl_name, "TileExpert", 4); tl_err != cudaSuccess) return tl_err;
-    if (cudaError_t tl_err = tl::host::check_pointer(TileRows, tl_name, "TileRows", 4); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_pointer(Offsets, tl_name, "Offsets", 4, EO <= 0); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_pointer(TileExpert, tl_name, "TileExpert", 4, MAXT <= 0); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_pointer(TileRows, tl_name, "TileRows", 4, MAXT <= 0); tl_err != cudaSuccess) return tl_err;
     if (cudaError_t tl_err = tl::host::check_dim(EO, tl_name, "EO"); tl_err != cudaSuccess) return tl_err;
     if (cudaError_t tl_err = tl::host::check_dim(MAXT, tl_name, "MAXT"); tl_err != cudaSuccess) return tl_err;
     if (!(EO >= 2))
@@ -1888,11 +1888,11 @@ cudaError_t moe_tiles(const int32_t* Offsets, int32_t* TileExpert, int32_t* Tile
 
 cudaError_t moe_grouped_gemm(const __nv_bfloat16* Xp, const __nv_bfloat16* W, const int32_t* TileExpert, const int32_t* TileRows, __nv_bfloat16* Yp, int64_t MK, int64_t D, int64_t E, int64_t N, int64_t MAXT, cudaStream_t stream) {
     constexpr const char* tl_name = "moe_grouped_gemm";
-    if (cudaError_t tl_err = tl::host::check_pointer(Xp, tl_name, "Xp", 2); tl_err != cudaSuccess) return tl_err;
-    if (cudaError_t tl_err = tl::host::check_pointer(W, tl_name, "W", 2); tl_err != cudaSuccess) return tl_err;
-    if (cudaError_t tl_err = tl::host::check_pointer(TileExpert, tl_name, "TileExpert", 4); tl_err != cudaSuccess) return tl_err;
-    if (cudaError_t tl_err = tl::host::check_pointer(TileRows, tl_name, "TileRows", 4); tl_err != cudaSuccess) return tl_err;
-    if (cudaError_t tl_err = tl::host::check_pointer(Yp, tl_name, "Yp", 2); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_pointer(Xp, tl_name, "Xp", 2, MK <= 0 || D <= 0); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_pointer(W, tl_name, "W", 2, E <= 0 || N <= 0 || D <= 0); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_pointer(TileExpert, tl_name, "TileExpert", 4, MAXT <= 0); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_pointer(TileRows, tl_name, "TileRows", 4, MAXT <= 0); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_pointer(Yp, tl_name, "Yp", 2, MK <= 0 || N <= 0); tl_err != cudaSuccess) return tl_err;
     if (cudaError_t tl_err = tl::host::check_dim(MK, tl_name, "MK"); tl_err != cudaSuccess) return tl_err;
     if (cudaError_t tl_err = tl::host::check_dim(D, tl_name, "D"); tl_err != cudaSuccess) return tl_err;
     if (cudaError_t tl_err = tl::host::check_dim(E, tl_name, "E"); tl_err != cudaSuccess) return tl_err;
@@ -1968,12 +1968,12 @@ size_t moe_permute_workspace_size(int64_t M, int64_t D, int64_t K, int64_t MK, i
 // Program `moe_permute`: launches moe_count, moe_positions and moe_gather_rows on `stream`, in order.
 cudaError_t moe_permute(const __nv_bfloat16* X, const int32_t* Ids, __nv_bfloat16* Xp, int32_t* Src, int32_t* PosT, int32_t* Offsets, int64_t M, int64_t D, int64_t K, int64_t MK, int64_t EO, cudaStream_t stream, void* workspace, size_t workspace_bytes) {
     constexpr const char* tl_name = "moe_permute";
-    if (cudaError_t tl_err = tl::host::check_pointer(X, tl_name, "X", 2); tl_err != cudaSuccess) return tl_err;
-    if (cudaError_t tl_err = tl::host::check_pointer(Ids, tl_name, "Ids", 4); tl_err != cudaSuccess) return tl_err;
-    if (cudaError_t tl_err = tl::host::check_pointer(Xp, tl_name, "Xp", 2); tl_err != cudaSuccess) return tl_err;
-    if (cudaError_t tl_err = tl::host::check_pointer(Src, tl_name, "Src", 4); tl_err != cudaSuccess) return tl_err;
-    if (cudaError_t tl_err = tl::host::check_pointer(PosT, tl_name, "PosT", 4); tl_err != cudaSuccess) return tl_err;
-    if (cudaError_t tl_err = tl::host::check_pointer(Offsets, tl_name, "Offsets", 4); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_pointer(X, tl_name, "X", 2, M <= 0 || D <= 0); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_pointer(Ids, tl_name, "Ids", 4, M <= 0 || K <= 0); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_pointer(Xp, tl_name, "Xp", 2, MK <= 0 || D <= 0); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_pointer(Src, tl_name, "Src", 4, MK <= 0); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_pointer(PosT, tl_name, "PosT", 4, K <= 0 || M <= 0); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_pointer(Offsets, tl_name, "Offsets", 4, EO <= 0); tl_err != cudaSuccess) return tl_err;
     if (cudaError_t tl_err = tl::host::check_dim(M, tl_name, "M"); tl_err != cudaSuccess) return tl_err;
     if (cudaError_t tl_err = tl::host::check_dim(D, tl_name, "D"); tl_err != cudaSuccess) return tl_err;
     if (cudaError_t tl_err = tl::host::check_dim(K, tl_name, "K"); tl_err != cudaSuccess) return tl_err;
@@ -2030,10 +2030,10 @@ size_t moe_expert_gemm_workspace_size(int64_t MK, int64_t D, int64_t E, int64_t 
 // Program `moe_expert_gemm`: launches moe_tiles and moe_grouped_gemm on `stream`, in order.
 cudaError_t moe_expert_gemm(const __nv_bfloat16* Xp, const __nv_bfloat16* W, const int32_t* Offsets, __nv_bfloat16* Yp, int64_t MK, int64_t D, int64_t E, int64_t N, int64_t EO, cudaStream_t stream, void* workspace, size_t workspace_bytes) {
     constexpr const char* tl_name = "moe_expert_gemm";
-    if (cudaError_t tl_err = tl::host::check_pointer(Xp, tl_name, "Xp", 2); tl_err != cudaSuccess) return tl_err;
-    if (cudaError_t tl_err = tl::host::check_pointer(W, tl_name, "W", 2); tl_err != cudaSuccess) return tl_err;
-    if (cudaError_t tl_err = tl::host::check_pointer(Offsets, tl_name, "Offsets", 4); tl_err != cudaSuccess) return tl_err;
-    if (cudaError_t tl_err = tl::host::check_pointer(Yp, tl_name, "Yp", 2); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_pointer(Xp, tl_name, "Xp", 2, MK <= 0 || D <= 0); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_pointer(W, tl_name, "W", 2, E <= 0 || N <= 0 || D <= 0); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_pointer(Offsets, tl_name, "Offsets", 4, EO <= 0); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_pointer(Yp, tl_name, "Yp", 2, MK <= 0 || N <= 0); tl_err != cudaSuccess) return tl_err;
     if (cudaError_t tl_err = tl::host::check_dim(MK, tl_name, "MK"); tl_err != cudaSuccess) return tl_err;
     if (cudaError_t tl_err = tl::host::check_dim(D, tl_name, "D"); tl_err != cudaSuccess) return tl_err;
     if (cudaError_t tl_err = tl::host::check_dim(E, tl_name, "E"); tl_err != cudaSuccess) return tl_err;

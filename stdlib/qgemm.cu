@@ -5215,10 +5215,10 @@ namespace tlc {
 // Variant 0 of kernel `w4a16_partial`: BM = 16.
 static cudaError_t w4a16_partial_variant0(const __half* A, const uint32_t* Wq, const __half* Scales, float* Part, int32_t k_len, int64_t M, int64_t K, int64_t N, int64_t KW, int64_t KG, int64_t SPLITS, cudaStream_t stream) {
     constexpr const char* tl_name = "w4a16_partial";
-    if (cudaError_t tl_err = tl::host::check_pointer(A, tl_name, "A", 2); tl_err != cudaSuccess) return tl_err;
-    if (cudaError_t tl_err = tl::host::check_pointer(Wq, tl_name, "Wq", 4); tl_err != cudaSuccess) return tl_err;
-    if (cudaError_t tl_err = tl::host::check_pointer(Scales, tl_name, "Scales", 2); tl_err != cudaSuccess) return tl_err;
-    if (cudaError_t tl_err = tl::host::check_pointer(Part, tl_name, "Part", 4); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_pointer(A, tl_name, "A", 2, M <= 0 || K <= 0); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_pointer(Wq, tl_name, "Wq", 4, N <= 0 || KW <= 0); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_pointer(Scales, tl_name, "Scales", 2, KG <= 0 || N <= 0); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_pointer(Part, tl_name, "Part", 4, SPLITS <= 0 || M <= 0 || N <= 0); tl_err != cudaSuccess) return tl_err;
     if (cudaError_t tl_err = tl::host::check_dim(M, tl_name, "M"); tl_err != cudaSuccess) return tl_err;
     if (cudaError_t tl_err = tl::host::check_dim(K, tl_name, "K"); tl_err != cudaSuccess) return tl_err;
     if (cudaError_t tl_err = tl::host::check_dim(N, tl_name, "N"); tl_err != cudaSuccess) return tl_err;
@@ -5253,10 +5253,10 @@ static cudaError_t w4a16_partial_variant0(const __half* A, const uint32_t* Wq, c
 // Variant 1 of kernel `w4a16_partial`: BM = 64.
 static cudaError_t w4a16_partial_variant1(const __half* A, const uint32_t* Wq, const __half* Scales, float* Part, int32_t k_len, int64_t M, int64_t K, int64_t N, int64_t KW, int64_t KG, int64_t SPLITS, cudaStream_t stream) {
     constexpr const char* tl_name = "w4a16_partial";
-    if (cudaError_t tl_err = tl::host::check_pointer(A, tl_name, "A", 2); tl_err != cudaSuccess) return tl_err;
-    if (cudaError_t tl_err = tl::host::check_pointer(Wq, tl_name, "Wq", 4); tl_err != cudaSuccess) return tl_err;
-    if (cudaError_t tl_err = tl::host::check_pointer(Scales, tl_name, "Scales", 2); tl_err != cudaSuccess) return tl_err;
-    if (cudaError_t tl_err = tl::host::check_pointer(Part, tl_name, "Part", 4); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_pointer(A, tl_name, "A", 2, M <= 0 || K <= 0); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_pointer(Wq, tl_name, "Wq", 4, N <= 0 || KW <= 0); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_pointer(Scales, tl_name, "Scales", 2, KG <= 0 || N <= 0); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_pointer(Part, tl_name, "Part", 4, SPLITS <= 0 || M <= 0 || N <= 0); tl_err != cudaSuccess) return tl_err;
     if (cudaError_t tl_err = tl::host::check_dim(M, tl_name, "M"); tl_err != cudaSuccess) return tl_err;
     if (cudaError_t tl_err = tl::host::check_dim(K, tl_name, "K"); tl_err != cudaSuccess) return tl_err;
     if (cudaError_t tl_err = tl::host::check_dim(N, tl_name, "N"); tl_err != cudaSuccess) return tl_err;
@@ -5299,11 +5299,11 @@ cudaError_t w4a16_partial(const __half* A, const uint32_t* Wq, const __half* Sca
 // Variant 0 of kernel `fp8_gemm_block_scaled_tile`: BN = 128.
 static cudaError_t fp8_gemm_block_scaled_tile_variant0(const __nv_fp8_e4m3* A, const float* As, const __nv_fp8_e4m3* B, const float* Bs, __nv_bfloat16* C, int64_t M, int64_t K, int64_t KG, int64_t N, int64_t NB, cudaStream_t stream) {
     constexpr const char* tl_name = "fp8_gemm_block_scaled_tile";
-    if (cudaError_t tl_err = tl::host::check_pointer(A, tl_name, "A", 1); tl_err != cudaSuccess) return tl_err;
-    if (cudaError_t tl_err = tl::host::check_pointer(As, tl_name, "As", 4); tl_err != cudaSuccess) return tl_err;
-    if (cudaError_t tl_err = tl::host::check_pointer(B, tl_name, "B", 1); tl_err != cudaSuccess) return tl_err;
-    if (cudaError_t tl_err = tl::host::check_pointer(Bs, tl_name, "Bs", 4); tl_err != cudaSuccess) return tl_err;
-    if (cudaError_t tl_err = tl::host::check_pointer(C, tl_name, "C", 2); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_pointer(A, tl_name, "A", 1, M <= 0 || K <= 0); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_pointer(As, tl_name, "As", 4, M <= 0 || KG <= 0); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_pointer(B, tl_name, "B", 1, N <= 0 || K <= 0); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_pointer(Bs, tl_name, "Bs", 4, NB <= 0 || KG <= 0); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_pointer(C, tl_name, "C", 2, M <= 0 || N <= 0); tl_err != cudaSuccess) return tl_err;
     if (cudaError_t tl_err = tl::host::check_dim(M, tl_name, "M"); tl_err != cudaSuccess) return tl_err;
     if (cudaError_t tl_err = tl::host::check_dim(K, tl_name, "K"); tl_err != cudaSuccess) return tl_err;
     if (cudaError_t tl_err = tl::host::check_dim(KG, tl_name, "KG"); tl_err != cudaSuccess) return tl_err;
@@ -5365,11 +5365,11 @@ static cudaError_t fp8_gemm_block_scaled_tile_variant0(const __nv_fp8_e4m3* A, c
 // Variant 1 of kernel `fp8_gemm_block_scaled_tile`: BN = 64.
 static cudaError_t fp8_gemm_block_scaled_tile_variant1(const __nv_fp8_e4m3* A, const float* As, const __nv_fp8_e4m3* B, const float* Bs, __nv_bfloat16* C, int64_t M, int64_t K, int64_t KG, int64_t N, int64_t NB, cudaStream_t stream) {
     constexpr const char* tl_name = "fp8_gemm_block_scaled_tile";
-    if (cudaError_t tl_err = tl::host::check_pointer(A, tl_name, "A", 1); tl_err != cudaSuccess) return tl_err;
-    if (cudaError_t tl_err = tl::host::check_pointer(As, tl_name, "As", 4); tl_err != cudaSuccess) return tl_err;
-    if (cudaError_t tl_err = tl::host::check_pointer(B, tl_name, "B", 1); tl_err != cudaSuccess) return tl_err;
-    if (cudaError_t tl_err = tl::host::check_pointer(Bs, tl_name, "Bs", 4); tl_err != cudaSuccess) return tl_err;
-    if (cudaError_t tl_err = tl::host::check_pointer(C, tl_name, "C", 2); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_pointer(A, tl_name, "A", 1, M <= 0 || K <= 0); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_pointer(As, tl_name, "As", 4, M <= 0 || KG <= 0); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_pointer(B, tl_name, "B", 1, N <= 0 || K <= 0); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_pointer(Bs, tl_name, "Bs", 4, NB <= 0 || KG <= 0); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_pointer(C, tl_name, "C", 2, M <= 0 || N <= 0); tl_err != cudaSuccess) return tl_err;
     if (cudaError_t tl_err = tl::host::check_dim(M, tl_name, "M"); tl_err != cudaSuccess) return tl_err;
     if (cudaError_t tl_err = tl::host::check_dim(K, tl_name, "K"); tl_err != cudaSuccess) return tl_err;
     if (cudaError_t tl_err = tl::host::check_dim(KG, tl_name, "KG"); tl_err != cudaSuccess) return tl_err;
@@ -5437,11 +5437,11 @@ cudaError_t fp8_gemm_block_scaled_tile(const __nv_fp8_e4m3* A, const float* As, 
 
 cudaError_t fp8_gemm_block_scaled_wide(const __nv_fp8_e4m3* A, const float* As, const __nv_fp8_e4m3* B, const float* Bs, __nv_bfloat16* C, int64_t M, int64_t K, int64_t KG, int64_t N, int64_t NB, cudaStream_t stream) {
     constexpr const char* tl_name = "fp8_gemm_block_scaled_wide";
-    if (cudaError_t tl_err = tl::host::check_pointer(A, tl_name, "A", 1); tl_err != cudaSuccess) return tl_err;
-    if (cudaError_t tl_err = tl::host::check_pointer(As, tl_name, "As", 4); tl_err != cudaSuccess) return tl_err;
-    if (cudaError_t tl_err = tl::host::check_pointer(B, tl_name, "B", 1); tl_err != cudaSuccess) return tl_err;
-    if (cudaError_t tl_err = tl::host::check_pointer(Bs, tl_name, "Bs", 4); tl_err != cudaSuccess) return tl_err;
-    if (cudaError_t tl_err = tl::host::check_pointer(C, tl_name, "C", 2); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_pointer(A, tl_name, "A", 1, M <= 0 || K <= 0); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_pointer(As, tl_name, "As", 4, M <= 0 || KG <= 0); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_pointer(B, tl_name, "B", 1, N <= 0 || K <= 0); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_pointer(Bs, tl_name, "Bs", 4, NB <= 0 || KG <= 0); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_pointer(C, tl_name, "C", 2, M <= 0 || N <= 0); tl_err != cudaSuccess) return tl_err;
     if (cudaError_t tl_err = tl::host::check_dim(M, tl_name, "M"); tl_err != cudaSuccess) return tl_err;
     if (cudaError_t tl_err = tl::host::check_dim(K, tl_name, "K"); tl_err != cudaSuccess) return tl_err;
     if (cudaError_t tl_err = tl::host::check_dim(KG, tl_name, "KG"); tl_err != cudaSuccess) return tl_err;
@@ -5501,11 +5501,11 @@ cudaError_t fp8_gemm_block_scaled_wide(const __nv_fp8_e4m3* A, const float* As, 
 // Variant 0 of kernel `fp8_gemm_block_scaled_skinny`: BM = 16.
 static cudaError_t fp8_gemm_block_scaled_skinny_variant0(const __nv_fp8_e4m3* A, const float* As, const __nv_fp8_e4m3* B, const float* Bs, float* Part, int32_t k_groups, int64_t M, int64_t K, int64_t KG, int64_t N, int64_t NB, int64_t SPLITS, cudaStream_t stream) {
     constexpr const char* tl_name = "fp8_gemm_block_scaled_skinny";
-    if (cudaError_t tl_err = tl::host::check_pointer(A, tl_name, "A", 1); tl_err != cudaSuccess) return tl_err;
-    if (cudaError_t tl_err = tl::host::check_pointer(As, tl_name, "As", 4); tl_err != cudaSuccess) return tl_err;
-    if (cudaError_t tl_err = tl::host::check_pointer(B, tl_name, "B", 1); tl_err != cudaSuccess) return tl_err;
-    if (cudaError_t tl_err = tl::host::check_pointer(Bs, tl_name, "Bs", 4); tl_err != cudaSuccess) return tl_err;
-    if (cudaError_t tl_err = tl::host::check_pointer(Part, tl_name, "Part", 4); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_pointer(A, tl_name, "A", 1, M <= 0 || K <= 0); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_pointer(As, tl_name, "As", 4, M <= 0 || KG <= 0); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_pointer(B, tl_name, "B", 1, N <= 0 || K <= 0); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_pointer(Bs, tl_name, "Bs", 4, NB <= 0 || KG <= 0); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_pointer(Part, tl_name, "Part", 4, SPLITS <= 0 || M <= 0 || N <= 0); tl_err != cudaSuccess) return tl_err;
     if (cudaError_t tl_err = tl::host::check_dim(M, tl_name, "M"); tl_err != cudaSuccess) return tl_err;
     if (cudaError_t tl_err = tl::host::check_dim(K, tl_name, "K"); tl_err != cudaSuccess) return tl_err;
     if (cudaError_t tl_err = tl::host::check_dim(KG, tl_name, "KG"); tl_err != cudaSuccess) return tl_err;
@@ -5570,11 +5570,11 @@ static cudaError_t fp8_gemm_block_scaled_skinny_variant0(const __nv_fp8_e4m3* A,
 // Variant 1 of kernel `fp8_gemm_block_scaled_skinny`: BM = 32.
 static cudaError_t fp8_gemm_block_scaled_skinny_variant1(const __nv_fp8_e4m3* A, const float* As, const __nv_fp8_e4m3* B, const float* Bs, float* Part, int32_t k_groups, int64_t M, int64_t K, int64_t KG, int64_t N, int64_t NB, int64_t SPLITS, cudaStream_t stream) {
     constexpr const char* tl_name = "fp8_gemm_block_scaled_skinny";
-    if (cudaError_t tl_err = tl::host::check_pointer(A, tl_name, "A", 1); tl_err != cudaSuccess) return tl_err;
-    if (cudaError_t tl_err = tl::host::check_pointer(As, tl_name, "As", 4); tl_err != cudaSuccess) return tl_err;
-    if (cudaError_t tl_err = tl::host::check_pointer(B, tl_name, "B", 1); tl_err != cudaSuccess) return tl_err;
-    if (cudaError_t tl_err = tl::host::check_pointer(Bs, tl_name, "Bs", 4); tl_err != cudaSuccess) return tl_err;
-    if (cudaError_t tl_err = tl::host::check_pointer(Part, tl_name, "Part", 4); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_pointer(A, tl_name, "A", 1, M <= 0 || K <= 0); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_pointer(As, tl_name, "As", 4, M <= 0 || KG <= 0); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_pointer(B, tl_name, "B", 1, N <= 0 || K <= 0); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_pointer(Bs, tl_name, "Bs", 4, NB <= 0 || KG <= 0); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_pointer(Part, tl_name, "Part", 4, SPLITS <= 0 || M <= 0 || N <= 0); tl_err != cudaSuccess) return tl_err;
     if (cudaError_t tl_err = tl::host::check_dim(M, tl_name, "M"); tl_err != cudaSuccess) return tl_err;
     if (cudaError_t tl_err = tl::host::check_dim(K, tl_name, "K"); tl_err != cudaSuccess) return tl_err;
     if (cudaError_t tl_err = tl::host::check_dim(KG, tl_name, "KG"); tl_err != cudaSuccess) return tl_err;
@@ -5639,11 +5639,11 @@ static cudaError_t fp8_gemm_block_scaled_skinny_variant1(const __nv_fp8_e4m3* A,
 // Variant 2 of kernel `fp8_gemm_block_scaled_skinny`: BM = 64.
 static cudaError_t fp8_gemm_block_scaled_skinny_variant2(const __nv_fp8_e4m3* A, const float* As, const __nv_fp8_e4m3* B, const float* Bs, float* Part, int32_t k_groups, int64_t M, int64_t K, int64_t KG, int64_t N, int64_t NB, int64_t SPLITS, cudaStream_t stream) {
     constexpr const char* tl_name = "fp8_gemm_block_scaled_skinny";
-    if (cudaError_t tl_err = tl::host::check_pointer(A, tl_name, "A", 1); tl_err != cudaSuccess) return tl_err;
-    if (cudaError_t tl_err = tl::host::check_pointer(As, tl_name, "As", 4); tl_err != cudaSuccess) return tl_err;
-    if (cudaError_t tl_err = tl::host::check_pointer(B, tl_name, "B", 1); tl_err != cudaSuccess) return tl_err;
-    if (cudaError_t tl_err = tl::host::check_pointer(Bs, tl_name, "Bs", 4); tl_err != cudaSuccess) return tl_err;
-    if (cudaError_t tl_err = tl::host::check_pointer(Part, tl_name, "Part", 4); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_pointer(A, tl_name, "A", 1, M <= 0 || K <= 0); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_pointer(As, tl_name, "As", 4, M <= 0 || KG <= 0); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_pointer(B, tl_name, "B", 1, N <= 0 || K <= 0); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_pointer(Bs, tl_name, "Bs", 4, NB <= 0 || KG <= 0); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_pointer(Part, tl_name, "Part", 4, SPLITS <= 0 || M <= 0 || N <= 0); tl_err != cudaSuccess) return tl_err;
     if (cudaError_t tl_err = tl::host::check_dim(M, tl_name, "M"); tl_err != cudaSuccess) return tl_err;
     if (cudaError_t tl_err = tl::host::check_dim(K, tl_name, "K"); tl_err != cudaSuccess) return tl_err;
     if (cudaError_t tl_err = tl::host::check_dim(KG, tl_name, "KG"); tl_err != cudaSuccess) return tl_err;
@@ -5717,8 +5717,8 @@ cudaError_t fp8_gemm_block_scaled_skinny(const __nv_fp8_e4m3* A, const float* As
 // Kernel `w4a16_gemm_splitk_combine` as program `w4a16_gemm` launches it.
 static cudaError_t w4a16_gemm_splitk_combine(const float* Part, __half* C, int64_t SPLITS, int64_t M, int64_t N, cudaStream_t stream) {
     constexpr const char* tl_name = "w4a16_gemm_splitk_combine";
-    if (cudaError_t tl_err = tl::host::check_pointer(Part, tl_name, "Part", 4); tl_err != cudaSuccess) return tl_err;
-    if (cudaError_t tl_err = tl::host::check_pointer(C, tl_name, "C", 2); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_pointer(Part, tl_name, "Part", 4, SPLITS <= 0 || M <= 0 || N <= 0); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_pointer(C, tl_name, "C", 2, M <= 0 || N <= 0); tl_err != cudaSuccess) return tl_err;
     if (cudaError_t tl_err = tl::host::check_dim(SPLITS, tl_name, "SPLITS"); tl_err != cudaSuccess) return tl_err;
     if (cudaError_t tl_err = tl::host::check_dim(M, tl_name, "M"); tl_err != cudaSuccess) return tl_err;
     if (cudaError_t tl_err = tl::host::check_dim(N, tl_name, "N"); tl_err != cudaSuccess) return tl_err;
@@ -5740,8 +5740,8 @@ static cudaError_t w4a16_gemm_splitk_combine(const float* Part, __half* C, int64
 // Kernel `fp8_gemm_block_scaled_splitk_combine` as program `fp8_gemm_block_scaled` launches it.
 static cudaError_t fp8_gemm_block_scaled_splitk_combine(const float* Part, __nv_bfloat16* C, int64_t SPLITS, int64_t M, int64_t N, cudaStream_t stream) {
     constexpr const char* tl_name = "fp8_gemm_block_scaled_splitk_combine";
-    if (cudaError_t tl_err = tl::host::check_pointer(Part, tl_name, "Part", 4); tl_err != cudaSuccess) return tl_err;
-    if (cudaError_t tl_err = tl::host::check_pointer(C, tl_name, "C", 2); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_pointer(Part, tl_name, "Part", 4, SPLITS <= 0 || M <= 0 || N <= 0); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_pointer(C, tl_name, "C", 2, M <= 0 || N <= 0); tl_err != cudaSuccess) return tl_err;
     if (cudaError_t tl_err = tl::host::check_dim(SPLITS, tl_name, "SPLITS"); tl_err != cudaSuccess) return tl_err;
     if (cudaError_t tl_err = tl::host::check_dim(M, tl_name, "M"); tl_err != cudaSuccess) return tl_err;
     if (cudaError_t tl_err = tl::host::check_dim(N, tl_name, "N"); tl_err != cudaSuccess) return tl_err;
@@ -5763,11 +5763,11 @@ static cudaError_t fp8_gemm_block_scaled_splitk_combine(const float* Part, __nv_
 // Variant 0 of kernel `fp8_gemm_block_scaled_fp8_gemm_block_scaled_tile`: BN = 128.
 static cudaError_t fp8_gemm_block_scaled_fp8_gemm_block_scaled_tile_variant0(const __nv_fp8_e4m3* A, const float* As, const __nv_fp8_e4m3* B, const float* Bs, __nv_bfloat16* C, int64_t M, int64_t K, int64_t KG, int64_t N, int64_t NB, cudaStream_t stream) {
     constexpr const char* tl_name = "fp8_gemm_block_scaled_fp8_gemm_block_scaled_tile";
-    if (cudaError_t tl_err = tl::host::check_pointer(A, tl_name, "A", 1); tl_err != cudaSuccess) return tl_err;
-    if (cudaError_t tl_err = tl::host::check_pointer(As, tl_name, "As", 4); tl_err != cudaSuccess) return tl_err;
-    if (cudaError_t tl_err = tl::host::check_pointer(B, tl_name, "B", 1); tl_err != cudaSuccess) return tl_err;
-    if (cudaError_t tl_err = tl::host::check_pointer(Bs, tl_name, "Bs", 4); tl_err != cudaSuccess) return tl_err;
-    if (cudaError_t tl_err = tl::host::check_pointer(C, tl_name, "C", 2); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_pointer(A, tl_name, "A", 1, M <= 0 || K <= 0); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_pointer(As, tl_name, "As", 4, M <= 0 || KG <= 0); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_pointer(B, tl_name, "B", 1, N <= 0 || K <= 0); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_pointer(Bs, tl_name, "Bs", 4, NB <= 0 || KG <= 0); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_pointer(C, tl_name, "C", 2, M <= 0 || N <= 0); tl_err != cudaSuccess) return tl_err;
     if (cudaError_t tl_err = tl::host::check_dim(M, tl_name, "M"); tl_err != cudaSuccess) return tl_err;
     if (cudaError_t tl_err = tl::host::check_dim(K, tl_name, "K"); tl_err != cudaSuccess) return tl_err;
     if (cudaError_t tl_err = tl::host::check_dim(KG, tl_name, "KG"); tl_err != cudaSuccess) return tl_err;
@@ -5826,11 +5826,11 @@ static cudaError_t fp8_gemm_block_scaled_fp8_gemm_block_scaled_tile_variant0(con
 // Variant 1 of kernel `fp8_gemm_block_scaled_fp8_gemm_block_scaled_tile`: BN = 64.
 static cudaError_t fp8_gemm_block_scaled_fp8_gemm_block_scaled_tile_variant1(const __nv_fp8_e4m3* A, const float* As, const __nv_fp8_e4m3* B, const float* Bs, __nv_bfloat16* C, int64_t M, int64_t K, int64_t KG, int64_t N, int64_t NB, cudaStream_t stream) {
     constexpr const char* tl_name = "fp8_gemm_block_scaled_fp8_gemm_block_scaled_tile";
-    if (cudaError_t tl_err = tl::host::check_pointer(A, tl_name, "A", 1); tl_err != cudaSuccess) return tl_err;
-    if (cudaError_t tl_err = tl::host::check_pointer(As, tl_name, "As", 4); tl_err != cudaSuccess) return tl_err;
-    if (cudaError_t tl_err = tl::host::check_pointer(B, tl_name, "B", 1); tl_err != cudaSuccess) return tl_err;
-    if (cudaError_t tl_err = tl::host::check_pointer(Bs, tl_name, "Bs", 4); tl_err != cudaSuccess) return tl_err;
-    if (cudaError_t tl_err = tl::host::check_pointer(C, tl_name, "C", 2); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_pointer(A, tl_name, "A", 1, M <= 0 || K <= 0); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_pointer(As, tl_name, "As", 4, M <= 0 || KG <= 0); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_pointer(B, tl_name, "B", 1, N <= 0 || K <= 0); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_pointer(Bs, tl_name, "Bs", 4, NB <= 0 || KG <= 0); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_pointer(C, tl_name, "C", 2, M <= 0 || N <= 0); tl_err != cudaSuccess) return tl_err;
     if (cudaError_t tl_err = tl::host::check_dim(M, tl_name, "M"); tl_err != cudaSuccess) return tl_err;
     if (cudaError_t tl_err = tl::host::check_dim(K, tl_name, "K"); tl_err != cudaSuccess) return tl_err;
     if (cudaError_t tl_err = tl::host::check_dim(KG, tl_name, "KG"); tl_err != cudaSuccess) return tl_err;
@@ -5922,10 +5922,10 @@ size_t w4a16_gemm_workspace_size(int64_t M, int64_t K, int64_t N, int64_t KW, in
 // Program `w4a16_gemm`: launches w4a16_partial and w4a16_gemm_splitk_combine on `stream`, in order.
 cudaError_t w4a16_gemm(const __half* A, const uint32_t* Wq, const __half* Scales, __half* C, int64_t M, int64_t K, int64_t N, int64_t KW, int64_t KG, cudaStream_t stream, void* workspace, size_t workspace_bytes) {
     constexpr const char* tl_name = "w4a16_gemm";
-    if (cudaError_t tl_err = tl::host::check_pointer(A, tl_name, "A", 2); tl_err != cudaSuccess) return tl_err;
-    if (cudaError_t tl_err = tl::host::check_pointer(Wq, tl_name, "Wq", 4); tl_err != cudaSuccess) return tl_err;
-    if (cudaError_t tl_err = tl::host::check_pointer(Scales, tl_name, "Scales", 2); tl_err != cudaSuccess) return tl_err;
-    if (cudaError_t tl_err = tl::host::check_pointer(C, tl_name, "C", 2); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_pointer(A, tl_name, "A", 2, M <= 0 || K <= 0); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_pointer(Wq, tl_name, "Wq", 4, N <= 0 || KW <= 0); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_pointer(Scales, tl_name, "Scales", 2, KG <= 0 || N <= 0); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_pointer(C, tl_name, "C", 2, M <= 0 || N <= 0); tl_err != cudaSuccess) return tl_err;
     if (cudaError_t tl_err = tl::host::check_dim(M, tl_name, "M"); tl_err != cudaSuccess) return tl_err;
     if (cudaError_t tl_err = tl::host::check_dim(K, tl_name, "K"); tl_err != cudaSuccess) return tl_err;
     if (cudaError_t tl_err = tl::host::check_dim(N, tl_name, "N"); tl_err != cudaSuccess) return tl_err;
@@ -5986,11 +5986,11 @@ size_t fp8_gemm_block_scaled_workspace_size(int64_t M, int64_t K, int64_t KG, in
 // Program `fp8_gemm_block_scaled`: launches fp8_gemm_block_scaled_skinny, fp8_gemm_block_scaled_splitk_combine, fp8_gemm_block_scaled_wide, fp8_gemm_block_scaled_fp8_gemm_block_scaled_tile and fp8_gemm_block_scaled_tile on `stream`, in order.
 cudaError_t fp8_gemm_block_scaled(const __nv_fp8_e4m3* A, const float* As, const __nv_fp8_e4m3* B, const float* Bs, __nv_bfloat16* C, int64_t M, int64_t K, int64_t KG, int64_t N, int64_t NB, cudaStream_t stream, void* workspace, size_t workspace_bytes) {
     constexpr const char* tl_name = "fp8_gemm_block_scaled";
-    if (cudaError_t tl_err = tl::host::check_pointer(A, tl_name, "A", 1); tl_err != cudaSuccess) return tl_err;
-    if (cudaError_t tl_err = tl::host::check_pointer(As, tl_name, "As", 4); tl_err != cudaSuccess) return tl_err;
-    if (cudaError_t tl_err = tl::host::check_pointer(B, tl_name, "B", 1); tl_err != cudaSuccess) return tl_err;
-    if (cudaError_t tl_err = tl::host::check_pointer(Bs, tl_name, "Bs", 4); tl_err != cudaSuccess) return tl_err;
-    if (cudaError_t tl_err = tl::host::check_pointer(C, tl_name, "C", 2); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_pointer(A, tl_name, "A", 1, M <= 0 || K <= 0); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_pointer(As, tl_name, "As", 4, M <= 0 || KG <= 0); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_pointer(B, tl_name, "B", 1, N <= 0 || K <= 0); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_pointer(Bs, tl_name, "Bs", 4, NB <= 0 || KG <= 0); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_pointer(C, tl_name, "C", 2, M <= 0 || N <= 0); tl_err != cudaSuccess) return tl_err;
     if (cudaError_t tl_err = tl::host::check_dim(M, tl_name, "M"); tl_err != cudaSuccess) return tl_err;
     if (cudaError_t tl_err = tl::host::check_dim(K, tl_name, "K"); tl_err != cudaSuccess) return tl_err;
     if (cudaError_t tl_err = tl::host::check_dim(KG, tl_name, "KG"); tl_err != cudaSuccess) return tl_err;

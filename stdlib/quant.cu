@@ -2522,9 +2522,9 @@ namespace tlc {
 // Variant 0 of kernel `fp8_per_token`: ROW = 128.
 static cudaError_t fp8_per_token_variant0(const __nv_bfloat16* X, __nv_fp8_e4m3* Q, float* Scale, int64_t M, int64_t N, cudaStream_t stream) {
     constexpr const char* tl_name = "fp8_per_token";
-    if (cudaError_t tl_err = tl::host::check_pointer(X, tl_name, "X", 2); tl_err != cudaSuccess) return tl_err;
-    if (cudaError_t tl_err = tl::host::check_pointer(Q, tl_name, "Q", 1); tl_err != cudaSuccess) return tl_err;
-    if (cudaError_t tl_err = tl::host::check_pointer(Scale, tl_name, "Scale", 4); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_pointer(X, tl_name, "X", 2, M <= 0 || N <= 0); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_pointer(Q, tl_name, "Q", 1, M <= 0 || N <= 0); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_pointer(Scale, tl_name, "Scale", 4, M <= 0); tl_err != cudaSuccess) return tl_err;
     if (cudaError_t tl_err = tl::host::check_dim(M, tl_name, "M"); tl_err != cudaSuccess) return tl_err;
     if (cudaError_t tl_err = tl::host::check_dim(N, tl_name, "N"); tl_err != cudaSuccess) return tl_err;
     const int64_t tl_grid_x = int64_t(tl::min(tl::cdiv(M, 32), 1 * tl::host::sm_count() * 4)), tl_grid_y = int64_t(1), tl_grid_z = int64_t(1);
@@ -2545,9 +2545,9 @@ static cudaError_t fp8_per_token_variant0(const __nv_bfloat16* X, __nv_fp8_e4m3*
 // Variant 1 of kernel `fp8_per_token`: ROW = 256.
 static cudaError_t fp8_per_token_variant1(const __nv_bfloat16* X, __nv_fp8_e4m3* Q, float* Scale, int64_t M, int64_t N, cudaStream_t stream) {
     constexpr const char* tl_name = "fp8_per_token";
-    if (cudaError_t tl_err = tl::host::check_pointer(X, tl_name, "X", 2); tl_err != cudaSuccess) return tl_err;
-    if (cudaError_t tl_err = tl::host::check_pointer(Q, tl_name, "Q", 1); tl_err != cudaSuccess) return tl_err;
-    if (cudaError_t tl_err = tl::host::check_pointer(Scale, tl_name, "Scale", 4); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_pointer(X, tl_name, "X", 2, M <= 0 || N <= 0); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_pointer(Q, tl_name, "Q", 1, M <= 0 || N <= 0); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_pointer(Scale, tl_name, "Scale", 4, M <= 0); tl_err != cudaSuccess) return tl_err;
     if (cudaError_t tl_err = tl::host::check_dim(M, tl_name, "M"); tl_err != cudaSuccess) return tl_err;
     if (cudaError_t tl_err = tl::host::check_dim(N, tl_name, "N"); tl_err != cudaSuccess) return tl_err;
     const int64_t tl_grid_x = int64_t(tl::min(tl::cdiv(M, 16), 1 * tl::host::sm_count() * 4)), tl_grid_y = int64_t(1), tl_grid_z = int64_t(1);
@@ -2568,9 +2568,9 @@ static cudaError_t fp8_per_token_variant1(const __nv_bfloat16* X, __nv_fp8_e4m3*
 // Variant 2 of kernel `fp8_per_token`: ROW = 512.
 static cudaError_t fp8_per_token_variant2(const __nv_bfloat16* X, __nv_fp8_e4m3* Q, float* Scale, int64_t M, int64_t N, cudaStream_t stream) {
     constexpr const char* tl_name = "fp8_per_token";
-    if (cudaError_t tl_err = tl::host::check_pointer(X, tl_name, "X", 2); tl_err != cudaSuccess) return tl_err;
-    if (cudaError_t tl_err = tl::host::check_pointer(Q, tl_name, "Q", 1); tl_err != cudaSuccess) return tl_err;
-    if (cudaError_t tl_err = tl::host::check_pointer(Scale, tl_name, "Scale", 4); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_pointer(X, tl_name, "X", 2, M <= 0 || N <= 0); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_pointer(Q, tl_name, "Q", 1, M <= 0 || N <= 0); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_pointer(Scale, tl_name, "Scale", 4, M <= 0); tl_err != cudaSuccess) return tl_err;
     if (cudaError_t tl_err = tl::host::check_dim(M, tl_name, "M"); tl_err != cudaSuccess) return tl_err;
     if (cudaError_t tl_err = tl::host::check_dim(N, tl_name, "N"); tl_err != cudaSuccess) return tl_err;
     const int64_t tl_grid_x = int64_t(tl::min(tl::cdiv(M, 8), 1 * tl::host::sm_count() * 4)), tl_grid_y = int64_t(1), tl_grid_z = int64_t(1);
@@ -2591,9 +2591,9 @@ static cudaError_t fp8_per_token_variant2(const __nv_bfloat16* X, __nv_fp8_e4m3*
 // Variant 3 of kernel `fp8_per_token`: ROW = 1024.
 static cudaError_t fp8_per_token_variant3(const __nv_bfloat16* X, __nv_fp8_e4m3* Q, float* Scale, int64_t M, int64_t N, cudaStream_t stream) {
     constexpr const char* tl_name = "fp8_per_token";
-    if (cudaError_t tl_err = tl::host::check_pointer(X, tl_name, "X", 2); tl_err != cudaSuccess) return tl_err;
-    if (cudaError_t tl_err = tl::host::check_pointer(Q, tl_name, "Q", 1); tl_err != cudaSuccess) return tl_err;
-    if (cudaError_t tl_err = tl::host::check_pointer(Scale, tl_name, "Scale", 4); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_pointer(X, tl_name, "X", 2, M <= 0 || N <= 0); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_pointer(Q, tl_name, "Q", 1, M <= 0 || N <= 0); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_pointer(Scale, tl_name, "Scale", 4, M <= 0); tl_err != cudaSuccess) return tl_err;
     if (cudaError_t tl_err = tl::host::check_dim(M, tl_name, "M"); tl_err != cudaSuccess) return tl_err;
     if (cudaError_t tl_err = tl::host::check_dim(N, tl_name, "N"); tl_err != cudaSuccess) return tl_err;
     const int64_t tl_grid_x = int64_t(tl::min(tl::cdiv(M, 4), 1 * tl::host::sm_count() * 4)), tl_grid_y = int64_t(1), tl_grid_z = int64_t(1);
@@ -2614,9 +2614,9 @@ static cudaError_t fp8_per_token_variant3(const __nv_bfloat16* X, __nv_fp8_e4m3*
 // Variant 4 of kernel `fp8_per_token`: ROW = 2048.
 static cudaError_t fp8_per_token_variant4(const __nv_bfloat16* X, __nv_fp8_e4m3* Q, float* Scale, int64_t M, int64_t N, cudaStream_t stream) {
     constexpr const char* tl_name = "fp8_per_token";
-    if (cudaError_t tl_err = tl::host::check_pointer(X, tl_name, "X", 2); tl_err != cudaSuccess) return tl_err;
-    if (cudaError_t tl_err = tl::host::check_pointer(Q, tl_name, "Q", 1); tl_err != cudaSuccess) return tl_err;
-    if (cudaError_t tl_err = tl::host::check_pointer(Scale, tl_name, "Scale", 4); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_pointer(X, tl_name, "X", 2, M <= 0 || N <= 0); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_pointer(Q, tl_name, "Q", 1, M <= 0 || N <= 0); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_pointer(Scale, tl_name, "Scale", 4, M <= 0); tl_err != cudaSuccess) return tl_err;
     if (cudaError_t tl_err = tl::host::check_dim(M, tl_name, "M"); tl_err != cudaSuccess) return tl_err;
     if (cudaError_t tl_err = tl::host::check_dim(N, tl_name, "N"); tl_err != cudaSuccess) return tl_err;
     const int64_t tl_grid_x = int64_t(tl::min(tl::cdiv(M, 2), 1 * tl::host::sm_count() * 4)), tl_grid_y = int64_t(1), tl_grid_z = int64_t(1);
@@ -2637,9 +2637,9 @@ static cudaError_t fp8_per_token_variant4(const __nv_bfloat16* X, __nv_fp8_e4m3*
 // Variant 5 of kernel `fp8_per_token`: ROW = 4096.
 static cudaError_t fp8_per_token_variant5(const __nv_bfloat16* X, __nv_fp8_e4m3* Q, float* Scale, int64_t M, int64_t N, cudaStream_t stream) {
     constexpr const char* tl_name = "fp8_per_token";
-    if (cudaError_t tl_err = tl::host::check_pointer(X, tl_name, "X", 2); tl_err != cudaSuccess) return tl_err;
-    if (cudaError_t tl_err = tl::host::check_pointer(Q, tl_name, "Q", 1); tl_err != cudaSuccess) return tl_err;
-    if (cudaError_t tl_err = tl::host::check_pointer(Scale, tl_name, "Scale", 4); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_pointer(X, tl_name, "X", 2, M <= 0 || N <= 0); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_pointer(Q, tl_name, "Q", 1, M <= 0 || N <= 0); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_pointer(Scale, tl_name, "Scale", 4, M <= 0); tl_err != cudaSuccess) return tl_err;
     if (cudaError_t tl_err = tl::host::check_dim(M, tl_name, "M"); tl_err != cudaSuccess) return tl_err;
     if (cudaError_t tl_err = tl::host::check_dim(N, tl_name, "N"); tl_err != cudaSuccess) return tl_err;
     const int64_t tl_grid_x = int64_t(tl::min(tl::cdiv(M, 1), 1 * tl::host::sm_count() * 4)), tl_grid_y = int64_t(1), tl_grid_z = int64_t(1);
@@ -2660,9 +2660,9 @@ static cudaError_t fp8_per_token_variant5(const __nv_bfloat16* X, __nv_fp8_e4m3*
 // Variant 6 of kernel `fp8_per_token`: ROW = 8192.
 static cudaError_t fp8_per_token_variant6(const __nv_bfloat16* X, __nv_fp8_e4m3* Q, float* Scale, int64_t M, int64_t N, cudaStream_t stream) {
     constexpr const char* tl_name = "fp8_per_token";
-    if (cudaError_t tl_err = tl::host::check_pointer(X, tl_name, "X", 2); tl_err != cudaSuccess) return tl_err;
-    if (cudaError_t tl_err = tl::host::check_pointer(Q, tl_name, "Q", 1); tl_err != cudaSuccess) return tl_err;
-    if (cudaError_t tl_err = tl::host::check_pointer(Scale, tl_name, "Scale", 4); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_pointer(X, tl_name, "X", 2, M <= 0 || N <= 0); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_pointer(Q, tl_name, "Q", 1, M <= 0 || N <= 0); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_pointer(Scale, tl_name, "Scale", 4, M <= 0); tl_err != cudaSuccess) return tl_err;
     if (cudaError_t tl_err = tl::host::check_dim(M, tl_name, "M"); tl_err != cudaSuccess) return tl_err;
     if (cudaError_t tl_err = tl::host::check_dim(N, tl_name, "N"); tl_err != cudaSuccess) return tl_err;
     const int64_t tl_grid_x = int64_t(tl::min(tl::cdiv(M, 1), 1 * tl::host::sm_count() * 2)), tl_grid_y = int64_t(1), tl_grid_z = int64_t(1);
@@ -2699,9 +2699,9 @@ cudaError_t fp8_per_token(const __nv_bfloat16* X, __nv_fp8_e4m3* Q, float* Scale
 
 cudaError_t fp8_per_group(const __nv_bfloat16* X, __nv_fp8_e4m3* Q, float* Scale, int64_t M, int64_t N, int64_t NG, cudaStream_t stream) {
     constexpr const char* tl_name = "fp8_per_group";
-    if (cudaError_t tl_err = tl::host::check_pointer(X, tl_name, "X", 2); tl_err != cudaSuccess) return tl_err;
-    if (cudaError_t tl_err = tl::host::check_pointer(Q, tl_name, "Q", 1); tl_err != cudaSuccess) return tl_err;
-    if (cudaError_t tl_err = tl::host::check_pointer(Scale, tl_name, "Scale", 4); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_pointer(X, tl_name, "X", 2, M <= 0 || N <= 0); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_pointer(Q, tl_name, "Q", 1, M <= 0 || N <= 0); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_pointer(Scale, tl_name, "Scale", 4, M <= 0 || NG <= 0); tl_err != cudaSuccess) return tl_err;
     if (cudaError_t tl_err = tl::host::check_dim(M, tl_name, "M"); tl_err != cudaSuccess) return tl_err;
     if (cudaError_t tl_err = tl::host::check_dim(N, tl_name, "N"); tl_err != cudaSuccess) return tl_err;
     if (cudaError_t tl_err = tl::host::check_dim(NG, tl_name, "NG"); tl_err != cudaSuccess) return tl_err;
@@ -2726,9 +2726,9 @@ cudaError_t fp8_per_group(const __nv_bfloat16* X, __nv_fp8_e4m3* Q, float* Scale
 
 cudaError_t fp8_per_block(const __nv_bfloat16* X, __nv_fp8_e4m3* Q, float* Scale, int64_t M, int64_t N, int64_t MB, int64_t NB, cudaStream_t stream) {
     constexpr const char* tl_name = "fp8_per_block";
-    if (cudaError_t tl_err = tl::host::check_pointer(X, tl_name, "X", 2); tl_err != cudaSuccess) return tl_err;
-    if (cudaError_t tl_err = tl::host::check_pointer(Q, tl_name, "Q", 1); tl_err != cudaSuccess) return tl_err;
-    if (cudaError_t tl_err = tl::host::check_pointer(Scale, tl_name, "Scale", 4); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_pointer(X, tl_name, "X", 2, M <= 0 || N <= 0); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_pointer(Q, tl_name, "Q", 1, M <= 0 || N <= 0); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_pointer(Scale, tl_name, "Scale", 4, MB <= 0 || NB <= 0); tl_err != cudaSuccess) return tl_err;
     if (cudaError_t tl_err = tl::host::check_dim(M, tl_name, "M"); tl_err != cudaSuccess) return tl_err;
     if (cudaError_t tl_err = tl::host::check_dim(N, tl_name, "N"); tl_err != cudaSuccess) return tl_err;
     if (cudaError_t tl_err = tl::host::check_dim(MB, tl_name, "MB"); tl_err != cudaSuccess) return tl_err;
@@ -2755,9 +2755,9 @@ cudaError_t fp8_per_block(const __nv_bfloat16* X, __nv_fp8_e4m3* Q, float* Scale
 
 cudaError_t swiglu_fp8_per_group(const __nv_bfloat16* X, __nv_fp8_e4m3* Q, float* Scale, int64_t M, int64_t K, int64_t N, int64_t NG, cudaStream_t stream) {
     constexpr const char* tl_name = "swiglu_fp8_per_group";
-    if (cudaError_t tl_err = tl::host::check_pointer(X, tl_name, "X", 2); tl_err != cudaSuccess) return tl_err;
-    if (cudaError_t tl_err = tl::host::check_pointer(Q, tl_name, "Q", 1); tl_err != cudaSuccess) return tl_err;
-    if (cudaError_t tl_err = tl::host::check_pointer(Scale, tl_name, "Scale", 4); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_pointer(X, tl_name, "X", 2, M <= 0 || K <= 0); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_pointer(Q, tl_name, "Q", 1, M <= 0 || N <= 0); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_pointer(Scale, tl_name, "Scale", 4, M <= 0 || NG <= 0); tl_err != cudaSuccess) return tl_err;
     if (cudaError_t tl_err = tl::host::check_dim(M, tl_name, "M"); tl_err != cudaSuccess) return tl_err;
     if (cudaError_t tl_err = tl::host::check_dim(K, tl_name, "K"); tl_err != cudaSuccess) return tl_err;
     if (cudaError_t tl_err = tl::host::check_dim(N, tl_name, "N"); tl_err != cudaSuccess) return tl_err;

@@ -200,10 +200,10 @@ namespace tlc {
 
 cudaError_t rope_half(__half* X, const int32_t* Pos, const float* Cos, const float* Sin, int64_t NT, int64_t H, int64_t P, cudaStream_t stream) {
     constexpr const char* tl_name = "rope_half";
-    if (cudaError_t tl_err = tl::host::check_pointer(X, tl_name, "X", 2); tl_err != cudaSuccess) return tl_err;
-    if (cudaError_t tl_err = tl::host::check_pointer(Pos, tl_name, "Pos", 4); tl_err != cudaSuccess) return tl_err;
-    if (cudaError_t tl_err = tl::host::check_pointer(Cos, tl_name, "Cos", 4); tl_err != cudaSuccess) return tl_err;
-    if (cudaError_t tl_err = tl::host::check_pointer(Sin, tl_name, "Sin", 4); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_pointer(X, tl_name, "X", 2, NT <= 0 || H <= 0); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_pointer(Pos, tl_name, "Pos", 4, NT <= 0); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_pointer(Cos, tl_name, "Cos", 4, P <= 0); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_pointer(Sin, tl_name, "Sin", 4, P <= 0); tl_err != cudaSuccess) return tl_err;
     if (cudaError_t tl_err = tl::host::check_dim(NT, tl_name, "NT"); tl_err != cudaSuccess) return tl_err;
     if (cudaError_t tl_err = tl::host::check_dim(H, tl_name, "H"); tl_err != cudaSuccess) return tl_err;
     if (cudaError_t tl_err = tl::host::check_dim(P, tl_name, "P"); tl_err != cudaSuccess) return tl_err;
@@ -224,10 +224,10 @@ cudaError_t rope_half(__half* X, const int32_t* Pos, const float* Cos, const flo
 
 cudaError_t rope_interleaved(__half* X, const int32_t* Pos, const float* Cos, const float* Sin, int64_t NT, int64_t H, int64_t P, cudaStream_t stream) {
     constexpr const char* tl_name = "rope_interleaved";
-    if (cudaError_t tl_err = tl::host::check_pointer(X, tl_name, "X", 2); tl_err != cudaSuccess) return tl_err;
-    if (cudaError_t tl_err = tl::host::check_pointer(Pos, tl_name, "Pos", 4); tl_err != cudaSuccess) return tl_err;
-    if (cudaError_t tl_err = tl::host::check_pointer(Cos, tl_name, "Cos", 4); tl_err != cudaSuccess) return tl_err;
-    if (cudaError_t tl_err = tl::host::check_pointer(Sin, tl_name, "Sin", 4); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_pointer(X, tl_name, "X", 2, NT <= 0 || H <= 0); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_pointer(Pos, tl_name, "Pos", 4, NT <= 0); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_pointer(Cos, tl_name, "Cos", 4, P <= 0); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_pointer(Sin, tl_name, "Sin", 4, P <= 0); tl_err != cudaSuccess) return tl_err;
     if (cudaError_t tl_err = tl::host::check_dim(NT, tl_name, "NT"); tl_err != cudaSuccess) return tl_err;
     if (cudaError_t tl_err = tl::host::check_dim(H, tl_name, "H"); tl_err != cudaSuccess) return tl_err;
     if (cudaError_t tl_err = tl::host::check_dim(P, tl_name, "P"); tl_err != cudaSuccess) return tl_err;

@@ -4615,8 +4615,8 @@ namespace tlc {
 // Variant 0 of kernel `softmax`: ROW = 128.
 static cudaError_t softmax_variant0(const __half* X, __half* Y, int64_t M, int64_t N, cudaStream_t stream) {
     constexpr const char* tl_name = "softmax";
-    if (cudaError_t tl_err = tl::host::check_pointer(X, tl_name, "X", 2); tl_err != cudaSuccess) return tl_err;
-    if (cudaError_t tl_err = tl::host::check_pointer(Y, tl_name, "Y", 2); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_pointer(X, tl_name, "X", 2, M <= 0 || N <= 0); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_pointer(Y, tl_name, "Y", 2, M <= 0 || N <= 0); tl_err != cudaSuccess) return tl_err;
     if (cudaError_t tl_err = tl::host::check_dim(M, tl_name, "M"); tl_err != cudaSuccess) return tl_err;
     if (cudaError_t tl_err = tl::host::check_dim(N, tl_name, "N"); tl_err != cudaSuccess) return tl_err;
     const int64_t tl_grid_x = int64_t(tl::min(tl::cdiv(M, 16), 1 * tl::host::sm_count() * 8)), tl_grid_y = int64_t(1), tl_grid_z = int64_t(1);
@@ -4637,8 +4637,8 @@ static cudaError_t softmax_variant0(const __half* X, __half* Y, int64_t M, int64
 // Variant 1 of kernel `softmax`: ROW = 256.
 static cudaError_t softmax_variant1(const __half* X, __half* Y, int64_t M, int64_t N, cudaStream_t stream) {
     constexpr const char* tl_name = "softmax";
-    if (cudaError_t tl_err = tl::host::check_pointer(X, tl_name, "X", 2); tl_err != cudaSuccess) return tl_err;
-    if (cudaError_t tl_err = tl::host::check_pointer(Y, tl_name, "Y", 2); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_pointer(X, tl_name, "X", 2, M <= 0 || N <= 0); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_pointer(Y, tl_name, "Y", 2, M <= 0 || N <= 0); tl_err != cudaSuccess) return tl_err;
     if (cudaError_t tl_err = tl::host::check_dim(M, tl_name, "M"); tl_err != cudaSuccess) return tl_err;
     if (cudaError_t tl_err = tl::host::check_dim(N, tl_name, "N"); tl_err != cudaSuccess) return tl_err;
     const int64_t tl_grid_x = int64_t(tl::min(tl::cdiv(M, 8), 1 * tl::host::sm_count() * 8)), tl_grid_y = int64_t(1), tl_grid_z = int64_t(1);
@@ -4659,8 +4659,8 @@ static cudaError_t softmax_variant1(const __half* X, __half* Y, int64_t M, int64
 // Variant 2 of kernel `softmax`: ROW = 512.
 static cudaError_t softmax_variant2(const __half* X, __half* Y, int64_t M, int64_t N, cudaStream_t stream) {
     constexpr const char* tl_name = "softmax";
-    if (cudaError_t tl_err = tl::host::check_pointer(X, tl_name, "X", 2); tl_err != cudaSuccess) return tl_err;
-    if (cudaError_t tl_err = tl::host::check_pointer(Y, tl_name, "Y", 2); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_pointer(X, tl_name, "X", 2, M <= 0 || N <= 0); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_pointer(Y, tl_name, "Y", 2, M <= 0 || N <= 0); tl_err != cudaSuccess) return tl_err;
     if (cudaError_t tl_err = tl::host::check_dim(M, tl_name, "M"); tl_err != cudaSuccess) return tl_err;
     if (cudaError_t tl_err = tl::host::check_dim(N, tl_name, "N"); tl_err != cudaSuccess) return tl_err;
     const int64_t tl_grid_x = int64_t(tl::min(tl::cdiv(M, 4), 1 * tl::host::sm_count() * 8)), tl_grid_y = int64_t(1), tl_grid_z = int64_t(1);
@@ -4681,8 +4681,8 @@ static cudaError_t softmax_variant2(const __half* X, __half* Y, int64_t M, int64
 // Variant 3 of kernel `softmax`: ROW = 1024.
 static cudaError_t softmax_variant3(const __half* X, __half* Y, int64_t M, int64_t N, cudaStream_t stream) {
     constexpr const char* tl_name = "softmax";
-    if (cudaError_t tl_err = tl::host::check_pointer(X, tl_name, "X", 2); tl_err != cudaSuccess) return tl_err;
-    if (cudaError_t tl_err = tl::host::check_pointer(Y, tl_name, "Y", 2); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_pointer(X, tl_name, "X", 2, M <= 0 || N <= 0); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_pointer(Y, tl_name, "Y", 2, M <= 0 || N <= 0); tl_err != cudaSuccess) return tl_err;
     if (cudaError_t tl_err = tl::host::check_dim(M, tl_name, "M"); tl_err != cudaSuccess) return tl_err;
     if (cudaError_t tl_err = tl::host::check_dim(N, tl_name, "N"); tl_err != cudaSuccess) return tl_err;
     const int64_t tl_grid_x = int64_t(tl::min(tl::cdiv(M, 2), 1 * tl::host::sm_count() * 8)), tl_grid_y = int64_t(1), tl_grid_z = int64_t(1);
@@ -4703,8 +4703,8 @@ static cudaError_t softmax_variant3(const __half* X, __half* Y, int64_t M, int64
 // Variant 4 of kernel `softmax`: ROW = 2048.
 static cudaError_t softmax_variant4(const __half* X, __half* Y, int64_t M, int64_t N, cudaStream_t stream) {
     constexpr const char* tl_name = "softmax";
-    if (cudaError_t tl_err = tl::host::check_pointer(X, tl_name, "X", 2); tl_err != cudaSuccess) return tl_err;
-    if (cudaError_t tl_err = tl::host::check_pointer(Y, tl_name, "Y", 2); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_pointer(X, tl_name, "X", 2, M <= 0 || N <= 0); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_pointer(Y, tl_name, "Y", 2, M <= 0 || N <= 0); tl_err != cudaSuccess) return tl_err;
     if (cudaError_t tl_err = tl::host::check_dim(M, tl_name, "M"); tl_err != cudaSuccess) return tl_err;
     if (cudaError_t tl_err = tl::host::check_dim(N, tl_name, "N"); tl_err != cudaSuccess) return tl_err;
     const int64_t tl_grid_x = int64_t(tl::min(tl::cdiv(M, 1), 1 * tl::host::sm_count() * 8)), tl_grid_y = int64_t(1), tl_grid_z = int64_t(1);
@@ -4725,8 +4725,8 @@ static cudaError_t softmax_variant4(const __half* X, __half* Y, int64_t M, int64
 // Variant 5 of kernel `softmax`: ROW = 4096.
 static cudaError_t softmax_variant5(const __half* X, __half* Y, int64_t M, int64_t N, cudaStream_t stream) {
     constexpr const char* tl_name = "softmax";
-    if (cudaError_t tl_err = tl::host::check_pointer(X, tl_name, "X", 2); tl_err != cudaSuccess) return tl_err;
-    if (cudaError_t tl_err = tl::host::check_pointer(Y, tl_name, "Y", 2); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_pointer(X, tl_name, "X", 2, M <= 0 || N <= 0); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_pointer(Y, tl_name, "Y", 2, M <= 0 || N <= 0); tl_err != cudaSuccess) return tl_err;
     if (cudaError_t tl_err = tl::host::check_dim(M, tl_name, "M"); tl_err != cudaSuccess) return tl_err;
     if (cudaError_t tl_err = tl::host::check_dim(N, tl_name, "N"); tl_err != cudaSuccess) return tl_err;
     const int64_t tl_grid_x = int64_t(tl::min(tl::cdiv(M, 1), 1 * tl::host::sm_count() * 4)), tl_grid_y = int64_t(1), tl_grid_z = int64_t(1);
@@ -4747,8 +4747,8 @@ static cudaError_t softmax_variant5(const __half* X, __half* Y, int64_t M, int64
 // Variant 6 of kernel `softmax`: ROW = 8192.
 static cudaError_t softmax_variant6(const __half* X, __half* Y, int64_t M, int64_t N, cudaStream_t stream) {
     constexpr const char* tl_name = "softmax";
-    if (cudaError_t tl_err = tl::host::check_pointer(X, tl_name, "X", 2); tl_err != cudaSuccess) return tl_err;
-    if (cudaError_t tl_err = tl::host::check_pointer(Y, tl_name, "Y", 2); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_pointer(X, tl_name, "X", 2, M <= 0 || N <= 0); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_pointer(Y, tl_name, "Y", 2, M <= 0 || N <= 0); tl_err != cudaSuccess) return tl_err;
     if (cudaError_t tl_err = tl::host::check_dim(M, tl_name, "M"); tl_err != cudaSuccess) return tl_err;
     if (cudaError_t tl_err = tl::host::check_dim(N, tl_name, "N"); tl_err != cudaSuccess) return tl_err;
     const int64_t tl_grid_x = int64_t(tl::min(tl::cdiv(M, 1), 1 * tl::host::sm_count() * 2)), tl_grid_y = int64_t(1), tl_grid_z = int64_t(1);
@@ -4786,8 +4786,8 @@ cudaError_t softmax(const __half* X, __half* Y, int64_t M, int64_t N, cudaStream
 // Variant 0 of kernel `log_softmax`: ROW = 128.
 static cudaError_t log_softmax_variant0(const __half* X, __half* Y, int64_t M, int64_t N, cudaStream_t stream) {
     constexpr const char* tl_name = "log_softmax";
-    if (cudaError_t tl_err = tl::host::check_pointer(X, tl_name, "X", 2); tl_err != cudaSuccess) return tl_err;
-    if (cudaError_t tl_err = tl::host::check_pointer(Y, tl_name, "Y", 2); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_pointer(X, tl_name, "X", 2, M <= 0 || N <= 0); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_pointer(Y, tl_name, "Y", 2, M <= 0 || N <= 0); tl_err != cudaSuccess) return tl_err;
     if (cudaError_t tl_err = tl::host::check_dim(M, tl_name, "M"); tl_err != cudaSuccess) return tl_err;
     if (cudaError_t tl_err = tl::host::check_dim(N, tl_name, "N"); tl_err != cudaSuccess) return tl_err;
     const int64_t tl_grid_x = int64_t(tl::min(tl::cdiv(M, 16), 1 * tl::host::sm_count() * 8)), tl_grid_y = int64_t(1), tl_grid_z = int64_t(1);
@@ -4808,8 +4808,8 @@ static cudaError_t log_softmax_variant0(const __half* X, __half* Y, int64_t M, i
 // Variant 1 of kernel `log_softmax`: ROW = 256.
 static cudaError_t log_softmax_variant1(const __half* X, __half* Y, int64_t M, int64_t N, cudaStream_t stream) {
     constexpr const char* tl_name = "log_softmax";
-    if (cudaError_t tl_err = tl::host::check_pointer(X, tl_name, "X", 2); tl_err != cudaSuccess) return tl_err;
-    if (cudaError_t tl_err = tl::host::check_pointer(Y, tl_name, "Y", 2); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_pointer(X, tl_name, "X", 2, M <= 0 || N <= 0); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_pointer(Y, tl_name, "Y", 2, M <= 0 || N <= 0); tl_err != cudaSuccess) return tl_err;
     if (cudaError_t tl_err = tl::host::check_dim(M, tl_name, "M"); tl_err != cudaSuccess) return tl_err;
     if (cudaError_t tl_err = tl::host::check_dim(N, tl_name, "N"); tl_err != cudaSuccess) return tl_err;
     const int64_t tl_grid_x = int64_t(tl::min(tl::cdiv(M, 8), 1 * tl::host::sm_count() * 8)), tl_grid_y = int64_t(1), tl_grid_z = int64_t(1);
@@ -4830,8 +4830,8 @@ static cudaError_t log_softmax_variant1(const __half* X, __half* Y, int64_t M, i
 // Variant 2 of kernel `log_softmax`: ROW = 512.
 static cudaError_t log_softmax_variant2(const __half* X, __half* Y, int64_t M, int64_t N, cudaStream_t stream) {
     constexpr const char* tl_name = "log_softmax";
-    if (cudaError_t tl_err = tl::host::check_pointer(X, tl_name, "X", 2); tl_err != cudaSuccess) return tl_err;
-    if (cudaError_t tl_err = tl::host::check_pointer(Y, tl_name, "Y", 2); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_pointer(X, tl_name, "X", 2, M <= 0 || N <= 0); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_pointer(Y, tl_name, "Y", 2, M <= 0 || N <= 0); tl_err != cudaSuccess) return tl_err;
     if (cudaError_t tl_err = tl::host::check_dim(M, tl_name, "M"); tl_err != cudaSuccess) return tl_err;
     if (cudaError_t tl_err = tl::host::check_dim(N, tl_name, "N"); tl_err != cudaSuccess) return tl_err;
     const int64_t tl_grid_x = int64_t(tl::min(tl::cdiv(M, 4), 1 * tl::host::sm_count() * 8)), tl_grid_y = int64_t(1), tl_grid_z = int64_t(1);
@@ -4852,8 +4852,8 @@ static cudaError_t log_softmax_variant2(const __half* X, __half* Y, int64_t M, i
 // Variant 3 of kernel `log_softmax`: ROW = 1024.
 static cudaError_t log_softmax_variant3(const __half* X, __half* Y, int64_t M, int64_t N, cudaStream_t stream) {
     constexpr const char* tl_name = "log_softmax";
-    if (cudaError_t tl_err = tl::host::check_pointer(X, tl_name, "X", 2); tl_err != cudaSuccess) return tl_err;
-    if (cudaError_t tl_err = tl::host::check_pointer(Y, tl_name, "Y", 2); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_pointer(X, tl_name, "X", 2, M <= 0 || N <= 0); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_pointer(Y, tl_name, "Y", 2, M <= 0 || N <= 0); tl_err != cudaSuccess) return tl_err;
     if (cudaError_t tl_err = tl::host::check_dim(M, tl_name, "M"); tl_err != cudaSuccess) return tl_err;
     if (cudaError_t tl_err = tl::host::check_dim(N, tl_name, "N"); tl_err != cudaSuccess) return tl_err;
     const int64_t tl_grid_x = int64_t(tl::min(tl::cdiv(M, 2), 1 * tl::host::sm_count() * 8)), tl_grid_y = int64_t(1), tl_grid_z = int64_t(1);
@@ -4874,8 +4874,8 @@ static cudaError_t log_softmax_variant3(const __half* X, __half* Y, int64_t M, i
 // Variant 4 of kernel `log_softmax`: ROW = 2048.
 static cudaError_t log_softmax_variant4(const __half* X, __half* Y, int64_t M, int64_t N, cudaStream_t stream) {
     constexpr const char* tl_name = "log_softmax";
-    if (cudaError_t tl_err = tl::host::check_pointer(X, tl_name, "X", 2); tl_err != cudaSuccess) return tl_err;
-    if (cudaError_t tl_err = tl::host::check_pointer(Y, tl_name, "Y", 2); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_pointer(X, tl_name, "X", 2, M <= 0 || N <= 0); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_pointer(Y, tl_name, "Y", 2, M <= 0 || N <= 0); tl_err != cudaSuccess) return tl_err;
     if (cudaError_t tl_err = tl::host::check_dim(M, tl_name, "M"); tl_err != cudaSuccess) return tl_err;
     if (cudaError_t tl_err = tl::host::check_dim(N, tl_name, "N"); tl_err != cudaSuccess) return tl_err;
     const int64_t tl_grid_x = int64_t(tl::min(tl::cdiv(M, 1), 1 * tl::host::sm_count() * 8)), tl_grid_y = int64_t(1), tl_grid_z = int64_t(1);
@@ -4896,8 +4896,8 @@ static cudaError_t log_softmax_variant4(const __half* X, __half* Y, int64_t M, i
 // Variant 5 of kernel `log_softmax`: ROW = 4096.
 static cudaError_t log_softmax_variant5(const __half* X, __half* Y, int64_t M, int64_t N, cudaStream_t stream) {
     constexpr const char* tl_name = "log_softmax";
-    if (cudaError_t tl_err = tl::host::check_pointer(X, tl_name, "X", 2); tl_err != cudaSuccess) return tl_err;
-    if (cudaError_t tl_err = tl::host::check_pointer(Y, tl_name, "Y", 2); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_pointer(X, tl_name, "X", 2, M <= 0 || N <= 0); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_pointer(Y, tl_name, "Y", 2, M <= 0 || N <= 0); tl_err != cudaSuccess) return tl_err;
     if (cudaError_t tl_err = tl::host::check_dim(M, tl_name, "M"); tl_err != cudaSuccess) return tl_err;
     if (cudaError_t tl_err = tl::host::check_dim(N, tl_name, "N"); tl_err != cudaSuccess) return tl_err;
     const int64_t tl_grid_x = int64_t(tl::min(tl::cdiv(M, 1), 1 * tl::host::sm_count() * 4)), tl_grid_y = int64_t(1), tl_grid_z = int64_t(1);
@@ -4918,8 +4918,8 @@ static cudaError_t log_softmax_variant5(const __half* X, __half* Y, int64_t M, i
 // Variant 6 of kernel `log_softmax`: ROW = 8192.
 static cudaError_t log_softmax_variant6(const __half* X, __half* Y, int64_t M, int64_t N, cudaStream_t stream) {
     constexpr const char* tl_name = "log_softmax";
-    if (cudaError_t tl_err = tl::host::check_pointer(X, tl_name, "X", 2); tl_err != cudaSuccess) return tl_err;
-    if (cudaError_t tl_err = tl::host::check_pointer(Y, tl_name, "Y", 2); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_pointer(X, tl_name, "X", 2, M <= 0 || N <= 0); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_pointer(Y, tl_name, "Y", 2, M <= 0 || N <= 0); tl_err != cudaSuccess) return tl_err;
     if (cudaError_t tl_err = tl::host::check_dim(M, tl_name, "M"); tl_err != cudaSuccess) return tl_err;
     if (cudaError_t tl_err = tl::host::check_dim(N, tl_name, "N"); tl_err != cudaSuccess) return tl_err;
     const int64_t tl_grid_x = int64_t(tl::min(tl::cdiv(M, 1), 1 * tl::host::sm_count() * 2)), tl_grid_y = int64_t(1), tl_grid_z = int64_t(1);
@@ -4956,8 +4956,8 @@ cudaError_t log_softmax(const __half* X, __half* Y, int64_t M, int64_t N, cudaSt
 
 cudaError_t softmax_rows(const __half* X, __half* Y, int64_t M, int64_t N, cudaStream_t stream) {
     constexpr const char* tl_name = "softmax_rows";
-    if (cudaError_t tl_err = tl::host::check_pointer(X, tl_name, "X", 2); tl_err != cudaSuccess) return tl_err;
-    if (cudaError_t tl_err = tl::host::check_pointer(Y, tl_name, "Y", 2); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_pointer(X, tl_name, "X", 2, M <= 0 || N <= 0); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_pointer(Y, tl_name, "Y", 2, M <= 0 || N <= 0); tl_err != cudaSuccess) return tl_err;
     if (cudaError_t tl_err = tl::host::check_dim(M, tl_name, "M"); tl_err != cudaSuccess) return tl_err;
     if (cudaError_t tl_err = tl::host::check_dim(N, tl_name, "N"); tl_err != cudaSuccess) return tl_err;
     const int64_t tl_grid_x = int64_t(tl::cdiv(M, 8)), tl_grid_y = int64_t(1), tl_grid_z = int64_t(1);

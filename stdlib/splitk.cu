@@ -109,8 +109,8 @@ namespace tlc {
 
 cudaError_t splitk_combine(const float* Part, __half* C, int64_t SPLITS, int64_t M, int64_t N, cudaStream_t stream) {
     constexpr const char* tl_name = "splitk_combine";
-    if (cudaError_t tl_err = tl::host::check_pointer(Part, tl_name, "Part", 4); tl_err != cudaSuccess) return tl_err;
-    if (cudaError_t tl_err = tl::host::check_pointer(C, tl_name, "C", 2); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_pointer(Part, tl_name, "Part", 4, SPLITS <= 0 || M <= 0 || N <= 0); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_pointer(C, tl_name, "C", 2, M <= 0 || N <= 0); tl_err != cudaSuccess) return tl_err;
     if (cudaError_t tl_err = tl::host::check_dim(SPLITS, tl_name, "SPLITS"); tl_err != cudaSuccess) return tl_err;
     if (cudaError_t tl_err = tl::host::check_dim(M, tl_name, "M"); tl_err != cudaSuccess) return tl_err;
     if (cudaError_t tl_err = tl::host::check_dim(N, tl_name, "N"); tl_err != cudaSuccess) return tl_err;

@@ -67,8 +67,8 @@ namespace tlc {
 
 cudaError_t transpose(const __nv_bfloat16* X, __nv_bfloat16* Y, int64_t BT, int64_t M, int64_t N, cudaStream_t stream) {
     constexpr const char* tl_name = "transpose";
-    if (cudaError_t tl_err = tl::host::check_pointer(X, tl_name, "X", 2); tl_err != cudaSuccess) return tl_err;
-    if (cudaError_t tl_err = tl::host::check_pointer(Y, tl_name, "Y", 2); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_pointer(X, tl_name, "X", 2, BT <= 0 || M <= 0 || N <= 0); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_pointer(Y, tl_name, "Y", 2, BT <= 0 || N <= 0 || M <= 0); tl_err != cudaSuccess) return tl_err;
     if (cudaError_t tl_err = tl::host::check_dim(BT, tl_name, "BT"); tl_err != cudaSuccess) return tl_err;
     if (cudaError_t tl_err = tl::host::check_dim(M, tl_name, "M"); tl_err != cudaSuccess) return tl_err;
     if (cudaError_t tl_err = tl::host::check_dim(N, tl_name, "N"); tl_err != cudaSuccess) return tl_err;

@@ -3,6 +3,7 @@
 
 #include "codegen/cuda_names.h"
 #include "ir/printer.h"
+#include "ir/substitute.h"
 #include "ir/walk.h"
 
 #include <fmt/format.h>
@@ -261,6 +262,17 @@ void emit_divisor_checks(const ir::ExprPtr& e, const std::string& what, KernelEm
     }
 }
 
+void emit_pointer_check(const ir::Buffer& tensor, KernelEmitter& exprs, CudaWriter& out) {
+    std::string empty;  // whether an extent is zero (or negative, which check_dim reports next)
+    for (const ir::ExprPtr& extent : tensor.shape) {
+        if (std::optional<int64_t> c = ir::const_int(extent); c && *c > 0) continue;
+        empty += (empty.empty() ? "" : " || ") +
+                 guarded_condition(ir::make_binary(ir::BinaryOp::Le, extent, ir::make_int(0)), exprs);
+    }
+    out.line(fmt::format("if (cudaError_t tl_err = tl::host::check_pointer({}, tl_name, \"{}\", {}{}); tl_err != cudaSuccess) return tl_err;",
+                         identifier(tensor.name), tensor.name, dtype_bytes(tensor.dtype), empty.empty() ? "" : ", " + empty));
+}
+
 namespace {
 
 // Whether a gemm of the kernel runs mma.sync m16n8k32 (8-bit floats), which sm_89 and newer have.
@@ -290,11 +302,8 @@ void emit_stub_definitions(const StubKernels& kernels, KernelEmitter& exprs, Cud
         out.line(fmt::format("// Kernel `{}` as program `{}` launches it.", k.name, k.launched_by));
     out.block(fmt::format("{}cudaError_t {}({}cudaStream_t stream)", internal ? "static " : "", name, sig), [&] {
         out.line(fmt::format("constexpr const char* tl_name = \"{}\";", k.name));
-        for (const ir::Param& p : k.params) {
-            if (!p.tensor) continue;
-            out.line(fmt::format("if (cudaError_t tl_err = tl::host::check_pointer({}, tl_name, \"{}\", {}); tl_err != cudaSuccess) return tl_err;",
-                                 identifier(p.tensor->name), p.tensor->name, dtype_bytes(p.tensor->dtype)));
-        }
+        for (const ir::Param& p : k.params)
+            if (p.tensor) emit_pointer_check(*p.tensor, exprs, out);
         for (const ir::VarPtr& d : k.dims)
             out.line(fmt::format("if (cudaError_t tl_err = tl::host::check_dim({}, tl_name, \"{}\"); tl_err != cudaSuccess) return tl_err;",
                                  identifier(d->name), d->name));

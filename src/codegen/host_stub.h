@@ -32,6 +32,10 @@ void emit_requirement(const ir::ExprPtr& cond, const std::string& text, KernelEm
 void emit_divisor_checks(const ir::ExprPtr& e, const std::string& what, KernelEmitter& exprs, CudaWriter& out,
                          const std::string& fail = "");
 
+// The check of a tensor argument's pointer: not null (unless the tensor has no elements: PyTorch
+// passes a null pointer for an empty tensor) and aligned to its element size.
+void emit_pointer_check(const ir::Buffer& tensor, KernelEmitter& exprs, CudaWriter& out);
+
 // The declaration lines for the header (C++ function and extern "C" twin).
 void emit_stub_declarations(const ir::Kernel& kernel, CudaWriter& out);
 // The kernels one launch stub chooses from.

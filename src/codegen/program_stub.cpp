@@ -101,11 +101,8 @@ void emit_program_definition(const ir::Program& p, const CodegenOptions& options
     out.line(fmt::format("// Program `{}`: launches {} on `stream`, in order.", p.name, launched_kernels(p)));
     out.block(fmt::format("cudaError_t {}({}cudaStream_t stream, void* workspace, size_t workspace_bytes)", p.name, sig), [&] {
         out.line(fmt::format("constexpr const char* tl_name = \"{}\";", p.name));
-        for (const ir::Param& param : p.params) {
-            if (!param.tensor) continue;
-            out.line(fmt::format("if (cudaError_t tl_err = tl::host::check_pointer({}, tl_name, \"{}\", {}); tl_err != cudaSuccess) return tl_err;",
-                                 identifier(param.tensor->name), param.tensor->name, dtype_bytes(param.tensor->dtype)));
-        }
+        for (const ir::Param& param : p.params)
+            if (param.tensor) emit_pointer_check(*param.tensor, exprs, out);
         for (const ir::VarPtr& d : p.dims)
             out.line(fmt::format("if (cudaError_t tl_err = tl::host::check_dim({}, tl_name, \"{}\"); tl_err != cudaSuccess) return tl_err;",
                                  identifier(d->name), d->name));

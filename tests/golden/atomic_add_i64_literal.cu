@@ -36,8 +36,8 @@ namespace tlc {
 
 cudaError_t count64(const int64_t* X, int64_t* O, int64_t N, cudaStream_t stream) {
     constexpr const char* tl_name = "count64";
-    if (cudaError_t tl_err = tl::host::check_pointer(X, tl_name, "X", 8); tl_err != cudaSuccess) return tl_err;
-    if (cudaError_t tl_err = tl::host::check_pointer(O, tl_name, "O", 8); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_pointer(X, tl_name, "X", 8, N <= 0); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_pointer(O, tl_name, "O", 8, N <= 0); tl_err != cudaSuccess) return tl_err;
     if (cudaError_t tl_err = tl::host::check_dim(N, tl_name, "N"); tl_err != cudaSuccess) return tl_err;
     const int64_t tl_grid_x = int64_t(1), tl_grid_y = int64_t(1), tl_grid_z = int64_t(1);
     if (tl_grid_x <= 0 || tl_grid_y <= 0 || tl_grid_z <= 0) return cudaSuccess;  // nothing to compute

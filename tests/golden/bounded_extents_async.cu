@@ -196,8 +196,8 @@ namespace tlc {
 
 cudaError_t column_sums(const __half* X, float* Y, int64_t R, int64_t W, cudaStream_t stream) {
     constexpr const char* tl_name = "column_sums";
-    if (cudaError_t tl_err = tl::host::check_pointer(X, tl_name, "X", 2); tl_err != cudaSuccess) return tl_err;
-    if (cudaError_t tl_err = tl::host::check_pointer(Y, tl_name, "Y", 4); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_pointer(X, tl_name, "X", 2, R <= 0 || W <= 0); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_pointer(Y, tl_name, "Y", 4, W <= 0); tl_err != cudaSuccess) return tl_err;
     if (cudaError_t tl_err = tl::host::check_dim(R, tl_name, "R"); tl_err != cudaSuccess) return tl_err;
     if (cudaError_t tl_err = tl::host::check_dim(W, tl_name, "W"); tl_err != cudaSuccess) return tl_err;
     if (!(0 <= W && W <= 256))

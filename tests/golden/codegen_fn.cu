@@ -46,8 +46,8 @@ namespace tlc {
 
 cudaError_t apply_mish(const float* X, float* Y, int64_t N, cudaStream_t stream) {
     constexpr const char* tl_name = "apply_mish";
-    if (cudaError_t tl_err = tl::host::check_pointer(X, tl_name, "X", 4); tl_err != cudaSuccess) return tl_err;
-    if (cudaError_t tl_err = tl::host::check_pointer(Y, tl_name, "Y", 4); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_pointer(X, tl_name, "X", 4, N <= 0); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_pointer(Y, tl_name, "Y", 4, N <= 0); tl_err != cudaSuccess) return tl_err;
     if (cudaError_t tl_err = tl::host::check_dim(N, tl_name, "N"); tl_err != cudaSuccess) return tl_err;
     const int64_t tl_grid_x = int64_t(tl::cdiv(N, 256)), tl_grid_y = int64_t(1), tl_grid_z = int64_t(1);
     if (tl_grid_x <= 0 || tl_grid_y <= 0 || tl_grid_z <= 0) return cudaSuccess;  // nothing to compute

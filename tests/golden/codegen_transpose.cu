@@ -65,8 +65,8 @@ namespace tlc {
 
 cudaError_t transpose(const float* A, float* B, int64_t M, int64_t N, cudaStream_t stream) {
     constexpr const char* tl_name = "transpose";
-    if (cudaError_t tl_err = tl::host::check_pointer(A, tl_name, "A", 4); tl_err != cudaSuccess) return tl_err;
-    if (cudaError_t tl_err = tl::host::check_pointer(B, tl_name, "B", 4); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_pointer(A, tl_name, "A", 4, M <= 0 || N <= 0); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_pointer(B, tl_name, "B", 4, N <= 0 || M <= 0); tl_err != cudaSuccess) return tl_err;
     if (cudaError_t tl_err = tl::host::check_dim(M, tl_name, "M"); tl_err != cudaSuccess) return tl_err;
     if (cudaError_t tl_err = tl::host::check_dim(N, tl_name, "N"); tl_err != cudaSuccess) return tl_err;
     const int64_t tl_grid_x = int64_t(tl::cdiv(N, 32)), tl_grid_y = int64_t(tl::cdiv(M, 32)), tl_grid_z = int64_t(1);

@@ -133,9 +133,9 @@ namespace tlc {
 
 cudaError_t paged_rows(const __half* Pages, const int32_t* Tbl, __half* Y, int64_t NP, int64_t PS, int64_t HKV, int64_t B, int64_t MAXP, int64_t L, cudaStream_t stream) {
     constexpr const char* tl_name = "paged_rows";
-    if (cudaError_t tl_err = tl::host::check_pointer(Pages, tl_name, "Pages", 2); tl_err != cudaSuccess) return tl_err;
-    if (cudaError_t tl_err = tl::host::check_pointer(Tbl, tl_name, "Tbl", 4); tl_err != cudaSuccess) return tl_err;
-    if (cudaError_t tl_err = tl::host::check_pointer(Y, tl_name, "Y", 2); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_pointer(Pages, tl_name, "Pages", 2, NP <= 0 || PS <= 0 || HKV <= 0); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_pointer(Tbl, tl_name, "Tbl", 4, B <= 0 || MAXP <= 0); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_pointer(Y, tl_name, "Y", 2, B <= 0 || HKV <= 0 || L <= 0); tl_err != cudaSuccess) return tl_err;
     if (cudaError_t tl_err = tl::host::check_dim(NP, tl_name, "NP"); tl_err != cudaSuccess) return tl_err;
     if (cudaError_t tl_err = tl::host::check_dim(PS, tl_name, "PS"); tl_err != cudaSuccess) return tl_err;
     if (cudaError_t tl_err = tl::host::check_dim(HKV, tl_name, "HKV"); tl_err != cudaSuccess) return tl_err;

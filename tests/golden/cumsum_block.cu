@@ -262,10 +262,10 @@ namespace tlc {
 
 cudaError_t scans(const float* X, float* Y1, float* Y2, float* Y3, int64_t N, cudaStream_t stream) {
     constexpr const char* tl_name = "scans";
-    if (cudaError_t tl_err = tl::host::check_pointer(X, tl_name, "X", 4); tl_err != cudaSuccess) return tl_err;
-    if (cudaError_t tl_err = tl::host::check_pointer(Y1, tl_name, "Y1", 4); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_pointer(X, tl_name, "X", 4, N <= 0); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_pointer(Y1, tl_name, "Y1", 4, N <= 0); tl_err != cudaSuccess) return tl_err;
     if (cudaError_t tl_err = tl::host::check_pointer(Y2, tl_name, "Y2", 4); tl_err != cudaSuccess) return tl_err;
-    if (cudaError_t tl_err = tl::host::check_pointer(Y3, tl_name, "Y3", 4); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_pointer(Y3, tl_name, "Y3", 4, N <= 0); tl_err != cudaSuccess) return tl_err;
     if (cudaError_t tl_err = tl::host::check_dim(N, tl_name, "N"); tl_err != cudaSuccess) return tl_err;
     if (!(6 * 100 == N))
         return tl::host::invalid_argument(std::string(tl_name) + ": requirement `6 * 100 == N (view X2 of X)` does not hold" + " (" + "N = " + std::to_string(N) + ")");

@@ -53,12 +53,12 @@ namespace tlc {
 
 cudaError_t mix(const __half* X, const __nv_bfloat16* B, const uint32_t* W, __half* Y, __nv_bfloat16* Z, float* F, int64_t N, cudaStream_t stream) {
     constexpr const char* tl_name = "mix";
-    if (cudaError_t tl_err = tl::host::check_pointer(X, tl_name, "X", 2); tl_err != cudaSuccess) return tl_err;
-    if (cudaError_t tl_err = tl::host::check_pointer(B, tl_name, "B", 2); tl_err != cudaSuccess) return tl_err;
-    if (cudaError_t tl_err = tl::host::check_pointer(W, tl_name, "W", 4); tl_err != cudaSuccess) return tl_err;
-    if (cudaError_t tl_err = tl::host::check_pointer(Y, tl_name, "Y", 2); tl_err != cudaSuccess) return tl_err;
-    if (cudaError_t tl_err = tl::host::check_pointer(Z, tl_name, "Z", 2); tl_err != cudaSuccess) return tl_err;
-    if (cudaError_t tl_err = tl::host::check_pointer(F, tl_name, "F", 4); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_pointer(X, tl_name, "X", 2, N <= 0); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_pointer(B, tl_name, "B", 2, N <= 0); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_pointer(W, tl_name, "W", 4, N <= 0); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_pointer(Y, tl_name, "Y", 2, N <= 0); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_pointer(Z, tl_name, "Z", 2, N <= 0); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_pointer(F, tl_name, "F", 4, N <= 0); tl_err != cudaSuccess) return tl_err;
     if (cudaError_t tl_err = tl::host::check_dim(N, tl_name, "N"); tl_err != cudaSuccess) return tl_err;
     const int64_t tl_grid_x = int64_t(tl::cdiv(N, 128)), tl_grid_y = int64_t(1), tl_grid_z = int64_t(1);
     if (tl_grid_x <= 0 || tl_grid_y <= 0 || tl_grid_z <= 0) return cudaSuccess;  // nothing to compute

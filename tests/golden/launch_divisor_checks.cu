@@ -75,8 +75,8 @@ namespace tlc {
 
 cudaError_t partial_sums(const float* X, float* P, int32_t per, int64_t N, int64_t C, cudaStream_t stream) {
     constexpr const char* tl_name = "partial_sums";
-    if (cudaError_t tl_err = tl::host::check_pointer(X, tl_name, "X", 4); tl_err != cudaSuccess) return tl_err;
-    if (cudaError_t tl_err = tl::host::check_pointer(P, tl_name, "P", 4); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_pointer(X, tl_name, "X", 4, N <= 0); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_pointer(P, tl_name, "P", 4, C <= 0); tl_err != cudaSuccess) return tl_err;
     if (cudaError_t tl_err = tl::host::check_dim(N, tl_name, "N"); tl_err != cudaSuccess) return tl_err;
     if (cudaError_t tl_err = tl::host::check_dim(C, tl_name, "C"); tl_err != cudaSuccess) return tl_err;
     if ((per) == 0)
@@ -91,7 +91,7 @@ cudaError_t partial_sums(const float* X, float* P, int32_t per, int64_t N, int64
 
 cudaError_t combine(const float* P, float* Y, int64_t C, cudaStream_t stream) {
     constexpr const char* tl_name = "combine";
-    if (cudaError_t tl_err = tl::host::check_pointer(P, tl_name, "P", 4); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_pointer(P, tl_name, "P", 4, C <= 0); tl_err != cudaSuccess) return tl_err;
     if (cudaError_t tl_err = tl::host::check_pointer(Y, tl_name, "Y", 4); tl_err != cudaSuccess) return tl_err;
     if (cudaError_t tl_err = tl::host::check_dim(C, tl_name, "C"); tl_err != cudaSuccess) return tl_err;
     const int64_t tl_grid_x = int64_t(1), tl_grid_y = int64_t(1), tl_grid_z = int64_t(1);
@@ -136,7 +136,7 @@ size_t chunked_sum_workspace_size(int32_t S, int64_t K) {
 // Program `chunked_sum`: launches partial_sums and combine on `stream`, in order.
 cudaError_t chunked_sum(const float* X, float* Y, int32_t S, int64_t K, cudaStream_t stream, void* workspace, size_t workspace_bytes) {
     constexpr const char* tl_name = "chunked_sum";
-    if (cudaError_t tl_err = tl::host::check_pointer(X, tl_name, "X", 4); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_pointer(X, tl_name, "X", 4, K <= 0); tl_err != cudaSuccess) return tl_err;
     if (cudaError_t tl_err = tl::host::check_pointer(Y, tl_name, "Y", 4); tl_err != cudaSuccess) return tl_err;
     if (cudaError_t tl_err = tl::host::check_dim(K, tl_name, "K"); tl_err != cudaSuccess) return tl_err;
     if ((S) == 0)

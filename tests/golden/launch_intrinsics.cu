@@ -72,7 +72,7 @@ namespace tlc {
 
 cudaError_t int_clauses(float* X, int32_t groups, int64_t M, int64_t N, cudaStream_t stream) {
     constexpr const char* tl_name = "int_clauses";
-    if (cudaError_t tl_err = tl::host::check_pointer(X, tl_name, "X", 4); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_pointer(X, tl_name, "X", 4, M <= 0 || N <= 0); tl_err != cudaSuccess) return tl_err;
     if (cudaError_t tl_err = tl::host::check_dim(M, tl_name, "M"); tl_err != cudaSuccess) return tl_err;
     if (cudaError_t tl_err = tl::host::check_dim(N, tl_name, "N"); tl_err != cudaSuccess) return tl_err;
     if (!(tl::min(M, N) >= 0))
@@ -93,7 +93,7 @@ cudaError_t int_clauses(float* X, int32_t groups, int64_t M, int64_t N, cudaStre
 
 cudaError_t float_clauses(float* X, float scale, double wide, __half half_, __nv_bfloat16 brain, __nv_fp8_e4m3 eight, int64_t N, cudaStream_t stream) {
     constexpr const char* tl_name = "float_clauses";
-    if (cudaError_t tl_err = tl::host::check_pointer(X, tl_name, "X", 4); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_pointer(X, tl_name, "X", 4, N <= 0); tl_err != cudaSuccess) return tl_err;
     if (cudaError_t tl_err = tl::host::check_dim(N, tl_name, "N"); tl_err != cudaSuccess) return tl_err;
     if (!(tl::exp(scale) > 0.0f))
         return tl::host::invalid_argument(std::string(tl_name) + ": requirement `exp(scale) > 0.0` does not hold" + " (" + "scale = " + std::to_string(scale) + ")");

@@ -243,8 +243,8 @@ namespace tlc {
 
 cudaError_t scale_rows(const float* X, float* Y, float alpha, int64_t M, int64_t N, cudaStream_t stream) {
     constexpr const char* tl_name = "scale_rows";
-    if (cudaError_t tl_err = tl::host::check_pointer(X, tl_name, "X", 4); tl_err != cudaSuccess) return tl_err;
-    if (cudaError_t tl_err = tl::host::check_pointer(Y, tl_name, "Y", 4); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_pointer(X, tl_name, "X", 4, M <= 0 || N <= 0); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_pointer(Y, tl_name, "Y", 4, M <= 0 || N <= 0); tl_err != cudaSuccess) return tl_err;
     if (cudaError_t tl_err = tl::host::check_dim(M, tl_name, "M"); tl_err != cudaSuccess) return tl_err;
     if (cudaError_t tl_err = tl::host::check_dim(N, tl_name, "N"); tl_err != cudaSuccess) return tl_err;
     if (!(N <= 256))
@@ -262,7 +262,7 @@ cudaError_t scale_rows(const float* X, float* Y, float alpha, int64_t M, int64_t
 // Variant 0 of kernel `fill_rows`: PERSISTENT = true.
 static cudaError_t fill_rows_variant0(float* Y, int64_t M, cudaStream_t stream) {
     constexpr const char* tl_name = "fill_rows";
-    if (cudaError_t tl_err = tl::host::check_pointer(Y, tl_name, "Y", 4); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_pointer(Y, tl_name, "Y", 4, M <= 0); tl_err != cudaSuccess) return tl_err;
     if (cudaError_t tl_err = tl::host::check_dim(M, tl_name, "M"); tl_err != cudaSuccess) return tl_err;
     const int64_t tl_grid_x = int64_t(tl::min(M, tl::host::sm_count())), tl_grid_y = int64_t(1), tl_grid_z = int64_t(1);
     if (tl_grid_x <= 0 || tl_grid_y <= 0 || tl_grid_z <= 0) return cudaSuccess;  // nothing to compute
@@ -275,7 +275,7 @@ static cudaError_t fill_rows_variant0(float* Y, int64_t M, cudaStream_t stream) 
 // Variant 1 of kernel `fill_rows`: PERSISTENT = false.
 static cudaError_t fill_rows_variant1(float* Y, int64_t M, cudaStream_t stream) {
     constexpr const char* tl_name = "fill_rows";
-    if (cudaError_t tl_err = tl::host::check_pointer(Y, tl_name, "Y", 4); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_pointer(Y, tl_name, "Y", 4, M <= 0); tl_err != cudaSuccess) return tl_err;
     if (cudaError_t tl_err = tl::host::check_dim(M, tl_name, "M"); tl_err != cudaSuccess) return tl_err;
     const int64_t tl_grid_x = int64_t(M), tl_grid_y = int64_t(1), tl_grid_z = int64_t(1);
     if (tl_grid_x <= 0 || tl_grid_y <= 0 || tl_grid_z <= 0) return cudaSuccess;  // nothing to compute
@@ -294,8 +294,8 @@ cudaError_t fill_rows(float* Y, int64_t M, cudaStream_t stream) {
 
 cudaError_t partial_sums(const float* X, float* P, int64_t M, int64_t N, int64_t B, cudaStream_t stream) {
     constexpr const char* tl_name = "partial_sums";
-    if (cudaError_t tl_err = tl::host::check_pointer(X, tl_name, "X", 4); tl_err != cudaSuccess) return tl_err;
-    if (cudaError_t tl_err = tl::host::check_pointer(P, tl_name, "P", 4); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_pointer(X, tl_name, "X", 4, M <= 0 || N <= 0); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_pointer(P, tl_name, "P", 4, B <= 0); tl_err != cudaSuccess) return tl_err;
     if (cudaError_t tl_err = tl::host::check_dim(M, tl_name, "M"); tl_err != cudaSuccess) return tl_err;
     if (cudaError_t tl_err = tl::host::check_dim(N, tl_name, "N"); tl_err != cudaSuccess) return tl_err;
     if (cudaError_t tl_err = tl::host::check_dim(B, tl_name, "B"); tl_err != cudaSuccess) return tl_err;
@@ -311,8 +311,8 @@ cudaError_t partial_sums(const float* X, float* P, int64_t M, int64_t N, int64_t
 
 cudaError_t column_totals(const float* P, float* Y, int64_t B, int64_t N, cudaStream_t stream) {
     constexpr const char* tl_name = "column_totals";
-    if (cudaError_t tl_err = tl::host::check_pointer(P, tl_name, "P", 4); tl_err != cudaSuccess) return tl_err;
-    if (cudaError_t tl_err = tl::host::check_pointer(Y, tl_name, "Y", 4); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_pointer(P, tl_name, "P", 4, B <= 0); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_pointer(Y, tl_name, "Y", 4, N <= 0); tl_err != cudaSuccess) return tl_err;
     if (cudaError_t tl_err = tl::host::check_dim(B, tl_name, "B"); tl_err != cudaSuccess) return tl_err;
     if (cudaError_t tl_err = tl::host::check_dim(N, tl_name, "N"); tl_err != cudaSuccess) return tl_err;
     const int64_t tl_grid_x = int64_t(1), tl_grid_y = int64_t(1), tl_grid_z = int64_t(1);
@@ -343,8 +343,8 @@ size_t column_sums_workspace_size(int64_t M, int64_t N) {
 // Program `column_sums`: launches partial_sums and column_totals on `stream`, in order.
 cudaError_t column_sums(const float* X, float* Y, int64_t M, int64_t N, cudaStream_t stream, void* workspace, size_t workspace_bytes) {
     constexpr const char* tl_name = "column_sums";
-    if (cudaError_t tl_err = tl::host::check_pointer(X, tl_name, "X", 4); tl_err != cudaSuccess) return tl_err;
-    if (cudaError_t tl_err = tl::host::check_pointer(Y, tl_name, "Y", 4); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_pointer(X, tl_name, "X", 4, M <= 0 || N <= 0); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_pointer(Y, tl_name, "Y", 4, N <= 0); tl_err != cudaSuccess) return tl_err;
     if (cudaError_t tl_err = tl::host::check_dim(M, tl_name, "M"); tl_err != cudaSuccess) return tl_err;
     if (cudaError_t tl_err = tl::host::check_dim(N, tl_name, "N"); tl_err != cudaSuccess) return tl_err;
     if (!(M > 0))

@@ -76,9 +76,9 @@ namespace tlc {
 
 cudaError_t unpack(const uint32_t* Packed, const float* Scale, float* Y, int64_t R, int64_t CW, int64_t CS, int64_t C, cudaStream_t stream) {
     constexpr const char* tl_name = "unpack";
-    if (cudaError_t tl_err = tl::host::check_pointer(Packed, tl_name, "Packed", 4); tl_err != cudaSuccess) return tl_err;
-    if (cudaError_t tl_err = tl::host::check_pointer(Scale, tl_name, "Scale", 4); tl_err != cudaSuccess) return tl_err;
-    if (cudaError_t tl_err = tl::host::check_pointer(Y, tl_name, "Y", 4); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_pointer(Packed, tl_name, "Packed", 4, R <= 0 || CW <= 0); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_pointer(Scale, tl_name, "Scale", 4, R <= 0 || CS <= 0); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_pointer(Y, tl_name, "Y", 4, R <= 0 || C <= 0); tl_err != cudaSuccess) return tl_err;
     if (cudaError_t tl_err = tl::host::check_dim(R, tl_name, "R"); tl_err != cudaSuccess) return tl_err;
     if (cudaError_t tl_err = tl::host::check_dim(CW, tl_name, "CW"); tl_err != cudaSuccess) return tl_err;
     if (cudaError_t tl_err = tl::host::check_dim(CS, tl_name, "CS"); tl_err != cudaSuccess) return tl_err;

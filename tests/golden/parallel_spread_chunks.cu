@@ -271,9 +271,9 @@ namespace tlc {
 
 cudaError_t scale_rows(const __nv_bfloat16* X, const float* W, __nv_bfloat16* Y, int64_t R, cudaStream_t stream) {
     constexpr const char* tl_name = "scale_rows";
-    if (cudaError_t tl_err = tl::host::check_pointer(X, tl_name, "X", 2); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_pointer(X, tl_name, "X", 2, R <= 0); tl_err != cudaSuccess) return tl_err;
     if (cudaError_t tl_err = tl::host::check_pointer(W, tl_name, "W", 4); tl_err != cudaSuccess) return tl_err;
-    if (cudaError_t tl_err = tl::host::check_pointer(Y, tl_name, "Y", 2); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_pointer(Y, tl_name, "Y", 2, R <= 0); tl_err != cudaSuccess) return tl_err;
     if (cudaError_t tl_err = tl::host::check_dim(R, tl_name, "R"); tl_err != cudaSuccess) return tl_err;
     const int64_t tl_grid_x = int64_t(tl::cdiv(R, 16)), tl_grid_y = int64_t(1), tl_grid_z = int64_t(1);
     if (tl_grid_x <= 0 || tl_grid_y <= 0 || tl_grid_z <= 0) return cudaSuccess;  // nothing to compute
@@ -292,9 +292,9 @@ cudaError_t scale_rows(const __nv_bfloat16* X, const float* W, __nv_bfloat16* Y,
 
 cudaError_t scatter(const float* X, const int32_t* Idx, float* Y, int64_t R, int64_t C, cudaStream_t stream) {
     constexpr const char* tl_name = "scatter";
-    if (cudaError_t tl_err = tl::host::check_pointer(X, tl_name, "X", 4); tl_err != cudaSuccess) return tl_err;
-    if (cudaError_t tl_err = tl::host::check_pointer(Idx, tl_name, "Idx", 4); tl_err != cudaSuccess) return tl_err;
-    if (cudaError_t tl_err = tl::host::check_pointer(Y, tl_name, "Y", 4); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_pointer(X, tl_name, "X", 4, R <= 0 || C <= 0); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_pointer(Idx, tl_name, "Idx", 4, R <= 0); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_pointer(Y, tl_name, "Y", 4, R <= 0 || C <= 0); tl_err != cudaSuccess) return tl_err;
     if (cudaError_t tl_err = tl::host::check_dim(R, tl_name, "R"); tl_err != cudaSuccess) return tl_err;
     if (cudaError_t tl_err = tl::host::check_dim(C, tl_name, "C"); tl_err != cudaSuccess) return tl_err;
     const int64_t tl_grid_x = int64_t(R), tl_grid_y = int64_t(1), tl_grid_z = int64_t(1);
@@ -307,9 +307,9 @@ cudaError_t scatter(const float* X, const int32_t* Idx, float* Y, int64_t R, int
 
 cudaError_t gather_columns(const float* X, const int32_t* Idx, float* Y, int64_t R, int64_t C, cudaStream_t stream) {
     constexpr const char* tl_name = "gather_columns";
-    if (cudaError_t tl_err = tl::host::check_pointer(X, tl_name, "X", 4); tl_err != cudaSuccess) return tl_err;
-    if (cudaError_t tl_err = tl::host::check_pointer(Idx, tl_name, "Idx", 4); tl_err != cudaSuccess) return tl_err;
-    if (cudaError_t tl_err = tl::host::check_pointer(Y, tl_name, "Y", 4); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_pointer(X, tl_name, "X", 4, R <= 0 || C <= 0); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_pointer(Idx, tl_name, "Idx", 4, C <= 0); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_pointer(Y, tl_name, "Y", 4, R <= 0 || C <= 0); tl_err != cudaSuccess) return tl_err;
     if (cudaError_t tl_err = tl::host::check_dim(R, tl_name, "R"); tl_err != cudaSuccess) return tl_err;
     if (cudaError_t tl_err = tl::host::check_dim(C, tl_name, "C"); tl_err != cudaSuccess) return tl_err;
     const int64_t tl_grid_x = int64_t(R), tl_grid_y = int64_t(1), tl_grid_z = int64_t(1);
@@ -322,7 +322,7 @@ cudaError_t gather_columns(const float* X, const int32_t* Idx, float* Y, int64_t
 
 cudaError_t in_place(__half* Z, int64_t N, cudaStream_t stream) {
     constexpr const char* tl_name = "in_place";
-    if (cudaError_t tl_err = tl::host::check_pointer(Z, tl_name, "Z", 2); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_pointer(Z, tl_name, "Z", 2, N <= 0); tl_err != cudaSuccess) return tl_err;
     if (cudaError_t tl_err = tl::host::check_dim(N, tl_name, "N"); tl_err != cudaSuccess) return tl_err;
     const int64_t tl_grid_x = int64_t(tl::cdiv(N, 1024)), tl_grid_y = int64_t(1), tl_grid_z = int64_t(1);
     if (tl_grid_x <= 0 || tl_grid_y <= 0 || tl_grid_z <= 0) return cudaSuccess;  // nothing to compute
@@ -334,7 +334,7 @@ cudaError_t in_place(__half* Z, int64_t N, cudaStream_t stream) {
 
 cudaError_t read_back(__half* Z, int64_t N, cudaStream_t stream) {
     constexpr const char* tl_name = "read_back";
-    if (cudaError_t tl_err = tl::host::check_pointer(Z, tl_name, "Z", 2); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_pointer(Z, tl_name, "Z", 2, N <= 0); tl_err != cudaSuccess) return tl_err;
     if (cudaError_t tl_err = tl::host::check_dim(N, tl_name, "N"); tl_err != cudaSuccess) return tl_err;
     const int64_t tl_grid_x = int64_t(tl::cdiv(N, 1024)), tl_grid_y = int64_t(1), tl_grid_z = int64_t(1);
     if (tl_grid_x <= 0 || tl_grid_y <= 0 || tl_grid_z <= 0) return cudaSuccess;  // nothing to compute
@@ -346,7 +346,7 @@ cudaError_t read_back(__half* Z, int64_t N, cudaStream_t stream) {
 
 cudaError_t unchunked(__half* Z, int64_t N, cudaStream_t stream) {
     constexpr const char* tl_name = "unchunked";
-    if (cudaError_t tl_err = tl::host::check_pointer(Z, tl_name, "Z", 2); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_pointer(Z, tl_name, "Z", 2, N <= 0); tl_err != cudaSuccess) return tl_err;
     if (cudaError_t tl_err = tl::host::check_dim(N, tl_name, "N"); tl_err != cudaSuccess) return tl_err;
     const int64_t tl_grid_x = int64_t(tl::cdiv(N, 1024)), tl_grid_y = int64_t(1), tl_grid_z = int64_t(1);
     if (tl_grid_x <= 0 || tl_grid_y <= 0 || tl_grid_z <= 0) return cudaSuccess;  // nothing to compute
@@ -358,8 +358,8 @@ cudaError_t unchunked(__half* Z, int64_t N, cudaStream_t stream) {
 
 cudaError_t rows_out(const float* X, float* Y, int64_t R, cudaStream_t stream) {
     constexpr const char* tl_name = "rows_out";
-    if (cudaError_t tl_err = tl::host::check_pointer(X, tl_name, "X", 4); tl_err != cudaSuccess) return tl_err;
-    if (cudaError_t tl_err = tl::host::check_pointer(Y, tl_name, "Y", 4); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_pointer(X, tl_name, "X", 4, R <= 0); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_pointer(Y, tl_name, "Y", 4, R <= 0); tl_err != cudaSuccess) return tl_err;
     if (cudaError_t tl_err = tl::host::check_dim(R, tl_name, "R"); tl_err != cudaSuccess) return tl_err;
     const int64_t tl_grid_x = int64_t(tl::cdiv(R, 4)), tl_grid_y = int64_t(1), tl_grid_z = int64_t(1);
     if (tl_grid_x <= 0 || tl_grid_y <= 0 || tl_grid_z <= 0) return cudaSuccess;  // nothing to compute

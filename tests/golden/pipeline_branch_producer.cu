@@ -142,9 +142,9 @@ namespace tlc {
 
 cudaError_t branch_producer(const __half* X, const int32_t* Tbl, __half* Y, const __half* W, int64_t P, int64_t R, cudaStream_t stream) {
     constexpr const char* tl_name = "branch_producer";
-    if (cudaError_t tl_err = tl::host::check_pointer(X, tl_name, "X", 2); tl_err != cudaSuccess) return tl_err;
-    if (cudaError_t tl_err = tl::host::check_pointer(Tbl, tl_name, "Tbl", 4); tl_err != cudaSuccess) return tl_err;
-    if (cudaError_t tl_err = tl::host::check_pointer(Y, tl_name, "Y", 2); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_pointer(X, tl_name, "X", 2, P <= 0); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_pointer(Tbl, tl_name, "Tbl", 4, R <= 0); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_pointer(Y, tl_name, "Y", 2, R <= 0); tl_err != cudaSuccess) return tl_err;
     if (cudaError_t tl_err = tl::host::check_pointer(W, tl_name, "W", 2); tl_err != cudaSuccess) return tl_err;
     if (cudaError_t tl_err = tl::host::check_dim(P, tl_name, "P"); tl_err != cudaSuccess) return tl_err;
     if (cudaError_t tl_err = tl::host::check_dim(R, tl_name, "R"); tl_err != cudaSuccess) return tl_err;

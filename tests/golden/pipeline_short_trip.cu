@@ -175,8 +175,8 @@ namespace tlc {
 
 cudaError_t short_trip(const float* A, float* Y, int64_t M, cudaStream_t stream) {
     constexpr const char* tl_name = "short_trip";
-    if (cudaError_t tl_err = tl::host::check_pointer(A, tl_name, "A", 4); tl_err != cudaSuccess) return tl_err;
-    if (cudaError_t tl_err = tl::host::check_pointer(Y, tl_name, "Y", 4); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_pointer(A, tl_name, "A", 4, M <= 0); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_pointer(Y, tl_name, "Y", 4, M <= 0); tl_err != cudaSuccess) return tl_err;
     if (cudaError_t tl_err = tl::host::check_dim(M, tl_name, "M"); tl_err != cudaSuccess) return tl_err;
     const int64_t tl_grid_x = int64_t(tl::cdiv(M, 32)), tl_grid_y = int64_t(1), tl_grid_z = int64_t(1);
     if (tl_grid_x <= 0 || tl_grid_y <= 0 || tl_grid_z <= 0) return cudaSuccess;  // nothing to compute

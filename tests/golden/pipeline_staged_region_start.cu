@@ -68,9 +68,9 @@ namespace tlc {
 
 cudaError_t gather_rows(const float* Table, const int32_t* Ids, float* Out, int64_t V, int64_t N, cudaStream_t stream) {
     constexpr const char* tl_name = "gather_rows";
-    if (cudaError_t tl_err = tl::host::check_pointer(Table, tl_name, "Table", 4); tl_err != cudaSuccess) return tl_err;
-    if (cudaError_t tl_err = tl::host::check_pointer(Ids, tl_name, "Ids", 4); tl_err != cudaSuccess) return tl_err;
-    if (cudaError_t tl_err = tl::host::check_pointer(Out, tl_name, "Out", 4); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_pointer(Table, tl_name, "Table", 4, V <= 0); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_pointer(Ids, tl_name, "Ids", 4, N <= 0); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_pointer(Out, tl_name, "Out", 4, N <= 0); tl_err != cudaSuccess) return tl_err;
     if (cudaError_t tl_err = tl::host::check_dim(V, tl_name, "V"); tl_err != cudaSuccess) return tl_err;
     if (cudaError_t tl_err = tl::host::check_dim(N, tl_name, "N"); tl_err != cudaSuccess) return tl_err;
     const int64_t tl_grid_x = int64_t(1), tl_grid_y = int64_t(1), tl_grid_z = int64_t(1);

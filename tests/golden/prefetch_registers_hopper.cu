@@ -451,11 +451,11 @@ namespace tlc {
 
 cudaError_t block_scaled(const __nv_fp8_e4m3* A, const float* As, const __nv_fp8_e4m3* B, const float* Bs, __nv_bfloat16* C, int64_t M, int64_t K, int64_t KG, int64_t N, int64_t NB, cudaStream_t stream) {
     constexpr const char* tl_name = "block_scaled";
-    if (cudaError_t tl_err = tl::host::check_pointer(A, tl_name, "A", 1); tl_err != cudaSuccess) return tl_err;
-    if (cudaError_t tl_err = tl::host::check_pointer(As, tl_name, "As", 4); tl_err != cudaSuccess) return tl_err;
-    if (cudaError_t tl_err = tl::host::check_pointer(B, tl_name, "B", 1); tl_err != cudaSuccess) return tl_err;
-    if (cudaError_t tl_err = tl::host::check_pointer(Bs, tl_name, "Bs", 4); tl_err != cudaSuccess) return tl_err;
-    if (cudaError_t tl_err = tl::host::check_pointer(C, tl_name, "C", 2); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_pointer(A, tl_name, "A", 1, M <= 0 || K <= 0); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_pointer(As, tl_name, "As", 4, M <= 0 || KG <= 0); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_pointer(B, tl_name, "B", 1, N <= 0 || K <= 0); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_pointer(Bs, tl_name, "Bs", 4, NB <= 0 || KG <= 0); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_pointer(C, tl_name, "C", 2, M <= 0 || N <= 0); tl_err != cudaSuccess) return tl_err;
     if (cudaError_t tl_err = tl::host::check_dim(M, tl_name, "M"); tl_err != cudaSuccess) return tl_err;
     if (cudaError_t tl_err = tl::host::check_dim(K, tl_name, "K"); tl_err != cudaSuccess) return tl_err;
     if (cudaError_t tl_err = tl::host::check_dim(KG, tl_name, "KG"); tl_err != cudaSuccess) return tl_err;

@@ -172,8 +172,8 @@ namespace tlc {
 
 cudaError_t scale(const float* X, float* T, float alpha, int64_t N, cudaStream_t stream) {
     constexpr const char* tl_name = "scale";
-    if (cudaError_t tl_err = tl::host::check_pointer(X, tl_name, "X", 4); tl_err != cudaSuccess) return tl_err;
-    if (cudaError_t tl_err = tl::host::check_pointer(T, tl_name, "T", 4); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_pointer(X, tl_name, "X", 4, N <= 0); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_pointer(T, tl_name, "T", 4, N <= 0); tl_err != cudaSuccess) return tl_err;
     if (cudaError_t tl_err = tl::host::check_dim(N, tl_name, "N"); tl_err != cudaSuccess) return tl_err;
     const int64_t tl_grid_x = int64_t(tl::cdiv(N, 256)), tl_grid_y = int64_t(1), tl_grid_z = int64_t(1);
     if (tl_grid_x <= 0 || tl_grid_y <= 0 || tl_grid_z <= 0) return cudaSuccess;  // nothing to compute
@@ -186,8 +186,8 @@ cudaError_t scale(const float* X, float* T, float alpha, int64_t N, cudaStream_t
 // Kernel `twice_scale` as program `twice` launches it.
 static cudaError_t twice_scale(const float* X, float* T, float alpha, int64_t N, cudaStream_t stream) {
     constexpr const char* tl_name = "twice_scale";
-    if (cudaError_t tl_err = tl::host::check_pointer(X, tl_name, "X", 4); tl_err != cudaSuccess) return tl_err;
-    if (cudaError_t tl_err = tl::host::check_pointer(T, tl_name, "T", 4); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_pointer(X, tl_name, "X", 4, N <= 0); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_pointer(T, tl_name, "T", 4, N <= 0); tl_err != cudaSuccess) return tl_err;
     if (cudaError_t tl_err = tl::host::check_dim(N, tl_name, "N"); tl_err != cudaSuccess) return tl_err;
     const int64_t tl_grid_x = int64_t(tl::cdiv(N, 512)), tl_grid_y = int64_t(1), tl_grid_z = int64_t(1);
     if (tl_grid_x <= 0 || tl_grid_y <= 0 || tl_grid_z <= 0) return cudaSuccess;  // nothing to compute
@@ -200,8 +200,8 @@ static cudaError_t twice_scale(const float* X, float* T, float alpha, int64_t N,
 // Kernel `twice_scale_2` as program `twice` launches it.
 static cudaError_t twice_scale_2(const float* X, float* T, float alpha, int64_t N, cudaStream_t stream) {
     constexpr const char* tl_name = "twice_scale_2";
-    if (cudaError_t tl_err = tl::host::check_pointer(X, tl_name, "X", 4); tl_err != cudaSuccess) return tl_err;
-    if (cudaError_t tl_err = tl::host::check_pointer(T, tl_name, "T", 4); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_pointer(X, tl_name, "X", 4, N <= 0); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_pointer(T, tl_name, "T", 4, N <= 0); tl_err != cudaSuccess) return tl_err;
     if (cudaError_t tl_err = tl::host::check_dim(N, tl_name, "N"); tl_err != cudaSuccess) return tl_err;
     const int64_t tl_grid_x = int64_t(tl::cdiv(N, 1024)), tl_grid_y = int64_t(1), tl_grid_z = int64_t(1);
     if (tl_grid_x <= 0 || tl_grid_y <= 0 || tl_grid_z <= 0) return cudaSuccess;  // nothing to compute
@@ -229,8 +229,8 @@ size_t twice_workspace_size(float alpha, int64_t N) {
 // Program `twice`: launches twice_scale, twice_scale_2, twice_scale and scale on `stream`, in order.
 cudaError_t twice(const float* X, float* Y, float alpha, int64_t N, cudaStream_t stream, void* workspace, size_t workspace_bytes) {
     constexpr const char* tl_name = "twice";
-    if (cudaError_t tl_err = tl::host::check_pointer(X, tl_name, "X", 4); tl_err != cudaSuccess) return tl_err;
-    if (cudaError_t tl_err = tl::host::check_pointer(Y, tl_name, "Y", 4); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_pointer(X, tl_name, "X", 4, N <= 0); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_pointer(Y, tl_name, "Y", 4, N <= 0); tl_err != cudaSuccess) return tl_err;
     if (cudaError_t tl_err = tl::host::check_dim(N, tl_name, "N"); tl_err != cudaSuccess) return tl_err;
     size_t tl_offsets[1];
     const int64_t tl_bytes = twice_workspace_layout(alpha, N, tl_offsets);

@@ -124,8 +124,8 @@ namespace tlc {
 
 cudaError_t pad_scale(const float* X, float* T, float alpha, int64_t N, int64_t P, cudaStream_t stream) {
     constexpr const char* tl_name = "pad_scale";
-    if (cudaError_t tl_err = tl::host::check_pointer(X, tl_name, "X", 4); tl_err != cudaSuccess) return tl_err;
-    if (cudaError_t tl_err = tl::host::check_pointer(T, tl_name, "T", 4); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_pointer(X, tl_name, "X", 4, N <= 0); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_pointer(T, tl_name, "T", 4, P <= 0); tl_err != cudaSuccess) return tl_err;
     if (cudaError_t tl_err = tl::host::check_dim(N, tl_name, "N"); tl_err != cudaSuccess) return tl_err;
     if (cudaError_t tl_err = tl::host::check_dim(P, tl_name, "P"); tl_err != cudaSuccess) return tl_err;
     if (!(P >= N))
@@ -140,8 +140,8 @@ cudaError_t pad_scale(const float* X, float* T, float alpha, int64_t N, int64_t 
 
 cudaError_t shift(const float* T, float* Y, float beta, int64_t P, int64_t N, cudaStream_t stream) {
     constexpr const char* tl_name = "shift";
-    if (cudaError_t tl_err = tl::host::check_pointer(T, tl_name, "T", 4); tl_err != cudaSuccess) return tl_err;
-    if (cudaError_t tl_err = tl::host::check_pointer(Y, tl_name, "Y", 4); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_pointer(T, tl_name, "T", 4, P <= 0); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_pointer(Y, tl_name, "Y", 4, N <= 0); tl_err != cudaSuccess) return tl_err;
     if (cudaError_t tl_err = tl::host::check_dim(P, tl_name, "P"); tl_err != cudaSuccess) return tl_err;
     if (cudaError_t tl_err = tl::host::check_dim(N, tl_name, "N"); tl_err != cudaSuccess) return tl_err;
     if (!(P >= N))
@@ -157,8 +157,8 @@ cudaError_t shift(const float* T, float* Y, float beta, int64_t P, int64_t N, cu
 // Kernel `scale_shift_pad_scale` as program `scale_shift` launches it.
 static cudaError_t scale_shift_pad_scale(const float* X, float* T, float alpha, int64_t N, int64_t P, cudaStream_t stream) {
     constexpr const char* tl_name = "scale_shift_pad_scale";
-    if (cudaError_t tl_err = tl::host::check_pointer(X, tl_name, "X", 4); tl_err != cudaSuccess) return tl_err;
-    if (cudaError_t tl_err = tl::host::check_pointer(T, tl_name, "T", 4); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_pointer(X, tl_name, "X", 4, N <= 0); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_pointer(T, tl_name, "T", 4, P <= 0); tl_err != cudaSuccess) return tl_err;
     if (cudaError_t tl_err = tl::host::check_dim(N, tl_name, "N"); tl_err != cudaSuccess) return tl_err;
     if (cudaError_t tl_err = tl::host::check_dim(P, tl_name, "P"); tl_err != cudaSuccess) return tl_err;
     if (!(P >= N))
@@ -190,8 +190,8 @@ size_t scale_shift_workspace_size(float alpha, float beta, int64_t N) {
 // Program `scale_shift`: launches scale_shift_pad_scale and shift on `stream`, in order.
 cudaError_t scale_shift(const float* X, float* Y, float alpha, float beta, int64_t N, cudaStream_t stream, void* workspace, size_t workspace_bytes) {
     constexpr const char* tl_name = "scale_shift";
-    if (cudaError_t tl_err = tl::host::check_pointer(X, tl_name, "X", 4); tl_err != cudaSuccess) return tl_err;
-    if (cudaError_t tl_err = tl::host::check_pointer(Y, tl_name, "Y", 4); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_pointer(X, tl_name, "X", 4, N <= 0); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_pointer(Y, tl_name, "Y", 4, N <= 0); tl_err != cudaSuccess) return tl_err;
     if (cudaError_t tl_err = tl::host::check_dim(N, tl_name, "N"); tl_err != cudaSuccess) return tl_err;
     if (!(N > 0))
         return tl::host::invalid_argument(std::string(tl_name) + ": requirement `N > 0` does not hold" + " (" + "N = " + std::to_string(N) + ")");

@@ -115,9 +115,9 @@ namespace tlc {
 
 cudaError_t column_sums_rowmax(const float* X, float* Y, float* Z, int64_t R, int64_t C, cudaStream_t stream) {
     constexpr const char* tl_name = "column_sums_rowmax";
-    if (cudaError_t tl_err = tl::host::check_pointer(X, tl_name, "X", 4); tl_err != cudaSuccess) return tl_err;
-    if (cudaError_t tl_err = tl::host::check_pointer(Y, tl_name, "Y", 4); tl_err != cudaSuccess) return tl_err;
-    if (cudaError_t tl_err = tl::host::check_pointer(Z, tl_name, "Z", 4); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_pointer(X, tl_name, "X", 4, R <= 0 || C <= 0); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_pointer(Y, tl_name, "Y", 4, C <= 0); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_pointer(Z, tl_name, "Z", 4, R <= 0); tl_err != cudaSuccess) return tl_err;
     if (cudaError_t tl_err = tl::host::check_dim(R, tl_name, "R"); tl_err != cudaSuccess) return tl_err;
     if (cudaError_t tl_err = tl::host::check_dim(C, tl_name, "C"); tl_err != cudaSuccess) return tl_err;
     const int64_t tl_grid_x = int64_t(1), tl_grid_y = int64_t(1), tl_grid_z = int64_t(1);

@@ -345,10 +345,10 @@ namespace tlc {
 
 cudaError_t once_operand(const __half* A, const __half* B, const __half* W, __half* O, int64_t M, int64_t N, cudaStream_t stream) {
     constexpr const char* tl_name = "once_operand";
-    if (cudaError_t tl_err = tl::host::check_pointer(A, tl_name, "A", 2); tl_err != cudaSuccess) return tl_err;
-    if (cudaError_t tl_err = tl::host::check_pointer(B, tl_name, "B", 2); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_pointer(A, tl_name, "A", 2, M <= 0); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_pointer(B, tl_name, "B", 2, N <= 0); tl_err != cudaSuccess) return tl_err;
     if (cudaError_t tl_err = tl::host::check_pointer(W, tl_name, "W", 2); tl_err != cudaSuccess) return tl_err;
-    if (cudaError_t tl_err = tl::host::check_pointer(O, tl_name, "O", 2); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_pointer(O, tl_name, "O", 2, M <= 0); tl_err != cudaSuccess) return tl_err;
     if (cudaError_t tl_err = tl::host::check_dim(M, tl_name, "M"); tl_err != cudaSuccess) return tl_err;
     if (cudaError_t tl_err = tl::host::check_dim(N, tl_name, "N"); tl_err != cudaSuccess) return tl_err;
     const int64_t tl_grid_x = int64_t(tl::cdiv(M, 128)), tl_grid_y = int64_t(1), tl_grid_z = int64_t(1);

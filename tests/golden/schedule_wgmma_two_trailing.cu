@@ -544,12 +544,12 @@ namespace tlc {
 
 cudaError_t two_trailing(const __half* Q, const __half* K, const __half* V, const __half* V2, __half* O, __half* O2, int64_t M, int64_t N, cudaStream_t stream) {
     constexpr const char* tl_name = "two_trailing";
-    if (cudaError_t tl_err = tl::host::check_pointer(Q, tl_name, "Q", 2); tl_err != cudaSuccess) return tl_err;
-    if (cudaError_t tl_err = tl::host::check_pointer(K, tl_name, "K", 2); tl_err != cudaSuccess) return tl_err;
-    if (cudaError_t tl_err = tl::host::check_pointer(V, tl_name, "V", 2); tl_err != cudaSuccess) return tl_err;
-    if (cudaError_t tl_err = tl::host::check_pointer(V2, tl_name, "V2", 2); tl_err != cudaSuccess) return tl_err;
-    if (cudaError_t tl_err = tl::host::check_pointer(O, tl_name, "O", 2); tl_err != cudaSuccess) return tl_err;
-    if (cudaError_t tl_err = tl::host::check_pointer(O2, tl_name, "O2", 2); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_pointer(Q, tl_name, "Q", 2, M <= 0); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_pointer(K, tl_name, "K", 2, N <= 0); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_pointer(V, tl_name, "V", 2, N <= 0); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_pointer(V2, tl_name, "V2", 2, N <= 0); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_pointer(O, tl_name, "O", 2, M <= 0); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_pointer(O2, tl_name, "O2", 2, M <= 0); tl_err != cudaSuccess) return tl_err;
     if (cudaError_t tl_err = tl::host::check_dim(M, tl_name, "M"); tl_err != cudaSuccess) return tl_err;
     if (cudaError_t tl_err = tl::host::check_dim(N, tl_name, "N"); tl_err != cudaSuccess) return tl_err;
     const int64_t tl_grid_x = int64_t(tl::cdiv(M, 128)), tl_grid_y = int64_t(1), tl_grid_z = int64_t(1);

@@ -156,9 +156,9 @@ namespace tlc {
 
 cudaError_t head_sums(const float* X, float* Y, float* Z, int64_t B, int64_t H, int64_t S, cudaStream_t stream) {
     constexpr const char* tl_name = "head_sums";
-    if (cudaError_t tl_err = tl::host::check_pointer(X, tl_name, "X", 4); tl_err != cudaSuccess) return tl_err;
-    if (cudaError_t tl_err = tl::host::check_pointer(Y, tl_name, "Y", 4); tl_err != cudaSuccess) return tl_err;
-    if (cudaError_t tl_err = tl::host::check_pointer(Z, tl_name, "Z", 4); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_pointer(X, tl_name, "X", 4, B <= 0 || H <= 0 || S <= 0); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_pointer(Y, tl_name, "Y", 4, B <= 0 || H <= 0 || S <= 0); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_pointer(Z, tl_name, "Z", 4, B <= 0 || H <= 0); tl_err != cudaSuccess) return tl_err;
     if (cudaError_t tl_err = tl::host::check_dim(B, tl_name, "B"); tl_err != cudaSuccess) return tl_err;
     if (cudaError_t tl_err = tl::host::check_dim(H, tl_name, "H"); tl_err != cudaSuccess) return tl_err;
     if (cudaError_t tl_err = tl::host::check_dim(S, tl_name, "S"); tl_err != cudaSuccess) return tl_err;

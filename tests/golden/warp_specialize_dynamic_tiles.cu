@@ -699,9 +699,9 @@ namespace tlc {
 
 cudaError_t trmm(const __half* A, const __half* B, __half* C, int64_t M, int64_t N, cudaStream_t stream) {
     constexpr const char* tl_name = "trmm";
-    if (cudaError_t tl_err = tl::host::check_pointer(A, tl_name, "A", 2); tl_err != cudaSuccess) return tl_err;
-    if (cudaError_t tl_err = tl::host::check_pointer(B, tl_name, "B", 2); tl_err != cudaSuccess) return tl_err;
-    if (cudaError_t tl_err = tl::host::check_pointer(C, tl_name, "C", 2); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_pointer(A, tl_name, "A", 2, M <= 0 || M <= 0); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_pointer(B, tl_name, "B", 2, M <= 0 || N <= 0); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_pointer(C, tl_name, "C", 2, M <= 0 || N <= 0); tl_err != cudaSuccess) return tl_err;
     if (cudaError_t tl_err = tl::host::check_dim(M, tl_name, "M"); tl_err != cudaSuccess) return tl_err;
     if (cudaError_t tl_err = tl::host::check_dim(N, tl_name, "N"); tl_err != cudaSuccess) return tl_err;
     const int64_t tl_grid_x = int64_t(tl::cdiv(N, 128)), tl_grid_y = int64_t(tl::cdiv(M, 128)), tl_grid_z = int64_t(1);
@@ -755,9 +755,9 @@ cudaError_t trmm(const __half* A, const __half* B, __half* C, int64_t M, int64_t
 
 cudaError_t trmm_static(const __half* A, const __half* B, __half* C, int64_t M, int64_t N, cudaStream_t stream) {
     constexpr const char* tl_name = "trmm_static";
-    if (cudaError_t tl_err = tl::host::check_pointer(A, tl_name, "A", 2); tl_err != cudaSuccess) return tl_err;
-    if (cudaError_t tl_err = tl::host::check_pointer(B, tl_name, "B", 2); tl_err != cudaSuccess) return tl_err;
-    if (cudaError_t tl_err = tl::host::check_pointer(C, tl_name, "C", 2); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_pointer(A, tl_name, "A", 2, M <= 0 || M <= 0); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_pointer(B, tl_name, "B", 2, M <= 0 || N <= 0); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_pointer(C, tl_name, "C", 2, M <= 0 || N <= 0); tl_err != cudaSuccess) return tl_err;
     if (cudaError_t tl_err = tl::host::check_dim(M, tl_name, "M"); tl_err != cudaSuccess) return tl_err;
     if (cudaError_t tl_err = tl::host::check_dim(N, tl_name, "N"); tl_err != cudaSuccess) return tl_err;
     const int64_t tl_grid_x = int64_t(tl::cdiv(N, 128)), tl_grid_y = int64_t(tl::cdiv(M, 128)), tl_grid_z = int64_t(1);

@@ -107,8 +107,8 @@ namespace tlc {
 
 cudaError_t reload(const __half* A, float* C, int64_t M, int64_t K, cudaStream_t stream) {
     constexpr const char* tl_name = "reload";
-    if (cudaError_t tl_err = tl::host::check_pointer(A, tl_name, "A", 2); tl_err != cudaSuccess) return tl_err;
-    if (cudaError_t tl_err = tl::host::check_pointer(C, tl_name, "C", 4); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_pointer(A, tl_name, "A", 2, M <= 0 || K <= 0); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_pointer(C, tl_name, "C", 4, M <= 0); tl_err != cudaSuccess) return tl_err;
     if (cudaError_t tl_err = tl::host::check_dim(M, tl_name, "M"); tl_err != cudaSuccess) return tl_err;
     if (cudaError_t tl_err = tl::host::check_dim(K, tl_name, "K"); tl_err != cudaSuccess) return tl_err;
     const int64_t tl_grid_x = int64_t(tl::cdiv(M, 64)), tl_grid_y = int64_t(1), tl_grid_z = int64_t(1);

@@ -425,11 +425,11 @@ namespace tlc {
 
 cudaError_t rowmax(const __half* A, const __half* B, const float* Bias, float* C, float* R, int64_t M, int64_t K, int64_t N, int64_t NB, cudaStream_t stream) {
     constexpr const char* tl_name = "rowmax";
-    if (cudaError_t tl_err = tl::host::check_pointer(A, tl_name, "A", 2); tl_err != cudaSuccess) return tl_err;
-    if (cudaError_t tl_err = tl::host::check_pointer(B, tl_name, "B", 2); tl_err != cudaSuccess) return tl_err;
-    if (cudaError_t tl_err = tl::host::check_pointer(Bias, tl_name, "Bias", 4); tl_err != cudaSuccess) return tl_err;
-    if (cudaError_t tl_err = tl::host::check_pointer(C, tl_name, "C", 4); tl_err != cudaSuccess) return tl_err;
-    if (cudaError_t tl_err = tl::host::check_pointer(R, tl_name, "R", 4); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_pointer(A, tl_name, "A", 2, M <= 0 || K <= 0); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_pointer(B, tl_name, "B", 2, N <= 0 || K <= 0); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_pointer(Bias, tl_name, "Bias", 4, N <= 0); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_pointer(C, tl_name, "C", 4, M <= 0 || N <= 0); tl_err != cudaSuccess) return tl_err;
+    if (cudaError_t tl_err = tl::host::check_pointer(R, tl_name, "R", 4, NB <= 0 || M <= 0); tl_err != cudaSuccess) return tl_err;
     if (cudaError_t tl_err = tl::host::check_dim(M, tl_name, "M"); tl_err != cudaSuccess) return tl_err;
     if (cudaError_t tl_err = tl::host::check_dim(K, tl_name, "K"); tl_err != cudaSuccess) return tl_err;
     if (cudaError_t tl_err = tl::host::check_dim(N, tl_name, "N"); tl_err != cudaSuccess) return tl_err;

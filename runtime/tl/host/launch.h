@@ -23,7 +23,10 @@ inline cudaError_t invalid_argument(const std::string& message) {
     return cudaErrorInvalidValue;
 }
 
-inline cudaError_t check_pointer(const void* p, const char* kernel, const char* name, size_t element_bytes) {
+// A tensor argument's pointer: null only for a tensor without elements (`empty`; PyTorch's
+// data_ptr() of an empty tensor is null), else aligned to its element size.
+inline cudaError_t check_pointer(const void* p, const char* kernel, const char* name, size_t element_bytes, bool empty = false) {
+    if (p == nullptr && empty) return cudaSuccess;
     if (p == nullptr) return invalid_argument(std::string(kernel) + ": `" + name + "` is a null pointer");
     if (reinterpret_cast<uintptr_t>(p) % element_bytes != 0)
         return invalid_argument(std::string(kernel) + ": `" + name + "` is not aligned to its element size (" +
