@@ -4,7 +4,7 @@ at small shapes that are not tile multiples, on random inputs (fixed seed), and 
 must match a float64 reference computed here within a tolerance for its dtype. Each case runs on
 the IR after sema and on the scheduled program (`--stop-after verify-mbarriers --arch sm_80`;
 the gemm kernels also for sm_90a); tests/interpreter/dtypes.tl checks every element encoding
-exactly, tests/interpreter/variants.tl that a kernel with variants runs the one its `when`
+exactly (and integer atomics and gemms without rounding), tests/interpreter/variants.tl that a kernel with variants runs the one its `when`
 chooses, tests/interpreter/sm_count.tl that `--sm-count` sets the builtin `sm_count`, and
 tests/interpreter/program_if.tl that a program launches what its `if`s select, and
 tests/interpreter/fill_edge.tl that a fill past a tensor's end skips what lies outside, and
@@ -265,6 +265,16 @@ def encoding_cases(rng):
                       {"M": [1.0 if v > 0 else 0.0 for v in x], "B": [v != 0 for v in x],
                        "Q": [max(-128, min(127, math.trunc(4 * v))) for v in x]},
                       tol={"M": (0.0, 0.0), "B": (0.0, 0.0), "Q": (0.0, 0.0)}))
+    # Integer atomics and gemms exactly: 2^24 + 1 (f32 would keep 2^24); i8 sums past 2^24 (K = 2048
+    # products of 100..127).
+    cases.append(Case(file, "bump", {"H": ("i32", (1,), [2 ** 24])}, {"H": [2 ** 24 + 1]},
+                      variants=[AFTER_SEMA], tol={"H": (0.0, 0.0)}))
+    k = 2048
+    a = [rng.randrange(100, 128) for _ in range(16 * k)]
+    b = [rng.randrange(100, 128) for _ in range(k * 16)]
+    c = [sum(a[i * k + p] * b[p * 16 + j] for p in range(k)) for i in range(16) for j in range(16)]
+    cases.append(Case(file, "igemm", {"A": ("i8", (16, k), a), "B": ("i8", (k, 16), b), "C": ("i32", (16, 16), [0] * 256)},
+                      {"C": c}, tol={"C": (0.0, 0.0)}))
     return cases
 
 

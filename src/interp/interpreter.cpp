@@ -296,9 +296,10 @@ private:
         return 0;
     }
 
-    // Narrow floats compute in f32 and round (the runtime's convention), f32 in float, f64 in double.
+    // Narrow floats compute in f32 and round (the runtime's convention), f32 in float, f64 in double;
+    // integers exactly, then wrap.
     static double in_precision(Dtype t, double v) {
-        if (t == Dtype::F64) return v;
+        if (t == Dtype::F64 || !is_float(t)) return round_to_dtype(t, v);
         return round_to_dtype(t, static_cast<double>(static_cast<float>(v)));
     }
 
@@ -694,16 +695,25 @@ private:
         RegionView a = view(g.a, lane), b = view(g.b, lane), c = view(g.c, lane);
         int64_t m = c.limits[0], n = c.limits[1];  // past bounded extents of M and N no result exists
         int64_t k = g.transpose_a ? a.tile[0] : a.tile[1];
+        // The accumulator's own arithmetic, in k order: f32 for the float dtypes up to f32 (products of
+        // f16/bf16 values are exact in f32), f64 in double, integers exactly (wrapped when written).
+        const Dtype acc_dtype = g.c.buffer->dtype;
+        auto accumulate = [&](auto acc, int64_t i, int64_t j) {
+            using Acc = decltype(acc);
+            for (int64_t p = 0; p < k; ++p) {
+                double x = read(*g.a.buffer, a.at(g.transpose_a ? Index{p, i} : Index{i, p}), lane, g.range);
+                double y = read(*g.b.buffer, b.at(g.transpose_b ? Index{j, p} : Index{p, j}), lane, g.range);
+                acc += static_cast<Acc>(x) * static_cast<Acc>(y);
+            }
+            return static_cast<double>(acc);
+        };
         for (int64_t i = 0; i < m; ++i)
             for (int64_t j = 0; j < n; ++j) {
-                // f32 accumulation in k order; products of f16/bf16 values are exact in f32.
-                float acc = g.clear ? 0.0f : static_cast<float>(read(*g.c.buffer, c.at({i, j}), lane, g.range));
-                for (int64_t p = 0; p < k; ++p) {
-                    double x = read(*g.a.buffer, a.at(g.transpose_a ? Index{p, i} : Index{i, p}), lane, g.range);
-                    double y = read(*g.b.buffer, b.at(g.transpose_b ? Index{j, p} : Index{p, j}), lane, g.range);
-                    acc += static_cast<float>(x) * static_cast<float>(y);
-                }
-                write(*g.c.buffer, c.at({i, j}), acc, {lane}, g.range);
+                double start = g.clear ? 0.0 : read(*g.c.buffer, c.at({i, j}), lane, g.range);
+                double sum = acc_dtype == Dtype::F64 ? accumulate(start, i, j)
+                             : !is_float(acc_dtype)  ? accumulate(static_cast<int64_t>(start), i, j)
+                                                     : accumulate(static_cast<float>(start), i, j);
+                write(*g.c.buffer, c.at({i, j}), sum, {lane}, g.range);
             }
     }
 
