@@ -312,10 +312,11 @@ def main():
     expect("unknown --stop-after", r, 2, stderr_has=("no-such-pass", "valid passes:", "sema"))
     passes = re.search(r"valid passes: ([a-z, -]+)", r.stderr)
     listed = passes.group(1).strip().split(", ") if passes else []
-    res.check("the usage error lists stage-fragment-reads, the first scheduler pass (right after sema), then warp-specialize",
-              listed[:3] == ["sema", "stage-fragment-reads", "warp-specialize"] and
+    res.check("the usage error lists stage-fragment-reads, the first scheduler pass (right after sema), then "
+              "reduce-through-fragments and warp-specialize",
+              listed[:4] == ["sema", "stage-fragment-reads", "reduce-through-fragments", "warp-specialize"] and
               {"pipeline-loops", "insert-barriers", "verify-barriers"} <= set(listed), r.stderr)
-    expect("--help lists the passes", tlc("--help"), 0, stdout_has=("sema|stage-fragment-reads|warp-specialize|",))
+    expect("--help lists the passes", tlc("--help"), 0, stdout_has=("sema|stage-fragment-reads|reduce-through-fragments|warp-specialize|",))
     # warp-specialize on a gemm it rewrites; --disable switches it off like the kernel attributes.
     write("gemm.tl", GEMM)
     r = tlc("gemm.tl", "--stop-after=warp-specialize")

@@ -6,6 +6,7 @@
 #include "schedule/infer_layouts.h"
 #include "schedule/order_blocks.h"
 #include "schedule/sink_gemms.h"
+#include "schedule/reduce_through_fragments.h"
 #include "schedule/stage_fragment_reads.h"
 #include "schedule/pipeline_loops.h"
 #include "schedule/plan_shared_memory.h"
@@ -96,6 +97,10 @@ const std::vector<Pass>& passes() {
     static const std::vector<Pass> list = {
         {"stage-fragment-reads", [](ir::Kernel& k, const ScheduleOptions& options, DiagnosticEngine& diags) {
              stage_fragment_reads(k, options.shared_memory_limit, diags);
+             return true;
+         }},
+        {"reduce-through-fragments", [](ir::Kernel& k, const ScheduleOptions&, DiagnosticEngine&) {
+             reduce_through_fragments(k);
              return true;
          }},
         {"warp-specialize", [](ir::Kernel& k, const ScheduleOptions& options, DiagnosticEngine& diags) {

@@ -11,7 +11,7 @@
 // cluster_gemm_2x2(A, B, C, M, K, N), cluster_gemm_1x4(A, B, C, K, M, N),
 // narrow_swizzle_stages(A, B, C, M, K, N), partial_wait(A, B, C, M, K, N), heads_store(A, W, O, B, M, K, N, H),
 // bias_residual_epilogue(A, B, Bias, R, C, M, K, N), histogram(X, Counts, N, NB), scatter_add(X, Idx, Wts, Y, R, D, M),
-// shared_tile_reductions(X, Cmin, Rsum, M, N, B),
+// shared_tile_reductions(X, Cmin, Rsum, M, N, B), fragment_to_shared_reductions(X, Csum, Cmax, M, N, B),
 // row_cumsum_carry(X, Y, M, N), top_half_gemm(A, B, C, M, K, N, H).
 #include "regressions.h"
 #include "harness.h"
@@ -377,6 +377,29 @@ th::Outcome check_shared_tile_reductions(int64_t M, int64_t N, uint64_t seed) {
     return th::numeric(err, 1e-5, X.guards_intact() && Cmin.guards_intact() && Rsum.guards_intact());
 }
 
+// fragment_to_shared_reductions: Csum = the column sums of X (rows past M are 0), Cmax[b, c] =
+// max(-0.5, the maximum of column b * 512 + c, 0 for a column past N or a row past M, which the pad reads).
+th::Outcome check_fragment_to_shared_reductions(int64_t M, int64_t N, uint64_t seed) {
+    const auto x = th::random_vector<float>(th::numel({M, N}), seed);
+    const int64_t B = (N + 511) / 512;
+    th::DeviceBuffer<float> X(x), Csum(static_cast<size_t>(N)), Cmax(th::numel({B, 512}));
+    Csum.poison();
+    Cmax.poison();
+    th::check_launch(tlc::fragment_to_shared_reductions(X.get(), Csum.get(), Cmax.get(), M, N, B), "fragment_to_shared_reductions");
+    std::vector<double> want_sum(static_cast<size_t>(N), 0.0), want_max(th::numel({B, 512}), -0.5);
+    for (int64_t c = 0; c < B * 512; ++c) {
+        double m = -0.5;
+        for (int64_t r = 0; r < 16; ++r) {
+            const double v = r < M && c < N ? double(x[size_t(r * N + c)]) : 0.0;
+            m = std::max(m, v);
+            if (c < N) want_sum[size_t(c)] += v;
+        }
+        want_max[size_t(c)] = m;
+    }
+    const double err = std::max(th::rel_err(Csum.download(), want_sum), th::rel_err(Cmax.download(), want_max));
+    return th::numeric(err, 1e-5, X.guards_intact() && Csum.guards_intact() && Cmax.guards_intact());
+}
+
 // scatter_add: Y[Idx[r], :] += X[r, :] * Wts[r] over a zeroed Y; several rows share a target.
 th::Outcome check_scatter_add(int64_t R, int64_t D, int64_t M, uint64_t seed) {
     const auto x = th::random_vector<float>(th::numel({R, D}), seed);
@@ -578,6 +601,9 @@ int main() {
     for (const std::pair<int64_t, int64_t> mn : {std::pair<int64_t, int64_t>{48, 64}, {37, 1000}, {1, 1}, {20, 130}})
         suite.run("shared_tile_reductions/" + std::to_string(mn.first) + "x" + std::to_string(mn.second),
                   [&] { return check_shared_tile_reductions(mn.first, mn.second, 2650 + mn.second); });
+    for (const std::pair<int64_t, int64_t> mn : {std::pair<int64_t, int64_t>{16, 512}, {11, 1000}, {1, 1}, {16, 1537}})
+        suite.run("fragment_to_shared_reductions/" + std::to_string(mn.first) + "x" + std::to_string(mn.second),
+                  [&] { return check_fragment_to_shared_reductions(mn.first, mn.second, 2680 + mn.second); });
     for (const std::array<int64_t, 3> rdm : {std::array<int64_t, 3>{37, 100, 5}, {16, 64, 16}, {1, 1, 1}, {300, 129, 40}})
         suite.run("scatter_add/R=" + std::to_string(rdm[0]) + ",D=" + std::to_string(rdm[1]) + ",M=" + std::to_string(rdm[2]),
                   [&] { return check_scatter_add(rdm[0], rdm[1], rdm[2], 2600 + rdm[0]); });
