@@ -889,27 +889,50 @@ std::set<const ir::Buffer*> fragments_read_across_threads(const ir::Kernel& kern
 }
 
 namespace {
+// The fragments that a `parallel` loop of more iterations than the block has threads writes: held
+// whole, every thread runs all those iterations.
+// Each such fragment's first loop: its iterations and line.
+std::map<const ir::Buffer*, std::pair<int64_t, uint32_t>> written_by_long_parallel_loops(const ir::Kernel& kernel) {
+    std::map<const ir::Buffer*, std::pair<int64_t, uint32_t>> out;
+    ir::walk_stmts(kernel.body, [&](const ir::Stmt& s) {
+        auto* f = s.as<ir::For>();
+        if (!f || f->loop_kind != ir::LoopKind::Parallel) return;
+        int64_t iterations = 1;
+        for (const ir::ExprPtr& e : f->extents) iterations *= ir::const_int(e).value_or(1);
+        if (iterations <= kernel.threads) return;
+        for (const ir::Buffer* b : ir::buffer_uses(f->body).writes)
+            if (b->scope == ir::Scope::Fragment) out.emplace(b, std::make_pair(iterations, f->range.begin.line));
+    });
+    return out;
+}
+
 // Remark R0006 for each fragment held whole by every thread for one of its own uses (not a layout
-// conflict, reported apart) where a spread layout mattered: a reduce's result, or a fragment of
-// more than kLargestCheapReplica elements.
+// conflict, reported apart) where a spread layout mattered: a reduce's result, a fragment of more
+// than kLargestCheapReplica elements, or one a `parallel` loop of more iterations than threads
+// writes (every thread runs them all).
 void report_whole_fragments(const ir::Kernel& kernel, const UseCollector& uses,
                             const std::map<const ir::Buffer*, std::string>& reported, const PartialReductions& partials,
                             DiagnosticEngine& diags) {
     std::set<const ir::Buffer*> reduced;
     for (const UseCollector::ReduceUse& r : uses.reduces) reduced.insert(r.dst);
+    const auto long_loops = written_by_long_parallel_loops(kernel);
     std::vector<const ir::Buffer*> whole;
     for (const auto& [b, layout] : kernel.layouts.fragments)
         if (layout.kind == LayoutKind::Replicated && b->rank() > 0 && b->range.valid() && !reported.count(b) &&
-            !partials.rejected.count(b) && (reduced.count(b) || b->num_elements() > kLargestCheapReplica) &&
+            !partials.rejected.count(b) &&
+            (reduced.count(b) || b->num_elements() > kLargestCheapReplica || long_loops.count(b)) &&
             // read across threads only: stage-fragment-reads said why it kept it whole, or it is cheap
             !(uses.read_across_threads.count(b) && !uses.replicated_otherwise.count(b)))
             whole.push_back(b);
     std::sort(whole.begin(), whole.end(), [](const ir::Buffer* a, const ir::Buffer* b) { return a->range.begin.offset < b->range.begin.offset; });
     for (const ir::Buffer* b : whole) {
         auto why = uses.why_whole.find(b);
+        std::string cost = fmt::format("{} registers a thread", b->num_elements());
+        if (auto loop = long_loops.find(b); loop != long_loops.end())
+            cost += fmt::format("; every thread runs all {} iterations of the `parallel` loop at line {} that writes it",
+                                loop->second.first, loop->second.second);
         diags.report(DiagKind::FragmentReplicated, b->range, b->declared_name(),
-                     fmt::format("{} ({} registers a thread)", why != uses.why_whole.end() ? why->second : "another use needs all of it in every thread",
-                                 b->num_elements()));
+                     fmt::format("{} ({})", why != uses.why_whole.end() ? why->second : "another use needs all of it in every thread", cost));
     }
 }
 } // namespace
