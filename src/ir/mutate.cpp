@@ -272,4 +272,19 @@ StmtPtr Mutator::visit(const NodePtr<WarpSpecializedLoop>& op) {
     });
 }
 
+StmtPtr mutate_splicing(Mutator& m, const NodePtr<Seq>& op, const std::function<bool(const Stmt&)>& expands) {
+    std::vector<StmtPtr> out;
+    bool changed = false;
+    for (const StmtPtr& c : op->stmts) {
+        StmtPtr r = m.mutate(c);
+        changed |= r != c;
+        if (auto* rs = r->as<Seq>(); rs && r != c && expands(*c))
+            out.insert(out.end(), rs->stmts.begin(), rs->stmts.end());
+        else
+            out.push_back(r);
+    }
+    if (!changed) return op;
+    return rebuild(op, [&](Seq& n) { n.stmts = std::move(out); });
+}
+
 } // namespace tlc::ir

@@ -5,6 +5,7 @@
 
 #include "ir/ir.h"
 
+#include <functional>
 #include <memory>
 
 namespace tlc::ir {
@@ -71,5 +72,10 @@ protected:
 
 // True when two regions are the same buffer with the same ranges (start pointers compared).
 bool same_region(const Region& a, const Region& b);
+
+// `op` with each statement mutated by `m`; a statement for which `expands` holds and that `m`
+// replaced by a sequence gives way to that sequence's statements (a statement rewritten into
+// several stays in its enclosing block, at its level). `op` itself when nothing changed.
+StmtPtr mutate_splicing(Mutator& m, const NodePtr<Seq>& op, const std::function<bool(const Stmt&)>& expands);
 
 } // namespace tlc::ir

@@ -143,19 +143,9 @@ public:
 
 protected:
     using ir::Mutator::visit;
+    // A pipelined loop expands in place.
     ir::StmtPtr visit(const ir::NodePtr<ir::Seq>& op) override {
-        std::vector<ir::StmtPtr> out;
-        bool changed = false;
-        for (auto& c : op->stmts) {
-            ir::StmtPtr r = mutate(c);
-            changed |= r != c;
-            if (auto* rs = r->as<ir::Seq>(); rs && r != c && c->as<ir::For>()) // a pipelined loop expands in place
-                out.insert(out.end(), rs->stmts.begin(), rs->stmts.end());
-            else
-                out.push_back(r);
-        }
-        if (!changed) return op;
-        return ir::rebuild(op, [&](ir::Seq& n) { n.stmts = std::move(out); });
+        return ir::mutate_splicing(*this, op, [](const ir::Stmt& c) { return c.as<ir::For>() != nullptr; });
     }
 
     ir::StmtPtr visit(const ir::NodePtr<ir::For>& op) override {

@@ -22,18 +22,7 @@ protected:
     using ir::Mutator::visit;
     // A rewritten reduce's statements take its place in the enclosing sequence.
     ir::StmtPtr visit(const ir::NodePtr<ir::Seq>& op) override {
-        std::vector<ir::StmtPtr> out;
-        bool changed = false;
-        for (const ir::StmtPtr& c : op->stmts) {
-            ir::StmtPtr r = mutate(c);
-            changed |= r != c;
-            if (auto* rs = r->as<ir::Seq>(); rs && r != c && c->as<ir::Reduce>())
-                out.insert(out.end(), rs->stmts.begin(), rs->stmts.end());
-            else
-                out.push_back(r);
-        }
-        if (!changed) return op;
-        return ir::rebuild(op, [&](ir::Seq& n) { n.stmts = std::move(out); });
+        return ir::mutate_splicing(*this, op, [](const ir::Stmt& c) { return c.as<ir::Reduce>() != nullptr; });
     }
 
     ir::StmtPtr visit(const ir::NodePtr<ir::Reduce>& op) override {
