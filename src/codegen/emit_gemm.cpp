@@ -33,6 +33,20 @@ void KernelEmitter::emit_stage_to_scratch(const ir::Region& r, const std::string
     out_.line(block_sync() + ";");
 }
 
+// Whether an FMA-path gemm may run k outermost over the accumulator's slots of a thread: that
+// order keeps the operand elements of every slot live during a k, on top of the kernel's spread
+// fragments (their registers, counted at 4 bytes), which must stay under the register cap the
+// launch bounds set (65536 / (threads · @min_blocks), at most 255); else one slot at a time.
+bool KernelEmitter::k_outer_fits(const FragmentLayout& acc) const {
+    int64_t live = acc.layout.registers() / 2;  // the slots' operand elements, about one per two slots
+    for (const auto& [buffer, layout] : layouts_.fragments)
+        if (layout.kind != LayoutKind::Replicated)
+            live += (layout.layout.registers() * dtype_bytes(buffer->dtype) + 3) / 4;
+    const int64_t blocks = std::max<int64_t>(kernel_.options.min_blocks, 1);
+    const int64_t cap = std::min<int64_t>(255, 65536 / (kernel_.threads * blocks));
+    return live + 32 <= cap;  // 32: addresses, indices and the other scalars
+}
+
 void KernelEmitter::emit_gemm(const ir::Gemm& g) {
     auto plan_it = layouts_.gemms.find(&g);
     GemmPlan plan = plan_it == layouts_.gemms.end() ? GemmPlan{} : plan_it->second;
@@ -106,29 +120,37 @@ void KernelEmitter::emit_gemm(const ir::Gemm& g) {
             return fmt::format("{} * {}", cast_to(fmt::format("tl_a.at({}, tl_k)", coords[0]), g.a.buffer->dtype, c.dtype),
                                cast_to(fmt::format("tl_b.at(tl_k, {})", coords[1]), g.b.buffer->dtype, c.dtype));
         };
-        if (is_distributed(c)) {
-            // A spread accumulator is in registers: one k at a time for all its slots, so that the
-            // operand elements slots share are loaded once per k.
-            auto each_slot = [&](const std::function<void(const std::vector<std::string>&, const std::string&)>& f) {
+        // Each accumulator element this thread computes: the slots it holds of a spread one, every
+        // element of a replicated one (which may live in local memory).
+        auto each_target = [&](const std::function<void(const std::vector<std::string>&, const std::string&)>& f) {
+            if (is_distributed(c)) {
                 for_each_owned(c, Holders::Every, [&](const std::vector<std::string>& coords, const std::string& slot) {
                     f(coords, cname + "[" + slot + "]");
                 });
-            };
+            } else {
+                for_each_element(c_shape, true, [&](const std::vector<std::string>& coords, const std::string&) {
+                    f(coords, element(c, region_indices(g.c, coords)));
+                });
+            }
+        };
+        if (is_distributed(c) && !g.transpose_b && k_outer_fits(*layout_of(c))) {
+            // A spread accumulator is in registers: one k at a time for all its slots, so that the
+            // operand elements slots share are loaded once per k, B's along its rows. (A B stored
+            // transposed runs along k instead: one element at a time walks both operands' rows.)
             if (g.clear)
-                each_slot([&](const std::vector<std::string>&, const std::string& target) {
+                each_target([&](const std::vector<std::string>&, const std::string& target) {
                     out_.line(fmt::format("{} = {};", target, int_literal(0, c.dtype)));
                 });
             out_.block(fmt::format("for (int tl_k = 0; tl_k < {}; ++tl_k)", K), [&] {
-                each_slot([&](const std::vector<std::string>& coords, const std::string& target) {
+                each_target([&](const std::vector<std::string>& coords, const std::string& target) {
                     out_.line(fmt::format("{} += {};", target, product(coords)));
                 });
             });
             return;
         }
-        // A replicated accumulator may live in local memory: one element at a time, summed in a register.
+        // One element at a time, summed in a register.
         std::string acc_type = cuda_type(c.dtype);
-        for_each_element(c_shape, true, [&](const std::vector<std::string>& coords, const std::string&) {
-            std::string target = element(c, region_indices(g.c, coords));
+        each_target([&](const std::vector<std::string>& coords, const std::string& target) {
             out_.line(fmt::format("{} tl_sum = {};", acc_type, g.clear ? int_literal(0, c.dtype) : target));
             out_.line(fmt::format("for (int tl_k = 0; tl_k < {}; ++tl_k) tl_sum += {};", K, product(coords)));
             out_.line(fmt::format("{} = tl_sum;", target));

@@ -221,6 +221,7 @@ private:
     // ---- fragment layouts (emit_layout.cpp)
     // The number of register slots of a distributed layout (a constant expression).
     std::string slot_count(const FragmentLayout& l) const;
+    bool k_outer_fits(const FragmentLayout& acc) const;
     // The condition under which slot `slot` of this thread holds an element ("" when every slot does).
     std::string slot_valid(const FragmentLayout& l, const std::string& slot) const;
     // Reduce along an axis into a fragment that holds the source's layout with the axis dropped:

@@ -146,12 +146,12 @@ __global__ void __launch_bounds__(128) gemm_nt_kernel(
         {
             const tl::SharedMatrix<tl::f16, false> tl_a{&a[((k % 2) * 64 + 0) * 72 + 0], 72};
             const tl::SharedMatrix<tl::f16, true> tl_b{&b[((k % 2) * 68 + 0) * 72 + 0], 72};
-            for (int tl_k = 0; tl_k < 64; ++tl_k) {
-                #pragma unroll
-                for (int tl_s28 = 0; tl_s28 < acc_layout::kSlots; ++tl_s28) {
-                    if (!(acc_layout::valid(tl_tid, tl_s28))) continue;
-                    acc[tl_s28] += tl::convert<float>(tl_a.at(acc_layout::flat(tl_tid, (tl_s28 / 4) * 4) / 68, tl_k)) * tl::convert<float>(tl_b.at(tl_k, (acc_layout::flat(tl_tid, (tl_s28 / 4) * 4) % 68) + tl_s28 % 4));
-                }
+            #pragma unroll
+            for (int tl_s28 = 0; tl_s28 < acc_layout::kSlots; ++tl_s28) {
+                if (!(acc_layout::valid(tl_tid, tl_s28))) continue;
+                float tl_sum = acc[tl_s28];
+                for (int tl_k = 0; tl_k < 64; ++tl_k) tl_sum += tl::convert<float>(tl_a.at(acc_layout::flat(tl_tid, (tl_s28 / 4) * 4) / 68, tl_k)) * tl::convert<float>(tl_b.at(tl_k, (acc_layout::flat(tl_tid, (tl_s28 / 4) * 4) % 68) + tl_s28 % 4));
+                acc[tl_s28] = tl_sum;
             }
         }
     }

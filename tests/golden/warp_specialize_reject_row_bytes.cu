@@ -152,11 +152,11 @@ __global__ void __launch_bounds__(128) gemm_kernel(
         {
             const tl::SharedMatrix<tl::f16, false> tl_a{&a[((k % 2) * 64 + 0) * 24 + 0], 24};
             const tl::SharedMatrix<tl::f16, true> tl_b{&b[((k % 2) * 64 + 0) * 24 + 0], 24};
-            for (int tl_k = 0; tl_k < 24; ++tl_k) {
-                #pragma unroll
-                for (int tl_s28 = 0; tl_s28 < acc_layout::kSlots; ++tl_s28) {
-                    acc[tl_s28] += tl::convert<float>(tl_a.at(acc_layout::flat(tl_tid, (tl_s28 / 8) * 8) / 64, tl_k)) * tl::convert<float>(tl_b.at(tl_k, (acc_layout::flat(tl_tid, (tl_s28 / 8) * 8) % 64) + tl_s28 % 8));
-                }
+            #pragma unroll
+            for (int tl_s28 = 0; tl_s28 < acc_layout::kSlots; ++tl_s28) {
+                float tl_sum = acc[tl_s28];
+                for (int tl_k = 0; tl_k < 24; ++tl_k) tl_sum += tl::convert<float>(tl_a.at(acc_layout::flat(tl_tid, (tl_s28 / 8) * 8) / 64, tl_k)) * tl::convert<float>(tl_b.at(tl_k, (acc_layout::flat(tl_tid, (tl_s28 / 8) * 8) % 64) + tl_s28 % 8));
+                acc[tl_s28] = tl_sum;
             }
         }
     }
