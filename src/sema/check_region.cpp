@@ -153,6 +153,20 @@ std::optional<ir::Range> Checker::check_gather_axis(const ast::Slice& sl, const 
                                : fmt::format("{} `{}` tensor of {} ax{}", (*ib)->scope == ir::Scope::Global ? "a global" : "an on-chip",
                                              dtype_name((*ib)->dtype), (*ib)->rank(), (*ib)->rank() == 1 ? "is" : "es");
         diags_.report(DiagKind::GatherIndexTensor, idx.base->range, name, what);
+        std::string fix;
+        if (ib && (*ib)->scope != ir::Scope::Global)
+            fix = fmt::format("gather through indices in global memory, or read `{}` element by element in a `parallel` loop "
+                              "(`X[{}[i], j]`)", name, name);
+        else if (ib && (*ib)->dtype != Dtype::I32 && (*ib)->dtype != Dtype::I64)
+            fix = fmt::format("declare `{}` as `i32` or `i64`", name);
+        else if (ib) {
+            std::string extent;
+            for (const ir::ExprPtr& e : (*ib)->shape) extent += (extent.empty() ? "" : " * ") + ir::print_expr(e);
+            fix = fmt::format("see `{0}` as a 1-d tensor with a view at the top of the kernel (`view {0}_flat: {1}[{2}] = {0};`) "
+                              "and gather through it at the flat index",
+                              name, dtype_name((*ib)->dtype), extent);
+        }
+        if (!fix.empty()) diags_.note(DiagKind::NoteFix, idx.base->range, fix);
         return bad;
     }
     MaybeTyped t = check_expr(*idx.slices[0].start);
